@@ -7,12 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -26,8 +22,8 @@ import (
 func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 
 type accountPATEFlags struct {
-	aggregators.ClassFlags
-	inputs.VoteFlags
+	classFlags
+	voteFlags
 	analysisFlags
 	Delta      float64               `flag:"target-delta" required:""`
 	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
@@ -63,7 +59,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	given.Noise = cli.Given(fs, "noise", f.Noise)
 	var meta *votefile.LabelMeta
 	if f.Labels != "" {
-		file, err := inputs.Open(cmd, "--labels", f.Labels, inputs.WantLabels)
+		file, err := openInput(cmd, "--labels", f.Labels, wantLabels)
 		if err != nil {
 			return err
 		}
@@ -90,7 +86,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if err := aggregators.CheckSettings(cmd, info, stated); err != nil {
+	if err := checkSettings(cmd, info, stated); err != nil {
 		return err
 	}
 	switch {
@@ -113,7 +109,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		if given.Noise == nil {
 			given.Noise = &f.Noise
 		}
-		if opts.GNMax, err = aggregators.GNMaxOf(given, *given.Noise); err != nil {
+		if opts.GNMax, err = gnmaxOf(given, *given.Noise); err != nil {
 			return err
 		}
 	}
@@ -124,7 +120,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	defer file.Close()
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed), LedgerPath: f.Ledger}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts); err != nil {
-		return exitstatus.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
+		return flagErr(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss", "teachers": "K, the teachers of " + cli.InputName(cli.InputArg(args)) + ","})
 	}
 	ledgerPath := ""
@@ -161,9 +157,9 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 		src = noise.NewSeededSource(*seed)
 	} else if f.Ledger != "" {
 		o.Charge = func(cost accountant.Guarantee) error {
-			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledger.Options{Waiting: ledgernotes.Waiting(cmd)},
-				func(notes []string) { ledgernotes.PrintNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
-			return ledgernotes.Error(err)
+			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledger.Options{Waiting: ledgerWaiting(cmd)},
+				func(notes []string) { printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
+			return ledgerError(err)
 		}
 	}
 	st, err := a.ReleaseOnce(o, src)
@@ -178,26 +174,26 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 // (pate.RecordedIn), closing it before the account: a draw's charge opens
 // it again.
 func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
-	l, err := ledgernotes.Read(cmd, path)
+	l, err := readLedger(cmd, path)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
 	r, err := pate.RecordedIn(l, path)
-	return r, ledgernotes.Error(err)
+	return r, ledgerError(err)
 }
 
 // ledgerStatus returns the state of the ledger at path, read after any
 // charge, with how many more queries of step it allows.
 func ledgerStatus(cmd *cobra.Command, path string, step accountant.Spend) (*ledger.Status, error) {
-	l, err := ledgernotes.Read(cmd, path)
+	l, err := readLedger(cmd, path)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
 	st, err := l.Status(step)
 	if err != nil {
-		return nil, ledgernotes.Error(err)
+		return nil, ledgerError(err)
 	}
 	return &st, nil
 }

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 )
 
 // runCLI runs darrm in-process and returns the exit code, stdout and stderr.
@@ -44,7 +42,7 @@ func number(t *testing.T, v map[string]any, key string) float64 {
 func TestAccountComposeScript(t *testing.T) {
 	code, out, errOut := runCLI("account", "compose", "--step-eps", "0.1", "--step-delta", "1e-5", "--steps", "10",
 		"--delta-prime", "0.1", "--composition", "general", "--format", "json")
-	if code != exitstatus.OK {
+	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	v := decodeJSON(t, out)
@@ -64,7 +62,7 @@ func TestAccountComposeMethods(t *testing.T) {
 	for i, m := range []string{"simple", "general", "optimal"} {
 		code, out, errOut := runCLI("account", "compose", "--step-eps", "0.2676", "--step-delta", "3e-4", "--steps", "100",
 			"--delta-prime", "1e-4", "--composition", m, "--format", "json")
-		if code != exitstatus.OK {
+		if code != exitOK {
 			t.Fatalf("%s: exit %d: %s", m, code, errOut)
 		}
 		eps[i] = number(t, decodeJSON(t, out), "eps")
@@ -84,7 +82,7 @@ func TestAccountGNMaxScript(t *testing.T) {
 		{"exact", "21.46", "62.12"},
 	} {
 		code, out, errOut := runCLI("account", "gnmax", "--target-eps", "0.2676", "--target-delta", "3e-4", "--gnmax-search", tt.method, "--format", "json")
-		if code != exitstatus.OK {
+		if code != exitOK {
 			t.Fatalf("%s: exit %d: %s", tt.method, code, errOut)
 		}
 		v := decodeJSON(t, out)
@@ -102,7 +100,7 @@ func TestAccountGNMaxScript(t *testing.T) {
 // options.
 func TestAccountGNMaxTight(t *testing.T) {
 	code, out, errOut := runCLI("account", "gnmax", "--target-eps", "0.2654", "--target-delta", "3e-4", "--gnmax-search", "tight", "--K", "11", "--format", "json")
-	if code != exitstatus.OK {
+	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	v := decodeJSON(t, out)
@@ -120,7 +118,7 @@ func TestAccountGNMaxTight(t *testing.T) {
 		{[]string{"--gnmax-search", "tight", "--K", "0"}, "--K = 0"},
 	} {
 		code, _, errOut := runCLI(append([]string{"account", "gnmax", "--target-eps", "0.2654", "--target-delta", "3e-4"}, tc.args...)...)
-		if code != exitstatus.Usage || !strings.Contains(errOut, tc.want) {
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d: %s", tc.args, code, errOut)
 		}
 	}
@@ -129,7 +127,7 @@ func TestAccountGNMaxTight(t *testing.T) {
 func TestAccountFormats(t *testing.T) {
 	args := []string{"account", "rr", "--K", "35", "--eps", "0.1", "--Delta", "1e-5", "--m", "6.4521", "--delta", "0.1001", "--rr-delta-prime", "0.1"}
 	code, out, errOut := runCLI(append(args, "--format", "csv")...)
-	if code != exitstatus.OK {
+	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	rec, err := csv.NewReader(strings.NewReader(out)).ReadAll()
@@ -154,7 +152,7 @@ func TestAccountFormats(t *testing.T) {
 		t.Errorf("CSV tau %v lambda %v p_const %v", tau, lambda, pc)
 	}
 	code, out, errOut = runCLI(args...)
-	if code != exitstatus.OK || !strings.Contains(out, "Lemma B.1.1") || !strings.Contains(out, "p_const") {
+	if code != exitOK || !strings.Contains(out, "Lemma B.1.1") || !strings.Contains(out, "p_const") {
 		t.Errorf("table: exit %d, %s\n%s", code, errOut, out)
 	}
 }
@@ -165,7 +163,7 @@ func TestAccountFormats(t *testing.T) {
 func TestAccountShuffleG(t *testing.T) {
 	code, out, errOut := runCLI("account", "shuffleg", "--algorithm", "all", "--target-eps", "1,5,10", "--target-delta", "1e-6",
 		"--G", "10", "--epochs", "50", "--S", "25", "--n", "1000", "--nd", "500", "--format", "json")
-	if code != exitstatus.OK {
+	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var v struct {
@@ -192,7 +190,7 @@ func TestAccountShuffleG(t *testing.T) {
 	interleaved := v.Rows[len(v.Rows)-2] // eps = 10, paper, exact alpha
 	code, out, errOut = runCLI("account", "shuffleg", "--algorithm", "interleaved", "--sigma", fmt.Sprint(interleaved.Sigma),
 		"--target-delta", "1e-6", "--G", "10", "--epochs", "50", "--n", "1000", "--nd", "500", "--format", "json")
-	if code != exitstatus.OK {
+	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var back struct {
@@ -251,8 +249,8 @@ func TestAccountBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			code, out, errOut := runCLI(append([]string{"account"}, tt.args...)...)
-			if code != exitstatus.Usage {
-				t.Errorf("exit %d, want %d (stderr %q)", code, exitstatus.Usage, errOut)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d (stderr %q)", code, exitUsage, errOut)
 			}
 			if out != "" {
 				t.Errorf("stdout not empty: %q", out)
@@ -270,13 +268,13 @@ func TestAccountGNMaxPlot(t *testing.T) {
 	dir := t.TempDir()
 	fig := filepath.Join(dir, "b8.png")
 	code, _, errOut := runCLI("account", "gnmax", "--target-eps", "0.2676,0.2556", "--target-delta", "3e-4", "--plot", fig, "--mark-lambda", "34.31,35.74")
-	if code != exitstatus.OK {
+	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if st, err := os.Stat(fig); err != nil || st.Size() == 0 {
 		t.Errorf("figure: %v", err)
 	}
-	if code, _, _ := runCLI("account", "gnmax", "--target-eps", "0.2676", "--target-delta", "3e-4", "--plot", filepath.Join(dir, "b8.pdf")); code != exitstatus.Usage {
+	if code, _, _ := runCLI("account", "gnmax", "--target-eps", "0.2676", "--target-delta", "3e-4", "--plot", filepath.Join(dir, "b8.pdf")); code != exitUsage {
 		t.Errorf(".pdf: exit %d", code)
 	}
 }
@@ -306,7 +304,7 @@ func TestAccountDPSGD(t *testing.T) {
 		{"--sigma", "1", "--target-delta", "1e-5", "--sampling-rate", "0.1", "--epochs", "2"},              // epochs without n
 		{"--sigma", "-1", "--target-delta", "1e-5", "--sampling-rate", "0.1", "--steps", "10"},             // sigma < 0
 	} {
-		if _, errOut, code := darrm(t, "", append([]string{"account", "dpsgd"}, args...)...); code != exitstatus.Usage {
+		if _, errOut, code := darrm(t, "", append([]string{"account", "dpsgd"}, args...)...); code != exitUsage {
 			t.Errorf("%v: exit %d: %s", args, code, errOut)
 		}
 	}

@@ -8,13 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
-	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
@@ -30,9 +25,9 @@ func init() { subcommands = append(subcommands, newAggregateCmd) }
 
 type aggregateFlags struct {
 	problemFlags
-	aggregators.Flags
+	mechanismFlags
 	compositionFlags
-	aggregators.ClassFlags
+	classFlags
 	Format      cliout.Format        `flag:"format"`
 	TargetEps   []float64            `flag:"target-eps"`
 	Seed        uint64               `flag:"seed"`
@@ -44,7 +39,7 @@ type aggregateFlags struct {
 	Out         string               `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
 	OutFormat   votefile.Format      `flag:"out-format" help:"labels as csv, jsonl or npy (a NumPy int64 array, -1 for a query not answered; auto: by the extension of --out, else the format of the votes, csv for NumPy votes)"`
 	Partition   provenance.Partition `flag:"partition" help:"how the teachers' training data were split (keyed-hash, file-position or shared): the metadata header's, if given; votes without a header need it for a one-vote mechanism (keyed-hash: each record's teacher depends on the record alone, a keyed hash of it or a teacher drawn at random for each record independently; not a random permutation cut into blocks by position (file-position): docs/pate.md, \"Which data splits keep the one-vote relation\")"`
-	inputs.VoteFlags
+	voteFlags
 	Mechanism provenance.MechanismName
 }
 
@@ -55,10 +50,10 @@ func newAggregateCmd() *cobra.Command {
 		Short: "Release one private majority label per query from K teachers' votes",
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAggregate(cmd, &f, args) },
-		// outputs.Check names the argument so in its errors.
+		// Check names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator: "+aggregators.Names(votefile.TwoClass)+"; for multi-class votes (--input-format counts or --classes): "+aggregators.Names(votefile.ManyClasses))
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator: "+mechanismNames(votefile.TwoClass)+"; for multi-class votes (--input-format counts or --classes): "+mechanismNames(votefile.ManyClasses))
 	hideComposition(cmd)
 	return cmd
 }
@@ -112,7 +107,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
-	if err := aggregators.CheckSettings(cmd, info, provenance.Settings{}); err != nil {
+	if err := checkSettings(cmd, info, provenance.Settings{}); err != nil {
 		return err
 	}
 	if cmd.Flags().Changed("K") && f.K != in.K() {
@@ -127,8 +122,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	f.startRelease(cmd, name, info, mech, &spec, lines)
 	done, err := ensemble.Release(cmd.Context(), spec)
 	lines.Done()
-	gammasource.WarnNotStored(cmd, done.Gamma)
-	ledgernotes.PrintNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
+	warnNotStored(cmd, done.Gamma)
+	printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
 		return mech.ReleaseError(err, input)
 	}
@@ -147,7 +142,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	if stopped := rel.Stopped(); stopped != "" {
-		return fmt.Errorf("%w: %s", exitstatus.ErrBudget, stopped)
+		return fmt.Errorf("%w: %s", errBudget, stopped)
 	}
 	return nil
 }
@@ -159,18 +154,18 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 // mechanism whose target is the release's own (--target-eps), the
 // one-vote problem of that target. It returns too the checked mechanism
 // flags and the report to be, which the caller completes.
-func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, aggregators.Checked, report.Release, error) {
+func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, checkedMechanisms, report.Release, error) {
 	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
 	spec := ensemble.ReleaseSpec{
 		Votes:     in,
 		Mechanism: ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
 		Problem:   constraints.Problem{K: in.K(), TargetDelta: f.Target},
 	}
-	mech := aggregators.Checked{Flags: &f.Flags}
+	mech := checkedMechanisms{mechanismFlags: &f.mechanismFlags}
 	var err error
 	switch {
 	case info.Input == votefile.TwoClass:
-		if mech, err = f.Flags.Check(cmd, []ensemble.MechanismInfo{info}); err != nil {
+		if mech, err = f.mechanismFlags.Check(cmd, []ensemble.MechanismInfo{info}); err != nil {
 			return spec, mech, rel, err
 		}
 		fs := cmd.Flags()
@@ -183,8 +178,8 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 			return spec, mech, rel, err
 		}
 		spec.Problem = rel.Problem.Problem
-	case f.Given(cmd).Sigma2 != nil: // the GNMax family (aggregators.CheckSettings)
-		if spec.Mechanism.GNMax, err = aggregators.GNMaxOf(f.Given(cmd), noisymax.DiscreteNoise); err != nil {
+	case f.Given(cmd).Sigma2 != nil: // the GNMax family (checkSettings)
+		if spec.Mechanism.GNMax, err = gnmaxOf(f.Given(cmd), noisymax.DiscreteNoise); err != nil {
 			return spec, mech, rel, err
 		}
 	}
@@ -203,7 +198,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech aggregators.Checked, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech checkedMechanisms, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
 	if info.OwnTarget() {
@@ -232,12 +227,12 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 // startRelease completes spec with the sink of the labels (in the votes'
 // format unless --out-format says), the ledger, the randomness of a
 // release from name, and the progress of each step on lines.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech aggregators.Checked, spec *ensemble.ReleaseSpec, lines *cliout.Stages) {
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech checkedMechanisms, spec *ensemble.ReleaseSpec, lines *cliout.Stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
 	}
-	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: ledgernotes.Waiting(cmd)}
+	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: ledgerWaiting(cmd)}
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 )
 
 // TestLargeNoise: releases with discrete noise of a large scale end, in
@@ -45,7 +43,7 @@ func TestLargeNoise(t *testing.T) {
 		{[]string{"--mechanism", "lnmax", "--laplace-scale", "1e16"}, "--laplace-scale"},
 	} {
 		_, e, code := darrm(t, "", append([]string{"aggregate", counts, "--out", out}, tc.args...)...)
-		if code != exitstatus.Usage || !strings.Contains(e, tc.flag+" = 1e+16") || !strings.Contains(e, "1e+15]") {
+		if code != exitUsage || !strings.Contains(e, tc.flag+" = 1e+16") || !strings.Contains(e, "1e+15]") {
 			t.Errorf("%v: exit %d: %s", tc.args, code, e)
 		}
 	}
@@ -76,7 +74,7 @@ func TestClassBound(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			if code := waitExitWithin(t, cmd, 30*time.Second); code != exitstatus.Usage || !strings.Contains(stderr.String(), c+": must be in [2, 524288]") {
+			if code := waitExitWithin(t, cmd, 30*time.Second); code != exitUsage || !strings.Contains(stderr.String(), c+": must be in [2, 524288]") {
 				t.Errorf("%v: exit %d: %s", args, code, stderr.String())
 			}
 		}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -56,12 +55,12 @@ func TestPureBudget(t *testing.T) {
 	} {
 		out, e, code := darrm(t, "", append(tc.args, "--out", filepath.Join(dir, "labels.csv"), "--format", "json")...)
 		var d map[string]any
-		if code == exitstatus.Budget {
+		if code == exitBudget {
 			decode(t, out, &d)
 		}
 		n, _ := d["released"].(float64)
-		if code != exitstatus.Budget || int(n) != tc.want {
-			t.Errorf("%s: exit %d, %v labels, want %d and exit %d: %s", tc.name, code, n, tc.want, exitstatus.Budget, strings.TrimSpace(e))
+		if code != exitBudget || int(n) != tc.want {
+			t.Errorf("%s: exit %d, %v labels, want %d and exit %d: %s", tc.name, code, n, tc.want, exitBudget, strings.TrimSpace(e))
 		}
 	}
 }
@@ -87,7 +86,7 @@ func TestConfidentGNMaxBudget(t *testing.T) {
 			Eps, Delta     float64
 		} `json:"publish"`
 	}
-	if decode(t, out, &doc); code != exitstatus.Budget || doc.Released != 194 || doc.Publish.Source != "run" || doc.Publish.Method != "exact" || doc.Publish.Eps > 2 || doc.Publish.Delta > 1e-5 {
+	if decode(t, out, &doc); code != exitBudget || doc.Released != 194 || doc.Publish.Source != "run" || doc.Publish.Method != "exact" || doc.Publish.Eps > 2 || doc.Publish.Delta > 1e-5 {
 		t.Errorf("one run: exit %d, %+v: %s", code, doc, stderr)
 	}
 	led := filepath.Join(dir, "pate.ledger")
@@ -97,7 +96,7 @@ func TestConfidentGNMaxBudget(t *testing.T) {
 	out, stderr, code = darrm(t, "", append(release, "--ledger", led, "--out", filepath.Join(dir, "ledger-labels.csv"))...)
 	// The ledger's filter allows 167; what it publishes is its budget,
 	// which holds every release charged to it.
-	if decode(t, out, &doc); code != exitstatus.Budget || doc.Released != 167 || doc.Publish.Source != "ledger" || doc.Publish.Method != "zcdp-filter budget" || doc.Publish.Eps != 2 || doc.Publish.Delta != 1e-5 {
+	if decode(t, out, &doc); code != exitBudget || doc.Released != 167 || doc.Publish.Source != "ledger" || doc.Publish.Method != "zcdp-filter budget" || doc.Publish.Eps != 2 || doc.Publish.Delta != 1e-5 {
 		t.Errorf("on a ledger: exit %d, %+v: %s", code, doc, stderr)
 	}
 }

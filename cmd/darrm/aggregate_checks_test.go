@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -169,7 +168,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 				// --out the ledger or the vote file: refused, nothing changed.
 				before, beforeVotes := mustRead(t, led), mustRead(t, votes)
 				for out, want := range map[string]string{led: "is the ledger", votes: "is the vote file"} {
-					if _, stderr, code := darrm(t, "", append(release, votes, "--ledger", led, "--out", out)...); code != exitstatus.Usage || !strings.Contains(stderr, want) {
+					if _, stderr, code := darrm(t, "", append(release, votes, "--ledger", led, "--out", out)...); code != exitUsage || !strings.Contains(stderr, want) {
 						t.Errorf("--out %s: exit %d: %s", out, code, stderr)
 					}
 				}
@@ -194,7 +193,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 			f.Close()
 			left := labels(short)
 			said := mayHaveReached.FindStringSubmatch(e.String())
-			if code != exitstatus.Failure || left == 0 || said == nil || said[1] != strconv.Itoa(left) || recorded(t, led)-charged < left {
+			if code != exitFailure || left == 0 || said == nil || said[1] != strconv.Itoa(left) || recorded(t, led)-charged < left {
 				t.Errorf("short write: exit %d, %d labels left, %d charged: %s", code, left, recorded(t, led)-charged, e.String())
 			}
 
@@ -213,7 +212,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 			for _, assert := range asserts {
 				args := append(append(append(release, plain, "--ledger", led, "--out", filepath.Join(dir, "plain-labels.csv")), flags...), assert...)
 				_, stderr, code = darrm(t, "", args...)
-				if code != exitstatus.Usage || !strings.Contains(stderr, "has no metadata header") || string(mustRead(t, led)) != string(before) {
+				if code != exitUsage || !strings.Contains(stderr, "has no metadata header") || string(mustRead(t, led)) != string(before) {
 					t.Errorf("headerless votes on a ledger, %v: exit %d: %s", assert, code, stderr)
 				}
 			}
@@ -221,7 +220,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 			// Another ensemble's votes: refused by the ledger's binding.
 			other := filepath.Join(dir, "other.csv")
 			checkFile(t, other, m, "another", 50)
-			if _, stderr, code := darrm(t, "", append(release, other, "--ledger", led, "--out", filepath.Join(dir, "other-labels.csv"))...); code != exitstatus.Usage || !strings.Contains(stderr, "ensemble another (the ledger's: "+id+")") {
+			if _, stderr, code := darrm(t, "", append(release, other, "--ledger", led, "--out", filepath.Join(dir, "other-labels.csv"))...); code != exitUsage || !strings.Contains(stderr, "ensemble another (the ledger's: "+id+")") {
 				t.Errorf("another ensemble: exit %d: %s", code, stderr)
 			}
 
@@ -241,7 +240,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 			}
 			json.Unmarshal([]byte(out), &res)
 			answered := res.Released
-			if code != exitstatus.Budget || answered == nil || *answered >= n || labels(stopped) != *answered {
+			if code != exitBudget || answered == nil || *answered >= n || labels(stopped) != *answered {
 				t.Errorf("budget: exit %d, answered %v, %d labels: %s", code, answered, labels(stopped), stderr)
 			}
 
@@ -267,7 +266,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGTERM)
 			code = waitExit(t, cmd)
 			stdin.Close()
-			if left := files(t, sub); code != exitstatus.Interrupted || len(left) != 0 {
+			if left := files(t, sub); code != exitInterrupted || len(left) != 0 {
 				t.Errorf("SIGTERM: exit %d, files left %v: %s", code, left, serr.String())
 			}
 		})

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -32,7 +31,7 @@ func TestTinyLaplaceScale(t *testing.T) {
 		for _, extra := range [][]string{nil, {"--ledger", led}} {
 			args := append([]string{"aggregate", counts, "--mechanism", "lnmax", "--laplace-scale", scale, "--out", out}, extra...)
 			_, e, code := darrm(t, "", args...)
-			if code != exitstatus.Usage || !strings.Contains(e, "--laplace-scale = "+scale) || !strings.Contains(e, "at least 0.02") {
+			if code != exitUsage || !strings.Contains(e, "--laplace-scale = "+scale) || !strings.Contains(e, "at least 0.02") {
 				t.Errorf("%v: exit %d: %s", args, code, e)
 			}
 			if _, err := os.Stat(out); err == nil {
@@ -68,7 +67,7 @@ func TestOneVoteNeedsKeyedHash(t *testing.T) {
 			{"ledger", "init", led, "--ensemble", "e", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--relation", "one-vote", "--kind", "fixed", "--partition", p, "--budget-eps", "20", "--budget-delta", "1e-3"},
 		} {
 			_, e, code := darrm(t, "", args...)
-			if code != exitstatus.Usage || !strings.Contains(e, "the one-vote relation does not hold on") {
+			if code != exitUsage || !strings.Contains(e, "the one-vote relation does not hold on") {
 				t.Errorf("%v: exit %d: %s", args, code, e)
 			}
 			for _, f := range []string{out, led} {
@@ -112,10 +111,10 @@ func TestHeaderlessAssertsNothing(t *testing.T) {
 	}
 	for _, r := range releases {
 		args := append(r, "--seed", "1", "--out", out)
-		if _, e, code := darrm(t, "", args...); code != exitstatus.Usage || !strings.Contains(e, "has no metadata header") || !strings.Contains(e, "--partition keyed-hash") {
+		if _, e, code := darrm(t, "", args...); code != exitUsage || !strings.Contains(e, "has no metadata header") || !strings.Contains(e, "--partition keyed-hash") {
 			t.Errorf("%v: exit %d: %s", args, code, e)
 		}
-		if _, e, code := darrm(t, "", append(args, "--partition", "file-position")...); code != exitstatus.Usage || !strings.Contains(e, "does not hold on file-position shares") {
+		if _, e, code := darrm(t, "", append(args, "--partition", "file-position")...); code != exitUsage || !strings.Contains(e, "does not hold on file-position shares") {
 			t.Errorf("%v --partition file-position: exit %d: %s", args, code, e)
 		}
 		if _, err := os.Stat(out); err == nil {
@@ -131,7 +130,7 @@ func TestHeaderlessAssertsNothing(t *testing.T) {
 	}
 	for _, r := range releases[:2] {
 		args := append(r, "--partition", "keyed-hash", "--ledger", led, "--out", out)
-		if _, e, code := darrm(t, "", args...); code != exitstatus.Usage || !strings.Contains(e, "has no metadata header") {
+		if _, e, code := darrm(t, "", args...); code != exitUsage || !strings.Contains(e, "has no metadata header") {
 			t.Errorf("%v: exit %d: %s", args, code, e)
 		}
 	}
@@ -159,7 +158,7 @@ func TestAccountPATEHeaderAgrees(t *testing.T) {
 		edited := filepath.Join(dir, "edited.csv")
 		os.WriteFile(edited, bytes.Replace(raw, []byte(tc.from), []byte(tc.to), 1), 0o644)
 		out, e, code := darrm(t, "", "account", "pate", counts, "--labels", edited, "--target-delta", "1e-5", "--seed", "1", "--release-estimate")
-		if code != exitstatus.Usage || !strings.Contains(e, tc.want) || out != "" {
+		if code != exitUsage || !strings.Contains(e, tc.want) || out != "" {
 			t.Errorf("%s -> %s: exit %d: %s%s", tc.from, tc.to, code, out, e)
 		}
 	}
@@ -194,7 +193,7 @@ func TestVacuousSettings(t *testing.T) {
 		if tc.args[0] == "account" {
 			o, e, code = darrm(t, "", tc.args...)
 		}
-		if code != exitstatus.Usage || !strings.Contains(e, tc.want) {
+		if code != exitUsage || !strings.Contains(e, tc.want) {
 			t.Errorf("%v: exit %d: %s%s", tc.args, code, o, e)
 		}
 		if _, err := os.Stat(out); err == nil {
@@ -234,13 +233,13 @@ func TestAccountPATELedgerReference(t *testing.T) {
 	lines := strings.SplitN(string(raw), "\n", 2)
 	forged := filepath.Join(dir, "forged.csv")
 	os.WriteFile(forged, []byte(strings.Replace(forgedHead, `"for_release":false`, `"for_release":true`, 1)+"\n"+lines[1]), 0o644)
-	if out, e, code := darrm(t, "", append(acct, "--labels", forged)...); code != exitstatus.Usage || !strings.Contains(e, "records no release of that mechanism at that guarantee") || out != "" {
+	if out, e, code := darrm(t, "", append(acct, "--labels", forged)...); code != exitUsage || !strings.Contains(e, "records no release of that mechanism at that guarantee") || out != "" {
 		t.Errorf("a header that agrees with itself, not with the ledger: exit %d: %s%s", code, out, e)
 	}
 	// Without --labels the ledger only takes the charge of a new draw of
 	// the smooth-sensitivity release, as its (eps, delta): a zcdp-filter
 	// ledger refuses that, and nothing is drawn.
-	if _, e, code := darrm(t, "", "account", "pate", counts, "--sigma2", "40", "--target-delta", "1e-5", "--release-estimate", "--ledger", led); code != exitstatus.Usage || !strings.Contains(e, "--filter simple") {
+	if _, e, code := darrm(t, "", "account", "pate", counts, "--sigma2", "40", "--target-delta", "1e-5", "--release-estimate", "--ledger", led); code != exitUsage || !strings.Contains(e, "--filter simple") {
 		t.Errorf("--ledger without --labels on a zcdp-filter ledger: exit %d: %s", code, e)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 )
 
 // TestMalformedFirstRow: a counts file whose first row is numbers but no
@@ -30,7 +28,7 @@ func TestMalformedFirstRow(t *testing.T) {
 		in := filepath.Join(dir, "votes.csv")
 		os.WriteFile(in, []byte(tc.data), 0o644)
 		_, e, code := darrm(t, "", append([]string{"aggregate", in, "--out", out}, tc.args...)...)
-		if code != exitstatus.Usage || !strings.Contains(e, tc.want) {
+		if code != exitUsage || !strings.Contains(e, tc.want) {
 			t.Errorf("%q: exit %d: %s", tc.data, code, e)
 		}
 		if _, err := os.Stat(out); err == nil {
@@ -51,7 +49,7 @@ func TestMEpsFromHeader(t *testing.T) {
 	in := filepath.Join(dir, "votes.csv")
 	os.WriteFile(in, []byte(strings.Replace(string(raw), `"eps":0.1`, `"eps":50`, 1)), 0o644)
 	_, e, code := darrm(t, "", "aggregate", in, "--out", filepath.Join(dir, "labels.csv"), "--no-cache")
-	if code != exitstatus.Usage || !strings.Contains(e, "eps 50 of the metadata header of "+in) || strings.Contains(e, "--eps") {
+	if code != exitUsage || !strings.Contains(e, "eps 50 of the metadata header of "+in) || strings.Contains(e, "--eps") {
 		t.Errorf("exit %d: %s", code, e)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -70,7 +69,7 @@ func TestOneCheck(t *testing.T) {
 		{"ledger init: another partition", init(k11, "--partition", "keyed-hash"), "the teachers' partition: keyed-hash given" + states + "shared"},
 	} {
 		stdout, stderr, code := darrm(t, "", tc.args...)
-		if code != exitstatus.Usage || !strings.Contains(stderr, tc.want) || stdout != "" {
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.name, code, stdout, stderr, tc.want)
 		}
 		if _, err := os.Stat(out); err == nil {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -63,7 +62,7 @@ func TestAggregatePublish(t *testing.T) {
 		{"one-vote, a pure total", append(slices.Clone(oneVoteArgs), "--total-delta", "0"), 0, "profile", 0, "total-delta"},
 		{"darrm, ledger", append([]string{"aggregate", votes, "--m", "3", "--ledger", led}, out("l.csv")...), 0, "teachers' cap (optimal)", 1e-3, "ledger-budget"},
 		{"subsample, seeded", append([]string{"aggregate", votes, "--m", "3", "--mechanism", "subsample", "--seed", "3"}, out("s.csv")...), 0, "", -1, "default"},
-		{"confident-gnmax, budget", append(slices.Clone(confident), "--budget-eps", "0.5", "--budget-delta", "1e-5"), exitstatus.Budget, "exact", 1e-5, "budget"},
+		{"confident-gnmax, budget", append(slices.Clone(confident), "--budget-eps", "0.5", "--budget-delta", "1e-5"), exitBudget, "exact", 1e-5, "budget"},
 	} {
 		table, stderr, code := darrm(t, "", tc.args...)
 		if code != tc.code {
@@ -98,10 +97,10 @@ func TestAggregatePublish(t *testing.T) {
 			t.Errorf("%s: eps %v outside the budget", tc.name, *p.Eps)
 		}
 	}
-	if _, stderr, code := darrm(t, "", append(append(slices.Clone(oneVoteArgs), budget...), "--total-delta", "1e-8")...); code != exitstatus.Usage || !strings.Contains(stderr, "--total-delta") {
+	if _, stderr, code := darrm(t, "", append(append(slices.Clone(oneVoteArgs), budget...), "--total-delta", "1e-8")...); code != exitUsage || !strings.Contains(stderr, "--total-delta") {
 		t.Errorf("--total-delta with a budget: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := darrm(t, "", append(slices.Clone(oneVoteArgs), "--total-delta", "0.7")...); code != exitstatus.Usage || !strings.Contains(stderr, "--total-delta") {
+	if _, stderr, code := darrm(t, "", append(slices.Clone(oneVoteArgs), "--total-delta", "0.7")...); code != exitUsage || !strings.Contains(stderr, "--total-delta") {
 		t.Errorf("--total-delta 0.7: exit %d: %s", code, stderr)
 	}
 

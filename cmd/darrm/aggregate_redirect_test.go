@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -72,8 +71,8 @@ func TestRedirectionProtected(t *testing.T) {
 			before[f], _ = os.ReadFile(f)
 		}
 		code, stderr := run(tc.stdin, tc.stdout, tc.args...)
-		if code != exitstatus.Usage || !strings.Contains(stderr, tc.want) {
-			t.Errorf("%s: exit %d, want %d with %q: %s", tc.name, code, exitstatus.Usage, tc.want, stderr)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, want %d with %q: %s", tc.name, code, exitUsage, tc.want, stderr)
 		}
 		for f, b := range before {
 			if after, _ := os.ReadFile(f); string(after) != string(b) {
@@ -127,8 +126,8 @@ func TestStdoutReaderGone(t *testing.T) {
 	pr.Close()
 	code := waitExit(t, cmd)
 	m := mayHaveReached.FindStringSubmatch(stderr.String())
-	if code != exitstatus.Failure || m == nil || !strings.Contains(stderr.String(), "broken pipe") {
-		t.Fatalf("exit %d, want %d with the count of labels: %s", code, exitstatus.Failure, stderr.String())
+	if code != exitFailure || m == nil || !strings.Contains(stderr.String(), "broken pipe") {
+		t.Fatalf("exit %d, want %d with the count of labels: %s", code, exitFailure, stderr.String())
 	}
 	said, _ := strconv.Atoi(m[1])
 	l, err := ledger.ReadOnly(t.Context(), led, ledger.Options{})
@@ -189,8 +188,8 @@ func TestStderrProtected(t *testing.T) {
 		for _, f := range []string{led, votes, entry, records[0]} {
 			before[f] = mustRead(t, f)
 		}
-		if code := run(tc.stderr, tc.args...); code != exitstatus.Usage {
-			t.Errorf("%s: exit %d, want %d", tc.name, code, exitstatus.Usage)
+		if code := run(tc.stderr, tc.args...); code != exitUsage {
+			t.Errorf("%s: exit %d, want %d", tc.name, code, exitUsage)
 		}
 		for f, b := range before {
 			if after, _ := os.ReadFile(f); string(after) != string(b) {

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -42,8 +41,8 @@ func TestShortWriteCounts(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if code := waitExit(t, cmd); code != exitstatus.Failure {
-		t.Fatalf("exit %d, want %d: %s", code, exitstatus.Failure, stderr.String())
+	if code := waitExit(t, cmd); code != exitFailure {
+		t.Fatalf("exit %d, want %d: %s", code, exitFailure, stderr.String())
 	}
 	b, _ := os.ReadFile(out.Name())
 	got := labelsIn(b)
@@ -79,14 +78,14 @@ func TestOutputTargets(t *testing.T) {
 		entries[0]:                           "is a file of the gamma cache",
 		filepath.Join(dir, ".", "votes.csv"): "is the vote file",
 	} {
-		if _, stderr, code := darrm(t, "", append(release, "--out", out)...); code != exitstatus.Usage || !strings.Contains(stderr, want) {
+		if _, stderr, code := darrm(t, "", append(release, "--out", out)...); code != exitUsage || !strings.Contains(stderr, want) {
 			t.Errorf("--out %s: exit %d: %s", out, code, stderr)
 		}
 	}
 	if after, _ := os.ReadFile(led); string(after) != string(before) || recorded(t, led) != 0 {
 		t.Error("a refused release changed the ledger")
 	}
-	if _, stderr, code := darrm(t, "", "solve", "--K", "3", "--m", "1", "--cache-dir", cache, "--plot", entries[0]); code != exitstatus.Usage || !strings.Contains(stderr, "gamma cache") {
+	if _, stderr, code := darrm(t, "", "solve", "--K", "3", "--m", "1", "--cache-dir", cache, "--plot", entries[0]); code != exitUsage || !strings.Contains(stderr, "gamma cache") {
 		t.Errorf("solve --plot on a cache entry: exit %d: %s", code, stderr)
 	}
 
@@ -137,7 +136,7 @@ func TestSignalsWhileBlocked(t *testing.T) {
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !strings.Contains(stderr.String(), "waiting"); time.Sleep(10 * time.Millisecond) {
 	}
 	cmd.Process.Signal(syscall.SIGINT)
-	if code := waitExit(t, cmd); code != exitstatus.Interrupted || !strings.Contains(stderr.String(), "waiting for the lock on ledger "+led) {
+	if code := waitExit(t, cmd); code != exitInterrupted || !strings.Contains(stderr.String(), "waiting for the lock on ledger "+led) {
 		t.Errorf("lock wait: exit %d: %s", code, stderr.String())
 	}
 	held.Close()
@@ -157,7 +156,7 @@ func TestSignalsWhileBlocked(t *testing.T) {
 		if code == -1 && wait < 5*time.Second {
 			continue
 		}
-		if code != exitstatus.Interrupted {
+		if code != exitInterrupted {
 			t.Errorf("stdin with no data: exit %d", code)
 		}
 		break
@@ -176,7 +175,7 @@ func TestSignalsWhileBlocked(t *testing.T) {
 	b, _ := io.ReadAll(pr)
 	pr.Close()
 	m := mayHaveReached.FindStringSubmatch(stderr.String())
-	if code != exitstatus.Interrupted || m == nil {
+	if code != exitInterrupted || m == nil {
 		t.Fatalf("stalled stdout: exit %d: %s", code, stderr.String())
 	}
 	said, _ := strconv.Atoi(m[1])
@@ -192,7 +191,7 @@ func TestSignalsWhileBlocked(t *testing.T) {
 		var e strings.Builder
 		cmd.Stderr = &e
 		cmd.Start()
-		if code := waitExit(t, cmd); code != exitstatus.Usage || !strings.Contains(e.String(), "is a FIFO, not a ledger file") {
+		if code := waitExit(t, cmd); code != exitUsage || !strings.Contains(e.String(), "is a FIFO, not a ledger file") {
 			t.Errorf("%v: exit %d: %s", args, code, e.String())
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -81,8 +80,8 @@ func TestSignalDuringRelease(t *testing.T) {
 		io.WriteString(stdin, strings.Repeat(row, 100000))
 		stdin.Close()
 		err = cmd.Wait()
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitstatus.Interrupted {
-			t.Fatalf("%s: %v, want exit %d: %s", c.name, err, exitstatus.Interrupted, stderr.String())
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
+			t.Fatalf("%s: %v, want exit %d: %s", c.name, err, exitInterrupted, stderr.String())
 		}
 		l, err := ledger.ReadOnly(context.Background(), led, ledger.Options{})
 		if err != nil {

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -291,7 +290,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 		out := filepath.Join(dir, "labels.csv")
 		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", votes, "--m", "3", "--out", out, "--format", "json", "--cache-dir", dir,
 			"--composition", tc.method, "--budget-eps", fmt.Sprint(tc.budget.Eps), "--budget-delta", fmt.Sprint(tc.budget.Delta)}, stated...)...)
-		wantCode := exitstatus.Budget
+		wantCode := exitBudget
 		if want == 60 {
 			wantCode = 0
 		}
@@ -498,7 +497,7 @@ func TestAggregateTeachersFromHeader(t *testing.T) {
 		}
 		stdout, stderr, code := darrm(t, "", args...)
 		if tc.wantErr != nil {
-			if code != exitstatus.Usage || stdout != "" {
+			if code != exitUsage || stdout != "" {
 				t.Errorf("%s: exit %d, stdout %q, want exit 2: %s", tc.name, code, stdout, stderr)
 			}
 			for _, w := range tc.wantErr {
@@ -575,7 +574,7 @@ func TestAggregateTeacherCap(t *testing.T) {
 		// At the budget's delta 1e-3 the shared cap is (0.814268, 1e-3):
 		// within the budget, though the cap shown (at delta') is not.
 		{name: "budget within the cap at its delta: unlimited", votes: base, budget: []string{"--budget-eps", "1", "--budget-delta", "1e-3"}, cap: &shared.Guarantee, rule: "optimal", bound: "teachers", answer: 20, maxQ: -1},
-		{name: "budget below the cap: the queries decide", votes: base, budget: []string{"--budget-eps", "1", "--budget-delta", "1e-4"}, code: exitstatus.Budget, cap: &shared.Guarantee, rule: "optimal", bound: "queries", answer: 3, maxQ: 3},
+		{name: "budget below the cap: the queries decide", votes: base, budget: []string{"--budget-eps", "1", "--budget-delta", "1e-4"}, code: exitBudget, cap: &shared.Guarantee, rule: "optimal", bound: "queries", answer: 3, maxQ: 3},
 	} {
 		out := filepath.Join(dir, "labels.csv")
 		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", tc.votes, "--m", "3", "--cache-dir", dir, "--out", out, "--format", "json"}, tc.budget...)...)
@@ -716,7 +715,7 @@ func TestBudgetStopWithheld(t *testing.T) {
 		"--partition", "keyed-hash", "--format", "json", "--out", filepath.Join(dir, "labels.csv"))
 	var doc report.AggregateMulti
 	decode(t, stdout, &doc)
-	if code != exitstatus.Budget || doc.Withheld == 0 || doc.StoppedByBudget == 0 {
+	if code != exitBudget || doc.Withheld == 0 || doc.StoppedByBudget == 0 {
 		t.Fatalf("exit %d, %d withheld, %d stopped: want a budget stop after withheld queries: %s", code, doc.Withheld, doc.StoppedByBudget, stderr)
 	}
 	want := fmt.Sprintf("released %d of %d queries (%d answered, %d withheld by the threshold step), %d not released",

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/cache"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -142,8 +141,8 @@ func TestSolveBadInput(t *testing.T) {
 			}
 		}
 		_, errOut, code := darrm(t, "", args...)
-		if code != exitstatus.Usage {
-			t.Errorf("%v: exit %d, want %d", tc.args, code, exitstatus.Usage)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", tc.args, code, exitUsage)
 		}
 		if !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: error %q does not mention %q", tc.args, errOut, tc.want)
@@ -312,7 +311,7 @@ func TestSolveVerifiesAsSolved(t *testing.T) {
 			}
 		}
 		table, _, _ := darrm(t, "", append([]string{"solve", "--cache-dir", dir}, problem...)...)
-		if _, e, code := darrm(t, table, "verify"); code != exitstatus.Usage || !strings.Contains(e, "solve's table, which rounds gamma") || !strings.Contains(e, "--format json or --format csv") {
+		if _, e, code := darrm(t, table, "verify"); code != exitUsage || !strings.Contains(e, "solve's table, which rounds gamma") || !strings.Contains(e, "--format json or --format csv") {
 			t.Errorf("solve %v | verify: exit %d, %q; want refused as solve's table", problem, code, e)
 		}
 	}
@@ -324,13 +323,13 @@ func TestVerify(t *testing.T) {
 		t.Errorf("verify of solve's output: exit %d: %s", code, e)
 	}
 	// The same gamma at a smaller allowance is not private.
-	if out, _, code := darrm(t, solved, "verify", "--m", "2", "--delta", "2e-5"); code != exitstatus.NotCertified || !strings.Contains(out, "VIOLATED") {
-		t.Errorf("verify at m = 2: exit %d, want %d\n%s", code, exitstatus.NotCertified, out)
+	if out, _, code := darrm(t, solved, "verify", "--m", "2", "--delta", "2e-5"); code != exitNotCertified || !strings.Contains(out, "VIOLATED") {
+		t.Errorf("verify at m = 2: exit %d, want %d\n%s", code, exitNotCertified, out)
 	}
 	// gamma = 1 at m = 1 is not private.
 	ones := strings.Repeat("1 ", 12)
-	if _, _, code := darrm(t, ones, "verify", "--m", "1"); code != exitstatus.NotCertified {
-		t.Errorf("verify of gamma = 1 at m = 1: exit %d, want %d", code, exitstatus.NotCertified)
+	if _, _, code := darrm(t, ones, "verify", "--m", "1"); code != exitNotCertified {
+		t.Errorf("verify of gamma = 1 at m = 1: exit %d, want %d", code, exitNotCertified)
 	}
 	path := filepath.Join(t.TempDir(), "g.txt")
 	os.WriteFile(path, []byte("0.1 0.1 0.1 0.1"), 0o644)
@@ -357,8 +356,8 @@ func TestVerify(t *testing.T) {
 		{"1 0.5 0.5 1", []string{"--m", "1", "/no/such/file"}, "no such file"},
 	} {
 		_, errOut, code := darrm(t, tc.stdin, append([]string{"verify"}, tc.args...)...)
-		if code != exitstatus.Usage || !strings.Contains(errOut, tc.want) {
-			t.Errorf("verify %v <<< %q: exit %d, %q; want exit %d mentioning %q", tc.args, tc.stdin, code, errOut, exitstatus.Usage, tc.want)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("verify %v <<< %q: exit %d, %q; want exit %d mentioning %q", tc.args, tc.stdin, code, errOut, exitUsage, tc.want)
 		}
 	}
 }

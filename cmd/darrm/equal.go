@@ -6,11 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/ensemble"
@@ -52,7 +49,7 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 			return false, cli.Usagef("--%s %d: must be >= 1", queries, q)
 		}
 	}
-	return true, cli.AsUsage(exitstatus.Flagged(t.budget().Validate(), budgetFlags))
+	return true, cli.AsUsage(flagErr(t.budget().Validate(), budgetFlags))
 }
 
 // budget returns the total budget.
@@ -70,16 +67,16 @@ func (t *totalFlags) heading(queries int) report.EqualTotals {
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
-	gammasource.Plan(cmd, &src, lines)
+	planGamma(cmd, &src, lines)
 	base := plan.Request{Budget: f.Totals.budget(),
-		Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(f.RRComp, f.RRDelta, p.Delta)},
+		Mechanism: ensemble.Mechanism{RR: rrComposition(f.RRComp, f.RRDelta, p.Delta)},
 		Options:   ensemble.Options{Workers: f.Workers}, Gamma: src}
 	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {
 		compared, err := plan.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
 		if err != nil {
-			return nil, cli.AsUsage(exitstatus.Flagged(err, nil))
+			return nil, cli.AsUsage(flagErr(err, nil))
 		}
 		out = append(out, report.SolveEqualOf(f.Totals.heading(q), compared))
 	}
@@ -90,8 +87,8 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 // f.BudgetQueries queries: each planned from the problem p of the flags,
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (plan.SimulateAtTotals).
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, mech aggregators.Checked, teachers []float64) ([]report.SimEqual, error) {
-	base := plan.Request{Mechanism: ensemble.Mechanism{RR: aggregators.RRComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, mech checkedMechanisms, teachers []float64) ([]report.SimEqual, error) {
+	base := plan.Request{Mechanism: ensemble.Mechanism{RR: rrComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
 		Budget: f.Totals.budget(), Options: ensemble.Options{Workers: f.Workers}}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
@@ -109,10 +106,10 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, mech
 	for _, q := range f.BudgetQueries {
 		sims, err := plan.SimulateAtTotals(cmd.Context(), rs, f.Totals.budget(), q, teachers, f.Queries, f.Seed)
 		if errors.As(err, new(*optimal.SourceError)) {
-			return nil, gammasource.Error(err, "")
+			return nil, sourceError(err, "")
 		}
 		if err != nil {
-			return nil, cli.AsUsage(exitstatus.Flagged(err, nil))
+			return nil, cli.AsUsage(flagErr(err, nil))
 		}
 		out = append(out, report.SimEqualOf(f.Totals.heading(q), sims))
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/ensemble"
@@ -75,7 +74,7 @@ func checkPlot(path string) error {
 
 // checkWorkers checks --workers before any work (param.Workers,
 // the rule of every library that takes a number of goroutines).
-func checkWorkers(n int) error { return exitstatus.Flagged(param.Workers(n), nil) }
+func checkWorkers(n int) error { return flagErr(param.Workers(n), nil) }
 
 // compositionFlags are --composition and --delta-prime.
 type compositionFlags struct {
@@ -127,7 +126,7 @@ var budgetFlags = map[string]string{"budget eps": "--budget-eps", "budget delta"
 // in its own words whatever command runs it.
 func (c *compositionFlags) checkDeltaPrime() error {
 	err := c.composition().Validate()
-	if said, ok := exitstatus.Said(err, budgetFlags); ok {
+	if said, ok := flagSaid(err, budgetFlags); ok {
 		return cli.Usagef("%s", said)
 	}
 	return err

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/ledger"
 )
@@ -16,7 +14,7 @@ import (
 // kindFiles writes one file of each kind darrm writes into dir, each made
 // by the command that makes it, and returns them by kind. Its ledger is
 // recorded in a state folder of the test's own.
-func kindFiles(t *testing.T, dir string) map[*inputs.Kind]string {
+func kindFiles(t *testing.T, dir string) map[*fileKind]string {
 	t.Helper()
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
 	p := func(name string) string { return filepath.Join(dir, name) }
@@ -42,8 +40,8 @@ func kindFiles(t *testing.T, dir string) map[*inputs.Kind]string {
 	os.WriteFile(p("g.csv"), []byte(csv), 0o644)
 	compact := strings.Join(strings.Fields(string(gammaJSON)), "")
 	os.WriteFile(p("compact.json"), []byte(compact+"\n"), 0o644)
-	return map[*inputs.Kind]string{inputs.KindVotes: votes, inputs.KindLabels: p("labels.csv"), inputs.KindLedger: p("k.ledger"),
-		inputs.KindGamma: p("g.json"), inputs.KindShard: p("part0.json")}
+	return map[*fileKind]string{kindVotes: votes, kindLabels: p("labels.csv"), kindLedger: p("k.ledger"),
+		kindGamma: p("g.json"), kindShard: p("part0.json")}
 }
 
 // TestSniff: each of darrm's files is recognised as what it is, written
@@ -53,12 +51,12 @@ func kindFiles(t *testing.T, dir string) map[*inputs.Kind]string {
 func TestSniff(t *testing.T) {
 	dir := t.TempDir()
 	for want, path := range kindFiles(t, dir) {
-		if got := inputs.SniffPath(path); got != want {
+		if got := sniffPath(path); got != want {
 			t.Errorf("%s: sniffed as %v, want %s", filepath.Base(path), got, want.Name)
 		}
 	}
-	for name, want := range map[string]*inputs.Kind{"g.csv": inputs.KindGamma, "compact.json": inputs.KindGamma} {
-		if got := inputs.SniffPath(filepath.Join(dir, name)); got != want {
+	for name, want := range map[string]*fileKind{"g.csv": kindGamma, "compact.json": kindGamma} {
+		if got := sniffPath(filepath.Join(dir, name)); got != want {
 			t.Errorf("%s: sniffed as %v, want %s", name, got, want.Name)
 		}
 	}
@@ -67,7 +65,7 @@ func TestSniff(t *testing.T) {
 		"{\"id\":1,\"votes\":[" + strings.Repeat("0,", 40000) + "1]}\n"} {
 		path := filepath.Join(dir, "x")
 		os.WriteFile(path, []byte(s), 0o644)
-		if got := inputs.SniffPath(path); got != nil && !(got == inputs.KindJSONDoc && strings.HasPrefix(s, "{\n")) {
+		if got := sniffPath(path); got != nil && !(got == kindJSONDoc && strings.HasPrefix(s, "{\n")) {
 			t.Errorf("%q: sniffed as %s", s, got.Name)
 		}
 	}
@@ -85,30 +83,30 @@ func TestWrongKindOfFile(t *testing.T) {
 	kinds := kindFiles(t, dir)
 	readers := []struct {
 		role    string
-		accepts []*inputs.Kind
+		accepts []*fileKind
 		args    func(path string) []string
 	}{
-		{"VOTES", []*inputs.Kind{inputs.KindVotes}, func(p string) []string { return []string{"aggregate", p, "--out", filepath.Join(dir, "out.csv")} }},
-		{"VOTES", []*inputs.Kind{inputs.KindVotes}, func(p string) []string {
+		{"VOTES", []*fileKind{kindVotes}, func(p string) []string { return []string{"aggregate", p, "--out", filepath.Join(dir, "out.csv")} }},
+		{"VOTES", []*fileKind{kindVotes}, func(p string) []string {
 			return []string{"account", "pate", p, "--sigma2", "40", "--target-delta", "1e-5"}
 		}},
-		{"--votes", []*inputs.Kind{inputs.KindVotes}, func(p string) []string {
+		{"--votes", []*fileKind{kindVotes}, func(p string) []string {
 			return []string{"ledger", "init", filepath.Join(dir, "new.ledger"), "--votes", p, "--budget-eps", "1", "--budget-delta", "1e-3"}
 		}},
-		{"--labels", []*inputs.Kind{inputs.KindLabels}, func(p string) []string {
-			return []string{"account", "pate", kinds[inputs.KindVotes], "--labels", p, "--target-delta", "1e-5"}
+		{"--labels", []*fileKind{kindLabels}, func(p string) []string {
+			return []string{"account", "pate", kinds[kindVotes], "--labels", p, "--target-delta", "1e-5"}
 		}},
-		{"--gamma", []*inputs.Kind{inputs.KindGamma, inputs.KindShard}, func(p string) []string {
-			return []string{"aggregate", kinds[inputs.KindVotes], "--gamma", p, "--out", filepath.Join(dir, "out.csv")}
+		{"--gamma", []*fileKind{kindGamma, kindShard}, func(p string) []string {
+			return []string{"aggregate", kinds[kindVotes], "--gamma", p, "--out", filepath.Join(dir, "out.csv")}
 		}},
-		{"GAMMA", []*inputs.Kind{inputs.KindGamma, inputs.KindShard}, func(p string) []string { return []string{"verify", p} }},
-		{"PART", []*inputs.Kind{inputs.KindShard}, func(p string) []string { return []string{"separate", "merge", p} }},
-		{"FILE", []*inputs.Kind{inputs.KindGamma}, func(p string) []string {
+		{"GAMMA", []*fileKind{kindGamma, kindShard}, func(p string) []string { return []string{"verify", p} }},
+		{"PART", []*fileKind{kindShard}, func(p string) []string { return []string{"separate", "merge", p} }},
+		{"FILE", []*fileKind{kindGamma}, func(p string) []string {
 			return []string{"plot", "gamma", p, "--out", filepath.Join(dir, "fig.svg")}
 		}},
-		{"ledger", []*inputs.Kind{inputs.KindLedger}, func(p string) []string { return []string{"ledger", "show", p} }},
-		{"ledger", []*inputs.Kind{inputs.KindLedger}, func(p string) []string {
-			return []string{"aggregate", kinds[inputs.KindVotes], "--ledger", p, "--out", filepath.Join(dir, "out.csv")}
+		{"ledger", []*fileKind{kindLedger}, func(p string) []string { return []string{"ledger", "show", p} }},
+		{"ledger", []*fileKind{kindLedger}, func(p string) []string {
+			return []string{"aggregate", kinds[kindVotes], "--ledger", p, "--out", filepath.Join(dir, "out.csv")}
 		}},
 	}
 	for _, r := range readers {
@@ -116,7 +114,7 @@ func TestWrongKindOfFile(t *testing.T) {
 			args := r.args(path)
 			_, stderr, code := darrm(t, "", args...)
 			wrong := r.role + " " + path + " is " + kind.Name
-			if accepted := containsKind(r.accepts, kind); accepted && strings.Contains(stderr, wrong) || !accepted && (code != exitstatus.Usage || !strings.Contains(stderr, wrong+", not ") || !strings.Contains(stderr, kind.Use)) {
+			if accepted := containsKind(r.accepts, kind); accepted && strings.Contains(stderr, wrong) || !accepted && (code != exitUsage || !strings.Contains(stderr, wrong+", not ") || !strings.Contains(stderr, kind.Use)) {
 				t.Errorf("%v: exit %d: %s", args, code, stderr)
 			}
 		}
@@ -126,25 +124,25 @@ func TestWrongKindOfFile(t *testing.T) {
 		}
 		args := r.args(mistyped)
 		_, stderr, code := darrm(t, "", args...)
-		want := r.role + " " + mistyped + ": no such file or directory; did you mean " + kinds[inputs.KindVotes] + "?"
-		if code != exitstatus.Usage || !strings.Contains(stderr, want) {
+		want := r.role + " " + mistyped + ": no such file or directory; did you mean " + kinds[kindVotes] + "?"
+		if code != exitUsage || !strings.Contains(stderr, want) {
 			t.Errorf("%v: exit %d: %s, want %q", args, code, stderr, want)
 		}
 	}
 	_, stderr, code := darrm(t, "", "ledger", "show", filepath.Join(dir, "k.ledgr"))
-	if code != exitstatus.Usage || !strings.Contains(stderr, "did you mean "+kinds[inputs.KindLedger]+"?") {
+	if code != exitUsage || !strings.Contains(stderr, "did you mean "+kinds[kindLedger]+"?") {
 		t.Errorf("ledger show of a mistyped name: exit %d: %s", code, stderr)
 	}
 	// A JSON document spread over lines is no vote file, whatever it is.
 	doc := filepath.Join(dir, "doc.json")
 	os.WriteFile(doc, []byte("{\n  \"a\": 1\n}\n"), 0o644)
 	_, stderr, code = darrm(t, "", "aggregate", doc)
-	if code != exitstatus.Usage || !strings.Contains(stderr, "is a JSON document spread over several lines, not a vote file") {
+	if code != exitUsage || !strings.Contains(stderr, "is a JSON document spread over several lines, not a vote file") {
 		t.Errorf("aggregate of a JSON document: exit %d: %s", code, stderr)
 	}
 }
 
-func containsKind(ks []*inputs.Kind, k *inputs.Kind) bool {
+func containsKind(ks []*fileKind, k *fileKind) bool {
 	for _, x := range ks {
 		if x == k {
 			return true
@@ -196,7 +194,7 @@ func TestCountsWithoutFlag(t *testing.T) {
 	} {
 		os.WriteFile(path, []byte(tc.data), 0o644)
 		args := append([]string{"aggregate", path, "--eps", "0.1", "--Delta", "1e-5", "--out", filepath.Join(dir, "l.csv")}, tc.args...)
-		if _, stderr, code := darrm(t, "", args...); code != exitstatus.Usage || !strings.Contains(stderr, tc.want) {
+		if _, stderr, code := darrm(t, "", args...); code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q %v: exit %d: %s", tc.data, tc.args, code, stderr)
 		}
 	}
@@ -241,11 +239,11 @@ func TestMistypedFolderAndArguments(t *testing.T) {
 	os.Mkdir(filepath.Join(dir, "data"), 0o755)
 	typo := filepath.Join(dir, "dta")
 	_, stderr, code := darrm(t, "", "shuffleg", "--task", "mean", "--dataset", "mnist69", "--target-eps", "5", "--data-dir", typo)
-	if code != exitstatus.Usage || !strings.Contains(stderr, "--data-dir "+typo+": folder "+typo+" does not exist; did you mean "+filepath.Join(dir, "data")+"?") {
+	if code != exitUsage || !strings.Contains(stderr, "--data-dir "+typo+": folder "+typo+" does not exist; did you mean "+filepath.Join(dir, "data")+"?") {
 		t.Errorf("--data-dir mistyped: exit %d: %s", code, stderr)
 	}
 	_, stderr, code = darrm(t, "", "aggregate", "votes.csv", "labels.csv")
-	if code != exitstatus.Usage || !strings.Contains(stderr, "(usage: darrm aggregate [VOTES] [flags])") {
+	if code != exitUsage || !strings.Contains(stderr, "(usage: darrm aggregate [VOTES] [flags])") {
 		t.Errorf("two arguments: exit %d: %s", code, stderr)
 	}
 }

@@ -7,13 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
-	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -38,7 +33,7 @@ func newLedgerCmd() *cobra.Command {
 // from the flags.
 type ledgerInitFlags struct {
 	Votes string `flag:"votes" help:"take the ensemble's parameters from this vote file's metadata header, in the file or in its sidecar (--meta), read as aggregate reads the file (flags given as well must agree with it)"`
-	inputs.VoteFlags
+	voteFlags
 	ensembleFlags
 	Relation    accountant.Relation `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
 	BudgetEps   float64             `flag:"budget-eps" required:""`
@@ -80,7 +75,7 @@ func newLedgerInitCmd() *cobra.Command {
 		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K (--eps E --Delta D | --relation one-vote) --kind KIND --partition RULE) --budget-eps E --budget-delta D [--mechanism NAME [settings] | --step-eps E [--step-delta D]] [--queries Q] [--filter F]",
 		Short: "Create a ledger with a total budget, bound to one teacher ensemble",
 		Args:  cobra.ExactArgs(1),
-		// outputs.Check checks the ledger to be as an output.
+		// Check checks the ledger to be as an output.
 		Annotations: map[string]string{"output": "LEDGER"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, classes, err := f.binding(cmd)
@@ -100,23 +95,23 @@ func newLedgerInitCmd() *cobra.Command {
 			if named {
 				filter = f.Filter
 			}
-			opts := ledger.InitOptions{Options: ledger.Options{Waiting: ledgernotes.Waiting(cmd)}, Replace: f.Replace}
+			opts := ledger.InitOptions{Options: ledger.Options{Waiting: ledgerWaiting(cmd)}, Replace: f.Replace}
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
 			prev, err := ledger.Init(cmd.Context(), args[0], h, opts)
 			if err != nil {
-				return ledgernotes.Error(err)
+				return ledgerError(err)
 			}
 			if use != nil {
-				if err := ledgernotes.FilterChoice(cmd.OutOrStdout(), args[0], use.Labels, use.Choice, filter, named); err != nil {
+				if err := ledgerFilterChoice(cmd.OutOrStdout(), args[0], use.Labels, use.Choice, filter, named); err != nil {
 					return err
 				}
 			}
-			return ledgernotes.Initialized(cmd.OutOrStdout(), args[0], b, h, prev)
+			return ledgerInitialized(cmd.OutOrStdout(), args[0], b, h, prev)
 		},
 	}, &f)
 	bind(cmd, &f.use)
 	cmd.Flags().Lookup("classes").Usage = "number of classes C: with --votes, the votes are class indices 0..C-1, as aggregate reads them (a metadata header states C); without, the classes of a multi-class --mechanism's votes"
-	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+aggregators.Names(votefile.TwoClass)+"; with --classes: "+aggregators.Names(votefile.ManyClasses)+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
+	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+mechanismNames(votefile.TwoClass)+"; with --classes: "+mechanismNames(votefile.ManyClasses)+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
 	return cmd
 }
 
@@ -127,8 +122,8 @@ func newLedgerInitCmd() *cobra.Command {
 // Delta) are the ledger's binding), or a per-query (eps, delta) step;
 // and how many labels are expected.
 type ledgerUseFlags struct {
-	aggregators.Flags
-	aggregators.ClassFlags
+	mechanismFlags
+	classFlags
 	M         float64   `flag:"m"`
 	Target    float64   `flag:"delta"`
 	TargetEps []float64 `flag:"target-eps"`
@@ -181,7 +176,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 	}
 	c, err := ledger.ChooseFilter(b, budget, s, u.Queries)
 	if err != nil {
-		return nil, cli.AsUsage(exitstatus.Flagged(err, map[string]string{"eps": "--step-eps", "delta": "--step-delta"}))
+		return nil, cli.AsUsage(flagErr(err, map[string]string{"eps": "--step-eps", "delta": "--step-delta"}))
 	}
 	return &ledgerUse{Labels: labels, Choice: c}, nil
 }
@@ -225,7 +220,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	if info.Gamma {
-		mech, err := u.Flags.Check(cmd, []ensemble.MechanismInfo{info})
+		mech, err := u.mechanismFlags.Check(cmd, []ensemble.MechanismInfo{info})
 		if err != nil {
 			return accountant.Spend{}, "", err
 		}
@@ -233,13 +228,13 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 			return accountant.Spend{}, "", err
 		}
 	}
-	r.Mechanism.RR, r.Mechanism.GNMaxSearch = aggregators.RRComposition(u.RRComp, u.RRDelta, r.Problem.Delta), u.GNMaxSearch
+	r.Mechanism.RR, r.Mechanism.GNMaxSearch = rrComposition(u.RRComp, u.RRDelta, r.Problem.Delta), u.GNMaxSearch
 	agg, _, err := plan.Aggregator(cmd.Context(), r)
 	if errors.As(err, new(*optimal.SourceError)) {
-		return accountant.Spend{}, "", gammasource.Error(err, "")
+		return accountant.Spend{}, "", sourceError(err, "")
 	}
 	if err != nil {
-		return accountant.Spend{}, "", cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
+		return accountant.Spend{}, "", cli.AsUsage(flagErr(err, map[string]string{"laplace scale": "--laplace-scale"}))
 	}
 	priv := agg.Privacy()
 	if priv.Relation != b.Relation {
@@ -315,7 +310,7 @@ func newLedgerShowCmd() *cobra.Command {
 
 func newLedgerVerifyCmd() *cobra.Command {
 	return newLedgerReadCmd("ledger-verify", "verify LEDGER", "Check every line of a ledger, its hash chain and the totals its lines carry, and the ledger against your record (it only reads)",
-		func(_ *cobra.Command, err error) error { return ledgernotes.Error(err) },
+		func(_ *cobra.Command, err error) error { return ledgerError(err) },
 		func(path string, l *ledger.Ledger) (report.Document, error) { return report.NewLedgerVerify(path, l) })
 }
 
@@ -332,7 +327,7 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := ledgernotes.Read(cmd, args[0])
+			l, err := readLedger(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -358,13 +353,13 @@ func newLedgerAdoptCmd() *cobra.Command {
 		Short: "Record a ledger, as it is now, as its ensemble's ledger (to resolve a refusal on purpose)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prev, l, err := ledger.Adopt(cmd.Context(), args[0], ledger.Options{Waiting: ledgernotes.Waiting(cmd)})
+			prev, l, err := ledger.Adopt(cmd.Context(), args[0], ledger.Options{Waiting: ledgerWaiting(cmd)})
 			if err != nil {
-				return ledgernotes.Error(err)
+				return ledgerError(err)
 			}
 			defer l.Close()
-			ledgernotes.PrintNotes(cmd.ErrOrStderr(), args[0], l.Notes())
-			return ledgernotes.Adopted(cmd.OutOrStdout(), args[0], l, prev)
+			printLedgerNotes(cmd.ErrOrStderr(), args[0], l.Notes())
+			return ledgerAdopted(cmd.OutOrStdout(), args[0], l, prev)
 		},
 	}, &f)
 }
@@ -383,12 +378,12 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := ledger.InitOptions{Options: ledger.Options{Waiting: ledgernotes.Waiting(cmd)}, Replace: f.Replace}
+			opts := ledger.InitOptions{Options: ledger.Options{Waiting: ledgerWaiting(cmd)}, Replace: f.Replace}
 			res, err := ledger.Upgrade(cmd.Context(), args[0], b, opts)
 			if err != nil {
-				return ledgernotes.Error(err)
+				return ledgerError(err)
 			}
-			return ledgernotes.Upgraded(cmd.OutOrStdout(), args[0], res)
+			return ledgerUpgraded(cmd.OutOrStdout(), args[0], res)
 		},
 	}, &f)
 }

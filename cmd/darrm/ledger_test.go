@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -54,8 +53,8 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	left := *doc.Ledger.QueriesLeft
 	second := filepath.Join(dir, "b.csv")
 	_, errOut, code = darrm(t, votes, append(args, "--out", second)...)
-	if code != exitstatus.Budget {
-		t.Fatalf("second release: exit %d, want %d: %s", code, exitstatus.Budget, errOut)
+	if code != exitBudget {
+		t.Fatalf("second release: exit %d, want %d: %s", code, exitBudget, errOut)
 	}
 	b, _ := os.ReadFile(second)
 	if n := labelsIn(b); n != left {
@@ -66,7 +65,7 @@ func TestLedgerAcrossRuns(t *testing.T) {
 		t.Errorf("ledger show: exit %d:\n%s%s", code, out, errOut)
 	}
 	_, errOut, code = darrm(t, plain, append([]string{"aggregate", "--mechanism", "gnmax", "--partition", "keyed-hash", "--ledger", led, "--out", filepath.Join(dir, "g.csv")}, stated...)...)
-	if code != exitstatus.Usage || !strings.Contains(errOut, "cannot share a budget") {
+	if code != exitUsage || !strings.Contains(errOut, "cannot share a budget") {
 		t.Errorf("gnmax on a private-teachers ledger: exit %d: %s", code, errOut)
 	}
 	if out, errOut, code := darrm(t, "", "ledger", "verify", led); code != 0 || !strings.Contains(out, "record") {
@@ -74,14 +73,14 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(led)
 	os.WriteFile(led, []byte(strings.Replace(string(raw), `"queries":6`, `"queries":1`, 1)), 0o644)
-	if _, errOut, code := darrm(t, "", "ledger", "verify", led); code != exitstatus.Usage || !strings.Contains(errOut, "line 2: sha256") {
+	if _, errOut, code := darrm(t, "", "ledger", "verify", led); code != exitUsage || !strings.Contains(errOut, "line 2: sha256") {
 		t.Errorf("ledger verify of an older line edited: exit %d: %s", code, errOut)
 	}
 	i := strings.LastIndex(string(raw), fmt.Sprintf(`"queries":%d`, left))
 	os.WriteFile(led, []byte(string(raw[:i])+`"queries":0`+string(raw[i+len(`"queries":0`):])), 0o644)
 	third := filepath.Join(dir, "c.csv")
 	_, errOut, code = darrm(t, votes, append(args, "--out", third)...)
-	if code != exitstatus.Usage || !strings.Contains(errOut, "sha256") {
+	if code != exitUsage || !strings.Contains(errOut, "sha256") {
 		t.Errorf("corrupted ledger: exit %d: %s", code, errOut)
 	}
 	for _, f := range []string{third, filepath.Join(dir, "g.csv")} {
@@ -132,7 +131,7 @@ func TestLedgerBinding(t *testing.T) {
 		before, _ := os.ReadFile(tc.args[2])
 		labels := filepath.Join(dir, "labels.csv")
 		_, stderr, code := darrm(t, "", append([]string{"aggregate", "--no-cache", "--mechanism", "subsample", "--out", labels}, tc.args...)...)
-		if code != exitstatus.Usage {
+		if code != exitUsage {
 			t.Errorf("%s: exit %d, want 2: %s", tc.name, code, stderr)
 		}
 		for _, w := range tc.want {
@@ -147,14 +146,14 @@ func TestLedgerBinding(t *testing.T) {
 			t.Errorf("%s: labels written", tc.name)
 		}
 	}
-	if _, stderr, code := darrm(t, "", "ledger", "show", v1); code != exitstatus.Usage || !strings.Contains(stderr, "no longer reads") {
+	if _, stderr, code := darrm(t, "", "ledger", "show", v1); code != exitUsage || !strings.Contains(stderr, "no longer reads") {
 		t.Errorf("ledger show of a version 1 ledger: exit %d: %s", code, stderr)
 	}
 	// The same teachers without a header: nothing ties the labels to the
 	// ledger's teachers, whose cap would bound them: refused, saying how
 	// to go on.
 	before, _ := os.ReadFile(led)
-	if _, stderr, code := darrm(t, "", "aggregate", plain, "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--mechanism", "subsample", "--ledger", led, "--out", filepath.Join(dir, "p.csv")); code != exitstatus.Usage ||
+	if _, stderr, code := darrm(t, "", "aggregate", plain, "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--mechanism", "subsample", "--ledger", led, "--out", filepath.Join(dir, "p.csv")); code != exitUsage ||
 		!strings.Contains(stderr, "has no metadata header") || !strings.Contains(stderr, "put the ensemble's metadata header on the vote file's first line") {
 		t.Errorf("headerless release on a capped ledger: exit %d: %s", code, stderr)
 	}
@@ -198,7 +197,7 @@ func TestLedgerBinding(t *testing.T) {
 	} {
 		p := filepath.Join(t.TempDir(), "x.ledger")
 		_, stderr, code := darrm(t, "", append([]string{"ledger", "init", p, "--budget-eps", "1", "--budget-delta", "1e-3"}, tc.args...)...)
-		if code != exitstatus.Usage || !strings.Contains(stderr, tc.want) {
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("ledger init %v: exit %d, %q lacks %q", tc.args, code, stderr, tc.want)
 		}
 		if _, err := os.Stat(p); err == nil {
@@ -252,20 +251,20 @@ func TestLedgerHeaderResigned(t *testing.T) {
 	}
 	votes := string(head) + strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 6)
 	args := append([]string{"aggregate", "--mechanism", "subsample", "--no-cache", "--ledger", led}, stated...)
-	if _, errOut, code := darrm(t, votes, append(args, "--out", filepath.Join(dir, "a.csv"))...); code != 0 && code != exitstatus.Budget {
+	if _, errOut, code := darrm(t, votes, append(args, "--out", filepath.Join(dir, "a.csv"))...); code != 0 && code != exitBudget {
 		t.Fatalf("first release: exit %d: %s", code, errOut)
 	}
 	before := recorded(t, led)
 	resignHeader(t, led, `"budget":{"eps":2,`, `"budget":{"eps":9,`)
 	out := filepath.Join(dir, "b.csv")
 	_, errOut, code := darrm(t, votes, append(args, "--out", out)...)
-	if code != exitstatus.Usage || !strings.Contains(errOut, "line 2: the chain is broken") {
-		t.Errorf("release after the header was re-signed: exit %d, want %d: %s", code, exitstatus.Usage, errOut)
+	if code != exitUsage || !strings.Contains(errOut, "line 2: the chain is broken") {
+		t.Errorf("release after the header was re-signed: exit %d, want %d: %s", code, exitUsage, errOut)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("labels were written")
 	}
-	if _, errOut, code := darrm(t, "", "ledger", "verify", led); code != exitstatus.Usage {
+	if _, errOut, code := darrm(t, "", "ledger", "verify", led); code != exitUsage {
 		t.Errorf("ledger verify: exit %d: %s", code, errOut)
 	}
 	raw, _ := os.ReadFile(led)
@@ -290,7 +289,7 @@ func TestLedgerUpgradeDamaged(t *testing.T) {
 	raw, _ := os.ReadFile(led)
 	os.WriteFile(led, []byte(strings.Replace(string(raw), `"queries":5`, `"queries":1`, 1)), 0o644)
 	out, errOut, code := darrm(t, "", "ledger", "upgrade", led)
-	if code != exitstatus.Usage || !strings.Contains(errOut, "sha256 does not match") || strings.Contains(out, "nothing to upgrade") {
+	if code != exitUsage || !strings.Contains(errOut, "sha256 does not match") || strings.Contains(out, "nothing to upgrade") {
 		t.Errorf("upgrade of a damaged current ledger: exit %d:\n%s%s", code, out, errOut)
 	}
 }
@@ -306,13 +305,13 @@ func TestStateDirRelative(t *testing.T) {
 	t.Setenv("DARRM_STATE_DIR", "state")
 	out := filepath.Join(dir, "l.csv")
 	_, errOut, code := darrm(t, "", append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led, "--out", out}, binding3[2:6]...)...)
-	if code != exitstatus.Usage || !strings.Contains(errOut, "DARRM_STATE_DIR") || !strings.Contains(errOut, "absolute") {
+	if code != exitUsage || !strings.Contains(errOut, "DARRM_STATE_DIR") || !strings.Contains(errOut, "absolute") {
 		t.Errorf("relative DARRM_STATE_DIR: exit %d: %s", code, errOut)
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("labels were written")
 	}
-	if _, e, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "other.ledger"), "--ensemble", "relative-state-2", "--budget-eps", "1", "--budget-delta", "1e-3", "--K", "3", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared"); code != exitstatus.Usage {
+	if _, e, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "other.ledger"), "--ensemble", "relative-state-2", "--budget-eps", "1", "--budget-delta", "1e-3", "--K", "3", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared"); code != exitUsage {
 		t.Errorf("ledger init with a relative DARRM_STATE_DIR: exit %d: %s", code, e)
 	}
 }
@@ -340,7 +339,7 @@ func TestLedgerNonPrivateTeachers(t *testing.T) {
 		t.Errorf("a release from the ensemble's votes on its ledger: exit %d: %s", code, e)
 	}
 	if _, e, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "private.ledger"), "--ensemble", "k11", "--K", "11",
-		"--kind", "fixed", "--partition", "shared", "--budget-eps", "20", "--budget-delta", "1e-3"); code != exitstatus.Usage || !strings.Contains(e, "--eps is required") {
+		"--kind", "fixed", "--partition", "shared", "--budget-eps", "20", "--budget-delta", "1e-3"); code != exitUsage || !strings.Contains(e, "--eps is required") {
 		t.Errorf("ledger init of private teachers without --eps: exit %d: %s", code, e)
 	}
 }
@@ -466,7 +465,7 @@ func TestLedgerForgedLines(t *testing.T) {
 			}
 			appendForged(t, led, c.from, c.edit)
 			forged, _ := os.ReadFile(led)
-			if out, e, code := darrm(t, "", "ledger", "verify", led); code != exitstatus.Usage || !strings.Contains(e, "line 6: ") || !strings.Contains(e, c.reason) {
+			if out, e, code := darrm(t, "", "ledger", "verify", led); code != exitUsage || !strings.Contains(e, "line 6: ") || !strings.Contains(e, c.reason) {
 				t.Errorf("ledger verify: exit %d:\n%s%s", code, out, e)
 			}
 			out := filepath.Join(dir, "c.csv")
@@ -485,7 +484,7 @@ func TestLedgerForgedLines(t *testing.T) {
 				}
 				return
 			}
-			if code != exitstatus.Usage || !strings.Contains(e, "line 6: ") || !strings.Contains(e, c.reason) {
+			if code != exitUsage || !strings.Contains(e, "line 6: ") || !strings.Contains(e, c.reason) {
 				t.Errorf("release: exit %d: %s", code, e)
 			}
 			if _, err := os.Stat(out); err == nil {
@@ -528,13 +527,13 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 		{"confident-gnmax", join(oneVote, []string{"--budget-eps", "2", "--budget-delta", "1e-5", "--mechanism", "confident-gnmax", "--classes", "10", "--sigma1", "150", "--sigma2", "40", "--threshold", "200", "--queries", "300"}), accountant.ZCDPFilter, []string{"confident-gnmax labels", "zcdp-filter:  allows 167 labels", "simple:       allows 1 label;"}, 0},
 		{"approximate labels", join(private, b3, []string{"--step-eps", "0.3", "--step-delta", "1e-7"}), accountant.Simple, []string{"zcdp-filter:  cannot hold them", "simple:       allows 10 labels"}, 0},
 		{"private teachers, pure labels", join(private, b3, []string{"--step-eps", "0.05"}), accountant.ZCDPFilter, []string{"labels of (0.05, 0)-DP each", "allows 179 labels", "allows 59 labels"}, 0},
-		{"no labels declared", join(oneVote, b3, []string{"--queries", "4"}), 0, []string{"--queries describes the labels"}, exitstatus.Usage},
-		{"mechanism and step", join(oneVote, b3, pure, []string{"--step-eps", "0.1"}), 0, []string{"--mechanism and --step-eps exclude each other"}, exitstatus.Usage},
-		{"no target eps", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote"}), 0, []string{"give one --target-eps"}, exitstatus.Usage},
-		{"another relation", join(private, b3, []string{"--mechanism", "gnmax", "--classes", "3", "--sigma2", "40"}), 0, []string{"gnmax releases in the one-vote relation"}, exitstatus.Usage},
-		{"step eps 0", join(private, b3, []string{"--step-eps", "0"}), 0, []string{"--step-eps = 0"}, exitstatus.Usage},
-		{"queries beyond count", join(private, b3, []string{"--step-eps", "0.1", "--queries", "1000000000000000000"}), 0, []string{"--queries = 1000000000000000000: must be >= 0"}, exitstatus.Usage},
-		{"budget eps 0", join(private, []string{"--budget-eps", "0", "--budget-delta", "1e-5", "--step-eps", "0.1"}), 0, []string{"--budget-eps = 0: must be a finite number > 0"}, exitstatus.Usage},
+		{"no labels declared", join(oneVote, b3, []string{"--queries", "4"}), 0, []string{"--queries describes the labels"}, exitUsage},
+		{"mechanism and step", join(oneVote, b3, pure, []string{"--step-eps", "0.1"}), 0, []string{"--mechanism and --step-eps exclude each other"}, exitUsage},
+		{"no target eps", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote"}), 0, []string{"give one --target-eps"}, exitUsage},
+		{"another relation", join(private, b3, []string{"--mechanism", "gnmax", "--classes", "3", "--sigma2", "40"}), 0, []string{"gnmax releases in the one-vote relation"}, exitUsage},
+		{"step eps 0", join(private, b3, []string{"--step-eps", "0"}), 0, []string{"--step-eps = 0"}, exitUsage},
+		{"queries beyond count", join(private, b3, []string{"--step-eps", "0.1", "--queries", "1000000000000000000"}), 0, []string{"--queries = 1000000000000000000: must be >= 0"}, exitUsage},
+		{"budget eps 0", join(private, []string{"--budget-eps", "0", "--budget-delta", "1e-5", "--step-eps", "0.1"}), 0, []string{"--budget-eps = 0: must be a finite number > 0"}, exitUsage},
 	} {
 		led := filepath.Join(dir, fmt.Sprintf("%d.ledger", i))
 		out, stderr, code := darrm(t, "", append([]string{"ledger", "init", led, "--ensemble", fmt.Sprintf("choice-%d", i)}, c.args...)...)

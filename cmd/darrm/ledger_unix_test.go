@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -56,7 +55,7 @@ func TestRecordLockInterrupt(t *testing.T) {
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !strings.Contains(stderr.String(), "waiting"); time.Sleep(10 * time.Millisecond) {
 		}
 		cmd.Process.Signal(sig)
-		if code := waitExitWithin(t, cmd, 10*time.Second); code != exitstatus.Interrupted || !strings.Contains(stderr.String(), "waiting for the lock on the record of ensemble record-lock") {
+		if code := waitExitWithin(t, cmd, 10*time.Second); code != exitInterrupted || !strings.Contains(stderr.String(), "waiting for the lock on the record of ensemble record-lock") {
 			t.Errorf("%v while the record is held: exit %d: %s", sig, code, stderr.String())
 		}
 	}
@@ -100,7 +99,7 @@ func TestLedgerSmallerRefusals(t *testing.T) {
 	record := strings.TrimSuffix(recordLock("smaller"), ".lock") + ".json"
 	good, _ := os.ReadFile(record)
 	os.WriteFile(record, []byte("{not a record"), 0o600)
-	if _, e, code := darrm(t, "", append(release, "--ledger", led)...); code != exitstatus.Usage || !strings.Contains(e, "ledger record") {
+	if _, e, code := darrm(t, "", append(release, "--ledger", led)...); code != exitUsage || !strings.Contains(e, "ledger record") {
 		t.Errorf("damaged record: exit %d: %s", code, e)
 	}
 	if out, e, code := darrm(t, "", "ledger", "show", led); code != 0 || !strings.Contains(e, "warning") || !strings.Contains(out, "subsample") {
@@ -108,7 +107,7 @@ func TestLedgerSmallerRefusals(t *testing.T) {
 	}
 	os.WriteFile(record, good, 0o600)
 
-	if _, e, code := darrm(t, "", append(release, "--ledger", votes)...); code != exitstatus.Usage || !strings.Contains(e, "not a ledger") || strings.Contains(e, "good copy") {
+	if _, e, code := darrm(t, "", append(release, "--ledger", votes)...); code != exitUsage || !strings.Contains(e, "not a ledger") || strings.Contains(e, "good copy") {
 		t.Errorf("--ledger votes.csv: exit %d: %s", code, e)
 	}
 
@@ -141,7 +140,7 @@ func TestLedgerRefusals(t *testing.T) {
 	noEnd := filepath.Join(dir, "noend.csv")
 	os.WriteFile(noEnd, []byte("1,1,0\n1,0,0"), 0o644)
 	for _, args := range [][]string{{"ledger", "show", config}, {"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", noEnd}} {
-		if _, stderr, code := darrm(t, "", args...); code != exitstatus.Usage {
+		if _, stderr, code := darrm(t, "", args...); code != exitUsage {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
 	}
@@ -163,7 +162,7 @@ func TestLedgerRefusals(t *testing.T) {
 	}
 	os.WriteFile(led, old, 0o644) // an old copy restored
 	_, stderr, code := darrm(t, "", release...)
-	if code != exitstatus.Usage || !strings.Contains(stderr, "darrm ledger adopt "+led) || !strings.Contains(stderr, "older copy was restored") {
+	if code != exitUsage || !strings.Contains(stderr, "darrm ledger adopt "+led) || !strings.Contains(stderr, "older copy was restored") {
 		t.Errorf("old copy: exit %d: %s", code, stderr)
 	}
 	if _, stderr, code := darrm(t, "", "ledger", "adopt", led); code != 0 || recorded(t, led) != 10 {
@@ -174,7 +173,7 @@ func TestLedgerRefusals(t *testing.T) {
 	}
 	second := filepath.Join(dir, "second.ledger")
 	_, stderr, code = darrm(t, "", append([]string{"ledger", "init", second, "--ensemble", "refusals", "--budget-eps", "1e9", "--budget-delta", "0.5"}, binding3...)...)
-	if code != exitstatus.Usage || !strings.Contains(stderr, "--replace") {
+	if code != exitUsage || !strings.Contains(stderr, "--replace") {
 		t.Errorf("second ledger: exit %d: %s", code, stderr)
 	}
 }
@@ -232,11 +231,11 @@ func TestLedgerMessages(t *testing.T) {
 		code int
 		want string
 	}{
-		{append([]string{"ledger", "init", filepath.Join(dir, "inf"), "--ensemble", "e", "--budget-eps", "Inf", "--budget-delta", "0"}, binding3...), exitstatus.Usage, "--budget-eps = +Inf: must be a finite number > 0"},
-		{append([]string{"ledger", "init", filepath.Join(dir, "nan"), "--ensemble", "e", "--budget-eps", "NaN", "--budget-delta", "0"}, binding3...), exitstatus.Usage, "--budget-eps = NaN"},
-		{append([]string{"ledger", "init", filepath.Join(dir, "esc"), "--ensemble", "e\x1b[31m", "--budget-eps", "1", "--budget-delta", "0"}, binding3...), exitstatus.Usage, `--ensemble = "e\x1b[31m": control characters are not allowed`},
-		{[]string{"ledger", "show", dir}, exitstatus.Usage, "is a directory, not a ledger file"},
-		{[]string{"ledger", "show", filepath.Join(dir, "missing")}, exitstatus.Usage, "no such file (create it with darrm ledger init)"},
+		{append([]string{"ledger", "init", filepath.Join(dir, "inf"), "--ensemble", "e", "--budget-eps", "Inf", "--budget-delta", "0"}, binding3...), exitUsage, "--budget-eps = +Inf: must be a finite number > 0"},
+		{append([]string{"ledger", "init", filepath.Join(dir, "nan"), "--ensemble", "e", "--budget-eps", "NaN", "--budget-delta", "0"}, binding3...), exitUsage, "--budget-eps = NaN"},
+		{append([]string{"ledger", "init", filepath.Join(dir, "esc"), "--ensemble", "e\x1b[31m", "--budget-eps", "1", "--budget-delta", "0"}, binding3...), exitUsage, `--ensemble = "e\x1b[31m": control characters are not allowed`},
+		{[]string{"ledger", "show", dir}, exitUsage, "is a directory, not a ledger file"},
+		{[]string{"ledger", "show", filepath.Join(dir, "missing")}, exitUsage, "no such file (create it with darrm ledger init)"},
 	} {
 		_, stderr, code := darrm(t, "", tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "--ledger:") || strings.Contains(stderr, "json:") {
@@ -254,7 +253,7 @@ func TestLedgerMessages(t *testing.T) {
 	var e strings.Builder
 	cmd.Stderr = &e
 	cmd.Start()
-	if code := waitExit(t, cmd); code != exitstatus.Failure {
+	if code := waitExit(t, cmd); code != exitFailure {
 		t.Errorf("init on a full disk: exit %d: %s", code, e.String())
 	}
 	if _, err := os.Stat(full); err == nil {
@@ -285,13 +284,13 @@ func TestLedgerMessages(t *testing.T) {
 		t.Errorf("ledger show JSON: %v %v", doc, err)
 	}
 	v3Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"darrm","eps":0,"delta":0,"queries":3,"final":true}`)
-	if _, stderr, code := darrm(t, "", "ledger", "show", v1); code != exitstatus.Usage || !strings.Contains(stderr, "line 2: spend: eps = 0: must be a finite number > 0") {
+	if _, stderr, code := darrm(t, "", "ledger", "show", v1); code != exitUsage || !strings.Contains(stderr, "line 2: spend: eps = 0: must be a finite number > 0") {
 		t.Errorf("spend of eps 0: exit %d: %s", code, stderr)
 	}
 
 	// The upgrade, and the ledger block of aggregate's JSON in lower case.
 	v3Ledger(t, v1, `{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"subsample","eps":0.1,"delta":0,"queries":3,"final":true}`)
-	if _, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", v1); code != exitstatus.Usage || !strings.Contains(stderr, "darrm ledger upgrade") {
+	if _, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", v1); code != exitUsage || !strings.Contains(stderr, "darrm ledger upgrade") {
 		t.Errorf("a release on version 3: exit %d: %s", code, stderr)
 	}
 	if out, stderr, code := darrm(t, "", append([]string{"ledger", "upgrade", v1}, binding3...)...); code != 0 || !strings.Contains(unwrapped(out), "the spends of 1 run carried over") {
@@ -343,7 +342,7 @@ func TestUnwritableLedger(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Skip(err)
 	}
-	if code := waitExit(t, cmd); code != exitstatus.Failure || !strings.Contains(e.String(), "permission denied") || strings.Contains(e.String(), "ledger init") {
+	if code := waitExit(t, cmd); code != exitFailure || !strings.Contains(e.String(), "permission denied") || strings.Contains(e.String(), "ledger init") {
 		t.Errorf("read-only ledger: exit %d: %s", code, e.String())
 	}
 }
@@ -378,7 +377,7 @@ func TestLedgerUpgradeKeepsComposition(t *testing.T) {
 	labels := filepath.Join(dir, "labels.csv")
 	_, stderr, code = darrm(t, "", "aggregate", votes, "--mechanism", "darrm-one-vote", "--target-eps", "0.05", "--delta", "0", "--cache-dir", dir, "--ledger", led, "--out", labels)
 	b, _ := os.ReadFile(labels)
-	if n := labelsIn(b); code != exitstatus.Budget || n > 1 {
+	if n := labelsIn(b); code != exitBudget || n > 1 {
 		t.Errorf("release after the upgrade: exit %d, %d labels: %s", code, n, stderr)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 )
 
 func main() {
@@ -46,11 +45,11 @@ func stopAfter(ctx context.Context, grace time.Duration) {
 	<-ctx.Done()
 	time.Sleep(grace)
 	fmt.Fprintf(os.Stderr, "darrm: interrupted: still working %v after the signal: stopped\n", grace)
-	os.Exit(exitstatus.Interrupted)
+	os.Exit(exitInterrupted)
 }
 
 // run executes darrm with args and returns the process exit code. A
 // cancelled ctx (SIGINT, SIGTERM) stops long work at its next check.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, exitstatus.Explain)
+	return cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, explainExit)
 }

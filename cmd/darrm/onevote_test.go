@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 )
 
 // TestSolveOneVote: solve in the one-vote relation echoes the relation
@@ -65,14 +64,14 @@ func TestSolveOneVote(t *testing.T) {
 	}
 	// The same gamma in the private-teachers relation at m = 1 is a
 	// problem of its own, which it does not meet.
-	if out, _, code := darrm(t, out, "verify", "--relation", "private-teachers", "--m", "1", "--eps", "0.3", "--Delta", "0"); code != exitstatus.NotCertified {
-		t.Errorf("verify in the other relation: exit %d, want %d\n%s", code, exitstatus.NotCertified, out)
+	if out, _, code := darrm(t, out, "verify", "--relation", "private-teachers", "--m", "1", "--eps", "0.3", "--Delta", "0"); code != exitNotCertified {
+		t.Errorf("verify in the other relation: exit %d, want %d\n%s", code, exitNotCertified, out)
 	}
 	// A plain list of numbers needs the relation and the budget.
 	if out, errOut, code := darrm(t, "0.5 0.1 0.1 0.5", "verify", "--relation", "one-vote", "--target-eps", "1"); code != 0 || !strings.Contains(out, "CERTIFIED") {
 		t.Errorf("verify of a list: exit %d\n%s%s", code, out, errOut)
 	}
-	if out, _, code := darrm(t, "1 0.1 0.1 1", "verify", "--relation", "one-vote", "--target-eps", "1"); code != exitstatus.NotCertified || !strings.Contains(out, "VIOLATED") {
+	if out, _, code := darrm(t, "1 0.1 0.1 1", "verify", "--relation", "one-vote", "--target-eps", "1"); code != exitNotCertified || !strings.Contains(out, "VIOLATED") {
 		t.Errorf("verify of a gamma above the budget: exit %d\n%s", code, out)
 	}
 }
@@ -103,8 +102,8 @@ func TestSolveOneVoteBadInput(t *testing.T) {
 			args = append(args, "--cache-dir", dir)
 		}
 		_, errOut, code := darrm(t, "0.5 0.1 0.1 0.5", args...)
-		if code != exitstatus.Usage || !strings.Contains(errOut, tc.want) {
-			t.Errorf("%s %v: exit %d, %q; want exit %d mentioning %q", tc.cmd, tc.args, code, errOut, exitstatus.Usage, tc.want)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%s %v: exit %d, %q; want exit %d mentioning %q", tc.cmd, tc.args, code, errOut, exitUsage, tc.want)
 		}
 		if f := files(t, dir); len(f) != 0 {
 			t.Errorf("%v: bad input left files behind: %v", tc.args, f)
@@ -263,7 +262,7 @@ func TestAggregateOneVote(t *testing.T) {
 	}
 	decode(t, out, &stopped)
 	steps, _ := accountant.MaxSteps(accountant.Guarantee{Eps: 0.3, Delta: 1e-5}, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 0.01}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}})
-	if code != exitstatus.Budget || stopped.Answered != stopped.Budget.MaxQueries || stopped.Budget.MaxQueries <= steps {
+	if code != exitBudget || stopped.Answered != stopped.Budget.MaxQueries || stopped.Budget.MaxQueries <= steps {
 		t.Errorf("budget (5, 0.01): exit %d, %d answered of %d allowed; optimal composition of (0.3, 1e-5) allows %d", code, stopped.Answered, stopped.Budget.MaxQueries, steps)
 	}
 	// The table says which point of the profile it composed, and that the
@@ -281,7 +280,7 @@ func TestAggregateOneVote(t *testing.T) {
 	oneVoteVotes(t, plain, 30, false)
 	p := filepath.Join(dir, "p.csv")
 	for _, assert := range [][]string{nil, {"--partition", "file-position"}, {"--partition", "shared"}} {
-		if _, errOut, code := darrm(t, "", append([]string{"aggregate", plain, "--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--cache-dir", dir, "--out", p}, assert...)...); code != exitstatus.Usage || !strings.Contains(errOut, "partition") {
+		if _, errOut, code := darrm(t, "", append([]string{"aggregate", plain, "--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--cache-dir", dir, "--out", p}, assert...)...); code != exitUsage || !strings.Contains(errOut, "partition") {
 			t.Errorf("headerless votes, %v: exit %d: %s", assert, code, errOut)
 		}
 	}
@@ -323,8 +322,8 @@ func TestAggregateOneVoteRefused(t *testing.T) {
 	} {
 		labels := filepath.Join(dir, "labels.csv")
 		_, errOut, code := darrm(t, "", append(append([]string{"aggregate"}, tc.args...), "--cache-dir", dir, "--out", labels)...)
-		if code != exitstatus.Usage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "--Delta =") {
-			t.Errorf("%s: exit %d, %q; want exit %d mentioning %q", tc.name, code, errOut, exitstatus.Usage, tc.want)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "--Delta =") {
+			t.Errorf("%s: exit %d, %q; want exit %d mentioning %q", tc.name, code, errOut, exitUsage, tc.want)
 		}
 		if _, err := os.Stat(labels); err == nil {
 			t.Errorf("%s: labels written", tc.name)

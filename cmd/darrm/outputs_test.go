@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
 )
 
 // TestOutputFolders: every output of every command (its output flags, and
@@ -31,7 +29,7 @@ func TestOutputFolders(t *testing.T) {
 		if what := c.Annotations["output"]; what != "" {
 			args, names = []string{filepath.Join(missing, "x")}, []string{what}
 		}
-		for _, name := range outputs.Flags {
+		for _, name := range outFlags {
 			if f := c.Flags().Lookup(name); f != nil {
 				names = append(names, "--"+name)
 			}
@@ -43,7 +41,7 @@ func TestOutputFolders(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := outputs.Check(cmd, args, outputs.Protected(cmd, args))
+			err := checkOutputs(cmd, args, protectedFiles(cmd, args))
 			want := "folder " + missing + " does not exist (create it first); did you mean " + filepath.Join(dir, "results") + "?"
 			if !cli.IsUsage(err) || !strings.Contains(err.Error(), name+" ") || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s %s: %v", c.CommandPath(), name, err)
@@ -63,7 +61,7 @@ func TestOutputFolders(t *testing.T) {
 		{"ledger", "init", filepath.Join(missing, "k.ledger"), "--ensemble", "e", "--budget-eps", "1", "--budget-delta", "0", "--K", "3", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared"},
 	} {
 		_, stderr, code := darrm(t, "", args...)
-		if code != exitstatus.Usage || !strings.Contains(stderr, "folder "+missing+" does not exist") || strings.Contains(stderr, ".tmp") {
+		if code != exitUsage || !strings.Contains(stderr, "folder "+missing+" does not exist") || strings.Contains(stderr, ".tmp") {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
 	}
@@ -76,12 +74,12 @@ func TestCacheDirIsFile(t *testing.T) {
 	os.WriteFile(file, nil, 0o644)
 	for _, dir := range []string{file, filepath.Join(file, "sub")} {
 		_, stderr, code := darrm(t, "", "solve", "--K", "5", "--m", "2", "--cache-dir", dir)
-		if code != exitstatus.Usage || !strings.Contains(stderr, "--cache-dir "+dir+": not a folder") {
+		if code != exitUsage || !strings.Contains(stderr, "--cache-dir "+dir+": not a folder") {
 			t.Errorf("--cache-dir %s: exit %d: %s", dir, code, stderr)
 		}
 	}
 	t.Setenv("DARRM_CACHE_DIR", file)
-	if _, stderr, code := darrm(t, "", "solve", "--K", "5", "--m", "2"); code != exitstatus.Usage || !strings.Contains(stderr, "the cache folder "+file+" ($DARRM_CACHE_DIR") {
+	if _, stderr, code := darrm(t, "", "solve", "--K", "5", "--m", "2"); code != exitUsage || !strings.Contains(stderr, "the cache folder "+file+" ($DARRM_CACHE_DIR") {
 		t.Errorf("DARRM_CACHE_DIR a file: exit %d: %s", code, stderr)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
@@ -296,7 +295,7 @@ func TestPATEBadInput(t *testing.T) {
 		{"confident on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--mechanism", "confident-gnmax"), []string{"--mechanism confident-gnmax labels multi-class votes, not two-class votes", "--input-format counts, --classes C"}},
 	} {
 		stdout, stderr, code := darrm(t, "", tc.args...)
-		if code != exitstatus.Usage {
+		if code != exitUsage {
 			t.Errorf("%s: exit %d, want 2; stderr %s", tc.name, code, stderr)
 		}
 		for _, w := range tc.want {
@@ -427,10 +426,10 @@ func TestPATELedger(t *testing.T) {
 	raw, _ := os.ReadFile(votes)
 	other := filepath.Join(dir, "other.csv")
 	os.WriteFile(other, []byte(strings.Replace(string(raw), `"ensemble":"pate-k250"`, `"ensemble":"another"`, 1)), 0o644)
-	if _, stderr, code := darrm(t, "", append([]string{"aggregate", other}, args...)...); code != exitstatus.Usage || !strings.Contains(stderr, "ensemble another (the ledger's: pate-k250)") {
+	if _, stderr, code := darrm(t, "", append([]string{"aggregate", other}, args...)...); code != exitUsage || !strings.Contains(stderr, "ensemble another (the ledger's: pate-k250)") {
 		t.Errorf("another ensemble: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "x.ledger"), "--votes", votes, "--eps", "1", "--Delta", "1e-5", "--budget-eps", "2", "--budget-delta", "1e-5"); code != exitstatus.Usage || !strings.Contains(stderr, "non-private teachers") {
+	if _, stderr, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "x.ledger"), "--votes", votes, "--eps", "1", "--Delta", "1e-5", "--budget-eps", "2", "--budget-delta", "1e-5"); code != exitUsage || !strings.Contains(stderr, "non-private teachers") {
 		t.Errorf("ledger init with --eps on non-private teachers: exit %d: %s", code, stderr)
 	}
 }
@@ -582,7 +581,7 @@ func TestPATEExperiment(t *testing.T) {
 		{[]string{"teachers", "vote", "--dataset", "mnist", "--classes", "10", "--sigma", "2", "--cache-dir", cache}, "--sigma: the teachers of --classes are PATE's"},
 	} {
 		stdout, stderr, code := darrm(t, "", tc.args...)
-		if code != exitstatus.Usage || stdout != "" || !strings.Contains(stderr, tc.want) {
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q lacks %q", tc.args, code, stdout, stderr, tc.want)
 		}
 	}
@@ -698,7 +697,7 @@ func TestAccountPATEChecks(t *testing.T) {
 		return append([]string{"account", "pate", "--target-delta", "1e-5", "--format", "json"}, args...)
 	}
 	for _, args := range [][]string{acct(shared, "--sigma2", "40"), acct(append([]string{shared, "--seed", "1", "--release-estimate"}, confident...)...), acct(shared, "--laplace-scale", "20")} {
-		if out, stderr, code := darrm(t, "", args...); code != exitstatus.Usage || !strings.Contains(stderr, "relation") || !strings.Contains(stderr, "private-teachers") || out != "" {
+		if out, stderr, code := darrm(t, "", args...); code != exitUsage || !strings.Contains(stderr, "relation") || !strings.Contains(stderr, "private-teachers") || out != "" {
 			t.Errorf("%v: exit %d: %s%s", args, code, out, stderr)
 		}
 	}
@@ -733,7 +732,7 @@ func TestAccountPATEChecks(t *testing.T) {
 		{[]string{"--threshold", "200", "--sigma1", "150"}, []string{"--threshold = 200 given", "made by gnmax, which has no threshold"}},
 		{[]string{"--laplace-scale", "20"}, []string{"--laplace-scale = 20 given", "made by gnmax"}},
 	} {
-		if out, stderr, code := darrm(t, "", acct(append([]string{votes, "--labels", labels}, tc.args...)...)...); code != exitstatus.Usage || out != "" {
+		if out, stderr, code := darrm(t, "", acct(append([]string{votes, "--labels", labels}, tc.args...)...)...); code != exitUsage || out != "" {
 			t.Errorf("%v: exit %d: %s", tc.args, code, stderr)
 		} else {
 			for _, w := range tc.want {
@@ -889,7 +888,7 @@ func TestAccountPATEDraws(t *testing.T) {
 		{votes, nil}, {bare, nil}, {asNPY, nil}, {votes, []string{"--target-delta", "1.0000001e-6"}}, {bare, []string{"--conversion", "improved"}},
 		{asNPY, []string{"--ss-order", "20", "--beta", "0.02", "--sigma-ss", "10"}}, {votes, []string{"--directions", "one-sided"}},
 	} {
-		if _, stderr, code := account(run.file, append(run.extra, "--release-estimate")...); code != exitstatus.Usage || !strings.Contains(stderr, "give --ledger") {
+		if _, stderr, code := account(run.file, append(run.extra, "--release-estimate")...); code != exitUsage || !strings.Contains(stderr, "give --ledger") {
 			t.Errorf("%s %v: a second draw without a ledger: exit %d: %s", run.file, run.extra, code, stderr)
 		}
 		d, stderr, code := account(run.file, run.extra...)
@@ -934,7 +933,7 @@ func TestAccountPATEDraws(t *testing.T) {
 	if _, stderr, code := darrm(t, "", "ledger", "init", small, "--votes", renamed, "--budget-eps", "0.1", "--budget-delta", "1e-3", "--filter", "simple"); code != 0 {
 		t.Fatalf("ledger init: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := account(renamed, "--release-estimate", "--ledger", small); code != exitstatus.Budget || !strings.Contains(stderr, "nothing drawn") || recorded() != 2 {
+	if _, stderr, code := account(renamed, "--release-estimate", "--ledger", small); code != exitBudget || !strings.Contains(stderr, "nothing drawn") || recorded() != 2 {
 		t.Errorf("over budget: exit %d, %d recorded: %s", code, recorded(), stderr)
 	}
 	// A seeded draw is an experiment: counted, neither recorded nor
@@ -944,8 +943,8 @@ func TestAccountPATEDraws(t *testing.T) {
 		t.Errorf("seeded: draw %v, record %v, %d recorded, guarantee %v", seeded["draw"], seeded["draw_record"], recorded(), seeded["guarantee"])
 	}
 	for _, bad := range [][]string{{"--seed", "1"}, {"--seed", "1", "--release-estimate", "--ledger", led}, {"--ledger", led}} {
-		if _, stderr, code := account(votes, bad...); code != exitstatus.Usage {
-			t.Errorf("%v: exit %d, want %d: %s", bad, code, exitstatus.Usage, stderr)
+		if _, stderr, code := account(votes, bad...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", bad, code, exitUsage, stderr)
 		}
 	}
 }
@@ -964,7 +963,7 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 		t.Helper()
 		labels := filepath.Join(t.TempDir(), "labels.csv")
 		out, stderr, code := darrm(t, "", append(append([]string{"aggregate", votes, "--mechanism", "confident-gnmax", "--delta", "1e-5", "--out", labels, "--format", "json"}, confident...), extra...)...)
-		if code != 0 && code != exitstatus.Budget {
+		if code != 0 && code != exitBudget {
 			t.Fatalf("aggregate %v: exit %d: %s", extra, code, stderr)
 		}
 		var d map[string]any

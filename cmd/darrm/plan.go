@@ -7,12 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
-	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -27,10 +23,10 @@ func init() { subcommands = append(subcommands, newPlanCmd) }
 
 type planFlags struct {
 	problemFlags
-	aggregators.Flags
+	mechanismFlags
 	compositionFlags
-	aggregators.ClassFlags
-	inputs.VoteFlags
+	classFlags
+	voteFlags
 	Format       cliout.Format     `flag:"format"`
 	TargetEps    []float64         `flag:"target-eps"`
 	BudgetEps    float64           `flag:"budget-eps" required:""`
@@ -53,7 +49,7 @@ func newPlanCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+aggregators.Names(votefile.TwoClass)+"; with --classes: "+aggregators.Names(votefile.ManyClasses)+" (left out, with --votes and --queries: every mechanism that fits the votes, compared)")
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+mechanismNames(votefile.TwoClass)+"; with --classes: "+mechanismNames(votefile.ManyClasses)+" (left out, with --votes and --queries: every mechanism that fits the votes, compared)")
 	hideComposition(cmd)
 	return cmd
 }
@@ -168,7 +164,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		Budget:    budget, Options: ensemble.Options{Workers: f.Workers}, For: f.For,
 	}, "", f.K, proxy.Classes, cli.Given(fs, "delta", f.Target))
 	if proxy.Classes == 2 {
-		mech, err := f.Flags.Parse(cmd, "mechanism", []provenance.MechanismName{provenance.DaRRMOneVote})
+		mech, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{provenance.DaRRMOneVote})
 		if err != nil {
 			return err
 		}
@@ -178,7 +174,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	}
 	if fs.Changed("filter") {
 		if err := accountant.CheckFilter(f.Filter, budget.Guarantee); err != nil {
-			return cli.AsUsage(exitstatus.Flagged(err, nil))
+			return cli.AsUsage(flagErr(err, nil))
 		}
 		base.Filter = &f.Filter
 	}
@@ -192,12 +188,12 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 }
 
 // planError says a library error in terms of the flags: the gamma
-// source's (gammasource.Error), and the per-query delta of a multi-class
+// source's (Error), and the per-query delta of a multi-class
 // mechanism is --budget-delta's unless --delta is given
 // (plan.ManyClasses).
 func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	if errors.As(err, new(*optimal.SourceError)) {
-		return gammasource.Error(err, "")
+		return sourceError(err, "")
 	}
 	mEps := "m·eps (--m × --eps)"
 	if f.Mechanism == provenance.DaRRMOneVote {
@@ -207,7 +203,7 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {
 		delta = "--budget-delta (the per-query delta unless --delta is given)"
 	}
-	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
+	return cli.AsUsage(flagErr(err, withFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
 		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "m·eps": mEps, "delta": delta})))
 }
 
@@ -254,7 +250,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}, fs.Changed("delta"))
 	}
 	if info.Gamma {
-		mech, err := f.Flags.Check(cmd, []ensemble.MechanismInfo{info})
+		mech, err := f.mechanismFlags.Check(cmd, []ensemble.MechanismInfo{info})
 		if err != nil {
 			return r, info, err
 		}
@@ -262,10 +258,10 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			return r, info, err
 		}
 	}
-	r.Mechanism.RR, r.Mechanism.GNMaxSearch = aggregators.RRComposition(f.RRComp, f.RRDelta, r.Problem.Delta), f.GNMaxSearch
+	r.Mechanism.RR, r.Mechanism.GNMaxSearch = rrComposition(f.RRComp, f.RRDelta, r.Problem.Delta), f.GNMaxSearch
 	if fs.Changed("filter") {
 		if err := accountant.CheckFilter(f.Filter, r.Budget.Guarantee); err != nil {
-			return r, info, cli.AsUsage(exitstatus.Flagged(err, nil))
+			return r, info, cli.AsUsage(flagErr(err, nil))
 		}
 		r.Filter = &f.Filter
 	}
@@ -308,7 +304,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 		}
 		defer closer.Close()
 		if err := p.CheckNotPrivate(private); err != nil {
-			return plan.Proxy{}, "", cli.AsUsage(exitstatus.Flagged(err, nil))
+			return plan.Proxy{}, "", cli.AsUsage(flagErr(err, nil))
 		}
 	}
 	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning", f.VotesAre, name)

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -80,7 +79,7 @@ func TestPlanQueriesAgree(t *testing.T) {
 				args = append(args, "--partition", "keyed-hash")
 			}
 			out, e, code = darrm(t, "", append(args, budget...)...)
-			if code != 0 && code != exitstatus.Budget {
+			if code != 0 && code != exitBudget {
 				t.Fatalf("aggregate: exit %d: %s", code, e)
 			}
 			if got := answered(t, out); got != run {
@@ -106,7 +105,7 @@ func TestPlanQueriesAgree(t *testing.T) {
 			t.Fatal(e)
 		}
 		out, e, code = darrm(t, "", append([]string{"aggregate", counts, "--ledger", led, "--out", filepath.Join(t.TempDir(), "labels.csv"), "--format", "json"}, confidentArgs...)...)
-		if code != 0 && code != exitstatus.Budget {
+		if code != 0 && code != exitBudget {
 			t.Fatalf("aggregate --ledger: exit %d: %s", code, e)
 		}
 		if got := answered(t, out); got != int(number(t, doc, "ledger_queries")) {
@@ -157,7 +156,7 @@ func TestPlanParameters(t *testing.T) {
 		eps := fmt.Sprint(target * tc.scale)
 		out, e, code := darrm(t, "", append([]string{"aggregate", oneVote, "--mechanism", "darrm-one-vote", "--target-eps", eps, "--cache-dir", cache,
 			"--out", filepath.Join(dir, "labels.csv"), "--format", "json"}, budget...)...)
-		if code != 0 && code != exitstatus.Budget {
+		if code != 0 && code != exitBudget {
 			t.Fatalf("aggregate --target-eps %s: exit %d: %s", eps, code, e)
 		}
 		if n := answered(t, out); (n >= 100) != tc.all {
@@ -191,7 +190,7 @@ func TestPlanParameters(t *testing.T) {
 	}{{1, true}, {1.05, false}} {
 		args := append([]string{"aggregate", plain, "--mechanism", "darrm", "--m", fmt.Sprint(m * tc.scale), "--out", filepath.Join(dir, "labels.csv"), "--format", "json"}, teachers...)
 		out, e, code := darrm(t, "", append(args, wide...)...)
-		if code != 0 && code != exitstatus.Budget {
+		if code != 0 && code != exitBudget {
 			t.Fatalf("aggregate --m %v: exit %d: %s", m*tc.scale, code, e)
 		}
 		if n := answered(t, out); (n >= 20) != tc.all {
@@ -226,7 +225,7 @@ func TestPlanParameters(t *testing.T) {
 		"--sigma1", fmt.Sprint(sigma1), "--sigma2", fmt.Sprint(sigma2), "--delta", fmt.Sprint(number(t, doc, "delta")),
 		"--out", filepath.Join(dir, "labels.csv"), "--format", "json"}
 	out, e, code = darrm(t, "", append(args, budget...)...)
-	if code != 0 && code != exitstatus.Budget {
+	if code != 0 && code != exitBudget {
 		t.Fatalf("aggregate: exit %d: %s", code, e)
 	}
 	if n := answered(t, out); n < 300 {
@@ -277,8 +276,8 @@ func TestPlanErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, e, code := darrm(t, "", tc.args...)
-			if code != exitstatus.Usage {
-				t.Fatalf("exit %d, want %d: %s", code, exitstatus.Usage, e)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d: %s", code, exitUsage, e)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(e, w) {

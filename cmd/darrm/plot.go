@@ -11,7 +11,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
-	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/shuffleexp"
@@ -61,7 +60,7 @@ func newPlotGammaCmd() *cobra.Command {
 		Expected bool `flag:"expected" help:"add a row of the expected errors under the actual distributions (Figure B.7)"`
 	}{plotFlags: plotFlags{Cols: 4}}
 	return newPlot("gamma", "Draw the noise functions of several solve --compare results (thesis Figures 3.2, B.4-B.7)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		docs, err := inputs.ReadJSON[report.Solve](cmd, "FILE", args, inputs.WantSolve)
+		docs, err := readJSON[report.Solve](cmd, "FILE", args, wantSolve)
 		if err != nil {
 			return nil, err
 		}
@@ -105,11 +104,11 @@ func newPlotShufflegCmd() *cobra.Command {
 		Reference []string         `flag:"reference" help:"reports to compare with, drawn thin and dashed in the panels of the same dataset, task, eps and p (say, another order)"`
 	}{}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		reports, err := inputs.ReadJSON[shuffleexp.Report](cmd, "FILE", args, inputs.WantShuffleg)
+		reports, err := readJSON[shuffleexp.Report](cmd, "FILE", args, wantShuffleg)
 		if err != nil {
 			return nil, err
 		}
-		refs, err := inputs.ReadJSON[shuffleexp.Report](cmd, "--reference", f.Reference, inputs.WantShuffleg)
+		refs, err := readJSON[shuffleexp.Report](cmd, "--reference", f.Reference, wantShuffleg)
 		if err != nil {
 			return nil, err
 		}

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 )
 
 // TestPlotGamma draws two solve results of one problem under two priors
@@ -50,7 +48,7 @@ func TestPlotGamma(t *testing.T) {
 		"--cols 0":           {"--out", filepath.Join(dir, "d.png"), "--cols", "0", inputs[0]},
 	} {
 		_, errOut, code := darrm(t, "", append([]string{"plot", "gamma"}, args...)...)
-		if code != exitstatus.Usage {
+		if code != exitUsage {
 			t.Errorf("%s: exit %d: %s", name, code, errOut)
 		}
 	}
@@ -88,7 +86,7 @@ func TestPlotShuffleg(t *testing.T) {
 	}
 	empty := filepath.Join(dir, "empty.json")
 	os.WriteFile(empty, []byte(`{"task": "mean"}`), 0o644)
-	if code, _, stderr := runCLI("plot", "shuffleg", "--out", filepath.Join(dir, "x.png"), empty); code != exitstatus.Usage || !strings.Contains(stderr, "not the output of darrm shuffleg") {
+	if code, _, stderr := runCLI("plot", "shuffleg", "--out", filepath.Join(dir, "x.png"), empty); code != exitUsage || !strings.Contains(stderr, "not the output of darrm shuffleg") {
 		t.Errorf("a report without results: exit %d: %s", code, stderr)
 	}
 }

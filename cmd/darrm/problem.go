@@ -8,8 +8,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -92,7 +90,7 @@ func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files .
 	if p.Relation == accountant.OneVote {
 		names = map[string]string{"eps": "--target-eps", "m·eps": "--target-eps"}
 	}
-	return p, exitstatus.Flagged(p.Validate(), names)
+	return p, flagErr(p.Validate(), names)
 }
 
 // checkRelation refuses the flags that the relation of p has no use for:
@@ -158,7 +156,7 @@ func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table
 	if cmd.Flags().Changed("K") {
 		k = f.K
 	}
-	tab, err := inputs.ReadTable(cmd, "GAMMA", name, k)
+	tab, err := readTable(cmd, "GAMMA", name, k)
 	if err != nil {
 		return gamma.Table{}, resolve.Resolved{}, err
 	}

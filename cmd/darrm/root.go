@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
 	"github.com/darrm/darrm/internal/datasets"
 )
 
@@ -67,10 +66,10 @@ func newGroupCmd(use, short string, children ...*cobra.Command) *cobra.Command {
 
 // preRun checks, before any command runs, its standard streams (first,
 // so that no message of a later check goes into a file darrm keeps), its
-// required flags and its output files (outputs.Check), and spells a data
+// required flags and its output files (Check), and spells a data
 // set's name as darrm does (canonicalDataset).
 func preRun(cmd *cobra.Command, args []string) error {
-	protect := outputs.Protected(cmd, args)
+	protect := protectedFiles(cmd, args)
 	if err := cli.CheckStreams(cmd.OutOrStdout(), cmd.ErrOrStderr(), protect...); err != nil {
 		return err
 	}
@@ -80,7 +79,7 @@ func preRun(cmd *cobra.Command, args []string) error {
 	if err := canonicalDataset(cmd); err != nil {
 		return err
 	}
-	return outputs.Check(cmd, args, protect)
+	return checkOutputs(cmd, args, protect)
 }
 
 // canonicalDataset spells the --dataset given to cmd, in any case, as

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 )
 
@@ -123,7 +122,7 @@ func TestWriteErrors(t *testing.T) {
 	} {
 		var stderr bytes.Buffer
 		code := run(context.Background(), args, strings.NewReader(""), failWriter{}, &stderr)
-		if code != exitstatus.Failure || !strings.Contains(stderr.String(), "no space left") {
+		if code != exitFailure || !strings.Contains(stderr.String(), "no space left") {
 			t.Errorf("%v to a full device: exit %d, stderr %q", args, code, stderr.String())
 		}
 	}
@@ -136,7 +135,7 @@ func TestInterrupted(t *testing.T) {
 	cancel()
 	var out, errb bytes.Buffer
 	code := run(ctx, []string{"verify", "--m", "3"}, strings.NewReader("1 0.5 0.5 1"), &out, &errb)
-	if code != exitstatus.Interrupted || !strings.Contains(errb.String(), "interrupted") {
+	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted") {
 		t.Errorf("cancelled verify: exit %d, stderr %q", code, errb.String())
 	}
 }
@@ -152,7 +151,7 @@ func TestVersionAndGroups(t *testing.T) {
 	}
 	for _, args := range [][]string{{"account", "frobnicate"}, {"frobnicate"}} {
 		out, errOut, code := darrm(t, "", args...)
-		if code != exitstatus.Usage || out != "" || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+		if code != exitUsage || out != "" || !strings.Contains(errOut, `unknown command "frobnicate"`) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
@@ -180,7 +179,7 @@ func TestOutIsDirectory(t *testing.T) {
 	dir := t.TempDir()
 	votes := voteFile(t, dir, 3, func(i int) int { return i })
 	_, errOut, code := darrm(t, "", "aggregate", votes, "--cache-dir", dir, "--out", dir)
-	if code != exitstatus.Usage || !strings.Contains(errOut, "is a directory") {
+	if code != exitUsage || !strings.Contains(errOut, "is a directory") {
 		t.Errorf("--out DIR: exit %d, %q", code, errOut)
 	}
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
-	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -39,7 +37,7 @@ func newSeparateCmd() *cobra.Command {
 			}
 			out := shard.Path(f.Out)
 			if out != f.Out { // preRun checked --out as written
-				if err := cli.CheckOutput("out", out, outputs.Protected(cmd, args)...); err != nil {
+				if err := cli.CheckOutput("out", out, protectedFiles(cmd, args)...); err != nil {
 					return err
 				}
 			}
@@ -101,7 +99,7 @@ func newSeparateMergeCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			docs, err := inputs.ReadJSON[report.Shard](cmd, "PART", args, inputs.WantShard)
+			docs, err := readJSON[report.Shard](cmd, "PART", args, wantShard)
 			if err != nil {
 				return err
 			}

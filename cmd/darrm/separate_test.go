@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 )
 
 // separateGamma writes a gamma to certify in shards to dir/name and
@@ -55,10 +53,10 @@ func TestSeparateShards(t *testing.T) {
 	if code != 0 || merged != verified {
 		t.Errorf("merge (exit %d) %q, verify %q: %s", code, merged, verified, errOut)
 	}
-	if _, errOut, code := darrm(t, "", append([]string{"separate", "merge"}, parts[0], parts[2])...); code != exitstatus.Usage || !strings.Contains(errOut, "shard 1 of 3 is missing: every shard") {
+	if _, errOut, code := darrm(t, "", append([]string{"separate", "merge"}, parts[0], parts[2])...); code != exitUsage || !strings.Contains(errOut, "shard 1 of 3 is missing: every shard") {
 		t.Errorf("two of three shards: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code := darrm(t, "", "separate", "merge", parts[1], parts[1], parts[2]); code != exitstatus.Usage || !strings.Contains(errOut, "are both shard 1 of 3") {
+	if _, errOut, code := darrm(t, "", "separate", "merge", parts[1], parts[1], parts[2]); code != exitUsage || !strings.Contains(errOut, "are both shard 1 of 3") {
 		t.Errorf("a shard twice: exit %d: %s", code, errOut)
 	}
 	// A shard whose stated maximum was edited is refused, not certified.
@@ -71,11 +69,11 @@ func TestSeparateShards(t *testing.T) {
 		t.Fatalf("no MaxF in %s", raw)
 	}
 	os.WriteFile(parts[1], edited, 0o644)
-	if out, errOut, code := darrm(t, "", append([]string{"separate", "merge"}, parts...)...); code != exitstatus.Usage || !strings.Contains(errOut, "shard 1 of 3 states the privacy cost 0.001") || strings.Contains(out, "CERTIFIED") {
+	if out, errOut, code := darrm(t, "", append([]string{"separate", "merge"}, parts...)...); code != exitUsage || !strings.Contains(errOut, "shard 1 of 3 states the privacy cost 0.001") || strings.Contains(out, "CERTIFIED") {
 		t.Errorf("a shard's maximum edited: exit %d: %s%s", code, out, errOut)
 	}
 	for _, bad := range []string{"3/3", "1/0", "a/b", "1"} {
-		if _, _, code := darrm(t, "", "separate", gf, "--shard", bad, "--out", filepath.Join(dir, "x.json")); code != exitstatus.Usage {
+		if _, _, code := darrm(t, "", "separate", gf, "--shard", bad, "--out", filepath.Join(dir, "x.json")); code != exitUsage {
 			t.Errorf("--shard %s: exit %d", bad, code)
 		}
 	}
@@ -169,7 +167,7 @@ func TestSeparateFromEnvRefused(t *testing.T) {
 		{"neither way", slurm, nil, "--shard i/n, or --shard-from-env slurm or k8s"},
 	} {
 		args := append([]string{"separate", gf, "--out", out}, tc.args...)
-		if _, errOut, code := darrmEnv(t, tc.env, args...); code != exitstatus.Usage || !strings.Contains(errOut, tc.want) {
+		if _, errOut, code := darrmEnv(t, tc.env, args...); code != exitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%s: exit %d: %s; want %q", tc.name, code, errOut, tc.want)
 		}
 	}
@@ -179,7 +177,7 @@ func TestSeparateFromEnvRefused(t *testing.T) {
 	before, _ := os.ReadFile(gf)
 	_, errOut, code := darrm(t, "", "separate", gf, "--shard", "0/2", "--out", filepath.Join(dir, "g{i}.json"))
 	after, _ := os.ReadFile(gf)
-	if code != exitstatus.Usage || !strings.Contains(errOut, "g0.json is an input") || string(after) != string(before) {
+	if code != exitUsage || !strings.Contains(errOut, "g0.json is an input") || string(after) != string(before) {
 		t.Errorf("--out g{i}.json for shard 0 of g0.json: exit %d: %s", code, errOut)
 	}
 }

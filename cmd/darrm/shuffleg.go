@@ -11,7 +11,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/datasets"
@@ -118,7 +117,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	}
 	exp, info, err := spec.Build()
 	if err != nil {
-		return cli.AsUsage(exitstatus.Flagged(err, shufflegNames))
+		return cli.AsUsage(flagErr(err, shufflegNames))
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "shuffleg runs")
 	exp.Progress = func(done, total int) { prog.Update(int64(done), int64(total)) }
@@ -127,7 +126,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	if nc := (*shuffleexp.NonContractiveError)(nil); errors.As(err, &nc) {
 		return cli.Usagef("%v; pass --allow-noncontractive to run it anyway (the output is then marked)", err)
 	} else if err != nil {
-		return exitstatus.Flagged(err, shufflegNames)
+		return flagErr(err, shufflegNames)
 	}
 	rep := shuffleexp.NewReport(exp, results, f.Task, info, search)
 	if f.Curves != "" {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/internal/datasets"
 )
 
@@ -80,7 +79,7 @@ func TestShufflegTableCurvesPlot(t *testing.T) {
 
 func TestShufflegNonContractive(t *testing.T) {
 	code, _, stderr := runCLI(append(small, "--target-eps", "5", "--lr", "1.5", "--algorithm", "dp")...)
-	if code != exitstatus.Usage || !strings.Contains(stderr, "--allow-noncontractive") || !strings.Contains(stderr, "not contractive") {
+	if code != exitUsage || !strings.Contains(stderr, "--allow-noncontractive") || !strings.Contains(stderr, "not contractive") {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	code, out, stderr := runCLI(append(small, "--target-eps", "5", "--lr", "1.5", "--algorithm", "dp", "--allow-noncontractive")...)
@@ -121,7 +120,7 @@ func TestShufflegBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		code, out, stderr := runCLI(append(small, tc.args...)...)
-		if code != exitstatus.Usage || !strings.Contains(stderr, tc.want) {
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
 		if out != "" {
@@ -144,7 +143,7 @@ func TestShufflegBadInput(t *testing.T) {
 		{[]string{"--task", "ridge", "--dataset", "diabetes", "--C", "3"}, "--C 3: applies to the task mean only"},
 	} {
 		code, _, stderr := runCLI(append([]string{"shuffleg", "--target-eps", "1"}, tc.args...)...)
-		if code != exitstatus.Usage || !strings.Contains(stderr, tc.want) {
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
@@ -220,7 +219,7 @@ func TestShufflegAlphaRule(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--alpha-rule", "table-4.3", "--conversion", "improved"}, {"--alpha-rule", "optimal"}} {
 		code, _, stderr := runCLI(append(append(small, "--target-eps", "5", "--lr", "0.1"), args...)...)
-		if code != exitstatus.Usage || !strings.Contains(stderr, "--alpha-rule") {
+		if code != exitUsage || !strings.Contains(stderr, "--alpha-rule") {
 			t.Errorf("%v: exit %d: %s", args, code, stderr)
 		}
 	}

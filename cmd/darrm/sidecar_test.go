@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -31,7 +30,7 @@ func TestSidecarLedger(t *testing.T) {
 	release := []string{"aggregate", p("votes.npy"), "--mechanism", "confident-gnmax", "--threshold", "150", "--sigma1", "100", "--sigma2", "40", "--delta", "1e-5", "--ledger", p("pate.ledger"), "--out", p("labels.npy"), "--format", "json"}
 
 	// No header: ledger init and a release on a ledger are refused.
-	if _, e, code := darrm(t, "", "ledger", "init", p("pate.ledger"), "--votes", p("votes.npy"), "--teachers-in-rows", "--classes", "10", "--K", "250", "--budget-eps", "2", "--budget-delta", "1e-5"); code != exitstatus.Usage || !strings.Contains(e, "has no metadata header: state it in a sidecar") {
+	if _, e, code := darrm(t, "", "ledger", "init", p("pate.ledger"), "--votes", p("votes.npy"), "--teachers-in-rows", "--classes", "10", "--K", "250", "--budget-eps", "2", "--budget-delta", "1e-5"); code != exitUsage || !strings.Contains(e, "has no metadata header: state it in a sidecar") {
 		t.Fatalf("ledger init without a header: exit %d: %s", code, e)
 	}
 	if err := os.WriteFile(p("votes.npy.meta.json"), []byte(pateSidecar+"\n"), 0o644); err != nil {
@@ -78,18 +77,18 @@ func TestSidecarLedger(t *testing.T) {
 	if err := os.WriteFile(p("other.json"), []byte(other), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, e, code := darrm(t, "", append(release, "--meta", p("other.json"))...); code != exitstatus.Usage || !strings.Contains(e, "another-k250") {
+	if _, e, code := darrm(t, "", append(release, "--meta", p("other.json"))...); code != exitUsage || !strings.Contains(e, "another-k250") {
 		t.Errorf("a sidecar of other teachers: exit %d: %s", code, e)
 	}
 	private := strings.Replace(strings.Replace(pateSidecar, `"relation":"one-vote"`, `"relation":"private-teachers"`, 1), `{"method":"none"}`, `{"method":"stated"},"eps":1,"Delta":0`, 1)
 	if err := os.WriteFile(p("private.json"), []byte(private), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, e, code := darrm(t, "", append(release, "--meta", p("private.json"))...); code != exitstatus.Usage || !strings.Contains(e, "the teachers' relation: one-vote given by the confident-gnmax mechanism") {
+	if _, e, code := darrm(t, "", append(release, "--meta", p("private.json"))...); code != exitUsage || !strings.Contains(e, "the teachers' relation: one-vote given by the confident-gnmax mechanism") {
 		t.Errorf("a private-teachers sidecar: exit %d: %s", code, e)
 	}
 	// A label file is never written over the sidecar.
-	if _, e, code := darrm(t, "", "aggregate", p("votes.npy"), "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--out", p("votes.npy.meta.json")); code != exitstatus.Usage || !strings.Contains(e, "sidecar") {
+	if _, e, code := darrm(t, "", "aggregate", p("votes.npy"), "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--out", p("votes.npy.meta.json")); code != exitUsage || !strings.Contains(e, "sidecar") {
 		t.Errorf("--out over the sidecar: exit %d: %s", code, e)
 	}
 	if b, _ := os.ReadFile(p("votes.npy.meta.json")); string(b) != pateSidecar+"\n" {
@@ -127,7 +126,7 @@ func TestLedgerInitReads(t *testing.T) {
 		}
 	}
 	if _, e, code := darrm(t, "", "ledger", "init", p("x.ledger"), "--ensemble", "x", "--K", "11", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash",
-		"--budget-eps", "1", "--budget-delta", "1e-5", "--teachers-in-rows"); code != exitstatus.Usage || !strings.Contains(e, "--teachers-in-rows says how to read the --votes file") {
+		"--budget-eps", "1", "--budget-delta", "1e-5", "--teachers-in-rows"); code != exitUsage || !strings.Contains(e, "--teachers-in-rows says how to read the --votes file") {
 		t.Errorf("a reading flag without --votes: exit %d: %s", code, e)
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/aggregators"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
@@ -20,7 +19,7 @@ func init() { subcommands = append(subcommands, newSimulateCmd) }
 
 type simulateFlags struct {
 	problemFlags
-	aggregators.Flags
+	mechanismFlags
 	Format     cliout.Format `flag:"format"`
 	Seed       uint64        `flag:"seed"`
 	Mechanisms []string      `flag:"mechanisms" help:"mechanisms to compare (default: darrm, subsample, rr, gnmax when delta > 0, dsub when Delta = 0)"`
@@ -66,7 +65,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if len(names) == 0 {
 		names = defaultMechanisms(p.Problem)
 	}
-	mech, err := f.Flags.Parse(cmd, "mechanisms", names)
+	mech, err := f.mechanismFlags.Parse(cmd, "mechanisms", names)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/lp"
@@ -27,7 +26,7 @@ func init() { subcommands = append(subcommands, newSolveCmd) }
 type solveFlags struct {
 	problemFlags
 	relationFlags
-	Cache    gammasource.CacheFlags
+	Cache    cacheFlags
 	Format   cliout.Format       `flag:"format"`
 	Workers  int                 `flag:"workers"`
 	Prior    gamma.Prior         `flag:"prior"`
@@ -92,7 +91,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	ctx := cmd.Context()
 	src := optimal.Source{Cache: dir, Prior: f.Prior, Options: optimal.Options{Workers: f.Workers, LP: lp.Options{Verbose: f.HighsLog}}}
-	l, err := gammasource.Load(ctx, cmd, src, p.Problem)
+	l, err := loadGamma(ctx, cmd, src, p.Problem)
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/transfer"
@@ -32,7 +30,7 @@ func newTransferCmd() *cobra.Command {
 		Format  cliout.Format     `flag:"format"`
 		Plot    string            `flag:"plot"`
 		Workers int               `flag:"workers"`
-		Cache   gammasource.CacheFlags
+		Cache   cacheFlags
 		Totals  totalFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
 	cmd := newCmd("transfer", &cobra.Command{
@@ -59,7 +57,7 @@ func newTransferCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := exitstatus.Flagged(params.Validate(b.Test.Len()), nil); err != nil {
+			if err := flagErr(params.Validate(b.Test.Len()), nil); err != nil {
 				return err
 			}
 			gdir, err := f.Cache.Open()
@@ -80,7 +78,7 @@ func newTransferCmd() *cobra.Command {
 			src := optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}
 			lines := cliout.NewStages(cmd.ErrOrStderr())
 			defer lines.Done()
-			gammasource.Plan(cmd, &src, lines)
+			planGamma(cmd, &src, lines)
 			res, err := transfer.Run(cmd.Context(), b.Test, t, params, src)
 			if err != nil {
 				prog.Done()
@@ -96,7 +94,7 @@ func newTransferCmd() *cobra.Command {
 				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, src)
 				if err != nil {
 					prog.Done()
-					return cli.AsUsage(exitstatus.Flagged(err, nil))
+					return cli.AsUsage(flagErr(err, nil))
 				}
 				out.EqualTotals = report.NewTransferEqual(ep.Budget.Guarantee, eq)
 			}

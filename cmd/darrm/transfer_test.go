@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/internal/datasets"
 	"github.com/darrm/darrm/internal/transfer"
@@ -224,7 +223,7 @@ func TestTransferBadInput(t *testing.T) {
 		{nil, "--dataset"},
 	} {
 		_, errOut, code := darrm(t, "", append([]string{"transfer", "--no-cache"}, c.args...)...)
-		if code != exitstatus.Usage || !strings.Contains(errOut, c.want) {
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
 		}
 	}
@@ -267,11 +266,11 @@ func TestTeachersTraining(t *testing.T) {
 			args = append(args, "--no-cache")
 		}
 		_, errOut, code := darrm(t, "", append(args, "--dataset", "mnist58")...)
-		if code != exitstatus.Usage || !strings.Contains(errOut, c.want) {
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
 		}
 	}
-	if _, errOut, code := darrm(t, "", "teachers", "tune", "--dataset", "mnist39"); code != exitstatus.Usage || !strings.Contains(errOut, "mnist58 or fashion58") {
+	if _, errOut, code := darrm(t, "", "teachers", "tune", "--dataset", "mnist39"); code != exitUsage || !strings.Contains(errOut, "mnist58 or fashion58") {
 		t.Errorf("tune of a tuning task: exit %d: %s", code, errOut)
 	}
 }

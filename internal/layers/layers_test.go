@@ -25,7 +25,7 @@ var layers = []struct {
 	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "internal/dpsgd", "internal/fixtures"}},
 	{"release metadata", []string{"provenance"}},
 	{"releases and experiments", []string{"ensemble", "ledger", "internal/teachers", "pate", "internal/transfer", "internal/patemnist", "shuffleg", "internal/shuffleexp", "plan"}},
-	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report", "cmd/darrm/internal/inputs", "cmd/darrm/internal/exitstatus", "cmd/darrm/internal/gammasource", "cmd/darrm/internal/outputs", "cmd/darrm/internal/ledgernotes", "cmd/darrm/internal/aggregators", "cmd/darrm/internal/resolve"}},
+	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report", "cmd/darrm/internal/resolve"}},
 	{"the command", []string{"cmd/darrm"}},
 }
 

@@ -1,4 +1,4 @@
-package inputs
+package main
 
 import (
 	"os"
@@ -10,12 +10,12 @@ import (
 	"github.com/darrm/darrm/internal/fixtures"
 )
 
-// TestCheck: a file of a kind the reader does not take is refused as a
+// TestInputKinds: a file of a kind the reader does not take is refused as a
 // usage error that names the file, what it is, what was wanted and what
 // reads it; a file of its own kind, or not recognised, passes. The
 // command's tests (TestSniff, TestWrongKindOfFile) do this with each file
 // as darrm writes it.
-func TestCheck(t *testing.T) {
+func TestInputKinds(t *testing.T) {
 	dir := t.TempDir()
 	votes := fixtures.Path("votes-K11.csv")
 	g := fixtures.Path("gamma-K11-m3.json")
@@ -25,19 +25,19 @@ func TestCheck(t *testing.T) {
 	os.WriteFile(plain, []byte("0,1,1\n"), 0o644)
 	for _, tc := range []struct {
 		path string
-		kind *Kind
-		want Want
+		kind *fileKind
+		want wantKinds
 		err  string
 	}{
-		{votes, KindVotes, WantVotes, ""},
-		{g, KindGamma, WantGamma, ""},
-		{plain, nil, WantVotes, ""},
-		{votes, KindVotes, WantGamma, "GAMMA " + votes + " is " + KindVotes.Name + ", not a gamma: " + KindVotes.Use},
-		{g, KindGamma, WantVotes, "GAMMA " + g + " is " + KindGamma.Name + ", not a vote file: " + KindGamma.Use},
-		{doc, KindJSONDoc, WantVotes, "is a JSON document spread over several lines, not a vote file"},
-		{doc, KindJSONDoc, WantGamma, ""},
+		{votes, kindVotes, wantVotes, ""},
+		{g, kindGamma, wantGamma, ""},
+		{plain, nil, wantVotes, ""},
+		{votes, kindVotes, wantGamma, "GAMMA " + votes + " is " + kindVotes.Name + ", not a gamma: " + kindVotes.Use},
+		{g, kindGamma, wantVotes, "GAMMA " + g + " is " + kindGamma.Name + ", not a vote file: " + kindGamma.Use},
+		{doc, kindJSONDoc, wantVotes, "is a JSON document spread over several lines, not a vote file"},
+		{doc, kindJSONDoc, wantGamma, ""},
 	} {
-		k := SniffPath(tc.path)
+		k := sniffPath(tc.path)
 		if k != tc.kind {
 			t.Errorf("%s: sniffed as %v, want %v", tc.path, k, tc.kind)
 		}

@@ -1,4 +1,4 @@
-package outputs
+package main
 
 import (
 	"os"
@@ -12,9 +12,9 @@ import (
 	"github.com/darrm/darrm/ledger"
 )
 
-// TestCheck: an --out that is the command's input is refused, naming the
+// TestOutputChecks: an --out that is the command's input is refused, naming the
 // input as the "input" annotation does; another file is not.
-func TestCheck(t *testing.T) {
+func TestOutputChecks(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("DARRM_CACHE_DIR", filepath.Join(dir, "cache"))
 	t.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
@@ -28,7 +28,7 @@ func TestCheck(t *testing.T) {
 		cmd.Flags().String("out", "", "")
 		cmd.Flags().Set("out", c.out)
 		args := []string{in}
-		err := Check(cmd, args, Protected(cmd, args))
+		err := checkOutputs(cmd, args, protectedFiles(cmd, args))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("--out %s: %v", c.out, err)

@@ -1,4 +1,4 @@
-package inputs
+package main
 
 import (
 	"errors"
@@ -13,29 +13,29 @@ import (
 	"github.com/darrm/darrm/ledger"
 )
 
-// ReadTable reads the gamma file name (- for standard input), which role
+// readTable reads the gamma file name (- for standard input), which role
 // names on the command line (Open), for k teachers (0: the file's;
 // gamma.ReadTable): its errors name the file, after the flag for a
 // flag's, and the --K that k came from.
-func ReadTable(cmd *cobra.Command, role, name string, k int) (gamma.Table, error) {
-	in, err := Open(cmd, role, name, WantGamma)
+func readTable(cmd *cobra.Command, role, name string, k int) (gamma.Table, error) {
+	in, err := openInput(cmd, role, name, wantGamma)
 	if err != nil {
 		return gamma.Table{}, err
 	}
 	defer in.Close()
 	tab, err := gamma.ReadTable(in, k)
 	if err != nil && k > 0 {
-		return tab, cli.Usagef("%s: %v, for --K %d", Label(role, name), err, k)
+		return tab, cli.Usagef("%s: %v, for --K %d", inputLabel(role, name), err, k)
 	} else if err != nil {
-		return tab, cli.Usagef("%s: %v", Label(role, name), err)
+		return tab, cli.Usagef("%s: %v", inputLabel(role, name), err)
 	}
 	return tab, nil
 }
 
-// NotLedger says, for an error of a ledger that is no ledger, what the
+// notLedger says, for an error of a ledger that is no ledger, what the
 // file is instead: missing (with the paths close to it), or another file
 // of darrm's; "" otherwise.
-func NotLedger(err error) string {
+func notLedger(err error) string {
 	var (
 		ce *ledger.CorruptError
 		ne *ledger.NotLedgerError
@@ -46,11 +46,11 @@ func NotLedger(err error) string {
 			return fmt.Sprintf("%v; did you mean %s?", err, strings.Join(near, " or "))
 		}
 	case errors.As(err, &ne):
-		if err := WantLedger.Check("ledger", ne.Path, SniffPath(ne.Path)); err != nil {
+		if err := wantLedger.Check("ledger", ne.Path, sniffPath(ne.Path)); err != nil {
 			return err.Error()
 		}
 	case errors.As(err, &ce) && ce.Line == 1:
-		if err := WantLedger.Check("ledger", ce.Path, SniffPath(ce.Path)); err != nil {
+		if err := wantLedger.Check("ledger", ce.Path, sniffPath(ce.Path)); err != nil {
 			return err.Error()
 		}
 	}

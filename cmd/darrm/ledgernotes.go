@@ -1,7 +1,8 @@
-// Package ledgernotes says on a darrm command's streams what using a
+package main
+
+// This file says on a darrm command's streams what using a
 // privacy ledger found worth telling: its notes, a wait for its lock, a
 // record it replaced, and its errors in the command's terms.
-package ledgernotes
 
 import (
 	"errors"
@@ -14,21 +15,19 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 )
 
-// Read reads the ledger at path whole (ledger.ReadOnly) and prints
+// readLedger reads the ledger at path whole (ledger.ReadOnly) and prints
 // what reading it found worth telling.
-func Read(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
+func readLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
 	l, err := ledger.ReadOnly(cmd.Context(), path, ledger.Options{})
 	if err != nil {
-		return nil, Error(err)
+		return nil, ledgerError(err)
 	}
-	PrintNotes(cmd.ErrOrStderr(), path, l.Notes())
+	printLedgerNotes(cmd.ErrOrStderr(), path, l.Notes())
 	return l, nil
 }
 
@@ -38,29 +37,29 @@ func printReplaced(t *cliout.Text, prev *ledger.Record) {
 	t.Line("it replaces the record of ledger %s (id %.8s, %d lines, as of %s)", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
 }
 
-// Waiting says on cmd's stderr that a run waits for the lock on a
+// ledgerWaiting says on cmd's stderr that a run waits for the lock on a
 // ledger or on its record (what: ledger.Options.Waiting).
-func Waiting(cmd *cobra.Command) func(string) {
+func ledgerWaiting(cmd *cobra.Command) func(string) {
 	return func(what string) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (interrupt to give up)\n", cliout.Escape(what))
 	}
 }
 
-// PrintNotes prints what opening a ledger found worth telling.
-func PrintNotes(w io.Writer, path string, notes []string) {
+// printLedgerNotes prints what opening a ledger found worth telling.
+func printLedgerNotes(w io.Writer, path string, notes []string) {
 	for _, n := range notes {
 		fmt.Fprintf(w, "darrm: ledger %s: %s\n", path, n)
 	}
 }
 
-// Error says a ledger's error in the command's terms: a file that is
+// ledgerError says a ledger's error in the command's terms: a file that is
 // another of darrm's (a vote file, a gamma) is named as what it is, a
 // missing one with the close names, a bad header parameter as its flag,
 // the option that replaces an ensemble's record on purpose
 // (ledger.InitOptions.Replace) as --replace, and the filter of a ledger
 // that would take labels refused as ledger init's --filter.
-func Error(err error) error {
-	if msg := inputs.NotLedger(err); msg != "" {
+func ledgerError(err error) error {
+	if msg := notLedger(err); msg != "" {
 		return cli.Usagef("%s", msg)
 	}
 	var (
@@ -73,7 +72,7 @@ func Error(err error) error {
 	case errors.As(err, &fe):
 		err = &worded{err, strings.Replace(err.Error(), fe.Error(), fe.Say(fmt.Sprintf("a ledger made with darrm ledger init --filter %v", accountant.Simple)), 1)}
 	}
-	return exitstatus.Flagged(err, nil)
+	return flagErr(err, nil)
 }
 
 // worded is err said in the command's words.
@@ -85,10 +84,10 @@ type worded struct {
 func (e *worded) Error() string { return e.msg }
 func (e *worded) Unwrap() error { return e.err }
 
-// Initialized says that ledger init made the ledger path with header h,
+// ledgerInitialized says that ledger init made the ledger path with header h,
 // bound to b, and which record of the ensemble's ledger it replaced, if
 // any.
-func Initialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, prev *ledger.Record) error {
+func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, prev *ledger.Record) error {
 	t := cliout.NewText(w)
 	t.Line("ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
 	if prev != nil {
@@ -97,11 +96,11 @@ func Initialized(w io.Writer, path string, b provenance.Binding, h ledger.Header
 	return t.Close()
 }
 
-// FilterChoice says, before ledger init's summary, what each filter
+// ledgerFilterChoice says, before ledger init's summary, what each filter
 // allows the labels declared for the ledger path (labels says them in
 // words; ledger.ChooseFilter), and which filter the ledger keeps: the one
 // that allows more, or the one --filter names (named).
-func FilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice, filter accountant.Method, named bool) error {
+func ledgerFilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice, filter accountant.Method, named bool) error {
 	expected := c.Expected
 	if expected > 0 {
 		labels += fmt.Sprintf(", %s expected", plural.Of(expected, "label", "labels"))
@@ -146,9 +145,9 @@ func FilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice, filte
 	return t.Close()
 }
 
-// Adopted says that ledger adopt recorded l, at path, as its ensemble's
+// ledgerAdopted says that ledger adopt recorded l, at path, as its ensemble's
 // ledger, and which record it replaced, if any.
-func Adopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Record) error {
+func ledgerAdopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Record) error {
 	t := cliout.NewText(w)
 	t.Line("ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s", path, cliout.Escape(l.Header().Ensemble), l.Lines(), l.Head())
 	if prev == nil {
@@ -159,8 +158,8 @@ func Adopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Record) er
 	return t.Close()
 }
 
-// Upgraded says what ledger upgrade did to the ledger path.
-func Upgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
+// ledgerUpgraded says what ledger upgrade did to the ledger path.
+func ledgerUpgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
 	t := cliout.NewText(w)
 	if res.Current {
 		t.Line("ledger %s is of version %d, the current one: there is nothing to upgrade", path, ledger.Version)

@@ -1,9 +1,10 @@
-// Package aggregators builds the aggregators of darrm's commands from
+package main
+
+// This file builds the aggregators of darrm's commands from
 // their flags: the mechanisms named, the gamma each samples (a --gamma
 // file, or gamma_opt from the cache, solved on demand), RR's and GNMax's
 // settings, the multi-class mechanisms' settings and which of them a
 // mechanism takes, with the solve and the certificate shown on standard error.
-package aggregators
 
 import (
 	"context"
@@ -15,10 +16,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
-	"github.com/darrm/darrm/cmd/darrm/internal/inputs"
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgernotes"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -29,9 +26,9 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Flags configure the aggregators of aggregate and simulate.
-type Flags struct {
-	Cache       gammasource.CacheFlags
+// mechanismFlags configure the aggregators of aggregate and simulate.
+type mechanismFlags struct {
+	Cache       cacheFlags
 	Workers     int                  `flag:"workers"`
 	Prior       gamma.Prior          `flag:"prior"`
 	RRComp      accountant.RRMethod  `flag:"rr-composition"`
@@ -41,44 +38,44 @@ type Flags struct {
 	NoSolve     bool                 `flag:"no-solve" help:"darrm, darrm-one-vote: take gamma_opt from the cache only, fail if it is not there"`
 }
 
-// RRComposition returns the composition of randomized response's p_const
+// rrComposition returns the composition of randomized response's p_const
 // that --rr-composition (m) and --rr-delta-prime give for teachers whose
 // guarantee has this Delta.
-func RRComposition(m accountant.RRMethod, deltaPrime, teacherDelta float64) accountant.Composition {
+func rrComposition(m accountant.RRMethod, deltaPrime, teacherDelta float64) accountant.Composition {
 	return accountant.Composition{Method: m.For(teacherDelta), DeltaPrime: deltaPrime}
 }
 
-// Checked is the checked form of Flags, with the mechanisms they were
+// checkedMechanisms is the checked form of mechanismFlags, with the mechanisms they were
 // checked for, resolved.
-type Checked struct {
-	*Flags
+type checkedMechanisms struct {
+	*mechanismFlags
 	Table      *gamma.Table // --gamma
 	TableName  string
 	Mechanisms []ensemble.MechanismInfo
 }
 
 // Parse checks the flags for the mechanisms names, which flag gave.
-func (f *Flags) Parse(cmd *cobra.Command, flag string, names []provenance.MechanismName) (Checked, error) {
+func (f *mechanismFlags) Parse(cmd *cobra.Command, flag string, names []provenance.MechanismName) (checkedMechanisms, error) {
 	infos := make([]ensemble.MechanismInfo, len(names))
 	for i, n := range names {
 		var err error
 		if infos[i], err = ensemble.LookupMechanism(n, votefile.TwoClass); err != nil {
-			return Checked{Flags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, Names(votefile.TwoClass))
+			return checkedMechanisms{mechanismFlags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, mechanismNames(votefile.TwoClass))
 		}
 	}
 	return f.Check(cmd, infos)
 }
 
 // Check checks the flags for the two-class mechanisms infos.
-func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Checked, error) {
-	s := Checked{Flags: f, Mechanisms: infos}
+func (f *mechanismFlags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (checkedMechanisms, error) {
+	s := checkedMechanisms{mechanismFlags: f, Mechanisms: infos}
 	var sampling []ensemble.MechanismInfo // the mechanisms that sample a gamma
 	for _, info := range infos {
 		if info.Gamma {
 			sampling = append(sampling, info)
 		}
 	}
-	if err := exitstatus.Flagged(param.Workers(f.Workers), nil); err != nil {
+	if err := flagErr(param.Workers(f.Workers), nil); err != nil {
 		return s, err
 	}
 	if (f.GammaFile != "" || f.NoSolve) && len(sampling) == 0 {
@@ -92,7 +89,7 @@ func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Check
 		if f.NoSolve {
 			return s, cli.Usagef("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
 		}
-		tab, err := inputs.ReadTable(cmd, "--gamma", f.GammaFile, 0)
+		tab, err := readTable(cmd, "--gamma", f.GammaFile, 0)
 		if err != nil {
 			return s, err
 		}
@@ -107,7 +104,7 @@ func (f *Flags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (Check
 // checkTableRelation refuses a --gamma file for a relation in which none
 // of the mechanisms infos that sample a gamma releases: a gamma is private
 // only in the relation it was certified in.
-func (s Checked) checkTableRelation(infos []ensemble.MechanismInfo) error {
+func (s checkedMechanisms) checkTableRelation(infos []ensemble.MechanismInfo) error {
 	return tableRelation(s.TableName, s.Table.InRelation(), infos)
 }
 
@@ -138,7 +135,7 @@ func tableRelation(name string, rel accountant.Relation, infos []ensemble.Mechan
 // of s.Mechanisms, for problem p (ensemble.Mechanism.Build), with the
 // settings of the flags and, for a mechanism that samples a gamma, its
 // gamma; label describes it for people.
-func (s Checked) NewAggregator(cmd *cobra.Command, info ensemble.MechanismInfo, p constraints.Problem) (ensemble.Aggregator, string, error) {
+func (s checkedMechanisms) NewAggregator(cmd *cobra.Command, info ensemble.MechanismInfo, p constraints.Problem) (ensemble.Aggregator, string, error) {
 	m := s.Settings(ensemble.Mechanism{Name: info.Name, Input: info.Input}, p)
 	var src optimal.Source
 	if info.Gamma {
@@ -151,7 +148,7 @@ func (s Checked) NewAggregator(cmd *cobra.Command, info ensemble.MechanismInfo, 
 	opts := s.Watch(cmd, &src, info, p, lines)
 	agg, label, l, err := m.Build(cmd.Context(), src, p, 2, opts)
 	lines.Done()
-	gammasource.WarnNotStored(cmd, l)
+	warnNotStored(cmd, l)
 	if err != nil {
 		return nil, "", s.ReleaseError(err, "")
 	}
@@ -161,17 +158,17 @@ func (s Checked) NewAggregator(cmd *cobra.Command, info ensemble.MechanismInfo, 
 // Watch shows on lines the solve of gamma_opt that src may run for
 // mechanism info held to p, and the certificate of the aggregator, whose
 // options it returns.
-func (s Checked) Watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
-	what := gammasource.Solving(info.GammaProblem(p))
-	gammasource.Watch(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
+func (s checkedMechanisms) Watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
+	what := solvingNote(info.GammaProblem(p))
+	watchGamma(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
 	cert := certifying(info.Name, p)
 	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(cert, 100).Set(int64(100 * x)) }}
 }
 
 // Settings returns m with the two-class settings of the flags for
 // problem p.
-func (s Checked) Settings(m ensemble.Mechanism, p constraints.Problem) ensemble.Mechanism {
-	m.RR, m.GNMaxSearch = RRComposition(s.RRComp, s.RRDelta, p.Delta), s.GNMaxSearch
+func (s checkedMechanisms) Settings(m ensemble.Mechanism, p constraints.Problem) ensemble.Mechanism {
+	m.RR, m.GNMaxSearch = rrComposition(s.RRComp, s.RRDelta, p.Delta), s.GNMaxSearch
 	return m
 }
 
@@ -184,26 +181,26 @@ func certifying(name provenance.MechanismName, p constraints.Problem) string {
 // ReleaseError says an error of ensemble.Release or
 // ensemble.Mechanism.Build in the command's terms, by the step that
 // failed; input names the votes of a release.
-func (s Checked) ReleaseError(err error, input string) error {
+func (s checkedMechanisms) ReleaseError(err error, input string) error {
 	var re *ensemble.ReleaseError
 	if !errors.As(err, &re) {
 		return err
 	}
 	switch err = re.Err; re.Step.String() {
 	case "gamma":
-		return gammasource.Error(err, s.TableName)
+		return sourceError(err, s.TableName)
 	case "build":
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
 		if !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
-			err = cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
+			err = cli.AsUsage(flagErr(err, map[string]string{"laplace scale": "--laplace-scale"}))
 		}
 	case "binding":
 		err = fmt.Errorf("%s: %w (--mechanism)", input, err)
 	case "accounting":
 		err = cli.AsUsage(err)
 	case "ledger":
-		err = ledgernotes.Error(err)
+		err = ledgerError(err)
 	}
 	return err
 }
@@ -211,7 +208,7 @@ func (s Checked) ReleaseError(err error, input string) error {
 // Source returns where the gamma of mechanism info comes from: the
 // --gamma file, when it is for the mechanism's relation, else gamma_opt
 // from the cache, solved on demand unless --no-solve.
-func (s Checked) Source(info ensemble.MechanismInfo) (optimal.Source, error) {
+func (s checkedMechanisms) Source(info ensemble.MechanismInfo) (optimal.Source, error) {
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
 	if s.Table != nil && s.Table.InRelation() == info.Relation {
@@ -225,9 +222,9 @@ func (s Checked) Source(info ensemble.MechanismInfo) (optimal.Source, error) {
 // PlanSource returns where a plan's mechanism takes its noise function
 // for each problem the plan tries: gamma_opt from the cache, solved on
 // demand unless --no-solve, its solves shown on lines
-// (gammasource.Plan). A --gamma file is refused: it is for one problem,
+// (Plan). A --gamma file is refused: it is for one problem,
 // and a plan tries many.
-func (s Checked) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.Source, error) {
+func (s checkedMechanisms) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.Source, error) {
 	if s.Table != nil {
 		return optimal.Source{}, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
 	}
@@ -236,13 +233,13 @@ func (s Checked) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.S
 	if src.Cache, err = s.Cache.Open(); err != nil {
 		return src, err
 	}
-	gammasource.Plan(cmd, &src, lines)
+	planGamma(cmd, &src, lines)
 	return src, nil
 }
 
-// Names lists the registered mechanisms for votes of kind in, as flags'
+// mechanismNames lists the registered mechanisms for votes of kind in, as flags'
 // help and errors name them: separated by commas.
-func Names(in votefile.Input) string {
+func mechanismNames(in votefile.Input) string {
 	return join(func(info ensemble.MechanismInfo) bool { return info.Input == in })
 }
 

@@ -1,4 +1,4 @@
-package gammasource
+package main
 
 import (
 	"errors"
@@ -13,9 +13,9 @@ import (
 	"github.com/darrm/darrm/optimal"
 )
 
-// TestError: each field of a Source is named as the flag that sets it, a
+// TestGammaSourceError: each field of a Source is named as the flag that sets it, a
 // usage error (exit 2); a cache entry that cannot be used keeps its error.
-func TestError(t *testing.T) {
+func TestGammaSourceError(t *testing.T) {
 	other := errors.New("entry damaged")
 	for _, tc := range []struct {
 		err   error
@@ -29,7 +29,7 @@ func TestError(t *testing.T) {
 		{&optimal.SourceError{Field: "CacheOnly", Err: other}, false, "--no-solve: entry damaged; run darrm solve with these parameters to replace it"},
 		{other, false, "entry damaged"},
 	} {
-		err := Error(tc.err, "g.json")
+		err := sourceError(tc.err, "g.json")
 		if cli.IsUsage(err) != tc.usage || err.Error() != tc.want {
 			t.Errorf("Error(%v) = %v (usage %t), want %q (usage %t)", tc.err, err, cli.IsUsage(err), tc.want, tc.usage)
 		}
@@ -39,12 +39,12 @@ func TestError(t *testing.T) {
 // TestOpen: --no-cache opens none; a file where the cache folder should be
 // is a usage error naming the flag.
 func TestOpen(t *testing.T) {
-	if d, err := (&CacheFlags{NoCache: true}).Open(); d != nil || err != nil {
+	if d, err := (&cacheFlags{NoCache: true}).Open(); d != nil || err != nil {
 		t.Errorf("--no-cache: %v, %v", d, err)
 	}
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, nil, 0o644)
-	_, err := (&CacheFlags{Dir: file}).Open()
+	_, err := (&cacheFlags{Dir: file}).Open()
 	if !cli.IsUsage(err) || !strings.HasPrefix(err.Error(), "--cache-dir "+file+": not a folder") {
 		t.Errorf("a file as --cache-dir: %v", err)
 	}
@@ -52,10 +52,10 @@ func TestOpen(t *testing.T) {
 
 // TestSolving: the progress line names the problem as its relation does.
 func TestSolving(t *testing.T) {
-	if got := Solving(constraints.Problem{K: 11, M: 3}); got != "solving K=11 m=3" {
+	if got := solvingNote(constraints.Problem{K: 11, M: 3}); got != "solving K=11 m=3" {
 		t.Errorf("private teachers: %q", got)
 	}
-	if got := Solving(constraints.NewOneVote(11, 0.3, 1e-5)); got != "solving K=11 one-vote eps=0.3" {
+	if got := solvingNote(constraints.NewOneVote(11, 0.3, 1e-5)); got != "solving K=11 one-vote eps=0.3" {
 		t.Errorf("one vote: %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package aggregators
+package main
 
 import (
 	"strings"
@@ -20,16 +20,16 @@ import (
 func TestParse(t *testing.T) {
 	g := fixtures.Path("gamma-K11-m3.json") // private teachers
 	for _, c := range []struct {
-		f     Flags
+		f     mechanismFlags
 		names []provenance.MechanismName
 		want  string
 	}{
-		{Flags{}, []provenance.MechanismName{provenance.DaRRM, provenance.RR}, ""},
-		{Flags{GammaFile: g}, []provenance.MechanismName{provenance.DaRRM}, ""},
-		{Flags{NoSolve: true}, []provenance.MechanismName{provenance.RR}, "--no-solve applies to the mechanisms that sample a gamma"},
-		{Flags{GammaFile: g, NoSolve: true}, []provenance.MechanismName{provenance.DaRRM}, "--gamma and --no-solve exclude each other"},
-		{Flags{GammaFile: g}, []provenance.MechanismName{provenance.DaRRMOneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm"},
-		{Flags{}, []provenance.MechanismName{"bogus"}, `--mechanism "bogus": must be one of`},
+		{mechanismFlags{}, []provenance.MechanismName{provenance.DaRRM, provenance.RR}, ""},
+		{mechanismFlags{GammaFile: g}, []provenance.MechanismName{provenance.DaRRM}, ""},
+		{mechanismFlags{NoSolve: true}, []provenance.MechanismName{provenance.RR}, "--no-solve applies to the mechanisms that sample a gamma"},
+		{mechanismFlags{GammaFile: g, NoSolve: true}, []provenance.MechanismName{provenance.DaRRM}, "--gamma and --no-solve exclude each other"},
+		{mechanismFlags{GammaFile: g}, []provenance.MechanismName{provenance.DaRRMOneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm"},
+		{mechanismFlags{}, []provenance.MechanismName{"bogus"}, `--mechanism "bogus": must be one of`},
 	} {
 		s, err := c.f.Parse(&cobra.Command{}, "mechanism", c.names)
 		switch {

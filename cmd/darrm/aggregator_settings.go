@@ -1,4 +1,4 @@
-package aggregators
+package main
 
 import (
 	"fmt"
@@ -7,14 +7,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 )
 
-// ClassFlags are the settings of the multi-class mechanisms.
-type ClassFlags struct {
+// classFlags are the settings of the multi-class mechanisms.
+type classFlags struct {
 	Sigma2       float64 `flag:"sigma2" help:"gnmax, confident-gnmax: deviation of the noise on each class count (> 0)"`
 	Threshold    float64 `flag:"threshold" help:"confident-gnmax: answer when the largest count plus noise reaches this"`
 	Sigma1       float64 `flag:"sigma1" help:"confident-gnmax: deviation of the threshold step's noise (> 0)"`
@@ -22,24 +21,24 @@ type ClassFlags struct {
 }
 
 // Given returns the settings the flags give (nil: not given).
-func (f *ClassFlags) Given(cmd *cobra.Command) provenance.Settings {
+func (f *classFlags) Given(cmd *cobra.Command) provenance.Settings {
 	fs := cmd.Flags()
 	return provenance.Settings{Threshold: cli.Given(fs, "threshold", f.Threshold), Sigma1: cli.Given(fs, "sigma1", f.Sigma1),
 		Sigma2: cli.Given(fs, "sigma2", f.Sigma2), LaplaceScale: cli.Given(fs, "laplace-scale", f.LaplaceScale)}
 }
 
-// GNMaxOf returns the GNMax-family parameters of settings s with noise
+// gnmaxOf returns the GNMax-family parameters of settings s with noise
 // (provenance.Settings.GNMax), a bad one named as its flag.
-func GNMaxOf(s provenance.Settings, noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
+func gnmaxOf(s provenance.Settings, noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
 	m, err := s.GNMax(noise)
-	return m, exitstatus.Flagged(err, nil)
+	return m, flagErr(err, nil)
 }
 
-// CheckSettings refuses the flag of a setting (a flag that a registered
+// checkSettings refuses the flag of a setting (a flag that a registered
 // mechanism needs or takes) that mechanism info does not take, and asks
 // for each it needs that neither a flag nor stated (a label file's
 // header) gives (ensemble.MechanismInfo.CheckSettings).
-func CheckSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated provenance.Settings) error {
+func checkSettings(cmd *cobra.Command, info ensemble.MechanismInfo, stated provenance.Settings) error {
 	u := info.CheckSettings(func(s ensemble.Setting) (set, known bool) {
 		name := s.Flag()
 		fl := cmd.Flags().Lookup(name)

@@ -1,8 +1,9 @@
-// Package gammasource gets darrm's commands the noise function gamma that
+package main
+
+// This file gets darrm's commands the noise function gamma that
 // a release, a plan or a solve uses, from an optimal.Source (a gamma file
 // given, or gamma_opt from the cache, solved on demand), showing the solve
 // on standard error and saying its errors in terms of the flags.
-package gammasource
 
 import (
 	"context"
@@ -21,14 +22,14 @@ import (
 	"github.com/darrm/darrm/optimal"
 )
 
-// CacheFlags select the gamma cache.
-type CacheFlags struct {
+// cacheFlags select the gamma cache.
+type cacheFlags struct {
 	Dir     string `flag:"cache-dir"`
 	NoCache bool   `flag:"no-cache"`
 }
 
 // Open returns the cache, or nil with --no-cache.
-func (f *CacheFlags) Open() (*cache.Dir, error) {
+func (f *cacheFlags) Open() (*cache.Dir, error) {
 	if f.NoCache {
 		return nil, nil
 	}
@@ -49,32 +50,32 @@ func (f *CacheFlags) Open() (*cache.Dir, error) {
 	return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
 }
 
-// Load returns the gamma that src gives for p (optimal.Source.Load),
+// loadGamma returns the gamma that src gives for p (optimal.Source.Load),
 // with a progress line on a terminal while gamma_opt is solved, and
 // warnings for a cache entry that is replaced or that could not be
 // stored.
-func Load(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Problem) (optimal.Loaded, error) {
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, Solving(p))
-	Watch(cmd, &src, Solving(p), func() *cliout.Progress { return prog })
+func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Problem) (optimal.Loaded, error) {
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, solvingNote(p))
+	watchGamma(cmd, &src, solvingNote(p), func() *cliout.Progress { return prog })
 	l, err := src.Load(ctx, p)
 	prog.Done()
 	if err == nil {
-		WarnNotStored(cmd, l)
+		warnNotStored(cmd, l)
 	}
 	return l, err
 }
 
-// Solving describes the solve of gamma_opt for p in a progress line.
-func Solving(p constraints.Problem) string {
+// solvingNote describes the solve of gamma_opt for p in a progress line.
+func solvingNote(p constraints.Problem) string {
 	if p.Relation == accountant.OneVote {
 		return fmt.Sprintf("solving K=%d one-vote eps=%g", p.K, p.Eps)
 	}
 	return fmt.Sprintf("solving K=%d m=%g", p.K, p.M)
 }
 
-// Watch makes src show its solve of gamma_opt, described as what, on the
+// watchGamma makes src show its solve of gamma_opt, described as what, on the
 // progress line prog returns, and tell of a cache entry it replaces.
-func Watch(cmd *cobra.Command, src *optimal.Source, what string, prog func() *cliout.Progress) {
+func watchGamma(cmd *cobra.Command, src *optimal.Source, what string, prog func() *cliout.Progress) {
 	src.Options.Progress = func(s optimal.Progress) {
 		pr := prog()
 		pr.Describe(fmt.Sprintf("%s: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", what, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
@@ -83,29 +84,29 @@ func Watch(cmd *cobra.Command, src *optimal.Source, what string, prog func() *cl
 	src.OnCorrupt = func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
 }
 
-// WarnNotStored warns of a gamma_opt solved now that could not be
+// warnNotStored warns of a gamma_opt solved now that could not be
 // stored in the cache.
-func WarnNotStored(cmd *cobra.Command, l optimal.Loaded) {
+func warnNotStored(cmd *cobra.Command, l optimal.Loaded) {
 	if l.StoreErr != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", l.StoreErr)
 	}
 }
 
-// Plan makes src, the gamma source of a plan, show on lines its solves of
+// planGamma makes src, the gamma source of a plan, show on lines its solves of
 // gamma_opt for the problems the plan tries, tell of a cache entry it
-// replaces and warn of one it could not store (WarnNotStored); the
+// replaces and warn of one it could not store (warnNotStored); the
 // caller ends lines when the plan is done.
-func Plan(cmd *cobra.Command, src *optimal.Source, lines *cliout.Stages) {
+func planGamma(cmd *cobra.Command, src *optimal.Source, lines *cliout.Stages) {
 	const what = "solving gamma_opt"
-	Watch(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
-	src.OnNotStored = func(err error) { WarnNotStored(cmd, optimal.Loaded{StoreErr: err}) }
+	watchGamma(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
+	src.OnNotStored = func(err error) { warnNotStored(cmd, optimal.Loaded{StoreErr: err}) }
 }
 
-// Error says an optimal.SourceError in terms of the flags that set the
+// sourceError says an optimal.SourceError in terms of the flags that set the
 // source's fields: --gamma (the file given), --prior and --no-solve (with --no-cache),
 // as usage errors; a cache entry that cannot be read or used keeps its
 // error, and its exit status.
-func Error(err error, given string) error {
+func sourceError(err error, given string) error {
 	var se *optimal.SourceError
 	switch {
 	case !errors.As(err, &se):

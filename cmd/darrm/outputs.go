@@ -1,7 +1,8 @@
-// Package outputs refuses an output file of a darrm command that cannot be
+package main
+
+// This file refuses an output file of a darrm command that cannot be
 // written or that would overwrite a file the command reads or a file
 // darrm keeps (the gamma cache, the records of the ledgers).
-package outputs
 
 import (
 	"github.com/spf13/cobra"
@@ -12,10 +13,10 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Flags are the flags that name a file a command writes.
-var Flags = []string{"out", "plot", "curves"}
+// outFlags are the flags that name a file a command writes.
+var outFlags = []string{"out", "plot", "curves"}
 
-// Check refuses an output file of cmd (Flags) that cannot be
+// checkOutputs refuses an output file of cmd (Flags) that cannot be
 // written, or that is a file the command reads or a file darrm keeps: the
 // input files named as arguments, the --votes file, the sidecars of vote
 // files and the --meta file (their metadata header), the --gamma file,
@@ -29,8 +30,8 @@ var Flags = []string{"out", "plot", "curves"}
 // "the vote file"); a command whose arguments are files it creates names
 // them by the annotation "output" (e.g. "LEDGER"), and they are checked
 // as outputs.
-func Check(cmd *cobra.Command, args []string, protect []cli.Protected) error {
-	for _, name := range Flags {
+func checkOutputs(cmd *cobra.Command, args []string, protect []cli.Protected) error {
+	for _, name := range outFlags {
 		if f := cmd.Flags().Lookup(name); f != nil {
 			if err := cli.CheckOutput(name, f.Value.String(), protect...); err != nil {
 				return err
@@ -47,8 +48,8 @@ func Check(cmd *cobra.Command, args []string, protect []cli.Protected) error {
 	return nil
 }
 
-// Protected are the files an output of cmd must not be (Check).
-func Protected(cmd *cobra.Command, args []string) []cli.Protected {
+// protectedFiles are the files an output of cmd must not be (checkOutputs).
+func protectedFiles(cmd *cobra.Command, args []string) []cli.Protected {
 	what := cmd.Annotations["input"]
 	if what == "" {
 		what = "an input of " + cmd.CommandPath()

@@ -1,4 +1,4 @@
-package ledgernotes
+package main
 
 import (
 	"bytes"
@@ -10,27 +10,26 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 )
 
-// TestError: a ledger that is not there is named with the paths close to
+// TestLedgerError: a ledger that is not there is named with the paths close to
 // it, and a file of darrm's that is no ledger as what it is, both usage
 // errors; a result of an upgrade of a current ledger says so.
-func TestError(t *testing.T) {
+func TestLedgerError(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
 	near := filepath.Join(dir, "k.ledger")
 	os.WriteFile(near, nil, 0o644)
 	_, err := ledger.ReadOnly(context.Background(), filepath.Join(dir, "k.ledgr"), ledger.Options{})
-	if err = Error(err); !cli.IsUsage(err) || !strings.Contains(err.Error(), "did you mean "+near+"?") {
+	if err = ledgerError(err); !cli.IsUsage(err) || !strings.Contains(err.Error(), "did you mean "+near+"?") {
 		t.Errorf("a mistyped ledger: %v", err)
 	}
 	votes := filepath.Join(dir, "votes.csv")
 	os.WriteFile(votes, []byte(`# {"darrm-votes":1,"ensemble":"e","K":3,"classes":2}`+"\n0,1,1\n"), 0o644)
 	_, err = ledger.ReadOnly(context.Background(), votes, ledger.Options{})
-	if err = Error(err); !cli.IsUsage(err) || !strings.Contains(err.Error(), "is a vote file") {
+	if err = ledgerError(err); !cli.IsUsage(err) || !strings.Contains(err.Error(), "is a vote file") {
 		t.Errorf("a vote file as a ledger: %v", err)
 	}
 	// A second ledger: the library names InitOptions.Replace, the
@@ -44,14 +43,14 @@ func TestError(t *testing.T) {
 	if !strings.Contains(err.Error(), "InitOptions.Replace") {
 		t.Errorf("a second ledger, from the library: %v", err)
 	}
-	if err = Error(err); !strings.Contains(err.Error(), "run the same darrm ledger init command with --replace") || strings.Contains(err.Error(), "InitOptions") {
+	if err = ledgerError(err); !strings.Contains(err.Error(), "run the same darrm ledger init command with --replace") || strings.Contains(err.Error(), "InitOptions") {
 		t.Errorf("a second ledger, from the command: %v", err)
 	}
-	if status, _ := exitstatus.Explain(err); status != exitstatus.Usage {
+	if status, _ := explainExit(err); status != exitUsage {
 		t.Errorf("a second ledger: exit status %d", status)
 	}
 	var w bytes.Buffer
-	if err := Upgraded(&w, "l", ledger.UpgradeResult{Current: true}); err != nil || !strings.Contains(w.String(), "ledger l is of version") {
+	if err := ledgerUpgraded(&w, "l", ledger.UpgradeResult{Current: true}); err != nil || !strings.Contains(w.String(), "ledger l is of version") {
 		t.Errorf("Upgraded, current: %v, %q", err, w.String())
 	}
 }

@@ -1,4 +1,4 @@
-package inputs
+package main
 
 import (
 	"errors"
@@ -15,12 +15,12 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// VoteFlags say how to read a vote file (votefile.Options): its
+// voteFlags say how to read a vote file (votefile.Options): its
 // format, counts (--input-format counts), class indices (--classes C),
 // or what the metadata header states.
-type VoteFlags struct {
+type voteFlags struct {
 	Classes  int               `flag:"classes" help:"number of classes C: the votes are class indices 0..C-1 (with --input-format counts, every row must have C counts; a metadata header states C, which this may repeat)"`
-	InFormat Format            `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts, or npy (auto: a NumPy file by its start, JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
+	InFormat voteFormat        `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts, or npy (auto: a NumPy file by its start, JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
 	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
 	ID       votefile.Presence `flag:"id" help:"id column: auto, yes or no"`
 	// A matrix of class labels without a metadata header (NumPy, CSV)
@@ -36,11 +36,11 @@ type VoteFlags struct {
 
 // HeaderFile returns the file the votes' metadata header was read from,
 // when OpenVotes read it from a sidecar; "" otherwise.
-func (f *VoteFlags) HeaderFile() string { return f.headerFile }
+func (f *voteFlags) HeaderFile() string { return f.headerFile }
 
 // orientation returns the orientation of a matrix of class labels the
 // flags state (votefile.Options.Orientation).
-func (f *VoteFlags) orientation() (votefile.Orientation, error) {
+func (f *voteFlags) orientation() (votefile.Orientation, error) {
 	switch {
 	case f.TeachersInRows && f.QueriesInRows:
 		return 0, cli.Usagef("--teachers-in-rows and --queries-in-rows: give one, the axis that holds the teachers")
@@ -52,14 +52,14 @@ func (f *VoteFlags) orientation() (votefile.Orientation, error) {
 	return 0, nil // unstated
 }
 
-// Format is --input-format: a file's format, or counts, its layout.
-type Format struct {
+// voteFormat is --input-format: a file's format, or counts, its layout.
+type voteFormat struct {
 	format votefile.Format
 	layout votefile.Layout
 }
 
 // MarshalText returns "counts" or the format's name.
-func (f Format) MarshalText() ([]byte, error) {
+func (f voteFormat) MarshalText() ([]byte, error) {
 	if f.layout == votefile.LayoutCounts {
 		return []byte("counts"), nil
 	}
@@ -67,16 +67,16 @@ func (f Format) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText reads "counts" or a format's name.
-func (f *Format) UnmarshalText(b []byte) error {
+func (f *voteFormat) UnmarshalText(b []byte) error {
 	if strings.EqualFold(string(b), "counts") {
-		*f = Format{layout: votefile.LayoutCounts}
+		*f = voteFormat{layout: votefile.LayoutCounts}
 		return nil
 	}
 	var x votefile.Format
 	if err := x.UnmarshalText(b); err != nil {
 		return fmt.Errorf("format %q: must be auto, csv, jsonl, counts or npy", b)
 	}
-	*f = Format{format: x}
+	*f = voteFormat{format: x}
 	return nil
 }
 
@@ -88,7 +88,7 @@ func (f *Format) UnmarshalText(b []byte) error {
 // reader decided that nothing said. What the header states is checked
 // (provenance.Check) before anything uses it. Close the Closer it returns
 // after reading.
-func (f *VoteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.Reader, io.Closer, error) {
+func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.Reader, io.Closer, error) {
 	fs := cmd.Flags()
 	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
 		return nil, nil, cli.Usagef("--%v", err)
@@ -102,7 +102,7 @@ func (f *VoteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.R
 		return nil, nil, err
 	}
 	f.headerFile = metaFile
-	file, err := Open(cmd, role, name, WantVotes)
+	file, err := openInput(cmd, role, name, wantVotes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -147,7 +147,7 @@ func (f *VoteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.R
 // beside it (votefile.SidecarPath), when there is one; nil without. It
 // says on stderr which file it read, so that the header a release binds
 // to a ledger is never taken silently.
-func (f *VoteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, string, error) {
+func (f *voteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, string, error) {
 	path, role, why := f.Meta, "--meta", "--meta"
 	if path == "" {
 		if name == cli.Std {
@@ -164,7 +164,7 @@ func (f *VoteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, st
 			return nil, "", cli.Usagef("%s %s is a folder", role, path)
 		}
 	}
-	file, err := Open(cmd, role, path, WantSidecar)
+	file, err := openInput(cmd, role, path, wantSidecar)
 	if err != nil {
 		return nil, "", err
 	}

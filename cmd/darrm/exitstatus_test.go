@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/teachers"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
+)
+
+// TestExplain maps every kind of error onto its exit status and message:
+// explainExit is the one place where that happens.
+func TestExplain(t *testing.T) {
+	accParam := &accountant.ParamError{Name: "laplace scale", Value: -1, Rule: "must be a finite number > 0"}
+	setting := &accountant.SettingError{Name: "search", Value: "grid", Rule: "the paper's search uses the paper's conversion only"}
+	conParam := &accountant.ParamError{Name: "m·eps", Value: 0.5, Rule: "must be > 0"}
+	ledParam := fmt.Errorf("ledger: %w", &accountant.ParamError{Name: "budget-eps", Value: "-1", Rule: "must be > 0"})
+	for _, tc := range []struct {
+		name string
+		err  error
+		code int
+		msg  string
+	}{
+		{"none", nil, exitOK, ""},
+		{"failure", errors.New("disk on fire"), exitFailure, "disk on fire"},
+		{"usage", cli.Usagef("--m = 0"), exitUsage, "--m = 0"},
+		{"too large", fmt.Errorf("solve K=1001 m=10: %w", optimal.ErrTooLarge), exitUsage, "solve K=1001 m=10: " + optimal.ErrTooLarge.Error()},
+		{"library not certified", fmt.Errorf("x: %w", ensemble.ErrNotCertified), exitNotCertified, "x: " + ensemble.ErrNotCertified.Error()},
+		{"not certified", fmt.Errorf("gamma is %w", gamma.ErrNotCertified), exitNotCertified, "gamma is not certified"},
+		{"budget", fmt.Errorf("%w: 3 left", errBudget), exitBudget, "privacy budget reached: 3 left"},
+		{"interrupted", fmt.Errorf("verify K=11: %w", context.Canceled), exitInterrupted, "verify K=11: context canceled"},
+
+		// A parameter is named as the flag that sets it, dropping what the
+		// library wrapped it in, keeping what the command did.
+		{"param", flagErr(fmt.Errorf("pate: %w", accParam), map[string]string{"laplace scale": "--laplace-scale"}), exitUsage, "--laplace-scale = -1: must be a finite number > 0"},
+		{"param, command context", fmt.Errorf("run: %w", flagErr(accParam, nil)), exitUsage, "run: --laplace scale = -1: must be a finite number > 0"},
+		{"param, account", &flagged{err: accParam, names: map[string]string{"laplace scale": "--scale"}, prefix: "account x: "}, exitUsage, "account x: --scale = -1: must be a finite number > 0"},
+		{"param, no flag", accParam, exitUsage, accParam.Error()},
+		{"constraints param", flagErr(conParam, map[string]string{"m·eps": "m·eps (--m × --eps)"}), exitUsage, "m·eps (--m × --eps) = 0.5: must be > 0"},
+		{"ledger param", flagErr(ledParam, nil), exitUsage, "--budget-eps = -1: must be > 0"},
+		{"setting", flagErr(fmt.Errorf("teacher cap: %w", setting), map[string]string{"search": "--gnmax-search"}), exitUsage, "--gnmax-search grid: the paper's search uses the paper's conversion only"},
+		{"setting, no flag", setting, exitUsage, setting.Error()},
+		{"flags, no param", flagErr(errors.New("disk on fire"), nil), exitFailure, "disk on fire"},
+
+		{"format", &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}, exitUsage, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
+		// Bad input after labels left: exit 2 would say nothing was written.
+		{"format, labels spent", &ensemble.SpentError{Labels: 7, Err: &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}}, exitFailure, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
+		{"interrupted, labels spent", &ensemble.SpentError{Labels: 7, Err: context.Canceled}, exitInterrupted, context.Canceled.Error()},
+		{"teachers", &provenance.TeachersError{Field: "K"}, exitUsage, (&provenance.TeachersError{Field: "K"}).Error()},
+		{"ledger corrupt", &ledger.CorruptError{Path: "l", Line: 2}, exitUsage, (&ledger.CorruptError{Path: "l", Line: 2}).Error()},
+		{"not a ledger", &ledger.NotLedgerError{Path: "l", Reason: "a directory"}, exitUsage, "ledger l: a directory"},
+		{"ledger version", &ledger.VersionError{Path: "l", Version: 9}, exitUsage, (&ledger.VersionError{Path: "l", Version: 9}).Error()},
+		{"ledger binding", &ledger.BindingError{Path: "l"}, exitUsage, (&ledger.BindingError{Path: "l"}).Error()},
+		{"record", &ledger.RecordError{Path: "l"}, exitUsage, (&ledger.RecordError{Path: "l"}).Error()},
+
+		// darrm's own state that is damaged is a failure, not the user's input.
+		{"cache entry corrupt", &cache.CorruptError{Path: "c", Reason: "bad"}, exitFailure, (&cache.CorruptError{Path: "c", Reason: "bad"}).Error()},
+		{"saved teachers corrupt", &teachers.CorruptError{Path: "t", Reason: "bad"}, exitFailure, (&teachers.CorruptError{Path: "t", Reason: "bad"}).Error()},
+	} {
+		code, msg := explainExit(tc.err)
+		if code != tc.code || msg != tc.msg {
+			t.Errorf("%s: Explain(%v) = %d, %q; want %d, %q", tc.name, tc.err, code, msg, tc.code, tc.msg)
+		}
+	}
+}
