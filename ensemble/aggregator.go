@@ -91,8 +91,8 @@ type Privacy struct {
 	// (NewOneVoteDaRRM); totals compose them (accountant.ComposeProfile).
 	Profile []accountant.Guarantee
 	// Curve describes the mechanism when it has a privacy curve beyond
-	// its guarantee (a GaussianSpend: ClassGNMax; a OneBitSpend:
-	// NewOneVoteDaRRM, NewRR, NewGNMax and ClassGNMax on two classes; a
+	// its guarantee (a GaussianSpend: classGNMax; a OneBitSpend:
+	// NewOneVoteDaRRM, NewRR, NewGNMax and classGNMax on two classes; a
 	// LaplaceSpend: LNMax); zero otherwise (Step).
 	Curve accountant.Spend
 }

@@ -150,11 +150,11 @@ func benchCounts(n int) []byte {
 // Confident-GNMax (T = 200, σ1 = 150, σ2 = 40), GNMax (σ = 40) and LNMax
 // (b = 20), for K = 250 and C = 10.
 func benchMulti(b *testing.B) []ClassAggregator {
-	cg, err := NewClassGNMax(noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
+	cg, err := newClassGNMax(noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, _ := NewClassGNMax(noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
+	g, _ := newClassGNMax(noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
 	l, _ := newLNMax(noisymax.LNMax{Scale: 20}, 250, 10)
 	return []ClassAggregator{cg, g, l}
 }

@@ -154,8 +154,9 @@ b,60,40,30,30,20,20,20,10,10,10
 	if err != nil {
 		log.Fatal(err)
 	}
-	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
-	agg, err := ensemble.NewClassGNMax(m, in.K(), in.Classes(), 1e-5)
+	m := ensemble.Mechanism{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses,
+		GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}}
+	agg, _, _, err := m.Build(context.Background(), optimal.Source{}, constraints.Problem{K: in.K(), TargetDelta: 1e-5}, in.Classes(), ensemble.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

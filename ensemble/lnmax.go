@@ -11,7 +11,7 @@ import (
 )
 
 // ClassAggregator labels a query from the vote counts of K teachers over
-// C classes: ClassGNMax (GNMax, Confident-GNMax) or LNMax.
+// C classes: classGNMax (GNMax, Confident-GNMax) or LNMax.
 type ClassAggregator interface {
 	// Labeler's Privacy is the data-independent per-query guarantee, in
 	// the one-vote relation; Answer labels a query from its counts.
@@ -42,16 +42,7 @@ type lnmaxAggregator struct {
 	ties     []int
 }
 
-// NewLNMax returns LNMax of scale m.Scale for K teachers and C classes.
-func NewLNMax(m noisymax.LNMax, teachers, classes int) (ClassAggregator, error) {
-	l, err := newLNMax(m, teachers, classes)
-	if err != nil {
-		return nil, err
-	}
-	return l, nil
-}
-
-// newLNMax is NewLNMax.
+// newLNMax returns LNMax of scale m.Scale for K teachers and C classes.
 func newLNMax(m noisymax.LNMax, teachers, classes int) (*lnmaxAggregator, error) {
 	eps, err := m.Eps()
 	if err != nil {

@@ -367,7 +367,7 @@ func buildClassGNMax(_ context.Context, m Mechanism, _ sampledGamma, p constrain
 	if confident := m.Name == provenance.ConfidentGNMax; confident != g.Confident() {
 		return nil, "", fmt.Errorf("%s: threshold %v, sigma1 %v: confident-gnmax has the threshold step (sigma1 > 0), gnmax none", m.Name, g.Threshold, g.Sigma1)
 	}
-	agg, err := NewClassGNMax(g, p.K, classes, p.TargetDelta)
+	agg, err := newClassGNMax(g, p.K, classes, p.TargetDelta)
 	if err != nil {
 		return nil, "", err
 	}
@@ -379,7 +379,7 @@ func buildClassGNMax(_ context.Context, m Mechanism, _ sampledGamma, p constrain
 }
 
 func buildLNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
-	agg, err := NewLNMax(m.LNMax, p.K, classes)
+	agg, err := newLNMax(m.LNMax, p.K, classes)
 	if err != nil {
 		return nil, "", err
 	}

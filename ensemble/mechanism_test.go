@@ -233,7 +233,7 @@ func TestTotalsAtExtremes(t *testing.T) {
 		{Sigma2: 0.5, Noise: noisymax.DiscreteNoise},
 		{Threshold: 200, Sigma1: 1e15, Sigma2: 1e15, Noise: noisymax.DiscreteNoise},
 	} {
-		g, err := NewClassGNMax(m, 250, 2, 1e-5)
+		g, err := newClassGNMax(m, 250, 2, 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// ClassGNMax is GNMax on the counts of C classes (PATE paper, Section
+// classGNMax is GNMax on the counts of C classes (PATE paper, Section
 // 4.1; GNMax is its two-class form in the thesis), and with a
 // threshold step Confident-GNMax (Algorithm 1): a query is answered only
 // if its largest count plus N_Z(0, σ1²) reaches the threshold T, and then
@@ -31,7 +31,7 @@ import (
 // privacy is that bit's: Privacy.Curve lists its pairs of output
 // probabilities (noisymax.GNMaxBitPairs), whose exact composition a run
 // uses, with the noise's zCDP slope beside them.
-type ClassGNMax struct {
+type classGNMax struct {
 	mech      noisymax.ConfidentGNMax
 	teachers  int
 	classes   int
@@ -41,10 +41,10 @@ type ClassGNMax struct {
 	threshold float64
 }
 
-// NewClassGNMax returns the aggregator m (m.Noise must be
+// newClassGNMax returns the aggregator m (m.Noise must be
 // noisymax.DiscreteNoise) for K teachers and C classes, with the
 // per-query guarantee at delta of ClassGNMaxPrivacy.
-func NewClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float64) (*ClassGNMax, error) {
+func newClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float64) (*classGNMax, error) {
 	if m.Noise != noisymax.DiscreteNoise {
 		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (noisymax.DiscreteNoise), not %v", gnmaxName(m), m.Noise)
 	}
@@ -58,7 +58,7 @@ func NewClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float
 	if err != nil {
 		return nil, err
 	}
-	g := &ClassGNMax{mech: m, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold), privacy: priv}
+	g := &classGNMax{mech: m, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold), privacy: priv}
 	if g.s2, err = noise.NewDiscreteGaussian(m.Sigma2); err != nil {
 		return nil, err
 	}
@@ -132,23 +132,23 @@ func gnmaxName(m noisymax.ConfidentGNMax) provenance.MechanismName {
 }
 
 // Name returns "gnmax" or "confident-gnmax".
-func (g *ClassGNMax) Name() provenance.MechanismName { return gnmaxName(g.mech) }
+func (g *classGNMax) Name() provenance.MechanismName { return gnmaxName(g.mech) }
 
 // K returns the number of teachers.
-func (g *ClassGNMax) K() int { return g.teachers }
+func (g *classGNMax) K() int { return g.teachers }
 
 // Classes returns C.
-func (g *ClassGNMax) Classes() int { return g.classes }
+func (g *classGNMax) Classes() int { return g.classes }
 
 // Mechanism returns the parameters.
-func (g *ClassGNMax) Mechanism() noisymax.ConfidentGNMax { return g.mech }
+func (g *classGNMax) Mechanism() noisymax.ConfidentGNMax { return g.mech }
 
 // Privacy returns the data-independent per-query guarantee.
-func (g *ClassGNMax) Privacy() Privacy { return g.privacy }
+func (g *classGNMax) Privacy() Privacy { return g.privacy }
 
 // Settings returns σ2, and T and σ1 with the threshold step, with the
 // noise, discrete.
-func (g *ClassGNMax) Settings() provenance.Settings {
+func (g *classGNMax) Settings() provenance.Settings {
 	m := g.mech
 	s := provenance.Settings{Sigma2: &m.Sigma2, Noise: &m.Noise}
 	if m.Confident() {
@@ -158,14 +158,14 @@ func (g *ClassGNMax) Settings() provenance.Settings {
 }
 
 // Answer returns the label of q from its counts (Label).
-func (g *ClassGNMax) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
+func (g *classGNMax) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
 	return g.Label(q.Counts, src)
 }
 
 // Label returns the private label of one query from its C vote counts,
 // which sum to K, and whether the query was answered (the label is -1
 // when not).
-func (g *ClassGNMax) Label(counts []int, src *noise.Source) (label int, answered bool, err error) {
+func (g *classGNMax) Label(counts []int, src *noise.Source) (label int, answered bool, err error) {
 	top, err := votefile.CheckCounts(counts, g.teachers, g.classes)
 	if err != nil {
 		return -1, false, err

@@ -16,7 +16,7 @@ import (
 
 func TestClassGNMaxLabels(t *testing.T) {
 	m := noisymax.ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}
-	g, err := NewClassGNMax(m, 50, 4, 1e-5)
+	g, err := newClassGNMax(m, 50, 4, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestClassGNMaxLabels(t *testing.T) {
 		t.Errorf("counts summing to 49 for K = 50, one teacher abstaining: %v", err)
 	}
 	c := noisymax.ConfidentGNMax{Threshold: 40, Sigma1: 1, Sigma2: 1, Noise: noisymax.DiscreteNoise}
-	cg, err := NewClassGNMax(c, 50, 4, 1e-5)
+	cg, err := newClassGNMax(c, 50, 4, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestClassGNMaxLabels(t *testing.T) {
 	if l, ans, _ := cg.Label([]int{48, 2, 0, 0}, src); !ans || l != 0 {
 		t.Error("largest count 48 withheld at threshold 40")
 	}
-	if _, err := NewClassGNMax(noisymax.ConfidentGNMax{Sigma2: 1, Noise: noisymax.ContinuousNoise}, 50, 4, 1e-5); err == nil {
+	if _, err := newClassGNMax(noisymax.ConfidentGNMax{Sigma2: 1, Noise: noisymax.ContinuousNoise}, 50, 4, 1e-5); err == nil {
 		t.Error("continuous noise accepted for a release")
 	}
 }
@@ -63,7 +63,7 @@ func TestReleaseMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewClassGNMax(noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: noisymax.DiscreteNoise}, 10, 3, 1e-5)
+	g, err := newClassGNMax(noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: noisymax.DiscreteNoise}, 10, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestReleaseMulti(t *testing.T) {
 func TestMaxClasses(t *testing.T) {
 	m := noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	for _, c := range []int{votefile.MaxClasses + 1, 4_000_000_000, 9_000_000_000_000_000_000} {
-		if _, err := NewClassGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
+		if _, err := newClassGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
 			t.Errorf("gnmax with %d classes: %v", c, err)
 		}
 		if _, err := newLNMax(noisymax.LNMax{Scale: 20}, 3, c); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
@@ -120,7 +120,7 @@ func TestClassGNMaxBit(t *testing.T) {
 		sigma float64
 	}{{3, 0.8}, {11, 4.6}} {
 		m := noisymax.ConfidentGNMax{Sigma2: c.sigma, Noise: noisymax.DiscreteNoise}
-		g, err := NewClassGNMax(m, c.k, 2, 1e-5)
+		g, err := newClassGNMax(m, c.k, 2, 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestClassGNMaxBit(t *testing.T) {
 	}
 	const k, sigma = 11, 4.6
 	m := noisymax.ConfidentGNMax{Sigma2: sigma, Noise: noisymax.DiscreteNoise}
-	g, err := NewClassGNMax(m, k, 2, 1e-5)
+	g, err := newClassGNMax(m, k, 2, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestClassGNMaxBit(t *testing.T) {
 		m       noisymax.ConfidentGNMax
 		classes int
 	}{{m, 3}, {noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 3, Sigma2: sigma, Noise: noisymax.DiscreteNoise}, 2}} {
-		g, err := NewClassGNMax(c.m, k, c.classes, 1e-5)
+		g, err := newClassGNMax(c.m, k, c.classes, 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,9 +9,11 @@ import (
 	"slices"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -246,7 +248,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding) (ensemble.Accounting, error) {
 	var priv ensemble.Privacy
 	if opts.Mechanism == provenance.LNMax {
-		agg, err := ensemble.NewLNMax(opts.LNMax, k, classes)
+		agg, err := build(ensemble.Mechanism{Name: provenance.LNMax, LNMax: opts.LNMax}, k, classes, 0)
 		if err != nil {
 			return ensemble.Accounting{}, err
 		}
@@ -323,7 +325,7 @@ func perQuery(m *votefile.LabelMeta) accountant.Guarantee {
 
 // checkStated checks that the settings g of the header m of a multi-class
 // release's labels give the per-label (ε, δ) the header states, as the
-// release computed it (ensemble.NewClassGNMax at the stated δ): a header
+// release computed it (built as a release builds it, at the stated δ): a header
 // that contradicts itself is damaged, and its settings cannot be trusted
 // for an account (a σ2 edited from 40 to 400 would report a tenth of the
 // cost). The threshold plays no part in the per-label guarantee, so an
@@ -333,7 +335,7 @@ func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g noisymax.Con
 	if m.Classes == 2 && g.Noise == noisymax.ContinuousNoise {
 		return nil
 	}
-	agg, err := ensemble.NewClassGNMax(g, m.K, m.Classes, m.Delta)
+	agg, err := build(ensemble.Mechanism{Name: provenance.MechanismName(m.Mechanism), GNMax: g}, m.K, m.Classes, m.Delta)
 	if err != nil {
 		return lr.HeaderErrorf("its settings are not those of a release: %v", err)
 	}
@@ -346,6 +348,16 @@ func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g noisymax.Con
 			m.Eps, m.Delta, settings, g.Noise, got.Eps)
 	}
 	return nil
+}
+
+// build returns the multi-class aggregator m (its name and settings) for
+// k teachers over classes classes at δ delta, as a release builds it
+// (ensemble.Mechanism.Build): an account recomputes what a release used
+// by the same path.
+func build(m ensemble.Mechanism, k, classes int, delta float64) (ensemble.Labeler, error) {
+	m.Input = votefile.ManyClasses
+	l, _, _, err := m.Build(context.Background(), optimal.Source{}, constraints.Problem{K: k, TargetDelta: delta}, classes, ensemble.Options{})
+	return l, err
 }
 
 // count reads every query of in, checking it, and returns how many

@@ -38,9 +38,9 @@ func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefil
 
 // releaseLabels releases labels of counts by m's mechanism, seeded, and
 // returns the aggregator and the label file.
-func releaseLabels(t *testing.T, m ensemble.Mechanism, counts [][]int) (*ensemble.ClassGNMax, bytes.Buffer) {
+func releaseLabels(t *testing.T, m ensemble.Mechanism, counts [][]int) (ensemble.Labeler, bytes.Buffer) {
 	t.Helper()
-	agg, err := ensemble.NewClassGNMax(m.GNMax, 250, 10, paperDelta)
+	agg, err := build(m, 250, 10, paperDelta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 	m := paperMechanisms()[1] // gnmax alone: its eps follows from sigma2
 	agg, labels := releaseLabels(t, m, counts)
 	g := agg.Privacy().Guarantee
-	forged, err := ensemble.NewClassGNMax(noisymax.ConfidentGNMax{Sigma2: 400, Noise: noisymax.DiscreteNoise}, 250, 10, paperDelta)
+	forged, err := build(ensemble.Mechanism{Name: provenance.GNMax, GNMax: noisymax.ConfidentGNMax{Sigma2: 400, Noise: noisymax.DiscreteNoise}}, 250, 10, paperDelta)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -148,7 +149,8 @@ func TestNewSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := ensemble.NewClassGNMax(noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Noise: noisymax.DiscreteNoise}, 10, 3, 1e-5)
+	m := ensemble.Mechanism{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Noise: noisymax.DiscreteNoise}}
+	g, _, _, err := m.Build(context.Background(), optimal.Source{}, constraints.Problem{K: 10, TargetDelta: 1e-5}, 3, ensemble.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
