@@ -26,27 +26,27 @@ type queryReader interface {
 	Err() error
 }
 
-// Label answers queries in order with answer (a Labeler's Answer),
-// drawing from src, and hands each query, its label and whether it was
-// answered to each, which may stop the loop (stop true) or end it with
-// an error. An error of answer ends it as "query i: ..." for the query's
-// Index. It checks ctx every 1,024 queries and at the end. It is the
-// loop of every labelling, ReleaseTo's, Simulate's, PATE's experiment's
-// (pate.Label) and the transfer experiment's: one place where the noise
-// is drawn query after query.
+// Label answers queries held in memory, in order, with answer (a
+// Labeler's Answer), drawing from src, and hands each query, its label
+// and whether it was answered to each, which may stop the loop (stop
+// true) or end it with an error. An error of answer ends it as "query i:
+// ..." for the query's Index. It checks ctx every 1,024 queries and at
+// the end. It is the loop of every labelling: a release's (ReleaseTo),
+// Simulate's, PATE's experiment's (pate.Label) and the transfer
+// experiment's.
 func Label(ctx context.Context, queries []votefile.Query, answer func(q *votefile.Query, src *noise.Source) (label int, answered bool, err error), src *noise.Source, each func(q *votefile.Query, label int, answered bool) (stop bool, err error)) error {
-	_, err := label(ctx, &heldQueries{qs: queries}, answer, src, -1, each, nil)
+	_, err := labelLoop(ctx, &heldQueries{qs: queries}, answer, src, -1, each, nil)
 	return err
 }
 
-// label is the label loop (Label): it answers the queries of in, up to
+// labelLoop is the label loop (Label): it answers the queries of in, up to
 // limit of them (no limit when limit < 0), and returns how many queries
 // it read after the limit: read, and so checked, but not answered.
 // progress, if set, hears every progressEvery queries how many were read.
 // A cancellation of ctx during the last reads (e.g. while waiting on a
 // pipe) is an error too, so that a release stops before its last labels
 // are written.
-func label(ctx context.Context, in queryReader, answer func(*votefile.Query, *noise.Source) (int, bool, error), src *noise.Source, limit int,
+func labelLoop(ctx context.Context, in queryReader, answer func(*votefile.Query, *noise.Source) (int, bool, error), src *noise.Source, limit int,
 	each func(*votefile.Query, int, bool) (bool, error), progress func(read int)) (unanswered int, err error) {
 	asked := 0
 	for n := 1; in.Next(); n++ {

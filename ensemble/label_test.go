@@ -100,7 +100,7 @@ func TestLabelLimit(t *testing.T) {
 	src, ref := noise.NewSeededSource(5), noise.NewSeededSource(5)
 	answered := 0
 	var progress []int
-	unanswered, err := label(context.Background(), &heldQueries{qs: qs}, d.Answer, src, 2, func(q *votefile.Query, l int, _ bool) (bool, error) {
+	unanswered, err := labelLoop(context.Background(), &heldQueries{qs: qs}, d.Answer, src, 2, func(q *votefile.Query, l int, _ bool) (bool, error) {
 		if want, _, _ := d.Answer(q, ref); l != want {
 			t.Errorf("query %d: label %d, want %d", q.Index, l, want)
 		}

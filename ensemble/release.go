@@ -52,7 +52,7 @@ type ReleaseOptions struct {
 }
 
 // release answers the queries of in with agg, drawing from src, and
-// writes their rows to out, which it flushes: the label loop (label) of
+// writes their rows to out, which it flushes: the label loop (labelLoop) of
 // every release (ReleaseTo).
 func release(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.Source, out *votefile.LabelWriter, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
@@ -61,7 +61,7 @@ func release(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.So
 		progress = func(read int) { opts.Progress(read, in.BytesRead()) }
 	}
 	var err error
-	res.Unanswered, err = label(ctx, in, agg.Answer, src, limit, func(q *votefile.Query, label int, answered bool) (bool, error) {
+	res.Unanswered, err = labelLoop(ctx, in, agg.Answer, src, limit, func(q *votefile.Query, label int, answered bool) (bool, error) {
 		if err := out.WriteLabel(q, label, answered); err != nil {
 			return false, fmt.Errorf("write label %d: %w", q.Index, err)
 		}

@@ -74,13 +74,13 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 		res[i] = SimResult{Name: a.Name(), Privacy: a.Privacy(), Queries: queries, Exact: exact, TVError: tv}
 		srcs[i] = noise.NewSeededStream(seed, uint64(i)+1)
 	}
-	votes := newSimulatedVotes(p, min(queries, max(1, min(checkEvery, simulateBytes/k))))
+	votes := newSimulatedVotes(p, max(1, min(checkEvery, queries, simulateBytes/k)))
 	teachers := noise.NewSeededStream(seed, 0)
 	for drawn := 0; drawn < queries; {
 		chunk := votes.draw(teachers, drawn, queries-drawn)
 		drawn += len(chunk)
 		for i, a := range aggs {
-			_, err := label(ctx, &heldQueries{qs: chunk}, a.Answer, srcs[i], -1, func(q *votefile.Query, label int, _ bool) (bool, error) {
+			_, err := labelLoop(ctx, &heldQueries{qs: chunk}, a.Answer, srcs[i], -1, func(q *votefile.Query, label int, _ bool) (bool, error) {
 				if (label == 1) == (2*q.Counts[1] > k) {
 					res[i].Agree++
 				}
