@@ -25,15 +25,6 @@ type ReleaseResult struct {
 	Unanswered int
 }
 
-// progressEvery is how many queries pass between calls of the progress
-// function; checkEvery between checks of the context: an exact draw of
-// noise at the largest scale takes tens of microseconds, so 2^16 queries
-// could take seconds.
-const (
-	progressEvery = 1 << 16
-	checkEvery    = 1 << 10
-)
-
 // notForRelease is the comment line a release drawn from a seeded Source
 // writes first into its labels: CSV and JSON-lines readers that skip '#'
 // comments (e.g. pandas' comment="#") skip it, and strict readers refuse
@@ -61,49 +52,33 @@ type ReleaseOptions struct {
 }
 
 // release answers the queries of in with agg, drawing from src, and
-// writes their rows to out, which it flushes: the loop of every release
-// (ReleaseTo).
+// writes their rows to out, which it flushes: the label loop (labelLoop) of
+// every release (ReleaseTo).
 func release(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.Source, out *votefile.LabelWriter, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
-	for n := 1; in.Next(); n++ {
-		q := in.Query()
-		if limit < 0 || res.Released < limit {
-			label, answered, err := agg.Answer(q, src)
-			if err != nil {
-				return res, fmt.Errorf("query %d: %w", q.Index, err)
-			}
-			if err := out.WriteLabel(q, label, answered); err != nil {
-				return res, fmt.Errorf("write label %d: %w", q.Index, err)
-			}
-			res.Released++
-			if !answered {
-				res.Withheld++
-			}
-		} else {
-			res.Unanswered++
-		}
-		if n%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return res, err
-			}
-		}
-		if n%progressEvery == 0 && opts.Progress != nil {
-			opts.Progress(n, in.BytesRead())
-		}
+	var progress func(int)
+	if opts.Progress != nil {
+		progress = func(read int) { opts.Progress(read, in.BytesRead()) }
 	}
-	if err := in.Err(); err != nil {
-		return res, err
-	}
-	// A cancellation during the last reads (e.g. while waiting on a pipe)
-	// still stops the release before its last labels are written.
-	if err := ctx.Err(); err != nil {
+	var err error
+	res.Unanswered, err = labelLoop(ctx, in, agg.Answer, src, limit, func(q *votefile.Query, label int, answered bool) (bool, error) {
+		if err := out.WriteLabel(q, label, answered); err != nil {
+			return false, fmt.Errorf("write label %d: %w", q.Index, err)
+		}
+		res.Released++
+		if !answered {
+			res.Withheld++
+		}
+		return false, nil
+	}, progress)
+	if err != nil {
 		return res, err
 	}
 	if err := out.Flush(); err != nil {
 		return res, fmt.Errorf("write labels: %w", err)
 	}
-	if opts.Progress != nil {
-		opts.Progress(res.Released+res.Unanswered, in.BytesRead())
+	if progress != nil {
+		progress(res.Released + res.Unanswered)
 	}
 	return res, nil
 }

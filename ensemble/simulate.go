@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
 )
 
 // SimResult is the outcome of one aggregator in Simulate.
@@ -73,37 +74,23 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 		res[i] = SimResult{Name: a.Name(), Privacy: a.Privacy(), Queries: queries, Exact: exact, TVError: tv}
 		srcs[i] = noise.NewSeededStream(seed, uint64(i)+1)
 	}
-	thresholds := make([]uint64, k)
-	for i, v := range p {
-		thresholds[i] = noise.Threshold(v)
-	}
+	votes := newSimulatedVotes(p, max(1, min(checkEvery, queries, simulateBytes/k)))
 	teachers := noise.NewSeededStream(seed, 0)
-	votes := make([]byte, k)
-	for q := 0; q < queries; q++ {
-		if q%checkEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		l := 0
-		for i, t := range thresholds {
-			votes[i] = 0
-			if teachers.Uint64()>>11 < t {
-				votes[i] = 1
-				l++
-			}
-		}
-		var majority byte
-		if 2*l > k {
-			majority = 1
-		}
+	for drawn := 0; drawn < queries; {
+		chunk := votes.draw(teachers, drawn, queries-drawn)
+		drawn += len(chunk)
 		for i, a := range aggs {
-			label, err := a.Aggregate(votes, srcs[i])
+			_, err := labelLoop(ctx, &heldQueries{qs: chunk}, a.Answer, srcs[i], -1, func(q *votefile.Query, label int, _ bool) (bool, error) {
+				if (label == 1) == (2*q.Counts[1] > k) {
+					res[i].Agree++
+				}
+				return false, nil
+			}, nil)
 			if err != nil {
-				return nil, fmt.Errorf("simulate %s: %w", a.Name(), err)
-			}
-			if label == majority {
-				res[i].Agree++
+				if err != ctx.Err() {
+					err = fmt.Errorf("simulate %s: %w", a.Name(), err)
+				}
+				return nil, err
 			}
 		}
 	}
@@ -113,4 +100,51 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 		r.Lo, r.Hi = wilson(r.Agree, queries)
 	}
 	return res, nil
+}
+
+// simulateBytes bounds the votes Simulate holds at a time.
+const simulateBytes = 1 << 20
+
+// simulatedVotes holds the votes of a chunk of queries of synthetic
+// teachers, which every aggregator labels in turn before the next chunk
+// is drawn (Simulate): teacher i votes 1 when a 53-bit draw is below
+// thresholds[i].
+type simulatedVotes struct {
+	thresholds []uint64
+	queries    []votefile.Query
+}
+
+// newSimulatedVotes returns room for chunks of n queries of the teachers
+// who vote 1 with the probabilities p.
+func newSimulatedVotes(p []float64, n int) *simulatedVotes {
+	k := len(p)
+	s := &simulatedVotes{thresholds: make([]uint64, k), queries: make([]votefile.Query, n)}
+	for i, v := range p {
+		s.thresholds[i] = noise.Threshold(v)
+	}
+	votes, counts := make([]byte, n*k), make([]int, 2*n)
+	for j := range s.queries {
+		s.queries[j] = votefile.Query{Votes: votes[j*k : (j+1)*k], Counts: counts[2*j : 2*j+2]}
+	}
+	return s
+}
+
+// draw draws from teachers the votes of the next chunk of at most left
+// queries, the first of which is query drawn+1, and returns them.
+func (s *simulatedVotes) draw(teachers *noise.Source, drawn, left int) []votefile.Query {
+	chunk := s.queries[:min(left, len(s.queries))]
+	for j := range chunk {
+		q := &chunk[j]
+		q.Index = drawn + j + 1
+		ones := 0
+		for i, t := range s.thresholds {
+			q.Votes[i] = 0
+			if teachers.Uint64()>>11 < t {
+				q.Votes[i] = 1
+				ones++
+			}
+		}
+		q.Counts[0], q.Counts[1] = len(s.thresholds)-ones, ones
+	}
+	return chunk
 }

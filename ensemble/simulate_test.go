@@ -3,6 +3,7 @@ package ensemble
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -84,5 +85,71 @@ func TestSimulateTarget(t *testing.T) {
 	}
 	if _, err := Simulate(ctx, []Aggregator{d}, teachers[:9], 10, 1); err == nil {
 		t.Error("Simulate accepted 9 teachers for K = 11 aggregators")
+	}
+}
+
+// TestSimulateChunks: Simulate, which draws the votes a chunk at a time
+// and lets every aggregator answer the chunk in turn, counts the
+// agreements of drawing every query's votes once and labelling them with
+// every aggregator from its own stream; and the votes of chunks of any
+// size are those of one long draw.
+func TestSimulateChunks(t *testing.T) {
+	ctx := context.Background()
+	p := constraints.New(11, 3, 0.1, 1e-5)
+	s, err := newSubsample(ctx, p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := newGNMax(p, noisymax.GNMaxGrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aggs := []Aggregator{zeroDaRRM(t, 11), s, g}
+	teachers := []float64{0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1}
+	const queries, seed = 2*checkEvery + 17, 4
+	res, err := Simulate(ctx, aggs, teachers, queries, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	draws := noise.NewSeededStream(seed, 0)
+	srcs := make([]*noise.Source, len(aggs))
+	for i := range aggs {
+		srcs[i] = noise.NewSeededStream(seed, uint64(i)+1)
+	}
+	agree := make([]int, len(aggs))
+	votes := make([]byte, len(teachers))
+	for range queries {
+		ones := 0
+		for i, v := range teachers {
+			votes[i] = 0
+			if draws.Uint64()>>11 < noise.Threshold(v) {
+				votes[i] = 1
+				ones++
+			}
+		}
+		for i, a := range aggs {
+			label, err := a.Aggregate(votes, srcs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (label == 1) == (2*ones > len(teachers)) {
+				agree[i]++
+			}
+		}
+	}
+	for i, r := range res {
+		if r.Agree != agree[i] {
+			t.Errorf("%s: %d agreements, want %d", r.Name, r.Agree, agree[i])
+		}
+	}
+	long := newSimulatedVotes(teachers, queries).draw(noise.NewSeededStream(seed, 0), 0, queries)
+	short, src := newSimulatedVotes(teachers, 7), noise.NewSeededStream(seed, 0)
+	for drawn := 0; drawn < queries; {
+		for _, q := range short.draw(src, drawn, queries-drawn) {
+			if w := long[drawn]; q.Index != w.Index || !slices.Equal(q.Votes, w.Votes) || !slices.Equal(q.Counts, w.Counts) {
+				t.Fatalf("query %d in chunks of 7: %+v, want %+v", drawn+1, q, w)
+			}
+			drawn++
+		}
 	}
 }

@@ -124,17 +124,13 @@ func (e *BudgetError) Error() string {
 // Is reports whether target is ErrBudget.
 func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
 
-// Step is a step of a release, which a *ReleaseError names by its
-// String: "gamma" loads the gamma, "build" builds and certifies the
-// aggregator, "binding" checks it against the votes (ReleaseBinding),
-// "accounting" accounts for it and its budget (NewAccounting), "ledger"
-// opens the ledger (ledger.OpenRun), and "labels" answers the queries and
-// writes their labels (ReleaseTo).
-type Step int
+// releaseStep is a step of a release, which a *ReleaseError names
+// (ReleaseError.Step).
+type releaseStep int
 
 // The steps of a release, in their order.
 const (
-	stepGamma Step = iota
+	stepGamma releaseStep = iota
 	stepBuild
 	stepBinding
 	stepAccounting
@@ -142,18 +138,21 @@ const (
 	stepLabels
 )
 
-var stepNames = enum.Names[Step]{What: "step", List: []string{
+var stepNames = enum.Names[releaseStep]{What: "step", List: []string{
 	stepGamma: "gamma", stepBuild: "build", stepBinding: "binding", stepAccounting: "accounting", stepLedger: "ledger", stepLabels: "labels",
 }}
 
 // String returns the step's name: "gamma", "build", "binding",
 // "accounting", "ledger" or "labels".
-func (s Step) String() string { return stepNames.String(s) }
+func (s releaseStep) String() string { return stepNames.String(s) }
 
 // A ReleaseError is a release that failed at Step, for the reason Err,
-// whose message it keeps.
+// whose message it keeps. Step.String names the step: "gamma" (loading
+// the gamma), "build" (building and certifying the aggregator), "binding"
+// (ReleaseBinding), "accounting" (NewAccounting), "ledger"
+// (ledger.OpenRun) or "labels" (ReleaseTo).
 type ReleaseError struct {
-	Step Step
+	Step releaseStep
 	Err  error
 }
 
@@ -177,7 +176,7 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 // done before an error.
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var out Released
-	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
+	fail := func(step releaseStep, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
 	s, info, err := s.withDefaults()
 	if err != nil {
 		return fail(stepBuild, err)

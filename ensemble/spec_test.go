@@ -149,7 +149,7 @@ func TestReleaseBudgetStop(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		spec ReleaseSpec
-		step Step
+		step releaseStep
 	}{
 		{"no such mechanism", spec(nil, "nosuch", 0), stepBuild},
 		{"dsub needs Delta = 0", spec(nil, provenance.DSub, 1e-5), stepBuild},

@@ -22,6 +22,7 @@ import (
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Labelling is how the experiment labels and accounts for the queries.
@@ -101,27 +102,28 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 		return Result{}, err
 	}
 	res := Result{Mechanism: m.Name, Delta: opts.Delta, Directions: opts.Directions}
+	queries := make([]votefile.Query, len(counts))
+	for i, c := range counts {
+		queries[i] = votefile.Query{Index: i + 1, Counts: c}
+	}
 	right := 0
-	for q, c := range counts {
-		if opts.Answered > 0 && res.Answered == opts.Answered {
-			break
-		}
-		label, answered, err := agg.Label(c, src)
-		if err != nil {
-			return res, fmt.Errorf("query %d: %w", q, err)
-		}
+	err = ensemble.Label(context.Background(), queries, agg.Answer, src, func(q *votefile.Query, label int, answered bool) (bool, error) {
 		ans := noisymax.NotAnswered
 		if answered {
 			ans = noisymax.Answered
 			res.Answered++
-			if label == truth[q] {
+			if label == truth[q.Index-1] {
 				right++
 			}
 		}
 		res.Labels = append(res.Labels, label)
-		if err := acct.Add(c, ans); err != nil {
-			return res, err
+		if err := acct.Add(q.Counts, ans); err != nil {
+			return false, err
 		}
+		return opts.Answered > 0 && res.Answered == opts.Answered, nil
+	})
+	if err != nil {
+		return res, err
 	}
 	res.Reached = opts.Answered == 0 || res.Answered == opts.Answered
 	res.Queries = len(res.Labels)

@@ -5,12 +5,9 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
-	"github.com/darrm/darrm/votefile"
 )
 
 // EqualParams is the protocol of a comparison at equal totals: one total
@@ -54,7 +51,7 @@ func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualP
 	k := t.NonPrivate.Config.K
 	base := plan.Request{Budget: p.Budget, Gamma: src}
 	rs := plan.OneVote(base, k, p.Delta)
-	votes := t.NonPrivate.Votes(test)
+	queries := queriesOf(t.NonPrivate.Votes(test))
 	var out []EqualResult
 	for _, q := range p.Queries {
 		eqs, err := plan.EqualTotals(ctx, rs, p.Budget, q)
@@ -69,7 +66,7 @@ func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualP
 					return nil, fmt.Errorf("transfer: %s: %w", res.Mechanism, err)
 				}
 				// After Run's mechanisms: each its own noise.
-				if res.AccuracyMean, res.AccuracyStd, err = measure(ctx, test, votes, q, p.Redraws, p.Seed, len(Mechanisms)+i, answer(agg, k)); err != nil {
+				if res.AccuracyMean, res.AccuracyStd, err = measure(ctx, test, queries, q, p.Redraws, p.Seed, len(Mechanisms)+i, agg.Answer); err != nil {
 					return nil, err
 				}
 			}
@@ -77,17 +74,4 @@ func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualP
 		}
 	}
 	return out, nil
-}
-
-// answer labels 0/1 votes of k teachers with agg, as a release does
-// (ensemble.Labeler.Answer on the query's votes and class counts).
-func answer(agg ensemble.Labeler, k int) func([]byte, *noise.Source) (int, error) {
-	return func(v []byte, src *noise.Source) (int, error) {
-		ones := 0
-		for _, b := range v {
-			ones += int(b)
-		}
-		label, _, err := agg.Answer(&votefile.Query{Votes: v, Counts: []int{k - ones, ones}}, src)
-		return label, err
-	}
 }

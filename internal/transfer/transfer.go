@@ -269,7 +269,7 @@ var Mechanisms = []string{"gnmax", "gnmax-tight", "darrm-sub", "darrm-opt", "rr"
 
 // labeller is what Run needs of a mechanism.
 type labeller interface {
-	Aggregate(votes []byte, src *noise.Source) (byte, error)
+	Answer(q *votefile.Query, src *noise.Source) (label int, answered bool, err error)
 	Privacy() ensemble.Privacy
 }
 
@@ -315,7 +315,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 	if err != nil {
 		return nil, err
 	}
-	privVotes, pubVotes := t.Private.Votes(test), t.NonPrivate.Votes(test)
+	privQueries, pubQueries := queriesOf(t.Private.Votes(test)), queriesOf(t.NonPrivate.Votes(test))
 	out := &Outcome{Cap: cp, SharedCap: &shared}
 	for _, name := range Mechanisms {
 		c, err := crossover(name, aggs[name].Privacy().Guarantee, capOf(name, cp), capOf(name, &shared))
@@ -327,14 +327,11 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 	for _, q := range p.Queries {
 		for mi, name := range Mechanisms {
 			agg := aggs[name]
-			votes := privVotes
+			queries := privQueries
 			if nonPrivate(name) {
-				votes = pubVotes
+				queries = pubQueries
 			}
-			mean, std, err := measure(ctx, test, votes, q, p.Redraws, p.Seed, mi, func(v []byte, src *noise.Source) (int, error) {
-				label, err := agg.Aggregate(v, src)
-				return int(label), err
-			})
+			mean, std, err := measure(ctx, test, queries, q, p.Redraws, p.Seed, mi, agg.Answer)
 			if err != nil {
 				return nil, err
 			}
@@ -528,20 +525,20 @@ func newMajority(p constraints.Problem) (*majority, error) {
 		Source: fmt.Sprintf("the majority of the %d votes, post-processing of the %d teachers' outputs: their %d-fold %v composition", p.K, p.K, p.K, c.Method)}}, nil
 }
 
-// Aggregate returns the majority of votes, each 0 or 1, of which there
-// are an odd number K.
-func (m *majority) Aggregate(votes []byte, _ *noise.Source) (byte, error) {
-	if len(votes) != m.k {
-		return 0, fmt.Errorf("transfer: majority: %d votes, want K = %d", len(votes), m.k)
+// Answer returns the majority of q's votes, each 0 or 1, of which there
+// are an odd number K; every query is answered.
+func (m *majority) Answer(q *votefile.Query, _ *noise.Source) (int, bool, error) {
+	if len(q.Votes) != m.k {
+		return 0, false, fmt.Errorf("transfer: majority: %d votes, want K = %d", len(q.Votes), m.k)
 	}
 	ones := 0
-	for _, v := range votes {
+	for _, v := range q.Votes {
 		ones += int(v)
 	}
 	if 2*ones > m.k {
-		return 1, nil
+		return 1, true, nil
 	}
-	return 0, nil
+	return 0, true, nil
 }
 
 // Privacy returns the per-query guarantee (newMajority).
@@ -573,29 +570,46 @@ func Agree(votes [][]byte) Agreement {
 	return Agreement{WithMajority: with / n, Unanimous: unanimous / n}
 }
 
-// measure returns the mean and sample standard deviation of the accuracy
-// of label over redraws sets of q distinct public images of test, each
-// labelled from its votes: the draws seeded by (seed, q, the set) alone, so
-// that every mechanism labels the same images, and the noise also by the
-// mechanism's place mi. It ends with ctx's error, between sets, once ctx
-// is done.
-func measure(ctx context.Context, test *datasets.Dataset, votes [][]byte, q, redraws int, seed uint64, mi int, label func(votes []byte, src *noise.Source) (int, error)) (mean, std float64, err error) {
-	acc := make([]float64, redraws)
-	for r := range redraws {
-		if err := ctx.Err(); err != nil {
-			return 0, 0, err
+// queriesOf returns the queries whose 0/1 votes are votes (K per row),
+// with their class counts, as a vote file's reader reads them.
+func queriesOf(votes [][]byte) []votefile.Query {
+	qs := make([]votefile.Query, len(votes))
+	for i, v := range votes {
+		ones := 0
+		for _, b := range v {
+			ones += int(b)
 		}
+		qs[i] = votefile.Query{Votes: v, Counts: []int{len(v) - ones, ones}}
+	}
+	return qs
+}
+
+// measure returns the mean and sample standard deviation of the accuracy
+// of the labels that answer gives (ensemble.Label) over redraws sets of q
+// distinct queries of all, the public images of test: the draws seeded
+// by (seed, q, the set) alone, so that every mechanism labels the same
+// images, and the noise also by the mechanism's place mi. It ends with
+// ctx's error within 1,024 queries once ctx is done.
+func measure(ctx context.Context, test *datasets.Dataset, all []votefile.Query, q, redraws int, seed uint64, mi int, answer func(*votefile.Query, *noise.Source) (int, bool, error)) (mean, std float64, err error) {
+	acc := make([]float64, redraws)
+	queries := make([]votefile.Query, q)
+	for r := range redraws {
 		draw := rand.New(rand.NewPCG(seed, uint64(q)<<20|uint64(r)))
 		src := noise.NewSeededSource(seed ^ uint64(q)<<40 ^ uint64(r)<<8 ^ uint64(mi))
+		images := draw.Perm(test.Len())[:q]
+		for j, i := range images {
+			queries[j] = all[i]
+			queries[j].Index = j + 1
+		}
 		right := 0
-		for _, i := range draw.Perm(test.Len())[:q] {
-			l, err := label(votes[i], src)
-			if err != nil {
-				return 0, 0, err
-			}
-			if float64(l) == test.Y[i] {
+		err := ensemble.Label(ctx, queries, answer, src, func(query *votefile.Query, label int, _ bool) (bool, error) {
+			if float64(label) == test.Y[images[query.Index-1]] {
 				right++
 			}
+			return false, nil
+		})
+		if err != nil {
+			return 0, 0, err
 		}
 		acc[r] = float64(right) / float64(q)
 	}

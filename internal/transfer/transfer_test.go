@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/internal/dpsgd"
 	"github.com/darrm/darrm/internal/teachers"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/votefile"
 )
 
 // trainSynthetic trains K = 11 small private teachers in setting and
@@ -284,12 +285,12 @@ func TestMajority(t *testing.T) {
 	if c, _ := accountant.TeacherCap(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 3, accountant.Shared, DeltaPrime); err != nil || m.Privacy().Guarantee != c.Guarantee {
 		t.Fatalf("majority of 3: %v (%v), want the 3-fold composition %v", m.Privacy().Guarantee, err, c.Guarantee)
 	}
-	for votes, want := range map[[3]byte]byte{{0, 0, 0}: 0, {1, 0, 0}: 0, {1, 0, 1}: 1, {1, 1, 1}: 1} {
-		if got, err := m.Aggregate(votes[:], nil); err != nil || got != want {
-			t.Errorf("%v: %v (%v), want %v", votes, got, err, want)
+	for votes, want := range map[[3]byte]int{{0, 0, 0}: 0, {1, 0, 0}: 0, {1, 0, 1}: 1, {1, 1, 1}: 1} {
+		if got, answered, err := m.Answer(&votefile.Query{Votes: votes[:]}, nil); err != nil || got != want || !answered {
+			t.Errorf("%v: %v, answered %v (%v), want %v", votes, got, answered, err, want)
 		}
 	}
-	if _, err := m.Aggregate([]byte{1, 0}, nil); err == nil {
+	if _, _, err := m.Answer(&votefile.Query{Votes: []byte{1, 0}}, nil); err == nil {
 		t.Error("two votes for K = 3 accepted")
 	}
 }
