@@ -16,7 +16,7 @@ import (
 )
 
 // Labeler is what a release draws its labels from: an Aggregator (0/1
-// votes of two classes) or a ClassAggregator (vote counts of C classes).
+// votes of two classes) or a multi-class aggregator (vote counts of C classes).
 // ReleaseTo takes either.
 type Labeler interface {
 	// Name is the mechanism's short name, as the registry knows it

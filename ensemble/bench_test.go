@@ -149,25 +149,25 @@ func benchCounts(n int) []byte {
 // benchMulti are the multi-class aggregators of PATE's MNIST setting:
 // Confident-GNMax (T = 200, σ1 = 150, σ2 = 40), GNMax (σ = 40) and LNMax
 // (b = 20), for K = 250 and C = 10.
-func benchMulti(b *testing.B) []ClassAggregator {
+func benchMulti(b *testing.B) []Labeler {
 	cg, err := newClassGNMax(noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
 	if err != nil {
 		b.Fatal(err)
 	}
 	g, _ := newClassGNMax(noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
 	l, _ := newLNMax(noisymax.LNMax{Scale: 20}, 250, 10)
-	return []ClassAggregator{cg, g, l}
+	return []Labeler{cg, g, l}
 }
 
 // BenchmarkClassLabel is one label of each multi-class aggregator with
 // crypto/rand: ten exact noise draws (eleven with the threshold step).
 func BenchmarkClassLabel(b *testing.B) {
-	counts := []int{180, 30, 10, 10, 5, 5, 4, 3, 2, 1}
+	q := &votefile.Query{Counts: []int{180, 30, 10, 10, 5, 5, 4, 3, 2, 1}}
 	src := noise.NewSource()
 	for _, agg := range benchMulti(b) {
 		b.Run(string(agg.Name()), func(b *testing.B) {
 			for b.Loop() {
-				if _, _, err := agg.Label(counts, src); err != nil {
+				if _, _, err := agg.Answer(q, src); err != nil {
 					b.Fatal(err)
 				}
 			}

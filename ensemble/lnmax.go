@@ -10,20 +10,7 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// ClassAggregator labels a query from the vote counts of K teachers over
-// C classes: classGNMax (GNMax, Confident-GNMax) or LNMax.
-type ClassAggregator interface {
-	// Labeler's Privacy is the data-independent per-query guarantee, in
-	// the one-vote relation; Answer labels a query from its counts.
-	Labeler
-	// Label returns the label of one query from its C counts, which sum
-	// to K, and whether it was answered (-1 and false when the threshold
-	// step withheld it). Counts of the wrong length or sum are a
-	// *CountsError.
-	Label(counts []int, src *noise.Source) (label int, answered bool, err error)
-}
-
-// lnmaxAggregator is PATE's Laplace noisy max (noisymax.lnmaxAggregator; Papernot et al.
+// lnmaxAggregator is PATE's Laplace noisy max (noisymax.LNMax; Papernot et al.
 // 2017): the class whose count plus discrete Laplace noise of scale b is
 // largest, ties broken uniformly at random. Every query is answered.
 //
@@ -90,13 +77,10 @@ func (g *lnmaxAggregator) Settings() provenance.Settings {
 	return provenance.Settings{LaplaceScale: &b, Noise: &noise}
 }
 
-// Answer returns the label of q from its counts; it is always answered.
+// Answer returns the label of query q from its counts; it is always
+// answered.
 func (g *lnmaxAggregator) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
-	return g.Label(q.Counts, src)
-}
-
-// Label returns the label of one query; it is always answered.
-func (g *lnmaxAggregator) Label(counts []int, src *noise.Source) (int, bool, error) {
+	counts := q.Counts
 	if _, err := votefile.CheckCounts(counts, g.teachers, g.classes); err != nil {
 		return -1, false, err
 	}

@@ -23,13 +23,13 @@ func TestLNMax(t *testing.T) {
 	}
 	src := noise.NewSeededSource(2)
 	for range 200 {
-		if l, ans, err := g.Label([]int{2, 45, 3, 0}, src); err != nil || !ans || l != 1 {
+		if l, ans, err := g.Answer(&votefile.Query{Counts: []int{2, 45, 3, 0}}, src); err != nil || !ans || l != 1 {
 			t.Fatalf("label %d answered %v err %v, want class 1", l, ans, err)
 		}
 	}
 	seen := map[int]int{}
 	for range 4000 {
-		l, _, _ := g.Label([]int{25, 25, 0, 0}, src)
+		l, _, _ := g.Answer(&votefile.Query{Counts: []int{25, 25, 0, 0}}, src)
 		seen[l]++
 	}
 	if seen[0] < 1800 || seen[1] < 1800 || seen[0]+seen[1] != 4000 {
@@ -41,7 +41,7 @@ func TestLNMax(t *testing.T) {
 	wins := 0
 	const n = 40000
 	for range n {
-		if l, _, _ := g1.Label([]int{2, 1}, src); l == 1 {
+		if l, _, _ := g1.Answer(&votefile.Query{Counts: []int{2, 1}}, src); l == 1 {
 			wins++
 		}
 	}
@@ -63,11 +63,11 @@ func TestLNMax(t *testing.T) {
 		t.Errorf("runner-up wins %v, want %v", got, p)
 	}
 	var ce *votefile.CountsError
-	if _, _, err := g.Label([]int{25, 26, 0, 0}, src); !errors.As(err, &ce) {
+	if _, _, err := g.Answer(&votefile.Query{Counts: []int{25, 26, 0, 0}}, src); !errors.As(err, &ce) {
 		t.Errorf("counts summing to 51 for K = 50: %v", err)
 	}
 	// One teacher abstained: the counts sum to 49.
-	if _, _, err := g.Label([]int{25, 24, 0, 0}, src); err != nil {
+	if _, _, err := g.Answer(&votefile.Query{Counts: []int{25, 24, 0, 0}}, src); err != nil {
 		t.Errorf("counts summing to 49 for K = 50, one teacher abstaining: %v", err)
 	}
 	if _, err := newLNMax(noisymax.LNMax{Scale: 0}, 50, 4); err == nil {

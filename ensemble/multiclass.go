@@ -157,15 +157,11 @@ func (g *classGNMax) Settings() provenance.Settings {
 	return s
 }
 
-// Answer returns the label of q from its counts (Label).
-func (g *classGNMax) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
-	return g.Label(q.Counts, src)
-}
-
-// Label returns the private label of one query from its C vote counts,
-// which sum to K, and whether the query was answered (the label is -1
-// when not).
-func (g *classGNMax) Label(counts []int, src *noise.Source) (label int, answered bool, err error) {
+// Answer returns the private label of query q from its C vote counts,
+// which sum to K, and whether it was answered (the label is -1 when
+// not). Counts of the wrong length or sum are a *votefile.CountsError.
+func (g *classGNMax) Answer(q *votefile.Query, src *noise.Source) (label int, answered bool, err error) {
+	counts := q.Counts
 	top, err := votefile.CheckCounts(counts, g.teachers, g.classes)
 	if err != nil {
 		return -1, false, err

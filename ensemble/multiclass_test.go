@@ -22,7 +22,7 @@ func TestClassGNMaxLabels(t *testing.T) {
 	}
 	src := noise.NewSeededSource(1)
 	for range 100 {
-		l, ans, err := g.Label([]int{2, 45, 3, 0}, src)
+		l, ans, err := g.Answer(&votefile.Query{Counts: []int{2, 45, 3, 0}}, src)
 		if err != nil || !ans || l != 1 {
 			t.Fatalf("label %d answered %v err %v, want class 1", l, ans, err)
 		}
@@ -30,16 +30,16 @@ func TestClassGNMaxLabels(t *testing.T) {
 	// A tie is broken uniformly.
 	seen := map[int]int{}
 	for range 2000 {
-		l, _, _ := g.Label([]int{25, 25, 0, 0}, src)
+		l, _, _ := g.Answer(&votefile.Query{Counts: []int{25, 25, 0, 0}}, src)
 		seen[l]++
 	}
 	if seen[0] < 800 || seen[1] < 800 || seen[0]+seen[1] != 2000 {
 		t.Errorf("tied classes 0 and 1: %v", seen)
 	}
-	if _, _, err := g.Label([]int{25, 26, 0, 0}, src); err == nil {
+	if _, _, err := g.Answer(&votefile.Query{Counts: []int{25, 26, 0, 0}}, src); err == nil {
 		t.Error("counts summing to 51 accepted for K = 50")
 	}
-	if _, _, err := g.Label([]int{25, 24, 0, 0}, src); err != nil {
+	if _, _, err := g.Answer(&votefile.Query{Counts: []int{25, 24, 0, 0}}, src); err != nil {
 		t.Errorf("counts summing to 49 for K = 50, one teacher abstaining: %v", err)
 	}
 	c := noisymax.ConfidentGNMax{Threshold: 40, Sigma1: 1, Sigma2: 1, Noise: noisymax.DiscreteNoise}
@@ -47,10 +47,10 @@ func TestClassGNMaxLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ans, _ := cg.Label([]int{20, 20, 10, 0}, src); ans {
+	if _, ans, _ := cg.Answer(&votefile.Query{Counts: []int{20, 20, 10, 0}}, src); ans {
 		t.Error("largest count 20 answered at threshold 40 with sigma1 = 1")
 	}
-	if l, ans, _ := cg.Label([]int{48, 2, 0, 0}, src); !ans || l != 0 {
+	if l, ans, _ := cg.Answer(&votefile.Query{Counts: []int{48, 2, 0, 0}}, src); !ans || l != 0 {
 		t.Error("largest count 48 withheld at threshold 40")
 	}
 	if _, err := newClassGNMax(noisymax.ConfidentGNMax{Sigma2: 1, Noise: noisymax.ContinuousNoise}, 50, 4, 1e-5); err == nil {
@@ -143,7 +143,7 @@ func TestClassGNMaxBit(t *testing.T) {
 		for l := range c.k + 1 {
 			ones := 0
 			for range n {
-				label, _, err := g.Label([]int{c.k - l, l}, src)
+				label, _, err := g.Answer(&votefile.Query{Counts: []int{c.k - l, l}}, src)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -93,10 +93,10 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	if err != nil {
 		return Result{}, err
 	}
-	agg, ok := l.(ensemble.ClassAggregator)
-	if !ok {
+	if _, twoClass := l.(ensemble.Aggregator); twoClass {
 		return Result{}, fmt.Errorf("pate: %s labels 0/1 votes, not class counts", m.Name)
 	}
+	agg := l
 	acct, err := noisymax.NewAccount(m.GNMax, teachers, classes, noisymax.Options{Directions: opts.Directions})
 	if err != nil {
 		return Result{}, err
