@@ -463,7 +463,7 @@ func TestCheckNotPrivate(t *testing.T) {
 
 // shortOr returns short under -short, else full: the size of a case that
 // runs smaller in the everyday run.
-func shortOr(short, full int) int {
+func shortOr[T int | float64](short, full T) T {
 	if testing.Short() {
 		return short
 	}
