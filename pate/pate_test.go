@@ -101,7 +101,13 @@ func labelTotal(t *testing.T, m noisymax.ConfidentGNMax, queries, labels int, ss
 // it, accounted for as they were answered; with fewer answers than asked
 // for, every query is asked and Reached is false.
 func TestLabelAnswered(t *testing.T) {
-	counts, truth := syntheticCounts(300, 1)
+	// Under -short 100 queries: Label and the account score every query
+	// asked.
+	n := 300
+	if testing.Short() {
+		n = 100
+	}
+	counts, truth := syntheticCounts(n, 1)
 	m := paperMechanisms()[0]
 	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta, Answered: 20}, noise.NewSeededSource(4))
 	if err != nil {
@@ -123,13 +129,13 @@ func TestLabelAnswered(t *testing.T) {
 		t.Errorf("eps %v / %v, the account of the %d asked %v / %v", res.EpsIndependent, res.EpsDependent, res.Queries, want.Independent.Eps, want.Dependent.Eps)
 	}
 	// Stopping at an answer is held by a filter whose budget is fixed
-	// before the run: the threshold step on all 300 queries it may ask,
+	// before the run: the threshold step on all n queries it may ask,
 	// the GNMax step on 20.
-	if want := labelTotal(t, m.GNMax, 300, 20, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want {
+	if want := labelTotal(t, m.GNMax, n, 20, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want {
 		t.Errorf("totals %v, want %v", res.Totals, want)
 	}
 	all, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta, Answered: 1000}, noise.NewSeededSource(4))
-	if err != nil || all.Reached || all.Queries != 300 || all.Answered >= 300 {
-		t.Errorf("1000 answers asked of 300 queries: %d answered of %d, reached %v (%v)", all.Answered, all.Queries, all.Reached, err)
+	if err != nil || all.Reached || all.Queries != n || all.Answered >= n {
+		t.Errorf("1000 answers asked of %d queries: %d answered of %d, reached %v (%v)", n, all.Answered, all.Queries, all.Reached, err)
 	}
 }
