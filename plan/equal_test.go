@@ -23,9 +23,10 @@ import (
 func TestEqualTotals(t *testing.T) {
 	ctx := context.Background()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}
-	// Under -short one Q, 10, where the one-bit searches compose fewer
-	// runs exactly (each an FFT of 2^19 points), with teachers of eps 0.2
-	// so that rr and subsampling still plan an m below K at that Q.
+	// Under -short one Q, 10, whose one-bit searches compose fewer runs
+	// by an FFT of 2^19 points (short runs are convolved directly), with
+	// teachers of eps 0.2 so that rr and subsampling still plan an m
+	// below K at that Q.
 	qs, teachersEps := []int{30, 100}, 0.07
 	if testing.Short() {
 		qs, teachersEps = []int{10}, 0.2
