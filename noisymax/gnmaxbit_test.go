@@ -16,12 +16,15 @@ import (
 func exactBitDelta(eps, sigma float64, k int) *big.Float {
 	e := bigExp(bf(eps))
 	s := new(big.Float).SetPrec(refPrec).Mul(bigSqrt(bf(2)), bf(sigma))
-	p := func(l int) (*big.Float, *big.Float) {
+	// Pr[0 | l] = Φ((K-2l)/(√2σ)) = erfc(x_l)/2, x_l = (2l-K)/(2σ);
+	// Pr[1 | l] = erfc(-x_l)/2, and -x_l is x_(K-l) exactly (each
+	// quotient rounds to nearest, symmetric in its sign), so each erfc is
+	// computed once, for Pr[0 | l], and Pr[1 | l] is Pr[0 | K-l].
+	zero := func(l int) *big.Float {
 		x := new(big.Float).SetPrec(refPrec).Quo(bf(float64(2*l-k)), s)
 		x.Quo(x, bigSqrt(bf(2))) // Φ(z) = erfc(-z/√2)/2
-		one := bigmath.Erfc(new(big.Float).Neg(x), refPrec)
-		zero := bigmath.Erfc(x, refPrec)
-		return one.Quo(one, bf(2)), zero.Quo(zero, bf(2))
+		z := bigmath.Erfc(x, refPrec)
+		return z.Quo(z, bf(2))
 	}
 	hinge := func(a, b *big.Float) *big.Float {
 		d := new(big.Float).SetPrec(refPrec).Mul(e, b)
@@ -32,8 +35,11 @@ func exactBitDelta(eps, sigma float64, k int) *big.Float {
 		return d
 	}
 	ones, zeros := make([]*big.Float, k+1), make([]*big.Float, k+1)
+	for l := range zeros {
+		zeros[l] = zero(l)
+	}
 	for l := range ones {
-		ones[l], zeros[l] = p(l)
+		ones[l] = zeros[k-l]
 	}
 	worst := bf(0)
 	for l := range k {

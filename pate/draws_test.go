@@ -63,7 +63,13 @@ func read(t *testing.T, b []byte, opts votefile.Options) votefile.Reader {
 // accounted with labels or other settings, give the same key; other votes
 // (a vote moved, a row dropped or repeated) another.
 func TestVotesKey(t *testing.T) {
-	counts, _ := syntheticCounts(60, 5)
+	// Under -short 20 queries: the key is of the rows, not their number,
+	// and each of the thirteen accounts below scores every query.
+	n := 60
+	if testing.Short() {
+		n = 20
+	}
+	counts, _ := syntheticCounts(n, 5)
 	reversed := slices.Clone(counts)
 	slices.Reverse(reversed)
 	file := func(rows [][]int, meta *votefile.Meta, ids bool) []byte {
@@ -188,7 +194,13 @@ func TestEpsReleasedIsAnEstimate(t *testing.T) {
 // nothing; an experiment is counted, not recorded; draws from an earlier
 // darrm's record are counted; the total covers every draw.
 func TestReleaseOnce(t *testing.T) {
-	counts, _ := syntheticCounts(60, 4)
+	// Under -short 20 queries: the record keys the votes whatever their
+	// number, and each of the nine accounts below scores every query.
+	n := 60
+	if testing.Short() {
+		n = 20
+	}
+	counts, _ := syntheticCounts(n, 4)
 	reversed := slices.Clone(counts)
 	slices.Reverse(reversed)
 	rec := Draws{Dir: t.TempDir()}

@@ -30,7 +30,12 @@ func syntheticCounts(n int, seed uint64) ([][]int, []int) {
 // Label's answers, accuracy and privacy against the account built
 // directly from the same answers; GNMax answers every query.
 func TestLabel(t *testing.T) {
-	counts, truth := syntheticCounts(300, 1)
+	// Under -short 100 queries: Label and the account score every query.
+	n := 300
+	if testing.Short() {
+		n = 100
+	}
+	counts, truth := syntheticCounts(n, 1)
 	for _, m := range paperMechanisms() {
 		res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta}, noise.NewSeededSource(4))
 		if err != nil {
@@ -50,17 +55,17 @@ func TestLabel(t *testing.T) {
 			acct.Add(counts[q], a)
 		}
 		want, _ := acct.Result(paperDelta, accountant.PaperConversion)
-		if res.Answered != answered || res.Accuracy != float64(right)/float64(answered) || res.Queries != 300 {
+		if res.Answered != answered || res.Accuracy != float64(right)/float64(answered) || res.Queries != n {
 			t.Errorf("%s: answered %d accuracy %v, labels say %d, %v", m.Name, res.Answered, res.Accuracy, answered, float64(right)/float64(answered))
 		}
 		if res.EpsIndependent != want.Independent.Eps || res.EpsDependent != want.Dependent.Eps || !(res.EpsDependent < res.EpsIndependent) {
 			t.Errorf("%s: eps %v / %v, account %v / %v", m.Name, res.EpsIndependent, res.EpsDependent, want.Independent.Eps, want.Dependent.Eps)
 		}
-		if m.GNMax.Confident() && (answered == 0 || answered == 300) {
-			t.Errorf("confident-gnmax answered %d of 300: the votes should leave some below the threshold", answered)
+		if m.GNMax.Confident() && (answered == 0 || answered == n) {
+			t.Errorf("confident-gnmax answered %d of %d: the votes should leave some below the threshold", answered, n)
 		}
-		if !m.GNMax.Confident() && answered != 300 {
-			t.Errorf("gnmax answered %d of 300", answered)
+		if !m.GNMax.Confident() && answered != n {
+			t.Errorf("gnmax answered %d of %d", answered, n)
 		}
 		if res.EpsReleased == nil && res.SSError == "" {
 			t.Errorf("%s: neither a released eps nor why not", m.Name)
@@ -69,9 +74,9 @@ func TestLabel(t *testing.T) {
 			t.Errorf("%s: accuracy %v with pluralities of 100 or more", m.Name, res.Accuracy)
 		}
 		// The total charges every query both steps, and the draw.
-		rho, _ := m.GNMax.RunSlope(300, 300)
+		rho, _ := m.GNMax.RunSlope(n, n)
 		alone, _ := rdpTotal(rho, nil, nil, paperDelta)
-		if want := labelTotal(t, m.GNMax, 300, 300, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want || !(want.Guarantee.Eps > alone.Guarantee.Eps) {
+		if want := labelTotal(t, m.GNMax, n, n, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want || !(want.Guarantee.Eps > alone.Guarantee.Eps) {
 			t.Errorf("%s: totals %v, want %v (the queries alone: %v)", m.Name, res.Totals, want, alone)
 		}
 	}
@@ -96,7 +101,13 @@ func labelTotal(t *testing.T, m noisymax.ConfidentGNMax, queries, labels int, ss
 // it, accounted for as they were answered; with fewer answers than asked
 // for, every query is asked and Reached is false.
 func TestLabelAnswered(t *testing.T) {
-	counts, truth := syntheticCounts(300, 1)
+	// Under -short 100 queries: Label and the account score every query
+	// asked.
+	n := 300
+	if testing.Short() {
+		n = 100
+	}
+	counts, truth := syntheticCounts(n, 1)
 	m := paperMechanisms()[0]
 	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta, Answered: 20}, noise.NewSeededSource(4))
 	if err != nil {
@@ -118,13 +129,13 @@ func TestLabelAnswered(t *testing.T) {
 		t.Errorf("eps %v / %v, the account of the %d asked %v / %v", res.EpsIndependent, res.EpsDependent, res.Queries, want.Independent.Eps, want.Dependent.Eps)
 	}
 	// Stopping at an answer is held by a filter whose budget is fixed
-	// before the run: the threshold step on all 300 queries it may ask,
+	// before the run: the threshold step on all n queries it may ask,
 	// the GNMax step on 20.
-	if want := labelTotal(t, m.GNMax, 300, 20, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want {
+	if want := labelTotal(t, m.GNMax, n, 20, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want {
 		t.Errorf("totals %v, want %v", res.Totals, want)
 	}
 	all, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta, Answered: 1000}, noise.NewSeededSource(4))
-	if err != nil || all.Reached || all.Queries != 300 || all.Answered >= 300 {
-		t.Errorf("1000 answers asked of 300 queries: %d answered of %d, reached %v (%v)", all.Answered, all.Queries, all.Reached, err)
+	if err != nil || all.Reached || all.Queries != n || all.Answered >= n {
+		t.Errorf("1000 answers asked of %d queries: %d answered of %d, reached %v (%v)", n, all.Answered, all.Queries, all.Reached, err)
 	}
 }

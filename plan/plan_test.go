@@ -55,7 +55,7 @@ func request(name provenance.MechanismName, in votefile.Input, p constraints.Pro
 // that form's, approached from the safe side: LNMax's scale b with a
 // pure budget, where Q queries of (2/b)-DP fit ε by simple composition
 // exactly when b >= 2Q/ε (general composition adds nothing at δ = 0).
-// Under -short darrm-one-vote plans 20 queries, not 100: each probe of its
+// Under -short darrm-one-vote plans 10 queries, not 100: each probe of its
 // search composes the run exactly.
 func TestParameters(t *testing.T) {
 	ctx := context.Background()
@@ -78,7 +78,7 @@ func TestParameters(t *testing.T) {
 		{"lnmax pure, a ledger", lnmaxLedger, 30, settingLaplaceScale, 2 * 30 / 3.0},
 		{"gnmax, a ledger by simple composition", gnmaxSimple, 20, settingSigma2, 0},
 		{"gnmax", request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5), 1000, settingSigma2, 0},
-		{"darrm-one-vote", request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), shortOr(20, 100), settingTargetEps, 0},
+		{"darrm-one-vote", request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5), shortOr(10, 100), settingTargetEps, 0},
 		{"rr", request(provenance.RR, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, settingM, 0},
 		{"subsample", request(provenance.Subsample, votefile.TwoClass, constraints.Problem{K: 11, M: 1, Eps: 0.01, Delta: 0}, 2, 1, 1e-5), 20, settingM, 0},
 	} {
@@ -463,7 +463,7 @@ func TestCheckNotPrivate(t *testing.T) {
 
 // shortOr returns short under -short, else full: the size of a case that
 // runs smaller in the everyday run.
-func shortOr(short, full int) int {
+func shortOr[T int | float64](short, full T) T {
 	if testing.Short() {
 		return short
 	}

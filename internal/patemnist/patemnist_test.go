@@ -50,7 +50,13 @@ func TestTrainStudent(t *testing.T) {
 // cached (their votes with them), the same outcome from the cache with
 // the same seed, every mechanism's row and the student.
 func TestRun(t *testing.T) {
-	m := datasets.SyntheticClasses(1500, 200, 10, 3)
+	// Under -short the teachers train on 600 images, not 1,500: training
+	// them is most of the test's time.
+	train := 1500
+	if testing.Short() {
+		train = 600
+	}
+	m := datasets.SyntheticClasses(train, 200, 10, 3)
 	seed := uint64(5)
 	p := Params{K: 12, Mechanisms: Mechanisms(), Labelling: pate.Labelling{Delta: Delta}, CacheDir: t.TempDir(), Seed: &seed,
 		Student: &Student{Filters: 2, Epochs: 5, Batch: 10, LR: 0.1}}

@@ -169,7 +169,13 @@ func TestWriteVotes(t *testing.T) {
 // and another key cuts other shares.
 func TestShareStable(t *testing.T) {
 	key := []byte("a key of the test")
-	all := datasets.SyntheticBinary(3000, 1, 4).Train
+	// Under -short 1,000 records, not 3,000: every record is hashed and
+	// keyed by its whole image, for each set of records.
+	n := 3000
+	if testing.Short() {
+		n = 1000
+	}
+	all := datasets.SyntheticBinary(n, 1, 4).Train
 	const k = 11
 	shares := func(d *datasets.Dataset) [][]int {
 		s, err := recordShares(context.Background(), key, d, k)
@@ -196,7 +202,8 @@ func TestShareStable(t *testing.T) {
 		}
 	}
 	extra := datasets.SyntheticBinary(500, 1, 5).Train
-	changed := &datasets.Dataset{D: all.D, X: append(slices.Clone(extra.X), all.Subset(kept).X...), Y: append(slices.Clone(extra.Y), all.Subset(kept).Y...)}
+	rest := all.Subset(kept)
+	changed := &datasets.Dataset{D: all.D, X: append(slices.Clone(extra.X), rest.X...), Y: append(slices.Clone(extra.Y), rest.Y...)}
 	moved := 0
 	for id, s := range teacher(changed) {
 		if was, ok := full[id]; ok && was != s {
@@ -208,7 +215,7 @@ func TestShareStable(t *testing.T) {
 	}
 	// Even: each share within 5 standard deviations of n/k.
 	sizes := shares(all)
-	mean, sd := 3000.0/k, math.Sqrt(3000.0/k*(1-1.0/k))
+	mean, sd := float64(n)/k, math.Sqrt(float64(n)/k*(1-1.0/k))
 	for s, idx := range sizes {
 		if math.Abs(float64(len(idx))-mean) > 5*sd {
 			t.Errorf("share %d has %d records, expected %.0f ± %.0f", s, len(idx), mean, sd)

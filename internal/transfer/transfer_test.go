@@ -50,9 +50,15 @@ func TestRunSynthetic(t *testing.T) {
 	var src optimal.Source // gamma_opt solved without a cache
 	teacher := accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}
 	sharedCap, _ := accountant.TeacherCap(teacher, K, accountant.Shared, DeltaPrime)
+	// Under -short Q 1 and 20 (a total by the queries, then by the cap on
+	// shared data); each further Q composes the one-bit runs afresh.
+	queries := []int{1, 20, 50}
+	if testing.Short() {
+		queries = queries[:2]
+	}
 	for _, setting := range []accountant.Shares{accountant.Disjoint, accountant.Shared} {
 		tt := trainSynthetic(t, b, setting)
-		out, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: []int{1, 20, 50}, Redraws: 4, Seed: 1}, src)
+		out, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: queries, Redraws: 4, Seed: 1}, src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +66,7 @@ func TestRunSynthetic(t *testing.T) {
 		if setting == accountant.Disjoint {
 			wantCap = accountant.Cap{Guarantee: teacher}
 		}
-		if len(out.Results) != 3*len(Mechanisms) || out.Cap == nil || out.Cap.Guarantee != wantCap.Guarantee {
+		if len(out.Results) != len(queries)*len(Mechanisms) || out.Cap == nil || out.Cap.Guarantee != wantCap.Guarantee {
 			t.Fatalf("%v: %d results, cap %+v, want %v", setting, len(out.Results), out.Cap, wantCap.Guarantee)
 		}
 		for _, r := range out.Results {
