@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -212,6 +213,9 @@ type simEqualDoc struct {
 // every total is within the budget with its theorem, and each relation's
 // winner has the highest exact agreement. The budget is of 30 queries,
 // 10 under -short (the exact composition's cost grows with the count).
+// Under -short the same comparison as a table (its plans then the
+// process's answers already) has no line wider than cliout.Width, as
+// TestTableWidths checks without -short.
 func TestSimulateEqualTotals(t *testing.T) {
 	problem := []string{"--K", "11", "--eps", "0.03", "--Delta", "1e-8"}
 	budget := []string{"--budget-eps", "4", "--budget-delta", "1e-5", "--composition", "optimal", "--gnmax-search", "tight"}
@@ -219,10 +223,17 @@ func TestSimulateEqualTotals(t *testing.T) {
 	if testing.Short() {
 		queries = "10"
 	}
-	args := append(append([]string{"simulate", "--format", "json", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", queries}, problem...), budget...)
-	out, e, code := darrm(t, "", args...)
+	args := append(append([]string{"simulate", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", queries}, problem...), budget...)
+	out, e, code := darrm(t, "", slices.Concat(args, []string{"--format", "json"})...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
+	}
+	if testing.Short() {
+		table, e, code := darrm(t, "", args...)
+		if code != 0 {
+			t.Fatalf("table: exit %d: %s", code, e)
+		}
+		checkWidths(t, "simulate at equal totals", table)
 	}
 	var doc simEqualDoc
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
