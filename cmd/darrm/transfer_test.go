@@ -56,7 +56,7 @@ func TestTransferSynthetic(t *testing.T) {
 	// composition of Q labels is shorter; on shared data Q = 3 is past the
 	// crossover (cap_from 3), as 50 is.
 	if testing.Short() {
-		train, test = 220, 60
+		train, test = 110, 30
 		queries, sharedQueries = "1,2", "1,3"
 	}
 	fakeMNIST(t, train, test)
