@@ -445,7 +445,7 @@ func syntheticMNIST(t *testing.T) {
 	// shorter; the test set, whose first half are the queries, is the same.
 	train := 1500
 	if testing.Short() {
-		train = 300
+		train = 150
 	}
 	m := datasets.SyntheticClasses(train, 200, 10, 3)
 	write := func(name string, dims []uint32, data []byte) {
