@@ -286,7 +286,7 @@ func TestSimulateEqualTotals(t *testing.T) {
 func TestTransferEqualTotals(t *testing.T) {
 	queries := 10
 	if testing.Short() {
-		fakeMNIST(t, 220, 60)
+		fakeMNIST(t, 110, 30)
 		queries = 3
 	} else {
 		fakeMNIST(t, 660, 120)
