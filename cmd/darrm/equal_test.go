@@ -222,9 +222,11 @@ type simEqualDoc struct {
 func TestSimulateEqualTotals(t *testing.T) {
 	problem := []string{"--K", "11", "--eps", "0.03", "--Delta", "1e-8"}
 	budget := []string{"--budget-eps", "4", "--budget-delta", "1e-5", "--composition", "optimal", "--gnmax-search", "tight"}
-	args := []string{"simulate", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", "30"}
+	args := []string{"simulate", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir()}
 	if testing.Short() {
-		args = []string{"simulate", "--teachers", "0.75", "--queries", "2000", "--seed", "1", "--cache-dir", t.TempDir(), "--budget-queries", "10", "--mechanisms", "darrm,gnmax,darrm-one-vote"}
+		args = append(args, "--budget-queries", "10", "--mechanisms", "darrm,gnmax,darrm-one-vote")
+	} else {
+		args = append(args, "--budget-queries", "30")
 	}
 	args = append(append(args, problem...), budget...)
 	out, e, code := darrm(t, "", slices.Concat(args, []string{"--format", "json"})...)
