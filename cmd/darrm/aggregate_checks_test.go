@@ -92,7 +92,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 	cache := t.TempDir()
 	n, fileLimit := 20_000, "100" // 512-byte blocks: 51 kB of about 180 kB of labels
 	if testing.Short() {
-		n, fileLimit = 4_000, "20" // 10 kB of about 32 kB
+		n, fileLimit = 1_000, "5" // 2.5 kB of about 8 kB
 	}
 	for i, m := range ensemble.Registry(nil) {
 		fileChecks := i == 0 || !testing.Short()

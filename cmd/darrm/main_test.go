@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -19,6 +22,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv("GO_DARRM_MAIN") == "1" {
 		if g, err := time.ParseDuration(os.Getenv("GO_DARRM_GRACE")); err == nil {
 			interruptGrace = g
+		}
+		if frame := os.Getenv("GO_DARRM_AT"); frame != "" {
+			go sayWhenAt(frame)
 		}
 		main()
 	}
@@ -39,4 +45,21 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// sayWhenAt writes "darrm-test: at frame" on standard error, once, when a
+// goroutine's stack holds frame while main's holds run: a test that then
+// signals the process knows that main has set up its handler (it does so
+// before it calls run) and that the work is in the function frame names
+// (TestSignalEndsLongWork). It looks every few milliseconds.
+func sayWhenAt(frame string) {
+	buf := make([]byte, 1<<22)
+	for {
+		n := runtime.Stack(buf, true)
+		if bytes.Contains(buf[:n], []byte("cmd/darrm.run(")) && bytes.Contains(buf[:n], []byte(frame)) {
+			fmt.Fprintf(os.Stderr, "darrm-test: at %s\n", frame)
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

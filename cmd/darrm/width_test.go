@@ -17,7 +17,8 @@ import (
 // explanations are notes under the table, wide tables are split. The
 // commands that train teachers (transfer, teachers, pate) run without
 // -short only, as does the private teachers' comparison at equal totals
-// (the one-vote comparison prints the same table); teachers tune, which
+// (the one-vote comparison prints the same table) and simulate's (whose
+// table TestSimulateEqualTotals checks under -short); teachers tune, which
 // takes minutes, is left out (its trials are a table of records, its
 // choice two wrapped lines).
 func TestTableWidths(t *testing.T) {
@@ -55,13 +56,13 @@ func TestTableWidths(t *testing.T) {
 
 	c := []string{"--cache-dir", cache}
 	// The plan's table has the same rows at any count; under -short its
-	// search is shorter.
+	// search is shorter (at 5 queries it ends at the simple composition).
 	planQueries := "100"
 	// The one-vote comparison's table has a row per mechanism at any
 	// count; under -short it plans fewer queries.
 	equalQueries := "10"
 	if testing.Short() {
-		planQueries, equalQueries = "20", "3"
+		planQueries, equalQueries = "5", "3"
 	}
 	type run struct {
 		name string
@@ -74,8 +75,6 @@ func TestTableWidths(t *testing.T) {
 		{"solve --compare, one-vote at equal totals", append([]string{"solve", "--relation", "one-vote", "--K", "11", "--target-eps", "0.4", "--compare",
 			"--actual", "0.75", "--budget-eps", "4", "--budget-delta", "1e-5", "--queries", equalQueries}, c...), 0},
 		{"simulate", append([]string{"simulate", "--K", "5", "--m", "2", "--queries", "2000", "--seed", "1"}, c...), 0},
-		{"simulate at equal totals", append([]string{"simulate", "--K", "11", "--eps", "0.03", "--Delta", "1e-8", "--teachers", "0.75", "--queries", "2000",
-			"--seed", "1", "--budget-eps", "4", "--budget-delta", "1e-5", "--budget-queries", "10", "--gnmax-search", "tight"}, c...), 0},
 		{"verify", []string{"verify", gamma}, 0},
 		{"separate", []string{"separate", gamma, "--shard", "0/2", "--out", in("again{i}.json")}, 0},
 		{"separate merge", []string{"separate", "merge", in("part0.json"), in("part1.json")}, 0},
@@ -112,6 +111,9 @@ func TestTableWidths(t *testing.T) {
 	if !testing.Short() {
 		fakeMNIST(t, 220, 60)
 		runs = append(runs,
+			// Under -short TestSimulateEqualTotals checks this table.
+			run{"simulate at equal totals", append([]string{"simulate", "--K", "11", "--eps", "0.03", "--Delta", "1e-8", "--teachers", "0.75", "--queries", "2000",
+				"--seed", "1", "--budget-eps", "4", "--budget-delta", "1e-5", "--budget-queries", "10", "--gnmax-search", "tight"}, c...), 0},
 			run{"solve --compare, private teachers at equal totals", append([]string{"solve", "--K", "5", "--m", "2", "--compare", "--actual", "0.75",
 				"--budget-eps", "4", "--budget-delta", "1e-4", "--queries", "10"}, c...), 0},
 			run{"transfer", append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "10", "--redraws", "2", "--budget-eps", "4", "--budget-delta", "1e-5"}, c...), 0},
@@ -124,18 +126,7 @@ func TestTableWidths(t *testing.T) {
 			t.Errorf("%s: exit %d, want %d: %s", r.name, code, r.code, stderr)
 			continue
 		}
-		if strings.TrimSpace(out) == "" {
-			t.Errorf("%s: no output", r.name)
-		}
-		widest := 0
-		for _, l := range strings.Split(out, "\n") {
-			n := utf8.RuneCountInString(l)
-			widest = max(widest, n)
-			if n > cliout.Width {
-				t.Errorf("%s: a line of %d columns: %q", r.name, n, l)
-			}
-		}
-		t.Logf("%s: widest line %d columns", r.name, widest)
+		checkWidths(t, r.name, out)
 	}
 	if testing.Short() {
 		return
@@ -151,4 +142,22 @@ func TestTableWidths(t *testing.T) {
 			t.Errorf("pate: a line of %d columns: %q", n, l)
 		}
 	}
+}
+
+// checkWidths reports an empty output and each line of out wider than
+// cliout.Width columns.
+func checkWidths(t *testing.T, name, out string) {
+	t.Helper()
+	if strings.TrimSpace(out) == "" {
+		t.Errorf("%s: no output", name)
+	}
+	widest := 0
+	for _, l := range strings.Split(out, "\n") {
+		n := utf8.RuneCountInString(l)
+		widest = max(widest, n)
+		if n > cliout.Width {
+			t.Errorf("%s: a line of %d columns: %q", name, n, l)
+		}
+	}
+	t.Logf("%s: widest line %d columns", name, widest)
 }
