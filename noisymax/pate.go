@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
@@ -569,10 +570,44 @@ type curve struct {
 	logq0 float64          // below it the data-dependent bound is used
 }
 
+// newCurve returns the curve of slope c at order, which it keeps: its
+// crossing is a search of Theorem 6's conditions, and every account of
+// the same noise makes the same curve at each of its orders again (a
+// plan's search, account pate after a release). A curve is never changed
+// once made.
 func newCurve(c outward.Interval, order float64) *curve {
-	k := &curve{c: c, order: order, ind: c.Mul(outward.Exact(order))}
+	key := curveKey{c, order}
+	curves.Lock()
+	k, ok := curves.made[key]
+	curves.Unlock()
+	if ok {
+		return k
+	}
+	k = &curve{c: c, order: order, ind: c.Mul(outward.Exact(order))}
 	k.logq0 = k.crossing()
+	curves.Lock()
+	defer curves.Unlock()
+	if curves.made == nil || len(curves.made) >= maxCurves {
+		curves.made = map[curveKey]*curve{}
+	}
+	curves.made[key] = k
 	return k
+}
+
+// curveKey is what a curve is made from.
+type curveKey struct {
+	c     outward.Interval
+	order float64
+}
+
+// maxCurves bounds the curves kept (a hundred orders for each of a
+// hundred noise levels); beyond it they are made again.
+const maxCurves = 1 << 14
+
+// curves are the curves made, by slope and order.
+var curves struct {
+	sync.Mutex
+	made map[curveKey]*curve
 }
 
 // theorem6 returns the PATE paper's Theorem 6 bound at order λ for
