@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
@@ -217,18 +218,66 @@ func agreement(g gamma.Gamma, p []float64) (float64, error) {
 //
 // A certificate that opts already holds for exactly p and g is not
 // computed again: Release certifies a cached gamma once, as it loads it.
+// Nor is one the process computed lately (certified): a plan builds the
+// aggregator of its answer at its last probe, again to count what the
+// budget buys there, and again to simulate or measure it.
 func certify(ctx context.Context, p constraints.Problem, g gamma.Gamma, slack float64, opts Options) (gamma.Certificate, bool, error) {
 	var cert gamma.Certificate
 	if k := opts.known; k != nil && k.p == p && slices.Equal(k.g, g) {
+		cert = k.cert
+	} else if k, ok := certified.find(p, g); ok {
 		cert = k.cert
 	} else {
 		var err error
 		if cert, err = verify(ctx, p, g, gamma.VerifyOptions{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 			return gamma.Certificate{}, false, err
 		}
+		certified.add(knownCertificate{p: p, g: slices.Clone(g), cert: cert})
 	}
 	ok := cert.Status == gamma.Certified && cert.MaxF+cert.ErrBound+slack <= cert.Budget
 	return cert, ok, nil
+}
+
+// certified keeps the certificates the process computed last, most
+// recent first: a certificate is a function of the problem and the gamma
+// alone, and each is kept with a copy of its gamma.
+var certified certificates
+
+// maxCertified bounds the certificates kept.
+const maxCertified = 8
+
+// certificates are certificates computed, most recent first.
+type certificates struct {
+	mu   sync.Mutex
+	made []knownCertificate
+}
+
+// find returns the certificate kept of exactly p and g, if any.
+func (c *certificates) find(p constraints.Problem, g gamma.Gamma) (knownCertificate, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, k := range c.made {
+		if k.p == p && slices.Equal(k.g, g) {
+			copy(c.made[1:i+1], c.made[:i])
+			c.made[0] = k
+			return k, true
+		}
+	}
+	return knownCertificate{}, false
+}
+
+// add keeps k.
+func (c *certificates) add(k knownCertificate) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.made = append([]knownCertificate{k}, c.made[:min(len(c.made), maxCertified-1)]...)
+}
+
+// forget drops every certificate kept (tests that count certificates).
+func (c *certificates) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.made = nil
 }
 
 // verify is the exhaustive certificate (gamma.Verify); tests count its

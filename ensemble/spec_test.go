@@ -26,6 +26,7 @@ import (
 func countVerify(t *testing.T) *atomic.Int64 {
 	t.Helper()
 	var n atomic.Int64
+	certified.forget()
 	old := verify
 	verify = func(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts gamma.VerifyOptions) (gamma.Certificate, error) {
 		n.Add(1)
@@ -161,5 +162,47 @@ func TestReleaseBudgetStop(t *testing.T) {
 		if !errors.As(err, &re) || re.Step != tc.step || errors.Is(err, ErrBudget) {
 			t.Errorf("%s: %v, want a failure at step %d", tc.name, err, tc.step)
 		}
+	}
+}
+
+// TestCertifiedOnce: building the same aggregator again (a plan's last
+// probe, its count, its simulation) reuses the certificate of exactly its
+// problem and gamma; another gamma or problem is certified anew, and a
+// gamma that failed its certificate fails it again without a new one.
+func TestCertifiedOnce(t *testing.T) {
+	ctx := context.Background()
+	p := constraints.New(11, 3, 0.1, 1e-5)
+	g := optGamma(t, p)
+	n := countVerify(t)
+	for range 3 {
+		if _, err := NewDaRRM(ctx, p, g, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := n.Load(); got != 1 {
+		t.Errorf("three builds of one gamma computed %d certificates, want 1", got)
+	}
+	other := slices.Clone(g)
+	other[0] *= 0.5
+	other[len(other)-1] *= 0.5
+	if _, err := NewDaRRM(ctx, p, other, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	// At another problem the same gamma gets a certificate of its own,
+	// whatever it finds.
+	if _, err := NewDaRRM(ctx, constraints.New(11, 3, 0.11, 1e-5), g, Options{}); err != nil && !errors.Is(err, ErrNotCertified) {
+		t.Fatal(err)
+	}
+	if got := n.Load(); got != 3 {
+		t.Errorf("two new (problem, gamma) pairs: %d certificates in all, want 3", got)
+	}
+	one := slices.Repeat([]float64{1}, len(g))
+	for range 2 {
+		if _, err := NewDaRRM(ctx, p, one, Options{}); !errors.Is(err, ErrNotCertified) {
+			t.Errorf("the exact majority: err = %v, want ErrNotCertified", err)
+		}
+	}
+	if got := n.Load(); got != 4 {
+		t.Errorf("the exact majority built twice: %d certificates in all, want 4", got)
 	}
 }
