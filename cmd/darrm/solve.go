@@ -14,7 +14,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/lp"
@@ -112,7 +111,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.Plot != "" {
-		if err := figure.WriteSolve(f.Plot, out); err != nil {
+		if err := writeSolve(f.Plot, out); err != nil {
 			return err
 		}
 	}

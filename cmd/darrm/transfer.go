@@ -9,7 +9,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/transfer"
@@ -102,7 +101,7 @@ func newTransferCmd() *cobra.Command {
 			lines.Done()
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
-				if err := curveplot.WriteTransfer(f.Plot, f.Dataset, out.K, res.Results); err != nil {
+				if err := writeTransfer(f.Plot, f.Dataset, out.K, res.Results); err != nil {
 					return err
 				}
 			}

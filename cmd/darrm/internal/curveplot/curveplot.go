@@ -6,7 +6,7 @@
 // on a broken axis rather than cut; a line under a panel's title can list
 // one value per curve in the curves' colours (the learning rates a search
 // chose). It takes plain data, and turns DP-ShuffleG's reports
-// (ShufflegFigure) and transfer's results (TransferPanel) into it.
+// (ShufflegFigure) into it; the command turns transfer's results into it.
 package curveplot
 
 import (

@@ -12,9 +12,9 @@
 // leaves no half-written image behind.
 //
 // The figures take plain data: the gamma figures of darrm solve and plot
-// (WriteGammas, of SolveSetting's columns), GNMax's calibration
-// (WriteGNMax, of GNMaxTargetOf's targets); package curveplot draws curves
-// with bands on top of it.
+// (GammaFigure, whose columns the command makes of its solve documents),
+// GNMax's calibration (WriteGNMax, of GNMaxTargetOf's targets); package
+// curveplot draws curves with bands on top of it.
 package figure
 
 import (
