@@ -172,7 +172,8 @@ func (p Problem) AllPMFs(fn func(c Config, alpha, alphaPrime []float64) bool) er
 			c[j] = left
 			for s := range out {
 				clear(out[s])
-				copy(out[s][st[s].ones:], st[s].d.PMF())
+				// ones + N() + 1 <= K + 1 entries: in out's room.
+				st[s].d.AppendPMF(out[s][:st[s].ones])
 			}
 			return fn(c, out[0], out[1])
 		}

@@ -107,7 +107,7 @@ func privateTeacherBits(p constraints.Problem, f []float64, fErr float64) ([]acc
 		return nil, false
 	}
 	widen := roundingBound(p.K, fErr)
-	seen := map[accountant.BitPair]bool{}
+	seen := make(map[accountant.BitPair]bool, p.NumConfigs().Int64())
 	var out []accountant.BitPair
 	err := cornerProbs(p, f, func(_ constraints.Config, x, y float64) {
 		if x < y {

@@ -73,7 +73,12 @@ func New(capacity int) *Dist {
 func (d *Dist) N() int { return len(d.pmf) - 1 }
 
 // PMF returns a copy of the pmf, indexed by l = 0..N().
-func (d *Dist) PMF() []float64 { return append([]float64(nil), d.pmf...) }
+func (d *Dist) PMF() []float64 { return d.AppendPMF(nil) }
+
+// AppendPMF appends the pmf to dst and returns the extended slice: a
+// caller that lists many pmfs (every corner multiset of a problem) reuses
+// one buffer.
+func (d *Dist) AppendPMF(dst []float64) []float64 { return append(dst, d.pmf...) }
 
 // Set makes d the distribution src is, in d's room: sums that share
 // their first factors extend copies of the shared part.
