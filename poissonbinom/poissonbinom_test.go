@@ -8,27 +8,35 @@ import (
 	"testing"
 )
 
-// exactPMF computes the Poisson-binomial pmf in exact rational arithmetic by
-// summing over all 2^K outcomes, independently of the convolution.
-func exactPMF(p []*big.Rat) []*big.Rat {
-	k := len(p)
-	pmf := make([]*big.Rat, k+1)
-	for l := range pmf {
-		pmf[l] = new(big.Rat)
+// exactPMF computes the Poisson-binomial pmf of probabilities num[i]/den
+// exactly, by summing over all 2^K outcomes, independently of the
+// convolution: each outcome's probability is an integer over den^K, so
+// the sums are of integers, divided once at the end.
+func exactPMF(num []int64, den int64) []*big.Rat {
+	k := len(num)
+	sums := make([]*big.Int, k+1)
+	for l := range sums {
+		sums[l] = new(big.Int)
 	}
-	one := big.NewRat(1, 1)
+	prob, factor := new(big.Int), new(big.Int)
 	for mask := 0; mask < 1<<k; mask++ {
-		prob := big.NewRat(1, 1)
+		prob.SetInt64(1)
 		ones := 0
 		for i := 0; i < k; i++ {
 			if mask&(1<<i) != 0 {
-				prob.Mul(prob, p[i])
+				factor.SetInt64(num[i])
 				ones++
 			} else {
-				prob.Mul(prob, new(big.Rat).Sub(one, p[i]))
+				factor.SetInt64(den - num[i])
 			}
+			prob.Mul(prob, factor)
 		}
-		pmf[ones].Add(pmf[ones], prob)
+		sums[ones].Add(sums[ones], prob)
+	}
+	all := new(big.Int).Exp(big.NewInt(den), big.NewInt(int64(k)), nil)
+	pmf := make([]*big.Rat, k+1)
+	for l, v := range sums {
+		pmf[l] = new(big.Rat).SetFrac(v, all)
 	}
 	return pmf
 }
@@ -37,20 +45,19 @@ func TestPMFMatchesExactRational(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, k := range []int{0, 1, 2, 5, 9, 13} {
 		for trial := 0; trial < 5; trial++ {
-			pr := make([]*big.Rat, k)
+			num := make([]int64, k)
 			pf := make([]float64, k)
-			for i := range pr {
+			for i := range num {
 				// Dyadic probabilities are exact in float64, so any
 				// difference comes from the convolution alone.
-				num := rng.Int64N(1025)
-				pr[i] = big.NewRat(num, 1024)
-				pf[i] = float64(num) / 1024
+				num[i] = rng.Int64N(1025)
+				pf[i] = float64(num[i]) / 1024
 			}
 			got, err := PMF(pf)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := exactPMF(pr)
+			want := exactPMF(num, 1024)
 			for l := range want {
 				w, _ := want[l].Float64()
 				if d := math.Abs(got[l] - w); d > 4*float64(k+1)*0x1p-53 {
