@@ -68,10 +68,12 @@ func TestEqualTotals(t *testing.T) {
 	for _, m := range ms {
 		rs = append(rs, m.r)
 	}
-	// These checks come first: ExampleCompareAtTotals plans GNMax as the
-	// loop below does at Q = 10, and the accountant keeps the answers of
-	// the sets of pairs used last (64), so that the example's plan reuses
-	// the loop's 17 compositions by an FFT of 2^19 points.
+	// These checks come first: under -short TestCompare's two-class
+	// cases, the loop below and ExampleCompareAtTotals plan GNMax alike
+	// (Q = 10, this budget), and the accountant keeps the answers of the
+	// sets of pairs used last (64), so that the plan's 17 compositions by
+	// an FFT of 2^19 points are made once, if the pairs the loop uses are
+	// among the last used when the loop and the example ask again.
 	for _, bad := range []accountant.Guarantee{{Eps: -1, Delta: 1e-5}, {Eps: math.NaN(), Delta: 1e-5}, {Eps: 1, Delta: 1}} {
 		if _, err := EqualTotals(ctx, rs, accountant.Budget{Guarantee: bad, Composition: budget.Composition}, 10); !asParam(err, new(interface{ Param() (string, any, string) })) {
 			t.Errorf("budget %v: err %v, want a ParamError", bad, err)
