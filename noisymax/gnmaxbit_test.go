@@ -117,7 +117,9 @@ func TestGNMaxBitReference(t *testing.T) {
 // to 1e-10; δ(ε) decreases with σ for ε <= 0.7 (above, it does not
 // everywhere: at K = 3, ε = 0.85 it rises near σ = 1); and the bit needs less noise than the
 // Gaussian mechanism's curve, by far at K = 11 and not at K = 1001.
-// -short walks σ in steps of 5% instead of 1%.
+// -short walks σ in steps of 5% instead of 1%, and at K = 1001 leaves the
+// exact curve's two checks (2,004 erfc in math/big, most of the test's
+// time) to the full run: there σ is still checked against mpmath's.
 func TestGNMaxSigmaTight(t *testing.T) {
 	step := 1.01
 	if testing.Short() {
@@ -142,11 +144,13 @@ func TestGNMaxSigmaTight(t *testing.T) {
 		if math.Abs(sigma-c.want) > 1e-10*c.want {
 			t.Errorf("%v, K = %d: sigma %.15g, mpmath %.15g", c.target, c.k, sigma, c.want)
 		}
-		if exact := exactBitDelta(c.target.Eps, sigma, c.k); exact.Cmp(bf(c.target.Delta)) > 0 {
-			t.Errorf("%v, K = %d: sigma %v does not meet the target (delta %s)", c.target, c.k, sigma, exact.Text('g', 10))
-		}
-		if exact := exactBitDelta(c.target.Eps, sigma*(1-1e-9), c.k); exact.Cmp(bf(c.target.Delta)) <= 0 {
-			t.Errorf("%v, K = %d: sigma*(1-1e-9) still meets the target", c.target, c.k)
+		if !testing.Short() || c.k <= 101 {
+			if exact := exactBitDelta(c.target.Eps, sigma, c.k); exact.Cmp(bf(c.target.Delta)) > 0 {
+				t.Errorf("%v, K = %d: sigma %v does not meet the target (delta %s)", c.target, c.k, sigma, exact.Text('g', 10))
+			}
+			if exact := exactBitDelta(c.target.Eps, sigma*(1-1e-9), c.k); exact.Cmp(bf(c.target.Delta)) <= 0 {
+				t.Errorf("%v, K = %d: sigma*(1-1e-9) still meets the target", c.target, c.k)
+			}
 		}
 		if c.target.Delta > 0 {
 			if d := gaussianDelta(c.target.Eps, c.gaussan); math.Abs(d-c.target.Delta) > 1e-9*c.target.Delta {

@@ -186,10 +186,16 @@ func TestAccountAgainstLedger(t *testing.T) {
 // where answered) is below the total to publish, and is not among them
 // (issue 45).
 func TestTotalsAreTheRelease(t *testing.T) {
-	counts, _ := syntheticCounts(300, 6)
+	// Under -short 100 queries and a budget of eps 1, which stops the
+	// release within them, rather than 300 and eps 2.
+	queries, budgetEps := 300, 2.0
+	if testing.Short() {
+		queries, budgetEps = 100, 1
+	}
+	counts, _ := syntheticCounts(queries, 6)
 	m := paperMechanisms()[0]
 	var labels bytes.Buffer
-	budget := accountant.Guarantee{Eps: 2, Delta: paperDelta}
+	budget := accountant.Guarantee{Eps: budgetEps, Delta: paperDelta}
 	done, err := ensemble.Release(t.Context(), ensemble.ReleaseSpec{
 		Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m, Problem: constraints.Problem{K: 250, TargetDelta: paperDelta},
 		Budget: &budget, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime},
@@ -208,8 +214,8 @@ func TestTotalsAreTheRelease(t *testing.T) {
 	realised := accountOf(t, countsReader(t, counts, accountant.OneVote), opts)
 	whole := prepared(t, counts, SmoothParams{})
 	expected := prepared(t, counts[:n], SmoothParams{})
-	if realised.Queries() != n || realised.Unlabelled != 300-n || realised.Votes != whole.Votes || !realised.Realised {
-		t.Fatalf("labels of %d of 300 queries: accounted %d, unlabelled %d, key %.12s (the votes' %.12s)", n, realised.Queries(), realised.Unlabelled, realised.Votes, whole.Votes)
+	if realised.Queries() != n || realised.Unlabelled != queries-n || realised.Votes != whole.Votes || !realised.Realised {
+		t.Fatalf("labels of %d of %d queries: accounted %d, unlabelled %d, key %.12s (the votes' %.12s)", n, queries, realised.Queries(), realised.Unlabelled, realised.Votes, whole.Votes)
 	}
 	for name, a := range map[string]*AccountResult{"labels": realised, "votes": expected} {
 		got, err := a.Totals()
