@@ -240,7 +240,9 @@ func TestPlanParameters(t *testing.T) {
 }
 
 // TestPlanErrors: bad plans exit 2 and name the field, the value and the
-// rule.
+// rule. Under -short the unreachable precision is of a plan of 30 queries
+// on 10 proxy queries, whose searches, over every threshold, are a fifth
+// of those of 300 queries on 60.
 func TestPlanErrors(t *testing.T) {
 	dir := t.TempDir()
 	proxy100 := filepath.Join(dir, "proxy100.csv")
@@ -255,6 +257,12 @@ func TestPlanErrors(t *testing.T) {
 	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
 	cgm := []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", "300"}
 	proxy := countsFile(t, dir, "proxy.csv", 60, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
+	precision := append(append(cgm, "--votes", proxy, "--votes-are", "public", "--min-precision", "0.98"), budget...)
+	if testing.Short() {
+		proxy10 := countsFile(t, dir, "proxy10.csv", 10, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
+		precision = append([]string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", "30",
+			"--votes", proxy10, "--votes-are", "public", "--min-precision", "0.98"}, budget...)
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -265,7 +273,7 @@ func TestPlanErrors(t *testing.T) {
 		{"private votes", append(append(cgm, "--votes", proxy100, "--votes-are", "private"), budget...), []string{"--votes-are private", "Papernot and Steinke 2022"}},
 		{"proxy votes are the private votes", append(append(cgm, "--votes", proxy, "--votes-are", "public", "--private-votes", proxy), budget...),
 			[]string{"--votes " + proxy, "the same 60 queries as the private votes", "never the queries to be released"}},
-		{"precision unreachable", append(append(cgm, "--votes", proxy, "--votes-are", "public", "--min-precision", "0.98"), budget...),
+		{"precision unreachable", precision,
 			[]string{"--min-precision = 0.98", "the best expected precision is 0.", "queries reach 0.98"}},
 		{"proxy of other K", append(append(cgm, "--votes", proxy100, "--votes-are", "public", "--input-format", "counts"), budget...), []string{"K = 100", "K = 250"}},
 		{"planned value given", []string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "10", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "1e-5"}, []string{"--sigma2 is what a plan"}},
