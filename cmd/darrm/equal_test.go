@@ -360,8 +360,8 @@ func TestTransferEqualTotals(t *testing.T) {
 // pairs that describe it have p_const times the majority's delta, and they
 // fit. Under -short the budget is (1, 1e-5) for 2 queries, over which
 // darrm's and subsampling's delta exceed it still, and which randomized
-// response's and GNMax's plans count with one transform (at (4, 1e-5)
-// for 10 queries they took twenty).
+// response's and GNMax's plans count with one transform between them (at
+// (4, 1e-5) for 10 queries they took eighteen).
 func TestSimulateEqualTotalsNoFit(t *testing.T) {
 	eps, queries := "4", "100"
 	if testing.Short() {

@@ -244,8 +244,8 @@ func TestPlanParameters(t *testing.T) {
 
 // TestPlanErrors: bad plans exit 2 and name the field, the value and the
 // rule. Under -short the unreachable precision is of a plan of 30 queries
-// on 10 proxy queries, whose searches, over every threshold, are a fifth
-// of those of 300 queries on 60.
+// on 10 proxy queries: the same error, its searches over the thresholds a
+// sixth of the CPU of those of 300 queries on 60.
 func TestPlanErrors(t *testing.T) {
 	dir := t.TempDir()
 	proxy100 := filepath.Join(dir, "proxy100.csv")

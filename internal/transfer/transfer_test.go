@@ -52,7 +52,7 @@ func TestRunSynthetic(t *testing.T) {
 	sharedCap, _ := accountant.TeacherCap(teacher, K, accountant.Shared, DeltaPrime)
 	// Under -short Q 1 and 4 (a total by the queries, then, from the
 	// crossover at 4, by the cap on shared data); each further Q composes
-	// the one-bit runs afresh, 20 and 50 by a transform.
+	// the one-bit runs afresh (4 by one transform, 20 by five).
 	queries := []int{1, 20, 50}
 	if testing.Short() {
 		queries = []int{1, 4}
