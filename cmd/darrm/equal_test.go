@@ -358,15 +358,17 @@ func TestTransferEqualTotals(t *testing.T) {
 // composes exactly within the budget's delta too, and randomized response
 // wins its own: its label mixes the majority with a fair coin, so the
 // pairs that describe it have p_const times the majority's delta, and they
-// fit. Under -short the budget is of 10 queries, over which darrm's and
-// subsampling's delta exceed it still.
+// fit. Under -short the budget is (1, 1e-5) for 2 queries, over which
+// darrm's and subsampling's delta exceed it still, and which randomized
+// response's and GNMax's plans count with one transform between them (at
+// (4, 1e-5) for 10 queries they took eighteen).
 func TestSimulateEqualTotalsNoFit(t *testing.T) {
-	queries := "100"
+	eps, queries := "4", "100"
 	if testing.Short() {
-		queries = "10"
+		eps, queries = "1", "2"
 	}
 	out, e, code := darrm(t, "", "simulate", "--K", "11", "--format", "json", "--queries", "500", "--seed", "2", "--cache-dir", t.TempDir(),
-		"--budget-eps", "4", "--budget-delta", "1e-5", "--budget-queries", queries)
+		"--budget-eps", eps, "--budget-delta", "1e-5", "--budget-queries", queries)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}

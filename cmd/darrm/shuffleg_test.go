@@ -49,9 +49,11 @@ func TestShufflegJSON(t *testing.T) {
 	}
 }
 
+// TestShufflegTableCurvesPlot: the table, the curves' CSV and the plot,
+// an SVG (writing one as PNG is curveplot's tests').
 func TestShufflegTableCurvesPlot(t *testing.T) {
 	dir := t.TempDir()
-	curves, plot := filepath.Join(dir, "c.csv"), filepath.Join(dir, "p.png")
+	curves, plot := filepath.Join(dir, "c.csv"), filepath.Join(dir, "p.svg")
 	code, out, stderr := runCLI(append(small, "--target-eps", "1", "--lr", "0.1", "--algorithm", "dp,interleaved", "--curves", curves, "--plot", plot, "--plot-metric", "excess")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -68,7 +70,7 @@ func TestShufflegTableCurvesPlot(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 1+2*4 || !strings.HasPrefix(lines[0], "algo,label,epoch,loss_mean") {
 		t.Fatalf("curves CSV: %d lines, header %q", len(lines), lines[0])
 	}
-	if st, err := os.Stat(plot); err != nil || st.Size() == 0 {
+	if b, err := os.ReadFile(plot); err != nil || !strings.Contains(string(b), "<svg") {
 		t.Fatalf("plot: %v", err)
 	}
 	code, out, _ = runCLI(append(small, "--target-eps", "1", "--lr", "0.1", "--algorithm", "dp", "--format", "csv")...)

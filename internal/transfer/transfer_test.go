@@ -50,14 +50,19 @@ func TestRunSynthetic(t *testing.T) {
 	var src optimal.Source // gamma_opt solved without a cache
 	teacher := accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}
 	sharedCap, _ := accountant.TeacherCap(teacher, K, accountant.Shared, DeltaPrime)
-	// Under -short Q 1 and 20 (a total by the queries, then by the cap on
-	// shared data); each further Q composes the one-bit runs afresh.
+	// Under -short Q 1 and 4 (a total by the queries, then, from the
+	// crossover at 4, by the cap on shared data); each further Q composes
+	// the one-bit runs afresh (4 by one transform, 20 by five).
 	queries := []int{1, 20, 50}
 	if testing.Short() {
-		queries = queries[:2]
+		queries = []int{1, 4}
 	}
+	var disjoint *Teachers
 	for _, setting := range []accountant.Shares{accountant.Disjoint, accountant.Shared} {
 		tt := trainSynthetic(t, b, setting)
+		if setting == accountant.Disjoint {
+			disjoint = tt
+		}
 		out, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: queries, Redraws: 4, Seed: 1}, src)
 		if err != nil {
 			t.Fatal(err)
@@ -166,11 +171,10 @@ func TestRunSynthetic(t *testing.T) {
 			}
 		}
 	}
-	tt := trainSynthetic(t, b, accountant.Disjoint)
-	if _, err := Run(ctx, b.Test, tt, Params{M: 3, Queries: []int{121}, Redraws: 1}, src); err == nil {
+	if _, err := Run(ctx, b.Test, disjoint, Params{M: 3, Queries: []int{121}, Redraws: 1}, src); err == nil {
 		t.Error("more queries than the public set accepted")
 	}
-	if _, err := Run(ctx, b.Test, tt, Params{M: 12, Queries: []int{10}, Redraws: 1}, src); err == nil {
+	if _, err := Run(ctx, b.Test, disjoint, Params{M: 12, Queries: []int{10}, Redraws: 1}, src); err == nil {
 		t.Error("m > K accepted")
 	}
 }
