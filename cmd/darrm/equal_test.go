@@ -57,7 +57,8 @@ type equalDoc struct {
 // (by its own count), and 5% less noise fewer. Under -short only the
 // one-vote case runs, at 3 queries, whose compositions are short, and its
 // numbers are not checked: the private teachers' comparison and the
-// accuracies are plan's tests' (ExampleCompareAtTotals).
+// accuracies are plan's tests' (ExampleCompareAtTotals at 10 queries,
+// TestCompareAtTotalsHundred at 100 in the full run).
 func TestSolveEqualTotals(t *testing.T) {
 	cache := t.TempDir()
 	cases := []struct {
