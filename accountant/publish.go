@@ -179,7 +179,7 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 	}
 	var n int
 	var err error
-	if guess := a.countGuess(budget); guess > 0 {
+	if guess := a.countGuess(ctx, budget); guess > 0 {
 		n, err = roots.LastNear(1, guess, CountLimit, fits)
 		if errors.Is(err, roots.ErrLimitFits) {
 			err = &BeyondCountError{Budget: budget}
@@ -297,8 +297,9 @@ func (c *chooser) offerCap(cp *Cap) bool {
 // search for its ε: there the search's probes of the budget's ε cost
 // less than three such searches. It only guides the search: the count
 // is the one the predicate finds, and the last count composed is kept
-// for it.
-func (a Account) countGuess(budget Guarantee) int {
+// for it. Once ctx is done it composes no more (the search then ends
+// with ctx's error).
+func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
 	if a.Step.Kind != OneBitSpend || !(budget.Delta > 0) {
 		return 0
 	}
@@ -314,6 +315,9 @@ func (a Account) countGuess(budget Guarantee) int {
 		}
 	}
 	exact := func(k int) (float64, bool) {
+		if ctx.Err() != nil {
+			return 0, false
+		}
 		r := newRunCurves(a.Step, k)
 		switch {
 		case r.epsAt != nil:

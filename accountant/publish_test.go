@@ -3,6 +3,7 @@ package accountant
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/big"
 	"strings"
@@ -270,6 +271,42 @@ func TestPublishJSON(t *testing.T) {
 		b, err := json.Marshal(got)
 		if err != nil || !strings.Contains(string(b), `"method":"`+got.Name()+`"`) || !strings.Contains(string(b), `"queries":null`) {
 			t.Errorf("%s (%v)", b, err)
+		}
+	}
+}
+
+// doneAfter is a context that is done from its n-th look on (Err), so
+// that a test can end a search at a point of its choosing.
+type doneAfter struct {
+	context.Context
+	looks, n int
+}
+
+func (c *doneAfter) Err() error {
+	c.looks++
+	if c.looks >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestMaxStepsStopsComposing: once its context is done, the count's
+// search of a one-bit release composes no more (each composition is a
+// transform of 2^19 points): done after the first count is tried, it
+// ends with the context's error and has composed no other count.
+func TestMaxStepsStopsComposing(t *testing.T) {
+	s := oneBitSpend(rampPairs([]float64{0.31, 0.37, 0.44, 0.5, 0.56, 0.63, 0.69}))
+	budget := Guarantee{Eps: 2, Delta: 1e-5}
+	ctx := &doneAfter{Context: context.Background(), n: 2}
+	if _, _, err := (Account{Step: s, Budget: &budget}).MaxSteps(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want the context's", err)
+	}
+	c := cachedBitCurves(s.Bits)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.runs {
+		if r.k > 1 {
+			t.Errorf("composed %d steps after the context was done", r.k)
 		}
 	}
 }
