@@ -319,10 +319,16 @@ func TestPATEBadInput(t *testing.T) {
 // summary does not; account pate's publishable fields do not either.
 func TestPATENeverPrintsCounts(t *testing.T) {
 	dir := t.TempDir()
+	// Under -short fewer queries: each of the 18 accounts charges every
+	// query at every order.
+	n := 30
+	if testing.Short() {
+		n = 10
+	}
 	files := []string{
-		countsFile(t, dir, "a.csv", 30, func(i int) []int { return plurality(250, 0) }),
-		countsFile(t, dir, "b.csv", 30, func(i int) []int { return plurality(100, 9) }),
-		countsFile(t, dir, "c.csv", 30, func(i int) []int { return plurality(26+i, i%10) }),
+		countsFile(t, dir, "a.csv", n, func(i int) []int { return plurality(250, 0) }),
+		countsFile(t, dir, "b.csv", n, func(i int) []int { return plurality(100, 9) }),
+		countsFile(t, dir, "c.csv", n, func(i int) []int { return plurality(26+i, i%10) }),
 	}
 	timing := regexp.MustCompile(`(?m)^time: .*$|"seconds": [^,\n]*`)
 	same := func(what string, outs []string) {
@@ -350,7 +356,7 @@ func TestPATENeverPrintsCounts(t *testing.T) {
 		same("withheld labels ("+format+")", labels)
 		same("summary ("+format+")", summaries)
 		same("stderr ("+format+")", errs)
-		if !strings.Contains(labels[0], "q30,,0\n") {
+		if !strings.Contains(labels[0], fmt.Sprintf("q%d,,0\n", n)) {
 			t.Errorf("withheld query not marked: %q", labels[0][len(labels[0])-20:])
 		}
 		for _, mech := range [][]string{{"--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5"}, {"--mechanism", "lnmax", "--laplace-scale", "20"}} {
@@ -825,11 +831,16 @@ func TestAccountPATEDraws(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(ledger.EnvStateDir, state)
 	dir := t.TempDir()
+	// Under -short fewer queries: each of the 25 accounts charges every
+	// query at every order, and what is checked is the draws' records.
 	rows := make([][]int, 40)
+	if testing.Short() {
+		rows = rows[:10]
+	}
 	for i := range rows {
 		rows[i] = plurality(150+(i+1)*2, (i+1)%10)
 	}
-	votes := countsFile(t, dir, "votes.csv", 40, func(i int) []int { return rows[i-1] })
+	votes := countsFile(t, dir, "votes.csv", len(rows), func(i int) []int { return rows[i-1] })
 	var jl strings.Builder
 	for i := len(rows) - 1; i >= 0; i-- {
 		b, _ := json.Marshal(rows[i])
@@ -838,7 +849,7 @@ func TestAccountPATEDraws(t *testing.T) {
 	bare := filepath.Join(dir, "reversed.jsonl")
 	os.WriteFile(bare, []byte(jl.String()), 0o644)
 	var npy bytes.Buffer
-	if err := votefile.WriteCountsNPY(&npy, append(slices.Clone(rows[20:]), rows[:20]...)); err != nil {
+	if err := votefile.WriteCountsNPY(&npy, append(slices.Clone(rows[len(rows)/2:]), rows[:len(rows)/2]...)); err != nil {
 		t.Fatal(err)
 	}
 	asNPY := filepath.Join(dir, "rotated.npy")
