@@ -975,8 +975,15 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(ledger.EnvStateDir, state)
 	dir := t.TempDir()
-	votes := countsFile(t, dir, "votes.csv", 300, func(i int) []int { return plurality(100+(i*37)%150, i%10) })
-	aggregate := func(extra ...string) (map[string]any, string) {
+	// Under -short a third of the queries and half the budget, which
+	// stops the release at 55 of them (194 of 300 at (2, 1e-5)): each
+	// account charges every query at every order.
+	n, budget := 300, "2"
+	if testing.Short() {
+		n, budget = 100, "1"
+	}
+	votes := countsFile(t, dir, "votes.csv", n, func(i int) []int { return plurality(100+(i*37)%150, i%10) })
+	aggregate := func(extra ...string) (map[string]any, string, int) {
 		t.Helper()
 		labels := filepath.Join(t.TempDir(), "labels.csv")
 		out, stderr, code := darrm(t, "", append(append([]string{"aggregate", votes, "--mechanism", "confident-gnmax", "--delta", "1e-5", "--out", labels, "--format", "json"}, confident...), extra...)...)
@@ -985,7 +992,7 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 		}
 		var d map[string]any
 		decode(t, out, &d)
-		return d["publish"].(map[string]any), labels
+		return d["publish"].(map[string]any), labels, code
 	}
 	account := func(labels string, extra ...string) map[string]any {
 		t.Helper()
@@ -1004,10 +1011,13 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 			t.Errorf("%s: account pate publishes %v at %v by %v (%q), aggregate %v at %v by %v", what, d["eps_guarantee"], d["delta_guarantee"], d["guarantee_method"], d["guarantee"], pub["eps"], pub["delta"], pub["method"])
 		}
 	}
-	pub, labels := aggregate("--budget-eps", "2", "--budget-delta", "1e-5")
+	pub, labels, code := aggregate("--budget-eps", budget, "--budget-delta", "1e-5")
+	if code != exitBudget {
+		t.Errorf("budget (%s, 1e-5): exit %d: the budget should stop the release", budget, code)
+	}
 	d := account(labels)
-	same("budget (2, 1e-5)", pub, d)
-	if pub["method"] != "exact" || pub["eps"].(float64) > 2 {
+	same("budget ("+budget+", 1e-5)", pub, d)
+	if b, _ := strconv.ParseFloat(budget, 64); pub["method"] != "exact" || pub["eps"].(float64) > b {
 		t.Errorf("aggregate publishes %v by %v", pub["eps"], pub["method"])
 	}
 	// The realised cost is analysis, and below the total here.
@@ -1027,7 +1037,7 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "4", "--budget-delta", "1e-4"); code != 0 {
 		t.Fatalf("ledger init: exit %d: %s", code, stderr)
 	}
-	pub, labels = aggregate("--ledger", led)
+	pub, labels, _ = aggregate("--ledger", led)
 	show, stderr, code := darrm(t, "", "ledger", "show", led, "--format", "json")
 	if code != 0 {
 		t.Fatalf("ledger show: exit %d: %s", code, stderr)
