@@ -90,7 +90,12 @@ func transposed(rows [][]int64) [][]int64 {
 func TestNPYSameLabels(t *testing.T) {
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
-	const k, q, c = 250, 400, 10
+	// Under -short fewer queries: the files are written by reflection,
+	// value by value, and read nine times.
+	k, q, c := 250, 400, 10
+	if testing.Short() {
+		q = 100
+	}
 	labels, counts := pateVotes(k, q, c, 0)
 	floats := make([][]float64, q)
 	for j, r := range counts {

@@ -319,10 +319,16 @@ func TestPATEBadInput(t *testing.T) {
 // summary does not; account pate's publishable fields do not either.
 func TestPATENeverPrintsCounts(t *testing.T) {
 	dir := t.TempDir()
+	// Under -short fewer queries: each of the 18 accounts charges every
+	// query at every order.
+	n := 30
+	if testing.Short() {
+		n = 10
+	}
 	files := []string{
-		countsFile(t, dir, "a.csv", 30, func(i int) []int { return plurality(250, 0) }),
-		countsFile(t, dir, "b.csv", 30, func(i int) []int { return plurality(100, 9) }),
-		countsFile(t, dir, "c.csv", 30, func(i int) []int { return plurality(26+i, i%10) }),
+		countsFile(t, dir, "a.csv", n, func(i int) []int { return plurality(250, 0) }),
+		countsFile(t, dir, "b.csv", n, func(i int) []int { return plurality(100, 9) }),
+		countsFile(t, dir, "c.csv", n, func(i int) []int { return plurality(26+i, i%10) }),
 	}
 	timing := regexp.MustCompile(`(?m)^time: .*$|"seconds": [^,\n]*`)
 	same := func(what string, outs []string) {
@@ -350,7 +356,7 @@ func TestPATENeverPrintsCounts(t *testing.T) {
 		same("withheld labels ("+format+")", labels)
 		same("summary ("+format+")", summaries)
 		same("stderr ("+format+")", errs)
-		if !strings.Contains(labels[0], "q30,,0\n") {
+		if !strings.Contains(labels[0], fmt.Sprintf("q%d,,0\n", n)) {
 			t.Errorf("withheld query not marked: %q", labels[0][len(labels[0])-20:])
 		}
 		for _, mech := range [][]string{{"--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5"}, {"--mechanism", "lnmax", "--laplace-scale", "20"}} {
@@ -825,11 +831,16 @@ func TestAccountPATEDraws(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(ledger.EnvStateDir, state)
 	dir := t.TempDir()
+	// Under -short fewer queries: each of the 25 accounts charges every
+	// query at every order, and what is checked is the draws' records.
 	rows := make([][]int, 40)
+	if testing.Short() {
+		rows = rows[:10]
+	}
 	for i := range rows {
 		rows[i] = plurality(150+(i+1)*2, (i+1)%10)
 	}
-	votes := countsFile(t, dir, "votes.csv", 40, func(i int) []int { return rows[i-1] })
+	votes := countsFile(t, dir, "votes.csv", len(rows), func(i int) []int { return rows[i-1] })
 	var jl strings.Builder
 	for i := len(rows) - 1; i >= 0; i-- {
 		b, _ := json.Marshal(rows[i])
@@ -838,7 +849,7 @@ func TestAccountPATEDraws(t *testing.T) {
 	bare := filepath.Join(dir, "reversed.jsonl")
 	os.WriteFile(bare, []byte(jl.String()), 0o644)
 	var npy bytes.Buffer
-	if err := votefile.WriteCountsNPY(&npy, append(slices.Clone(rows[20:]), rows[:20]...)); err != nil {
+	if err := votefile.WriteCountsNPY(&npy, append(slices.Clone(rows[len(rows)/2:]), rows[:len(rows)/2]...)); err != nil {
 		t.Fatal(err)
 	}
 	asNPY := filepath.Join(dir, "rotated.npy")
@@ -964,8 +975,15 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv(ledger.EnvStateDir, state)
 	dir := t.TempDir()
-	votes := countsFile(t, dir, "votes.csv", 300, func(i int) []int { return plurality(100+(i*37)%150, i%10) })
-	aggregate := func(extra ...string) (map[string]any, string) {
+	// Under -short a third of the queries and half the budget, which
+	// stops the release at 55 of them (194 of 300 at (2, 1e-5)): each
+	// account charges every query at every order.
+	n, budget := 300, "2"
+	if testing.Short() {
+		n, budget = 100, "1"
+	}
+	votes := countsFile(t, dir, "votes.csv", n, func(i int) []int { return plurality(100+(i*37)%150, i%10) })
+	aggregate := func(extra ...string) (map[string]any, string, int) {
 		t.Helper()
 		labels := filepath.Join(t.TempDir(), "labels.csv")
 		out, stderr, code := darrm(t, "", append(append([]string{"aggregate", votes, "--mechanism", "confident-gnmax", "--delta", "1e-5", "--out", labels, "--format", "json"}, confident...), extra...)...)
@@ -974,7 +992,7 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 		}
 		var d map[string]any
 		decode(t, out, &d)
-		return d["publish"].(map[string]any), labels
+		return d["publish"].(map[string]any), labels, code
 	}
 	account := func(labels string, extra ...string) map[string]any {
 		t.Helper()
@@ -993,10 +1011,13 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 			t.Errorf("%s: account pate publishes %v at %v by %v (%q), aggregate %v at %v by %v", what, d["eps_guarantee"], d["delta_guarantee"], d["guarantee_method"], d["guarantee"], pub["eps"], pub["delta"], pub["method"])
 		}
 	}
-	pub, labels := aggregate("--budget-eps", "2", "--budget-delta", "1e-5")
+	pub, labels, code := aggregate("--budget-eps", budget, "--budget-delta", "1e-5")
+	if code != exitBudget {
+		t.Errorf("budget (%s, 1e-5): exit %d: the budget should stop the release", budget, code)
+	}
 	d := account(labels)
-	same("budget (2, 1e-5)", pub, d)
-	if pub["method"] != "exact" || pub["eps"].(float64) > 2 {
+	same("budget ("+budget+", 1e-5)", pub, d)
+	if b, _ := strconv.ParseFloat(budget, 64); pub["method"] != "exact" || pub["eps"].(float64) > b {
 		t.Errorf("aggregate publishes %v by %v", pub["eps"], pub["method"])
 	}
 	// The realised cost is analysis, and below the total here.
@@ -1016,7 +1037,7 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "4", "--budget-delta", "1e-4"); code != 0 {
 		t.Fatalf("ledger init: exit %d: %s", code, stderr)
 	}
-	pub, labels = aggregate("--ledger", led)
+	pub, labels, _ = aggregate("--ledger", led)
 	show, stderr, code := darrm(t, "", "ledger", "show", led, "--format", "json")
 	if code != 0 {
 		t.Fatalf("ledger show: exit %d: %s", code, stderr)
