@@ -102,7 +102,7 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 		}
 		rec = cliout.Record{
 			field("mechanism", o.Mechanism), field("noise", "discrete Laplace"), field("laplace_scale", o.LNMax.Scale),
-			field("teachers", d.Teachers), field("classes", d.Classes),
+			field("teachers", d.Teachers), field("classes", d.Classes), field("abstain", d.Abstain), field("neighbours", neighbours(d.Abstain)),
 			field("queries", r.Queries), field("expected_answered", float64(r.Queries)),
 			field("delta", o.Delta), field("conversion", o.Conversion.String()), field("cost", d.Cost()),
 			field("eps_per_query", r.PerQuery.Eps),
@@ -173,7 +173,7 @@ func (d AccountPATE) analysisRecord() cliout.Record {
 	rec := cliout.Record{
 		field("mechanism", o.Mechanism), field("noise", m.Noise.String()),
 		field("threshold", t1), field("sigma1", s1), field("sigma2", m.Sigma2),
-		field("teachers", r.Teachers), field("classes", r.Classes),
+		field("teachers", r.Teachers), field("classes", r.Classes), field("abstain", d.Abstain), field("neighbours", neighbours(d.Abstain)),
 		field("queries", r.Queries), field("answered", answered), field("expected_answered", r.ExpectedAnswered), field("unlabelled", unlabelled),
 		field("delta", o.Delta), field("conversion", o.Conversion.String()), field("directions", r.Directions.String()), field("cost", d.Cost()),
 		field("eps_data_independent", r.Independent.Eps), field("order_data_independent", r.Independent.Order),
@@ -189,6 +189,17 @@ func (d AccountPATE) analysisRecord() cliout.Record {
 		rec = append(rec, field("smooth_sensitivity_error", ss.Error))
 	}
 	return append(rec, d.draw()...)
+}
+
+// neighbours says which vote matrices the account's bounds take for
+// neighbours: the relation of the release, abstentions allowed or not
+// (pate.AccountResult.Abstain).
+func neighbours(abstain bool) string {
+	if abstain {
+		return "one changed teacher, whose vote on each query is a class or none (teachers may abstain): " +
+			"a vote added, removed or moved between classes, so the votes cast range over 0..K (docs/pate.md, \"Abstaining teachers\")"
+	}
+	return "one changed teacher, every teacher voting on every query: a vote moved between classes"
 }
 
 // epsReleasedIs says what eps_released is wherever it is printed.
