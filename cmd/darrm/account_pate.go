@@ -33,7 +33,7 @@ type accountPATEFlags struct {
 	Conversion accountant.Conversion `flag:"conversion"`
 	Seed       uint64                `flag:"seed"`
 	Ledger     string                `flag:"ledger"`
-	Release    bool                  `flag:"release-estimate" help:"draw the smooth-sensitivity estimate of the data-dependent cost (eps_released): a release of the votes, recorded; the first on the votes needs no ledger, every later one --ledger, which is charged; the total to publish then covers every draw"`
+	Release    bool                  `flag:"release-estimate" help:"draw eps_released, a release of the votes, recorded; a later draw on the same rows needs --ledger, which is charged; the record knows those exact rows only (a row dropped or repeated makes other votes), so only a ledger counts every draw"`
 	Format     cliout.Format         `flag:"format"`
 }
 

@@ -1186,3 +1186,74 @@ func TestAccountPATEAbstentions(t *testing.T) {
 		t.Errorf("labels whose header says abstain, votes read without K: abstain %v", d["abstain"])
 	}
 }
+
+// On a ledger every smooth-sensitivity draw is charged (issue 55): the
+// record of draws knows the votes' exact rows, so the votes with a row
+// dropped, or repeated, are other votes to it, and a first draw on each
+// needs no ledger; with --ledger each draw, the first on its rows too, is
+// charged, and the ledger's spend grows by every draw's cost.
+func TestAccountPATEDrawsOnALedger(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(ledger.EnvStateDir, state)
+	dir := t.TempDir()
+	rows := make([][]int, 10)
+	for i := range rows {
+		rows[i] = plurality(150+(i+1)*2, (i+1)%10)
+	}
+	votes := countsFile(t, dir, "votes.csv", len(rows), func(i int) []int { return rows[i-1] })
+	dropped := countsFile(t, dir, "dropped.csv", len(rows)-1, func(i int) []int { return rows[i-1] })
+	repeated := countsFile(t, dir, "repeated.csv", len(rows)+1, func(i int) []int { return rows[min(i, len(rows))-1] })
+	led := filepath.Join(dir, "pate.ledger")
+	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "50", "--budget-delta", "1e-3", "--filter", "simple"); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	draw := func(file string, extra ...string) map[string]any {
+		t.Helper()
+		out, stderr, code := darrm(t, "", append(append([]string{"account", "pate", file, "--target-delta", "1e-5", "--format", "json", "--release-estimate"}, confident...), extra...)...)
+		if code != 0 {
+			t.Fatalf("%s %v: exit %d: %s", file, extra, code, stderr)
+		}
+		var d map[string]any
+		decode(t, out, &d)
+		return d
+	}
+	spent := func() float64 {
+		t.Helper()
+		out, stderr, code := darrm(t, "", "ledger", "show", led, "--format", "json")
+		if code != 0 {
+			t.Fatalf("ledger show: exit %d: %s", code, stderr)
+		}
+		var l map[string]any
+		decode(t, out, &l)
+		return l["total_eps"].(float64)
+	}
+	lines := len(readLinesAll(t, led))
+	before := spent()
+	var charged float64
+	for i, file := range []string{votes, dropped, repeated, votes} {
+		d := draw(file, "--ledger", led)
+		first := i < 3
+		if d["draw"] != "new" || d["draw_charged_eps"] == nil || d["draw_ledger"] == nil || (first && d["draws_recorded"] != 1.0) ||
+			!strings.Contains(d["draw_note"].(string), "only a ledger (--ledger, charged for each draw) counts every draw") {
+			t.Errorf("%s, draw %d: draw %v, charged %v to %v, draws_recorded %v, note %q", file, i+1, d["draw"], d["draw_charged_eps"], d["draw_ledger"], d["draws_recorded"], d["draw_note"])
+		}
+		charged += d["draw_charged_eps"].(float64)
+		lines += 2 // a reservation and its settlement
+		if n := len(readLinesAll(t, led)); n != lines {
+			t.Errorf("%s, draw %d: %d ledger lines, want %d: the draw was not charged", file, i+1, n, lines)
+		}
+	}
+	if got := spent() - before; !(got >= charged*(1-1e-9)) {
+		t.Errorf("the ledger's spend grew by %v over four draws that cost %v", got, charged)
+	}
+	// Without a ledger the record stops a second draw on the same rows,
+	// not a first one on rows it has not seen: the limit the draw's note
+	// and docs/pate.md state.
+	if _, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--release-estimate"}, confident...)...); code != exitUsage || !strings.Contains(stderr, "give --ledger") {
+		t.Errorf("a third draw on the votes without a ledger: exit %d: %s", code, stderr)
+	}
+	other := countsFile(t, dir, "other.csv", len(rows)-2, func(i int) []int { return rows[i-1] })
+	if d := draw(other); d["draw"] != "new" || d["draw_charged_eps"] != nil {
+		t.Errorf("a first draw on two rows fewer without a ledger: draw %v, charged %v", d["draw"], d["draw_charged_eps"])
+	}
+}

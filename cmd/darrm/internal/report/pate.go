@@ -301,7 +301,8 @@ func (d AccountPATE) draw() cliout.Record {
 			field("draw_note", "the recorded draw of "+st.Time.Format(time.RFC3339)+" with these settings, shown again (no new release): "+charged+"; eps_guarantee covers every draw recorded on these votes")}
 	case st.Shown:
 		rec = cliout.Record{field("draw", "new"), field("drawn_at", st.Time.Format(time.RFC3339)), field("draws_recorded", st.Draws),
-			field("draw_note", "drawn now (--release-estimate), a release of the votes, and recorded: a run without --release-estimate shows it again; another draw on these votes needs --ledger, which is charged; "+charged)}
+			field("draw_note", "drawn now (--release-estimate), a release of the votes, and recorded: a run without --release-estimate shows it again; another draw on these votes needs --ledger, which is charged; "+
+				charged+"; "+drawRecordLimits)}
 	case st.Draws > 0:
 		rec = cliout.Record{field("draw", "none with these settings"), field("draws_recorded", st.Draws),
 			field("draw_note", plural.Of(st.Draws, "draw on these votes is", "draws on these votes are")+" recorded with other settings: not shown, and covered by eps_guarantee; --release-estimate with --ledger draws one with these settings, charged")}
@@ -314,6 +315,11 @@ func (d AccountPATE) draw() cliout.Record {
 	}
 	return append(rec, field("draw_record", st.Record))
 }
+
+// drawRecordLimits says what the record of draws recognises, and so what
+// it protects against, wherever a draw is made.
+const drawRecordLimits = "the record knows these exact rows (in any order, file or format): it stops a second uncharged draw on them, not one on votes " +
+	"with a row dropped, repeated or changed, which are other votes to it; only a ledger (--ledger, charged for each draw) counts every draw"
 
 // marks returns how a table marks each key: the one to publish, the
 // totals that are analysis, the values not for publication.
