@@ -506,7 +506,8 @@ func sum(xs []int) int {
 func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 	const k, classes, order = 12, 3, 2.0
 	for _, rel := range relations(k) {
-		hs := relHistograms(rel, classes)
+		sp := newSpace(rel, classes)
+		hs := sp.hs
 		for _, c := range []struct {
 			m   ConfidentGNMax
 			ans answer
@@ -531,25 +532,18 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 				for i, h := range hs {
 					f[i], _ = account(h).RDPDependent(order)
 				}
-				trueLS := make([]float64, len(hs))
-				for i := range hs {
-					for j := range hs {
-						if relDistance(rel, hs[i], hs[j]) == 1 {
-							trueLS[i] = math.Max(trueLS[i], math.Abs(f[i]-f[j]))
-						}
-					}
-				}
+				trueLS := sp.localSensitivity(f)
 				// A(d) bounds the exact cost's local sensitivity; f holds
 				// the upper ends of its evaluation, a sum rounded up (a
 				// release adds a margin for that: EvalMargin).
 				pad := 4 * outward.ULP * slices.Max(f)
-				for _, x := range hs {
+				for i, x := range hs {
 					a, err := account(x).LocalSensitivity(order)
 					if err != nil {
 						t.Fatal(err)
 					}
 					for j, y := range hs {
-						if d := relDistance(rel, x, y); trueLS[j] > a[d]+pad {
+						if d := sp.dist(i, j); trueLS[j] > a[d]+pad {
 							t.Fatalf("%+v %v %v abstain %v: x %v: A(%d) = %v below the local sensitivity %v at %v", c.m, c.ans, dir, rel.abstain, x, d, a[d], trueLS[j], y)
 						}
 					}

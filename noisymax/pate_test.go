@@ -2,6 +2,7 @@ package noisymax
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -235,11 +236,46 @@ func relHistograms(rel neighbours, c int) [][]int {
 	return out
 }
 
-// relDistance returns the fewest changed teachers between the histograms a
-// and b of rel: the votes that move between the C + 1 classes, "no vote"
-// (K less the votes cast) among them.
-func relDistance(rel neighbours, a, b []int) int {
-	return voteDistance(a, b) + max(0, sum(b)-sum(a))
+// space is every histogram of a relation over C classes (relHistograms),
+// with the distance between two of them and the local sensitivity of a
+// function of them, by brute force.
+type space struct {
+	rel   neighbours
+	hs    [][]int
+	sums  []int
+	index map[string]int
+}
+
+func newSpace(rel neighbours, classes int) *space {
+	s := &space{rel: rel, hs: relHistograms(rel, classes), index: map[string]int{}}
+	for i, h := range s.hs {
+		s.sums = append(s.sums, sum(h))
+		s.index[fmt.Sprint(h)] = i
+	}
+	return s
+}
+
+// dist returns the fewest changed teachers between histograms i and j:
+// the votes that move between the C + 1 classes, "no vote" (K less the
+// votes cast) among them.
+func (s *space) dist(i, j int) int {
+	return voteDistance(s.hs[i], s.hs[j]) + max(0, s.sums[j]-s.sums[i])
+}
+
+// localSensitivity returns, for each histogram h, the largest
+// |f(h) - f(y)| over its neighbours y (relNeighbours), f given by index.
+func (s *space) localSensitivity(f []float64) []float64 {
+	ls := make([]float64, len(s.hs))
+	for i, h := range s.hs {
+		for _, y := range relNeighbours(s.rel, h) {
+			j, ok := s.index[fmt.Sprint(y)]
+			if !ok {
+				panic(fmt.Sprintf("neighbour %v of %v is no histogram of %+v", y, h, s.rel))
+			}
+			ls[i] = math.Max(ls[i], math.Abs(f[i]-f[j]))
+		}
+	}
+	return ls
 }
 
 // relNeighbours returns every histogram one changed teacher from h in rel,
@@ -299,7 +335,8 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 		}
 		g := newGNMaxLS(c.sigma, c.order, c.classes, c.noise)
 		for _, rel := range relations(c.k) {
-			hs := relHistograms(rel, c.classes)
+			sp := newSpace(rel, c.classes)
+			hs := sp.hs
 			for _, dir := range []Directions{OneSided, BothDirections} {
 				beta := make([]float64, len(hs))
 				for i, h := range hs {
@@ -309,22 +346,15 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 					}
 					beta[i] = g.k.at(lq).Hi
 				}
-				trueLS := make([]float64, len(hs))
-				for i := range hs {
-					for j := range hs {
-						if relDistance(rel, hs[i], hs[j]) == 1 {
-							trueLS[i] = math.Max(trueLS[i], math.Abs(beta[i]-beta[j]))
-						}
-					}
-				}
+				trueLS := sp.localSensitivity(beta)
 				nontrivial := false
-				for _, x := range hs {
+				for i, x := range hs {
 					a := g.distances(x, rel)
 					if dir == BothDirections {
 						a = append(a[1:], a[len(a)-1])
 					}
 					for j, y := range hs {
-						d := relDistance(rel, x, y)
+						d := sp.dist(i, j)
 						if trueLS[j] > a[d] {
 							t.Fatalf("%+v abstain %v %v: x %v: A(%d) = %v below the local sensitivity %v at %v", c, rel.abstain, dir, x, d, a[d], trueLS[j], y)
 						}
