@@ -70,6 +70,6 @@ func BenchmarkGNMaxNeighbourLogQManyClasses(b *testing.B) {
 		h[i] = 1
 	}
 	for b.Loop() {
-		gnmaxNeighbourLogQ(h, 40, DiscreteNoise)
+		gnmaxNeighbourLogQ(h, 40, DiscreteNoise, neighbours{teachers: len(h)})
 	}
 }

@@ -208,18 +208,63 @@ func checkedGNMaxLogQ(counts []int, sigma float64, noise Noise) (float64, error)
 	return gnmaxLogQ(counts, top, sigma, noise), nil
 }
 
+// neighbours is the relation between the vote histograms of K teachers
+// that the data-dependent analysis bounds over: one changed teacher. When
+// every teacher votes, its vote moves from one class to another (one
+// count down by one, another up by one). When teachers may abstain
+// (abstain), a vote may also be withdrawn (one count down) or cast (one
+// count up, while fewer than K voted): the histograms then sum to at most
+// K, and neighbours differ by one vote added, removed or moved.
+type neighbours struct {
+	abstain  bool
+	teachers int
+}
+
+// leastMax returns the least largest count of a histogram in the
+// relation: ⌈K/C⌉ when every teacher votes among C classes, 0 when they
+// may abstain (a histogram may then hold no vote at all).
+func (n neighbours) leastMax(classes int) int {
+	if n.abstain {
+		return 0
+	}
+	return leastMaxCount(n.teachers, classes)
+}
+
 // checkedGNMaxNeighbourLogQ returns log Q̃, the largest q̃ of checkedGNMaxLogQ over the
-// vote counts and every histogram one changed vote away from them (a vote
-// moved from one class to another: PATE's one-vote relation). Q̃ bounds
-// the probability that GNMax misses the plurality at the counts and, at
-// each neighbour, that neighbour's plurality, so the PATE paper's Theorem
-// 6 at Q̃ (gnmaxRDP) bounds the Rényi divergence between the two output
-// distributions in both directions (BothDirections; docs/pate.md).
-func checkedGNMaxNeighbourLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
+// vote counts and every histogram one changed teacher away from them in
+// the relation rel (a vote moved between two classes, and with abstentions
+// a vote removed or added). Q̃ bounds the probability that GNMax misses
+// the plurality at the counts and, at each neighbour, that neighbour's
+// plurality, so the PATE paper's Theorem 6 at Q̃ (gnmaxRDP) bounds the
+// Rényi divergence between the two output distributions in both
+// directions (BothDirections; docs/pate.md).
+func checkedGNMaxNeighbourLogQ(counts []int, sigma float64, noise Noise, rel neighbours) (float64, error) {
 	if _, err := checkGNMaxCounts(counts, sigma, noise); err != nil {
 		return 0, err
 	}
-	return gnmaxNeighbourLogQ(counts, sigma, noise), nil
+	if s := castVotes(counts); s > rel.teachers || (!rel.abstain && s != rel.teachers) {
+		return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: "votes", Value: float64(s), Rule: countsRule(rel)})
+	}
+	return gnmaxNeighbourLogQ(counts, sigma, noise, rel), nil
+}
+
+// countsRule says what the counts of a histogram in the relation rel
+// must sum to.
+func countsRule(rel neighbours) string {
+	if rel.abstain {
+		return fmt.Sprintf("must sum to at most K = %d (teachers that abstained cast none)", rel.teachers)
+	}
+	return fmt.Sprintf("must sum to K = %d (every teacher votes)", rel.teachers)
+}
+
+// castVotes returns the sum of counts, capped above the largest
+// number of teachers an account takes so that it never overflows.
+func castVotes(counts []int) int {
+	s := 0
+	for _, n := range counts {
+		s = min(s+max(min(n, maxAccountTeachers+1), 0), maxAccountTeachers+1)
+	}
+	return s
 }
 
 // checkGNMaxCounts checks the arguments of checkedGNMaxLogQ and returns the first
@@ -271,8 +316,11 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise Noise) float64 {
 // two classes is tried once per pair of their counts, between the first
 // class of each count (the second, for two classes of one count): D² moves
 // for D distinct counts (D <= sqrt(2K) + 1), not a scan of C² pairs of
-// classes, which took 35 s for one query of 100,000 classes.
-func gnmaxNeighbourLogQ(counts []int, sigma float64, noise Noise) float64 {
+// classes, which took 35 s for one query of 100,000 classes. With
+// abstentions a vote removed from, or added to, a class is likewise tried
+// once per count: a removal from the plurality can raise q̃ above every
+// move (two classes: (5, 4) to (4, 4), a tie no move reaches).
+func gnmaxNeighbourLogQ(counts []int, sigma float64, noise Noise, rel neighbours) float64 {
 	l := gnmaxLogQ(counts, argmax(counts), sigma, noise)
 	var values []int          // the distinct counts, in order of first class
 	first := map[int][2]int{} // per count, its first two classes (-1: none)
@@ -286,6 +334,7 @@ func gnmaxNeighbourLogQ(counts []int, sigma float64, noise Noise) float64 {
 		}
 	}
 	y := slices.Clone(counts)
+	at := func() { l = math.Max(l, gnmaxLogQ(y, argmax(y), sigma, noise)) }
 	for _, na := range values {
 		if na == 0 {
 			continue
@@ -299,9 +348,25 @@ func gnmaxNeighbourLogQ(counts []int, sigma float64, noise Noise) float64 {
 				}
 			}
 			y[a], y[b] = na-1, nb+1
-			l = math.Max(l, gnmaxLogQ(y, argmax(y), sigma, noise))
+			at()
 			y[a], y[b] = na, nb
 		}
+	}
+	if !rel.abstain {
+		return l
+	}
+	room := castVotes(counts) < rel.teachers
+	for _, n := range values {
+		a := first[n][0]
+		if n > 0 {
+			y[a] = n - 1
+			at()
+		}
+		if room {
+			y[a] = n + 1
+			at()
+		}
+		y[a] = n
 	}
 	return l
 }
@@ -328,22 +393,24 @@ func checkedThresholdLogQ(maxCount int, threshold, sigma1 float64, noise Noise) 
 }
 
 // thresholdNeighbourLogQ returns log Q̃ for the threshold step at largest
-// count v of K teachers voting among C classes: the largest log q̃ of
-// checkedThresholdLogQ at v and at v - 1 and v + 1 where they lie in
-// [⌈K/C⌉, K], the largest counts one changed vote can give. Theorem 6 at
-// Q̃ (thresholdRDP) bounds the Rényi divergence in both directions
+// count v of a histogram over C classes in the relation rel: the largest
+// log q̃ of checkedThresholdLogQ at v and at v - 1 and v + 1 where they
+// lie in [rel.leastMax(C), K], the largest counts one changed teacher can
+// give (a vote moved, added or removed moves the largest count by at most
+// one; with abstentions it may fall below ⌈K/C⌉). Theorem 6 at Q̃
+// (thresholdRDP) bounds the Rényi divergence in both directions
 // (BothDirections).
-func thresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 float64, noise Noise) (float64, error) {
-	if err := param.Count("teachers", teachers, 1); err != nil {
+func thresholdNeighbourLogQ(maxCount int, rel neighbours, classes int, threshold, sigma1 float64, noise Noise) (float64, error) {
+	if err := param.Count("teachers", rel.teachers, 1); err != nil {
 		return 0, fmt.Errorf("threshold q: %w", err)
 	}
 	if err := param.Count("classes", classes, 2); err != nil {
 		return 0, fmt.Errorf("threshold q: %w", err)
 	}
-	lo := leastMaxCount(teachers, classes)
-	if maxCount < lo || maxCount > teachers {
+	lo := rel.leastMax(classes)
+	if maxCount < lo || maxCount > rel.teachers {
 		return 0, fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "largest count", Value: float64(maxCount),
-			Rule: fmt.Sprintf("must be in [ceil(K/C), K] = [%d, %d]", lo, teachers)})
+			Rule: fmt.Sprintf("must be in [%d, K = %d]", lo, rel.teachers)})
 	}
 	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
 		return 0, err
@@ -351,7 +418,7 @@ func thresholdNeighbourLogQ(maxCount, teachers, classes int, threshold, sigma1 f
 	return maxNear(func(w int) float64 {
 		l, _ := thresholdLogQ(w, threshold, sigma1, noise)
 		return l
-	}, maxCount, lo, teachers), nil
+	}, maxCount, lo, rel.teachers), nil
 }
 
 func checkThreshold(maxCount int, threshold, sigma1 float64, noise Noise) error {
@@ -381,23 +448,25 @@ func maxNear(f func(w int) float64, v, lo, hi int) float64 {
 	return l
 }
 
-// thresholdTable returns, for the largest counts v = 0..K of K teachers,
-// log q̃ of the threshold step as directions needs it (checkedThresholdLogQ for
-// OneSided, thresholdNeighbourLogQ for BothDirections; the latter only for
-// v >= ⌈K/C⌉, the counts that occur) and the probability of answering.
-func thresholdTable(m ConfidentGNMax, teachers, classes int, directions Directions) (logq, p []float64) {
-	own := make([]float64, teachers+1)
-	p = make([]float64, teachers+1)
+// thresholdTable returns, for the largest counts v = 0..K of a histogram
+// over C classes in the relation rel, log q̃ of the threshold step as
+// directions needs it (checkedThresholdLogQ for OneSided,
+// thresholdNeighbourLogQ for BothDirections; the latter only for
+// v >= rel.leastMax(C), the counts that occur) and the probability of
+// answering.
+func thresholdTable(m ConfidentGNMax, rel neighbours, classes int, directions Directions) (logq, p []float64) {
+	own := make([]float64, rel.teachers+1)
+	p = make([]float64, rel.teachers+1)
 	for v := range own {
 		own[v], p[v] = thresholdLogQ(v, m.Threshold, m.Sigma1, m.Noise)
 	}
 	if directions == OneSided {
 		return own, p
 	}
-	lo := leastMaxCount(teachers, classes)
+	lo := rel.leastMax(classes)
 	logq = slices.Clone(own)
-	for v := lo; v <= teachers; v++ {
-		logq[v] = maxNear(func(w int) float64 { return own[w] }, v, lo, teachers)
+	for v := lo; v <= rel.teachers; v++ {
+		logq[v] = maxNear(func(w int) float64 { return own[w] }, v, lo, rel.teachers)
 	}
 	return logq, p
 }

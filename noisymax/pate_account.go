@@ -146,6 +146,7 @@ type Account struct {
 	gn, th     []*curve
 	teachers   int
 	classes    int
+	abstain    bool   // the relation: teachers may abstain (Options.Abstain)
 	mode       answer // AnswerUnknown, or Answered for a realised release
 	counts     []int32
 	answers    []answer
@@ -168,6 +169,16 @@ type Options struct {
 	// BothDirections (the zero value, a guarantee) or OneSided (the PATE
 	// paper's value).
 	Directions Directions
+	// Abstain says that teachers may abstain (a class label -1, or
+	// counts that sum to fewer than K): a query's counts then sum to at
+	// most K, and the neighbours every bound ranges over differ by one
+	// vote added, removed or moved, where without it every teacher votes
+	// and a neighbour moves one vote between two classes (docs/pate.md,
+	// "Abstaining teachers"). The data-independent curves hold for both;
+	// the data-dependent bounds and the local sensitivities are computed
+	// for the relation given. A bound for abstentions holds for votes
+	// without them too (it ranges over more neighbours).
+	Abstain bool
 }
 
 // maxAccountTeachers bounds the teachers of an Account: its tables and
@@ -198,7 +209,7 @@ func NewAccount(m ConfidentGNMax, teachers, classes int, opt Options) (*Account,
 	if len(orders) == 0 {
 		return nil, fmt.Errorf("PATE account: no orders")
 	}
-	a := &Account{mech: m, directions: opt.Directions, orders: append([]float64(nil), orders...), teachers: teachers, classes: classes,
+	a := &Account{mech: m, directions: opt.Directions, orders: append([]float64(nil), orders...), teachers: teachers, classes: classes, abstain: opt.Abstain,
 		ind: make([]float64, len(orders)), dep: make([]float64, len(orders)), mode: -1}
 	for _, o := range orders {
 		if err := param.Alpha(o); err != nil {
@@ -210,7 +221,7 @@ func NewAccount(m ConfidentGNMax, teachers, classes int, opt Options) (*Account,
 		}
 	}
 	if m.Confident() {
-		a.thLogQ, a.thP = thresholdTable(m, teachers, classes, opt.Directions)
+		a.thLogQ, a.thP = thresholdTable(m, a.neighbours(), classes, opt.Directions)
 	}
 	return a, nil
 }
@@ -226,12 +237,9 @@ func NewAccount(m ConfidentGNMax, teachers, classes int, opt Options) (*Account,
 // function of the votes: publishing it is itself a release (see
 // Account.LocalSensitivity).
 func GNMaxDataDependent(counts []int, sigma float64, noise Noise, delta float64) (Result, error) {
-	teachers := 0
-	for _, n := range counts {
-		// Capped: a sum past maxAccountTeachers is refused as such, and
-		// never overflows.
-		teachers = min(teachers+max(min(n, maxAccountTeachers+1), 0), maxAccountTeachers+1)
-	}
+	// Capped: a sum past maxAccountTeachers is refused as such, and never
+	// overflows.
+	teachers := castVotes(counts)
 	wrap := func(err error) error {
 		return fmt.Errorf("GNMax of %d counts (C classes) summing to %d (K teachers): %w", len(counts), teachers, err)
 	}
@@ -256,8 +264,14 @@ func (a *Account) Mechanism() ConfidentGNMax { return a.mech }
 // covers.
 func (a *Account) Directions() Directions { return a.directions }
 
-// Add charges one query with vote counts (C of them, summing to K) and
-// what became of it: AnswerUnknown for every query of an account of
+// neighbours returns the relation the account's bounds range over.
+func (a *Account) neighbours() neighbours {
+	return neighbours{abstain: a.abstain, teachers: a.teachers}
+}
+
+// Add charges one query with vote counts (C of them, summing to K, or
+// to at most K when teachers may abstain: Options.Abstain) and what
+// became of it: AnswerUnknown for every query of an account of
 // expected cost, Answered or NotAnswered for every query of a release
 // (a plain GNMax release answers every query).
 func (a *Account) Add(counts []int, ans answer) error {
@@ -274,8 +288,8 @@ func (a *Account) Add(counts []int, ans answer) error {
 			top = i
 		}
 	}
-	if sum != a.teachers {
-		return fmt.Errorf("PATE account: counts sum to %d, want K = %d", sum, a.teachers)
+	if sum > a.teachers || (!a.abstain && sum != a.teachers) {
+		return fmt.Errorf("PATE account: counts sum to %d: %s", sum, countsRule(a.neighbours()))
 	}
 	mode := ans
 	if ans == NotAnswered {
@@ -299,7 +313,7 @@ func (a *Account) Add(counts []int, ans answer) error {
 	if a.directions == OneSided {
 		logq2 = gnmaxLogQ(counts, top, a.mech.Sigma2, a.mech.Noise)
 	} else {
-		logq2 = gnmaxNeighbourLogQ(counts, a.mech.Sigma2, a.mech.Noise)
+		logq2 = gnmaxNeighbourLogQ(counts, a.mech.Sigma2, a.mech.Noise, a.neighbours())
 	}
 	if ans == Answered {
 		a.answered++

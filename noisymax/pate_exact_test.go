@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // Exact output distributions of PATE's steps with discrete Gaussian noise,
@@ -165,10 +166,11 @@ func renyi(p, q []float64, order float64) (lo, hi float64) {
 	return math.Log1p(eLo-slack) / (order - 1), math.Log1p(eHi+slack) / (order - 1)
 }
 
-// distinctMoves returns the histograms one changed vote from counts, one
-// per pair of counts moved between (permuting the classes of both
-// histograms alike changes no divergence).
-func distinctMoves(counts []int) [][]int {
+// distinctNeighbours returns the histograms one changed teacher from
+// counts in rel, one per pair of counts moved between and, with
+// abstentions, one per count a vote is removed from or added to
+// (permuting the classes of both histograms alike changes no divergence).
+func distinctNeighbours(rel neighbours, counts []int) [][]int {
 	var out [][]int
 	var tried [][2]int
 	for a, na := range counts {
@@ -182,16 +184,34 @@ func distinctMoves(counts []int) [][]int {
 			out = append(out, y)
 		}
 	}
+	if !rel.abstain {
+		return out
+	}
+	var seen []int
+	for a, na := range counts {
+		if slices.Contains(seen, na) {
+			continue
+		}
+		seen = append(seen, na)
+		for _, step := range []int{-1, 1} {
+			if na+step < 0 || (step > 0 && sum(counts) >= rel.teachers) {
+				continue
+			}
+			y := slices.Clone(counts)
+			y[a] += step
+			out = append(out, y)
+		}
+	}
 	return out
 }
 
 // gnmaxDirections returns the largest upper ends of D_λ(M(x)‖M(x')) and
-// D_λ(M(x')‖M(x)) over the neighbours x' of x, and the largest lower end
-// of the second, for GNMax with discrete Gaussian noise.
-func gnmaxDirections(t *testing.T, x []int, sigma, order float64) (fwd, rev, revLo float64) {
+// D_λ(M(x')‖M(x)) over the neighbours x' of x in rel, and the largest
+// lower end of the second, for GNMax with discrete Gaussian noise.
+func gnmaxDirections(t *testing.T, x []int, sigma, order float64, rel neighbours) (fwd, rev, revLo float64) {
 	t.Helper()
 	p := exactGNMax(t, x, sigma)
-	for _, y := range distinctMoves(x) {
+	for _, y := range distinctNeighbours(rel, x) {
 		q := exactGNMax(t, y, sigma)
 		_, f := renyi(p, q, order)
 		lo, r := renyi(q, p, order)
@@ -201,10 +221,11 @@ func gnmaxDirections(t *testing.T, x []int, sigma, order float64) (fwd, rev, rev
 }
 
 // gnmaxBounds returns the data-dependent bounds of GNMax at x: the PATE
-// paper's one-sided value and darrm's default, both directions.
-func gnmaxBounds(x []int, sigma, order float64) (oneSided, both float64) {
+// paper's one-sided value and darrm's default, both directions, over the
+// neighbours of x in rel.
+func gnmaxBounds(x []int, sigma, order float64, rel neighbours) (oneSided, both float64) {
 	k := newCurve(gnmaxSlope(sigma), order)
-	return k.at(gnmaxLogQ(x, argmax(x), sigma, DiscreteNoise)).Hi, k.at(gnmaxNeighbourLogQ(x, sigma, DiscreteNoise)).Hi
+	return k.at(gnmaxLogQ(x, argmax(x), sigma, DiscreteNoise)).Hi, k.at(gnmaxNeighbourLogQ(x, sigma, DiscreteNoise, rel)).Hi
 }
 
 // The examples of the PATE paper's one-sided bound failing in the other
@@ -215,8 +236,9 @@ func TestGNMaxBothDirectionsExamples(t *testing.T) {
 		counts       []int
 		sigma, order float64
 	}{{[]int{20, 0, 0}, 2, 5}, {[]int{6, 0}, 0.5, 2}} {
-		one, both := gnmaxBounds(c.counts, c.sigma, c.order)
-		fwd, rev, revLo := gnmaxDirections(t, c.counts, c.sigma, c.order)
+		rel := neighbours{teachers: sum(c.counts)}
+		one, both := gnmaxBounds(c.counts, c.sigma, c.order, rel)
+		fwd, rev, revLo := gnmaxDirections(t, c.counts, c.sigma, c.order, rel)
 		t.Logf("%v sigma %v order %v: one-sided %.4g, both %.4g; exact forward %.4g, reverse %.4g", c.counts, c.sigma, c.order, one, both, fwd, rev)
 		if !(revLo > one) {
 			t.Errorf("%v: the reverse divergence %v does not exceed the one-sided bound %v", c.counts, revLo, one)
@@ -230,28 +252,42 @@ func TestGNMaxBothDirectionsExamples(t *testing.T) {
 // Over random small histograms, noises and orders, both directions stay
 // below the default bound, the forward one below the one-sided bound too,
 // and the reverse one exceeds the one-sided bound in some cases (else the
-// test would not tell the two apart).
+// test would not tell the two apart); in both relations: K votes, and at
+// most K with a vote added, removed or moved (histograms of fewer votes
+// than K). Every divergence is also below the data-independent λ/σ²,
+// which a vote added or removed (L2 distance 1) keeps as a vote moved
+// (√2) does.
 func TestGNMaxBothDirectionsRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(28, 1))
-	checked, exceeded := 0, 0
-	for range 150 {
-		k, c := 2+r.IntN(30), 2+r.IntN(3)
-		sigma := 0.5 + r.Float64()*5
-		order := 1.25 + r.Float64()*15
-		x := randomCounts(r, k, c)
-		one, both := gnmaxBounds(x, sigma, order)
-		fwd, rev, revLo := gnmaxDirections(t, x, sigma, order)
-		if fwd > one || fwd > both || rev > both {
-			t.Fatalf("%v sigma %v order %v: forward %v, reverse %v; bounds one-sided %v, both %v", x, sigma, order, fwd, rev, one, both)
+	for _, abstain := range []bool{false, true} {
+		checked, exceeded := 0, 0
+		for range 150 {
+			k, c := 2+r.IntN(30), 2+r.IntN(3)
+			sigma := 0.5 + r.Float64()*5
+			order := 1.25 + r.Float64()*15
+			rel := neighbours{abstain: abstain, teachers: k}
+			cast := k
+			if abstain {
+				cast = r.IntN(k + 1)
+			}
+			x := randomCounts(r, cast, c)
+			one, both := gnmaxBounds(x, sigma, order, rel)
+			fwd, rev, revLo := gnmaxDirections(t, x, sigma, order, rel)
+			if fwd > one || fwd > both || rev > both {
+				t.Fatalf("%v of K = %d (abstain %v) sigma %v order %v: forward %v, reverse %v; bounds one-sided %v, both %v", x, k, abstain, sigma, order, fwd, rev, one, both)
+			}
+			if ind := order / (sigma * sigma); math.Max(fwd, rev) > ind*(1+1e-12) {
+				t.Fatalf("%v of K = %d (abstain %v) sigma %v order %v: forward %v, reverse %v above the data-independent %v", x, k, abstain, sigma, order, fwd, rev, ind)
+			}
+			checked++
+			if revLo > one {
+				exceeded++
+			}
 		}
-		checked++
-		if revLo > one {
-			exceeded++
+		t.Logf("abstain %v: %d histograms: the reverse divergence exceeded the one-sided bound at %d", abstain, checked, exceeded)
+		if exceeded == 0 {
+			t.Errorf("abstain %v: the one-sided bound held in both directions everywhere: the cases test nothing", abstain)
 		}
-	}
-	t.Logf("%d histograms: the reverse divergence exceeded the one-sided bound at %d", checked, exceeded)
-	if exceeded == 0 {
-		t.Error("the one-sided bound held in both directions everywhere: the cases test nothing")
 	}
 }
 
@@ -269,8 +305,9 @@ func TestGNMaxBothDirectionsMNIST(t *testing.T) {
 	}
 	for _, x := range hs {
 		for _, order := range []float64{5, 20, 60} {
-			one, both := gnmaxBounds(x, 40, order)
-			fwd, rev, _ := gnmaxDirections(t, x, 40, order)
+			rel := neighbours{teachers: 250}
+			one, both := gnmaxBounds(x, 40, order, rel)
+			fwd, rev, _ := gnmaxDirections(t, x, 40, order, rel)
 			if fwd > both || rev > both || fwd > one || rev > one {
 				t.Errorf("%v order %v: forward %v, reverse %v; bounds one-sided %v, both %v", x, order, fwd, rev, one, both)
 			}
@@ -279,49 +316,70 @@ func TestGNMaxBothDirectionsMNIST(t *testing.T) {
 	}
 }
 
-// The threshold step: the answered/withheld distribution at largest count
-// v against those at v - 1 and v + 1, for small σ1 where the one-sided
-// bound fails in the other direction.
+// The threshold step: the answered/withheld distribution at largest
+// count v against those at v - 1 and v + 1, for small σ1 where the
+// one-sided bound fails in the other direction; in both relations. With
+// abstentions the largest count ranges over [0, K], below ⌈K/C⌉ too: at
+// v = ⌈K/C⌉ the neighbour v - 1 exists only there, and the table of a
+// relation without abstentions (which leaves it out) is exceeded by the
+// reverse divergence in some cases, the under-count the relation prevents.
 func TestThresholdBothDirections(t *testing.T) {
 	r := rand.New(rand.NewPCG(28, 3))
-	checked, exceeded := 0, 0
-	for range 400 {
-		k, c := 5+r.IntN(60), 2+r.IntN(8)
-		sigma := 0.5 + r.Float64()*6
-		order := 1.25 + r.Float64()*20
-		lo := leastMaxCount(k, c)
-		v := lo + r.IntN(k-lo+1)
-		// Thresholds within 8σ1 of v keep both outcomes' probabilities
-		// far from underflow.
-		thr := float64(v) + (2*r.Float64()-1)*8*sigma
-		m := ConfidentGNMax{Threshold: thr, Sigma1: sigma, Sigma2: 1, Noise: DiscreteNoise}
-		oneTab, _ := thresholdTable(m, k, c, OneSided)
-		bothTab, _ := thresholdTable(m, k, c, BothDirections)
-		cv := newCurve(thresholdSlope(sigma), order)
-		one, both := cv.at(oneTab[v]).Hi, cv.at(bothTab[v]).Hi
-		if l, err := thresholdNeighbourLogQ(v, k, c, thr, sigma, DiscreteNoise); err != nil || l != bothTab[v] {
-			t.Fatalf("thresholdNeighbourLogQ %v, %v; table %v", l, err, bothTab[v])
+	for _, abstain := range []bool{false, true} {
+		checked, exceeded, beyondMoves := 0, 0, 0
+		for range 400 {
+			k, c := 5+r.IntN(60), 2+r.IntN(8)
+			sigma := 0.5 + r.Float64()*6
+			order := 1.25 + r.Float64()*20
+			rel := neighbours{abstain: abstain, teachers: k}
+			moves := neighbours{teachers: k}
+			lo := rel.leastMax(c)
+			v := lo + r.IntN(k-lo+1)
+			if abstain && r.IntN(2) == 0 {
+				v = moves.leastMax(c) // where the relations differ
+			}
+			// Thresholds within 8σ1 of v keep both outcomes' probabilities
+			// far from underflow.
+			thr := float64(v) + (2*r.Float64()-1)*8*sigma
+			m := ConfidentGNMax{Threshold: thr, Sigma1: sigma, Sigma2: 1, Noise: DiscreteNoise}
+			oneTab, _ := thresholdTable(m, rel, c, OneSided)
+			bothTab, _ := thresholdTable(m, rel, c, BothDirections)
+			movesTab, _ := thresholdTable(m, moves, c, BothDirections)
+			cv := newCurve(thresholdSlope(sigma), order)
+			one, both, onlyMoves := cv.at(oneTab[v]).Hi, cv.at(bothTab[v]).Hi, cv.at(movesTab[v]).Hi
+			if l, err := thresholdNeighbourLogQ(v, rel, c, thr, sigma, DiscreteNoise); err != nil || l != bothTab[v] {
+				t.Fatalf("thresholdNeighbourLogQ %v, %v; table %v", l, err, bothTab[v])
+			}
+			p := exactThreshold(t, v, thr, sigma)
+			for _, w := range []int{v - 1, v + 1} {
+				if w < lo || w > k {
+					continue
+				}
+				q := exactThreshold(t, w, thr, sigma)
+				_, fwd := renyi(p[:], q[:], order)
+				revLo, rev := renyi(q[:], p[:], order)
+				if fwd > one || fwd > both || rev > both {
+					t.Fatalf("K %d C %d abstain %v v %d -> %d T %v sigma1 %v order %v: forward %v, reverse %v; bounds one-sided %v, both %v", k, c, abstain, v, w, thr, sigma, order, fwd, rev, one, both)
+				}
+				if ind := order / (2 * sigma * sigma); math.Max(fwd, rev) > ind*(1+1e-12) {
+					t.Fatalf("K %d v %d -> %d: forward %v, reverse %v above the data-independent %v", k, v, w, fwd, rev, ind)
+				}
+				checked++
+				if revLo > one {
+					exceeded++
+				}
+				if revLo > onlyMoves {
+					beyondMoves++
+				}
+			}
 		}
-		p := exactThreshold(t, v, thr, sigma)
-		for _, w := range []int{v - 1, v + 1} {
-			if w < lo || w > k {
-				continue
-			}
-			q := exactThreshold(t, w, thr, sigma)
-			_, fwd := renyi(p[:], q[:], order)
-			revLo, rev := renyi(q[:], p[:], order)
-			if fwd > one || fwd > both || rev > both {
-				t.Fatalf("K %d C %d v %d -> %d T %v sigma1 %v order %v: forward %v, reverse %v; bounds one-sided %v, both %v", k, c, v, w, thr, sigma, order, fwd, rev, one, both)
-			}
-			checked++
-			if revLo > one {
-				exceeded++
-			}
+		t.Logf("abstain %v: %d pairs: the reverse divergence exceeded the one-sided bound at %d, the bound without abstentions at %d", abstain, checked, exceeded, beyondMoves)
+		if exceeded == 0 {
+			t.Errorf("abstain %v: the one-sided bound held in both directions everywhere: the cases test nothing", abstain)
 		}
-	}
-	t.Logf("%d pairs: the reverse divergence exceeded the one-sided bound at %d", checked, exceeded)
-	if exceeded == 0 {
-		t.Error("the one-sided bound held in both directions everywhere: the cases test nothing")
+		if abstain && beyondMoves == 0 {
+			t.Error("the bound without abstentions held at every neighbour with them: the cases do not tell the relations apart")
+		}
 	}
 }
 
@@ -366,20 +424,28 @@ func TestThresholdAnswerProbabilityExact(t *testing.T) {
 // The account charges each query a bound on both directions by default:
 // against exact sums where the one-sided value fails, for a GNMax query
 // and for a withheld query (the threshold step alone), while OneSided
-// keeps the PATE paper's smaller value.
+// keeps the PATE paper's smaller value; with abstentions too, where the
+// neighbour that fails it withdraws a vote from the plurality (8 of
+// K = 10 voted: the largest count 5 falls to 4, below ⌈K/C⌉).
 func TestPATEAccountBothDirections(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		m      ConfidentGNMax
-		counts []int
-		ans    answer
-		order  float64
-		other  []int // the neighbour with the larger reverse divergence
+		name     string
+		m        ConfidentGNMax
+		counts   []int
+		teachers int // 0: the counts' sum, every teacher voting
+		ans      answer
+		order    float64
+		other    []int // the neighbour with the larger reverse divergence
 	}{
-		{"gnmax", ConfidentGNMax{Sigma2: 2, Noise: DiscreteNoise}, []int{20, 0, 0}, Answered, 5, []int{19, 1, 0}},
-		{"gnmax", ConfidentGNMax{Sigma2: 0.5, Noise: DiscreteNoise}, []int{6, 0}, Answered, 2, []int{5, 1}},
-		{"threshold", ConfidentGNMax{Threshold: 8, Sigma1: 0.5, Sigma2: 1, Noise: DiscreteNoise}, []int{5, 5}, NotAnswered, 2, []int{6, 4}},
+		{"gnmax", ConfidentGNMax{Sigma2: 2, Noise: DiscreteNoise}, []int{20, 0, 0}, 0, Answered, 5, []int{19, 1, 0}},
+		{"gnmax", ConfidentGNMax{Sigma2: 0.5, Noise: DiscreteNoise}, []int{6, 0}, 0, Answered, 2, []int{5, 1}},
+		{"threshold", ConfidentGNMax{Threshold: 8, Sigma1: 0.5, Sigma2: 1, Noise: DiscreteNoise}, []int{5, 5}, 0, NotAnswered, 2, []int{6, 4}},
+		{"threshold, abstentions", ConfidentGNMax{Threshold: 2, Sigma1: 0.7, Sigma2: 1, Noise: DiscreteNoise}, []int{5, 3}, 10, NotAnswered, 2, []int{4, 3}},
 	} {
+		rel := neighbours{teachers: sum(c.counts)}
+		if c.teachers > 0 {
+			rel = neighbours{abstain: true, teachers: c.teachers}
+		}
 		var p, q []float64
 		if c.m.Confident() {
 			p1, q1 := exactThreshold(t, slices.Max(c.counts), c.m.Threshold, c.m.Sigma1), exactThreshold(t, slices.Max(c.other), c.m.Threshold, c.m.Sigma1)
@@ -391,7 +457,7 @@ func TestPATEAccountBothDirections(t *testing.T) {
 		revLo, rev := renyi(q, p, c.order)
 		charged := map[Directions]float64{}
 		for _, dir := range []Directions{BothDirections, OneSided} {
-			a, err := NewAccount(c.m, sum(c.counts), len(c.counts), Options{Orders: []float64{c.order}, Directions: dir})
+			a, err := NewAccount(c.m, rel.teachers, len(c.counts), Options{Orders: []float64{c.order}, Directions: dir, Abstain: rel.abstain})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -406,7 +472,7 @@ func TestPATEAccountBothDirections(t *testing.T) {
 				t.Errorf("%s %v: result %v, %v; charged %v", c.name, dir, r.Directions, r.RDPDependent, charged[dir])
 			}
 		}
-		def, err := NewAccount(c.m, sum(c.counts), len(c.counts), Options{Orders: []float64{c.order}})
+		def, err := NewAccount(c.m, rel.teachers, len(c.counts), Options{Orders: []float64{c.order}, Abstain: rel.abstain})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -433,55 +499,95 @@ func sum(xs []int) int {
 
 // The account's A(d) bounds the true local sensitivity of its total, a
 // single query's cost as a function of the histogram, by brute force over
-// every histogram of 12 votes among 3 classes: GNMax answered, the
+// every histogram of 12 votes among 3 classes (with abstentions, of at
+// most 12: neighbours a vote added, removed or moved): GNMax answered, the
 // threshold step alone, and the expected cost; in both directions and
 // one-sided.
 func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 	const k, classes, order = 12, 3, 2.0
-	hs := histograms(k, classes)
-	for _, c := range []struct {
-		m   ConfidentGNMax
-		ans answer
-	}{
-		{ConfidentGNMax{Sigma2: 1, Noise: DiscreteNoise}, Answered},
-		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, Answered},
-		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, NotAnswered},
-		{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, AnswerUnknown},
-	} {
-		for _, dir := range []Directions{BothDirections, OneSided} {
-			account := func(h []int) *Account {
-				a, err := NewAccount(c.m, k, classes, Options{Orders: []float64{order}, Directions: dir})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := a.Add(h, c.ans); err != nil {
-					t.Fatal(err)
-				}
-				return a
-			}
-			f := make([]float64, len(hs))
-			for i, h := range hs {
-				f[i], _ = account(h).RDPDependent(order)
-			}
-			trueLS := make([]float64, len(hs))
-			for i := range hs {
-				for j := range hs {
-					if voteDistance(hs[i], hs[j]) == 1 {
-						trueLS[i] = math.Max(trueLS[i], math.Abs(f[i]-f[j]))
+	for _, rel := range relations(k) {
+		sp := newSpace(rel, classes)
+		hs := sp.hs
+		for _, c := range []struct {
+			m   ConfidentGNMax
+			ans answer
+		}{
+			{ConfidentGNMax{Sigma2: 1, Noise: DiscreteNoise}, Answered},
+			{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, Answered},
+			{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, NotAnswered},
+			{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, AnswerUnknown},
+		} {
+			for _, dir := range []Directions{BothDirections, OneSided} {
+				account := func(h []int) *Account {
+					a, err := NewAccount(c.m, k, classes, Options{Orders: []float64{order}, Directions: dir, Abstain: rel.abstain})
+					if err != nil {
+						t.Fatal(err)
 					}
+					if err := a.Add(h, c.ans); err != nil {
+						t.Fatal(err)
+					}
+					return a
 				}
-			}
-			for _, x := range hs {
-				a, err := account(x).LocalSensitivity(order)
-				if err != nil {
-					t.Fatal(err)
+				f := make([]float64, len(hs))
+				for i, h := range hs {
+					f[i], _ = account(h).RDPDependent(order)
 				}
-				for j, y := range hs {
-					if d := voteDistance(x, y); trueLS[j] > a[d] {
-						t.Fatalf("%+v %v %v: x %v: A(%d) = %v below the local sensitivity %v at %v", c.m, c.ans, dir, x, d, a[d], trueLS[j], y)
+				trueLS := sp.localSensitivity(f)
+				// A(d) bounds the exact cost's local sensitivity; f holds
+				// the upper ends of its evaluation, a sum rounded up (a
+				// release adds a margin for that: EvalMargin).
+				pad := 4 * outward.ULP * slices.Max(f)
+				for i, x := range hs {
+					a, err := account(x).LocalSensitivity(order)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for j, y := range hs {
+						if d := sp.dist(i, j); trueLS[j] > a[d]+pad {
+							t.Fatalf("%+v %v %v abstain %v: x %v: A(%d) = %v below the local sensitivity %v at %v", c.m, c.ans, dir, rel.abstain, x, d, a[d], trueLS[j], y)
+						}
 					}
 				}
 			}
 		}
+	}
+}
+
+// Without abstentions the threshold step's A(d) would stop at ⌈K/C⌉, the
+// least largest count of K votes: by brute force over the histograms of
+// at most 12 votes, a table that stops there falls below the true local
+// sensitivity of the threshold step's cost with abstentions, which the
+// account's, reaching 0, bounds. The check above cannot fail unnoticed.
+func TestThresholdLocalSensitivityNeedsAbstentions(t *testing.T) {
+	const k, classes, order = 12, 3, 2.0
+	m := ConfidentGNMax{Threshold: 1, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}
+	rel := neighbours{abstain: true, teachers: k}
+	logq, _ := thresholdTable(m, rel, classes, OneSided)
+	beta := newThresholdLS(m, order, logq, 0).beta
+	trueLS := make([]float64, k+1) // by largest count: its neighbours' are within one
+	for _, h := range relHistograms(rel, classes) {
+		v := slices.Max(h)
+		for _, y := range relNeighbours(rel, h) {
+			w := slices.Max(y)
+			trueLS[v] = math.Max(trueLS[v], math.Abs(beta[v].Hi-beta[w].Hi))
+		}
+	}
+	under := 0
+	for _, lo := range []int{0, leastMaxCount(k, classes)} {
+		th := newThresholdLS(m, order, logq, lo)
+		for x := 0; x <= k; x++ {
+			a := th.distances(x)
+			for v, ls := range trueLS {
+				if d := max(x-v, v-x); ls > a[d]*(1+1e-12)+1e-300 {
+					if lo == 0 {
+						t.Fatalf("largest count %d: A(%d) = %v below the local sensitivity %v at %d", x, d, a[d], ls, v)
+					}
+					under++
+				}
+			}
+		}
+	}
+	if under == 0 {
+		t.Error("a table that stops at ceil(K/C) bounds every local sensitivity with abstentions: the case tests nothing")
 	}
 }

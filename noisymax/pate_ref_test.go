@@ -26,7 +26,7 @@ func TestPATEReferenceGNMaxLocalSensitivity(t *testing.T) {
 	}
 	for _, c := range cases {
 		g := newGNMaxLS(c.sigma, c.order, len(c.counts), ContinuousNoise)
-		got := g.distances(c.counts, c.teachers)
+		got := g.distances(c.counts, neighbours{teachers: c.teachers})
 		for d, w := range c.want {
 			if !closeTo(got[d], w, 1e-6, 1e-14) {
 				t.Errorf("counts %v: A(%d) = %.12g, want %.12g", c.counts, d, got[d], w)
@@ -70,7 +70,7 @@ func TestPATEReferenceThresholdLocalSensitivity(t *testing.T) {
 	const teachers, top = 30, 20
 	for _, c := range cases {
 		m := ConfidentGNMax{Threshold: c.t, Sigma1: 2, Sigma2: 1, Noise: ContinuousNoise}
-		logq, _ := thresholdTable(m, teachers, 3, OneSided)
+		logq, _ := thresholdTable(m, neighbours{teachers: teachers}, 3, OneSided)
 		th := newThresholdLS(m, 10, logq, 0)
 		for d, w := range c.want {
 			got := 0.0

@@ -77,7 +77,9 @@ func logErfcInv(t float64) float64 {
 
 // qMoves bounds q̃ at a neighbour of a histogram: q̃ = r·Σ_{m-1 terms}
 // erfc(x_i)/2 with x_i = (gap_i - shift)/(2σ), and one changed vote moves
-// every x_i by at most 1/σ. The sum of m-1 terms erfc(x_i)/2 equal to s is
+// every x_i by at most 1/σ (a vote moved between classes changes every
+// gap to the plurality by at most two; one added or removed, by at most
+// one). The sum of m-1 terms erfc(x_i)/2 equal to s is
 // at most (m-1)/2·erfc(erfc⁻¹(2s/(m-1)) - 1/σ) after the move and at
 // least (m-1)/2·erfc(erfc⁻¹(2s/(m-1)) + 1/σ) (PATE paper, Appendix B:
 // B_u and B_l).
@@ -146,39 +148,50 @@ func (g *gnmaxLS) lsAt(L float64) float64 {
 }
 
 // distances returns A(d), d = 0..K: an upper bound on the local
-// sensitivity of β at every histogram within d changed votes of counts,
-// non-decreasing in d. Below q1 the local sensitivity grows with q̃, so
-// the greedy walk that raises q̃ fastest (a vote from the plurality to the
-// runner-up) bounds it; above q0 it falls with q̃, and the walk that
-// lowers q̃ fastest (a vote from the runner-up to the plurality) bounds
-// it; in between, and once a walk reaches [q1, q0], it is the plateau
-// (PATE paper, Algorithms 4 and 5).
-func (g *gnmaxLS) distances(counts []int, teachers int) []float64 {
-	res := make([]float64, teachers+1)
+// sensitivity of β at every histogram within d changed teachers of counts
+// in the relation rel, non-decreasing in d. Below q1 the local
+// sensitivity grows with q̃, so the greedy walk that raises q̃ fastest (a
+// vote from the plurality to the runner-up) bounds it; above q0 it falls
+// with q̃, and the walk that lowers q̃ fastest (a vote from the runner-up
+// to the plurality) bounds it; in between, and once a walk reaches
+// [q1, q0], it is the plateau (PATE paper, Algorithms 4 and 5). With
+// abstentions a vote removed or added changes every gap to the plurality
+// by at most one, where a move changes one by two and the others by one
+// in the same direction, so a move is the faster step either way while
+// one is possible; the walk that lowers q̃ then adds votes to the
+// plurality once the other classes are empty, while fewer than K voted
+// (without abstentions no histogram lies beyond, and the rest is the
+// plateau).
+func (g *gnmaxLS) distances(counts []int, rel neighbours) []float64 {
+	res := make([]float64, rel.teachers+1)
 	for d := range res {
 		res[d] = g.plateau
 	}
 	v := slices.Clone(counts)
 	slices.SortFunc(v, func(a, b int) int { return b - a })
+	cast := castVotes(v)
 	L := gnmaxLogQ(v, 0, g.sigma, g.noise)
 	if L >= g.logq1 && L <= g.k.logq0 {
 		return res
 	}
 	right := L < g.logq1
-	for d := 0; d <= teachers; d++ {
+walk:
+	for d := 0; d <= rel.teachers; d++ {
 		if d > 0 {
-			if right {
-				if v[0] <= v[1] {
-					break
-				}
+			switch {
+			case right && v[0] > v[1]:
 				v[0]--
 				v[1]++
-			} else {
-				if v[1] == 0 {
-					break
-				}
+			case right:
+				break walk
+			case v[1] > 0:
 				v[0]++
 				v[1]--
+			case rel.abstain && cast < rel.teachers:
+				v[0]++
+				cast++
+			default:
+				break walk
 			}
 			slices.SortFunc(v, func(a, b int) int { return b - a })
 			L = gnmaxLogQ(v, 0, g.sigma, g.noise)
@@ -198,7 +211,7 @@ func (g *gnmaxLS) distances(counts []int, teachers int) []float64 {
 // one order from its table over the largest count v.
 type thresholdLS struct {
 	beta []outward.Interval // β at v = 0..K
-	lo   int                // the least possible largest count, ceil(K/C)
+	lo   int                // the least possible largest count (neighbours.leastMax)
 }
 
 // newThresholdLS tabulates β at one order from the threshold step's log q̃
@@ -213,7 +226,8 @@ func newThresholdLS(m ConfidentGNMax, order float64, logq []float64, lo int) *th
 }
 
 // at returns the local sensitivity of β at a largest count v: its
-// neighbours have v - 1 or v + 1 (the largest count has sensitivity 1).
+// neighbours have v - 1 or v + 1 (the largest count has sensitivity 1,
+// for a vote moved, added or removed).
 func (t *thresholdLS) at(v int) float64 {
 	ls := 0.0
 	for _, w := range []int{v - 1, v + 1} {
@@ -248,10 +262,12 @@ func (t *thresholdLS) distances(v int) []float64 {
 // over queries of each step's bound, the GNMax step weighted by its
 // answer (1 or 0) or, for expected cost, by the largest probability of
 // answering within distance d plus the change of that probability times
-// λ/σ2² (the product rule). A changed teacher changes one vote of every
-// query, so every query's histogram moves by one vote. In both directions
-// a query's GNMax cost is β at the largest q̃ within one vote, so its A(d)
-// is the one-sided A(d + 1) (docs/pate.md).
+// λ/σ2² (the product rule). A changed teacher changes at most one vote
+// of every query, so every query's histogram moves to a neighbour in the
+// account's relation (a vote moved; with abstentions also one added or
+// removed: Options.Abstain). In both directions a query's GNMax cost is β
+// at the largest q̃ within one vote, so its A(d) is the one-sided
+// A(d + 1) (docs/pate.md).
 //
 // It requires conditions C5 and C6 of the PATE paper (ConfidentGNMax.SmoothConditions)
 // for σ2, C and λ, and returns an error when they fail.
@@ -266,7 +282,7 @@ func (a *Account) LocalSensitivity(order float64) ([]float64, error) {
 	g := newGNMaxLS(a.mech.Sigma2, order, a.classes, a.mech.Noise)
 	var th *thresholdLS
 	if a.mech.Confident() {
-		th = newThresholdLS(a.mech, order, a.thLogQ, leastMaxCount(a.teachers, a.classes))
+		th = newThresholdLS(a.mech, order, a.thLogQ, a.neighbours().leastMax(a.classes))
 	}
 	ind := g.k.ind.Hi
 	// The queries in lsChunks contiguous chunks, each summed on some core,
@@ -300,7 +316,7 @@ func (a *Account) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *th
 	top := counts[argmax(counts)]
 	var gl []float64
 	if ans != NotAnswered {
-		gl = g.distances(counts, a.teachers)
+		gl = g.distances(counts, a.neighbours())
 		if a.directions == BothDirections {
 			// Charged at the largest q̃ within one vote, the cost at a
 			// histogram within d of the counts is β of the q̃ of one

@@ -2,6 +2,7 @@ package noisymax
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -216,11 +217,110 @@ func voteDistance(a, b []int) int {
 	return d
 }
 
+// The relation with abstentions, by brute force: a histogram of at most K
+// votes is one of exactly K over C + 1 classes, the last "no vote", which
+// the mechanism does not see; a changed teacher moves one vote among the
+// C + 1. The helpers below enumerate it directly, independently of the
+// code under test.
+
+// relHistograms lists every vote histogram of rel over c classes: K votes,
+// or with abstentions 0 to K.
+func relHistograms(rel neighbours, c int) [][]int {
+	if !rel.abstain {
+		return histograms(rel.teachers, c)
+	}
+	var out [][]int
+	for s := 0; s <= rel.teachers; s++ {
+		out = append(out, histograms(s, c)...)
+	}
+	return out
+}
+
+// space is every histogram of a relation over C classes (relHistograms),
+// with the distance between two of them and the local sensitivity of a
+// function of them, by brute force.
+type space struct {
+	rel   neighbours
+	hs    [][]int
+	sums  []int
+	index map[string]int
+}
+
+func newSpace(rel neighbours, classes int) *space {
+	s := &space{rel: rel, hs: relHistograms(rel, classes), index: map[string]int{}}
+	for i, h := range s.hs {
+		s.sums = append(s.sums, sum(h))
+		s.index[fmt.Sprint(h)] = i
+	}
+	return s
+}
+
+// dist returns the fewest changed teachers between histograms i and j:
+// the votes that move between the C + 1 classes, "no vote" (K less the
+// votes cast) among them.
+func (s *space) dist(i, j int) int {
+	return voteDistance(s.hs[i], s.hs[j]) + max(0, s.sums[j]-s.sums[i])
+}
+
+// localSensitivity returns, for each histogram h, the largest
+// |f(h) - f(y)| over its neighbours y (relNeighbours), f given by index.
+func (s *space) localSensitivity(f []float64) []float64 {
+	ls := make([]float64, len(s.hs))
+	for i, h := range s.hs {
+		for _, y := range relNeighbours(s.rel, h) {
+			j, ok := s.index[fmt.Sprint(y)]
+			if !ok {
+				panic(fmt.Sprintf("neighbour %v of %v is no histogram of %+v", y, h, s.rel))
+			}
+			ls[i] = math.Max(ls[i], math.Abs(f[i]-f[j]))
+		}
+	}
+	return ls
+}
+
+// relNeighbours returns every histogram one changed teacher from h in rel,
+// class by class: a vote moved from a class to another and, with
+// abstentions, a vote removed from a class or, while fewer than K voted,
+// added to one.
+func relNeighbours(rel neighbours, h []int) [][]int {
+	var out [][]int
+	with := func(i, di, j, dj int) {
+		y := slices.Clone(h)
+		y[i] += di
+		if j >= 0 {
+			y[j] += dj
+		}
+		out = append(out, y)
+	}
+	for a := range h {
+		for b := range h {
+			if a != b && h[a] > 0 {
+				with(a, -1, b, 1)
+			}
+		}
+		if rel.abstain && h[a] > 0 {
+			with(a, -1, -1, 0)
+		}
+		if rel.abstain && sum(h) < rel.teachers {
+			with(a, 1, -1, 0)
+		}
+	}
+	return out
+}
+
+// The relations the brute-force tests take, for K teachers: every teacher
+// voting, and teachers that may abstain.
+func relations(k int) []neighbours {
+	return []neighbours{{teachers: k}, {abstain: true, teachers: k}}
+}
+
 // A(d) bounds the true local sensitivity |f(y') - f(y)| over every pair
 // of neighbours y, y' with y within d of x, found by brute force, for the
 // one-sided cost f = β(q̃) and for the cost in both directions,
 // f = β(Q̃) with Q̃ the largest q̃ within one vote, whose A(d) is the
-// one-sided A(d + 1).
+// one-sided A(d + 1); in both relations, every teacher voting (K votes)
+// and teachers that may abstain (every histogram of at most K votes,
+// neighbours a vote added, removed or moved).
 func TestLocalSensitivityBruteForce(t *testing.T) {
 	for _, c := range []struct {
 		k, classes   int
@@ -234,44 +334,69 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 			t.Fatalf("%+v: conditions C5 %v C6 %v", c, c5, c6)
 		}
 		g := newGNMaxLS(c.sigma, c.order, c.classes, c.noise)
-		hs := histograms(c.k, c.classes)
-		for _, dir := range []Directions{OneSided, BothDirections} {
-			beta := make([]float64, len(hs))
-			for i, h := range hs {
-				lq := gnmaxLogQ(h, argmax(h), c.sigma, c.noise)
-				if dir == BothDirections {
-					lq = gnmaxNeighbourLogQ(h, c.sigma, c.noise)
+		for _, rel := range relations(c.k) {
+			sp := newSpace(rel, c.classes)
+			hs := sp.hs
+			for _, dir := range []Directions{OneSided, BothDirections} {
+				beta := make([]float64, len(hs))
+				for i, h := range hs {
+					lq := gnmaxLogQ(h, argmax(h), c.sigma, c.noise)
+					if dir == BothDirections {
+						lq = gnmaxNeighbourLogQ(h, c.sigma, c.noise, rel)
+					}
+					beta[i] = g.k.at(lq).Hi
 				}
-				beta[i] = g.k.at(lq).Hi
-			}
-			trueLS := make([]float64, len(hs))
-			for i := range hs {
-				for j := range hs {
-					if voteDistance(hs[i], hs[j]) == 1 {
-						trueLS[i] = math.Max(trueLS[i], math.Abs(beta[i]-beta[j]))
+				trueLS := sp.localSensitivity(beta)
+				nontrivial := false
+				for i, x := range hs {
+					a := g.distances(x, rel)
+					if dir == BothDirections {
+						a = append(a[1:], a[len(a)-1])
+					}
+					for j, y := range hs {
+						d := sp.dist(i, j)
+						if trueLS[j] > a[d] {
+							t.Fatalf("%+v abstain %v %v: x %v: A(%d) = %v below the local sensitivity %v at %v", c, rel.abstain, dir, x, d, a[d], trueLS[j], y)
+						}
+						if trueLS[j] > 0 && trueLS[j] < g.plateau/2 {
+							nontrivial = true
+						}
 					}
 				}
-			}
-			nontrivial := false
-			for _, x := range hs {
-				a := g.distances(x, c.k)
-				if dir == BothDirections {
-					a = append(a[1:], a[len(a)-1])
+				if !nontrivial {
+					t.Errorf("%+v abstain %v %v: every local sensitivity is 0 or near the plateau: the case tests nothing", c, rel.abstain, dir)
 				}
-				for j, y := range hs {
-					d := voteDistance(x, y)
-					if trueLS[j] > a[d] {
-						t.Fatalf("%+v %v: x %v: A(%d) = %v below the local sensitivity %v at %v", c, dir, x, d, a[d], trueLS[j], y)
-					}
-					if trueLS[j] > 0 && trueLS[j] < g.plateau/2 {
-						nontrivial = true
-					}
-				}
-			}
-			if !nontrivial {
-				t.Errorf("%+v %v: every local sensitivity is 0 or near the plateau: the case tests nothing", c, dir)
 			}
 		}
+	}
+}
+
+// With abstentions the walk that lowers q̃ adds votes to the plurality
+// once the other classes are empty: from 4 unanimous votes of K = 12
+// (σ = 2, λ = 5: q̃ above q0 there) the histograms within d are at best
+// (4 + d, 0, 0), whose local sensitivity stays below the plateau for
+// d <= 2, where without abstentions (4 votes of K = 4: no histogram
+// beyond) the walk ends and A(d) is the plateau.
+func TestLocalSensitivityAbstainWalk(t *testing.T) {
+	const sigma = 2.0
+	g := newGNMaxLS(sigma, 5, 3, ContinuousNoise)
+	x := []int{4, 0, 0}
+	if l := gnmaxLogQ(x, 0, sigma, ContinuousNoise); !(l > g.k.logq0) {
+		t.Fatalf("%v: log q̃ %v not above log q0 %v: the walk lowers nothing", x, l, g.k.logq0)
+	}
+	a := g.distances(x, neighbours{abstain: true, teachers: 12})
+	moves := g.distances(x, neighbours{teachers: 4})
+	if !(a[2] < g.plateau) || moves[1] != g.plateau {
+		t.Errorf("A(2) = %v with abstentions, A(1) = %v without; the plateau %v", a[2], moves[1], g.plateau)
+	}
+	for d := 1; d <= 2; d++ {
+		want := math.Max(a[d-1], g.lsAt(gnmaxLogQ([]int{4 + d, 0, 0}, 0, sigma, ContinuousNoise)))
+		if a[d] != want {
+			t.Errorf("A(%d) = %v, want the local sensitivity at (%d, 0, 0), %v", d, a[d], 4+d, want)
+		}
+	}
+	if !(a[2] > 0) {
+		t.Errorf("A(2) = 0: the case tests nothing")
 	}
 }
 
@@ -329,11 +454,15 @@ func theorem6Fixed(L, sigma, order, mu1, mu2 float64) *big.Float {
 }
 
 // TestGNMaxNeighbourLogQEveryPair: the neighbours' log q̃, which tries one
-// move per pair of distinct counts, is the largest log q̃ over every move
-// of one vote between two classes, bit for bit, on random histograms with
-// repeated counts (zeros, ties) and without.
+// move per pair of distinct counts (and with abstentions one removal and
+// one addition per count), is the largest log q̃ over every neighbour,
+// class by class (relNeighbours), bit for bit, on random histograms with
+// repeated counts (zeros, ties) and without, in both relations; some
+// histograms with abstentions have a neighbour no move reaches with a
+// larger q̃ (two classes, (5, 4) to (4, 4)).
 func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
 	r := rand.New(rand.NewPCG(40, 10))
+	beyondMoves := 0
 	for range 300 {
 		classes := 2 + r.IntN(12)
 		h := make([]int, classes)
@@ -341,23 +470,33 @@ func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
 			h[r.IntN(1+r.IntN(classes))]++
 		}
 		sigma := 0.5 + 4*r.Float64()
-		for _, noise := range []Noise{DiscreteNoise, ContinuousNoise} {
-			want := gnmaxLogQ(h, argmax(h), sigma, noise)
-			y := slices.Clone(h)
-			for a := range h {
-				for b := range h {
-					if a == b || h[a] == 0 {
-						continue
-					}
-					y[a], y[b] = h[a]-1, h[b]+1
+		for _, rel := range []neighbours{{teachers: sum(h)}, {abstain: true, teachers: sum(h) + r.IntN(3)}} {
+			for _, noise := range []Noise{DiscreteNoise, ContinuousNoise} {
+				want := gnmaxLogQ(h, argmax(h), sigma, noise)
+				for _, y := range relNeighbours(rel, h) {
 					want = math.Max(want, gnmaxLogQ(y, argmax(y), sigma, noise))
-					y[a], y[b] = h[a], h[b]
+				}
+				if got := gnmaxNeighbourLogQ(h, sigma, noise, rel); got != want {
+					t.Fatalf("%v, %+v, sigma %v, %v: %v, every neighbour gives %v", h, rel, sigma, noise, got, want)
+				}
+				if rel.abstain && gnmaxNeighbourLogQ(h, sigma, noise, neighbours{teachers: sum(h)}) < want {
+					beyondMoves++
 				}
 			}
-			if got := gnmaxNeighbourLogQ(h, sigma, noise); got != want {
-				t.Fatalf("%v, sigma %v, %v: %v, every pair gives %v", h, sigma, noise, got, want)
-			}
 		}
+	}
+	for _, noise := range []Noise{DiscreteNoise, ContinuousNoise} {
+		h := []int{5, 4}
+		if moves, all := gnmaxNeighbourLogQ(h, 1, noise, neighbours{teachers: 9}), gnmaxNeighbourLogQ(h, 1, noise, neighbours{abstain: true, teachers: 9}); !(all > moves) {
+			t.Errorf("%v %v: log Q̃ with abstentions %v, without %v: the removal to (4, 4) is not counted", h, noise, all, moves)
+		}
+	}
+	t.Logf("%d random cases with abstentions where a neighbour no move reaches has the largest q̃", beyondMoves)
+	if _, err := checkedGNMaxNeighbourLogQ([]int{5, 4}, 1, DiscreteNoise, neighbours{teachers: 10}); err == nil {
+		t.Error("9 votes of K = 10 without abstentions accepted")
+	}
+	if _, err := checkedGNMaxNeighbourLogQ([]int{5, 6}, 1, DiscreteNoise, neighbours{abstain: true, teachers: 10}); err == nil {
+		t.Error("11 votes of K = 10 accepted")
 	}
 }
 

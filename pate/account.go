@@ -88,9 +88,17 @@ type AccountResult struct {
 	Options  AccountOptions
 	Teachers int
 	Classes  int
-	LNMax    *noisymax.LNMaxResult
-	Result   noisymax.Result
-	Smooth   smooth
+	// Abstain says that the votes were read with abstaining teachers
+	// allowed (votefile.MayAbstain: class labels, of which -1 is a teacher
+	// that did not vote, or counts under a stated K), or that the labels'
+	// header says the release read them so: the account is then over
+	// neighbours that differ by one vote added, removed or moved, not
+	// only moved (noisymax.Options.Abstain; docs/pate.md, "Abstaining
+	// teachers"), as the release's relation is.
+	Abstain bool
+	LNMax   *noisymax.LNMaxResult
+	Result  noisymax.Result
+	Smooth  smooth
 	// Realised says that the account is of a release's labels: its
 	// data-independent and data-dependent costs charge the GNMax step
 	// only where it answered, which is analysis (an odometer's reading
@@ -125,8 +133,9 @@ type AccountResult struct {
 	legacy, answers string
 }
 
-// Account accounts for the queries of in (any vote file, read as counts)
-// under opts, and prepares the smooth-sensitivity release of the
+// Account accounts for the queries of in (any vote file, read as counts,
+// with teachers that abstained where the file allows them: Abstain) under
+// opts, and prepares the smooth-sensitivity release of the
 // data-dependent cost (prepareSmooth) without drawing it: a draw is a
 // release of the votes, which only ReleaseOnce makes. The votes must be
 // in the one-vote relation, the relation of every mechanism here
@@ -145,7 +154,8 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	if err != nil {
 		return nil, err
 	}
-	out := &AccountResult{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil, Binding: b}
+	out := &AccountResult{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil, Binding: b,
+		Abstain: votefile.MayAbstain(in) || (opts.Labels != nil && opts.Labels.Meta() != nil && opts.Labels.Meta().Abstain)}
 	if err := checkLabels(in, opts); err != nil {
 		return nil, err
 	}
@@ -162,7 +172,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b)
 		return out, err
 	}
-	acct, err := noisymax.NewAccount(opts.GNMax, in.K(), in.Classes(), noisymax.Options{Orders: opts.Orders, Directions: opts.Directions})
+	acct, err := noisymax.NewAccount(opts.GNMax, in.K(), in.Classes(), noisymax.Options{Orders: opts.Orders, Directions: opts.Directions, Abstain: out.Abstain})
 	if err != nil {
 		return nil, err
 	}
@@ -202,9 +212,6 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 			}
 		}
 		queries = n
-		if cast := castVotes(q.Counts); cast < in.K() {
-			return nil, &abstainError{Query: n, Cast: cast, K: in.K()}
-		}
 		if err := acct.Add(q.Counts, a); err != nil {
 			return nil, fmt.Errorf("query %d: %w", n, err)
 		}
@@ -464,28 +471,4 @@ func rdpTotal(rho float64, draws []draw, orders []float64, delta float64) (accou
 		return best, fmt.Errorf("no Renyi order at most %v to compose the draws at", top)
 	}
 	return best, nil
-}
-
-// abstainError reports a query in which teachers abstained, which the
-// data-dependent account does not take: its bound (Papernot et al. 2018,
-// Theorem 6 with the smooth sensitivity of its Proposition 7 bound)
-// ranges over neighbours that move one vote from a class to another,
-// every teacher voting, not over those that withdraw or cast one.
-type abstainError struct{ Query, Cast, K int }
-
-func (e *abstainError) Error() string {
-	return fmt.Sprintf("query %d: %d of K = %d teachers voted: the data-dependent account assumes every teacher votes (its neighbours move a vote between classes, never withdraw one), so it does not take abstentions; the data-independent guarantee of a release from these votes holds (darrm aggregate, docs/pate.md, \"Abstaining teachers\")", e.Query, e.Cast, e.K)
-}
-
-// BadInput reports that the votes, the caller's input, are at fault.
-func (e *abstainError) BadInput() bool { return true }
-
-// castVotes returns the votes in counts: K less the teachers that
-// abstained.
-func castVotes(counts []int) int {
-	n := 0
-	for _, c := range counts {
-		n += c
-	}
-	return n
 }

@@ -239,3 +239,76 @@ func TestTotalsAreTheRelease(t *testing.T) {
 		t.Errorf("realised cost %v not below the total %v: the test does not show the realised cost left out", r, exact.Guarantee.Eps)
 	}
 }
+
+// TestAccountAbstentions: votes with abstaining teachers (rows summing to
+// fewer than K under a header that states K) are accounted in the relation
+// with abstentions, the data-dependent bound exactly noisymax's account
+// of the same counts with Options.Abstain; counts read without a K that
+// all sum to it are in the relation of teachers that all vote.
+func TestAccountAbstentions(t *testing.T) {
+	counts, _ := syntheticCounts(30, 9)
+	for i, c := range counts {
+		if i%3 == 1 {
+			c[(i/3)%10] = max(0, c[(i/3)%10]-40) // up to 40 teachers abstained
+		}
+	}
+	m := paperMechanisms()[0]
+	opts := AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: paperDelta, Conversion: accountant.PaperConversion}
+	// votefile.WriteCounts writes rows of K votes only.
+	meta := provenance.Header(provenance.Binding{Ensemble: "acct", K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}, 10, votefile.LayoutCounts)
+	file, err := meta.AppendHeader(nil, votefile.FormatCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _, err := votefile.Read(bytes.NewReader(append(file, csvRows(counts)...)), "abstain", votefile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Account(t.Context(), in, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := noisymax.NewAccount(m.GNMax, 250, 10, noisymax.Options{Abstain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range counts {
+		if err := want.Add(c, noisymax.AnswerUnknown); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _ := want.Result(paperDelta, accountant.PaperConversion)
+	if !got.Abstain || got.Result.Dependent != r.Dependent || got.Result.Independent != r.Independent || got.Smooth.Error != "" {
+		t.Errorf("abstain %v, dependent %+v (noisymax %+v), independent %+v (%+v), smooth error %q", got.Abstain, got.Result.Dependent, r.Dependent, got.Result.Independent, r.Independent, got.Smooth.Error)
+	}
+	without, err := noisymax.NewAccount(m.GNMax, 250, 10, noisymax.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := without.Add(counts[1], noisymax.AnswerUnknown); err == nil || !strings.Contains(err.Error(), "must sum to K = 250") {
+		t.Errorf("a row of fewer votes without abstentions: %v", err)
+	}
+	full, _ := syntheticCounts(5, 9)
+	in, _, err = votefile.Read(strings.NewReader(csvRows(full)), "full", votefile.Options{Layout: votefile.LayoutCounts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all, err := Account(t.Context(), in, opts); err != nil || all.Abstain {
+		t.Errorf("counts that sum to K without a K stated: abstain %v, %v", all != nil && all.Abstain, err)
+	}
+}
+
+// csvRows returns counts as CSV rows, one a query.
+func csvRows(counts [][]int) string {
+	var b strings.Builder
+	for _, c := range counts {
+		for j, n := range c {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(n))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

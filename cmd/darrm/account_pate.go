@@ -25,6 +25,7 @@ type accountPATEFlags struct {
 	classFlags
 	voteFlags
 	analysisFlags
+	K          int                   `flag:"K"`
 	Delta      float64               `flag:"target-delta" required:""`
 	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
 	Noise      noisymax.Noise        `flag:"noise" help:"noise the release drew: discrete (darrm's releases) or continuous (the PATE paper's)"`
@@ -32,7 +33,7 @@ type accountPATEFlags struct {
 	Conversion accountant.Conversion `flag:"conversion"`
 	Seed       uint64                `flag:"seed"`
 	Ledger     string                `flag:"ledger"`
-	Release    bool                  `flag:"release-estimate" help:"draw the smooth-sensitivity estimate of the data-dependent cost (eps_released): a release of the votes, recorded; the first on the votes needs no ledger, every later one --ledger, which is charged; the total to publish then covers every draw"`
+	Release    bool                  `flag:"release-estimate" help:"draw eps_released, a release of the votes, recorded; a later draw on the same rows needs --ledger, which is charged; the record knows those exact rows only (a row dropped or repeated makes other votes), so only a ledger counts every draw"`
 	Format     cliout.Format         `flag:"format"`
 }
 
@@ -113,11 +114,17 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
+	if fs.Changed("K") && f.K < 1 {
+		return cli.Usagef("--K = %d: the number of teachers, those that abstained among them, must be >= 1", f.K)
+	}
 	in, file, err := f.OpenVotes(cmd, "VOTES", cli.InputArg(args))
 	if err != nil {
 		return err
 	}
 	defer file.Close()
+	if fs.Changed("K") && f.K != in.K() {
+		return cli.Usagef("--K = %d but %s has K = %d teachers", f.K, cli.InputName(cli.InputArg(args)), in.K())
+	}
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed), LedgerPath: f.Ledger}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts); err != nil {
 		return flagErr(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",

@@ -269,7 +269,9 @@ func TestPATEBadInput(t *testing.T) {
 		{"labels of other votes", acct(append([]string{votes, "--labels", otherIDs}, confident...)...), []string{"ids.csv, line 2", `id "x1"`, `has id "q1"`}},
 		{"labels missing", acct(append([]string{votes, "--labels", filepath.Join(dir, "none.csv")}, confident...)...), []string{"none.csv"}},
 		{"counts sum", acct(write("sum.csv", head+row+"\n1,2,3,250,0,0,0,0,0,0\n"), "--sigma2", "40"), []string{"line 3", "counts sum to 256, more than K = 250 teachers (as the metadata header, line 1, states)"}},
-		{"abstentions", acct(write("short.csv", head+row+"\n1,2,3,0,0,0,0,0,0,0\n"), "--sigma2", "40"), []string{"query 2: 6 of K = 250 teachers voted: the data-dependent account assumes every teacher votes"}},
+		{"K negative", acct(votes, "--sigma2", "40", "--K", "-3"), []string{"--K = -3", "must be >= 1"}},
+		{"K contradicts header", acct(votes, "--sigma2", "40", "--K", "251"), []string{"--K = 251 but", "has K = 250 teachers"}},
+		{"counts short of K without K", acct(write("short.csv", "250,0,0\n249,1,0\n200,0,0\n"), "--sigma2", "40", "--input-format", "counts"), []string{"line 3", "counts sum to 200, want K = 250", "--K"}},
 		{"negative count", acct(write("neg.csv", head+strings.Replace(row, "200", "-200", 1)+"\n"), "--sigma2", "40"), []string{"line 2, column 1", "must be a non-negative integer"}},
 		{"classes contradict header", acct(votes, "--sigma2", "40", "--classes", "5"), []string{"classes: 5 given, but the vote file's metadata header states 10", "(--classes)"}},
 		{"counts against class indices", acct(classes, "--sigma2", "40", "--input-format", "counts"), []string{"--input-format counts contradicts the metadata header", "layout votes"}},
@@ -1097,5 +1099,161 @@ func TestAccountPATEOnePublished(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// account pate takes votes with abstaining teachers (issue 55): a NumPy
+// matrix of class labels with -1, the same matrix as CSV, and their counts
+// under --K, each accounted in the relation with abstentions (abstain;
+// neighbours a vote added, removed or moved), with the same account
+// whatever the file. Counts that all sum to K and state no K are in the
+// relation of teachers that all vote; the same counts under --K get a
+// bound no smaller (over more neighbours). A release from the votes with
+// abstentions says so in its label header, and its labels are accounted
+// in that relation, with the total aggregate published, even from counts
+// read without --K.
+func TestAccountPATEAbstentions(t *testing.T) {
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	k, q := 250, 40
+	labels, counts := pateVotes(k, q, 10, 0.1)
+	writeNPY(t, p("abstain.npy"), labels)
+	writeCSV(t, p("abstain-qt.csv"), transposed(labels))
+	writeCSV(t, p("abstain-counts.csv"), counts)
+	_, full := pateVotes(k, q, 10, 0)
+	writeCSV(t, p("full-counts.csv"), full)
+	account := func(args ...string) map[string]any {
+		t.Helper()
+		// Flags given later win: args may set another --target-delta.
+		out, stderr, code := darrm(t, "", append(append([]string{"account", "pate", "--target-delta", "1e-5", "--format", "json"}, confident...), args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		var d map[string]any
+		decode(t, out, &d)
+		return d
+	}
+	keys := []string{"eps_data_independent", "eps_data_dependent", "order", "smooth_sensitivity", "eps_guarantee", "teachers", "queries"}
+	base := account(p("abstain-counts.csv"), "--input-format", "counts", "--K", "250")
+	if base["abstain"] != true || !strings.Contains(base["neighbours"].(string), "a vote added, removed or moved") || base["teachers"] != 250.0 || base["smooth_sensitivity_error"] != nil {
+		t.Errorf("counts under --K: abstain %v, neighbours %q, teachers %v, error %v", base["abstain"], base["neighbours"], base["teachers"], base["smooth_sensitivity_error"])
+	}
+	for _, args := range [][]string{{p("abstain.npy"), "--teachers-in-rows", "--classes", "10"}, {p("abstain-qt.csv"), "--queries-in-rows", "--classes", "10"}} {
+		d := account(args...)
+		for _, key := range append(keys, "abstain", "neighbours") {
+			if d[key] != base[key] {
+				t.Errorf("%v: %s = %v, the counts under --K give %v", args, key, d[key], base[key])
+			}
+		}
+	}
+	all := account(p("full-counts.csv"), "--input-format", "counts")
+	stated := account(p("full-counts.csv"), "--input-format", "counts", "--K", "250")
+	if all["abstain"] != false || !strings.Contains(all["neighbours"].(string), "every teacher voting") || stated["abstain"] != true {
+		t.Errorf("counts that sum to K: abstain %v (%q), under --K %v", all["abstain"], all["neighbours"], stated["abstain"])
+	}
+	for _, key := range []string{"eps_data_dependent", "smooth_sensitivity"} {
+		if !(stated[key].(float64) >= all[key].(float64)) {
+			t.Errorf("%s: %v with abstentions allowed, below %v without", key, stated[key], all[key])
+		}
+	}
+
+	out, stderr, code := darrm(t, "", append([]string{"aggregate", p("abstain.npy"), "--teachers-in-rows", "--classes", "10", "--mechanism", "confident-gnmax", "--delta", "1e-5",
+		"--partition", "keyed-hash", "--seed", "4", "--out", p("labels.csv"), "--format", "json"}, confident...)...)
+	if code != 0 {
+		t.Fatalf("aggregate: exit %d: %s", code, stderr)
+	}
+	var rel map[string]any
+	decode(t, out, &rel)
+	pub := rel["publish"].(map[string]any)
+	if b, _ := os.ReadFile(p("labels.csv")); !strings.Contains(string(b), `"abstain":true`) {
+		t.Fatalf("the label header does not say that teachers could abstain:\n%.300s", b)
+	}
+	for _, args := range [][]string{{p("abstain.npy"), "--teachers-in-rows", "--classes", "10"}, {p("abstain-counts.csv"), "--input-format", "counts", "--K", "250"}} {
+		d := account(append(args, "--labels", p("labels.csv"), "--target-delta", fmt.Sprint(pub["delta"]))...)
+		if d["abstain"] != true || d["cost"] != "realised" || d["eps_guarantee"] != pub["eps"] || d["delta_guarantee"] != pub["delta"] || d["guarantee_method"] != pub["method"] {
+			t.Errorf("%v with labels: abstain %v, cost %v, eps_guarantee %v at %v by %v; aggregate published %v at %v by %v", args, d["abstain"], d["cost"],
+				d["eps_guarantee"], d["delta_guarantee"], d["guarantee_method"], pub["eps"], pub["delta"], pub["method"])
+		}
+	}
+	// Labels of a release that allowed abstentions, accounted from counts
+	// read without them (every row sums to K): the release's relation.
+	if _, stderr, code := darrm(t, "", append([]string{"aggregate", p("full-counts.csv"), "--input-format", "counts", "--K", "250", "--mechanism", "confident-gnmax", "--delta", "1e-5",
+		"--partition", "keyed-hash", "--seed", "4", "--out", p("full-labels.csv")}, confident...)...); code != 0 {
+		t.Fatalf("aggregate: exit %d: %s", code, stderr)
+	}
+	if d := account(p("full-counts.csv"), "--input-format", "counts", "--labels", p("full-labels.csv")); d["abstain"] != true {
+		t.Errorf("labels whose header says abstain, votes read without K: abstain %v", d["abstain"])
+	}
+}
+
+// On a ledger every smooth-sensitivity draw is charged (issue 55): the
+// record of draws knows the votes' exact rows, so the votes with a row
+// dropped, or repeated, are other votes to it, and a first draw on each
+// needs no ledger; with --ledger each draw, the first on its rows too, is
+// charged, and the ledger's spend grows by every draw's cost.
+func TestAccountPATEDrawsOnALedger(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv(ledger.EnvStateDir, state)
+	dir := t.TempDir()
+	rows := make([][]int, 10)
+	for i := range rows {
+		rows[i] = plurality(150+(i+1)*2, (i+1)%10)
+	}
+	votes := countsFile(t, dir, "votes.csv", len(rows), func(i int) []int { return rows[i-1] })
+	dropped := countsFile(t, dir, "dropped.csv", len(rows)-1, func(i int) []int { return rows[i-1] })
+	repeated := countsFile(t, dir, "repeated.csv", len(rows)+1, func(i int) []int { return rows[min(i, len(rows))-1] })
+	led := filepath.Join(dir, "pate.ledger")
+	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "50", "--budget-delta", "1e-3", "--filter", "simple"); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	draw := func(file string, extra ...string) map[string]any {
+		t.Helper()
+		out, stderr, code := darrm(t, "", append(append([]string{"account", "pate", file, "--target-delta", "1e-5", "--format", "json", "--release-estimate"}, confident...), extra...)...)
+		if code != 0 {
+			t.Fatalf("%s %v: exit %d: %s", file, extra, code, stderr)
+		}
+		var d map[string]any
+		decode(t, out, &d)
+		return d
+	}
+	spent := func() float64 {
+		t.Helper()
+		out, stderr, code := darrm(t, "", "ledger", "show", led, "--format", "json")
+		if code != 0 {
+			t.Fatalf("ledger show: exit %d: %s", code, stderr)
+		}
+		var l map[string]any
+		decode(t, out, &l)
+		return l["total_eps"].(float64)
+	}
+	lines := len(readLinesAll(t, led))
+	before := spent()
+	var charged float64
+	for i, file := range []string{votes, dropped, repeated, votes} {
+		d := draw(file, "--ledger", led)
+		first := i < 3
+		if d["draw"] != "new" || d["draw_charged_eps"] == nil || d["draw_ledger"] == nil || (first && d["draws_recorded"] != 1.0) ||
+			!strings.Contains(d["draw_note"].(string), "only a ledger (--ledger, charged for each draw) counts every draw") {
+			t.Errorf("%s, draw %d: draw %v, charged %v to %v, draws_recorded %v, note %q", file, i+1, d["draw"], d["draw_charged_eps"], d["draw_ledger"], d["draws_recorded"], d["draw_note"])
+		}
+		charged += d["draw_charged_eps"].(float64)
+		lines += 2 // a reservation and its settlement
+		if n := len(readLinesAll(t, led)); n != lines {
+			t.Errorf("%s, draw %d: %d ledger lines, want %d: the draw was not charged", file, i+1, n, lines)
+		}
+	}
+	if got := spent() - before; !(got >= charged*(1-1e-9)) {
+		t.Errorf("the ledger's spend grew by %v over four draws that cost %v", got, charged)
+	}
+	// Without a ledger the record stops a second draw on the same rows,
+	// not a first one on rows it has not seen: the limit the draw's note
+	// and docs/pate.md state.
+	if _, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--release-estimate"}, confident...)...); code != exitUsage || !strings.Contains(stderr, "give --ledger") {
+		t.Errorf("a third draw on the votes without a ledger: exit %d: %s", code, stderr)
+	}
+	other := countsFile(t, dir, "other.csv", len(rows)-2, func(i int) []int { return rows[i-1] })
+	if d := draw(other); d["draw"] != "new" || d["draw_charged_eps"] != nil {
+		t.Errorf("a first draw on two rows fewer without a ledger: draw %v, charged %v", d["draw"], d["draw_charged_eps"])
 	}
 }

@@ -102,7 +102,7 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 		}
 		rec = cliout.Record{
 			field("mechanism", o.Mechanism), field("noise", "discrete Laplace"), field("laplace_scale", o.LNMax.Scale),
-			field("teachers", d.Teachers), field("classes", d.Classes),
+			field("teachers", d.Teachers), field("classes", d.Classes), field("abstain", d.Abstain), field("neighbours", neighbours(d.Abstain)),
 			field("queries", r.Queries), field("expected_answered", float64(r.Queries)),
 			field("delta", o.Delta), field("conversion", o.Conversion.String()), field("cost", d.Cost()),
 			field("eps_per_query", r.PerQuery.Eps),
@@ -173,7 +173,7 @@ func (d AccountPATE) analysisRecord() cliout.Record {
 	rec := cliout.Record{
 		field("mechanism", o.Mechanism), field("noise", m.Noise.String()),
 		field("threshold", t1), field("sigma1", s1), field("sigma2", m.Sigma2),
-		field("teachers", r.Teachers), field("classes", r.Classes),
+		field("teachers", r.Teachers), field("classes", r.Classes), field("abstain", d.Abstain), field("neighbours", neighbours(d.Abstain)),
 		field("queries", r.Queries), field("answered", answered), field("expected_answered", r.ExpectedAnswered), field("unlabelled", unlabelled),
 		field("delta", o.Delta), field("conversion", o.Conversion.String()), field("directions", r.Directions.String()), field("cost", d.Cost()),
 		field("eps_data_independent", r.Independent.Eps), field("order_data_independent", r.Independent.Order),
@@ -189,6 +189,17 @@ func (d AccountPATE) analysisRecord() cliout.Record {
 		rec = append(rec, field("smooth_sensitivity_error", ss.Error))
 	}
 	return append(rec, d.draw()...)
+}
+
+// neighbours says which vote matrices the account's bounds take for
+// neighbours: the relation of the release, abstentions allowed or not
+// (pate.AccountResult.Abstain).
+func neighbours(abstain bool) string {
+	if abstain {
+		return "one changed teacher, whose vote on each query is a class or none (teachers may abstain): " +
+			"a vote added, removed or moved between classes, so the votes cast range over 0..K (docs/pate.md, \"Abstaining teachers\")"
+	}
+	return "one changed teacher, every teacher voting on every query: a vote moved between classes"
 }
 
 // epsReleasedIs says what eps_released is wherever it is printed.
@@ -290,7 +301,8 @@ func (d AccountPATE) draw() cliout.Record {
 			field("draw_note", "the recorded draw of "+st.Time.Format(time.RFC3339)+" with these settings, shown again (no new release): "+charged+"; eps_guarantee covers every draw recorded on these votes")}
 	case st.Shown:
 		rec = cliout.Record{field("draw", "new"), field("drawn_at", st.Time.Format(time.RFC3339)), field("draws_recorded", st.Draws),
-			field("draw_note", "drawn now (--release-estimate), a release of the votes, and recorded: a run without --release-estimate shows it again; another draw on these votes needs --ledger, which is charged; "+charged)}
+			field("draw_note", "drawn now (--release-estimate), a release of the votes, and recorded: a run without --release-estimate shows it again; another draw on these votes needs --ledger, which is charged; "+
+				charged+"; "+drawRecordLimits)}
 	case st.Draws > 0:
 		rec = cliout.Record{field("draw", "none with these settings"), field("draws_recorded", st.Draws),
 			field("draw_note", plural.Of(st.Draws, "draw on these votes is", "draws on these votes are")+" recorded with other settings: not shown, and covered by eps_guarantee; --release-estimate with --ledger draws one with these settings, charged")}
@@ -303,6 +315,11 @@ func (d AccountPATE) draw() cliout.Record {
 	}
 	return append(rec, field("draw_record", st.Record))
 }
+
+// drawRecordLimits says what the record of draws recognises, and so what
+// it protects against, wherever a draw is made.
+const drawRecordLimits = "the record knows these exact rows (in any order, file or format): it stops a second uncharged draw on them, not one on votes " +
+	"with a row dropped, repeated or changed, which are other votes to it; only a ledger (--ledger, charged for each draw) counts every draw"
 
 // marks returns how a table marks each key: the one to publish, the
 // totals that are analysis, the values not for publication.
