@@ -12,9 +12,12 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 )
 
 // color is a TextValue for the tests.
@@ -433,6 +436,46 @@ func TestExecute(t *testing.T) {
 		got := Execute(tc.ctx, newRoot(), tc.args, strings.NewReader(""), stdout, &errb, explain)
 		if got != tc.code || out.String() != tc.out || errb.String() != tc.errText {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, got, out.String(), errb.String(), tc.code, tc.out, tc.errText)
+		}
+	}
+}
+
+// TestExecuteWrapsErrors drives errors longer than a terminal through
+// Execute's printer: every line fits cliout.Width columns, continuation
+// lines are indented, a message that fits stays one line, and the words
+// (a long path among them) are all there, in order, once the lines are
+// joined.
+func TestExecuteWrapsErrors(t *testing.T) {
+	long := "--budget-delta = 0.9: must be below 0.5, the largest delta that plan accepts; " +
+		strings.Repeat("a rule that goes on and on, naming every flag it involves, ", 7) +
+		"and the file /very/long/directory/name/that/goes/on/and/on/for/a/while/votes.meta.json at the end"
+	for _, msg := range []string{long, "short", long + "\nsecond line: " + long} {
+		root := &cobra.Command{Use: "prog", RunE: func(*cobra.Command, []string) error { return errors.New(msg) }, SilenceErrors: true, SilenceUsage: true}
+		var errb bytes.Buffer
+		code := Execute(context.Background(), root, nil, strings.NewReader(""), io.Discard, &errb, func(err error) (int, string) {
+			if err == nil {
+				return 0, ""
+			}
+			return 1, err.Error()
+		})
+		lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+		for i, l := range lines {
+			if n := utf8.RuneCountInString(l); n > cliout.Width {
+				t.Errorf("a line of %d columns: %q", n, l)
+			}
+			if i > 0 && !strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "second line") {
+				t.Errorf("continuation line %d not indented: %q", i, l)
+			}
+		}
+		if msg == "short" && errb.String() != "prog: short\n" {
+			t.Errorf("a short error: %q", errb.String())
+		}
+		flat := func(s string) string { return strings.Join(strings.Fields(s), "") }
+		if code != 1 || flat(errb.String()) != flat("prog: "+msg) {
+			t.Errorf("exit %d, words changed:\n%s", code, errb.String())
+		}
+		if len(msg) > cliout.Width && len(lines) < 2 {
+			t.Errorf("a message of %d columns printed as one line", len(msg))
 		}
 	}
 }

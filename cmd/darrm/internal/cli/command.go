@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/ctxio"
 )
 
@@ -160,10 +161,14 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 // and returns the exit status that explain gives its error (explain(nil)
 // when there is none). A write to stdout that failed fails the run, even
 // if the command did not check it. An error is printed on stderr after
-// the root's name, as explain says it, unless it is a *SilentError; once ctx is done (an interrupt), it
-// is reported as an interruption, with the status explain gives ctx's
-// error. Reads of stdin and writes to stdout return when ctx is done, even
-// while they block (no data on a pipe, a reader that has stalled): ctxio.
+// the root's name, as explain says it, unless it is a *SilentError; once
+// ctx is done (an interrupt), it is reported as an interruption, with the
+// status explain gives ctx's error. The message is wrapped to
+// cliout.Width columns at spaces, its continuation lines indented
+// (printError): every command's errors fit a terminal, whatever their
+// length. Reads of stdin and writes to stdout return when ctx is done,
+// even while they block (no data on a pipe, a reader that has stalled):
+// ctxio.
 func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer, explain func(error) (int, string)) int {
 	in, w := ctxio.NewReader(ctx, stdin), ctxio.NewWriter(ctx, stdout)
 	defer in.Close()
@@ -182,10 +187,18 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.R
 	switch {
 	case err == nil, errors.As(err, &silent):
 	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "%s: interrupted: %s\n", root.Name(), msg)
+		printError(stderr, root.Name()+": interrupted: "+msg)
 		code, _ = explain(ctx.Err())
 	default:
-		fmt.Fprintf(stderr, "%s: %s\n", root.Name(), msg)
+		printError(stderr, root.Name()+": "+msg)
 	}
 	return code
 }
+
+// printError writes msg on w, each of its lines wrapped to cliout.Width
+// columns (cliout.Wrap: at spaces, or after the slashes of a long path;
+// continuation lines indented two spaces), so that an error of any length
+// fits a terminal without cutting a word. The words stay as they are: a
+// search for a phrase in the output finds it once the line breaks are
+// joined. A write error is dropped: stderr is the last place to say it.
+func printError(w io.Writer, msg string) { _ = cliout.WriteWrapped(w, msg) }
