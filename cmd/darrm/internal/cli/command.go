@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/ctxio"
@@ -202,3 +203,57 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.R
 // search for a phrase in the output finds it once the line breaks are
 // joined. A write error is dropped: stderr is the last place to say it.
 func printError(w io.Writer, msg string) { _ = cliout.WriteWrapped(w, msg) }
+
+// FlagUsages is the help of fs's flags as pflag lays it out, one line per
+// flag, indented two spaces rather than pflag's six (which leave room for
+// a shorthand that only --help and --version have): four columns more for
+// what each flag means, in a line of help that must fit a terminal. A
+// flag with a shorthand (-h, --help) keeps it, its meaning in the same
+// column as the others'; where that column cannot move (a shorthand flag
+// is the longest), the layout is pflag's.
+func FlagUsages(fs *pflag.FlagSet) string {
+	lines := strings.Split(strings.TrimRight(fs.FlagUsages(), "\n"), "\n")
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "      --"):
+			lines[i] = l[4:]
+		case strings.HasPrefix(l, "  -"):
+			pad := strings.Index(l[2:], "       ") // the name's padding: 3 spaces at least stay
+			if pad < 0 {
+				return fs.FlagUsages()
+			}
+			lines[i] = l[:2+pad] + l[2+pad+4:]
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// UsageTemplate is cobra's default usage template with each list of flags
+// laid out by FlagUsages (template function flagUsages), so that a line
+// of help has four columns more for what a flag means.
+const UsageTemplate = `Usage:{{if .Runnable}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}
+
+Available Commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{flagUsages .LocalFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+
+Global Flags:
+{{flagUsages .InheritedFlags | trimTrailingWhitespaces}}{{end}}{{if .HasHelpSubCommands}}
+
+Additional help topics:{{range .Commands}}{{if .IsAdditionalHelpTopicCommand}}
+  {{rpad .CommandPath .CommandPathPadding}} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableSubCommands}}
+
+Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
+`
+
+func init() { cobra.AddTemplateFunc("flagUsages", FlagUsages) }
