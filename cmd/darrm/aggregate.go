@@ -33,7 +33,7 @@ type aggregateFlags struct {
 	Seed        uint64               `flag:"seed"`
 	BudgetEps   float64              `flag:"budget-eps"`
 	BudgetDelta float64              `flag:"budget-delta"`
-	TotalDelta  float64              `flag:"total-delta" help:"delta of the total to publish, without a budget" default:"see docs"`
+	TotalDelta  float64              `flag:"total-delta" help:"delta of the total to publish, in [0, 0.5]" default:"by composition"`
 	Analysis    bool                 `flag:"analysis" help:"also print every total that holds, as a table (analysis)"`
 	Ledger      string               `flag:"ledger"`
 	Out         string               `flag:"out" help:"file for the labels, written atomically (- for stdout)"`

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,6 +66,8 @@ func newShufflegCmd() *cobra.Command {
 	}, &f)
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "folder of the datasets")
 	cli.SetDefaultText(cmd.Flags(), "$"+datasets.EnvDir+" or $XDG_DATA_HOME/darrm", "data-dir")
+	// The thesis' delta (Section 4.7.4) when not given.
+	cli.SetDefaultText(cmd.Flags(), strconv.FormatFloat(shuffleexp.DefaultDelta, 'g', -1, 64), "target-delta")
 	return cmd
 }
 
