@@ -14,6 +14,13 @@ type Baseline struct {
 	Name  string // "sub", "dsub", "rr" or "gnmax"
 	Label string // what it is and where it comes from, for people
 	Gamma Gamma
+	// Proof names the result that proves Gamma (m·eps, delta)-DP at the
+	// problem it was built for, whatever its certificate says ("" when
+	// only the certificate can). A baseline exactly at the budget in exact
+	// arithmetic (gamma_Sub at Delta = 0, gamma_DSub) has a certificate
+	// that is Tight: float64 cannot tell it from just over the budget,
+	// and the proof can.
+	Proof string
 }
 
 // SubSize returns floor(m), the number of teachers the subsampling baseline
@@ -61,7 +68,7 @@ func RRBaseline(p constraints.Problem, comp accountant.Method, deltaPrime float6
 		return Baseline{}, fmt.Errorf("RR: %w", err)
 	}
 	label := fmt.Sprintf("RR: gamma = p_const = %.6g (Lemma B.1.1; the majority is (tau·eps, lambda)-DP with tau = %.6g, lambda = %.3g by %v composition)", rr.PConst, rr.Tau, rr.Lambda, comp)
-	return Baseline{Name: "rr", Label: label, Gamma: g}, nil
+	return Baseline{Name: "rr", Label: label, Gamma: g, Proof: "Lemma B.1.1"}, nil
 }
 
 // Measurement is what a comparison measures of a noise function without

@@ -219,3 +219,59 @@ func TestMeasure(t *testing.T) {
 		t.Error("Measure with coefficients for another K: no error")
 	}
 }
+
+// TestTVErrorByEnumeration checks TVError against Definition 3.3.4
+// computed by enumerating every vote vector: Pr[release = 1] - Pr[majority
+// = 1], DaRRM releasing the majority with probability gamma(L) and a fair
+// coin otherwise. With the p_i symmetric about 1/2 (all 0.5, or 0.2 with
+// 0.8) the count of votes is symmetric about K/2 and the error is 0 for
+// every symmetric gamma, as solve --compare's "E err 0.5" column shows.
+func TestTVErrorByEnumeration(t *testing.T) {
+	for _, tc := range []struct {
+		p        []float64
+		symmetry bool
+	}{
+		{[]float64{0.5, 0.5, 0.5, 0.5, 0.5}, true},
+		{[]float64{0.2, 0.8, 0.5, 0.1, 0.9}, true},
+		{[]float64{0.3, 0.3, 0.7, 0.7, 0.5, 0.5, 0.5}, true},
+		{[]float64{0.9, 0.6, 0.2, 0.7, 0.55}, false},
+		{[]float64{0.1, 0.05, 0.02}, false},
+	} {
+		k := len(tc.p)
+		sub, _ := Sub(k, 1)
+		ramp := make(Gamma, k+1)
+		for l := range ramp {
+			ramp[l] = math.Abs(float64(2*l-k)) / float64(k)
+		}
+		for _, g := range []Gamma{sub, ramp} {
+			var release, majority float64
+			for v := range 1 << k {
+				pr, l := 1.0, 0
+				for i, p := range tc.p {
+					if v>>i&1 == 1 {
+						pr, l = pr*p, l+1
+					} else {
+						pr *= 1 - p
+					}
+				}
+				maj := 0.0
+				if 2*l > k {
+					maj = 1
+				}
+				majority += pr * maj
+				release += pr * (g[l]*maj + (1-g[l])/2)
+			}
+			want := math.Abs(release - majority)
+			got, err := TVError(g, tc.p)
+			if err != nil || math.Abs(got-want) > 1e-15 {
+				t.Errorf("p %v, gamma %v: error %v, by enumeration %v (%v)", tc.p, g, got, want, err)
+			}
+			if tc.symmetry && got > 1e-15 {
+				t.Errorf("p %v symmetric about 1/2, gamma %v: error %v, want 0", tc.p, g, got)
+			}
+			if !tc.symmetry && want < 1e-3 {
+				t.Errorf("p %v: error %v by enumeration: not a case that tells", tc.p, want)
+			}
+		}
+	}
+}

@@ -127,7 +127,7 @@ func newAccountGaussianCmd() *cobra.Command {
 		Delta       float64               `flag:"target-delta" required:""`
 		Conversion  accountant.Conversion `flag:"conversion"`
 		Sensitivity float64               `flag:"sensitivity" help:"L2 sensitivity (> 0)"`
-		Alpha       float64               `flag:"alpha" help:"Renyi order (> 1); default: the order that minimises eps"`
+		Alpha       float64               `flag:"alpha" help:"Renyi order (> 1)" default:"the order that minimises eps"`
 	}{Sensitivity: 1}
 	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, func(*cobra.Command) (report.Document, error) {
 		d := report.AccountGaussian{Run: accountant.Gaussian{Sensitivity: f.Sensitivity, Sigma: f.Sigma, Steps: f.Steps}, Conversion: f.Conversion, Delta: f.Delta}
@@ -148,9 +148,9 @@ func newAccountGNMaxCmd() *cobra.Command {
 		Conversion accountant.Conversion `flag:"conversion"`
 		K          int                   `flag:"K"`
 		Plot       string                `flag:"plot"`
-		Marks      []float64             `flag:"mark-lambda" help:"with --plot: orders lambda to mark on the curves (e.g. published values to compare): one per --target-eps, each in its target's panel, or any other number, each in every panel"`
+		Marks      []float64             `flag:"mark-lambda" help:"with --plot: orders lambda to mark (one per target, or each in all)"`
 		MarkLabel  string                `flag:"mark-label" help:"with --mark-lambda: what the marked orders are, for the legend"`
-		Title      string                `flag:"title" help:"with --plot: title above the figure (default: what it shows)"`
+		Title      string                `flag:"title" help:"with --plot: title above the figure" default:"what it shows"`
 	}
 	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, func(cmd *cobra.Command) (report.Document, error) {
 		if err := checkPlot(f.Plot); err != nil {
@@ -203,9 +203,9 @@ func newAccountShuffleGCmd() *cobra.Command {
 		Eps        []float64 `flag:"target-eps"`
 		Delta      float64   `flag:"target-delta" required:""`
 		Sigma      float64   `flag:"sigma"`
-		Algorithms []string  `flag:"algorithm" help:"algorithms, comma-separated: dp-shuffleg, priv-pub, pub-priv, interleaved, all"`
+		Algorithms []string  `flag:"algorithm" help:"dp-shuffleg, priv-pub, pub-priv, interleaved or all"`
 		G          float64   `flag:"G" help:"Lipschitz constant / gradient clipping norm (> 0)" required:""`
-		Epochs     int       `flag:"epochs" help:"number of epochs (the K of the thesis' Chapter 4), >= 1" required:""`
+		Epochs     int       `flag:"epochs" help:"number of epochs (the K of Chapter 4), >= 1" required:""`
 		S          int       `flag:"S" help:"priv-pub, pub-priv: epochs before the switch, in [1, epochs-1]"`
 		N          int       `flag:"n" help:"interleaved: steps per epoch n"`
 		ND         int       `flag:"nd" help:"interleaved: private steps per epoch n_d, in [1, n]"`

@@ -27,13 +27,13 @@ type accountPATEFlags struct {
 	analysisFlags
 	K          int                   `flag:"K"`
 	Delta      float64               `flag:"target-delta" required:""`
-	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated (default: 1.25, 1.5, 1.75, 2 to 100 by 0.5, 40 orders from 100 to 1000)"`
-	Noise      noisymax.Noise        `flag:"noise" help:"noise the release drew: discrete (darrm's releases) or continuous (the PATE paper's)"`
-	Labels     string                `flag:"labels" help:"the labels of a release (darrm aggregate's): the total to publish is the release's, as aggregate prints it (every query charged); the analysis is its realised cost; the mechanism and its settings come from the label file's header, which flags may repeat but not contradict"`
+	Orders     []float64             `flag:"orders" help:"Renyi orders (> 1), comma-separated" default:"a grid of 1.25 to 1000"`
+	Noise      noisymax.Noise        `flag:"noise" help:"release's noise: discrete (darrm's) or continuous"`
+	Labels     string                `flag:"labels" help:"a release's labels (aggregate's): account for what it released"`
 	Conversion accountant.Conversion `flag:"conversion"`
 	Seed       uint64                `flag:"seed"`
 	Ledger     string                `flag:"ledger"`
-	Release    bool                  `flag:"release-estimate" help:"draw eps_released, a release of the votes, recorded; a later draw on the same rows needs --ledger, which is charged; the record knows those exact rows only (a row dropped or repeated makes other votes), so only a ledger counts every draw"`
+	Release    bool                  `flag:"release-estimate" help:"draw eps_released (a release); a redraw on the same rows needs --ledger, which counts all"`
 	Format     cliout.Format         `flag:"format"`
 }
 
@@ -41,7 +41,7 @@ func newAccountPATECmd() *cobra.Command {
 	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: ssDataFree}, Noise: noisymax.DiscreteNoise}
 	return newCmd("account-pate", &cobra.Command{
 		Use:   "pate [VOTES] [flags]",
-		Short: "PATE's privacy of GNMax, Confident-GNMax or LNMax on multi-class votes: data-independent, data-dependent, and released by smooth sensitivity",
+		Short: "PATE's accounting of GNMax, Confident-GNMax or LNMax on multi-class votes",
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAccountPATE(cmd, &f, args) },
 	}, &f)

@@ -16,7 +16,7 @@ import (
 func runCLI(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
+	return code, stdout.String(), joinError(stderr.String())
 }
 
 func decodeJSON(t *testing.T, out string) map[string]any {

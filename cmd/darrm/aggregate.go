@@ -33,12 +33,12 @@ type aggregateFlags struct {
 	Seed        uint64               `flag:"seed"`
 	BudgetEps   float64              `flag:"budget-eps"`
 	BudgetDelta float64              `flag:"budget-delta"`
-	TotalDelta  float64              `flag:"total-delta" help:"delta at which a release without a budget states its total to publish, in [0, 0.5] (default 1-(1-delta)^Q·(1-delta'), the total delta of the per-query guarantee's optimal composition over Q labels; with a budget the total is at --budget-delta)"`
-	Analysis    bool                 `flag:"analysis" help:"also print, as a table, every total that holds for the labels (analysis, not for publication; JSON and CSV always hold them)"`
+	TotalDelta  float64              `flag:"total-delta" help:"delta of the total to publish, in [0, 0.5]" default:"by composition"`
+	Analysis    bool                 `flag:"analysis" help:"also print every total that holds, as a table (analysis)"`
 	Ledger      string               `flag:"ledger"`
-	Out         string               `flag:"out" help:"file for the labels, written atomically; a device or FIFO is written through (- for standard output)"`
-	OutFormat   votefile.Format      `flag:"out-format" help:"labels as csv, jsonl or npy (a NumPy int64 array, -1 for a query not answered; auto: by the extension of --out, else the format of the votes, csv for NumPy votes)"`
-	Partition   provenance.Partition `flag:"partition" help:"how the teachers' training data were split (keyed-hash, file-position or shared): the metadata header's, if given; votes without a header need it for a one-vote mechanism (keyed-hash: each record's teacher depends on the record alone, a keyed hash of it or a teacher drawn at random for each record independently; not a random permutation cut into blocks by position (file-position): docs/pate.md, \"Which data splits keep the one-vote relation\")"`
+	Out         string               `flag:"out" help:"file for the labels, written atomically (- for stdout)"`
+	OutFormat   votefile.Format      `flag:"out-format" help:"labels: csv, jsonl or npy (auto: by --out's extension)"`
+	Partition   provenance.Partition `flag:"partition" help:"data split: keyed-hash, file-position or shared" default:"the header's"`
 	voteFlags
 	Mechanism provenance.MechanismName
 }
@@ -53,7 +53,9 @@ func newAggregateCmd() *cobra.Command {
 		// Check names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator: "+mechanismNames(votefile.TwoClass)+"; for multi-class votes (--input-format counts or --classes): "+mechanismNames(votefile.ManyClasses))
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator (the list above)")
+	// A release's teachers are the votes' header's, or given: no default.
+	cli.SetDefaultText(cmd.Flags(), "the header's", "eps", "Delta")
 	hideComposition(cmd)
 	return cmd
 }

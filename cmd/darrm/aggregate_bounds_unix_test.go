@@ -74,7 +74,7 @@ func TestClassBound(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			if code := waitExitWithin(t, cmd, 30*time.Second); code != exitUsage || !strings.Contains(stderr.String(), c+": must be in [2, 524288]") {
+			if code := waitExitWithin(t, cmd, 30*time.Second); code != exitUsage || !containsFlat(stderr.String(), c+": must be in [2, 524288]") {
 				t.Errorf("%v: exit %d: %s", args, code, stderr.String())
 			}
 		}

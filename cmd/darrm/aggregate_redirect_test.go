@@ -71,7 +71,7 @@ func TestRedirectionProtected(t *testing.T) {
 			before[f], _ = os.ReadFile(f)
 		}
 		code, stderr := run(tc.stdin, tc.stdout, tc.args...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+		if code != exitUsage || !containsFlat(stderr, tc.want) {
 			t.Errorf("%s: exit %d, want %d with %q: %s", tc.name, code, exitUsage, tc.want, stderr)
 		}
 		for f, b := range before {
@@ -126,7 +126,7 @@ func TestStdoutReaderGone(t *testing.T) {
 	pr.Close()
 	code := waitExit(t, cmd)
 	m := mayHaveReached.FindStringSubmatch(stderr.String())
-	if code != exitFailure || m == nil || !strings.Contains(stderr.String(), "broken pipe") {
+	if code != exitFailure || m == nil || !containsFlat(stderr.String(), "broken pipe") {
 		t.Fatalf("exit %d, want %d with the count of labels: %s", code, exitFailure, stderr.String())
 	}
 	said, _ := strconv.Atoi(m[1])

@@ -14,10 +14,10 @@ import (
 
 // classFlags are the settings of the multi-class mechanisms.
 type classFlags struct {
-	Sigma2       float64 `flag:"sigma2" help:"gnmax, confident-gnmax: deviation of the noise on each class count (> 0)"`
-	Threshold    float64 `flag:"threshold" help:"confident-gnmax: answer when the largest count plus noise reaches this"`
-	Sigma1       float64 `flag:"sigma1" help:"confident-gnmax: deviation of the threshold step's noise (> 0)"`
-	LaplaceScale float64 `flag:"laplace-scale" help:"lnmax: scale b of the Laplace noise on each class count (> 0; 1/gamma in Papernot et al. 2017)"`
+	Sigma2       float64 `flag:"sigma2" help:"gnmax, confident-gnmax: noise on each class count (> 0)"`
+	Threshold    float64 `flag:"threshold" help:"confident-gnmax: answer when the noisy top count reaches this"`
+	Sigma1       float64 `flag:"sigma1" help:"confident-gnmax: noise of the threshold step (> 0)"`
+	LaplaceScale float64 `flag:"laplace-scale" help:"lnmax: scale b of the Laplace noise on each count (> 0)"`
 }
 
 // Given returns the settings the flags give (nil: not given).

@@ -34,8 +34,8 @@ type mechanismFlags struct {
 	RRComp      accountant.RRMethod  `flag:"rr-composition"`
 	RRDelta     float64              `flag:"rr-delta-prime"`
 	GNMaxSearch noisymax.GNMaxSearch `flag:"gnmax-search"`
-	GammaFile   string               `flag:"gamma" help:"darrm, darrm-one-vote: use the noise function in this file (solve's JSON or CSV, a JSON array or a list) instead of gamma_opt, for the mechanism of the relation it states (private-teachers unless it states one-vote); it must pass the certificate"`
-	NoSolve     bool                 `flag:"no-solve" help:"darrm, darrm-one-vote: take gamma_opt from the cache only, fail if it is not there"`
+	GammaFile   string               `flag:"gamma" help:"darrm, darrm-one-vote: a gamma file to use instead of gamma_opt"`
+	NoSolve     bool                 `flag:"no-solve" help:"darrm, darrm-one-vote: gamma_opt from the cache only"`
 }
 
 // rrComposition returns the composition of randomized response's p_const

@@ -11,19 +11,34 @@ import (
 
 // The baselines solve --compare sets beside gamma_opt.
 
-// subBaseline returns gamma_Sub for s teachers subsampled out of k
-// (Lemma 3.4.1).
-func subBaseline(k, s int) (gamma.Baseline, error) {
-	g, err := gamma.Sub(k, s)
+// subBaseline returns gamma_Sub for s teachers subsampled out of the K of
+// problem p (Lemma 3.4.1). Its proof, where one fits the target, is
+// composition: the release is post-processing of s (eps, Delta)-DP
+// teachers, (s·eps, 1-(1-Delta)^s)-DP together (Kairouz-Oh-Viswanath
+// 2015, Thm 3.3 with i = 0), as the subsample mechanism has it
+// (ensemble.NewSubsample); or, for pure-DP teachers and an odd s, Theorem
+// 3.5.1's: the majority of s = 2j-1 teachers is (j·eps)-DP.
+func subBaseline(p constraints.Problem, s int) (gamma.Baseline, error) {
+	g, err := gamma.Sub(p.K, s)
 	if err != nil {
 		return gamma.Baseline{}, err
 	}
-	return gamma.Baseline{Name: "sub", Label: fmt.Sprintf("gamma_Sub: majority of %d of the %d teachers, subsampled without replacement (Lemma 3.4.1)", s, k), Gamma: g}, nil
+	b := gamma.Baseline{Name: "sub", Label: fmt.Sprintf("gamma_Sub: majority of %d of the %d teachers, subsampled without replacement (Lemma 3.4.1)", s, p.K), Gamma: g}
+	switch {
+	case float64(s) <= p.M && constraints.DefaultTargetDelta(p.Delta, float64(s)) <= p.TargetDelta:
+		b.Proof = "Lemma 3.4.1 and composition"
+	case p.Delta == 0 && s%2 == 1 && float64(s+1)/2 <= p.M:
+		b.Proof = "Theorem 3.5.1"
+	}
+	return b, nil
 }
 
 // dSubBaseline returns gamma.DSub(k, m), gamma_DSub (Theorem 3.5.1),
 // labelled for outputs: the majority of 2·floor(m)−1 subsampled teachers, or
-// gamma = 1 when floor(m) >= (K+1)/2.
+// gamma = 1 when floor(m) >= (K+1)/2. Its proof is the theorem, which
+// problemBaselines uses only where it holds, Delta = delta = 0 (the
+// theorem assumes i.i.d. teachers; docs/solve.md, "Certification", proves
+// it for any).
 func dSubBaseline(k int, m float64) (gamma.Baseline, error) {
 	g, err := gamma.DSub(k, m)
 	if err != nil {
@@ -34,7 +49,7 @@ func dSubBaseline(k int, m float64) (gamma.Baseline, error) {
 	if 2*s >= k+1 {
 		label = "gamma_DSub: gamma = 1, since floor(m) >= (K+1)/2 (Theorem 3.5.1)"
 	}
-	return gamma.Baseline{Name: "dsub", Label: label, Gamma: g}, nil
+	return gamma.Baseline{Name: "dsub", Label: label, Gamma: g, Proof: "Theorem 3.5.1"}, nil
 }
 
 // baselineOptions choose the baselines of a problem (problemBaselines).
@@ -99,7 +114,7 @@ func problemBaselines(p constraints.Problem, o baselineOptions) ([]gamma.Baselin
 	if s == 0 {
 		s = gamma.SubSize(p.M)
 	}
-	sub, err := subBaseline(p.K, s)
+	sub, err := subBaseline(p, s)
 	if err != nil {
 		return nil, &baselineError{"sub", err}
 	}

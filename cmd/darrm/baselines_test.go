@@ -15,7 +15,9 @@ import (
 
 // TestProblemBaselines: which baselines a problem gets, and how the options pick
 // them: gamma_DSub only for pure DP, gamma_Sub of floor(m) teachers unless
-// told, RR's composition auto or given.
+// told, RR's composition auto or given; gamma_Sub has a proof where
+// composition fits the target, gamma_DSub and RR always, and no baseline
+// with a proof has a certificate that says it is over the budget.
 func TestProblemBaselines(t *testing.T) {
 	pure := constraints.Problem{K: 11, M: 2.5, Eps: 0.1}
 	pureTeachers := constraints.Problem{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-6}
@@ -26,12 +28,16 @@ func TestProblemBaselines(t *testing.T) {
 		names  []string
 		sub    int    // teachers gamma_Sub subsamples
 		rrComp string // the composition RR's label names
+		// subProof says that composition proves gamma_Sub private:
+		// s <= m and 1-(1-Delta)^s <= delta.
+		subProof bool
 	}{
-		{"approximate DP", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "general"},
-		{"pure DP", pure, baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "dsub", "rr"}, 2, "simple"},
-		{"pure teachers, delta > 0", pureTeachers, baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "simple"},
-		{"sub size given", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{SubSize: 5, RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 5, "general"},
-		{"RR composition given", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{RR: accountant.RRMethod{Method: accountant.Optimal}, RRDeltaPrime: 1e-6}, []string{"sub", "rr"}, 3, "optimal"},
+		{"approximate DP", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "general", true},
+		{"pure DP", pure, baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "dsub", "rr"}, 2, "simple", true},
+		{"pure teachers, delta > 0", pureTeachers, baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "simple", true},
+		{"sub size given", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{SubSize: 5, RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 5, "general", false},
+		{"RR composition given", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{RR: accountant.RRMethod{Method: accountant.Optimal}, RRDeltaPrime: 1e-6}, []string{"sub", "rr"}, 3, "optimal", true},
+		{"delta below the teachers' composed Delta", constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 2e-5}, baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "general", false},
 	} {
 		bases, err := problemBaselines(tc.p, tc.o)
 		if err != nil {
@@ -46,9 +52,12 @@ func TestProblemBaselines(t *testing.T) {
 			t.Errorf("%s: baselines %v, want %v", tc.name, names, tc.names)
 			continue
 		}
-		want, _ := subBaseline(tc.p.K, tc.sub)
+		want, _ := subBaseline(tc.p, tc.sub)
 		if !slices.Equal(bases[0].Gamma, want.Gamma) || bases[0].Label != want.Label {
 			t.Errorf("%s: gamma_Sub is %q, want %q", tc.name, bases[0].Label, want.Label)
+		}
+		if proved := bases[0].Proof != ""; proved != tc.subProof {
+			t.Errorf("%s: gamma_Sub's proof %q, want one: %v", tc.name, bases[0].Proof, tc.subProof)
 		}
 		if rr := bases[len(bases)-1]; !strings.Contains(rr.Label, "by "+tc.rrComp+" composition") {
 			t.Errorf("%s: RR is %q, want %s composition", tc.name, rr.Label, tc.rrComp)
@@ -57,6 +66,9 @@ func TestProblemBaselines(t *testing.T) {
 			cert, err := gamma.Verify(context.Background(), tc.p, b.Gamma, gamma.VerifyOptions{Workers: 1})
 			if err != nil || cert.Status == gamma.Violated {
 				t.Errorf("%s: %s is not private: %v %v", tc.name, b.Name, cert.Status, err)
+			}
+			if b.Name != "sub" && b.Proof == "" {
+				t.Errorf("%s: %s has no proof", tc.name, b.Name)
 			}
 		}
 	}

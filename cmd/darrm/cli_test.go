@@ -18,12 +18,49 @@ import (
 	"github.com/darrm/darrm/gamma"
 )
 
-// darrm runs the CLI in-process.
+// darrm runs the CLI in-process. Its stderr has the error that ends it
+// on one line again (joinError), so that a test matches the message's
+// words wherever the printer broke its lines; TestErrorWidths checks the
+// lines as printed.
 func darrm(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
-	return out.String(), errb.String(), code
+	return out.String(), joinError(errb.String()), code
+}
+
+// joinError undoes, in stderr, the wrapping of the error that ends it
+// (cli.Execute prints it last, from a line "darrm: ", its continuation
+// lines indented two spaces, cliout.Wrap): each continuation line is
+// joined to the line before, after a space, or with none after a path
+// broken at a slash. Where the lines broke depends on the length of the
+// temporary folders' names, so a phrase matched in the printed lines
+// would pass or fail by chance.
+func joinError(stderr string) string {
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	start := -1
+	for i := len(lines) - 1; i >= 0 && start < 0; i-- {
+		if strings.HasPrefix(lines[i], "darrm: ") {
+			start = i
+		}
+	}
+	if start < 0 {
+		return stderr
+	}
+	out := slices.Clone(lines[:start+1])
+	for _, l := range lines[start+1:] {
+		rest, ok := strings.CutPrefix(l, "  ")
+		if !ok || strings.HasPrefix(rest, " ") {
+			out = append(out, l)
+			continue
+		}
+		if last := &out[len(out)-1]; strings.HasSuffix(*last, "/") {
+			*last += rest
+		} else {
+			*last += " " + rest
+		}
+	}
+	return strings.Join(out, "\n") + "\n"
 }
 
 func files(t *testing.T, dir string) []string {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 )
@@ -57,6 +58,49 @@ func TestCompare(t *testing.T) {
 			if evs[i].Utility != m.Utility || evs[i].Certificate.Status != cert.Status || !slices.Equal(evs[i].Errors, m.Errors) {
 				t.Errorf("%s: %s evaluated %+v, want %+v and %+v", tc.name, b.Name, evs[i], cert, m)
 			}
+		}
+	}
+}
+
+// TestCompareAtBudget: at Delta = delta = 0, gamma_Sub and gamma_DSub are
+// exactly at the budget, which the certificate finds tight; the table
+// shows them at the budget by the result that proves it, not as "not
+// certified", and the JSON keeps the certificate's status beside the
+// proof. Every column of the table is explained under it, and the zeros of
+// "E err 0.5" are said to be right.
+func TestCompareAtBudget(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"solve", "--K", "11", "--m", "3", "--Delta", "0", "--delta", "0", "--compare", "--cache-dir", dir}
+	out, stderr, code := darrm(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"AT BUDGET: Lemma 3.4.1 and composition", "AT BUDGET: Theorem 3.5.1",
+		"  utility: ", "surrogate err: ", "  E err A: ", "  E err 0.5: 0 for every gamma, rightly", "  max f / budget: ",
+		"  CERTIFIED: ", "  AT BUDGET: ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "not certified") || strings.Contains(out, "E err U(0,1): 0 for every") {
+		t.Errorf("the table says a proved baseline is not certified, or a drawn error is 0 for all:\n%s", out)
+	}
+	js, _, _ := darrm(t, "", append(args, "--format", "json")...)
+	var doc report.Solve
+	decode(t, js, &doc)
+	for _, m := range doc.Compare {
+		if (m.Name == "sub" || m.Name == "dsub") && (m.Certificate.Status != gamma.Tight || m.Proof == "") {
+			t.Errorf("%s: status %v, proof %q; want tight with a proof", m.Name, m.Certificate.Status, m.Proof)
+		}
+	}
+	// gamma_Sub of 5 teachers at m = 3 is gamma_DSub; of 7, over the
+	// budget, with no proof.
+	for size, want := range map[string]string{"5": "│ gamma_sub  │ 1                 │ AT BUDGET: Theorem 3.5.1", "7": "VIOLATED"} {
+		out, _, _ = darrm(t, "", append(args, "--sub-size", size)...)
+		if row := strings.Index(out, "│ gamma_sub  │ "); row < 0 || !strings.Contains(out, want) || strings.Contains(out[row:], "AT BUDGET: Lemma") {
+			t.Errorf("--sub-size %s: want %q:\n%s", size, want, out)
 		}
 	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -21,30 +19,32 @@ import (
 
 // sharedFlags are the flags that name one concept in every command that
 // has them: their names, defaults and help are defined here once (and
-// listed in the README's table of defaults); TestSharedFlags checks that
-// no command redefines them. Defaults that are numbers come from the
-// library, where the concept is defined.
+// listed, with what each means in full, in the README's table of
+// defaults); TestSharedFlags checks that no command redefines them.
+// Defaults that are numbers come from the library, where the concept is
+// defined. A command whose default comes from its input says so
+// (cli.SetDefaultText).
 var sharedFlags = cli.NewRegistry([]cli.Flag{
-	{Name: "K", Default: 0, Usage: "number of teachers K (odd)"},
-	{Name: "m", Default: resolve.DefaultM, Usage: "privacy allowance: each release is (m·eps, delta)-DP, 1 <= m <= K; the default is the thesis' main setting"},
-	{Name: "eps", Default: resolve.DefaultEps, Usage: "eps of each teacher's (eps, Delta)-DP guarantee; a release takes it from the votes' metadata header, or needs it given (the default is for exploring: solve, verify, simulate)"},
-	{Name: "Delta", Default: resolve.DefaultDelta, Usage: "Delta of each teacher's (eps, Delta)-DP guarantee; a release takes it from the votes' metadata header, or needs it given (the default is for exploring: solve, verify, simulate)"},
-	{Name: "delta", Default: 0.0, Usage: "delta of each release's (m·eps, delta)-DP guarantee (default 1-(1-Delta)^m)"},
+	{Name: "K", Default: 0, Usage: "number of teachers K, >= 1 (odd for two-class votes)"},
+	{Name: "m", Default: resolve.DefaultM, Usage: "each release (m·eps, delta)-DP, 1 <= m <= K"},
+	{Name: "eps", Default: resolve.DefaultEps, Usage: "teachers' eps: each (eps, Delta)-DP"},
+	{Name: "Delta", Default: resolve.DefaultDelta, Usage: "teachers' Delta: each (eps, Delta)-DP"},
+	{Name: "delta", Default: 0.0, Usage: "delta of each release's guarantee", DefaultText: "1-(1-Delta)^m"},
 
 	{Name: "format", Default: cliout.Table, Usage: "output format: table, json or csv"},
 	{Name: "workers", Default: 0, Usage: "goroutines for parallel work (0: all cores)"},
-	{Name: "seed", Default: uint64(0), Usage: "seed of a reproducible experiment: its outputs are marked NOT FOR RELEASE (default: randomness from crypto/rand)"},
-	{Name: "cache-dir", Default: "", Usage: "cache directory: certified gamma_opt, and trained teachers in its teachers/ folder (default $" + cache.EnvDir + ", else $XDG_CACHE_HOME/darrm or ~/.cache/darrm)"},
-	{Name: "no-cache", Default: false, Usage: "neither read nor write the cache (gamma_opt, trained teachers)"},
-	{Name: "prior", Default: gamma.UniformPrior(), Usage: "prior on the teachers' accuracy for gamma_opt: uniform (mean 0.75), tp (mean 0.85), a mean in (0.5, 1], or K comma-separated means"},
+	{Name: "seed", Default: uint64(0), Usage: "seed of an experiment, marked NOT FOR RELEASE", DefaultText: "crypto/rand"},
+	{Name: "cache-dir", Default: "", Usage: "cache folder", DefaultText: "$" + cache.EnvDir + " or $XDG_CACHE_HOME/darrm"},
+	{Name: "no-cache", Default: false, Usage: "neither read nor write the cache (gamma_opt, teachers)"},
+	{Name: "prior", Default: gamma.UniformPrior(), Usage: "gamma_opt's prior: uniform, tp, a mean, or K means"},
 	{Name: "plot", Default: "", Usage: "also draw the figure to this .png or .svg file"},
-	{Name: "setting", Default: accountant.Disjoint, Usage: "the private teachers' training data: disjoint (each its own share, cut by a keyed hash of each record; the thesis') or shared (each the whole training set, with its own randomness)"},
+	{Name: "setting", Default: accountant.Disjoint, Usage: "teachers' data: disjoint (keyed-hash shares) or shared"},
 
 	{Name: "composition", Default: accountant.General, Usage: "composition theorem: simple, general or optimal"},
-	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general and optimal composition"},
-	{Name: "rr-composition", Default: accountant.AutoRR, Usage: "RR: composition by which the K teachers' majority is (tau·eps, lambda)-DP in Lemma B.1.1: simple, general, optimal, or auto (general when Delta > 0, else simple)"},
-	{Name: "rr-delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "RR: slack delta' of the composition giving tau and lambda"},
-	{Name: "gnmax-search", Default: noisymax.GNMaxGrid, Usage: "GNMax's calibration of sigma: grid (the paper's search over the Renyi order, App. B.4.1), exact (the exact minimum over the order) or tight (the exact privacy curve of the released bit for K votes)"},
+	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general/optimal composition"},
+	{Name: "rr-composition", Default: accountant.AutoRR, Usage: "RR's composition: simple, general, optimal or auto"},
+	{Name: "rr-delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "RR: slack delta' of that composition"},
+	{Name: "gnmax-search", Default: noisymax.GNMaxGrid, Usage: "GNMax's calibration of sigma: grid, exact or tight"},
 	{Name: "conversion", Default: accountant.PaperConversion, Usage: "RDP to (eps, delta) conversion: paper or improved"},
 
 	{Name: "steps", Default: 0, Usage: "number of composed steps (>= 1)"},
@@ -52,10 +52,10 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "step-delta", Default: 0.0, Usage: "delta of one composed step, in [0, 1)"},
 	{Name: "budget-eps", Default: 0.0, Usage: "total eps budget (> 0)"},
 	{Name: "budget-delta", Default: 0.0, Usage: "total delta budget, in [0, 1)"},
-	{Name: "target-eps", Default: []float64(nil), Usage: "eps of the (eps, delta)-DP guarantee to meet (> 0); commands that tabulate accept several, comma-separated"},
-	{Name: "target-delta", Default: 0.0, Usage: "delta of the (eps, delta)-DP guarantee to meet or report, in (0, 1)"},
-	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise: standard deviation in units of the sensitivity (clipping norm), > 0"},
-	{Name: "ledger", Default: "", Usage: "privacy ledger file (darrm ledger init): a release is charged to its budget, and recorded before the labels leave; account pate charges its smooth-sensitivity draws (--release-estimate) to it and, with --labels, takes the releases it recorded as the reference for the labels' header, its total then the one to publish"},
+	{Name: "target-eps", Default: []float64(nil), Usage: "eps of the guarantee to meet (> 0; where tabulated, several)"},
+	{Name: "target-delta", Default: 0.0, Usage: "delta of the guarantee to meet or report, in (0, 1)"},
+	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise, in units of the sensitivity (> 0)"},
+	{Name: "ledger", Default: "", Usage: "privacy ledger to charge (darrm ledger init)"},
 })
 
 // bind defines the flags of the tagged fields of the struct p points to
@@ -114,7 +114,7 @@ func hideComposition(cmd *cobra.Command) { cmd.Flags().MarkHidden("composition")
 // given, changes nothing (hideComposition).
 func compositionIgnored(cmd *cobra.Command) {
 	if cmd.Flags().Changed("composition") {
-		fmt.Fprintln(cmd.ErrOrStderr(), "darrm: --composition changes nothing here: a budget and the total to publish take, at the budget's delta, the least eps of every composition valid for the run")
+		cliout.Note(cmd.ErrOrStderr())("--composition changes nothing here: a budget and the total to publish take, at the budget's delta, the least eps of every composition valid for the run")
 	}
 }
 

@@ -81,14 +81,14 @@ func watchGamma(cmd *cobra.Command, src *optimal.Source, what string, prog func(
 		pr.Describe(fmt.Sprintf("%s: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", what, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
 		pr.Set(int64(s.Pass))
 	}
-	src.OnCorrupt = func(err error) { fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v; recomputing it\n", err) }
+	src.OnCorrupt = func(err error) { cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("%v; recomputing it", err)) }
 }
 
 // warnNotStored warns of a gamma_opt solved now that could not be
 // stored in the cache.
 func warnNotStored(cmd *cobra.Command, l optimal.Loaded) {
 	if l.StoreErr != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: gamma_opt was not cached: %v\n", l.StoreErr)
+		cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("warning: gamma_opt was not cached: %v", l.StoreErr))
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -19,17 +20,17 @@ import (
 // format, counts (--input-format counts), class indices (--classes C),
 // or what the metadata header states.
 type voteFlags struct {
-	Classes  int               `flag:"classes" help:"number of classes C: the votes are class indices 0..C-1 (with --input-format counts, every row must have C counts; a metadata header states C, which this may repeat)"`
-	InFormat voteFormat        `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts, or npy (auto: a NumPy file by its start, JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
+	Classes  int               `flag:"classes" help:"number of classes C: votes are class indices 0..C-1"`
+	InFormat voteFormat        `flag:"input-format" help:"votes: csv, jsonl, counts or npy (auto: by their start)"`
 	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
 	ID       votefile.Presence `flag:"id" help:"id column: auto, yes or no"`
 	// A matrix of class labels without a metadata header (NumPy, CSV)
 	// needs one of these; a NumPy file is recognised by its start.
-	TeachersInRows bool   `flag:"teachers-in-rows" help:"class labels (with --classes C, NumPy or CSV without a metadata header) as teachers x queries, a row per teacher, the layout of PATE's published votes; such a file needs this or --queries-in-rows"`
-	QueriesInRows  bool   `flag:"queries-in-rows" help:"class labels (with --classes C, NumPy or CSV without a metadata header) as queries x teachers, a row per query, as darrm's vote files and prediction matrices; such a file needs this or --teachers-in-rows"`
-	Array          string `flag:"array" help:"the array to read in a NumPy .npz archive (VOTES must then be a file)"`
+	TeachersInRows bool   `flag:"teachers-in-rows" help:"class labels as teachers x queries (PATE's published layout)"`
+	QueriesInRows  bool   `flag:"queries-in-rows" help:"class labels as queries x teachers (darrm's vote files)"`
+	Array          string `flag:"array" help:"the array to read in a NumPy .npz archive"`
 	// A vote file that holds no metadata header takes it from a sidecar.
-	Meta string `flag:"meta" help:"the votes' metadata header in a file of its own, for votes that cannot hold one (NumPy) or hold none: the header's JSON object (default: the sidecar VOTES.meta.json beside the votes, when there is one)"`
+	Meta string `flag:"meta" help:"the votes' metadata header, in a file" default:"VOTES.meta.json"`
 	// headerFile is the sidecar OpenVotes read the header from.
 	headerFile string
 }
@@ -126,7 +127,7 @@ func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.R
 	}
 	in, notes, err := votefile.Read(r, cli.InputName(name), opts)
 	for _, n := range notes {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")\n", n)
+		cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("%v (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")", n))
 	}
 	if err == nil {
 		// What the header states is checked before anything else uses it,
@@ -174,7 +175,7 @@ func (f *voteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, st
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", role, err)
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %s: metadata header from %s (%s)\n", cli.InputName(name), metaName, why)
+	cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("%s: metadata header from %s (%s)", cli.InputName(name), metaName, why))
 	return m, metaName, nil
 }
 

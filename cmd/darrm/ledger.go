@@ -32,15 +32,15 @@ func newLedgerCmd() *cobra.Command {
 // read as aggregate reads it, its header in the file or in a sidecar) or
 // from the flags.
 type ledgerInitFlags struct {
-	Votes string `flag:"votes" help:"take the ensemble's parameters from this vote file's metadata header, in the file or in its sidecar (--meta), read as aggregate reads the file (flags given as well must agree with it)"`
+	Votes string `flag:"votes" help:"take the ensemble's parameters from this vote file's header"`
 	voteFlags
 	ensembleFlags
-	Relation    accountant.Relation `flag:"relation" help:"neighbouring relation: private-teachers (DaRRM, RR, subsampling) or one-vote (GNMax)"`
+	Relation    accountant.Relation `flag:"relation" help:"private-teachers or one-vote" default:"--votes', else %v"`
 	BudgetEps   float64             `flag:"budget-eps" required:""`
 	BudgetDelta float64             `flag:"budget-delta" required:""`
 	DeltaPrime  float64             `flag:"delta-prime"`
-	Filter      accountant.Method   `flag:"filter" help:"how the runs, chosen one after the other, are held to the budget: zcdp-filter (Feldman-Zrnic; GNMax family, LNMax, pure-DP labels) or simple (any (eps, delta) labels); default: the one that allows more of the labels declared (--mechanism or --step-eps), else zcdp-filter for a one-vote ledger with budget-delta > 0, else simple"`
-	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's even though your record names another: the ensemble's budget starts again (only on purpose)"`
+	Filter      accountant.Method   `flag:"filter" help:"the runs' filter: zcdp-filter or simple" default:"chosen as above"`
+	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's over another (on purpose)"`
 	use         ledgerUseFlags
 }
 
@@ -51,8 +51,8 @@ type ensembleFlags struct {
 	K         int                  `flag:"K"`
 	Eps       float64              `flag:"eps"`
 	Delta     float64              `flag:"Delta"`
-	Kind      provenance.Kind      `flag:"kind" help:"the teachers are fixed models (fixed) or a fresh mechanism per query (per-query)"`
-	Partition provenance.Partition `flag:"partition" help:"how the teachers' training data were split: keyed-hash (each record's teacher depends on the record alone: a keyed hash of it, or a teacher drawn at random for each record independently), file-position (shares cut by position, also after a random permutation) or shared; the one-vote relation holds on keyed-hash only"`
+	Kind      provenance.Kind      `flag:"kind" help:"teachers: fixed (models) or per-query (mechanisms)"`
+	Partition provenance.Partition `flag:"partition" help:"data split: keyed-hash, file-position or shared"`
 }
 
 // stated returns the parameters the flags state; those not given are
@@ -72,7 +72,7 @@ func (f *ensembleFlags) stated(cmd *cobra.Command) (provenance.Binding, error) {
 func newLedgerInitCmd() *cobra.Command {
 	f := ledgerInitFlags{Relation: accountant.PrivateTeachers}
 	cmd := newCmd("ledger-init", &cobra.Command{
-		Use:   "init LEDGER (--votes VOTES | --ensemble ID --K K (--eps E --Delta D | --relation one-vote) --kind KIND --partition RULE) --budget-eps E --budget-delta D [--mechanism NAME [settings] | --step-eps E [--step-delta D]] [--queries Q] [--filter F]",
+		Use:   "init LEDGER (--votes VOTES | --ensemble ...) --budget-eps E --budget-delta D [flags]",
 		Short: "Create a ledger with a total budget, bound to one teacher ensemble",
 		Args:  cobra.ExactArgs(1),
 		// Check checks the ledger to be as an output.
@@ -110,8 +110,10 @@ func newLedgerInitCmd() *cobra.Command {
 		},
 	}, &f)
 	bind(cmd, &f.use)
-	cmd.Flags().Lookup("classes").Usage = "number of classes C: with --votes, the votes are class indices 0..C-1, as aggregate reads them (a metadata header states C); without, the classes of a multi-class --mechanism's votes"
-	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels the ledger will pay for: their aggregator ("+mechanismNames(votefile.TwoClass)+"; with --classes: "+mechanismNames(votefile.ManyClasses)+"), with its per-query settings as aggregate takes them; the ledger's teachers are its K and (eps, Delta)")
+	cmd.Flags().Lookup("classes").Usage = "classes C of --votes' class indices, or of --mechanism's votes"
+	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels to pay for: their aggregator, as aggregate takes it")
+	// The ensemble is --votes' header's, or given in full: no default.
+	cli.SetDefaultText(cmd.Flags(), "--votes'", "eps", "Delta", "kind", "partition")
 	return cmd
 }
 
@@ -129,7 +131,7 @@ type ledgerUseFlags struct {
 	TargetEps []float64 `flag:"target-eps"`
 	StepEps   float64   `flag:"step-eps"`
 	StepDelta float64   `flag:"step-delta"`
-	Queries   int       `flag:"queries" help:"the number of labels you expect to release on the ledger (with --mechanism or --step-eps): whether they fit, and their total, by each filter"`
+	Queries   int       `flag:"queries" help:"labels you expect to release (with --mechanism or --step-eps)"`
 	Mechanism provenance.MechanismName
 }
 
@@ -300,7 +302,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, int, 
 }
 
 func newLedgerShowCmd() *cobra.Command {
-	return newLedgerReadCmd("", "show LEDGER", "Print a ledger's budget, releases and total (it only reads the ledger)",
+	return newLedgerReadCmd("ledger-show", "show LEDGER", "Print a ledger's budget, releases and total (it only reads the ledger)",
 		func(cmd *cobra.Command, err error) error {
 			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: %v\n", err)
 			return nil
@@ -309,7 +311,7 @@ func newLedgerShowCmd() *cobra.Command {
 }
 
 func newLedgerVerifyCmd() *cobra.Command {
-	return newLedgerReadCmd("ledger-verify", "verify LEDGER", "Check every line of a ledger, its hash chain and the totals its lines carry, and the ledger against your record (it only reads)",
+	return newLedgerReadCmd("ledger-verify", "verify LEDGER", "Check every line of a ledger, its hash chain and totals, against your record",
 		func(_ *cobra.Command, err error) error { return ledgerError(err) },
 		func(path string, l *ledger.Ledger) (report.Document, error) { return report.NewLedgerVerify(path, l) })
 }
@@ -350,7 +352,7 @@ func newLedgerAdoptCmd() *cobra.Command {
 	var f struct{}
 	return newCmd("ledger-adopt", &cobra.Command{
 		Use:   "adopt LEDGER",
-		Short: "Record a ledger, as it is now, as its ensemble's ledger (to resolve a refusal on purpose)",
+		Short: "Record a ledger, as it is, as its ensemble's (to resolve a refusal on purpose)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			prev, l, err := ledger.Adopt(cmd.Context(), args[0], ledger.Options{Waiting: ledgerWaiting(cmd)})
@@ -367,11 +369,11 @@ func newLedgerAdoptCmd() *cobra.Command {
 func newLedgerUpgradeCmd() *cobra.Command {
 	var f struct {
 		ensembleFlags
-		Replace bool `flag:"replace" help:"record the upgraded ledger as the ensemble's even though your record names another (only on purpose)"`
+		Replace bool `flag:"replace" help:"record the upgraded ledger as the ensemble's over another"`
 	}
-	return newCmd("ledger-upgrade", &cobra.Command{
+	cmd := newCmd("ledger-upgrade", &cobra.Command{
 		Use:   "upgrade LEDGER",
-		Short: "Turn a version-3 ledger into a version-4 one, keeping its binding, spends and composition",
+		Short: "Turn a version-3 ledger into a version-4 one, keeping its spends",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := f.stated(cmd)
@@ -386,4 +388,7 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			return ledgerUpgraded(cmd.OutOrStdout(), args[0], res)
 		},
 	}, &f)
+	// The flags may only repeat the old ledger's binding.
+	cli.SetDefaultText(cmd.Flags(), "the ledger's", "eps", "Delta", "kind", "partition")
+	return cmd
 }

@@ -19,9 +19,9 @@ func init() { subcommands = append(subcommands, newPATECmd) }
 func newPATECmd() *cobra.Command {
 	f := struct {
 		Dataset  string        `flag:"dataset" help:"ten-class image set: mnist (PATE's) or fashion-mnist"`
-		Teachers int           `flag:"teachers" help:"number of teachers K (>= 1), each on its keyed-hash share of the training set"`
-		Answered int           `flag:"answered" help:"ask the queries in order until this many are answered, as PATE 2018's MNIST student does (286), and account for those asked (default: ask every query)"`
-		Student  bool          `flag:"student" help:"also train the teachers' network on the queries Confident-GNMax answered, with its labels, and test it on the other half of the test set"`
+		Teachers int           `flag:"teachers" help:"number of teachers K (>= 1), each on its keyed-hash share"`
+		Answered int           `flag:"answered" help:"ask queries in order until this many are answered" default:"every query"`
+		Student  bool          `flag:"student" help:"also train and test a student on the answered labels"`
 		Seed     uint64        `flag:"seed"`
 		Format   cliout.Format `flag:"format"`
 		Cache    cacheFlags
@@ -29,7 +29,7 @@ func newPATECmd() *cobra.Command {
 	}{Dataset: "mnist", Teachers: patemnist.Teachers, analysisFlags: analysisFlags{SSParams: ssDataFree}}
 	return newCmd("pate", &cobra.Command{
 		Use:   "pate [--dataset mnist] [--teachers 250] [--student] [flags]",
-		Short: "PATE's MNIST experiment: 250 non-private teachers label half the test set by Confident-GNMax and GNMax; accuracy and eps",
+		Short: "PATE's MNIST experiment: Confident-GNMax and GNMax labels, their accuracy and eps",
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()

@@ -14,11 +14,11 @@ import (
 // account pate and darrm pate share: the directions it bounds and the
 // parameters of the smooth-sensitivity release of its cost.
 type analysisFlags struct {
-	Directions noisymax.Directions `flag:"directions" help:"divergences the data-dependent bound covers: both (a differential-privacy guarantee) or one-sided (the PATE paper's Theorem 6 as stated, for reproducing its numbers: no guarantee)"`
-	SSParams   ssChoice            `flag:"ss-parameters" help:"smooth-sensitivity parameters that --ss-order, --beta and --sigma-ss leave open: data-free (darrm's rule, which sees no vote: eps_released may be published) or from-votes (the PATE authors' choice from the votes: eps_released is then not for publication)"`
-	SSOrder    float64             `flag:"ss-order" help:"Renyi order of the smooth-sensitivity release, > 1 (default: by --ss-parameters)"`
-	Beta       float64             `flag:"beta" help:"smoothness beta of the smooth-sensitivity release, in (0, 1/(2·order)) (default: by --ss-parameters)"`
-	SigmaSS    float64             `flag:"sigma-ss" help:"noise multiplier sigma_ss of the smooth-sensitivity release, > 0 (default: by --ss-parameters)"`
+	Directions noisymax.Directions `flag:"directions" help:"data-dependent bound: both directions or one-sided"`
+	SSParams   ssChoice            `flag:"ss-parameters" help:"smooth-sensitivity draw: data-free or from-votes"`
+	SSOrder    float64             `flag:"ss-order" help:"Renyi order of the smooth-sensitivity draw" default:"by --ss-parameters"`
+	Beta       float64             `flag:"beta" help:"smoothness beta, in (0, 1/(2·order))" default:"by --ss-parameters"`
+	SigmaSS    float64             `flag:"sigma-ss" help:"noise multiplier sigma_ss, > 0" default:"by --ss-parameters"`
 }
 
 // smooth returns the parameters of the smooth-sensitivity release the

@@ -31,25 +31,25 @@ type planFlags struct {
 	TargetEps    []float64         `flag:"target-eps"`
 	BudgetEps    float64           `flag:"budget-eps" required:""`
 	BudgetDelta  float64           `flag:"budget-delta" required:""`
-	Queries      int               `flag:"queries" help:"plan the parameters with which this many queries fit the budget (without it: count the queries that fit with the parameters given)"`
-	Filter       accountant.Method `flag:"filter" help:"the filter of the new ledger a run is charged to: zcdp-filter or simple; unless given, the one that allows more of the mechanism's labels, which darrm ledger init fixes when they are declared (--mechanism with its settings)"`
-	For          plan.Target       `flag:"for" help:"what --queries must fit: run (one run held to the budget, aggregate --budget-eps) or ledger (a new ledger with the budget, by the filter ledger init fixes for these labels, or --filter): a filter holds runs chosen one after the other and allows fewer"`
-	Votes        string            `flag:"votes" help:"proxy votes on which the plan is scored (confident-gnmax, gnmax; without --mechanism, every mechanism that fits them, compared): the same teachers' votes (class counts or indices, or 0/1 votes for two classes) on data the student will not be labelled on, e.g. a held-out split of the public data; never the votes of the queries to be released, which in PATE are votes on public data too"`
-	VotesAre     string            `flag:"votes-are" help:"what --votes are: public (votes on public data that will not be labelled for the student: a held-out split, not the queries to be released) or released (queries whose labels are already released and paid for); private is refused"`
-	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, read as --votes is, only to refuse --votes that are the same queries (the same counts in any order); nothing else of them is used"`
-	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least expected fraction of answered labels that are correct, in [0, 1) (0: the threshold that answers most); in a comparison, also the least precision of the best mechanism"`
+	Queries      int               `flag:"queries" help:"plan the parameters with which this many queries fit"`
+	Filter       accountant.Method `flag:"filter" help:"filter of a new ledger: zcdp-filter or simple" default:"chosen as above"`
+	For          plan.Target       `flag:"for" help:"what --queries must fit: run, or ledger (a new ledger)"`
+	Votes        string            `flag:"votes" help:"proxy votes to score the plan on (never the ones to release)"`
+	VotesAre     string            `flag:"votes-are" help:"what --votes are: public or released (private is refused)"`
+	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, only to refuse them as --votes"`
+	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least precision of answered labels, in [0, 1)"`
 	Mechanism    provenance.MechanismName
 }
 
 func newPlanCmd() *cobra.Command {
 	var f planFlags
 	cmd := newCmd("plan", &cobra.Command{
-		Use:   "plan (--mechanism NAME | --votes PROXY --votes-are public --queries Q) --budget-eps EPS --budget-delta DELTA [--queries Q] [--for run|ledger] [flags]",
-		Short: "Say what a budget buys: the queries that fit, or the parameters with which Q queries fit",
+		Use:   "plan (--mechanism NAME | --votes PROXY --queries Q) --budget-eps E --budget-delta D [flags]",
+		Short: "What a budget buys: the queries that fit, or the parameters for Q queries",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator: "+mechanismNames(votefile.TwoClass)+"; with --classes: "+mechanismNames(votefile.ManyClasses)+" (left out, with --votes and --queries: every mechanism that fits the votes, compared)")
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator, as aggregate takes it (none: compare all on --votes)")
 	hideComposition(cmd)
 	return cmd
 }

@@ -27,8 +27,8 @@ func newPlotCmd() *cobra.Command {
 type plotFlags struct {
 	Out    string        `flag:"out" help:"figure file, .png (300 dpi) or .svg (required)" required:""`
 	Title  string        `flag:"title" help:"title above the figure"`
-	Note   string        `flag:"note" help:"text under the legend, wrapped to the figure's width (a newline starts a new paragraph)"`
-	Cols   int           `flag:"cols" help:"panels (or columns) per row (plot shuffleg: by default one column per eps and one row per other setting)"`
+	Note   string        `flag:"note" help:"text under the legend (a newline starts a paragraph)"`
+	Cols   int           `flag:"cols" help:"panels (or columns) per row"`
 	Format cliout.Format `flag:"format"`
 }
 
@@ -57,9 +57,9 @@ func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Comman
 func newPlotGammaCmd() *cobra.Command {
 	f := struct {
 		plotFlags
-		Expected bool `flag:"expected" help:"add a row of the expected errors under the actual distributions (Figure B.7)"`
+		Expected bool `flag:"expected" help:"add a row of the expected errors (Figure B.7)"`
 	}{plotFlags: plotFlags{Cols: 4}}
-	return newPlot("gamma", "Draw the noise functions of several solve --compare results (thesis Figures 3.2, B.4-B.7)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
+	return newPlot("gamma", "Draw several solve --compare results (thesis Figures 3.2, B.4-B.7)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
 		docs, err := readJSON[report.Solve](cmd, "FILE", args, wantSolve)
 		if err != nil {
 			return nil, err
@@ -100,8 +100,8 @@ func certifyAgain(ctx context.Context, doc *report.Solve) error {
 func newPlotShufflegCmd() *cobra.Command {
 	f := struct {
 		plotFlags
-		Metric    curveplot.Metric `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
-		Reference []string         `flag:"reference" help:"reports to compare with, drawn thin and dashed in the panels of the same dataset, task, eps and p (say, another order)"`
+		Metric    curveplot.Metric `flag:"plot-metric" help:"plot loss (linear axis) or excess (log axis)"`
+		Reference []string         `flag:"reference" help:"reports to compare with, drawn thin and dashed"`
 	}{}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
 		reports, err := readJSON[shuffleexp.Report](cmd, "FILE", args, wantShuffleg)

@@ -31,7 +31,7 @@ type problemFlags struct {
 // relationFlags choose the neighbouring relation of a problem and, in the
 // one-vote relation, the release's eps.
 type relationFlags struct {
-	Relation  accountant.Relation `flag:"relation" help:"neighbouring relation: private-teachers (each teacher (eps, Delta)-DP, any vote may change; the thesis') or one-vote (teachers on disjoint shares, not necessarily private: one record changes one vote; give the release's budget with --target-eps and --delta)"`
+	Relation  accountant.Relation `flag:"relation" help:"private-teachers or one-vote"`
 	TargetEps []float64           `flag:"target-eps"`
 	fs        *pflag.FlagSet      // the command's flags, to tell which were given
 }

@@ -51,6 +51,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors:     true,
 	})
 	root.SetVersionTemplate("darrm {{.Version}}\n")
+	root.SetUsageTemplate(cli.UsageTemplate)
 	root.SetFlagErrorFunc(cli.FlagErrorFunc)
 	for _, newCmd := range subcommands {
 		root.AddCommand(newCmd())

@@ -28,7 +28,9 @@ func walk(c *cobra.Command, f func(*cobra.Command)) {
 
 // TestSharedFlags walks the command tree: every flag whose name is a shared
 // flag's has that flag's default and help, so a name means one thing with
-// one default everywhere; and every shared flag is in use.
+// one default everywhere; and every shared flag is in use. A command that
+// takes the value from its input when the flag is not given says so in
+// words (cli.SetDefaultText), beside the same help and default value.
 func TestSharedFlags(t *testing.T) {
 	byName := map[string]cli.Flag{}
 	for _, s := range sharedFlags.Flags() {
@@ -46,9 +48,11 @@ func TestSharedFlags(t *testing.T) {
 			want := reflectNew(s)
 			s.Add(fs, want)
 			w := fs.Lookup(s.Name)
-			if f.DefValue != w.DefValue || f.Usage != w.Usage || f.Value.Type() != w.Value.Type() {
+			_, usage := cli.DefaultText(f)
+			_, wantUsage := cli.DefaultText(w)
+			if f.Value.String() != w.Value.String() || usage != wantUsage || f.Value.Type() != w.Value.Type() {
 				t.Errorf("%s --%s: default %q, type %s, help %q; the shared flag has %q, %s, %q",
-					c.CommandPath(), f.Name, f.DefValue, f.Value.Type(), f.Usage, w.DefValue, w.Value.Type(), w.Usage)
+					c.CommandPath(), f.Name, f.Value, f.Value.Type(), usage, w.Value, w.Value.Type(), wantUsage)
 			}
 		})
 	})

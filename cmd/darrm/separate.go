@@ -22,12 +22,12 @@ func newSeparateCmd() *cobra.Command {
 		problemFlags
 		Workers int    `flag:"workers"`
 		Shard   string `flag:"shard" help:"which part: i/n, 0 <= i < n"`
-		FromEnv string `flag:"shard-from-env" help:"take the part from the environment of a task of an array job: slurm or k8s (also kubernetes); see above"`
-		Out     string `flag:"out" help:"file for the partial result (JSON); {i} and {n} in it become the part's index and count" required:""`
+		FromEnv string `flag:"shard-from-env" help:"take the part from an array job's environment: slurm or k8s"`
+		Out     string `flag:"out" help:"file for the part (JSON); {i} and {n} become its index and count" required:""`
 	}
 	cmd := newCmd("separate", &cobra.Command{
 		Use:   "separate [GAMMA] (--shard i/n | --shard-from-env SCHEDULER) --out PART.json",
-		Short: "One shard of the exhaustive certificate, to run the certificate of a large K as independent jobs",
+		Short: "One shard of the exhaustive certificate, to certify a large K in independent jobs",
 		Args:  cli.MaxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
@@ -61,6 +61,8 @@ func newSeparateCmd() *cobra.Command {
 			return cliout.WriteWrapped(cmd.OutOrStdout(), doc.Written(out))
 		},
 	}, &f)
+	// The problem is the gamma file's where it states one.
+	cli.SetDefaultText(cmd.Flags(), "file's, else %v", "m", "eps", "Delta", "delta")
 	cmd.AddCommand(newSeparateMergeCmd())
 	return cmd
 }
@@ -93,7 +95,7 @@ func newSeparateMergeCmd() *cobra.Command {
 	var f struct {
 		Format cliout.Format `flag:"format"`
 	}
-	return newCmd("", &cobra.Command{
+	return newCmd("separate-merge", &cobra.Command{
 		Use:   "merge PART...",
 		Short: "Combine the shards of darrm separate into the certificate",
 		Args:  cobra.MinimumNArgs(1),

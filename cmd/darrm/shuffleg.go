@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,27 +24,27 @@ func init() { subcommands = append(subcommands, newShufflegCmd) }
 type shufflegFlags struct {
 	Task       string                `flag:"task" help:"task: mean, ridge or lasso-logistic (required)"`
 	Dataset    string                `flag:"dataset" help:"dataset (see above; required)"`
-	Algorithms string                `flag:"algorithm" help:"algorithms: all, or a comma-separated list of dp-shuffleg, priv-pub, pub-priv, interleaved, public-only"`
-	Order      shuffleg.Order        `flag:"order" help:"order of the private samples: rr (random reshuffling), so (shuffle once) or ig (incremental gradient)"`
+	Algorithms string                `flag:"algorithm" help:"algorithms to run: all, or a list of those named above"`
+	Order      shuffleg.Order        `flag:"order" help:"order of the private samples: rr, so or ig"`
 	Eps        []float64             `flag:"target-eps"`
 	Delta      float64               `flag:"target-delta"`
 	Fraction   float64               `flag:"p" help:"fraction of the steps on private samples, in (0, 1]"`
-	Epochs     int                   `flag:"epochs" help:"number of epochs (the K of the thesis' Chapter 4)"`
+	Epochs     int                   `flag:"epochs" help:"number of epochs (the K of Chapter 4)"`
 	Runs       int                   `flag:"runs" help:"runs per algorithm and learning rate"`
-	Clip       float64               `flag:"clip" help:"per-sample gradient clipping norm (the Lipschitz constant G of the privacy analysis)"`
+	Clip       float64               `flag:"clip" help:"per-sample clipping norm (the Lipschitz constant G)"`
 	Radius     float64               `flag:"C" help:"mean: radius of the ball constraint"`
 	Lambda     float64               `flag:"lambda" help:"ridge, lasso-logistic: regularisation weight"`
 	LR         float64               `flag:"lr" help:"fixed learning rate (instead of a grid search)"`
-	LRGrid     string                `flag:"lr-grid" help:"learning rates to search: thesis (0.5, 0.1, 0.05, ..., 1e-9) or a comma-separated list"`
+	LRGrid     string                `flag:"lr-grid" help:"learning rates to search: thesis, or a list"`
 	Conversion accountant.Conversion `flag:"conversion"`
-	AlphaRule  accountant.AlphaRule  `flag:"alpha-rule" help:"Renyi order of the privacy bound: exact (the minimiser) or table-4.3 (the thesis' rule alpha = sqrt(log(1/delta)/rho), with --conversion paper)"`
+	AlphaRule  accountant.AlphaRule  `flag:"alpha-rule" help:"Renyi order of the bound: exact or table-4.3"`
 	Seed       uint64                `flag:"seed"`
 	Workers    int                   `flag:"workers"`
 	Format     cliout.Format         `flag:"format"`
-	NonContr   bool                  `flag:"allow-noncontractive" help:"run learning rates above 1/L*, where the privacy analysis does not hold (results are marked)"`
+	NonContr   bool                  `flag:"allow-noncontractive" help:"run rates above 1/L*, where the analysis fails (marked)"`
 	Curves     string                `flag:"curves" help:"also write the per-epoch curves as CSV to this file"`
 	Plot       string                `flag:"plot"`
-	PlotMetric curveplot.Metric      `flag:"plot-metric" help:"quantity to plot: loss (G(x; D), linear axis) or excess (G(x; D) - G(x*), log axis)"`
+	PlotMetric curveplot.Metric      `flag:"plot-metric" help:"plot loss (linear axis) or excess (log axis)"`
 	N          int                   `flag:"n" help:"synthetic: samples in each of the private and public sets"`
 	D          int                   `flag:"d" help:"synthetic: dimension"`
 	dataDir    string
@@ -63,7 +64,10 @@ func newShufflegCmd() *cobra.Command {
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runShuffleg(cmd, &f) },
 	}, &f)
-	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "folder of the datasets (default $"+datasets.EnvDir+", else $XDG_DATA_HOME/darrm or ~/.local/share/darrm, where scripts/fetch-data.sh puts them)")
+	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "folder of the datasets")
+	cli.SetDefaultText(cmd.Flags(), "$"+datasets.EnvDir+" or $XDG_DATA_HOME/darrm", "data-dir")
+	// The thesis' delta (Section 4.7.4) when not given.
+	cli.SetDefaultText(cmd.Flags(), strconv.FormatFloat(shuffleexp.DefaultDelta, 'g', -1, 64), "target-delta")
 	return cmd
 }
 

@@ -22,13 +22,13 @@ type simulateFlags struct {
 	mechanismFlags
 	Format     cliout.Format `flag:"format"`
 	Seed       uint64        `flag:"seed"`
-	Mechanisms []string      `flag:"mechanisms" help:"mechanisms to compare (default: darrm, subsample, rr, gnmax when delta > 0, dsub when Delta = 0)"`
-	Teachers   string        `flag:"teachers" help:"the teachers' probabilities of voting 1: U(a,b), p, or p_1,...,p_K"`
+	Mechanisms []string      `flag:"mechanisms" help:"mechanisms to compare, comma-separated" default:"all that apply"`
+	Teachers   string        `flag:"teachers" help:"teachers' p of voting 1: U(a,b), p, or K values"`
 	Queries    int           `flag:"queries" help:"number of queries simulated"`
 	Totals     totalFlags
 	// BudgetQueries are the numbers of queries Q of a comparison at equal
 	// totals: --queries is the size of the simulation.
-	BudgetQueries []int `flag:"budget-queries" help:"with --budget-eps and --budget-delta: also compare at equal totals, each mechanism planned (darrm plan) for the budget over each of these numbers of queries Q"`
+	BudgetQueries []int `flag:"budget-queries" help:"also compare at equal totals over these numbers of queries"`
 }
 
 func newSimulateCmd() *cobra.Command {

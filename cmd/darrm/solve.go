@@ -32,12 +32,12 @@ type solveFlags struct {
 	Plot     string              `flag:"plot"`
 	RRComp   accountant.RRMethod `flag:"rr-composition"`
 	RRDelta  float64             `flag:"rr-delta-prime"`
-	Compare  bool                `flag:"compare" help:"also compute and certify the baselines gamma_Sub, gamma_DSub and RR"`
-	Actual   []string            `flag:"actual" help:"with --compare: actual distributions of the p_i for the true expected error: U(a,b), a probability, or K probabilities"`
+	Compare  bool                `flag:"compare" help:"also compute and certify the baselines"`
+	Actual   []string            `flag:"actual" help:"--compare: p_i of the expected errors" default:"U(0,1), 0.5, U(0,0.1)"`
 	HighsLog bool                `flag:"highs-log" help:"show HiGHS's solver log"`
-	SubSize  int                 `flag:"sub-size" help:"with --compare: teachers subsampled by gamma_Sub (default floor(m); App. B.4 subsamples M with m from general composition)"`
+	SubSize  int                 `flag:"sub-size" help:"with --compare: teachers subsampled by gamma_Sub" default:"floor(m)"`
 	Totals   totalFlags
-	Queries  []int `flag:"queries" help:"with --compare, --budget-eps and --budget-delta: also compare at equal totals, each mechanism planned for the budget over each of these numbers of queries (darrm plan)"`
+	Queries  []int `flag:"queries" help:"with --compare and a budget: also compare at equal totals"`
 }
 
 func newSolveCmd() *cobra.Command {

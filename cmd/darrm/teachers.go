@@ -23,7 +23,7 @@ import (
 func init() { subcommands = append(subcommands, newTeachersCmd) }
 
 func newTeachersCmd() *cobra.Command {
-	return newGroupCmd("teachers", "Train the transfer experiment's teachers, write their votes, tune their hyperparameters",
+	return newGroupCmd("teachers", "Train the transfer experiment's teachers, write their votes, tune them",
 		newTeachersSub("train"), newTeachersSub("vote"), newTeachersTuneCmd())
 }
 
@@ -31,7 +31,7 @@ func newTeachersCmd() *cobra.Command {
 type trainingFlags struct {
 	K      int     `flag:"K"`
 	Sigma  float64 `flag:"sigma"`
-	Epochs int     `flag:"epochs" help:"epochs of each teacher's training (DP-SGD and SGD), >= 1"`
+	Epochs int     `flag:"epochs" help:"epochs of each teacher's training, >= 1"`
 }
 
 // training returns the thesis' training in setting with the values the
@@ -51,9 +51,9 @@ func (f *trainingFlags) training(cmd *cobra.Command, setting accountant.Shares) 
 
 func newTeachersSub(use string) *cobra.Command {
 	f := struct {
-		Dataset    string            `flag:"dataset" help:"two-class task: mnist58 or fashion58; with --classes, a ten-class set: mnist or fashion-mnist" required:""`
-		Classes    int               `flag:"classes" help:"PATE's teachers voting among this many classes (the set's: 10): non-private, on keyed-hash shares, K = 250 unless --K; vote writes their vote counts on the first half of the test set"`
-		NonPrivate bool              `flag:"nonprivate" help:"the non-private (SGD) teachers GNMax uses, on disjoint shares, instead of the DP-SGD ones"`
+		Dataset    string            `flag:"dataset" help:"mnist58 or fashion58; with --classes, mnist or fashion-mnist" required:""`
+		Classes    int               `flag:"classes" help:"vote among this many classes (PATE's teachers)"`
+		NonPrivate bool              `flag:"nonprivate" help:"the non-private (SGD) teachers GNMax uses"`
 		Setting    accountant.Shares `flag:"setting"`
 		Training   trainingFlags
 		Seed       uint64        `flag:"seed"`
@@ -109,14 +109,14 @@ func newTeachersSub(use string) *cobra.Command {
 		},
 	}, &f)
 	if use == "vote" {
-		cmd.Flags().StringVar(&f.out, "out", "-", "vote file, written atomically (- for standard output); a name ending in .npy writes the counts of --classes C as a NumPy int64 array (queries x classes), without the metadata header")
+		cmd.Flags().StringVar(&f.out, "out", "-", "vote file, written atomically (- for stdout; .npy: counts)")
 	}
 	return cmd
 }
 
 func newTeachersTuneCmd() *cobra.Command {
 	f := struct {
-		Dataset  string `flag:"dataset" help:"two-class task whose hyperparameters to tune: mnist58 or fashion58" required:""`
+		Dataset  string `flag:"dataset" help:"two-class task to tune: mnist58 or fashion58" required:""`
 		Training trainingFlags
 		Format   cliout.Format `flag:"format"`
 	}{Training: trainingFlags{Epochs: transfer.Epochs}}

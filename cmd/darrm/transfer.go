@@ -34,7 +34,7 @@ func newTransferCmd() *cobra.Command {
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
 	cmd := newCmd("transfer", &cobra.Command{
 		Use:   "transfer --dataset mnist58|fashion58 [--setting disjoint|shared] [flags]",
-		Short: "Private knowledge transfer end to end: DP-SGD teachers, private labels, accuracy (thesis Table 3.1)",
+		Short: "Private knowledge transfer: DP-SGD teachers, private labels, accuracy (Table 3.1)",
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()

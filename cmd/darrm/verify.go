@@ -21,7 +21,7 @@ func newVerifyCmd() *cobra.Command {
 		Format  cliout.Format `flag:"format"`
 		Workers int           `flag:"workers"`
 	}
-	return f.withRelation(newCmd("verify", &cobra.Command{
+	cmd := f.withRelation(newCmd("verify", &cobra.Command{
 		Use:   "verify [FILE] [flags]",
 		Short: "Certify that a gamma makes DaRRM (m·eps, delta)-DP",
 		Args:  cli.MaxArgs(1),
@@ -43,4 +43,7 @@ func newVerifyCmd() *cobra.Command {
 			return report.Verify{Problem: report.NewProblem(p), Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}.WriteVerdict(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f), &f.relationFlags)
+	// The problem is the gamma file's where it states one.
+	cli.SetDefaultText(cmd.Flags(), "file's, else %v", "m", "eps", "Delta", "delta", "relation")
+	return cmd
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,4 +162,39 @@ func checkWidths(t *testing.T, name, out string) {
 		}
 	}
 	t.Logf("%s: widest line %d columns", name, widest)
+}
+
+// TestErrorWidths drives long errors of real commands through darrm's
+// printer: a list of settings, a path longer than a line, a rule with its
+// reason. Every line of stderr fits cliout.Width columns, the message
+// takes more than one line, and its words are those of the error, in
+// order (joinError puts them on one line again).
+func TestErrorWidths(t *testing.T) {
+	dir := t.TempDir()
+	votes := filepath.Join("..", "..", "testdata", "votes-K11.csv")
+	// A path longer than a line, broken after its slashes (a single name
+	// wider than a line stays whole: cliout.Wrap).
+	deep := filepath.Join(dir, "a-folder-that-does-not-exist", "and-another-below-it", "and-a-third-one", "labels-of-the-release.csv")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"aggregate", votes, "--sigma2", "4", "--out", filepath.Join(dir, "l.csv")},
+			"--sigma2 is not a setting of darrm on two-class votes, which takes --m, --eps, --Delta, --delta, --prior, --gamma, --no-solve"},
+		{[]string{"aggregate", votes, "--out", deep}, "folder " + filepath.Dir(deep) + " does not exist (create it first)"},
+		{[]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "0.9"},
+			"must be in [0, 0.5]: from delta = 0.5 on, a guarantee allows publishing a record more often than not"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), tc.args, strings.NewReader(""), &out, &errb)
+		lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+		for _, l := range lines {
+			if n := utf8.RuneCountInString(l); n > cliout.Width {
+				t.Errorf("%v: a line of %d columns: %q", tc.args, n, l)
+			}
+		}
+		if code != exitUsage || len(lines) < 2 || !strings.Contains(joinError(errb.String()), tc.want) {
+			t.Errorf("%v: exit %d, want %d and %q over several lines:\n%s", tc.args, code, exitUsage, tc.want, errb.String())
+		}
+	}
 }

@@ -12,9 +12,12 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 )
 
 // color is a TextValue for the tests.
@@ -35,15 +38,15 @@ func (c *color) UnmarshalText(b []byte) error {
 }
 
 var testRegistry = NewRegistry([]Flag{
-	{"n", 3, "a count"},
-	{"x", 0.5, "a number"},
-	{"name", "", "a name"},
-	{"on", false, "a switch"},
-	{"seed", uint64(7), "a seed"},
-	{"xs", []float64{1}, "numbers"},
-	{"names", []string(nil), "names"},
-	{"ns", []int{2, 3}, "counts"},
-	{"color", color(1), "a color"},
+	{Name: "n", Default: 3, Usage: "a count"},
+	{Name: "x", Default: 0.5, Usage: "a number"},
+	{Name: "name", Default: "", Usage: "a name"},
+	{Name: "on", Default: false, Usage: "a switch"},
+	{Name: "seed", Default: uint64(7), Usage: "a seed"},
+	{Name: "xs", Default: []float64{1}, Usage: "numbers"},
+	{Name: "names", Default: []string(nil), Usage: "names"},
+	{Name: "ns", Default: []int{2, 3}, Usage: "counts"},
+	{Name: "color", Default: color(1), Usage: "a color"},
 })
 
 type inner struct {
@@ -173,13 +176,13 @@ func TestBindPanics(t *testing.T) {
 			t.Error("a registry with a name twice: no panic")
 		}
 	}()
-	NewRegistry([]Flag{{"a", 1, "x"}, {"a", 2, "y"}})
+	NewRegistry([]Flag{{Name: "a", Default: 1, Usage: "x"}, {Name: "a", Default: 2, Usage: "y"}})
 }
 
 func TestTextFlagString(t *testing.T) {
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	var s string
-	Flag{"color", color(0), "a color"}.Add(fs, &s)
+	Flag{Name: "color", Default: color(0), Usage: "a color"}.Add(fs, &s)
 	if s != "red" || fs.Lookup("color").Value.Type() != "string" {
 		t.Errorf("a text default kept as a string: %q, type %s", s, fs.Lookup("color").Value.Type())
 	}
@@ -437,6 +440,46 @@ func TestExecute(t *testing.T) {
 	}
 }
 
+// TestExecuteWrapsErrors drives errors longer than a terminal through
+// Execute's printer: every line fits cliout.Width columns, continuation
+// lines are indented, a message that fits stays one line, and the words
+// (a long path among them) are all there, in order, once the lines are
+// joined.
+func TestExecuteWrapsErrors(t *testing.T) {
+	long := "--budget-delta = 0.9: must be below 0.5, the largest delta that plan accepts; " +
+		strings.Repeat("a rule that goes on and on, naming every flag it involves, ", 7) +
+		"and the file /very/long/directory/name/that/goes/on/and/on/for/a/while/votes.meta.json at the end"
+	for _, msg := range []string{long, "short", long + "\nsecond line: " + long} {
+		root := &cobra.Command{Use: "prog", RunE: func(*cobra.Command, []string) error { return errors.New(msg) }, SilenceErrors: true, SilenceUsage: true}
+		var errb bytes.Buffer
+		code := Execute(context.Background(), root, nil, strings.NewReader(""), io.Discard, &errb, func(err error) (int, string) {
+			if err == nil {
+				return 0, ""
+			}
+			return 1, err.Error()
+		})
+		lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+		for i, l := range lines {
+			if n := utf8.RuneCountInString(l); n > cliout.Width {
+				t.Errorf("a line of %d columns: %q", n, l)
+			}
+			if i > 0 && !strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "second line") {
+				t.Errorf("continuation line %d not indented: %q", i, l)
+			}
+		}
+		if msg == "short" && errb.String() != "prog: short\n" {
+			t.Errorf("a short error: %q", errb.String())
+		}
+		flat := func(s string) string { return strings.Join(strings.Fields(s), "") }
+		if code != 1 || flat(errb.String()) != flat("prog: "+msg) {
+			t.Errorf("exit %d, words changed:\n%s", code, errb.String())
+		}
+		if len(msg) > cliout.Width && len(lines) < 2 {
+			t.Errorf("a message of %d columns printed as one line", len(msg))
+		}
+	}
+}
+
 func TestFiles(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a.json")
@@ -615,4 +658,45 @@ func TestFlagErrorAfterArgument(t *testing.T) {
 			t.Errorf("%v: %v, want a usage error with %q", tc.args, err, tc.want)
 		}
 	}
+}
+
+// TestSetDefaultText: a default stated in words replaces the value in the
+// flag's line of help, once, for every type; %v is the default stated
+// before; DefaultText gives the words and the help without them; the
+// variable keeps its value.
+func TestSetDefaultText(t *testing.T) {
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	var x float64
+	var name string
+	var c color
+	var xs []float64
+	Flag{Name: "x", Default: 0.5, Usage: "a number"}.Add(fs, &x)
+	Flag{Name: "name", Default: "n", Usage: "a name", DefaultText: "the input's"}.Add(fs, &name)
+	Flag{Name: "color", Default: color(1), Usage: "a color"}.Add(fs, &c)
+	Flag{Name: "xs", Default: []float64{1}, Usage: "numbers"}.Add(fs, &xs)
+	SetDefaultText(fs, "the file's, else %v", "x", "color", "xs")
+	for name, want := range map[string]string{
+		"x": "a number (default the file's, else 0.5)", "name": "a name (default the input's)",
+		"color": "a color (default the file's, else green)", "xs": "numbers (default the file's, else [1.000000])",
+	} {
+		f := fs.Lookup(name)
+		line := strings.TrimSpace(strings.Join(strings.Fields(strings.TrimPrefix(strings.TrimSpace(flagLine(fs, name)), "--"+name)), " "))
+		if strings.Count(line, "(default") != 1 || !strings.HasSuffix(line, want) {
+			t.Errorf("--%s: help %q, want it to end in %q", name, line, want)
+		}
+		text, usage := DefaultText(f)
+		if usage+" (default "+text+")" != f.Usage {
+			t.Errorf("--%s: DefaultText %q, %q; usage %q", name, text, usage, f.Usage)
+		}
+	}
+	if x != 0.5 || name != "n" || c != 1 || len(xs) != 1 {
+		t.Errorf("values changed: %v %q %v %v", x, name, c, xs)
+	}
+}
+
+// flagLine is the line of help of fs's flag name.
+func flagLine(fs *pflag.FlagSet, name string) string {
+	one := pflag.NewFlagSet("one", pflag.ContinueOnError)
+	one.AddFlag(fs.Lookup(name))
+	return one.FlagUsages()
 }

@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/ctxio"
 )
 
@@ -160,10 +162,14 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 // and returns the exit status that explain gives its error (explain(nil)
 // when there is none). A write to stdout that failed fails the run, even
 // if the command did not check it. An error is printed on stderr after
-// the root's name, as explain says it, unless it is a *SilentError; once ctx is done (an interrupt), it
-// is reported as an interruption, with the status explain gives ctx's
-// error. Reads of stdin and writes to stdout return when ctx is done, even
-// while they block (no data on a pipe, a reader that has stalled): ctxio.
+// the root's name, as explain says it, unless it is a *SilentError; once
+// ctx is done (an interrupt), it is reported as an interruption, with the
+// status explain gives ctx's error. The message is wrapped to
+// cliout.Width columns at spaces, its continuation lines indented
+// (printError): every command's errors fit a terminal, whatever their
+// length. Reads of stdin and writes to stdout return when ctx is done,
+// even while they block (no data on a pipe, a reader that has stalled):
+// ctxio.
 func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer, explain func(error) (int, string)) int {
 	in, w := ctxio.NewReader(ctx, stdin), ctxio.NewWriter(ctx, stdout)
 	defer in.Close()
@@ -182,10 +188,72 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.R
 	switch {
 	case err == nil, errors.As(err, &silent):
 	case ctx.Err() != nil:
-		fmt.Fprintf(stderr, "%s: interrupted: %s\n", root.Name(), msg)
+		printError(stderr, root.Name()+": interrupted: "+msg)
 		code, _ = explain(ctx.Err())
 	default:
-		fmt.Fprintf(stderr, "%s: %s\n", root.Name(), msg)
+		printError(stderr, root.Name()+": "+msg)
 	}
 	return code
 }
+
+// printError writes msg on w, each of its lines wrapped to cliout.Width
+// columns (cliout.Wrap: at spaces, or after the slashes of a long path;
+// continuation lines indented two spaces), so that an error of any length
+// fits a terminal without cutting a word. The words stay as they are: a
+// search for a phrase in the output finds it once the line breaks are
+// joined. A write error is dropped: stderr is the last place to say it.
+func printError(w io.Writer, msg string) { _ = cliout.WriteWrapped(w, msg) }
+
+// FlagUsages is the help of fs's flags as pflag lays it out, one line per
+// flag, indented two spaces rather than pflag's six (which leave room for
+// a shorthand that only --help and --version have): four columns more for
+// what each flag means, in a line of help that must fit a terminal. A
+// flag with a shorthand (-h, --help) keeps it, its meaning in the same
+// column as the others'; where that column cannot move (a shorthand flag
+// is the longest), the layout is pflag's.
+func FlagUsages(fs *pflag.FlagSet) string {
+	lines := strings.Split(strings.TrimRight(fs.FlagUsages(), "\n"), "\n")
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "      --"):
+			lines[i] = l[4:]
+		case strings.HasPrefix(l, "  -"):
+			pad := strings.Index(l[2:], "       ") // the name's padding: 3 spaces at least stay
+			if pad < 0 {
+				return fs.FlagUsages()
+			}
+			lines[i] = l[:2+pad] + l[2+pad+4:]
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// UsageTemplate is cobra's default usage template with each list of flags
+// laid out by FlagUsages (template function flagUsages), so that a line
+// of help has four columns more for what a flag means.
+const UsageTemplate = `Usage:{{if .Runnable}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+Aliases:
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+Examples:
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}
+
+Available Commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+Flags:
+{{flagUsages .LocalFlags | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+
+Global Flags:
+{{flagUsages .InheritedFlags | trimTrailingWhitespaces}}{{end}}{{if .HasHelpSubCommands}}
+
+Additional help topics:{{range .Commands}}{{if .IsAdditionalHelpTopicCommand}}
+  {{rpad .CommandPath .CommandPathPadding}} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableSubCommands}}
+
+Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
+`
+
+func init() { cobra.AddTemplateFunc("flagUsages", FlagUsages) }

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -28,10 +29,15 @@ import (
 // Flag is a flag's name, typed default and help. Default is an int,
 // float64, string, bool, uint64, []float64, []string or []int, or a value
 // of a type that reads and prints itself as text (TextValue).
+// DefaultText, if set, is what help states as the default in place of
+// Default: a default that the command derives from other flags or from its
+// input ("1-(1-Delta)^m"), Default being only what the variable holds
+// while the flag is not given (SetDefaultText).
 type Flag struct {
-	Name    string
-	Default any
-	Usage   string
+	Name        string
+	Default     any
+	Usage       string
+	DefaultText string
 }
 
 // TextValue is a type that a flag reads from its text and prints as text:
@@ -148,6 +154,61 @@ func (f Flag) Add(fs *pflag.FlagSet, p any) {
 	default:
 		panic(fmt.Sprintf("flag --%s: unsupported type %T", f.Name, p))
 	}
+	if f.DefaultText != "" {
+		SetDefaultText(fs, f.DefaultText, f.Name)
+	}
+}
+
+// defaultTextKey is the annotation of a flag whose help states a default
+// in words (SetDefaultText); its value is the words.
+const defaultTextKey = "cli_default_text"
+
+// SetDefaultText makes the help of each named flag of fs state text as its
+// default, "(default TEXT)" at the end of its line, in place of the value
+// the flag's variable holds: for a default that the command takes from its
+// input or derives from other flags, where the value itself would be a
+// wrong answer to "what does the command use?". In text, %v stands for the
+// default the help stated before (a shared default that applies when the
+// input states none: "the gamma file's, else %v"). It panics on a name fs
+// does not have, a programming error.
+func SetDefaultText(fs *pflag.FlagSet, text string, names ...string) {
+	for _, name := range names {
+		f := fs.Lookup(name)
+		if f == nil {
+			panic(fmt.Sprintf("SetDefaultText: no flag --%s", name))
+		}
+		prev, usage := DefaultText(f)
+		f.Usage = usage + " (default " + strings.ReplaceAll(text, "%v", prev) + ")"
+		f.DefValue = zeroDefValue(f)
+		_ = fs.SetAnnotation(name, defaultTextKey, []string{strings.ReplaceAll(text, "%v", prev)})
+	}
+}
+
+// DefaultText returns the default that f's help states, in words or as
+// pflag prints its value ("" for none: a zero value), and f's usage
+// without the words SetDefaultText added.
+func DefaultText(f *pflag.Flag) (text, usage string) {
+	if t, ok := f.Annotations[defaultTextKey]; ok {
+		return t[0], strings.TrimSuffix(f.Usage, " (default "+t[0]+")")
+	}
+	if f.DefValue == zeroDefValue(f) || f.DefValue == "" {
+		return "", f.Usage
+	}
+	return f.DefValue, f.Usage
+}
+
+// zeroDefValue is the DefValue for which pflag's help of f states no
+// default.
+func zeroDefValue(f *pflag.Flag) string {
+	switch f.Value.Type() {
+	case "float64", "float32", "int", "int64", "uint", "uint64", "count":
+		return "0"
+	case "stringSlice", "intSlice":
+		return "[]"
+	case "bool":
+		return "false"
+	}
+	return ""
 }
 
 // Registry holds the shared flags of a program: flags that name one
@@ -179,7 +240,8 @@ func (r *Registry) Flags() []Flag { return r.flags }
 // into the fields without a tag that are structs (embedded or exported).
 // A shared flag takes its default and help from r, and must have no help
 // tag; any other takes its default from the field's value and its help
-// from the tag `help:"..."`, which it must have. A field tagged
+// from the tag `help:"..."`, which it must have, and the default its help
+// states in words from the tag `default:"..."`, if any (Flag.DefaultText). A field tagged
 // `required:""` is a flag the command cannot run without (CheckRequired).
 func (r *Registry) Bind(fs *pflag.FlagSet, p any) { r.bind(fs, reflect.ValueOf(p).Elem()) }
 
@@ -197,7 +259,7 @@ func (r *Registry) bind(fs *pflag.FlagSet, v reflect.Value) {
 		if help, ok := field.Tag.Lookup("help"); shared && ok || !shared && !ok {
 			panic(fmt.Sprintf("flag --%s: a shared flag has no help tag, any other needs one (help %q)", name, help))
 		} else if !shared {
-			f = Flag{name, val.Interface(), help}
+			f = Flag{Name: name, Default: val.Interface(), Usage: help, DefaultText: field.Tag.Get("default")}
 		}
 		f.Add(fs, val.Addr().Interface())
 		if _, ok := field.Tag.Lookup("required"); ok {

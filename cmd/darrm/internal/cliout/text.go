@@ -49,9 +49,10 @@ func isInvalid(s string, i int) bool {
 }
 
 // Note returns a function that prints a library's notes on its progress
-// (a training, a cache file replaced) on w, as darrm's messages.
+// (a training, a cache file replaced) on w, as darrm's messages, wrapped
+// to Width columns as its errors are (WriteWrapped).
 func Note(w io.Writer) func(string) {
-	return func(s string) { fmt.Fprintf(w, "darrm: %s\n", s) }
+	return func(s string) { _ = WriteWrapped(w, "darrm: "+s) }
 }
 
 // Width is the widest line, in columns, that a summary printed as text

@@ -61,8 +61,13 @@ func (p Planned) columns(t *cliout.Text) []string {
 		p.Publish.totalCell(t)}
 }
 
-// plannedHeader are the headers of columns.
+// plannedHeader are the headers of columns, which plannedNote explains.
 var plannedHeader = []string{"planned", "per query", "total, by"}
+
+// plannedNote explains the columns of plannedHeader, under each table
+// that has them.
+const plannedNote = "  planned: the setting that darrm plan chose so that the queries fit the total; per query: " +
+	"each label's (eps, delta); total, by: the total to publish over the queries, and the composition that gives it"
 
 // EqualTotals is the heading of a comparison at equal totals: the budget
 // and the queries. Each plan's total is its total to publish: the least
@@ -243,6 +248,8 @@ func (s SolveEqual) write(t *cliout.Text) {
 		rows = append(rows, row)
 	}
 	t.Table(header, rows)
+	t.Line(plannedNote)
+	t.Line("  utility, surrogate err, E err: as in the comparison above, at the planned setting")
 	if len(fixed) > 0 {
 		t.Line("  Pr[label=1]: the labels' accuracy when the true label is 1 and p_i = %s is each teacher's accuracy", strings.Join(fixed, ", "))
 	}
@@ -356,6 +363,9 @@ func (s SimEqual) write(t *cliout.Text) {
 		rows = append(rows, row)
 	}
 	t.Table(header, rows)
+	t.Line(plannedNote)
+	t.Line("  agreement: the share of labels equal to the majority of the votes, with its 95%% interval; " +
+		"exact: its expectation")
 	t.Line("  Pr[label=1]: exact; the labels' accuracy when the true label is 1 and each teacher's p is its accuracy")
 	for _, r := range s.Rows {
 		if r.Fits() {
@@ -427,6 +437,8 @@ func (s TransferEqual) write(t *cliout.Text) {
 		rows = append(rows, append(row, acc))
 	}
 	t.Table(header, rows)
+	t.Line(plannedNote)
+	t.Line("  accuracy: the mean accuracy of the labels over the redraws of the queries (its standard deviation)")
 	for _, win := range s.Winners {
 		writeWinner(t, s.EqualTotals, win)
 	}

@@ -32,6 +32,10 @@ type Evaluated struct {
 	Name  string    `json:"name"`
 	Label string    `json:"label"`
 	Gamma []float64 `json:"gamma"`
+	// Proof names the result that proves the baseline private at the
+	// problem whatever its certificate says (gamma.Baseline.Proof): with
+	// a certificate that is tight, the baseline is exactly at the budget.
+	Proof string `json:"proof,omitempty"`
 	Evaluation
 }
 
@@ -40,7 +44,7 @@ type Evaluated struct {
 func Compared(bases []gamma.Baseline, evs []Evaluation) []Evaluated {
 	ms := make([]Evaluated, len(bases))
 	for i, b := range bases {
-		ms[i] = Evaluated{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Evaluation: evs[i]}
+		ms[i] = Evaluated{Name: b.Name, Label: b.Label, Gamma: b.Gamma, Proof: b.Proof, Evaluation: evs[i]}
 	}
 	return ms
 }
@@ -276,7 +280,7 @@ func (out Solve) writeTable(w io.Writer) error {
 		for _, e := range m.Errors {
 			row = append(row, errorCell(e))
 		}
-		row = append(row, fmt.Sprintf("%.15g", m.Certificate.Ratio), Verdict(m.Certificate.Status))
+		row = append(row, fmt.Sprintf("%.15g", m.Certificate.Ratio), m.verdict())
 		rows = append(rows, row)
 	}
 	t.Table(header, rows)
@@ -286,8 +290,98 @@ func (out Solve) writeTable(w io.Writer) error {
 	for _, o := range out.NotCompared {
 		t.Line("  gamma_%s: not compared: %s", o.Name, o.Reason)
 	}
+	out.columnNotes(t)
 	for _, e := range out.EqualTotals {
 		e.write(t)
 	}
 	return t.Close()
+}
+
+// verdict is the certificate's status as the comparison shows it: a
+// baseline whose certificate is tight but whose proof makes it private is
+// exactly at the budget, by that proof, not "not certified".
+func (m Evaluated) verdict() string {
+	if m.Certificate.Status == gamma.Tight && m.Proof != "" {
+		return "AT BUDGET: " + m.Proof
+	}
+	return Verdict(m.Certificate.Status)
+}
+
+// columnNotes explains each column of the comparison's table: what it
+// measures, under what, and which way is better; the statuses that the
+// certificate column shows; and why an expected error is 0 for every
+// mechanism when the actual distribution is symmetric about 1/2.
+func (out Solve) columnNotes(t *cliout.Text) {
+	t.Line("  utility: U(gamma) = 2·Pr[release = 1] - 1 when each teacher votes 1 with its prior mean " +
+		"(higher is better); surrogate err: the error of Definition 3.3.4 there (lower is better)")
+	var drawn, fixed bool
+	var zero []string
+	for _, e := range out.Errors {
+		drawn, fixed = drawn || !e.Exact, fixed || e.Exact
+		if symmetricActual(e.Actual, out.K) {
+			zero = append(zero, "E err "+e.Actual)
+		}
+	}
+	if len(out.Errors) > 0 {
+		how := []string{}
+		if drawn {
+			how = append(how, "under U(a,b) each p_i is uniform on [a, b], a Monte Carlo mean ± its standard error")
+		}
+		if fixed {
+			how = append(how, "under numbers the p_i are those (one for all, or one each), exact")
+		}
+		t.Line("  E err A: the error |Pr[release = 1] - Pr[majority = 1]| (Definition 3.3.4) when teacher i "+
+			"votes 1 with probability p_i, as --actual A gives them: %s", strings.Join(how, "; "))
+	}
+	if len(zero) > 0 {
+		t.Line("  %s: 0 for every gamma, rightly: with the p_i symmetric about 1/2 the count of votes is "+
+			"symmetric about K/2, so the majority and the release are both fair coins", strings.Join(zero, ", "))
+	}
+	budget := "e^(m·eps) - 1 + 2·delta (Lemma 3.4.4)"
+	if out.Relation == accountant.OneVote {
+		budget = "e^eps - 1 + 2·delta"
+	}
+	t.Line("  max f / budget: the certificate's largest privacy cost f over the budget %s; "+
+		"at most 1 is private", budget)
+	statuses := map[string]string{}
+	for _, m := range out.Mechanisms() {
+		switch c := m.Certificate; {
+		case c.Status == gamma.Certified:
+			statuses["certified"] = "CERTIFIED: max f plus the bound on its rounding is within the budget"
+		case c.Status == gamma.Tight && m.Proof != "":
+			statuses["at budget"] = "AT BUDGET: max f is the budget to within rounding, which float64 cannot tell " +
+				"from just over it; the result named proves the baseline (m·eps, delta)-DP: private, " +
+				"exactly at the budget (docs/solve.md, \"Certification\")"
+		case c.Status == gamma.Tight:
+			statuses["tight"] = "TIGHT: max f is the budget to within rounding, and no theorem settles it: not certified"
+		default:
+			statuses["violated"] = "VIOLATED: max f is over the budget beyond rounding: not private at this budget"
+		}
+	}
+	for _, k := range []string{"certified", "at budget", "tight", "violated"} {
+		if statuses[k] != "" {
+			t.Line("  %s", statuses[k])
+		}
+	}
+}
+
+// symmetricActual reports whether the actual distribution named name
+// fixes the K teachers' p_i to values symmetric about 1/2 (0.5 itself, or
+// 0.2 with 0.8, ...): then every symmetric gamma's error is exactly 0.
+func symmetricActual(name string, k int) bool {
+	a, err := gamma.ParseActual(name)
+	if err != nil || !a.Fixed() {
+		return false
+	}
+	p, err := a.Sample(k, nil)
+	if err != nil {
+		return false
+	}
+	slices.Sort(p)
+	for i := range p {
+		if p[i]+p[len(p)-1-i] != 1 {
+			return false
+		}
+	}
+	return true
 }
