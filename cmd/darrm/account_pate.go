@@ -33,7 +33,7 @@ type accountPATEFlags struct {
 	Conversion accountant.Conversion `flag:"conversion"`
 	Seed       uint64                `flag:"seed"`
 	Ledger     string                `flag:"ledger"`
-	Release    bool                  `flag:"release-estimate" help:"draw eps_released (a release); a redraw on the same rows needs --ledger, which counts all"`
+	Release    bool                  `flag:"release-estimate" help:"draw eps_released (a release); only a --ledger counts every draw"`
 	Format     cliout.Format         `flag:"format"`
 }
 
