@@ -113,8 +113,11 @@ func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.R
 	}
 	var done io.Closer = file
 	var r io.Reader = file
-	if f.Array != "" {
-		zf, err := openArchive(name, f.Array)
+	if f.Array != "" || opts.Size > 0 {
+		// A file is read from an *os.File: an archive from its end, and a
+		// NumPy array of which a query is a column in place
+		// (votefile.Options.Size).
+		zf, err := openInPlace(name, f.Array)
 		if err != nil {
 			file.Close()
 			return nil, nil, err
@@ -178,9 +181,9 @@ func (f *voteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, st
 	return m, metaName, nil
 }
 
-// openArchive opens the .npz archive path, whose array --array names,
-// for reading at any offset.
-func openArchive(path, array string) (*os.File, error) {
+// openInPlace opens the vote file path, or the .npz archive path whose
+// array --array names, for reading at any offset.
+func openInPlace(path, array string) (*os.File, error) {
 	if path == cli.Std {
 		return nil, cli.Usagef("--array %s: an .npz archive is read from a file, not from standard input", array)
 	}
