@@ -139,6 +139,12 @@ func (vf *voteFile) read(opts Options) (Reader, []note, error) {
 			return nil, nil, err
 		}
 		if layout != LayoutCounts || m != nil {
+			if opts.Orientation == TeachersInRows {
+				// 0/1 votes have a row per query, as their header, when
+				// they have one, says.
+				return nil, nil, optionError{advise("%s: %v reads class labels (%v), a row per teacher; 0/1 votes have a row per query: leave it out",
+					name, teachersInRows, Hint{optClasses, "C"})}
+			}
 			r, err := vf.Votes(readOptions{Format: opts.Format, Header: opts.Header, ID: opts.ID})
 			return r, nil, err
 		}
