@@ -157,14 +157,18 @@ func (f *voteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, st
 			return nil, "", nil
 		}
 		path, role, why = votefile.SidecarPath(name), "the sidecar", "the sidecar beside the votes; --meta names another"
+	}
+	if path != cli.Std {
+		// A sidecar is read whole, at once: a FIFO is not waited on, nor a
+		// device read (as a ledger's file).
 		st, err := os.Stat(path)
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, fs.ErrNotExist) && role == "the sidecar":
 			return nil, "", nil
-		case err != nil:
+		case err != nil && role == "the sidecar":
 			return nil, "", cli.Usagef("%s %v", role, err)
-		case st.IsDir():
-			return nil, "", cli.Usagef("%s %s is a folder", role, path)
+		case err == nil && !st.Mode().IsRegular():
+			return nil, "", cli.Usagef("%s %s is %s, not a regular file: a vote file's metadata header is a file of its own (--meta - reads it from standard input)", role, path, fileType(st.Mode()))
 		}
 	}
 	file, err := openInput(cmd, role, path, wantSidecar)
@@ -203,4 +207,19 @@ func (cs closers) Close() error {
 		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// fileType names the type of a file that is not a regular one.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
 }
