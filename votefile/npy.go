@@ -375,7 +375,7 @@ func (a *npyArray) gather() error {
 		return nil
 	}
 	if total > maxGather {
-		return a.errorf("shape %s of %s (%d bytes): a query is a column of the data, so the whole array is read first, and this one cannot be read in place (a compressed .npz member, or a stream): at most %d bytes (%d MiB) are read into memory; give the .npy file, an archive of numpy.savez (uncompressed), or the array with a query per row",
+		return a.errorf("shape %s of %s (%d bytes): a query is a column of the data, gathered from the whole array, and an array that cannot be read in place (a compressed .npz member, a stream) is held in memory, at most %d bytes (%d MiB): give a .npy file or an uncompressed archive (numpy.savez), read in place, or a query per row, streamed",
 			shapeText(a.shape[:]), a.dtype, total, maxGather, maxGather>>20)
 	}
 	m, n, err := readMem(a.vr.br, total)
