@@ -17,8 +17,18 @@ import (
 
 // voteFlags say how to read a vote file (votefile.Options): its
 // format, counts (--input-format counts), class indices (--classes C),
-// or what the metadata header states.
+// or what the metadata header states, in the file or in a sidecar.
 type voteFlags struct {
+	voteReadFlags
+	// A vote file that holds no metadata header takes it from a sidecar.
+	Meta string `flag:"meta" help:"the votes' metadata header in a file of its own, for votes that cannot hold one (NumPy) or hold none: the header's JSON object (default: the sidecar VOTES.meta.json beside the votes, when there is one)"`
+	// headerFile is the sidecar OpenVotes read the header from.
+	headerFile string
+}
+
+// voteReadFlags say how to read a vote file but its header: the flags
+// of voteFlags but --meta.
+type voteReadFlags struct {
 	Classes  int               `flag:"classes" help:"number of classes C: the votes are class indices 0..C-1 (with --input-format counts, every row must have C counts; a metadata header states C, which this may repeat)"`
 	InFormat voteFormat        `flag:"input-format" help:"votes as csv or jsonl, or counts: rows of C vote counts, or npy (auto: a NumPy file by its start, JSON lines if the first line starts with [ or {; a metadata header states the layout)"`
 	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
@@ -28,10 +38,6 @@ type voteFlags struct {
 	TeachersInRows bool   `flag:"teachers-in-rows" help:"class labels (with --classes C, NumPy or CSV without a metadata header) as teachers x queries, a row per teacher, the layout of PATE's published votes; such a file needs this or --queries-in-rows"`
 	QueriesInRows  bool   `flag:"queries-in-rows" help:"class labels (with --classes C, NumPy or CSV without a metadata header) as queries x teachers, a row per query, as darrm's vote files and prediction matrices; such a file needs this or --teachers-in-rows"`
 	Array          string `flag:"array" help:"the array to read in a NumPy .npz archive (VOTES must then be a file)"`
-	// A vote file that holds no metadata header takes it from a sidecar.
-	Meta string `flag:"meta" help:"the votes' metadata header in a file of its own, for votes that cannot hold one (NumPy) or hold none: the header's JSON object (default: the sidecar VOTES.meta.json beside the votes, when there is one)"`
-	// headerFile is the sidecar OpenVotes read the header from.
-	headerFile string
 }
 
 // HeaderFile returns the file the votes' metadata header was read from,
@@ -40,7 +46,7 @@ func (f *voteFlags) HeaderFile() string { return f.headerFile }
 
 // orientation returns the orientation of a matrix of class labels the
 // flags state (votefile.Options.Orientation).
-func (f *voteFlags) orientation() (votefile.Orientation, error) {
+func (f *voteReadFlags) orientation() (votefile.Orientation, error) {
 	switch {
 	case f.TeachersInRows && f.QueriesInRows:
 		return 0, cli.Usagef("--teachers-in-rows and --queries-in-rows: give one, the axis that holds the teachers")
@@ -89,44 +95,17 @@ func (f *voteFormat) UnmarshalText(b []byte) error {
 // (provenance.Check) before anything uses it. Close the Closer it returns
 // after reading.
 func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.Reader, io.Closer, error) {
-	fs := cmd.Flags()
-	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
-		return nil, nil, cli.Usagef("--%v", err)
-	}
-	orientation, err := f.orientation()
+	r, opts, done, err := f.input(cmd, role, name)
 	if err != nil {
 		return nil, nil, err
 	}
 	meta, metaFile, err := f.sidecar(cmd, name)
 	if err != nil {
+		done.Close()
 		return nil, nil, err
 	}
 	f.headerFile = metaFile
-	file, err := openInput(cmd, role, name, wantVotes)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts := votefile.Options{Format: f.InFormat.format, Layout: f.InFormat.layout, Classes: f.Classes, Header: f.Header, ID: f.ID,
-		Orientation: orientation, Size: max(cli.InputSize(name), 0), Array: f.Array, Meta: meta, MetaFile: metaFile}
-	if k := fs.Lookup("K"); k != nil && k.Changed {
-		opts.K, _ = fs.GetInt("K")
-	}
-	var done io.Closer = file
-	var r io.Reader = file
-	if f.Array != "" || opts.Size > 0 {
-		// A file is read from an *os.File: an archive from its end, and a
-		// NumPy array of which a query is a column in place
-		// (votefile.Options.Size).
-		zf, err := openInPlace(name, f.Array)
-		if err != nil {
-			file.Close()
-			return nil, nil, err
-		}
-		r, done = zf, closers{zf, file}
-		if st, err := zf.Stat(); err == nil {
-			opts.Size = st.Size()
-		}
-	}
+	opts.Meta, opts.MetaFile = meta, metaFile
 	in, notes, err := votefile.Read(r, cli.InputName(name), opts)
 	for _, n := range notes {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: %v (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")\n", n)
@@ -143,6 +122,48 @@ func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.R
 		return nil, nil, err
 	}
 	return in, done, nil
+}
+
+// input opens the vote file name (- for standard input), which role
+// names on the command line, with --array the array of that name in the
+// .npz archive name, and returns what to read it from, the options that
+// read it as the flags say (votefile.Options, without a header of their
+// own), and what to close after reading.
+func (f *voteReadFlags) input(cmd *cobra.Command, role, name string) (io.Reader, votefile.Options, io.Closer, error) {
+	fs := cmd.Flags()
+	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
+		return nil, votefile.Options{}, nil, cli.Usagef("--%v", err)
+	}
+	orientation, err := f.orientation()
+	if err != nil {
+		return nil, votefile.Options{}, nil, err
+	}
+	file, err := openInput(cmd, role, name, wantVotes)
+	if err != nil {
+		return nil, votefile.Options{}, nil, err
+	}
+	opts := votefile.Options{Format: f.InFormat.format, Layout: f.InFormat.layout, Classes: f.Classes, Header: f.Header, ID: f.ID,
+		Orientation: orientation, Size: max(cli.InputSize(name), 0), Array: f.Array}
+	if k := fs.Lookup("K"); k != nil && k.Changed {
+		opts.K, _ = fs.GetInt("K")
+	}
+	var done io.Closer = file
+	var r io.Reader = file
+	if f.Array != "" || opts.Size > 0 {
+		// A file is read from an *os.File: an archive from its end, and a
+		// NumPy array of which a query is a column in place
+		// (votefile.Options.Size).
+		zf, err := openInPlace(name, f.Array)
+		if err != nil {
+			file.Close()
+			return nil, votefile.Options{}, nil, err
+		}
+		r, done = zf, closers{zf, file}
+		if st, err := zf.Stat(); err == nil {
+			opts.Size = st.Size()
+		}
+	}
+	return r, opts, done, nil
 }
 
 // sidecar returns the metadata header that the vote file name takes
