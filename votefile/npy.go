@@ -106,11 +106,12 @@ type npyArray struct {
 	head    []byte
 	dataOff int64
 	// file is the file itself, of fileSize bytes, when it can be read in
-	// place (place); check, when not nil, is run before the first read
-	// in place (an archive member's checksum).
+	// place (place); drain says to read the stream along, a tile's bytes
+	// at a time, so that an archive member's checksum is checked at its
+	// end, as a streamed member's is.
 	file     io.ReaderAt
 	fileSize int64
-	check    func() error
+	drain    bool
 	// at reads the data when a query is a column of them, from off: the
 	// file (inPlace), or the array held whole in memory (memArray).
 	at      io.ReaderAt
@@ -186,10 +187,11 @@ func openNPY(br *bufio.Reader, name string, dims int) (*npyArray, error) {
 }
 
 // place lets the array's data be read in place when a query is a column
-// of them: at holds the file from its start, size bytes. It does not when
-// at does not start with the preamble and header that were read (a file
-// not read from its start).
-func (a *npyArray) place(at io.ReaderAt, size int64, check func() error) {
+// of them: at holds the file from its start, size bytes; drain for an
+// archive's member, whose stream checks its checksum at its end. It does
+// not when at does not start with the preamble and header that were read
+// (a file not read from its start).
+func (a *npyArray) place(at io.ReaderAt, size int64, drain bool) {
 	b := make([]byte, len(a.head))
 	if size < int64(len(a.head)) {
 		return
@@ -197,7 +199,7 @@ func (a *npyArray) place(at io.ReaderAt, size int64, check func() error) {
 	if n, _ := at.ReadAt(b, 0); n != len(b) || !bytes.Equal(b, a.head) {
 		return
 	}
-	a.file, a.fileSize, a.check = at, size, check
+	a.file, a.fileSize, a.drain = at, size, drain
 }
 
 // newNPYReader is npy.NewReader, whose parser of a malformed header
@@ -285,9 +287,10 @@ func (a *npyArray) index(q, j int) string {
 // after the last (and a *FormatError if data follow it).
 func (a *npyArray) nextNonBlank() ([]byte, error) {
 	if a.q == a.queries {
-		// Data read in place leave the stream at their start; their end
-		// was checked against the file's before the first was read.
-		if !a.inPlace {
+		// Data read in place leave the stream at their start, but a
+		// member's, drained; their end was checked against the file's
+		// before the first was read.
+		if !a.inPlace || a.drain {
 			if _, err := a.vr.br.Peek(1); err == nil {
 				return nil, a.errorf("data after the %d x %d values the header states (shape %s)", a.shape[0], a.shape[1], shapeText(a.shape[:]))
 			} else if err != io.EOF {
@@ -348,6 +351,11 @@ func (a *npyArray) fill() error {
 			return a.truncated(err, a.q)
 		}
 	}
+	if a.drain {
+		if _, err := io.CopyN(io.Discard, a.vr.br, int64(len(a.tile))); err != nil {
+			return a.truncated(err, a.q)
+		}
+	}
 	a.t0, a.tn = a.q, n
 	return nil
 }
@@ -369,9 +377,6 @@ func (a *npyArray) gather() error {
 			return a.errorf("data after the %d x %d values the header states (shape %s)", a.shape[0], a.shape[1], shapeText(a.shape[:]))
 		}
 		a.at, a.off, a.inPlace = a.file, a.dataOff, true
-		if a.check != nil {
-			return a.check()
-		}
 		return nil
 	}
 	if total > maxGather {
@@ -591,19 +596,7 @@ func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
 		if off, err := zf.DataOffset(); err == nil && zf.Method == zip.Store && zf.CompressedSize64 == zf.UncompressedSize64 &&
 			zf.UncompressedSize64 <= uint64(size) && off >= 0 && off <= size-int64(zf.UncompressedSize64) {
 			n := int64(zf.UncompressedSize64)
-			// Read in place, the member's checksum is checked first, as a
-			// stream's is at its end.
-			f.npy.place(io.NewSectionReader(r, off, n), n, func() error {
-				rc, err := zf.Open()
-				if err == nil {
-					_, err = io.Copy(io.Discard, rc)
-					rc.Close()
-				}
-				if err != nil {
-					return f.npy.readError(err)
-				}
-				return nil
-			})
+			f.npy.place(io.NewSectionReader(r, off, n), n, true)
 		}
 		return f, nil
 	}

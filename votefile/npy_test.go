@@ -491,7 +491,7 @@ func fuzzReadNPY(t *testing.T, data []byte, opts classOptions, inPlace bool) ([]
 		return nil, err
 	}
 	if inPlace {
-		f.npy.place(bytes.NewReader(data), int64(len(data)), nil)
+		f.npy.place(bytes.NewReader(data), int64(len(data)), false)
 	}
 	r, err := f.Classes(opts)
 	if err != nil {

@@ -109,7 +109,7 @@ func Read(r io.Reader, name string, opts Options) (Reader, []note, error) {
 	} else {
 		vf, err = open(r, name, opts.Format)
 		if ra, ok := r.(io.ReaderAt); ok && err == nil && vf.npy != nil && opts.Size > 0 {
-			vf.npy.place(ra, opts.Size, nil)
+			vf.npy.place(ra, opts.Size, false)
 		}
 	}
 	if err == nil && opts.Meta != nil {
