@@ -23,7 +23,7 @@ func init() { subcommands = append(subcommands, newSidecarCmd) }
 type sidecarFlags struct {
 	voteReadFlags
 	ensembleFlags
-	Relation accountant.Relation `flag:"relation" help:"private-teachers or one-vote: the guarantee's neighbours (required)"`
+	Relation accountant.Relation `flag:"relation" help:"private-teachers or one-vote: the guarantee's neighbours"`
 	Out      string              "flag:\"out\" help:\"the `FILE` to write (default VOTES.meta.json)\""
 	Replace  bool                `flag:"replace" help:"replace the file there (only on purpose)"`
 }
@@ -32,9 +32,9 @@ type sidecarFlags struct {
 // aggregate and ledger init, as they say in sidecar (the shared flags
 // --K, --eps and --Delta say the same in every command).
 var sidecarUsage = map[string]string{
-	"ensemble":         "the teacher ensemble's `ID` (required)",
-	"kind":             "fixed (trained models) or per-query (required)",
-	"partition":        "keyed-hash, file-position or shared: the data's split (required)",
+	"ensemble":         "id of the teacher ensemble that voted",
+	"kind":             "fixed (trained models) or per-query",
+	"partition":        "keyed-hash, file-position or shared: how the data were split",
 	"classes":          "the votes are class labels 0..C-1 (C = 2: 0/1 votes)",
 	"teachers-in-rows": "class labels as teachers x queries (PATE's layout)",
 	"queries-in-rows":  "class labels as queries x teachers",
