@@ -444,8 +444,9 @@ func TestOpenNPZ(t *testing.T) {
 }
 
 // FuzzNPY: no NumPy file makes the vote or the label reader panic, a
-// vote file it reads has rows of C counts each within [0, K], and a label
-// is answered exactly when it is a class. Read in place (from an
+// vote file it reads has rows of C counts each within [0, K] (of 0/1
+// votes, each 0 or 1, with a header of two classes), and a label is
+// answered exactly when it is a class. Read in place (from an
 // io.ReaderAt) an array gives the queries it gives streamed, and fails
 // when it fails streamed.
 func FuzzNPY(f *testing.F) {
@@ -459,6 +460,7 @@ func FuzzNPY(f *testing.F) {
 	f.Add(npyFile("<u1", []int{1, 2}, false, []float64{1, 1})[:20], false, false)
 	f.Add(npyFile("<i8", []int{4}, false, []float64{3, 0, -1, 9}), false, false)
 	f.Add(npyFile("<i8", []int{4}, true, []float64{3, 0, -1, 9}), false, false)
+	f.Add(npyFile("|u1", []int{2, 5}, false, []float64{0, 1, 1, 0, 1, 1, 1, 0, 0, 0}), false, false)
 	f.Fuzz(func(t *testing.T, data []byte, labels, inRows bool) {
 		opts := classOptions{}
 		if labels {
@@ -468,6 +470,13 @@ func FuzzNPY(f *testing.F) {
 			for lr.Next() {
 				if row := lr.Row(); row.Answered != (row.Label >= 0) {
 					t.Fatalf("label %d, answered %v", row.Label, row.Answered)
+				}
+			}
+		}
+		if in, _, err := Read(bytes.NewReader(data), "f.npy", Options{Meta: twoClassMeta(5)}); err == nil {
+			for in.Next() {
+				if q := in.Query(); len(q.Votes) != 5 || q.Counts[0]+q.Counts[1] != 5 || bytes.IndexFunc(q.Votes, func(r rune) bool { return r > 1 }) >= 0 {
+					t.Fatalf("0/1 votes %v, counts %v", q.Votes, q.Counts)
 				}
 			}
 		}
