@@ -1,9 +1,12 @@
 package votefile
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -12,7 +15,6 @@ import (
 	"strings"
 
 	"codeberg.org/sbinet/npyio/npy"
-	"codeberg.org/sbinet/npyio/npz"
 )
 
 // The NumPy layout of a vote file: a 2-D array in the NPY format
@@ -21,7 +23,13 @@ import (
 // (magic string, version, dtype, order, shape); its reader holds a whole
 // array in memory, so the data are streamed here, one query at a time,
 // each value decoded with encoding/binary and checked (whole, in range)
-// before the classReader's checks of a row.
+// before the checks of a row. Memory is bounded whatever the header
+// declares: a query whose values lie in the data's order is read as it
+// comes; one that is a column of the data is gathered a tile of queries
+// at a time (tileBytes) from the file itself, read in place, or, when it
+// cannot be (a compressed .npz member, a stream), from the array read
+// whole into memory, which is refused before any of it is read when it
+// is larger than maxGather.
 
 // npyPreamble is the magic string, the version and the header's length
 // (2 bytes in version 1, 4 from version 2 on): what is read before the
@@ -32,6 +40,21 @@ const npyPreamble = 10
 // before it is parsed, within the read buffer: NumPy itself refuses a
 // header above 10,000 bytes unless told otherwise.
 const maxNPYHeader = 1 << 15
+
+// tileBytes bounds the values gathered at once when a query is a column
+// of the data: the queries of a tile, read in place with one ReadAt per
+// value of a query. A query's values (at most MaxClasses of 8 bytes)
+// always fit.
+const tileBytes = 16 << 20
+
+// maxGather bounds the bytes of a matrix held whole in memory: an array
+// of which a query is a column, when it cannot be read in place (a
+// compressed .npz member, standard input or a pipe), and a CSV file of
+// class labels read a row per teacher. 256 MiB holds PATE's published
+// votes many times over (250 x 26,032 int64 labels are 52 MB); a larger
+// array is read in place from a .npy file or an uncompressed archive
+// (numpy.savez), or streamed when its queries are its rows.
+const maxGather = 256 << 20
 
 // npyMagic starts every NumPy file; zipMagic every zip archive, as
 // NumPy's .npz.
@@ -75,10 +98,29 @@ type npyArray struct {
 	// query; byRow is whether a query's values are contiguous.
 	queries, width int
 	byRow          bool
-	data           []byte // the whole array, when a query is gathered
 	buf            []byte
 	q              int  // queries read
 	oneD           bool // a 1-D array (labels), read as a column
+	// head is the file's preamble and header as read, and dataOff where
+	// its data start.
+	head    []byte
+	dataOff int64
+	// file is the file itself, of fileSize bytes, when it can be read in
+	// place (place); drain says to read the stream along, a tile's bytes
+	// at a time, so that an archive member's checksum is checked at its
+	// end, as a streamed member's is.
+	file     io.ReaderAt
+	fileSize int64
+	drain    bool
+	// at reads the data when a query is a column of them, from off: the
+	// file (inPlace), or the array held whole in memory (memArray).
+	at      io.ReaderAt
+	off     int64
+	inPlace bool
+	// tile holds the values of the queries [t0, t0+tn): value j of query
+	// t0+i at (j*tn+i)*size.
+	tile   []byte
+	t0, tn int
 }
 
 // openNPY reads the header of the NumPy file br starts with, an array
@@ -110,12 +152,14 @@ func openNPY(br *bufio.Reader, name string, dims int) (*npyArray, error) {
 	if _, err := br.Peek(plen + hlen); err != nil {
 		return nil, bad("truncated in its header")
 	}
+	head, _ := br.Peek(plen + hlen)
+	head = bytes.Clone(head)
 	r, err := newNPYReader(br)
 	if err != nil {
 		return nil, bad("unreadable header: %v", err)
 	}
 	h := r.Header.Descr
-	a := &npyArray{dtype: strings.Trim(h.Type, "'\"")}
+	a := &npyArray{dtype: strings.Trim(h.Type, "'\""), head: head, dataOff: int64(len(head))}
 	if err := a.setType(); err != nil {
 		return nil, bad("%v", err)
 	}
@@ -135,11 +179,27 @@ func openNPY(br *bufio.Reader, name string, dims int) (*npyArray, error) {
 	case a.shape[0] > math.MaxInt/a.shape[1]/a.size:
 		return nil, bad("shape %s: more values than this machine can address", shapeText(h.Shape))
 	}
-	if h.Fortran {
+	if h.Fortran && !a.oneD {
 		// A Fortran-order array's data are its transpose's in C order.
 		a.qAxis = 1
 	}
 	return a, nil
+}
+
+// place lets the array's data be read in place when a query is a column
+// of them: at holds the file from its start, size bytes; drain for an
+// archive's member, whose stream checks its checksum at its end. It does
+// not when at does not start with the preamble and header that were read
+// (a file not read from its start).
+func (a *npyArray) place(at io.ReaderAt, size int64, drain bool) {
+	b := make([]byte, len(a.head))
+	if size < int64(len(a.head)) {
+		return
+	}
+	if n, _ := at.ReadAt(b, 0); n != len(b) || !bytes.Equal(b, a.head) {
+		return
+	}
+	a.file, a.fileSize, a.drain = at, size, drain
 }
 
 // newNPYReader is npy.NewReader, whose parser of a malformed header
@@ -205,7 +265,9 @@ func (a *npyArray) settle(teachersInRows bool) error {
 	if a.width > MaxClasses {
 		return a.errorf("shape %s: %d values a query: at most %d, as many as a row of a text vote file can hold", shapeText(a.shape[:]), a.width, MaxClasses)
 	}
-	a.byRow = a.qAxis == major
+	// With one query, or one value a query, the data's order is a query's
+	// either way (but for a CSV matrix, held in memory already).
+	a.byRow = a.qAxis == major || (a.queries == 1 || a.width == 1) && a.at == nil
 	a.buf = make([]byte, a.width*a.size)
 	return nil
 }
@@ -225,8 +287,15 @@ func (a *npyArray) index(q, j int) string {
 // after the last (and a *FormatError if data follow it).
 func (a *npyArray) nextNonBlank() ([]byte, error) {
 	if a.q == a.queries {
-		if _, err := a.vr.br.Peek(1); err == nil {
-			return nil, a.errorf("data after the %d x %d values the header states (shape %s)", a.shape[0], a.shape[1], shapeText(a.shape[:]))
+		// Data read in place leave the stream at their start, but a
+		// member's, drained; their end was checked against the file's
+		// before the first was read.
+		if !a.inPlace || a.drain {
+			if _, err := a.vr.br.Peek(1); err == nil {
+				return nil, a.errorf("data after the %d x %d values the header states (shape %s)", a.shape[0], a.shape[1], shapeText(a.shape[:]))
+			} else if err != io.EOF {
+				return nil, a.readError(err)
+			}
 		}
 		return nil, io.EOF
 	}
@@ -236,14 +305,14 @@ func (a *npyArray) nextNonBlank() ([]byte, error) {
 			return nil, a.truncated(err, a.q)
 		}
 	} else {
-		if a.data == nil {
-			if err := a.readAll(); err != nil {
+		if a.q < a.t0 || a.q >= a.t0+a.tn {
+			if err := a.fill(); err != nil {
 				return nil, err
 			}
 		}
-		stride := a.queries * a.size
+		i := a.q - a.t0
 		for j := range a.width {
-			copy(a.buf[j*a.size:(j+1)*a.size], a.data[j*stride+a.q*a.size:])
+			copy(a.buf[j*a.size:(j+1)*a.size], a.tile[(j*a.tn+i)*a.size:])
 		}
 	}
 	a.q++
@@ -252,26 +321,152 @@ func (a *npyArray) nextNonBlank() ([]byte, error) {
 	return a.buf, nil
 }
 
-// readAll reads the whole array, of which a query is a column.
-func (a *npyArray) readAll() error {
-	total := int64(a.shape[0]) * int64(a.shape[1]) * int64(a.size)
-	data, err := io.ReadAll(io.LimitReader(a.vr.br, total))
-	if err != nil {
-		return fmt.Errorf("read %s: %w", a.vr.name, err)
+// dataBytes returns the bytes of data the header states.
+func (a *npyArray) dataBytes() int64 {
+	return int64(a.shape[0]) * int64(a.shape[1]) * int64(a.size)
+}
+
+// fill reads the tile of queries from the next, a.q: at the first, it
+// checks the data in place against the file's size, or reads them whole
+// into memory when they cannot be read in place.
+func (a *npyArray) fill() error {
+	if a.tn == 0 {
+		if err := a.gather(); err != nil {
+			return err
+		}
 	}
-	if int64(len(data)) < total {
-		return a.truncated(io.ErrUnexpectedEOF, int(int64(len(data))/int64(a.size)/int64(a.width)))
+	per := a.width * a.size // at most MaxClasses values of 8 bytes
+	n := min(max(tileBytes/per, 1), a.queries-a.q)
+	if a.tile == nil {
+		a.tile = make([]byte, n*per) // the first tile is the largest
 	}
-	a.data = data
+	a.tile = a.tile[:n*per]
+	row := int64(a.queries) * int64(a.size) // a value's stride, from one query's to the next's
+	for j := range a.width {
+		p := a.tile[j*n*a.size : (j+1)*n*a.size]
+		if k, err := a.at.ReadAt(p, a.off+int64(j)*row+int64(a.q)*int64(a.size)); k < len(p) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF // the file shrank since its size was taken
+			}
+			return a.truncated(err, a.q)
+		}
+	}
+	if a.drain {
+		if _, err := io.CopyN(io.Discard, a.vr.br, int64(len(a.tile))); err != nil {
+			return a.truncated(err, a.q)
+		}
+	}
+	a.t0, a.tn = a.q, n
 	return nil
+}
+
+// gather readies the data of which a query is a column: in place, the
+// file must hold them exactly (checked before any is read); else the
+// array is read whole into memory, at most maxGather bytes, which is
+// checked before any is read.
+func (a *npyArray) gather() error {
+	if a.at != nil {
+		return nil // a CSV matrix, read whole (csvMatrix)
+	}
+	total := a.dataBytes()
+	if a.file != nil {
+		switch have := a.fileSize - a.dataOff; {
+		case have < total:
+			return a.truncated(io.ErrUnexpectedEOF, int(have/int64(a.size)/int64(a.width)))
+		case have > total:
+			return a.errorf("data after the %d x %d values the header states (shape %s)", a.shape[0], a.shape[1], shapeText(a.shape[:]))
+		}
+		a.at, a.off, a.inPlace = a.file, a.dataOff, true
+		return nil
+	}
+	if total > maxGather {
+		return a.errorf("shape %s of %s (%d bytes): a query is a column of the data, gathered from the whole array, and an array that cannot be read in place (a compressed .npz member, a stream) is held in memory, at most %d bytes (%d MiB): give a .npy file or an uncompressed archive (numpy.savez), read in place, or a query per row, streamed",
+			shapeText(a.shape[:]), a.dtype, total, maxGather, maxGather>>20)
+	}
+	m, n, err := readMem(a.vr.br, total)
+	if err != nil {
+		return a.readError(err)
+	}
+	if n < total {
+		return a.truncated(io.ErrUnexpectedEOF, int(n/int64(a.size)/int64(a.width)))
+	}
+	a.at, a.off = m, 0
+	return nil
+}
+
+// memArray is data held in memory, in chunks of memChunk bytes but the
+// last, so that reading them holds no more than them (no slice grown by
+// doubling).
+type memArray [][]byte
+
+// memChunk is the size of a chunk of a memArray.
+const memChunk = 1 << 20
+
+// readMem reads at most total bytes of r into a memArray; n is how many
+// there were.
+func readMem(r io.Reader, total int64) (m memArray, n int64, err error) {
+	for n < total {
+		c := make([]byte, min(memChunk, total-n))
+		k, err := io.ReadFull(r, c)
+		n += int64(k)
+		if k > 0 {
+			m = append(m, c[:k])
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return m, n, nil
+		}
+		if err != nil {
+			return nil, n, err
+		}
+	}
+	return m, n, nil
+}
+
+// put appends b to m, filling its last chunk first.
+func (m *memArray) put(b []byte) {
+	for len(b) > 0 {
+		if len(*m) == 0 || len((*m)[len(*m)-1]) == memChunk {
+			*m = append(*m, make([]byte, 0, memChunk))
+		}
+		last := &(*m)[len(*m)-1]
+		k := min(len(b), memChunk-len(*last))
+		*last = append(*last, b[:k]...)
+		b = b[k:]
+	}
+}
+
+// ReadAt reads len(p) bytes from off.
+func (m memArray) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	for n < len(p) {
+		c, i := off/memChunk, off%memChunk
+		if off < 0 || c >= int64(len(m)) || i >= int64(len(m[c])) {
+			return n, io.EOF
+		}
+		k := copy(p[n:], m[c][i:])
+		n += k
+		off += int64(k)
+	}
+	return n, nil
+}
+
+// readError is the error of a read of the array that failed: a damaged
+// archive member (its compressed data or its checksum) is the file's
+// fault, a *FormatError; anything else a failure to read.
+func (a *npyArray) readError(err error) error {
+	var corrupt flate.CorruptInputError
+	if errors.Is(err, zip.ErrChecksum) || errors.Is(err, zip.ErrFormat) || errors.As(err, &corrupt) {
+		return &FormatError{File: a.vr.name, Msg: fmt.Sprintf("a damaged archive member: %v", err)}
+	}
+	return fmt.Errorf("read %s: %w", a.vr.name, err)
 }
 
 // truncated is the error of data that end within query q (from 0).
 func (a *npyArray) truncated(err error, q int) error {
 	if err != io.EOF && err != io.ErrUnexpectedEOF {
-		return fmt.Errorf("read %s: %w", a.vr.name, err)
+		return a.readError(err)
 	}
-	return &FormatError{File: a.vr.name, Msg: fmt.Sprintf("NumPy file truncated: the header states shape %s of %s (%d bytes of data), but the data end within query %d", shapeText(a.shape[:]), a.dtype, int64(a.shape[0])*int64(a.shape[1])*int64(a.size), q+1)}
+	return &FormatError{File: a.vr.name, Msg: fmt.Sprintf("NumPy file truncated: the header states shape %s of %s (%d bytes of data), but the data end within query %d", shapeText(a.shape[:]), a.dtype, a.dataBytes(), q+1)}
 }
 
 func (a *npyArray) errorf(format string, args ...any) error {
@@ -375,35 +570,50 @@ func (a *npyArray) checkShape(opts classOptions) error {
 }
 
 // openNPZ opens the array named array (with or without its .npy) in the
-// NumPy archive r (.npz, as numpy.savez writes), of size bytes, as open
-// opens a vote file; name is used in errors.
+// NumPy archive r (.npz, a zip archive, as numpy.savez writes it), of
+// size bytes, as open opens a vote file; name is used in errors. An
+// uncompressed member (numpy.savez's) can be read in place; a compressed
+// one (numpy.savez_compressed's) is streamed.
 func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
-	z, err := npz.NewReader(r, size)
-	if err != nil {
+	z, err := zip.NewReader(r, size)
+	if err != nil && z == nil {
 		return nil, &FormatError{File: name, Msg: "not a NumPy .npz archive: " + err.Error()}
 	}
-	keys := z.Keys()
-	for _, k := range keys {
-		if k != array && k != array+".npy" {
+	for _, zf := range z.File {
+		if zf.Name != array && zf.Name != array+".npy" {
 			continue
 		}
-		rc, err := z.Open(k)
+		rc, err := zf.Open()
 		if err != nil {
-			return nil, &FormatError{File: name, Msg: err.Error()}
+			return nil, &FormatError{File: name, Msg: fmt.Sprintf("array %s: %v", show([]byte(array)), err)}
 		}
-		f, err := open(rc, name+"["+strings.TrimSuffix(k, ".npy")+"]", FormatNPY)
+		f, err := open(rc, name+"["+strings.TrimSuffix(zf.Name, ".npy")+"]", FormatNPY)
 		if err != nil {
 			rc.Close()
 			return nil, err
 		}
 		f.member = rc
+		if off, err := zf.DataOffset(); err == nil && zf.Method == zip.Store && zf.CompressedSize64 == zf.UncompressedSize64 &&
+			zf.UncompressedSize64 <= uint64(size) && off >= 0 && off <= size-int64(zf.UncompressedSize64) {
+			n := int64(zf.UncompressedSize64)
+			f.npy.place(io.NewSectionReader(r, off, n), n, true)
+		}
 		return f, nil
 	}
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = strings.TrimSuffix(k, ".npy")
+	const listed = 8 // the names an error lists
+	var names []string
+	for i, zf := range z.File {
+		if i == listed {
+			names = append(names, fmt.Sprintf("and %d more", len(z.File)-listed))
+			break
+		}
+		names = append(names, show([]byte(strings.TrimSuffix(zf.Name, ".npy"))))
 	}
-	return nil, &FormatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, which holds %s", show([]byte(array)), strings.Join(names, ", "))}
+	holds := "which holds no array"
+	if len(names) > 0 {
+		holds = "which holds " + strings.Join(names, ", ")
+	}
+	return nil, &FormatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, %s", show([]byte(array)), holds)}
 }
 
 // csvMatrix reads a whole CSV file of class labels, one row per teacher
@@ -415,10 +625,12 @@ func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
 // column names the teachers; both are dropped.
 func (r *classReader) csvMatrix(first []byte) (*npyArray, error) {
 	vr := r.lr
-	var vals []int64
+	var data memArray
+	var n int64 // bytes in data
+	var val [4]byte
 	width, teachers := -1, 0
 	line := first
-	for n := 0; ; n++ {
+	for i := 0; ; i++ {
 		fs, err := vr.split(line)
 		if err != nil {
 			return nil, err
@@ -426,19 +638,24 @@ func (r *classReader) csvMatrix(first []byte) (*npyArray, error) {
 		if r.opts.ID == present {
 			fs = fs[1:]
 		}
-		header := n == 0 && (r.opts.Header == present || r.opts.Header == autoDetect && !allNumbers(fs))
+		header := i == 0 && (r.opts.Header == present || r.opts.Header == autoDetect && !allNumbers(fs))
 		if !header {
 			if width < 0 {
 				width = len(fs)
 			} else if len(fs) != width {
 				return nil, vr.errorf(0, "%d class labels, want %d, as in the first row: a row per teacher, a column per query", len(fs), width)
 			}
+			if n += 4 * int64(len(fs)); n > maxGather {
+				return nil, vr.errorf(0, "a CSV file of class labels, a row per teacher, is read whole, 4 bytes a label: at most %d bytes (%d MiB), %d labels; write the labels a row per query (%v)",
+					maxGather, maxGather>>20, maxGather/4, queriesInRows)
+			}
 			for j, f := range fs {
 				v, ok := r.value(f.b)
 				if !ok {
 					return nil, vr.errorf(j+1, "class label %s: %s", show(f.b), r.valueRule())
 				}
-				vals = append(vals, int64(v))
+				binary.LittleEndian.PutUint32(val[:], uint32(int32(v))) // a label is at most maxCount
+				data.put(val[:])
 			}
 			teachers++
 		}
@@ -451,10 +668,6 @@ func (r *classReader) csvMatrix(first []byte) (*npyArray, error) {
 	if teachers == 0 || width < 1 {
 		return nil, vr.errorf(0, "no class labels")
 	}
-	data := make([]byte, 8*len(vals))
-	for i, v := range vals {
-		binary.LittleEndian.PutUint64(data[8*i:], uint64(v))
-	}
 	vr.array = true
-	return &npyArray{vr: vr, order: binary.LittleEndian, kind: reflect.Int64, size: 8, dtype: "<i8", shape: [2]int{teachers, width}, data: data}, nil
+	return &npyArray{vr: vr, order: binary.LittleEndian, kind: reflect.Int32, size: 4, dtype: "<i4", shape: [2]int{teachers, width}, at: data}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -443,15 +444,23 @@ func TestOpenNPZ(t *testing.T) {
 }
 
 // FuzzNPY: no NumPy file makes the vote or the label reader panic, a
-// vote file it reads has rows of C counts each within [0, K], and a label
-// is answered exactly when it is a class.
+// vote file it reads has rows of C counts each within [0, K] (of 0/1
+// votes, each 0 or 1, with a header of two classes), and a label is
+// answered exactly when it is a class. Read in place (from an
+// io.ReaderAt) an array gives the queries it gives streamed, and fails
+// when it fails streamed.
 func FuzzNPY(f *testing.F) {
 	f.Add(npyFile("<i8", []int{3, 3}, false, []float64{3, 1, 1, 0, 1, 4, 1, 4, 0}), false, false)
 	f.Add(npyFile("<f8", []int{2, 2}, true, []float64{3, 1, 1, 3}), false, false)
 	f.Add(npyFile("<i4", []int{2, 5}, false, []float64{0, -1, 1, 2, 0, 2, 2, 2, 1, 2}), true, false)
 	f.Add(npyFile("<i2", []int{5, 2}, false, []float64{0, 1, 1, 2, 0, 2, 2, 2, 1, 2}), true, true)
+	f.Add(npyFile("<i2", []int{5, 2}, true, []float64{0, 1, 1, 2, 0, 2, 2, 2, 1, 2}), true, false)
+	f.Add(npyFile("<i2", []int{5, 2}, false, []float64{0, 1, 1, 2, 0, 2, 2, 2, 1, 2, 7}), true, true)
+	f.Add(npyFile("<i2", []int{5, 2}, false, []float64{0, 1, 1, 2, 0, 2, 2}), true, true)
 	f.Add(npyFile("<u1", []int{1, 2}, false, []float64{1, 1})[:20], false, false)
 	f.Add(npyFile("<i8", []int{4}, false, []float64{3, 0, -1, 9}), false, false)
+	f.Add(npyFile("<i8", []int{4}, true, []float64{3, 0, -1, 9}), false, false)
+	f.Add(npyFile("|u1", []int{2, 5}, false, []float64{0, 1, 1, 0, 1, 1, 1, 0, 0, 0}), false, false)
 	f.Fuzz(func(t *testing.T, data []byte, labels, inRows bool) {
 		opts := classOptions{}
 		if labels {
@@ -464,27 +473,54 @@ func FuzzNPY(f *testing.F) {
 				}
 			}
 		}
-		f, err := open(bytes.NewReader(data), "f.npy", FormatNPY)
-		if err != nil {
-			return
-		}
-		r, err := f.Classes(opts)
-		if err != nil {
-			return
-		}
-		for r.Next() {
-			sum := 0
-			for _, n := range r.Query().Counts {
-				if n < 0 {
-					t.Fatalf("count %d", n)
+		if in, _, err := Read(bytes.NewReader(data), "f.npy", Options{Meta: twoClassMeta(5)}); err == nil {
+			for in.Next() {
+				if q := in.Query(); len(q.Votes) != 5 || q.Counts[0]+q.Counts[1] != 5 || bytes.IndexFunc(q.Votes, func(r rune) bool { return r > 1 }) >= 0 {
+					t.Fatalf("0/1 votes %v, counts %v", q.Votes, q.Counts)
 				}
-				sum += n
 			}
-			if sum > r.K() || len(r.Query().Counts) != r.Classes() {
-				t.Fatalf("counts %v of K = %d, C = %d", r.Query().Counts, r.K(), r.Classes())
-			}
+		}
+		streamed, errStreamed := fuzzReadNPY(t, data, opts, false)
+		inPlace, errInPlace := fuzzReadNPY(t, data, opts, true)
+		switch {
+		case (errStreamed == nil) != (errInPlace == nil):
+			t.Fatalf("streamed: %v; in place: %v", errStreamed, errInPlace)
+		case errStreamed == nil && !reflect.DeepEqual(streamed, inPlace):
+			t.Fatalf("streamed %v, in place %v", streamed, inPlace)
 		}
 	})
+}
+
+// fuzzReadNPY reads the NumPy vote file data as opts says, streamed or in
+// place, and returns its queries' counts, checking each (FuzzNPY), or the
+// error that stopped it.
+func fuzzReadNPY(t *testing.T, data []byte, opts classOptions, inPlace bool) ([][]int, error) {
+	f, err := open(bytes.NewReader(data), "f.npy", FormatNPY)
+	if err != nil {
+		return nil, err
+	}
+	if inPlace {
+		f.npy.place(bytes.NewReader(data), int64(len(data)), false)
+	}
+	r, err := f.Classes(opts)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]int
+	for r.Next() {
+		sum := 0
+		for _, n := range r.Query().Counts {
+			if n < 0 {
+				t.Fatalf("count %d", n)
+			}
+			sum += n
+		}
+		if sum > r.K() || len(r.Query().Counts) != r.Classes() {
+			t.Fatalf("counts %v of K = %d, C = %d", r.Query().Counts, r.K(), r.Classes())
+		}
+		out = append(out, slices.Clone(r.Query().Counts))
+	}
+	return out, r.Err()
 }
 
 // FuzzClassLabelsText: class labels in CSV (a row per query, or per

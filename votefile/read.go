@@ -41,8 +41,12 @@ type Options struct {
 	// a file that states it (a metadata header, JSON lines: a row per
 	// query) may be read without it, and one it contradicts is refused.
 	Orientation Orientation
-	// Size is the size in bytes of the .npz archive that Array is read
-	// from.
+	// Size is the size in bytes of r when r is an io.ReaderAt that holds
+	// the file from its start (an *os.File): an .npz archive (Array)
+	// needs it, and a NumPy array of which a query is a column is then
+	// read in place, in bounded memory; without it such an array is read
+	// whole into memory first, at most 256 MiB (docs/pate.md, "NumPy
+	// files").
 	Size int64
 	// Array names the array to read in a NumPy .npz archive; r must then
 	// be an io.ReaderAt of Size bytes.
@@ -102,9 +106,11 @@ func Read(r io.Reader, name string, opts Options) (Reader, []note, error) {
 			return nil, nil, &FormatError{File: name, Msg: fmt.Sprintf("array %s: an .npz archive is read from a file, not from a stream", show([]byte(opts.Array)))}
 		}
 		vf, err = openNPZ(ra, opts.Size, name, opts.Array)
-		opts.Size = 0 // the archive's, not the array's
 	} else {
 		vf, err = open(r, name, opts.Format)
+		if ra, ok := r.(io.ReaderAt); ok && err == nil && vf.npy != nil && opts.Size > 0 {
+			vf.npy.place(ra, opts.Size, false)
+		}
 	}
 	if err == nil && opts.Meta != nil {
 		err = vf.setMeta(opts.Meta, opts.MetaFile)
@@ -133,6 +139,12 @@ func (vf *voteFile) read(opts Options) (Reader, []note, error) {
 			return nil, nil, err
 		}
 		if layout != LayoutCounts || m != nil {
+			if opts.Orientation == TeachersInRows {
+				// 0/1 votes have a row per query, as their header, when
+				// they have one, says.
+				return nil, nil, optionError{advise("%s: %v reads class labels (%v), a row per teacher; 0/1 votes have a row per query: leave it out",
+					name, teachersInRows, Hint{optClasses, "C"})}
+			}
 			r, err := vf.Votes(readOptions{Format: opts.Format, Header: opts.Header, ID: opts.ID})
 			return r, nil, err
 		}

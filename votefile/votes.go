@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/internal/plural"
@@ -64,6 +65,10 @@ type voteReader struct {
 	// array is true when the rows handed out are an array's queries (a
 	// NumPy file, or a CSV matrix read whole), line their count.
 	array bool
+	// npy is a NumPy array of 0/1 votes, whose header states them, and
+	// member an .npz archive's array, closed at the end of its rows.
+	npy    *npyArray
+	member io.Closer
 }
 
 // voteFile is the start of a vote file, read up to its metadata header:
@@ -127,22 +132,29 @@ func (f *voteFile) Meta() *Meta { return f.vr.meta }
 // Format returns the file's format, CSV or JSONL.
 func (f *voteFile) Format() Format { return f.vr.format }
 
-// manyClasses reports whether the file is a NumPy array or its header
-// says it holds counts or votes among more than two classes
-// (Meta.Input); false without a header.
+// manyClasses reports whether the file's header says it holds counts or
+// votes among more than two classes (Meta.Input), or, without a header,
+// whether it is a NumPy array (counts, or class labels of C classes).
 func (f *voteFile) manyClasses() bool {
-	return f.npy != nil || f.vr.meta != nil && f.vr.meta.Input() == ManyClasses
+	if m := f.vr.meta; m != nil {
+		return m.Input() == ManyClasses
+	}
+	return f.npy != nil
 }
 
 // Votes reads the file as 0/1 votes, a step of Read; a header must state
-// two classes in layout votes. opts.Format is not used.
+// two classes in layout votes, and a NumPy array needs one that does
+// (without, it holds counts or class labels). opts.Format is not used.
 func (f *voteFile) Votes(opts readOptions) (*voteReader, error) {
 	vr := f.vr
-	if f.npy != nil {
-		return nil, &FormatError{File: vr.name, Msg: "a NumPy array holds vote counts or class labels, not 0/1 votes: read it as counts or class labels"}
-	}
 	if m := vr.meta; m != nil && m.Input() == ManyClasses {
 		return nil, vr.headerErrorf("header: %d classes in layout %v: the 0/1 reader takes two-class votes, one column per teacher; read multi-class votes as counts or class indices", m.Classes, m.Layout)
+	}
+	if f.npy != nil {
+		if vr.meta == nil {
+			return nil, &FormatError{File: vr.name, Msg: "a NumPy array without a metadata header holds vote counts or class labels, not 0/1 votes: read it as counts or class labels, or state two-class votes in its header"}
+		}
+		return f.npyVotes(opts)
 	}
 	vr.forceID = opts.ID
 	var err error
@@ -160,6 +172,51 @@ func (f *voteFile) Votes(opts readOptions) (*voteReader, error) {
 	vr.q.Index, vr.q.Line, vr.pending = 1, vr.line, true
 	vr.count()
 	return vr, nil
+}
+
+// npyVotes reads a NumPy array of 0/1 votes, a row per query (queries x
+// K), as its metadata header (a sidecar) states, a step of Votes.
+func (f *voteFile) npyVotes(opts readOptions) (*voteReader, error) {
+	vr, a := f.vr, f.npy
+	if err := a.settle(false); err != nil {
+		return nil, err
+	}
+	if a.width != vr.meta.K {
+		return nil, a.errorf("shape %s: %d votes a query (a row per query: two-class 0/1 votes), but the metadata header (%s) states K = %d teachers",
+			shapeText(a.shape[:]), a.width, vr.headerAt(), vr.meta.K)
+	}
+	if err := vr.settle(a.width, opts); err != nil {
+		return nil, err
+	}
+	vr.npy, vr.member = a, f.member
+	line, err := a.nextNonBlank()
+	if err == nil {
+		err = vr.parseNPY(line)
+	}
+	if err != nil {
+		return nil, err
+	}
+	vr.q.Index, vr.q.Line, vr.pending = 1, vr.line, true
+	vr.count()
+	return vr, nil
+}
+
+// parseNPY reads the values of a NumPy array's query into its votes,
+// each 0 or 1.
+func (r *voteReader) parseNPY(b []byte) error {
+	a := r.npy
+	q := a.q - 1
+	for j := range a.width {
+		n, whole, text := a.value(b, j)
+		if !whole || n < 0 || n > 1 {
+			if text == "" {
+				text = strconv.FormatInt(n, 10)
+			}
+			return a.errorf("element %s = %s (query %d, vote of teacher %d): a vote must be 0 or 1", a.index(q, j), text, q+1, j+1)
+		}
+		r.q.Votes[j] = byte(n)
+	}
+	return nil
 }
 
 // readMeta reads the metadata header if line, the first line of the file,
@@ -265,14 +322,29 @@ func (r *voteReader) Query() *Query { return &r.q }
 
 // Next advances to the next query; it returns false at the end of the file
 // or on an error (see Err).
-func (r *voteReader) Next() bool { return r.rows.next(r, r.parseRow) }
+func (r *voteReader) Next() bool {
+	if r.npy == nil {
+		return r.rows.next(r, r.parseRow)
+	}
+	more := r.rows.next(r.npy, r.parseRow)
+	if !more && r.member != nil {
+		r.member.Close()
+		r.member = nil
+	}
+	return more
+}
 
 // parseRow reads a data line after the first into the next query.
 func (r *voteReader) parseRow(line []byte) error {
 	var err error
-	if r.format == FormatJSONL {
+	switch {
+	case r.npy != nil:
+		if err = r.parseNPY(line); err == nil {
+			r.count()
+		}
+	case r.format == FormatJSONL:
 		err = r.parseJSONL(line)
-	} else {
+	default:
 		err = r.parseCSV(line)
 	}
 	if err != nil {

@@ -18,8 +18,18 @@ import (
 
 // voteFlags say how to read a vote file (votefile.Options): its
 // format, counts (--input-format counts), class indices (--classes C),
-// or what the metadata header states.
+// or what the metadata header states, in the file or in a sidecar.
 type voteFlags struct {
+	voteReadFlags
+	// A vote file that holds no metadata header takes it from a sidecar.
+	Meta string `flag:"meta" help:"the votes' metadata header, in a file" default:"VOTES.meta.json"`
+	// headerFile is the sidecar OpenVotes read the header from.
+	headerFile string
+}
+
+// voteReadFlags say how to read a vote file but its header: the flags
+// of voteFlags but --meta.
+type voteReadFlags struct {
 	Classes  int               `flag:"classes" help:"number of classes C: votes are class indices 0..C-1"`
 	InFormat voteFormat        `flag:"input-format" help:"votes: csv, jsonl, counts or npy (auto: by their start)"`
 	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
@@ -29,10 +39,6 @@ type voteFlags struct {
 	TeachersInRows bool   `flag:"teachers-in-rows" help:"class labels as teachers x queries (PATE's published layout)"`
 	QueriesInRows  bool   `flag:"queries-in-rows" help:"class labels as queries x teachers (darrm's vote files)"`
 	Array          string `flag:"array" help:"the array to read in a NumPy .npz archive"`
-	// A vote file that holds no metadata header takes it from a sidecar.
-	Meta string `flag:"meta" help:"the votes' metadata header, in a file" default:"VOTES.meta.json"`
-	// headerFile is the sidecar OpenVotes read the header from.
-	headerFile string
 }
 
 // HeaderFile returns the file the votes' metadata header was read from,
@@ -41,7 +47,7 @@ func (f *voteFlags) HeaderFile() string { return f.headerFile }
 
 // orientation returns the orientation of a matrix of class labels the
 // flags state (votefile.Options.Orientation).
-func (f *voteFlags) orientation() (votefile.Orientation, error) {
+func (f *voteReadFlags) orientation() (votefile.Orientation, error) {
 	switch {
 	case f.TeachersInRows && f.QueriesInRows:
 		return 0, cli.Usagef("--teachers-in-rows and --queries-in-rows: give one, the axis that holds the teachers")
@@ -90,41 +96,17 @@ func (f *voteFormat) UnmarshalText(b []byte) error {
 // (provenance.Check) before anything uses it. Close the Closer it returns
 // after reading.
 func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.Reader, io.Closer, error) {
-	fs := cmd.Flags()
-	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
-		return nil, nil, cli.Usagef("--%v", err)
-	}
-	orientation, err := f.orientation()
+	r, opts, done, err := f.input(cmd, role, name)
 	if err != nil {
 		return nil, nil, err
 	}
 	meta, metaFile, err := f.sidecar(cmd, name)
 	if err != nil {
+		done.Close()
 		return nil, nil, err
 	}
 	f.headerFile = metaFile
-	file, err := openInput(cmd, role, name, wantVotes)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts := votefile.Options{Format: f.InFormat.format, Layout: f.InFormat.layout, Classes: f.Classes, Header: f.Header, ID: f.ID,
-		Orientation: orientation, Size: max(cli.InputSize(name), 0), Array: f.Array, Meta: meta, MetaFile: metaFile}
-	if k := fs.Lookup("K"); k != nil && k.Changed {
-		opts.K, _ = fs.GetInt("K")
-	}
-	var done io.Closer = file
-	var r io.Reader = file
-	if f.Array != "" {
-		zf, err := openArchive(name, f.Array)
-		if err != nil {
-			file.Close()
-			return nil, nil, err
-		}
-		r, done = zf, closers{zf, file}
-		if st, err := zf.Stat(); err == nil {
-			opts.Size = st.Size()
-		}
-	}
+	opts.Meta, opts.MetaFile = meta, metaFile
 	in, notes, err := votefile.Read(r, cli.InputName(name), opts)
 	for _, n := range notes {
 		cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("%v (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")", n))
@@ -143,6 +125,48 @@ func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.R
 	return in, done, nil
 }
 
+// input opens the vote file name (- for standard input), which role
+// names on the command line, with --array the array of that name in the
+// .npz archive name, and returns what to read it from, the options that
+// read it as the flags say (votefile.Options, without a header of their
+// own), and what to close after reading.
+func (f *voteReadFlags) input(cmd *cobra.Command, role, name string) (io.Reader, votefile.Options, io.Closer, error) {
+	fs := cmd.Flags()
+	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
+		return nil, votefile.Options{}, nil, cli.Usagef("--%v", err)
+	}
+	orientation, err := f.orientation()
+	if err != nil {
+		return nil, votefile.Options{}, nil, err
+	}
+	file, err := openInput(cmd, role, name, wantVotes)
+	if err != nil {
+		return nil, votefile.Options{}, nil, err
+	}
+	opts := votefile.Options{Format: f.InFormat.format, Layout: f.InFormat.layout, Classes: f.Classes, Header: f.Header, ID: f.ID,
+		Orientation: orientation, Size: max(cli.InputSize(name), 0), Array: f.Array}
+	if k := fs.Lookup("K"); k != nil && k.Changed {
+		opts.K, _ = fs.GetInt("K")
+	}
+	var done io.Closer = file
+	var r io.Reader = file
+	if f.Array != "" || opts.Size > 0 {
+		// A file is read from an *os.File: an archive from its end, and a
+		// NumPy array of which a query is a column in place
+		// (votefile.Options.Size).
+		zf, err := openInPlace(name, f.Array)
+		if err != nil {
+			file.Close()
+			return nil, votefile.Options{}, nil, err
+		}
+		r, done = zf, closers{zf, file}
+		if st, err := zf.Stat(); err == nil {
+			opts.Size = st.Size()
+		}
+	}
+	return r, opts, done, nil
+}
+
 // sidecar returns the metadata header that the vote file name takes
 // from a file of its own, and that file's name: --meta, else the sidecar
 // beside it (votefile.SidecarPath), when there is one; nil without. It
@@ -155,14 +179,18 @@ func (f *voteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, st
 			return nil, "", nil
 		}
 		path, role, why = votefile.SidecarPath(name), "the sidecar", "the sidecar beside the votes; --meta names another"
+	}
+	if path != cli.Std {
+		// A sidecar is read whole, at once: a FIFO is not waited on, nor a
+		// device read (as a ledger's file).
 		st, err := os.Stat(path)
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
+		case errors.Is(err, fs.ErrNotExist) && role == "the sidecar":
 			return nil, "", nil
-		case err != nil:
+		case err != nil && role == "the sidecar":
 			return nil, "", cli.Usagef("%s %v", role, err)
-		case st.IsDir():
-			return nil, "", cli.Usagef("%s %s is a folder", role, path)
+		case err == nil && !st.Mode().IsRegular():
+			return nil, "", cli.Usagef("%s %s is %s, not a regular file: a vote file's metadata header is a file of its own (--meta - reads it from standard input)", role, path, fileType(st.Mode()))
 		}
 	}
 	file, err := openInput(cmd, role, path, wantSidecar)
@@ -179,9 +207,9 @@ func (f *voteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, st
 	return m, metaName, nil
 }
 
-// openArchive opens the .npz archive path, whose array --array names,
-// for reading at any offset.
-func openArchive(path, array string) (*os.File, error) {
+// openInPlace opens the vote file path, or the .npz archive path whose
+// array --array names, for reading at any offset.
+func openInPlace(path, array string) (*os.File, error) {
 	if path == cli.Std {
 		return nil, cli.Usagef("--array %s: an .npz archive is read from a file, not from standard input", array)
 	}
@@ -201,4 +229,19 @@ func (cs closers) Close() error {
 		errs = append(errs, c.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// fileType names the type of a file that is not a regular one.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
 }
