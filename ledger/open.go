@@ -21,6 +21,7 @@ import (
 // Options tune how a ledger is opened.
 type Options struct {
 	// StateDir holds the per-user records (Record); "" is StateDir().
+	// It must be an absolute path.
 	StateDir string
 	// Waiting, if set, is called once when another run holds a lock that
 	// must be waited for, with what it locks: "ledger PATH", or "the
@@ -38,6 +39,9 @@ func (o Options) waiting(what string) func() {
 
 func (o Options) stateDir() (string, error) {
 	if o.StateDir != "" {
+		if !filepath.IsAbs(o.StateDir) {
+			return "", &stateDirError{Value: o.StateDir}
+		}
 		return o.StateDir, nil
 	}
 	return StateDir()

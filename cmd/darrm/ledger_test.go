@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -294,25 +295,83 @@ func TestLedgerUpgradeDamaged(t *testing.T) {
 	}
 }
 
-// TestStateDirRelative: a relative DARRM_STATE_DIR, which would name
-// another folder, and so another record of one ledger, from each working
-// directory, is refused (exit 2) before anything is charged.
+// TestStateDirRelative: the red team's rollback (issue 55) with the folder
+// of the records relative, whether it comes from DARRM_STATE_DIR,
+// XDG_STATE_HOME or HOME: release from sub1/, restore an older copy of
+// the ledger, release from sub2/. A relative folder would name another
+// record of the ledger from each working directory, so that the second
+// release passed and the first one's labels were forgotten: every release
+// and init is refused (exit 2, naming the variable and its value) before
+// anything is charged or written. With HOME absolute, the same steps keep
+// one record, and the second release is refused as an older copy.
 func TestStateDirRelative(t *testing.T) {
-	dir := t.TempDir()
-	votes := smallVotes(t, dir, 5)
-	led := newLedgerFile(t, dir, "relative-state", votes)
-	t.Chdir(dir) // where a darrm that took the folder would make it
-	t.Setenv("DARRM_STATE_DIR", "state")
-	out := filepath.Join(dir, "l.csv")
-	_, errOut, code := darrm(t, "", append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led, "--out", out}, binding3[2:6]...)...)
-	if code != exitUsage || !strings.Contains(errOut, "DARRM_STATE_DIR") || !strings.Contains(errOut, "absolute") {
-		t.Errorf("relative DARRM_STATE_DIR: exit %d: %s", code, errOut)
-	}
-	if _, err := os.Stat(out); err == nil {
-		t.Error("labels were written")
-	}
-	if _, e, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "other.ledger"), "--ensemble", "relative-state-2", "--budget-eps", "1", "--budget-delta", "1e-3", "--K", "3", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared"); code != exitUsage {
-		t.Errorf("ledger init with a relative DARRM_STATE_DIR: exit %d: %s", code, e)
+	for _, c := range []struct{ name, state, xdg, home, want string }{
+		{"DARRM_STATE_DIR", "state", "", "", `DARRM_STATE_DIR = "state"`},
+		{"XDG_STATE_HOME", "", "xdg", "", `XDG_STATE_HOME = "xdg"`},
+		{"HOME", "", "", "relhome", `HOME = "relhome"`},
+		{"absolute", "", "", "", ""}, // the rollback is found
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			votes := smallVotes(t, dir, 5)
+			home := filepath.Join(dir, "home")
+			t.Setenv("HOME", home)
+			t.Setenv(ledger.EnvStateDir, "")
+			t.Setenv("XDG_STATE_HOME", "")
+			led := newLedgerFile(t, dir, "relative-state", votes)
+			old, err := os.ReadFile(led)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv(ledger.EnvStateDir, c.state)
+			t.Setenv("XDG_STATE_HOME", c.xdg)
+			if c.home != "" {
+				t.Setenv("HOME", c.home)
+			}
+			release := func(sub string) (string, int) {
+				wd := filepath.Join(dir, sub)
+				os.Mkdir(wd, 0o755)
+				t.Chdir(wd)
+				out := filepath.Join(dir, sub+".csv")
+				_, e, code := darrm(t, "", append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led, "--out", out}, binding3[2:6]...)...)
+				if _, err := os.Stat(out); (err == nil) != (code == 0) {
+					t.Errorf("from %s/: exit %d, labels written: %v", sub, code, err == nil)
+				}
+				if n := files(t, wd); len(n) != 0 {
+					t.Errorf("from %s/: wrote %v in the working directory", sub, n)
+				}
+				return e, code
+			}
+			e1, code1 := release("sub1")
+			if err := os.WriteFile(led, old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e2, code2 := release("sub2")
+			if got, _ := os.ReadFile(led); !bytes.Equal(got, old) {
+				t.Errorf("the restored ledger was charged:\n%s", got)
+			}
+			if c.want == "" {
+				if code1 != 0 || code2 != exitUsage || !strings.Contains(e2, "older copy was restored") {
+					t.Errorf("HOME absolute: exit %d then %d: %s%s", code1, code2, e1, e2)
+				}
+				return
+			}
+			for _, r := range []struct {
+				e    string
+				code int
+			}{{e1, code1}, {e2, code2}} {
+				if r.code != exitUsage || !strings.Contains(r.e, c.want) || !strings.Contains(r.e, "absolute") {
+					t.Errorf("release: exit %d: %s", r.code, r.e)
+				}
+			}
+			other := filepath.Join(dir, "other.ledger")
+			if _, e, code := darrm(t, "", append([]string{"ledger", "init", other, "--ensemble", "relative-state-2", "--budget-eps", "1", "--budget-delta", "1e-3"}, binding3...)...); code != exitUsage || !strings.Contains(e, c.want) {
+				t.Errorf("ledger init: exit %d: %s", code, e)
+			}
+			if _, err := os.Stat(other); err == nil {
+				t.Error("ledger init wrote the ledger")
+			}
+		})
 	}
 }
 
