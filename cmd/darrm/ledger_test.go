@@ -586,6 +586,12 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 		{"confident-gnmax", join(oneVote, []string{"--budget-eps", "2", "--budget-delta", "1e-5", "--mechanism", "confident-gnmax", "--classes", "10", "--sigma1", "150", "--sigma2", "40", "--threshold", "200", "--queries", "300"}), accountant.ZCDPFilter, []string{"confident-gnmax labels", "zcdp-filter:  allows 167 labels", "simple:       allows 1 label;"}, 0},
 		{"approximate labels", join(private, b3, []string{"--step-eps", "0.3", "--step-delta", "1e-7"}), accountant.Simple, []string{"zcdp-filter:  cannot hold them", "simple:       allows 10 labels"}, 0},
 		{"private teachers, pure labels", join(private, b3, []string{"--step-eps", "0.05"}), accountant.ZCDPFilter, []string{"labels of (0.05, 0)-DP each", "allows 179 labels", "allows 59 labels"}, 0},
+		// Issue 55: more labels than the accountant counts fit the zCDP
+		// filter: it allows the most, and is kept.
+		{"gnmax at sigma2 1e9", join(oneVote, b3, []string{"--mechanism", "gnmax", "--classes", "10", "--sigma2", "1e9"}), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 2^53 labels or more", "simple:       allows 1 label", "kept: zcdp-filter, it allows the most labels"}, 0},
+		{"step eps 1e-10", join(oneVote, b3, []string{"--step-eps", "1e-10"}), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 2^53 labels or more", "simple:       allows 29999999999 labels", "kept: zcdp-filter, it allows the most"}, 0},
+		{"darrm-one-vote at 1e-10", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote", "--target-eps", "1e-10", "--cache-dir", filepath.Join(dir, "cache")}), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 2^53 labels or more", "kept: zcdp-filter, it allows the most"}, 0},
+		{"both beyond the count", join(private, b3, []string{"--step-eps", "1e-17"}), accountant.Simple, []string{"zcdp-filter:  allows 2^53 labels or more", "simple:       allows 2^53 labels or more", "kept: simple, the default for this ledger, as the filters allow as many labels"}, 0},
 		{"no labels declared", join(oneVote, b3, []string{"--queries", "4"}), 0, []string{"--queries describes the labels"}, exitUsage},
 		{"mechanism and step", join(oneVote, b3, pure, []string{"--step-eps", "0.1"}), 0, []string{"--mechanism and --step-eps exclude each other"}, exitUsage},
 		{"no target eps", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote"}), 0, []string{"give one --target-eps"}, exitUsage},

@@ -15,6 +15,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -107,13 +108,9 @@ func ledgerFilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice,
 	}
 	t := cliout.NewText(w)
 	t.Line("ledger %s: for %s:", path, cliout.Escape(labels))
-	width, most, tie := 0, -1, false
+	width := 0
 	for _, a := range c.Allowances {
 		width = max(width, len(a.Filter.String())+1)
-		if a.Err == nil {
-			tie = tie || a.Labels == most
-			most = max(most, a.Labels)
-		}
 	}
 	for _, a := range c.Allowances {
 		name := fmt.Sprintf("  %-*s  ", width, a.Filter.String()+":")
@@ -122,19 +119,19 @@ func ledgerFilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice,
 			t.Line("%scannot hold them: %v", name, a.Err)
 			continue
 		case expected == 0:
-			t.Line("%sallows %s", name, plural.Of(a.Labels, "label", "labels"))
+			t.Line("%sallows %s", name, report.Allowed(a.Labels, "label", "labels"))
 			continue
 		}
 		fits := "within the budget"
 		if !a.Fits {
 			fits = "over the budget"
 		}
-		t.Line("%sallows %s; the %d expected total (%s, %s), %s", name, plural.Of(a.Labels, "label", "labels"), expected,
+		t.Line("%sallows %s; the %d expected total (%s, %s), %s", name, report.Allowed(a.Labels, "label", "labels"), expected,
 			accountant.FormatBound(a.Total.Eps), accountant.FormatBound(a.Total.Delta), fits)
 	}
 	why := "it allows the most labels"
 	switch {
-	case !named && tie:
+	case !named && c.Tie:
 		why = "the default for this ledger, as the filters allow as many labels"
 	case named && filter != c.Filter:
 		why = fmt.Sprintf("named by --filter (%v allows more)", c.Filter)

@@ -551,7 +551,7 @@ func (out released) writeAccount(t *cliout.Text, what, how string) {
 		}
 		var left string
 		if n := l.QueriesLeft; n != nil {
-			left = fmt.Sprintf("%d more such queries allowed", *n)
+			left = Allowed(*n, "more such query", "more such queries") + " allowed"
 		} else {
 			left = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(l.Cap.Guarantee))
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 )
@@ -136,4 +137,14 @@ func (d LedgerVerify) Write(w io.Writer, f cliout.Format) error {
 // to six significant digits, so that it never reads smaller than it is.
 func formatTotal(g accountant.Guarantee) string {
 	return fmt.Sprintf("(%s, %s)-DP", accountant.FormatBound(g.Eps), accountant.FormatBound(g.Delta))
+}
+
+// Allowed writes a count of labels a budget allows for people: n of them,
+// or, at accountant.CountLimit, that the accountant counts no further (no
+// run of practical length reaches the budget).
+func Allowed(n int, one, many string) string {
+	if n >= accountant.CountLimit {
+		return fmt.Sprintf("2^53 %s or more (the most the accountant counts)", many)
+	}
+	return plural.Of(n, one, many)
 }
