@@ -60,8 +60,17 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 	if err := checkBudget(budget); err != nil {
 		return FilterChoice{}, err
 	}
+	// A label's δ is a per-query δ, in the range of every one.
+	if err := accountant.CheckDelta("delta", step.Delta); err != nil {
+		return FilterChoice{}, fmt.Errorf("ledger: the labels declared: %w", err)
+	}
 	if err := step.Check(); err != nil {
 		return FilterChoice{}, fmt.Errorf("ledger: the labels declared: %w", err)
+	}
+	if one, err := (accountant.Sequence{}).AddSpend(step, 1); err != nil || one.Check() != nil {
+		// No filter composes a label whose sums overflow float64 (ε² at
+		// ε = 1e308): it is no budget's to hold.
+		return FilterChoice{}, paramError("eps", formatG(step.Eps), "too large: one label's sums overflow float64")
 	}
 	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
 		return FilterChoice{}, paramError("queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts")

@@ -222,7 +222,7 @@ func TestChooseFilter(t *testing.T) {
 		budget   accountant.Guarantee
 		expected int
 		param    string
-	}{{b3, -1, "queries"}, {b3, 1 << 62, "queries"}, {accountant.Guarantee{Delta: 1e-5}, 4, "budget-eps"}, {accountant.Guarantee{Eps: 3, Delta: 1}, 4, "budget-delta"}} {
+	}{{b3, -1, "queries"}, {b3, 1 << 62, "queries"}, {accountant.Guarantee{Delta: 1e-5}, 4, "budget eps"}, {accountant.Guarantee{Eps: 3, Delta: 1}, 4, "budget delta"}, {accountant.Guarantee{Eps: 3, Delta: 0.9}, 4, "budget delta"}} {
 		var pe *accountant.ParamError
 		if _, err := ChooseFilter(oneVote, c.budget, pure(0.2), c.expected); !errors.As(err, &pe) || pe.Name != c.param {
 			t.Errorf("budget %v, %d labels expected: %v, want a ParamError on %s", c.budget, c.expected, err, c.param)

@@ -73,7 +73,7 @@ func ledgerError(err error) error {
 	case errors.As(err, &fe):
 		err = &worded{err, strings.Replace(err.Error(), fe.Error(), fe.Say(fmt.Sprintf("a ledger made with darrm ledger init --filter %v", accountant.Simple)), 1)}
 	}
-	return flagErr(err, nil)
+	return flagErr(err, budgetFlags)
 }
 
 // worded is err said in the command's words.
@@ -98,10 +98,11 @@ func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 }
 
 // ledgerFilterChoice says, before ledger init's summary, what each filter
-// allows the labels declared for the ledger path (labels says them in
-// words; ledger.ChooseFilter), and which filter the ledger keeps: the one
-// that allows more, or the one --filter names (named).
-func ledgerFilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice, filter accountant.Method, named bool) error {
+// allows the labels declared for the ledger path (use), and which filter
+// the ledger keeps: the one that allows more, or the one --filter names
+// (named). Why a filter cannot hold them names the flags that gave them.
+func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, filter accountant.Method, named bool) error {
+	c, labels := use.Choice, use.Labels
 	expected := c.Expected
 	if expected > 0 {
 		labels += fmt.Sprintf(", %s expected", plural.Of(expected, "label", "labels"))
@@ -116,7 +117,11 @@ func ledgerFilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice,
 		name := fmt.Sprintf("  %-*s  ", width, a.Filter.String()+":")
 		switch {
 		case a.Err != nil:
-			t.Line("%scannot hold them: %v", name, a.Err)
+			why := a.Err.Error()
+			if said, ok := flagSaid(a.Err, use.Names); ok {
+				why = said
+			}
+			t.Line("%scannot hold them: %s", name, why)
 			continue
 		case expected == 0:
 			t.Line("%sallows %s", name, report.Allowed(a.Labels, "label", "labels"))
