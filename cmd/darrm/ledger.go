@@ -109,7 +109,16 @@ func newLedgerInitCmd() *cobra.Command {
 					return err
 				}
 			}
-			return ledgerInitialized(cmd.OutOrStdout(), args[0], b, h, prev)
+			l, err := ledger.ReadOnly(cmd.Context(), args[0], ledger.Options{})
+			if err != nil {
+				return ledgerError(err)
+			}
+			defer l.Close()
+			bal, err := l.Balance()
+			if err != nil {
+				return err
+			}
+			return ledgerInitialized(cmd.OutOrStdout(), args[0], b, l.Header(), bal.Publish, prev)
 		},
 	}, &f)
 	bind(cmd, &f.use)

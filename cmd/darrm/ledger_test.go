@@ -429,7 +429,7 @@ func TestLedgerInitNonPrivate(t *testing.T) {
 	}
 	out, _, _ = darrm(t, "", "ledger", "show", led, "--format", "json")
 	var show struct {
-		TotalEps float64 `json:"total_eps"`
+		TotalEps float64 `json:"spent_eps"`
 	}
 	if decode(t, out, &show); show.TotalEps != 4.5 {
 		t.Errorf("ledger show after releases at eps 0.5 and 1 of 3 queries each: total eps %v, want 4.5", show.TotalEps)
@@ -580,8 +580,8 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 		out  []string // what stdout or the error must say
 		code int
 	}{
-		{"pure labels, (8, 1e-6)", join(oneVote, b8, pure), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 52 labels; the 4 expected total (1.89738, 1e-06), within the budget", "simple:       allows 39 labels; the 4 expected total (0.8, 0)", "kept: zcdp-filter, it allows the most labels"}, 0},
-		{"pure labels, (3, 1e-5)", join(oneVote, b3, pure), accountant.Simple, []string{"allows 11 labels; the 4 expected total (1.69274, 1e-05)", "allows 14 labels", "kept: simple, it allows the most labels", "held by filter simple"}, 0},
+		{"pure labels, (8, 1e-6)", join(oneVote, b8, pure), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 52 labels; the 4 expected spend (1.89738, 1e-06), within the budget", "simple:       allows 39 labels; the 4 expected spend (0.8, 0)", "kept: zcdp-filter, it allows the most labels"}, 0},
+		{"pure labels, (3, 1e-5)", join(oneVote, b3, pure), accountant.Simple, []string{"allows 11 labels; the 4 expected spend (1.69274, 1e-05)", "allows 14 labels", "kept: simple, it allows the most labels", "held by filter simple"}, 0},
 		{"named by --filter", join(oneVote, b3, pure, []string{"--filter", "zcdp-filter"}), accountant.ZCDPFilter, []string{"kept: zcdp-filter, named by --filter (simple allows more)"}, 0},
 		{"confident-gnmax", join(oneVote, []string{"--budget-eps", "2", "--budget-delta", "1e-5", "--mechanism", "confident-gnmax", "--classes", "10", "--sigma1", "150", "--sigma2", "40", "--threshold", "200", "--queries", "300"}), accountant.ZCDPFilter, []string{"confident-gnmax labels", "zcdp-filter:  allows 167 labels", "simple:       allows 1 label;"}, 0},
 		{"approximate labels", join(private, b3, []string{"--step-eps", "0.3", "--step-delta", "1e-7"}), accountant.Simple, []string{"zcdp-filter:  cannot hold them", "simple:       allows 10 labels"}, 0},

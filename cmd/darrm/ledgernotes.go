@@ -86,11 +86,13 @@ func (e *worded) Error() string { return e.msg }
 func (e *worded) Unwrap() error { return e.err }
 
 // ledgerInitialized says that ledger init made the ledger path with header h,
-// bound to b, and which record of the ensemble's ledger it replaced, if
-// any.
-func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, prev *ledger.Record) error {
+// bound to b, what it will publish for every release charged to it
+// (ledger.Balance.Publish) and why, and which record of the ensemble's
+// ledger it replaced, if any.
+func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, publish accountant.Total, prev *ledger.Record) error {
 	t := cliout.NewText(w)
 	t.Line("ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
+	t.Line("to publish: %v for every release charged to it, by the %s; why: %s", publish.Guarantee, publish.Name(), report.LedgerWhy(publish))
 	if prev != nil {
 		printReplaced(t, prev)
 	}
@@ -131,7 +133,7 @@ func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, filter account
 		if !a.Fits {
 			fits = "over the budget"
 		}
-		t.Line("%sallows %s; the %d expected total (%s, %s), %s", name, report.Allowed(a.Labels, "label", "labels"), expected,
+		t.Line("%sallows %s; the %d expected spend (%s, %s), %s", name, report.Allowed(a.Labels, "label", "labels"), expected,
 			accountant.FormatBound(a.Total.Eps), accountant.FormatBound(a.Total.Delta), fits)
 	}
 	why := "it allows the most labels"
