@@ -217,8 +217,12 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 // votes of classes classes (two-class votes when --classes is not given).
 func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, votes *votesRead, classes int) (accountant.Spend, string, error) {
 	fs := cmd.Flags()
-	info, err := lookupMechanism(cmd, u.Mechanism)
-	if votes != nil {
+	var info ensemble.MechanismInfo
+	var err error
+	switch {
+	case votes == nil:
+		info, err = lookupMechanism(cmd, u.Mechanism)
+	default:
 		classes = votes.Classes
 		if info, err = ensemble.LookupMechanism(u.Mechanism, votes.Input); err != nil {
 			err = cli.Usagef("--%v (the votes of --votes, as their metadata header or the reading flags state them)", err)
