@@ -2,7 +2,6 @@ package accountant
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/darrm/darrm/internal/param"
 )
@@ -30,17 +29,25 @@ type Budget struct {
 	Composition
 }
 
-// Validate checks the budget: ε > 0 and finite, δ in [0, 1), and its
-// Composition (Composition.Validate). A bad value is a *ParamError naming
-// "budget eps", "budget delta" or "delta'", as MaxSteps names them.
+// Validate checks the budget (CheckBudget) and its Composition
+// (Composition.Validate). A bad value is a *ParamError naming "budget
+// eps", "budget delta" or "delta'", as MaxSteps names them.
 func (b Budget) Validate() error {
-	if !(b.Eps > 0) || math.IsInf(b.Eps, 0) {
-		return &ParamError{Name: "budget eps", Value: b.Eps, Rule: "must be > 0 and finite"}
-	}
-	if err := param.Delta("budget delta", b.Delta); err != nil {
+	if err := CheckBudget(b.Guarantee); err != nil {
 		return err
 	}
 	return b.Composition.Validate()
+}
+
+// CheckBudget checks a total budget, of a run, a plan or a ledger: ε > 0
+// and finite, δ in [0, MaxDelta] (CheckDelta: a total at δ >= 1/2 says
+// nothing). A bad value is a *ParamError naming "budget eps" or "budget
+// delta". It is the one check of a budget, whichever command gives it.
+func CheckBudget(g Guarantee) error {
+	if err := param.Positive("budget eps", g.Eps); err != nil {
+		return err
+	}
+	return CheckDelta("budget delta", g.Delta)
 }
 
 // CountLimit is the largest number of steps the accountant counts: every

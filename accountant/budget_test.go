@@ -11,6 +11,9 @@ import (
 // refuses a slack outside (0, 1) too.
 func TestBudgetValidate(t *testing.T) {
 	ok := Composition{Method: General, DeltaPrime: 1e-5}
+	// The rules of CheckBudget, the one check of a budget: an ε as every
+	// step's, a δ as every total's (CheckDelta).
+	positive, deltaRule := "must be a finite number > 0", CheckDelta("", 1).(*ParamError).Rule
 	for _, tc := range []struct {
 		name string
 		b    Budget
@@ -19,15 +22,17 @@ func TestBudgetValidate(t *testing.T) {
 	}{
 		{"general", Budget{Guarantee{1, 1e-5}, ok}, "", ""},
 		{"pure budget, simple", Budget{Guarantee{1, 0}, Composition{Simple, 1e-5}}, "", ""},
-		{"eps 0", Budget{Guarantee{0, 1e-5}, ok}, "budget eps", "must be > 0 and finite"},
-		{"eps Inf", Budget{Guarantee{math.Inf(1), 1e-5}, ok}, "budget eps", "must be > 0 and finite"},
-		{"eps NaN", Budget{Guarantee{math.NaN(), 1e-5}, ok}, "budget eps", "must be > 0 and finite"},
-		{"delta 1", Budget{Guarantee{1, 1}, ok}, "budget delta", "must be in [0, 1)"},
-		{"delta negative", Budget{Guarantee{1, -1e-9}, ok}, "budget delta", "must be in [0, 1)"},
+		{"eps 0", Budget{Guarantee{0, 1e-5}, ok}, "budget eps", positive},
+		{"eps Inf", Budget{Guarantee{math.Inf(1), 1e-5}, ok}, "budget eps", positive},
+		{"eps NaN", Budget{Guarantee{math.NaN(), 1e-5}, ok}, "budget eps", positive},
+		{"delta 0.5", Budget{Guarantee{1, 0.5}, ok}, "", ""},
+		{"delta 0.9 (issue 55)", Budget{Guarantee{1, 0.9}, ok}, "budget delta", deltaRule},
+		{"delta 1", Budget{Guarantee{1, 1}, ok}, "budget delta", deltaRule},
+		{"delta negative", Budget{Guarantee{1, -1e-9}, ok}, "budget delta", deltaRule},
 		{"delta' 0", Budget{Guarantee{1, 1e-5}, Composition{General, 0}}, "delta'", "must be in (0, 1)"},
 		{"delta' 0, simple", Budget{Guarantee{1, 1e-5}, Composition{Simple, 0}}, "delta'", "must be in (0, 1)"},
 		{"delta' 1", Budget{Guarantee{1, 1e-5}, Composition{Optimal, 1}}, "delta'", "must be in (0, 1)"},
-		{"eps before delta'", Budget{Guarantee{-1, 1e-5}, Composition{Optimal, 1}}, "budget eps", "must be > 0 and finite"},
+		{"eps before delta'", Budget{Guarantee{-1, 1e-5}, Composition{Optimal, 1}}, "budget eps", positive},
 	} {
 		err := tc.b.Validate()
 		var pe *ParamError

@@ -26,7 +26,7 @@ func MaxSteps(step Guarantee, b Budget) (int, error) {
 	if err := checkStep("", step); err != nil {
 		return 0, wrap(err)
 	}
-	if err := checkStep("budget ", budget); err != nil {
+	if err := CheckBudget(budget); err != nil {
 		return 0, wrap(err)
 	}
 	switch m {

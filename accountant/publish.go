@@ -74,7 +74,7 @@ func (a Account) check() error {
 		if a.Budget == nil {
 			return errors.New("account: a ledger's account needs its budget")
 		}
-		if err := checkStep("budget ", *a.Budget); err != nil {
+		if err := CheckBudget(*a.Budget); err != nil {
 			return err
 		}
 		return CheckFilter(*a.Filter, *a.Budget)
@@ -88,7 +88,7 @@ func (a Account) check() error {
 		}
 	}
 	if a.Budget != nil {
-		if err := checkStep("budget ", *a.Budget); err != nil {
+		if err := CheckBudget(*a.Budget); err != nil {
 			return err
 		}
 	} else if a.Delta != nil {

@@ -158,6 +158,15 @@ func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
 	}
 	L := -math.Log(delta)
 	hi := math.Sqrt(L / rho) // the paper's optimal α - 1
+	if math.IsInf(hi, 1) {
+		// ρ below L/MaxFloat64: the paper's α - 1 overflows, but not its
+		// ε = ρ + 2·sqrt(ρL); the improved conversion's root is below
+		// 1/δ, where log1p(t) >= L already.
+		if c == PaperConversion {
+			return outward.Up(rho+2*math.Sqrt(rho)*math.Sqrt(L), 8), hi, nil
+		}
+		hi = 1 / delta
+	}
 	t := hi
 	if c == ImprovedConversion {
 		t = rootLog(func(t float64) float64 { return rho*t*t + math.Log1p(t) - L }, hi)

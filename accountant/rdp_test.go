@@ -61,6 +61,32 @@ func TestRhoToDP(t *testing.T) {
 	}
 }
 
+// TestRhoToDPTiny: a slope so small that the paper's optimal order
+// overflows float64 (a pure step of ε = 1e-300, issue 55) converts to a
+// finite ε >= 0, never NaN: the paper's closed form ρ + 2·sqrt(ρL), and
+// the improved conversion's 0 (ρ < δ², so α = 1/δ already gives ε < 0),
+// which a spend of ε = 1e-300 gets too, its slope rounded up to the least
+// positive float64 rather than down to 0.
+func TestRhoToDPTiny(t *testing.T) {
+	rho1e300, _ := Spend{Kind: PureSpend, Guarantee: Guarantee{Eps: 1e-300}}.Rho()
+	if rho1e300 != math.SmallestNonzeroFloat64 {
+		t.Errorf("the slope of a pure 1e-300 step is %v, want the least positive float64", rho1e300)
+	}
+	for _, rho := range []float64{math.SmallestNonzeroFloat64, 1e-310, 1e-300, 1e-200} {
+		for _, delta := range []float64{1e-12, 1e-5} {
+			paper, _, err := RhoToDP(rho, delta, PaperConversion)
+			want := rho + 2*math.Sqrt(rho)*math.Sqrt(-math.Log(delta))
+			if err != nil || !(paper >= want) || paper > want*(1+1e-14) {
+				t.Errorf("rho %v, delta %v: paper %v, %v; want %v", rho, delta, paper, err, want)
+			}
+			improved, _, err := RhoToDP(rho, delta, ImprovedConversion)
+			if err != nil || improved != 0 {
+				t.Errorf("rho %v, delta %v: improved %v, %v; want 0", rho, delta, improved, err)
+			}
+		}
+	}
+}
+
 // TestRhoForDP checks that rhoForDP inverts RhoToDP: the returned slope meets
 // the target, and a slope larger by 1e-9 does not.
 func TestRhoForDP(t *testing.T) {

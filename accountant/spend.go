@@ -204,12 +204,12 @@ func checkGaussianParts(parts []GaussianPart) error {
 func (s Spend) Rho() (float64, bool) {
 	switch {
 	case s.pure():
-		return outward.Up(s.Eps*s.Eps/2, 2), true
+		return upPositive(s.Eps*s.Eps/2, 2), true
 	case s.Kind == GaussianSpend, s.Kind == OneBitSpend && len(s.Gaussian) > 0:
 		var rho float64
 		for _, p := range s.Gaussian {
 			r := 1 / p.Sigma
-			rho = outward.AddUp(rho, outward.Up(float64(p.Coords)*r*r/2, 4))
+			rho = outward.AddUp(rho, upPositive(float64(p.Coords)*r*r/2, 4))
 		}
 		return rho, true
 	}
@@ -249,4 +249,14 @@ func (s Spend) pure() bool {
 func (s Spend) mu2() float64 {
 	rho, _ := s.Rho()
 	return 2 * rho
+}
+
+// upPositive is outward.Up of x, the float64 value of a product of
+// positive numbers, which is 0 when the product underflowed: then the
+// least positive float64, which is above it (ε = 1e-300 has ε²/2 > 0).
+func upPositive(x, n float64) float64 {
+	if x == 0 {
+		return math.SmallestNonzeroFloat64
+	}
+	return outward.Up(x, n)
 }

@@ -1,12 +1,14 @@
 package ensemble_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
@@ -271,6 +273,7 @@ func ExampleRelease_inMemory() {
 	// example's directory (by default, $XDG_STATE_HOME/darrm).
 	state := ledger.Options{StateDir: filepath.Join(dir, "state")}
 	path := filepath.Join(dir, "pate.ledger")
+	var labels bytes.Buffer
 
 	votes, err := votefile.ReadRows(counts, meta)
 	if err != nil {
@@ -285,7 +288,7 @@ func ExampleRelease_inMemory() {
 		Problem:       constraints.Problem{TargetDelta: 1e-5},
 		Ledger:        path,
 		LedgerOptions: state,
-		Sink:          ensemble.LabelSink{Stdout: os.Stdout},
+		Sink:          ensemble.LabelSink{Stdout: &labels},
 		// A seed makes the example reproducible: its labels are not for
 		// release.
 		Random:  noise.NewSeededSource(3),
@@ -294,13 +297,16 @@ func ExampleRelease_inMemory() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// The header names the ledger the labels were charged to by its id,
+	// which ledger.InitFor drew at random.
+	fmt.Print(regexp.MustCompile(`"ledger":"[0-9a-f]{32}"`).ReplaceAllString(labels.String(), `"ledger":"<its id>"`))
 	r, st := out.Result, out.LedgerStatus
 	fmt.Printf("%d released (%d withheld), charged to the ledger by its %v\n", r.Released, r.Withheld, st.Composition)
 	fmt.Printf("%d more such queries allowed in its budget %v\n", *st.QueriesLeft, st.Budget)
 	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
 	// Output:
 	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
-	// # {"darrm-labels":1,"mechanism":"confident-gnmax","K":250,"classes":10,"relation":"one-vote","partition":"keyed-hash","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.1732904520775151,"delta":0.00001,"ensemble":"pate-example","abstain":true,"for_release":false}
+	// # {"darrm-labels":1,"mechanism":"confident-gnmax","K":250,"classes":10,"relation":"one-vote","partition":"keyed-hash","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.1732904520775151,"delta":0.00001,"ensemble":"pate-example","abstain":true,"for_release":false,"ledger":"<its id>"}
 	// id,label,answered
 	// 1,0,1
 	// 2,,0

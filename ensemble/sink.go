@@ -42,8 +42,10 @@ type LabelSink struct {
 	// votes' format (CSV for votes held in memory).
 	Format votefile.Format
 	// Ledger, if set, records the labels' privacy cost before they leave
-	// and settles the count once they have.
-	Ledger Ledger
+	// and settles the count once they have; LedgerID is its identity,
+	// which the label file's header states (votefile.LabelMeta.Ledger).
+	Ledger   Ledger
+	LedgerID string
 }
 
 // settle settles labels on the sink's ledger, if any, joining its error
@@ -123,6 +125,9 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	priv := agg.Privacy()
 	meta := votefile.LabelMeta{Mechanism: agg.Name().String(), K: agg.K(), Classes: agg.Classes(), Relation: priv.Relation.String(),
 		Eps: priv.Guarantee.Eps, Delta: priv.Guarantee.Delta, Ensemble: b.Ensemble, Abstain: votefile.MayAbstain(in), ForRelease: len(comments) == 0}
+	if sink.Ledger != nil {
+		meta.Ledger = sink.LedgerID
+	}
 	agg.Settings().Label(&meta)
 	if b.Partition != provenance.PartitionUnstated {
 		meta.Partition = b.Partition.String()

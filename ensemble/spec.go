@@ -209,7 +209,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 			return fail(stepLedger, err)
 		}
 		defer l.Close()
-		out.LedgerNotes, sink.Ledger = l.Notes(), l
+		out.LedgerNotes, sink.Ledger, sink.LedgerID = l.Notes(), l, l.Header().ID
 	}
 	src := s.Random
 	if src == nil {

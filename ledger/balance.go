@@ -1,7 +1,7 @@
 package ledger
 
 import (
-	"fmt"
+	"errors"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/roots"
@@ -68,12 +68,11 @@ func (l *Ledger) Total() (accountant.Guarantee, string, error) {
 	return b.Total, b.Composition.String(), err
 }
 
-// maxAllowance bounds the search of Allowance.
-const maxAllowance = 1 << 50
-
 // Allowance returns how many more labels that step describes the budget
 // allows (at most limit when limit >= 0): limit, or accountant.Unlimited
-// when limit < 0, if the teachers' cap is within the budget.
+// when limit < 0, if the teachers' cap is within the budget. A budget
+// that allows every label the accountant can still count allows
+// accountant.CountLimit: more than any count it returns.
 func (l *Ledger) Allowance(step accountant.Spend, limit int) (int, error) {
 	if l.free() {
 		return limit, nil
@@ -89,11 +88,11 @@ func (l *Ledger) Allowance(step accountant.Spend, limit int) (int, error) {
 	if ok, err := fits(0); err != nil || !ok {
 		return 0, err
 	}
-	// Doubling, then bisection (roots.Last), never past limit; a count
-	// the accountant cannot compose does not fit.
-	bound := maxAllowance
+	// Doubling, then bisection (roots.Last), never past limit nor past
+	// the most steps the accountant composes after those spent.
+	bound := accountant.CountLimit - l.chain.spent.Steps
 	if limit >= 0 {
-		bound = min(limit+1, maxAllowance)
+		bound = min(limit+1, bound)
 	}
 	n, err := roots.Last(0, bound, func(k int) (bool, error) {
 		if limit >= 0 && k > limit {
@@ -102,10 +101,10 @@ func (l *Ledger) Allowance(step accountant.Spend, limit int) (int, error) {
 		ok, _ := fits(k)
 		return ok, nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("ledger %s: more than %d labels of %v fit in the budget", l.path, maxAllowance, step.Guarantee)
+	if errors.Is(err, roots.ErrLimitFits) {
+		return accountant.CountLimit, nil
 	}
-	return n, nil
+	return n, err
 }
 
 // Status is the state of a ledger as a release reports it.

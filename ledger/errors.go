@@ -39,6 +39,28 @@ func (e *NotLedgerError) BadInput() bool { return true }
 
 func (e *NotLedgerError) Unwrap() error { return e.Err }
 
+// ExistsError refuses to make a ledger (Init) at a path that exists: a
+// ledger is only ever appended to, so Init never writes over a file,
+// whether it is a ledger (Ledger, with its Ensemble and ID) or not (What
+// says what is there).
+type ExistsError struct {
+	Path     string
+	What     string
+	Ledger   bool
+	Ensemble string
+	ID       string
+}
+
+func (e *ExistsError) Error() string {
+	if e.Ledger {
+		return fmt.Sprintf("ledger %s exists already: a ledger of ensemble %s (id %.8s); ledger init makes a new file and never writes over one: release on this ledger as it is (darrm ledger show %s), or name a new file for a new ledger", e.Path, e.Ensemble, e.ID, shellQuote(e.Path))
+	}
+	return fmt.Sprintf("%s exists already and is %s: ledger init makes a new file and never writes over one: name a new file for the ledger (or move this one away)", e.Path, e.What)
+}
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *ExistsError) BadInput() bool { return true }
+
 // VersionError reports a ledger that a run cannot use: of version 3,
 // which must be upgraded first (Upgrade); of the development formats
 // before it (versions 1 and 2), which no release shipped and this darrm

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
@@ -16,7 +17,9 @@ var filters = [...]accountant.Method{accountant.ZCDPFilter, accountant.Simple}
 type filterAllowance struct {
 	Filter accountant.Method
 	// Labels is the number of labels the budget allows by Filter
-	// (accountant.MaxFilterSteps).
+	// (accountant.MaxFilterSteps), accountant.CountLimit when the
+	// accountant counts no further (more fit: the budget limits no run of
+	// practical length), which is more than any count it returns.
 	Labels int
 	// Total is the total of the labels expected (FilterChoice.Expected)
 	// by Filter, Fits whether it is within the budget.
@@ -37,6 +40,9 @@ type FilterChoice struct {
 	Filter accountant.Method
 	// Allowances are what each filter allows, the zCDP filter first.
 	Allowances []filterAllowance
+	// Tie says that more than one filter allows the most labels: Filter
+	// is then the default.
+	Tie bool
 	// Expected is the number of labels the caller expects to release (0:
 	// not said).
 	Expected int
@@ -54,8 +60,17 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 	if err := checkBudget(budget); err != nil {
 		return FilterChoice{}, err
 	}
+	// A label's δ is a per-query δ, in the range of every one.
+	if err := accountant.CheckDelta("delta", step.Delta); err != nil {
+		return FilterChoice{}, fmt.Errorf("ledger: the labels declared: %w", err)
+	}
 	if err := step.Check(); err != nil {
 		return FilterChoice{}, fmt.Errorf("ledger: the labels declared: %w", err)
+	}
+	if one, err := (accountant.Sequence{}).AddSpend(step, 1); err != nil || one.Check() != nil {
+		// No filter composes a label whose sums overflow float64 (ε² at
+		// ε = 1e308): it is no budget's to hold.
+		return FilterChoice{}, paramError("eps", formatG(step.Eps), "too large: one label's sums overflow float64")
 	}
 	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
 		return FilterChoice{}, paramError("queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts")
@@ -68,16 +83,22 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 			a.Err = accountant.FilterAccepts(f, step)
 		}
 		if a.Err == nil {
-			a.Labels, a.Err = accountant.MaxFilterSteps(f, accountant.Sequence{}, step, budget)
+			a.Labels, a.Err = maxFilterSteps(f, accountant.Sequence{}, step, budget)
 		}
 		if a.Err == nil && expected > 0 {
 			seq, _ := accountant.Sequence{}.AddSpend(step, expected)
 			a.Total, a.Fits, a.Err = accountant.FilterTotal(f, seq, budget)
 		}
-		if a.Err != nil {
+		switch {
+		case a.Err != nil:
 			a = filterAllowance{Filter: f, Err: a.Err}
-		} else if a.Labels > most || a.Labels == most && f == DefaultFilter(b, budget) {
-			c.Filter, most = f, a.Labels
+		case a.Labels > most:
+			c.Filter, most, c.Tie = f, a.Labels, false
+		case a.Labels == most:
+			c.Tie = true
+			if f == DefaultFilter(b, budget) {
+				c.Filter = f
+			}
 		}
 		c.Allowances = append(c.Allowances, a)
 	}
@@ -85,4 +106,17 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 		return c, fmt.Errorf("ledger: no filter holds labels of %v under the budget %v: %w", step.Guarantee, budget, c.Allowances[0].Err)
 	}
 	return c, nil
+}
+
+// maxFilterSteps is accountant.MaxFilterSteps with a budget that fits
+// more steps than the accountant counts (*accountant.BeyondCountError)
+// allowing accountant.CountLimit: a filter that allows that many allows
+// more than one that allows any count below it, and a use it allows so
+// many of is a reason to keep it, not to refuse it.
+func maxFilterSteps(f accountant.Method, spent accountant.Sequence, step accountant.Spend, budget accountant.Guarantee) (int, error) {
+	n, err := accountant.MaxFilterSteps(f, spent, step, budget)
+	if errors.As(err, new(*accountant.BeyondCountError)) {
+		return accountant.CountLimit, nil
+	}
+	return n, err
 }

@@ -21,6 +21,11 @@ var oneVote = provenance.Binding{Ensemble: "pate", K: 250, Relation: accountant.
 var confident = accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: 0.1732904520775151, Delta: 1e-5}, Discrete: true,
 	Gaussian: []accountant.GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}}
 
+// gnmax1e9 is one query of GNMax with σ2 = 1e9 (issue 55): more queries
+// than the accountant counts fit any budget by the zCDP filter.
+var gnmax1e9 = accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: 6.78615e-09, Delta: 1e-5}, Discrete: true,
+	Gaussian: []accountant.GaussianPart{{Sigma: 1e9, Coords: 2}}}
+
 // zcdpEps is ε of ρ-zCDP at δ by the improved conversion, minimised by a
 // scan over the order on a fine grid (independent of RhoToDP's root); it
 // is at most 1e-6 above the exact minimum.
@@ -171,6 +176,13 @@ func TestChooseFilter(t *testing.T) {
 		{"a pure budget", oneVote, accountant.Guarantee{Eps: 3}, pure(0.05), 0, accountant.Simple, 59, -1, 0, 0, 0},
 		{"private teachers, pure labels", bound, b3, pure(0.05), 0, accountant.ZCDPFilter, 59, 179, 0.00125, 0, 0},
 		{"nothing fits", oneVote, b3, pure(10), 1, accountant.ZCDPFilter, 0, 0, 0, 0, 0},
+		// Issue 55: more steps than the accountant counts fit the zCDP
+		// filter, which then allows more than simple composition, not
+		// none; when both filters allow that many, the default is kept.
+		{"gnmax at sigma2 1e9", oneVote, b3, gnmax1e9, 0, accountant.ZCDPFilter, 1, accountant.CountLimit, 0, 0, 0},
+		{"pure labels at 1e-10", oneVote, b3, pure(1e-10), 100, accountant.ZCDPFilter, simple(1e-10, b3), accountant.CountLimit, 0, 0, 0},
+		{"pure labels at 1e-17, one-vote", oneVote, b3, pure(1e-17), 0, accountant.ZCDPFilter, accountant.CountLimit, accountant.CountLimit, 0, 0, 0},
+		{"pure labels at 1e-17, private teachers", bound, b3, pure(1e-17), 0, accountant.Simple, accountant.CountLimit, accountant.CountLimit, 0, 0, 0},
 	} {
 		ch, err := ChooseFilter(c.b, c.budget, c.step, c.expected)
 		if err != nil {
@@ -182,6 +194,9 @@ func TestChooseFilter(t *testing.T) {
 			continue
 		}
 		z, s := ch.Allowances[0], ch.Allowances[1]
+		if tie := z.Err == nil && z.Labels == s.Labels; ch.Tie != tie {
+			t.Errorf("%s: Tie %v, want %v (%d and %d labels)", c.name, ch.Tie, tie, z.Labels, s.Labels)
+		}
 		if s.Err != nil || s.Labels != c.simple {
 			t.Errorf("%s: simple allows %d labels (%v), want %d", c.name, s.Labels, s.Err, c.simple)
 		}
@@ -207,7 +222,7 @@ func TestChooseFilter(t *testing.T) {
 		budget   accountant.Guarantee
 		expected int
 		param    string
-	}{{b3, -1, "queries"}, {b3, 1 << 62, "queries"}, {accountant.Guarantee{Delta: 1e-5}, 4, "budget-eps"}, {accountant.Guarantee{Eps: 3, Delta: 1}, 4, "budget-delta"}} {
+	}{{b3, -1, "queries"}, {b3, 1 << 62, "queries"}, {accountant.Guarantee{Delta: 1e-5}, 4, "budget eps"}, {accountant.Guarantee{Eps: 3, Delta: 1}, 4, "budget delta"}, {accountant.Guarantee{Eps: 3, Delta: 0.9}, 4, "budget delta"}} {
 		var pe *accountant.ParamError
 		if _, err := ChooseFilter(oneVote, c.budget, pure(0.2), c.expected); !errors.As(err, &pe) || pe.Name != c.param {
 			t.Errorf("budget %v, %d labels expected: %v, want a ParamError on %s", c.budget, c.expected, err, c.param)
@@ -248,5 +263,32 @@ func TestFilterBitOfGaussian(t *testing.T) {
 	}
 	if counts[0] < 1 || counts[1] != counts[0] {
 		t.Errorf("the zCDP ledger allows %d queries of the noise, %d of its bit", counts[0], counts[1])
+	}
+}
+
+// TestAllowanceBeyondCount: a ledger whose budget fits more labels than
+// the accountant counts (issue 55: GNMax at σ2 = 1e9 by the zCDP filter)
+// releases and reports accountant.CountLimit left, before and after a
+// run, where it failed at 2^50; a release asking for fewer gets them.
+func TestAllowanceBeyondCount(t *testing.T) {
+	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 3, Delta: 1e-5})
+	for _, limit := range []int{-1, 100} {
+		l, allowed, err := OpenRun(ctx, path, "gnmax", b, gnmax1e9, limit, Options{})
+		want := limit
+		if limit < 0 {
+			want = accountant.CountLimit
+		}
+		if err != nil || allowed != want {
+			t.Fatalf("limit %d: allowed %d, %v; want %d", limit, allowed, err, want)
+		}
+		if err := l.Reserve(20); err != nil {
+			t.Fatal(err)
+		}
+		l.Settle(20)
+		st, err := l.Status(gnmax1e9)
+		if err != nil || st.QueriesLeft == nil || *st.QueriesLeft != accountant.CountLimit {
+			t.Errorf("limit %d: status %+v, %v; want %d left", limit, st, err, accountant.CountLimit)
+		}
+		l.Close()
 	}
 }

@@ -155,8 +155,8 @@ func spendOf(run string, mechanism provenance.MechanismName, step accountant.Spe
 }
 
 // paramError is a header parameter outside its domain, named as the
-// header names it ("ensemble", "relation", "budget-eps", "budget-delta",
-// "delta-prime", "filter" or "queries"), with its value as text.
+// header names it ("ensemble", "relation", "delta-prime", "filter" or
+// "queries"), with its value as text.
 func paramError(name, value, rule string) error {
 	return fmt.Errorf("ledger: %w", &accountant.ParamError{Name: name, Value: value, Rule: rule})
 }
@@ -186,13 +186,11 @@ func checkName(name string) error {
 // formatG formats x as a header parameter's value in an error.
 func formatG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
-// checkBudget validates a ledger's budget.
+// checkBudget validates a ledger's budget as every budget is checked
+// (accountant.CheckBudget: "budget eps", "budget delta").
 func checkBudget(b accountant.Guarantee) error {
-	if !(b.Eps > 0) || math.IsInf(b.Eps, 0) {
-		return paramError("budget-eps", formatG(b.Eps), "must be a finite number > 0")
-	}
-	if !(b.Delta >= 0 && b.Delta < 1) {
-		return paramError("budget-delta", formatG(b.Delta), "must be in [0, 1)")
+	if err := accountant.CheckBudget(b); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
 	return nil
 }

@@ -515,25 +515,47 @@ func forgetHeader(t *testing.T, path string) {
 	}
 }
 
-// TestStateDirRelative: a relative EnvStateDir, which would name another
-// folder (and so another record of the ledger) from each working
-// directory, is refused as the caller's input, by StateDir and by Open.
+// TestStateDirRelative: a relative folder for the records, which would
+// name another folder (and so another record of the ledger) from each
+// working directory, is refused as the caller's input, by StateDir and by
+// Open, whether it comes from EnvStateDir, XDG_STATE_HOME, HOME or
+// Options.StateDir; an absolute one is taken.
 func TestStateDirRelative(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	abs := t.TempDir()
 	t.Chdir(t.TempDir()) // where a darrm that took the folder would make it
-	t.Setenv(EnvStateDir, "state")
-	var se *stateDirError
-	if _, err := StateDir(); !errors.As(err, &se) {
-		t.Errorf("StateDir: %v, want a stateDirError", err)
-	}
-	err := openErr(path, Options{})
-	var bi interface{ BadInput() bool }
-	if !errors.As(err, &se) || !errors.As(err, &bi) || !bi.BadInput() {
-		t.Errorf("Open: %v, want a stateDirError, bad input", err)
-	}
-	t.Setenv(EnvStateDir, t.TempDir())
-	if d, err := StateDir(); err != nil || !filepath.IsAbs(d) {
-		t.Errorf("an absolute folder: %q, %v", d, err)
+	for _, c := range []struct {
+		state, xdg, home, opt string
+		want                  string // the variable named; "" for none
+	}{
+		{state: "state", home: abs, want: EnvStateDir},
+		{xdg: "xdg", home: abs, want: "XDG_STATE_HOME"},
+		{home: "relhome", want: "HOME"},
+		{home: "./", want: "HOME"},
+		{home: abs, opt: "state", want: "Options.StateDir"},
+		{state: abs, xdg: "xdg", home: "relhome"},
+		{xdg: abs, home: "relhome"},
+		{home: abs},
+	} {
+		t.Setenv(EnvStateDir, c.state)
+		t.Setenv("XDG_STATE_HOME", c.xdg)
+		t.Setenv("HOME", c.home)
+		d, err := Options{StateDir: c.opt}.stateDir()
+		var se *stateDirError
+		if c.want == "" {
+			if err != nil || !filepath.IsAbs(d) {
+				t.Errorf("%+v: %q, %v", c, d, err)
+			}
+			continue
+		}
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %q, %v, want a stateDirError naming %s", c, d, err, c.want)
+		}
+		err = openErr(path, Options{StateDir: c.opt})
+		var bi interface{ BadInput() bool }
+		if !errors.As(err, &se) || !errors.As(err, &bi) || !bi.BadInput() {
+			t.Errorf("%+v: Open: %v, want a stateDirError, bad input", c, err)
+		}
 	}
 }
 

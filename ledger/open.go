@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 // Options tune how a ledger is opened.
 type Options struct {
 	// StateDir holds the per-user records (Record); "" is StateDir().
+	// It must be an absolute path.
 	StateDir string
 	// Waiting, if set, is called once when another run holds a lock that
 	// must be waited for, with what it locks: "ledger PATH", or "the
@@ -38,6 +40,9 @@ func (o Options) waiting(what string) func() {
 
 func (o Options) stateDir() (string, error) {
 	if o.StateDir != "" {
+		if !filepath.IsAbs(o.StateDir) {
+			return "", &stateDirError{Value: o.StateDir}
+		}
 		return o.StateDir, nil
 	}
 	return StateDir()
@@ -74,6 +79,9 @@ func Init(ctx context.Context, path string, h Header, opts InitOptions) (previou
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
+	if _, err := os.Lstat(path); err == nil {
+		return nil, existsError(path)
+	}
 	st, rec, err := openRecord(ctx, opts, h.Ensemble)
 	if err != nil {
 		return nil, err
@@ -83,6 +91,9 @@ func Init(ctx context.Context, path string, h Header, opts InitOptions) (previou
 		return nil, &RecordError{kind: secondLedger, Path: path, Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, existsError(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("ledger: create %s: %w", path, err)
 	}
@@ -107,6 +118,41 @@ func Init(ctx context.Context, path string, h Header, opts InitOptions) (previou
 		return nil, fmt.Errorf("ledger: write %s: %w", path, err)
 	}
 	return rec, nil
+}
+
+// existsError is the *ExistsError of Init at path, which exists: what is
+// there, read no further than a ledger's first line, and only from a
+// regular file (a FIFO would block).
+func existsError(path string) error {
+	e := &ExistsError{Path: path, What: "a file that is not a ledger"}
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		e.What = "a file"
+	case fi.Mode()&fs.ModeSymlink != 0:
+		e.What = "a symbolic link"
+	case fi.IsDir():
+		e.What = "a directory"
+	case !fi.Mode().IsRegular():
+		e.What = "a device, FIFO or socket"
+	default:
+		f, err := os.Open(path)
+		if err != nil {
+			break
+		}
+		defer f.Close()
+		line, err := newLineReader(io.LimitReader(f, maxLineBytes+1)).next()
+		var first struct {
+			Header *struct {
+				Ensemble string `json:"ensemble"`
+				ID       string `json:"id"`
+			} `json:"header"`
+		}
+		if err == nil && IsLedger(line) && json.Unmarshal(line, &first) == nil && first.Header != nil {
+			e.Ledger, e.Ensemble, e.ID = true, first.Header.Ensemble, first.Header.ID
+		}
+	}
+	return e
 }
 
 // openRecord opens and locks the record of ensemble for a command that

@@ -22,32 +22,42 @@ import (
 const EnvStateDir = "DARRM_STATE_DIR"
 
 // StateDir returns the folder of darrm's per-user state: $DARRM_STATE_DIR
-// if set, which must be an absolute path (a *stateDirError otherwise), else
-// $XDG_STATE_HOME/darrm, else ~/.local/state/darrm.
+// if set, else $XDG_STATE_HOME/darrm if that is set, else
+// $HOME/.local/state/darrm. The folder it comes from must be an absolute
+// path (a *stateDirError names the variable otherwise): resolved against
+// each run's working directory, a relative one would give one ledger a
+// record per directory, each vouching for less, so that an older copy of
+// the ledger restored and released from another directory would pass.
 func StateDir() (string, error) {
-	if d := os.Getenv(EnvStateDir); d != "" {
-		if !filepath.IsAbs(d) {
-			// Resolved against each run's working directory, it would give
-			// one ledger a record per directory, each vouching for less.
-			return "", &stateDirError{Value: d}
+	for _, v := range [...]struct{ name, sub string }{{EnvStateDir, ""}, {"XDG_STATE_HOME", "darrm"}} {
+		if d := os.Getenv(v.name); d != "" {
+			if !filepath.IsAbs(d) {
+				return "", &stateDirError{Var: v.name, Value: d}
+			}
+			return filepath.Join(d, v.sub), nil
 		}
-		return d, nil
-	}
-	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "darrm"), nil
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
 		return "", fmt.Errorf("ledger: no folder for the ledgers' records (set %s): %w", EnvStateDir, err)
 	}
+	if !filepath.IsAbs(home) {
+		return "", &stateDirError{Var: "HOME", Value: home}
+	}
 	return filepath.Join(home, ".local", "state", "darrm"), nil
 }
 
-// stateDirError is an EnvStateDir that is not an absolute path.
-type stateDirError struct{ Value string }
+// stateDirError is a folder for the records that is not an absolute path:
+// the environment variable Var, or with Var "" the caller's
+// Options.StateDir.
+type stateDirError struct{ Var, Value string }
 
 func (e *stateDirError) Error() string {
-	return fmt.Sprintf("environment variable %s = %s: must be an absolute path: a relative one names another folder from every working directory, and so gives one ledger a record in each", EnvStateDir, strconv.Quote(e.Value))
+	what := "environment variable " + e.Var
+	if e.Var == "" {
+		what = "ledger: Options.StateDir"
+	}
+	return fmt.Sprintf("%s = %s: must be an absolute path, or darrm would keep a record of each ledger per working directory; set %s to an absolute folder", what, strconv.Quote(e.Value), EnvStateDir)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.

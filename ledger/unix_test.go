@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -185,4 +186,53 @@ func openErr2(c context.Context, path string, opts Options) error {
 		l.Close()
 	}
 	return err
+}
+
+// TestInitOverExisting: Init never writes over what is at its path (issue
+// 55: an existing file failed with a raw "file exists", exit 1): a file
+// that is no ledger, another ledger (named with its ensemble and id), a
+// symbolic link (dangling too) and a FIFO (not read: it would block) are
+// each an *ExistsError, the caller's input; nothing is written or
+// recorded.
+func TestInitOverExisting(t *testing.T) {
+	dir := t.TempDir()
+	other := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	l := open(t, other)
+	otherID := l.Header().ID
+	l.Close()
+	notLedger := filepath.Join(dir, "votes.csv")
+	os.WriteFile(notLedger, []byte("1,0,1\n"), 0o644)
+	link := filepath.Join(dir, "dangling")
+	os.Symlink(filepath.Join(dir, "nowhere"), link)
+	fifo := filepath.Join(dir, "fifo")
+	mkfifo(t, fifo)
+	for _, c := range []struct {
+		path, what string
+		ledger     bool
+	}{{notLedger, "a file that is not a ledger", false}, {other, "", true}, {link, "a symbolic link", false}, {fifo, "a device, FIFO or socket", false}} {
+		var before []byte
+		if c.path != fifo {
+			before, _ = os.ReadFile(c.path)
+		}
+		state := t.TempDir()
+		b := unique(bound)
+		_, err := Init(ctx, c.path, NewHeader(b, accountant.Guarantee{Eps: 1, Delta: 1e-5}, 1e-5, accountant.Simple), InitOptions{Options: Options{StateDir: state}})
+		var ee *ExistsError
+		var bi interface{ BadInput() bool }
+		if !errors.As(err, &ee) || ee.What != c.what && !c.ledger || ee.Ledger != c.ledger || !errors.As(err, &bi) || !bi.BadInput() {
+			t.Errorf("%s: %v (%+v), want an ExistsError for %q", c.path, err, ee, c.what)
+			continue
+		}
+		if c.ledger && (!strings.HasPrefix(ee.Ensemble, bound.Ensemble) || ee.ID != otherID || !strings.Contains(err.Error(), "a ledger of ensemble")) {
+			t.Errorf("%s: %v, want it named as a ledger of %s, id %s", c.path, err, bound.Ensemble, otherID)
+		}
+		if c.path != fifo {
+			if after, _ := os.ReadFile(c.path); string(after) != string(before) {
+				t.Errorf("%s: changed", c.path)
+			}
+		}
+		if rec, _ := os.ReadDir(filepath.Join(state, "ledgers")); len(rec) > 0 {
+			t.Errorf("%s: a record was written: %v", c.path, rec)
+		}
+	}
 }

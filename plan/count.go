@@ -65,10 +65,14 @@ type Count struct {
 	Total accountant.Total
 	// Ledger is the number a run charged to a new ledger with the budget
 	// releases, by Filter (Request.Filter, else the filter that allows
-	// the most); LedgerTotal is their total by it.
-	Ledger      int
-	LedgerTotal accountant.Guarantee
-	Filter      accountant.Method
+	// the most); LedgerTotal is what they spend by it, a realised cost.
+	// LedgerPublish is what that ledger publishes after them, as ledger
+	// show and a release on it print it: the budget its filter holds
+	// every release to (the plan assumes no teachers' cap).
+	Ledger        int
+	LedgerTotal   accountant.Guarantee
+	LedgerPublish accountant.Total
+	Filter        accountant.Method
 	// LedgerNote says why a ledger of Filter cannot hold the run, if so.
 	LedgerNote string
 	// PerQuery is the per-query guarantee, Label says what the mechanism
@@ -218,6 +222,9 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 			return c, err
 		}
 		if c.LedgerTotal, _, err = accountant.FilterTotal(c.Filter, seq, r.Budget.Guarantee); err != nil {
+			return c, err
+		}
+		if c.LedgerPublish, err = ledgerPublish(c.Filter, r.Budget.Guarantee); err != nil {
 			return c, err
 		}
 	}

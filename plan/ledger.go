@@ -100,3 +100,11 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 	}
 	return &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: rule}
 }
+
+// ledgerPublish returns what a new ledger with filter f and budget
+// publishes for every release charged to it, as the ledger itself says it
+// (ledger.Balance.Publish: accountant.Account.Publish of a filter): its
+// budget, the teachers' cap aside, which a plan does not assume.
+func ledgerPublish(f accountant.Method, budget accountant.Guarantee) (accountant.Total, error) {
+	return accountant.Account{Filter: &f, Budget: &budget}.Publish()
+}

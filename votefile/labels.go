@@ -63,6 +63,10 @@ type LabelMeta struct {
 	Abstain bool `json:"abstain,omitempty"`
 	// ForRelease is false for labels drawn from a seeded source.
 	ForRelease bool `json:"for_release"`
+	// Ledger is the id of the ledger the labels were charged to (its
+	// header's, 32 hexadecimal digits), "" when none was: the total to
+	// publish of such labels is the ledger's, not theirs alone.
+	Ledger string `json:"ledger,omitempty"`
 }
 
 // LabelTeachers is the guarantee of each teacher that a release assumed,
@@ -105,7 +109,7 @@ func (m *LabelMeta) HeaderLine() string {
 // labelKeys are the keys of a label file's header, and teacherKeys those
 // of its teachers object.
 var (
-	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release"}
+	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger"}
 	teacherKeys = []string{"eps", "Delta"}
 )
 
@@ -148,6 +152,8 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 		return nil, bad("eps", m.Eps, "must be a finite number >= 0")
 	case !(m.Delta >= 0 && m.Delta < 1):
 		return nil, bad("delta", m.Delta, "must be in [0, 1)")
+	case m.Ledger != "" && !isLedgerID(m.Ledger):
+		return nil, bad("ledger", strconv.Quote(m.Ledger), "must be a ledger's id, 32 hexadecimal digits")
 	}
 	return m, nil
 }
@@ -601,4 +607,18 @@ func (r *LabelReader) parse(line []byte) error {
 	}
 	r.row = row
 	return nil
+}
+
+// isLedgerID reports whether s is a ledger's id: 32 lower-case
+// hexadecimal digits.
+func isLedgerID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -28,6 +28,7 @@ func TestLabelReaderRefuses(t *testing.T) {
 		{"repeated teachers key", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"teachers":{"eps":1,"Delta":0,"eps":0.1},"for_release":true}` + "\nid,label\n1,0\n", `"eps": repeated key`},
 		{"header version", `# {"darrm-labels":2,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true}` + "\nid,label\n1,0\n", "this darrm reads version 1"},
 		{"header without eps", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","delta":0,"for_release":true}` + "\nid,label\n1,0\n", "eps = NaN"},
+		{"ledger id not hex", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true,"ledger":"\u001b[2J0123456789abcdef0123456789abcd"}` + "\nid,label\n1,0\n", "must be a ledger's id"},
 		{"JSON row without answered", "{\"id\":1,\"label\":1,\"answered\":true}\n{\"id\":2,\"label\":1}\n", "as in the first row"},
 		{"JSON row with another key", "{\"id\":1,\"label\":1,\"votes\":[1]}\n", "want a JSON object"},
 	} {
@@ -42,7 +43,12 @@ func TestLabelReaderRefuses(t *testing.T) {
 			t.Errorf("%s: %v, want a *FormatError with %q", tc.name, err, tc.want)
 		}
 	}
-	lr, err := NewLabelReader(strings.NewReader("# NOT FOR RELEASE: seeded\nid,label,answered\nq1,4,1\nq2,,0\n"), "old.csv")
+	id := "0123456789abcdef0123456789abcdef"
+	lr, err := NewLabelReader(strings.NewReader(strings.Replace(head, `"for_release":true`, `"for_release":true,"ledger":"`+id+`"`, 1)+"id,label,answered\n1,2,1\n"), "ledger.csv")
+	if err != nil || lr.Meta() == nil || lr.Meta().Ledger != id || !strings.Contains(lr.Meta().HeaderLine(), `"ledger":"`+id+`"`) {
+		t.Errorf("labels charged to a ledger: %v, %+v", err, lr.Meta())
+	}
+	lr, err = NewLabelReader(strings.NewReader("# NOT FOR RELEASE: seeded\nid,label,answered\nq1,4,1\nq2,,0\n"), "old.csv")
 	if err != nil || lr.Meta() != nil || !lr.Next() || lr.Row().Label != 4 || !lr.Next() || lr.Row().Answered || lr.Next() || lr.Err() != nil {
 		t.Errorf("a label file without a header: %v", err)
 	}

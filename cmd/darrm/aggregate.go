@@ -74,7 +74,11 @@ func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Guarantee, *flo
 	case (eps || delta) && total != nil:
 		return nil, nil, cli.Usagef("--total-delta goes without a budget: a release with --budget-eps and --budget-delta states its total at --budget-delta")
 	case eps && delta:
-		return &accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, nil, nil
+		budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
+		if err := accountant.CheckBudget(budget); err != nil {
+			return nil, nil, cli.AsUsage(flagErr(err, budgetFlags))
+		}
+		return &budget, nil, nil
 	case eps || delta:
 		return nil, nil, cli.Usagef("--budget-eps and --budget-delta go together: a budget must bound both")
 	}

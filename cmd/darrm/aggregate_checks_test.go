@@ -107,7 +107,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 			led := filepath.Join(dir, "checks.ledger")
 			// The simple filter composes every mechanism's labels, those
 			// without a zCDP curve too.
-			if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "1e9", "--budget-delta", "0.99", "--filter", "simple"); code != 0 {
+			if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "1e9", "--budget-delta", "0.5", "--filter", "simple"); code != 0 {
 				t.Fatal(e)
 			}
 			release := append([]string{"aggregate", "--mechanism", string(m.Name), "--cache-dir", cache}, exampleFlags(t, m)...)

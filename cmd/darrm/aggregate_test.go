@@ -209,7 +209,7 @@ func TestAggregateBadInput(t *testing.T) {
 		{"even K", []string{write("k.csv", "1,0\n")}, 2, []string{"must be odd"}},
 		{"unknown mechanism", []string{good, "--mechanism", "best"}, 2, []string{"--mechanism \"best\""}},
 		{"lone budget", []string{good, "--budget-eps", "1"}, 2, []string{"go together"}},
-		{"bad budget", []string{good, "--budget-eps", "-1", "--budget-delta", "0.1"}, 2, []string{"budget eps = -1"}},
+		{"bad budget", []string{good, "--budget-eps", "-1", "--budget-delta", "0.1"}, 2, []string{"--budget-eps = -1: must be a finite number > 0"}},
 		{"bad out format", []string{good, "--out-format", "xml"}, 2, []string{"--out-format"}},
 		{"bad delta'", []string{good, "--delta-prime", "0"}, 2, []string{"--delta-prime = 0"}},
 		{"dsub needs pure DP", []string{good, "--mechanism", "dsub"}, 2, []string{"Theorem 3.5.1 needs pure-DP teachers, Delta = 0"}},

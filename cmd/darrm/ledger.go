@@ -78,13 +78,16 @@ func newLedgerInitCmd() *cobra.Command {
 		// Check checks the ledger to be as an output.
 		Annotations: map[string]string{"output": "LEDGER"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b, classes, err := f.binding(cmd)
+			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
+			if err := accountant.CheckBudget(budget); err != nil {
+				return cli.AsUsage(flagErr(err, budgetFlags))
+			}
+			b, votes, err := f.binding(cmd)
 			if err != nil {
 				return err
 			}
-			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
 			filter := ledger.DefaultFilter(b, budget)
-			use, err := f.use.declared(cmd, b, budget, classes, f.Votes != "")
+			use, err := f.use.declared(cmd, b, budget, votes, f.Classes)
 			if err != nil {
 				return err
 			}
@@ -102,11 +105,20 @@ func newLedgerInitCmd() *cobra.Command {
 				return ledgerError(err)
 			}
 			if use != nil {
-				if err := ledgerFilterChoice(cmd.OutOrStdout(), args[0], use.Labels, use.Choice, filter, named); err != nil {
+				if err := ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, filter, named); err != nil {
 					return err
 				}
 			}
-			return ledgerInitialized(cmd.OutOrStdout(), args[0], b, h, prev)
+			l, err := ledger.ReadOnly(cmd.Context(), args[0], ledger.Options{})
+			if err != nil {
+				return ledgerError(err)
+			}
+			defer l.Close()
+			bal, err := l.Balance()
+			if err != nil {
+				return err
+			}
+			return ledgerInitialized(cmd.OutOrStdout(), args[0], b, l.Header(), bal.Publish, prev)
 		},
 	}, &f)
 	bind(cmd, &f.use)
@@ -140,16 +152,29 @@ type ledgerUseFlags struct {
 type ledgerUse struct {
 	Labels string
 	Choice ledger.FilterChoice
+	// Names maps the library's names of the labels' parameters to the
+	// flags that gave them, to say why a filter cannot hold them.
+	Names map[string]string
 }
 
 // useFlagNames are the flags that describe the labels declared.
 var useFlagNames = []string{"classes", "m", "delta", "target-eps", "queries", "sigma2", "sigma1", "threshold", "laplace-scale",
 	"prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search"}
 
+// votesRead is what aggregate takes from a vote file besides the
+// ensemble's binding: the kind of votes, which resolves the mechanism,
+// and their number of classes.
+type votesRead struct {
+	Input   votefile.Input
+	Classes int
+}
+
 // declared returns the use that the flags declare for a ledger bound to
-// b with budget, of votes of the number of classes given (0: not
-// given), nil when they declare none. With votes, --classes reads them.
-func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, classes int, votes bool) (*ledgerUse, error) {
+// b with budget, nil when they declare none: labels of the vote file read
+// by --votes (nil: none), as aggregate releases them, or of votes of
+// classes classes (--classes; 0: two-class). With --votes, --classes
+// reads the votes.
+func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, votes *votesRead, classes int) (*ledgerUse, error) {
 	fs := cmd.Flags()
 	mech, step := fs.Changed("mechanism"), fs.Changed("step-eps") || fs.Changed("step-delta")
 	switch {
@@ -159,7 +184,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 		return nil, cli.Usagef("--step-delta goes with --step-eps: the per-query (eps, delta) of the labels declared")
 	case !mech && !step:
 		for _, n := range useFlagNames {
-			if fs.Changed(n) && !(votes && n == "classes") {
+			if fs.Changed(n) && !(votes != nil && n == "classes") {
 				return nil, cli.Usagef("--%s describes the labels the ledger will pay for: declare them with --mechanism (or --step-eps)", n)
 			}
 		}
@@ -167,29 +192,44 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 	}
 	var s accountant.Spend
 	var labels string
+	// The declared label's eps and delta are the flags' that gave them:
+	// --step-eps and --step-delta, or a mechanism's settings, no flag.
+	names := budgetFlags
 	if step {
 		g := accountant.Guarantee{Eps: u.StepEps, Delta: u.StepDelta}
 		s, labels = accountant.ApproxStep(g), fmt.Sprintf("labels of %v each", g)
+		names = withFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta"})
 	} else {
 		var err error
-		if s, labels, err = u.mechanismStep(cmd, b, budget, classes); err != nil {
+		if s, labels, err = u.mechanismStep(cmd, b, budget, votes, classes); err != nil {
 			return nil, err
 		}
 	}
 	c, err := ledger.ChooseFilter(b, budget, s, u.Queries)
 	if err != nil {
-		return nil, cli.AsUsage(flagErr(err, map[string]string{"eps": "--step-eps", "delta": "--step-delta"}))
+		return nil, cli.AsUsage(flagErr(err, names))
 	}
-	return &ledgerUse{Labels: labels, Choice: c}, nil
+	return &ledgerUse{Labels: labels, Choice: c, Names: names}, nil
 }
 
 // mechanismStep returns the description of one label of --mechanism,
 // built as aggregate builds it (plan.Aggregator) for the teachers that b
-// binds, whose votes are among classes classes (0: not given), and the
-// labels in words.
-func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, classes int) (accountant.Spend, string, error) {
+// binds, and the labels in words. With votes (--votes), the mechanism is
+// resolved for their kind and classes, as aggregate resolves it; else for
+// votes of classes classes (two-class votes when --classes is not given).
+func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, votes *votesRead, classes int) (accountant.Spend, string, error) {
 	fs := cmd.Flags()
-	info, err := lookupMechanism(cmd, u.Mechanism)
+	var info ensemble.MechanismInfo
+	var err error
+	switch {
+	case votes == nil:
+		info, err = lookupMechanism(cmd, u.Mechanism)
+	default:
+		classes = votes.Classes
+		if info, err = ensemble.LookupMechanism(u.Mechanism, votes.Input); err != nil {
+			err = cli.Usagef("--%v (the votes of --votes, as their metadata header or the reading flags state them)", err)
+		}
+	}
 	if err != nil {
 		return accountant.Spend{}, "", err
 	}
@@ -248,20 +288,20 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 // readFlags are the flags that say how to read --votes.
 var readFlags = []string{"input-format", "header", "id", "teachers-in-rows", "queries-in-rows", "array", "meta"}
 
-// binding returns the ensemble's parameters (ledger.Bind) and the number
-// of classes of its votes (0: not known): the vote file's header, which
-// the flags given must agree with, or the flags alone, which must then
-// all be given (the relation defaults to private-teachers). The vote file
-// is read as aggregate reads it: any layout or format, its header in the
-// file or in its sidecar.
-func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, int, error) {
+// binding returns the ensemble's parameters (ledger.Bind) and, with
+// --votes, what else aggregate reads of the votes (nil without): the vote
+// file's header, which the flags given must agree with, or the flags
+// alone, which must then all be given (the relation defaults to
+// private-teachers). The vote file is read as aggregate reads it: any
+// layout or format, its header in the file or in its sidecar.
+func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, *votesRead, error) {
 	fs := cmd.Flags()
 	s := provenance.Stated{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition,
 		Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta)}
 	if f.Votes == "" {
 		for _, n := range readFlags {
 			if fs.Changed(n) {
-				return provenance.Binding{}, 0, cli.Usagef("--%s says how to read the --votes file: give --votes, or leave it out", n)
+				return provenance.Binding{}, nil, cli.Usagef("--%s says how to read the --votes file: give --votes, or leave it out", n)
 			}
 		}
 		required := []string{"ensemble", "K", "eps", "Delta", "kind", "partition"}
@@ -271,11 +311,11 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, int, 
 			required = []string{"ensemble", "K", "kind", "partition"}
 		}
 		if err := cli.RequireFlags(cmd, required...); err != nil {
-			return provenance.Binding{}, 0, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
+			return provenance.Binding{}, nil, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
 		}
 		s.Relation = &f.Relation
 		b, err := ledger.Bind(nil, s)
-		return b, f.Classes, cli.AsUsage(err)
+		return b, nil, cli.AsUsage(err)
 	}
 	if fs.Changed("relation") {
 		s.Relation = &f.Relation
@@ -283,22 +323,22 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, int, 
 	in, file, err := f.OpenVotes(cmd, "--votes", f.Votes)
 	var bad interface{ BadInput() bool }
 	if errors.As(err, &bad) && !cli.IsUsage(err) {
-		return provenance.Binding{}, 0, fmt.Errorf("--votes: %w", err)
+		return provenance.Binding{}, nil, fmt.Errorf("--votes: %w", err)
 	} else if err != nil {
-		return provenance.Binding{}, 0, err
+		return provenance.Binding{}, nil, err
 	}
 	defer file.Close()
 	name := cli.InputName(f.Votes)
 	meta := in.Meta()
 	if meta == nil {
-		return provenance.Binding{}, 0, cli.Usagef("--votes %s has no metadata header: state it in a sidecar beside the votes (%s, or --meta FILE: the header's JSON object, docs/aggregate.md) or give the ensemble's parameters as flags", name, votefile.SidecarPath(name))
+		return provenance.Binding{}, nil, cli.Usagef("--votes %s has no metadata header: state it in a sidecar beside the votes (%s, or --meta FILE: the header's JSON object, docs/aggregate.md) or give the ensemble's parameters as flags", name, votefile.SidecarPath(name))
 	}
 	s.Calibrated = ensemble.Calibrated(meta)
 	b, err := ledger.Bind(meta, s)
 	if err != nil {
-		return b, 0, fmt.Errorf("--votes %s: %w", name, in.HeaderError(err))
+		return b, nil, fmt.Errorf("--votes %s: %w", name, in.HeaderError(err))
 	}
-	return b, in.Classes(), nil
+	return b, &votesRead{Input: in.Input(), Classes: in.Classes()}, nil
 }
 
 func newLedgerShowCmd() *cobra.Command {

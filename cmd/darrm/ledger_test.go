@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -294,25 +295,83 @@ func TestLedgerUpgradeDamaged(t *testing.T) {
 	}
 }
 
-// TestStateDirRelative: a relative DARRM_STATE_DIR, which would name
-// another folder, and so another record of one ledger, from each working
-// directory, is refused (exit 2) before anything is charged.
+// TestStateDirRelative: the red team's rollback (issue 55) with the folder
+// of the records relative, whether it comes from DARRM_STATE_DIR,
+// XDG_STATE_HOME or HOME: release from sub1/, restore an older copy of
+// the ledger, release from sub2/. A relative folder would name another
+// record of the ledger from each working directory, so that the second
+// release passed and the first one's labels were forgotten: every release
+// and init is refused (exit 2, naming the variable and its value) before
+// anything is charged or written. With HOME absolute, the same steps keep
+// one record, and the second release is refused as an older copy.
 func TestStateDirRelative(t *testing.T) {
-	dir := t.TempDir()
-	votes := smallVotes(t, dir, 5)
-	led := newLedgerFile(t, dir, "relative-state", votes)
-	t.Chdir(dir) // where a darrm that took the folder would make it
-	t.Setenv("DARRM_STATE_DIR", "state")
-	out := filepath.Join(dir, "l.csv")
-	_, errOut, code := darrm(t, "", append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led, "--out", out}, binding3[2:6]...)...)
-	if code != exitUsage || !strings.Contains(errOut, "DARRM_STATE_DIR") || !strings.Contains(errOut, "absolute") {
-		t.Errorf("relative DARRM_STATE_DIR: exit %d: %s", code, errOut)
-	}
-	if _, err := os.Stat(out); err == nil {
-		t.Error("labels were written")
-	}
-	if _, e, code := darrm(t, "", "ledger", "init", filepath.Join(dir, "other.ledger"), "--ensemble", "relative-state-2", "--budget-eps", "1", "--budget-delta", "1e-3", "--K", "3", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared"); code != exitUsage {
-		t.Errorf("ledger init with a relative DARRM_STATE_DIR: exit %d: %s", code, e)
+	for _, c := range []struct{ name, state, xdg, home, want string }{
+		{"DARRM_STATE_DIR", "state", "", "", `DARRM_STATE_DIR = "state"`},
+		{"XDG_STATE_HOME", "", "xdg", "", `XDG_STATE_HOME = "xdg"`},
+		{"HOME", "", "", "relhome", `HOME = "relhome"`},
+		{"absolute", "", "", "", ""}, // the rollback is found
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			votes := smallVotes(t, dir, 5)
+			home := filepath.Join(dir, "home")
+			t.Setenv("HOME", home)
+			t.Setenv(ledger.EnvStateDir, "")
+			t.Setenv("XDG_STATE_HOME", "")
+			led := newLedgerFile(t, dir, "relative-state", votes)
+			old, err := os.ReadFile(led)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv(ledger.EnvStateDir, c.state)
+			t.Setenv("XDG_STATE_HOME", c.xdg)
+			if c.home != "" {
+				t.Setenv("HOME", c.home)
+			}
+			release := func(sub string) (string, int) {
+				wd := filepath.Join(dir, sub)
+				os.Mkdir(wd, 0o755)
+				t.Chdir(wd)
+				out := filepath.Join(dir, sub+".csv")
+				_, e, code := darrm(t, "", append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--ledger", led, "--out", out}, binding3[2:6]...)...)
+				if _, err := os.Stat(out); (err == nil) != (code == 0) {
+					t.Errorf("from %s/: exit %d, labels written: %v", sub, code, err == nil)
+				}
+				if n := files(t, wd); len(n) != 0 {
+					t.Errorf("from %s/: wrote %v in the working directory", sub, n)
+				}
+				return e, code
+			}
+			e1, code1 := release("sub1")
+			if err := os.WriteFile(led, old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			e2, code2 := release("sub2")
+			if got, _ := os.ReadFile(led); !bytes.Equal(got, old) {
+				t.Errorf("the restored ledger was charged:\n%s", got)
+			}
+			if c.want == "" {
+				if code1 != 0 || code2 != exitUsage || !strings.Contains(e2, "older copy was restored") {
+					t.Errorf("HOME absolute: exit %d then %d: %s%s", code1, code2, e1, e2)
+				}
+				return
+			}
+			for _, r := range []struct {
+				e    string
+				code int
+			}{{e1, code1}, {e2, code2}} {
+				if r.code != exitUsage || !strings.Contains(r.e, c.want) || !strings.Contains(r.e, "absolute") {
+					t.Errorf("release: exit %d: %s", r.code, r.e)
+				}
+			}
+			other := filepath.Join(dir, "other.ledger")
+			if _, e, code := darrm(t, "", append([]string{"ledger", "init", other, "--ensemble", "relative-state-2", "--budget-eps", "1", "--budget-delta", "1e-3"}, binding3...)...); code != exitUsage || !strings.Contains(e, c.want) {
+				t.Errorf("ledger init: exit %d: %s", code, e)
+			}
+			if _, err := os.Stat(other); err == nil {
+				t.Error("ledger init wrote the ledger")
+			}
+		})
 	}
 }
 
@@ -370,7 +429,7 @@ func TestLedgerInitNonPrivate(t *testing.T) {
 	}
 	out, _, _ = darrm(t, "", "ledger", "show", led, "--format", "json")
 	var show struct {
-		TotalEps float64 `json:"total_eps"`
+		TotalEps float64 `json:"spent_eps"`
 	}
 	if decode(t, out, &show); show.TotalEps != 4.5 {
 		t.Errorf("ledger show after releases at eps 0.5 and 1 of 3 queries each: total eps %v, want 4.5", show.TotalEps)
@@ -521,12 +580,24 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 		out  []string // what stdout or the error must say
 		code int
 	}{
-		{"pure labels, (8, 1e-6)", join(oneVote, b8, pure), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 52 labels; the 4 expected total (1.89738, 1e-06), within the budget", "simple:       allows 39 labels; the 4 expected total (0.8, 0)", "kept: zcdp-filter, it allows the most labels"}, 0},
-		{"pure labels, (3, 1e-5)", join(oneVote, b3, pure), accountant.Simple, []string{"allows 11 labels; the 4 expected total (1.69274, 1e-05)", "allows 14 labels", "kept: simple, it allows the most labels", "held by filter simple"}, 0},
+		{"pure labels, (8, 1e-6)", join(oneVote, b8, pure), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 52 labels; the 4 expected spend (1.89738, 1e-06), within the budget", "simple:       allows 39 labels; the 4 expected spend (0.8, 0)", "kept: zcdp-filter, it allows the most labels"}, 0},
+		{"pure labels, (3, 1e-5)", join(oneVote, b3, pure), accountant.Simple, []string{"allows 11 labels; the 4 expected spend (1.69274, 1e-05)", "allows 14 labels", "kept: simple, it allows the most labels", "held by filter simple"}, 0},
 		{"named by --filter", join(oneVote, b3, pure, []string{"--filter", "zcdp-filter"}), accountant.ZCDPFilter, []string{"kept: zcdp-filter, named by --filter (simple allows more)"}, 0},
 		{"confident-gnmax", join(oneVote, []string{"--budget-eps", "2", "--budget-delta", "1e-5", "--mechanism", "confident-gnmax", "--classes", "10", "--sigma1", "150", "--sigma2", "40", "--threshold", "200", "--queries", "300"}), accountant.ZCDPFilter, []string{"confident-gnmax labels", "zcdp-filter:  allows 167 labels", "simple:       allows 1 label;"}, 0},
 		{"approximate labels", join(private, b3, []string{"--step-eps", "0.3", "--step-delta", "1e-7"}), accountant.Simple, []string{"zcdp-filter:  cannot hold them", "simple:       allows 10 labels"}, 0},
 		{"private teachers, pure labels", join(private, b3, []string{"--step-eps", "0.05"}), accountant.ZCDPFilter, []string{"labels of (0.05, 0)-DP each", "allows 179 labels", "allows 59 labels"}, 0},
+		// Issue 55: more labels than the accountant counts fit the zCDP
+		// filter: it allows the most, and is kept.
+		{"gnmax at sigma2 1e9", join(oneVote, b3, []string{"--mechanism", "gnmax", "--classes", "10", "--sigma2", "1e9"}), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 2^53 labels or more", "simple:       allows 1 label", "kept: zcdp-filter, it allows the most labels"}, 0},
+		{"step eps 1e-10", join(oneVote, b3, []string{"--step-eps", "1e-10"}), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 2^53 labels or more", "simple:       allows 29999999999 labels", "kept: zcdp-filter, it allows the most"}, 0},
+		{"darrm-one-vote at 1e-10", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote", "--target-eps", "1e-10", "--cache-dir", filepath.Join(dir, "cache")}), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 2^53 labels or more", "kept: zcdp-filter, it allows the most"}, 0},
+		{"both beyond the count", join(private, b3, []string{"--step-eps", "1e-17"}), accountant.Simple, []string{"zcdp-filter:  allows 2^53 labels or more", "simple:       allows 2^53 labels or more", "kept: simple, the default for this ledger, as the filters allow as many labels"}, 0},
+		// Issue 55: the declared label's parameters are named as the flags
+		// that gave them, in the range every command holds them to.
+		{"step eps 1e-300", join(oneVote, b3, []string{"--step-eps", "1e-300"}), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 2^53 labels or more", "simple:       allows 2^53 labels or more"}, 0},
+		{"step eps 1e308", join(oneVote, b3, []string{"--step-eps", "1e308"}), 0, []string{"--step-eps = 1e+308: too large"}, exitUsage},
+		{"step delta 0.7", join(oneVote, b3, []string{"--step-eps", "0.1", "--step-delta", "0.7"}), 0, []string{"--step-delta = 0.7: must be in [0, 0.5]"}, exitUsage},
+		{"budget delta 0.9", join(oneVote, []string{"--budget-eps", "3", "--budget-delta", "0.9"}), 0, []string{"--budget-delta = 0.9: must be in [0, 0.5]"}, exitUsage},
 		{"no labels declared", join(oneVote, b3, []string{"--queries", "4"}), 0, []string{"--queries describes the labels"}, exitUsage},
 		{"mechanism and step", join(oneVote, b3, pure, []string{"--step-eps", "0.1"}), 0, []string{"--mechanism and --step-eps exclude each other"}, exitUsage},
 		{"no target eps", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote"}), 0, []string{"give one --target-eps"}, exitUsage},
@@ -560,5 +631,130 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 			t.Errorf("%s: the ledger's filter is %v, want %v", c.name, f, c.want)
 		}
 		l.Close()
+	}
+}
+
+// TestOneRangePerParameter: a budget's and a declared step's parameters
+// have one range across the commands that take them (issue 55: ledger
+// init took --budget-delta 0.9 where plan refused it), each checked by
+// one function: every command refuses the same values with the same
+// words (exit 2), and takes the edges of the range.
+func TestOneRangePerParameter(t *testing.T) {
+	dir := t.TempDir()
+	votes := smallVotes(t, dir, 3)
+	led := func(v string) []string {
+		return []string{"ledger", "init", filepath.Join(dir, "range-"+v+".ledger"), "--ensemble", "range-" + v, "--K", "3", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash"}
+	}
+	for _, c := range []struct {
+		flag, value, want string // want: the error, "" for none
+	}{
+		{"--budget-eps", "0", "--budget-eps = 0: must be a finite number > 0"},
+		{"--budget-eps", "NaN", "--budget-eps = NaN: must be a finite number > 0"},
+		{"--budget-eps", "+Inf", "--budget-eps = +Inf: must be a finite number > 0"},
+		{"--budget-delta", "0.9", "--budget-delta = 0.9: must be in [0, 0.5]"},
+		{"--budget-delta", "-1e-9", "--budget-delta = -1e-09: must be in [0, 0.5]"},
+		{"--budget-delta", "1", "--budget-delta = 1: must be in [0, 0.5]"},
+		{"--budget-delta", "0.5", ""},
+		{"--step-delta", "0.7", "--step-delta = 0.7: must be in [0, 0.5]"},
+		{"--step-delta", "NaN", "--step-delta = NaN: must be in [0, 0.5]"},
+		{"--step-delta", "0.5", ""},
+		{"--step-eps", "0", "--step-eps = 0: must be a finite number > 0"},
+	} {
+		budget := map[string]string{"--budget-eps": "2", "--budget-delta": "1e-5", "--step-eps": "0.1", "--step-delta": "0"}
+		budget[c.flag] = c.value
+		given := func(names ...string) []string {
+			var out []string
+			for _, n := range names {
+				out = append(out, n, budget[n])
+			}
+			return out
+		}
+		cmds := map[string][]string{
+			"account queries": append([]string{"account", "queries"}, given("--budget-eps", "--budget-delta", "--step-eps", "--step-delta")...),
+		}
+		if strings.HasPrefix(c.flag, "--budget") {
+			cmds["ledger init"] = append(led(c.flag[2:]+c.value), given("--budget-eps", "--budget-delta")...)
+			cmds["plan"] = append([]string{"plan", "--mechanism", "gnmax", "--K", "3", "--classes", "3", "--sigma2", "40", "--delta", "1e-5"}, given("--budget-eps", "--budget-delta")...)
+			cmds["aggregate"] = append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--out", filepath.Join(dir, "labels.csv")}, given("--budget-eps", "--budget-delta")...)
+		} else {
+			cmds["ledger init"] = append(led(c.flag[2:]+c.value), given("--budget-eps", "--budget-delta", "--step-eps", "--step-delta")...)
+			cmds["account compose"] = append([]string{"account", "compose", "--steps", "3"}, given("--step-eps", "--step-delta")...)
+		}
+		for name, args := range cmds {
+			_, e, code := darrm(t, "", args...)
+			switch {
+			case c.want == "" && (code != 0 && code != exitBudget):
+				t.Errorf("%s %s %s: exit %d: %s", name, c.flag, c.value, code, e)
+			case c.want != "" && (code != exitUsage || !strings.Contains(unwrapped(e), c.want)):
+				t.Errorf("%s %s %s: exit %d: %s\nwant %q", name, c.flag, c.value, code, e, c.want)
+			}
+		}
+	}
+}
+
+// TestLedgerInitOverExisting: ledger init onto a file that exists, a
+// vote file or another ensemble's ledger, exits 2 with what is there and
+// what to do (issue 55: exit 1 and a raw "open: file exists"), and leaves
+// it as it was.
+func TestLedgerInitOverExisting(t *testing.T) {
+	dir := t.TempDir()
+	votes := smallVotes(t, dir, 3)
+	other := newLedgerFile(t, dir, "over-existing", votes)
+	for _, c := range []struct{ path, want string }{
+		{votes, "exists already and is a file that is not a ledger"},
+		{other, "exists already: a ledger of ensemble over-existing"},
+	} {
+		before, _ := os.ReadFile(c.path)
+		_, e, code := darrm(t, "", append([]string{"ledger", "init", c.path, "--ensemble", "over-existing-2", "--budget-eps", "1", "--budget-delta", "1e-5"}, binding3...)...)
+		if code != exitUsage || !strings.Contains(unwrapped(e), c.want) || !strings.Contains(unwrapped(e), "name a new file") {
+			t.Errorf("init onto %s: exit %d: %s", c.path, code, e)
+		}
+		if after, _ := os.ReadFile(c.path); string(after) != string(before) {
+			t.Errorf("%s changed", c.path)
+		}
+	}
+}
+
+// TestLedgerInitVotesHeader: ledger init --votes reads what aggregate
+// reads of the votes' header, in the file or in a sidecar, their classes
+// and layout among it, and resolves --mechanism for those votes as
+// aggregate does (issue 55: gnmax on 10-class votes failed with "--K =
+// 250: must be odd", the two-class GNMax's check); a two-class mechanism
+// on them is refused as aggregate refuses it.
+func TestLedgerInitVotesHeader(t *testing.T) {
+	dir := t.TempDir()
+	csv := filepath.Join(dir, "votes10.csv")
+	var rows strings.Builder
+	rows.WriteString(`# {"darrm-votes":1,"ensemble":"header-classes","K":4,"classes":10,"layout":"votes","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":4,"source":{"method":"none"}}]}` + "\n")
+	for range 5 {
+		rows.WriteString("3,3,7,9\n")
+	}
+	os.WriteFile(csv, []byte(rows.String()), 0o644)
+	npy := filepath.Join(dir, "labels.npy")
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pate-teachers-labels-K25.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(npy, raw, 0o644)
+	os.WriteFile(votefile.SidecarPath(npy), []byte(`{"darrm-votes":1,"ensemble":"sidecar-classes","K":25,"classes":10,"layout":"votes","orientation":"teachers-in-rows","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":25,"source":{"method":"none"}}]}`), 0o644)
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
+	for i, c := range []struct {
+		votes string
+		args  []string
+		want  string
+		code  int
+	}{
+		{csv, []string{"--mechanism", "gnmax", "--sigma2", "40"}, "gnmax labels", 0},
+		{csv, []string{"--mechanism", "confident-gnmax", "--threshold", "3", "--sigma1", "150", "--sigma2", "40"}, "confident-gnmax labels", 0},
+		{csv, []string{"--mechanism", "lnmax", "--laplace-scale", "20"}, "lnmax labels", 0},
+		{npy, []string{"--mechanism", "gnmax", "--sigma2", "40"}, "gnmax labels", 0},
+		{csv, []string{"--mechanism", "darrm-one-vote", "--target-eps", "0.3"}, "darrm-one-vote labels two-class votes, not multi-class votes", exitUsage},
+	} {
+		led := filepath.Join(dir, fmt.Sprintf("h%d.ledger", i))
+		args := append(append([]string{"ledger", "init", led, "--votes", c.votes, "--replace"}, budget...), c.args...)
+		out, e, code := darrm(t, "", args...)
+		if code != c.code || !strings.Contains(unwrapped(out+e), c.want) {
+			t.Errorf("%v: exit %d: %s%s\nwant %q", c.args, code, out, e, c.want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -275,7 +276,7 @@ func TestLedgerMessages(t *testing.T) {
 	}
 	total, _, _ := l.Total()
 	l.Close()
-	if full := strconv.FormatFloat(total.Eps, 'g', -1, 64); !strings.Contains(out, "total_eps="+accountant.FormatBound(total.Eps)+" ") || len(full) > 8 && strings.Contains(out, full) {
+	if full := strconv.FormatFloat(total.Eps, 'g', -1, 64); !strings.Contains(out, "spent_eps="+accountant.FormatBound(total.Eps)+" ") || len(full) > 8 && strings.Contains(out, full) {
 		t.Errorf("the total %s is not rounded up to 6 digits: %s", full, out)
 	}
 	out, _, _ = darrm(t, "", "ledger", "show", v1, "--format", "json")
@@ -365,7 +366,7 @@ func TestLedgerUpgradeKeepsComposition(t *testing.T) {
 	}
 	out, stderr, code = darrm(t, "", "ledger", "show", led, "--format", "json")
 	var doc struct {
-		TotalEps    float64 `json:"total_eps"`
+		TotalEps    float64 `json:"spent_eps"`
 		Composition string  `json:"composition"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || doc.Composition != "simple" || math.Abs(doc.TotalEps-2.95) > 1e-9 {
@@ -379,5 +380,135 @@ func TestLedgerUpgradeKeepsComposition(t *testing.T) {
 	b, _ := os.ReadFile(labels)
 	if n := labelsIn(b); code != exitBudget || n > 1 {
 		t.Errorf("release after the upgrade: exit %d, %d labels: %s", code, n, stderr)
+	}
+}
+
+// TestPlanLedgerStory: the ledger flow tells one story (issue 55). plan
+// --for ledger prints the ledger init that declares its labels; run as
+// printed (through a shell, its lines continued), with LEDGER and VOTES
+// named, it keeps the filter the plan counted; the planned labels are all
+// released on it, with the settings it declares; and the number to
+// publish is printed the same by the plan, the release and ledger show
+// (the budget, with the same line of why), while what the labels spent,
+// the same in the plan and ledger show, is labelled as spent. A
+// two-class plan (over a second of solving) runs without -short.
+func TestPlanLedgerStory(t *testing.T) {
+	dir := t.TempDir()
+	many := filepath.Join(dir, "votes-many.csv")
+	var rows strings.Builder
+	rows.WriteString(`# {"darrm-votes":1,"ensemble":"plan-story-many","K":25,"classes":10,"layout":"votes","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":25,"source":{"method":"none"}}]}` + "\n")
+	for q := range 40 {
+		for k := range 25 {
+			if k > 0 {
+				rows.WriteString(",")
+			}
+			rows.WriteString(strconv.Itoa((q + k/8) % 10))
+		}
+		rows.WriteString("\n")
+	}
+	os.WriteFile(many, []byte(rows.String()), 0o644)
+	// The README's 11 private teachers, as fresh mechanisms per query: no
+	// teachers' cap, which a plan does not know.
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "votes-K11.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := filepath.Join(dir, "votes-two.csv")
+	body := strings.Replace(strings.Replace(string(raw), `"testdata-votes-K11"`, `"plan-story-two"`, 1), `"kind":"fixed"`, `"kind":"per-query"`, 1)
+	os.WriteFile(two, []byte(body), 0o644)
+	cases := []struct {
+		name, votes string
+		plan        []string
+	}{
+		{"gnmax", many, []string{"--mechanism", "gnmax", "--K", "25", "--classes", "10", "--queries", "40", "--budget-eps", "2", "--budget-delta", "1e-5"}},
+		{"rr", two, []string{"--mechanism", "rr", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--queries", "20", "--budget-eps", "10", "--budget-delta", "1e-3"}},
+	}
+	if testing.Short() {
+		cases = cases[:1]
+	}
+	// settings are the words of the printed init that aggregate takes.
+	settings := map[string]bool{"--mechanism": true, "--sigma2": true, "--sigma1": true, "--threshold": true, "--delta": true, "--m": true, "--laplace-scale": true, "--target-eps": true}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text, e, code := darrm(t, "", append(append([]string{"plan"}, c.plan...), "--for", "ledger")...)
+			if code != 0 {
+				t.Fatalf("plan: exit %d: %s", code, e)
+			}
+			for _, l := range strings.Split(text, "\n") {
+				if len([]rune(l)) > 100 {
+					t.Errorf("a line of %d columns: %s", len([]rune(l)), l)
+				}
+			}
+			cell := func(key string) string {
+				for _, l := range strings.Split(text, "\n") {
+					if f := strings.Fields(strings.Trim(l, "│ ")); len(f) >= 3 && f[0] == key {
+						return f[2]
+					}
+				}
+				t.Fatalf("plan: no %s:\n%s", key, text)
+				return ""
+			}
+			publish := "(" + cell("publish_eps") + ", " + cell("publish_delta") + ")-DP"
+			_, printed, ok := strings.Cut(text, "To make the ledger")
+			if _, printed, _ = strings.Cut(printed, "\n"); !ok || !strings.HasPrefix(printed, "darrm ledger init LEDGER --votes VOTES") {
+				t.Fatalf("plan --for ledger prints no ledger init:\n%s", text)
+			}
+			led := filepath.Join(dir, c.name+".ledger")
+			script := strings.NewReplacer(" LEDGER ", " '"+led+"' ", " VOTES ", " '"+c.votes+"' ").Replace(printed)
+			sh := exec.Command("sh", "-c", `darrm() { GO_DARRM_MAIN=1 "$DARRM_TEST_BINARY" "$@"; }`+"\n"+script)
+			sh.Env = append(os.Environ(), "DARRM_TEST_BINARY="+os.Args[0])
+			out, err := sh.CombinedOutput()
+			if err != nil || !containsFlat(string(out), "kept: "+cell("ledger_filter")) || !containsFlat(string(out), "to publish: "+publish) {
+				t.Fatalf("the printed ledger init, run as printed: %v\n%s\n%s", err, script, out)
+			}
+
+			release := []string{"aggregate", c.votes, "--ledger", led, "--out", filepath.Join(dir, c.name+"-labels.csv")}
+			words := strings.Fields(strings.ReplaceAll(printed, "\\\n", " "))
+			for i, w := range words {
+				if settings[w] {
+					release = append(release, w, words[i+1])
+				}
+			}
+			sum, e, code := darrm(t, "", release...)
+			if code != 0 || !containsFlat(sum, "TO PUBLISH: "+publish+" for every release charged to the ledger") ||
+				!containsFlat(sum, fmt.Sprintf("%s (csv): %s of %s queries", filepath.Join(dir, c.name+"-labels.csv"), cell("queries"), cell("queries"))) {
+				t.Fatalf("aggregate %v: exit %d:\n%s%s", release, code, sum, e)
+			}
+			show, _, _ := darrm(t, "", "ledger", "show", led)
+			if !containsFlat(show, "publish_eps="+cell("publish_eps")+" publish_delta="+cell("publish_delta")) ||
+				!containsFlat(show, "spent_eps="+cell("ledger_spent_eps")+" spent_delta="+cell("ledger_spent_delta")) {
+				t.Errorf("ledger show does not say what the plan said (to publish %s, spent (%s, %s)):\n%s", publish, cell("ledger_spent_eps"), cell("ledger_spent_delta"), show)
+			}
+			js, _, _ := darrm(t, "", "ledger", "show", led, "--format", "json")
+			var l map[string]any
+			decode(t, js, &l)
+			if why, _ := l["publish_why"].(string); why == "" || !containsFlat(sum, "why: "+why) || !containsFlat(text, why) {
+				t.Errorf("why %q: not said alike by plan and aggregate:\n%s\n%s", why, text, sum)
+			}
+			if c.name != "gnmax" {
+				return
+			}
+			// account pate of the labels: the ledger's total to publish with
+			// --ledger; without it, the labels' own total is not the one to
+			// publish, since their header names the ledger they were charged to.
+			account := []string{"account", "pate", c.votes, "--labels", filepath.Join(dir, c.name+"-labels.csv"), "--target-delta", cell("publish_delta"), "--format", "json"}
+			var alone, with map[string]any
+			rl, err := ledger.ReadOnly(t.Context(), led, ledger.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := rl.Header().ID
+			rl.Close()
+			js, e, code = darrm(t, "", account...)
+			decode(t, js, &alone)
+			if code != 0 || alone["publish"] != "ledger" || !strings.Contains(alone["publication"].(string), "charged to the ledger of id "+id) {
+				t.Errorf("account pate of the ledger's labels, without --ledger: exit %d: publish %v: %v%s", code, alone["publish"], alone["publication"], e)
+			}
+			js, e, code = darrm(t, "", append(account, "--ledger", led)...)
+			decode(t, js, &with)
+			if code != 0 || with["publish"] != "eps_guarantee" || accountant.FormatBound(with["eps_guarantee"].(float64)) != cell("publish_eps") {
+				t.Errorf("account pate with --ledger: exit %d: publish %v = %v, want the ledger's %s%s", code, with["publish"], with["eps_guarantee"], cell("publish_eps"), e)
+			}
+		})
 	}
 }

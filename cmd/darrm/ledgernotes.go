@@ -15,6 +15,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -72,7 +73,7 @@ func ledgerError(err error) error {
 	case errors.As(err, &fe):
 		err = &worded{err, strings.Replace(err.Error(), fe.Error(), fe.Say(fmt.Sprintf("a ledger made with darrm ledger init --filter %v", accountant.Simple)), 1)}
 	}
-	return flagErr(err, nil)
+	return flagErr(err, budgetFlags)
 }
 
 // worded is err said in the command's words.
@@ -85,11 +86,13 @@ func (e *worded) Error() string { return e.msg }
 func (e *worded) Unwrap() error { return e.err }
 
 // ledgerInitialized says that ledger init made the ledger path with header h,
-// bound to b, and which record of the ensemble's ledger it replaced, if
-// any.
-func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, prev *ledger.Record) error {
+// bound to b, what it will publish for every release charged to it
+// (ledger.Balance.Publish) and why, and which record of the ensemble's
+// ledger it replaced, if any.
+func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, publish accountant.Total, prev *ledger.Record) error {
 	t := cliout.NewText(w)
 	t.Line("ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
+	t.Line("to publish: %v for every release charged to it, by the %s; why: %s", publish.Guarantee, publish.Name(), report.LedgerWhy(publish))
 	if prev != nil {
 		printReplaced(t, prev)
 	}
@@ -97,44 +100,45 @@ func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 }
 
 // ledgerFilterChoice says, before ledger init's summary, what each filter
-// allows the labels declared for the ledger path (labels says them in
-// words; ledger.ChooseFilter), and which filter the ledger keeps: the one
-// that allows more, or the one --filter names (named).
-func ledgerFilterChoice(w io.Writer, path, labels string, c ledger.FilterChoice, filter accountant.Method, named bool) error {
+// allows the labels declared for the ledger path (use), and which filter
+// the ledger keeps: the one that allows more, or the one --filter names
+// (named). Why a filter cannot hold them names the flags that gave them.
+func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, filter accountant.Method, named bool) error {
+	c, labels := use.Choice, use.Labels
 	expected := c.Expected
 	if expected > 0 {
 		labels += fmt.Sprintf(", %s expected", plural.Of(expected, "label", "labels"))
 	}
 	t := cliout.NewText(w)
 	t.Line("ledger %s: for %s:", path, cliout.Escape(labels))
-	width, most, tie := 0, -1, false
+	width := 0
 	for _, a := range c.Allowances {
 		width = max(width, len(a.Filter.String())+1)
-		if a.Err == nil {
-			tie = tie || a.Labels == most
-			most = max(most, a.Labels)
-		}
 	}
 	for _, a := range c.Allowances {
 		name := fmt.Sprintf("  %-*s  ", width, a.Filter.String()+":")
 		switch {
 		case a.Err != nil:
-			t.Line("%scannot hold them: %v", name, a.Err)
+			why := a.Err.Error()
+			if said, ok := flagSaid(a.Err, use.Names); ok {
+				why = said
+			}
+			t.Line("%scannot hold them: %s", name, why)
 			continue
 		case expected == 0:
-			t.Line("%sallows %s", name, plural.Of(a.Labels, "label", "labels"))
+			t.Line("%sallows %s", name, report.Allowed(a.Labels, "label", "labels"))
 			continue
 		}
 		fits := "within the budget"
 		if !a.Fits {
 			fits = "over the budget"
 		}
-		t.Line("%sallows %s; the %d expected total (%s, %s), %s", name, plural.Of(a.Labels, "label", "labels"), expected,
+		t.Line("%sallows %s; the %d expected spend (%s, %s), %s", name, report.Allowed(a.Labels, "label", "labels"), expected,
 			accountant.FormatBound(a.Total.Eps), accountant.FormatBound(a.Total.Delta), fits)
 	}
 	why := "it allows the most labels"
 	switch {
-	case !named && tie:
+	case !named && c.Tie:
 		why = "the default for this ledger, as the filters allow as many labels"
 	case named && filter != c.Filter:
 		why = fmt.Sprintf("named by --filter (%v allows more)", c.Filter)

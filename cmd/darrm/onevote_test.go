@@ -150,7 +150,7 @@ func TestAggregateOneVote(t *testing.T) {
 	counts := oneVoteVotes(t, votes, n, true)
 	led := filepath.Join(dir, "k11.ledger")
 	// Labels at delta > 0 have no zCDP curve: the simple filter.
-	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "1e6", "--budget-delta", "0.9", "--filter", "simple"); code != 0 {
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "1e6", "--budget-delta", "0.5", "--filter", "simple"); code != 0 {
 		t.Fatal(e)
 	}
 	labels := filepath.Join(dir, "labels.csv")

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -115,14 +117,89 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		if doc.Plan, err = plan.OnProxy(cmd.Context(), r, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision}); err != nil {
 			return f.planError(cmd, err)
 		}
+		doc.LedgerInit = ledgerInitOf(cmd, doc.Plan)
 		lines.Done() // before the output: the solves of gamma_opt are over
 		return doc.Write(cmd.OutOrStdout(), f.Format)
 	}
 	if doc.Plan, err = plan.Parameters(cmd.Context(), r, f.Queries); err != nil {
 		return f.planError(cmd, err)
 	}
+	doc.LedgerInit = ledgerInitOf(cmd, doc.Plan)
 	lines.Done() // before the output: the solves of gamma_opt are over
 	return doc.Write(cmd.OutOrStdout(), f.Format)
+}
+
+// planPassed are the flags of a plan that ledger init takes as they are:
+// the slack of the ledger's header and how the mechanism's noise is found.
+var planPassed = []string{"delta-prime", "prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search"}
+
+// ledgerInitOf returns, for a plan p for a ledger, the darrm ledger init
+// that declares its labels as a new ledger's use: the budget, the filter
+// if --filter named one, the mechanism with its settings (the planned one
+// at its exact value), K and the classes or the teachers' guarantee, which
+// the votes' header must then state too, the planned queries, and the
+// flags planPassed as given. Run as printed, with LEDGER the new ledger's
+// file and VOTES the votes to be released (whose header binds the
+// ledger), it fixes the filter the plan counted, which allows the planned
+// labels. Its words, each quoted for a POSIX shell; nil for another plan.
+func ledgerInitOf(cmd *cobra.Command, p plan.Plan) []string {
+	r := p.Request
+	if r.For != plan.ForLedger {
+		return nil
+	}
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	args := []string{"darrm", "ledger", "init", "LEDGER", "--votes", "VOTES", "--budget-eps", num(r.Budget.Eps), "--budget-delta", num(r.Budget.Delta)}
+	if r.Filter != nil {
+		args = append(args, "--filter", r.Filter.String())
+	}
+	args = append(args, "--mechanism", string(r.Mechanism.Name), "--K", strconv.Itoa(r.Problem.K))
+	g := r.Mechanism.GNMax
+	switch name := r.Mechanism.Name; {
+	case name == provenance.LNMax:
+		args = append(args, "--classes", strconv.Itoa(r.Classes), "--laplace-scale", num(r.Mechanism.LNMax.Scale))
+	case r.Mechanism.Input == votefile.ManyClasses:
+		args = append(args, "--classes", strconv.Itoa(r.Classes))
+		if g.Confident() {
+			args = append(args, "--threshold", num(g.Threshold), "--sigma1", num(g.Sigma1))
+		}
+		args = append(args, "--sigma2", num(g.Sigma2), "--delta", num(r.Problem.TargetDelta))
+	case name == provenance.DaRRMOneVote:
+		args = append(args, "--target-eps", num(r.Problem.Eps))
+		if r.Problem.TargetDelta != 0 {
+			args = append(args, "--delta", num(r.Problem.TargetDelta))
+		}
+	default:
+		args = append(args, "--m", num(r.Problem.M), "--eps", num(r.Problem.Eps), "--Delta", num(r.Problem.Delta))
+		if !r.DefaultDelta {
+			args = append(args, "--delta", num(r.Problem.TargetDelta))
+		}
+	}
+	fs := cmd.Flags()
+	for _, n := range planPassed {
+		if fl := fs.Lookup(n); fl != nil && fl.Changed {
+			if fl.Value.Type() == "bool" {
+				args = append(args, "--"+n+"="+fl.Value.String())
+			} else {
+				args = append(args, "--"+n, fl.Value.String())
+			}
+		}
+	}
+	args = append(args, "--queries", strconv.Itoa(p.Queries))
+	for i, a := range args {
+		args[i] = shellWord(a)
+	}
+	return args
+}
+
+// shellWord quotes s for a POSIX shell when it needs it, for a command
+// that darrm prints to be run.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // comparedSettings are the flags of one mechanism's parameters, which a

@@ -132,6 +132,9 @@ type Publish struct {
 	Reference string   `json:"reference"`
 	DeltaFrom string   `json:"delta_from"`
 	Error     string   `json:"error,omitempty"`
+	// Why says why a ledger's total is the one to publish (LedgerWhy);
+	// absent for a run's.
+	Why string `json:"why,omitempty"`
 }
 
 // Total is an analysis total of a release as its summary states it:
@@ -195,6 +198,9 @@ func newPublish(t accountant.Total, a ensemble.Accounting, st *ledger.Status, la
 		p.Error = t.Err.Error()
 	case st != nil || labels > 0:
 		p.Eps, p.Delta, p.Method, p.Reference = &t.Guarantee.Eps, &t.Guarantee.Delta, t.Name(), t.Reference()
+	}
+	if st != nil && p.Eps != nil {
+		p.Why = LedgerWhy(t)
 	}
 	return p
 }
@@ -496,6 +502,7 @@ func (out released) writePublish(t *cliout.Text, what string) {
 	case p.Eps != nil && p.Source == "ledger":
 		t.Line("TO PUBLISH: %s for every release charged to the ledger, by the %s %s",
 			formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), p.Method, t.Note(p.Reference))
+		t.Line("  why: %s", p.Why)
 	case p.Eps != nil:
 		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), what, p.Method, t.Note(p.Reference))
 		t.Line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
@@ -545,13 +552,13 @@ func (out released) writeTime(t *cliout.Text, rate float64) {
 // (e.g. "the 5 labels released"), which how says more of.
 func (out released) writeAccount(t *cliout.Text, what, how string) {
 	if l := out.Ledger; l != nil {
-		spent := fmt.Sprintf("spent %s by its %s filter", formatTotal(l.Queries), l.Composition)
+		spent := fmt.Sprintf("spent so far %s by its filter, %s", formatTotal(l.Queries), l.Composition)
 		if l.TotalBound == accountant.TeachersBound {
 			spent += fmt.Sprintf(", within the teachers' cap %s", formatTotal(l.Total))
 		}
 		var left string
 		if n := l.QueriesLeft; n != nil {
-			left = fmt.Sprintf("%d more such queries allowed", *n)
+			left = Allowed(*n, "more such query", "more such queries") + " allowed"
 		} else {
 			left = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(l.Cap.Guarantee))
 		}

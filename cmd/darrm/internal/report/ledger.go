@@ -6,15 +6,18 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 )
 
 // LedgerShow is the document of darrm ledger show: the ledger at Path,
-// the ensemble it is bound to, its budget, its Balance (what was spent,
-// a realised cost, and the total to publish: the budget its filter holds
-// every release to, or the teachers' cap), and the spend of each run, which Runs reads from the file as they are printed (so that a
-// ledger of any length is shown in the memory of one run).
+// the ensemble it is bound to, its budget, its Balance (the total to
+// publish: the budget its filter holds every release to, or the teachers'
+// cap, with why (LedgerWhy); and what was spent so far, a realised cost),
+// and the spend of each run, which Runs reads from the file as they are
+// printed (so that a ledger of any length is shown in the memory of one
+// run).
 type LedgerShow struct {
 	Path    string
 	Header  ledger.Header
@@ -62,9 +65,10 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 		common = append(common, field("K", ""), field("teachers_eps", ""), field("teachers_Delta", ""), field("kind", ""), field("partition", ""))
 	}
 	common = append(common, field("budget_eps", h.Budget.Eps), field("budget_delta", h.Budget.Delta), field("delta_prime", h.DeltaPrime),
-		field("total_eps", total(b.Total.Eps)), field("total_delta", total(b.Total.Delta)), field("total_bound", b.Bound.String()), field("composition", b.Composition),
-		field("queries_eps", total(b.Queries.Eps)), field("queries_delta", total(b.Queries.Delta)),
-		field("publish_eps", total(b.Publish.Guarantee.Eps)), field("publish_delta", total(b.Publish.Guarantee.Delta)), field("publish_method", b.Publish.Name()))
+		field("publish_eps", total(b.Publish.Guarantee.Eps)), field("publish_delta", total(b.Publish.Guarantee.Delta)), field("publish_method", b.Publish.Name()),
+		field("publish_why", LedgerWhy(b.Publish)),
+		field("spent_eps", total(b.Total.Eps)), field("spent_delta", total(b.Total.Delta)), field("spent_bound", b.Bound.String()), field("composition", b.Composition),
+		field("queries_eps", total(b.Queries.Eps)), field("queries_delta", total(b.Queries.Delta)))
 	if c := b.Cap; c != nil {
 		common = append(common, field("cap_eps", total(c.Eps)), field("cap_delta", total(c.Delta)), field("cap_rule", c.Rule()))
 	} else {
@@ -129,11 +133,35 @@ func (d LedgerVerify) Write(w io.Writer, f cliout.Format) error {
 	b := d.Balance
 	return cliout.WriteRecord(w, f, cliout.Record{field("ledger", path), field("version", d.Version), field("lines", d.Lines), field("runs", d.Runs),
 		field("checked", "every line, the hash chain and the totals each line carries"), field("record", d.Record),
-		field("total_eps", b.Total.Eps), field("total_delta", b.Total.Delta), field("total_bound", b.Bound.String()), field("composition", b.Composition)})
+		field("spent_eps", b.Total.Eps), field("spent_delta", b.Total.Delta), field("spent_bound", b.Bound.String()), field("composition", b.Composition)})
 }
 
 // formatTotal prints a privacy total for people: each number rounded up
 // to six significant digits, so that it never reads smaller than it is.
 func formatTotal(g accountant.Guarantee) string {
 	return fmt.Sprintf("(%s, %s)-DP", accountant.FormatBound(g.Eps), accountant.FormatBound(g.Delta))
+}
+
+// Allowed writes a count of labels a budget allows for people: n of them,
+// or, at accountant.CountLimit, that the accountant counts no further (no
+// run of practical length reaches the budget).
+func Allowed(n int, one, many string) string {
+	if n >= accountant.CountLimit {
+		return fmt.Sprintf("2^53 %s or more (the most the accountant counts)", many)
+	}
+	return plural.Of(n, one, many)
+}
+
+// LedgerWhy says in one line why t, a ledger's total to publish
+// (ledger.Balance.Publish), is the one to publish, the same in every
+// command that prints it: a filter's guarantee is its budget, fixed
+// before the first run, not the sum spent so far; or the teachers' cap,
+// when it is below the budget.
+func LedgerWhy(t accountant.Total) string {
+	if t.Cap != nil {
+		return "the teachers' cap bounds every release from these teachers, however many, and is below the ledger's budget at its delta: " +
+			"it holds from the first label on; what the releases have spent is a realised cost (analysis)"
+	}
+	return fmt.Sprintf("the ledger's filter (%v) holds every release charged to it, however each was chosen, to the budget fixed before the first run: "+
+		"the budget is the guarantee from the first label on; what the releases have spent is a realised cost (analysis)", t.Method)
 }

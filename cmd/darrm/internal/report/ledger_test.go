@@ -24,7 +24,7 @@ func TestLedgerShow(t *testing.T) {
 	if _, err := ledger.Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5, accountant.Simple), ledger.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	common := "ledger,version,ensemble,relation,K,teachers_eps,teachers_Delta,kind,partition,budget_eps,budget_delta,delta_prime,total_eps,total_delta,total_bound,composition,queries_eps,queries_delta,publish_eps,publish_delta,publish_method,cap_eps,cap_delta,cap_rule,free,note"
+	common := "ledger,version,ensemble,relation,K,teachers_eps,teachers_Delta,kind,partition,budget_eps,budget_delta,delta_prime,publish_eps,publish_delta,publish_method,publish_why,spent_eps,spent_delta,spent_bound,composition,queries_eps,queries_delta,cap_eps,cap_delta,cap_rule,free,note"
 	for _, tc := range []struct {
 		name   string
 		spend  int // labels charged before the document is read
@@ -54,7 +54,7 @@ func TestLedgerShow(t *testing.T) {
 		if tc.spend > 0 && (!(doc.Balance.Total.Eps > 0 && doc.Balance.Total.Eps <= 1.5) || recs[1][len(recs[1])-4] != "3") {
 			t.Errorf("%s: total %v, row %q", tc.name, doc.Balance.Total, recs[1])
 		}
-		if p := doc.Balance.Publish; p.Cap == nil || p.Guarantee.Delta != 1e-3 || !(p.Guarantee.Eps < doc.Balance.Cap.Eps) || recs[1][20] != "teachers' cap (optimal)" {
+		if p := doc.Balance.Publish; p.Cap == nil || p.Guarantee.Delta != 1e-3 || !(p.Guarantee.Eps < doc.Balance.Cap.Eps) || recs[1][14] != "teachers' cap (optimal)" || !strings.Contains(recs[1][15], "the teachers' cap bounds every release") {
 			t.Errorf("%s: publish %+v, row %q", tc.name, p, recs[1])
 		}
 	}

@@ -276,6 +276,9 @@ func (d AccountPATE) guarantee() (cliout.Record, error) {
 		rec = append(rec, field("ledger_total_eps", l.Total.Eps), field("ledger_total_delta", l.Total.Delta),
 			field("ledger_total", "every release charged to the ledger "+d.LedgerPath+", by "+l.Composition.String()+"; not the total to publish here: "+why))
 	}
+	if d.ledgerLabels() != "" {
+		return append(rec, field("publish", "ledger")), nil
+	}
 	return append(rec, field("publish", "eps_guarantee")), nil
 }
 
@@ -336,7 +339,22 @@ func (d AccountPATE) marks() map[string]string {
 		m[k] = notForPublication
 	}
 	m["eps_guarantee"] = "PUBLISH: the guarantee"
+	if d.ledgerLabels() != "" {
+		m["eps_guarantee"] = "these labels alone: publish the ledger's"
+	}
 	return m
+}
+
+// ledgerLabels returns the id of the ledger that the labels' header says
+// they were charged to (votefile.LabelMeta.Ledger) when the account does
+// not publish that ledger's total (no --ledger): "" otherwise. The total
+// to publish of such labels is the ledger's, for every release charged to
+// it; eps_guarantee bounds these labels alone.
+func (d AccountPATE) ledgerLabels() string {
+	if d.PublishLedger || d.Options.Labels == nil || d.Options.Labels.Meta() == nil {
+		return ""
+	}
+	return d.Options.Labels.Meta().Ledger
 }
 
 // analysis lists the totals printed beside the one to publish: each a
@@ -364,6 +382,10 @@ func (d AccountPATE) publication(rec cliout.Record) cliout.Record {
 		}
 	}
 	line := "publish eps_guarantee at delta_guarantee as the guarantee (a bound; its theorem in guarantee)"
+	if id := d.ledgerLabels(); id != "" {
+		line = "these labels were charged to the ledger of id " + id + ": publish that ledger's total, for every release charged to it " +
+			"(darrm ledger show LEDGER; here with --ledger LEDGER); eps_guarantee at delta_guarantee bounds these labels alone, as one run, and is analysis"
+	}
 	if len(analysis) > 0 {
 		line += "; " + strings.Join(analysis, ", ") + plural.Word(len(analysis), " is", " are") + " analysis, not the guarantee"
 	}

@@ -15,16 +15,22 @@ import (
 // Plan is the document of darrm plan: a mechanism's parameters, each
 // under the name of the aggregate flag it feeds (threshold, sigma1,
 // sigma2, target_eps, m, delta, ...), the queries that fit the budget,
-// their total to publish (at the budget's delta, the least eps of every
-// composition valid for the run) and its theorem, what a
-// run charged to a new ledger of that budget may release, and, for a plan
-// of parameters, what it fits the queries to (one run or a new ledger),
-// the parameter chosen, its neighbour 5% more generous that does not fit,
-// and the expected utility with what it was computed on.
+// the total to publish of the plan's target and its theorem (one run's:
+// at the budget's delta, the least eps of every composition valid for the
+// run; a new ledger's, for a plan for one: its budget), what a
+// run charged to a new ledger of that budget may release and spend, and,
+// for a plan of parameters, what it fits the queries to (one run or a new
+// ledger), the parameter chosen, its neighbour 5% more generous that does
+// not fit, the expected utility with what it was computed on, and for a
+// ledger the ledger init that declares the planned labels.
 type Plan struct {
 	Plan   plan.Plan
 	Chosen bool   // a plan of parameters, not a count
 	Tuning string // how the proxy votes were used, if any
+	// LedgerInit is the darrm ledger init that declares the planned
+	// labels as a new ledger's use, for a plan for a ledger (nil else):
+	// its words, each quoted for a shell.
+	LedgerInit []string
 }
 
 // Write prints the document in format f.
@@ -55,11 +61,27 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		queries = p.Queries
 	}
 	rec = append(rec, field("queries", queries), field("budget_eps", r.Budget.Eps), field("budget_delta", r.Budget.Delta))
+	// A total is printed as every command prints one: rounded up in a
+	// table, exact in JSON and CSV.
+	bound := func(x float64) any {
+		if f == cliout.Table {
+			return accountant.FormatBound(x)
+		}
+		return x
+	}
+	// The total to publish is the plan's target's: for a plan for a
+	// ledger, what the ledger publishes after the planned labels, its
+	// budget (LedgerWhy), not what they spend; else one run's of
+	// run_queries.
+	publish, why := c.Total, "one run of run_queries queries with these parameters: the least eps at the budget's delta of every composition valid for a run whose parameters are fixed before its first query"
+	if d.Chosen && r.For == plan.ForLedger {
+		publish, why = c.LedgerPublish, LedgerWhy(c.LedgerPublish)+"; a teachers' cap below the budget, which a plan does not know, would be published instead"
+	}
 	rec = append(rec, field("per_query_eps", c.PerQuery.Eps), field("per_query_delta", c.PerQuery.Delta),
-		field("run_queries", c.Run), field("publish_eps", c.Total.Guarantee.Eps), field("publish_delta", c.Total.Guarantee.Delta),
-		field("publish_method", c.Total.Name()), field("publish_reference", c.Total.Reference()),
+		field("run_queries", c.Run), field("publish_eps", bound(publish.Guarantee.Eps)), field("publish_delta", bound(publish.Guarantee.Delta)),
+		field("publish_method", publish.Name()), field("publish_reference", publish.Reference()), field("publish_why", why),
 		field("ledger_filter", c.Filter.String()), field("ledger_queries", c.Ledger),
-		field("ledger_eps", c.LedgerTotal.Eps), field("ledger_delta", c.LedgerTotal.Delta), field("ledger_reference", filterReference(c.Filter)))
+		field("ledger_spent_eps", bound(c.LedgerTotal.Eps)), field("ledger_spent_delta", bound(c.LedgerTotal.Delta)), field("ledger_reference", filterReference(c.Filter)))
 	if c.LedgerNote != "" {
 		rec = append(rec, field("ledger_note", c.LedgerNote))
 	}
@@ -82,9 +104,18 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	if d.Tuning != "" {
 		rec = append(rec, field("tuning", d.Tuning))
 	}
+	if d.LedgerInit != nil && f != cliout.Table {
+		rec = append(rec, field("ledger_init", strings.Join(d.LedgerInit, " ")))
+	}
 	// A table keeps within cliout.Width columns: a long text (a theorem,
 	// a note) is a numbered note under it (cliout.WriteRecord).
-	return cliout.WriteRecord(w, f, rec)
+	if err := cliout.WriteRecord(w, f, rec); err != nil || d.LedgerInit == nil || f != cliout.Table {
+		return err
+	}
+	// The command, to be run as printed: its lines continued, not wrapped.
+	_, err := fmt.Fprintf(w, "\nTo make the ledger (LEDGER: a new file; VOTES: the votes to release, whose header binds it):\n%s\n",
+		shellLines(d.LedgerInit, cliout.Width))
+	return err
 }
 
 // thresholdNote says why a Confident-GNMax plan's threshold is as low as
@@ -116,4 +147,35 @@ func filterReference(f accountant.Method) string {
 		return "simple composition as a filter (Rogers, Roth, Ullman and Vadhan 2016, Thm 5.1)"
 	}
 	return f.Reference()
+}
+
+// shellLines joins the words of a shell command into lines of at most
+// width columns where it can, a flag kept with its value, each line but
+// the last ended by " \\" and the next indented, so that the command
+// runs as printed.
+func shellLines(words []string, width int) string {
+	var groups []string
+	for i := 0; i < len(words); i++ {
+		g := words[i]
+		if strings.HasPrefix(g, "--") && !strings.Contains(g, "=") && i+1 < len(words) && !strings.HasPrefix(words[i+1], "--") {
+			i++
+			g += " " + words[i]
+		}
+		groups = append(groups, g)
+	}
+	var b strings.Builder
+	n := 0
+	for i, g := range groups {
+		switch {
+		case i > 0 && n+1+len(g)+2 > width:
+			b.WriteString(" \\\n   ")
+			n = 3
+		case i > 0:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(g)
+		n += len(g)
+	}
+	return b.String()
 }

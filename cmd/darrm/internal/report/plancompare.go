@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
@@ -48,6 +49,9 @@ type PlanCompareRow struct {
 	Delta        *float64 `json:"delta,omitempty"`
 	Correct      float64  `json:"expected_correct"`
 	Answered     float64  `json:"expected_answered"`
+	// LedgerSpent is what the planned labels spend of a new ledger's
+	// budget by its filter (for a ledger only): a realised cost.
+	LedgerSpent *Pair `json:"ledger_spent,omitempty"`
 }
 
 // NewPlanCompare describes the comparison c for queries of budget in
@@ -60,9 +64,12 @@ func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecisio
 		if s.NoFit == nil {
 			pl := s.Plan
 			if t == plan.ForLedger {
-				g := pl.Count.LedgerTotal
-				row.Publish = &Publish{Source: "ledger", Eps: &g.Eps, Delta: &g.Delta, Method: pl.Count.Filter.String(),
-					Reference: filterReference(pl.Count.Filter), DeltaFrom: "ledger-budget"}
+				// A ledger publishes its budget, whatever its labels spend
+				// of it (LedgerWhy): the spend is beside it, as analysis.
+				p, g := pl.Count.LedgerPublish, pl.Count.LedgerTotal
+				row.Publish = &Publish{Source: "ledger", Eps: &p.Guarantee.Eps, Delta: &p.Guarantee.Delta, Method: p.Name(),
+					Reference: p.Reference(), DeltaFrom: "ledger-budget", Why: LedgerWhy(p)}
+				row.LedgerSpent = &Pair{Eps: g.Eps, Delta: g.Delta}
 			}
 			row.setParameters(pl)
 			row.Correct, row.Answered, d.UtilityOn = pl.Utility.Correct, pl.Utility.Answered, pl.Utility.On
@@ -117,7 +124,7 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		return cliout.WriteJSON(w, d)
 	case cliout.CSV:
 		header := []string{"mechanism", "threshold", "sigma1", "sigma2", "laplace_scale", "target_eps", "delta", "expected_correct", "expected_answered",
-			"publish_eps", "publish_delta", "publish_method", "best", "no_fit"}
+			"publish_eps", "publish_delta", "publish_method", "best", "no_fit", "ledger_spent_eps", "ledger_spent_delta"}
 		var rows [][]string
 		opt := func(x *float64) string {
 			if x == nil {
@@ -127,7 +134,10 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		}
 		for _, r := range d.Rows {
 			row := []string{string(r.Mechanism), opt(r.Threshold), opt(r.Sigma1), opt(r.Sigma2), opt(r.LaplaceScale), opt(r.TargetEps), opt(r.Delta), "", "", "", "", "",
-				fmt.Sprint(string(r.Mechanism) == d.Best), r.NoFit}
+				fmt.Sprint(string(r.Mechanism) == d.Best), r.NoFit, "", ""}
+			if s := r.LedgerSpent; s != nil {
+				row[14], row[15] = cliout.Float(s.Eps), cliout.Float(s.Delta)
+			}
 			if r.Fits() {
 				row[7], row[8], row[9], row[10], row[11] = cliout.Float(r.Correct), cliout.Float(r.Answered), cliout.Float(*r.Publish.Eps), cliout.Float(*r.Publish.Delta), r.Publish.Method
 			}
@@ -136,21 +146,34 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		return cliout.WriteCSV(w, header, rows)
 	}
 	target := "in one run held to the budget; each total is the least eps at its delta of every composition valid for the run, by the one that gives it"
-	if d.For == plan.ForLedger.String() {
-		target = "on a new ledger with the budget, each total by its filter"
+	ledger := d.For == plan.ForLedger.String()
+	if ledger {
+		target = "on a new ledger with the budget, whose total to publish is its budget; spent: what the labels spend of it by the filter (analysis)"
 	}
 	t := cliout.NewText(w)
 	t.Line("Every mechanism that fits the proxy votes, planned for a total of (%s, %s) over %d queries %s:",
 		cliout.FloatN(d.BudgetEps, 6), cliout.FloatN(d.BudgetDelta, 3), d.Queries, target)
+	var publish *Publish // a ledger's, the same for every mechanism: its budget
 	header := []string{"mechanism", "parameters", "correct", "answered", "total, by"}
+	if ledger {
+		header[4] = "spent, by"
+	}
 	var rows [][]string
 	for _, r := range d.Rows {
-		if !r.Fits() {
+		switch {
+		case !r.Fits():
 			rows = append(rows, []string{string(r.Mechanism), "no plan " + t.Note(string(r.Mechanism)+": "+r.NoFit), "", "", ""})
 			continue
+		case ledger && publish == nil:
+			publish = r.Publish
+			t.Line("  to publish: %s for every release on such a ledger, by its %s %s; why: %s",
+				formatTotal(accountant.Guarantee{Eps: *publish.Eps, Delta: *publish.Delta}), publish.Method, t.Note(publish.Reference), publish.Why)
 		}
-		rows = append(rows, []string{string(r.Mechanism), r.parameters("\n"), fmt.Sprintf("%.1f", r.Correct), fmt.Sprintf("%.1f", r.Answered),
-			r.Publish.totalCell(t)})
+		total := r.Publish.totalCell(t)
+		if ledger {
+			total = fmt.Sprintf("(%s, %s) %s", accountant.FormatBound(r.LedgerSpent.Eps), accountant.FormatBound(r.LedgerSpent.Delta), strings.TrimSuffix(r.Publish.Method, " budget"))
+		}
+		rows = append(rows, []string{string(r.Mechanism), r.parameters("\n"), fmt.Sprintf("%.1f", r.Correct), fmt.Sprintf("%.1f", r.Answered), total})
 	}
 	t.Table(header, rows)
 	for _, l := range d.Left {
