@@ -1022,8 +1022,10 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 	if b, _ := strconv.ParseFloat(budget, 64); pub["method"] != "exact" || pub["eps"].(float64) > b {
 		t.Errorf("aggregate publishes %v by %v", pub["eps"], pub["method"])
 	}
-	// The realised cost is analysis, and below the total here.
-	if !(d["eps_data_independent"].(float64) < d["eps_guarantee"].(float64)) || !slices.Contains(d["analysis"].([]any), any("eps_data_independent")) ||
+	// The realised cost is analysis. It is not always below the total:
+	// it is PATE's Rényi sum over the queries answered, which the draws
+	// decide, and the total the exact composition of every query.
+	if _, ok := d["eps_data_independent"].(float64); !ok || !slices.Contains(d["analysis"].([]any), any("eps_data_independent")) ||
 		d["cost"] != "realised" || !strings.Contains(d["publication"].(string), "odometer") || d["unlabelled"] == nil {
 		t.Errorf("realised %v (total %v), analysis %v, cost %v, unlabelled %v, publication %q", d["eps_data_independent"], d["eps_guarantee"], d["analysis"], d["cost"], d["unlabelled"], d["publication"])
 	}
@@ -1225,7 +1227,7 @@ func TestAccountPATEDrawsOnALedger(t *testing.T) {
 		}
 		var l map[string]any
 		decode(t, out, &l)
-		return l["total_eps"].(float64)
+		return l["spent_eps"].(float64)
 	}
 	lines := len(readLinesAll(t, led))
 	before := spent()
