@@ -230,7 +230,9 @@ var sharedPathRE = regexp.MustCompile(`(?:^|[\s=:<>'"(])((?:/tmp|/var/tmp|/dev/s
 // overwrite them. resolve, if not nil, is asked about the first word of
 // each command and returns an error when the word names no command. Lines
 // inside here-documents and continuation lines are not checked as
-// commands; every line is checked for shared paths, comments aside.
+// commands; every line is checked for shared paths, comments aside. It
+// also returns where b, pasted into an interactive shell, would go on past
+// a failure (recipeErrors).
 func Lint(b Block, resolve func(word string) error) error {
 	var errs []error
 	errf := func(i int, format string, args ...any) {
@@ -267,6 +269,7 @@ func Lint(b Block, resolve func(word string) error) error {
 			}
 		}
 	}
+	errs = append(errs, recipeErrors(b)...)
 	return errors.Join(errs...)
 }
 
