@@ -316,12 +316,12 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 		}
 		lines := readLines(t, out)
 		if doc.StoppedByBudget != 60-want || len(lines) != want+1 || doc.Budget == nil || doc.Budget.Stopped != (want < 60) {
-			t.Errorf("%s %v: answered %d (unanswered %d, %d label lines, budget %+v), want %d", tc.method, tc.budget, doc.Answered, doc.StoppedByBudget, len(lines)-1, doc.Budget, want)
+			t.Errorf("%s %v: answered %d (stopped by the budget %d, %d label lines, budget %+v), want %d", tc.method, tc.budget, doc.Answered, doc.StoppedByBudget, len(lines)-1, doc.Budget, want)
 		}
 		if want > 0 && !strings.HasPrefix(lines[want], fmt.Sprintf("q%d,", want)) {
 			t.Errorf("%s: last label line %q, want query %d", tc.method, lines[want], want)
 		}
-		if want < 60 && !strings.Contains(stderr, fmt.Sprintf("answered %d of 60 queries", want)) {
+		if want < 60 && !strings.Contains(stderr, fmt.Sprintf("released %d of 60 queries", want)) {
 			t.Errorf("%s: stderr %q", tc.method, stderr)
 		}
 	}

@@ -220,14 +220,14 @@ type AllowedTotal struct {
 	Reference string  `json:"reference"`
 }
 
-// newBudget is the budget of a release accounted by a that left
-// unanswered queries unanswered.
-func newBudget(a ensemble.Accounting, unanswered int) *Budget {
+// newBudget is the budget of a release accounted by a, of which the
+// budget stopped the last stopped queries (0: it did not stop it).
+func newBudget(a ensemble.Accounting, stopped int) *Budget {
 	b := a.Budget
 	if b == nil {
 		return nil
 	}
-	out := &Budget{Eps: b.Eps, Delta: b.Delta, MaxQueries: a.MaxQueries, Unlimited: a.MaxQueries == accountant.Unlimited, Stopped: unanswered > 0}
+	out := &Budget{Eps: b.Eps, Delta: b.Delta, MaxQueries: a.MaxQueries, Unlimited: a.MaxQueries == accountant.Unlimited, Stopped: stopped > 0}
 	if a.MaxQueries != 0 {
 		t := a.Allows
 		out.AllowedBy = &AllowedTotal{Eps: t.Guarantee.Eps, Delta: t.Guarantee.Delta, Method: t.Name(), Reference: t.Reference()}
@@ -305,8 +305,8 @@ func newReleased(r Release) (released, error) {
 		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(), VotesHeaderFile: r.HeaderFile,
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
-		Queries:  res.Released + res.Unanswered, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.Unanswered,
-		TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a, res.Unanswered),
+		Queries:  res.Released + res.StoppedByBudget, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.StoppedByBudget,
+		TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a, res.StoppedByBudget),
 		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
 	}
 	if r.Seed != nil {
@@ -327,7 +327,7 @@ func NewAggregate(r Release) (Aggregate, error) {
 	res := r.Result
 	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Problem: NewProblem(r.Problem),
 		EpsSource: epsSource(r.Teachers.FromFlags), TeachersDiffer: r.Teachers.Heterogeneous,
-		QueriesPerSecond: float64(res.Released+res.Unanswered) / r.Elapsed.Seconds()}
+		QueriesPerSecond: float64(res.Released+res.StoppedByBudget) / r.Elapsed.Seconds()}
 	if agg, ok := r.Aggregator.(ensemble.Aggregator); ok {
 		out.Gamma, out.Certificate = agg.Gamma(), agg.Privacy().Certificate
 	}
@@ -383,9 +383,9 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	}
 	t := cliout.NewText(w)
 	out.writePublish(t, plural.Of(out.Released, "label", "labels")+" released")
-	labels := fmt.Sprintf("labels: %s (%s): %d of %s answered", out.Output, out.OutputFormat, out.Answered, plural.Of(out.Queries, "query", "queries"))
+	labels := fmt.Sprintf("labels: %s (%s): %d of %s released, every one answered", out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"))
 	if out.StoppedByBudget > 0 {
-		labels += fmt.Sprintf("; STOPPED by the budget: %d left unanswered", out.StoppedByBudget)
+		labels += fmt.Sprintf("; STOPPED by the budget: %d not released", out.StoppedByBudget)
 	}
 	t.Line("%s", labels)
 	out.writeBudget(t)
@@ -641,16 +641,16 @@ func (out Aggregate) describeTeachers() string {
 
 // Stopped says, in its summary's words, how far a release that its
 // budget stopped got, for the error it ends with; "" when the budget did
-// not stop it. A row the threshold step withheld is released (and
-// charged) but not answered.
+// not stop it. A query is released unless the budget stops it; a row the
+// threshold step withheld is released (and charged) but not answered.
 func (r Release) Stopped() string {
 	res := r.Result
-	switch queries := plural.Of(res.Released+res.Unanswered, "query", "queries"); {
-	case res.Unanswered > 0 && res.Withheld > 0:
+	switch queries := plural.Of(res.Released+res.StoppedByBudget, "query", "queries"); {
+	case res.StoppedByBudget > 0 && res.Withheld > 0:
 		return fmt.Sprintf("released %d of %s (%d answered, %d withheld by the threshold step), %d not released; %s holds the %d released",
-			res.Released, queries, res.Released-res.Withheld, res.Withheld, res.Unanswered, r.Output, res.Released)
-	case res.Unanswered > 0:
-		return fmt.Sprintf("answered %d of %s, %d left unanswered; %s holds the %d answered", res.Released, queries, res.Unanswered, r.Output, res.Released)
+			res.Released, queries, res.Released-res.Withheld, res.Withheld, res.StoppedByBudget, r.Output, res.Released)
+	case res.StoppedByBudget > 0:
+		return fmt.Sprintf("released %d of %s, %d not released; %s holds the %d released", res.Released, queries, res.StoppedByBudget, r.Output, res.Released)
 	}
 	return ""
 }

@@ -64,7 +64,7 @@ func TestNewAggregate(t *testing.T) {
 	}{
 		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Released: 4}},
 		{name: "nothing answered", agg: rr},
-		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Released: 2, Unanswered: 3}, budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}}, maxQ: 2},
+		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Released: 2, StoppedByBudget: 3}, budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}}, maxQ: 2},
 		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Released: 1}, seed: &seed},
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Released: 1}, led: &st},
 	} {
@@ -83,8 +83,8 @@ func TestNewAggregate(t *testing.T) {
 		case (len(out.Totals) >= 3) != (tc.res.Released > 0) || tc.res.Released > 0 && *out.Totals[0].Eps != simpleEps(t, priv.Guarantee, tc.res.Released) ||
 			tc.agg == rr && tc.res.Released > 0 && (len(out.Totals) != 4 || out.Totals[3].Method != "exact"):
 			t.Errorf("%s: totals %v for %d labels", tc.name, out.Totals, tc.res.Released)
-		case out.QueriesPerSecond != float64(tc.res.Released+tc.res.Unanswered) || out.Answered != tc.res.Released || out.StoppedByBudget != tc.res.Unanswered ||
-			out.Queries != tc.res.Released+tc.res.Unanswered || out.Released != tc.res.Released || out.Withheld != 0:
+		case out.QueriesPerSecond != float64(tc.res.Released+tc.res.StoppedByBudget) || out.Answered != tc.res.Released || out.StoppedByBudget != tc.res.StoppedByBudget ||
+			out.Queries != tc.res.Released+tc.res.StoppedByBudget || out.Released != tc.res.Released || out.Withheld != 0:
 			t.Errorf("%s: %d answered, %d not, %v queries/s", tc.name, out.Answered, out.StoppedByBudget, out.QueriesPerSecond)
 		case tc.budget != nil && !out.Budget.Stopped:
 			t.Errorf("%s: budget %+v not stopped", tc.name, out.Budget)
@@ -167,7 +167,7 @@ func TestNewSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := NewSummary(Release{Mechanism: "confident-gnmax", Aggregator: g, Input: "counts.csv", Output: "-", Votes: in,
-		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Released: 5, Withheld: 2, Unanswered: 1}, Accounting: acct,
+		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Released: 5, Withheld: 2, StoppedByBudget: 1}, Accounting: acct,
 		Publish: publish, Elapsed: time.Second})
 	out, ok := s.(AggregateMulti)
 	switch {
@@ -193,9 +193,9 @@ func TestReleaseStopped(t *testing.T) {
 		want string
 	}{
 		{ensemble.ReleaseResult{Released: 10}, ""},
-		{ensemble.ReleaseResult{Released: 2, Unanswered: 8}, "answered 2 of 10 queries, 8 left unanswered; labels.csv holds the 2 answered"},
-		{ensemble.ReleaseResult{Released: 3, Unanswered: 7, Withheld: 1}, "released 3 of 10 queries (2 answered, 1 withheld by the threshold step), 7 not released; labels.csv holds the 3 released"},
-		{ensemble.ReleaseResult{Released: 0, Unanswered: 1}, "answered 0 of 1 query, 1 left unanswered; labels.csv holds the 0 answered"},
+		{ensemble.ReleaseResult{Released: 2, StoppedByBudget: 8}, "released 2 of 10 queries, 8 not released; labels.csv holds the 2 released"},
+		{ensemble.ReleaseResult{Released: 3, StoppedByBudget: 7, Withheld: 1}, "released 3 of 10 queries (2 answered, 1 withheld by the threshold step), 7 not released; labels.csv holds the 3 released"},
+		{ensemble.ReleaseResult{Released: 0, StoppedByBudget: 1}, "released 0 of 1 query, 1 not released; labels.csv holds the 0 released"},
 	} {
 		if got := (Release{Output: "labels.csv", Result: tc.res}).Stopped(); got != tc.want {
 			t.Errorf("%+v: Stopped() = %q, want %q", tc.res, got, tc.want)
