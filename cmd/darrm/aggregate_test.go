@@ -114,7 +114,7 @@ func TestAggregateEveryMechanism(t *testing.T) {
 		if string(doc.Mechanism) != mech || doc.K != 11 || doc.Answered != 40 || !doc.ForRelease || doc.Randomness.Source != "crypto/rand" || !doc.IDColumn || !doc.Header {
 			t.Errorf("%s: summary %+v", mech, doc)
 		}
-		if doc.PerQuery.Eps != 3*(*doc.Eps) || doc.PerQuery.Delta != constraints.DefaultTargetDelta(1e-5, 3) || doc.PerQuery.Source == "" {
+		if doc.PerQuery.Eps != 0.3 || *doc.Eps != 0.1 || doc.PerQuery.Delta != constraints.DefaultTargetDelta(1e-5, 3) || doc.PerQuery.Source == "" {
 			t.Errorf("%s: per-query guarantee %+v", mech, doc.PerQuery)
 		}
 		// darrm, subsample, rr and gnmax describe their label by its pairs
