@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/param"
 )
 
@@ -17,7 +18,8 @@ import (
 // the bound is f(mε, δ)/f(τε, λ) with f(x, d) = (1 - e^{-x} + 2d·e^{-x})/(1 + e^{-x}),
 // which is evaluated without overflow. A bound above 1 (m >= τ and δ >= λ)
 // means RR may always answer with the true majority: p_const = 1.
-// RRParams gives τ and λ.
+// RRParams gives τ and λ. mε is the product of the decimals m and ε are
+// written as (decimal.Mul), the per-query ε the release is held to.
 func PConst(eps, m, delta, tau, lambda float64) (float64, error) {
 	if err := param.Positive("eps", eps); err != nil {
 		return 0, fmt.Errorf("p_const: %w", err)
@@ -38,7 +40,7 @@ func PConst(eps, m, delta, tau, lambda float64) (float64, error) {
 		e := math.Exp(-x)
 		return (-math.Expm1(-x) + 2*d*e) / (1 + e)
 	}
-	return math.Min(1, f(m*eps, delta)/f(tau*eps, lambda)), nil
+	return math.Min(1, f(decimal.Mul(m, eps), delta)/f(tau*eps, lambda)), nil
 }
 
 // RRParams returns τ and λ of Lemma B.1.1: the majority of K (ε, Δ)-DP

@@ -43,8 +43,10 @@ const EnvDir = "DARRM_CACHE_DIR"
 // its gamma is solved again and stored under the new key, and Put removes
 // the earlier versions' files for that key. Version 3: gamma_opt is the
 // canonical one (optimal.Solve's tie-break), where entries of version 2
-// hold an optimal gamma that depends on the solver's path.
-const version = 3
+// hold an optimal gamma that depends on the solver's path. Version 4: the
+// budget is that of m·eps as the decimals multiply (Problem.MEps), where
+// the certificates of version 3 are of the float64 product.
+const version = 4
 
 // DefaultDir returns the cache directory: $DARRM_CACHE_DIR if set, else
 // $XDG_CACHE_HOME/darrm, else ~/.cache/darrm.

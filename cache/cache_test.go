@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -275,7 +276,7 @@ func TestEarlierVersionsAreNotUsed(t *testing.T) {
 // the key, so their files are found).
 func TestOneVoteKey(t *testing.T) {
 	old := Key{Problem: constraints.Problem{K: 11, M: 1, Eps: 0.3, TargetDelta: 1e-5}, Prior: "uniform"}
-	if got, want := old.String(), "darrm-gamma/v3 K=11 m=1 eps=0.3 Delta=0 delta=1e-05 prior=uniform"; got != want {
+	if got, want := old.String(), fmt.Sprintf("darrm-gamma/v%d K=11 m=1 eps=0.3 Delta=0 delta=1e-05 prior=uniform", version); got != want {
 		t.Errorf("DaRRM's key %q, want the unchanged %q", got, want)
 	}
 	ov := Key{Problem: constraints.NewOneVote(11, 0.3, 1e-5), Prior: "uniform"}

@@ -59,8 +59,7 @@ func exactF(p Problem, c Config, gamma []float64, corners [][2]*big.Float) *big.
 		return a
 	}
 	alpha, alphaP := pmf(0), pmf(1)
-	me := new(big.Float).SetPrec(prec).Mul(bfl(p.M), bfl(p.Eps))
-	e := bexp(me)
+	e := bexp(bfl(p.MEps()))
 	f := bfl(0)
 	for l := 0; l <= p.K; l++ {
 		d := new(big.Float).SetPrec(prec).Mul(e, alphaP[l])
@@ -75,7 +74,7 @@ func exactF(p Problem, c Config, gamma []float64, corners [][2]*big.Float) *big.
 }
 
 func exactBudget(p Problem) *big.Float {
-	e := bexp(new(big.Float).SetPrec(prec).Mul(bfl(p.M), bfl(p.Eps)))
+	e := bexp(bfl(p.MEps()))
 	e.Sub(e, bfl(1))
 	return e.Add(e, new(big.Float).SetPrec(prec).Mul(bfl(2), bfl(p.TargetDelta)))
 }

@@ -67,7 +67,7 @@ func newFamilyBound(p Problem, order int, remainder bool) *familyBound {
 		}
 		fb.tail[a] = c
 	}
-	me := p.M * p.Eps
+	me := p.MEps()
 	k := float64(p.K)
 	// A difference C[j] - C[s] of one side is within 2·17Ku + 2u of its
 	// exact value (ErrBound's step 2), and the Q side's is multiplied by Ê,

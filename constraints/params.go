@@ -24,6 +24,7 @@ import (
 	"math/big"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/decimal"
 )
 
 // Limits on K. The exhaustive certificate costs about K^3/12 steps when
@@ -135,8 +136,8 @@ func (p Problem) Validate() error {
 		return bad("m", p.M, "must be in [1, K] = [1, %d]", p.K)
 	case !finite(p.TargetDelta) || p.TargetDelta < p.Delta || p.TargetDelta >= 1:
 		return bad("delta", p.TargetDelta, "must be in [Delta, 1) = [%v, 1)", p.Delta)
-	case p.M*p.Eps > MaxMEps:
-		return bad("m·eps", p.M*p.Eps, "must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", MaxMEps)
+	case p.MEps() > MaxMEps:
+		return bad("m·eps", p.MEps(), "must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", MaxMEps)
 	case p.Delta > 0 && p.K > maxKApprox:
 		return bad("K", p.K, "must be <= %d when Delta > 0 (a solve would take hours beyond it)", maxKApprox)
 	case p.K > maxKPure:
@@ -148,12 +149,21 @@ func (p Problem) Validate() error {
 // H returns (K+1)/2, the smallest vote count whose majority is 1.
 func (p Problem) H() int { return (p.K + 1) / 2 }
 
+// MEps returns m·eps, the eps of each release of p: the product of M and
+// Eps as the decimals they print as (decimal.Mul), so that m = 3 and
+// eps = 0.1 give 0.3, not the float64 product 0.30000000000000004. It is
+// the target itself, not a bound of a product: E, Budget and the
+// certificate hold a noise function to exactly this eps, so the guarantee
+// a release states is the one proven. In the one-vote relation (m = 1) it
+// is Eps.
+func (p Problem) MEps() float64 { return decimal.Mul(p.M, p.Eps) }
+
 // E returns e^{m·eps}.
-func (p Problem) E() float64 { return math.Exp(p.M * p.Eps) }
+func (p Problem) E() float64 { return math.Exp(p.MEps()) }
 
 // Budget returns e^{m·eps} - 1 + 2·delta, the bound on the privacy cost f
 // (Lemma 3.4.4).
-func (p Problem) Budget() float64 { return math.Expm1(p.M*p.Eps) + 2*p.TargetDelta }
+func (p Problem) Budget() float64 { return math.Expm1(p.MEps()) + 2*p.TargetDelta }
 
 // Corner is a vertex (P, Q) = (Pr[M_i(D) = 1], Pr[M_i(D') = 1]) of a
 // teacher's feasible region.

@@ -184,3 +184,26 @@ func TestAllPMFsMatchesPMFs(t *testing.T) {
 		t.Error("corners of eps = NaN: no error")
 	}
 }
+
+// TestMEps: m·eps is the product of the decimals m and eps are written
+// as, and the budget and e^{m·eps} are of it: the guarantee a release
+// states is the one the certificate proves (3 × 0.1 is 0.3, not the
+// float64 product 0.30000000000000004). In the one-vote relation it is
+// eps itself.
+func TestMEps(t *testing.T) {
+	for _, tc := range []struct {
+		p    Problem
+		want float64
+	}{
+		{New(11, 3, 0.1, 1e-5), 0.3},
+		{New(11, 3, 0.7, 0), 2.1},
+		{New(101, 10, 0.03, 1e-5), 0.3},
+		{New(35, 6.4521, 0.1, 1e-5), 0.64521},
+		{NewOneVote(11, 0.30000000000000004, 1e-5), 0.30000000000000004},
+	} {
+		p := tc.p
+		if got := p.MEps(); got != tc.want || p.E() != math.Exp(tc.want) || p.Budget() != math.Expm1(tc.want)+2*p.TargetDelta {
+			t.Errorf("m = %v, eps = %v: m·eps %v, E %v, budget %v; want %v", p.M, p.Eps, got, p.E(), p.Budget(), tc.want)
+		}
+	}
+}

@@ -68,8 +68,8 @@ const unitRoundoff = 0x1p-53
 // ErrBound returns a bound on |computed f - exact f| for every multiset, as
 // Separate computes f, plus |Budget() - exact budget|, where "exact" means
 // the real-number value at the float64 inputs K, m, eps, Delta, delta and
-// gamma (docs/solve.md, "The rounding bound", derives it). With u = 2^-53,
-// E = e^{m·eps} and B the budget:
+// gamma, m·eps being MEps() (docs/solve.md, "The rounding bound", derives
+// it). With u = 2^-53, E = e^{m·eps} and B the budget:
 //
 //   - a corner coordinate a takes at most 6 roundings (exp, two products,
 //     two sums, a quotient): |â - a| <= 6u;
@@ -78,9 +78,11 @@ const unitRoundoff = 0x1p-53
 //     roundings of quantities at most 2 in magnitude (5u), plus
 //     |â - a|·|c' - c| <= 12u; a convex combination never amplifies the
 //     errors already there, so each side is within 17Ku;
-//   - Ê = exp(fl(m·eps)) is within (m·eps + 1)u relative; the product
-//     Ê·C_q adds E·(17K + m·eps + 2)u and the final subtraction u·(1 + E);
-//   - Budget() = expm1(fl(m·eps)) + 2·delta is within (E·(m·eps + 1) + B)u.
+//   - Ê = exp(m·eps) is within (m·eps + 1)u relative (the exponential's
+//     error, with room for a rounding of m·eps that MEps no longer makes);
+//     the product Ê·C_q adds E·(17K + m·eps + 2)u and the final
+//     subtraction u·(1 + E);
+//   - Budget() = expm1(m·eps) + 2·delta is within (E·(m·eps + 1) + B)u.
 //
 // The sum, u·((1+E)(17K+1) + E(2m·eps+3) + B), is raised by 2^-20 relative
 // for the second-order terms.
@@ -91,7 +93,7 @@ func (p Problem) ErrBound() float64 {
 	if p.Relation == accountant.OneVote {
 		return p.errBoundOneVote()
 	}
-	e, me := p.E(), p.M*p.Eps
+	e, me := p.E(), p.MEps()
 	k := float64(p.K)
 	b := (1+e)*(17*k+1) + e*(2*me+3) + p.Budget()
 	return b * unitRoundoff * (1 + 0x1p-20)

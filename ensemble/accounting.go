@@ -12,7 +12,7 @@ import (
 // Accounting is the privacy of a release, computed for every mechanism
 // alike: the per-query guarantee, the teacher-level cap on every total
 // (or why there is none), the slack of the totals, the budget, if any,
-// that limits the queries answered, and the total δ at which a release
+// that limits the queries released, and the total δ at which a release
 // without a budget states its total (nil: accountant.Account's default).
 type Accounting struct {
 	PerQuery    Privacy
@@ -80,7 +80,7 @@ func (a Accounting) Account(labels int) accountant.Account {
 // (accountant.Account.Publish).
 func (a Accounting) Publish(labels int) (accountant.Total, error) { return a.Account(labels).Publish() }
 
-// Limit returns the number of queries to answer: the budget's, or -1 for
+// Limit returns the number of queries to release: the budget's, or -1 for
 // all of them.
 func (a Accounting) Limit() int {
 	if a.Budget == nil || a.MaxQueries == accountant.Unlimited {

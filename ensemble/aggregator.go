@@ -292,5 +292,5 @@ func teachers(p constraints.Problem) accountant.Guarantee {
 
 // target is the per-query guarantee every aggregator of p is held to.
 func target(p constraints.Problem) accountant.Guarantee {
-	return accountant.Guarantee{Eps: p.M * p.Eps, Delta: p.TargetDelta}
+	return accountant.Guarantee{Eps: p.MEps(), Delta: p.TargetDelta}
 }

@@ -112,8 +112,9 @@ func TestDaRRMDistribution(t *testing.T) {
 	if c := d.Privacy().Certificate; c == nil || c.Status != gamma.Certified {
 		t.Fatalf("certificate %+v", c)
 	}
-	if got := d.Privacy().Guarantee; got.Eps != p.M*p.Eps || got.Delta != p.TargetDelta {
-		t.Errorf("guarantee %v, want (m·eps, delta)", got)
+	// m·eps is 3 × 0.1 as the decimals multiply, the target certified.
+	if got := d.Privacy().Guarantee; got.Eps != 0.3 || got.Eps != p.MEps() || got.Delta != p.TargetDelta || d.Privacy().Certificate.Budget != p.Budget() {
+		t.Errorf("guarantee %v, want (m·eps, delta) = (0.3, %v), certified", got, p.TargetDelta)
 	}
 	// Algorithm 1 directly: majority with probability gamma(l), else a coin.
 	checkDistribution(t, d, 1, func(l int) float64 {
@@ -217,6 +218,33 @@ func TestSubsampleGuarantee(t *testing.T) {
 	}
 	if s.Privacy().Certificate != nil || !strings.Contains(s.Privacy().Source, "composition") {
 		t.Errorf("m = 1: source %q, certificate %v", s.Privacy().Source, s.Privacy().Certificate)
+	}
+	// Delta = 0, m > 1: gamma_Sub is exactly tight at s·eps, and the target
+	// m·eps is the decimals' product. 3 × 0.7 = 2.1 lies above 3 times the
+	// float64 0.7 (2.0999999999999996): composition proves it. 3 × 0.1 =
+	// 0.3 lies below 3 times the float64 0.1 (0.30000000000000004):
+	// composition falls short by that rounding, and c·gamma_Sub is
+	// certified at 0.3 itself, c = 1 - O(1e-13).
+	for _, tc := range []struct {
+		eps, meps float64
+		scaled    bool
+	}{{0.7, 2.1, false}, {0.1, 0.3, true}} {
+		s, err := newSubsample(ctx, constraints.New(11, 3, tc.eps, 0), Options{})
+		if err != nil {
+			t.Fatalf("eps = %v, Delta = 0: %v", tc.eps, err)
+		}
+		priv, scale := s.Privacy(), noise.Realised(s.keep)
+		if priv.Guarantee.Eps != tc.meps || priv.Guarantee.Delta != 0 {
+			t.Errorf("eps = %v, Delta = 0: guarantee %v, want (%v, 0)", tc.eps, priv.Guarantee, tc.meps)
+		}
+		switch {
+		case !tc.scaled && (scale != 1 || priv.Certificate != nil || !strings.Contains(priv.Source, "composition")):
+			t.Errorf("eps = %v, Delta = 0: scale %v, source %q: want composition", tc.eps, scale, priv.Source)
+		case tc.scaled && (scale >= 1 || scale < 1-1e-11 || priv.Certificate == nil || priv.Certificate.Status != gamma.Certified || priv.Certificate.Budget != math.Expm1(tc.meps)):
+			t.Errorf("eps = %v, Delta = 0: scale %v, certificate %+v: want c·gamma_Sub certified at %v", tc.eps, scale, priv.Certificate, tc.meps)
+		}
+		g, _ := gamma.Sub(11, 3)
+		checkDistribution(t, s, 7, func(l int) float64 { return probOne(g.Scale(scale), l) })
 	}
 }
 

@@ -57,7 +57,7 @@ func ExampleNewDaRRM() {
 }
 
 // Labels of 0/1 votes into a writer (here standard output), the first
-// two queries answered (the limit a budget would set).
+// two queries released (the limit a budget would set).
 func ExampleReleaseTo() {
 	votes := "id,t1,t2,t3\nq1,1,1,0\nq2,0,0,1\nq3,1,1,1\n"
 	p := constraints.Problem{K: 3, M: 1, Eps: 0.5, Delta: 0, TargetDelta: 0}
@@ -77,14 +77,14 @@ func ExampleReleaseTo() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("released %d, unanswered %d\n", res.Released, res.Unanswered)
+	fmt.Printf("released %d, stopped by the budget %d\n", res.Released, res.StoppedByBudget)
 	// Output:
 	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
 	// # {"darrm-labels":1,"mechanism":"subsample","K":3,"classes":2,"relation":"private-teachers","eps":0.5,"delta":0,"teachers":{"eps":0.5,"Delta":0},"for_release":false}
 	// id,label
 	// q1,1
 	// q2,0
-	// released 2, unanswered 1
+	// released 2, stopped by the budget 1
 }
 
 func ExampleSimulate() {
@@ -232,14 +232,14 @@ func ExampleRelease() {
 	})
 	fmt.Println("stopped by the budget:", errors.Is(err, ensemble.ErrBudget))
 	fmt.Println(out.Label)
-	fmt.Printf("%d released, %d unanswered, at (%.2g, %.2g)-DP each\n", out.Result.Released, out.Result.Unanswered, out.Accounting.PerQuery.Eps, out.Accounting.PerQuery.Delta)
+	fmt.Printf("%d released, %d stopped by the budget, at (%.2g, %.2g)-DP each\n", out.Result.Released, out.Result.StoppedByBudget, out.Accounting.PerQuery.Eps, out.Accounting.PerQuery.Delta)
 	fmt.Printf("the run's budget allows them by %s\n", out.Accounting.Allows.Name())
 	fmt.Printf("ledger: (%.2g, %.2g) of its (10, 0.01) spent\n", out.LedgerStatus.Total.Eps, out.LedgerStatus.Total.Delta)
 	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
 	// Output:
 	// stopped by the budget: true
 	// DaRRM with gamma_opt (prior uniform), solved now
-	// 3 released, 17 unanswered, at (0.3, 3e-05)-DP each
+	// 3 released, 17 stopped by the budget, at (0.3, 3e-05)-DP each
 	// the run's budget allows them by exact
 	// ledger: (0.9, 9e-05) of its (10, 0.01) spent
 	// to publish: (0.501047, 0.01)-DP by teachers' cap (optimal)

@@ -39,33 +39,34 @@ func Label(ctx context.Context, queries []votefile.Query, answer func(q *votefil
 	return err
 }
 
-// labelLoop is the label loop (Label): it answers the queries of in, up to
-// limit of them (no limit when limit < 0), and returns how many queries
-// it read after the limit: read, and so checked, but not answered.
+// labelLoop is the label loop (Label): it asks answer for the labels of
+// the queries of in, up to limit of them (no limit when limit < 0), and
+// returns how many queries it read after the limit: read, and so checked,
+// but not asked (a release's StoppedByBudget).
 // progress, if set, hears every progressEvery queries how many were read.
 // A cancellation of ctx during the last reads (e.g. while waiting on a
 // pipe) is an error too, so that a release stops before its last labels
 // are written.
 func labelLoop(ctx context.Context, in queryReader, answer func(*votefile.Query, *noise.Source) (int, bool, error), src *noise.Source, limit int,
-	each func(*votefile.Query, int, bool) (bool, error), progress func(read int)) (unanswered int, err error) {
+	each func(*votefile.Query, int, bool) (bool, error), progress func(read int)) (notAsked int, err error) {
 	asked := 0
 	for n := 1; in.Next(); n++ {
 		q := in.Query()
 		if limit < 0 || asked < limit {
 			l, answered, err := answer(q, src)
 			if err != nil {
-				return unanswered, fmt.Errorf("query %d: %w", q.Index, err)
+				return notAsked, fmt.Errorf("query %d: %w", q.Index, err)
 			}
 			asked++
 			if stop, err := each(q, l, answered); stop || err != nil {
-				return unanswered, err
+				return notAsked, err
 			}
 		} else {
-			unanswered++
+			notAsked++
 		}
 		if n%checkEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return unanswered, err
+				return notAsked, err
 			}
 		}
 		if n%progressEvery == 0 && progress != nil {
@@ -73,9 +74,9 @@ func labelLoop(ctx context.Context, in queryReader, answer func(*votefile.Query,
 		}
 	}
 	if err := in.Err(); err != nil {
-		return unanswered, err
+		return notAsked, err
 	}
-	return unanswered, ctx.Err()
+	return notAsked, ctx.Err()
 }
 
 // heldQueries reads queries held in memory.

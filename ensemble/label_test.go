@@ -98,17 +98,17 @@ func TestLabelLimit(t *testing.T) {
 	d := zeroDaRRM(t, 1)
 	qs := heldVotes(progressEvery+3, 1)
 	src, ref := noise.NewSeededSource(5), noise.NewSeededSource(5)
-	answered := 0
+	asked := 0
 	var progress []int
-	unanswered, err := labelLoop(context.Background(), &heldQueries{qs: qs}, d.Answer, src, 2, func(q *votefile.Query, l int, _ bool) (bool, error) {
+	notAsked, err := labelLoop(context.Background(), &heldQueries{qs: qs}, d.Answer, src, 2, func(q *votefile.Query, l int, _ bool) (bool, error) {
 		if want, _, _ := d.Answer(q, ref); l != want {
 			t.Errorf("query %d: label %d, want %d", q.Index, l, want)
 		}
-		answered++
+		asked++
 		return false, nil
 	}, func(read int) { progress = append(progress, read) })
-	if err != nil || answered != 2 || unanswered != len(qs)-2 || !slices.Equal(progress, []int{progressEvery}) {
-		t.Errorf("answered %d, unanswered %d, progress %v, err %v: want 2, %d, [%d], nil", answered, unanswered, progress, err, len(qs)-2, progressEvery)
+	if err != nil || asked != 2 || notAsked != len(qs)-2 || !slices.Equal(progress, []int{progressEvery}) {
+		t.Errorf("asked %d, not asked %d, progress %v, err %v: want 2, %d, [%d], nil", asked, notAsked, progress, err, len(qs)-2, progressEvery)
 	}
 	if src.Uint64() != ref.Uint64() {
 		t.Error("the queries past the limit drew from the source")

@@ -87,7 +87,7 @@ func (info MechanismInfo) GammaProblem(p constraints.Problem) constraints.Proble
 // oneVoteProblem returns the one-vote problem of the per-query target
 // (m·eps, delta) of p.
 func oneVoteProblem(p constraints.Problem) constraints.Problem {
-	return constraints.NewOneVote(p.K, p.M*p.Eps, p.TargetDelta)
+	return constraints.NewOneVote(p.K, p.MEps(), p.TargetDelta)
 }
 
 // OwnTarget reports whether info's per-query target is the release's own

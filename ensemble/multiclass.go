@@ -19,7 +19,7 @@ import (
 // broken uniformly at random. The noise is the discrete Gaussian, sampled
 // exactly (noise.DiscreteGaussian).
 //
-// What the sampler guarantees: the labels and the answered/unanswered
+// What the sampler guarantees: the labels and the answered/withheld
 // marks have exactly the distribution of that mechanism; no real number
 // is formed. Its Rényi DP is at most that of the continuous Gaussian
 // mechanism on the counts (CKS 2020: N_Z(0, σ²) added to an integer query

@@ -18,11 +18,11 @@ type ReleaseResult struct {
 	Released int
 	// Withheld counts the rows among them without a label: a threshold
 	// step (Confident-GNMax) did not answer them. Released - Withheld
-	// rows hold a label.
+	// rows hold a label: they are answered.
 	Withheld int
-	// Unanswered is the number of queries after the limit, which were read
-	// and checked but not answered.
-	Unanswered int
+	// StoppedByBudget is the number of queries after the limit, which
+	// were read and checked but not released.
+	StoppedByBudget int
 }
 
 // notForRelease is the comment line a release drawn from a seeded Source
@@ -61,7 +61,7 @@ func release(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.So
 		progress = func(read int) { opts.Progress(read, in.BytesRead()) }
 	}
 	var err error
-	res.Unanswered, err = labelLoop(ctx, in, agg.Answer, src, limit, func(q *votefile.Query, label int, answered bool) (bool, error) {
+	res.StoppedByBudget, err = labelLoop(ctx, in, agg.Answer, src, limit, func(q *votefile.Query, label int, answered bool) (bool, error) {
 		if err := out.WriteLabel(q, label, answered); err != nil {
 			return false, fmt.Errorf("write label %d: %w", q.Index, err)
 		}
@@ -78,7 +78,7 @@ func release(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.So
 		return res, fmt.Errorf("write labels: %w", err)
 	}
 	if progress != nil {
-		progress(res.Released + res.Unanswered)
+		progress(res.Released + res.StoppedByBudget)
 	}
 	return res, nil
 }

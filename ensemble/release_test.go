@@ -128,15 +128,15 @@ func TestReleaseLimit(t *testing.T) {
 	data := strings.Repeat("1,1,1\n", 10)
 	agg := zeroDaRRM(t, 3)
 	for _, tc := range []struct {
-		limit, answered, unanswered int
+		limit, released, stopped int
 	}{{-1, 10, 0}, {4, 4, 6}, {0, 0, 10}, {10, 10, 0}, {11, 10, 0}} {
 		out, res, err := releaseVotes(t, data, agg, tc.limit, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if res.Released != tc.answered || res.Unanswered != tc.unanswered || len(lines) != tc.answered+1 {
-			t.Errorf("limit %d: answered %d, unanswered %d, %d lines; want %d, %d", tc.limit, res.Released, res.Unanswered, len(lines), tc.answered, tc.unanswered)
+		if res.Released != tc.released || res.StoppedByBudget != tc.stopped || len(lines) != tc.released+1 {
+			t.Errorf("limit %d: released %d, stopped %d, %d lines; want %d, %d", tc.limit, res.Released, res.StoppedByBudget, len(lines), tc.released, tc.stopped)
 		}
 		for i, l := range lines[1:] {
 			if !strings.HasPrefix(l, fmt.Sprintf("%d,", i+1)) {

@@ -81,14 +81,14 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // seeded release; then "id,label" rows for two-class votes, or
 // "id,label,answered" for multi-class votes (docs/aggregate.md).
 //
-// It answers at most limit queries (no limit when limit < 0), e.g. the
+// It releases at most limit queries (no limit when limit < 0), e.g. the
 // number a privacy budget allows (Accounting.Limit); later queries are
 // read and checked, so that a malformed file is rejected as a whole, and
-// counted as unanswered. On cancellation of ctx it stops within 1,024
-// queries.
+// counted as stopped by the budget (ReleaseResult.StoppedByBudget). On
+// cancellation of ctx it stops within 1,024 queries.
 //
 // The sink's ledger, if any, is charged before labels leave and settled
-// after: with the labels answered on success, with none when a release is
+// after: with the labels released on success, with none when a release is
 // refused or a file is not written (it is removed) and no other process
 // can have read its temporary file (atomicfile.Output.Private: it had no
 // name), and with those that may have reached the stream (or the device or

@@ -27,7 +27,7 @@ import (
 // with an error that names the field.
 type ReleaseSpec struct {
 	// Votes are the queries to label, read and checked as they are
-	// answered (votefile.Read, votefile.ReadRows).
+	// labelled (votefile.Read, votefile.ReadRows).
 	Votes votefile.Reader
 	// Mechanism names the aggregator and holds its settings; Release
 	// sets its Input to the votes' (Votes.Input). A zero RR is the thesis' composition
@@ -54,7 +54,7 @@ type ReleaseSpec struct {
 	// darrm's default. Release sets its Certify: a cached gamma is
 	// certified once, as the aggregator samples it (Mechanism.Build).
 	Gamma optimal.Source
-	// Budget, if not nil, limits the queries answered, and the total to
+	// Budget, if not nil, limits the queries released, and the total to
 	// publish is stated at its δ (NewAccounting). Composition's slack
 	// DeltaPrime (0: accountant.DefaultDeltaPrime) gives the analysis
 	// totals, the teachers' cap and the total δ of a release without a
@@ -67,7 +67,7 @@ type ReleaseSpec struct {
 	// Ledger, if not "", is the ledger file charged for the release
 	// (ledger.OpenRun, with LedgerOptions; ledger.InitFor makes one for
 	// the votes): bound to the votes, charged per query before the labels
-	// leave; what it allows may lower the number of queries answered.
+	// leave; what it allows may lower the number of queries released.
 	Ledger        string
 	LedgerOptions ledger.Options
 	// Sink is where the labels go; Release sets its Ledger.
@@ -83,7 +83,7 @@ type ReleaseSpec struct {
 
 // Released is what a release did: the aggregator and its description,
 // the gamma it sampled, its binding to the votes, its accounting, the
-// queries answered, the ledger after the run and the total to publish.
+// queries released, the ledger after the run and the total to publish.
 type Released struct {
 	Aggregator Labeler
 	Label      string
@@ -110,15 +110,15 @@ var ErrBudget = errors.New("privacy budget reached")
 
 // A BudgetError is a release that its budget stopped: the rows of
 // Result.Released queries were released and written, the
-// Result.Unanswered queries after them were read and checked but not
-// answered.
+// Result.StoppedByBudget queries after them were read and checked but not
+// released.
 type BudgetError struct {
 	Result ReleaseResult
 }
 
 func (e *BudgetError) Error() string {
 	r := e.Result
-	return fmt.Sprintf("%v: released %d of %s, %d left unanswered", ErrBudget, r.Released, plural.Of(r.Released+r.Unanswered, "query", "queries"), r.Unanswered)
+	return fmt.Sprintf("%v: released %d of %s, %d not released", ErrBudget, r.Released, plural.Of(r.Released+r.StoppedByBudget, "query", "queries"), r.StoppedByBudget)
 }
 
 // Is reports whether target is ErrBudget.
@@ -160,7 +160,7 @@ func (e *ReleaseError) Error() string { return e.Err.Error() }
 
 func (e *ReleaseError) Unwrap() error { return e.Err }
 
-// Release answers the queries of s.Votes with the mechanism s names, in
+// Release labels the queries of s.Votes with the mechanism s names, in
 // one call: it looks the mechanism up, loads its gamma if it samples one
 // and builds and certifies the aggregator (Mechanism.Build: the gamma is
 // certified once, as it is sampled), binds it to the votes (ReleaseBinding: the one check of the
@@ -230,7 +230,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 			return fail(stepLabels, err)
 		}
 	}
-	if out.Result.Unanswered > 0 {
+	if out.Result.StoppedByBudget > 0 {
 		return out, &BudgetError{Result: out.Result}
 	}
 	return out, nil

@@ -138,8 +138,8 @@ func TestReleaseBudgetStop(t *testing.T) {
 	if !errors.Is(err, ErrBudget) || !errors.As(err, &be) {
 		t.Fatalf("budget (1, 0) for (0.5, 0) per query: %v, want ErrBudget", err)
 	}
-	if be.Result != (ReleaseResult{Released: 2, Unanswered: 2}) || out.Result != be.Result {
-		t.Errorf("budget stop: %+v (returned %+v), want 2 answered, 2 unanswered", be.Result, out.Result)
+	if be.Result != (ReleaseResult{Released: 2, StoppedByBudget: 2}) || out.Result != be.Result {
+		t.Errorf("budget stop: %+v (returned %+v), want 2 released, 2 stopped by the budget", be.Result, out.Result)
 	}
 	labels, err := os.ReadFile(s.Sink.Path)
 	if err != nil || strings.Count(string(labels), "\n") < 4 {

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -40,7 +41,12 @@ func subSlack(p constraints.Problem) float64 { return 1e-14 * (1 + p.E()) }
 // is exactly tight at m = 1, and whenever Delta = 0) it is composition: the
 // label is post-processing of s (eps, Delta)-DP teachers, which are
 // (s·eps, 1-(1-Delta)^s)-DP together (Kairouz-Oh-Viswanath 2015, Thm 3.3,
-// i = 0), and that must be within (m·eps, delta).
+// i = 0), when that is within (m·eps, delta), s·eps rounded up. m·eps is
+// the product of the decimals (Problem.MEps): 3 × 0.1 is 0.3, below the
+// 3·eps of the float64 eps, so where composition falls short of it by
+// that rounding, gamma_Sub (then tight, not violated) is scaled as
+// gamma_DSub is: the subsampled majority is kept with probability
+// c = 1 - O(1e-13), a fair coin otherwise, with c·gamma_Sub certified.
 func NewSubsample(ctx context.Context, p constraints.Problem, opts Options) (Aggregator, error) {
 	return aggregator(newSubsample(ctx, p, opts))
 }
@@ -69,10 +75,23 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 		}
 		return sub.describe(p), nil
 	}
-	compEps, compDelta := float64(s)*p.Eps, constraints.DefaultTargetDelta(p.Delta, float64(s))
-	if compEps > p.M*p.Eps || compDelta > p.TargetDelta {
-		return nil, fmt.Errorf("subsample: majority of %d teachers is %w: the certificate of gamma_Sub is %v (max f / budget = %.15g) and composition gives (%g, %g)-DP, which exceeds the target (m·eps, delta) = (%g, %g)",
-			s, ErrNotCertified, cert.Status, cert.Ratio, compEps, compDelta, p.M*p.Eps, p.TargetDelta)
+	compEps, compDelta := outward.MulUp(float64(s), p.Eps), constraints.DefaultTargetDelta(p.Delta, float64(s))
+	if compEps > p.MEps() || compDelta > p.TargetDelta {
+		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
+			return nil, fmt.Errorf("subsample: majority of %d teachers is %w: the certificate of gamma_Sub is %v (max f / budget = %.15g) and composition gives (%g, %g)-DP, which exceeds the target (m·eps, delta) = (%g, %g)",
+				s, ErrNotCertified, cert.Status, cert.Ratio, compEps, compDelta, p.MEps(), p.TargetDelta)
+		}
+		if sub.keep, sub.g, cert, err = scaleToCertify(ctx, p, g, cert, subSlack(p), opts); err != nil {
+			return nil, fmt.Errorf("subsample: %w", err)
+		}
+		sub.privacy = Privacy{
+			Guarantee: target(p),
+			Teachers:  teachers(p),
+			Source: fmt.Sprintf("Lemma 3.4.1 (subsampling %d of %d is DaRRM with gamma_Sub) and the exhaustive certificate of c·gamma_Sub, c = %.15g (gamma_Sub itself is exactly tight)",
+				s, p.K, noise.Realised(sub.keep)),
+			Certificate: &cert,
+		}
+		return sub.describe(p), nil
 	}
 	sub.privacy = Privacy{
 		Guarantee: target(p),
@@ -119,21 +138,33 @@ func newDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 	if !ok {
 		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
 			return nil, fmt.Errorf("dsub: gamma_DSub (majority of %d of %d) is %w for arbitrary teachers: %v at (m·eps, delta) = (%g, %g), max f / budget = %.15g; Theorem 3.5.1 covers i.i.d. teachers only",
-				s, p.K, ErrNotCertified, cert.Status, p.M*p.Eps, p.TargetDelta, cert.Ratio)
+				s, p.K, ErrNotCertified, cert.Status, p.MEps(), p.TargetDelta, cert.Ratio)
 		}
-		c := (cert.Budget - 4*cert.ErrBound - 2*slack) / cert.MaxF
-		sub.keep = noise.Threshold(c)
-		sub.g = g.Scale(noise.Realised(sub.keep))
-		if cert, ok, err = certify(ctx, p, sub.g, slack, opts); err != nil {
-			return nil, fmt.Errorf("dsub: certificate: %w", err)
-		}
-		if !ok {
-			return nil, fmt.Errorf("dsub: c·gamma_DSub with c = %.17g is %w: %v, max f / budget = %.15g", noise.Realised(sub.keep), ErrNotCertified, cert.Status, cert.Ratio)
+		if sub.keep, sub.g, cert, err = scaleToCertify(ctx, p, g, cert, slack, opts); err != nil {
+			return nil, fmt.Errorf("dsub: %w", err)
 		}
 		source += fmt.Sprintf(", scaled by c = %.15g (gamma_DSub itself is exactly tight)", noise.Realised(sub.keep))
 	}
 	sub.privacy = Privacy{Guarantee: target(p), Teachers: teachers(p), Source: source, Certificate: &cert}
 	return sub.describe(p), nil
+}
+
+// scaleToCertify returns the keep threshold of c·g, with c = 1 - O(1e-13)
+// below cert's budget by four times its rounding bound and twice slack,
+// the gamma c·g as sampled (noise.Realised) and its certificate: g is
+// exactly tight (cert not violated), and c·g, certified, is the noise
+// function the mechanism then samples (f is linear in gamma).
+func scaleToCertify(ctx context.Context, p constraints.Problem, g gamma.Gamma, cert gamma.Certificate, slack float64, opts Options) (uint64, gamma.Gamma, gamma.Certificate, error) {
+	keep := noise.Threshold((cert.Budget - 4*cert.ErrBound - 2*slack) / cert.MaxF)
+	scaled := g.Scale(noise.Realised(keep))
+	cert, ok, err := certify(ctx, p, scaled, slack, opts)
+	if err != nil {
+		return 0, nil, cert, fmt.Errorf("certificate: %w", err)
+	}
+	if !ok {
+		return 0, nil, cert, fmt.Errorf("c·gamma with c = %.17g is %w: %v, max f / budget = %.15g", noise.Realised(keep), ErrNotCertified, cert.Status, cert.Ratio)
+	}
+	return keep, scaled, cert, nil
 }
 
 // Name returns "subsample" (s = floor(m)) or "dsub" (s = 2·floor(m)-1).

@@ -166,7 +166,7 @@ func CertifyFrom(ctx context.Context, p constraints.Problem, g Gamma, cert Certi
 		if !(c > 0) {
 			// A parameter of the problem, not a failure: its budget is
 			// below what floating point can certify.
-			return nil, cert, fmt.Errorf("certify K=%d: %w", p.K, &accountant.ParamError{Name: "m·eps", Value: p.M * p.Eps,
+			return nil, cert, fmt.Errorf("certify K=%d: %w", p.K, &accountant.ParamError{Name: "m·eps", Value: p.MEps(),
 				Rule: fmt.Sprintf("its budget e^{m·eps} - 1 + 2·delta = %g is too small to certify against the rounding error %g", cert.Budget, cert.ErrBound)})
 		}
 		g = sampled(g.Scale(c))

@@ -27,7 +27,7 @@ func TwoClass(base Request, name provenance.MechanismName, p constraints.Problem
 		if deltaGiven {
 			delta = p.TargetDelta
 		}
-		r.Problem, r.DefaultDelta = constraints.NewOneVote(p.K, p.M*p.Eps, delta), false
+		r.Problem, r.DefaultDelta = constraints.NewOneVote(p.K, p.MEps(), delta), false
 	}
 	return r
 }

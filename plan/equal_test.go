@@ -157,8 +157,8 @@ func TestTwoClass(t *testing.T) {
 	}{
 		{provenance.DaRRM, false, p, true},
 		{provenance.RR, true, p, false},
-		{provenance.DaRRMOneVote, false, constraints.NewOneVote(11, 0.30000000000000004, 0), false},
-		{provenance.DaRRMOneVote, true, constraints.NewOneVote(11, 0.30000000000000004, 1e-5), false},
+		{provenance.DaRRMOneVote, false, constraints.NewOneVote(11, 0.3, 0), false},
+		{provenance.DaRRMOneVote, true, constraints.NewOneVote(11, 0.3, 1e-5), false},
 	} {
 		r := TwoClass(Request{Budget: accountant.Budget{Composition: accountant.Composition{Method: accountant.Optimal}}}, c.name, p, c.given)
 		if r.Problem != c.want || r.DefaultDelta != c.wantDefault || r.Mechanism.Name != c.name || r.Mechanism.Input != votefile.TwoClass || r.Classes != 2 || r.Budget.Method != accountant.Optimal {

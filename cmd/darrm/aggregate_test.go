@@ -114,7 +114,7 @@ func TestAggregateEveryMechanism(t *testing.T) {
 		if string(doc.Mechanism) != mech || doc.K != 11 || doc.Answered != 40 || !doc.ForRelease || doc.Randomness.Source != "crypto/rand" || !doc.IDColumn || !doc.Header {
 			t.Errorf("%s: summary %+v", mech, doc)
 		}
-		if doc.PerQuery.Eps != 3*doc.Eps || doc.PerQuery.Delta != constraints.DefaultTargetDelta(1e-5, 3) || doc.PerQuery.Source == "" {
+		if doc.PerQuery.Eps != 0.3 || *doc.Eps != 0.1 || doc.PerQuery.Delta != constraints.DefaultTargetDelta(1e-5, 3) || doc.PerQuery.Source == "" {
 			t.Errorf("%s: per-query guarantee %+v", mech, doc.PerQuery)
 		}
 		// darrm, subsample, rr and gnmax describe their label by its pairs
@@ -316,12 +316,12 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 		}
 		lines := readLines(t, out)
 		if doc.StoppedByBudget != 60-want || len(lines) != want+1 || doc.Budget == nil || doc.Budget.Stopped != (want < 60) {
-			t.Errorf("%s %v: answered %d (unanswered %d, %d label lines, budget %+v), want %d", tc.method, tc.budget, doc.Answered, doc.StoppedByBudget, len(lines)-1, doc.Budget, want)
+			t.Errorf("%s %v: answered %d (stopped by the budget %d, %d label lines, budget %+v), want %d", tc.method, tc.budget, doc.Answered, doc.StoppedByBudget, len(lines)-1, doc.Budget, want)
 		}
 		if want > 0 && !strings.HasPrefix(lines[want], fmt.Sprintf("q%d,", want)) {
 			t.Errorf("%s: last label line %q, want query %d", tc.method, lines[want], want)
 		}
-		if want < 60 && !strings.Contains(stderr, fmt.Sprintf("answered %d of 60 queries", want)) {
+		if want < 60 && !strings.Contains(stderr, fmt.Sprintf("released %d of 60 queries", want)) {
 			t.Errorf("%s: stderr %q", tc.method, stderr)
 		}
 	}
@@ -530,8 +530,8 @@ func TestAggregateTeachersFromHeader(t *testing.T) {
 		}
 		var d doc
 		decode(t, stdout, &d)
-		if d.Eps != tc.eps || d.Delta != tc.dlt || d.EpsSource != tc.source || d.TeachersDiffer != tc.differ || d.PerQuery.Eps != tc.eps || (d.VotesHeader == nil) != (tc.source == "flags" && mech != "gnmax") {
-			t.Errorf("%s: eps %v, Delta %v from %v (differ %v), per query %v; want %v, %v from %s", tc.name, d.Eps, d.Delta, d.EpsSource, d.TeachersDiffer, d.PerQuery, tc.eps, tc.dlt, tc.source)
+		if *d.Eps != tc.eps || *d.Delta != tc.dlt || *d.EpsSource != tc.source || *d.TeachersDiffer != tc.differ || d.PerQuery.Eps != tc.eps || (d.VotesHeader == nil) != (tc.source == "flags" && mech != "gnmax") {
+			t.Errorf("%s: eps %v, Delta %v from %v (differ %v), per query %v; want %v, %v from %s", tc.name, *d.Eps, *d.Delta, *d.EpsSource, *d.TeachersDiffer, d.PerQuery, tc.eps, tc.dlt, tc.source)
 		}
 		os.Remove(out)
 	}
@@ -640,10 +640,10 @@ func TestAggregateGNMaxTight(t *testing.T) {
 		}
 		var doc report.Aggregate
 		decode(t, stdout, &doc)
-		if doc.Sigma == nil || doc.Answered != 40 || !strings.Contains(doc.Label, "("+search+" search)") {
+		if doc.Sigma2 == nil || doc.Answered != 40 || !strings.Contains(doc.Label, "("+search+" search)") {
 			t.Fatalf("%s: %+v", search, doc)
 		}
-		sigma[search] = *doc.Sigma
+		sigma[search] = *doc.Sigma2
 	}
 	want, err := noisymax.GNMaxSigmaTight(accountant.Guarantee{Eps: 0.3, Delta: constraints.DefaultTargetDelta(1e-5, 3)}, 11)
 	if err != nil {
@@ -725,7 +725,7 @@ func TestBudgetStopWithheld(t *testing.T) {
 	stdout, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "confident-gnmax", "--input-format", "counts", "--threshold", "200",
 		"--sigma1", "20", "--sigma2", "40", "--delta", "1e-5", "--seed", "1", "--budget-eps", "0.5", "--budget-delta", "1e-4",
 		"--partition", "keyed-hash", "--format", "json", "--out", filepath.Join(dir, "labels.csv"))
-	var doc report.AggregateMulti
+	var doc report.Aggregate
 	decode(t, stdout, &doc)
 	if code != exitBudget || doc.Withheld == 0 || doc.StoppedByBudget == 0 {
 		t.Fatalf("exit %d, %d withheld, %d stopped: want a budget stop after withheld queries: %s", code, doc.Withheld, doc.StoppedByBudget, stderr)

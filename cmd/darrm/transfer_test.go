@@ -209,8 +209,8 @@ func TestTransferSynthetic(t *testing.T) {
 	size, _ := datasets.PublicTrainSize("mnist58")
 	priv, _ := transfer.Thesis(accountant.Disjoint).Configs("mnist58", size, &seed)
 	want, _, _ := transfer.TeacherGuarantee(priv.DP)
-	if agg.EpsSource != "header" || agg.Eps != want.Eps || agg.Delta != transfer.TeacherDelta || agg.VotesHeader.Teachers[0].Source.Method != "dp-sgd" {
-		t.Errorf("aggregate of the teachers' votes: eps %v, Delta %v from %v; want %v", agg.Eps, agg.Delta, agg.EpsSource, want)
+	if *agg.EpsSource != "header" || *agg.Eps != want.Eps || *agg.Delta != transfer.TeacherDelta || agg.VotesHeader.Teachers[0].Source.Method != "dp-sgd" {
+		t.Errorf("aggregate of the teachers' votes: eps %v, Delta %v from %v; want %v", *agg.Eps, *agg.Delta, *agg.EpsSource, want)
 	}
 }
 

@@ -2,9 +2,10 @@
 // as written: every fenced block tagged sh in README.md and docs/*.md, in
 // order within its file, with bash from the root of a fresh copy of the
 // repository, and reports a block that fails, times out, changes a file of
-// the repository or names a path shared with the reader's own files (/tmp,
-// the home folder). A block is marked by an HTML comment on the line
-// directly before it:
+// the repository, leaves a file git does not ignore, would go on past a
+// failure when pasted into a shell, or names a path shared with the
+// reader's own files (/tmp, the home folder). A block is marked by an HTML
+// comment on the line directly before it:
 //
 //	<!-- docs-test: data -->           needs scripts/fetch-data.sh's data; runs when they are present
 //	<!-- docs-test: slow -->           takes more than ~30 s; runs only on request
@@ -230,7 +231,9 @@ var sharedPathRE = regexp.MustCompile(`(?:^|[\s=:<>'"(])((?:/tmp|/var/tmp|/dev/s
 // overwrite them. resolve, if not nil, is asked about the first word of
 // each command and returns an error when the word names no command. Lines
 // inside here-documents and continuation lines are not checked as
-// commands; every line is checked for shared paths, comments aside.
+// commands; every line is checked for shared paths, comments aside. It
+// also returns where b, pasted into an interactive shell, would go on past
+// a failure (recipeErrors).
 func Lint(b Block, resolve func(word string) error) error {
 	var errs []error
 	errf := func(i int, format string, args ...any) {
@@ -267,6 +270,7 @@ func Lint(b Block, resolve func(word string) error) error {
 			}
 		}
 	}
+	errs = append(errs, recipeErrors(b)...)
 	return errors.Join(errs...)
 }
 

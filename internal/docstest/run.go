@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -46,9 +47,11 @@ type Config struct {
 type Status int
 
 const (
-	// Passed blocks ran and exited 0 without touching the repository.
+	// Passed blocks ran and exited 0 without a command failing, touching
+	// the repository or leaving a file that git does not ignore.
 	Passed Status = iota
-	// Failed blocks did not parse, failed, timed out or left files behind.
+	// Failed blocks did not check, failed, timed out, changed files of the
+	// repository or left files behind that git does not ignore.
 	Failed
 	// Skipped blocks did not run.
 	Skipped
@@ -64,7 +67,7 @@ type Result struct {
 }
 
 // headerLines is the number of lines the runner puts before a block.
-const headerLines = 3
+const headerLines = 4
 
 // nestedEnv is set in the blocks' environment, so that a block running
 // `go test ./...` does not run the docs test again inside itself.
@@ -95,6 +98,10 @@ func RunFile(ctx context.Context, cfg Config, file string, blocks []Block) []Res
 	tree, err := Copy(cfg.Src, root, cfg.Files)
 	if err != nil {
 		return failAll(fmt.Sprintf("%s: fresh copy of the repository: %v", file, err))
+	}
+	ign, err := newIgnores(scratch, root)
+	if err != nil {
+		return failAll(fmt.Sprintf("%s: the repository's ignore rules: %v", file, err))
 	}
 	env, err := fileEnv(cfg, scratch)
 	if err != nil {
@@ -163,6 +170,10 @@ func RunFile(ctx context.Context, cfg Config, file string, blocks []Block) []Res
 		*r = runBlock(ctx, b, root, scratch, benv, timeout, cfg.Isolation)
 		if r.Status == Passed {
 			c, now, err := tree.Changes()
+			var left []string
+			if err == nil {
+				left, err = ign.notIgnored(c.AddedFiles())
+			}
 			c = c.Of(tracked)
 			switch {
 			case err != nil:
@@ -170,6 +181,9 @@ func RunFile(ctx context.Context, cfg Config, file string, blocks []Block) []Res
 			case !c.Empty():
 				r.Status = Failed
 				r.Why = fmt.Sprintf("%s: the block changed files of the repository: %s (write outputs to new files in the current directory)", b.Pos(), c)
+			case len(left) > 0:
+				r.Status = Failed
+				r.Why = fmt.Sprintf("%s: the block leaves files that git does not ignore, untracked in a reader's clone: %s (write outputs to names .gitignore ignores)", b.Pos(), strings.Join(left, ", "))
 			}
 			tree = now
 		}
@@ -304,13 +318,23 @@ func syntaxCheck(ctx context.Context, b Block) error {
 func runBlock(ctx context.Context, b Block, dir, scratch string, env []string, timeout time.Duration, iso *Isolation) Result {
 	res := Result{Block: b, Status: Failed}
 	base := filepath.Join(scratch, fmt.Sprintf("block-%d", b.Line))
-	errFile, curFile, outFile := base+".err", base+".cur", base+".out"
-	// The ERR trap records the first failing command (set -E: also inside
-	// functions and subshells); the DEBUG trap the command about to run, so
-	// a timeout can name it.
-	script := fmt.Sprintf("set -eE -o pipefail\n"+
-		"trap 'printf \"%%d %%d %%s\\n\" \"$?\" \"$LINENO\" \"$BASH_COMMAND\" >> %s' ERR\n"+
-		"trap 'printf \"%%d\\n\" \"$LINENO\" > %s' DEBUG\n", shellQuote(errFile), shellQuote(curFile)) + b.Text()
+	errFile, curFile, statusFile, outFile := base+".err", base+".cur", base+".status", base+".out"
+	// The ERR trap records every failing command that set -e does not
+	// ignore (set -E and inherit_errexit: also inside functions, subshells
+	// and command substitutions, whose failure a command such as
+	// `set -- $(...)` would otherwise swallow). The DEBUG trap records, at
+	// the first command of each line, the line (so that a timeout can name
+	// it) and a non-zero status left by the line before: set -e does not
+	// stop at a failure before && or ||, so a list that failed that way
+	// and let the block go on shows there.
+	// The traps name their files by variables: a path quoted inside the
+	// trap's own quotes would not stay quoted.
+	script := fmt.Sprintf("set -eE -o pipefail; shopt -s inherit_errexit\n"+
+		"__docstest_err=%s __docstest_cur=%s __docstest_status=%s\n"+
+		"trap 'printf \"%%d %%d %%s\\n\" \"$?\" \"$LINENO\" \"$BASH_COMMAND\" >> \"$__docstest_err\"' ERR\n"+
+		"trap '__docstest_s=$?; if [ \"$LINENO\" != \"${__docstest_l-}\" ]; then __docstest_l=$LINENO; printf \"%%d\\n\" \"$LINENO\" > \"$__docstest_cur\"; "+
+		"[ \"$__docstest_s\" = 0 ] || printf \"%%d %%d\\n\" \"$__docstest_s\" \"$LINENO\" >> \"$__docstest_status\"; fi' DEBUG\n",
+		shellQuote(errFile), shellQuote(curFile), shellQuote(statusFile)) + b.Text()
 	if err := os.WriteFile(base+".sh", []byte(script), 0o644); err != nil {
 		res.Why = fmt.Sprintf("%s: %v", b.Pos(), err)
 		return res
@@ -336,6 +360,11 @@ func runBlock(ctx context.Context, b Block, dir, scratch string, env []string, t
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	if runErr == nil {
+		// Exit 0, but a command failed where set -e let the block go on.
+		if why := wentOn(b, errFile, statusFile); why != "" {
+			res.Why, res.Output = why, tail(outFile, 40, 4096)
+			return res
+		}
 		res.Status = Passed
 		return res
 	}
@@ -375,6 +404,44 @@ func failure(b Block, runErr error, errFile, curFile string) string {
 		return fmt.Sprintf("%s:%d: %v, the last command started: %s", b.File, b.LineOf(first), runErr, cmd)
 	}
 	return fmt.Sprintf("%s: %v", b.Pos(), runErr)
+}
+
+// wentOn describes a command that failed in a block that exited 0, or
+// returns "": one that the ERR trap recorded (inside a command
+// substitution or a subshell whose failure the command around it did not
+// pass on), else a top-level list that failed before && or || and let the
+// next one run. Pasted into a shell, such a block goes on past its
+// failure.
+func wentOn(b Block, errFile, statusFile string) string {
+	if data, _ := os.ReadFile(errFile); len(data) > 0 {
+		return failure(b, errors.New("exit status 0"), errFile, "") + " (inside a command substitution or a subshell: the command around it went on)"
+	}
+	data, _ := os.ReadFile(statusFile)
+	tops := topLevel(b.Lines)
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 2 {
+			continue
+		}
+		status, err1 := strconv.Atoi(f[0])
+		line, err2 := strconv.Atoi(f[1])
+		n := line - headerLines - 1
+		i := slices.Index(tops, n)
+		if err1 != nil || err2 != nil || i < 1 {
+			continue
+		}
+		// The list that failed, its lines without their comments.
+		var code []string
+		var q byte
+		for _, l := range b.Lines[tops[i-1]:n] {
+			var c string
+			c, q = scanLine(l, q)
+			code = append(code, strings.TrimSuffix(strings.TrimSpace(c), "\\"))
+		}
+		return fmt.Sprintf("%s:%d: exit status %d: %s (a command before && or || failed: the block went on to line %d)",
+			b.File, b.LineOf(tops[i-1]), status, strings.Join(strings.Fields(strings.Join(code, " ")), " "), b.LineOf(n))
+	}
+	return ""
 }
 
 // lastLine reads the block line the DEBUG trap recorded last, as an index

@@ -30,7 +30,8 @@ echo "darrm $*"
 func runDoc(t *testing.T, readme string, edit func(*Config)) []Result {
 	t.Helper()
 	src := t.TempDir()
-	files := map[string]string{"README.md": readme, "testdata/in.txt": "in\n", "testdata/gone.txt": "gone\n"}
+	files := map[string]string{"README.md": readme, "testdata/in.txt": "in\n", "testdata/gone.txt": "gone\n",
+		".gitignore": "/out.txt\n/testdata/labels.csv\n/ran.txt\n/ignored/\n"}
 	var names []string
 	for name, content := range files {
 		p := filepath.Join(src, filepath.FromSlash(name))
@@ -88,17 +89,20 @@ func TestRunFilePasses(t *testing.T) {
 	readme := "# x\n```sh\n" +
 		// A clean environment: HOME, GOPATH and darrm's folders are the run's own,
 		// the user's DARRM_ variables are gone, the data folder is empty.
-		// One test a line: set -e does not stop at a failure before && .
-		"h=$(printenv HOME)\n" +
-		"test \"$h\" != /nonexistent-home\ntest -d \"$h\"\ntest -d \"$(printenv TMPDIR)\"\n" +
-		"test -d \"$DARRM_CACHE_DIR\"\ntest -d \"$DARRM_STATE_DIR\"\ntest -z \"$(ls -A \"$DARRM_DATA\")\"\n" +
-		"test -z \"${DARRM_FROM_USER:-}\"\ntest \"$DARRM_DOCSTEST_NESTED\" = 1\n" +
+		// A failure before && fails the block too.
+		"h=$(printenv HOME) &&\n" +
+		"  test \"$h\" != /nonexistent-home && test -d \"$h\" && tmp=$(printenv TMPDIR) && test -d \"$tmp\" &&\n" +
+		"  test -d \"$DARRM_CACHE_DIR\" && test -d \"$DARRM_STATE_DIR\" && data=$(ls -A \"$DARRM_DATA\") && test -z \"$data\" &&\n" +
+		"  test -z \"${DARRM_FROM_USER:-}\" && test \"$DARRM_DOCSTEST_NESTED\" = 1 &&\n" +
 		// GOPATH is a new machine's, $HOME/go, so go install writes there.
-		"test \"$GOPATH\" = \"$h/go\"\ntest -z \"${GOBIN:-}\"\n" +
-		"darrm solve --K 11 > out.txt   # outputs in the current folder\n" +
-		"mkdir -p out/empty && darrm aggregate testdata/in.txt > testdata/labels.csv\n" +
+		"  test \"$GOPATH\" = \"$h/go\" && test -z \"${GOBIN:-}\"\n" +
+		"darrm solve --K 11 > out.txt   # outputs in the current folder, ignored by git\n" +
+		"mkdir -p out/empty ignored && darrm aggregate testdata/in.txt > testdata/labels.csv && echo x > ignored/x\n" +
 		"cat testdata/in.txt\n" +
 		"touch testdata/in.txt                 # rewritten, same content: not a change\n" +
+		// Failures handled where they happen let the block go on.
+		"false || echo handled\nif false; then\n  echo no\nelse\n  echo yes\nfi\n" +
+		"! false\nfor i in 1 2; do\n  test $i = 1 || echo \"$i\"\ndone\n" +
 		"```\n\nThen:\n\n```sh\n" +
 		`grep -q 'darrm solve --K 11' out.txt   # files of an earlier block` + "\n" +
 		"echo changed > out.txt && rm testdata/labels.csv\n" +
@@ -137,6 +141,25 @@ func TestRunFileFailures(t *testing.T) {
 		readme: "```sh\necho a | false | cat\n```\n",
 		want:   []Status{Failed},
 		why:    [][]string{{"README.md:2: exit status 1: echo a | false | cat"}},
+	}, {
+		// The lint refuses both in the text of a block; a command that
+		// hides its substitution from the lint fails when it runs.
+		name:   "a failure inside a command substitution that a command swallows",
+		readme: "```sh\neval 'set -- $(false; echo a)'\necho \"after: $1\"\n```\n",
+		want:   []Status{Failed},
+		why:    [][]string{{"README.md:2: exit status 1: eval", "inside a command substitution or a subshell"}},
+		output: "after: ",
+	}, {
+		name:   "a failure before && lets the block go on",
+		readme: "```sh\necho start\ndarrm solve --bogus-flag > out.txt &&\n  darrm aggregate out.txt\necho went on\n```\n",
+		want:   []Status{Failed},
+		why:    [][]string{{"README.md:3: exit status 2: darrm solve --bogus-flag > out.txt && darrm aggregate out.txt (a command before && or || failed: the block went on to line 5)"}},
+		output: "went on",
+	}, {
+		name:   "files git does not ignore",
+		readme: "```sh\ndarrm solve > out.txt && darrm solve > g.json && mkdir -p parts && darrm solve > parts/p0.json\n```\n",
+		want:   []Status{Failed},
+		why:    [][]string{{"README.md:1: the block leaves files that git does not ignore, untracked in a reader's clone: g.json, parts/p0.json"}},
 	}, {
 		name:   "files of the repository modified and deleted",
 		readme: "```sh\necho more >> testdata/in.txt\nrm testdata/gone.txt\nmkdir -p out/empty\n```\n",
@@ -243,7 +266,8 @@ func TestIsolation(t *testing.T) {
 	target := filepath.Join(outside, "labels.csv")
 	// The paths come through the environment: the text of a block that
 	// names them is refused before anything runs.
-	readme := "```sh\ndarrm solve > out.txt && echo x > \"$(printenv TMPDIR)/ok\" && echo x > \"$(printenv HOME)/ok\"\n```\n```sh\necho x > \"$TARGET\"\n```\n"
+	readme := "```sh\ntmp=$(printenv TMPDIR) && home=$(printenv HOME) && darrm solve > out.txt && echo x > \"$tmp/ok\" && echo x > \"$home/ok\"\n```\n" +
+		"```sh\necho x > \"$TARGET\"\n```\n"
 	got := runDoc(t, readme, func(c *Config) {
 		c.Env = append(c.Env, "TARGET="+target)
 		c.Isolation = NewIsolation(c.TempDir)

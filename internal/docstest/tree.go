@@ -246,6 +246,17 @@ func (c Changes) Of(set map[string]bool) Changes {
 	return out
 }
 
+// AddedFiles returns the files added (not the empty directories).
+func (c Changes) AddedFiles() []string {
+	var files []string
+	for _, f := range c.Added {
+		if !strings.HasSuffix(f, "/") {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
 // Empty reports whether nothing changed.
 func (c Changes) Empty() bool { return len(c.Added)+len(c.Modified)+len(c.Deleted) == 0 }
 

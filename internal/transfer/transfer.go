@@ -20,6 +20,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/dpsgd"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/internal/teachers"
@@ -291,7 +292,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
 	teacher := t.Guarantee
-	prm := constraints.Problem{K: t.Private.Config.K, M: p.M, Eps: teacher.Eps, Delta: teacher.Delta, TargetDelta: p.M * teacher.Delta}
+	prm := constraints.Problem{K: t.Private.Config.K, M: p.M, Eps: teacher.Eps, Delta: teacher.Delta, TargetDelta: decimal.Mul(p.M, teacher.Delta)}
 	if err := prm.Validate(); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/decimal"
 )
 
 // Status is what a noise function's exhaustive certificate says, as a
@@ -484,7 +485,7 @@ func commonLine(settings []Setting, v vary) string {
 	parts = append(parts, dpClause("each ", each)...)
 	var rel []string
 	if !v.m {
-		rel = append(rel, "m = "+Num(s.M), "m·ε = "+Num(s.M*s.Eps))
+		rel = append(rel, "m = "+Num(s.M), "m·ε = "+Num(decimal.Mul(s.M, s.Eps)))
 	}
 	if !v.target {
 		rel = append(rel, "δ = "+Num(s.TargetDelta))

@@ -21,7 +21,8 @@ import (
 // released is what every summary of a release holds, whatever the
 // mechanism and the number of classes, under the same keys. Like every
 // summary of a release it holds no vote count and no un-noised label,
-// only what the label file itself shows.
+// only what the label file itself shows. Every key is always there: one
+// that does not apply to a release is null.
 type released struct {
 	Input        string                   `json:"input"`
 	InputFormat  string                   `json:"input_format"`
@@ -30,10 +31,10 @@ type released struct {
 	OutputFormat string                   `json:"output_format"`
 	Mechanism    provenance.MechanismName `json:"mechanism"`
 	// VotesHeader is the vote file's metadata header, nil without one;
-	// VotesHeaderFile the sidecar it was read from, "" when it is in the
+	// VotesHeaderFile the sidecar it was read from, nil when it is in the
 	// vote file.
-	VotesHeader     *votefile.Meta `json:"votes_header,omitempty"`
-	VotesHeaderFile string         `json:"votes_header_file,omitempty"`
+	VotesHeader     *votefile.Meta `json:"votes_header"`
+	VotesHeaderFile *string        `json:"votes_header_file"`
 	PerQuery        PerQuery       `json:"per_query"`
 	// Queries counts the rows read; Released those written to the label
 	// file and charged (answered or not), Answered those with a label,
@@ -48,60 +49,77 @@ type released struct {
 	// Publish is the one total to publish; Totals, each a valid bound of
 	// the release's labels, are analysis (TotalsRole says so).
 	Publish    Publish `json:"publish"`
-	Budget     *Budget `json:"budget,omitempty"`
+	Budget     *Budget `json:"budget"`
 	Totals     []Total `json:"totals"`
 	TotalsRole string  `json:"totals_role"`
 	// Cap is the teacher-level post-processing cap that bounds every
-	// total, or nil, and CapNote says why there is none.
-	Cap        *accountant.Cap `json:"cap,omitempty"`
-	CapNote    string          `json:"cap_note,omitempty"`
-	Ledger     *Ledger         `json:"ledger,omitempty"`
+	// total, or nil, and CapNote says why there is none ("" when there
+	// is one).
+	Cap        *accountant.Cap `json:"cap"`
+	CapNote    string          `json:"cap_note"`
+	Ledger     *Ledger         `json:"ledger"`
 	Randomness Randomness      `json:"randomness"`
 	ForRelease bool            `json:"for_release"`
 	Seconds    float64         `json:"seconds"`
+	// QueriesPerSecond is the rate at which the release read the queries.
+	QueriesPerSecond float64 `json:"queries_per_second"`
 	// Analysis says to print the analysis totals in a table too (they
 	// are always in JSON and CSV).
 	Analysis bool `json:"-"`
 }
 
-// Aggregate is the summary darrm aggregate prints after a release of
-// two-class labels.
+// Aggregate is the summary darrm aggregate prints after a release: one
+// schema for every mechanism and number of classes (docs/aggregate.md,
+// "JSON summary"), each key there whatever the release, null when it does
+// not apply to it.
 type Aggregate struct {
 	released
-	Header bool   `json:"header"`
-	Label  string `json:"label"`
-	Problem
-	// EpsSource says where the teachers' eps and Delta came from: the
-	// vote file's metadata header or the flags. TeachersDiffer says that
-	// the header gives the teachers different guarantees, of which eps
-	// and Delta are the common bound.
-	EpsSource        string             `json:"eps_source"`
-	TeachersDiffer   bool               `json:"teachers_differ"`
-	Gamma            []float64          `json:"gamma"`
-	Sigma            *float64           `json:"sigma,omitempty"`
-	QueriesPerSecond float64            `json:"queries_per_second"`
-	Certificate      *gamma.Certificate `json:"certificate,omitempty"`
-}
-
-// AggregateMulti is the summary darrm aggregate prints after a release of
-// multi-class labels (gnmax, confident-gnmax, lnmax).
-type AggregateMulti struct {
-	released
+	// Header says that the vote file has a header row; Label describes
+	// the mechanism; Layout, K and Classes are the votes'.
+	Header  bool   `json:"header"`
+	Label   string `json:"label"`
 	Layout  string `json:"layout"`
 	K       int    `json:"K"`
 	Classes int    `json:"classes"`
-	// Settings are the mechanism's: threshold, sigma1 and sigma2 for the
-	// GNMax family (threshold, sigma1 with confident-gnmax),
-	// laplace_scale for lnmax. Noise describes the noise in words.
-	provenance.Settings
-	Noise string `json:"noise"`
+	// The problem of a two-class release (Problem: m, the teachers' (eps,
+	// Delta) as used, the release's delta, which took their defaults, its
+	// relation) and where the teachers' guarantee came from: the vote
+	// file's metadata header or the flags (EpsSource), and whether the
+	// header gives them different guarantees, of which eps and Delta are
+	// the common bound (TeachersDiffer). Null for multi-class votes,
+	// whose mechanisms have no such problem.
+	M              *float64             `json:"m"`
+	Eps            *float64             `json:"eps"`
+	Delta          *float64             `json:"Delta"`
+	TargetDelta    *float64             `json:"delta"`
+	MDefault       *bool                `json:"m_is_default"`
+	DeltaDefault   *bool                `json:"delta_is_default"`
+	Relation       *accountant.Relation `json:"relation"`
+	EpsSource      *string              `json:"eps_source"`
+	TeachersDiffer *bool                `json:"teachers_differ"`
+	// The mechanism's settings, those it has (provenance.Settings):
+	// threshold, sigma1 and sigma2 for the GNMax family (sigma2 alone
+	// for gnmax, of two classes too), laplace_scale for lnmax. Noise
+	// says in words the noise a multi-class mechanism adds to the counts
+	// (null for the two-class ones, whose label says it).
+	Threshold    *float64 `json:"threshold"`
+	Sigma1       *float64 `json:"sigma1"`
+	Sigma2       *float64 `json:"sigma2"`
+	LaplaceScale *float64 `json:"laplace_scale"`
+	Noise        *string  `json:"noise"`
+	// Gamma is the noise function sampled (K+1 values) and Certificate
+	// its certificate, for the mechanisms that sample one.
+	Gamma       []float64          `json:"gamma"`
+	Certificate *gamma.Certificate `json:"certificate"`
 	// Abstained counts the votes not cast (class labels -1, and what
 	// rows of counts fall short of a stated K by), when the votes were
-	// read with abstentions allowed (nil otherwise, a setting, not the
+	// read with abstentions allowed (null otherwise, a setting, not the
 	// votes, deciding): a function of the private votes, so listed in
-	// NotForPublication.
-	Abstained         *int64   `json:"votes_abstained,omitempty"`
-	NotForPublication []string `json:"not_for_publication,omitempty"`
+	// NotForPublication, the keys not to publish.
+	Abstained         *int64   `json:"votes_abstained"`
+	NotForPublication []string `json:"not_for_publication"`
+	// problem is the two-class problem, for the table.
+	problem *Problem
 }
 
 // PerQuery is the guarantee of one released label and what proves it.
@@ -131,10 +149,10 @@ type Publish struct {
 	Method    string   `json:"method"`
 	Reference string   `json:"reference"`
 	DeltaFrom string   `json:"delta_from"`
-	Error     string   `json:"error,omitempty"`
+	Error     string   `json:"error"`
 	// Why says why a ledger's total is the one to publish (LedgerWhy);
-	// absent for a run's.
-	Why string `json:"why,omitempty"`
+	// "" for a run's.
+	Why string `json:"why"`
 }
 
 // Total is an analysis total of a release as its summary states it:
@@ -145,14 +163,14 @@ type Publish struct {
 // the method's name ("profile", a cap's rule).
 type Total struct {
 	Method     string           `json:"method"`
-	Point      *Pair            `json:"profile_point,omitempty"`
-	DeltaPrime *float64         `json:"delta_prime,omitempty"`
+	Point      *Pair            `json:"profile_point"`
+	DeltaPrime *float64         `json:"delta_prime"`
 	Eps        *float64         `json:"eps"`
 	Delta      *float64         `json:"delta"`
 	Bound      accountant.Bound `json:"total_bound"`
 	Queries    *Pair            `json:"queries"`
 	Reference  string           `json:"reference"`
-	Error      string           `json:"error,omitempty"`
+	Error      string           `json:"error"`
 }
 
 // Pair is an (eps, delta) in a summary's JSON.
@@ -226,14 +244,14 @@ type AllowedTotal struct {
 	Reference string  `json:"reference"`
 }
 
-// newBudget is the budget of a release accounted by a that left
-// unanswered queries unanswered.
-func newBudget(a ensemble.Accounting, unanswered int) *Budget {
+// newBudget is the budget of a release accounted by a, of which the
+// budget stopped the last stopped queries (0: it did not stop it).
+func newBudget(a ensemble.Accounting, stopped int) *Budget {
 	b := a.Budget
 	if b == nil {
 		return nil
 	}
-	out := &Budget{Eps: b.Eps, Delta: b.Delta, MaxQueries: a.MaxQueries, Unlimited: a.MaxQueries == accountant.Unlimited, Stopped: unanswered > 0}
+	out := &Budget{Eps: b.Eps, Delta: b.Delta, MaxQueries: a.MaxQueries, Unlimited: a.MaxQueries == accountant.Unlimited, Stopped: stopped > 0}
 	if a.MaxQueries != 0 {
 		t := a.Allows
 		out.AllowedBy = &AllowedTotal{Eps: t.Guarantee.Eps, Delta: t.Guarantee.Delta, Method: t.Name(), Reference: t.Reference()}
@@ -251,8 +269,8 @@ type Ledger struct {
 // Randomness says where the noise of a release came from.
 type Randomness struct {
 	Source string  `json:"source"`
-	Seed   *uint64 `json:"seed,omitempty"`
-	Note   string  `json:"note,omitempty"`
+	Seed   *uint64 `json:"seed"`
+	Note   string  `json:"note"`
 }
 
 // NotForRelease is what every output of a seeded release says.
@@ -291,14 +309,9 @@ type Release struct {
 	Elapsed  time.Duration
 }
 
-// NewSummary is the summary of the release r: NewAggregateMulti for
-// multi-class votes, NewAggregate otherwise.
-func NewSummary(r Release) (Document, error) {
-	if r.Votes.Input() == votefile.ManyClasses {
-		return NewAggregateMulti(r)
-	}
-	return NewAggregate(r)
-}
+// NewSummary is the summary of the release r (NewAggregate), as the
+// document a command prints.
+func NewSummary(r Release) (Document, error) { return NewAggregate(r) }
 
 // newReleased is the common part of the summaries of r: the guarantee of
 // each label, the counts, the total to publish, the analysis totals of
@@ -309,11 +322,17 @@ func newReleased(r Release) (released, error) {
 	priv := a.PerQuery
 	out := released{
 		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
-		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(), VotesHeaderFile: r.HeaderFile,
+		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
-		Queries:  res.Released + res.Unanswered, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.Unanswered,
-		TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a, res.Unanswered),
+		Queries:  res.Released + res.StoppedByBudget, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.StoppedByBudget,
+		TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a, res.StoppedByBudget),
 		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
+	}
+	if r.Elapsed > 0 {
+		out.QueriesPerSecond = float64(res.Released+res.StoppedByBudget) / r.Elapsed.Seconds()
+	}
+	if r.HeaderFile != "" {
+		out.VotesHeaderFile = &r.HeaderFile
 	}
 	if r.Seed != nil {
 		out.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: r.Seed, Note: NotForRelease}
@@ -327,34 +346,35 @@ func newReleased(r Release) (released, error) {
 	return out, err
 }
 
-// NewAggregate is the summary of the two-class release r.
+// NewAggregate is the summary of the release r, for every mechanism and
+// number of classes: the two-class problem and the gamma sampled, or the
+// multi-class mechanism's noise and the votes not cast, with the others'
+// keys null.
 func NewAggregate(r Release) (Aggregate, error) {
 	common, err := newReleased(r)
-	res := r.Result
-	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Problem: NewProblem(r.Problem),
-		EpsSource: epsSource(r.Teachers.FromFlags), TeachersDiffer: r.Teachers.Heterogeneous,
-		QueriesPerSecond: float64(res.Released+res.Unanswered) / r.Elapsed.Seconds()}
+	s := r.Aggregator.Settings()
+	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Layout: r.Votes.Layout().String(),
+		K: r.Aggregator.K(), Classes: r.Aggregator.Classes(),
+		Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, LaplaceScale: s.LaplaceScale, NotForPublication: []string{}}
+	if r.Votes.Input() == votefile.ManyClasses {
+		noise := "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
+		if s.LaplaceScale != nil {
+			noise = "discrete Laplace of scale b, sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
+		}
+		out.Noise = &noise
+	} else {
+		p := NewProblem(r.Problem)
+		source, differ := epsSource(r.Teachers.FromFlags), r.Teachers.Heterogeneous
+		out.problem = &p
+		out.M, out.Eps, out.Delta, out.TargetDelta, out.MDefault, out.DeltaDefault = &p.M, &p.Eps, &p.Delta, &p.TargetDelta, &p.MDefault, &p.DeltaDefault
+		out.Relation, out.EpsSource, out.TeachersDiffer = &p.Relation, &source, &differ
+	}
 	if agg, ok := r.Aggregator.(ensemble.Aggregator); ok {
 		out.Gamma, out.Certificate = agg.Gamma(), agg.Privacy().Certificate
 	}
-	out.Sigma = r.Aggregator.Settings().Sigma2
-	return out, err
-}
-
-// NewAggregateMulti is the summary of the multi-class release r, which
-// adds the mechanism's settings and the queries withheld by a threshold
-// step.
-func NewAggregateMulti(r Release) (AggregateMulti, error) {
-	common, err := newReleased(r)
-	s := r.Aggregator.Settings()
-	out := AggregateMulti{released: common, Layout: r.Votes.Layout().String(), K: r.Aggregator.K(), Classes: r.Aggregator.Classes(), Settings: s,
-		Noise: "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"}
 	if votefile.MayAbstain(r.Votes) {
 		n := votefile.Abstained(r.Votes)
 		out.Abstained, out.NotForPublication = &n, []string{"votes_abstained"}
-	}
-	if s.LaplaceScale != nil {
-		out.Noise = "discrete Laplace of scale b, sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
 	}
 	return out, err
 }
@@ -387,11 +407,19 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	case cliout.CSV:
 		return out.writeCSV(w)
 	}
+	if out.problem == nil {
+		return out.writeMultiText(w)
+	}
+	return out.writeTwoClassText(w)
+}
+
+// writeTwoClassText writes the table of a two-class release.
+func (out Aggregate) writeTwoClassText(w io.Writer) error {
 	t := cliout.NewText(w)
 	out.writePublish(t, plural.Of(out.Released, "label", "labels")+" released")
-	labels := fmt.Sprintf("labels: %s (%s): %d of %s answered", out.Output, out.OutputFormat, out.Answered, plural.Of(out.Queries, "query", "queries"))
+	labels := fmt.Sprintf("labels: %s (%s): %d of %s released, every one answered", out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"))
 	if out.StoppedByBudget > 0 {
-		labels += fmt.Sprintf("; STOPPED by the budget: %d left unanswered", out.StoppedByBudget)
+		labels += fmt.Sprintf("; STOPPED by the budget: %d not released", out.StoppedByBudget)
 	}
 	t.Line("%s", labels)
 	out.writeBudget(t)
@@ -405,14 +433,15 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	if out.IDColumn {
 		layout = append(layout, "id column")
 	}
-	teachers := fmt.Sprintf("each (eps = %g, Delta = %g)-DP", out.Eps, out.Delta)
-	if out.Relation == accountant.OneVote {
+	p := out.problem
+	teachers := fmt.Sprintf("each (eps = %g, Delta = %g)-DP", p.Eps, p.Delta)
+	if p.Relation == accountant.OneVote {
 		teachers = "not necessarily private (one-vote relation)"
 	}
 	t.Line("votes: %s (%s), K = %d teachers, %s", out.Input, strings.Join(layout, ", "), out.K, teachers)
 	t.Line("teachers: %s", out.describeTeachers())
 	t.Line("mechanism: %s", out.Label)
-	t.Line("per query: %v: %s", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}, out.Describe())
+	t.Line("per query: %v: %s", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}, p.Describe())
 	t.Line("  by %s", out.PerQuery.Source)
 	t.Line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.Note(out.PerQuery.RelationText))
 	if c := out.Certificate; c != nil {
@@ -430,20 +459,14 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 // headerWhere says where the votes' metadata header is: in the vote file,
 // or in a sidecar, named.
 func (out released) headerWhere() string {
-	if out.VotesHeaderFile != "" {
-		return "metadata header in " + out.VotesHeaderFile
+	if out.VotesHeaderFile != nil {
+		return "metadata header in " + *out.VotesHeaderFile
 	}
 	return "metadata header"
 }
 
-// Write renders the summary in format f.
-func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
-	switch f {
-	case cliout.JSON:
-		return cliout.WriteJSON(w, out)
-	case cliout.CSV:
-		return out.writeCSV(w)
-	}
+// writeMultiText writes the table of a multi-class release.
+func (out Aggregate) writeMultiText(w io.Writer) error {
 	t := cliout.NewText(w)
 	what := plural.Of(out.Released, "query", "queries") + " released"
 	if out.Threshold != nil {
@@ -481,12 +504,12 @@ func (out AggregateMulti) Write(w io.Writer, f cliout.Format) error {
 	case out.Threshold != nil:
 		params = fmt.Sprintf("T = %g, sigma1 = %g, ", *out.Threshold, *out.Sigma1) + params
 	}
-	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, params, out.Noise)
+	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, params, *out.Noise)
 	t.Line("per released query: %v, charged whether or not it was answered", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
 	t.Line("  by %s", out.PerQuery.Source)
 	t.Line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.Note(out.PerQuery.RelationText))
 	out.writeAccount(t, fmt.Sprintf("the %s", what), "each a valid bound for them")
-	out.writeTime(t, 0)
+	out.writeTime(t, out.QueriesPerSecond)
 	return t.Close()
 }
 
@@ -616,10 +639,11 @@ func (t Total) cells(f func(float64) string) []string {
 	return cells
 }
 
-// describeTeachers says where the teachers' guarantee came from.
+// describeTeachers says where the teachers' guarantee of a two-class
+// release came from.
 func (out Aggregate) describeTeachers() string {
 	m := out.VotesHeader
-	if out.Relation == accountant.OneVote {
+	if out.problem.Relation == accountant.OneVote {
 		// The one-vote relation's own problem: the teachers' guarantee
 		// plays no part.
 		s := "the vote file has no metadata header"
@@ -632,7 +656,7 @@ func (out Aggregate) describeTeachers() string {
 		return "(eps, Delta) from --eps and --Delta (the vote file has no metadata header)"
 	}
 	what := fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
-	if out.EpsSource == "flags" {
+	if *out.EpsSource == "flags" {
 		return fmt.Sprintf("%s, non-private (no guarantee in the header): the release is calibrated to (eps, Delta) from --eps and --Delta", what)
 	}
 	var groups []string
@@ -640,7 +664,7 @@ func (out Aggregate) describeTeachers() string {
 		groups = append(groups, fmt.Sprintf("%d × %s", g.Count, TeacherGuarantee(g)))
 	}
 	s := fmt.Sprintf("(eps, Delta) from the metadata header: %s; %s", what, strings.Join(groups, "; "))
-	if out.TeachersDiffer {
+	if *out.TeachersDiffer {
 		s += "; the guarantees differ, so the release uses their common bound (the largest eps and the largest Delta)"
 	}
 	return s
@@ -648,16 +672,16 @@ func (out Aggregate) describeTeachers() string {
 
 // Stopped says, in its summary's words, how far a release that its
 // budget stopped got, for the error it ends with; "" when the budget did
-// not stop it. A row the threshold step withheld is released (and
-// charged) but not answered.
+// not stop it. A query is released unless the budget stops it; a row the
+// threshold step withheld is released (and charged) but not answered.
 func (r Release) Stopped() string {
 	res := r.Result
-	switch queries := plural.Of(res.Released+res.Unanswered, "query", "queries"); {
-	case res.Unanswered > 0 && res.Withheld > 0:
+	switch queries := plural.Of(res.Released+res.StoppedByBudget, "query", "queries"); {
+	case res.StoppedByBudget > 0 && res.Withheld > 0:
 		return fmt.Sprintf("released %d of %s (%d answered, %d withheld by the threshold step), %d not released; %s holds the %d released",
-			res.Released, queries, res.Released-res.Withheld, res.Withheld, res.Unanswered, r.Output, res.Released)
-	case res.Unanswered > 0:
-		return fmt.Sprintf("answered %d of %s, %d left unanswered; %s holds the %d answered", res.Released, queries, res.Unanswered, r.Output, res.Released)
+			res.Released, queries, res.Released-res.Withheld, res.Withheld, res.StoppedByBudget, r.Output, res.Released)
+	case res.StoppedByBudget > 0:
+		return fmt.Sprintf("released %d of %s, %d not released; %s holds the %d released", res.Released, queries, res.StoppedByBudget, r.Output, res.Released)
 	}
 	return ""
 }

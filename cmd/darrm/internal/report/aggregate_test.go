@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func TestNewAggregate(t *testing.T) {
 	}{
 		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Released: 4}},
 		{name: "nothing answered", agg: rr},
-		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Released: 2, Unanswered: 3}, budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}}, maxQ: 2},
+		{name: "stopped by a budget", agg: rr, res: ensemble.ReleaseResult{Released: 2, StoppedByBudget: 3}, budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}}, maxQ: 2},
 		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Released: 1}, seed: &seed},
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Released: 1}, led: &st},
 	} {
@@ -83,13 +84,13 @@ func TestNewAggregate(t *testing.T) {
 		case (len(out.Totals) >= 3) != (tc.res.Released > 0) || tc.res.Released > 0 && *out.Totals[0].Eps != simpleEps(t, priv.Guarantee, tc.res.Released) ||
 			tc.agg == rr && tc.res.Released > 0 && (len(out.Totals) != 4 || out.Totals[3].Method != "exact"):
 			t.Errorf("%s: totals %v for %d labels", tc.name, out.Totals, tc.res.Released)
-		case out.QueriesPerSecond != float64(tc.res.Released+tc.res.Unanswered) || out.Answered != tc.res.Released || out.StoppedByBudget != tc.res.Unanswered ||
-			out.Queries != tc.res.Released+tc.res.Unanswered || out.Released != tc.res.Released || out.Withheld != 0:
+		case out.QueriesPerSecond != float64(tc.res.Released+tc.res.StoppedByBudget) || out.Answered != tc.res.Released || out.StoppedByBudget != tc.res.StoppedByBudget ||
+			out.Queries != tc.res.Released+tc.res.StoppedByBudget || out.Released != tc.res.Released || out.Withheld != 0:
 			t.Errorf("%s: %d answered, %d not, %v queries/s", tc.name, out.Answered, out.StoppedByBudget, out.QueriesPerSecond)
 		case tc.budget != nil && !out.Budget.Stopped:
 			t.Errorf("%s: budget %+v not stopped", tc.name, out.Budget)
-		case (out.Sigma != nil) != (tc.agg == gn):
-			t.Errorf("%s: sigma %v", tc.name, out.Sigma)
+		case (out.Sigma2 != nil) != (tc.agg == gn) || out.M == nil || *out.M != p.M || out.Noise != nil || out.Classes != 2:
+			t.Errorf("%s: sigma2 %v, m %v, noise %v, %d classes", tc.name, out.Sigma2, out.M, out.Noise, out.Classes)
 		case out.ForRelease != (tc.seed == nil) || tc.seed != nil && (*out.Randomness.Seed != seed || out.Randomness.Note != NotForRelease):
 			t.Errorf("%s: for release %t, randomness %+v", tc.name, out.ForRelease, out.Randomness)
 		case (out.Ledger != nil) != (tc.led != nil) || tc.led != nil && (out.Ledger.Path != path || out.Ledger.Ensemble != "e"):
@@ -124,9 +125,16 @@ func TestAggregateReadsBack(t *testing.T) {
 	if !slices.ContainsFunc(out.Totals, func(t Total) bool { return t.Method == "profile" && t.Point != nil }) {
 		t.Fatalf("no total of a point of the profile among %+v", out.Totals)
 	}
-	want, _ := json.Marshal(acct.Totals(20))
-	if got, _ := json.Marshal(out.Totals); string(got) != string(want) {
-		t.Errorf("totals as stated:\n%s\nas the accountant writes them:\n%s", got, want)
+	// Every key of a total is there, null where it has no value; the
+	// values are the accountant's.
+	var want []Total
+	if b, _ := json.Marshal(acct.Totals(20)); json.Unmarshal(b, &want) != nil || !reflect.DeepEqual(out.Totals, want) {
+		t.Errorf("totals as stated:\n%+v\nas the accountant writes them:\n%+v", out.Totals, want)
+	}
+	for _, key := range []string{`"profile_point":null`, `"delta_prime":null`, `"error":""`} {
+		if got, _ := json.Marshal(out.Totals); !strings.Contains(string(got), key) {
+			t.Errorf("totals %s: no %s", got, key)
+		}
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -141,9 +149,10 @@ func TestAggregateReadsBack(t *testing.T) {
 	}
 }
 
-// TestNewSummary: a release of multi-class votes is summarised by
-// AggregateMulti, from the same Release as a two-class one: its
-// settings, the queries withheld, totals without a cap.
+// TestNewSummary: a release of multi-class votes is summarised as a
+// two-class one is, from the same Release, in the same schema: its
+// settings and noise, the queries withheld, totals without a cap, and no
+// two-class problem.
 func TestNewSummary(t *testing.T) {
 	in, _, err := votefile.Read(strings.NewReader("4,3,3\n"), "counts.csv", votefile.Options{Layout: votefile.LayoutCounts})
 	if err != nil {
@@ -167,16 +176,18 @@ func TestNewSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := NewSummary(Release{Mechanism: "confident-gnmax", Aggregator: g, Input: "counts.csv", Output: "-", Votes: in,
-		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Released: 5, Withheld: 2, Unanswered: 1}, Accounting: acct,
+		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Released: 5, Withheld: 2, StoppedByBudget: 1}, Accounting: acct,
 		Publish: publish, Elapsed: time.Second})
-	out, ok := s.(AggregateMulti)
+	out, ok := s.(Aggregate)
 	switch {
 	case err != nil || !ok:
 		t.Fatalf("%T, %v", s, err)
 	case out.Queries != 6 || out.Released != 5 || out.Answered != 3 || out.Withheld != 2 || out.StoppedByBudget != 1:
 		t.Errorf("counts %+v", out)
-	case out.Threshold == nil || *out.Threshold != 8 || *out.Sigma1 != 2 || *out.Sigma2 != 2 || out.LaplaceScale != nil || out.Layout != "counts" || out.Classes != 3:
+	case out.Threshold == nil || *out.Threshold != 8 || *out.Sigma1 != 2 || *out.Sigma2 != 2 || out.LaplaceScale != nil || out.Layout != "counts" || out.Classes != 3 || out.Noise == nil:
 		t.Errorf("settings %+v", out)
+	case out.M != nil || out.Eps != nil || out.Relation != nil || out.EpsSource != nil || out.Gamma != nil || out.Certificate != nil:
+		t.Errorf("a two-class problem in a multi-class summary: %+v", out)
 	case len(out.Totals) != 5 || out.Totals[3].Method != "rdp" || out.Totals[4].Method != "exact" || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
 		t.Errorf("totals %+v, cap %v %q", out.Totals, out.Cap, out.CapNote)
 	case out.Publish.Source != "run" || out.Publish.Method != "exact" || out.Publish.Eps == nil || *out.Publish.Eps != *out.Totals[4].Eps || out.TotalsRole == "":
@@ -193,9 +204,9 @@ func TestReleaseStopped(t *testing.T) {
 		want string
 	}{
 		{ensemble.ReleaseResult{Released: 10}, ""},
-		{ensemble.ReleaseResult{Released: 2, Unanswered: 8}, "answered 2 of 10 queries, 8 left unanswered; labels.csv holds the 2 answered"},
-		{ensemble.ReleaseResult{Released: 3, Unanswered: 7, Withheld: 1}, "released 3 of 10 queries (2 answered, 1 withheld by the threshold step), 7 not released; labels.csv holds the 3 released"},
-		{ensemble.ReleaseResult{Released: 0, Unanswered: 1}, "answered 0 of 1 query, 1 left unanswered; labels.csv holds the 0 answered"},
+		{ensemble.ReleaseResult{Released: 2, StoppedByBudget: 8}, "released 2 of 10 queries, 8 not released; labels.csv holds the 2 released"},
+		{ensemble.ReleaseResult{Released: 3, StoppedByBudget: 7, Withheld: 1}, "released 3 of 10 queries (2 answered, 1 withheld by the threshold step), 7 not released; labels.csv holds the 3 released"},
+		{ensemble.ReleaseResult{Released: 0, StoppedByBudget: 1}, "released 0 of 1 query, 1 not released; labels.csv holds the 0 released"},
 	} {
 		if got := (Release{Output: "labels.csv", Result: tc.res}).Stopped(); got != tc.want {
 			t.Errorf("%+v: Stopped() = %q, want %q", tc.res, got, tc.want)

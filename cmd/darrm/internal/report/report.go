@@ -75,7 +75,7 @@ func (o Problem) Describe() string {
 		deltaNote = " = 1-(1-Delta)^m (default)"
 	}
 	return fmt.Sprintf("K = %d %s, each (eps = %g, Delta = %g)-DP; each release (m·eps, delta)-DP with m = %g%s, m·eps = %s, delta = %s%s",
-		o.K, plural.Word(o.K, "teacher", "teachers"), o.Eps, o.Delta, o.M, mNote, accountant.FormatBound(o.M*o.Eps), accountant.FormatBound(o.TargetDelta), deltaNote)
+		o.K, plural.Word(o.K, "teacher", "teachers"), o.Eps, o.Delta, o.M, mNote, accountant.FormatBound(o.Params().MEps()), accountant.FormatBound(o.TargetDelta), deltaNote)
 }
 
 // Verdict is a certificate's status in capitals, as tables show it.

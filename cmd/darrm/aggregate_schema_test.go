@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/ensemble"
+)
+
+// TestAggregateOneSchema: aggregate --format json writes one schema for
+// every registered mechanism, of two classes and of many: the same keys
+// at every depth of the summary's own objects, null where a key does not
+// apply (an object that is null has none of its keys). A mechanism
+// registered later is compared without a line here. Each release runs
+// twice, plainly and seeded under a budget, so that the keys of the
+// randomness and of the budget are compared too. The votes' header, the
+// certificate, the cap and the ledger are documents of their own (a file's
+// header, gamma.Certificate, accountant.Cap, the ledger's state): their
+// keys are compared, not what is inside them.
+func TestAggregateOneSchema(t *testing.T) {
+	cache := t.TempDir()
+	type run struct {
+		name        string
+		keys, nulls []string
+	}
+	var runs []run
+	for _, m := range ensemble.Registry(nil) {
+		name := string(m.Name) + "/" + strings.ReplaceAll(m.Input.String(), " ", "-")
+		dir := t.TempDir()
+		votes := filepath.Join(dir, "votes.csv")
+		flags := checkFile(t, votes, m, "schema-"+string(m.Name)+"-"+strconv.Itoa(int(m.Input)), 30)
+		release := append([]string{"aggregate", votes, "--mechanism", string(m.Name), "--cache-dir", cache, "--format", "json",
+			"--out", filepath.Join(dir, "labels.csv")}, append(exampleFlags(t, m), flags...)...)
+		for _, more := range [][]string{nil, {"--seed", "1", "--budget-eps", "5", "--budget-delta", "1e-3"}} {
+			stdout, stderr, code := darrm(t, "", append(slices.Clone(release), more...)...)
+			if code != 0 && code != exitBudget {
+				t.Fatalf("%s %v: exit %d: %s", name, more, code, stderr)
+			}
+			var doc any
+			decode(t, stdout, &doc)
+			r := run{name: fmt.Sprintf("%s %v", name, more)}
+			keyPaths(doc, "", &r.keys, &r.nulls)
+			runs = append(runs, r)
+		}
+	}
+	var schema []string
+	for _, r := range runs {
+		schema = append(schema, r.keys...)
+	}
+	slices.Sort(schema)
+	schema = slices.Compact(schema)
+	for _, r := range runs {
+		var missing []string
+		for _, k := range schema {
+			if !slices.Contains(r.keys, k) && !slices.ContainsFunc(r.nulls, func(n string) bool { return strings.HasPrefix(k, n+".") }) {
+				missing = append(missing, k)
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("%s: the summary lacks %v", r.name, missing)
+		}
+	}
+	for _, key := range []string{"queries_per_second", "m", "sigma2", "noise", "votes_abstained", "budget.allowed_by.eps", "totals[].profile_point.eps"} {
+		if !slices.Contains(schema, key) {
+			t.Errorf("no key %s in %v", key, schema)
+		}
+	}
+}
+
+// ownDocuments are the keys whose values are documents of their own.
+var ownDocuments = map[string]bool{"votes_header": true, "certificate": true, "cap": true, "ledger": true}
+
+// keyPaths appends to keys the keys of a decoded JSON value, as dotted
+// paths below prefix, and to nulls those whose value is null; an array's
+// objects contribute their keys under "name[]".
+func keyPaths(v any, prefix string, keys, nulls *[]string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			*keys = append(*keys, p)
+			if x == nil {
+				*nulls = append(*nulls, p)
+			}
+			if !ownDocuments[p] {
+				keyPaths(x, p, keys, nulls)
+			}
+		}
+	case []any:
+		for _, x := range v {
+			keyPaths(x, prefix+"[]", keys, nulls)
+		}
+	}
+}
