@@ -213,7 +213,7 @@ type bitCurves struct {
 	loss  bitLoss
 
 	mu      sync.Mutex
-	deltas  map[bitQuery]float64   // δ(ε) of k steps (x = ε)
+	deltas  map[bitQuery]float64   // δ(ε) of k steps (x = ε, y = the δ it is composed for)
 	inverse map[bitQuery]bitAnswer // the least ε at δ of k steps, searched up from hi (x = δ, y = hi)
 	// runs are the compositions last made, most recent first: a count's
 	// search asks whether its count fits and then the total at it, and
@@ -221,7 +221,9 @@ type bitCurves struct {
 	runs []*bitRun
 }
 
-// bitQuery is a question to the composition of k steps.
+// bitQuery is a question to the composition of k steps: δ at ε (x)
+// for the run composed for a total δ y, or the least ε at δ (x) searched
+// up from y.
 type bitQuery struct {
 	k    int
 	x, y float64
@@ -299,29 +301,31 @@ func dropRuns(recent []*bitCurves) {
 	}
 }
 
-// run returns the composition of k steps, made once while it is among
-// the last maxBitRuns asked for.
-func (c *bitCurves) run(k int) (*bitRun, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, r := range c.runs {
-		if r.k == k {
-			copy(c.runs[1:i+1], c.runs[:i])
-			c.runs[0] = r
-			return r, nil
-		}
-	}
-	r, err := newBitRun(c.loss, k)
+// run returns the composition of k steps for questions at total δ
+// delta (newBitRun), made once while it is among the last maxBitRuns
+// asked for: the runs of one k and one tilt are the same.
+func (c *bitCurves) run(k int, delta float64) (*bitRun, error) {
+	r, err := newBitRun(c.loss, k, delta)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, old := range c.runs {
+		if old.k == k && old.lambda == r.lambda {
+			copy(c.runs[1:i+1], c.runs[:i])
+			c.runs[0] = old
+			return old, nil
+		}
 	}
 	c.runs = append([]*bitRun{r}, c.runs[:min(len(c.runs), maxBitRuns-1)]...)
 	return r, nil
 }
 
-// delta returns f(eps), the profile of k steps at eps, as remembered.
-func (c *bitCurves) delta(k int, eps float64, f func(float64) float64) float64 {
-	q := bitQuery{k: k, x: eps}
+// delta returns f(eps), the profile of k steps at eps composed for
+// questions at total δ d, as remembered.
+func (c *bitCurves) delta(k int, eps, d float64, f func(float64) float64) float64 {
+	q := bitQuery{k: k, x: eps, y: d}
 	c.mu.Lock()
 	v, ok := c.deltas[q]
 	c.mu.Unlock()
@@ -375,6 +379,16 @@ const bitTails = 6
 // δ(ε) = E[(1 - e^(ε-L))+] (couple each loss with its rounded value), so
 // the profile is never below the true one (Meiser and Mohammadi 2018;
 // Koskela, Jälkö and Honkela 2020; Doroshenko et al. 2022).
+//
+// The transform's rounding is an absolute error, about 10^-10 of the
+// whole mass in l1, where a total δ of 10^-12 is decided by entries of
+// 10^-14. So, for a small δ, the transform composes the distribution
+// tilted by e^(λ·index) (Esscher's transform, which commutes with
+// convolution): the tail that decides δ is then the bulk of what is
+// transformed, and an absolute error err of the tilted distribution is
+// err·e^(C - λs) at index s once untilted (C the log of the tilted
+// normaliser of k steps), at most err times the Chernoff bound of the
+// tail above s: relative to δ, not to the whole mass.
 type bitRun struct {
 	k      int       // steps
 	lo, hi float64   // bounds of lmax
@@ -382,9 +396,12 @@ type bitRun struct {
 	first  int       // the index sum of p[0]
 	p      []float64 // Pr[all k losses finite, Σ indices = first + r]
 	inf    float64   // Pr[some loss infinite], an upper bound
-	err    float64   // bound of the error of p in l1
+	err    float64   // bound of the error of p in l1, of the tilted p when lambda > 0
 	rel    float64   // bound of the relative error of each entry of p
 	empty  bool      // no finite loss above 0
+	// lambda is the tilt per index (0: none) and cgf the log of the
+	// k-step normaliser C: Pr[Σ = s] = tilted(s)·e^(C - λs).
+	lambda, cgf float64
 	// start is the index of p's first entry of positive loss, the only
 	// ones above an ε >= 0, and losses theirs (loss), in increasing
 	// order: the profile's search evaluates it many times.
@@ -421,8 +438,13 @@ func gridIndex(a, top bitAtom, n int) (int, bool) {
 	return int(math.Min(nf, math.Max(-nf, math.Ceil(outward.Up(a.hi/h*nf, 4))))), false
 }
 
-// newBitRun composes k steps of the dominating pair whose losses are b.
-func newBitRun(b bitLoss, k int) (*bitRun, error) {
+// newBitRun composes k steps of the dominating pair whose losses are b,
+// for questions at a total δ delta (0: none in particular): where the
+// transform's absolute rounding bound would be more than 2^-20 of delta,
+// it composes the distribution tilted by the λ of the Chernoff bound
+// that reaches delta (tiltFor). The transform itself is made on first
+// use (ready).
+func newBitRun(b bitLoss, k int, delta float64) (*bitRun, error) {
 	r := &bitRun{k: k, inf: math.Min(1, outward.Up(-math.Expm1(float64(k)*math.Log1p(-b.inf)), 4))}
 	var top bitAtom
 	for _, a := range b.atoms {
@@ -455,21 +477,78 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 	for j, a := range b.atoms {
 		idx[j], _ = gridIndex(a, top, r.n)
 	}
-	imin, mean, fin := r.n, 0.0, 0.0
-	for j, a := range b.atoms {
+	imin := r.n
+	for j := range b.atoms {
 		imin = min(imin, idx[j])
-		mean += a.mass * float64(idx[j])
-		fin += a.mass
 	}
 	// The direct convolution's work in float64: at k near 2^53 its int
-	// product overflows.
+	// product overflows. Its error is relative: it needs no tilt.
 	if float64(len(b.atoms))*kf*(kf*float64(r.n-imin)+1) <= maxDirect {
 		r.fill = func() { r.direct(b.atoms, idx, imin, k) }
 		return r, nil
 	}
-	rng := float64(r.n - imin)
+	mass := make([]float64, len(b.atoms))
+	for j, a := range b.atoms {
+		mass[j] = a.mass
+	}
+	lo, hi, tails := bitWindow(mass, idx, k, imin, r.n)
+	w := hi - lo + 1
+	if w > 2*maxBitWindow {
+		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
+	}
+	size := 1 << bits.Len(uint(w-1))
+	if r.lambda = tiltFor(mass, idx, k, delta, transformErr(size, k)+tails); r.lambda > 0 {
+		// The tilted masses m_j·e^(λ·i_j - c0)/Z: their k-fold sum is the
+		// tilted distribution, whose window is its own.
+		c0 := math.Inf(-1)
+		for j, i := range idx {
+			if mass[j] > 0 {
+				c0 = math.Max(c0, r.lambda*float64(i))
+			}
+		}
+		var z float64
+		for j, i := range idx {
+			mass[j] *= math.Exp(r.lambda*float64(i) - c0)
+			z += mass[j]
+		}
+		for j := range mass {
+			mass[j] /= z
+		}
+		r.cgf = kf * (c0 + math.Log(z))
+		if lo, hi, tails = bitWindow(mass, idx, k, imin, r.n); hi-lo+1 > 2*maxBitWindow {
+			return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, hi-lo+1)
+		}
+		// The tilted masses are within a relative 4u(λ·span + c0) + (m + 8)u
+		// of their definition (u = 2^-53: exp and its argument, the sum Z
+		// and the quotient), which k steps multiply by k; untilting adds
+		// the error of its exponent C - λs and of exp.
+		const u = 0x1p-53
+		span := 0.0
+		for _, i := range idx {
+			span = math.Max(span, math.Abs(float64(i)))
+		}
+		smax := math.Max(math.Abs(float64(lo)), math.Abs(float64(hi)))
+		r.rel = kf*(8*u*(r.lambda*span+math.Abs(c0))+float64(len(mass)+8)*u) + 4*u*(math.Abs(r.cgf)+r.lambda*smax) + 4*u
+	}
+	r.fill = func() { r.transform(mass, idx, lo, hi, k, tails) }
+	return r, nil
+}
+
+// bitWindow returns the window [lo, hi] of the k-fold sum of masses at
+// indices idx (the least at imin, the largest at most n) that holds all
+// but tails of it: the narrower of Hoeffding's, ±bitTails·R√k around the
+// mean (R the range of one index), and the Chernoff bound of the masses'
+// own moment generating function (tailEdge).
+func bitWindow(mass []float64, idx []int, k, imin, n int) (lo, hi int, tails float64) {
+	kf := float64(k)
+	var mean, fin float64
+	for j, m := range mass {
+		mean += m * float64(idx[j])
+		fin += m
+	}
+	rng := float64(n - imin)
 	mean = kf * mean / fin
-	lo, hi := k*imin, k*r.n
+	lo, hi = k*imin, k*n
 	t := bitTails * rng * math.Sqrt(kf)
 	if float64(hi-lo) > 2*t {
 		lo = max(lo, int(math.Floor(mean-t)))
@@ -480,22 +559,60 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 	// private-teacher label has a loss of 15.8 with mass 2·10^-5 beside
 	// losses within ±0.3, so Hoeffding's window, set by the range, is
 	// about thirteen times the Chernoff window at 100 steps.
-	mass := make([]float64, len(b.atoms))
-	for j, a := range b.atoms {
-		mass[j] = a.mass
-	}
 	hi = min(hi, tailEdge(mass, idx, k, 1))
 	lo = max(lo, -tailEdge(mass, idx, k, -1))
-	var tails float64
-	if lo > k*imin || hi < k*r.n {
+	if lo > k*imin || hi < k*n {
 		tails = 2 * math.Exp(-2*bitTails*bitTails)
 	}
-	w := hi - lo + 1
-	if w > 2*maxBitWindow {
-		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
+	return lo, hi, tails
+}
+
+// transformErr bounds, in l1, the rounding of a k-fold sum by a
+// transform of size points: a relative 2^-50 per level and per power,
+// over the window (√size times l2), as for the discrete Gaussian.
+func transformErr(size, k int) float64 {
+	lg := float64(bits.Len(uint(size)))
+	return math.Sqrt(float64(size)) * (float64(k) + 8*lg) * 0x1p-50
+}
+
+// tiltFor returns the tilt λ per index at which a k-fold sum of masses
+// at indices idx is composed for questions at total δ delta: 0 when the
+// transform's absolute error errBound is within 2^-20 of delta (the tilt
+// would change nothing that matters), else the λ whose Chernoff bound
+// e^(k·log M(λ) - λx) reaches delta at the least x (M the masses' moment
+// generating function, λ on the geometric scan of tailEdge): the tilted
+// distribution is centred there, near the ε that delta asks for, and
+// the transform's error there is errBound times that bound, about
+// errBound·delta.
+func tiltFor(mass []float64, idx []int, k int, delta, errBound float64) float64 {
+	if !(delta > 0 && delta < 1) || errBound <= delta*0x1p-20 {
+		return 0
 	}
-	r.fill = func() { r.transform(b.atoms, idx, lo, hi, k, tails) }
-	return r, nil
+	span := 1.0
+	for _, i := range idx {
+		span = math.Max(span, math.Abs(float64(i)))
+	}
+	best, bestX := 0.0, math.Inf(1)
+	kf, logDelta := float64(k), math.Log(delta)
+	for e := -160; e <= 40; e++ {
+		lambda := math.Exp2(float64(e)/4) / span
+		top := math.Inf(-1)
+		for j, i := range idx {
+			if mass[j] > 0 {
+				top = math.Max(top, lambda*float64(i))
+			}
+		}
+		var sum float64
+		for j, i := range idx {
+			if mass[j] > 0 {
+				sum += mass[j] * math.Exp(lambda*float64(i)-top)
+			}
+		}
+		if x := (kf*(top+math.Log(sum)) - logDelta) / lambda; x < bestX {
+			best, bestX = lambda, x
+		}
+	}
+	return best
 }
 
 // tailEdge returns, for sign 1, an index sum x above which the k-fold
@@ -555,10 +672,11 @@ func (r *bitRun) ready() {
 	})
 }
 
-// transform sets p to the k-fold convolution of the atoms at indices idx
-// over the window [lo, hi] (tails: the mass beyond it) by the FFT.
-func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi, k int, tails float64) {
-	kf := float64(k)
+// transform sets p to the k-fold convolution of masses at indices idx
+// over the window [lo, hi] (tails: the mass beyond it) by the FFT,
+// untilted when the masses are tilted (lambda > 0): each entry times
+// e^(C - λs), at most 1.
+func (r *bitRun) transform(mass []float64, idx []int, lo, hi, k int, tails float64) {
 	// The least power of two that holds the window: the cyclic
 	// convolution then wraps onto it only mass from beyond it, the
 	// tails', which err bounds.
@@ -571,8 +689,8 @@ func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi, k int, tails floa
 	// size is a power of two: s & (size-1) is s modulo size, negative s
 	// included (two's complement).
 	mask := size - 1
-	for j, a := range atoms {
-		one[idx[j]&mask] += a.mass
+	for j, m := range mass {
+		one[idx[j]&mask] += m
 	}
 	c := tr.f.Coefficients(tr.coeff, one)
 	for i, v := range c {
@@ -587,12 +705,12 @@ func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi, k int, tails floa
 			neg -= v
 			v = 0
 		}
+		if r.lambda > 0 && v > 0 {
+			v = math.Min(1, v*math.Exp(r.cgf-r.lambda*float64(s)))
+		}
 		r.p[s-lo] = v
 	}
-	// The transform's rounding: a relative 2^-50 per level and per
-	// power, over the window in l1 (as for the discrete Gaussian).
-	lg := float64(bits.Len(uint(size)))
-	r.err = neg + math.Sqrt(float64(size))*(kf+8*lg)*0x1p-50 + tails
+	r.err = neg + transformErr(size, k) + tails
 }
 
 // powInt returns v^k, k >= 1, by repeated squaring: at most 2·log2(k)
@@ -691,14 +809,66 @@ func (r *bitRun) delta(eps float64) float64 {
 		return r.inf
 	}
 	r.ready()
-	return r.bound(r.rawDelta(eps))
+	return r.bound(r.rawDelta(eps), eps)
 }
 
-// bound returns the profile's upper bound from its sum as computed: the
-// sum's rounding, the error of p and the infinite loss added.
-func (r *bitRun) bound(sum float64) float64 {
+// bound returns the profile's upper bound at eps from its sum as
+// computed: the sum's rounding, the error of p above eps (tailErr) and
+// the infinite loss added.
+func (r *bitRun) bound(sum, eps float64) float64 {
 	n := float64(len(r.p))
-	return math.Min(1, r.inf+outward.Up(sum, 4)+r.err+(n*outward.ULP+r.rel)*sum)
+	return math.Min(1, r.inf+outward.Up(sum, 4)+r.tailErr(eps)+(n*outward.ULP+r.rel)*sum)
+}
+
+// tailErr bounds the error, at eps, of the sum over the entries whose
+// loss is above eps. Untilted, it is err. Tilted, an entry s's error is
+// its tilted error times e^(C - λs), so the entries from s_ε on (s_ε the
+// least index of a loss above eps) err at most err·e^(C - λs_ε); and
+// when s_ε is below the window, the entries between them, which the
+// window does not hold, have at most Pr[Σ >= s_ε] <= e^(C - λs_ε)
+// (Chernoff's bound with the same λ).
+func (r *bitRun) tailErr(eps float64) float64 {
+	if r.lambda == 0 {
+		return r.err
+	}
+	s := r.leastAbove(eps)
+	e := r.err
+	if s < r.first {
+		e++
+	}
+	return math.Min(1, outward.Up(e*math.Exp(r.cgf-r.lambda*float64(s)), 4+r.rel/outward.ULP))
+}
+
+// leastAbove returns the least index whose loss is above eps, within
+// [first - 2^40, first + len(p)] (below, the Chernoff bound is 1 anyway;
+// above, nothing is summed).
+func (r *bitRun) leastAbove(eps float64) int {
+	end := r.first + len(r.p)
+	if len(r.p) > 0 && r.loss(end-1) <= eps {
+		return end
+	}
+	if r.loss(r.first) <= eps {
+		if eps >= 0 {
+			return r.first + r.start + r.above(eps)
+		}
+		return r.first + sort.Search(len(r.p), func(i int) bool { return r.loss(r.first+i) > eps })
+	}
+	// Below the window (tilted runs centre it on their tail): invert
+	// the loss, then step to the least index above eps.
+	step := r.hi
+	if eps < 0 {
+		step = r.lo
+	}
+	x := math.Floor(eps/step*float64(r.n)) - 2
+	floor := float64(r.first) - 0x1p40
+	if !(x > floor) {
+		return int(floor)
+	}
+	s := int(math.Min(x, float64(r.first)))
+	for s < r.first && r.loss(s) <= eps {
+		s++
+	}
+	return s
 }
 
 // rawDelta is E[(1 - e^(ε-L))+ ; L finite] as computed, without the
@@ -746,7 +916,7 @@ func (r *bitRun) estimate(eps float64) float64 {
 		}
 	})
 	j := r.above(eps)
-	return r.bound(max(0, r.tailP[j]-math.Exp(eps)*r.tailE[j]))
+	return r.bound(max(0, r.tailP[j]-math.Exp(eps)*r.tailE[j]), eps)
 }
 
 // RRBits returns pairs of output probabilities that dominate every pair

@@ -318,7 +318,7 @@ func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
 		if ctx.Err() != nil {
 			return 0, false
 		}
-		r := newRunCurves(a.Step, k)
+		r := newRunCurves(a.Step, k, budget.Delta)
 		switch {
 		case r.epsAt != nil:
 			return r.epsAt(budget.Delta)
@@ -382,7 +382,7 @@ func (a Account) choose(k int, delta, enough float64) *chooser {
 	if !(delta > 0) || c.done() {
 		return c
 	}
-	return a.chooseExact(c, newRunCurves(a.Step, k), hi)
+	return a.chooseExact(c, newRunCurves(a.Step, k, delta), hi)
 }
 
 // chooseBounds offers the totals of k steps that choose offers before

@@ -46,11 +46,12 @@ type runCurves struct {
 }
 
 // newRunCurves prepares the exact composition of k steps of s, when s has
-// one: continuous Gaussian noise by Gaussian DP, discrete Gaussian noise
-// by the exact distribution of its privacy loss (at most two distinct σ),
-// a one-bit release by the privacy loss distribution of its dominating
+// one, for questions at total δ delta (its bounds are made tight there):
+// continuous Gaussian noise by Gaussian DP, discrete Gaussian noise by the
+// exact distribution of its privacy loss (at most two distinct σ), a
+// one-bit release by the privacy loss distribution of its dominating
 // pair, discretised pessimistically.
-func newRunCurves(s Spend, k int) runCurves {
+func newRunCurves(s Spend, k int, delta float64) runCurves {
 	r := runCurves{s: s, k: k}
 	if s.Kind == LaplaceSpend {
 		r.epsAt = laplaceRun(*s.Laplace, k)
@@ -58,8 +59,8 @@ func newRunCurves(s Spend, k int) runCurves {
 	}
 	if s.Kind == OneBitSpend {
 		c := cachedBitCurves(s.Bits)
-		if b, err := c.run(k); err == nil {
-			r.delta = func(eps float64) float64 { return c.delta(k, eps, b.delta) }
+		if b, err := c.run(k, delta); err == nil {
+			r.delta = func(eps float64) float64 { return c.delta(k, eps, delta, b.delta) }
 			r.guess, r.bits = b.estimate, c
 		}
 		return r
@@ -189,7 +190,7 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
 	out := allTotals(s.Guarantee, k, deltaPrime)
-	r := newRunCurves(s, k)
+	r := newRunCurves(s, k, delta)
 	eps, ok := r.renyiEps(delta, c)
 	if ok {
 		out = append(out, Total{Method: Renyi, Guarantee: Guarantee{Eps: eps, Delta: delta}})

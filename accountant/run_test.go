@@ -218,7 +218,7 @@ func TestComposeRunExactBelowRenyi(t *testing.T) {
 			if exact.Method != Exact || renyi.Method != Renyi || exact.Guarantee.Eps > renyi.Guarantee.Eps {
 				t.Errorf("%v x %d: exact %v, rdp %v", s.Gaussian, k, exact, renyi)
 			}
-			r := newRunCurves(s, k)
+			r := newRunCurves(s, k, 1e-6)
 			if e := exact.Guarantee.Eps; r.delta(e) > 1e-6 || r.delta(e*(1-1e-6)) <= 1e-6 {
 				t.Errorf("%v x %d: exact eps %g: delta %g there, %g at 1e-6 less", s.Gaussian, k, e, r.delta(e), r.delta(e*(1-1e-6)))
 			}
