@@ -402,6 +402,7 @@ type bitRun struct {
 	// lambda is the tilt per index (0: none) and cgf the log of the
 	// k-step normaliser C: Pr[Σ = s] = tilted(s)·e^(C - λs).
 	lambda, cgf float64
+	grid        bitGrid // the layout composed
 	// start is the index of p's first entry of positive loss, the only
 	// ones above an ε >= 0, and losses theirs (loss), in increasing
 	// order: the profile's search evaluates it many times.
@@ -444,94 +445,188 @@ func gridIndex(a, top bitAtom, n int) (int, bool) {
 // it composes the distribution tilted by the λ of the Chernoff bound
 // that reaches delta (tiltFor). The transform itself is made on first
 // use (ready).
+//
+// The grid is as fine as the window the transform needs allows: first
+// the grid on which Hoeffding's window of the range holds in
+// maxBitWindow points, then, from the width of the window actually
+// needed there (the Chernoff bound's, of the tilted distribution when
+// tilted: a rare loss of 7.4 beside common ones of ±0.16 sets the range,
+// not the width), one as much finer as that window allows.
 func newBitRun(b bitLoss, k int, delta float64) (*bitRun, error) {
 	r := &bitRun{k: k, inf: math.Min(1, outward.Up(-math.Expm1(float64(k)*math.Log1p(-b.inf)), 4))}
+	top := b.top()
+	if top.n == nil || top.n.Cmp(top.d) <= 0 {
+		r.empty = true
+		return r, nil
+	}
+	r.lo, r.hi = top.lo, top.hi
+	kf := float64(k)
+	// The window is at most 2kn + 1 points (every sum of k losses in
+	// [-n, n]) or 2·bitTails·2n·√k + 3 (the tails' window, rounded out):
+	// with 3 points to spare it holds in maxBitWindow, a power of two,
+	// and the transform is no larger (one point more would double it).
+	n := max(1, int(float64(maxBitWindow-3)/(2*math.Min(kf, 2*bitTails*math.Sqrt(kf)))))
+	exact := true
+	for _, a := range b.atoms {
+		_, on := gridIndex(a, top, 1)
+		exact = exact && on
+	}
+	if exact {
+		// Losses 0 and ±lmax only (randomized response, a pure bit): the
+		// grid of step lmax is exact, and the sum binomial.
+		n = 1
+	}
+	g := layBitGrid(b.atoms, top, n, k, delta)
+	if w := g.hi - g.lo + 1; !exact && !g.direct && w < (maxBitWindow-3)/2 {
+		// Indices stay within 2^50 in a sum of k, exactly summed.
+		finer := math.Min(float64(n)*float64(maxBitWindow-3)/float64(w)*0.95, 0x1p50/kf)
+		if f := layBitGrid(b.atoms, top, int(finer), k, delta); finer > float64(n) && (f.direct || f.hi-f.lo+1 <= maxBitWindow-3) {
+			g = f
+		}
+	}
+	if w := g.hi - g.lo + 1; !g.direct && w > 2*maxBitWindow {
+		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
+	}
+	r.use(g)
+	return r, nil
+}
+
+// top returns the atom of the largest loss (n nil: none).
+func (b bitLoss) top() bitAtom {
 	var top bitAtom
 	for _, a := range b.atoms {
 		if top.n == nil || a.hi > top.hi {
 			top = a
 		}
 	}
-	if top.n == nil || top.n.Cmp(top.d) <= 0 {
-		r.empty = true
-		return r, nil
+	return top
+}
+
+// use makes g the layout the run composes.
+func (r *bitRun) use(g bitGrid) {
+	r.n, r.grid = g.n, g
+	if g.direct {
+		r.fill = func() { r.direct(g.mass, g.idx, g.imin, r.k) }
+		return
 	}
-	r.lo, r.hi = top.lo, top.hi
-	// The window is at most 2kn + 1 points (every sum of k losses in
-	// [-n, n]) or 2·bitTails·2n·√k + 3 (the tails' window, rounded out):
-	// with 3 points to spare it holds in maxBitWindow, a power of two,
-	// and the transform is no larger (one point more would double it).
+	r.lambda, r.cgf, r.rel = g.lambda, g.cgf, g.rel
+	r.fill = func() { r.transform(g.tilted, g.idx, g.lo, g.hi, r.k, g.tails) }
+}
+
+// bitGrid is the layout of a run's composition on a grid of n steps of
+// the largest loss: the masses at their indices (splitAtoms), the least
+// index, whether the composition is a direct convolution, and otherwise
+// the tilt, the tilted masses, the window [lo, hi] and its tails' mass
+// (the tilted distribution's when tilted), and the relative error the
+// tilt adds.
+type bitGrid struct {
+	n           int
+	mass        []float64
+	idx         []int
+	imin        int
+	direct      bool
+	lambda, cgf float64
+	tilted      []float64
+	lo, hi      int
+	tails, rel  float64
+}
+
+// layBitGrid lays atoms, whose largest loss is top's, on the grid of n
+// steps for k steps composed for questions at total δ delta (newBitRun).
+func layBitGrid(atoms []bitAtom, top bitAtom, n, k int, delta float64) bitGrid {
+	g := bitGrid{n: n}
+	g.mass, g.idx = splitAtoms(atoms, top, n)
+	g.imin = n
+	for _, i := range g.idx {
+		g.imin = min(g.imin, i)
+	}
 	kf := float64(k)
-	r.n = max(1, int(float64(maxBitWindow-3)/(2*math.Min(kf, 2*bitTails*math.Sqrt(kf)))))
-	grid := true
-	for _, a := range b.atoms {
-		_, exact := gridIndex(a, top, 1)
-		grid = grid && exact
-	}
-	if grid {
-		// Losses 0 and ±lmax only (randomized response, a pure bit): the
-		// grid of step lmax is exact, and the sum binomial.
-		r.n = 1
-	}
-	idx := make([]int, len(b.atoms))
-	for j, a := range b.atoms {
-		idx[j], _ = gridIndex(a, top, r.n)
-	}
-	imin := r.n
-	for j := range b.atoms {
-		imin = min(imin, idx[j])
-	}
 	// The direct convolution's work in float64: at k near 2^53 its int
 	// product overflows. Its error is relative: it needs no tilt.
-	if float64(len(b.atoms))*kf*(kf*float64(r.n-imin)+1) <= maxDirect {
-		r.fill = func() { r.direct(b.atoms, idx, imin, k) }
-		return r, nil
+	if float64(len(g.mass))*kf*(kf*float64(n-g.imin)+1) <= maxDirect {
+		g.direct = true
+		return g
 	}
-	mass := make([]float64, len(b.atoms))
-	for j, a := range b.atoms {
-		mass[j] = a.mass
+	g.tilted = g.mass
+	g.lo, g.hi, g.tails = bitWindow(g.mass, g.idx, k, g.imin, n)
+	size := 1 << bits.Len(uint(max(1, g.hi-g.lo)))
+	if g.lambda = tiltFor(g.mass, g.idx, k, delta, transformErr(size, k)+g.tails); g.lambda == 0 {
+		return g
 	}
-	lo, hi, tails := bitWindow(mass, idx, k, imin, r.n)
-	w := hi - lo + 1
-	if w > 2*maxBitWindow {
-		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
+	// The tilted masses m_j·e^(λ·i_j - c0)/Z: their k-fold sum is the
+	// tilted distribution, whose window is its own.
+	c0 := math.Inf(-1)
+	for j, i := range g.idx {
+		if g.mass[j] > 0 {
+			c0 = math.Max(c0, g.lambda*float64(i))
+		}
 	}
-	size := 1 << bits.Len(uint(w-1))
-	if r.lambda = tiltFor(mass, idx, k, delta, transformErr(size, k)+tails); r.lambda > 0 {
-		// The tilted masses m_j·e^(λ·i_j - c0)/Z: their k-fold sum is the
-		// tilted distribution, whose window is its own.
-		c0 := math.Inf(-1)
-		for j, i := range idx {
-			if mass[j] > 0 {
-				c0 = math.Max(c0, r.lambda*float64(i))
-			}
-		}
-		var z float64
-		for j, i := range idx {
-			mass[j] *= math.Exp(r.lambda*float64(i) - c0)
-			z += mass[j]
-		}
-		for j := range mass {
-			mass[j] /= z
-		}
-		r.cgf = kf * (c0 + math.Log(z))
-		if lo, hi, tails = bitWindow(mass, idx, k, imin, r.n); hi-lo+1 > 2*maxBitWindow {
-			return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, hi-lo+1)
-		}
-		// The tilted masses are within a relative 4u(λ·span + c0) + (m + 8)u
-		// of their definition (u = 2^-53: exp and its argument, the sum Z
-		// and the quotient), which k steps multiply by k; untilting adds
-		// the error of its exponent C - λs and of exp.
-		const u = 0x1p-53
-		span := 0.0
-		for _, i := range idx {
-			span = math.Max(span, math.Abs(float64(i)))
-		}
-		smax := math.Max(math.Abs(float64(lo)), math.Abs(float64(hi)))
-		r.rel = kf*(8*u*(r.lambda*span+math.Abs(c0))+float64(len(mass)+8)*u) + 4*u*(math.Abs(r.cgf)+r.lambda*smax) + 4*u
+	g.tilted = make([]float64, len(g.mass))
+	var z float64
+	for j, i := range g.idx {
+		g.tilted[j] = g.mass[j] * math.Exp(g.lambda*float64(i)-c0)
+		z += g.tilted[j]
 	}
-	r.fill = func() { r.transform(mass, idx, lo, hi, k, tails) }
-	return r, nil
+	for j := range g.tilted {
+		g.tilted[j] /= z
+	}
+	g.cgf = kf * (c0 + math.Log(z))
+	g.lo, g.hi, g.tails = bitWindow(g.tilted, g.idx, k, g.imin, n)
+	// The tilted masses are within a relative 4u(λ·span + c0) + (m + 8)u
+	// of their definition (u = 2^-53: exp and its argument, the sum Z
+	// and the quotient), which k steps multiply by k; untilting adds the
+	// error of its exponent C - λs and of exp.
+	const u = 0x1p-53
+	span := 0.0
+	for _, i := range g.idx {
+		span = math.Max(span, math.Abs(float64(i)))
+	}
+	smax := math.Max(math.Abs(float64(g.lo)), math.Abs(float64(g.hi)))
+	g.rel = kf*(8*u*(g.lambda*span+math.Abs(c0))+float64(len(g.mass)+8)*u) + 4*u*(math.Abs(g.cgf)+g.lambda*smax) + 4*u
+	return g
+}
+
+// splitAtoms lays atoms on the grid of n steps of top's loss lmax: an
+// atom on the grid (a ratio of 1, lmax, its mirror, and a loss below
+// -lmax raised to it) at its index; any other, of loss ℓ between the
+// grid's ℓ0 = i·h and ℓ1 = (i+1)·h (h = lmax/n), split between them so
+// that both its masses are kept: m1 = m(1 - e^-(ℓ-ℓ0))/(1 - e^-h) at ℓ1
+// and m0 = m - m1 at ℓ0, which keeps m·e^-ℓ = m0·e^-ℓ0 + m1·e^-ℓ1 under
+// the second distribution. Merging the two outputs gives back the atom,
+// so the pair split is a post-processing away from the original, which
+// it therefore dominates (Doroshenko et al. 2022, "connect the dots"):
+// pessimistic like rounding each loss up to ℓ1, but within O(h²) of the
+// truth, not O(h). m1 is rounded up and m0 too (moving mass to the
+// higher loss, or adding some, never lowers δ); an atom whose bounds
+// straddle a grid point is rounded up to its index, unsplit.
+func splitAtoms(atoms []bitAtom, top bitAtom, n int) ([]float64, []int) {
+	mass := make([]float64, 0, 2*len(atoms))
+	idx := make([]int, 0, 2*len(atoms))
+	nf := float64(n)
+	hLo, hHi := top.lo/nf*(1-0x1p-50), top.hi/nf*(1+0x1p-50)
+	for _, a := range atoms {
+		i, on := gridIndex(a, top, n)
+		i0 := i - 1
+		// ℓ0 = i0·h lies within [l0Lo, l0Hi].
+		l0Lo, l0Hi := float64(i0)*hLo, float64(i0)*hHi
+		if i0 < 0 {
+			l0Lo, l0Hi = l0Hi, l0Lo
+		}
+		if on || a.mass == 0 || !(a.lo > l0Hi+math.Abs(l0Hi)*0x1p-50) {
+			mass, idx = append(mass, a.mass), append(idx, i)
+			continue
+		}
+		// m1/m is increasing in ℓ - ℓ0 and decreasing in h.
+		x := (a.hi - l0Lo) * (1 + 0x1p-50)
+		ratio := -math.Expm1(-x) / (-math.Expm1(-hLo)) * (1 + 0x1p-48)
+		m1 := math.Min(a.mass, outward.Up(a.mass*ratio, 2))
+		m0 := outward.AddUp(a.mass, -m1)
+		if m0 > 0 {
+			mass, idx = append(mass, m0), append(idx, i0)
+		}
+		mass, idx = append(mass, m1), append(idx, i)
+	}
+	return mass, idx
 }
 
 // bitWindow returns the window [lo, hi] of the k-fold sum of masses at
@@ -771,11 +866,11 @@ func takeTransform(size int) *transform {
 // points): beyond it the composition goes through the FFT.
 const maxDirect = 1 << 25
 
-// direct sets r.p to the k-fold convolution of the atoms at indices idx,
+// direct sets r.p to the k-fold convolution of masses at indices idx,
 // summed directly: every term is a sum of products of nonnegative
 // numbers, so each entry is within a relative (k·(m+1)) ulps of the
-// exact value (m atoms), which err carries as a relative bound.
-func (r *bitRun) direct(atoms []bitAtom, idx []int, imin, k int) {
+// exact value (m masses), which rel carries.
+func (r *bitRun) direct(mass []float64, idx []int, imin, k int) {
 	r.first = k * imin
 	cur := []float64{1}
 	for step := 1; step <= k; step++ {
@@ -784,14 +879,14 @@ func (r *bitRun) direct(atoms []bitAtom, idx []int, imin, k int) {
 			if v == 0 {
 				continue
 			}
-			for j, a := range atoms {
-				next[i+idx[j]-imin] += v * a.mass
+			for j, m := range mass {
+				next[i+idx[j]-imin] += v * m
 			}
 		}
 		cur = next
 	}
 	r.p = cur
-	r.rel = float64(k*(len(atoms)+1)) * outward.ULP
+	r.rel = float64(k*(len(mass)+1)) * outward.ULP
 }
 
 // loss returns an upper bound of the loss of index sum s.

@@ -267,7 +267,8 @@ func TestRRBitsDominate(t *testing.T) {
 }
 
 // TestOneBitGridAgainstBig: the composed profile of the discretised pair
-// (each loss on its grid index, the sum's loss as bitRun.loss bounds it)
+// (the atoms laid on the grid, splitAtoms; the sum's loss as bitRun.loss
+// bounds it)
 // agrees with a 512-bit sum over every multiset of atoms to 1e-9, and is
 // never below it: the convolution and the sum are exact up to their
 // bounds.
@@ -291,21 +292,12 @@ func TestOneBitGridAgainstBig(t *testing.T) {
 			if r.empty {
 				continue
 			}
-			var top bitAtom
-			for _, a := range b.atoms {
-				if top.n == nil || a.hi > top.hi {
-					top = a
-				}
-			}
-			idx := make([]int, len(b.atoms))
-			for j, a := range b.atoms {
-				idx[j], _ = gridIndex(a, top, r.n)
-			}
+			mass, idx := r.grid.mass, r.grid.idx
 			for _, eps := range []float64{0.05, 0.3, 1} {
 				total := new(big.Float).SetPrec(bigPrec)
 				var rec func(i, left, sum int, prob *big.Float)
 				rec = func(i, left, sum int, prob *big.Float) {
-					if i == len(b.atoms) {
+					if i == len(mass) {
 						if left == 0 {
 							if l := r.loss(sum); l > eps {
 								e := bf512(-math.Expm1(eps - l))
@@ -314,8 +306,7 @@ func TestOneBitGridAgainstBig(t *testing.T) {
 						}
 						return
 					}
-					m := new(big.Float).SetPrec(bigPrec).SetInt(b.atoms[i].n)
-					m.SetMantExp(m, -b.scale)
+					m := bf512(mass[i])
 					p := new(big.Float).SetPrec(bigPrec).Set(prob)
 					for j := 0; j <= left; j++ {
 						c := new(big.Float).SetPrec(bigPrec).SetInt(new(big.Int).Binomial(int64(left), int64(j)))
@@ -357,20 +348,8 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 		if r.rel != 0 {
 			t.Fatalf("%s: k = %d composed directly, not by the FFT", name, k)
 		}
-		var top bitAtom
-		for _, a := range b.atoms {
-			if top.n == nil || a.hi > top.hi {
-				top = a
-			}
-		}
-		idx := make([]int, len(b.atoms))
-		imin := r.n
-		for j, a := range b.atoms {
-			idx[j], _ = gridIndex(a, top, r.n)
-			imin = min(imin, idx[j])
-		}
 		d := &bitRun{lo: r.lo, hi: r.hi, n: r.n, inf: r.inf}
-		d.direct(b.atoms, idx, imin, k)
+		d.direct(r.grid.mass, r.grid.idx, r.grid.imin, k)
 		d.positive()
 		for _, eps := range []float64{0.5, 2, 4} {
 			got, want := r.delta(eps), d.delta(eps)
@@ -388,12 +367,10 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 		// (1e-18 at 0), where the untilted bound alone is a hundred times
 		// that δ; a tenth below, where the tilted window does not reach,
 		// it is still never below.
-		tilted, err := newBitRun(b, k, 1e-12)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tilted.ready(); tilted.lambda == 0 || tilted.n != r.n {
-			t.Fatalf("%s: composed for 1e-12 with tilt %g on %d grid steps", name, tilted.lambda, tilted.n)
+		tilted := &bitRun{k: k, lo: r.lo, hi: r.hi, inf: r.inf}
+		tilted.use(layBitGrid(b.atoms, b.top(), r.n, k, 1e-12))
+		if tilted.ready(); tilted.lambda == 0 {
+			t.Fatalf("%s: composed for 1e-12 without a tilt", name)
 		}
 		eps12 := roots.Edge(0, 100, 1e-12, func(eps float64) bool { return d.delta(eps) <= 1e-12 })
 		for _, eps := range []float64{0.9 * eps12, eps12, 1.1 * eps12} {
