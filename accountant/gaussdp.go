@@ -161,10 +161,63 @@ func newDGSum(sigma float64, n int) (*dgSum, error) {
 		return nil, fmt.Errorf("discrete Gaussian composition: sigma %g over %d steps needs a window of %g points, more than %d", sigma, n, 2*wf+1, 2*maxDGWindow+1)
 	}
 	z1, w := int(z1f), int(wf)
-	if sigma >= dgClosedSigma {
+	switch {
+	case sigma >= dgClosedSigma:
 		return closedDGSum(sigma, n, w), nil
+	case float64(n)*float64(2*w+1)*float64(2*z1+1) <= maxDGDirect:
+		return directDGSum(sigma, n, z1, w), nil
 	}
 	return fftDGSum(sigma, n, z1, w), nil
+}
+
+// maxDGDirect bounds the work (steps × window × one step's points) of
+// a direct convolution of discrete Gaussians: beyond it, a transform.
+const maxDGDirect = 1 << 27
+
+// directDGSum returns the sum of n discrete Gaussians of parameter sigma
+// on the window ±w, convolving the mass function truncated at ±z1 one
+// step at a time, each step's sum cut to the window. Every entry is a
+// sum of products of nonnegative numbers, so its error is relative, and
+// keeps its meaning in the tails that decide a δ of 10^-12, where the
+// transform's absolute rounding (about 10^-13·n) does not: with
+// u = 2^-53 the masses e^(-z²/2σ²) are within (2 + 3.03·z1²/2σ²)u of
+// theirs, their normaliser (a sum of 2z1+1) within (2z1+1)u, the
+// quotient u; each step adds (2z1+2)u. The truncation of each step at
+// ±z1 and of each partial sum at ±w (which holds all but 2e^-72 of it,
+// as newDGSum's window) loses at most 4e^-72 a step, in err.
+func directDGSum(sigma float64, n, z1, w int) *dgSum {
+	const u = 0x1p-53
+	one := make([]float64, 2*z1+1)
+	var total float64
+	for z := -z1; z <= z1; z++ {
+		v := math.Exp(-float64(z) * float64(z) / (2 * sigma * sigma))
+		one[z+z1] = v
+		total += v
+	}
+	for i := range one {
+		one[i] /= total
+	}
+	cur, half := []float64{1}, 0 // cur[i] = Pr[S = i - half]
+	for range n {
+		nh := min(w, half+z1)
+		next := make([]float64, 2*nh+1)
+		for i, v := range cur {
+			if v == 0 {
+				continue
+			}
+			s := i - half
+			for z := max(-z1, -nh-s); z <= min(z1, nh-s); z++ {
+				next[s+z+nh] += v * one[z+z1]
+			}
+		}
+		cur, half = next, nh
+	}
+	d := &dgSum{sigma: sigma, n: n, w: w, p: make([]float64, 2*w+1)}
+	copy(d.p[w-half:], cur)
+	zf := float64(z1)
+	d.rel = float64(n) * ((2+3.03*zf*zf/(2*sigma*sigma))*u + float64(2*z1+1)*u + u + float64(2*z1+2)*u) * 1.01
+	d.err = float64(n+1) * 4 * math.Exp(-dgTails*dgTails/2)
+	return d
 }
 
 // fftDGSum returns the sum of n discrete Gaussians of parameter sigma on

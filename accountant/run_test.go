@@ -152,6 +152,10 @@ func TestDiscreteGaussianDeltaAgainstBig(t *testing.T) {
 		// rounding bound is relative.
 		{4, []GaussianPart{{Sigma: 4, Coords: 2}}, 2},
 		{3.6, []GaussianPart{{Sigma: 4, Coords: 2}, {Sigma: 6, Coords: 1}}, 1},
+		// Below σ = 4 the sum is convolved directly, its error relative
+		// too: the transform's absolute bound is 1e-13 here.
+		{9, []GaussianPart{{Sigma: 2, Coords: 2}}, 2},
+		{6, []GaussianPart{{Sigma: 2, Coords: 2}, {Sigma: 3, Coords: 1}}, 1},
 	} {
 		sums, err := discreteSums(c.parts, c.k)
 		if err != nil {
