@@ -43,6 +43,9 @@ type runCurves struct {
 	// epsAt, when set, is the exact composition's ε at a total δ in
 	// closed form (LaplaceSpend), and delta is nil.
 	epsAt func(delta float64) (float64, bool)
+	// missing says why a step that has an exact composition has none
+	// here (its window, its count, its parts), for Total.Inexact.
+	missing string
 }
 
 // newRunCurves prepares the exact composition of k steps of s, when s has
@@ -59,11 +62,17 @@ func newRunCurves(s Spend, k int, delta float64) runCurves {
 	}
 	if s.Kind == OneBitSpend {
 		c := cachedBitCurves(s.Bits)
-		if b, err := c.run(k, delta); err == nil {
-			r.delta = func(eps float64) float64 { return c.delta(k, eps, delta, b.delta) }
-			r.guess, r.bits = b.estimate, c
+		b, err := c.run(k, delta)
+		if err != nil {
+			r.missing = err.Error()
+			return r
 		}
+		r.delta = func(eps float64) float64 { return c.delta(k, eps, delta, b.delta) }
+		r.guess, r.bits = b.estimate, c
 		return r
+	}
+	if s.Kind == SampledGaussianSpend {
+		r.missing = "no exact composition of the sampled Gaussian mechanism is implemented"
 	}
 	if s.Kind != GaussianSpend {
 		return r
@@ -73,9 +82,12 @@ func newRunCurves(s Spend, k int, delta float64) runCurves {
 		r.delta = func(eps float64) float64 { return gdpDelta(eps, mu2) }
 		return r
 	}
-	if sums, err := discreteSums(s.Gaussian, k); err == nil {
-		r.delta = func(eps float64) float64 { return discreteGaussianDelta(eps, sums) }
+	sums, err := discreteSums(s.Gaussian, k)
+	if err != nil {
+		r.missing = err.Error()
+		return r
 	}
+	r.delta = func(eps float64) float64 { return discreteGaussianDelta(eps, sums) }
 	return r
 }
 

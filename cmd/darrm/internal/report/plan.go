@@ -60,6 +60,9 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		field("publish_method", c.Total.Name()), field("publish_reference", c.Total.Reference()),
 		field("ledger_filter", c.Filter.String()), field("ledger_queries", c.Ledger),
 		field("ledger_eps", c.LedgerTotal.Eps), field("ledger_delta", c.LedgerTotal.Delta), field("ledger_reference", filterReference(c.Filter)))
+	if c.Total.Inexact != "" {
+		rec = append(rec, field("publish_note", c.Total.Inexact))
+	}
 	if c.LedgerNote != "" {
 		rec = append(rec, field("ledger_note", c.LedgerNote))
 	}
