@@ -673,12 +673,16 @@ func transformErr(size, k int) float64 {
 // tiltFor returns the tilt λ per index at which a k-fold sum of masses
 // at indices idx is composed for questions at total δ delta: 0 when the
 // transform's absolute error errBound is within 2^-20 of delta (the tilt
-// would change nothing that matters), else the λ whose Chernoff bound
-// e^(k·log M(λ) - λx) reaches delta at the least x (M the masses' moment
-// generating function, λ on the geometric scan of tailEdge): the tilted
-// distribution is centred there, near the ε that delta asks for, and
-// the transform's error there is errBound times that bound, about
-// errBound·delta.
+// would change nothing that matters). Otherwise, with x the least index
+// at which a Chernoff bound e^(K(λ) - λx) reaches delta (K(λ) = k·log
+// M(λ), M the masses' moment generating function; x is above the ε that
+// delta asks for), the least λ whose bound at x is within e^8 of delta,
+// on the geometric scan of tailEdge: there the transform's error is at
+// most errBound·e^8·delta, and the tilted distribution is centred below
+// x, its window holding the ε sought. The λ of the least x would centre
+// it at x itself, and where the largest loss of k steps has more mass
+// than delta (one-vote labels, losses ±ε), x is that loss and the
+// window would hold nothing below it.
 func tiltFor(mass []float64, idx []int, k int, delta, errBound float64) float64 {
 	if !(delta > 0 && delta < 1) || errBound <= delta*0x1p-20 {
 		return 0
@@ -687,9 +691,11 @@ func tiltFor(mass []float64, idx []int, k int, delta, errBound float64) float64 
 	for _, i := range idx {
 		span = math.Max(span, math.Abs(float64(i)))
 	}
-	best, bestX := 0.0, math.Inf(1)
 	kf, logDelta := float64(k), math.Log(delta)
-	for e := -160; e <= 40; e++ {
+	const lo, hi = -160, 40
+	var lambdas, cgf [hi - lo + 1]float64
+	bestX := math.Inf(1)
+	for e := lo; e <= hi; e++ {
 		lambda := math.Exp2(float64(e)/4) / span
 		top := math.Inf(-1)
 		for j, i := range idx {
@@ -703,11 +709,15 @@ func tiltFor(mass []float64, idx []int, k int, delta, errBound float64) float64 
 				sum += mass[j] * math.Exp(lambda*float64(i)-top)
 			}
 		}
-		if x := (kf*(top+math.Log(sum)) - logDelta) / lambda; x < bestX {
-			best, bestX = lambda, x
+		lambdas[e-lo], cgf[e-lo] = lambda, kf*(top+math.Log(sum))
+		bestX = math.Min(bestX, (cgf[e-lo]-logDelta)/lambda)
+	}
+	for j, lambda := range lambdas {
+		if cgf[j]-lambda*bestX <= logDelta+8 {
+			return lambda
 		}
 	}
-	return best
+	return lambdas[len(lambdas)-1]
 }
 
 // tailEdge returns, for sign 1, an index sum x above which the k-fold
