@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"slices"
@@ -48,6 +49,12 @@ func (tb *table) oneVoteBits() []accountant.BitPair {
 		out[l] = accountant.BitPair{P: unitFloat(x, x >= y), Q: unitFloat(y, y > x)}
 	}
 	return out
+}
+
+// tooManyConfigs says why the label of p has no pairs: more corner
+// multisets than maxBitConfigs (Privacy.CurveMissing).
+func tooManyConfigs(p constraints.Problem) string {
+	return fmt.Sprintf("the label's pairs at %v corner multisets of K = %d teachers are more than the %d listed", p.NumConfigs(), p.K, maxBitConfigs)
 }
 
 // maxBitConfigs bounds the corner multisets whose label probabilities

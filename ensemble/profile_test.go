@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/noisymax"
@@ -16,6 +17,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/bigmath"
 	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/provenance"
 )
 
 // labelPairs returns the label's distributions (Pr[0], Pr[1]) at every
@@ -538,5 +540,39 @@ func TestGNMaxBits(t *testing.T) {
 	}
 	if exact := run[len(run)-1]; exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps/2 {
 		t.Errorf("grid calibration, 100 labels: exact composition of the bit %v, optimal composition of the guarantee %v", exact, opt)
+	}
+}
+
+// TestCurveMissingSaid: a private-teacher label whose pairs are at more
+// corner multisets than are listed (subsampling at K = 25, Δ > 0: C(32, 7)
+// of them) is composed by its guarantee alone, and the count a budget
+// allows, and its totals, say that the exact composition was out of
+// reach; one whose pairs are listed says nothing.
+func TestCurveMissingSaid(t *testing.T) {
+	ctx := context.Background()
+	budget := accountant.Guarantee{Eps: 8, Delta: 1e-6}
+	for _, c := range []struct {
+		p    constraints.Problem
+		said bool
+	}{{constraints.New(25, 3, 0.1, 1e-9), true}, {constraints.New(11, 3, 0.1, 1e-9), false}} {
+		s, err := newSubsample(ctx, c.p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		priv := s.Privacy()
+		b := provenance.Binding{K: c.p.K, Relation: priv.Relation, Teachers: priv.Teachers}
+		a, err := NewAccounting(ctx, priv, b, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, err := a.Publish(max(1, a.MaxQueries))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tot := range []accountant.Total{a.Allows, pub} {
+			if said := strings.Contains(tot.Inexact, "corner multisets"); said != c.said {
+				t.Errorf("K = %d: %d queries by %s, inexact %q", c.p.K, a.MaxQueries, tot.Name(), tot.Inexact)
+			}
+		}
 	}
 }

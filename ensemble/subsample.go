@@ -215,6 +215,8 @@ func (s *subsampleAggregator) describe(p constraints.Problem) *subsampleAggregat
 	}
 	if bits, ok := privateTeacherBits(p, f); ok {
 		s.privacy.Curve = accountant.Spend{Kind: accountant.OneBitSpend, Bits: bits}
+	} else {
+		s.privacy.CurveMissing = tooManyConfigs(p)
 	}
 	return s
 }
