@@ -73,7 +73,9 @@ const maxBitConfigs = 1 << 17
 // proven bound of its rounding (labelBounds: the larger up, the smaller
 // down, with directed rounding), dominate the label at every α.
 func (tb *table) privateTeacherBits(p constraints.Problem) ([]accountant.BitPair, bool) {
-	f := labelProbs{one: make([]float64, tb.k+1), zero: make([]float64, tb.k+1), abs: 0x1p-53, rel: 0x1p-53}
+	// ones(l)/2^54 and its complement are integers over 2^54, rounded
+	// once to a float64: within 2^-53 relative.
+	f := labelProbs{one: make([]float64, tb.k+1), zero: make([]float64, tb.k+1), rel: 0x1p-53}
 	for l := range f.one {
 		f.one[l] = float64(tb.ones(l)) / unit54
 		f.zero[l] = float64(unit54-tb.ones(l)) / unit54
@@ -190,7 +192,7 @@ func labelBounds(c constraints.Config, r [][2]float64, side int, f labelProbs, a
 			}
 		}
 	}
-	big := roundingBound(k, f.abs)
+	big := roundingBound(k, f.abs+f.rel) // f <= 1
 	bigR := outward.Up(grow-1, 4+float64(k))
 	if !(bigR < 0.25) {
 		return big
