@@ -88,6 +88,12 @@ type Total struct {
 	// Filter says that Guarantee is the budget of a ledger's filter
 	// Method, fixed before its first run (Account.Publish).
 	Filter bool
+	// Inexact, when set, says why the exact composition of the
+	// dominating pairs, which the step has, was out of reach for this
+	// total (Account.Publish): it is a looser bound that holds (RDP, a
+	// composition of the guarantee), and a count it allows
+	// (Account.MaxSteps) may be below the exact maximum.
+	Inexact string
 }
 
 // Name is the method's name; "profile" for the composition of a point of

@@ -41,13 +41,17 @@ func gdpDelta(eps, mu2 float64) float64 {
 // dgSum is the distribution of the sum S of N independent discrete
 // Gaussians N_Z(0, σ²): P[i] = Pr[S = i - W], with err bounding the
 // total absolute error of P (truncation, aliasing and the transform's
-// rounding, and the mass the rounding made negative, cut to 0).
+// rounding, and the mass the rounding made negative, cut to 0) and rel
+// the relative error of each entry beyond it (the closed form's
+// rounding): a relative bound keeps its meaning in the tails, where a
+// total δ of 10^-12 is decided.
 type dgSum struct {
 	sigma float64
 	n     int
 	w     int
 	p     []float64
 	err   float64
+	rel   float64
 	// prefix holds the prefix sums of discreteGaussianDelta, which do
 	// not depend on ε: made on first use.
 	prefix  dgPrefix
@@ -157,10 +161,63 @@ func newDGSum(sigma float64, n int) (*dgSum, error) {
 		return nil, fmt.Errorf("discrete Gaussian composition: sigma %g over %d steps needs a window of %g points, more than %d", sigma, n, 2*wf+1, 2*maxDGWindow+1)
 	}
 	z1, w := int(z1f), int(wf)
-	if sigma >= dgClosedSigma {
+	switch {
+	case sigma >= dgClosedSigma:
 		return closedDGSum(sigma, n, w), nil
+	case float64(n)*float64(2*w+1)*float64(2*z1+1) <= maxDGDirect:
+		return directDGSum(sigma, n, z1, w), nil
 	}
 	return fftDGSum(sigma, n, z1, w), nil
+}
+
+// maxDGDirect bounds the work (steps × window × one step's points) of
+// a direct convolution of discrete Gaussians: beyond it, a transform.
+const maxDGDirect = 1 << 27
+
+// directDGSum returns the sum of n discrete Gaussians of parameter sigma
+// on the window ±w, convolving the mass function truncated at ±z1 one
+// step at a time, each step's sum cut to the window. Every entry is a
+// sum of products of nonnegative numbers, so its error is relative, and
+// keeps its meaning in the tails that decide a δ of 10^-12, where the
+// transform's absolute rounding (about 10^-13·n) does not: with
+// u = 2^-53 the masses e^(-z²/2σ²) are within (2 + 3.03·z1²/2σ²)u of
+// theirs, their normaliser (a sum of 2z1+1) within (2z1+1)u, the
+// quotient u; each step adds (2z1+2)u. The truncation of each step at
+// ±z1 and of each partial sum at ±w (which holds all but 2e^-72 of it,
+// as newDGSum's window) loses at most 4e^-72 a step, in err.
+func directDGSum(sigma float64, n, z1, w int) *dgSum {
+	const u = 0x1p-53
+	one := make([]float64, 2*z1+1)
+	var total float64
+	for z := -z1; z <= z1; z++ {
+		v := math.Exp(-float64(z) * float64(z) / (2 * sigma * sigma))
+		one[z+z1] = v
+		total += v
+	}
+	for i := range one {
+		one[i] /= total
+	}
+	cur, half := []float64{1}, 0 // cur[i] = Pr[S = i - half]
+	for range n {
+		nh := min(w, half+z1)
+		next := make([]float64, 2*nh+1)
+		for i, v := range cur {
+			if v == 0 {
+				continue
+			}
+			s := i - half
+			for z := max(-z1, -nh-s); z <= min(z1, nh-s); z++ {
+				next[s+z+nh] += v * one[z+z1]
+			}
+		}
+		cur, half = next, nh
+	}
+	d := &dgSum{sigma: sigma, n: n, w: w, p: make([]float64, 2*w+1)}
+	copy(d.p[w-half:], cur)
+	zf := float64(z1)
+	d.rel = float64(n) * ((2+3.03*zf*zf/(2*sigma*sigma))*u + float64(2*z1+1)*u + u + float64(2*z1+2)*u) * 1.01
+	d.err = float64(n+1) * 4 * math.Exp(-dgTails*dgTails/2)
+	return d
 }
 
 // fftDGSum returns the sum of n discrete Gaussians of parameter sigma on
@@ -224,9 +281,15 @@ const dgClosedSigma = 4
 // √(2πn)·σ to a relative e^(-2π²nσ²) (Poisson summation again), so no
 // sum is needed. S is sub-Gaussian with variance proxy nσ² (Canonne,
 // Kamath and Steinke 2020, Prop. 25), so the window holds all but 2e^-72
-// of it, as it does of N_Z(0, nσ²); each mass is rounded a few times.
-// At σ = 4, η < 3e-34: the error is far below the transform's, and the
-// work O(w) instead of a transform of the next power of two above 2w+1.
+// of it, as it does of N_Z(0, nσ²). At σ = 4, η < 3e-34: the error is far
+// below the transform's, and the work O(w) instead of a transform of the
+// next power of two above 2w+1.
+//
+// Each mass e^(-s²/2v)/√(2πv), v = nσ², is computed with a relative
+// error, not an absolute one: v takes two roundings, s² is exact
+// (|s| <= 2^21), so the exponent s²/2v is within 3.03 units of roundoff
+// u = 2^-53 relative, at most 3.03u·w²/2v absolute; exp adds an ulp
+// (2u), the normaliser (2π, v, the square root) 4u and the quotient u.
 func closedDGSum(sigma float64, n, w int) *dgSum {
 	d := &dgSum{sigma: sigma, n: n, w: w, p: make([]float64, 2*w+1)}
 	v := float64(n) * sigma * sigma
@@ -235,7 +298,9 @@ func closedDGSum(sigma float64, n, w int) *dgSum {
 		d.p[s+w] = math.Exp(-float64(s)*float64(s)/(2*v)) / norm
 	}
 	eta := 4.0002 * math.Exp(-math.Pi*math.Pi*sigma*sigma/2)
-	d.err = float64(2*w+1)*float64(n+1)*eta + 4*math.Exp(-dgTails*dgTails/2) + 8*0x1p-52
+	d.err = float64(2*w+1)*float64(n+1)*eta + 4*math.Exp(-dgTails*dgTails/2)
+	wf := float64(w)
+	d.rel = (3.1*wf*wf/(2*v)+8)*0x1p-53 + math.Exp(-2*math.Pi*math.Pi*v)
 	return d
 }
 
@@ -249,7 +314,27 @@ func closedDGSum(sigma float64, n, w int) *dgSum {
 // At most two distinct σ are supported (Confident-GNMax's two steps),
 // where the sum over the second is a prefix sum: O(window) per ε once
 // sums holds the distributions (discreteSums).
+//
+// The bound of its rounding is relative, so that it holds its meaning
+// at a δ of 10^-12 (an absolute allowance of an ulp per term came to
+// 1.5·10^-10 at GNMax's 1,800 coordinates of σ = 40, and made the exact
+// composition give way to RDP there). With u = 2^-53: the prefix sums
+// F (of P_b) and G (of P_b·e^(s/σ_b² - m)) are sums of nonnegative
+// terms, within a relative rel_b + (n_b + 1)u, G's terms further within
+// the error of their exponent (3u per unit of its range X_b = 2W_b/σ_b²)
+// and of exp (2u). For each s_a, inner = F - E·G with E = e^(ε-c+s_a/σ_a²+m),
+// whose exponent is within 5u·Y (Y the largest sum of its terms'
+// magnitudes); every term it sums has e^(ε-L) < 1, so E·G <= F and its
+// error is at most θ·F, θ the sum of those relative errors and three
+// roundings. The terms on the boundary L = ε are decided by a threshold
+// raised by a margin τ above its rounding: a term included with L <= ε
+// adds at least -p(e^(2τ/σ_b²) - 1) >= -(3τ/σ_b²)·p, which θ covers too
+// (it is in F). The outer sum of nonnegative terms adds a relative
+// rel_a + (n_a + 2)u, and the entries' absolute errors err_a + err_b
+// (inner <= 1). So δ is at most (Σ P_a·inner + θ·Σ P_a·F)·(1 + those)
+// plus err_a + 1.01·err_b.
 func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
+	const u = 0x1p-53
 	a := sums[0]
 	b := &dgSum{sigma: 1, p: []float64{1}}
 	if len(sums) == 2 {
@@ -260,14 +345,20 @@ func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
 	va, vb := a.sigma*a.sigma, b.sigma*b.sigma
 	pre := b.prefixes()
 	F, G, m := pre.F, pre.G, pre.m
-	var sum float64
+	nb := float64(len(b.p))
+	xb := 2 * float64(b.w) / vb
+	y := math.Abs(eps) + ca + cb + float64(a.w)/va + m
+	tau := 16 * u * (y*vb + float64(b.w) + 1)
+	theta := 1.02 * (2*b.rel + 2*(nb+1)*u + 3*u*xb + 2*u + 5*u*y + 2*u + 4*u + 3*tau/vb)
+	var sum, sumF float64
 	for i, p := range a.p {
 		if p == 0 {
 			continue
 		}
 		sa := float64(i - a.w)
-		// L > ε  ⇔  s_b < σ_b²(c_a + c_b - ε - s_a/σ_a²).
-		t := vb * (ca + cb - eps - sa/va)
+		// L > ε  ⇔  s_b < σ_b²(c_a + c_b - ε - s_a/σ_a²); the threshold
+		// is raised by τ, so that no term with L > ε is left out.
+		t := vb*(ca+cb-eps-sa/va) + tau
 		j := 0
 		switch {
 		case t > float64(b.w)+1:
@@ -278,15 +369,15 @@ func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
 		if j == 0 {
 			continue
 		}
+		sumF += p * F[j]
 		inner := F[j] - math.Exp(eps-ca-cb+sa/va+m)*G[j]
 		if inner > 0 {
 			sum += p * inner
 		}
 	}
-	// Each term is a difference of numbers at most 1, with a few
-	// roundings each; the sums add one rounding per term.
-	n := float64(len(a.p) + len(b.p))
-	return math.Min(1, sum+a.err+b.err+n*0x1p-48)
+	na := float64(len(a.p))
+	total := (sum + theta*sumF) * (1 + a.rel + (na+2)*u*1.02)
+	return math.Min(1, outward.Up(total, 4)+a.err+1.01*b.err)
 }
 
 // discreteSums returns the noise sums of k steps of a discrete

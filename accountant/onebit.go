@@ -213,7 +213,7 @@ type bitCurves struct {
 	loss  bitLoss
 
 	mu      sync.Mutex
-	deltas  map[bitQuery]float64   // δ(ε) of k steps (x = ε)
+	deltas  map[bitQuery]float64   // δ(ε) of k steps (x = ε, y = the δ it is composed for)
 	inverse map[bitQuery]bitAnswer // the least ε at δ of k steps, searched up from hi (x = δ, y = hi)
 	// runs are the compositions last made, most recent first: a count's
 	// search asks whether its count fits and then the total at it, and
@@ -221,7 +221,9 @@ type bitCurves struct {
 	runs []*bitRun
 }
 
-// bitQuery is a question to the composition of k steps.
+// bitQuery is a question to the composition of k steps: δ at ε (x)
+// for the run composed for a total δ y, or the least ε at δ (x) searched
+// up from y.
 type bitQuery struct {
 	k    int
 	x, y float64
@@ -299,29 +301,31 @@ func dropRuns(recent []*bitCurves) {
 	}
 }
 
-// run returns the composition of k steps, made once while it is among
-// the last maxBitRuns asked for.
-func (c *bitCurves) run(k int) (*bitRun, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, r := range c.runs {
-		if r.k == k {
-			copy(c.runs[1:i+1], c.runs[:i])
-			c.runs[0] = r
-			return r, nil
-		}
-	}
-	r, err := newBitRun(c.loss, k)
+// run returns the composition of k steps for questions at total δ
+// delta (newBitRun), made once while it is among the last maxBitRuns
+// asked for: the runs of one k and one tilt are the same.
+func (c *bitCurves) run(k int, delta float64) (*bitRun, error) {
+	r, err := newBitRun(c.loss, k, delta)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, old := range c.runs {
+		if old.k == k && old.lambda == r.lambda {
+			copy(c.runs[1:i+1], c.runs[:i])
+			c.runs[0] = old
+			return old, nil
+		}
 	}
 	c.runs = append([]*bitRun{r}, c.runs[:min(len(c.runs), maxBitRuns-1)]...)
 	return r, nil
 }
 
-// delta returns f(eps), the profile of k steps at eps, as remembered.
-func (c *bitCurves) delta(k int, eps float64, f func(float64) float64) float64 {
-	q := bitQuery{k: k, x: eps}
+// delta returns f(eps), the profile of k steps at eps composed for
+// questions at total δ d, as remembered.
+func (c *bitCurves) delta(k int, eps, d float64, f func(float64) float64) float64 {
+	q := bitQuery{k: k, x: eps, y: d}
 	c.mu.Lock()
 	v, ok := c.deltas[q]
 	c.mu.Unlock()
@@ -375,6 +379,16 @@ const bitTails = 6
 // δ(ε) = E[(1 - e^(ε-L))+] (couple each loss with its rounded value), so
 // the profile is never below the true one (Meiser and Mohammadi 2018;
 // Koskela, Jälkö and Honkela 2020; Doroshenko et al. 2022).
+//
+// The transform's rounding is an absolute error, about 10^-10 of the
+// whole mass in l1, where a total δ of 10^-12 is decided by entries of
+// 10^-14. So, for a small δ, the transform composes the distribution
+// tilted by e^(λ·index) (Esscher's transform, which commutes with
+// convolution): the tail that decides δ is then the bulk of what is
+// transformed, and an absolute error err of the tilted distribution is
+// err·e^(C - λs) at index s once untilted (C the log of the tilted
+// normaliser of k steps), at most err times the Chernoff bound of the
+// tail above s: relative to δ, not to the whole mass.
 type bitRun struct {
 	k      int       // steps
 	lo, hi float64   // bounds of lmax
@@ -382,9 +396,13 @@ type bitRun struct {
 	first  int       // the index sum of p[0]
 	p      []float64 // Pr[all k losses finite, Σ indices = first + r]
 	inf    float64   // Pr[some loss infinite], an upper bound
-	err    float64   // bound of the error of p in l1
+	err    float64   // bound of the error of p in l1, of the tilted p when lambda > 0
 	rel    float64   // bound of the relative error of each entry of p
 	empty  bool      // no finite loss above 0
+	// lambda is the tilt per index (0: none) and cgf the log of the
+	// k-step normaliser C: Pr[Σ = s] = tilted(s)·e^(C - λs).
+	lambda, cgf float64
+	grid        bitGrid // the layout composed
 	// start is the index of p's first entry of positive loss, the only
 	// ones above an ε >= 0, and losses theirs (loss), in increasing
 	// order: the profile's search evaluates it many times.
@@ -421,55 +439,211 @@ func gridIndex(a, top bitAtom, n int) (int, bool) {
 	return int(math.Min(nf, math.Max(-nf, math.Ceil(outward.Up(a.hi/h*nf, 4))))), false
 }
 
-// newBitRun composes k steps of the dominating pair whose losses are b.
-func newBitRun(b bitLoss, k int) (*bitRun, error) {
+// newBitRun composes k steps of the dominating pair whose losses are b,
+// for questions at a total δ delta (0: none in particular): where the
+// transform's absolute rounding bound would be more than 2^-20 of delta,
+// it composes the distribution tilted by the λ of the Chernoff bound
+// that reaches delta (tiltFor). The transform itself is made on first
+// use (ready).
+//
+// The grid is as fine as the window the transform needs allows: first
+// the grid on which Hoeffding's window of the range holds in
+// maxBitWindow points, then, from the width of the window actually
+// needed there (the Chernoff bound's, of the tilted distribution when
+// tilted: a rare loss of 7.4 beside common ones of ±0.16 sets the range,
+// not the width), one as much finer as that window allows.
+func newBitRun(b bitLoss, k int, delta float64) (*bitRun, error) {
 	r := &bitRun{k: k, inf: math.Min(1, outward.Up(-math.Expm1(float64(k)*math.Log1p(-b.inf)), 4))}
+	top := b.top()
+	if top.n == nil || top.n.Cmp(top.d) <= 0 {
+		r.empty = true
+		return r, nil
+	}
+	r.lo, r.hi = top.lo, top.hi
+	kf := float64(k)
+	// The window is at most 2kn + 1 points (every sum of k losses in
+	// [-n, n]) or 2·bitTails·2n·√k + 3 (the tails' window, rounded out):
+	// with 3 points to spare it holds in maxBitWindow, a power of two,
+	// and the transform is no larger (one point more would double it).
+	n := max(1, int(float64(maxBitWindow-3)/(2*math.Min(kf, 2*bitTails*math.Sqrt(kf)))))
+	exact := true
+	for _, a := range b.atoms {
+		_, on := gridIndex(a, top, 1)
+		exact = exact && on
+	}
+	if exact {
+		// Losses 0 and ±lmax only (randomized response, a pure bit): the
+		// grid of step lmax is exact, and the sum binomial.
+		n = 1
+	}
+	g := layBitGrid(b.atoms, top, n, k, delta)
+	if w := g.hi - g.lo + 1; !exact && !g.direct && w < (maxBitWindow-3)/2 {
+		// Indices stay within 2^50 in a sum of k, exactly summed.
+		finer := math.Min(float64(n)*float64(maxBitWindow-3)/float64(w)*0.95, 0x1p50/kf)
+		if f := layBitGrid(b.atoms, top, int(finer), k, delta); finer > float64(n) && (f.direct || f.hi-f.lo+1 <= maxBitWindow-3) {
+			g = f
+		}
+	}
+	if w := g.hi - g.lo + 1; !g.direct && w > 2*maxBitWindow {
+		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
+	}
+	r.use(g)
+	return r, nil
+}
+
+// top returns the atom of the largest loss (n nil: none).
+func (b bitLoss) top() bitAtom {
 	var top bitAtom
 	for _, a := range b.atoms {
 		if top.n == nil || a.hi > top.hi {
 			top = a
 		}
 	}
-	if top.n == nil || top.n.Cmp(top.d) <= 0 {
-		r.empty = true
-		return r, nil
+	return top
+}
+
+// use makes g the layout the run composes.
+func (r *bitRun) use(g bitGrid) {
+	r.n, r.grid = g.n, g
+	if g.direct {
+		r.fill = func() { r.direct(g.mass, g.idx, g.imin, r.k) }
+		return
 	}
-	r.lo, r.hi = top.lo, top.hi
-	// The window is at most 2kn + 1 points (every sum of k losses in
-	// [-n, n]) or 2·bitTails·2n·√k + 3 (the tails' window, rounded out):
-	// with 3 points to spare it holds in maxBitWindow, a power of two,
-	// and the transform is no larger (one point more would double it).
+	r.lambda, r.cgf, r.rel = g.lambda, g.cgf, g.rel
+	r.fill = func() { r.transform(g.tilted, g.idx, g.lo, g.hi, r.k, g.tails) }
+}
+
+// bitGrid is the layout of a run's composition on a grid of n steps of
+// the largest loss: the masses at their indices (splitAtoms), the least
+// index, whether the composition is a direct convolution, and otherwise
+// the tilt, the tilted masses, the window [lo, hi] and its tails' mass
+// (the tilted distribution's when tilted), and the relative error the
+// tilt adds.
+type bitGrid struct {
+	n           int
+	mass        []float64
+	idx         []int
+	imin        int
+	direct      bool
+	lambda, cgf float64
+	tilted      []float64
+	lo, hi      int
+	tails, rel  float64
+}
+
+// layBitGrid lays atoms, whose largest loss is top's, on the grid of n
+// steps for k steps composed for questions at total δ delta (newBitRun).
+func layBitGrid(atoms []bitAtom, top bitAtom, n, k int, delta float64) bitGrid {
+	g := bitGrid{n: n}
+	g.mass, g.idx = splitAtoms(atoms, top, n)
+	g.imin = n
+	for _, i := range g.idx {
+		g.imin = min(g.imin, i)
+	}
 	kf := float64(k)
-	r.n = max(1, int(float64(maxBitWindow-3)/(2*math.Min(kf, 2*bitTails*math.Sqrt(kf)))))
-	grid := true
-	for _, a := range b.atoms {
-		_, exact := gridIndex(a, top, 1)
-		grid = grid && exact
-	}
-	if grid {
-		// Losses 0 and ±lmax only (randomized response, a pure bit): the
-		// grid of step lmax is exact, and the sum binomial.
-		r.n = 1
-	}
-	idx := make([]int, len(b.atoms))
-	for j, a := range b.atoms {
-		idx[j], _ = gridIndex(a, top, r.n)
-	}
-	imin, mean, fin := r.n, 0.0, 0.0
-	for j, a := range b.atoms {
-		imin = min(imin, idx[j])
-		mean += a.mass * float64(idx[j])
-		fin += a.mass
-	}
 	// The direct convolution's work in float64: at k near 2^53 its int
-	// product overflows.
-	if float64(len(b.atoms))*kf*(kf*float64(r.n-imin)+1) <= maxDirect {
-		r.fill = func() { r.direct(b.atoms, idx, imin, k) }
-		return r, nil
+	// product overflows. Its error is relative: it needs no tilt.
+	if float64(len(g.mass))*kf*(kf*float64(n-g.imin)+1) <= maxDirect {
+		g.direct = true
+		return g
 	}
-	rng := float64(r.n - imin)
+	g.tilted = g.mass
+	g.lo, g.hi, g.tails = bitWindow(g.mass, g.idx, k, g.imin, n)
+	size := 1 << bits.Len(uint(max(1, g.hi-g.lo)))
+	if g.lambda = tiltFor(g.mass, g.idx, k, delta, transformErr(size, k)+g.tails); g.lambda == 0 {
+		return g
+	}
+	// The tilted masses m_j·e^(λ·i_j - c0)/Z: their k-fold sum is the
+	// tilted distribution, whose window is its own.
+	c0 := math.Inf(-1)
+	for j, i := range g.idx {
+		if g.mass[j] > 0 {
+			c0 = math.Max(c0, g.lambda*float64(i))
+		}
+	}
+	g.tilted = make([]float64, len(g.mass))
+	var z float64
+	for j, i := range g.idx {
+		g.tilted[j] = g.mass[j] * math.Exp(g.lambda*float64(i)-c0)
+		z += g.tilted[j]
+	}
+	for j := range g.tilted {
+		g.tilted[j] /= z
+	}
+	g.cgf = kf * (c0 + math.Log(z))
+	g.lo, g.hi, g.tails = bitWindow(g.tilted, g.idx, k, g.imin, n)
+	// The tilted masses are within a relative 4u(λ·span + c0) + (m + 8)u
+	// of their definition (u = 2^-53: exp and its argument, the sum Z
+	// and the quotient), which k steps multiply by k; untilting adds the
+	// error of its exponent C - λs and of exp.
+	const u = 0x1p-53
+	span := 0.0
+	for _, i := range g.idx {
+		span = math.Max(span, math.Abs(float64(i)))
+	}
+	smax := math.Max(math.Abs(float64(g.lo)), math.Abs(float64(g.hi)))
+	g.rel = kf*(8*u*(g.lambda*span+math.Abs(c0))+float64(len(g.mass)+8)*u) + 4*u*(math.Abs(g.cgf)+g.lambda*smax) + 4*u
+	return g
+}
+
+// splitAtoms lays atoms on the grid of n steps of top's loss lmax: an
+// atom on the grid (a ratio of 1, lmax, its mirror, and a loss below
+// -lmax raised to it) at its index; any other, of loss ℓ between the
+// grid's ℓ0 = i·h and ℓ1 = (i+1)·h (h = lmax/n), split between them so
+// that both its masses are kept: m1 = m(1 - e^-(ℓ-ℓ0))/(1 - e^-h) at ℓ1
+// and m0 = m - m1 at ℓ0, which keeps m·e^-ℓ = m0·e^-ℓ0 + m1·e^-ℓ1 under
+// the second distribution. Merging the two outputs gives back the atom,
+// so the pair split is a post-processing away from the original, which
+// it therefore dominates (Doroshenko et al. 2022, "connect the dots"):
+// pessimistic like rounding each loss up to ℓ1, but within O(h²) of the
+// truth, not O(h). m1 is rounded up and m0 too (moving mass to the
+// higher loss, or adding some, never lowers δ); an atom whose bounds
+// straddle a grid point is rounded up to its index, unsplit.
+func splitAtoms(atoms []bitAtom, top bitAtom, n int) ([]float64, []int) {
+	mass := make([]float64, 0, 2*len(atoms))
+	idx := make([]int, 0, 2*len(atoms))
+	nf := float64(n)
+	hLo, hHi := top.lo/nf*(1-0x1p-50), top.hi/nf*(1+0x1p-50)
+	for _, a := range atoms {
+		i, on := gridIndex(a, top, n)
+		i0 := i - 1
+		// ℓ0 = i0·h lies within [l0Lo, l0Hi].
+		l0Lo, l0Hi := float64(i0)*hLo, float64(i0)*hHi
+		if i0 < 0 {
+			l0Lo, l0Hi = l0Hi, l0Lo
+		}
+		if on || a.mass == 0 || !(a.lo > l0Hi+math.Abs(l0Hi)*0x1p-50) {
+			mass, idx = append(mass, a.mass), append(idx, i)
+			continue
+		}
+		// m1/m is increasing in ℓ - ℓ0 and decreasing in h.
+		x := (a.hi - l0Lo) * (1 + 0x1p-50)
+		ratio := -math.Expm1(-x) / (-math.Expm1(-hLo)) * (1 + 0x1p-48)
+		m1 := math.Min(a.mass, outward.Up(a.mass*ratio, 2))
+		m0 := outward.AddUp(a.mass, -m1)
+		if m0 > 0 {
+			mass, idx = append(mass, m0), append(idx, i0)
+		}
+		mass, idx = append(mass, m1), append(idx, i)
+	}
+	return mass, idx
+}
+
+// bitWindow returns the window [lo, hi] of the k-fold sum of masses at
+// indices idx (the least at imin, the largest at most n) that holds all
+// but tails of it: the narrower of Hoeffding's, ±bitTails·R√k around the
+// mean (R the range of one index), and the Chernoff bound of the masses'
+// own moment generating function (tailEdge).
+func bitWindow(mass []float64, idx []int, k, imin, n int) (lo, hi int, tails float64) {
+	kf := float64(k)
+	var mean, fin float64
+	for j, m := range mass {
+		mean += m * float64(idx[j])
+		fin += m
+	}
+	rng := float64(n - imin)
 	mean = kf * mean / fin
-	lo, hi := k*imin, k*r.n
+	lo, hi = k*imin, k*n
 	t := bitTails * rng * math.Sqrt(kf)
 	if float64(hi-lo) > 2*t {
 		lo = max(lo, int(math.Floor(mean-t)))
@@ -480,22 +654,70 @@ func newBitRun(b bitLoss, k int) (*bitRun, error) {
 	// private-teacher label has a loss of 15.8 with mass 2·10^-5 beside
 	// losses within ±0.3, so Hoeffding's window, set by the range, is
 	// about thirteen times the Chernoff window at 100 steps.
-	mass := make([]float64, len(b.atoms))
-	for j, a := range b.atoms {
-		mass[j] = a.mass
-	}
 	hi = min(hi, tailEdge(mass, idx, k, 1))
 	lo = max(lo, -tailEdge(mass, idx, k, -1))
-	var tails float64
-	if lo > k*imin || hi < k*r.n {
+	if lo > k*imin || hi < k*n {
 		tails = 2 * math.Exp(-2*bitTails*bitTails)
 	}
-	w := hi - lo + 1
-	if w > 2*maxBitWindow {
-		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
+	return lo, hi, tails
+}
+
+// transformErr bounds, in l1, the rounding of a k-fold sum by a
+// transform of size points: a relative 2^-50 per level and per power,
+// over the window (√size times l2), as for the discrete Gaussian.
+func transformErr(size, k int) float64 {
+	lg := float64(bits.Len(uint(size)))
+	return math.Sqrt(float64(size)) * (float64(k) + 8*lg) * 0x1p-50
+}
+
+// tiltFor returns the tilt λ per index at which a k-fold sum of masses
+// at indices idx is composed for questions at total δ delta: 0 when the
+// transform's absolute error errBound is within 2^-20 of delta (the tilt
+// would change nothing that matters). Otherwise, with x the least index
+// at which a Chernoff bound e^(K(λ) - λx) reaches delta (K(λ) = k·log
+// M(λ), M the masses' moment generating function; x is above the ε that
+// delta asks for), the least λ whose bound at x is within e^8 of delta,
+// on the geometric scan of tailEdge: there the transform's error is at
+// most errBound·e^8·delta, and the tilted distribution is centred below
+// x, its window holding the ε sought. The λ of the least x would centre
+// it at x itself, and where the largest loss of k steps has more mass
+// than delta (one-vote labels, losses ±ε), x is that loss and the
+// window would hold nothing below it.
+func tiltFor(mass []float64, idx []int, k int, delta, errBound float64) float64 {
+	if !(delta > 0 && delta < 1) || errBound <= delta*0x1p-20 {
+		return 0
 	}
-	r.fill = func() { r.transform(b.atoms, idx, lo, hi, k, tails) }
-	return r, nil
+	span := 1.0
+	for _, i := range idx {
+		span = math.Max(span, math.Abs(float64(i)))
+	}
+	kf, logDelta := float64(k), math.Log(delta)
+	const lo, hi = -160, 40
+	var lambdas, cgf [hi - lo + 1]float64
+	bestX := math.Inf(1)
+	for e := lo; e <= hi; e++ {
+		lambda := math.Exp2(float64(e)/4) / span
+		top := math.Inf(-1)
+		for j, i := range idx {
+			if mass[j] > 0 {
+				top = math.Max(top, lambda*float64(i))
+			}
+		}
+		var sum float64
+		for j, i := range idx {
+			if mass[j] > 0 {
+				sum += mass[j] * math.Exp(lambda*float64(i)-top)
+			}
+		}
+		lambdas[e-lo], cgf[e-lo] = lambda, kf*(top+math.Log(sum))
+		bestX = math.Min(bestX, (cgf[e-lo]-logDelta)/lambda)
+	}
+	for j, lambda := range lambdas {
+		if cgf[j]-lambda*bestX <= logDelta+8 {
+			return lambda
+		}
+	}
+	return lambdas[len(lambdas)-1]
 }
 
 // tailEdge returns, for sign 1, an index sum x above which the k-fold
@@ -555,10 +777,11 @@ func (r *bitRun) ready() {
 	})
 }
 
-// transform sets p to the k-fold convolution of the atoms at indices idx
-// over the window [lo, hi] (tails: the mass beyond it) by the FFT.
-func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi, k int, tails float64) {
-	kf := float64(k)
+// transform sets p to the k-fold convolution of masses at indices idx
+// over the window [lo, hi] (tails: the mass beyond it) by the FFT,
+// untilted when the masses are tilted (lambda > 0): each entry times
+// e^(C - λs), at most 1.
+func (r *bitRun) transform(mass []float64, idx []int, lo, hi, k int, tails float64) {
 	// The least power of two that holds the window: the cyclic
 	// convolution then wraps onto it only mass from beyond it, the
 	// tails', which err bounds.
@@ -571,8 +794,8 @@ func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi, k int, tails floa
 	// size is a power of two: s & (size-1) is s modulo size, negative s
 	// included (two's complement).
 	mask := size - 1
-	for j, a := range atoms {
-		one[idx[j]&mask] += a.mass
+	for j, m := range mass {
+		one[idx[j]&mask] += m
 	}
 	c := tr.f.Coefficients(tr.coeff, one)
 	for i, v := range c {
@@ -587,12 +810,12 @@ func (r *bitRun) transform(atoms []bitAtom, idx []int, lo, hi, k int, tails floa
 			neg -= v
 			v = 0
 		}
+		if r.lambda > 0 && v > 0 {
+			v = math.Min(1, v*math.Exp(r.cgf-r.lambda*float64(s)))
+		}
 		r.p[s-lo] = v
 	}
-	// The transform's rounding: a relative 2^-50 per level and per
-	// power, over the window in l1 (as for the discrete Gaussian).
-	lg := float64(bits.Len(uint(size)))
-	r.err = neg + math.Sqrt(float64(size))*(kf+8*lg)*0x1p-50 + tails
+	r.err = neg + transformErr(size, k) + tails
 }
 
 // powInt returns v^k, k >= 1, by repeated squaring: at most 2·log2(k)
@@ -653,11 +876,11 @@ func takeTransform(size int) *transform {
 // points): beyond it the composition goes through the FFT.
 const maxDirect = 1 << 25
 
-// direct sets r.p to the k-fold convolution of the atoms at indices idx,
+// direct sets r.p to the k-fold convolution of masses at indices idx,
 // summed directly: every term is a sum of products of nonnegative
 // numbers, so each entry is within a relative (k·(m+1)) ulps of the
-// exact value (m atoms), which err carries as a relative bound.
-func (r *bitRun) direct(atoms []bitAtom, idx []int, imin, k int) {
+// exact value (m masses), which rel carries.
+func (r *bitRun) direct(mass []float64, idx []int, imin, k int) {
 	r.first = k * imin
 	cur := []float64{1}
 	for step := 1; step <= k; step++ {
@@ -666,14 +889,14 @@ func (r *bitRun) direct(atoms []bitAtom, idx []int, imin, k int) {
 			if v == 0 {
 				continue
 			}
-			for j, a := range atoms {
-				next[i+idx[j]-imin] += v * a.mass
+			for j, m := range mass {
+				next[i+idx[j]-imin] += v * m
 			}
 		}
 		cur = next
 	}
 	r.p = cur
-	r.rel = float64(k*(len(atoms)+1)) * outward.ULP
+	r.rel = float64(k*(len(mass)+1)) * outward.ULP
 }
 
 // loss returns an upper bound of the loss of index sum s.
@@ -691,14 +914,66 @@ func (r *bitRun) delta(eps float64) float64 {
 		return r.inf
 	}
 	r.ready()
-	return r.bound(r.rawDelta(eps))
+	return r.bound(r.rawDelta(eps), eps)
 }
 
-// bound returns the profile's upper bound from its sum as computed: the
-// sum's rounding, the error of p and the infinite loss added.
-func (r *bitRun) bound(sum float64) float64 {
+// bound returns the profile's upper bound at eps from its sum as
+// computed: the sum's rounding, the error of p above eps (tailErr) and
+// the infinite loss added.
+func (r *bitRun) bound(sum, eps float64) float64 {
 	n := float64(len(r.p))
-	return math.Min(1, r.inf+outward.Up(sum, 4)+r.err+(n*outward.ULP+r.rel)*sum)
+	return math.Min(1, r.inf+outward.Up(sum, 4)+r.tailErr(eps)+(n*outward.ULP+r.rel)*sum)
+}
+
+// tailErr bounds the error, at eps, of the sum over the entries whose
+// loss is above eps. Untilted, it is err. Tilted, an entry s's error is
+// its tilted error times e^(C - λs), so the entries from s_ε on (s_ε the
+// least index of a loss above eps) err at most err·e^(C - λs_ε); and
+// when s_ε is below the window, the entries between them, which the
+// window does not hold, have at most Pr[Σ >= s_ε] <= e^(C - λs_ε)
+// (Chernoff's bound with the same λ).
+func (r *bitRun) tailErr(eps float64) float64 {
+	if r.lambda == 0 {
+		return r.err
+	}
+	s := r.leastAbove(eps)
+	e := r.err
+	if s < r.first {
+		e++
+	}
+	return math.Min(1, outward.Up(e*math.Exp(r.cgf-r.lambda*float64(s)), 4+r.rel/outward.ULP))
+}
+
+// leastAbove returns the least index whose loss is above eps, within
+// [first - 2^40, first + len(p)] (below, the Chernoff bound is 1 anyway;
+// above, nothing is summed).
+func (r *bitRun) leastAbove(eps float64) int {
+	end := r.first + len(r.p)
+	if len(r.p) > 0 && r.loss(end-1) <= eps {
+		return end
+	}
+	if r.loss(r.first) <= eps {
+		if eps >= 0 {
+			return r.first + r.start + r.above(eps)
+		}
+		return r.first + sort.Search(len(r.p), func(i int) bool { return r.loss(r.first+i) > eps })
+	}
+	// Below the window (tilted runs centre it on their tail): invert
+	// the loss, then step to the least index above eps.
+	step := r.hi
+	if eps < 0 {
+		step = r.lo
+	}
+	x := math.Floor(eps/step*float64(r.n)) - 2
+	floor := float64(r.first) - 0x1p40
+	if !(x > floor) {
+		return int(floor)
+	}
+	s := int(math.Min(x, float64(r.first)))
+	for s < r.first && r.loss(s) <= eps {
+		s++
+	}
+	return s
 }
 
 // rawDelta is E[(1 - e^(ε-L))+ ; L finite] as computed, without the
@@ -746,7 +1021,7 @@ func (r *bitRun) estimate(eps float64) float64 {
 		}
 	})
 	j := r.above(eps)
-	return r.bound(max(0, r.tailP[j]-math.Exp(eps)*r.tailE[j]))
+	return r.bound(max(0, r.tailP[j]-math.Exp(eps)*r.tailE[j]), eps)
 }
 
 // RRBits returns pairs of output probabilities that dominate every pair

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/internal/bigmath"
+	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/roots"
 )
 
 // bitHockey is the hockey-stick divergence at α of Bernoulli(p) against
@@ -143,7 +145,7 @@ func TestOneBitRunAgainstBig(t *testing.T) {
 			if k > 5 && len(b.atoms) > 4 {
 				continue // the reference sums C(k+m-1, m-1) multisets
 			}
-			r, err := newBitRun(b, k)
+			r, err := newBitRun(b, k, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,10 +186,10 @@ func TestOneBitRunAgainstOptimal(t *testing.T) {
 		// The pairs' own guarantee: a pure one at the largest loss, or
 		// (ε, δ) with ε = 0.5 and its profile there.
 		if b.inf == 0 {
-			r, _ := newBitRun(b, 1)
+			r, _ := newBitRun(b, 1, 0)
 			g = Guarantee{Eps: r.hi}
 		} else {
-			r, _ := newBitRun(b, 1)
+			r, _ := newBitRun(b, 1, 0)
 			g = Guarantee{Eps: 0.5, Delta: r.delta(0.5)}
 			if name == "random" {
 				g = Guarantee{Eps: 2, Delta: r.delta(2)}
@@ -265,7 +267,8 @@ func TestRRBitsDominate(t *testing.T) {
 }
 
 // TestOneBitGridAgainstBig: the composed profile of the discretised pair
-// (each loss on its grid index, the sum's loss as bitRun.loss bounds it)
+// (the atoms laid on the grid, splitAtoms; the sum's loss as bitRun.loss
+// bounds it)
 // agrees with a 512-bit sum over every multiset of atoms to 1e-9, and is
 // never below it: the convolution and the sum are exact up to their
 // bounds.
@@ -282,28 +285,19 @@ func TestOneBitGridAgainstBig(t *testing.T) {
 			if k > 3 && len(b.atoms) > 4 {
 				continue
 			}
-			r, err := newBitRun(b, k)
+			r, err := newBitRun(b, k, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if r.empty {
 				continue
 			}
-			var top bitAtom
-			for _, a := range b.atoms {
-				if top.n == nil || a.hi > top.hi {
-					top = a
-				}
-			}
-			idx := make([]int, len(b.atoms))
-			for j, a := range b.atoms {
-				idx[j], _ = gridIndex(a, top, r.n)
-			}
+			mass, idx := r.grid.mass, r.grid.idx
 			for _, eps := range []float64{0.05, 0.3, 1} {
 				total := new(big.Float).SetPrec(bigPrec)
 				var rec func(i, left, sum int, prob *big.Float)
 				rec = func(i, left, sum int, prob *big.Float) {
-					if i == len(b.atoms) {
+					if i == len(mass) {
 						if left == 0 {
 							if l := r.loss(sum); l > eps {
 								e := bf512(-math.Expm1(eps - l))
@@ -312,8 +306,7 @@ func TestOneBitGridAgainstBig(t *testing.T) {
 						}
 						return
 					}
-					m := new(big.Float).SetPrec(bigPrec).SetInt(b.atoms[i].n)
-					m.SetMantExp(m, -b.scale)
+					m := bf512(mass[i])
 					p := new(big.Float).SetPrec(bigPrec).Set(prob)
 					for j := 0; j <= left; j++ {
 						c := new(big.Float).SetPrec(bigPrec).SetInt(new(big.Int).Binomial(int64(left), int64(j)))
@@ -347,7 +340,7 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 	}
 	for _, name := range []string{"pure", "delta"} {
 		b := oneBitLoss(testBits()[name])
-		r, err := newBitRun(b, k)
+		r, err := newBitRun(b, k, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,24 +348,38 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 		if r.rel != 0 {
 			t.Fatalf("%s: k = %d composed directly, not by the FFT", name, k)
 		}
-		var top bitAtom
-		for _, a := range b.atoms {
-			if top.n == nil || a.hi > top.hi {
-				top = a
-			}
-		}
-		idx := make([]int, len(b.atoms))
-		imin := r.n
-		for j, a := range b.atoms {
-			idx[j], _ = gridIndex(a, top, r.n)
-			imin = min(imin, idx[j])
-		}
 		d := &bitRun{lo: r.lo, hi: r.hi, n: r.n, inf: r.inf}
-		d.direct(b.atoms, idx, imin, k)
+		d.direct(r.grid.mass, r.grid.idx, r.grid.imin, k)
+		d.positive()
 		for _, eps := range []float64{0.5, 2, 4} {
 			got, want := r.delta(eps), d.delta(eps)
 			if got < want || got > want*(1+1e-9)+r.err {
 				t.Errorf("%s eps=%g: FFT %.17g, direct %.17g (FFT bound %g)", name, eps, got, want, r.err)
+			}
+		}
+		if name != "pure" {
+			continue // "delta" has an infinite loss of mass 1e-3 a step
+		}
+		// Composed for a total δ of 1e-12 the transform is tilted, and
+		// its bound is relative: at the ε of δ 1e-12 and a tenth above
+		// (beyond the support: δ is 0) it is never below the direct
+		// convolution's exact value on the grid and within 1e-5 of it
+		// (1e-17 at 0: the tilt's Chernoff bound is within e^8 of δ, so
+		// its error is about 3000 times the transform's relative 1e-10),
+		// where the untilted bound alone is a hundred times that δ; a
+		// tenth below, where the tilted window does not reach, it is
+		// still never below.
+		tilted := &bitRun{k: k, lo: r.lo, hi: r.hi, inf: r.inf}
+		tilted.use(layBitGrid(b.atoms, b.top(), r.n, k, 1e-12))
+		if tilted.ready(); tilted.lambda == 0 {
+			t.Fatalf("%s: composed for 1e-12 without a tilt", name)
+		}
+		eps12 := roots.Edge(0, 100, 1e-12, func(eps float64) bool { return d.delta(eps) <= 1e-12 })
+		for _, eps := range []float64{0.9 * eps12, eps12, 1.1 * eps12} {
+			got, raw := tilted.delta(eps), d.rawDelta(eps)
+			lower := raw * (1 - d.rel - float64(len(d.p))*outward.ULP)
+			if got < lower || eps >= eps12 && got > raw*(1+1e-5)+1e-17 {
+				t.Errorf("%s eps=%g: tilted FFT %.17g, direct %.17g (untilted bound %g)", name, eps, got, raw, r.err)
 			}
 		}
 	}
@@ -431,7 +438,7 @@ func TestOneBitRunSearch(t *testing.T) {
 	}
 	for name, pairs := range sets {
 		for _, k := range steps {
-			r, err := newBitRun(oneBitLoss(pairs), k)
+			r, err := newBitRun(oneBitLoss(pairs), k, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -468,7 +475,7 @@ func TestOneBitRunSearch(t *testing.T) {
 // goroutines ask at once.
 func TestOneBitAnswersRemembered(t *testing.T) {
 	pairs := manyBits()
-	r, _ := newBitRun(oneBitLoss(pairs), 1)
+	r, _ := newBitRun(oneBitLoss(pairs), 1, 0)
 	s := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 2, Delta: r.delta(2)}, Bits: pairs}
 	budget := Guarantee{Eps: 8, Delta: 1e-3}
 	ask := func() ([]Total, int) {
@@ -577,7 +584,7 @@ func TestOneBitCurvesKept(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := cachedBitCurves(sets[i])
-		if _, err := c.run(5); err != nil {
+		if _, err := c.run(5, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -142,6 +142,9 @@ func (a Account) Publish() (Total, error) {
 	if !c.found {
 		return Total{Err: fmt.Errorf("no guarantee of %d steps of %v reaches a total delta of %g", a.Steps, a.Step.Guarantee, delta)}, nil
 	}
+	if c.best.Method != Exact && c.best.Cap == nil && c.inexact != "" {
+		c.best.Inexact = "exact composition out of reach: " + c.inexact
+	}
 	return c.best, nil
 }
 
@@ -251,6 +254,9 @@ type chooser struct {
 	delta, enough float64
 	best          Total
 	found         bool
+	// inexact says why the exact composition was out of reach, when it
+	// was (Total.Inexact).
+	inexact string
 }
 
 func newChooser(delta, enough float64) *chooser { return &chooser{delta: delta, enough: enough} }
@@ -318,7 +324,7 @@ func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
 		if ctx.Err() != nil {
 			return 0, false
 		}
-		r := newRunCurves(a.Step, k)
+		r := newRunCurves(a.Step, k, budget.Delta)
 		switch {
 		case r.epsAt != nil:
 			return r.epsAt(budget.Delta)
@@ -382,7 +388,7 @@ func (a Account) choose(k int, delta, enough float64) *chooser {
 	if !(delta > 0) || c.done() {
 		return c
 	}
-	return a.chooseExact(c, newRunCurves(a.Step, k), hi)
+	return a.chooseExact(c, newRunCurves(a.Step, k, delta), hi)
 }
 
 // chooseBounds offers the totals of k steps that choose offers before
@@ -445,9 +451,17 @@ func (a Account) chooseExact(c *chooser, r runCurves, hi float64) *chooser {
 	if r.epsAt != nil {
 		if e, ok := r.epsAt(delta); ok {
 			c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
+		} else {
+			c.inexact = fmt.Sprintf("%d steps: more than %d randomized responses", r.k, maxOptimalSteps)
 		}
 	}
-	if r.delta == nil || c.done() {
+	if r.delta == nil {
+		if r.missing != "" {
+			c.inexact = r.missing
+		}
+		return c
+	}
+	if c.done() {
 		return c
 	}
 	// The exact profile at the budget's ε itself: the bisection below
@@ -466,6 +480,8 @@ func (a Account) chooseExact(c *chooser, r runCurves, hi float64) *chooser {
 	}
 	if e, ok := r.exactEps(delta, hi); ok {
 		c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: e, Delta: delta}})
+	} else {
+		c.inexact = fmt.Sprintf("the bound of its evaluation's error is above the total delta %g", delta)
 	}
 	return c
 }

@@ -90,7 +90,7 @@ func TestPublishOneBit(t *testing.T) {
 	// The guarantee is a point (0.15, δ(0.15)) of the pairs' profile with
 	// δ > 0, as a certificate would state it, which the pure loss does
 	// not need.
-	one, _ := newBitRun(oneBitLoss(pure), 1)
+	one, _ := newBitRun(oneBitLoss(pure), 1, 0)
 	step := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 0.15, Delta: one.delta(0.15)}, Bits: pure}
 	for _, tc := range []struct {
 		k      int
@@ -307,6 +307,36 @@ func TestMaxStepsStopsComposing(t *testing.T) {
 	for _, r := range c.runs {
 		if r.k > 1 {
 			t.Errorf("composed %d steps after the context was done", r.k)
+		}
+	}
+}
+
+// TestPublishSaysInexact: where a step's exact composition is out of
+// reach (three distinct σ of discrete Gaussians) the total to publish
+// says why, with
+// the looser total that holds; where it is within reach, or the step has
+// none to miss (a step known by its guarantee), it says nothing.
+func TestPublishSaysInexact(t *testing.T) {
+	three := Spend{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 1, Delta: 1e-6}, Discrete: true,
+		Gaussian: []GaussianPart{{Sigma: 40, Coords: 1}, {Sigma: 50, Coords: 1}, {Sigma: 60, Coords: 1}}}
+	two := three
+	two.Gaussian = two.Gaussian[:2]
+	budget := Guarantee{Eps: 4, Delta: 1e-10}
+	for _, c := range []struct {
+		name string
+		s    Spend
+		want string
+	}{
+		{"three sigmas", three, "3 distinct sigmas"},
+		{"two sigmas", two, ""},
+		{"a guarantee", ApproxStep(Guarantee{Eps: 0.1, Delta: 1e-12}), ""},
+	} {
+		n, tot, err := Account{Step: c.s, Budget: &budget, DeltaPrime: 1e-5}.MaxSteps(context.Background())
+		if err != nil || n < 1 {
+			t.Fatalf("%s: %d steps, %v", c.name, n, err)
+		}
+		if c.want == "" && tot.Inexact != "" || c.want != "" && (!strings.Contains(tot.Inexact, c.want) || tot.Method == Exact) {
+			t.Errorf("%s: %d steps by %s, inexact %q; want %q", c.name, n, tot.Name(), tot.Inexact, c.want)
 		}
 	}
 }

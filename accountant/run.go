@@ -43,14 +43,18 @@ type runCurves struct {
 	// epsAt, when set, is the exact composition's ε at a total δ in
 	// closed form (LaplaceSpend), and delta is nil.
 	epsAt func(delta float64) (float64, bool)
+	// missing says why a step that has an exact composition has none
+	// here (its window, its count, its parts), for Total.Inexact.
+	missing string
 }
 
 // newRunCurves prepares the exact composition of k steps of s, when s has
-// one: continuous Gaussian noise by Gaussian DP, discrete Gaussian noise
-// by the exact distribution of its privacy loss (at most two distinct σ),
-// a one-bit release by the privacy loss distribution of its dominating
+// one, for questions at total δ delta (its bounds are made tight there):
+// continuous Gaussian noise by Gaussian DP, discrete Gaussian noise by the
+// exact distribution of its privacy loss (at most two distinct σ), a
+// one-bit release by the privacy loss distribution of its dominating
 // pair, discretised pessimistically.
-func newRunCurves(s Spend, k int) runCurves {
+func newRunCurves(s Spend, k int, delta float64) runCurves {
 	r := runCurves{s: s, k: k}
 	if s.Kind == LaplaceSpend {
 		r.epsAt = laplaceRun(*s.Laplace, k)
@@ -58,11 +62,17 @@ func newRunCurves(s Spend, k int) runCurves {
 	}
 	if s.Kind == OneBitSpend {
 		c := cachedBitCurves(s.Bits)
-		if b, err := c.run(k); err == nil {
-			r.delta = func(eps float64) float64 { return c.delta(k, eps, b.delta) }
-			r.guess, r.bits = b.estimate, c
+		b, err := c.run(k, delta)
+		if err != nil {
+			r.missing = err.Error()
+			return r
 		}
+		r.delta = func(eps float64) float64 { return c.delta(k, eps, delta, b.delta) }
+		r.guess, r.bits = b.estimate, c
 		return r
+	}
+	if s.Kind == SampledGaussianSpend {
+		r.missing = "no exact composition of the sampled Gaussian mechanism is implemented"
 	}
 	if s.Kind != GaussianSpend {
 		return r
@@ -72,9 +82,12 @@ func newRunCurves(s Spend, k int) runCurves {
 		r.delta = func(eps float64) float64 { return gdpDelta(eps, mu2) }
 		return r
 	}
-	if sums, err := discreteSums(s.Gaussian, k); err == nil {
-		r.delta = func(eps float64) float64 { return discreteGaussianDelta(eps, sums) }
+	sums, err := discreteSums(s.Gaussian, k)
+	if err != nil {
+		r.missing = err.Error()
+		return r
 	}
+	r.delta = func(eps float64) float64 { return discreteGaussianDelta(eps, sums) }
 	return r
 }
 
@@ -189,7 +202,7 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
 	out := allTotals(s.Guarantee, k, deltaPrime)
-	r := newRunCurves(s, k)
+	r := newRunCurves(s, k, delta)
 	eps, ok := r.renyiEps(delta, c)
 	if ok {
 		out = append(out, Total{Method: Renyi, Guarantee: Guarantee{Eps: eps, Delta: delta}})

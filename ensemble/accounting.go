@@ -60,8 +60,19 @@ func NewAccounting(ctx context.Context, priv Privacy, b provenance.Binding, c ac
 		if err != nil {
 			return a, fmt.Errorf("budget: %w", err)
 		}
+		a.Allows = a.inexact(a.Allows)
 	}
 	return a, nil
+}
+
+// inexact returns t, saying that the exact composition was out of reach
+// when the per-query description lacks the curve its mechanism has
+// (Privacy.CurveMissing) and t is not the teachers' cap.
+func (a Accounting) inexact(t accountant.Total) accountant.Total {
+	if m := a.PerQuery.CurveMissing; m != "" && t.Inexact == "" && t.Cap == nil && t.Err == nil && t.Method != accountant.Exact {
+		t.Inexact = "exact composition out of reach: " + m
+	}
+	return t
 }
 
 // Account returns the accountant's account of labels released labels:
@@ -77,8 +88,12 @@ func (a Accounting) Account(labels int) accountant.Account {
 }
 
 // Publish returns the total to publish of labels released labels
-// (accountant.Account.Publish).
-func (a Accounting) Publish(labels int) (accountant.Total, error) { return a.Account(labels).Publish() }
+// (accountant.Account.Publish), saying when the exact composition was out
+// of reach.
+func (a Accounting) Publish(labels int) (accountant.Total, error) {
+	t, err := a.Account(labels).Publish()
+	return a.inexact(t), err
+}
 
 // Limit returns the number of queries to release: the budget's, or -1 for
 // all of them.

@@ -96,6 +96,12 @@ type Privacy struct {
 	// NewOneVoteDaRRM, NewRR, NewGNMax and classGNMax on two classes; a
 	// LaplaceSpend: LNMax); zero otherwise (Step).
 	Curve accountant.Spend
+	// CurveMissing says why a mechanism that has a curve beyond its
+	// guarantee is described by its guarantee alone (a private-teacher
+	// label's pairs at more corner multisets than are listed), so that
+	// totals of it say that the exact composition was out of reach
+	// (accountant.Total.Inexact).
+	CurveMissing string
 }
 
 // Step returns the description of one query that the accountant

@@ -42,6 +42,8 @@ func NewDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Op
 	}
 	if bits, ok := d.privateTeacherBits(p); ok {
 		d.privacy.Curve = accountant.Spend{Kind: accountant.OneBitSpend, Bits: bits}
+	} else {
+		d.privacy.CurveMissing = tooManyConfigs(p)
 	}
 	return d, nil
 }

@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"slices"
@@ -34,14 +35,26 @@ func (tb *table) ones(l int) uint64 {
 // neighbouring vote counts l and l + 1 in the one-vote relation, as a
 // accountant.OneBitSpend lists them: each probability is a multiple of
 // 2^-54, which a float64 may not hold, so the larger of a pair is rounded
-// up and the smaller down (a pair further apart dominates it).
+// up and the smaller down (a pair further apart dominates it). A pair
+// whose probabilities are near 1 is given by its Pr[0]s, which have the
+// same hockey-stick lines: 1 - 2^-54 would round up to 1, a loss of
+// 2^-54 into an infinite one.
 func (tb *table) oneVoteBits() []accountant.BitPair {
 	out := make([]accountant.BitPair, tb.k)
 	for l := range out {
 		x, y := tb.ones(l), tb.ones(l+1)
+		if x+y > unit54 {
+			x, y = unit54-x, unit54-y
+		}
 		out[l] = accountant.BitPair{P: unitFloat(x, x >= y), Q: unitFloat(y, y > x)}
 	}
 	return out
+}
+
+// tooManyConfigs says why the label of p has no pairs: more corner
+// multisets than maxBitConfigs (Privacy.CurveMissing).
+func tooManyConfigs(p constraints.Problem) string {
+	return fmt.Sprintf("the label's pairs at %v corner multisets of K = %d teachers are more than the %d listed", p.NumConfigs(), p.K, maxBitConfigs)
 }
 
 // maxBitConfigs bounds the corner multisets whose label probabilities
@@ -57,14 +70,26 @@ const maxBitConfigs = 1 << 17
 // pair of vote probabilities, which range over that teacher's (ε, Δ)
 // polygon, so its largest is at a corner multiset (Lemma 3.4.4, at every
 // α at once): the pairs at every corner multiset, each widened by a
-// proven bound of its rounding (rounding bound: the larger up, the
-// smaller down, with directed rounding), dominate the label at every α.
+// proven bound of its rounding (labelBounds: the larger up, the smaller
+// down, with directed rounding), dominate the label at every α.
 func (tb *table) privateTeacherBits(p constraints.Problem) ([]accountant.BitPair, bool) {
-	f := make([]float64, tb.k+1)
-	for l := range f {
-		f[l] = float64(tb.ones(l)) / unit54
+	// ones(l)/2^54 and its complement are integers over 2^54, rounded
+	// once to a float64: within 2^-53 relative.
+	f := labelProbs{one: make([]float64, tb.k+1), zero: make([]float64, tb.k+1), rel: 0x1p-53}
+	for l := range f.one {
+		f.one[l] = float64(tb.ones(l)) / unit54
+		f.zero[l] = float64(unit54-tb.ones(l)) / unit54
 	}
-	return privateTeacherBits(p, f, 0x1p-53)
+	return privateTeacherBits(p, f)
+}
+
+// labelProbs is the label's Pr[1 | L = l] (one) and Pr[0 | L = l]
+// (zero), each computed so, within abs + rel·(its value) of the truth:
+// the complement is given, not taken as 1 - one, so that a probability
+// near 1 keeps the relative precision of its complement.
+type labelProbs struct {
+	one, zero []float64
+	abs, rel  float64
 }
 
 // cornerULPs bounds the absolute error, in units of 2^-52, of the
@@ -94,39 +119,140 @@ const cornerULPs = 8
 // multisets, K <= 11 for Δ > 0 and K <= 101 for Δ = 0). The bound is
 // ((K+1)·K·(2u+2) + K + 3)·ulp + fErr. TestPrivateTeacherBitsAgainstBig
 // checks it against 200-bit arithmetic.
+//
+// It is absolute: about 5·10^-13 at K = 11, which turns a Pr[1] of that
+// size into 0, a loss into an infinite one (labelBounds keeps a relative
+// bound beside it).
 func roundingBound(k int, fErr float64) float64 {
 	const ulp = 0x1p-52
 	n := float64(k)
 	return ((n+1)*n*(2*cornerULPs+2)+n+3)*ulp + fErr
 }
 
+// cornerRel returns, for each corner of p (Corners' order) and each of
+// its two sides, a bound r of the relative error of its probability q̂
+// as the pmf's recurrence uses it, and of the complement fl(1 - q̂) it
+// takes, against the exact corner q at the float64 ε and Δ: 0 for the
+// corners 0 and 1 (they shift the pmf exactly). The corner 1 - Δ is
+// within |fl(1-Δ) - (1-Δ)| of the truth (computed exactly); every other
+// within 9u relative (u = 2^-53: Δ is exact, (1 + Δe^-ε)/(1 + e^-ε) and
+// (1 - Δ)e^-ε/(1 + e^-ε) take an exp within an ulp and four roundings).
+// With A that absolute error, r = max(A/(q̂ - A), (u(1 - q̂) + A)/(1 - q̂ - A)):
+// the complement is exact for q̂ >= 1/2 (Sterbenz) and rounded once
+// otherwise. For the corner 1 - Δ the complement's r is about u/Δ
+// (5.5·10^-8 at Δ = 10^-9), the price of a corner that is not a float64.
+func cornerRel(p constraints.Problem) [][2]float64 {
+	const u = 0x1p-53
+	cs := p.Corners()
+	oneMinus := 1 - p.Delta
+	// (1 - Δ) - fl(1 - Δ), exactly: |Δ| <= 1 (Fast2Sum).
+	e := math.Abs((1 - oneMinus) - p.Delta)
+	out := make([][2]float64, len(cs))
+	for j, c := range cs {
+		for side, q := range [2]float64{c.P, c.Q} {
+			if q == 0 || q == 1 {
+				continue
+			}
+			a := 9 * u * q
+			// The corners (1 - Δ, 1) and (1, 1 - Δ), at positions 4 and 5
+			// of the eight corners with Δ > 0.
+			if len(cs) == 8 && (j == 4 && side == 0 || j == 5 && side == 1) && q == oneMinus {
+				a = e
+			}
+			r := math.Max(a/(q-a), (u*(1-q)+a)/(1-q-a))
+			if !(r >= 0 && r < 1) {
+				r = math.Inf(1)
+			}
+			out[j][side] = outward.Up(r, 4)
+		}
+	}
+	return out
+}
+
+// labelBounds returns a bound of |x̂ - x|, x the label's probability
+// (Pr[1] with f.one, Pr[0] with f.zero) at one side of corner multiset
+// c and x̂ = Σ_l fl(â_l·f̂_l) as cornerProbs computes it, given r, that
+// side's cornerRel: the least of roundingBound's absolute bound and a
+// relative one, which keeps a probability of 10^-12 at its own size.
+// The pmf's recurrence adds only nonnegative terms: with q̂ and its
+// complement within a relative r_j of the teacher's, each teacher
+// multiplies every entry's relative error by at most (1 + r_j)(1 + u)²,
+// so â_l = a_l(1 + ρ_l), |ρ_l| <= R = Π_j ((1 + r_j)(1 + u)²)^c_j - 1
+// over the corners with q̂ ∉ {0, 1}. With f̂_l within e_l = abs + rel·f̂_l
+// of f_l and the sum of K + 1 nonnegative products within σ = (K + 2)u
+// relative, |x - x̂| <= (R/(1-R) + σ)·x̂/(1-σ) + Σ_l â_l·e_l/(1-R).
+func labelBounds(c constraints.Config, r [][2]float64, side int, f labelProbs, alpha, probs []float64, x float64) float64 {
+	const u = 0x1p-53
+	k := len(alpha) - 1
+	grow := 1.0
+	for j, n := range c {
+		if r[j][side] > 0 {
+			for range n {
+				grow *= (1 + r[j][side]) * (1 + 2.01*u)
+			}
+		}
+	}
+	big := roundingBound(k, f.abs+f.rel) // f <= 1
+	bigR := outward.Up(grow-1, 4+float64(k))
+	if !(bigR < 0.25) {
+		return big
+	}
+	sigma := float64(k+2) * u * 1.01
+	var ae float64
+	for l, a := range alpha {
+		ae += a * (f.abs + f.rel*probs[l])
+	}
+	// A tenth more: the bound is tight to first order where a corner's
+	// own error (1 - Δ's) decides it.
+	w := 1.1 * ((bigR/(1-bigR)+sigma)*x/(1-sigma) + ae*1.01/(1-bigR))
+	return math.Min(big, outward.Up(w, 8))
+}
+
 // privateTeacherBits returns the pairs of (*table).privateTeacherBits for
-// a label with Pr[1 | L = l] = f[l], each within fErr of the truth.
-func privateTeacherBits(p constraints.Problem, f []float64, fErr float64) ([]accountant.BitPair, bool) {
+// a label whose probabilities are f. Each pair is given by the output
+// whose probabilities are the smaller (Pr[1] on both inputs, or Pr[0]):
+// a pair (P, Q) and (1 - P, 1 - Q) have the same hockey-stick lines, and
+// the smaller keep their relative precision in a float64 (1 - 10^-12 does
+// not); the larger is rounded up by its bound, the smaller down.
+func privateTeacherBits(p constraints.Problem, f labelProbs) ([]accountant.BitPair, bool) {
 	if !p.NumConfigs().IsInt64() || p.NumConfigs().Int64() > maxBitConfigs {
 		return nil, false
 	}
-	widen := roundingBound(p.K, fErr)
+	rel := cornerRel(p)
 	seen := make(map[accountant.BitPair]bool, p.NumConfigs().Int64())
 	var out []accountant.BitPair
-	err := cornerProbs(p, f, func(_ constraints.Config, x, y float64) {
-		if x < y {
+	err := cornerProbs(p, f, func(_ constraints.Config, side [2]cornerPair) {
+		// side[0] is D's, side[1] D''s; of each, one is Pr[1], zero Pr[0].
+		x, y := side[0].one, side[1].one
+		if x.p+y.p > side[0].zero.p+side[1].zero.p {
+			x, y = side[0].zero, side[1].zero
+		}
+		if x.p < y.p {
 			x, y = y, x
 		}
-		b := accountant.BitPair{P: math.Min(1, outward.AddUp(x, widen)), Q: math.Max(0, outward.AddDown(y, -widen))}
+		b := accountant.BitPair{P: math.Min(1, outward.AddUp(x.p, x.err)), Q: math.Max(0, outward.AddDown(y.p, -y.err))}
 		if !seen[b] {
 			seen[b] = true
 			out = append(out, b)
 		}
-	})
+	}, rel)
 	return out, err == nil
 }
 
-// cornerProbs calls fn with the label's Pr[1] = Σ_l α_l·f[l] on both
-// sides of every corner multiset of p, as computed in float64, each
-// within roundingBound of the exact value at the float64 ε, Δ and f.
-func cornerProbs(p constraints.Problem, f []float64, fn func(c constraints.Config, x, y float64)) error {
-	prob := func(alpha []float64) float64 {
+// cornerSide is a label probability at one side of a corner multiset,
+// with the bound of its error (labelBounds).
+type cornerSide struct{ p, err float64 }
+
+// cornerPair is the label's Pr[1] (one) and Pr[0] (zero) at one side of
+// a corner multiset.
+type cornerPair struct{ one, zero cornerSide }
+
+// cornerProbs calls fn with the label's Pr[1] and Pr[0] = Σ_l α_l·f[l]
+// on both sides of every corner multiset of p, as computed in float64,
+// each with the bound of its error against the exact value at the
+// float64 ε, Δ and f (labelBounds, from rel, cornerRel of p).
+func cornerProbs(p constraints.Problem, f labelProbs, fn func(c constraints.Config, side [2]cornerPair), rel [][2]float64) error {
+	prob := func(alpha, f []float64) float64 {
 		var s float64
 		for l, a := range alpha {
 			s += a * f[l]
@@ -134,7 +260,13 @@ func cornerProbs(p constraints.Problem, f []float64, fn func(c constraints.Confi
 		return s
 	}
 	return p.AllPMFs(func(c constraints.Config, alpha, alphaPrime []float64) bool {
-		fn(c, prob(alpha), prob(alphaPrime))
+		var sides [2]cornerPair
+		for s, a := range [2][]float64{alpha, alphaPrime} {
+			one, zero := prob(a, f.one), prob(a, f.zero)
+			sides[s].one = cornerSide{one, labelBounds(c, rel, s, f, a, f.one, one)}
+			sides[s].zero = cornerSide{zero, labelBounds(c, rel, s, f, a, f.zero, zero)}
+		}
+		fn(c, sides)
 		return true
 	})
 }

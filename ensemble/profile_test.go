@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/noisymax"
@@ -16,6 +17,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/bigmath"
 	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/provenance"
 )
 
 // labelPairs returns the label's distributions (Pr[0], Pr[1]) at every
@@ -356,12 +358,25 @@ func checkExactBelowOptimal(t *testing.T, name string, priv Privacy) {
 	}
 }
 
-// TestPrivateTeacherBitsAgainstBig: the label's Pr[1] at every corner
-// multiset, as privateTeacherBits computes it in float64 (cornerProbs),
-// is within the proven rounding bound (roundingBound, with the f given
-// taken as exact) of the same sum in 200-bit arithmetic from the exact
-// corners of the float64 ε and Δ; so the pairs widened by that bound,
-// not twice it, dominate the label.
+// issue55 is the problem of issue 55's count (K = 11, m = 2, teachers
+// (0.05, 1e-9)), and issue55Gamma gamma_opt as solved for it, whose
+// γ(0) = 1 - 1e-12 gives Pr[1 | L = 0] about 5e-13.
+var (
+	issue55      = constraints.New(11, 2, 0.05, 1e-9)
+	issue55Gamma = gamma.Gamma{0.9999999999990126, 0.9999999999990126, 0.8433986827874304, 0.9999999620924354,
+		0.06039173191071856, 0.9986958657115629, 0.9986958657115629, 0.06039173191071856, 0.9999999620924354,
+		0.8433986827874304, 0.9999999999990126, 0.9999999999990126}
+)
+
+// TestPrivateTeacherBitsAgainstBig: the label's Pr[1] and Pr[0] at every
+// corner multiset, as privateTeacherBits computes them in float64
+// (cornerProbs), are within the bound it widens them by (labelBounds,
+// with the f given taken as exact), and within the absolute rounding
+// bound (roundingBound), of the same sums in 200-bit arithmetic from the
+// exact corners of the float64 ε and Δ; so the pairs widened by that
+// bound, not twice it, dominate the label. At Δ = 1e-9 a Pr[1] of 5e-13
+// (all teachers at the corner (Δ, 0), gamma_opt's γ(0) = 1 - 1e-12) keeps
+// its size: the absolute bound alone would widen it to 0.
 func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 	const prec = 200
 	bf := func(x float64) *big.Float { return new(big.Float).SetPrec(prec).SetFloat64(x) }
@@ -413,42 +428,71 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 		{constraints.New(7, 3, 1, 1e-3), "sub"},
 		{constraints.New(9, 3, 0.1, 0), "sub"},
 		{constraints.New(11, 3, 0.1, 1e-5), "opt"},
+		{issue55, "issue55"},
 	} {
 		var g gamma.Gamma
-		if c.kind == "opt" {
+		switch c.kind {
+		case "opt":
 			g = optGamma(t, c.p)
-		} else {
+		case "issue55":
+			g = issue55Gamma
+		default:
 			var err error
 			if g, err = gamma.Sub(c.p.K, gamma.SubSize(c.p.M)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		f := make([]float64, c.p.K+1)
-		for l := range f {
-			f[l] = probOne(g, l)
+		f := labelProbs{one: make([]float64, c.p.K+1), zero: make([]float64, c.p.K+1)}
+		for l := range f.one {
+			f.one[l] = probOne(g, l)
+			f.zero[l] = 1 - f.one[l]
 		}
 		bound := roundingBound(c.p.K, 0)
 		cs := corners(c.p)
-		var worst float64
+		every := 7
+		if c.kind == "issue55" {
+			every = 29
+		}
+		var worst, ratio float64
 		n := 0
-		err := cornerProbs(c.p, f, func(cfg constraints.Config, x, y float64) {
+		err := cornerProbs(c.p, f, func(cfg constraints.Config, sides [2]cornerPair) {
 			n++
-			if c.p.K > 7 && n%7 != 0 {
-				return // a seventh of the multisets at K >= 9 (each sum costs O(K²) big products)
+			if c.p.K > 7 && n%every != 0 {
+				return // a sample of the multisets at K >= 9 (each sum costs O(K²) big products)
 			}
-			for side, got := range [2]float64{x, y} {
-				ref := exact(c.p, cs, cfg, f, side)
-				diff, _ := new(big.Float).SetPrec(prec).Sub(bf(got), ref).Float64()
-				worst = math.Max(worst, math.Abs(diff))
-				if math.Abs(diff) > bound {
-					t.Fatalf("%+v, multiset %v: Pr[1] %.17g, exact %s: off by %g, above the bound %g", c.p, cfg, got, ref.Text('g', 20), diff, bound)
+			for side, pr := range sides {
+				for _, o := range []struct {
+					got cornerSide
+					f   []float64
+				}{{pr.one, f.one}, {pr.zero, f.zero}} {
+					ref := exact(c.p, cs, cfg, o.f, side)
+					diff, _ := new(big.Float).SetPrec(prec).Sub(bf(o.got.p), ref).Float64()
+					worst = math.Max(worst, math.Abs(diff))
+					if diff != 0 {
+						ratio = math.Max(ratio, math.Abs(diff)/o.got.err)
+					}
+					if math.Abs(diff) > math.Min(bound, o.got.err) {
+						t.Fatalf("%+v, multiset %v: probability %.17g, exact %s: off by %g, above the bounds %g, %g", c.p, cfg, o.got.p, ref.Text('g', 20), diff, bound, o.got.err)
+					}
 				}
 			}
-		})
+		}, cornerRel(c.p))
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("K=%d (%s, %d multisets): largest error %.3g, bound %.3g (%.0f times it)", c.p.K, c.kind, n, worst, bound, bound/math.Max(worst, 0x1p-1074))
+		t.Logf("K=%d (%s, %d multisets): largest error %.3g, absolute bound %.3g; at most %.3g of the bound used", c.p.K, c.kind, n, worst, bound, ratio)
+	}
+	// Every teacher at (Δ, 0): the pair keeps its Q (Pr[1 | L = 0] of
+	// about 5e-13), not 0, and its mirror its 1 - P.
+	tb, _ := newTable(issue55Gamma)
+	bits, ok := tb.privateTeacherBits(issue55)
+	if !ok {
+		t.Fatal("no pairs")
+	}
+	for _, b := range bits {
+		if b.Q == 0 || b.P == 1 {
+			t.Errorf("pair %v: a probability 0 or 1 the label does not have", b)
+		}
 	}
 }
 
@@ -496,5 +540,39 @@ func TestGNMaxBits(t *testing.T) {
 	}
 	if exact := run[len(run)-1]; exact.Method != accountant.Exact || exact.Guarantee.Eps > opt.Eps/2 {
 		t.Errorf("grid calibration, 100 labels: exact composition of the bit %v, optimal composition of the guarantee %v", exact, opt)
+	}
+}
+
+// TestCurveMissingSaid: a private-teacher label whose pairs are at more
+// corner multisets than are listed (subsampling at K = 25, Δ > 0: C(32, 7)
+// of them) is composed by its guarantee alone, and the count a budget
+// allows, and its totals, say that the exact composition was out of
+// reach; one whose pairs are listed says nothing.
+func TestCurveMissingSaid(t *testing.T) {
+	ctx := context.Background()
+	budget := accountant.Guarantee{Eps: 8, Delta: 1e-6}
+	for _, c := range []struct {
+		p    constraints.Problem
+		said bool
+	}{{constraints.New(25, 3, 0.1, 1e-9), true}, {constraints.New(11, 3, 0.1, 1e-9), false}} {
+		s, err := newSubsample(ctx, c.p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		priv := s.Privacy()
+		b := provenance.Binding{K: c.p.K, Relation: priv.Relation, Teachers: priv.Teachers}
+		a, err := NewAccounting(ctx, priv, b, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, err := a.Publish(max(1, a.MaxQueries))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tot := range []accountant.Total{a.Allows, pub} {
+			if said := strings.Contains(tot.Inexact, "corner multisets"); said != c.said {
+				t.Errorf("K = %d: %d queries by %s, inexact %q", c.p.K, a.MaxQueries, tot.Name(), tot.Inexact)
+			}
+		}
 	}
 }

@@ -237,12 +237,17 @@ func (s *subsampleAggregator) Aggregate(votes []byte, src *noise.Source) (byte, 
 // not too many, and returns s: Pr[1 | L = l] is probOne of the gamma it
 // realises, gamma_Sub accurate to 1e-14 (subSlack).
 func (s *subsampleAggregator) describe(p constraints.Problem) *subsampleAggregator {
-	f := make([]float64, s.k+1)
-	for l := range f {
-		f[l] = probOne(s.g, l)
+	// gamma_Sub is within 1e-14 of what subsampling realises; Pr[0] is
+	// computed as 1 - Pr[1], one rounding more.
+	f := labelProbs{one: make([]float64, s.k+1), zero: make([]float64, s.k+1), abs: 1e-14 + 0x1p-53}
+	for l := range f.one {
+		f.one[l] = probOne(s.g, l)
+		f.zero[l] = 1 - f.one[l]
 	}
-	if bits, ok := privateTeacherBits(p, f, 1e-14); ok {
+	if bits, ok := privateTeacherBits(p, f); ok {
 		s.privacy.Curve = accountant.Spend{Kind: accountant.OneBitSpend, Bits: bits}
+	} else {
+		s.privacy.CurveMissing = tooManyConfigs(p)
 	}
 	return s
 }

@@ -82,6 +82,9 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		field("publish_method", publish.Name()), field("publish_reference", publish.Reference()), field("publish_why", why),
 		field("ledger_filter", c.Filter.String()), field("ledger_queries", c.Ledger),
 		field("ledger_spent_eps", bound(c.LedgerTotal.Eps)), field("ledger_spent_delta", bound(c.LedgerTotal.Delta)), field("ledger_reference", filterReference(c.Filter)))
+	if publish.Inexact != "" {
+		rec = append(rec, field("publish_note", publish.Inexact))
+	}
 	if c.LedgerNote != "" {
 		rec = append(rec, field("ledger_note", c.LedgerNote))
 	}
