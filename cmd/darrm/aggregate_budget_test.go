@@ -46,9 +46,15 @@ func TestPureBudget(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"subsample, general", append(subsample, budget...), maxQ(accountant.Guarantee{Eps: 0.3})},
-		{"subsample, optimal", append(subsample, append(budget, "--composition", "optimal")...), 10},
-		{"subsample, simple", append(subsample, append(budget, "--composition", "simple")...), 10},
+		// A run composes the pure loss of its label's pairs, less than its
+		// guarantee 0.3 = m·eps: the majority of the K = 3 teachers moves
+		// most when one of them votes 0 for sure and the other two are at
+		// the corner (e^0.1/(1+e^0.1), 1/(1+e^0.1)), a loss of 2·0.1, and
+		// the gamma sampled, c·gamma_Sub with c just below 1, keeps it
+		// just below 0.2: 15 of them fit in 3.
+		{"subsample, general", append(subsample, budget...), 15},
+		{"subsample, optimal", append(subsample, append(budget, "--composition", "optimal")...), 15},
+		{"subsample, simple", append(subsample, append(budget, "--composition", "simple")...), 15},
 		{"subsample, ledger", append(subsample, "--ledger", led), 10},
 		{"lnmax, general", append(lnmax, budget...), maxQ(accountant.Guarantee{Eps: 2.0 / 20})},
 		{"lnmax, ledger", append(lnmax, "--ledger", pate), 29},
