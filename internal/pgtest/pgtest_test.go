@@ -118,6 +118,9 @@ func TestServerStopStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := s.srv.pid
+	if !alive(pid) {
+		t.Fatalf("the postmaster's pid %d is no running process", pid)
+	}
 	s.Stop(t)
 	if s.srv.pid != 0 || alive(pid) {
 		t.Errorf("after Stop the postmaster %d is alive (pid reported %d)", pid, s.srv.pid)
