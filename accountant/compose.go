@@ -3,8 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
-	"strings"
 
+	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 )
@@ -42,15 +42,10 @@ const (
 	ZCDPFilter
 )
 
-var methodNames = [...]string{Simple: "simple", General: "general", Optimal: "optimal", Exact: "exact", Renyi: "rdp", ZCDPFilter: "zcdp-filter"}
+var methodNames = enum.Names[Method]{What: "method", List: []string{Simple: "simple", General: "general", Optimal: "optimal", Exact: "exact", Renyi: "rdp", ZCDPFilter: "zcdp-filter"}}
 
 // String returns the method's name (parseMethod).
-func (m Method) String() string {
-	if m < 0 || int(m) >= len(methodNames) {
-		return fmt.Sprintf("Method(%d)", int(m))
-	}
-	return methodNames[m]
-}
+func (m Method) String() string { return methodNames.String(m) }
 
 // Reference names the result that m implements, for output that must say
 // which theorem produced a number.
@@ -78,27 +73,14 @@ func (m Method) Slack() bool { return m == General || m == Optimal }
 
 // parseMethod parses a method's name: "simple", "general", "optimal",
 // "exact", "rdp" or "zcdp-filter".
-func parseMethod(s string) (Method, error) {
-	for m, name := range methodNames {
-		if s == name {
-			return Method(m), nil
-		}
-	}
-	return 0, fmt.Errorf("method %q: must be one of %s", s, strings.Join(methodNames[:], ", "))
-}
+func parseMethod(s string) (Method, error) { return methodNames.Parse(s) }
 
 // MarshalText returns the name of m, so that a Method reads and prints as
 // text (a flag, a JSON or config value).
 func (m Method) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
 // UnmarshalText sets m from its name (parseMethod).
-func (m *Method) UnmarshalText(b []byte) error {
-	x, err := parseMethod(string(b))
-	if err == nil {
-		*m = x
-	}
-	return err
-}
+func (m *Method) UnmarshalText(b []byte) error { return methodNames.Unmarshal(m, b) }
 
 // Compose returns the guarantee of k adaptively composed (ε, δ)-DP steps
 // under method m. deltaPrime is the slack δ' of General and Optimal, which

@@ -3,8 +3,8 @@ package accountant
 import (
 	"fmt"
 	"math"
-	"strings"
 
+	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 )
@@ -41,30 +41,17 @@ const (
 	LaplaceSpend
 )
 
-var spendKindNames = [...]string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian", OneBitSpend: "one-bit", LaplaceSpend: "laplace"}
+var spendKindNames = enum.Names[SpendKind]{What: "spend kind", List: []string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian", OneBitSpend: "one-bit", LaplaceSpend: "laplace"}}
 
 // String returns "approx", "pure", "gaussian", "sampled-gaussian",
 // "one-bit" or "laplace".
-func (k SpendKind) String() string {
-	if k < 0 || int(k) >= len(spendKindNames) {
-		return fmt.Sprintf("SpendKind(%d)", int(k))
-	}
-	return spendKindNames[k]
-}
+func (k SpendKind) String() string { return spendKindNames.String(k) }
 
 // MarshalText returns the kind's name.
 func (k SpendKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
 // UnmarshalText sets k from its name.
-func (k *SpendKind) UnmarshalText(b []byte) error {
-	for i, n := range spendKindNames {
-		if string(b) == n {
-			*k = SpendKind(i)
-			return nil
-		}
-	}
-	return fmt.Errorf("spend kind %q: must be one of %s", b, strings.Join(spendKindNames[:], ", "))
-}
+func (k *SpendKind) UnmarshalText(b []byte) error { return spendKindNames.Unmarshal(k, b) }
 
 // GaussianPart is Coords coordinates of a query, each moved by at most 1
 // between neighbouring inputs and released with Gaussian noise of

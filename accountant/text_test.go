@@ -16,7 +16,8 @@ func TestTextRoundTrip(t *testing.T) {
 		values []text
 		fresh  func() text
 	}{
-		{[]text{ptr(Simple), ptr(General), ptr(Optimal)}, func() text { return new(Method) }},
+		{[]text{ptr(Simple), ptr(General), ptr(Optimal), ptr(Exact), ptr(Renyi), ptr(ZCDPFilter)}, func() text { return new(Method) }},
+		{[]text{ptr(ApproxSpend), ptr(PureSpend), ptr(GaussianSpend), ptr(SampledGaussianSpend), ptr(OneBitSpend), ptr(LaplaceSpend)}, func() text { return new(SpendKind) }},
 		{[]text{ptr(PaperConversion), ptr(ImprovedConversion)}, func() text { return new(Conversion) }},
 		{[]text{ptr(AlphaExact), ptr(AlphaTable43)}, func() text { return new(AlphaRule) }},
 		{[]text{ptr(AutoRR), ptr(RRMethod{Method: Simple}), ptr(RRMethod{Method: Optimal})}, func() text { return new(RRMethod) }},
@@ -33,6 +34,21 @@ func TestTextRoundTrip(t *testing.T) {
 		if err := tc.fresh().UnmarshalText([]byte("frobnicate")); err == nil {
 			t.Errorf("%T accepts frobnicate", tc.fresh())
 		}
+	}
+	for _, tc := range []struct {
+		v    encoding.TextUnmarshaler
+		want string
+	}{
+		{new(Method), `method "Simple": must be one of simple, general, optimal, exact, rdp, zcdp-filter`},
+		{new(SpendKind), `spend kind "Simple": must be one of approx, pure, gaussian, sampled-gaussian, one-bit, laplace`},
+		{new(RRMethod), `method "Simple": must be one of simple, general, optimal, exact, rdp, zcdp-filter (or auto)`},
+	} {
+		if err := tc.v.UnmarshalText([]byte("Simple")); err == nil || err.Error() != tc.want {
+			t.Errorf("%T of Simple: %v, want %s", tc.v, err, tc.want)
+		}
+	}
+	if Method(9).String() != "Method(9)" || SpendKind(-1).String() != "SpendKind(-1)" {
+		t.Errorf("values without a name print as %v and %v", Method(9), SpendKind(-1))
 	}
 }
 

@@ -2,7 +2,6 @@ package ensemble
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -115,11 +114,6 @@ func (p Privacy) Step() accountant.Spend {
 	s.Guarantee = p.Guarantee
 	return s
 }
-
-// ErrNotCertified is wrapped by the constructors' errors when a noise
-// function fails its exhaustive certificate: the aggregator would not be
-// (m·eps, delta)-DP, or not provably so.
-var ErrNotCertified = errors.New("not certified (m·eps, delta)-DP")
 
 // Options tune the construction of aggregators.
 type Options struct {

@@ -375,13 +375,13 @@ func TestDaRRMRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", name, err, tc.want)
 		}
-		if notCert := errors.Is(err, ErrNotCertified); notCert != (name == "not certified") {
-			t.Errorf("%s: errors.Is(err, ErrNotCertified) = %v", name, notCert)
+		if notCert := errors.Is(err, gamma.ErrNotCertified); notCert != (name == "not certified") {
+			t.Errorf("%s: errors.Is(err, gamma.ErrNotCertified) = %v", name, notCert)
 		}
 	}
 	// gamma_Sub at m = 1 meets the budget exactly: tight, not certified.
 	sub, _ := gamma.Sub(11, 1)
-	if _, err := NewDaRRM(ctx, p, sub, Options{}); !errors.Is(err, ErrNotCertified) || !strings.Contains(err.Error(), "tight") {
+	if _, err := NewDaRRM(ctx, p, sub, Options{}); !errors.Is(err, gamma.ErrNotCertified) || !strings.Contains(err.Error(), "tight") {
 		t.Errorf("tight gamma: err = %v", err)
 	}
 }

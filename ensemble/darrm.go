@@ -64,7 +64,7 @@ func newDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Op
 		return nil, fmt.Errorf("DaRRM: certificate: %w", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("DaRRM: gamma for K=%d m=%g eps=%g Delta=%g delta=%g (%v relation) is %w: %v, max f / budget = %.15g", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, p.Relation, ErrNotCertified, cert.Status, cert.Ratio)
+		return nil, fmt.Errorf("DaRRM: gamma for K=%d m=%g eps=%g Delta=%g delta=%g (%v relation) is %w (m·eps, delta)-DP: %v, max f / budget = %.15g", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, p.Relation, gamma.ErrNotCertified, cert.Status, cert.Ratio)
 	}
 	priv.Guarantee, priv.Certificate = target(p), &cert
 	return &darrmAggregator{table: tb, g: real, privacy: priv}, nil
@@ -132,7 +132,7 @@ func newRR(ctx context.Context, p constraints.Problem, method accountant.Method,
 		return nil, fmt.Errorf("RR: certificate: %w", err)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%s is %w: %v, max f / budget = %.15g", b.Label, ErrNotCertified, cert.Status, cert.Ratio)
+		return nil, fmt.Errorf("%s is %w (m·eps, delta)-DP: %v, max f / budget = %.15g", b.Label, gamma.ErrNotCertified, cert.Status, cert.Ratio)
 	}
 	// The label's pairs of output probabilities: at every corner multiset
 	// of the teachers when there are not too many, else from the

@@ -54,11 +54,11 @@ func TestOneVoteDaRRMRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewOneVoteDaRRM(ctx, p, trap, Options{}); !errors.Is(err, ErrNotCertified) {
+	if _, err := NewOneVoteDaRRM(ctx, p, trap, Options{}); !errors.Is(err, gamma.ErrNotCertified) {
 		t.Errorf("a gamma certified only before rounding: %v, want ErrNotCertified", err)
 	}
 	one, _ := gamma.Const(3, 1)
-	if _, err := NewOneVoteDaRRM(ctx, p, one, Options{}); !errors.Is(err, ErrNotCertified) || !strings.Contains(err.Error(), "violated") {
+	if _, err := NewOneVoteDaRRM(ctx, p, one, Options{}); !errors.Is(err, gamma.ErrNotCertified) || !strings.Contains(err.Error(), "violated") {
 		t.Errorf("the plain majority: %v", err)
 	}
 	if _, err := NewOneVoteDaRRM(ctx, constraints.New(11, 3, 0.1, 1e-5), optGamma(t, constraints.New(11, 3, 0.1, 1e-5)), Options{}); err == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -50,7 +51,7 @@ func TestMechanismBuild(t *testing.T) {
 		t.Errorf("unknown mechanism: %v", err)
 	}
 	// A gamma that is not (m·eps, delta)-DP is refused by the certificate.
-	if _, _, _, err := (Mechanism{Name: "darrm"}).Build(ctx, optimal.Source{Given: slices.Repeat([]float64{1}, 12)}, p, 2, Options{}); !errors.Is(err, ErrNotCertified) {
+	if _, _, _, err := (Mechanism{Name: "darrm"}).Build(ctx, optimal.Source{Given: slices.Repeat([]float64{1}, 12)}, p, 2, Options{}); !errors.Is(err, gamma.ErrNotCertified) {
 		t.Errorf("gamma = 1: %v, want ErrNotCertified", err)
 	}
 }

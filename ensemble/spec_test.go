@@ -190,7 +190,7 @@ func TestCertifiedOnce(t *testing.T) {
 	}
 	// At another problem the same gamma gets a certificate of its own,
 	// whatever it finds.
-	if _, err := NewDaRRM(ctx, constraints.New(11, 3, 0.11, 1e-5), g, Options{}); err != nil && !errors.Is(err, ErrNotCertified) {
+	if _, err := NewDaRRM(ctx, constraints.New(11, 3, 0.11, 1e-5), g, Options{}); err != nil && !errors.Is(err, gamma.ErrNotCertified) {
 		t.Fatal(err)
 	}
 	if got := n.Load(); got != 3 {
@@ -198,7 +198,7 @@ func TestCertifiedOnce(t *testing.T) {
 	}
 	one := slices.Repeat([]float64{1}, len(g))
 	for range 2 {
-		if _, err := NewDaRRM(ctx, p, one, Options{}); !errors.Is(err, ErrNotCertified) {
+		if _, err := NewDaRRM(ctx, p, one, Options{}); !errors.Is(err, gamma.ErrNotCertified) {
 			t.Errorf("the exact majority: err = %v, want ErrNotCertified", err)
 		}
 	}

@@ -78,8 +78,8 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 	compEps, compDelta := outward.MulUp(float64(s), p.Eps), constraints.DefaultTargetDelta(p.Delta, float64(s))
 	if compEps > p.MEps() || compDelta > p.TargetDelta {
 		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
-			return nil, fmt.Errorf("subsample: majority of %d teachers is %w: the certificate of gamma_Sub is %v (max f / budget = %.15g) and composition gives (%g, %g)-DP, which exceeds the target (m·eps, delta) = (%g, %g)",
-				s, ErrNotCertified, cert.Status, cert.Ratio, compEps, compDelta, p.MEps(), p.TargetDelta)
+			return nil, fmt.Errorf("subsample: majority of %d teachers is %w (m·eps, delta)-DP: the certificate of gamma_Sub is %v (max f / budget = %.15g) and composition gives (%g, %g)-DP, which exceeds the target (m·eps, delta) = (%g, %g)",
+				s, gamma.ErrNotCertified, cert.Status, cert.Ratio, compEps, compDelta, p.MEps(), p.TargetDelta)
 		}
 		if sub.keep, sub.g, cert, err = scaleToCertify(ctx, p, g, cert, subSlack(p), opts); err != nil {
 			return nil, fmt.Errorf("subsample: %w", err)
@@ -137,8 +137,8 @@ func newDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 	source := fmt.Sprintf("Theorem 3.5.1 (majority of %d subsampled teachers) for arbitrary teachers by the exhaustive certificate of gamma_DSub", s)
 	if !ok {
 		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
-			return nil, fmt.Errorf("dsub: gamma_DSub (majority of %d of %d) is %w for arbitrary teachers: %v at (m·eps, delta) = (%g, %g), max f / budget = %.15g; Theorem 3.5.1 covers i.i.d. teachers only",
-				s, p.K, ErrNotCertified, cert.Status, p.MEps(), p.TargetDelta, cert.Ratio)
+			return nil, fmt.Errorf("dsub: gamma_DSub (majority of %d of %d) is %w (m·eps, delta)-DP for arbitrary teachers: %v at (m·eps, delta) = (%g, %g), max f / budget = %.15g; Theorem 3.5.1 covers i.i.d. teachers only",
+				s, p.K, gamma.ErrNotCertified, cert.Status, p.MEps(), p.TargetDelta, cert.Ratio)
 		}
 		if sub.keep, sub.g, cert, err = scaleToCertify(ctx, p, g, cert, slack, opts); err != nil {
 			return nil, fmt.Errorf("dsub: %w", err)
@@ -162,7 +162,7 @@ func scaleToCertify(ctx context.Context, p constraints.Problem, g gamma.Gamma, c
 		return 0, nil, cert, fmt.Errorf("certificate: %w", err)
 	}
 	if !ok {
-		return 0, nil, cert, fmt.Errorf("c·gamma with c = %.17g is %w: %v, max f / budget = %.15g", noise.Realised(keep), ErrNotCertified, cert.Status, cert.Ratio)
+		return 0, nil, cert, fmt.Errorf("c·gamma with c = %.17g is %w (m·eps, delta)-DP: %v, max f / budget = %.15g", noise.Realised(keep), gamma.ErrNotCertified, cert.Status, cert.Ratio)
 	}
 	return keep, scaled, cert, nil
 }

@@ -61,7 +61,9 @@ type Certificate struct {
 }
 
 // ErrNotCertified is wrapped by Certificate.Err when a gamma fails its
-// certificate: DaRRM with it is not (m·eps, delta)-DP, or not provably so.
+// certificate, and by package ensemble's constructors when a mechanism's
+// noise function fails it: DaRRM with it is not (m·eps, delta)-DP, or not
+// provably so.
 var ErrNotCertified = errors.New("not certified")
 
 // Err returns nil for a certified gamma, and otherwise an error wrapping

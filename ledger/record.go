@@ -311,8 +311,10 @@ func (s *state) read() (*Record, error) {
 }
 
 // write replaces the record by r: a temporary file, synced, renamed over
-// it. The rename is not synced: after a crash the record may be the one
-// before, which is behind the ledger, never ahead of it.
+// it (atomicfile.Write, which replaces a link there rather than follow
+// it). The rename is durable once the folder is synced; a crash before
+// that leaves the record before, which is behind the ledger, never ahead
+// of it.
 func (s *state) write(r Record) error {
 	if err := s.lock(); err != nil {
 		return err
@@ -321,23 +323,14 @@ func (s *state) write(r Record) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), ".record-*")
+	err = atomicfile.Write(s.path, 0o600, func(f *os.File) error {
+		if _, err := f.Write(append(b, '\n')); err != nil {
+			return fmt.Errorf("%s: %w", s.path, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return stateErr(err)
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), s.path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return stateErr(fmt.Errorf("%s: %w", s.path, err))
 	}
 	s.last = &r
 	return nil

@@ -11,11 +11,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -176,61 +176,29 @@ func Upgrade(ctx context.Context, path string, b provenance.Binding, opts InitOp
 	nh.ID = hex.EncodeToString(id[:])
 	nh.Upgraded = &upgraded{Version: old.version, Lines: old.chain.n, SHA256: hex.EncodeToString(sum.Sum(nil)), ID: old.header.ID, Head: old.chain.head}
 
-	// The new ledger, complete and synced, beside the old one.
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	// The new ledger, complete and synced, beside the old one; then the old
+	// file kept under its backup name and made unusable for the darrm
+	// versions that read it; then the new ledger in its place, the folder
+	// synced.
+	perm := fs.FileMode(0o600)
+	if fi, err := f.Stat(); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	var size int64
+	var hh, head string
+	err = atomicfile.Replace(path, perm, func(tmp *os.File) (err error) {
+		if size, hh, head, err = writeUpgraded(tmp, nh, spends); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}, func() error {
+		res.Backup = backupName(path, old.version)
+		return retire(f, path, res.Backup, old)
+	})
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // nothing left once renamed
-	size, hh, head, err := writeUpgraded(tmp, nh, spends)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return res, fmt.Errorf("ledger upgrade: write %s: %w", tmp.Name(), err)
 	}
 	lines := 1 + len(spends)
-	if fi, err := f.Stat(); err == nil {
-		os.Chmod(tmp.Name(), fi.Mode().Perm())
-	}
-
-	// Keep the old file under its backup name, then make it unusable for
-	// the darrm versions that read it, then put the new ledger in its
-	// place.
-	res.Backup = backupName(path, old.version)
-	if err := os.Link(path, res.Backup); err != nil {
-		bst, serr := os.Stat(res.Backup)
-		fst, ferr := f.Stat()
-		if serr != nil || ferr != nil || !os.SameFile(bst, fst) {
-			return res, fmt.Errorf("ledger upgrade: keep the version-%d file as %s: %w (move that file away first)", old.version, res.Backup, err)
-		}
-	}
-	if !old.marked {
-		var m marker
-		m.Upgraded.To, m.Upgraded.Time = Version, time.Now().UTC().Truncate(time.Second)
-		mb, _ := json.Marshal(m)
-		if err := f.Truncate(old.size); err == nil {
-			_, err = f.WriteAt(append(mb, '\n'), old.size)
-			if err == nil {
-				err = f.Sync()
-			}
-			if err != nil {
-				f.Truncate(old.size)
-				return res, fmt.Errorf("ledger upgrade: mark %s as upgraded: %w", path, err)
-			}
-		} else {
-			return res, fmt.Errorf("ledger upgrade: mark %s as upgraded: %w", path, err)
-		}
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return res, fmt.Errorf("ledger upgrade: %w", err)
-	}
-	if err := syncDir(path); err != nil {
-		return res, fmt.Errorf("ledger upgrade: %w", err)
-	}
 	var fi fs.FileInfo
 	if fi, err = os.Stat(path); err == nil {
 		err = st.write(newRecord(nh, hh, path, fi, lines, size, head))
@@ -240,6 +208,37 @@ func Upgrade(ctx context.Context, path string, b provenance.Binding, opts InitOp
 	}
 	res.Runs, res.Filter = len(spends), nh.Filter
 	return res, nil
+}
+
+// retire keeps the old ledger f, at path, as backup, and marks it so
+// that the darrm versions that read it refuse it.
+func retire(f *os.File, path, backup string, old *Ledger) error {
+	if err := os.Link(path, backup); err != nil {
+		bst, serr := os.Stat(backup)
+		fst, ferr := f.Stat()
+		if serr != nil || ferr != nil || !os.SameFile(bst, fst) {
+			return fmt.Errorf("keep the version-%d file as %s: %w (move that file away first)", old.version, backup, err)
+		}
+	}
+	if old.marked {
+		return nil
+	}
+	var m marker
+	m.Upgraded.To, m.Upgraded.Time = Version, time.Now().UTC().Truncate(time.Second)
+	mb, _ := json.Marshal(m)
+	err := f.Truncate(old.size)
+	if err == nil {
+		if _, err = f.WriteAt(append(mb, '\n'), old.size); err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
+			f.Truncate(old.size)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("mark %s as upgraded: %w", path, err)
+	}
+	return nil
 }
 
 // writeUpgraded writes to w the ledger of header h and the spends, each

@@ -280,3 +280,39 @@ func TestUpgradeCurrentDamaged(t *testing.T) {
 		t.Error("a damaged ledger was said to be current")
 	}
 }
+
+// TestUpgradeBackupInTheWay: an upgrade that cannot keep the old file
+// (another file has its backup name) says so and leaves the ledger as it
+// was, unmarked, with nothing beside it; once that file is moved away,
+// the upgrade puts the new ledger in place with the old file's
+// permissions.
+func TestUpgradeBackupInTheWay(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "v3.ledger")
+	writeV3(t, path, unique(bound), []Spend{{Run: "a1", Time: time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC), Mechanism: "rr", Eps: 0.1, Queries: 4, Final: true}})
+	os.Chmod(path, 0o640)
+	before, _ := os.ReadFile(path)
+	backup := backupName(path, 3)
+	os.WriteFile(backup, []byte("someone else's"), 0o644)
+	opts := InitOptions{Options: Options{StateDir: t.TempDir()}}
+	_, err := Upgrade(ctx, path, provenance.Binding{}, opts)
+	if want := "ledger upgrade: keep the version-3 file as " + backup + ": "; err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "(move that file away first)") {
+		t.Errorf("a file in the backup's place: %v, want %q...", err, want)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Error("the ledger changed")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("the folder holds %v", entries)
+	}
+	os.Remove(backup)
+	if _, err := Upgrade(ctx, path, provenance.Binding{}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o640 {
+		t.Errorf("the upgraded ledger: %v, %v", st, err)
+	}
+	if kept, _ := os.ReadFile(backup); !strings.HasPrefix(string(kept), string(before)) || len(kept) == len(before) {
+		t.Errorf("the kept file holds %q", kept)
+	}
+}

@@ -111,9 +111,9 @@ const gnssMechanism provenance.MechanismName = "gnss"
 // every total of them after it): a folder per votes,
 // Dir/pate-draws/<AccountResult.Votes>/, with one file per draw, numbered
 // from 1, holding its settings, parameters and value. A draw's file is
-// written in full under a temporary name, synced, and then linked to its
-// number, which fails if another run took that number: so two runs at
-// once never lose a draw, and a draw that is not recorded is never shown.
+// written in full and synced before it is linked to its number, which
+// fails if another run took that number: so two runs at once never lose
+// a draw, and a draw that is not recorded is never shown.
 type Draws struct{ Dir string }
 
 // draw is one draw: its settings (AccountResult.Settings), the
@@ -184,21 +184,10 @@ func (d Draws) add(dr draw, n int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	tmp, err := os.CreateTemp(dir, ".draw-*")
-	if err != nil {
-		return false, fmt.Errorf("record of smooth-sensitivity draws: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Link(tmp.Name(), d.file(dr.Votes, n))
-	}
+	err = atomicfile.WriteNew(d.file(dr.Votes, n), 0o600, func(f *os.File) error {
+		_, err := f.Write(append(b, '\n'))
+		return err
+	})
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		return false, nil

@@ -147,7 +147,7 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 		return false, err
 	}
 	agg, _, err := Aggregator(ctx, r)
-	if errors.Is(err, ensemble.ErrNotCertified) {
+	if errors.Is(err, gamma.ErrNotCertified) {
 		// A parameter whose mechanism is not certified releases nothing
 		// (randomized response at m = K: p_const = 1, exactly tight).
 		return false, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 )
@@ -26,29 +27,16 @@ const (
 	ForLedger
 )
 
+var targetNames = enum.Names[Target]{List: []string{ForRun: "run", ForLedger: "ledger"}, Or: true}
+
 // String returns run or ledger.
-func (t Target) String() string {
-	if t == ForLedger {
-		return "ledger"
-	}
-	return "run"
-}
+func (t Target) String() string { return targetNames.String(t) }
 
 // MarshalText returns the target's name.
 func (t Target) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
 // UnmarshalText reads run or ledger.
-func (t *Target) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "run":
-		*t = ForRun
-	case "ledger":
-		*t = ForLedger
-	default:
-		return fmt.Errorf("%q: must be run or ledger", b)
-	}
-	return nil
-}
+func (t *Target) UnmarshalText(b []byte) error { return targetNames.Unmarshal(t, b) }
 
 // ledgerCount returns the filter of a new ledger bound to b with r's
 // budget whose labels step describes, and the labels it allows: r.Filter

@@ -126,3 +126,19 @@ func TestPlanForLedgerNoFit(t *testing.T) {
 		t.Errorf("err %v, want a ParamError on budget-eps that names the ledger", err)
 	}
 }
+
+// TestTargetText: a target reads back from its text, run or ledger, and
+// another name says which there are.
+func TestTargetText(t *testing.T) {
+	for _, want := range []Target{ForRun, ForLedger} {
+		b, _ := want.MarshalText()
+		var got Target
+		if err := got.UnmarshalText(b); err != nil || got != want {
+			t.Errorf("%v: %q reads back as %v (%v)", want, b, got, err)
+		}
+	}
+	var got Target
+	if err := got.UnmarshalText([]byte("Ledger")); err == nil || err.Error() != `"Ledger": must be run or ledger` {
+		t.Errorf("Ledger: %v", err)
+	}
+}

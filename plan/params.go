@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
@@ -286,7 +287,7 @@ func verify(ctx context.Context, pl *Plan) error {
 	next := pl.Request
 	k.set(&next, nx)
 	b, err := build(ctx, next)
-	if errors.Is(err, ensemble.ErrNotCertified) || outOfRange(err) {
+	if errors.Is(err, gamma.ErrNotCertified) || outOfRange(err) {
 		return nil // the neighbour releases nothing
 	}
 	if err != nil {

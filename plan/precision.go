@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
 )
 
 // precisionError says that no Confident-GNMax plan of the queries asked
@@ -170,7 +170,7 @@ func mostReaching(ctx context.Context, r Request, rp ratioPlan, proxy Proxy, p f
 	at := rp.plan.Request
 	rp.plan.knob.set(&at, (1+searchRel)/lo)
 	b, err := build(ctx, at)
-	if errors.Is(err, ensemble.ErrNotCertified) {
+	if errors.Is(err, gamma.ErrNotCertified) {
 		return 0, nil
 	}
 	if err != nil {

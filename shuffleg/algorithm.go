@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // Order is the sample order of a shuffled gradient method (Algorithm 2):
@@ -24,38 +25,18 @@ const (
 	IG
 )
 
-var orderNames = map[Order]string{RR: "rr", SO: "so", IG: "ig"}
+var orderNames = enum.Names[Order]{What: "order", List: []string{RR: "rr", SO: "so", IG: "ig"}, Fold: true}
 
 // String returns "rr", "so" or "ig".
-func (o Order) String() string {
-	if s, ok := orderNames[o]; ok {
-		return s
-	}
-	return fmt.Sprintf("Order(%d)", int(o))
-}
-
-// parseOrder parses "rr", "so" or "ig" (case-insensitive).
-func parseOrder(s string) (Order, error) {
-	for o, name := range orderNames {
-		if strings.EqualFold(s, name) {
-			return o, nil
-		}
-	}
-	return 0, fmt.Errorf("order %q: must be one of rr, so, ig", s)
-}
+func (o Order) String() string { return orderNames.String(o) }
 
 // MarshalText returns the name of o, so that an Order reads and prints as
 // text (a flag, a JSON or config value).
 func (o Order) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
-// UnmarshalText sets o from its name (parseOrder).
-func (o *Order) UnmarshalText(b []byte) error {
-	x, err := parseOrder(string(b))
-	if err == nil {
-		*o = x
-	}
-	return err
-}
+// UnmarshalText sets o from its name: "rr", "so" or "ig"
+// (case-insensitive).
+func (o *Order) UnmarshalText(b []byte) error { return orderNames.Unmarshal(o, b) }
 
 // Algorithm is one instantiation of the generalised shuffled gradient
 // framework (Algorithm 3), following Table 4.1: DPShuffleG, PrivPub,
@@ -81,16 +62,20 @@ const (
 	PublicOnly
 )
 
-var algorithmNames = [...]string{DPShuffleG: "dp-shuffleg", PrivPub: "priv-pub", PubPriv: "pub-priv", Interleaved: "interleaved", PublicOnly: "public-only"}
+var algorithmNames = enum.Names[Algorithm]{What: "algorithm", List: []string{DPShuffleG: "dp-shuffleg", PrivPub: "priv-pub", PubPriv: "pub-priv", Interleaved: "interleaved", PublicOnly: "public-only"},
+	Also: map[string]Algorithm{"dp": DPShuffleG}, Fold: true}
 
 // String returns the algorithm's command-line name: "dp-shuffleg",
 // "priv-pub", "pub-priv", "interleaved" or "public-only".
-func (a Algorithm) String() string {
-	if a >= DPShuffleG && a <= PublicOnly {
-		return algorithmNames[a]
-	}
-	return fmt.Sprintf("Algorithm(%d)", int(a))
-}
+func (a Algorithm) String() string { return algorithmNames.String(a) }
+
+// MarshalText returns the name of a, so that an Algorithm reads and
+// prints as text (a flag, a JSON or config value).
+func (a Algorithm) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// UnmarshalText sets a from its name (String), case-insensitive, or
+// "dp", the name an earlier darrm gave DPShuffleG.
+func (a *Algorithm) UnmarshalText(b []byte) error { return algorithmNames.Unmarshal(a, b) }
 
 // Label returns the name the thesis uses in its figures for a given order,
 // e.g. "Interleaved-RR" (Section 4.7.3) or "Public Only".

@@ -53,7 +53,7 @@ func (cfg Config) check() error {
 	if !(cfg.Sigma >= 0) || math.IsInf(cfg.Sigma, 0) {
 		return fmt.Errorf("sigma = %v: must be a finite number >= 0", cfg.Sigma)
 	}
-	if _, ok := orderNames[cfg.Order]; !ok {
+	if !orderNames.Named(cfg.Order) {
 		return fmt.Errorf("order %v: must be rr, so or ig", cfg.Order)
 	}
 	return nil

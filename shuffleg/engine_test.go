@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
@@ -297,5 +298,36 @@ func TestOrderText(t *testing.T) {
 	var o Order
 	if err := o.UnmarshalText([]byte("xx")); err == nil || o != 0 {
 		t.Errorf("xx: %v, order %v", err, o)
+	}
+	if err := o.UnmarshalText([]byte("So")); err != nil || o != SO {
+		t.Errorf("So: %v, order %v", err, o)
+	}
+	if err := o.UnmarshalText([]byte("xx")); err == nil || err.Error() != `order "xx": must be one of rr, so, ig` || o != SO {
+		t.Errorf("xx: %v, order %v (want so kept)", err, o)
+	}
+}
+
+// TestAlgorithmText: each algorithm reads back from its text, in any case,
+// and "dp" is DP-ShuffleG.
+func TestAlgorithmText(t *testing.T) {
+	for _, a := range []Algorithm{DPShuffleG, PrivPub, PubPriv, Interleaved, PublicOnly} {
+		b, _ := a.MarshalText()
+		var got Algorithm
+		if err := got.UnmarshalText(b); err != nil || got != a {
+			t.Errorf("%v: %q reads back as %v (%v)", a, b, got, err)
+		}
+		if err := got.UnmarshalText([]byte(strings.ToUpper(string(b)))); err != nil || got != a {
+			t.Errorf("%v: %q in capitals reads as %v (%v)", a, b, got, err)
+		}
+	}
+	var a Algorithm
+	if err := a.UnmarshalText([]byte("DP")); err != nil || a != DPShuffleG {
+		t.Errorf("DP: %v, %v", a, err)
+	}
+	if err := a.UnmarshalText([]byte("adam")); err == nil || err.Error() != `algorithm "adam": must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, public-only` {
+		t.Errorf("adam: %v", err)
+	}
+	if Algorithm(0).String() != "Algorithm(0)" || Order(0).String() != "Order(0)" {
+		t.Errorf("zero values print as %v and %v", Algorithm(0), Order(0))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // Format is the format of a vote or label file: FormatCSV, FormatJSONL or
@@ -27,45 +29,19 @@ const (
 	FormatNPY
 )
 
-func (f Format) String() string {
-	switch f {
-	case FormatCSV:
-		return "csv"
-	case FormatJSONL:
-		return "jsonl"
-	case FormatNPY:
-		return "npy"
-	}
-	return "auto"
-}
+var formatNames = enum.Names[Format]{What: "format", List: []string{FormatAuto: "auto", FormatCSV: "csv", FormatJSONL: "jsonl", FormatNPY: "npy"},
+	Also: map[string]Format{"ndjson": FormatJSONL}, Fold: true, Or: true}
 
-// parseFormat parses "auto", "csv", "jsonl" (also "ndjson") or "npy".
-func parseFormat(s string) (Format, error) {
-	switch strings.ToLower(s) {
-	case "auto":
-		return FormatAuto, nil
-	case "csv":
-		return FormatCSV, nil
-	case "jsonl", "ndjson":
-		return FormatJSONL, nil
-	case "npy":
-		return FormatNPY, nil
-	}
-	return 0, fmt.Errorf("format %q: must be auto, csv, jsonl or npy", s)
-}
+// String returns "auto", "csv", "jsonl" or "npy".
+func (f Format) String() string { return formatNames.String(f) }
 
 // MarshalText returns the name of f, so that a Format reads and prints as
 // text (a flag, a JSON or config value).
 func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
 
-// UnmarshalText sets f from its name (parseFormat).
-func (f *Format) UnmarshalText(b []byte) error {
-	x, err := parseFormat(string(b))
-	if err == nil {
-		*f = x
-	}
-	return err
-}
+// UnmarshalText sets f from its name, "auto", "csv", "jsonl" (also
+// "ndjson") or "npy", in any case.
+func (f *Format) UnmarshalText(b []byte) error { return formatNames.Unmarshal(f, b) }
 
 // Presence says whether a vote file has a header row or an id column:
 // "auto" (the zero value) decides from the file, "yes" forces the header or
@@ -79,42 +55,19 @@ const (
 	absent                     // "no"
 )
 
-// parsePresence parses "auto", "yes" or "no".
-func parsePresence(s string) (Presence, error) {
-	switch strings.ToLower(s) {
-	case "auto":
-		return autoDetect, nil
-	case "yes", "true":
-		return present, nil
-	case "no", "false":
-		return absent, nil
-	}
-	return 0, fmt.Errorf("%q: must be auto, yes or no", s)
-}
+var presenceNames = enum.Names[Presence]{List: []string{autoDetect: "auto", present: "yes", absent: "no"},
+	Also: map[string]Presence{"true": present, "false": absent}, Fold: true, Or: true}
 
-// String returns "auto", "yes" or "no", as parsePresence reads it.
-func (p Presence) String() string {
-	switch p {
-	case present:
-		return "yes"
-	case absent:
-		return "no"
-	}
-	return "auto"
-}
+// String returns "auto", "yes" or "no".
+func (p Presence) String() string { return presenceNames.String(p) }
 
 // MarshalText returns the name of p, so that a Presence reads and prints as
 // text (a flag, a JSON or config value).
 func (p Presence) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
-// UnmarshalText sets p from its name (parsePresence).
-func (p *Presence) UnmarshalText(b []byte) error {
-	x, err := parsePresence(string(b))
-	if err == nil {
-		*p = x
-	}
-	return err
-}
+// UnmarshalText sets p from its name, "auto", "yes" (also "true") or "no"
+// (also "false"), in any case.
+func (p *Presence) UnmarshalText(b []byte) error { return presenceNames.Unmarshal(p, b) }
 
 // readOptions describe a vote file; the zero value detects everything.
 type readOptions struct {

@@ -400,4 +400,21 @@ func TestFormatAndPresenceText(t *testing.T) {
 	if f.UnmarshalText([]byte("xml")) == nil || p.UnmarshalText([]byte("maybe")) == nil {
 		t.Error("xml or maybe accepted")
 	}
+	// Other spellings that flags and configurations use, in any case.
+	for in, want := range map[string]Format{"NDJSON": FormatJSONL, "ndjson": FormatJSONL, "Npy": FormatNPY, "AUTO": FormatAuto} {
+		if err := f.UnmarshalText([]byte(in)); err != nil || f != want {
+			t.Errorf("format %q reads as %v (%v), want %v", in, f, err, want)
+		}
+	}
+	for in, want := range map[string]Presence{"TRUE": present, "false": absent, "Yes": present, "NO": absent} {
+		if err := p.UnmarshalText([]byte(in)); err != nil || p != want {
+			t.Errorf("presence %q reads as %v (%v), want %v", in, p, err, want)
+		}
+	}
+	if err := f.UnmarshalText([]byte("xml")); err == nil || err.Error() != `format "xml": must be auto, csv, jsonl or npy` {
+		t.Errorf("format xml: %v", err)
+	}
+	if err := p.UnmarshalText([]byte("maybe")); err == nil || err.Error() != `"maybe": must be auto, yes or no` {
+		t.Errorf("presence maybe: %v", err)
+	}
 }

@@ -192,7 +192,7 @@ func (s checkedMechanisms) ReleaseError(err error, input string) error {
 	case "build":
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
-		if !errors.Is(err, ensemble.ErrNotCertified) && !errors.Is(err, context.Canceled) {
+		if !errors.Is(err, gamma.ErrNotCertified) && !errors.Is(err, context.Canceled) {
 			err = cli.AsUsage(flagErr(err, map[string]string{"laplace scale": "--laplace-scale"}))
 		}
 	case "binding":

@@ -79,7 +79,7 @@ func explainExit(err error) (status int, msg string) {
 		return exitBudget, msg
 	case errors.As(err, &sp) && sp.LabelsSpent() > 0:
 		return exitFailure, msg
-	case errors.Is(err, gamma.ErrNotCertified), errors.Is(err, ensemble.ErrNotCertified):
+	case errors.Is(err, gamma.ErrNotCertified):
 		return exitNotCertified, msg
 	case errors.As(err, &pe), errors.As(err, &se):
 		// The flag's words replace the library's, with any context the

@@ -35,7 +35,7 @@ func TestExplain(t *testing.T) {
 		{"failure", errors.New("disk on fire"), exitFailure, "disk on fire"},
 		{"usage", cli.Usagef("--m = 0"), exitUsage, "--m = 0"},
 		{"too large", fmt.Errorf("solve K=1001 m=10: %w", optimal.ErrTooLarge), exitUsage, "solve K=1001 m=10: " + optimal.ErrTooLarge.Error()},
-		{"library not certified", fmt.Errorf("x: %w", ensemble.ErrNotCertified), exitNotCertified, "x: " + ensemble.ErrNotCertified.Error()},
+		{"library not certified", fmt.Errorf("x is %w (m·eps, delta)-DP", gamma.ErrNotCertified), exitNotCertified, "x is not certified (m·eps, delta)-DP"},
 		{"not certified", fmt.Errorf("gamma is %w", gamma.ErrNotCertified), exitNotCertified, "gamma is not certified"},
 		{"budget", fmt.Errorf("%w: 3 left", errBudget), exitBudget, "privacy budget reached: 3 left"},
 		{"interrupted", fmt.Errorf("verify K=11: %w", context.Canceled), exitInterrupted, "verify K=11: context canceled"},

@@ -9,7 +9,9 @@
 // beside the target, and Output.Private says that what was written there
 // may have been read.
 //
-// Write replaces a file that darrm owns (a cache entry) under its own name.
+// Write replaces a file that darrm owns (a cache entry, a ledger's record)
+// under its own name; Replace does so as one step of its caller's protocol
+// (a ledger's upgrade), and WriteNew creates one where there is none.
 // Create and WriteOutput write an output that the user named: a symbolic
 // link is followed and its target replaced; a device, a FIFO or a socket
 // is written through (it cannot be replaced, and what is written reaches
@@ -27,6 +29,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/darrm/darrm/internal/ctxio"
 )
@@ -51,6 +54,45 @@ func Write(path string, perm os.FileMode, fill func(f *os.File) error) (err erro
 	return tmp.commit(path, perm)
 }
 
+// Replace replaces path as Write does, for a file whose replacement is
+// one step of its caller's protocol (a ledger's upgrade): once fill has
+// written the temporary file, and it is synced and given perm, prepare
+// (if not nil) takes the steps that must come after the new content is
+// durable and before it takes path's place; then the file is renamed over
+// path and the folder synced. An error of fill, of prepare (returned as
+// it is) or of the rename leaves path untouched. Unlike Write, an error of
+// the folder's fsync is returned: path is replaced, but a crash may bring
+// the old file back.
+func Replace(path string, perm os.FileMode, fill func(f *os.File) error, prepare func() error) (err error) {
+	tmp, err := createTemp(path)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.remove()
+		}
+	}()
+	if err = fill(tmp.f); err != nil {
+		return err
+	}
+	if err = tmp.complete(path, perm); err != nil {
+		return err
+	}
+	if prepare != nil {
+		if err = prepare(); err != nil {
+			return err
+		}
+	}
+	if err = tmp.rename(path); err != nil {
+		return err
+	}
+	if serr := syncDir(path); serr != nil {
+		return fmt.Errorf("write %s: %w", path, serr)
+	}
+	return nil
+}
+
 // tryAnonymous says to try a temporary file without a name first; tests
 // clear it to take the fallback.
 var tryAnonymous = true
@@ -61,6 +103,7 @@ type temp struct {
 	f         *os.File
 	dir, base string
 	name      string
+	renamed   bool // name is now the file's: remove leaves it
 }
 
 // createTemp creates the temporary file that becomes path: without a name
@@ -115,13 +158,28 @@ func (t *temp) link() error {
 // remove gives the temporary file up.
 func (t *temp) remove() {
 	t.f.Close()
-	if t.name != "" {
+	if t.name != "" && !t.renamed {
 		os.Remove(t.name)
 	}
 }
 
 // commit makes the complete temporary file the file path.
 func (t *temp) commit(path string, perm os.FileMode) error {
+	if err := t.complete(path, perm); err != nil {
+		return err
+	}
+	if err := t.rename(path); err != nil {
+		return err
+	}
+	// The rename is durable once the directory is: a crash after this
+	// cannot bring the old file back.
+	syncDir(path)
+	return nil
+}
+
+// complete makes the temporary file that becomes path durable, with
+// permissions perm, and closes it, named.
+func (t *temp) complete(path string, perm os.FileMode) error {
 	if err := t.f.Sync(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -136,14 +194,28 @@ func (t *temp) commit(path string, perm os.FileMode) error {
 	if err := t.f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	return nil
+}
+
+// rename makes the complete temporary file path.
+func (t *temp) rename(path string) error {
 	if err := os.Rename(t.name, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	// The rename is durable once the directory is: a crash after this
-	// cannot bring the old file back.
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
+	t.renamed = true
+	return nil
+}
+
+// syncDir makes a file created or renamed in path's folder durable; a
+// file system that cannot sync a folder (EINVAL) has nothing to make so.
+func syncDir(path string) error {
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return err
 	}
 	return nil
 }

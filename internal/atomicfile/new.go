@@ -3,7 +3,6 @@ package atomicfile
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // WriteNew creates path as Write does, but only where there is no file:
@@ -34,9 +33,6 @@ func WriteNew(path string, perm os.FileMode, fill func(f *os.File) error) error 
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	// The link is durable once the directory is.
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	syncDir(path)
 	return nil
 }

@@ -59,3 +59,40 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseOptions: Also's names, folded case and the rule worded with
+// "or", with and without What.
+func TestParseOptions(t *testing.T) {
+	fold := Names[colour]{What: "colour", List: colours.List, Also: map[string]colour{"verde": green}, Fold: true, Or: true}
+	bare := Names[colour]{List: []string{"red", "green", "blue"}, Or: true}
+	for _, tc := range []struct {
+		names Names[colour]
+		in    string
+		want  colour
+		err   string
+	}{
+		{fold, "RED", red, ""},
+		{fold, "Verde", green, ""},
+		{fold, "", 0, `colour "": must be red or green`},
+		{fold, "blue", 0, `colour "blue": must be red or green`},
+		{colours, "verde", 0, `colour "verde": must be one of red, green`},
+		{bare, "green", 1, ""},
+		{bare, "Green", 0, `"Green": must be red, green or blue`},
+	} {
+		v, err := tc.names.Parse(tc.in)
+		switch {
+		case tc.err == "" && (err != nil || v != tc.want):
+			t.Errorf("Parse(%q) = %d, %v, want %d", tc.in, int(v), err, int(tc.want))
+		case tc.err != "" && (err == nil || err.Error() != tc.err):
+			t.Errorf("Parse(%q): %v, want %s", tc.in, err, tc.err)
+		}
+	}
+	if fold.String(green) != "green" {
+		t.Errorf("String(green) = %q: an alias was printed", fold.String(green))
+	}
+	for v, want := range map[colour]bool{unset: false, red: true, green: true, 3: false, -1: false} {
+		if colours.Named(v) != want {
+			t.Errorf("Named(%d) = %v", int(v), !want)
+		}
+	}
+}

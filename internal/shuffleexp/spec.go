@@ -170,15 +170,9 @@ func allAlgorithms() []shuffleg.Algorithm {
 // parseAlgorithm parses an algorithm's command-line name, or "dp", the
 // earlier name of DP-ShuffleG.
 func parseAlgorithm(s string) (shuffleg.Algorithm, error) {
-	if strings.EqualFold(s, "dp") {
-		return shuffleg.DPShuffleG, nil
-	}
-	for _, a := range allAlgorithms() {
-		if strings.EqualFold(s, a.String()) {
-			return a, nil
-		}
-	}
-	return 0, fmt.Errorf("algorithm %q: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, public-only", s)
+	var a shuffleg.Algorithm
+	err := a.UnmarshalText([]byte(s))
+	return a, err
 }
 
 // ParseAlgorithms parses a comma-separated list of algorithm names

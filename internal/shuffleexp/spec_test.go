@@ -114,6 +114,8 @@ func TestParseAlgorithms(t *testing.T) {
 		{"interleaved, priv-pub", []shuffleg.Algorithm{shuffleg.Interleaved, shuffleg.PrivPub}, ""},
 		{"dp,dp-shuffleg", nil, "listed twice"},
 		{"dp,foo", nil, `algorithm "foo"`},
+		{"DP, Public-Only", []shuffleg.Algorithm{shuffleg.DPShuffleG, shuffleg.PublicOnly}, ""},
+		{"rr", nil, `algorithm "rr": must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, public-only (or all)`},
 	} {
 		got, err := ParseAlgorithms(tc.in)
 		if tc.err != "" {

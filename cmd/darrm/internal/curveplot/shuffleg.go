@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/shuffleexp"
 	"github.com/darrm/darrm/shuffleg"
 )
@@ -27,29 +28,16 @@ const (
 	ExcessMetric
 )
 
+var metricNames = enum.Names[Metric]{What: "Metric", List: []string{LossMetric: "loss", ExcessMetric: "excess"}, Or: true}
+
 // String returns "loss" or "excess".
-func (m Metric) String() string {
-	if m == ExcessMetric {
-		return "excess"
-	}
-	return "loss"
-}
+func (m Metric) String() string { return metricNames.String(m) }
 
 // MarshalText returns the name of m, as --plot-Metric takes it.
 func (m Metric) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
 // UnmarshalText sets m from its name: loss or excess.
-func (m *Metric) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "loss":
-		*m = LossMetric
-	case "excess":
-		*m = ExcessMetric
-	default:
-		return fmt.Errorf("Metric %q: must be loss or excess", b)
-	}
-	return nil
-}
+func (m *Metric) UnmarshalText(b []byte) error { return metricNames.Unmarshal(m, b) }
 
 // algorithmColours gives each DP-ShuffleG algorithm one colour across
 // panels, with the thesis' blue DP-ShuffleG, green Public Only and red

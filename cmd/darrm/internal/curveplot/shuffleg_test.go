@@ -90,7 +90,7 @@ func TestMetricText(t *testing.T) {
 		}
 	}
 	var m Metric
-	if m.UnmarshalText([]byte("gain")) == nil {
-		t.Error("gain accepted")
+	if err := m.UnmarshalText([]byte("gain")); err == nil || err.Error() != `Metric "gain": must be loss or excess` {
+		t.Errorf("gain: %v", err)
 	}
 }
