@@ -1,6 +1,6 @@
 package shuffleg
 
-import "github.com/darrm/darrm/internal/datasets"
+import "github.com/darrm/darrm/experiments/datasets"
 
 // Dataset is the samples of a Problem: n samples of dimension D, the
 // features row-major in X (sample i is X[i·D : (i+1)·D]) and, for the

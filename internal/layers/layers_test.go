@@ -21,10 +21,10 @@ var layers = []struct {
 }{
 	{"low-level helpers", []string{"internal/ctxio", "internal/atomicfile", "internal/bigmath", "internal/plural", "internal/enum", "internal/roots", "internal/outward", "internal/decimal", "internal/param", "internal/peek", "internal/docstest", "internal/layers"}},
 	{"vote and label files", []string{"votefile"}},
-	{"numerics and data", []string{"noise", "poissonbinom", "lp", "internal/nn", "internal/datasets"}},
-	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "internal/dpsgd", "internal/fixtures"}},
+	{"numerics and data", []string{"noise", "poissonbinom", "lp", "experiments/nn", "experiments/datasets"}},
+	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "experiments/dpsgd", "internal/fixtures"}},
 	{"release metadata", []string{"provenance"}},
-	{"releases and experiments", []string{"ensemble", "ledger", "internal/teachers", "pate", "internal/transfer", "internal/patemnist", "shuffleg", "internal/shuffleexp", "plan"}},
+	{"releases and experiments", []string{"ensemble", "ledger", "experiments/teachers", "pate", "experiments/transfer", "experiments/patemnist", "shuffleg", "experiments/shuffleexp", "plan"}},
 	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report", "cmd/darrm/internal/resolve"}},
 	{"the command", []string{"cmd/darrm"}},
 }

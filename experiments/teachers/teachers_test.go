@@ -17,8 +17,8 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/dpsgd"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/dpsgd"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )

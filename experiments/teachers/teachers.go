@@ -39,10 +39,10 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/dpsgd"
+	"github.com/darrm/darrm/experiments/nn"
 	"github.com/darrm/darrm/internal/atomicfile"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/dpsgd"
-	"github.com/darrm/darrm/internal/nn"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )

@@ -10,9 +10,9 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/dpsgd"
-	"github.com/darrm/darrm/internal/teachers"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/dpsgd"
+	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )

@@ -14,8 +14,8 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/nn"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/nn"
 )
 
 // Config is a DP-SGD run.

@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/teachers"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/teachers"
 )
 
 // Hyper are the teachers' hyperparameters: the network's filter count and
