@@ -348,7 +348,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 			if len(idx) == 0 {
 				return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(cfg.K), Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, b.Train.Len())})
 			}
-			data[i] = b.Train.Subset(idx)
+			data[i] = datasets.Subset(b.Train, idx)
 		}
 	}
 	err := trainEach(ctx, cfg, func(i int, r *rand.Rand) error {

@@ -202,7 +202,7 @@ func TestShareStable(t *testing.T) {
 		}
 	}
 	extra := datasets.SyntheticBinary(500, 1, 5).Train
-	rest := all.Subset(kept)
+	rest := datasets.Subset(all, kept)
 	changed := &datasets.Dataset{D: all.D, X: append(slices.Clone(extra.X), rest.X...), Y: append(slices.Clone(extra.Y), rest.Y...)}
 	moved := 0
 	for id, s := range teacher(changed) {

@@ -21,10 +21,11 @@ var layers = []struct {
 }{
 	{"low-level helpers", []string{"internal/ctxio", "internal/atomicfile", "internal/bigmath", "internal/plural", "internal/enum", "internal/roots", "internal/outward", "internal/decimal", "internal/param", "internal/peek", "internal/docstest", "internal/layers"}},
 	{"vote and label files", []string{"votefile"}},
-	{"numerics and data", []string{"noise", "poissonbinom", "lp", "experiments/nn", "experiments/datasets"}},
-	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "experiments/dpsgd", "internal/fixtures"}},
+	{"numerics", []string{"noise", "poissonbinom", "lp"}},
+	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "internal/fixtures"}},
 	{"release metadata", []string{"provenance"}},
-	{"releases and experiments", []string{"ensemble", "ledger", "experiments/teachers", "pate", "experiments/transfer", "experiments/patemnist", "shuffleg", "experiments/shuffleexp", "plan"}},
+	{"releases and training", []string{"ensemble", "ledger", "pate", "shuffleg", "plan"}},
+	{"experiments", []string{"experiments/nn", "experiments/datasets", "experiments/dpsgd", "experiments/teachers", "experiments/transfer", "experiments/patemnist", "experiments/shuffleexp"}},
 	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report", "cmd/darrm/internal/resolve"}},
 	{"the command", []string{"cmd/darrm"}},
 }
@@ -33,7 +34,7 @@ var layers = []struct {
 // all the same: a file format knows no privacy, and the numerics, the
 // accountant and the solver read no vote files.
 var apart = []struct{ from, to, why string }{
-	{"numerics and data", "vote and label files", "the numerics read no vote files"},
+	{"numerics", "vote and label files", "the numerics read no vote files"},
 	{"privacy and the noise function", "vote and label files", "accounting and the solver read no vote files"},
 }
 
