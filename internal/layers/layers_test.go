@@ -38,6 +38,11 @@ var apart = []struct{ from, to, why string }{
 	{"privacy and the noise function", "vote and label files", "accounting and the solver read no vote files"},
 }
 
+// testOnly are packages that tests alone import: internal/fixtures builds
+// the gammas of the repository's testdata/ and so sits above the helpers
+// beside it in internal/, which no package's code may then lean on.
+var testOnly = map[string]bool{"internal/fixtures": true}
+
 // root returns the module's folder.
 func root(t *testing.T) string {
 	t.Helper()
@@ -80,7 +85,7 @@ func rel(path string) (string, bool) {
 
 // TestLayers: every package of the module has a layer, and its code
 // imports only packages of its layer or below, but for the layers kept
-// apart. Tests may reach higher (the
+// apart, and no package for tests only. Tests may reach higher (the
 // docs test looks for the data sets an example needs).
 func TestLayers(t *testing.T) {
 	layer := map[string]int{}
@@ -106,6 +111,9 @@ func TestLayers(t *testing.T) {
 			q, ours := rel(imp)
 			if !ours {
 				continue
+			}
+			if testOnly[q] {
+				t.Errorf("%s imports %s, which is for tests only", p, q)
 			}
 			j, ok := layer[q]
 			if ok && j > i {
