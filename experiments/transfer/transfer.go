@@ -5,6 +5,11 @@
 // labels. The teachers train on disjoint shares of a private training set
 // (the thesis' setting) or each on the whole set (Problem 3.1.1's).
 //
+// It is an experiment runner of the thesis, which darrm's command runs, and
+// no part of darrm's library API: Go lets another module import it, but its
+// names change with the experiment, without notice (docs/design.md,
+// "Packages and layering").
+//
 // The package has no cgo: γ_opt comes in through a function, which the
 // command supplies from the certified cache.
 package transfer
