@@ -8,7 +8,7 @@
 // Label labels C-class vote counts through Confident-GNMax or GNMax with
 // darrm's exact samplers, scores the labels against the true ones and
 // accounts for them at δ, as that paper's MNIST experiment
-// (internal/patemnist) does.
+// (experiments/patemnist) does.
 package pate
 
 import (

@@ -11,7 +11,7 @@ import (
 const paperDelta = 1e-5
 
 // paperMechanisms returns the PATE paper's MNIST aggregators (Table 2; the
-// experiment's, internal/patemnist): Confident-GNMax with T = 200,
+// experiment's, experiments/patemnist): Confident-GNMax with T = 200,
 // σ1 = 150, σ2 = 40 and GNMax with σ = 40, with discrete Gaussian noise.
 func paperMechanisms() []ensemble.Mechanism {
 	return []ensemble.Mechanism{

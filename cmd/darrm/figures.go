@@ -7,8 +7,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/transfer"
 )
 
 // This file turns the documents of solve and transfer into the plain data

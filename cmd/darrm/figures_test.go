@@ -9,8 +9,8 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/transfer"
 )
 
 // TestGammaSetting: a solve document's column has its problem and every

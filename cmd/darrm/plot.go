@@ -12,8 +12,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/shuffleexp"
 )
 
 func init() { subcommands = append(subcommands, newPlotCmd) }

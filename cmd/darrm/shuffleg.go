@@ -13,9 +13,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/internal/atomicfile"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/shuffleexp"
 	"github.com/darrm/darrm/shuffleg"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/experiments/datasets"
 )
 
 // small is a quick synthetic experiment for the CLI tests.

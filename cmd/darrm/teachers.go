@@ -13,10 +13,10 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/patemnist"
-	"github.com/darrm/darrm/internal/teachers"
-	"github.com/darrm/darrm/internal/transfer"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/patemnist"
+	"github.com/darrm/darrm/experiments/teachers"
+	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/votefile"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/optimal"
 )

@@ -10,8 +10,8 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/transfer"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/transfer"
 )
 
 // fakeMNIST writes a small MNIST (generated images of "5" and "8", and one

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/experiments/datasets"
 )
 
 // TestDocs runs every ```sh block of README.md and docs/*.md as written (see

@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
-	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/internal/enum"
-	"github.com/darrm/darrm/internal/shuffleexp"
 	"github.com/darrm/darrm/shuffleg"
 )
 

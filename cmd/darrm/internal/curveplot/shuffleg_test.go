@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/internal/shuffleexp"
+	"github.com/darrm/darrm/experiments/shuffleexp"
 )
 
 // shufflegReport is a report of two algorithms on dataset at eps.

@@ -10,8 +10,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/shuffleexp"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/shuffleg"
 )

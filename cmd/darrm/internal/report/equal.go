@@ -7,8 +7,8 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
 )

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/patemnist"
+	"github.com/darrm/darrm/experiments/patemnist"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"

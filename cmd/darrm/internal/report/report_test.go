@@ -15,11 +15,11 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/shuffleexp"
+	"github.com/darrm/darrm/experiments/teachers"
+	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/shuffleexp"
-	"github.com/darrm/darrm/internal/teachers"
-	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/provenance"
 )
 

@@ -4,8 +4,8 @@ import (
 	"io"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/internal/plural"
-	"github.com/darrm/darrm/internal/shuffleexp"
 )
 
 // Shuffleg is the document darrm shuffleg prints: the experiment's report

@@ -8,10 +8,10 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/teachers"
+	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/internal/plural"
-	"github.com/darrm/darrm/internal/teachers"
-	"github.com/darrm/darrm/internal/transfer"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )

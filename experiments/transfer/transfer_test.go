@@ -10,9 +10,9 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/dpsgd"
-	"github.com/darrm/darrm/internal/teachers"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/dpsgd"
+	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
@@ -265,7 +265,7 @@ func TestTrainTeachers(t *testing.T) {
 func TestSamplingRateIsPublic(t *testing.T) {
 	b := datasets.SyntheticBinary(11*Batch, 20, 4)
 	less := *b
-	less.Train = b.Train.Subset(datasets.Range(0, b.Train.Len()-1))
+	less.Train = datasets.Subset(b.Train, datasets.Range(0, b.Train.Len()-1))
 	seed := uint64(2)
 	var rates []float64
 	for _, x := range []*datasets.Binary{b, &less} {

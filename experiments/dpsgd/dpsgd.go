@@ -1,6 +1,11 @@
 // Package dpsgd trains nn networks with differentially private stochastic
 // gradient descent (Abadi et al., 2016) and with plain SGD.
 //
+// It serves the thesis' experiments, which darrm's command runs, and is no
+// part of darrm's library API: Go lets another module import it, but its
+// names change with the experiments, without notice (docs/design.md,
+// "Packages and layering").
+//
 // A DP-SGD step draws a batch by Poisson sampling (each example with
 // probability q, so that the sampled Gaussian mechanism's analysis applies:
 // accountant.SGM), clips each example's gradient to L2 norm C, adds
@@ -14,8 +19,8 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/nn"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/nn"
 )
 
 // Config is a DP-SGD run.

@@ -3,7 +3,7 @@ package datasets_test
 import (
 	"fmt"
 
-	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/experiments/datasets"
 )
 
 // ExampleLoad builds the COMPAS lasso-logistic problem's private and public

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/nn"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/nn"
 )
 
 // images returns n random images with random labels.

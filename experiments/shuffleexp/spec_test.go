@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/shuffleg"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/experiments/datasets"
 )
 
 // TestReport checks that a report carries the experiment's settings and

@@ -1,9 +1,14 @@
 // Package datasets reads the data sets darrm's experiments use and builds
 // the DP-ShuffleG experiments' private set D and public set P for each task
-// (thesis Section 4.7.2, Appendix H.2 of the DP-ShuffleG paper). It
-// depends on no other darrm package but internal helpers: the experiments
-// import it, and package shuffleg, whose Dataset is this package's, never
-// the reverse.
+// (thesis Section 4.7.2, Appendix H.2 of the DP-ShuffleG paper). Its
+// readers fill package shuffleg's Dataset, and it imports no other darrm
+// package but internal helpers: the experiments import it, the library
+// never does.
+//
+// It serves the thesis' experiments, which darrm's command runs, and is no
+// part of darrm's library API: Go lets another module import it, but its
+// names change with the experiments, without notice (docs/design.md,
+// "Packages and layering").
 //
 // Three sources are fetched by scripts/fetch-data.sh from the package
 // registries this project reaches: the full MNIST from the npm package

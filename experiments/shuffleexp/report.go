@@ -6,7 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/experiments/datasets"
 )
 
 // Report is an experiment and its results as darrm shuffleg prints them in

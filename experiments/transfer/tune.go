@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/teachers"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/teachers"
 )
 
 // Hyper are the teachers' hyperparameters: the network's filter count and
@@ -227,7 +227,7 @@ func runTrials(ctx context.Context, task *datasets.Binary, points []point, seeds
 				idx := rand.New(rand.NewPCG(seed, 0x7475_6e65)).Perm(task.Train.Len())[:pt.size]
 				c := pt.cfg
 				c.K, c.Seed = 1, &seed
-				e, err := teachers.Train(ctx, &datasets.Binary{Name: task.Name, Train: task.Train.Subset(idx), Test: task.Test}, c)
+				e, err := teachers.Train(ctx, &datasets.Binary{Name: task.Name, Train: datasets.Subset(task.Train, idx), Test: task.Test}, c)
 				if err != nil {
 					errs[pi*seeds+s] = fmt.Errorf("tune: %s, %s, %d filters, rate %v: %w", task.Name, pt.stage, c.Filters, lrOf(c), err)
 					return

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 )

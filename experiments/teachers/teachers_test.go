@@ -17,8 +17,8 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/dpsgd"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/dpsgd"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -202,7 +202,7 @@ func TestShareStable(t *testing.T) {
 		}
 	}
 	extra := datasets.SyntheticBinary(500, 1, 5).Train
-	rest := all.Subset(kept)
+	rest := datasets.Subset(all, kept)
 	changed := &datasets.Dataset{D: all.D, X: append(slices.Clone(extra.X), rest.X...), Y: append(slices.Clone(extra.Y), rest.Y...)}
 	moved := 0
 	for id, s := range teacher(changed) {

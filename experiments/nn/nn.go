@@ -8,6 +8,11 @@
 // its teachers; this one is small enough to train 22 teachers on a CPU in
 // seconds and reaches 95-99% test accuracy without privacy on the 5-vs-8
 // tasks, and trains PATE's 250 MNIST teachers in minutes.
+//
+// It serves the thesis' experiments, which darrm's command runs, and is no
+// part of darrm's library API: Go lets another module import it, but its
+// names change with the experiments, without notice (docs/design.md,
+// "Packages and layering").
 package nn
 
 import (

@@ -5,6 +5,11 @@
 // labels. The teachers train on disjoint shares of a private training set
 // (the thesis' setting) or each on the whole set (Problem 3.1.1's).
 //
+// It is an experiment runner of the thesis, which darrm's command runs, and
+// no part of darrm's library API: Go lets another module import it, but its
+// names change with the experiment, without notice (docs/design.md,
+// "Packages and layering").
+//
 // The package has no cgo: γ_opt comes in through a function, which the
 // command supplies from the certified cache.
 package transfer
@@ -19,11 +24,11 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/datasets"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/dpsgd"
+	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/internal/decimal"
-	"github.com/darrm/darrm/internal/dpsgd"
 	"github.com/darrm/darrm/internal/roots"
-	"github.com/darrm/darrm/internal/teachers"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"

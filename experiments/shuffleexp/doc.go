@@ -7,6 +7,11 @@
 // report (Report); and the noise of each algorithm under each conversion
 // (NoiseRequest, EpsVariants).
 //
+// It is an experiment runner of the thesis, which darrm's command runs, and
+// no part of darrm's library API: Go lets another module import it, but its
+// names change with the experiments, without notice (docs/design.md,
+// "Packages and layering").
+//
 // Reference: Shuli Jiang, "Communication Efficient and Differentially
 // Private Optimization", PhD thesis, Carnegie Mellon University,
 // CMU-RI-TR-25-46, 2025 ("the thesis"), Chapter 4.

@@ -3,6 +3,11 @@
 // of the training set label the public queries through Confident-GNMax and
 // GNMax (pate.Label), and a student may be trained on the answered queries.
 //
+// It is an experiment runner of the thesis, which darrm's command runs, and
+// no part of darrm's library API: Go lets another module import it, but its
+// names change with the experiment, without notice (docs/design.md,
+// "Packages and layering").
+//
 // The experiment is Section 5 and Table 2's MNIST row of Papernot, Song,
 // Mironov, Raghunathan, Talwar and Erlingsson, "Scalable Private Learning
 // with PATE", ICLR 2018. The teachers' shares are cut by a keyed hash of each
@@ -20,10 +25,10 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/dpsgd"
-	"github.com/darrm/darrm/internal/nn"
-	"github.com/darrm/darrm/internal/teachers"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/dpsgd"
+	"github.com/darrm/darrm/experiments/nn"
+	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"

@@ -8,6 +8,11 @@
 // image set (CachedClasses), and keep their votes on the public queries
 // with them, written as a counts file (WriteCounts).
 //
+// It serves the thesis' experiments, which darrm's command runs, and is no
+// part of darrm's library API: Go lets another module import it, but its
+// names change with the experiments, without notice (docs/design.md,
+// "Packages and layering").
+//
 // Disjoint shares are cut by a keyed hash of each record (Share): a
 // record's teacher depends on that record and the key alone, so adding or
 // removing a record changes one teacher's share and no other's, and the
@@ -39,10 +44,10 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/experiments/dpsgd"
+	"github.com/darrm/darrm/experiments/nn"
 	"github.com/darrm/darrm/internal/atomicfile"
-	"github.com/darrm/darrm/internal/datasets"
-	"github.com/darrm/darrm/internal/dpsgd"
-	"github.com/darrm/darrm/internal/nn"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -348,7 +353,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 			if len(idx) == 0 {
 				return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(cfg.K), Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, b.Train.Len())})
 			}
-			data[i] = b.Train.Subset(idx)
+			data[i] = datasets.Subset(b.Train, idx)
 		}
 	}
 	err := trainEach(ctx, cfg, func(i int, r *rand.Rand) error {
