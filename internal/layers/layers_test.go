@@ -27,6 +27,7 @@ var layers = []struct {
 	{"releases and experiments", []string{"ensemble", "ledger", "internal/teachers", "pate", "internal/transfer", "internal/patemnist", "shuffleg", "internal/shuffleexp", "plan"}},
 	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report", "cmd/darrm/internal/resolve"}},
 	{"the command", []string{"cmd/darrm"}},
+	{"the overview", []string{"."}},
 }
 
 // apart are layers whose packages may not import those of a lower layer
@@ -68,11 +69,11 @@ func goList(t *testing.T, format string) []string {
 	return lines
 }
 
-// rel returns a darrm import path relative to the module, and whether it
-// is one.
+// rel returns a darrm import path relative to the module ("." for the
+// module's own package, the overview), and whether it is one.
 func rel(path string) (string, bool) {
 	if path == module {
-		return "", true
+		return ".", true
 	}
 	return strings.CutPrefix(path, module+"/")
 }
