@@ -12,7 +12,9 @@
 //	<!-- docs-test: slow data -->      both: runs on request when the data are present
 //	<!-- docs-test: skip (reason) -->  never runs; the reason is reported
 //
-// The test that drives it is TestDocs in this package.
+// The test that drives it is TestDocs in this package. TestDocNames and
+// TestGoBlocks hold the Go the documentation shows true: the names it
+// cites (Citations, Module) and its ```go blocks (GoBlock).
 package docstest
 
 import (
@@ -108,6 +110,9 @@ func Parse(file string, src []byte) ([]Block, error) {
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
 		if strings.Contains(strings.ToLower(line), "docs-test") && strings.HasPrefix(strings.TrimSpace(line), "<!--") {
+			if i+1 < len(lines) && fenceTag(lines[i+1]) == "go" {
+				continue // a ```go block's marker: ParseGo reads it
+			}
 			if _, _, err := parseMarker(strings.TrimSpace(line)); err != nil {
 				errf(i+1, "%v", err)
 			} else if i+1 >= len(lines) || !isShFence(lines[i+1]) {
@@ -187,13 +192,17 @@ func parseMarker(line string) (Marker, string, error) {
 	return mk, reason, nil
 }
 
-func isShFence(line string) bool {
+func isShFence(line string) bool { return fenceTag(line) == "sh" }
+
+// fenceTag returns the language of the code fence line opens, lower-case,
+// or "" if it opens none.
+func fenceTag(line string) string {
 	m := fenceRE.FindStringSubmatch(line)
 	if m == nil {
-		return false
+		return ""
 	}
 	tag, _, _ := strings.Cut(strings.TrimSpace(m[3]), " ")
-	return strings.ToLower(tag) == "sh"
+	return strings.ToLower(tag)
 }
 
 // isClosingFence reports whether line closes a block opened by fence: the

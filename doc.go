@@ -1,0 +1,92 @@
+// Package darrm maps darrm's packages to the tasks they serve, with each
+// task's entry points. darrm is a toolkit for optimal private majority
+// ensembling (DaRRM), PATE's GNMax family, exact privacy accounting, a
+// persistent privacy ledger and the private shuffled gradient methods of
+// DP-ShuffleG.
+//
+// This package holds no code. The command darrm (cmd/darrm) runs every
+// task below from the command line; README.md and docs/*.md describe both.
+// Packages under internal/ are the experiments' and the tests' plumbing,
+// not part of the API.
+//
+// # Solve and certify gamma
+//
+// Package optimal computes gamma_opt, DaRRM's noise function of maximal
+// utility (optimal.Solve; thesis Section 3.6) for a problem of package
+// constraints (constraints.New: K teachers, m, eps, Delta;
+// constraints.NewOneVote for non-private teachers on disjoint shares);
+// optimal.Source gives a release its gamma from the cache, the solver or
+// a table. Package gamma holds the baselines (gamma.Sub, gamma.DSub,
+// gamma.Const), the exhaustive certificate that every gamma darrm uses
+// must pass (gamma.Verify, gamma.Certify) and utility measures
+// (gamma.TVError). Package cache stores certified gammas on disk
+// (cache.Open). Solving is the one step that needs cgo (package lp, HiGHS).
+//
+// # Release labels
+//
+// Package ensemble releases private majority votes: ensemble.Release is a
+// release in one call, from an ensemble.ReleaseSpec (the votes, the
+// mechanism and its settings, the gamma's source, the budget, the ledger,
+// the label sink); ensemble.ReleaseTo writes the labels of an aggregator
+// already built; ensemble.Simulate compares the mechanisms on synthetic
+// teachers. Package noise draws the randomness: noise.NewSource from
+// crypto/rand, noise.NewSeededSource for experiments not for release.
+//
+// # Account privacy
+//
+// Package accountant composes guarantees: accountant.ComposeRun totals a
+// run of steps described by their mechanism (an accountant.Spend),
+// accountant.Compose steps known only by their (ε, δ), accountant.ConvertRDP
+// turns Rényi DP into (ε, δ), and accountant.Account is the account of a
+// release: what a budget allows (accountant.Account.MaxSteps) and the total
+// to publish (accountant.Account.Publish).
+//
+// # Keep a ledger
+//
+// Package ledger keeps a persistent, crash-safe record of the privacy spent
+// on one teacher ensemble and enforces its total budget: ledger.InitFor
+// makes one for the ensemble of a vote file's header, ledger.Open and
+// ledger.ReadOnly read it; a release charges it before its labels leave
+// (ensemble.ReleaseSpec.Ledger).
+//
+// # Plan from a budget
+//
+// Package plan inverts the accountant for a release: plan.Queries counts
+// the queries a budget buys, plan.Parameters finds the parameters that let
+// a number of queries fit it, and plan.Compare and plan.OnProxy score the
+// mechanisms on proxy votes.
+//
+// # PATE analyses
+//
+// Package noisymax analyses GNMax, Confident-GNMax and LNMax
+// (noisymax.CalibrateGNMax, noisymax.NewAccount, noisymax.LNMaxAccount);
+// package pate accounts for a release data-dependently (pate.Account, with
+// the smooth-sensitivity release pate.AccountResult.ReleaseOnce) and labels
+// C-class votes (pate.Label).
+//
+// # Read and write vote files
+//
+// Package votefile reads vote files, CSV, JSON lines or NumPy, with their
+// metadata header (votefile.Read; votefile.ReadSidecar and
+// votefile.SidecarPath for the header of a NumPy file; votefile.ReadRows
+// for votes held in memory), writes them (votefile.WriteVotes,
+// votefile.WriteCounts) and reads and writes label files
+// (votefile.NewLabelReader, votefile.NewLabelWriter). Package provenance
+// checks what a release states of its teachers against the header
+// (provenance.Check).
+//
+// # DP-ShuffleG
+//
+// Package shuffleg implements the private shuffled gradient methods of the
+// thesis' Chapter 4: shuffleg.NewProblem on a private and a public data
+// set, shuffleg.NewPlan to schedule an algorithm, shuffleg.Plan.Calibrate
+// for its noise (through accountant.PABI) and shuffleg.Run to train.
+//
+// Reference: Shuli Jiang, "Communication Efficient and Differentially Private
+// Optimization", PhD thesis, Carnegie Mellon University, CMU-RI-TR-25-46,
+// 2025 ("the thesis": lemma, section, table and figure numbers are its own).
+// Chapter 3 is based on Jiang, Zhang and Joshi, "Optimized Tradeoffs for
+// Private Prediction with Majority Ensembling", TMLR 2024; Chapter 4 on
+// Jiang, Sharma, Wu and Joshi, "Improving the Convergence of Private
+// Shuffled Gradient Methods with Public Data", 2026.
+package darrm

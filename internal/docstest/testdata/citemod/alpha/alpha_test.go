@@ -1,0 +1,5 @@
+package alpha
+
+import "testing"
+
+func TestPlan(t *testing.T) {}

@@ -1,0 +1,3 @@
+module example.com/citemod
+
+go 1.26
