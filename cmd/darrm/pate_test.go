@@ -931,10 +931,10 @@ func TestAccountPATEDraws(t *testing.T) {
 	}
 	cost, _ := accountant.ConvertRDP(first["gnss_rdp"].(float64), first["ss_order"].(float64), 1e-5, accountant.PaperConversion)
 	if redrawn["draw"] != "new" || redrawn["draw_charged_eps"] != cost || redrawn["draw_charged_delta"] != 1e-5 || redrawn["draws_recorded"] != 2.0 ||
-		redrawn["ledger_total_eps"] == nil || !(redrawn["eps_guarantee"].(float64) > first["eps_guarantee"].(float64)) ||
+		redrawn["ledger_spent_eps"] == nil || !(redrawn["eps_guarantee"].(float64) > first["eps_guarantee"].(float64)) ||
 		!strings.Contains(redrawn["guarantee"].(string), "2 smooth-sensitivity draws") {
 		t.Errorf("charged draw: draw %v, charged %v (GNSS cost %v) %v, draws %v, ledger total %v, eps_guarantee %v (one draw: %v), guarantee %q", redrawn["draw"],
-			redrawn["draw_charged_eps"], cost, redrawn["draw_charged_delta"], redrawn["draws_recorded"], redrawn["ledger_total_eps"], redrawn["eps_guarantee"], first["eps_guarantee"], redrawn["guarantee"])
+			redrawn["draw_charged_eps"], cost, redrawn["draw_charged_delta"], redrawn["draws_recorded"], redrawn["ledger_spent_eps"], redrawn["eps_guarantee"], first["eps_guarantee"], redrawn["guarantee"])
 	}
 	if n := len(readLinesAll(t, led)); n != 3 {
 		t.Errorf("a charged draw: %d ledger lines, want the header, a reservation and its settlement", n)
