@@ -1259,3 +1259,24 @@ func TestAccountPATEDrawsOnALedger(t *testing.T) {
 		t.Errorf("a first draw on two rows fewer without a ledger: draw %v, charged %v", d["draw"], d["draw_charged_eps"])
 	}
 }
+
+// TestAccountPATEGuaranteeNote: where the exact composition of the
+// queries is out of reach for the total to publish (here the bound of its
+// evaluation's error is above delta = 1e-100), account pate says so in
+// guarantee_note, as aggregate's publish.note does; an exact total has none
+// (issue 55).
+func TestAccountPATEGuaranteeNote(t *testing.T) {
+	votes := countsFile(t, t.TempDir(), "votes.csv", 10, func(i int) []int { return plurality(200, i%10) })
+	for _, c := range []struct{ delta, note string }{{"1e-5", ""}, {"1e-100", "exact composition out of reach: the bound of its evaluation's error"}} {
+		out, stderr, code := darrm(t, "", "account", "pate", votes, "--sigma2", "40", "--target-delta", c.delta, "--format", "json")
+		if code != 0 {
+			t.Fatalf("delta %s: exit %d: %s", c.delta, code, stderr)
+		}
+		var d map[string]any
+		decode(t, out, &d)
+		note, _ := d["guarantee_note"].(string)
+		if c.note == "" && (d["guarantee_method"] != "exact" || d["guarantee_note"] != nil) || c.note != "" && !strings.HasPrefix(note, c.note) {
+			t.Errorf("delta %s: %v by %v, guarantee_note %q, want %q", c.delta, d["eps_guarantee"], d["guarantee_method"], note, c.note)
+		}
+	}
+}

@@ -269,6 +269,9 @@ func (d AccountPATE) guarantee() (cliout.Record, error) {
 	}
 	rec := cliout.Record{field("eps_guarantee", *p.Eps), field("delta_guarantee", *p.Delta), field("guarantee_method", p.Method),
 		field("guarantee", "a bound at delta_guarantee on "+d.covers()+": "+theorem)}
+	if p.Note != "" {
+		rec = append(rec, field("guarantee_note", p.Note+"; the total is a looser bound that holds"))
+	}
 	if l := d.Ledger; l != nil && !d.PublishLedger {
 		why := "the labels' header is not vouched for by the ledger (no --labels, or labels without a header)"
 		if d.Options.Recorded != nil && d.Options.Labels != nil && d.Options.Labels.Meta() != nil {
