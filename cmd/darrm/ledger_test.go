@@ -758,3 +758,33 @@ func TestLedgerInitVotesHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerInitFilterTable: ledger init's lines of what each filter
+// allows are a table within 100 columns: a row too long for one line
+// wraps in its text column, the filters' names padded to one width on
+// every row (issue 55: the wrapped row lost its padding).
+func TestLedgerInitFilterTable(t *testing.T) {
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	led := filepath.Join(t.TempDir(), "table.ledger")
+	// Labels so cheap that both filters allow more than the accountant
+	// counts: both rows are longer than a line.
+	out, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "filter-table", "--K", "3", "--relation", "one-vote", "--kind", "fixed",
+		"--partition", "keyed-hash", "--budget-eps", "3", "--budget-delta", "1e-5", "--step-eps", "1e-20", "--queries", "1000000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	lines := strings.Split(out, "\n")
+	start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "  zcdp-filter:") })
+	end := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "  kept:") })
+	if start < 0 || end < start+4 {
+		t.Fatalf("no filter rows of two lines each:\n%s", out)
+	}
+	column := len("  zcdp-filter:") + 2
+	for _, l := range lines[start:end] {
+		row := len(l) > column && strings.TrimSpace(l[:column]) != "" && strings.HasPrefix(l[column:], "allows ")
+		more := len(l) > column+2 && strings.TrimSpace(l[:column+2]) == "" && l[column+2] != ' '
+		if len(l) > 100 || !row && !more {
+			t.Errorf("a line out of the table's columns (%d wide): %q\n%s", len(l), l, out)
+		}
+	}
+}
