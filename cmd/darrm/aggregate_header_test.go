@@ -33,7 +33,7 @@ func TestTinyLaplaceScale(t *testing.T) {
 		for _, extra := range [][]string{nil, {"--ledger", led}} {
 			args := append([]string{"aggregate", counts, "--mechanism", "lnmax", "--laplace-scale", scale, "--out", out}, extra...)
 			_, e, code := darrm(t, "", args...)
-			if code != exitUsage || !strings.Contains(e, "--laplace-scale = "+scale) || !strings.Contains(e, "at least 0.02") {
+			if code != exitUsage || !strings.Contains(e, "--laplace-scale = "+scale) || !strings.Contains(e, "must be in [0.02, 1e+15]") {
 				t.Errorf("%v: exit %d: %s", args, code, e)
 			}
 			if _, err := os.Stat(out); err == nil {

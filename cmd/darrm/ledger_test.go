@@ -810,7 +810,7 @@ func TestOneRangePerParameter(t *testing.T) {
 		{"sigma1", classes, [][3]string{{"0", "0", positive}, {"NaN", "NaN", positive}, {"0.1", "0.1", "must be in [0.5, 1e+15] for discrete Gaussian noise"}}, nil},
 		{"sigma2", append(classes, "plan gnmax"), [][3]string{{"0", "0", positive}, {"-1", "-1", positive}, {"1e16", "1e+16", "must be in [0.5, 1e+15] for discrete Gaussian noise"}}, nil},
 		{"sigma-ss", []string{"account pate", "pate"}, [][3]string{{"0", "0", positive}, {"-2", "-2", positive}}, nil},
-		{"laplace-scale", lnmax, [][3]string{{"0", "0", positive}, {"NaN", "NaN", positive}, {"1e308", "1e+308", "must be in [0.02, 1e+15] (discrete Laplace noise)"}}, nil},
+		{"laplace-scale", lnmax, [][3]string{{"0", "0", positive}, {"NaN", "NaN", positive}, {"1e308", "1e+308", "must be in [0.02, 1e+15] (discrete Laplace noise"}, {"0.01", "0.01", "must be in [0.02, 1e+15] (discrete Laplace noise"}}, nil},
 		{"threshold", classes, [][3]string{{"-1", "-1", "must be in [0, K + 10·sigma1] = [0, 1504]"}, {"NaN", "NaN", "must be a finite number"}}, []string{"0"}},
 		{"m", problem, [][3]string{{"0", "0", "must be in [1, K] = [1, 3]"}, {"4", "4", "must be in [1, K] = [1, 3]"}, {"NaN", "NaN", "must be in [1, K] = [1, 3]"}}, nil},
 		{"K", append(problem, "sidecar", "account gnmax", "account pate", "teachers train", "teachers tune", "plan gnmax"), [][3]string{{"0", "0", teachers}, {"-1", "-1", teachers}}, nil},
