@@ -19,7 +19,7 @@ type Composition struct {
 // it and still refuses it outside (0, 1), so that a slack given by mistake
 // is never silently ignored. A bad value is a *ParamError naming
 // "delta'".
-func (c Composition) Validate() error { return param.OpenUnit("delta'", c.DeltaPrime) }
+func (c Composition) Validate() error { return CheckDeltaPrime(c.DeltaPrime) }
 
 // Budget is a total privacy budget and how a run of queries is held to
 // it: the total Guarantee, which the Composition of the queries'

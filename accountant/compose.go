@@ -155,7 +155,7 @@ func checkSlack(step Guarantee, k int, deltaPrime float64) error {
 	if err := checkSimple(step, k); err != nil {
 		return err
 	}
-	return param.OpenUnit("delta'", deltaPrime)
+	return CheckDeltaPrime(deltaPrime)
 }
 
 // deltaUp returns an upper bound of 1 - e^s, the total δ of a composition,

@@ -32,6 +32,22 @@ func CheckDelta(name string, delta float64) error {
 	return nil
 }
 
+// CheckConversionDelta checks the δ named name at which a Rényi DP bound
+// is converted to (ε, δ)-DP: in (0, 1), and at δ = 0 it says the
+// conversion's own rule (no finite ε bounds it there), which a δ of a
+// guarantee that CheckDelta takes may break.
+func CheckConversionDelta(name string, delta float64) error {
+	if delta == 0 {
+		return &ParamError{Name: name, Value: delta, Rule: "must be > 0 to convert Renyi DP to (eps, delta)-DP (at delta = 0 no finite eps bounds it)"}
+	}
+	return param.OpenUnit(name, delta)
+}
+
+// CheckDeltaPrime checks the slack δ' of a composition (general or
+// optimal, Theorem 3.3.3; the teachers' cap's; a conversion's): in (0, 1),
+// named "delta'".
+func CheckDeltaPrime(deltaPrime float64) error { return param.OpenUnit("delta'", deltaPrime) }
+
 // String formats g as "(ε, δ)-DP", each number by FormatBound.
 func (g Guarantee) String() string {
 	return fmt.Sprintf("(%s, %s)-DP", FormatBound(g.Eps), FormatBound(g.Delta))

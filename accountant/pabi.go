@@ -92,7 +92,7 @@ func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
-	if err := param.OpenUnit("delta", target.Delta); err != nil {
+	if err := CheckConversionDelta("delta", target.Delta); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
 	eps, L := target.Eps, -math.Log(target.Delta)

@@ -32,5 +32,5 @@ func ExampleProblem_Validate() {
 	p.TargetDelta = 1e-6
 	fmt.Println(p.Validate())
 	// Output:
-	// delta (the release's delta, Problem.TargetDelta) = 1e-06: must be in [Delta, 1) = [1e-05, 1)
+	// delta (the release's delta, Problem.TargetDelta) = 1e-06: must be >= Delta = 1e-05: DaRRM's problem holds a release to at least its teachers' delta
 }

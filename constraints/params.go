@@ -19,12 +19,14 @@
 package constraints
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/decimal"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Limits on K. The exhaustive certificate costs about K^3/12 steps when
@@ -76,8 +78,6 @@ func DefaultTargetDelta(teacherDelta, m float64) float64 {
 	return -math.Expm1(m * math.Log1p(-teacherDelta))
 }
 
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
 // fieldError is a problem parameter out of its domain, an
 // *accountant.ParamError under the name the thesis writes it by, with the
 // field of Problem that holds it.
@@ -116,32 +116,52 @@ func (p Problem) Validate() error {
 		}
 		return pe
 	}
+	// Each parameter's own rule first, by the one function that checks it
+	// wherever it is given (K, eps, m; Delta and delta in [0, 1), the
+	// domain of the solver and the certificate, of which darrm's commands
+	// take [0, accountant.MaxDelta]), then the rules of the problem that
+	// relate them.
+	field := func(err error) error {
+		var pe *accountant.ParamError
+		if errors.As(err, &pe) {
+			if f, ok := fields[pe.Name]; ok {
+				return &fieldError{field: f, err: pe}
+			}
+		}
+		return err
+	}
 	oneVote := p.Relation == accountant.OneVote
-	switch {
-	case p.Relation != accountant.PrivateTeachers && !oneVote:
+	if p.Relation != accountant.PrivateTeachers && !oneVote {
 		return bad("relation", p.Relation, "must be %v or %v", accountant.PrivateTeachers, accountant.OneVote)
-	case p.K < 1:
-		return bad("K", p.K, "must be >= 1")
-	case p.K%2 == 0:
-		return bad("K", p.K, "must be odd (the majority of an even number of votes can tie)")
-	case !finite(p.Eps) || p.Eps <= 0:
-		return bad("eps", p.Eps, "must be finite and > 0")
+	}
+	for _, err := range []error{param.Teachers(p.K, true), param.Positive("eps", p.Eps), param.Delta("Delta", p.Delta), CheckM(p.M, p.K), param.Delta("delta", p.TargetDelta)} {
+		if err != nil {
+			return field(err)
+		}
+	}
+	switch {
 	case oneVote && p.Delta != 0:
 		return bad("Delta", p.Delta, "must be 0 in the one-vote relation (the teachers need no guarantee; eps and delta are the release's)")
 	case oneVote && p.M != 1:
 		return bad("m", p.M, "must be 1 in the one-vote relation (eps is the release's own)")
-	case !finite(p.Delta) || p.Delta < 0 || p.Delta >= 1:
-		return bad("Delta", p.Delta, "must be in [0, 1)")
-	case !finite(p.M) || p.M < 1 || p.M > float64(p.K):
-		return bad("m", p.M, "must be in [1, K] = [1, %d]", p.K)
-	case !finite(p.TargetDelta) || p.TargetDelta < p.Delta || p.TargetDelta >= 1:
-		return bad("delta", p.TargetDelta, "must be in [Delta, 1) = [%v, 1)", p.Delta)
+	case p.TargetDelta < p.Delta:
+		return bad("delta", p.TargetDelta, "must be >= Delta = %v: DaRRM's problem holds a release to at least its teachers' delta", p.Delta)
 	case p.MEps() > MaxMEps:
 		return bad("m·eps", p.MEps(), "must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", MaxMEps)
 	case p.Delta > 0 && p.K > maxKApprox:
 		return bad("K", p.K, "must be <= %d when Delta > 0 (a solve would take hours beyond it)", maxKApprox)
 	case p.K > maxKPure:
 		return bad("K", p.K, "must be <= %d (the exhaustive certificate costs about K^3/12 steps)", maxKPure)
+	}
+	return nil
+}
+
+// CheckM checks m, the multiple of the teachers' eps that each release
+// is held to (m·eps): in [1, K] for k = K teachers. It is the one check
+// of m, whichever command or experiment takes it.
+func CheckM(m float64, k int) error {
+	if !(m >= 1 && m <= float64(k)) {
+		return &accountant.ParamError{Name: "m", Value: m, Rule: fmt.Sprintf("must be in [1, K] = [1, %d]", k)}
 	}
 	return nil
 }

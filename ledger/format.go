@@ -206,8 +206,8 @@ func checkHeader(h Header) error {
 	if err := checkBudget(h.Budget); err != nil {
 		return err
 	}
-	if !(h.DeltaPrime > 0 && h.DeltaPrime < 1) {
-		return paramError("delta-prime", formatG(h.DeltaPrime), "must be in (0, 1)")
+	if err := accountant.CheckDeltaPrime(h.DeltaPrime); err != nil {
+		return fmt.Errorf("ledger: %w", err)
 	}
 	if h.Version >= Version {
 		if err := accountant.CheckFilter(h.Filter, h.Budget); err != nil {

@@ -36,13 +36,12 @@ type LNMax struct {
 const MaxLNMaxEps = 100.0
 
 // Validate checks the scale: at most noise.MaxScale, and large enough that
-// the per-query ε = 2/Scale (rounded up) is at most MaxLNMaxEps.
+// the per-query ε = 2/Scale (rounded up) is at most MaxLNMaxEps; one rule,
+// said in the same words whichever end it breaks.
 func (m LNMax) Validate() error {
-	if !(m.Scale > 0 && m.Scale <= noise.MaxScale) {
-		return &accountant.ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise)", 2/MaxLNMaxEps, noise.MaxScale)}
-	}
-	if eps := outward.Exact(2).Div(outward.Exact(m.Scale)).Hi; !(eps <= MaxLNMaxEps) {
-		return &accountant.ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be at least %v: its per-query eps 2/b = %v is above %v, a guarantee that says nothing", 2/MaxLNMaxEps, eps, MaxLNMaxEps)}
+	if !(m.Scale > 0 && m.Scale <= noise.MaxScale) || !(outward.Exact(2).Div(outward.Exact(m.Scale)).Hi <= MaxLNMaxEps) {
+		return &accountant.ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise; below %v its per-query eps 2/b is above %v, a guarantee that says nothing)",
+			2/MaxLNMaxEps, noise.MaxScale, 2/MaxLNMaxEps, MaxLNMaxEps)}
 	}
 	return nil
 }

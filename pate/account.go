@@ -50,11 +50,11 @@ type AccountOptions struct {
 	Recorded *Recorded
 }
 
-// Recorded are the releases that the privacy ledger Ledger, bound to
-// Ensemble, has charged (ledger.Ledger.Runs).
+// Recorded are the releases that the privacy ledger Ledger, of id ID and
+// bound to Ensemble, has charged (ledger.Ledger.Runs).
 type Recorded struct {
-	Ledger, Ensemble string
-	Releases         []recordedRelease
+	Ledger, ID, Ensemble string
+	Releases             []recordedRelease
 }
 
 // recordedRelease is one release a ledger charged: its mechanism, the
@@ -314,6 +314,12 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 		return err
 	}
 	if r := opts.Recorded; r != nil {
+		// A header that names the ledger it was charged to names one
+		// ledger: another ledger's records, even of a release with the
+		// same settings, do not vouch for it.
+		if m.Ledger != "" && m.Ledger != r.ID {
+			return lr.HeaderErrorf("labels charged to the ledger of id %s, but ledger %s has id %s: it did not charge them, and its total does not cover them", m.Ledger, r.Ledger, r.ID)
+		}
 		if m.Ensemble != r.Ensemble {
 			return lr.HeaderErrorf("labels of ensemble %q, but ledger %s is bound to ensemble %q", m.Ensemble, r.Ledger, r.Ensemble)
 		}

@@ -134,7 +134,8 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 // TestAccountAgainstLedger: with the releases a ledger records as the
 // reference (issue 40, item 3), a label header that agrees with itself but
 // not with any recorded release (sigma2 and eps both edited), of another
-// ensemble, or with more labels than the release charged, is refused.
+// ensemble, with more labels than the release charged, or charged to a
+// ledger of another id (issue 55), is refused.
 func TestAccountAgainstLedger(t *testing.T) {
 	counts, _ := syntheticCounts(20, 4)
 	m := paperMechanisms()[1] // gnmax alone: its eps follows from sigma2
@@ -147,6 +148,8 @@ func TestAccountAgainstLedger(t *testing.T) {
 	self := bytes.Replace(labels.Bytes(), []byte(`"sigma2":40,`), []byte(`"sigma2":400,`), 1)
 	self = bytes.Replace(self, []byte(`"eps":`+strconv.FormatFloat(g.Eps, 'g', -1, 64)), []byte(`"eps":`+strconv.FormatFloat(forged.Privacy().Eps, 'g', -1, 64)), 1)
 	release := recordedRelease{Mechanism: m.Name, PerQuery: g, Labels: 20}
+	ids := [2]string{strings.Repeat("a", 32), strings.Repeat("b", 32)}
+	charged := bytes.Replace(labels.Bytes(), []byte(`"for_release":`), []byte(`"ledger":"`+ids[0]+`","for_release":`), 1)
 	for _, tc := range []struct {
 		name   string
 		file   []byte
@@ -158,6 +161,8 @@ func TestAccountAgainstLedger(t *testing.T) {
 		{"another ensemble's ledger", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "other", Releases: []recordedRelease{release}}, false},
 		{"fewer labels charged", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct", Releases: []recordedRelease{{Mechanism: m.Name, PerQuery: g, Labels: 19}}}, false},
 		{"no release recorded", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct"}, false},
+		{"charged to this ledger", charged, Recorded{Ledger: "L", ID: ids[0], Ensemble: "acct", Releases: []recordedRelease{release}}, true},
+		{"charged to another ledger", charged, Recorded{Ledger: "L", ID: ids[1], Ensemble: "acct", Releases: []recordedRelease{release}}, false},
 	} {
 		lr, err := votefile.NewLabelReader(bytes.NewReader(tc.file), "labels")
 		if err != nil {
@@ -173,6 +178,9 @@ func TestAccountAgainstLedger(t *testing.T) {
 		var bad interface{ BadInput() bool }
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &bad) || !strings.Contains(err.Error(), "ledger L"))) {
 			t.Errorf("%s: %v", tc.name, err)
+		}
+		if tc.ledger.ID == ids[1] && (err == nil || !strings.Contains(err.Error(), ids[0]) || !strings.Contains(err.Error(), ids[1])) {
+			t.Errorf("%s: %v, want both ids", tc.name, err)
 		}
 	}
 }

@@ -194,7 +194,9 @@ func (c Count) of(t Target) int {
 // those a run charged to a new ledger of the budget releases, by the
 // filter ledger init fixes for these labels declared (ledger.ChooseFilter)
 // or Request.Filter (accountant.MaxFilterSteps). A budget that fits no
-// query is an error that says the smallest one that fits one.
+// query is an error that says the smallest one that fits one; one within
+// which more than accountant.CountLimit fit allows that many, as it does
+// a release (ensemble.NewAccounting) and a ledger.
 func Queries(ctx context.Context, r Request) (Count, error) {
 	if err := r.Budget.Validate(); err != nil {
 		return Count{}, err
@@ -204,11 +206,8 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		return Count{}, err
 	}
 	c := Count{Run: b.runQueries(), PerQuery: b.agg.Privacy().Guarantee, Label: b.label}
-	switch c.Run {
-	case 0:
+	if c.Run == 0 {
 		return c, noFit(b, r.Budget.Guarantee, 1)
-	case accountant.CountLimit:
-		return c, &accountant.BeyondCountError{Budget: r.Budget.Guarantee}
 	}
 	c.Total = b.acc.Allows
 	step := b.agg.Privacy().Step()

@@ -2,11 +2,11 @@ package provenance
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -346,7 +346,8 @@ func (b Binding) Cap(deltaPrime float64) (*accountant.Cap, string, error) {
 // stated, each in its domain, and the relation and partition compatible
 // (as in a header). K must be odd in the private-teachers relation (only
 // the binary mechanisms release in it), and only >= 1 in the one-vote
-// relation (PATE's ensembles of any size vote among C classes); the
+// relation (PATE's ensembles of any size vote among C classes)
+// (param.Teachers); the
 // teachers' (ε, Δ) may be zero, i.e. none, in the one-vote relation,
 // whose teachers need not be private.
 func (b Binding) Validate() error {
@@ -356,20 +357,34 @@ func (b Binding) Validate() error {
 	// Non-private teachers in the one-vote relation: that relation's
 	// guarantees do not rest on the teachers', so there is none to bind.
 	none := b.Teachers == (accountant.Guarantee{}) && b.Relation == accountant.OneVote
-	switch {
-	case b.Ensemble == "" || len(b.Ensemble) > votefile.MaxEnsembleID:
+	if b.Ensemble == "" || len(b.Ensemble) > votefile.MaxEnsembleID {
 		return bad("ensemble", fmt.Sprintf("%q", b.Ensemble), fmt.Sprintf("must name the teacher ensemble, in at most %d bytes", votefile.MaxEnsembleID))
-	case b.K < 1 || (b.K%2 == 0 && b.Relation == accountant.PrivateTeachers):
-		return bad("K", b.K, "must be odd and >= 1 (in the one-vote relation, whose multi-class mechanisms take any K, >= 1)")
-	case !none && (!(b.Teachers.Eps > 0) || b.Teachers.Eps > math.MaxFloat64):
-		return bad("eps", b.Teachers.Eps, "must be a finite number > 0")
-	case !none && !(b.Teachers.Delta >= 0 && b.Teachers.Delta < 1):
-		return bad("Delta", b.Teachers.Delta, "must be in [0, 1)")
+	}
+	// K and the teachers' (eps, Delta) by the checks of every command and
+	// header that states them.
+	checks := []error{param.Teachers(b.K, b.Relation == accountant.PrivateTeachers)}
+	if !none {
+		checks = append(checks, teachersRule(b.Teachers))
+	}
+	for _, err := range checks {
+		if err != nil {
+			return fmt.Errorf("ensemble parameters: %w", err)
+		}
 	}
 	if field, v, rule := ensembleRule(b.Relation, b.Kind, b.Partition); field != "" {
 		return bad(field, v, rule)
 	}
 	return nil
+}
+
+// teachersRule checks a teacher's (eps, Delta) guarantee, as a binding
+// and a header state it: eps finite and > 0 (param.Positive), Delta in
+// [0, 1) (param.Delta), each a *param.Error named "eps" or "Delta".
+func teachersRule(g accountant.Guarantee) error {
+	if err := param.Positive("eps", g.Eps); err != nil {
+		return err
+	}
+	return param.Delta("Delta", g.Delta)
 }
 
 // ensembleRule returns the first rule that an ensemble's relation, kind

@@ -1,6 +1,7 @@
 package provenance
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -300,11 +302,9 @@ func (h *header) check(g group, at string) error {
 	default:
 		return headerErr(at+".source.method", g.origin.String(), "must be stated, dp-sgd or none")
 	}
-	if !(g.guarantee.Eps > 0) || math.IsInf(g.guarantee.Eps, 0) {
-		return headerErr(at+".eps", g.guarantee.Eps, "must be a finite number > 0")
-	}
-	if !(g.guarantee.Delta >= 0 && g.guarantee.Delta < 1) {
-		return headerErr(at+".Delta", g.guarantee.Delta, "must be in [0, 1)")
+	var pe *param.Error
+	if errors.As(teachersRule(g.guarantee), &pe) {
+		return headerErr(at+"."+pe.Name, pe.Value, "%s", pe.Rule)
 	}
 	if g.origin == fromStated {
 		return nil

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // headerKey is the key that makes a JSON object a vote file's metadata
@@ -165,8 +166,9 @@ func (m *Meta) Validate() error {
 	if !validClasses(m.Classes) {
 		return headerErr("classes", m.Classes, "must be in [2, %d] (at most as many classes as a row of counts can hold)", MaxClasses)
 	}
-	if m.K < 1 || (m.K%2 == 0 && m.Input() == TwoClass) {
-		return headerErr("K", m.K, "must be odd and >= 1 for two-class votes (the majority of an even number of votes can tie), >= 1 for counts or more classes")
+	var pe *param.Error
+	if errors.As(param.Teachers(m.K, m.Input() == TwoClass), &pe) {
+		return headerErr("K", m.K, "%s", pe.Rule)
 	}
 	if m.Layout < 0 || int(m.Layout) >= len(layoutEnum.List) {
 		return headerErr("layout", m.Layout.String(), "must be one of %s", strings.Join(layoutEnum.List, ", "))

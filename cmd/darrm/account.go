@@ -55,16 +55,6 @@ func newAccount(use, short string, flags any, names map[string]string, run func(
 // stepFlags maps the accountant's names of a composed step to the flags.
 var stepFlags = withFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "eps total": "--budget-eps"})
 
-// checkStepDelta checks --step-delta as every per-query delta is checked
-// (accountant.CheckDelta: ledger init's --step-delta, aggregate's and
-// plan's --delta), then --delta-prime (checkDeltaPrime).
-func checkStepDelta(delta float64, checkDeltaPrime func() error) error {
-	if err := accountant.CheckDelta("delta", delta); err != nil {
-		return err
-	}
-	return checkDeltaPrime()
-}
-
 func newAccountComposeCmd() *cobra.Command {
 	var f struct {
 		Step  float64 `flag:"step-eps" required:""`
@@ -73,9 +63,6 @@ func newAccountComposeCmd() *cobra.Command {
 		compositionFlags
 	}
 	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
-		if err := checkStepDelta(f.Delta, f.checkDeltaPrime); err != nil {
-			return nil, err
-		}
 		step := accountant.Guarantee{Eps: f.Step, Delta: f.Delta}
 		total, err := accountant.Compose(step, f.Steps, f.Method, f.DeltaPrime)
 		return report.AccountCompose{Method: f.Method, DeltaPrime: f.DeltaPrime, Steps: f.Steps, Step: step, Total: total}, err
@@ -91,9 +78,6 @@ func newAccountQueriesCmd() *cobra.Command {
 		compositionFlags
 	}
 	return newAccount("queries", "Largest number of (eps, delta)-DP queries within a total budget", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
-		if err := checkStepDelta(f.Delta, f.checkDeltaPrime); err != nil {
-			return nil, err
-		}
 		d := report.AccountQueries{Method: f.Method, DeltaPrime: f.DeltaPrime, Step: accountant.Guarantee{Eps: f.Step, Delta: f.Delta},
 			Budget: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 		var err error
@@ -113,9 +97,6 @@ func newAccountStepEpsCmd() *cobra.Command {
 		compositionFlags
 	}
 	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
-		if err := checkStepDelta(f.Delta, f.checkDeltaPrime); err != nil {
-			return nil, err
-		}
 		d := report.AccountStepEps{Method: f.Method, DeltaPrime: f.DeltaPrime, Steps: f.Steps, BudgetEps: f.BudgetEps, StepDelta: f.Delta}
 		var err error
 		if d.Step, err = accountant.StepEps(f.BudgetEps, f.Delta, f.Steps, f.Method, f.DeltaPrime); err != nil {

@@ -114,9 +114,6 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	if fs.Changed("K") && f.K < 1 {
-		return cli.Usagef("--K = %d: the number of teachers, those that abstained among them, must be >= 1", f.K)
-	}
 	in, file, err := f.OpenVotes(cmd, "VOTES", cli.InputArg(args))
 	if err != nil {
 		return err

@@ -65,11 +65,6 @@ func newAggregateCmd() *cobra.Command {
 func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Guarantee, *float64, error) {
 	fs := cmd.Flags()
 	total := cli.Given(fs, "total-delta", f.TotalDelta)
-	if total != nil {
-		if err := accountant.CheckDelta("--total-delta", *total); err != nil {
-			return nil, nil, cli.Usagef("%v", err)
-		}
-	}
 	switch eps, delta := fs.Changed("budget-eps"), fs.Changed("budget-delta"); {
 	case (eps || delta) && total != nil:
 		return nil, nil, cli.Usagef("--total-delta goes without a budget: a release with --budget-eps and --budget-delta states its total at --budget-delta")
@@ -95,9 +90,6 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	input := cli.InputName(name)
 	if cli.IsStdoutFile(f.Out, cmd.OutOrStdout()) {
 		f.Out = cli.Std // e.g. /dev/stdout: write to it, never replace it
-	}
-	if err := f.checkDeltaPrime(); err != nil {
-		return err
 	}
 	compositionIgnored(cmd)
 	budget, totalDelta, err := f.budget(cmd)
@@ -187,6 +179,11 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 	case f.Given(cmd).Sigma2 != nil: // the GNMax family (checkSettings)
 		if spec.Mechanism.GNMax, err = gnmaxOf(f.Given(cmd), noisymax.DiscreteNoise); err != nil {
 			return spec, mech, rel, err
+		}
+		// Its --delta, required (checkSettings), is the delta its Renyi
+		// DP is converted at, as plan says it.
+		if err := accountant.CheckConversionDelta("delta", f.Target); err != nil {
+			return spec, mech, rel, flagErr(err, nil)
 		}
 	}
 	spec.Mechanism = mech.Settings(spec.Mechanism, spec.Problem)

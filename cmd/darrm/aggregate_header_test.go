@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -31,7 +33,7 @@ func TestTinyLaplaceScale(t *testing.T) {
 		for _, extra := range [][]string{nil, {"--ledger", led}} {
 			args := append([]string{"aggregate", counts, "--mechanism", "lnmax", "--laplace-scale", scale, "--out", out}, extra...)
 			_, e, code := darrm(t, "", args...)
-			if code != exitUsage || !strings.Contains(e, "--laplace-scale = "+scale) || !strings.Contains(e, "at least 0.02") {
+			if code != exitUsage || !strings.Contains(e, "--laplace-scale = "+scale) || !strings.Contains(e, "must be in [0.02, 1e+15]") {
 				t.Errorf("%v: exit %d: %s", args, code, e)
 			}
 			if _, err := os.Stat(out); err == nil {
@@ -241,5 +243,41 @@ func TestAccountPATELedgerReference(t *testing.T) {
 	// ledger refuses that, and nothing is drawn.
 	if _, e, code := darrm(t, "", "account", "pate", counts, "--sigma2", "40", "--target-delta", "1e-5", "--release-estimate", "--ledger", led); code != exitUsage || !strings.Contains(e, "--filter simple") {
 		t.Errorf("--ledger without --labels on a zcdp-filter ledger: exit %d: %s", code, e)
+	}
+}
+
+// TestAccountPATEOtherLedger: labels whose header names the ledger they
+// were charged to are refused, exit 2 naming both ids, when --ledger is
+// another ledger (issue 55), even one of the same ensemble that charged a
+// release of the same settings: its total does not cover them.
+func TestAccountPATEOtherLedger(t *testing.T) {
+	dir := t.TempDir()
+	counts := countsFile(t, dir, "counts.csv", 20, func(i int) []int { return plurality(200, i%10) })
+	idOf := regexp.MustCompile(`"ledger":"([0-9a-f]{32})"`)
+	// The same ensemble's ledger in two records of it (two state folders):
+	// each ledger charges a release of the same settings.
+	var leds, labels, ids [2]string
+	for i := range leds {
+		t.Setenv(ledger.EnvStateDir, t.TempDir())
+		leds[i], labels[i] = filepath.Join(dir, fmt.Sprintf("l%d.ledger", i)), filepath.Join(dir, fmt.Sprintf("labels%d.csv", i))
+		if _, e, code := darrm(t, "", "ledger", "init", leds[i], "--votes", counts, "--budget-eps", "100", "--budget-delta", "1e-3"); code != 0 {
+			t.Fatal(e)
+		}
+		if _, e, code := darrm(t, "", "aggregate", counts, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--ledger", leds[i], "--out", labels[i]); code != 0 {
+			t.Fatal(e)
+		}
+		m := idOf.FindSubmatch(mustRead(t, labels[i]))
+		if m == nil {
+			t.Fatalf("%s names no ledger", labels[i])
+		}
+		ids[i] = string(m[1])
+	}
+	acct := []string{"account", "pate", counts, "--target-delta", "1e-5", "--format", "json", "--ledger", leds[1]}
+	if _, e, code := darrm(t, "", append(acct, "--labels", labels[1])...); code != 0 {
+		t.Fatalf("labels charged to --ledger: exit %d: %s", code, e)
+	}
+	out, e, code := darrm(t, "", append(acct, "--labels", labels[0])...)
+	if code != exitUsage || out != "" || !strings.Contains(e, ids[0]) || !strings.Contains(e, ids[1]) {
+		t.Errorf("labels charged to ledger %s, --ledger %s: exit %d: %s%s", ids[0], ids[1], code, out, e)
 	}
 }

@@ -48,7 +48,10 @@ func TestAggregatePublish(t *testing.T) {
 		Eps, Delta *float64
 		Method     string
 		DeltaFrom  string `json:"delta_from"`
+		Note       *string
 	}
+	k25 := filepath.Join(dir, "k25.csv")
+	os.WriteFile(k25, []byte(strings.Repeat("1,0,1,1,0,1,1,0,1,1,0,1,1,0,1,1,0,1,1,0,1,1,0,1,1\n", 20)), 0o644)
 	for _, tc := range []struct {
 		name      string
 		args      []string
@@ -56,13 +59,18 @@ func TestAggregatePublish(t *testing.T) {
 		method    string // of the total to publish ("": any)
 		delta     float64
 		deltaFrom string
+		note      string // what the total says of the exact composition out of reach ("": it is exact)
 	}{
-		{"one-vote, budget", append(slices.Clone(oneVoteArgs), budget...), 0, "exact", 1e-6, "budget"},
-		{"one-vote, --total-delta", append(slices.Clone(oneVoteArgs), "--total-delta", "1e-8"), 0, "", 1e-8, "total-delta"},
-		{"one-vote, a pure total", append(slices.Clone(oneVoteArgs), "--total-delta", "0"), 0, "profile", 0, "total-delta"},
-		{"darrm, ledger", append([]string{"aggregate", votes, "--m", "3", "--ledger", led}, out("l.csv")...), 0, "teachers' cap (optimal)", 1e-3, "ledger-budget"},
-		{"subsample, seeded", append([]string{"aggregate", votes, "--m", "3", "--mechanism", "subsample", "--seed", "3"}, out("s.csv")...), 0, "", -1, "default"},
-		{"confident-gnmax, budget", append(slices.Clone(confident), "--budget-eps", "0.5", "--budget-delta", "1e-5"), exitBudget, "exact", 1e-5, "budget"},
+		{"one-vote, budget", append(slices.Clone(oneVoteArgs), budget...), 0, "exact", 1e-6, "budget", ""},
+		{"one-vote, --total-delta", append(slices.Clone(oneVoteArgs), "--total-delta", "1e-8"), 0, "", 1e-8, "total-delta", ""},
+		{"one-vote, a pure total", append(slices.Clone(oneVoteArgs), "--total-delta", "0"), 0, "profile", 0, "total-delta", ""},
+		{"darrm, ledger", append([]string{"aggregate", votes, "--m", "3", "--ledger", led}, out("l.csv")...), 0, "teachers' cap (optimal)", 1e-3, "ledger-budget", ""},
+		{"subsample, seeded", append([]string{"aggregate", votes, "--m", "3", "--mechanism", "subsample", "--seed", "3"}, out("s.csv")...), 0, "", -1, "default", ""},
+		{"confident-gnmax, budget", append(slices.Clone(confident), "--budget-eps", "0.5", "--budget-delta", "1e-5"), exitBudget, "exact", 1e-5, "budget", ""},
+		// Subsampling 3 of 25 teachers: its pairs at more corner multisets
+		// than are listed, so the exact composition is out of reach.
+		{"subsample K = 25, budget", append([]string{"aggregate", k25, "--mechanism", "subsample", "--m", "3", "--eps", "0.1", "--Delta", "1e-9",
+			"--budget-eps", "8", "--budget-delta", "1e-6"}, out("k25-labels.csv")...), 0, "optimal", 1e-6, "budget", "exact composition out of reach: the label's pairs at"},
 	} {
 		table, stderr, code := darrm(t, "", tc.args...)
 		if code != tc.code {
@@ -92,6 +100,11 @@ func TestAggregatePublish(t *testing.T) {
 		}
 		if p.Eps == nil || *p.Delta > want || tc.method != "" && p.Method != tc.method || p.DeltaFrom != tc.deltaFrom {
 			t.Errorf("%s: publish %+v (eps %v, delta %v), want delta <= %g by %q", tc.name, p, p.Eps, p.Delta, want, tc.method)
+		}
+		if p.Note == nil || tc.note == "" && *p.Note != "" || tc.note != "" && !strings.HasPrefix(*p.Note, tc.note) {
+			t.Errorf("%s: publish.note %v, want %q", tc.name, p.Note, tc.note)
+		} else if tc.note != "" && !strings.Contains(unwrapped(table), "note: "+*p.Note+"; the total is a looser bound that holds") {
+			t.Errorf("%s: the text does not say %q:\n%s", tc.name, *p.Note, table)
 		}
 		if strings.HasPrefix(tc.name, "one-vote, budget") && *p.Eps > 1.6 {
 			t.Errorf("%s: eps %v outside the budget", tc.name, *p.Eps)

@@ -167,7 +167,7 @@ func TestSolveBadInput(t *testing.T) {
 		{[]string{"--K", "eleven", "--m", "3"}, "invalid argument"},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-composition", "advanced"}, "--rr-composition"},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--sub-size", "12"}, "--sub-size = 12"},
-		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-composition", "general", "--rr-delta-prime", "0"}, "delta'"},
+		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-composition", "general", "--rr-delta-prime", "0"}, "--rr-delta-prime = 0: must be in (0, 1)"},
 	} {
 		dir := t.TempDir()
 		plotDir := t.TempDir()

@@ -30,7 +30,8 @@ type totalFlags struct {
 
 // given says whether a comparison at equal totals was asked for, and
 // checks that its flags are complete: the budget, and the numbers of
-// queries of the flag queries. It notes on standard error that
+// queries of the flag queries (each checked as every count of queries is,
+// checkFlagRules). It notes on standard error that
 // --composition, if given, changes nothing (compositionIgnored).
 func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bool, error) {
 	compositionIgnored(cmd)
@@ -43,11 +44,6 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 	}
 	if len(counts) == 0 {
 		return false, cli.Usagef("--budget-eps compares at equal totals over a number of queries: give --%s", queries)
-	}
-	for _, q := range counts {
-		if q < 1 {
-			return false, cli.Usagef("--%s %d: must be >= 1", queries, q)
-		}
 	}
 	return true, cli.AsUsage(flagErr(t.budget().Validate(), budgetFlags))
 }
@@ -76,7 +72,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 	for _, q := range f.Queries {
 		compared, err := plan.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
 		if err != nil {
-			return nil, cli.AsUsage(flagErr(err, nil))
+			return nil, cli.AsUsage(flagErr(err, budgetFlags))
 		}
 		out = append(out, report.SolveEqualOf(f.Totals.heading(q), compared))
 	}
@@ -109,7 +105,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, mech
 			return nil, sourceError(err, "")
 		}
 		if err != nil {
-			return nil, cli.AsUsage(flagErr(err, nil))
+			return nil, cli.AsUsage(flagErr(err, budgetFlags))
 		}
 		out = append(out, report.SimEqualOf(f.Totals.heading(q), sims))
 	}

@@ -83,9 +83,12 @@ func explainExit(err error) (status int, msg string) {
 		return exitNotCertified, msg
 	case errors.As(err, &pe), errors.As(err, &se):
 		// The flag's words replace the library's, with any context the
-		// library wrapped them in; the command's own context stays.
+		// library wrapped them in; the command's own context stays. The
+		// names are those of the call nearest the library's error, which
+		// knows its parameters best (a problem's m·eps, a release's
+		// delta), the prefix the command's, outermost.
 		if ff := (*flagged)(nil); errors.As(err, &ff) {
-			if said, ok := ff.said(); ok {
+			if said, ok := ff.innermost().said(); ok {
 				msg = strings.Replace(msg, ff.Error(), ff.prefix+said, 1)
 			}
 		}
@@ -106,6 +109,18 @@ type flagged struct {
 
 func (e *flagged) Error() string { return e.err.Error() }
 func (e *flagged) Unwrap() error { return e.err }
+
+// innermost returns the flagged error nearest the library's in e's
+// chain: e itself when it wraps none.
+func (e *flagged) innermost() *flagged {
+	for {
+		var next *flagged
+		if !errors.As(e.err, &next) {
+			return e
+		}
+		e = next
+	}
+}
 
 // said says the bad parameter or setting of e's library call in terms of
 // the command's flags, if e holds one.

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"errors"
+	"strconv"
+
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
@@ -49,14 +53,86 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 
 	{Name: "steps", Default: 0, Usage: "number of composed steps (>= 1)"},
 	{Name: "step-eps", Default: 0.0, Usage: "eps of one composed step (> 0)"},
-	{Name: "step-delta", Default: 0.0, Usage: "delta of one composed step, in [0, 1)"},
+	{Name: "step-delta", Default: 0.0, Usage: "delta of one composed step, in [0, 0.5]"},
 	{Name: "budget-eps", Default: 0.0, Usage: "total eps budget (> 0)"},
-	{Name: "budget-delta", Default: 0.0, Usage: "total delta budget, in [0, 1)"},
+	{Name: "budget-delta", Default: 0.0, Usage: "total delta budget, in [0, 0.5]"},
 	{Name: "target-eps", Default: []float64(nil), Usage: "eps of the guarantee to meet (> 0; where tabulated, several)"},
-	{Name: "target-delta", Default: 0.0, Usage: "delta of the guarantee to meet or report, in (0, 1)"},
+	{Name: "target-delta", Default: 0.0, Usage: "delta of the guarantee to meet or report, in [0, 0.5]"},
 	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise, in units of the sensitivity (> 0)"},
 	{Name: "ledger", Default: "", Usage: "privacy ledger to charge (darrm ledger init)"},
 })
+
+// flagRules are the rules of the privacy parameters that several
+// commands take: each flag has one, checked by one function (the
+// library's) wherever it is given, before any work, so that every command
+// refuses the same values in the same words, naming the flag. A command
+// adds after it the rules that relate a parameter to others, each named
+// as its own: delta >= Delta in DaRRM's problem, m <= K, an odd K for
+// two-class votes, m·eps <= 100, the range of a discrete noise, a
+// threshold within K + 10·sigma1, a delta > 0 where Renyi DP is converted.
+var flagRules = map[string]func(name string, x float64) error{
+	// The eps of a guarantee, a budget or a step, and a noise's scale.
+	"eps": param.Positive, "target-eps": param.Positive, "budget-eps": param.Positive, "step-eps": param.Positive,
+	"sigma": param.Positive, "sigma1": param.Positive, "sigma2": param.Positive, "sigma-ss": param.Positive, "laplace-scale": param.Positive,
+	// The delta of a guarantee, a budget, a step or a total.
+	"Delta": accountant.CheckDelta, "delta": accountant.CheckDelta, "target-delta": accountant.CheckDelta,
+	"budget-delta": accountant.CheckDelta, "step-delta": accountant.CheckDelta, "total-delta": accountant.CheckDelta,
+	// The slack of a composition.
+	"delta-prime": deltaPrime, "rr-delta-prime": deltaPrime,
+}
+
+// countRules are flagRules' counterpart for the counts: K, a number of
+// teachers (param.Teachers), and the numbers of queries or steps, which
+// the accountant counts exactly up to accountant.CountLimit.
+var countRules = map[string]func(n int) error{
+	"K":       func(n int) error { return param.Teachers(n, false) },
+	"queries": steps, "budget-queries": steps, "steps": steps,
+}
+
+func deltaPrime(_ string, x float64) error { return accountant.CheckDeltaPrime(x) }
+
+func steps(n int) error { return param.CountIn("steps", n, 1, accountant.CountLimit) }
+
+// checkFlagRules checks each flag of flagRules and countRules given to cmd
+// by its rule, and names the flag and the value as given (every value of
+// a list).
+func checkFlagRules(cmd *cobra.Command) error {
+	var err error
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		// The values as parsed, read back from their text, which pflag
+		// writes exactly (strconv's shortest form).
+		values := []string{f.Value.String()}
+		if list, ok := f.Value.(interface{ GetSlice() []string }); ok {
+			values = list.GetSlice()
+		}
+		for _, v := range values {
+			if rule, ok := flagRules[f.Name]; ok {
+				x, _ := strconv.ParseFloat(v, 64)
+				err = asFlag(f.Name, x, rule(f.Name, x))
+			}
+			if rule, ok := countRules[f.Name]; ok {
+				n, _ := strconv.Atoi(v)
+				err = asFlag(f.Name, n, rule(n))
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	return err
+}
+
+// asFlag says err, a parameter's rule broken by value, as the flag name's.
+func asFlag(name string, value any, err error) error {
+	var pe *param.Error
+	if errors.As(err, &pe) {
+		return &param.Error{Name: "--" + name, Value: value, Rule: pe.Rule}
+	}
+	return err
+}
 
 // bind defines the flags of the tagged fields of the struct p points to
 // (cli.Registry.Bind): a shared flag takes its default and help from
@@ -121,13 +197,3 @@ func compositionIgnored(cmd *cobra.Command) {
 // budgetFlags maps the accountant's names of a budget's values
 // (accountant.Budget.Validate) to the flags that give them.
 var budgetFlags = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "delta'": "--delta-prime"}
-
-// checkDeltaPrime checks --delta-prime (accountant.Composition.Validate),
-// in its own words whatever command runs it.
-func (c *compositionFlags) checkDeltaPrime() error {
-	err := c.composition().Validate()
-	if said, ok := flagSaid(err, budgetFlags); ok {
-		return cli.Usagef("%s", said)
-	}
-	return err
-}

@@ -276,7 +276,9 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		return accountant.Spend{}, "", sourceError(err, "")
 	}
 	if err != nil {
-		return accountant.Spend{}, "", cli.AsUsage(flagErr(err, map[string]string{"laplace scale": "--laplace-scale"}))
+		names := problemNames(info.OwnTarget(), "--eps")
+		names["laplace scale"] = "--laplace-scale"
+		return accountant.Spend{}, "", cli.AsUsage(flagErr(err, names))
 	}
 	priv := agg.Privacy()
 	if priv.Relation != b.Relation {
@@ -315,7 +317,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, *vote
 		}
 		s.Relation = &f.Relation
 		b, err := ledger.Bind(nil, s)
-		return b, nil, cli.AsUsage(err)
+		return b, nil, cli.AsUsage(flagErr(err, nil))
 	}
 	if fs.Changed("relation") {
 		s.Relation = &f.Relation

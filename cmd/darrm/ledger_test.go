@@ -603,7 +603,7 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 		{"no target eps", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote"}), 0, []string{"give one --target-eps"}, exitUsage},
 		{"another relation", join(private, b3, []string{"--mechanism", "gnmax", "--classes", "3", "--sigma2", "40"}), 0, []string{"gnmax releases in the one-vote relation"}, exitUsage},
 		{"step eps 0", join(private, b3, []string{"--step-eps", "0"}), 0, []string{"--step-eps = 0"}, exitUsage},
-		{"queries beyond count", join(private, b3, []string{"--step-eps", "0.1", "--queries", "1000000000000000000"}), 0, []string{"--queries = 1000000000000000000: must be >= 0"}, exitUsage},
+		{"queries beyond count", join(private, b3, []string{"--step-eps", "0.1", "--queries", "1000000000000000000"}), 0, []string{"--queries = 1000000000000000000: must be an integer in [1, 9007199254740992]"}, exitUsage},
 		{"budget eps 0", join(private, []string{"--budget-eps", "0", "--budget-delta", "1e-5", "--step-eps", "0.1"}), 0, []string{"--budget-eps = 0: must be a finite number > 0"}, exitUsage},
 	} {
 		led := filepath.Join(dir, fmt.Sprintf("%d.ledger", i))
@@ -634,59 +634,205 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 	}
 }
 
-// TestOneRangePerParameter: a budget's and a declared step's parameters
-// have one range across the commands that take them (issue 55: ledger
-// init took --budget-delta 0.9 where plan refused it), each checked by
-// one function: every command refuses the same values with the same
-// words (exit 2), and takes the edges of the range.
+// TestOneRangePerParameter: every privacy parameter that several
+// commands take has one rule, checked by one function (checkFlagRules, the
+// library's check of it), so that every command refuses the same values in
+// the same words, naming the flag, the value and the rule (exit 2), and
+// takes the edges of the range (issue 55: ledger init took --budget-delta
+// 0.9 where plan refused it; solve took --delta 0.7, account gaussian
+// --target-delta 0.7; the solver said "[Delta, 1)" where others said
+// "[0, 0.5]"; plan refused a budget that aggregate and a ledger take).
+// Where a command adds a rule of its own (DaRRM's delta >= Delta, an odd
+// K for two-class votes, a delta > 0 to convert Renyi DP, m <= K, a
+// threshold within K + 10·sigma1), it names it in the same words wherever
+// it applies.
 func TestOneRangePerParameter(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 3)
-	led := func(v string) []string {
-		return []string{"ledger", "init", filepath.Join(dir, "range-"+v+".ledger"), "--ensemble", "range-" + v, "--K", "3", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash"}
+	classVotes := filepath.Join(dir, "votes10.csv")
+	os.WriteFile(classVotes, []byte(`# {"darrm-votes":1,"ensemble":"range-classes","K":4,"classes":10,"layout":"votes","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":4,"source":{"method":"none"}}]}`+
+		"\n"+strings.Repeat("3,3,7,9\n", 5)), 0o644)
+	gammaFile := filepath.Join(dir, "gamma.json")
+	os.WriteFile(gammaFile, []byte("[0, 0.5, 0.5, 0]\n"), 0o644)
+	ledgers := 0
+	led := func(extra ...string) []string {
+		ledgers++
+		return append([]string{"ledger", "init", filepath.Join(dir, fmt.Sprintf("range%d.ledger", ledgers)), "--ensemble", fmt.Sprintf("range-%d", ledgers),
+			"--K", "3", "--relation", "private-teachers", "--eps", "0.1", "--Delta", "1e-5", "--kind", "fixed", "--partition", "keyed-hash"}, extra...)
 	}
-	for _, c := range []struct {
-		flag, value, want string // want: the error, "" for none
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
+	// The commands, each as it runs without the flag tested (which is
+	// appended, and as the last given, wins).
+	cmds := map[string]func() []string{
+		"solve": func() []string { return []string{"solve", "--K", "3", "--m", "1", "--no-cache"} },
+		"solve one-vote": func() []string {
+			return []string{"solve", "--K", "3", "--relation", "one-vote", "--target-eps", "0.3", "--delta", "1e-5", "--no-cache"}
+		},
+		"solve totals": func() []string {
+			return append([]string{"solve", "--K", "3", "--m", "1", "--no-cache", "--compare", "--queries", "10"}, budget...)
+		},
+		"verify": func() []string { return []string{"verify", gammaFile, "--K", "3", "--m", "1"} },
+		"verify one-vote": func() []string {
+			return []string{"verify", gammaFile, "--relation", "one-vote", "--target-eps", "0.3", "--delta", "1e-5"}
+		},
+		"separate": func() []string {
+			return []string{"separate", gammaFile, "--K", "3", "--m", "1", "--shard", "0/1", "--out", filepath.Join(dir, "part.json")}
+		},
+		"account rr": func() []string { return []string{"account", "rr", "--K", "3", "--m", "1"} },
+		"simulate":   func() []string { return []string{"simulate", "--K", "3", "--m", "1", "--no-cache", "--queries", "10"} },
+		"plan": func() []string {
+			return append([]string{"plan", "--mechanism", "darrm", "--K", "3", "--m", "1", "--no-cache"}, budget...)
+		},
+		"plan one-vote": func() []string {
+			return append([]string{"plan", "--mechanism", "darrm-one-vote", "--K", "3", "--target-eps", "0.3", "--delta", "1e-5", "--no-cache"}, budget...)
+		},
+		"plan gnmax": func() []string {
+			return append([]string{"plan", "--mechanism", "gnmax", "--K", "4", "--classes", "10", "--sigma2", "40", "--delta", "1e-5"}, budget...)
+		},
+		"plan confident": func() []string {
+			return append([]string{"plan", "--mechanism", "confident-gnmax", "--K", "4", "--classes", "10", "--threshold", "3", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"}, budget...)
+		},
+		"plan lnmax": func() []string {
+			return append([]string{"plan", "--mechanism", "lnmax", "--K", "4", "--classes", "10", "--laplace-scale", "20"}, budget...)
+		},
+		"aggregate": func() []string {
+			return []string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--out", filepath.Join(dir, "labels.csv")}
+		},
+		"aggregate budget": func() []string {
+			return append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--out", filepath.Join(dir, "labels.csv")}, budget...)
+		},
+		"aggregate one-vote": func() []string {
+			return []string{"aggregate", votes, "--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--delta", "1e-5", "--partition", "keyed-hash", "--no-cache", "--out", filepath.Join(dir, "labels.csv")}
+		},
+		"aggregate confident": func() []string {
+			return []string{"aggregate", classVotes, "--mechanism", "confident-gnmax", "--threshold", "3", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5", "--out", filepath.Join(dir, "labels10.csv")}
+		},
+		"aggregate lnmax": func() []string {
+			return []string{"aggregate", classVotes, "--mechanism", "lnmax", "--laplace-scale", "20", "--out", filepath.Join(dir, "labels10.csv")}
+		},
+		"ledger init": func() []string {
+			return led(append([]string{"--mechanism", "darrm", "--m", "1", "--no-cache"}, budget...)...)
+		},
+		"ledger init steps": func() []string {
+			return led(append([]string{"--step-eps", "0.1", "--step-delta", "0", "--queries", "10"}, budget...)...)
+		},
+		"ledger init one-vote": func() []string {
+			return append(led(budget...), "--relation", "one-vote", "--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--delta", "1e-5", "--no-cache")
+		},
+		"ledger init confident": func() []string {
+			ledgers++
+			return append([]string{"ledger", "init", filepath.Join(dir, fmt.Sprintf("range%d.ledger", ledgers)), "--votes", classVotes, "--replace", "--mechanism", "confident-gnmax",
+				"--threshold", "3", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"}, budget...)
+		},
+		"ledger init lnmax": func() []string {
+			ledgers++
+			return append([]string{"ledger", "init", filepath.Join(dir, fmt.Sprintf("range%d.ledger", ledgers)), "--votes", classVotes, "--replace", "--mechanism", "lnmax", "--laplace-scale", "20"}, budget...)
+		},
+		"sidecar": func() []string {
+			return []string{"sidecar", votes, "--out", filepath.Join(dir, "range.meta.json"), "--replace", "--ensemble", "range", "--relation", "private-teachers", "--kind", "fixed",
+				"--partition", "keyed-hash", "--K", "3", "--eps", "0.1", "--Delta", "1e-5"}
+		},
+		"account compose":  func() []string { return []string{"account", "compose", "--step-eps", "0.1", "--steps", "10"} },
+		"account queries":  func() []string { return append([]string{"account", "queries", "--step-eps", "0.1"}, budget...) },
+		"account step-eps": func() []string { return []string{"account", "step-eps", "--budget-eps", "1", "--steps", "10"} },
+		"account gaussian": func() []string {
+			return []string{"account", "gaussian", "--sigma", "5", "--steps", "100", "--target-delta", "1e-5"}
+		},
+		"account dpsgd": func() []string {
+			return []string{"account", "dpsgd", "--sigma", "1.1", "--sampling-rate", "0.01", "--steps", "100", "--target-delta", "1e-5"}
+		},
+		"account gnmax": func() []string {
+			return []string{"account", "gnmax", "--target-eps", "0.2676", "--target-delta", "1e-5"}
+		},
+		"account shuffleg": func() []string {
+			return []string{"account", "shuffleg", "--algorithm", "dp-shuffleg", "--target-eps", "1", "--target-delta", "1e-5", "--G", "10", "--epochs", "5"}
+		},
+		"account pate": func() []string {
+			return []string{"account", "pate", classVotes, "--threshold", "3", "--sigma1", "150", "--sigma2", "40", "--target-delta", "1e-5"}
+		},
+		"account pate lnmax": func() []string {
+			return []string{"account", "pate", classVotes, "--laplace-scale", "20", "--target-delta", "1e-5"}
+		},
+		// Commands that need a data set: the flags are checked before it
+		// is read.
+		"shuffleg": func() []string {
+			return []string{"shuffleg", "--task", "mean", "--dataset", "mnist69", "--target-eps", "5", "--target-delta", "1e-6"}
+		},
+		"transfer": func() []string {
+			return append([]string{"transfer", "--dataset", "mnist58", "--queries", "10"}, budget...)
+		},
+		"teachers train": func() []string { return []string{"teachers", "train", "--dataset", "mnist58"} },
+		"teachers tune":  func() []string { return []string{"teachers", "tune", "--dataset", "mnist58"} },
+		"pate":           func() []string { return []string{"pate", "--dataset", "mnist"} },
+	}
+	const (
+		positive = "must be a finite number > 0"
+		delta    = "must be in [0, 0.5]: from delta = 0.5 on, a guarantee allows publishing a record more often than not"
+		slack    = "must be in (0, 1)"
+		teachers = "must be an integer >= 1"
+		count    = "must be an integer in [1, 9007199254740992]"
+		odd      = "must be odd for two-class votes (the majority of an even number of votes can tie)"
+	)
+	problem := []string{"solve", "verify", "separate", "account rr", "simulate", "plan", "aggregate", "ledger init"}
+	oneVote := []string{"solve one-vote", "verify one-vote", "aggregate one-vote", "plan one-vote", "ledger init one-vote", "account gnmax", "account shuffleg", "shuffleg"}
+	rdp := []string{"account gaussian", "account dpsgd", "account gnmax", "account shuffleg", "account pate"}
+	classes := []string{"aggregate confident", "plan confident", "ledger init confident", "account pate"}
+	lnmax := []string{"aggregate lnmax", "plan lnmax", "ledger init lnmax", "account pate lnmax"}
+	totals := []string{"solve totals", "simulate", "plan", "aggregate", "ledger init", "transfer"}
+	for _, p := range []struct {
+		flag string
+		cmds []string
+		// bad are the values refused, each with the value as the error
+		// states it and the rule it breaks; ok, those taken.
+		bad [][3]string
+		ok  []string
 	}{
-		{"--budget-eps", "0", "--budget-eps = 0: must be a finite number > 0"},
-		{"--budget-eps", "NaN", "--budget-eps = NaN: must be a finite number > 0"},
-		{"--budget-eps", "+Inf", "--budget-eps = +Inf: must be a finite number > 0"},
-		{"--budget-delta", "0.9", "--budget-delta = 0.9: must be in [0, 0.5]"},
-		{"--budget-delta", "-1e-9", "--budget-delta = -1e-09: must be in [0, 0.5]"},
-		{"--budget-delta", "1", "--budget-delta = 1: must be in [0, 0.5]"},
-		{"--budget-delta", "0.5", ""},
-		{"--step-delta", "0.7", "--step-delta = 0.7: must be in [0, 0.5]"},
-		{"--step-delta", "NaN", "--step-delta = NaN: must be in [0, 0.5]"},
-		{"--step-delta", "0.5", ""},
-		{"--step-eps", "0", "--step-eps = 0: must be a finite number > 0"},
+		{"eps", append(problem, "sidecar"), [][3]string{{"0", "0", positive}, {"NaN", "NaN", positive}, {"+Inf", "+Inf", positive}, {"-1", "-1", positive}}, nil},
+		{"Delta", append(problem, "sidecar"), [][3]string{{"0.7", "0.7", delta}, {"-1e-9", "-1e-09", delta}, {"1", "1", delta}, {"NaN", "NaN", delta}}, nil},
+		{"delta", problem, [][3]string{{"0.7", "0.7", delta}, {"-1e-9", "-1e-09", delta}, {"NaN", "NaN", delta},
+			// DaRRM's problem's own rule, after the shared one.
+			{"1e-9", "1e-09", "must be >= Delta = 1e-05: DaRRM's problem holds a release to at least its teachers' delta"}}, nil},
+		{"delta", []string{"plan gnmax", "aggregate confident", "ledger init confident"}, [][3]string{{"0.7", "0.7", delta}, {"0", "0", "must be > 0 to convert Renyi DP"}}, nil},
+		{"target-eps", oneVote, [][3]string{{"0", "0", positive}, {"-1", "-1", positive}, {"NaN", "NaN", positive}, {"0.3,0", "0", positive}}, nil},
+		{"target-delta", append(rdp, "shuffleg", "account pate lnmax"), [][3]string{{"0.7", "0.7", delta}, {"1", "1", delta}, {"NaN", "NaN", delta}}, nil},
+		{"target-delta", append(rdp, "account pate lnmax"), [][3]string{{"0", "0", "must be > 0 to convert Renyi DP to (eps, delta)-DP"}}, []string{"0.5"}},
+		{"delta-prime", append(totals, "account compose", "account queries", "account step-eps"), [][3]string{{"0", "0", slack}, {"1", "1", slack}, {"NaN", "NaN", slack}}, nil},
+		{"rr-delta-prime", []string{"solve", "simulate", "plan", "aggregate", "ledger init", "account rr"}, [][3]string{{"0", "0", slack}, {"1", "1", slack}}, nil},
+		{"budget-eps", append(totals, "account queries", "account step-eps"), [][3]string{{"0", "0", positive}, {"NaN", "NaN", positive}, {"+Inf", "+Inf", positive}}, nil},
+		// A budget within which more than 2^53 labels fit allows the most
+		// the accountant counts, in a plan as in a release and a ledger.
+		{"budget-eps", []string{"plan", "plan gnmax", "aggregate budget", "ledger init"}, nil, []string{"1e308"}},
+		{"budget-delta", append(totals, "account queries"), [][3]string{{"0.9", "0.9", delta}, {"-1e-9", "-1e-09", delta}, {"1", "1", delta}}, nil},
+		{"budget-delta", []string{"plan", "aggregate budget", "ledger init", "account queries"}, nil, []string{"0.5"}},
+		{"step-eps", []string{"ledger init steps", "account compose", "account queries"}, [][3]string{{"0", "0", positive}, {"NaN", "NaN", positive}}, nil},
+		{"step-delta", []string{"ledger init steps", "account compose", "account queries", "account step-eps"}, [][3]string{{"0.7", "0.7", delta}, {"NaN", "NaN", delta}}, []string{"0.5"}},
+		{"sigma", []string{"account gaussian", "account dpsgd", "teachers train", "teachers tune"}, [][3]string{{"0", "0", positive}, {"NaN", "NaN", positive}}, nil},
+		{"sigma1", classes, [][3]string{{"0", "0", positive}, {"NaN", "NaN", positive}, {"0.1", "0.1", "must be in [0.5, 1e+15] for discrete Gaussian noise"}}, nil},
+		{"sigma2", append(classes, "plan gnmax"), [][3]string{{"0", "0", positive}, {"-1", "-1", positive}, {"1e16", "1e+16", "must be in [0.5, 1e+15] for discrete Gaussian noise"}}, nil},
+		{"sigma-ss", []string{"account pate", "pate"}, [][3]string{{"0", "0", positive}, {"-2", "-2", positive}}, nil},
+		{"laplace-scale", lnmax, [][3]string{{"0", "0", positive}, {"NaN", "NaN", positive}, {"1e308", "1e+308", "must be in [0.02, 1e+15] (discrete Laplace noise"}, {"0.01", "0.01", "must be in [0.02, 1e+15] (discrete Laplace noise"}}, nil},
+		{"threshold", classes, [][3]string{{"-1", "-1", "must be in [0, K + 10·sigma1] = [0, 1504]"}, {"NaN", "NaN", "must be a finite number"}}, []string{"0"}},
+		{"m", problem, [][3]string{{"0", "0", "must be in [1, K] = [1, 3]"}, {"4", "4", "must be in [1, K] = [1, 3]"}, {"NaN", "NaN", "must be in [1, K] = [1, 3]"}}, nil},
+		{"K", append(problem, "sidecar", "account gnmax", "account pate", "teachers train", "teachers tune", "plan gnmax"), [][3]string{{"0", "0", teachers}, {"-1", "-1", teachers}}, nil},
+		{"K", []string{"solve", "account rr", "simulate", "plan", "ledger init"}, [][3]string{{"2", "2", odd}}, nil},
+		{"queries", []string{"solve totals", "simulate", "plan gnmax", "ledger init steps", "transfer"}, [][3]string{{"0", "0", count}, {"9007199254740993", "9007199254740993", count}}, nil},
+		{"steps", []string{"account compose", "account step-eps", "account gaussian", "account dpsgd"}, [][3]string{{"0", "0", count}, {"-1", "-1", count}}, nil},
 	} {
-		budget := map[string]string{"--budget-eps": "2", "--budget-delta": "1e-5", "--step-eps": "0.1", "--step-delta": "0"}
-		budget[c.flag] = c.value
-		given := func(names ...string) []string {
-			var out []string
-			for _, n := range names {
-				out = append(out, n, budget[n])
+		for _, name := range p.cmds {
+			cmd, ok := cmds[name]
+			if !ok {
+				t.Fatalf("no command %q", name)
 			}
-			return out
-		}
-		cmds := map[string][]string{
-			"account queries": append([]string{"account", "queries"}, given("--budget-eps", "--budget-delta", "--step-eps", "--step-delta")...),
-		}
-		if strings.HasPrefix(c.flag, "--budget") {
-			cmds["ledger init"] = append(led(c.flag[2:]+c.value), given("--budget-eps", "--budget-delta")...)
-			cmds["plan"] = append([]string{"plan", "--mechanism", "gnmax", "--K", "3", "--classes", "3", "--sigma2", "40", "--delta", "1e-5"}, given("--budget-eps", "--budget-delta")...)
-			cmds["aggregate"] = append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--out", filepath.Join(dir, "labels.csv")}, given("--budget-eps", "--budget-delta")...)
-		} else {
-			cmds["ledger init"] = append(led(c.flag[2:]+c.value), given("--budget-eps", "--budget-delta", "--step-eps", "--step-delta")...)
-			cmds["account compose"] = append([]string{"account", "compose", "--steps", "3"}, given("--step-eps", "--step-delta")...)
-		}
-		for name, args := range cmds {
-			_, e, code := darrm(t, "", args...)
-			switch {
-			case c.want == "" && (code != 0 && code != exitBudget):
-				t.Errorf("%s %s %s: exit %d: %s", name, c.flag, c.value, code, e)
-			case c.want != "" && (code != exitUsage || !strings.Contains(unwrapped(e), c.want)):
-				t.Errorf("%s %s %s: exit %d: %s\nwant %q", name, c.flag, c.value, code, e, c.want)
+			for _, b := range p.bad {
+				_, e, code := darrm(t, "", append(cmd(), "--"+p.flag, b[0])...)
+				if want := fmt.Sprintf("--%s = %s: %s", p.flag, b[1], b[2]); code != exitUsage || !strings.Contains(unwrapped(e), want) {
+					t.Errorf("%s --%s %s: exit %d: %s\nwant exit 2 and %q", name, p.flag, b[0], code, e, want)
+				}
+			}
+			for _, v := range p.ok {
+				if _, e, code := darrm(t, "", append(cmd(), "--"+p.flag, v)...); code != 0 && code != exitBudget {
+					t.Errorf("%s --%s %s: exit %d: %s", name, p.flag, v, code, e)
+				}
 			}
 		}
 	}
@@ -755,6 +901,36 @@ func TestLedgerInitVotesHeader(t *testing.T) {
 		out, e, code := darrm(t, "", args...)
 		if code != c.code || !strings.Contains(unwrapped(out+e), c.want) {
 			t.Errorf("%v: exit %d: %s%s\nwant %q", c.args, code, out, e, c.want)
+		}
+	}
+}
+
+// TestLedgerInitFilterTable: ledger init's lines of what each filter
+// allows are a table within 100 columns: a row too long for one line
+// wraps in its text column, the filters' names padded to one width on
+// every row (issue 55: the wrapped row lost its padding).
+func TestLedgerInitFilterTable(t *testing.T) {
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	led := filepath.Join(t.TempDir(), "table.ledger")
+	// Labels so cheap that both filters allow more than the accountant
+	// counts: both rows are longer than a line.
+	out, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "filter-table", "--K", "3", "--relation", "one-vote", "--kind", "fixed",
+		"--partition", "keyed-hash", "--budget-eps", "3", "--budget-delta", "1e-5", "--step-eps", "1e-20", "--queries", "1000000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	lines := strings.Split(out, "\n")
+	start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "  zcdp-filter:") })
+	end := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "  kept:") })
+	if start < 0 || end < start+4 {
+		t.Fatalf("no filter rows of two lines each:\n%s", out)
+	}
+	column := len("  zcdp-filter:") + 2
+	for _, l := range lines[start:end] {
+		row := len(l) > column && strings.TrimSpace(l[:column]) != "" && strings.HasPrefix(l[column:], "allows ")
+		more := len(l) > column+2 && strings.TrimSpace(l[:column+2]) == "" && l[column+2] != ' '
+		if len(l) > 100 || !row && !more {
+			t.Errorf("a line out of the table's columns (%d wide): %q\n%s", len(l), l, out)
 		}
 	}
 }

@@ -117,24 +117,33 @@ func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, filter account
 	}
 	for _, a := range c.Allowances {
 		name := fmt.Sprintf("  %-*s  ", width, a.Filter.String()+":")
+		var cell string
 		switch {
 		case a.Err != nil:
 			why := a.Err.Error()
 			if said, ok := flagSaid(a.Err, use.Names); ok {
 				why = said
 			}
-			t.Line("%scannot hold them: %s", name, why)
-			continue
+			cell = "cannot hold them: " + why
 		case expected == 0:
-			t.Line("%sallows %s", name, report.Allowed(a.Labels, "label", "labels"))
-			continue
+			cell = "allows " + report.Allowed(a.Labels, "label", "labels")
+		default:
+			fits := "within the budget"
+			if !a.Fits {
+				fits = "over the budget"
+			}
+			cell = fmt.Sprintf("allows %s; the %d expected spend (%s, %s), %s", report.Allowed(a.Labels, "label", "labels"), expected,
+				accountant.FormatBound(a.Total.Eps), accountant.FormatBound(a.Total.Delta), fits)
 		}
-		fits := "within the budget"
-		if !a.Fits {
-			fits = "over the budget"
+		// A table of two columns within cliout.Width: the text wraps in
+		// its own column, not under the filters' names (wrapping the
+		// whole line would collapse the names' padding).
+		for i, l := range cliout.Wrap(cell, cliout.Width-len(name)) {
+			if i > 0 {
+				name = strings.Repeat(" ", len(name))
+			}
+			t.Line("%s%s", name, l)
 		}
-		t.Line("%sallows %s; the %d expected spend (%s, %s), %s", name, report.Allowed(a.Labels, "label", "labels"), expected,
-			accountant.FormatBound(a.Total.Eps), accountant.FormatBound(a.Total.Delta), fits)
 	}
 	why := "it allows the most labels"
 	switch {

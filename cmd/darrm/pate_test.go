@@ -255,7 +255,7 @@ func TestPATEBadInput(t *testing.T) {
 		{"ss parameters", acct(votes, "--sigma2", "40", "--ss-parameters", "fixed"), []string{"--ss-parameters", "must be data-free or from-votes"}},
 		{"ss order 1", acct(votes, "--sigma2", "40", "--ss-order", "1"), []string{"--ss-order = 1: must be > 1"}},
 		{"beta 0", acct(votes, "--sigma2", "40", "--beta", "0"), []string{"--beta = 0: must be > 0"}},
-		{"sigma ss negative", acct(votes, "--sigma2", "40", "--sigma-ss", "-2"), []string{"--sigma-ss = -2: must be > 0"}},
+		{"sigma ss negative", acct(votes, "--sigma2", "40", "--sigma-ss", "-2"), []string{"--sigma-ss = -2: must be a finite number > 0"}},
 		{"beta too large", acct(votes, "--sigma2", "40", "--ss-order", "20", "--beta", "0.1"), []string{"--ss-order = 20", "1/(2·beta)"}},
 		{"directions", acct(votes, "--sigma2", "40", "--directions", "reverse"), []string{"--directions", "both, one-sided"}},
 		{"lnmax directions", acct(votes, "--laplace-scale", "20", "--directions", "one-sided"), []string{"--directions: lnmax is accounted data-independently only"}},
@@ -269,7 +269,7 @@ func TestPATEBadInput(t *testing.T) {
 		{"labels of other votes", acct(append([]string{votes, "--labels", otherIDs}, confident...)...), []string{"ids.csv, line 2", `id "x1"`, `has id "q1"`}},
 		{"labels missing", acct(append([]string{votes, "--labels", filepath.Join(dir, "none.csv")}, confident...)...), []string{"none.csv"}},
 		{"counts sum", acct(write("sum.csv", head+row+"\n1,2,3,250,0,0,0,0,0,0\n"), "--sigma2", "40"), []string{"line 3", "counts sum to 256, more than K = 250 teachers (as the metadata header, line 1, states)"}},
-		{"K negative", acct(votes, "--sigma2", "40", "--K", "-3"), []string{"--K = -3", "must be >= 1"}},
+		{"K negative", acct(votes, "--sigma2", "40", "--K", "-3"), []string{"--K = -3: must be an integer >= 1"}},
 		{"K contradicts header", acct(votes, "--sigma2", "40", "--K", "251"), []string{"--K = 251 but", "has K = 250 teachers"}},
 		{"counts short of K without K", acct(write("short.csv", "250,0,0\n249,1,0\n200,0,0\n"), "--sigma2", "40", "--input-format", "counts"), []string{"line 3", "counts sum to 200, want K = 250", "--K"}},
 		{"negative count", acct(write("neg.csv", head+strings.Replace(row, "200", "-200", 1)+"\n"), "--sigma2", "40"), []string{"line 2, column 1", "must be a non-negative integer"}},
@@ -931,10 +931,10 @@ func TestAccountPATEDraws(t *testing.T) {
 	}
 	cost, _ := accountant.ConvertRDP(first["gnss_rdp"].(float64), first["ss_order"].(float64), 1e-5, accountant.PaperConversion)
 	if redrawn["draw"] != "new" || redrawn["draw_charged_eps"] != cost || redrawn["draw_charged_delta"] != 1e-5 || redrawn["draws_recorded"] != 2.0 ||
-		redrawn["ledger_total_eps"] == nil || !(redrawn["eps_guarantee"].(float64) > first["eps_guarantee"].(float64)) ||
+		redrawn["ledger_spent_eps"] == nil || !(redrawn["eps_guarantee"].(float64) > first["eps_guarantee"].(float64)) ||
 		!strings.Contains(redrawn["guarantee"].(string), "2 smooth-sensitivity draws") {
 		t.Errorf("charged draw: draw %v, charged %v (GNSS cost %v) %v, draws %v, ledger total %v, eps_guarantee %v (one draw: %v), guarantee %q", redrawn["draw"],
-			redrawn["draw_charged_eps"], cost, redrawn["draw_charged_delta"], redrawn["draws_recorded"], redrawn["ledger_total_eps"], redrawn["eps_guarantee"], first["eps_guarantee"], redrawn["guarantee"])
+			redrawn["draw_charged_eps"], cost, redrawn["draw_charged_delta"], redrawn["draws_recorded"], redrawn["ledger_spent_eps"], redrawn["eps_guarantee"], first["eps_guarantee"], redrawn["guarantee"])
 	}
 	if n := len(readLinesAll(t, led)); n != 3 {
 		t.Errorf("a charged draw: %d ledger lines, want the header, a reservation and its settlement", n)
@@ -1257,5 +1257,26 @@ func TestAccountPATEDrawsOnALedger(t *testing.T) {
 	other := countsFile(t, dir, "other.csv", len(rows)-2, func(i int) []int { return rows[i-1] })
 	if d := draw(other); d["draw"] != "new" || d["draw_charged_eps"] != nil {
 		t.Errorf("a first draw on two rows fewer without a ledger: draw %v, charged %v", d["draw"], d["draw_charged_eps"])
+	}
+}
+
+// TestAccountPATEGuaranteeNote: where the exact composition of the
+// queries is out of reach for the total to publish (here the bound of its
+// evaluation's error is above delta = 1e-100), account pate says so in
+// guarantee_note, as aggregate's publish.note does; an exact total has none
+// (issue 55).
+func TestAccountPATEGuaranteeNote(t *testing.T) {
+	votes := countsFile(t, t.TempDir(), "votes.csv", 10, func(i int) []int { return plurality(200, i%10) })
+	for _, c := range []struct{ delta, note string }{{"1e-5", ""}, {"1e-100", "exact composition out of reach: the bound of its evaluation's error"}} {
+		out, stderr, code := darrm(t, "", "account", "pate", votes, "--sigma2", "40", "--target-delta", c.delta, "--format", "json")
+		if code != 0 {
+			t.Fatalf("delta %s: exit %d: %s", c.delta, code, stderr)
+		}
+		var d map[string]any
+		decode(t, out, &d)
+		note, _ := d["guarantee_note"].(string)
+		if c.note == "" && (d["guarantee_method"] != "exact" || d["guarantee_note"] != nil) || c.note != "" && !strings.HasPrefix(note, c.note) {
+			t.Errorf("delta %s: %v by %v, guarantee_note %q, want %q", c.delta, d["eps_guarantee"], d["guarantee_method"], note, c.note)
+		}
 	}
 }

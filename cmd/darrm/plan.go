@@ -99,9 +99,6 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		lines.Done() // before the output: the solves of gamma_opt are over
 		return doc.Write(cmd.OutOrStdout(), f.Format)
 	}
-	if f.Queries < 1 || f.Queries > accountant.CountLimit {
-		return cli.Usagef("--queries %d: must be in [1, %d], the counts the accountant counts exactly", f.Queries, accountant.CountLimit)
-	}
 	r.For = f.For
 	for _, s := range plan.Chosen(r) {
 		if n := s.Flag(); fs.Changed(n) {
@@ -216,18 +213,13 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		return cli.Usagef("--mechanism: give the aggregator to plan, or proxy votes (--votes FILE --votes-are public) and --queries to compare every mechanism that fits them")
 	case !fs.Changed("queries"):
 		return cli.Usagef("--votes without --mechanism compares the mechanisms' plans for a number of queries: give --queries (or --mechanism to plan one)")
-	case f.Queries < 1:
-		return cli.Usagef("--queries %d: must be >= 1", f.Queries)
-	case !fs.Changed("K") || f.K < 1:
-		return cli.Usagef("--K %d: give the number of teachers (>= 1)", f.K)
+	case !fs.Changed("K"):
+		return cli.Usagef("--K: give the number of teachers (>= 1)")
 	}
 	for _, n := range comparedSettings {
 		if fs.Changed(n) {
 			return cli.Usagef("--%s is one mechanism's: a comparison plans each mechanism's parameters (give --mechanism to plan or count one)", n)
 		}
-	}
-	if err := f.checkDeltaPrime(); err != nil {
-		return err
 	}
 	proxy, tuning, err := f.proxy(cmd, true)
 	if err != nil {
@@ -272,16 +264,13 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	if errors.As(err, new(*optimal.SourceError)) {
 		return sourceError(err, "")
 	}
-	mEps := "m·eps (--m × --eps)"
-	if f.Mechanism == provenance.DaRRMOneVote {
-		mEps = "--target-eps"
-	}
 	delta := "--delta"
 	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {
 		delta = "--budget-delta (the per-query delta unless --delta is given)"
 	}
-	return cli.AsUsage(flagErr(err, withFlags(budgetFlags, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
-		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "m·eps": mEps, "delta": delta})))
+	names := withFlags(budgetFlags, problemNames(f.Mechanism == provenance.DaRRMOneVote, "--eps"))
+	return cli.AsUsage(flagErr(err, withFlags(names, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
+		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "delta": delta})))
 }
 
 // request returns the plan's request from the flags, and the mechanism.
@@ -292,11 +281,8 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		return plan.Request{}, info, err
 	}
 	in := info.Input
-	if err := f.checkDeltaPrime(); err != nil {
-		return plan.Request{}, info, err
-	}
-	if !fs.Changed("K") || f.K < 1 {
-		return plan.Request{}, info, cli.Usagef("--K %d: give the number of teachers (>= 1)", f.K)
+	if !fs.Changed("K") {
+		return plan.Request{}, info, cli.Usagef("--K: give the number of teachers (>= 1)")
 	}
 	base := plan.Request{
 		Mechanism: ensemble.Mechanism{LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},

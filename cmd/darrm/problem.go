@@ -86,11 +86,19 @@ func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files .
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}
-	names := map[string]string{"m·eps": "m·eps (--m × " + eps + ")"}
-	if p.Relation == accountant.OneVote {
-		names = map[string]string{"eps": "--target-eps", "m·eps": "--target-eps"}
+	return p, flagErr(p.Validate(), problemNames(p.Relation == accountant.OneVote, eps))
+}
+
+// problemNames maps the names of a DaRRM problem's parameters
+// (constraints.Problem.Validate) to the flags that give them, in every
+// command that takes one: in the one-vote relation eps and m·eps are the
+// release's --target-eps; else m·eps is --m times eps, the flag (or vote
+// file's header) that gave the teachers' eps.
+func problemNames(oneVote bool, eps string) map[string]string {
+	if oneVote {
+		return map[string]string{"eps": "--target-eps", "m·eps": "--target-eps"}
 	}
-	return p, flagErr(p.Validate(), names)
+	return map[string]string{"m·eps": "m·eps (--m × " + eps + ")"}
 }
 
 // checkRelation refuses the flags that the relation of p has no use for:

@@ -77,6 +77,9 @@ func preRun(cmd *cobra.Command, args []string) error {
 	if err := cli.CheckRequired(cmd, args); err != nil {
 		return err
 	}
+	if err := checkFlagRules(cmd); err != nil {
+		return err
+	}
 	if err := canonicalDataset(cmd); err != nil {
 		return err
 	}

@@ -101,7 +101,7 @@ func TestShufflegBadInput(t *testing.T) {
 		{[]string{"--target-eps", "-1"}, "--target-eps = -1"},
 		{[]string{"--target-eps", "NaN"}, "--target-eps = NaN"},
 		{[]string{"--target-eps", "Inf"}, "--target-eps = +Inf"},
-		{[]string{"--target-eps", "1", "--target-delta", "1"}, "--target-delta = 1: must be in (0, 1)"},
+		{[]string{"--target-eps", "1", "--target-delta", "1"}, "--target-delta = 1: must be in [0, 0.5]"},
 		{[]string{"--target-eps", "1", "--target-delta", "0"}, "--target-delta = 0"},
 		{[]string{"--target-eps", "1", "--p", "0"}, "--p = 0: must be in (0, 1]"},
 		{[]string{"--target-eps", "1", "--p", "1.2"}, "--p = 1.2"},

@@ -152,6 +152,9 @@ var headerFieldFlags = map[string]string{
 	"source.method": "--eps and --Delta",
 }
 
+// numberFields are the header's fields that hold a number.
+var numberFields = map[string]bool{"K": true, "classes": true, "eps": true, "Delta": true}
+
 // headerFlagError is the rule of the header that the flags broke (a
 // *votefile.HeaderError), said as the flag that sets its field.
 func headerFlagError(err error) error {
@@ -169,6 +172,10 @@ func headerFlagError(err error) error {
 	}
 	if he.Value == "" || field == "source.method" {
 		return cli.Usagef("%s: %s", flag, he.Rule)
+	}
+	if numberFields[field] {
+		// As every command names a number's flag (checkFlagRules).
+		return cli.Usagef("%s = %s: %s", flag, he.Value, he.Rule)
 	}
 	return cli.Usagef("%s %s: %s", flag, he.Value, he.Rule)
 }

@@ -252,8 +252,8 @@ func (p Params) Validate(n int) error {
 	bad := func(name string, v float64, rule string, args ...any) error {
 		return &accountant.ParamError{Name: name, Value: v, Rule: fmt.Sprintf(rule, args...)}
 	}
-	if !(p.M >= 1 && p.M <= K) {
-		return bad("m", p.M, "must be in [1, K] = [1, %d]", K)
+	if err := constraints.CheckM(p.M, K); err != nil {
+		return err
 	}
 	if p.Redraws < 1 || p.Redraws > maxRedraws {
 		return bad("redraws", float64(p.Redraws), "must be in [1, %d]", maxRedraws)

@@ -96,6 +96,19 @@ func CountIn(name string, n, lo, hi int) error {
 	return nil
 }
 
+// Teachers checks K, a number of teachers: an integer >= 1 (Count), odd
+// for two-class votes, whose majority an even number of votes can tie. It
+// is the one check of K, whichever command or header states it.
+func Teachers(k int, twoClass bool) error {
+	if err := Count("K", k, 1); err != nil {
+		return err
+	}
+	if twoClass && k%2 == 0 {
+		return &Error{Name: "K", Value: float64(k), Rule: "must be odd for two-class votes (the majority of an even number of votes can tie)"}
+	}
+	return nil
+}
+
 // MaxWorkers bounds a number of goroutines for parallel work: each is
 // started whether or not there is work for it, so a number near 2^63
 // never returned.

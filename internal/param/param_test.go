@@ -24,6 +24,8 @@ func TestChecks(t *testing.T) {
 		{"open unit", []float64{1e-300, 0.999}, []float64{0, 1, nan}, func(x float64) error { return OpenUnit("x", x) }},
 		{"alpha", []float64{1.0000001, 100}, []float64{1, 0.5, nan, inf}, func(x float64) error { return Alpha(x) }},
 		{"count >= 1", []float64{1, 7}, []float64{0, -3}, func(x float64) error { return Count("x", int(x), 1) }},
+		{"teachers", []float64{1, 4}, []float64{0, -1}, func(x float64) error { return Teachers(int(x), false) }},
+		{"two-class teachers", []float64{1, 3}, []float64{0, 2, 4}, func(x float64) error { return Teachers(int(x), true) }},
 		{"count in [1, 2^53]", []float64{1, 1 << 53}, []float64{0, 1<<53 + 2, 1e18}, func(x float64) error { return CountIn("x", int(x), 1, 1<<53) }},
 	} {
 		for _, x := range tc.ok {

@@ -106,9 +106,22 @@ func numError(err error) error {
 }
 
 // floatsValue is a list of numbers, shown as "floats" in help.
-type floatsValue struct{ pflag.Value }
+type floatsValue struct {
+	pflag.Value
+	p *[]float64
+}
 
 func (floatsValue) Type() string { return "floats" }
+
+// GetSlice returns the numbers as text, each exactly (pflag's own rounds
+// to six decimals: 1e-10 would be 0.000000).
+func (f floatsValue) GetSlice() []string {
+	out := make([]string, len(*f.p))
+	for i, x := range *f.p {
+		out[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return out
+}
 
 // Add defines f in fs, storing into p, which must point to a value of the
 // type of f.Default (or be a *string for a Default that is a TextValue,
@@ -140,7 +153,7 @@ func (f Flag) Add(fs *pflag.FlagSet, p any) {
 		// Help shows the type as "floats" (as "strings" and "ints") and no
 		// "(default [])" for an empty list.
 		fl := fs.Lookup(f.Name)
-		fl.Value = floatsValue{fl.Value}
+		fl.Value = floatsValue{fl.Value, p}
 		if len(f.Default.([]float64)) == 0 {
 			fl.DefValue = ""
 		}

@@ -153,6 +153,10 @@ type Publish struct {
 	// Why says why a ledger's total is the one to publish (LedgerWhy);
 	// "" for a run's.
 	Why string `json:"why"`
+	// Note says why the exact composition, which the mechanism has, was
+	// out of reach for this total, a looser bound that holds
+	// (accountant.Total.Inexact); "" when it is exact or none applies.
+	Note string `json:"note"`
 }
 
 // Total is an analysis total of a release as its summary states it:
@@ -215,7 +219,7 @@ func newPublish(t accountant.Total, a ensemble.Accounting, st *ledger.Status, la
 	case t.Err != nil:
 		p.Error = t.Err.Error()
 	case st != nil || labels > 0:
-		p.Eps, p.Delta, p.Method, p.Reference = &t.Guarantee.Eps, &t.Guarantee.Delta, t.Name(), t.Reference()
+		p.Eps, p.Delta, p.Method, p.Reference, p.Note = &t.Guarantee.Eps, &t.Guarantee.Delta, t.Name(), t.Reference(), t.Inexact
 	}
 	if st != nil && p.Eps != nil {
 		p.Why = LedgerWhy(t)
@@ -529,6 +533,9 @@ func (out released) writePublish(t *cliout.Text, what string) {
 	case p.Eps != nil:
 		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), what, p.Method, t.Note(p.Reference))
 		t.Line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
+		if p.Note != "" {
+			t.Line("  note: %s; the total is a looser bound that holds", p.Note)
+		}
 	case p.Error != "":
 		t.Line("TO PUBLISH: none %s: %s", deltaWords[p.DeltaFrom], p.Error)
 	default:

@@ -252,7 +252,8 @@ func (d AccountPATE) covers() string {
 
 // guarantee returns the fields of the total to publish (publish): its ε
 // and δ, what it covers and by which theorem, the key that names it, and
-// the ledger's total beside it when the ledger does not cover everything.
+// what the ledger has spent beside it, labelled as spent (analysis), when
+// the ledger's total does not cover everything.
 func (d AccountPATE) guarantee() (cliout.Record, error) {
 	p, err := d.publish()
 	if err != nil {
@@ -268,13 +269,17 @@ func (d AccountPATE) guarantee() (cliout.Record, error) {
 	}
 	rec := cliout.Record{field("eps_guarantee", *p.Eps), field("delta_guarantee", *p.Delta), field("guarantee_method", p.Method),
 		field("guarantee", "a bound at delta_guarantee on "+d.covers()+": "+theorem)}
+	if p.Note != "" {
+		rec = append(rec, field("guarantee_note", p.Note+"; the total is a looser bound that holds"))
+	}
 	if l := d.Ledger; l != nil && !d.PublishLedger {
 		why := "the labels' header is not vouched for by the ledger (no --labels, or labels without a header)"
 		if d.Options.Recorded != nil && d.Options.Labels != nil && d.Options.Labels.Meta() != nil {
 			why = "a smooth-sensitivity draw on these votes was not charged to it"
 		}
-		rec = append(rec, field("ledger_total_eps", l.Total.Eps), field("ledger_total_delta", l.Total.Delta),
-			field("ledger_total", "every release charged to the ledger "+d.LedgerPath+", by "+l.Composition.String()+"; not the total to publish here: "+why))
+		rec = append(rec, field("ledger_spent_eps", l.Total.Eps), field("ledger_spent_delta", l.Total.Delta),
+			field("ledger_spent", "what every release charged to the ledger "+d.LedgerPath+" has spent, by "+l.Composition.String()+
+				" (a realised cost, analysis); the ledger's total is not the one to publish here: "+why))
 	}
 	if d.ledgerLabels() != "" {
 		return append(rec, field("publish", "ledger")), nil
@@ -360,7 +365,7 @@ func (d AccountPATE) ledgerLabels() string {
 // analysis lists the totals printed beside the one to publish: each a
 // part, an estimate or another composition of it, none the guarantee.
 func (d AccountPATE) analysis() []string {
-	keys := []string{"eps_data_independent", "eps_per_query", "ledger_total_eps"}
+	keys := []string{"eps_data_independent", "eps_per_query", "ledger_spent_eps"}
 	if d.Smooth.Drawn && !d.Smooth.FromVotes {
 		keys = append(keys, "eps_released")
 	}
@@ -432,7 +437,7 @@ func (d AccountPATE) tags() map[string]string {
 // isTotal reports whether key names a privacy total (an ε or its δ),
 // which a table rounds up.
 func isTotal(key string) bool {
-	return strings.HasPrefix(key, "eps_") || key == "delta_guarantee" || strings.HasPrefix(key, "ledger_total_")
+	return strings.HasPrefix(key, "eps_") || key == "delta_guarantee" || strings.HasPrefix(key, "ledger_spent_")
 }
 
 // markedCell is the widest text a table of writeMarked prints in its

@@ -60,15 +60,22 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	if d.Chosen {
 		queries = p.Queries
 	}
-	rec = append(rec, field("queries", queries), field("budget_eps", r.Budget.Eps), field("budget_delta", r.Budget.Delta))
 	// A total is printed as every command prints one: rounded up in a
-	// table, exact in JSON and CSV.
+	// table, exact in JSON and CSV; a count at accountant.CountLimit says
+	// in a table that the accountant counts no further.
 	bound := func(x float64) any {
 		if f == cliout.Table {
 			return accountant.FormatBound(x)
 		}
 		return x
 	}
+	count := func(n int) any {
+		if f == cliout.Table && n >= accountant.CountLimit {
+			return Allowed(n, "query", "queries")
+		}
+		return n
+	}
+	rec = append(rec, field("queries", count(queries)), field("budget_eps", r.Budget.Eps), field("budget_delta", r.Budget.Delta))
 	// The total to publish is the plan's target's: for a plan for a
 	// ledger, what the ledger publishes after the planned labels, its
 	// budget (LedgerWhy), not what they spend; else one run's of
@@ -78,9 +85,9 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		publish, why = c.LedgerPublish, LedgerWhy(c.LedgerPublish)+"; a teachers' cap below the budget, which a plan does not know, would be published instead"
 	}
 	rec = append(rec, field("per_query_eps", c.PerQuery.Eps), field("per_query_delta", c.PerQuery.Delta),
-		field("run_queries", c.Run), field("publish_eps", bound(publish.Guarantee.Eps)), field("publish_delta", bound(publish.Guarantee.Delta)),
+		field("run_queries", count(c.Run)), field("publish_eps", bound(publish.Guarantee.Eps)), field("publish_delta", bound(publish.Guarantee.Delta)),
 		field("publish_method", publish.Name()), field("publish_reference", publish.Reference()), field("publish_why", why),
-		field("ledger_filter", c.Filter.String()), field("ledger_queries", c.Ledger),
+		field("ledger_filter", c.Filter.String()), field("ledger_queries", count(c.Ledger)),
 		field("ledger_spent_eps", bound(c.LedgerTotal.Eps)), field("ledger_spent_delta", bound(c.LedgerTotal.Delta)), field("ledger_reference", filterReference(c.Filter)))
 	if publish.Inexact != "" {
 		rec = append(rec, field("publish_note", publish.Inexact))
