@@ -86,7 +86,7 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
-	choice, err := ledger.ChooseFilter(bind, budget, agg.Privacy().Step(), pl.Queries)
+	choice, err := ledger.ChooseFilter(bind, budget, agg.Privacy().Spend, pl.Queries)
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
@@ -99,7 +99,7 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 		Votes:         in,
 		Mechanism:     pl.Request.Mechanism,
 		Problem:       pl.Request.Problem,
-		Composition:   pl.Request.Budget.Composition,
+		DeltaPrime:    pl.Request.DeltaPrime,
 		Ledger:        led,
 		LedgerOptions: state,
 		Sink:          ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
