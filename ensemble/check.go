@@ -23,7 +23,7 @@ func Calibrated(meta *votefile.Meta) bool {
 		return false // provenance.Check refuses the header
 	}
 	for _, r := range registry {
-		if r.Input == meta.Input() && r.Relation == rel && r.takes(settingEps) {
+		if r.input == meta.Input() && r.relation == rel && r.teachersEps {
 			return true
 		}
 	}

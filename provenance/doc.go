@@ -1,6 +1,6 @@
 // Package provenance says where a release's labels come from: the
-// mechanism that made them (its name and settings, as a label file's
-// header states them) and the teacher ensemble whose votes they aggregate
+// mechanism that made them (its name, as a label file's header states
+// it) and the teacher ensemble whose votes they aggregate
 // (what a vote file's metadata header states, read and checked; the
 // binding a ledger holds; the teachers' post-processing cap).
 //

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -56,8 +57,6 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		return err
 	}
 	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth}
-	given := f.Given(cmd)
-	given.Noise = cli.Given(fs, "noise", f.Noise)
 	var meta *votefile.LabelMeta
 	if f.Labels != "" {
 		file, err := openInput(cmd, "--labels", f.Labels, wantLabels)
@@ -70,11 +69,11 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		}
 		meta = opts.Labels.Meta()
 	}
-	given, stated, mech, err := settle(given, meta)
+	mech, stated, err := f.settle(cmd, meta)
 	if err != nil {
 		return cli.Usagef("--labels %s: --%v", f.Labels, err)
 	}
-	opts.Mechanism = mech
+	opts.Mechanism = mech.Name()
 	// The ledger charges the smooth-sensitivity draws (releaseOnce) and,
 	// with labels, is the reference for their header.
 	if f.Ledger != "" && f.Labels != "" {
@@ -82,8 +81,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	var info ensemble.MechanismInfo
-	info, err = ensemble.LookupMechanism(opts.Mechanism, votefile.ManyClasses)
+	info, err := lookupInfo(opts.Mechanism, votefile.ManyClasses)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
@@ -105,14 +103,9 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
 			}
 		}
-		opts.LNMax = noisymax.LNMax{Scale: *given.LaplaceScale}
-	} else {
-		if given.Noise == nil {
-			given.Noise = &f.Noise
-		}
-		if opts.GNMax, err = gnmaxOf(given, *given.Noise); err != nil {
-			return err
-		}
+		opts.LNMax = mech.(ensemble.LNMax).LNMax
+	} else if opts.GNMax, err = gnmaxParams(mech, f.Noise); err != nil {
+		return flagErr(err, nil)
 	}
 	in, file, err := f.OpenVotes(cmd, "VOTES", cli.InputArg(args))
 	if err != nil {
@@ -202,37 +195,116 @@ func ledgerStatus(cmd *cobra.Command, path string, step accountant.Spend) (*ledg
 	return &st, nil
 }
 
-// settle returns the settings of an account of labels whose label file's
-// header is m (nil: no labels, or no header) from the settings given:
-// given completed by the header's (provenance.Settings.Agree, which refuses
-// a setting that contradicts it), what the header states, and the
-// mechanism, the header's, else the one the settings imply (mechanismOf).
-func settle(given provenance.Settings, m *votefile.LabelMeta) (settings, stated provenance.Settings, mech provenance.MechanismName, err error) {
-	settings = given
-	if m != nil {
-		if stated, err = provenance.LabelSettings(m); err != nil {
-			return given, stated, "", err
-		}
-		mech = provenance.MechanismName(m.Mechanism)
-		if settings, err = given.Agree(mech, stated); err != nil {
-			return given, stated, "", err
+// pateSettings are the flags of the settings of the mechanisms an account
+// takes, in the order their agreement with a label file's header is
+// checked.
+var pateSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "noise"}
+
+// settle returns the mechanism of an account of labels whose label file's
+// header is m (nil: no labels, or no header), and the settings that header
+// states (their flags): the header's mechanism (ensemble.MechanismOf),
+// with which every setting given must agree (a flag may repeat the
+// header's value, never contradict it, nor give a setting its mechanism
+// does not have); without a header, the mechanism the settings given
+// imply (lnmax with a Laplace scale, confident-gnmax with a threshold step,
+// gnmax otherwise) with those settings.
+func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (ensemble.Mechanism, []string, error) {
+	fs := cmd.Flags()
+	values := map[string]float64{"threshold": f.Threshold, "sigma1": f.Sigma1, "sigma2": f.Sigma2, "laplace-scale": f.LaplaceScale}
+	given := map[string]string{}
+	for _, n := range pateSettings {
+		switch {
+		case !fs.Changed(n):
+		case n == "noise":
+			given[n] = f.Noise.String()
+		default:
+			given[n] = num(values[n])
 		}
 	}
-	if mech == "" {
-		mech = mechanismOf(settings)
+	if m == nil {
+		name := provenance.GNMax
+		switch {
+		case fs.Changed("laplace-scale"):
+			name = provenance.LNMax
+		case fs.Changed("threshold") || fs.Changed("sigma1"):
+			name = provenance.ConfidentGNMax
+		}
+		s := f.classFlags.settings(mechanismSettings{})
+		s.Noise = noisymax.UnsetNoise
+		if fs.Changed("noise") {
+			s.Noise = f.Noise
+		}
+		return s.mechanism(name, votefile.ManyClasses), nil, nil
 	}
-	return settings, stated, mech, nil
+	mech, err := ensemble.MechanismOf(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	header := headerSettings(mech)
+	var stated []string
+	for _, n := range pateSettings {
+		h := header[n]
+		if h != "" {
+			stated = append(stated, n)
+		}
+		switch g := given[n]; {
+		case g == "" || g == h:
+		case h == "":
+			return nil, nil, fmt.Errorf("%s = %s given, but the labels were made by %s, which has no %s (its settings come from the label file's header)", n, g, m.Mechanism, n)
+		default:
+			return nil, nil, fmt.Errorf("%s = %s given, but the label file's header states %s = %s: the labels were made with %s = %s (leave it out to use it)", n, g, n, h, n, h)
+		}
+	}
+	return mech, stated, nil
 }
 
-// mechanismOf returns the mechanism whose settings s holds: lnmax with a
-// Laplace scale, confident-gnmax with a threshold step (a threshold or
-// sigma1), gnmax otherwise.
-func mechanismOf(s provenance.Settings) provenance.MechanismName {
-	switch {
-	case s.LaplaceScale != nil:
-		return provenance.LNMax
-	case s.Threshold != nil || s.Sigma1 != nil:
-		return provenance.ConfidentGNMax
+// headerSettings returns the settings of mech, read back from a label
+// file's header, by their flags: its parameters and noise, those it has.
+func headerSettings(mech ensemble.Mechanism) map[string]string {
+	out := map[string]string{}
+	set := func(n string, x float64) {
+		if x != 0 {
+			out[n] = num(x)
+		}
 	}
-	return provenance.GNMax
+	noise := func(n noisymax.Noise) {
+		if n != noisymax.UnsetNoise {
+			out["noise"] = n.String()
+		}
+	}
+	switch m := mech.(type) {
+	case ensemble.GNMax:
+		set("sigma2", m.Sigma2)
+		noise(m.Noise)
+	case ensemble.ConfidentGNMax:
+		set("threshold", m.Threshold)
+		set("sigma1", m.Sigma1)
+		set("sigma2", m.Sigma2)
+		noise(m.Noise)
+	case ensemble.LNMax:
+		set("laplace-scale", m.Scale)
+		noise(noisymax.DiscreteNoise)
+	}
+	return out
+}
+
+// gnmaxParams returns the parameters of mech, of the GNMax family, with
+// noise when it states none: a threshold step when it has sigma1, which
+// must be > 0, and the parameters' own checks (Validate). A bad value is
+// a *accountant.ParamError that names its setting.
+func gnmaxParams(mech ensemble.Mechanism, noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
+	var g noisymax.ConfidentGNMax
+	switch m := mech.(type) {
+	case ensemble.GNMax:
+		g = noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
+	case ensemble.ConfidentGNMax:
+		g = m.ConfidentGNMax
+		if !(g.Sigma1 > 0) {
+			return g, &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
+		}
+	}
+	if g.Noise == noisymax.UnsetNoise {
+		g.Noise = noise
+	}
+	return g, g.Validate()
 }

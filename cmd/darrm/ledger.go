@@ -10,10 +10,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
@@ -219,58 +217,53 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 // votes of classes classes (two-class votes when --classes is not given).
 func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, votes *votesRead, classes int) (accountant.Spend, string, error) {
 	fs := cmd.Flags()
-	var info ensemble.MechanismInfo
+	var info mechanismInfo
 	var err error
 	switch {
 	case votes == nil:
 		info, err = lookupMechanism(cmd, u.Mechanism)
 	default:
 		classes = votes.Classes
-		if info, err = ensemble.LookupMechanism(u.Mechanism, votes.Input); err != nil {
+		if info, err = lookupInfo(u.Mechanism, votes.Input); err != nil {
 			err = cli.Usagef("--%v (the votes of --votes, as their metadata header or the reading flags state them)", err)
 		}
 	}
 	if err != nil {
 		return accountant.Spend{}, "", err
 	}
-	in := info.Input
-	base := plan.Request{
-		Mechanism: ensemble.Mechanism{LNMax: noisymax.LNMax{Scale: u.LaplaceScale}},
-		Budget:    accountant.Budget{Guarantee: budget},
-		Options:   ensemble.Options{Workers: u.Workers},
-	}
-	var r plan.Request
+	s := u.classFlags.settings(mechanismSettings{M: u.M, Delta: cli.Given(fs, "delta", u.Target), RR: rrComposition(u.RRComp, u.RRDelta, b.Teachers.Delta), Search: u.GNMaxSearch})
 	switch {
-	case in == votefile.ManyClasses:
+	case info.Input == votefile.ManyClasses:
 		if classes == 0 {
 			return accountant.Spend{}, "", cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
-		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: u.Threshold, Sigma1: u.Sigma1, Sigma2: u.Sigma2, Noise: noisymax.DiscreteNoise}
-		r = plan.ManyClasses(base, info.Name, b.K, classes, cli.Given(fs, "delta", u.Target))
 	case info.OwnTarget():
-		line, err := ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
+		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
 		if err != nil {
 			return accountant.Spend{}, "", targetEpsError(err)
 		}
 		if line.Eps == nil {
 			return accountant.Spend{}, "", cli.Usagef("%s needs the per-query eps of its labels: give one --target-eps", info.Name)
 		}
-		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: 1, Eps: *line.Eps, TargetDelta: u.Target}, fs.Changed("delta"))
+		s.TargetEps = *line.Eps
 	default:
-		r = plan.TwoClass(base, info.Name, constraints.Problem{K: b.K, M: u.M, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, TargetDelta: u.Target}, fs.Changed("delta"))
+		classes = 2
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	if info.Gamma {
-		mech, err := u.mechanismFlags.Check(cmd, []ensemble.MechanismInfo{info})
+		mech, err := u.mechanismFlags.Check(cmd, []mechanismInfo{info})
 		if err != nil {
 			return accountant.Spend{}, "", err
 		}
-		if r.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
+		if s.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 			return accountant.Spend{}, "", err
 		}
 	}
-	r.Mechanism.RR, r.Mechanism.GNMaxSearch = rrComposition(u.RRComp, u.RRDelta, r.Problem.Delta), u.GNMaxSearch
+	if info.OwnTarget() {
+		classes = 2
+	}
+	r := requestOf(info, b.K, classes, b.Teachers, accountant.Budget{Guarantee: budget}, s, u.Workers)
 	agg, _, err := plan.Aggregator(cmd.Context(), r)
 	if errors.As(err, new(*optimal.SourceError)) {
 		return accountant.Spend{}, "", sourceError(err, "")

@@ -12,7 +12,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
@@ -80,8 +79,8 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
 	if !doc.Chosen {
-		for _, s := range info.Needs {
-			if n := s.Flag(); n != "delta" && !fs.Changed(n) {
+		for _, n := range info.Needs {
+			if n != "delta" && !fs.Changed(n) {
 				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
 			}
 		}
@@ -101,7 +100,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	r.For = f.For
 	for _, s := range plan.Chosen(r) {
-		if n := s.Flag(); fs.Changed(n) {
+		if n := chosenFlag(s); fs.Changed(n) {
 			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 		}
 	}
@@ -144,31 +143,30 @@ func ledgerInitOf(cmd *cobra.Command, p plan.Plan) []string {
 	if r.For != plan.ForLedger {
 		return nil
 	}
-	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	args := []string{"darrm", "ledger", "init", "LEDGER", "--votes", "VOTES", "--budget-eps", num(r.Budget.Eps), "--budget-delta", num(r.Budget.Delta)}
 	if r.Filter != nil {
 		args = append(args, "--filter", r.Filter.String())
 	}
-	args = append(args, "--mechanism", string(r.Mechanism.Name), "--K", strconv.Itoa(r.Problem.K))
-	g := r.Mechanism.GNMax
-	switch name := r.Mechanism.Name; {
-	case name == provenance.LNMax:
-		args = append(args, "--classes", strconv.Itoa(r.Classes), "--laplace-scale", num(r.Mechanism.LNMax.Scale))
-	case r.Mechanism.Input == votefile.ManyClasses:
-		args = append(args, "--classes", strconv.Itoa(r.Classes))
-		if g.Confident() {
-			args = append(args, "--threshold", num(g.Threshold), "--sigma1", num(g.Sigma1))
-		}
-		args = append(args, "--sigma2", num(g.Sigma2), "--delta", num(r.Problem.TargetDelta))
-	case name == provenance.DaRRMOneVote:
-		args = append(args, "--target-eps", num(r.Problem.Eps))
-		if r.Problem.TargetDelta != 0 {
-			args = append(args, "--delta", num(r.Problem.TargetDelta))
+	args = append(args, "--mechanism", string(r.Mechanism.Name()), "--K", strconv.Itoa(r.K))
+	switch m := r.Mechanism.(type) {
+	case ensemble.LNMax:
+		args = append(args, "--classes", strconv.Itoa(r.Classes), "--laplace-scale", num(m.Scale))
+	case ensemble.ConfidentGNMax:
+		args = append(args, "--classes", strconv.Itoa(r.Classes), "--threshold", num(m.Threshold), "--sigma1", num(m.Sigma1), "--sigma2", num(m.Sigma2), "--delta", num(m.Delta))
+	case ensemble.OneVoteDaRRM:
+		args = append(args, "--target-eps", num(m.Eps))
+		if m.Delta != 0 {
+			args = append(args, "--delta", num(m.Delta))
 		}
 	default:
-		args = append(args, "--m", num(r.Problem.M), "--eps", num(r.Problem.Eps), "--Delta", num(r.Problem.Delta))
-		if !r.DefaultDelta {
-			args = append(args, "--delta", num(r.Problem.TargetDelta))
+		if g, ok := m.(ensemble.GNMax); ok && r.Classes > 2 || ok && g.Sigma2 != 0 {
+			args = append(args, "--classes", strconv.Itoa(r.Classes), "--sigma2", num(g.Sigma2), "--delta", num(*g.Delta))
+			break
+		}
+		t := targetOf(m)
+		args = append(args, "--m", num(t.M), "--eps", num(r.Teachers.Eps), "--Delta", num(r.Teachers.Delta))
+		if t.Delta != nil {
+			args = append(args, "--delta", num(*t.Delta))
 		}
 	}
 	fs := cmd.Flags()
@@ -228,16 +226,17 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
-	base := plan.ManyClasses(plan.Request{
-		Mechanism: ensemble.Mechanism{GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
-		Budget:    budget, DeltaPrime: f.DeltaPrime, Options: ensemble.Options{Workers: f.Workers}, For: f.For,
-	}, "", f.K, proxy.Classes, cli.Given(fs, "delta", f.Target))
+	family := mechanismSettings{Delta: cli.Given(fs, "delta", f.Target), Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	info, _ := lookupInfo(provenance.GNMax, votefile.ManyClasses)
+	base := requestOf(info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
+	base.DeltaPrime, base.For = f.DeltaPrime, f.For
+	var opts plan.ConfidentOptions
 	if proxy.Classes == 2 {
 		mech, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{provenance.DaRRMOneVote})
 		if err != nil {
 			return err
 		}
-		if base.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
+		if opts.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 			return err
 		}
 	}
@@ -247,7 +246,8 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		}
 		base.Filter = &f.Filter
 	}
-	c, err := plan.Compare(cmd.Context(), base, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision})
+	opts.MinPrecision = f.MinPrecision
+	c, err := plan.Compare(cmd.Context(), base, f.Queries, proxy, opts)
 	if err != nil {
 		return f.planError(cmd, err)
 	}
@@ -274,55 +274,50 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 }
 
 // request returns the plan's request from the flags, and the mechanism.
-func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, ensemble.MechanismInfo, error) {
+func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, mechanismInfo, error) {
 	fs := cmd.Flags()
 	info, err := lookupMechanism(cmd, f.Mechanism)
 	if err != nil {
 		return plan.Request{}, info, err
 	}
-	in := info.Input
 	if !fs.Changed("K") {
 		return plan.Request{}, info, cli.Usagef("--K: give the number of teachers (>= 1)")
 	}
-	base := plan.Request{
-		Mechanism:  ensemble.Mechanism{LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
-		Budget:     accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}},
-		DeltaPrime: f.DeltaPrime,
-		Options:    ensemble.Options{Workers: f.Workers},
-	}
-	var r plan.Request
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
+	s := f.classFlags.settings(mechanismSettings{M: f.M, Delta: cli.Given(fs, "delta", f.Target), RR: rrComposition(f.RRComp, f.RRDelta, f.Delta), Search: f.GNMaxSearch})
+	classes := 2
 	switch {
-	case in == votefile.ManyClasses:
+	case info.Input == votefile.ManyClasses:
 		if !fs.Changed("classes") {
-			return r, info, cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
+			return plan.Request{}, info, cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
-		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
-		r = plan.ManyClasses(base, info.Name, f.K, f.Classes, cli.Given(fs, "delta", f.Target))
+		classes = f.Classes
+		if s.Sigma2 == 0 {
+			s.Sigma2 = 1 // the plan chooses it; set, it says that gnmax labels counts
+		}
 	case info.OwnTarget():
-		line, err := ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
+		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
 		if err != nil {
-			return r, info, targetEpsError(err)
+			return plan.Request{}, info, targetEpsError(err)
 		}
-		eps := 1.0 // planned (--queries), else given
+		s.TargetEps = 1.0 // planned (--queries), else given
 		if line.Eps != nil {
-			eps = *line.Eps
+			s.TargetEps = *line.Eps
 		} else if !fs.Changed("queries") {
-			return r, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
+			return plan.Request{}, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
-		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: 1, Eps: eps, TargetDelta: f.Target}, fs.Changed("delta"))
-	default:
-		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}, fs.Changed("delta"))
 	}
 	if info.Gamma {
-		mech, err := f.mechanismFlags.Check(cmd, []ensemble.MechanismInfo{info})
+		mech, err := f.mechanismFlags.Check(cmd, []mechanismInfo{info})
 		if err != nil {
-			return r, info, err
+			return plan.Request{}, info, err
 		}
-		if r.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
-			return r, info, err
+		if s.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
+			return plan.Request{}, info, err
 		}
 	}
-	r.Mechanism.RR, r.Mechanism.GNMaxSearch = rrComposition(f.RRComp, f.RRDelta, r.Problem.Delta), f.GNMaxSearch
+	r := requestOf(info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
+	r.DeltaPrime = f.DeltaPrime
 	if fs.Changed("filter") {
 		if err := accountant.CheckFilter(f.Filter, r.Budget.Guarantee); err != nil {
 			return r, info, cli.AsUsage(flagErr(err, nil))
@@ -330,6 +325,26 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		r.Filter = &f.Filter
 	}
 	return r, info, nil
+}
+
+// requestOf returns the request of a plan of mechanism info for k
+// teachers, each (eps, Delta)-DP as teachers says (a two-class mechanism's
+// teachers), voting among classes classes, held to budget, with the
+// settings s of the flags and workers goroutines of the certificate: the
+// per-query delta of a multi-class mechanism is the one given, else the
+// budget's.
+func requestOf(info mechanismInfo, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s mechanismSettings, workers int) plan.Request {
+	r := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: workers}}, K: k, Classes: classes}
+	switch {
+	case info.Input == votefile.ManyClasses:
+		if s.Delta == nil {
+			s.Delta = &budget.Delta
+		}
+	case !info.OwnTarget():
+		r.Teachers = &teachers
+	}
+	r.Mechanism = s.mechanism(info.Name, info.Input)
+	return r
 }
 
 // proxy reads the proxy votes of --votes, refusing private ones, and says
@@ -373,4 +388,31 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 	}
 	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning", f.VotesAre, name)
 	return p, tuning, nil
+}
+
+// chosenFlag names a setting that a plan chooses (plan.Chosen) by the
+// flag that gives it.
+func chosenFlag(setting string) string {
+	if f, ok := map[string]string{"target eps": "target-eps", "Laplace scale": "laplace-scale"}[setting]; ok {
+		return f
+	}
+	return setting
+}
+
+// targetOf returns the per-query target of a two-class mechanism for
+// private teachers (or two-class GNMax).
+func targetOf(m ensemble.Mechanism) ensemble.Target {
+	switch m := m.(type) {
+	case ensemble.DaRRM:
+		return m.Target
+	case ensemble.Subsample:
+		return m.Target
+	case ensemble.DSub:
+		return m.Target
+	case ensemble.RR:
+		return m.Target
+	case ensemble.GNMax:
+		return m.Target
+	}
+	return ensemble.Target{}
 }

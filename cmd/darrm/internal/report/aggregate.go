@@ -97,7 +97,7 @@ type Aggregate struct {
 	Relation       *accountant.Relation `json:"relation"`
 	EpsSource      *string              `json:"eps_source"`
 	TeachersDiffer *bool                `json:"teachers_differ"`
-	// The mechanism's settings, those it has (provenance.Settings):
+	// The mechanism's settings, those it has (ensemble.Mechanism):
 	// threshold, sigma1 and sigma2 for the GNMax family (sigma2 alone
 	// for gnmax, of two classes too), laplace_scale for lnmax. Noise
 	// says in words the noise a multi-class mechanism adds to the counts
@@ -459,13 +459,13 @@ func newReleased(r Release) (released, error) {
 // keys null.
 func NewAggregate(r Release) (Aggregate, error) {
 	common, err := newReleased(r)
-	s := r.Aggregator.Settings()
+	s := settingsOf(r.Aggregator.Mechanism())
 	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Layout: r.Votes.Layout().String(),
 		K: r.Aggregator.K(), Classes: r.Aggregator.Classes(),
-		Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, LaplaceScale: s.LaplaceScale, NotForPublication: []string{}}
+		Threshold: s.threshold, Sigma1: s.sigma1, Sigma2: s.sigma2, LaplaceScale: s.scale, NotForPublication: []string{}}
 	if r.Votes.Input() == votefile.ManyClasses {
 		noise := "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
-		if s.LaplaceScale != nil {
+		if s.scale != nil {
 			noise = "discrete Laplace of scale b, sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
 		}
 		out.Noise = &noise
