@@ -2,9 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,7 +10,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
@@ -125,137 +121,6 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	return doc.Write(cmd.OutOrStdout(), f.Format)
 }
 
-// planPassed are the flags of a plan that ledger init takes as they are:
-// the slack of the ledger's header and how the mechanism's noise is found.
-var planPassed = []string{"delta-prime", "prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search"}
-
-// ledgerInitOf returns, for a plan p for a ledger, the darrm ledger init
-// that declares its labels as a new ledger's use: the budget, the filter
-// if --filter named one, the mechanism with its settings (the planned one
-// at its exact value), K and the classes or the teachers' guarantee, which
-// the votes' header must then state too, the planned queries, and the
-// flags planPassed as given. Run as printed, with LEDGER the new ledger's
-// file and VOTES the votes to be released (whose header binds the
-// ledger), it fixes the filter the plan counted, which allows the planned
-// labels. Its words, each quoted for a POSIX shell; nil for another plan.
-func ledgerInitOf(cmd *cobra.Command, p plan.Plan) []string {
-	r := p.Request
-	if r.For != plan.ForLedger {
-		return nil
-	}
-	args := []string{"darrm", "ledger", "init", "LEDGER", "--votes", "VOTES", "--budget-eps", num(r.Budget.Eps), "--budget-delta", num(r.Budget.Delta)}
-	if r.Filter != nil {
-		args = append(args, "--filter", r.Filter.String())
-	}
-	args = append(args, "--mechanism", string(r.Mechanism.Name()), "--K", strconv.Itoa(r.K))
-	switch m := r.Mechanism.(type) {
-	case ensemble.LNMax:
-		args = append(args, "--classes", strconv.Itoa(r.Classes), "--laplace-scale", num(m.Scale))
-	case ensemble.ConfidentGNMax:
-		args = append(args, "--classes", strconv.Itoa(r.Classes), "--threshold", num(m.Threshold), "--sigma1", num(m.Sigma1), "--sigma2", num(m.Sigma2), "--delta", num(m.Delta))
-	case ensemble.OneVoteDaRRM:
-		args = append(args, "--target-eps", num(m.Eps))
-		if m.Delta != 0 {
-			args = append(args, "--delta", num(m.Delta))
-		}
-	default:
-		if g, ok := m.(ensemble.GNMax); ok && r.Classes > 2 || ok && g.Sigma2 != 0 {
-			args = append(args, "--classes", strconv.Itoa(r.Classes), "--sigma2", num(g.Sigma2), "--delta", num(*g.Delta))
-			break
-		}
-		t := targetOf(m)
-		args = append(args, "--m", num(t.M), "--eps", num(r.Teachers.Eps), "--Delta", num(r.Teachers.Delta))
-		if t.Delta != nil {
-			args = append(args, "--delta", num(*t.Delta))
-		}
-	}
-	fs := cmd.Flags()
-	for _, n := range planPassed {
-		if fl := fs.Lookup(n); fl != nil && fl.Changed {
-			if fl.Value.Type() == "bool" {
-				args = append(args, "--"+n+"="+fl.Value.String())
-			} else {
-				args = append(args, "--"+n, fl.Value.String())
-			}
-		}
-	}
-	args = append(args, "--queries", strconv.Itoa(p.Queries))
-	for i, a := range args {
-		args[i] = shellWord(a)
-	}
-	return args
-}
-
-// shellWord quotes s for a POSIX shell when it needs it, for a command
-// that darrm prints to be run.
-func shellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// comparedSettings are the flags of one mechanism's parameters, which a
-// comparison plans for each mechanism.
-var comparedSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "m", "eps", "Delta"}
-
-// runCompare asks the library for the comparison of every mechanism that
-// fits the proxy votes of --votes (plan.Compare) for --queries of the
-// budget, and prints it.
-func runCompare(cmd *cobra.Command, f *planFlags) error {
-	fs := cmd.Flags()
-	switch {
-	case f.Votes == "":
-		return cli.Usagef("--mechanism: give the aggregator to plan, or proxy votes (--votes FILE --votes-are public) and --queries to compare every mechanism that fits them")
-	case !fs.Changed("queries"):
-		return cli.Usagef("--votes without --mechanism compares the mechanisms' plans for a number of queries: give --queries (or --mechanism to plan one)")
-	case !fs.Changed("K"):
-		return cli.Usagef("--K: give the number of teachers (>= 1)")
-	}
-	for _, n := range comparedSettings {
-		if fs.Changed(n) {
-			return cli.Usagef("--%s is one mechanism's: a comparison plans each mechanism's parameters (give --mechanism to plan or count one)", n)
-		}
-	}
-	proxy, tuning, err := f.proxy(cmd, true)
-	if err != nil {
-		return err
-	}
-	lines := cliout.NewStages(cmd.ErrOrStderr())
-	defer lines.Done()
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
-	family := mechanismSettings{Delta: cli.Given(fs, "delta", f.Target), Sigma2: 1, Noise: noisymax.DiscreteNoise}
-	info, _ := lookupInfo(provenance.GNMax, votefile.ManyClasses)
-	base := requestOf(info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
-	base.DeltaPrime, base.For = f.DeltaPrime, f.For
-	var opts plan.ConfidentOptions
-	if proxy.Classes == 2 {
-		mech, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{provenance.DaRRMOneVote})
-		if err != nil {
-			return err
-		}
-		if opts.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
-			return err
-		}
-	}
-	if fs.Changed("filter") {
-		if err := accountant.CheckFilter(f.Filter, budget.Guarantee); err != nil {
-			return cli.AsUsage(flagErr(err, nil))
-		}
-		base.Filter = &f.Filter
-	}
-	opts.MinPrecision = f.MinPrecision
-	c, err := plan.Compare(cmd.Context(), base, f.Queries, proxy, opts)
-	if err != nil {
-		return f.planError(cmd, err)
-	}
-	lines.Done() // before the output: the solves of gamma_opt are over
-	e := report.EqualTotals{BudgetEps: f.BudgetEps, BudgetDelta: f.BudgetDelta, Queries: f.Queries}
-	return report.NewPlanCompare(c, e, f.For, f.MinPrecision, tuning).Write(cmd.OutOrStdout(), f.Format)
-}
-
 // planError says a library error in terms of the flags: the gamma
 // source's (Error), and the per-query delta of a multi-class
 // mechanism is --budget-delta's unless --delta is given
@@ -345,74 +210,4 @@ func requestOf(info mechanismInfo, k, classes int, teachers accountant.Guarantee
 	}
 	r.Mechanism = s.mechanism(info.Name, info.Input)
 	return r
-}
-
-// proxy reads the proxy votes of --votes, refusing private ones, and says
-// how they were used; 0/1 votes only for a comparison (two classes).
-func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string, error) {
-	switch {
-	case f.Votes == "":
-		return plan.Proxy{}, "", cli.Usagef("confident-gnmax is planned on proxy votes: give --votes FILE (votes on public or already released data) and --votes-are")
-	case f.VotesAre == "private":
-		return plan.Proxy{}, "", cli.Usagef("--votes-are private: refused: choosing parameters on the private votes is itself a release of them, whose cost a plan does not charge (Papernot and Steinke 2022, Rényi DP of hyperparameter tuning); give votes on public data, or votes already released")
-	case f.VotesAre != "public" && f.VotesAre != "released":
-		return plan.Proxy{}, "", cli.Usagef("--votes-are %q: must be public or released (private is refused)", f.VotesAre)
-	}
-	in, closer, err := f.OpenVotes(cmd, "--votes", f.Votes)
-	if err != nil {
-		return plan.Proxy{}, "", err
-	}
-	defer closer.Close()
-	name := cli.InputName(f.Votes)
-	if in.Input() == votefile.TwoClass && !compare {
-		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)
-	}
-	p, err := plan.ReadProxy(in, name)
-	if err != nil {
-		return plan.Proxy{}, "", fmt.Errorf("--votes %s: %w", name, err)
-	}
-	if f.PrivateVotes != "" {
-		// --meta is the header of --votes: the private votes take theirs
-		// from their own sidecar, if any.
-		meta := f.Meta
-		f.Meta = ""
-		private, closer, err := f.OpenVotes(cmd, "--private-votes", f.PrivateVotes)
-		f.Meta = meta
-		if err != nil {
-			return plan.Proxy{}, "", err
-		}
-		defer closer.Close()
-		if err := p.CheckNotPrivate(private); err != nil {
-			return plan.Proxy{}, "", cli.AsUsage(flagErr(err, nil))
-		}
-	}
-	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning", f.VotesAre, name)
-	return p, tuning, nil
-}
-
-// chosenFlag names a setting that a plan chooses (plan.Chosen) by the
-// flag that gives it.
-func chosenFlag(setting string) string {
-	if f, ok := map[string]string{"target eps": "target-eps", "Laplace scale": "laplace-scale"}[setting]; ok {
-		return f
-	}
-	return setting
-}
-
-// targetOf returns the per-query target of a two-class mechanism for
-// private teachers (or two-class GNMax).
-func targetOf(m ensemble.Mechanism) ensemble.Target {
-	switch m := m.(type) {
-	case ensemble.DaRRM:
-		return m.Target
-	case ensemble.Subsample:
-		return m.Target
-	case ensemble.DSub:
-		return m.Target
-	case ensemble.RR:
-		return m.Target
-	case ensemble.GNMax:
-		return m.Target
-	}
-	return ensemble.Target{}
 }
