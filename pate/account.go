@@ -448,7 +448,7 @@ func (a *AccountResult) Queries() int {
 	return a.Result.Queries
 }
 
-// Totals returns the totals at the account's δ of everything it covers,
+// totals returns the totals at the account's δ of everything it covers,
 // each a valid bound, of which the caller publishes the one that the
 // release's report chooses (that of aggregate): without a draw, those of
 // a release of its queries as aggregate reports them (Release.Totals:
@@ -457,7 +457,7 @@ func (a *AccountResult) Queries() int {
 // the release's labels, since which queries were answered is not fixed
 // before the run; with draws (Draws), one: the Rényi composition of the
 // queries' data-independent curve and every draw (rdpTotal).
-func (a *AccountResult) Totals() ([]accountant.Total, error) {
+func (a *AccountResult) totals() ([]accountant.Total, error) {
 	if len(a.Draws) == 0 {
 		acc := a.Release
 		if acc.Steps = a.Queries(); acc.Steps == 0 {

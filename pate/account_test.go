@@ -228,7 +228,7 @@ func TestTotalsAreTheRelease(t *testing.T) {
 		t.Fatalf("labels of %d of %d queries: accounted %d, unlabelled %d, key %.12s (the votes' %.12s)", n, queries, realised.Queries(), realised.Unlabelled, realised.Votes, whole.Votes)
 	}
 	for name, a := range map[string]*AccountResult{"labels": realised, "votes": expected} {
-		got, err := a.Totals()
+		got, err := a.totals()
 		if err != nil {
 			t.Fatal(err)
 		}

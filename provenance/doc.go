@@ -11,8 +11,8 @@
 // teachers' guarantees (a DP-SGD run's recomputed by the accountant), and
 // every parameter stated. It returns the Binding, what a release states
 // of its ensemble, from which follows the teacher-level cap on every
-// total (Binding.Cap). PartitionRules is the one table of which partition
-// of the training data keeps which neighbouring relation.
+// total (Binding.Cap). Check applies the one table of which partition of
+// the training data keeps which neighbouring relation.
 //
 // A header of other teachers (*TeachersError) is the caller's input: it
 // has BadInput() bool, true.
