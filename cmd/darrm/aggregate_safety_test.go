@@ -191,7 +191,7 @@ func TestSignalsWhileBlocked(t *testing.T) {
 		var e strings.Builder
 		cmd.Stderr = &e
 		cmd.Start()
-		if code := waitExit(t, cmd); code != exitUsage || !strings.Contains(e.String(), "is a FIFO, not a ledger file") {
+		if code := waitExit(t, cmd); code != exitUsage || !strings.Contains(joinError(e.String()), "is a FIFO, not a ledger file") {
 			t.Errorf("%v: exit %d: %s", args, code, e.String())
 		}
 	}
