@@ -164,7 +164,7 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 		src = noise.NewSeededSource(*seed)
 	} else if f.Ledger != "" {
 		o.Charge = func(cost accountant.Guarantee) error {
-			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledger.Options{Waiting: ledgerWaiting(cmd)},
+			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledgerBook(cmd),
 				func(notes []string) { printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
 			return ledgerError(err)
 		}

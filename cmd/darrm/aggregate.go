@@ -14,7 +14,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -238,7 +237,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ense
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
 	}
-	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: ledgerWaiting(cmd)}
+	spec.Ledger, spec.Book = f.Ledger, ledgerBook(cmd)
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}

@@ -21,10 +21,10 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
-// readLedger reads the ledger at path whole (ledger.ReadOnly) and prints
+// readLedger reads the ledger at path whole (ledger.Book.ReadOnly) and prints
 // what reading it found worth telling.
 func readLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
-	l, err := ledger.ReadOnly(cmd.Context(), path, ledger.Options{})
+	l, err := ledgerBook(cmd).ReadOnly(cmd.Context(), path)
 	if err != nil {
 		return nil, ledgerError(err)
 	}
@@ -38,12 +38,13 @@ func printReplaced(t *cliout.Text, prev *ledger.Record) {
 	t.Line("it replaces the record of ledger %s (id %.8s, %d lines, as of %s)", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
 }
 
-// ledgerWaiting says on cmd's stderr that a run waits for the lock on a
-// ledger or on its record (what: ledger.Options.Waiting).
-func ledgerWaiting(cmd *cobra.Command) func(string) {
-	return func(what string) {
+// ledgerBook is the command's book of ledgers: your records in the state
+// folder (ledger.StateDir), and a wait for the lock on a ledger or on its
+// record said on cmd's stderr (ledger.Book.Waiting).
+func ledgerBook(cmd *cobra.Command) ledger.Book {
+	return ledger.Book{Waiting: func(what string) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (interrupt to give up)\n", cliout.Escape(what))
-	}
+	}}
 }
 
 // printLedgerNotes prints what opening a ledger found worth telling.
@@ -57,7 +58,7 @@ func printLedgerNotes(w io.Writer, path string, notes []string) {
 // another of darrm's (a vote file, a gamma) is named as what it is, a
 // missing one with the close names, a bad header parameter as its flag,
 // the option that replaces an ensemble's record on purpose
-// (ledger.InitOptions.Replace) as --replace, and the filter of a ledger
+// (ledger.Book.Init's replace) as --replace, and the filter of a ledger
 // that would take labels refused as ledger init's --filter.
 func ledgerError(err error) error {
 	if msg := notLedger(err); msg != "" {
