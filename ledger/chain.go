@@ -261,11 +261,12 @@ func (s *runSet) has(id string) bool {
 
 // walk reads the ledger from its start up to to, checks every line and
 // the chain, and calls each (if not nil) after every line with the chain
-// up to it and the spend of the line before it (Run "" for the header).
+// up to it, the spend of the line before it (Run "" for the header) and
+// the line itself, valid until each returns.
 // It returns the chain, where it stopped and the bytes after that which
 // end no line, and the size of the lines before Upgrade's mark on a
 // version-3 ledger, -1 if it has none.
-func (l *Ledger) walk(to pos, each func(c *chain, before Spend) error) (chain, pos, []byte, int64, error) {
+func (l *Ledger) walk(to pos, each func(c *chain, before Spend, line []byte) error) (chain, pos, []byte, int64, error) {
 	c := start(l.version, l.headerHash)
 	mark := int64(-1)
 	n, off := 0, int64(0)
@@ -289,7 +290,7 @@ func (l *Ledger) walk(to pos, each func(c *chain, before Spend) error) (chain, p
 		}
 		off += int64(len(b)) + 1
 		if each != nil {
-			return each(&c, before)
+			return each(&c, before, b)
 		}
 		return nil
 	})
@@ -314,7 +315,7 @@ func (l *Ledger) readErr(n int, err error) error {
 // remember.
 func (l *Ledger) scan(rec *Record) error {
 	recHash := ""
-	c, end, tail, mark, err := l.walk(everything, func(c *chain, _ Spend) error {
+	c, end, tail, mark, err := l.walk(everything, func(c *chain, _ Spend, _ []byte) error {
 		if rec != nil && rec.Lines == c.n {
 			recHash = c.head
 		}
@@ -403,20 +404,24 @@ func (l *Ledger) firstSpendFollows() (bool, error) {
 // ledger (the last line of each run, read again and checked as it is
 // read), and stops at the first error.
 func (l *Ledger) Runs(each func(Spend) error) error {
-	c, _, _, _, err := l.walk(pos{n: l.chain.n, off: l.size}, func(c *chain, before Spend) error {
+	c, err := l.again(func(c *chain, before Spend, _ []byte) error {
 		if before.Run != "" && c.last.Run != before.Run {
 			return each(before)
 		}
 		return nil
 	})
-	if err != nil {
-		return err
+	if err == nil && c.last.Run != "" {
+		err = each(c.last)
 	}
-	if c.n != l.chain.n || c.head != l.chain.head {
-		return fmt.Errorf("ledger %s changed while it was read: its line %d is not the one read first", l.path, l.chain.n)
+	return err
+}
+
+// again reads the ledger again from its start up to the line read first
+// (walk), which it must still end with.
+func (l *Ledger) again(each func(c *chain, before Spend, line []byte) error) (chain, error) {
+	c, _, _, _, err := l.walk(pos{n: l.chain.n, off: l.size}, each)
+	if err == nil && (c.n != l.chain.n || c.head != l.chain.head) {
+		err = fmt.Errorf("ledger %s changed while it was read: its line %d is not the one read first", l.path, l.chain.n)
 	}
-	if c.last.Run != "" {
-		return each(c.last)
-	}
-	return nil
+	return c, err
 }

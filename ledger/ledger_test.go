@@ -323,6 +323,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv("GO_LEDGER_FSIZE"); path != "" {
 		os.Exit(fsizeHelper(path))
 	}
+	if spec := os.Getenv("GO_LEDGER_PG"); spec != "" {
+		os.Exit(pgHelper(spec))
+	}
 	// The records of every test, and of the helper processes, which
 	// inherit it, go to a temporary folder, never the user's.
 	dir, err := os.MkdirTemp("", "darrm-ledger-state-")

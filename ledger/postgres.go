@@ -260,6 +260,9 @@ func (p *pgLocation) fail(what string, err error) error {
 	case errors.As(err, &pe):
 		switch pe.Code {
 		case "28P01":
+			if p.cfg.Password == "" {
+				return mk(true, "%s asks user %s for a password: give it in the URL, in PGPASSWORD or in the password file (PGPASSFILE, ~/.pgpass)", p.server(), user)
+			}
 			return mk(true, "%s refused the password of user %s: check the URL's user and password, or PGPASSWORD, or the password file (PGPASSFILE, ~/.pgpass)", p.server(), user)
 		case "28000":
 			return mk(true, "%s refused user %s: %s: check the URL's user, or ask the server's administrator for access", p.server(), user, pe.Message)
@@ -284,7 +287,8 @@ func (p *pgLocation) fail(what string, err error) error {
 		// PGPASSWORD and the password file gave.
 		return mk(true, "%s asks user %s for a password: give it in the URL, in PGPASSWORD or in the password file (PGPASSFILE, ~/.pgpass)", p.server(), user)
 	}
-	return mk(false, "%s: %v", what, err)
+	// pgx says a connection's attempts one a line: one line here.
+	return mk(false, "%s: %s", what, strings.Join(strings.Fields(err.Error()), " "))
 }
 
 // connect connects to the server.
@@ -824,25 +828,41 @@ func retryable(err error) bool {
 }
 
 // reconnect connects again after the run's connection was lost during a
-// write, and takes the ledger's lock again: if another run holds it, this
-// run has lost the ledger.
+// write, and takes the ledger's lock again, waiting while this run's old
+// session still holds it (the server has not yet noticed that it is
+// gone): if another run holds it, this run has lost the ledger.
 func (s *pgStore) reconnect(ctx context.Context) error {
+	old := s.conn.PgConn().PID()
 	closeConn(s.conn)
 	conn, err := pgx.ConnectConfig(ctx, s.cfg)
 	if err != nil {
 		return err
 	}
-	var got bool
-	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", lockSpace, s.key).Scan(&got); err != nil {
-		closeConn(conn)
-		return err
-	}
 	s.conn = conn
-	if !got {
-		s.lose(errors.New("another run took the ledger's lock while this run's connection was down"))
-		return s.lostErr
+	start := time.Now()
+	for {
+		var got bool
+		var holder *int32
+		err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1::int4, $2::int4), (SELECT pid FROM pg_locks
+			WHERE locktype = 'advisory' AND classid::int8 = $1::int8 AND objid::int8 = $2::int8 AND objsubid = 2 AND granted LIMIT 1)`,
+			lockSpace, s.key).Scan(&got, &holder)
+		switch {
+		case err != nil:
+			return err
+		case got:
+			return nil
+		case holder != nil && uint32(*holder) != old, time.Since(start) > reconnectFor:
+			s.lose(errors.New("another run took the ledger's lock while this run's connection was down"))
+			return s.lostErr
+		}
+		t := time.NewTimer(10 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
-	return nil
 }
 
 // writeErr is the error of an append.

@@ -352,6 +352,12 @@ func (s *state) write(r Record) error {
 // has been used meanwhile, and the record, which now vouches for that
 // one, is left as it is.
 func (s *state) advance(lines int, size int64, head string) error {
+	return s.update(func(r *Record) { r.Lines, r.Size, r.Head = lines, size, head })
+}
+
+// update changes the record by edit, if it is still the one this run
+// last wrote (advance).
+func (s *state) update(edit func(*Record)) error {
 	if s == nil || s.last == nil {
 		return errors.New("the ledger's record was not read")
 	}
@@ -368,6 +374,7 @@ func (s *state) advance(lines int, size int64, head string) error {
 		return fmt.Errorf("your record of ensemble %s (%s) changed during this run: another ledger of the ensemble was used or adopted meanwhile: %w", last.Ensemble, s.path, errRecordChanged)
 	}
 	r := last
-	r.Lines, r.Size, r.Head, r.Updated = lines, size, head, time.Now().UTC().Truncate(time.Second)
+	edit(&r)
+	r.Updated = time.Now().UTC().Truncate(time.Second)
 	return s.write(r)
 }
