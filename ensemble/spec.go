@@ -68,8 +68,9 @@ type ReleaseSpec struct {
 	// postgres://...?ledger=NAME (Book.OpenRun; Book.InitFor makes one for
 	// the votes): bound to the votes, charged per query before the labels
 	// leave; what it allows may lower the number of queries released.
-	// Book is where your records of the ledgers are: the one the ledger
-	// was made with.
+	// Book is where your records of the ledgers are, the one the ledger
+	// was made with; its Lost, if set, hears that the ledger's
+	// connection was lost during the release: cancel ctx there.
 	Ledger string
 	Book   ledger.Book
 	// Sink is where the labels go; Release sets its Ledger.
@@ -211,7 +212,6 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 			return fail(stepLedger, err)
 		}
 		defer l.Close()
-		ctx = l.Context(ctx) // a ledger lost (its server's connection) stops the labels
 		out.LedgerNotes, sink.Ledger, sink.LedgerID = l.Notes(), l, l.Header().ID
 	}
 	src := s.Random

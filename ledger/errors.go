@@ -52,7 +52,7 @@ type ExistsError struct {
 }
 
 func (e *ExistsError) Error() string {
-	if isURL(e.Path) {
+	if IsURL(e.Path) {
 		return fmt.Sprintf("ledger %s exists already: a ledger of ensemble %s (id %.8s); ledger init makes a new ledger and never writes over one: release on this ledger as it is (darrm ledger show %s), or name a new ledger (?ledger=NAME)", e.Path, e.Ensemble, e.ID, shellQuote(e.Path))
 	}
 	if e.Ledger {

@@ -179,9 +179,8 @@ func (s *fileStore) where() (string, uint64, uint64, error) {
 	return path, dev, ino, nil
 }
 
-func (s *fileStore) lost() <-chan struct{} { return nil }
-func (s *fileStore) cause() error          { return nil }
-func (s *fileStore) close() error          { return s.f.Close() }
+func (s *fileStore) cause() error { return nil }
+func (s *fileStore) close() error { return s.f.Close() }
 
 // createFile makes the ledger file at path, which must not exist, of its
 // first line b, durably, and returns where it is for its record; the

@@ -25,7 +25,7 @@ const importBatch = 10_000
 // file is a copy for reading: a release on it is refused while your
 // record keeps the ledger in PostgreSQL.
 func (bk Book) Export(ctx context.Context, location, file string) error {
-	if isURL(file) {
+	if IsURL(file) {
 		return &urlError{Redact(file), "ledger export writes a ledger file: name a file (darrm ledger import moves a file into PostgreSQL)"}
 	}
 	l, err := bk.ReadOnly(ctx, location)
@@ -85,9 +85,9 @@ func (bk Book) Export(ctx context.Context, location, file string) error {
 // the database: a release on the file is refused (*RecordError).
 func (bk Book) Import(ctx context.Context, file, url string) error {
 	switch {
-	case !isURL(url):
+	case !IsURL(url):
 		return &urlError{url, "ledger import moves a ledger file into PostgreSQL: name the ledger to make as postgres://[user[:password]@]host[:port]/database?ledger=NAME"}
-	case isURL(file):
+	case IsURL(file):
 		return &urlError{Redact(file), "ledger import reads a ledger file: name one (darrm ledger export writes one from a PostgreSQL ledger)"}
 	}
 	l, err := bk.Open(ctx, file)

@@ -29,6 +29,13 @@ type Book struct {
 	// must be waited for, with what it locks: "ledger LOCATION", or "the
 	// record of ensemble E (PATH)".
 	Waiting func(what string)
+	// Lost, if set, is called once, from another goroutine, when a run's
+	// ledger is lost: the connection to the server of a PostgreSQL ledger
+	// ends (the server stops, the network fails). The run writes no more
+	// (what it reserved stays charged); a caller cancels its release's
+	// context there, so that the release stops at once, even while it
+	// waits for input, instead of at its next reservation.
+	Lost func(err error)
 }
 
 // waiting returns the function that a wait for the lock on what calls.
@@ -75,7 +82,7 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	create := func() (string, uint64, uint64, error) { return createFile(location, b) }
-	if isURL(location) {
+	if IsURL(location) {
 		db, err := newPGLedger(ctx, location)
 		if err != nil {
 			return nil, err
@@ -98,7 +105,7 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 		return nil, err
 	}
 	if err := st.write(newRecord(h, head, where, dev, ino, 1, int64(len(b)), head)); err != nil {
-		if isURL(location) {
+		if IsURL(location) {
 			return nil, fmt.Errorf("ledger %s is made, but %w; record it with: darrm ledger adopt %s", where, err, shellQuote(where))
 		}
 		os.Remove(location)
@@ -161,8 +168,6 @@ type Ledger struct {
 	held      int                 // labels reserved by this run
 	settled   bool                // this run has written its final line
 	base      accountant.Sequence // the spends of every run before this one
-	// stops end the contexts that Context made.
-	stops []context.CancelCauseFunc
 }
 
 // Open opens and locks the ledger at location (a file, or
@@ -189,7 +194,7 @@ func (bk Book) Open(ctx context.Context, location string) (*Ledger, error) {
 // open opens the store of the ledger at location (for a run, locked),
 // and reports whether no write can be under way.
 func (bk Book) open(ctx context.Context, location string, readOnly bool) (*Ledger, bool, error) {
-	s, where, settled, err := openStore(ctx, location, readOnly, bk.Waiting)
+	s, where, settled, err := openStore(ctx, location, readOnly, bk)
 	if err != nil {
 		return nil, false, err
 	}
@@ -255,28 +260,6 @@ func (bk Book) OpenRun(ctx context.Context, location string, mechanism provenanc
 		return nil, 0, err
 	}
 	return l, allowed, nil
-}
-
-// Context returns a context derived from parent that ends when the
-// ledger can take no more writes from this run: when the connection to
-// the server of a PostgreSQL ledger is lost (context.Cause then says so),
-// so that a release stops at once instead of labelling what it can no
-// longer charge; for a file ledger, parent's. Close ends it too.
-func (l *Ledger) Context(parent context.Context) context.Context {
-	lost := l.store.lost()
-	if lost == nil {
-		return parent
-	}
-	ctx, stop := context.WithCancelCause(parent)
-	l.stops = append(l.stops, stop)
-	go func() {
-		select {
-		case <-lost:
-			stop(l.store.cause())
-		case <-ctx.Done():
-		}
-	}()
-	return ctx
 }
 
 // load reads and checks the ledger; settled says that no write can be
@@ -408,7 +391,7 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 		case rec.LedgerID != l.header.ID:
 			e.kind = secondLedger
 			e.ID = l.header.ID
-		case !l.readOnly && isURL(rec.Path) && !isURL(l.path):
+		case !l.readOnly && IsURL(rec.Path) && !IsURL(l.path):
 			e.kind = moved
 		case torn && lines+1 == rec.Lines:
 			e.kind = tornAfterSync

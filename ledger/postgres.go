@@ -106,7 +106,7 @@ type pgLocation struct {
 // as it is, a PostgreSQL URL with its password, and any password or
 // sslpassword parameter, replaced by ***.
 func Redact(location string) string {
-	if !isURL(location) {
+	if !IsURL(location) {
 		return location
 	}
 	scheme, rest, _ := strings.Cut(location, "://")
@@ -482,6 +482,7 @@ type pgStore struct {
 	lostOnce  sync.Once
 	lostCh    chan struct{}
 	lostErr   error
+	onLost    func(error) // Book.Lost
 }
 
 var _ store = (*pgStore)(nil)
@@ -489,7 +490,7 @@ var _ store = (*pgStore)(nil)
 // openPG opens the PostgreSQL ledger at location: for a run, waiting for
 // its lock (telling waiting once) until ctx is done; read only, without
 // waiting.
-func openPG(ctx context.Context, location string, readOnly bool, waiting func(string)) (*pgStore, error) {
+func openPG(ctx context.Context, location string, readOnly bool, bk Book) (*pgStore, error) {
 	p, err := parsePG(location)
 	if err != nil {
 		return nil, err
@@ -498,9 +499,9 @@ func openPG(ctx context.Context, location string, readOnly bool, waiting func(st
 	if err != nil {
 		return nil, err
 	}
-	s := &pgStore{pgLocation: p, conn: conn, ctx: ctx, readOnly: readOnly, lostCh: make(chan struct{})}
+	s := &pgStore{pgLocation: p, conn: conn, ctx: ctx, readOnly: readOnly, lostCh: make(chan struct{}), onLost: bk.Lost}
 	if s.key, err = p.ledgerKey(ctx, conn); err == nil && !readOnly {
-		err = s.lock(waiting)
+		err = s.lock(bk.Waiting)
 	}
 	if err != nil {
 		closeConn(conn)
@@ -571,11 +572,14 @@ func (s *pgStore) resume() {
 	}
 }
 
-// lose makes the store lost: its connection is gone.
+// lose makes the store lost: its connection is gone. It tells Book.Lost.
 func (s *pgStore) lose(err error) {
 	s.lostOnce.Do(func() {
 		s.lostErr = &lostError{where: s.redacted, reason: s.redact(err.Error())}
 		close(s.lostCh)
+		if s.onLost != nil {
+			s.onLost(s.lostErr)
+		}
 	})
 }
 
@@ -590,13 +594,6 @@ func (e *lostError) Error() string {
 // ConnectionLost reports that the error is a ledger's connection lost
 // during a run, not an interrupt.
 func (e *lostError) ConnectionLost() bool { return true }
-
-func (s *pgStore) lost() <-chan struct{} {
-	if s.readOnly {
-		return nil
-	}
-	return s.lostCh
-}
 
 func (s *pgStore) cause() error {
 	select {
@@ -883,7 +880,6 @@ func (s *pgStore) where() (string, uint64, uint64, error) { return s.redacted, 0
 
 func (s *pgStore) close() error {
 	s.pause()
-	s.lose(errors.New("the ledger was closed"))
 	closeConn(s.conn)
 	return nil
 }

@@ -3,7 +3,6 @@ package ledger
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -23,9 +22,9 @@ import (
 )
 
 // TestPGServerStopped: the server of a run's ledger stops mid-run (a fast
-// shut-down, which ends every session): the run's context ends at once,
-// its cause the connection lost; its settlement is refused, so the labels
-// it reserved stay charged; a run started while the server is down fails
+// shut-down, which ends every session): the run hears at once that its
+// connection was lost (Book.Lost); its settlement is refused, so the
+// labels it reserved stay charged; a run started while the server is down fails
 // at once, naming the server; once the server is back, the ledger holds
 // the reservation and takes the next run.
 func TestPGServerStopped(t *testing.T) {
@@ -34,24 +33,25 @@ func TestPGServerStopped(t *testing.T) {
 	}
 	srv := pgtest.NewServer(t)
 	u := newPG(t, srv.DB(t), "fault", accountant.Guarantee{Eps: 50, Delta: 1e-2})
-	l, allowed, err := book.OpenRun(ctx, u, "darrm", unique0(t, u), accountant.ApproxStep(step), 10)
+	heard := make(chan error, 1)
+	bk := Book{Lost: func(err error) { heard <- err }}
+	l, allowed, err := bk.OpenRun(ctx, u, "darrm", unique0(t, u), accountant.ApproxStep(step), 10)
 	if err != nil || allowed != 10 {
 		t.Fatalf("%d allowed: %v", allowed, err)
 	}
-	run := l.Context(context.Background())
 	if err := l.Reserve(3); err != nil {
 		t.Fatal(err)
 	}
 	srv.Stop(t)
 	stopped := time.Now()
 	select {
-	case <-run.Done():
-		t.Logf("the run's context ended %v after the server stopped", time.Since(stopped))
+	case err := <-heard:
+		t.Logf("the run heard %v after the server stopped: %v", time.Since(stopped), err)
+		if !strings.Contains(fmt.Sprint(err), "the connection to its server was lost during this run") {
+			t.Errorf("lost: %v", err)
+		}
 	case <-time.After(time.Minute):
-		t.Fatal("the run's context did not end when its server stopped")
-	}
-	if cause := context.Cause(run); !strings.Contains(fmt.Sprint(cause), "the connection to its server was lost during this run") {
-		t.Errorf("cause %v", cause)
+		t.Fatal("the run did not hear that its server stopped")
 	}
 	var lost interface{ ConnectionLost() bool }
 	if err := l.Settle(2); !errors.As(err, &lost) {

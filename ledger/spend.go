@@ -138,11 +138,8 @@ func (l *Ledger) write(labels int, final bool) error {
 	return nil
 }
 
-// Close releases the lock, and ends the contexts that Context made.
+// Close releases the lock.
 func (l *Ledger) Close() error {
-	for _, stop := range l.stops {
-		stop(nil)
-	}
 	if l.state != nil {
 		l.state.close()
 	}

@@ -35,10 +35,8 @@ type store interface {
 	// where says where the ledger is, for its record: a file's absolute
 	// path, device and inode, or a URL without its password.
 	where() (path string, dev, ino uint64, err error)
-	// lost is closed when the store can no longer be written by this run
-	// (its connection to the server is gone), nil for a store that
-	// cannot be lost; cause then says why.
-	lost() <-chan struct{}
+	// cause says why the store can no longer be written by this run (its
+	// connection to the server is gone), nil while it can.
 	cause() error
 	close() error
 }
@@ -53,25 +51,26 @@ type pos struct {
 // everything is the end of a ledger, however long.
 var everything = pos{n: math.MaxInt, off: math.MaxInt64}
 
-// isURL reports whether a ledger's location names a ledger in a
-// PostgreSQL database (postgres:// or postgresql://), not a file.
-func isURL(location string) bool {
+// IsURL reports whether a ledger's location names a ledger kept in a
+// PostgreSQL database (postgres:// or postgresql://, a libpq URL whose
+// parameter ledger names it), not a file.
+func IsURL(location string) bool {
 	return strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://")
 }
 
 // openStore opens the ledger at location for a run (locked, waiting
-// until ctx is done and telling waiting once), or, with readOnly, to read
-// it: the store, the location as messages and records name it, and
-// whether no write can be under way (a run that holds a file ledger may
-// be writing its last line).
-func openStore(ctx context.Context, location string, readOnly bool, waiting func(string)) (store, string, bool, error) {
-	if isURL(location) {
-		s, err := openPG(ctx, location, readOnly, waiting)
+// until ctx is done and telling bk.Waiting once; a loss told to bk.Lost),
+// or, with readOnly, to read it: the store, the location as messages and
+// records name it, and whether no write can be under way (a run that
+// holds a file ledger may be writing its last line).
+func openStore(ctx context.Context, location string, readOnly bool, bk Book) (store, string, bool, error) {
+	if IsURL(location) {
+		s, err := openPG(ctx, location, readOnly, bk)
 		if err != nil {
 			return nil, Redact(location), false, err
 		}
 		return s, s.redacted, true, nil
 	}
-	s, settled, err := openFileStore(ctx, location, readOnly, waiting)
+	s, settled, err := openFileStore(ctx, location, readOnly, bk.Waiting)
 	return s, location, settled, err
 }

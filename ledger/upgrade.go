@@ -105,7 +105,7 @@ type UpgradeResult struct {
 // damaged) and left as it is (Current): a PostgreSQL ledger always is.
 func (bk Book) Upgrade(ctx context.Context, location string, b provenance.Binding, replace bool) (UpgradeResult, error) {
 	var res UpgradeResult
-	s, path, _, err := openStore(ctx, location, false, bk.Waiting)
+	s, path, _, err := openStore(ctx, location, false, bk)
 	if err != nil {
 		return res, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -134,7 +135,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	rel.Aggregator, rel.Label, rel.Accounting, rel.Result = done.Aggregator, done.Label, done.Accounting, done.Result
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
-	rel.Ledger, rel.LedgerPath, rel.Publish, rel.Analysis, rel.Elapsed = done.LedgerStatus, f.Ledger, done.Publish, f.Analysis, time.Since(start)
+	rel.Ledger, rel.LedgerPath, rel.Publish, rel.Analysis, rel.Elapsed = done.LedgerStatus, ledger.Redact(f.Ledger), done.Publish, f.Analysis, time.Since(start)
 	out, err := report.NewSummary(rel)
 	if err != nil {
 		return err

@@ -55,7 +55,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "target-eps", Default: []float64(nil), Usage: "eps of the guarantee to meet (> 0; where tabulated, several)"},
 	{Name: "target-delta", Default: 0.0, Usage: "delta of the guarantee to meet or report, in (0, 1)"},
 	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise, in units of the sensitivity (> 0)"},
-	{Name: "ledger", Default: "", Usage: "privacy ledger to charge (darrm ledger init)"},
+	{Name: "ledger", Default: "", Usage: "privacy ledger to charge: a file, or postgres://...?ledger=NAME"},
 })
 
 // bind defines the flags of the tagged fields of the struct p points to

@@ -24,7 +24,8 @@ func init() { subcommands = append(subcommands, newLedgerCmd) }
 
 func newLedgerCmd() *cobra.Command {
 	return newGroupCmd("ledger", "A persistent privacy budget for one teacher ensemble, across runs",
-		newLedgerInitCmd(), newLedgerShowCmd(), newLedgerVerifyCmd(), newLedgerAdoptCmd(), newLedgerUpgradeCmd())
+		newLedgerInitCmd(), newLedgerShowCmd(), newLedgerVerifyCmd(), newLedgerAdoptCmd(), newLedgerUpgradeCmd(),
+		newLedgerExportCmd(), newLedgerImportCmd())
 }
 
 // ledgerInitFlags are the budget of a new ledger and the parameters of
@@ -379,7 +380,7 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 					return err
 				}
 			}
-			doc, err := newDoc(args[0], l)
+			doc, err := newDoc(ledger.Redact(args[0]), l)
 			if err != nil {
 				return err
 			}

@@ -39,18 +39,24 @@ func printReplaced(t *cliout.Text, prev *ledger.Record) {
 }
 
 // ledgerBook is the command's book of ledgers: your records in the state
-// folder (ledger.StateDir), and a wait for the lock on a ledger or on its
-// record said on cmd's stderr (ledger.Book.Waiting).
+// folder (ledger.StateDir), a wait for the lock on a ledger or on its
+// record said on cmd's stderr (ledger.Book.Waiting), and a ledger lost
+// during a run (its server's connection) ending the command's context,
+// so that a release stops at once (ledger.Book.Lost).
 func ledgerBook(cmd *cobra.Command) ledger.Book {
-	return ledger.Book{Waiting: func(what string) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (interrupt to give up)\n", cliout.Escape(what))
-	}}
+	return ledger.Book{
+		Waiting: func(what string) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (interrupt to give up)\n", cliout.Escape(what))
+		},
+		Lost: func(err error) { cli.Stop(cmd, err) },
+	}
 }
 
-// printLedgerNotes prints what opening a ledger found worth telling.
-func printLedgerNotes(w io.Writer, path string, notes []string) {
+// printLedgerNotes prints what opening the ledger at location found worth
+// telling.
+func printLedgerNotes(w io.Writer, location string, notes []string) {
 	for _, n := range notes {
-		fmt.Fprintf(w, "darrm: ledger %s: %s\n", path, n)
+		fmt.Fprintf(w, "darrm: ledger %s: %s\n", ledger.Redact(location), n)
 	}
 }
 
@@ -91,6 +97,7 @@ func (e *worded) Unwrap() error { return e.err }
 // (ledger.Balance.Publish) and why, and which record of the ensemble's
 // ledger it replaced, if any.
 func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, publish accountant.Total, prev *ledger.Record) error {
+	path = ledger.Redact(path)
 	t := cliout.NewText(w)
 	t.Line("ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
 	t.Line("to publish: %v for every release charged to it, by the %s; why: %s", publish.Guarantee, publish.Name(), report.LedgerWhy(publish))
@@ -105,7 +112,7 @@ func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 // the ledger keeps: the one that allows more, or the one --filter names
 // (named). Why a filter cannot hold them names the flags that gave them.
 func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, filter accountant.Method, named bool) error {
-	c, labels := use.Choice, use.Labels
+	c, labels, path := use.Choice, use.Labels, ledger.Redact(path)
 	expected := c.Expected
 	if expected > 0 {
 		labels += fmt.Sprintf(", %s expected", plural.Of(expected, "label", "labels"))
@@ -153,6 +160,7 @@ func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, filter account
 // ledgerAdopted says that ledger adopt recorded l, at path, as its ensemble's
 // ledger, and which record it replaced, if any.
 func ledgerAdopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Record) error {
+	path = ledger.Redact(path)
 	t := cliout.NewText(w)
 	t.Line("ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s", path, cliout.Escape(l.Header().Ensemble), l.Lines(), l.Head())
 	if prev == nil {
@@ -165,6 +173,7 @@ func ledgerAdopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Reco
 
 // ledgerUpgraded says what ledger upgrade did to the ledger path.
 func ledgerUpgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
+	path = ledger.Redact(path)
 	t := cliout.NewText(w)
 	if res.Current {
 		t.Line("ledger %s is of version %d, the current one: there is nothing to upgrade", path, ledger.Version)
