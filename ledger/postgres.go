@@ -179,6 +179,7 @@ func parsePG(location string) (*pgLocation, error) {
 		loc := &pgLocation{redacted: where, secrets: secretsOf(location, "")}
 		return nil, bad("%s (the form is %s)", loc.redact(err.Error()), form)
 	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = connectTimeout
 	}
@@ -324,28 +325,37 @@ func (p *pgLocation) schema(ctx context.Context, conn *pgx.Conn) (int, error) {
 	return v, nil
 }
 
-// ledgerKey returns the key of the row of the ledger p names: a
-// *NotLedgerError when the database has no such ledger (or no ledgers).
-func (p *pgLocation) ledgerKey(ctx context.Context, conn *pgx.Conn) (int32, error) {
-	v, err := p.schema(ctx, conn)
-	if err != nil {
-		return 0, err
+// find returns the key of the row of the ledger p names and its first
+// line (nil when it has none), in one query: a *NotLedgerError when the
+// database has no such ledger (or no ledgers).
+func (p *pgLocation) find(ctx context.Context, conn *pgx.Conn) (int32, []byte, error) {
+	var (
+		v     int
+		key   *int32
+		first []byte
+	)
+	err := conn.QueryRow(ctx, `SELECT v.version, l.key, (SELECT line FROM darrm.lines WHERE ledger = l.key AND n = 1)
+		FROM darrm.schema_version v LEFT JOIN darrm.ledgers l ON l.name = $1`, p.name).Scan(&v, &key, &first)
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && (pe.Code == "3F000" || pe.Code == "42P01"), errors.Is(err, pgx.ErrNoRows):
+		v = 0
+	case err != nil:
+		return 0, nil, p.fail("read the ledgers of database "+p.cfg.Database, err)
+	case v > schemaVersion:
+		_, err := p.schema(ctx, conn)
+		return 0, nil, err
 	}
 	none := func(what string) error {
 		return &NotLedgerError{Path: p.redacted, Reason: fmt.Sprintf("%s (create it with darrm ledger init)", what), Err: fs.ErrNotExist}
 	}
-	if v == 0 {
-		return 0, none(fmt.Sprintf("database %s holds no darrm ledgers, so no ledger %s", p.cfg.Database, p.name))
+	switch {
+	case v == 0:
+		return 0, nil, none(fmt.Sprintf("database %s holds no darrm ledgers, so no ledger %s", p.cfg.Database, p.name))
+	case key == nil:
+		return 0, nil, none(fmt.Sprintf("database %s has no ledger named %s", p.cfg.Database, p.name))
 	}
-	var key int32
-	err = conn.QueryRow(ctx, "SELECT key FROM darrm.ledgers WHERE name = $1", p.name).Scan(&key)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, none(fmt.Sprintf("database %s has no ledger named %s", p.cfg.Database, p.name))
-	}
-	if err != nil {
-		return 0, p.fail("read the ledgers of database "+p.cfg.Database, err)
-	}
-	return key, nil
+	return *key, first, nil
 }
 
 // pgLedger is a connection to a database that a ledger is made in (Init,
@@ -469,6 +479,9 @@ type pgStore struct {
 	*pgLocation
 	conn *pgx.Conn
 	key  int32
+	// header is the ledger's first line, read with its key: a line is
+	// never changed.
+	header []byte
 	// ctx is the run's, which bounds every read; writes outlive it a
 	// little (writeGrace), so that a settlement after an interrupt is
 	// written.
@@ -500,7 +513,7 @@ func openPG(ctx context.Context, location string, readOnly bool, bk Book) (*pgSt
 		return nil, err
 	}
 	s := &pgStore{pgLocation: p, conn: conn, ctx: ctx, readOnly: readOnly, lostCh: make(chan struct{}), onLost: bk.Lost}
-	if s.key, err = p.ledgerKey(ctx, conn); err == nil && !readOnly {
+	if s.key, s.header, err = p.find(ctx, conn); err == nil && !readOnly {
 		err = s.lock(bk.Waiting)
 	}
 	if err != nil {
@@ -619,73 +632,59 @@ func (s *pgStore) use(f func(ctx context.Context) error) error {
 }
 
 func (s *pgStore) first() ([]byte, error) {
-	var b []byte
-	err := s.use(func(ctx context.Context) error {
-		return s.conn.QueryRow(ctx, "SELECT line FROM darrm.lines WHERE ledger = $1 AND n = 1", s.key).Scan(&b)
-	})
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
+	case s.header == nil:
 		return nil, io.EOF
-	case err != nil:
-		return nil, s.fail("read the ledger", err)
-	case len(b) > maxLineBytes:
+	case len(s.header) > maxLineBytes:
 		return nil, errLongLine
 	}
-	return b, nil
+	return s.header, nil
 }
 
 func (s *pgStore) lines(from, to pos, each func([]byte) error) (pos, []byte, error) {
 	end := from
+	var lines, size int64 // the head's
 	err := s.use(func(ctx context.Context) error {
-		// One snapshot: the rows and the head as one commit left them.
-		return pgx.BeginTxFunc(ctx, s.conn, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, "SELECT n, line, stop FROM darrm.lines WHERE ledger = $1 AND n > $2 AND n <= $3 AND stop <= $4 ORDER BY n",
-				s.key, int64(from.n), int64(to.n), to.off)
-			if err != nil {
+		// One statement, one snapshot: the rows and the head as one commit
+		// left them.
+		rows, err := s.conn.Query(ctx, `SELECT h.lines, h.size, l.n, l.line, l.stop FROM darrm.ledgers h
+			LEFT JOIN darrm.lines l ON l.ledger = h.key AND l.n > $2 AND l.n <= $3 AND l.stop <= $4
+			WHERE h.key = $1 ORDER BY l.n`, s.key, int64(from.n), int64(to.n), to.off)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var (
+			n, stop *int64
+			b       []byte
+		)
+		for rows.Next() {
+			if err := rows.Scan(&lines, &size, &n, &b, &stop); err != nil {
 				return err
 			}
-			defer rows.Close()
-			var (
-				n, stop int64
-				b       []byte
-			)
-			for rows.Next() {
-				if err := rows.Scan(&n, &b, &stop); err != nil {
-					return err
-				}
-				switch {
-				case n != int64(end.n)+1:
-					return &CorruptError{Path: s.redacted, Line: end.n + 1, Reason: fmt.Sprintf("its row is missing (the row after line %d is line %d): a row of the ledger was deleted", end.n, n)}
-				case len(b) > maxLineBytes:
-					return errLongLine
-				case stop != end.off+int64(len(b))+1:
-					return &CorruptError{Path: s.redacted, Line: end.n + 1, Reason: fmt.Sprintf("its row ends at byte %d of the ledger, but the line holds %d bytes after byte %d: the row was changed", stop, len(b)+1, end.off)}
-				}
-				if err := each(b); err != nil {
-					return err
-				}
-				end = pos{n: end.n + 1, off: stop}
+			switch {
+			case n == nil:
+				continue // no line in the range: the head alone
+			case *n != int64(end.n)+1:
+				return &CorruptError{Path: s.redacted, Line: end.n + 1, Reason: fmt.Sprintf("its row is missing (the row after line %d is line %d): a row of the ledger was deleted", end.n, *n)}
+			case len(b) > maxLineBytes:
+				return errLongLine
+			case *stop != end.off+int64(len(b))+1:
+				return &CorruptError{Path: s.redacted, Line: end.n + 1, Reason: fmt.Sprintf("its row ends at byte %d of the ledger, but the line holds %d bytes after byte %d: the row was changed", *stop, len(b)+1, end.off)}
 			}
-			if err := rows.Err(); err != nil {
+			if err := each(b); err != nil {
 				return err
 			}
-			if to != everything {
-				return nil
-			}
-			var lines, size int64
-			var head string
-			if err := tx.QueryRow(ctx, "SELECT lines, size, head FROM darrm.ledgers WHERE key = $1", s.key).Scan(&lines, &size, &head); err != nil {
-				return err
-			}
-			if lines != int64(end.n) || size != end.off {
-				return &CorruptError{Path: s.redacted, Line: int(min(lines, int64(end.n))) + 1, Reason: fmt.Sprintf("the ledger's head says it has %d lines (%d bytes), its rows %d lines (%d bytes): rows were written or deleted without darrm", lines, size, end.n, end.off)}
-			}
-			return nil
-		})
+			end = pos{n: end.n + 1, off: *stop}
+		}
+		return rows.Err()
 	})
 	var ce *CorruptError
-	if err != nil && err != errLongLine && !errors.As(err, &ce) && !isLost(err) {
+	switch {
+	case err != nil && err != errLongLine && !errors.As(err, &ce) && !isLost(err):
 		err = s.fail("read the ledger", err)
+	case err == nil && to == everything && (lines != int64(end.n) || size != end.off):
+		err = &CorruptError{Path: s.redacted, Line: int(min(lines, int64(end.n))) + 1, Reason: fmt.Sprintf("the ledger's head says it has %d lines (%d bytes), its rows %d lines (%d bytes): rows were written or deleted without darrm", lines, size, end.n, end.off)}
 	}
 	return end, nil, err
 }
