@@ -541,6 +541,11 @@ func (s *pgStore) lock(waiting func(string)) error {
 	}
 	if _, err := s.conn.Exec(s.ctx, "SELECT pg_advisory_lock($1, $2)", lockSpace, s.key); err != nil {
 		if s.ctx.Err() != nil {
+			// Told nothing, the server would go on waiting, and take the
+			// lock for a moment when the other run ends.
+			c, cancel := context.WithTimeout(context.Background(), time.Second)
+			s.conn.PgConn().CancelRequest(c)
+			cancel()
 			return s.ctx.Err()
 		}
 		return s.fail("lock the ledger", err)

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -166,9 +168,40 @@ func TestPG(t *testing.T) {
 		{"ExportImport", testPGExportImport},
 		{"WriteRetried", testPGWriteRetried},
 		{"ConcurrentProcesses", testPGConcurrentProcesses},
+		{"LockWait", testPGLockWait},
 		{"AppendOnly", testPGAppendOnly},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
+	}
+}
+
+// testPGLockWait: a run waits for the lock of a PostgreSQL ledger that
+// another run holds, says so once, naming the ledger without its
+// password, and ends its wait when its context ends; a reader does not
+// wait; once the other run has ended, the run gets the ledger.
+func testPGLockWait(t *testing.T, db string) {
+	u := newPG(t, db, "held", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	held, err := book.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	waiting := Book{Waiting: func(what string) { said = append(said, what) }}
+	c, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = waiting.Open(c, u)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) || len(said) != 1 || said[0] != "ledger "+Redact(u) || strings.Contains(said[0], password(t, db)) {
+		t.Errorf("a run while another holds the ledger: %v, said %q", err, said)
+	}
+	if l, err := book.ReadOnly(ctx, u); err != nil {
+		t.Errorf("a reader while a run holds the ledger: %v", err)
+	} else {
+		l.Close()
+	}
+	held.Close()
+	spendOn(t, waiting, u, 1, 1)
+	if len(said) != 1 {
+		t.Errorf("a run on a ledger no one holds waited: %q", said)
 	}
 }
 
