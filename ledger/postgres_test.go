@@ -170,6 +170,7 @@ func TestPG(t *testing.T) {
 		{"ConcurrentProcesses", testPGConcurrentProcesses},
 		{"LockWait", testPGLockWait},
 		{"AppendOnly", testPGAppendOnly},
+		{"Restored", testPGRestored},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}
@@ -334,6 +335,34 @@ func testPGAppendOnly(t *testing.T, db string) {
 	}
 	_, err = book.Open(ctx, u2)
 	corruptAt(t, "a row appended by hand", err, 4, "the chain is broken")
+}
+
+// testPGRestored: a database restored from an older backup (its rows and
+// head as they were a run ago) is refused by the record of a user who
+// released since, as behind, like a file copied back. It drops the
+// trigger that would refuse the rows' deletion, as a restore would not
+// meet it: it runs last.
+func testPGRestored(t *testing.T, db string) {
+	u := newPG(t, db, "restored", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	spendOn(t, book, u, 2, 1)
+	spendOn(t, book, u, 2, 2)
+	const q = "(SELECT key FROM darrm.ledgers WHERE name = 'restored')"
+	err := sqlExec(t, db, `DROP TRIGGER IF EXISTS append_only ON darrm.lines;
+		DELETE FROM darrm.lines WHERE n > 3 AND ledger = `+q+`;
+		UPDATE darrm.ledgers SET lines = 3, size = (SELECT stop FROM darrm.lines WHERE n = 3 AND ledger = `+q+`),
+			head = (SELECT convert_from(line, 'UTF8')::json->>'sha256' FROM darrm.lines WHERE n = 3 AND ledger = `+q+`)
+		WHERE name = 'restored'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spent, _, lines := readAll(t, u); spent.Steps != 1 || lines != 3 {
+		t.Fatalf("the ledger restored: %d labels, %d lines", spent.Steps, lines)
+	}
+	err = openErr(u, book)
+	recordError(t, "a release on a database restored from an older backup", err, behind)
+	if !strings.Contains(fmt.Sprint(err), "an older copy was restored") {
+		t.Errorf("restored: %v", err)
+	}
 }
 
 // testPGExportImport: a file ledger imported into PostgreSQL keeps its
