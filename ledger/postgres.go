@@ -752,8 +752,16 @@ func (s *pgStore) append(at pos, head string, b []byte, hash string) error {
 	line, stop := b[:len(b)-1], at.off+int64(len(b))
 	var down time.Time // when the connection was first found lost
 	for attempt := 1; ; attempt++ {
-		err := s.tryAppend(ctx, at, head, line, stop, hash)
-		if err == nil || !retryable(err) || ctx.Err() != nil {
+		var err error
+		if s.conn.IsClosed() {
+			err = s.reconnect(ctx)
+		}
+		if err == nil {
+			if err = s.tryAppend(ctx, at, head, line, stop, hash); err == nil {
+				return nil
+			}
+		}
+		if isLost(err) || !retryable(err) || ctx.Err() != nil {
 			return s.writeErr(ctx, err)
 		}
 		if s.conn.IsClosed() && down.IsZero() {
@@ -769,14 +777,6 @@ func (s *pgStore) append(at pos, head string, b []byte, hash string) error {
 			t.Stop()
 			return s.writeErr(ctx, err)
 		case <-t.C:
-		}
-		if s.conn.IsClosed() {
-			if err := s.reconnect(ctx); err != nil {
-				if retryable(err) && ctx.Err() == nil {
-					continue
-				}
-				return s.writeErr(ctx, err)
-			}
 		}
 	}
 }
