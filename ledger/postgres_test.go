@@ -179,7 +179,8 @@ func TestPG(t *testing.T) {
 // testPGLockWait: a run waits for the lock of a PostgreSQL ledger that
 // another run holds, says so once, naming the ledger without its
 // password, and ends its wait when its context ends; a reader does not
-// wait; once the other run has ended, the run gets the ledger.
+// wait; once the other run has ended, a run gets the ledger (perhaps
+// after a wait: the server ends the other session after its close).
 func testPGLockWait(t *testing.T, db string) {
 	u := newPG(t, db, "held", accountant.Guarantee{Eps: 50, Delta: 1e-2})
 	held, err := book.Open(ctx, u)
@@ -201,9 +202,6 @@ func testPGLockWait(t *testing.T, db string) {
 	}
 	held.Close()
 	spendOn(t, waiting, u, 1, 1)
-	if len(said) != 1 {
-		t.Errorf("a run on a ledger no one holds waited: %q", said)
-	}
 }
 
 // isBad reports whether err says it is the caller's input.
