@@ -21,6 +21,9 @@ import (
 // for it; a bad URL, a database or ledger that does not exist and a wrong
 // password are bad input (exit 2), a server down a failure (exit 1).
 func TestLedgerInPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server (about 2 s of CPU): without -short; the ledger package's tests of the store run with it")
+	}
 	// Two users: one releases on the PostgreSQL ledger, the other on a
 	// file ledger of the same ensemble, which she then imports.
 	state, other := t.TempDir(), t.TempDir()
