@@ -64,12 +64,15 @@ type ReleaseSpec struct {
 	Budget      *accountant.Guarantee
 	Composition accountant.Composition
 	TotalDelta  *float64
-	// Ledger, if not "", is the ledger file charged for the release
-	// (ledger.OpenRun, with LedgerOptions; ledger.InitFor makes one for
+	// Ledger, if not "", is the ledger charged for the release, a file or
+	// postgres://...?ledger=NAME (Book.OpenRun; Book.InitFor makes one for
 	// the votes): bound to the votes, charged per query before the labels
 	// leave; what it allows may lower the number of queries released.
-	Ledger        string
-	LedgerOptions ledger.Options
+	// Book is where your records of the ledgers are, the one the ledger
+	// was made with; its Lost, if set, hears that the ledger's
+	// connection was lost during the release: cancel ctx there.
+	Ledger string
+	Book   ledger.Book
 	// Sink is where the labels go; Release sets its Ledger.
 	Sink LabelSink
 	// Random is the randomness of the labels; nil means crypto/rand
@@ -150,7 +153,7 @@ func (s releaseStep) String() string { return stepNames.String(s) }
 // whose message it keeps. Step.String names the step: "gamma" (loading
 // the gamma), "build" (building and certifying the aggregator), "binding"
 // (ReleaseBinding), "accounting" (NewAccounting), "ledger"
-// (ledger.OpenRun) or "labels" (ReleaseTo).
+// (ledger.Book.OpenRun) or "labels" (ReleaseTo).
 type ReleaseError struct {
 	Step releaseStep
 	Err  error
@@ -205,7 +208,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	limit, sink := out.Accounting.Limit(), s.Sink
 	var l *ledger.Ledger
 	if s.Ledger != "" {
-		if l, limit, err = ledger.OpenRun(ctx, s.Ledger, s.Mechanism.Name, out.Binding, step, limit, s.LedgerOptions); err != nil {
+		if l, limit, err = s.Book.OpenRun(ctx, s.Ledger, s.Mechanism.Name, out.Binding, step, limit); err != nil {
 			return fail(stepLedger, err)
 		}
 		defer l.Close()

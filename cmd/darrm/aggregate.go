@@ -127,7 +127,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	rel.Aggregator, rel.Label, rel.Accounting, rel.Result = done.Aggregator, done.Label, done.Accounting, done.Result
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
-	rel.Ledger, rel.LedgerPath, rel.Publish, rel.Analysis, rel.Elapsed = done.LedgerStatus, f.Ledger, done.Publish, f.Analysis, time.Since(start)
+	rel.Ledger, rel.LedgerPath, rel.Publish, rel.Analysis, rel.Elapsed = done.LedgerStatus, ledger.Redact(f.Ledger), done.Publish, f.Analysis, time.Since(start)
 	out, err := report.NewSummary(rel)
 	if err != nil {
 		return err
@@ -235,7 +235,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ense
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
 	}
-	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: ledgerWaiting(cmd)}
+	spec.Ledger, spec.Book = f.Ledger, ledgerBook(cmd)
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}

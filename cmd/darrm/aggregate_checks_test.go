@@ -283,7 +283,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 // has none.
 func ledgerCap(t *testing.T, path string) *accountant.Cap {
 	t.Helper()
-	l, err := ledger.ReadOnly(t.Context(), path, ledger.Options{})
+	l, err := ledger.Book{}.ReadOnly(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
