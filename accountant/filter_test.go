@@ -648,10 +648,12 @@ func TestOpenFilters(t *testing.T) {
 // 194 at (2, 1e-5), GNMax 57 at (1, 1e-5)), which the account of that
 // many steps fits and publishes within the budget. With no declared use,
 // the filter OpenFilters keeps for the labels allows at least the best
-// single filter and basic composition's count (darrm-one-vote: 39 where
-// the zCDP filter held none), and the Gaussian-DP filter reaches the run's
-// count for Gaussian noise. Under -short only the filters' counts (the
-// one-bit run's exact count takes a second).
+// single filter and basic composition's count (darrm-one-vote: 47 by the
+// Rényi filter, where the zCDP filter held none and a version-4 ledger's
+// simple filter 9), and the Gaussian-DP filter reaches the run's
+// count for Gaussian noise; and the same at (8, 1e-12), and LNMax. Under
+// -short only the filters' counts (a one-bit run's exact count takes a
+// second).
 func TestIssueTable(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -660,9 +662,13 @@ func TestIssueTable(t *testing.T) {
 		run     int
 		filters int // the least the open filter must allow
 	}{
-		{"darrm-one-vote", oneVoteStep, Guarantee{8, 1e-8}, 50, 39},
+		{"darrm-one-vote", oneVoteStep, Guarantee{8, 1e-8}, 50, 47},
 		{"confident-gnmax", confidentStep, Guarantee{2, 1e-5}, 194, 194},
 		{"gnmax", gnmaxStep, Guarantee{1, 1e-5}, 57, 57},
+		{"darrm-one-vote", oneVoteStep, Guarantee{8, 1e-12}, 40, 40},
+		{"confident-gnmax", confidentStep, Guarantee{8, 1e-12}, 928, 928},
+		{"gnmax", gnmaxStep, Guarantee{8, 1e-12}, 961, 961},
+		{"lnmax", Spend{Kind: LaplaceSpend, Guarantee: Guarantee{Eps: 0.1}, Laplace: &LaplacePart{Scale: 20, Coords: 2}}, Guarantee{8, 1e-8}, 360, 327},
 	} {
 		b := c.budget
 		var counts []string
