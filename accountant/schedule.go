@@ -78,18 +78,17 @@ func (a Account) schedule(k int) []Run {
 //   - RDP: Σ k_i·D_α,i at the best order of renyiOrders (or the zCDP
 //     slopes' exact minimum over α, when every run has one), improved
 //     conversion;
-//   - the exact composition of the dominating pairs, where one
-//     distribution of the privacy loss holds every run: continuous
+//   - the exact composition of the dominating pairs: continuous
 //     Gaussian noise (μ² adds, Dong, Roth and Su 2022, Cor. 3.3),
 //     discrete Gaussian noise of at most two σ in all (its exact loss),
-//     runs of one set of one-bit pairs, or of discrete Laplace noise of
-//     one scale (as one run of all their steps);
+//     discrete Laplace noise of one scale (randomized response's optimal
+//     composition), and one-bit releases, pure steps and discrete
+//     Laplace noise of any pairs, ε and scales together (newBitRun: the
+//     privacy loss distribution of each run's dominating pair, all on one
+//     grid, discretised pessimistically);
 //   - Gaussian noise of continuous and discrete σ, or of more than two
 //     discrete σ: Gaussian DP with the discrete coordinates' certified μ
 //     (dgCertify), at δ less (1 + e^ε) times their windows' tails;
-//   - one-bit releases of different pairs: the exact composition of one
-//     pair that dominates every run's, the envelope of all their pairs
-//     (oneBitLoss), which is exact only where the envelopes coincide;
 //   - the runs' own totals to publish (each the least of its own exact
 //     and other compositions, Account.Publish) at a split of delta among
 //     them, composed simply: the split is searched among a few (equal,
@@ -242,6 +241,17 @@ func scheduleCurves(runs []Run, delta float64) (runCurves, string) {
 		total, _ = addSteps(total, r.Steps)
 	}
 	one := runs[0].Step
+	sameScale := len(kinds) == 1 && one.Kind == LaplaceSpend
+	for _, r := range runs {
+		sameScale = sameScale && *r.Step.Laplace == LaplacePart{Scale: one.Laplace.Scale, Coords: r.Step.Laplace.Coords}
+	}
+	if parts, ok := bitParts(runs); ok && !sameScale {
+		b, err := newBitRun(parts, delta)
+		if err != nil {
+			return runCurves{}, err.Error()
+		}
+		return runCurves{delta: b.delta, guess: b.estimate}, ""
+	}
 	switch {
 	case len(kinds) > 1:
 		return runCurves{}, "the runs are of different kinds, whose pairs are not composed together"
@@ -273,9 +283,6 @@ func scheduleCurves(runs []Run, delta float64) (runCurves, string) {
 	case one.Kind == LaplaceSpend:
 		coords := 0
 		for _, r := range runs {
-			if r.Step.Laplace.Scale != one.Laplace.Scale {
-				return runCurves{}, "discrete Laplace noise of different scales, not composed together"
-			}
 			n, ok := steps(r.Step.Laplace.Coords, r.Steps)
 			if ok {
 				coords, ok = addSteps(coords, n)
@@ -285,20 +292,47 @@ func scheduleCurves(runs []Run, delta float64) (runCurves, string) {
 			}
 		}
 		return runCurves{epsAt: laplaceRun(LaplacePart{Scale: one.Laplace.Scale, Coords: coords}, 1)}, ""
-	case one.Kind == OneBitSpend:
-		var bits []BitPair
-		same := true
-		for _, r := range runs {
-			same = same && slices.Equal(r.Step.Bits, one.Bits)
-			bits = append(bits, r.Step.Bits...)
-		}
-		if same {
-			return newRunCurves(one, total, delta), ""
-		}
-		s := Spend{Kind: OneBitSpend, Guarantee: one.Guarantee, Bits: paretoBits(bits)}
-		return newRunCurves(s, total, delta), "the runs' pairs differ; composed as the envelope of all of them, which dominates each run's"
 	}
 	return runCurves{}, fmt.Sprintf("no exact composition of %v runs", one.Kind)
+}
+
+// bitParts returns the runs as parts of a composition of one-bit
+// releases' dominating pairs (newBitRun), and whether every run has one:
+// a one-bit release's pairs' envelope; a pure step's randomized response
+// with its ε (which dominates every ε-DP pair, Kairouz, Oh and Viswanath
+// 2015, Thm 2.1); discrete Laplace noise's coordinates, each randomized
+// response with ε = 1/b (laplaceRun).
+func bitParts(runs []Run) ([]bitPart, bool) {
+	var parts []bitPart
+	for _, r := range runs {
+		s := r.Step
+		switch {
+		case s.Kind == OneBitSpend && len(s.Bits) > 0:
+			parts = append(parts, bitPart{cachedBitCurves(s.Bits).loss, r.Steps})
+		case s.Kind == LaplaceSpend:
+			n, ok := steps(s.Laplace.Coords, r.Steps)
+			if !ok {
+				return nil, false
+			}
+			parts = append(parts, bitPart{oneBitLoss(rrPairsOut(s.Laplace.coordEps())), n})
+		case s.Kind == PureSpend:
+			parts = append(parts, bitPart{oneBitLoss(rrPairsOut(s.Eps)), r.Steps})
+		default:
+			return nil, false
+		}
+	}
+	return parts, true
+}
+
+// rrPairsOut returns randomized response's pair with ε, rounded outward
+// (Pr[1] on the one input up, on the other down): a pair further apart,
+// which dominates it.
+func rrPairsOut(eps float64) []BitPair {
+	e := outward.Exp(outward.Exact(eps))
+	one := outward.Exact(1)
+	p := e.Div(e.Add(one))
+	q := one.Div(e.Add(one))
+	return []BitPair{{P: math.Min(1, p.Hi), Q: math.Max(0, q.Lo)}}
 }
 
 // gaussianCurves returns the profile of the runs of Gaussian noise by
