@@ -16,10 +16,12 @@ import (
 // each after seeing the outputs of the ones before, to a budget fixed in
 // advance: a step is taken only if the running total, with it, stays
 // within the budget. Its halting rule must be fixed before the first
-// step; a rule that takes a step when any one of several compositions
-// says it fits is not a filter any of them proves valid. So a filter is
-// one Method, chosen when the budget is set, and only these two are
-// proven for adaptively chosen parameters:
+// step; a rule that takes a step when any one of several compositions,
+// each at the whole budget, says it fits is not a filter any of them
+// proves valid (a union of filters whose shares of δ sum to the budget's
+// is: Filter). A version-4 ledger's filter is one Method, chosen when
+// the budget is set, one of these two, each charging a step at its
+// guarantee (CheckFilter, FilterAccepts, FilterTotal, MaxFilterSteps):
 //
 //   - ZCDPFilter: Σρ_i <= ρ_B, for steps with a zCDP slope (Spend.Rho).
 //     For each order α the Rényi filter Σρ_iα <= ρ_Bα is valid (Feldman
@@ -619,7 +621,8 @@ func (f Filter) Add(seq Sequence, c Charge, k int) (Sequence, error) {
 // Total returns the total of the steps seq under f with budget, and
 // whether they are within it (f's halting rule: some part within its
 // share). The total is that of the first part, in f's order, within its
-// share, else of the first part: each part's own bound of the steps,
+// share, else of the first part that bounds them (an error when none
+// does): each part's own bound of the steps,
 // at its share of δ (Simple (Σε_i, Σδ_i); ZCDPFilter, RenyiFilter and
 // GDPFilter ε at their δ; AdvancedFilter √(2·log(1/δ')·Σε_i²) + Σε_i²/2
 // at δ' + Σδ_i). It is a realised cost, for analysis: what a ledger
@@ -635,8 +638,8 @@ func (f Filter) Total(seq Sequence, budget Guarantee) (Guarantee, bool, error) {
 	if seq.Steps == 0 {
 		return Guarantee{}, true, nil
 	}
-	var first Guarantee
-	for i, p := range f.Parts {
+	var first *Guarantee
+	for _, p := range f.Parts {
 		g, ok, err := p.total(seq, budget)
 		if err != nil {
 			return Guarantee{}, false, err
@@ -644,11 +647,14 @@ func (f Filter) Total(seq Sequence, budget Guarantee) (Guarantee, bool, error) {
 		if ok {
 			return g, true, nil
 		}
-		if i == 0 {
-			first = g
+		if first == nil && !math.IsInf(g.Eps, 0) {
+			first = &g
 		}
 	}
-	return first, false, nil
+	if first == nil {
+		return Guarantee{}, false, fmt.Errorf("filter %v: no part bounds these %d steps (each lacks the curve it needs for some)", f, seq.Steps)
+	}
+	return *first, false, nil
 }
 
 // total returns part p's bound of the steps seq at its share of δ, and
