@@ -26,7 +26,7 @@ func benchOptimal(b *testing.B, eps float64, k int) {
 func BenchmarkMaxStepsOptimal(b *testing.B) {
 	step, budget := Guarantee{0.01, 1e-7}, Guarantee{2, 1e-3}
 	for b.Loop() {
-		n, _ := MaxSteps(step, Budget{Guarantee: budget, Composition: Composition{Method: Optimal, DeltaPrime: 1e-4}})
+		n, _ := MaxSteps(step, Budget{Guarantee: budget}, Composition{Method: Optimal, DeltaPrime: 1e-4})
 		sink = float64(n)
 	}
 }
@@ -98,7 +98,7 @@ func BenchmarkMaxStepsOneBit(b *testing.B) {
 	budget := Guarantee{Eps: 8, Delta: 0.05}
 	for b.Loop() {
 		forgetCompositions()
-		n, _, _ := Account{Step: s, Budget: &budget}.MaxSteps(context.Background())
+		n, _, _ := Account{Step: s, Budget: &Budget{budget}}.MaxSteps(context.Background())
 		sink = float64(n)
 	}
 }
@@ -118,7 +118,7 @@ func BenchmarkFitsRepeatedSearch(b *testing.B) {
 		forgetCompositions()
 		for range 2 {
 			for _, s := range steps {
-				ok, _ := Account{Step: s, Steps: 20, Budget: &budget}.Fits()
+				ok, _ := Account{Step: s, Steps: 20, Budget: &Budget{budget}}.Fits()
 				if ok {
 					sink++
 				}
@@ -135,7 +135,7 @@ func BenchmarkMaxStepsDiscreteGaussian(b *testing.B) {
 	budget := Guarantee{Eps: 2, Delta: 1e-5}
 	for b.Loop() {
 		forgetCompositions()
-		a := Account{Step: s, Budget: &budget}
+		a := Account{Step: s, Budget: &Budget{budget}}
 		n, _, _ := a.MaxSteps(context.Background())
 		a.Steps = n
 		all, _ := a.Totals()

@@ -60,11 +60,11 @@ func TestComposeRunExtremes(t *testing.T) {
 					t.Errorf("%s, %d steps: %v total %v", name, k, x.Method, x.Guarantee)
 				}
 			}
-			if _, err := (Account{Step: s, Steps: k, Budget: &budget, DeltaPrime: 1e-6}).Fits(); err != nil {
+			if _, err := (Account{Step: s, Steps: k, Budget: &Budget{budget}, DeltaPrime: 1e-6}).Fits(); err != nil {
 				t.Errorf("%s, Fits of %d steps: %v", name, k, err)
 			}
 		}
-		n, _, err := Account{Step: s, Budget: &budget, DeltaPrime: 1e-6}.MaxSteps(context.Background())
+		n, _, err := Account{Step: s, Budget: &Budget{budget}, DeltaPrime: 1e-6}.MaxSteps(context.Background())
 		var beyond *BeyondCountError
 		if err != nil && !errors.As(err, &beyond) {
 			t.Errorf("%s: MaxSteps: %v", name, err)
@@ -77,7 +77,7 @@ func TestComposeRunExtremes(t *testing.T) {
 		if !errors.As(err, &pe) || pe.Name != "steps" {
 			t.Errorf("ComposeRun of %d steps: %v, want a ParamError on steps", k, err)
 		}
-		if _, err := (Account{Step: extremeSpends()["one bit ramp"], Steps: k, Budget: &budget, DeltaPrime: 1e-6}).Fits(); !errors.As(err, &pe) || pe.Name != "steps" {
+		if _, err := (Account{Step: extremeSpends()["one bit ramp"], Steps: k, Budget: &Budget{budget}, DeltaPrime: 1e-6}).Fits(); !errors.As(err, &pe) || pe.Name != "steps" {
 			t.Errorf("Fits of %d steps: %v, want a ParamError on steps", k, err)
 		}
 	}
@@ -156,16 +156,16 @@ func ExampleComposeRun_bounded() {
 // the budget's ε, for every search of the most steps.
 func TestMaxStepsBeyond(t *testing.T) {
 	budget := Guarantee{Eps: 2, Delta: 1e-5}
-	opt := Budget{Guarantee: budget, Composition: Composition{Method: Optimal, DeltaPrime: 1e-6}}
-	n, err := MaxSteps(Guarantee{Eps: 1e-8}, opt)
+	opt := Composition{Method: Optimal, DeltaPrime: 1e-6}
+	n, err := MaxSteps(Guarantee{Eps: 1e-8}, Budget{budget}, opt)
 	if g, gerr := composeGeneral(Guarantee{Eps: 1e-8}, n, 1e-6); err != nil || n <= 2e8 || gerr != nil || !g.Within(budget) {
 		t.Errorf("MaxSteps of 1e-8 steps under optimal composition: %d, %v; want more than simple composition's 2e8, within the budget by general composition (%v)", n, err, g)
 	}
 	tiny := Guarantee{Eps: 1e-18}
 	for name, search := range map[string]func() (int, error){
-		"MaxSteps": func() (int, error) { return MaxSteps(tiny, opt) },
+		"MaxSteps": func() (int, error) { return MaxSteps(tiny, Budget{budget}, opt) },
 		"Account.MaxSteps": func() (int, error) {
-			n, _, err := Account{Step: ApproxStep(tiny), Profile: []Guarantee{tiny}, Budget: &budget, DeltaPrime: 1e-6}.MaxSteps(context.Background())
+			n, _, err := Account{Step: ApproxStep(tiny), Profile: []Guarantee{tiny}, Budget: &Budget{budget}, DeltaPrime: 1e-6}.MaxSteps(context.Background())
 			return n, err
 		},
 		"MaxFilterSteps": func() (int, error) { return MaxFilterSteps(Simple, Sequence{}, ApproxStep(tiny), budget) },

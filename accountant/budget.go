@@ -21,33 +21,24 @@ type Composition struct {
 // "delta'".
 func (c Composition) Validate() error { return CheckDeltaPrime(c.DeltaPrime) }
 
-// Budget is a total privacy budget and how a run of queries is held to
-// it: the total Guarantee, which the Composition of the queries'
-// guarantees must stay within.
+// Budget is the total privacy budget (ε, δ) that a run of queries, a plan
+// or a ledger is held to: every total to publish of what it allows is
+// within it, stated at its δ (Account.Publish). How the steps compose
+// is not part of it: the total is the least of every valid composition,
+// and the slack δ' of the analysis totals is the Account's.
 type Budget struct {
 	Guarantee
-	Composition
 }
 
-// Validate checks the budget (CheckBudget) and its Composition
-// (Composition.Validate). A bad value is a *ParamError naming "budget
-// eps", "budget delta" or "delta'", as MaxSteps names them.
+// Validate checks the budget, of a run, a plan or a ledger, whichever
+// command gives it: ε > 0 and finite, δ in [0, MaxDelta] (CheckDelta: a
+// total at δ >= 1/2 says nothing). A bad value is a *ParamError naming
+// "budget eps" or "budget delta".
 func (b Budget) Validate() error {
-	if err := CheckBudget(b.Guarantee); err != nil {
+	if err := param.Positive("budget eps", b.Eps); err != nil {
 		return err
 	}
-	return b.Composition.Validate()
-}
-
-// CheckBudget checks a total budget, of a run, a plan or a ledger: ε > 0
-// and finite, δ in [0, MaxDelta] (CheckDelta: a total at δ >= 1/2 says
-// nothing). A bad value is a *ParamError naming "budget eps" or "budget
-// delta". It is the one check of a budget, whichever command gives it.
-func CheckBudget(g Guarantee) error {
-	if err := param.Positive("budget eps", g.Eps); err != nil {
-		return err
-	}
-	return CheckDelta("budget delta", g.Delta)
+	return CheckDelta("budget delta", b.Delta)
 }
 
 // CountLimit is the largest number of steps the accountant counts: every
@@ -61,7 +52,7 @@ const CountLimit = 1 << 53
 // length reaches the budget's limit. It is a parameter error on the
 // budget's ε (Param), which only a smaller budget turns into a count.
 type BeyondCountError struct {
-	Budget Guarantee
+	Budget Budget
 }
 
 func (e *BeyondCountError) Error() string {

@@ -3,6 +3,8 @@ package accountant
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/darrm/darrm/internal/enum"
 )
 
 // DefaultDeltaPrime is the slack δ' that darrm's general and optimal
@@ -94,7 +96,37 @@ type Total struct {
 	// composition of the guarantee), and a count it allows
 	// (Account.MaxSteps) may be below the exact maximum.
 	Inexact string
+	// DeltaFrom says where the δ of a total to publish comes from
+	// (Account.Publish).
+	DeltaFrom DeltaOrigin
 }
+
+// DeltaOrigin says where the δ of a total to publish comes from
+// (Account.TotalDelta): DefaultDelta, the composition's δ of the per-step
+// δ; BudgetDelta, the run's budget's; StatedDelta, the one the caller
+// stated; LedgerDelta, a ledger's budget's.
+type DeltaOrigin int
+
+const (
+	// DefaultDelta is 1 - (1-δ)^k·(1-δ') of the per-step δ over the k
+	// steps, δ' the account's slack.
+	DefaultDelta DeltaOrigin = iota
+	// BudgetDelta is the δ of the run's budget.
+	BudgetDelta
+	// StatedDelta is the total δ the caller stated (Account.Delta).
+	StatedDelta
+	// LedgerDelta is the δ of a ledger's budget.
+	LedgerDelta
+)
+
+var deltaOriginNames = enum.Names[DeltaOrigin]{What: "delta origin", List: []string{
+	DefaultDelta: "default", BudgetDelta: "budget", StatedDelta: "total-delta", LedgerDelta: "ledger-budget"}}
+
+// String returns "default", "budget", "total-delta" or "ledger-budget".
+func (o DeltaOrigin) String() string { return deltaOriginNames.String(o) }
+
+// MarshalText returns the origin's name.
+func (o DeltaOrigin) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
 // Name is the method's name; "profile" for the composition of a point of
 // the per-query privacy profile (Point); "teachers' cap" and the cap's

@@ -33,11 +33,11 @@ func TestBadInput(t *testing.T) {
 		{"k too large for optimal", "k", func() error { _, err := composeOptimal(ok, maxOptimalSteps+1, 0.1); return err }},
 		{"bad step in sequence", "eps", func() error { _, err := seqOf([]Guarantee{ok, {nan, 0}}); return err }},
 		{"budget eps 0", "budget eps", func() error {
-			_, err := MaxSteps(ok, Budget{Guarantee: Guarantee{0, 0.1}, Composition: Composition{Method: General, DeltaPrime: 0.1}})
+			_, err := MaxSteps(ok, Budget{Guarantee: Guarantee{0, 0.1}}, Composition{Method: General, DeltaPrime: 0.1})
 			return err
 		}},
 		{"budget delta Inf", "budget delta", func() error {
-			_, err := MaxSteps(ok, Budget{Guarantee: Guarantee{1, inf}, Composition: Composition{Method: Simple, DeltaPrime: 0}})
+			_, err := MaxSteps(ok, Budget{Guarantee: Guarantee{1, inf}}, Composition{Method: Simple, DeltaPrime: 0})
 			return err
 		}},
 		{"step eps total NaN", "eps total", func() error { _, err := StepEps(nan, 0, 3, Optimal, 0.1); return err }},

@@ -41,7 +41,7 @@ func ExampleMaxSteps() {
 	step := accountant.Guarantee{Eps: 0.2676, Delta: 3e-4}
 	budget := accountant.Guarantee{Eps: 10, Delta: 0.02}
 	for _, m := range []accountant.Method{accountant.Simple, accountant.General, accountant.Optimal} {
-		q, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: m, DeltaPrime: 1e-4}})
+		q, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: m, DeltaPrime: 1e-4})
 		if err != nil {
 			fmt.Println(err)
 			return

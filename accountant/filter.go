@@ -231,7 +231,7 @@ func (f Filter) Reference() string {
 // pure point (all but Simple), an AdvancedFilter's Slack in (0, Delta],
 // a RenyiFilter's Order > 1.
 func (f Filter) Check(budget Guarantee) error {
-	if err := CheckBudget(budget); err != nil {
+	if err := (Budget{budget}).Validate(); err != nil {
 		return err
 	}
 	if len(f.Parts) == 0 {

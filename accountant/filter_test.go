@@ -687,7 +687,7 @@ func TestIssueTable(t *testing.T) {
 		if testing.Short() && c.step.Kind == OneBitSpend {
 			continue
 		}
-		a := Account{Step: c.step, Budget: &b}
+		a := Account{Step: c.step, Budget: &Budget{b}}
 		n, total, err := a.MaxSteps(t.Context())
 		if err != nil || n != c.run || !total.Guarantee.Within(b) {
 			t.Errorf("%s: one run of %d steps (%v, %v), want %d", c.name, n, total.Guarantee, err, c.run)

@@ -46,7 +46,7 @@ const maxSlackHalvings = 12
 // noise, discrete Laplace noise and pure labels), simple composition of
 // δ_B in the private-teachers relation, whose labels are (ε, δ)-DP.
 func OpenFilters(r Relation, budget Guarantee, hint *Spend) ([]FilterCandidate, int, error) {
-	if err := CheckBudget(budget); err != nil {
+	if err := (Budget{budget}).Validate(); err != nil {
 		return nil, 0, err
 	}
 	if hint != nil {

@@ -10,8 +10,8 @@ import (
 )
 
 // MaxSteps returns the largest k such that k composed copies of step are
-// within budget b (total ε <= b.Eps and total δ <= b.Delta) under its
-// composition, method m with slack δ' (ignored by Simple), or under simple composition:
+// within budget b (total ε <= b.Eps and total δ <= b.Delta) under the
+// composition c, method c.Method with slack c.DeltaPrime (ignored by Simple), or under simple composition:
 // the steps satisfy both totals at once, and simple composition, the only
 // one without the slack δ', is the one that fits a pure-DP budget (δ = 0).
 // It is e.g. the number of queries Q a budget allows, and 0 when not even
@@ -20,13 +20,13 @@ import (
 // general composition, never below it, bounds them. The total ε and δ of
 // all three methods grow with k, so the answer is found by exponential and
 // binary search over exact evaluations of Compose.
-func MaxSteps(step Guarantee, b Budget) (int, error) {
-	budget, m, deltaPrime := b.Guarantee, b.Method, b.DeltaPrime
+func MaxSteps(step Guarantee, b Budget, c Composition) (int, error) {
+	budget, m, deltaPrime := b.Guarantee, c.Method, c.DeltaPrime
 	wrap := func(err error) error { return fmt.Errorf("max steps (%v): %w", m, err) }
 	if err := checkStep("", step); err != nil {
 		return 0, wrap(err)
 	}
-	if err := CheckBudget(budget); err != nil {
+	if err := b.Validate(); err != nil {
 		return 0, wrap(err)
 	}
 	switch m {
@@ -63,7 +63,7 @@ func MaxSteps(step Guarantee, b Budget) (int, error) {
 func lastFit(lo int, budget Guarantee, fits func(int) (bool, error)) (int, error) {
 	k, err := roots.Last(lo, CountLimit, fits)
 	if errors.Is(err, roots.ErrLimitFits) {
-		return 0, &BeyondCountError{Budget: budget}
+		return 0, &BeyondCountError{Budget: Budget{budget}}
 	}
 	return k, err
 }

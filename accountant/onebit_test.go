@@ -509,7 +509,7 @@ func TestOneBitAnswersRemembered(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-		n, _, err := Account{Step: s, Budget: &budget}.MaxSteps(context.Background())
+		n, _, err := Account{Step: s, Budget: &Budget{budget}}.MaxSteps(context.Background())
 		if err != nil {
 			t.Error(err)
 		}

@@ -54,29 +54,39 @@ type Account struct {
 	// at Delta, or, when Delta is nil, at the total δ of the per-step
 	// guarantee's optimal composition with slack DeltaPrime
 	// (TotalDelta).
-	Budget *Guarantee
+	Budget *Budget
 	Delta  *float64
-	// DeltaPrime is the slack δ' of that default total δ.
+	// DeltaPrime is the slack δ' of that default total δ and of the
+	// analysis totals (Totals).
 	DeltaPrime float64
+	// CurveMissing says why a step that has dominating pairs beyond its
+	// guarantee is described without them (more corner multisets than
+	// are listed), so that a total of it that is not the exact
+	// composition says that the exact composition was out of reach
+	// (Total.Inexact); "" otherwise.
+	CurveMissing string
 }
 
-// TotalDelta returns the total δ at which the account states its total:
-// the budget's; else Delta; else 1 - (1-δ)^Steps·(1-DeltaPrime), the total
-// δ of the optimal (and general) composition of the per-step (ε, δ) with
-// slack DeltaPrime, as the thesis states its totals (Table 3.2), rounded
-// up (with the runs Before's steps too).
-func (a Account) TotalDelta() float64 {
+// TotalDelta returns the total δ at which the account states its total
+// and where it comes from: the budget's (a ledger's budget's for a
+// ledger's account); else Delta; else 1 - (1-δ)^Steps·(1-DeltaPrime),
+// the total δ of the optimal (and general) composition of the per-step
+// (ε, δ) with slack DeltaPrime, as the thesis states its totals (Table
+// 3.2), rounded up (with the runs Before's steps too).
+func (a Account) TotalDelta() (float64, DeltaOrigin) {
 	switch {
+	case a.Budget != nil && a.Filter != nil:
+		return a.Budget.Delta, LedgerDelta
 	case a.Budget != nil:
-		return a.Budget.Delta
+		return a.Budget.Delta, BudgetDelta
 	case a.Delta != nil:
-		return *a.Delta
+		return *a.Delta, StatedDelta
 	}
 	keep := outward.Down(float64(a.Steps)*logKeepDown(a.Step.Delta), 1)
 	for _, r := range a.Before {
 		keep = outward.AddDown(keep, outward.Down(float64(r.Steps)*logKeepDown(r.Step.Delta), 1))
 	}
-	return totalDelta(keep, a.DeltaPrime)
+	return totalDelta(keep, a.DeltaPrime), DefaultDelta
 }
 
 // check validates the account's values, as far as its use needs them.
@@ -85,10 +95,10 @@ func (a Account) check() error {
 		if a.Budget == nil {
 			return errors.New("account: a ledger's account needs its budget")
 		}
-		if err := CheckBudget(*a.Budget); err != nil {
+		if err := a.Budget.Validate(); err != nil {
 			return err
 		}
-		return CheckFilter(*a.Filter, *a.Budget)
+		return CheckFilter(*a.Filter, a.Budget.Guarantee)
 	}
 	if err := a.Step.Check(); err != nil {
 		return err
@@ -109,7 +119,7 @@ func (a Account) check() error {
 		}
 	}
 	if a.Budget != nil {
-		if err := CheckBudget(*a.Budget); err != nil {
+		if err := a.Budget.Validate(); err != nil {
 			return err
 		}
 	} else if a.Delta != nil {
@@ -144,16 +154,18 @@ func (a Account) check() error {
 // teachers' cap at the budget's δ when that is smaller.
 //
 // A total with Err set says that no guarantee reaches the total δ (a δ
-// given below the per-step δ, for instance).
+// given below the per-step δ, for instance). Every total says where its δ
+// comes from (Total.DeltaFrom).
 func (a Account) Publish() (Total, error) {
 	if err := a.check(); err != nil {
 		return Total{}, fmt.Errorf("total to publish: %w", err)
 	}
-	delta := a.TotalDelta()
+	delta, from := a.TotalDelta()
 	if a.Filter != nil {
 		c := newChooser(delta, math.Inf(-1))
-		c.offer(Total{Method: *a.Filter, Guarantee: *a.Budget, Filter: true})
+		c.offer(Total{Method: *a.Filter, Guarantee: a.Budget.Guarantee, Filter: true})
 		c.offerCap(a.Cap)
+		c.best.DeltaFrom = from
 		return c.best, nil
 	}
 	if err := param.CountIn("steps", a.Steps, 1, CountLimit); err != nil {
@@ -161,11 +173,16 @@ func (a Account) Publish() (Total, error) {
 	}
 	c := a.choose(a.Steps, delta, math.Inf(-1))
 	if !c.found {
-		return Total{Err: fmt.Errorf("no guarantee of %d steps of %v reaches a total delta of %g", a.Steps, a.Step.Guarantee, delta)}, nil
+		return Total{DeltaFrom: from, Err: fmt.Errorf("no guarantee of %d steps of %v reaches a total delta of %g", a.Steps, a.Step.Guarantee, delta)}, nil
 	}
-	if c.best.Method != Exact && c.best.Cap == nil && c.inexact != "" {
+	switch {
+	case c.best.Method == Exact || c.best.Cap != nil:
+	case c.inexact != "":
 		c.best.Inexact = "exact composition out of reach: " + c.inexact
+	case a.CurveMissing != "":
+		c.best.Inexact = "exact composition out of reach: " + a.CurveMissing
 	}
+	c.best.DeltaFrom = from
 	return c.best, nil
 }
 
@@ -195,10 +212,11 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 		}
 		return n - before, t, nil
 	}
-	budget := *a.Budget
+	budget := a.Budget.Guarantee
 	if a.Cap != nil && a.Cap.Fits(budget) {
 		c := newChooser(budget.Delta, math.Inf(-1))
 		c.offerCap(a.Cap)
+		c.best.DeltaFrom = BudgetDelta
 		return Unlimited, c.best, nil
 	}
 	fits := func(k int) (bool, error) {
@@ -216,7 +234,7 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 	if guess := a.countGuess(ctx, budget); guess > 0 {
 		n, err = roots.LastNear(1, guess, CountLimit, fits)
 		if errors.Is(err, roots.ErrLimitFits) {
-			err = &BeyondCountError{Budget: budget}
+			err = &BeyondCountError{Budget: *a.Budget}
 		}
 	} else {
 		n, err = lastFit(1, budget, fits)
@@ -265,11 +283,11 @@ func (a Account) Totals() ([]Total, error) {
 		// A schedule's compositions are chooseSchedule's: its total to
 		// publish is the least of them.
 		t, err := a.Publish()
-		return []Total{t.Capped(a.Cap, a.Budget)}, err
+		return []Total{t.Capped(a.Cap, a.budget())}, err
 	}
 	out := allTotals(a.Step.Guarantee, a.Steps, a.DeltaPrime)
 	if a.Step.Kind != ApproxSpend {
-		if delta := a.TotalDelta(); delta > 0 {
+		if delta, _ := a.TotalDelta(); delta > 0 {
 			if all, err := ComposeRun(a.Step, a.Steps, delta, a.DeltaPrime, ImprovedConversion); err == nil {
 				out = all
 			}
@@ -279,9 +297,18 @@ func (a Account) Totals() ([]Total, error) {
 		out = append(out, Total{Method: Optimal, DeltaPrime: a.DeltaPrime, Guarantee: g, Point: &p})
 	}
 	for i := range out {
-		out[i] = out[i].Capped(a.Cap, a.Budget)
+		out[i] = out[i].Capped(a.Cap, a.budget())
 	}
 	return out, nil
+}
+
+// budget returns the account's budget as the guarantee that a total is
+// checked against, nil for none.
+func (a Account) budget() *Guarantee {
+	if a.Budget == nil {
+		return nil
+	}
+	return &a.Budget.Guarantee
 }
 
 // chooser keeps the total with the least ε at total δ delta among those

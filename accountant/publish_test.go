@@ -24,9 +24,9 @@ func TestPublishAtTheDelta(t *testing.T) {
 		method string
 		eps    float64 // the ε to publish, to 6 digits (0: not checked)
 	}{
-		{"pure, budget delta 1e-10", Account{Step: ApproxStep(Guarantee{Eps: 0.05}), Steps: 250, Budget: &Guarantee{Eps: 5, Delta: 1e-10}, DeltaPrime: 1e-5}, 1e-10, "optimal", 4.99053},
-		{"approximate, budget delta 1e-6", Account{Step: ApproxStep(Guarantee{Eps: 0.15, Delta: 1e-7}), Steps: 10, Budget: &Guarantee{Eps: 1.6, Delta: 1e-6}, DeltaPrime: 1e-5}, 1e-6, "", 0},
-		{"pure budget", Account{Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 9, Budget: &Guarantee{Eps: 3, Delta: 0}, DeltaPrime: 1e-5}, 0, "simple", 0.9},
+		{"pure, budget delta 1e-10", Account{Step: ApproxStep(Guarantee{Eps: 0.05}), Steps: 250, Budget: &Budget{Guarantee{Eps: 5, Delta: 1e-10}}, DeltaPrime: 1e-5}, 1e-10, "optimal", 4.99053},
+		{"approximate, budget delta 1e-6", Account{Step: ApproxStep(Guarantee{Eps: 0.15, Delta: 1e-7}), Steps: 10, Budget: &Budget{Guarantee{Eps: 1.6, Delta: 1e-6}}, DeltaPrime: 1e-5}, 1e-6, "", 0},
+		{"pure budget", Account{Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 9, Budget: &Budget{Guarantee{Eps: 3, Delta: 0}}, DeltaPrime: 1e-5}, 0, "simple", 0.9},
 		{"no budget: the default delta", Account{Step: ApproxStep(Guarantee{Eps: 0.2676, Delta: 3e-4}), Steps: 20, DeltaPrime: 1e-4}, 0, "optimal", 0},
 		{"no budget: a delta given", Account{Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 100, Delta: ptr(1e-8), DeltaPrime: 1e-5}, 1e-8, "optimal", 0},
 		{"no budget, a pure total", Account{Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 100, Delta: ptr(0.0), DeltaPrime: 1e-5}, 0, "simple", 10},
@@ -37,13 +37,20 @@ func TestPublishAtTheDelta(t *testing.T) {
 				t.Fatalf("%v %v", err, got.Err)
 			}
 			want := tc.delta
+			total, from := tc.a.TotalDelta()
+			wantFrom := BudgetDelta
 			if tc.a.Budget == nil && tc.a.Delta == nil {
 				g := tc.a.Step.Guarantee
 				want = 1 - math.Pow(1-g.Delta, float64(tc.a.Steps))*(1-tc.a.DeltaPrime)
-				if math.Abs(tc.a.TotalDelta()-want) > 1e-12*want {
-					t.Errorf("default total delta %g, want %g", tc.a.TotalDelta(), want)
+				if math.Abs(total-want) > 1e-12*want {
+					t.Errorf("default total delta %g, want %g", total, want)
 				}
-				want = tc.a.TotalDelta()
+				want, wantFrom = total, DefaultDelta
+			} else if tc.a.Budget == nil {
+				wantFrom = StatedDelta
+			}
+			if from != wantFrom || got.DeltaFrom != wantFrom {
+				t.Errorf("delta from %v, the total's %v, want %v", from, got.DeltaFrom, wantFrom)
 			}
 			if got.Guarantee.Delta > want {
 				t.Errorf("total %v above the total delta %g", got.Guarantee, want)
@@ -54,7 +61,7 @@ func TestPublishAtTheDelta(t *testing.T) {
 			if tc.eps != 0 && FormatBound(got.Guarantee.Eps) != FormatBound(tc.eps) {
 				t.Errorf("eps %v, want %v", FormatBound(got.Guarantee.Eps), tc.eps)
 			}
-			if b := tc.a.Budget; b != nil && !got.Guarantee.Within(*b) {
+			if b := tc.a.Budget; b != nil && !got.Guarantee.Within(b.Guarantee) {
 				t.Errorf("total %v outside the budget %v", got.Guarantee, *b)
 			}
 			// Never below the exact composition of the canonical pair of
@@ -139,8 +146,8 @@ func TestPublishNoTotal(t *testing.T) {
 		"bad delta'":   {Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 1, DeltaPrime: 1},
 		"bad delta":    {Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 1, Delta: ptr(math.NaN())},
 		"ledger":       {Filter: ptr(Simple)},
-		"bad filter":   {Filter: ptr(ZCDPFilter), Budget: &Guarantee{Eps: 1}},
-		"bad budget":   {Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 1, Budget: &Guarantee{Eps: 0, Delta: 1e-5}},
+		"bad filter":   {Filter: ptr(ZCDPFilter), Budget: &Budget{Guarantee{Eps: 1}}},
+		"bad budget":   {Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 1, Budget: &Budget{Guarantee{Eps: 0, Delta: 1e-5}}},
 		"bad a point":  {Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 1, Profile: []Guarantee{{Eps: math.Inf(1)}}, DeltaPrime: 1e-5},
 		"no max steps": {Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 1, DeltaPrime: 1e-5},
 	} {
@@ -159,12 +166,12 @@ func TestPublishNoTotal(t *testing.T) {
 // when that is smaller.
 func TestPublishLedger(t *testing.T) {
 	budget := Guarantee{Eps: 3, Delta: 1e-3}
-	got, err := Account{Filter: ptr(ZCDPFilter), Budget: &budget}.Publish()
+	got, err := Account{Filter: ptr(ZCDPFilter), Budget: &Budget{budget}}.Publish()
 	if err != nil || got.Guarantee != budget || !got.Filter || got.Name() != "zcdp-filter budget" || !strings.Contains(got.Reference(), "fixed before the first run") {
 		t.Errorf("zcdp filter: %+v %v (%s)", got, err, got.Reference())
 	}
 	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
-	got, err = Account{Filter: ptr(Simple), Budget: &budget, Cap: &shared}.Publish()
+	got, err = Account{Filter: ptr(Simple), Budget: &Budget{budget}, Cap: &shared}.Publish()
 	if err != nil || got.Cap == nil || got.Bound != TeachersBound || got.Guarantee.Delta > budget.Delta || got.Guarantee.Eps >= shared.Eps {
 		t.Errorf("with a cap: %+v %v", got, err)
 	}
@@ -224,7 +231,7 @@ func TestMaxSteps(t *testing.T) {
 	for _, disc := range []bool{true, false} {
 		s := confident
 		s.Discrete = disc
-		n, total, err := Account{Step: s, Budget: &budget}.MaxSteps(context.Background())
+		n, total, err := Account{Step: s, Budget: &Budget{budget}}.MaxSteps(context.Background())
 		if err != nil || n != 194 || total.Method != Exact || !total.Guarantee.Within(budget) {
 			t.Errorf("discrete %v: %d steps, %v by %s (%v); want 194 by exact", disc, n, total.Guarantee, total.Name(), err)
 		}
@@ -234,7 +241,7 @@ func TestMaxSteps(t *testing.T) {
 	step := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 0.16, Delta: 1e-5}, Bits: rampPairs([]float64{0.3, 0.35, 0.42, 0.5, 0.58, 0.65, 0.7})}
 	eps, _ := step.pureEps()
 	for _, b := range []Guarantee{{Eps: 2, Delta: 0}, {Eps: 2, Delta: 1e-12}, {Eps: eps, Delta: 0}} {
-		a := Account{Step: step, Budget: &b}
+		a := Account{Step: step, Budget: &Budget{b}}
 		n, total, err := a.MaxSteps(context.Background())
 		if err != nil || n < int(b.Eps/eps) || !total.Guarantee.Within(b) {
 			t.Errorf("budget %v: %d steps, %v by %s (%v); want at least %d by the pure loss %g", b, n, total.Guarantee, total.Name(), err, int(b.Eps/eps), eps)
@@ -245,15 +252,15 @@ func TestMaxSteps(t *testing.T) {
 		}
 	}
 	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
-	a := Account{Step: ApproxStep(Guarantee{Eps: 0.3, Delta: 3e-5}), Cap: &shared, Budget: &Guarantee{Eps: 1, Delta: 1e-3}}
+	a := Account{Step: ApproxStep(Guarantee{Eps: 0.3, Delta: 3e-5}), Cap: &shared, Budget: &Budget{Guarantee{Eps: 1, Delta: 1e-3}}}
 	if n, total, err := a.MaxSteps(context.Background()); n != Unlimited || err != nil || total.Cap == nil {
 		t.Errorf("a cap within the budget at its delta: %d, %+v, %v", n, total, err)
 	}
-	a.Budget = &Guarantee{Eps: 1, Delta: 1e-4} // the cap's δ is above it
+	a.Budget = &Budget{Guarantee{Eps: 1, Delta: 1e-4}} // the cap's δ is above it
 	if n, total, err := a.MaxSteps(context.Background()); n != 3 || err != nil || total.Cap != nil {
 		t.Errorf("a cap over the budget: %d by %s (%v), want 3 by a composition", n, total.Name(), err)
 	}
-	if n, _, err := (Account{Step: ApproxStep(Guarantee{Eps: 3}), Budget: &Guarantee{Eps: 1, Delta: 0.1}}).MaxSteps(context.Background()); n != 0 || err != nil {
+	if n, _, err := (Account{Step: ApproxStep(Guarantee{Eps: 3}), Budget: &Budget{Guarantee{Eps: 1, Delta: 0.1}}}).MaxSteps(context.Background()); n != 0 || err != nil {
 		t.Errorf("not even one: %d (%v)", n, err)
 	}
 }
@@ -263,7 +270,7 @@ func TestMaxSteps(t *testing.T) {
 func TestPublishJSON(t *testing.T) {
 	budget := Guarantee{Eps: 3, Delta: 1e-3}
 	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
-	for _, a := range []Account{{Filter: ptr(Simple), Budget: &budget}, {Filter: ptr(Simple), Budget: &budget, Cap: &shared}} {
+	for _, a := range []Account{{Filter: ptr(Simple), Budget: &Budget{budget}}, {Filter: ptr(Simple), Budget: &Budget{budget}, Cap: &shared}} {
 		got, err := a.Publish()
 		if err != nil {
 			t.Fatal(err)
@@ -298,7 +305,7 @@ func TestMaxStepsStopsComposing(t *testing.T) {
 	s := oneBitSpend(rampPairs([]float64{0.31, 0.37, 0.44, 0.5, 0.56, 0.63, 0.69}))
 	budget := Guarantee{Eps: 2, Delta: 1e-5}
 	ctx := &doneAfter{Context: context.Background(), n: 2}
-	if _, _, err := (Account{Step: s, Budget: &budget}).MaxSteps(ctx); !errors.Is(err, context.Canceled) {
+	if _, _, err := (Account{Step: s, Budget: &Budget{budget}}).MaxSteps(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want the context's", err)
 	}
 	c := cachedBitCurves(s.Bits)
@@ -331,7 +338,7 @@ func TestPublishSaysInexact(t *testing.T) {
 		{"two sigmas", two, ""},
 		{"a guarantee", ApproxStep(Guarantee{Eps: 0.1, Delta: 1e-12}), ""},
 	} {
-		n, tot, err := Account{Step: c.s, Budget: &budget, DeltaPrime: 1e-5}.MaxSteps(context.Background())
+		n, tot, err := Account{Step: c.s, Budget: &Budget{budget}, DeltaPrime: 1e-5}.MaxSteps(context.Background())
 		if err != nil || n < 1 {
 			t.Fatalf("%s: %d steps, %v", c.name, n, err)
 		}

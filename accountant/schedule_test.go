@@ -51,12 +51,12 @@ func refRRSchedule(e1 float64, k1 int, e2 float64, k2 int, eps float64) float64 
 func TestSchedule(t *testing.T) {
 	ctx := t.Context()
 	b := Guarantee{1, 1e-5}
-	n, _, err := Account{Step: gnmaxStep, Budget: &b, Before: []Run{{Step: gnmaxStep, Steps: 20}}}.MaxSteps(ctx)
+	n, _, err := Account{Step: gnmaxStep, Budget: &Budget{b}, Before: []Run{{Step: gnmaxStep, Steps: 20}}}.MaxSteps(ctx)
 	if err != nil || n != 57-20 {
 		t.Errorf("GNMax after 20 of its steps: %d (%v), want 37", n, err)
 	}
-	one, _ := Account{Step: gnmaxStep, Steps: 57, Budget: &b}.Publish()
-	split, _ := Account{Step: gnmaxStep, Steps: 37, Budget: &b, Before: []Run{{Step: gnmaxStep, Steps: 20}}}.Publish()
+	one, _ := Account{Step: gnmaxStep, Steps: 57, Budget: &Budget{b}}.Publish()
+	split, _ := Account{Step: gnmaxStep, Steps: 37, Budget: &Budget{b}, Before: []Run{{Step: gnmaxStep, Steps: 20}}}.Publish()
 	if one.Guarantee != split.Guarantee {
 		t.Errorf("57 steps publish %v, 20 then 37 %v", one.Guarantee, split.Guarantee)
 	}
@@ -65,7 +65,7 @@ func TestSchedule(t *testing.T) {
 		return Spend{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 1, Delta: 1e-5}, Gaussian: []GaussianPart{{Sigma: sigma, Coords: 2}}}
 	}
 	for _, bb := range []Guarantee{{2, 1e-5}, {8, 1e-12}} {
-		a := Account{Step: cont(40), Budget: &bb, Before: []Run{{Step: cont(25), Steps: 30}}}
+		a := Account{Step: cont(40), Budget: &Budget{bb}, Before: []Run{{Step: cont(25), Steps: 30}}}
 		n, total, err := a.MaxSteps(ctx)
 		mub := refMuB(bb.Eps, bb.Delta)
 		mub.Mul(mub, mub)
@@ -77,7 +77,7 @@ func TestSchedule(t *testing.T) {
 	}
 
 	bc := Guarantee{2, 1e-5}
-	mixed := Account{Step: gnmaxStep, Budget: &bc, Before: []Run{{Step: confidentStep, Steps: 100}}}
+	mixed := Account{Step: gnmaxStep, Budget: &Budget{bc}, Before: []Run{{Step: confidentStep, Steps: 100}}}
 	n, total, err := mixed.MaxSteps(ctx)
 	merged := Spend{Kind: GaussianSpend, Guarantee: gnmaxStep.Guarantee, Gaussian: []GaussianPart{{Sigma: 40, Coords: 2 * (100 + n)}, {Sigma: 150, Coords: 100}}, Discrete: true}
 	all, _ := ComposeRun(merged, 1, bc.Delta, DefaultDeltaPrime, ImprovedConversion)
@@ -94,7 +94,7 @@ func TestSchedule(t *testing.T) {
 		if testing.Short() && c.k1 > 5 {
 			continue // each count's composition is a transform of 2^19 points
 		}
-		a := Account{Step: Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: c.e2}, Bits: rrPairs(c.e2)}, Budget: &c.budget,
+		a := Account{Step: Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: c.e2}, Bits: rrPairs(c.e2)}, Budget: &Budget{c.budget},
 			Before: []Run{{Step: Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: c.e1}, Bits: rrPairs(c.e1)}, Steps: c.k1}}}
 		n, _, err := a.MaxSteps(ctx)
 		name := fmt.Sprintf("%d of randomized response %g, then %g, in %v", c.k1, c.e1, c.e2, c.budget)
@@ -116,15 +116,15 @@ func TestSchedule(t *testing.T) {
 		t.Logf("%s: %d steps, %v (exact %.9g)", name, n, pub.Guarantee, exact)
 	}
 
-	pureThenGauss := Account{Step: cont(40), Budget: &bc, Before: []Run{{Step: Spend{Kind: PureSpend, Guarantee: Guarantee{Eps: 0.05}}, Steps: 10}}}
+	pureThenGauss := Account{Step: cont(40), Budget: &Budget{bc}, Before: []Run{{Step: Spend{Kind: PureSpend, Guarantee: Guarantee{Eps: 0.05}}, Steps: 10}}}
 	pureThenGauss.Steps = 50
 	if pub, err := pureThenGauss.Publish(); err != nil || pub.Inexact == "" || pub.Err != nil {
 		t.Errorf("pure then Gaussian: %+v (%v)", pub, err)
 	}
-	if d := (Account{Step: oneVoteStep, Steps: 5, DeltaPrime: 1e-5, Before: []Run{{Step: oneVoteStep, Steps: 5}}}).TotalDelta(); math.Abs(d-(1-math.Pow(1-1e-9, 10)*(1-1e-5))) > 1e-15 {
+	if d, _ := (Account{Step: oneVoteStep, Steps: 5, DeltaPrime: 1e-5, Before: []Run{{Step: oneVoteStep, Steps: 5}}}).TotalDelta(); math.Abs(d-(1-math.Pow(1-1e-9, 10)*(1-1e-5))) > 1e-15 {
 		t.Errorf("the default total δ of 5 + 5 steps: %g", d)
 	}
-	if _, err := (Account{Step: gnmaxStep, Steps: 1, Budget: &b, Before: []Run{{Step: gnmaxStep}}}).Publish(); err == nil {
+	if _, err := (Account{Step: gnmaxStep, Steps: 1, Budget: &Budget{b}, Before: []Run{{Step: gnmaxStep}}}).Publish(); err == nil {
 		t.Error("a run of no steps before is accepted")
 	}
 }

@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -68,9 +69,16 @@ func twoClass(agg Labeler) bool {
 	return ok
 }
 
-// Privacy is the per-query guarantee of an aggregator.
+// Privacy is the per-query guarantee of an aggregator and the argument
+// behind it.
 type Privacy struct {
-	accountant.Guarantee
+	// Spend describes one released label as the accountant composes it:
+	// its guarantee and, when the mechanism has one beyond it, its
+	// privacy curve (a GaussianSpend: classGNMax; a OneBitSpend: DaRRM,
+	// RR, subsampling and GNMax on two classes; a LaplaceSpend: LNMax);
+	// else an ApproxSpend, or a PureSpend when δ = 0
+	// (accountant.ApproxStep).
+	accountant.Spend
 	// Source is the argument that proves the guarantee, in words.
 	Source string
 	// Certificate is the exhaustive certificate behind the guarantee (Lemma
@@ -88,31 +96,55 @@ type Privacy struct {
 	// Profile holds further points of the label's exact privacy profile,
 	// each a guarantee (ε_i, δ_i) it also meets in Relation with
 	// ε_i >= Eps and δ_i < Delta, when the mechanism knows them
-	// (NewOneVoteDaRRM); totals compose them (accountant.ComposeProfile).
+	// (darrm-one-vote, GNMax); totals compose them
+	// (accountant.ComposeProfile).
 	Profile []accountant.Guarantee
-	// Curve describes the mechanism when it has a privacy curve beyond
-	// its guarantee (a GaussianSpend: classGNMax; a OneBitSpend:
-	// NewOneVoteDaRRM, NewRR, NewGNMax and classGNMax on two classes; a
-	// LaplaceSpend: LNMax); zero otherwise (Step).
-	Curve accountant.Spend
 	// CurveMissing says why a mechanism that has a curve beyond its
 	// guarantee is described by its guarantee alone (a private-teacher
 	// label's pairs at more corner multisets than are listed), so that
 	// totals of it say that the exact composition was out of reach
-	// (accountant.Total.Inexact).
+	// (accountant.Account.CurveMissing).
 	CurveMissing string
 }
 
-// Step returns the description of one query that the accountant
-// composes: Curve with the per-query guarantee, when set, else the
-// guarantee alone (a PureSpend when δ = 0).
-func (p Privacy) Step() accountant.Spend {
-	if p.Curve.Kind == accountant.ApproxSpend {
-		return accountant.ApproxStep(p.Guarantee)
+// Account returns the accountant's account of labels of privacy p from
+// the teachers b binds: the per-query description and profile, the
+// teachers' post-processing cap at the slack deltaPrime
+// (provenance.Binding.Cap), or in words why there is none, the slack of
+// the analysis totals; no budget, and no labels yet (Steps 0).
+func (p Privacy) Account(b provenance.Binding, deltaPrime float64) (accountant.Account, string, error) {
+	acc := accountant.Account{Step: p.Spend, Profile: p.Profile, DeltaPrime: deltaPrime, CurveMissing: p.CurveMissing}
+	if err := accountant.CheckDeltaPrime(deltaPrime); err != nil {
+		return acc, "", err
 	}
-	s := p.Curve
-	s.Guarantee = p.Guarantee
-	return s
+	c, note, err := b.Cap(deltaPrime)
+	if err != nil {
+		return acc, "", fmt.Errorf("teachers' cap: %w", err)
+	}
+	acc.Cap = c
+	return acc, note, nil
+}
+
+// Allowed returns the number of queries that the budget of a, the
+// account of a release (Privacy.Account), allows, with their total to
+// publish, which says by which result they fit; accountant.Unlimited
+// and the teachers' cap when the cap is within the budget; 0 when none
+// fits. The queries' parameters are fixed before the release, so the
+// budget allows those whose total to publish is within it
+// (accountant.Account.MaxSteps: the least ε at the budget's δ of every
+// composition valid for them); when more than accountant.CountLimit fit,
+// the release is held to that many, a limit it never meets. The search
+// ends with ctx's error once ctx is done.
+func Allowed(ctx context.Context, a accountant.Account) (int, accountant.Total, error) {
+	n, t, err := a.MaxSteps(ctx)
+	if errors.As(err, new(*accountant.BeyondCountError)) {
+		n, a.Steps = accountant.CountLimit, accountant.CountLimit
+		t, err = a.Publish()
+	}
+	if err != nil {
+		return 0, accountant.Total{}, fmt.Errorf("budget: %w", err)
+	}
+	return n, t, nil
 }
 
 // Options tune the construction of aggregators.

@@ -284,7 +284,7 @@ func BenchmarkCachedGammaRelease(b *testing.B) {
 			}
 			_, err = Release(ctx, ReleaseSpec{
 				Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM}, Problem: p,
-				Gamma: optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, Composition: accountant.Composition{DeltaPrime: 1e-5},
+				Gamma: optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, DeltaPrime: 1e-5,
 				Sink: LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV},
 			})
 			if err != nil {

@@ -41,7 +41,7 @@ func NewDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Op
 		return nil, err
 	}
 	if bits, ok := d.privateTeacherBits(p); ok {
-		d.privacy.Curve = accountant.Spend{Kind: accountant.OneBitSpend, Bits: bits}
+		d.privacy.Kind, d.privacy.Bits = accountant.OneBitSpend, bits
 	} else {
 		d.privacy.CurveMissing = tooManyConfigs(p)
 	}
@@ -66,7 +66,7 @@ func newDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Op
 	if !ok {
 		return nil, fmt.Errorf("DaRRM: gamma for K=%d m=%g eps=%g Delta=%g delta=%g (%v relation) is %w (m·eps, delta)-DP: %v, max f / budget = %.15g", p.K, p.M, p.Eps, p.Delta, p.TargetDelta, p.Relation, gamma.ErrNotCertified, cert.Status, cert.Ratio)
 	}
-	priv.Guarantee, priv.Certificate = target(p), &cert
+	priv.Spend, priv.Certificate = accountant.ApproxStep(target(p)), &cert
 	return &darrmAggregator{table: tb, g: real, privacy: priv}, nil
 }
 
@@ -153,11 +153,10 @@ func newRR(ctx context.Context, p constraints.Problem, method accountant.Method,
 		g:      real,
 		pconst: real[0],
 		privacy: Privacy{
-			Guarantee:   target(p),
+			Spend:       accountant.Spend{Kind: accountant.OneBitSpend, Guarantee: target(p), Bits: bits},
 			Teachers:    teachers(p),
 			Source:      b.Label + ", confirmed by the exhaustive certificate of gamma = p_const",
 			Certificate: &cert,
-			Curve:       accountant.Spend{Kind: accountant.OneBitSpend, Bits: bits},
 		},
 	}, nil
 }

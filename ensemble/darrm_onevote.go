@@ -38,6 +38,6 @@ func NewOneVoteDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, 
 		return nil, err
 	}
 	d.privacy.Profile = d.oneVoteProfile(d.privacy.Guarantee)
-	d.privacy.Curve = accountant.Spend{Kind: accountant.OneBitSpend, Bits: d.oneVoteBits()}
+	d.privacy.Kind, d.privacy.Bits = accountant.OneBitSpend, d.oneVoteBits()
 	return d, nil
 }

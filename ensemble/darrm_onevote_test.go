@@ -101,7 +101,7 @@ func TestOneVoteAccounting(t *testing.T) {
 		t.Fatal("no profile")
 	}
 	budget := accountant.Guarantee{Eps: 5, Delta: 0.01}
-	a, err := NewAccounting(context.Background(), priv, provenance.Binding{K: 11, Relation: accountant.OneVote}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4}, &budget)
+	a, err := newAccounting(context.Background(), priv, provenance.Binding{K: 11, Relation: accountant.OneVote}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4}, &budget)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestOneVoteAccounting(t *testing.T) {
 		last.Guarantee.Delta != opt.Guarantee.Delta || !(last.Guarantee.Eps < opt.Guarantee.Eps) || exact.Guarantee.Delta != budget.Delta {
 		t.Errorf("totals %+v", totals)
 	}
-	plain, _ := accountant.MaxSteps(priv.Guarantee, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4}})
+	plain, _ := accountant.MaxSteps(priv.Guarantee, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4})
 	if a.Limit() <= plain {
 		t.Errorf("budget %v: %d queries, the guarantee alone allows %d", budget, a.Limit(), plain)
 	}

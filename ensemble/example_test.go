@@ -216,15 +216,15 @@ func ExampleRelease() {
 	}
 
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
-		Votes:       votes,
-		Mechanism:   ensemble.Mechanism{Name: provenance.DaRRM},
-		Problem:     params,
-		Gamma:       optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
-		Budget:      &accountant.Guarantee{Eps: 1, Delta: 1e-4},
-		Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5},
-		Ledger:      led,
-		Book:        book,
-		Sink:        ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
+		Votes:      votes,
+		Mechanism:  ensemble.Mechanism{Name: provenance.DaRRM},
+		Problem:    params,
+		Gamma:      optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
+		Budget:     &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}},
+		DeltaPrime: 1e-5,
+		Ledger:     led,
+		Book:       book,
+		Sink:       ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
 		// A seed makes the example reproducible: its labels are not for
 		// release.
 		Random:  noise.NewSeededSource(1),
@@ -232,8 +232,8 @@ func ExampleRelease() {
 	})
 	fmt.Println("stopped by the budget:", errors.Is(err, ensemble.ErrBudget))
 	fmt.Println(out.Label)
-	fmt.Printf("%d released, %d stopped by the budget, at (%.2g, %.2g)-DP each\n", out.Result.Released, out.Result.StoppedByBudget, out.Accounting.PerQuery.Eps, out.Accounting.PerQuery.Delta)
-	fmt.Printf("the run's budget allows them by %s\n", out.Accounting.Allows.Name())
+	fmt.Printf("%d released, %d stopped by the budget, at (%.2g, %.2g)-DP each\n", out.Result.Released, out.Result.StoppedByBudget, out.Aggregator.Privacy().Eps, out.Aggregator.Privacy().Delta)
+	fmt.Printf("the run's budget allows them by %s\n", out.Allows.Name())
 	fmt.Printf("ledger: (%.2g, %.2g) of its (10, 0.01) spent\n", out.LedgerStatus.Total.Eps, out.LedgerStatus.Total.Delta)
 	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
 	// Output:

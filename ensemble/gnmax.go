@@ -89,15 +89,14 @@ func newGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*gnmaxAggrega
 	g := &gnmaxAggregator{
 		table: tb, g: real, sigma: sigma, lambda: lambda, search: search, bitEps: bitEps,
 		privacy: Privacy{
-			Guarantee: t,
-			Teachers:  teachers(p),
-			Source:    calibration + "; assumes a record changes at most one teacher's vote; the sampled label probabilities were checked against the target for every pair of vote counts L, L+1; a run composes their pairs exactly",
-			Relation:  accountant.OneVote,
+			Teachers: teachers(p),
+			Source:   calibration + "; assumes a record changes at most one teacher's vote; the sampled label probabilities were checked against the target for every pair of vote counts L, L+1; a run composes their pairs exactly",
+			Relation: accountant.OneVote,
 			// The label is one bit, sampled as darrm-one-vote's is: its
 			// privacy is that of its pairs of output probabilities (not
 			// the Gaussian noise's: the sampled probabilities are erf's
 			// rounded, not the Gaussian's exactly).
-			Curve: accountant.Spend{Kind: accountant.OneBitSpend, Bits: tb.oneVoteBits()},
+			Spend: accountant.Spend{Kind: accountant.OneBitSpend, Guarantee: t, Bits: tb.oneVoteBits()},
 		},
 	}
 	g.privacy.Profile = tb.oneVoteProfile(t)

@@ -42,17 +42,17 @@ func newLNMax(m noisymax.LNMax, teachers, classes int) (*lnmaxAggregator, error)
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
+	curve.Guarantee = accountant.Guarantee{Eps: eps}
 	noise, err := noise.NewDiscreteLaplace(m.Scale)
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
 	return &lnmaxAggregator{mech: m, teachers: teachers, classes: classes, noise: noise, ties: make([]int, 0, classes),
 		privacy: Privacy{
-			Guarantee: accountant.Guarantee{Eps: eps},
 			Source: fmt.Sprintf("LNMax with discrete Laplace noise of scale b = %.6g on every count is (2/b, 0)-DP (one changed vote moves the counts by 2 in L1; Papernot et al. 2017 Sec. 2.1, the argmax is post-processing); assumes a record changes at most one teacher's vote",
 				m.Scale),
 			Relation: accountant.OneVote,
-			Curve:    curve,
+			Spend:    curve,
 		}}, nil
 }
 

@@ -107,7 +107,7 @@ func TestRegistry(t *testing.T) {
 // TestAccounting: the limit a budget sets (none without one, none when
 // the teachers' cap is within it), and totals capped by the cap.
 func TestAccounting(t *testing.T) {
-	step := Privacy{Guarantee: accountant.Guarantee{Eps: 0.3, Delta: 3e-5}, Relation: accountant.PrivateTeachers}
+	step := Privacy{Spend: accountant.ApproxStep(accountant.Guarantee{Eps: 0.3, Delta: 3e-5}), Relation: accountant.PrivateTeachers}
 	capped := provenance.Binding{Ensemble: "e", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}
 	unstated := provenance.Binding{K: 11, Teachers: capped.Teachers, Relation: accountant.PrivateTeachers}
 	for _, tc := range []struct {
@@ -122,7 +122,7 @@ func TestAccounting(t *testing.T) {
 		{"the cap within the budget", capped, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, -1, true},
 		{"no header: no cap", unstated, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, 6, false},
 	} {
-		a, err := NewAccounting(context.Background(), step, tc.b, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, tc.budget)
+		a, err := newAccounting(context.Background(), step, tc.b, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, tc.budget)
 		if err != nil || a.Limit() != tc.limit || (a.Cap != nil) != tc.cap || (a.Cap == nil) == (a.CapNote == "") {
 			t.Errorf("%s: limit %d, cap %v (%q), %v", tc.name, a.Limit(), a.Cap, a.CapNote, err)
 			continue
@@ -135,14 +135,14 @@ func TestAccounting(t *testing.T) {
 			t.Errorf("%s: 100 labels total %+v", tc.name, simple)
 		}
 	}
-	if _, err := NewAccounting(context.Background(), step, capped, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: -1}); err == nil || !strings.Contains(err.Error(), "budget") {
+	if _, err := newAccounting(context.Background(), step, capped, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: -1}); err == nil || !strings.Contains(err.Error(), "budget") {
 		t.Errorf("a negative budget: %v", err)
 	}
 	// More than 2^53 queries fit: a limit no run reaches, not an error,
 	// under every composition.
-	pure := Privacy{Guarantee: accountant.Guarantee{Eps: 1e-20}, Relation: accountant.PrivateTeachers, Profile: []accountant.Guarantee{{Eps: 1e-20}}}
+	pure := Privacy{Spend: accountant.ApproxStep(accountant.Guarantee{Eps: 1e-20}), Relation: accountant.PrivateTeachers, Profile: []accountant.Guarantee{{Eps: 1e-20}}}
 	for _, m := range []accountant.Method{accountant.Simple, accountant.General, accountant.Optimal} {
-		a, err := NewAccounting(context.Background(), pure, unstated, accountant.Composition{Method: m, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
+		a, err := newAccounting(context.Background(), pure, unstated, accountant.Composition{Method: m, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
 		if err != nil || a.Limit() != accountant.CountLimit {
 			t.Errorf("%v: a budget beyond counting: limit %d, %v", m, a.Limit(), err)
 		}
@@ -249,7 +249,7 @@ func TestTotalsAtExtremes(t *testing.T) {
 	}
 	for _, l := range labelers {
 		priv := l.Privacy()
-		a, err := NewAccounting(ctx, priv, provenance.Binding{K: l.K(), Relation: priv.Relation}, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
+		a, err := newAccounting(ctx, priv, provenance.Binding{K: l.K(), Relation: priv.Relation}, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
 		if err != nil {
 			t.Fatalf("%v: %v", l.Settings(), err)
 		}

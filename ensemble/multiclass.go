@@ -74,7 +74,7 @@ func newClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
 		}
-		g.privacy.Curve.Kind, g.privacy.Curve.Bits = accountant.OneBitSpend, bits
+		g.privacy.Kind, g.privacy.Bits = accountant.OneBitSpend, bits
 		g.privacy.Source += fmt.Sprintf("; with two classes the label is one bit, 1 with probability Pr[D < 2l - K] + Pr[D = 2l - K]/2 at l votes for class 1 (D the difference of two N_Z(0, %.6g^2)), and a run composes its pairs of output probabilities exactly", m.Sigma2)
 	}
 	return g, nil
@@ -105,11 +105,10 @@ func ClassGNMaxPrivacy(m noisymax.ConfidentGNMax, delta float64) (Privacy, error
 		kind, ref = "continuous", ""
 	}
 	return Privacy{
-		Guarantee: accountant.Guarantee{Eps: eps, Delta: delta},
 		Source: fmt.Sprintf("%s with %s Gaussian noise is (lambda, %s)-RDP for every lambda (Papernot et al. 2018 Sec. 4%s), (eps, delta)-DP at lambda = %.6g (Theorem B.4.1); every query charged as answered, independently of the votes; assumes a record changes at most one teacher's vote",
 			gnmaxName(m), kind, steps, ref, order),
 		Relation: accountant.OneVote,
-		Curve:    accountant.Spend{Kind: accountant.GaussianSpend, Discrete: discrete, Gaussian: gnmaxParts(m)},
+		Spend:    accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}, Discrete: discrete, Gaussian: gnmaxParts(m)},
 	}, nil
 }
 

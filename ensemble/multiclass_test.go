@@ -124,7 +124,7 @@ func TestClassGNMaxBit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		curve := g.Privacy().Curve
+		curve := g.Privacy().Spend
 		want, err := noisymax.GNMaxBitPairs(c.sigma, c.k, noisymax.DiscreteNoise)
 		if err != nil {
 			t.Fatal(err)
@@ -161,11 +161,11 @@ func TestClassGNMaxBit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bit, err := accountant.ComposeRun(g.Privacy().Step(), 20, 1e-5, 1e-5, accountant.ImprovedConversion)
+	bit, err := accountant.ComposeRun(g.Privacy().Spend, 20, 1e-5, 1e-5, accountant.ImprovedConversion)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gauss := g.Privacy().Step()
+	gauss := g.Privacy().Spend
 	gauss.Kind, gauss.Bits = accountant.GaussianSpend, nil
 	noiseTotals, err := accountant.ComposeRun(gauss, 20, 1e-5, 1e-5, accountant.ImprovedConversion)
 	if err != nil {
@@ -182,7 +182,7 @@ func TestClassGNMaxBit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if kind := g.Privacy().Curve.Kind; kind != accountant.GaussianSpend {
+		if kind := g.Privacy().Spend.Kind; kind != accountant.GaussianSpend {
 			t.Errorf("%v over %d classes: curve %v", g.Name(), c.classes, kind)
 		}
 	}

@@ -44,7 +44,7 @@ func BenchmarkOneBitBuild(b *testing.B) {
 }
 
 // BenchmarkOneBitTotals is what a release reports: the totals of its
-// labels (Accounting.Totals, the exact composition of the pairs among
+// labels (accountant.Account.Totals, the exact composition of the pairs among
 // them), about 20 and 1,000 labels. The accountant remembers what it
 // answered, so each iteration asks of one label more (a new question,
 // as a fresh process would).
@@ -54,7 +54,7 @@ func BenchmarkOneBitTotals(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a, err := NewAccounting(context.Background(), agg.Privacy(), provenance.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, nil)
+		a, err := newAccounting(context.Background(), agg.Privacy(), provenance.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func BenchmarkOneBitTotals(b *testing.B) {
 }
 
 // BenchmarkOneBitBudget is the count of a budgeted release
-// (NewAccounting: accountant.MaxRunSteps over the pairs), at a budget of
+// (Allowed: accountant.Account.MaxSteps over the pairs), at a budget of
 // about (2, 1e-4) that stops it: each iteration's ε a millionth more (a
 // new question, as a fresh process would ask).
 func BenchmarkOneBitBudget(b *testing.B) {
@@ -86,7 +86,7 @@ func BenchmarkOneBitBudget(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				budget.Eps *= 1 + 1e-6
-				a, err := NewAccounting(context.Background(), agg.Privacy(), provenance.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
+				a, err := newAccounting(context.Background(), agg.Privacy(), provenance.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
 				if err != nil || a.MaxQueries < 1 {
 					b.Fatal(err, a.Budget)
 				}
@@ -120,14 +120,14 @@ func BenchmarkPrivateTeacherRelease(b *testing.B) {
 			b.Fatal(err)
 		}
 		out, err := Release(ctx, ReleaseSpec{
-			Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM}, Gamma: optimal.Source{Given: g}, Problem: p, Budget: &budget,
-			Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5},
-			Sink:        LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV},
+			Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM}, Gamma: optimal.Source{Given: g}, Problem: p, Budget: &accountant.Budget{Guarantee: budget},
+			DeltaPrime: 1e-5,
+			Sink:       LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV},
 		})
-		if err != nil || out.Result.Released != 100 || out.Accounting.MaxQueries != 160 {
-			b.Fatal(err, out.Result, out.Accounting.Budget)
+		if err != nil || out.Result.Released != 100 || out.MaxQueries != 160 {
+			b.Fatal(err, out.Result, out.Account.Budget)
 		}
-		if len(out.Accounting.Totals(100)) == 0 {
+		if ts, err := out.Account.Totals(); err != nil || len(ts) == 0 {
 			b.Fatal("no totals")
 		}
 	}

@@ -161,7 +161,7 @@ func TestOneVoteProfileAdaptive(t *testing.T) {
 			// The exact composition of the label's pairs (OneBitSpend):
 			// never below the worst adaptive adversary, never above
 			// optimal composition of the guarantee.
-			run, err := accountant.ComposeRun(priv.Step(), k, total.Delta, 1e-3, accountant.ImprovedConversion)
+			run, err := accountant.ComposeRun(priv.Spend, k, total.Delta, 1e-3, accountant.ImprovedConversion)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -198,13 +198,13 @@ func TestRRCurve(t *testing.T) {
 			t.Fatal(err)
 		}
 		priv := r.Privacy()
-		if priv.Curve.Kind != accountant.OneBitSpend {
-			t.Fatalf("%+v: curve %v", c, priv.Curve.Kind)
+		if priv.Kind != accountant.OneBitSpend {
+			t.Fatalf("%+v: curve %v", c, priv.Kind)
 		}
 		checkExactBelowOptimal(t, fmt.Sprintf("%+v", c), priv)
 		// The pairs' own divergence at the certified ε, both orders, and
 		// their domination of random teachers' labels.
-		env := bitsEnvelope(priv.Curve.Bits)
+		env := bitsEnvelope(priv.Bits)
 		if h := env(math.Exp(priv.Eps)); h > priv.Delta+1e-11 {
 			t.Errorf("%+v: the pairs reach %g at the certified eps %g, above its delta %g", c, h, priv.Eps, priv.Delta)
 		}
@@ -225,10 +225,10 @@ func TestPrivateTeacherBits(t *testing.T) {
 		t.Fatal(err)
 	}
 	priv := d.Privacy()
-	if priv.Curve.Kind != accountant.OneBitSpend || len(priv.Curve.Bits) == 0 {
-		t.Fatalf("curve %v with %d pairs", priv.Curve.Kind, len(priv.Curve.Bits))
+	if priv.Kind != accountant.OneBitSpend || len(priv.Bits) == 0 {
+		t.Fatalf("curve %v with %d pairs", priv.Kind, len(priv.Bits))
 	}
-	envelope := bitsEnvelope(priv.Curve.Bits)
+	envelope := bitsEnvelope(priv.Bits)
 	// gamma_opt meets its constraint with equality, and the pairs are
 	// widened by their rounding bound (about 1e-12): within that.
 	if h := envelope(math.Exp(priv.Eps)); h > priv.Delta+1e-11 {
@@ -256,10 +256,10 @@ func TestSubsampleBits(t *testing.T) {
 			t.Fatal(err)
 		}
 		priv := s.Privacy()
-		if priv.Curve.Kind != accountant.OneBitSpend {
-			t.Fatalf("%s: curve %v", c.name, priv.Curve.Kind)
+		if priv.Kind != accountant.OneBitSpend {
+			t.Fatalf("%s: curve %v", c.name, priv.Kind)
 		}
-		env := bitsEnvelope(priv.Curve.Bits)
+		env := bitsEnvelope(priv.Bits)
 		if h := env(math.Exp(priv.Eps)); h > priv.Delta+1e-11 {
 			t.Errorf("%s: the pairs reach %g at eps %g, above delta %g", c.name, h, priv.Eps, priv.Delta)
 		}
@@ -346,7 +346,7 @@ func checkExactBelowOptimal(t *testing.T, name string, priv Privacy) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := accountant.ComposeRun(priv.Step(), k, opt.Delta, 1e-5, accountant.ImprovedConversion)
+		run, err := accountant.ComposeRun(priv.Spend, k, opt.Delta, 1e-5, accountant.ImprovedConversion)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -511,10 +511,10 @@ func TestGNMaxBits(t *testing.T) {
 			t.Fatal(err)
 		}
 		priv := g.Privacy()
-		if priv.Curve.Kind != accountant.OneBitSpend || !slices.Equal(priv.Curve.Bits, g.oneVoteBits()) || len(priv.Profile) == 0 {
-			t.Fatalf("%v: curve %v, %d pairs, %d profile points", search, priv.Curve.Kind, len(priv.Curve.Bits), len(priv.Profile))
+		if priv.Kind != accountant.OneBitSpend || !slices.Equal(priv.Bits, g.oneVoteBits()) || len(priv.Profile) == 0 {
+			t.Fatalf("%v: curve %v, %d pairs, %d profile points", search, priv.Kind, len(priv.Bits), len(priv.Profile))
 		}
-		if h := bitsEnvelope(priv.Curve.Bits)(math.Exp(priv.Eps)); h > priv.Delta {
+		if h := bitsEnvelope(priv.Bits)(math.Exp(priv.Eps)); h > priv.Delta {
 			t.Errorf("%v: the pairs reach %g at the guarantee's eps %g, above its delta %g", search, h, priv.Eps, priv.Delta)
 		}
 		pairs := labelPairs(g)
@@ -534,7 +534,7 @@ func TestGNMaxBits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := accountant.ComposeRun(priv.Step(), 100, opt.Delta, 1e-5, accountant.ImprovedConversion)
+	run, err := accountant.ComposeRun(priv.Spend, 100, opt.Delta, 1e-5, accountant.ImprovedConversion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,7 +561,7 @@ func TestCurveMissingSaid(t *testing.T) {
 		}
 		priv := s.Privacy()
 		b := provenance.Binding{K: c.p.K, Relation: priv.Relation, Teachers: priv.Teachers}
-		a, err := NewAccounting(ctx, priv, b, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
+		a, err := newAccounting(ctx, priv, b, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
 		if err != nil {
 			t.Fatal(err)
 		}

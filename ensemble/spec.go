@@ -54,16 +54,16 @@ type ReleaseSpec struct {
 	// darrm's default. Release sets its Certify: a cached gamma is
 	// certified once, as the aggregator samples it (Mechanism.Build).
 	Gamma optimal.Source
-	// Budget, if not nil, limits the queries released, and the total to
-	// publish is stated at its δ (NewAccounting). Composition's slack
-	// DeltaPrime (0: accountant.DefaultDeltaPrime) gives the analysis
-	// totals, the teachers' cap and the total δ of a release without a
-	// budget, unless TotalDelta gives it (a release with a budget takes
-	// none); its Method is not used: the total to publish is the least of
-	// every valid composition (accountant.Account.Publish).
-	Budget      *accountant.Guarantee
-	Composition accountant.Composition
-	TotalDelta  *float64
+	// Budget, if not nil, limits the queries released (Allowed), and
+	// the total to publish is stated at its δ. The slack DeltaPrime (0:
+	// accountant.DefaultDeltaPrime) gives the analysis totals, the
+	// teachers' cap and the total δ of a release without a budget,
+	// unless TotalDelta gives it (a release with a budget takes none):
+	// the total to publish is the least of every valid composition
+	// (accountant.Account.Publish).
+	Budget     *accountant.Budget
+	DeltaPrime float64
+	TotalDelta *float64
 	// Ledger, if not "", is the ledger charged for the release, a file or
 	// postgres://...?ledger=NAME (Book.OpenRun; Book.InitFor makes one for
 	// the votes): bound to the votes, charged per query before the labels
@@ -85,16 +85,25 @@ type ReleaseSpec struct {
 }
 
 // Released is what a release did: the aggregator and its description,
-// the gamma it sampled, its binding to the votes, its accounting, the
-// queries released, the ledger after the run and the total to publish.
+// the gamma it sampled, its binding to the votes, the account of what it
+// released and what its budget allowed, the queries released, the ledger
+// after the run and the total to publish.
 type Released struct {
 	Aggregator Labeler
 	Label      string
 	// Gamma is the gamma loaded from ReleaseSpec.Gamma and where it came
 	// from; the zero value when none was loaded.
-	Gamma      optimal.Loaded
-	Binding    provenance.Binding
-	Accounting Accounting
+	Gamma   optimal.Loaded
+	Binding provenance.Binding
+	// Account is the account of the labels released (Privacy.Account,
+	// Steps = Result.Released): the per-query step, the teachers' cap,
+	// the budget or the total δ; CapNote says why there is no cap.
+	Account accountant.Account
+	CapNote string
+	// MaxQueries is the number of queries the budget allows and Allows
+	// their total to publish (Allowed), with a budget.
+	MaxQueries int
+	Allows     accountant.Total
 	Result     ReleaseResult
 	// LedgerNotes are what the ledger noted as it was opened, and
 	// LedgerStatus its state after the run; nil without a ledger.
@@ -102,8 +111,9 @@ type Released struct {
 	LedgerStatus *ledger.Status
 	// Publish is the total to publish (accountant.Account.Publish): the
 	// ledger's (LedgerStatus.Publish) when the release was charged to
-	// one, else the run's, of its Result.Released rows; the zero value
-	// when no label was released.
+	// one, else the run's, of its Result.Released rows; when no label was
+	// released, a total that says only where its δ would come from
+	// (Total.DeltaFrom).
 	Publish accountant.Total
 }
 
@@ -152,7 +162,7 @@ func (s releaseStep) String() string { return stepNames.String(s) }
 // A ReleaseError is a release that failed at Step, for the reason Err,
 // whose message it keeps. Step.String names the step: "gamma" (loading
 // the gamma), "build" (building and certifying the aggregator), "binding"
-// (ReleaseBinding), "accounting" (NewAccounting), "ledger"
+// (ReleaseBinding), "accounting" (Privacy.Account, Allowed), "ledger"
 // (ledger.Book.OpenRun) or "labels" (ReleaseTo).
 type ReleaseError struct {
 	Step releaseStep
@@ -168,7 +178,7 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 // and builds and certifies the aggregator (Mechanism.Build: the gamma is
 // certified once, as it is sampled), binds it to the votes (ReleaseBinding: the one check of the
 // votes against what the mechanism states), accounts for it under the
-// budget (NewAccounting), opens the ledger bound to the same binding and
+// budget (Privacy.Account, Allowed), opens the ledger bound to the same binding and
 // charged at the same per-query step, and writes the labels to the sink
 // (ReleaseTo).
 //
@@ -195,20 +205,29 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	if out.Binding, err = ReleaseBinding(in, out.Aggregator, s.Options.Partition); err != nil {
 		return fail(stepBinding, err)
 	}
-	step := out.Aggregator.Privacy().Step()
-	if out.Accounting, err = NewAccounting(ctx, out.Aggregator.Privacy(), out.Binding, s.Composition, s.Budget); err != nil {
+	priv := out.Aggregator.Privacy()
+	if out.Account, out.CapNote, err = priv.Account(out.Binding, s.DeltaPrime); err != nil {
 		return fail(stepAccounting, err)
+	}
+	limit, sink := -1, s.Sink
+	if s.Budget != nil {
+		out.Account.Budget = s.Budget
+		if out.MaxQueries, out.Allows, err = Allowed(ctx, out.Account); err != nil {
+			return fail(stepAccounting, err)
+		}
+		if out.MaxQueries != accountant.Unlimited {
+			limit = out.MaxQueries
+		}
 	}
 	if s.TotalDelta != nil {
 		if err := checkTotalDelta(*s.TotalDelta, s.Budget); err != nil {
 			return fail(stepAccounting, err)
 		}
-		out.Accounting.TotalDelta = s.TotalDelta
+		out.Account.Delta = s.TotalDelta
 	}
-	limit, sink := out.Accounting.Limit(), s.Sink
 	var l *ledger.Ledger
 	if s.Ledger != "" {
-		if l, limit, err = s.Book.OpenRun(ctx, s.Ledger, s.Mechanism.Name, out.Binding, step, limit); err != nil {
+		if l, limit, err = s.Book.OpenRun(ctx, s.Ledger, s.Mechanism.Name, out.Binding, priv.Spend, limit); err != nil {
 			return fail(stepLedger, err)
 		}
 		defer l.Close()
@@ -221,17 +240,21 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options); err != nil {
 		return fail(stepLabels, err)
 	}
-	if l != nil {
-		st, err := l.Status(step)
+	out.Account.Steps = out.Result.Released
+	switch {
+	case l != nil:
+		st, err := l.Status(priv.Spend)
 		if err != nil {
 			return fail(stepLedger, err)
 		}
 		out.LedgerStatus = &st
 		out.Publish = st.Publish
-	} else if out.Result.Released > 0 {
-		if out.Publish, err = out.Accounting.Publish(out.Result.Released); err != nil {
+	case out.Result.Released > 0:
+		if out.Publish, err = out.Account.Publish(); err != nil {
 			return fail(stepLabels, err)
 		}
+	default:
+		_, out.Publish.DeltaFrom = out.Account.TotalDelta()
 	}
 	if out.Result.StoppedByBudget > 0 {
 		return out, &BudgetError{Result: out.Result}
@@ -241,7 +264,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 
 // checkTotalDelta checks the total δ a release states its total at: in
 // [0, 1), and only without a budget, whose δ is the one.
-func checkTotalDelta(delta float64, budget *accountant.Guarantee) error {
+func checkTotalDelta(delta float64, budget *accountant.Budget) error {
 	if budget != nil {
 		return &accountant.ParamError{Name: "total delta", Value: delta, Rule: "must not be given with a budget: the total is stated at the budget's delta"}
 	}

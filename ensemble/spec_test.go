@@ -46,7 +46,7 @@ func releaseSpec(t *testing.T, votes string, p constraints.Problem, src optimal.
 	}
 	return ReleaseSpec{
 		Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM}, Problem: p, Gamma: src,
-		Sink: LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV}, Composition: accountant.Composition{DeltaPrime: 1e-5},
+		Sink: LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV}, DeltaPrime: 1e-5,
 		Random: noise.NewSeededSource(1), Options: ReleaseOptions{Experiment: true},
 	}
 }
@@ -128,7 +128,10 @@ func TestReleaseBudgetStop(t *testing.T) {
 	votes := "1,1,0\n0,0,1\n1,1,1\n0,1,0\n"
 	spec := func(budget *accountant.Guarantee, name provenance.MechanismName, delta float64) ReleaseSpec {
 		s := releaseSpec(t, votes, p, optimal.Source{}, t.TempDir())
-		s.Mechanism, s.Budget, s.Composition.Method = Mechanism{Name: name}, budget, accountant.Simple
+		s.Mechanism = Mechanism{Name: name}
+		if budget != nil {
+			s.Budget = &accountant.Budget{Guarantee: *budget}
+		}
 		s.Problem.Delta, s.Problem.TargetDelta = delta, delta
 		return s
 	}

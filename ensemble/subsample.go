@@ -68,7 +68,7 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 	sub := &subsampleAggregator{name: provenance.Subsample, k: p.K, s: s, keep: noise.Unit53, g: g}
 	if ok {
 		sub.privacy = Privacy{
-			Guarantee:   target(p),
+			Spend:       accountant.ApproxStep(target(p)),
 			Teachers:    teachers(p),
 			Source:      fmt.Sprintf("Lemma 3.4.1 (subsampling %d of %d is DaRRM with gamma_Sub) and the exhaustive certificate of gamma_Sub", s, p.K),
 			Certificate: &cert,
@@ -85,8 +85,8 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 			return nil, fmt.Errorf("subsample: %w", err)
 		}
 		sub.privacy = Privacy{
-			Guarantee: target(p),
-			Teachers:  teachers(p),
+			Spend:    accountant.ApproxStep(target(p)),
+			Teachers: teachers(p),
 			Source: fmt.Sprintf("Lemma 3.4.1 (subsampling %d of %d is DaRRM with gamma_Sub) and the exhaustive certificate of c·gamma_Sub, c = %.15g (gamma_Sub itself is exactly tight)",
 				s, p.K, noise.Realised(sub.keep)),
 			Certificate: &cert,
@@ -94,8 +94,8 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 		return sub.describe(p), nil
 	}
 	sub.privacy = Privacy{
-		Guarantee: target(p),
-		Teachers:  teachers(p),
+		Spend:    accountant.ApproxStep(target(p)),
+		Teachers: teachers(p),
 		Source: fmt.Sprintf("composition: the label is post-processing of %d (eps, Delta)-DP teachers, (%g, %.6g)-DP together (Kairouz-Oh-Viswanath 2015 Thm 3.3, i = 0); the certificate of gamma_Sub is %v (max f / budget = %.15g)",
 			s, compEps, compDelta, cert.Status, cert.Ratio),
 	}
@@ -145,7 +145,7 @@ func newDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 		}
 		source += fmt.Sprintf(", scaled by c = %.15g (gamma_DSub itself is exactly tight)", noise.Realised(sub.keep))
 	}
-	sub.privacy = Privacy{Guarantee: target(p), Teachers: teachers(p), Source: source, Certificate: &cert}
+	sub.privacy = Privacy{Spend: accountant.ApproxStep(target(p)), Teachers: teachers(p), Source: source, Certificate: &cert}
 	return sub.describe(p), nil
 }
 
@@ -245,7 +245,7 @@ func (s *subsampleAggregator) describe(p constraints.Problem) *subsampleAggregat
 		f.zero[l] = 1 - f.one[l]
 	}
 	if bits, ok := privateTeacherBits(p, f); ok {
-		s.privacy.Curve = accountant.Spend{Kind: accountant.OneBitSpend, Bits: bits}
+		s.privacy.Kind, s.privacy.Bits = accountant.OneBitSpend, bits
 	} else {
 		s.privacy.CurveMissing = tooManyConfigs(p)
 	}

@@ -74,8 +74,8 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, MechanismInfo, error) {
 			m.GNMax.Noise = noisymax.DiscreteNoise
 		}
 	}
-	if s.Composition.DeltaPrime == 0 {
-		s.Composition.DeltaPrime = accountant.DefaultDeltaPrime
+	if s.DeltaPrime == 0 {
+		s.DeltaPrime = accountant.DefaultDeltaPrime
 	}
 	if err := s.Sink.check(); err != nil {
 		return s, info, fmt.Errorf("ReleaseSpec.Sink: %w", err)

@@ -51,12 +51,12 @@ func mustRows(t *testing.T, rows [][]int, meta *votefile.Meta) votefile.Reader {
 func zeroSpec(t *testing.T, name provenance.MechanismName, input votefile.Input, out *bytes.Buffer) ReleaseSpec {
 	t.Helper()
 	s := ReleaseSpec{
-		Votes:       mustRows(t, zeroRows[input], zeroMeta[input]),
-		Mechanism:   Mechanism{Name: name, Input: input},
-		Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5},
-		Sink:        LabelSink{Stdout: out, Format: votefile.FormatCSV},
-		Random:      noise.NewSeededSource(1),
-		Options:     ReleaseOptions{Experiment: true},
+		Votes:      mustRows(t, zeroRows[input], zeroMeta[input]),
+		Mechanism:  Mechanism{Name: name, Input: input},
+		DeltaPrime: 1e-5,
+		Sink:       LabelSink{Stdout: out, Format: votefile.FormatCSV},
+		Random:     noise.NewSeededSource(1),
+		Options:    ReleaseOptions{Experiment: true},
 	}
 	switch name {
 	case provenance.DaRRM:
@@ -147,15 +147,15 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 				t.Errorf("label %q: want the uniform prior", out.Label)
 			}
 		}},
-		{field: "Composition", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Composition = accountant.Composition{} },
+		{field: "DeltaPrime", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.DeltaPrime = 0 },
 			check: func(t *testing.T, out Released, _ string) {
-				if out.Accounting.Composition.DeltaPrime != accountant.DefaultDeltaPrime {
-					t.Errorf("delta' %v", out.Accounting.Composition.DeltaPrime)
+				if out.Account.DeltaPrime != accountant.DefaultDeltaPrime {
+					t.Errorf("delta' %v", out.Account.DeltaPrime)
 				}
 			}},
-		{field: "Composition", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) {
-			s.Composition = accountant.Composition{}
-			s.Budget = &accountant.Guarantee{Eps: 1, Delta: 1e-4}
+		{field: "DeltaPrime", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) {
+			s.DeltaPrime = 0
+			s.Budget = &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}}
 		}},
 		{field: "Sink.Stdout", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Sink.Stdout = nil }, want: "ReleaseSpec.Sink: LabelSink.Stdout is not set"},
 		{field: "Sink.Format", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Sink.Format = 0 },

@@ -11,14 +11,14 @@ import (
 // (accountant.FilterTotal), and whether they meet the budget: the
 // filter's halting rule, or the teachers' cap, which bounds them too.
 func (l *Ledger) compose(seq accountant.Sequence) (accountant.Guarantee, bool, error) {
-	g, fits, err := accountant.FilterTotal(l.header.Filter, seq, l.header.Budget)
+	g, fits, err := accountant.FilterTotal(l.header.Filter, seq, l.header.Budget.Guarantee)
 	return g, fits || l.free(), err
 }
 
 // free reports whether the teachers' cap is within the budget at the
 // budget's δ (accountant.Cap.Fits: on shared data the teachers' composition
 // with its slack chosen for that δ, whatever the ledger's δ').
-func (l *Ledger) free() bool { return l.cap != nil && l.cap.Fits(l.header.Budget) }
+func (l *Ledger) free() bool { return l.cap != nil && l.cap.Fits(l.header.Budget.Guarantee) }
 
 // Balance is what a ledger has spent.
 type Balance struct {
@@ -51,7 +51,7 @@ func (l *Ledger) Balance() (Balance, error) {
 		return Balance{}, err
 	}
 	b := Balance{Queries: q, Composition: l.header.Filter, Cap: l.cap, Free: l.free()}
-	b.Total, b.Bound = accountant.CapTotal(q, l.cap, &l.header.Budget)
+	b.Total, b.Bound = accountant.CapTotal(q, l.cap, &l.header.Budget.Guarantee)
 	filter := l.header.Filter
 	b.Publish, err = accountant.Account{Filter: &filter, Budget: &l.header.Budget, Cap: l.cap}.Publish()
 	return b, err
@@ -109,9 +109,9 @@ func (l *Ledger) Allowance(step accountant.Spend, limit int) (int, error) {
 
 // Status is the state of a ledger as a release reports it.
 type Status struct {
-	Ensemble string               `json:"ensemble"`
-	Relation string               `json:"relation"`
-	Budget   accountant.Guarantee `json:"budget"`
+	Ensemble string            `json:"ensemble"`
+	Relation string            `json:"relation"`
+	Budget   accountant.Budget `json:"budget"`
 	// Total is the privacy spent so far, the smaller of the composition
 	// of the spends (Queries, by Composition) and the teachers' Cap;
 	// TotalBound says which.

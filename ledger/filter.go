@@ -57,7 +57,7 @@ type FilterChoice struct {
 // any theorem covers, so a ledger's filter never changes (Upgrade keeps
 // it too).
 func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accountant.Spend, expected int) (FilterChoice, error) {
-	if err := checkBudget(budget); err != nil {
+	if err := checkBudget(accountant.Budget{Guarantee: budget}); err != nil {
 		return FilterChoice{}, err
 	}
 	// A label's δ is a per-query δ, in the range of every one.

@@ -20,11 +20,11 @@ type Header struct {
 	Version int `json:"version"`
 	// ID is the ledger's identity: random, drawn by Init, so that two
 	// ledgers are never taken for one.
-	ID         string               `json:"id,omitempty"`
-	Ensemble   string               `json:"ensemble"`
-	Relation   string               `json:"relation"`
-	Budget     accountant.Guarantee `json:"budget"`
-	DeltaPrime float64              `json:"delta_prime"`
+	ID         string            `json:"id,omitempty"`
+	Ensemble   string            `json:"ensemble"`
+	Relation   string            `json:"relation"`
+	Budget     accountant.Budget `json:"budget"`
+	DeltaPrime float64           `json:"delta_prime"`
 	// Filter is the composition that holds the runs, whose parameters
 	// may be chosen adaptively, to the budget: accountant.ZCDPFilter or
 	// accountant.Simple (accountant.CheckFilter), fixed when the ledger is
@@ -53,7 +53,7 @@ type teachers struct {
 // NewHeader returns the header of a ledger bound to b, with a budget,
 // slack δ' and filter.
 func NewHeader(b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, filter accountant.Method) Header {
-	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: budget, DeltaPrime: deltaPrime, Filter: filter}
+	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: accountant.Budget{Guarantee: budget}, DeltaPrime: deltaPrime, Filter: filter}
 	h.Bind(b)
 	return h
 }
@@ -187,9 +187,9 @@ func checkName(name string) error {
 func formatG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
 // checkBudget validates a ledger's budget as every budget is checked
-// (accountant.CheckBudget: "budget eps", "budget delta").
-func checkBudget(b accountant.Guarantee) error {
-	if err := accountant.CheckBudget(b); err != nil {
+// (accountant.Budget.Validate: "budget eps", "budget delta").
+func checkBudget(b accountant.Budget) error {
+	if err := b.Validate(); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
 	return nil
@@ -210,7 +210,7 @@ func checkHeader(h Header) error {
 		return fmt.Errorf("ledger: %w", err)
 	}
 	if h.Version >= Version {
-		if err := accountant.CheckFilter(h.Filter, h.Budget); err != nil {
+		if err := accountant.CheckFilter(h.Filter, h.Budget.Guarantee); err != nil {
 			return paramError("filter", h.Filter.String(), err.Error())
 		}
 	}

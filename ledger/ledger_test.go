@@ -105,7 +105,7 @@ func spend(t *testing.T, path string, n int) {
 func TestBudgetAcrossRuns(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
 	path := newLedger(t, budget)
-	want, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}})
+	want, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +175,8 @@ func TestRelationAndInitChecks(t *testing.T) {
 		"eps 0":             NewHeader(bound, accountant.Guarantee{}, 1e-5, accountant.Simple),
 		"delta' 0":          NewHeader(bound, one, 0, accountant.Simple),
 		"delta 1":           NewHeader(bound, accountant.Guarantee{Eps: 1, Delta: 1}, 1e-5, accountant.Simple),
-		"no parameters":     {Ensemble: "x", Relation: "private-teachers", Budget: one, DeltaPrime: 1e-5},
-		"bad relation":      {Ensemble: "x", Relation: "r", Budget: one, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5, accountant.Simple).Teachers},
+		"no parameters":     {Ensemble: "x", Relation: "private-teachers", Budget: accountant.Budget{Guarantee: one}, DeltaPrime: 1e-5},
+		"bad relation":      {Ensemble: "x", Relation: "r", Budget: accountant.Budget{Guarantee: one}, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5, accountant.Simple).Teachers},
 		"K even":            NewHeader(edit(func(b *provenance.Binding) { b.K = 10 }), one, 1e-5, accountant.Simple),
 		"K 0":               NewHeader(edit(func(b *provenance.Binding) { b.K = 0 }), one, 1e-5, accountant.Simple),
 		"teachers' eps 0":   NewHeader(edit(func(b *provenance.Binding) { b.Teachers.Eps = 0 }), one, 1e-5, accountant.Simple),
@@ -421,7 +421,7 @@ func TestKillAtEveryStep(t *testing.T) {
 func TestConcurrentRuns(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 3, Delta: 1e-3}
 	path := newLedger(t, budget)
-	maxQ, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}})
+	maxQ, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,8 +477,8 @@ func TestStatus(t *testing.T) {
 		total, _, _ := l.Total()
 		left, _ := l.Allowance(accountant.ApproxStep(step), -1)
 		l.Close()
-		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total,
-			Publish: accountant.Total{Method: accountant.Simple, Guarantee: budget, Filter: true}}
+		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: accountant.Budget{Guarantee: budget}, Total: total, Composition: tc.comp, Queries: total,
+			Publish: accountant.Total{Method: accountant.Simple, Guarantee: budget, Filter: true, DeltaFrom: accountant.LedgerDelta}}
 		if err != nil || st.QueriesLeft == nil || *st.QueriesLeft != left {
 			t.Errorf("after %d labels: %v queries left (%v), want %d", tc.spent, st.QueriesLeft, err, left)
 		}
@@ -494,7 +494,7 @@ func TestStatus(t *testing.T) {
 func TestOpenRun(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
 	path := newLedger(t, budget)
-	want, _ := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}})
+	want, _ := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
 	l := open(t, path)
 	b := binding(t, l)
 	l.Close()
@@ -624,7 +624,7 @@ func TestCap(t *testing.T) {
 	shared.Partition = provenance.SharedData
 	budget := accountant.Guarantee{Eps: 1, Delta: 1e-4}
 	l = open(budget, shared)
-	want, _ := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget, Composition: accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}})
+	want, _ := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
 	if n, err := l.Allowance(accountant.ApproxStep(step), -1); n != want || err != nil {
 		t.Errorf("shared, budget below the cap: allowance %d (%v), want %d", n, err, want)
 	}

@@ -104,12 +104,12 @@ type AccountResult struct {
 	// only where it answered, which is analysis (an odometer's reading
 	// after the fact), not a guarantee.
 	Realised bool
-	// Release is the accounting of a release of the queries accounted (of
+	// Release is the account of a release of the queries accounted (of
 	// the labels, with labels) by the library path of every release
-	// (ensemble.NewAccounting of the mechanism's per-query privacy, at
-	// the account's δ): every query charged in full, as aggregate and its
-	// ledger charge it.
-	Release ensemble.Accounting
+	// (ensemble.Privacy.Account of the mechanism's per-query privacy, its
+	// total at the account's δ), Steps the queries: every query charged in
+	// full, as aggregate and its ledger charge it.
+	Release accountant.Account
 	// Unlabelled counts the queries of the votes after the last label (a
 	// release its budget stopped): read and keyed, not accounted.
 	Unlabelled int
@@ -247,17 +247,17 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	return out, err
 }
 
-// releaseAccounting returns the accounting of a release under opts from
+// releaseAccounting returns the account of a release under opts from
 // the K teachers over C classes of binding b, as aggregate accounts it
-// (ensemble.NewAccounting): the mechanism's per-query privacy (at the
+// (ensemble.Privacy.Account): the mechanism's per-query privacy (at the
 // per-label δ the labels' header states, else at opts.Delta), its totals
 // at opts.Delta (δ' of the per-query compositions too).
-func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding) (ensemble.Accounting, error) {
+func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding) (accountant.Account, error) {
 	var priv ensemble.Privacy
 	if opts.Mechanism == provenance.LNMax {
 		agg, err := build(ensemble.Mechanism{Name: provenance.LNMax, LNMax: opts.LNMax}, k, classes, 0)
 		if err != nil {
-			return ensemble.Accounting{}, err
+			return accountant.Account{}, err
 		}
 		priv = agg.Privacy()
 	} else {
@@ -267,15 +267,15 @@ func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding
 		}
 		var err error
 		if priv, err = ensemble.ClassGNMaxPrivacy(opts.GNMax, delta); err != nil {
-			return ensemble.Accounting{}, err
+			return accountant.Account{}, err
 		}
 	}
 	deltaPrime := opts.Delta
 	if deltaPrime == 0 {
 		deltaPrime = accountant.DefaultDeltaPrime // a pure total is at δ = 0 among the totals
 	}
-	acc, err := ensemble.NewAccounting(context.Background(), priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: deltaPrime}, nil)
-	acc.TotalDelta = &opts.Delta
+	acc, _, err := priv.Account(b, deltaPrime)
+	acc.Delta = &opts.Delta
 	return acc, err
 }
 
@@ -405,7 +405,15 @@ func (a *AccountResult) Queries() int {
 // queries' data-independent curve and every draw (rdpTotal).
 func (a *AccountResult) Totals() ([]accountant.Total, error) {
 	if len(a.Draws) == 0 {
-		return a.Release.Totals(a.Queries()), nil
+		acc := a.Release
+		if acc.Steps = a.Queries(); acc.Steps == 0 {
+			return nil, nil
+		}
+		ts, err := acc.Totals()
+		if err != nil {
+			return nil, nil
+		}
+		return ts, nil
 	}
 	t, err := a.drawsTotal()
 	return []accountant.Total{t}, err
@@ -413,12 +421,14 @@ func (a *AccountResult) Totals() ([]accountant.Total, error) {
 
 // Publish returns the total to publish at the account's δ of everything
 // it covers: without a draw, that of a release of its queries, chosen as
-// for every release (ensemble.Accounting.Publish, the total aggregate
+// for every release (accountant.Account.Publish, the total aggregate
 // publishes for the same labels); with draws, their Rényi composition
 // with the queries (rdpTotal).
 func (a *AccountResult) Publish() (accountant.Total, error) {
 	if len(a.Draws) == 0 {
-		return a.Release.Publish(a.Queries())
+		acc := a.Release
+		acc.Steps = a.Queries()
+		return acc.Publish()
 	}
 	return a.drawsTotal()
 }
@@ -457,7 +467,7 @@ func rdpTotal(rho float64, draws []draw, orders []float64, delta float64) (accou
 	if !math.IsInf(top, 1) {
 		try = append(try, top)
 	}
-	best := accountant.Total{Method: accountant.Renyi, Guarantee: accountant.Guarantee{Eps: math.Inf(1), Delta: delta}}
+	best := accountant.Total{Method: accountant.Renyi, Guarantee: accountant.Guarantee{Eps: math.Inf(1), Delta: delta}, DeltaFrom: accountant.StatedDelta}
 	for _, o := range try {
 		r := outward.MulUp(rho, o)
 		for _, d := range draws {

@@ -206,13 +206,16 @@ func TestTotalsAreTheRelease(t *testing.T) {
 	budget := accountant.Guarantee{Eps: budgetEps, Delta: paperDelta}
 	done, err := ensemble.Release(t.Context(), ensemble.ReleaseSpec{
 		Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m, Problem: constraints.Problem{K: 250, TargetDelta: paperDelta},
-		Budget: &budget, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime},
+		Budget: &accountant.Budget{Guarantee: budget}, DeltaPrime: accountant.DefaultDeltaPrime,
 		Sink: ensemble.LabelSink{Stdout: &labels, Format: votefile.FormatCSV}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}})
 	if !errors.Is(err, ensemble.ErrBudget) {
 		t.Fatalf("release: %v, want stopped by its budget", err)
 	}
 	n := done.Result.Released
-	released := done.Accounting.Totals(n)
+	released, err := done.Account.Totals()
+	if err != nil {
+		t.Fatal(err)
+	}
 	lr, err := votefile.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
 	if err != nil {
 		t.Fatal(err)

@@ -165,13 +165,20 @@ func labelTotals(agg ensemble.Labeler, m noisymax.ConfidentGNMax, available, ask
 		draws = []draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}
 	}
 	if opts.Answered == 0 && len(draws) == 0 {
-		acc, err := ensemble.NewAccounting(context.Background(), agg.Privacy(), provenance.Binding{}, accountant.Composition{Method: accountant.General, DeltaPrime: opts.Delta}, nil)
+		acc, _, err := agg.Privacy().Account(provenance.Binding{}, opts.Delta)
 		if err != nil {
 			return accountant.Total{}, nil, err
 		}
-		acc.TotalDelta = &opts.Delta
-		t, err := acc.Publish(asked)
-		return t, acc.Totals(asked), err
+		acc.Delta, acc.Steps = &opts.Delta, asked
+		t, err := acc.Publish()
+		if asked == 0 {
+			return t, nil, err
+		}
+		ts, terr := acc.Totals()
+		if terr != nil {
+			ts = nil
+		}
+		return t, ts, err
 	}
 	queries, labels := asked, asked
 	if opts.Answered > 0 {

@@ -20,7 +20,7 @@ func BenchmarkConfidentGNMax(b *testing.B) {
 		Mechanism: ensemble.Mechanism{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
 		Problem:   constraints.Problem{K: 250, TargetDelta: 1e-5},
 		Classes:   10,
-		Budget:    accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime}},
+		Budget:    accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}},
 	}
 	proxy := synth(1000, 250, 10, 1)
 	for b.Loop() {

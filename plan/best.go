@@ -59,7 +59,7 @@ type Scored struct {
 // GNMax scores it; LNMax's Laplace, pArgmaxLaplace), darrm-one-vote's
 // exactly from its gamma.
 func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts ConfidentOptions) (Comparison, error) {
-	if err := base.Budget.Validate(); err != nil {
+	if err := base.validate(); err != nil {
 		return Comparison{}, err
 	}
 	if err := proxy.check(base.Problem.K, base.Classes); err != nil {

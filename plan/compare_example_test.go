@@ -29,7 +29,7 @@ import (
 // 1,000 queries: 0.538 against 0.538, sigma2 40.9).
 func ExampleCompareAtTotals() {
 	ctx := context.Background()
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}}
 	// The zero Request.Gamma solves gamma_opt without a cache: in the
 	// one-vote relation it is the greatest private gamma, for every prior
 	// (gamma.OneVoteOpt), which needs one LP solve only for its bound.
@@ -75,7 +75,7 @@ func TestCompareAtTotalsHundred(t *testing.T) {
 		t.Skip("26 exact compositions by an FFT of 2^19 points")
 	}
 	ctx := context.Background()
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}}
 	cs := plan.Candidates(plan.Request{Budget: budget}, constraints.NewOneVote(11, budget.Eps, 1e-5), true)
 	right, err := gamma.ParseActual("0.75")
 	if err != nil {

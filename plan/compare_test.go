@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -54,9 +53,6 @@ func TestCompare(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			base := request("", votefile.ManyClasses, constraints.Problem{K: tc.proxy.K, TargetDelta: tc.delta}, tc.proxy.Classes, tc.eps, tc.delta)
 			base.For = tc.target
-			if tc.proxy.Classes == 2 && testing.Short() {
-				base.Budget.Composition.Method = accountant.Optimal
-			}
 			c, err := Compare(ctx, base, tc.queries, tc.proxy, ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.prec})
 			if err != nil {
 				t.Fatal(err)

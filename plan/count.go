@@ -33,9 +33,10 @@ type Request struct {
 	// Classes is the number of classes (2 for two-class votes).
 	Classes int
 	// Budget is the total (ε, δ) that aggregate --budget-eps holds a run
-	// to (accountant.Account.MaxSteps), and the slack δ' of the analysis
-	// totals.
-	Budget accountant.Budget
+	// to (accountant.Account.MaxSteps), DeltaPrime the slack δ' of the
+	// analysis totals (0: accountant.DefaultDeltaPrime).
+	Budget     accountant.Budget
+	DeltaPrime float64
 	// Filter is the ledger's filter for a run charged to a new ledger of
 	// this budget: accountant.ZCDPFilter or accountant.Simple; nil: the
 	// one that allows the most of the mechanism's labels, which darrm
@@ -81,13 +82,16 @@ type Count struct {
 	Label    string
 }
 
-// built is the aggregator of a request with its accounting under the
-// request's budget.
+// built is the aggregator of a request with its account under the
+// request's budget and the queries the budget allows (ensemble.Allowed),
+// with their total to publish.
 type built struct {
-	agg     ensemble.Labeler
-	label   string
-	binding provenance.Binding
-	acc     ensemble.Accounting
+	agg        ensemble.Labeler
+	label      string
+	binding    provenance.Binding
+	acc        accountant.Account
+	maxQueries int
+	allows     accountant.Total
 }
 
 // Aggregator returns the aggregator of r's mechanism and parameters, built
@@ -113,21 +117,28 @@ func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error
 	return agg, label, err
 }
 
-// build builds the aggregator of r (aggregator) and its accounting under
-// r.Budget (ensemble.NewAccounting, the function that limits a budgeted
-// release). The plan knows no votes: no teachers' cap applies
-// (provenance.Binding.Cap of votes without a header).
+// build builds the aggregator of r (aggregator) and its account under
+// r.Budget (ensemble.Privacy.Account and ensemble.Allowed, the functions
+// that limit a budgeted release). The plan knows no votes: no teachers'
+// cap applies (provenance.Binding.Cap of votes without a header).
 func build(ctx context.Context, r Request) (built, error) {
 	agg, label, err := Aggregator(ctx, r)
 	if err != nil {
 		return built{}, err
 	}
-	b := bindingOf(agg)
-	acc, err := ensemble.NewAccounting(ctx, agg.Privacy(), b, r.Budget.Composition, &r.Budget.Guarantee)
-	if err != nil {
+	b := built{agg: agg, label: label, binding: bindingOf(agg)}
+	deltaPrime := r.DeltaPrime
+	if deltaPrime == 0 {
+		deltaPrime = accountant.DefaultDeltaPrime
+	}
+	if b.acc, _, err = agg.Privacy().Account(b.binding, deltaPrime); err != nil {
 		return built{}, err
 	}
-	return built{agg: agg, label: label, binding: b, acc: acc}, nil
+	b.acc.Budget = &r.Budget
+	if b.maxQueries, b.allows, err = ensemble.Allowed(ctx, b.acc); err != nil {
+		return built{}, err
+	}
+	return b, nil
 }
 
 // bindingOf returns what a plan, which knows no votes, binds agg to: its
@@ -157,21 +168,21 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 	}
 	priv := agg.Privacy()
 	if r.For == ForLedger {
-		_, n, err := ledgerCount(bindingOf(agg), r, priv.Step())
+		_, n, err := ledgerCount(bindingOf(agg), r, priv.Spend)
 		return err == nil && n >= queries, nil
 	}
-	return accountant.Account{Step: priv.Step(), Profile: priv.Profile, Steps: queries, Budget: &r.Budget.Guarantee}.Fits()
+	return accountant.Account{Step: priv.Spend, Profile: priv.Profile, Steps: queries, Budget: &r.Budget}.Fits()
 }
 
 // runQueries returns the number of queries a run of b releases.
-func (b built) runQueries() int { return b.acc.MaxQueries }
+func (b built) runQueries() int { return b.maxQueries }
 
 // queriesFor returns the number of queries b, built from r, releases in
 // r's target: in one run, or on a new ledger (none when no filter can
 // hold its labels).
 func (b built) queriesFor(r Request) int {
 	if r.For == ForLedger {
-		_, n, err := ledgerCount(b.binding, r, b.agg.Privacy().Step())
+		_, n, err := ledgerCount(b.binding, r, b.agg.Privacy().Spend)
 		if err != nil {
 			return 0
 		}
@@ -190,15 +201,15 @@ func (c Count) of(t Target) int {
 }
 
 // Queries returns what r's budget buys: the queries one budgeted run
-// releases, by the function that limits it (ensemble.NewAccounting), and
+// releases, by the function that limits it (ensemble.Allowed), and
 // those a run charged to a new ledger of the budget releases, by the
 // filter ledger init fixes for these labels declared (ledger.ChooseFilter)
 // or Request.Filter (accountant.MaxFilterSteps). A budget that fits no
 // query is an error that says the smallest one that fits one; one within
 // which more than accountant.CountLimit fit allows that many, as it does
-// a release (ensemble.NewAccounting) and a ledger.
+// a release (ensemble.Allowed) and a ledger.
 func Queries(ctx context.Context, r Request) (Count, error) {
-	if err := r.Budget.Validate(); err != nil {
+	if err := r.validate(); err != nil {
 		return Count{}, err
 	}
 	b, err := build(ctx, r)
@@ -209,8 +220,8 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 	if c.Run == 0 {
 		return c, noFit(b, r.Budget.Guarantee, 1)
 	}
-	c.Total = b.acc.Allows
-	step := b.agg.Privacy().Step()
+	c.Total = b.allows
+	step := b.agg.Privacy().Spend
 	if c.Filter, c.Ledger, err = ledgerCount(b.binding, r, step); err != nil {
 		c.LedgerNote = err.Error()
 		return c, nil
@@ -223,7 +234,7 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		if c.LedgerTotal, _, err = accountant.FilterTotal(c.Filter, seq, r.Budget.Guarantee); err != nil {
 			return c, err
 		}
-		if c.LedgerPublish, err = ledgerPublish(c.Filter, r.Budget.Guarantee); err != nil {
+		if c.LedgerPublish, err = ledgerPublish(c.Filter, r.Budget); err != nil {
 			return c, err
 		}
 	}
@@ -234,7 +245,9 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 // fit: a ParamError on the budget's ε that names the smallest ε, at the
 // budget's δ, of k queries' total to publish, and its result.
 func noFit(b built, budget accountant.Guarantee, k int) error {
-	t, err := b.acc.Publish(k)
+	acc := b.acc
+	acc.Steps = k
+	t, err := acc.Publish()
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
 	if err == nil && t.Err == nil {
 		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, accountant.FormatBound(t.Guarantee.Eps), t.Name())
@@ -250,4 +263,17 @@ func fitWords(k int) string {
 		return "1 query fits"
 	}
 	return fmt.Sprintf("%d queries fit", k)
+}
+
+// validate checks r's budget and slack: the rules of every budget
+// (accountant.Budget.Validate) and of every δ' (accountant.CheckDeltaPrime),
+// before a plan builds anything.
+func (r Request) validate() error {
+	if err := r.Budget.Validate(); err != nil {
+		return err
+	}
+	if r.DeltaPrime != 0 {
+		return accountant.CheckDeltaPrime(r.DeltaPrime)
+	}
+	return nil
 }

@@ -298,7 +298,7 @@ func countCases() []countCase {
 	budget := func(eps, delta float64) Request {
 		return Request{
 			Mechanism: ensemble.Mechanism{GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
-			Budget:    accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}},
+			Budget:    accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}},
 		}
 	}
 	two := func(name provenance.MechanismName, p constraints.Problem, eps, delta float64) Request {
@@ -369,7 +369,7 @@ func TestCountsAgainstReferences(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref := stepReference(t, agg.Privacy().Step(), c.h)
+			ref := stepReference(t, agg.Privacy().Spend, c.h)
 			n := count.Run
 			more := int(float64(n)/0.99) + 1
 			up, low, next := ref(n, b.Eps, true), ref(more, b.Eps, false), ref(n+1, b.Eps, false)

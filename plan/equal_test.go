@@ -27,7 +27,7 @@ import (
 // and checked against its neighbour by the same rules.
 func TestEqualTotals(t *testing.T) {
 	ctx := context.Background()
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}}
 	// Under -short one Q, 10, whose one-bit searches compose fewer runs
 	// by an FFT of 2^19 points (short runs are convolved directly).
 	// Teachers of eps 0.2 there, so that subsampling still plans an m
@@ -75,13 +75,13 @@ func TestEqualTotals(t *testing.T) {
 	// an FFT of 2^19 points are made once, if the pairs the loop uses are
 	// among the last used when the loop and the example ask again.
 	for _, bad := range []accountant.Guarantee{{Eps: -1, Delta: 1e-5}, {Eps: math.NaN(), Delta: 1e-5}, {Eps: 1, Delta: 1}} {
-		if _, err := EqualTotals(ctx, rs, accountant.Budget{Guarantee: bad, Composition: budget.Composition}, 10); !asParam(err, new(interface{ Param() (string, any, string) })) {
+		if _, err := EqualTotals(ctx, rs, accountant.Budget{Guarantee: bad}, 10); !asParam(err, new(interface{ Param() (string, any, string) })) {
 			t.Errorf("budget %v: err %v, want a ParamError", bad, err)
 		}
 	}
 	// A budget that fits not one query of RR at m = 1 is that mechanism's
 	// answer, beside the others' plans.
-	plans, err := EqualTotals(ctx, []Request{rr, oneVote}, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 0.001, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}}, 1)
+	plans, err := EqualTotals(ctx, []Request{rr, oneVote}, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 0.001, Delta: 1e-5}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestEqualTotals(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if s := agg.Privacy().Step(); s.Kind != accountant.OneBitSpend || c.Total.Method != accountant.Exact {
+				if s := agg.Privacy().Spend; s.Kind != accountant.OneBitSpend || c.Total.Method != accountant.Exact {
 					t.Errorf("Q %d gnmax on two classes: described as %v, total %v by %v: want the exact composition of its bit", q, s.Kind, c.Total.Guarantee, c.Total.Method)
 				}
 			}
@@ -160,8 +160,8 @@ func TestTwoClass(t *testing.T) {
 		{provenance.DaRRMOneVote, false, constraints.NewOneVote(11, 0.3, 0), false},
 		{provenance.DaRRMOneVote, true, constraints.NewOneVote(11, 0.3, 1e-5), false},
 	} {
-		r := TwoClass(Request{Budget: accountant.Budget{Composition: accountant.Composition{Method: accountant.Optimal}}}, c.name, p, c.given)
-		if r.Problem != c.want || r.DefaultDelta != c.wantDefault || r.Mechanism.Name != c.name || r.Mechanism.Input != votefile.TwoClass || r.Classes != 2 || r.Budget.Method != accountant.Optimal {
+		r := TwoClass(Request{DeltaPrime: 1e-6}, c.name, p, c.given)
+		if r.Problem != c.want || r.DefaultDelta != c.wantDefault || r.Mechanism.Name != c.name || r.Mechanism.Input != votefile.TwoClass || r.Classes != 2 || r.DeltaPrime != 1e-6 {
 			t.Errorf("TwoClass(%s, delta given %v) = %+v", c.name, c.given, r)
 		}
 	}
@@ -170,14 +170,14 @@ func TestTwoClass(t *testing.T) {
 // TestManyClasses: a multi-class request holds K, the classes and the
 // per-query delta given, else the budget's.
 func TestManyClasses(t *testing.T) {
-	base := Request{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}}}
+	base := Request{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, DeltaPrime: 1e-6}
 	delta := 1e-6
 	for _, c := range []struct {
 		delta *float64
 		want  float64
 	}{{nil, 1e-5}, {&delta, 1e-6}} {
 		r := ManyClasses(base, provenance.ConfidentGNMax, 250, 10, c.delta)
-		if r.Problem != (constraints.Problem{K: 250, TargetDelta: c.want}) || r.Mechanism.Name != provenance.ConfidentGNMax || r.Mechanism.Input != votefile.ManyClasses || r.Classes != 10 || r.Budget.Method != accountant.Optimal || r.DefaultDelta {
+		if r.Problem != (constraints.Problem{K: 250, TargetDelta: c.want}) || r.Mechanism.Name != provenance.ConfidentGNMax || r.Mechanism.Input != votefile.ManyClasses || r.Classes != 10 || r.DeltaPrime != 1e-6 || r.DefaultDelta {
 			t.Errorf("ManyClasses(delta %v) = %+v", c.delta, r)
 		}
 	}

@@ -23,7 +23,7 @@ func ExampleQueries() {
 			GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
 		Problem: constraints.Problem{K: 250, TargetDelta: 1e-5},
 		Classes: 10,
-		Budget:  accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime}},
+		Budget:  accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}},
 	}
 	c, err := plan.Queries(context.Background(), r)
 	if err != nil {

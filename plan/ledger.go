@@ -81,7 +81,7 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 		return err
 	}
 	priv := agg.Privacy()
-	f, n, err := ledgerCount(bindingOf(agg), r, priv.Step())
+	f, n, err := ledgerCount(bindingOf(agg), r, priv.Spend)
 	rule := fmt.Sprintf("not even %s on a new ledger of this budget: the least generous %s searched, %v (per query %v), allows %d (filter %v)", fitWords(queries), k.setting, k.value(x), priv.Guarantee, n, f)
 	if err != nil {
 		rule = fmt.Sprintf("not even %s on a new ledger of this budget: at the least generous %s searched, %v (per query %v): %v", fitWords(queries), k.setting, k.value(x), priv.Guarantee, err)
@@ -93,6 +93,6 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 // publishes for every release charged to it, as the ledger itself says it
 // (ledger.Balance.Publish: accountant.Account.Publish of a filter): its
 // budget, the teachers' cap aside, which a plan does not assume.
-func ledgerPublish(f accountant.Method, budget accountant.Guarantee) (accountant.Total, error) {
+func ledgerPublish(f accountant.Method, budget accountant.Budget) (accountant.Total, error) {
 	return accountant.Account{Filter: &f, Budget: &budget}.Publish()
 }

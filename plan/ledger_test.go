@@ -86,7 +86,7 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
-	choice, err := ledger.ChooseFilter(bind, budget, agg.Privacy().Step(), pl.Queries)
+	choice, err := ledger.ChooseFilter(bind, budget, agg.Privacy().Spend, pl.Queries)
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
@@ -96,15 +96,15 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 		return ensemble.ReleaseResult{}, err
 	}
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
-		Votes:       in,
-		Mechanism:   pl.Request.Mechanism,
-		Problem:     pl.Request.Problem,
-		Composition: pl.Request.Budget.Composition,
-		Ledger:      led,
-		Book:        state,
-		Sink:        ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
-		Random:      noise.NewSeededSource(1),
-		Options:     ensemble.ReleaseOptions{Experiment: true},
+		Votes:      in,
+		Mechanism:  pl.Request.Mechanism,
+		Problem:    pl.Request.Problem,
+		DeltaPrime: pl.Request.DeltaPrime,
+		Ledger:     led,
+		Book:       state,
+		Sink:       ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
+		Random:     noise.NewSeededSource(1),
+		Options:    ensemble.ReleaseOptions{Experiment: true},
 	})
 	if _, serr := os.Stat(filepath.Join(dir, "labels.csv")); err == nil && serr != nil {
 		return out.Result, serr

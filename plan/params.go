@@ -164,7 +164,7 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // laplace-scale) with which a run held to r.Budget releases queries
 // queries: searched on the predicate the release's count searches on
 // (accountant.Account.Fits), the last value that fits, then checked by the
-// release's own count (ensemble.NewAccounting), which must reach
+// release's own count (ensemble.Allowed), which must reach
 // queries, and against its neighbour generosity times more generous,
 // which must not. Confident-GNMax needs proxy
 // votes (OnProxy).
@@ -182,7 +182,7 @@ func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
 // search returns the most generous value of Parameters, with
 // confident-gnmax's σ1/σ2 ratio, unverified (verify).
 func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, error) {
-	if err := r.Budget.Validate(); err != nil {
+	if err := r.validate(); err != nil {
 		return Plan{}, err
 	}
 	if queries < 1 || queries > accountant.CountLimit {
@@ -248,7 +248,7 @@ func guess(ctx context.Context, at func(float64) Request, queries int) func(floa
 	if r.For != ForRun || r.Mechanism.Input != votefile.ManyClasses || r.Mechanism.Name == provenance.LNMax {
 		return nil
 	}
-	if agg, _, err := Aggregator(ctx, r); err != nil || agg.Privacy().Step().Kind != accountant.GaussianSpend || !agg.Privacy().Step().Discrete {
+	if agg, _, err := Aggregator(ctx, r); err != nil || agg.Privacy().Spend.Kind != accountant.GaussianSpend || !agg.Privacy().Spend.Discrete {
 		return nil
 	}
 	return func(x float64) bool {
@@ -257,9 +257,9 @@ func guess(ctx context.Context, at func(float64) Request, queries int) func(floa
 		if err != nil {
 			return false
 		}
-		s := agg.Privacy().Step()
+		s := agg.Privacy().Spend
 		s.Discrete = false
-		ok, err := accountant.Account{Step: s, Steps: queries, Budget: &q.Budget.Guarantee}.Fits()
+		ok, err := accountant.Account{Step: s, Steps: queries, Budget: &q.Budget}.Fits()
 		return err == nil && ok
 	}
 }

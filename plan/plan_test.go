@@ -45,7 +45,7 @@ func request(name provenance.MechanismName, in votefile.Input, p constraints.Pro
 	return Request{
 		Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
 		Problem:   p, Classes: classes,
-		Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: accountant.DefaultDeltaPrime}},
+		Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}},
 	}
 }
 

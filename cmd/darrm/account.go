@@ -81,7 +81,7 @@ func newAccountQueriesCmd() *cobra.Command {
 		d := report.AccountQueries{Method: f.Method, DeltaPrime: f.DeltaPrime, Step: accountant.Guarantee{Eps: f.Step, Delta: f.Delta},
 			Budget: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 		var err error
-		if d.Queries, err = accountant.MaxSteps(d.Step, accountant.Budget{Guarantee: d.Budget, Composition: f.composition()}); err != nil || d.Queries == 0 {
+		if d.Queries, err = accountant.MaxSteps(d.Step, accountant.Budget{Guarantee: d.Budget}, f.composition()); err != nil || d.Queries == 0 {
 			return d, err
 		}
 		d.Total, err = accountant.Compose(d.Step, d.Queries, f.Method, f.DeltaPrime)

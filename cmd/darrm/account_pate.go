@@ -137,7 +137,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		return err
 	}
 	if f.Ledger != "" {
-		if doc.Ledger, err = ledgerStatus(cmd, f.Ledger, doc.Release.PerQuery.Step()); err != nil {
+		if doc.Ledger, err = ledgerStatus(cmd, f.Ledger, doc.Release.Step); err != nil {
 			return err
 		}
 		doc.PublishLedger = doc.AccountResult.LedgerCovers(ledgerPath)

@@ -62,15 +62,15 @@ func newAggregateCmd() *cobra.Command {
 
 // budget returns the budget the flags give, if any, and the total delta
 // of a release without one (--total-delta), if given.
-func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Guarantee, *float64, error) {
+func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Budget, *float64, error) {
 	fs := cmd.Flags()
 	total := cli.Given(fs, "total-delta", f.TotalDelta)
 	switch eps, delta := fs.Changed("budget-eps"), fs.Changed("budget-delta"); {
 	case (eps || delta) && total != nil:
 		return nil, nil, cli.Usagef("--total-delta goes without a budget: a release with --budget-eps and --budget-delta states its total at --budget-delta")
 	case eps && delta:
-		budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-		if err := accountant.CheckBudget(budget); err != nil {
+		budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
+		if err := budget.Validate(); err != nil {
 			return nil, nil, cli.AsUsage(flagErr(err, budgetFlags))
 		}
 		return &budget, nil, nil
@@ -115,7 +115,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec.Budget, spec.Composition, spec.TotalDelta = budget, f.composition(), totalDelta
+	spec.Budget, spec.DeltaPrime, spec.TotalDelta = budget, f.DeltaPrime, totalDelta
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	f.startRelease(cmd, name, info, mech, &spec, lines)
 	done, err := ensemble.Release(cmd.Context(), spec)
@@ -125,9 +125,9 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
 		return mech.ReleaseError(err, input)
 	}
-	rel.Aggregator, rel.Label, rel.Accounting, rel.Result = done.Aggregator, done.Label, done.Accounting, done.Result
+	rel.Released = done
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
-	rel.Ledger, rel.LedgerPath, rel.Publish, rel.Analysis, rel.Elapsed = done.LedgerStatus, ledger.Redact(f.Ledger), done.Publish, f.Analysis, time.Since(start)
+	rel.LedgerPath, rel.Analysis, rel.Elapsed = ledger.Redact(f.Ledger), f.Analysis, time.Since(start)
 	out, err := report.NewSummary(rel)
 	if err != nil {
 		return err

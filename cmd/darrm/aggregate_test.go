@@ -123,8 +123,15 @@ func TestAggregateEveryMechanism(t *testing.T) {
 		// of its profile too, which add their optimal composition (the
 		// summary decodes as report.Aggregate with it).
 		want := map[string]int{"darrm": 4, "subsample": 4, "rr": 4, "gnmax": 5}[mech]
-		if len(doc.Totals) != want || doc.Totals[1].Method != "general" || doc.Totals[1].Eps == nil || want == 4 && doc.Totals[3].Method != "exact" {
-			t.Errorf("%s: totals %+v", mech, doc.Totals)
+		var ts struct {
+			Totals []struct {
+				Method string
+				Eps    *float64
+			}
+		}
+		decode(t, stdout, &ts)
+		if len(ts.Totals) != want || len(doc.Totals) != want || ts.Totals[1].Method != "general" || ts.Totals[1].Eps == nil || want == 4 && ts.Totals[3].Method != "exact" {
+			t.Errorf("%s: totals %+v", mech, ts.Totals)
 		}
 		lines := readLines(t, out)
 		if len(lines) != 41 || lines[0] != "id,label" {
@@ -274,7 +281,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step := d.Privacy().Step()
+	step := d.Privacy().Spend
 	for _, tc := range []struct {
 		method string
 		budget accountant.Guarantee
@@ -286,7 +293,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 		{"simple", accountant.Guarantee{Eps: 0.01, Delta: 1e-6}}, // not even one
 	} {
 		fits := func(k int) bool {
-			ok, err := (accountant.Account{Step: step, Steps: k, Budget: &tc.budget}).Fits()
+			ok, err := (accountant.Account{Step: step, Steps: k, Budget: &accountant.Budget{Guarantee: tc.budget}}).Fits()
 			if err != nil {
 				t.Fatalf("%s %v: fits %d: %v", tc.method, tc.budget, k, err)
 			}
@@ -566,6 +573,13 @@ func TestAggregateTeacherCap(t *testing.T) {
 			Eps, Delta float64
 			Rule       string `json:"rule"`
 		} `json:"cap"`
+		Budget *struct {
+			MaxQueries int  `json:"max_queries"`
+			Unlimited  bool `json:"unlimited"`
+			AllowedBy  *struct {
+				Method string `json:"method"`
+			} `json:"allowed_by"`
+		} `json:"budget"`
 	}
 	for _, tc := range []struct {
 		name    string

@@ -45,12 +45,16 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 	if len(counts) == 0 {
 		return false, cli.Usagef("--budget-eps compares at equal totals over a number of queries: give --%s", queries)
 	}
-	return true, cli.AsUsage(flagErr(t.budget().Validate(), budgetFlags))
+	err := t.budget().Validate()
+	if err == nil {
+		err = t.composition().Validate()
+	}
+	return true, cli.AsUsage(flagErr(err, budgetFlags))
 }
 
 // budget returns the total budget.
 func (t *totalFlags) budget() accountant.Budget {
-	return accountant.Budget{Guarantee: accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}, Composition: t.composition()}
+	return accountant.Budget{Guarantee: accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}}
 }
 
 // heading returns the heading of the comparison over queries queries.
@@ -64,7 +68,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	planGamma(cmd, &src, lines)
-	base := plan.Request{Budget: f.Totals.budget(),
+	base := plan.Request{Budget: f.Totals.budget(), DeltaPrime: f.Totals.DeltaPrime,
 		Mechanism: ensemble.Mechanism{RR: rrComposition(f.RRComp, f.RRDelta, p.Delta)},
 		Options:   ensemble.Options{Workers: f.Workers}, Gamma: src}
 	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"))
@@ -85,7 +89,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 // (plan.SimulateAtTotals).
 func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, mech checkedMechanisms, teachers []float64) ([]report.SimEqual, error) {
 	base := plan.Request{Mechanism: ensemble.Mechanism{RR: rrComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
-		Budget: f.Totals.budget(), Options: ensemble.Options{Workers: f.Workers}}
+		Budget: f.Totals.budget(), DeltaPrime: f.Totals.DeltaPrime, Options: ensemble.Options{Workers: f.Workers}}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	rs := make([]plan.Request, len(mech.Mechanisms))

@@ -80,7 +80,7 @@ func newLedgerInitCmd() *cobra.Command {
 		Annotations: map[string]string{"output": "LEDGER"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-			if err := accountant.CheckBudget(budget); err != nil {
+			if err := (accountant.Budget{Guarantee: budget}).Validate(); err != nil {
 				return cli.AsUsage(flagErr(err, budgetFlags))
 			}
 			b, votes, err := f.binding(cmd)
@@ -285,7 +285,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if priv.Relation != b.Relation {
 		return accountant.Spend{}, "", cli.Usagef("--mechanism %s releases in the %v relation; this ledger is for the %v relation", info.Name, priv.Relation, b.Relation)
 	}
-	return priv.Step(), fmt.Sprintf("%s labels, each %v", info.Name, priv.Guarantee), nil
+	return priv.Spend, fmt.Sprintf("%s labels, each %v", info.Name, priv.Guarantee), nil
 }
 
 // readFlags are the flags that say how to read --votes.

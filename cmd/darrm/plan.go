@@ -227,10 +227,10 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, Composition: f.composition()}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 	base := plan.ManyClasses(plan.Request{
 		Mechanism: ensemble.Mechanism{GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
-		Budget:    budget, Options: ensemble.Options{Workers: f.Workers}, For: f.For,
+		Budget:    budget, DeltaPrime: f.DeltaPrime, Options: ensemble.Options{Workers: f.Workers}, For: f.For,
 	}, "", f.K, proxy.Classes, cli.Given(fs, "delta", f.Target))
 	if proxy.Classes == 2 {
 		mech, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{provenance.DaRRMOneVote})
@@ -285,9 +285,10 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		return plan.Request{}, info, cli.Usagef("--K: give the number of teachers (>= 1)")
 	}
 	base := plan.Request{
-		Mechanism: ensemble.Mechanism{LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
-		Budget:    accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}, Composition: f.composition()},
-		Options:   ensemble.Options{Workers: f.Workers},
+		Mechanism:  ensemble.Mechanism{LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
+		Budget:     accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}},
+		DeltaPrime: f.DeltaPrime,
+		Options:    ensemble.Options{Workers: f.Workers},
 	}
 	var r plan.Request
 	switch {

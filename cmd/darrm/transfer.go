@@ -88,7 +88,7 @@ func newTransferCmd() *cobra.Command {
 				prog.Describe(fmt.Sprintf("transfer %s: planning for the total and labelling at equal totals", f.Dataset))
 				// GNMax's per-query delta is the budget's, as darrm plan's
 				// without --delta.
-				ep := transfer.EqualParams{Budget: f.Totals.budget(), Delta: f.Totals.BudgetDelta,
+				ep := transfer.EqualParams{Budget: f.Totals.budget(), DeltaPrime: f.Totals.DeltaPrime, Delta: f.Totals.BudgetDelta,
 					Queries: f.Queries, Redraws: f.Redraws, Seed: params.Seed}
 				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, src)
 				if err != nil {

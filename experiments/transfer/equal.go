@@ -13,7 +13,10 @@ import (
 // EqualParams is the protocol of a comparison at equal totals: one total
 // budget over each number of queries Q, held by its composition.
 type EqualParams struct {
-	Budget accountant.Budget
+	// Budget is the total budget, DeltaPrime the slack of the analysis
+	// totals (0: accountant.DefaultDeltaPrime).
+	Budget     accountant.Budget
+	DeltaPrime float64
 	// Delta is GNMax's per-query delta (> 0); darrm-one-vote and RR are
 	// pure.
 	Delta   float64
@@ -49,7 +52,7 @@ func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualP
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
 	k := t.NonPrivate.Config.K
-	base := plan.Request{Budget: p.Budget, Gamma: src}
+	base := plan.Request{Budget: p.Budget, DeltaPrime: p.DeltaPrime, Gamma: src}
 	rs := plan.OneVote(base, k, p.Delta)
 	queries := queriesOf(t.NonPrivate.Votes(test))
 	var out []EqualResult

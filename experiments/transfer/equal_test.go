@@ -21,7 +21,7 @@ func TestRunEqual(t *testing.T) {
 	// gamma_opt solved without a cache: in the one-vote relation the
 	// greatest private gamma (gamma.OneVoteOpt).
 	var opt optimal.Source
-	p := EqualParams{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}, Composition: accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}},
+	p := EqualParams{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}},
 		Delta: 1e-5, Queries: []int{10, 100}, Redraws: 3, Seed: 1}
 	if testing.Short() {
 		// The everyday run: one Q, 3, whose compositions need no

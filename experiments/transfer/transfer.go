@@ -288,7 +288,7 @@ type labeller interface {
 // γ_opt, at the same per-label target in that relation). Each total is
 // bounded by the composition over the queries and, for the private
 // teachers' mechanisms, by the teachers' cap, as a release's accounting
-// bounds it (ensemble.Accounting.Totals, runTotal); a mechanism that knows
+// bounds it (accountant.Account.Totals, runTotal); a mechanism that knows
 // points of its label's privacy profile (Privacy.Profile) is composed at
 // the best of them when that is tighter than the general composition that
 // Result's Composition reports.
@@ -346,7 +346,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 			if nonPrivate(name) {
 				b = provenance.Binding{K: prm.K, Relation: accountant.OneVote} // no cap
 			}
-			acc, err := ensemble.NewAccounting(ctx, priv, b, accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}, nil)
+			acc, _, err := priv.Account(b, DeltaPrime)
 			if err != nil {
 				return nil, fmt.Errorf("transfer: %s: %w", name, err)
 			}
@@ -369,15 +369,16 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 // relation's non-private teachers) it is the tightest at that
 // composition's total δ of every composition that holds for the labels:
 // the per-query guarantee's by each method, the optimal composition at
-// the best point of the label's privacy profile (ensemble.Accounting.Totals),
+// the best point of the label's privacy profile (accountant.Account.Totals),
 // and the exact composition of the label's pairs of output probabilities,
 // computed here at that δ; so GNMax and darrm-one-vote are each accounted
 // by what they release. With a cap, the general composition or the
 // profile's when it is tighter, bounded by the cap (the tables' private
 // teachers: the cap at every Q on disjoint shares, from Q = 3 on shared
 // data).
-func runTotal(acc ensemble.Accounting, q int) (comp accountant.Guarantee, total accountant.Total, err error) {
-	ts := acc.Totals(q)
+func runTotal(acc accountant.Account, q int) (comp accountant.Guarantee, total accountant.Total, err error) {
+	acc.Steps = q
+	ts, _ := acc.Totals()
 	i := slices.IndexFunc(ts, func(t accountant.Total) bool { return t.Method == accountant.General && t.Point == nil })
 	if i < 0 || ts[i].Err != nil {
 		return comp, total, fmt.Errorf("no general composition of the queries among the totals %v", ts)
@@ -389,7 +390,7 @@ func runTotal(acc ensemble.Accounting, q int) (comp accountant.Guarantee, total 
 		}
 		return comp, total, nil
 	}
-	if s := acc.PerQuery.Step(); s.Kind != accountant.ApproxSpend {
+	if s := acc.Step; s.Kind != accountant.ApproxSpend {
 		run, err := accountant.ComposeRun(s, q, comp.Delta, DeltaPrime, accountant.ImprovedConversion)
 		if err != nil {
 			return comp, total, err
@@ -527,7 +528,7 @@ func newMajority(p constraints.Problem) (*majority, error) {
 	if err != nil {
 		return nil, fmt.Errorf("transfer: majority: %w", err)
 	}
-	return &majority{k: p.K, privacy: ensemble.Privacy{Guarantee: c.Guarantee, Teachers: teacher, Relation: accountant.PrivateTeachers,
+	return &majority{k: p.K, privacy: ensemble.Privacy{Spend: accountant.ApproxStep(c.Guarantee), Teachers: teacher, Relation: accountant.PrivateTeachers,
 		Source: fmt.Sprintf("the majority of the %d votes, post-processing of the %d teachers' outputs: their %d-fold %v composition", p.K, p.K, p.K, c.Method)}}, nil
 }
 

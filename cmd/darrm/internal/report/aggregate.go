@@ -133,48 +133,143 @@ type PerQuery struct {
 	RelationText string `json:"relation_text"`
 }
 
-// Publish is the total of a release to publish
-// (accountant.Account.Publish): the ledger's when the release was charged
-// to one (Source "ledger": every release from the ensemble so far, by the
-// budget its filter holds them to, or the teachers' cap), else the run's
-// (Source "run"), with the method and the theorem that give it, and
-// where its δ comes from (DeltaFrom: "budget", "total-delta" for
+// Publish is a total to publish (accountant.Account.Publish) as a summary
+// states it: the ledger's when its δ is a ledger budget's (source
+// "ledger": every release from the ensemble so far, by the budget its
+// filter holds them to, or the teachers' cap), else the run's (source
+// "run"), with the method and the theorem that give it, and where its δ
+// comes from (accountant.Total.DeltaFrom: "budget", "total-delta" for
 // --total-delta, "default" for 1-(1-δ)^Q·(1-δ') of the per-query δ over
-// the Q labels, or "ledger-budget"). Nil eps and delta: no label was
-// released, or no total reaches the δ asked for (Error says why).
+// the Q labels, or "ledger-budget"). Null eps and delta: no label was
+// released (None), or no total reaches the δ asked for (error says why).
 type Publish struct {
-	Source    string   `json:"source"`
-	Eps       *float64 `json:"eps"`
-	Delta     *float64 `json:"delta"`
-	Method    string   `json:"method"`
-	Reference string   `json:"reference"`
-	DeltaFrom string   `json:"delta_from"`
-	Error     string   `json:"error"`
-	// Why says why a ledger's total is the one to publish (LedgerWhy);
-	// "" for a run's.
-	Why string `json:"why"`
-	// Note says why the exact composition, which the mechanism has, was
-	// out of reach for this total, a looser bound that holds
-	// (accountant.Total.Inexact); "" when it is exact or none applies.
-	Note string `json:"note"`
+	accountant.Total
+	// None says that no label was released: there is nothing to publish.
+	None bool
+	read json.RawMessage
 }
 
-// Total is an analysis total of a release as its summary states it:
-// accountant.Total's JSON (its method's name, Total.Name, the point of the
-// profile it composed, delta', eps and delta, the bound that won, the
-// composition over the queries, the theorem, or why there is none), held
-// as plain data so that a summary reads back as what it wrote, whatever
-// the method's name ("profile", a cap's rule).
+// source is "ledger" for a ledger's total, else "run".
+func (p Publish) source() string {
+	if p.DeltaFrom == accountant.LedgerDelta {
+		return "ledger"
+	}
+	return "run"
+}
+
+// known reports whether the total has an ε and a δ to publish.
+func (p Publish) known() bool { return p.Err == nil && !p.None }
+
+// method is the name of the result that gives the total (Total.Name),
+// "" when it has none (known).
+func (p Publish) method() string {
+	if !p.known() {
+		return ""
+	}
+	return p.Name()
+}
+
+// why says why a ledger's total is the one to publish (LedgerWhy); "" for
+// a run's.
+func (p Publish) why() string {
+	if p.source() != "ledger" || !p.known() {
+		return ""
+	}
+	return LedgerWhy(p.Total)
+}
+
+// MarshalJSON writes the total with every key of the summary's schema;
+// a total read from a summary (UnmarshalJSON), as it was read.
+func (p Publish) MarshalJSON() ([]byte, error) {
+	if p.read != nil {
+		return p.read, nil
+	}
+	o := struct {
+		Source    string                 `json:"source"`
+		Eps       *float64               `json:"eps"`
+		Delta     *float64               `json:"delta"`
+		Method    string                 `json:"method"`
+		Reference string                 `json:"reference"`
+		DeltaFrom accountant.DeltaOrigin `json:"delta_from"`
+		Error     string                 `json:"error"`
+		Why       string                 `json:"why"`
+		Note      string                 `json:"note"`
+	}{Source: p.source(), DeltaFrom: p.DeltaFrom, Why: p.why()}
+	switch {
+	case p.Err != nil:
+		o.Error = p.Err.Error()
+	case p.known():
+		o.Eps, o.Delta, o.Method, o.Reference, o.Note = &p.Guarantee.Eps, &p.Guarantee.Delta, p.Name(), p.Reference(), p.Inexact
+	}
+	return json.Marshal(o)
+}
+
+// Total is an analysis total of a release as its summary states it: its
+// method's name (accountant.Total.Name), the point of the profile it
+// composed, delta', eps and delta, the bound that won, the composition
+// over the queries, the theorem, or why there is none; every key there,
+// null when it does not apply.
 type Total struct {
-	Method     string           `json:"method"`
-	Point      *Pair            `json:"profile_point"`
-	DeltaPrime *float64         `json:"delta_prime"`
-	Eps        *float64         `json:"eps"`
-	Delta      *float64         `json:"delta"`
-	Bound      accountant.Bound `json:"total_bound"`
-	Queries    *Pair            `json:"queries"`
-	Reference  string           `json:"reference"`
-	Error      string           `json:"error"`
+	accountant.Total
+	read json.RawMessage
+}
+
+// MarshalJSON writes the total with every key of the summary's schema;
+// a total read from a summary (UnmarshalJSON), as it was read.
+func (t Total) MarshalJSON() ([]byte, error) {
+	if t.read != nil {
+		return t.read, nil
+	}
+	o := struct {
+		Method     string           `json:"method"`
+		Point      *Pair            `json:"profile_point"`
+		DeltaPrime *float64         `json:"delta_prime"`
+		Eps        *float64         `json:"eps"`
+		Delta      *float64         `json:"delta"`
+		Bound      accountant.Bound `json:"total_bound"`
+		Queries    *Pair            `json:"queries"`
+		Reference  string           `json:"reference"`
+		Error      string           `json:"error"`
+	}{Method: t.Name(), Point: pairOf(t.Point), DeltaPrime: t.deltaPrime(), Eps: t.eps(), Delta: t.delta(), Bound: t.Bound, Queries: t.queries(), Reference: t.Reference()}
+	if t.Err != nil {
+		o.Error = t.Err.Error()
+	}
+	return json.Marshal(o)
+}
+
+// deltaPrime is the slack of the total's method, nil for one without.
+func (t Total) deltaPrime() *float64 {
+	if !t.Method.Slack() {
+		return nil
+	}
+	return &t.DeltaPrime
+}
+
+// eps and delta are the total's, nil when no bound is known.
+func (t Total) eps() *float64 {
+	if t.Err != nil && t.Bound != accountant.TeachersBound {
+		return nil
+	}
+	return &t.Guarantee.Eps
+}
+
+func (t Total) delta() *float64 {
+	if t.eps() == nil {
+		return nil
+	}
+	return &t.Guarantee.Delta
+}
+
+// queries is the composition over the queries, nil for the cap or a
+// filter's budget to publish, or when it failed.
+func (t Total) queries() *Pair {
+	switch {
+	case t.Err != nil || t.Cap != nil || t.Filter:
+		return nil
+	case t.Bound == accountant.TeachersBound:
+		return pairOf(&t.Queries)
+	}
+	return pairOf(&t.Guarantee)
 }
 
 // Pair is an (eps, delta) in a summary's JSON.
@@ -183,56 +278,56 @@ type Pair struct {
 	Delta float64 `json:"delta"`
 }
 
-// newTotals returns the totals ts as a summary states them: their JSON
-// (accountant.Total.MarshalJSON, the one layout of a total) read back.
-func newTotals(ts []accountant.Total) ([]Total, error) {
+// pairOf is g as a Pair, nil for nil.
+func pairOf(g *accountant.Guarantee) *Pair {
+	if g == nil {
+		return nil
+	}
+	return &Pair{g.Eps, g.Delta}
+}
+
+// A summary's totals are the accountant's values, written in the
+// summary's schema; read back from a summary's JSON (a program that
+// decodes it), each keeps what it read, which it writes again as read.
+
+// UnmarshalJSON keeps the total's JSON as read.
+func (p *Publish) UnmarshalJSON(b []byte) error { return keep(&p.read, b) }
+
+// UnmarshalJSON keeps the total's JSON as read.
+func (t *Total) UnmarshalJSON(b []byte) error { return keep(&t.read, b) }
+
+// UnmarshalJSON keeps the total's JSON as read.
+func (t *AllowedTotal) UnmarshalJSON(b []byte) error { return keep(&t.read, b) }
+
+// keep sets *raw to a copy of the JSON value b, which it checks.
+func keep(raw *json.RawMessage, b []byte) error {
+	if !json.Valid(b) {
+		return fmt.Errorf("report: a total's JSON is not valid: %.40q", b)
+	}
+	*raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// newTotals returns the totals ts as a summary states them.
+func newTotals(ts []accountant.Total) []Total {
 	if len(ts) == 0 {
-		return nil, nil
+		return nil
 	}
-	b, err := json.Marshal(ts)
-	if err != nil {
-		return nil, err
+	out := make([]Total, len(ts))
+	for i, t := range ts {
+		out[i] = Total{Total: t}
 	}
-	var out []Total
-	return out, json.Unmarshal(b, &out)
+	return out
 }
 
 // analysisRole labels the totals that are not the one to publish.
 const analysisRole = "analysis: each total holds for these labels; publish the one under publish"
 
-// newPublish returns the total to publish t (ensemble.Released.Publish)
-// of a release with accounting a: the ledger's when st (nil: no ledger)
-// is not nil, else the run's of labels labels.
-func newPublish(t accountant.Total, a ensemble.Accounting, st *ledger.Status, labels int) Publish {
-	p := Publish{Source: "run"}
-	switch {
-	case st != nil:
-		p.Source, p.DeltaFrom = "ledger", "ledger-budget"
-	case a.Budget != nil:
-		p.DeltaFrom = "budget"
-	case a.TotalDelta != nil:
-		p.DeltaFrom = "total-delta"
-	default:
-		p.DeltaFrom = "default"
-	}
-	switch {
-	case t.Err != nil:
-		p.Error = t.Err.Error()
-	case st != nil || labels > 0:
-		p.Eps, p.Delta, p.Method, p.Reference, p.Note = &t.Guarantee.Eps, &t.Guarantee.Delta, t.Name(), t.Reference(), t.Inexact
-	}
-	if st != nil && p.Eps != nil {
-		p.Why = LedgerWhy(t)
-	}
-	return p
-}
-
 // Budget is a total budget that limits a release: the queries it
 // allows (-1 when the teachers' cap is within it, Unlimited), and the
 // total to publish by which they fit (AllowedBy).
 type Budget struct {
-	Eps        float64       `json:"eps"`
-	Delta      float64       `json:"delta"`
+	accountant.Budget
 	MaxQueries int           `json:"max_queries"`
 	Unlimited  bool          `json:"unlimited"`
 	AllowedBy  *AllowedTotal `json:"allowed_by"`
@@ -242,23 +337,34 @@ type Budget struct {
 // AllowedTotal is a total that a budget allows, and the result that
 // gives it.
 type AllowedTotal struct {
-	Eps       float64 `json:"eps"`
-	Delta     float64 `json:"delta"`
-	Method    string  `json:"method"`
-	Reference string  `json:"reference"`
+	accountant.Total
+	read json.RawMessage
 }
 
-// newBudget is the budget of a release accounted by a, of which the
-// budget stopped the last stopped queries (0: it did not stop it).
-func newBudget(a ensemble.Accounting, stopped int) *Budget {
-	b := a.Budget
+// MarshalJSON writes the total's eps and delta, method and theorem; a
+// total read from a summary (UnmarshalJSON), as it was read.
+func (t AllowedTotal) MarshalJSON() ([]byte, error) {
+	if t.read != nil {
+		return t.read, nil
+	}
+	return json.Marshal(struct {
+		Eps       float64 `json:"eps"`
+		Delta     float64 `json:"delta"`
+		Method    string  `json:"method"`
+		Reference string  `json:"reference"`
+	}{t.Guarantee.Eps, t.Guarantee.Delta, t.Name(), t.Reference()})
+}
+
+// newBudget is the budget of the release done, of which the budget
+// stopped the last stopped queries (0: it did not stop it).
+func newBudget(done ensemble.Released, stopped int) *Budget {
+	b := done.Account.Budget
 	if b == nil {
 		return nil
 	}
-	out := &Budget{Eps: b.Eps, Delta: b.Delta, MaxQueries: a.MaxQueries, Unlimited: a.MaxQueries == accountant.Unlimited, Stopped: stopped > 0}
-	if a.MaxQueries != 0 {
-		t := a.Allows
-		out.AllowedBy = &AllowedTotal{Eps: t.Guarantee.Eps, Delta: t.Guarantee.Delta, Method: t.Name(), Reference: t.Reference()}
+	out := &Budget{Budget: *b, MaxQueries: done.MaxQueries, Unlimited: done.MaxQueries == accountant.Unlimited, Stopped: stopped > 0}
+	if done.MaxQueries != 0 {
+		out.AllowedBy = &AllowedTotal{Total: done.Allows}
 	}
 	return out
 }
@@ -280,13 +386,12 @@ type Randomness struct {
 // NotForRelease is what every output of a seeded release says.
 const NotForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so anyone who knows the seed can remove it"
 
-// Release is a release of private labels (ensemble.ReleaseTo), as
-// NewSummary summarises it.
+// Release is a release of private labels (ensemble.Release), as
+// NewSummary summarises it: what it did, and the command's side of it.
 type Release struct {
-	// Mechanism names the aggregator Aggregator, which Label describes.
-	Mechanism  provenance.MechanismName
-	Label      string
-	Aggregator ensemble.Labeler
+	ensemble.Released
+	// Mechanism names the aggregator, which Label describes.
+	Mechanism provenance.MechanismName
 	// Problem and Teachers are the problem of a two-class release and
 	// the teachers' guarantee it used.
 	Problem  resolve.Resolved
@@ -297,17 +402,11 @@ type Release struct {
 	Input, HeaderFile, Output string
 	Votes                     votefile.Reader
 	Sink                      ensemble.LabelSink
-	Result                    ensemble.ReleaseResult
-	// Accounting is the release's privacy: its totals, cap and budget.
-	Accounting ensemble.Accounting
 	// Seed is the seed of a reproducible release, nil for crypto/rand.
 	Seed *uint64
-	// Ledger, if not nil, is the state after the release of the ledger at
-	// LedgerPath that it was charged to (ensemble.Released.LedgerStatus).
-	Ledger     *ledger.Status
+	// LedgerPath names the ledger charged, whose state after the release
+	// is LedgerStatus.
 	LedgerPath string
-	// Publish is the total to publish (ensemble.Released.Publish).
-	Publish accountant.Total
 	// Analysis says to print the analysis totals as a table too.
 	Analysis bool
 	Elapsed  time.Duration
@@ -322,14 +421,14 @@ func NewSummary(r Release) (Document, error) { return NewAggregate(r) }
 // the labels released with the teachers' cap, the budget, the ledger's
 // state after the release.
 func newReleased(r Release) (released, error) {
-	a, res := r.Accounting, r.Result
-	priv := a.PerQuery
+	res := r.Result
+	priv := r.Aggregator.Privacy()
 	out := released{
 		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Queries:  res.Released + res.StoppedByBudget, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.StoppedByBudget,
-		TotalsRole: analysisRole, Cap: a.Cap, CapNote: a.CapNote, Budget: newBudget(a, res.StoppedByBudget),
+		TotalsRole: analysisRole, Cap: r.Account.Cap, CapNote: r.CapNote, Budget: newBudget(r.Released, res.StoppedByBudget),
 		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
 	}
 	if r.Elapsed > 0 {
@@ -341,13 +440,17 @@ func newReleased(r Release) (released, error) {
 	if r.Seed != nil {
 		out.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: r.Seed, Note: NotForRelease}
 	}
-	if r.Ledger != nil {
-		out.Ledger = &Ledger{Path: r.LedgerPath, Status: *r.Ledger}
+	if r.LedgerStatus != nil {
+		out.Ledger = &Ledger{Path: r.LedgerPath, Status: *r.LedgerStatus}
 	}
-	out.Publish = newPublish(r.Publish, a, r.Ledger, res.Released)
-	var err error
-	out.Totals, err = newTotals(a.Totals(res.Released))
-	return out, err
+	out.Publish = Publish{Total: r.Publish, None: r.LedgerStatus == nil && res.Released == 0}
+	if acc := r.Account; res.Released > 0 {
+		acc.Steps = res.Released
+		if ts, err := acc.Totals(); err == nil {
+			out.Totals = newTotals(ts)
+		}
+	}
+	return out, nil
 }
 
 // NewAggregate is the summary of the release r, for every mechanism and
@@ -526,29 +629,29 @@ func (out released) writePublish(t *cliout.Text, what string) {
 	}
 	p := out.Publish
 	switch {
-	case p.Eps != nil && p.Source == "ledger":
+	case p.known() && p.source() == "ledger":
 		t.Line("TO PUBLISH: %s for every release charged to the ledger, by the %s %s",
-			formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), p.Method, t.Note(p.Reference))
-		t.Line("  why: %s", p.Why)
-	case p.Eps != nil:
-		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(accountant.Guarantee{Eps: *p.Eps, Delta: *p.Delta}), what, p.Method, t.Note(p.Reference))
+			formatTotal(p.Guarantee), p.Name(), t.Note(p.Reference()))
+		t.Line("  why: %s", p.why())
+	case p.known():
+		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(p.Guarantee), what, p.Name(), t.Note(p.Reference()))
 		t.Line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
-		if p.Note != "" {
-			t.Line("  note: %s; the total is a looser bound that holds", p.Note)
+		if p.Inexact != "" {
+			t.Line("  note: %s; the total is a looser bound that holds", p.Inexact)
 		}
-	case p.Error != "":
-		t.Line("TO PUBLISH: none %s: %s", deltaWords[p.DeltaFrom], p.Error)
+	case p.Err != nil:
+		t.Line("TO PUBLISH: none %s: %s", deltaWords[p.DeltaFrom], p.Err)
 	default:
 		t.Line("TO PUBLISH: nothing: no label was released")
 	}
 }
 
 // deltaWords says where the δ of a total to publish comes from.
-var deltaWords = map[string]string{
-	"budget":        "the budget's delta",
-	"total-delta":   "the delta of --total-delta",
-	"default":       "the default delta 1-(1-delta)^Q·(1-delta'), delta per query, Q labels",
-	"ledger-budget": "the ledger budget's delta",
+var deltaWords = map[accountant.DeltaOrigin]string{
+	accountant.BudgetDelta:  "the budget's delta",
+	accountant.StatedDelta:  "the delta of --total-delta",
+	accountant.DefaultDelta: "the default delta 1-(1-delta)^Q·(1-delta'), delta per query, Q labels",
+	accountant.LedgerDelta:  "the ledger budget's delta",
 }
 
 // writeBudget writes what the budget allowed, and by which result.
@@ -558,12 +661,12 @@ func (out released) writeBudget(t *cliout.Text) {
 	case b == nil:
 	case b.Unlimited:
 		t.Line("budget: (%g, %g) allows every query: the teachers' cap %s is within it %s", b.Eps, b.Delta,
-			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), t.Note(b.AllowedBy.Reference))
+			formatTotal(b.AllowedBy.Guarantee), t.Note(b.AllowedBy.Reference()))
 	case b.AllowedBy == nil:
 		t.Line("budget: (%g, %g) allows no query: not even one fits at its delta", b.Eps, b.Delta)
 	default:
 		t.Line("budget: (%g, %g) allows %s, %s by %s %s", b.Eps, b.Delta, plural.Of(b.MaxQueries, "query", "queries"),
-			formatTotal(accountant.Guarantee{Eps: b.AllowedBy.Eps, Delta: b.AllowedBy.Delta}), b.AllowedBy.Method, t.Note(b.AllowedBy.Reference))
+			formatTotal(b.AllowedBy.Guarantee), b.AllowedBy.Name(), t.Note(b.AllowedBy.Reference()))
 	}
 }
 
@@ -608,9 +711,9 @@ func (out released) writeAccount(t *cliout.Text, what, how string) {
 	t.Line("Analysis (not for publication: publish the total above): totals of %s, %s:", what, how)
 	var rows [][]string
 	for _, tot := range out.Totals {
-		ref := tot.Reference
-		if tot.Error != "" {
-			ref = tot.Error
+		ref := tot.Reference()
+		if tot.Err != nil {
+			ref = tot.Err.Error()
 		}
 		rows = append(rows, append(tot.cells(accountant.FormatBound), tot.Bound.String(), t.Note(ref)))
 	}
@@ -626,9 +729,9 @@ func deref(p *float64) float64 {
 
 // cells formats the method, delta' ("-"), eps, delta and bound of p.
 func (p Publish) cells() []string {
-	c := []string{p.Source + ": " + p.Method, "-", "-", "-", "-"}
-	if p.Eps != nil {
-		c[2], c[3] = cliout.Float(*p.Eps), cliout.Float(*p.Delta)
+	c := []string{p.source() + ": " + p.method(), "-", "-", "-", "-"}
+	if p.known() {
+		c[2], c[3] = cliout.Float(p.Guarantee.Eps), cliout.Float(p.Guarantee.Delta)
 	}
 	return c
 }
@@ -636,12 +739,12 @@ func (p Publish) cells() []string {
 // cells formats the total's method, delta', eps and delta, with "-" for
 // what it lacks.
 func (t Total) cells(f func(float64) string) []string {
-	cells := []string{t.Method, "-", "-", "-"}
-	if t.DeltaPrime != nil {
-		cells[1] = f(*t.DeltaPrime)
+	cells := []string{t.Name(), "-", "-", "-"}
+	if d := t.deltaPrime(); d != nil {
+		cells[1] = f(*d)
 	}
-	if t.Eps != nil {
-		cells[2], cells[3] = f(*t.Eps), f(*t.Delta)
+	if e := t.eps(); e != nil {
+		cells[2], cells[3] = f(*e), f(*t.delta())
 	}
 	return cells
 }

@@ -44,12 +44,12 @@ func TestNewAggregate(t *testing.T) {
 	if _, err := (ledger.Book{}).Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5, accountant.Simple), false); err != nil {
 		t.Fatal(err)
 	}
-	led, _, err := ledger.Book{}.OpenRun(context.Background(), path, "rr", b, rr.Privacy().Step(), -1)
+	led, _, err := ledger.Book{}.OpenRun(context.Background(), path, "rr", b, rr.Privacy().Spend, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer led.Close()
-	st, err := led.Status(rr.Privacy().Step())
+	st, err := led.Status(rr.Privacy().Spend)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +69,10 @@ func TestNewAggregate(t *testing.T) {
 		{name: "gnmax, seeded", agg: gn, res: ensemble.ReleaseResult{Released: 1}, seed: &seed},
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Released: 1}, led: &st},
 	} {
-		acct := ensemble.Accounting{PerQuery: tc.agg.Privacy(), Composition: accountant.Composition{DeltaPrime: 1e-5}, Budget: tc.budget, MaxQueries: tc.maxQ}
-		out, err := NewAggregate(Release{Problem: resolve.Resolved{Problem: p}, Mechanism: provenance.MechanismName(tc.name), Aggregator: tc.agg, Input: "votes.csv", Output: "-",
-			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: tc.res, Accounting: acct,
-			Seed: tc.seed, Ledger: tc.led, LedgerPath: path, Elapsed: time.Second})
+		done := releasedBy(t, tc.agg, provenance.Binding{}, tc.res)
+		done.Account.Budget, done.MaxQueries, done.LedgerStatus = tc.budget, tc.maxQ, tc.led
+		out, err := NewAggregate(Release{Released: done, Problem: resolve.Resolved{Problem: p}, Mechanism: provenance.MechanismName(tc.name), Input: "votes.csv", Output: "-",
+			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Seed: tc.seed, LedgerPath: path, Elapsed: time.Second})
 		priv := tc.agg.Privacy()
 		switch {
 		case err != nil:
@@ -81,8 +81,8 @@ func TestNewAggregate(t *testing.T) {
 			t.Errorf("%s: %+v", tc.name, out)
 		// rr's label is described by its pairs: the exact total follows
 		// the three compositions of its guarantee.
-		case (len(out.Totals) >= 3) != (tc.res.Released > 0) || tc.res.Released > 0 && *out.Totals[0].Eps != simpleEps(t, priv.Guarantee, tc.res.Released) ||
-			tc.agg == rr && tc.res.Released > 0 && (len(out.Totals) != 4 || out.Totals[3].Method != "exact"):
+		case (len(out.Totals) >= 3) != (tc.res.Released > 0) || tc.res.Released > 0 && out.Totals[0].Guarantee.Eps != simpleEps(t, priv.Guarantee, tc.res.Released) ||
+			tc.agg == rr && tc.res.Released > 0 && (len(out.Totals) != 4 || out.Totals[3].Name() != "exact"):
 			t.Errorf("%s: totals %v for %d labels", tc.name, out.Totals, tc.res.Released)
 		case out.QueriesPerSecond != float64(tc.res.Released+tc.res.StoppedByBudget) || out.Answered != tc.res.Released || out.StoppedByBudget != tc.res.StoppedByBudget ||
 			out.Queries != tc.res.Released+tc.res.StoppedByBudget || out.Released != tc.res.Released || out.Withheld != 0:
@@ -112,24 +112,33 @@ func TestAggregateReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acct := ensemble.Accounting{PerQuery: gn.Privacy(), Composition: accountant.Composition{DeltaPrime: 1e-5}}
-	publish, err := acct.Publish(20)
+	done := releasedBy(t, gn, provenance.Binding{}, ensemble.ReleaseResult{Released: 20})
+	out, err := NewAggregate(Release{Released: done, Problem: resolve.Resolved{Problem: p}, Mechanism: "gnmax", Input: "votes.csv", Output: "-", Votes: votes,
+		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Elapsed: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := NewAggregate(Release{Problem: resolve.Resolved{Problem: p}, Mechanism: "gnmax", Aggregator: gn, Input: "votes.csv", Output: "-", Votes: votes,
-		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Released: 20}, Accounting: acct, Publish: publish, Elapsed: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.ContainsFunc(out.Totals, func(t Total) bool { return t.Method == "profile" && t.Point != nil }) {
+	if !slices.ContainsFunc(out.Totals, func(t Total) bool { return t.Name() == "profile" && t.Point != nil }) {
 		t.Fatalf("no total of a point of the profile among %+v", out.Totals)
 	}
 	// Every key of a total is there, null where it has no value; the
 	// values are the accountant's.
-	var want []Total
-	if b, _ := json.Marshal(acct.Totals(20)); json.Unmarshal(b, &want) != nil || !reflect.DeepEqual(out.Totals, want) {
-		t.Errorf("totals as stated:\n%+v\nas the accountant writes them:\n%+v", out.Totals, want)
+	ts, err := done.Account.Totals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []map[string]any
+	gb, _ := json.Marshal(out.Totals)
+	wb, _ := json.Marshal(ts)
+	if json.Unmarshal(gb, &got) != nil || json.Unmarshal(wb, &want) != nil || len(got) != len(want) {
+		t.Fatalf("totals as stated:\n%s\nas the accountant writes them:\n%s", gb, wb)
+	}
+	for i := range want {
+		for k, v := range want[i] {
+			if !reflect.DeepEqual(got[i][k], v) {
+				t.Errorf("total %d: %s = %v, the accountant's %v", i, k, got[i][k], v)
+			}
+		}
 	}
 	for _, key := range []string{`"profile_point":null`, `"delta_prime":null`, `"error":""`} {
 		if got, _ := json.Marshal(out.Totals); !strings.Contains(string(got), key) {
@@ -167,17 +176,9 @@ func TestNewSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acct, err := ensemble.NewAccounting(context.Background(), g.Privacy(), b, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	publish, err := acct.Publish(5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := NewSummary(Release{Mechanism: "confident-gnmax", Aggregator: g, Input: "counts.csv", Output: "-", Votes: in,
-		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Result: ensemble.ReleaseResult{Released: 5, Withheld: 2, StoppedByBudget: 1}, Accounting: acct,
-		Publish: publish, Elapsed: time.Second})
+	done := releasedBy(t, g, b, ensemble.ReleaseResult{Released: 5, Withheld: 2, StoppedByBudget: 1})
+	s, err := NewSummary(Release{Released: done, Mechanism: "confident-gnmax", Input: "counts.csv", Output: "-", Votes: in,
+		Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Elapsed: time.Second})
 	out, ok := s.(Aggregate)
 	switch {
 	case err != nil || !ok:
@@ -188,9 +189,9 @@ func TestNewSummary(t *testing.T) {
 		t.Errorf("settings %+v", out)
 	case out.M != nil || out.Eps != nil || out.Relation != nil || out.EpsSource != nil || out.Gamma != nil || out.Certificate != nil:
 		t.Errorf("a two-class problem in a multi-class summary: %+v", out)
-	case len(out.Totals) != 5 || out.Totals[3].Method != "rdp" || out.Totals[4].Method != "exact" || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
+	case len(out.Totals) != 5 || out.Totals[3].Name() != "rdp" || out.Totals[4].Name() != "exact" || out.Cap != nil || out.CapNote == "" || out.Totals[0].Bound != accountant.QueriesBound:
 		t.Errorf("totals %+v, cap %v %q", out.Totals, out.Cap, out.CapNote)
-	case out.Publish.Source != "run" || out.Publish.Method != "exact" || out.Publish.Eps == nil || *out.Publish.Eps != *out.Totals[4].Eps || out.TotalsRole == "":
+	case out.Publish.source() != "run" || out.Publish.method() != "exact" || !out.Publish.known() || out.Publish.Guarantee.Eps != out.Totals[4].Guarantee.Eps || out.TotalsRole == "":
 		t.Errorf("publish %+v, totals role %q: want the run's exact total", out.Publish, out.TotalsRole)
 	}
 }
@@ -208,7 +209,7 @@ func TestReleaseStopped(t *testing.T) {
 		{ensemble.ReleaseResult{Released: 3, StoppedByBudget: 7, Withheld: 1}, "released 3 of 10 queries (2 answered, 1 withheld by the threshold step), 7 not released; labels.csv holds the 3 released"},
 		{ensemble.ReleaseResult{Released: 0, StoppedByBudget: 1}, "released 0 of 1 query, 1 not released; labels.csv holds the 0 released"},
 	} {
-		if got := (Release{Output: "labels.csv", Result: tc.res}).Stopped(); got != tc.want {
+		if got := (Release{Output: "labels.csv", Released: ensemble.Released{Result: tc.res}}).Stopped(); got != tc.want {
 			t.Errorf("%+v: Stopped() = %q, want %q", tc.res, got, tc.want)
 		}
 	}
@@ -223,4 +224,23 @@ func simpleEps(t *testing.T, g accountant.Guarantee, n int) float64 {
 		t.Fatal(err)
 	}
 	return tot.Eps
+}
+
+// releasedBy returns what a release of agg from the teachers b binds did
+// when it released res (ensemble.Release): its account, with slack 1e-5,
+// and its total to publish.
+func releasedBy(t *testing.T, agg ensemble.Labeler, b provenance.Binding, res ensemble.ReleaseResult) ensemble.Released {
+	t.Helper()
+	acc, note, err := agg.Privacy().Account(b, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc.Steps = res.Released
+	done := ensemble.Released{Aggregator: agg, Account: acc, CapNote: note, Result: res}
+	if res.Released > 0 {
+		if done.Publish, err = acc.Publish(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return done
 }

@@ -36,14 +36,13 @@ func NewPlanned(name provenance.MechanismName, e plan.Equal) Planned {
 	c := e.Plan.Count
 	return Planned{Mechanism: name, Parameter: e.Plan.Parameter.Flag(), Value: e.Plan.Value,
 		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
-		Publish: &Publish{Source: "run", Eps: &c.Total.Guarantee.Eps, Delta: &c.Total.Guarantee.Delta,
-			Method: c.Total.Name(), Reference: c.Total.Reference(), DeltaFrom: "budget"}}
+		Publish: &Publish{Total: c.Total}}
 }
 
 // totalCell is the cell of a table that says the total to publish, p,
 // with its method, whose theorem is a note of t.
 func (p Publish) totalCell(t *cliout.Text) string {
-	return fmt.Sprintf("(%s, %s) %s %s", cliout.FloatN(*p.Eps, 4), cliout.FloatN(*p.Delta, 3), p.Method, t.Note("total by "+p.Method+": "+p.Reference))
+	return fmt.Sprintf("(%s, %s) %s %s", cliout.FloatN(p.Guarantee.Eps, 4), cliout.FloatN(p.Guarantee.Delta, 3), p.Name(), t.Note("total by "+p.Name()+": "+p.Reference()))
 }
 
 // Fits says whether the mechanism has a plan.

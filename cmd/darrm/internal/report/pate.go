@@ -207,24 +207,26 @@ const epsReleasedIs = "an estimate of the data-dependent cost, not a bound: the 
 	"below the cost it estimates about half of the time; publish it, if at all, as an estimate beside the guarantee (eps_guarantee), never as the guarantee"
 
 // publish returns the one total to publish, chosen as for every release
-// (newPublish, aggregate's choice) among the account's totals
+// (accountant.Account.Publish, aggregate's choice) among the account's totals
 // (pate.AccountResult.Totals: those of a release of its queries, the
 // totals aggregate reports for the same labels, or their composition with
 // the draws), or the ledger's when it covers everything they do.
 func (d AccountPATE) publish() (Publish, error) {
-	var st *ledger.Status
-	var t accountant.Total
+	p := Publish{None: !d.PublishLedger && d.Queries() == 0}
 	if d.PublishLedger {
-		st, t = d.Ledger, d.Ledger.Publish
+		p.Total = d.Ledger.Publish
 	} else {
 		var err error
-		if t, err = d.Publish(); err != nil {
+		if p.Total, err = d.Publish(); err != nil {
 			return Publish{}, err
 		}
 	}
-	p := newPublish(t, d.Release, st, d.Queries())
-	if p.Eps == nil {
-		return p, fmt.Errorf("account pate: no total to publish: %s", p.Error)
+	if !p.known() {
+		var why string
+		if p.Err != nil {
+			why = p.Err.Error()
+		}
+		return p, fmt.Errorf("account pate: no total to publish: %s", why)
 	}
 	return p, nil
 }
@@ -259,18 +261,18 @@ func (d AccountPATE) guarantee() (cliout.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	theorem := p.Method + " (" + p.Reference + ")"
+	theorem := p.Name() + " (" + p.Reference() + ")"
 	switch {
-	case p.Source == "ledger":
+	case p.source() == "ledger":
 		theorem = fmt.Sprintf("the total of ledger %s, every release charged to it (these among them), by %s", d.LedgerPath, theorem)
 	case len(d.Draws) > 0:
 		theorem = "the queries' data-independent Renyi DP (Papernot et al. 2018, Proposition 8; the discrete Gaussian's, Canonne, Kamath and Steinke 2020) and each draw's (GNSS, " +
 			"Papernot et al. 2018, Theorem 23), added at each order up to the least draw's (Mironov 2017, Proposition 1), converted by Canonne-Kamath-Steinke 2020 Prop. 12, the least over the orders"
 	}
-	rec := cliout.Record{field("eps_guarantee", *p.Eps), field("delta_guarantee", *p.Delta), field("guarantee_method", p.Method),
+	rec := cliout.Record{field("eps_guarantee", p.Guarantee.Eps), field("delta_guarantee", p.Guarantee.Delta), field("guarantee_method", p.Name()),
 		field("guarantee", "a bound at delta_guarantee on "+d.covers()+": "+theorem)}
-	if p.Note != "" {
-		rec = append(rec, field("guarantee_note", p.Note+"; the total is a looser bound that holds"))
+	if p.Inexact != "" {
+		rec = append(rec, field("guarantee_note", p.Inexact+"; the total is a looser bound that holds"))
 	}
 	if l := d.Ledger; l != nil && !d.PublishLedger {
 		why := "the labels' header is not vouched for by the ledger (no --labels, or labels without a header)"

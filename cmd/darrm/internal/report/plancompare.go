@@ -67,8 +67,7 @@ func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecisio
 				// A ledger publishes its budget, whatever its labels spend
 				// of it (LedgerWhy): the spend is beside it, as analysis.
 				p, g := pl.Count.LedgerPublish, pl.Count.LedgerTotal
-				row.Publish = &Publish{Source: "ledger", Eps: &p.Guarantee.Eps, Delta: &p.Guarantee.Delta, Method: p.Name(),
-					Reference: p.Reference(), DeltaFrom: "ledger-budget", Why: LedgerWhy(p)}
+				row.Publish = &Publish{Total: p}
 				row.LedgerSpent = &Pair{Eps: g.Eps, Delta: g.Delta}
 			}
 			row.setParameters(pl)
@@ -139,7 +138,7 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 				row[14], row[15] = cliout.Float(s.Eps), cliout.Float(s.Delta)
 			}
 			if r.Fits() {
-				row[7], row[8], row[9], row[10], row[11] = cliout.Float(r.Correct), cliout.Float(r.Answered), cliout.Float(*r.Publish.Eps), cliout.Float(*r.Publish.Delta), r.Publish.Method
+				row[7], row[8], row[9], row[10], row[11] = cliout.Float(r.Correct), cliout.Float(r.Answered), cliout.Float(r.Publish.Guarantee.Eps), cliout.Float(r.Publish.Guarantee.Delta), r.Publish.Name()
 			}
 			rows = append(rows, row)
 		}
@@ -167,11 +166,11 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		case ledger && publish == nil:
 			publish = r.Publish
 			t.Line("  to publish: %s for every release on such a ledger, by its %s %s; why: %s",
-				formatTotal(accountant.Guarantee{Eps: *publish.Eps, Delta: *publish.Delta}), publish.Method, t.Note(publish.Reference), publish.Why)
+				formatTotal(publish.Guarantee), publish.Name(), t.Note(publish.Reference()), publish.why())
 		}
 		total := r.Publish.totalCell(t)
 		if ledger {
-			total = fmt.Sprintf("(%s, %s) %s", accountant.FormatBound(r.LedgerSpent.Eps), accountant.FormatBound(r.LedgerSpent.Delta), strings.TrimSuffix(r.Publish.Method, " budget"))
+			total = fmt.Sprintf("(%s, %s) %s", accountant.FormatBound(r.LedgerSpent.Eps), accountant.FormatBound(r.LedgerSpent.Delta), strings.TrimSuffix(r.Publish.Name(), " budget"))
 		}
 		rows = append(rows, []string{string(r.Mechanism), r.parameters("\n"), fmt.Sprintf("%.1f", r.Correct), fmt.Sprintf("%.1f", r.Answered), total})
 	}

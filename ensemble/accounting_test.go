@@ -1,0 +1,61 @@
+package ensemble
+
+import (
+	"context"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/provenance"
+)
+
+// accounting is the account of a release as Release makes it
+// (Privacy.Account, Allowed), for tests that ask it for several numbers
+// of labels.
+type accounting struct {
+	acc        accountant.Account
+	Cap        *accountant.Cap
+	CapNote    string
+	Budget     *accountant.Budget
+	MaxQueries int
+	Allows     accountant.Total
+}
+
+// newAccounting returns the account of labels of privacy priv from the
+// teachers b binds, with the slack of c, under budget (nil: none).
+func newAccounting(ctx context.Context, priv Privacy, b provenance.Binding, c accountant.Composition, budget *accountant.Guarantee) (accounting, error) {
+	acc, note, err := priv.Account(b, c.DeltaPrime)
+	a := accounting{acc: acc, Cap: acc.Cap, CapNote: note}
+	if err != nil || budget == nil {
+		return a, err
+	}
+	a.Budget = &accountant.Budget{Guarantee: *budget}
+	a.acc.Budget = a.Budget
+	a.MaxQueries, a.Allows, err = Allowed(ctx, a.acc)
+	return a, err
+}
+
+// Limit returns the queries a release releases: the budget's, -1 for all.
+func (a accounting) Limit() int {
+	if a.Budget == nil || a.MaxQueries == accountant.Unlimited {
+		return -1
+	}
+	return a.MaxQueries
+}
+
+// Totals returns the analysis totals of labels labels, none for none.
+func (a accounting) Totals(labels int) []accountant.Total {
+	if labels == 0 {
+		return nil
+	}
+	a.acc.Steps = labels
+	out, err := a.acc.Totals()
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// Publish returns the total to publish of labels labels.
+func (a accounting) Publish(labels int) (accountant.Total, error) {
+	a.acc.Steps = labels
+	return a.acc.Publish()
+}
