@@ -48,10 +48,11 @@
 // # Keep a ledger
 //
 // Package ledger keeps a persistent, crash-safe record of the privacy spent
-// on one teacher ensemble and enforces its total budget: ledger.InitFor
-// makes one for the ensemble of a vote file's header, ledger.Open and
-// ledger.ReadOnly read it; a release charges it before its labels leave
-// (ensemble.ReleaseSpec.Ledger).
+// on one teacher ensemble and enforces its total budget, in a file or in
+// PostgreSQL: a ledger.Book, made once with the folder of your records,
+// makes one for the ensemble of a vote file's header (ledger.Book.InitFor)
+// and reads it (ledger.Book.ReadOnly); a release charges it before its
+// labels leave (ensemble.ReleaseSpec.Ledger, ensemble.ReleaseSpec.Book).
 //
 // # Plan from a budget
 //

@@ -77,7 +77,7 @@ func forgetCompositions() {
 // oneBitSpend returns the OneBitSpend of pairs with the guarantee of
 // their profile at ε = 0.5.
 func oneBitSpend(pairs []BitPair) Spend {
-	r, _ := newBitRun(oneBitLoss(pairs), 1, 0)
+	r, _ := newBitRun([]bitPart{{oneBitLoss(pairs), 1}}, 0)
 	return Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 0.5, Delta: r.delta(0.5)}, Bits: pairs}
 }
 
@@ -86,7 +86,7 @@ func oneBitSpend(pairs []BitPair) Spend {
 func BenchmarkOneBitCompose(b *testing.B) {
 	loss := oneBitLoss(testBits()["delta"])
 	for b.Loop() {
-		r, _ := newBitRun(loss, 20, 0)
+		r, _ := newBitRun([]bitPart{{loss, 20}}, 0)
 		sink = r.delta(1)
 	}
 }

@@ -14,7 +14,8 @@ import (
 // (Kairouz, Oh and Viswanath's exact composition); for mechanisms known
 // by their description (Spend), Exact (the composition of their dominating
 // pairs) or Renyi (their RDP curves, converted); for a ledger's runs,
-// whose parameters may be chosen adaptively, ZCDPFilter.
+// whose parameters may be chosen adaptively, the filters ZCDPFilter,
+// RenyiFilter, AdvancedFilter and GDPFilter, and Simple (Filter).
 type Method int
 
 // The composition methods, loosest first.
@@ -40,9 +41,21 @@ const (
 	// advance (Feldman and Zrnic 2021), converted with the improved
 	// conversion.
 	ZCDPFilter
+	// RenyiFilter is a Rényi filter at one order α fixed before the first
+	// step: the sum of the steps' Rényi divergences at α held to a budget
+	// (Feldman and Zrnic 2021, Thm 3.1), converted with the improved
+	// conversion.
+	RenyiFilter
+	// AdvancedFilter is the filter of approximate-DP steps that composes
+	// like advanced composition (Whitehouse, Ramdas, Rogers and Wu 2023):
+	// Σε_i² held to a budget, and Σδ_i to another.
+	AdvancedFilter
+	// GDPFilter is the Gaussian-DP filter: Σμ_i² held to a budget μ_B²
+	// (Smith and Thakurta 2022).
+	GDPFilter
 )
 
-var methodNames = enum.Names[Method]{What: "method", List: []string{Simple: "simple", General: "general", Optimal: "optimal", Exact: "exact", Renyi: "rdp", ZCDPFilter: "zcdp-filter"}}
+var methodNames = enum.Names[Method]{What: "method", List: []string{Simple: "simple", General: "general", Optimal: "optimal", Exact: "exact", Renyi: "rdp", ZCDPFilter: "zcdp-filter", RenyiFilter: "rdp-filter", AdvancedFilter: "advanced-filter", GDPFilter: "gdp-filter"}}
 
 // String returns the method's name (parseMethod).
 func (m Method) String() string { return methodNames.String(m) }
@@ -63,6 +76,12 @@ func (m Method) Reference() string {
 		return "RDP composition (Mironov 2017 Prop. 1), converted by Canonne-Kamath-Steinke 2020 Prop. 12"
 	case ZCDPFilter:
 		return "zCDP filter (Feldman-Zrnic 2021; pure steps Bun-Steinke 2016 Prop. 1.4), converted by Canonne-Kamath-Steinke 2020 Prop. 12"
+	case RenyiFilter:
+		return "Renyi filter at a fixed order (Feldman-Zrnic 2021 Thm 3.1), converted by Canonne-Kamath-Steinke 2020 Prop. 12"
+	case AdvancedFilter:
+		return "advanced-composition filter (Whitehouse-Ramdas-Rogers-Wu 2023, ICML)"
+	case GDPFilter:
+		return "Gaussian-DP filter (Smith-Thakurta 2022; composition Dong-Roth-Su 2022)"
 	}
 	return m.String()
 }
@@ -72,7 +91,8 @@ func (m Method) Reference() string {
 func (m Method) Slack() bool { return m == General || m == Optimal }
 
 // parseMethod parses a method's name: "simple", "general", "optimal",
-// "exact", "rdp" or "zcdp-filter".
+// "exact", "rdp", "zcdp-filter", "rdp-filter", "advanced-filter" or
+// "gdp-filter".
 func parseMethod(s string) (Method, error) { return methodNames.Parse(s) }
 
 // MarshalText returns the name of m, so that a Method reads and prints as

@@ -6,7 +6,8 @@
 // family and randomized response.
 //
 // Compose a run of steps, each described by its mechanism (a Spend), with
-// ComposeRun, and a ledger's steps with a filter (FilterTotal); Compose and
+// ComposeRun or an Account (of several runs fixed in advance: a
+// schedule), and a ledger's steps with a Filter; Compose and
 // its variants compose a step known only by its (ε, δ). The analyses of
 // PATE's noisy-max aggregators (GNMax, Confident-GNMax, LNMax) are package
 // noisymax's, built on this one.

@@ -305,7 +305,7 @@ func dropRuns(recent []*bitCurves) {
 // delta (newBitRun), made once while it is among the last maxBitRuns
 // asked for: the runs of one k and one tilt are the same.
 func (c *bitCurves) run(k int, delta float64) (*bitRun, error) {
-	r, err := newBitRun(c.loss, k, delta)
+	r, err := newBitRun([]bitPart{{c.loss, k}}, delta)
 	if err != nil {
 		return nil, err
 	}
@@ -439,12 +439,22 @@ func gridIndex(a, top bitAtom, n int) (int, bool) {
 	return int(math.Min(nf, math.Max(-nf, math.Ceil(outward.Up(a.hi/h*nf, 4))))), false
 }
 
-// newBitRun composes k steps of the dominating pair whose losses are b,
+// bitPart is one run of a composition of one-bit releases: k steps of
+// the dominating pair whose losses are loss.
+type bitPart struct {
+	loss bitLoss
+	k    int
+}
+
+// newBitRun composes the parts' steps, each part k steps of its
+// dominating pair (one part: one release's run; several: runs of
+// different pairs fixed in an order before the first step, a schedule),
 // for questions at a total δ delta (0: none in particular): where the
 // transform's absolute rounding bound would be more than 2^-20 of delta,
 // it composes the distribution tilted by the λ of the Chernoff bound
 // that reaches delta (tiltFor). The transform itself is made on first
-// use (ready).
+// use (ready). Every part's losses lie on one grid, of step lmax/n, lmax
+// the largest of all their finite losses.
 //
 // The grid is as fine as the window the transform needs allows: first
 // the grid on which Hoeffding's window of the range holds in
@@ -452,9 +462,21 @@ func gridIndex(a, top bitAtom, n int) (int, bool) {
 // needed there (the Chernoff bound's, of the tilted distribution when
 // tilted: a rare loss of 7.4 beside common ones of ±0.16 sets the range,
 // not the width), one as much finer as that window allows.
-func newBitRun(b bitLoss, k int, delta float64) (*bitRun, error) {
-	r := &bitRun{k: k, inf: math.Min(1, outward.Up(-math.Expm1(float64(k)*math.Log1p(-b.inf)), 4))}
-	top := b.top()
+func newBitRun(parts []bitPart, delta float64) (*bitRun, error) {
+	var k int
+	var keep float64
+	var top bitAtom
+	for _, p := range parts {
+		var ok bool
+		if k, ok = addSteps(k, p.k); !ok {
+			return nil, fmt.Errorf("one-bit composition: more than %d steps", CountLimit)
+		}
+		keep += float64(p.k) * math.Log1p(-p.loss.inf)
+		if t := p.loss.top(); t.n != nil && (top.n == nil || t.hi > top.hi) {
+			top = t
+		}
+	}
+	r := &bitRun{k: k, inf: math.Min(1, outward.Up(-math.Expm1(keep), 3+float64(len(parts))))}
 	if top.n == nil || top.n.Cmp(top.d) <= 0 {
 		r.empty = true
 		return r, nil
@@ -467,20 +489,22 @@ func newBitRun(b bitLoss, k int, delta float64) (*bitRun, error) {
 	// and the transform is no larger (one point more would double it).
 	n := max(1, int(float64(maxBitWindow-3)/(2*math.Min(kf, 2*bitTails*math.Sqrt(kf)))))
 	exact := true
-	for _, a := range b.atoms {
-		_, on := gridIndex(a, top, 1)
-		exact = exact && on
+	for _, p := range parts {
+		for _, a := range p.loss.atoms {
+			_, on := gridIndex(a, top, 1)
+			exact = exact && on
+		}
 	}
 	if exact {
 		// Losses 0 and ±lmax only (randomized response, a pure bit): the
 		// grid of step lmax is exact, and the sum binomial.
 		n = 1
 	}
-	g := layBitGrid(b.atoms, top, n, k, delta)
+	g := layBitGrid(parts, top, n, delta)
 	if w := g.hi - g.lo + 1; !exact && !g.direct && w < (maxBitWindow-3)/2 {
 		// Indices stay within 2^50 in a sum of k, exactly summed.
 		finer := math.Min(float64(n)*float64(maxBitWindow-3)/float64(w)*0.95, 0x1p50/kf)
-		if f := layBitGrid(b.atoms, top, int(finer), k, delta); finer > float64(n) && (f.direct || f.hi-f.lo+1 <= maxBitWindow-3) {
+		if f := layBitGrid(parts, top, int(finer), delta); finer > float64(n) && (f.direct || f.hi-f.lo+1 <= maxBitWindow-3) {
 			g = f
 		}
 	}
@@ -506,83 +530,106 @@ func (b bitLoss) top() bitAtom {
 func (r *bitRun) use(g bitGrid) {
 	r.n, r.grid = g.n, g
 	if g.direct {
-		r.fill = func() { r.direct(g.mass, g.idx, g.imin, r.k) }
+		r.fill = func() { r.direct(g.comps) }
 		return
 	}
 	r.lambda, r.cgf, r.rel = g.lambda, g.cgf, g.rel
-	r.fill = func() { r.transform(g.tilted, g.idx, g.lo, g.hi, r.k, g.tails) }
+	r.fill = func() { r.transform(g.tilted, g.lo, g.hi, g.tails) }
 }
 
-// bitGrid is the layout of a run's composition on a grid of n steps of
-// the largest loss: the masses at their indices (splitAtoms), the least
-// index, whether the composition is a direct convolution, and otherwise
-// the tilt, the tilted masses, the window [lo, hi] and its tails' mass
-// (the tilted distribution's when tilted), and the relative error the
-// tilt adds.
+// bitComp is one part of a composition laid on the grid: masses at
+// indices (the least imin), composed k times.
+type bitComp struct {
+	mass []float64
+	idx  []int
+	imin int
+	k    int
+}
+
+// bitGrid is the layout of a composition on a grid of n steps of the
+// largest loss: each part's masses at their indices (splitAtoms), whether
+// the composition is a direct convolution, and otherwise the tilt, the
+// tilted masses, the window [lo, hi] and its tails' mass (the tilted
+// distribution's when tilted), and the relative error the tilt adds.
 type bitGrid struct {
 	n           int
-	mass        []float64
-	idx         []int
-	imin        int
+	comps       []bitComp
 	direct      bool
 	lambda, cgf float64
-	tilted      []float64
+	tilted      []bitComp
 	lo, hi      int
 	tails, rel  float64
 }
 
-// layBitGrid lays atoms, whose largest loss is top's, on the grid of n
-// steps for k steps composed for questions at total δ delta (newBitRun).
-func layBitGrid(atoms []bitAtom, top bitAtom, n, k int, delta float64) bitGrid {
+// layBitGrid lays the parts' atoms, the largest loss top's, on the grid
+// of n steps for questions at total δ delta (newBitRun).
+func layBitGrid(parts []bitPart, top bitAtom, n int, delta float64) bitGrid {
 	g := bitGrid{n: n}
-	g.mass, g.idx = splitAtoms(atoms, top, n)
-	g.imin = n
-	for _, i := range g.idx {
-		g.imin = min(g.imin, i)
+	var kf, work float64
+	for _, p := range parts {
+		c := bitComp{k: p.k, imin: n}
+		c.mass, c.idx = splitAtoms(p.loss.atoms, top, n)
+		for _, i := range c.idx {
+			c.imin = min(c.imin, i)
+		}
+		g.comps = append(g.comps, c)
+		kf += float64(p.k)
 	}
-	kf := float64(k)
+	for _, c := range g.comps {
+		// Each of its steps convolves its masses with a partial sum of at
+		// most k·(n - imin) + 1 points.
+		work += float64(len(c.mass)) * float64(c.k) * (kf*float64(n-c.imin) + 1)
+	}
 	// The direct convolution's work in float64: at k near 2^53 its int
 	// product overflows. Its error is relative: it needs no tilt.
-	if float64(len(g.mass))*kf*(kf*float64(n-g.imin)+1) <= maxDirect {
+	if work <= maxDirect {
 		g.direct = true
 		return g
 	}
-	g.tilted = g.mass
-	g.lo, g.hi, g.tails = bitWindow(g.mass, g.idx, k, g.imin, n)
+	g.tilted = g.comps
+	g.lo, g.hi, g.tails = bitWindow(g.comps, n)
 	size := 1 << bits.Len(uint(max(1, g.hi-g.lo)))
-	if g.lambda = tiltFor(g.mass, g.idx, k, delta, transformErr(size, k)+g.tails); g.lambda == 0 {
+	if g.lambda = tiltFor(g.comps, delta, transformErr(size, g.comps)+g.tails); g.lambda == 0 {
 		return g
 	}
-	// The tilted masses m_j·e^(λ·i_j - c0)/Z: their k-fold sum is the
-	// tilted distribution, whose window is its own.
-	c0 := math.Inf(-1)
-	for j, i := range g.idx {
-		if g.mass[j] > 0 {
-			c0 = math.Max(c0, g.lambda*float64(i))
-		}
-	}
-	g.tilted = make([]float64, len(g.mass))
-	var z float64
-	for j, i := range g.idx {
-		g.tilted[j] = g.mass[j] * math.Exp(g.lambda*float64(i)-c0)
-		z += g.tilted[j]
-	}
-	for j := range g.tilted {
-		g.tilted[j] /= z
-	}
-	g.cgf = kf * (c0 + math.Log(z))
-	g.lo, g.hi, g.tails = bitWindow(g.tilted, g.idx, k, g.imin, n)
-	// The tilted masses are within a relative 4u(λ·span + c0) + (m + 8)u
-	// of their definition (u = 2^-53: exp and its argument, the sum Z
-	// and the quotient), which k steps multiply by k; untilting adds the
-	// error of its exponent C - λs and of exp.
+	// Each part's tilted masses m_j·e^(λ·i_j - c0)/Z: the sum of their
+	// k-fold sums is the tilted distribution, whose window is its own.
 	const u = 0x1p-53
-	span := 0.0
-	for _, i := range g.idx {
-		span = math.Max(span, math.Abs(float64(i)))
+	g.tilted = make([]bitComp, len(g.comps))
+	var relSteps, smaxIdx, cgfAbs float64
+	for ci, c := range g.comps {
+		c0 := math.Inf(-1)
+		for j, i := range c.idx {
+			if c.mass[j] > 0 {
+				c0 = math.Max(c0, g.lambda*float64(i))
+			}
+		}
+		t := bitComp{mass: make([]float64, len(c.mass)), idx: c.idx, imin: c.imin, k: c.k}
+		var z float64
+		for j, i := range c.idx {
+			t.mass[j] = c.mass[j] * math.Exp(g.lambda*float64(i)-c0)
+			z += t.mass[j]
+		}
+		for j := range t.mass {
+			t.mass[j] /= z
+		}
+		g.tilted[ci] = t
+		term := float64(c.k) * (c0 + math.Log(z))
+		g.cgf += term
+		cgfAbs += math.Abs(term)
+		// The tilted masses are within a relative 4u(λ·span + c0) +
+		// (m + 8)u of their definition (u = 2^-53: exp and its argument,
+		// the sum Z and the quotient), which k steps multiply by k.
+		span := 0.0
+		for _, i := range c.idx {
+			span = math.Max(span, math.Abs(float64(i)))
+		}
+		relSteps += float64(c.k) * (8*u*(g.lambda*span+math.Abs(c0)) + float64(len(c.mass)+8)*u)
 	}
-	smax := math.Max(math.Abs(float64(g.lo)), math.Abs(float64(g.hi)))
-	g.rel = kf*(8*u*(g.lambda*span+math.Abs(c0))+float64(len(g.mass)+8)*u) + 4*u*(math.Abs(g.cgf)+g.lambda*smax) + 4*u
+	g.lo, g.hi, g.tails = bitWindow(g.tilted, n)
+	// Untilting adds the error of its exponent C - λs and of exp.
+	smaxIdx = math.Max(math.Abs(float64(g.lo)), math.Abs(float64(g.hi)))
+	g.rel = relSteps + 4*u*(cgfAbs+g.lambda*smaxIdx) + 4*u
 	return g
 }
 
@@ -629,22 +676,29 @@ func splitAtoms(atoms []bitAtom, top bitAtom, n int) ([]float64, []int) {
 	return mass, idx
 }
 
-// bitWindow returns the window [lo, hi] of the k-fold sum of masses at
-// indices idx (the least at imin, the largest at most n) that holds all
-// but tails of it: the narrower of Hoeffding's, ±bitTails·R√k around the
-// mean (R the range of one index), and the Chernoff bound of the masses'
-// own moment generating function (tailEdge).
-func bitWindow(mass []float64, idx []int, k, imin, n int) (lo, hi int, tails float64) {
-	kf := float64(k)
-	var mean, fin float64
-	for j, m := range mass {
-		mean += m * float64(idx[j])
-		fin += m
+// bitWindow returns the window [lo, hi] of the sum of the parts' k-fold
+// sums (each part's least index imin, its largest at most n) that holds
+// all but tails of it: the narrower of Hoeffding's, ±bitTails·√(Σ k·R²)
+// around the mean (R the range of one of a part's indices), and the
+// Chernoff bound of the masses' own moment generating function
+// (tailEdge).
+func bitWindow(comps []bitComp, n int) (lo, hi int, tails float64) {
+	var mean, spread float64
+	for _, c := range comps {
+		kf := float64(c.k)
+		var m, fin float64
+		for j, x := range c.mass {
+			m += x * float64(c.idx[j])
+			fin += x
+		}
+		mean += kf * m / fin
+		rng := float64(n - c.imin)
+		spread += kf * rng * rng
+		lo += c.k * c.imin
+		hi += c.k * n
 	}
-	rng := float64(n - imin)
-	mean = kf * mean / fin
-	lo, hi = k*imin, k*n
-	t := bitTails * rng * math.Sqrt(kf)
+	fullLo, fullHi := lo, hi
+	t := bitTails * math.Sqrt(spread)
 	if float64(hi-lo) > 2*t {
 		lo = max(lo, int(math.Floor(mean-t)))
 		hi = min(hi, int(math.Ceil(mean+t)))
@@ -654,62 +708,73 @@ func bitWindow(mass []float64, idx []int, k, imin, n int) (lo, hi int, tails flo
 	// private-teacher label has a loss of 15.8 with mass 2·10^-5 beside
 	// losses within ±0.3, so Hoeffding's window, set by the range, is
 	// about thirteen times the Chernoff window at 100 steps.
-	hi = min(hi, tailEdge(mass, idx, k, 1))
-	lo = max(lo, -tailEdge(mass, idx, k, -1))
-	if lo > k*imin || hi < k*n {
+	hi = min(hi, tailEdge(comps, 1))
+	lo = max(lo, -tailEdge(comps, -1))
+	if lo > fullLo || hi < fullHi {
 		tails = 2 * math.Exp(-2*bitTails*bitTails)
 	}
 	return lo, hi, tails
 }
 
-// transformErr bounds, in l1, the rounding of a k-fold sum by a
-// transform of size points: a relative 2^-50 per level and per power,
+// transformErr bounds, in l1, the rounding of the parts' k-fold sums
+// composed by transforms of size points: a relative 2^-50 per level of
+// each part's transform and of the inverse, and per power and product,
 // over the window (√size times l2), as for the discrete Gaussian.
-func transformErr(size, k int) float64 {
+func transformErr(size int, comps []bitComp) float64 {
 	lg := float64(bits.Len(uint(size)))
-	return math.Sqrt(float64(size)) * (float64(k) + 8*lg) * 0x1p-50
+	var k float64
+	for _, c := range comps {
+		k += float64(c.k)
+	}
+	return math.Sqrt(float64(size)) * (k + 8*lg*float64(len(comps))) * 0x1p-50
 }
 
-// tiltFor returns the tilt λ per index at which a k-fold sum of masses
-// at indices idx is composed for questions at total δ delta: 0 when the
+// tiltFor returns the tilt λ per index at which the sum of the parts'
+// k-fold sums is composed for questions at total δ delta: 0 when the
 // transform's absolute error errBound is within 2^-20 of delta (the tilt
 // would change nothing that matters). Otherwise, with x the least index
-// at which a Chernoff bound e^(K(λ) - λx) reaches delta (K(λ) = k·log
-// M(λ), M the masses' moment generating function; x is above the ε that
-// delta asks for), the least λ whose bound at x is within e^8 of delta,
-// on the geometric scan of tailEdge: there the transform's error is at
-// most errBound·e^8·delta, and the tilted distribution is centred below
-// x, its window holding the ε sought. The λ of the least x would centre
-// it at x itself, and where the largest loss of k steps has more mass
-// than delta (one-vote labels, losses ±ε), x is that loss and the
+// at which a Chernoff bound e^(K(λ) - λx) reaches delta (K(λ) = Σ k·log
+// M(λ), M a part's masses' moment generating function; x is above the ε
+// that delta asks for), the least λ whose bound at x is within e^8 of
+// delta, on the geometric scan of tailEdge: there the transform's error
+// is at most errBound·e^8·delta, and the tilted distribution is centred
+// below x, its window holding the ε sought. The λ of the least x would
+// centre it at x itself, and where the largest loss of k steps has more
+// mass than delta (one-vote labels, losses ±ε), x is that loss and the
 // window would hold nothing below it.
-func tiltFor(mass []float64, idx []int, k int, delta, errBound float64) float64 {
+func tiltFor(comps []bitComp, delta, errBound float64) float64 {
 	if !(delta > 0 && delta < 1) || errBound <= delta*0x1p-20 {
 		return 0
 	}
 	span := 1.0
-	for _, i := range idx {
-		span = math.Max(span, math.Abs(float64(i)))
+	for _, c := range comps {
+		for _, i := range c.idx {
+			span = math.Max(span, math.Abs(float64(i)))
+		}
 	}
-	kf, logDelta := float64(k), math.Log(delta)
+	logDelta := math.Log(delta)
 	const lo, hi = -160, 40
 	var lambdas, cgf [hi - lo + 1]float64
 	bestX := math.Inf(1)
 	for e := lo; e <= hi; e++ {
 		lambda := math.Exp2(float64(e)/4) / span
-		top := math.Inf(-1)
-		for j, i := range idx {
-			if mass[j] > 0 {
-				top = math.Max(top, lambda*float64(i))
+		var k float64
+		for _, c := range comps {
+			top := math.Inf(-1)
+			for j, i := range c.idx {
+				if c.mass[j] > 0 {
+					top = math.Max(top, lambda*float64(i))
+				}
 			}
-		}
-		var sum float64
-		for j, i := range idx {
-			if mass[j] > 0 {
-				sum += mass[j] * math.Exp(lambda*float64(i)-top)
+			var sum float64
+			for j, i := range c.idx {
+				if c.mass[j] > 0 {
+					sum += c.mass[j] * math.Exp(lambda*float64(i)-top)
+				}
 			}
+			k += float64(c.k) * (top + math.Log(sum))
 		}
-		lambdas[e-lo], cgf[e-lo] = lambda, kf*(top+math.Log(sum))
+		lambdas[e-lo], cgf[e-lo] = lambda, k
 		bestX = math.Min(bestX, (cgf[e-lo]-logDelta)/lambda)
 	}
 	for j, lambda := range lambdas {
@@ -720,44 +785,47 @@ func tiltFor(mass []float64, idx []int, k int, delta, errBound float64) float64 
 	return lambdas[len(lambdas)-1]
 }
 
-// tailEdge returns, for sign 1, an index sum x above which the k-fold
-// convolution of masses at indices idx holds at most e^-73 of its mass,
-// and for sign -1 the same of the negated indices (below -x); at most
-// k·(the largest signed index) + 1. It is the Chernoff bound, valid for
-// every λ > 0 and for masses that need not sum to 1 (Markov's inequality
-// on e^(λ·sum)): the measure of sums s >= x is at most
-// e^(-λx)·M(λ)^k, M(λ) = Σ_j m_j·e^(λ·i_j), which is at most e^-73 at
-// x >= (k·log M(λ) + 73)/λ. The λ is the best of a geometric scan; a
-// relative 2^-30 and one unit added to log M(λ)·k cover its rounding,
-// so with the grid's rounding of x up the tail is below e^-72, the
-// share of each side in the transform's error.
-func tailEdge(mass []float64, idx []int, k, sign int) int {
-	top := math.Inf(-1)
-	for j, i := range idx {
-		if mass[j] > 0 {
-			top = math.Max(top, float64(sign*i))
+// tailEdge returns, for sign 1, an index sum x above which the sum of
+// the parts' k-fold convolutions of masses at indices holds at most
+// e^-73 of its mass, and for sign -1 the same of the negated indices
+// (below -x); at most Σ k·(the largest signed index) + 1. It is the
+// Chernoff bound, valid for every λ > 0 and for masses that need not sum
+// to 1 (Markov's inequality on e^(λ·sum)): the measure of sums s >= x is
+// at most e^(-λx)·Π M(λ)^k, M(λ) = Σ_j m_j·e^(λ·i_j) of each part, which
+// is at most e^-73 at x >= (Σ k·log M(λ) + 73)/λ. The λ is the best of a
+// geometric scan; a relative 2^-30 and one unit added to Σ k·log M(λ)
+// cover its rounding, so with the grid's rounding of x up the tail is
+// below e^-72, the share of each side in the transform's error.
+func tailEdge(comps []bitComp, sign int) int {
+	tops := make([]float64, len(comps))
+	best, span := 1.0, 1.0
+	for ci, c := range comps {
+		top := math.Inf(-1)
+		for j, i := range c.idx {
+			if c.mass[j] > 0 {
+				top = math.Max(top, float64(sign*i))
+			}
+			span = math.Max(span, math.Abs(float64(i)))
 		}
-	}
-	kf := float64(k)
-	best := kf*top + 1
-	if math.IsInf(top, -1) {
-		return 0
-	}
-	span := 1.0
-	for _, i := range idx {
-		span = math.Max(span, math.Abs(float64(i)))
+		if math.IsInf(top, -1) {
+			return 0
+		}
+		tops[ci] = top
+		best += float64(c.k) * top
 	}
 	// λ·span from 2^-40 to 2^10: beyond it the bound is the range's.
 	for e := -160; e <= 40; e++ {
 		lambda := math.Exp2(float64(e)/4) / span
-		var sum float64
-		for j, i := range idx {
-			if mass[j] > 0 {
-				sum += mass[j] * math.Exp(lambda*(float64(sign*i)-top))
+		var km float64
+		for ci, c := range comps {
+			var sum float64
+			for j, i := range c.idx {
+				if c.mass[j] > 0 {
+					sum += c.mass[j] * math.Exp(lambda*(float64(sign*i)-tops[ci]))
+				}
 			}
+			km += float64(c.k) * (lambda*tops[ci] + math.Log(sum))
 		}
-		logM := lambda*top + math.Log(sum)
-		km := kf * logM
 		km += math.Abs(km)*0x1p-30 + 1
 		if x := (km + 73) / lambda; x < best {
 			best = x
@@ -777,11 +845,12 @@ func (r *bitRun) ready() {
 	})
 }
 
-// transform sets p to the k-fold convolution of masses at indices idx
-// over the window [lo, hi] (tails: the mass beyond it) by the FFT,
+// transform sets p to the sum of the parts' k-fold convolutions of
+// masses at indices over the window [lo, hi] (tails: the mass beyond
+// it) by the FFT, the product of each part's transform raised to its k,
 // untilted when the masses are tilted (lambda > 0): each entry times
 // e^(C - λs), at most 1.
-func (r *bitRun) transform(mass []float64, idx []int, lo, hi, k int, tails float64) {
+func (r *bitRun) transform(comps []bitComp, lo, hi int, tails float64) {
 	// The least power of two that holds the window: the cyclic
 	// convolution then wraps onto it only mass from beyond it, the
 	// tails', which err bounds.
@@ -790,18 +859,31 @@ func (r *bitRun) transform(mass []float64, idx []int, lo, hi, k int, tails float
 	tr := takeTransform(size)
 	defer transforms.Put(tr)
 	one := tr.seq
-	clear(one)
 	// size is a power of two: s & (size-1) is s modulo size, negative s
 	// included (two's complement).
 	mask := size - 1
-	for j, m := range mass {
-		one[idx[j]&mask] += m
+	var prod []complex128
+	for ci, comp := range comps {
+		clear(one)
+		for j, m := range comp.mass {
+			one[comp.idx[j]&mask] += m
+		}
+		c := tr.f.Coefficients(tr.coeff, one)
+		if ci == 0 {
+			prod = c
+			for i, v := range c {
+				prod[i] = powInt(v, comp.k)
+			}
+			if len(comps) > 1 {
+				prod = slices.Clone(prod)
+			}
+			continue
+		}
+		for i, v := range c {
+			prod[i] *= powInt(v, comp.k)
+		}
 	}
-	c := tr.f.Coefficients(tr.coeff, one)
-	for i, v := range c {
-		c[i] = powInt(v, k)
-	}
-	seq := tr.f.Sequence(one, c)
+	seq := tr.f.Sequence(one, prod)
 	r.first, r.p = lo, make([]float64, w)
 	var neg float64
 	for s := lo; s <= hi; s++ {
@@ -815,7 +897,7 @@ func (r *bitRun) transform(mass []float64, idx []int, lo, hi, k int, tails float
 		}
 		r.p[s-lo] = v
 	}
-	r.err = neg + transformErr(size, k) + tails
+	r.err = neg + transformErr(size, comps) + tails
 }
 
 // powInt returns v^k, k >= 1, by repeated squaring: at most 2·log2(k)
@@ -876,27 +958,34 @@ func takeTransform(size int) *transform {
 // points): beyond it the composition goes through the FFT.
 const maxDirect = 1 << 25
 
-// direct sets r.p to the k-fold convolution of masses at indices idx,
-// summed directly: every term is a sum of products of nonnegative
-// numbers, so each entry is within a relative (k·(m+1)) ulps of the
-// exact value (m masses), which rel carries.
-func (r *bitRun) direct(mass []float64, idx []int, imin, k int) {
-	r.first = k * imin
-	cur := []float64{1}
-	for step := 1; step <= k; step++ {
-		next := make([]float64, step*(r.n-imin)+1)
-		for i, v := range cur {
-			if v == 0 {
-				continue
+// direct sets r.p to the sum of the parts' k-fold convolutions of
+// masses at indices, summed directly: every term is a sum of products
+// of nonnegative numbers, so each entry is within a relative
+// Σ k·(m+1) ulps of the exact value (m a part's masses), which rel
+// carries.
+func (r *bitRun) direct(comps []bitComp) {
+	r.first = 0
+	cur, width := []float64{1}, 0
+	var ulps int
+	for _, c := range comps {
+		r.first += c.k * c.imin
+		ulps += c.k * (len(c.mass) + 1)
+		for range c.k {
+			width += r.n - c.imin
+			next := make([]float64, width+1)
+			for i, v := range cur {
+				if v == 0 {
+					continue
+				}
+				for j, m := range c.mass {
+					next[i+c.idx[j]-c.imin] += v * m
+				}
 			}
-			for j, m := range mass {
-				next[i+idx[j]-imin] += v * m
-			}
+			cur = next
 		}
-		cur = next
 	}
 	r.p = cur
-	r.rel = float64(k*(len(mass)+1)) * outward.ULP
+	r.rel = float64(ulps) * outward.ULP
 }
 
 // loss returns an upper bound of the loss of index sum s.

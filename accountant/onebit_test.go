@@ -145,7 +145,7 @@ func TestOneBitRunAgainstBig(t *testing.T) {
 			if k > 5 && len(b.atoms) > 4 {
 				continue // the reference sums C(k+m-1, m-1) multisets
 			}
-			r, err := newBitRun(b, k, 0)
+			r, err := newBitRun([]bitPart{{b, k}}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,10 +186,10 @@ func TestOneBitRunAgainstOptimal(t *testing.T) {
 		// The pairs' own guarantee: a pure one at the largest loss, or
 		// (ε, δ) with ε = 0.5 and its profile there.
 		if b.inf == 0 {
-			r, _ := newBitRun(b, 1, 0)
+			r, _ := newBitRun([]bitPart{{b, 1}}, 0)
 			g = Guarantee{Eps: r.hi}
 		} else {
-			r, _ := newBitRun(b, 1, 0)
+			r, _ := newBitRun([]bitPart{{b, 1}}, 0)
 			g = Guarantee{Eps: 0.5, Delta: r.delta(0.5)}
 			if name == "random" {
 				g = Guarantee{Eps: 2, Delta: r.delta(2)}
@@ -285,14 +285,14 @@ func TestOneBitGridAgainstBig(t *testing.T) {
 			if k > 3 && len(b.atoms) > 4 {
 				continue
 			}
-			r, err := newBitRun(b, k, 0)
+			r, err := newBitRun([]bitPart{{b, k}}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if r.empty {
 				continue
 			}
-			mass, idx := r.grid.mass, r.grid.idx
+			mass, idx := r.grid.comps[0].mass, r.grid.comps[0].idx
 			for _, eps := range []float64{0.05, 0.3, 1} {
 				total := new(big.Float).SetPrec(bigPrec)
 				var rec func(i, left, sum int, prob *big.Float)
@@ -327,6 +327,32 @@ func TestOneBitGridAgainstBig(t *testing.T) {
 	}
 }
 
+// TestOneBitScheduleFFTAgainstDirect: runs of different pairs composed
+// together by the FFT (the product of each run's transform raised to its
+// count) give the direct convolution's profile on the same grid, never
+// below it and within 1e-9 plus the transform's bound; the grid is the
+// run's of the larger loss, the other's atoms split onto it.
+func TestOneBitScheduleFFTAgainstDirect(t *testing.T) {
+	parts := []bitPart{{oneBitLoss(testBits()["pure"]), 12}, {oneBitLoss(testBits()["rr"]), 9}}
+	r, err := newBitRun(parts, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.ready()
+	if r.rel != 0 {
+		t.Fatal("composed directly, not by the FFT")
+	}
+	d := &bitRun{lo: r.lo, hi: r.hi, n: r.n, inf: r.inf}
+	d.direct(r.grid.comps)
+	d.positive()
+	for _, eps := range []float64{0.1, 0.5, 1, 2} {
+		got, want := r.delta(eps), d.delta(eps)
+		if got < want || got > want*(1+1e-9)+r.err {
+			t.Errorf("eps=%g: FFT %.17g, direct %.17g (FFT bound %g)", eps, got, want, r.err)
+		}
+	}
+}
+
 // TestOneBitFFTAgainstDirect: where the composition goes through the FFT
 // (a window of Hoeffding's width, the transform's power), its profile is
 // never below the direct convolution on the same grid and within 1e-9 of
@@ -340,7 +366,7 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 	}
 	for _, name := range []string{"pure", "delta"} {
 		b := oneBitLoss(testBits()[name])
-		r, err := newBitRun(b, k, 0)
+		r, err := newBitRun([]bitPart{{b, k}}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,7 +375,7 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 			t.Fatalf("%s: k = %d composed directly, not by the FFT", name, k)
 		}
 		d := &bitRun{lo: r.lo, hi: r.hi, n: r.n, inf: r.inf}
-		d.direct(r.grid.mass, r.grid.idx, r.grid.imin, k)
+		d.direct(r.grid.comps)
 		d.positive()
 		for _, eps := range []float64{0.5, 2, 4} {
 			got, want := r.delta(eps), d.delta(eps)
@@ -370,7 +396,7 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 		// tenth below, where the tilted window does not reach, it is
 		// still never below.
 		tilted := &bitRun{k: k, lo: r.lo, hi: r.hi, inf: r.inf}
-		tilted.use(layBitGrid(b.atoms, b.top(), r.n, k, 1e-12))
+		tilted.use(layBitGrid([]bitPart{{b, k}}, b.top(), r.n, 1e-12))
 		if tilted.ready(); tilted.lambda == 0 {
 			t.Fatalf("%s: composed for 1e-12 without a tilt", name)
 		}
@@ -438,7 +464,7 @@ func TestOneBitRunSearch(t *testing.T) {
 	}
 	for name, pairs := range sets {
 		for _, k := range steps {
-			r, err := newBitRun(oneBitLoss(pairs), k, 0)
+			r, err := newBitRun([]bitPart{{oneBitLoss(pairs), k}}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -475,7 +501,7 @@ func TestOneBitRunSearch(t *testing.T) {
 // goroutines ask at once.
 func TestOneBitAnswersRemembered(t *testing.T) {
 	pairs := manyBits()
-	r, _ := newBitRun(oneBitLoss(pairs), 1, 0)
+	r, _ := newBitRun([]bitPart{{oneBitLoss(pairs), 1}}, 0)
 	s := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 2, Delta: r.delta(2)}, Bits: pairs}
 	budget := Guarantee{Eps: 8, Delta: 1e-3}
 	ask := func() ([]Total, int) {
@@ -545,7 +571,7 @@ func TestTailEdge(t *testing.T) {
 			p = next
 		}
 		first := c.k * imin
-		hi, lo := tailEdge(c.mass, c.idx, c.k, 1), -tailEdge(c.mass, c.idx, c.k, -1)
+		hi, lo := tailEdge([]bitComp{{mass: c.mass, idx: c.idx, k: c.k}}, 1), -tailEdge([]bitComp{{mass: c.mass, idx: c.idx, k: c.k}}, -1)
 		var above, below float64
 		for s, v := range p {
 			if s+first > hi {
@@ -565,7 +591,7 @@ func TestTailEdge(t *testing.T) {
 		t.Logf("%s: window [%d, %d] of the range [%d, %d]", c.name, lo, hi, c.k*imin, c.k*imax)
 	}
 	// The rare atom's window: about 11 atoms of 50 above, 4 below.
-	if hi := tailEdge([]float64{2e-12, 0.3, 0.3, 0.4 - 2e-5 - 2e-12, 2e-5}, []int{-50, -1, 0, 1, 50}, 150, 1); hi > 1500 {
+	if hi := tailEdge([]bitComp{{mass: []float64{2e-12, 0.3, 0.3, 0.4 - 2e-5 - 2e-12, 2e-5}, idx: []int{-50, -1, 0, 1, 50}, k: 150}}, 1); hi > 1500 {
 		t.Errorf("rare atom: upper edge %d of 7500: the Chernoff bound should cut it", hi)
 	}
 }

@@ -20,7 +20,10 @@ import (
 // also meets), whose parameters are fixed before the first step (the
 // steps' inputs may be chosen adaptively): every composition proven for
 // parameters fixed in advance holds for it, and for that reason
-// the count a budget allows is fixed before the first step too.
+// the count a budget allows is fixed before the first step too. A
+// schedule (Before) is runs of different mechanisms in an order, each
+// with its count, all fixed before the first step: the account is of
+// them all, composed as chooseSchedule says.
 //
 // A ledger (Filter set) holds runs whose parameters may have been chosen
 // after the outputs of earlier ones to Budget, by a filter fixed before
@@ -36,6 +39,10 @@ type Account struct {
 	Step    Spend
 	Profile []Guarantee
 	Steps   int
+	// Before, for a schedule, are the runs fixed before the first step
+	// that come before this one, in order: the account is then of all
+	// of them (chooseSchedule).
+	Before []Run
 	// Filter, when not nil, makes the account a ledger's: Simple or
 	// ZCDPFilter, with Budget its budget.
 	Filter *Method
@@ -65,7 +72,7 @@ type Account struct {
 // ledger's account); else Delta; else 1 - (1-δ)^Steps·(1-DeltaPrime),
 // the total δ of the optimal (and general) composition of the per-step
 // (ε, δ) with slack DeltaPrime, as the thesis states its totals (Table
-// 3.2), rounded up.
+// 3.2), rounded up (with the runs Before's steps too).
 func (a Account) TotalDelta() (float64, DeltaOrigin) {
 	switch {
 	case a.Budget != nil && a.Filter != nil:
@@ -75,7 +82,11 @@ func (a Account) TotalDelta() (float64, DeltaOrigin) {
 	case a.Delta != nil:
 		return *a.Delta, StatedDelta
 	}
-	return totalDelta(outward.Down(float64(a.Steps)*logKeepDown(a.Step.Delta), 1), a.DeltaPrime), DefaultDelta
+	keep := outward.Down(float64(a.Steps)*logKeepDown(a.Step.Delta), 1)
+	for _, r := range a.Before {
+		keep = outward.AddDown(keep, outward.Down(float64(r.Steps)*logKeepDown(r.Step.Delta), 1))
+	}
+	return totalDelta(keep, a.DeltaPrime), DefaultDelta
 }
 
 // check validates the account's values, as far as its use needs them.
@@ -91,6 +102,16 @@ func (a Account) check() error {
 	}
 	if err := a.Step.Check(); err != nil {
 		return err
+	}
+	steps := a.Steps
+	for _, r := range a.Before {
+		if err := r.check(); err != nil {
+			return fmt.Errorf("a run before: %w", err)
+		}
+		steps, _ = addSteps(steps, r.Steps)
+	}
+	if len(a.Before) > 0 && !(steps <= CountLimit) {
+		return fmt.Errorf("a schedule of more than %d steps", CountLimit)
 	}
 	for _, p := range a.Profile {
 		if err := checkStep("profile point ", p); err != nil {
@@ -181,6 +202,16 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 	if err := a.check(); err != nil {
 		return 0, Total{}, fmt.Errorf("max run steps: %w", err)
 	}
+	if one, before, ok := a.merged(); ok && before > 0 {
+		n, t, err := one.MaxSteps(ctx)
+		switch {
+		case err != nil || n == Unlimited:
+			return n, t, err
+		case n <= before:
+			return 0, Total{}, nil
+		}
+		return n - before, t, nil
+	}
 	budget := a.Budget.Guarantee
 	if a.Cap != nil && a.Cap.Fits(budget) {
 		c := newChooser(budget.Delta, math.Inf(-1))
@@ -247,6 +278,12 @@ func (a Account) Totals() ([]Total, error) {
 	}
 	if err := param.CountIn("steps", a.Steps, 1, CountLimit); err != nil {
 		return nil, fmt.Errorf("run totals: %w", err)
+	}
+	if len(a.Before) > 0 {
+		// A schedule's compositions are chooseSchedule's: its total to
+		// publish is the least of them.
+		t, err := a.Publish()
+		return []Total{t.Capped(a.Cap, a.budget())}, err
 	}
 	out := allTotals(a.Step.Guarantee, a.Steps, a.DeltaPrime)
 	if a.Step.Kind != ApproxSpend {
@@ -333,7 +370,7 @@ func (c *chooser) offerCap(cp *Cap) bool {
 // for it. Once ctx is done it composes no more (the search then ends
 // with ctx's error).
 func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
-	if a.Step.Kind != OneBitSpend || !(budget.Delta > 0) {
+	if a.Step.Kind != OneBitSpend || !(budget.Delta > 0) || len(a.Before) > 0 {
 		return 0
 	}
 	cheap := func(k int) (bool, error) {
@@ -409,8 +446,16 @@ func solveCount(a, c, eps float64) float64 {
 }
 
 // choose offers every total of k steps of the run at total δ delta,
-// cheap ones first, and stops once one is at most enough.
+// cheap ones first, and stops once one is at most enough; of a schedule
+// (Before), chooseSchedule's.
 func (a Account) choose(k int, delta, enough float64) *chooser {
+	if len(a.Before) > 0 {
+		if one, before, ok := a.merged(); ok {
+			n, _ := addSteps(k, before)
+			return one.choose(n, delta, enough)
+		}
+		return chooseSchedule(a.schedule(k), delta, enough)
+	}
 	c, hi := a.chooseBounds(k, delta, enough)
 	if !(delta > 0) || c.done() {
 		return c

@@ -97,7 +97,7 @@ func TestPublishOneBit(t *testing.T) {
 	// The guarantee is a point (0.15, δ(0.15)) of the pairs' profile with
 	// δ > 0, as a certificate would state it, which the pure loss does
 	// not need.
-	one, _ := newBitRun(oneBitLoss(pure), 1, 0)
+	one, _ := newBitRun([]bitPart{{oneBitLoss(pure), 1}}, 0)
 	step := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 0.15, Delta: one.delta(0.15)}, Bits: pure}
 	for _, tc := range []struct {
 		k      int

@@ -33,6 +33,31 @@ type Sequence struct {
 	Rho float64 `json:"rho,omitempty"`
 	// Curveless counts the steps added by AddSpend without a zCDP slope.
 	Curveless int `json:"curveless,omitempty"`
+
+	// The sums of the filters a Filter of several parts holds the steps
+	// to (Filter.Add), each an upper bound, omitted while zero, so that
+	// the sequences of a ledger of version 4, which has none of them,
+	// read and write as before. A Filter's zCDP part sums Rho and
+	// Curveless above, from its own charges.
+	//
+	// PointEps and PointDelta sum the points of the steps' privacy
+	// profiles that the simple part charged (Charge.Point).
+	PointEps   float64 `json:"point_eps,omitempty"`
+	PointDelta float64 `json:"point_delta,omitempty"`
+	// AdvancedSq and AdvancedDelta sum ε_i² and δ_i of the points the
+	// advanced part charged (Charge.Advanced).
+	AdvancedSq    float64 `json:"advanced_eps_sq,omitempty"`
+	AdvancedDelta float64 `json:"advanced_delta,omitempty"`
+	// Mu2 sums the Gaussian-DP part's μ_i², MuDelta the δ_i it allows
+	// beside them (discrete Gaussian noise, Charge.MuDelta); Muless
+	// counts the steps it could not charge (no μ).
+	Mu2     float64 `json:"gdp_mu2,omitempty"`
+	MuDelta float64 `json:"gdp_delta,omitempty"`
+	Muless  int     `json:"gdp_less,omitempty"`
+	// Renyi sums the Rényi part's divergences at its order, Renyiless
+	// counts the steps it could not charge (no Rényi curve at that order).
+	Renyi     float64 `json:"rdp,omitempty"`
+	Renyiless int     `json:"rdp_less,omitempty"`
 }
 
 // maxSequenceSteps bounds Sequence.Steps: every count up to it is an
@@ -91,15 +116,21 @@ func (s Sequence) AddSpend(step Spend, k int) (Sequence, error) {
 // in range, a valid common step, and sums that are finite and of the
 // right sign. A Sequence read from a file is checked before it is used.
 func (s Sequence) Check() error {
-	sums := []float64{s.SumEps, s.SumDelta, s.SumTanh, s.SumSq, s.Rho, -s.SumLogKeep}
+	sums := []float64{s.SumEps, s.SumDelta, s.SumTanh, s.SumSq, s.Rho, s.PointEps, s.PointDelta, s.AdvancedSq, s.AdvancedDelta, s.Mu2, s.MuDelta, s.Renyi, -s.SumLogKeep}
 	for _, x := range sums {
 		if !(x >= 0) || math.IsInf(x, 0) {
 			return fmt.Errorf("sequence: sums %v: must be finite, and >= 0 (the last <= 0)", sums)
 		}
 	}
+	for _, c := range [...]struct {
+		n    int
+		what string
+	}{{s.Curveless, "without a zCDP curve"}, {s.Muless, "without a Gaussian-DP mu"}, {s.Renyiless, "without a Renyi curve"}} {
+		if c.n < 0 || c.n > s.Steps {
+			return fmt.Errorf("sequence: %d steps %s: must be in [0, %d]", c.n, c.what, s.Steps)
+		}
+	}
 	switch {
-	case s.Curveless < 0 || s.Curveless > s.Steps:
-		return fmt.Errorf("sequence: %d steps without a zCDP curve: must be in [0, %d]", s.Curveless, s.Steps)
 	case s.Steps < 0 || s.Steps > maxSequenceSteps:
 		return fmt.Errorf("sequence: %d steps: must be in [0, %d]", s.Steps, maxSequenceSteps)
 	case s.Steps == 0 && s != Sequence{}:

@@ -16,7 +16,7 @@ func TestTextRoundTrip(t *testing.T) {
 		values []text
 		fresh  func() text
 	}{
-		{[]text{ptr(Simple), ptr(General), ptr(Optimal), ptr(Exact), ptr(Renyi), ptr(ZCDPFilter)}, func() text { return new(Method) }},
+		{[]text{ptr(Simple), ptr(General), ptr(Optimal), ptr(Exact), ptr(Renyi), ptr(ZCDPFilter), ptr(RenyiFilter), ptr(AdvancedFilter), ptr(GDPFilter)}, func() text { return new(Method) }},
 		{[]text{ptr(ApproxSpend), ptr(PureSpend), ptr(GaussianSpend), ptr(SampledGaussianSpend), ptr(OneBitSpend), ptr(LaplaceSpend)}, func() text { return new(SpendKind) }},
 		{[]text{ptr(PaperConversion), ptr(ImprovedConversion)}, func() text { return new(Conversion) }},
 		{[]text{ptr(AlphaExact), ptr(AlphaTable43)}, func() text { return new(AlphaRule) }},
@@ -39,9 +39,9 @@ func TestTextRoundTrip(t *testing.T) {
 		v    encoding.TextUnmarshaler
 		want string
 	}{
-		{new(Method), `method "Simple": must be one of simple, general, optimal, exact, rdp, zcdp-filter`},
+		{new(Method), `method "Simple": must be one of simple, general, optimal, exact, rdp, zcdp-filter, rdp-filter, advanced-filter, gdp-filter`},
 		{new(SpendKind), `spend kind "Simple": must be one of approx, pure, gaussian, sampled-gaussian, one-bit, laplace`},
-		{new(RRMethod), `method "Simple": must be one of simple, general, optimal, exact, rdp, zcdp-filter (or auto)`},
+		{new(RRMethod), `method "Simple": must be one of simple, general, optimal, exact, rdp, zcdp-filter, rdp-filter, advanced-filter, gdp-filter (or auto)`},
 	} {
 		if err := tc.v.UnmarshalText([]byte("Simple")); err == nil || err.Error() != tc.want {
 			t.Errorf("%T of Simple: %v, want %s", tc.v, err, tc.want)

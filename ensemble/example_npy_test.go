@@ -17,11 +17,12 @@ import (
 // of 25 non-private teachers on 60 queries (testdata/votes.npy) and the
 // metadata header beside them (votes.npy.meta.json: the ensemble, its
 // one-vote relation on keyed-hash shares, the teachers in rows). Open
-// reads the votes with the sidecar, InitFor makes the ensemble's ledger
-// with its budget, and Release labels the queries by GNMax on their
-// counts, charged to the ledger before the labels leave. (The example
-// keeps its ledger and the records of the user's ledgers in a folder of
-// its own; by default the records are in $XDG_STATE_HOME/darrm.)
+// reads the votes with the sidecar, Book.InitFor makes the ensemble's
+// ledger with its budget, and Release labels the queries by GNMax on their
+// counts, charged to the ledger before the labels leave. The book (where
+// the records of the user's ledgers are kept) is given once, to both.
+// (The example keeps its ledger and its records in a folder of its own;
+// the zero Book keeps the records in $XDG_STATE_HOME/darrm.)
 func Example_ledgeredRelease() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "darrm-example")
@@ -29,7 +30,7 @@ func Example_ledgeredRelease() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	state := ledger.Options{StateDir: filepath.Join(dir, "state")}
+	book := ledger.Book{StateDir: filepath.Join(dir, "state")}
 	path := filepath.Join(dir, "pate.ledger")
 
 	votes, err := votefile.Open("testdata/votes.npy", votefile.Options{})
@@ -37,16 +38,16 @@ func Example_ledgeredRelease() {
 		log.Fatal(err)
 	}
 	defer votes.Close()
-	if _, err := ledger.InitFor(ctx, path, votes.Meta(), accountant.Guarantee{Eps: 10, Delta: 1e-5}, ledger.InitOptions{Options: state}); err != nil {
+	if _, err := book.InitFor(ctx, path, votes.Meta(), accountant.Guarantee{Eps: 10, Delta: 1e-5}); err != nil {
 		log.Fatal(err)
 	}
 	delta := 1e-5
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
-		Votes:         votes,
-		Mechanism:     ensemble.GNMax{Target: ensemble.Target{Delta: &delta}, Sigma2: 40},
-		Ledger:        path,
-		LedgerOptions: state,
-		Sink:          ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv")},
+		Votes:     votes,
+		Mechanism: ensemble.GNMax{Target: ensemble.Target{Delta: &delta}, Sigma2: 40},
+		Ledger:    path,
+		Book:      book,
+		Sink:      ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv")},
 	})
 	if err != nil {
 		log.Fatal(err)

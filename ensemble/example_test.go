@@ -207,10 +207,10 @@ func ExampleRelease() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	state := ledger.Options{StateDir: filepath.Join(dir, "state")}
+	book := ledger.Book{StateDir: filepath.Join(dir, "state")}
 	led := filepath.Join(dir, "k11.ledger")
 	header := ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-2}, 1e-5, accountant.Simple)
-	if _, err := ledger.Init(ctx, led, header, ledger.InitOptions{Options: state}); err != nil {
+	if _, err := book.Init(ctx, led, header, false); err != nil {
 		log.Fatal(err)
 	}
 	gammas, err := cache.Open(filepath.Join(dir, "cache"))
@@ -219,13 +219,13 @@ func ExampleRelease() {
 	}
 
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
-		Votes:         votes,
-		Mechanism:     ensemble.DaRRM{Target: target, Gamma: optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()}},
-		Budget:        &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}},
-		DeltaPrime:    1e-5,
-		Ledger:        led,
-		LedgerOptions: state,
-		Sink:          ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
+		Votes:      votes,
+		Mechanism:  ensemble.DaRRM{Target: target, Gamma: optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()}},
+		Budget:     &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}},
+		DeltaPrime: 1e-5,
+		Ledger:     led,
+		Book:       book,
+		Sink:       ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
 		// A seed makes the example reproducible: its labels are not for
 		// release.
 		Random:  noise.NewSeededSource(1),
@@ -248,7 +248,7 @@ func ExampleRelease() {
 
 // A ledgered release from votes held in memory, in three calls: the
 // votes with their ensemble's metadata header (votefile.ReadRows), a
-// ledger for that ensemble with its budget (ledger.InitFor), and the
+// ledger for that ensemble with its budget (ledger.Book.InitFor), and the
 // release charged to it. The votes are PATE's: 250 non-private teachers
 // on keyed-hash shares, counted over 10 classes; Confident-GNMax labels
 // them, withholding a query its threshold step does not answer (its noise,
@@ -272,7 +272,7 @@ func ExampleRelease_inMemory() {
 	}
 	// The records of the ledgers this user made, kept here in the
 	// example's directory (by default, $XDG_STATE_HOME/darrm).
-	state := ledger.Options{StateDir: filepath.Join(dir, "state")}
+	book := ledger.Book{StateDir: filepath.Join(dir, "state")}
 	path := filepath.Join(dir, "pate.ledger")
 	var labels bytes.Buffer
 
@@ -280,15 +280,15 @@ func ExampleRelease_inMemory() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := ledger.InitFor(ctx, path, meta, accountant.Guarantee{Eps: 2, Delta: 1e-5}, ledger.InitOptions{Options: state}); err != nil {
+	if _, err := book.InitFor(ctx, path, meta, accountant.Guarantee{Eps: 2, Delta: 1e-5}); err != nil {
 		log.Fatal(err)
 	}
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
-		Votes:         votes,
-		Mechanism:     ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5},
-		Ledger:        path,
-		LedgerOptions: state,
-		Sink:          ensemble.LabelSink{Stdout: &labels},
+		Votes:     votes,
+		Mechanism: ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5},
+		Ledger:    path,
+		Book:      book,
+		Sink:      ensemble.LabelSink{Stdout: &labels},
 		// A seed makes the example reproducible: its labels are not for
 		// release.
 		Random:  noise.NewSeededSource(3),
@@ -298,7 +298,7 @@ func ExampleRelease_inMemory() {
 		log.Fatal(err)
 	}
 	// The header names the ledger the labels were charged to by its id,
-	// which ledger.InitFor drew at random.
+	// which ledger.Book.InitFor drew at random.
 	fmt.Print(regexp.MustCompile(`"ledger":"[0-9a-f]{32}"`).ReplaceAllString(labels.String(), `"ledger":"<its id>"`))
 	r, st := out.Result, out.LedgerStatus
 	fmt.Printf("%d released (%d withheld), charged to the ledger by its %v\n", r.Released, r.Withheld, st.Composition)

@@ -45,12 +45,15 @@ type ReleaseSpec struct {
 	Budget     *accountant.Budget
 	DeltaPrime float64
 	TotalDelta *float64
-	// Ledger, if not "", is the ledger file charged for the release
-	// (ledger.OpenRun, with LedgerOptions; ledger.InitFor makes one for
+	// Ledger, if not "", is the ledger charged for the release, a file or
+	// postgres://...?ledger=NAME (Book.OpenRun; Book.InitFor makes one for
 	// the votes): bound to the votes, charged per query before the labels
 	// leave; what it allows may lower the number of queries released.
-	Ledger        string
-	LedgerOptions ledger.Options
+	// Book is where your records of the ledgers are, the one the ledger
+	// was made with; its Lost, if set, hears that the ledger's
+	// connection was lost during the release: cancel ctx there.
+	Ledger string
+	Book   ledger.Book
 	// Sink is where the labels go; Release sets its Ledger.
 	Sink LabelSink
 	// Random is the randomness of the labels; nil means crypto/rand
@@ -141,7 +144,10 @@ var stepNames = enum.Names[Step]{What: "step", List: []string{
 func (s Step) String() string { return stepNames.String(s) }
 
 // A ReleaseError is a release that failed at Step, for the reason Err,
-// whose message it keeps.
+// whose message it keeps. Step says where: StepGamma (loading the
+// gamma), StepBuild (building and certifying the aggregator), StepBinding
+// (ReleaseBinding), StepAccounting (Privacy.Account, Allowed), StepLedger
+// (ledger.Book.OpenRun) or StepLabels (ReleaseTo).
 type ReleaseError struct {
 	Step Step
 	Err  error
@@ -204,7 +210,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	}
 	var l *ledger.Ledger
 	if s.Ledger != "" {
-		if l, limit, err = ledger.OpenRun(ctx, s.Ledger, s.Mechanism.Name(), out.Binding, priv.Spend, limit, s.LedgerOptions); err != nil {
+		if l, limit, err = s.Book.OpenRun(ctx, s.Ledger, s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
 			return fail(StepLedger, err)
 		}
 		defer l.Close()

@@ -207,11 +207,11 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 				}
 			}},
 		{field: "Certificate", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Certificate = Options{} }},
-		{field: "LedgerOptions", name: provenance.LNMax, input: many, zero: func(s *ReleaseSpec) {
+		{field: "Book", name: provenance.LNMax, input: many, zero: func(s *ReleaseSpec) {
 			state := t.TempDir()
 			t.Setenv("XDG_STATE_HOME", state)
 			s.Ledger = filepath.Join(t.TempDir(), "l.ledger")
-			if _, err := ledger.InitFor(ctx, s.Ledger, s.Votes.Meta(), accountant.Guarantee{Eps: 10, Delta: 1e-5}, ledger.InitOptions{}); err != nil {
+			if _, err := (ledger.Book{}).InitFor(ctx, s.Ledger, s.Votes.Meta(), accountant.Guarantee{Eps: 10, Delta: 1e-5}); err != nil {
 				t.Fatal(err)
 			}
 		}, check: func(t *testing.T, out Released, _ string) {

@@ -18,7 +18,7 @@ func largeLedger(tb testing.TB, runs int) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "large.ledger")
 	b := unique(bound)
-	if _, err := Init(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5, accountant.Simple), InitOptions{}); err != nil {
+	if _, err := book.Init(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5, accountant.Simple), false); err != nil {
 		tb.Fatal(err)
 	}
 	l := open(tb, path)
@@ -49,13 +49,14 @@ func largeLedger(tb testing.TB, runs int) string {
 		tb.Fatal(err)
 	}
 	f.Close()
-	st, err := openState(ctx, Options{}, h.Ensemble)
+	st, err := openState(ctx, Book{}, h.Ensemble)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer st.close()
 	fi, _ := os.Stat(path)
-	if err := st.write(newRecord(h, hh, path, fi, 1+2*runs, size, head)); err != nil {
+	dev, ino := fileID(fi)
+	if err := st.write(newRecord(h, hh, path, dev, ino, 1+2*runs, size, head)); err != nil {
 		tb.Fatal(err)
 	}
 	return path
@@ -80,7 +81,7 @@ func BenchmarkReleaseOnLargeLedger(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				l, allowed, err := OpenRun(ctx, path, "darrm", bd, accountant.ApproxStep(g), 1, Options{})
+				l, allowed, err := book.OpenRun(ctx, path, "darrm", bd, accountant.ApproxStep(g), 1)
 				if err != nil || allowed != 1 {
 					b.Fatalf("allowance %d: %v", allowed, err)
 				}

@@ -22,12 +22,12 @@ func Bind(meta *votefile.Meta, s provenance.Stated) (provenance.Binding, error) 
 	return b, err
 }
 
-// InitFor creates a ledger at path for the ensemble that the metadata
-// header of its votes states (meta, as Bind binds it), with a budget and
-// the defaults of ledger init: the filter DefaultFilter and the slack
-// accountant.DefaultDeltaPrime. It is Init of that header
-// (NewHeader), with every check of Init.
-func InitFor(ctx context.Context, path string, meta *votefile.Meta, budget accountant.Guarantee, opts InitOptions) (previous *Record, err error) {
+// InitFor creates a ledger at location for the ensemble that the
+// metadata header of its votes states (meta, as Bind binds it), with a
+// budget and the defaults of ledger init: the filter DefaultFilter and
+// the slack accountant.DefaultDeltaPrime. It is Init of that header
+// (NewHeader), with every check of Init, replacing no record.
+func (bk Book) InitFor(ctx context.Context, location string, meta *votefile.Meta, budget accountant.Guarantee) (previous *Record, err error) {
 	if meta == nil {
 		return nil, &bindError{errors.New("no metadata header: a ledger made for votes binds the ensemble their header states")}
 	}
@@ -35,5 +35,5 @@ func InitFor(ctx context.Context, path string, meta *votefile.Meta, budget accou
 	if err != nil {
 		return nil, &bindError{err}
 	}
-	return Init(ctx, path, NewHeader(b, budget, accountant.DefaultDeltaPrime, DefaultFilter(b, budget)), opts)
+	return bk.Init(ctx, location, NewHeader(b, budget, accountant.DefaultDeltaPrime, DefaultFilter(b, budget)), false)
 }

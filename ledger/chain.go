@@ -1,13 +1,10 @@
 package ledger
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"slices"
 	"strings"
 
@@ -262,43 +259,55 @@ func (s *runSet) has(id string) bool {
 	return in
 }
 
-// walk reads the ledger from its start up to byte end, checks every line
-// and the chain, and calls each (if not nil) after every line with the
-// chain up to it and the spend of the line before it (Run "" for the
-// header). It returns the chain and the reader, whose end and tail say
-// where it stopped, and the size of the lines before Upgrade's mark on a
+// walk reads the ledger from its start up to to, checks every line and
+// the chain, and calls each (if not nil) after every line with the chain
+// up to it, the spend of the line before it (Run "" for the header) and
+// the line itself, valid until each returns.
+// It returns the chain, where it stopped and the bytes after that which
+// end no line, and the size of the lines before Upgrade's mark on a
 // version-3 ledger, -1 if it has none.
-func (l *Ledger) walk(end int64, each func(c *chain, before Spend) error) (chain, *lineReader, int64, error) {
-	r := newLineReader(io.NewSectionReader(l.f, 0, end))
+func (l *Ledger) walk(to pos, each func(c *chain, before Spend, line []byte) error) (chain, pos, []byte, int64, error) {
 	c := start(l.version, l.headerHash)
 	mark := int64(-1)
-	for n := 1; ; n++ {
-		b, err := r.next()
-		if err == io.EOF {
-			return c, r, mark, nil
-		}
-		if err := l.lineErr(n, b, err); err != nil {
-			return c, r, mark, err
+	n, off := 0, int64(0)
+	end, tail, err := l.store.lines(pos{}, to, func(b []byte) error {
+		n++
+		if n == 1 && !bytes.Equal(b, l.headerLine) {
+			return &CorruptError{Path: l.path, Line: 1, Reason: "the header changed while the ledger was read"}
 		}
 		if mark >= 0 {
-			return c, r, mark, &CorruptError{Path: l.path, Line: n, Reason: "a line after the mark of an upgrade"}
+			return &CorruptError{Path: l.path, Line: n, Reason: "a line after the mark of an upgrade"}
 		}
 		if n > 1 && l.format == chained3 && isMarker(b) {
-			mark = r.end - int64(len(b)) - 1
-			continue
+			mark = off
+			return nil
 		}
 		before := c.last
 		if n > 1 {
 			if err := c.next(l.path, b); err != nil {
-				return c, r, mark, err
+				return err
 			}
 		}
+		off += int64(len(b)) + 1
 		if each != nil {
-			if err := each(&c, before); err != nil {
-				return c, r, mark, err
-			}
+			return each(&c, before, b)
 		}
+		return nil
+	})
+	return c, end, tail, mark, l.readErr(n+1, err)
+}
+
+// readErr is the error of reading line n of the ledger: a line too long
+// is damage.
+func (l *Ledger) readErr(n int, err error) error {
+	var ce *CorruptError
+	switch {
+	case err == nil, errors.As(err, &ce):
+		return err
+	case err == errLongLine:
+		return &CorruptError{Path: l.path, Line: n, Reason: err.Error()}
 	}
+	return fmt.Errorf("ledger %s: read: %w", l.path, err)
 }
 
 // scan reads every line from the start, checks each and the chain, and
@@ -306,7 +315,7 @@ func (l *Ledger) walk(end int64, each func(c *chain, before Spend) error) (chain
 // remember.
 func (l *Ledger) scan(rec *Record) error {
 	recHash := ""
-	c, r, mark, err := l.walk(math.MaxInt64, func(c *chain, _ Spend) error {
+	c, end, tail, mark, err := l.walk(everything, func(c *chain, _ Spend, _ []byte) error {
 		if rec != nil && rec.Lines == c.n {
 			recHash = c.head
 		}
@@ -315,24 +324,9 @@ func (l *Ledger) scan(rec *Record) error {
 	if err != nil {
 		return err
 	}
-	l.chain, l.size, l.tail, l.recHash = c, r.end, r.tail, recHash
+	l.chain, l.size, l.tail, l.recHash = c, end.off, tail, recHash
 	if mark >= 0 {
 		l.marked, l.size = true, mark
-	}
-	return nil
-}
-
-// lineErr is the error of reading line n, b, of the ledger: a line too
-// long is damage, and a header other than the one read first means that
-// the file was replaced meanwhile.
-func (l *Ledger) lineErr(n int, b []byte, err error) error {
-	switch {
-	case err == errLongLine:
-		return &CorruptError{Path: l.path, Line: n, Reason: err.Error()}
-	case err != nil:
-		return fmt.Errorf("ledger %s: read: %w", l.path, err)
-	case n == 1 && !bytes.Equal(b, l.headerLine):
-		return &CorruptError{Path: l.path, Line: 1, Reason: "the header changed while the ledger was read"}
 	}
 	return nil
 }
@@ -346,7 +340,7 @@ func (l *Ledger) lineErr(n int, b []byte, err error) error {
 // trusts for the budget and the binding, is vouched for too: it must have
 // the hash rec.Header (when the record knows it) and be the line that the
 // first spend line follows. It reports false, having kept nothing, when
-// the file does not hold those lines there (cut, edited, re-signed,
+// the ledger does not hold those lines there (cut, edited, re-signed,
 // another copy): a full scan then says why.
 func (l *Ledger) resume(rec *Record) (bool, error) {
 	if rec.Header != "" && rec.Header != l.headerHash {
@@ -358,13 +352,14 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 			return false, err
 		}
 	}
+	vouched := pos{n: rec.Lines, off: rec.Size}
 	if rec.Lines == 1 {
 		if rec.Head != l.headerHash || rec.Size != int64(len(l.headerLine))+1 {
 			return false, nil
 		}
 		c = start(l.version, l.headerHash)
 	} else {
-		b, ok, err := lineEndingAt(l.f, rec.Size)
+		b, ok, err := l.store.lineAt(vouched)
 		if !ok || err != nil {
 			return false, err
 		}
@@ -376,20 +371,11 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 			return false, nil
 		}
 	}
-	r := newLineReader(io.NewSectionReader(l.f, rec.Size, math.MaxInt64-rec.Size))
-	for {
-		b, err := r.next()
-		if err == io.EOF {
-			break
-		}
-		if err := l.lineErr(c.n+1, b, err); err != nil {
-			return false, err
-		}
-		if err := c.next(l.path, b); err != nil {
-			return false, err
-		}
+	end, tail, err := l.store.lines(vouched, everything, func(b []byte) error { return c.next(l.path, b) })
+	if err = l.readErr(c.n+1, err); err != nil {
+		return false, err
 	}
-	l.chain, l.size, l.tail, l.recHash = c, rec.Size+r.end, r.tail, rec.Head
+	l.chain, l.size, l.tail, l.recHash = c, end.off, tail, rec.Head
 	return true, nil
 }
 
@@ -398,38 +384,44 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 // on its own breaks that link. A record of an earlier darrm does not know
 // the header's hash, so this link is what vouches for the header then.
 func (l *Ledger) firstSpendFollows() (bool, error) {
-	off := int64(len(l.headerLine)) + 1
-	// A spend line is well under the 4 KiB read, which a longer one grows.
-	r := &lineReader{br: bufio.NewReaderSize(io.NewSectionReader(l.f, off, maxLineBytes+1), 4<<10)}
-	b, err := r.next()
-	if err == io.EOF || err == errLongLine {
+	var follows bool
+	from := pos{n: 1, off: int64(len(l.headerLine)) + 1}
+	_, _, err := l.store.lines(from, pos{n: 2, off: from.off + maxLineBytes + 1}, func(b []byte) error {
+		prev, _, _, err := parseSpendLine(l.version, b)
+		follows = err == nil && prev == l.headerHash
+		return nil
+	})
+	if err == errLongLine {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("ledger %s: read: %w", l.path, err)
 	}
-	prev, _, _, err := parseSpendLine(l.version, b)
-	return err == nil && prev == l.headerHash, nil
+	return follows, nil
 }
 
 // Runs calls each with the spend of every run, in the order of the
-// ledger (the last line of each run, read again from the file and checked
-// as it is read), and stops at the first error.
+// ledger (the last line of each run, read again and checked as it is
+// read), and stops at the first error.
 func (l *Ledger) Runs(each func(Spend) error) error {
-	c, _, _, err := l.walk(l.size, func(c *chain, before Spend) error {
+	c, err := l.again(func(c *chain, before Spend, _ []byte) error {
 		if before.Run != "" && c.last.Run != before.Run {
 			return each(before)
 		}
 		return nil
 	})
-	if err != nil {
-		return err
+	if err == nil && c.last.Run != "" {
+		err = each(c.last)
 	}
-	if c.n != l.chain.n || c.head != l.chain.head {
-		return fmt.Errorf("ledger %s changed while it was read: its line %d is not the one read first", l.path, l.chain.n)
+	return err
+}
+
+// again reads the ledger again from its start up to the line read first
+// (walk), which it must still end with.
+func (l *Ledger) again(each func(c *chain, before Spend, line []byte) error) (chain, error) {
+	c, _, _, _, err := l.walk(pos{n: l.chain.n, off: l.size}, each)
+	if err == nil && (c.n != l.chain.n || c.head != l.chain.head) {
+		err = fmt.Errorf("ledger %s changed while it was read: its line %d is not the one read first", l.path, l.chain.n)
 	}
-	if c.last.Run != "" {
-		return each(c.last)
-	}
-	return nil
+	return c, err
 }

@@ -39,10 +39,10 @@ func (e *NotLedgerError) BadInput() bool { return true }
 
 func (e *NotLedgerError) Unwrap() error { return e.Err }
 
-// ExistsError refuses to make a ledger (Init) at a path that exists: a
-// ledger is only ever appended to, so Init never writes over a file,
-// whether it is a ledger (Ledger, with its Ensemble and ID) or not (What
-// says what is there).
+// ExistsError refuses to make a ledger (Book.Init) at a path that exists,
+// or a PostgreSQL ledger whose name is taken: a ledger is only ever
+// appended to, so Init never writes over one, whether it is a ledger
+// (Ledger, with its Ensemble and ID) or not (What says what is there).
 type ExistsError struct {
 	Path     string
 	What     string
@@ -52,6 +52,9 @@ type ExistsError struct {
 }
 
 func (e *ExistsError) Error() string {
+	if IsURL(e.Path) {
+		return fmt.Sprintf("ledger %s exists already: a ledger of ensemble %s (id %.8s); ledger init makes a new ledger and never writes over one: release on this ledger as it is (darrm ledger show %s), or name a new ledger (?ledger=NAME)", e.Path, e.Ensemble, e.ID, shellQuote(e.Path))
+	}
 	if e.Ledger {
 		return fmt.Sprintf("ledger %s exists already: a ledger of ensemble %s (id %.8s); ledger init makes a new file and never writes over one: release on this ledger as it is (darrm ledger show %s), or name a new file for a new ledger", e.Path, e.Ensemble, e.ID, shellQuote(e.Path))
 	}

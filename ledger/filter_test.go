@@ -42,7 +42,7 @@ func newOneVoteLedger(t *testing.T, budget accountant.Guarantee) (string, proven
 	t.Helper()
 	b := unique(oneVote)
 	path := filepath.Join(t.TempDir(), "pate.ledger")
-	if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5, DefaultFilter(b, budget)), InitOptions{}); err != nil {
+	if _, err := book.Init(ctx, path, NewHeader(b, budget, 1e-5, DefaultFilter(b, budget)), false); err != nil {
 		t.Fatal(err)
 	}
 	return path, b
@@ -57,7 +57,7 @@ func newOneVoteLedger(t *testing.T, budget accountant.Guarantee) (string, proven
 func TestZCDPFilterTargets(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
 	path, b := newOneVoteLedger(t, budget)
-	l, allowed, err := OpenRun(ctx, path, "confident-gnmax", b, confident, -1, Options{})
+	l, allowed, err := book.OpenRun(ctx, path, "confident-gnmax", b, confident, -1)
 	if err != nil || allowed != 167 {
 		t.Fatalf("allowance %d (%v), want 167", allowed, err)
 	}
@@ -77,7 +77,7 @@ func TestZCDPFilterTargets(t *testing.T) {
 
 	path, b = newOneVoteLedger(t, accountant.Guarantee{Eps: 3, Delta: 1e-5})
 	for _, eps := range []float64{0.05, 0.1} {
-		l, _, err := OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: eps}), -1, Options{})
+		l, _, err := book.OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: eps}), -1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +87,7 @@ func TestZCDPFilterTargets(t *testing.T) {
 		l.Settle(20)
 		l.Close()
 	}
-	r, err := ReadOnly(ctx, path, Options{})
+	r, err := book.ReadOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestZCDPFilterTargets(t *testing.T) {
 // header's field (a command names its flag).
 func TestFilterRefuses(t *testing.T) {
 	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 2, Delta: 1e-5})
-	_, _, err := OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.3, Delta: 1e-6}), -1, Options{})
+	_, _, err := book.OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.3, Delta: 1e-6}), -1)
 	var fe *FilterError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "a ledger whose Header.Filter is simple holds them") || strings.Contains(err.Error(), "--filter") {
 		t.Errorf("approximate labels on a zcdp ledger: %v", err)
@@ -116,7 +116,7 @@ func TestFilterRefuses(t *testing.T) {
 func TestDescriptionReproducesTotals(t *testing.T) {
 	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 2, Delta: 1e-5})
 	for range 2 {
-		l, _, err := OpenRun(ctx, path, "confident-gnmax", b, confident, 10, Options{})
+		l, _, err := book.OpenRun(ctx, path, "confident-gnmax", b, confident, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +243,7 @@ func TestFilterBitOfGaussian(t *testing.T) {
 	var counts []int
 	for _, s := range []accountant.Spend{noise, bit} {
 		path, b := newOneVoteLedger(t, budget)
-		l, allowed, err := OpenRun(ctx, path, "gnmax", b, s, -1, Options{})
+		l, allowed, err := book.OpenRun(ctx, path, "gnmax", b, s, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func TestFilterBitOfGaussian(t *testing.T) {
 func TestAllowanceBeyondCount(t *testing.T) {
 	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 3, Delta: 1e-5})
 	for _, limit := range []int{-1, 100} {
-		l, allowed, err := OpenRun(ctx, path, "gnmax", b, gnmax1e9, limit, Options{})
+		l, allowed, err := book.OpenRun(ctx, path, "gnmax", b, gnmax1e9, limit)
 		want := limit
 		if limit < 0 {
 			want = accountant.CountLimit

@@ -61,8 +61,8 @@ func lines(t *testing.T, path string) []string {
 }
 
 // openErr opens the ledger at path for a run and closes it: the error.
-func openErr(path string, opts Options) error {
-	l, err := Open(ctx, path, opts)
+func openErr(path string, opts Book) error {
+	l, err := opts.Open(ctx, path)
 	if err == nil {
 		l.Close()
 	}
@@ -72,7 +72,7 @@ func openErr(path string, opts Options) error {
 // readErr reads the ledger at path and closes it: the error, or what its
 // record says against it.
 func readErr(path string) error {
-	l, err := ReadOnly(ctx, path, Options{})
+	l, err := book.ReadOnly(ctx, path)
 	if err == nil {
 		err = l.RecordErr()
 		l.Close()
@@ -95,7 +95,7 @@ func recordError(t *testing.T, name string, err error, kind recordKind) {
 		t.Errorf("%s: %v, want a RecordError of kind %d", name, err, kind)
 		return
 	}
-	if msg := err.Error(); !strings.Contains(msg, "darrm ledger adopt") && !strings.Contains(msg, "InitOptions.Replace") {
+	if msg := err.Error(); !strings.Contains(msg, "darrm ledger adopt") && !strings.Contains(msg, "with replace true") {
 		t.Errorf("%s: the message gives no way to resolve it: %v", name, err)
 	}
 }
@@ -135,7 +135,7 @@ func TestChain(t *testing.T) {
 		err := readErr(path)
 		corruptAt(t, name+" (read)", err, c.line, "chain")
 		if c.release {
-			err := openErr(path, Options{})
+			err := openErr(path, Book{})
 			corruptAt(t, name, err, c.line, "chain")
 			continue
 		}
@@ -171,17 +171,17 @@ func TestRecord(t *testing.T) {
 
 	ls := lines(t, path)
 	restore([]byte(strings.Join(ls[:len(ls)-2], "")))
-	err := openErr(path, Options{})
+	err := openErr(path, Book{})
 	recordError(t, "last spend removed", err, behind)
 	err = readErr(path)
 	recordError(t, "last spend removed (read)", err, behind)
 
 	restore(old)
-	err = openErr(path, Options{})
+	err = openErr(path, Book{})
 	recordError(t, "old copy restored", err, behind)
 
 	restore(whole[:len(whole)-20])
-	err = openErr(path, Options{})
+	err = openErr(path, Book{})
 	recordError(t, "last line cut after its fsync", err, tornAfterSync)
 	if b, _ := os.ReadFile(path); string(b) != string(whole[:len(whole)-20]) {
 		t.Error("a refused ledger was changed")
@@ -191,7 +191,7 @@ func TestRecord(t *testing.T) {
 	resign(t, path, func(n int, raw string) string {
 		return strings.Replace(raw, `"budget":{"eps":50`, `"budget":{"eps":500`, 1)
 	})
-	if l, err := Open(ctx, path, Options{}); err == nil {
+	if l, err := book.Open(ctx, path); err == nil {
 		l.Close()
 		t.Fatal("budget raised and re-signed: opened")
 	} else {
@@ -206,28 +206,28 @@ func TestRecord(t *testing.T) {
 	// the recorded one, and the first is then refused.
 	h := l.Header()
 	second := filepath.Join(t.TempDir(), "second.ledger")
-	_, err = Init(ctx, second, h, InitOptions{})
+	_, err = book.Init(ctx, second, h, false)
 	recordError(t, "second ledger at init", err, secondLedger)
-	if msg := err.Error(); !strings.Contains(msg, "call Init again with InitOptions.Replace") || strings.Contains(msg, "--replace") {
-		t.Errorf("second ledger at init: the library's message does not name the field: %v", err)
+	if msg := err.Error(); !strings.Contains(msg, "call Book.Init again with replace true") || strings.Contains(msg, "--replace") {
+		t.Errorf("second ledger at init: the library's message does not name the argument: %v", err)
 	}
 	if _, serr := os.Stat(second); serr == nil {
 		t.Error("a refused init left a file")
 	}
-	if _, err := Init(ctx, second, h, InitOptions{Replace: true}); err != nil {
+	if _, err := book.Init(ctx, second, h, true); err != nil {
 		t.Fatal(err)
 	}
-	err = openErr(path, Options{})
+	err = openErr(path, Book{})
 	recordError(t, "first ledger after a second was made", err, secondLedger)
 
 	// Adopt makes the first the ensemble's ledger again, as it is.
-	prev, al, err := Adopt(ctx, path, Options{})
+	prev, al, err := book.Adopt(ctx, path)
 	if err != nil || prev == nil || al.Lines() != 5 {
 		t.Fatalf("adopt: %v, previous %+v", err, prev)
 	}
 	al.Close()
 	spend(t, path, 1)
-	err = openErr(second, Options{})
+	err = openErr(second, Book{})
 	recordError(t, "second ledger after adopt", err, secondLedger)
 
 	// Moved: the same ledger under another name.
@@ -238,8 +238,8 @@ func TestRecord(t *testing.T) {
 	spend(t, moved, 1)
 
 	// Ahead of the record: another user (another state folder) spent.
-	other := Options{StateDir: t.TempDir()}
-	lo, err := Open(ctx, moved, other)
+	other := Book{StateDir: t.TempDir()}
+	lo, err := other.Open(ctx, moved)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestReadNeverWrites(t *testing.T) {
 		if err := readErr(path); err == nil {
 			t.Errorf("%s: read as a ledger", name)
 		}
-		if err := openErr(path, Options{}); err == nil {
+		if err := openErr(path, Book{}); err == nil {
 			t.Errorf("%s: opened as a ledger", name)
 		}
 		if b, _ := os.ReadFile(path); string(b) != content {
@@ -276,7 +276,7 @@ func TestReadNeverWrites(t *testing.T) {
 	}
 	state := t.TempDir()
 	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
-	l, err := ReadOnly(ctx, path, Options{StateDir: state})
+	l, err := Book{StateDir: state}.ReadOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestNotLedgerFiles(t *testing.T) {
 	f.Close()
 	for _, p := range []string{dir, fifo, "/dev/zero", "/dev/full", filepath.Join(dir, "missing")} {
 		for _, open := range []func() error{
-			func() error { return openErr(p, Options{}) },
+			func() error { return openErr(p, Book{}) },
 			func() error { return readErr(p) },
 		} {
 			var ne *NotLedgerError
@@ -340,7 +340,7 @@ func TestRecordNeverFallsBack(t *testing.T) {
 		other := filepath.Join(t.TempDir(), "other.ledger")
 		if replace {
 			h := run.Header()
-			if _, err := Init(ctx, other, h, InitOptions{Replace: true}); err != nil {
+			if _, err := book.Init(ctx, other, h, true); err != nil {
 				t.Fatal(err)
 			}
 		} else {
@@ -355,10 +355,10 @@ func TestRecordNeverFallsBack(t *testing.T) {
 			t.Errorf("replace %v: a second settle was taken", replace)
 		}
 		run.Close()
-		if err := openErr(other, Options{}); err != nil {
+		if err := openErr(other, Book{}); err != nil {
 			t.Errorf("replace %v: the ledger used meanwhile is refused: %v", replace, err)
 		}
-		err := openErr(path, Options{})
+		err := openErr(path, Book{})
 		if replace {
 			recordError(t, "the replaced ledger", err, secondLedger)
 		} else {
@@ -394,7 +394,7 @@ func TestTotalsCarried(t *testing.T) {
 		return string(b)
 	})
 	corruptAt(t, "prior edited (read)", readErr(path), 4, "does not follow")
-	corruptAt(t, "prior edited", openErr(path, Options{}), 4, "does not follow")
+	corruptAt(t, "prior edited", openErr(path, Book{}), 4, "does not follow")
 }
 
 // resignFirst re-signs the first k lines of the ledger at path with edit
@@ -471,7 +471,7 @@ func TestHeaderResigned(t *testing.T) {
 					t.Fatalf("%s: the edit changes nothing, or the length", label)
 				}
 				resignFirst(t, path, k, edit)
-				opts := Options{}
+				opts := Book{}
 				if !recorded {
 					opts.StateDir = t.TempDir()
 				}
@@ -499,7 +499,7 @@ func TestHeaderResigned(t *testing.T) {
 func forgetHeader(t *testing.T, path string) {
 	t.Helper()
 	l := open(t, path)
-	st, err := openState(ctx, Options{}, l.Header().Ensemble)
+	st, err := openState(ctx, Book{}, l.Header().Ensemble)
 	l.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -519,7 +519,7 @@ func forgetHeader(t *testing.T, path string) {
 // name another folder (and so another record of the ledger) from each
 // working directory, is refused as the caller's input, by StateDir and by
 // Open, whether it comes from EnvStateDir, XDG_STATE_HOME, HOME or
-// Options.StateDir; an absolute one is taken.
+// Book.StateDir; an absolute one is taken.
 func TestStateDirRelative(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
 	abs := t.TempDir()
@@ -532,7 +532,7 @@ func TestStateDirRelative(t *testing.T) {
 		{xdg: "xdg", home: abs, want: "XDG_STATE_HOME"},
 		{home: "relhome", want: "HOME"},
 		{home: "./", want: "HOME"},
-		{home: abs, opt: "state", want: "Options.StateDir"},
+		{home: abs, opt: "state", want: "Book.StateDir"},
 		{state: abs, xdg: "xdg", home: "relhome"},
 		{xdg: abs, home: "relhome"},
 		{home: abs},
@@ -540,7 +540,7 @@ func TestStateDirRelative(t *testing.T) {
 		t.Setenv(EnvStateDir, c.state)
 		t.Setenv("XDG_STATE_HOME", c.xdg)
 		t.Setenv("HOME", c.home)
-		d, err := Options{StateDir: c.opt}.stateDir()
+		d, err := Book{StateDir: c.opt}.stateDir()
 		var se *stateDirError
 		if c.want == "" {
 			if err != nil || !filepath.IsAbs(d) {
@@ -551,7 +551,7 @@ func TestStateDirRelative(t *testing.T) {
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %q, %v, want a stateDirError naming %s", c, d, err, c.want)
 		}
-		err = openErr(path, Options{StateDir: c.opt})
+		err = openErr(path, Book{StateDir: c.opt})
 		var bi interface{ BadInput() bool }
 		if !errors.As(err, &se) || !errors.As(err, &bi) || !bi.BadInput() {
 			t.Errorf("%+v: Open: %v, want a stateDirError, bad input", c, err)

@@ -19,15 +19,29 @@
 // else is written. The file is locked (flock) for the whole of a run, so
 // concurrent runs are serialised.
 //
-// Outside the ledger, a per-user record (Record, in StateDir) keeps for
+// A ledger may be kept in a PostgreSQL database instead of a file, for a
+// team on several machines: its location is then a libpq URL,
+// postgres://[user[:password]@]host[:port]/database?ledger=NAME (IsURL).
+// The rules above are the same, one implementation for both; only where
+// the lines live differs: one row per line, the same bytes and hashes. A
+// run holds the ledger's advisory lock, and each reservation and
+// settlement is one statement that appends its line only after the head
+// the run read, so that runs on every machine together never exceed the
+// budget; a run whose connection is lost stops (Book.Lost), what it
+// reserved charged. Book.Export and Book.Import move a ledger between a
+// file and a database. A URL's password is never printed or recorded
+// (Redact).
+//
+// Outside the ledger, a per-user record (Record, in a Book's StateDir,
+// made once and used for every call on ledgers) keeps for
 // each ensemble the identity of its ledger, its number of lines, the hash
 // of its last line and their bytes, advanced after every write. A ledger
 // that is behind its record (lines removed, an old copy restored) or that
 // is a second ledger for a recorded ensemble is refused (*RecordError),
-// until the user resolves it on purpose (Adopt). The record vouches for
+// until the user resolves it on purpose (Book.Adopt). The record vouches for
 // the lines it covers, so a release reads only the line it names and the
-// lines after it: the last line's totals are the ledger's. ReadOnly reads
-// and checks every line. The threat is accidents and honest mistakes, not
+// lines after it: the last line's totals are the ledger's. Book.ReadOnly
+// reads and checks every line. The threat is accidents and honest mistakes, not
 // a user who edits the files on purpose: the hashes are not keyed.
 //
 // Totals come from the accountant (accountant.Sequence) by the filter
@@ -36,7 +50,7 @@
 // run's parameters depend on earlier outputs; a run that would cross the
 // budget is refused. The filter is chosen before the first run, from the
 // labels the ledger will pay for when they are declared (ChooseFilter),
-// and never changed: Upgrade keeps it. For fixed private teachers the total is the smaller
+// and never changed: Book.Upgrade keeps it. For fixed private teachers the total is the smaller
 // of that and the teachers' post-processing cap (provenance.Binding.Cap),
 // which can make every further release free.
 //
@@ -53,8 +67,8 @@ package ledger
 // running sums, the zCDP filter's Σρ among them, each line carries for the
 // spends before it (Spend.Prior), so that a release reads only the lines
 // its record does not vouch for. Version 3 ledgers (the same without the
-// filter and the descriptions) are read (ReadOnly) and upgraded
-// (Upgrade); no release can be charged to them. The development formats
+// filter and the descriptions) are read (Book.ReadOnly) and upgraded
+// (Book.Upgrade); no release can be charged to them. The development formats
 // before them (versions 1 and 2) are refused (VersionError).
 const Version = 4
 

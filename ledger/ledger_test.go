@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/pgtest"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -53,7 +54,7 @@ func binding(t *testing.T, l *Ledger) provenance.Binding {
 func newLedger(t *testing.T, budget accountant.Guarantee) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "teachers.ledger")
-	if _, err := Init(ctx, path, NewHeader(unique(bound), budget, 1e-5, accountant.Simple), InitOptions{}); err != nil {
+	if _, err := book.Init(ctx, path, NewHeader(unique(bound), budget, 1e-5, accountant.Simple), false); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -72,7 +73,7 @@ func runs(t *testing.T, l *Ledger) []Spend {
 // open opens the ledger at path for a run.
 func open(t testing.TB, path string) *Ledger {
 	t.Helper()
-	l, err := Open(ctx, path, Options{})
+	l, err := book.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func open(t testing.TB, path string) *Ledger {
 // spend opens the ledger and hands out n labels of step in one run.
 func spend(t *testing.T, path string, n int) {
 	t.Helper()
-	l, err := Open(ctx, path, Options{})
+	l, err := book.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	}
 	spent := 0
 	for _, n := range []int{want / 2, want / 4} {
-		l, err := Open(ctx, path, Options{})
+		l, err := book.Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +124,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		spent += n
 	}
 	spend(t, path, want-spent)
-	l, err := Open(ctx, path, Options{})
+	l, err := book.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		t.Errorf("a label beyond the budget: %v", err)
 	}
 	l.Close()
-	l, err = Open(ctx, path, Options{})
+	l, err = book.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 
 func TestRelationAndInitChecks(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 1, Delta: 1e-5})
-	l, err := Open(ctx, path, Options{})
+	l, err := book.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 	if err := l.Begin("gnmax", oneVote, accountant.ApproxStep(step)); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
-	if _, err := Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5, accountant.Simple), InitOptions{}); err == nil {
+	if _, err := book.Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5, accountant.Simple), false); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
 	edit := func(f func(*provenance.Binding)) provenance.Binding {
@@ -186,7 +187,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *provenance.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5, accountant.Simple),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
-		if _, err := Init(ctx, p, h, InitOptions{}); err == nil {
+		if _, err := book.Init(ctx, p, h, false); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 		if _, err := os.Stat(p); err == nil {
@@ -200,10 +201,10 @@ func TestRelationAndInitChecks(t *testing.T) {
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
 	b := unique(provenance.Binding{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash})
-	if _, err := Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5, accountant.Simple), InitOptions{}); err != nil {
+	if _, err := book.Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5, accountant.Simple), false); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(ctx, p, Options{})
+	l, err := book.Open(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,9 +227,9 @@ func TestCorruption(t *testing.T) {
 	for name, c := range map[string]struct {
 		edit func(string) string
 		line int
-		open func(string, Options) error // openErr, or readErr: what reads that line
+		open func(string, Book) error // openErr, or readErr: what reads that line
 	}{
-		"spend edited": {func(s string) string { return strings.Replace(s, `"queries":4`, `"queries":1`, 1) }, 2, func(p string, _ Options) error { return readErr(p) }},
+		"spend edited": {func(s string) string { return strings.Replace(s, `"queries":4`, `"queries":1`, 1) }, 2, func(p string, _ Book) error { return readErr(p) }},
 		"last edited": {func(s string) string {
 			return s[:strings.LastIndex(s, `"queries":4`)] + `"queries":1` + s[strings.LastIndex(s, `"queries":4`)+11:]
 		}, 3, openErr},
@@ -239,7 +240,7 @@ func TestCorruption(t *testing.T) {
 		spend(t, path, 4)
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(c.edit(string(b))), 0o644)
-		err := c.open(path, Options{})
+		err := c.open(path, Book{})
 		var ce *CorruptError
 		if !errors.As(err, &ce) || ce.Line != c.line {
 			t.Errorf("%s: %v, want a CorruptError at line %d", name, err, c.line)
@@ -254,7 +255,7 @@ func TestCorruption(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(edit(string(b))), 0o644)
 		var ne *NotLedgerError
-		if err := openErr(path, Options{}); !errors.As(err, &ne) || !strings.Contains(err.Error(), "not a ledger") {
+		if err := openErr(path, Book{}); !errors.As(err, &ne) || !strings.Contains(err.Error(), "not a ledger") {
 			t.Errorf("%s: %v, want a NotLedgerError", name, err)
 		}
 	}
@@ -265,7 +266,7 @@ func TestCorruption(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(edit(string(b))), 0o644)
 		var ve *VersionError
-		if err := openErr(path, Options{}); !errors.As(err, &ve) {
+		if err := openErr(path, Book{}); !errors.As(err, &ve) {
 			t.Errorf("%s: %v, want a VersionError", name, err)
 		}
 	}
@@ -285,7 +286,7 @@ func TestTornLastLine(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(torn)
 	f.Close()
-	r, err := ReadOnly(ctx, path, Options{})
+	r, err := book.ReadOnly(ctx, path)
 	if err != nil {
 		t.Fatalf("read a torn ledger: %v", err)
 	}
@@ -322,6 +323,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv("GO_LEDGER_FSIZE"); path != "" {
 		os.Exit(fsizeHelper(path))
 	}
+	if spec := os.Getenv("GO_LEDGER_PG"); spec != "" {
+		os.Exit(pgHelper(spec))
+	}
 	// The records of every test, and of the helper processes, which
 	// inherit it, go to a temporary folder, never the user's.
 	dir, err := os.MkdirTemp("", "darrm-ledger-state-")
@@ -329,7 +333,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv(EnvStateDir, dir)
-	code := m.Run()
+	code := pgtest.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -338,7 +342,7 @@ func helper(spec string) int {
 	parts := strings.Split(spec, ",")
 	n, _ := strconv.Atoi(parts[1])
 	kill, _ := strconv.Atoi(parts[2])
-	l, err := Open(ctx, parts[0], Options{})
+	l, err := book.Open(ctx, parts[0])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -399,7 +403,7 @@ func TestKillAtEveryStep(t *testing.T) {
 			t.Fatalf("kill at step %d: the helper was not killed", kill)
 		}
 		total += released
-		l, err := Open(ctx, path, Options{})
+		l, err := book.Open(ctx, path)
 		if err != nil {
 			t.Fatalf("kill at step %d: %v", kill, err)
 		}
@@ -438,7 +442,7 @@ func TestConcurrentRuns(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	l, err := Open(ctx, path, Options{})
+	l, err := book.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,7 +469,7 @@ func TestStatus(t *testing.T) {
 		if tc.spent > 0 {
 			spend(t, path, tc.spent)
 		}
-		l, err := Open(ctx, path, Options{})
+		l, err := book.Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -495,7 +499,7 @@ func TestOpenRun(t *testing.T) {
 	b := binding(t, l)
 	l.Close()
 	for _, limit := range []int{-1, 10} {
-		l, allowed, err := OpenRun(ctx, path, "darrm", b, accountant.ApproxStep(step), limit, Options{})
+		l, allowed, err := book.OpenRun(ctx, path, "darrm", b, accountant.ApproxStep(step), limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -514,15 +518,15 @@ func TestOpenRun(t *testing.T) {
 	}
 	oneVote := b
 	oneVote.Relation, oneVote.Partition = accountant.OneVote, provenance.KeyedHash
-	if _, _, err := OpenRun(ctx, path, "gnmax", oneVote, accountant.ApproxStep(step), -1, Options{}); err == nil || !strings.Contains(err.Error(), "relation") {
+	if _, _, err := book.OpenRun(ctx, path, "gnmax", oneVote, accountant.ApproxStep(step), -1); err == nil || !strings.Contains(err.Error(), "relation") {
 		t.Errorf("another relation: %v", err)
 	}
-	l, err := Open(ctx, path, Options{}) // the refused run released the lock
+	l, err := book.Open(ctx, path) // the refused run released the lock
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	if _, _, err := OpenRun(ctx, filepath.Join(t.TempDir(), "none"), "darrm", b, accountant.ApproxStep(step), -1, Options{}); err == nil {
+	if _, _, err := book.OpenRun(ctx, filepath.Join(t.TempDir(), "none"), "darrm", b, accountant.ApproxStep(step), -1); err == nil {
 		t.Error("a missing ledger opened")
 	}
 }
@@ -578,10 +582,10 @@ func TestCap(t *testing.T) {
 	open := func(budget accountant.Guarantee, b provenance.Binding) *Ledger {
 		path := filepath.Join(t.TempDir(), "l")
 		b = unique(b)
-		if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5, accountant.Simple), InitOptions{}); err != nil {
+		if _, err := book.Init(ctx, path, NewHeader(b, budget, 1e-5, accountant.Simple), false); err != nil {
 			t.Fatal(err)
 		}
-		l, err := Open(ctx, path, Options{})
+		l, err := book.Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -653,10 +657,10 @@ func TestPureBudget(t *testing.T) {
 	b := unique(bound)
 	b.Teachers.Delta = 0
 	path := filepath.Join(t.TempDir(), "pure.ledger")
-	if _, err := Init(ctx, path, NewHeader(b, budget, 1e-5, accountant.Simple), InitOptions{}); err != nil {
+	if _, err := book.Init(ctx, path, NewHeader(b, budget, 1e-5, accountant.Simple), false); err != nil {
 		t.Fatal(err)
 	}
-	l, allowed, err := OpenRun(ctx, path, "darrm", b, accountant.ApproxStep(pure), -1, Options{})
+	l, allowed, err := book.OpenRun(ctx, path, "darrm", b, accountant.ApproxStep(pure), -1)
 	if err != nil || allowed != 9 {
 		t.Fatalf("allowance of %v in %v: %d (%v), want 9", pure, budget, allowed, err)
 	}
@@ -691,10 +695,10 @@ func TestFreeAtTheBudgetDelta(t *testing.T) {
 	}{{1e-3, 1e-5, true}, {1e-3, 1e-2, true}, {1e-4, 1e-5, false}, {0, 1e-5, false}} {
 		path := filepath.Join(t.TempDir(), "l.ledger")
 		h := NewHeader(fixed, accountant.Guarantee{Eps: 1, Delta: tc.delta}, tc.prime, accountant.Simple)
-		if _, err := Init(ctx, path, h, InitOptions{Options: Options{StateDir: t.TempDir()}}); err != nil {
+		if _, err := (Book{StateDir: t.TempDir()}).Init(ctx, path, h, false); err != nil {
 			t.Fatal(err)
 		}
-		l, err := Open(ctx, path, Options{StateDir: t.TempDir()})
+		l, err := Book{StateDir: t.TempDir()}.Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -705,3 +709,6 @@ func TestFreeAtTheBudgetDelta(t *testing.T) {
 		}
 	}
 }
+
+// book keeps the tests' records in the folder TestMain names.
+var book Book

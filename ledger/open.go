@@ -5,64 +5,66 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/provenance"
 )
 
-// Options tune how a ledger is opened.
-type Options struct {
-	// StateDir holds the per-user records (Record); "" is StateDir().
-	// It must be an absolute path.
+// Book is where your darrm keeps its records of the ledgers you use (the
+// state folder, Record) and what it tells you while it waits for a
+// ledger: made once, and used for every call on ledgers, so that a
+// ledger made and the releases charged to it keep one record. Its zero
+// value keeps the records in StateDir().
+type Book struct {
+	// StateDir holds the records (Record); "" is StateDir(). It must be
+	// an absolute path.
 	StateDir string
 	// Waiting, if set, is called once when another run holds a lock that
-	// must be waited for, with what it locks: "ledger PATH", or "the
+	// must be waited for, with what it locks: "ledger LOCATION", or "the
 	// record of ensemble E (PATH)".
 	Waiting func(what string)
+	// Lost, if set, is called once, from another goroutine, when a run's
+	// ledger is lost: the connection to the server of a PostgreSQL ledger
+	// ends (the server stops, the network fails). The run writes no more
+	// (what it reserved stays charged); a caller cancels its release's
+	// context there, so that the release stops at once, even while it
+	// waits for input, instead of at its next reservation.
+	Lost func(err error)
 }
 
 // waiting returns the function that a wait for the lock on what calls.
-func (o Options) waiting(what string) func() {
-	if o.Waiting == nil {
+func (bk Book) waiting(what string) func() {
+	if bk.Waiting == nil {
 		return nil
 	}
-	return func() { o.Waiting(what) }
+	return func() { bk.Waiting(what) }
 }
 
-func (o Options) stateDir() (string, error) {
-	if o.StateDir != "" {
-		if !filepath.IsAbs(o.StateDir) {
-			return "", &stateDirError{Value: o.StateDir}
+func (bk Book) stateDir() (string, error) {
+	if bk.StateDir != "" {
+		if !filepath.IsAbs(bk.StateDir) {
+			return "", &stateDirError{Value: bk.StateDir}
 		}
-		return o.StateDir, nil
+		return bk.StateDir, nil
 	}
 	return StateDir()
 }
 
-// InitOptions tune Init.
-type InitOptions struct {
-	Options
-	// Replace records the new ledger as its ensemble's even when the
-	// record names another: the ensemble's budget then starts again, so
-	// it is for a user who means it.
-	Replace bool
-}
-
-// Init creates a ledger at path, which must not exist, bound to the
-// ensemble parameters of h (NewHeader), and records it as the ledger of
-// its ensemble. An ensemble recorded with another ledger is a
-// *RecordError unless opts.Replace; the record replaced is returned (nil
-// when there was none).
-func Init(ctx context.Context, path string, h Header, opts InitOptions) (previous *Record, err error) {
+// Init creates a ledger at location, a file that must not exist or a
+// PostgreSQL ledger whose name is not taken (postgres://...?ledger=NAME:
+// the database's schema is made when it has none), bound to the ensemble
+// parameters of h (NewHeader), and records it as the ledger of its
+// ensemble. An ensemble recorded with another ledger is a *RecordError
+// unless replace, which starts the ensemble's budget again: for a caller
+// who means it. The record replaced is returned (nil when there was
+// none).
+func (bk Book) Init(ctx context.Context, location string, h Header, replace bool) (previous *Record, err error) {
 	h.Version = Version
 	if err := checkHeader(h); err != nil {
 		return nil, err
@@ -79,87 +81,45 @@ func Init(ctx context.Context, path string, h Header, opts InitOptions) (previou
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
-	if _, err := os.Lstat(path); err == nil {
-		return nil, existsError(path)
+	create := func() (string, uint64, uint64, error) { return createFile(location, b) }
+	if IsURL(location) {
+		db, err := newPGLedger(ctx, location)
+		if err != nil {
+			return nil, err
+		}
+		defer db.close()
+		create = func() (string, uint64, uint64, error) { return db.redacted, 0, 0, db.create(b, head) }
+	} else if _, err := os.Lstat(location); err == nil {
+		return nil, existsError(location)
 	}
-	st, rec, err := openRecord(ctx, opts, h.Ensemble)
+	st, rec, err := openRecord(ctx, bk, replace, h.Ensemble)
 	if err != nil {
 		return nil, err
 	}
 	defer st.close()
-	if rec != nil && !opts.Replace {
-		return nil, &RecordError{kind: secondLedger, Path: path, Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
+	if rec != nil && !replace {
+		return nil, &RecordError{kind: secondLedger, Path: Redact(location), Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, fs.ErrExist) {
-		return nil, existsError(path)
-	}
+	where, dev, ino, err := create()
 	if err != nil {
-		return nil, fmt.Errorf("ledger: create %s: %w", path, err)
+		return nil, err
 	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = syncDir(path)
-	}
-	if err == nil {
-		var fi fs.FileInfo
-		if fi, err = os.Stat(path); err == nil {
-			err = st.write(newRecord(h, head, path, fi, 1, int64(len(b)), head))
+	if err := st.write(newRecord(h, head, where, dev, ino, 1, int64(len(b)), head)); err != nil {
+		if IsURL(location) {
+			return nil, fmt.Errorf("ledger %s is made, but %w; record it with: darrm ledger adopt %s", where, err, shellQuote(where))
 		}
-	}
-	if err != nil {
-		os.Remove(path)
-		return nil, fmt.Errorf("ledger: write %s: %w", path, err)
+		os.Remove(location)
+		return nil, fmt.Errorf("ledger: write %s: %w", location, err)
 	}
 	return rec, nil
 }
 
-// existsError is the *ExistsError of Init at path, which exists: what is
-// there, read no further than a ledger's first line, and only from a
-// regular file (a FIFO would block).
-func existsError(path string) error {
-	e := &ExistsError{Path: path, What: "a file that is not a ledger"}
-	fi, err := os.Lstat(path)
-	switch {
-	case err != nil:
-		e.What = "a file"
-	case fi.Mode()&fs.ModeSymlink != 0:
-		e.What = "a symbolic link"
-	case fi.IsDir():
-		e.What = "a directory"
-	case !fi.Mode().IsRegular():
-		e.What = "a device, FIFO or socket"
-	default:
-		f, err := os.Open(path)
-		if err != nil {
-			break
-		}
-		defer f.Close()
-		line, err := newLineReader(io.LimitReader(f, maxLineBytes+1)).next()
-		var first struct {
-			Header *struct {
-				Ensemble string `json:"ensemble"`
-				ID       string `json:"id"`
-			} `json:"header"`
-		}
-		if err == nil && IsLedger(line) && json.Unmarshal(line, &first) == nil && first.Header != nil {
-			e.Ledger, e.Ensemble, e.ID = true, first.Header.Ensemble, first.Header.ID
-		}
-	}
-	return e
-}
-
 // openRecord opens and locks the record of ensemble for a command that
-// makes its ledger (Init, Upgrade), and reads it: nil when there is none,
-// or when it is damaged and opts.Replace replaces it. Close the state.
-func openRecord(ctx context.Context, opts InitOptions, ensemble string) (*state, *Record, error) {
-	st, err := openState(ctx, opts.Options, ensemble)
+// makes its ledger (Init, Upgrade, Import), and reads it: nil when there
+// is none, or when it is damaged and replace replaces it. Close the
+// state.
+func openRecord(ctx context.Context, bk Book, replace bool, ensemble string) (*state, *Record, error) {
+	st, err := openState(ctx, bk, ensemble)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,30 +129,20 @@ func openRecord(ctx context.Context, opts InitOptions, ensemble string) (*state,
 	}
 	rec, err := st.read()
 	var bad *recordFileError
-	if err != nil && !(opts.Replace && errors.As(err, &bad)) {
+	if err != nil && !(replace && errors.As(err, &bad)) {
 		st.close()
 		return nil, nil, err
 	}
 	return st, rec, nil
 }
 
-// syncDir makes a file created or renamed in path's folder durable.
-func syncDir(path string) error {
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
-}
-
-// Ledger is an open ledger: locked for a run (Open), or read (ReadOnly).
+// Ledger is an open ledger: locked for a run (Book.Open), or read
+// (Book.ReadOnly).
 type Ledger struct {
+	// path is where the ledger is, as messages and records name it: a
+	// file's path, or a URL without its password (Redact).
 	path       string
-	f          *os.File
+	store      store
 	readOnly   bool
 	header     Header
 	headerLine []byte // as read, without its line end
@@ -220,125 +170,84 @@ type Ledger struct {
 	base      accountant.Sequence // the spends of every run before this one
 }
 
-// openFile opens path as a ledger file: a regular file, or a
-// *NotLedgerError (never waiting on a FIFO, never reading a device).
-func openFile(path string, flag int) (*os.File, error) {
-	f, err := os.OpenFile(path, flag|oNonBlock, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &NotLedgerError{Path: path, Reason: "no such file (create it with darrm ledger init)", Err: err}
-	}
+// Open opens and locks the ledger at location (a file, or
+// postgres://...?ledger=NAME) for a run: it waits while another run holds
+// it (until ctx is done), checks the ledger against its ensemble's record
+// (*RecordError), checks every line that the record does not vouch for
+// (all of them when there is no record, or when the ledger does not hold
+// the line it names where it says), cuts off a torn last line whose fsync
+// cannot have returned, and advances the record. A ledger that fails a
+// check is a *CorruptError; one of an earlier version a *VersionError.
+// Close releases the lock.
+func (bk Book) Open(ctx context.Context, location string) (*Ledger, error) {
+	l, _, err := bk.open(ctx, location, false)
 	if err != nil {
-		if st, serr := os.Stat(path); serr == nil && st.IsDir() {
-			return nil, &NotLedgerError{Path: path, Reason: "is a directory, not a ledger file"}
-		}
-		return nil, fmt.Errorf("ledger %s: %w", path, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("ledger %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		what := "not a regular file"
-		switch {
-		case st.IsDir():
-			what = "a directory"
-		case st.Mode()&fs.ModeNamedPipe != 0:
-			what = "a FIFO"
-		case st.Mode()&fs.ModeDevice != 0:
-			what = "a device"
-		}
-		return nil, &NotLedgerError{Path: path, Reason: "is " + what + ", not a ledger file"}
-	}
-	return f, nil
-}
-
-// Open opens and locks the ledger at path for a run: it waits while
-// another run holds it (until ctx is done), checks the ledger against its
-// ensemble's record (*RecordError), checks every line that the record
-// does not vouch for (all of them when there is no record, or when the
-// file does not hold the line it names where it says), cuts off a torn
-// last line whose fsync cannot have returned, and advances the record. A
-// ledger that fails a check is a *CorruptError; one of an earlier version
-// a *VersionError. Close releases the lock.
-func Open(ctx context.Context, path string, opts Options) (*Ledger, error) {
-	f, err := openFile(path, os.O_RDWR)
-	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			return nil, fmt.Errorf("%w: a release appends to its ledger, so it must be writable by you (darrm ledger show only reads it)", err)
-		}
 		return nil, err
 	}
-	if err := lock(ctx, f, true, opts.waiting("ledger "+path)); err != nil {
-		f.Close()
-		if ctx.Err() != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("ledger %s: lock: %w", path, err)
-	}
-	l := &Ledger{path: path, f: f}
-	if _, err := l.load(ctx, opts, true, false); err != nil {
-		f.Close()
+	if _, err := l.load(ctx, bk, true, false); err != nil {
+		l.store.close()
 		return nil, err
 	}
 	return l, nil
 }
 
-// Adopt records the ledger at path, as it is now, as the ledger of its
-// ensemble, whatever the record said (which it returns, nil if there was
-// none): the way to resolve a *RecordError on purpose. The ledger must
-// pass every check of its own; a torn last line is cut off.
-func Adopt(ctx context.Context, path string, opts Options) (previous *Record, l *Ledger, err error) {
-	f, err := openFile(path, os.O_RDWR)
+// open opens the store of the ledger at location (for a run, locked),
+// and reports whether no write can be under way.
+func (bk Book) open(ctx context.Context, location string, readOnly bool) (*Ledger, bool, error) {
+	s, where, settled, err := openStore(ctx, location, readOnly, bk)
 	if err != nil {
+		return nil, false, err
+	}
+	l := &Ledger{path: where, store: s, readOnly: readOnly}
+	if !settled {
+		l.notes = append(l.notes, "a run holds the ledger: a line it is writing now is not shown")
+	}
+	return l, settled, nil
+}
+
+// Adopt records the ledger at location, as it is now, as the ledger of
+// its ensemble, whatever the record said (which it returns, nil if there
+// was none): the way to resolve a *RecordError on purpose. The ledger
+// must pass every check of its own; a torn last line is cut off.
+func (bk Book) Adopt(ctx context.Context, location string) (previous *Record, l *Ledger, err error) {
+	if l, _, err = bk.open(ctx, location, false); err != nil {
 		return nil, nil, err
 	}
-	if err := lock(ctx, f, true, opts.waiting("ledger "+path)); err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	l = &Ledger{path: path, f: f}
-	if previous, err = l.load(ctx, opts, true, true); err != nil {
-		f.Close()
+	if previous, err = l.load(ctx, bk, true, true); err != nil {
+		l.store.close()
 		return nil, nil, err
 	}
 	return previous, l, nil
 }
 
-// ReadOnly reads the ledger at path without writing anything: neither the
-// file (a torn last line is reported in Notes, not cut off) nor the
-// record. It checks every line and the chain, whatever the record says.
-// Reading needs no record: what the record says against the ledger is
-// not an error here but RecordErr, and a damaged record is a note. It
+// ReadOnly reads the ledger at location without writing anything:
+// neither the ledger (a torn last line is reported in Notes, not cut off)
+// nor the record. It checks every line and the chain, whatever the record
+// says. Reading needs no record: what the record says against the ledger
+// is not an error here but RecordErr, and a damaged record is a note. It
 // does not wait for a run that holds the ledger: it then reads what is
-// on disk, and a last line still being written is left out. Ledgers of
-// earlier versions are read too. Close it when done.
-func ReadOnly(ctx context.Context, path string, opts Options) (*Ledger, error) {
-	f, err := openFile(path, os.O_RDONLY)
+// there, and a last line still being written to a file is left out.
+// Ledgers of earlier versions are read too. Close it when done.
+func (bk Book) ReadOnly(ctx context.Context, location string) (*Ledger, error) {
+	l, settled, err := bk.open(ctx, location, true)
 	if err != nil {
 		return nil, err
 	}
-	locked := tryLock(f, false)
-	l := &Ledger{path: path, f: f, readOnly: true}
-	if !locked {
-		l.notes = append(l.notes, "a run holds the ledger: a line it is writing now is not shown")
-	}
-	if _, err := l.load(ctx, opts, locked, false); err != nil {
-		f.Close()
+	if _, err := l.load(ctx, bk, settled, false); err != nil {
+		l.store.close()
 		return nil, err
 	}
 	return l, nil
 }
 
-// OpenRun opens and locks the ledger at path (Open) for a release of
+// OpenRun opens and locks the ledger at location (Open) for a release of
 // labels that step describes, by mechanism, from the ensemble that b states:
 // it begins the run's spend (Begin) and returns how many labels the
 // budget allows, at most limit when limit >= 0, accountant.Unlimited when
 // the teachers' cap is within the budget and limit < 0 (Allowance). Close
 // the ledger when the run is settled.
-func OpenRun(ctx context.Context, path string, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int, opts Options) (*Ledger, int, error) {
-	l, err := Open(ctx, path, opts)
+func (bk Book) OpenRun(ctx context.Context, location string, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (*Ledger, int, error) {
+	l, err := bk.Open(ctx, location)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -353,27 +262,14 @@ func OpenRun(ctx context.Context, path string, mechanism provenance.MechanismNam
 	return l, allowed, nil
 }
 
-// firstLine reads the header line of f on its own, before the record is
-// read: a line appended later is then read after the record, never
-// before, so that a run writing at the same time cannot make the ledger
-// look behind its record.
-func firstLine(f *os.File) ([]byte, error) {
-	r := newLineReader(io.NewSectionReader(f, 0, maxLineBytes+1))
-	b, err := r.next()
-	if err == io.EOF {
-		return r.tail, io.EOF
-	}
-	return bytes.Clone(b), err
-}
-
 // load reads and checks the ledger; settled says that no write can be
 // under way (the lock is held), so that a torn last line is a write that
 // a crash interrupted. For a run (not readOnly) it then cuts off a torn
 // last line that it may and advances the record; with adopt, it records
 // the ledger as it is, whatever the record said, and returns what it
 // said.
-func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*Record, error) {
-	first, err := firstLine(l.f)
+func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Record, error) {
+	first, err := l.store.first()
 	switch {
 	case err == errLongLine:
 		return nil, &NotLedgerError{Path: l.path, Reason: fmt.Sprintf("is not a ledger: its first line is longer than %d bytes", maxLineBytes)}
@@ -393,7 +289,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	if l.format != current && !l.readOnly {
 		return nil, &VersionError{Path: l.path, Version: l.version}
 	}
-	st, err := openState(ctx, opts, l.header.Ensemble)
+	st, err := openState(ctx, bk, l.header.Ensemble)
 	if err != nil {
 		return nil, err
 	}
@@ -451,9 +347,9 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	if err := l.cutTail(); err != nil {
 		return nil, err
 	}
-	fi, err := l.f.Stat()
+	where, dev, ino, err := l.store.where()
 	if err == nil {
-		err = st.write(newRecord(l.header, l.headerHash, l.path, fi, l.chain.n, l.size, l.chain.head))
+		err = st.write(newRecord(l.header, l.headerHash, where, dev, ino, l.chain.n, l.size, l.chain.head))
 	}
 	if err != nil {
 		return nil, err
@@ -495,6 +391,8 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 		case rec.LedgerID != l.header.ID:
 			e.kind = secondLedger
 			e.ID = l.header.ID
+		case !l.readOnly && IsURL(rec.Path) && !IsURL(l.path):
+			e.kind = moved
 		case torn && lines+1 == rec.Lines:
 			e.kind = tornAfterSync
 		case lines < rec.Lines:
@@ -531,11 +429,8 @@ func (l *Ledger) cutTail() error {
 	if len(l.tail) == 0 {
 		return nil
 	}
-	if err := l.f.Truncate(l.size); err != nil {
-		return fmt.Errorf("ledger %s: cut off a torn last line: %w", l.path, err)
-	}
-	if err := l.f.Sync(); err != nil {
-		return fmt.Errorf("ledger %s: cut off a torn last line: fsync: %w", l.path, err)
+	if err := l.store.cut(pos{n: l.chain.n, off: l.size}); err != nil {
+		return err
 	}
 	l.notes = append(l.notes, fmt.Sprintf("cut off a torn last line of %d bytes: a write that a crash interrupted before its fsync returned", len(l.tail)))
 	l.tail = nil

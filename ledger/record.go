@@ -49,13 +49,13 @@ func StateDir() (string, error) {
 
 // stateDirError is a folder for the records that is not an absolute path:
 // the environment variable Var, or with Var "" the caller's
-// Options.StateDir.
+// Book.StateDir.
 type stateDirError struct{ Var, Value string }
 
 func (e *stateDirError) Error() string {
 	what := "environment variable " + e.Var
 	if e.Var == "" {
-		what = "ledger: Options.StateDir"
+		what = "ledger: Book.StateDir"
 	}
 	return fmt.Sprintf("%s = %s: must be an absolute path, or darrm would keep a record of each ledger per working directory; set %s to an absolute folder", what, strconv.Quote(e.Value), EnvStateDir)
 }
@@ -81,7 +81,8 @@ type Record struct {
 	// an earlier darrm: the next release fills it in).
 	Header string `json:"header,omitempty"`
 	// Path, Device and Inode say where the ledger was: for messages, and
-	// to tell a moved file from a copy.
+	// to tell a moved file from a copy. A PostgreSQL ledger's Path is its
+	// URL without the password (Redact), its Device and Inode 0.
 	Path   string `json:"path"`
 	Device uint64 `json:"device"`
 	Inode  uint64 `json:"inode"`
@@ -101,21 +102,18 @@ const recordVersion = 1
 const maxRecordBytes = 64 << 10
 
 // newRecord returns the record of the ledger of header h, whose line has
-// the hash hh, at path, fi, of lines whole lines in size bytes, the last
-// of hash head.
-func newRecord(h Header, hh, path string, fi fs.FileInfo, lines int, size int64, head string) Record {
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
-	dev, ino := fileID(fi)
+// the hash hh, at path (its device and inode dev, ino), of lines whole
+// lines in size bytes, the last of hash head.
+func newRecord(h Header, hh, path string, dev, ino uint64, lines int, size int64, head string) Record {
 	return Record{Version: recordVersion, Ensemble: h.Ensemble, LedgerID: h.ID, Header: hh, Path: path, Device: dev, Inode: ino,
 		Lines: lines, Head: head, Size: size, Updated: time.Now().UTC().Truncate(time.Second)}
 }
 
 // recordKind says how a ledger disagrees with its record: secondLedger
 // (the record names another ledger), behind (lines removed or an older
-// copy restored), tornAfterSync (a line written in full is cut short) or
-// diverged (the recorded line differs).
+// copy restored), tornAfterSync (a line written in full is cut short),
+// diverged (the recorded line differs) or moved (a file whose ledger the
+// record keeps in PostgreSQL).
 type recordKind int
 
 const (
@@ -131,11 +129,15 @@ const (
 	// diverged is a ledger whose line at the record's count is not the
 	// one recorded: edited, or another copy of it restored.
 	diverged
+	// moved is a ledger file that a run would write, whose ledger the
+	// record keeps in PostgreSQL: the file it was imported from, or an
+	// export of it, a copy for reading.
+	moved
 )
 
 // RecordError is a ledger that disagrees with its ensemble's record. It
-// is resolved on purpose: by using the right ledger, or with Adopt (darrm
-// ledger adopt), or, for Init and Upgrade, with InitOptions.Replace.
+// is resolved on purpose: by using the right ledger, or with Book.Adopt
+// (darrm ledger adopt), or, for Book.Init and Book.Upgrade, with replace.
 type RecordError struct {
 	kind     recordKind
 	Path     string // the ledger
@@ -154,13 +156,12 @@ func (e *RecordError) Error() string {
 	if e.Command == "upgrade" {
 		fn = "Upgrade"
 	}
-	return e.Say("call " + fn + " again with InitOptions.Replace")
+	return e.Say("call Book." + fn + " again with replace true")
 }
 
 // Say returns e's message with replace saying how the caller makes Init
-// or Upgrade replace the record on purpose: Error names the field,
-// InitOptions.Replace, and a command that sets it by a flag says the
-// flag.
+// or Upgrade replace the record on purpose: Error names the argument,
+// and a command that sets it by a flag says the flag.
 func (e *RecordError) Say(replace string) string {
 	r := e.Record
 	seen := fmt.Sprintf("your record of ensemble %s (%s) says its ledger is %s (id %s) with %d lines, as of %s",
@@ -174,6 +175,8 @@ func (e *RecordError) Say(replace string) string {
 		return fmt.Sprintf("ledger %s (id %s) is a second ledger for ensemble %s: %s. Two ledgers would give the ensemble its budget twice. Use %s; if this ledger replaces it on purpose, run: darrm ledger adopt %s", e.Path, short(e.ID), e.Ensemble, seen, r.Path, q)
 	case behind:
 		return fmt.Sprintf("ledger %s has %d lines, but %s: lines were removed, or an older copy was restored. Use the newest copy; if you mean to go on from this file as it is, forgetting the spends after its line %d, run: darrm ledger adopt %s", e.Path, e.Lines, seen, e.Lines, q)
+	case moved:
+		return fmt.Sprintf("ledger %s is a file copy of a ledger kept in PostgreSQL: %s. Release there, so that every spend is counted once; this file (the one imported, or an export) is for reading. If you mean to go on from this file instead, run: darrm ledger adopt %s", e.Path, seen, q)
 	case tornAfterSync:
 		return fmt.Sprintf("ledger %s: its last line (line %d) is cut short, but %s: that line was written in full (its fsync had returned), so the file was cut afterwards. Restore it from a good copy; if you mean to go on without that line, run: darrm ledger adopt %s", e.Path, e.Lines+1, seen, q)
 	}
@@ -232,16 +235,16 @@ type state struct {
 }
 
 // openState opens the record of ensemble (not locked). A wait for its
-// lock ends with ctx, and is told to opts.Waiting.
-func openState(ctx context.Context, opts Options, ensemble string) (*state, error) {
-	dir, err := opts.stateDir()
+// lock ends with ctx, and is told to bk.Waiting.
+func openState(ctx context.Context, bk Book, ensemble string) (*state, error) {
+	dir, err := bk.stateDir()
 	if err != nil {
 		return nil, err
 	}
 	dir = filepath.Join(dir, "ledgers")
 	sum := sha256.Sum256([]byte(ensemble))
 	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, ctx: ctx}
-	s.waiting = opts.waiting(fmt.Sprintf("the record of ensemble %s (%s)", ensemble, s.path))
+	s.waiting = bk.waiting(fmt.Sprintf("the record of ensemble %s (%s)", ensemble, s.path))
 	return s, nil
 }
 
@@ -342,6 +345,12 @@ func (s *state) write(r Record) error {
 // has been used meanwhile, and the record, which now vouches for that
 // one, is left as it is.
 func (s *state) advance(lines int, size int64, head string) error {
+	return s.update(func(r *Record) { r.Lines, r.Size, r.Head = lines, size, head })
+}
+
+// update changes the record by edit, if it is still the one this run
+// last wrote (advance).
+func (s *state) update(edit func(*Record)) error {
 	if s == nil || s.last == nil {
 		return errors.New("the ledger's record was not read")
 	}
@@ -358,6 +367,7 @@ func (s *state) advance(lines int, size int64, head string) error {
 		return fmt.Errorf("your record of ensemble %s (%s) changed during this run: another ledger of the ensemble was used or adopted meanwhile: %w", last.Ensemble, s.path, errRecordChanged)
 	}
 	r := last
-	r.Lines, r.Size, r.Head, r.Updated = lines, size, head, time.Now().UTC().Truncate(time.Second)
+	edit(&r)
+	r.Updated = time.Now().UTC().Truncate(time.Second)
 	return s.write(r)
 }

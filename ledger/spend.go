@@ -117,7 +117,11 @@ func (l *Ledger) write(labels int, final bool) error {
 	if err != nil {
 		return err
 	}
-	if err := l.append(b); err != nil {
+	if err := l.store.append(pos{n: l.chain.n, off: l.size}, l.chain.head, b, h); err != nil {
+		var broken *brokenError
+		if errors.As(err, &broken) || l.store.cause() != nil {
+			l.broken = err
+		}
 		return err
 	}
 	next.head = h
@@ -134,33 +138,10 @@ func (l *Ledger) write(labels int, final bool) error {
 	return nil
 }
 
-// append writes b after the last whole line and syncs it, or undoes it.
-func (l *Ledger) append(b []byte) error {
-	_, err := l.f.WriteAt(b, l.size)
-	if err == nil {
-		if err = l.f.Sync(); err != nil {
-			err = fmt.Errorf("fsync: %w", err)
-		}
-	}
-	if err == nil {
-		return nil
-	}
-	err = fmt.Errorf("ledger %s: write: %w", l.path, err)
-	if terr := l.f.Truncate(l.size); terr != nil {
-		l.broken = fmt.Errorf("%w; cutting the partial line off failed too (%v): the ledger takes no more writes in this run, and the next run judges its last line", err, terr)
-		return l.broken
-	}
-	if serr := l.f.Sync(); serr != nil {
-		l.broken = fmt.Errorf("%w; syncing the cut failed too (%v): the ledger takes no more writes in this run", err, serr)
-		return l.broken
-	}
-	return err
-}
-
 // Close releases the lock.
 func (l *Ledger) Close() error {
 	if l.state != nil {
 		l.state.close()
 	}
-	return l.f.Close()
+	return l.store.close()
 }

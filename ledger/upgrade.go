@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -88,7 +89,7 @@ type UpgradeResult struct {
 	Previous *Record
 }
 
-// Upgrade turns the ledger at path, of version 3, into one of the
+// Upgrade turns the ledger at location, of version 3, into one of the
 // current version in its place: a new header (a new ID; Upgraded giving
 // the old file's version, length and hash, its id and the hash of its
 // last line; the old relation, binding, budget, δ' and creation time; the
@@ -98,23 +99,20 @@ type UpgradeResult struct {
 // ledger's binding. The old file is kept as backupName(path, version),
 // with a last line that darrm versions that read it refuse. The new
 // ledger is recorded as its ensemble's. An ensemble recorded with another
-// ledger is a *RecordError unless opts.Replace; a ledger that its record
+// ledger is a *RecordError unless replace; a ledger that its record
 // refuses (behind it, another copy) is refused as a release would refuse
 // it. Upgrading again after an interrupted upgrade completes it. A ledger
 // of the current version is read and checked (a *CorruptError if it is
-// damaged) and left as it is (Current).
-func Upgrade(ctx context.Context, path string, b provenance.Binding, opts InitOptions) (UpgradeResult, error) {
+// damaged) and left as it is (Current): a PostgreSQL ledger always is.
+func (bk Book) Upgrade(ctx context.Context, location string, b provenance.Binding, replace bool) (UpgradeResult, error) {
 	var res UpgradeResult
-	f, err := openFile(path, os.O_RDWR)
+	s, path, _, err := openStore(ctx, location, false, bk)
 	if err != nil {
 		return res, err
 	}
-	defer f.Close()
-	if err := lock(ctx, f, true, opts.waiting("ledger "+path)); err != nil {
-		return res, err
-	}
-	old := &Ledger{path: path, f: f, readOnly: true}
-	first, err := firstLine(f)
+	defer s.close()
+	old := &Ledger{path: path, store: s, readOnly: true}
+	first, err := s.first()
 	if err != nil && err != io.EOF {
 		return res, fmt.Errorf("ledger %s: read: %w", path, err)
 	}
@@ -132,6 +130,11 @@ func Upgrade(ctx context.Context, path string, b provenance.Binding, opts InitOp
 		res.Current, res.Filter = true, old.header.Filter
 		return res, nil
 	}
+	file, ok := s.(*fileStore)
+	if !ok {
+		return res, &VersionError{Path: path, Version: old.version}
+	}
+	f := file.f
 
 	nh := old.header
 	nh.Version = Version
@@ -141,7 +144,7 @@ func Upgrade(ctx context.Context, path string, b provenance.Binding, opts InitOp
 	if err := checkHeader(nh); err != nil {
 		return res, err
 	}
-	st, rec, err := openRecord(ctx, opts, nh.Ensemble)
+	st, rec, err := openRecord(ctx, bk, replace, nh.Ensemble)
 	if err != nil {
 		return res, err
 	}
@@ -160,7 +163,7 @@ func Upgrade(ctx context.Context, path string, b provenance.Binding, opts InitOp
 		if err := old.checkRecord(rec, st.path, true); err != nil {
 			return res, err
 		}
-	case rec != nil && !opts.Replace:
+	case rec != nil && !replace:
 		return res, &RecordError{kind: secondLedger, Path: path, Ensemble: nh.Ensemble, Record: *rec, File: st.path, Command: "upgrade"}
 	case rec != nil:
 		res.Previous = rec
@@ -201,7 +204,9 @@ func Upgrade(ctx context.Context, path string, b provenance.Binding, opts InitOp
 	lines := 1 + len(spends)
 	var fi fs.FileInfo
 	if fi, err = os.Stat(path); err == nil {
-		err = st.write(newRecord(nh, hh, path, fi, lines, size, head))
+		abs, _ := filepath.Abs(path)
+		dev, ino := fileID(fi)
+		err = st.write(newRecord(nh, hh, abs, dev, ino, lines, size, head))
 	}
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %s is upgraded, but %w; record it with: darrm ledger adopt %s", path, err, shellQuote(path))

@@ -63,7 +63,7 @@ func writeV3Budget(t *testing.T, path string, b provenance.Binding, budget accou
 // recordOld writes, in the state folder of opts, the record that an earlier darrm
 // kept of the ledger of header h: its id, lines and last line,
 // no byte count.
-func recordOld(t *testing.T, opts Options, h Header, path string, lines int, head string) {
+func recordOld(t *testing.T, opts Book, h Header, path string, lines int, head string) {
 	t.Helper()
 	st, err := openState(ctx, opts, h.Ensemble)
 	if err != nil {
@@ -71,7 +71,8 @@ func recordOld(t *testing.T, opts Options, h Header, path string, lines int, hea
 	}
 	defer st.close()
 	fi, _ := os.Stat(path)
-	r := newRecord(h, "", path, fi, lines, 0, head)
+	dev, ino := fileID(fi)
+	r := newRecord(h, "", path, dev, ino, lines, 0, head)
 	if err := st.write(r); err != nil {
 		t.Fatal(err)
 	}
@@ -97,27 +98,27 @@ func TestUpgrade(t *testing.T) {
 		{Run: "b2", Time: now, Mechanism: "rr", Eps: 0.1, Delta: 0, Queries: 4, Final: true},
 	}
 	h := writeV3(t, path, own, spends)
-	old, err := ReadOnly(ctx, path, Options{})
+	old, err := book.ReadOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before, _ := old.Balance()
 	head, lines := old.Head(), old.Lines()
 	old.Close()
-	recordOld(t, Options{}, h, path, lines, head)
-	other := Options{StateDir: t.TempDir()}
+	recordOld(t, Book{}, h, path, lines, head)
+	other := Book{StateDir: t.TempDir()}
 	recordOld(t, other, h, path, lines-1, "an older line")
 	var ve *VersionError
-	if err := openErr(path, Options{}); !errors.As(err, &ve) || ve.Version != 3 || !strings.Contains(err.Error(), "darrm ledger upgrade "+path) {
+	if err := openErr(path, Book{}); !errors.As(err, &ve) || ve.Version != 3 || !strings.Contains(err.Error(), "darrm ledger upgrade "+path) {
 		t.Fatalf("a run on version 3: %v", err)
 	}
 	other3 := own
 	other3.K = 9
 	var be *BindingError
-	if _, err := Upgrade(ctx, path, other3, InitOptions{}); !errors.As(err, &be) {
+	if _, err := book.Upgrade(ctx, path, other3, false); !errors.As(err, &be) {
 		t.Errorf("upgrade contradicting the binding: %v", err)
 	}
-	res, err := Upgrade(ctx, path, provenance.Binding{}, InitOptions{})
+	res, err := book.Upgrade(ctx, path, provenance.Binding{}, false)
 	if err != nil || res.From != 3 || res.Runs != 2 || res.Backup != path+".v3" || res.Previous != nil {
 		t.Fatalf("upgrade of version 3: %+v, %v", res, err)
 	}
@@ -126,7 +127,7 @@ func TestUpgrade(t *testing.T) {
 	u := l.Header().Upgraded
 	simple := accountant.Guarantee{Eps: 7*0.3 + 4*0.1, Delta: 7 * 3e-5}
 	if b := binding(t, l); b != own || after.Composition != accountant.Simple || l.Header().Filter != accountant.Simple || u == nil || u.ID != h.ID || u.Head != head || u.Lines != lines ||
-		!close(after.Total.Eps, simple.Eps) || !close(after.Total.Delta, simple.Delta) || before.Total != after.Total {
+		!near(after.Total.Eps, simple.Eps) || !near(after.Total.Delta, simple.Delta) || before.Total != after.Total {
 		t.Errorf("upgraded: binding %+v, balance %+v (was %+v), upgraded from %+v", b, after, before, u)
 	}
 	l.Close()
@@ -139,7 +140,7 @@ func TestUpgrade(t *testing.T) {
 	if !isMarker([]byte(last[len(last)-1])) {
 		t.Errorf("the kept file does not end with the mark: %q", last[len(last)-1])
 	}
-	if k, err := ReadOnly(ctx, res.Backup, Options{}); err != nil || !strings.Contains(strings.Join(k.Notes(), "; "), "marked as upgraded") {
+	if k, err := book.ReadOnly(ctx, res.Backup); err != nil || !strings.Contains(strings.Join(k.Notes(), "; "), "marked as upgraded") {
 		t.Errorf("the kept file: %v, %v", err, k)
 	} else {
 		k.Close()
@@ -151,18 +152,18 @@ func TestUpgrade(t *testing.T) {
 	f, _ := os.OpenFile(again, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"upgraded":{"to":4,"time":"2025-03-01T00:00:00Z"}}` + "\n")
 	f.Close()
-	if _, err := Upgrade(ctx, again, provenance.Binding{}, InitOptions{}); err != nil {
+	if _, err := book.Upgrade(ctx, again, provenance.Binding{}, false); err != nil {
 		t.Fatalf("upgrade after an interrupted one: %v", err)
 	}
-	if res, err := Upgrade(ctx, again, provenance.Binding{}, InitOptions{}); err != nil || !res.Current || res.From != Version {
+	if res, err := book.Upgrade(ctx, again, provenance.Binding{}, false); err != nil || !res.Current || res.From != Version {
 		t.Errorf("upgrade of a ledger of the current version: %+v, %v", res, err)
 	}
-	if l, err := Open(ctx, path, other); err != nil {
+	if l, err := other.Open(ctx, path); err != nil {
 		t.Errorf("another user's record of the old ledger: %v", err)
 	} else {
 		l.Close()
 	}
-	stranger := Options{StateDir: t.TempDir()}
+	stranger := Book{StateDir: t.TempDir()}
 	recordOld(t, stranger, Header{Ensemble: h.Ensemble, ID: "fedcba9876543210fedcba9876543210"}, path, 2, "x")
 	recordError(t, "a record of another ledger", openErr(path, stranger), secondLedger)
 
@@ -170,27 +171,27 @@ func TestUpgrade(t *testing.T) {
 	cut := filepath.Join(dir, "cut.ledger")
 	own2 := unique(bound)
 	h2 := writeV3(t, cut, own2, spends)
-	r, _ := ReadOnly(ctx, cut, Options{})
-	recordOld(t, Options{}, h2, cut, r.Lines(), r.Head())
+	r, _ := book.ReadOnly(ctx, cut)
+	recordOld(t, Book{}, h2, cut, r.Lines(), r.Head())
 	r.Close()
 	writeV3(t, cut, own2, spends[:2])
-	_, err = Upgrade(ctx, cut, provenance.Binding{}, InitOptions{})
+	_, err = book.Upgrade(ctx, cut, provenance.Binding{}, false)
 	recordError(t, "upgrade of a version 3 behind its record", err, behind)
 
 	// A second ledger of an ensemble recorded with another.
 	second := filepath.Join(dir, "second.ledger")
 	writeV3(t, second, own, spends)
-	_, err = Upgrade(ctx, second, provenance.Binding{}, InitOptions{})
+	_, err = book.Upgrade(ctx, second, provenance.Binding{}, false)
 	recordError(t, "upgrade of a second ledger", err, secondLedger)
 	if _, err := os.Stat(backupName(second, 3)); err == nil {
 		t.Error("a refused upgrade kept a copy")
 	}
-	if _, err := Upgrade(ctx, second, provenance.Binding{}, InitOptions{Replace: true}); err != nil {
+	if _, err := book.Upgrade(ctx, second, provenance.Binding{}, true); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func close(a, b float64) bool { return a >= b && a-b <= 1e-12*b }
+func near(a, b float64) bool { return a >= b && a-b <= 1e-12*b }
 
 // TestUpgradeFilter: an upgrade keeps the composition the version-3
 // ledger was under, simple composition, whatever the spends: issue 46's
@@ -217,11 +218,11 @@ func TestUpgradeFilter(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "v3.ledger")
 		b := unique(tc.b)
 		writeV3Budget(t, path, b, tc.budget, spends)
-		res, err := Upgrade(ctx, path, provenance.Binding{}, InitOptions{})
+		res, err := book.Upgrade(ctx, path, provenance.Binding{}, false)
 		if err != nil || res.Filter != accountant.Simple {
 			t.Fatalf("budget %v: upgrade %+v, %v", tc.budget, res, err)
 		}
-		l, err := ReadOnly(ctx, path, Options{})
+		l, err := book.ReadOnly(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +235,7 @@ func TestUpgradeFilter(t *testing.T) {
 			eps float64
 			max int
 		}{{0.05, 1}, {0.2, 0}} {
-			l, allowed, err := OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: c.eps}), -1, Options{})
+			l, allowed, err := book.OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: c.eps}), -1)
 			if err != nil || allowed > c.max {
 				t.Errorf("budget %v: labels of %g allowed after the upgrade: %d (%v), want at most %d", tc.budget, c.eps, allowed, err, c.max)
 			}
@@ -255,10 +256,10 @@ func TestOldVersionsRefused(t *testing.T) {
 		raw, _ := json.Marshal(h)
 		os.WriteFile(path, []byte(`{"header":`+string(raw)+`,"sha256":"x"}`+"\n"), 0o644)
 		var ve *VersionError
-		if _, err := ReadOnly(ctx, path, Options{}); !errors.As(err, &ve) || !strings.Contains(err.Error(), "no longer reads") {
+		if _, err := book.ReadOnly(ctx, path); !errors.As(err, &ve) || !strings.Contains(err.Error(), "no longer reads") {
 			t.Errorf("version %d read: %v", v, err)
 		}
-		if err := openErr(path, Options{}); !errors.As(err, &ve) {
+		if err := openErr(path, Book{}); !errors.As(err, &ve) {
 			t.Errorf("version %d run: %v", v, err)
 		}
 	}
@@ -269,12 +270,12 @@ func TestOldVersionsRefused(t *testing.T) {
 func TestUpgradeCurrentDamaged(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
 	spend(t, path, 2)
-	if res, err := Upgrade(ctx, path, provenance.Binding{}, InitOptions{}); err != nil || !res.Current {
+	if res, err := book.Upgrade(ctx, path, provenance.Binding{}, false); err != nil || !res.Current {
 		t.Fatalf("a sound current ledger: %+v, %v", res, err)
 	}
 	b := mustReadFile(t, path)
 	os.WriteFile(path, []byte(strings.Replace(string(b), `"queries":2`, `"queries":1`, 1)), 0o644)
-	res, err := Upgrade(ctx, path, provenance.Binding{}, InitOptions{})
+	res, err := book.Upgrade(ctx, path, provenance.Binding{}, false)
 	corruptAt(t, "a damaged current ledger", err, 2, "sha256")
 	if res.Current {
 		t.Error("a damaged ledger was said to be current")
@@ -294,8 +295,8 @@ func TestUpgradeBackupInTheWay(t *testing.T) {
 	before, _ := os.ReadFile(path)
 	backup := backupName(path, 3)
 	os.WriteFile(backup, []byte("someone else's"), 0o644)
-	opts := InitOptions{Options: Options{StateDir: t.TempDir()}}
-	_, err := Upgrade(ctx, path, provenance.Binding{}, opts)
+	book := Book{StateDir: t.TempDir()}
+	_, err := book.Upgrade(ctx, path, provenance.Binding{}, false)
 	if want := "ledger upgrade: keep the version-3 file as " + backup + ": "; err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "(move that file away first)") {
 		t.Errorf("a file in the backup's place: %v, want %q...", err, want)
 	}
@@ -306,7 +307,7 @@ func TestUpgradeBackupInTheWay(t *testing.T) {
 		t.Errorf("the folder holds %v", entries)
 	}
 	os.Remove(backup)
-	if _, err := Upgrade(ctx, path, provenance.Binding{}, opts); err != nil {
+	if _, err := book.Upgrade(ctx, path, provenance.Binding{}, false); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o640 {

@@ -26,20 +26,21 @@ func RecordedIn(l *ledger.Ledger, path string) (*Recorded, error) {
 }
 
 // ChargeDraw charges one smooth-sensitivity draw of cost to the ledger at
-// path for the teachers b, before it is drawn (Once.Charge): one step of
+// location (a file or a PostgreSQL URL; book holds your records of the
+// ledgers) for the teachers b, before it is drawn (Once.Charge): one step of
 // its (ε, δ) as converted, so that a zcdp-filter ledger refuses it (GNSS's
 // RDP holds only below order 1/(2β): it has no zCDP slope). A budget with
 // no room left for it is an ensemble.ErrBudget. notes hears what opening
 // the ledger found worth telling.
-func ChargeDraw(ctx context.Context, path string, b provenance.Binding, cost accountant.Guarantee, opts ledger.Options, notes func([]string)) error {
-	l, allowed, err := ledger.OpenRun(ctx, path, gnssMechanism, b, accountant.ApproxStep(cost), 1, opts)
+func ChargeDraw(ctx context.Context, location string, b provenance.Binding, cost accountant.Guarantee, book ledger.Book, notes func([]string)) error {
+	l, allowed, err := book.OpenRun(ctx, location, gnssMechanism, b, accountant.ApproxStep(cost), 1)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
 	notes(l.Notes())
 	if allowed < 1 {
-		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, path, cost)
+		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, ledger.Redact(location), cost)
 	}
 	if err := l.Reserve(1); err != nil {
 		return err

@@ -90,21 +90,21 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
-	state := ledger.Options{StateDir: filepath.Join(dir, "state")}
+	state := ledger.Book{StateDir: filepath.Join(dir, "state")}
 	led := filepath.Join(dir, "votes.ledger")
-	if _, err := ledger.Init(ctx, led, ledger.NewHeader(bind, budget, accountant.DefaultDeltaPrime, choice.Filter), ledger.InitOptions{Options: state}); err != nil {
+	if _, err := state.Init(ctx, led, ledger.NewHeader(bind, budget, accountant.DefaultDeltaPrime, choice.Filter), false); err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
-		Votes:         in,
-		Mechanism:     pl.Request.Mechanism,
-		Teachers:      pl.Request.Teachers,
-		DeltaPrime:    pl.Request.DeltaPrime,
-		Ledger:        led,
-		LedgerOptions: state,
-		Sink:          ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
-		Random:        noise.NewSeededSource(1),
-		Options:       ensemble.ReleaseOptions{Experiment: true},
+		Votes:      in,
+		Mechanism:  pl.Request.Mechanism,
+		Teachers:   pl.Request.Teachers,
+		DeltaPrime: pl.Request.DeltaPrime,
+		Ledger:     led,
+		Book:       state,
+		Sink:       ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
+		Random:     noise.NewSeededSource(1),
+		Options:    ensemble.ReleaseOptions{Experiment: true},
 	})
 	if _, serr := os.Stat(filepath.Join(dir, "labels.csv")); err == nil && serr != nil {
 		return out.Result, serr

@@ -114,13 +114,13 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	if fs.Changed("K") && f.K != in.K() {
 		return cli.Usagef("--K = %d but %s has K = %d teachers", f.K, cli.InputName(cli.InputArg(args)), in.K())
 	}
-	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed), LedgerPath: f.Ledger}
+	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed), LedgerPath: ledger.Redact(f.Ledger)}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts); err != nil {
 		return flagErr(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss", "teachers": "K, the teachers of " + cli.InputName(cli.InputArg(args)) + ","})
 	}
-	ledgerPath := ""
-	if f.Ledger != "" {
+	ledgerPath := ledger.Redact(f.Ledger)
+	if f.Ledger != "" && !ledger.IsURL(f.Ledger) {
 		if ledgerPath, err = filepath.Abs(f.Ledger); err != nil {
 			return err
 		}
@@ -140,8 +140,9 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 // releaseOnce settles the account's smooth-sensitivity draws
 // (pate.AccountResult.ReleaseOnce): every draw recorded on the votes in
 // the state folder is counted, and with --release-estimate one is drawn,
-// from the seed as an experiment, or recorded and, with --ledger (the
-// absolute path ledgerPath), charged first.
+// from the seed as an experiment, or recorded and, with --ledger (its
+// absolute path, or its URL without the password: ledgerPath), charged
+// first.
 func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult, seed *uint64, ledgerPath string) (*pate.DrawState, error) {
 	dir, err := ledger.StateDir()
 	if err != nil {
@@ -153,7 +154,7 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 		src = noise.NewSeededSource(*seed)
 	} else if f.Ledger != "" {
 		o.Charge = func(cost accountant.Guarantee) error {
-			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledger.Options{Waiting: ledgerWaiting(cmd)},
+			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledgerBook(cmd),
 				func(notes []string) { printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
 			return ledgerError(err)
 		}
@@ -175,7 +176,7 @@ func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
 		return nil, err
 	}
 	defer l.Close()
-	r, err := pate.RecordedIn(l, path)
+	r, err := pate.RecordedIn(l, ledger.Redact(path))
 	return r, ledgerError(err)
 }
 

@@ -132,7 +132,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	rel.Released = done
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
-	rel.LedgerPath, rel.Analysis, rel.Elapsed = f.Ledger, f.Analysis, time.Since(start)
+	rel.LedgerPath, rel.Analysis, rel.Elapsed = ledger.Redact(f.Ledger), f.Analysis, time.Since(start)
 	out, err := report.NewSummary(rel)
 	if err != nil {
 		return err
@@ -238,7 +238,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mech
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
 	}
-	spec.Ledger, spec.LedgerOptions = f.Ledger, ledger.Options{Waiting: ledgerWaiting(cmd)}
+	spec.Ledger, spec.Book = f.Ledger, ledgerBook(cmd)
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}

@@ -130,7 +130,7 @@ func TestStdoutReaderGone(t *testing.T) {
 		t.Fatalf("exit %d, want %d with the count of labels: %s", code, exitFailure, stderr.String())
 	}
 	said, _ := strconv.Atoi(m[1])
-	l, err := ledger.ReadOnly(t.Context(), led, ledger.Options{})
+	l, err := ledger.Book{}.ReadOnly(t.Context(), led)
 	if err != nil {
 		t.Fatal(err)
 	}

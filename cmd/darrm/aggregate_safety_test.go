@@ -125,7 +125,7 @@ func TestSignalsWhileBlocked(t *testing.T) {
 	release := []string{"aggregate", "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led}
 
 	// Waiting for the lock.
-	held, err := ledger.Open(context.Background(), led, ledger.Options{})
+	held, err := ledger.Book{}.Open(context.Background(), led)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func TestSignalsWhileBlocked(t *testing.T) {
 		var e strings.Builder
 		cmd.Stderr = &e
 		cmd.Start()
-		if code := waitExit(t, cmd); code != exitUsage || !strings.Contains(e.String(), "is a FIFO, not a ledger file") {
+		if code := waitExit(t, cmd); code != exitUsage || !strings.Contains(joinError(e.String()), "is a FIFO, not a ledger file") {
 			t.Errorf("%v: exit %d: %s", args, code, e.String())
 		}
 	}

@@ -53,6 +53,9 @@ type (
 	// spent is an error after which labels may have left the process
 	// (ensemble.SpentError): never exit 2, which says nothing was written.
 	spent interface{ LabelsSpent() int }
+	// lost is a run whose ledger's connection to its server was lost: it
+	// ended the run's context, but it is a failure, not an interrupt.
+	lost interface{ ConnectionLost() bool }
 )
 
 // explainExit is the one place where an error becomes an exit status and the
@@ -60,7 +63,8 @@ type (
 // setting named as the command's flag where the command said which flag
 // sets it (flagErr), unless labels may have left before it (1: exit 2 says
 // nothing was written); a certificate that fails exits 3, a budget that
-// stops a release 4, an interrupt 130, and anything else 1.
+// stops a release 4, an interrupt 130 (but a run stopped by its ledger's
+// connection lost, 1), and anything else 1.
 func explainExit(err error) (status int, msg string) {
 	if err == nil {
 		return exitOK, ""
@@ -71,8 +75,11 @@ func explainExit(err error) (status int, msg string) {
 		se settingError
 		bi badInput
 		sp spent
+		lo lost
 	)
 	switch {
+	case errors.As(err, &lo) && lo.ConnectionLost():
+		return exitFailure, msg
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted, msg
 	case errors.Is(err, errBudget):

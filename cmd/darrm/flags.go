@@ -58,7 +58,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "target-eps", Default: []float64(nil), Usage: "eps of the guarantee to meet (> 0; where tabulated, several)"},
 	{Name: "target-delta", Default: 0.0, Usage: "delta of the guarantee to meet or report, in [0, 0.5]"},
 	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise, in units of the sensitivity (> 0)"},
-	{Name: "ledger", Default: "", Usage: "privacy ledger to charge (darrm ledger init)"},
+	{Name: "ledger", Default: "", Usage: "privacy ledger to charge: a file, or postgres://...?ledger=NAME"},
 })
 
 // flagRules are the rules of the privacy parameters that several

@@ -115,7 +115,7 @@ func withHeader(t *testing.T, path string, meta *votefile.Meta) {
 // recorded returns the labels the ledger at path counts.
 func recorded(t *testing.T, path string) int {
 	t.Helper()
-	l, err := ledger.ReadOnly(context.Background(), path, ledger.Options{})
+	l, err := ledger.Book{}.ReadOnly(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,8 @@ func notLedger(err error) string {
 		ne *ledger.NotLedgerError
 	)
 	switch {
+	case errors.As(err, &ne) && ledger.IsURL(ne.Path):
+		// A ledger in PostgreSQL: its message says what to fix.
 	case errors.As(err, &ne) && errors.Is(err, fs.ErrNotExist):
 		if near := cli.Near(ne.Path); len(near) > 0 {
 			return fmt.Sprintf("%v; did you mean %s?", err, strings.Join(near, " or "))
@@ -49,7 +51,7 @@ func notLedger(err error) string {
 		if err := wantLedger.Check("ledger", ne.Path, sniffPath(ne.Path)); err != nil {
 			return err.Error()
 		}
-	case errors.As(err, &ce) && ce.Line == 1:
+	case errors.As(err, &ce) && ce.Line == 1 && !ledger.IsURL(ce.Path):
 		if err := wantLedger.Check("ledger", ce.Path, sniffPath(ce.Path)); err != nil {
 			return err.Error()
 		}

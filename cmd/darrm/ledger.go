@@ -20,7 +20,8 @@ func init() { subcommands = append(subcommands, newLedgerCmd) }
 
 func newLedgerCmd() *cobra.Command {
 	return newGroupCmd("ledger", "A persistent privacy budget for one teacher ensemble, across runs",
-		newLedgerInitCmd(), newLedgerShowCmd(), newLedgerVerifyCmd(), newLedgerAdoptCmd(), newLedgerUpgradeCmd())
+		newLedgerInitCmd(), newLedgerShowCmd(), newLedgerVerifyCmd(), newLedgerAdoptCmd(), newLedgerUpgradeCmd(),
+		newLedgerExportCmd(), newLedgerImportCmd())
 }
 
 // ledgerInitFlags are the budget of a new ledger and the parameters of
@@ -94,9 +95,9 @@ func newLedgerInitCmd() *cobra.Command {
 			if named {
 				filter = f.Filter
 			}
-			opts := ledger.InitOptions{Options: ledger.Options{Waiting: ledgerWaiting(cmd)}, Replace: f.Replace}
+			book := ledgerBook(cmd)
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
-			prev, err := ledger.Init(cmd.Context(), args[0], h, opts)
+			prev, err := book.Init(cmd.Context(), args[0], h, f.Replace)
 			if err != nil {
 				return ledgerError(err)
 			}
@@ -105,7 +106,7 @@ func newLedgerInitCmd() *cobra.Command {
 					return err
 				}
 			}
-			l, err := ledger.ReadOnly(cmd.Context(), args[0], ledger.Options{})
+			l, err := book.ReadOnly(cmd.Context(), args[0])
 			if err != nil {
 				return ledgerError(err)
 			}
@@ -219,7 +220,7 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 					return err
 				}
 			}
-			doc, err := newDoc(args[0], l)
+			doc, err := newDoc(ledger.Redact(args[0]), l)
 			if err != nil {
 				return err
 			}
@@ -235,7 +236,7 @@ func newLedgerAdoptCmd() *cobra.Command {
 		Short: "Record a ledger, as it is, as its ensemble's (to resolve a refusal on purpose)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prev, l, err := ledger.Adopt(cmd.Context(), args[0], ledger.Options{Waiting: ledgerWaiting(cmd)})
+			prev, l, err := ledgerBook(cmd).Adopt(cmd.Context(), args[0])
 			if err != nil {
 				return ledgerError(err)
 			}
@@ -260,8 +261,7 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := ledger.InitOptions{Options: ledger.Options{Waiting: ledgerWaiting(cmd)}, Replace: f.Replace}
-			res, err := ledger.Upgrade(cmd.Context(), args[0], b, opts)
+			res, err := ledgerBook(cmd).Upgrade(cmd.Context(), args[0], b, f.Replace)
 			if err != nil {
 				return ledgerError(err)
 			}

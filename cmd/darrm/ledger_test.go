@@ -513,7 +513,7 @@ func TestLedgerForgedLines(t *testing.T) {
 			if c.edit == nil {
 				// The totals made to fit: those of both runs, so that only
 				// the run's identity is wrong.
-				l, err := ledger.ReadOnly(t.Context(), led, ledger.Options{})
+				l, err := ledger.Book{}.ReadOnly(t.Context(), led)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -533,7 +533,7 @@ func TestLedgerForgedLines(t *testing.T) {
 				// A release reads only the lines after the one its record
 				// vouches for: the copied line adds its labels to the
 				// total, which is never lowered.
-				l, err := ledger.Open(t.Context(), led, ledger.Options{})
+				l, err := ledger.Book{}.Open(t.Context(), led)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -623,7 +623,7 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 			}
 			continue
 		}
-		l, err := ledger.ReadOnly(t.Context(), led, ledger.Options{})
+		l, err := ledger.Book{}.ReadOnly(t.Context(), led)
 		if err != nil {
 			t.Fatal(err)
 		}

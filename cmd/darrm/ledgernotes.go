@@ -21,10 +21,10 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
-// readLedger reads the ledger at path whole (ledger.ReadOnly) and prints
+// readLedger reads the ledger at path whole (ledger.Book.ReadOnly) and prints
 // what reading it found worth telling.
 func readLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
-	l, err := ledger.ReadOnly(cmd.Context(), path, ledger.Options{})
+	l, err := ledgerBook(cmd).ReadOnly(cmd.Context(), path)
 	if err != nil {
 		return nil, ledgerError(err)
 	}
@@ -38,18 +38,25 @@ func printReplaced(t *cliout.Text, prev *ledger.Record) {
 	t.Line("it replaces the record of ledger %s (id %.8s, %d lines, as of %s)", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
 }
 
-// ledgerWaiting says on cmd's stderr that a run waits for the lock on a
-// ledger or on its record (what: ledger.Options.Waiting).
-func ledgerWaiting(cmd *cobra.Command) func(string) {
-	return func(what string) {
-		fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (interrupt to give up)\n", cliout.Escape(what))
+// ledgerBook is the command's book of ledgers: your records in the state
+// folder (ledger.StateDir), a wait for the lock on a ledger or on its
+// record said on cmd's stderr (ledger.Book.Waiting), and a ledger lost
+// during a run (its server's connection) ending the command's context,
+// so that a release stops at once (ledger.Book.Lost).
+func ledgerBook(cmd *cobra.Command) ledger.Book {
+	return ledger.Book{
+		Waiting: func(what string) {
+			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (interrupt to give up)\n", cliout.Escape(what))
+		},
+		Lost: func(err error) { cli.Stop(cmd, err) },
 	}
 }
 
-// printLedgerNotes prints what opening a ledger found worth telling.
-func printLedgerNotes(w io.Writer, path string, notes []string) {
+// printLedgerNotes prints what opening the ledger at location found worth
+// telling.
+func printLedgerNotes(w io.Writer, location string, notes []string) {
 	for _, n := range notes {
-		fmt.Fprintf(w, "darrm: ledger %s: %s\n", path, n)
+		fmt.Fprintf(w, "darrm: ledger %s: %s\n", ledger.Redact(location), n)
 	}
 }
 
@@ -57,7 +64,7 @@ func printLedgerNotes(w io.Writer, path string, notes []string) {
 // another of darrm's (a vote file, a gamma) is named as what it is, a
 // missing one with the close names, a bad header parameter as its flag,
 // the option that replaces an ensemble's record on purpose
-// (ledger.InitOptions.Replace) as --replace, and the filter of a ledger
+// (ledger.Book.Init's replace) as --replace, and the filter of a ledger
 // that would take labels refused as ledger init's --filter.
 func ledgerError(err error) error {
 	if msg := notLedger(err); msg != "" {
@@ -90,6 +97,7 @@ func (e *worded) Unwrap() error { return e.err }
 // (ledger.Balance.Publish) and why, and which record of the ensemble's
 // ledger it replaced, if any.
 func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, publish accountant.Total, prev *ledger.Record) error {
+	path = ledger.Redact(path)
 	t := cliout.NewText(w)
 	t.Line("ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
 	t.Line("to publish: %v for every release charged to it, by the %s; why: %s", publish.Guarantee, publish.Name(), report.LedgerWhy(publish))
@@ -104,7 +112,7 @@ func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 // the ledger keeps: the one that allows more, or the one --filter names
 // (named). Why a filter cannot hold them names the flags that gave them.
 func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, filter accountant.Method, named bool) error {
-	c, labels := use.Choice, use.Labels
+	c, labels, path := use.Choice, use.Labels, ledger.Redact(path)
 	expected := c.Expected
 	if expected > 0 {
 		labels += fmt.Sprintf(", %s expected", plural.Of(expected, "label", "labels"))
@@ -161,6 +169,7 @@ func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, filter account
 // ledgerAdopted says that ledger adopt recorded l, at path, as its ensemble's
 // ledger, and which record it replaced, if any.
 func ledgerAdopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Record) error {
+	path = ledger.Redact(path)
 	t := cliout.NewText(w)
 	t.Line("ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s", path, cliout.Escape(l.Header().Ensemble), l.Lines(), l.Head())
 	if prev == nil {
@@ -173,6 +182,7 @@ func ledgerAdopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Reco
 
 // ledgerUpgraded says what ledger upgrade did to the ledger path.
 func ledgerUpgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
+	path = ledger.Redact(path)
 	t := cliout.NewText(w)
 	if res.Current {
 		t.Line("ledger %s is of version %d, the current one: there is nothing to upgrade", path, ledger.Version)

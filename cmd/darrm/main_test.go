@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/internal/pgtest"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
 	os.Setenv(cache.EnvDir, filepath.Join(dir, "cache"))
-	code := m.Run()
+	code := pgtest.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -40,6 +40,9 @@ func checkOutputs(cmd *cobra.Command, args []string, protect []cli.Protected) er
 	}
 	if what := cmd.Annotations["output"]; what != "" {
 		for _, a := range args {
+			if ledger.IsURL(a) {
+				continue // a ledger in PostgreSQL: no file
+			}
 			if err := cli.CheckOutputNamed(what, a, protect...); err != nil {
 				return err
 			}
@@ -75,8 +78,10 @@ func protectedFiles(cmd *cobra.Command, args []string) []cli.Protected {
 	}
 	protect = append(protect,
 		cli.Protected{What: "the --gamma file", Path: value("gamma")},
-		cli.Protected{What: "the ledger", Path: value("ledger")},
 		cli.Protected{What: "the --meta file", Path: value("meta")})
+	if l := value("ledger"); !ledger.IsURL(l) {
+		protect = append(protect, cli.Protected{What: "the ledger", Path: l})
+	}
 	if v := value("votes"); v != "" && v != cli.Std {
 		protect = append(protect, cli.Protected{What: "the --votes file", Path: v})
 		if reads {

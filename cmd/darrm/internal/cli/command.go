@@ -168,10 +168,12 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 // cliout.Width columns at spaces, its continuation lines indented
 // (printError): every command's errors fit a terminal, whatever their
 // length. Reads of stdin and writes to stdout return when ctx is done,
-// even while they block (no data on a pipe, a reader that has stalled):
-// ctxio.
+// or when the command ends its own context (Stop), even while they block
+// (no data on a pipe, a reader that has stalled): ctxio.
 func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer, explain func(error) (int, string)) int {
-	in, w := ctxio.NewReader(ctx, stdin), ctxio.NewWriter(ctx, stdout)
+	own, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	in, w := ctxio.NewReader(own, stdin), ctxio.NewWriter(own, stdout)
 	defer in.Close()
 	defer w.Close()
 	out := &checkedWriter{w: w}
@@ -179,7 +181,7 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.R
 	root.SetIn(in)
 	root.SetOut(out)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	err := root.ExecuteContext(context.WithValue(own, stopKey{}, stop))
 	if err == nil && out.err != nil {
 		err = fmt.Errorf("write standard output: %w", out.err)
 	}
@@ -194,6 +196,20 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.R
 		printError(stderr, root.Name()+": "+msg)
 	}
 	return code
+}
+
+// stopKey holds, in the context of a command that Execute runs, the
+// function that ends it (Stop).
+type stopKey struct{}
+
+// Stop ends the context of cmd, run by Execute, for a reason of its own,
+// cause (a privacy ledger whose server went away): its work stops as on
+// an interrupt, waits on standard input and output included, but its
+// error is its own, not an interrupt's.
+func Stop(cmd *cobra.Command, cause error) {
+	if stop, ok := cmd.Context().Value(stopKey{}).(context.CancelCauseFunc); ok {
+		stop(cause)
+	}
 }
 
 // printError writes msg on w, each of its lines wrapped to cliout.Width

@@ -1,0 +1,520 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/pgtest"
+)
+
+// pgURL returns the URL of the ledger name in the database at db.
+func pgURL(db, name string) string { return db + "?ledger=" + url.QueryEscape(name) }
+
+// sqlExec runs statements on the database at db as its superuser (the
+// test's), as an administrator with psql would.
+func sqlExec(t *testing.T, db string, sql string, args ...any) error {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql, args...)
+	return err
+}
+
+// password returns the password in the URL db.
+func password(t *testing.T, db string) string {
+	t.Helper()
+	u, err := url.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := u.User.Password()
+	if !ok || p == "" {
+		t.Fatalf("the test's URL has no password")
+	}
+	return p
+}
+
+// newPG makes a ledger named name in the database at db, with
+// budget and the tests' binding of an ensemble of its own, and returns
+// its URL.
+func newPG(t *testing.T, db, name string, budget accountant.Guarantee) string {
+	t.Helper()
+	u := pgURL(db, name)
+	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, accountant.Simple), false); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// spendOn runs one run on the ledger at location with bk: it reserves
+// reserve labels of step and settles settle of them.
+func spendOn(t *testing.T, bk Book, location string, reserve, settle int) {
+	t.Helper()
+	l, err := bk.Open(ctx, location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Reserve(reserve); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(settle); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readAll reads the ledger at location whole with a book of its own (no
+// record: every line checked), and returns its spends' sequence, runs
+// and lines.
+func readAll(t *testing.T, location string) (accountant.Sequence, int, int) {
+	t.Helper()
+	l, err := Book{StateDir: t.TempDir()}.ReadOnly(ctx, location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Spent(), l.RunCount(), l.Lines()
+}
+
+// testPGLedger: a PostgreSQL ledger behaves as a file ledger: the same
+// runs give the same lines (bytes and hashes but for their times and run
+// ids), totals, record and checks; init makes the schema once and never
+// writes over a ledger; a release resumes from the line its record
+// vouches for, a reader with no record checks every line.
+func testPGLedger(t *testing.T, db string) {
+	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
+	u := newPG(t, db, "teachers", budget)
+	file := newLedger(t, budget)
+
+	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, accountant.Simple), false); !errors.As(err, new(*ExistsError)) || !isBad(err) {
+		t.Errorf("init over a ledger: %v, want an *ExistsError", err)
+	}
+	other := newPG(t, db, "other teachers/ä", budget) // a second ledger in the schema made
+	spendOn(t, book, other, 1, 1)
+
+	for _, run := range [][2]int{{3, 2}, {4, 4}, {1, 0}} {
+		spendOn(t, book, u, run[0], run[1])
+		spendOn(t, book, file, run[0], run[1])
+	}
+	pgSpent, pgRuns, pgLines := readAll(t, u)
+	fileSpent, fileRuns, fileLines := readAll(t, file)
+	if pgSpent != fileSpent || pgRuns != fileRuns || pgLines != fileLines || pgSpent.Steps != 6 {
+		t.Errorf("PostgreSQL: %+v, %d runs, %d lines; file: %+v, %d runs, %d lines", pgSpent, pgRuns, pgLines, fileSpent, fileRuns, fileLines)
+	}
+	l, err := book.Open(ctx, u) // resumed from its record
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Spent() != pgSpent || l.Lines() != pgLines {
+		t.Errorf("resumed: %+v, %d lines; read whole: %+v, %d lines", l.Spent(), l.Lines(), pgSpent, pgLines)
+	}
+	l.Close()
+
+	// The record names the ledger by its URL without the password.
+	st, err := openState(ctx, book, l.Header().Ensemble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.read()
+	st.close()
+	if err != nil || rec == nil || rec.Path != Redact(u) || rec.Lines != pgLines || rec.Device != 0 {
+		t.Errorf("record %+v (%v): want %s, %d lines", rec, err, Redact(u), pgLines)
+	}
+	b, err := os.ReadFile(st.path)
+	if err != nil || strings.Contains(string(b), password(t, db)) || !strings.Contains(string(b), ":***@") {
+		t.Errorf("record file %s (%v): %s", st.path, err, b)
+	}
+
+	// Its lines are a ledger file's, byte for byte: an export is one.
+	exported := filepath.Join(t.TempDir(), "export.ledger")
+	if err := book.Export(ctx, u, exported); err != nil {
+		t.Fatal(err)
+	}
+	eSpent, eRuns, eLines := readAll(t, exported)
+	if eSpent != pgSpent || eRuns != pgRuns || eLines != pgLines {
+		t.Errorf("export: %+v, %d runs, %d lines; want %+v, %d, %d", eSpent, eRuns, eLines, pgSpent, pgRuns, pgLines)
+	}
+}
+
+// TestPG runs the tests of PostgreSQL ledgers that can share one
+// database, each with ledgers of its own names (one database costs the
+// server 0.1-0.25 s to make); the one that drops the append-only trigger
+// runs last.
+func TestPG(t *testing.T) {
+	db := pgtest.DB(t)
+	for _, c := range []struct {
+		name string
+		test func(*testing.T, string)
+	}{
+		{"Ledger", testPGLedger},
+		{"Refusals", testPGRefusals},
+		{"ExportImport", testPGExportImport},
+		{"WriteRetried", testPGWriteRetried},
+		{"ConcurrentProcesses", testPGConcurrentProcesses},
+		{"LockWait", testPGLockWait},
+		{"AppendOnly", testPGAppendOnly},
+		{"Restored", testPGRestored},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
+	}
+}
+
+// testPGLockWait: a run waits for the lock of a PostgreSQL ledger that
+// another run holds, says so once, naming the ledger without its
+// password, and ends its wait when its context ends; a reader does not
+// wait; once the other run has ended, a run gets the ledger (perhaps
+// after a wait: the server ends the other session after its close).
+func testPGLockWait(t *testing.T, db string) {
+	u := newPG(t, db, "held", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	held, err := book.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said []string
+	waiting := Book{Waiting: func(what string) { said = append(said, what) }}
+	c, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = waiting.Open(c, u)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) || len(said) != 1 || said[0] != "ledger "+Redact(u) || strings.Contains(said[0], password(t, db)) {
+		t.Errorf("a run while another holds the ledger: %v, said %q", err, said)
+	}
+	if l, err := book.ReadOnly(ctx, u); err != nil {
+		t.Errorf("a reader while a run holds the ledger: %v", err)
+	} else {
+		l.Close()
+	}
+	held.Close()
+	spendOn(t, waiting, u, 1, 1)
+}
+
+// isBad reports whether err says it is the caller's input.
+func isBad(err error) bool {
+	var bi interface{ BadInput() bool }
+	return errors.As(err, &bi) && bi.BadInput()
+}
+
+// testPGRefusals: a URL that names no ledger, a database, user, password
+// or ledger that does not exist, a server that does not answer and a
+// schema of a later darrm are each one line that names what to fix,
+// without the password; all but the server down are the caller's input.
+func testPGRefusals(t *testing.T, db string) {
+	pw := password(t, db)
+	u := newPG(t, db, "known", accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	with := func(edit func(*url.URL)) string {
+		p, _ := url.Parse(u)
+		edit(p)
+		return p.String()
+	}
+	for _, c := range []struct {
+		name, location, want string
+		bad                  bool
+	}{
+		{"no ledger", db, "add ?ledger=NAME to the URL", true},
+		{"two ledgers", u + "&ledger=b", "names 2 ledgers", true},
+		{"empty name", db + "?ledger=", "ledger= is empty", true},
+		{"control character", db + "?ledger=a%07b", "control characters", true},
+		{"bad URL", strings.Replace(u, "postgres://", "postgres://a:b:c@[::1", 1), "the form is postgres://", true},
+		{"unknown ledger", pgURL(db, "unknown"), "has no ledger named unknown (create it with darrm ledger init)", true},
+		{"unknown database", with(func(p *url.URL) { p.Path = "/no_such_database" }), "database no_such_database does not exist", true},
+		{"wrong password", with(func(p *url.URL) { p.User = url.UserPassword(p.User.Username(), "not-"+pw) }), "refused the password of user", true},
+		{"unknown user", with(func(p *url.URL) { p.User = url.UserPassword("nobody_here", pw) }), "check the URL's user", true},
+		{"server down", with(func(p *url.URL) { p.Host = "127.0.0.1:1" }), "no server accepts connections at 127.0.0.1:1", false},
+	} {
+		for name, call := range map[string]func() error{
+			"open": func() error { l, err := book.Open(ctx, c.location); closeIf(l); return err },
+			"read": func() error { l, err := book.ReadOnly(ctx, c.location); closeIf(l); return err },
+		} {
+			err := call()
+			switch {
+			case err == nil:
+				t.Errorf("%s, %s: no error", c.name, name)
+			case !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n"):
+				t.Errorf("%s, %s: %v; want one line saying %q", c.name, name, err, c.want)
+			case strings.Contains(err.Error(), pw):
+				t.Errorf("%s, %s: the message shows the password: %v", c.name, name, err)
+			case isBad(err) != c.bad:
+				t.Errorf("%s, %s: bad input %v, want %v: %v", c.name, name, isBad(err), c.bad, err)
+			}
+		}
+		if c.name == "unknown ledger" {
+			_, err := book.Open(ctx, c.location)
+			var ne *NotLedgerError
+			if !errors.As(err, &ne) || !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("unknown ledger: %v, want a *NotLedgerError of fs.ErrNotExist", err)
+			}
+		}
+	}
+	if err := sqlExec(t, db, "UPDATE darrm.schema_version SET version = 2"); err != nil {
+		t.Fatal(err)
+	}
+	defer sqlExec(t, db, "UPDATE darrm.schema_version SET version = 1")
+	_, err := book.Open(ctx, u)
+	if err == nil || !strings.Contains(err.Error(), "schema of version 2; this darrm knows version 1: use a newer darrm") || !isBad(err) {
+		t.Errorf("a later schema: %v", err)
+	}
+	if _, err := book.Init(ctx, pgURL(db, "new"), NewHeader(unique(bound), accountant.Guarantee{Eps: 5, Delta: 1e-3}, 1e-5, accountant.Simple), false); err == nil || !strings.Contains(err.Error(), "use a newer darrm") {
+		t.Errorf("init in a later schema: %v", err)
+	}
+}
+
+func closeIf(l *Ledger) {
+	if l != nil {
+		l.Close()
+	}
+}
+
+// testPGAppendOnly: the database refuses to change, delete or truncate a
+// line row; a superuser who drops the trigger and deletes a row leaves a
+// ledger that verify finds broken at that line, and that a release
+// refuses when its record does not vouch for the lines past it (another
+// analyst's, or a new one), as it refuses a file with a line removed. A
+// row deleted at or after the line the record vouches for is refused by
+// every release; an edit before it, in a file or a database, is found by
+// verify (docs/aggregate.md, "Threat model and guarantees"). A row
+// appended without darrm, the head left as it was, is refused too.
+func testPGAppendOnly(t *testing.T, db string) {
+	u := newPG(t, db, "kept", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	last := newPG(t, db, "last", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	for range 4 {
+		spendOn(t, book, u, 2, 1)
+		spendOn(t, book, last, 2, 1)
+	}
+	for _, sql := range []string{
+		"UPDATE darrm.lines SET line = line WHERE n = 3",
+		"DELETE FROM darrm.lines WHERE n = 3",
+		"TRUNCATE darrm.lines CASCADE",
+	} {
+		if err := sqlExec(t, db, sql); err == nil || !strings.Contains(err.Error(), "only appended") {
+			t.Errorf("%s: %v, want it refused", sql, err)
+		}
+	}
+	_, _, lines := readAll(t, u)
+
+	// The record of this book vouches for the last line; a new one's for
+	// none.
+	if err := sqlExec(t, db, "DROP TRIGGER append_only ON darrm.lines"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlExec(t, db, "DELETE FROM darrm.lines WHERE n = 4 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'kept')"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Book{StateDir: t.TempDir()}.ReadOnly(ctx, u)
+	corruptAt(t, "verify, a row deleted", err, 4, "a row of the ledger was deleted")
+	_, err = Book{StateDir: t.TempDir()}.Open(ctx, u)
+	corruptAt(t, "another analyst's release, a row deleted", err, 4, "a row of the ledger was deleted")
+	if err := sqlExec(t, db, "DELETE FROM darrm.lines WHERE n = $1 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'last')", lines); err != nil {
+		t.Fatal(err)
+	}
+	_, err = book.Open(ctx, last)
+	corruptAt(t, "a release, its last row deleted", err, lines, "rows were written or deleted without darrm")
+
+	// A row appended by hand after the head.
+	u2 := newPG(t, db, "appended", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	spendOn(t, book, u2, 2, 1)
+	if err := sqlExec(t, db, "INSERT INTO darrm.lines SELECT ledger, n + 1, line, stop + length(line) + 1 FROM darrm.lines WHERE n = 3 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'appended')"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = book.Open(ctx, u2)
+	corruptAt(t, "a row appended by hand", err, 4, "the chain is broken")
+}
+
+// testPGRestored: a database restored from an older backup (its rows and
+// head as they were a run ago) is refused by the record of a user who
+// released since, as behind, like a file copied back. It drops the
+// trigger that would refuse the rows' deletion, as a restore would not
+// meet it: it runs last.
+func testPGRestored(t *testing.T, db string) {
+	u := newPG(t, db, "restored", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	spendOn(t, book, u, 2, 1)
+	spendOn(t, book, u, 2, 2)
+	const q = "(SELECT key FROM darrm.ledgers WHERE name = 'restored')"
+	err := sqlExec(t, db, `DROP TRIGGER IF EXISTS append_only ON darrm.lines;
+		DELETE FROM darrm.lines WHERE n > 3 AND ledger = `+q+`;
+		UPDATE darrm.ledgers SET lines = 3, size = (SELECT stop FROM darrm.lines WHERE n = 3 AND ledger = `+q+`),
+			head = (SELECT convert_from(line, 'UTF8')::json->>'sha256' FROM darrm.lines WHERE n = 3 AND ledger = `+q+`)
+		WHERE name = 'restored'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spent, _, lines := readAll(t, u); spent.Steps != 1 || lines != 3 {
+		t.Fatalf("the ledger restored: %d labels, %d lines", spent.Steps, lines)
+	}
+	err = openErr(u, book)
+	recordError(t, "a release on a database restored from an older backup", err, behind)
+	if !strings.Contains(fmt.Sprint(err), "an older copy was restored") {
+		t.Errorf("restored: %v", err)
+	}
+}
+
+// testPGExportImport: a file ledger imported into PostgreSQL keeps its
+// lines, chain and totals, and its owner's record then names the URL, so
+// that a release on the file it came from is refused; the ledger, moved
+// on in PostgreSQL and exported, is a file that verifies with the same
+// totals. An import refuses a name taken and a ledger of an earlier
+// version; an export never writes over a file.
+func testPGExportImport(t *testing.T, db string) {
+	file := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	spendOn(t, book, file, 3, 2)
+	spendOn(t, book, file, 2, 2)
+	before, runs, lines := readAll(t, file)
+	u := pgURL(db, "moved")
+	if err := book.Import(ctx, file, u); err != nil {
+		t.Fatal(err)
+	}
+	got, gotRuns, gotLines := readAll(t, u)
+	if got != before || gotRuns != runs || gotLines != lines {
+		t.Errorf("imported: %+v, %d runs, %d lines; the file %+v, %d, %d", got, gotRuns, gotLines, before, runs, lines)
+	}
+	err := openErr(file, book)
+	recordError(t, "a release on the file imported", err, moved)
+	if !strings.Contains(fmt.Sprint(err), "kept in PostgreSQL") {
+		t.Errorf("a release on the file imported: %v", err)
+	}
+	if err := readErr(file); err != nil {
+		t.Errorf("the file imported, read: %v", err)
+	}
+	spendOn(t, book, u, 4, 4)
+	if err := book.Import(ctx, newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3}), u); !errors.As(err, new(*ExistsError)) {
+		t.Errorf("an import over a ledger: %v", err)
+	}
+
+	out := filepath.Join(t.TempDir(), "exported.ledger")
+	if err := book.Export(ctx, u, out); err != nil {
+		t.Fatal(err)
+	}
+	want, wantRuns, wantLines := readAll(t, u)
+	got, gotRuns, gotLines = readAll(t, out)
+	if got != want || gotRuns != wantRuns || gotLines != wantLines || got.Steps != 8 {
+		t.Errorf("exported: %+v, %d runs, %d lines; the ledger %+v, %d, %d", got, gotRuns, gotLines, want, wantRuns, wantLines)
+	}
+	if err := readErr(out); err != nil {
+		t.Errorf("the export, read where the record names the ledger: %v", err)
+	}
+	if err := book.Export(ctx, u, out); !errors.As(err, new(*ExistsError)) {
+		t.Errorf("an export over a file: %v", err)
+	}
+	recordError(t, "a release on the export", openErr(out, book), moved)
+}
+
+// TestPGRoles: the roles docs/aggregate.md gives ("A team"): an owner who
+// may create ledgers makes the schema with the first, and grants
+// analysts what charging needs; an analyst charges, but may neither make
+// a ledger nor change or delete its rows.
+func TestPGRoles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the roles need a database of their own: without -short")
+	}
+	db := pgtest.DB(t)
+	suffix := strings.TrimPrefix(strings.TrimPrefix(mustParse(t, db).Path, "/"), "darrm_test_")
+	owner, analysts, alice := "owner_"+suffix, "analysts_"+suffix, "alice_"+suffix
+	dbName := strings.TrimPrefix(mustParse(t, db).Path, "/")
+	for _, sql := range []string{
+		"CREATE ROLE " + owner + " LOGIN PASSWORD 'owner-pw'",
+		"CREATE ROLE " + analysts + " NOLOGIN",
+		"CREATE ROLE " + alice + " LOGIN PASSWORD 'alice-pw' IN ROLE " + analysts,
+		"GRANT CREATE ON DATABASE " + dbName + " TO " + owner,
+	} {
+		if err := sqlExec(t, db, sql); err != nil {
+			var pe interface{ SQLState() string }
+			if errors.As(err, &pe) && pe.SQLState() == "42501" {
+				t.Skipf("the test server's user may not create roles: %v", err)
+			}
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		sqlExec(t, db, "DROP OWNED BY "+owner+", "+analysts+", "+alice+" CASCADE")
+		for _, r := range []string{alice, analysts, owner} {
+			sqlExec(t, db, "DROP ROLE IF EXISTS "+r)
+		}
+	})
+	as := func(user, pw, name string) string {
+		p := mustParse(t, db)
+		p.User = url.UserPassword(user, pw)
+		if name == "" {
+			return p.String()
+		}
+		return pgURL(p.String(), name)
+	}
+	ledgerOf := as(owner, "owner-pw", "team")
+	if _, err := book.Init(ctx, ledgerOf, NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, accountant.Simple), false); err != nil {
+		t.Fatal(err)
+	}
+	for _, grant := range analystGrants(analysts) {
+		if err := sqlExec(t, as(owner, "owner-pw", ""), grant); err != nil {
+			t.Fatalf("%s: %v", grant, err)
+		}
+	}
+	aliceBook := Book{StateDir: t.TempDir()}
+	spendOn(t, aliceBook, as(alice, "alice-pw", "team"), 3, 2)
+	if spent, _, _ := readAll(t, ledgerOf); spent.Steps != 2 {
+		t.Errorf("alice's run: %d labels counted, want 2", spent.Steps)
+	}
+	_, err := aliceBook.Init(ctx, as(alice, "alice-pw", "alice's own"), NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, accountant.Simple), false)
+	if err == nil || !strings.Contains(err.Error(), "may not make ledger") || !strings.Contains(err.Error(), "GRANTs") || !isBad(err) {
+		t.Errorf("an analyst's init: %v", err)
+	}
+	for _, sql := range []string{
+		"DELETE FROM darrm.lines",
+		"UPDATE darrm.ledgers SET name = 'renamed'",
+		"INSERT INTO darrm.ledgers (name, lines, size, head) VALUES ('x', 1, 1, 'x')",
+	} {
+		if err := sqlExec(t, as(alice, "alice-pw", ""), sql); err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("alice: %s: %v, want it refused", sql, err)
+		}
+	}
+}
+
+// analystGrants are the GRANTs of docs/aggregate.md ("A team") that let
+// the role analysts charge the ledgers of a database.
+func analystGrants(analysts string) []string {
+	return []string{
+		"GRANT USAGE ON SCHEMA darrm TO " + analysts,
+		"GRANT SELECT ON ALL TABLES IN SCHEMA darrm TO " + analysts,
+		"GRANT INSERT ON darrm.lines TO " + analysts,
+		"GRANT UPDATE (lines, size, head) ON darrm.ledgers TO " + analysts,
+	}
+}
+
+func mustParse(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestRedact: a URL's password, in its user information or its
+// parameters, is ***; a path is as it is.
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"k11.ledger":                                "k11.ledger",
+		"postgres://u:secret@h:5432/db?ledger=x":    "postgres://u:***@h:5432/db?ledger=x",
+		"postgresql://u:s%40c:r@h/db?ledger=x":      "postgresql://u:***@h/db?ledger=x",
+		"postgres://u@h/db?ledger=x&password=p&a=b": "postgres://u@h/db?ledger=x&password=***&a=b",
+		"postgres://h/db?sslpassword=p&ledger=x":    "postgres://h/db?sslpassword=***&ledger=x",
+		"postgres://u:p@h1:1,h2:2/db?ledger=x":      "postgres://u:***@h1:1,h2:2/db?ledger=x",
+	} {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
