@@ -24,10 +24,14 @@
 //
 // # Release labels
 //
-// Package ensemble releases private majority votes: ensemble.Release is a
-// release in one call, from an ensemble.ReleaseSpec (the votes, the
-// mechanism and its settings, the gamma's source, the budget, the ledger,
-// the label sink); ensemble.ReleaseTo writes the labels of an aggregator
+// Package ensemble releases private majority votes: a mechanism is a value
+// of one closed set of types with its settings (ensemble.DaRRM,
+// ensemble.GNMax, ensemble.ConfidentGNMax, ...), ensemble.New builds it,
+// and ensemble.Release is a release in one call, from an
+// ensemble.ReleaseSpec (the votes, the mechanism, the teachers'
+// guarantee, the budget, the ledger, the label sink;
+// ensemble.Example_ledgeredRelease: from a NumPy file with its sidecar
+// to labels on a ledger); ensemble.ReleaseTo writes the labels of an aggregator
 // already built; ensemble.Simulate compares the mechanisms on synthetic
 // teachers. Package noise draws the randomness: noise.NewSource from
 // crypto/rand, noise.NewSeededSource for experiments not for release.
@@ -68,8 +72,8 @@
 // # Read and write vote files
 //
 // Package votefile reads vote files, CSV, JSON lines or NumPy, with their
-// metadata header (votefile.Read; votefile.ReadSidecar and
-// votefile.SidecarPath for the header of a NumPy file; votefile.ReadRows
+// metadata header (votefile.Open, a file with the header of its sidecar
+// in one call; votefile.Read; votefile.ReadRows
 // for votes held in memory), writes them (votefile.WriteVotes,
 // votefile.WriteCounts) and reads and writes label files
 // (votefile.NewLabelReader, votefile.NewLabelWriter). Package provenance

@@ -146,9 +146,9 @@ func Open(path string) (*Dir, error) {
 // Path returns the file that holds key's entry.
 func (d *Dir) Path(k Key) string { return filepath.Join(d.path, k.file(version)) }
 
-// Root returns the cache's folder, where other caches (trained teachers)
+// root returns the cache's folder, where other caches (trained teachers)
 // keep their own subfolders.
-func (d *Dir) Root() string { return d.path }
+func (d *Dir) root() string { return d.path }
 
 // Folder returns the subfolder name of the cache's folder, where another
 // cache (the trained teachers') keeps its files; "" (no cache) when d is

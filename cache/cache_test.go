@@ -220,7 +220,7 @@ func TestOpenDefault(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.errorsWith) || strings.Contains(err.Error(), "--") {
 				t.Errorf("%s: %v, want an error saying %q and naming no flag", tc.name, err, tc.errorsWith)
 			}
-		case err != nil || d.Root() != tc.want:
+		case err != nil || d.root() != tc.want:
 			t.Errorf("%s: Open(\"\") = %v, %v; want %s", tc.name, d, err, tc.want)
 		default:
 			if st, err := os.Stat(tc.want); err != nil || !st.IsDir() {

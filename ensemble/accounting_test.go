@@ -4,6 +4,9 @@ import (
 	"context"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -58,4 +61,34 @@ func (a accounting) Totals(labels int) []accountant.Total {
 func (a accounting) Publish(labels int) (accountant.Total, error) {
 	a.acc.Steps = labels
 	return a.acc.Publish()
+}
+
+// ptr returns a pointer to a copy of v.
+func ptr[T any](v T) *T { return &v }
+
+// mechanismOf returns the mechanism name held to problem p, a two-class
+// one's per-query target p's, one that samples a gamma taking it from src;
+// a multi-class one's settings are those its tests use (sigma2 = 40 and a
+// threshold step of 200 and 150, a Laplace scale of 20), its δ p's.
+func mechanismOf(name provenance.MechanismName, p constraints.Problem, src optimal.Source) Mechanism {
+	t := built(p)
+	switch name {
+	case provenance.DaRRM:
+		return DaRRM{Target: t, Gamma: src}
+	case provenance.DaRRMOneVote:
+		return OneVoteDaRRM{Eps: p.MEps(), Delta: p.TargetDelta, Gamma: src}
+	case provenance.Subsample:
+		return Subsample{Target: t}
+	case provenance.DSub:
+		return DSub{Target: t}
+	case provenance.RR:
+		return RR{Target: t}
+	case provenance.GNMax:
+		return GNMax{Target: t}
+	case provenance.ConfidentGNMax:
+		return ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: p.TargetDelta}
+	case provenance.LNMax:
+		return LNMax{LNMax: noisymax.LNMax{Scale: 20}}
+	}
+	return nil
 }

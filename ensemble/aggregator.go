@@ -29,9 +29,10 @@ type Labeler interface {
 	// Privacy is the guarantee of one released label and its
 	// justification.
 	Privacy() Privacy
-	// Settings are the mechanism's parameters, as a label file states
-	// them.
-	Settings() provenance.Settings
+	// Mechanism is the mechanism with the settings it was built with (a
+	// sigma calibrated, a default delta), as a label file states them; nil
+	// for an aggregator that is no mechanism of release.
+	Mechanism() Mechanism
 	// Answer returns the label of query q, drawing from src, and whether
 	// q was answered (the label is -1 when a threshold step withheld it).
 	// Votes it cannot count are a *VoteError or a *CountsError and
@@ -51,15 +52,6 @@ type Aggregator interface {
 	// other input is a *VoteError and releases nothing. Randomness comes
 	// from src.
 	Aggregate(votes []byte, src *noise.Source) (byte, error)
-}
-
-// aggregator returns a, built with error err, as an Aggregator: nil
-// with the error.
-func aggregator[T Aggregator](a T, err error) (Aggregator, error) {
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
 }
 
 // twoClass reports whether agg labels 0/1 votes (an Aggregator) rather
@@ -172,8 +164,9 @@ type knownCertificate struct {
 // a fair coin otherwise. Both come from one 64-bit word: its top 53 bits
 // and its lowest bit are independent.
 type table struct {
-	k int
-	t []uint64
+	k    int
+	t    []uint64
+	mech Mechanism
 }
 
 // newTable returns the sampler of g and the noise function it realises,
@@ -192,8 +185,8 @@ func newTable(g gamma.Gamma) (table, gamma.Gamma) {
 // Classes returns 2: the votes are 0 or 1.
 func (tb *table) Classes() int { return 2 }
 
-// Settings returns none: the guarantee says all.
-func (tb *table) Settings() provenance.Settings { return provenance.Settings{} }
+// Mechanism returns the mechanism as built.
+func (tb *table) Mechanism() Mechanism { return tb.mech }
 
 // Answer releases the label of q from its votes; every query is answered.
 func (tb *table) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {

@@ -100,7 +100,7 @@ func checkDistribution(t *testing.T, agg Aggregator, seed uint64, want func(l in
 func TestDaRRMDistribution(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	g := optGamma(t, p)
-	d, err := NewDaRRM(context.Background(), p, g, Options{})
+	d, err := newPrivateDaRRM(context.Background(), p, g, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func TestDaRRMRejects(t *testing.T) {
 		"asymmetric":    {gamma.Gamma{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.5}, "symmetric"},
 		"out of range":  {gamma.Gamma{2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}, "[0, 1]"},
 	} {
-		_, err := NewDaRRM(ctx, p, tc.g, Options{})
+		_, err := newPrivateDaRRM(ctx, p, tc.g, Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", name, err, tc.want)
 		}
@@ -381,7 +381,7 @@ func TestDaRRMRejects(t *testing.T) {
 	}
 	// gamma_Sub at m = 1 meets the budget exactly: tight, not certified.
 	sub, _ := gamma.Sub(11, 1)
-	if _, err := NewDaRRM(ctx, p, sub, Options{}); !errors.Is(err, gamma.ErrNotCertified) || !strings.Contains(err.Error(), "tight") {
+	if _, err := newPrivateDaRRM(ctx, p, sub, Options{}); !errors.Is(err, gamma.ErrNotCertified) || !strings.Contains(err.Error(), "tight") {
 		t.Errorf("tight gamma: err = %v", err)
 	}
 }

@@ -119,7 +119,7 @@ func benchDaRRM(p constraints.Problem) (Aggregator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewDaRRM(context.Background(), p, g, Options{})
+	return newPrivateDaRRM(context.Background(), p, g, Options{})
 }
 
 // benchCounts returns n CSV rows of the vote counts of K = 250 teachers
@@ -210,7 +210,7 @@ func BenchmarkOneVoteDaRRM(b *testing.B) {
 		g := oneVoteGamma(b, p)
 		b.Run("K="+strconv.Itoa(c.k), func(b *testing.B) {
 			for b.Loop() {
-				d, err := NewOneVoteDaRRM(context.Background(), p, g, Options{})
+				d, err := newOneVoteDaRRM(context.Background(), p, g, Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -271,7 +271,7 @@ func BenchmarkCachedGammaRelease(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, _, _, err := (Mechanism{Name: provenance.DaRRM}).Build(ctx, optimal.Source{Given: l.Gamma}, p, 2, Options{}); err != nil {
+			if _, _, err := New(ctx, DaRRM{Target: built(p), Gamma: optimal.Source{Given: l.Gamma}}, p.K, 2, teachers(p), Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -283,8 +283,8 @@ func BenchmarkCachedGammaRelease(b *testing.B) {
 				b.Fatal(err)
 			}
 			_, err = Release(ctx, ReleaseSpec{
-				Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM}, Problem: p,
-				Gamma: optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, DeltaPrime: 1e-5,
+				Votes: in, Mechanism: DaRRM{Target: built(p), Gamma: optimal.Source{Cache: d, Prior: prior, CacheOnly: true}},
+				Teachers: ptr(teachers(p)), DeltaPrime: 1e-5,
 				Sink: LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV},
 			})
 			if err != nil {

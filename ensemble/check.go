@@ -23,7 +23,7 @@ func Calibrated(meta *votefile.Meta) bool {
 		return false // provenance.Check refuses the header
 	}
 	for _, r := range registry {
-		if r.Input == meta.Input() && r.Relation == rel && r.takes(settingEps) {
+		if r.input == meta.Input() && r.relation == rel && r.teachersEps {
 			return true
 		}
 	}
@@ -72,7 +72,7 @@ func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (provenance.Teach
 // place, votefile.Reader.HeaderError); and K and the classes must be the
 // file's. Votes without a header assert nothing: a release in the
 // one-vote relation from them needs an asserted partition that keeps it
-// (provenance.PartitionRules).
+// (provenance.Check: the table of which partition keeps which relation).
 func ReleaseBinding(in votefile.Reader, agg Labeler, partition provenance.Partition) (provenance.Binding, error) {
 	if inputOf(agg) != in.Input() {
 		return provenance.Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), in.Input())

@@ -20,18 +20,18 @@ type darrmAggregator struct {
 	privacy Privacy
 }
 
-// NewDaRRM returns DaRRM_g for problem p. It runs the exhaustive
+// newPrivateDaRRM returns DaRRM_g for problem p. It runs the exhaustive
 // certificate (gamma.Verify) on the noise function it will sample,
 // gamma~(l) = floor(g(l)·2^53)/2^53, and refuses it unless it is Certified
 // for (K, m·eps, delta): a gamma from a cache or a file is trusted only
 // through a fresh certificate. The cost is milliseconds at K = 11 and about
 // two seconds at K = 101 with Delta > 0.
 //
-// p must be in DaRRM's relation (private teachers); NewOneVoteDaRRM builds
+// p must be in DaRRM's relation (private teachers); newOneVoteDaRRM builds
 // DaRRM in the one-vote relation.
-func NewDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options) (Aggregator, error) {
+func newPrivateDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options) (*darrmAggregator, error) {
 	if p.Relation != accountant.PrivateTeachers {
-		return nil, fmt.Errorf("DaRRM: relation %v: NewDaRRM is for private teachers (NewOneVoteDaRRM is for the one-vote relation)", p.Relation)
+		return nil, fmt.Errorf("DaRRM: relation %v: DaRRM is for private teachers (darrm-one-vote is for the one-vote relation)", p.Relation)
 	}
 	d, err := newDaRRM(ctx, p, g, opts, Privacy{
 		Teachers: teachers(p),
@@ -71,7 +71,7 @@ func newDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Op
 }
 
 // Name returns "darrm", or "darrm-one-vote" in the one-vote relation
-// (NewOneVoteDaRRM).
+// (newOneVoteDaRRM).
 func (d *darrmAggregator) Name() provenance.MechanismName {
 	if d.privacy.Relation == accountant.OneVote {
 		return provenance.DaRRMOneVote
@@ -107,17 +107,12 @@ type rrAggregator struct {
 	privacy Privacy
 }
 
-// NewRR returns randomized response for problem p. p_const comes from
+// newRR returns randomized response for problem p. p_const comes from
 // Lemma B.1.1 with the majority of the K (eps, Delta)-DP teachers taken to
 // be (tau·eps, lambda)-DP by composition method (slack deltaPrime for
 // general and optimal; accountant.RRParams). The sampled constant
 // floor(p_const·2^53)/2^53 must also pass the exhaustive certificate, so
 // the guarantee does not rest on the lemma's arithmetic alone.
-func NewRR(ctx context.Context, p constraints.Problem, method accountant.Method, deltaPrime float64, opts Options) (Aggregator, error) {
-	return aggregator(newRR(ctx, p, method, deltaPrime, opts))
-}
-
-// newRR is NewRR.
 func newRR(ctx context.Context, p constraints.Problem, method accountant.Method, deltaPrime float64, opts Options) (*rrAggregator, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("RR: %w", err)

@@ -9,7 +9,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 )
 
-// NewOneVoteDaRRM returns DaRRM_g in the one-vote relation: the majority of
+// newOneVoteDaRRM returns DaRRM_g in the one-vote relation: the majority of
 // K teachers' votes with probability gamma(L), a fair coin otherwise, for
 // teachers that need not be private but whose training data are disjoint
 // shares, so that a record changes at most one vote (PATE's relation, as
@@ -26,9 +26,9 @@ import (
 // describes the label by its pairs of output probabilities (Curve, an
 // accountant.OneBitSpend), whose exact composition bounds a run's totals
 // more tightly than its guarantee alone allows.
-func NewOneVoteDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options) (Aggregator, error) {
+func newOneVoteDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Options) (*darrmAggregator, error) {
 	if p.Relation != accountant.OneVote {
-		return nil, fmt.Errorf("DaRRM: relation %v: NewOneVoteDaRRM is for the one-vote relation (constraints.NewOneVote)", p.Relation)
+		return nil, fmt.Errorf("DaRRM: relation %v: darrm-one-vote is for the one-vote relation (constraints.NewOneVote)", p.Relation)
 	}
 	d, err := newDaRRM(ctx, p, g, opts, Privacy{
 		Relation: accountant.OneVote,

@@ -2,15 +2,20 @@
 // Chapter 3, Problem 3.1.1): one private label per query from the teachers'
 // 0/1 votes, with a per-query (ε, δ) guarantee and the argument behind it.
 //
-// Four mechanisms implement Aggregator:
+// A mechanism is a value of one closed set of types, each with its
+// settings (Mechanism): on the teachers' 0/1 votes, each an Aggregator,
 //
 //   - DaRRM (Algorithm 1) with any noise function gamma that passes the
-//     exhaustive certificate (gamma.Verify) for (K, m·ε, δ);
+//     exhaustive certificate (gamma.Verify) for (K, m·ε, δ), and
+//     OneVoteDaRRM, DaRRM in the one-vote relation;
 //   - RR, randomized response with p_const of Lemma B.1.1 (Algorithm 7);
-//   - Subsample, the majority of s teachers drawn without replacement
-//     (Algorithm 8): s = ⌊m⌋, or s = 2⌊m⌋-1 when Δ = 0 (Theorem 3.5.1);
+//   - Subsample and DSub, the majority of s teachers drawn without
+//     replacement (Algorithm 8): s = ⌊m⌋, or s = 2⌊m⌋-1 (Theorem 3.5.1);
 //   - GNMax (Papernot et al. 2018; App. B.4.1), Gaussian noise on the two
-//     class counts with σ from the accountant.
+//     class counts with σ from the accountant;
+//
+// and on vote counts of C classes GNMax, ConfidentGNMax and LNMax. New
+// builds any of them.
 //
 // Each one is DaRRM with some gamma (Lemmas 3.4.1 and 3.4.3), which Gamma
 // returns: Pr[label = majority | L] = (1 + gamma(L))/2 for the vote count L.
@@ -29,8 +34,8 @@
 // the ledger and the sink) it builds and certifies the aggregator, checks
 // it once against the votes' header (ReleaseBinding, provenance.Check),
 // accounts for it and charges the ledger, and ReleaseTo writes the labels
-// under the query limit of the budget; the registry (Registry, Mechanism)
-// builds every mechanism by name; Simulate compares the mechanisms on
+// under the query limit of the budget; MechanismOf reads a label file's
+// header back into its mechanism; Simulate compares the mechanisms on
 // synthetic teachers.
 //
 // Reference: Shuli Jiang, "Communication Efficient and Differentially

@@ -13,7 +13,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
@@ -25,10 +24,14 @@ import (
 )
 
 // The thesis' setting: K = 11 teachers, each (0.1, 1e-5)-DP; every label
-// (3·0.1, 1-(1-1e-5)^3)-DP.
-var params = constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
+// (3·0.1, 1-(1-1e-5)^3)-DP, the default delta for m = 3.
+var (
+	teachers = accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
+	target   = ensemble.Target{M: 3}
+)
 
-func ExampleNewDaRRM() {
+// DaRRM with gamma_opt from a file, for the thesis' setting.
+func ExampleNew() {
 	ctx := context.Background()
 	// gamma_opt as darrm solve --K 11 --m 3 --format json wrote it.
 	f, err := os.Open("../testdata/gamma-K11-m3.json")
@@ -40,11 +43,13 @@ func ExampleNewDaRRM() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// NewDaRRM certifies the gamma it will sample before anything else.
-	d, err := ensemble.NewDaRRM(ctx, params, opt.Gamma, ensemble.Options{})
+	// New certifies the gamma it will sample before anything else.
+	m := ensemble.DaRRM{Target: target, Gamma: optimal.Source{Given: opt.Gamma}}
+	l, _, err := ensemble.New(ctx, m, 11, 2, teachers, ensemble.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
+	d := l.(ensemble.Aggregator)
 	fmt.Printf("%s: (%.2g, %.2g)-DP per label, certificate %v\n", d.Name(), d.Privacy().Eps, d.Privacy().Delta, d.Privacy().Certificate.Status)
 	label, err := d.Aggregate([]byte{1, 1, 0, 1, 1, 1, 0, 1, 0, 1, 1}, noise.NewSource())
 	if err != nil {
@@ -60,9 +65,9 @@ func ExampleNewDaRRM() {
 // two queries released (the limit a budget would set).
 func ExampleReleaseTo() {
 	votes := "id,t1,t2,t3\nq1,1,1,0\nq2,0,0,1\nq3,1,1,1\n"
-	p := constraints.Problem{K: 3, M: 1, Eps: 0.5, Delta: 0, TargetDelta: 0}
+	pure := 0.0
 	ctx := context.Background()
-	sub, err := ensemble.NewSubsample(ctx, p, ensemble.Options{})
+	sub, _, err := ensemble.New(ctx, ensemble.Subsample{Target: ensemble.Target{M: 1, Delta: &pure}}, 3, 2, accountant.Guarantee{Eps: 0.5}, ensemble.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -99,19 +104,19 @@ func ExampleSimulate() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	d, err := ensemble.NewDaRRM(ctx, params, opt.Gamma, ensemble.Options{})
-	if err != nil {
-		log.Fatal(err)
+	var aggs []ensemble.Aggregator
+	for _, m := range []ensemble.Mechanism{ensemble.DaRRM{Target: target, Gamma: optimal.Source{Given: opt.Gamma}}, ensemble.Subsample{Target: target}} {
+		l, _, err := ensemble.New(ctx, m, 11, 2, teachers, ensemble.Options{})
+		if err != nil {
+			log.Fatal(err)
+		}
+		aggs = append(aggs, l.(ensemble.Aggregator))
 	}
-	sub, err := ensemble.NewSubsample(ctx, params, ensemble.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
-	p := make([]float64, params.K)
+	p := make([]float64, 11)
 	for i := range p {
 		p[i] = 0.75
 	}
-	res, err := ensemble.Simulate(ctx, []ensemble.Aggregator{d, sub}, p, 100000, 1)
+	res, err := ensemble.Simulate(ctx, aggs, p, 100000, 1)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -123,14 +128,13 @@ func ExampleSimulate() {
 	// subsample exact agreement 0.851, measured in [0.850, 0.854]
 }
 
-// ExampleMechanism_Build builds the baselines by name, each held to the
-// same per-label guarantee, as darrm simulate does.
-func ExampleMechanism_Build() {
+// ExampleNew_baselines builds the baselines, each held to the same
+// per-label guarantee, as darrm simulate does.
+func ExampleNew_baselines() {
 	ctx := context.Background()
-	// darrm and darrm-one-vote need a gamma: see ExampleNewDaRRM.
-	for _, name := range []provenance.MechanismName{provenance.Subsample, provenance.RR, provenance.GNMax} {
-		m := ensemble.Mechanism{Name: name, RR: accountant.Composition{Method: accountant.RRComposition(params.Delta), DeltaPrime: accountant.DefaultDeltaPrime}}
-		agg, label, _, err := m.Build(ctx, optimal.Source{}, params, 2, ensemble.Options{})
+	// darrm and darrm-one-vote need a gamma: see ExampleNew.
+	for _, m := range []ensemble.Mechanism{ensemble.Subsample{Target: target}, ensemble.RR{Target: target}, ensemble.GNMax{Target: target}} {
+		agg, label, err := ensemble.New(ctx, m, 11, 2, teachers, ensemble.Options{})
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -156,9 +160,8 @@ b,60,40,30,30,20,20,20,10,10,10
 	if err != nil {
 		log.Fatal(err)
 	}
-	m := ensemble.Mechanism{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses,
-		GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}}
-	agg, _, _, err := m.Build(context.Background(), optimal.Source{}, constraints.Problem{K: in.K(), TargetDelta: 1e-5}, in.Classes(), ensemble.Options{})
+	m := ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5}
+	agg, _, err := ensemble.New(context.Background(), m, in.K(), in.Classes(), accountant.Guarantee{}, ensemble.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -217,9 +220,7 @@ func ExampleRelease() {
 
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:      votes,
-		Mechanism:  ensemble.Mechanism{Name: provenance.DaRRM},
-		Problem:    params,
-		Gamma:      optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()},
+		Mechanism:  ensemble.DaRRM{Target: target, Gamma: optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()}},
 		Budget:     &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}},
 		DeltaPrime: 1e-5,
 		Ledger:     led,
@@ -284,8 +285,7 @@ func ExampleRelease_inMemory() {
 	}
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:     votes,
-		Mechanism: ensemble.Mechanism{Name: provenance.ConfidentGNMax, GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}},
-		Problem:   constraints.Problem{TargetDelta: 1e-5},
+		Mechanism: ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5},
 		Ledger:    path,
 		Book:      book,
 		Sink:      ensemble.LabelSink{Stdout: &labels},

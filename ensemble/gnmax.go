@@ -25,7 +25,7 @@ import (
 // The floating-point attacks on Gaussian samplers (Mironov 2012) read the
 // input from the low-order bits of a released noisy real number; here only
 // the bit is released and its probabilities are fixed numbers, which
-// NewGNMax checks directly against the target.
+// newGNMax checks directly against the target.
 type gnmaxAggregator struct {
 	table
 	g             gamma.Gamma
@@ -33,27 +33,23 @@ type gnmaxAggregator struct {
 	search        noisymax.GNMaxSearch
 	bitEps        float64
 	privacy       Privacy
+	target        Target
 }
 
-// NewGNMax returns GNMax for the per-query target (m·eps, delta) of p, σ
+// newGNMax returns GNMax for the per-query target (m·eps, delta) of p, σ
 // calibrated by search: with the paper's conversion of GNMax's
 // (λ, λ/σ²)-RDP (Theorem B.4.1), or, for noisymax.GNMaxTight, on the
 // exact privacy curve of the released bit for p.K votes
 // (noisymax.GNMaxSigmaTight). Like PATE it assumes that a record changes at most one
 // teacher's vote, i.e. that adjacent datasets give vote counts L and L±1 (the
-// teachers' own eps and Delta do not enter). NewGNMax also checks the
+// teachers' own eps and Delta do not enter). newGNMax also checks the
 // sampled label probabilities against the target exactly for every such
 // pair, and refuses them otherwise. delta must be > 0. Like
-// NewOneVoteDaRRM's, its Privacy describes the label by its pairs of
+// newOneVoteDaRRM's, its Privacy describes the label by its pairs of
 // output probabilities (Curve, an accountant.OneBitSpend), whose exact
 // composition bounds a run's totals, and holds points of its exact
 // privacy profile (Profile): a comparison with darrm-one-vote offers the
 // two the same families of totals.
-func NewGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (Aggregator, error) {
-	return aggregator(newGNMax(p, search))
-}
-
-// newGNMax is NewGNMax.
 func newGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*gnmaxAggregator, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("GNMax: %w", err)
@@ -87,7 +83,7 @@ func newGNMax(p constraints.Problem, search noisymax.GNMaxSearch) (*gnmaxAggrega
 		return nil, fmt.Errorf("GNMax: sigma = %g: the label probabilities are not %v for vote counts that differ by one (hockey-stick divergence %g)", sigma, t, hs)
 	}
 	g := &gnmaxAggregator{
-		table: tb, g: real, sigma: sigma, lambda: lambda, search: search, bitEps: bitEps,
+		table: tb, g: real, sigma: sigma, lambda: lambda, search: search, bitEps: bitEps, target: built(p),
 		privacy: Privacy{
 			Teachers: teachers(p),
 			Source:   calibration + "; assumes a record changes at most one teacher's vote; the sampled label probabilities were checked against the target for every pair of vote counts L, L+1; a run composes their pairs exactly",
@@ -132,12 +128,11 @@ func (g *gnmaxAggregator) Privacy() Privacy { return g.privacy }
 // Gamma returns erf(|2l-K|/(2σ)) as sampled.
 func (g *gnmaxAggregator) Gamma() gamma.Gamma { return g.g }
 
-// Settings returns σ, the deviation of the Gaussian noise on each class
-// count, and the noise, continuous: the label has exactly the
+// Mechanism returns GNMax with σ, the deviation of the Gaussian noise on
+// each class count, and the noise, continuous: the label has exactly the
 // distribution of the continuous Gaussian mechanism's.
-func (g *gnmaxAggregator) Settings() provenance.Settings {
-	sigma, noise := g.sigma, noisymax.ContinuousNoise
-	return provenance.Settings{Sigma2: &sigma, Noise: &noise}
+func (g *gnmaxAggregator) Mechanism() Mechanism {
+	return GNMax{Target: g.target, Search: g.search, Sigma2: g.sigma, Noise: noisymax.ContinuousNoise}
 }
 
 // Sigma returns the noise σ on each class count and the Rényi order λ of

@@ -39,7 +39,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 			in := tc.read()
 			agg := tc.agg
 			if tc.name == "counts" {
-				m := g.Mechanism()
+				m := g.Mechanism().(ConfidentGNMax).ConfidentGNMax
 				m.Threshold = 3
 				agg, _ = newClassGNMax(m, in.K(), in.Classes(), 1e-5)
 			}
@@ -73,12 +73,12 @@ func TestLabelsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := provenance.LabelSettings(lr.Meta())
+	m, err := MechanismOf(lr.Meta())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Threshold == nil || *s.Threshold != 8 || *s.Sigma1 != 0.6 || *s.Sigma2 != 0.6 || *s.Noise != noisymax.DiscreteNoise || s.LaplaceScale != nil || !lr.Meta().ForRelease {
-		t.Errorf("settings %+v", s)
+	if s, ok := m.(ConfidentGNMax); !ok || s.Threshold != 8 || s.Sigma1 != 0.6 || s.Sigma2 != 0.6 || s.Noise != noisymax.DiscreteNoise || lr.Meta().LaplaceScale != nil || !lr.Meta().ForRelease {
+		t.Errorf("settings %+v", m)
 	}
 }
 

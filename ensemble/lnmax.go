@@ -65,17 +65,11 @@ func (g *lnmaxAggregator) K() int { return g.teachers }
 // Classes returns C.
 func (g *lnmaxAggregator) Classes() int { return g.classes }
 
-// Mechanism returns the parameters.
-func (g *lnmaxAggregator) Mechanism() noisymax.LNMax { return g.mech }
-
 // Privacy returns the per-query guarantee (2/b, 0).
 func (g *lnmaxAggregator) Privacy() Privacy { return g.privacy }
 
-// Settings returns the scale b and the noise, discrete.
-func (g *lnmaxAggregator) Settings() provenance.Settings {
-	b, noise := g.mech.Scale, noisymax.DiscreteNoise
-	return provenance.Settings{LaplaceScale: &b, Noise: &noise}
-}
+// Mechanism returns LNMax of the scale b.
+func (g *lnmaxAggregator) Mechanism() Mechanism { return LNMax{LNMax: g.mech} }
 
 // Answer returns the label of query q from its counts; it is always
 // answered.

@@ -3,82 +3,369 @@ package ensemble
 import (
 	"context"
 	"fmt"
-	"slices"
+	"math"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
-// MechanismInfo describes a registered mechanism: the votes it labels, the
-// relation its guarantee is in, and the settings it takes. Every
-// mechanism of the registry goes through the one release path
-// (ReleaseTo) and its checks.
-type MechanismInfo struct {
-	Name  provenance.MechanismName
-	Input votefile.Input
-	// Relation is the neighbouring relation of its guarantee.
-	Relation accountant.Relation
-	// PureTeachers says that it needs pure-DP teachers, Δ = 0.
-	PureTeachers bool
-	// Gamma says that it samples a noise function: gamma_opt of its
-	// problem (GammaProblem), or one given (optimal.Source.Given).
-	Gamma bool
-	// Needs are the settings it cannot go without, Takes those it may be
-	// given besides.
-	Needs, Takes []Setting
-	// Example is the settings of an example release (the rest comes from
-	// the votes and their header).
-	Example map[Setting]string
-	// construct calls the mechanism's constructor.
+// Mechanism is a release mechanism with its settings: a value of DaRRM,
+// OneVoteDaRRM, Subsample, DSub, RR or GNMax on the teachers' 0/1 votes,
+// or of GNMax, ConfidentGNMax or LNMax on vote counts of C classes. The
+// set is closed: no other package adds one. New builds any of them, and
+// Release releases with it; a label file's header states it, and
+// MechanismOf reads it back.
+type Mechanism interface {
+	// Name is the mechanism's name, as a label file's header states it.
+	Name() provenance.MechanismName
+	// Validate checks the mechanism's own settings, a bad one a
+	// *accountant.ParamError that names it; the rules that relate them to
+	// the teachers and the votes are New's.
+	Validate() error
+	// mechanism seals the set.
+	mechanism()
+}
+
+// Target is the per-query target (m·ε, δ) of a mechanism for private
+// teachers, each (ε, Δ)-DP (thesis Problem 3.1.1): M is the privacy
+// allowance, in [1, K]; Delta the per-query δ, nil for the thesis'
+// default 1-(1-Δ)^m (constraints.DefaultTargetDelta) of the teachers' Δ.
+type Target struct {
+	M     float64
+	Delta *float64
+}
+
+// validate checks M and Delta as given: m >= 1, δ in [0, MaxDelta].
+func (t Target) validate() error {
+	if !(t.M >= 1) || math.IsInf(t.M, 1) {
+		return &accountant.ParamError{Name: "m", Value: t.M, Rule: "must be in [1, K]"}
+	}
+	if t.Delta != nil {
+		return accountant.CheckDelta("delta", *t.Delta)
+	}
+	return nil
+}
+
+// DaRRM is DaRRM (thesis Algorithm 1) for private teachers: the majority
+// with probability gamma(L), a fair coin otherwise, gamma_opt of its
+// problem (K, m, the teachers' (ε, Δ), δ) from Gamma, or Gamma.Given (a
+// zero Prior is the uniform prior, gamma.UniformPrior), certified
+// exhaustively before anything is released.
+type DaRRM struct {
+	Target
+	Gamma optimal.Source
+}
+
+// OneVoteDaRRM is DaRRM in the one-vote relation: teachers that need not
+// be private, on disjoint shares of the data, and a release held to its
+// own (Eps, Delta) per query (PATE's relation, as GNMax's); its gamma
+// from Gamma as DaRRM's.
+type OneVoteDaRRM struct {
+	Eps, Delta float64
+	Gamma      optimal.Source
+}
+
+// Subsample is the majority of floor(m) teachers drawn without
+// replacement (Algorithm 8).
+type Subsample struct {
+	Target
+}
+
+// DSub is the majority of 2·floor(m)-1 teachers drawn without replacement
+// (Theorem 3.5.1), for pure-DP teachers (Δ = 0).
+type DSub struct {
+	Target
+}
+
+// RR is randomized response on the majority (Algorithm 7) with p_const of
+// Lemma B.1.1 by Composition (zero: the thesis' composition for the
+// teachers' Δ, accountant.RRComposition, with slack
+// accountant.DefaultDeltaPrime; a zero DeltaPrime is that default).
+type RR struct {
+	Target
+	Composition accountant.Composition
+}
+
+// GNMax is PATE's Gaussian NoisyMax (Papernot et al. 2018), in the
+// one-vote relation. On the teachers' 0/1 votes its σ is calibrated to
+// the per-query target (M·ε, δ) by Search (Sigma2 zero; the label is
+// one bit, of continuous Gaussian noise's distribution); on vote counts
+// of C classes it adds discrete Gaussian noise of deviation Sigma2 (> 0)
+// to each count (Noise zero: noisymax.DiscreteNoise, which releases draw)
+// and its guarantee is at Target.Delta, which it needs (> 0); M is not
+// used.
+type GNMax struct {
+	Target
+	Search noisymax.GNMaxSearch
+	Sigma2 float64
+	Noise  noisymax.Noise
+}
+
+// ConfidentGNMax is Confident-GNMax on vote counts of C classes
+// (Papernot et al. 2018, Algorithm 1): a threshold step of noise Sigma1 >
+// 0 at Threshold, then GNMax of noise Sigma2; its guarantee at the
+// per-query Delta > 0. A zero Noise is noisymax.DiscreteNoise.
+type ConfidentGNMax struct {
+	noisymax.ConfidentGNMax
+	Delta float64
+}
+
+// LNMax is PATE's Laplace NoisyMax on vote counts of C classes: discrete
+// Laplace noise of the Scale on each count.
+type LNMax struct {
+	noisymax.LNMax
+}
+
+// Name returns "darrm".
+func (DaRRM) Name() provenance.MechanismName { return provenance.DaRRM }
+
+// Name returns "darrm-one-vote".
+func (OneVoteDaRRM) Name() provenance.MechanismName { return provenance.DaRRMOneVote }
+
+// Name returns "subsample".
+func (Subsample) Name() provenance.MechanismName { return provenance.Subsample }
+
+// Name returns "dsub".
+func (DSub) Name() provenance.MechanismName { return provenance.DSub }
+
+// Name returns "rr".
+func (RR) Name() provenance.MechanismName { return provenance.RR }
+
+// Name returns "gnmax".
+func (GNMax) Name() provenance.MechanismName { return provenance.GNMax }
+
+// Name returns "confident-gnmax".
+func (ConfidentGNMax) Name() provenance.MechanismName { return provenance.ConfidentGNMax }
+
+// Name returns "lnmax".
+func (LNMax) Name() provenance.MechanismName { return provenance.LNMax }
+
+func (DaRRM) mechanism()          {}
+func (OneVoteDaRRM) mechanism()   {}
+func (Subsample) mechanism()      {}
+func (DSub) mechanism()           {}
+func (RR) mechanism()             {}
+func (GNMax) mechanism()          {}
+func (ConfidentGNMax) mechanism() {}
+func (LNMax) mechanism()          {}
+
+// Validate checks m and δ.
+func (m DaRRM) Validate() error { return m.Target.validate() }
+
+// Validate checks the release's (ε, δ): ε > 0, δ in [0, MaxDelta].
+func (m OneVoteDaRRM) Validate() error {
+	if err := param.Positive("target eps", m.Eps); err != nil {
+		return err
+	}
+	return accountant.CheckDelta("delta", m.Delta)
+}
+
+// Validate checks m and δ.
+func (m Subsample) Validate() error { return m.Target.validate() }
+
+// Validate checks m and δ.
+func (m DSub) Validate() error { return m.Target.validate() }
+
+// Validate checks m, δ and the composition's slack, when given.
+func (m RR) Validate() error {
+	if err := m.Target.validate(); err != nil {
+		return err
+	}
+	if m.Composition.DeltaPrime != 0 {
+		return m.Composition.Validate()
+	}
+	return nil
+}
+
+// Validate checks m and δ, or σ and δ with Sigma2.
+func (m GNMax) Validate() error {
+	if m.Sigma2 == 0 {
+		return m.Target.validate()
+	}
+	if err := m.counts().Validate(); err != nil {
+		return err
+	}
+	if m.Delta == nil {
+		return &accountant.ParamError{Name: "delta", Value: 0.0, Rule: "must be given: Gaussian noise is not pure DP"}
+	}
+	return accountant.CheckConversionDelta("delta", *m.Delta)
+}
+
+// Validate checks the threshold step's σ1 > 0, the parameters' own rules
+// (noisymax.ConfidentGNMax.Validate) and δ.
+func (m ConfidentGNMax) Validate() error {
+	if !(m.Sigma1 > 0) {
+		return &accountant.ParamError{Name: "sigma1", Value: m.Sigma1, Rule: "must be > 0"}
+	}
+	g := m.ConfidentGNMax
+	if g.Noise == noisymax.UnsetNoise {
+		g.Noise = noisymax.DiscreteNoise
+	}
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	return accountant.CheckConversionDelta("delta", m.Delta)
+}
+
+// Validate checks the scale (noisymax.LNMax.Validate).
+func (m LNMax) Validate() error { return m.LNMax.Validate() }
+
+// counts returns the parameters of GNMax on C-class counts.
+func (m GNMax) counts() noisymax.ConfidentGNMax {
+	n := m.Noise
+	if n == noisymax.UnsetNoise {
+		n = noisymax.DiscreteNoise
+	}
+	return noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: n}
+}
+
+// classes returns the parameters of Confident-GNMax, its noise set.
+func (m ConfidentGNMax) classes() noisymax.ConfidentGNMax {
+	g := m.ConfidentGNMax
+	if g.Noise == noisymax.UnsetNoise {
+		g.Noise = noisymax.DiscreteNoise
+	}
+	return g
+}
+
+// mechInfo is a mechanism of the registry: its name, the votes it labels,
+// the relation its guarantee is in, and how it is built.
+type mechInfo struct {
+	name  provenance.MechanismName
+	input votefile.Input
+	// relation is the neighbouring relation of its guarantee.
+	relation accountant.Relation
+	// gamma says that it samples a noise function: gamma_opt of its
+	// problem, or one given (optimal.Source.Given).
+	gamma bool
+	// teachersEps says that it is calibrated to the teachers' ε: its
+	// target is m·ε (provenance.Stated.Calibrated).
+	teachersEps bool
+	// construct builds it.
 	construct func(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error)
 }
 
-// twoClassSettings are the settings of every two-class mechanism, whose
-// per-query target is (m·eps, delta) for teachers (eps, Delta)-DP.
-func twoClassSettings(more ...Setting) []Setting {
-	return append([]Setting{settingM, settingEps, settingDelta, settingTargetDelta}, more...)
+// registry holds every mechanism a release can use: one entry each, the
+// two-class ones first.
+var registry = []mechInfo{
+	{name: provenance.DaRRM, relation: accountant.PrivateTeachers, gamma: true, teachersEps: true, construct: buildDaRRM},
+	{name: provenance.Subsample, relation: accountant.PrivateTeachers, teachersEps: true, construct: buildSubsample},
+	{name: provenance.DSub, relation: accountant.PrivateTeachers, teachersEps: true, construct: buildSubsample},
+	{name: provenance.RR, relation: accountant.PrivateTeachers, teachersEps: true, construct: buildRR},
+	{name: provenance.GNMax, relation: accountant.OneVote, teachersEps: true, construct: buildGNMax},
+	{name: provenance.DaRRMOneVote, relation: accountant.OneVote, gamma: true, construct: buildOneVoteDaRRM},
+	{name: provenance.GNMax, input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildClassGNMax},
+	{name: provenance.ConfidentGNMax, input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildClassGNMax},
+	{name: provenance.LNMax, input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildLNMax},
 }
 
-// oneVoteSettings are the settings of a two-class mechanism in the
-// one-vote relation whose per-query target is the release's own
-// (target eps, delta): its teachers need no guarantee.
-func oneVoteSettings(more ...Setting) []Setting {
-	return append([]Setting{settingTargetEps, settingTargetDelta}, more...)
+// Mechanisms returns the names of the mechanisms that label votes of
+// kind in, in the order of the registry.
+func Mechanisms(in votefile.Input) []provenance.MechanismName {
+	var names []provenance.MechanismName
+	for _, r := range registry {
+		if r.input == in {
+			names = append(names, r.name)
+		}
+	}
+	return names
 }
 
-// exampleM is the example of a two-class mechanism in the
-// private-teachers relation: m = 3.
-var exampleM = map[Setting]string{settingM: "3"}
-
-// registry holds every mechanism a release can use: one entry each.
-var registry = []MechanismInfo{
-	{Name: provenance.DaRRM, Relation: accountant.PrivateTeachers, Gamma: true, Takes: twoClassSettings(settingPrior, settingGamma, settingNoSolve), Example: exampleM, construct: buildDaRRM},
-	{Name: provenance.Subsample, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(), Example: exampleM, construct: buildSubsample},
-	{Name: provenance.DSub, Relation: accountant.PrivateTeachers, PureTeachers: true, Takes: twoClassSettings(), Example: exampleM, construct: buildSubsample},
-	{Name: provenance.RR, Relation: accountant.PrivateTeachers, Takes: twoClassSettings(settingRRComposition, settingRRDeltaPrime), Example: exampleM, construct: buildRR},
-	{Name: provenance.GNMax, Relation: accountant.OneVote, Takes: twoClassSettings(settingGNMaxSearch), Example: exampleM, construct: buildGNMax},
-	{Name: provenance.DaRRMOneVote, Relation: accountant.OneVote, Gamma: true, Takes: oneVoteSettings(settingPrior, settingGamma, settingNoSolve),
-		Example: map[Setting]string{settingTargetEps: "0.3", settingTargetDelta: "1e-5"}, construct: buildOneVoteDaRRM},
-	{Name: provenance.GNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{settingSigma2, settingTargetDelta},
-		Example: map[Setting]string{settingSigma2: "40", settingTargetDelta: "1e-5"}, construct: buildClassGNMax},
-	{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{settingThreshold, settingSigma1, settingSigma2, settingTargetDelta},
-		Example: map[Setting]string{settingThreshold: "200", settingSigma1: "150", settingSigma2: "40", settingTargetDelta: "1e-5"}, construct: buildClassGNMax},
-	{Name: provenance.LNMax, Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []Setting{settingLaplaceScale},
-		Example: map[Setting]string{settingLaplaceScale: "20"}, construct: buildLNMax},
+// lookup returns the registry's entry of the mechanism name for votes of
+// kind in. A name that the registry knows only for the other kind of
+// votes is refused saying so.
+func lookup(name provenance.MechanismName, in votefile.Input) (*mechInfo, error) {
+	var other []votefile.Input
+	for i, r := range registry {
+		switch {
+		case r.name == name && r.input == in:
+			return &registry[i], nil
+		case r.name == name:
+			other = append(other, r.input)
+		}
+	}
+	if len(other) > 0 {
+		return nil, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, provenance.JoinMechanisms(Mechanisms(in), ", "))
+	}
+	return nil, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
+		provenance.JoinMechanisms(Mechanisms(votefile.TwoClass), ", "), provenance.JoinMechanisms(Mechanisms(votefile.ManyClasses), ", "))
 }
 
-// GammaProblem returns the problem whose noise function info samples when
-// held to the per-query target (m·eps, delta) of p: p itself in the
-// private-teachers relation, in the one-vote relation the release's own
-// problem (constraints.NewOneVote), which p already is when its relation
-// is one-vote (m = 1).
-func (info MechanismInfo) GammaProblem(p constraints.Problem) constraints.Problem {
-	if info.Relation == accountant.OneVote {
+// votesOf returns the kind of votes m labels when they are of classes
+// classes: two-class votes for two classes, unless m labels counts alone
+// (ConfidentGNMax, LNMax) or is GNMax given its Sigma2.
+func votesOf(m Mechanism, classes int) votefile.Input {
+	switch m := m.(type) {
+	case ConfidentGNMax, LNMax:
+		return votefile.ManyClasses
+	case GNMax:
+		if m.Sigma2 != 0 {
+			return votefile.ManyClasses
+		}
+	}
+	if classes == 2 {
+		return votefile.TwoClass
+	}
+	return votefile.ManyClasses
+}
+
+// problemOf returns the problem that m is held to for k teachers, each
+// (ε, Δ)-DP as teachers says: the one mapping from a mechanism to its
+// problem. A two-class mechanism for private teachers (and two-class
+// GNMax, calibrated to their ε) is held to (m·ε, δ), δ the thesis'
+// default when not given; darrm-one-vote to its own (ε, δ) in the
+// one-vote relation (constraints.NewOneVote); a multi-class one to its
+// per-query δ alone.
+func problemOf(m Mechanism, k int, teachers accountant.Guarantee) constraints.Problem {
+	var t Target
+	switch m := m.(type) {
+	case DaRRM:
+		t = m.Target
+	case Subsample:
+		t = m.Target
+	case DSub:
+		t = m.Target
+	case RR:
+		t = m.Target
+	case GNMax:
+		if m.Sigma2 != 0 {
+			return constraints.Problem{K: k, TargetDelta: deref(m.Delta)}
+		}
+		t = m.Target
+	case OneVoteDaRRM:
+		return constraints.NewOneVote(k, m.Eps, m.Delta)
+	case ConfidentGNMax:
+		return constraints.Problem{K: k, TargetDelta: m.Delta}
+	default: // LNMax
+		return constraints.Problem{K: k}
+	}
+	p := constraints.Problem{K: k, M: t.M, Eps: teachers.Eps, Delta: teachers.Delta, TargetDelta: constraints.DefaultTargetDelta(teachers.Delta, t.M)}
+	if t.Delta != nil {
+		p.TargetDelta = *t.Delta
+	}
+	return p
+}
+
+func deref(x *float64) float64 {
+	if x == nil {
+		return 0
+	}
+	return *x
+}
+
+// gammaProblem returns the problem whose noise function info samples when
+// held to the per-query target of p: p itself in the private-teachers
+// relation, in the one-vote relation the release's own problem
+// (constraints.NewOneVote), which p already is when its relation is
+// one-vote (m = 1).
+func (info *mechInfo) gammaProblem(p constraints.Problem) constraints.Problem {
+	if info.relation == accountant.OneVote {
 		return oneVoteProblem(p)
 	}
 	return p
@@ -90,149 +377,35 @@ func oneVoteProblem(p constraints.Problem) constraints.Problem {
 	return constraints.NewOneVote(p.K, p.MEps(), p.TargetDelta)
 }
 
-// OwnTarget reports whether info's per-query target is the release's own
-// (eps, delta) in the one-vote relation, which it takes as
-// its setting target-eps (darrm-one-vote), rather than m·eps of its teachers'
-// guarantee (eps, Delta).
-func (info MechanismInfo) OwnTarget() bool { return slices.Contains(info.Takes, settingTargetEps) }
-
-// OneVoteTarget states the problem of a release whose per-query target
-// is its own (eps, delta) in the one-vote relation (MechanismInfo.OwnTarget,
-// or darrm solve --relation one-vote): the relation, the release's eps,
-// the one value of eps if any is given, and delta if given. Resolved as a
-// one-vote problem (constraints.NewOneVote), the teachers' m and Delta are 1 and 0, which
-// the relation does not use, and a delta not given is 0: pure. More than
-// one eps is a *accountant.SettingError naming target-eps: a release has
-// one.
-func OneVoteTarget(eps []float64, delta *float64) (gamma.Stated, error) {
-	rel := accountant.OneVote
-	s := gamma.Stated{Relation: &rel, TargetDelta: delta}
-	switch len(eps) {
-	case 0:
-	case 1:
-		s.Eps = &eps[0]
-	default:
-		return s, &accountant.SettingError{Name: "target-eps", Value: fmt.Sprintf("%d values", len(eps)), Rule: "give the one eps of each release"}
+// gammaSource returns where m takes its noise function from, for a
+// mechanism that samples one.
+func gammaSource(m Mechanism) optimal.Source {
+	switch m := m.(type) {
+	case DaRRM:
+		return m.Gamma
+	case OneVoteDaRRM:
+		return m.Gamma
 	}
-	return s, nil
+	return optimal.Source{}
 }
 
-// Registry returns the registered mechanisms that keep keeps, every one
-// for a nil keep, in the registry's order: the two-class ones first.
-// Filters name e.g. those of the votes of one kind, or those that sample
-// a noise function (MechanismInfo.Gamma).
-func Registry(keep func(MechanismInfo) bool) []MechanismInfo {
-	var infos []MechanismInfo
-	for _, r := range registry {
-		if keep == nil || keep(r) {
-			infos = append(infos, r)
-		}
+// New returns the aggregator of m for k teachers voting among classes
+// classes, each (ε, Δ)-DP as teachers says (the teachers' guarantee plays
+// no part for the mechanisms of the one-vote relation), certified, and
+// says what it is in words. A two-class mechanism is held to its
+// per-query target (m·ε, δ), a multi-class one takes its settings from m;
+// a mechanism that samples a noise function loads it from its Gamma
+// source for its problem (a cached gamma is certified once, as the
+// aggregator samples it). A δ above accountant.MaxDelta, under which a
+// label says nothing, is refused for every mechanism. An error is a
+// *ReleaseError at StepGamma or StepBuild.
+func New(ctx context.Context, m Mechanism, k, classes int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
+	info, err := lookup(m.Name(), votesOf(m, classes))
+	if err != nil {
+		return nil, "", &ReleaseError{Step: StepBuild, Err: err}
 	}
-	return infos
-}
-
-// namesFor returns the names of the mechanisms for votes of kind in.
-func namesFor(in votefile.Input) []provenance.MechanismName {
-	var names []provenance.MechanismName
-	for _, r := range Registry(func(r MechanismInfo) bool { return r.Input == in }) {
-		names = append(names, r.Name)
-	}
-	return names
-}
-
-// LookupMechanism returns the mechanism name for votes of kind in. A name
-// that the registry knows only for the other kind of votes is refused
-// saying so.
-func LookupMechanism(name provenance.MechanismName, in votefile.Input) (MechanismInfo, error) {
-	var other []votefile.Input
-	for _, r := range registry {
-		switch {
-		case r.Name == name && r.Input == in:
-			return r, nil
-		case r.Name == name:
-			other = append(other, r.Input)
-		}
-	}
-	if len(other) > 0 {
-		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, provenance.JoinMechanisms(namesFor(in), ", "))
-	}
-	return MechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
-		provenance.JoinMechanisms(namesFor(votefile.TwoClass), ", "), provenance.JoinMechanisms(namesFor(votefile.ManyClasses), ", "))
-}
-
-// SettingUse is a setting that the caller gave a mechanism that does not
-// take it, or one that the mechanism needs and did not get
-// (MechanismInfo.CheckSettings).
-type SettingUse struct {
-	Setting Setting
-	// Missing is true for a setting the mechanism needs and did not get;
-	// otherwise the setting was given and the mechanism does not take it.
-	Missing bool
-	// Takes are the settings the mechanism takes, those it needs first.
-	Takes []Setting
-	// TakenBy names the mechanisms that take the setting, and Input is the
-	// kind of votes of the first registered one: not the mechanism's when
-	// the setting belongs to mechanisms of the other kind of votes.
-	TakenBy []provenance.MechanismName
-	Input   votefile.Input
-}
-
-// CheckSettings returns the first setting of a registered mechanism that
-// the caller gave and info does not take, else the first that info needs
-// and neither the caller nor stated (a label file's header) gives; nil
-// when there is none. given says whether the caller gave the setting,
-// and whether the caller has it at all: a setting it has no way to give
-// is never asked for.
-func (info MechanismInfo) CheckSettings(given func(Setting) (set, known bool), stated provenance.Settings) *SettingUse {
-	takes := info.settings()
-	for _, r := range registry {
-		for _, s := range r.settings() {
-			if set, _ := given(s); !set || slices.Contains(takes, s) {
-				continue
-			}
-			u := &SettingUse{Setting: s, Takes: takes, Input: r.Input}
-			for _, o := range registry {
-				if o.takes(s) && !slices.Contains(u.TakenBy, o.Name) {
-					u.TakenBy = append(u.TakenBy, o.Name)
-				}
-			}
-			return u
-		}
-	}
-	for _, s := range info.Needs {
-		if set, known := given(s); known && !set && !s.statedIn(stated) {
-			return &SettingUse{Setting: s, Missing: true, Takes: takes}
-		}
-	}
-	return nil
-}
-
-// settings returns the settings info takes, those it needs first.
-func (info MechanismInfo) settings() []Setting {
-	return append(slices.Clone(info.Needs), info.Takes...)
-}
-
-// takes reports whether info needs or takes s.
-func (info MechanismInfo) takes(s Setting) bool { return slices.Contains(info.settings(), s) }
-
-// Mechanism names an aggregator and holds the settings of the one it
-// names; the others are ignored. A mechanism that samples a noise
-// function (MechanismInfo.Gamma: darrm, darrm-one-vote) takes it from an
-// optimal.Source when it is built (Build).
-type Mechanism struct {
-	// Name is a registered name; Input says which mechanism of that name
-	// (gnmax labels either kind of votes).
-	Name  provenance.MechanismName
-	Input votefile.Input
-	// RR is the composition that gives rr's p_const (NewRR).
-	RR accountant.Composition
-	// GNMaxSearch picks two-class gnmax's sigma (NewGNMax).
-	GNMaxSearch noisymax.GNMaxSearch
-	// GNMax holds the multi-class gnmax's sigma2 and confident-gnmax's
-	// threshold, sigma1 and sigma2 (the noise is discrete); LNMax holds
-	// lnmax's scale.
-	GNMax noisymax.ConfidentGNMax
-	LNMax noisymax.LNMax
+	l, label, _, err := info.build(ctx, m, problemOf(m, k, teachers), classes, opts)
+	return l, label, err
 }
 
 // sampledGamma is the noise function a mechanism that samples one
@@ -242,33 +415,16 @@ type sampledGamma struct {
 	words string
 }
 
-// Build returns the aggregator m names for p.K teachers voting among
-// classes classes, certified, and says what it is in words; for a
-// mechanism that samples a noise function, its gamma is loaded from src
-// for its problem (MechanismInfo.GammaProblem) and returned. A gamma
-// from a cache is certified once, as the aggregator samples it, when the
-// cache entry is checked (optimal.Source.Certify); a src without Given
-// or Prior takes the uniform prior (gamma.UniformPrior). A two-class
-// mechanism is held to the per-query target (m·eps, delta) of p, a
-// multi-class one takes its settings from m and delta from
-// p.TargetDelta. A delta above accountant.MaxDelta, under which a label
-// says nothing, is refused for every mechanism. An error is a
-// *ReleaseError at step "gamma" or "build".
-func (m Mechanism) Build(ctx context.Context, src optimal.Source, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
-	info, err := LookupMechanism(m.Name, m.Input)
-	if err != nil {
-		return nil, "", optimal.Loaded{}, &ReleaseError{Step: stepBuild, Err: err}
-	}
-	return info.build(ctx, m, src, p, classes, opts)
-}
-
-// build is Build for the registry entry info of m: the one path from a
-// resolved mechanism to its labeler.
-func (info MechanismInfo) build(ctx context.Context, m Mechanism, src optimal.Source, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
+// build is New for the registry entry info of m held to p: the one path
+// from a mechanism to its labeler. It returns too the gamma it loaded.
+// Each setting is checked where the aggregator is built, with the
+// problem (constraints.Problem.Validate) and the teachers and votes it
+// relates to.
+func (info *mechInfo) build(ctx context.Context, m Mechanism, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
 	var l optimal.Loaded
-	var err error
 	var sg sampledGamma
-	if info.Gamma {
+	if info.gamma {
+		src := gammaSource(m)
 		if src.Given == nil && src.Prior.String() == "" {
 			src.Prior = gamma.UniformPrior()
 		}
@@ -280,14 +436,15 @@ func (info MechanismInfo) build(ctx context.Context, m Mechanism, src optimal.So
 			}
 			return cert, err
 		}
-		if l, err = src.Load(ctx, info.GammaProblem(p)); err != nil {
-			return nil, "", l, &ReleaseError{Step: stepGamma, Err: err}
+		var err error
+		if l, err = src.Load(ctx, info.gammaProblem(p)); err != nil {
+			return nil, "", l, &ReleaseError{Step: StepGamma, Err: err}
 		}
 		sg = sampledGamma{g: l.Gamma, words: gammaWords(src, l.Origin)}
 	}
 	agg, label, err := info.newLabeler(ctx, m, sg, p, classes, opts)
 	if err != nil {
-		return nil, "", l, &ReleaseError{Step: stepBuild, Err: err}
+		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
 	}
 	return agg, label, l, nil
 }
@@ -307,65 +464,88 @@ func gammaWords(src optimal.Source, origin optimal.Origin) string {
 }
 
 // newLabeler is build with the gamma g that info samples, if any.
-func (info MechanismInfo) newLabeler(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
+func (info *mechInfo) newLabeler(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
 	if err := accountant.CheckDelta("delta", p.TargetDelta); err != nil {
 		return nil, "", err
 	}
-	if info.Input == votefile.TwoClass && classes != 2 {
-		return nil, "", fmt.Errorf("%s: %d classes: it labels 0/1 votes", info.Name, classes)
+	if info.input == votefile.TwoClass && classes != 2 {
+		return nil, "", fmt.Errorf("%s: %d classes: it labels 0/1 votes", info.name, classes)
 	}
 	return info.construct(ctx, m, g, p, classes, opts)
 }
 
+// built returns what a Target of p is, as built: m and δ.
+func built(p constraints.Problem) Target {
+	delta := p.TargetDelta
+	return Target{M: p.M, Delta: &delta}
+}
+
 func buildDaRRM(ctx context.Context, _ Mechanism, g sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	d, err := NewDaRRM(ctx, p, g.g, opts)
+	d, err := newPrivateDaRRM(ctx, p, g.g, opts)
 	if err != nil {
 		return nil, "", err
 	}
+	d.mech = DaRRM{Target: built(p)}
 	return d, "DaRRM with " + g.words, nil
 }
 
 func buildOneVoteDaRRM(ctx context.Context, _ Mechanism, g sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	d, err := NewOneVoteDaRRM(ctx, oneVoteProblem(p), g.g, opts)
+	q := oneVoteProblem(p)
+	d, err := newOneVoteDaRRM(ctx, q, g.g, opts)
 	if err != nil {
 		return nil, "", err
 	}
+	d.mech = OneVoteDaRRM{Eps: q.Eps, Delta: q.TargetDelta}
 	return d, "DaRRM in the one-vote relation with " + g.words, nil
 }
 
 func buildRR(ctx context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	r, err := newRR(ctx, p, m.RR.Method, m.RR.DeltaPrime, opts)
+	c := m.(RR).Composition
+	if c.Method == 0 && c.DeltaPrime == 0 {
+		c.Method = accountant.RRComposition(p.Delta)
+	}
+	if c.DeltaPrime == 0 {
+		c.DeltaPrime = accountant.DefaultDeltaPrime
+	}
+	r, err := newRR(ctx, p, c.Method, c.DeltaPrime, opts)
 	if err != nil {
 		return nil, "", err
 	}
-	return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), m.RR.Method), nil
+	r.mech = RR{Target: built(p), Composition: c}
+	return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), c.Method), nil
 }
 
 func buildSubsample(ctx context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
 	newSub, what := newSubsample, "Algorithm 8"
-	if m.Name == provenance.DSub {
-		newSub, what = newDoubleSubsample, "2m-1 of Theorem 3.5.1"
+	var mech Mechanism = Subsample{Target: built(p)}
+	if m.Name() == provenance.DSub {
+		newSub, what, mech = newDoubleSubsample, "2m-1 of Theorem 3.5.1", DSub{Target: built(p)}
 	}
 	s, err := newSub(ctx, p, opts)
 	if err != nil {
 		return nil, "", err
 	}
+	s.mech = mech
 	return s, fmt.Sprintf("subsampling: majority of %d of the %d teachers, drawn without replacement (%s)", s.Size(), p.K, what), nil
 }
 
 func buildGNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, _ Options) (Labeler, string, error) {
-	g, err := newGNMax(p, m.GNMaxSearch)
+	search := m.(GNMax).Search
+	g, err := newGNMax(p, search)
 	if err != nil {
 		return nil, "", err
 	}
 	sigma, _ := g.Sigma()
-	return g, fmt.Sprintf("GNMax: Gaussian noise with sigma = %.4g on the two class counts (%v search)", sigma, m.GNMaxSearch), nil
+	return g, fmt.Sprintf("GNMax: Gaussian noise with sigma = %.4g on the two class counts (%v search)", sigma, search), nil
 }
 
 func buildClassGNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
-	g := m.GNMax
-	if confident := m.Name == provenance.ConfidentGNMax; confident != g.Confident() {
-		return nil, "", fmt.Errorf("%s: threshold %v, sigma1 %v: confident-gnmax has the threshold step (sigma1 > 0), gnmax none", m.Name, g.Threshold, g.Sigma1)
+	var g noisymax.ConfidentGNMax
+	switch m := m.(type) {
+	case GNMax:
+		g = m.counts()
+	case ConfidentGNMax:
+		g = m.classes()
 	}
 	agg, err := newClassGNMax(g, p.K, classes, p.TargetDelta)
 	if err != nil {
@@ -379,9 +559,20 @@ func buildClassGNMax(_ context.Context, m Mechanism, _ sampledGamma, p constrain
 }
 
 func buildLNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
-	agg, err := newLNMax(m.LNMax, p.K, classes)
+	l := m.(LNMax).LNMax
+	agg, err := newLNMax(l, p.K, classes)
 	if err != nil {
 		return nil, "", err
 	}
-	return agg, fmt.Sprintf("LNMax: discrete Laplace noise of scale b = %g on the %d class counts", m.LNMax.Scale, classes), nil
+	return agg, fmt.Sprintf("LNMax: discrete Laplace noise of scale b = %g on the %d class counts", l.Scale, classes), nil
+}
+
+// RelationOf returns the neighbouring relation that m's guarantee is
+// stated in: the private teachers' (accountant.PrivateTeachers) for
+// DaRRM, Subsample, DSub and RR, the one-vote relation for the others.
+func RelationOf(m Mechanism) accountant.Relation {
+	if info, err := lookup(m.Name(), votesOf(m, 2)); err == nil {
+		return info.relation
+	}
+	return accountant.OneVote
 }

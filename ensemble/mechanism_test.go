@@ -17,90 +17,99 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// TestMechanismBuild builds every mechanism by name and checks it is the
-// aggregator its constructor returns, with a description that says so.
+// TestMechanismBuild builds every mechanism by its type and checks it is
+// the aggregator its constructor returns, with a description that says so.
 func TestMechanismBuild(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
+	teachers := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
+	target := Target{M: 3}
 	for _, tc := range []struct {
 		m     Mechanism
-		src   optimal.Source
 		label string
 	}{
-		{Mechanism{Name: "darrm"}, optimal.Source{Given: optGamma(t, p), Name: "the fixture"}, "DaRRM with the fixture"},
-		{Mechanism{Name: "subsample"}, optimal.Source{}, "majority of 3 of the 11 teachers"},
-		{Mechanism{Name: "rr", RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, optimal.Source{}, "general composition"},
-		{Mechanism{Name: "gnmax", GNMaxSearch: noisymax.GNMaxGrid}, optimal.Source{}, "(grid search)"},
-		{Mechanism{Name: "darrm-one-vote"}, optimal.Source{Given: oneVoteGamma(t, p)}, "DaRRM in the one-vote relation with a gamma given"},
+		{DaRRM{Target: target, Gamma: optimal.Source{Given: optGamma(t, p), Name: "the fixture"}}, "DaRRM with the fixture"},
+		{Subsample{Target: target}, "majority of 3 of the 11 teachers"},
+		{RR{Target: target, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, "general composition"},
+		{GNMax{Target: target, Search: noisymax.GNMaxGrid}, "(grid search)"},
+		{OneVoteDaRRM{Eps: p.MEps(), Delta: p.TargetDelta, Gamma: optimal.Source{Given: oneVoteGamma(t, p)}}, "DaRRM in the one-vote relation with a gamma given"},
 	} {
-		agg, label, _, err := tc.m.Build(ctx, tc.src, p, 2, Options{})
+		agg, label, err := New(ctx, tc.m, p.K, 2, teachers, Options{})
 		if err != nil {
-			t.Errorf("%s: %v", tc.m.Name, err)
+			t.Errorf("%s: %v", tc.m.Name(), err)
 			continue
 		}
-		if agg.Name() != tc.m.Name || agg.K() != p.K || !strings.Contains(label, tc.label) {
-			t.Errorf("%s: aggregator %s for K = %d, label %q; want %q in it", tc.m.Name, agg.Name(), agg.K(), label, tc.label)
+		if agg.Name() != tc.m.Name() || agg.K() != p.K || !strings.Contains(label, tc.label) {
+			t.Errorf("%s: aggregator %s for K = %d, label %q; want %q in it", tc.m.Name(), agg.Name(), agg.K(), label, tc.label)
 		}
 	}
 	// dsub needs Delta = 0; its description names Theorem 3.5.1.
-	pure := constraints.New(11, 3, 0.1, 0)
-	if agg, label, _, err := (Mechanism{Name: "dsub"}).Build(ctx, optimal.Source{}, pure, 2, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
+	if agg, label, err := New(ctx, DSub{Target: Target{M: 3}}, 11, 2, accountant.Guarantee{Eps: 0.1}, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
 		t.Errorf("dsub: %v, %q", err, label)
 	}
-	if _, _, _, err := (Mechanism{Name: "median"}).Build(ctx, optimal.Source{}, p, 2, Options{}); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
+	if _, err := lookup("median", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
 		t.Errorf("unknown mechanism: %v", err)
 	}
 	// A gamma that is not (m·eps, delta)-DP is refused by the certificate.
-	if _, _, _, err := (Mechanism{Name: "darrm"}).Build(ctx, optimal.Source{Given: slices.Repeat([]float64{1}, 12)}, p, 2, Options{}); !errors.Is(err, gamma.ErrNotCertified) {
+	if _, _, err := New(ctx, DaRRM{Target: target, Gamma: optimal.Source{Given: slices.Repeat([]float64{1}, 12)}}, 11, 2, teachers, Options{}); !errors.Is(err, gamma.ErrNotCertified) {
 		t.Errorf("gamma = 1: %v, want ErrNotCertified", err)
 	}
 }
 
+// registered returns a mechanism of every entry of the registry, with
+// settings it builds with for K = 11 teachers (0.1, 1e-5)-DP (dsub's
+// pure), a gamma of zeros for those that sample one.
+func registered() []Mechanism {
+	zeros := optimal.Source{Given: make([]float64, 12)}
+	t := Target{M: 3}
+	delta := 1e-5
+	return []Mechanism{
+		DaRRM{Target: t, Gamma: zeros}, Subsample{Target: t}, DSub{Target: t}, RR{Target: t, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}},
+		GNMax{Target: t}, OneVoteDaRRM{Eps: 0.3, Delta: 1e-5, Gamma: zeros},
+		GNMax{Target: Target{Delta: &delta}, Sigma2: 40}, ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5},
+		LNMax{LNMax: noisymax.LNMax{Scale: 20}},
+	}
+}
+
 // TestRegistry: every registered mechanism builds from its settings
-// (Build), labels the votes of its kind with the relation it is
-// registered in, and is found by its name and input; a name known for
-// the other kind of votes is refused saying so.
+// (New), labels the votes of its kind with the relation it is registered
+// in, and is found by its name and input; a name known for the other
+// kind of votes is refused saying so.
 func TestRegistry(t *testing.T) {
 	ctx := context.Background()
-	f := func(x float64) *float64 { return &x }
-	for _, info := range Registry(nil) {
-		m := Mechanism{Name: info.Name, Input: info.Input, RR: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5},
-			GNMax: noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, LNMax: noisymax.LNMax{Scale: 20}}
-		p, classes := constraints.New(11, 3, 0.1, 1e-5), 3
-		var src optimal.Source
-		switch {
-		case info.Input == votefile.TwoClass:
+	ms := registered()
+	if len(ms) != len(registry) {
+		t.Fatalf("%d mechanisms for the %d entries of the registry", len(ms), len(registry))
+	}
+	for i, info := range registry {
+		m, classes := ms[i], 3
+		teachers := accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
+		if info.input == votefile.TwoClass {
 			classes = 2
-			if info.PureTeachers {
-				p = constraints.New(11, 3, 0.1, 0)
-			}
-			src.Given = make([]float64, 12)
-		case info.Name == "confident-gnmax":
-			m.GNMax.Threshold, m.GNMax.Sigma1 = 200, 150
 		}
-		agg, label, _, err := m.Build(ctx, src, p, classes, Options{})
+		if info.name == provenance.DSub {
+			teachers.Delta = 0
+		}
+		agg, label, err := New(ctx, m, 11, classes, teachers, Options{})
 		if err != nil {
-			t.Errorf("%s on %v: %v", info.Name, info.Input, err)
+			t.Errorf("%s on %v: %v", info.name, info.input, err)
 			continue
 		}
-		if agg.Name() != info.Name || agg.Classes() != classes || agg.Privacy().Relation != info.Relation || twoClass(agg) != (info.Input == votefile.TwoClass) || label == "" {
-			t.Errorf("%s on %v: built %s, %d classes, relation %v, label %q", info.Name, info.Input, agg.Name(), agg.Classes(), agg.Privacy().Relation, label)
+		if agg.Name() != info.name || agg.Classes() != classes || agg.Privacy().Relation != info.relation || twoClass(agg) != (info.input == votefile.TwoClass) || label == "" {
+			t.Errorf("%s on %v: built %s, %d classes, relation %v, label %q", info.name, info.input, agg.Name(), agg.Classes(), agg.Privacy().Relation, label)
 		}
-		if got, err := LookupMechanism(info.Name, info.Input); err != nil || got.Name != info.Name || got.Input != info.Input {
-			t.Errorf("lookup of %s on %v: %+v, %v", info.Name, info.Input, got, err)
+		if got, err := lookup(info.name, info.input); err != nil || got.name != info.name || got.input != info.input {
+			t.Errorf("lookup of %s on %v: %+v, %v", info.name, info.input, got, err)
 		}
-		if len(info.Needs)+len(info.Takes) == 0 || len(info.Example) == 0 {
-			t.Errorf("%s on %v: no settings or no example", info.Name, info.Input)
+		if got := agg.Mechanism(); got == nil || got.Name() != info.name || got.Validate() != nil {
+			t.Errorf("%s on %v: built as %#v", info.name, info.input, got)
 		}
 	}
-	if _, err := LookupMechanism("darrm", votefile.ManyClasses); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
+	if _, err := lookup("darrm", votefile.ManyClasses); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
 		t.Errorf("darrm on multi-class votes: %v", err)
 	}
-	if _, err := LookupMechanism("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
+	if _, err := lookup("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
 		t.Errorf("lnmax on two-class votes: %v", err)
-	}
-	if s := (provenance.Settings{Sigma2: f(1)}); !settingSigma2.statedIn(s) || settingSigma1.statedIn(s) || settingTargetDelta.statedIn(s) {
-		t.Error("Setting.statedIn")
 	}
 }
 
@@ -151,73 +160,29 @@ func TestAccounting(t *testing.T) {
 
 // TestMechanismLists: the lists of names are the registry's, each name
 // once in the order registered: the two-class and multi-class ones by
-// their input, the ones that sample a gamma by MechanismInfo.Gamma (DaRRM
-// in each relation).
+// their input, the ones that sample a gamma (DaRRM in each relation).
 func TestMechanismLists(t *testing.T) {
 	var two, many, withGamma []provenance.MechanismName
-	for _, r := range Registry(nil) {
-		if r.Input == votefile.TwoClass {
-			two = append(two, r.Name)
+	for _, r := range registry {
+		if r.input == votefile.TwoClass {
+			two = append(two, r.name)
 		} else {
-			many = append(many, r.Name)
+			many = append(many, r.name)
 		}
-		if r.Gamma {
-			withGamma = append(withGamma, r.Name)
+		if r.gamma {
+			withGamma = append(withGamma, r.name)
 		}
 	}
 	for _, tc := range []struct {
 		name      string
 		got, want []provenance.MechanismName
-	}{{"two-class", namesFor(votefile.TwoClass), two}, {"many-class", namesFor(votefile.ManyClasses), many},
-		{"gamma", gammaNames(), withGamma}} {
+	}{{"two-class", Mechanisms(votefile.TwoClass), two}, {"many-class", Mechanisms(votefile.ManyClasses), many}} {
 		if !slices.Equal(tc.got, tc.want) {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
 		}
 	}
-	if got, want := gammaNames(), []provenance.MechanismName{provenance.DaRRM, provenance.DaRRMOneVote}; !slices.Equal(got, want) {
-		t.Errorf("the mechanisms that sample a gamma = %v, want %v", got, want)
-	}
-}
-
-// TestCheckSettings: a setting given to a mechanism that does not take it
-// is named with the mechanisms that do (each once) and their kind of
-// votes; a setting needed and not given is asked for unless stated (a
-// label file's header) or not one the caller can give.
-func TestCheckSettings(t *testing.T) {
-	lookup := func(name provenance.MechanismName, in votefile.Input) MechanismInfo {
-		info, err := LookupMechanism(name, in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return info
-	}
-	givenOf := func(set ...Setting) func(Setting) (bool, bool) {
-		return func(s Setting) (bool, bool) { return slices.Contains(set, s), true }
-	}
-	sigma := 3.0
-	rr, conf := lookup(provenance.RR, votefile.TwoClass), lookup(provenance.ConfidentGNMax, votefile.ManyClasses)
-	for _, tc := range []struct {
-		name   string
-		info   MechanismInfo
-		given  func(Setting) (bool, bool)
-		stated provenance.Settings
-		want   *SettingUse
-	}{
-		{"all taken", rr, givenOf(settingM, settingRRComposition), provenance.Settings{}, nil},
-		{"another kind's", rr, givenOf(settingSigma2), provenance.Settings{},
-			&SettingUse{Setting: settingSigma2, Takes: rr.Takes, Input: votefile.ManyClasses, TakenBy: []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax}}},
-		{"needed", conf, givenOf(settingSigma2, settingSigma1), provenance.Settings{}, &SettingUse{Setting: settingThreshold, Missing: true}},
-		{"needed, stated", conf, givenOf(settingSigma1, settingThreshold, settingTargetDelta), provenance.Settings{Sigma2: &sigma}, nil},
-		{"needed, not the caller's", conf, func(Setting) (bool, bool) { return false, false }, provenance.Settings{}, nil},
-	} {
-		got := tc.info.CheckSettings(tc.given, tc.stated)
-		switch {
-		case (got == nil) != (tc.want == nil):
-			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
-		case got == nil:
-		case got.Setting != tc.want.Setting || got.Missing != tc.want.Missing || !got.Missing && (got.Input != tc.want.Input || !slices.Equal(got.TakenBy, tc.want.TakenBy)):
-			t.Errorf("%s: CheckSettings = %+v, want %+v", tc.name, got, tc.want)
-		}
+	if want := []provenance.MechanismName{provenance.DaRRM, provenance.DaRRMOneVote}; !slices.Equal(withGamma, want) {
+		t.Errorf("the mechanisms that sample a gamma = %v, want %v", withGamma, want)
 	}
 }
 
@@ -251,36 +216,18 @@ func TestTotalsAtExtremes(t *testing.T) {
 		priv := l.Privacy()
 		a, err := newAccounting(ctx, priv, provenance.Binding{K: l.K(), Relation: priv.Relation}, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
 		if err != nil {
-			t.Fatalf("%v: %v", l.Settings(), err)
+			t.Fatalf("%v: %v", l.Mechanism(), err)
 		}
 		for _, n := range []int{1, 400000, accountant.CountLimit} {
 			totals := a.Totals(n)
 			if len(totals) == 0 {
-				t.Errorf("%v, %d labels: no totals", l.Settings(), n)
+				t.Errorf("%v, %d labels: no totals", l.Mechanism(), n)
 			}
 			for _, x := range totals {
 				if x.Err == nil && (math.IsNaN(x.Guarantee.Eps) || x.Guarantee.Eps < 0) {
-					t.Errorf("%v, %d labels: %v total %v", l.Settings(), n, x.Method, x.Guarantee)
+					t.Errorf("%v, %d labels: %v total %v", l.Mechanism(), n, x.Method, x.Guarantee)
 				}
 			}
 		}
 	}
-}
-
-// TestOwnTarget: darrm-one-vote alone has a per-query target of its own.
-func TestOwnTarget(t *testing.T) {
-	for _, info := range Registry(nil) {
-		if info.OwnTarget() != (info.Name == provenance.DaRRMOneVote) {
-			t.Errorf("%s on %v: OwnTarget %v", info.Name, info.Input, info.OwnTarget())
-		}
-	}
-}
-
-// gammaNames returns the names of the mechanisms that sample a gamma.
-func gammaNames() []provenance.MechanismName {
-	var names []provenance.MechanismName
-	for _, r := range Registry(func(r MechanismInfo) bool { return r.Gamma }) {
-		names = append(names, r.Name)
-	}
-	return names
 }

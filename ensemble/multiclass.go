@@ -139,21 +139,17 @@ func (g *classGNMax) K() int { return g.teachers }
 // Classes returns C.
 func (g *classGNMax) Classes() int { return g.classes }
 
-// Mechanism returns the parameters.
-func (g *classGNMax) Mechanism() noisymax.ConfidentGNMax { return g.mech }
-
 // Privacy returns the data-independent per-query guarantee.
 func (g *classGNMax) Privacy() Privacy { return g.privacy }
 
-// Settings returns σ2, and T and σ1 with the threshold step, with the
-// noise, discrete.
-func (g *classGNMax) Settings() provenance.Settings {
-	m := g.mech
-	s := provenance.Settings{Sigma2: &m.Sigma2, Noise: &m.Noise}
+// Mechanism returns GNMax of σ2, or Confident-GNMax of T, σ1 and σ2,
+// with the noise and the per-query δ.
+func (g *classGNMax) Mechanism() Mechanism {
+	m, delta := g.mech, g.privacy.Delta
 	if m.Confident() {
-		s.Threshold, s.Sigma1 = &m.Threshold, &m.Sigma1
+		return ConfidentGNMax{ConfidentGNMax: m, Delta: delta}
 	}
-	return s
+	return GNMax{Target: Target{Delta: &delta}, Sigma2: m.Sigma2, Noise: m.Noise}
 }
 
 // Answer returns the private label of query q from its C vote counts,

@@ -120,7 +120,7 @@ func BenchmarkPrivateTeacherRelease(b *testing.B) {
 			b.Fatal(err)
 		}
 		out, err := Release(ctx, ReleaseSpec{
-			Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM}, Gamma: optimal.Source{Given: g}, Problem: p, Budget: &accountant.Budget{Guarantee: budget},
+			Votes: in, Mechanism: DaRRM{Target: built(p), Gamma: optimal.Source{Given: g}}, Teachers: ptr(teachers(p)), Budget: &accountant.Budget{Guarantee: budget},
 			DeltaPrime: 1e-5,
 			Sink:       LabelSink{Stdout: io.Discard, Format: votefile.FormatCSV},
 		})

@@ -10,12 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/noisymax"
-
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/bigmath"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/poissonbinom"
 	"github.com/darrm/darrm/provenance"
 )
@@ -126,7 +125,7 @@ func TestOneVoteProfileAdaptive(t *testing.T) {
 		if g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		d, err := NewOneVoteDaRRM(ctx, p, g, Options{})
+		d, err := newOneVoteDaRRM(ctx, p, g, Options{})
 		if err != nil {
 			t.Fatal(c.name, err)
 		}
@@ -220,7 +219,7 @@ func TestRRCurve(t *testing.T) {
 // totals are never above optimal composition of the guarantee.
 func TestPrivateTeacherBits(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	d, err := NewDaRRM(context.Background(), p, optGamma(t, p), Options{})
+	d, err := newPrivateDaRRM(context.Background(), p, optGamma(t, p), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestWilson(t *testing.T) {
 func TestSimulateTarget(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	d, err := NewDaRRM(ctx, p, optGamma(t, p), Options{})
+	d, err := newPrivateDaRRM(ctx, p, optGamma(t, p), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

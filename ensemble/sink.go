@@ -128,7 +128,7 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	if sink.Ledger != nil {
 		meta.Ledger = sink.LedgerID
 	}
-	agg.Settings().Label(&meta)
+	labelSettings(agg.Mechanism(), &meta)
 	if b.Partition != provenance.PartitionUnstated {
 		meta.Partition = b.Partition.String()
 	}

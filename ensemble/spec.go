@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
@@ -17,43 +16,25 @@ import (
 )
 
 // ReleaseSpec is everything one release needs (Release): the votes, the
-// mechanism with its settings and problem, where its gamma comes from,
-// the budget, the ledger, the sink and the randomness.
+// mechanism with its settings, the teachers' guarantee, the budget, the
+// ledger, the sink and the randomness.
 //
 // A field left at its zero value takes the default its comment names,
-// here or in the type it holds; where there is none (Votes,
-// Mechanism.Name, a two-class Problem.M, a setting a multi-class
-// mechanism needs, Sink.Stdout without a Sink.Path) Release refuses it
-// with an error that names the field.
+// here or in the type it holds; where there is none (Votes, Mechanism, a
+// setting a mechanism needs, Sink.Stdout without a Sink.Path) Release
+// refuses it with an error that names the field.
 type ReleaseSpec struct {
 	// Votes are the queries to label, read and checked as they are
-	// labelled (votefile.Read, votefile.ReadRows).
+	// labelled (votefile.Read, votefile.Open, votefile.ReadRows).
 	Votes votefile.Reader
-	// Mechanism names the aggregator and holds its settings; Release
-	// sets its Input to the votes' (Votes.Input). A zero RR is the thesis' composition
-	// (accountant.RRComposition of the teachers' Delta) and a zero
-	// RR.DeltaPrime accountant.DefaultDeltaPrime; a zero GNMax.Noise is
-	// noisymax.DiscreteNoise, the noise releases draw; GNMax.Sigma2 (and
-	// for confident-gnmax Sigma1) and LNMax.Scale have no default.
+	// Mechanism is the mechanism with its settings (DaRRM, GNMax, ...),
+	// for the votes' kind (Votes.Input): GNMax labels either.
 	Mechanism Mechanism
-	// Problem is a two-class mechanism's problem: K is the votes' (0
-	// takes it from Votes), Eps and Delta are the teachers' guarantee the
-	// release is calibrated to (both 0: the votes' metadata header's,
-	// ReleaseTeachers; the release's eps for a mechanism whose target is
-	// its own, the setting target-eps, which has no default), M and TargetDelta
-	// give its per-query target (m·eps, delta): M has no default, and
-	// TargetDelta 0 is pure DP (constraints.New gives the thesis'
-	// default). A multi-class mechanism takes only TargetDelta, which the
-	// GNMax family needs > 0.
-	Problem constraints.Problem
-	// Gamma is where the gamma of a mechanism that samples one
-	// (MechanismInfo.Gamma) comes from: gamma_opt of the mechanism's
-	// problem (MechanismInfo.GammaProblem) from a cache, solved on
-	// demand, or Gamma.Given (described as Gamma.Name, else "a gamma
-	// given"). A zero Prior is the uniform prior (gamma.UniformPrior),
-	// darrm's default. Release sets its Certify: a cached gamma is
-	// certified once, as the aggregator samples it (Mechanism.Build).
-	Gamma optimal.Source
+	// Teachers is the (ε, Δ) of each teacher that a mechanism for private
+	// teachers (and two-class GNMax, calibrated to their ε) is held to
+	// m·ε of; nil: the votes' metadata header's (ReleaseTeachers). The
+	// other mechanisms do not use it.
+	Teachers *accountant.Guarantee
 	// Budget, if not nil, limits the queries released (Allowed), and
 	// the total to publish is stated at its δ. The slack DeltaPrime (0:
 	// accountant.DefaultDeltaPrime) gives the analysis totals, the
@@ -137,35 +118,38 @@ func (e *BudgetError) Error() string {
 // Is reports whether target is ErrBudget.
 func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
 
-// releaseStep is a step of a release, which a *ReleaseError names
-// (ReleaseError.Step).
-type releaseStep int
+// Step is a step of a release, which a *ReleaseError names: StepGamma
+// (loading the gamma), StepBuild (building and certifying the
+// aggregator), StepBinding (ReleaseBinding), StepAccounting
+// (Privacy.Account, Allowed), StepLedger (ledger.OpenRun) or StepLabels
+// (ReleaseTo).
+type Step int
 
 // The steps of a release, in their order.
 const (
-	stepGamma releaseStep = iota
-	stepBuild
-	stepBinding
-	stepAccounting
-	stepLedger
-	stepLabels
+	StepGamma Step = iota
+	StepBuild
+	StepBinding
+	StepAccounting
+	StepLedger
+	StepLabels
 )
 
-var stepNames = enum.Names[releaseStep]{What: "step", List: []string{
-	stepGamma: "gamma", stepBuild: "build", stepBinding: "binding", stepAccounting: "accounting", stepLedger: "ledger", stepLabels: "labels",
+var stepNames = enum.Names[Step]{What: "step", List: []string{
+	StepGamma: "gamma", StepBuild: "build", StepBinding: "binding", StepAccounting: "accounting", StepLedger: "ledger", StepLabels: "labels",
 }}
 
 // String returns the step's name: "gamma", "build", "binding",
 // "accounting", "ledger" or "labels".
-func (s releaseStep) String() string { return stepNames.String(s) }
+func (s Step) String() string { return stepNames.String(s) }
 
 // A ReleaseError is a release that failed at Step, for the reason Err,
-// whose message it keeps. Step.String names the step: "gamma" (loading
-// the gamma), "build" (building and certifying the aggregator), "binding"
-// (ReleaseBinding), "accounting" (Privacy.Account, Allowed), "ledger"
-// (ledger.Book.OpenRun) or "labels" (ReleaseTo).
+// whose message it keeps. Step says where: StepGamma (loading the
+// gamma), StepBuild (building and certifying the aggregator), StepBinding
+// (ReleaseBinding), StepAccounting (Privacy.Account, Allowed), StepLedger
+// (ledger.Book.OpenRun) or StepLabels (ReleaseTo).
 type ReleaseError struct {
-	Step releaseStep
+	Step Step
 	Err  error
 }
 
@@ -173,10 +157,9 @@ func (e *ReleaseError) Error() string { return e.Err.Error() }
 
 func (e *ReleaseError) Unwrap() error { return e.Err }
 
-// Release labels the queries of s.Votes with the mechanism s names, in
-// one call: it looks the mechanism up, loads its gamma if it samples one
-// and builds and certifies the aggregator (Mechanism.Build: the gamma is
-// certified once, as it is sampled), binds it to the votes (ReleaseBinding: the one check of the
+// Release labels the queries of s.Votes with the mechanism of s, in one
+// call: it loads its gamma if it samples one and builds and certifies the
+// aggregator (New: the gamma is certified once, as it is sampled), binds it to the votes (ReleaseBinding: the one check of the
 // votes against what the mechanism states), accounts for it under the
 // budget (Privacy.Account, Allowed), opens the ledger bound to the same binding and
 // charged at the same per-query step, and writes the labels to the sink
@@ -189,31 +172,31 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 // done before an error.
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var out Released
-	fail := func(step releaseStep, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
-	s, info, err := s.withDefaults()
+	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
+	s, info, p, err := s.withDefaults()
 	if err != nil {
-		return fail(stepBuild, err)
+		return fail(StepBuild, err)
 	}
 	in := s.Votes
-	if out.Aggregator, out.Label, out.Gamma, err = info.build(ctx, s.Mechanism, s.Gamma, s.Problem, in.Classes(), s.Certificate); err != nil {
+	if out.Aggregator, out.Label, out.Gamma, err = info.build(ctx, s.Mechanism, p, in.Classes(), s.Certificate); err != nil {
 		var re *ReleaseError
 		if errors.As(err, &re) {
-			re.Err = problemField(re.Err)
+			re.Err = specField(s.Mechanism, re.Err)
 		}
 		return out, err
 	}
 	if out.Binding, err = ReleaseBinding(in, out.Aggregator, s.Options.Partition); err != nil {
-		return fail(stepBinding, err)
+		return fail(StepBinding, err)
 	}
 	priv := out.Aggregator.Privacy()
 	if out.Account, out.CapNote, err = priv.Account(out.Binding, s.DeltaPrime); err != nil {
-		return fail(stepAccounting, err)
+		return fail(StepAccounting, err)
 	}
 	limit, sink := -1, s.Sink
 	if s.Budget != nil {
 		out.Account.Budget = s.Budget
 		if out.MaxQueries, out.Allows, err = Allowed(ctx, out.Account); err != nil {
-			return fail(stepAccounting, err)
+			return fail(StepAccounting, err)
 		}
 		if out.MaxQueries != accountant.Unlimited {
 			limit = out.MaxQueries
@@ -221,14 +204,14 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	}
 	if s.TotalDelta != nil {
 		if err := checkTotalDelta(*s.TotalDelta, s.Budget); err != nil {
-			return fail(stepAccounting, err)
+			return fail(StepAccounting, err)
 		}
 		out.Account.Delta = s.TotalDelta
 	}
 	var l *ledger.Ledger
 	if s.Ledger != "" {
-		if l, limit, err = s.Book.OpenRun(ctx, s.Ledger, s.Mechanism.Name, out.Binding, priv.Spend, limit); err != nil {
-			return fail(stepLedger, err)
+		if l, limit, err = s.Book.OpenRun(ctx, s.Ledger, s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
+			return fail(StepLedger, err)
 		}
 		defer l.Close()
 		out.LedgerNotes, sink.Ledger, sink.LedgerID = l.Notes(), l, l.Header().ID
@@ -238,20 +221,20 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		src = noise.NewSource()
 	}
 	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options); err != nil {
-		return fail(stepLabels, err)
+		return fail(StepLabels, err)
 	}
 	out.Account.Steps = out.Result.Released
 	switch {
 	case l != nil:
 		st, err := l.Status(priv.Spend)
 		if err != nil {
-			return fail(stepLedger, err)
+			return fail(StepLedger, err)
 		}
 		out.LedgerStatus = &st
 		out.Publish = st.Publish
 	case out.Result.Released > 0:
 		if out.Publish, err = out.Account.Publish(); err != nil {
-			return fail(stepLabels, err)
+			return fail(StepLabels, err)
 		}
 	default:
 		_, out.Publish.DeltaFrom = out.Account.TotalDelta()

@@ -45,7 +45,7 @@ func releaseSpec(t *testing.T, votes string, p constraints.Problem, src optimal.
 		t.Fatal(err)
 	}
 	return ReleaseSpec{
-		Votes: in, Mechanism: Mechanism{Name: provenance.DaRRM}, Problem: p, Gamma: src,
+		Votes: in, Mechanism: DaRRM{Target: built(p), Gamma: src}, Teachers: ptr(teachers(p)),
 		Sink: LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV}, DeltaPrime: 1e-5,
 		Random: noise.NewSeededSource(1), Options: ReleaseOptions{Experiment: true},
 	}
@@ -99,7 +99,7 @@ func TestReleaseCertifiesOnce(t *testing.T) {
 	_, err = Release(ctx, releaseSpec(t, votes, p, optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, dir))
 	var re *ReleaseError
 	var ce *cache.CorruptError
-	if !errors.As(err, &re) || re.Step != stepGamma || !errors.As(err, &ce) {
+	if !errors.As(err, &re) || re.Step != StepGamma || !errors.As(err, &ce) {
 		t.Errorf("tampered entry, cache only: %v, want a corrupt entry at the gamma step", err)
 	}
 	if got := n.Load(); got != 1 {
@@ -128,11 +128,12 @@ func TestReleaseBudgetStop(t *testing.T) {
 	votes := "1,1,0\n0,0,1\n1,1,1\n0,1,0\n"
 	spec := func(budget *accountant.Guarantee, name provenance.MechanismName, delta float64) ReleaseSpec {
 		s := releaseSpec(t, votes, p, optimal.Source{}, t.TempDir())
-		s.Mechanism = Mechanism{Name: name}
+		q := p
+		q.Delta, q.TargetDelta = delta, delta
+		s.Mechanism, s.Teachers = mechanismOf(name, q, optimal.Source{}), ptr(teachers(q))
 		if budget != nil {
 			s.Budget = &accountant.Budget{Guarantee: *budget}
 		}
-		s.Problem.Delta, s.Problem.TargetDelta = delta, delta
 		return s
 	}
 	s := spec(&accountant.Guarantee{Eps: 1}, provenance.Subsample, 0)
@@ -149,16 +150,16 @@ func TestReleaseBudgetStop(t *testing.T) {
 		t.Errorf("labels of a budget stop: %q, %v", labels, err)
 	}
 	cacheOnly := spec(nil, provenance.DaRRM, 0)
-	cacheOnly.Gamma.CacheOnly = true
+	cacheOnly.Mechanism = DaRRM{Target: built(p), Gamma: optimal.Source{CacheOnly: true}}
 	for _, tc := range []struct {
 		name string
 		spec ReleaseSpec
-		step releaseStep
+		step Step
 	}{
-		{"no such mechanism", spec(nil, "nosuch", 0), stepBuild},
-		{"dsub needs Delta = 0", spec(nil, provenance.DSub, 1e-5), stepBuild},
-		{"gamma from a cache only, without one", cacheOnly, stepGamma},
-		{"one-vote votes without a partition", spec(nil, provenance.GNMax, 1e-5), stepBinding},
+		{"no mechanism", spec(nil, "nosuch", 0), StepBuild},
+		{"dsub needs Delta = 0", spec(nil, provenance.DSub, 1e-5), StepBuild},
+		{"gamma from a cache only, without one", cacheOnly, StepGamma},
+		{"one-vote votes without a partition", spec(nil, provenance.GNMax, 1e-5), StepBinding},
 	} {
 		_, err := Release(ctx, tc.spec)
 		var re *ReleaseError
@@ -178,7 +179,7 @@ func TestCertifiedOnce(t *testing.T) {
 	g := optGamma(t, p)
 	n := countVerify(t)
 	for range 3 {
-		if _, err := NewDaRRM(ctx, p, g, Options{}); err != nil {
+		if _, err := newPrivateDaRRM(ctx, p, g, Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,12 +189,12 @@ func TestCertifiedOnce(t *testing.T) {
 	other := slices.Clone(g)
 	other[0] *= 0.5
 	other[len(other)-1] *= 0.5
-	if _, err := NewDaRRM(ctx, p, other, Options{}); err != nil {
+	if _, err := newPrivateDaRRM(ctx, p, other, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	// At another problem the same gamma gets a certificate of its own,
 	// whatever it finds.
-	if _, err := NewDaRRM(ctx, constraints.New(11, 3, 0.11, 1e-5), g, Options{}); err != nil && !errors.Is(err, gamma.ErrNotCertified) {
+	if _, err := newPrivateDaRRM(ctx, constraints.New(11, 3, 0.11, 1e-5), g, Options{}); err != nil && !errors.Is(err, gamma.ErrNotCertified) {
 		t.Fatal(err)
 	}
 	if got := n.Load(); got != 3 {
@@ -201,7 +202,7 @@ func TestCertifiedOnce(t *testing.T) {
 	}
 	one := slices.Repeat([]float64{1}, len(g))
 	for range 2 {
-		if _, err := NewDaRRM(ctx, p, one, Options{}); !errors.Is(err, gamma.ErrNotCertified) {
+		if _, err := newPrivateDaRRM(ctx, p, one, Options{}); !errors.Is(err, gamma.ErrNotCertified) {
 			t.Errorf("the exact majority: err = %v, want ErrNotCertified", err)
 		}
 	}

@@ -21,10 +21,11 @@ type subsampleAggregator struct {
 	k, s int
 	// keep is the threshold of a Bernoulli(c) drawn before subsampling; a
 	// failure releases a fair coin. It is 2^53 (c = 1) unless the
-	// certificate needed gamma scaled by c < 1 (NewDoubleSubsample).
+	// certificate needed gamma scaled by c < 1 (newDoubleSubsample).
 	keep    uint64
 	g       gamma.Gamma
 	privacy Privacy
+	mech    Mechanism
 }
 
 // subSlack bounds the change of the privacy cost f between gamma_Sub in
@@ -34,7 +35,7 @@ type subsampleAggregator struct {
 // check it against math/big).
 func subSlack(p constraints.Problem) float64 { return 1e-14 * (1 + p.E()) }
 
-// NewSubsample returns the majority of s = floor(m) subsampled teachers,
+// newSubsample returns the majority of s = floor(m) subsampled teachers,
 // the subsampling baseline of Section 3.7.1. Its guarantee is the
 // exhaustive certificate of gamma_Sub (Lemma 3.4.1) when that certifies
 // (m·eps, delta) with room for gamma_Sub's rounding; otherwise (gamma_Sub
@@ -47,11 +48,6 @@ func subSlack(p constraints.Problem) float64 { return 1e-14 * (1 + p.E()) }
 // that rounding, gamma_Sub (then tight, not violated) is scaled as
 // gamma_DSub is: the subsampled majority is kept with probability
 // c = 1 - O(1e-13), a fair coin otherwise, with c·gamma_Sub certified.
-func NewSubsample(ctx context.Context, p constraints.Problem, opts Options) (Aggregator, error) {
-	return aggregator(newSubsample(ctx, p, opts))
-}
-
-// newSubsample is NewSubsample.
 func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*subsampleAggregator, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("subsample: %w", err)
@@ -102,7 +98,7 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 	return sub.describe(p), nil
 }
 
-// NewDoubleSubsample returns the majority of 2·floor(m)-1 subsampled
+// newDoubleSubsample returns the majority of 2·floor(m)-1 subsampled
 // teachers, or of all K when 2·floor(m)-1 >= K: gamma_DSub of Theorem
 // 3.5.1, which the theorem proves m·eps-DP for i.i.d. teachers with
 // Delta = delta = 0. Teachers need not be i.i.d. here, so the guarantee is
@@ -111,11 +107,6 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 // exactly tight in float64; then the mechanism first keeps the
 // subsampled majority with probability c = 1 - O(1e-13) (a fair coin
 // otherwise), with c chosen so that c·gamma_DSub is certified.
-func NewDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options) (Aggregator, error) {
-	return aggregator(newDoubleSubsample(ctx, p, opts))
-}
-
-// newDoubleSubsample is NewDoubleSubsample.
 func newDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options) (*subsampleAggregator, error) {
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("dsub: %w", err)
@@ -186,8 +177,8 @@ func (s *subsampleAggregator) Gamma() gamma.Gamma { return s.g }
 // Classes returns 2: the votes are 0 or 1.
 func (s *subsampleAggregator) Classes() int { return 2 }
 
-// Settings returns none: the guarantee says all.
-func (s *subsampleAggregator) Settings() provenance.Settings { return provenance.Settings{} }
+// Mechanism returns the mechanism as built.
+func (s *subsampleAggregator) Mechanism() Mechanism { return s.mech }
 
 // Answer releases the label of q from its votes (Aggregate).
 func (s *subsampleAggregator) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {

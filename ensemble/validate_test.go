@@ -17,7 +17,7 @@ func aggregators(t testing.TB) []Aggregator {
 	t.Helper()
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	d, err := NewDaRRM(ctx, p, optGamma(t, p), Options{})
+	d, err := newPrivateDaRRM(ctx, p, optGamma(t, p), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,9 @@ package ensemble
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -19,76 +18,107 @@ func unset(field, rule string, args ...any) error {
 
 // withDefaults returns s with each field left at a zero value that has a
 // default (ReleaseSpec's comments) set to it, or an error naming the
-// first that has none; and the mechanism's registry entry.
-func (s ReleaseSpec) withDefaults() (ReleaseSpec, MechanismInfo, error) {
-	var info MechanismInfo
+// first that has none; and the mechanism's registry entry for the votes
+// and the problem it is held to (problemOf).
+func (s ReleaseSpec) withDefaults() (ReleaseSpec, *mechInfo, constraints.Problem, error) {
+	var p constraints.Problem
 	if s.Votes == nil {
-		return s, info, unset("Votes", "the votes to label (votefile.Read, votefile.ReadRows)")
+		return s, nil, p, unset("Votes", "the votes to label (votefile.Open, votefile.Read, votefile.ReadRows)")
 	}
-	m, p := &s.Mechanism, &s.Problem
-	if m.Name == "" {
-		return s, info, unset("Mechanism.Name", "the mechanism: one of %s (two-class votes) or %s (multi-class votes)",
-			provenance.JoinMechanisms(namesFor(votefile.TwoClass), ", "), provenance.JoinMechanisms(namesFor(votefile.ManyClasses), ", "))
+	m := s.Mechanism
+	if m == nil {
+		return s, nil, p, unset("Mechanism", "the mechanism: one of %s (two-class votes) or %s (multi-class votes)",
+			provenance.JoinMechanisms(Mechanisms(votefile.TwoClass), ", "), provenance.JoinMechanisms(Mechanisms(votefile.ManyClasses), ", "))
 	}
-	m.Input = s.Votes.Input()
-	info, err := LookupMechanism(m.Name, m.Input)
+	in := s.Votes.Input()
+	info, err := lookup(m.Name(), in)
 	if err != nil {
-		return s, info, fmt.Errorf("ReleaseSpec.Mechanism.Name: %w", err)
+		return s, nil, p, fmt.Errorf("ReleaseSpec.Mechanism: %w", err)
 	}
-	if p.K == 0 {
-		p.K = s.Votes.K()
-	}
-	if m.Input == votefile.TwoClass {
-		switch {
-		case slices.Contains(info.Takes, settingTargetEps) && p.Eps == 0:
-			return s, info, unset("Problem.Eps", "%s needs the release's eps > 0", m.Name)
-		case slices.Contains(info.Takes, settingEps) && p.Eps == 0 && p.Delta == 0:
+	var teachers accountant.Guarantee
+	if info.teachersEps {
+		if s.Teachers == nil {
 			t, err := ReleaseTeachers(s.Votes.Meta(), nil, nil)
 			if err != nil {
-				return s, info, fmt.Errorf("ReleaseSpec.Problem.Eps and Delta are not set, and the votes do not state them: %w", err)
+				return s, nil, p, fmt.Errorf("ReleaseSpec.Teachers is not set, and the votes do not state them: %w", err)
 			}
-			p.Eps, p.Delta = t.Eps, t.Delta
+			s.Teachers = &t.Guarantee
 		}
-		if p.M == 0 && slices.Contains(info.Takes, settingM) {
-			return s, info, unset("Problem.M", "the privacy allowance m in [1, K]: each label is (m·eps, delta)-DP")
+		teachers = *s.Teachers
+	}
+	name := m.Name()
+	switch m := m.(type) {
+	case DaRRM:
+		err = needM(m.Target)
+	case Subsample:
+		err = needM(m.Target)
+	case DSub:
+		err = needM(m.Target)
+	case RR:
+		err = needM(m.Target)
+	case OneVoteDaRRM:
+		if m.Eps == 0 {
+			err = unset("Mechanism.Eps", "%s needs the release's eps > 0", name)
 		}
-	}
-	if m.Name == provenance.RR && m.RR == (accountant.Composition{}) {
-		m.RR.Method = accountant.RRComposition(p.Delta)
-	}
-	if m.RR.DeltaPrime == 0 {
-		m.RR.DeltaPrime = accountant.DefaultDeltaPrime
-	}
-	if m.Input == votefile.ManyClasses {
+	case GNMax:
 		switch {
-		case (m.Name == provenance.GNMax || m.Name == provenance.ConfidentGNMax) && m.GNMax.Sigma2 == 0:
-			return s, info, unset("Mechanism.GNMax.Sigma2", "%s needs the noise of its answer, sigma2 > 0", m.Name)
-		case (m.Name == provenance.GNMax || m.Name == provenance.ConfidentGNMax) && p.TargetDelta == 0:
-			return s, info, unset("Problem.TargetDelta", "%s needs the per-query delta > 0 of its guarantee: Gaussian noise is not pure DP", m.Name)
-		case m.Name == provenance.ConfidentGNMax && m.GNMax.Sigma1 == 0:
-			return s, info, unset("Mechanism.GNMax.Sigma1", "%s needs the noise of its threshold step, sigma1 > 0 (without one it is gnmax)", m.Name)
-		case m.Name == provenance.LNMax && m.LNMax.Scale == 0:
-			return s, info, unset("Mechanism.LNMax.Scale", "%s needs the scale b > 0 of its Laplace noise", m.Name)
+		case in == votefile.TwoClass && m.Sigma2 != 0:
+			err = fmt.Errorf("ReleaseSpec.Mechanism.Sigma2 = %g: on two-class votes GNMax's sigma is calibrated to its target (m·eps, delta): leave it 0", m.Sigma2)
+		case in == votefile.TwoClass:
+			err = needM(m.Target)
+		case m.Sigma2 == 0:
+			err = unset("Mechanism.Sigma2", "%s needs the noise of its answer, sigma2 > 0", name)
+		case m.Delta == nil || *m.Delta == 0:
+			err = unset("Mechanism.Delta", "%s needs the per-query delta > 0 of its guarantee: Gaussian noise is not pure DP", name)
 		}
-		if m.GNMax.Noise == noisymax.UnsetNoise {
-			m.GNMax.Noise = noisymax.DiscreteNoise
+	case ConfidentGNMax:
+		switch {
+		case m.Sigma2 == 0:
+			err = unset("Mechanism.Sigma2", "%s needs the noise of its answer, sigma2 > 0", name)
+		case m.Delta == 0:
+			err = unset("Mechanism.Delta", "%s needs the per-query delta > 0 of its guarantee: Gaussian noise is not pure DP", name)
+		case m.Sigma1 == 0:
+			err = unset("Mechanism.Sigma1", "%s needs the noise of its threshold step, sigma1 > 0 (without one it is gnmax)", name)
 		}
+	case LNMax:
+		if m.Scale == 0 {
+			err = unset("Mechanism.Scale", "%s needs the scale b > 0 of its Laplace noise", name)
+		}
+	}
+	if err != nil {
+		return s, nil, p, err
 	}
 	if s.DeltaPrime == 0 {
 		s.DeltaPrime = accountant.DefaultDeltaPrime
 	}
 	if err := s.Sink.check(); err != nil {
-		return s, info, fmt.Errorf("ReleaseSpec.Sink: %w", err)
+		return s, nil, p, fmt.Errorf("ReleaseSpec.Sink: %w", err)
 	}
-	return s, info, nil
+	return s, info, problemOf(m, s.Votes.K(), teachers), nil
 }
 
-// problemField names the field of ReleaseSpec.Problem that err, from
-// building the aggregator, says is out of its domain.
-func problemField(err error) error {
-	var pf interface{ ProblemField() string }
-	if errors.As(err, &pf) {
-		return fmt.Errorf("ReleaseSpec.Problem.%s: %w", pf.ProblemField(), err)
+// needM refuses a target without its allowance m, which has no default.
+func needM(t Target) error {
+	if t.M == 0 {
+		return unset("Mechanism.M", "the privacy allowance m in [1, K]: each label is (m·eps, delta)-DP")
 	}
-	return err
+	return nil
+}
+
+// specField names the field of a ReleaseSpec that err, from building the
+// aggregator of m, says is out of its domain: a field of the problem
+// (constraints.Problem.Validate) is the mechanism's, or the teachers'.
+func specField(m Mechanism, err error) error {
+	var pf interface{ ProblemField() string }
+	if !errors.As(err, &pf) {
+		return err
+	}
+	field := map[string]string{"M": "Mechanism.M", "TargetDelta": "Mechanism.Delta", "Eps": "Teachers.Eps", "Delta": "Teachers.Delta", "K": "Votes"}[pf.ProblemField()]
+	if _, ok := m.(OneVoteDaRRM); ok && pf.ProblemField() == "Eps" {
+		field = "Mechanism.Eps"
+	}
+	if field == "" {
+		return err
+	}
+	return fmt.Errorf("ReleaseSpec.%s: %w", field, err)
 }

@@ -52,41 +52,71 @@ func zeroSpec(t *testing.T, name provenance.MechanismName, input votefile.Input,
 	t.Helper()
 	s := ReleaseSpec{
 		Votes:      mustRows(t, zeroRows[input], zeroMeta[input]),
-		Mechanism:  Mechanism{Name: name, Input: input},
 		DeltaPrime: 1e-5,
 		Sink:       LabelSink{Stdout: out, Format: votefile.FormatCSV},
 		Random:     noise.NewSeededSource(1),
 		Options:    ReleaseOptions{Experiment: true},
 	}
+	target := built(constraints.New(11, 3, 0.1, 1e-5))
 	switch name {
 	case provenance.DaRRM:
 		g, err := gamma.Sub(11, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.Gamma = optimal.Source{Given: g, Name: "gamma_Sub"}
+		s.Mechanism = DaRRM{Target: target, Gamma: optimal.Source{Given: g, Name: "gamma_Sub"}}
+	case provenance.Subsample:
+		s.Mechanism = Subsample{Target: target}
 	case provenance.RR:
-		s.Mechanism.RR = accountant.Composition{Method: accountant.RRComposition(1e-5), DeltaPrime: accountant.DefaultDeltaPrime}
+		s.Mechanism = RR{Target: target, Composition: accountant.Composition{Method: accountant.RRComposition(1e-5), DeltaPrime: accountant.DefaultDeltaPrime}}
+	case provenance.GNMax:
+		s.Mechanism = GNMax{Target: target, Search: noisymax.GNMaxGrid}
 	case provenance.ConfidentGNMax:
-		s.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+		s.Mechanism = ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: 1e-5}
 	case provenance.LNMax:
-		s.Mechanism.LNMax = noisymax.LNMax{Scale: 20}
+		s.Mechanism = LNMax{LNMax: noisymax.LNMax{Scale: 20}}
 	}
 	if input == votefile.TwoClass {
-		s.Problem = constraints.New(11, 3, 0.1, 1e-5)
-	} else {
-		s.Problem = constraints.Problem{TargetDelta: 1e-5}
+		s.Teachers = &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
 	}
 	return s
 }
 
 // TestReleaseSpecZeroValues: every field of a ReleaseSpec, and of the
-// specs it holds, left at its zero value either means the default its
-// comment documents, and the release runs, or is refused by an error that
-// names the field.
+// mechanisms it holds, left at its zero value either means the default
+// its comment documents, and the release runs, or is refused by an error
+// that names the field.
 func TestReleaseSpecZeroValues(t *testing.T) {
 	ctx := context.Background()
 	two, many := votefile.TwoClass, votefile.ManyClasses
+	darrm := func(edit func(*DaRRM)) func(*ReleaseSpec) {
+		return func(s *ReleaseSpec) {
+			m := s.Mechanism.(DaRRM)
+			edit(&m)
+			s.Mechanism = m
+		}
+	}
+	conf := func(edit func(*ConfidentGNMax)) func(*ReleaseSpec) {
+		return func(s *ReleaseSpec) {
+			m := s.Mechanism.(ConfidentGNMax)
+			edit(&m)
+			s.Mechanism = m
+		}
+	}
+	rr := func(edit func(*RR)) func(*ReleaseSpec) {
+		return func(s *ReleaseSpec) {
+			m := s.Mechanism.(RR)
+			edit(&m)
+			s.Mechanism = m
+		}
+	}
+	sub := func(edit func(*Subsample)) func(*ReleaseSpec) {
+		return func(s *ReleaseSpec) {
+			m := s.Mechanism.(Subsample)
+			edit(&m)
+			s.Mechanism = m
+		}
+	}
 	for _, tc := range []struct {
 		field string
 		name  provenance.MechanismName
@@ -96,53 +126,59 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 		check func(t *testing.T, out Released, labels string)
 	}{
 		{field: "Votes", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Votes = nil }, want: "ReleaseSpec.Votes"},
-		{field: "Mechanism.Name", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.Name = "" }, want: "ReleaseSpec.Mechanism.Name"},
-		{field: "Mechanism.Input", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.Input = 0 }},
-		{field: "Gamma.Given", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) {
-			s.Gamma = optimal.Source{Prior: gamma.UniformPrior()}
-		}, check: func(t *testing.T, out Released, _ string) {
+		{field: "Mechanism", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Mechanism = nil }, want: "ReleaseSpec.Mechanism"},
+		{field: "Mechanism.Gamma.Given", name: provenance.DaRRM, input: two, zero: darrm(func(m *DaRRM) {
+			m.Gamma = optimal.Source{Prior: gamma.UniformPrior()}
+		}), check: func(t *testing.T, out Released, _ string) {
 			if out.Gamma.Origin != optimal.Solved || out.Label != "DaRRM with gamma_opt (prior uniform), solved now" {
 				t.Errorf("gamma %v, %q: want gamma_opt solved", out.Gamma.Origin, out.Label)
 			}
 		}},
-		{field: "Gamma.Name", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Gamma.Name = "" },
+		{field: "Mechanism.Gamma.Name", name: provenance.DaRRM, input: two, zero: darrm(func(m *DaRRM) { m.Gamma.Name = "" }),
 			check: func(t *testing.T, out Released, _ string) {
 				if out.Label != "DaRRM with a gamma given" {
 					t.Errorf("label %q", out.Label)
 				}
 			}},
-		{field: "Mechanism.RR", name: provenance.RR, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.RR = accountant.Composition{} },
+		{field: "Mechanism.Composition", name: provenance.RR, input: two, zero: rr(func(m *RR) { m.Composition = accountant.Composition{} }),
 			check: func(t *testing.T, out Released, _ string) {
 				if !strings.Contains(out.Label, "general composition") {
 					t.Errorf("label %q: want the paper's composition", out.Label)
 				}
 			}},
-		{field: "Mechanism.RR.DeltaPrime", name: provenance.RR, input: two, zero: func(s *ReleaseSpec) { s.Mechanism.RR.DeltaPrime = 0 }},
-		{field: "Mechanism.GNMax.Sigma2", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Sigma2 = 0 }, want: "ReleaseSpec.Mechanism.GNMax.Sigma2"},
-		{field: "Mechanism.GNMax.Sigma1", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Sigma1 = 0 }, want: "ReleaseSpec.Mechanism.GNMax.Sigma1"},
-		{field: "Mechanism.GNMax.Noise", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Noise = 0 }},
-		{field: "Mechanism.LNMax.Scale", name: provenance.LNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.LNMax.Scale = 0 }, want: "ReleaseSpec.Mechanism.LNMax.Scale"},
-		{field: "Problem.K", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.K = 0 }},
-		{field: "Problem.M", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.M = 0 }, want: "ReleaseSpec.Problem.M"},
-		{field: "Problem.Eps", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.Eps, s.Problem.Delta = 0, 0 },
+		{field: "Mechanism.Composition.DeltaPrime", name: provenance.RR, input: two, zero: rr(func(m *RR) { m.Composition.DeltaPrime = 0 })},
+		{field: "Mechanism.Sigma2", name: provenance.ConfidentGNMax, input: many, zero: conf(func(m *ConfidentGNMax) { m.Sigma2 = 0 }), want: "ReleaseSpec.Mechanism.Sigma2"},
+		{field: "Mechanism.Sigma1", name: provenance.ConfidentGNMax, input: many, zero: conf(func(m *ConfidentGNMax) { m.Sigma1 = 0 }), want: "ReleaseSpec.Mechanism.Sigma1"},
+		{field: "Mechanism.Noise", name: provenance.ConfidentGNMax, input: many, zero: conf(func(m *ConfidentGNMax) { m.Noise = 0 })},
+		{field: "Mechanism.Scale", name: provenance.LNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism = LNMax{} }, want: "ReleaseSpec.Mechanism.Scale"},
+		{field: "Mechanism.M", name: provenance.Subsample, input: two, zero: sub(func(m *Subsample) { m.M = 0 }), want: "ReleaseSpec.Mechanism.M"},
+		{field: "Teachers", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Teachers = nil },
 			check: func(t *testing.T, out Released, _ string) {
 				if out.Aggregator.Privacy().Teachers != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) {
 					t.Errorf("teachers %v: want the header's", out.Aggregator.Privacy().Teachers)
 				}
 			}},
-		{field: "Problem.Delta", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.Delta = 0 }, want: "the teachers' Delta: 0 given by the subsample mechanism, but the vote file's metadata header states 1e-05"},
-		{field: "Mechanism.GNMax.Threshold", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism.GNMax.Threshold = 0 }},
-		{field: "Mechanism.GNMaxSearch", name: provenance.GNMax, input: two, zero: func(s *ReleaseSpec) {
-			s.Mechanism.GNMaxSearch = 0
+		{field: "Teachers.Delta", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Teachers.Delta = 0 }, want: "the teachers' Delta: 0 given by the subsample mechanism, but the vote file's metadata header states 1e-05"},
+		{field: "Mechanism.Threshold", name: provenance.ConfidentGNMax, input: many, zero: conf(func(m *ConfidentGNMax) { m.Threshold = 0 })},
+		{field: "Mechanism.Search", name: provenance.GNMax, input: two, zero: func(s *ReleaseSpec) {
+			m := s.Mechanism.(GNMax)
+			m.Search = 0
+			s.Mechanism = m
 			s.Votes = mustRows(t, zeroRows[two], oneVote)
 		}, check: func(t *testing.T, out Released, _ string) {
 			if !strings.Contains(out.Label, "grid search") {
 				t.Errorf("label %q: want the paper's grid search", out.Label)
 			}
 		}},
-		{field: "Problem.TargetDelta", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Problem.TargetDelta = 0 }, want: "ReleaseSpec.Problem.TargetDelta"},
-		{field: "Problem.TargetDelta", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Problem.TargetDelta = 0 }, want: "ReleaseSpec.Problem.TargetDelta"},
-		{field: "Gamma.Prior", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Gamma = optimal.Source{} }, check: func(t *testing.T, out Released, _ string) {
+		{field: "Mechanism.Delta", name: provenance.ConfidentGNMax, input: many, zero: conf(func(m *ConfidentGNMax) { m.Delta = 0 }), want: "ReleaseSpec.Mechanism.Delta"},
+		{field: "Mechanism.Delta", name: provenance.Subsample, input: two, zero: sub(func(m *Subsample) { m.Delta = ptr(0.0) }), want: "ReleaseSpec.Mechanism.Delta"},
+		{field: "Mechanism.Delta", name: provenance.Subsample, input: two, zero: sub(func(m *Subsample) { m.Delta = nil }),
+			check: func(t *testing.T, out Released, _ string) {
+				if d := out.Aggregator.Privacy().Delta; d != constraints.DefaultTargetDelta(1e-5, 3) {
+					t.Errorf("delta %v: want the thesis' default", d)
+				}
+			}},
+		{field: "Mechanism.Gamma.Prior", name: provenance.DaRRM, input: two, zero: darrm(func(m *DaRRM) { m.Gamma = optimal.Source{} }), check: func(t *testing.T, out Released, _ string) {
 			if out.Label != "DaRRM with gamma_opt (prior uniform), solved now" {
 				t.Errorf("label %q: want the uniform prior", out.Label)
 			}
@@ -211,8 +247,7 @@ func TestReleaseToZeroSink(t *testing.T) {
 	ctx := context.Background()
 	var out bytes.Buffer
 	s := zeroSpec(t, provenance.LNMax, votefile.ManyClasses, &out)
-	s.Problem.K = s.Votes.K()
-	agg, _, _, err := s.Mechanism.Build(ctx, s.Gamma, s.Problem, s.Votes.Classes(), Options{})
+	agg, _, err := New(ctx, s.Mechanism, s.Votes.K(), s.Votes.Classes(), accountant.Guarantee{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,4 +259,3 @@ func TestReleaseToZeroSink(t *testing.T) {
 		t.Errorf("zero format: %+v, %v, labels %q", res, err, out.String())
 	}
 }
-func ptr[T any](v T) *T { return &v }

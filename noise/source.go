@@ -110,9 +110,9 @@ func Threshold(p float64) uint64 { return uint64(math.Floor(p * Unit53)) }
 // exact in float64.
 func Realised(t uint64) float64 { return float64(t) / Unit53 }
 
-// Bernoulli returns true with probability floor(p·2^53)/2^53, which is
+// bernoulli returns true with probability floor(p·2^53)/2^53, which is
 // within 2^-53 of p, for p in [0, 1].
-func (s *Source) Bernoulli(p float64) bool { return s.Uint64()>>11 < Threshold(p) }
+func (s *Source) bernoulli(p float64) bool { return s.Uint64()>>11 < Threshold(p) }
 
 // Float64 returns a uniform float64 in [0, 1) with 53 random bits.
 func (s *Source) Float64() float64 { return float64(s.Uint64()>>11) / Unit53 }

@@ -46,7 +46,7 @@ func TestBernoulliComparesTop53Bits(t *testing.T) {
 	// A word's top 53 bits are the uniform integer U; the label is U < t.
 	src := fixedSource((th-1)<<11|0x7ff, th<<11, 0, ^uint64(0))
 	for i, want := range []bool{true, false, true, false} {
-		if got := src.Bernoulli(p); got != want {
+		if got := src.bernoulli(p); got != want {
 			t.Errorf("draw %d: Bernoulli = %v, want %v", i, got, want)
 		}
 	}

@@ -70,7 +70,7 @@ func (m LNMax) Spend() (accountant.Spend, error) {
 // min(ε, λε²/2) with ε = 2/Scale. An ε-DP mechanism is (λ, ε)-RDP, and
 // ε²/2-zCDP (Bun and Steinke, "Concentrated Differential Privacy", TCC
 // 2016, Proposition 3.3), i.e. (λ, λε²/2)-RDP for every λ > 1. Rounded up.
-func (m LNMax) RDP(order float64) (float64, error) {
+func (m LNMax) rdp(order float64) (float64, error) {
 	eps, err := m.Eps()
 	if err != nil {
 		return 0, err
@@ -121,7 +121,7 @@ func LNMaxAccount(m LNMax, queries int, delta float64, orders []float64, c accou
 	}
 	rdp := make([]float64, len(orders))
 	for j, o := range orders {
-		r, err := m.RDP(o)
+		r, err := m.rdp(o)
 		if err != nil {
 			return LNMaxResult{}, err
 		}

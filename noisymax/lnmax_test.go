@@ -19,7 +19,7 @@ func TestLNMax(t *testing.T) {
 		b := math.Exp(r.Float64()*10 - 3)
 		order := 1 + math.Exp(r.Float64()*8-4)
 		m := LNMax{Scale: b}
-		got, err := m.RDP(order)
+		got, err := m.rdp(order)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -260,10 +260,6 @@ func GNMaxDataDependent(counts []int, sigma float64, noise Noise, delta float64)
 // Mechanism returns the mechanism the account is of.
 func (a *Account) Mechanism() ConfidentGNMax { return a.mech }
 
-// Directions returns the divergences the account's data-dependent bound
-// covers.
-func (a *Account) Directions() Directions { return a.directions }
-
 // neighbours returns the relation the account's bounds range over.
 func (a *Account) neighbours() neighbours {
 	return neighbours{abstain: a.abstain, teachers: a.teachers}

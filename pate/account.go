@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -255,7 +254,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding) (accountant.Account, error) {
 	var priv ensemble.Privacy
 	if opts.Mechanism == provenance.LNMax {
-		agg, err := build(ensemble.Mechanism{Name: provenance.LNMax, LNMax: opts.LNMax}, k, classes, 0)
+		agg, err := build(ensemble.LNMax{LNMax: opts.LNMax}, k, classes)
 		if err != nil {
 			return accountant.Account{}, err
 		}
@@ -299,15 +298,11 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 		return lr.Errorf("labels of ensemble %s, but the votes are of ensemble %s", m.Ensemble, in.Meta().Ensemble)
 	}
 	g := opts.GNMax
-	s := provenance.Settings{Sigma2: &g.Sigma2, Noise: &g.Noise}
-	if g.Confident() {
-		s.Threshold, s.Sigma1 = &g.Threshold, &g.Sigma1
-	}
-	stated, err := provenance.LabelSettings(m)
+	stated, err := ensemble.MechanismOf(m)
 	if err != nil {
 		return lr.HeaderErrorf("%v", err)
 	}
-	if _, err := s.Agree(opts.Mechanism, stated); err != nil {
+	if err := agree(g, stated); err != nil {
 		return err
 	}
 	if err := checkStated(lr, m, g); err != nil {
@@ -348,7 +343,7 @@ func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g noisymax.Con
 	if m.Classes == 2 && g.Noise == noisymax.ContinuousNoise {
 		return nil
 	}
-	agg, err := build(ensemble.Mechanism{Name: provenance.MechanismName(m.Mechanism), GNMax: g}, m.K, m.Classes, m.Delta)
+	agg, err := build(classMechanism(provenance.MechanismName(m.Mechanism), g, m.Delta), m.K, m.Classes)
 	if err != nil {
 		return lr.HeaderErrorf("its settings are not those of a release: %v", err)
 	}
@@ -363,14 +358,73 @@ func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g noisymax.Con
 	return nil
 }
 
-// build returns the multi-class aggregator m (its name and settings) for
-// k teachers over classes classes at δ delta, as a release builds it
-// (ensemble.Mechanism.Build): an account recomputes what a release used
-// by the same path.
-func build(m ensemble.Mechanism, k, classes int, delta float64) (ensemble.Labeler, error) {
-	m.Input = votefile.ManyClasses
-	l, _, _, err := m.Build(context.Background(), optimal.Source{}, constraints.Problem{K: k, TargetDelta: delta}, classes, ensemble.Options{})
+// build returns the multi-class aggregator m for k teachers over classes
+// classes, as a release builds it (ensemble.New): an account recomputes
+// what a release used by the same path.
+func build(m ensemble.Mechanism, k, classes int) (ensemble.Labeler, error) {
+	l, _, err := ensemble.New(context.Background(), m, k, classes, accountant.Guarantee{}, ensemble.Options{})
 	return l, err
+}
+
+// classMechanism returns the mechanism name of the GNMax family on class
+// counts with the parameters g, its guarantee at delta.
+func classMechanism(name provenance.MechanismName, g noisymax.ConfidentGNMax, delta float64) ensemble.Mechanism {
+	if name == provenance.ConfidentGNMax {
+		return ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: delta}
+	}
+	// Its Sigma2 says that it labels counts, whatever their classes.
+	return ensemble.GNMax{Target: ensemble.Target{Delta: &delta}, Sigma2: g.Sigma2, Noise: g.Noise}
+}
+
+// agree returns an error naming both values of the first setting of g,
+// the account's, that contradicts stated, the mechanism a label file's
+// header states (ensemble.MechanismOf), or that it does not have.
+func agree(g noisymax.ConfidentGNMax, stated ensemble.Mechanism) error {
+	h := paramsOf(stated)
+	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	noise := func(n noisymax.Noise) string {
+		if n == noisymax.UnsetNoise {
+			return ""
+		}
+		return n.String()
+	}
+	type setting struct{ name, given, stated string }
+	var settings []setting
+	if g.Confident() {
+		s := setting{"threshold", num(g.Threshold), ""}
+		t := setting{"sigma1", num(g.Sigma1), ""}
+		if h.Confident() {
+			s.stated, t.stated = num(h.Threshold), num(h.Sigma1)
+		}
+		settings = append(settings, s, t)
+	}
+	s2 := setting{"sigma2", num(g.Sigma2), ""}
+	if h.Sigma2 != 0 {
+		s2.stated = num(h.Sigma2)
+	}
+	settings = append(settings, s2, setting{"noise", noise(g.Noise), noise(h.Noise)})
+	for _, s := range settings {
+		if s.given == s.stated || s.given == "" {
+			continue
+		}
+		if s.stated == "" {
+			return fmt.Errorf("%s = %s given, but the labels were made by %s, which has no %s (its settings come from the label file's header)", s.name, s.given, stated.Name(), s.name)
+		}
+		return fmt.Errorf("%s = %s given, but the label file's header states %s = %s: the labels were made with %s = %s (leave it out to use it)", s.name, s.given, s.name, s.stated, s.name, s.stated)
+	}
+	return nil
+}
+
+// paramsOf returns the parameters of m, of the GNMax family on class
+// counts (the zero value for another mechanism).
+func paramsOf(m ensemble.Mechanism) noisymax.ConfidentGNMax {
+	switch m := m.(type) {
+	case ensemble.ConfidentGNMax:
+		return m.ConfidentGNMax
+	case ensemble.GNMax:
+		return noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
+	}
+	return noisymax.ConfidentGNMax{}
 }
 
 // count reads every query of in, checking it, and returns how many
@@ -394,7 +448,7 @@ func (a *AccountResult) Queries() int {
 	return a.Result.Queries
 }
 
-// Totals returns the totals at the account's δ of everything it covers,
+// totals returns the totals at the account's δ of everything it covers,
 // each a valid bound, of which the caller publishes the one that the
 // release's report chooses (that of aggregate): without a draw, those of
 // a release of its queries as aggregate reports them (Release.Totals:
@@ -403,7 +457,7 @@ func (a *AccountResult) Queries() int {
 // the release's labels, since which queries were answered is not fixed
 // before the run; with draws (Draws), one: the Rényi composition of the
 // queries' data-independent curve and every draw (rdpTotal).
-func (a *AccountResult) Totals() ([]accountant.Total, error) {
+func (a *AccountResult) totals() ([]accountant.Total, error) {
 	if len(a.Draws) == 0 {
 		acc := a.Release
 		if acc.Steps = a.Queries(); acc.Steps == 0 {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
@@ -38,9 +37,9 @@ func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefil
 
 // releaseLabels releases labels of counts by m's mechanism, seeded, and
 // returns the aggregator and the label file.
-func releaseLabels(t *testing.T, m ensemble.Mechanism, counts [][]int) (ensemble.Labeler, bytes.Buffer) {
+func releaseLabels(t *testing.T, m paperMech, counts [][]int) (ensemble.Labeler, bytes.Buffer) {
 	t.Helper()
-	agg, err := build(m, 250, 10, paperDelta)
+	agg, err := build(m.mech(), 250, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +73,7 @@ func TestAccount(t *testing.T) {
 		t.Errorf("account %+v", a.Result)
 	}
 	// The same answers through pate.Label's account (the same seeded draws).
-	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta}, noise.NewSeededSource(2))
+	res, err := Label(counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta}, noise.NewSeededSource(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,11 +117,11 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 		}
 		// As darrm account pate does: the settings are the header's.
 		opts := AccountOptions{Mechanism: provenance.MechanismName(lr.Meta().Mechanism), Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr}
-		s, err := provenance.LabelSettings(lr.Meta())
+		s, err := ensemble.MechanismOf(lr.Meta())
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts.GNMax = noisymax.ConfidentGNMax{Threshold: *s.Threshold, Sigma1: *s.Sigma1, Sigma2: *s.Sigma2, Noise: *s.Noise}
+		opts.GNMax = paramsOf(s)
 		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts)
 		var bad interface{ BadInput() bool }
 		if !errors.As(err, &bad) || !bad.BadInput() || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "eps") {
@@ -141,7 +140,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 	m := paperMechanisms()[1] // gnmax alone: its eps follows from sigma2
 	agg, labels := releaseLabels(t, m, counts)
 	g := agg.Privacy().Guarantee
-	forged, err := build(ensemble.Mechanism{Name: provenance.GNMax, GNMax: noisymax.ConfidentGNMax{Sigma2: 400, Noise: noisymax.DiscreteNoise}}, 250, 10, paperDelta)
+	forged, err := build(classMechanism(provenance.GNMax, noisymax.ConfidentGNMax{Sigma2: 400, Noise: noisymax.DiscreteNoise}, paperDelta), 250, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,12 +167,12 @@ func TestAccountAgainstLedger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := provenance.LabelSettings(lr.Meta())
+		s, err := ensemble.MechanismOf(lr.Meta())
 		if err != nil {
 			t.Fatal(err)
 		}
 		opts := AccountOptions{Mechanism: provenance.MechanismName(lr.Meta().Mechanism), Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger,
-			GNMax: noisymax.ConfidentGNMax{Sigma2: *s.Sigma2, Noise: *s.Noise}}
+			GNMax: paramsOf(s)}
 		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts)
 		var bad interface{ BadInput() bool }
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &bad) || !strings.Contains(err.Error(), "ledger L"))) {
@@ -205,7 +204,7 @@ func TestTotalsAreTheRelease(t *testing.T) {
 	var labels bytes.Buffer
 	budget := accountant.Guarantee{Eps: budgetEps, Delta: paperDelta}
 	done, err := ensemble.Release(t.Context(), ensemble.ReleaseSpec{
-		Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m, Problem: constraints.Problem{K: 250, TargetDelta: paperDelta},
+		Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m.mech(),
 		Budget: &accountant.Budget{Guarantee: budget}, DeltaPrime: accountant.DefaultDeltaPrime,
 		Sink: ensemble.LabelSink{Stdout: &labels, Format: votefile.FormatCSV}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}})
 	if !errors.Is(err, ensemble.ErrBudget) {
@@ -229,7 +228,7 @@ func TestTotalsAreTheRelease(t *testing.T) {
 		t.Fatalf("labels of %d of %d queries: accounted %d, unlabelled %d, key %.12s (the votes' %.12s)", n, queries, realised.Queries(), realised.Unlabelled, realised.Votes, whole.Votes)
 	}
 	for name, a := range map[string]*AccountResult{"labels": realised, "votes": expected} {
-		got, err := a.Totals()
+		got, err := a.totals()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -84,7 +84,7 @@ func (c *legacyHash) add(counts []int, answered bool) {
 
 func (c *legacyHash) sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
 
-// Settings returns the settings of the account's smooth-sensitivity
+// settings returns the settings of the account's smooth-sensitivity
 // release, as a record compares them to show a draw again: the
 // mechanism, its settings, δ, the orders, the conversion, the directions,
 // the smooth-sensitivity parameters as given (those left open are
@@ -92,7 +92,7 @@ func (c *legacyHash) sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
 // queries they answered (the release's realised cost is another quantity
 // than the expected one). They select the draw shown; every draw on the
 // votes, whatever its settings, is counted (AccountResult.Draws).
-func (a *AccountResult) Settings() string {
+func (a *AccountResult) settings() string {
 	o, g, p := a.Options, a.Options.GNMax, a.Options.Smooth
 	s := fmt.Sprintf("mechanism=%s threshold=%v sigma1=%v sigma2=%v noise=%s delta=%v orders=%v conversion=%s directions=%s ss-order=%v beta=%v sigma-ss=%v from-votes=%t",
 		o.Mechanism, g.Threshold, g.Sigma1, g.Sigma2, g.Noise, o.Delta, o.Orders, o.Conversion, o.Directions, p.Order, p.Beta, p.Sigma, p.FromVotes)
@@ -143,13 +143,13 @@ const (
 )
 
 // Path returns the folder of the draws on the votes of key votes.
-func (d Draws) Path(votes string) string {
+func (d Draws) path(votes string) string {
 	return filepath.Join(d.Dir, "pate-draws", votes)
 }
 
 // file returns the file of the n-th draw on votes.
 func (d Draws) file(votes string, n int) string {
-	return filepath.Join(d.Path(votes), fmt.Sprintf("%06d.json", n))
+	return filepath.Join(d.path(votes), fmt.Sprintf("%06d.json", n))
 }
 
 // read returns the draws recorded under the key votes, in order.
@@ -176,7 +176,7 @@ func (d Draws) read(votes string) ([]draw, error) {
 // add records dr as the n-th draw on its votes, and reports false if
 // another run recorded an n-th draw first.
 func (d Draws) add(dr draw, n int) (bool, error) {
-	dir := d.Path(dr.Votes)
+	dir := d.path(dr.Votes)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false, fmt.Errorf("record of smooth-sensitivity draws: %w", err)
 	}
@@ -286,8 +286,8 @@ func (a *AccountResult) ReleaseOnce(o Once, src *noise.Source) (*DrawState, erro
 	}
 	recorded := append(slices.Clip(legacy), ours...)
 	a.Draws = recorded
-	st := &DrawState{Record: o.Record.Path(a.Votes), Draws: len(recorded)}
-	settings := a.Settings()
+	st := &DrawState{Record: o.Record.path(a.Votes), Draws: len(recorded)}
+	settings := a.settings()
 	if !o.New {
 		return st, a.recall(o.Record, recorded, settings, st)
 	}
@@ -362,7 +362,7 @@ func (a *AccountResult) recall(rec Draws, draws []draw, settings string, st *Dra
 		}
 		if d.Order != s.Order || d.Beta != s.Beta || d.Sigma != s.Sigma {
 			return fmt.Errorf("record %s: the draw of %v was made at order %v, beta %v, sigma_ss %v, but these settings give %v, %v, %v now: the record is of another darrm",
-				rec.Path(d.Votes), d.Time, d.Order, d.Beta, d.Sigma, s.Order, s.Beta, s.Sigma)
+				rec.path(d.Votes), d.Time, d.Order, d.Beta, d.Sigma, s.Order, s.Beta, s.Sigma)
 		}
 		st.Shown, st.Recorded, st.Time, st.Charged, st.Ledger = true, true, d.Time, d.Charged, d.Ledger
 		return s.Recall(d.RDPReleased)

@@ -183,7 +183,7 @@ func TestEpsReleasedIsAnEstimate(t *testing.T) {
 	if _, err := a.ReleaseOnce(Once{Record: Draws{Dir: t.TempDir()}, New: true, Experiment: true}, noise.NewSeededSource(1)); err != nil {
 		t.Fatal(err)
 	}
-	if tot, err := a.Totals(); err != nil || len(tot) != 1 || !(tot[0].Guarantee.Eps >= realised) {
+	if tot, err := a.totals(); err != nil || len(tot) != 1 || !(tot[0].Guarantee.Eps >= realised) {
 		t.Errorf("total %v (%v) below the realised cost %v", tot, err, realised)
 	}
 }
@@ -208,7 +208,7 @@ func TestReleaseOnce(t *testing.T) {
 	var bad interface{ BadInput() bool }
 	total := func(a *AccountResult) float64 {
 		t.Helper()
-		tot, err := a.Totals()
+		tot, err := a.totals()
 		if err != nil || len(tot) == 0 {
 			t.Fatalf("totals %v: %v", tot, err)
 		}

@@ -16,11 +16,9 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -83,25 +81,26 @@ type Result struct {
 }
 
 // Label labels the queries whose teachers' vote counts are counts (C
-// classes, K teachers) with mechanism m (its name and settings; built as a
-// release builds it, Mechanism.Build), drawing from src, in order, up to
+// classes, K teachers) with mechanism m (GNMax or Confident-GNMax, its
+// guarantee at opts.Delta; built as a release builds it, ensemble.New),
+// drawing from src, in order, up to
 // the opts.Answered-th answer if set; scores the labels against truth and
 // accounts for them as opts says, releasing the data-dependent ε by smooth
 // sensitivity (releaseSmooth).
 func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechanism, opts Labelling, src *noise.Source) (Result, error) {
-	l, _, _, err := m.Build(context.Background(), optimal.Source{}, constraints.Problem{K: teachers, TargetDelta: opts.Delta}, classes, ensemble.Options{})
+	g := paramsOf(m)
+	if g.Sigma2 == 0 {
+		return Result{}, fmt.Errorf("pate: %s labels 0/1 votes, not class counts", m.Name())
+	}
+	agg, err := build(classMechanism(m.Name(), g, opts.Delta), teachers, classes)
 	if err != nil {
 		return Result{}, err
 	}
-	if _, twoClass := l.(ensemble.Aggregator); twoClass {
-		return Result{}, fmt.Errorf("pate: %s labels 0/1 votes, not class counts", m.Name)
-	}
-	agg := l
-	acct, err := noisymax.NewAccount(m.GNMax, teachers, classes, noisymax.Options{Directions: opts.Directions})
+	acct, err := noisymax.NewAccount(g, teachers, classes, noisymax.Options{Directions: opts.Directions})
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Mechanism: m.Name, Delta: opts.Delta, Directions: opts.Directions}
+	res := Result{Mechanism: m.Name(), Delta: opts.Delta, Directions: opts.Directions}
 	queries := make([]votefile.Query, len(counts))
 	for i, c := range counts {
 		queries[i] = votefile.Query{Index: i + 1, Counts: c}
@@ -145,7 +144,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	default:
 		res.EpsReleased = &ss.Eps
 	}
-	res.Publish, res.Totals, err = labelTotals(agg, m.GNMax, len(counts), res.Queries, opts, ss)
+	res.Publish, res.Totals, err = labelTotals(agg, g, len(counts), res.Queries, opts, ss)
 	return res, err
 }
 

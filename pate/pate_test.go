@@ -37,7 +37,7 @@ func TestLabel(t *testing.T) {
 	}
 	counts, truth := syntheticCounts(n, 1)
 	for _, m := range paperMechanisms() {
-		res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta}, noise.NewSeededSource(4))
+		res, err := Label(counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta}, noise.NewSeededSource(4))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestLabelAnswered(t *testing.T) {
 	}
 	counts, truth := syntheticCounts(n, 1)
 	m := paperMechanisms()[0]
-	res, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta, Answered: 20}, noise.NewSeededSource(4))
+	res, err := Label(counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta, Answered: 20}, noise.NewSeededSource(4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestLabelAnswered(t *testing.T) {
 	if want := labelTotal(t, m.GNMax, n, 20, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want {
 		t.Errorf("totals %v, want %v", res.Totals, want)
 	}
-	all, err := Label(counts, 250, 10, truth, m, Labelling{Delta: paperDelta, Answered: 1000}, noise.NewSeededSource(4))
+	all, err := Label(counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta, Answered: 1000}, noise.NewSeededSource(4))
 	if err != nil || all.Reached || all.Queries != n || all.Answered >= n {
 		t.Errorf("1000 answers asked of %d queries: %d answered of %d, reached %v (%v)", n, all.Answered, all.Queries, all.Reached, err)
 	}

@@ -22,9 +22,9 @@ type SmoothParams struct {
 	FromVotes          bool
 }
 
-// Publishable reports whether no parameter is chosen from the votes: the
+// publishable reports whether no parameter is chosen from the votes: the
 // released ε is then a private release.
-func (p SmoothParams) Publishable() bool {
+func (p SmoothParams) publishable() bool {
 	return !p.FromVotes || p.Order != 0 && p.Beta != 0 && p.Sigma != 0
 }
 
@@ -160,7 +160,7 @@ func prepareSmooth(acct *noisymax.Account, res noisymax.Result, p SmoothParams, 
 	named := func(err error) error {
 		return rename(err, map[string]string{"alpha": "ss order", "order": "ss order", "sigma": "sigma ss"})
 	}
-	s := smooth{Order: p.Order, Beta: p.Beta, Sigma: p.Sigma, FromVotes: !p.Publishable()}
+	s := smooth{Order: p.Order, Beta: p.Beta, Sigma: p.Sigma, FromVotes: !p.publishable()}
 	switch {
 	case p.FromVotes && (p.Beta == 0) != (p.Sigma == 0):
 		return s, errors.New("smooth sensitivity: beta and sigma ss are chosen together from the votes: fix both, or neither")

@@ -31,7 +31,7 @@ func TestDataFreeSmooth(t *testing.T) {
 			t.Fatal(err)
 		}
 		beta := 0.4 / tc.want
-		if p.Order != tc.want || p.Beta != beta || math.Abs(p.Sigma-math.Cbrt(128*math.Exp(2*beta)/slope)) > 1e-12*p.Sigma || p.FromVotes || !p.Publishable() {
+		if p.Order != tc.want || p.Beta != beta || math.Abs(p.Sigma-math.Cbrt(128*math.Exp(2*beta)/slope)) > 1e-12*p.Sigma || p.FromVotes || !p.publishable() {
 			t.Errorf("C = %d, lambda_I = %v: %+v, want order %v", tc.classes, tc.independent, p, tc.want)
 		}
 		if c5, c6 := m.SmoothConditions(tc.classes, p.Order); !c5 || !c6 {
@@ -55,7 +55,7 @@ func TestSmoothParamsPublishable(t *testing.T) {
 		{SmoothParams{FromVotes: true, Beta: 0.01, Sigma: 10}, false},
 		{SmoothParams{FromVotes: true, Order: 20, Beta: 0.01, Sigma: 10}, true},
 	} {
-		if got := tc.p.Publishable(); got != tc.want {
+		if got := tc.p.publishable(); got != tc.want {
 			t.Errorf("%+v: publishable %v, want %v", tc.p, got, tc.want)
 		}
 	}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -16,12 +13,7 @@ import (
 // teachers over 10 classes at (2, 1e-5) on 1,000 proxy queries (issue 39:
 // under 10 s on 2 cores).
 func BenchmarkConfidentGNMax(b *testing.B) {
-	r := Request{
-		Mechanism: ensemble.Mechanism{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
-		Problem:   constraints.Problem{K: 250, TargetDelta: 1e-5},
-		Classes:   10,
-		Budget:    accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}},
-	}
+	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	proxy := synth(1000, 250, 10, 1)
 	for b.Loop() {
 		if _, err := confidentGNMax(context.Background(), r, 1000, proxy, ConfidentOptions{}); err != nil {

@@ -10,10 +10,9 @@ import (
 	"gonum.org/v1/gonum/integrate/quad"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
 // Comparison is every mechanism that fits the proxy votes, each planned
@@ -46,15 +45,16 @@ type Scored struct {
 // and names the one with the most expected correct labels: GNMax,
 // Confident-GNMax (OnProxy, with opts) and LNMax on class counts,
 // and, for two classes of K odd teachers who all vote, darrm-one-vote
-// (its gamma from base.Gamma, pure per query). Every plan has the same
+// (its gamma from opts.Gamma, pure per query). Every plan has the same
 // total budget and target, so their utilities compare at equal totals.
 // opts.MinPrecision sets Confident-GNMax's threshold, and a mechanism
 // whose expected precision falls short of it is not the best.
 //
-// base gives K (Problem.K), the classes, the per-query δ of the GNMax
-// family (Problem.TargetDelta), the budget, target and filter, the noise
-// of the GNMax family (Mechanism.GNMax.Noise), the options and the gamma
-// source; the mechanism and its settings are Compare's. Each label is
+// base gives K, the classes, the budget, its slack, the target, the
+// filter and the certificate's options; its Mechanism is GNMax on class
+// counts whose Delta is the per-query δ of the GNMax family (> 0) and
+// whose Noise is their noise; the mechanisms and their settings are
+// Compare's. Each label is
 // scored as its noise would be were it continuous (GNMax's Gaussian, as
 // GNMax scores it; LNMax's Laplace, pArgmaxLaplace), darrm-one-vote's
 // exactly from its gamma.
@@ -62,13 +62,24 @@ func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts C
 	if err := base.validate(); err != nil {
 		return Comparison{}, err
 	}
-	if err := proxy.check(base.Problem.K, base.Classes); err != nil {
+	if err := proxy.check(base.K, base.Classes); err != nil {
 		return Comparison{}, err
+	}
+	family, ok := base.Mechanism.(ensemble.GNMax)
+	if !ok || family.Delta == nil {
+		return Comparison{}, errors.New("plan: Compare's base.Mechanism is GNMax on class counts with the family's per-query delta")
 	}
 	many := func(name provenance.MechanismName) Request {
 		r := base
-		r.Mechanism = ensemble.Mechanism{Name: name, Input: votefile.ManyClasses}
-		r.Mechanism.GNMax.Noise = base.Mechanism.GNMax.Noise
+		switch name {
+		case provenance.GNMax:
+			// Its Sigma2, which the plan chooses, says that it labels counts.
+			r.Mechanism = ensemble.GNMax{Target: ensemble.Target{Delta: family.Delta}, Sigma2: 1, Noise: family.Noise}
+		case provenance.ConfidentGNMax:
+			r.Mechanism = ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: family.Noise}, Delta: *family.Delta}
+		default:
+			r.Mechanism = ensemble.LNMax{}
+		}
 		return r
 	}
 	c := Comparison{Best: -1}
@@ -89,7 +100,8 @@ func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts C
 		}
 	} else {
 		ps = append(ps, planner{provenance.DaRRMOneVote, func() (Plan, error) {
-			r := TwoClass(base, provenance.DaRRMOneVote, constraints.Problem{K: base.Problem.K, M: 1, Eps: 1}, false)
+			r := base
+			r.Mechanism, r.Classes = ensemble.OneVoteDaRRM{Eps: 1, Gamma: opts.Gamma}, 2
 			return scoreOneVote(ctx, r, queries, proxy)
 		}})
 	}
@@ -144,7 +156,7 @@ func scoreLNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan,
 		if i%256 == 0 && ctx.Err() != nil {
 			return Plan{}, ctx.Err()
 		}
-		c += pArgmaxLaplace(counts, proxy.truth(i), pl.Request.Mechanism.LNMax.Scale)
+		c += pArgmaxLaplace(counts, proxy.truth(i), pl.Request.Mechanism.(ensemble.LNMax).Scale)
 	}
 	pl.Utility = answeredAll(c, queries, proxy)
 	return pl, nil

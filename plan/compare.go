@@ -10,40 +10,9 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
-
-// TwoClass returns base for mechanism name on two-class votes of teachers
-// whose problem is p, as darrm plan plans it: the per-query delta is p's
-// when deltaGiven, else the thesis' default for each m; darrm-one-vote's
-// target is the release's own (m·eps, delta), pure unless deltaGiven.
-func TwoClass(base Request, name provenance.MechanismName, p constraints.Problem, deltaGiven bool) Request {
-	r := base
-	r.Mechanism.Name, r.Mechanism.Input, r.Classes = name, votefile.TwoClass, 2
-	r.Problem, r.DefaultDelta = p, !deltaGiven
-	if name == provenance.DaRRMOneVote {
-		delta := 0.0
-		if deltaGiven {
-			delta = p.TargetDelta
-		}
-		r.Problem, r.DefaultDelta = constraints.NewOneVote(p.K, p.MEps(), delta), false
-	}
-	return r
-}
-
-// ManyClasses returns base for mechanism name on the votes of k teachers
-// over classes classes, as darrm plan plans it: the per-query delta of
-// the GNMax family is delta when given, else the budget's.
-func ManyClasses(base Request, name provenance.MechanismName, k, classes int, delta *float64) Request {
-	r := base
-	r.Mechanism.Name, r.Mechanism.Input, r.Classes = name, votefile.ManyClasses, classes
-	r.Problem = constraints.Problem{K: k, TargetDelta: base.Budget.Delta}
-	if delta != nil {
-		r.Problem.TargetDelta = *delta
-	}
-	return r
-}
 
 // Candidate is a noise function of a comparison at equal totals with the
 // mechanism that releases with it: its name in the comparison and the
@@ -56,35 +25,42 @@ type Candidate struct {
 
 // Candidates returns the noise functions that darrm solve --compare
 // compares for problem p, each with the mechanism that releases with it,
-// each request a copy of base (its budget, composition, gamma source,
-// options, and the mechanism's RR settings). In the one-vote
-// relation they are OneVote's: gamma_opt, GNMax (its label scored by its
-// exact probabilities, gnmaxGamma), at the per-query delta p.TargetDelta,
-// else the budget's, and RR. In the private-teachers
-// relation they are gamma_opt (darrm) and the mechanisms of the baselines
-// (subsample, dsub when Delta = delta = 0, rr), each planned by its
-// allowance m (TwoClass, deltaGiven as there).
-func Candidates(base Request, p constraints.Problem, deltaGiven bool) []Candidate {
+// each request a copy of base (its budget, slack and options), for p.K
+// teachers on two classes, gamma_opt from src. In the one-vote relation
+// they are OneVote's: gamma_opt, GNMax (its label scored by its exact
+// probabilities, gnmaxGamma), at the per-query delta p.TargetDelta, else
+// the budget's, and RR. In the private-teachers relation, for teachers
+// (p.Eps, p.Delta)-DP, they are gamma_opt (darrm) and the mechanisms of
+// the baselines (subsample, dsub when Delta = delta = 0, rr by rr), each
+// planned by its allowance m, at the per-query delta p.TargetDelta when
+// deltaGiven, else at the thesis' default for each m.
+func Candidates(base Request, p constraints.Problem, deltaGiven bool, src optimal.Source, rr accountant.Composition) []Candidate {
 	if p.Relation == accountant.OneVote {
 		delta := p.TargetDelta
 		if delta == 0 {
 			delta = base.Budget.Delta
 		}
-		rs := OneVote(base, p.K, delta)
+		rs := OneVote(base, p.K, delta, src)
 		return []Candidate{
 			{Name: "opt", Request: rs[0]},
 			{Name: "gnmax", Request: rs[1]},
 			{Name: "rr", Request: rs[2]},
 		}
 	}
-	with := func(name string, m provenance.MechanismName) Candidate {
-		return Candidate{Name: name, Request: TwoClass(base, m, p, deltaGiven)}
+	t := ensemble.Target{M: p.M}
+	if deltaGiven {
+		t.Delta = &p.TargetDelta
 	}
-	cs := []Candidate{with("opt", provenance.DaRRM), with("sub", provenance.Subsample)}
+	with := func(name string, m ensemble.Mechanism) Candidate {
+		r := base
+		r.Mechanism, r.Teachers, r.K, r.Classes = m, &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, 2
+		return Candidate{Name: name, Request: r}
+	}
+	cs := []Candidate{with("opt", ensemble.DaRRM{Target: t, Gamma: src}), with("sub", ensemble.Subsample{Target: t})}
 	if p.Delta == 0 && p.TargetDelta == 0 {
-		cs = append(cs, with("dsub", provenance.DSub))
+		cs = append(cs, with("dsub", ensemble.DSub{Target: t}))
 	}
-	return append(cs, with("rr", provenance.RR))
+	return append(cs, with("rr", ensemble.RR{Target: t, Composition: rr}))
 }
 
 // gnmaxGamma returns the noise function of the label that GNMax releases
@@ -154,10 +130,11 @@ func released(ctx context.Context, r Request) (gamma.Gamma, error) {
 	if a, ok := agg.(ensemble.Aggregator); ok {
 		return a.Gamma(), nil
 	}
-	if r.Mechanism.Name != provenance.GNMax || r.Classes != 2 {
-		return nil, fmt.Errorf("plan: %s on %d classes releases no noise function of the majority", r.Mechanism.Name, r.Classes)
+	g, counts := gnmaxOf(r)
+	if !counts || r.Mechanism.Name() != provenance.GNMax || r.Classes != 2 {
+		return nil, fmt.Errorf("plan: %s on %d classes releases no noise function of the majority", r.Mechanism.Name(), r.Classes)
 	}
-	return gnmaxGamma(r.Problem.K, r.Mechanism.GNMax.Sigma2)
+	return gnmaxGamma(r.K, g.Sigma2)
 }
 
 // Simulated is a mechanism of a simulation at equal totals, with its
@@ -186,11 +163,8 @@ func SimulateAtTotals(ctx context.Context, rs []Request, budget accountant.Budge
 	var aggs []ensemble.Aggregator
 	var at []int // the row of each aggregator
 	for i, e := range eqs {
-		info, err := ensemble.LookupMechanism(rs[i].Mechanism.Name, rs[i].Mechanism.Input)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = Simulated{Mechanism: info.Name, Relation: info.Relation, Equal: e}
+		m := rs[i].Mechanism
+		out[i] = Simulated{Mechanism: m.Name(), Relation: ensemble.RelationOf(m), Equal: e}
 		if e.NoFit != nil {
 			continue
 		}

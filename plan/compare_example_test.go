@@ -7,7 +7,9 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 )
 
@@ -30,11 +32,11 @@ import (
 func ExampleCompareAtTotals() {
 	ctx := context.Background()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}}
-	// The zero Request.Gamma solves gamma_opt without a cache: in the
+	// The zero optimal.Source solves gamma_opt without a cache: in the
 	// one-vote relation it is the greatest private gamma, for every prior
 	// (gamma.OneVoteOpt), which needs one LP solve only for its bound.
-	base := plan.Request{Budget: budget}
-	cs := plan.Candidates(base, constraints.NewOneVote(11, budget.Eps, 1e-5), true)
+	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget}}
+	cs := plan.Candidates(base, constraints.NewOneVote(11, budget.Eps, 1e-5), true, optimal.Source{}, accountant.Composition{})
 	right, err := gamma.ParseActual("0.75")
 	if err != nil {
 		fmt.Println(err)
@@ -76,7 +78,7 @@ func TestCompareAtTotalsHundred(t *testing.T) {
 	}
 	ctx := context.Background()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}}
-	cs := plan.Candidates(plan.Request{Budget: budget}, constraints.NewOneVote(11, budget.Eps, 1e-5), true)
+	cs := plan.Candidates(plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget}}, constraints.NewOneVote(11, budget.Eps, 1e-5), true, optimal.Source{}, accountant.Composition{})
 	right, err := gamma.ParseActual("0.75")
 	if err != nil {
 		t.Fatal(err)

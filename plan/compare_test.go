@@ -51,7 +51,7 @@ func TestCompare(t *testing.T) {
 		{"two classes, abstentions", twoAbstain, 4, 1e-5, shortOr(10, 100), ForRun, 0, []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax, provenance.LNMax}, "darrm-one-vote: it needs every teacher's vote"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := request("", votefile.ManyClasses, constraints.Problem{K: tc.proxy.K, TargetDelta: tc.delta}, tc.proxy.Classes, tc.eps, tc.delta)
+			base := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: tc.proxy.K, TargetDelta: tc.delta}, tc.proxy.Classes, tc.eps, tc.delta)
 			base.For = tc.target
 			c, err := Compare(ctx, base, tc.queries, tc.proxy, ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.prec})
 			if err != nil {

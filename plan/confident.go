@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -172,6 +174,9 @@ type ConfidentOptions struct {
 	// lowest threshold scores best, since every query is charged whether
 	// answered or not (Utility.Thresholds shows what higher ones cost).
 	MinPrecision float64
+	// Gamma is where darrm-one-vote takes its gamma in a comparison
+	// (Compare).
+	Gamma optimal.Source
 }
 
 // defaultRatios are the σ1/σ2 a Confident-GNMax plan tries: PATE 2018's
@@ -184,7 +189,7 @@ var defaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 // Confident-GNMax parameters (T, σ1, σ2) chosen on them (with opts, which
 // gnmax does not use).
 func OnProxy(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
-	if r.Mechanism.Name == provenance.ConfidentGNMax {
+	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok {
 		return confidentGNMax(ctx, r, queries, proxy, opts)
 	}
 	return gnmaxOnProxy(ctx, r, queries, proxy)
@@ -207,10 +212,10 @@ func OnProxy(ctx context.Context, r Request, queries int, proxy Proxy, opts Conf
 // *precisionError that says the best precision reachable and the largest
 // number of queries that reaches MinPrecision.
 func confidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
-	if r.Mechanism.Name != provenance.ConfidentGNMax {
-		return Plan{}, fmt.Errorf("plan: ConfidentGNMax plans confident-gnmax, not %s", r.Mechanism.Name)
+	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); !ok {
+		return Plan{}, fmt.Errorf("plan: ConfidentGNMax plans confident-gnmax, not %s", r.Mechanism.Name())
 	}
-	if err := proxy.check(r.Problem.K, r.Classes); err != nil {
+	if err := proxy.check(r.K, r.Classes); err != nil {
 		return Plan{}, err
 	}
 	if !(opts.MinPrecision >= 0 && opts.MinPrecision < 1) {
@@ -296,12 +301,14 @@ type ratioPlan struct {
 // and scores it on the proxy votes.
 func planRatio(ctx context.Context, r Request, queries int, ratio float64, proxy Proxy) (ratioPlan, error) {
 	q := r
-	q.Mechanism.GNMax.Threshold = float64(r.Problem.K) // any valid value
+	g, _ := gnmaxOf(q)
+	g.Threshold = float64(r.K) // any valid value
+	setGNMax(&q, g)
 	pl, err := search(ctx, q, queries, ratio)
 	if err != nil {
 		return ratioPlan{}, err
 	}
-	g := pl.Request.Mechanism.GNMax
+	g, _ = gnmaxOf(pl.Request)
 	sc, err := score(ctx, proxy, g.Sigma1, g.Sigma2)
 	return ratioPlan{ratio: ratio, plan: pl, scores: sc}, err
 }
@@ -317,7 +324,9 @@ func (rp ratioPlan) utility(t int) ThresholdUtility {
 // higher thresholds that reach the frontier's precisions expect.
 func (rp ratioPlan) at(t int) Plan {
 	pl := rp.plan
-	pl.Request.Mechanism.GNMax.Threshold = float64(t)
+	g, _ := gnmaxOf(pl.Request)
+	g.Threshold = float64(t)
+	setGNMax(&pl.Request, g)
 	u := rp.utility(t)
 	pl.Utility = &Utility{Correct: u.Correct, Answered: u.Answered, Thresholds: []ThresholdUtility{u}}
 	for _, p := range frontierPrecisions {
@@ -426,10 +435,10 @@ func (p Proxy) describe(queries int) string {
 // confidentGNMax scores its label step): beside a Confident-GNMax plan of
 // the same budget, what the threshold step costs or buys.
 func gnmaxOnProxy(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
-	if r.Mechanism.Name != provenance.GNMax || r.Mechanism.Input != votefile.ManyClasses {
-		return Plan{}, fmt.Errorf("plan: GNMax plans gnmax on class counts, not %s", r.Mechanism.Name)
+	if _, counts := gnmaxOf(r); !counts || r.Mechanism.Name() != provenance.GNMax {
+		return Plan{}, fmt.Errorf("plan: GNMax plans gnmax on class counts, not %s", r.Mechanism.Name())
 	}
-	if err := proxy.check(r.Problem.K, r.Classes); err != nil {
+	if err := proxy.check(r.K, r.Classes); err != nil {
 		return Plan{}, err
 	}
 	pl, err := Parameters(ctx, r, queries)
@@ -438,7 +447,8 @@ func gnmaxOnProxy(ctx context.Context, r Request, queries int, proxy Proxy) (Pla
 	}
 	var c float64
 	for i, counts := range proxy.Counts {
-		c += pArgmax(counts, proxy.truth(i), pl.Request.Mechanism.GNMax.Sigma2)
+		g, _ := gnmaxOf(pl.Request)
+		c += pArgmax(counts, proxy.truth(i), g.Sigma2)
 	}
 	q := float64(queries)
 	pl.Utility = &Utility{Correct: c / float64(len(proxy.Counts)) * q, Answered: q, On: proxy.describe(queries)}

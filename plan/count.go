@@ -11,32 +11,18 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
-// Request is a mechanism with its settings, a budget, and how a release
-// is held to it, as darrm aggregate's flags give them.
+// Request is a release to plan, as darrm aggregate's flags give it: its
+// spec (the mechanism with its settings, the teachers' guarantee, the
+// budget, the slack δ' and the certificate's options; the votes, the
+// ledger, the sink and the randomness play no part), for K teachers
+// voting among Classes classes, and how a plan holds it to its budget.
 type Request struct {
-	// Mechanism names the aggregator and holds its settings
-	// (ensemble.Mechanism); a plan loads the gamma of a mechanism that
-	// samples one from Source.
-	Mechanism ensemble.Mechanism
-	// Problem is K and, for a two-class mechanism, its per-query target
-	// (M·Eps, TargetDelta) for teachers (Eps, Delta)-DP (darrm-one-vote:
-	// the release's own Eps, M = 1); for a multi-class one the per-query
-	// delta of its guarantee (TargetDelta).
-	Problem constraints.Problem
-	// DefaultDelta says that the per-query delta is the thesis' default
-	// for each m (constraints.DefaultTargetDelta), as aggregate's when
-	// --delta is not given.
-	DefaultDelta bool
-	// Classes is the number of classes (2 for two-class votes).
-	Classes int
-	// Budget is the total (ε, δ) that aggregate --budget-eps holds a run
-	// to (accountant.Account.MaxSteps), DeltaPrime the slack δ' of the
-	// analysis totals (0: accountant.DefaultDeltaPrime).
-	Budget     accountant.Budget
-	DeltaPrime float64
+	ensemble.ReleaseSpec
+	// K is the number of teachers, Classes the number of classes (2 for
+	// two-class votes).
+	K, Classes int
 	// Filter is the ledger's filter for a run charged to a new ledger of
 	// this budget: accountant.ZCDPFilter or accountant.Simple; nil: the
 	// one that allows the most of the mechanism's labels, which darrm
@@ -45,16 +31,10 @@ type Request struct {
 	// For is what a plan of parameters fits the queries to: one run
 	// (ForRun, the zero value) or a new ledger (ForLedger).
 	For Target
-	// Gamma is where darrm and darrm-one-vote take their noise function
-	// for each problem a plan tries (ensemble.Mechanism.Build): gamma_opt
-	// from a cache, solved on demand; the zero Source solves gamma_opt of
-	// the uniform prior without a cache. A plan names it "gamma_opt"
-	// unless Gamma.Name says otherwise. RRGamma has darrm-one-vote sample
-	// randomized response's largest constant gamma of each problem
-	// instead (gamma.OneVoteRRBaseline). Options are the certificate's.
-	Gamma   optimal.Source
+	// RRGamma has darrm-one-vote sample randomized response's largest
+	// constant gamma of each problem instead of its own
+	// (gamma.OneVoteRRBaseline).
 	RRGamma bool
-	Options ensemble.Options
 }
 
 // Count is what a budget buys for a mechanism and its parameters.
@@ -95,26 +75,38 @@ type built struct {
 }
 
 // Aggregator returns the aggregator of r's mechanism and parameters, built
-// as darrm aggregate builds it (ensemble.Mechanism.Build, its gamma from
-// r.Gamma), and says what it is in words.
+// as darrm aggregate builds it (ensemble.New), and says what it is in
+// words. A plan names a gamma from a cache or solved "gamma_opt" unless
+// its source has a Name.
 func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error) {
-	p := r.Problem
-	if r.DefaultDelta && r.Mechanism.Input == votefile.TwoClass {
-		p.TargetDelta = constraints.DefaultTargetDelta(p.Delta, p.M)
+	if r.Mechanism == nil {
+		return nil, "", errors.New("plan: Request.Mechanism is not set")
 	}
-	src := r.Gamma
-	if src.Name == "" {
-		src.Name = "gamma_opt"
+	var teachers accountant.Guarantee
+	if r.Teachers != nil {
+		teachers = *r.Teachers
 	}
-	if r.RRGamma {
-		b, err := gamma.OneVoteRRBaseline(p)
-		if err != nil {
-			return nil, "", err
+	m := r.Mechanism
+	switch g := m.(type) {
+	case ensemble.DaRRM:
+		if g.Gamma.Name == "" {
+			g.Gamma.Name = "gamma_opt"
 		}
-		src = optimal.Source{Given: b.Gamma, Name: "randomized response's constant gamma"}
+		m = g
+	case ensemble.OneVoteDaRRM:
+		if g.Gamma.Name == "" {
+			g.Gamma.Name = "gamma_opt"
+		}
+		if r.RRGamma {
+			b, err := gamma.OneVoteRRBaseline(constraints.NewOneVote(r.K, g.Eps, g.Delta))
+			if err != nil {
+				return nil, "", err
+			}
+			g.Gamma = optimal.Source{Given: b.Gamma, Name: "randomized response's constant gamma"}
+		}
+		m = g
 	}
-	agg, label, _, err := r.Mechanism.Build(ctx, src, p, r.Classes, r.Options)
-	return agg, label, err
+	return ensemble.New(ctx, m, r.K, r.Classes, teachers, r.Certificate)
 }
 
 // build builds the aggregator of r (aggregator) and its account under
@@ -134,7 +126,7 @@ func build(ctx context.Context, r Request) (built, error) {
 	if b.acc, _, err = agg.Privacy().Account(b.binding, deltaPrime); err != nil {
 		return built{}, err
 	}
-	b.acc.Budget = &r.Budget
+	b.acc.Budget = r.Budget
 	if b.maxQueries, b.allows, err = ensemble.Allowed(ctx, b.acc); err != nil {
 		return built{}, err
 	}
@@ -171,7 +163,7 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 		_, n, err := ledgerCount(bindingOf(agg), r, priv.Spend)
 		return err == nil && n >= queries, nil
 	}
-	return accountant.Account{Step: priv.Spend, Profile: priv.Profile, Steps: queries, Budget: &r.Budget}.Fits()
+	return accountant.Account{Step: priv.Spend, Profile: priv.Profile, Steps: queries, Budget: r.Budget}.Fits()
 }
 
 // runQueries returns the number of queries a run of b releases.
@@ -234,7 +226,7 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		if c.LedgerTotal, _, err = accountant.FilterTotal(c.Filter, seq, r.Budget.Guarantee); err != nil {
 			return c, err
 		}
-		if c.LedgerPublish, err = ledgerPublish(c.Filter, r.Budget); err != nil {
+		if c.LedgerPublish, err = ledgerPublish(c.Filter, *r.Budget); err != nil {
 			return c, err
 		}
 	}
@@ -269,6 +261,9 @@ func fitWords(k int) string {
 // (accountant.Budget.Validate) and of every δ' (accountant.CheckDeltaPrime),
 // before a plan builds anything.
 func (r Request) validate() error {
+	if r.Budget == nil {
+		return errors.New("plan: Request.Budget is not set: a plan holds a release to a budget")
+	}
 	if err := r.Budget.Validate(); err != nil {
 		return err
 	}

@@ -296,18 +296,13 @@ type countCase struct {
 // (σ2 40) 897 and confident-gnmax (200, 150, 40) 866 in (8, 1e-12).
 func countCases() []countCase {
 	budget := func(eps, delta float64) Request {
-		return Request{
-			Mechanism: ensemble.Mechanism{GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
-			Budget:    accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}},
-		}
+		return Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}}}}
 	}
 	two := func(name provenance.MechanismName, p constraints.Problem, eps, delta float64) Request {
-		return TwoClass(budget(eps, delta), name, p, name == provenance.DaRRMOneVote)
+		return twoClass(budget(eps, delta), name, p, name == provenance.DaRRMOneVote)
 	}
 	many := func(name provenance.MechanismName, g noisymax.ConfidentGNMax, scale, eps, delta float64) Request {
-		base := budget(eps, delta)
-		base.Mechanism.GNMax, base.Mechanism.LNMax = g, noisymax.LNMax{Scale: scale}
-		return ManyClasses(base, name, 250, 10, nil)
+		return manyClasses(budget(eps, delta), name, g, scale, 250, 10, nil)
 	}
 	issue := constraints.Problem{K: 11, M: 2, Eps: 0.05, Delta: 1e-9}
 	teachers := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-9}

@@ -6,11 +6,9 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
+	"github.com/darrm/darrm/optimal"
 )
 
 // Equal is one mechanism of a comparison at equal totals: its plan, or
@@ -43,14 +41,14 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 	}
 	out := make([]Equal, len(rs))
 	for i, r := range rs {
-		r.Budget = budget
+		r.Budget = &budget
 		pl, err := Parameters(ctx, r, queries)
 		var pe *accountant.ParamError
 		switch {
 		case errors.As(err, &pe) && pe.Name == "budget-eps":
 			out[i].NoFit = err
 		case err != nil:
-			return nil, fmt.Errorf("%s at a total of %v over %d queries: %w", r.Mechanism.Name, budget, queries, err)
+			return nil, fmt.Errorf("%s at a total of %v over %d queries: %w", r.Mechanism.Name(), budget, queries, err)
 		default:
 			out[i].Plan = pl
 		}
@@ -59,27 +57,24 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 }
 
 // OneVote returns the requests of a comparison in the one-vote relation
-// for K teachers on two classes, each a copy of base (its budget,
-// composition and gamma source) with its mechanism: darrm-one-vote
-// (gamma_opt from base.Gamma), GNMax on two classes with discrete noise,
+// for K teachers on two classes, each a copy of base (its budget, slack
+// and options) with its mechanism: darrm-one-vote (gamma_opt from src),
+// GNMax on two classes with discrete noise,
 // as darrm aggregate --classes 2 releases it, and randomized response on
 // the majority, which is darrm-one-vote releasing RR's constant gamma
 // (gamma.OneVoteRRBaseline), the largest constant gamma of the relation.
 // Each is pure at the per-query delta 0 but GNMax, whose per-query delta
 // is delta (> 0: Gaussian noise is not pure DP).
-func OneVote(base Request, k int, delta float64) []Request {
-	with := func(name provenance.MechanismName, in votefile.Input, p constraints.Problem) Request {
+func OneVote(base Request, k int, delta float64, src optimal.Source) []Request {
+	with := func(m ensemble.Mechanism) Request {
 		r := base
-		r.Mechanism = ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}}
-		r.Problem, r.Classes, r.DefaultDelta = p, 2, false
+		r.Mechanism, r.K, r.Classes = m, k, 2
 		return r
 	}
-	oneVote := constraints.NewOneVote(k, base.Budget.Eps, 0)
-	rr := with(provenance.DaRRMOneVote, votefile.TwoClass, oneVote)
+	oneVote := ensemble.OneVoteDaRRM{Eps: base.Budget.Eps, Gamma: src}
+	rr := with(oneVote)
 	rr.RRGamma = true
-	return []Request{
-		with(provenance.DaRRMOneVote, votefile.TwoClass, oneVote),
-		with(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: k, TargetDelta: delta}),
-		rr,
-	}
+	// Its Sigma2, which the plan chooses, says that it labels counts.
+	gnmax := ensemble.GNMax{Target: ensemble.Target{Delta: &delta}, Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	return []Request{with(oneVote), with(gnmax), rr}
 }

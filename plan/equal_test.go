@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -39,10 +40,9 @@ func TestEqualTotals(t *testing.T) {
 	teachers := constraints.Problem{K: 11, M: 1, Eps: teachersEps, Delta: 1e-8}
 	oneVote := request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 1, 0)
 	gnmax := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 11, TargetDelta: 1e-5}, 2, 1, 0)
-	rr := request(provenance.RR, votefile.TwoClass, teachers, 2, 1, 0)
-	rr.DefaultDelta = true
-	sub := request(provenance.Subsample, votefile.TwoClass, teachers, 2, 1, 0)
-	sub.DefaultDelta = true
+	base := Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1}}}}
+	rr := twoClass(base, provenance.RR, teachers, false)
+	sub := twoClass(base, provenance.Subsample, teachers, false)
 	lnmax := request(provenance.LNMax, votefile.ManyClasses, constraints.Problem{K: 11}, 2, 1, 0)
 	// Each request with its planned parameter's value 5% more generous
 	// than r's (m within its range [1, K]: a plan below K whose neighbour
@@ -52,14 +52,33 @@ func TestEqualTotals(t *testing.T) {
 		more func(r Request) float64
 		set  func(r *Request, v float64)
 	}
-	moreTeachers := func(r Request) float64 { return math.Min(r.Problem.M*generosity, float64(r.Problem.K)) }
-	setM := func(r *Request, v float64) { r.Problem.M = v }
+	moreTeachers := func(r Request) float64 {
+		m := r.Mechanism.(interface {
+			Name() provenance.MechanismName
+		})
+		switch m := m.(type) {
+		case ensemble.RR:
+			return math.Min(m.M*generosity, float64(r.K))
+		case ensemble.Subsample:
+			return math.Min(m.M*generosity, float64(r.K))
+		}
+		return 0
+	}
+	setM := setTarget
 	ms := []mechanism{
-		{oneVote, func(r Request) float64 { return r.Problem.Eps * generosity }, func(r *Request, v float64) { r.Problem.Eps = v }},
-		{gnmax, func(r Request) float64 { return r.Mechanism.GNMax.Sigma2 / generosity }, func(r *Request, v float64) { r.Mechanism.GNMax.Sigma2 = v }},
+		{oneVote, func(r Request) float64 { return r.Mechanism.(ensemble.OneVoteDaRRM).Eps * generosity }, func(r *Request, v float64) {
+			m := r.Mechanism.(ensemble.OneVoteDaRRM)
+			m.Eps = v
+			r.Mechanism = m
+		}},
+		{gnmax, func(r Request) float64 { return r.Mechanism.(ensemble.GNMax).Sigma2 / generosity }, func(r *Request, v float64) {
+			m := r.Mechanism.(ensemble.GNMax)
+			m.Sigma2 = v
+			r.Mechanism = m
+		}},
 		{rr, moreTeachers, setM},
 		{sub, moreTeachers, setM},
-		{lnmax, func(r Request) float64 { return r.Mechanism.LNMax.Scale / generosity }, func(r *Request, v float64) { r.Mechanism.LNMax.Scale = v }},
+		{lnmax, func(r Request) float64 { return r.Mechanism.(ensemble.LNMax).Scale / generosity }, func(r *Request, v float64) { r.Mechanism = ensemble.LNMax{LNMax: noisymax.LNMax{Scale: v}} }},
 	}
 	if testing.Short() {
 		ms = slices.Delete(ms, 2, 3)
@@ -97,13 +116,13 @@ func TestEqualTotals(t *testing.T) {
 			t.Fatalf("Q %d: %d plans for %d requests", q, len(plans), len(rs))
 		}
 		for i, e := range plans {
-			name := rs[i].Mechanism.Name
+			name := rs[i].Mechanism.Name()
 			if e.NoFit != nil {
 				t.Errorf("Q %d %s: %v", q, name, e.NoFit)
 				continue
 			}
 			pl := e.Plan
-			if pl.Request.Budget != budget || pl.Queries != q {
+			if *pl.Request.Budget != budget || pl.Queries != q {
 				t.Errorf("Q %d %s: planned for %v over %d queries, want %v over %d", q, name, pl.Request.Budget, pl.Queries, budget, q)
 			}
 			c, err := Queries(ctx, pl.Request)
@@ -113,7 +132,7 @@ func TestEqualTotals(t *testing.T) {
 			if c.Run < q || !c.Total.Guarantee.Within(budget.Guarantee) {
 				t.Errorf("Q %d %s: %s = %v releases %d queries, total %v: want >= %d within %v", q, name, pl.Parameter, pl.Value, c.Run, c.Total.Guarantee, q, budget)
 			}
-			if rs[i].Mechanism.Name == provenance.GNMax {
+			if rs[i].Mechanism.Name() == provenance.GNMax {
 				// Two classes: planned and counted by the bit it releases.
 				agg, _, err := Aggregator(ctx, pl.Request)
 				if err != nil {
@@ -144,59 +163,20 @@ func TestEqualTotals(t *testing.T) {
 	}
 }
 
-// TestTwoClass: a two-class request takes the teachers' problem with the
-// thesis' default delta unless delta is given, and darrm-one-vote the
-// release's own (m·eps, delta), pure unless delta is given.
-func TestTwoClass(t *testing.T) {
-	p := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-8, TargetDelta: 1e-5}
-	for _, c := range []struct {
-		name        provenance.MechanismName
-		given       bool
-		want        constraints.Problem
-		wantDefault bool
-	}{
-		{provenance.DaRRM, false, p, true},
-		{provenance.RR, true, p, false},
-		{provenance.DaRRMOneVote, false, constraints.NewOneVote(11, 0.3, 0), false},
-		{provenance.DaRRMOneVote, true, constraints.NewOneVote(11, 0.3, 1e-5), false},
-	} {
-		r := TwoClass(Request{DeltaPrime: 1e-6}, c.name, p, c.given)
-		if r.Problem != c.want || r.DefaultDelta != c.wantDefault || r.Mechanism.Name != c.name || r.Mechanism.Input != votefile.TwoClass || r.Classes != 2 || r.DeltaPrime != 1e-6 {
-			t.Errorf("TwoClass(%s, delta given %v) = %+v", c.name, c.given, r)
-		}
-	}
-}
-
-// TestManyClasses: a multi-class request holds K, the classes and the
-// per-query delta given, else the budget's.
-func TestManyClasses(t *testing.T) {
-	base := Request{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, DeltaPrime: 1e-6}
-	delta := 1e-6
-	for _, c := range []struct {
-		delta *float64
-		want  float64
-	}{{nil, 1e-5}, {&delta, 1e-6}} {
-		r := ManyClasses(base, provenance.ConfidentGNMax, 250, 10, c.delta)
-		if r.Problem != (constraints.Problem{K: 250, TargetDelta: c.want}) || r.Mechanism.Name != provenance.ConfidentGNMax || r.Mechanism.Input != votefile.ManyClasses || r.Classes != 10 || r.DeltaPrime != 1e-6 || r.DefaultDelta {
-			t.Errorf("ManyClasses(delta %v) = %+v", c.delta, r)
-		}
-	}
-}
-
 // TestChosen: the parameters a plan chooses, by mechanism.
 func TestChosen(t *testing.T) {
 	for _, c := range []struct {
 		name provenance.MechanismName
 		in   votefile.Input
-		want []ensemble.Setting
+		want []string
 	}{
-		{provenance.DaRRM, votefile.TwoClass, []ensemble.Setting{settingM}},
-		{provenance.DaRRMOneVote, votefile.TwoClass, []ensemble.Setting{settingTargetEps}},
-		{provenance.GNMax, votefile.ManyClasses, []ensemble.Setting{settingSigma2}},
-		{provenance.ConfidentGNMax, votefile.ManyClasses, []ensemble.Setting{settingSigma2, settingSigma1, settingThreshold}},
-		{provenance.LNMax, votefile.ManyClasses, []ensemble.Setting{settingLaplaceScale}},
+		{provenance.DaRRM, votefile.TwoClass, []string{settingM}},
+		{provenance.DaRRMOneVote, votefile.TwoClass, []string{settingTargetEps}},
+		{provenance.GNMax, votefile.ManyClasses, []string{settingSigma2}},
+		{provenance.ConfidentGNMax, votefile.ManyClasses, []string{settingSigma2, settingSigma1, settingThreshold}},
+		{provenance.LNMax, votefile.ManyClasses, []string{settingLaplaceScale}},
 	} {
-		r := Request{Mechanism: ensemble.Mechanism{Name: c.name, Input: c.in}, Problem: constraints.Problem{K: 11}}
+		r := request(c.name, c.in, constraints.Problem{K: 11, M: 1, Eps: 1}, 10, 1, 1e-5)
 		if got := Chosen(r); !slices.Equal(got, c.want) {
 			t.Errorf("Chosen(%s) = %v, want %v", c.name, got, c.want)
 		}

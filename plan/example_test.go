@@ -5,12 +5,9 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
-	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
 // How many Confident-GNMax queries (T = 200, σ1 = 150, σ2 = 40, discrete
@@ -19,11 +16,11 @@ import (
 // in a run charged to a new ledger of that budget.
 func ExampleQueries() {
 	r := plan.Request{
-		Mechanism: ensemble.Mechanism{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses,
-			GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
-		Problem: constraints.Problem{K: 250, TargetDelta: 1e-5},
-		Classes: 10,
-		Budget:  accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}},
+		ReleaseSpec: ensemble.ReleaseSpec{
+			Mechanism: ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5},
+			Budget:    &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}},
+		},
+		K: 250, Classes: 10,
 	}
 	c, err := plan.Queries(context.Background(), r)
 	if err != nil {

@@ -98,7 +98,7 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:      in,
 		Mechanism:  pl.Request.Mechanism,
-		Problem:    pl.Request.Problem,
+		Teachers:   pl.Request.Teachers,
 		DeltaPrime: pl.Request.DeltaPrime,
 		Ledger:     led,
 		Book:       state,

@@ -13,8 +13,6 @@ import (
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
 // generosity is how much more generous the neighbour a plan checks is
@@ -32,10 +30,10 @@ type Plan struct {
 	Request Request
 	// Queries is the number of queries planned for.
 	Queries int
-	// Parameter is the setting chosen: m, target-eps, sigma2 (with
-	// sigma1 and threshold for confident-gnmax) or laplace-scale; Value
-	// is its value.
-	Parameter ensemble.Setting
+	// Parameter is the setting chosen, by its name: "m", "target eps",
+	// "sigma2" (with "sigma1" and "threshold" for confident-gnmax) or
+	// "Laplace scale"; Value is its value.
+	Parameter string
 	Value     float64
 	// Count is what the budget buys at the plan's parameters: Count.Run
 	// >= Queries.
@@ -60,7 +58,7 @@ type Plan struct {
 // generosity x (larger is more generous): m and target-eps are x, a noise
 // scale is 1/x.
 type knob struct {
-	setting  ensemble.Setting
+	setting  string
 	set      func(r *Request, x float64)
 	value    func(x float64) float64
 	min, max float64 // the least and most generous x the mechanism allows (0, +Inf: none known)
@@ -68,25 +66,15 @@ type knob struct {
 	grow     float64 // the factor of the bracket's steps from it (0: 2)
 }
 
-// The settings a plan chooses.
-var (
-	settingM            = mustSetting("m")
-	settingTargetEps    = mustSetting("target-eps")
-	settingSigma2       = mustSetting("sigma2")
-	settingSigma1       = mustSetting("sigma1")
-	settingThreshold    = mustSetting("threshold")
-	settingLaplaceScale = mustSetting("laplace-scale")
+// The settings a plan chooses, by their names.
+const (
+	settingM            = "m"
+	settingTargetEps    = "target eps"
+	settingSigma2       = "sigma2"
+	settingSigma1       = "sigma1"
+	settingThreshold    = "threshold"
+	settingLaplaceScale = "Laplace scale"
 )
-
-// mustSetting returns the setting whose flag is name; a name ensemble
-// does not know is an error of this package, found as it loads.
-func mustSetting(name string) ensemble.Setting {
-	var s ensemble.Setting
-	if err := s.UnmarshalText([]byte(name)); err != nil {
-		panic(err)
-	}
-	return s
-}
 
 // noiseMin is the least generous x of a noise scale 1/x: the largest
 // scale darrm's exact samplers draw.
@@ -95,51 +83,117 @@ const noiseMin = 1 / noise.MaxScale
 // noiseMax returns the most generous x of the Gaussian noise σ = 1/x of
 // r's GNMax family: the least σ of discrete noise, none for continuous.
 func noiseMax(r Request) float64 {
-	if r.Mechanism.GNMax.Noise == noisymax.DiscreteNoise {
+	if g, _ := gnmaxOf(r); g.Noise == noisymax.DiscreteNoise || g.Noise == noisymax.UnsetNoise {
 		return 1 / noisymax.MinDiscreteSigma
 	}
 	return math.Inf(1)
 }
 
+// gnmaxOf returns the parameters of r's mechanism of the GNMax family on
+// class counts (GNMax given its Sigma2, ConfidentGNMax), and whether it is
+// one.
+func gnmaxOf(r Request) (noisymax.ConfidentGNMax, bool) {
+	switch m := r.Mechanism.(type) {
+	case ensemble.ConfidentGNMax:
+		return m.ConfidentGNMax, true
+	case ensemble.GNMax:
+		if r.Classes > 2 || m.Sigma2 != 0 {
+			return noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}, true
+		}
+	}
+	return noisymax.ConfidentGNMax{}, false
+}
+
+// setGNMax sets the parameters of r's mechanism of the GNMax family on
+// class counts to g's (gnmaxOf).
+func setGNMax(r *Request, g noisymax.ConfidentGNMax) {
+	switch m := r.Mechanism.(type) {
+	case ensemble.ConfidentGNMax:
+		m.ConfidentGNMax = g
+		r.Mechanism = m
+	case ensemble.GNMax:
+		m.Sigma2, m.Noise = g.Sigma2, g.Noise
+		r.Mechanism = m
+	}
+}
+
+// setTarget sets the allowance m of r's two-class mechanism for private
+// teachers.
+func setTarget(r *Request, x float64) {
+	switch m := r.Mechanism.(type) {
+	case ensemble.DaRRM:
+		m.M = x
+		r.Mechanism = m
+	case ensemble.Subsample:
+		m.M = x
+		r.Mechanism = m
+	case ensemble.DSub:
+		m.M = x
+		r.Mechanism = m
+	case ensemble.RR:
+		m.M = x
+		r.Mechanism = m
+	case ensemble.GNMax:
+		m.M = x
+		r.Mechanism = m
+	}
+}
+
 // knobOf returns the parameter r's mechanism is planned by.
 func knobOf(r Request, queries int, ratio float64) (knob, error) {
-	p := r.Problem
 	id := func(x float64) float64 { return x }
 	inv := func(x float64) float64 { return 1 / x }
 	// A zCDP guess for a Gaussian scale: the slope the budget allows,
 	// shared by the queries.
 	rho := zcdpBudget(r.Budget.Guarantee)
-	switch name := r.Mechanism.Name; {
-	case r.Mechanism.Input == votefile.TwoClass && name == provenance.DaRRMOneVote:
-		return knob{setting: settingTargetEps, set: func(r *Request, x float64) { r.Problem.Eps, r.Problem.M = x, 1 }, value: id, max: constraints.MaxMEps, guess: r.Budget.Eps / float64(queries)}, nil
-	case r.Mechanism.Input == votefile.TwoClass:
-		return knob{setting: settingM, set: func(r *Request, x float64) { r.Problem.M = x }, value: id, min: 1, max: float64(p.K), guess: 1}, nil
-	case name == provenance.GNMax:
-		return knob{setting: settingSigma2, set: func(r *Request, x float64) { r.Mechanism.GNMax.Sigma2 = 1 / x }, value: inv, min: noiseMin, max: noiseMax(r), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
-	case name == provenance.ConfidentGNMax:
+	_, counts := gnmaxOf(r)
+	switch m := r.Mechanism.(type) {
+	case ensemble.OneVoteDaRRM:
+		return knob{setting: settingTargetEps, set: func(r *Request, x float64) {
+			m := r.Mechanism.(ensemble.OneVoteDaRRM)
+			m.Eps = x
+			r.Mechanism = m
+		}, value: id, max: constraints.MaxMEps, guess: r.Budget.Eps / float64(queries)}, nil
+	case ensemble.ConfidentGNMax:
 		// ρ per query = 1/σ2² + 1/(2σ1²) = (1 + 1/(2 ratio²))/σ2².
 		return knob{setting: settingSigma2, set: func(r *Request, x float64) {
-			r.Mechanism.GNMax.Sigma2, r.Mechanism.GNMax.Sigma1 = 1/x, ratio/x
+			g, _ := gnmaxOf(*r)
+			g.Sigma2, g.Sigma1 = 1/x, ratio/x
+			setGNMax(r, g)
 		}, value: inv, min: noiseMin * math.Max(1, ratio), max: noiseMax(r) * math.Min(1, ratio), guess: math.Sqrt(rho / float64(queries) / (1 + 1/(2*ratio*ratio))), grow: zcdpGrow}, nil
-	case name == provenance.LNMax:
-		return knob{setting: settingLaplaceScale, set: func(r *Request, x float64) { r.Mechanism.LNMax.Scale = 1 / x }, value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: r.Budget.Eps / (2 * float64(queries))}, nil
+	case ensemble.GNMax:
+		if counts {
+			return knob{setting: settingSigma2, set: func(r *Request, x float64) {
+				g, _ := gnmaxOf(*r)
+				g.Sigma2 = 1 / x
+				setGNMax(r, g)
+			}, value: inv, min: noiseMin, max: noiseMax(r), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
+		}
+		return knob{setting: settingM, set: setTarget, value: id, min: 1, max: float64(r.K), guess: 1}, nil
+	case ensemble.DaRRM, ensemble.Subsample, ensemble.DSub, ensemble.RR:
+		return knob{setting: settingM, set: setTarget, value: id, min: 1, max: float64(r.K), guess: 1}, nil
+	case ensemble.LNMax:
+		return knob{setting: settingLaplaceScale, set: func(r *Request, x float64) { r.Mechanism = ensemble.LNMax{LNMax: noisymax.LNMax{Scale: 1 / x}} }, value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: r.Budget.Eps / (2 * float64(queries))}, nil
+	case nil:
+		return knob{}, errors.New("plan: Request.Mechanism is not set")
+	default:
+		return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", m.Name())
 	}
-	return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", r.Mechanism.Name)
 }
 
 // Chosen returns the settings that a plan of r's mechanism chooses
 // (Parameters, OnProxy), which a request to plan must leave open:
 // the target eps, m, sigma2 (Confident-GNMax: with sigma1 and the
 // threshold) or the Laplace scale; none for a mechanism not planned.
-func Chosen(r Request) []ensemble.Setting {
+func Chosen(r Request) []string {
 	k, err := knobOf(r, 1, 1)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil
-	case r.Mechanism.Name == provenance.ConfidentGNMax:
-		return []ensemble.Setting{k.setting, settingSigma1, settingThreshold}
 	}
-	return []ensemble.Setting{k.setting}
+	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok {
+		return []string{k.setting, settingSigma1, settingThreshold}
+	}
+	return []string{k.setting}
 }
 
 // zcdpGrow is the bracket's step from a zCDP guess of a Gaussian scale:
@@ -169,7 +223,7 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // which must not. Confident-GNMax needs proxy
 // votes (OnProxy).
 func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
-	if r.Mechanism.Name == provenance.ConfidentGNMax {
+	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok {
 		return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (OnProxy)"}
 	}
 	pl, err := search(ctx, r, queries, 0)
@@ -245,7 +299,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 // for any other mechanism or target.
 func guess(ctx context.Context, at func(float64) Request, queries int) func(float64) bool {
 	r := at(1)
-	if r.For != ForRun || r.Mechanism.Input != votefile.ManyClasses || r.Mechanism.Name == provenance.LNMax {
+	if _, counts := gnmaxOf(r); r.For != ForRun || !counts {
 		return nil
 	}
 	if agg, _, err := Aggregator(ctx, r); err != nil || agg.Privacy().Spend.Kind != accountant.GaussianSpend || !agg.Privacy().Spend.Discrete {
@@ -259,7 +313,7 @@ func guess(ctx context.Context, at func(float64) Request, queries int) func(floa
 		}
 		s := agg.Privacy().Spend
 		s.Discrete = false
-		ok, err := accountant.Account{Step: s, Steps: queries, Budget: &q.Budget}.Fits()
+		ok, err := accountant.Account{Step: s, Steps: queries, Budget: q.Budget}.Fits()
 		return err == nil && ok
 	}
 }

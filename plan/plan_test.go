@@ -11,7 +11,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -39,16 +38,6 @@ func synth(n, k, classes int, seed uint64) Proxy {
 	return p
 }
 
-// request returns a request for mechanism name with the budget (eps,
-// delta).
-func request(name provenance.MechanismName, in votefile.Input, p constraints.Problem, classes int, eps, delta float64) Request {
-	return Request{
-		Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
-		Problem:   p, Classes: classes,
-		Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}},
-	}
-}
-
 // TestParameters: for each mechanism, the value Parameters returns lets
 // the planned queries fit by the release's own count, its neighbour 5%
 // more generous does not, and where a closed form exists the value is
@@ -71,7 +60,7 @@ func TestParameters(t *testing.T) {
 		name    string
 		r       Request
 		queries int
-		param   ensemble.Setting
+		param   string
 		closed  float64 // the closed form's value, 0: none
 	}{
 		{"lnmax pure", lnmax, 30, settingLaplaceScale, 2 * 30 / 3.0},
@@ -114,7 +103,7 @@ func TestParameters(t *testing.T) {
 func TestQueries(t *testing.T) {
 	ctx := context.Background()
 	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
-	r.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	setGNMax(&r, noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise})
 	c, err := Queries(ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +134,7 @@ func TestConfidentGNMax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := pl.Request.Mechanism.GNMax
+	g, _ := gnmaxOf(pl.Request)
 	spend := accountant.Spend{Kind: accountant.GaussianSpend, Discrete: true, Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5},
 		Gaussian: []accountant.GaussianPart{{Sigma: g.Sigma2, Coords: 2}, {Sigma: g.Sigma1, Coords: 1}}}
 	totals, err := accountant.ComposeRun(spend, 300, 1e-5, accountant.DefaultDeltaPrime, accountant.ImprovedConversion)
@@ -305,10 +294,11 @@ func TestConfidentGNMaxThresholds(t *testing.T) {
 			t.Fatal(err)
 		}
 		u := pl.Utility
-		if got := pl.Request.Mechanism.GNMax.Threshold; (got == 0) != tc.zero || u.Correct < tc.minPrecision*u.Answered {
+		g, _ := gnmaxOf(pl.Request)
+		if got := g.Threshold; (got == 0) != tc.zero || u.Correct < tc.minPrecision*u.Answered {
 			t.Errorf("min-precision %v: threshold %v, %v correct of %v answered", tc.minPrecision, got, u.Correct, u.Answered)
 		}
-		if len(u.Thresholds) == 0 || u.Thresholds[0].Threshold != pl.Request.Mechanism.GNMax.Threshold || u.Thresholds[0].Correct != u.Correct {
+		if len(u.Thresholds) == 0 || u.Thresholds[0].Threshold != g.Threshold || u.Thresholds[0].Correct != u.Correct {
 			t.Fatalf("min-precision %v: thresholds %+v: want the plan's first", tc.minPrecision, u.Thresholds)
 		}
 		for i, h := range u.Thresholds[1:] {

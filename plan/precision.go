@@ -38,13 +38,15 @@ func (e *precisionError) Error() string {
 // words with the figures: the precision reachable and the queries that
 // reach the one asked.
 func (e *precisionError) Param() (string, any, string) {
-	g, u := e.BestPlan.Request.Mechanism.GNMax, e.BestPlan.Utility
+	g, _ := gnmaxOf(e.BestPlan.Request)
+	u := e.BestPlan.Utility
 	rule := fmt.Sprintf("no threshold of a plan of %d queries reaches it on the proxy votes: the best expected precision is %.4g (threshold %v, sigma1 %.4g, sigma2 %.4g: %.1f correct of %.1f answered)",
 		e.Queries, e.Best, g.Threshold, g.Sigma1, g.Sigma2, u.Correct, u.Answered)
 	if e.Reach == nil {
 		return "min-precision", e.Asked, rule + "; no number of queries reaches it"
 	}
-	g, u = e.Reach.Request.Mechanism.GNMax, e.Reach.Utility
+	g, _ = gnmaxOf(e.Reach.Request)
+	u = e.Reach.Utility
 	return "min-precision", e.Asked, rule + fmt.Sprintf("; at most %d queries reach %v (threshold %v, sigma1 %.4g, sigma2 %.4g: %.1f correct of %.1f answered)",
 		e.Reach.Queries, e.Asked, g.Threshold, g.Sigma1, g.Sigma2, u.Correct, u.Answered)
 }
@@ -123,7 +125,8 @@ func mostReaching(ctx context.Context, r Request, rp ratioPlan, proxy Proxy, p f
 		}
 		return -1, nil
 	}
-	hi := rp.plan.Request.Mechanism.GNMax.Sigma2 // does not reach p
+	g, _ := gnmaxOf(rp.plan.Request)
+	hi := g.Sigma2 // does not reach p
 	ghi, err := gap(hi)
 	if err != nil {
 		return 0, err

@@ -69,10 +69,10 @@ func New(capacity int) *Dist {
 	return &Dist{pmf: pmf}
 }
 
-// N returns the number of Bernoulli factors.
-func (d *Dist) N() int { return len(d.pmf) - 1 }
+// n returns the number of Bernoulli factors.
+func (d *Dist) n() int { return len(d.pmf) - 1 }
 
-// PMF returns a copy of the pmf, indexed by l = 0..N().
+// PMF returns a copy of the pmf, indexed by l = 0..n().
 func (d *Dist) PMF() []float64 { return d.AppendPMF(nil) }
 
 // AppendPMF appends the pmf to dst and returns the extended slice: a
@@ -86,7 +86,7 @@ func (d *Dist) Set(src *Dist) { d.pmf = append(d.pmf[:0], src.pmf...) }
 
 // Add convolves the distribution with a Bernoulli(p) factor.
 func (d *Dist) Add(p float64) error {
-	if err := checkProb(d.N(), p); err != nil {
+	if err := checkProb(d.n(), p); err != nil {
 		return err
 	}
 	d.add(p)

@@ -133,8 +133,8 @@ func TestAddMatchesPMF(t *testing.T) {
 	}
 	want, _ := PMF(base)
 	got := d.PMF()
-	if d.N() != len(base) || len(got) != len(want) {
-		t.Fatalf("N = %d, %d values; want %d, %d", d.N(), len(got), len(base), len(want))
+	if d.n() != len(base) || len(got) != len(want) {
+		t.Fatalf("N = %d, %d values; want %d, %d", d.n(), len(got), len(base), len(want))
 	}
 	for l := range want {
 		if got[l] != want[l] {
@@ -187,7 +187,7 @@ func TestSet(t *testing.T) {
 	if got, want := b.PMF(), a2.PMF(); !slices.Equal(got, want) {
 		t.Errorf("Set then Add: %v, want %v", got, want)
 	}
-	if a.N() != 2 {
-		t.Errorf("the original has %d factors after its copy grew, want 2", a.N())
+	if a.n() != 2 {
+		t.Errorf("the original has %d factors after its copy grew, want 2", a.n())
 	}
 }

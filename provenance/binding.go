@@ -91,7 +91,7 @@ type Stated struct {
 	NonPrivate bool
 	// Release says that the caller releases labels from the votes. Votes
 	// without a header assert nothing, so a release in a relation that
-	// holds on some partitions only (PartitionRules: one-vote) must state
+	// holds on some partitions only (rulesOfPartitions: one-vote) must state
 	// the partition, one on which it holds.
 	Release bool
 	// Calibrated says that a mechanism for the votes the header heads, in
@@ -203,7 +203,7 @@ func Check(meta *votefile.Meta, s Stated) (Binding, error) {
 }
 
 // checkAsserted checks the relation and partition that s asserts of votes
-// without a header (b, what it states) against PartitionRules: a
+// without a header (b, what it states) against rulesOfPartitions: a
 // partition stated must keep the relation, and a release in a relation
 // that some partition breaks must state one.
 func checkAsserted(b Binding, s Stated) error {
@@ -216,7 +216,7 @@ func checkAsserted(b Binding, s Stated) error {
 	if !s.Release {
 		return nil
 	}
-	for _, rule := range PartitionRules() {
+	for _, rule := range rulesOfPartitions() {
 		if rule.Relation == b.Relation && !rule.Holds {
 			hint := votefile.Hint{Field: "Stated.Partition", Value: KeyedHash.String()}
 			rule := fmt.Sprintf("the vote file has no metadata header, so nothing says how the teachers' data were split, and the %v relation holds only on %s shares: assert it (%v) or put the ensemble's metadata header on the vote file's first line or in a sidecar beside it",
@@ -227,18 +227,18 @@ func checkAsserted(b Binding, s Stated) error {
 	return nil
 }
 
-// PartitionRule is one row of PartitionRules: whether the neighbouring
+// partitionRule is one row of rulesOfPartitions: whether the neighbouring
 // Relation holds for teachers whose training data were split by Partition,
 // and why.
-type PartitionRule struct {
+type partitionRule struct {
 	Relation  accountant.Relation
 	Partition Partition
 	Holds     bool
 	Why       string
 }
 
-// partitionRules is the table of PartitionRules.
-var partitionRules = []PartitionRule{
+// partitionRules is the table of rulesOfPartitions.
+var partitionRules = []partitionRule{
 	{accountant.PrivateTeachers, KeyedHash, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
 	{accountant.PrivateTeachers, FilePosition, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
 	{accountant.PrivateTeachers, SharedData, true, "each teacher's (eps, Delta) is for adding or removing one record, whatever its share"},
@@ -247,25 +247,25 @@ var partitionRules = []PartitionRule{
 	{accountant.OneVote, SharedData, false, "the one-vote relation does not hold on shared data: a record in every teacher's data can change every vote"},
 }
 
-// PartitionRules returns the one table of which partition of the training
+// rulesOfPartitions returns the one table of which partition of the training
 // data keeps which neighbouring relation (the one-vote relation needs that
 // adding or removing one record changes at most one teacher's vote:
 // PATE, Papernot et al. 2018, Section 2), a row for each relation and
 // partition. The checks of a header (Check), of a ledger's binding
 // (Binding.Validate) and of what a release asserts of votes without a
 // header (Check) consult it, and docs/aggregate.md prints it.
-func PartitionRules() []PartitionRule { return slices.Clone(partitionRules) }
+func rulesOfPartitions() []partitionRule { return slices.Clone(partitionRules) }
 
-// partitionRuleOf returns the row of PartitionRules for relation r and
+// partitionRuleOf returns the row of rulesOfPartitions for relation r and
 // partition p, false when there is none (an unknown relation or
 // partition).
-func partitionRuleOf(r accountant.Relation, p Partition) (PartitionRule, bool) {
+func partitionRuleOf(r accountant.Relation, p Partition) (partitionRule, bool) {
 	for _, rule := range partitionRules {
 		if rule.Relation == r && rule.Partition == p {
 			return rule, true
 		}
 	}
-	return PartitionRule{}, false
+	return partitionRule{}, false
 }
 
 // holding returns the partitions on which relation r holds.

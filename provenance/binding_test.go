@@ -109,7 +109,7 @@ func TestCheck(t *testing.T) {
 // (Binding.Validate), and what a caller asserts of votes without a header
 // (Check).
 func TestPartitionRules(t *testing.T) {
-	rules := PartitionRules()
+	rules := rulesOfPartitions()
 	if len(rules) != 2*3 {
 		t.Fatalf("%d rules, want one per relation and partition (6)", len(rules))
 	}
@@ -140,7 +140,7 @@ func TestPartitionRules(t *testing.T) {
 }
 
 // TestPartitionRulesDocumented: the table in docs/aggregate.md is the
-// table of PartitionRules, row for row.
+// table of rulesOfPartitions, row for row.
 func TestPartitionRulesDocumented(t *testing.T) {
 	doc, err := os.ReadFile("../docs/aggregate.md")
 	if err != nil {
@@ -148,7 +148,7 @@ func TestPartitionRulesDocumented(t *testing.T) {
 	}
 	var b strings.Builder
 	b.WriteString("| relation | partition | holds | why |\n|---|---|---|---|\n")
-	for _, r := range PartitionRules() {
+	for _, r := range rulesOfPartitions() {
 		holds := "no"
 		if r.Holds {
 			holds = "yes"
@@ -156,6 +156,6 @@ func TestPartitionRulesDocumented(t *testing.T) {
 		fmt.Fprintf(&b, "| `%v` | `%v` | %s | %s |\n", r.Relation, r.Partition, holds, r.Why)
 	}
 	if !strings.Contains(string(doc), b.String()) {
-		t.Errorf("docs/aggregate.md does not hold the table of PartitionRules; want:\n%s", b.String())
+		t.Errorf("docs/aggregate.md does not hold the table of rulesOfPartitions; want:\n%s", b.String())
 	}
 }

@@ -1,6 +1,6 @@
 // Package provenance says where a release's labels come from: the
-// mechanism that made them (its name and settings, as a label file's
-// header states them) and the teacher ensemble whose votes they aggregate
+// mechanism that made them (its name, as a label file's header states
+// it) and the teacher ensemble whose votes they aggregate
 // (what a vote file's metadata header states, read and checked; the
 // binding a ledger holds; the teachers' post-processing cap).
 //
@@ -11,8 +11,8 @@
 // teachers' guarantees (a DP-SGD run's recomputed by the accountant), and
 // every parameter stated. It returns the Binding, what a release states
 // of its ensemble, from which follows the teacher-level cap on every
-// total (Binding.Cap). PartitionRules is the one table of which partition
-// of the training data keeps which neighbouring relation.
+// total (Binding.Cap). Check applies the one table of which partition of
+// the training data keeps which neighbouring relation.
 //
 // A header of other teachers (*TeachersError) is the caller's input: it
 // has BadInput() bool, true.

@@ -183,7 +183,7 @@ type group struct {
 // readHeader reads what the header m states, checking every rule of it
 // that is not of its form (votefile.Meta.Validate): the names of the
 // relation, the kind and the partition, the partition's rule of the
-// relation (PartitionRules), each group's source (its method, the
+// relation (rulesOfPartitions), each group's source (its method, the
 // neighbours of a stated guarantee, add-remove, the run of a DP-SGD one)
 // and guarantee (eps > 0, Delta in [0, 1), none for non-private teachers,
 // which the private-teachers relation refuses); and a DP-SGD guarantee is

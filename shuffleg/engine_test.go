@@ -76,8 +76,8 @@ func TestSigmaZeroIsShuffledGD(t *testing.T) {
 						x[j] -= eta * g[j]
 					}
 				}
-				task.Reg.Prox(x, float64(n)*eta)
-				if got, want := tr.Loss[k+1], p.Objective(x); !closeTo(got, want, 1e-12) {
+				task.Reg.prox(x, float64(n)*eta)
+				if got, want := tr.Loss[k+1], p.objective(x); !closeTo(got, want, 1e-12) {
 					t.Fatalf("%v %v epoch %d: loss %v, plain shuffled GD %v", task, order, k+1, got, want)
 				}
 			}

@@ -68,8 +68,8 @@ func naiveRun(p *Problem, cfg Config, src *stream) []float64 {
 		for j := range spec.pub {
 			step(p.Public, j, sigma)
 		}
-		p.Task.Reg.Prox(x, float64(spec.priv+spec.pub)*cfg.LR)
-		_, _ = p.Objective(x), p.Excess(x)
+		p.Task.Reg.prox(x, float64(spec.priv+spec.pub)*cfg.LR)
+		_, _ = p.objective(x), p.Excess(x)
 	}
 	return x
 }

@@ -26,8 +26,8 @@ const (
 func (p *Problem) solve() (Optimum, error) {
 	if p.Task.Loss == SquaredDistance {
 		x := slices.Clone(p.mean)
-		p.Task.Reg.Prox(x, 1)
-		return Optimum{X: x, Value: p.Objective(x), Method: "closed form: prox of the private mean"}, nil
+		p.Task.Reg.prox(x, 1)
+		return Optimum{X: x, Value: p.objective(x), Method: "closed form: prox of the private mean"}, nil
 	}
 	if r, ok := p.Task.Reg.(Ridge); ok && p.Task.Loss == SquaredError && r.Lambda > 0 {
 		x, err := p.solveRidge(r.Lambda)
@@ -35,7 +35,7 @@ func (p *Problem) solve() (Optimum, error) {
 			g := make([]float64, len(x))
 			p.gradF(x, g)
 			floats.AddScaled(g, r.Lambda, x)
-			return Optimum{X: x, Value: p.Objective(x), Method: "Cholesky solve of the normal equations, one refinement step", Residual: floats.Norm(g, 2)}, nil
+			return Optimum{X: x, Value: p.objective(x), Method: "Cholesky solve of the normal equations, one refinement step", Residual: floats.Norm(g, 2)}, nil
 		}
 	}
 	return p.solveFISTA()
@@ -55,7 +55,7 @@ func (p *Problem) gradF(x, g []float64) {
 
 // valueF returns F(x) = (1/n)·Σ f(x; d_i) for a GLM loss.
 func (p *Problem) valueF(x []float64) float64 {
-	return p.Objective(x) - p.Task.Reg.Value(x)
+	return p.objective(x) - p.Task.Reg.value(x)
 }
 
 // solveRidge solves the ridge normal equations ((2/n)AᵀA + λI)x = (2/n)Aᵀy
@@ -115,7 +115,7 @@ func (p *Problem) solveFISTA() (Optimum, error) {
 	reg := p.Task.Reg
 	L := p.smoothnessEstimate()
 	x := make([]float64, d)
-	reg.Prox(x, 0)
+	reg.prox(x, 0)
 	y := slices.Clone(x)
 	z := make([]float64, d)
 	g := make([]float64, d)
@@ -129,7 +129,7 @@ func (p *Problem) solveFISTA() (Optimum, error) {
 		for {
 			copy(z, y)
 			floats.AddScaled(z, -1/L, g)
-			reg.Prox(z, 1/L)
+			reg.prox(z, 1/L)
 			floats.SubTo(diff, z, y)
 			bound := fy + floats.Dot(g, diff) + L/2*floats.Dot(diff, diff)
 			if p.valueF(z) <= bound+1e-13*(1+math.Abs(fy)) {
@@ -165,7 +165,7 @@ func (p *Problem) solveFISTA() (Optimum, error) {
 	if !(residual <= optFail) {
 		return Optimum{}, fmt.Errorf("FISTA stopped after %d iterations at proximal-gradient residual %.3g > %g", iter, residual, optFail)
 	}
-	return Optimum{X: x, Value: p.Objective(x), Method: fmt.Sprintf("FISTA with adaptive restart, %d iterations", iter+1), Residual: residual}, nil
+	return Optimum{X: x, Value: p.objective(x), Method: fmt.Sprintf("FISTA with adaptive restart, %d iterations", iter+1), Residual: residual}, nil
 }
 
 // proxGradResidual returns L·||x − prox_{ψ/L}(x − ∇F(x)/L)||, which is zero
@@ -174,7 +174,7 @@ func (p *Problem) proxGradResidual(x []float64, L float64, g, z []float64) float
 	p.gradF(x, g)
 	copy(z, x)
 	floats.AddScaled(z, -1/L, g)
-	p.Task.Reg.Prox(z, 1/L)
+	p.Task.Reg.prox(z, 1/L)
 	return L * floats.Distance(x, z, 2)
 }
 

@@ -144,8 +144,8 @@ func (p *Problem) LStar() float64 { return p.lStar }
 func (p *Problem) Optimum() Optimum { return p.opt }
 
 // Objective returns G(x; D), the target objective on the private data.
-func (p *Problem) Objective(x []float64) float64 {
-	reg := p.Task.Reg.Value(x)
+func (p *Problem) objective(x []float64) float64 {
+	reg := p.Task.Reg.value(x)
 	if p.Task.Loss == SquaredDistance {
 		dist := floats.Distance(x, p.mean, 2)
 		return dist*dist/2 + p.spread + reg
@@ -222,5 +222,5 @@ func regDiff(r Regularizer, x, y []float64) float64 {
 		}
 		return r.Lambda * acc.sum()
 	}
-	return r.Value(x) - r.Value(y)
+	return r.value(x) - r.value(y)
 }

@@ -45,8 +45,8 @@ func TestOptimumKKT(t *testing.T) {
 				t.Errorf("%v n=%d d=%d (%s): optimality residual %v at coordinate %d", tc.task, tc.n, tc.d, opt.Method, r, j)
 			}
 		}
-		if math.Abs(opt.Value-p.Objective(opt.X)) > 1e-15 {
-			t.Errorf("%v: Optimum.Value %v != G(x*) %v", tc.task, opt.Value, p.Objective(opt.X))
+		if math.Abs(opt.Value-p.objective(opt.X)) > 1e-15 {
+			t.Errorf("%v: Optimum.Value %v != G(x*) %v", tc.task, opt.Value, p.objective(opt.X))
 		}
 	}
 }

@@ -14,12 +14,12 @@ import (
 // operator (line 12); the three implementations are the ones of Section
 // 4.7.1 and App. G of the DP-ShuffleG paper.
 type Regularizer interface {
-	// Value returns ψ(x), +Inf when x is outside ψ's domain.
-	Value(x []float64) float64
-	// Prox overwrites x with argmin_z t·ψ(z) + ||z − x||²/2 for t >= 0.
+	// value returns ψ(x), +Inf when x is outside ψ's domain.
+	value(x []float64) float64
+	// prox overwrites x with argmin_z t·ψ(z) + ||z − x||²/2 for t >= 0.
 	// Line 12 of Algorithm 3, argmin_z m·ψ(z) + ||z − y||²/(2η) after an
-	// epoch of m steps, is Prox(y, m·η).
-	Prox(x []float64, t float64)
+	// epoch of m steps, is prox(y, m·η).
+	prox(x []float64, t float64)
 	// String names the regulariser and its parameter, e.g. "l1(0.1)".
 	String() string
 }
@@ -34,7 +34,7 @@ type Ball struct{ Radius float64 }
 const ballSlack = 1e-12
 
 // Value returns 0 inside the ball and +Inf outside.
-func (b Ball) Value(x []float64) float64 {
+func (b Ball) value(x []float64) float64 {
 	if floats.Norm(x, 2) <= b.Radius*(1+ballSlack) {
 		return 0
 	}
@@ -42,7 +42,7 @@ func (b Ball) Value(x []float64) float64 {
 }
 
 // Prox projects x onto the ball: x·min(1, C/||x||).
-func (b Ball) Prox(x []float64, _ float64) {
+func (b Ball) prox(x []float64, _ float64) {
 	if norm := floats.Norm(x, 2); norm > b.Radius {
 		floats.Scale(b.Radius/norm, x)
 	}
@@ -55,13 +55,13 @@ func (b Ball) String() string { return fmt.Sprintf("ball(C=%g)", b.Radius) }
 type Ridge struct{ Lambda float64 }
 
 // Value returns (λ/2)·||x||².
-func (r Ridge) Value(x []float64) float64 {
+func (r Ridge) value(x []float64) float64 {
 	n := floats.Norm(x, 2)
 	return r.Lambda / 2 * n * n
 }
 
 // Prox overwrites x with x/(1 + tλ).
-func (r Ridge) Prox(x []float64, t float64) { floats.Scale(1/(1+t*r.Lambda), x) }
+func (r Ridge) prox(x []float64, t float64) { floats.Scale(1/(1+t*r.Lambda), x) }
 
 func (r Ridge) String() string { return fmt.Sprintf("l2(%g)", r.Lambda) }
 
@@ -70,11 +70,11 @@ func (r Ridge) String() string { return fmt.Sprintf("l2(%g)", r.Lambda) }
 type L1 struct{ Lambda float64 }
 
 // Value returns λ·||x||₁.
-func (l L1) Value(x []float64) float64 { return l.Lambda * floats.Norm(x, 1) }
+func (l L1) value(x []float64) float64 { return l.Lambda * floats.Norm(x, 1) }
 
 // Prox soft-thresholds every coordinate of x at tλ (App. G.1, the
 // closed form after eq. 74).
-func (l L1) Prox(x []float64, t float64) {
+func (l L1) prox(x []float64, t float64) {
 	th := t * l.Lambda
 	for i, v := range x {
 		switch {

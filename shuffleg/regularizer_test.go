@@ -27,10 +27,10 @@ func TestProxClosedForms(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			x := slices.Clone(tc.in)
-			tc.reg.Prox(x, tc.t)
+			tc.reg.prox(x, tc.t)
 			for j := range x {
 				if !closeTo(x[j], tc.want[j], 1e-15) {
-					t.Fatalf("Prox(%v, %v) = %v, want %v", tc.in, tc.t, x, tc.want)
+					t.Fatalf("prox(%v, %v) = %v, want %v", tc.in, tc.t, x, tc.want)
 				}
 			}
 		})
@@ -49,13 +49,13 @@ func TestProxIsArgmin(t *testing.T) {
 			}
 			tt := rng.Float64() * 3
 			z := slices.Clone(y)
-			reg.Prox(z, tt)
+			reg.prox(z, tt)
 			obj := func(v []float64) float64 {
 				var d2 float64
 				for j := range v {
 					d2 += (v[j] - y[j]) * (v[j] - y[j])
 				}
-				return tt*reg.Value(v) + d2/2
+				return tt*reg.value(v) + d2/2
 			}
 			best := obj(z)
 			for range 50 {
@@ -64,7 +64,7 @@ func TestProxIsArgmin(t *testing.T) {
 					w[j] += 1e-3 * rng.NormFloat64()
 				}
 				if b, ok := reg.(Ball); ok {
-					b.Prox(w, 0) // stay feasible
+					b.prox(w, 0) // stay feasible
 				}
 				if obj(w) < best-1e-12 {
 					t.Fatalf("%v trial %d: prox(%v, %v) = %v is not a minimiser: %v beats it (%v < %v)", reg, trial, y, tt, z, w, obj(w), best)
@@ -76,10 +76,10 @@ func TestProxIsArgmin(t *testing.T) {
 
 func TestBallValue(t *testing.T) {
 	b := Ball{Radius: 1}
-	if v := b.Value([]float64{0.6, 0.8}); v != 0 {
+	if v := b.value([]float64{0.6, 0.8}); v != 0 {
 		t.Errorf("Value on the sphere = %v, want 0", v)
 	}
-	if v := b.Value([]float64{1, 1}); !math.IsInf(v, 1) {
+	if v := b.value([]float64{1, 1}); !math.IsInf(v, 1) {
 		t.Errorf("Value outside = %v, want +Inf", v)
 	}
 }

@@ -17,7 +17,9 @@
 // or class indices, returns what it decided as Notes, and streams the
 // queries in constant memory; every query carries its counts, so any
 // Reader is a counts view of its file. A class label -1, or counts short of a stated K, is a
-// teacher that abstained. WriteVotes and WriteCounts write vote files,
+// teacher that abstained. Open opens a vote file with the header of its
+// sidecar, the file beside it (SidecarPath), in one call. WriteVotes and
+// WriteCounts write vote files,
 // LabelWriter and LabelReader label files. Nothing here prints, logs or
 // returns a query's un-noised majority: a reader hands each query's votes
 // to the caller, and a label file holds only released labels.

@@ -26,8 +26,8 @@ const labelsVersion = 1
 // by its JSON object (in CSV and in JSON lines), so that readers that skip
 // comment lines read the labels alone; NewLabelReader reads it. Every
 // field is public: the mechanism and its parameters, none of the votes.
-// Package provenance reads what it states of the mechanism
-// (provenance.LabelSettings).
+// Package ensemble reads back the mechanism it states
+// (ensemble.MechanismOf).
 type LabelMeta struct {
 	// Mechanism names the mechanism; K and Classes are its teachers and
 	// classes.

@@ -56,8 +56,6 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		return err
 	}
 	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth}
-	given := f.Given(cmd)
-	given.Noise = cli.Given(fs, "noise", f.Noise)
 	var meta *votefile.LabelMeta
 	if f.Labels != "" {
 		file, err := openInput(cmd, "--labels", f.Labels, wantLabels)
@@ -70,11 +68,11 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		}
 		meta = opts.Labels.Meta()
 	}
-	given, stated, mech, err := settle(given, meta)
+	mech, stated, err := f.settle(cmd, meta)
 	if err != nil {
 		return cli.Usagef("--labels %s: --%v", f.Labels, err)
 	}
-	opts.Mechanism = mech
+	opts.Mechanism = mech.Name()
 	// The ledger charges the smooth-sensitivity draws (releaseOnce) and,
 	// with labels, is the reference for their header.
 	if f.Ledger != "" && f.Labels != "" {
@@ -82,8 +80,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	var info ensemble.MechanismInfo
-	info, err = ensemble.LookupMechanism(opts.Mechanism, votefile.ManyClasses)
+	info, err := lookupInfo(opts.Mechanism, votefile.ManyClasses)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
@@ -105,14 +102,9 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
 			}
 		}
-		opts.LNMax = noisymax.LNMax{Scale: *given.LaplaceScale}
-	} else {
-		if given.Noise == nil {
-			given.Noise = &f.Noise
-		}
-		if opts.GNMax, err = gnmaxOf(given, *given.Noise); err != nil {
-			return err
-		}
+		opts.LNMax = mech.(ensemble.LNMax).LNMax
+	} else if opts.GNMax, err = gnmaxParams(mech, f.Noise); err != nil {
+		return flagErr(err, nil)
 	}
 	in, file, err := f.OpenVotes(cmd, "VOTES", cli.InputArg(args))
 	if err != nil {
@@ -201,39 +193,4 @@ func ledgerStatus(cmd *cobra.Command, path string, step accountant.Spend) (*ledg
 		return nil, ledgerError(err)
 	}
 	return &st, nil
-}
-
-// settle returns the settings of an account of labels whose label file's
-// header is m (nil: no labels, or no header) from the settings given:
-// given completed by the header's (provenance.Settings.Agree, which refuses
-// a setting that contradicts it), what the header states, and the
-// mechanism, the header's, else the one the settings imply (mechanismOf).
-func settle(given provenance.Settings, m *votefile.LabelMeta) (settings, stated provenance.Settings, mech provenance.MechanismName, err error) {
-	settings = given
-	if m != nil {
-		if stated, err = provenance.LabelSettings(m); err != nil {
-			return given, stated, "", err
-		}
-		mech = provenance.MechanismName(m.Mechanism)
-		if settings, err = given.Agree(mech, stated); err != nil {
-			return given, stated, "", err
-		}
-	}
-	if mech == "" {
-		mech = mechanismOf(settings)
-	}
-	return settings, stated, mech, nil
-}
-
-// mechanismOf returns the mechanism whose settings s holds: lnmax with a
-// Laplace scale, confident-gnmax with a threshold step (a threshold or
-// sigma1), gnmax otherwise.
-func mechanismOf(s provenance.Settings) provenance.MechanismName {
-	switch {
-	case s.LaplaceScale != nil:
-		return provenance.LNMax
-	case s.Threshold != nil || s.Sigma1 != nil:
-		return provenance.ConfidentGNMax
-	}
-	return provenance.GNMax
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -101,23 +101,28 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	defer file.Close()
-	info, err := ensemble.LookupMechanism(f.Mechanism, in.Input())
+	info, err := lookupInfo(f.Mechanism, in.Input())
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
-	if err := checkSettings(cmd, info, provenance.Settings{}); err != nil {
+	if err := checkSettings(cmd, info, nil); err != nil {
 		return err
 	}
 	if cmd.Flags().Changed("K") && f.K != in.K() {
 		return cli.Usagef("--K = %d but %s has K = %d teachers", f.K, input, in.K())
 	}
-	spec, mech, rel, err := f.spec(cmd, info, in, input)
+	spec, mech, rel, settings, err := f.spec(cmd, info, in, input)
 	if err != nil {
 		return err
 	}
 	spec.Budget, spec.DeltaPrime, spec.TotalDelta = budget, f.DeltaPrime, totalDelta
+	p := rel.Problem.Problem
+	if info.Input == votefile.ManyClasses {
+		p = constraints.Problem{K: in.K(), TargetDelta: f.Target}
+	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
-	f.startRelease(cmd, name, info, mech, &spec, lines)
+	f.startRelease(cmd, name, info, mech, &spec, &settings, p, lines)
+	spec.Mechanism = settings.mechanism(info.Name, info.Input)
 	done, err := ensemble.Release(cmd.Context(), spec)
 	lines.Done()
 	warnNotStored(cmd, done.Gamma)
@@ -146,53 +151,50 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 }
 
 // spec returns the release of the votes of in by mechanism info as the
-// flags say, without its budget: the aggregator's settings and, for a
-// two-class one, the problem of the flags, K and the teachers' guarantee
-// of the votes (their header, else --eps and --Delta), or, for a
-// mechanism whose target is the release's own (--target-eps), the
-// one-vote problem of that target. It returns too the checked mechanism
-// flags and the report to be, which the caller completes.
-func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, checkedMechanisms, report.Release, error) {
+// flags say, without its budget and its mechanism, whose settings it
+// returns: for a two-class one, the problem of the flags, K and the
+// teachers' guarantee of the votes (their header, else --eps and
+// --Delta), or, for a mechanism whose target is the release's own
+// (--target-eps), the one-vote problem of that target; for a multi-class
+// one, its flags, checked. It returns too the checked mechanism flags and
+// the report to be, which the caller completes.
+func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, checkedMechanisms, report.Release, mechanismSettings, error) {
 	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
-	spec := ensemble.ReleaseSpec{
-		Votes:     in,
-		Mechanism: ensemble.Mechanism{Name: info.Name, Input: info.Input, LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
-		Problem:   constraints.Problem{K: in.K(), TargetDelta: f.Target},
-	}
+	spec := ensemble.ReleaseSpec{Votes: in}
 	mech := checkedMechanisms{mechanismFlags: &f.mechanismFlags}
+	settings := f.classFlags.settings(mechanismSettings{Delta: &f.Target})
 	var err error
 	switch {
 	case info.Input == votefile.TwoClass:
-		if mech, err = f.mechanismFlags.Check(cmd, []ensemble.MechanismInfo{info}); err != nil {
-			return spec, mech, rel, err
+		if mech, err = f.mechanismFlags.Check(cmd, []mechanismInfo{info}); err != nil {
+			return spec, mech, rel, settings, err
 		}
 		fs := cmd.Flags()
 		if info.OwnTarget() {
 			rel.Teachers = provenance.TeacherGuarantee{FromFlags: true}
 		} else if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
-			return spec, mech, rel, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
+			return spec, mech, rel, settings, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
 		}
 		if rel.Problem, err = f.params(cmd, info, mech, in.K(), input, rel.Teachers); err != nil {
-			return spec, mech, rel, err
+			return spec, mech, rel, settings, err
 		}
-		spec.Problem = rel.Problem.Problem
-	case f.Given(cmd).Sigma2 != nil: // the GNMax family (checkSettings)
-		if spec.Mechanism.GNMax, err = gnmaxOf(f.Given(cmd), noisymax.DiscreteNoise); err != nil {
-			return spec, mech, rel, err
+		p := rel.Problem.Problem
+		var src optimal.Source
+		if info.Gamma {
+			if src, err = mech.Source(info); err != nil {
+				return spec, mech, rel, settings, err
+			}
 		}
-		// Its --delta, required (checkSettings), is the delta its Renyi
-		// DP is converted at, as plan says it.
-		if err := accountant.CheckConversionDelta("delta", f.Target); err != nil {
-			return spec, mech, rel, flagErr(err, nil)
+		settings = mech.Settings(p, src)
+		if !info.OwnTarget() {
+			spec.Teachers = &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
+		}
+	case cmd.Flags().Changed("sigma2"): // the GNMax family (checkSettings)
+		if err := settings.mechanism(info.Name, info.Input).Validate(); err != nil {
+			return spec, mech, rel, settings, flagErr(err, nil)
 		}
 	}
-	spec.Mechanism = mech.Settings(spec.Mechanism, spec.Problem)
-	if info.Gamma {
-		if spec.Gamma, err = mech.Source(info); err != nil {
-			return spec, mech, rel, err
-		}
-	}
-	return spec, mech, rel, nil
+	return spec, mech, rel, settings, nil
 }
 
 // params returns the problem: K from the vote file (which the caller
@@ -201,12 +203,12 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info ensemble.MechanismInfo, i
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo, mech checkedMechanisms, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, mech checkedMechanisms, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
 	if info.OwnTarget() {
 		var err error
-		if line, err = ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), line.TargetDelta); err != nil {
+		if line, err = oneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), line.TargetDelta); err != nil {
 			return resolve.Resolved{}, targetEpsError(err)
 		}
 		if line.Eps == nil && (mech.Table == nil || mech.Table.Stated.Eps == nil) {
@@ -229,8 +231,9 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info ensemble.MechanismInfo,
 
 // startRelease completes spec with the sink of the labels (in the votes'
 // format unless --out-format says), the ledger, the randomness of a
-// release from name, and the progress of each step on lines.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ensemble.MechanismInfo, mech checkedMechanisms, spec *ensemble.ReleaseSpec, lines *cliout.Stages) {
+// release from name, and the progress of each step on lines, the solve of
+// the gamma of settings for problem p among them.
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mechanismInfo, mech checkedMechanisms, spec *ensemble.ReleaseSpec, settings *mechanismSettings, p constraints.Problem, lines *cliout.Stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
@@ -239,7 +242,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info ense
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}
-	spec.Certificate = mech.Watch(cmd, &spec.Gamma, info, spec.Problem, lines)
+	spec.Certificate = mech.Watch(cmd, &settings.Gamma, info, p, lines)
 	// The bytes read are the votes' own: of an .npz archive's array they
 	// are its uncompressed bytes, which the archive's size does not
 	// measure, so its progress counts queries.

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/darrm/darrm/ensemble"
 )
 
 // TestAggregateOneSchema: aggregate --format json writes one schema for
@@ -28,7 +26,7 @@ func TestAggregateOneSchema(t *testing.T) {
 		keys, nulls []string
 	}
 	var runs []run
-	for _, m := range ensemble.Registry(nil) {
+	for _, m := range mechanismTable {
 		name := string(m.Name) + "/" + strings.ReplaceAll(m.Input.String(), " ", "-")
 		dir := t.TempDir()
 		votes := filepath.Join(dir, "votes.csv")

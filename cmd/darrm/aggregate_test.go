@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -277,7 +278,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := ensemble.NewDaRRM(context.Background(), constraints.New(11, 3, 0.1, 1e-5), g, ensemble.Options{})
+	d, _, err := ensemble.New(context.Background(), ensemble.DaRRM{Target: ensemble.Target{M: 3}, Gamma: optimal.Source{Given: g}}, 11, 2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, ensemble.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -752,36 +753,40 @@ func TestBudgetStopWithheld(t *testing.T) {
 }
 
 // exampleFlags returns the flags of m's example release
-// (ensemble.MechanismInfo.Example), each setting as its flag.
-func exampleFlags(t *testing.T, m ensemble.MechanismInfo) []string {
+// (mechanismInfo.Example), each setting as its flag.
+func exampleFlags(t *testing.T, m mechanismInfo) []string {
 	t.Helper()
 	var out []string
 	for s, v := range m.Example {
-		out = append(out, "--"+s.Flag(), v)
+		out = append(out, "--"+s, v)
 	}
 	return out
 }
 
-// TestSettingFlags: every setting of every registered mechanism is given
-// by a flag of darrm aggregate (ensemble.Setting.Flag), which reads back
-// to it, and no two by one.
+// TestSettingFlags: every setting of every mechanism is given by a flag
+// of darrm aggregate, once in what it needs and takes; the table holds
+// every mechanism of the library, in its order.
 func TestSettingFlags(t *testing.T) {
 	fs := newAggregateCmd().Flags()
-	seen := map[string]ensemble.Setting{}
-	for _, m := range ensemble.Registry(nil) {
-		for _, s := range append(slices.Clone(m.Needs), m.Takes...) {
-			name := s.Flag()
-			if o, ok := seen[name]; ok && o != s {
-				t.Errorf("--%s gives both %v and %v", name, o, s)
+	for _, m := range mechanismTable {
+		seen := map[string]bool{}
+		for _, name := range m.flags() {
+			if seen[name] {
+				t.Errorf("%s on %v: --%s twice", m.Name, m.Input, name)
 			}
-			seen[name] = s
-			var back ensemble.Setting
-			if err := back.UnmarshalText([]byte(name)); err != nil || back != s {
-				t.Errorf("%s on %v: the setting %v's flag %q reads back as %v, %v", m.Name, m.Input, s, name, back, err)
-			}
+			seen[name] = true
 			if fs.Lookup(name) == nil {
-				t.Errorf("%s on %v: the setting %v has no flag of aggregate (%q)", m.Name, m.Input, s, name)
+				t.Errorf("%s on %v: the setting %q has no flag of aggregate", m.Name, m.Input, name)
 			}
+		}
+	}
+	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
+		var names []provenance.MechanismName
+		for _, m := range mechanisms(func(m mechanismInfo) bool { return m.Input == in }) {
+			names = append(names, m.Name)
+		}
+		if want := ensemble.Mechanisms(in); !slices.Equal(names, want) {
+			t.Errorf("the table's mechanisms of %v %v, the library's %v", in, names, want)
 		}
 	}
 }

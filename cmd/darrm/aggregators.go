@@ -51,15 +51,15 @@ type checkedMechanisms struct {
 	*mechanismFlags
 	Table      *gamma.Table // --gamma
 	TableName  string
-	Mechanisms []ensemble.MechanismInfo
+	Mechanisms []mechanismInfo
 }
 
 // Parse checks the flags for the mechanisms names, which flag gave.
 func (f *mechanismFlags) Parse(cmd *cobra.Command, flag string, names []provenance.MechanismName) (checkedMechanisms, error) {
-	infos := make([]ensemble.MechanismInfo, len(names))
+	infos := make([]mechanismInfo, len(names))
 	for i, n := range names {
 		var err error
-		if infos[i], err = ensemble.LookupMechanism(n, votefile.TwoClass); err != nil {
+		if infos[i], err = lookupInfo(n, votefile.TwoClass); err != nil {
 			return checkedMechanisms{mechanismFlags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, mechanismNames(votefile.TwoClass))
 		}
 	}
@@ -67,9 +67,9 @@ func (f *mechanismFlags) Parse(cmd *cobra.Command, flag string, names []provenan
 }
 
 // Check checks the flags for the two-class mechanisms infos.
-func (f *mechanismFlags) Check(cmd *cobra.Command, infos []ensemble.MechanismInfo) (checkedMechanisms, error) {
+func (f *mechanismFlags) Check(cmd *cobra.Command, infos []mechanismInfo) (checkedMechanisms, error) {
 	s := checkedMechanisms{mechanismFlags: f, Mechanisms: infos}
-	var sampling []ensemble.MechanismInfo // the mechanisms that sample a gamma
+	var sampling []mechanismInfo // the mechanisms that sample a gamma
 	for _, info := range infos {
 		if info.Gamma {
 			sampling = append(sampling, info)
@@ -83,7 +83,7 @@ func (f *mechanismFlags) Check(cmd *cobra.Command, infos []ensemble.MechanismInf
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, join(func(info ensemble.MechanismInfo) bool { return info.Gamma }))
+		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, join(func(info mechanismInfo) bool { return info.Gamma }))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
@@ -104,14 +104,14 @@ func (f *mechanismFlags) Check(cmd *cobra.Command, infos []ensemble.MechanismInf
 // checkTableRelation refuses a --gamma file for a relation in which none
 // of the mechanisms infos that sample a gamma releases: a gamma is private
 // only in the relation it was certified in.
-func (s checkedMechanisms) checkTableRelation(infos []ensemble.MechanismInfo) error {
+func (s checkedMechanisms) checkTableRelation(infos []mechanismInfo) error {
 	return tableRelation(s.TableName, s.Table.InRelation(), infos)
 }
 
 // tableRelation returns nil when one of the mechanisms infos releases in
 // rel, the relation of the gamma of the file name, and otherwise a usage
 // error naming the mechanism that samples a gamma in rel.
-func tableRelation(name string, rel accountant.Relation, infos []ensemble.MechanismInfo) error {
+func tableRelation(name string, rel accountant.Relation, infos []mechanismInfo) error {
 	names := make([]provenance.MechanismName, len(infos))
 	for i, info := range infos {
 		if info.Relation == rel {
@@ -124,7 +124,7 @@ func tableRelation(name string, rel accountant.Relation, infos []ensemble.Mechan
 		release = accountant.PrivateTeachers
 	}
 	var use provenance.MechanismName
-	if in := ensemble.Registry(func(info ensemble.MechanismInfo) bool { return info.Gamma && info.Relation == rel }); len(in) > 0 {
+	if in := mechanisms(func(info mechanismInfo) bool { return info.Gamma && info.Relation == rel }); len(in) > 0 {
 		use = in[len(in)-1].Name
 	}
 	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
@@ -132,11 +132,10 @@ func tableRelation(name string, rel accountant.Relation, infos []ensemble.Mechan
 }
 
 // NewAggregator builds the two-class aggregator of mechanism info, one
-// of s.Mechanisms, for problem p (ensemble.Mechanism.Build), with the
-// settings of the flags and, for a mechanism that samples a gamma, its
-// gamma; label describes it for people.
-func (s checkedMechanisms) NewAggregator(cmd *cobra.Command, info ensemble.MechanismInfo, p constraints.Problem) (ensemble.Aggregator, string, error) {
-	m := s.Settings(ensemble.Mechanism{Name: info.Name, Input: info.Input}, p)
+// of s.Mechanisms, for problem p (ensemble.New), with the settings of the
+// flags and, for a mechanism that samples a gamma, its gamma; label
+// describes it for people.
+func (s checkedMechanisms) NewAggregator(cmd *cobra.Command, info mechanismInfo, p constraints.Problem) (ensemble.Aggregator, string, error) {
 	var src optimal.Source
 	if info.Gamma {
 		var err error
@@ -146,9 +145,12 @@ func (s checkedMechanisms) NewAggregator(cmd *cobra.Command, info ensemble.Mecha
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	opts := s.Watch(cmd, &src, info, p, lines)
-	agg, label, l, err := m.Build(cmd.Context(), src, p, 2, opts)
+	var notStored error
+	src.OnNotStored = func(err error) { notStored = err }
+	m := s.Settings(p, src).mechanism(info.Name, votefile.TwoClass)
+	agg, label, err := ensemble.New(cmd.Context(), m, p.K, 2, accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, opts)
 	lines.Done()
-	warnNotStored(cmd, l)
+	warnNotStored(cmd, optimal.Loaded{StoreErr: notStored})
 	if err != nil {
 		return nil, "", s.ReleaseError(err, "")
 	}
@@ -158,18 +160,35 @@ func (s checkedMechanisms) NewAggregator(cmd *cobra.Command, info ensemble.Mecha
 // Watch shows on lines the solve of gamma_opt that src may run for
 // mechanism info held to p, and the certificate of the aggregator, whose
 // options it returns.
-func (s checkedMechanisms) Watch(cmd *cobra.Command, src *optimal.Source, info ensemble.MechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
-	what := solvingNote(info.GammaProblem(p))
+func (s checkedMechanisms) Watch(cmd *cobra.Command, src *optimal.Source, info mechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
+	q := p
+	if info.Relation == accountant.OneVote {
+		q = constraints.NewOneVote(p.K, p.MEps(), p.TargetDelta)
+	}
+	what := solvingNote(q)
 	watchGamma(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
 	cert := certifying(info.Name, p)
 	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(cert, 100).Set(int64(100 * x)) }}
 }
 
-// Settings returns m with the two-class settings of the flags for
-// problem p.
-func (s checkedMechanisms) Settings(m ensemble.Mechanism, p constraints.Problem) ensemble.Mechanism {
-	m.RR, m.GNMaxSearch = rrComposition(s.RRComp, s.RRDelta, p.Delta), s.GNMaxSearch
-	return m
+// PlanSettings returns the two-class settings of the flags for problem p
+// with the gamma source src, as a plan takes them: its per-query delta
+// when deltaGiven, else the thesis' default for each m the plan tries;
+// darrm-one-vote's target eps m·eps and its delta, 0 (pure) unless
+// deltaGiven.
+func (s checkedMechanisms) PlanSettings(p constraints.Problem, src optimal.Source, deltaGiven bool) mechanismSettings {
+	out := s.Settings(p, src)
+	if !deltaGiven {
+		out.Delta = nil
+	}
+	return out
+}
+
+// Settings returns the two-class settings of the flags for problem p (its
+// m and per-query delta as given) with the gamma source src.
+func (s checkedMechanisms) Settings(p constraints.Problem, src optimal.Source) mechanismSettings {
+	delta := p.TargetDelta
+	return mechanismSettings{M: p.M, TargetEps: p.MEps(), Delta: &delta, Gamma: src, RR: rrComposition(s.RRComp, s.RRDelta, p.Delta), Search: s.GNMaxSearch}
 }
 
 // certifying describes the certificate of mechanism name for p in a
@@ -178,28 +197,28 @@ func certifying(name provenance.MechanismName, p constraints.Problem) string {
 	return fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M)
 }
 
-// ReleaseError says an error of ensemble.Release or
-// ensemble.Mechanism.Build in the command's terms, by the step that
+// ReleaseError says an error of ensemble.Release or ensemble.New in the
+// command's terms, by the step that
 // failed; input names the votes of a release.
 func (s checkedMechanisms) ReleaseError(err error, input string) error {
 	var re *ensemble.ReleaseError
 	if !errors.As(err, &re) {
 		return err
 	}
-	switch err = re.Err; re.Step.String() {
-	case "gamma":
+	switch err = re.Err; re.Step {
+	case ensemble.StepGamma:
 		return sourceError(err, s.TableName)
-	case "build":
+	case ensemble.StepBuild:
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
 		if !errors.Is(err, gamma.ErrNotCertified) && !errors.Is(err, context.Canceled) {
 			err = cli.AsUsage(flagErr(err, map[string]string{"laplace scale": "--laplace-scale"}))
 		}
-	case "binding":
+	case ensemble.StepBinding:
 		err = fmt.Errorf("%s: %w (--mechanism)", input, err)
-	case "accounting":
+	case ensemble.StepAccounting:
 		err = cli.AsUsage(err)
-	case "ledger":
+	case ensemble.StepLedger:
 		err = ledgerError(err)
 	}
 	return err
@@ -208,7 +227,7 @@ func (s checkedMechanisms) ReleaseError(err error, input string) error {
 // Source returns where the gamma of mechanism info comes from: the
 // --gamma file, when it is for the mechanism's relation, else gamma_opt
 // from the cache, solved on demand unless --no-solve.
-func (s checkedMechanisms) Source(info ensemble.MechanismInfo) (optimal.Source, error) {
+func (s checkedMechanisms) Source(info mechanismInfo) (optimal.Source, error) {
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
 	if s.Table != nil && s.Table.InRelation() == info.Relation {
@@ -235,20 +254,4 @@ func (s checkedMechanisms) PlanSource(cmd *cobra.Command, lines *cliout.Stages) 
 	}
 	planGamma(cmd, &src, lines)
 	return src, nil
-}
-
-// mechanismNames lists the registered mechanisms for votes of kind in, as flags'
-// help and errors name them: separated by commas.
-func mechanismNames(in votefile.Input) string {
-	return join(func(info ensemble.MechanismInfo) bool { return info.Input == in })
-}
-
-// join lists the registered mechanisms that keep keeps, separated by
-// commas.
-func join(keep func(ensemble.MechanismInfo) bool) string {
-	var names []provenance.MechanismName
-	for _, info := range ensemble.Registry(keep) {
-		names = append(names, info.Name)
-	}
-	return provenance.JoinMechanisms(names, ", ")
 }

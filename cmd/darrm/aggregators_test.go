@@ -8,7 +8,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -38,7 +37,7 @@ func TestParse(t *testing.T) {
 		case c.want != "" && (!cli.IsUsage(err) || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%+v %v: %v, want a usage error containing %q", c.f, c.names, err, c.want)
 		case c.want == "" && c.f.GammaFile != "":
-			src, err := s.Source(ensemble.MechanismInfo{})
+			src, err := s.Source(mechanismInfo{Relation: accountant.PrivateTeachers})
 			if err != nil || s.Table == nil || src.Given == nil || src.Name != "the gamma of "+g {
 				t.Errorf("%+v: the --gamma file not kept: %+v, source %+v, %v", c.f, s, src, err)
 			}
@@ -50,17 +49,17 @@ func TestParse(t *testing.T) {
 // mechanisms of the other relation the error names them and the mechanism
 // that samples a gamma in the gamma's relation.
 func TestTableRelation(t *testing.T) {
-	darrm, _ := ensemble.LookupMechanism(provenance.DaRRM, votefile.TwoClass)
-	oneVote, _ := ensemble.LookupMechanism(provenance.DaRRMOneVote, votefile.TwoClass)
+	darrm, _ := lookupInfo(provenance.DaRRM, votefile.TwoClass)
+	oneVote, _ := lookupInfo(provenance.DaRRMOneVote, votefile.TwoClass)
 	for _, c := range []struct {
 		rel   accountant.Relation
-		infos []ensemble.MechanismInfo
+		infos []mechanismInfo
 		want  string
 	}{
-		{accountant.PrivateTeachers, []ensemble.MechanismInfo{darrm}, ""},
-		{accountant.OneVote, []ensemble.MechanismInfo{darrm, oneVote}, ""},
-		{accountant.OneVote, []ensemble.MechanismInfo{darrm}, "darrm releases in the private-teachers relation: use --mechanism darrm-one-vote, or a gamma that darrm solve wrote for the private-teachers relation"},
-		{accountant.PrivateTeachers, []ensemble.MechanismInfo{oneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm, or a gamma that darrm solve wrote for the one-vote relation"},
+		{accountant.PrivateTeachers, []mechanismInfo{darrm}, ""},
+		{accountant.OneVote, []mechanismInfo{darrm, oneVote}, ""},
+		{accountant.OneVote, []mechanismInfo{darrm}, "darrm releases in the private-teachers relation: use --mechanism darrm-one-vote, or a gamma that darrm solve wrote for the private-teachers relation"},
+		{accountant.PrivateTeachers, []mechanismInfo{oneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm, or a gamma that darrm solve wrote for the one-vote relation"},
 	} {
 		err := tableRelation("g.json", c.rel, c.infos)
 		switch {

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/votefile"
 )
 
 // totalFlags ask a comparison for one at equal totals: the total budget
@@ -68,10 +69,9 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	planGamma(cmd, &src, lines)
-	base := plan.Request{Budget: f.Totals.budget(), DeltaPrime: f.Totals.DeltaPrime,
-		Mechanism: ensemble.Mechanism{RR: rrComposition(f.RRComp, f.RRDelta, p.Delta)},
-		Options:   ensemble.Options{Workers: f.Workers}, Gamma: src}
-	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"))
+	budget := f.Totals.budget()
+	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers}}}
+	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"), src, rrComposition(f.RRComp, f.RRDelta, p.Delta))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {
 		compared, err := plan.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
@@ -88,19 +88,22 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (plan.SimulateAtTotals).
 func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, mech checkedMechanisms, teachers []float64) ([]report.SimEqual, error) {
-	base := plan.Request{Mechanism: ensemble.Mechanism{RR: rrComposition(mech.RRComp, mech.RRDelta, p.Delta), GNMaxSearch: mech.GNMaxSearch},
-		Budget: f.Totals.budget(), DeltaPrime: f.Totals.DeltaPrime, Options: ensemble.Options{Workers: f.Workers}}
+	budget := f.Totals.budget()
+	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers},
+		Teachers: &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}}, K: p.K, Classes: 2}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	rs := make([]plan.Request, len(mech.Mechanisms))
 	for i, info := range mech.Mechanisms {
-		rs[i] = plan.TwoClass(base, info.Name, p.Problem, cmd.Flags().Changed("delta"))
+		var src optimal.Source
 		if info.Gamma {
 			var err error
-			if rs[i].Gamma, err = mech.PlanSource(cmd, lines); err != nil {
+			if src, err = mech.PlanSource(cmd, lines); err != nil {
 				return nil, err
 			}
 		}
+		rs[i] = base
+		rs[i].Mechanism = mech.PlanSettings(p.Problem, src, cmd.Flags().Changed("delta")).mechanism(info.Name, votefile.TwoClass)
 	}
 	var out []report.SimEqual
 	for _, q := range f.BudgetQueries {

@@ -13,7 +13,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
@@ -166,12 +165,12 @@ func (c *compositionFlags) composition() accountant.Composition {
 // lookupMechanism resolves --mechanism name for a command that has
 // --classes: a multi-class mechanism when --classes is given or the name
 // is of no two-class one, else the two-class one.
-func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (ensemble.MechanismInfo, error) {
+func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (mechanismInfo, error) {
 	in := votefile.TwoClass
-	if cmd.Flags().Changed("classes") || len(ensemble.Registry(func(info ensemble.MechanismInfo) bool { return info.Input == votefile.TwoClass && info.Name == name })) == 0 {
+	if cmd.Flags().Changed("classes") || len(mechanisms(func(info mechanismInfo) bool { return info.Input == votefile.TwoClass && info.Name == name })) == 0 {
 		in = votefile.ManyClasses
 	}
-	info, err := ensemble.LookupMechanism(name, in)
+	info, err := lookupInfo(name, in)
 	if err != nil {
 		return info, cli.Usagef("--mechanism %v", err)
 	}

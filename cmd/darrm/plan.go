@@ -2,9 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,9 +9,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
@@ -80,8 +75,8 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
 	if !doc.Chosen {
-		for _, s := range info.Needs {
-			if n := s.Flag(); n != "delta" && !fs.Changed(n) {
+		for _, n := range info.Needs {
+			if n != "delta" && !fs.Changed(n) {
 				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
 			}
 		}
@@ -101,7 +96,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	r.For = f.For
 	for _, s := range plan.Chosen(r) {
-		if n := s.Flag(); fs.Changed(n) {
+		if n := chosenFlag(s); fs.Changed(n) {
 			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 		}
 	}
@@ -126,136 +121,6 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	return doc.Write(cmd.OutOrStdout(), f.Format)
 }
 
-// planPassed are the flags of a plan that ledger init takes as they are:
-// the slack of the ledger's header and how the mechanism's noise is found.
-var planPassed = []string{"delta-prime", "prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search"}
-
-// ledgerInitOf returns, for a plan p for a ledger, the darrm ledger init
-// that declares its labels as a new ledger's use: the budget, the filter
-// if --filter named one, the mechanism with its settings (the planned one
-// at its exact value), K and the classes or the teachers' guarantee, which
-// the votes' header must then state too, the planned queries, and the
-// flags planPassed as given. Run as printed, with LEDGER the new ledger's
-// file and VOTES the votes to be released (whose header binds the
-// ledger), it fixes the filter the plan counted, which allows the planned
-// labels. Its words, each quoted for a POSIX shell; nil for another plan.
-func ledgerInitOf(cmd *cobra.Command, p plan.Plan) []string {
-	r := p.Request
-	if r.For != plan.ForLedger {
-		return nil
-	}
-	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	args := []string{"darrm", "ledger", "init", "LEDGER", "--votes", "VOTES", "--budget-eps", num(r.Budget.Eps), "--budget-delta", num(r.Budget.Delta)}
-	if r.Filter != nil {
-		args = append(args, "--filter", r.Filter.String())
-	}
-	args = append(args, "--mechanism", string(r.Mechanism.Name), "--K", strconv.Itoa(r.Problem.K))
-	g := r.Mechanism.GNMax
-	switch name := r.Mechanism.Name; {
-	case name == provenance.LNMax:
-		args = append(args, "--classes", strconv.Itoa(r.Classes), "--laplace-scale", num(r.Mechanism.LNMax.Scale))
-	case r.Mechanism.Input == votefile.ManyClasses:
-		args = append(args, "--classes", strconv.Itoa(r.Classes))
-		if g.Confident() {
-			args = append(args, "--threshold", num(g.Threshold), "--sigma1", num(g.Sigma1))
-		}
-		args = append(args, "--sigma2", num(g.Sigma2), "--delta", num(r.Problem.TargetDelta))
-	case name == provenance.DaRRMOneVote:
-		args = append(args, "--target-eps", num(r.Problem.Eps))
-		if r.Problem.TargetDelta != 0 {
-			args = append(args, "--delta", num(r.Problem.TargetDelta))
-		}
-	default:
-		args = append(args, "--m", num(r.Problem.M), "--eps", num(r.Problem.Eps), "--Delta", num(r.Problem.Delta))
-		if !r.DefaultDelta {
-			args = append(args, "--delta", num(r.Problem.TargetDelta))
-		}
-	}
-	fs := cmd.Flags()
-	for _, n := range planPassed {
-		if fl := fs.Lookup(n); fl != nil && fl.Changed {
-			if fl.Value.Type() == "bool" {
-				args = append(args, "--"+n+"="+fl.Value.String())
-			} else {
-				args = append(args, "--"+n, fl.Value.String())
-			}
-		}
-	}
-	args = append(args, "--queries", strconv.Itoa(p.Queries))
-	for i, a := range args {
-		args[i] = shellWord(a)
-	}
-	return args
-}
-
-// shellWord quotes s for a POSIX shell when it needs it, for a command
-// that darrm prints to be run.
-func shellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// comparedSettings are the flags of one mechanism's parameters, which a
-// comparison plans for each mechanism.
-var comparedSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "m", "eps", "Delta"}
-
-// runCompare asks the library for the comparison of every mechanism that
-// fits the proxy votes of --votes (plan.Compare) for --queries of the
-// budget, and prints it.
-func runCompare(cmd *cobra.Command, f *planFlags) error {
-	fs := cmd.Flags()
-	switch {
-	case f.Votes == "":
-		return cli.Usagef("--mechanism: give the aggregator to plan, or proxy votes (--votes FILE --votes-are public) and --queries to compare every mechanism that fits them")
-	case !fs.Changed("queries"):
-		return cli.Usagef("--votes without --mechanism compares the mechanisms' plans for a number of queries: give --queries (or --mechanism to plan one)")
-	case !fs.Changed("K"):
-		return cli.Usagef("--K: give the number of teachers (>= 1)")
-	}
-	for _, n := range comparedSettings {
-		if fs.Changed(n) {
-			return cli.Usagef("--%s is one mechanism's: a comparison plans each mechanism's parameters (give --mechanism to plan or count one)", n)
-		}
-	}
-	proxy, tuning, err := f.proxy(cmd, true)
-	if err != nil {
-		return err
-	}
-	lines := cliout.NewStages(cmd.ErrOrStderr())
-	defer lines.Done()
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
-	base := plan.ManyClasses(plan.Request{
-		Mechanism: ensemble.Mechanism{GNMax: noisymax.ConfidentGNMax{Noise: noisymax.DiscreteNoise}},
-		Budget:    budget, DeltaPrime: f.DeltaPrime, Options: ensemble.Options{Workers: f.Workers}, For: f.For,
-	}, "", f.K, proxy.Classes, cli.Given(fs, "delta", f.Target))
-	if proxy.Classes == 2 {
-		mech, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{provenance.DaRRMOneVote})
-		if err != nil {
-			return err
-		}
-		if base.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
-			return err
-		}
-	}
-	if fs.Changed("filter") {
-		if err := accountant.CheckFilter(f.Filter, budget.Guarantee); err != nil {
-			return cli.AsUsage(flagErr(err, nil))
-		}
-		base.Filter = &f.Filter
-	}
-	c, err := plan.Compare(cmd.Context(), base, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision})
-	if err != nil {
-		return f.planError(cmd, err)
-	}
-	lines.Done() // before the output: the solves of gamma_opt are over
-	e := report.EqualTotals{BudgetEps: f.BudgetEps, BudgetDelta: f.BudgetDelta, Queries: f.Queries}
-	return report.NewPlanCompare(c, e, f.For, f.MinPrecision, tuning).Write(cmd.OutOrStdout(), f.Format)
-}
-
 // planError says a library error in terms of the flags: the gamma
 // source's (Error), and the per-query delta of a multi-class
 // mechanism is --budget-delta's unless --delta is given
@@ -274,55 +139,50 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 }
 
 // request returns the plan's request from the flags, and the mechanism.
-func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, ensemble.MechanismInfo, error) {
+func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, mechanismInfo, error) {
 	fs := cmd.Flags()
 	info, err := lookupMechanism(cmd, f.Mechanism)
 	if err != nil {
 		return plan.Request{}, info, err
 	}
-	in := info.Input
 	if !fs.Changed("K") {
 		return plan.Request{}, info, cli.Usagef("--K: give the number of teachers (>= 1)")
 	}
-	base := plan.Request{
-		Mechanism:  ensemble.Mechanism{LNMax: noisymax.LNMax{Scale: f.LaplaceScale}},
-		Budget:     accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}},
-		DeltaPrime: f.DeltaPrime,
-		Options:    ensemble.Options{Workers: f.Workers},
-	}
-	var r plan.Request
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
+	s := f.classFlags.settings(mechanismSettings{M: f.M, Delta: cli.Given(fs, "delta", f.Target), RR: rrComposition(f.RRComp, f.RRDelta, f.Delta), Search: f.GNMaxSearch})
+	classes := 2
 	switch {
-	case in == votefile.ManyClasses:
+	case info.Input == votefile.ManyClasses:
 		if !fs.Changed("classes") {
-			return r, info, cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
+			return plan.Request{}, info, cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
-		base.Mechanism.GNMax = noisymax.ConfidentGNMax{Threshold: f.Threshold, Sigma1: f.Sigma1, Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
-		r = plan.ManyClasses(base, info.Name, f.K, f.Classes, cli.Given(fs, "delta", f.Target))
+		classes = f.Classes
+		if s.Sigma2 == 0 {
+			s.Sigma2 = 1 // the plan chooses it; set, it says that gnmax labels counts
+		}
 	case info.OwnTarget():
-		line, err := ensemble.OneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
+		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
 		if err != nil {
-			return r, info, targetEpsError(err)
+			return plan.Request{}, info, targetEpsError(err)
 		}
-		eps := 1.0 // planned (--queries), else given
+		s.TargetEps = 1.0 // planned (--queries), else given
 		if line.Eps != nil {
-			eps = *line.Eps
+			s.TargetEps = *line.Eps
 		} else if !fs.Changed("queries") {
-			return r, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
+			return plan.Request{}, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
-		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: 1, Eps: eps, TargetDelta: f.Target}, fs.Changed("delta"))
-	default:
-		r = plan.TwoClass(base, info.Name, constraints.Problem{K: f.K, M: f.M, Eps: f.Eps, Delta: f.Delta, TargetDelta: f.Target}, fs.Changed("delta"))
 	}
 	if info.Gamma {
-		mech, err := f.mechanismFlags.Check(cmd, []ensemble.MechanismInfo{info})
+		mech, err := f.mechanismFlags.Check(cmd, []mechanismInfo{info})
 		if err != nil {
-			return r, info, err
+			return plan.Request{}, info, err
 		}
-		if r.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
-			return r, info, err
+		if s.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
+			return plan.Request{}, info, err
 		}
 	}
-	r.Mechanism.RR, r.Mechanism.GNMaxSearch = rrComposition(f.RRComp, f.RRDelta, r.Problem.Delta), f.GNMaxSearch
+	r := requestOf(info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
+	r.DeltaPrime = f.DeltaPrime
 	if fs.Changed("filter") {
 		if err := accountant.CheckFilter(f.Filter, r.Budget.Guarantee); err != nil {
 			return r, info, cli.AsUsage(flagErr(err, nil))
@@ -332,45 +192,22 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 	return r, info, nil
 }
 
-// proxy reads the proxy votes of --votes, refusing private ones, and says
-// how they were used; 0/1 votes only for a comparison (two classes).
-func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string, error) {
+// requestOf returns the request of a plan of mechanism info for k
+// teachers, each (eps, Delta)-DP as teachers says (a two-class mechanism's
+// teachers), voting among classes classes, held to budget, with the
+// settings s of the flags and workers goroutines of the certificate: the
+// per-query delta of a multi-class mechanism is the one given, else the
+// budget's.
+func requestOf(info mechanismInfo, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s mechanismSettings, workers int) plan.Request {
+	r := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: workers}}, K: k, Classes: classes}
 	switch {
-	case f.Votes == "":
-		return plan.Proxy{}, "", cli.Usagef("confident-gnmax is planned on proxy votes: give --votes FILE (votes on public or already released data) and --votes-are")
-	case f.VotesAre == "private":
-		return plan.Proxy{}, "", cli.Usagef("--votes-are private: refused: choosing parameters on the private votes is itself a release of them, whose cost a plan does not charge (Papernot and Steinke 2022, Rényi DP of hyperparameter tuning); give votes on public data, or votes already released")
-	case f.VotesAre != "public" && f.VotesAre != "released":
-		return plan.Proxy{}, "", cli.Usagef("--votes-are %q: must be public or released (private is refused)", f.VotesAre)
-	}
-	in, closer, err := f.OpenVotes(cmd, "--votes", f.Votes)
-	if err != nil {
-		return plan.Proxy{}, "", err
-	}
-	defer closer.Close()
-	name := cli.InputName(f.Votes)
-	if in.Input() == votefile.TwoClass && !compare {
-		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)
-	}
-	p, err := plan.ReadProxy(in, name)
-	if err != nil {
-		return plan.Proxy{}, "", fmt.Errorf("--votes %s: %w", name, err)
-	}
-	if f.PrivateVotes != "" {
-		// --meta is the header of --votes: the private votes take theirs
-		// from their own sidecar, if any.
-		meta := f.Meta
-		f.Meta = ""
-		private, closer, err := f.OpenVotes(cmd, "--private-votes", f.PrivateVotes)
-		f.Meta = meta
-		if err != nil {
-			return plan.Proxy{}, "", err
+	case info.Input == votefile.ManyClasses:
+		if s.Delta == nil {
+			s.Delta = &budget.Delta
 		}
-		defer closer.Close()
-		if err := p.CheckNotPrivate(private); err != nil {
-			return plan.Proxy{}, "", cli.AsUsage(flagErr(err, nil))
-		}
+	case !info.OwnTarget():
+		r.Teachers = &teachers
 	}
-	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning", f.VotesAre, name)
-	return p, tuning, nil
+	r.Mechanism = s.mechanism(info.Name, info.Input)
+	return r
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -10,7 +11,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 )
 
@@ -121,7 +121,7 @@ func (f *problemFlags) checkRelation(p resolve.Resolved, files []gamma.Stated) e
 			return cli.Usagef("--%s is a teacher's guarantee, which the one-vote relation does not use: give the release's (eps, delta) with --target-eps and --delta", name)
 		}
 	}
-	line, err := ensemble.OneVoteTarget(givenTargetEps(fs, f.relation.TargetEps), nil)
+	line, err := oneVoteTarget(givenTargetEps(fs, f.relation.TargetEps), nil)
 	if err != nil {
 		return targetEpsError(err)
 	}
@@ -135,8 +135,29 @@ func (f *problemFlags) checkRelation(p resolve.Resolved, files []gamma.Stated) e
 	return nil
 }
 
+// oneVoteTarget states the problem of a release whose per-query target
+// is its own (eps, delta) in the one-vote relation (darrm-one-vote, or
+// darrm solve --relation one-vote): the relation, the release's eps, the
+// one value of eps if any is given, and delta if given. Resolved as a
+// one-vote problem (constraints.NewOneVote), the teachers' m and Delta are
+// 1 and 0, which the relation does not use, and a delta not given is 0:
+// pure. More than one eps is a *accountant.SettingError naming
+// target-eps: a release has one.
+func oneVoteTarget(eps []float64, delta *float64) (gamma.Stated, error) {
+	rel := accountant.OneVote
+	s := gamma.Stated{Relation: &rel, TargetDelta: delta}
+	switch len(eps) {
+	case 0:
+	case 1:
+		s.Eps = &eps[0]
+	default:
+		return s, &accountant.SettingError{Name: "target-eps", Value: fmt.Sprintf("%d values", len(eps)), Rule: "give the one eps of each release"}
+	}
+	return s, nil
+}
+
 // givenTargetEps returns the values of --target-eps, the release's eps in
-// the one-vote relation (ensemble.OneVoteTarget), if given.
+// the one-vote relation (oneVoteTarget), if given.
 func givenTargetEps(fs *pflag.FlagSet, values []float64) []float64 {
 	if !fs.Changed("target-eps") {
 		return nil
@@ -144,7 +165,7 @@ func givenTargetEps(fs *pflag.FlagSet, values []float64) []float64 {
 	return values
 }
 
-// targetEpsError says an error of ensemble.OneVoteTarget in terms of
+// targetEpsError says an error of oneVoteTarget in terms of
 // the flags.
 func targetEpsError(err error) error {
 	var se *accountant.SettingError

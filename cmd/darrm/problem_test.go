@@ -7,13 +7,12 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 )
 
 // TestOneVoteTarget: a release whose target is its own states the
 // one-vote relation, its one eps and its delta where given, and refuses
-// more than one eps (ensemble.OneVoteTarget); resolved, its m and Delta
+// more than one eps (oneVoteTarget); resolved, its m and Delta
 // are 1 and 0, its delta 0 unless given.
 func TestOneVoteTarget(t *testing.T) {
 	delta := 1e-5
@@ -27,7 +26,7 @@ func TestOneVoteTarget(t *testing.T) {
 		{[]float64{0.3}, &delta, gamma.Stated{Eps: &[]float64{0.3}[0], TargetDelta: &delta}, ""},
 		{[]float64{0.3, 0.4}, nil, gamma.Stated{}, "target-eps 2 values"},
 	} {
-		s, err := ensemble.OneVoteTarget(tc.eps, tc.delta)
+		s, err := oneVoteTarget(tc.eps, tc.delta)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%v: %v, want %q", tc.eps, err, tc.err)

@@ -1,39 +1,75 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
 // TestSettle: without a header the settings given choose the mechanism;
-// with one, its settings complete those given and its mechanism is the
-// labels', and a setting that contradicts it is refused.
+// with one, its mechanism is the labels', with its settings, and a setting
+// given may repeat the header's but not contradict it nor be one its
+// mechanism does not have, each refused naming both values; an unknown
+// noise, relation or partition in the header is refused.
 func TestSettle(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
-	m := &votefile.LabelMeta{Mechanism: provenance.ConfidentGNMax.String(), Relation: "one-vote", Threshold: f(200), Sigma1: f(150), Sigma2: f(40)}
+	m := &votefile.LabelMeta{Mechanism: provenance.ConfidentGNMax.String(), Relation: "one-vote", Threshold: f(200), Sigma1: f(150), Sigma2: f(40), Noise: "discrete"}
+	gnmax := &votefile.LabelMeta{Mechanism: provenance.GNMax.String(), Relation: "one-vote", Sigma2: f(40), Noise: "discrete"}
 	for _, c := range []struct {
 		name  string
-		given provenance.Settings
+		flags []string
 		meta  *votefile.LabelMeta
 		mech  provenance.MechanismName
-		fails bool
+		want  string // the error, "" for none
 	}{
-		{"no labels, sigma2", provenance.Settings{Sigma2: f(40)}, nil, provenance.GNMax, false},
-		{"no labels, scale", provenance.Settings{LaplaceScale: f(20)}, nil, provenance.LNMax, false},
-		{"header", provenance.Settings{}, m, provenance.ConfidentGNMax, false},
-		{"header, repeated", provenance.Settings{Sigma2: f(40)}, m, provenance.ConfidentGNMax, false},
-		{"header, contradicted", provenance.Settings{Sigma2: f(5)}, m, "", true},
+		{"no labels, sigma2", []string{"--sigma2", "40"}, nil, provenance.GNMax, ""},
+		{"no labels, scale", []string{"--laplace-scale", "20"}, nil, provenance.LNMax, ""},
+		{"no labels, threshold", []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, nil, provenance.ConfidentGNMax, ""},
+		{"header", nil, m, provenance.ConfidentGNMax, ""},
+		{"header, repeated", []string{"--sigma2", "40", "--noise", "discrete"}, m, provenance.ConfidentGNMax, ""},
+		{"header, contradicted", []string{"--sigma2", "5"}, m, "", "sigma2 = 5 given, but the label file's header states sigma2 = 40"},
+		{"header, another noise", []string{"--noise", "continuous"}, gnmax, "", "noise = continuous given, but the label file's header states noise = discrete"},
+		{"header, a setting it has not", []string{"--threshold", "200"}, gnmax, "", "threshold = 200 given, but the labels were made by gnmax, which has no threshold"},
+		{"header, lnmax's setting", []string{"--laplace-scale", "20"}, gnmax, "", "which has no laplace-scale"},
 	} {
-		s, stated, mech, err := settle(c.given, c.meta)
+		cmd, pf := pateCmd()
+		for i := 0; i+1 < len(c.flags); i += 2 {
+			if err := cmd.Flags().Set(strings.TrimPrefix(c.flags[i], "--"), c.flags[i+1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mech, stated, err := pf.settle(cmd, c.meta)
 		switch {
-		case c.fails != (err != nil):
-			t.Errorf("%s: %v", c.name, err)
-		case !c.fails && mech != c.mech:
-			t.Errorf("%s: mechanism %s, want %s", c.name, mech, c.mech)
-		case !c.fails && c.meta != nil && (s.Threshold == nil || *s.Threshold != 200 || stated.Sigma1 == nil):
-			t.Errorf("%s: settings %+v, stated %+v", c.name, s, stated)
+		case c.want == "" && err != nil, c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		case c.want == "" && mech.Name() != c.mech:
+			t.Errorf("%s: mechanism %s, want %s", c.name, mech.Name(), c.mech)
+		case c.want == "" && c.meta != nil && (mech.(ensemble.ConfidentGNMax).Threshold != 200 || len(stated) != 4):
+			t.Errorf("%s: mechanism %+v, stated %v", c.name, mech, stated)
 		}
 	}
+	for _, edit := range []func(*votefile.LabelMeta){
+		func(m *votefile.LabelMeta) { m.Noise = "loud" },
+		func(m *votefile.LabelMeta) { m.Relation = "friends" },
+		func(m *votefile.LabelMeta) { m.Partition = "random" },
+	} {
+		bad := *m
+		edit(&bad)
+		cmd, pf := pateCmd()
+		if _, _, err := pf.settle(cmd, &bad); err == nil || !strings.Contains(err.Error(), "label file header") {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+}
+
+// pateCmd returns darrm account pate's command and its flags.
+func pateCmd() (*cobra.Command, *accountPATEFlags) {
+	f := &accountPATEFlags{Noise: noisymax.DiscreteNoise}
+	return newCmd("account-pate", &cobra.Command{Use: "pate"}, f), f
 }

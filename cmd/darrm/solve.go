@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
-	"github.com/darrm/darrm/constraints"
-
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/lp"
 	"github.com/darrm/darrm/optimal"

@@ -160,7 +160,7 @@ func Run(ctx context.Context, m *datasets.MNIST, p Params) (*Outcome, error) {
 	for _, mech := range p.Mechanisms {
 		res, err := pate.Label(counts, p.K, m.Classes, m.Test.Labels[:q], mech, p.Labelling, src)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", mech.Name, err)
+			return nil, fmt.Errorf("%s: %w", mech.Name(), err)
 		}
 		out.Results = append(out.Results, res)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/pate"
 )
@@ -61,8 +62,10 @@ func TestRun(t *testing.T) {
 	p := Params{K: 12, Mechanisms: Mechanisms(), Labelling: pate.Labelling{Delta: Delta}, CacheDir: t.TempDir(), Seed: &seed,
 		Student: &Student{Filters: 2, Epochs: 5, Batch: 10, LR: 0.1}}
 	// 12 teachers cannot reach T = 200: a threshold they can reach.
-	p.Mechanisms[0].GNMax.Threshold, p.Mechanisms[0].GNMax.Sigma1, p.Mechanisms[0].GNMax.Sigma2 = 9, 2, 2
-	p.Mechanisms[1].GNMax.Sigma2 = 2
+	conf, gn := p.Mechanisms[0].(ensemble.ConfidentGNMax), p.Mechanisms[1].(ensemble.GNMax)
+	conf.Threshold, conf.Sigma1, conf.Sigma2 = 9, 2, 2
+	gn.Sigma2 = 2
+	p.Mechanisms = []ensemble.Mechanism{conf, gn}
 	var progress []int
 	p.Progress = func(done, total int) {
 		if total != 12 {

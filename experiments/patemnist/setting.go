@@ -3,8 +3,6 @@ package patemnist
 import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
 // PATE's MNIST setting (the PATE paper, Table 2): 250 teachers,
@@ -19,13 +17,14 @@ const (
 )
 
 // Mechanisms returns the paper's two aggregators of C-class votes with
-// their settings (ensemble.Mechanism's GNMax): Confident-GNMax (T = 200,
-// σ1 = 150, σ2 = 40) and GNMax (σ = 40), both with darrm's discrete
-// Gaussian noise.
+// their settings: Confident-GNMax (T = 200, σ1 = 150, σ2 = 40) and GNMax
+// (σ = 40), both with darrm's discrete Gaussian noise, their guarantees at
+// Delta.
 func Mechanisms() []ensemble.Mechanism {
+	delta := Delta
 	return []ensemble.Mechanism{
-		{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Threshold: threshold, Sigma1: sigma1, Sigma2: sigma2, Noise: noisymax.DiscreteNoise}},
-		{Name: provenance.GNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Sigma2: sigma2, Noise: noisymax.DiscreteNoise}},
+		ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: threshold, Sigma1: sigma1, Sigma2: sigma2, Noise: noisymax.DiscreteNoise}, Delta: Delta},
+		ensemble.GNMax{Target: ensemble.Target{Delta: &delta}, Sigma2: sigma2, Noise: noisymax.DiscreteNoise},
 	}
 }
 

@@ -504,7 +504,7 @@ func TestWriteChecksMeta(t *testing.T) {
 		{"another K", sgd, func(m *votefile.Meta) { m.K, m.Teachers[0].Count = 7, 7 }, "K"},
 		// PATE's teachers are in the one-vote relation, which holds on
 		// keyed-hash shares only: a header of another partition breaks
-		// its own rules (provenance.PartitionRules), so their kind is edited.
+		// its own rules (provenance.Check), so their kind is edited.
 		{"another kind of PATE's teachers", pate, func(m *votefile.Meta) { m.Kind = provenance.PerQuery.String() }, "kind"},
 		{"other classes of PATE's teachers", pate, func(m *votefile.Meta) { m.Classes = 4 }, "classes"},
 	} {

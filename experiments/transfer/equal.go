@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
@@ -52,8 +53,8 @@ func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualP
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
 	k := t.NonPrivate.Config.K
-	base := plan.Request{Budget: p.Budget, DeltaPrime: p.DeltaPrime, Gamma: src}
-	rs := plan.OneVote(base, k, p.Delta)
+	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &p.Budget, DeltaPrime: p.DeltaPrime}}
+	rs := plan.OneVote(base, k, p.Delta, src)
 	queries := queriesOf(t.NonPrivate.Votes(test))
 	var out []EqualResult
 	for _, q := range p.Queries {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
@@ -36,13 +37,13 @@ func TestRunEqual(t *testing.T) {
 	if len(res) != len(p.Queries)*len(EqualMechanisms) {
 		t.Fatalf("%d results, want %d", len(res), len(p.Queries)*len(EqualMechanisms))
 	}
-	base := plan.Request{Budget: p.Budget, Gamma: opt}
+	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &p.Budget}}
 	for i, r := range res {
 		q := p.Queries[i/len(EqualMechanisms)]
 		if r.Mechanism != EqualMechanisms[i%len(EqualMechanisms)] || r.Queries != q || r.Plan.NoFit != nil {
 			t.Fatalf("result %d: %s at Q %d (no fit %v), want %s at %d", i, r.Mechanism, r.Queries, r.Plan.NoFit, EqualMechanisms[i%len(EqualMechanisms)], q)
 		}
-		want, err := plan.Parameters(ctx, plan.OneVote(base, K, p.Delta)[i%len(EqualMechanisms)], q)
+		want, err := plan.Parameters(ctx, plan.OneVote(base, K, p.Delta, opt)[i%len(EqualMechanisms)], q)
 		if err != nil {
 			t.Fatal(err)
 		}

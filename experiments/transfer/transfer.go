@@ -480,25 +480,25 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 	return last + 1, nil
 }
 
-// aggregators builds the mechanisms through ensemble.Mechanism.Build, as
-// a release builds them: all but the majority at the same per-label
-// target, darrm and darrm-one-vote with gamma_opt of their relation from
-// src.
+// aggregators builds the mechanisms through ensemble.New, as a release
+// builds them: all but the majority at the same per-label target, darrm
+// and darrm-one-vote with gamma_opt of their relation from src.
 func aggregators(ctx context.Context, p constraints.Problem, src optimal.Source) (map[string]labeller, error) {
 	out := map[string]labeller{}
+	t := ensemble.Target{M: p.M, Delta: &p.TargetDelta}
+	teachers := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 	for _, row := range []struct {
 		name string
 		m    ensemble.Mechanism
 	}{
-		{"darrm-opt", ensemble.Mechanism{Name: provenance.DaRRM}},
-		{"darrm-sub", ensemble.Mechanism{Name: provenance.Subsample}},
-		{"rr", ensemble.Mechanism{Name: provenance.RR, RR: accountant.Composition{Method: accountant.RRComposition(p.Delta), DeltaPrime: accountant.DefaultDeltaPrime}}},
-		{"gnmax", ensemble.Mechanism{Name: provenance.GNMax, GNMaxSearch: noisymax.GNMaxGrid}},
-		{"gnmax-tight", ensemble.Mechanism{Name: provenance.GNMax, GNMaxSearch: noisymax.GNMaxTight}},
-		{"darrm-one-vote", ensemble.Mechanism{Name: provenance.DaRRMOneVote}},
+		{"darrm-opt", ensemble.DaRRM{Target: t, Gamma: src}},
+		{"darrm-sub", ensemble.Subsample{Target: t}},
+		{"rr", ensemble.RR{Target: t, Composition: accountant.Composition{Method: accountant.RRComposition(p.Delta), DeltaPrime: accountant.DefaultDeltaPrime}}},
+		{"gnmax", ensemble.GNMax{Target: t, Search: noisymax.GNMaxGrid}},
+		{"gnmax-tight", ensemble.GNMax{Target: t, Search: noisymax.GNMaxTight}},
+		{"darrm-one-vote", ensemble.OneVoteDaRRM{Eps: p.MEps(), Delta: p.TargetDelta, Gamma: src}},
 	} {
-		row.m.Input = votefile.TwoClass
-		l, _, _, err := row.m.Build(ctx, src, p, 2, ensemble.Options{})
+		l, _, err := ensemble.New(ctx, row.m, p.K, 2, teachers, ensemble.Options{})
 		if err != nil {
 			return nil, fmt.Errorf("transfer: %s: %w", row.name, err)
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -26,14 +25,9 @@ import (
 // GNMax's sigma, a seed, and the ledger's state after the release.
 func TestNewAggregate(t *testing.T) {
 	p := constraints.Problem{K: 3, M: 1, Eps: 0.5, Delta: 1e-5, TargetDelta: 1e-5}
-	rr, err := ensemble.NewRR(context.Background(), p, accountant.General, 1e-5, ensemble.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gn, err := ensemble.NewGNMax(p, noisymax.GNMaxGrid)
-	if err != nil {
-		t.Fatal(err)
-	}
+	teachers, target := accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, ensemble.Target{M: 1, Delta: &p.TargetDelta}
+	rr := build(t, ensemble.RR{Target: target, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, 3, 2, teachers)
+	gn := build(t, ensemble.GNMax{Target: target, Search: noisymax.GNMaxGrid}, 3, 2, teachers)
 	votes, _, err := votefile.Read(strings.NewReader("1,0,1\n"), "votes.csv", votefile.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +50,7 @@ func TestNewAggregate(t *testing.T) {
 	seed := uint64(7)
 	for _, tc := range []struct {
 		name   string
-		agg    ensemble.Aggregator
+		agg    ensemble.Labeler
 		res    ensemble.ReleaseResult
 		budget *accountant.Budget
 		maxQ   int
@@ -104,10 +98,7 @@ func TestNewAggregate(t *testing.T) {
 // its totals, and states each total as the accountant writes it.
 func TestAggregateReadsBack(t *testing.T) {
 	p := constraints.Problem{K: 11, M: 1, Eps: 0.1, TargetDelta: 1e-5, Relation: accountant.OneVote}
-	gn, err := ensemble.NewGNMax(p, noisymax.GNMaxTight)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gn := build(t, ensemble.GNMax{Target: ensemble.Target{M: 1, Delta: &p.TargetDelta}, Search: noisymax.GNMaxTight}, 11, 2, accountant.Guarantee{Eps: 0.1})
 	votes, _, err := votefile.Read(strings.NewReader("1,0,1,1,0,1,1,0,1,1,0\n"), "votes.csv", votefile.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -167,11 +158,7 @@ func TestNewSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := ensemble.Mechanism{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, GNMax: noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Noise: noisymax.DiscreteNoise}}
-	g, _, _, err := m.Build(context.Background(), optimal.Source{}, constraints.Problem{K: 10, TargetDelta: 1e-5}, 3, ensemble.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := build(t, ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2}, Delta: 1e-5}, 10, 3, accountant.Guarantee{})
 	b, err := ensemble.ReleaseBinding(in, g, provenance.KeyedHash)
 	if err != nil {
 		t.Fatal(err)
@@ -243,4 +230,15 @@ func releasedBy(t *testing.T, agg ensemble.Labeler, b provenance.Binding, res en
 		}
 	}
 	return done
+}
+
+// build returns the aggregator of m for k teachers, each teachers-DP,
+// over classes classes (ensemble.New).
+func build(t *testing.T, m ensemble.Mechanism, k, classes int, teachers accountant.Guarantee) ensemble.Labeler {
+	t.Helper()
+	l, _, err := ensemble.New(context.Background(), m, k, classes, teachers, ensemble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

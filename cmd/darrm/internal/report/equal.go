@@ -34,7 +34,7 @@ func NewPlanned(name provenance.MechanismName, e plan.Equal) Planned {
 		return Planned{Mechanism: name, NoFit: e.NoFit.Error()}
 	}
 	c := e.Plan.Count
-	return Planned{Mechanism: name, Parameter: e.Plan.Parameter.Flag(), Value: e.Plan.Value,
+	return Planned{Mechanism: name, Parameter: flagOf(e.Plan.Parameter), Value: e.Plan.Value,
 		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
 		Publish: &Publish{Total: c.Total}}
 }
@@ -183,7 +183,7 @@ func SolveEqualOf(e EqualTotals, cs []plan.Compared) SolveEqual {
 	rows := make([]SolveEqualRow, len(cs))
 	for i, c := range cs {
 		m := c.Measurement
-		rows[i] = SolveEqualRow{Name: c.Name, Planned: NewPlanned(c.Request.Mechanism.Name, c.Equal), Utility: m.Utility, SurrogateError: m.SurrogateError, Errors: m.Errors}
+		rows[i] = SolveEqualRow{Name: c.Name, Planned: NewPlanned(c.Request.Mechanism.Name(), c.Equal), Utility: m.Utility, SurrogateError: m.SurrogateError, Errors: m.Errors}
 		for _, a := range m.LabelOne {
 			rows[i].Accuracy = append(rows[i].Accuracy, Accuracy{Actual: a.Actual, Value: a.Value})
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/patemnist"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
@@ -109,7 +110,7 @@ func NewPATEExperiment(dataset string, out *patemnist.Outcome, p patemnist.Param
 	}
 	fromVotes := false
 	for i, r := range out.Results {
-		d.Results = append(d.Results, NewPATEMechanism(p.Mechanisms[i].GNMax, r))
+		d.Results = append(d.Results, NewPATEMechanism(p.Mechanisms[i], r))
 		fromVotes = fromVotes || r.Smooth.FromVotes
 	}
 	if s := out.Student; s != nil {
@@ -175,12 +176,11 @@ type PATEMechanism struct {
 
 // NewPATEMechanism is the row of the result r of the mechanism whose
 // settings are m (ensemble.Mechanism's GNMax).
-func NewPATEMechanism(m noisymax.ConfidentGNMax, r pate.Result) PATEMechanism {
-	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: m.Sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
+func NewPATEMechanism(m ensemble.Mechanism, r pate.Result) PATEMechanism {
+	s := settingsOf(m)
+	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: *s.sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
 		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: r.Publish.Guarantee.Eps, SSError: r.SSError, Delta: r.Delta}
-	if m.Confident() {
-		row.Threshold, row.Sigma1 = &m.Threshold, &m.Sigma1
-	}
+	row.Threshold, row.Sigma1 = s.threshold, s.sigma1
 	if ss := r.Smooth; ss.Order != 0 {
 		row.SSOrder = &ss.Order
 		if r.EpsReleased != nil {

@@ -7,9 +7,8 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/plan"
-	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
 // Plan is the document of darrm plan: a mechanism's parameters, each
@@ -38,23 +37,25 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	p := d.Plan
 	r := p.Request
 	c := p.Count
-	rec := cliout.Record{field("mechanism", string(r.Mechanism.Name)), field("K", r.Problem.K)}
-	if r.Mechanism.Input == votefile.ManyClasses {
+	rec := cliout.Record{field("mechanism", string(r.Mechanism.Name())), field("K", r.K)}
+	t, twoClass := targetOf(r.Mechanism)
+	m, oneVote := r.Mechanism.(ensemble.OneVoteDaRRM)
+	if !twoClass && !oneVote {
 		rec = append(rec, field("classes", r.Classes))
 	}
-	switch name := r.Mechanism.Name; {
-	case name == provenance.DaRRMOneVote:
-		rec = append(rec, field("target_eps", r.Problem.Eps), field("delta", c.PerQuery.Delta))
-	case r.Mechanism.Input == votefile.TwoClass:
-		rec = append(rec, field("m", r.Problem.M), field("eps", r.Problem.Eps), field("Delta", r.Problem.Delta), field("delta", c.PerQuery.Delta))
-	case name == provenance.LNMax:
-		rec = append(rec, field("laplace_scale", r.Mechanism.LNMax.Scale))
+	s := settingsOf(r.Mechanism)
+	switch {
+	case oneVote:
+		rec = append(rec, field("target_eps", m.Eps), field("delta", c.PerQuery.Delta))
+	case twoClass:
+		rec = append(rec, field("m", t.M), field("eps", r.Teachers.Eps), field("Delta", r.Teachers.Delta), field("delta", c.PerQuery.Delta))
+	case s.scale != nil:
+		rec = append(rec, field("laplace_scale", *s.scale))
 	default:
-		g := r.Mechanism.GNMax
-		if g.Confident() {
-			rec = append(rec, field("threshold", g.Threshold), field("sigma1", g.Sigma1))
+		if s.threshold != nil {
+			rec = append(rec, field("threshold", *s.threshold), field("sigma1", *s.sigma1))
 		}
-		rec = append(rec, field("sigma2", g.Sigma2), field("delta", r.Problem.TargetDelta))
+		rec = append(rec, field("sigma2", *s.sigma2), field("delta", c.PerQuery.Delta))
 	}
 	queries := c.Run
 	if d.Chosen {
@@ -96,7 +97,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		rec = append(rec, field("ledger_note", c.LedgerNote))
 	}
 	if d.Chosen {
-		rec = append(rec, field("for", r.For.String()), field("planned", p.Parameter.Flag()))
+		rec = append(rec, field("for", r.For.String()), field("planned", flagOf(p.Parameter)))
 		// At the largest value allowed (m = K) there is no neighbour: the
 		// values are absent (null, empty) and at_limit says why.
 		var nb, nq any

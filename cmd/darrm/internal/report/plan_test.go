@@ -7,7 +7,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
@@ -21,8 +20,23 @@ func TestPlanKeys(t *testing.T) {
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	count := plan.Count{Run: 194, PerQuery: accountant.Guarantee{Eps: 0.17, Delta: 1e-5}, Total: accountant.Total{Method: accountant.Exact, Guarantee: accountant.Guarantee{Eps: 1.998, Delta: 1e-5}}, Ledger: 167, Filter: accountant.ZCDPFilter}
 	req := func(name provenance.MechanismName, in votefile.Input) plan.Request {
-		return plan.Request{Mechanism: ensemble.Mechanism{Name: name, Input: in, GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, LNMax: noisymax.LNMax{Scale: 20}},
-			Problem: constraints.Problem{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-5}, Classes: 10, Budget: budget}
+		delta := 1e-5
+		var m ensemble.Mechanism
+		switch name {
+		case provenance.ConfidentGNMax:
+			m = ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: delta}
+		case provenance.LNMax:
+			m = ensemble.LNMax{LNMax: noisymax.LNMax{Scale: 20}}
+		case provenance.DaRRMOneVote:
+			m = ensemble.OneVoteDaRRM{Eps: 0.3, Delta: delta}
+		default:
+			m = ensemble.DaRRM{Target: ensemble.Target{M: 3, Delta: &delta}}
+		}
+		classes := 10
+		if in == votefile.TwoClass {
+			classes = 2
+		}
+		return plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Mechanism: m, Teachers: &accountant.Guarantee{Eps: 0.1}, Budget: &budget}, K: 11, Classes: classes}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -32,13 +46,13 @@ func TestPlanKeys(t *testing.T) {
 	}{
 		{"confident-gnmax count", Plan{Plan: plan.Plan{Request: req(provenance.ConfidentGNMax, votefile.ManyClasses), Count: count}},
 			[]string{"threshold", "sigma1", "sigma2", "delta", "queries", "budget_eps", "budget_delta", "publish_method", "publish_reference", "ledger_queries", "ledger_filter"}, []string{"m", "planned", "neighbour"}},
-		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRMOneVote, votefile.TwoClass), Count: count, Queries: 100, Parameter: setting(t, "target-eps"), Neighbour: 0.05, NeighbourRun: 90}},
+		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRMOneVote, votefile.TwoClass), Count: count, Queries: 100, Parameter: "target eps", Neighbour: 0.05, NeighbourRun: 90}},
 			[]string{"target_eps", "delta", "queries", "planned", "neighbour", "neighbour_queries", "at_limit"}, []string{"m", "sigma2"}},
-		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: setting(t, "m"), AtLimit: true}},
+		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: "m", AtLimit: true}},
 			[]string{"m", "eps", "Delta", "delta", "at_limit"}, []string{"target_eps"}},
 		{"lnmax", Plan{Plan: plan.Plan{Request: req(provenance.LNMax, votefile.ManyClasses), Count: count}},
 			[]string{"laplace_scale", "classes"}, []string{"sigma2", "delta", "for"}},
-		{"confident-gnmax plan on proxy votes", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.ConfidentGNMax, votefile.ManyClasses), Count: count, Queries: 100, Parameter: setting(t, "sigma2"),
+		{"confident-gnmax plan on proxy votes", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.ConfidentGNMax, votefile.ManyClasses), Count: count, Queries: 100, Parameter: "sigma2",
 			Utility: &plan.Utility{Correct: 90, Answered: 95, Thresholds: []plan.ThresholdUtility{{Threshold: 0, Correct: 90, Answered: 95}, {Threshold: 120, Correct: 80, Answered: 84}}}}},
 			[]string{"for", "expected_correct", "expected_answered", "thresholds", "threshold_note"}, []string{"m"}},
 	} {
@@ -66,14 +80,4 @@ func TestPlanKeys(t *testing.T) {
 			}
 		})
 	}
-}
-
-// setting returns the setting whose flag is name.
-func setting(t *testing.T, name string) ensemble.Setting {
-	t.Helper()
-	var s ensemble.Setting
-	if err := s.UnmarshalText([]byte(name)); err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/plan"
-	"github.com/darrm/darrm/provenance"
 )
 
 // PlanCompare is the document of darrm plan --votes without --mechanism:
@@ -88,16 +88,14 @@ func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecisio
 func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 	q := pl.Request
 	v := func(x float64) *float64 { return &x }
-	switch r.Mechanism {
-	case provenance.DaRRMOneVote:
-		r.TargetEps, r.Delta = v(q.Problem.Eps), v(pl.Count.PerQuery.Delta)
-	case provenance.LNMax:
-		r.LaplaceScale = v(q.Mechanism.LNMax.Scale)
-	case provenance.ConfidentGNMax:
-		r.Threshold, r.Sigma1 = v(q.Mechanism.GNMax.Threshold), v(q.Mechanism.GNMax.Sigma1)
-		fallthrough
+	s := settingsOf(q.Mechanism)
+	switch m := q.Mechanism.(type) {
+	case ensemble.OneVoteDaRRM:
+		r.TargetEps, r.Delta = v(m.Eps), v(pl.Count.PerQuery.Delta)
+	case ensemble.LNMax:
+		r.LaplaceScale = s.scale
 	default:
-		r.Sigma2, r.Delta = v(q.Mechanism.GNMax.Sigma2), v(q.Problem.TargetDelta)
+		r.Threshold, r.Sigma1, r.Sigma2, r.Delta = s.threshold, s.sigma1, s.sigma2, v(pl.Count.PerQuery.Delta)
 	}
 }
 

@@ -1,0 +1,130 @@
+package main
+
+// This file settles the mechanism of darrm account pate: the header of
+// the labels accounted, with which the flags must agree, or the flags.
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
+)
+
+// pateSettings are the flags of the settings of the mechanisms an account
+// takes, in the order their agreement with a label file's header is
+// checked.
+var pateSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "noise"}
+
+// settle returns the mechanism of an account of labels whose label file's
+// header is m (nil: no labels, or no header), and the settings that header
+// states (their flags): the header's mechanism (ensemble.MechanismOf),
+// with which every setting given must agree (a flag may repeat the
+// header's value, never contradict it, nor give a setting its mechanism
+// does not have); without a header, the mechanism the settings given
+// imply (lnmax with a Laplace scale, confident-gnmax with a threshold step,
+// gnmax otherwise) with those settings.
+func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (ensemble.Mechanism, []string, error) {
+	fs := cmd.Flags()
+	values := map[string]float64{"threshold": f.Threshold, "sigma1": f.Sigma1, "sigma2": f.Sigma2, "laplace-scale": f.LaplaceScale}
+	given := map[string]string{}
+	for _, n := range pateSettings {
+		switch {
+		case !fs.Changed(n):
+		case n == "noise":
+			given[n] = f.Noise.String()
+		default:
+			given[n] = num(values[n])
+		}
+	}
+	if m == nil {
+		name := provenance.GNMax
+		switch {
+		case fs.Changed("laplace-scale"):
+			name = provenance.LNMax
+		case fs.Changed("threshold") || fs.Changed("sigma1"):
+			name = provenance.ConfidentGNMax
+		}
+		s := f.classFlags.settings(mechanismSettings{})
+		s.Noise = noisymax.UnsetNoise
+		if fs.Changed("noise") {
+			s.Noise = f.Noise
+		}
+		return s.mechanism(name, votefile.ManyClasses), nil, nil
+	}
+	mech, err := ensemble.MechanismOf(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	header := headerSettings(mech)
+	var stated []string
+	for _, n := range pateSettings {
+		h := header[n]
+		if h != "" {
+			stated = append(stated, n)
+		}
+		switch g := given[n]; {
+		case g == "" || g == h:
+		case h == "":
+			return nil, nil, fmt.Errorf("%s = %s given, but the labels were made by %s, which has no %s (its settings come from the label file's header)", n, g, m.Mechanism, n)
+		default:
+			return nil, nil, fmt.Errorf("%s = %s given, but the label file's header states %s = %s: the labels were made with %s = %s (leave it out to use it)", n, g, n, h, n, h)
+		}
+	}
+	return mech, stated, nil
+}
+
+// headerSettings returns the settings of mech, read back from a label
+// file's header, by their flags: its parameters and noise, those it has.
+func headerSettings(mech ensemble.Mechanism) map[string]string {
+	out := map[string]string{}
+	set := func(n string, x float64) {
+		if x != 0 {
+			out[n] = num(x)
+		}
+	}
+	noise := func(n noisymax.Noise) {
+		if n != noisymax.UnsetNoise {
+			out["noise"] = n.String()
+		}
+	}
+	switch m := mech.(type) {
+	case ensemble.GNMax:
+		set("sigma2", m.Sigma2)
+		noise(m.Noise)
+	case ensemble.ConfidentGNMax:
+		set("threshold", m.Threshold)
+		set("sigma1", m.Sigma1)
+		set("sigma2", m.Sigma2)
+		noise(m.Noise)
+	case ensemble.LNMax:
+		set("laplace-scale", m.Scale)
+		noise(noisymax.DiscreteNoise)
+	}
+	return out
+}
+
+// gnmaxParams returns the parameters of mech, of the GNMax family, with
+// noise when it states none: a threshold step when it has sigma1, which
+// must be > 0, and the parameters' own checks (Validate). A bad value is
+// a *accountant.ParamError that names its setting.
+func gnmaxParams(mech ensemble.Mechanism, noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
+	var g noisymax.ConfidentGNMax
+	switch m := mech.(type) {
+	case ensemble.GNMax:
+		g = noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
+	case ensemble.ConfidentGNMax:
+		g = m.ConfidentGNMax
+		if !(g.Sigma1 > 0) {
+			return g, &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
+		}
+	}
+	if g.Noise == noisymax.UnsetNoise {
+		g.Noise = noise
+	}
+	return g, g.Validate()
+}

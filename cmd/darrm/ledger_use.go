@@ -1,0 +1,174 @@
+package main
+
+// This file declares the labels a new ledger will pay for (ledger init
+// --mechanism, --step-eps), so that ledger init fixes the filter that
+// allows the most of them.
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
+)
+
+// ledgerUseFlags declare the labels a new ledger will pay for, so that
+// ledger init shows what each filter allows of them and fixes the one
+// that allows more (ledger.ChooseFilter): a mechanism with its per-query
+// settings, as aggregate and plan take them (the teachers' K and (eps,
+// Delta) are the ledger's binding), or a per-query (eps, delta) step;
+// and how many labels are expected.
+type ledgerUseFlags struct {
+	mechanismFlags
+	classFlags
+	M         float64   `flag:"m"`
+	Target    float64   `flag:"delta"`
+	TargetEps []float64 `flag:"target-eps"`
+	StepEps   float64   `flag:"step-eps"`
+	StepDelta float64   `flag:"step-delta"`
+	Queries   int       `flag:"queries" help:"labels you expect to release (with --mechanism or --step-eps)"`
+	Mechanism provenance.MechanismName
+}
+
+// ledgerUse is a use of a new ledger declared by its flags: the labels,
+// in words, and what each filter allows of them.
+type ledgerUse struct {
+	Labels string
+	Choice ledger.FilterChoice
+	// Names maps the library's names of the labels' parameters to the
+	// flags that gave them, to say why a filter cannot hold them.
+	Names map[string]string
+}
+
+// useFlagNames are the flags that describe the labels declared.
+var useFlagNames = []string{"classes", "m", "delta", "target-eps", "queries", "sigma2", "sigma1", "threshold", "laplace-scale",
+	"prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search"}
+
+// votesRead is what aggregate takes from a vote file besides the
+// ensemble's binding: the kind of votes, which resolves the mechanism,
+// and their number of classes.
+type votesRead struct {
+	Input   votefile.Input
+	Classes int
+}
+
+// declared returns the use that the flags declare for a ledger bound to
+// b with budget, nil when they declare none: labels of the vote file read
+// by --votes (nil: none), as aggregate releases them, or of votes of
+// classes classes (--classes; 0: two-class). With --votes, --classes
+// reads the votes.
+func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, votes *votesRead, classes int) (*ledgerUse, error) {
+	fs := cmd.Flags()
+	mech, step := fs.Changed("mechanism"), fs.Changed("step-eps") || fs.Changed("step-delta")
+	switch {
+	case mech && step:
+		return nil, cli.Usagef("--mechanism and --step-eps exclude each other: declare the labels by their mechanism or by their per-query (eps, delta)")
+	case step && !fs.Changed("step-eps"):
+		return nil, cli.Usagef("--step-delta goes with --step-eps: the per-query (eps, delta) of the labels declared")
+	case !mech && !step:
+		for _, n := range useFlagNames {
+			if fs.Changed(n) && !(votes != nil && n == "classes") {
+				return nil, cli.Usagef("--%s describes the labels the ledger will pay for: declare them with --mechanism (or --step-eps)", n)
+			}
+		}
+		return nil, nil
+	}
+	var s accountant.Spend
+	var labels string
+	// The declared label's eps and delta are the flags' that gave them:
+	// --step-eps and --step-delta, or a mechanism's settings, no flag.
+	names := budgetFlags
+	if step {
+		g := accountant.Guarantee{Eps: u.StepEps, Delta: u.StepDelta}
+		s, labels = accountant.ApproxStep(g), fmt.Sprintf("labels of %v each", g)
+		names = withFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta"})
+	} else {
+		var err error
+		if s, labels, err = u.mechanismStep(cmd, b, budget, votes, classes); err != nil {
+			return nil, err
+		}
+	}
+	c, err := ledger.ChooseFilter(b, budget, s, u.Queries)
+	if err != nil {
+		return nil, cli.AsUsage(flagErr(err, names))
+	}
+	return &ledgerUse{Labels: labels, Choice: c, Names: names}, nil
+}
+
+// mechanismStep returns the description of one label of --mechanism,
+// built as aggregate builds it (plan.Aggregator) for the teachers that b
+// binds, and the labels in words. With votes (--votes), the mechanism is
+// resolved for their kind and classes, as aggregate resolves it; else for
+// votes of classes classes (two-class votes when --classes is not given).
+func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, votes *votesRead, classes int) (accountant.Spend, string, error) {
+	fs := cmd.Flags()
+	var info mechanismInfo
+	var err error
+	switch {
+	case votes == nil:
+		info, err = lookupMechanism(cmd, u.Mechanism)
+	default:
+		classes = votes.Classes
+		if info, err = lookupInfo(u.Mechanism, votes.Input); err != nil {
+			err = cli.Usagef("--%v (the votes of --votes, as their metadata header or the reading flags state them)", err)
+		}
+	}
+	if err != nil {
+		return accountant.Spend{}, "", err
+	}
+	s := u.classFlags.settings(mechanismSettings{M: u.M, Delta: cli.Given(fs, "delta", u.Target), RR: rrComposition(u.RRComp, u.RRDelta, b.Teachers.Delta), Search: u.GNMaxSearch})
+	switch {
+	case info.Input == votefile.ManyClasses:
+		if classes == 0 {
+			return accountant.Spend{}, "", cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
+		}
+	case info.OwnTarget():
+		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
+		if err != nil {
+			return accountant.Spend{}, "", targetEpsError(err)
+		}
+		if line.Eps == nil {
+			return accountant.Spend{}, "", cli.Usagef("%s needs the per-query eps of its labels: give one --target-eps", info.Name)
+		}
+		s.TargetEps = *line.Eps
+	default:
+		classes = 2
+	}
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
+	if info.Gamma {
+		mech, err := u.mechanismFlags.Check(cmd, []mechanismInfo{info})
+		if err != nil {
+			return accountant.Spend{}, "", err
+		}
+		if s.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
+			return accountant.Spend{}, "", err
+		}
+	}
+	if info.OwnTarget() {
+		classes = 2
+	}
+	r := requestOf(info, b.K, classes, b.Teachers, accountant.Budget{Guarantee: budget}, s, u.Workers)
+	agg, _, err := plan.Aggregator(cmd.Context(), r)
+	if errors.As(err, new(*optimal.SourceError)) {
+		return accountant.Spend{}, "", sourceError(err, "")
+	}
+	if err != nil {
+		names := problemNames(info.OwnTarget(), "--eps")
+		names["laplace scale"] = "--laplace-scale"
+		return accountant.Spend{}, "", cli.AsUsage(flagErr(err, names))
+	}
+	priv := agg.Privacy()
+	if priv.Relation != b.Relation {
+		return accountant.Spend{}, "", cli.Usagef("--mechanism %s releases in the %v relation; this ledger is for the %v relation", info.Name, priv.Relation, b.Relation)
+	}
+	return priv.Spend, fmt.Sprintf("%s labels, each %v", info.Name, priv.Guarantee), nil
+}

@@ -1,0 +1,121 @@
+package main
+
+// This file compares every mechanism that fits proxy votes (darrm plan
+// --votes without --mechanism) and reads the proxy votes.
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
+)
+
+// comparedSettings are the flags of one mechanism's parameters, which a
+// comparison plans for each mechanism.
+var comparedSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "m", "eps", "Delta"}
+
+// runCompare asks the library for the comparison of every mechanism that
+// fits the proxy votes of --votes (plan.Compare) for --queries of the
+// budget, and prints it.
+func runCompare(cmd *cobra.Command, f *planFlags) error {
+	fs := cmd.Flags()
+	switch {
+	case f.Votes == "":
+		return cli.Usagef("--mechanism: give the aggregator to plan, or proxy votes (--votes FILE --votes-are public) and --queries to compare every mechanism that fits them")
+	case !fs.Changed("queries"):
+		return cli.Usagef("--votes without --mechanism compares the mechanisms' plans for a number of queries: give --queries (or --mechanism to plan one)")
+	case !fs.Changed("K"):
+		return cli.Usagef("--K: give the number of teachers (>= 1)")
+	}
+	for _, n := range comparedSettings {
+		if fs.Changed(n) {
+			return cli.Usagef("--%s is one mechanism's: a comparison plans each mechanism's parameters (give --mechanism to plan or count one)", n)
+		}
+	}
+	proxy, tuning, err := f.proxy(cmd, true)
+	if err != nil {
+		return err
+	}
+	lines := cliout.NewStages(cmd.ErrOrStderr())
+	defer lines.Done()
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
+	family := mechanismSettings{Delta: cli.Given(fs, "delta", f.Target), Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	info, _ := lookupInfo(provenance.GNMax, votefile.ManyClasses)
+	base := requestOf(info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
+	base.DeltaPrime, base.For = f.DeltaPrime, f.For
+	var opts plan.ConfidentOptions
+	if proxy.Classes == 2 {
+		mech, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{provenance.DaRRMOneVote})
+		if err != nil {
+			return err
+		}
+		if opts.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
+			return err
+		}
+	}
+	if fs.Changed("filter") {
+		if err := accountant.CheckFilter(f.Filter, budget.Guarantee); err != nil {
+			return cli.AsUsage(flagErr(err, nil))
+		}
+		base.Filter = &f.Filter
+	}
+	opts.MinPrecision = f.MinPrecision
+	c, err := plan.Compare(cmd.Context(), base, f.Queries, proxy, opts)
+	if err != nil {
+		return f.planError(cmd, err)
+	}
+	lines.Done() // before the output: the solves of gamma_opt are over
+	e := report.EqualTotals{BudgetEps: f.BudgetEps, BudgetDelta: f.BudgetDelta, Queries: f.Queries}
+	return report.NewPlanCompare(c, e, f.For, f.MinPrecision, tuning).Write(cmd.OutOrStdout(), f.Format)
+}
+
+// proxy reads the proxy votes of --votes, refusing private ones, and says
+// how they were used; 0/1 votes only for a comparison (two classes).
+func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string, error) {
+	switch {
+	case f.Votes == "":
+		return plan.Proxy{}, "", cli.Usagef("confident-gnmax is planned on proxy votes: give --votes FILE (votes on public or already released data) and --votes-are")
+	case f.VotesAre == "private":
+		return plan.Proxy{}, "", cli.Usagef("--votes-are private: refused: choosing parameters on the private votes is itself a release of them, whose cost a plan does not charge (Papernot and Steinke 2022, Rényi DP of hyperparameter tuning); give votes on public data, or votes already released")
+	case f.VotesAre != "public" && f.VotesAre != "released":
+		return plan.Proxy{}, "", cli.Usagef("--votes-are %q: must be public or released (private is refused)", f.VotesAre)
+	}
+	in, closer, err := f.OpenVotes(cmd, "--votes", f.Votes)
+	if err != nil {
+		return plan.Proxy{}, "", err
+	}
+	defer closer.Close()
+	name := cli.InputName(f.Votes)
+	if in.Input() == votefile.TwoClass && !compare {
+		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)
+	}
+	p, err := plan.ReadProxy(in, name)
+	if err != nil {
+		return plan.Proxy{}, "", fmt.Errorf("--votes %s: %w", name, err)
+	}
+	if f.PrivateVotes != "" {
+		// --meta is the header of --votes: the private votes take theirs
+		// from their own sidecar, if any.
+		meta := f.Meta
+		f.Meta = ""
+		private, closer, err := f.OpenVotes(cmd, "--private-votes", f.PrivateVotes)
+		f.Meta = meta
+		if err != nil {
+			return plan.Proxy{}, "", err
+		}
+		defer closer.Close()
+		if err := p.CheckNotPrivate(private); err != nil {
+			return plan.Proxy{}, "", cli.AsUsage(flagErr(err, nil))
+		}
+	}
+	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning", f.VotesAre, name)
+	return p, tuning, nil
+}

@@ -1,0 +1,113 @@
+package main
+
+// This file writes the ledger init that declares a plan's labels as a new
+// ledger's use (ledgerInitOf).
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/plan"
+)
+
+// planPassed are the flags of a plan that ledger init takes as they are:
+// the slack of the ledger's header and how the mechanism's noise is found.
+var planPassed = []string{"delta-prime", "prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search"}
+
+// ledgerInitOf returns, for a plan p for a ledger, the darrm ledger init
+// that declares its labels as a new ledger's use: the budget, the filter
+// if --filter named one, the mechanism with its settings (the planned one
+// at its exact value), K and the classes or the teachers' guarantee, which
+// the votes' header must then state too, the planned queries, and the
+// flags planPassed as given. Run as printed, with LEDGER the new ledger's
+// file and VOTES the votes to be released (whose header binds the
+// ledger), it fixes the filter the plan counted, which allows the planned
+// labels. Its words, each quoted for a POSIX shell; nil for another plan.
+func ledgerInitOf(cmd *cobra.Command, p plan.Plan) []string {
+	r := p.Request
+	if r.For != plan.ForLedger {
+		return nil
+	}
+	args := []string{"darrm", "ledger", "init", "LEDGER", "--votes", "VOTES", "--budget-eps", num(r.Budget.Eps), "--budget-delta", num(r.Budget.Delta)}
+	if r.Filter != nil {
+		args = append(args, "--filter", r.Filter.String())
+	}
+	args = append(args, "--mechanism", string(r.Mechanism.Name()), "--K", strconv.Itoa(r.K))
+	switch m := r.Mechanism.(type) {
+	case ensemble.LNMax:
+		args = append(args, "--classes", strconv.Itoa(r.Classes), "--laplace-scale", num(m.Scale))
+	case ensemble.ConfidentGNMax:
+		args = append(args, "--classes", strconv.Itoa(r.Classes), "--threshold", num(m.Threshold), "--sigma1", num(m.Sigma1), "--sigma2", num(m.Sigma2), "--delta", num(m.Delta))
+	case ensemble.OneVoteDaRRM:
+		args = append(args, "--target-eps", num(m.Eps))
+		if m.Delta != 0 {
+			args = append(args, "--delta", num(m.Delta))
+		}
+	default:
+		if g, ok := m.(ensemble.GNMax); ok && r.Classes > 2 || ok && g.Sigma2 != 0 {
+			args = append(args, "--classes", strconv.Itoa(r.Classes), "--sigma2", num(g.Sigma2), "--delta", num(*g.Delta))
+			break
+		}
+		t := targetOf(m)
+		args = append(args, "--m", num(t.M), "--eps", num(r.Teachers.Eps), "--Delta", num(r.Teachers.Delta))
+		if t.Delta != nil {
+			args = append(args, "--delta", num(*t.Delta))
+		}
+	}
+	fs := cmd.Flags()
+	for _, n := range planPassed {
+		if fl := fs.Lookup(n); fl != nil && fl.Changed {
+			if fl.Value.Type() == "bool" {
+				args = append(args, "--"+n+"="+fl.Value.String())
+			} else {
+				args = append(args, "--"+n, fl.Value.String())
+			}
+		}
+	}
+	args = append(args, "--queries", strconv.Itoa(p.Queries))
+	for i, a := range args {
+		args[i] = shellWord(a)
+	}
+	return args
+}
+
+// shellWord quotes s for a POSIX shell when it needs it, for a command
+// that darrm prints to be run.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// chosenFlag names a setting that a plan chooses (plan.Chosen) by the
+// flag that gives it.
+func chosenFlag(setting string) string {
+	if f, ok := map[string]string{"target eps": "target-eps", "Laplace scale": "laplace-scale"}[setting]; ok {
+		return f
+	}
+	return setting
+}
+
+// targetOf returns the per-query target of a two-class mechanism for
+// private teachers (or two-class GNMax).
+func targetOf(m ensemble.Mechanism) ensemble.Target {
+	switch m := m.(type) {
+	case ensemble.DaRRM:
+		return m.Target
+	case ensemble.Subsample:
+		return m.Target
+	case ensemble.DSub:
+		return m.Target
+	case ensemble.RR:
+		return m.Target
+	case ensemble.GNMax:
+		return m.Target
+	}
+	return ensemble.Target{}
+}

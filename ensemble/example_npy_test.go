@@ -1,0 +1,62 @@
+package ensemble_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
+)
+
+// A ledgered release from a NumPy file with its sidecar: the class labels
+// of 25 non-private teachers on 60 queries (testdata/votes.npy) and the
+// metadata header beside them (votes.npy.meta.json: the ensemble, its
+// one-vote relation on keyed-hash shares, the teachers in rows). Open
+// reads the votes with the sidecar, Book.InitFor makes the ensemble's
+// ledger with its budget, and Release labels the queries by GNMax on their
+// counts, charged to the ledger before the labels leave. The book (where
+// the records of the user's ledgers are kept) is given once, to both.
+// (The example keeps its ledger and its records in a folder of its own;
+// the zero Book keeps the records in $XDG_STATE_HOME/darrm.)
+func Example_ledgeredRelease() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "darrm-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	book := ledger.Book{StateDir: filepath.Join(dir, "state")}
+	path := filepath.Join(dir, "pate.ledger")
+
+	votes, err := votefile.Open("testdata/votes.npy", votefile.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer votes.Close()
+	if _, err := book.InitFor(ctx, path, votes.Meta(), accountant.Guarantee{Eps: 10, Delta: 1e-5}); err != nil {
+		log.Fatal(err)
+	}
+	delta := 1e-5
+	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
+		Votes:     votes,
+		Mechanism: ensemble.GNMax{Target: ensemble.Target{Delta: &delta}, Sigma2: 40},
+		Ledger:    path,
+		Book:      book,
+		Sink:      ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv")},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("header from %s\n", filepath.Base(votes.HeaderFile))
+	fmt.Printf("%d labels released, each %v\n", out.Result.Released, out.Aggregator.Privacy().Guarantee)
+	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
+	// Output:
+	// header from votes.npy.meta.json
+	// 60 labels released, each (0.170279, 1e-05)-DP
+	// to publish: (10, 1e-05)-DP by zcdp-filter budget
+}

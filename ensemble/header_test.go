@@ -1,0 +1,77 @@
+package ensemble
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/votefile"
+)
+
+// TestMechanismOf: the settings a mechanism writes into a label file's
+// header read back as the mechanism (the GNMax family's σs, threshold,
+// noise and δ, LNMax's scale, darrm-one-vote's (ε, δ)); an unknown noise,
+// relation, partition or mechanism is refused.
+func TestMechanismOf(t *testing.T) {
+	delta := 1e-5
+	for _, m := range []Mechanism{
+		ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: delta},
+		GNMax{Target: Target{Delta: &delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise},
+		GNMax{Target: Target{Delta: &delta}, Sigma2: 21.67, Noise: noisymax.ContinuousNoise},
+		LNMax{LNMax: noisymax.LNMax{Scale: 20}},
+		OneVoteDaRRM{Eps: 0.3, Delta: delta},
+	} {
+		meta := &votefile.LabelMeta{Mechanism: m.Name().String(), Relation: "one-vote", Partition: "keyed-hash", Eps: 0.3, Delta: delta}
+		labelSettings(m, meta)
+		got, err := MechanismOf(meta)
+		if err != nil || !reflect.DeepEqual(got, m) {
+			t.Errorf("%#v read back as %#v, %v", m, got, err)
+		}
+	}
+	ok := &votefile.LabelMeta{Mechanism: "gnmax", Relation: "one-vote", Partition: "keyed-hash", Noise: "discrete"}
+	for _, edit := range []func(*votefile.LabelMeta){
+		func(m *votefile.LabelMeta) { m.Noise = "loud" },
+		func(m *votefile.LabelMeta) { m.Relation = "friends" },
+		func(m *votefile.LabelMeta) { m.Partition = "random" },
+		func(m *votefile.LabelMeta) { m.Mechanism = "median" },
+	} {
+		bad := *ok
+		edit(&bad)
+		if m, err := MechanismOf(&bad); err == nil {
+			t.Errorf("%+v read as %#v", bad, m)
+		}
+	}
+}
+
+// TestMechanismValidate: each mechanism checks its own settings, a bad
+// one a *accountant.ParamError that names it: Confident-GNMax's threshold
+// step needs sigma1 > 0, GNMax's sigma2 is the parameters' own rule
+// (noisymax.ConfidentGNMax.Validate), a target's m at least 1, a δ in
+// [0, MaxDelta].
+func TestMechanismValidate(t *testing.T) {
+	delta, big := 1e-5, 0.9
+	for _, tc := range []struct {
+		m    Mechanism
+		name string // "" for valid
+	}{
+		{ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: delta}, ""},
+		{ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma2: 40}, Delta: delta}, "sigma1"},
+		{GNMax{Target: Target{Delta: &delta}, Sigma2: -1}, "sigma2"},
+		{GNMax{Target: Target{M: 3}}, ""},
+		{DaRRM{Target: Target{M: 0.5}}, "m"},
+		{Subsample{Target: Target{M: 3, Delta: &big}}, "delta"},
+		{OneVoteDaRRM{Eps: 0, Delta: delta}, "target eps"},
+		{LNMax{LNMax: noisymax.LNMax{Scale: 20}}, ""},
+	} {
+		err := tc.m.Validate()
+		var pe *accountant.ParamError
+		switch {
+		case tc.name == "" && err != nil:
+			t.Errorf("%#v: %v", tc.m, err)
+		case tc.name != "" && (!errors.As(err, &pe) || pe.Name != tc.name):
+			t.Errorf("%#v: %v, want a *ParamError naming %s", tc.m, err, tc.name)
+		}
+	}
+}
