@@ -14,7 +14,9 @@ import (
 // on integer coordinates), SampledGaussianSpend (a DP-SGD step),
 // OneBitSpend (a one-bit release, by its pairs of output probabilities)
 // or LaplaceSpend (discrete Laplace noise on integer coordinates).
-type SpendKind int
+// A SpendKind prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type SpendKind = enum.Value[spendKindTable]
 
 const (
 	// ApproxSpend is known by its (ε, δ) guarantee alone.
@@ -41,17 +43,12 @@ const (
 	LaplaceSpend
 )
 
-var spendKindNames = enum.Names[SpendKind]{What: "spend kind", List: []string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian", OneBitSpend: "one-bit", LaplaceSpend: "laplace"}}
+var spendKindNames = enum.Names[SpendKind]{Type: "SpendKind", What: "spend kind", List: []string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian", OneBitSpend: "one-bit", LaplaceSpend: "laplace"}}
 
-// String returns "approx", "pure", "gaussian", "sampled-gaussian",
-// "one-bit" or "laplace".
-func (k SpendKind) String() string { return spendKindNames.String(k) }
+// spendKindTable gives SpendKind its names (enum.Value).
+type spendKindTable struct{}
 
-// MarshalText returns the kind's name.
-func (k SpendKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
-
-// UnmarshalText sets k from its name.
-func (k *SpendKind) UnmarshalText(b []byte) error { return spendKindNames.Unmarshal(k, b) }
+func (spendKindTable) Names() *enum.Names[SpendKind] { return &spendKindNames }
 
 // GaussianPart is Coords coordinates of a query, each moved by at most 1
 // between neighbouring inputs and released with Gaussian noise of
