@@ -146,12 +146,13 @@ func (e *solveETA) describe(now time.Time, s optimal.Progress) string {
 	if s.Pass != e.pass {
 		e.pass, e.passAt = s.Pass, now
 	}
-	state := fmt.Sprintf("%d LP solves, %d rows, gap %.2g", s.LPSolves, s.Rows, s.Gap)
+	// Short, to fit a line of 100 columns with the problem's name and
+	// the time so far: the counts of LP solves and rows stay in the JSON.
 	if s.Pass > 0 && s.Fraction > 0 && s.Fraction < 1 {
-		state = fmt.Sprintf("exact pass %d (%.0f%%), ", s.Pass, 100*s.Fraction) + state
 		left := time.Duration(float64(now.Sub(e.passAt)) * (1 - s.Fraction) / s.Fraction)
-		return state + fmt.Sprintf(", about %v left in this pass", roundLeft(left))
+		return fmt.Sprintf("exact pass %d: %.0f%%, about %v more", s.Pass, 100*s.Fraction, roundLeft(left))
 	}
+	state := fmt.Sprintf("gap %.2g", s.Gap)
 	if !(s.Gap > optimal.DefaultTol) {
 		return state
 	}
@@ -168,10 +169,13 @@ func (e *solveETA) describe(now time.Time, s optimal.Progress) string {
 }
 
 // roundLeft rounds an estimate of the time left to what it can tell: a
-// second under a minute, ten seconds above.
+// second under a minute, ten seconds under ten minutes, a minute above.
 func roundLeft(d time.Duration) time.Duration {
-	if d < time.Minute {
+	switch {
+	case d < time.Minute:
 		return max(d.Round(time.Second), time.Second)
+	case d < 10*time.Minute:
+		return d.Round(10 * time.Second)
 	}
-	return d.Round(10 * time.Second)
+	return d.Round(time.Minute)
 }
