@@ -17,7 +17,7 @@ type Guarantee struct {
 
 // MaxDelta is the largest δ of a per-query guarantee that darrm releases
 // at or accounts to: the mechanism that publishes its whole input with
-// probability δ is (0, δ)-DP, so from δ = 1/2 on a guarantee allows a
+// probability δ is (0, δ)-DP, so above δ = 1/2 a guarantee allows a
 // release that is more likely to expose a record than not, and says
 // nothing. CheckDelta applies it.
 const MaxDelta = 0.5
@@ -27,7 +27,7 @@ const MaxDelta = 0.5
 // *ParamError otherwise.
 func CheckDelta(name string, delta float64) error {
 	if !(delta >= 0 && delta <= MaxDelta) {
-		return &ParamError{Name: name, Value: delta, Rule: fmt.Sprintf("must be in [0, %v]: from delta = %v on, a guarantee allows publishing a record more often than not", MaxDelta, MaxDelta)}
+		return &ParamError{Name: name, Value: delta, Rule: fmt.Sprintf("must be in [0, %v]: above delta = %v, a guarantee allows publishing a record more often than not", MaxDelta, MaxDelta)}
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ type Options struct {
 	// stops: the returned gamma's utility is within Tol of the solver's
 	// optimum of the restricted LP, before the tie-break (which may give
 	// up Tol more) and certification (which may scale gamma by a
-	// rounding-sized factor); 0 means 1e-9. Result.Gap reports the gap
+	// rounding-sized factor); 0 means DefaultTol. Result.Gap reports the gap
 	// reached against Result.UpperBound, a rigorous bound.
 	Tol float64
 	// CutsPerPass is how many violated rows each separation adds to the
@@ -64,6 +64,10 @@ type Options struct {
 	// LP configures HiGHS.
 	LP lp.Options
 }
+
+// DefaultTol is the relative gap at which the cutting-plane loop stops
+// when Options.Tol is 0: a progress line estimates the time left from it.
+const DefaultTol = 1e-9
 
 // ErrTooLarge is returned by Solve when the cutting-plane LP outgrows
 // Options.MaxCoefficients before converging. Since rows that stop binding
@@ -192,7 +196,7 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	start := time.Now()
 	tol := opts.Tol
 	if tol == 0 {
-		tol = 1e-9
+		tol = DefaultTol
 	}
 	nFree := len(coeffs)
 	cuts := opts.CutsPerPass

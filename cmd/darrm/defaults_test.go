@@ -98,6 +98,11 @@ func TestStatedDefaultsUsed(t *testing.T) {
 	if err := os.WriteFile(votes, []byte(strings.Replace(strings.Replace(string(b), `"eps":0.1`, `"eps":0.0885`, 1), `"Delta":0.00001`, `"Delta":0.0001`, 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The same votes without their header, for sidecar.
+	plain := in("plain.csv")
+	if err := os.WriteFile(plain, []byte(string(b[strings.IndexByte(string(b), '\n')+1:])), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	counts := countsFile(t, dir, "counts.csv", 30, func(i int) []int { return plurality(150+10*(i%10), i%10) })
 	gammaFile := filepath.Join("..", "..", "testdata", "gamma-K11-m3.json")
 	oneVote := filepath.Join("..", "..", "testdata", "votes-K11-one-vote.csv")
@@ -112,6 +117,7 @@ func TestStatedDefaultsUsed(t *testing.T) {
 		append([]string{"aggregate", votes, "--mechanism", "rr", "--seed", "1", "--out", in("rr.csv")}, c...),
 		append([]string{"aggregate", oneVote, "--mechanism", "gnmax", "--eps", "0.1", "--Delta", "1e-5", "--seed", "1", "--out", in("gn.csv")}, c...),
 		append([]string{"aggregate", counts, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--seed", "1", "--out", in("g.csv")}, c...),
+		{"sidecar", plain, "--ensemble", "e", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash", "--out", in("plain.json"), "--replace"},
 		append([]string{"account", "compose", "--step-eps", "0.1", "--step-delta", "1e-5", "--steps", "10"}, j...),
 		append([]string{"account", "queries", "--step-eps", "0.2676", "--step-delta", "3e-4", "--budget-eps", "10", "--budget-delta", "0.02"}, j...),
 		append([]string{"account", "step-eps", "--budget-eps", "1", "--step-delta", "1e-6", "--steps", "100"}, j...),

@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -76,9 +78,10 @@ func solvingNote(p constraints.Problem) string {
 // watchGamma makes src show its solve of gamma_opt, described as what, on the
 // progress line prog returns, and tell of a cache entry it replaces.
 func watchGamma(cmd *cobra.Command, src *optimal.Source, what string, prog func() *cliout.Progress) {
+	var eta solveETA
 	src.Options.Progress = func(s optimal.Progress) {
 		pr := prog()
-		pr.Describe(fmt.Sprintf("%s: exact pass %d (%3.0f%%), %d LP solves, %d rows, gap %.2g", what, s.Pass, 100*s.Fraction, s.LPSolves, s.Rows, s.Gap))
+		pr.Describe(what + ": " + eta.describe(time.Now(), s))
 		pr.Set(int64(s.Pass))
 	}
 	src.OnCorrupt = func(err error) { cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("%v; recomputing it", err)) }
@@ -121,4 +124,58 @@ func sourceError(err error, given string) error {
 		return cli.Usagef("--no-solve: %v; run darrm solve with these parameters first", se.Err)
 	}
 	return fmt.Errorf("--no-solve: %w; run darrm solve with these parameters to replace it", se.Err)
+}
+
+// solveETA estimates the time a solve of gamma_opt has left from its
+// progress reports, so that a long solve's line moves and says when it
+// may end: during an exact separation pass, by the share of the pass
+// done; else, while the cutting-plane loop narrows its gap, by the rate
+// at which the gap's logarithm has fallen since it was last at its
+// largest, to optimal.DefaultTol, where the loop stops. Only an estimate:
+// the gap falls unevenly, and more passes may follow.
+type solveETA struct {
+	at     time.Time // when the gap was gap0
+	gap0   float64
+	pass   int // the exact pass under way, from passAt
+	passAt time.Time
+}
+
+// describe returns the state of s at now, with the time left where the
+// reports so far give an estimate.
+func (e *solveETA) describe(now time.Time, s optimal.Progress) string {
+	if s.Pass != e.pass {
+		e.pass, e.passAt = s.Pass, now
+	}
+	// Short, to fit a line of 100 columns with the problem's name and
+	// the time so far: the counts of LP solves and rows stay in the JSON.
+	if s.Pass > 0 && s.Fraction > 0 && s.Fraction < 1 {
+		left := time.Duration(float64(now.Sub(e.passAt)) * (1 - s.Fraction) / s.Fraction)
+		return fmt.Sprintf("exact pass %d: %.0f%%, about %v more", s.Pass, 100*s.Fraction, roundLeft(left))
+	}
+	state := fmt.Sprintf("gap %.2g", s.Gap)
+	if !(s.Gap > optimal.DefaultTol) {
+		return state
+	}
+	if s.Gap >= e.gap0 {
+		e.at, e.gap0 = now, s.Gap
+		return state
+	}
+	rate := math.Log(e.gap0/s.Gap) / now.Sub(e.at).Seconds()
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		return state
+	}
+	left := time.Duration(math.Log(s.Gap/optimal.DefaultTol) / rate * float64(time.Second))
+	return state + fmt.Sprintf(", about %v left", roundLeft(left))
+}
+
+// roundLeft rounds an estimate of the time left to what it can tell: a
+// second under a minute, ten seconds under ten minutes, a minute above.
+func roundLeft(d time.Duration) time.Duration {
+	switch {
+	case d < time.Minute:
+		return max(d.Round(time.Second), time.Second)
+	case d < 10*time.Minute:
+		return d.Round(10 * time.Second)
+	}
+	return d.Round(time.Minute)
 }

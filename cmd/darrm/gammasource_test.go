@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
@@ -57,5 +58,53 @@ func TestSolving(t *testing.T) {
 	}
 	if got := solvingNote(constraints.NewOneVote(11, 0.3, 1e-5)); got != "solving K=11 one-vote eps=0.3" {
 		t.Errorf("one vote: %q", got)
+	}
+}
+
+// TestSolveETA: a solve's line gives the time left: by the rate at which
+// the gap's logarithm falls, to optimal.DefaultTol, where the loop stops
+// (the rate taken afresh when the gap grows, as when the tie-break
+// starts); in an exact pass by the share done; none before a second
+// report, nor once the gap is within the tolerance.
+func TestSolveETA(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	type report struct {
+		at   time.Duration
+		s    optimal.Progress
+		want string
+	}
+	for _, tc := range []struct {
+		name    string
+		reports []report
+	}{
+		{"gap falls", []report{
+			{0, optimal.Progress{LPSolves: 1, Rows: 8, Gap: 1e-1}, "gap 0.1"},
+			// 1e-1 to 1e-3 in 10 s: 1e-3 to 1e-9 in 30 s more.
+			{10 * time.Second, optimal.Progress{LPSolves: 9, Rows: 20, Gap: 1e-3}, "gap 0.001, about 30s left"},
+			// 1e-1 to 1e-7 in 40 s: 1e-7 to 1e-9 in 13.3 s more.
+			{40 * time.Second, optimal.Progress{LPSolves: 30, Rows: 20, Gap: 1e-7}, "gap 1e-07, about 13s left"},
+			{50 * time.Second, optimal.Progress{LPSolves: 40, Rows: 20, Gap: 1e-9}, "gap 1e-09"},
+		}},
+		{"the gap grows: a new rate", []report{
+			{0, optimal.Progress{Gap: 1e-1}, "gap 0.1"},
+			{10 * time.Second, optimal.Progress{Gap: 1e-5}, "gap 1e-05, about 10s left"},
+			{20 * time.Second, optimal.Progress{Gap: 0.5}, "gap 0.5"},
+			// 0.5 to 5e-4 in 30 s: 5e-4 to 1e-9 in 57 s more.
+			{50 * time.Second, optimal.Progress{Gap: 5e-4}, "gap 0.0005, about 57s left"},
+		}},
+		{"an exact pass", []report{
+			{0, optimal.Progress{Pass: 1, Gap: 1e-3}, "gap 0.001"},
+			{20 * time.Second, optimal.Progress{Pass: 1, Fraction: 0.25, Gap: 1e-3}, "exact pass 1: 25%, about 1m0s more"},
+			// Between passes, by the gap: 1e-3 to 1e-4 in 40 s.
+			{40 * time.Second, optimal.Progress{Pass: 2, Fraction: 0, Gap: 1e-4}, "gap 0.0001, about 3m20s left"},
+			{50 * time.Second, optimal.Progress{Pass: 2, Fraction: 0.5, Gap: 1e-4}, "exact pass 2: 50%, about 10s more"},
+		}},
+	} {
+		var e solveETA
+		for i, r := range tc.reports {
+			if got := e.describe(t0.Add(r.at), r.s); got != r.want {
+				t.Errorf("%s, report %d: %q, want %q", tc.name, i, got, r.want)
+			}
+		}
 	}
 }

@@ -767,7 +767,7 @@ func TestOneRangePerParameter(t *testing.T) {
 	}
 	const (
 		positive = "must be a finite number > 0"
-		delta    = "must be in [0, 0.5]: from delta = 0.5 on, a guarantee allows publishing a record more often than not"
+		delta    = "must be in [0, 0.5]: above delta = 0.5, a guarantee allows publishing a record more often than not"
 		slack    = "must be in (0, 1)"
 		teachers = "must be an integer >= 1"
 		count    = "must be an integer in [1, 9007199254740992]"

@@ -59,6 +59,11 @@ func newSidecarCmd() *cobra.Command {
 	for _, name := range []string{"relation", "kind", "partition"} {
 		cmd.Flags().Lookup(name).DefValue = "" // required: no default
 	}
+	// The private-teachers relation needs both, one-vote neither: no
+	// default (pflag shows none for a zero).
+	for _, name := range []string{"eps", "Delta"} {
+		cmd.Flags().Lookup(name).DefValue = "0"
+	}
 	return cmd
 }
 

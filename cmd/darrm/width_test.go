@@ -183,7 +183,7 @@ func TestErrorWidths(t *testing.T) {
 			"--sigma2 is not a setting of darrm on two-class votes, which takes --m, --eps, --Delta, --delta, --prior, --gamma, --no-solve"},
 		{[]string{"aggregate", votes, "--out", deep}, "folder " + filepath.Dir(deep) + " does not exist (create it first)"},
 		{[]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "0.9"},
-			"must be in [0, 0.5]: from delta = 0.5 on, a guarantee allows publishing a record more often than not"},
+			"must be in [0, 0.5]: above delta = 0.5, a guarantee allows publishing a record more often than not"},
 	} {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), tc.args, strings.NewReader(""), &out, &errb)
