@@ -85,9 +85,6 @@ func (s *Solver) newHighs() (*highs.Solver, error) {
 	if err := errors.Join(setup...); err == nil {
 		setup = append(setup, setOptions(h, base))
 	}
-	if s.opts.TimeLimit > 0 {
-		setup = append(setup, h.SetFloatOption("time_limit", s.opts.TimeLimit.Seconds()))
-	}
 	if err := errors.Join(setup...); err != nil {
 		h.Close()
 		return nil, fmt.Errorf("lp: set up HiGHS: %w", err)
