@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // bigPow returns x^y for x > 0 in math/big.
@@ -556,5 +557,51 @@ func TestRunSlope(t *testing.T) {
 	}
 	if _, err := cg.RunSlope(-1, 0); err == nil {
 		t.Error("-1 queries accepted")
+	}
+}
+
+// TestAddFlushesInOrder: Add charges its queries flushEvery at a time (so
+// that a caller checking its context between Adds is never held up by
+// one long charge at Result), and the totals are those of charging every
+// query in order at each order, as one flush at the end did.
+func TestAddFlushesInOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		answers []answer
+	}{
+		{"expected cost", []answer{AnswerUnknown}},
+		{"a release", []answer{Answered, NotAnswered, Answered}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := NewAccount(ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, 250, 10, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(7, 8))
+			n := 2*flushEvery + 37
+			for i := range n {
+				if err := a.Add(randomCounts(r, 250, 10), tc.answers[i%len(tc.answers)]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if a.done != 2*flushEvery {
+				t.Errorf("after %d Adds, %d queries charged, want %d", n, a.done, 2*flushEvery)
+			}
+			a.flush()
+			for j := range a.orders {
+				var th *curve
+				if a.mech.Confident() {
+					th = a.th[j]
+				}
+				var ind, dep float64
+				for i := range n {
+					qi, qd := a.charge(i, a.gn[j], th)
+					ind, dep = outward.AddUp(ind, qi), outward.AddUp(dep, qd)
+				}
+				if a.ind[j] != ind || a.dep[j] != dep {
+					t.Errorf("order %v: totals %v, %v charged in flushes, want %v, %v charged in order", a.orders[j], a.ind[j], a.dep[j], ind, dep)
+				}
+			}
+		})
 	}
 }
