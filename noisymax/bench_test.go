@@ -52,7 +52,7 @@ func BenchmarkPATEAccount(b *testing.B) {
 func BenchmarkPATESmooth(b *testing.B) {
 	a := benchPATE(b, 1000)
 	for b.Loop() {
-		if _, err := a.LocalSensitivity(20); err != nil {
+		if _, err := a.LocalSensitivity(b.Context(), 20); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := a.RDPDependent(20); err != nil {

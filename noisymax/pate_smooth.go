@@ -1,6 +1,7 @@
 package noisymax
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -270,8 +271,10 @@ func (t *thresholdLS) distances(v int) []float64 {
 // A(d + 1) (docs/pate.md).
 //
 // It requires conditions C5 and C6 of the PATE paper (ConfidentGNMax.SmoothConditions)
-// for σ2, C and λ, and returns an error when they fail.
-func (a *Account) LocalSensitivity(order float64) ([]float64, error) {
+// for σ2, C and λ, and returns an error when they fail, or ctx's error
+// once it is done (a query takes up to a millisecond at K = 250: 200,000
+// queries take minutes).
+func (a *Account) LocalSensitivity(ctx context.Context, order float64) ([]float64, error) {
 	if err := param.Alpha(order); err != nil {
 		return nil, fmt.Errorf("PATE smooth sensitivity: %w", err)
 	}
@@ -291,11 +294,14 @@ func (a *Account) LocalSensitivity(order float64) ([]float64, error) {
 	parts := make([][]float64, lsChunks)
 	parallel(lsChunks, func(c int) {
 		part := make([]float64, a.teachers+1)
-		for i := c * n / lsChunks; i < (c+1)*n/lsChunks; i++ {
+		for i := c * n / lsChunks; i < (c+1)*n/lsChunks && ctx.Err() == nil; i++ {
 			a.addLocalSensitivity(part, i, g, th, a.thP, ind)
 		}
 		parts[c] = part
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	total := make([]float64, a.teachers+1)
 	for _, part := range parts {
 		for d, x := range part {

@@ -1,6 +1,7 @@
 package noisymax
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -603,5 +604,29 @@ func TestAddFlushesInOrder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLocalSensitivityCancelled: LocalSensitivity, minutes long on
+// hundreds of thousands of queries, returns its context's error once the
+// context is done, not a sensitivity of the queries it reached.
+func TestLocalSensitivityCancelled(t *testing.T) {
+	a, err := NewAccount(ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, 250, 10, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 100 {
+		if err := a.Add(randomCounts(r, 250, 10), AnswerUnknown); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if ls, err := a.LocalSensitivity(ctx, 20); !errors.Is(err, context.Canceled) {
+		t.Errorf("LocalSensitivity of a cancelled context: %v, %v; want context.Canceled", ls, err)
+	}
+	if _, err := a.LocalSensitivity(t.Context(), 20); err != nil {
+		t.Errorf("LocalSensitivity after a cancelled one: %v", err)
 	}
 }
