@@ -90,7 +90,7 @@ const (
 	// connection lost during a write: a run whose server is gone stops
 	// within about a second.
 	reconnectFor = time.Second
-	// maxNameBytes bounds a ledger's name.
+	// maxNameBytes bounds a ledger's name, and an analyst's.
 	maxNameBytes = 200
 )
 
@@ -881,6 +881,8 @@ func (s *pgStore) writeErr(ctx context.Context, err error) error {
 func (s *pgStore) cut(pos) error { return nil } // a row is whole or absent
 
 func (s *pgStore) where() (string, uint64, uint64, error) { return s.redacted, 0, 0, nil }
+
+func (s *pgStore) user() string { return s.cfg.User }
 
 func (s *pgStore) close() error {
 	s.pause()
