@@ -171,6 +171,7 @@ func TestPG(t *testing.T) {
 		{"LockWait", testPGLockWait},
 		{"AppendOnly", testPGAppendOnly},
 		{"Restored", testPGRestored},
+		{"Analysts", testPGAnalysts},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}
