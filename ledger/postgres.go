@@ -651,8 +651,12 @@ func (s *pgStore) lines(from, to pos, each func([]byte) error) (pos, []byte, err
 	var lines, size int64 // the head's
 	err := s.use(func(ctx context.Context) error {
 		// One statement, one snapshot: the rows and the head as one commit
-		// left them.
-		rows, err := s.conn.Query(ctx, `SELECT h.lines, h.size, l.n, l.line, l.stop FROM darrm.ledgers h
+		// left them, and the number of rows up to line from.n, so that a
+		// run that reads from the line its record vouches for still finds
+		// a row deleted before it (whose line no total it uses depends
+		// on, but the ledger must hold every line it had).
+		rows, err := s.conn.Query(ctx, `SELECT h.lines, h.size, l.n, l.line, l.stop,
+			(SELECT count(*) FROM darrm.lines c WHERE c.ledger = h.key AND c.n <= $2) FROM darrm.ledgers h
 			LEFT JOIN darrm.lines l ON l.ledger = h.key AND l.n > $2 AND l.n <= $3 AND l.stop <= $4
 			WHERE h.key = $1 ORDER BY l.n`, s.key, int64(from.n), int64(to.n), to.off)
 		if err != nil {
@@ -662,12 +666,15 @@ func (s *pgStore) lines(from, to pos, each func([]byte) error) (pos, []byte, err
 		var (
 			n, stop *int64
 			b       []byte
+			before  int64
 		)
 		for rows.Next() {
-			if err := rows.Scan(&lines, &size, &n, &b, &stop); err != nil {
+			if err := rows.Scan(&lines, &size, &n, &b, &stop, &before); err != nil {
 				return err
 			}
 			switch {
+			case before != int64(from.n):
+				return &CorruptError{Path: s.redacted, Line: from.n, Reason: fmt.Sprintf("the ledger holds %d rows up to line %d: a row of the ledger was deleted (darrm ledger verify names it)", before, from.n)}
 			case n == nil:
 				continue // no line in the range: the head alone
 			case *n != int64(end.n)+1:

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -170,8 +171,8 @@ func TestPG(t *testing.T) {
 		{"ConcurrentProcesses", testPGConcurrentProcesses},
 		{"LockWait", testPGLockWait},
 		{"AppendOnly", testPGAppendOnly},
-		{"Restored", testPGRestored},
 		{"Analysts", testPGAnalysts},
+		{"Restored", testPGRestored},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}
@@ -320,6 +321,8 @@ func testPGAppendOnly(t *testing.T, db string) {
 	corruptAt(t, "verify, a row deleted", err, 4, "a row of the ledger was deleted")
 	_, err = Book{StateDir: t.TempDir()}.Open(ctx, u)
 	corruptAt(t, "another analyst's release, a row deleted", err, 4, "a row of the ledger was deleted")
+	_, err = book.Open(ctx, u) // whose record vouches for the last line
+	corruptAt(t, "a release whose record vouches for a later line, a row deleted", err, lines, "holds "+strconv.Itoa(lines-1)+" rows up to line")
 	if err := sqlExec(t, db, "DELETE FROM darrm.lines WHERE n = $1 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'last')", lines); err != nil {
 		t.Fatal(err)
 	}
