@@ -281,6 +281,10 @@ func (p *pgLocation) fail(what string, err error) error {
 		return mk(false, "no answer from %s within %v: check the URL's host and port, and that the server runs (the URL's connect_timeout sets the wait)", p.server(), p.cfg.ConnectTimeout)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return mk(false, "no server accepts connections at %s: start it, or fix the URL's host and port", strings.TrimPrefix(p.server(), "the server at "))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		// The server ended the session (it stopped or crashed) or the
+		// network dropped it, as a run waited for the lock, say.
+		return mk(false, "the connection to %s was lost while darrm tried to %s (%v): run again once the server runs", p.server(), what, err)
 	case errors.As(err, &dns):
 		return mk(true, "cannot find host %s (%v): fix the URL's host", p.cfg.Host, dns.Err)
 	case strings.Contains(err.Error(), "password"):

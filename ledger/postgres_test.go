@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -519,6 +521,24 @@ func TestRedact(t *testing.T) {
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestPGConnectionLostError: a connection that the server ends or the
+// network drops while a run uses it (waiting for the lock, reading) is
+// said in one line naming the server and what to do, not as the driver's
+// bare "unexpected EOF", and never with the password.
+func TestPGConnectionLostError(t *testing.T) {
+	p, err := parsePG("postgres://alice:s3cret-pw@127.0.0.1:5999/budgets?ledger=team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cause := range []error{io.ErrUnexpectedEOF, io.EOF, syscall.ECONNRESET, fmt.Errorf("write: %w", syscall.EPIPE)} {
+		msg := p.fail("lock the ledger", cause).Error()
+		if !strings.Contains(msg, "the connection to the server at 127.0.0.1:5999 was lost while darrm tried to lock the ledger") ||
+			!strings.Contains(msg, "run again once the server runs") || strings.Contains(msg, "s3cret-pw") || strings.Contains(msg, "\n") {
+			t.Errorf("%v: %q", cause, msg)
 		}
 	}
 }
