@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/roots"
@@ -68,7 +69,8 @@ func (l *Ledger) Total() (accountant.Guarantee, string, error) {
 	return b.Total, b.Composition.String(), err
 }
 
-// allowance returns how many more labels that step describes the budget
+// allowance returns how many more labels that step describes the budget,
+// and the share of this run's analyst when the ledger gives shares,
 // allows (at most limit when limit >= 0): limit, or accountant.Unlimited
 // when limit < 0, if the teachers' cap is within the budget. A budget
 // that allows every label the accountant can still count allows
@@ -83,6 +85,10 @@ func (l *Ledger) allowance(step accountant.Spend, limit int) (int, error) {
 			return false, err
 		}
 		_, ok, err := l.compose(seq)
+		if err != nil || !ok {
+			return false, err
+		}
+		_, ok, err = l.withinShare(step, k)
 		return ok, err
 	}
 	if ok, err := fits(0); err != nil || !ok {
@@ -151,4 +157,84 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 		st.QueriesLeft = &left
 	}
 	return st, nil
+}
+
+// withinShare returns the total by the ledger's filter of the spends of
+// this run's analyst, with k more labels of step after the labels this
+// run holds, and whether they meet the analyst's share of the budget:
+// always, when the ledger gives no shares or the teachers' cap frees
+// every release.
+func (l *Ledger) withinShare(step accountant.Spend, k int) (accountant.Guarantee, bool, error) {
+	if l.share == nil || l.free() {
+		return accountant.Guarantee{}, true, nil
+	}
+	seq, err := l.mine.AddSpend(l.step, l.held)
+	if err == nil {
+		seq, err = seq.AddSpend(step, k)
+	}
+	if err != nil {
+		return accountant.Guarantee{}, false, err
+	}
+	return accountant.FilterTotal(l.header.Filter, seq, *l.share)
+}
+
+// AnalystSpend is what the runs of one analyst have spent of a ledger.
+type AnalystSpend struct {
+	// Analyst is who charged the runs ("" for runs that name no one).
+	Analyst string `json:"analyst"`
+	Runs    int    `json:"runs"`
+	Labels  int    `json:"labels"`
+	// Spent is the composition of the analyst's runs by the ledger's
+	// filter: a realised cost (analysis), not a guarantee; the total to
+	// publish is the ledger's (Balance.Publish), whoever spent it.
+	Spent accountant.Guarantee `json:"spent"`
+	// Share is the analyst's fraction of the budget and ShareBudget that
+	// part of it, when the ledger gives shares (Header.Shares).
+	Share       float64               `json:"share,omitempty"`
+	ShareBudget *accountant.Guarantee `json:"share_budget,omitempty"`
+	seq         accountant.Sequence
+}
+
+// Analysts returns the spends of each analyst who charged the ledger, in
+// the order of their first runs, then the analysts given a share who have
+// not charged it yet. It reads the ledger again from its start.
+func (l *Ledger) Analysts() ([]AnalystSpend, error) {
+	var sums []AnalystSpend
+	index := map[string]int{}
+	add := func(name string) *AnalystSpend {
+		i, ok := index[name]
+		if !ok {
+			i = len(sums)
+			index[name] = i
+			sums = append(sums, AnalystSpend{Analyst: name})
+		}
+		return &sums[i]
+	}
+	err := l.Runs(func(s Spend) error {
+		a := add(s.Analyst)
+		seq, err := s.addTo(l.version, a.seq)
+		a.seq, a.Runs, a.Labels = seq, a.Runs+1, a.Labels+s.Queries
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(l.header.Shares))
+	for name := range l.header.Shares {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		add(name)
+	}
+	for i := range sums {
+		a := &sums[i]
+		if a.Spent, _, err = l.compose(a.seq); err != nil {
+			return nil, err
+		}
+		if f, ok := l.header.Shares[a.Analyst]; ok {
+			a.Share, a.ShareBudget = f, &accountant.Guarantee{Eps: f * l.header.Budget.Eps, Delta: f * l.header.Budget.Delta}
+		}
+	}
+	return sums, nil
 }

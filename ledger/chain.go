@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
@@ -99,14 +100,18 @@ func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, e
 // line whose description does not give the next line's prior breaks the
 // ledger (chain.next).
 func at(version, n int, h string, s Spend) (chain, error) {
-	var spent accountant.Sequence
-	var err error
-	if version == version3 {
-		spent, err = s.Prior.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries)
-	} else {
-		spent, err = s.Prior.AddSpend(s.step(), s.Queries)
-	}
+	spent, err := s.addTo(version, *s.Prior)
 	return chain{version: version, n: n, head: h, last: s, spent: spent}, err
+}
+
+// addTo returns seq with the labels of s added, as a ledger of the given
+// version adds them: by their description (version 3: by their
+// guarantee).
+func (s Spend) addTo(version int, seq accountant.Sequence) (accountant.Sequence, error) {
+	if version == version3 {
+		return seq.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries)
+	}
+	return seq.AddSpend(s.step(), s.Queries)
 }
 
 // next checks b as line c.n+1, a spend, and moves c on to it: b must
@@ -170,7 +175,7 @@ func (c *chain) follows(s Spend) string {
 	case p.Final:
 		return fmt.Sprintf("a line of run %s after its final line (line %d): a run ends with its final line", s.Run, c.n)
 	case !sameSpend(p, s):
-		return fmt.Sprintf("run %s's spend changed from %s (line %d) to %s: a run hands out labels of one mechanism and guarantee", s.Run, p.describe(), c.n, s.describe())
+		return fmt.Sprintf("run %s's spend changed from %s (line %d) to %s: a run hands out labels of one mechanism and guarantee, charged by one analyst", s.Run, p.describe(), c.n, s.describe())
 	case !s.Final && s.Queries <= p.Queries:
 		return fmt.Sprintf("a reservation of %d labels after one of %d (line %d): a run's reservations only rise", s.Queries, p.Queries, c.n)
 	case s.Final && s.Queries > p.Queries:
@@ -183,6 +188,9 @@ func (c *chain) follows(s Spend) string {
 // Gaussian noise, its deviations.
 func (s Spend) describe() string {
 	d := fmt.Sprintf("%s labels %v", s.Mechanism, accountant.Guarantee{Eps: s.Eps, Delta: s.Delta})
+	if s.Analyst != "" {
+		d += " charged by " + strconv.Quote(s.Analyst)
+	}
 	if s.Kind != accountant.GaussianSpend {
 		return d
 	}
@@ -198,9 +206,9 @@ func (s Spend) describe() string {
 }
 
 // sameSpend reports whether a and b describe labels of one mechanism and
-// guarantee, as every line of a run does.
+// guarantee, charged by one analyst, as every line of a run does.
 func sameSpend(a, b Spend) bool {
-	return a.Mechanism == b.Mechanism && a.Eps == b.Eps && a.Delta == b.Delta && a.Kind == b.Kind &&
+	return a.Analyst == b.Analyst && a.Mechanism == b.Mechanism && a.Eps == b.Eps && a.Delta == b.Delta && a.Kind == b.Kind &&
 		a.Discrete == b.Discrete && slices.Equal(a.Gaussian, b.Gaussian)
 }
 

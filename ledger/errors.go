@@ -3,6 +3,8 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
@@ -153,3 +155,27 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// ShareError is a run on a ledger that gives analysts shares of its
+// budget (Header.Shares) by an analyst who has none.
+type ShareError struct {
+	Path    string
+	Analyst string // "" when the run names no one
+	Shares  map[string]float64
+}
+
+func (e *ShareError) Error() string {
+	names := make([]string, 0, len(e.Shares))
+	for name := range e.Shares {
+		names = append(names, strconv.Quote(name))
+	}
+	slices.Sort(names)
+	who := "this run names no analyst"
+	if e.Analyst != "" {
+		who = fmt.Sprintf("none to %q", e.Analyst)
+	}
+	return fmt.Sprintf("ledger %s gives analysts shares of its budget (%s), %s: charge it as one of them (the analyst: darrm's --analyst, else the database user)", e.Path, strings.Join(names, ", "), who)
+}
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *ShareError) BadInput() bool { return true }

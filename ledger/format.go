@@ -37,6 +37,13 @@ type Header struct {
 	// Upgraded, for a ledger made by Upgrade, identifies the ledger it
 	// was made from.
 	Upgraded *upgraded `json:"upgraded_from,omitempty"`
+	// Shares, when set, gives each analyst who may charge the ledger a
+	// share of its budget, a fraction in (0, 1] of its eps and its delta:
+	// an analyst's own runs, composed by the ledger's filter, must stay
+	// within it, and an analyst without a share may not charge the ledger.
+	// A share is an allocation inside the budget, not a guarantee: the
+	// total to publish is the ledger's one budget, whoever spent it.
+	Shares map[string]float64 `json:"shares,omitempty"`
 }
 
 // teachers are the parameters of an ensemble that a ledger binds, besides
@@ -112,7 +119,10 @@ type upgraded struct {
 // the last line of a run counts; Final marks the exact count written at
 // its end.
 type Spend struct {
-	Run       string                   `json:"run"`
+	Run string `json:"run"`
+	// Analyst is who charged the run (Book.Analyst, or the database user
+	// of a ledger in PostgreSQL); omitted when the run named no one.
+	Analyst   string                   `json:"analyst,omitempty"`
 	Time      time.Time                `json:"time"`
 	Mechanism provenance.MechanismName `json:"mechanism"`
 	Eps       float64                  `json:"eps"`
@@ -183,6 +193,21 @@ func checkName(name string) error {
 	return nil
 }
 
+// checkAnalyst refuses an analyst's name that is empty, too long or
+// holds control characters (which a terminal would act on when it is
+// printed).
+func checkAnalyst(name string) error {
+	switch {
+	case name == "":
+		return errors.New("an analyst's name is empty")
+	case len(name) > maxNameBytes:
+		return fmt.Errorf("an analyst's name has %d bytes: at most %d", len(name), maxNameBytes)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return errors.New("an analyst's name may not hold control characters")
+	}
+	return nil
+}
+
 // formatG formats x as a header parameter's value in an error.
 func formatG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
@@ -212,6 +237,14 @@ func checkHeader(h Header) error {
 	if h.Version >= Version {
 		if err := accountant.CheckFilter(h.Filter, h.Budget.Guarantee); err != nil {
 			return paramError("filter", h.Filter.String(), err.Error())
+		}
+	}
+	for name, f := range h.Shares {
+		if err := checkAnalyst(name); err != nil {
+			return paramError("shares", strconv.Quote(name), err.Error())
+		}
+		if !(f > 0 && f <= 1) {
+			return paramError("shares", fmt.Sprintf("%s=%v", name, f), "a share is a fraction of the budget in (0, 1]")
 		}
 	}
 	if h.Version >= 2 {
@@ -295,6 +328,8 @@ func checkSpend(s Spend) error {
 	switch {
 	case s.Run == "":
 		return errors.New("no run id")
+	case s.Analyst != "" && checkAnalyst(s.Analyst) != nil:
+		return fmt.Errorf("analyst %q: %v", s.Analyst, checkAnalyst(s.Analyst))
 	case s.Queries < 0:
 		return fmt.Errorf("queries = %d: must be >= 0", s.Queries)
 	case !(s.Eps > 0) || math.IsInf(s.Eps, 0):

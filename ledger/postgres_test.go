@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -170,6 +173,7 @@ func TestPG(t *testing.T) {
 		{"ConcurrentProcesses", testPGConcurrentProcesses},
 		{"LockWait", testPGLockWait},
 		{"AppendOnly", testPGAppendOnly},
+		{"Analysts", testPGAnalysts},
 		{"Restored", testPGRestored},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
@@ -319,6 +323,8 @@ func testPGAppendOnly(t *testing.T, db string) {
 	corruptAt(t, "verify, a row deleted", err, 4, "a row of the ledger was deleted")
 	_, err = Book{StateDir: t.TempDir()}.Open(ctx, u)
 	corruptAt(t, "another analyst's release, a row deleted", err, 4, "a row of the ledger was deleted")
+	_, err = book.Open(ctx, u) // whose record vouches for the last line
+	corruptAt(t, "a release whose record vouches for a later line, a row deleted", err, lines, "holds "+strconv.Itoa(lines-1)+" rows up to line")
 	if err := sqlExec(t, db, "DELETE FROM darrm.lines WHERE n = $1 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'last')", lines); err != nil {
 		t.Fatal(err)
 	}
@@ -515,6 +521,24 @@ func TestRedact(t *testing.T) {
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestPGConnectionLostError: a connection that the server ends or the
+// network drops while a run uses it (waiting for the lock, reading) is
+// said in one line naming the server and what to do, not as the driver's
+// bare "unexpected EOF", and never with the password.
+func TestPGConnectionLostError(t *testing.T) {
+	p, err := parsePG("postgres://alice:s3cret-pw@127.0.0.1:5999/budgets?ledger=team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cause := range []error{io.ErrUnexpectedEOF, io.EOF, syscall.ECONNRESET, fmt.Errorf("write: %w", syscall.EPIPE)} {
+		msg := p.fail("lock the ledger", cause).Error()
+		if !strings.Contains(msg, "the connection to the server at 127.0.0.1:5999 was lost while darrm tried to lock the ledger") ||
+			!strings.Contains(msg, "run again once the server runs") || strings.Contains(msg, "s3cret-pw") || strings.Contains(msg, "\n") {
+			t.Errorf("%v: %q", cause, msg)
 		}
 	}
 }

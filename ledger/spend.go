@@ -11,14 +11,17 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
-// begin starts this run's spend: mechanism, the description of one label
+// begin starts this run's spend, charged by the Book's analyst: mechanism, the description of one label
 // (its guarantee, and its noise when it has a curve), and the ensemble
 // the release states (b), which must be the one the ledger is bound to:
 // every parameter both state must agree, and the release must state its
 // ensemble (Binding.Stated); a *BindingError otherwise. A label that the
 // ledger's filter cannot compose is refused (accountant.FilterAccepts), a
 // *FilterError, even when the teachers' cap frees every release: the
-// ledger's totals are its filter's.
+// ledger's totals are its filter's. On a ledger that gives analysts
+// shares, an analyst without one is refused (*ShareError), and the
+// analyst's runs before this one are read, so that a reservation beyond
+// the share is refused as one beyond the budget is.
 func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
@@ -42,6 +45,23 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return err
+	}
+	l.share, l.mine = nil, accountant.Sequence{}
+	if len(l.header.Shares) > 0 {
+		f, ok := l.header.Shares[l.analyst]
+		if !ok {
+			return &ShareError{Path: l.path, Analyst: l.analyst, Shares: l.header.Shares}
+		}
+		sums, err := l.Analysts()
+		if err != nil {
+			return err
+		}
+		for _, a := range sums {
+			if a.Analyst == l.analyst {
+				l.mine = a.seq
+			}
+		}
+		l.share = &accountant.Guarantee{Eps: f * l.header.Budget.Eps, Delta: f * l.header.Budget.Delta}
 	}
 	l.run, l.mech, l.step = hex.EncodeToString(id[:]), mechanism, step
 	l.base, l.held, l.settled = l.chain.spent, 0, false
@@ -72,6 +92,13 @@ func (l *Ledger) Reserve(labels int) error {
 	}
 	if !fits {
 		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by the %v, over the budget %v: %w", l.path, labels, l.step.Guarantee, total, l.header.Filter, l.header.Budget, errBudget)
+	}
+	if total, fits, err := l.withinShare(l.step, labels); err != nil || !fits {
+		if err == nil {
+			err = fmt.Errorf("%d labels of %v would bring analyst %q's runs to %v by the %v, over %q's share %v of the budget %v: %w",
+				labels, l.step.Guarantee, l.analyst, total, l.header.Filter, l.analyst, l.header.Shares[l.analyst], *l.share, errBudget)
+		}
+		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
 	return l.write(labels, false)
 }
@@ -108,6 +135,7 @@ func (l *Ledger) write(labels int, final bool) error {
 	}
 	base := l.base
 	s := spendOf(l.run, l.mech, l.step)
+	s.Analyst = l.analyst
 	s.Time, s.Queries, s.Final, s.Prior = time.Now().UTC(), labels, final, &base
 	next, err := at(l.chain.version, l.chain.n+1, "", s)
 	if err != nil {

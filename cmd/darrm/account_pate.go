@@ -33,6 +33,7 @@ type accountPATEFlags struct {
 	Conversion accountant.Conversion `flag:"conversion"`
 	Seed       uint64                `flag:"seed"`
 	Ledger     string                `flag:"ledger"`
+	Analyst    string                `flag:"analyst"`
 	Release    bool                  `flag:"release-estimate" help:"draw eps_released (a release); only a --ledger counts every draw"`
 	Format     cliout.Format         `flag:"format"`
 }
@@ -93,6 +94,8 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	case fs.Changed("seed") && f.Ledger != "" && f.Labels == "":
 		// With --labels the ledger is still the labels' reference.
 		return cli.Usagef("--seed draws a reproducible experiment (NOT FOR RELEASE), which is neither recorded nor charged: drop --ledger, or --seed")
+	case fs.Changed("analyst") && f.Ledger == "":
+		return analystWithoutLedger(cmd, f.Ledger)
 	case f.Ledger != "" && f.Labels == "" && !f.Release:
 		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")
 	}
@@ -153,8 +156,10 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 	if seed != nil {
 		src = noise.NewSeededSource(*seed)
 	} else if f.Ledger != "" {
+		book := ledgerBook(cmd)
+		book.Analyst = f.Analyst
 		o.Charge = func(cost accountant.Guarantee) error {
-			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledgerBook(cmd),
+			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, book,
 				func(notes []string) { printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
 			return ledgerError(err)
 		}

@@ -38,6 +38,7 @@ type ledgerInitFlags struct {
 	DeltaPrime  float64             `flag:"delta-prime"`
 	Filter      accountant.Method   `flag:"filter" help:"the runs' filter: zcdp-filter or simple" default:"chosen as above"`
 	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's over another (on purpose)"`
+	Shares      []string            `flag:"share" help:"an analyst's share of the budget: NAME=FRACTION, in (0, 1]; repeatable"`
 	use         ledgerUseFlags
 }
 
@@ -97,6 +98,9 @@ func newLedgerInitCmd() *cobra.Command {
 			}
 			book := ledgerBook(cmd)
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
+			if h.Shares, err = parseShares(f.Shares); err != nil {
+				return err
+			}
 			prev, err := book.Init(cmd.Context(), args[0], h, f.Replace)
 			if err != nil {
 				return ledgerError(err)

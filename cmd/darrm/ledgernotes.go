@@ -52,6 +52,15 @@ func ledgerBook(cmd *cobra.Command) ledger.Book {
 	}
 }
 
+// analystWithoutLedger refuses --analyst without --ledger: it names who
+// charges the ledger, and there is none.
+func analystWithoutLedger(cmd *cobra.Command, ledger string) error {
+	if cmd.Flags().Changed("analyst") && ledger == "" {
+		return cli.Usagef("--analyst names who charges --ledger: give --ledger, or drop --analyst")
+	}
+	return nil
+}
+
 // printLedgerNotes prints what opening the ledger at location found worth
 // telling.
 func printLedgerNotes(w io.Writer, location string, notes []string) {
