@@ -9,7 +9,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
@@ -54,8 +53,8 @@ func TestExplain(t *testing.T) {
 
 		{"format", &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}, exitUsage, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
 		// Bad input after labels left: exit 2 would say nothing was written.
-		{"format, labels spent", &ensemble.SpentError{Labels: 7, Err: &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}}, exitFailure, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
-		{"interrupted, labels spent", &ensemble.SpentError{Labels: 7, Err: context.Canceled}, exitInterrupted, context.Canceled.Error()},
+		{"format, labels spent", &labelsSpent{labels: 7, err: &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}}, exitFailure, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
+		{"interrupted, labels spent", &labelsSpent{labels: 7, err: context.Canceled}, exitInterrupted, context.Canceled.Error()},
 		{"teachers", &provenance.TeachersError{Field: "K"}, exitUsage, (&provenance.TeachersError{Field: "K"}).Error()},
 		{"ledger corrupt", &ledger.CorruptError{Path: "l", Line: 2}, exitUsage, (&ledger.CorruptError{Path: "l", Line: 2}).Error()},
 		{"not a ledger", &ledger.NotLedgerError{Path: "l", Reason: "a directory"}, exitUsage, "ledger l: a directory"},
@@ -73,3 +72,15 @@ func TestExplain(t *testing.T) {
 		}
 	}
 }
+
+// labelsSpent is an error after which labels may have left, as ensemble's
+// release into a stream that failed part-way returns it: explainExit knows
+// it by its LabelsSpent method.
+type labelsSpent struct {
+	labels int
+	err    error
+}
+
+func (e *labelsSpent) Error() string    { return e.err.Error() }
+func (e *labelsSpent) Unwrap() error    { return e.err }
+func (e *labelsSpent) LabelsSpent() int { return e.labels }
