@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -24,6 +25,12 @@ func TestExplain(t *testing.T) {
 	setting := &accountant.SettingError{Name: "search", Value: "grid", Rule: "the paper's search uses the paper's conversion only"}
 	conParam := &accountant.ParamError{Name: "m·eps", Value: 0.5, Rule: "must be > 0"}
 	ledParam := fmt.Errorf("ledger: %w", &accountant.ParamError{Name: "budget-eps", Value: "-1", Rule: "must be > 0"})
+	// a malformed vote file, as votefile reports it: a sidecar that is not
+	// a header
+	_, format := votefile.ReadSidecar(strings.NewReader("[1]"), "v.csv.meta.json")
+	if format == nil {
+		t.Fatal("votefile.ReadSidecar of a file that is not a header: no error")
+	}
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -51,9 +58,9 @@ func TestExplain(t *testing.T) {
 		{"setting, no flag", setting, exitUsage, setting.Error()},
 		{"flags, no param", flagErr(errors.New("disk on fire"), nil), exitFailure, "disk on fire"},
 
-		{"format", &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}, exitUsage, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
+		{"format", format, exitUsage, format.Error()},
 		// Bad input after labels left: exit 2 would say nothing was written.
-		{"format, labels spent", &labelsSpent{labels: 7, err: &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}}, exitFailure, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
+		{"format, labels spent", &labelsSpent{labels: 7, err: format}, exitFailure, format.Error()},
 		{"interrupted, labels spent", &labelsSpent{labels: 7, err: context.Canceled}, exitInterrupted, context.Canceled.Error()},
 		{"teachers", &provenance.TeachersError{Field: "K"}, exitUsage, (&provenance.TeachersError{Field: "K"}).Error()},
 		{"ledger corrupt", &ledger.CorruptError{Path: "l", Line: 2}, exitUsage, (&ledger.CorruptError{Path: "l", Line: 2}).Error()},
