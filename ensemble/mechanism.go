@@ -41,7 +41,7 @@ type Target struct {
 	Delta *float64
 }
 
-// validate checks M and Delta as given: m >= 1, δ in [0, MaxDelta].
+// validate checks M and Delta as given: m >= 1, δ in [0, 0.5].
 func (t Target) validate() error {
 	if !(t.M >= 1) || math.IsInf(t.M, 1) {
 		return &accountant.ParamError{Name: "m", Value: t.M, Rule: "must be in [1, K]"}
@@ -158,7 +158,7 @@ func (LNMax) mechanism()          {}
 // Validate checks m and δ.
 func (m DaRRM) Validate() error { return m.Target.validate() }
 
-// Validate checks the release's (ε, δ): ε > 0, δ in [0, MaxDelta].
+// Validate checks the release's (ε, δ): ε > 0, δ in [0, 0.5].
 func (m OneVoteDaRRM) Validate() error {
 	if err := param.Positive("target eps", m.Eps); err != nil {
 		return err
@@ -396,7 +396,7 @@ func gammaSource(m Mechanism) optimal.Source {
 // per-query target (m·ε, δ), a multi-class one takes its settings from m;
 // a mechanism that samples a noise function loads it from its Gamma
 // source for its problem (a cached gamma is certified once, as the
-// aggregator samples it). A δ above accountant.MaxDelta, under which a
+// aggregator samples it). A δ above 0.5 (accountant.CheckDelta), under which a
 // label says nothing, is refused for every mechanism. An error is a
 // *ReleaseError at StepGamma or StepBuild.
 func New(ctx context.Context, m Mechanism, k, classes int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {

@@ -138,7 +138,7 @@ func TestReleaseBudgetStop(t *testing.T) {
 	}
 	s := spec(&accountant.Guarantee{Eps: 1}, provenance.Subsample, 0)
 	out, err := Release(ctx, s)
-	var be *BudgetError
+	var be *budgetError
 	if !errors.Is(err, ErrBudget) || !errors.As(err, &be) {
 		t.Fatalf("budget (1, 0) for (0.5, 0) per query: %v, want ErrBudget", err)
 	}

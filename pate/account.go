@@ -116,7 +116,7 @@ type AccountResult struct {
 	// multiset of their rows of counts, every row of the file, the same
 	// whatever the rows' order, the file's name, format, header or id
 	// column, the labels and the settings: the key of the record of
-	// draws (Draws).
+	// draws (AccountResult.ReleaseOnce).
 	Votes string
 	// Binding is what the votes' header states of their ensemble, which
 	// a ledger charged for a release must be bound to.
@@ -455,7 +455,7 @@ func (a *AccountResult) Queries() int {
 // every query charged in full, its noise composed exactly, or by RDP and
 // the per-query compositions), the same whether or not the account is of
 // the release's labels, since which queries were answered is not fixed
-// before the run; with draws (Draws), one: the Rényi composition of the
+// before the run; with draws (AccountResult.Draws), one: the Rényi composition of the
 // queries' data-independent curve and every draw (rdpTotal).
 func (a *AccountResult) totals() ([]accountant.Total, error) {
 	if len(a.Draws) == 0 {

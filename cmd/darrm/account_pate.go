@@ -151,7 +151,7 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 	if err != nil {
 		return nil, err
 	}
-	o := pate.Once{Record: pate.Draws{Dir: dir}, New: f.Release, Experiment: seed != nil, Ledger: ledgerPath}
+	o := pate.Once{Dir: dir, New: f.Release, Experiment: seed != nil, Ledger: ledgerPath}
 	src := noise.NewSource()
 	if seed != nil {
 		src = noise.NewSeededSource(*seed)

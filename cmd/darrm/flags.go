@@ -45,7 +45,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 
 	{Name: "composition", Default: accountant.General, Usage: "composition theorem: simple, general or optimal"},
 	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general/optimal composition"},
-	{Name: "rr-composition", Default: accountant.AutoRR, Usage: "RR's composition: simple, general, optimal or auto"},
+	{Name: "rr-composition", Default: autoRR, Usage: "RR's composition: simple, general, optimal or auto"},
 	{Name: "rr-delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "RR: slack delta' of that composition"},
 	{Name: "gnmax-search", Default: noisymax.GNMaxGrid, Usage: "GNMax's calibration of sigma: grid, exact or tight"},
 	{Name: "conversion", Default: accountant.PaperConversion, Usage: "RDP to (eps, delta) conversion: paper or improved"},

@@ -159,7 +159,9 @@ func TestNewSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := build(t, ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2}, Delta: 1e-5}, 10, 3, accountant.Guarantee{})
-	b, err := ensemble.ReleaseBinding(in, g, provenance.KeyedHash)
+	// the binding a release makes of headerless votes (provenance.Check)
+	rel := g.Privacy().Relation
+	b, err := provenance.Check(in.Meta(), provenance.Stated{K: g.K(), Classes: g.Classes(), Relation: &rel, Partition: provenance.KeyedHash, Release: true})
 	if err != nil {
 		t.Fatal(err)
 	}
