@@ -11,8 +11,34 @@ import (
 // (accountant.FilterTotal), and whether they meet the budget: the
 // filter's halting rule, or the teachers' cap, which bounds them too.
 func (l *Ledger) compose(seq accountant.Sequence) (accountant.Guarantee, bool, error) {
+	if l.header.Use != nil {
+		return l.composeUse(seq)
+	}
 	g, fits, err := accountant.FilterTotal(l.header.Filter, seq, l.header.Budget.Guarantee)
 	return g, fits || l.free(), err
+}
+
+// composeUse is compose on a ledger whose use is declared: the steps fit
+// while they are within the run of the use being released (the whole use
+// outside a run), and their total is the exact composition of the first
+// seq.Steps steps of the use (analysis: what publishes is the whole use's,
+// Balance.Publish).
+func (l *Ledger) composeUse(seq accountant.Sequence) (accountant.Guarantee, bool, error) {
+	end := useSteps(l.header.Use)
+	if l.run != "" {
+		end = l.useEnd
+	}
+	switch {
+	case seq.Steps > end:
+		return accountant.Guarantee{}, l.free(), nil
+	case seq.Steps == 0:
+		return accountant.Guarantee{}, true, nil
+	}
+	t, err := useAccount(l.header.Use, seq.Steps, &l.header.Budget).Publish()
+	if err == nil && t.Err != nil {
+		err = t.Err
+	}
+	return t.Guarantee, true, err
 }
 
 // free reports whether the teachers' cap is within the budget at the
@@ -52,9 +78,28 @@ func (l *Ledger) Balance() (Balance, error) {
 	}
 	b := Balance{Queries: q, Composition: l.header.Filter, Cap: l.cap, Free: l.free()}
 	b.Total, b.Bound = accountant.CapTotal(q, l.cap, &l.header.Budget.Guarantee)
-	filter := l.header.Filter
-	b.Publish, err = accountant.Account{Filter: &filter, Budget: &l.header.Budget, Cap: l.cap}.Publish()
+	b.Publish, err = l.header.publish(l.cap)
 	return b, err
+}
+
+// Publish returns the total to publish of every release charged to a
+// ledger with header h, before any teachers' cap (Balance.Publish): its
+// filter's budget, or for a declared use the composition of every label
+// it allows.
+func (h Header) Publish() (accountant.Total, error) { return h.publish(nil) }
+
+// publish is Publish with the teachers' cap c (nil: none), the smaller
+// at the budget's δ.
+func (h Header) publish(c *accountant.Cap) (accountant.Total, error) {
+	if h.Use != nil {
+		// The whole use's total, fixed at init: a stop at any count is
+		// post-processing of it.
+		a := useAccount(h.Use, useSteps(h.Use), &h.Budget)
+		a.Cap = c
+		return a.Publish()
+	}
+	filter := h.Filter
+	return accountant.Account{Filter: &filter, Budget: &h.Budget, Cap: c}.Publish()
 }
 
 // Total returns the total privacy spent so far (Balance: the smaller of
@@ -76,6 +121,9 @@ func (l *Ledger) Total() (accountant.Guarantee, string, error) {
 func (l *Ledger) Allowance(step accountant.Spend, limit int) (int, error) {
 	if l.free() {
 		return limit, nil
+	}
+	if l.header.Use != nil {
+		return l.useAllowance(step, limit)
 	}
 	fits := func(k int) (bool, error) {
 		seq, err := l.chain.spent.AddSpend(step, k)
@@ -105,6 +153,22 @@ func (l *Ledger) Allowance(step accountant.Spend, limit int) (int, error) {
 		return accountant.CountLimit, nil
 	}
 	return n, err
+}
+
+// useAllowance is Allowance on a ledger whose use is declared: the labels
+// left in the run of the use whose turn it is, when step is that run's
+// (0 otherwise: such labels are refused).
+func (l *Ledger) useAllowance(step accountant.Spend, limit int) (int, error) {
+	spent := l.chain.spent.Steps
+	i, end := useRun(l.header.Use, spent)
+	if _, err := l.matchUse(l.header.Use[i].Mechanism, step, spent); err != nil {
+		return 0, nil
+	}
+	left := max(end-spent, 0)
+	if limit >= 0 {
+		left = min(left, limit)
+	}
+	return left, nil
 }
 
 // Status is the state of a ledger as a release reports it.

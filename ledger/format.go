@@ -29,8 +29,13 @@ type Header struct {
 	// may be chosen adaptively, to the budget: accountant.ZCDPFilter or
 	// accountant.Simple (accountant.CheckFilter), fixed when the ledger is
 	// made (version 4; a version-3 ledger composed by its spends' (ε, δ)).
-	Filter  accountant.Method `json:"filter"`
-	Created time.Time         `json:"created"`
+	// A ledger whose use is declared at init (Use) composes its steps
+	// exactly, as one run: its Filter is then accountant.Exact.
+	Filter accountant.Method `json:"filter"`
+	// Use is the declared use, its runs in order (NewUseHeader); nil
+	// for a ledger open to any use, which its Filter holds.
+	Use     []UseRun  `json:"use,omitempty"`
+	Created time.Time `json:"created"`
 	// Teachers are the parameters of the ensemble the ledger is bound to
 	// (nil in version 1).
 	Teachers *teachers `json:"teachers,omitempty"`
@@ -209,7 +214,15 @@ func checkHeader(h Header) error {
 	if err := accountant.CheckDeltaPrime(h.DeltaPrime); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	if h.Version >= Version {
+	switch {
+	case h.Version >= Version && h.Use != nil:
+		if h.Filter != accountant.Exact {
+			return paramError("filter", h.Filter.String(), fmt.Sprintf("a ledger whose use is declared composes it %v", accountant.Exact))
+		}
+		if err := checkUse(h.Use, true); err != nil {
+			return err
+		}
+	case h.Version >= Version:
 		if err := accountant.CheckFilter(h.Filter, h.Budget.Guarantee); err != nil {
 			return paramError("filter", h.Filter.String(), err.Error())
 		}

@@ -69,6 +69,11 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 	if err := checkHeader(h); err != nil {
 		return nil, err
 	}
+	if h.Use != nil {
+		if err := fitsUse(h); err != nil {
+			return nil, err
+		}
+	}
 	if h.Created.IsZero() {
 		h.Created = time.Now().UTC().Truncate(time.Second)
 	}
@@ -168,6 +173,9 @@ type Ledger struct {
 	held      int                 // labels reserved by this run
 	settled   bool                // this run has written its final line
 	base      accountant.Sequence // the spends of every run before this one
+	// useEnd, on a ledger whose use is declared, is the count of labels
+	// up to the end of the run of the use this run releases.
+	useEnd int
 }
 
 // Open opens and locks the ledger at location (a file, or

@@ -26,7 +26,14 @@ func (l *Ledger) Begin(mechanism provenance.MechanismName, b provenance.Binding,
 	if err := checkSpend(spendOf("-", mechanism, step)); err != nil {
 		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step.Guarantee, err)
 	}
-	if err := accountant.FilterAccepts(l.header.Filter, step); err != nil {
+	useEnd := 0
+	if l.header.Use != nil {
+		end, err := l.matchUse(mechanism, step, l.chain.spent.Steps)
+		if err != nil {
+			return err
+		}
+		useEnd = end
+	} else if err := accountant.FilterAccepts(l.header.Filter, step); err != nil {
 		return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
 	}
 	bound, err := l.header.Binding()
@@ -43,7 +50,7 @@ func (l *Ledger) Begin(mechanism provenance.MechanismName, b provenance.Binding,
 	if _, err := rand.Read(id[:]); err != nil {
 		return err
 	}
-	l.run, l.mech, l.step = hex.EncodeToString(id[:]), mechanism, step
+	l.run, l.mech, l.step, l.useEnd = hex.EncodeToString(id[:]), mechanism, step, useEnd
 	l.base, l.held, l.settled = l.chain.spent, 0, false
 	return nil
 }
@@ -69,6 +76,10 @@ func (l *Ledger) Reserve(labels int) error {
 	}
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
+	}
+	if !fits && l.header.Use != nil {
+		return fmt.Errorf("ledger %s: %d labels of %v would pass the %d of its declared use that %d labels before leave (the exact composition of the use fits the budget %v): %w",
+			l.path, labels, l.step.Guarantee, useSteps(l.header.Use), l.base.Steps, l.header.Budget, errBudget)
 	}
 	if !fits {
 		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by the %v, over the budget %v: %w", l.path, labels, l.step.Guarantee, total, l.header.Filter, l.header.Budget, errBudget)

@@ -160,7 +160,7 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 	}
 	priv := agg.Privacy()
 	if r.For == ForLedger {
-		_, n, err := ledgerCount(bindingOf(agg), r, priv.Spend)
+		_, n, err := ledgerCount(ctx, bindingOf(agg), r, priv)
 		return err == nil && n >= queries, nil
 	}
 	return accountant.Account{Step: priv.Spend, Profile: priv.Profile, Steps: queries, Budget: r.Budget}.Fits()
@@ -172,9 +172,9 @@ func (b built) runQueries() int { return b.maxQueries }
 // queriesFor returns the number of queries b, built from r, releases in
 // r's target: in one run, or on a new ledger (none when no filter can
 // hold its labels).
-func (b built) queriesFor(r Request) int {
+func (b built) queriesFor(ctx context.Context, r Request) int {
 	if r.For == ForLedger {
-		_, n, err := ledgerCount(b.binding, r, b.agg.Privacy().Spend)
+		_, n, err := ledgerCount(ctx, b.binding, r, b.agg.Privacy())
 		if err != nil {
 			return 0
 		}
@@ -213,20 +213,28 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		return c, noFit(b, r.Budget.Guarantee, 1)
 	}
 	c.Total = b.allows
-	step := b.agg.Privacy().Spend
-	if c.Filter, c.Ledger, err = ledgerCount(b.binding, r, step); err != nil {
+	priv := b.agg.Privacy()
+	h, n, err := ledgerCount(ctx, b.binding, r, priv)
+	if c.Filter, c.Ledger = h.Filter, n; err != nil {
 		c.LedgerNote = err.Error()
 		return c, nil
 	}
 	if c.Ledger > 0 {
-		seq, err := accountant.Sequence{}.AddSpend(step, c.Ledger)
+		// What the ledger publishes, as ledger show and a release on it
+		// print it (ledger.Header.Publish).
+		if c.LedgerPublish, err = h.Publish(); err != nil {
+			return c, err
+		}
+		if h.Use != nil {
+			// The labels spend the composition of all the use allows.
+			c.LedgerTotal = c.LedgerPublish.Guarantee
+			return c, nil
+		}
+		seq, err := accountant.Sequence{}.AddSpend(priv.Spend, c.Ledger)
 		if err != nil {
 			return c, err
 		}
 		if c.LedgerTotal, _, err = accountant.FilterTotal(c.Filter, seq, r.Budget.Guarantee); err != nil {
-			return c, err
-		}
-		if c.LedgerPublish, err = ledgerPublish(c.Filter, *r.Budget); err != nil {
 			return c, err
 		}
 	}

@@ -347,7 +347,7 @@ func verify(ctx context.Context, pl *Plan) error {
 	if err != nil {
 		return fmt.Errorf("plan: the neighbour %s = %v: %w", k.setting, pl.Neighbour, err)
 	}
-	if pl.NeighbourRun = b.queriesFor(next); pl.NeighbourRun >= pl.Queries {
+	if pl.NeighbourRun = b.queriesFor(ctx, next); pl.NeighbourRun >= pl.Queries {
 		return fmt.Errorf("plan: %s = %v, %v times more generous than %v, still releases %d >= %d queries: the search stopped short", k.setting, pl.Neighbour, generosity, pl.Value, pl.NeighbourRun, pl.Queries)
 	}
 	return nil

@@ -97,12 +97,24 @@ func newLedgerInitCmd() *cobra.Command {
 			}
 			book := ledgerBook(cmd)
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
+			// A declared mechanism fixes every step's privacy before the
+			// first: the ledger composes its steps exactly, as one run,
+			// unless --filter opens it to any use.
+			if use != nil && use.Run != nil {
+				uh, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, []ledger.UseRun{*use.Run})
+				if err != nil {
+					return cli.AsUsage(flagErr(err, use.Names))
+				}
+				if use.Run = &uh.Use[0]; !named {
+					h = uh
+				}
+			}
 			prev, err := book.Init(cmd.Context(), args[0], h, f.Replace)
 			if err != nil {
 				return ledgerError(err)
 			}
 			if use != nil {
-				if err := ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, filter, named); err != nil {
+				if err := ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, h, named); err != nil {
 					return err
 				}
 			}
