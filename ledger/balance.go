@@ -96,7 +96,11 @@ func (h Header) publish(c *accountant.Cap) (accountant.Total, error) {
 		// post-processing of it.
 		a := useAccount(h.Use, useSteps(h.Use), &h.Budget)
 		a.Cap = c
-		return a.Publish()
+		t, err := a.Publish()
+		// The δ of the budget of a ledger, which every release on it is
+		// charged to.
+		t.DeltaFrom = accountant.LedgerDelta
+		return t, err
 	}
 	filter := h.Filter
 	return accountant.Account{Filter: &filter, Budget: &h.Budget, Cap: c}.Publish()

@@ -559,7 +559,9 @@ func TestLedgerForgedLines(t *testing.T) {
 // TestLedgerInitFilterChoice: ledger init with the labels declared (a
 // mechanism with its per-query settings, or a per-query (eps, delta),
 // and the labels expected) shows what each filter allows of them and
-// keeps the one that allows more, unless --filter names one (issue 47).
+// keeps the one that allows more, unless --filter names one (issue 47);
+// a --mechanism declared is kept as the ledger's use, composed exactly
+// (filter exact), unless --filter names a filter (issue 57).
 // Four pure labels at 0.2 on a one-vote ledger: 0.8 by simple
 // composition, 1.89738 at delta 1e-6 by the zCDP filter, which still
 // allows more at budget (8, 1e-6) (52 against 39), and fewer at (3, 1e-5)
@@ -580,17 +582,17 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 		out  []string // what stdout or the error must say
 		code int
 	}{
-		{"pure labels, (8, 1e-6)", join(oneVote, b8, pure), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 52 labels; the 4 expected spend (1.89738, 1e-06), within the budget", "simple:       allows 39 labels; the 4 expected spend (0.8, 0)", "kept: zcdp-filter, it allows the most labels"}, 0},
-		{"pure labels, (3, 1e-5)", join(oneVote, b3, pure), accountant.Simple, []string{"allows 11 labels; the 4 expected spend (1.69274, 1e-05)", "allows 14 labels", "kept: simple, it allows the most labels", "held by filter simple"}, 0},
+		{"pure labels, (8, 1e-6)", join(oneVote, b8, pure), accountant.Exact, []string{"zcdp-filter:  allows 52 labels; the 4 expected spend (1.89738, 1e-06), within the budget", "simple:       allows 39 labels; the 4 expected spend (0.8, 0)", "kept: exact, the use declared"}, 0},
+		{"pure labels, (3, 1e-5)", join(oneVote, b3, pure), accountant.Exact, []string{"allows 11 labels; the 4 expected spend (1.69274, 1e-05)", "allows 14 labels", "kept: exact, the use declared", "held by filter exact"}, 0},
 		{"named by --filter", join(oneVote, b3, pure, []string{"--filter", "zcdp-filter"}), accountant.ZCDPFilter, []string{"kept: zcdp-filter, named by --filter (simple allows more)"}, 0},
-		{"confident-gnmax", join(oneVote, []string{"--budget-eps", "2", "--budget-delta", "1e-5", "--mechanism", "confident-gnmax", "--classes", "10", "--sigma1", "150", "--sigma2", "40", "--threshold", "200", "--queries", "300"}), accountant.ZCDPFilter, []string{"confident-gnmax labels", "zcdp-filter:  allows 167 labels", "simple:       allows 1 label;"}, 0},
+		{"confident-gnmax", join(oneVote, []string{"--budget-eps", "2", "--budget-delta", "1e-5", "--mechanism", "confident-gnmax", "--classes", "10", "--sigma1", "150", "--sigma2", "40", "--threshold", "200", "--queries", "300"}), accountant.Exact, []string{"confident-gnmax labels", "exact:        allows 194 labels", "zcdp-filter:  allows 167 labels", "simple:       allows 1 label;"}, 0},
 		{"approximate labels", join(private, b3, []string{"--step-eps", "0.3", "--step-delta", "1e-7"}), accountant.Simple, []string{"zcdp-filter:  cannot hold them", "simple:       allows 10 labels"}, 0},
 		{"private teachers, pure labels", join(private, b3, []string{"--step-eps", "0.05"}), accountant.ZCDPFilter, []string{"labels of (0.05, 0)-DP each", "allows 179 labels", "allows 59 labels"}, 0},
 		// Issue 55: more labels than the accountant counts fit the zCDP
 		// filter: it allows the most, and is kept.
-		{"gnmax at sigma2 1e9", join(oneVote, b3, []string{"--mechanism", "gnmax", "--classes", "10", "--sigma2", "1e9"}), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 2^53 labels or more", "simple:       allows 1 label", "kept: zcdp-filter, it allows the most labels"}, 0},
+		{"gnmax at sigma2 1e9", join(oneVote, b3, []string{"--mechanism", "gnmax", "--classes", "10", "--sigma2", "1e9"}), accountant.Exact, []string{"zcdp-filter:  allows 2^53 labels or more", "simple:       allows 1 label", "kept: exact, the use declared"}, 0},
 		{"step eps 1e-10", join(oneVote, b3, []string{"--step-eps", "1e-10"}), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 2^53 labels or more", "simple:       allows 29999999999 labels", "kept: zcdp-filter, it allows the most"}, 0},
-		{"darrm-one-vote at 1e-10", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote", "--target-eps", "1e-10", "--cache-dir", filepath.Join(dir, "cache")}), accountant.ZCDPFilter, []string{"zcdp-filter:  allows 2^53 labels or more", "kept: zcdp-filter, it allows the most"}, 0},
+		{"darrm-one-vote at 1e-10", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote", "--target-eps", "1e-10", "--cache-dir", filepath.Join(dir, "cache")}), accountant.Exact, []string{"zcdp-filter:  allows 2^53 labels or more", "kept: exact, the use declared"}, 0},
 		{"both beyond the count", join(private, b3, []string{"--step-eps", "1e-17"}), accountant.Simple, []string{"zcdp-filter:  allows 2^53 labels or more", "simple:       allows 2^53 labels or more", "kept: simple, the default for this ledger, as the filters allow as many labels"}, 0},
 		// Issue 55: the declared label's parameters are named as the flags
 		// that gave them, in the range every command holds them to.
