@@ -20,7 +20,7 @@
 // gamma.Const), the exhaustive certificate that every gamma darrm uses
 // must pass (gamma.Verify, gamma.Certify) and utility measures
 // (gamma.TVError). Package cache stores certified gammas on disk
-// (cache.Open). Solving is the one step that needs cgo (package lp, HiGHS).
+// (cache.Open). Solving is the one step that needs cgo (internal/lp, HiGHS).
 //
 // # Release labels
 //

@@ -11,7 +11,9 @@ import (
 // far as the teacher-level cap (TeacherCap) is concerned: Disjoint (the
 // zero value: a record changes one teacher's data) or Shared (it may
 // change any number).
-type Shares int
+// A Shares prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type Shares = enum.Value[sharesTable]
 
 const (
 	// Disjoint shares: each record is in at most one teacher's share, and
@@ -26,17 +28,12 @@ const (
 	Shared
 )
 
-var sharesNames = enum.Names[Shares]{What: "shares", List: []string{Disjoint: "disjoint", Shared: "shared"}}
+var sharesNames = enum.Names[Shares]{Type: "Shares", What: "shares", List: []string{Disjoint: "disjoint", Shared: "shared"}}
 
-// String returns "disjoint" or "shared".
-func (s Shares) String() string { return sharesNames.String(s) }
+// sharesTable gives Shares its names (enum.Value).
+type sharesTable struct{}
 
-// MarshalText returns the name of s.
-func (s Shares) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText sets s from "disjoint" or "shared", so that Shares works
-// as a flag value.
-func (s *Shares) UnmarshalText(b []byte) error { return sharesNames.Unmarshal(s, b) }
+func (sharesTable) Names() *enum.Names[Shares] { return &sharesNames }
 
 // Cap is the teacher-level post-processing cap of an ensemble of fixed
 // teachers (TeacherCap): a guarantee of the K trained models together, and
@@ -186,7 +183,9 @@ func tighter(a, b Guarantee) bool {
 
 // Bound says which of two bounds a reported total is: QueriesBound (the
 // composition of the queries) or TeachersBound (the teacher-level cap).
-type Bound int
+// A Bound prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type Bound = enum.Value[boundTable]
 
 const (
 	// QueriesBound is the composition of the released queries'
@@ -196,16 +195,12 @@ const (
 	TeachersBound
 )
 
-var boundNames = enum.Names[Bound]{What: "bound", List: []string{QueriesBound: "queries", TeachersBound: "teachers"}}
+var boundNames = enum.Names[Bound]{Type: "Bound", What: "bound", List: []string{QueriesBound: "queries", TeachersBound: "teachers"}}
 
-// String returns "queries" or "teachers".
-func (b Bound) String() string { return boundNames.String(b) }
+// boundTable gives Bound its names (enum.Value).
+type boundTable struct{}
 
-// MarshalText returns the name of b.
-func (b Bound) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
-
-// UnmarshalText sets b from "queries" or "teachers".
-func (b *Bound) UnmarshalText(t []byte) error { return boundNames.Unmarshal(b, t) }
+func (boundTable) Names() *enum.Names[Bound] { return &boundNames }
 
 // CapTotal returns the total to show, as analysis, of releases whose
 // composition over the queries is queries, from teachers with cap c (nil:

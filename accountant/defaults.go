@@ -105,7 +105,9 @@ type Total struct {
 // (Account.TotalDelta): DefaultDelta, the composition's δ of the per-step
 // δ; BudgetDelta, the run's budget's; StatedDelta, the one the caller
 // stated; LedgerDelta, a ledger's budget's.
-type DeltaOrigin int
+// A DeltaOrigin prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type DeltaOrigin = enum.Value[deltaOriginTable]
 
 const (
 	// DefaultDelta is 1 - (1-δ)^k·(1-δ') of the per-step δ over the k
@@ -119,14 +121,13 @@ const (
 	LedgerDelta
 )
 
-var deltaOriginNames = enum.Names[DeltaOrigin]{What: "delta origin", List: []string{
+var deltaOriginNames = enum.Names[DeltaOrigin]{Type: "DeltaOrigin", What: "delta origin", List: []string{
 	DefaultDelta: "default", BudgetDelta: "budget", StatedDelta: "total-delta", LedgerDelta: "ledger-budget"}}
 
-// String returns "default", "budget", "total-delta" or "ledger-budget".
-func (o DeltaOrigin) String() string { return deltaOriginNames.String(o) }
+// deltaOriginTable gives DeltaOrigin its names (enum.Value).
+type deltaOriginTable struct{}
 
-// MarshalText returns the origin's name.
-func (o DeltaOrigin) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+func (deltaOriginTable) Names() *enum.Names[DeltaOrigin] { return &deltaOriginNames }
 
 // Name is the method's name; "profile" for the composition of a point of
 // the per-query privacy profile (Point); "teachers' cap" and the cap's

@@ -57,7 +57,7 @@ func FilterAccepts(f Method, s Spend) error {
 	if err := s.Check(); err != nil {
 		return err
 	}
-	if _, ok := s.Rho(); f == ZCDPFilter && !ok {
+	if _, ok := s.rho(); f == ZCDPFilter && !ok {
 		return fmt.Errorf("a step of %v is (eps, delta)-DP with delta > 0 and no zCDP curve: the %v cannot compose it (the %v filter can)", s.Guarantee, ZCDPFilter, Simple)
 	}
 	return nil
@@ -369,7 +369,7 @@ func pointFor(s Spend, cost func(Guarantee) float64) Guarantee {
 // coordinate randomized response with ε = 1/b (laplaceRun), zCDP
 // composing by adding.
 func stepRho(s Spend) (float64, bool) {
-	best, ok := s.Rho()
+	best, ok := s.rho()
 	take := func(r float64) {
 		if !ok || r < best {
 			best, ok = r, true
@@ -448,7 +448,7 @@ func stepMu2(s Spend) (mu2, tail float64, ok bool) {
 // release's dominating pair's when none of its losses is infinite
 // (bitRenyi).
 func stepRenyi(s Spend, alpha float64) (float64, bool) {
-	best, ok := s.RDP(alpha)
+	best, ok := s.rdp(alpha)
 	take := func(r float64, good bool) {
 		if good && (!ok || r < best) {
 			best, ok = r, true

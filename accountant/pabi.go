@@ -121,7 +121,9 @@ func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 // AlphaRule selects how the Rényi order α of a PABI run's bound is chosen
 // when its noise is calibrated: AlphaExact (minimised exactly, the zero
 // value) or AlphaTable43 (the rule of Table 4.3).
-type AlphaRule int
+// A AlphaRule prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type AlphaRule = enum.Value[alphaRuleTable]
 
 const (
 	// AlphaExact minimises the bound over α exactly (Sigma).
@@ -131,20 +133,15 @@ const (
 	AlphaTable43
 )
 
-var alphaRuleNames = enum.Names[AlphaRule]{What: "alpha rule", List: []string{AlphaExact: "exact", AlphaTable43: "table-4.3"}}
+var alphaRuleNames = enum.Names[AlphaRule]{Type: "AlphaRule", What: "alpha rule", List: []string{AlphaExact: "exact", AlphaTable43: "table-4.3"}}
 
-// String returns "exact" or "table-4.3".
-func (r AlphaRule) String() string { return alphaRuleNames.String(r) }
+// alphaRuleTable gives AlphaRule its names (enum.Value).
+type alphaRuleTable struct{}
+
+func (alphaRuleTable) Names() *enum.Names[AlphaRule] { return &alphaRuleNames }
 
 // parseAlphaRule parses "exact" or "table-4.3".
 func parseAlphaRule(s string) (AlphaRule, error) { return alphaRuleNames.Parse(s) }
-
-// MarshalText returns the name of r, so that an AlphaRule reads and prints as
-// text (a flag, a JSON or config value).
-func (r AlphaRule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
-
-// UnmarshalText sets r from its name (parseAlphaRule).
-func (r *AlphaRule) UnmarshalText(b []byte) error { return alphaRuleNames.Unmarshal(r, b) }
 
 // Calibrate returns the smallest σ with which the run is (ε, δ)-DP under
 // conversion c when α is chosen by rule r (Sigma or SigmaTable43), that α,

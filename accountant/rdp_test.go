@@ -68,7 +68,7 @@ func TestRhoToDP(t *testing.T) {
 // which a spend of ε = 1e-300 gets too, its slope rounded up to the least
 // positive float64 rather than down to 0.
 func TestRhoToDPTiny(t *testing.T) {
-	rho1e300, _ := Spend{Kind: PureSpend, Guarantee: Guarantee{Eps: 1e-300}}.Rho()
+	rho1e300, _ := Spend{Kind: PureSpend, Guarantee: Guarantee{Eps: 1e-300}}.rho()
 	if rho1e300 != math.SmallestNonzeroFloat64 {
 		t.Errorf("the slope of a pure 1e-300 step is %v, want the least positive float64", rho1e300)
 	}

@@ -95,16 +95,16 @@ func newRunCurves(s Spend, k int, delta float64) runCurves {
 // and whether it has one: the zCDP slope exactly (RhoToDP), else the best
 // integer order in [2, 4096].
 func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
-	if rho, ok := r.s.Rho(); ok {
+	if rho, ok := r.s.rho(); ok {
 		eps, _, err := RhoToDP(outward.MulUp(float64(r.k), rho), delta, c)
 		return eps, err == nil
 	}
-	if _, ok := r.s.RDP(2); !ok {
+	if _, ok := r.s.rdp(2); !ok {
 		return 0, false
 	}
 	best := math.Inf(1)
 	for a := 2; a <= maxSGMOrder; a++ {
-		one, _ := r.s.RDP(float64(a))
+		one, _ := r.s.rdp(float64(a))
 		eps, err := ConvertRDP(outward.MulUp(float64(r.k), one), float64(a), delta, c)
 		if err == nil && eps < best {
 			best = eps

@@ -245,8 +245,8 @@ func TestOneBitOfGaussian(t *testing.T) {
 		// Wider than erfc's error: a pair further apart dominates.
 		bit.Bits = append(bit.Bits, BitPair{P: p(l+1) * (1 + 1e-13), Q: p(l) * (1 - 1e-13)})
 	}
-	rn, okN := noise.Rho()
-	rb, okB := bit.Rho()
+	rn, okN := noise.rho()
+	rb, okB := bit.rho()
 	if !okN || !okB || rn != rb {
 		t.Errorf("rho of the bit %v (%v), of its noise %v (%v)", rb, okB, rn, okN)
 	}

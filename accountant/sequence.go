@@ -104,7 +104,7 @@ func (s Sequence) AddSpend(step Spend, k int) (Sequence, error) {
 	if err != nil || k == 0 {
 		return next, err
 	}
-	if rho, ok := step.Rho(); ok {
+	if rho, ok := step.rho(); ok {
 		next.Rho = outward.AddUp(next.Rho, outward.MulUp(float64(k), rho))
 	} else {
 		next.Curveless += k

@@ -14,7 +14,9 @@ import (
 // on integer coordinates), SampledGaussianSpend (a DP-SGD step),
 // OneBitSpend (a one-bit release, by its pairs of output probabilities)
 // or LaplaceSpend (discrete Laplace noise on integer coordinates).
-type SpendKind int
+// A SpendKind prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type SpendKind = enum.Value[spendKindTable]
 
 const (
 	// ApproxSpend is known by its (ε, δ) guarantee alone.
@@ -41,17 +43,12 @@ const (
 	LaplaceSpend
 )
 
-var spendKindNames = enum.Names[SpendKind]{What: "spend kind", List: []string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian", OneBitSpend: "one-bit", LaplaceSpend: "laplace"}}
+var spendKindNames = enum.Names[SpendKind]{Type: "SpendKind", What: "spend kind", List: []string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian", OneBitSpend: "one-bit", LaplaceSpend: "laplace"}}
 
-// String returns "approx", "pure", "gaussian", "sampled-gaussian",
-// "one-bit" or "laplace".
-func (k SpendKind) String() string { return spendKindNames.String(k) }
+// spendKindTable gives SpendKind its names (enum.Value).
+type spendKindTable struct{}
 
-// MarshalText returns the kind's name.
-func (k SpendKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
-
-// UnmarshalText sets k from its name.
-func (k *SpendKind) UnmarshalText(b []byte) error { return spendKindNames.Unmarshal(k, b) }
+func (spendKindTable) Names() *enum.Names[SpendKind] { return &spendKindNames }
 
 // GaussianPart is Coords coordinates of a query, each moved by at most 1
 // between neighbouring inputs and released with Gaussian noise of
@@ -181,14 +178,14 @@ func checkGaussianParts(parts []GaussianPart) error {
 	return nil
 }
 
-// Rho returns the slope ρ of a zCDP bound of one step, D_α <= ρα for every
+// rho returns the slope ρ of a zCDP bound of one step, D_α <= ρα for every
 // α > 1, rounded up, and whether s has one: a GaussianSpend
 // Σ Coords/(2σ²) (Bun and Steinke 2016, Prop. 1.6; the discrete Gaussian
 // the same, Canonne, Kamath and Steinke 2020, Prop. 5), a PureSpend ε²/2
 // (Bun and Steinke 2016, Prop. 1.4), as is a pure OneBitSpend or
 // LaplaceSpend; a OneBitSpend computed from Gaussian noise that of its
 // noise (post-processing).
-func (s Spend) Rho() (float64, bool) {
+func (s Spend) rho() (float64, bool) {
 	switch {
 	case s.pure():
 		return upPositive(s.Eps*s.Eps/2, 2), true
@@ -203,12 +200,12 @@ func (s Spend) Rho() (float64, bool) {
 	return 0, false
 }
 
-// RDP returns an upper bound of one step's Rényi divergence at order
+// rdp returns an upper bound of one step's Rényi divergence at order
 // alpha > 1 (both directions), and whether s has an RDP curve: ρα for a
 // zCDP step, capped at ε for a PureSpend (Bun and Steinke 2016, Prop.
 // 3.3), and the sampled Gaussian's at integer orders (sgmRDP).
-func (s Spend) RDP(alpha float64) (float64, bool) {
-	if rho, ok := s.Rho(); ok {
+func (s Spend) rdp(alpha float64) (float64, bool) {
+	if rho, ok := s.rho(); ok {
 		r := outward.MulUp(rho, alpha)
 		if s.pure() {
 			r = math.Min(r, s.Eps)
@@ -234,7 +231,7 @@ func (s Spend) pure() bool {
 // is dominated by N(0, 1) against N(μ, 1), μ-Gaussian DP (Dong, Roth and
 // Su 2022), when its noise is continuous.
 func (s Spend) mu2() float64 {
-	rho, _ := s.Rho()
+	rho, _ := s.rho()
 	return 2 * rho
 }
 

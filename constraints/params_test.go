@@ -160,7 +160,7 @@ func TestAllPMFsMatchesPMFs(t *testing.T) {
 			if n >= len(want) || !slices.Equal(c, want[n]) {
 				t.Fatalf("%v: multiset %d is %v, AllConfigs gives %v", p, n, c, want[min(n, len(want)-1)])
 			}
-			a, ap, err := p.PMFs(c)
+			a, ap, err := p.pmfs(c)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/internal/poissonbinom"
 )
 
 // Config is a multiset of K corners: Config[j] teachers sit at corner j of
@@ -32,9 +32,9 @@ func (p Problem) check(c Config) error {
 	return nil
 }
 
-// PMFs returns the vote-count pmfs alpha (on D) and alpha' (on D') of the
+// pmfs returns the vote-count pmfs alpha (on D) and alpha' (on D') of the
 // teachers placed at the corners of c.
-func (p Problem) PMFs(c Config) (alpha, alphaPrime []float64, err error) {
+func (p Problem) pmfs(c Config) (alpha, alphaPrime []float64, err error) {
 	if err := p.check(c); err != nil {
 		return nil, nil, err
 	}
@@ -79,7 +79,7 @@ func (p Problem) Row(c Config) ([]float64, error) {
 	if p.Relation == accountant.OneVote {
 		return p.oneVoteRow(c)
 	}
-	alpha, alphaPrime, err := p.PMFs(c)
+	alpha, alphaPrime, err := p.pmfs(c)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (p Problem) Cost(c Config, gamma []float64) (float64, error) {
 	if len(gamma) != p.K+1 {
 		return 0, fmt.Errorf("gamma has %d values, want K+1 = %d", len(gamma), p.K+1)
 	}
-	alpha, alphaPrime, err := p.PMFs(c)
+	alpha, alphaPrime, err := p.pmfs(c)
 	if err != nil {
 		return 0, err
 	}
@@ -131,7 +131,7 @@ func (p Problem) AllPMFs(fn func(c Config, alpha, alphaPrime []float64) bool) er
 	if p.Relation == accountant.OneVote {
 		p.AllConfigs(func(c Config) bool {
 			var alpha, alphaPrime []float64
-			if alpha, alphaPrime, err = p.PMFs(c); err != nil {
+			if alpha, alphaPrime, err = p.pmfs(c); err != nil {
 				return false
 			}
 			return fn(c, alpha, alphaPrime)

@@ -10,8 +10,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/poissonbinom"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/poissonbinom"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/internal/poissonbinom"
 )
 
 // This file checks privacy end to end, without the corner reduction of

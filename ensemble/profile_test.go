@@ -14,8 +14,8 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/bigmath"
+	"github.com/darrm/darrm/internal/poissonbinom"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/poissonbinom"
 	"github.com/darrm/darrm/provenance"
 )
 

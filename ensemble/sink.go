@@ -28,10 +28,10 @@ type Ledger interface {
 type LabelSink struct {
 	// Path is the label file. A file is written atomically: its labels
 	// leave together when it is renamed into place, and none leave if the
-	// release fails, where its temporary file has no name until then
-	// (atomicfile.Output.Private); a named one counts as a stream. A symbolic link is followed to the file it names. A
-	// device or a FIFO is written through: labels leave as they are
-	// written, as on Stdout. "" or "-" means Stdout.
+	// release fails, where its temporary file has no name until then; a
+	// named one counts as a stream. A symbolic link is followed to the
+	// file it names. A device or a FIFO is written through: labels leave
+	// as they are written, as on Stdout. "" or "-" means Stdout.
 	Path string
 	// Stdout receives the labels when Path is "" or "-": standard output,
 	// or any writer.

@@ -72,8 +72,8 @@ type ReleaseSpec struct {
 type Released struct {
 	Aggregator Labeler
 	Label      string
-	// Gamma is the gamma loaded from ReleaseSpec.Gamma and where it came
-	// from; the zero value when none was loaded.
+	// Gamma is the gamma loaded from the mechanism's source (DaRRM.Gamma)
+	// and where it came from; the zero value when none was loaded.
 	Gamma   optimal.Loaded
 	Binding provenance.Binding
 	// Account is the account of the labels released (Privacy.Account,

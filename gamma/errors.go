@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/internal/poissonbinom"
 )
 
 // TVError returns the error of DaRRM_gamma (Definition 3.3.4) when teacher

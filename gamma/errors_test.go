@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/internal/poissonbinom"
 )
 
 func mustPMF(t *testing.T, p []float64) []float64 {

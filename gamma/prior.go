@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/internal/poissonbinom"
 )
 
 // Prior is the belief about the teachers' probabilities p_i of voting for

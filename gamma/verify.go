@@ -15,7 +15,9 @@ import (
 // Status is the verdict of a certificate: Certified (private, the zero
 // value), Tight (within the rounding bound of the budget, so not shown
 // private in float64) or Violated (not private).
-type Status int
+// A Status prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type Status = enum.Value[statusTable]
 
 const (
 	// Certified: max f + error bound <= budget. DaRRM_gamma is (m·eps, delta)-DP.
@@ -29,16 +31,12 @@ const (
 	Violated
 )
 
-var statusNames = enum.Names[Status]{What: "certificate status", List: []string{Certified: "certified", Tight: "tight", Violated: "violated"}}
+var statusNames = enum.Names[Status]{Type: "Status", What: "certificate status", List: []string{Certified: "certified", Tight: "tight", Violated: "violated"}}
 
-// String returns "certified", "tight" or "violated".
-func (s Status) String() string { return statusNames.String(s) }
+// statusTable gives Status its names (enum.Value).
+type statusTable struct{}
 
-// MarshalText renders the status in JSON as its name.
-func (s Status) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText parses a status name.
-func (s *Status) UnmarshalText(b []byte) error { return statusNames.Unmarshal(s, b) }
+func (statusTable) Names() *enum.Names[Status] { return &statusNames }
 
 // Certificate is the outcome of the exhaustive privacy check of a gamma
 // (docs/solve.md, "Certification"): the maximum of the privacy cost f over all

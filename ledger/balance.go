@@ -117,12 +117,12 @@ func (l *Ledger) Total() (accountant.Guarantee, string, error) {
 	return b.Total, b.Composition.String(), err
 }
 
-// Allowance returns how many more labels that step describes the budget
+// allowance returns how many more labels that step describes the budget
 // allows (at most limit when limit >= 0): limit, or accountant.Unlimited
 // when limit < 0, if the teachers' cap is within the budget. A budget
 // that allows every label the accountant can still count allows
 // accountant.CountLimit: more than any count it returns.
-func (l *Ledger) Allowance(step accountant.Spend, limit int) (int, error) {
+func (l *Ledger) allowance(step accountant.Spend, limit int) (int, error) {
 	if l.free() {
 		return limit, nil
 	}
@@ -212,7 +212,7 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 	st := Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: b.Total, Composition: b.Composition,
 		TotalBound: b.Bound, Queries: b.Queries, Cap: b.Cap, Free: b.Free, Publish: b.Publish}
 	if !b.Free {
-		left, err := l.Allowance(step, -1)
+		left, err := l.allowance(step, -1)
 		if err != nil {
 			return Status{}, err
 		}

@@ -74,7 +74,7 @@ func BenchmarkReleaseOnLargeLedger(b *testing.B) {
 			path := largeLedger(b, runs)
 			g := accountant.Guarantee{Eps: step.Eps, Delta: 1e-12}
 			l := open(b, path)
-			bd, err := l.Header().Binding()
+			bd, err := l.Header().binding()
 			l.Close()
 			if err != nil {
 				b.Fatal(err)

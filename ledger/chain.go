@@ -104,7 +104,7 @@ func at(version, n int, h string, s Spend) (chain, error) {
 	if version == version3 {
 		spent, err = s.Prior.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries)
 	} else {
-		spent, err = s.Prior.AddSpend(s.Step(), s.Queries)
+		spent, err = s.Prior.AddSpend(s.step(), s.Queries)
 	}
 	return chain{version: version, n: n, head: h, last: s, spent: spent}, err
 }

@@ -59,7 +59,7 @@ type teachers struct {
 // slack δ' and filter.
 func NewHeader(b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, filter accountant.Method) Header {
 	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: accountant.Budget{Guarantee: budget}, DeltaPrime: deltaPrime, Filter: filter}
-	h.Bind(b)
+	h.bind(b)
 	return h
 }
 
@@ -75,15 +75,15 @@ func DefaultFilter(b provenance.Binding, budget accountant.Guarantee) accountant
 	return accountant.Simple
 }
 
-// Bind sets the parameters h binds to b's (its ensemble, relation and
+// bind sets the parameters h binds to b's (its ensemble, relation and
 // teachers).
-func (h *Header) Bind(b provenance.Binding) {
+func (h *Header) bind(b provenance.Binding) {
 	h.Ensemble, h.Relation = b.Ensemble, b.Relation.String()
 	h.Teachers = &teachers{K: b.K, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, Kind: b.Kind, Partition: b.Partition}
 }
 
-// Binding returns the parameters the ledger is bound to (version 2).
-func (h Header) Binding() (provenance.Binding, error) {
+// binding returns the parameters the ledger is bound to (version 2).
+func (h Header) binding() (provenance.Binding, error) {
 	var r accountant.Relation
 	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
 		return provenance.Binding{}, err
@@ -136,10 +136,10 @@ type Spend struct {
 	Prior *accountant.Sequence `json:"prior,omitempty"`
 }
 
-// Step returns the description of one label of s: its kind and noise
+// step returns the description of one label of s: its kind and noise
 // with its guarantee, or, when it states no kind, its guarantee alone
 // (accountant.ApproxStep: pure when δ = 0).
-func (s Spend) Step() accountant.Spend {
+func (s Spend) step() accountant.Spend {
 	g := accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}
 	if s.Kind == accountant.ApproxSpend && len(s.Gaussian) == 0 && !s.Discrete {
 		return accountant.ApproxStep(g)
@@ -231,7 +231,7 @@ func checkHeader(h Header) error {
 		if h.Teachers == nil {
 			return &bindError{errors.New("no ensemble parameters: a ledger binds K, the teachers' eps and Delta, kind and partition (NewHeader)")}
 		}
-		if _, err := h.Binding(); err != nil {
+		if _, err := h.binding(); err != nil {
 			return &bindError{err}
 		}
 	}
@@ -292,7 +292,7 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 	if len(l.header.ID) != 32 {
 		return "", corrupt("header: id %q: want 32 hexadecimal digits", l.header.ID)
 	}
-	bind, err := l.header.Binding()
+	bind, err := l.header.binding()
 	if err == nil {
 		l.cap, _, err = bind.Cap(l.header.DeltaPrime)
 	}
@@ -317,5 +317,5 @@ func checkSpend(s Spend) error {
 	case s.Kind != accountant.ApproxSpend && s.Kind != accountant.GaussianSpend:
 		return fmt.Errorf("kind = %v: a ledger line states %v or no kind", s.Kind, accountant.GaussianSpend)
 	}
-	return s.Step().Check()
+	return s.step().Check()
 }

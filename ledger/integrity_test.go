@@ -243,7 +243,7 @@ func TestRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lo.Begin("darrm", binding(t, lo), accountant.ApproxStep(step))
+	lo.begin("darrm", binding(t, lo), accountant.ApproxStep(step))
 	lo.Reserve(1)
 	lo.Settle(1)
 	lo.Close()
@@ -331,7 +331,7 @@ func TestRecordNeverFallsBack(t *testing.T) {
 		path := newLedger(t, budget)
 		spend(t, path, 1)
 		run := open(t, path)
-		if err := run.Begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
+		if err := run.begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
 			t.Fatal(err)
 		}
 		if err := run.Reserve(5); err != nil {

@@ -44,7 +44,7 @@ func unique(b provenance.Binding) provenance.Binding {
 // its teachers states it.
 func binding(t *testing.T, l *Ledger) provenance.Binding {
 	t.Helper()
-	b, err := l.Header().Binding()
+	b, err := l.Header().binding()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func spend(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(n); err != nil {
@@ -115,7 +115,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := l.Allowance(accountant.ApproxStep(step), -1)
+		got, err := l.allowance(accountant.ApproxStep(step), -1)
 		l.Close()
 		if err != nil || got != want-spent {
 			t.Fatalf("after %d labels: allowance %d (%v), want %d", spent, got, err, want-spent)
@@ -128,7 +128,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(1); !errors.Is(err, errBudget) {
@@ -140,7 +140,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if got, _ := l.Allowance(accountant.ApproxStep(step), -1); got != 0 {
+	if got, _ := l.allowance(accountant.ApproxStep(step), -1); got != 0 {
 		t.Errorf("spent budget: allowance %d", got)
 	}
 	total, method, err := l.Total()
@@ -158,7 +158,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 	defer l.Close()
 	oneVote := binding(t, l)
 	oneVote.Relation, oneVote.Partition = accountant.OneVote, provenance.KeyedHash
-	if err := l.Begin("gnmax", oneVote, accountant.ApproxStep(step)); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
+	if err := l.begin("gnmax", oneVote, accountant.ApproxStep(step)); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
 	if _, err := book.Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5, accountant.Simple), false); err == nil {
@@ -209,12 +209,12 @@ func TestInitNonPrivateOneVote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Begin("gnmax", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.1, Delta: 1e-6})); err != nil {
+	if err := l.begin("gnmax", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.1, Delta: 1e-6})); err != nil {
 		t.Errorf("a release from the same ensemble: %v", err)
 	}
 	other := b
 	other.K = 251
-	if err := l.Begin("gnmax", other, accountant.ApproxStep(accountant.Guarantee{Eps: 0.1, Delta: 1e-6})); err == nil {
+	if err := l.begin("gnmax", other, accountant.ApproxStep(accountant.Guarantee{Eps: 0.1, Delta: 1e-6})); err == nil {
 		t.Error("a release from 251 teachers accepted by a ledger of 250")
 	}
 }
@@ -347,12 +347,12 @@ func helper(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	b, _ := l.Header().Binding()
-	if err := l.Begin("darrm", b, accountant.ApproxStep(step)); err != nil {
+	b, _ := l.Header().binding()
+	if err := l.begin("darrm", b, accountant.ApproxStep(step)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	allowed, err := l.Allowance(accountant.ApproxStep(step), n)
+	allowed, err := l.allowance(accountant.ApproxStep(step), n)
 	if err != nil {
 		return 1
 	}
@@ -475,7 +475,7 @@ func TestStatus(t *testing.T) {
 		}
 		st, err := l.Status(accountant.ApproxStep(step))
 		total, _, _ := l.Total()
-		left, _ := l.Allowance(accountant.ApproxStep(step), -1)
+		left, _ := l.allowance(accountant.ApproxStep(step), -1)
 		l.Close()
 		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: accountant.Budget{Guarantee: budget}, Total: total, Composition: tc.comp, Queries: total,
 			Publish: accountant.Total{Method: accountant.Simple, Guarantee: budget, Filter: true, DeltaFrom: accountant.LedgerDelta}}
@@ -554,7 +554,7 @@ func TestBinding(t *testing.T) {
 	} {
 		b := own
 		tc.edit(&b)
-		err := l.Begin("darrm", b, accountant.ApproxStep(step))
+		err := l.begin("darrm", b, accountant.ApproxStep(step))
 		var be *BindingError
 		if !errors.As(err, &be) || len(be.Diffs) != len(tc.want) {
 			t.Errorf("%+v: %v, want a *BindingError with %d differences", b, err, len(tc.want))
@@ -568,7 +568,7 @@ func TestBinding(t *testing.T) {
 	}
 	headerless := provenance.Binding{K: 11, Teachers: bound.Teachers, Relation: accountant.PrivateTeachers}
 	var be *BindingError
-	if err := l.Begin("darrm", headerless, accountant.ApproxStep(step)); !errors.As(err, &be) || !be.Unstated {
+	if err := l.begin("darrm", headerless, accountant.ApproxStep(step)); !errors.As(err, &be) || !be.Unstated {
 		t.Errorf("a release without a header, of the ledger's K and teachers: %v, want a *BindingError with Unstated", err)
 	}
 }
@@ -589,17 +589,17 @@ func TestCap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Begin("darrm", b, accountant.ApproxStep(step)); err != nil {
+		if err := l.begin("darrm", b, accountant.ApproxStep(step)); err != nil {
 			t.Fatal(err)
 		}
 		return l
 	}
 	// Disjoint shares: the cap is (0.1, 1e-5), within (0.1, 1e-5): free.
 	l := open(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, fixed)
-	if n, err := l.Allowance(accountant.ApproxStep(step), -1); n != accountant.Unlimited || err != nil {
+	if n, err := l.allowance(accountant.ApproxStep(step), -1); n != accountant.Unlimited || err != nil {
 		t.Errorf("allowance %d (%v), want unlimited", n, err)
 	}
-	if n, _ := l.Allowance(accountant.ApproxStep(step), 7); n != 7 {
+	if n, _ := l.allowance(accountant.ApproxStep(step), 7); n != 7 {
 		t.Errorf("allowance with a limit: %d", n)
 	}
 	if err := l.Reserve(1000); err != nil {
@@ -625,7 +625,7 @@ func TestCap(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 1, Delta: 1e-4}
 	l = open(budget, shared)
 	want, _ := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
-	if n, err := l.Allowance(accountant.ApproxStep(step), -1); n != want || err != nil {
+	if n, err := l.allowance(accountant.ApproxStep(step), -1); n != want || err != nil {
 		t.Errorf("shared, budget below the cap: allowance %d (%v), want %d", n, err, want)
 	}
 	if err := l.Reserve(want + 1); !errors.Is(err, errBudget) {

@@ -250,9 +250,9 @@ func (bk Book) ReadOnly(ctx context.Context, location string) (*Ledger, error) {
 
 // OpenRun opens and locks the ledger at location (Open) for a release of
 // labels that step describes, by mechanism, from the ensemble that b states:
-// it begins the run's spend (Begin) and returns how many labels the
+// it begins the run's spend (begin) and returns how many labels the
 // budget allows, at most limit when limit >= 0, accountant.Unlimited when
-// the teachers' cap is within the budget and limit < 0 (Allowance). Close
+// the teachers' cap is within the budget and limit < 0 (allowance). Close
 // the ledger when the run is settled.
 func (bk Book) OpenRun(ctx context.Context, location string, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (*Ledger, int, error) {
 	l, err := bk.Open(ctx, location)
@@ -260,8 +260,8 @@ func (bk Book) OpenRun(ctx context.Context, location string, mechanism provenanc
 		return nil, 0, err
 	}
 	allowed := 0
-	if err = l.Begin(mechanism, b, step); err == nil {
-		allowed, err = l.Allowance(step, limit)
+	if err = l.begin(mechanism, b, step); err == nil {
+		allowed, err = l.allowance(step, limit)
 	}
 	if err != nil {
 		l.Close()

@@ -37,7 +37,7 @@ func BenchmarkPGReleases(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			l := open(b, c.location)
-			bd, err := l.Header().Binding()
+			bd, err := l.Header().binding()
 			l.Close()
 			if err != nil {
 				b.Fatal(err)

@@ -230,10 +230,10 @@ func pgHelper(spec string) int {
 		return 1
 	}
 	defer l.Close()
-	b, _ := l.Header().Binding()
+	b, _ := l.Header().binding()
 	allowed := 0
-	if err = l.Begin("darrm", b, accountant.ApproxStep(step)); err == nil {
-		allowed, err = l.Allowance(accountant.ApproxStep(step), want)
+	if err = l.begin("darrm", b, accountant.ApproxStep(step)); err == nil {
+		allowed, err = l.allowance(accountant.ApproxStep(step), want)
 	}
 	w := bufio.NewWriter(os.Stdout)
 	for i := 1; i <= allowed && err == nil; i++ {

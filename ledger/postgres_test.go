@@ -69,7 +69,7 @@ func spendOn(t *testing.T, bk Book, location string, reserve, settle int) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.Begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(reserve); err != nil {

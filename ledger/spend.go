@@ -11,7 +11,7 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
-// Begin starts this run's spend: mechanism, the description of one label
+// begin starts this run's spend: mechanism, the description of one label
 // (its guarantee, and its noise when it has a curve), and the ensemble
 // the release states (b), which must be the one the ledger is bound to:
 // every parameter both state must agree, and the release must state its
@@ -19,7 +19,7 @@ import (
 // ledger's filter cannot compose is refused (accountant.FilterAccepts), a
 // *FilterError, even when the teachers' cap frees every release: the
 // ledger's totals are its filter's.
-func (l *Ledger) Begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend) error {
+func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	}
@@ -36,7 +36,7 @@ func (l *Ledger) Begin(mechanism provenance.MechanismName, b provenance.Binding,
 	} else if err := accountant.FilterAccepts(l.header.Filter, step); err != nil {
 		return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
 	}
-	bound, err := l.header.Binding()
+	bound, err := l.header.binding()
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ func runOf(t *testing.T, path string, g accountant.Guarantee, settle int, reserv
 	t.Helper()
 	l := open(t, path)
 	defer l.Close()
-	if err := l.Begin("darrm", binding(t, l), accountant.ApproxStep(g)); err != nil {
+	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(g)); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range reserve {
@@ -214,7 +214,7 @@ func TestStructureLineMoved(t *testing.T) {
 func TestSettleOnce(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
 	l := open(t, path)
-	if err := l.Begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Reserve(6); err != nil {

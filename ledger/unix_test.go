@@ -36,8 +36,8 @@ func fsizeHelper(path string) int {
 		return 1
 	}
 	defer l.Close()
-	b, _ := l.Header().Binding()
-	if err := l.Begin("darrm", b, accountant.ApproxStep(step)); err != nil {
+	b, _ := l.Header().binding()
+	if err := l.begin("darrm", b, accountant.ApproxStep(step)); err != nil {
 		fmt.Println(err)
 		return 1
 	}
@@ -148,7 +148,7 @@ func TestRecordLockWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := run.Header()
-	if err := run.Begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
+	if err := run.begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
 	record := holdRecordLock(t, h.Ensemble)

@@ -46,7 +46,7 @@ func bindUpgrade(path string, h *Header, b provenance.Binding) error {
 		return fmt.Errorf("ledger upgrade: %w", err)
 	}
 	b.Relation = rel
-	own, err := h.Binding()
+	own, err := h.binding()
 	if err != nil {
 		return fmt.Errorf("ledger upgrade: %w", err)
 	}
@@ -267,7 +267,7 @@ func writeUpgraded(w io.Writer, h Header, spends []Spend) (size int64, hh, head 
 		}
 		bw.Write(line)
 		size += int64(len(line))
-		if prior, err = prior.AddSpend(s.Step(), s.Queries); err != nil {
+		if prior, err = prior.AddSpend(s.step(), s.Queries); err != nil {
 			return 0, "", "", err
 		}
 	}

@@ -108,7 +108,9 @@ func gnmaxSigma(target accountant.Guarantee, c accountant.Conversion) (sigma, la
 // GNMaxSearch selects how GNMax's Rényi order λ, and with it σ, is
 // chosen: GNMaxGrid (the paper's grid, the zero value), GNMaxExact
 // (minimised exactly) or GNMaxTight (the exact privacy curve, no RDP).
-type GNMaxSearch int
+// A GNMaxSearch prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type GNMaxSearch = enum.Value[gNMaxSearchTable]
 
 const (
 	// GNMaxGrid is the paper's grid search over λ with the paper's
@@ -124,20 +126,15 @@ const (
 	GNMaxTight
 )
 
-var gnmaxSearchNames = enum.Names[GNMaxSearch]{What: "GNMax search", List: []string{GNMaxGrid: "grid", GNMaxExact: "exact", GNMaxTight: "tight"}}
+var gnmaxSearchNames = enum.Names[GNMaxSearch]{Type: "GNMaxSearch", What: "GNMax search", List: []string{GNMaxGrid: "grid", GNMaxExact: "exact", GNMaxTight: "tight"}}
 
-// String returns "grid", "exact" or "tight".
-func (s GNMaxSearch) String() string { return gnmaxSearchNames.String(s) }
+// gNMaxSearchTable gives GNMaxSearch its names (enum.Value).
+type gNMaxSearchTable struct{}
+
+func (gNMaxSearchTable) Names() *enum.Names[GNMaxSearch] { return &gnmaxSearchNames }
 
 // parseGNMaxSearch parses "grid", "exact" or "tight".
 func parseGNMaxSearch(s string) (GNMaxSearch, error) { return gnmaxSearchNames.Parse(s) }
-
-// MarshalText returns the name of s, so that a GNMaxSearch reads and prints as
-// text (a flag, a JSON or config value).
-func (s GNMaxSearch) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
-// UnmarshalText sets s from its name (parseGNMaxSearch).
-func (s *GNMaxSearch) UnmarshalText(b []byte) error { return gnmaxSearchNames.Unmarshal(s, b) }
 
 // CalibrateGNMax returns GNMax's noise σ and order λ for a per-query target
 // by search s under conversion c: gnmaxSigmaGrid, which is defined with the

@@ -78,7 +78,9 @@ func checkNoiseKind(n Noise) error {
 // distributions at a vote histogram x and at its neighbours x' a
 // data-dependent bound covers: BothDirections (a guarantee, the zero
 // value) or OneSided (the PATE paper's Theorem 6 as stated, no guarantee).
-type Directions int
+// A Directions prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type Directions = enum.Value[directionsTable]
 
 const (
 	// BothDirections bounds D_λ(M(x)‖M(x')) and D_λ(M(x')‖M(x)) for every
@@ -97,19 +99,15 @@ const (
 	OneSided
 )
 
-var directionNames = enum.Names[Directions]{What: "directions", List: []string{BothDirections: "both", OneSided: "one-sided"}}
+var directionNames = enum.Names[Directions]{Type: "Directions", What: "directions", List: []string{BothDirections: "both", OneSided: "one-sided"}}
 
-// String returns "both" or "one-sided".
-func (d Directions) String() string { return directionNames.String(d) }
+// directionsTable gives Directions its names (enum.Value).
+type directionsTable struct{}
+
+func (directionsTable) Names() *enum.Names[Directions] { return &directionNames }
 
 // parseDirections parses "both" or "one-sided".
 func parseDirections(s string) (Directions, error) { return directionNames.Parse(s) }
-
-// MarshalText returns the name of d.
-func (d Directions) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
-
-// UnmarshalText sets d from its name (parseDirections).
-func (d *Directions) UnmarshalText(b []byte) error { return directionNames.Unmarshal(d, b) }
 
 // MinDiscreteSigma is the least σ accepted with DiscreteNoise (a plan
 // searches no lower): the bound on discreteGNMaxExcess below needs

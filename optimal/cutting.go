@@ -7,7 +7,7 @@ import (
 
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/lp"
+	"github.com/darrm/darrm/internal/lp"
 	"gonum.org/v1/gonum/floats"
 )
 

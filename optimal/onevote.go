@@ -7,7 +7,7 @@ import (
 
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/lp"
+	"github.com/darrm/darrm/internal/lp"
 )
 
 // solveOneVote is Solve in the one-vote relation for a utility whose

@@ -26,8 +26,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/lp"
-	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/internal/lp"
+	"github.com/darrm/darrm/internal/poissonbinom"
 	"gonum.org/v1/gonum/floats"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/fixtures"
-	"github.com/darrm/darrm/lp"
+	"github.com/darrm/darrm/internal/lp"
 )
 
 func mustOpt(t *testing.T, p constraints.Problem, prior gamma.Prior) Result {

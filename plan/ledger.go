@@ -13,7 +13,9 @@ import (
 
 // Target is what a plan of parameters fits its queries to: one run
 // (ForRun) or a new ledger (ForLedger).
-type Target int
+// A Target prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type Target = enum.Value[targetTable]
 
 const (
 	// ForRun fits the queries to one run held to the budget (darrm
@@ -28,16 +30,12 @@ const (
 	ForLedger
 )
 
-var targetNames = enum.Names[Target]{List: []string{ForRun: "run", ForLedger: "ledger"}, Or: true}
+var targetNames = enum.Names[Target]{Type: "Target", List: []string{ForRun: "run", ForLedger: "ledger"}, Or: true}
 
-// String returns run or ledger.
-func (t Target) String() string { return targetNames.String(t) }
+// targetTable gives Target its names (enum.Value).
+type targetTable struct{}
 
-// MarshalText returns the target's name.
-func (t Target) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
-
-// UnmarshalText reads run or ledger.
-func (t *Target) UnmarshalText(b []byte) error { return targetNames.Unmarshal(t, b) }
+func (targetTable) Names() *enum.Names[Target] { return &targetNames }
 
 // ledgerCount returns the header of a new ledger bound to b with r's
 // budget whose labels priv describes, and the labels it allows, as

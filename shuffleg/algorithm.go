@@ -12,7 +12,9 @@ import (
 // Order is the sample order of a shuffled gradient method (Algorithm 2):
 // RR (random reshuffling), SO (shuffle once) or IG (incremental gradient).
 // The zero value is none of them.
-type Order int
+// A Order prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type Order = enum.Value[orderTable]
 
 // The three orders of Section 4.3.3.
 const (
@@ -25,18 +27,12 @@ const (
 	IG
 )
 
-var orderNames = enum.Names[Order]{What: "order", List: []string{RR: "rr", SO: "so", IG: "ig"}, Fold: true}
+var orderNames = enum.Names[Order]{Type: "Order", What: "order", List: []string{RR: "rr", SO: "so", IG: "ig"}, Fold: true}
 
-// String returns "rr", "so" or "ig".
-func (o Order) String() string { return orderNames.String(o) }
+// orderTable gives Order its names (enum.Value).
+type orderTable struct{}
 
-// MarshalText returns the name of o, so that an Order reads and prints as
-// text (a flag, a JSON or config value).
-func (o Order) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
-
-// UnmarshalText sets o from its name: "rr", "so" or "ig"
-// (case-insensitive).
-func (o *Order) UnmarshalText(b []byte) error { return orderNames.Unmarshal(o, b) }
+func (orderTable) Names() *enum.Names[Order] { return &orderNames }
 
 // Algorithm is one instantiation of the generalised shuffled gradient
 // framework (Algorithm 3), following Table 4.1: DPShuffleG, PrivPub,

@@ -11,7 +11,9 @@ import (
 // Format is the format of a vote or label file: FormatCSV, FormatJSONL or
 // FormatNPY (a NumPy array), or FormatAuto to tell them apart from the
 // file. What the rows hold is the file's Layout.
-type Format int
+// A Format prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type Format = enum.Value[formatTable]
 
 const (
 	// FormatAuto detects the format from the first non-blank line: JSON
@@ -29,25 +31,21 @@ const (
 	FormatNPY
 )
 
-var formatNames = enum.Names[Format]{What: "format", List: []string{FormatAuto: "auto", FormatCSV: "csv", FormatJSONL: "jsonl", FormatNPY: "npy"},
+var formatNames = enum.Names[Format]{Type: "Format", What: "format", List: []string{FormatAuto: "auto", FormatCSV: "csv", FormatJSONL: "jsonl", FormatNPY: "npy"},
 	Also: map[string]Format{"ndjson": FormatJSONL}, Fold: true, Or: true}
 
-// String returns "auto", "csv", "jsonl" or "npy".
-func (f Format) String() string { return formatNames.String(f) }
+// formatTable gives Format its names (enum.Value).
+type formatTable struct{}
 
-// MarshalText returns the name of f, so that a Format reads and prints as
-// text (a flag, a JSON or config value).
-func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
-
-// UnmarshalText sets f from its name, "auto", "csv", "jsonl" (also
-// "ndjson") or "npy", in any case.
-func (f *Format) UnmarshalText(b []byte) error { return formatNames.Unmarshal(f, b) }
+func (formatTable) Names() *enum.Names[Format] { return &formatNames }
 
 // Presence says whether a vote file has a header row or an id column:
 // "auto" (the zero value) decides from the file, "yes" forces the header or
 // the id column, "no" rules it out. It is set by its name (UnmarshalText),
 // as a flag or a configuration gives it.
-type Presence int
+// A Presence prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type Presence = enum.Value[presenceTable]
 
 const (
 	autoDetect Presence = iota // "auto": decided from the file (see Read)
@@ -55,19 +53,13 @@ const (
 	absent                     // "no"
 )
 
-var presenceNames = enum.Names[Presence]{List: []string{autoDetect: "auto", present: "yes", absent: "no"},
+var presenceNames = enum.Names[Presence]{Type: "Presence", List: []string{autoDetect: "auto", present: "yes", absent: "no"},
 	Also: map[string]Presence{"true": present, "false": absent}, Fold: true, Or: true}
 
-// String returns "auto", "yes" or "no".
-func (p Presence) String() string { return presenceNames.String(p) }
+// presenceTable gives Presence its names (enum.Value).
+type presenceTable struct{}
 
-// MarshalText returns the name of p, so that a Presence reads and prints as
-// text (a flag, a JSON or config value).
-func (p Presence) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
-
-// UnmarshalText sets p from its name, "auto", "yes" (also "true") or "no"
-// (also "false"), in any case.
-func (p *Presence) UnmarshalText(b []byte) error { return presenceNames.Unmarshal(p, b) }
+func (presenceTable) Names() *enum.Names[Presence] { return &presenceNames }
 
 // readOptions describe a vote file; the zero value detects everything.
 type readOptions struct {

@@ -54,7 +54,9 @@ type Advised interface {
 // say, so the caller states it (Options.Orientation), whatever the
 // matrix's shape: a square one, or one with fewer queries than teachers,
 // reads either way, and one way is false.
-type Orientation int
+// A Orientation prints and reads as its name (its String, MarshalText and
+// UnmarshalText).
+type Orientation = enum.Value[orientationTable]
 
 const (
 	// orientationUnstated is the zero value: a matrix of class labels
@@ -68,17 +70,12 @@ const (
 	TeachersInRows
 )
 
-var orientationNames = enum.Names[Orientation]{What: "orientation", List: []string{QueriesInRows: "queries-in-rows", TeachersInRows: "teachers-in-rows"}, Zero: "unstated"}
+var orientationNames = enum.Names[Orientation]{Type: "Orientation", What: "orientation", List: []string{QueriesInRows: "queries-in-rows", TeachersInRows: "teachers-in-rows"}, Zero: "unstated"}
 
-// String returns "queries-in-rows", "teachers-in-rows" or "unstated".
-func (o Orientation) String() string { return orientationNames.String(o) }
+// orientationTable gives Orientation its names (enum.Value).
+type orientationTable struct{}
 
-// MarshalText returns the name of o.
-func (o Orientation) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
-
-// UnmarshalText sets o from its name, "queries-in-rows" or
-// "teachers-in-rows".
-func (o *Orientation) UnmarshalText(b []byte) error { return orientationNames.Unmarshal(o, b) }
+func (orientationTable) Names() *enum.Names[Orientation] { return &orientationNames }
 
 // orientationHint is the hint to state orientation o.
 func orientationHint(o Orientation) Hint { return Hint{optOrientation, o.String()} }

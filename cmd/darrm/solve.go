@@ -15,7 +15,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/lp"
+	"github.com/darrm/darrm/internal/lp"
 	"github.com/darrm/darrm/optimal"
 )
 

@@ -1,6 +1,9 @@
 package enum
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 type colour int
 
@@ -94,5 +97,35 @@ func TestParseOptions(t *testing.T) {
 		if colours.Named(v) != want {
 			t.Errorf("Named(%d) = %v", int(v), !want)
 		}
+	}
+}
+
+// shade is an enumeration exported for its values: an alias of Value.
+type shade = Value[shades]
+
+type shades struct{}
+
+func (shades) Names() *Names[shade] { return &shadeNames }
+
+var shadeNames = Names[shade]{What: "shade", List: []string{1: "light", 2: "dark"}, Type: "Shade"}
+
+func TestValue(t *testing.T) {
+	for _, tc := range []struct {
+		v    shade
+		want string
+	}{{1, "light"}, {2, "dark"}, {0, "Shade(0)"}, {5, "Shade(5)"}} {
+		if got := tc.v.String(); got != tc.want {
+			t.Errorf("String(%d) = %q, want %q", int(tc.v), got, tc.want)
+		}
+		if b, err := json.Marshal(tc.v); err != nil || string(b) != `"`+tc.want+`"` {
+			t.Errorf("json of %d = %s, %v, want %q", int(tc.v), b, err, tc.want)
+		}
+	}
+	var v shade
+	if err := json.Unmarshal([]byte(`"dark"`), &v); err != nil || v != 2 {
+		t.Errorf(`json "dark" = %d, %v`, int(v), err)
+	}
+	if err := v.UnmarshalText([]byte("grey")); err == nil || err.Error() != `shade "grey": must be one of light, dark` || v != 2 {
+		t.Errorf(`UnmarshalText("grey") = %v, value %d (want an error and dark kept)`, err, int(v))
 	}
 }

@@ -3,7 +3,7 @@ package poissonbinom_test
 import (
 	"fmt"
 
-	"github.com/darrm/darrm/poissonbinom"
+	"github.com/darrm/darrm/internal/poissonbinom"
 )
 
 func ExamplePMF() {
