@@ -584,6 +584,12 @@ func (f Filter) Add(seq Sequence, c Charge, k int) (Sequence, error) {
 			}
 			next.PointEps = outward.AddUp(next.PointEps, times(c.Point.Eps))
 			next.PointDelta = outward.AddUp(next.PointDelta, times(c.Point.Delta))
+			switch {
+			case seq.Steps == 0:
+				next.Point = *c.Point
+			case next.Point != *c.Point:
+				next.PointMixed = true
+			}
 		case AdvancedFilter:
 			if c.Advanced == nil {
 				return seq, fmt.Errorf("filter %v: the charge has no point for its advanced part", f)
@@ -664,6 +670,10 @@ func (p FilterPart) total(seq Sequence, budget Guarantee) (Guarantee, bool, erro
 	switch p.Method {
 	case Simple:
 		g := Guarantee{Eps: seq.PointEps, Delta: seq.PointDelta}
+		if !seq.PointMixed {
+			n := float64(seq.Steps)
+			g = Guarantee{Eps: outward.MulUp(n, seq.Point.Eps), Delta: outward.MulUp(n, seq.Point.Delta)}
+		}
 		return g, g.Eps <= budget.Eps && g.Delta <= p.Delta, nil
 	case AdvancedFilter:
 		g := Guarantee{Eps: advancedEps(seq.AdvancedSq, p.Slack), Delta: outward.AddUp(p.Slack, seq.AdvancedDelta)}

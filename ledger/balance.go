@@ -14,8 +14,24 @@ func (l *Ledger) compose(seq accountant.Sequence) (accountant.Guarantee, bool, e
 	if l.header.Use != nil {
 		return l.composeUse(seq)
 	}
-	g, fits, err := accountant.FilterTotal(l.header.Filter, seq, l.header.Budget.Guarantee)
+	var g accountant.Guarantee
+	var fits bool
+	var err error
+	if f := l.header.openFilter(); f != nil {
+		g, fits, err = f.Total(seq, l.header.Budget.Guarantee)
+	} else {
+		g, fits, err = accountant.FilterTotal(l.header.Filter, seq, l.header.Budget.Guarantee)
+	}
 	return g, fits || l.free(), err
+}
+
+// filterName names the composition that holds the ledger's runs: its
+// filter with its parts and their shares of δ, or its method.
+func (l *Ledger) filterName() string {
+	if f := l.header.openFilter(); f != nil {
+		return f.String()
+	}
+	return l.header.Filter.String()
 }
 
 // composeUse is compose on a ledger whose use is declared: the steps fit
@@ -129,8 +145,17 @@ func (l *Ledger) allowance(step accountant.Spend, limit int) (int, error) {
 	if l.header.Use != nil {
 		return l.useAllowance(step, limit)
 	}
+	var charge *accountant.Charge
+	if f := l.header.openFilter(); f != nil {
+		c, err := f.Charge(step, l.header.Budget.Guarantee)
+		if err != nil {
+			return 0, nil
+		}
+		charge = &c
+	}
+	s := spendOf(l.version, "-", "", step, charge)
 	fits := func(k int) (bool, error) {
-		seq, err := l.chain.spent.AddSpend(step, k)
+		seq, err := l.header.rule().add(l.chain.spent, s, k)
 		if err != nil {
 			return false, err
 		}

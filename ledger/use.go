@@ -39,7 +39,7 @@ func (r UseRun) String() string {
 // advance, which holds for queries chosen adaptively and for a stop at
 // any time (a stop is post-processing of the whole schedule).
 func NewUseHeader(ctx context.Context, b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, runs []UseRun) (Header, error) {
-	h := NewHeader(b, budget, deltaPrime, accountant.Exact)
+	h := NewHeader(b, budget, deltaPrime, accountant.Filter{})
 	h.Use = append([]UseRun(nil), runs...)
 	if err := checkUse(h.Use, false); err != nil {
 		return h, err

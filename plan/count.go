@@ -230,11 +230,16 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 			c.LedgerTotal = c.LedgerPublish.Guarantee
 			return c, nil
 		}
-		seq, err := accountant.Sequence{}.AddSpend(priv.Spend, c.Ledger)
+		f := accountant.Filter{Parts: h.Parts}
+		ch, err := f.Charge(priv.Spend, r.Budget.Guarantee)
 		if err != nil {
 			return c, err
 		}
-		if c.LedgerTotal, _, err = accountant.FilterTotal(c.Filter, seq, r.Budget.Guarantee); err != nil {
+		seq, err := f.Add(accountant.Sequence{}, ch, c.Ledger)
+		if err != nil {
+			return c, err
+		}
+		if c.LedgerTotal, _, err = f.Total(seq, r.Budget.Guarantee); err != nil {
 			return c, err
 		}
 	}

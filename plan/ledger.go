@@ -53,15 +53,13 @@ func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ense
 		}
 		return h, h.Use[0].Labels, nil
 	}
-	f := *r.Filter
+	f, err := ledger.NamedFilter(b, budget, &priv.Spend, *r.Filter)
 	h := ledger.NewHeader(b, budget, accountant.DefaultDeltaPrime, f)
-	if err := accountant.CheckFilter(f, budget); err != nil {
+	if err != nil {
+		h.Filter = *r.Filter
 		return h, 0, err
 	}
-	if err := accountant.FilterAccepts(f, priv.Spend); err != nil {
-		return h, 0, err
-	}
-	n, err := accountant.MaxFilterSteps(f, accountant.Sequence{}, priv.Spend, budget)
+	n, err := f.MaxSteps(accountant.Sequence{}, priv.Spend, budget)
 	if err != nil {
 		return h, 0, fmt.Errorf("plan: ledger (%v): %w", f, err)
 	}

@@ -36,7 +36,7 @@ type ledgerInitFlags struct {
 	BudgetEps   float64             `flag:"budget-eps" required:""`
 	BudgetDelta float64             `flag:"budget-delta" required:""`
 	DeltaPrime  float64             `flag:"delta-prime"`
-	Filter      accountant.Method   `flag:"filter" help:"the runs' filter: zcdp-filter or simple" default:"chosen as above"`
+	Filter      accountant.Method   `flag:"filter" help:"the runs' filter: gdp-, zcdp-, rdp-, advanced-filter or simple" default:"chosen"`
 	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's over another (on purpose)"`
 	use         ledgerUseFlags
 }
@@ -83,17 +83,23 @@ func newLedgerInitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			filter := ledger.DefaultFilter(b, budget)
+			filter, err := ledger.DefaultFilter(b, budget)
+			if err != nil {
+				return cli.AsUsage(flagErr(err, budgetFlags))
+			}
 			use, err := f.use.declared(cmd, b, budget, votes, f.Classes)
 			if err != nil {
 				return err
 			}
+			var hint *accountant.Spend
 			if use != nil {
-				filter = use.Choice.Filter
+				filter, hint = use.Choice.Filter, &use.Step
 			}
 			named := cmd.Flags().Changed("filter")
 			if named {
-				filter = f.Filter
+				if filter, err = ledger.NamedFilter(b, budget, hint, f.Filter); err != nil {
+					return cli.AsUsage(flagErr(err, map[string]string{"filter": "--filter"}))
+				}
 			}
 			book := ledgerBook(cmd)
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)

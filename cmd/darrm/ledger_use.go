@@ -45,7 +45,9 @@ type ledgerUse struct {
 	// Run is the use a --mechanism declares, its count still to be chosen
 	// (ledger.NewUseHeader); nil for --step-eps, which names no
 	// mechanism a release could be matched to.
-	Run    *ledger.UseRun
+	Run *ledger.UseRun
+	// Step describes one label declared.
+	Step   accountant.Spend
 	Choice ledger.FilterChoice
 	// Names maps the library's names of the labels' parameters to the
 	// flags that gave them, to say why a filter cannot hold them.
@@ -106,7 +108,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 	if err != nil {
 		return nil, cli.AsUsage(flagErr(err, names))
 	}
-	return &ledgerUse{Labels: labels, Run: run, Choice: c, Names: names}, nil
+	return &ledgerUse{Labels: labels, Run: run, Step: s, Choice: c, Names: names}, nil
 }
 
 // mechanismStep returns the use of --mechanism (the description of one

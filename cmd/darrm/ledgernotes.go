@@ -113,7 +113,7 @@ func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 // (use), and what the ledger, h, keeps: the declared use, else the
 // filter that allows more, or the one --filter names (named). Why a filter cannot hold them names the flags that gave them.
 func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, h ledger.Header, named bool) error {
-	filter := h.Filter
+	filter := accountant.Filter{Parts: h.Parts}
 	c, labels, path := use.Choice, use.Labels, ledger.Redact(path)
 	expected := c.Expected
 	if expected > 0 {
@@ -163,19 +163,17 @@ func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, h ledger.Heade
 		}
 		row(name, cell)
 	}
-	why := "it allows the most labels"
+	why := "it allows the most labels (the first listed of those that allow as many)"
 	switch {
 	case h.Use != nil:
 		why = "the use declared: a filter allows no more, as it must hold any use"
-	case !named && c.Tie:
-		why = "the default for this ledger, as the filters allow as many labels"
-	case named && filter != c.Filter:
+	case named && filter.String() != c.Filter.String():
 		why = fmt.Sprintf("named by --filter (%v allows more)", c.Filter)
 	case named:
 		why = "named by --filter"
 	}
 	if h.Use != nil {
-		t.Line("  kept: %v, %s; the use and its count are fixed now, before the first run", filter, why)
+		t.Line("  kept: %v, %s; the use and its count are fixed now, before the first run", accountant.Exact, why)
 		return t.Close()
 	}
 	t.Line("  kept: %v, %s; a ledger's filter is fixed now, before its first run", filter, why)
