@@ -297,8 +297,10 @@ func (f Filter) has(m Method) (FilterPart, bool) {
 // pure step); the least zCDP slope, Gaussian-DP μ² and Rényi divergence
 // at the part's order that the description proves (stepRho, stepMu2,
 // stepRenyi). An error says that no part can hold the step: it is then
-// refused (a part that can hold it only above its share is the count's
-// concern, MaxSteps).
+// refused. A part with a share of δ for its steps' δ holds every step,
+// as a version-4 ledger's simple filter does, one of pure losses only
+// those with a pure point; that a step fits only above its share is the
+// count's concern (MaxSteps), or the teachers' cap's.
 func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 	if err := f.Check(budget); err != nil {
 		return Charge{}, err
@@ -312,11 +314,11 @@ func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 		switch p.Method {
 		case Simple:
 			g := pointFor(s, func(g Guarantee) float64 { return g.Eps/budget.Eps + share(g.Delta, p.Delta) })
-			c.Point, held = &g, held || g.Delta <= p.Delta
+			c.Point, held = &g, held || g.Delta == 0 || p.Delta > 0
 		case AdvancedFilter:
 			v := advancedBudget(budget.Eps, p.Slack)
 			g := pointFor(s, func(g Guarantee) float64 { return g.Eps*g.Eps/v + share(g.Delta, p.Delta-p.Slack) })
-			c.Advanced, held = &g, held || g.Delta <= p.Delta-p.Slack
+			c.Advanced, held = &g, held || g.Delta == 0 || p.Delta > p.Slack
 		case ZCDPFilter:
 			if rho, ok := stepRho(s); ok {
 				c.Rho, held = &rho, true
@@ -332,7 +334,7 @@ func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 		}
 	}
 	if !held {
-		return c, fmt.Errorf("no part of the filter %v can hold a step of %v (%v): it has no pure point, zCDP slope, Gaussian-DP mu or Renyi curve that they need, and its delta is above their shares", f, s.Guarantee, s.Kind)
+		return c, fmt.Errorf("no part of the filter %v can hold a step of %v (%v): it has no pure point, zCDP slope, Gaussian-DP mu or Renyi curve that they need, and none has a share of delta for its delta", f, s.Guarantee, s.Kind)
 	}
 	return c, nil
 }
