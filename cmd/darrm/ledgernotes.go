@@ -111,7 +111,8 @@ func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 // declared allows composed exactly (a --mechanism's, counted in use.Run)
 // and what each filter allows the labels declared for the ledger path
 // (use), and what the ledger, h, keeps: the declared use, else the
-// filter that allows more, or the one --filter names (named). Why a filter cannot hold them names the flags that gave them.
+// filter that allows more, or the one --filter names (named). Why a
+// filter cannot hold them names the flags that gave them.
 func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, h ledger.Header, named bool) error {
 	filter := accountant.Filter{Parts: h.Parts}
 	c, labels, path := use.Choice, use.Labels, ledger.Redact(path)
@@ -163,11 +164,17 @@ func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, h ledger.Heade
 		}
 		row(name, cell)
 	}
+	// The labels the filter kept and the best allow: a filter named that
+	// allows as many as the best is not said to allow fewer.
+	allows := map[string]int{}
+	for _, a := range c.Allowances {
+		allows[a.Filter.String()] = a.Labels
+	}
 	why := "it allows the most labels (the first listed of those that allow as many)"
 	switch {
 	case h.Use != nil:
 		why = "the use declared: a filter allows no more, as it must hold any use"
-	case named && filter.String() != c.Filter.String():
+	case named && allows[filter.String()] < allows[c.Filter.String()]:
 		why = fmt.Sprintf("named by --filter (%v allows more)", c.Filter)
 	case named:
 		why = "named by --filter"
