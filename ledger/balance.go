@@ -50,11 +50,46 @@ func (l *Ledger) composeUse(seq accountant.Sequence) (accountant.Guarantee, bool
 	case seq.Steps == 0:
 		return accountant.Guarantee{}, true, nil
 	}
-	t, err := useAccount(l.header.Use, seq.Steps, &l.header.Budget).Publish()
+	g, err := l.header.useSpent(seq.Steps)
+	return g, true, err
+}
+
+// useSpent returns the exact composition of the first n > 0 steps of the
+// declared use of a ledger with header h.
+func (h Header) useSpent(n int) (accountant.Guarantee, error) {
+	t, err := useAccount(h.Use, n, &h.Budget).Publish()
 	if err == nil && t.Err != nil {
 		err = t.Err
 	}
-	return t.Guarantee, true, err
+	return t.Guarantee, err
+}
+
+// Spent returns what n labels that step describes spend on a new ledger
+// with header h, as ledger show prints it once they are released (a
+// realised cost: analysis): for a declared use, the exact composition of
+// its first n steps (step is then the use's); on a ledger open to any
+// use, their total by its filter.
+func (h Header) Spent(step accountant.Spend, n int) (accountant.Guarantee, error) {
+	if n == 0 {
+		return accountant.Guarantee{}, nil
+	}
+	if h.Use != nil {
+		return h.useSpent(n)
+	}
+	if len(h.Parts) == 0 {
+		return accountant.Guarantee{}, errors.New("ledger: a header with neither a declared use nor a filter's parts: not a new ledger's")
+	}
+	f := accountant.Filter{Parts: h.Parts}
+	c, err := f.Charge(step, h.Budget.Guarantee)
+	if err != nil {
+		return accountant.Guarantee{}, err
+	}
+	seq, err := f.Add(accountant.Sequence{}, c, n)
+	if err != nil {
+		return accountant.Guarantee{}, err
+	}
+	g, _, err := f.Total(seq, h.Budget.Guarantee)
+	return g, err
 }
 
 // free reports whether the teachers' cap is within the budget at the

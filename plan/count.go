@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 )
@@ -46,7 +47,8 @@ type Count struct {
 	Total accountant.Total
 	// Ledger is the number a run charged to a new ledger with the budget
 	// releases, by Filter (Request.Filter, else the filter that allows
-	// the most); LedgerTotal is what they spend by it, a realised cost.
+	// the most); LedgerTotal is what they spend by it, a realised cost
+	// (of a plan's queries, Plan.Queries, when it plans for a ledger).
 	// LedgerPublish is what that ledger publishes after them, as ledger
 	// show and a release on it print it: the budget its filter holds
 	// every release to (the plan assumes no teachers' cap).
@@ -60,6 +62,11 @@ type Count struct {
 	// is in words.
 	PerQuery accountant.Guarantee
 	Label    string
+
+	// header is the new ledger's, step the labels' description: what
+	// a number of labels spends on it (ledger.Header.Spent).
+	header ledger.Header
+	step   accountant.Spend
 }
 
 // built is the aggregator of a request with its account under the
@@ -225,21 +232,8 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		if c.LedgerPublish, err = h.Publish(); err != nil {
 			return c, err
 		}
-		if h.Use != nil {
-			// The labels spend the composition of all the use allows.
-			c.LedgerTotal = c.LedgerPublish.Guarantee
-			return c, nil
-		}
-		f := accountant.Filter{Parts: h.Parts}
-		ch, err := f.Charge(priv.Spend, r.Budget.Guarantee)
-		if err != nil {
-			return c, err
-		}
-		seq, err := f.Add(accountant.Sequence{}, ch, c.Ledger)
-		if err != nil {
-			return c, err
-		}
-		if c.LedgerTotal, _, err = f.Total(seq, r.Budget.Guarantee); err != nil {
+		c.header, c.step = h, priv.Spend
+		if c.LedgerTotal, err = h.Spent(priv.Spend, c.Ledger); err != nil {
 			return c, err
 		}
 	}
