@@ -36,8 +36,9 @@ type ledgerInitFlags struct {
 	BudgetEps   float64             `flag:"budget-eps" required:""`
 	BudgetDelta float64             `flag:"budget-delta" required:""`
 	DeltaPrime  float64             `flag:"delta-prime"`
-	Filter      accountant.Method   `flag:"filter" help:"the runs' filter: gdp-, zcdp-, rdp-, advanced-filter or simple" default:"chosen"`
+	Filter      accountant.Method   `flag:"filter" help:"filter: gdp-, zcdp-, rdp-, advanced-filter or simple" default:"chosen"`
 	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's over another (on purpose)"`
+	Schedule    string              `flag:"schedule" help:"a file of runs in order, one per line: --mechanism ... --queries N"`
 	use         ledgerUseFlags
 }
 
@@ -86,6 +87,9 @@ func newLedgerInitCmd() *cobra.Command {
 			filter, err := ledger.DefaultFilter(b, budget)
 			if err != nil {
 				return cli.AsUsage(flagErr(err, budgetFlags))
+			}
+			if f.Schedule != "" {
+				return ledgerInitSchedule(cmd, args[0], &f, b, budget, votes)
 			}
 			use, err := f.use.declared(cmd, b, budget, votes, f.Classes)
 			if err != nil {
@@ -142,6 +146,45 @@ func newLedgerInitCmd() *cobra.Command {
 	// The ensemble is --votes' header's, or given in full: no default.
 	cli.SetDefaultText(cmd.Flags(), "--votes'", "eps", "Delta", "kind", "partition")
 	return cmd
+}
+
+// ledgerInitSchedule is ledger init of the ledger path with --schedule:
+// a ledger whose use is the schedule's runs, in order, composed exactly
+// as one run. The labels are the schedule's, so the flags that declare
+// them, and --filter, which would open the ledger to any use, are
+// refused with it.
+func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenance.Binding, budget accountant.Guarantee, votes *votesRead) error {
+	for _, n := range append([]string{"mechanism", "step-eps", "step-delta", "filter"}, useFlagNames...) {
+		if cmd.Flags().Changed(n) && !(n == "classes" || n == "cache-dir" || n == "no-cache" || n == "workers" || n == "no-solve") {
+			return cli.Usagef("--schedule and --%s exclude each other: each run of the schedule gives its own settings on its line", n)
+		}
+	}
+	runs, err := scheduleRuns(cmd, f.Schedule, b, budget, votes, f.Classes)
+	if err != nil {
+		return err
+	}
+	h, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, runs)
+	if err != nil {
+		return cli.AsUsage(flagErr(err, map[string]string{"queries": "--schedule's --queries"}))
+	}
+	book := ledgerBook(cmd)
+	prev, err := book.Init(cmd.Context(), path, h, f.Replace)
+	if err != nil {
+		return ledgerError(err)
+	}
+	if err := ledgerSchedule(cmd.OutOrStdout(), path, h); err != nil {
+		return err
+	}
+	l, err := book.ReadOnly(cmd.Context(), path)
+	if err != nil {
+		return ledgerError(err)
+	}
+	defer l.Close()
+	bal, err := l.Balance()
+	if err != nil {
+		return err
+	}
+	return ledgerInitialized(cmd.OutOrStdout(), path, b, l.Header(), bal.Publish, prev)
 }
 
 // readFlags are the flags that say how to read --votes.
