@@ -209,7 +209,12 @@ func ExampleRelease() {
 	}
 	book := ledger.Book{StateDir: filepath.Join(dir, "state")}
 	led := filepath.Join(dir, "k11.ledger")
-	header := ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-2}, 1e-5, accountant.Simple)
+	budget := accountant.Guarantee{Eps: 10, Delta: 1e-2}
+	filter, err := ledger.DefaultFilter(b, budget)
+	if err != nil {
+		log.Fatal(err)
+	}
+	header := ledger.NewHeader(b, budget, 1e-5, filter)
 	if _, err := book.Init(ctx, led, header, false); err != nil {
 		log.Fatal(err)
 	}

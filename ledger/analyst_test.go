@@ -90,7 +90,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 	}
 
 	t.Run("Recorded", func(t *testing.T) {
-		u := mk(NewHeader(unique(bound), shareBudget, 1e-5, accountant.Simple))
+		u := mk(NewHeader(unique(bound), shareBudget, 1e-5, simpleFilter(shareBudget)))
 		for _, c := range []struct{ analyst, want string }{{"alice", "alice"}, {"", user}, {"bob ä", "bob ä"}} {
 			if _, err := run(t, as(c.analyst), u, 1); err != nil {
 				t.Fatalf("analyst %q: %v", c.analyst, err)
@@ -118,7 +118,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 	})
 
 	t.Run("Shares", func(t *testing.T) {
-		h := NewHeader(unique(bound), shareBudget, 1e-5, accountant.Simple)
+		h := NewHeader(unique(bound), shareBudget, 1e-5, simpleFilter(shareBudget))
 		h.Shares = map[string]float64{"alice": 0.5, "bob": 0.2}
 		u := mk(h)
 		alice := accountant.Guarantee{Eps: 0.5 * shareBudget.Eps, Delta: 0.5 * shareBudget.Delta}
@@ -160,7 +160,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 
 	t.Run("BadShares", func(t *testing.T) {
 		for _, shares := range []map[string]float64{{"alice": 0}, {"alice": 1.5}, {"": 0.5}, {"a\nb": 0.5}} {
-			h := NewHeader(unique(bound), shareBudget, 1e-5, accountant.Simple)
+			h := NewHeader(unique(bound), shareBudget, 1e-5, simpleFilter(shareBudget))
 			h.Shares = shares
 			_, err := book.Init(ctx, filepath.Join(t.TempDir(), "bad.ledger"), h, false)
 			if err == nil || !strings.Contains(err.Error(), "shares") {

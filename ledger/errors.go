@@ -79,11 +79,11 @@ func (e *VersionError) Error() string {
 	q := shellQuote(e.Path)
 	switch {
 	case e.Version == version3:
-		return fmt.Sprintf("ledger %s is of version 3, whose lines do not describe the mechanisms that the budget's filter of version %d composes: upgrade it once with: darrm ledger upgrade %s (its binding and spends are kept)", e.Path, Version, q)
+		return fmt.Sprintf("ledger %s is of version 3, whose lines do not describe the mechanisms that the budget's filter of version %d composes: upgrade it once with: darrm ledger upgrade %s (its binding and spends are kept)", e.Path, version4, q)
 	case e.Version < version3:
-		return fmt.Sprintf("ledger %s is of version %d, a development format that this darrm no longer reads (it reads versions 3 and %d): start a new ledger with darrm ledger init, or upgrade it with the darrm that wrote it first", e.Path, e.Version, Version)
+		return fmt.Sprintf("ledger %s is of version %d, a development format that this darrm no longer reads (it reads versions 3 to %d): start a new ledger with darrm ledger init, or upgrade it with the darrm that wrote it first", e.Path, e.Version, Version)
 	}
-	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 3 and %d: use a newer darrm", e.Path, e.Version, Version)
+	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 3 to %d: use a newer darrm", e.Path, e.Version, Version)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.

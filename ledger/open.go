@@ -75,6 +75,11 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 	if err := checkHeader(h); err != nil {
 		return nil, err
 	}
+	if h.Use != nil {
+		if err := fitsUse(h); err != nil {
+			return nil, err
+		}
+	}
 	if h.Created.IsZero() {
 		h.Created = time.Now().UTC().Truncate(time.Second)
 	}
@@ -83,7 +88,7 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 		return nil, err
 	}
 	h.ID = hex.EncodeToString(id[:])
-	b, head, err := encodeLine("", h)
+	b, head, err := encodeLine(Version, "", h)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
@@ -177,9 +182,13 @@ type Ledger struct {
 	mine    accountant.Sequence
 	mech    provenance.MechanismName
 	step    accountant.Spend
+	charge  *accountant.Charge  // what the filter charges a label of step, if open
 	held    int                 // labels reserved by this run
 	settled bool                // this run has written its final line
 	base    accountant.Sequence // the spends of every run before this one
+	// useEnd, on a ledger whose use is declared, is the count of labels
+	// up to the end of the run of the use this run releases.
+	useEnd int
 }
 
 // Open opens and locks the ledger at location (a file, or
@@ -306,7 +315,7 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 	if err == io.EOF {
 		return nil, &CorruptError{Path: l.path, Line: 1, Reason: "the header has no line end: not a ledger, or one whose creation was interrupted"}
 	}
-	if l.format != current && !l.readOnly {
+	if l.format == chained3 && !l.readOnly {
 		return nil, &VersionError{Path: l.path, Version: l.version}
 	}
 	st, err := openState(ctx, bk, l.header.Ensemble)
@@ -383,9 +392,9 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 // refuses it until it is upgraded, or that Upgrade has marked it.
 func (l *Ledger) noteVersion() {
 	switch {
-	case l.format == current:
+	case l.format != chained3:
 	case l.marked:
-		l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", Version))
+		l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", version4))
 	default:
 		l.notes = append(l.notes, (&VersionError{Path: l.path, Version: l.version}).Error())
 	}

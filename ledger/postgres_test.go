@@ -57,7 +57,7 @@ func password(t *testing.T, db string) string {
 func newPG(t *testing.T, db, name string, budget accountant.Guarantee) string {
 	t.Helper()
 	u := pgURL(db, name)
-	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, accountant.Simple), false); err != nil {
+	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		t.Fatal(err)
 	}
 	return u
@@ -106,7 +106,7 @@ func testPGLedger(t *testing.T, db string) {
 	u := newPG(t, db, "teachers", budget)
 	file := newLedger(t, budget)
 
-	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, accountant.Simple), false); !errors.As(err, new(*ExistsError)) || !isBad(err) {
+	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); !errors.As(err, new(*ExistsError)) || !isBad(err) {
 		t.Errorf("init over a ledger: %v, want an *ExistsError", err)
 	}
 	other := newPG(t, db, "other teachers/ä", budget) // a second ledger in the schema made
@@ -273,7 +273,7 @@ func testPGRefusals(t *testing.T, db string) {
 	if err == nil || !strings.Contains(err.Error(), "schema of version 2; this darrm knows version 1: use a newer darrm") || !isBad(err) {
 		t.Errorf("a later schema: %v", err)
 	}
-	if _, err := book.Init(ctx, pgURL(db, "new"), NewHeader(unique(bound), accountant.Guarantee{Eps: 5, Delta: 1e-3}, 1e-5, accountant.Simple), false); err == nil || !strings.Contains(err.Error(), "use a newer darrm") {
+	if _, err := book.Init(ctx, pgURL(db, "new"), NewHeader(unique(bound), accountant.Guarantee{Eps: 5, Delta: 1e-3}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 5, Delta: 1e-3})), false); err == nil || !strings.Contains(err.Error(), "use a newer darrm") {
 		t.Errorf("init in a later schema: %v", err)
 	}
 }
@@ -460,7 +460,7 @@ func TestPGRoles(t *testing.T) {
 		return pgURL(p.String(), name)
 	}
 	ledgerOf := as(owner, "owner-pw", "team")
-	if _, err := book.Init(ctx, ledgerOf, NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, accountant.Simple), false); err != nil {
+	if _, err := book.Init(ctx, ledgerOf, NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 50, Delta: 1e-2})), false); err != nil {
 		t.Fatal(err)
 	}
 	for _, grant := range analystGrants(analysts) {
@@ -473,7 +473,7 @@ func TestPGRoles(t *testing.T) {
 	if spent, _, _ := readAll(t, ledgerOf); spent.Steps != 2 {
 		t.Errorf("alice's run: %d labels counted, want 2", spent.Steps)
 	}
-	_, err := aliceBook.Init(ctx, as(alice, "alice-pw", "alice's own"), NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, accountant.Simple), false)
+	_, err := aliceBook.Init(ctx, as(alice, "alice-pw", "alice's own"), NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 50, Delta: 1e-2})), false)
 	if err == nil || !strings.Contains(err.Error(), "may not make ledger") || !strings.Contains(err.Error(), "GRANTs") || !isBad(err) {
 		t.Errorf("an analyst's init: %v", err)
 	}

@@ -31,5 +31,5 @@ func ExampleQueries() {
 	fmt.Printf("a new ledger: %d queries by the %v\n", c.Ledger, c.Filter)
 	// Output:
 	// one run: 194 queries, eps 1.9981 by exact
-	// a new ledger: 167 queries by the zcdp-filter
+	// a new ledger: 194 queries by the exact
 }

@@ -331,6 +331,13 @@ func verify(ctx context.Context, pl *Plan) error {
 	if n := pl.Count.of(pl.Request.For); n < pl.Queries {
 		return fmt.Errorf("plan: %s = %v releases %d of %d queries (%v): the search returned a value that does not fit", k.setting, pl.Value, n, pl.Queries, pl.Request.For)
 	}
+	if pl.Request.For == ForLedger {
+		// What the planned queries spend, as ledger show prints it once
+		// they are released, not all the ledger allows.
+		if pl.Count.LedgerTotal, err = pl.Count.header.Spent(pl.Count.step, pl.Queries); err != nil {
+			return err
+		}
+	}
 	if pl.AtLimit {
 		return nil
 	}
@@ -347,7 +354,7 @@ func verify(ctx context.Context, pl *Plan) error {
 	if err != nil {
 		return fmt.Errorf("plan: the neighbour %s = %v: %w", k.setting, pl.Neighbour, err)
 	}
-	if pl.NeighbourRun = b.queriesFor(next); pl.NeighbourRun >= pl.Queries {
+	if pl.NeighbourRun = b.queriesFor(ctx, next); pl.NeighbourRun >= pl.Queries {
 		return fmt.Errorf("plan: %s = %v, %v times more generous than %v, still releases %d >= %d queries: the search stopped short", k.setting, pl.Neighbour, generosity, pl.Value, pl.NeighbourRun, pl.Queries)
 	}
 	return nil

@@ -97,8 +97,8 @@ func TestParameters(t *testing.T) {
 
 // TestQueries: Confident-GNMax 200/150/40, discrete noise, every query
 // charged, in (2, 1e-5): 194 queries in one run (the exact composition;
-// issue 39 asks for 188 to 194), 167 in a run charged to a new ledger
-// (the zCDP filter, the improved conversion), and a budget that fits no
+// issue 39 asks for 188 to 194) and on a new ledger whose use is
+// declared, 167 on one held by the zCDP filter (the improved conversion), and a budget that fits no
 // query is refused with the smallest that fits one.
 func TestQueries(t *testing.T) {
 	ctx := context.Background()
@@ -108,9 +108,20 @@ func TestQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A ledger whose use is declared composes as the run does, with the
+	// same total to publish.
+	if c.Run != 194 || c.Total.Method != accountant.Exact || c.Ledger != 194 || c.Filter != accountant.Exact || c.LedgerPublish.Guarantee != c.Total.Guarantee {
+		t.Errorf("run %d by %v %v, ledger %d by %v %v: want 194 by exact on both, the same total", c.Run, c.Total.Method, c.Total.Guarantee, c.Ledger, c.Filter, c.LedgerPublish.Guarantee)
+	}
+	zcdp := accountant.ZCDPFilter
+	r.Filter = &zcdp
+	if c, err = Queries(ctx, r); err != nil {
+		t.Fatal(err)
+	}
 	if c.Run != 194 || c.Total.Method != accountant.Exact || c.Ledger != 167 || c.Filter != accountant.ZCDPFilter {
 		t.Errorf("run %d by %v, ledger %d by %v: want 194 by exact, 167 by zcdp-filter", c.Run, c.Total.Method, c.Ledger, c.Filter)
 	}
+	r.Filter = nil
 	r.Budget.Eps = 0.01
 	_, err = Queries(ctx, r)
 	var pe interface {

@@ -36,9 +36,10 @@ type ledgerInitFlags struct {
 	BudgetEps   float64             `flag:"budget-eps" required:""`
 	BudgetDelta float64             `flag:"budget-delta" required:""`
 	DeltaPrime  float64             `flag:"delta-prime"`
-	Filter      accountant.Method   `flag:"filter" help:"the runs' filter: zcdp-filter or simple" default:"chosen as above"`
+	Filter      accountant.Method   `flag:"filter" help:"filter: gdp-, zcdp-, rdp-, advanced-filter or simple" default:"chosen"`
 	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's over another (on purpose)"`
 	Shares      []string            `flag:"share" help:"an analyst's share of the budget: NAME=FRACTION, in (0, 1]; repeatable"`
+	Schedule    string              `flag:"schedule" help:"a file of runs in order, one per line: --mechanism ... --queries N"`
 	use         ledgerUseFlags
 }
 
@@ -84,20 +85,41 @@ func newLedgerInitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			filter := ledger.DefaultFilter(b, budget)
+			filter, err := ledger.DefaultFilter(b, budget)
+			if err != nil {
+				return cli.AsUsage(flagErr(err, budgetFlags))
+			}
+			if f.Schedule != "" {
+				return ledgerInitSchedule(cmd, args[0], &f, b, budget, votes)
+			}
 			use, err := f.use.declared(cmd, b, budget, votes, f.Classes)
 			if err != nil {
 				return err
 			}
+			var hint *accountant.Spend
 			if use != nil {
-				filter = use.Choice.Filter
+				filter, hint = use.Choice.Filter, &use.Step
 			}
 			named := cmd.Flags().Changed("filter")
 			if named {
-				filter = f.Filter
+				if filter, err = ledger.NamedFilter(b, budget, hint, f.Filter); err != nil {
+					return cli.AsUsage(flagErr(err, map[string]string{"filter": "--filter"}))
+				}
 			}
 			book := ledgerBook(cmd)
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
+			// A declared mechanism fixes every step's privacy before the
+			// first: the ledger composes its steps exactly, as one run,
+			// unless --filter opens it to any use.
+			if use != nil && use.Run != nil {
+				uh, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, []ledger.UseRun{*use.Run})
+				if err != nil {
+					return cli.AsUsage(flagErr(err, use.Names))
+				}
+				if use.Run = &uh.Use[0]; !named {
+					h = uh
+				}
+			}
 			if h.Shares, err = parseShares(f.Shares); err != nil {
 				return err
 			}
@@ -106,7 +128,7 @@ func newLedgerInitCmd() *cobra.Command {
 				return ledgerError(err)
 			}
 			if use != nil {
-				if err := ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, filter, named); err != nil {
+				if err := ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, h, named); err != nil {
 					return err
 				}
 			}
@@ -128,6 +150,45 @@ func newLedgerInitCmd() *cobra.Command {
 	// The ensemble is --votes' header's, or given in full: no default.
 	cli.SetDefaultText(cmd.Flags(), "--votes'", "eps", "Delta", "kind", "partition")
 	return cmd
+}
+
+// ledgerInitSchedule is ledger init of the ledger path with --schedule:
+// a ledger whose use is the schedule's runs, in order, composed exactly
+// as one run. The labels are the schedule's, so the flags that declare
+// them, and --filter, which would open the ledger to any use, are
+// refused with it.
+func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenance.Binding, budget accountant.Guarantee, votes *votesRead) error {
+	for _, n := range append([]string{"mechanism", "step-eps", "step-delta", "filter"}, useFlagNames...) {
+		if cmd.Flags().Changed(n) && !(n == "classes" || n == "cache-dir" || n == "no-cache" || n == "workers" || n == "no-solve") {
+			return cli.Usagef("--schedule and --%s exclude each other: each run of the schedule gives its own settings on its line", n)
+		}
+	}
+	runs, err := scheduleRuns(cmd, f.Schedule, b, budget, votes, f.Classes)
+	if err != nil {
+		return err
+	}
+	h, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, runs)
+	if err != nil {
+		return cli.AsUsage(flagErr(err, map[string]string{"queries": "--schedule's --queries"}))
+	}
+	book := ledgerBook(cmd)
+	prev, err := book.Init(cmd.Context(), path, h, f.Replace)
+	if err != nil {
+		return ledgerError(err)
+	}
+	if err := ledgerSchedule(cmd.OutOrStdout(), path, h); err != nil {
+		return err
+	}
+	l, err := book.ReadOnly(cmd.Context(), path)
+	if err != nil {
+		return ledgerError(err)
+	}
+	defer l.Close()
+	bal, err := l.Balance()
+	if err != nil {
+		return err
+	}
+	return ledgerInitialized(cmd.OutOrStdout(), path, b, l.Header(), bal.Publish, prev)
 }
 
 // readFlags are the flags that say how to read --votes.

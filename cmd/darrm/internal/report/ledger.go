@@ -198,12 +198,20 @@ func Allowed(n int, one, many string) string {
 // LedgerWhy says in one line why t, a ledger's total to publish
 // (ledger.Balance.Publish), is the one to publish, the same in every
 // command that prints it: a filter's guarantee is its budget, fixed
-// before the first run, not the sum spent so far; or the teachers' cap,
-// when it is below the budget.
+// before the first run, not the sum spent so far; a declared use's is the
+// composition of every label it allows; or the teachers' cap, when it is
+// below the budget.
 func LedgerWhy(t accountant.Total) string {
 	if t.Cap != nil {
 		return "the teachers' cap bounds every release from these teachers, however many, and is below the ledger's budget at its delta: " +
 			"it holds from the first label on; what the releases have spent is a realised cost (analysis)"
+	}
+	if !t.Filter {
+		// A declared use's: the composition of every step it allows,
+		// fixed at init (ledger.NewUseHeader).
+		return fmt.Sprintf("the ledger's declared use fixed every step's privacy before the first run; this composes all the labels it allows "+
+			"as one run (%s): a stop at any count is post-processing of it, queries chosen adaptively are covered; "+
+			"what the releases have spent is a realised cost (analysis)", t.Name())
 	}
 	return fmt.Sprintf("the ledger's filter (%v) holds every release charged to it, however each was chosen, to the budget fixed before the first run: "+
 		"the budget is the guarantee from the first label on; what the releases have spent is a realised cost (analysis)", t.Method)
