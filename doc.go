@@ -56,10 +56,10 @@
 //
 // # Plan from a budget
 //
-// Package plan inverts the accountant for a release: plan.Queries counts
-// the queries a budget buys, plan.Parameters finds the parameters that let
-// a number of queries fit it, and plan.Compare and plan.OnProxy score the
-// mechanisms on proxy votes.
+// Package plan inverts the accountant for a release: plan.Make counts the
+// queries a budget buys, or finds the parameters that let a number of
+// queries fit it (scored on proxy votes when given), and plan.Compare
+// scores the mechanisms on proxy votes.
 //
 // # PATE analyses
 //

@@ -316,7 +316,7 @@ func ExampleRelease_inMemory() {
 	// 1,0,1
 	// 2,,0
 	// 3,,0
-	// 3 released (2 withheld), charged to the ledger by its zcdp-filter
-	// 164 more such queries allowed in its budget (2, 1e-05)-DP
-	// to publish: (2, 1e-05)-DP by zcdp-filter budget
+	// 3 released (2 withheld), charged to the ledger by its gdp-filter
+	// 191 more such queries allowed in its budget (2, 1e-05)-DP
+	// to publish: (2, 1e-05)-DP by gdp-filter budget
 }

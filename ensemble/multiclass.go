@@ -125,9 +125,9 @@ func gnmaxParts(m noisymax.ConfidentGNMax) []accountant.GaussianPart {
 
 func gnmaxName(m noisymax.ConfidentGNMax) provenance.MechanismName {
 	if m.Confident() {
-		return provenance.ConfidentGNMax
+		return ConfidentGNMax{}.Name()
 	}
-	return provenance.GNMax
+	return GNMax{}.Name()
 }
 
 // Name returns "gnmax" or "confident-gnmax".

@@ -158,7 +158,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	if err := checkLabels(in, opts); err != nil {
 		return nil, err
 	}
-	if opts.Mechanism == provenance.LNMax {
+	if opts.Mechanism == (ensemble.LNMax{}).Name() {
 		n, err := count(ctx, in)
 		if err != nil {
 			return nil, err
@@ -253,7 +253,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 // at opts.Delta (δ' of the per-query compositions too).
 func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding) (accountant.Account, error) {
 	var priv ensemble.Privacy
-	if opts.Mechanism == provenance.LNMax {
+	if opts.Mechanism == (ensemble.LNMax{}).Name() {
 		agg, err := build(ensemble.LNMax{LNMax: opts.LNMax}, k, classes)
 		if err != nil {
 			return accountant.Account{}, err
@@ -286,7 +286,7 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 	}
 	lr, m := opts.Labels, opts.Labels.Meta()
 	switch {
-	case opts.Mechanism == provenance.LNMax:
+	case opts.Mechanism == (ensemble.LNMax{}).Name():
 		return lr.Errorf("lnmax is accounted data-independently only, which needs no release")
 	case m == nil:
 		return nil
@@ -369,7 +369,7 @@ func build(m ensemble.Mechanism, k, classes int) (ensemble.Labeler, error) {
 // classMechanism returns the mechanism name of the GNMax family on class
 // counts with the parameters g, its guarantee at delta.
 func classMechanism(name provenance.MechanismName, g noisymax.ConfidentGNMax, delta float64) ensemble.Mechanism {
-	if name == provenance.ConfidentGNMax {
+	if name == (ensemble.ConfidentGNMax{}).Name() {
 		return ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: delta}
 	}
 	// Its Sigma2 says that it labels counts, whatever their classes.

@@ -36,6 +36,18 @@ type Request struct {
 	// constant gamma of each problem instead of its own
 	// (gamma.OneVoteRRBaseline).
 	RRGamma bool
+	// Queries is the number of queries a plan of parameters fits to the
+	// budget (Make, Compare); 0 has Make count what the budget buys at
+	// the mechanism's settings instead.
+	Queries int
+	// Proxy is votes on public or already released data on which a plan
+	// of the GNMax family on class counts is scored, and Confident-GNMax's
+	// parameters chosen (Compare and Confident-GNMax need them); nil:
+	// none.
+	Proxy *Proxy
+	// Confident configures the search of Confident-GNMax's parameters on
+	// Proxy.
+	Confident ConfidentOptions
 }
 
 // Count is what a budget buys for a mechanism and its parameters.
@@ -199,7 +211,7 @@ func (c Count) of(t Target) int {
 	return c.Run
 }
 
-// Queries returns what r's budget buys: the queries one budgeted run
+// count returns what r's budget buys: the queries one budgeted run
 // releases, by the function that limits it (ensemble.Allowed), and
 // those a run charged to a new ledger of the budget releases, by the
 // filter ledger init fixes for these labels declared (ledger.ChooseFilter)
@@ -207,7 +219,7 @@ func (c Count) of(t Target) int {
 // query is an error that says the smallest one that fits one; one within
 // which more than accountant.CountLimit fit allows that many, as it does
 // a release (ensemble.Allowed) and a ledger.
-func Queries(ctx context.Context, r Request) (Count, error) {
+func count(ctx context.Context, r Request) (Count, error) {
 	if err := r.validate(); err != nil {
 		return Count{}, err
 	}

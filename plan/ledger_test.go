@@ -37,7 +37,7 @@ func TestPlanForLedger(t *testing.T) {
 			name = filter.String()
 		}
 		t.Run(name, func(t *testing.T) {
-			r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, budget.Eps, budget.Delta)
+			r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, budget.Eps, budget.Delta)
 			r.Filter = filter
 			proxy := pateVotes(200, 250, 10, 0.05, 1)
 			opts := ConfidentOptions{Ratios: []float64{1.5, 4}}
@@ -140,10 +140,10 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 // simple composition sums the per-query δ, and 20 queries of δ = 1e-5
 // exceed a budget δ of 1e-5 whatever σ2.
 func TestPlanForLedgerNoFit(t *testing.T) {
-	r := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	r := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	simple := accountant.Simple
 	r.For, r.Filter = ForLedger, &simple
-	_, err := Parameters(context.Background(), r, 20)
+	_, err := parameters(context.Background(), r, 20)
 	var pe *accountant.ParamError
 	if !errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, "on a new ledger") {
 		t.Errorf("err %v, want a ParamError on budget-eps that names the ledger", err)

@@ -15,7 +15,6 @@ import (
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
-	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -99,7 +98,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	case f.Ledger != "" && f.Labels == "" && !f.Release:
 		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")
 	}
-	if opts.Mechanism == provenance.LNMax {
+	if opts.Mechanism == (ensemble.LNMax{}).Name() {
 		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "ledger", "release-estimate"} {
 			if fs.Changed(fl) {
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)

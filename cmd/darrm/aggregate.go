@@ -54,7 +54,7 @@ func newAggregateCmd() *cobra.Command {
 		// Check names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator (the list above)")
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(ensemble.DaRRM{}.Name()), "aggregator (the list above)")
 	// A release's teachers are the votes' header's, or given: no default.
 	cli.SetDefaultText(cmd.Flags(), "the header's", "eps", "Delta")
 	hideComposition(cmd)
