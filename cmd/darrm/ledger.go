@@ -106,7 +106,6 @@ func newLedgerInitCmd() *cobra.Command {
 					return cli.AsUsage(flagErr(err, map[string]string{"filter": "--filter"}))
 				}
 			}
-			book := ledgerBook(cmd)
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
 			// A declared mechanism fixes every step's privacy before the
 			// first: the ledger composes its steps exactly, as one run,
@@ -120,28 +119,12 @@ func newLedgerInitCmd() *cobra.Command {
 					h = uh
 				}
 			}
-			if h.Shares, err = parseShares(f.Shares); err != nil {
-				return err
-			}
-			prev, err := book.Init(cmd.Context(), args[0], h, f.Replace)
-			if err != nil {
-				return ledgerError(err)
-			}
-			if use != nil {
-				if err := ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, h, named); err != nil {
-					return err
+			return initLedger(cmd, args[0], &f, b, h, func() error {
+				if use == nil {
+					return nil
 				}
-			}
-			l, err := book.ReadOnly(cmd.Context(), args[0])
-			if err != nil {
-				return ledgerError(err)
-			}
-			defer l.Close()
-			bal, err := l.Balance()
-			if err != nil {
-				return err
-			}
-			return ledgerInitialized(cmd.OutOrStdout(), args[0], b, l.Header(), bal.Publish, prev)
+				return ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, h, named)
+			})
 		},
 	}, &f)
 	bind(cmd, &f.use)
@@ -150,45 +133,6 @@ func newLedgerInitCmd() *cobra.Command {
 	// The ensemble is --votes' header's, or given in full: no default.
 	cli.SetDefaultText(cmd.Flags(), "--votes'", "eps", "Delta", "kind", "partition")
 	return cmd
-}
-
-// ledgerInitSchedule is ledger init of the ledger path with --schedule:
-// a ledger whose use is the schedule's runs, in order, composed exactly
-// as one run. The labels are the schedule's, so the flags that declare
-// them, and --filter, which would open the ledger to any use, are
-// refused with it.
-func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenance.Binding, budget accountant.Guarantee, votes *votesRead) error {
-	for _, n := range append([]string{"mechanism", "step-eps", "step-delta", "filter"}, useFlagNames...) {
-		if cmd.Flags().Changed(n) && !(n == "classes" || n == "cache-dir" || n == "no-cache" || n == "workers" || n == "no-solve") {
-			return cli.Usagef("--schedule and --%s exclude each other: each run of the schedule gives its own settings on its line", n)
-		}
-	}
-	runs, err := scheduleRuns(cmd, f.Schedule, b, budget, votes, f.Classes)
-	if err != nil {
-		return err
-	}
-	h, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, runs)
-	if err != nil {
-		return cli.AsUsage(flagErr(err, map[string]string{"queries": "--schedule's --queries"}))
-	}
-	book := ledgerBook(cmd)
-	prev, err := book.Init(cmd.Context(), path, h, f.Replace)
-	if err != nil {
-		return ledgerError(err)
-	}
-	if err := ledgerSchedule(cmd.OutOrStdout(), path, h); err != nil {
-		return err
-	}
-	l, err := book.ReadOnly(cmd.Context(), path)
-	if err != nil {
-		return ledgerError(err)
-	}
-	defer l.Close()
-	bal, err := l.Balance()
-	if err != nil {
-		return err
-	}
-	return ledgerInitialized(cmd.OutOrStdout(), path, b, l.Header(), bal.Publish, prev)
 }
 
 // readFlags are the flags that say how to read --votes.

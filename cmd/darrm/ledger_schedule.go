@@ -101,3 +101,53 @@ func ledgerSchedule(w io.Writer, path string, h ledger.Header) error {
 	t.Line("  kept: %v, the schedule declared: a release out of its order, or with other settings, is refused", accountant.Exact)
 	return t.Close()
 }
+
+// ledgerInitSchedule is ledger init of the ledger path with --schedule:
+// a ledger whose use is the schedule's runs, in order, composed exactly
+// as one run. The labels are the schedule's, so the flags that declare
+// them, and --filter, which would open the ledger to any use, are
+// refused with it.
+func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenance.Binding, budget accountant.Guarantee, votes *votesRead) error {
+	for _, n := range append([]string{"mechanism", "step-eps", "step-delta", "filter"}, useFlagNames...) {
+		if cmd.Flags().Changed(n) && !(n == "classes" || n == "cache-dir" || n == "no-cache" || n == "workers" || n == "no-solve") {
+			return cli.Usagef("--schedule and --%s exclude each other: each run of the schedule gives its own settings on its line", n)
+		}
+	}
+	runs, err := scheduleRuns(cmd, f.Schedule, b, budget, votes, f.Classes)
+	if err != nil {
+		return err
+	}
+	h, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, runs)
+	if err != nil {
+		return cli.AsUsage(flagErr(err, map[string]string{"queries": "--schedule's --queries"}))
+	}
+	return initLedger(cmd, path, f, b, h, func() error { return ledgerSchedule(cmd.OutOrStdout(), path, h) })
+}
+
+// initLedger creates the ledger at path with the header h and the
+// analysts' shares of --share, says how its runs are held (say), and
+// prints the ledger as read back.
+func initLedger(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenance.Binding, h ledger.Header, say func() error) error {
+	var err error
+	if h.Shares, err = parseShares(f.Shares); err != nil {
+		return err
+	}
+	book := ledgerBook(cmd)
+	prev, err := book.Init(cmd.Context(), path, h, f.Replace)
+	if err != nil {
+		return ledgerError(err)
+	}
+	if err := say(); err != nil {
+		return err
+	}
+	l, err := book.ReadOnly(cmd.Context(), path)
+	if err != nil {
+		return ledgerError(err)
+	}
+	defer l.Close()
+	bal, err := l.Balance()
+	if err != nil {
+		return err
+	}
+	return ledgerInitialized(cmd.OutOrStdout(), path, b, l.Header(), bal.Publish, prev)
+}
