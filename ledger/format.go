@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -308,7 +309,12 @@ func checkHeader(h Header) error {
 		}
 	}
 	if len(h.Shares) > 0 && h.Use != nil {
-		return paramError("shares", fmt.Sprint(len(h.Shares)), "a ledger whose use is declared composes its labels as one run and gives no analyst a share of it: open it to any use (--filter) to give shares")
+		var given []string
+		for name, f := range h.Shares {
+			given = append(given, fmt.Sprintf("%s=%v", name, f))
+		}
+		slices.Sort(given)
+		return paramError("shares", strings.Join(given, ","), "a ledger whose use is declared composes its labels as one run and gives no analyst a share of it: open it to any use (--filter) to give shares")
 	}
 	for name, f := range h.Shares {
 		if err := checkAnalyst(name); err != nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -121,6 +122,12 @@ func TestDeclaredUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "schedule.ledger")
+	// A declared use composes its labels as one run: no analyst's share.
+	shared := h
+	shared.Shares = map[string]float64{"alice": 0.5}
+	if _, err := book.Init(ctx, path, shared, false); err == nil || !strings.Contains(err.Error(), "shares = alice=0.5") {
+		t.Errorf("a declared use with shares: %v, want a refusal naming them", err)
+	}
 	if _, err := book.Init(ctx, path, h, false); err != nil {
 		t.Fatal(err)
 	}
