@@ -2,6 +2,9 @@ package ledger
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -164,10 +167,16 @@ type Spend struct {
 	Kind     accountant.SpendKind      `json:"kind,omitempty"`
 	Gaussian []accountant.GaussianPart `json:"gaussian,omitempty"`
 	Discrete bool                      `json:"discrete,omitempty"`
-	// Bits and Laplace (version 5) complete the description: a one-bit
-	// release's pairs, discrete Laplace noise (accountant.Spend).
-	Bits    []accountant.BitPair    `json:"bits,omitempty"`
-	Laplace *accountant.LaplacePart `json:"laplace,omitempty"`
+	// BitsSHA256 and Laplace (version 5) complete the description: a
+	// one-bit release's pairs of output probabilities by their SHA-256
+	// (bitsDigest), discrete Laplace noise (accountant.Spend). A line
+	// holds the pairs by their digest, not whole: a DaRRM label has a
+	// pair per corner multiset (31,824 at K = 11, a megabyte a line), and
+	// a line of a ledger open to any use is charged by its Charge,
+	// computed from them when its run began; it states the guarantee and
+	// noise of such a release as version 4 does.
+	BitsSHA256 string                  `json:"bits_sha256,omitempty"`
+	Laplace    *accountant.LaplacePart `json:"laplace,omitempty"`
 	// Charge (version 5, a ledger open to any use) is what the ledger's
 	// filter charges each label (accountant.Filter.Charge), chosen from
 	// the description before the run: a check recomputes it from the
@@ -189,7 +198,7 @@ func (s Spend) step() accountant.Spend {
 	if s.Kind == accountant.ApproxSpend && len(s.Gaussian) == 0 && !s.Discrete {
 		return accountant.ApproxStep(g)
 	}
-	return accountant.Spend{Kind: s.Kind, Guarantee: g, Gaussian: s.Gaussian, Discrete: s.Discrete, Bits: s.Bits, Laplace: s.Laplace}
+	return accountant.Spend{Kind: s.Kind, Guarantee: g, Gaussian: s.Gaussian, Discrete: s.Discrete, Laplace: s.Laplace}
 }
 
 // spendOf returns the record, in a ledger of the given version, of labels
@@ -199,10 +208,16 @@ func (s Spend) step() accountant.Spend {
 func spendOf(version int, run string, mechanism provenance.MechanismName, step accountant.Spend, c *accountant.Charge) Spend {
 	s := Spend{Run: run, Mechanism: mechanism, Eps: step.Eps, Delta: step.Delta}
 	if version >= Version {
-		s.Kind, s.Gaussian, s.Discrete, s.Bits, s.Laplace, s.Charge = step.Kind, step.Gaussian, step.Discrete, step.Bits, step.Laplace, c
-		if s.Kind == accountant.PureSpend {
+		s.Kind, s.Gaussian, s.Discrete, s.Laplace, s.Charge = step.Kind, step.Gaussian, step.Discrete, step.Laplace, c
+		switch {
+		case s.Kind == accountant.PureSpend:
 			// step() reads a pure guarantee without a kind as PureSpend.
 			s.Kind = accountant.ApproxSpend
+		case s.Kind == accountant.OneBitSpend:
+			s.Kind, s.BitsSHA256 = accountant.ApproxSpend, bitsDigest(step.Bits)
+			if len(step.Gaussian) > 0 {
+				s.Kind = accountant.GaussianSpend
+			}
 		}
 		return s
 	}
@@ -212,6 +227,19 @@ func spendOf(version int, run string, mechanism provenance.MechanismName, step a
 		s.Kind, s.Gaussian, s.Discrete = accountant.GaussianSpend, step.Gaussian, step.Discrete
 	}
 	return s
+}
+
+// bitsDigest returns the SHA-256, in hex, of a one-bit release's pairs:
+// of the IEEE 754 bits of each pair's two probabilities, in order.
+func bitsDigest(bits []accountant.BitPair) string {
+	h := sha256.New()
+	var buf [16]byte
+	for _, b := range bits {
+		binary.LittleEndian.PutUint64(buf[:8], math.Float64bits(b.P))
+		binary.LittleEndian.PutUint64(buf[8:], math.Float64bits(b.Q))
+		h.Write(buf[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // paramError is a header parameter outside its domain, named as the
@@ -413,7 +441,7 @@ func checkSpend(version int, s Spend) error {
 		return fmt.Errorf("eps = %v: must be a finite number > 0", s.Eps)
 	case !(s.Delta >= 0 && s.Delta < 1):
 		return fmt.Errorf("delta = %v: must be in [0, 1)", s.Delta)
-	case version < Version && (s.Kind != accountant.ApproxSpend && s.Kind != accountant.GaussianSpend || s.Bits != nil || s.Laplace != nil || s.Charge != nil):
+	case version < Version && (s.Kind != accountant.ApproxSpend && s.Kind != accountant.GaussianSpend || s.BitsSHA256 != "" || s.Laplace != nil || s.Charge != nil):
 		return fmt.Errorf("kind = %v: a version-%d line states %v or no kind, and no pairs, Laplace noise or charge", s.Kind, version, accountant.GaussianSpend)
 	case s.Kind == accountant.SampledGaussianSpend || s.Kind == accountant.PureSpend:
 		return fmt.Errorf("kind = %v: a ledger line states no such kind (a label's step; pure: no kind)", s.Kind)

@@ -65,10 +65,11 @@ package ledger
 // header either a declared use (Header.Use), composed exactly, or the
 // filter of several parts that holds a ledger open to any use
 // (Header.Parts, accountant.Filter), and describes in every spend line
-// the whole step (Spend.Bits, Spend.Laplace besides version 4's noise)
-// with what the filter charges each of its labels (Spend.Charge), so
-// that a check recomputes the charge from the description and the sums
-// from the charges. Version 4 states the filter that holds the runs to
+// the step (Spend.Laplace besides version 4's noise, a one-bit release's
+// pairs by their digest, Spend.BitsSHA256) with what the filter charges
+// each of its labels (Spend.Charge), so that a check recomputes the
+// charge from a description that holds it whole, and the sums from the
+// charges. Version 4 states the filter that holds the runs to
 // the budget (Header.Filter: the zCDP filter or simple composition, each
 // of one part) and describes in every spend line the mechanism
 // (Spend.Step), whose running sums, the zCDP filter's Σρ among them, each
