@@ -89,8 +89,8 @@ func (m ConfidentGNMax) RunSlope(queries, labels int) (float64, error) {
 // step add to vote counts: DiscreteNoise, what darrm's releases draw, or
 // ContinuousNoise, the PATE paper's. The two give different bounds, so the
 // zero value, UnsetNoise, names neither: every function that takes a
-// Noise (ConfidentGNMax.Validate, checkedGNMaxLogQ, checkedThresholdLogQ and those
-// built on them) refuses it with an error naming the noise.
+// Noise (ConfidentGNMax.Validate, and package pate's account through it)
+// refuses it with an error naming the noise.
 type Noise int
 
 const (
@@ -141,8 +141,8 @@ func checkNoiseKind(n Noise) error {
 }
 
 // MinDiscreteSigma is the least σ accepted with DiscreteNoise (a plan
-// searches no lower): the bound on discreteGNMaxExcess below needs
-// π²σ² >= 0.37.
+// searches no lower): the bound on discrete GNMax's probability of missing
+// the plurality (package pate's discreteGNMaxExcess) needs π²σ² >= 0.37.
 const MinDiscreteSigma = 0.5
 
 // checkNoise checks the kind of noise (DiscreteNoise or ContinuousNoise)

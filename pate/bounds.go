@@ -49,7 +49,7 @@ func defaultOrders() []float64 {
 // step, in both directions unless rdpOptions say one-sided), the GNMax
 // step charged only when it answers, or, when the answers are unknown,
 // with the probability that it does. It keeps every query's counts for
-// the smooth-sensitivity analysis (LocalSensitivity): memory grows as
+// the smooth-sensitivity analysis (localSensitivity): memory grows as
 // queries × classes.
 type rdpAccount struct {
 	mech       noisymax.ConfidentGNMax
@@ -292,7 +292,7 @@ type bounds struct {
 	Independent orderEps
 	// Dependent is the data-dependent bound, in the directions Directions
 	// says, which is a function of the votes: releasing it is itself a
-	// release (see rdpAccount.LocalSensitivity).
+	// release (see rdpAccount.localSensitivity).
 	Dependent                    orderEps
 	Orders                       []float64
 	RDPIndependent, RDPDependent []float64

@@ -257,7 +257,7 @@ func (t *thresholdLS) distances(v int) []float64 {
 	return res
 }
 
-// LocalSensitivity returns A(d), d = 0..K, an upper bound on the local
+// localSensitivity returns A(d), d = 0..K, an upper bound on the local
 // sensitivity of the data-dependent total at order λ (RDPDependent) at
 // every vote matrix within d changed teachers of the account's: the sum
 // over queries of each step's bound, the GNMax step weighted by its
@@ -306,7 +306,7 @@ func (a *rdpAccount) localSensitivity(order float64) ([]float64, error) {
 	return total, nil
 }
 
-// lsChunks is the number of chunks LocalSensitivity splits the queries
+// lsChunks is the number of chunks localSensitivity splits the queries
 // into.
 const lsChunks = 16
 
@@ -443,7 +443,7 @@ var conditionsSeen sync.Map // conditionsKey -> [2]bool
 // times less than this margin covers.
 const evalMargin = 2e-9
 
-// EvalMargin returns the margin added to the smooth sensitivity at order
+// margin returns the margin added to the smooth sensitivity at order
 // λ for the evaluation's rounding: 2·10^-9 times the data-independent
 // total at λ (a number that does not depend on the votes).
 func (a *rdpAccount) margin(order float64) (float64, error) {
