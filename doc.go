@@ -63,10 +63,11 @@
 //
 // # PATE analyses
 //
-// Package noisymax analyses GNMax, Confident-GNMax and LNMax
-// (noisymax.CalibrateGNMax, noisymax.NewAccount, noisymax.LNMaxAccount);
-// package pate accounts for a release data-dependently (pate.Account, with
-// the smooth-sensitivity release pate.AccountResult.ReleaseOnce) and labels
+// Package noisymax holds GNMax, Confident-GNMax and LNMax's settings and
+// calibrations (noisymax.ConfidentGNMax, noisymax.CalibrateGNMax,
+// noisymax.LNMax); package pate accounts for a release of them,
+// data-independently and data-dependently (pate.Account, with the
+// smooth-sensitivity release pate.AccountResult.ReleaseOnce), and labels
 // C-class votes (pate.Label).
 //
 // # Read and write vote files

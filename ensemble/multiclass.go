@@ -87,7 +87,7 @@ func newClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float
 // (continuous noise too, for the account of a release darrm did not
 // draw: pate.Account).
 func ClassGNMaxPrivacy(m noisymax.ConfidentGNMax, delta float64) (Privacy, error) {
-	rho, err := m.RDPSlope()
+	rho, err := m.RunSlope(1, 1)
 	if err != nil {
 		return Privacy{}, err
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -112,7 +111,7 @@ func TestVotesKey(t *testing.T) {
 	asCounts := votefile.Options{Layout: votefile.LayoutCounts}
 	improved, oneSided, fromVotes := optionsOf(SmoothParams{}), optionsOf(SmoothParams{Order: 8}), optionsOf(SmoothParams{FromVotes: true})
 	improved.Conversion, improved.Delta = accountant.ImprovedConversion, 1.0000001e-6
-	oneSided.Directions = noisymax.OneSided
+	oneSided.Directions = OneSided
 	_, labels := releaseLabels(t, paperMechanisms()[0], counts)
 	withLabels := optionsOf(SmoothParams{})
 	lr, err := votefile.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
