@@ -56,17 +56,18 @@
 //
 // # Plan from a budget
 //
-// Package plan inverts the accountant for a release: plan.Queries counts
-// the queries a budget buys, plan.Parameters finds the parameters that let
-// a number of queries fit it, and plan.Compare and plan.OnProxy score the
-// mechanisms on proxy votes.
+// Package plan inverts the accountant for a release: plan.Make counts the
+// queries a budget buys, or finds the parameters that let a number of
+// queries fit it (scored on proxy votes when given), and plan.Compare
+// scores the mechanisms on proxy votes.
 //
 // # PATE analyses
 //
-// Package noisymax analyses GNMax, Confident-GNMax and LNMax
-// (noisymax.CalibrateGNMax, noisymax.NewAccount, noisymax.LNMaxAccount);
-// package pate accounts for a release data-dependently (pate.Account, with
-// the smooth-sensitivity release pate.AccountResult.ReleaseOnce) and labels
+// Package noisymax holds GNMax, Confident-GNMax and LNMax's settings and
+// calibrations (noisymax.ConfidentGNMax, noisymax.CalibrateGNMax,
+// noisymax.LNMax); package pate accounts for a release of them,
+// data-independently and data-dependently (pate.Account, with the
+// smooth-sensitivity release pate.AccountResult.ReleaseOnce), and labels
 // C-class votes (pate.Label).
 //
 // # Read and write vote files

@@ -31,7 +31,7 @@ type Budget struct {
 }
 
 // Validate checks the budget, of a run, a plan or a ledger, whichever
-// command gives it: ε > 0 and finite, δ in [0, MaxDelta] (CheckDelta: a
+// command gives it: ε > 0 and finite, δ in [0, 0.5] (CheckDelta: a
 // total at δ >= 1/2 says nothing). A bad value is a *ParamError naming
 // "budget eps" or "budget delta".
 func (b Budget) Validate() error {

@@ -25,47 +25,6 @@ func RRComposition(teacherDelta float64) Method {
 	return Simple
 }
 
-// RRMethod is the composition chosen for randomized response's p_const: a
-// Method, or, when Auto is set, RRComposition's choice for the teachers'
-// Δ. It reads and prints as text: a method's name or "auto".
-type RRMethod struct {
-	Method Method
-	Auto   bool
-}
-
-// AutoRR is the RRMethod that leaves the choice to RRComposition.
-var AutoRR = RRMethod{Auto: true}
-
-// For returns the method for teachers whose guarantee has this Δ.
-func (r RRMethod) For(teacherDelta float64) Method {
-	if r.Auto {
-		return RRComposition(teacherDelta)
-	}
-	return r.Method
-}
-
-// MarshalText returns "auto" or the method's name.
-func (r RRMethod) MarshalText() ([]byte, error) {
-	if r.Auto {
-		return []byte("auto"), nil
-	}
-	return r.Method.MarshalText()
-}
-
-// UnmarshalText sets r from "auto" or a method's name (parseMethod).
-func (r *RRMethod) UnmarshalText(b []byte) error {
-	if string(b) == "auto" {
-		*r = AutoRR
-		return nil
-	}
-	var m Method
-	if err := m.UnmarshalText(b); err != nil {
-		return fmt.Errorf("%w (or auto)", err)
-	}
-	*r = RRMethod{Method: m}
-	return nil
-}
-
 // Total is the privacy of a number of composed steps under one method.
 type Total struct {
 	Method     Method

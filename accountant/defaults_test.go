@@ -48,31 +48,3 @@ func TestRRComposition(t *testing.T) {
 		t.Error("RR composition: want general for Delta > 0, simple for Delta = 0")
 	}
 }
-
-// TestRRMethod: auto is RRComposition's choice for the teachers' Delta; a
-// method given is used whatever Delta; a bad name says auto is allowed.
-func TestRRMethod(t *testing.T) {
-	for _, tc := range []struct {
-		text  string
-		delta float64
-		want  Method
-	}{
-		{"auto", 1e-5, General},
-		{"auto", 0, Simple},
-		{"simple", 1e-5, Simple},
-		{"general", 0, General},
-		{"optimal", 1e-5, Optimal},
-	} {
-		var r RRMethod
-		if err := r.UnmarshalText([]byte(tc.text)); err != nil {
-			t.Fatalf("%s: %v", tc.text, err)
-		}
-		if got := r.For(tc.delta); got != tc.want {
-			t.Errorf("%s for Delta = %g: %v, want %v", tc.text, tc.delta, got, tc.want)
-		}
-	}
-	var r RRMethod
-	if err := r.UnmarshalText([]byte("advanced")); err == nil || !strings.HasSuffix(err.Error(), "(or auto)") {
-		t.Errorf("advanced: %v", err)
-	}
-}

@@ -297,8 +297,10 @@ func (f Filter) has(m Method) (FilterPart, bool) {
 // pure step); the least zCDP slope, Gaussian-DP μ² and Rényi divergence
 // at the part's order that the description proves (stepRho, stepMu2,
 // stepRenyi). An error says that no part can hold the step: it is then
-// refused (a part that can hold it only above its share is the count's
-// concern, MaxSteps).
+// refused. A part with a share of δ for its steps' δ holds every step,
+// as a version-4 ledger's simple filter does, one of pure losses only
+// those with a pure point; that a step fits only above its share is the
+// count's concern (MaxSteps), or the teachers' cap's.
 func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 	if err := f.Check(budget); err != nil {
 		return Charge{}, err
@@ -312,11 +314,11 @@ func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 		switch p.Method {
 		case Simple:
 			g := pointFor(s, func(g Guarantee) float64 { return g.Eps/budget.Eps + share(g.Delta, p.Delta) })
-			c.Point, held = &g, held || g.Delta <= p.Delta
+			c.Point, held = &g, held || g.Delta == 0 || p.Delta > 0
 		case AdvancedFilter:
 			v := advancedBudget(budget.Eps, p.Slack)
 			g := pointFor(s, func(g Guarantee) float64 { return g.Eps*g.Eps/v + share(g.Delta, p.Delta-p.Slack) })
-			c.Advanced, held = &g, held || g.Delta <= p.Delta-p.Slack
+			c.Advanced, held = &g, held || g.Delta == 0 || p.Delta > p.Slack
 		case ZCDPFilter:
 			if rho, ok := stepRho(s); ok {
 				c.Rho, held = &rho, true
@@ -332,7 +334,7 @@ func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 		}
 	}
 	if !held {
-		return c, fmt.Errorf("no part of the filter %v can hold a step of %v (%v): it has no pure point, zCDP slope, Gaussian-DP mu or Renyi curve that they need, and its delta is above their shares", f, s.Guarantee, s.Kind)
+		return c, fmt.Errorf("no part of the filter %v can hold a step of %v (%v): it has no pure point, zCDP slope, Gaussian-DP mu or Renyi curve that they need, and none has a share of delta for its delta", f, s.Guarantee, s.Kind)
 	}
 	return c, nil
 }
@@ -584,6 +586,12 @@ func (f Filter) Add(seq Sequence, c Charge, k int) (Sequence, error) {
 			}
 			next.PointEps = outward.AddUp(next.PointEps, times(c.Point.Eps))
 			next.PointDelta = outward.AddUp(next.PointDelta, times(c.Point.Delta))
+			switch {
+			case seq.Steps == 0:
+				next.Point = *c.Point
+			case next.Point != *c.Point:
+				next.PointMixed = true
+			}
 		case AdvancedFilter:
 			if c.Advanced == nil {
 				return seq, fmt.Errorf("filter %v: the charge has no point for its advanced part", f)
@@ -664,6 +672,10 @@ func (p FilterPart) total(seq Sequence, budget Guarantee) (Guarantee, bool, erro
 	switch p.Method {
 	case Simple:
 		g := Guarantee{Eps: seq.PointEps, Delta: seq.PointDelta}
+		if !seq.PointMixed {
+			n := float64(seq.Steps)
+			g = Guarantee{Eps: outward.MulUp(n, seq.Point.Eps), Delta: outward.MulUp(n, seq.Point.Delta)}
+		}
 		return g, g.Eps <= budget.Eps && g.Delta <= p.Delta, nil
 	case AdvancedFilter:
 		g := Guarantee{Eps: advancedEps(seq.AdvancedSq, p.Slack), Delta: outward.AddUp(p.Slack, seq.AdvancedDelta)}

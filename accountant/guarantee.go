@@ -15,19 +15,19 @@ type Guarantee struct {
 	Delta float64 `json:"delta"`
 }
 
-// MaxDelta is the largest δ of a per-query guarantee that darrm releases
+// maxDelta is the largest δ of a per-query guarantee that darrm releases
 // at or accounts to: the mechanism that publishes its whole input with
 // probability δ is (0, δ)-DP, so above δ = 1/2 a guarantee allows a
 // release that is more likely to expose a record than not, and says
 // nothing. CheckDelta applies it.
-const MaxDelta = 0.5
+const maxDelta = 0.5
 
 // CheckDelta checks the δ named name of a per-query guarantee or of the
-// total an account reports: a finite number in [0, MaxDelta]; a
-// *ParamError otherwise.
+// total an account reports: a finite number in [0, 0.5] (above δ = 1/2,
+// a guarantee says nothing); a *ParamError otherwise.
 func CheckDelta(name string, delta float64) error {
-	if !(delta >= 0 && delta <= MaxDelta) {
-		return &ParamError{Name: name, Value: delta, Rule: fmt.Sprintf("must be in [0, %v]: above delta = %v, a guarantee allows publishing a record more often than not", MaxDelta, MaxDelta)}
+	if !(delta >= 0 && delta <= maxDelta) {
+		return &ParamError{Name: name, Value: delta, Rule: fmt.Sprintf("must be in [0, %v]: above delta = %v, a guarantee allows publishing a record more often than not", maxDelta, maxDelta)}
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func (p PABI) Sigma(target Guarantee, c Conversion) (sigma, alpha float64, err e
 	return sigma, alpha, nil
 }
 
-// SigmaTable43 returns the smallest σ with which the run is (ε, δ)-DP under
+// sigmaTable43 returns the smallest σ with which the run is (ε, δ)-DP under
 // PaperConversion when α is set by the rule of Table 4.3 and Section 4.5.3,
 // α = sqrt(log(1/δ)/ρ) for the run's RDP slope ρ (e.g. α = σ·sqrt(log(1/δ))/(G·sqrt(2K))
 // for DP-ShuffleG), rather than minimised; and that α. Since the rule's α
@@ -85,7 +85,7 @@ func (p PABI) Sigma(target Guarantee, c Conversion) (sigma, alpha float64, err e
 // With y = sqrt(ρ) and L = log(1/δ) the bound is y·sqrt(L) + L·y/(sqrt(L) - y),
 // which is increasing for y < sqrt(L); it equals ε at
 // y = 2ε·sqrt(L)/(2L + ε + sqrt(4L² + ε²)), where α > 1.
-func (p PABI) SigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
+func (p PABI) sigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 	if err := p.validate(); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
@@ -129,7 +129,7 @@ const (
 	// AlphaExact minimises the bound over α exactly (Sigma).
 	AlphaExact AlphaRule = iota
 	// AlphaTable43 sets α by the rule of Table 4.3, α = sqrt(log(1/δ)/ρ),
-	// with the paper's conversion (SigmaTable43): the thesis' own choice.
+	// with the paper's conversion: the thesis' own choice.
 	AlphaTable43
 )
 
@@ -144,9 +144,9 @@ func (alphaRuleTable) Names() *enum.Names[AlphaRule] { return &alphaRuleNames }
 func parseAlphaRule(s string) (AlphaRule, error) { return alphaRuleNames.Parse(s) }
 
 // Calibrate returns the smallest σ with which the run is (ε, δ)-DP under
-// conversion c when α is chosen by rule r (Sigma or SigmaTable43), that α,
-// and the ε the bound gives at σ and α, at most target.Eps. AlphaTable43 is
-// defined with PaperConversion only.
+// conversion c when α is chosen by rule r (exactly, as Sigma, or by Table
+// 4.3's rule), that α, and the ε the bound gives at σ and α, at most
+// target.Eps. AlphaTable43 is defined with PaperConversion only.
 func (p PABI) Calibrate(target Guarantee, c Conversion, r AlphaRule) (sigma, alpha, eps float64, err error) {
 	switch r {
 	case AlphaExact:
@@ -159,7 +159,7 @@ func (p PABI) Calibrate(target Guarantee, c Conversion, r AlphaRule) (sigma, alp
 		if err := CheckAlphaRule(r, c); err != nil {
 			return 0, 0, 0, err
 		}
-		if sigma, alpha, err = p.SigmaTable43(target); err != nil {
+		if sigma, alpha, err = p.sigmaTable43(target); err != nil {
 			return 0, 0, 0, err
 		}
 		rho, err := p.Rho(sigma)

@@ -50,7 +50,7 @@ func TestPABISigma(t *testing.T) {
 			if !(sig[1] < sig[0]) {
 				t.Errorf("%v eps=%v: improved sigma %v not below paper sigma %v", p, eps, sig[1], sig[0])
 			}
-			t43, alpha, err := p.SigmaTable43(target)
+			t43, alpha, err := p.sigmaTable43(target)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +112,7 @@ func TestCalibrationExtremes(t *testing.T) {
 				t.Errorf("GNMax %v %v: eps at sigma %v lambda %v = %v", target, c, gs, gl, eps)
 			}
 		}
-		sigma, alpha, err := run.SigmaTable43(target)
+		sigma, alpha, err := run.sigmaTable43(target)
 		if err != nil {
 			t.Fatalf("Table 4.3 %v: %v", target, err)
 		}
@@ -124,7 +124,7 @@ func TestCalibrationExtremes(t *testing.T) {
 }
 
 // TestPABICalibrate checks that Calibrate agrees with Sigma and Eps under
-// the exact rule and with SigmaTable43 under Table 4.3's, that the ε it
+// the exact rule and with sigmaTable43 under Table 4.3's, that the ε it
 // reports is the bound at the σ and α it returns, and that Table 4.3's rule
 // refuses the improved conversion.
 func TestPABICalibrate(t *testing.T) {
@@ -142,7 +142,7 @@ func TestPABICalibrate(t *testing.T) {
 			if tc.rule == AlphaExact {
 				want, _, _ = p.Sigma(target, tc.conv)
 			} else {
-				want, _, _ = p.SigmaTable43(target)
+				want, _, _ = p.sigmaTable43(target)
 			}
 			if sigma != want {
 				t.Errorf("%v %v %v: sigma %v, want %v", p, tc.rule, tc.conv, sigma, want)

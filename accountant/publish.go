@@ -43,8 +43,11 @@ type Account struct {
 	// that come before this one, in order: the account is then of all
 	// of them (chooseSchedule).
 	Before []Run
-	// Filter, when not nil, makes the account a ledger's: Simple or
-	// ZCDPFilter, with Budget its budget.
+	// Filter, when not nil, makes the account a ledger's, with Budget
+	// its budget: a version-4 ledger's Simple or ZCDPFilter, or the
+	// method of the first part of a version-5 ledger's Filter (a union
+	// with simple composition of pure points, whose guarantee is the
+	// budget too).
 	Filter *Method
 	// Cap is the teachers' post-processing cap (TeacherCap), nil when
 	// there is none.
@@ -97,6 +100,14 @@ func (a Account) check() error {
 		}
 		if err := a.Budget.Validate(); err != nil {
 			return err
+		}
+		switch *a.Filter {
+		case RenyiFilter, AdvancedFilter, GDPFilter:
+			// Filter.Check gives these parts a share of δ > 0.
+			if !(a.Budget.Delta > 0) {
+				return &ParamError{Name: "budget-delta", Value: a.Budget.Delta, Rule: fmt.Sprintf("must be > 0 for the %v", *a.Filter)}
+			}
+			return nil
 		}
 		return CheckFilter(*a.Filter, a.Budget.Guarantee)
 	}

@@ -44,6 +44,13 @@ type Sequence struct {
 	// profiles that the simple part charged (Charge.Point).
 	PointEps   float64 `json:"point_eps,omitempty"`
 	PointDelta float64 `json:"point_delta,omitempty"`
+	// Point is the point every step was charged while they were all
+	// charged one (PointMixed false), so that the simple part's total is
+	// n·ε of it, rounded once, as Step's simple composition is: the sums
+	// above, rounded up at each run, would lose the last label that
+	// fits a budget of exactly n·ε.
+	Point      Guarantee `json:"point,omitzero"`
+	PointMixed bool      `json:"point_mixed,omitempty"`
 	// AdvancedSq and AdvancedDelta sum ε_i² and δ_i of the points the
 	// advanced part charged (Charge.Advanced).
 	AdvancedSq    float64 `json:"advanced_eps_sq,omitempty"`

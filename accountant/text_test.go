@@ -20,7 +20,6 @@ func TestTextRoundTrip(t *testing.T) {
 		{[]text{ptr(ApproxSpend), ptr(PureSpend), ptr(GaussianSpend), ptr(SampledGaussianSpend), ptr(OneBitSpend), ptr(LaplaceSpend)}, func() text { return new(SpendKind) }},
 		{[]text{ptr(PaperConversion), ptr(ImprovedConversion)}, func() text { return new(Conversion) }},
 		{[]text{ptr(AlphaExact), ptr(AlphaTable43)}, func() text { return new(AlphaRule) }},
-		{[]text{ptr(AutoRR), ptr(RRMethod{Method: Simple}), ptr(RRMethod{Method: Optimal})}, func() text { return new(RRMethod) }},
 	} {
 		for _, v := range tc.values {
 			b, err := v.MarshalText()
@@ -41,7 +40,6 @@ func TestTextRoundTrip(t *testing.T) {
 	}{
 		{new(Method), `method "Simple": must be one of simple, general, optimal, exact, rdp, zcdp-filter, rdp-filter, advanced-filter, gdp-filter`},
 		{new(SpendKind), `spend kind "Simple": must be one of approx, pure, gaussian, sampled-gaussian, one-bit, laplace`},
-		{new(RRMethod), `method "Simple": must be one of simple, general, optimal, exact, rdp, zcdp-filter, rdp-filter, advanced-filter, gdp-filter (or auto)`},
 	} {
 		if err := tc.v.UnmarshalText([]byte("Simple")); err == nil || err.Error() != tc.want {
 			t.Errorf("%T of Simple: %v, want %s", tc.v, err, tc.want)

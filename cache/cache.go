@@ -115,7 +115,8 @@ type Entry struct {
 	LPSolves       int                 `json:"lp_solves"`
 	Rows           int                 `json:"rows"`
 	Passes         int                 `json:"passes"`
-	TieBroken      bool                `json:"tie_broken"` // the canonical gamma_opt (optimal.Result.TieBroken); only such entries are stored
+	TieBroken      bool                `json:"tie_broken"`        // the canonical gamma_opt (optimal.Result.TieBroken); only such entries are stored
+	Stalled        bool                `json:"stalled,omitempty"` // the solve stopped closing its gap (optimal.Result.Stalled); never stored
 	Created        time.Time           `json:"created"`
 }
 

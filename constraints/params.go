@@ -119,7 +119,7 @@ func (p Problem) Validate() error {
 	// Each parameter's own rule first, by the one function that checks it
 	// wherever it is given (K, eps, m; Delta and delta in [0, 1), the
 	// domain of the solver and the certificate, of which darrm's commands
-	// take [0, accountant.MaxDelta]), then the rules of the problem that
+	// take [0, 0.5]), then the rules of the problem that
 	// relate them.
 	field := func(err error) error {
 		var pe *accountant.ParamError

@@ -348,3 +348,23 @@ func TestStepCostRange(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRow times the privacy row of a multiset at K = 2001 of the kind
+// the cutting-plane loop adds with Delta > 0: most teachers at the corners
+// within Delta of voting surely, whose factors underflow the pmf's tails,
+// and a group at a corner of e^eps.
+func BenchmarkRow(b *testing.B) {
+	p := Problem{K: 2001, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: DefaultTargetDelta(1e-5, 3)}
+	for _, c := range []Config{
+		{600, 0, 930, 0, 471, 0, 0, 0},
+		{500, 0, 700, 0, 400, 0, 401, 0},
+	} {
+		b.Run(fmt.Sprint(c), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := p.Row(c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -73,21 +73,21 @@ func ptr[T any](v T) *T { return &v }
 func mechanismOf(name provenance.MechanismName, p constraints.Problem, src optimal.Source) Mechanism {
 	t := built(p)
 	switch name {
-	case provenance.DaRRM:
+	case DaRRM{}.Name():
 		return DaRRM{Target: t, Gamma: src}
-	case provenance.DaRRMOneVote:
+	case OneVoteDaRRM{}.Name():
 		return OneVoteDaRRM{Eps: p.MEps(), Delta: p.TargetDelta, Gamma: src}
-	case provenance.Subsample:
+	case Subsample{}.Name():
 		return Subsample{Target: t}
-	case provenance.DSub:
+	case DSub{}.Name():
 		return DSub{Target: t}
-	case provenance.RR:
+	case RR{}.Name():
 		return RR{Target: t}
-	case provenance.GNMax:
+	case GNMax{}.Name():
 		return GNMax{Target: t}
-	case provenance.ConfidentGNMax:
+	case ConfidentGNMax{}.Name():
 		return ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: p.TargetDelta}
-	case provenance.LNMax:
+	case LNMax{}.Name():
 		return LNMax{LNMax: noisymax.LNMax{Scale: 20}}
 	}
 	return nil

@@ -63,7 +63,7 @@ func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (provenance.Teach
 	return provenance.TeacherGuarantee{Guarantee: b.Teachers, FromFlags: true}, nil
 }
 
-// ReleaseBinding checks agg against the votes of in as ReleaseTo does,
+// releaseBinding checks agg against the votes of in as ReleaseTo does,
 // before anything is drawn: a two-class aggregator needs 0/1 votes and a
 // multi-class one counts; what its mechanism states (K, the classes, the
 // relation and the teachers' (ε, Δ) it assumes, if any) and the partition
@@ -73,7 +73,7 @@ func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (provenance.Teach
 // file's. Votes without a header assert nothing: a release in the
 // one-vote relation from them needs an asserted partition that keeps it
 // (provenance.Check: the table of which partition keeps which relation).
-func ReleaseBinding(in votefile.Reader, agg Labeler, partition provenance.Partition) (provenance.Binding, error) {
+func releaseBinding(in votefile.Reader, agg Labeler, partition provenance.Partition) (provenance.Binding, error) {
 	if inputOf(agg) != in.Input() {
 		return provenance.Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), in.Input())
 	}

@@ -77,7 +77,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, berr := ReleaseBinding(in, tc.agg, provenance.PartitionUnstated)
+		b, berr := releaseBinding(in, tc.agg, provenance.PartitionUnstated)
 		var out bytes.Buffer
 		res, err := ReleaseTo(ctx, in, tc.agg, noise.NewSeededSource(1), LabelSink{Stdout: &out, Format: votefile.FormatCSV}, -1, ReleaseOptions{Experiment: true})
 		var te *provenance.TeachersError

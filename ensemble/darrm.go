@@ -74,9 +74,9 @@ func newDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts Op
 // (newOneVoteDaRRM).
 func (d *darrmAggregator) Name() provenance.MechanismName {
 	if d.privacy.Relation == accountant.OneVote {
-		return provenance.DaRRMOneVote
+		return OneVoteDaRRM{}.Name()
 	}
-	return provenance.DaRRM
+	return DaRRM{}.Name()
 }
 
 // K returns the number of teachers.
@@ -157,7 +157,7 @@ func newRR(ctx context.Context, p constraints.Problem, method accountant.Method,
 }
 
 // Name returns "rr".
-func (r *rrAggregator) Name() provenance.MechanismName { return provenance.RR }
+func (r *rrAggregator) Name() provenance.MechanismName { return RR{}.Name() }
 
 // K returns the number of teachers.
 func (r *rrAggregator) K() int { return r.k }

@@ -58,5 +58,5 @@ func Example_ledgeredRelease() {
 	// Output:
 	// header from votes.npy.meta.json
 	// 60 labels released, each (0.170279, 1e-05)-DP
-	// to publish: (10, 1e-05)-DP by zcdp-filter budget
+	// to publish: (10, 1e-05)-DP by gdp-filter budget
 }

@@ -209,7 +209,12 @@ func ExampleRelease() {
 	}
 	book := ledger.Book{StateDir: filepath.Join(dir, "state")}
 	led := filepath.Join(dir, "k11.ledger")
-	header := ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-2}, 1e-5, accountant.Simple)
+	budget := accountant.Guarantee{Eps: 10, Delta: 1e-2}
+	filter, err := ledger.DefaultFilter(b, budget)
+	if err != nil {
+		log.Fatal(err)
+	}
+	header := ledger.NewHeader(b, budget, 1e-5, filter)
 	if _, err := book.Init(ctx, led, header, false); err != nil {
 		log.Fatal(err)
 	}
@@ -311,7 +316,7 @@ func ExampleRelease_inMemory() {
 	// 1,0,1
 	// 2,,0
 	// 3,,0
-	// 3 released (2 withheld), charged to the ledger by its zcdp-filter
-	// 164 more such queries allowed in its budget (2, 1e-05)-DP
-	// to publish: (2, 1e-05)-DP by zcdp-filter budget
+	// 3 released (2 withheld), charged to the ledger by its gdp-filter
+	// 191 more such queries allowed in its budget (2, 1e-05)-DP
+	// to publish: (2, 1e-05)-DP by gdp-filter budget
 }

@@ -117,7 +117,7 @@ func bitPrivacy(g gamma.Gamma, eps float64) (loss, hs float64) {
 }
 
 // Name returns "gnmax".
-func (g *gnmaxAggregator) Name() provenance.MechanismName { return provenance.GNMax }
+func (g *gnmaxAggregator) Name() provenance.MechanismName { return GNMax{}.Name() }
 
 // K returns the number of teachers.
 func (g *gnmaxAggregator) K() int { return g.k }

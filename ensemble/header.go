@@ -63,22 +63,22 @@ func MechanismOf(meta *votefile.LabelMeta) (Mechanism, error) {
 	}
 	delta := meta.Delta
 	switch name := provenance.MechanismName(meta.Mechanism); name {
-	case provenance.DaRRM:
+	case DaRRM{}.Name():
 		return DaRRM{Target: Target{Delta: &delta}}, nil
-	case provenance.Subsample:
+	case Subsample{}.Name():
 		return Subsample{Target: Target{Delta: &delta}}, nil
-	case provenance.DSub:
+	case DSub{}.Name():
 		return DSub{Target: Target{Delta: &delta}}, nil
-	case provenance.RR:
+	case RR{}.Name():
 		return RR{Target: Target{Delta: &delta}}, nil
-	case provenance.DaRRMOneVote:
+	case OneVoteDaRRM{}.Name():
 		return OneVoteDaRRM{Eps: meta.Eps, Delta: delta}, nil
-	case provenance.GNMax:
+	case GNMax{}.Name():
 		return GNMax{Target: Target{Delta: &delta}, Sigma2: v(meta.Sigma2), Noise: noise}, nil
-	case provenance.ConfidentGNMax:
+	case ConfidentGNMax{}.Name():
 		g := noisymax.ConfidentGNMax{Threshold: v(meta.Threshold), Sigma1: v(meta.Sigma1), Sigma2: v(meta.Sigma2), Noise: noise}
 		return ConfidentGNMax{ConfidentGNMax: g, Delta: delta}, nil
-	case provenance.LNMax:
+	case LNMax{}.Name():
 		return LNMax{LNMax: noisymax.LNMax{Scale: v(meta.LaplaceScale)}}, nil
 	}
 	_, err := lookup(provenance.MechanismName(meta.Mechanism), votefile.ManyClasses)

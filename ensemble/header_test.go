@@ -49,7 +49,7 @@ func TestMechanismOf(t *testing.T) {
 // one a *accountant.ParamError that names it: Confident-GNMax's threshold
 // step needs sigma1 > 0, GNMax's sigma2 is the parameters' own rule
 // (noisymax.ConfidentGNMax.Validate), a target's m at least 1, a δ in
-// [0, MaxDelta].
+// [0, 0.5].
 func TestMechanismValidate(t *testing.T) {
 	delta, big := 1e-5, 0.9
 	for _, tc := range []struct {

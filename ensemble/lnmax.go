@@ -57,7 +57,7 @@ func newLNMax(m noisymax.LNMax, teachers, classes int) (*lnmaxAggregator, error)
 }
 
 // Name returns "lnmax".
-func (g *lnmaxAggregator) Name() provenance.MechanismName { return provenance.LNMax }
+func (g *lnmaxAggregator) Name() provenance.MechanismName { return LNMax{}.Name() }
 
 // K returns the number of teachers.
 func (g *lnmaxAggregator) K() int { return g.teachers }

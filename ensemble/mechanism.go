@@ -41,7 +41,7 @@ type Target struct {
 	Delta *float64
 }
 
-// validate checks M and Delta as given: m >= 1, δ in [0, MaxDelta].
+// validate checks M and Delta as given: m >= 1, δ in [0, 0.5].
 func (t Target) validate() error {
 	if !(t.M >= 1) || math.IsInf(t.M, 1) {
 		return &accountant.ParamError{Name: "m", Value: t.M, Rule: "must be in [1, K]"}
@@ -123,28 +123,28 @@ type LNMax struct {
 }
 
 // Name returns "darrm".
-func (DaRRM) Name() provenance.MechanismName { return provenance.DaRRM }
+func (DaRRM) Name() provenance.MechanismName { return "darrm" }
 
 // Name returns "darrm-one-vote".
-func (OneVoteDaRRM) Name() provenance.MechanismName { return provenance.DaRRMOneVote }
+func (OneVoteDaRRM) Name() provenance.MechanismName { return "darrm-one-vote" }
 
 // Name returns "subsample".
-func (Subsample) Name() provenance.MechanismName { return provenance.Subsample }
+func (Subsample) Name() provenance.MechanismName { return "subsample" }
 
 // Name returns "dsub".
-func (DSub) Name() provenance.MechanismName { return provenance.DSub }
+func (DSub) Name() provenance.MechanismName { return "dsub" }
 
 // Name returns "rr".
-func (RR) Name() provenance.MechanismName { return provenance.RR }
+func (RR) Name() provenance.MechanismName { return "rr" }
 
 // Name returns "gnmax".
-func (GNMax) Name() provenance.MechanismName { return provenance.GNMax }
+func (GNMax) Name() provenance.MechanismName { return "gnmax" }
 
 // Name returns "confident-gnmax".
-func (ConfidentGNMax) Name() provenance.MechanismName { return provenance.ConfidentGNMax }
+func (ConfidentGNMax) Name() provenance.MechanismName { return "confident-gnmax" }
 
 // Name returns "lnmax".
-func (LNMax) Name() provenance.MechanismName { return provenance.LNMax }
+func (LNMax) Name() provenance.MechanismName { return "lnmax" }
 
 func (DaRRM) mechanism()          {}
 func (OneVoteDaRRM) mechanism()   {}
@@ -158,7 +158,7 @@ func (LNMax) mechanism()          {}
 // Validate checks m and δ.
 func (m DaRRM) Validate() error { return m.Target.validate() }
 
-// Validate checks the release's (ε, δ): ε > 0, δ in [0, MaxDelta].
+// Validate checks the release's (ε, δ): ε > 0, δ in [0, 0.5].
 func (m OneVoteDaRRM) Validate() error {
 	if err := param.Positive("target eps", m.Eps); err != nil {
 		return err
@@ -254,15 +254,15 @@ type mechInfo struct {
 // registry holds every mechanism a release can use: one entry each, the
 // two-class ones first.
 var registry = []mechInfo{
-	{name: provenance.DaRRM, relation: accountant.PrivateTeachers, gamma: true, teachersEps: true, construct: buildDaRRM},
-	{name: provenance.Subsample, relation: accountant.PrivateTeachers, teachersEps: true, construct: buildSubsample},
-	{name: provenance.DSub, relation: accountant.PrivateTeachers, teachersEps: true, construct: buildSubsample},
-	{name: provenance.RR, relation: accountant.PrivateTeachers, teachersEps: true, construct: buildRR},
-	{name: provenance.GNMax, relation: accountant.OneVote, teachersEps: true, construct: buildGNMax},
-	{name: provenance.DaRRMOneVote, relation: accountant.OneVote, gamma: true, construct: buildOneVoteDaRRM},
-	{name: provenance.GNMax, input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildClassGNMax},
-	{name: provenance.ConfidentGNMax, input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildClassGNMax},
-	{name: provenance.LNMax, input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildLNMax},
+	{name: DaRRM{}.Name(), relation: accountant.PrivateTeachers, gamma: true, teachersEps: true, construct: buildDaRRM},
+	{name: Subsample{}.Name(), relation: accountant.PrivateTeachers, teachersEps: true, construct: buildSubsample},
+	{name: DSub{}.Name(), relation: accountant.PrivateTeachers, teachersEps: true, construct: buildSubsample},
+	{name: RR{}.Name(), relation: accountant.PrivateTeachers, teachersEps: true, construct: buildRR},
+	{name: GNMax{}.Name(), relation: accountant.OneVote, teachersEps: true, construct: buildGNMax},
+	{name: OneVoteDaRRM{}.Name(), relation: accountant.OneVote, gamma: true, construct: buildOneVoteDaRRM},
+	{name: GNMax{}.Name(), input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildClassGNMax},
+	{name: ConfidentGNMax{}.Name(), input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildClassGNMax},
+	{name: LNMax{}.Name(), input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildLNMax},
 }
 
 // Mechanisms returns the names of the mechanisms that label votes of
@@ -396,7 +396,7 @@ func gammaSource(m Mechanism) optimal.Source {
 // per-query target (m·ε, δ), a multi-class one takes its settings from m;
 // a mechanism that samples a noise function loads it from its Gamma
 // source for its problem (a cached gamma is certified once, as the
-// aggregator samples it). A δ above accountant.MaxDelta, under which a
+// aggregator samples it). A δ above 0.5 (accountant.CheckDelta), under which a
 // label says nothing, is refused for every mechanism. An error is a
 // *ReleaseError at StepGamma or StepBuild.
 func New(ctx context.Context, m Mechanism, k, classes int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
@@ -518,7 +518,7 @@ func buildRR(ctx context.Context, m Mechanism, _ sampledGamma, p constraints.Pro
 func buildSubsample(ctx context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
 	newSub, what := newSubsample, "Algorithm 8"
 	var mech Mechanism = Subsample{Target: built(p)}
-	if m.Name() == provenance.DSub {
+	if _, ok := m.(DSub); ok {
 		newSub, what, mech = newDoubleSubsample, "2m-1 of Theorem 3.5.1", DSub{Target: built(p)}
 	}
 	s, err := newSub(ctx, p, opts)

@@ -87,7 +87,7 @@ func TestRegistry(t *testing.T) {
 		if info.input == votefile.TwoClass {
 			classes = 2
 		}
-		if info.name == provenance.DSub {
+		if info.name == (DSub{}).Name() {
 			teachers.Delta = 0
 		}
 		agg, label, err := New(ctx, m, 11, classes, teachers, Options{})
@@ -181,7 +181,7 @@ func TestMechanismLists(t *testing.T) {
 			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
 		}
 	}
-	if want := []provenance.MechanismName{provenance.DaRRM, provenance.DaRRMOneVote}; !slices.Equal(withGamma, want) {
+	if want := []provenance.MechanismName{DaRRM{}.Name(), OneVoteDaRRM{}.Name()}; !slices.Equal(withGamma, want) {
 		t.Errorf("the mechanisms that sample a gamma = %v, want %v", withGamma, want)
 	}
 }

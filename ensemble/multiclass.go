@@ -87,7 +87,7 @@ func newClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float
 // (continuous noise too, for the account of a release darrm did not
 // draw: pate.Account).
 func ClassGNMaxPrivacy(m noisymax.ConfidentGNMax, delta float64) (Privacy, error) {
-	rho, err := m.RDPSlope()
+	rho, err := m.RunSlope(1, 1)
 	if err != nil {
 		return Privacy{}, err
 	}
@@ -125,9 +125,9 @@ func gnmaxParts(m noisymax.ConfidentGNMax) []accountant.GaussianPart {
 
 func gnmaxName(m noisymax.ConfidentGNMax) provenance.MechanismName {
 	if m.Confident() {
-		return provenance.ConfidentGNMax
+		return ConfidentGNMax{}.Name()
 	}
-	return provenance.GNMax
+	return GNMax{}.Name()
 }
 
 // Name returns "gnmax" or "confident-gnmax".

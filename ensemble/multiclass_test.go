@@ -67,7 +67,7 @@ func TestReleaseMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out, _, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Partition: provenance.KeyedHash}, votefile.FormatCSV); !errors.Is(err, ErrSeededRelease) || out != "" {
+	if out, _, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Partition: provenance.KeyedHash}, votefile.FormatCSV); !errors.Is(err, errSeededRelease) || out != "" {
 		t.Fatalf("seeded release without Experiment: %v, wrote %q", err, out)
 	}
 	out, res, err := releaseOut(t, in, g, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true, Partition: provenance.KeyedHash}, votefile.FormatCSV)

@@ -31,9 +31,9 @@ type ReleaseResult struct {
 // the file, which is the point.
 const notForRelease = "# NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise"
 
-// ErrSeededRelease is returned by ReleaseTo when src is seeded and the
+// errSeededRelease is returned by ReleaseTo when src is seeded and the
 // caller has not declared the run an experiment.
-var ErrSeededRelease = errors.New("release: a seeded Source makes the noise reproducible: set ReleaseOptions.Experiment to use one, and do not publish the labels")
+var errSeededRelease = errors.New("release: a seeded Source makes the noise reproducible: set ReleaseOptions.Experiment to use one, and do not publish the labels")
 
 // ReleaseOptions tune a release.
 type ReleaseOptions struct {
@@ -43,7 +43,7 @@ type ReleaseOptions struct {
 	// Partition is how the teachers' training data were split, as the
 	// caller asserts it (PartitionUnstated: not asserted): it must be the
 	// header's, and votes without a header need it for a release in the
-	// one-vote relation (ReleaseBinding). The label file's header states it.
+	// one-vote relation (provenance.Check). The label file's header states it.
 	Partition provenance.Partition
 	// Experiment allows a seeded Source. Its labels are reproducible by
 	// anyone who knows the seed, so they are not private: the release

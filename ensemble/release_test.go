@@ -197,7 +197,7 @@ func TestSeededReleaseNeedsOptIn(t *testing.T) {
 		out, _, err := releaseOut(t, vr, zeroDaRRM(t, 3), src, -1, opts, votefile.FormatCSV)
 		return out, err
 	}
-	if out, err := run(noise.NewSeededSource(1), ReleaseOptions{}); !errors.Is(err, ErrSeededRelease) || out != "" {
+	if out, err := run(noise.NewSeededSource(1), ReleaseOptions{}); !errors.Is(err, errSeededRelease) || out != "" {
 		t.Errorf("seeded without opt-in: err %v, output %q", err, out)
 	}
 	out, err := run(noise.NewSeededSource(1), ReleaseOptions{Experiment: true})

@@ -74,9 +74,9 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // the call for an aggregator built by hand.
 //
 // Before anything is drawn or written it checks agg against the votes
-// (ReleaseBinding: K, the classes, the relation and the teachers' (ε, Δ)
-// of the metadata header, else a *provenance.TeachersError) and refuses a seeded
-// src unless opts.Experiment (ErrSeededRelease). The label file starts
+// (K, the classes, the relation and the teachers' (ε, Δ) of the metadata
+// header, by provenance.Check, else a *provenance.TeachersError) and
+// refuses a seeded src unless opts.Experiment. The label file starts
 // with its metadata header (votefile.LabelMeta), after the notForRelease line of a
 // seeded release; then "id,label" rows for two-class votes, or
 // "id,label,answered" for multi-class votes (docs/aggregate.md).
@@ -97,7 +97,7 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // write that stops part-way counts every label of which a byte was
 // written.
 func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
-	b, err := ReleaseBinding(in, agg, opts.Partition)
+	b, err := releaseBinding(in, agg, opts.Partition)
 	if err != nil {
 		return ReleaseResult{}, sink.settle(fmt.Errorf("release: %w", err), 0)
 	}
@@ -105,7 +105,7 @@ func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.
 }
 
 // releaseTo is ReleaseTo for the binding b of agg to the votes of in
-// (ReleaseBinding).
+// (releaseBinding).
 func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenance.Binding, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
 	if err := sink.check(); err != nil {
@@ -118,7 +118,7 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	var comments []string
 	if _, seeded := src.Seeded(); seeded {
 		if !opts.Experiment {
-			return res, settle(ErrSeededRelease, 0)
+			return res, settle(errSeededRelease, 0)
 		}
 		comments = append(comments, notForRelease)
 	}
@@ -197,23 +197,23 @@ func streamFailed(err error, lw *votefile.LabelWriter, priv Privacy, name string
 		left = lw.Written()
 	}
 	if left > 0 {
-		err = &SpentError{Labels: left, Err: fmt.Errorf("%w (%s may have reached %s, counting any label cut part-way: their privacy cost is that of %s at %v)", err,
+		err = &spentError{Labels: left, Err: fmt.Errorf("%w (%s may have reached %s, counting any label cut part-way: their privacy cost is that of %s at %v)", err,
 			plural.Of(left, "label", "labels"), name, plural.Of(left, "query", "queries"), priv.Guarantee)}
 	}
 	return settle(err, left)
 }
 
-// SpentError is the error of a release into a stream that failed after
+// spentError is the error of a release into a stream that failed after
 // Labels labels may have left: whatever the cause (a malformed row of
 // the votes, a reader gone), they are released and their privacy spent,
 // so it is not an error of the input alone that changed nothing.
-type SpentError struct {
+type spentError struct {
 	Labels int
 	Err    error
 }
 
-func (e *SpentError) Error() string { return e.Err.Error() }
-func (e *SpentError) Unwrap() error { return e.Err }
+func (e *spentError) Error() string { return e.Err.Error() }
+func (e *spentError) Unwrap() error { return e.Err }
 
 // LabelsSpent returns the labels that may have left.
-func (e *SpentError) LabelsSpent() int { return e.Labels }
+func (e *spentError) LabelsSpent() int { return e.Labels }

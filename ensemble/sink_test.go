@@ -211,9 +211,9 @@ func TestShortWrites(t *testing.T) {
 				if want > 0 && !strings.Contains(err.Error(), plural.Of(want, "label", "labels")+" may have reached standard output") {
 					t.Errorf("%s: error %v, want the count %d", name, err, want)
 				}
-				var spent *SpentError
+				var spent *spentError
 				if got := errors.As(err, &spent); got != (want > 0) || got && spent.LabelsSpent() != want {
-					t.Errorf("%s: error %v: a SpentError %t, want one of %d labels: %t", name, err, got, want, want > 0)
+					t.Errorf("%s: error %v: a spentError %t, want one of %d labels: %t", name, err, got, want, want > 0)
 				}
 				if len(led.reserves) > 0 && led.reserves[len(led.reserves)-1] < want {
 					t.Errorf("%s: reserved %v before %d labels left", name, led.reserves, want)

@@ -99,30 +99,31 @@ type Released struct {
 }
 
 // ErrBudget is a release that its budget, or its ledger's, stopped before
-// its last query: Release's *BudgetError is it.
+// its last query: Release's error is it (errors.Is), beside the counts of
+// its Released.Result.
 var ErrBudget = errors.New("privacy budget reached")
 
-// A BudgetError is a release that its budget stopped: the rows of
+// A budgetError is a release that its budget stopped: the rows of
 // Result.Released queries were released and written, the
 // Result.StoppedByBudget queries after them were read and checked but not
 // released.
-type BudgetError struct {
+type budgetError struct {
 	Result ReleaseResult
 }
 
-func (e *BudgetError) Error() string {
+func (e *budgetError) Error() string {
 	r := e.Result
 	return fmt.Sprintf("%v: released %d of %s, %d not released", ErrBudget, r.Released, plural.Of(r.Released+r.StoppedByBudget, "query", "queries"), r.StoppedByBudget)
 }
 
 // Is reports whether target is ErrBudget.
-func (e *BudgetError) Is(target error) bool { return target == ErrBudget }
+func (e *budgetError) Is(target error) bool { return target == ErrBudget }
 
 // Step is a step of a release, which a *ReleaseError names: StepGamma
 // (loading the gamma), StepBuild (building and certifying the
-// aggregator), StepBinding (ReleaseBinding), StepAccounting
-// (Privacy.Account, Allowed), StepLedger (ledger.OpenRun) or StepLabels
-// (ReleaseTo).
+// aggregator), StepBinding (the votes' header, provenance.Check),
+// StepAccounting (Privacy.Account, Allowed), StepLedger (ledger.OpenRun)
+// or StepLabels (ReleaseTo).
 type Step int
 
 // The steps of a release, in their order.
@@ -146,8 +147,8 @@ func (s Step) String() string { return stepNames.String(s) }
 // A ReleaseError is a release that failed at Step, for the reason Err,
 // whose message it keeps. Step says where: StepGamma (loading the
 // gamma), StepBuild (building and certifying the aggregator), StepBinding
-// (ReleaseBinding), StepAccounting (Privacy.Account, Allowed), StepLedger
-// (ledger.Book.OpenRun) or StepLabels (ReleaseTo).
+// (the votes' header, provenance.Check), StepAccounting (Privacy.Account,
+// Allowed), StepLedger (ledger.Book.OpenRun) or StepLabels (ReleaseTo).
 type ReleaseError struct {
 	Step Step
 	Err  error
@@ -159,7 +160,7 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 
 // Release labels the queries of s.Votes with the mechanism of s, in one
 // call: it loads its gamma if it samples one and builds and certifies the
-// aggregator (New: the gamma is certified once, as it is sampled), binds it to the votes (ReleaseBinding: the one check of the
+// aggregator (New: the gamma is certified once, as it is sampled), binds it to the votes (provenance.Check: the one check of the
 // votes against what the mechanism states), accounts for it under the
 // budget (Privacy.Account, Allowed), opens the ledger bound to the same binding and
 // charged at the same per-query step, and writes the labels to the sink
@@ -167,8 +168,9 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 //
 // An error is a *ReleaseError naming the step that failed, except a
 // release that its budget or its ledger stopped before the last query:
-// its labels are written and it returns a *BudgetError (errors.Is
-// ErrBudget) beside the completed Released. Released holds what was
+// its labels are written and it returns an error that is ErrBudget
+// (errors.Is) beside the completed Released, whose Result counts the
+// queries released and those stopped. Released holds what was
 // done before an error.
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var out Released
@@ -185,7 +187,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		}
 		return out, err
 	}
-	if out.Binding, err = ReleaseBinding(in, out.Aggregator, s.Options.Partition); err != nil {
+	if out.Binding, err = releaseBinding(in, out.Aggregator, s.Options.Partition); err != nil {
 		return fail(StepBinding, err)
 	}
 	priv := out.Aggregator.Privacy()
@@ -240,7 +242,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		_, out.Publish.DeltaFrom = out.Account.TotalDelta()
 	}
 	if out.Result.StoppedByBudget > 0 {
-		return out, &BudgetError{Result: out.Result}
+		return out, &budgetError{Result: out.Result}
 	}
 	return out, nil
 }

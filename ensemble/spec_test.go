@@ -136,9 +136,9 @@ func TestReleaseBudgetStop(t *testing.T) {
 		}
 		return s
 	}
-	s := spec(&accountant.Guarantee{Eps: 1}, provenance.Subsample, 0)
+	s := spec(&accountant.Guarantee{Eps: 1}, Subsample{}.Name(), 0)
 	out, err := Release(ctx, s)
-	var be *BudgetError
+	var be *budgetError
 	if !errors.Is(err, ErrBudget) || !errors.As(err, &be) {
 		t.Fatalf("budget (1, 0) for (0.5, 0) per query: %v, want ErrBudget", err)
 	}
@@ -149,7 +149,7 @@ func TestReleaseBudgetStop(t *testing.T) {
 	if err != nil || strings.Count(string(labels), "\n") < 4 {
 		t.Errorf("labels of a budget stop: %q, %v", labels, err)
 	}
-	cacheOnly := spec(nil, provenance.DaRRM, 0)
+	cacheOnly := spec(nil, DaRRM{}.Name(), 0)
 	cacheOnly.Mechanism = DaRRM{Target: built(p), Gamma: optimal.Source{CacheOnly: true}}
 	for _, tc := range []struct {
 		name string
@@ -157,9 +157,9 @@ func TestReleaseBudgetStop(t *testing.T) {
 		step Step
 	}{
 		{"no mechanism", spec(nil, "nosuch", 0), StepBuild},
-		{"dsub needs Delta = 0", spec(nil, provenance.DSub, 1e-5), StepBuild},
+		{"dsub needs Delta = 0", spec(nil, DSub{}.Name(), 1e-5), StepBuild},
 		{"gamma from a cache only, without one", cacheOnly, StepGamma},
-		{"one-vote votes without a partition", spec(nil, provenance.GNMax, 1e-5), StepBinding},
+		{"one-vote votes without a partition", spec(nil, GNMax{}.Name(), 1e-5), StepBinding},
 	} {
 		_, err := Release(ctx, tc.spec)
 		var re *ReleaseError

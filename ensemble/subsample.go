@@ -61,7 +61,7 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 	if err != nil {
 		return nil, fmt.Errorf("subsample: certificate: %w", err)
 	}
-	sub := &subsampleAggregator{name: provenance.Subsample, k: p.K, s: s, keep: noise.Unit53, g: g}
+	sub := &subsampleAggregator{name: Subsample{}.Name(), k: p.K, s: s, keep: noise.Unit53, g: g}
 	if ok {
 		sub.privacy = Privacy{
 			Spend:       accountant.ApproxStep(target(p)),
@@ -124,7 +124,7 @@ func newDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 	if err != nil {
 		return nil, fmt.Errorf("dsub: certificate: %w", err)
 	}
-	sub := &subsampleAggregator{name: provenance.DSub, k: p.K, s: s, keep: noise.Unit53, g: g}
+	sub := &subsampleAggregator{name: DSub{}.Name(), k: p.K, s: s, keep: noise.Unit53, g: g}
 	source := fmt.Sprintf("Theorem 3.5.1 (majority of %d subsampled teachers) for arbitrary teachers by the exhaustive certificate of gamma_DSub", s)
 	if !ok {
 		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {

@@ -59,21 +59,21 @@ func zeroSpec(t *testing.T, name provenance.MechanismName, input votefile.Input,
 	}
 	target := built(constraints.New(11, 3, 0.1, 1e-5))
 	switch name {
-	case provenance.DaRRM:
+	case DaRRM{}.Name():
 		g, err := gamma.Sub(11, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.Mechanism = DaRRM{Target: target, Gamma: optimal.Source{Given: g, Name: "gamma_Sub"}}
-	case provenance.Subsample:
+	case Subsample{}.Name():
 		s.Mechanism = Subsample{Target: target}
-	case provenance.RR:
+	case RR{}.Name():
 		s.Mechanism = RR{Target: target, Composition: accountant.Composition{Method: accountant.RRComposition(1e-5), DeltaPrime: accountant.DefaultDeltaPrime}}
-	case provenance.GNMax:
+	case GNMax{}.Name():
 		s.Mechanism = GNMax{Target: target, Search: noisymax.GNMaxGrid}
-	case provenance.ConfidentGNMax:
+	case ConfidentGNMax{}.Name():
 		s.Mechanism = ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: 1e-5}
-	case provenance.LNMax:
+	case LNMax{}.Name():
 		s.Mechanism = LNMax{LNMax: noisymax.LNMax{Scale: 20}}
 	}
 	if input == votefile.TwoClass {
@@ -125,42 +125,42 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 		want  string // "" when the zero value is a default
 		check func(t *testing.T, out Released, labels string)
 	}{
-		{field: "Votes", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Votes = nil }, want: "ReleaseSpec.Votes"},
-		{field: "Mechanism", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Mechanism = nil }, want: "ReleaseSpec.Mechanism"},
-		{field: "Mechanism.Gamma.Given", name: provenance.DaRRM, input: two, zero: darrm(func(m *DaRRM) {
+		{field: "Votes", name: Subsample{}.Name(), input: two, zero: func(s *ReleaseSpec) { s.Votes = nil }, want: "ReleaseSpec.Votes"},
+		{field: "Mechanism", name: Subsample{}.Name(), input: two, zero: func(s *ReleaseSpec) { s.Mechanism = nil }, want: "ReleaseSpec.Mechanism"},
+		{field: "Mechanism.Gamma.Given", name: DaRRM{}.Name(), input: two, zero: darrm(func(m *DaRRM) {
 			m.Gamma = optimal.Source{Prior: gamma.UniformPrior()}
 		}), check: func(t *testing.T, out Released, _ string) {
 			if out.Gamma.Origin != optimal.Solved || out.Label != "DaRRM with gamma_opt (prior uniform), solved now" {
 				t.Errorf("gamma %v, %q: want gamma_opt solved", out.Gamma.Origin, out.Label)
 			}
 		}},
-		{field: "Mechanism.Gamma.Name", name: provenance.DaRRM, input: two, zero: darrm(func(m *DaRRM) { m.Gamma.Name = "" }),
+		{field: "Mechanism.Gamma.Name", name: DaRRM{}.Name(), input: two, zero: darrm(func(m *DaRRM) { m.Gamma.Name = "" }),
 			check: func(t *testing.T, out Released, _ string) {
 				if out.Label != "DaRRM with a gamma given" {
 					t.Errorf("label %q", out.Label)
 				}
 			}},
-		{field: "Mechanism.Composition", name: provenance.RR, input: two, zero: rr(func(m *RR) { m.Composition = accountant.Composition{} }),
+		{field: "Mechanism.Composition", name: RR{}.Name(), input: two, zero: rr(func(m *RR) { m.Composition = accountant.Composition{} }),
 			check: func(t *testing.T, out Released, _ string) {
 				if !strings.Contains(out.Label, "general composition") {
 					t.Errorf("label %q: want the paper's composition", out.Label)
 				}
 			}},
-		{field: "Mechanism.Composition.DeltaPrime", name: provenance.RR, input: two, zero: rr(func(m *RR) { m.Composition.DeltaPrime = 0 })},
-		{field: "Mechanism.Sigma2", name: provenance.ConfidentGNMax, input: many, zero: conf(func(m *ConfidentGNMax) { m.Sigma2 = 0 }), want: "ReleaseSpec.Mechanism.Sigma2"},
-		{field: "Mechanism.Sigma1", name: provenance.ConfidentGNMax, input: many, zero: conf(func(m *ConfidentGNMax) { m.Sigma1 = 0 }), want: "ReleaseSpec.Mechanism.Sigma1"},
-		{field: "Mechanism.Noise", name: provenance.ConfidentGNMax, input: many, zero: conf(func(m *ConfidentGNMax) { m.Noise = 0 })},
-		{field: "Mechanism.Scale", name: provenance.LNMax, input: many, zero: func(s *ReleaseSpec) { s.Mechanism = LNMax{} }, want: "ReleaseSpec.Mechanism.Scale"},
-		{field: "Mechanism.M", name: provenance.Subsample, input: two, zero: sub(func(m *Subsample) { m.M = 0 }), want: "ReleaseSpec.Mechanism.M"},
-		{field: "Teachers", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Teachers = nil },
+		{field: "Mechanism.Composition.DeltaPrime", name: RR{}.Name(), input: two, zero: rr(func(m *RR) { m.Composition.DeltaPrime = 0 })},
+		{field: "Mechanism.Sigma2", name: ConfidentGNMax{}.Name(), input: many, zero: conf(func(m *ConfidentGNMax) { m.Sigma2 = 0 }), want: "ReleaseSpec.Mechanism.Sigma2"},
+		{field: "Mechanism.Sigma1", name: ConfidentGNMax{}.Name(), input: many, zero: conf(func(m *ConfidentGNMax) { m.Sigma1 = 0 }), want: "ReleaseSpec.Mechanism.Sigma1"},
+		{field: "Mechanism.Noise", name: ConfidentGNMax{}.Name(), input: many, zero: conf(func(m *ConfidentGNMax) { m.Noise = 0 })},
+		{field: "Mechanism.Scale", name: LNMax{}.Name(), input: many, zero: func(s *ReleaseSpec) { s.Mechanism = LNMax{} }, want: "ReleaseSpec.Mechanism.Scale"},
+		{field: "Mechanism.M", name: Subsample{}.Name(), input: two, zero: sub(func(m *Subsample) { m.M = 0 }), want: "ReleaseSpec.Mechanism.M"},
+		{field: "Teachers", name: Subsample{}.Name(), input: two, zero: func(s *ReleaseSpec) { s.Teachers = nil },
 			check: func(t *testing.T, out Released, _ string) {
 				if out.Aggregator.Privacy().Teachers != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) {
 					t.Errorf("teachers %v: want the header's", out.Aggregator.Privacy().Teachers)
 				}
 			}},
-		{field: "Teachers.Delta", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Teachers.Delta = 0 }, want: "the teachers' Delta: 0 given by the subsample mechanism, but the vote file's metadata header states 1e-05"},
-		{field: "Mechanism.Threshold", name: provenance.ConfidentGNMax, input: many, zero: conf(func(m *ConfidentGNMax) { m.Threshold = 0 })},
-		{field: "Mechanism.Search", name: provenance.GNMax, input: two, zero: func(s *ReleaseSpec) {
+		{field: "Teachers.Delta", name: Subsample{}.Name(), input: two, zero: func(s *ReleaseSpec) { s.Teachers.Delta = 0 }, want: "the teachers' Delta: 0 given by the subsample mechanism, but the vote file's metadata header states 1e-05"},
+		{field: "Mechanism.Threshold", name: ConfidentGNMax{}.Name(), input: many, zero: conf(func(m *ConfidentGNMax) { m.Threshold = 0 })},
+		{field: "Mechanism.Search", name: GNMax{}.Name(), input: two, zero: func(s *ReleaseSpec) {
 			m := s.Mechanism.(GNMax)
 			m.Search = 0
 			s.Mechanism = m
@@ -170,44 +170,44 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 				t.Errorf("label %q: want the paper's grid search", out.Label)
 			}
 		}},
-		{field: "Mechanism.Delta", name: provenance.ConfidentGNMax, input: many, zero: conf(func(m *ConfidentGNMax) { m.Delta = 0 }), want: "ReleaseSpec.Mechanism.Delta"},
-		{field: "Mechanism.Delta", name: provenance.Subsample, input: two, zero: sub(func(m *Subsample) { m.Delta = ptr(0.0) }), want: "ReleaseSpec.Mechanism.Delta"},
-		{field: "Mechanism.Delta", name: provenance.Subsample, input: two, zero: sub(func(m *Subsample) { m.Delta = nil }),
+		{field: "Mechanism.Delta", name: ConfidentGNMax{}.Name(), input: many, zero: conf(func(m *ConfidentGNMax) { m.Delta = 0 }), want: "ReleaseSpec.Mechanism.Delta"},
+		{field: "Mechanism.Delta", name: Subsample{}.Name(), input: two, zero: sub(func(m *Subsample) { m.Delta = ptr(0.0) }), want: "ReleaseSpec.Mechanism.Delta"},
+		{field: "Mechanism.Delta", name: Subsample{}.Name(), input: two, zero: sub(func(m *Subsample) { m.Delta = nil }),
 			check: func(t *testing.T, out Released, _ string) {
 				if d := out.Aggregator.Privacy().Delta; d != constraints.DefaultTargetDelta(1e-5, 3) {
 					t.Errorf("delta %v: want the thesis' default", d)
 				}
 			}},
-		{field: "Mechanism.Gamma.Prior", name: provenance.DaRRM, input: two, zero: darrm(func(m *DaRRM) { m.Gamma = optimal.Source{} }), check: func(t *testing.T, out Released, _ string) {
+		{field: "Mechanism.Gamma.Prior", name: DaRRM{}.Name(), input: two, zero: darrm(func(m *DaRRM) { m.Gamma = optimal.Source{} }), check: func(t *testing.T, out Released, _ string) {
 			if out.Label != "DaRRM with gamma_opt (prior uniform), solved now" {
 				t.Errorf("label %q: want the uniform prior", out.Label)
 			}
 		}},
-		{field: "DeltaPrime", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.DeltaPrime = 0 },
+		{field: "DeltaPrime", name: Subsample{}.Name(), input: two, zero: func(s *ReleaseSpec) { s.DeltaPrime = 0 },
 			check: func(t *testing.T, out Released, _ string) {
 				if out.Account.DeltaPrime != accountant.DefaultDeltaPrime {
 					t.Errorf("delta' %v", out.Account.DeltaPrime)
 				}
 			}},
-		{field: "DeltaPrime", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) {
+		{field: "DeltaPrime", name: Subsample{}.Name(), input: two, zero: func(s *ReleaseSpec) {
 			s.DeltaPrime = 0
 			s.Budget = &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}}
 		}},
-		{field: "Sink.Stdout", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Sink.Stdout = nil }, want: "ReleaseSpec.Sink: LabelSink.Stdout is not set"},
-		{field: "Sink.Format", name: provenance.ConfidentGNMax, input: many, zero: func(s *ReleaseSpec) { s.Sink.Format = 0 },
+		{field: "Sink.Stdout", name: Subsample{}.Name(), input: two, zero: func(s *ReleaseSpec) { s.Sink.Stdout = nil }, want: "ReleaseSpec.Sink: LabelSink.Stdout is not set"},
+		{field: "Sink.Format", name: ConfidentGNMax{}.Name(), input: many, zero: func(s *ReleaseSpec) { s.Sink.Format = 0 },
 			check: func(t *testing.T, _ Released, labels string) {
 				if !strings.Contains(labels, "\nid,label,answered\n1,0,1\n") {
 					t.Errorf("labels %q: want CSV", labels)
 				}
 			}},
-		{field: "Random", name: provenance.Subsample, input: two, zero: func(s *ReleaseSpec) { s.Random, s.Options.Experiment = nil, false },
+		{field: "Random", name: Subsample{}.Name(), input: two, zero: func(s *ReleaseSpec) { s.Random, s.Options.Experiment = nil, false },
 			check: func(t *testing.T, _ Released, labels string) {
 				if strings.HasPrefix(labels, notForRelease) {
 					t.Errorf("labels from crypto/rand marked %q", notForRelease)
 				}
 			}},
-		{field: "Certificate", name: provenance.DaRRM, input: two, zero: func(s *ReleaseSpec) { s.Certificate = Options{} }},
-		{field: "Book", name: provenance.LNMax, input: many, zero: func(s *ReleaseSpec) {
+		{field: "Certificate", name: DaRRM{}.Name(), input: two, zero: func(s *ReleaseSpec) { s.Certificate = Options{} }},
+		{field: "Book", name: LNMax{}.Name(), input: many, zero: func(s *ReleaseSpec) {
 			state := t.TempDir()
 			t.Setenv("XDG_STATE_HOME", state)
 			s.Ledger = filepath.Join(t.TempDir(), "l.ledger")
@@ -246,7 +246,7 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 func TestReleaseToZeroSink(t *testing.T) {
 	ctx := context.Background()
 	var out bytes.Buffer
-	s := zeroSpec(t, provenance.LNMax, votefile.ManyClasses, &out)
+	s := zeroSpec(t, LNMax{}.Name(), votefile.ManyClasses, &out)
 	agg, _, err := New(ctx, s.Mechanism, s.Votes.K(), s.Votes.Classes(), accountant.Guarantee{}, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,7 @@ func TestSubMatchesEnumeration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := g.Check(); err != nil {
+			if err := g.check(); err != nil {
 				t.Fatalf("Sub(%d, %d): %v", k, s, err)
 			}
 			for l := (k + 1) / 2; l <= k; l++ {
@@ -160,14 +160,14 @@ func TestCheck(t *testing.T) {
 		{Gamma{-0.1, -0.1}, "[0, 1]"},
 		{Gamma{math.NaN(), math.NaN()}, "[0, 1]"},
 	} {
-		err := tc.g.Check()
+		err := tc.g.check()
 		if err == nil {
 			t.Errorf("Check(%v) accepted", tc.g)
 		} else if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Check(%v) = %q, want mention of %q", tc.g, err, tc.want)
 		}
 	}
-	if err := (Gamma{0.3, 1, 1, 0.3}).Check(); err != nil {
+	if err := (Gamma{0.3, 1, 1, 0.3}).check(); err != nil {
 		t.Errorf("valid gamma rejected: %v", err)
 	}
 }

@@ -31,9 +31,9 @@ type Gamma []float64
 // K returns the number of teachers.
 func (g Gamma) K() int { return len(g) - 1 }
 
-// Check verifies that g is a symmetric noise function for an odd number of
+// check verifies that g is a symmetric noise function for an odd number of
 // teachers with values in [0, 1], naming the first offending value.
-func (g Gamma) Check() error {
+func (g Gamma) check() error {
 	switch n := len(g); {
 	case n < 2:
 		return fmt.Errorf("gamma has %d values: need K+1 >= 2 values, one for each vote count l = 0..K (K odd)", n)
@@ -54,12 +54,14 @@ func (g Gamma) Check() error {
 	return nil
 }
 
-// CheckFor is Check for a problem with k teachers: g must have k+1 values.
+// CheckFor verifies that g is a symmetric noise function for the k
+// teachers of a problem, k odd: k+1 values in [0, 1], naming the first
+// offending value.
 func (g Gamma) CheckFor(k int) error {
 	if len(g) != k+1 {
 		return fmt.Errorf("gamma has %d values, want K+1 = %d (one for each vote count l = 0..%d)", len(g), k+1, k)
 	}
-	return g.Check()
+	return g.check()
 }
 
 // FromUpper builds the symmetric noise function whose values at l = H..K

@@ -24,9 +24,9 @@ type Prior struct {
 // half where 1 is the majority), mean 0.75.
 func UniformPrior() Prior { return Prior{name: "uniform", means: []float64{0.75}} }
 
-// TPPrior is the thesis' T_P of App. B.4, Uniform([0, 0.3] ∪ [0.7, 1])
+// tpPrior is the thesis' T_P of App. B.4, Uniform([0, 0.3] ∪ [0.7, 1])
 // restricted to the majority half [0.7, 1]: mean 0.85.
-func TPPrior() Prior { return Prior{name: "tp", means: []float64{0.85}} }
+func tpPrior() Prior { return Prior{name: "tp", means: []float64{0.85}} }
 
 // meanPrior is a prior under which every teacher votes for the majority
 // with mean probability mu, 0.5 < mu <= 1.
@@ -37,9 +37,9 @@ func meanPrior(mu float64) (Prior, error) {
 	return Prior{name: strconv.FormatFloat(mu, 'g', -1, 64), means: []float64{mu}}, nil
 }
 
-// TeacherPrior is a prior with one mean per teacher, each in [0.5, 1] and
+// teacherPrior is a prior with one mean per teacher, each in [0.5, 1] and
 // at least one above 0.5.
-func TeacherPrior(mus []float64) (Prior, error) {
+func teacherPrior(mus []float64) (Prior, error) {
 	if len(mus) < 1 {
 		return Prior{}, fmt.Errorf("per-teacher prior: no means given")
 	}
@@ -66,7 +66,7 @@ func ParsePrior(s string) (Prior, error) {
 	case "uniform", "tu", "t_u":
 		return UniformPrior(), nil
 	case "tp", "t_p":
-		return TPPrior(), nil
+		return tpPrior(), nil
 	}
 	fields := strings.Split(s, ",")
 	mus := make([]float64, len(fields))
@@ -80,7 +80,7 @@ func ParsePrior(s string) (Prior, error) {
 	if len(mus) == 1 {
 		return meanPrior(mus[0])
 	}
-	return TeacherPrior(mus)
+	return teacherPrior(mus)
 }
 
 // String returns the prior in the form ParsePrior reads.

@@ -19,9 +19,9 @@ func TestPriorCoefficients(t *testing.T) {
 		}
 	}
 	// Per-teacher means equal to a common mean give the same objective.
-	tp, _ := TeacherPrior([]float64{0.85, 0.85, 0.85})
+	tp, _ := teacherPrior([]float64{0.85, 0.85, 0.85})
 	c1, _ := tp.Coefficients(3)
-	c2, _ := TPPrior().Coefficients(3)
+	c2, _ := tpPrior().Coefficients(3)
 	for i := range c1 {
 		if math.Abs(c1[i]-c2[i]) > 1e-15 {
 			t.Errorf("per-teacher prior c[%d] = %v, common mean %v", i, c1[i], c2[i])

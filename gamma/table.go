@@ -51,8 +51,9 @@ type Stated struct {
 // column, or the only gamma column), or numbers separated by white space or
 // commas, with # starting a comment. A CSV table or list whose first line
 // is "# " and a JSON object (solve's CSV) states the problem in that
-// object, by the keys of solve's JSON. It checks the values (Gamma.Check)
-// and, when the file states K, that it matches. Errors quote at most a few
+// object, by the keys of solve's JSON. It checks the values (the rules of
+// Gamma.CheckFor, for k teachers when k > 0) and, when the file states K,
+// that it matches. Errors quote at most a few
 // bytes of the input, so binary input is not echoed back.
 //
 // For a problem of k teachers (k > 0) the gamma must have k+1 values
@@ -107,7 +108,7 @@ func ReadTable(r io.Reader, k int) (Table, error) {
 	if t.K != nil && *t.K+1 != len(t.Gamma) {
 		return Table{}, fmt.Errorf("gamma table: K = %d but gamma has %d values: need K+1 = %d", *t.K, len(t.Gamma), *t.K+1)
 	}
-	check := t.Gamma.Check
+	check := t.Gamma.check
 	if k > 0 {
 		check = func() error { return t.Gamma.CheckFor(k) }
 	}

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/roots"
@@ -11,8 +12,100 @@ import (
 // (accountant.FilterTotal), and whether they meet the budget: the
 // filter's halting rule, or the teachers' cap, which bounds them too.
 func (l *Ledger) compose(seq accountant.Sequence) (accountant.Guarantee, bool, error) {
-	g, fits, err := accountant.FilterTotal(l.header.Filter, seq, l.header.Budget.Guarantee)
+	if l.header.Use != nil {
+		return l.composeUse(seq)
+	}
+	return l.composeWithin(seq, 1)
+}
+
+// composeWithin is compose on a ledger open to any use, against the
+// fraction share of its budget: 1, or an analyst's share (Header.Shares,
+// which a ledger whose use is declared does not give). A filter of parts
+// holds a share with each part's share of delta scaled alike, so that
+// they sum to the share's delta.
+func (l *Ledger) composeWithin(seq accountant.Sequence, share float64) (accountant.Guarantee, bool, error) {
+	budget := l.header.Budget.Guarantee
+	budget.Eps, budget.Delta = share*budget.Eps, share*budget.Delta
+	var g accountant.Guarantee
+	var fits bool
+	var err error
+	if f := l.header.openFilter(); f != nil {
+		scaled := accountant.Filter{Parts: slices.Clone(f.Parts)}
+		for i := range scaled.Parts {
+			scaled.Parts[i].Delta *= share
+		}
+		g, fits, err = scaled.Total(seq, budget)
+	} else {
+		g, fits, err = accountant.FilterTotal(l.header.Filter, seq, budget)
+	}
 	return g, fits || l.free(), err
+}
+
+// filterName names the composition that holds the ledger's runs: its
+// filter with its parts and their shares of δ, or its method.
+func (l *Ledger) filterName() string {
+	if f := l.header.openFilter(); f != nil {
+		return f.String()
+	}
+	return l.header.Filter.String()
+}
+
+// composeUse is compose on a ledger whose use is declared: the steps fit
+// while they are within the run of the use being released (the whole use
+// outside a run), and their total is the exact composition of the first
+// seq.Steps steps of the use (analysis: what publishes is the whole use's,
+// Balance.Publish).
+func (l *Ledger) composeUse(seq accountant.Sequence) (accountant.Guarantee, bool, error) {
+	end := useSteps(l.header.Use)
+	if l.run != "" {
+		end = l.useEnd
+	}
+	switch {
+	case seq.Steps > end:
+		return accountant.Guarantee{}, l.free(), nil
+	case seq.Steps == 0:
+		return accountant.Guarantee{}, true, nil
+	}
+	g, err := l.header.useSpent(seq.Steps)
+	return g, true, err
+}
+
+// useSpent returns the exact composition of the first n > 0 steps of the
+// declared use of a ledger with header h.
+func (h Header) useSpent(n int) (accountant.Guarantee, error) {
+	t, err := useAccount(h.Use, n, &h.Budget).Publish()
+	if err == nil && t.Err != nil {
+		err = t.Err
+	}
+	return t.Guarantee, err
+}
+
+// Spent returns what n labels that step describes spend on a new ledger
+// with header h, as ledger show prints it once they are released (a
+// realised cost: analysis): for a declared use, the exact composition of
+// its first n steps (step is then the use's); on a ledger open to any
+// use, their total by its filter.
+func (h Header) Spent(step accountant.Spend, n int) (accountant.Guarantee, error) {
+	if n == 0 {
+		return accountant.Guarantee{}, nil
+	}
+	if h.Use != nil {
+		return h.useSpent(n)
+	}
+	if len(h.Parts) == 0 {
+		return accountant.Guarantee{}, errors.New("ledger: a header with neither a declared use nor a filter's parts: not a new ledger's")
+	}
+	f := accountant.Filter{Parts: h.Parts}
+	c, err := f.Charge(step, h.Budget.Guarantee)
+	if err != nil {
+		return accountant.Guarantee{}, err
+	}
+	seq, err := f.Add(accountant.Sequence{}, c, n)
+	if err != nil {
+		return accountant.Guarantee{}, err
+	}
+	g, _, err := f.Total(seq, h.Budget.Guarantee)
+	return g, err
 }
 
 // free reports whether the teachers' cap is within the budget at the
@@ -52,9 +145,32 @@ func (l *Ledger) Balance() (Balance, error) {
 	}
 	b := Balance{Queries: q, Composition: l.header.Filter, Cap: l.cap, Free: l.free()}
 	b.Total, b.Bound = accountant.CapTotal(q, l.cap, &l.header.Budget.Guarantee)
-	filter := l.header.Filter
-	b.Publish, err = accountant.Account{Filter: &filter, Budget: &l.header.Budget, Cap: l.cap}.Publish()
+	b.Publish, err = l.header.publish(l.cap)
 	return b, err
+}
+
+// Publish returns the total to publish of every release charged to a
+// ledger with header h, before any teachers' cap (Balance.Publish): its
+// filter's budget, or for a declared use the composition of every label
+// it allows.
+func (h Header) Publish() (accountant.Total, error) { return h.publish(nil) }
+
+// publish is Publish with the teachers' cap c (nil: none), the smaller
+// at the budget's δ.
+func (h Header) publish(c *accountant.Cap) (accountant.Total, error) {
+	if h.Use != nil {
+		// The whole use's total, fixed at init: a stop at any count is
+		// post-processing of it.
+		a := useAccount(h.Use, useSteps(h.Use), &h.Budget)
+		a.Cap = c
+		t, err := a.Publish()
+		// The δ of the budget of a ledger, which every release on it is
+		// charged to.
+		t.DeltaFrom = accountant.LedgerDelta
+		return t, err
+	}
+	filter := h.Filter
+	return accountant.Account{Filter: &filter, Budget: &h.Budget, Cap: c}.Publish()
 }
 
 // Total returns the total privacy spent so far (Balance: the smaller of
@@ -68,7 +184,8 @@ func (l *Ledger) Total() (accountant.Guarantee, string, error) {
 	return b.Total, b.Composition.String(), err
 }
 
-// allowance returns how many more labels that step describes the budget
+// allowance returns how many more labels that step describes the budget,
+// and the share of this run's analyst when the ledger gives shares,
 // allows (at most limit when limit >= 0): limit, or accountant.Unlimited
 // when limit < 0, if the teachers' cap is within the budget. A budget
 // that allows every label the accountant can still count allows
@@ -77,12 +194,28 @@ func (l *Ledger) allowance(step accountant.Spend, limit int) (int, error) {
 	if l.free() {
 		return limit, nil
 	}
+	if l.header.Use != nil {
+		return l.useAllowance(step, limit)
+	}
+	var charge *accountant.Charge
+	if f := l.header.openFilter(); f != nil {
+		c, err := f.Charge(step, l.header.Budget.Guarantee)
+		if err != nil {
+			return 0, nil
+		}
+		charge = &c
+	}
+	s := spendOf(l.version, "-", "", step, charge)
 	fits := func(k int) (bool, error) {
-		seq, err := l.chain.spent.AddSpend(step, k)
+		seq, err := l.header.rule().add(l.chain.spent, s, k)
 		if err != nil {
 			return false, err
 		}
 		_, ok, err := l.compose(seq)
+		if err != nil || !ok {
+			return false, err
+		}
+		_, ok, err = l.withinShare(s, k)
 		return ok, err
 	}
 	if ok, err := fits(0); err != nil || !ok {
@@ -105,6 +238,22 @@ func (l *Ledger) allowance(step accountant.Spend, limit int) (int, error) {
 		return accountant.CountLimit, nil
 	}
 	return n, err
+}
+
+// useAllowance is Allowance on a ledger whose use is declared: the labels
+// left in the run of the use whose turn it is, when step is that run's
+// (0 otherwise: such labels are refused).
+func (l *Ledger) useAllowance(step accountant.Spend, limit int) (int, error) {
+	spent := l.chain.spent.Steps
+	i, end := useRun(l.header.Use, spent)
+	if _, err := l.matchUse(l.header.Use[i].Mechanism, step, spent); err != nil {
+		return 0, nil
+	}
+	left := max(end-spent, 0)
+	if limit >= 0 {
+		left = min(left, limit)
+	}
+	return left, nil
 }
 
 // Status is the state of a ledger as a release reports it.
@@ -151,4 +300,85 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 		st.QueriesLeft = &left
 	}
 	return st, nil
+}
+
+// withinShare returns the total by the ledger's filter of the spends of
+// this run's analyst, with k more labels of s after the labels this run
+// holds, and whether they meet the analyst's share of the budget: always,
+// when the ledger gives no shares or the teachers' cap frees every
+// release.
+func (l *Ledger) withinShare(s Spend, k int) (accountant.Guarantee, bool, error) {
+	if l.share == nil || l.free() {
+		return accountant.Guarantee{}, true, nil
+	}
+	r := l.header.rule()
+	seq, err := r.add(l.mine, spendOf(l.version, l.run, l.mech, l.step, l.charge), l.held)
+	if err == nil {
+		seq, err = r.add(seq, s, k)
+	}
+	if err != nil {
+		return accountant.Guarantee{}, false, err
+	}
+	return l.composeWithin(seq, l.header.Shares[l.analyst])
+}
+
+// AnalystSpend is what the runs of one analyst have spent of a ledger.
+type AnalystSpend struct {
+	// Analyst is who charged the runs ("" for runs that name no one).
+	Analyst string `json:"analyst"`
+	Runs    int    `json:"runs"`
+	Labels  int    `json:"labels"`
+	// Spent is the composition of the analyst's runs by the ledger's
+	// filter: a realised cost (analysis), not a guarantee; the total to
+	// publish is the ledger's (Balance.Publish), whoever spent it.
+	Spent accountant.Guarantee `json:"spent"`
+	// Share is the analyst's fraction of the budget and ShareBudget that
+	// part of it, when the ledger gives shares (Header.Shares).
+	Share       float64               `json:"share,omitempty"`
+	ShareBudget *accountant.Guarantee `json:"share_budget,omitempty"`
+	seq         accountant.Sequence
+}
+
+// Analysts returns the spends of each analyst who charged the ledger, in
+// the order of their first runs, then the analysts given a share who have
+// not charged it yet. It reads the ledger again from its start.
+func (l *Ledger) Analysts() ([]AnalystSpend, error) {
+	var sums []AnalystSpend
+	index := map[string]int{}
+	add := func(name string) *AnalystSpend {
+		i, ok := index[name]
+		if !ok {
+			i = len(sums)
+			index[name] = i
+			sums = append(sums, AnalystSpend{Analyst: name})
+		}
+		return &sums[i]
+	}
+	err := l.Runs(func(s Spend) error {
+		a := add(s.Analyst)
+		seq, err := l.header.rule().add(a.seq, s, s.Queries)
+		a.seq, a.Runs, a.Labels = seq, a.Runs+1, a.Labels+s.Queries
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(l.header.Shares))
+	for name := range l.header.Shares {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		add(name)
+	}
+	for i := range sums {
+		a := &sums[i]
+		if a.Spent, _, err = l.compose(a.seq); err != nil {
+			return nil, err
+		}
+		if f, ok := l.header.Shares[a.Analyst]; ok {
+			a.Share, a.ShareBudget = f, &accountant.Guarantee{Eps: f * l.header.Budget.Eps, Delta: f * l.header.Budget.Delta}
+		}
+	}
+	return sums, nil
 }

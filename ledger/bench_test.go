@@ -18,7 +18,7 @@ func largeLedger(tb testing.TB, runs int) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "large.ledger")
 	b := unique(bound)
-	if _, err := book.Init(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5, accountant.Simple), false); err != nil {
+	if _, err := book.Init(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1e9, Delta: 0.5})), false); err != nil {
 		tb.Fatal(err)
 	}
 	l := open(tb, path)
@@ -34,7 +34,7 @@ func largeLedger(tb testing.TB, runs int) string {
 	for i := range runs {
 		prior := seq
 		for _, final := range []bool{false, true} {
-			line, hash, err := encodeLine(head, Spend{Run: fmt.Sprintf("%016x", i), Time: now, Mechanism: "darrm", Eps: step.Eps, Delta: 1e-12, Queries: 1, Final: final, Prior: &prior})
+			line, hash, err := encodeLine(Version, head, Spend{Run: fmt.Sprintf("%016x", i), Time: now, Mechanism: "darrm", Eps: step.Eps, Delta: 1e-12, Queries: 1, Final: final, Prior: &prior})
 			if err != nil {
 				tb.Fatal(err)
 			}

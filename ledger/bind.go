@@ -35,5 +35,9 @@ func (bk Book) InitFor(ctx context.Context, location string, meta *votefile.Meta
 	if err != nil {
 		return nil, &bindError{err}
 	}
-	return bk.Init(ctx, location, NewHeader(b, budget, accountant.DefaultDeltaPrime, DefaultFilter(b, budget)), false)
+	f, err := DefaultFilter(b, budget)
+	if err != nil {
+		return nil, err
+	}
+	return bk.Init(ctx, location, NewHeader(b, budget, accountant.DefaultDeltaPrime, f), false)
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
@@ -14,12 +16,12 @@ import (
 // chain is a ledger of the current version read up to its line n: what
 // the check of line n+1 needs, and the spends so far.
 type chain struct {
-	// version is the ledger's: its lines' hashes, and how a spend adds to
-	// the sums (version 3: by its guarantee alone).
-	version int
-	n       int
-	runs    int    // runs that lines 2 to n hold, when read from the start
-	head    string // the hash of line n
+	// rule is the ledger's: its version (its lines' hashes) and how a
+	// spend adds to the sums.
+	rule rule
+	n    int
+	runs int    // runs that lines 2 to n hold, when read from the start
+	head string // the hash of line n
 	// last is line n's spend (Run "" for the header), spent the sequence
 	// of every run's spend up to line n: last.Prior and last's own.
 	last  Spend
@@ -33,8 +35,60 @@ type chain struct {
 // start returns the chain of a ledger of the given version read up to
 // its header, of hash h, from its start: it keeps the runs that have
 // ended.
-func start(version int, h string) chain {
-	return chain{version: version, n: 1, head: h, ended: &runSet{}}
+func start(r rule, h string) chain {
+	return chain{rule: r, n: 1, head: h, ended: &runSet{}}
+}
+
+// rule is how the spend lines of a ledger add to its sums: by their
+// guarantee alone (version 3), by their description (version 4 and a
+// declared use of version 5), or, on a version-5 ledger open to any use,
+// by the charge of filter that each line states.
+type rule struct {
+	version int
+	filter  *accountant.Filter
+	budget  accountant.Guarantee
+}
+
+// add returns prior followed by k labels of the spend s.
+func (r rule) add(prior accountant.Sequence, s Spend, k int) (accountant.Sequence, error) {
+	switch {
+	case r.version == version3:
+		return prior.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, k)
+	case r.filter != nil:
+		if s.Charge == nil {
+			return prior, errors.New("no charge: a line of a ledger open to any use states what its filter charges a label")
+		}
+		return r.filter.Add(prior, *s.Charge, k)
+	}
+	return prior.AddSpend(s.step(), k)
+}
+
+// checkCharge reports whether the charge s states is the one the filter
+// of a ledger open to any use charges its description (nil on any other
+// ledger): a line cannot charge less than its step costs.
+func (r rule) checkCharge(s Spend) error {
+	if r.filter == nil {
+		if s.Charge != nil {
+			return errors.New("a charge on a ledger not open to any use")
+		}
+		return nil
+	}
+	if s.BitsSHA256 != "" {
+		// The pairs the charge was computed from are not in the line
+		// (Spend.BitsSHA256): the hash chain and the record vouch for
+		// it, as for every other field.
+		return nil
+	}
+	want, err := r.filter.Charge(s.step(), r.budget)
+	if err != nil {
+		return fmt.Errorf("its step: %v", err)
+	}
+	w, _ := json.Marshal(want)
+	got, _ := json.Marshal(s.Charge)
+	if !bytes.Equal(w, got) {
+		return fmt.Errorf("its charge %s is not the one the filter %v charges its step, %s", got, *r.filter, w)
+	}
+	return nil
 }
 
 // splitSpendLine cuts b, a spend line as encodeLine writes it,
@@ -78,7 +132,7 @@ func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, e
 	if err := dec.Decode(&s); err != nil {
 		return "", s, "", fmt.Errorf("spend: %v", err)
 	}
-	if err := checkSpend(s); err != nil {
+	if err := checkSpend(version, s); err != nil {
 		return "", s, "", fmt.Errorf("spend: %v", err)
 	}
 	if version == version3 && (s.Kind != accountant.ApproxSpend || s.Gaussian != nil || s.Discrete || s.Prior != nil && (s.Prior.Rho != 0 || s.Prior.Curveless != 0)) {
@@ -93,20 +147,17 @@ func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, e
 	return prev, s, hash, nil
 }
 
-// at returns the chain of a ledger of the given version at its spend
-// line n, s, of hash h: the spends so far are the line's prior and its
-// own, added by its description (version 3: by its guarantee), so that a
-// line whose description does not give the next line's prior breaks the
+// at returns the chain of a ledger of rule r at its spend line n, s, of
+// hash h: the spends so far are the line's prior and its own, added by
+// the rule (its charge checked against its description), so that a line
+// whose description does not give the next line's prior breaks the
 // ledger (chain.next).
-func at(version, n int, h string, s Spend) (chain, error) {
-	var spent accountant.Sequence
-	var err error
-	if version == version3 {
-		spent, err = s.Prior.Add(accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Queries)
-	} else {
-		spent, err = s.Prior.AddSpend(s.step(), s.Queries)
+func at(r rule, n int, h string, s Spend) (chain, error) {
+	if err := r.checkCharge(s); err != nil {
+		return chain{}, err
 	}
-	return chain{version: version, n: n, head: h, last: s, spent: spent}, err
+	spent, err := r.add(*s.Prior, s, s.Queries)
+	return chain{rule: r, n: n, head: h, last: s, spent: spent}, err
 }
 
 // next checks b as line c.n+1, a spend, and moves c on to it: b must
@@ -118,7 +169,7 @@ func (c *chain) next(path string, b []byte) error {
 	corrupt := func(format string, args ...any) error {
 		return &CorruptError{Path: path, Line: n, Reason: fmt.Sprintf(format, args...)}
 	}
-	prev, s, h, err := parseSpendLine(c.version, b)
+	prev, s, h, err := parseSpendLine(c.rule.version, b)
 	if err != nil {
 		return corrupt("%v", err)
 	}
@@ -135,7 +186,7 @@ func (c *chain) next(path string, b []byte) error {
 	if *s.Prior != want {
 		return corrupt("its prior (the totals of the spends before it) does not follow from line %d", c.n)
 	}
-	next, err := at(c.version, n, h, s)
+	next, err := at(c.rule, n, h, s)
 	if err != nil {
 		return corrupt("spend: %v", err)
 	}
@@ -170,7 +221,7 @@ func (c *chain) follows(s Spend) string {
 	case p.Final:
 		return fmt.Sprintf("a line of run %s after its final line (line %d): a run ends with its final line", s.Run, c.n)
 	case !sameSpend(p, s):
-		return fmt.Sprintf("run %s's spend changed from %s (line %d) to %s: a run hands out labels of one mechanism and guarantee", s.Run, p.describe(), c.n, s.describe())
+		return fmt.Sprintf("run %s's spend changed from %s (line %d) to %s: a run hands out labels of one mechanism and guarantee, charged by one analyst", s.Run, p.describe(), c.n, s.describe())
 	case !s.Final && s.Queries <= p.Queries:
 		return fmt.Sprintf("a reservation of %d labels after one of %d (line %d): a run's reservations only rise", s.Queries, p.Queries, c.n)
 	case s.Final && s.Queries > p.Queries:
@@ -183,6 +234,9 @@ func (c *chain) follows(s Spend) string {
 // Gaussian noise, its deviations.
 func (s Spend) describe() string {
 	d := fmt.Sprintf("%s labels %v", s.Mechanism, accountant.Guarantee{Eps: s.Eps, Delta: s.Delta})
+	if s.Analyst != "" {
+		d += " charged by " + strconv.Quote(s.Analyst)
+	}
 	if s.Kind != accountant.GaussianSpend {
 		return d
 	}
@@ -198,10 +252,11 @@ func (s Spend) describe() string {
 }
 
 // sameSpend reports whether a and b describe labels of one mechanism and
-// guarantee, as every line of a run does.
+// guarantee, charged by one analyst, as every line of a run does.
 func sameSpend(a, b Spend) bool {
-	return a.Mechanism == b.Mechanism && a.Eps == b.Eps && a.Delta == b.Delta && a.Kind == b.Kind &&
-		a.Discrete == b.Discrete && slices.Equal(a.Gaussian, b.Gaussian)
+	return a.Analyst == b.Analyst && a.Mechanism == b.Mechanism && a.Eps == b.Eps && a.Delta == b.Delta && a.Kind == b.Kind &&
+		a.Discrete == b.Discrete && slices.Equal(a.Gaussian, b.Gaussian) && a.BitsSHA256 == b.BitsSHA256 &&
+		reflect.DeepEqual(a.Laplace, b.Laplace) && reflect.DeepEqual(a.Charge, b.Charge)
 }
 
 // runSet is a set of run ids. darrm draws a run's id as 16 hex digits,
@@ -267,7 +322,7 @@ func (s *runSet) has(id string) bool {
 // end no line, and the size of the lines before Upgrade's mark on a
 // version-3 ledger, -1 if it has none.
 func (l *Ledger) walk(to pos, each func(c *chain, before Spend, line []byte) error) (chain, pos, []byte, int64, error) {
-	c := start(l.version, l.headerHash)
+	c := start(l.header.rule(), l.headerHash)
 	mark := int64(-1)
 	n, off := 0, int64(0)
 	end, tail, err := l.store.lines(pos{}, to, func(b []byte) error {
@@ -357,7 +412,7 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 		if rec.Head != l.headerHash || rec.Size != int64(len(l.headerLine))+1 {
 			return false, nil
 		}
-		c = start(l.version, l.headerHash)
+		c = start(l.header.rule(), l.headerHash)
 	} else {
 		b, ok, err := l.store.lineAt(vouched)
 		if !ok || err != nil {
@@ -367,7 +422,7 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 		if err != nil || hash != rec.Head {
 			return false, nil
 		}
-		if c, err = at(l.version, rec.Lines, hash, s); err != nil {
+		if c, err = at(l.header.rule(), rec.Lines, hash, s); err != nil {
 			return false, nil
 		}
 	}

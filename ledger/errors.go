@@ -3,6 +3,8 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
@@ -77,11 +79,11 @@ func (e *VersionError) Error() string {
 	q := shellQuote(e.Path)
 	switch {
 	case e.Version == version3:
-		return fmt.Sprintf("ledger %s is of version 3, whose lines do not describe the mechanisms that the budget's filter of version %d composes: upgrade it once with: darrm ledger upgrade %s (its binding and spends are kept)", e.Path, Version, q)
+		return fmt.Sprintf("ledger %s is of version 3, whose lines do not describe the mechanisms that the budget's filter of version %d composes: upgrade it once with: darrm ledger upgrade %s (its binding and spends are kept)", e.Path, version4, q)
 	case e.Version < version3:
-		return fmt.Sprintf("ledger %s is of version %d, a development format that this darrm no longer reads (it reads versions 3 and %d): start a new ledger with darrm ledger init, or upgrade it with the darrm that wrote it first", e.Path, e.Version, Version)
+		return fmt.Sprintf("ledger %s is of version %d, a development format that this darrm no longer reads (it reads versions 3 to %d): start a new ledger with darrm ledger init, or upgrade it with the darrm that wrote it first", e.Path, e.Version, Version)
 	}
-	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 3 and %d: use a newer darrm", e.Path, e.Version, Version)
+	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 3 to %d: use a newer darrm", e.Path, e.Version, Version)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
@@ -153,3 +155,27 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// ShareError is a run on a ledger that gives analysts shares of its
+// budget (Header.Shares) by an analyst who has none.
+type ShareError struct {
+	Path    string
+	Analyst string // "" when the run names no one
+	Shares  map[string]float64
+}
+
+func (e *ShareError) Error() string {
+	names := make([]string, 0, len(e.Shares))
+	for name := range e.Shares {
+		names = append(names, strconv.Quote(name))
+	}
+	slices.Sort(names)
+	who := "this run names no analyst"
+	if e.Analyst != "" {
+		who = fmt.Sprintf("none to %q", e.Analyst)
+	}
+	return fmt.Sprintf("ledger %s gives analysts shares of its budget (%s), %s: charge it as one of them (the analyst: darrm's --analyst, else the database user)", e.Path, strings.Join(names, ", "), who)
+}
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *ShareError) BadInput() bool { return true }

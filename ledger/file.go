@@ -166,6 +166,8 @@ func (s *fileStore) cut(at pos) error {
 	return nil
 }
 
+func (s *fileStore) user() string { return "" }
+
 func (s *fileStore) where() (string, uint64, uint64, error) {
 	fi, err := s.f.Stat()
 	if err != nil {

@@ -1,61 +1,54 @@
 package ledger
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/provenance"
 )
 
-// filters are the compositions a ledger may hold its runs to its budget
-// by (accountant.CheckFilter), in the order ChooseFilter reports them.
-var filters = [...]accountant.Method{accountant.ZCDPFilter, accountant.Simple}
-
-// filterAllowance is what one filter allows a new ledger whose releases
-// are labels of one declared kind (ChooseFilter).
+// filterAllowance is what one filter allows a new ledger open to any use
+// whose releases are labels of one declared kind (ChooseFilter).
 type filterAllowance struct {
-	Filter accountant.Method
+	Filter accountant.Filter
 	// Labels is the number of labels the budget allows by Filter
-	// (accountant.MaxFilterSteps), accountant.CountLimit when the
+	// (accountant.Filter.MaxSteps), accountant.CountLimit when the
 	// accountant counts no further (more fit: the budget limits no run of
 	// practical length), which is more than any count it returns.
 	Labels int
 	// Total is the total of the labels expected (FilterChoice.Expected)
-	// by Filter, Fits whether it is within the budget.
+	// by Filter (accountant.Filter.Total), Fits whether it is within the
+	// budget.
 	Total accountant.Guarantee
 	Fits  bool
 	// Err says why Filter cannot hold these labels under the budget
-	// (accountant.CheckFilter, accountant.FilterAccepts); the other
-	// fields are then zero.
+	// (accountant.Filter.Charge); the other fields are then zero.
 	Err error
 }
 
-// FilterChoice is what each filter allows a declared use of a new ledger,
-// and the filter chosen for it.
+// FilterChoice is what each filter a ledger open to any use may take
+// (accountant.OpenFilters) allows a declared use of a new ledger, and the
+// filter kept.
 type FilterChoice struct {
-	// Filter allows the most labels of the use: the one Init should fix
-	// unless the caller names one (DefaultFilter when both allow as
-	// many).
-	Filter accountant.Method
-	// Allowances are what each filter allows, the zCDP filter first.
+	// Filter allows the most labels of the use, the earlier in
+	// Allowances of those that allow as many: the one Init should fix
+	// unless the caller names another.
+	Filter accountant.Filter
+	// Allowances are what each filter allows, in OpenFilters' order.
 	Allowances []filterAllowance
-	// Tie says that more than one filter allows the most labels: Filter
-	// is then the default.
-	Tie bool
 	// Expected is the number of labels the caller expects to release (0:
 	// not said).
 	Expected int
 }
 
-// ChooseFilter returns what each filter allows a new ledger bound to b
-// with budget, whose releases will be labels that step describes
-// (expected of them, if > 0), and the filter that allows the most. A
-// filter's halting rule must be fixed before the first run: chosen here,
-// from a use declared before any release, it depends on no output, as it
-// must; chosen after runs (from what they spent) it would not be a filter
-// any theorem covers, so a ledger's filter never changes (Upgrade keeps
-// it too).
+// ChooseFilter returns what each filter a ledger open to any use may take
+// allows a new ledger bound to b with budget, whose releases will be
+// labels that step describes (expected of them, if > 0), and the filter
+// that allows the most. A filter's halting rule must be fixed before the
+// first run: chosen here, from a use declared before any release and the
+// public budget and relation, it depends on no output, as it must; chosen
+// after runs (from what they spent) it would not be a filter any theorem
+// covers, so a ledger's filter never changes (Upgrade keeps it too).
 func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accountant.Spend, expected int) (FilterChoice, error) {
 	if err := checkBudget(accountant.Budget{Guarantee: budget}); err != nil {
 		return FilterChoice{}, err
@@ -75,48 +68,58 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
 		return FilterChoice{}, paramError("queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts")
 	}
-	c := FilterChoice{Filter: DefaultFilter(b, budget), Expected: expected}
-	most := -1
-	for _, f := range filters {
-		a := filterAllowance{Filter: f}
-		if a.Err = accountant.CheckFilter(f, budget); a.Err == nil {
-			a.Err = accountant.FilterAccepts(f, step)
-		}
-		if a.Err == nil {
-			a.Labels, a.Err = maxFilterSteps(f, accountant.Sequence{}, step, budget)
-		}
+	all, keep, err := accountant.OpenFilters(b.Relation, budget, &step)
+	c := FilterChoice{Expected: expected}
+	for _, f := range all {
+		a := filterAllowance{Filter: f.Filter, Labels: f.Steps, Err: f.Err}
 		if a.Err == nil && expected > 0 {
-			seq, _ := accountant.Sequence{}.AddSpend(step, expected)
-			a.Total, a.Fits, a.Err = accountant.FilterTotal(f, seq, budget)
+			a.Total, a.Fits, a.Err = expectedTotal(f.Filter, budget, step, expected)
 		}
-		switch {
-		case a.Err != nil:
-			a = filterAllowance{Filter: f, Err: a.Err}
-		case a.Labels > most:
-			c.Filter, most, c.Tie = f, a.Labels, false
-		case a.Labels == most:
-			c.Tie = true
-			if f == DefaultFilter(b, budget) {
-				c.Filter = f
-			}
+		if a.Err != nil {
+			a = filterAllowance{Filter: f.Filter, Err: a.Err}
 		}
 		c.Allowances = append(c.Allowances, a)
 	}
-	if most < 0 {
-		return c, fmt.Errorf("ledger: no filter holds labels of %v under the budget %v: %w", step.Guarantee, budget, c.Allowances[0].Err)
+	if err != nil {
+		return c, fmt.Errorf("ledger: no filter holds labels of %v under the budget %v: %w", step.Guarantee, budget, err)
 	}
+	c.Filter = all[keep].Filter
 	return c, nil
 }
 
-// maxFilterSteps is accountant.MaxFilterSteps with a budget that fits
-// more steps than the accountant counts (*accountant.BeyondCountError)
-// allowing accountant.CountLimit: a filter that allows that many allows
-// more than one that allows any count below it, and a use it allows so
-// many of is a reason to keep it, not to refuse it.
-func maxFilterSteps(f accountant.Method, spent accountant.Sequence, step accountant.Spend, budget accountant.Guarantee) (int, error) {
-	n, err := accountant.MaxFilterSteps(f, spent, step, budget)
-	if errors.As(err, new(*accountant.BeyondCountError)) {
-		return accountant.CountLimit, nil
+// expectedTotal returns the total of expected labels that step describes
+// by filter f, and whether they fit the budget.
+func expectedTotal(f accountant.Filter, budget accountant.Guarantee, step accountant.Spend, expected int) (accountant.Guarantee, bool, error) {
+	ch, err := f.Charge(step, budget)
+	if err != nil {
+		return accountant.Guarantee{}, false, err
 	}
-	return n, err
+	seq, err := f.Add(accountant.Sequence{}, ch, expected)
+	if err != nil {
+		return accountant.Guarantee{}, false, err
+	}
+	return f.Total(seq, budget)
+}
+
+// NamedFilter returns the filter of a ledger open to any use whose first
+// part is the method named, of those accountant.OpenFilters offers for
+// the relation, budget and the labels step describes (nil: none
+// declared); an error names the methods it offers.
+func NamedFilter(b provenance.Binding, budget accountant.Guarantee, step *accountant.Spend, named accountant.Method) (accountant.Filter, error) {
+	all, _, err := accountant.OpenFilters(b.Relation, budget, step)
+	if err != nil && all == nil {
+		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
+	}
+	var names []string
+	for _, c := range all {
+		if c.Filter.Parts[0].Method == named {
+			return c.Filter, nil
+		}
+		names = append(names, c.Filter.Parts[0].Method.String())
+	}
+	rule := fmt.Sprintf("this budget's filters are %v", names)
+	if step == nil {
+		rule += " (declare the labels to choose an order or slack for the others)"
+	}
+	return accountant.Filter{}, paramError("filter", named.String(), rule)
 }

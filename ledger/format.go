@@ -2,10 +2,14 @@ package ledger
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,17 +30,34 @@ type Header struct {
 	Budget     accountant.Budget `json:"budget"`
 	DeltaPrime float64           `json:"delta_prime"`
 	// Filter is the composition that holds the runs, whose parameters
-	// may be chosen adaptively, to the budget: accountant.ZCDPFilter or
-	// accountant.Simple (accountant.CheckFilter), fixed when the ledger is
-	// made (version 4; a version-3 ledger composed by its spends' (ε, δ)).
-	Filter  accountant.Method `json:"filter"`
-	Created time.Time         `json:"created"`
+	// may be chosen adaptively, to the budget, fixed when the ledger is
+	// made: in version 4 accountant.ZCDPFilter or accountant.Simple
+	// (accountant.CheckFilter; a version-3 ledger composed by its spends'
+	// (ε, δ)); in version 5 the method of the first of Parts. A ledger
+	// whose use is declared at init (Use) composes its steps exactly, as
+	// one run: its Filter is then accountant.Exact.
+	Filter accountant.Method `json:"filter"`
+	// Parts (version 5) are the parts of the filter of a ledger open to
+	// any use (accountant.Filter), each with its share of the budget's δ;
+	// nil for a declared use.
+	Parts []accountant.FilterPart `json:"filter_parts,omitempty"`
+	// Use is the declared use, its runs in order (NewUseHeader); nil
+	// for a ledger open to any use, which its Filter holds.
+	Use     []UseRun  `json:"use,omitempty"`
+	Created time.Time `json:"created"`
 	// Teachers are the parameters of the ensemble the ledger is bound to
 	// (nil in version 1).
 	Teachers *teachers `json:"teachers,omitempty"`
 	// Upgraded, for a ledger made by Upgrade, identifies the ledger it
 	// was made from.
 	Upgraded *upgraded `json:"upgraded_from,omitempty"`
+	// Shares, when set, gives each analyst who may charge the ledger a
+	// share of its budget, a fraction in (0, 1] of its eps and its delta:
+	// an analyst's own runs, composed by the ledger's filter, must stay
+	// within it, and an analyst without a share may not charge the ledger.
+	// A share is an allocation inside the budget, not a guarantee: the
+	// total to publish is the ledger's one budget, whoever spent it.
+	Shares map[string]float64 `json:"shares,omitempty"`
 }
 
 // teachers are the parameters of an ensemble that a ledger binds, besides
@@ -51,23 +72,43 @@ type teachers struct {
 }
 
 // NewHeader returns the header of a ledger bound to b, with a budget,
-// slack δ' and filter.
-func NewHeader(b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, filter accountant.Method) Header {
-	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: accountant.Budget{Guarantee: budget}, DeltaPrime: deltaPrime, Filter: filter}
+// slack δ' and filter: a ledger open to any use held by filter
+// (accountant.Filter.Check), or with an empty filter one whose use
+// NewUseHeader declares.
+func NewHeader(b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, filter accountant.Filter) Header {
+	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: accountant.Budget{Guarantee: budget}, DeltaPrime: deltaPrime, Filter: accountant.Exact}
+	if len(filter.Parts) > 0 {
+		h.Filter, h.Parts = filter.Parts[0].Method, filter.Parts
+	}
 	h.bind(b)
 	return h
 }
 
-// DefaultFilter is the filter of a new ledger whose labels are not
-// declared (ChooseFilter) and that names none: the zCDP filter for a
-// budget with δ > 0 in the one-vote relation, where every mechanism has a
-// zCDP curve (the GNMax family, LNMax and pure DaRRM labels), else simple
-// composition.
-func DefaultFilter(b provenance.Binding, budget accountant.Guarantee) accountant.Method {
-	if budget.Delta > 0 && b.Relation == accountant.OneVote {
-		return accountant.ZCDPFilter
+// DefaultFilter is the filter of a new ledger open to any use whose
+// labels are not declared (ChooseFilter) and that names none: the one
+// accountant.OpenFilters keeps without a hint, from the relation and the
+// budget alone.
+func DefaultFilter(b provenance.Binding, budget accountant.Guarantee) (accountant.Filter, error) {
+	all, keep, err := accountant.OpenFilters(b.Relation, budget, nil)
+	if err != nil {
+		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
 	}
-	return accountant.Simple
+	return all[keep].Filter, nil
+}
+
+// openFilter returns the filter of a version-5 ledger open to any use,
+// nil for any other.
+func (h Header) openFilter() *accountant.Filter {
+	if h.Version < Version || len(h.Parts) == 0 {
+		return nil
+	}
+	return &accountant.Filter{Parts: h.Parts}
+}
+
+// rule returns how the spend lines of a ledger with header h add to its
+// sums.
+func (h Header) rule() rule {
+	return rule{version: h.Version, filter: h.openFilter(), budget: h.Budget.Guarantee}
 }
 
 // bind sets the parameters h binds to b's (its ensemble, relation and
@@ -112,7 +153,10 @@ type upgraded struct {
 // the last line of a run counts; Final marks the exact count written at
 // its end.
 type Spend struct {
-	Run       string                   `json:"run"`
+	Run string `json:"run"`
+	// Analyst is who charged the run (Book.Analyst, or the database user
+	// of a ledger in PostgreSQL); omitted when the run named no one.
+	Analyst   string                   `json:"analyst,omitempty"`
 	Time      time.Time                `json:"time"`
 	Mechanism provenance.MechanismName `json:"mechanism"`
 	Eps       float64                  `json:"eps"`
@@ -123,8 +167,23 @@ type Spend struct {
 	Kind     accountant.SpendKind      `json:"kind,omitempty"`
 	Gaussian []accountant.GaussianPart `json:"gaussian,omitempty"`
 	Discrete bool                      `json:"discrete,omitempty"`
-	Queries  int                       `json:"queries"`
-	Final    bool                      `json:"final"`
+	// BitsSHA256 and Laplace (version 5) complete the description: a
+	// one-bit release's pairs of output probabilities by their SHA-256
+	// (bitsDigest), discrete Laplace noise (accountant.Spend). A line
+	// holds the pairs by their digest, not whole: a DaRRM label has a
+	// pair per corner multiset (31,824 at K = 11, a megabyte a line), and
+	// a line of a ledger open to any use is charged by its Charge,
+	// computed from them when its run began; it states the guarantee and
+	// noise of such a release as version 4 does.
+	BitsSHA256 string                  `json:"bits_sha256,omitempty"`
+	Laplace    *accountant.LaplacePart `json:"laplace,omitempty"`
+	// Charge (version 5, a ledger open to any use) is what the ledger's
+	// filter charges each label (accountant.Filter.Charge), chosen from
+	// the description before the run: a check recomputes it from the
+	// description and adds it to the sums.
+	Charge  *accountant.Charge `json:"charge,omitempty"`
+	Queries int                `json:"queries"`
+	Final   bool               `json:"final"`
 	// Prior (version 3) is the sequence of the spends of every run before
 	// this line's run: with the line's own spend it gives the ledger's
 	// totals, so that a release reads the last line instead of them all.
@@ -139,19 +198,48 @@ func (s Spend) step() accountant.Spend {
 	if s.Kind == accountant.ApproxSpend && len(s.Gaussian) == 0 && !s.Discrete {
 		return accountant.ApproxStep(g)
 	}
-	return accountant.Spend{Kind: s.Kind, Guarantee: g, Gaussian: s.Gaussian, Discrete: s.Discrete}
+	return accountant.Spend{Kind: s.Kind, Guarantee: g, Gaussian: s.Gaussian, Discrete: s.Discrete, Laplace: s.Laplace}
 }
 
-// spendOf returns the record of labels of step by mechanism in run: the
-// guarantee, and the description of a kind that has more.
-func spendOf(run string, mechanism provenance.MechanismName, step accountant.Spend) Spend {
+// spendOf returns the record, in a ledger of the given version, of labels
+// of step by mechanism in run, each charged c (version 5, open to any
+// use; nil otherwise): the guarantee, and the description of a kind that
+// has more.
+func spendOf(version int, run string, mechanism provenance.MechanismName, step accountant.Spend, c *accountant.Charge) Spend {
 	s := Spend{Run: run, Mechanism: mechanism, Eps: step.Eps, Delta: step.Delta}
+	if version >= Version {
+		s.Kind, s.Gaussian, s.Discrete, s.Laplace, s.Charge = step.Kind, step.Gaussian, step.Discrete, step.Laplace, c
+		switch {
+		case s.Kind == accountant.PureSpend:
+			// step() reads a pure guarantee without a kind as PureSpend.
+			s.Kind = accountant.ApproxSpend
+		case s.Kind == accountant.OneBitSpend:
+			s.Kind, s.BitsSHA256 = accountant.ApproxSpend, bitsDigest(step.Bits)
+			if len(step.Gaussian) > 0 {
+				s.Kind = accountant.GaussianSpend
+			}
+		}
+		return s
+	}
 	// A bit computed from Gaussian noise (two-class GNMax, a OneBitSpend)
 	// is recorded by its noise, whose zCDP slope the filter composes.
 	if len(step.Gaussian) > 0 {
 		s.Kind, s.Gaussian, s.Discrete = accountant.GaussianSpend, step.Gaussian, step.Discrete
 	}
 	return s
+}
+
+// bitsDigest returns the SHA-256, in hex, of a one-bit release's pairs:
+// of the IEEE 754 bits of each pair's two probabilities, in order.
+func bitsDigest(bits []accountant.BitPair) string {
+	h := sha256.New()
+	var buf [16]byte
+	for _, b := range bits {
+		binary.LittleEndian.PutUint64(buf[:8], math.Float64bits(b.P))
+		binary.LittleEndian.PutUint64(buf[8:], math.Float64bits(b.Q))
+		h.Write(buf[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // paramError is a header parameter outside its domain, named as the
@@ -183,6 +271,21 @@ func checkName(name string) error {
 	return nil
 }
 
+// checkAnalyst refuses an analyst's name that is empty, too long or
+// holds control characters (which a terminal would act on when it is
+// printed).
+func checkAnalyst(name string) error {
+	switch {
+	case name == "":
+		return errors.New("an analyst's name is empty")
+	case len(name) > maxNameBytes:
+		return fmt.Errorf("an analyst's name has %d bytes: at most %d", len(name), maxNameBytes)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		return errors.New("an analyst's name may not hold control characters")
+	}
+	return nil
+}
+
 // formatG formats x as a header parameter's value in an error.
 func formatG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
@@ -209,9 +312,44 @@ func checkHeader(h Header) error {
 	if err := accountant.CheckDeltaPrime(h.DeltaPrime); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	if h.Version >= Version {
+	switch {
+	case h.Version >= Version && h.Use != nil:
+		if h.Filter != accountant.Exact || h.Parts != nil {
+			return paramError("filter", h.Filter.String(), fmt.Sprintf("a ledger whose use is declared composes it %v", accountant.Exact))
+		}
+		if err := checkUse(h.Use, true); err != nil {
+			return err
+		}
+	case h.Version >= Version:
+		f := accountant.Filter{Parts: h.Parts}
+		if err := f.Check(h.Budget.Guarantee); err != nil {
+			return paramError("filter", h.Filter.String(), err.Error())
+		}
+		if h.Filter != h.Parts[0].Method {
+			return paramError("filter", h.Filter.String(), fmt.Sprintf("must name the first of the filter's parts, %v", h.Parts[0].Method))
+		}
+	case h.Version == version4:
+		if h.Use != nil || h.Parts != nil {
+			return paramError("filter", h.Filter.String(), "a version-4 ledger has neither a declared use nor a filter of parts")
+		}
 		if err := accountant.CheckFilter(h.Filter, h.Budget.Guarantee); err != nil {
 			return paramError("filter", h.Filter.String(), err.Error())
+		}
+	}
+	if len(h.Shares) > 0 && h.Use != nil {
+		var given []string
+		for name, f := range h.Shares {
+			given = append(given, fmt.Sprintf("%s=%v", name, f))
+		}
+		slices.Sort(given)
+		return paramError("shares", strings.Join(given, ","), "a ledger whose use is declared composes its labels as one run and gives no analyst a share of it: open it to any use (--filter) to give shares")
+	}
+	for name, f := range h.Shares {
+		if err := checkAnalyst(name); err != nil {
+			return paramError("shares", strconv.Quote(name), err.Error())
+		}
+		if !(f > 0 && f <= 1) {
+			return paramError("shares", fmt.Sprintf("%s=%v", name, f), "a share is a fraction of the budget in (0, 1]")
 		}
 	}
 	if h.Version >= 2 {
@@ -232,8 +370,11 @@ const (
 	// chained3: version 3, a hash chain whose spends carry the (ε, δ)
 	// sums before them.
 	chained3 format = iota
-	// current: Version, the same with the mechanisms' descriptions and
-	// the budget's filter.
+	// filtered4: version 4, the same with the mechanisms' descriptions
+	// and the budget's filter.
+	filtered4
+	// current: Version, the same with a declared use or a filter of
+	// parts, and each step's whole description with its charge.
 	current
 )
 
@@ -254,11 +395,8 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 		return "", corrupt("header: %v", err)
 	}
 	switch {
-	case v.Version == version3 || v.Version == Version:
-		l.format = chained3
-		if v.Version == Version {
-			l.format = current
-		}
+	case v.Version == version3 || v.Version == version4 || v.Version == Version:
+		l.format = map[int]format{version3: chained3, version4: filtered4, Version: current}[v.Version]
 		if ln.Prev == nil || *ln.Prev != "" {
 			return "", corrupt("the header must begin the chain (prev \"\")")
 		}
@@ -290,19 +428,23 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 	return ln.SHA256, nil
 }
 
-// checkSpend validates a spend.
-func checkSpend(s Spend) error {
+// checkSpend validates a spend of a ledger of the given version.
+func checkSpend(version int, s Spend) error {
 	switch {
 	case s.Run == "":
 		return errors.New("no run id")
+	case s.Analyst != "" && checkAnalyst(s.Analyst) != nil:
+		return fmt.Errorf("analyst %q: %v", s.Analyst, checkAnalyst(s.Analyst))
 	case s.Queries < 0:
 		return fmt.Errorf("queries = %d: must be >= 0", s.Queries)
 	case !(s.Eps > 0) || math.IsInf(s.Eps, 0):
 		return fmt.Errorf("eps = %v: must be a finite number > 0", s.Eps)
 	case !(s.Delta >= 0 && s.Delta < 1):
 		return fmt.Errorf("delta = %v: must be in [0, 1)", s.Delta)
-	case s.Kind != accountant.ApproxSpend && s.Kind != accountant.GaussianSpend:
-		return fmt.Errorf("kind = %v: a ledger line states %v or no kind", s.Kind, accountant.GaussianSpend)
+	case version < Version && (s.Kind != accountant.ApproxSpend && s.Kind != accountant.GaussianSpend || s.BitsSHA256 != "" || s.Laplace != nil || s.Charge != nil):
+		return fmt.Errorf("kind = %v: a version-%d line states %v or no kind, and no pairs, Laplace noise or charge", s.Kind, version, accountant.GaussianSpend)
+	case s.Kind == accountant.SampledGaussianSpend || s.Kind == accountant.PureSpend:
+		return fmt.Errorf("kind = %v: a ledger line states no such kind (a label's step; pure: no kind)", s.Kind)
 	}
 	return s.step().Check()
 }

@@ -61,16 +61,31 @@
 // string), as the accountant's does.
 package ledger
 
-// Version is the version of the file format. Version 4 states in its
-// header the filter that holds the runs to the budget (Header.Filter) and
-// describes in every spend line the mechanism (Spend.Step), whose
-// running sums, the zCDP filter's Σρ among them, each line carries for the
-// spends before it (Spend.Prior), so that a release reads only the lines
-// its record does not vouch for. Version 3 ledgers (the same without the
-// filter and the descriptions) are read (Book.ReadOnly) and upgraded
-// (Book.Upgrade); no release can be charged to them. The development formats
-// before them (versions 1 and 2) are refused (VersionError).
-const Version = 4
+// Version is the version of the file format. Version 5 states in its
+// header either a declared use (Header.Use), composed exactly, or the
+// filter of several parts that holds a ledger open to any use
+// (Header.Parts, accountant.Filter), and describes in every spend line
+// the step (Spend.Laplace besides version 4's noise, a one-bit release's
+// pairs by their digest, Spend.BitsSHA256) with what the filter charges
+// each of its labels (Spend.Charge), so that a check recomputes the
+// charge from a description that holds it whole, and the sums from the
+// charges. Version 4 states the filter that holds the runs to
+// the budget (Header.Filter: the zCDP filter or simple composition, each
+// of one part) and describes in every spend line the mechanism
+// (Spend.Step), whose running sums, the zCDP filter's Σρ among them, each
+// line carries for the spends before it (Spend.Prior), so that a release
+// reads only the lines its record does not vouch for; a version-4 ledger
+// keeps its rule, and releases are charged to it as before. Version 3
+// ledgers (the same without the filter and the descriptions) are read
+// (Book.ReadOnly) and upgraded to version 4 (Book.Upgrade, which keeps
+// their rule, simple composition); no release can be charged to them.
+// The development formats before them (versions 1 and 2) are refused
+// (VersionError).
+const Version = 5
 
-// version3 is the format Upgrade turns into the current one.
+// version4 is the format of a ledger held by one filter of one part,
+// which Upgrade makes of a version-3 ledger.
+const version4 = 4
+
+// version3 is the format Upgrade turns into version 4.
 const version3 = 3

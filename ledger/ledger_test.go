@@ -54,7 +54,7 @@ func binding(t *testing.T, l *Ledger) provenance.Binding {
 func newLedger(t *testing.T, budget accountant.Guarantee) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "teachers.ledger")
-	if _, err := book.Init(ctx, path, NewHeader(unique(bound), budget, 1e-5, accountant.Simple), false); err != nil {
+	if _, err := book.Init(ctx, path, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -161,7 +161,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 	if err := l.begin("gnmax", oneVote, accountant.ApproxStep(step)); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
-	if _, err := book.Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5, accountant.Simple), false); err == nil {
+	if _, err := book.Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1})), false); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
 	edit := func(f func(*provenance.Binding)) provenance.Binding {
@@ -171,20 +171,20 @@ func TestRelationAndInitChecks(t *testing.T) {
 	}
 	one := accountant.Guarantee{Eps: 1}
 	for name, h := range map[string]Header{
-		"no name":           NewHeader(edit(func(b *provenance.Binding) { b.Ensemble = "" }), one, 1e-5, accountant.Simple),
-		"eps 0":             NewHeader(bound, accountant.Guarantee{}, 1e-5, accountant.Simple),
-		"delta' 0":          NewHeader(bound, one, 0, accountant.Simple),
-		"delta 1":           NewHeader(bound, accountant.Guarantee{Eps: 1, Delta: 1}, 1e-5, accountant.Simple),
+		"no name":           NewHeader(edit(func(b *provenance.Binding) { b.Ensemble = "" }), one, 1e-5, simpleFilter(one)),
+		"eps 0":             NewHeader(bound, accountant.Guarantee{}, 1e-5, simpleFilter(accountant.Guarantee{})),
+		"delta' 0":          NewHeader(bound, one, 0, simpleFilter(one)),
+		"delta 1":           NewHeader(bound, accountant.Guarantee{Eps: 1, Delta: 1}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1, Delta: 1})),
 		"no parameters":     {Ensemble: "x", Relation: "private-teachers", Budget: accountant.Budget{Guarantee: one}, DeltaPrime: 1e-5},
-		"bad relation":      {Ensemble: "x", Relation: "r", Budget: accountant.Budget{Guarantee: one}, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5, accountant.Simple).Teachers},
-		"K even":            NewHeader(edit(func(b *provenance.Binding) { b.K = 10 }), one, 1e-5, accountant.Simple),
-		"K 0":               NewHeader(edit(func(b *provenance.Binding) { b.K = 0 }), one, 1e-5, accountant.Simple),
-		"teachers' eps 0":   NewHeader(edit(func(b *provenance.Binding) { b.Teachers.Eps = 0 }), one, 1e-5, accountant.Simple),
-		"teachers' Delta 1": NewHeader(edit(func(b *provenance.Binding) { b.Teachers.Delta = 1 }), one, 1e-5, accountant.Simple),
-		"kind unstated":     NewHeader(edit(func(b *provenance.Binding) { b.Kind = provenance.KindUnstated }), one, 1e-5, accountant.Simple),
-		"partition missing": NewHeader(edit(func(b *provenance.Binding) { b.Partition = provenance.PartitionUnstated }), one, 1e-5, accountant.Simple),
-		"one-vote, shared":  NewHeader(edit(func(b *provenance.Binding) { b.Relation = accountant.OneVote }), one, 1e-5, accountant.Simple),
-		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *provenance.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5, accountant.Simple),
+		"bad relation":      {Ensemble: "x", Relation: "r", Budget: accountant.Budget{Guarantee: one}, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5, simpleFilter(one)).Teachers},
+		"K even":            NewHeader(edit(func(b *provenance.Binding) { b.K = 10 }), one, 1e-5, simpleFilter(one)),
+		"K 0":               NewHeader(edit(func(b *provenance.Binding) { b.K = 0 }), one, 1e-5, simpleFilter(one)),
+		"teachers' eps 0":   NewHeader(edit(func(b *provenance.Binding) { b.Teachers.Eps = 0 }), one, 1e-5, simpleFilter(one)),
+		"teachers' Delta 1": NewHeader(edit(func(b *provenance.Binding) { b.Teachers.Delta = 1 }), one, 1e-5, simpleFilter(one)),
+		"kind unstated":     NewHeader(edit(func(b *provenance.Binding) { b.Kind = provenance.KindUnstated }), one, 1e-5, simpleFilter(one)),
+		"partition missing": NewHeader(edit(func(b *provenance.Binding) { b.Partition = provenance.PartitionUnstated }), one, 1e-5, simpleFilter(one)),
+		"one-vote, shared":  NewHeader(edit(func(b *provenance.Binding) { b.Relation = accountant.OneVote }), one, 1e-5, simpleFilter(one)),
+		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *provenance.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5, simpleFilter(one)),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
 		if _, err := book.Init(ctx, p, h, false); err == nil {
@@ -201,7 +201,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
 	b := unique(provenance.Binding{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash})
-	if _, err := book.Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5, accountant.Simple), false); err != nil {
+	if _, err := book.Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 2, Delta: 1e-5})), false); err != nil {
 		t.Fatal(err)
 	}
 	l, err := book.Open(ctx, p)
@@ -260,7 +260,9 @@ func TestCorruption(t *testing.T) {
 		}
 	}
 	for name, edit := range map[string]func(string) string{
-		"version 9": func(s string) string { return strings.Replace(s, `"version":4`, `"version":9`, 1) },
+		"version 9": func(s string) string {
+			return strings.Replace(s, fmt.Sprintf(`"version":%d`, Version), `"version":9`, 1)
+		},
 	} {
 		path := newLedger(t, budget)
 		b, _ := os.ReadFile(path)
@@ -582,9 +584,12 @@ func TestCap(t *testing.T) {
 	open := func(budget accountant.Guarantee, b provenance.Binding) *Ledger {
 		path := filepath.Join(t.TempDir(), "l")
 		b = unique(b)
-		if _, err := book.Init(ctx, path, NewHeader(b, budget, 1e-5, accountant.Simple), false); err != nil {
-			t.Fatal(err)
-		}
+		// Version 4's simple filter holds a step of any δ: with a cap
+		// within the budget it is free (version 5 refuses a step no
+		// part of its filter holds).
+		h := NewHeader(b, budget, 1e-5, accountant.Filter{})
+		h.Filter = accountant.Simple
+		initVersion4(t, path, h)
 		l, err := book.Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)
@@ -657,7 +662,7 @@ func TestPureBudget(t *testing.T) {
 	b := unique(bound)
 	b.Teachers.Delta = 0
 	path := filepath.Join(t.TempDir(), "pure.ledger")
-	if _, err := book.Init(ctx, path, NewHeader(b, budget, 1e-5, accountant.Simple), false); err != nil {
+	if _, err := book.Init(ctx, path, NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		t.Fatal(err)
 	}
 	l, allowed, err := book.OpenRun(ctx, path, "darrm", b, accountant.ApproxStep(pure), -1)
@@ -694,7 +699,7 @@ func TestFreeAtTheBudgetDelta(t *testing.T) {
 		free         bool
 	}{{1e-3, 1e-5, true}, {1e-3, 1e-2, true}, {1e-4, 1e-5, false}, {0, 1e-5, false}} {
 		path := filepath.Join(t.TempDir(), "l.ledger")
-		h := NewHeader(fixed, accountant.Guarantee{Eps: 1, Delta: tc.delta}, tc.prime, accountant.Simple)
+		h := NewHeader(fixed, accountant.Guarantee{Eps: 1, Delta: tc.delta}, tc.prime, simpleFilter(accountant.Guarantee{Eps: 1, Delta: tc.delta}))
 		if _, err := (Book{StateDir: t.TempDir()}).Init(ctx, path, h, false); err != nil {
 			t.Fatal(err)
 		}
@@ -712,3 +717,10 @@ func TestFreeAtTheBudgetDelta(t *testing.T) {
 
 // book keeps the tests' records in the folder TestMain names.
 var book Book
+
+// simpleFilter is the filter of simple composition of (ε, δ) steps at
+// the budget's δ, one part: the rule of the tests' ledgers open to any
+// use.
+func simpleFilter(budget accountant.Guarantee) accountant.Filter {
+	return accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: budget.Delta}}}
+}

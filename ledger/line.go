@@ -47,9 +47,10 @@ func v1Hash(raw []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// encodeLine returns the line of the current version of v (a Header or a
-// Spend) after the line of hash prev, with its line end, and its hash.
-func encodeLine(prev string, v any) ([]byte, string, error) {
+// encodeLine returns the line of a ledger of the given version of v (a
+// Header or a Spend) after the line of hash prev, with its line end, and
+// its hash.
+func encodeLine(version int, prev string, v any) ([]byte, string, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, "", err
@@ -63,7 +64,7 @@ func encodeLine(prev string, v any) ([]byte, string, error) {
 	} else {
 		l.Spend = &msg
 	}
-	l.SHA256 = chainHash(Version, prev, kind, raw)
+	l.SHA256 = chainHash(version, prev, kind, raw)
 	b, err := json.Marshal(l)
 	return append(b, '\n'), l.SHA256, err
 }

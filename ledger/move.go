@@ -20,7 +20,7 @@ const importBatch = 10_000
 // to a new ledger file at file: its lines as they are, checked again as
 // they are copied, so that the file verifies with the same chain and
 // totals where the database cannot be reached. The ledger is read as
-// ReadOnly reads it (it must be of the current version); neither it nor
+// ReadOnly reads it (it must be of version 4 or the current one); neither it nor
 // your record changes. It never writes over a file (*ExistsError). The
 // file is a copy for reading: a release on it is refused while your
 // record keeps the ledger in PostgreSQL.
@@ -33,7 +33,7 @@ func (bk Book) Export(ctx context.Context, location, file string) error {
 		return err
 	}
 	defer l.Close()
-	if l.format != current {
+	if l.format == chained3 {
 		return &VersionError{Path: l.path, Version: l.version}
 	}
 	if _, err := os.Lstat(file); err == nil {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/darrm/darrm/accountant"
@@ -36,6 +37,11 @@ type Book struct {
 	// context there, so that the release stops at once, even while it
 	// waits for input, instead of at its next reservation.
 	Lost func(err error)
+	// Analyst names who charges the runs made through this Book, written
+	// in each run's lines (Spend.Analyst) and held to the analyst's share
+	// when the ledger gives shares (Header.Shares); "" is the database
+	// user of a ledger in PostgreSQL, and no one for a file.
+	Analyst string
 }
 
 // waiting returns the function that a wait for the lock on what calls.
@@ -69,6 +75,11 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 	if err := checkHeader(h); err != nil {
 		return nil, err
 	}
+	if h.Use != nil {
+		if err := fitsUse(h); err != nil {
+			return nil, err
+		}
+	}
 	if h.Created.IsZero() {
 		h.Created = time.Now().UTC().Truncate(time.Second)
 	}
@@ -77,7 +88,7 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 		return nil, err
 	}
 	h.ID = hex.EncodeToString(id[:])
-	b, head, err := encodeLine("", h)
+	b, head, err := encodeLine(Version, "", h)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
@@ -163,11 +174,21 @@ type Ledger struct {
 	state     *state // the record's file, for a run
 	broken    error  // a write failed and could not be undone
 	run       string // this process's run id, once it has begun
-	mech      provenance.MechanismName
-	step      accountant.Spend
-	held      int                 // labels reserved by this run
-	settled   bool                // this run has written its final line
-	base      accountant.Sequence // the spends of every run before this one
+	analyst   string // who charges this run (Book.Analyst)
+	// share, when the ledger gives shares, is this run's analyst's part
+	// of the budget, and mine the spends of the analyst's runs before
+	// this one.
+	share   *accountant.Guarantee
+	mine    accountant.Sequence
+	mech    provenance.MechanismName
+	step    accountant.Spend
+	charge  *accountant.Charge  // what the filter charges a label of step, if open
+	held    int                 // labels reserved by this run
+	settled bool                // this run has written its final line
+	base    accountant.Sequence // the spends of every run before this one
+	// useEnd, on a ledger whose use is declared, is the count of labels
+	// up to the end of the run of the use this run releases.
+	useEnd int
 }
 
 // Open opens and locks the ledger at location (a file, or
@@ -194,11 +215,19 @@ func (bk Book) Open(ctx context.Context, location string) (*Ledger, error) {
 // open opens the store of the ledger at location (for a run, locked),
 // and reports whether no write can be under way.
 func (bk Book) open(ctx context.Context, location string, readOnly bool) (*Ledger, bool, error) {
+	if bk.Analyst != "" {
+		if err := checkAnalyst(bk.Analyst); err != nil {
+			return nil, false, paramError("analyst", strconv.Quote(bk.Analyst), err.Error())
+		}
+	}
 	s, where, settled, err := openStore(ctx, location, readOnly, bk)
 	if err != nil {
 		return nil, false, err
 	}
-	l := &Ledger{path: where, store: s, readOnly: readOnly}
+	l := &Ledger{path: where, store: s, readOnly: readOnly, analyst: bk.Analyst}
+	if l.analyst == "" {
+		l.analyst = s.user()
+	}
 	if !settled {
 		l.notes = append(l.notes, "a run holds the ledger: a line it is writing now is not shown")
 	}
@@ -286,7 +315,7 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 	if err == io.EOF {
 		return nil, &CorruptError{Path: l.path, Line: 1, Reason: "the header has no line end: not a ledger, or one whose creation was interrupted"}
 	}
-	if l.format != current && !l.readOnly {
+	if l.format == chained3 && !l.readOnly {
 		return nil, &VersionError{Path: l.path, Version: l.version}
 	}
 	st, err := openState(ctx, bk, l.header.Ensemble)
@@ -363,9 +392,9 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 // refuses it until it is upgraded, or that Upgrade has marked it.
 func (l *Ledger) noteVersion() {
 	switch {
-	case l.format == current:
+	case l.format != chained3:
 	case l.marked:
-		l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", Version))
+		l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", version4))
 	default:
 		l.notes = append(l.notes, (&VersionError{Path: l.path, Version: l.version}).Error())
 	}

@@ -90,7 +90,7 @@ const (
 	// connection lost during a write: a run whose server is gone stops
 	// within about a second.
 	reconnectFor = time.Second
-	// maxNameBytes bounds a ledger's name.
+	// maxNameBytes bounds a ledger's name, and an analyst's.
 	maxNameBytes = 200
 )
 
@@ -281,6 +281,10 @@ func (p *pgLocation) fail(what string, err error) error {
 		return mk(false, "no answer from %s within %v: check the URL's host and port, and that the server runs (the URL's connect_timeout sets the wait)", p.server(), p.cfg.ConnectTimeout)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return mk(false, "no server accepts connections at %s: start it, or fix the URL's host and port", strings.TrimPrefix(p.server(), "the server at "))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		// The server ended the session (it stopped or crashed) or the
+		// network dropped it, as a run waited for the lock, say.
+		return mk(false, "the connection to %s was lost while darrm tried to %s (%v): run again once the server runs", p.server(), what, err)
 	case errors.As(err, &dns):
 		return mk(true, "cannot find host %s (%v): fix the URL's host", p.cfg.Host, dns.Err)
 	case strings.Contains(err.Error(), "password"):
@@ -651,8 +655,12 @@ func (s *pgStore) lines(from, to pos, each func([]byte) error) (pos, []byte, err
 	var lines, size int64 // the head's
 	err := s.use(func(ctx context.Context) error {
 		// One statement, one snapshot: the rows and the head as one commit
-		// left them.
-		rows, err := s.conn.Query(ctx, `SELECT h.lines, h.size, l.n, l.line, l.stop FROM darrm.ledgers h
+		// left them, and the number of rows up to line from.n, so that a
+		// run that reads from the line its record vouches for still finds
+		// a row deleted before it (whose line no total it uses depends
+		// on, but the ledger must hold every line it had).
+		rows, err := s.conn.Query(ctx, `SELECT h.lines, h.size, l.n, l.line, l.stop,
+			(SELECT count(*) FROM darrm.lines c WHERE c.ledger = h.key AND c.n <= $2) FROM darrm.ledgers h
 			LEFT JOIN darrm.lines l ON l.ledger = h.key AND l.n > $2 AND l.n <= $3 AND l.stop <= $4
 			WHERE h.key = $1 ORDER BY l.n`, s.key, int64(from.n), int64(to.n), to.off)
 		if err != nil {
@@ -662,12 +670,15 @@ func (s *pgStore) lines(from, to pos, each func([]byte) error) (pos, []byte, err
 		var (
 			n, stop *int64
 			b       []byte
+			before  int64
 		)
 		for rows.Next() {
-			if err := rows.Scan(&lines, &size, &n, &b, &stop); err != nil {
+			if err := rows.Scan(&lines, &size, &n, &b, &stop, &before); err != nil {
 				return err
 			}
 			switch {
+			case before != int64(from.n):
+				return &CorruptError{Path: s.redacted, Line: from.n, Reason: fmt.Sprintf("the ledger holds %d rows up to line %d: a row of the ledger was deleted (darrm ledger verify names it)", before, from.n)}
 			case n == nil:
 				continue // no line in the range: the head alone
 			case *n != int64(end.n)+1:
@@ -881,6 +892,8 @@ func (s *pgStore) writeErr(ctx context.Context, err error) error {
 func (s *pgStore) cut(pos) error { return nil } // a row is whole or absent
 
 func (s *pgStore) where() (string, uint64, uint64, error) { return s.redacted, 0, 0, nil }
+
+func (s *pgStore) user() string { return s.cfg.User }
 
 func (s *pgStore) close() error {
 	s.pause()

@@ -99,7 +99,7 @@ func newBenchLedger(b *testing.B, location string, budget accountant.Guarantee) 
 	if location == "" {
 		location = b.TempDir() + "/bench.ledger"
 	}
-	if _, err := book.Init(ctx, location, NewHeader(unique(bound), budget, 1e-5, accountant.Simple), false); err != nil {
+	if _, err := book.Init(ctx, location, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		b.Fatal(err)
 	}
 	return location

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,7 +57,7 @@ func password(t *testing.T, db string) string {
 func newPG(t *testing.T, db, name string, budget accountant.Guarantee) string {
 	t.Helper()
 	u := pgURL(db, name)
-	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, accountant.Simple), false); err != nil {
+	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		t.Fatal(err)
 	}
 	return u
@@ -103,7 +106,7 @@ func testPGLedger(t *testing.T, db string) {
 	u := newPG(t, db, "teachers", budget)
 	file := newLedger(t, budget)
 
-	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, accountant.Simple), false); !errors.As(err, new(*ExistsError)) || !isBad(err) {
+	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); !errors.As(err, new(*ExistsError)) || !isBad(err) {
 		t.Errorf("init over a ledger: %v, want an *ExistsError", err)
 	}
 	other := newPG(t, db, "other teachers/ä", budget) // a second ledger in the schema made
@@ -170,6 +173,7 @@ func TestPG(t *testing.T) {
 		{"ConcurrentProcesses", testPGConcurrentProcesses},
 		{"LockWait", testPGLockWait},
 		{"AppendOnly", testPGAppendOnly},
+		{"Analysts", testPGAnalysts},
 		{"Restored", testPGRestored},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
@@ -269,7 +273,7 @@ func testPGRefusals(t *testing.T, db string) {
 	if err == nil || !strings.Contains(err.Error(), "schema of version 2; this darrm knows version 1: use a newer darrm") || !isBad(err) {
 		t.Errorf("a later schema: %v", err)
 	}
-	if _, err := book.Init(ctx, pgURL(db, "new"), NewHeader(unique(bound), accountant.Guarantee{Eps: 5, Delta: 1e-3}, 1e-5, accountant.Simple), false); err == nil || !strings.Contains(err.Error(), "use a newer darrm") {
+	if _, err := book.Init(ctx, pgURL(db, "new"), NewHeader(unique(bound), accountant.Guarantee{Eps: 5, Delta: 1e-3}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 5, Delta: 1e-3})), false); err == nil || !strings.Contains(err.Error(), "use a newer darrm") {
 		t.Errorf("init in a later schema: %v", err)
 	}
 }
@@ -319,6 +323,8 @@ func testPGAppendOnly(t *testing.T, db string) {
 	corruptAt(t, "verify, a row deleted", err, 4, "a row of the ledger was deleted")
 	_, err = Book{StateDir: t.TempDir()}.Open(ctx, u)
 	corruptAt(t, "another analyst's release, a row deleted", err, 4, "a row of the ledger was deleted")
+	_, err = book.Open(ctx, u) // whose record vouches for the last line
+	corruptAt(t, "a release whose record vouches for a later line, a row deleted", err, lines, "holds "+strconv.Itoa(lines-1)+" rows up to line")
 	if err := sqlExec(t, db, "DELETE FROM darrm.lines WHERE n = $1 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'last')", lines); err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +460,7 @@ func TestPGRoles(t *testing.T) {
 		return pgURL(p.String(), name)
 	}
 	ledgerOf := as(owner, "owner-pw", "team")
-	if _, err := book.Init(ctx, ledgerOf, NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, accountant.Simple), false); err != nil {
+	if _, err := book.Init(ctx, ledgerOf, NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 50, Delta: 1e-2})), false); err != nil {
 		t.Fatal(err)
 	}
 	for _, grant := range analystGrants(analysts) {
@@ -467,7 +473,7 @@ func TestPGRoles(t *testing.T) {
 	if spent, _, _ := readAll(t, ledgerOf); spent.Steps != 2 {
 		t.Errorf("alice's run: %d labels counted, want 2", spent.Steps)
 	}
-	_, err := aliceBook.Init(ctx, as(alice, "alice-pw", "alice's own"), NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, accountant.Simple), false)
+	_, err := aliceBook.Init(ctx, as(alice, "alice-pw", "alice's own"), NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 50, Delta: 1e-2})), false)
 	if err == nil || !strings.Contains(err.Error(), "may not make ledger") || !strings.Contains(err.Error(), "GRANTs") || !isBad(err) {
 		t.Errorf("an analyst's init: %v", err)
 	}
@@ -515,6 +521,24 @@ func TestRedact(t *testing.T) {
 	} {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestPGConnectionLostError: a connection that the server ends or the
+// network drops while a run uses it (waiting for the lock, reading) is
+// said in one line naming the server and what to do, not as the driver's
+// bare "unexpected EOF", and never with the password.
+func TestPGConnectionLostError(t *testing.T) {
+	p, err := parsePG("postgres://alice:s3cret-pw@127.0.0.1:5999/budgets?ledger=team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cause := range []error{io.ErrUnexpectedEOF, io.EOF, syscall.ECONNRESET, fmt.Errorf("write: %w", syscall.EPIPE)} {
+		msg := p.fail("lock the ledger", cause).Error()
+		if !strings.Contains(msg, "the connection to the server at 127.0.0.1:5999 was lost while darrm tried to lock the ledger") ||
+			!strings.Contains(msg, "run again once the server runs") || strings.Contains(msg, "s3cret-pw") || strings.Contains(msg, "\n") {
+			t.Errorf("%v: %q", cause, msg)
 		}
 	}
 }

@@ -11,23 +11,23 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
-// begin starts this run's spend: mechanism, the description of one label
+// begin starts this run's spend, charged by the Book's analyst: mechanism, the description of one label
 // (its guarantee, and its noise when it has a curve), and the ensemble
 // the release states (b), which must be the one the ledger is bound to:
 // every parameter both state must agree, and the release must state its
 // ensemble (Binding.Stated); a *BindingError otherwise. A label that the
 // ledger's filter cannot compose is refused (accountant.FilterAccepts), a
 // *FilterError, even when the teachers' cap frees every release: the
-// ledger's totals are its filter's.
+// ledger's totals are its filter's. On a ledger that gives analysts
+// shares, an analyst without one is refused (*ShareError), and the
+// analyst's runs before this one are read, so that a reservation beyond
+// the share is refused as one beyond the budget is.
 func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	}
-	if err := checkSpend(spendOf("-", mechanism, step)); err != nil {
+	if err := checkSpend(l.version, spendOf(l.version, "-", mechanism, step, nil)); err != nil {
 		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step.Guarantee, err)
-	}
-	if err := accountant.FilterAccepts(l.header.Filter, step); err != nil {
-		return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
 	}
 	bound, err := l.header.binding()
 	if err != nil {
@@ -39,11 +39,50 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	if !b.Stated() {
 		return &BindingError{Path: l.path, Ledger: bound, Unstated: true}
 	}
+	useEnd := 0
+	var charge *accountant.Charge
+	switch f := l.header.openFilter(); {
+	case l.header.Use != nil:
+		end, err := l.matchUse(mechanism, step, l.chain.spent.Steps)
+		if err != nil {
+			return err
+		}
+		useEnd = end
+	case f != nil:
+		// The charge is chosen now, from the description alone, before
+		// the run: the point of its profile each part prefers.
+		c, err := f.Charge(step, l.header.Budget.Guarantee)
+		if err != nil {
+			return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
+		}
+		charge = &c
+	default:
+		if err := accountant.FilterAccepts(l.header.Filter, step); err != nil {
+			return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
+		}
+	}
 	var id [8]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return err
 	}
-	l.run, l.mech, l.step = hex.EncodeToString(id[:]), mechanism, step
+	l.share, l.mine = nil, accountant.Sequence{}
+	if len(l.header.Shares) > 0 {
+		f, ok := l.header.Shares[l.analyst]
+		if !ok {
+			return &ShareError{Path: l.path, Analyst: l.analyst, Shares: l.header.Shares}
+		}
+		sums, err := l.Analysts()
+		if err != nil {
+			return err
+		}
+		for _, a := range sums {
+			if a.Analyst == l.analyst {
+				l.mine = a.seq
+			}
+		}
+		l.share = &accountant.Guarantee{Eps: f * l.header.Budget.Eps, Delta: f * l.header.Budget.Delta}
+	}
+	l.run, l.mech, l.step, l.charge, l.useEnd = hex.EncodeToString(id[:]), mechanism, step, charge, useEnd
 	l.base, l.held, l.settled = l.chain.spent, 0, false
 	return nil
 }
@@ -61,7 +100,8 @@ func (l *Ledger) Reserve(labels int) error {
 	if l.settled {
 		return fmt.Errorf("ledger %s: reserve %d labels: the run is settled (a run ends with its final line)", l.path, labels)
 	}
-	seq, err := l.base.AddSpend(l.step, labels)
+	own := spendOf(l.version, l.run, l.mech, l.step, l.charge)
+	seq, err := l.header.rule().add(l.base, own, labels)
 	var total accountant.Guarantee
 	fits := false
 	if err == nil {
@@ -70,8 +110,19 @@ func (l *Ledger) Reserve(labels int) error {
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
+	if !fits && l.header.Use != nil {
+		return fmt.Errorf("ledger %s: %d labels of %v would pass the %d of its declared use that %d labels before leave (the exact composition of the use fits the budget %v): %w",
+			l.path, labels, l.step.Guarantee, useSteps(l.header.Use), l.base.Steps, l.header.Budget, errBudget)
+	}
 	if !fits {
-		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by the %v, over the budget %v: %w", l.path, labels, l.step.Guarantee, total, l.header.Filter, l.header.Budget, errBudget)
+		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by the %v, over the budget %v: %w", l.path, labels, l.step.Guarantee, total, l.filterName(), l.header.Budget, errBudget)
+	}
+	if total, fits, err := l.withinShare(own, labels-l.held); err != nil || !fits {
+		if err == nil {
+			err = fmt.Errorf("%d labels of %v would bring analyst %q's runs to %v by the %v, over %q's share %v of the budget %v: %w",
+				labels, l.step.Guarantee, l.analyst, total, l.filterName(), l.analyst, l.header.Shares[l.analyst], *l.share, errBudget)
+		}
+		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
 	return l.write(labels, false)
 }
@@ -107,13 +158,14 @@ func (l *Ledger) write(labels int, final bool) error {
 		return l.broken
 	}
 	base := l.base
-	s := spendOf(l.run, l.mech, l.step)
+	s := spendOf(l.version, l.run, l.mech, l.step, l.charge)
+	s.Analyst = l.analyst
 	s.Time, s.Queries, s.Final, s.Prior = time.Now().UTC(), labels, final, &base
-	next, err := at(l.chain.version, l.chain.n+1, "", s)
+	next, err := at(l.chain.rule, l.chain.n+1, "", s)
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
-	b, h, err := encodeLine(l.chain.head, s)
+	b, h, err := encodeLine(l.version, l.chain.head, s)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,9 @@ type store interface {
 	// where says where the ledger is, for its record: a file's absolute
 	// path, device and inode, or a URL without its password.
 	where() (path string, dev, ino uint64, err error)
+	// user is who the store knows as the run's analyst: the database user
+	// of a PostgreSQL ledger, "" for a file.
+	user() string
 	// cause says why the store can no longer be written by this run (its
 	// connection to the server is gone), nil while it can.
 	cause() error

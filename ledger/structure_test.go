@@ -65,7 +65,7 @@ func appendSpend(t *testing.T, path string, s Spend) {
 	}
 	head := l.Head()
 	l.Close()
-	b, _, err := encodeLine(head, s)
+	b, _, err := encodeLine(Version, head, s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -216,7 +216,7 @@ func TestInitOverExisting(t *testing.T) {
 		}
 		state := t.TempDir()
 		b := unique(bound)
-		_, err := Book{StateDir: state}.Init(ctx, c.path, NewHeader(b, accountant.Guarantee{Eps: 1, Delta: 1e-5}, 1e-5, accountant.Simple), false)
+		_, err := Book{StateDir: state}.Init(ctx, c.path, NewHeader(b, accountant.Guarantee{Eps: 1, Delta: 1e-5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1, Delta: 1e-5})), false)
 		var ee *ExistsError
 		var bi interface{ BadInput() bool }
 		if !errors.As(err, &ee) || ee.What != c.what && !c.ledger || ee.Ledger != c.ledger || !errors.As(err, &bi) || !bi.BadInput() {

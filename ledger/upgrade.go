@@ -121,7 +121,7 @@ func (bk Book) Upgrade(ctx context.Context, location string, b provenance.Bindin
 		return res, err
 	}
 	res.From = old.version
-	if old.format == current {
+	if old.format != chained3 {
 		// Nothing to upgrade, if nothing is damaged: a damaged ledger is
 		// said to be so, not to be current.
 		if err := old.scan(nil); err != nil {
@@ -137,7 +137,7 @@ func (bk Book) Upgrade(ctx context.Context, location string, b provenance.Bindin
 	f := file.f
 
 	nh := old.header
-	nh.Version = Version
+	nh.Version = version4
 	if err := bindUpgrade(path, &nh, b); err != nil {
 		return res, err
 	}
@@ -251,7 +251,7 @@ func retire(f *os.File, path, backup string, old *Ledger) error {
 // the hashes of its header and of its last line.
 func writeUpgraded(w io.Writer, h Header, spends []Spend) (size int64, hh, head string, err error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	line, head, err := encodeLine("", h)
+	line, head, err := encodeLine(h.Version, "", h)
 	if err != nil {
 		return 0, "", "", err
 	}
@@ -262,7 +262,7 @@ func writeUpgraded(w io.Writer, h Header, spends []Spend) (size int64, hh, head 
 	for _, s := range spends {
 		p := prior
 		s.Prior = &p
-		if line, head, err = encodeLine(head, s); err != nil {
+		if line, head, err = encodeLine(h.Version, head, s); err != nil {
 			return 0, "", "", err
 		}
 		bw.Write(line)

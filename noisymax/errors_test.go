@@ -49,20 +49,6 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestAccountTeachersBound: an account of more teachers than its tables
-// may hold is refused by name before they are allocated, including when K
-// is the sum of counts that would overflow an int.
-func TestAccountTeachersBound(t *testing.T) {
-	m := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}
-	var pe *accountant.ParamError
-	if _, err := NewAccount(m, maxAccountTeachers+1, 10, Options{}); !errors.As(err, &pe) || pe.Name != "teachers" {
-		t.Errorf("K = maxAccountTeachers+1: %v", err)
-	}
-	if _, err := GNMaxDataDependent([]int{math.MaxInt, math.MaxInt, 1}, 40, DiscreteNoise, 1e-5); !errors.As(err, &pe) || pe.Name != "teachers" {
-		t.Errorf("counts summing past an int: %v", err)
-	}
-}
-
 // TestBitTeachersBound: the two-class GNMax bit's curve, O(K) at each
 // point, refuses a K beyond what a calibration evaluates in a second.
 func TestBitTeachersBound(t *testing.T) {

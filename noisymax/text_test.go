@@ -21,7 +21,6 @@ func TestTextRoundTrip(t *testing.T) {
 	}{
 		{[]text{ptr(GNMaxGrid), ptr(GNMaxExact), ptr(GNMaxTight)}, func() text { return new(GNMaxSearch) }},
 		{[]text{ptr(DiscreteNoise), ptr(ContinuousNoise)}, func() text { return new(Noise) }},
-		{[]text{ptr(BothDirections), ptr(OneSided)}, func() text { return new(Directions) }},
 	} {
 		for _, v := range tc.values {
 			b, err := v.MarshalText()
@@ -42,11 +41,8 @@ func ptr[T any](v T) *T { return &v }
 
 // TestPATEEnumNames: the names and the errors of PATE's options.
 func TestPATEEnumNames(t *testing.T) {
-	if OneSided.String() != "one-sided" || BothDirections.String() != "both" || Directions(7).String() != "Directions(7)" || Noise(-1).String() != "Noise(-1)" {
-		t.Errorf("names %v %v %v %v", OneSided, BothDirections, Directions(7), Noise(-1))
-	}
-	if _, err := parseDirections("symmetric"); err == nil || err.Error() != `directions "symmetric": must be one of both, one-sided` {
-		t.Errorf("bad directions: %v", err)
+	if Noise(-1).String() != "Noise(-1)" {
+		t.Errorf("name %v", Noise(-1))
 	}
 	for _, name := range []string{"laplace", "", "unset"} {
 		want := fmt.Sprintf("noise %q: must be one of discrete, continuous", name)
@@ -57,36 +53,24 @@ func TestPATEEnumNames(t *testing.T) {
 }
 
 // TestPATENoiseUnset: the zero value names no noise, and every entry point
-// that takes a Noise refuses it with an error naming the noise rather
-// than picking discrete or continuous for the caller.
+// of this package that takes a Noise refuses it with an error naming the
+// noise rather than picking discrete or continuous for the caller
+// (package pate's account: its TestPATENoiseUnset).
 func TestPATENoiseUnset(t *testing.T) {
 	var zero Noise
 	if zero != UnsetNoise || zero.String() != "unset" {
 		t.Fatalf("zero value %v, want UnsetNoise", zero)
 	}
-	counts := []int{8, 2}
-	_, _, thErr := checkedThresholdLogQ(8, 5, 2, zero)
 	_, jsonErr := json.Marshal(struct{ Noise Noise }{zero})
-	_, acctErr := NewAccount(ConfidentGNMax{Sigma2: 2}, 10, 2, Options{})
-	_, oneErr := GNMaxDataDependent(counts, 2, zero, 1e-5)
 	for name, err := range map[string]error{
-		"ConfidentGNMax.Validate":   ConfidentGNMax{Sigma2: 2}.Validate(),
-		"confident Validate":        ConfidentGNMax{Threshold: 5, Sigma1: 2, Sigma2: 2}.Validate(),
-		"checkedGNMaxLogQ":          second(checkedGNMaxLogQ(counts, 2, zero)),
-		"checkedGNMaxNeighbourLogQ": second(checkedGNMaxNeighbourLogQ(counts, 2, zero, neighbours{teachers: 10})),
-		"checkedThresholdLogQ":      thErr,
-		"thresholdNeighbourLogQ":    second(thresholdNeighbourLogQ(8, neighbours{teachers: 10}, 2, 5, 2, zero)),
-		"NewAccount":                acctErr,
-		"GNMaxDataDependent":        oneErr,
-		"MarshalText":               jsonErr,
-		"another value":             ConfidentGNMax{Sigma2: 2, Noise: Noise(3)}.Validate(),
+		"ConfidentGNMax.Validate": ConfidentGNMax{Sigma2: 2}.Validate(),
+		"confident Validate":      ConfidentGNMax{Threshold: 5, Sigma1: 2, Sigma2: 2}.Validate(),
+		"MarshalText":             jsonErr,
+		"another value":           ConfidentGNMax{Sigma2: 2, Noise: Noise(3)}.Validate(),
 	} {
 		if err == nil || !strings.Contains(err.Error(), "noise ") {
 			t.Errorf("%s with the zero noise: %v, want an error naming the noise", name, err)
 		}
-	}
-	if c5, c6 := smoothConditions(40, 10, 20, zero); c5 || c6 {
-		t.Errorf("smoothConditions with the zero noise = %v, %v; want neither established", c5, c6)
 	}
 	for _, n := range []Noise{DiscreteNoise, ContinuousNoise} {
 		if err := (ConfidentGNMax{Sigma2: 2, Noise: n}).Validate(); err != nil {

@@ -53,10 +53,10 @@ func cached(ctx context.Context, d *cache.Dir, p constraints.Problem, prior gamm
 		Prior: prior.String(), Gamma: r.Gamma, Certificate: r.Certificate,
 		Utility: r.Utility, SurrogateError: r.SurrogateError, UpperBound: r.UpperBound, Gap: r.Gap, Scale: r.Scale,
 		Seconds: r.Elapsed.Seconds(), LPSolves: r.LPSolves, Rows: r.Rows, Passes: r.Passes, TieBroken: r.TieBroken,
-		Created: time.Now().UTC().Truncate(time.Second),
+		Stalled: r.Stalled, Created: time.Now().UTC().Truncate(time.Second),
 	}
 	l := Loaded{Gamma: e.Gamma, Origin: Solved, Entry: e, Path: path}
-	if d != nil && r.TieBroken {
+	if d != nil && r.TieBroken && !r.Stalled {
 		l.StoreErr = d.Put(e)
 	}
 	return l, nil

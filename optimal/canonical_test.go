@@ -25,7 +25,7 @@ type setting struct {
 // documentedSettings are the problems the README and scripts/reproduce.sh
 // solve (Chapter 3 and App. B); slow adds the ones that take seconds.
 func documentedSettings(t *testing.T, slow bool) []setting {
-	u, tp := gamma.UniformPrior(), gamma.TPPrior()
+	u, tp := gamma.UniformPrior(), tpPrior(t)
 	var out []setting
 	add := func(name string, p constraints.Problem, prior gamma.Prior) {
 		out = append(out, setting{fmt.Sprintf("%s K=%d m=%.6g Delta=%g delta=%.6g %v", name, p.K, p.M, p.Delta, p.TargetDelta, prior), p, prior})

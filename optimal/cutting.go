@@ -53,7 +53,7 @@ type cutter struct {
 	out     []float64 // the last LP solution, clamped to [0, 1]
 	lpSolve int
 	// progress, if set, is called after each LP solve with the LP's
-	// bound and in's value of the objective.
+	// bound and the anchor's value of the objective (see xs).
 	progress func(ub, in float64)
 
 	// added holds the multisets whose rows are in the LP, keys the
@@ -66,12 +66,27 @@ type cutter struct {
 	rows   []lp.Cut
 	idle   []int
 	dropAt int
+	// dropped counts how often each multiset's row was dropped: a row
+	// dropped n times is dropped again only after maxIdle·2^n idle solves.
+	dropped map[string]int
 
 	// in satisfies every privacy row; inSep is its exhaustive separation,
 	// nil when in was obtained by scaling (f is linear in gamma) or proved
 	// feasible by the bound of Problem.Candidates.
 	in    []float64
 	inSep *constraints.Separation
+	// xs is the point of highest objective at which a search found no
+	// row violated by more than the separation's tolerance, nil when
+	// none is above in. Separating from xs instead of in keeps the gap
+	// closing where in cannot follow: the family bound that proves a
+	// point feasible without an exact pass has a slack (1e-5 of the
+	// budget at K = 2001) that in, scaled by it, never gets within tol
+	// of the LP's bound, and out, a vertex of a face of nearly equal
+	// objectives, keeps violating rows dropped earlier. A settled loop
+	// proves xs by an exact pass before it ends.
+	xs []float64
+	// stalled reports that a run stopped before its gap closed.
+	stalled bool
 }
 
 const (
@@ -80,8 +95,15 @@ const (
 	// 337, 332, 465, 685 LP solves.
 	inOut = 0.3
 	// maxIdle is how many LP solves a row may go without binding before
-	// it is dropped.
+	// it is dropped; a row dropped n times before, maxIdle·2^n: the rows
+	// a loop keeps dropping and finding again are those it needs (at K =
+	// 2001, m = 3, Delta = 1e-5, 40-75% of the rows found late in the
+	// loop had been dropped before, and its gap stopped closing at 5e-6).
 	maxIdle = 3
+	// stallSolves is how many LP solves run waits for the gap to halve
+	// before it gives up: at K = 2001 the gap halved every 40 solves or
+	// fewer until it closed.
+	stallSolves = 100
 	// slackTol is the slack, in units of a row scaled to a largest
 	// coefficient of 1, up to which a row counts as binding.
 	slackTol = 1e-6
@@ -89,18 +111,25 @@ const (
 
 func newCutter(k int, solver *lp.Solver, budget, tol float64) *cutter {
 	n := (k + 1) / 2
-	return &cutter{k: k, solver: solver, budget: budget, tol: tol, settle: true, added: make(map[string]bool), dropAt: 4 * n, in: make([]float64, n)}
+	return &cutter{k: k, solver: solver, budget: budget, tol: tol, settle: true, added: make(map[string]bool), dropped: make(map[string]int), dropAt: 4 * n, in: make([]float64, n)}
 }
 
 // run maximises obj over the LP of c.solver and the privacy rows, from the
 // feasible point c.in, and returns the LP's last optimum, an upper bound
-// of obj over the feasible set.
+// of obj over the feasible set. It stops early, and sets c.stalled, when
+// the gap between the anchor and the LP's bound has not halved in
+// stallSolves LP solves: in is then feasible, and its gap what the loop
+// reached.
 func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
-	const maxIter = 5000
 	if err := c.solver.SetObjective(obj); err != nil {
 		return 0, err
 	}
-	for iter := 0; iter < maxIter; iter++ {
+	// mark is the gap when it last fell to half the mark before, at LP
+	// solve markSolve. The gap halves at most about log2(1/tol) times
+	// before the anchor is within tol, so the loop ends.
+	var mark float64
+	marked, markSolve := false, c.lpSolve
+	for {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
@@ -116,14 +145,47 @@ func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 		c.out = out
 		ub := sol.Objective
 		if c.progress != nil {
-			c.progress(ub, floats.Dot(obj, c.in))
+			x, _ := c.anchor(obj)
+			c.progress(ub, floats.Dot(obj, x))
+		}
+		x, _ := c.anchor(obj)
+		switch gap := (ub - floats.Dot(obj, x)) / math.Abs(ub); {
+		case !marked || gap <= mark/2:
+			mark, marked, markSolve = gap, true, c.lpSolve
+		case c.lpSolve-markSolve >= stallSolves:
+			c.stalled = true
+			return ub, nil
 		}
 		a := inOut
 		for {
-			if floats.Dot(obj, c.in) >= ub-c.tol*math.Abs(ub) {
-				return ub, nil
+			anchor, proven := c.anchor(obj)
+			if floats.Dot(obj, anchor) >= ub-c.tol*math.Abs(ub) {
+				if !c.settle || proven {
+					return ub, nil
+				}
+				// The anchor is within tol of the LP's optimum, and no
+				// search has found a row it violates: prove it exactly.
+				s, err := c.sep(ctx, gamma.FromUpper(c.k, anchor), true)
+				if err != nil {
+					return 0, err
+				}
+				c.xs = nil
+				if s.bound <= c.budget {
+					c.in, c.inSep = anchor, s.exact
+					return ub, nil
+				}
+				c.raise(obj, anchor, s)
+				if len(s.cuts) == 0 {
+					// Only rows the LP holds are violated, within its
+					// tolerance: in is feasible, and its gap reported.
+					return ub, nil
+				}
+				if err := c.addRows(s.cuts, s.keys); err != nil {
+					return 0, err
+				}
+				break
 			}
-			x := mix(c.in, out, a)
+			x := mix(anchor, out, a)
 			s, err := c.sep(ctx, gamma.FromUpper(c.k, x), a == 1 && c.settle)
 			if err != nil {
 				return 0, err
@@ -138,26 +200,50 @@ func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 				a = 1
 				continue
 			}
-			// f is linear in gamma: x scaled to the budget is feasible.
-			if y := scale(x, c.budget/s.bound); floats.Dot(obj, y) > floats.Dot(obj, c.in) {
-				c.in, c.inSep = y, nil
-			}
+			c.raise(obj, x, s)
 			if len(s.cuts) > 0 {
 				if err := c.addRows(s.cuts, s.keys); err != nil {
 					return 0, err
 				}
 				break
 			}
+			// The search finds no row violated at x by more than the
+			// separation's tolerance: x anchors the next separations.
+			// (Rows violated there are violated at out too, so the loop
+			// closes the gap between the anchor and the LP's bound, as
+			// with a feasible in.) After an exact pass, in is x scaled
+			// by its exact cost, within that tolerance of x.
+			if s.exact == nil && floats.Dot(obj, x) > floats.Dot(obj, anchor) {
+				c.xs = x
+			}
 			if a == 1 {
-				// The violated rows are all in the LP, which admits them
-				// within its feasibility tolerance: no progress is
-				// possible. in is feasible; its gap is reported.
+				// Settled, the exact pass found no row beyond those the
+				// LP holds, within its feasibility tolerance: no progress
+				// is possible, in is feasible and its gap reported.
+				// Unsettled, the search found none at out: the stage is
+				// done.
 				return ub, nil
 			}
 			a = 1
 		}
 	}
-	return 0, fmt.Errorf("cutting planes: no convergence after %d LP solves", maxIter)
+}
+
+// anchor returns the point the loop separates from towards out: in, or xs
+// when its objective is higher (proven false).
+func (c *cutter) anchor(obj []float64) (x []float64, proven bool) {
+	if c.xs != nil && floats.Dot(obj, c.xs) > floats.Dot(obj, c.in) {
+		return c.xs, false
+	}
+	return c.in, true
+}
+
+// raise moves in to x scaled onto the budget when that has a higher
+// objective: f is linear in gamma, and s bounds it at x.
+func (c *cutter) raise(obj, x []float64, s separation) {
+	if y := scale(x, c.budget/s.bound); floats.Dot(obj, y) > floats.Dot(obj, c.in) {
+		c.in, c.inSep = y, nil
+	}
 }
 
 // start separates at g, adds the rows found, and, when the separation was
@@ -272,7 +358,10 @@ func (c *cutter) age(sol lp.Solution) error {
 	if len(c.keys) < c.dropAt {
 		return nil
 	}
-	drop := func(i int) bool { return c.keys[i] != "" && c.idle[i] >= maxIdle }
+	drop := func(i int) bool {
+		key := c.keys[i]
+		return key != "" && c.idle[i] >= maxIdle<<min(c.dropped[key], 20)
+	}
 	if err := c.solver.DropRows(drop); err != nil {
 		return err
 	}
@@ -282,6 +371,7 @@ func (c *cutter) age(sol lp.Solution) error {
 	for i, key := range c.keys {
 		if drop(i) {
 			delete(c.added, key)
+			c.dropped[key]++
 		} else {
 			keys, rows, idle = append(keys, key), append(rows, c.rows[i]), append(idle, c.idle[i])
 		}

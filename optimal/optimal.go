@@ -81,7 +81,7 @@ type Progress struct {
 	LPSolves  int     // LP solves so far
 	Rows      int     // rows in the LP
 	Violation float64 // relative violation of the last candidate separated, (max f - budget)/budget
-	Gap       float64 // relative gap of the best feasible gamma so far below the LP's bound
+	Gap       float64 // relative gap below the LP's bound of the point the loop closes in from (docs/solve.md, "The anchor")
 	Fraction  float64 // progress of the current separation, in [0, 1]
 }
 
@@ -114,7 +114,11 @@ type Result struct {
 	// rows), so another run may return another.
 	TieBroken     bool
 	TieBreakError error
-	Elapsed       time.Duration
+	// Stalled reports that the cutting-plane loop stopped closing its gap
+	// before it reached Tol: Gamma is certified and within Gap of the
+	// optimum, no closer. Such a result is not stored in a cache.
+	Stalled bool
+	Elapsed time.Duration
 }
 
 // Solve computes the optimal noise function gamma_opt for the problem p and
@@ -396,7 +400,7 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
-	out := Result{Gamma: g, Certificate: cert, LPSolves: c.lpSolve, Rows: solver.NumRows(), Passes: state.Pass, TieBroken: tieErr == nil, TieBreakError: tieErr}
+	out := Result{Gamma: g, Certificate: cert, LPSolves: c.lpSolve, Rows: solver.NumRows(), Passes: state.Pass, TieBroken: tieErr == nil, TieBreakError: tieErr, Stalled: c.stalled}
 	out.measure(before, coeffs, ub1, start)
 	return out, nil
 }
@@ -488,9 +492,11 @@ func phase1(ctx context.Context, c *cutter, coeffs, acc []float64, settle bool) 
 		// it by the solver's tolerances, which no stage can close.
 		x := c.in
 		if !c.settle {
-			x = c.out
+			x, _ = c.anchor(obj)
 		}
-		if u := floats.Dot(coeffs, x); u < opt-c.tol*math.Abs(opt) && eta >= etaMin {
+		// A stage that stalled is not followed by another: the next
+		// would stall too, and the settled run needs only the rows.
+		if u := floats.Dot(coeffs, x); u < opt-c.tol*math.Abs(opt) && eta >= etaMin && !c.stalled {
 			continue
 		}
 		if c.settle {

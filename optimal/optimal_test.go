@@ -18,7 +18,7 @@ func mustOpt(t *testing.T, p constraints.Problem, prior gamma.Prior) Result {
 	if err != nil {
 		t.Fatalf("Solve(%+v): %v", p, err)
 	}
-	if err := r.Gamma.Check(); err != nil {
+	if err := r.Gamma.CheckFor(p.K); err != nil {
 		t.Fatalf("Solve(%+v) returned an invalid gamma: %v", p, err)
 	}
 	if r.Certificate.Status != gamma.Certified || r.Certificate.MaxF+r.Certificate.ErrBound > r.Certificate.Budget {
@@ -71,11 +71,11 @@ func TestSolveMatchesFullLP(t *testing.T) {
 		long  bool
 	}{
 		{constraints.New(5, 2, 0.1, 1e-5), gamma.UniformPrior(), false},
-		{constraints.New(7, 3, 0.1, 1e-3), gamma.TPPrior(), false},
+		{constraints.New(7, 3, 0.1, 1e-3), tpPrior(t), false},
 		{constraints.New(11, 3, 0.1, 1e-5), gamma.UniformPrior(), true}, // 31,824 rows
 		{constraints.New(21, 5, 0.1, 0), gamma.UniformPrior(), false},
 		{constraints.New(41, 2, 0.1, 0), gamma.UniformPrior(), true}, // 13,244 rows
-		{constraints.New(41, 3, 0.1, 0), gamma.TPPrior(), false},
+		{constraints.New(41, 3, 0.1, 0), tpPrior(t), false},
 		{constraints.New(31, 1.5, 0.1, 0), gamma.UniformPrior(), false},
 		{constraints.Problem{K: 9, M: 2.5, Eps: 0.5, Delta: 0.01, TargetDelta: 0.05}, gamma.UniformPrior(), false},
 	} {
@@ -206,9 +206,9 @@ func TestSolveSymmetricAndMonotoneInM(t *testing.T) {
 func TestSolvePriorMatters(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 0)
 	u := mustOpt(t, p, gamma.UniformPrior())
-	tp := mustOpt(t, p, gamma.TPPrior())
+	tp := mustOpt(t, p, tpPrior(t))
 	cu, _ := gamma.UniformPrior().Coefficients(11)
-	ct, _ := gamma.TPPrior().Coefficients(11)
+	ct, _ := tpPrior(t).Coefficients(11)
 	// Each is optimal for its own prior.
 	if gamma.Utility(u.Gamma, cu) < gamma.Utility(tp.Gamma, cu)*(1-1e-9) {
 		t.Error("gamma optimised for T_U is worse than gamma for T_P under T_U")
@@ -280,4 +280,14 @@ func TestPureDPSweep(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tpPrior is the thesis' T_P prior, as ParsePrior reads "tp".
+func tpPrior(t *testing.T) gamma.Prior {
+	t.Helper()
+	p, err := gamma.ParsePrior("tp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -27,14 +27,14 @@ type AccountOptions struct {
 	GNMax     noisymax.ConfidentGNMax
 	LNMax     noisymax.LNMax
 	// Delta is the δ of the (ε, δ) reported, Orders the Rényi orders (nil:
-	// noisymax.DefaultOrders), Conversion the conversion of Rényi DP
+	// defaultOrders), Conversion the conversion of Rényi DP
 	// to (ε, δ).
 	Delta      float64
 	Orders     []float64
 	Conversion accountant.Conversion
 	// Directions says which divergences the data-dependent bound covers:
 	// both (the zero value, a guarantee) or one-sided (the PATE paper's).
-	Directions noisymax.Directions
+	Directions Directions
 	// Labels, if set, are the release's labels: the account is then of
 	// its queries as answered and withheld. Their rows must be the
 	// votes', in order.
@@ -92,11 +92,11 @@ type AccountResult struct {
 	// that did not vote, or counts under a stated K), or that the labels'
 	// header says the release read them so: the account is then over
 	// neighbours that differ by one vote added, removed or moved, not
-	// only moved (noisymax.Options.Abstain; docs/pate.md, "Abstaining
+	// only moved (rdpOptions.Abstain; docs/pate.md, "Abstaining
 	// teachers"), as the release's relation is.
 	Abstain bool
-	LNMax   *noisymax.LNMaxResult
-	Result  noisymax.Result
+	LNMax   *lnmaxResult
+	Result  bounds
 	Smooth  smooth
 	// Realised says that the account is of a release's labels: its
 	// data-independent and data-dependent costs charge the GNMax step
@@ -116,7 +116,7 @@ type AccountResult struct {
 	// multiset of their rows of counts, every row of the file, the same
 	// whatever the rows' order, the file's name, format, header or id
 	// column, the labels and the settings: the key of the record of
-	// draws (Draws).
+	// draws (AccountResult.ReleaseOnce).
 	Votes string
 	// Binding is what the votes' header states of their ensemble, which
 	// a ledger charged for a release must be bound to.
@@ -158,12 +158,12 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	if err := checkLabels(in, opts); err != nil {
 		return nil, err
 	}
-	if opts.Mechanism == provenance.LNMax {
+	if opts.Mechanism == (ensemble.LNMax{}).Name() {
 		n, err := count(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		res, err := noisymax.LNMaxAccount(opts.LNMax, n, opts.Delta, opts.Orders, opts.Conversion)
+		res, err := lnmaxAccount(opts.LNMax, n, opts.Delta, opts.Orders, opts.Conversion)
 		out.LNMax = &res
 		if err != nil {
 			return out, err
@@ -171,7 +171,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b)
 		return out, err
 	}
-	acct, err := noisymax.NewAccount(opts.GNMax, in.K(), in.Classes(), noisymax.Options{Orders: opts.Orders, Directions: opts.Directions, Abstain: out.Abstain})
+	acct, err := newRDPAccount(opts.GNMax, in.K(), in.Classes(), rdpOptions{Orders: opts.Orders, Directions: opts.Directions, Abstain: out.Abstain})
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 			out.Unlabelled++
 			continue
 		}
-		a := noisymax.AnswerUnknown
+		a := answerUnknown
 		if lr := opts.Labels; lr != nil {
 			if !lr.Next() {
 				if err := lr.Err(); err != nil {
@@ -205,16 +205,16 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 			if row.ID != q.Key() {
 				return nil, lr.Errorf("row %d: id %q, but query %d of the votes has id %q: the labels are of other votes", row.Index, row.ID, n, q.Key())
 			}
-			a = noisymax.NotAnswered
+			a = answerWithheld
 			if row.Answered {
-				a = noisymax.Answered
+				a = answerGiven
 			}
 		}
 		queries = n
-		if err := acct.Add(q.Counts, a); err != nil {
+		if err := acct.add(q.Counts, a); err != nil {
 			return nil, fmt.Errorf("query %d: %w", n, err)
 		}
-		legacy.add(q.Counts, a == noisymax.Answered)
+		legacy.add(q.Counts, a == answerGiven)
 		answers.Write([]byte{byte(a)})
 		// A query's data-dependent bound at every order takes up to a
 		// tenth of a millisecond at K = 250.
@@ -236,7 +236,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		}
 	}
 	out.Votes, out.legacy, out.answers = key.sum(), legacy.sum(), hex.EncodeToString(answers.Sum(nil))
-	if out.Result, err = acct.Result(opts.Delta, opts.Conversion); err != nil {
+	if out.Result, err = acct.result(opts.Delta, opts.Conversion); err != nil {
 		return nil, err
 	}
 	if out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b); err != nil {
@@ -253,7 +253,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 // at opts.Delta (δ' of the per-query compositions too).
 func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding) (accountant.Account, error) {
 	var priv ensemble.Privacy
-	if opts.Mechanism == provenance.LNMax {
+	if opts.Mechanism == (ensemble.LNMax{}).Name() {
 		agg, err := build(ensemble.LNMax{LNMax: opts.LNMax}, k, classes)
 		if err != nil {
 			return accountant.Account{}, err
@@ -286,7 +286,7 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 	}
 	lr, m := opts.Labels, opts.Labels.Meta()
 	switch {
-	case opts.Mechanism == provenance.LNMax:
+	case opts.Mechanism == (ensemble.LNMax{}).Name():
 		return lr.Errorf("lnmax is accounted data-independently only, which needs no release")
 	case m == nil:
 		return nil
@@ -369,7 +369,7 @@ func build(m ensemble.Mechanism, k, classes int) (ensemble.Labeler, error) {
 // classMechanism returns the mechanism name of the GNMax family on class
 // counts with the parameters g, its guarantee at delta.
 func classMechanism(name provenance.MechanismName, g noisymax.ConfidentGNMax, delta float64) ensemble.Mechanism {
-	if name == provenance.ConfidentGNMax {
+	if name == (ensemble.ConfidentGNMax{}).Name() {
 		return ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: delta}
 	}
 	// Its Sigma2 says that it labels counts, whatever their classes.
@@ -455,7 +455,7 @@ func (a *AccountResult) Queries() int {
 // every query charged in full, its noise composed exactly, or by RDP and
 // the per-query compositions), the same whether or not the account is of
 // the release's labels, since which queries were answered is not fixed
-// before the run; with draws (Draws), one: the Rényi composition of the
+// before the run; with draws (AccountResult.Draws), one: the Rényi composition of the
 // queries' data-independent curve and every draw (rdpTotal).
 func (a *AccountResult) totals() ([]accountant.Total, error) {
 	if len(a.Draws) == 0 {
@@ -503,7 +503,7 @@ func (a *AccountResult) drawsTotal() (accountant.Total, error) {
 // Canonne, Kamath and Steinke 2020) and of the smooth-sensitivity draws
 // draws, each (λ, GNSS)-RDP by the PATE paper's Theorem 23
 // (gnssLatticeRDP at its β and σ_ss) for every λ up to its own
-// order: their sum at each λ of orders (nil: noisymax.DefaultOrders) up to
+// order: their sum at each λ of orders (nil: defaultOrders) up to
 // the least draw's order, and at that order (Rényi composition, Mironov
 // 2017, Proposition 1), converted to (ε, delta) by the improved
 // conversion (Canonne, Kamath and Steinke 2020, Proposition 12), the
@@ -511,7 +511,7 @@ func (a *AccountResult) drawsTotal() (accountant.Total, error) {
 // the grid.
 func rdpTotal(rho float64, draws []draw, orders []float64, delta float64) (accountant.Total, error) {
 	if orders == nil {
-		orders = noisymax.DefaultOrders()
+		orders = defaultOrders()
 	}
 	top := math.Inf(1)
 	for _, d := range draws {

@@ -140,7 +140,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 	m := paperMechanisms()[1] // gnmax alone: its eps follows from sigma2
 	agg, labels := releaseLabels(t, m, counts)
 	g := agg.Privacy().Guarantee
-	forged, err := build(classMechanism(provenance.GNMax, noisymax.ConfidentGNMax{Sigma2: 400, Noise: noisymax.DiscreteNoise}, paperDelta), 250, 10)
+	forged, err := build(classMechanism(ensemble.GNMax{}.Name(), noisymax.ConfidentGNMax{Sigma2: 400, Noise: noisymax.DiscreteNoise}, paperDelta), 250, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,24 +278,24 @@ func TestAccountAbstentions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := noisymax.NewAccount(m.GNMax, 250, 10, noisymax.Options{Abstain: true})
+	want, err := newRDPAccount(m.GNMax, 250, 10, rdpOptions{Abstain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range counts {
-		if err := want.Add(c, noisymax.AnswerUnknown); err != nil {
+		if err := want.add(c, answerUnknown); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r, _ := want.Result(paperDelta, accountant.PaperConversion)
+	r, _ := want.result(paperDelta, accountant.PaperConversion)
 	if !got.Abstain || got.Result.Dependent != r.Dependent || got.Result.Independent != r.Independent || got.Smooth.Error != "" {
 		t.Errorf("abstain %v, dependent %+v (noisymax %+v), independent %+v (%+v), smooth error %q", got.Abstain, got.Result.Dependent, r.Dependent, got.Result.Independent, r.Independent, got.Smooth.Error)
 	}
-	without, err := noisymax.NewAccount(m.GNMax, 250, 10, noisymax.Options{})
+	without, err := newRDPAccount(m.GNMax, 250, 10, rdpOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := without.Add(counts[1], noisymax.AnswerUnknown); err == nil || !strings.Contains(err.Error(), "must sum to K = 250") {
+	if err := without.add(counts[1], answerUnknown); err == nil || !strings.Contains(err.Error(), "must sum to K = 250") {
 		t.Errorf("a row of fewer votes without abstentions: %v", err)
 	}
 	full, _ := syntheticCounts(5, 9)

@@ -106,15 +106,15 @@ func (a *AccountResult) settings() string {
 // it.
 const gnssMechanism provenance.MechanismName = "gnss"
 
-// Draws is the record of the smooth-sensitivity releases drawn on this
-// machine (a draw is a release of the votes: recorded, and counted in
+// drawRecord is the record of the smooth-sensitivity releases drawn on
+// this machine (a draw is a release of the votes: recorded, and counted in
 // every total of them after it): a folder per votes,
-// Dir/pate-draws/<AccountResult.Votes>/, with one file per draw, numbered
+// dir/pate-draws/<AccountResult.Votes>/, with one file per draw, numbered
 // from 1, holding its settings, parameters and value. A draw's file is
 // written in full and synced before it is linked to its number, which
 // fails if another run took that number: so two runs at once never lose
 // a draw, and a draw that is not recorded is never shown.
-type Draws struct{ Dir string }
+type drawRecord struct{ dir string }
 
 // draw is one draw: its settings (AccountResult.Settings), the
 // parameters it was drawn with (which give its cost at every order), the
@@ -143,17 +143,17 @@ const (
 )
 
 // Path returns the folder of the draws on the votes of key votes.
-func (d Draws) path(votes string) string {
-	return filepath.Join(d.Dir, "pate-draws", votes)
+func (d drawRecord) path(votes string) string {
+	return filepath.Join(d.dir, "pate-draws", votes)
 }
 
 // file returns the file of the n-th draw on votes.
-func (d Draws) file(votes string, n int) string {
+func (d drawRecord) file(votes string, n int) string {
 	return filepath.Join(d.path(votes), fmt.Sprintf("%06d.json", n))
 }
 
 // read returns the draws recorded under the key votes, in order.
-func (d Draws) read(votes string) ([]draw, error) {
+func (d drawRecord) read(votes string) ([]draw, error) {
 	var out []draw
 	for n := 1; ; n++ {
 		path := d.file(votes, n)
@@ -175,7 +175,7 @@ func (d Draws) read(votes string) ([]draw, error) {
 
 // add records dr as the n-th draw on its votes, and reports false if
 // another run recorded an n-th draw first.
-func (d Draws) add(dr draw, n int) (bool, error) {
+func (d drawRecord) add(dr draw, n int) (bool, error) {
 	dir := d.path(dr.Votes)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return false, fmt.Errorf("record of smooth-sensitivity draws: %w", err)
@@ -200,8 +200,12 @@ func (d Draws) add(dr draw, n int) (bool, error) {
 // Once says what AccountResult.ReleaseOnce does with the
 // smooth-sensitivity release.
 type Once struct {
-	// Record keeps the draws.
-	Record Draws
+	// Dir is the folder that keeps the record of the draws on this
+	// machine, in Dir/pate-draws/<AccountResult.Votes>/, one file per
+	// draw: a draw's file is written in full before it takes its number,
+	// so two runs at once never lose a draw, and a draw that is not
+	// recorded is never shown.
+	Dir string
 	// New asks for a new draw, a release of the votes; without it the
 	// record is only read. The first draw on the votes needs no Charge;
 	// each later one does.
@@ -258,6 +262,9 @@ type noDrawError string
 func (e noDrawError) Error() string { return string(e) }
 func (noDrawError) BadInput() bool  { return true }
 
+// record is the record of draws in o.Dir.
+func (o Once) record() drawRecord { return drawRecord{dir: o.Dir} }
+
 // ReleaseOnce settles the draws of the account's prepared
 // smooth-sensitivity release (DESIGN "Every draw counted": a draw is a
 // release of the votes, drawn on request, recorded, and counted in every
@@ -274,22 +281,22 @@ func (a *AccountResult) ReleaseOnce(o Once, src *noise.Source) (*DrawState, erro
 	if a.LNMax != nil {
 		return nil, nil
 	}
-	ours, err := o.Record.read(a.Votes)
+	ours, err := o.record().read(a.Votes)
 	if err != nil {
 		return nil, err
 	}
 	var legacy []draw
 	if a.legacy != "" {
-		if legacy, err = o.Record.read(a.legacy); err != nil {
+		if legacy, err = o.record().read(a.legacy); err != nil {
 			return nil, err
 		}
 	}
 	recorded := append(slices.Clip(legacy), ours...)
 	a.Draws = recorded
-	st := &DrawState{Record: o.Record.path(a.Votes), Draws: len(recorded)}
+	st := &DrawState{Record: o.record().path(a.Votes), Draws: len(recorded)}
 	settings := a.settings()
 	if !o.New {
-		return st, a.recall(o.Record, recorded, settings, st)
+		return st, a.recall(o.record(), recorded, settings, st)
 	}
 	switch {
 	case s.Error != "" || s.Deviation == 0:
@@ -324,12 +331,12 @@ func (a *AccountResult) ReleaseOnce(o Once, src *noise.Source) (*DrawState, erro
 	st.Time = time.Now().UTC().Truncate(time.Second)
 	dr := a.draw(settings, st.Time, st.Ledger, st.Charged)
 	for n := len(ours) + 1; ; n++ {
-		ok, err := o.Record.add(dr, n)
+		ok, err := o.record().add(dr, n)
 		if err == nil && !ok && o.Charge == nil {
 			// Another run recorded a draw meanwhile: this one would be a
 			// second, uncharged.
 			var again []draw
-			if again, err = o.Record.read(a.Votes); err == nil {
+			if again, err = o.record().read(a.Votes); err == nil {
 				err = &AgainError{Draws: len(legacy) + len(again), Last: again[len(again)-1].Time}
 			}
 		}
@@ -353,7 +360,7 @@ func (a *AccountResult) draw(settings string, at time.Time, ledger string, charg
 }
 
 // recall shows the latest of draws made with settings, if any, in st.
-func (a *AccountResult) recall(rec Draws, draws []draw, settings string, st *DrawState) error {
+func (a *AccountResult) recall(rec drawRecord, draws []draw, settings string, st *DrawState) error {
 	s := &a.Smooth
 	for i := len(draws) - 1; i >= 0; i-- {
 		d := draws[i]

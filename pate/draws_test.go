@@ -14,7 +14,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -112,7 +111,7 @@ func TestVotesKey(t *testing.T) {
 	asCounts := votefile.Options{Layout: votefile.LayoutCounts}
 	improved, oneSided, fromVotes := optionsOf(SmoothParams{}), optionsOf(SmoothParams{Order: 8}), optionsOf(SmoothParams{FromVotes: true})
 	improved.Conversion, improved.Delta = accountant.ImprovedConversion, 1.0000001e-6
-	oneSided.Directions = noisymax.OneSided
+	oneSided.Directions = OneSided
 	_, labels := releaseLabels(t, paperMechanisms()[0], counts)
 	withLabels := optionsOf(SmoothParams{})
 	lr, err := votefile.NewLabelReader(bytes.NewReader(labels.Bytes()), "labels")
@@ -180,7 +179,7 @@ func TestEpsReleasedIsAnEstimate(t *testing.T) {
 	if below < 160 || below > 240 {
 		t.Errorf("%d of %d draws below the realised cost %v: want about half", below, n, realised)
 	}
-	if _, err := a.ReleaseOnce(Once{Record: Draws{Dir: t.TempDir()}, New: true, Experiment: true}, noise.NewSeededSource(1)); err != nil {
+	if _, err := a.ReleaseOnce(Once{Dir: t.TempDir(), New: true, Experiment: true}, noise.NewSeededSource(1)); err != nil {
 		t.Fatal(err)
 	}
 	if tot, err := a.totals(); err != nil || len(tot) != 1 || !(tot[0].Guarantee.Eps >= realised) {
@@ -203,7 +202,7 @@ func TestReleaseOnce(t *testing.T) {
 	counts, _ := syntheticCounts(n, 4)
 	reversed := slices.Clone(counts)
 	slices.Reverse(reversed)
-	rec := Draws{Dir: t.TempDir()}
+	rec := drawRecord{dir: t.TempDir()}
 	src := noise.NewSeededSource(9)
 	var bad interface{ BadInput() bool }
 	total := func(a *AccountResult) float64 {
@@ -219,17 +218,17 @@ func TestReleaseOnce(t *testing.T) {
 	}
 
 	none := prepared(t, counts, SmoothParams{})
-	st, err := none.ReleaseOnce(Once{Record: rec}, src)
+	st, err := none.ReleaseOnce(Once{Dir: rec.dir}, src)
 	if err != nil || st.Shown || st.Draws != 0 || none.Smooth.Drawn || len(none.Draws) != 0 {
 		t.Fatalf("no draw asked: %+v, %v", st, err)
 	}
-	if _, err := os.Stat(filepath.Join(rec.Dir, "pate-draws")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(rec.dir, "pate-draws")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("reading the record wrote it: %v", err)
 	}
 	undrawn := total(none)
 
 	first := prepared(t, counts, SmoothParams{})
-	st, err = first.ReleaseOnce(Once{Record: rec, New: true}, src)
+	st, err = first.ReleaseOnce(Once{Dir: rec.dir, New: true}, src)
 	if err != nil || !st.Shown || st.Recorded || st.Charged != nil || st.Draws != 1 || len(first.Draws) != 1 || !first.Smooth.Drawn {
 		t.Fatalf("first draw: %+v, %v", st, err)
 	}
@@ -245,23 +244,23 @@ func TestReleaseOnce(t *testing.T) {
 		o      Once
 		check  func(a *AccountResult, st *DrawState, err error) bool
 	}{
-		{"shown again", counts, SmoothParams{}, Once{Record: rec}, func(a *AccountResult, st *DrawState, err error) bool {
+		{"shown again", counts, SmoothParams{}, Once{Dir: rec.dir}, func(a *AccountResult, st *DrawState, err error) bool {
 			return err == nil && st.Shown && st.Recorded && a.Smooth.Released == first.Smooth.Released && total(a) == once
 		}},
-		{"reordered, other settings: counted, not shown", reversed, SmoothParams{Order: 8}, Once{Record: rec}, func(a *AccountResult, st *DrawState, err error) bool {
+		{"reordered, other settings: counted, not shown", reversed, SmoothParams{Order: 8}, Once{Dir: rec.dir}, func(a *AccountResult, st *DrawState, err error) bool {
 			return err == nil && !st.Shown && st.Draws == 1 && len(a.Draws) == 1 && !a.Smooth.Drawn
 		}},
-		{"a second draw without a charge", reversed, SmoothParams{Order: 8}, Once{Record: rec, New: true}, func(a *AccountResult, st *DrawState, err error) bool {
+		{"a second draw without a charge", reversed, SmoothParams{Order: 8}, Once{Dir: rec.dir, New: true}, func(a *AccountResult, st *DrawState, err error) bool {
 			var again *AgainError
 			return errors.As(err, &again) && again.Draws == 1 && errors.As(err, &bad) && bad.BadInput() && !a.Smooth.Drawn
 		}},
-		{"a refused charge", counts, SmoothParams{}, Once{Record: rec, New: true, Charge: charge(new(accountant.Guarantee), errors.New("over budget"))}, func(a *AccountResult, st *DrawState, err error) bool {
+		{"a refused charge", counts, SmoothParams{}, Once{Dir: rec.dir, New: true, Charge: charge(new(accountant.Guarantee), errors.New("over budget"))}, func(a *AccountResult, st *DrawState, err error) bool {
 			return err != nil && err.Error() == "over budget" && !a.Smooth.Drawn
 		}},
-		{"parameters from the votes", counts, SmoothParams{FromVotes: true}, Once{Record: rec, New: true, Charge: charge(new(accountant.Guarantee), nil)}, func(a *AccountResult, st *DrawState, err error) bool {
+		{"parameters from the votes", counts, SmoothParams{FromVotes: true}, Once{Dir: rec.dir, New: true, Charge: charge(new(accountant.Guarantee), nil)}, func(a *AccountResult, st *DrawState, err error) bool {
 			return errors.As(err, &bad) && bad.BadInput() && !a.Smooth.Drawn
 		}},
-		{"an experiment", counts, SmoothParams{}, Once{Record: rec, New: true, Experiment: true}, func(a *AccountResult, st *DrawState, err error) bool {
+		{"an experiment", counts, SmoothParams{}, Once{Dir: rec.dir, New: true, Experiment: true}, func(a *AccountResult, st *DrawState, err error) bool {
 			return err == nil && st.Shown && st.Experiment && st.Draws == 1 && len(a.Draws) == 2 && total(a) > once
 		}},
 	} {
@@ -279,13 +278,13 @@ func TestReleaseOnce(t *testing.T) {
 	// both, and the first run's settings show their draw again.
 	var charged accountant.Guarantee
 	second := prepared(t, reversed, SmoothParams{Order: 8})
-	st, err = second.ReleaseOnce(Once{Record: rec, New: true, Ledger: "/L", Charge: charge(&charged, nil)}, src)
+	st, err = second.ReleaseOnce(Once{Dir: rec.dir, New: true, Ledger: "/L", Charge: charge(&charged, nil)}, src)
 	want, _ := second.Smooth.Cost()
 	if err != nil || !st.Shown || st.Charged == nil || *st.Charged != want || charged != want || st.Ledger != "/L" || st.Draws != 2 || len(second.Draws) != 2 {
 		t.Fatalf("charged draw: %+v, %v, charged %v (cost %v)", st, err, charged, want)
 	}
 	again := prepared(t, counts, SmoothParams{})
-	if st, err := again.ReleaseOnce(Once{Record: rec}, src); err != nil || !st.Recorded || again.Smooth.Released != first.Smooth.Released || len(again.Draws) != 2 || !(total(again) > once) {
+	if st, err := again.ReleaseOnce(Once{Dir: rec.dir}, src); err != nil || !st.Recorded || again.Smooth.Released != first.Smooth.Released || len(again.Draws) != 2 || !(total(again) > once) {
 		t.Errorf("after the charged draw: %+v, %v, total %v (one draw: %v)", st, err, total(again), once)
 	}
 	if got := again.LedgerCovers("/L"); got {
@@ -299,13 +298,13 @@ func TestReleaseOnce(t *testing.T) {
 
 	// An earlier darrm's record of these votes in this order is counted,
 	// and its draw is no free one.
-	old := Draws{Dir: t.TempDir()}
+	old := drawRecord{dir: t.TempDir()}
 	legacy := prepared(t, counts, SmoothParams{})
 	if ok, err := old.add(draw{Version: 1, Votes: legacy.legacy, Settings: "old", Order: 20, Beta: 0.02, Sigma: 10, Time: time.Now()}, 1); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	var again2 *AgainError
-	if _, err := legacy.ReleaseOnce(Once{Record: old, New: true}, src); !errors.As(err, &again2) || len(legacy.Draws) != 1 {
+	if _, err := legacy.ReleaseOnce(Once{Dir: old.dir, New: true}, src); !errors.As(err, &again2) || len(legacy.Draws) != 1 {
 		t.Errorf("an earlier darrm's draw: %v, %d counted", err, len(legacy.Draws))
 	}
 
@@ -313,7 +312,7 @@ func TestReleaseOnce(t *testing.T) {
 	if err := os.WriteFile(rec.file(first.Votes, 1), []byte("{"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := prepared(t, counts, SmoothParams{}).ReleaseOnce(Once{Record: rec}, src); err == nil || !strings.Contains(err.Error(), "damaged") {
+	if _, err := prepared(t, counts, SmoothParams{}).ReleaseOnce(Once{Dir: rec.dir}, src); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Errorf("damaged record: %v", err)
 	}
 }

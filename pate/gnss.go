@@ -12,7 +12,7 @@ import (
 // The GNSS mechanism of the PATE paper (Section 4.3, Appendices B-C):
 // the data-dependent Rényi DP f(x) released as f(x) + SS_β(x)·N(0, σ²),
 // for a β-smooth upper bound SS_β on f's local sensitivity
-// (noisymax.Account.LocalSensitivity).
+// (rdpAccount.localSensitivity).
 
 // smoothSensitivity returns the β-smooth sensitivity max_d e^{-βd}·ls[d]
 // of a function whose local sensitivity at distance d is at most ls[d]

@@ -29,7 +29,7 @@ type Labelling struct {
 	// the data-dependent bound covers (both, a guarantee, or the PATE
 	// paper's one-sided bound).
 	Delta      float64
-	Directions noisymax.Directions
+	Directions Directions
 	// Smooth are the parameters of the smooth-sensitivity release of the
 	// data-dependent ε (releaseSmooth).
 	Smooth SmoothParams
@@ -53,11 +53,11 @@ type Result struct {
 	Answered int
 	Accuracy float64
 	// Privacy of the release at Delta: the realised cost of its answered
-	// and withheld queries (noisymax.Account with the answers), the
+	// and withheld queries (rdpAccount with the answers), the
 	// data-dependent bound in Directions, and Smooth, its release by
 	// smooth sensitivity (EpsReleased nil, with SSError, when the
 	// analysis does not apply).
-	Directions     noisymax.Directions
+	Directions     Directions
 	EpsIndependent float64
 	EpsDependent   float64
 	Order          float64
@@ -96,7 +96,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	if err != nil {
 		return Result{}, err
 	}
-	acct, err := noisymax.NewAccount(g, teachers, classes, noisymax.Options{Directions: opts.Directions})
+	acct, err := newRDPAccount(g, teachers, classes, rdpOptions{Directions: opts.Directions})
 	if err != nil {
 		return Result{}, err
 	}
@@ -107,16 +107,16 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	}
 	right := 0
 	err = ensemble.Label(context.Background(), queries, agg.Answer, src, func(q *votefile.Query, label int, answered bool) (bool, error) {
-		ans := noisymax.NotAnswered
+		ans := answerWithheld
 		if answered {
-			ans = noisymax.Answered
+			ans = answerGiven
 			res.Answered++
 			if label == truth[q.Index-1] {
 				right++
 			}
 		}
 		res.Labels = append(res.Labels, label)
-		if err := acct.Add(q.Counts, ans); err != nil {
+		if err := acct.add(q.Counts, ans); err != nil {
 			return false, err
 		}
 		return opts.Answered > 0 && res.Answered == opts.Answered, nil
@@ -129,7 +129,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	if res.Answered > 0 {
 		res.Accuracy = float64(right) / float64(res.Answered)
 	}
-	r, err := acct.Result(opts.Delta, accountant.PaperConversion)
+	r, err := acct.result(opts.Delta, accountant.PaperConversion)
 	if err != nil {
 		return res, err
 	}

@@ -41,20 +41,20 @@ func TestLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, noisymax.Options{})
+		acct, _ := newRDPAccount(m.GNMax, 250, 10, rdpOptions{})
 		answered, right := 0, 0
 		for q, l := range res.Labels {
-			a := noisymax.NotAnswered
+			a := answerWithheld
 			if l >= 0 {
-				a = noisymax.Answered
+				a = answerGiven
 				answered++
 				if l == truth[q] {
 					right++
 				}
 			}
-			acct.Add(counts[q], a)
+			acct.add(counts[q], a)
 		}
-		want, _ := acct.Result(paperDelta, accountant.PaperConversion)
+		want, _ := acct.result(paperDelta, accountant.PaperConversion)
 		if res.Answered != answered || res.Accuracy != float64(right)/float64(answered) || res.Queries != n {
 			t.Errorf("%s: answered %d accuracy %v, labels say %d, %v", m.Name, res.Answered, res.Accuracy, answered, float64(right)/float64(answered))
 		}
@@ -116,15 +116,15 @@ func TestLabelAnswered(t *testing.T) {
 	if res.Answered != 20 || !res.Reached || len(res.Labels) != res.Queries || res.Queries <= 20 || res.Labels[res.Queries-1] < 0 {
 		t.Fatalf("answered %d of %d asked, reached %v, last label %v", res.Answered, res.Queries, res.Reached, res.Labels[len(res.Labels)-1])
 	}
-	acct, _ := noisymax.NewAccount(m.GNMax, 250, 10, noisymax.Options{})
+	acct, _ := newRDPAccount(m.GNMax, 250, 10, rdpOptions{})
 	for q, l := range res.Labels {
-		a := noisymax.NotAnswered
+		a := answerWithheld
 		if l >= 0 {
-			a = noisymax.Answered
+			a = answerGiven
 		}
-		acct.Add(counts[q], a)
+		acct.add(counts[q], a)
 	}
-	want, _ := acct.Result(paperDelta, accountant.PaperConversion)
+	want, _ := acct.result(paperDelta, accountant.PaperConversion)
 	if res.EpsIndependent != want.Independent.Eps || res.EpsDependent != want.Dependent.Eps || res.EpsReleased == nil {
 		t.Errorf("eps %v / %v, the account of the %d asked %v / %v", res.EpsIndependent, res.EpsDependent, res.Queries, want.Independent.Eps, want.Dependent.Eps)
 	}

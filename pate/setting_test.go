@@ -24,7 +24,7 @@ func (m paperMech) mech() ensemble.Mechanism { return classMechanism(m.Name, m.G
 // σ1 = 150, σ2 = 40 and GNMax with σ = 40, with discrete Gaussian noise.
 func paperMechanisms() []paperMech {
 	return []paperMech{
-		{Name: provenance.ConfidentGNMax, GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
-		{Name: provenance.GNMax, GNMax: noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}},
+		{Name: ensemble.ConfidentGNMax{}.Name(), GNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
+		{Name: ensemble.GNMax{}.Name(), GNMax: noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}},
 	}
 }

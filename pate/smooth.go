@@ -60,7 +60,7 @@ const (
 //
 // The released ε is then a function of the release's outputs and of
 // parameters fixed before the votes were seen: publishable.
-func dataFreeSmooth(indep noisymax.OrderEps, m noisymax.ConfidentGNMax, classes int) (SmoothParams, error) {
+func dataFreeSmooth(indep orderEps, m noisymax.ConfidentGNMax, classes int) (SmoothParams, error) {
 	slope, err := independentSlope(indep)
 	if err != nil {
 		return SmoothParams{}, err
@@ -75,7 +75,7 @@ func dataFreeSmooth(indep noisymax.OrderEps, m noisymax.ConfidentGNMax, classes 
 
 // independentSlope returns the data-independent Rényi DP per unit of
 // order of indep (the curve is linear in the order).
-func independentSlope(indep noisymax.OrderEps) (float64, error) {
+func independentSlope(indep orderEps) (float64, error) {
 	if !(indep.Order > 1 && indep.RDP > 0) {
 		return 0, fmt.Errorf("smooth sensitivity: no data-independent cost to fix the parameters by (order %v, Renyi DP %v)", indep.Order, indep.RDP)
 	}
@@ -88,7 +88,7 @@ func ruleOrder(independent float64, m noisymax.ConfidentGNMax, classes int) (flo
 	top := ruleOrderFactor * (independent - 1)
 	order := 1 + top
 	for k := 1; ; k++ {
-		if c5, c6 := m.SmoothConditions(classes, order); c5 && c6 {
+		if c5, c6 := smoothConditions(m.Sigma2, classes, order, m.Noise); c5 && c6 {
 			return order, nil
 		}
 		if order = 1 + math.Floor(4*top*math.Pow(2, -float64(k)/2))/4; order <= 1 {
@@ -141,7 +141,7 @@ type smooth struct {
 
 // releaseSmooth draws the smooth-sensitivity release of acct's
 // data-dependent Rényi DP (prepareSmooth, then smooth.Draw from src).
-func releaseSmooth(ctx context.Context, acct *noisymax.Account, res noisymax.Result, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (smooth, error) {
+func releaseSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (smooth, error) {
 	s, err := prepareSmooth(ctx, acct, res, p, delta, c)
 	if err != nil || s.Error != "" {
 		return s, err
@@ -157,7 +157,7 @@ func releaseSmooth(ctx context.Context, acct *noisymax.Account, res noisymax.Res
 // chooseGNSS); the draw is converted at delta by c. res is
 // acct's result at delta by c. A bound that does not apply is said in the
 // result's Error.
-func prepareSmooth(ctx context.Context, acct *noisymax.Account, res noisymax.Result, p SmoothParams, delta float64, c accountant.Conversion) (smooth, error) {
+func prepareSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothParams, delta float64, c accountant.Conversion) (smooth, error) {
 	named := func(err error) error {
 		return rename(err, map[string]string{"alpha": "ss order", "order": "ss order", "sigma": "sigma ss"})
 	}
@@ -170,7 +170,7 @@ func prepareSmooth(ctx context.Context, acct *noisymax.Account, res noisymax.Res
 	case !p.FromVotes:
 		slope, err := independentSlope(res.Independent)
 		if err == nil && s.Order == 0 {
-			s.Order, err = ruleOrder(res.Independent.Order, acct.Mechanism(), res.Classes)
+			s.Order, err = ruleOrder(res.Independent.Order, acct.mech, res.Classes)
 		}
 		if err != nil {
 			s.Error = err.Error()
@@ -183,7 +183,7 @@ func prepareSmooth(ctx context.Context, acct *noisymax.Account, res noisymax.Res
 			s.Sigma = ruleSigma(s.Beta, slope)
 		}
 	}
-	ls, err := acct.LocalSensitivity(ctx, s.Order)
+	ls, err := acct.localSensitivity(ctx, s.Order)
 	if ctx.Err() != nil {
 		return s, ctx.Err()
 	}
@@ -191,11 +191,11 @@ func prepareSmooth(ctx context.Context, acct *noisymax.Account, res noisymax.Res
 		s.Error = err.Error()
 		return s, nil
 	}
-	rdp, err := acct.RDPDependent(s.Order)
+	rdp, err := acct.rdpDependent(s.Order)
 	if err != nil {
 		return s, named(err)
 	}
-	if s.Margin, err = acct.EvalMargin(s.Order); err != nil {
+	if s.Margin, err = acct.margin(s.Order); err != nil {
 		return s, err
 	}
 	if s.Beta != 0 {

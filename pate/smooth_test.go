@@ -26,7 +26,7 @@ func TestDataFreeSmooth(t *testing.T) {
 		// quarter, first holds at k = 2.
 		{4, 67.5, 34.25},
 	} {
-		p, err := dataFreeSmooth(noisymax.OrderEps{Order: tc.independent, RDP: slope * tc.independent}, m, tc.classes)
+		p, err := dataFreeSmooth(orderEps{Order: tc.independent, RDP: slope * tc.independent}, m, tc.classes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,11 +34,11 @@ func TestDataFreeSmooth(t *testing.T) {
 		if p.Order != tc.want || p.Beta != beta || math.Abs(p.Sigma-math.Cbrt(128*math.Exp(2*beta)/slope)) > 1e-12*p.Sigma || p.FromVotes || !p.publishable() {
 			t.Errorf("C = %d, lambda_I = %v: %+v, want order %v", tc.classes, tc.independent, p, tc.want)
 		}
-		if c5, c6 := m.SmoothConditions(tc.classes, p.Order); !c5 || !c6 {
+		if c5, c6 := smoothConditions(m.Sigma2, tc.classes, p.Order, m.Noise); !c5 || !c6 {
 			t.Errorf("C = %d: conditions fail at the rule's order %v", tc.classes, p.Order)
 		}
 	}
-	if _, err := dataFreeSmooth(noisymax.OrderEps{Order: 2}, m, 10); err == nil {
+	if _, err := dataFreeSmooth(orderEps{Order: 2}, m, 10); err == nil {
 		t.Error("a rule without a data-independent cost")
 	}
 }
@@ -81,16 +81,16 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 				counts[q][q%10] = 250
 			}
 		}
-		acct, err := noisymax.NewAccount(m, 250, 10, noisymax.Options{})
+		acct, err := newRDPAccount(m, 250, 10, rdpOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range counts {
-			if err := acct.Add(c, noisymax.AnswerUnknown); err != nil {
+			if err := acct.add(c, answerUnknown); err != nil {
 				t.Fatal(err)
 			}
 		}
-		res, err := acct.Result(paperDelta, accountant.PaperConversion)
+		res, err := acct.result(paperDelta, accountant.PaperConversion)
 		if err != nil {
 			t.Fatal(err)
 		}

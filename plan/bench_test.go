@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -13,7 +13,7 @@ import (
 // teachers over 10 classes at (2, 1e-5) on 1,000 proxy queries (issue 39:
 // under 10 s on 2 cores).
 func BenchmarkConfidentGNMax(b *testing.B) {
-	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	proxy := synth(1000, 250, 10, 1)
 	for b.Loop() {
 		if _, err := confidentGNMax(context.Background(), r, 1000, proxy, ConfidentOptions{}); err != nil {

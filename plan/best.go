@@ -40,15 +40,16 @@ type Scored struct {
 	Equal
 }
 
-// Compare plans every mechanism that fits the proxy votes for queries
-// queries of base.Budget in base.For's target, scores each on the votes,
-// and names the one with the most expected correct labels: GNMax,
-// Confident-GNMax (OnProxy, with opts) and LNMax on class counts,
-// and, for two classes of K odd teachers who all vote, darrm-one-vote
-// (its gamma from opts.Gamma, pure per query). Every plan has the same
-// total budget and target, so their utilities compare at equal totals.
-// opts.MinPrecision sets Confident-GNMax's threshold, and a mechanism
-// whose expected precision falls short of it is not the best.
+// Compare plans every mechanism that fits the proxy votes base.Proxy
+// (needed) for base.Queries queries of base.Budget in base.For's target,
+// scores each on the votes, and names the one with the most expected
+// correct labels: GNMax, Confident-GNMax (onProxy) and LNMax on class
+// counts, and, for two classes of K odd teachers who all vote,
+// darrm-one-vote (its gamma from base.Confident.Gamma, pure per query).
+// Every plan has the same total budget and target, so their utilities
+// compare at equal totals. base.Confident.MinPrecision sets
+// Confident-GNMax's threshold, and a mechanism whose expected precision
+// falls short of it is not the best.
 //
 // base gives K, the classes, the budget, its slack, the target, the
 // filter and the certificate's options; its Mechanism is GNMax on class
@@ -58,10 +59,14 @@ type Scored struct {
 // scored as its noise would be were it continuous (GNMax's Gaussian, as
 // GNMax scores it; LNMax's Laplace, pArgmaxLaplace), darrm-one-vote's
 // exactly from its gamma.
-func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts ConfidentOptions) (Comparison, error) {
+func Compare(ctx context.Context, base Request) (Comparison, error) {
 	if err := base.validate(); err != nil {
 		return Comparison{}, err
 	}
+	if base.Proxy == nil {
+		return Comparison{}, errors.New("plan: Compare's base.Proxy is not set: a comparison scores the plans on proxy votes")
+	}
+	queries, proxy, opts := base.Queries, *base.Proxy, base.Confident
 	if err := proxy.check(base.K, base.Classes); err != nil {
 		return Comparison{}, err
 	}
@@ -72,10 +77,10 @@ func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts C
 	many := func(name provenance.MechanismName) Request {
 		r := base
 		switch name {
-		case provenance.GNMax:
+		case ensemble.GNMax{}.Name():
 			// Its Sigma2, which the plan chooses, says that it labels counts.
 			r.Mechanism = ensemble.GNMax{Target: ensemble.Target{Delta: family.Delta}, Sigma2: 1, Noise: family.Noise}
-		case provenance.ConfidentGNMax:
+		case ensemble.ConfidentGNMax{}.Name():
 			r.Mechanism = ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: family.Noise}, Delta: *family.Delta}
 		default:
 			r.Mechanism = ensemble.LNMax{}
@@ -88,18 +93,18 @@ func Compare(ctx context.Context, base Request, queries int, proxy Proxy, opts C
 		plan func() (Plan, error)
 	}
 	ps := []planner{
-		{provenance.GNMax, func() (Plan, error) { return gnmaxOnProxy(ctx, many(provenance.GNMax), queries, proxy) }},
-		{provenance.ConfidentGNMax, func() (Plan, error) {
-			return confidentGNMax(ctx, many(provenance.ConfidentGNMax), queries, proxy, opts)
+		{ensemble.GNMax{}.Name(), func() (Plan, error) { return gnmaxOnProxy(ctx, many(ensemble.GNMax{}.Name()), queries, proxy) }},
+		{ensemble.ConfidentGNMax{}.Name(), func() (Plan, error) {
+			return confidentGNMax(ctx, many(ensemble.ConfidentGNMax{}.Name()), queries, proxy, opts)
 		}},
-		{provenance.LNMax, func() (Plan, error) { return scoreLNMax(ctx, many(provenance.LNMax), queries, proxy) }},
+		{ensemble.LNMax{}.Name(), func() (Plan, error) { return scoreLNMax(ctx, many(ensemble.LNMax{}.Name()), queries, proxy) }},
 	}
 	if why := oneVoteFits(proxy); why != "" {
 		if proxy.Classes == 2 {
-			c.Left = append(c.Left, fmt.Sprintf("%s: %s", provenance.DaRRMOneVote, why))
+			c.Left = append(c.Left, fmt.Sprintf("%s: %s", ensemble.OneVoteDaRRM{}.Name(), why))
 		}
 	} else {
-		ps = append(ps, planner{provenance.DaRRMOneVote, func() (Plan, error) {
+		ps = append(ps, planner{ensemble.OneVoteDaRRM{}.Name(), func() (Plan, error) {
 			r := base
 			r.Mechanism, r.Classes = ensemble.OneVoteDaRRM{Eps: 1, Gamma: opts.Gamma}, 2
 			return scoreOneVote(ctx, r, queries, proxy)
@@ -143,11 +148,11 @@ func oneVoteFits(proxy Proxy) string {
 }
 
 // scoreLNMax returns the plan of LNMax's scale for queries queries
-// (Parameters) with its expected correct labels on the proxy votes, the
+// (parameters) with its expected correct labels on the proxy votes, the
 // discrete Laplace noise scored as continuous noise of the same scale
 // (pArgmaxLaplace).
 func scoreLNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
-	pl, err := Parameters(ctx, r, queries)
+	pl, err := parameters(ctx, r, queries)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -163,11 +168,11 @@ func scoreLNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan,
 }
 
 // scoreOneVote returns the plan of darrm-one-vote's per-query ε for
-// queries queries (Parameters) with its expected correct labels on the
+// queries queries (parameters) with its expected correct labels on the
 // two-class proxy votes, exactly: with l votes for class 1, the label is
 // the majority with probability (1 + γ(l))/2.
 func scoreOneVote(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
-	pl, err := Parameters(ctx, r, queries)
+	pl, err := parameters(ctx, r, queries)
 	if err != nil {
 		return Plan{}, err
 	}

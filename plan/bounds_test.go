@@ -9,7 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -21,9 +21,9 @@ import (
 func TestParametersExtremes(t *testing.T) {
 	ctx := context.Background()
 	mechs := map[string]Request{
-		"lnmax":          request(provenance.LNMax, votefile.ManyClasses, constraints.Problem{K: 250}, 10, 2, 1e-5),
-		"gnmax":          request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5),
-		"darrm-one-vote": request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5),
+		"lnmax":          request(ensemble.LNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250}, 10, 2, 1e-5),
+		"gnmax":          request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5),
+		"darrm-one-vote": request(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 2, 1e-5),
 	}
 	for name, r := range mechs {
 		for _, c := range []struct {
@@ -31,7 +31,7 @@ func TestParametersExtremes(t *testing.T) {
 			queries    int
 		}{{500, 1e-5, 1}, {2, 1e-5, 1e15}, {2, 0, 1e15}, {1e-12, 1e-5, 1}, {2, 1e-5, accountant.CountLimit + 1}, {2, 1e-5, 0}} {
 			r.Budget.Eps, r.Budget.Delta = c.eps, c.delta
-			pl, err := Parameters(ctx, r, c.queries)
+			pl, err := parameters(ctx, r, c.queries)
 			what := fmt.Sprintf("%s, %d queries in (%g, %g)", name, c.queries, c.eps, c.delta)
 			if err == nil {
 				if pl.Count.Run < c.queries || !pl.Count.Total.Guarantee.Within(r.Budget.Guarantee) {
@@ -56,8 +56,8 @@ func TestParametersExtremes(t *testing.T) {
 // within it, as a release under it does (issue 55: plan refused a budget
 // that aggregate and a ledger take).
 func TestQueriesBeyondCount(t *testing.T) {
-	r := request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1e-6, 0), 2, 1e10, 0.4)
-	c, err := Queries(context.Background(), r)
+	r := request(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass, constraints.NewOneVote(11, 1e-6, 0), 2, 1e10, 0.4)
+	c, err := count(context.Background(), r)
 	if err != nil || c.Run != accountant.CountLimit || !c.Total.Guarantee.Within(r.Budget.Guarantee) {
 		t.Errorf("budget (1e10, 0.4) at per-query eps 1e-6: %d queries by %v, %v; want %d within the budget", c.Run, c.Total.Guarantee, err, accountant.CountLimit)
 	}

@@ -131,7 +131,7 @@ func released(ctx context.Context, r Request) (gamma.Gamma, error) {
 		return a.Gamma(), nil
 	}
 	g, counts := gnmaxOf(r)
-	if !counts || r.Mechanism.Name() != provenance.GNMax || r.Classes != 2 {
+	if !counts || !isGNMax(r.Mechanism) || r.Classes != 2 {
 		return nil, fmt.Errorf("plan: %s on %d classes releases no noise function of the majority", r.Mechanism.Name(), r.Classes)
 	}
 	return gnmaxGamma(r.K, g.Sigma2)

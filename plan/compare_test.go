@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -36,9 +37,9 @@ func TestCompare(t *testing.T) {
 		want    []provenance.MechanismName
 		left    string
 	}{
-		{"ten classes", ten, 8, 1e-6, 300, ForRun, 0, []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax, provenance.LNMax}, ""},
-		{"ten classes, a least precision", ten, 2, 1e-5, 300, ForRun, 0.95, []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax, provenance.LNMax}, ""},
-		{"ten classes, a ledger", ten, 2, 1e-5, 200, ForLedger, 0, []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax, provenance.LNMax}, ""},
+		{"ten classes", ten, 8, 1e-6, 300, ForRun, 0, []provenance.MechanismName{ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{}.Name(), ensemble.LNMax{}.Name()}, ""},
+		{"ten classes, a least precision", ten, 2, 1e-5, 300, ForRun, 0.95, []provenance.MechanismName{ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{}.Name(), ensemble.LNMax{}.Name()}, ""},
+		{"ten classes, a ledger", ten, 2, 1e-5, 200, ForLedger, 0, []provenance.MechanismName{ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{}.Name(), ensemble.LNMax{}.Name()}, ""},
 		// Under -short both two-class cases plan 10 queries in (4, 1e-5)
 		// by optimal composition, TestEqualTotals' budget and
 		// ExampleCompareAtTotals' at 10 queries: GNMax's plan on two
@@ -47,13 +48,14 @@ func TestCompare(t *testing.T) {
 		// case, TestEqualTotals and the example from what it keeps of the
 		// pairs used last (this file runs after bounds_test.go, whose
 		// searches use more sets of pairs than it keeps).
-		{"two classes", two, shortOr(4.0, 2), 1e-5, shortOr(10, 20), ForRun, 0, []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax, provenance.LNMax, provenance.DaRRMOneVote}, ""},
-		{"two classes, abstentions", twoAbstain, 4, 1e-5, shortOr(10, 100), ForRun, 0, []provenance.MechanismName{provenance.GNMax, provenance.ConfidentGNMax, provenance.LNMax}, "darrm-one-vote: it needs every teacher's vote"},
+		{"two classes", two, shortOr(4.0, 2), 1e-5, shortOr(10, 20), ForRun, 0, []provenance.MechanismName{ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{}.Name(), ensemble.LNMax{}.Name(), ensemble.OneVoteDaRRM{}.Name()}, ""},
+		{"two classes, abstentions", twoAbstain, 4, 1e-5, shortOr(10, 100), ForRun, 0, []provenance.MechanismName{ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{}.Name(), ensemble.LNMax{}.Name()}, "darrm-one-vote: it needs every teacher's vote"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: tc.proxy.K, TargetDelta: tc.delta}, tc.proxy.Classes, tc.eps, tc.delta)
-			base.For = tc.target
-			c, err := Compare(ctx, base, tc.queries, tc.proxy, ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.prec})
+			base := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: tc.proxy.K, TargetDelta: tc.delta}, tc.proxy.Classes, tc.eps, tc.delta)
+			base.For, base.Queries, base.Proxy = tc.target, tc.queries, &tc.proxy
+			base.Confident = ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.prec}
+			c, err := Compare(ctx, base)
 			if err != nil {
 				t.Fatal(err)
 			}

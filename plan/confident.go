@@ -13,7 +13,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/optimal"
-	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -183,12 +182,12 @@ type ConfidentOptions struct {
 // settings have σ1/σ2 from 1 (200/200) to 3.75 (150/40).
 var defaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 
-// OnProxy returns the plan of r's mechanism on class counts, gnmax or
+// onProxy returns the plan of r's mechanism on class counts, gnmax or
 // confident-gnmax, for queries queries, with its expected utility on the
-// proxy votes: GNMax's σ2 (Parameters) scored on them, or the
+// proxy votes: GNMax's σ2 (parameters) scored on them, or the
 // Confident-GNMax parameters (T, σ1, σ2) chosen on them (with opts, which
 // gnmax does not use).
-func OnProxy(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
+func onProxy(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
 	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok {
 		return confidentGNMax(ctx, r, queries, proxy, opts)
 	}
@@ -196,7 +195,7 @@ func OnProxy(ctx context.Context, r Request, queries int, proxy Proxy, opts Conf
 }
 
 // confidentGNMax returns the Confident-GNMax parameters (T, σ1, σ2) with
-// which queries queries fit r.Budget in r.For's target (Parameters, for
+// which queries queries fit r.Budget in r.For's target (parameters, for
 // each σ1/σ2 ratio) and whose expected number of correct answered labels
 // on the proxy votes is largest, among the thresholds whose expected
 // precision reaches opts.MinPrecision and that answer at least one proxy
@@ -429,19 +428,19 @@ func (p Proxy) describe(queries int) string {
 		p.Name, len(p.Counts), p.K, p.Classes, truth, queries)
 }
 
-// gnmaxOnProxy returns the plan of GNMax's σ2 (Parameters) with its expected
+// gnmaxOnProxy returns the plan of GNMax's σ2 (parameters) with its expected
 // number of correct labels on the proxy votes, the label's discrete
 // Gaussian noise scored as continuous noise of the same σ2 (as
 // confidentGNMax scores its label step): beside a Confident-GNMax plan of
 // the same budget, what the threshold step costs or buys.
 func gnmaxOnProxy(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
-	if _, counts := gnmaxOf(r); !counts || r.Mechanism.Name() != provenance.GNMax {
+	if _, counts := gnmaxOf(r); !counts || !isGNMax(r.Mechanism) {
 		return Plan{}, fmt.Errorf("plan: GNMax plans gnmax on class counts, not %s", r.Mechanism.Name())
 	}
 	if err := proxy.check(r.K, r.Classes); err != nil {
 		return Plan{}, err
 	}
-	pl, err := Parameters(ctx, r, queries)
+	pl, err := parameters(ctx, r, queries)
 	if err != nil {
 		return Plan{}, err
 	}

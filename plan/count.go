@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 )
@@ -35,6 +36,18 @@ type Request struct {
 	// constant gamma of each problem instead of its own
 	// (gamma.OneVoteRRBaseline).
 	RRGamma bool
+	// Queries is the number of queries a plan of parameters fits to the
+	// budget (Make, Compare); 0 has Make count what the budget buys at
+	// the mechanism's settings instead.
+	Queries int
+	// Proxy is votes on public or already released data on which a plan
+	// of the GNMax family on class counts is scored, and Confident-GNMax's
+	// parameters chosen (Compare and Confident-GNMax need them); nil:
+	// none.
+	Proxy *Proxy
+	// Confident configures the search of Confident-GNMax's parameters on
+	// Proxy.
+	Confident ConfidentOptions
 }
 
 // Count is what a budget buys for a mechanism and its parameters.
@@ -46,7 +59,8 @@ type Count struct {
 	Total accountant.Total
 	// Ledger is the number a run charged to a new ledger with the budget
 	// releases, by Filter (Request.Filter, else the filter that allows
-	// the most); LedgerTotal is what they spend by it, a realised cost.
+	// the most); LedgerTotal is what they spend by it, a realised cost
+	// (of a plan's queries, Plan.Queries, when it plans for a ledger).
 	// LedgerPublish is what that ledger publishes after them, as ledger
 	// show and a release on it print it: the budget its filter holds
 	// every release to (the plan assumes no teachers' cap).
@@ -60,6 +74,11 @@ type Count struct {
 	// is in words.
 	PerQuery accountant.Guarantee
 	Label    string
+
+	// header is the new ledger's, step the labels' description: what
+	// a number of labels spends on it (ledger.Header.Spent).
+	header ledger.Header
+	step   accountant.Spend
 }
 
 // built is the aggregator of a request with its account under the
@@ -160,7 +179,7 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 	}
 	priv := agg.Privacy()
 	if r.For == ForLedger {
-		_, n, err := ledgerCount(bindingOf(agg), r, priv.Spend)
+		_, n, err := ledgerCount(ctx, bindingOf(agg), r, priv)
 		return err == nil && n >= queries, nil
 	}
 	return accountant.Account{Step: priv.Spend, Profile: priv.Profile, Steps: queries, Budget: r.Budget}.Fits()
@@ -172,9 +191,9 @@ func (b built) runQueries() int { return b.maxQueries }
 // queriesFor returns the number of queries b, built from r, releases in
 // r's target: in one run, or on a new ledger (none when no filter can
 // hold its labels).
-func (b built) queriesFor(r Request) int {
+func (b built) queriesFor(ctx context.Context, r Request) int {
 	if r.For == ForLedger {
-		_, n, err := ledgerCount(b.binding, r, b.agg.Privacy().Spend)
+		_, n, err := ledgerCount(ctx, b.binding, r, b.agg.Privacy())
 		if err != nil {
 			return 0
 		}
@@ -192,7 +211,7 @@ func (c Count) of(t Target) int {
 	return c.Run
 }
 
-// Queries returns what r's budget buys: the queries one budgeted run
+// count returns what r's budget buys: the queries one budgeted run
 // releases, by the function that limits it (ensemble.Allowed), and
 // those a run charged to a new ledger of the budget releases, by the
 // filter ledger init fixes for these labels declared (ledger.ChooseFilter)
@@ -200,7 +219,7 @@ func (c Count) of(t Target) int {
 // query is an error that says the smallest one that fits one; one within
 // which more than accountant.CountLimit fit allows that many, as it does
 // a release (ensemble.Allowed) and a ledger.
-func Queries(ctx context.Context, r Request) (Count, error) {
+func count(ctx context.Context, r Request) (Count, error) {
 	if err := r.validate(); err != nil {
 		return Count{}, err
 	}
@@ -213,20 +232,20 @@ func Queries(ctx context.Context, r Request) (Count, error) {
 		return c, noFit(b, r.Budget.Guarantee, 1)
 	}
 	c.Total = b.allows
-	step := b.agg.Privacy().Spend
-	if c.Filter, c.Ledger, err = ledgerCount(b.binding, r, step); err != nil {
+	priv := b.agg.Privacy()
+	h, n, err := ledgerCount(ctx, b.binding, r, priv)
+	if c.Filter, c.Ledger = h.Filter, n; err != nil {
 		c.LedgerNote = err.Error()
 		return c, nil
 	}
 	if c.Ledger > 0 {
-		seq, err := accountant.Sequence{}.AddSpend(step, c.Ledger)
-		if err != nil {
+		// What the ledger publishes, as ledger show and a release on it
+		// print it (ledger.Header.Publish).
+		if c.LedgerPublish, err = h.Publish(); err != nil {
 			return c, err
 		}
-		if c.LedgerTotal, _, err = accountant.FilterTotal(c.Filter, seq, r.Budget.Guarantee); err != nil {
-			return c, err
-		}
-		if c.LedgerPublish, err = ledgerPublish(c.Filter, *r.Budget); err != nil {
+		c.header, c.step = h, priv.Spend
+		if c.LedgerTotal, err = h.Spent(priv.Spend, c.Ledger); err != nil {
 			return c, err
 		}
 	}

@@ -299,7 +299,7 @@ func countCases() []countCase {
 		return Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}}}}
 	}
 	two := func(name provenance.MechanismName, p constraints.Problem, eps, delta float64) Request {
-		return twoClass(budget(eps, delta), name, p, name == provenance.DaRRMOneVote)
+		return twoClass(budget(eps, delta), name, p, name == ensemble.OneVoteDaRRM{}.Name())
 	}
 	many := func(name provenance.MechanismName, g noisymax.ConfidentGNMax, scale, eps, delta float64) Request {
 		return manyClasses(budget(eps, delta), name, g, scale, 250, 10, nil)
@@ -314,32 +314,32 @@ func countCases() []countCase {
 	conf := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	conf3 := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 3, Sigma2: 2, Noise: noisymax.DiscreteNoise}
 	return []countCase{
-		{"darrm, issue 55", two(provenance.DaRRM, issue, 8, 1e-8), 5e-5, false},
-		{"darrm", two(provenance.DaRRM, issue, 2, 1e-5), 5e-5, false},
-		{"darrm", two(provenance.DaRRM, issue, 8, 1e-12), 5e-5, false},
-		{"subsample", two(provenance.Subsample, teachers, 8, 1e-8), 5e-5, false},
-		{"subsample", two(provenance.Subsample, teachers, 2, 1e-5), 5e-5, false},
-		{"dsub", two(provenance.DSub, pure, 8, 1e-12), 5e-5, false},
-		{"dsub", two(provenance.DSub, pure, 2, 1e-5), 5e-5, false},
-		{"rr", two(provenance.RR, teachers, 8, 1e-12), 1e-5, false},
-		{"rr", two(provenance.RR, teachers, 2, 1e-5), 1e-5, false},
-		{"darrm-one-vote", two(provenance.DaRRMOneVote, oneVote, 10, 1e-12), 5e-5, false},
-		{"darrm-one-vote", two(provenance.DaRRMOneVote, oneVote, 4, 1e-6), 5e-5, false},
-		{"gnmax, two classes", two(provenance.GNMax, gnmax2, 8, 1e-12), 2e-5, false},
-		{"gnmax, two classes", two(provenance.GNMax, gnmax2, 2, 1e-5), 2e-5, false},
-		{"gnmax, issue 55", many(provenance.GNMax, g40, 0, 8, 1e-12), 0, true},
-		{"gnmax", many(provenance.GNMax, g40, 0, 2, 1e-5), 0, true},
-		{"gnmax, sigma 3", many(provenance.GNMax, g3, 0, 8, 1e-12), 0, true},
-		{"gnmax, sigma 3", many(provenance.GNMax, g3, 0, 20, 1e-8), 0, false},
-		{"confident-gnmax, issue 55", many(provenance.ConfidentGNMax, conf, 0, 8, 1e-12), 0, false},
-		{"confident-gnmax", many(provenance.ConfidentGNMax, conf, 0, 2, 1e-5), 0, false},
-		{"confident-gnmax, sigmas 3, 2", many(provenance.ConfidentGNMax, conf3, 0, 12, 1e-12), 0, true},
-		{"lnmax", many(provenance.LNMax, noisymax.ConfidentGNMax{}, 20, 8, 1e-12), 0, true},
-		{"lnmax", many(provenance.LNMax, noisymax.ConfidentGNMax{}, 20, 2, 1e-5), 0, false},
+		{"darrm, issue 55", two(ensemble.DaRRM{}.Name(), issue, 8, 1e-8), 5e-5, false},
+		{"darrm", two(ensemble.DaRRM{}.Name(), issue, 2, 1e-5), 5e-5, false},
+		{"darrm", two(ensemble.DaRRM{}.Name(), issue, 8, 1e-12), 5e-5, false},
+		{"subsample", two(ensemble.Subsample{}.Name(), teachers, 8, 1e-8), 5e-5, false},
+		{"subsample", two(ensemble.Subsample{}.Name(), teachers, 2, 1e-5), 5e-5, false},
+		{"dsub", two(ensemble.DSub{}.Name(), pure, 8, 1e-12), 5e-5, false},
+		{"dsub", two(ensemble.DSub{}.Name(), pure, 2, 1e-5), 5e-5, false},
+		{"rr", two(ensemble.RR{}.Name(), teachers, 8, 1e-12), 1e-5, false},
+		{"rr", two(ensemble.RR{}.Name(), teachers, 2, 1e-5), 1e-5, false},
+		{"darrm-one-vote", two(ensemble.OneVoteDaRRM{}.Name(), oneVote, 10, 1e-12), 5e-5, false},
+		{"darrm-one-vote", two(ensemble.OneVoteDaRRM{}.Name(), oneVote, 4, 1e-6), 5e-5, false},
+		{"gnmax, two classes", two(ensemble.GNMax{}.Name(), gnmax2, 8, 1e-12), 2e-5, false},
+		{"gnmax, two classes", two(ensemble.GNMax{}.Name(), gnmax2, 2, 1e-5), 2e-5, false},
+		{"gnmax, issue 55", many(ensemble.GNMax{}.Name(), g40, 0, 8, 1e-12), 0, true},
+		{"gnmax", many(ensemble.GNMax{}.Name(), g40, 0, 2, 1e-5), 0, true},
+		{"gnmax, sigma 3", many(ensemble.GNMax{}.Name(), g3, 0, 8, 1e-12), 0, true},
+		{"gnmax, sigma 3", many(ensemble.GNMax{}.Name(), g3, 0, 20, 1e-8), 0, false},
+		{"confident-gnmax, issue 55", many(ensemble.ConfidentGNMax{}.Name(), conf, 0, 8, 1e-12), 0, false},
+		{"confident-gnmax", many(ensemble.ConfidentGNMax{}.Name(), conf, 0, 2, 1e-5), 0, false},
+		{"confident-gnmax, sigmas 3, 2", many(ensemble.ConfidentGNMax{}.Name(), conf3, 0, 12, 1e-12), 0, true},
+		{"lnmax", many(ensemble.LNMax{}.Name(), noisymax.ConfidentGNMax{}, 20, 8, 1e-12), 0, true},
+		{"lnmax", many(ensemble.LNMax{}.Name(), noisymax.ConfidentGNMax{}, 20, 2, 1e-5), 0, false},
 	}
 }
 
-// TestCountsAgainstReferences: the count a budget allows (Queries, the
+// TestCountsAgainstReferences: the count a budget allows (count, the
 // count of aggregate --budget-eps) is within the exact maximum and at
 // least 99% of it, for every family at two budgets or more, δ 1e-12
 // among them: the references' upper bound of δ at the count is within
@@ -356,7 +356,7 @@ func TestCountsAgainstReferences(t *testing.T) {
 			if testing.Short() && !c.short {
 				t.Skip("long: its reference takes seconds")
 			}
-			count, err := Queries(ctx, c.r)
+			count, err := count(ctx, c.r)
 			if err != nil {
 				t.Fatal(err)
 			}

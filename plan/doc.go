@@ -6,7 +6,9 @@
 // budget (ensemble.Allowed) and, for a ledger, by its filter
 // (accountant.MaxFilterSteps): the one ledger init fixes for the labels
 // declared (ledger.ChooseFilter). A plan of parameters fits its queries
-// to one run (ForRun) or to a new ledger (ForLedger).
+// to one run (ForRun) or to a new ledger (ForLedger). Make is the one
+// call for a mechanism: a Request without Queries is a count, with them a
+// plan of parameters (on its Proxy votes, if any); Compare plans them all.
 //
 // A plan of parameters searches on the predicate that count searches on
 // (accountant.Account.Fits, whether Q queries fit, or the ledger's

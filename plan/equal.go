@@ -22,7 +22,7 @@ type Equal struct {
 }
 
 // EqualTotals plans each request for the same total budget over the same
-// number of queries: each mechanism's per-query parameter by Parameters
+// number of queries: each mechanism's per-query parameter by parameters
 // (the plan darrm plan makes), so that every plan's total over queries,
 // by the accounting that holds its release to the budget, is within it. A
 // comparison of the plans' utilities is then one at equal totals: at equal
@@ -42,7 +42,7 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 	out := make([]Equal, len(rs))
 	for i, r := range rs {
 		r.Budget = &budget
-		pl, err := Parameters(ctx, r, queries)
+		pl, err := parameters(ctx, r, queries)
 		var pe *accountant.ParamError
 		switch {
 		case errors.As(err, &pe) && pe.Name == "budget-eps":

@@ -15,7 +15,7 @@ import (
 )
 
 // TestEqualTotals: at one total budget over Q queries, each mechanism's
-// planned parameter fits Q queries by the release's own count (Queries,
+// planned parameter fits Q queries by the release's own count (count,
 // called here on the planned request, not taken from the plan), with a
 // total within the budget, and the same parameter made 5% more generous
 // here does not fit (counted here at the plan's own neighbour, which must
@@ -38,12 +38,12 @@ func TestEqualTotals(t *testing.T) {
 		qs, teachersEps = []int{10}, 0.2
 	}
 	teachers := constraints.Problem{K: 11, M: 1, Eps: teachersEps, Delta: 1e-8}
-	oneVote := request(provenance.DaRRMOneVote, votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 1, 0)
-	gnmax := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 11, TargetDelta: 1e-5}, 2, 1, 0)
+	oneVote := request(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 1, 0)
+	gnmax := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 11, TargetDelta: 1e-5}, 2, 1, 0)
 	base := Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1}}}}
-	rr := twoClass(base, provenance.RR, teachers, false)
-	sub := twoClass(base, provenance.Subsample, teachers, false)
-	lnmax := request(provenance.LNMax, votefile.ManyClasses, constraints.Problem{K: 11}, 2, 1, 0)
+	rr := twoClass(base, ensemble.RR{}.Name(), teachers, false)
+	sub := twoClass(base, ensemble.Subsample{}.Name(), teachers, false)
+	lnmax := request(ensemble.LNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 11}, 2, 1, 0)
 	// Each request with its planned parameter's value 5% more generous
 	// than r's (m within its range [1, K]: a plan below K whose neighbour
 	// would pass K is checked at K), and a setter of that parameter.
@@ -125,14 +125,14 @@ func TestEqualTotals(t *testing.T) {
 			if *pl.Request.Budget != budget || pl.Queries != q {
 				t.Errorf("Q %d %s: planned for %v over %d queries, want %v over %d", q, name, pl.Request.Budget, pl.Queries, budget, q)
 			}
-			c, err := Queries(ctx, pl.Request)
+			c, err := count(ctx, pl.Request)
 			if err != nil {
 				t.Fatalf("Q %d %s: %v", q, name, err)
 			}
 			if c.Run < q || !c.Total.Guarantee.Within(budget.Guarantee) {
 				t.Errorf("Q %d %s: %s = %v releases %d queries, total %v: want >= %d within %v", q, name, pl.Parameter, pl.Value, c.Run, c.Total.Guarantee, q, budget)
 			}
-			if rs[i].Mechanism.Name() == provenance.GNMax {
+			if _, ok := rs[i].Mechanism.(ensemble.GNMax); ok {
 				// Two classes: planned and counted by the bit it releases.
 				agg, _, err := Aggregator(ctx, pl.Request)
 				if err != nil {
@@ -152,7 +152,7 @@ func TestEqualTotals(t *testing.T) {
 			}
 			next := pl.Request
 			ms[i].set(&next, pl.Neighbour)
-			n, err := Queries(ctx, next)
+			n, err := count(ctx, next)
 			if err != nil {
 				t.Fatalf("Q %d %s, 5%% more generous: %v", q, name, err)
 			}
@@ -170,11 +170,11 @@ func TestChosen(t *testing.T) {
 		in   votefile.Input
 		want []string
 	}{
-		{provenance.DaRRM, votefile.TwoClass, []string{settingM}},
-		{provenance.DaRRMOneVote, votefile.TwoClass, []string{settingTargetEps}},
-		{provenance.GNMax, votefile.ManyClasses, []string{settingSigma2}},
-		{provenance.ConfidentGNMax, votefile.ManyClasses, []string{settingSigma2, settingSigma1, settingThreshold}},
-		{provenance.LNMax, votefile.ManyClasses, []string{settingLaplaceScale}},
+		{ensemble.DaRRM{}.Name(), votefile.TwoClass, []string{settingM}},
+		{ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass, []string{settingTargetEps}},
+		{ensemble.GNMax{}.Name(), votefile.ManyClasses, []string{settingSigma2}},
+		{ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, []string{settingSigma2, settingSigma1, settingThreshold}},
+		{ensemble.LNMax{}.Name(), votefile.ManyClasses, []string{settingLaplaceScale}},
 	} {
 		r := request(c.name, c.in, constraints.Problem{K: 11, M: 1, Eps: 1}, 10, 1, 1e-5)
 		if got := Chosen(r); !slices.Equal(got, c.want) {

@@ -14,7 +14,7 @@ import (
 // noise, 250 teachers, 10 classes) a budget of (2, 1e-5) buys: in one run
 // held to it, as darrm aggregate --budget-eps 2 --budget-delta 1e-5 is, and
 // in a run charged to a new ledger of that budget.
-func ExampleQueries() {
+func ExampleMake() {
 	r := plan.Request{
 		ReleaseSpec: ensemble.ReleaseSpec{
 			Mechanism: ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5},
@@ -22,14 +22,15 @@ func ExampleQueries() {
 		},
 		K: 250, Classes: 10,
 	}
-	c, err := plan.Queries(context.Background(), r)
+	pl, err := plan.Make(context.Background(), r) // no Queries: a count
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	c := pl.Count
 	fmt.Printf("one run: %d queries, eps %.4f by %v\n", c.Run, c.Total.Guarantee.Eps, c.Total.Method)
 	fmt.Printf("a new ledger: %d queries by the %v\n", c.Ledger, c.Filter)
 	// Output:
 	// one run: 194 queries, eps 1.9981 by exact
-	// a new ledger: 167 queries by the zcdp-filter
+	// a new ledger: 194 queries by the exact
 }

@@ -22,17 +22,17 @@ func twoClass(base Request, name provenance.MechanismName, p constraints.Problem
 	}
 	r.Teachers = &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 	switch name {
-	case provenance.DaRRM:
+	case ensemble.DaRRM{}.Name():
 		r.Mechanism = ensemble.DaRRM{Target: t}
-	case provenance.Subsample:
+	case ensemble.Subsample{}.Name():
 		r.Mechanism = ensemble.Subsample{Target: t}
-	case provenance.DSub:
+	case ensemble.DSub{}.Name():
 		r.Mechanism = ensemble.DSub{Target: t}
-	case provenance.RR:
+	case ensemble.RR{}.Name():
 		r.Mechanism = ensemble.RR{Target: t}
-	case provenance.GNMax:
+	case ensemble.GNMax{}.Name():
 		r.Mechanism = ensemble.GNMax{Target: t}
-	case provenance.DaRRMOneVote:
+	case ensemble.OneVoteDaRRM{}.Name():
 		delta := 0.0
 		if deltaGiven {
 			delta = p.TargetDelta
@@ -61,11 +61,11 @@ func manyClasses(base Request, name provenance.MechanismName, g noisymax.Confide
 		g.Sigma2 = 1
 	}
 	switch name {
-	case provenance.GNMax:
+	case ensemble.GNMax{}.Name():
 		r.Mechanism = ensemble.GNMax{Target: ensemble.Target{Delta: &d}, Sigma2: g.Sigma2, Noise: g.Noise}
-	case provenance.ConfidentGNMax:
+	case ensemble.ConfidentGNMax{}.Name():
 		r.Mechanism = ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: d}
-	case provenance.LNMax:
+	case ensemble.LNMax{}.Name():
 		r.Mechanism = ensemble.LNMax{LNMax: noisymax.LNMax{Scale: scale}}
 	}
 	return r

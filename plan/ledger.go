@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -36,37 +37,33 @@ type targetTable struct{}
 
 func (targetTable) Names() *enum.Names[Target] { return &targetNames }
 
-// ledgerCount returns the filter of a new ledger bound to b with r's
-// budget whose labels step describes, and the labels it allows: r.Filter
-// if set, else the filter that allows the most (ledger.ChooseFilter, as
-// ledger init chooses it for these labels declared). An error says why
-// no filter (or not r.Filter) can hold them.
-func ledgerCount(b provenance.Binding, r Request, step accountant.Spend) (accountant.Method, int, error) {
+// ledgerCount returns the header of a new ledger bound to b with r's
+// budget whose labels priv describes, and the labels it allows, as
+// darrm ledger init makes it for these labels declared: their declared
+// use, composed exactly as one run (ledger.NewUseHeader), or with
+// r.Filter that filter, open to any use. An error says why it cannot
+// hold them.
+func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ensemble.Privacy) (ledger.Header, int, error) {
 	budget := r.Budget.Guarantee
-	if r.Filter != nil {
-		f := *r.Filter
-		if err := accountant.CheckFilter(f, budget); err != nil {
-			return f, 0, err
-		}
-		if err := accountant.FilterAccepts(f, step); err != nil {
-			return f, 0, err
-		}
-		n, err := accountant.MaxFilterSteps(f, accountant.Sequence{}, step, budget)
+	if r.Filter == nil {
+		run := ledger.UseRun{Mechanism: r.Mechanism.Name(), Step: priv.Spend, Profile: priv.Profile}
+		h, err := ledger.NewUseHeader(ctx, b, budget, accountant.DefaultDeltaPrime, []ledger.UseRun{run})
 		if err != nil {
-			return f, 0, fmt.Errorf("plan: ledger (%v): %w", f, err)
+			return h, 0, err
 		}
-		return f, n, nil
+		return h, h.Use[0].Labels, nil
 	}
-	c, err := ledger.ChooseFilter(b, budget, step, 0)
+	f, err := ledger.NamedFilter(b, budget, &priv.Spend, *r.Filter)
+	h := ledger.NewHeader(b, budget, accountant.DefaultDeltaPrime, f)
 	if err != nil {
-		return c.Filter, 0, err
+		h.Filter = *r.Filter
+		return h, 0, err
 	}
-	for _, a := range c.Allowances {
-		if a.Filter == c.Filter {
-			return c.Filter, a.Labels, nil
-		}
+	n, err := f.MaxSteps(accountant.Sequence{}, priv.Spend, budget)
+	if err != nil {
+		return h, 0, fmt.Errorf("plan: ledger (%v): %w", f, err)
 	}
-	return c.Filter, 0, fmt.Errorf("plan: ledger.ChooseFilter chose %v without an allowance for it", c.Filter)
+	return h, n, nil
 }
 
 // noLedgerFit returns the error for a budget on whose new ledger not even
@@ -79,18 +76,10 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 		return err
 	}
 	priv := agg.Privacy()
-	f, n, err := ledgerCount(bindingOf(agg), r, priv.Spend)
-	rule := fmt.Sprintf("not even %s on a new ledger of this budget: the least generous %s searched, %v (per query %v), allows %d (filter %v)", fitWords(queries), k.setting, k.value(x), priv.Guarantee, n, f)
+	h, n, err := ledgerCount(ctx, bindingOf(agg), r, priv)
+	rule := fmt.Sprintf("not even %s on a new ledger of this budget: the least generous %s searched, %v (per query %v), allows %d (filter %v)", fitWords(queries), k.setting, k.value(x), priv.Guarantee, n, h.Filter)
 	if err != nil {
 		rule = fmt.Sprintf("not even %s on a new ledger of this budget: at the least generous %s searched, %v (per query %v): %v", fitWords(queries), k.setting, k.value(x), priv.Guarantee, err)
 	}
 	return &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: rule}
-}
-
-// ledgerPublish returns what a new ledger with filter f and budget
-// publishes for every release charged to it, as the ledger itself says it
-// (ledger.Balance.Publish: accountant.Account.Publish of a filter): its
-// budget, the teachers' cap aside, which a plan does not assume.
-func ledgerPublish(f accountant.Method, budget accountant.Budget) (accountant.Total, error) {
-	return accountant.Account{Filter: &f, Budget: &budget}.Publish()
 }

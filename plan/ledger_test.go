@@ -19,55 +19,68 @@ import (
 )
 
 // TestPlanForLedger: Confident-GNMax planned for 300 queries on a new
-// ledger of (2, 1e-5) (ForLedger) is allowed them by the filter that
-// ledger init fixes for that use (ledger.ChooseFilter), and a ledger
-// created so releases all 300 private queries; the parameters planned for
-// one run are allowed fewer on that ledger, and a release of 300 with
-// them on it stops short.
+// ledger of (2, 1e-5) (ForLedger) is allowed them by the ledger that
+// ledger init makes for that use, and a ledger created so releases all
+// 300 private queries. On a ledger open to any use, held by the
+// zcdp-filter, the parameters planned for one run are allowed fewer and a
+// release of 300 with them stops short; on a ledger whose use is declared
+// (the default of ledger init --mechanism), composed exactly as one run,
+// the run's parameters release all 300 too.
 func TestPlanForLedger(t *testing.T) {
 	ctx := context.Background()
 	const queries = 300
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
-	r := request(provenance.ConfidentGNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, budget.Eps, budget.Delta)
-	proxy := pateVotes(200, 250, 10, 0.05, 1)
-	opts := ConfidentOptions{Ratios: []float64{1.5, 4}}
-	r.For = ForLedger
-	forLedger, err := confidentGNMax(ctx, r, queries, proxy, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.For = ForRun
-	forRun, err := confidentGNMax(ctx, r, queries, proxy, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := forLedger.Count; c.Ledger < queries || forLedger.NeighbourRun >= queries {
-		t.Errorf("planned for a ledger: it allows %d by %v, the neighbour %d: want >= %d, and < %d", c.Ledger, c.Filter, forLedger.NeighbourRun, queries, queries)
-	}
-	if c := forRun.Count; c.Run < queries || c.Ledger >= queries {
-		t.Errorf("planned for a run: %d in a run, %d on a ledger: want >= %d and < %d", c.Run, c.Ledger, queries, queries)
-	}
-	private := pateVotes(queries, 250, 10, 0, 2)
-	for _, tc := range []struct {
-		name string
-		pl   Plan
-		all  bool
-	}{{"for a ledger", forLedger, true}, {"for a run", forRun, false}} {
-		t.Run(tc.name, func(t *testing.T) {
-			res, err := releaseOnLedger(ctx, t.TempDir(), tc.pl, private, budget)
-			if tc.all && (err != nil || res.Released != queries) {
-				t.Errorf("released %d of %d (%v): want all", res.Released, queries, err)
+	zcdp := accountant.ZCDPFilter
+	for _, filter := range []*accountant.Method{&zcdp, nil} {
+		name := "declared use"
+		if filter != nil {
+			name = filter.String()
+		}
+		t.Run(name, func(t *testing.T) {
+			r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, budget.Eps, budget.Delta)
+			r.Filter = filter
+			proxy := pateVotes(200, 250, 10, 0.05, 1)
+			opts := ConfidentOptions{Ratios: []float64{1.5, 4}}
+			r.For = ForLedger
+			forLedger, err := confidentGNMax(ctx, r, queries, proxy, opts)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if !tc.all && (!errors.Is(err, ensemble.ErrBudget) || res.Released >= queries) {
-				t.Errorf("released %d of %d (%v): want the ledger to stop it short", res.Released, queries, err)
+			r.For = ForRun
+			forRun, err := confidentGNMax(ctx, r, queries, proxy, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := forLedger.Count; c.Ledger < queries || forLedger.NeighbourRun >= queries {
+				t.Errorf("planned for a ledger: it allows %d by %v, the neighbour %d: want >= %d, and < %d", c.Ledger, c.Filter, forLedger.NeighbourRun, queries, queries)
+			}
+			runFits := filter == nil
+			if c := forRun.Count; c.Run < queries || (c.Ledger >= queries) != runFits {
+				t.Errorf("planned for a run: %d in a run, %d on a ledger: want >= %d, and on the ledger >= %d: %v", c.Run, c.Ledger, queries, queries, runFits)
+			}
+			private := pateVotes(queries, 250, 10, 0, 2)
+			for _, tc := range []struct {
+				name string
+				pl   Plan
+				all  bool
+			}{{"for a ledger", forLedger, true}, {"for a run", forRun, runFits}} {
+				t.Run(tc.name, func(t *testing.T) {
+					res, err := releaseOnLedger(ctx, t.TempDir(), tc.pl, private, budget)
+					if tc.all && (err != nil || res.Released != queries) {
+						t.Errorf("released %d of %d (%v): want all", res.Released, queries, err)
+					}
+					if !tc.all && (!errors.Is(err, ensemble.ErrBudget) || res.Released >= queries) {
+						t.Errorf("released %d of %d (%v): want the ledger to stop it short", res.Released, queries, err)
+					}
+				})
 			}
 		})
 	}
 }
 
 // releaseOnLedger creates a ledger with budget, bound to the votes'
-// ensemble, by the filter darrm ledger init chooses for the plan's labels
-// declared, and releases the votes with the plan's mechanism on it.
+// ensemble, as darrm ledger init makes it for the plan's labels declared
+// (their use, or the plan's filter when it names one), and releases the votes with the plan's mechanism on it.
 func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budget accountant.Guarantee) (ensemble.ReleaseResult, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# {"darrm-votes":1,"ensemble":"plan-ledger","K":%d,"classes":%d,"layout":"counts","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":%d,"source":{"method":"none"}}]}`+"\n", votes.K, votes.Classes, votes.K)
@@ -86,13 +99,23 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
-	choice, err := ledger.ChooseFilter(bind, budget, agg.Privacy().Spend, pl.Queries)
-	if err != nil {
-		return ensemble.ReleaseResult{}, err
+	priv := agg.Privacy()
+	h := ledger.NewHeader(bind, budget, accountant.DefaultDeltaPrime, accountant.Filter{})
+	if pl.Request.Filter != nil {
+		f, err := ledger.NamedFilter(bind, budget, &priv.Spend, *pl.Request.Filter)
+		if err != nil {
+			return ensemble.ReleaseResult{}, err
+		}
+		h = ledger.NewHeader(bind, budget, accountant.DefaultDeltaPrime, f)
+	} else {
+		run := ledger.UseRun{Mechanism: pl.Request.Mechanism.Name(), Step: priv.Spend, Profile: priv.Profile}
+		if h, err = ledger.NewUseHeader(ctx, bind, budget, accountant.DefaultDeltaPrime, []ledger.UseRun{run}); err != nil {
+			return ensemble.ReleaseResult{}, err
+		}
 	}
 	state := ledger.Book{StateDir: filepath.Join(dir, "state")}
 	led := filepath.Join(dir, "votes.ledger")
-	if _, err := state.Init(ctx, led, ledger.NewHeader(bind, budget, accountant.DefaultDeltaPrime, choice.Filter), false); err != nil {
+	if _, err := state.Init(ctx, led, h, false); err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
@@ -117,10 +140,10 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 // simple composition sums the per-query δ, and 20 queries of δ = 1e-5
 // exceed a budget δ of 1e-5 whatever σ2.
 func TestPlanForLedgerNoFit(t *testing.T) {
-	r := request(provenance.GNMax, votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	r := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	simple := accountant.Simple
 	r.For, r.Filter = ForLedger, &simple
-	_, err := Parameters(context.Background(), r, 20)
+	_, err := parameters(context.Background(), r, 20)
 	var pe *accountant.ParamError
 	if !errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, "on a new ledger") {
 		t.Errorf("err %v, want a ParamError on budget-eps that names the ledger", err)

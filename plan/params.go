@@ -104,6 +104,12 @@ func gnmaxOf(r Request) (noisymax.ConfidentGNMax, bool) {
 	return noisymax.ConfidentGNMax{}, false
 }
 
+// isGNMax says whether m is GNMax, not Confident-GNMax.
+func isGNMax(m ensemble.Mechanism) bool {
+	_, ok := m.(ensemble.GNMax)
+	return ok
+}
+
 // setGNMax sets the parameters of r's mechanism of the GNMax family on
 // class counts to g's (gnmaxOf).
 func setGNMax(r *Request, g noisymax.ConfidentGNMax) {
@@ -182,7 +188,7 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 }
 
 // Chosen returns the settings that a plan of r's mechanism chooses
-// (Parameters, OnProxy), which a request to plan must leave open:
+// (Make), which a request to plan must leave open:
 // the target eps, m, sigma2 (Confident-GNMax: with sigma1 and the
 // threshold) or the Laplace scale; none for a mechanism not planned.
 func Chosen(r Request) []string {
@@ -213,7 +219,28 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 	return s * s
 }
 
-// Parameters returns the most generous value of the parameter r's
+// Make plans r. With r.Queries 0 it counts what r's budget buys at the
+// settings of r's mechanism (Plan.Count; nothing is chosen). Else it
+// chooses the most generous value of the parameter r's mechanism is
+// planned by with which r.Queries queries fit r.Budget in r.For's target
+// (parameters), and with r.Proxy scores the plan on those votes (GNMax
+// on class counts) or chooses it on them (Confident-GNMax, which needs
+// them: onProxy).
+func Make(ctx context.Context, r Request) (Plan, error) {
+	if r.Queries == 0 {
+		c, err := count(ctx, r)
+		return Plan{Request: r, Count: c}, err
+	}
+	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok || r.Proxy != nil {
+		if r.Proxy == nil {
+			return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
+		}
+		return onProxy(ctx, r, r.Queries, *r.Proxy, r.Confident)
+	}
+	return parameters(ctx, r, r.Queries)
+}
+
+// parameters returns the most generous value of the parameter r's
 // mechanism is planned by (knobOf: m, target-eps, sigma2 or
 // laplace-scale) with which a run held to r.Budget releases queries
 // queries: searched on the predicate the release's count searches on
@@ -221,10 +248,10 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // release's own count (ensemble.Allowed), which must reach
 // queries, and against its neighbour generosity times more generous,
 // which must not. Confident-GNMax needs proxy
-// votes (OnProxy).
-func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
+// votes (onProxy).
+func parameters(ctx context.Context, r Request, queries int) (Plan, error) {
 	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok {
-		return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (OnProxy)"}
+		return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
 	}
 	pl, err := search(ctx, r, queries, 0)
 	if err != nil {
@@ -233,7 +260,7 @@ func Parameters(ctx context.Context, r Request, queries int) (Plan, error) {
 	return pl, verify(ctx, &pl)
 }
 
-// search returns the most generous value of Parameters, with
+// search returns the most generous value of parameters, with
 // confident-gnmax's σ1/σ2 ratio, unverified (verify).
 func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, error) {
 	if err := r.validate(); err != nil {
@@ -319,17 +346,24 @@ func guess(ctx context.Context, at func(float64) Request, queries int) func(floa
 }
 
 // verify completes a plan that search returned: what the budget buys at
-// its parameters, by the release's own count (Queries), which must reach
+// its parameters, by the release's own count (count), which must reach
 // the planned queries, and the count of the neighbour generosity times
 // more generous, which must not.
 func verify(ctx context.Context, pl *Plan) error {
 	var err error
-	if pl.Count, err = Queries(ctx, pl.Request); err != nil {
+	if pl.Count, err = count(ctx, pl.Request); err != nil {
 		return err
 	}
 	k := pl.knob
 	if n := pl.Count.of(pl.Request.For); n < pl.Queries {
 		return fmt.Errorf("plan: %s = %v releases %d of %d queries (%v): the search returned a value that does not fit", k.setting, pl.Value, n, pl.Queries, pl.Request.For)
+	}
+	if pl.Request.For == ForLedger {
+		// What the planned queries spend, as ledger show prints it once
+		// they are released, not all the ledger allows.
+		if pl.Count.LedgerTotal, err = pl.Count.header.Spent(pl.Count.step, pl.Queries); err != nil {
+			return err
+		}
 	}
 	if pl.AtLimit {
 		return nil
@@ -347,7 +381,7 @@ func verify(ctx context.Context, pl *Plan) error {
 	if err != nil {
 		return fmt.Errorf("plan: the neighbour %s = %v: %w", k.setting, pl.Neighbour, err)
 	}
-	if pl.NeighbourRun = b.queriesFor(next); pl.NeighbourRun >= pl.Queries {
+	if pl.NeighbourRun = b.queriesFor(ctx, next); pl.NeighbourRun >= pl.Queries {
 		return fmt.Errorf("plan: %s = %v, %v times more generous than %v, still releases %d >= %d queries: the search stopped short", k.setting, pl.Neighbour, generosity, pl.Value, pl.NeighbourRun, pl.Queries)
 	}
 	return nil

@@ -179,5 +179,5 @@ func mostReaching(ctx context.Context, r Request, rp ratioPlan, proxy Proxy, p f
 	if err != nil {
 		return 0, err
 	}
-	return b.queriesFor(at), nil
+	return b.queriesFor(ctx, at), nil
 }

@@ -4,6 +4,7 @@
 # Usage: scripts/bench-solve.sh [quick]   ("quick" skips the K = 101, Delta > 0 case)
 #        scripts/bench-solve.sh sweep [K...] [--limit SECONDS]
 #        scripts/bench-solve.sh approx [K...] [--m LIST] [--limit SECONDS]
+#        scripts/bench-solve.sh frontier [--m LIST] [--limit SECONDS]
 #        scripts/bench-solve.sh release [--base REF] [--K K] [--m LIST] [--limit SECONDS] [--base-limit SECONDS]
 # sweep: pure DP (Delta = delta = 0), each K (default 101 201 301 501 1001)
 # times m in {1, 2, 3, 5, 10, 20, 40, (K+1)/2}, cold, each case stopped
@@ -12,6 +13,12 @@
 # approx: the same with Delta = 1e-5 and the default delta, each K (default
 # 101 251 501 1001) times m in --m (default 3,10,40), stopped after
 # --limit seconds (default 3600).
+# frontier: approx at K = 2001 for every m from 1 to 20 (--m to choose),
+# each stopped after --limit seconds (default 600): the frontier that
+# docs/solve.md states, five minutes and 2 GB a solve on 2 cores.
+# sweep and approx report wall and CPU (user + sys) time, peak RSS,
+# passes, rows, the gap and the outcome ("stalled" when the solve stopped
+# closing its gap).
 # release: the working tree against an earlier release in the same run.
 # It builds the release from the git ref --base (a tag, a commit or a
 # branch; by default where HEAD left main, git merge-base HEAD main, or
@@ -99,11 +106,12 @@ print(r(bw, nw), r(bc, nc), diff)' "$bwall" "$nwall" "$bcpu" "$ncpu" "$bobj" "$n
   rm -rf "$old"
   exit 0
 fi
-if [[ "${1:-}" == sweep || "${1:-}" == approx ]]; then
+if [[ "${1:-}" == sweep || "${1:-}" == approx || "${1:-}" == frontier ]]; then
   mode=$1
   shift
   ks=() limit=300 mlist=
   [[ $mode == approx ]] && limit=3600 mlist=3,10,40
+  [[ $mode == frontier ]] && limit=600 mlist=$(seq -s, 1 20) ks=(2001) mode=approx
   while (($#)); do
     case $1 in
     --limit) limit=$2; shift ;;
@@ -119,25 +127,26 @@ if [[ "${1:-}" == sweep || "${1:-}" == approx ]]; then
     ((${#ks[@]})) || ks=(101 201 301 501 1001)
     privacy=(--Delta 0 --delta 0)
   fi
-  printf '| K | m | wall | peak RSS | passes | rows | outcome |\n|---|---|---|---|---|---|---|\n'
+  printf '| K | m | wall | CPU | peak RSS | passes | rows | gap | outcome |\n|---|---|---|---|---|---|---|---|---|\n'
   for k in "${ks[@]}"; do
     if [[ -n $mlist ]]; then ms=${mlist//,/ }; else ms="1 2 3 5 10 20 40 $(((k + 1) / 2))"; fi
     for m in $ms; do
       out=$(mktemp)
       set +e
-      /usr/bin/time -o "$out.time" -f '%e %M' timeout "$limit" "$bin" solve --K "$k" --m "$m" "${privacy[@]}" --no-cache --format json > "$out" 2> "$out.err"
+      /usr/bin/time -o "$out.time" -f '%e %U %S %M' timeout "$limit" "$bin" solve --K "$k" --m "$m" "${privacy[@]}" --no-cache --format json > "$out" 2> "$out.err"
       rc=$?
       set -e
-      read -r wall rss < <(tail -1 "$out.time")
+      read -r wall user sys rss < <(tail -1 "$out.time")
+      cpu=$(python3 -c "print(f'{${user:-0} + ${sys:-0}:.1f}')")
       if [[ $rc == 0 ]]; then
-        read -r passes rows status < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["solve"]["passes"], d["solve"]["rows"], d["certificate"]["status"])' "$out")
+        read -r passes rows gap status < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["solve"]; print(s["passes"], s["rows"], "%.2g" % d["gap"], d["certificate"]["status"] + (", stalled" if s.get("stalled") else ""))' "$out")
         outcome=$status
       elif [[ $rc == 124 ]]; then
-        passes=- rows=- outcome="stopped after ${limit} s"
+        passes=- rows=- gap=- outcome="stopped after ${limit} s"
       else
-        passes=- rows=- outcome="failed: $(tail -1 "$out.err" | cut -c1-120)"
+        passes=- rows=- gap=- outcome="failed: $(tail -1 "$out.err" | cut -c1-120)"
       fi
-      printf '| %s | %s | %s s | %d MiB | %s | %s | %s |\n' "$k" "$m" "${wall:-?}" $((${rss:-0} / 1024)) "$passes" "$rows" "$outcome"
+      printf '| %s | %s | %s s | %s s | %d MiB | %s | %s | %s | %s |\n' "$k" "$m" "${wall:-?}" "$cpu" $((${rss:-0} / 1024)) "$passes" "$rows" "$gap" "$outcome"
       rm -f "$out" "$out.err" "$out.time"
     done
   done

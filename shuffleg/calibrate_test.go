@@ -67,7 +67,8 @@ func TestCalibrationOrdering(t *testing.T) {
 }
 
 // TestCalibrationTable43 checks the order rule of Table 4.3 against the
-// accountant's: the same σ and α as SigmaTable43, slightly more noise than
+// accountant's: the same σ and α as its calibration of the run by that
+// rule (accountant.PABI.Calibrate), slightly more noise than
 // the exact rule, and refused with the improved conversion.
 func TestCalibrationTable43(t *testing.T) {
 	target := accountant.Guarantee{Eps: 5, Delta: 1e-6}
@@ -77,10 +78,10 @@ func TestCalibrationTable43(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sigma, alpha, _ := plan.PABI(10).SigmaTable43(target)
+		sigma, alpha, _, _ := plan.PABI(10).Calibrate(target, accountant.PaperConversion, accountant.AlphaTable43)
 		exact, _ := plan.Calibrate(10, target, accountant.PaperConversion, accountant.AlphaExact)
 		if c.Sigma != sigma || c.Alpha != alpha || c.AlphaRule != accountant.AlphaTable43 || !(c.Sigma > exact.Sigma) || c.Eps > 5 {
-			t.Errorf("%v: %+v; SigmaTable43 gives σ = %v at α = %v, the exact rule σ = %v", a, c, sigma, alpha, exact.Sigma)
+			t.Errorf("%v: %+v; the accountant's Table 4.3 gives σ = %v at α = %v, the exact rule σ = %v", a, c, sigma, alpha, exact.Sigma)
 		}
 		if _, err := plan.Calibrate(10, target, accountant.ImprovedConversion, accountant.AlphaTable43); err == nil {
 			t.Errorf("%v: Table 4.3 with the improved conversion: no error", a)

@@ -77,7 +77,7 @@ func validClasses(c int) bool { return c >= 2 && c <= MaxClasses }
 // with TeachersInRows, is gathered from the whole array in memory). The x
 // are counts or class indices (classOptions.Input), non-negative decimal
 // integers (7.0 is 7), or for class indices -1, a teacher that abstained.
-// Errors are *FormatError: file, line, column and rule, never a row.
+// Errors are format errors: file, line, column and rule, never a row.
 type classReader struct {
 	lr     *voteReader // line reading and CSV splitting
 	opts   classOptions
@@ -99,12 +99,12 @@ type classReader struct {
 
 // Classes reads the file as counts or class indices, a step of Read. A
 // metadata header fixes the layout, C and K: opts may repeat them, and a
-// value that contradicts the header is a *FormatError naming both.
+// value that contradicts the header is a format error naming both.
 // opts.Format is not used.
 func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	name := f.vr.name
 	if (opts.Classes != 0 && !validClasses(opts.Classes)) || opts.K < 0 {
-		return nil, &FormatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C in [2, %d] (or 0 to detect) and K >= 0", opts.Classes, opts.K, MaxClasses)}
+		return nil, &formatError{File: name, Msg: fmt.Sprintf("C = %d, K = %d: need C in [2, %d] (or 0 to detect) and K >= 0", opts.Classes, opts.K, MaxClasses)}
 	}
 	if m := f.vr.meta; m != nil {
 		bad := func(format string, args ...any) error {
@@ -147,14 +147,14 @@ func (f *voteFile) Classes(opts classOptions) (*classReader, error) {
 	}
 	switch opts.Input {
 	case inputFromHeader:
-		return nil, &FormatError{File: name, Msg: "no metadata header: say whether the rows are vote counts or class indices (and C)"}
+		return nil, &formatError{File: name, Msg: "no metadata header: say whether the rows are vote counts or class indices (and C)"}
 	case inputClasses:
 		if opts.Classes < 2 {
 			return nil, adviceError(name, advise("a file of class indices needs the number of classes C >= 2 (%v), got %d", Hint{optClasses, ""}, opts.Classes))
 		}
 	case inputCounts:
 	default:
-		return nil, &FormatError{File: name, Msg: fmt.Sprintf("input %d: must be counts or class indices", opts.Input)}
+		return nil, &formatError{File: name, Msg: fmt.Sprintf("input %d: must be counts or class indices", opts.Input)}
 	}
 	mr := &classReader{lr: f.vr, opts: opts, format: f.vr.format, npy: f.npy, member: f.member}
 	if opts.Input == inputClasses {
@@ -374,7 +374,7 @@ func (r *classReader) csvHeader(line []byte) ([]byte, error) {
 	if r.header {
 		named = strings.EqualFold(string(fs[0].b), "id") || r.opts.ID != absent && csvIndexHeader(fs)
 		if line, err = r.lr.nextNonBlank(); err == io.EOF {
-			return nil, &FormatError{File: r.lr.name, Line: r.lr.line, Msg: "no data rows after the header"}
+			return nil, &formatError{File: r.lr.name, Line: r.lr.line, Msg: "no data rows after the header"}
 		} else if err != nil {
 			return nil, err
 		}

@@ -87,9 +87,9 @@ func TestClassReader(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: error %v, want %q", c.name, err, c.err)
 			}
-			var fe *FormatError
+			var fe *formatError
 			if err != nil && !errors.As(err, &fe) {
-				t.Errorf("%s: %T is not a *FormatError", c.name, err)
+				t.Errorf("%s: %T is not a *formatError", c.name, err)
 			}
 			continue
 		}

@@ -173,7 +173,7 @@ func (r *voteReader) firstCSV(line []byte, opts readOptions) error {
 		headerLine := r.line
 		namedID = strings.EqualFold(string(fs[0].b), "id") || opts.ID != absent && csvIndexHeader(fs)
 		if line, err = r.nextNonBlank(); err == io.EOF {
-			return &FormatError{File: r.name, Line: r.line, Msg: fmt.Sprintf("no data rows after the header on line %d (a first row that is not all numbers is a header)", headerLine)}
+			return &formatError{File: r.name, Line: r.line, Msg: fmt.Sprintf("no data rows after the header on line %d (a first row that is not all numbers is a header)", headerLine)}
 		} else if err != nil {
 			return err
 		}

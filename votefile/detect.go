@@ -36,7 +36,7 @@ const detectRows = 16
 // caller's flag, or a K that tells). When
 // the rows read both ways, a number (2 or more) followed by 0/1 votes
 // in every row and rows of equal sums, the file is ambiguous: a
-// *FormatError says so, and the caller must say which (an id column, or
+// format error says so, and the caller must say which (an id column, or
 // counts), rather than have darrm guess. docs/aggregate.md, "Vote counts
 // without a flag", states the rule.
 func (f *voteFile) detectLayout(opts readOptions) (Layout, error) {

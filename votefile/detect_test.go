@@ -75,7 +75,7 @@ func TestDetectLayout(t *testing.T) {
 		{"a comment line in the data", "240,10\n200,50\n# x\n", readOptions{}, counts},
 	} {
 		got, err := detect(t, tc.data, tc.opts)
-		var fe *FormatError
+		var fe *formatError
 		switch {
 		case tc.want == refuse && (!errors.As(err, &fe) || !strings.Contains(err.Error(), "Options.ID = yes") || !strings.Contains(err.Error(), "Options.Layout = counts")):
 			t.Errorf("%s: %v, %v; want it refused, saying how to say which", tc.name, got, err)
@@ -220,7 +220,7 @@ func TestDetectCounts(t *testing.T) {
 }
 
 // FuzzDetectLayout: whatever the file, detection fails only on an
-// ambiguous file (a *FormatError), and never takes for counts a file that
+// ambiguous file (a *formatError), and never takes for counts a file that
 // the 0/1 vote reader reads whole.
 func FuzzDetectLayout(f *testing.F) {
 	for _, s := range []string{"0,1,1\n", "240,5,5,0\n200,30,10,10\n", "17,0,1,1\n", "id,a\nq,3\n", "[1,2]\n", `{"counts":[1]}`, "0.5,0,1,1\n"} {
@@ -232,7 +232,7 @@ func FuzzDetectLayout(f *testing.F) {
 			return
 		}
 		l, err := vf.detectLayout(readOptions{})
-		var fe *FormatError
+		var fe *formatError
 		if err != nil && !errors.As(err, &fe) {
 			t.Fatalf("%q: %v", s, err)
 		}

@@ -24,9 +24,11 @@
 // returns a query's un-noised majority: a reader hands each query's votes
 // to the caller, and a label file holds only released labels.
 //
-// A malformed file (*FormatError) and a header that breaks a rule
-// (*HeaderError) are the caller's input: they have BadInput() bool, true,
-// by which callers tell them from a failure to read.
+// A malformed file (its error names the file, the line, the column and the
+// rule, never a row, and may carry hints on how to read it: Advised) and a
+// header that breaks a rule (*HeaderError) are the caller's input: they
+// have BadInput() bool, true, by which callers tell them from a failure to
+// read.
 //
 // The file formats are documented in docs/aggregate.md.
 package votefile

@@ -70,11 +70,11 @@ type readOptions struct {
 	K int
 }
 
-// FormatError describes malformed input: the file, the line (1-based), the
+// formatError describes malformed input: the file, the line (1-based), the
 // column (1-based; for CSV the field, for JSON lines the byte; 0 when the
 // whole line is at fault) and what is wrong. It never quotes a row, only
 // the offending field, so that no error reveals a query's votes.
-type FormatError struct {
+type formatError struct {
 	File   string
 	Line   int
 	Column int
@@ -83,16 +83,16 @@ type FormatError struct {
 	Advice []Hint
 }
 
-// adviceError returns the *FormatError of file whose message a says,
+// adviceError returns the format error of file whose message a says,
 // with its hints.
-func adviceError(file string, a advice) *FormatError {
-	return &FormatError{File: file, Msg: a.text, Advice: a.hints}
+func adviceError(file string, a advice) *formatError {
+	return &formatError{File: file, Msg: a.text, Advice: a.hints}
 }
 
 // Hints returns the hints the message gives.
-func (e *FormatError) Hints() []Hint { return e.Advice }
+func (e *formatError) Hints() []Hint { return e.Advice }
 
-func (e *FormatError) Error() string {
+func (e *formatError) Error() string {
 	if e.Column > 0 {
 		return fmt.Sprintf("%s, line %d, column %d: %s", e.File, e.Line, e.Column, e.Msg)
 	}
@@ -103,7 +103,7 @@ func (e *FormatError) Error() string {
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
-func (e *FormatError) BadInput() bool { return true }
+func (e *formatError) BadInput() bool { return true }
 
 // LabelFormat is the format of labels written to path when none is
 // chosen: the one its extension names (.npy, .csv, .jsonl or .ndjson),

@@ -67,7 +67,7 @@ func (s *jsonScan) ws() {
 	}
 }
 
-func (s *jsonScan) errorf(format string, args ...any) *FormatError {
+func (s *jsonScan) errorf(format string, args ...any) *formatError {
 	return s.r.errorf(s.i+1, format, args...)
 }
 

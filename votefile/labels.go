@@ -384,7 +384,7 @@ type labelRow struct {
 // LabelReader streams a label file that ensemble.ReleaseTo wrote, in constant
 // memory: its metadata header (Meta; older files have none), then its
 // rows. Comment lines before the labels (the NOT FOR RELEASE mark) are
-// skipped. Errors are *FormatError: file, line, column and rule.
+// skipped. Errors are format errors: file, line, column and rule.
 type LabelReader struct {
 	lr       *voteReader // line reading and CSV splitting
 	meta     *LabelMeta
@@ -407,7 +407,7 @@ func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 	for {
 		l, err := lr.nextNonBlank()
 		if err == io.EOF {
-			return nil, &FormatError{File: name, Line: lr.line, Msg: "no labels"}
+			return nil, &formatError{File: name, Line: lr.line, Msg: "no labels"}
 		} else if err != nil {
 			return nil, err
 		}
@@ -460,16 +460,16 @@ func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 // Meta returns the file's metadata header, or nil if it has none.
 func (r *LabelReader) Meta() *LabelMeta { return r.meta }
 
-// Errorf returns a *FormatError at the current row: for a caller that
+// Errorf returns a format error at the current row: for a caller that
 // finds the row at fault, as one whose query is not the one it names.
-func (r *LabelReader) Errorf(format string, args ...any) *FormatError {
-	return &FormatError{File: r.lr.name, Line: r.row.Line, Msg: fmt.Sprintf(format, args...)}
+func (r *LabelReader) Errorf(format string, args ...any) *formatError {
+	return &formatError{File: r.lr.name, Line: r.row.Line, Msg: fmt.Sprintf(format, args...)}
 }
 
-// HeaderErrorf returns a *FormatError at the line of the file's metadata
+// HeaderErrorf returns a format error at the line of the file's metadata
 // header: what a caller finds wrong with it.
-func (r *LabelReader) HeaderErrorf(format string, args ...any) *FormatError {
-	return &FormatError{File: r.lr.name, Line: r.metaLine, Msg: "metadata header: " + fmt.Sprintf(format, args...)}
+func (r *LabelReader) HeaderErrorf(format string, args ...any) *formatError {
+	return &formatError{File: r.lr.name, Line: r.metaLine, Msg: "metadata header: " + fmt.Sprintf(format, args...)}
 }
 
 // Row returns the current row.

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestLabelReaderRefuses: malformed label files are *FormatErrors that
+// TestLabelReaderRefuses: malformed label files are *formatErrors that
 // name the line; a file without a header (an older darrm's) is read.
 func TestLabelReaderRefuses(t *testing.T) {
 	head := `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","sigma2":40,"noise":"discrete","eps":0.5,"delta":0.00001,"for_release":true}` + "\n"
@@ -38,9 +38,9 @@ func TestLabelReaderRefuses(t *testing.T) {
 		if err == nil {
 			err = lr.Err()
 		}
-		var fe *FormatError
+		var fe *formatError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want a *FormatError with %q", tc.name, err, tc.want)
+			t.Errorf("%s: %v, want a *formatError with %q", tc.name, err, tc.want)
 		}
 	}
 	id := "0123456789abcdef0123456789abcdef"

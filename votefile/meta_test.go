@@ -164,7 +164,7 @@ func TestReadMeta(t *testing.T) {
 		{"JSON header before CSV rows", statedJSON + "\n0,1,1\n", 2, 1, "want a JSON array"},
 	} {
 		_, _, err := readAll(tc.data, readOptions{})
-		var fe *FormatError
+		var fe *formatError
 		if !errors.As(err, &fe) || fe.Line != tc.line || fe.Column != tc.col || !strings.Contains(fe.Msg, tc.want) {
 			t.Errorf("%s: %v, want line %d column %d %q", tc.name, err, tc.line, tc.col, tc.want)
 		}

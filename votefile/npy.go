@@ -128,7 +128,7 @@ type npyArray struct {
 // shape (n, 1)).
 func openNPY(br *bufio.Reader, name string, dims int) (*npyArray, error) {
 	bad := func(format string, args ...any) error {
-		return &FormatError{File: name, Msg: "NumPy file: " + fmt.Sprintf(format, args...)}
+		return &formatError{File: name, Msg: "NumPy file: " + fmt.Sprintf(format, args...)}
 	}
 	pre, err := br.Peek(npyPreamble)
 	if err != nil {
@@ -284,7 +284,7 @@ func (a *npyArray) index(q, j int) string {
 }
 
 // nextNonBlank returns the bytes of the next query's values; io.EOF
-// after the last (and a *FormatError if data follow it).
+// after the last (and a format error if data follow it).
 func (a *npyArray) nextNonBlank() ([]byte, error) {
 	if a.q == a.queries {
 		// Data read in place leave the stream at their start, but a
@@ -452,11 +452,11 @@ func (m memArray) ReadAt(p []byte, off int64) (int, error) {
 
 // readError is the error of a read of the array that failed: a damaged
 // archive member (its compressed data or its checksum) is the file's
-// fault, a *FormatError; anything else a failure to read.
+// fault, a format error; anything else a failure to read.
 func (a *npyArray) readError(err error) error {
 	var corrupt flate.CorruptInputError
 	if errors.Is(err, zip.ErrChecksum) || errors.Is(err, zip.ErrFormat) || errors.As(err, &corrupt) {
-		return &FormatError{File: a.vr.name, Msg: fmt.Sprintf("a damaged archive member: %v", err)}
+		return &formatError{File: a.vr.name, Msg: fmt.Sprintf("a damaged archive member: %v", err)}
 	}
 	return fmt.Errorf("read %s: %w", a.vr.name, err)
 }
@@ -466,7 +466,7 @@ func (a *npyArray) truncated(err error, q int) error {
 	if err != io.EOF && err != io.ErrUnexpectedEOF {
 		return a.readError(err)
 	}
-	return &FormatError{File: a.vr.name, Msg: fmt.Sprintf("NumPy file truncated: the header states shape %s of %s (%d bytes of data), but the data end within query %d", shapeText(a.shape[:]), a.dtype, a.dataBytes(), q+1)}
+	return &formatError{File: a.vr.name, Msg: fmt.Sprintf("NumPy file truncated: the header states shape %s of %s (%d bytes of data), but the data end within query %d", shapeText(a.shape[:]), a.dtype, a.dataBytes(), q+1)}
 }
 
 func (a *npyArray) errorf(format string, args ...any) error {
@@ -577,7 +577,7 @@ func (a *npyArray) checkShape(opts classOptions) error {
 func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
 	z, err := zip.NewReader(r, size)
 	if err != nil && z == nil {
-		return nil, &FormatError{File: name, Msg: "not a NumPy .npz archive: " + err.Error()}
+		return nil, &formatError{File: name, Msg: "not a NumPy .npz archive: " + err.Error()}
 	}
 	for _, zf := range z.File {
 		if zf.Name != array && zf.Name != array+".npy" {
@@ -585,7 +585,7 @@ func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
 		}
 		rc, err := zf.Open()
 		if err != nil {
-			return nil, &FormatError{File: name, Msg: fmt.Sprintf("array %s: %v", show([]byte(array)), err)}
+			return nil, &formatError{File: name, Msg: fmt.Sprintf("array %s: %v", show([]byte(array)), err)}
 		}
 		f, err := open(rc, name+"["+strings.TrimSuffix(zf.Name, ".npy")+"]", FormatNPY)
 		if err != nil {
@@ -613,7 +613,7 @@ func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
 	if len(names) > 0 {
 		holds = "which holds " + strings.Join(names, ", ")
 	}
-	return nil, &FormatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, %s", show([]byte(array)), holds)}
+	return nil, &formatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, %s", show([]byte(array)), holds)}
 }
 
 // csvMatrix reads a whole CSV file of class labels, one row per teacher

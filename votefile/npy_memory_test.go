@@ -140,7 +140,7 @@ func TestNPYHostileArchive(t *testing.T) {
 	}
 	var err error
 	used := allocated(func() { _, _, err = readFile(t, path, Options{Array: "votes"}, false) })
-	var fe *FormatError
+	var fe *formatError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "shape (25000000, 10) of <i8 (2000000000 bytes)") ||
 		!strings.Contains(err.Error(), fmt.Sprintf("at most %d bytes (256 MiB)", maxGather)) {
 		t.Fatalf("error %v, want the bound on an array read whole", err)
@@ -362,7 +362,7 @@ func TestNPZChecksum(t *testing.T) {
 		// The first label, 3, becomes 2: a label as valid as any.
 		data[i+len(member)-len(labels)*8]--
 		_, err := fuzzReadNPZ(t, data, Options{Array: "votes", Classes: 5, Orientation: QueriesInRows})
-		var fe *FormatError
+		var fe *formatError
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), "a damaged archive member: zip: checksum error") {
 			t.Errorf("Fortran order %v: %v", fortran, err)
 		}

@@ -178,8 +178,8 @@ func TestNPYReader(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.error) {
 					t.Fatalf("error %v, want %q", err, tc.error)
 				}
-				if fe, ok := err.(*FormatError); !ok || !fe.BadInput() {
-					t.Errorf("error %T: want a *FormatError, the caller's input", err)
+				if fe, ok := err.(*formatError); !ok || !fe.BadInput() {
+					t.Errorf("error %T: want a *formatError, the caller's input", err)
 				}
 				return
 			}

@@ -77,7 +77,7 @@ func readSidecarFile(path string, given bool) (*Meta, error) {
 	case err != nil:
 		return nil, fmt.Errorf("sidecar %v", err)
 	case !st.Mode().IsRegular():
-		return nil, &FormatError{File: path, Msg: "not a regular file: a vote file's metadata header is a file of its own"}
+		return nil, &formatError{File: path, Msg: "not a regular file: a vote file's metadata header is a file of its own"}
 	}
 	file, err := os.Open(path)
 	if err != nil {

@@ -103,7 +103,7 @@ func Read(r io.Reader, name string, opts Options) (Reader, []note, error) {
 	if opts.Array != "" {
 		ra, ok := r.(io.ReaderAt)
 		if !ok || opts.Size <= 0 {
-			return nil, nil, &FormatError{File: name, Msg: fmt.Sprintf("array %s: an .npz archive is read from a file, not from a stream", show([]byte(opts.Array)))}
+			return nil, nil, &formatError{File: name, Msg: fmt.Sprintf("array %s: an .npz archive is read from a file, not from a stream", show([]byte(opts.Array)))}
 		}
 		vf, err = openNPZ(ra, opts.Size, name, opts.Array)
 	} else {
@@ -180,10 +180,10 @@ func (vf *voteFile) setMeta(m *Meta, file string) error {
 		file = "the metadata header given"
 	}
 	if vr.meta != nil {
-		return &FormatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("the file has a metadata header of its own, and %s states one as well: a vote file has one header (remove one of them)", file)}
+		return &formatError{File: vr.name, Line: vr.metaLine, Msg: fmt.Sprintf("the file has a metadata header of its own, and %s states one as well: a vote file has one header (remove one of them)", file)}
 	}
 	if err := m.Validate(); err != nil {
-		return &FormatError{File: file, Msg: err.Error()}
+		return &formatError{File: file, Msg: err.Error()}
 	}
 	vr.meta, vr.metaFile = m, file
 	return nil
@@ -198,24 +198,24 @@ func SidecarPath(path string) string { return path + ".meta.json" }
 // does not hold it (a NumPy array, a CSV file without it), in a file of
 // its own. It holds the header's JSON object, as a vote file's first line
 // does, and nothing else but blanks (it may span lines); the same rules
-// apply (Meta.Validate). name is used in errors, which are *FormatErrors.
+// apply (Meta.Validate). name is used in errors, which are format errors.
 func ReadSidecar(r io.Reader, name string) (*Meta, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxLineBytes+1))
 	switch {
 	case err != nil:
 		return nil, err
 	case len(b) > maxLineBytes:
-		return nil, &FormatError{File: name, Msg: fmt.Sprintf("a metadata header longer than %d bytes", maxLineBytes)}
+		return nil, &formatError{File: name, Msg: fmt.Sprintf("a metadata header longer than %d bytes", maxLineBytes)}
 	case !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0:
-		return nil, &FormatError{File: name, Msg: "not a metadata header: binary data"}
+		return nil, &formatError{File: name, Msg: "not a metadata header: binary data"}
 	}
 	obj := bytes.TrimSpace(bytes.TrimPrefix(b, []byte("\ufeff")))
 	if len(obj) == 0 || obj[0] != '{' || !isHeaderObject(obj) {
-		return nil, &FormatError{File: name, Msg: fmt.Sprintf("not a metadata header: a sidecar holds the vote file's header, the JSON object {\"%s\": %d, ...} that a vote file's first line holds", headerKey, headerVersion)}
+		return nil, &formatError{File: name, Msg: fmt.Sprintf("not a metadata header: a sidecar holds the vote file's header, the JSON object {\"%s\": %d, ...} that a vote file's first line holds", headerKey, headerVersion)}
 	}
 	m, err := parseMeta(obj)
 	if err != nil {
-		return nil, &FormatError{File: name, Msg: err.Error()}
+		return nil, &formatError{File: name, Msg: err.Error()}
 	}
 	return m, nil
 }

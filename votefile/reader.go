@@ -49,7 +49,7 @@ type Reader interface {
 	Meta() *Meta
 	// HeaderError returns err, a rule of the metadata header that the
 	// caller found broken (a *HeaderError, as provenance.Check reports
-	// one), as a *FormatError at the header's place; any other error as
+	// one), as a format error at the header's place; any other error as
 	// it is.
 	HeaderError(err error) error
 	// K returns the number of teachers, Classes the number of classes.

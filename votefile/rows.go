@@ -23,14 +23,14 @@ const rowsName = "votes"
 // The rows pass the checks a vote file's rows pass: meta must be valid
 // (Meta.Validate), and every value is checked against it by the reader
 // of a NumPy array as its query is read (the length of every row, and
-// 0/1 votes, when the reader is made); an error is a *FormatError naming
+// 0/1 votes, when the reader is made); an error is a format error naming
 // the query and the element, rows[i][j] as "element [i, j]".
 // The rows are read where they are, not copied: do not change them while
 // the reader reads them. Format returns FormatAuto (no file), BytesRead
 // the bytes of the values read at 8 a value.
 func ReadRows(rows [][]int, meta *Meta) (Reader, error) {
 	bad := func(format string, args ...any) error {
-		return &FormatError{File: rowsName, Msg: fmt.Sprintf(format, args...)}
+		return &formatError{File: rowsName, Msg: fmt.Sprintf(format, args...)}
 	}
 	if meta == nil {
 		return nil, bad("no metadata header: votes held in memory state their ensemble by one (a *Meta)")

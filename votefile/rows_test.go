@@ -129,8 +129,8 @@ func TestReadRowsRefused(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
-			if fe, ok := err.(*FormatError); !ok || !fe.BadInput() || fe.File != "votes" {
-				t.Errorf("error %T %#v: want a *FormatError of votes", err, err)
+			if fe, ok := err.(*formatError); !ok || !fe.BadInput() || fe.File != "votes" {
+				t.Errorf("error %T %#v: want a *formatError of votes", err, err)
 			}
 		})
 	}

@@ -54,7 +54,7 @@ func TestSidecar(t *testing.T) {
 		t.Errorf("orientation given beside a sidecar without one: %v", err)
 	}
 	he := in.HeaderError(&HeaderError{Field: "relation", Value: "x", Rule: "must be known"})
-	var fe *FormatError
+	var fe *formatError
 	if !errors.As(he, &fe) || fe.File != "labels.npy.meta.json" || fe.Line != 0 {
 		t.Errorf("a rule of the header broken: %v", he)
 	}
@@ -128,7 +128,7 @@ func TestReadSidecar(t *testing.T) {
 		{"too long", statedJSON + strings.Repeat(" ", maxLineBytes), "longer than"},
 	} {
 		_, err := ReadSidecar(strings.NewReader(tc.in), "s.meta.json")
-		var fe *FormatError
+		var fe *formatError
 		if !errors.As(err, &fe) || fe.File != "s.meta.json" || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}

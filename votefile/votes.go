@@ -85,7 +85,7 @@ type voteFile struct {
 }
 
 // open reads the first line of a vote file and, if it is one, its
-// metadata header (parseMeta; a broken rule is a *FormatError with its
+// metadata header (parseMeta; a broken rule is a format error with its
 // line). format is FormatAuto (JSON lines if the first line starts with [
 // or {, a NumPy array by its magic string), FormatCSV, FormatJSONL or
 // FormatNPY. name is used in errors.
@@ -94,19 +94,19 @@ func open(r io.Reader, name string, format Format) (*voteFile, error) {
 	if start, _ := vr.br.Peek(len(npyMagic)); isNPY(start) {
 		return openNPYFile(vr)
 	} else if format == FormatNPY {
-		return nil, &FormatError{File: name, Msg: "not a NumPy file: it does not start with NumPy's magic string \\x93NUMPY"}
+		return nil, &formatError{File: name, Msg: "not a NumPy file: it does not start with NumPy's magic string \\x93NUMPY"}
 	} else if bytes.HasPrefix(start, zipMagic) {
 		return nil, adviceError(name, advise("a zip archive, as NumPy's .npz is: name the array to read in it (%v)", Hint{optArray, "NAME"}))
 	}
 	line, err := vr.nextNonBlank()
 	if err == io.EOF {
-		return nil, &FormatError{File: name, Msg: "empty file: no votes"}
+		return nil, &formatError{File: name, Msg: "empty file: no votes"}
 	}
 	if err != nil {
 		return nil, err
 	}
 	if i := bytes.IndexByte(line, 0); i >= 0 || !utf8.Valid(line) {
-		return nil, &FormatError{File: name, Line: vr.line, Msg: "not a CSV or JSON lines vote file: binary data (nor a NumPy .npy file, which starts with \\x93NUMPY, or a .npz archive)"}
+		return nil, &formatError{File: name, Line: vr.line, Msg: "not a CSV or JSON lines vote file: binary data (nor a NumPy .npy file, which starts with \\x93NUMPY, or a .npz archive)"}
 	}
 	if vr.format == FormatAuto {
 		vr.format = FormatCSV
@@ -115,13 +115,13 @@ func open(r io.Reader, name string, format Format) (*voteFile, error) {
 		}
 	}
 	if vr.format != FormatCSV && vr.format != FormatJSONL {
-		return nil, &FormatError{File: name, Msg: fmt.Sprintf("format %v: must be csv or jsonl", vr.format)}
+		return nil, &formatError{File: name, Msg: fmt.Sprintf("format %v: must be csv or jsonl", vr.format)}
 	}
 	if line, err = vr.readMeta(line); err != nil {
 		return nil, err
 	}
 	if c := bytes.TrimLeft(line, " \t"); vr.format == FormatCSV && c[0] == '#' {
-		return nil, &FormatError{File: name, Line: vr.line, Msg: commentRule}
+		return nil, &formatError{File: name, Line: vr.line, Msg: commentRule}
 	}
 	return &voteFile{vr: vr, first: append([]byte(nil), line...)}, nil
 }
@@ -152,7 +152,7 @@ func (f *voteFile) Votes(opts readOptions) (*voteReader, error) {
 	}
 	if f.npy != nil {
 		if vr.meta == nil {
-			return nil, &FormatError{File: vr.name, Msg: "a NumPy array without a metadata header holds vote counts or class labels, not 0/1 votes: read it as counts or class labels, or state two-class votes in its header"}
+			return nil, &formatError{File: vr.name, Msg: "a NumPy array without a metadata header holds vote counts or class labels, not 0/1 votes: read it as counts or class labels, or state two-class votes in its header"}
 		}
 		return f.npyVotes(opts)
 	}
@@ -240,12 +240,12 @@ func (r *voteReader) readMeta(line []byte) ([]byte, error) {
 		if r.format == FormatCSV && (len(obj) == 0 || obj[0] != '{') {
 			msg = "a line starting with # must be the metadata header, # {\"" + headerKey + "\": 1, ...}; " + msg
 		}
-		return nil, &FormatError{File: r.name, Line: r.line, Msg: msg}
+		return nil, &formatError{File: r.name, Line: r.line, Msg: msg}
 	}
 	r.meta, r.metaLine = meta, r.line
 	next, err := r.nextNonBlank()
 	if err == io.EOF {
-		return nil, &FormatError{File: r.name, Line: r.line, Msg: "no votes after the metadata header"}
+		return nil, &formatError{File: r.name, Line: r.line, Msg: "no votes after the metadata header"}
 	}
 	return next, err
 }
@@ -262,7 +262,7 @@ func (r *voteReader) checkMeta() error {
 func (r *voteReader) Meta() *Meta { return r.meta }
 
 // HeaderError returns err, a rule of the file's metadata header that the
-// caller found broken, as a *FormatError at the header's line; any other
+// caller found broken, as a format error at the header's line; any other
 // error as it is.
 func (r *voteReader) HeaderError(err error) error {
 	var he *HeaderError
@@ -272,13 +272,13 @@ func (r *voteReader) HeaderError(err error) error {
 	return r.headerErrorf("%s", he.Error())
 }
 
-// headerErrorf returns a *FormatError at the place of the file's
+// headerErrorf returns a format error at the place of the file's
 // metadata header: its line, or the sidecar it was read from.
-func (r *voteReader) headerErrorf(format string, args ...any) *FormatError {
+func (r *voteReader) headerErrorf(format string, args ...any) *formatError {
 	if r.metaFile != "" {
-		return &FormatError{File: r.metaFile, Msg: fmt.Sprintf(format, args...)}
+		return &formatError{File: r.metaFile, Msg: fmt.Sprintf(format, args...)}
 	}
-	return &FormatError{File: r.name, Line: r.metaLine, Msg: fmt.Sprintf(format, args...)}
+	return &formatError{File: r.name, Line: r.metaLine, Msg: fmt.Sprintf(format, args...)}
 }
 
 // headerAt says where the file's metadata header is, for errors: "line
@@ -370,7 +370,7 @@ func (r *voteReader) nextNonBlank() ([]byte, error) {
 	for {
 		line, err := r.br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			var fe *FormatError
+			var fe *formatError
 			if line, err = r.longLine(line); errors.As(err, &fe) {
 				return nil, err
 			}
@@ -402,7 +402,7 @@ func (r *voteReader) longLine(part []byte) ([]byte, error) {
 		part, err := r.br.ReadSlice('\n')
 		r.long = append(r.long, part...)
 		if len(r.long) > maxLineBytes {
-			return nil, &FormatError{File: r.name, Line: r.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
+			return nil, &formatError{File: r.name, Line: r.line + 1, Msg: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return r.long, err
@@ -435,7 +435,7 @@ func blank(b []byte) bool {
 	return true
 }
 
-func (r *voteReader) errorf(col int, format string, args ...any) *FormatError {
+func (r *voteReader) errorf(col int, format string, args ...any) *formatError {
 	a := advise(format, args...)
 	if r.array {
 		// An array's queries are no lines of the file.

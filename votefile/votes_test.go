@@ -152,9 +152,9 @@ func TestReadMalformed(t *testing.T) {
 		{"csv forced on jsonl", "[0,1,1]\n[1,1,0]\n", readOptions{Format: FormatCSV}, 2, 1, `vote "[1"`},
 	} {
 		_, _, err := readAll(tc.data, tc.opts)
-		var fe *FormatError
+		var fe *formatError
 		if !errors.As(err, &fe) {
-			t.Errorf("%s: err = %v, want a *FormatError", tc.name, err)
+			t.Errorf("%s: err = %v, want a *formatError", tc.name, err)
 			continue
 		}
 		if fe.File != "votes" || fe.Line != tc.line || fe.Column != tc.col || !strings.Contains(fe.Msg, tc.want) {
@@ -232,9 +232,9 @@ func FuzzVoteReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		vr, err := newVoteReader(bytes.NewReader(data), "fuzz", readOptions{})
 		if err != nil {
-			var fe *FormatError
+			var fe *formatError
 			if !errors.As(err, &fe) {
-				t.Fatalf("error is not a *FormatError: %v", err)
+				t.Fatalf("error is not a *formatError: %v", err)
 			}
 			return
 		}
@@ -256,9 +256,9 @@ func FuzzVoteReader(f *testing.F) {
 				}
 			}
 		}
-		var fe *FormatError
+		var fe *formatError
 		if err := vr.Err(); err != nil && !errors.As(err, &fe) {
-			t.Fatalf("error is not a *FormatError: %v", err)
+			t.Fatalf("error is not a *formatError: %v", err)
 		}
 	})
 }

@@ -221,8 +221,8 @@ func newAccountShuffleGCmd() *cobra.Command {
 func newAccountRRCmd() *cobra.Command {
 	var f struct {
 		problemFlags
-		RRComp  accountant.RRMethod `flag:"rr-composition"`
-		RRDelta float64             `flag:"rr-delta-prime"`
+		RRComp  rrMethod `flag:"rr-composition"`
+		RRDelta float64  `flag:"rr-delta-prime"`
 	}
 	names := map[string]string{"k": "--K", "delta": "--Delta", "delta'": "--rr-delta-prime"}
 	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, func(cmd *cobra.Command) (report.Document, error) {

@@ -15,7 +15,6 @@ import (
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
-	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -33,6 +32,7 @@ type accountPATEFlags struct {
 	Conversion accountant.Conversion `flag:"conversion"`
 	Seed       uint64                `flag:"seed"`
 	Ledger     string                `flag:"ledger"`
+	Analyst    string                `flag:"analyst"`
 	Release    bool                  `flag:"release-estimate" help:"draw eps_released (a release); only a --ledger counts every draw"`
 	Format     cliout.Format         `flag:"format"`
 }
@@ -93,10 +93,12 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	case fs.Changed("seed") && f.Ledger != "" && f.Labels == "":
 		// With --labels the ledger is still the labels' reference.
 		return cli.Usagef("--seed draws a reproducible experiment (NOT FOR RELEASE), which is neither recorded nor charged: drop --ledger, or --seed")
+	case fs.Changed("analyst") && f.Ledger == "":
+		return analystWithoutLedger(cmd, f.Ledger)
 	case f.Ledger != "" && f.Labels == "" && !f.Release:
 		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")
 	}
-	if opts.Mechanism == provenance.LNMax {
+	if opts.Mechanism == (ensemble.LNMax{}).Name() {
 		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "ledger", "release-estimate"} {
 			if fs.Changed(fl) {
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
@@ -148,13 +150,15 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 	if err != nil {
 		return nil, err
 	}
-	o := pate.Once{Record: pate.Draws{Dir: dir}, New: f.Release, Experiment: seed != nil, Ledger: ledgerPath}
+	o := pate.Once{Dir: dir, New: f.Release, Experiment: seed != nil, Ledger: ledgerPath}
 	src := noise.NewSource()
 	if seed != nil {
 		src = noise.NewSeededSource(*seed)
 	} else if f.Ledger != "" {
+		book := ledgerBook(cmd)
+		book.Analyst = f.Analyst
 		o.Charge = func(cost accountant.Guarantee) error {
-			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, ledgerBook(cmd),
+			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, book,
 				func(notes []string) { printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
 			return ledgerError(err)
 		}

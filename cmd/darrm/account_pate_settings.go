@@ -11,7 +11,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -42,12 +41,12 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 		}
 	}
 	if m == nil {
-		name := provenance.GNMax
+		name := ensemble.GNMax{}.Name()
 		switch {
 		case fs.Changed("laplace-scale"):
-			name = provenance.LNMax
+			name = ensemble.LNMax{}.Name()
 		case fs.Changed("threshold") || fs.Changed("sigma1"):
-			name = provenance.ConfidentGNMax
+			name = ensemble.ConfidentGNMax{}.Name()
 		}
 		s := f.classFlags.settings(mechanismSettings{})
 		s.Noise = noisymax.UnsetNoise

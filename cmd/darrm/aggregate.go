@@ -36,6 +36,7 @@ type aggregateFlags struct {
 	TotalDelta  float64              `flag:"total-delta" help:"delta of the total to publish, in [0, 0.5]" default:"by composition"`
 	Analysis    bool                 `flag:"analysis" help:"also print every total that holds, as a table (analysis)"`
 	Ledger      string               `flag:"ledger"`
+	Analyst     string               `flag:"analyst"`
 	Out         string               `flag:"out" help:"file for the labels, written atomically (- for stdout)"`
 	OutFormat   votefile.Format      `flag:"out-format" help:"labels: csv, jsonl or npy (auto: by --out's extension)"`
 	Partition   provenance.Partition `flag:"partition" help:"data split: keyed-hash, file-position or shared" default:"the header's"`
@@ -53,7 +54,7 @@ func newAggregateCmd() *cobra.Command {
 		// Check names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(provenance.DaRRM), "aggregator (the list above)")
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(ensemble.DaRRM{}.Name()), "aggregator (the list above)")
 	// A release's teachers are the votes' header's, or given: no default.
 	cli.SetDefaultText(cmd.Flags(), "the header's", "eps", "Delta")
 	hideComposition(cmd)
@@ -61,9 +62,13 @@ func newAggregateCmd() *cobra.Command {
 }
 
 // budget returns the budget the flags give, if any, and the total delta
-// of a release without one (--total-delta), if given.
+// of a release without one (--total-delta), if given; --analyst without
+// --ledger is refused here, with the flags that go together.
 func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Budget, *float64, error) {
 	fs := cmd.Flags()
+	if err := analystWithoutLedger(cmd, f.Ledger); err != nil {
+		return nil, nil, err
+	}
 	total := cli.Given(fs, "total-delta", f.TotalDelta)
 	switch eps, delta := fs.Changed("budget-eps"), fs.Changed("budget-delta"); {
 	case (eps || delta) && total != nil:
@@ -239,6 +244,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mech
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
 	}
 	spec.Ledger, spec.Book = f.Ledger, ledgerBook(cmd)
+	spec.Book.Analyst = f.Analyst
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}

@@ -31,7 +31,7 @@ type mechanismFlags struct {
 	Cache       cacheFlags
 	Workers     int                  `flag:"workers"`
 	Prior       gamma.Prior          `flag:"prior"`
-	RRComp      accountant.RRMethod  `flag:"rr-composition"`
+	RRComp      rrMethod             `flag:"rr-composition"`
 	RRDelta     float64              `flag:"rr-delta-prime"`
 	GNMaxSearch noisymax.GNMaxSearch `flag:"gnmax-search"`
 	GammaFile   string               `flag:"gamma" help:"darrm, darrm-one-vote: a gamma file to use instead of gamma_opt"`
@@ -41,7 +41,7 @@ type mechanismFlags struct {
 // rrComposition returns the composition of randomized response's p_const
 // that --rr-composition (m) and --rr-delta-prime give for teachers whose
 // guarantee has this Delta.
-func rrComposition(m accountant.RRMethod, deltaPrime, teacherDelta float64) accountant.Composition {
+func rrComposition(m rrMethod, deltaPrime, teacherDelta float64) accountant.Composition {
 	return accountant.Composition{Method: m.For(teacherDelta), DeltaPrime: deltaPrime}
 }
 

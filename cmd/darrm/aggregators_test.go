@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -23,11 +24,11 @@ func TestParse(t *testing.T) {
 		names []provenance.MechanismName
 		want  string
 	}{
-		{mechanismFlags{}, []provenance.MechanismName{provenance.DaRRM, provenance.RR}, ""},
-		{mechanismFlags{GammaFile: g}, []provenance.MechanismName{provenance.DaRRM}, ""},
-		{mechanismFlags{NoSolve: true}, []provenance.MechanismName{provenance.RR}, "--no-solve applies to the mechanisms that sample a gamma"},
-		{mechanismFlags{GammaFile: g, NoSolve: true}, []provenance.MechanismName{provenance.DaRRM}, "--gamma and --no-solve exclude each other"},
-		{mechanismFlags{GammaFile: g}, []provenance.MechanismName{provenance.DaRRMOneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm"},
+		{mechanismFlags{}, []provenance.MechanismName{ensemble.DaRRM{}.Name(), ensemble.RR{}.Name()}, ""},
+		{mechanismFlags{GammaFile: g}, []provenance.MechanismName{ensemble.DaRRM{}.Name()}, ""},
+		{mechanismFlags{NoSolve: true}, []provenance.MechanismName{ensemble.RR{}.Name()}, "--no-solve applies to the mechanisms that sample a gamma"},
+		{mechanismFlags{GammaFile: g, NoSolve: true}, []provenance.MechanismName{ensemble.DaRRM{}.Name()}, "--gamma and --no-solve exclude each other"},
+		{mechanismFlags{GammaFile: g}, []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm"},
 		{mechanismFlags{}, []provenance.MechanismName{"bogus"}, `--mechanism "bogus": must be one of`},
 	} {
 		s, err := c.f.Parse(&cobra.Command{}, "mechanism", c.names)
@@ -49,8 +50,8 @@ func TestParse(t *testing.T) {
 // mechanisms of the other relation the error names them and the mechanism
 // that samples a gamma in the gamma's relation.
 func TestTableRelation(t *testing.T) {
-	darrm, _ := lookupInfo(provenance.DaRRM, votefile.TwoClass)
-	oneVote, _ := lookupInfo(provenance.DaRRMOneVote, votefile.TwoClass)
+	darrm, _ := lookupInfo(ensemble.DaRRM{}.Name(), votefile.TwoClass)
+	oneVote, _ := lookupInfo(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass)
 	for _, c := range []struct {
 		rel   accountant.Relation
 		infos []mechanismInfo

@@ -59,7 +59,7 @@ type baselineOptions struct {
 	SubSize int
 	// RR is the composition that gives randomized response's p_const, and
 	// RRDeltaPrime its slack (gamma.RRBaseline).
-	RR           accountant.RRMethod
+	RR           rrMethod
 	RRDeltaPrime float64
 }
 

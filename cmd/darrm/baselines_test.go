@@ -32,12 +32,12 @@ func TestProblemBaselines(t *testing.T) {
 		// s <= m and 1-(1-Delta)^s <= delta.
 		subProof bool
 	}{
-		{"approximate DP", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "general", true},
-		{"pure DP", pure, baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "dsub", "rr"}, 2, "simple", true},
-		{"pure teachers, delta > 0", pureTeachers, baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "simple", true},
-		{"sub size given", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{SubSize: 5, RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 5, "general", false},
-		{"RR composition given", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{RR: accountant.RRMethod{Method: accountant.Optimal}, RRDeltaPrime: 1e-6}, []string{"sub", "rr"}, 3, "optimal", true},
-		{"delta below the teachers' composed Delta", constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 2e-5}, baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "general", false},
+		{"approximate DP", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{RR: autoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "general", true},
+		{"pure DP", pure, baselineOptions{RR: autoRR, RRDeltaPrime: 1e-5}, []string{"sub", "dsub", "rr"}, 2, "simple", true},
+		{"pure teachers, delta > 0", pureTeachers, baselineOptions{RR: autoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "simple", true},
+		{"sub size given", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{SubSize: 5, RR: autoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 5, "general", false},
+		{"RR composition given", constraints.New(11, 3, 0.1, 1e-5), baselineOptions{RR: rrMethod{Method: accountant.Optimal}, RRDeltaPrime: 1e-6}, []string{"sub", "rr"}, 3, "optimal", true},
+		{"delta below the teachers' composed Delta", constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 2e-5}, baselineOptions{RR: autoRR, RRDeltaPrime: 1e-5}, []string{"sub", "rr"}, 3, "general", false},
 	} {
 		bases, err := problemBaselines(tc.p, tc.o)
 		if err != nil {
@@ -83,8 +83,8 @@ func TestProblemBaselinesErrors(t *testing.T) {
 		which string
 		param bool // the error is an accountant.ParamError
 	}{
-		{"sub size above K", baselineOptions{SubSize: 12, RR: accountant.AutoRR, RRDeltaPrime: 1e-5}, "sub", false},
-		{"RR slack out of range", baselineOptions{RR: accountant.RRMethod{Method: accountant.General}, RRDeltaPrime: 0}, "rr", true},
+		{"sub size above K", baselineOptions{SubSize: 12, RR: autoRR, RRDeltaPrime: 1e-5}, "sub", false},
+		{"RR slack out of range", baselineOptions{RR: rrMethod{Method: accountant.General}, RRDeltaPrime: 0}, "rr", true},
 	} {
 		_, err := problemBaselines(constraints.New(11, 3, 0.1, 1e-5), tc.o)
 		var be *baselineError

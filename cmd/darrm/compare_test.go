@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -18,7 +17,7 @@ import (
 func TestCompare(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	bases, err := problemBaselines(p, baselineOptions{RR: accountant.AutoRR, RRDeltaPrime: 1e-5})
+	bases, err := problemBaselines(p, baselineOptions{RR: autoRR, RRDeltaPrime: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}

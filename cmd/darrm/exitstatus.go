@@ -51,7 +51,7 @@ type (
 	}
 	badInput interface{ BadInput() bool }
 	// spent is an error after which labels may have left the process
-	// (ensemble.SpentError): never exit 2, which says nothing was written.
+	// (ensemble's spentError): never exit 2, which says nothing was written.
 	spent interface{ LabelsSpent() int }
 	// lost is a run whose ledger's connection to its server was lost: it
 	// ended the run's context, but it is a failure, not an interrupt.

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
@@ -25,6 +25,12 @@ func TestExplain(t *testing.T) {
 	setting := &accountant.SettingError{Name: "search", Value: "grid", Rule: "the paper's search uses the paper's conversion only"}
 	conParam := &accountant.ParamError{Name: "m·eps", Value: 0.5, Rule: "must be > 0"}
 	ledParam := fmt.Errorf("ledger: %w", &accountant.ParamError{Name: "budget-eps", Value: "-1", Rule: "must be > 0"})
+	// a malformed vote file, as votefile reports it: a sidecar that is not
+	// a header
+	_, format := votefile.ReadSidecar(strings.NewReader("[1]"), "v.csv.meta.json")
+	if format == nil {
+		t.Fatal("votefile.ReadSidecar of a file that is not a header: no error")
+	}
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -52,10 +58,10 @@ func TestExplain(t *testing.T) {
 		{"setting, no flag", setting, exitUsage, setting.Error()},
 		{"flags, no param", flagErr(errors.New("disk on fire"), nil), exitFailure, "disk on fire"},
 
-		{"format", &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}, exitUsage, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
+		{"format", format, exitUsage, format.Error()},
 		// Bad input after labels left: exit 2 would say nothing was written.
-		{"format, labels spent", &ensemble.SpentError{Labels: 7, Err: &votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}}, exitFailure, (&votefile.FormatError{File: "v.csv", Line: 3, Msg: "bad"}).Error()},
-		{"interrupted, labels spent", &ensemble.SpentError{Labels: 7, Err: context.Canceled}, exitInterrupted, context.Canceled.Error()},
+		{"format, labels spent", &labelsSpent{labels: 7, err: format}, exitFailure, format.Error()},
+		{"interrupted, labels spent", &labelsSpent{labels: 7, err: context.Canceled}, exitInterrupted, context.Canceled.Error()},
 		{"teachers", &provenance.TeachersError{Field: "K"}, exitUsage, (&provenance.TeachersError{Field: "K"}).Error()},
 		{"ledger corrupt", &ledger.CorruptError{Path: "l", Line: 2}, exitUsage, (&ledger.CorruptError{Path: "l", Line: 2}).Error()},
 		{"not a ledger", &ledger.NotLedgerError{Path: "l", Reason: "a directory"}, exitUsage, "ledger l: a directory"},
@@ -73,3 +79,15 @@ func TestExplain(t *testing.T) {
 		}
 	}
 }
+
+// labelsSpent is an error after which labels may have left, as ensemble's
+// release into a stream that failed part-way returns it: explainExit knows
+// it by its LabelsSpent method.
+type labelsSpent struct {
+	labels int
+	err    error
+}
+
+func (e *labelsSpent) Error() string    { return e.err.Error() }
+func (e *labelsSpent) Unwrap() error    { return e.err }
+func (e *labelsSpent) LabelsSpent() int { return e.labels }

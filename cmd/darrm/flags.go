@@ -45,7 +45,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 
 	{Name: "composition", Default: accountant.General, Usage: "composition theorem: simple, general or optimal"},
 	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general/optimal composition"},
-	{Name: "rr-composition", Default: accountant.AutoRR, Usage: "RR's composition: simple, general, optimal or auto"},
+	{Name: "rr-composition", Default: autoRR, Usage: "RR's composition: simple, general, optimal or auto"},
 	{Name: "rr-delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "RR: slack delta' of that composition"},
 	{Name: "gnmax-search", Default: noisymax.GNMaxGrid, Usage: "GNMax's calibration of sigma: grid, exact or tight"},
 	{Name: "conversion", Default: accountant.PaperConversion, Usage: "RDP to (eps, delta) conversion: paper or improved"},
@@ -59,6 +59,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "target-delta", Default: 0.0, Usage: "delta of the guarantee to meet or report, in [0, 0.5]"},
 	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise, in units of the sensitivity (> 0)"},
 	{Name: "ledger", Default: "", Usage: "privacy ledger to charge: a file, or postgres://...?ledger=NAME"},
+	{Name: "analyst", Default: "", Usage: "who charges --ledger (default: the database user; none for a file)"},
 })
 
 // flagRules are the rules of the privacy parameters that several
@@ -195,4 +196,5 @@ func compositionIgnored(cmd *cobra.Command) {
 
 // budgetFlags maps the accountant's names of a budget's values
 // (accountant.Budget.Validate) to the flags that give them.
-var budgetFlags = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "delta'": "--delta-prime"}
+var budgetFlags = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "delta'": "--delta-prime",
+	"shares": "--share", "analyst": "--analyst"}

@@ -36,8 +36,10 @@ type ledgerInitFlags struct {
 	BudgetEps   float64             `flag:"budget-eps" required:""`
 	BudgetDelta float64             `flag:"budget-delta" required:""`
 	DeltaPrime  float64             `flag:"delta-prime"`
-	Filter      accountant.Method   `flag:"filter" help:"the runs' filter: zcdp-filter or simple" default:"chosen as above"`
+	Filter      accountant.Method   `flag:"filter" help:"filter: gdp-, zcdp-, rdp-, advanced-filter or simple" default:"chosen"`
 	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's over another (on purpose)"`
+	Shares      []string            `flag:"share" help:"an analyst's share of the budget: NAME=FRACTION, in (0, 1]; repeatable"`
+	Schedule    string              `flag:"schedule" help:"a file of runs in order, one per line: --mechanism ... --queries N"`
 	use         ledgerUseFlags
 }
 
@@ -83,39 +85,46 @@ func newLedgerInitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			filter := ledger.DefaultFilter(b, budget)
+			filter, err := ledger.DefaultFilter(b, budget)
+			if err != nil {
+				return cli.AsUsage(flagErr(err, budgetFlags))
+			}
+			if f.Schedule != "" {
+				return ledgerInitSchedule(cmd, args[0], &f, b, budget, votes)
+			}
 			use, err := f.use.declared(cmd, b, budget, votes, f.Classes)
 			if err != nil {
 				return err
 			}
+			var hint *accountant.Spend
 			if use != nil {
-				filter = use.Choice.Filter
+				filter, hint = use.Choice.Filter, &use.Step
 			}
 			named := cmd.Flags().Changed("filter")
 			if named {
-				filter = f.Filter
-			}
-			book := ledgerBook(cmd)
-			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
-			prev, err := book.Init(cmd.Context(), args[0], h, f.Replace)
-			if err != nil {
-				return ledgerError(err)
-			}
-			if use != nil {
-				if err := ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, filter, named); err != nil {
-					return err
+				if filter, err = ledger.NamedFilter(b, budget, hint, f.Filter); err != nil {
+					return cli.AsUsage(flagErr(err, map[string]string{"filter": "--filter"}))
 				}
 			}
-			l, err := book.ReadOnly(cmd.Context(), args[0])
-			if err != nil {
-				return ledgerError(err)
+			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
+			// A declared mechanism fixes every step's privacy before the
+			// first: the ledger composes its steps exactly, as one run,
+			// unless --filter opens it to any use.
+			if use != nil && use.Run != nil {
+				uh, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, []ledger.UseRun{*use.Run})
+				if err != nil {
+					return cli.AsUsage(flagErr(err, use.Names))
+				}
+				if use.Run = &uh.Use[0]; !named {
+					h = uh
+				}
 			}
-			defer l.Close()
-			bal, err := l.Balance()
-			if err != nil {
-				return err
-			}
-			return ledgerInitialized(cmd.OutOrStdout(), args[0], b, l.Header(), bal.Publish, prev)
+			return initLedger(cmd, args[0], &f, b, h, func() error {
+				if use == nil {
+					return nil
+				}
+				return ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, h, named)
+			})
 		},
 	}, &f)
 	bind(cmd, &f.use)

@@ -407,6 +407,9 @@ func TestPlanLedgerStory(t *testing.T) {
 		rows.WriteString("\n")
 	}
 	os.WriteFile(many, []byte(rows.String()), 0o644)
+	// The same votes of another ensemble, for a ledger of its own.
+	open := filepath.Join(dir, "votes-open.csv")
+	os.WriteFile(open, []byte(strings.Replace(rows.String(), `"plan-story-many"`, `"plan-story-open"`, 1)), 0o644)
 	// The README's 11 private teachers, as fresh mechanisms per query: no
 	// teachers' cap, which a plan does not know.
 	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "votes-K11.csv"))
@@ -421,10 +424,14 @@ func TestPlanLedgerStory(t *testing.T) {
 		plan        []string
 	}{
 		{"gnmax", many, []string{"--mechanism", "gnmax", "--K", "25", "--classes", "10", "--queries", "40", "--budget-eps", "2", "--budget-delta", "1e-5"}},
+		// Issue 57: a ledger open to any use, by the filter named, tells
+		// the same story: its budget to publish, with the same why.
+		{"gnmax open", open, []string{"--mechanism", "gnmax", "--K", "25", "--classes", "10", "--queries", "40", "--budget-eps", "2", "--budget-delta", "1e-5",
+			"--filter", "zcdp-filter"}},
 		{"rr", two, []string{"--mechanism", "rr", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--queries", "20", "--budget-eps", "10", "--budget-delta", "1e-3"}},
 	}
 	if testing.Short() {
-		cases = cases[:1]
+		cases = cases[:2]
 	}
 	// settings are the words of the printed init that aggregate takes.
 	settings := map[string]bool{"--mechanism": true, "--sigma2": true, "--sigma1": true, "--threshold": true, "--delta": true, "--m": true, "--laplace-scale": true, "--target-eps": true}

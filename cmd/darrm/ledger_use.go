@@ -42,6 +42,12 @@ type ledgerUseFlags struct {
 // in words, and what each filter allows of them.
 type ledgerUse struct {
 	Labels string
+	// Run is the use a --mechanism declares, its count still to be chosen
+	// (ledger.NewUseHeader); nil for --step-eps, which names no
+	// mechanism a release could be matched to.
+	Run *ledger.UseRun
+	// Step describes one label declared.
+	Step   accountant.Spend
 	Choice ledger.FilterChoice
 	// Names maps the library's names of the labels' parameters to the
 	// flags that gave them, to say why a filter cannot hold them.
@@ -82,6 +88,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 		return nil, nil
 	}
 	var s accountant.Spend
+	var run *ledger.UseRun
 	var labels string
 	// The declared label's eps and delta are the flags' that gave them:
 	// --step-eps and --step-delta, or a mechanism's settings, no flag.
@@ -92,23 +99,25 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 		names = withFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta"})
 	} else {
 		var err error
-		if s, labels, err = u.mechanismStep(cmd, b, budget, votes, classes); err != nil {
+		if run, labels, err = u.mechanismStep(cmd, b, budget, votes, classes); err != nil {
 			return nil, err
 		}
+		s = run.Step
 	}
 	c, err := ledger.ChooseFilter(b, budget, s, u.Queries)
 	if err != nil {
 		return nil, cli.AsUsage(flagErr(err, names))
 	}
-	return &ledgerUse{Labels: labels, Choice: c, Names: names}, nil
+	return &ledgerUse{Labels: labels, Run: run, Step: s, Choice: c, Names: names}, nil
 }
 
-// mechanismStep returns the description of one label of --mechanism,
+// mechanismStep returns the use of --mechanism (the description of one
+// label and the points of its privacy profile; its count 0),
 // built as aggregate builds it (plan.Aggregator) for the teachers that b
 // binds, and the labels in words. With votes (--votes), the mechanism is
 // resolved for their kind and classes, as aggregate resolves it; else for
 // votes of classes classes (two-class votes when --classes is not given).
-func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, votes *votesRead, classes int) (accountant.Spend, string, error) {
+func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, votes *votesRead, classes int) (*ledger.UseRun, string, error) {
 	fs := cmd.Flags()
 	var info mechanismInfo
 	var err error
@@ -122,21 +131,21 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		}
 	}
 	if err != nil {
-		return accountant.Spend{}, "", err
+		return nil, "", err
 	}
 	s := u.classFlags.settings(mechanismSettings{M: u.M, Delta: cli.Given(fs, "delta", u.Target), RR: rrComposition(u.RRComp, u.RRDelta, b.Teachers.Delta), Search: u.GNMaxSearch})
 	switch {
 	case info.Input == votefile.ManyClasses:
 		if classes == 0 {
-			return accountant.Spend{}, "", cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
+			return nil, "", cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
 	case info.OwnTarget():
 		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
 		if err != nil {
-			return accountant.Spend{}, "", targetEpsError(err)
+			return nil, "", targetEpsError(err)
 		}
 		if line.Eps == nil {
-			return accountant.Spend{}, "", cli.Usagef("%s needs the per-query eps of its labels: give one --target-eps", info.Name)
+			return nil, "", cli.Usagef("%s needs the per-query eps of its labels: give one --target-eps", info.Name)
 		}
 		s.TargetEps = *line.Eps
 	default:
@@ -147,10 +156,10 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if info.Gamma {
 		mech, err := u.mechanismFlags.Check(cmd, []mechanismInfo{info})
 		if err != nil {
-			return accountant.Spend{}, "", err
+			return nil, "", err
 		}
 		if s.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
-			return accountant.Spend{}, "", err
+			return nil, "", err
 		}
 	}
 	if info.OwnTarget() {
@@ -159,16 +168,16 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	r := requestOf(info, b.K, classes, b.Teachers, accountant.Budget{Guarantee: budget}, s, u.Workers)
 	agg, _, err := plan.Aggregator(cmd.Context(), r)
 	if errors.As(err, new(*optimal.SourceError)) {
-		return accountant.Spend{}, "", sourceError(err, "")
+		return nil, "", sourceError(err, "")
 	}
 	if err != nil {
 		names := problemNames(info.OwnTarget(), "--eps")
 		names["laplace scale"] = "--laplace-scale"
-		return accountant.Spend{}, "", cli.AsUsage(flagErr(err, names))
+		return nil, "", cli.AsUsage(flagErr(err, names))
 	}
 	priv := agg.Privacy()
 	if priv.Relation != b.Relation {
-		return accountant.Spend{}, "", cli.Usagef("--mechanism %s releases in the %v relation; this ledger is for the %v relation", info.Name, priv.Relation, b.Relation)
+		return nil, "", cli.Usagef("--mechanism %s releases in the %v relation; this ledger is for the %v relation", info.Name, priv.Relation, b.Relation)
 	}
-	return priv.Spend, fmt.Sprintf("%s labels, each %v", info.Name, priv.Guarantee), nil
+	return &ledger.UseRun{Mechanism: info.Name, Step: priv.Spend, Profile: priv.Profile}, fmt.Sprintf("%s labels, each %v", info.Name, priv.Guarantee), nil
 }

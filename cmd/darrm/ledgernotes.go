@@ -52,6 +52,15 @@ func ledgerBook(cmd *cobra.Command) ledger.Book {
 	}
 }
 
+// analystWithoutLedger refuses --analyst without --ledger: it names who
+// charges the ledger, and there is none.
+func analystWithoutLedger(cmd *cobra.Command, ledger string) error {
+	if cmd.Flags().Changed("analyst") && ledger == "" {
+		return cli.Usagef("--analyst names who charges --ledger: give --ledger, or drop --analyst")
+	}
+	return nil
+}
+
 // printLedgerNotes prints what opening the ledger at location found worth
 // telling.
 func printLedgerNotes(w io.Writer, location string, notes []string) {
@@ -107,11 +116,14 @@ func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 	return t.Close()
 }
 
-// ledgerFilterChoice says, before ledger init's summary, what each filter
-// allows the labels declared for the ledger path (use), and which filter
-// the ledger keeps: the one that allows more, or the one --filter names
-// (named). Why a filter cannot hold them names the flags that gave them.
-func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, filter accountant.Method, named bool) error {
+// ledgerFilterChoice says, before ledger init's summary, what the use
+// declared allows composed exactly (a --mechanism's, counted in use.Run)
+// and what each filter allows the labels declared for the ledger path
+// (use), and what the ledger, h, keeps: the declared use, else the
+// filter that allows more, or the one --filter names (named). Why a
+// filter cannot hold them names the flags that gave them.
+func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, h ledger.Header, named bool) error {
+	filter := accountant.Filter{Parts: h.Parts}
 	c, labels, path := use.Choice, use.Labels, ledger.Redact(path)
 	expected := c.Expected
 	if expected > 0 {
@@ -122,6 +134,22 @@ func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, filter account
 	width := 0
 	for _, a := range c.Allowances {
 		width = max(width, len(a.Filter.String())+1)
+	}
+	row := func(name, cell string) {
+		// A table of two columns within cliout.Width: the text wraps in
+		// its own column, not under the filters' names (wrapping the
+		// whole line would collapse the names' padding).
+		for i, l := range cliout.Wrap(cell, cliout.Width-len(name)) {
+			if i > 0 {
+				name = strings.Repeat(" ", len(name))
+			}
+			t.Line("%s%s", name, l)
+		}
+	}
+	if use.Run != nil {
+		width = max(width, len(accountant.Exact.String())+1)
+		row(fmt.Sprintf("  %-*s  ", width, accountant.Exact.String()+":"), fmt.Sprintf("allows %s: the declared use's steps composed exactly, as one run "+
+			"(valid for queries chosen adaptively and a stop at any time; other settings are then refused)", report.Allowed(use.Run.Labels, "label", "labels")))
 	}
 	for _, a := range c.Allowances {
 		name := fmt.Sprintf("  %-*s  ", width, a.Filter.String()+":")
@@ -143,24 +171,26 @@ func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, filter account
 			cell = fmt.Sprintf("allows %s; the %d expected spend (%s, %s), %s", report.Allowed(a.Labels, "label", "labels"), expected,
 				accountant.FormatBound(a.Total.Eps), accountant.FormatBound(a.Total.Delta), fits)
 		}
-		// A table of two columns within cliout.Width: the text wraps in
-		// its own column, not under the filters' names (wrapping the
-		// whole line would collapse the names' padding).
-		for i, l := range cliout.Wrap(cell, cliout.Width-len(name)) {
-			if i > 0 {
-				name = strings.Repeat(" ", len(name))
-			}
-			t.Line("%s%s", name, l)
-		}
+		row(name, cell)
 	}
-	why := "it allows the most labels"
+	// The labels the filter kept and the best allow: a filter named that
+	// allows as many as the best is not said to allow fewer.
+	allows := map[string]int{}
+	for _, a := range c.Allowances {
+		allows[a.Filter.String()] = a.Labels
+	}
+	why := "it allows the most labels (the first listed of those that allow as many)"
 	switch {
-	case !named && c.Tie:
-		why = "the default for this ledger, as the filters allow as many labels"
-	case named && filter != c.Filter:
+	case h.Use != nil:
+		why = "the use declared: a filter allows no more, as it must hold any use"
+	case named && allows[filter.String()] < allows[c.Filter.String()]:
 		why = fmt.Sprintf("named by --filter (%v allows more)", c.Filter)
 	case named:
 		why = "named by --filter"
+	}
+	if h.Use != nil {
+		t.Line("  kept: %v, %s; the use and its count are fixed now, before the first run", accountant.Exact, why)
+		return t.Close()
 	}
 	t.Line("  kept: %v, %s; a ledger's filter is fixed now, before its first run", filter, why)
 	return t.Close()

@@ -51,18 +51,18 @@ var exampleM = map[string]string{"m": "3"}
 // mechanismTable is every mechanism of release, in the library's order
 // (ensemble.Mechanisms): the two-class ones first.
 var mechanismTable = withRelations([]mechanismInfo{
-	{Name: provenance.DaRRM, Gamma: true, Takes: twoClassFlags(gammaFlags...), Example: exampleM},
-	{Name: provenance.Subsample, Takes: twoClassFlags(), Example: exampleM},
-	{Name: provenance.DSub, PureTeachers: true, Takes: twoClassFlags(), Example: exampleM},
-	{Name: provenance.RR, Takes: twoClassFlags("rr-composition", "rr-delta-prime"), Example: exampleM},
-	{Name: provenance.GNMax, Takes: twoClassFlags("gnmax-search"), Example: exampleM},
-	{Name: provenance.DaRRMOneVote, Gamma: true, Takes: append([]string{"target-eps", "delta"}, gammaFlags...),
+	{Name: ensemble.DaRRM{}.Name(), Gamma: true, Takes: twoClassFlags(gammaFlags...), Example: exampleM},
+	{Name: ensemble.Subsample{}.Name(), Takes: twoClassFlags(), Example: exampleM},
+	{Name: ensemble.DSub{}.Name(), PureTeachers: true, Takes: twoClassFlags(), Example: exampleM},
+	{Name: ensemble.RR{}.Name(), Takes: twoClassFlags("rr-composition", "rr-delta-prime"), Example: exampleM},
+	{Name: ensemble.GNMax{}.Name(), Takes: twoClassFlags("gnmax-search"), Example: exampleM},
+	{Name: ensemble.OneVoteDaRRM{}.Name(), Gamma: true, Takes: append([]string{"target-eps", "delta"}, gammaFlags...),
 		Example: map[string]string{"target-eps": "0.3", "delta": "1e-5"}},
-	{Name: provenance.GNMax, Input: votefile.ManyClasses, Needs: []string{"sigma2", "delta"},
+	{Name: ensemble.GNMax{}.Name(), Input: votefile.ManyClasses, Needs: []string{"sigma2", "delta"},
 		Example: map[string]string{"sigma2": "40", "delta": "1e-5"}},
-	{Name: provenance.ConfidentGNMax, Input: votefile.ManyClasses, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
+	{Name: ensemble.ConfidentGNMax{}.Name(), Input: votefile.ManyClasses, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
 		Example: map[string]string{"threshold": "200", "sigma1": "150", "sigma2": "40", "delta": "1e-5"}},
-	{Name: provenance.LNMax, Input: votefile.ManyClasses, Needs: []string{"laplace-scale"}, Example: map[string]string{"laplace-scale": "20"}},
+	{Name: ensemble.LNMax{}.Name(), Input: votefile.ManyClasses, Needs: []string{"laplace-scale"}, Example: map[string]string{"laplace-scale": "20"}},
 })
 
 // withRelations sets each mechanism's relation, the library's.
@@ -199,22 +199,22 @@ func (s mechanismSettings) mechanism(name provenance.MechanismName, in votefile.
 		delta = *s.Delta
 	}
 	switch name {
-	case provenance.DaRRM:
+	case ensemble.DaRRM{}.Name():
 		return ensemble.DaRRM{Target: t, Gamma: s.Gamma}
-	case provenance.DaRRMOneVote:
+	case ensemble.OneVoteDaRRM{}.Name():
 		return ensemble.OneVoteDaRRM{Eps: s.TargetEps, Delta: delta, Gamma: s.Gamma}
-	case provenance.Subsample:
+	case ensemble.Subsample{}.Name():
 		return ensemble.Subsample{Target: t}
-	case provenance.DSub:
+	case ensemble.DSub{}.Name():
 		return ensemble.DSub{Target: t}
-	case provenance.RR:
+	case ensemble.RR{}.Name():
 		return ensemble.RR{Target: t, Composition: s.RR}
-	case provenance.GNMax:
+	case ensemble.GNMax{}.Name():
 		if in == votefile.TwoClass {
 			return ensemble.GNMax{Target: t, Search: s.Search}
 		}
 		return ensemble.GNMax{Target: ensemble.Target{Delta: s.Delta}, Sigma2: s.Sigma2, Noise: s.Noise}
-	case provenance.ConfidentGNMax:
+	case ensemble.ConfidentGNMax{}.Name():
 		g := noisymax.ConfidentGNMax{Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, Noise: s.Noise}
 		return ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: delta}
 	}

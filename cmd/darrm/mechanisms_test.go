@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -22,7 +23,7 @@ func TestCheckSettings(t *testing.T) {
 		}
 		return info
 	}
-	rr, conf := lookup(provenance.RR, votefile.TwoClass), lookup(provenance.ConfidentGNMax, votefile.ManyClasses)
+	rr, conf := lookup(ensemble.RR{}.Name(), votefile.TwoClass), lookup(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses)
 	for _, tc := range []struct {
 		name   string
 		info   mechanismInfo

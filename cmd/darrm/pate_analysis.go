@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 )
 
@@ -14,11 +13,11 @@ import (
 // account pate and darrm pate share: the directions it bounds and the
 // parameters of the smooth-sensitivity release of its cost.
 type analysisFlags struct {
-	Directions noisymax.Directions `flag:"directions" help:"data-dependent bound: both directions or one-sided"`
-	SSParams   ssChoice            `flag:"ss-parameters" help:"smooth-sensitivity draw: data-free or from-votes"`
-	SSOrder    float64             `flag:"ss-order" help:"Renyi order of the smooth-sensitivity draw" default:"by --ss-parameters"`
-	Beta       float64             `flag:"beta" help:"smoothness beta, in (0, 1/(2·order))" default:"by --ss-parameters"`
-	SigmaSS    float64             `flag:"sigma-ss" help:"noise multiplier sigma_ss, > 0" default:"by --ss-parameters"`
+	Directions pate.Directions `flag:"directions" help:"data-dependent bound: both directions or one-sided"`
+	SSParams   ssChoice        `flag:"ss-parameters" help:"smooth-sensitivity draw: data-free or from-votes"`
+	SSOrder    float64         `flag:"ss-order" help:"Renyi order of the smooth-sensitivity draw" default:"by --ss-parameters"`
+	Beta       float64         `flag:"beta" help:"smoothness beta, in (0, 1/(2·order))" default:"by --ss-parameters"`
+	SigmaSS    float64         `flag:"sigma-ss" help:"noise multiplier sigma_ss, > 0" default:"by --ss-parameters"`
 }
 
 // smooth returns the parameters of the smooth-sensitivity release the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
@@ -19,9 +20,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -100,9 +103,18 @@ func TestAccountPATE(t *testing.T) {
 		t.Errorf("data-dependent %v not below data-independent %v", dep, ind)
 	}
 	// The data-independent bound from its formula: 40 queries at
-	// lambda/40² + lambda/(2·150²), the best order of the grid.
+	// lambda/40² + lambda/(2·150²), the best order of darrm's default
+	// grid (1.25, 1.5, 1.75, 2 to 100 by 0.5, then 40 orders spaced
+	// geometrically to 1000, rounded to 0.01: docs/pate.md).
+	orders := []float64{1.25, 1.5, 1.75}
+	for x := 2.0; x <= 100; x += 0.5 {
+		orders = append(orders, x)
+	}
+	for j := 1; j <= 40; j++ {
+		orders = append(orders, math.Round(100*math.Pow(10, float64(j)/40)*100)/100)
+	}
 	want := 1e300
-	for _, o := range noisymax.DefaultOrders() {
+	for _, o := range orders {
 		e, _ := accountant.ConvertRDP(40*o*(1/1600.0+1/45000.0), o, 1e-5, accountant.PaperConversion)
 		want = min(want, e)
 	}
@@ -204,7 +216,17 @@ func TestAccountPATE(t *testing.T) {
 	}
 	var l map[string]any
 	decode(t, out, &l)
-	lm, _ := noisymax.LNMaxAccount(noisymax.LNMax{Scale: 20}, 40, 1e-5, nil, accountant.PaperConversion)
+	vf, err := votefile.Open(votes, votefile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vf.Close()
+	acct, err := pate.Account(context.Background(), vf, pate.AccountOptions{Mechanism: ensemble.LNMax{}.Name(), LNMax: noisymax.LNMax{Scale: 20},
+		Delta: 1e-5, Conversion: accountant.PaperConversion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lm := acct.LNMax
 	if e := l["eps_data_independent"].(float64); e != lm.Eps || e > 4 || l["eps_data_dependent"] != nil || l["mechanism"] != "lnmax" {
 		t.Errorf("lnmax: eps %v (want %v, at most the pure 40·0.1), dependent %v, mechanism %v", e, lm.Eps, l["eps_data_dependent"], l["mechanism"])
 	}

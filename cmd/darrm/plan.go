@@ -52,8 +52,7 @@ func newPlanCmd() *cobra.Command {
 }
 
 // runPlan builds the plan's request from the flags and asks the library
-// for a count (plan.Queries) or for parameters (plan.Parameters,
-// plan.OnProxy).
+// for a count or for parameters (plan.Make).
 func runPlan(cmd *cobra.Command, f *planFlags) error {
 	fs := cmd.Flags()
 	compositionIgnored(cmd)
@@ -70,7 +69,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return err
 	}
 	doc := report.Plan{Chosen: fs.Changed("queries")}
-	scored := info.Input == votefile.ManyClasses && (info.Name == provenance.ConfidentGNMax || info.Name == provenance.GNMax)
+	scored := info.Input == votefile.ManyClasses && (info.Name == ensemble.ConfidentGNMax{}.Name() || info.Name == ensemble.GNMax{}.Name())
 	if f.Votes != "" && !scored {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
@@ -86,37 +85,27 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		if fs.Changed("for") {
 			return cli.Usagef("--for says what a plan of --queries fits them to: give --queries (a count says both what one run and what a new ledger releases)")
 		}
-		c, err := plan.Queries(cmd.Context(), r)
-		if err != nil {
-			return f.planError(cmd, err)
+	} else {
+		r.For, r.Queries = f.For, f.Queries
+		for _, s := range plan.Chosen(r) {
+			if n := chosenFlag(s); fs.Changed(n) {
+				return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
+			}
 		}
-		doc.Plan = plan.Plan{Request: r, Count: c}
-		lines.Done() // before the output: the solves of gamma_opt are over
-		return doc.Write(cmd.OutOrStdout(), f.Format)
+		if info.Name == (ensemble.ConfidentGNMax{}).Name() || scored && f.Votes != "" {
+			proxy, tuning, err := f.proxy(cmd, false)
+			if err != nil {
+				return err
+			}
+			r.Proxy, r.Confident.MinPrecision, doc.Tuning = &proxy, f.MinPrecision, tuning
+		}
 	}
-	r.For = f.For
-	for _, s := range plan.Chosen(r) {
-		if n := chosenFlag(s); fs.Changed(n) {
-			return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
-		}
-	}
-	if info.Name == provenance.ConfidentGNMax || scored && f.Votes != "" {
-		proxy, tuning, err := f.proxy(cmd, false)
-		if err != nil {
-			return err
-		}
-		doc.Tuning = tuning
-		if doc.Plan, err = plan.OnProxy(cmd.Context(), r, f.Queries, proxy, plan.ConfidentOptions{MinPrecision: f.MinPrecision}); err != nil {
-			return f.planError(cmd, err)
-		}
-		doc.LedgerInit = ledgerInitOf(cmd, doc.Plan)
-		lines.Done() // before the output: the solves of gamma_opt are over
-		return doc.Write(cmd.OutOrStdout(), f.Format)
-	}
-	if doc.Plan, err = plan.Parameters(cmd.Context(), r, f.Queries); err != nil {
+	if doc.Plan, err = plan.Make(cmd.Context(), r); err != nil {
 		return f.planError(cmd, err)
 	}
-	doc.LedgerInit = ledgerInitOf(cmd, doc.Plan)
+	if doc.Chosen {
+		doc.LedgerInit = ledgerInitOf(cmd, doc.Plan)
+	}
 	lines.Done() // before the output: the solves of gamma_opt are over
 	return doc.Write(cmd.OutOrStdout(), f.Format)
 }
@@ -133,7 +122,7 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {
 		delta = "--budget-delta (the per-query delta unless --delta is given)"
 	}
-	names := withFlags(budgetFlags, problemNames(f.Mechanism == provenance.DaRRMOneVote, "--eps"))
+	names := withFlags(budgetFlags, problemNames(f.Mechanism == ensemble.OneVoteDaRRM{}.Name(), "--eps"))
 	return cli.AsUsage(flagErr(err, withFlags(names, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
 		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "delta": delta})))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
@@ -48,16 +49,15 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	defer lines.Done()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 	family := mechanismSettings{Delta: cli.Given(fs, "delta", f.Target), Sigma2: 1, Noise: noisymax.DiscreteNoise}
-	info, _ := lookupInfo(provenance.GNMax, votefile.ManyClasses)
+	info, _ := lookupInfo(ensemble.GNMax{}.Name(), votefile.ManyClasses)
 	base := requestOf(info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
-	base.DeltaPrime, base.For = f.DeltaPrime, f.For
-	var opts plan.ConfidentOptions
+	base.DeltaPrime, base.For, base.Queries, base.Proxy = f.DeltaPrime, f.For, f.Queries, &proxy
 	if proxy.Classes == 2 {
-		mech, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{provenance.DaRRMOneVote})
+		mech, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()})
 		if err != nil {
 			return err
 		}
-		if opts.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
+		if base.Confident.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
 			return err
 		}
 	}
@@ -67,8 +67,8 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		}
 		base.Filter = &f.Filter
 	}
-	opts.MinPrecision = f.MinPrecision
-	c, err := plan.Compare(cmd.Context(), base, f.Queries, proxy, opts)
+	base.Confident.MinPrecision = f.MinPrecision
+	c, err := plan.Compare(cmd.Context(), base)
 	if err != nil {
 		return f.planError(cmd, err)
 	}

@@ -103,7 +103,7 @@ func TestPlanQueriesAgree(t *testing.T) {
 		}
 		t.Setenv(ledger.EnvStateDir, t.TempDir())
 		led := filepath.Join(t.TempDir(), "pate.ledger")
-		if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", counts, "--budget-eps", "2", "--budget-delta", "1e-5"); code != 0 {
+		if _, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--votes", counts, "--budget-eps", "2", "--budget-delta", "1e-5"}, confidentArgs...)...); code != 0 {
 			t.Fatal(e)
 		}
 		out, e, code = darrm(t, "", append([]string{"aggregate", counts, "--ledger", led, "--out", filepath.Join(t.TempDir(), "labels.csv"), "--format", "json"}, confidentArgs...)...)

@@ -19,8 +19,8 @@ import (
 // noise, relation or partition in the header is refused.
 func TestSettle(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
-	m := &votefile.LabelMeta{Mechanism: provenance.ConfidentGNMax.String(), Relation: "one-vote", Threshold: f(200), Sigma1: f(150), Sigma2: f(40), Noise: "discrete"}
-	gnmax := &votefile.LabelMeta{Mechanism: provenance.GNMax.String(), Relation: "one-vote", Sigma2: f(40), Noise: "discrete"}
+	m := &votefile.LabelMeta{Mechanism: ensemble.ConfidentGNMax{}.Name().String(), Relation: "one-vote", Threshold: f(200), Sigma1: f(150), Sigma2: f(40), Noise: "discrete"}
+	gnmax := &votefile.LabelMeta{Mechanism: ensemble.GNMax{}.Name().String(), Relation: "one-vote", Sigma2: f(40), Noise: "discrete"}
 	for _, c := range []struct {
 		name  string
 		flags []string
@@ -28,11 +28,11 @@ func TestSettle(t *testing.T) {
 		mech  provenance.MechanismName
 		want  string // the error, "" for none
 	}{
-		{"no labels, sigma2", []string{"--sigma2", "40"}, nil, provenance.GNMax, ""},
-		{"no labels, scale", []string{"--laplace-scale", "20"}, nil, provenance.LNMax, ""},
-		{"no labels, threshold", []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, nil, provenance.ConfidentGNMax, ""},
-		{"header", nil, m, provenance.ConfidentGNMax, ""},
-		{"header, repeated", []string{"--sigma2", "40", "--noise", "discrete"}, m, provenance.ConfidentGNMax, ""},
+		{"no labels, sigma2", []string{"--sigma2", "40"}, nil, ensemble.GNMax{}.Name(), ""},
+		{"no labels, scale", []string{"--laplace-scale", "20"}, nil, ensemble.LNMax{}.Name(), ""},
+		{"no labels, threshold", []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, nil, ensemble.ConfidentGNMax{}.Name(), ""},
+		{"header", nil, m, ensemble.ConfidentGNMax{}.Name(), ""},
+		{"header, repeated", []string{"--sigma2", "40", "--noise", "discrete"}, m, ensemble.ConfidentGNMax{}.Name(), ""},
 		{"header, contradicted", []string{"--sigma2", "5"}, m, "", "sigma2 = 5 given, but the label file's header states sigma2 = 40"},
 		{"header, another noise", []string{"--noise", "continuous"}, gnmax, "", "noise = continuous given, but the label file's header states noise = discrete"},
 		{"header, a setting it has not", []string{"--threshold", "200"}, gnmax, "", "threshold = 200 given, but the labels were made by gnmax, which has no threshold"},

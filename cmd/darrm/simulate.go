@@ -106,13 +106,13 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 // pure DP), and darrm-one-vote beside it, at the same per-query target in
 // the same relation.
 func defaultMechanisms(p constraints.Problem) []provenance.MechanismName {
-	names := []provenance.MechanismName{provenance.DaRRM, provenance.Subsample}
+	names := []provenance.MechanismName{ensemble.DaRRM{}.Name(), ensemble.Subsample{}.Name()}
 	if p.Delta == 0 {
-		names = append(names, provenance.DSub)
+		names = append(names, ensemble.DSub{}.Name())
 	}
-	names = append(names, provenance.RR)
+	names = append(names, ensemble.RR{}.Name())
 	if p.TargetDelta > 0 {
-		names = append(names, provenance.GNMax, provenance.DaRRMOneVote)
+		names = append(names, ensemble.GNMax{}.Name(), ensemble.OneVoteDaRRM{}.Name())
 	}
 	return names
 }

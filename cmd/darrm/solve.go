@@ -25,16 +25,16 @@ type solveFlags struct {
 	problemFlags
 	relationFlags
 	Cache    cacheFlags
-	Format   cliout.Format       `flag:"format"`
-	Workers  int                 `flag:"workers"`
-	Prior    gamma.Prior         `flag:"prior"`
-	Plot     string              `flag:"plot"`
-	RRComp   accountant.RRMethod `flag:"rr-composition"`
-	RRDelta  float64             `flag:"rr-delta-prime"`
-	Compare  bool                `flag:"compare" help:"also compute and certify the baselines"`
-	Actual   []string            `flag:"actual" help:"--compare: p_i of the expected errors" default:"U(0,1), 0.5, U(0,0.1)"`
-	HighsLog bool                `flag:"highs-log" help:"show HiGHS's solver log"`
-	SubSize  int                 `flag:"sub-size" help:"with --compare: teachers subsampled by gamma_Sub" default:"floor(m)"`
+	Format   cliout.Format `flag:"format"`
+	Workers  int           `flag:"workers"`
+	Prior    gamma.Prior   `flag:"prior"`
+	Plot     string        `flag:"plot"`
+	RRComp   rrMethod      `flag:"rr-composition"`
+	RRDelta  float64       `flag:"rr-delta-prime"`
+	Compare  bool          `flag:"compare" help:"also compute and certify the baselines"`
+	Actual   []string      `flag:"actual" help:"--compare: p_i of the expected errors" default:"U(0,1), 0.5, U(0,0.1)"`
+	HighsLog bool          `flag:"highs-log" help:"show HiGHS's solver log"`
+	SubSize  int           `flag:"sub-size" help:"with --compare: teachers subsampled by gamma_Sub" default:"floor(m)"`
 	Totals   totalFlags
 	Queries  []int `flag:"queries" help:"with --compare and a budget: also compare at equal totals"`
 }

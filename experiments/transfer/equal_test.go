@@ -12,8 +12,8 @@ import (
 )
 
 // TestRunEqual: at equal totals every mechanism's parameter is the one
-// plan.Parameters chooses for the budget over Q queries, which the
-// release's own count (plan.Queries) fits within the budget; the labels'
+// plan.Make chooses for the budget over Q queries, which the
+// release's own count (plan.Make without Queries) fits within the budget; the labels'
 // accuracy is a mean over the redraws, in [0, 1], with a spread.
 func TestRunEqual(t *testing.T) {
 	ctx := context.Background()
@@ -43,17 +43,22 @@ func TestRunEqual(t *testing.T) {
 		if r.Mechanism != EqualMechanisms[i%len(EqualMechanisms)] || r.Queries != q || r.Plan.NoFit != nil {
 			t.Fatalf("result %d: %s at Q %d (no fit %v), want %s at %d", i, r.Mechanism, r.Queries, r.Plan.NoFit, EqualMechanisms[i%len(EqualMechanisms)], q)
 		}
-		want, err := plan.Parameters(ctx, plan.OneVote(base, K, p.Delta, opt)[i%len(EqualMechanisms)], q)
+		r1 := plan.OneVote(base, K, p.Delta, opt)[i%len(EqualMechanisms)]
+		r1.Queries = q
+		want, err := plan.Make(ctx, r1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if r.Plan.Plan.Value != want.Value {
-			t.Errorf("Q %d %s: %s = %v, plan.Parameters %v", q, r.Mechanism, r.Plan.Plan.Parameter, r.Plan.Plan.Value, want.Value)
+			t.Errorf("Q %d %s: %s = %v, plan.Make %v", q, r.Mechanism, r.Plan.Plan.Parameter, r.Plan.Plan.Value, want.Value)
 		}
-		c, err := plan.Queries(ctx, r.Plan.Plan.Request)
+		counted := r.Plan.Plan.Request
+		counted.Queries = 0 // a count at the planned parameters
+		pc, err := plan.Make(ctx, counted)
 		if err != nil {
 			t.Fatal(err)
 		}
+		c := pc.Count
 		if c.Run < q || !c.Total.Guarantee.Within(p.Budget.Guarantee) {
 			t.Errorf("Q %d %s: %d queries fit, total %v: want >= %d within %v", q, r.Mechanism, c.Run, c.Total.Guarantee, q, p.Budget)
 		}

@@ -59,6 +59,12 @@ func Binomial(n int, p float64) ([]float64, error) {
 // The zero value is not usable; create one with New.
 type Dist struct {
 	pmf []float64 // pmf[l] = Pr[L = l], l = 0..n
+	// pmf is zero outside [lo, hi]. Factors near 0 or 1 underflow the
+	// tails (n Bernoulli(1e-5) factors leave about 70 non-zero values),
+	// and a factor leaves a zero of both neighbours zero, so add skips
+	// them: the pmf is bit for bit the one of adding over all of it, in
+	// O(hi - lo) where that took O(n).
+	lo, hi int
 }
 
 // New returns the distribution of an empty sum (L = 0 with probability 1),
@@ -82,7 +88,9 @@ func (d *Dist) AppendPMF(dst []float64) []float64 { return append(dst, d.pmf...)
 
 // Set makes d the distribution src is, in d's room: sums that share
 // their first factors extend copies of the shared part.
-func (d *Dist) Set(src *Dist) { d.pmf = append(d.pmf[:0], src.pmf...) }
+func (d *Dist) Set(src *Dist) {
+	d.pmf, d.lo, d.hi = append(d.pmf[:0], src.pmf...), src.lo, src.hi
+}
 
 // Add convolves the distribution with a Bernoulli(p) factor.
 func (d *Dist) Add(p float64) error {
@@ -94,11 +102,17 @@ func (d *Dist) Add(p float64) error {
 }
 
 func (d *Dist) add(p float64) {
-	n := len(d.pmf)
 	d.pmf = append(d.pmf, 0)
 	q := 1 - p
-	for l := n; l > 0; l-- {
+	top := d.hi + 1
+	for l := top; l > d.lo; l-- {
 		d.pmf[l] = q*d.pmf[l] + p*d.pmf[l-1]
 	}
-	d.pmf[0] *= q
+	d.pmf[d.lo] *= q // pmf[lo-1] is zero
+	if d.pmf[top] != 0 {
+		d.hi = top
+	}
+	for d.lo < d.hi && d.pmf[d.lo] == 0 {
+		d.lo++
+	}
 }

@@ -191,3 +191,50 @@ func TestSet(t *testing.T) {
 		t.Errorf("the original has %d factors after its copy grew, want 2", a.n())
 	}
 }
+
+// TestAddSkipsZeros checks that add, which skips the pmf's zero tails, is
+// bit for bit the convolution over the whole pmf, on factors that
+// underflow the tails (near 0 and 1), exact 0 and 1, and factors between,
+// in random orders, and that Set keeps the tails' bounds.
+func TestAddSkipsZeros(t *testing.T) {
+	full := func(p []float64) []float64 {
+		pmf := []float64{1}
+		for _, pi := range p {
+			pmf = append(pmf, 0)
+			for l := len(pmf) - 1; l > 0; l-- {
+				pmf[l] = (1-pi)*pmf[l] + pi*pmf[l-1]
+			}
+			pmf[0] *= 1 - pi
+		}
+		return pmf
+	}
+	factors := []float64{0, 1, 1e-5, 1 - 1e-5, 1e-300, 0.3, 0.5, 0.97}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		p := make([]float64, 1+rng.IntN(400))
+		for i := range p {
+			p[i] = factors[rng.IntN(len(factors))]
+		}
+		if trial%2 == 0 {
+			slices.Sort(p) // long runs of one factor
+		}
+		want := full(p)
+		d := New(len(p))
+		half := New(0)
+		for i, pi := range p {
+			d.add(pi)
+			if i == len(p)/2 {
+				half.Set(d)
+			}
+		}
+		if got := d.PMF(); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: the pmf of %d factors differs from the full convolution", trial, len(p))
+		}
+		for _, pi := range p[len(p)/2+1:] {
+			half.add(pi)
+		}
+		if got := half.PMF(); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: a copy made by Set, extended, differs from the full convolution", trial)
+		}
+	}
+}

@@ -35,7 +35,7 @@ func TestNewAggregate(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.ledger")
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
 	b := provenance.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}
-	if _, err := (ledger.Book{}).Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5, accountant.Simple), false); err != nil {
+	if _, err := (ledger.Book{}).Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5, accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: 1e-3}}}), false); err != nil {
 		t.Fatal(err)
 	}
 	led, _, err := ledger.Book{}.OpenRun(context.Background(), path, "rr", b, rr.Privacy().Spend, -1)
@@ -159,7 +159,9 @@ func TestNewSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := build(t, ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2}, Delta: 1e-5}, 10, 3, accountant.Guarantee{})
-	b, err := ensemble.ReleaseBinding(in, g, provenance.KeyedHash)
+	// the binding a release makes of headerless votes (provenance.Check)
+	rel := g.Privacy().Relation
+	b, err := provenance.Check(in.Meta(), provenance.Stated{K: g.K(), Classes: g.Classes(), Relation: &rel, Partition: provenance.KeyedHash, Release: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -26,12 +27,44 @@ type LedgerShow struct {
 	// (ledger.Ledger.Runs); HasRuns says that there is one.
 	Runs    func(func(ledger.Spend) error) error
 	HasRuns bool
+	// Analysts is what each analyst spent, when a run names one or the
+	// ledger gives shares (nil otherwise: the document is then as it was
+	// before ledgers knew analysts).
+	Analysts analysts
 }
 
 // NewLedgerShow is the document of the open ledger l, read from path.
 func NewLedgerShow(path string, l *ledger.Ledger) (LedgerShow, error) {
 	b, err := l.Balance()
-	return LedgerShow{Path: path, Header: l.Header(), Balance: b, Runs: l.Runs, HasRuns: l.Lines() > 1}, err
+	if err != nil {
+		return LedgerShow{}, err
+	}
+	a, err := l.Analysts()
+	if len(a) == 1 && a[0].Analyst == "" {
+		a = nil // no run names an analyst
+	}
+	return LedgerShow{Path: path, Header: l.Header(), Balance: b, Runs: l.Runs, HasRuns: l.Lines() > 1, Analysts: a}, err
+}
+
+// analysts are the sums of a ledger's spends per analyst: JSON's list of
+// them, a line of text in a table or CSV.
+type analysts []ledger.AnalystSpend
+
+// String says each analyst's runs, labels, spend by the ledger's filter
+// (rounded up, so that it never reads smaller than it is) and share.
+func (as analysts) String() string {
+	parts := make([]string, len(as))
+	for i, a := range as {
+		name := cliout.Escape(a.Analyst)
+		if a.Analyst == "" {
+			name = "(no analyst)"
+		}
+		parts[i] = fmt.Sprintf("%s: %s, %s, spent %s", name, plural.Of(a.Runs, "run", "runs"), plural.Of(a.Labels, "label", "labels"), formatTotal(a.Spent))
+		if a.ShareBudget != nil {
+			parts[i] += fmt.Sprintf(" of a share %v, %s", a.Share, formatTotal(*a.ShareBudget))
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Write prints the document in format f: the ledger's fields, with a row
@@ -79,12 +112,22 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 		free = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(b.Cap.Guarantee))
 	}
 	common = append(common, field("free", b.Free), field("note", free))
+	if d.Analysts != nil {
+		var v any = d.Analysts
+		if f != cliout.JSON {
+			v = d.Analysts.String()
+		}
+		common = append(common, field("analysts", v))
+	}
 	if !d.HasRuns {
 		return cliout.WriteRecord(w, f, common)
 	}
 	row := func(s ledger.Spend) cliout.Record {
-		return cliout.Record{field("time", s.Time.Format("2006-01-02T15:04:05Z")), field("run", text(s.Run)),
-			field("mechanism", text(string(s.Mechanism))), field("queries", s.Queries), field("eps", total(s.Eps)), field("delta", total(s.Delta)), field("final", s.Final)}
+		r := cliout.Record{field("time", s.Time.Format("2006-01-02T15:04:05Z")), field("run", text(s.Run))}
+		if d.Analysts != nil {
+			r = append(r, field("analyst", text(s.Analyst)))
+		}
+		return append(r, field("mechanism", text(string(s.Mechanism))), field("queries", s.Queries), field("eps", total(s.Eps)), field("delta", total(s.Delta)), field("final", s.Final))
 	}
 	var widths cliout.Widths
 	if f == cliout.Table {
@@ -155,12 +198,20 @@ func Allowed(n int, one, many string) string {
 // LedgerWhy says in one line why t, a ledger's total to publish
 // (ledger.Balance.Publish), is the one to publish, the same in every
 // command that prints it: a filter's guarantee is its budget, fixed
-// before the first run, not the sum spent so far; or the teachers' cap,
-// when it is below the budget.
+// before the first run, not the sum spent so far; a declared use's is the
+// composition of every label it allows; or the teachers' cap, when it is
+// below the budget.
 func LedgerWhy(t accountant.Total) string {
 	if t.Cap != nil {
 		return "the teachers' cap bounds every release from these teachers, however many, and is below the ledger's budget at its delta: " +
 			"it holds from the first label on; what the releases have spent is a realised cost (analysis)"
+	}
+	if !t.Filter {
+		// A declared use's: the composition of every step it allows,
+		// fixed at init (ledger.NewUseHeader).
+		return fmt.Sprintf("the ledger's declared use fixed every step's privacy before the first run; this composes all the labels it allows "+
+			"as one run (%s): a stop at any count is post-processing of it, queries chosen adaptively are covered; "+
+			"what the releases have spent is a realised cost (analysis)", t.Name())
 	}
 	return fmt.Sprintf("the ledger's filter (%v) holds every release charged to it, however each was chosen, to the budget fixed before the first run: "+
 		"the budget is the guarantee from the first label on; what the releases have spent is a realised cost (analysis)", t.Method)

@@ -12,7 +12,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 )
 
@@ -400,7 +399,7 @@ func (d AccountPATE) publication(rec cliout.Record) cliout.Record {
 		line += " (eps_released an estimate of the data-dependent cost, not a bound, which may be published only as such)"
 	}
 	line += "; the settings and counts not marked may be published; the values marked not for publication are computed from the private votes; " + costNote[d.Cost()]
-	if d.Result.Directions == noisymax.OneSided && d.LNMax == nil {
+	if d.Result.Directions == pate.OneSided && d.LNMax == nil {
 		line += "; the data-dependent values, released ones too, bound one direction of the Renyi divergence only (the PATE paper's Theorem 6 as stated), which is no differential-privacy guarantee"
 	}
 	if d.LNMax == nil && d.Smooth.FromVotes {
@@ -417,7 +416,7 @@ func (d AccountPATE) tags() map[string]string {
 	if c := d.Cost(); c == "expected" || c == "realised" {
 		tags = append(tags, c)
 	}
-	if d.Result.Directions == noisymax.OneSided {
+	if d.Result.Directions == pate.OneSided {
 		tags = append(tags, "one-sided")
 	}
 	out := map[string]string{}

@@ -10,7 +10,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/patemnist"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"
 )
@@ -143,7 +142,7 @@ func NewPATEExperiment(dataset string, out *patemnist.Outcome, p patemnist.Param
 		d.Publication = "publish each mechanism's eps_guarantee as the guarantee of its labels (a bound: guarantee), with the answered counts and the labels' and the student's accuracy (the released labels against the public queries' true labels); eps_data_independent and " + released + " are analysis, not the guarantee"
 	}
 	d.Publication += "; eps_data_independent, eps_data_dependent and eps_released are realised costs (the threshold step charged on every query asked, the GNMax step only where it answered, summed after the fact): analysis, no guarantee; the mechanisms label the same votes, so publishing the labels of both costs both guarantees, composed"
-	if p.Directions == noisymax.OneSided {
+	if p.Directions == pate.OneSided {
 		d.Publication += "; the data-dependent values, released ones too, are one-sided (the PATE paper's Theorem 6 as stated): no differential-privacy guarantee"
 	}
 	return d
@@ -257,7 +256,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 	// released one that it is an estimate; the one total to publish says
 	// so.
 	dep, rel := "eps dep.", "eps rel. (estimate)"
-	if d.Results[0].Directions == noisymax.OneSided.String() {
+	if d.Results[0].Directions == pate.OneSided.String() {
 		dep, rel = "eps dep. (one-sided)", "eps rel. (estimate, one-sided)"
 	}
 	guar := "eps guarantee"

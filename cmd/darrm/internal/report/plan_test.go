@@ -23,11 +23,11 @@ func TestPlanKeys(t *testing.T) {
 		delta := 1e-5
 		var m ensemble.Mechanism
 		switch name {
-		case provenance.ConfidentGNMax:
+		case ensemble.ConfidentGNMax{}.Name():
 			m = ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: delta}
-		case provenance.LNMax:
+		case ensemble.LNMax{}.Name():
 			m = ensemble.LNMax{LNMax: noisymax.LNMax{Scale: 20}}
-		case provenance.DaRRMOneVote:
+		case ensemble.OneVoteDaRRM{}.Name():
 			m = ensemble.OneVoteDaRRM{Eps: 0.3, Delta: delta}
 		default:
 			m = ensemble.DaRRM{Target: ensemble.Target{M: 3, Delta: &delta}}
@@ -44,15 +44,15 @@ func TestPlanKeys(t *testing.T) {
 		want   []string
 		absent []string
 	}{
-		{"confident-gnmax count", Plan{Plan: plan.Plan{Request: req(provenance.ConfidentGNMax, votefile.ManyClasses), Count: count}},
+		{"confident-gnmax count", Plan{Plan: plan.Plan{Request: req(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses), Count: count}},
 			[]string{"threshold", "sigma1", "sigma2", "delta", "queries", "budget_eps", "budget_delta", "publish_method", "publish_reference", "ledger_queries", "ledger_filter"}, []string{"m", "planned", "neighbour"}},
-		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRMOneVote, votefile.TwoClass), Count: count, Queries: 100, Parameter: "target eps", Neighbour: 0.05, NeighbourRun: 90}},
+		{"darrm-one-vote plan", Plan{Chosen: true, Plan: plan.Plan{Request: req(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass), Count: count, Queries: 100, Parameter: "target eps", Neighbour: 0.05, NeighbourRun: 90}},
 			[]string{"target_eps", "delta", "queries", "planned", "neighbour", "neighbour_queries", "at_limit"}, []string{"m", "sigma2"}},
-		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.DaRRM, votefile.TwoClass), Count: count, Queries: 5, Parameter: "m", AtLimit: true}},
+		{"darrm plan at m = K", Plan{Chosen: true, Plan: plan.Plan{Request: req(ensemble.DaRRM{}.Name(), votefile.TwoClass), Count: count, Queries: 5, Parameter: "m", AtLimit: true}},
 			[]string{"m", "eps", "Delta", "delta", "at_limit"}, []string{"target_eps"}},
-		{"lnmax", Plan{Plan: plan.Plan{Request: req(provenance.LNMax, votefile.ManyClasses), Count: count}},
+		{"lnmax", Plan{Plan: plan.Plan{Request: req(ensemble.LNMax{}.Name(), votefile.ManyClasses), Count: count}},
 			[]string{"laplace_scale", "classes"}, []string{"sigma2", "delta", "for"}},
-		{"confident-gnmax plan on proxy votes", Plan{Chosen: true, Plan: plan.Plan{Request: req(provenance.ConfidentGNMax, votefile.ManyClasses), Count: count, Queries: 100, Parameter: "sigma2",
+		{"confident-gnmax plan on proxy votes", Plan{Chosen: true, Plan: plan.Plan{Request: req(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses), Count: count, Queries: 100, Parameter: "sigma2",
 			Utility: &plan.Utility{Correct: 90, Answered: 95, Thresholds: []plan.ThresholdUtility{{Threshold: 0, Correct: 90, Answered: 95}, {Threshold: 120, Correct: 80, Answered: 84}}}}},
 			[]string{"for", "expected_correct", "expected_answered", "thresholds", "threshold_note"}, []string{"m"}},
 	} {

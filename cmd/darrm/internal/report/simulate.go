@@ -52,7 +52,7 @@ type SimResult struct {
 // results res of ensemble.Simulate, whose aggregators labels describe,
 // and the mechanisms whose interval darrm's lies above.
 func NewSimulate(p resolve.Resolved, teachers string, probs []float64, seed uint64, res []ensemble.SimResult, labels []string) Simulate {
-	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: above(res, provenance.DaRRM),
+	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: above(res, ensemble.DaRRM{}.Name()),
 		Note: "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"}
 	for i, r := range res {
 		out.Queries = r.Queries

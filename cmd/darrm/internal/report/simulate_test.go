@@ -29,7 +29,7 @@ func TestNewSimulate(t *testing.T) {
 		res   []ensemble.SimResult
 		above []provenance.MechanismName
 	}{
-		{"darrm and two others", res, []provenance.MechanismName{provenance.RR}},
+		{"darrm and two others", res, []provenance.MechanismName{ensemble.RR{}.Name()}},
 		{"without darrm", res[1:], nil},
 	} {
 		labels := make([]string, len(tc.res))
@@ -65,7 +65,7 @@ func TestAbove(t *testing.T) {
 		// Below darrm, but in another relation: not ranked against it.
 		{Name: "darrm-one-vote", Privacy: ensemble.Privacy{Relation: accountant.OneVote}, Lo: 0.7, Hi: 0.75},
 	}
-	if got := above(res, "darrm"); !slices.Equal(got, []provenance.MechanismName{provenance.RR, provenance.GNMax}) {
+	if got := above(res, "darrm"); !slices.Equal(got, []provenance.MechanismName{ensemble.RR{}.Name(), ensemble.GNMax{}.Name()}) {
 		t.Errorf("above(darrm) = %v", got)
 	}
 	if got := above(res, "darrm-one-vote"); got != nil {

@@ -106,6 +106,10 @@ type SolveStats struct {
 	// and gamma is the optimum the cutting-plane loop reached, equally
 	// optimal and certified but dependent on the loop's path.
 	TieBroken bool `json:"tie_broken"`
+	// Stalled is true when the solve stopped closing its gap before its
+	// tolerance (optimal.Result.Stalled): gamma is certified and within
+	// the gap of the optimum, no closer.
+	Stalled bool `json:"stalled"`
 }
 
 // NewSolve is the document of the gamma_opt that the cache entry e holds
@@ -116,7 +120,7 @@ func NewSolve(p Problem, e *cache.Entry, cached bool) Solve {
 		Problem: p, Prior: e.Prior, Gamma: e.Gamma, Utility: e.Utility, SurrogateError: e.SurrogateError,
 		UpperBound: e.UpperBound, UpperBoundStored: cached, Gap: e.Gap, Scale: e.Scale,
 		Certificate: e.Certificate, CertifiedNow: true, Cached: cached,
-		Solve: SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken},
+		Solve: SolveStats{Seconds: e.Seconds, LPSolves: e.LPSolves, Rows: e.Rows, Passes: e.Passes, TieBroken: e.TieBroken, Stalled: e.Stalled},
 	}
 }
 
@@ -255,6 +259,10 @@ func (out Solve) writeTable(w io.Writer) error {
 	} else {
 		t.Line("solved in %.3g s: %s, %s, %s", out.Solve.Seconds, plural.Of(out.Solve.LPSolves, "LP solve", "LP solves"),
 			plural.Of(out.Solve.Rows, "privacy row", "privacy rows"), plural.Of(out.Solve.Passes, "exhaustive separation pass", "exhaustive separation passes"))
+	}
+	if out.Solve.Stalled {
+		t.Line("note: the solve stopped closing its gap at %.2g; this gamma is certified and within that gap", out.Gap)
+		t.Line("  of the optimum, no closer; it is not cached (docs/solve.md, \"When the gap stops closing\")")
 	}
 	if !out.Solve.TieBroken {
 		t.Line("note: this gamma is optimal (within the gap above) and certified, but the tie-break that picks the canonical one did not finish;")

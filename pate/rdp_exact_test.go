@@ -1,4 +1,4 @@
-package noisymax
+package pate
 
 import (
 	"math"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // Exact output distributions of PATE's steps with discrete Gaussian noise,
@@ -225,7 +226,7 @@ func gnmaxDirections(t *testing.T, x []int, sigma, order float64, rel neighbours
 // neighbours of x in rel.
 func gnmaxBounds(x []int, sigma, order float64, rel neighbours) (oneSided, both float64) {
 	k := newCurve(gnmaxSlope(sigma), order)
-	return k.at(gnmaxLogQ(x, argmax(x), sigma, DiscreteNoise)).Hi, k.at(gnmaxNeighbourLogQ(x, sigma, DiscreteNoise, rel)).Hi
+	return k.at(gnmaxLogQ(x, argmax(x), sigma, noisymax.DiscreteNoise)).Hi, k.at(gnmaxNeighbourLogQ(x, sigma, noisymax.DiscreteNoise, rel)).Hi
 }
 
 // The examples of the PATE paper's one-sided bound failing in the other
@@ -341,13 +342,13 @@ func TestThresholdBothDirections(t *testing.T) {
 			// Thresholds within 8σ1 of v keep both outcomes' probabilities
 			// far from underflow.
 			thr := float64(v) + (2*r.Float64()-1)*8*sigma
-			m := ConfidentGNMax{Threshold: thr, Sigma1: sigma, Sigma2: 1, Noise: DiscreteNoise}
+			m := noisymax.ConfidentGNMax{Threshold: thr, Sigma1: sigma, Sigma2: 1, Noise: noisymax.DiscreteNoise}
 			oneTab, _ := thresholdTable(m, rel, c, OneSided)
 			bothTab, _ := thresholdTable(m, rel, c, BothDirections)
 			movesTab, _ := thresholdTable(m, moves, c, BothDirections)
 			cv := newCurve(thresholdSlope(sigma), order)
 			one, both, onlyMoves := cv.at(oneTab[v]).Hi, cv.at(bothTab[v]).Hi, cv.at(movesTab[v]).Hi
-			if l, err := thresholdNeighbourLogQ(v, rel, c, thr, sigma, DiscreteNoise); err != nil || l != bothTab[v] {
+			if l, err := thresholdNeighbourLogQ(v, rel, c, thr, sigma, noisymax.DiscreteNoise); err != nil || l != bothTab[v] {
 				t.Fatalf("thresholdNeighbourLogQ %v, %v; table %v", l, err, bothTab[v])
 			}
 			p := exactThreshold(t, v, thr, sigma)
@@ -410,7 +411,7 @@ func TestThresholdAnswerProbabilityExact(t *testing.T) {
 				tail.Add(tail, weight(z))
 			}
 			want, _ := new(big.Float).SetPrec(refPrec).Quo(tail, total).Float64()
-			_, p, err := checkedThresholdLogQ(c.v, c.t, sigma, DiscreteNoise)
+			_, p, err := checkedThresholdLogQ(c.v, c.t, sigma, noisymax.DiscreteNoise)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -430,17 +431,17 @@ func TestThresholdAnswerProbabilityExact(t *testing.T) {
 func TestPATEAccountBothDirections(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		m        ConfidentGNMax
+		m        noisymax.ConfidentGNMax
 		counts   []int
 		teachers int // 0: the counts' sum, every teacher voting
 		ans      answer
 		order    float64
 		other    []int // the neighbour with the larger reverse divergence
 	}{
-		{"gnmax", ConfidentGNMax{Sigma2: 2, Noise: DiscreteNoise}, []int{20, 0, 0}, 0, Answered, 5, []int{19, 1, 0}},
-		{"gnmax", ConfidentGNMax{Sigma2: 0.5, Noise: DiscreteNoise}, []int{6, 0}, 0, Answered, 2, []int{5, 1}},
-		{"threshold", ConfidentGNMax{Threshold: 8, Sigma1: 0.5, Sigma2: 1, Noise: DiscreteNoise}, []int{5, 5}, 0, NotAnswered, 2, []int{6, 4}},
-		{"threshold, abstentions", ConfidentGNMax{Threshold: 2, Sigma1: 0.7, Sigma2: 1, Noise: DiscreteNoise}, []int{5, 3}, 10, NotAnswered, 2, []int{4, 3}},
+		{"gnmax", noisymax.ConfidentGNMax{Sigma2: 2, Noise: noisymax.DiscreteNoise}, []int{20, 0, 0}, 0, answerGiven, 5, []int{19, 1, 0}},
+		{"gnmax", noisymax.ConfidentGNMax{Sigma2: 0.5, Noise: noisymax.DiscreteNoise}, []int{6, 0}, 0, answerGiven, 2, []int{5, 1}},
+		{"threshold", noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 0.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, []int{5, 5}, 0, answerWithheld, 2, []int{6, 4}},
+		{"threshold, abstentions", noisymax.ConfidentGNMax{Threshold: 2, Sigma1: 0.7, Sigma2: 1, Noise: noisymax.DiscreteNoise}, []int{5, 3}, 10, answerWithheld, 2, []int{4, 3}},
 	} {
 		rel := neighbours{teachers: sum(c.counts)}
 		if c.teachers > 0 {
@@ -457,27 +458,27 @@ func TestPATEAccountBothDirections(t *testing.T) {
 		revLo, rev := renyi(q, p, c.order)
 		charged := map[Directions]float64{}
 		for _, dir := range []Directions{BothDirections, OneSided} {
-			a, err := NewAccount(c.m, rel.teachers, len(c.counts), Options{Orders: []float64{c.order}, Directions: dir, Abstain: rel.abstain})
+			a, err := newRDPAccount(c.m, rel.teachers, len(c.counts), rdpOptions{Orders: []float64{c.order}, Directions: dir, Abstain: rel.abstain})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := a.Add(c.counts, c.ans); err != nil {
+			if err := a.add(c.counts, c.ans); err != nil {
 				t.Fatal(err)
 			}
-			if charged[dir], err = a.RDPDependent(c.order); err != nil {
+			if charged[dir], err = a.rdpDependent(c.order); err != nil {
 				t.Fatal(err)
 			}
-			r, _ := a.Result(1e-5, accountant.PaperConversion)
+			r, _ := a.result(1e-5, accountant.PaperConversion)
 			if r.Directions != dir || r.RDPDependent[0] != charged[dir] {
 				t.Errorf("%s %v: result %v, %v; charged %v", c.name, dir, r.Directions, r.RDPDependent, charged[dir])
 			}
 		}
-		def, err := NewAccount(c.m, rel.teachers, len(c.counts), Options{Orders: []float64{c.order}, Abstain: rel.abstain})
+		def, err := newRDPAccount(c.m, rel.teachers, len(c.counts), rdpOptions{Orders: []float64{c.order}, Abstain: rel.abstain})
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = def.Add(c.counts, c.ans)
-		if got, _ := def.RDPDependent(c.order); got != charged[BothDirections] {
+		_ = def.add(c.counts, c.ans)
+		if got, _ := def.rdpDependent(c.order); got != charged[BothDirections] {
 			t.Errorf("%s: the default account charges %v, both directions %v", c.name, got, charged[BothDirections])
 		}
 		if fwd > charged[BothDirections] || rev > charged[BothDirections] {
@@ -509,28 +510,28 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 		sp := newSpace(rel, classes)
 		hs := sp.hs
 		for _, c := range []struct {
-			m   ConfidentGNMax
+			m   noisymax.ConfidentGNMax
 			ans answer
 		}{
-			{ConfidentGNMax{Sigma2: 1, Noise: DiscreteNoise}, Answered},
-			{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, Answered},
-			{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, NotAnswered},
-			{ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}, AnswerUnknown},
+			{noisymax.ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerGiven},
+			{noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerGiven},
+			{noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerWithheld},
+			{noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerUnknown},
 		} {
 			for _, dir := range []Directions{BothDirections, OneSided} {
-				account := func(h []int) *Account {
-					a, err := NewAccount(c.m, k, classes, Options{Orders: []float64{order}, Directions: dir, Abstain: rel.abstain})
+				account := func(h []int) *rdpAccount {
+					a, err := newRDPAccount(c.m, k, classes, rdpOptions{Orders: []float64{order}, Directions: dir, Abstain: rel.abstain})
 					if err != nil {
 						t.Fatal(err)
 					}
-					if err := a.Add(h, c.ans); err != nil {
+					if err := a.add(h, c.ans); err != nil {
 						t.Fatal(err)
 					}
 					return a
 				}
 				f := make([]float64, len(hs))
 				for i, h := range hs {
-					f[i], _ = account(h).RDPDependent(order)
+					f[i], _ = account(h).rdpDependent(order)
 				}
 				trueLS := sp.localSensitivity(f)
 				// A(d) bounds the exact cost's local sensitivity; f holds
@@ -538,7 +539,7 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 				// release adds a margin for that: EvalMargin).
 				pad := 4 * outward.ULP * slices.Max(f)
 				for i, x := range hs {
-					a, err := account(x).LocalSensitivity(t.Context(), order)
+					a, err := account(x).localSensitivity(t.Context(), order)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -560,7 +561,7 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 // account's, reaching 0, bounds. The check above cannot fail unnoticed.
 func TestThresholdLocalSensitivityNeedsAbstentions(t *testing.T) {
 	const k, classes, order = 12, 3, 2.0
-	m := ConfidentGNMax{Threshold: 1, Sigma1: 1.5, Sigma2: 1, Noise: DiscreteNoise}
+	m := noisymax.ConfidentGNMax{Threshold: 1, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}
 	rel := neighbours{abstain: true, teachers: k}
 	logq, _ := thresholdTable(m, rel, classes, OneSided)
 	beta := newThresholdLS(m, order, logq, 0).beta

@@ -1,4 +1,4 @@
-package noisymax
+package pate
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // bigPow returns x^y for x > 0 in math/big.
@@ -85,7 +86,7 @@ func TestDataDependentBelowIndependent(t *testing.T) {
 		k, c := 1+r.IntN(400), 2+r.IntN(9)
 		sigma := 1 + r.Float64()*60
 		order := 1.5 + r.Float64()*80
-		noise := []Noise{DiscreteNoise, ContinuousNoise}[r.IntN(2)]
+		noise := []noisymax.Noise{noisymax.DiscreteNoise, noisymax.ContinuousNoise}[r.IntN(2)]
 		counts := randomCounts(r, k, c)
 		lq, err := checkedGNMaxLogQ(counts, sigma, noise)
 		if err != nil {
@@ -119,7 +120,7 @@ func TestDataDependentBelowIndependent(t *testing.T) {
 // at λ = 62.31: Theorem 6 does not apply even to unanimous votes, so the
 // data-dependent bound is the data-independent one.
 func TestThesisSettingIsDataIndependent(t *testing.T) {
-	for _, noise := range []Noise{ContinuousNoise, DiscreteNoise} {
+	for _, noise := range []noisymax.Noise{noisymax.ContinuousNoise, noisymax.DiscreteNoise} {
 		lq, _ := checkedGNMaxLogQ([]int{11, 0}, 21.46, noise)
 		dep, _ := gnmaxRDP(lq, 21.46, 62.31)
 		ind, _ := gnmaxRDPIndependent(21.46, 62.31)
@@ -128,7 +129,7 @@ func TestThesisSettingIsDataIndependent(t *testing.T) {
 		}
 	}
 	// With 250 teachers and 10 classes it does apply.
-	lq, _ := checkedGNMaxLogQ([]int{250, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 40, ContinuousNoise)
+	lq, _ := checkedGNMaxLogQ([]int{250, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 40, noisymax.ContinuousNoise)
 	dep, _ := gnmaxRDP(lq, 40, 20)
 	if ind, _ := gnmaxRDPIndependent(40, 20); !(dep < ind/10) {
 		t.Errorf("MNIST-like unanimous votes: dependent %v, independent %v", dep, ind)
@@ -176,7 +177,7 @@ func TestDiscreteQBoundHolds(t *testing.T) {
 	for _, sigma := range []float64{0.5, 1, 1.7, 3} {
 		for _, counts := range [][]int{{5, 5, 0}, {6, 4, 0}, {8, 1, 1}, {10, 0, 0}, {7, 3, 0}, {12, 0, 0}} {
 			miss := exactDiscreteMiss(counts, sigma)
-			lq, _ := checkedGNMaxLogQ(counts, sigma, DiscreteNoise)
+			lq, _ := checkedGNMaxLogQ(counts, sigma, noisymax.DiscreteNoise)
 			if math.Exp(lq) < miss*(1+1e-9) {
 				t.Errorf("sigma %v counts %v: q bound %v below the exact %v", sigma, counts, math.Exp(lq), miss)
 			}
@@ -224,7 +225,6 @@ func voteDistance(a, b []int) int {
 // the mechanism does not see; a changed teacher moves one vote among the
 // C + 1. The helpers below enumerate it directly, independently of the
 // code under test.
-
 // relHistograms lists every vote histogram of rel over c classes: K votes,
 // or with abstentions 0 to K.
 func relHistograms(rel neighbours, c int) [][]int {
@@ -327,10 +327,10 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 	for _, c := range []struct {
 		k, classes   int
 		sigma, order float64
-		noise        Noise
+		noise        noisymax.Noise
 	}{
-		{12, 3, 1, 2, ContinuousNoise}, {12, 3, 1, 2, DiscreteNoise}, {14, 3, 1.5, 2, ContinuousNoise},
-		{10, 4, 0.8, 1.5, DiscreteNoise}, {16, 2, 1.2, 2, ContinuousNoise}, {12, 4, 1, 2, DiscreteNoise},
+		{12, 3, 1, 2, noisymax.ContinuousNoise}, {12, 3, 1, 2, noisymax.DiscreteNoise}, {14, 3, 1.5, 2, noisymax.ContinuousNoise},
+		{10, 4, 0.8, 1.5, noisymax.DiscreteNoise}, {16, 2, 1.2, 2, noisymax.ContinuousNoise}, {12, 4, 1, 2, noisymax.DiscreteNoise},
 	} {
 		if c5, c6 := smoothConditions(c.sigma, c.classes, c.order, c.noise); !c5 || !c6 {
 			t.Fatalf("%+v: conditions C5 %v C6 %v", c, c5, c6)
@@ -381,9 +381,9 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 // beyond) the walk ends and A(d) is the plateau.
 func TestLocalSensitivityAbstainWalk(t *testing.T) {
 	const sigma = 2.0
-	g := newGNMaxLS(sigma, 5, 3, ContinuousNoise)
+	g := newGNMaxLS(sigma, 5, 3, noisymax.ContinuousNoise)
 	x := []int{4, 0, 0}
-	if l := gnmaxLogQ(x, 0, sigma, ContinuousNoise); !(l > g.k.logq0) {
+	if l := gnmaxLogQ(x, 0, sigma, noisymax.ContinuousNoise); !(l > g.k.logq0) {
 		t.Fatalf("%v: log q̃ %v not above log q0 %v: the walk lowers nothing", x, l, g.k.logq0)
 	}
 	a := g.distances(x, neighbours{abstain: true, teachers: 12})
@@ -392,7 +392,7 @@ func TestLocalSensitivityAbstainWalk(t *testing.T) {
 		t.Errorf("A(2) = %v with abstentions, A(1) = %v without; the plateau %v", a[2], moves[1], g.plateau)
 	}
 	for d := 1; d <= 2; d++ {
-		want := math.Max(a[d-1], g.lsAt(gnmaxLogQ([]int{4 + d, 0, 0}, 0, sigma, ContinuousNoise)))
+		want := math.Max(a[d-1], g.lsAt(gnmaxLogQ([]int{4 + d, 0, 0}, 0, sigma, noisymax.ContinuousNoise)))
 		if a[d] != want {
 			t.Errorf("A(%d) = %v, want the local sensitivity at (%d, 0, 0), %v", d, a[d], 4+d, want)
 		}
@@ -473,7 +473,7 @@ func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
 		}
 		sigma := 0.5 + 4*r.Float64()
 		for _, rel := range []neighbours{{teachers: sum(h)}, {abstain: true, teachers: sum(h) + r.IntN(3)}} {
-			for _, noise := range []Noise{DiscreteNoise, ContinuousNoise} {
+			for _, noise := range []noisymax.Noise{noisymax.DiscreteNoise, noisymax.ContinuousNoise} {
 				want := gnmaxLogQ(h, argmax(h), sigma, noise)
 				for _, y := range relNeighbours(rel, h) {
 					want = math.Max(want, gnmaxLogQ(y, argmax(y), sigma, noise))
@@ -487,17 +487,17 @@ func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
 			}
 		}
 	}
-	for _, noise := range []Noise{DiscreteNoise, ContinuousNoise} {
+	for _, noise := range []noisymax.Noise{noisymax.DiscreteNoise, noisymax.ContinuousNoise} {
 		h := []int{5, 4}
 		if moves, all := gnmaxNeighbourLogQ(h, 1, noise, neighbours{teachers: 9}), gnmaxNeighbourLogQ(h, 1, noise, neighbours{abstain: true, teachers: 9}); !(all > moves) {
 			t.Errorf("%v %v: log Q̃ with abstentions %v, without %v: the removal to (4, 4) is not counted", h, noise, all, moves)
 		}
 	}
 	t.Logf("%d random cases with abstentions where a neighbour no move reaches has the largest q̃", beyondMoves)
-	if _, err := checkedGNMaxNeighbourLogQ([]int{5, 4}, 1, DiscreteNoise, neighbours{teachers: 10}); err == nil {
+	if _, err := checkedGNMaxNeighbourLogQ([]int{5, 4}, 1, noisymax.DiscreteNoise, neighbours{teachers: 10}); err == nil {
 		t.Error("9 votes of K = 10 without abstentions accepted")
 	}
-	if _, err := checkedGNMaxNeighbourLogQ([]int{5, 6}, 1, DiscreteNoise, neighbours{abstain: true, teachers: 10}); err == nil {
+	if _, err := checkedGNMaxNeighbourLogQ([]int{5, 6}, 1, noisymax.DiscreteNoise, neighbours{abstain: true, teachers: 10}); err == nil {
 		t.Error("11 votes of K = 10 accepted")
 	}
 }
@@ -509,79 +509,49 @@ func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
 // own settings (T = 300 for K = 250, σ1 = 200) pass.
 func TestThresholdBound(t *testing.T) {
 	for _, tc := range []struct {
-		m  ConfidentGNMax
+		m  noisymax.ConfidentGNMax
 		ok bool
 	}{
-		{ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, true},
-		{ConfidentGNMax{Threshold: 300, Sigma1: 200, Sigma2: 100, Noise: DiscreteNoise}, true},
-		{ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, true},
-		{ConfidentGNMax{Threshold: 250 + 1500, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, true},
-		{ConfidentGNMax{Threshold: -1, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, false},
-		{ConfidentGNMax{Threshold: 1e300, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, false},
-		{ConfidentGNMax{Threshold: 250 + 1501, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, false},
+		{noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
+		{noisymax.ConfidentGNMax{Threshold: 300, Sigma1: 200, Sigma2: 100, Noise: noisymax.DiscreteNoise}, true},
+		{noisymax.ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
+		{noisymax.ConfidentGNMax{Threshold: 250 + 1500, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
+		{noisymax.ConfidentGNMax{Threshold: -1, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
+		{noisymax.ConfidentGNMax{Threshold: 1e300, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
+		{noisymax.ConfidentGNMax{Threshold: 250 + 1501, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
 	} {
 		err := tc.m.ValidateFor(250)
 		var pe *accountant.ParamError
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &pe) || pe.Name != "threshold" || pe.Value != tc.m.Threshold)) {
 			t.Errorf("threshold %v, sigma1 %v: %v", tc.m.Threshold, tc.m.Sigma1, err)
 		}
-		if _, err := NewAccount(tc.m, 250, 10, Options{}); tc.ok != (err == nil) {
+		if _, err := newRDPAccount(tc.m, 250, 10, rdpOptions{}); tc.ok != (err == nil) {
 			t.Errorf("account at threshold %v: %v", tc.m.Threshold, err)
 		}
 	}
 }
 
-// TestRunSlope: the slope of a run of Q threshold steps and N label steps
-// is N/σ2² + Q/(2σ1²), rounded up (GNMax: N/σ2²); one step of each is
-// RDPSlope's; negative counts are refused.
-func TestRunSlope(t *testing.T) {
-	cg := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}
-	g := ConfidentGNMax{Sigma2: 40, Noise: DiscreteNoise}
-	for _, tc := range []struct {
-		m               ConfidentGNMax
-		queries, labels int
-		want            float64
-	}{
-		{cg, 5000, 286, 286/1600.0 + 5000/45000.0},
-		{cg, 194, 194, 194/1600.0 + 194/45000.0},
-		{cg, 10, 0, 10 / 45000.0},
-		{g, 5000, 300, 300 / 1600.0},
-	} {
-		got, err := tc.m.RunSlope(tc.queries, tc.labels)
-		if err != nil || got < tc.want || got > tc.want*(1+1e-14) {
-			t.Errorf("%+v, %d, %d: %v (%v), want %v rounded up", tc.m, tc.queries, tc.labels, got, err, tc.want)
-		}
-	}
-	one, _ := cg.RunSlope(1, 1)
-	if per, _ := cg.RDPSlope(); one != per {
-		t.Errorf("one step of each %v, RDPSlope %v", one, per)
-	}
-	if _, err := cg.RunSlope(-1, 0); err == nil {
-		t.Error("-1 queries accepted")
-	}
-}
-
-// TestAddFlushesInOrder: Add charges its queries flushEvery at a time (so
-// that a caller checking its context between Adds is never held up by
-// one long charge at Result), and the totals are those of charging every
+// TestAddFlushesInOrder: add charges its queries flushEvery at a time (so
+// that a caller checking its context between adds is never held up by
+// one long charge at result), and the totals are those of charging every
 // query in order at each order, as one flush at the end did.
 func TestAddFlushesInOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		answers []answer
 	}{
-		{"expected cost", []answer{AnswerUnknown}},
-		{"a release", []answer{Answered, NotAnswered, Answered}},
+		{"expected cost", []answer{answerUnknown}},
+		{"a release", []answer{answerGiven, answerWithheld, answerGiven}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := NewAccount(ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, 250, 10, Options{})
+			a, err := newRDPAccount(noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			r := rand.New(rand.NewPCG(7, 8))
 			n := 2*flushEvery + 37
 			for i := range n {
-				if err := a.Add(randomCounts(r, 250, 10), tc.answers[i%len(tc.answers)]); err != nil {
+				if err := a.add(randomCounts(r, 250, 10), tc.answers[i%len(tc.answers)]); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -607,26 +577,26 @@ func TestAddFlushesInOrder(t *testing.T) {
 	}
 }
 
-// TestLocalSensitivityCancelled: LocalSensitivity, minutes long on
+// TestLocalSensitivityCancelled: localSensitivity, minutes long on
 // hundreds of thousands of queries, returns its context's error once the
 // context is done, not a sensitivity of the queries it reached.
 func TestLocalSensitivityCancelled(t *testing.T) {
-	a, err := NewAccount(ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: DiscreteNoise}, 250, 10, Options{})
+	a, err := newRDPAccount(noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(9, 10))
 	for range 100 {
-		if err := a.Add(randomCounts(r, 250, 10), AnswerUnknown); err != nil {
+		if err := a.add(randomCounts(r, 250, 10), answerUnknown); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if ls, err := a.LocalSensitivity(ctx, 20); !errors.Is(err, context.Canceled) {
-		t.Errorf("LocalSensitivity of a cancelled context: %v, %v; want context.Canceled", ls, err)
+	if ls, err := a.localSensitivity(ctx, 20); !errors.Is(err, context.Canceled) {
+		t.Errorf("localSensitivity of a cancelled context: %v, %v; want context.Canceled", ls, err)
 	}
-	if _, err := a.LocalSensitivity(t.Context(), 20); err != nil {
-		t.Errorf("LocalSensitivity after a cancelled one: %v", err)
+	if _, err := a.localSensitivity(t.Context(), 20); err != nil {
+		t.Errorf("localSensitivity after a cancelled one: %v", err)
 	}
 }

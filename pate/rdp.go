@@ -1,6 +1,7 @@
-package noisymax
+package pate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -11,68 +12,13 @@ import (
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
-	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // PATE's accounting (Papernot, Song, Mironov, Raghunathan, Talwar and
 // Erlingsson, "Scalable Private Learning with PATE", ICLR 2018; "the PATE
 // paper" below). Every curve is a Rényi-DP bound at one order λ; bounds
 // are rounded outward with intervals (outward.Interval).
-
-// Noise is the distribution of the noise that GNMax and the threshold
-// step add to vote counts: DiscreteNoise, what darrm's releases draw, or
-// ContinuousNoise, the PATE paper's. The two give different bounds, so the
-// zero value, UnsetNoise, names neither: every function that takes a
-// Noise (ConfidentGNMax.Validate, checkedGNMaxLogQ, checkedThresholdLogQ and those
-// built on them) refuses it with an error naming the noise.
-type Noise int
-
-const (
-	// UnsetNoise is the zero value: no noise was named. It is refused,
-	// never taken for one of the others.
-	UnsetNoise Noise = iota
-	// DiscreteNoise is the discrete Gaussian N_Z(0, σ²) on the integers
-	// (Canonne, Kamath and Steinke 2020), GNMax's ties broken uniformly at
-	// random: what darrm's releases draw. Its Rényi curves are those of the
-	// continuous Gaussian; its probability of missing the plurality is
-	// bounded by 1 + 3·e^{-π²σ²} times the paper's Proposition 7 at gaps
-	// shortened by 1/2.
-	DiscreteNoise
-	// ContinuousNoise is N(0, σ²), the PATE paper's.
-	ContinuousNoise
-)
-
-var noiseNames = enum.Names[Noise]{What: "noise", List: []string{DiscreteNoise: "discrete", ContinuousNoise: "continuous"}, Zero: "unset"}
-
-// String returns "discrete", "continuous" or, for the zero value, "unset".
-func (n Noise) String() string { return noiseNames.String(n) }
-
-// parseNoise parses "discrete" or "continuous".
-func parseNoise(s string) (Noise, error) { return noiseNames.Parse(s) }
-
-// MarshalText returns the name of n; UnsetNoise, which names no noise, is
-// an error.
-func (n Noise) MarshalText() ([]byte, error) {
-	if err := checkNoiseKind(n); err != nil {
-		return nil, err
-	}
-	return []byte(n.String()), nil
-}
-
-// UnmarshalText sets n from its name (parseNoise).
-func (n *Noise) UnmarshalText(b []byte) error { return noiseNames.Unmarshal(n, b) }
-
-// checkNoiseKind refuses a Noise that is not DiscreteNoise or
-// ContinuousNoise, the zero value first of all.
-func checkNoiseKind(n Noise) error {
-	switch n {
-	case DiscreteNoise, ContinuousNoise:
-		return nil
-	case UnsetNoise:
-		return &accountant.SettingError{Name: "noise", Value: n.String(), Rule: "must be set, to DiscreteNoise (darrm's releases) or ContinuousNoise (the PATE paper's): their bounds differ"}
-	}
-	return &accountant.SettingError{Name: "noise", Value: n.String(), Rule: "must be DiscreteNoise or ContinuousNoise"}
-}
 
 // Directions says which Rényi divergences between the output
 // distributions at a vote histogram x and at its neighbours x' a
@@ -109,25 +55,17 @@ func (directionsTable) Names() *enum.Names[Directions] { return &directionNames 
 // parseDirections parses "both" or "one-sided".
 func parseDirections(s string) (Directions, error) { return directionNames.Parse(s) }
 
-// MinDiscreteSigma is the least σ accepted with DiscreteNoise (a plan
-// searches no lower): the bound on discreteGNMaxExcess below needs
-// π²σ² >= 0.37.
-const MinDiscreteSigma = 0.5
-
-// checkNoise checks the kind of noise (DiscreteNoise or ContinuousNoise)
-// and its σ: > 0, and for discrete noise at least MinDiscreteSigma and at
-// most noise.MaxScale, the largest scale darrm's exact samplers draw.
-func checkNoise(name string, sigma float64, kind Noise) error {
-	if err := checkNoiseKind(kind); err != nil {
-		return err
+// checkNoise checks a σ and its kind of noise by noisymax's rule for
+// Confident-GNMax's σ2 (noisymax.ConfidentGNMax.Validate), naming the σ name.
+func checkNoise(name string, sigma float64, kind noisymax.Noise) error {
+	err := noisymax.ConfidentGNMax{Sigma2: sigma, Noise: kind}.Validate()
+	var pe *accountant.ParamError
+	if errors.As(err, &pe) && pe.Name == "sigma2" {
+		c := *pe
+		c.Name = name
+		return &c
 	}
-	if err := param.Positive(name, sigma); err != nil {
-		return err
-	}
-	if kind == DiscreteNoise && !(sigma >= MinDiscreteSigma && sigma <= noise.MaxScale) {
-		return &accountant.ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", MinDiscreteSigma, noise.MaxScale)}
-	}
-	return nil
+	return err
 }
 
 // discreteGNMaxExcess returns r = 1 + 3·e^{-π²σ²}, for σ >= 0.5 an upper
@@ -187,18 +125,18 @@ func logSumExpUp(ts []float64) float64 {
 
 // checkedGNMaxLogQ returns log q̃, an upper bound on log Pr[GNMax(n) != i*] for
 // the vote counts n of C >= 2 classes and noise σ, i* the first class
-// with the most votes (PATE paper, Proposition 7): with ContinuousNoise
+// with the most votes (PATE paper, Proposition 7): with noisymax.ContinuousNoise
 //
 //	q̃ = min(1 - 1/C, Σ_{i != i*} erfc((n_i* - n_i)/(2σ))/2),
 //
-// and with DiscreteNoise the same with every gap shortened by 1/2 and the
+// and with noisymax.DiscreteNoise the same with every gap shortened by 1/2 and the
 // sum multiplied by discreteGNMaxExcess(σ) (see docs/pate.md: for
 // independent discrete Gaussians the event "class i ties or beats i*" with
 // ties broken uniformly has probability at most r·erfc((g - 1/2)/(2σ))/2).
 // The cap 1 - 1/C holds for both: the plurality is the likeliest output.
 // The result is -Inf only when no class but i* exists, which C >= 2 rules
 // out, so it is always finite.
-func checkedGNMaxLogQ(counts []int, sigma float64, noise Noise) (float64, error) {
+func checkedGNMaxLogQ(counts []int, sigma float64, noise noisymax.Noise) (float64, error) {
 	top, err := checkGNMaxCounts(counts, sigma, noise)
 	if err != nil {
 		return 0, err
@@ -236,7 +174,7 @@ func (n neighbours) leastMax(classes int) int {
 // plurality, so the PATE paper's Theorem 6 at Q̃ (gnmaxRDP) bounds the
 // Rényi divergence between the two output distributions in both
 // directions (BothDirections; docs/pate.md).
-func checkedGNMaxNeighbourLogQ(counts []int, sigma float64, noise Noise, rel neighbours) (float64, error) {
+func checkedGNMaxNeighbourLogQ(counts []int, sigma float64, noise noisymax.Noise, rel neighbours) (float64, error) {
 	if _, err := checkGNMaxCounts(counts, sigma, noise); err != nil {
 		return 0, err
 	}
@@ -267,7 +205,7 @@ func castVotes(counts []int) int {
 
 // checkGNMaxCounts checks the arguments of checkedGNMaxLogQ and returns the first
 // class with the most votes.
-func checkGNMaxCounts(counts []int, sigma float64, noise Noise) (int, error) {
+func checkGNMaxCounts(counts []int, sigma float64, noise noisymax.Noise) (int, error) {
 	if len(counts) < 2 {
 		return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: "classes", Value: float64(len(counts)), Rule: "must be >= 2"})
 	}
@@ -283,9 +221,9 @@ func checkGNMaxCounts(counts []int, sigma float64, noise Noise) (int, error) {
 }
 
 // gnmaxLogQ is checkedGNMaxLogQ for checked input with top the plurality.
-func gnmaxLogQ(counts []int, top int, sigma float64, noise Noise) float64 {
+func gnmaxLogQ(counts []int, top int, sigma float64, noise noisymax.Noise) float64 {
 	shift := 0.0
-	if noise == DiscreteNoise {
+	if noise == noisymax.DiscreteNoise {
 		shift = 0.5
 	}
 	ts := make([]float64, 0, len(counts)-1)
@@ -302,7 +240,7 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise Noise) float64 {
 		ts = append(ts, term)
 	}
 	l := logSumExpUp(ts)
-	if noise == DiscreteNoise {
+	if noise == noisymax.DiscreteNoise {
 		l = outward.AddUp(l, outward.LibUp(math.Log(discreteGNMaxExcess(sigma))))
 	}
 	c := float64(len(counts))
@@ -318,7 +256,7 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise Noise) float64 {
 // abstentions a vote removed from, or added to, a class is likewise tried
 // once per count: a removal from the plurality can raise q̃ above every
 // move (two classes: (5, 4) to (4, 4), a tie no move reaches).
-func gnmaxNeighbourLogQ(counts []int, sigma float64, noise Noise, rel neighbours) float64 {
+func gnmaxNeighbourLogQ(counts []int, sigma float64, noise noisymax.Noise, rel neighbours) float64 {
 	l := gnmaxLogQ(counts, argmax(counts), sigma, noise)
 	var values []int          // the distinct counts, in order of first class
 	first := map[int][2]int{} // per count, its first two classes (-1: none)
@@ -376,13 +314,13 @@ func gnmaxNeighbourLogQ(counts []int, sigma float64, noise Noise, rel neighbours
 // float64 precision, for expected counts of answered queries; not a
 // bound).
 //
-// With ContinuousNoise p = erfc((T - v)/(σ√2))/2 for the largest count v.
-// With DiscreteNoise the step answers when v + Z >= T, Z ~ N_Z(0, σ²), so
+// With noisymax.ContinuousNoise p = erfc((T - v)/(σ√2))/2 for the largest count v.
+// With noisymax.DiscreteNoise the step answers when v + Z >= T, Z ~ N_Z(0, σ²), so
 // p = Pr[Z >= k], k = ceil(T) - v, summed over the integers with the
 // discrete Gaussian's own normaliser N = Σ_z e^{-z²/(2σ²)}; and for
 // k >= 1, Pr[Z >= k] <= (e^{-k²/(2σ²)} + ∫_k^∞ e^{-z²/(2σ²)}dz)/N with
 // N >= σ√(2π); 1 - p = Pr[Z >= 1 - k] likewise.
-func checkedThresholdLogQ(maxCount int, threshold, sigma1 float64, noise Noise) (logq, p float64, err error) {
+func checkedThresholdLogQ(maxCount int, threshold, sigma1 float64, noise noisymax.Noise) (logq, p float64, err error) {
 	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
 		return 0, 0, err
 	}
@@ -398,7 +336,7 @@ func checkedThresholdLogQ(maxCount int, threshold, sigma1 float64, noise Noise) 
 // one; with abstentions it may fall below ⌈K/C⌉). Theorem 6 at Q̃
 // (thresholdRDP) bounds the Rényi divergence in both directions
 // (BothDirections).
-func thresholdNeighbourLogQ(maxCount int, rel neighbours, classes int, threshold, sigma1 float64, noise Noise) (float64, error) {
+func thresholdNeighbourLogQ(maxCount int, rel neighbours, classes int, threshold, sigma1 float64, noise noisymax.Noise) (float64, error) {
 	if err := param.Count("teachers", rel.teachers, 1); err != nil {
 		return 0, fmt.Errorf("threshold q: %w", err)
 	}
@@ -419,7 +357,7 @@ func thresholdNeighbourLogQ(maxCount int, rel neighbours, classes int, threshold
 	}, maxCount, lo, rel.teachers), nil
 }
 
-func checkThreshold(maxCount int, threshold, sigma1 float64, noise Noise) error {
+func checkThreshold(maxCount int, threshold, sigma1 float64, noise noisymax.Noise) error {
 	if maxCount < 0 {
 		return fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "largest count", Value: float64(maxCount), Rule: "must be >= 0"})
 	}
@@ -452,7 +390,7 @@ func maxNear(f func(w int) float64, v, lo, hi int) float64 {
 // thresholdNeighbourLogQ for BothDirections; the latter only for
 // v >= rel.leastMax(C), the counts that occur) and the probability of
 // answering.
-func thresholdTable(m ConfidentGNMax, rel neighbours, classes int, directions Directions) (logq, p []float64) {
+func thresholdTable(m noisymax.ConfidentGNMax, rel neighbours, classes int, directions Directions) (logq, p []float64) {
 	own := make([]float64, rel.teachers+1)
 	p = make([]float64, rel.teachers+1)
 	for v := range own {
@@ -469,9 +407,9 @@ func thresholdTable(m ConfidentGNMax, rel neighbours, classes int, directions Di
 	return logq, p
 }
 
-func thresholdLogQ(v int, t, sigma float64, noise Noise) (logq, p float64) {
+func thresholdLogQ(v int, t, sigma float64, noise noisymax.Noise) (logq, p float64) {
 	s2 := outward.Exact(sigma).Mul(outward.Sqrt(outward.Exact(2)))
-	if noise == ContinuousNoise {
+	if noise == noisymax.ContinuousNoise {
 		x := outward.Exact(t).Sub(outward.Exact(float64(v))).Div(s2)
 		up1 := logErfcUp(x.Lo) - math.Ln2 + outward.ULP  // log p
 		up2 := logErfcUp(-x.Hi) - math.Ln2 + outward.ULP // log(1-p)

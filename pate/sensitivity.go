@@ -1,4 +1,4 @@
-package noisymax
+package pate
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // Smooth sensitivity of PATE's data-dependent cost (PATE paper, Section
@@ -89,9 +90,9 @@ type qMoves struct {
 	step     float64 // 1/σ
 }
 
-func newQMoves(sigma float64, classes int, noise Noise) qMoves {
+func newQMoves(sigma float64, classes int, noise noisymax.Noise) qMoves {
 	r := 1.0
-	if noise == DiscreteNoise {
+	if noise == noisymax.DiscreteNoise {
 		r = discreteGNMaxExcess(sigma)
 	}
 	return qMoves{logScale: math.Log(r * float64(classes-1) / 2), step: 1 / sigma}
@@ -120,10 +121,10 @@ type gnmaxLS struct {
 	logq1   float64 // B_l(q0)
 	plateau float64
 	sigma   float64
-	noise   Noise
+	noise   noisymax.Noise
 }
 
-func newGNMaxLS(sigma, order float64, classes int, noise Noise) *gnmaxLS {
+func newGNMaxLS(sigma, order float64, classes int, noise noisymax.Noise) *gnmaxLS {
 	g := &gnmaxLS{k: newCurve(gnmaxSlope(sigma), order), moves: newQMoves(sigma, classes, noise), sigma: sigma, noise: noise}
 	if math.IsInf(g.k.logq0, -1) {
 		g.logq1 = math.Inf(-1)
@@ -217,7 +218,7 @@ type thresholdLS struct {
 
 // newThresholdLS tabulates β at one order from the threshold step's log q̃
 // at each largest count 0..K, as the account charges it.
-func newThresholdLS(m ConfidentGNMax, order float64, logq []float64, lo int) *thresholdLS {
+func newThresholdLS(m noisymax.ConfidentGNMax, order float64, logq []float64, lo int) *thresholdLS {
 	k := newCurve(thresholdSlope(m.Sigma1), order)
 	t := &thresholdLS{beta: make([]outward.Interval, len(logq)), lo: lo}
 	for v, L := range logq {
@@ -257,7 +258,7 @@ func (t *thresholdLS) distances(v int) []float64 {
 	return res
 }
 
-// LocalSensitivity returns A(d), d = 0..K, an upper bound on the local
+// localSensitivity returns A(d), d = 0..K, an upper bound on the local
 // sensitivity of the data-dependent total at order λ (RDPDependent) at
 // every vote matrix within d changed teachers of the account's: the sum
 // over queries of each step's bound, the GNMax step weighted by its
@@ -266,19 +267,19 @@ func (t *thresholdLS) distances(v int) []float64 {
 // λ/σ2² (the product rule). A changed teacher changes at most one vote
 // of every query, so every query's histogram moves to a neighbour in the
 // account's relation (a vote moved; with abstentions also one added or
-// removed: Options.Abstain). In both directions a query's GNMax cost is β
+// removed: rdpOptions.Abstain). In both directions a query's GNMax cost is β
 // at the largest q̃ within one vote, so its A(d) is the one-sided
 // A(d + 1) (docs/pate.md).
 //
-// It requires conditions C5 and C6 of the PATE paper (ConfidentGNMax.SmoothConditions)
+// It requires conditions C5 and C6 of the PATE paper (smoothConditions)
 // for σ2, C and λ, and returns an error when they fail, or ctx's error
 // once it is done (a query takes up to a millisecond at K = 250: 200,000
 // queries take minutes).
-func (a *Account) LocalSensitivity(ctx context.Context, order float64) ([]float64, error) {
+func (a *rdpAccount) localSensitivity(ctx context.Context, order float64) ([]float64, error) {
 	if err := param.Alpha(order); err != nil {
 		return nil, fmt.Errorf("PATE smooth sensitivity: %w", err)
 	}
-	if c5, c6 := a.mech.SmoothConditions(a.classes, order); !c5 || !c6 {
+	if c5, c6 := smoothConditions(a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
 		return nil, fmt.Errorf("PATE smooth sensitivity: conditions C5 = %v, C6 = %v at sigma2 = %v, C = %d, order %v: the analysis does not apply (pick another order or more noise)",
 			c5, c6, a.mech.Sigma2, a.classes, order)
 	}
@@ -311,17 +312,17 @@ func (a *Account) LocalSensitivity(ctx context.Context, order float64) ([]float6
 	return total, nil
 }
 
-// lsChunks is the number of chunks LocalSensitivity splits the queries
+// lsChunks is the number of chunks localSensitivity splits the queries
 // into.
 const lsChunks = 16
 
 // addLocalSensitivity adds query i's A(d) at every d to total.
-func (a *Account) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *thresholdLS, pv []float64, ind float64) {
+func (a *rdpAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *thresholdLS, pv []float64, ind float64) {
 	ans := a.answers[i]
 	counts := a.query(i)
 	top := counts[argmax(counts)]
 	var gl []float64
-	if ans != NotAnswered {
+	if ans != answerWithheld {
 		gl = g.distances(counts, a.neighbours())
 		if a.directions == BothDirections {
 			// Charged at the largest q̃ within one vote, the cost at a
@@ -341,9 +342,9 @@ func (a *Account) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *th
 			s = tl[d]
 		}
 		switch ans {
-		case Answered:
+		case answerGiven:
 			s = outward.AddUp(s, gl[d])
-		case AnswerUnknown:
+		case answerUnknown:
 			if th == nil {
 				s = outward.AddUp(s, gl[d])
 				break
@@ -375,10 +376,10 @@ func (a *Account) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *th
 // log(-log q) from log q0 (resp. log B_l(q0)) down to log q = -10^6 and
 // allows a decrease of 1e-12 relative to the values compared (the
 // rounding of β). The conditions do not depend on the votes; each set of
-// arguments is checked once per process. A noise other than DiscreteNoise
-// or ContinuousNoise (UnsetNoise) establishes neither condition.
-func smoothConditions(sigma float64, classes int, order float64, noise Noise) (c5, c6 bool) {
-	if checkNoiseKind(noise) != nil {
+// arguments is checked once per process. A noise other than noisymax.DiscreteNoise
+// or noisymax.ContinuousNoise (noisymax.UnsetNoise) establishes neither condition.
+func smoothConditions(sigma float64, classes int, order float64, noise noisymax.Noise) (c5, c6 bool) {
+	if noise != noisymax.DiscreteNoise && noise != noisymax.ContinuousNoise {
 		return false, false
 	}
 	key := conditionsKey{sigma, order, classes, noise}
@@ -391,15 +392,8 @@ func smoothConditions(sigma float64, classes int, order float64, noise Noise) (c
 	return c5, c6
 }
 
-// SmoothConditions reports conditions C5 and C6 of the PATE paper's
-// smooth-sensitivity analysis for m's second step (noise Sigma2 of kind
-// Noise) over the given number of classes at the order (smoothConditions).
-func (m ConfidentGNMax) SmoothConditions(classes int, order float64) (c5, c6 bool) {
-	return smoothConditions(m.Sigma2, classes, order, m.Noise)
-}
-
 // checkSmoothConditions is smoothConditions, computed.
-func checkSmoothConditions(sigma float64, classes int, order float64, noise Noise) (c5, c6 bool) {
+func checkSmoothConditions(sigma float64, classes int, order float64, noise noisymax.Noise) (c5, c6 bool) {
 	k := newCurve(gnmaxSlope(sigma), order)
 	if math.IsInf(k.logq0, -1) {
 		return true, true // β is constant
@@ -441,7 +435,7 @@ func checkSmoothConditions(sigma float64, classes int, order float64, noise Nois
 type conditionsKey struct {
 	sigma, order float64
 	classes      int
-	noise        Noise
+	noise        noisymax.Noise
 }
 
 var conditionsSeen sync.Map // conditionsKey -> [2]bool
@@ -455,10 +449,10 @@ var conditionsSeen sync.Map // conditionsKey -> [2]bool
 // times less than this margin covers.
 const evalMargin = 2e-9
 
-// EvalMargin returns the margin added to the smooth sensitivity at order
+// margin returns the margin added to the smooth sensitivity at order
 // λ for the evaluation's rounding: 2·10^-9 times the data-independent
 // total at λ (a number that does not depend on the votes).
-func (a *Account) EvalMargin(order float64) (float64, error) {
+func (a *rdpAccount) margin(order float64) (float64, error) {
 	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("PATE account: %w", err)
 	}

@@ -1,6 +1,7 @@
-package noisymax
+package pate
 
 import (
+	"github.com/darrm/darrm/noisymax"
 	"math"
 	"testing"
 )
@@ -25,7 +26,7 @@ func TestPATEReferenceGNMaxLocalSensitivity(t *testing.T) {
 		{[]int{1000, 500, 300, 200, 0}, 2000, 250, 10, append(append(rep(0, 298), 2.77693450548e-7, 2.10853979548e-6), rep(2.73113623988e-6, 1700)...)},
 	}
 	for _, c := range cases {
-		g := newGNMaxLS(c.sigma, c.order, len(c.counts), ContinuousNoise)
+		g := newGNMaxLS(c.sigma, c.order, len(c.counts), noisymax.ContinuousNoise)
 		got := g.distances(c.counts, neighbours{teachers: c.teachers})
 		for d, w := range c.want {
 			if !closeTo(got[d], w, 1e-6, 1e-14) {
@@ -69,7 +70,7 @@ func TestPATEReferenceThresholdLocalSensitivity(t *testing.T) {
 	}
 	const teachers, top = 30, 20
 	for _, c := range cases {
-		m := ConfidentGNMax{Threshold: c.t, Sigma1: 2, Sigma2: 1, Noise: ContinuousNoise}
+		m := noisymax.ConfidentGNMax{Threshold: c.t, Sigma1: 2, Sigma2: 1, Noise: noisymax.ContinuousNoise}
 		logq, _ := thresholdTable(m, neighbours{teachers: teachers}, 3, OneSided)
 		th := newThresholdLS(m, 10, logq, 0)
 		for d, w := range c.want {
@@ -91,7 +92,7 @@ func TestPATEReferenceConditions(t *testing.T) {
 		sigma  float64
 		c5, c6 bool
 	}{{20, true, false}, {30, true, true}} {
-		c5, c6 := smoothConditions(c.sigma, 10, 25, ContinuousNoise)
+		c5, c6 := smoothConditions(c.sigma, 10, 25, noisymax.ContinuousNoise)
 		if c5 != c.c5 || c6 != c.c6 {
 			t.Errorf("sigma %v: C5, C6 = %v, %v, want %v, %v", c.sigma, c5, c6, c.c5, c.c6)
 		}

@@ -1,0 +1,171 @@
+package ledger
+
+import (
+	"errors"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// shareBudget is the budget of the tests of shares, and shareStep's
+// labels those they charge.
+var (
+	shareBudget = accountant.Guarantee{Eps: 3, Delta: 1e-3}
+	shareStep   = accountant.ApproxStep(step)
+)
+
+// TestAnalysts: on a ledger file, each run records the analyst the Book
+// names; a ledger that gives shares holds each analyst's runs to their
+// share and refuses an analyst without one.
+func TestAnalysts(t *testing.T) {
+	testAnalysts(t, func(h Header) string {
+		path := filepath.Join(t.TempDir(), "team.ledger")
+		if _, err := book.Init(ctx, path, h, false); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}, "")
+}
+
+// testPGAnalysts is TestAnalysts on PostgreSQL ledgers, whose runs
+// record the database user when the Book names no analyst.
+func testPGAnalysts(t *testing.T, db string) {
+	n := 0
+	testAnalysts(t, func(h Header) string {
+		n++
+		u := pgURL(db, "team "+string(rune('a'+n)))
+		if _, err := book.Init(ctx, u, h, false); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}, pgUser(t, db))
+}
+
+// pgUser is the user of the URL db.
+func pgUser(t *testing.T, db string) string {
+	t.Helper()
+	u, err := url.Parse(db)
+	if err != nil || u.User.Username() == "" {
+		t.Fatalf("the test's URL %s names no user: %v", Redact(db), err)
+	}
+	return u.User.Username()
+}
+
+// testAnalysts checks analysts and shares on the ledgers made by mk; a
+// run whose Book names no analyst records user.
+func testAnalysts(t *testing.T, mk func(Header) string, user string) {
+	as := func(name string) Book { bk := book; bk.Analyst = name; return bk }
+	// run opens a run of analyst bk on the ledger at location and returns
+	// its allowance, the error of a reservation of reserve labels, and
+	// settles them.
+	run := func(t *testing.T, bk Book, location string, reserve int) (int, error) {
+		t.Helper()
+		l, err := bk.Open(ctx, location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		if err := l.begin("darrm", binding(t, l), shareStep); err != nil {
+			return 0, err
+		}
+		allowed, err := l.allowance(shareStep, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = l.Reserve(reserve)
+		if err == nil {
+			err = l.Settle(reserve)
+		}
+		return allowed, err
+	}
+	maxSteps := func(t *testing.T, b accountant.Guarantee) int {
+		n, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: b}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	t.Run("Recorded", func(t *testing.T) {
+		u := mk(NewHeader(unique(bound), shareBudget, 1e-5, simpleFilter(shareBudget)))
+		for _, c := range []struct{ analyst, want string }{{"alice", "alice"}, {"", user}, {"bob ä", "bob ä"}} {
+			if _, err := run(t, as(c.analyst), u, 1); err != nil {
+				t.Fatalf("analyst %q: %v", c.analyst, err)
+			}
+		}
+		l, err := book.ReadOnly(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		var got []string
+		for _, s := range runs(t, l) {
+			got = append(got, s.Analyst)
+		}
+		if want := []string{"alice", user, "bob ä"}; strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("the runs' analysts: %q, want %q", got, want)
+		}
+		sums, err := l.Analysts()
+		if err != nil || len(sums) != 3 || sums[0].Runs != 1 || sums[0].Labels != 1 || sums[0].ShareBudget != nil || sums[0].Spent != step {
+			t.Errorf("Analysts: %+v, %v; want three of one run of one label of %v each, no share", sums, err, step)
+		}
+		if _, err := as("a\x01").Open(ctx, u); err == nil || !strings.Contains(err.Error(), "analyst") {
+			t.Errorf("an analyst's name with a control character: %v", err)
+		}
+	})
+
+	t.Run("Shares", func(t *testing.T) {
+		h := NewHeader(unique(bound), shareBudget, 1e-5, simpleFilter(shareBudget))
+		h.Shares = map[string]float64{"alice": 0.5, "bob": 0.2}
+		u := mk(h)
+		alice := accountant.Guarantee{Eps: 0.5 * shareBudget.Eps, Delta: 0.5 * shareBudget.Delta}
+		aliceMax, ledgerMax := maxSteps(t, alice), maxSteps(t, shareBudget)
+		if aliceMax >= ledgerMax || aliceMax < 3 {
+			t.Fatalf("alice's share allows %d labels, the ledger %d: the test needs fewer than the ledger's, and 3", aliceMax, ledgerMax)
+		}
+		if allowed, err := run(t, as("alice"), u, 2); allowed != aliceMax || err != nil {
+			t.Errorf("alice's first run: allowance %d, %v; want %d, her share's", allowed, err, aliceMax)
+		}
+		allowed, err := run(t, as("alice"), u, aliceMax-1)
+		if allowed != aliceMax-2 || !errors.Is(err, errBudget) || !strings.Contains(err.Error(), `"alice"'s share 0.5`) {
+			t.Errorf("alice beyond her share: allowance %d, %v; want %d and a refusal naming her share", allowed, err, aliceMax-2)
+		}
+		if _, err := run(t, as("alice"), u, aliceMax-2); err != nil {
+			t.Errorf("alice within her share: %v", err)
+		}
+		for _, who := range []string{"carol", ""} {
+			_, err := run(t, as(who), u, 1)
+			var se *ShareError
+			if !errors.As(err, &se) || !isBad(err) || !strings.Contains(err.Error(), `("alice", "bob")`) {
+				t.Errorf("analyst %q, without a share: %v, want a *ShareError naming the shares", who, err)
+			}
+		}
+		l, err := book.ReadOnly(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		sums, err := l.Analysts()
+		if err != nil || len(sums) != 2 || sums[0].Analyst != "alice" || sums[0].Runs != 2 || sums[0].Labels != aliceMax ||
+			sums[0].ShareBudget == nil || *sums[0].ShareBudget != alice || sums[1].Analyst != "bob" || sums[1].Runs != 0 || sums[1].Share != 0.2 {
+			t.Errorf("Analysts: %+v, %v; want alice's 2 runs of %d labels within %v, and bob's share unused", sums, err, aliceMax, alice)
+		}
+		if b, err := l.Balance(); err != nil || b.Publish.Guarantee != shareBudget {
+			t.Errorf("the total to publish: %+v, %v; want the ledger's one budget %v", b.Publish, err, shareBudget)
+		}
+	})
+
+	t.Run("BadShares", func(t *testing.T) {
+		for _, shares := range []map[string]float64{{"alice": 0}, {"alice": 1.5}, {"": 0.5}, {"a\nb": 0.5}} {
+			h := NewHeader(unique(bound), shareBudget, 1e-5, simpleFilter(shareBudget))
+			h.Shares = shares
+			_, err := book.Init(ctx, filepath.Join(t.TempDir(), "bad.ledger"), h, false)
+			if err == nil || !strings.Contains(err.Error(), "shares") {
+				t.Errorf("shares %v: %v, want a refusal naming shares", shares, err)
+			}
+		}
+	})
+}

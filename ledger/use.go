@@ -1,0 +1,192 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/provenance"
+)
+
+// UseRun is one run of a ledger's declared use (Header.Use): Labels
+// labels, each described by Step with the further points Profile of its
+// privacy profile, released by Mechanism with settings whose privacy is
+// Step's. Every run's step and count are fixed at init, before the first
+// release, so step i's dominating pair is known in advance and the ledger
+// composes its steps exactly, as one run does (docs/accountant.md, "A
+// declared use and a schedule").
+type UseRun struct {
+	Mechanism provenance.MechanismName `json:"mechanism"`
+	Step      accountant.Spend         `json:"step"`
+	Profile   []accountant.Guarantee   `json:"profile,omitempty"`
+	Labels    int                      `json:"labels"`
+}
+
+// String names the run: its mechanism and its per-label guarantee.
+func (r UseRun) String() string {
+	return fmt.Sprintf("%s labels of %v", r.Mechanism, r.Step.Guarantee)
+}
+
+// NewUseHeader returns the header of a ledger bound to b whose use is
+// declared: runs, in their order. A last run of 0 labels takes every label
+// the budget allows after the others (Account.MaxSteps, the count of one
+// run); every other count is the caller's, and the runs together must fit
+// the budget by their exact composition (accountant.Account with Before).
+// Its filter is accountant.Exact: the composition of steps fixed in
+// advance, which holds for queries chosen adaptively and for a stop at
+// any time (a stop is post-processing of the whole schedule).
+func NewUseHeader(ctx context.Context, b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, runs []UseRun) (Header, error) {
+	h := NewHeader(b, budget, deltaPrime, accountant.Filter{})
+	h.Use = append([]UseRun(nil), runs...)
+	if err := checkUse(h.Use, false); err != nil {
+		return h, err
+	}
+	if last := &h.Use[len(h.Use)-1]; last.Labels == 0 {
+		before := h.Use[:len(h.Use)-1]
+		a := useAccount(before, useSteps(before), &h.Budget)
+		if a.Steps > 0 {
+			a.Before = append(a.Before, accountant.Run{Step: a.Step, Profile: a.Profile, Steps: a.Steps})
+		}
+		a.Step, a.Profile, a.Steps = last.Step, last.Profile, 0
+		n, _, err := a.MaxSteps(ctx)
+		switch {
+		case errors.As(err, new(*accountant.BeyondCountError)):
+			n = accountant.CountLimit - useSteps(before)
+		case err != nil:
+			return h, fmt.Errorf("ledger: the use declared: %w", err)
+		}
+		if n <= 0 {
+			return h, paramError("queries", "0", fmt.Sprintf("the budget %v allows no %v after the runs before it", budget, *last))
+		}
+		last.Labels = n
+	}
+	if err := fitsUse(h); err != nil {
+		return h, err
+	}
+	return h, nil
+}
+
+// checkUse validates the runs of a declared use; unless fixed, the last
+// run's count may be still to be chosen (0).
+func checkUse(runs []UseRun, fixed bool) error {
+	if len(runs) == 0 {
+		return paramError("use", "[]", "declare at least one run")
+	}
+	for i, r := range runs {
+		if r.Mechanism == "" {
+			return paramError("use", fmt.Sprint(i+1), "a run names its mechanism")
+		}
+		if err := r.Step.Check(); err != nil {
+			return fmt.Errorf("ledger: the use declared, run %d: %w", i+1, err)
+		}
+		if r.Labels < 0 || r.Labels == 0 && (fixed || i < len(runs)-1) {
+			return paramError("queries", fmt.Sprint(r.Labels), fmt.Sprintf("run %d of the use declared: must be >= 1", i+1))
+		}
+	}
+	return nil
+}
+
+// fitsUse reports whether the whole schedule of h fits its budget.
+func fitsUse(h Header) error {
+	a := useAccount(h.Use, useSteps(h.Use), &h.Budget)
+	ok, err := a.Fits()
+	if err != nil {
+		return fmt.Errorf("ledger: the use declared: %w", err)
+	}
+	if !ok {
+		return paramError("queries", fmt.Sprint(useSteps(h.Use)), fmt.Sprintf("the runs declared do not fit the budget %v by their exact composition", h.Budget))
+	}
+	return nil
+}
+
+// useSteps is the number of labels of every run of a use.
+func useSteps(runs []UseRun) int {
+	n := 0
+	for _, r := range runs {
+		n += r.Labels
+	}
+	return n
+}
+
+// useAccount returns the account of the first steps labels of the use
+// runs, held to budget: the runs before the one that holds the last label
+// whole (Before), that one in part.
+func useAccount(runs []UseRun, steps int, budget *accountant.Budget) accountant.Account {
+	a := accountant.Account{Budget: budget}
+	for _, r := range runs {
+		k := min(r.Labels, steps)
+		if k == 0 {
+			break
+		}
+		if a.Steps > 0 {
+			a.Before = append(a.Before, accountant.Run{Step: a.Step, Profile: a.Profile, Steps: a.Steps})
+		}
+		a.Step, a.Profile, a.Steps = r.Step, r.Profile, k
+		steps -= k
+	}
+	return a
+}
+
+// useRun returns the index of the run of the use that the next label
+// after spent labels belongs to, and the count of labels up to that run's
+// end; a use whose labels are all spent gives its last run.
+func useRun(runs []UseRun, spent int) (int, int) {
+	end := 0
+	for i, r := range runs {
+		end += r.Labels
+		if spent < end {
+			return i, end
+		}
+	}
+	return len(runs) - 1, end
+}
+
+// UseError is a release refused by a ledger whose use is declared: its
+// mechanism or settings are not those of the run whose turn it is.
+type UseError struct {
+	Path string
+	// Run is the run of the use whose turn it is (Index from 0), Runs
+	// their number; Mechanism and Step the release's.
+	Run       UseRun
+	Index     int
+	Runs      int
+	Mechanism provenance.MechanismName
+	Step      accountant.Spend
+}
+
+func (e *UseError) Error() string {
+	use := fmt.Sprintf("its declared use, %d %v", e.Run.Labels, e.Run)
+	if e.Runs > 1 {
+		use = fmt.Sprintf("run %d of its declared schedule of %d, %d %v", e.Index+1, e.Runs, e.Run.Labels, e.Run)
+	}
+	return fmt.Sprintf("ledger %s: a release of %s labels of %v is refused: the ledger charges only %s (a release with other settings, or out of the schedule's order, is another mechanism than the one its budget was composed for: declare it in a ledger of its own)",
+		e.Path, e.Mechanism, e.Step.Guarantee, use)
+}
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *UseError) BadInput() bool { return true }
+
+// matchUse returns nil when a release of mechanism with step is the run
+// of the use whose turn it is after spent labels, a *UseError otherwise,
+// and the count of labels up to that run's end. The steps are compared
+// by their encodings, as the header records them, so that a description
+// equal in every value matches.
+func (l *Ledger) matchUse(mechanism provenance.MechanismName, step accountant.Spend, spent int) (int, error) {
+	i, end := useRun(l.header.Use, spent)
+	r := l.header.Use[i]
+	want, err := json.Marshal(r.Step)
+	if err != nil {
+		return 0, err
+	}
+	got, err := json.Marshal(step)
+	if err != nil {
+		return 0, err
+	}
+	if mechanism != r.Mechanism || !bytes.Equal(want, got) {
+		return 0, &UseError{Path: l.path, Run: r, Index: i, Runs: len(l.header.Use), Mechanism: mechanism, Step: step}
+	}
+	return end, nil
+}

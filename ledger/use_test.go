@@ -1,0 +1,158 @@
+package ledger
+
+import (
+	"errors"
+	"math"
+	"math/big"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// rrDelta is the exact δ at eps of k-fold randomized response of ε0 (a pure
+// step's dominating pair), by the binomial sum of Kairouz, Oh and
+// Viswanath 2015, Thm 3.3, in 256-bit arithmetic: Σ over i with
+// (k-2i)ε0 > eps of C(k,i)(e^((k-i)ε0) - e^eps·e^(iε0)) / (1+e^ε0)^k. It
+// shares no code with the accountant.
+func rrDelta(k int, e0, eps float64) float64 {
+	exp := func(x float64) *big.Float { return new(big.Float).SetPrec(256).SetFloat64(math.Exp(x)) }
+	sum := new(big.Float).SetPrec(256)
+	c := new(big.Int).SetInt64(1)
+	for i := 0; i <= k; i++ {
+		if i > 0 {
+			c.Mul(c, big.NewInt(int64(k-i+1)))
+			c.Div(c, big.NewInt(int64(i)))
+		}
+		if float64(k-2*i)*e0 <= eps {
+			break
+		}
+		term := new(big.Float).SetPrec(256).Sub(exp(float64(k-i)*e0), new(big.Float).Mul(exp(eps), exp(float64(i)*e0)))
+		sum.Add(sum, term.Mul(term, new(big.Float).SetInt(c)))
+	}
+	den := new(big.Float).SetPrec(256).SetFloat64(1)
+	for range k {
+		den.Mul(den, new(big.Float).SetPrec(256).SetFloat64(1+math.Exp(e0)))
+	}
+	d, _ := sum.Quo(sum, den).Float64()
+	return d
+}
+
+// rrCount is the most steps of randomized response of e0 whose exact
+// composition meets budget (rrDelta).
+func rrCount(e0 float64, budget accountant.Guarantee) int {
+	k := 0
+	for rrDelta(k+1, e0, budget.Eps) <= budget.Delta {
+		k++
+	}
+	return k
+}
+
+// TestDeclaredUse: a ledger whose use is declared (pure labels of ε0: a
+// step whose dominating pair is randomized response's) allows, released
+// in batches, as many labels as their exact composition fits, at least
+// 99% of the independent count and never more; a release with other
+// settings is refused naming the use, as is one out of a schedule's
+// order; the total to publish is that of the whole use, at the ledger's δ.
+func TestDeclaredUse(t *testing.T) {
+	pure := func(e float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: e}) }
+	for _, c := range []struct {
+		name   string
+		eps    float64
+		budget accountant.Guarantee
+	}{
+		{"0.2 at (4, 1e-6)", 0.2, accountant.Guarantee{Eps: 4, Delta: 1e-6}},
+		{"0.1 at (1, 1e-12)", 0.1, accountant.Guarantee{Eps: 1, Delta: 1e-12}},
+		{"0.5 at (8, 1e-8)", 0.5, accountant.Guarantee{Eps: 8, Delta: 1e-8}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := rrCount(c.eps, c.budget)
+			b := unique(oneVote)
+			h, err := NewUseHeader(ctx, b, c.budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(c.eps)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "use.ledger")
+			if _, err := book.Init(ctx, path, h, false); err != nil {
+				t.Fatal(err)
+			}
+			released := 0
+			for batch := 0; ; batch++ {
+				l, allowed, err := book.OpenRun(ctx, path, "darrm-one-vote", b, pure(c.eps), 7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if allowed == 0 {
+					if err := l.Reserve(1); !errors.Is(err, errBudget) {
+						t.Errorf("a label past the use: %v, want the budget's refusal", err)
+					}
+					l.Close()
+					break
+				}
+				if err := l.Reserve(allowed); err != nil {
+					t.Fatal(err)
+				}
+				l.Settle(allowed)
+				l.Close()
+				released += allowed
+			}
+			t.Logf("released %d in batches, the exact composition fits %d", released, want)
+			if released > want || float64(released) < 0.99*float64(want) {
+				t.Errorf("released %d in batches, the exact composition fits %d", released, want)
+			}
+			l, err := book.ReadOnly(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bal, err := l.Balance()
+			l.Close()
+			if err != nil || !bal.Publish.Guarantee.Within(c.budget) || bal.Publish.DeltaFrom != accountant.LedgerDelta ||
+				rrDelta(released, c.eps, bal.Publish.Guarantee.Eps) > c.budget.Delta*(1+1e-9) {
+				t.Errorf("to publish %+v (%v): want within %v, the exact composition's of %d labels at the ledger's delta", bal.Publish, err, c.budget, released)
+			}
+		})
+	}
+
+	// Other settings, and a schedule's runs out of order, are refused.
+	b := unique(oneVote)
+	budget := accountant.Guarantee{Eps: 4, Delta: 1e-6}
+	h, err := NewUseHeader(ctx, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(0.3), Labels: 5}, {Mechanism: "darrm-one-vote", Step: pure(0.5)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "schedule.ledger")
+	// A declared use composes its labels as one run: no analyst's share.
+	shared := h
+	shared.Shares = map[string]float64{"alice": 0.5}
+	if _, err := book.Init(ctx, path, shared, false); err == nil || !strings.Contains(err.Error(), "shares = alice=0.5") {
+		t.Errorf("a declared use with shares: %v, want a refusal naming them", err)
+	}
+	if _, err := book.Init(ctx, path, h, false); err != nil {
+		t.Fatal(err)
+	}
+	var ue *UseError
+	for _, s := range []accountant.Spend{pure(0.5), pure(0.31)} {
+		if _, _, err := book.OpenRun(ctx, path, "darrm-one-vote", b, s, -1); !errors.As(err, &ue) || ue.Index != 0 {
+			t.Errorf("labels of %v before the first run's: %v, want a *UseError naming run 1", s.Guarantee, err)
+		}
+	}
+	l, allowed, err := book.OpenRun(ctx, path, "darrm-one-vote", b, pure(0.3), -1)
+	if err != nil || allowed != 5 {
+		t.Fatalf("the first run: %d allowed (%v), want 5", allowed, err)
+	}
+	if err := l.Reserve(6); !errors.Is(err, errBudget) {
+		t.Errorf("6 labels of a run of 5: %v", err)
+	}
+	l.Reserve(5)
+	l.Settle(5)
+	l.Close()
+	if _, _, err := book.OpenRun(ctx, path, "darrm-one-vote", b, pure(0.3), -1); !errors.As(err, &ue) || ue.Index != 1 {
+		t.Errorf("the first run's labels after it: %v, want a *UseError naming run 2", err)
+	}
+	l, allowed, err = book.OpenRun(ctx, path, "darrm-one-vote", b, pure(0.5), -1)
+	if err != nil || allowed != h.Use[1].Labels || allowed < 1 {
+		t.Fatalf("the second run: %d allowed (%v), want %d", allowed, err, h.Use[1].Labels)
+	}
+	l.Close()
+}

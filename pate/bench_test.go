@@ -1,0 +1,64 @@
+package pate
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noisymax"
+)
+
+// benchPATE returns an account of Confident-GNMax in PATE's MNIST setting
+// (T = 200, σ1 = 150, σ2 = 40, K = 250, C = 10) with n queries of skewed
+// votes, at the default orders.
+func benchPATE(b *testing.B, n int) *rdpAccount {
+	a, err := newRDPAccount(noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range n {
+		if err := a.add(randomCounts(r, 250, 10), answerUnknown); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return a
+}
+
+// BenchmarkPATEAccount is the data-independent and data-dependent cost
+// of 1,000 queries at the 238 default orders, converted to (ε, δ).
+func BenchmarkPATEAccount(b *testing.B) {
+	for b.Loop() {
+		if _, err := benchPATE(b, 1000).result(1e-5, accountant.PaperConversion); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPATESmooth is the smooth-sensitivity analysis of 1,000
+// queries at one order: local sensitivities at every distance and the
+// data-dependent total there.
+func BenchmarkPATESmooth(b *testing.B) {
+	a := benchPATE(b, 1000)
+	for b.Loop() {
+		if _, err := a.localSensitivity(b.Context(), 20); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := a.rdpDependent(20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGNMaxNeighbourLogQManyClasses is the neighbours' log q̃ of one
+// query of 100,000 classes with one vote each (issue 40: account pate took
+// 66 s for one such query).
+func BenchmarkGNMaxNeighbourLogQManyClasses(b *testing.B) {
+	h := make([]int, 100_000)
+	for i := range h {
+		h[i] = 1
+	}
+	for b.Loop() {
+		gnmaxNeighbourLogQ(h, 40, noisymax.DiscreteNoise, neighbours{teachers: len(h)})
+	}
+}
