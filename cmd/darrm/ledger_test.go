@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -433,9 +432,12 @@ func TestLedgerInitNonPrivate(t *testing.T) {
 		TotalEps float64 `json:"spent_eps"`
 	}
 	// The simple filter charges each label at its pure point, the largest
-	// loss of the one-bit pairs its line records, when that costs less of
-	// the budget than its (eps, delta) (issue 57): 3 labels of each
-	// release, below the 4.5 of their guarantees.
+	// loss of the release's one-bit pairs, when that costs less of the
+	// budget than its (eps, delta) (issue 57): 3 labels of each release,
+	// below the 4.5 of their guarantees. A line holds the pairs by their
+	// digest and states the point it charges, which must be below its
+	// guarantee's eps with delta 0 (a pure point of a bit that is
+	// (eps, 1e-5)-DP).
 	raw, err := os.ReadFile(led)
 	if err != nil {
 		t.Fatal(err)
@@ -444,22 +446,24 @@ func TestLedgerInitNonPrivate(t *testing.T) {
 	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n")[1:] {
 		var line struct {
 			Spend struct {
-				Queries int                      `json:"queries"`
-				Final   bool                     `json:"final"`
-				Bits    []struct{ P, Q float64 } `json:"bits"`
+				Eps     float64 `json:"eps"`
+				Queries int     `json:"queries"`
+				Final   bool    `json:"final"`
+				Digest  string  `json:"bits_sha256"`
+				Charge  struct {
+					Point *accountant.Guarantee `json:"point"`
+				} `json:"charge"`
 			} `json:"spend"`
 		}
-		if err := json.Unmarshal([]byte(l), &line); err != nil || len(line.Spend.Bits) == 0 {
-			t.Fatalf("a spend line without its one-bit pairs: %v: %s", err, l)
+		if err := json.Unmarshal([]byte(l), &line); err != nil || len(line.Spend.Digest) != 64 || line.Spend.Charge.Point == nil {
+			t.Fatalf("a spend line without its one-bit pairs' digest or its charge's point: %v: %s", err, l)
 		}
-		if !line.Spend.Final {
-			continue
+		if p := *line.Spend.Charge.Point; !(p.Eps > 0 && p.Eps < line.Spend.Eps && p.Delta == 0) {
+			t.Errorf("a label of eps %v charged at %v: want a pure point below its eps", line.Spend.Eps, p)
 		}
-		var pure float64
-		for _, b := range line.Spend.Bits {
-			pure = max(pure, math.Abs(math.Log(b.P/b.Q)), math.Abs(math.Log((1-b.P)/(1-b.Q))))
+		if line.Spend.Final {
+			want += float64(line.Spend.Queries) * line.Spend.Charge.Point.Eps
 		}
-		want += float64(line.Spend.Queries) * pure
 	}
 	if decode(t, out, &show); !(want < 4.5 && show.TotalEps >= want && show.TotalEps <= want*(1+1e-9)) {
 		t.Errorf("ledger show after releases at eps 0.5 and 1 of 3 queries each: total eps %v, want the pure points' %v (< 4.5)", show.TotalEps, want)
