@@ -133,7 +133,7 @@ func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		sol, err := c.solver.Solve()
+		sol, err := c.solver.Solve(ctx)
 		if err != nil {
 			return 0, fmt.Errorf("cutting planes, LP solve %d: %w", c.lpSolve+1, err)
 		}
@@ -315,11 +315,11 @@ func allRows(p constraints.Problem, add func([]lp.Cut, []string) error) error {
 // (lp.Solution.Bound). The bound holds for obj over the feasible set
 // however inexact the solver's optimum is; the two differ by the
 // solver's tolerances, or more when it is in numerical trouble.
-func (c *cutter) bound(obj []float64) (opt, bound float64, err error) {
+func (c *cutter) bound(ctx context.Context, obj []float64) (opt, bound float64, err error) {
 	if err := c.solver.SetObjective(obj); err != nil {
 		return 0, 0, err
 	}
-	sol, err := c.solver.Solve()
+	sol, err := c.solver.Solve(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("bound, LP solve %d: %w", c.lpSolve+1, err)
 	}

@@ -30,7 +30,7 @@ func solveOneVote(ctx context.Context, p constraints.Problem, coeffs []float64, 
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d one-vote: %w", p.K, err)
 	}
-	ub, rows, err := oneVoteBound(p, coeffs, opts.LP)
+	ub, rows, err := oneVoteBound(ctx, p, coeffs, opts.LP)
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d one-vote: %w", p.K, err)
 	}
@@ -41,7 +41,7 @@ func solveOneVote(ctx context.Context, p constraints.Problem, coeffs []float64, 
 
 // oneVoteBound solves the one-vote LP with all its rows and returns its
 // weak-duality bound (lp.Solution.Bound) and the number of rows.
-func oneVoteBound(p constraints.Problem, coeffs []float64, o lp.Options) (float64, int, error) {
+func oneVoteBound(ctx context.Context, p constraints.Problem, coeffs []float64, o lp.Options) (float64, int, error) {
 	n := len(coeffs)
 	lower, upper := make([]float64, n), make([]float64, n)
 	for i := range upper {
@@ -55,7 +55,7 @@ func oneVoteBound(p constraints.Problem, coeffs []float64, o lp.Options) (float6
 	if err := allRows(p, func(cuts []lp.Cut, _ []string) error { return solver.AddRows(cuts) }); err != nil {
 		return 0, 0, err
 	}
-	sol, err := solver.Solve()
+	sol, err := solver.Solve(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("the LP's bound: %w", err)
 	}

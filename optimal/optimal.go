@@ -483,7 +483,7 @@ func phase1(ctx context.Context, c *cutter, coeffs, acc []float64, settle bool) 
 		if _, err := c.run(ctx, obj); err != nil {
 			return 0, err
 		}
-		opt, bound, err := c.bound(coeffs)
+		opt, bound, err := c.bound(ctx, coeffs)
 		if err != nil {
 			return 0, err
 		}
@@ -506,7 +506,7 @@ func phase1(ctx context.Context, c *cutter, coeffs, acc []float64, settle bool) 
 		if _, err := c.run(ctx, obj); err != nil {
 			return 0, err
 		}
-		_, bound, err = c.bound(coeffs)
+		_, bound, err = c.bound(ctx, coeffs)
 		if err != nil {
 			return 0, err
 		}

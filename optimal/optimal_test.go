@@ -54,7 +54,7 @@ func fullLP(t *testing.T, p constraints.Problem, prior gamma.Prior) float64 {
 		}
 		return true
 	})
-	sol, err := s.Solve()
+	sol, err := s.Solve(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

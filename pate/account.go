@@ -242,7 +242,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	if out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b); err != nil {
 		return nil, err
 	}
-	out.Smooth, err = prepareSmooth(acct, out.Result, opts.Smooth, opts.Delta, opts.Conversion)
+	out.Smooth, err = prepareSmooth(ctx, acct, out.Result, opts.Smooth, opts.Delta, opts.Conversion)
 	return out, err
 }
 

@@ -41,7 +41,7 @@ func BenchmarkPATEAccount(b *testing.B) {
 func BenchmarkPATESmooth(b *testing.B) {
 	a := benchPATE(b, 1000)
 	for b.Loop() {
-		if _, err := a.localSensitivity(20); err != nil {
+		if _, err := a.localSensitivity(b.Context(), 20); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := a.rdpDependent(20); err != nil {

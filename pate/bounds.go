@@ -198,8 +198,19 @@ func (a *rdpAccount) add(counts []int, ans answer) error {
 	a.answers = append(a.answers, ans)
 	a.logq = append(a.logq, [2]float64{logq1, logq2})
 	a.expected += p
+	if len(a.answers)-a.done >= flushEvery {
+		a.flush()
+	}
 	return nil
 }
+
+// flushEvery is how many queries add holds before it charges them: a
+// caller that checks its context between adds then notices it within one
+// flush (1,024 queries at 240 orders: about 10 ms), where charging every
+// query at result took seconds that nothing could interrupt (200,000
+// queries: 1-3 s). The totals are the same: each order adds its queries
+// in order, in one flush or many.
+const flushEvery = 1 << 10
 
 // flush charges the queries added since the last flush at every order:
 // the orders are shared among the cores, and each order's total adds its

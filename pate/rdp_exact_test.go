@@ -539,7 +539,7 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 				// release adds a margin for that: EvalMargin).
 				pad := 4 * outward.ULP * slices.Max(f)
 				for i, x := range hs {
-					a, err := account(x).localSensitivity(order)
+					a, err := account(x).localSensitivity(t.Context(), order)
 					if err != nil {
 						t.Fatal(err)
 					}

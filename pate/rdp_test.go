@@ -1,6 +1,7 @@
 package pate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noisymax"
 )
 
@@ -526,5 +528,75 @@ func TestThresholdBound(t *testing.T) {
 		if _, err := newRDPAccount(tc.m, 250, 10, rdpOptions{}); tc.ok != (err == nil) {
 			t.Errorf("account at threshold %v: %v", tc.m.Threshold, err)
 		}
+	}
+}
+
+// TestAddFlushesInOrder: add charges its queries flushEvery at a time (so
+// that a caller checking its context between adds is never held up by
+// one long charge at result), and the totals are those of charging every
+// query in order at each order, as one flush at the end did.
+func TestAddFlushesInOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		answers []answer
+	}{
+		{"expected cost", []answer{answerUnknown}},
+		{"a release", []answer{answerGiven, answerWithheld, answerGiven}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := newRDPAccount(noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(7, 8))
+			n := 2*flushEvery + 37
+			for i := range n {
+				if err := a.add(randomCounts(r, 250, 10), tc.answers[i%len(tc.answers)]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if a.done != 2*flushEvery {
+				t.Errorf("after %d Adds, %d queries charged, want %d", n, a.done, 2*flushEvery)
+			}
+			a.flush()
+			for j := range a.orders {
+				var th *curve
+				if a.mech.Confident() {
+					th = a.th[j]
+				}
+				var ind, dep float64
+				for i := range n {
+					qi, qd := a.charge(i, a.gn[j], th)
+					ind, dep = outward.AddUp(ind, qi), outward.AddUp(dep, qd)
+				}
+				if a.ind[j] != ind || a.dep[j] != dep {
+					t.Errorf("order %v: totals %v, %v charged in flushes, want %v, %v charged in order", a.orders[j], a.ind[j], a.dep[j], ind, dep)
+				}
+			}
+		})
+	}
+}
+
+// TestLocalSensitivityCancelled: localSensitivity, minutes long on
+// hundreds of thousands of queries, returns its context's error once the
+// context is done, not a sensitivity of the queries it reached.
+func TestLocalSensitivityCancelled(t *testing.T) {
+	a, err := newRDPAccount(noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 100 {
+		if err := a.add(randomCounts(r, 250, 10), answerUnknown); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if ls, err := a.localSensitivity(ctx, 20); !errors.Is(err, context.Canceled) {
+		t.Errorf("localSensitivity of a cancelled context: %v, %v; want context.Canceled", ls, err)
+	}
+	if _, err := a.localSensitivity(t.Context(), 20); err != nil {
+		t.Errorf("localSensitivity after a cancelled one: %v", err)
 	}
 }

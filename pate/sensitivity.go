@@ -1,6 +1,7 @@
 package pate
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -271,8 +272,10 @@ func (t *thresholdLS) distances(v int) []float64 {
 // A(d + 1) (docs/pate.md).
 //
 // It requires conditions C5 and C6 of the PATE paper (smoothConditions)
-// for σ2, C and λ, and returns an error when they fail.
-func (a *rdpAccount) localSensitivity(order float64) ([]float64, error) {
+// for σ2, C and λ, and returns an error when they fail, or ctx's error
+// once it is done (a query takes up to a millisecond at K = 250: 200,000
+// queries take minutes).
+func (a *rdpAccount) localSensitivity(ctx context.Context, order float64) ([]float64, error) {
 	if err := param.Alpha(order); err != nil {
 		return nil, fmt.Errorf("PATE smooth sensitivity: %w", err)
 	}
@@ -292,11 +295,14 @@ func (a *rdpAccount) localSensitivity(order float64) ([]float64, error) {
 	parts := make([][]float64, lsChunks)
 	parallel(lsChunks, func(c int) {
 		part := make([]float64, a.teachers+1)
-		for i := c * n / lsChunks; i < (c+1)*n/lsChunks; i++ {
+		for i := c * n / lsChunks; i < (c+1)*n/lsChunks && ctx.Err() == nil; i++ {
 			a.addLocalSensitivity(part, i, g, th, a.thP, ind)
 		}
 		parts[c] = part
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	total := make([]float64, a.teachers+1)
 	for _, part := range parts {
 		for d, x := range part {

@@ -1,6 +1,7 @@
 package pate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -140,8 +141,8 @@ type smooth struct {
 
 // releaseSmooth draws the smooth-sensitivity release of acct's
 // data-dependent Rényi DP (prepareSmooth, then smooth.Draw from src).
-func releaseSmooth(acct *rdpAccount, res bounds, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (smooth, error) {
-	s, err := prepareSmooth(acct, res, p, delta, c)
+func releaseSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothParams, delta float64, c accountant.Conversion, src *noise.Source) (smooth, error) {
+	s, err := prepareSmooth(ctx, acct, res, p, delta, c)
 	if err != nil || s.Error != "" {
 		return s, err
 	}
@@ -156,7 +157,7 @@ func releaseSmooth(acct *rdpAccount, res bounds, p SmoothParams, delta float64, 
 // chooseGNSS); the draw is converted at delta by c. res is
 // acct's result at delta by c. A bound that does not apply is said in the
 // result's Error.
-func prepareSmooth(acct *rdpAccount, res bounds, p SmoothParams, delta float64, c accountant.Conversion) (smooth, error) {
+func prepareSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothParams, delta float64, c accountant.Conversion) (smooth, error) {
 	named := func(err error) error {
 		return rename(err, map[string]string{"alpha": "ss order", "order": "ss order", "sigma": "sigma ss"})
 	}
@@ -182,7 +183,10 @@ func prepareSmooth(acct *rdpAccount, res bounds, p SmoothParams, delta float64, 
 			s.Sigma = ruleSigma(s.Beta, slope)
 		}
 	}
-	ls, err := acct.localSensitivity(s.Order)
+	ls, err := acct.localSensitivity(ctx, s.Order)
+	if ctx.Err() != nil {
+		return s, ctx.Err()
+	}
 	if err != nil {
 		s.Error = err.Error()
 		return s, nil

@@ -94,7 +94,7 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ss, err := releaseSmooth(acct, res, SmoothParams{}, paperDelta, accountant.PaperConversion, noise.NewSeededSource(1))
+		ss, err := releaseSmooth(t.Context(), acct, res, SmoothParams{}, paperDelta, accountant.PaperConversion, noise.NewSeededSource(1))
 		if err != nil || ss.Error != "" {
 			t.Fatal(err, ss.Error)
 		}

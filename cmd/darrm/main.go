@@ -36,8 +36,10 @@ func main() {
 var interruptGrace = time.Second
 
 // stopAfter ends the process, as interrupted, grace after ctx is done
-// (SIGINT, SIGTERM): the last resort for work that cannot check ctx, a
-// HiGHS solve inside C, whose end may be minutes away. Nothing is lost
+// (SIGINT, SIGTERM): the last resort for work that does not stop in time.
+// Every long loop checks ctx, and an LP solve stops at HiGHS's next
+// iteration, but HiGHS's presolve and crossover run to their end inside C,
+// which no check reaches. Nothing is lost
 // that a crash would keep: outputs are written to temporary files renamed
 // at the end, and a ledger charges labels before they leave, so a run
 // stopped here over-counts, never under-counts.

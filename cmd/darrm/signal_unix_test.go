@@ -129,7 +129,7 @@ func (w *lineWatch) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// TestStopAfter: work that never checks its context (a HiGHS solve in C)
+// TestStopAfter: work that never checks its context (HiGHS's presolve, in C)
 // is ended grace after the interrupt, as interrupted, saying so.
 func TestStopAfter(t *testing.T) {
 	cmd := child()

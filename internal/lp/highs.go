@@ -3,6 +3,7 @@
 package lp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -22,7 +23,8 @@ type Solver struct {
 	c, lower, upper []float64
 	maximize        bool
 	opts            Options
-	rows            []row // as given to HiGHS, for rebuilding
+	rows            []row  // as given to HiGHS, for rebuilding
+	stop            *int32 // set while a solve's context is done (see run)
 }
 
 // row is a stored constraint idx·val <= ub. loose is the right-hand side
@@ -50,9 +52,10 @@ func New(c, lower, upper []float64, maximize bool, opts Options) (*Solver, error
 			return nil, fmt.Errorf("lp: bounds of column %d = [%v, %v]: must be finite with lower <= upper", j, lower[j], upper[j])
 		}
 	}
-	s := &Solver{c: append([]float64(nil), c...), lower: append([]float64(nil), lower...), upper: append([]float64(nil), upper...), maximize: maximize, opts: opts}
+	s := &Solver{c: append([]float64(nil), c...), lower: append([]float64(nil), lower...), upper: append([]float64(nil), upper...), maximize: maximize, opts: opts, stop: newFlag()}
 	h, err := s.newHighs()
 	if err != nil {
+		freeFlag(s.stop)
 		return nil, err
 	}
 	s.h = h
@@ -77,12 +80,10 @@ func (s *Solver) newHighs() (*highs.Solver, error) {
 		h.AddVars(s.lower, s.upper),
 		h.SetColCosts(normalized(s.c)),
 		h.SetMaximize(s.maximize),
+		watch(h, s.stop),
 	}
 	if err := errors.Join(setup...); err == nil {
 		setup = append(setup, setOptions(h, base))
-	}
-	if s.opts.TimeLimit > 0 {
-		setup = append(setup, h.SetFloatOption("time_limit", s.opts.TimeLimit.Seconds()))
 	}
 	if err := errors.Join(setup...); err != nil {
 		h.Close()
@@ -92,7 +93,13 @@ func (s *Solver) newHighs() (*highs.Solver, error) {
 }
 
 // Close releases the HiGHS instance.
-func (s *Solver) Close() { s.h.Close() }
+func (s *Solver) Close() {
+	s.h.Close()
+	if s.stop != nil {
+		freeFlag(s.stop)
+		s.stop = nil
+	}
+}
 
 // NumRows returns the number of rows added so far.
 func (s *Solver) NumRows() int { return len(s.rows) }
@@ -285,16 +292,21 @@ var defaults = map[string]any{"presolve": "choose", "simplex_strategy": 1, "simp
 // retries from scratch with each fallback strategy in turn (another simplex
 // variant, the interior-point method) before it reports a failure, which
 // then names every strategy tried.
-func (s *Solver) Solve() (Solution, error) {
-	sol, err := s.h.Run()
+//
+// Once ctx is done, Solve returns its error, stopping HiGHS within one
+// iteration (of the simplex or interior-point method; presolve and
+// crossover run to their end). The Solver stays usable: a later Solve
+// continues from the basis reached.
+func (s *Solver) Solve(ctx context.Context) (Solution, error) {
+	sol, err := s.run(ctx)
 	var tried []string
 	for _, f := range fallbacks {
-		if err == nil && (sol.IsOptimal() || sol.IsInfeasible()) {
+		if ctx.Err() != nil || err == nil && (sol.IsOptimal() || sol.IsInfeasible()) {
 			break
 		}
 		tried = append(tried, describeFailure(sol, err))
 		if err = s.rebuild(f.set); err == nil {
-			sol, err = s.h.Run()
+			sol, err = s.run(ctx)
 			reset := make(map[string]any)
 			for k := range f.set {
 				reset[k] = defaults[k]
@@ -303,6 +315,9 @@ func (s *Solver) Solve() (Solution, error) {
 				return Solution{}, rerr
 			}
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return Solution{}, fmt.Errorf("lp: solve: %w", err)
 	}
 	if err != nil || !(sol.IsOptimal() || sol.IsInfeasible()) {
 		tried = append(tried, describeFailure(sol, err))

@@ -15,10 +15,7 @@
 // with Majority Ensembling", TMLR 2024.
 package lp
 
-import (
-	"errors"
-	"time"
-)
+import "errors"
 
 // Options configure the solver.
 type Options struct {
@@ -28,8 +25,6 @@ type Options struct {
 	// means 1e-9, tighter than HiGHS's 1e-7 default because every unit of
 	// infeasibility is later paid for by scaling gamma down.
 	FeasibilityTol float64
-	// TimeLimit bounds each solve; 0 means no limit.
-	TimeLimit time.Duration
 }
 
 // Cut is a constraint Coeffs·x <= Upper.

@@ -3,6 +3,7 @@
 package lp
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -21,7 +22,7 @@ func TestSolveSmallLP(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sol, err := s.Solve()
+	sol, err := s.Solve(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestSolveSmallLP(t *testing.T) {
 	if err := s.AddRow([]float64{1, 0}, 1); err != nil {
 		t.Fatal(err)
 	}
-	sol, err = s.Solve()
+	sol, err = s.Solve(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestSetObjective(t *testing.T) {
 	if err := s.SetObjective([]float64{1, 0}); err != nil {
 		t.Fatal(err)
 	}
-	sol, err := s.Solve()
+	sol, err := s.Solve(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestInfeasible(t *testing.T) {
 	if err := s.AddRow([]float64{-1}, -2); err != nil { // x >= 2
 		t.Fatal(err)
 	}
-	if _, err := s.Solve(); !errors.Is(err, errInfeasible) {
+	if _, err := s.Solve(t.Context()); !errors.Is(err, errInfeasible) {
 		t.Errorf("Solve on an infeasible LP: err = %v, want ErrInfeasible", err)
 	}
 }
@@ -96,7 +97,7 @@ func TestAddRowDropsTinyCoefficientsConservatively(t *testing.T) {
 	if err := s.AddRow([]float64{1, 1e-14}, 1); err != nil {
 		t.Fatal(err)
 	}
-	sol, err := s.Solve()
+	sol, err := s.Solve(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestDropRows(t *testing.T) {
 	if err := s.AddRows([]Cut{{[]float64{1, 2}, 1.5}, {[]float64{2, 1}, 1.5}, {[]float64{1, 1}, 5}}); err != nil {
 		t.Fatal(err)
 	}
-	sol, err := s.Solve()
+	sol, err := s.Solve(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestDropRows(t *testing.T) {
 	if s.NumRows() != 2 {
 		t.Fatalf("%d rows after dropping one of 3", s.NumRows())
 	}
-	sol, err = s.Solve()
+	sol, err = s.Solve(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestSetBounds(t *testing.T) {
 	if err := s.SetBounds(0, 0.25, 0.25); err != nil {
 		t.Fatal(err)
 	}
-	sol, err := s.Solve()
+	sol, err := s.Solve(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestBound(t *testing.T) {
 		if err := s.AddRows(cuts); err != nil {
 			t.Fatal(err)
 		}
-		sol, err := s.Solve()
+		sol, err := s.Solve(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,11 +269,91 @@ func TestBound(t *testing.T) {
 	if err := s.AddRow([]float64{1, 5e-10}, 1); err != nil {
 		t.Fatal(err)
 	}
-	sol, err := s.Solve()
+	sol, err := s.Solve(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if sol.Bound < 1 {
 		t.Errorf("Bound %v (Objective %v): want at least 1, the optimum of the row as given", sol.Bound, sol.Objective)
+	}
+}
+
+// denseLP returns a random LP with n dense rows over n columns, which the
+// simplex method takes hundreds of iterations to solve.
+func denseLP(t *testing.T, n int) *Solver {
+	rng := rand.New(rand.NewPCG(5, 6))
+	c, lower, upper := make([]float64, n), make([]float64, n), make([]float64, n)
+	for j := range c {
+		c[j], upper[j] = rng.Float64(), 1
+	}
+	s, err := New(c, lower, upper, true, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	cuts := make([]Cut, n)
+	for i := range cuts {
+		a := make([]float64, n)
+		for j := range a {
+			a[j] = rng.Float64()
+		}
+		cuts[i] = Cut{Coeffs: a, Upper: float64(n) / 10}
+	}
+	if err := s.AddRows(cuts); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestSolveCancelled checks that a solve stops inside HiGHS once its
+// context is done, with the context's error, and that the Solver then
+// goes on from where it stopped. Whether it stopped early is judged by
+// iterations, not time: the cancelled run must have made fewer simplex
+// iterations than a whole solve of the same LP. The context is cancelled
+// as the solve starts, and a whole solve takes hundreds of iterations
+// (271, in about 0.3 s on a loaded 2-core machine), so only a goroutine kept from
+// running for all that time could let the run finish first.
+func TestSolveCancelled(t *testing.T) {
+	const n = 600
+	whole := denseLP(t, n)
+	want, err := whole.Solve(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholeIters, err := whole.h.GetIntInfo("simplex_iteration_count")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tc := range []struct {
+		name  string
+		start func(cancel context.CancelFunc) // cancels before or as the solve starts
+	}{
+		{"done before", func(cancel context.CancelFunc) { cancel() }},
+		{"done during", func(cancel context.CancelFunc) { go cancel() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := denseLP(t, n)
+			ctx, cancel := context.WithCancel(t.Context())
+			tc.start(cancel)
+			if _, err := s.Solve(ctx); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Solve of a cancelled context: error %v, want context.Canceled", err)
+			}
+			iters, err := s.h.GetIntInfo("simplex_iteration_count")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if iters >= wholeIters {
+				t.Errorf("cancelled solve made %d simplex iterations, a whole solve %d: want fewer", iters, wholeIters)
+			}
+			got, err := s.Solve(t.Context())
+			if err != nil {
+				t.Fatalf("Solve after a cancelled one: %v", err)
+			}
+			if math.Abs(got.Objective-want.Objective) > 1e-9*math.Abs(want.Objective) {
+				t.Errorf("objective after a cancelled solve %v, want %v", got.Objective, want.Objective)
+			}
+			t.Logf("cancelled after %d of %d iterations", iters, wholeIters)
+		})
 	}
 }

@@ -2,7 +2,10 @@
 
 package lp
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // errNoCgo is every call's answer in a build without cgo: HiGHS is C++,
 // linked through cgo. Such a build still loads, certifies and samples a
@@ -36,7 +39,7 @@ func (s *Solver) AddRows(cuts []Cut) error { return errNoCgo }
 func (s *Solver) SetObjective(c []float64) error { return errNoCgo }
 
 // Solve reports that solving needs cgo.
-func (s *Solver) Solve() (Solution, error) { return Solution{}, errNoCgo }
+func (s *Solver) Solve(ctx context.Context) (Solution, error) { return Solution{}, errNoCgo }
 
 // SetBounds reports that solving needs cgo.
 func (s *Solver) SetBounds(j int, lower, upper float64) error { return errNoCgo }
