@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/darrm/darrm/internal/atomicfile"
 )
 
 // importBatch is the number of lines Import copies into the database at a
@@ -39,38 +40,21 @@ func (bk Book) Export(ctx context.Context, location, file string) error {
 	if _, err := os.Lstat(file); err == nil {
 		return existsError(file)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".export-*")
-	if err != nil {
-		return fmt.Errorf("ledger export: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // nothing left once linked
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	_, err = l.again(func(_ *chain, _ Spend, b []byte) error {
-		w.Write(b)
-		return w.WriteByte('\n')
-	})
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("ledger export: write %s: %w", file, err)
-	}
 	// A link, unlike a rename, never replaces a file made meanwhile.
-	if err := os.Link(tmp.Name(), file); errors.Is(err, fs.ErrExist) {
+	err = atomicfile.WriteNew(file, 0o644, func(f *os.File) error {
+		w := bufio.NewWriterSize(f, 1<<20)
+		if _, err := l.again(func(_ *chain, _ Spend, b []byte) error {
+			w.Write(b)
+			return w.WriteByte('\n')
+		}); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
+	if errors.Is(err, fs.ErrExist) {
 		return existsError(file)
-	} else if err != nil {
-		return fmt.Errorf("ledger export: %w", err)
 	}
-	if err := syncDir(file); err != nil {
+	if err != nil {
 		return fmt.Errorf("ledger export: %w", err)
 	}
 	return nil
