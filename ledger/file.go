@@ -10,7 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/darrm/darrm/internal/atomicfile"
 )
 
 // fileStore keeps a ledger in a file of JSON lines, locked (flock) for
@@ -209,7 +210,7 @@ func createFile(path string, b []byte) (string, uint64, uint64, error) {
 		err = cerr
 	}
 	if err == nil {
-		err = syncDir(path)
+		err = atomicfile.SyncDir(path)
 	}
 	if err != nil {
 		os.Remove(path)
@@ -260,17 +261,4 @@ func headerIdentity(b []byte) (ok bool, ensemble, id string) {
 		return false, "", ""
 	}
 	return true, first.Header.Ensemble, first.Header.ID
-}
-
-// syncDir makes a file created or renamed in path's folder durable.
-func syncDir(path string) error {
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return err
-	}
-	return nil
 }

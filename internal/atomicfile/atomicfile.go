@@ -87,7 +87,7 @@ func Replace(path string, perm os.FileMode, fill func(f *os.File) error, prepare
 	if err = tmp.rename(path); err != nil {
 		return err
 	}
-	if serr := syncDir(path); serr != nil {
+	if serr := SyncDir(path); serr != nil {
 		return fmt.Errorf("write %s: %w", path, serr)
 	}
 	return nil
@@ -173,7 +173,7 @@ func (t *temp) commit(path string, perm os.FileMode) error {
 	}
 	// The rename is durable once the directory is: a crash after this
 	// cannot bring the old file back.
-	syncDir(path)
+	SyncDir(path)
 	return nil
 }
 
@@ -206,9 +206,9 @@ func (t *temp) rename(path string) error {
 	return nil
 }
 
-// syncDir makes a file created or renamed in path's folder durable; a
+// SyncDir makes a file created or renamed in path's folder durable; a
 // file system that cannot sync a folder (EINVAL) has nothing to make so.
-func syncDir(path string) error {
+func SyncDir(path string) error {
 	d, err := os.Open(filepath.Dir(path))
 	if err != nil {
 		return err

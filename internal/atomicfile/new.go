@@ -33,6 +33,6 @@ func WriteNew(path string, perm os.FileMode, fill func(f *os.File) error) error 
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	// The link is durable once the directory is.
-	syncDir(path)
+	SyncDir(path)
 	return nil
 }
