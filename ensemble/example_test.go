@@ -247,7 +247,7 @@ func ExampleRelease() {
 	// DaRRM with gamma_opt (prior uniform), solved now
 	// 3 released, 17 stopped by the budget, at (0.3, 3e-05)-DP each
 	// the run's budget allows them by exact
-	// ledger: (0.9, 9e-05) of its (10, 0.01) spent
+	// ledger: (1.1, 0.00012) of its (10, 0.01) spent
 	// to publish: (0.501047, 0.01)-DP by teachers' cap (optimal)
 }
 

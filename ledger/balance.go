@@ -8,14 +8,31 @@ import (
 	"github.com/darrm/darrm/internal/roots"
 )
 
-// compose returns the total of the spends seq by the ledger's filter
-// (accountant.FilterTotal), and whether they meet the budget: the
-// filter's halting rule, or the teachers' cap, which bounds them too.
-func (l *Ledger) compose(seq accountant.Sequence) (accountant.Guarantee, bool, error) {
+// compose returns the total of the spends seq by the ledger's filter, as
+// r holds it (accountant.FilterTotal), and whether they meet the budget:
+// the filter's halting rule, or the teachers' cap, which bounds them too.
+func (l *Ledger) compose(r rule, seq accountant.Sequence) (accountant.Guarantee, bool, error) {
 	if l.header.Use != nil {
 		return l.composeUse(seq)
 	}
-	return l.composeWithin(seq, 1)
+	return l.composeWithin(r, seq, 1)
+}
+
+// ruleFor returns the rule a run of labels that step describes is
+// charged by: the ledger's, with, on a ledger whose first run chooses
+// its filter and none has yet, the filter this run chooses
+// (Header.firstRunFilter).
+func (l *Ledger) ruleFor(step accountant.Spend) (rule, error) {
+	r := l.chain.rule
+	if !r.firstRun || r.filter != nil {
+		return r, nil
+	}
+	f, err := l.header.firstRunFilter(step)
+	if err != nil {
+		return r, err
+	}
+	r.filter = &f
+	return r, nil
 }
 
 // composeWithin is compose on a ledger open to any use, against the
@@ -23,13 +40,13 @@ func (l *Ledger) compose(seq accountant.Sequence) (accountant.Guarantee, bool, e
 // which a ledger whose use is declared does not give). A filter of parts
 // holds a share with each part's share of delta scaled alike, so that
 // they sum to the share's delta.
-func (l *Ledger) composeWithin(seq accountant.Sequence, share float64) (accountant.Guarantee, bool, error) {
+func (l *Ledger) composeWithin(r rule, seq accountant.Sequence, share float64) (accountant.Guarantee, bool, error) {
 	budget := l.header.Budget.Guarantee
 	budget.Eps, budget.Delta = share*budget.Eps, share*budget.Delta
 	var g accountant.Guarantee
 	var fits bool
 	var err error
-	if f := l.header.openFilter(); f != nil {
+	if f := r.filter; f != nil {
 		scaled := accountant.Filter{Parts: slices.Clone(f.Parts)}
 		for i := range scaled.Parts {
 			scaled.Parts[i].Delta *= share
@@ -41,13 +58,23 @@ func (l *Ledger) composeWithin(seq accountant.Sequence, share float64) (accounta
 	return g, fits || l.free(), err
 }
 
-// filterName names the composition that holds the ledger's runs: its
-// filter with its parts and their shares of δ, or its method.
-func (l *Ledger) filterName() string {
-	if f := l.header.openFilter(); f != nil {
-		return f.String()
+// filterName names the composition that holds the ledger's runs as r
+// holds them: its filter with its parts and their shares of δ, or its
+// method.
+func (l *Ledger) filterName(r rule) string {
+	if r.filter != nil {
+		return r.filter.String()
 	}
 	return l.header.Filter.String()
+}
+
+// method returns the composition that holds the ledger's runs as r holds
+// them: the first part of its filter, or its header's method.
+func (l *Ledger) method(r rule) accountant.Method {
+	if r.filter != nil {
+		return r.filter.Parts[0].Method
+	}
+	return l.header.Filter
 }
 
 // composeUse is compose on a ledger whose use is declared: the steps fit
@@ -129,6 +156,10 @@ type Balance struct {
 	// Free says that the cap is within the budget: every further release
 	// from these teachers is free, however many labels it has.
 	Free bool
+	// FilterPending says that the ledger's first run chooses its filter
+	// (Header.FirstRunFilter) and none has run: nothing is spent, and
+	// Composition and Publish.Method are the zero Method, no filter's.
+	FilterPending bool
 	// Publish is the total to publish of every release charged to the
 	// ledger: the budget its filter holds them to, fixed before the first
 	// run, or the teachers' cap at the budget's δ when that is smaller
@@ -138,14 +169,18 @@ type Balance struct {
 }
 
 // Balance returns the privacy spent so far.
-func (l *Ledger) Balance() (Balance, error) {
-	q, _, err := l.compose(l.chain.spent)
+func (l *Ledger) Balance() (Balance, error) { return l.balance(l.chain.rule) }
+
+// balance is Balance with the ledger's runs held as r holds them.
+func (l *Ledger) balance(r rule) (Balance, error) {
+	q, _, err := l.compose(r, l.chain.spent)
 	if err != nil {
 		return Balance{}, err
 	}
-	b := Balance{Queries: q, Composition: l.header.Filter, Cap: l.cap, Free: l.free()}
+	m := l.method(r)
+	b := Balance{Queries: q, Composition: m, Cap: l.cap, Free: l.free(), FilterPending: r.firstRun && r.filter == nil}
 	b.Total, b.Bound = accountant.CapTotal(q, l.cap, &l.header.Budget.Guarantee)
-	b.Publish, err = l.header.publish(l.cap)
+	b.Publish, err = l.header.publish(m, l.cap)
 	return b, err
 }
 
@@ -153,11 +188,12 @@ func (l *Ledger) Balance() (Balance, error) {
 // ledger with header h, before any teachers' cap (Balance.Publish): its
 // filter's budget, or for a declared use the composition of every label
 // it allows.
-func (h Header) Publish() (accountant.Total, error) { return h.publish(nil) }
+func (h Header) Publish() (accountant.Total, error) { return h.publish(h.Filter, nil) }
 
-// publish is Publish with the teachers' cap c (nil: none), the smaller
-// at the budget's δ.
-func (h Header) publish(c *accountant.Cap) (accountant.Total, error) {
+// publish is Publish of a ledger held by filter (the method of its
+// filter's first part, which lines state when its first run chose it),
+// with the teachers' cap c (nil: none), the smaller at the budget's δ.
+func (h Header) publish(filter accountant.Method, c *accountant.Cap) (accountant.Total, error) {
 	if h.Use != nil {
 		// The whole use's total, fixed at init: a stop at any count is
 		// post-processing of it.
@@ -169,7 +205,6 @@ func (h Header) publish(c *accountant.Cap) (accountant.Total, error) {
 		t.DeltaFrom = accountant.LedgerDelta
 		return t, err
 	}
-	filter := h.Filter
 	return accountant.Account{Filter: &filter, Budget: &h.Budget, Cap: c}.Publish()
 }
 
@@ -198,8 +233,12 @@ func (l *Ledger) allowance(step accountant.Spend, limit int) (int, error) {
 		return l.useAllowance(step, limit)
 	}
 	var charge *accountant.Charge
-	if f := l.header.openFilter(); f != nil {
-		c, err := f.Charge(step, l.header.Budget.Guarantee)
+	r, err := l.ruleFor(step)
+	if err != nil {
+		return 0, nil
+	}
+	if r.filter != nil {
+		c, err := r.filter.Charge(step, l.header.Budget.Guarantee)
 		if err != nil {
 			return 0, nil
 		}
@@ -207,15 +246,15 @@ func (l *Ledger) allowance(step accountant.Spend, limit int) (int, error) {
 	}
 	s := spendOf(l.version, "-", "", step, charge)
 	fits := func(k int) (bool, error) {
-		seq, err := l.header.rule().add(l.chain.spent, s, k)
+		seq, err := r.add(l.chain.spent, s, k)
 		if err != nil {
 			return false, err
 		}
-		_, ok, err := l.compose(seq)
+		_, ok, err := l.compose(r, seq)
 		if err != nil || !ok {
 			return false, err
 		}
-		_, ok, err = l.withinShare(s, k)
+		_, ok, err = l.withinShare(r, s, k)
 		return ok, err
 	}
 	if ok, err := fits(0); err != nil || !ok {
@@ -283,9 +322,15 @@ type Status struct {
 
 // Status returns the ledger's budget, its total so far, and how many more
 // labels that step describes its budget allows, unless every further
-// release is free.
+// release is free. On a ledger whose first run chooses its filter and
+// none has run, its composition and total to publish are those of the
+// filter a run of step would choose.
 func (l *Ledger) Status(step accountant.Spend) (Status, error) {
-	b, err := l.Balance()
+	r, err := l.ruleFor(step)
+	if err != nil {
+		r = l.chain.rule // no filter holds step: allowance says 0
+	}
+	b, err := l.balance(r)
 	if err != nil {
 		return Status{}, err
 	}
@@ -307,11 +352,10 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 // holds, and whether they meet the analyst's share of the budget: always,
 // when the ledger gives no shares or the teachers' cap frees every
 // release.
-func (l *Ledger) withinShare(s Spend, k int) (accountant.Guarantee, bool, error) {
+func (l *Ledger) withinShare(r rule, s Spend, k int) (accountant.Guarantee, bool, error) {
 	if l.share == nil || l.free() {
 		return accountant.Guarantee{}, true, nil
 	}
-	r := l.header.rule()
 	seq, err := r.add(l.mine, spendOf(l.version, l.run, l.mech, l.step, l.charge), l.held)
 	if err == nil {
 		seq, err = r.add(seq, s, k)
@@ -319,7 +363,7 @@ func (l *Ledger) withinShare(s Spend, k int) (accountant.Guarantee, bool, error)
 	if err != nil {
 		return accountant.Guarantee{}, false, err
 	}
-	return l.composeWithin(seq, l.header.Shares[l.analyst])
+	return l.composeWithin(r, seq, l.header.Shares[l.analyst])
 }
 
 // AnalystSpend is what the runs of one analyst have spent of a ledger.
@@ -356,7 +400,7 @@ func (l *Ledger) Analysts() ([]AnalystSpend, error) {
 	}
 	err := l.Runs(func(s Spend) error {
 		a := add(s.Analyst)
-		seq, err := l.header.rule().add(a.seq, s, s.Queries)
+		seq, err := l.chain.rule.add(a.seq, s, s.Queries)
 		a.seq, a.Runs, a.Labels = seq, a.Runs+1, a.Labels+s.Queries
 		return err
 	})
@@ -373,7 +417,7 @@ func (l *Ledger) Analysts() ([]AnalystSpend, error) {
 	}
 	for i := range sums {
 		a := &sums[i]
-		if a.Spent, _, err = l.compose(a.seq); err != nil {
+		if a.Spent, _, err = l.compose(l.chain.rule, a.seq); err != nil {
 			return nil, err
 		}
 		if f, ok := l.header.Shares[a.Analyst]; ok {

@@ -42,11 +42,37 @@ func start(r rule, h string) chain {
 // rule is how the spend lines of a ledger add to its sums: by their
 // guarantee alone (version 3), by their description (version 4 and a
 // declared use of version 5), or, on a version-5 ledger open to any use,
-// by the charge of filter that each line states.
+// by the charge of filter that each line states. On a ledger whose first
+// run chooses its filter (firstRun), filter is nil until a line states it.
 type rule struct {
-	version int
-	filter  *accountant.Filter
-	budget  accountant.Guarantee
+	version  int
+	filter   *accountant.Filter
+	budget   accountant.Guarantee
+	firstRun bool
+}
+
+// withLine returns r as the spend line s sets it: on a ledger whose first
+// run chose its filter, the filter s states, which must be the one every
+// line before it stated (r.filter, when set) and a valid filter of the
+// budget; on any other ledger r, and s may state no filter.
+func (r rule) withLine(s Spend) (rule, error) {
+	switch {
+	case !r.firstRun && s.Filter != nil:
+		return r, errors.New("a filter on a line of a ledger whose header fixes its composition")
+	case !r.firstRun:
+		return r, nil
+	case len(s.Filter) == 0:
+		return r, errors.New("no filter: a line of a ledger whose first run chose its filter states it")
+	case r.filter != nil && !slices.Equal(r.filter.Parts, s.Filter):
+		return r, fmt.Errorf("its filter %v is not the one the lines before it state, %v: a ledger's filter never changes", accountant.Filter{Parts: s.Filter}, *r.filter)
+	case r.filter == nil:
+		f := accountant.Filter{Parts: s.Filter}
+		if err := f.Check(r.budget); err != nil {
+			return r, fmt.Errorf("its filter: %v", err)
+		}
+		r.filter = &f
+	}
+	return r, nil
 }
 
 // add returns prior followed by k labels of the spend s.
@@ -153,6 +179,10 @@ func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, e
 // whose description does not give the next line's prior breaks the
 // ledger (chain.next).
 func at(r rule, n int, h string, s Spend) (chain, error) {
+	r, err := r.withLine(s)
+	if err != nil {
+		return chain{}, err
+	}
 	if err := r.checkCharge(s); err != nil {
 		return chain{}, err
 	}

@@ -58,7 +58,7 @@ func newOneVoteLedger(t *testing.T, budget accountant.Guarantee) (string, proven
 // darrm that wrote version 4 made it: its rule is kept.
 func initVersion4(t *testing.T, path string, h Header) {
 	t.Helper()
-	h.Version, h.ID, h.Created = version4, strings.Repeat("4", 32), time.Now().UTC().Truncate(time.Second)
+	h.Version, h.ID, h.Created, h.FirstRunFilter = version4, strings.Repeat("4", 32), time.Now().UTC().Truncate(time.Second), false
 	if err := checkHeader(h); err != nil {
 		t.Fatal(err)
 	}

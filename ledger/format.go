@@ -43,8 +43,14 @@ type Header struct {
 	Parts []accountant.FilterPart `json:"filter_parts,omitempty"`
 	// Use is the declared use, its runs in order (NewUseHeader); nil
 	// for a ledger open to any use, which its Filter holds.
-	Use     []UseRun  `json:"use,omitempty"`
-	Created time.Time `json:"created"`
+	Use []UseRun `json:"use,omitempty"`
+	// FirstRunFilter (version 5) says that the filter of this ledger
+	// open to any use is the one its first run chooses for its labels,
+	// as ledger init chooses one for labels declared (ChooseFilter), and
+	// that every spend line states it (Spend.Filter); Parts are then nil
+	// and Filter is its zero value, which no line is composed by.
+	FirstRunFilter bool      `json:"filter_chosen_by_first_run,omitempty"`
+	Created        time.Time `json:"created"`
 	// Teachers are the parameters of the ensemble the ledger is bound to
 	// (nil in version 1).
 	Teachers *teachers `json:"teachers,omitempty"`
@@ -71,27 +77,59 @@ type teachers struct {
 	Partition provenance.Partition `json:"partition"`
 }
 
-// NewHeader returns the header of a ledger bound to b, with a budget,
-// slack δ' and filter: a ledger open to any use held by filter
-// (accountant.Filter.Check), or with an empty filter one whose use
-// NewUseHeader declares.
+// NewHeader returns the header of a ledger open to any use bound to b,
+// with a budget, slack δ' and filter (accountant.Filter.Check); with an
+// empty filter, one whose first run chooses its filter
+// (Header.FirstRunFilter), or, once NewUseHeader declares its use, one
+// composed exactly.
 func NewHeader(b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, filter accountant.Filter) Header {
-	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: accountant.Budget{Guarantee: budget}, DeltaPrime: deltaPrime, Filter: accountant.Exact}
+	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: accountant.Budget{Guarantee: budget}, DeltaPrime: deltaPrime, FirstRunFilter: true}
 	if len(filter.Parts) > 0 {
-		h.Filter, h.Parts = filter.Parts[0].Method, filter.Parts
+		h.Filter, h.Parts, h.FirstRunFilter = filter.Parts[0].Method, filter.Parts, false
 	}
 	h.bind(b)
 	return h
 }
 
 // DefaultFilter is the filter of a new ledger open to any use whose
-// labels are not declared (ChooseFilter) and that names none: the one
-// accountant.OpenFilters keeps without a hint, from the relation and the
-// budget alone.
+// labels are not declared (ChooseFilter) and that names none: with
+// δ_B > 0, none yet (an empty Filter: NewHeader's ledger whose first run
+// chooses it, from that run's labels, which allow one filter more than
+// another by far: the Rényi filter allows RR labels twice the steps of
+// simple composition); with δ_B = 0, simple composition of pure points,
+// the one filter accountant.OpenFilters offers.
 func DefaultFilter(b provenance.Binding, budget accountant.Guarantee) (accountant.Filter, error) {
-	all, keep, err := accountant.OpenFilters(b.Relation, budget, nil)
+	all, _, err := accountant.OpenFilters(b.Relation, budget, nil)
 	if err != nil {
 		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
+	}
+	if len(all) > 1 {
+		return accountant.Filter{}, nil
+	}
+	return all[0].Filter, nil
+}
+
+// firstRunFilter returns the filter the first run of a ledger with header
+// h chooses for labels that step describes: the one ChooseFilter keeps,
+// accountant.OpenFilters' for step as the hint, or when none allows one
+// of them, the one it keeps without a hint. Chosen before the run,
+// from its parameters, when no run has released anything, it depends on
+// no output: it is a filter fixed before the first step, as one named at
+// init is (docs/accountant.md).
+func (h Header) firstRunFilter(step accountant.Spend) (accountant.Filter, error) {
+	var r accountant.Relation
+	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
+		return accountant.Filter{}, err
+	}
+	all, keep, err := accountant.OpenFilters(r, h.Budget.Guarantee, &step)
+	if err != nil {
+		// No filter allows one such label within the budget: the one
+		// kept without a hint may still charge them, and a teachers' cap
+		// within the budget makes them free.
+		all, keep, err = accountant.OpenFilters(r, h.Budget.Guarantee, nil)
+	}
+	if err != nil {
+		return accountant.Filter{}, err
 	}
 	return all[keep].Filter, nil
 }
@@ -108,7 +146,7 @@ func (h Header) openFilter() *accountant.Filter {
 // rule returns how the spend lines of a ledger with header h add to its
 // sums.
 func (h Header) rule() rule {
-	return rule{version: h.Version, filter: h.openFilter(), budget: h.Budget.Guarantee}
+	return rule{version: h.Version, filter: h.openFilter(), budget: h.Budget.Guarantee, firstRun: h.FirstRunFilter}
 }
 
 // bind sets the parameters h binds to b's (its ensemble, relation and
@@ -181,9 +219,13 @@ type Spend struct {
 	// filter charges each label (accountant.Filter.Charge), chosen from
 	// the description before the run: a check recomputes it from the
 	// description and adds it to the sums.
-	Charge  *accountant.Charge `json:"charge,omitempty"`
-	Queries int                `json:"queries"`
-	Final   bool               `json:"final"`
+	Charge *accountant.Charge `json:"charge,omitempty"`
+	// Filter (version 5, a ledger whose first run chose its filter,
+	// Header.FirstRunFilter) is that filter's parts, the same on every
+	// line: the line's Charge is its.
+	Filter  []accountant.FilterPart `json:"filter_parts,omitempty"`
+	Queries int                     `json:"queries"`
+	Final   bool                    `json:"final"`
 	// Prior (version 3) is the sequence of the spends of every run before
 	// this line's run: with the line's own spend it gives the ledger's
 	// totals, so that a release reads the last line instead of them all.
@@ -313,6 +355,9 @@ func checkHeader(h Header) error {
 		return fmt.Errorf("ledger: %w", err)
 	}
 	switch {
+	case h.FirstRunFilter && (h.Version < Version || h.Use != nil || h.Parts != nil || h.Filter != accountant.Simple):
+		return paramError("filter", h.Filter.String(), "a ledger whose first run chooses its filter is of version 5, open to any use, and states no filter")
+	case h.FirstRunFilter:
 	case h.Version >= Version && h.Use != nil:
 		if h.Filter != accountant.Exact || h.Parts != nil {
 			return paramError("filter", h.Filter.String(), fmt.Sprintf("a ledger whose use is declared composes it %v", accountant.Exact))

@@ -50,7 +50,8 @@
 // run's parameters depend on earlier outputs; a run that would cross the
 // budget is refused. The filter is chosen before the first run, from the
 // labels the ledger will pay for when they are declared (ChooseFilter),
-// and never changed: Book.Upgrade keeps it. For fixed private teachers the total is the smaller
+// else by the first run from its own labels before it releases any
+// (Header.FirstRunFilter), and never changed: Book.Upgrade keeps it. For fixed private teachers the total is the smaller
 // of that and the teachers' post-processing cap (provenance.Binding.Cap),
 // which can make every further release free.
 //
@@ -64,7 +65,8 @@ package ledger
 // Version is the version of the file format. Version 5 states in its
 // header either a declared use (Header.Use), composed exactly, or the
 // filter of several parts that holds a ledger open to any use
-// (Header.Parts, accountant.Filter), and describes in every spend line
+// (Header.Parts, accountant.Filter; or, chosen by its first run, in every
+// spend line, Spend.Filter), and describes in every spend line
 // the step (Spend.Laplace besides version 4's noise, a one-bit release's
 // pairs by their digest, Spend.BitsSHA256) with what the filter charges
 // each of its labels (Spend.Charge), so that a check recomputes the

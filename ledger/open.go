@@ -183,6 +183,7 @@ type Ledger struct {
 	mech    provenance.MechanismName
 	step    accountant.Spend
 	charge  *accountant.Charge  // what the filter charges a label of step, if open
+	rule    rule                // how this run's lines add: the ledger's, its filter chosen
 	held    int                 // labels reserved by this run
 	settled bool                // this run has written its final line
 	base    accountant.Sequence // the spends of every run before this one

@@ -41,17 +41,21 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	}
 	useEnd := 0
 	var charge *accountant.Charge
-	switch f := l.header.openFilter(); {
+	r, err := l.ruleFor(step)
+	if err != nil {
+		return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
+	}
+	switch {
 	case l.header.Use != nil:
 		end, err := l.matchUse(mechanism, step, l.chain.spent.Steps)
 		if err != nil {
 			return err
 		}
 		useEnd = end
-	case f != nil:
+	case r.filter != nil:
 		// The charge is chosen now, from the description alone, before
 		// the run: the point of its profile each part prefers.
-		c, err := f.Charge(step, l.header.Budget.Guarantee)
+		c, err := r.filter.Charge(step, l.header.Budget.Guarantee)
 		if err != nil {
 			return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
 		}
@@ -82,7 +86,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 		}
 		l.share = &accountant.Guarantee{Eps: f * l.header.Budget.Eps, Delta: f * l.header.Budget.Delta}
 	}
-	l.run, l.mech, l.step, l.charge, l.useEnd = hex.EncodeToString(id[:]), mechanism, step, charge, useEnd
+	l.run, l.mech, l.step, l.charge, l.rule, l.useEnd = hex.EncodeToString(id[:]), mechanism, step, charge, r, useEnd
 	l.base, l.held, l.settled = l.chain.spent, 0, false
 	return nil
 }
@@ -101,11 +105,11 @@ func (l *Ledger) Reserve(labels int) error {
 		return fmt.Errorf("ledger %s: reserve %d labels: the run is settled (a run ends with its final line)", l.path, labels)
 	}
 	own := spendOf(l.version, l.run, l.mech, l.step, l.charge)
-	seq, err := l.header.rule().add(l.base, own, labels)
+	seq, err := l.rule.add(l.base, own, labels)
 	var total accountant.Guarantee
 	fits := false
 	if err == nil {
-		total, fits, err = l.compose(seq)
+		total, fits, err = l.compose(l.rule, seq)
 	}
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
@@ -115,12 +119,12 @@ func (l *Ledger) Reserve(labels int) error {
 			l.path, labels, l.step.Guarantee, useSteps(l.header.Use), l.base.Steps, l.header.Budget, errBudget)
 	}
 	if !fits {
-		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by the %v, over the budget %v: %w", l.path, labels, l.step.Guarantee, total, l.filterName(), l.header.Budget, errBudget)
+		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by the %v, over the budget %v: %w", l.path, labels, l.step.Guarantee, total, l.filterName(l.rule), l.header.Budget, errBudget)
 	}
-	if total, fits, err := l.withinShare(own, labels-l.held); err != nil || !fits {
+	if total, fits, err := l.withinShare(l.rule, own, labels-l.held); err != nil || !fits {
 		if err == nil {
 			err = fmt.Errorf("%d labels of %v would bring analyst %q's runs to %v by the %v, over %q's share %v of the budget %v: %w",
-				labels, l.step.Guarantee, l.analyst, total, l.filterName(), l.analyst, l.header.Shares[l.analyst], *l.share, errBudget)
+				labels, l.step.Guarantee, l.analyst, total, l.filterName(l.rule), l.analyst, l.header.Shares[l.analyst], *l.share, errBudget)
 		}
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
@@ -160,6 +164,9 @@ func (l *Ledger) write(labels int, final bool) error {
 	base := l.base
 	s := spendOf(l.version, l.run, l.mech, l.step, l.charge)
 	s.Analyst = l.analyst
+	if l.rule.firstRun {
+		s.Filter = l.rule.filter.Parts
+	}
 	s.Time, s.Queries, s.Final, s.Prior = time.Now().UTC(), labels, final, &base
 	next, err := at(l.chain.rule, l.chain.n+1, "", s)
 	if err != nil {

@@ -40,7 +40,7 @@ func (r UseRun) String() string {
 // any time (a stop is post-processing of the whole schedule).
 func NewUseHeader(ctx context.Context, b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, runs []UseRun) (Header, error) {
 	h := NewHeader(b, budget, deltaPrime, accountant.Filter{})
-	h.Use = append([]UseRun(nil), runs...)
+	h.Filter, h.FirstRunFilter, h.Use = accountant.Exact, false, append([]UseRun(nil), runs...)
 	if err := checkUse(h.Use, false); err != nil {
 		return h, err
 	}

@@ -149,5 +149,5 @@ func initLedger(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenanc
 	if err != nil {
 		return err
 	}
-	return ledgerInitialized(cmd.OutOrStdout(), path, b, l.Header(), bal.Publish, prev)
+	return ledgerInitialized(cmd.OutOrStdout(), path, b, l.Header(), bal, prev)
 }

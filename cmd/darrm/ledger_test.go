@@ -997,3 +997,42 @@ func TestLedgerInitFilterTable(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerFirstReleaseChooses: a ledger open to any use that names no
+// filter and declares no labels says that its first release chooses the
+// filter; RR's labels choose the Rényi filter, which allows more of them
+// than simple composition of the budget's delta, and ledger show names it.
+func TestLedgerFirstReleaseChooses(t *testing.T) {
+	dir := t.TempDir()
+	votes := filepath.Join("..", "..", "testdata", "votes-K11.csv")
+	allowed := func(name string, filter ...string) (int, string) {
+		led := filepath.Join(dir, name)
+		out, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--votes", votes, "--budget-eps", "4", "--budget-delta", "1e-6", "--replace"}, filter...)...)
+		if code != 0 {
+			t.Fatal(e)
+		}
+		if chooses := strings.Contains(unwrapped(out), "its first release chooses"); chooses != (len(filter) == 0) {
+			t.Errorf("%s: init says the first release chooses: %v:\n%s", name, chooses, out)
+		}
+		out, e, code = darrm(t, "", "aggregate", votes, "--mechanism", "rr", "--m", "3", "--ledger", led, "--out", filepath.Join(dir, name+".csv"), "--format", "json")
+		var doc report.Aggregate
+		decode(t, out, &doc)
+		if code != 0 || doc.Ledger == nil || doc.Ledger.QueriesLeft == nil {
+			t.Fatalf("%s: exit %d: %s", name, code, e)
+		}
+		show, _, _ := darrm(t, "", "ledger", "show", led, "--format", "json")
+		var s struct {
+			Composition string `json:"composition"`
+		}
+		decode(t, show, &s)
+		return doc.Released + *doc.Ledger.QueriesLeft, s.Composition
+	}
+	simple, by := allowed("simple.ledger", "--filter", "simple")
+	if by != "simple" {
+		t.Errorf("--filter simple: composition %q", by)
+	}
+	chosen, by := allowed("chosen.ledger")
+	if by != "rdp-filter" || chosen <= simple {
+		t.Errorf("the first release chose %q, allowing %d RR labels; simple composition allows %d", by, chosen, simple)
+	}
+}

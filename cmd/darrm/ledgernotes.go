@@ -103,13 +103,18 @@ func (e *worded) Unwrap() error { return e.err }
 
 // ledgerInitialized says that ledger init made the ledger path with header h,
 // bound to b, what it will publish for every release charged to it
-// (ledger.Balance.Publish) and why, and which record of the ensemble's
+// (its balance's Publish) and why, and which record of the ensemble's
 // ledger it replaced, if any.
-func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, publish accountant.Total, prev *ledger.Record) error {
+func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.Header, bal ledger.Balance, prev *ledger.Record) error {
 	path = ledger.Redact(path)
 	t := cliout.NewText(w)
-	t.Line("ledger %s: bound to %s; budget %v (delta' = %g), held by filter %v", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, h.Filter)
-	t.Line("to publish: %v for every release charged to it, by the %s; why: %s", publish.Guarantee, publish.Name(), report.LedgerWhy(publish))
+	held := "held by filter " + h.Filter.String()
+	if h.FirstRunFilter {
+		held = "held by the filter its first release chooses for its labels, as init chooses one for labels declared"
+	}
+	t.Line("ledger %s: bound to %s; budget %v (delta' = %g), %s", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, held)
+	name, why := report.LedgerPublish(bal)
+	t.Line("to publish: %v for every release charged to it, by the %s; why: %s", bal.Publish.Guarantee, name, why)
 	if prev != nil {
 		printReplaced(t, prev)
 	}

@@ -97,10 +97,15 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 	} else {
 		common = append(common, field("K", ""), field("teachers_eps", ""), field("teachers_Delta", ""), field("kind", ""), field("partition", ""))
 	}
+	method, why := LedgerPublish(b)
+	composition := any(b.Composition)
+	if b.FilterPending {
+		composition = "chosen by its first release"
+	}
 	common = append(common, field("budget_eps", h.Budget.Eps), field("budget_delta", h.Budget.Delta), field("delta_prime", h.DeltaPrime),
-		field("publish_eps", total(b.Publish.Guarantee.Eps)), field("publish_delta", total(b.Publish.Guarantee.Delta)), field("publish_method", b.Publish.Name()),
-		field("publish_why", LedgerWhy(b.Publish)),
-		field("spent_eps", total(b.Total.Eps)), field("spent_delta", total(b.Total.Delta)), field("spent_bound", b.Bound.String()), field("composition", b.Composition),
+		field("publish_eps", total(b.Publish.Guarantee.Eps)), field("publish_delta", total(b.Publish.Guarantee.Delta)), field("publish_method", method),
+		field("publish_why", why),
+		field("spent_eps", total(b.Total.Eps)), field("spent_delta", total(b.Total.Delta)), field("spent_bound", b.Bound.String()), field("composition", composition),
 		field("queries_eps", total(b.Queries.Eps)), field("queries_delta", total(b.Queries.Delta)))
 	if c := b.Cap; c != nil {
 		common = append(common, field("cap_eps", total(c.Eps)), field("cap_delta", total(c.Delta)), field("cap_rule", c.Rule()))
@@ -193,6 +198,19 @@ func Allowed(n int, one, many string) string {
 		return fmt.Sprintf("2^53 %s or more (the most the accountant counts)", many)
 	}
 	return plural.Of(n, one, many)
+}
+
+// LedgerPublish names a ledger's total to publish (ledger.Balance.Publish)
+// and says why it is the one (LedgerWhy), also on a ledger whose first
+// release chooses its filter and none has run (Balance.FilterPending):
+// its budget, which that filter will hold every release to.
+func LedgerPublish(b ledger.Balance) (name, why string) {
+	if b.FilterPending && b.Publish.Cap == nil {
+		return "ledger's budget", "the filter that the ledger's first release chooses for its labels, before it runs and from them alone, " +
+			"holds every release charged to it, however each was chosen, to the budget fixed before the first run: " +
+			"the budget is the guarantee from the first label on; what the releases have spent is a realised cost (analysis)"
+	}
+	return b.Publish.Name(), LedgerWhy(b.Publish)
 }
 
 // LedgerWhy says in one line why t, a ledger's total to publish
