@@ -43,7 +43,7 @@ func (b Budget) Validate() error {
 
 // CountLimit is the largest number of steps the accountant counts: every
 // count up to it is an exact float64. A search for the most steps that fit
-// a budget (MaxSteps, MaxRunSteps, MaxFilterSteps) in which this many fit
+// a budget (MaxSteps, MaxRunSteps) in which this many fit
 // returns a *BeyondCountError.
 const CountLimit = 1 << 53
 

@@ -21,7 +21,7 @@ import (
 // proves valid (a union of filters whose shares of δ sum to the budget's
 // is: Filter). A version-4 ledger's filter is one Method, chosen when
 // the budget is set, one of these two, each charging a step at its
-// guarantee (CheckFilter, FilterAccepts, FilterTotal, MaxFilterSteps):
+// guarantee (CheckFilter, FilterAccepts, FilterTotal):
 //
 //   - ZCDPFilter: Σρ_i <= ρ_B, for steps with a zCDP slope (Spend.Rho).
 //     For each order α the Rényi filter Σρ_iα <= ρ_Bα is valid (Feldman

@@ -45,11 +45,11 @@ func MostGenerous(lo, hi, rel float64, fits func(float64) (bool, error), guess f
 	return 1 / y, nil
 }
 
-// MaxFilterSteps returns the largest number k of steps that s describes
+// maxFilterSteps returns the largest number k of steps that s describes
 // which a filter f with budget holds after the steps spent (the filter's
 // halting rule, FilterTotal), 0 when none fits: what a run charged to a
 // ledger of that filter may release.
-func MaxFilterSteps(f Method, spent Sequence, s Spend, budget Guarantee) (int, error) {
+func maxFilterSteps(f Method, spent Sequence, s Spend, budget Guarantee) (int, error) {
 	if err := FilterAccepts(f, s); err != nil {
 		return 0, err
 	}

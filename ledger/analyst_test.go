@@ -138,9 +138,9 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		}
 		for _, who := range []string{"carol", ""} {
 			_, err := run(t, as(who), u, 1)
-			var se *ShareError
+			var se *shareError
 			if !errors.As(err, &se) || !isBad(err) || !strings.Contains(err.Error(), `("alice", "bob")`) {
-				t.Errorf("analyst %q, without a share: %v, want a *ShareError naming the shares", who, err)
+				t.Errorf("analyst %q, without a share: %v, want a *shareError naming the shares", who, err)
 			}
 		}
 		l, err := book.ReadOnly(ctx, u)

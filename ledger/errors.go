@@ -41,11 +41,11 @@ func (e *NotLedgerError) BadInput() bool { return true }
 
 func (e *NotLedgerError) Unwrap() error { return e.Err }
 
-// ExistsError refuses to make a ledger (Book.Init) at a path that exists,
+// takenError refuses to make a ledger (Book.Init) at a path that exists,
 // or a PostgreSQL ledger whose name is taken: a ledger is only ever
 // appended to, so Init never writes over one, whether it is a ledger
 // (Ledger, with its Ensemble and ID) or not (What says what is there).
-type ExistsError struct {
+type takenError struct {
 	Path     string
 	What     string
 	Ledger   bool
@@ -53,7 +53,7 @@ type ExistsError struct {
 	ID       string
 }
 
-func (e *ExistsError) Error() string {
+func (e *takenError) Error() string {
 	if IsURL(e.Path) {
 		return fmt.Sprintf("ledger %s exists already: a ledger of ensemble %s (id %.8s); ledger init makes a new ledger and never writes over one: release on this ledger as it is (darrm ledger show %s), or name a new ledger (?ledger=NAME)", e.Path, e.Ensemble, e.ID, shellQuote(e.Path))
 	}
@@ -64,7 +64,7 @@ func (e *ExistsError) Error() string {
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
-func (e *ExistsError) BadInput() bool { return true }
+func (e *takenError) BadInput() bool { return true }
 
 // VersionError reports a ledger that a run cannot use: of version 3,
 // which must be upgraded first (Upgrade); of the development formats
@@ -156,15 +156,15 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// ShareError is a run on a ledger that gives analysts shares of its
+// shareError is a run on a ledger that gives analysts shares of its
 // budget (Header.Shares) by an analyst who has none.
-type ShareError struct {
+type shareError struct {
 	Path    string
 	Analyst string // "" when the run names no one
 	Shares  map[string]float64
 }
 
-func (e *ShareError) Error() string {
+func (e *shareError) Error() string {
 	names := make([]string, 0, len(e.Shares))
 	for name := range e.Shares {
 		names = append(names, strconv.Quote(name))
@@ -178,4 +178,4 @@ func (e *ShareError) Error() string {
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
-func (e *ShareError) BadInput() bool { return true }
+func (e *shareError) BadInput() bool { return true }

@@ -219,11 +219,11 @@ func createFile(path string, b []byte) (string, uint64, uint64, error) {
 	return where, dev, ino, nil
 }
 
-// existsError is the *ExistsError of Init at path, which exists: what is
+// existsError is the *takenError of Init at path, which exists: what is
 // there, read no further than a ledger's first line, and only from a
 // regular file (a FIFO would block).
 func existsError(path string) error {
-	e := &ExistsError{Path: path, What: "a file that is not a ledger"}
+	e := &takenError{Path: path, What: "a file that is not a ledger"}
 	fi, err := os.Lstat(path)
 	switch {
 	case err != nil:

@@ -22,7 +22,7 @@ const importBatch = 10_000
 // they are copied, so that the file verifies with the same chain and
 // totals where the database cannot be reached. The ledger is read as
 // ReadOnly reads it (it must be of version 4 or the current one); neither it nor
-// your record changes. It never writes over a file (*ExistsError). The
+// your record changes. It never writes over a file (one there is an error). The
 // file is a copy for reading: a release on it is refused while your
 // record keeps the ledger in PostgreSQL.
 func (bk Book) Export(ctx context.Context, location, file string) error {
@@ -61,7 +61,7 @@ func (bk Book) Export(ctx context.Context, location, file string) error {
 }
 
 // Import moves the ledger file at file into the PostgreSQL ledger at url,
-// whose name must not be taken (*ExistsError): its lines as they are,
+// whose name must not be taken (a name taken is an error): its lines as they are,
 // with their chain, checked again as they are copied, in one
 // transaction. The file is opened for a run (Open: locked, and checked
 // against your record as a release checks it); your record of its

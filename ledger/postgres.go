@@ -372,7 +372,7 @@ type pgLedger struct {
 
 // newPGLedger connects to the database of the PostgreSQL ledger at
 // location, to make it: the database's schema is made if it has none, and
-// a ledger of that name must not exist (an *ExistsError).
+// a ledger of that name must not exist (a *takenError).
 func newPGLedger(ctx context.Context, location string) (*pgLedger, error) {
 	p, err := parsePG(location)
 	if err != nil {
@@ -432,10 +432,10 @@ func (db *pgLedger) absent() error {
 	return db.existsError(first)
 }
 
-// existsError is the *ExistsError of a ledger whose name is taken, of
+// existsError is the *takenError of a ledger whose name is taken, of
 // first line first.
 func (db *pgLedger) existsError(first []byte) error {
-	e := &ExistsError{Path: db.redacted, What: fmt.Sprintf("a ledger of database %s", db.cfg.Database)}
+	e := &takenError{Path: db.redacted, What: fmt.Sprintf("a ledger of database %s", db.cfg.Database)}
 	e.Ledger, e.Ensemble, e.ID = headerIdentity(first)
 	return e
 }
@@ -451,7 +451,7 @@ func (db *pgLedger) create(b []byte, head string) error {
 
 // insert makes the ledger's row, of lines whole lines ending at byte
 // size, the last of hash head, and its line rows (rows), in one
-// transaction: a name taken meanwhile is an *ExistsError.
+// transaction: a name taken meanwhile is a *takenError.
 func (db *pgLedger) insert(lines int, size int64, head string, rows func(tx pgx.Tx, key int32) error) error {
 	err := pgx.BeginFunc(db.ctx, db.conn, func(tx pgx.Tx) error {
 		var key int32

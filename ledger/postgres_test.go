@@ -106,8 +106,8 @@ func testPGLedger(t *testing.T, db string) {
 	u := newPG(t, db, "teachers", budget)
 	file := newLedger(t, budget)
 
-	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); !errors.As(err, new(*ExistsError)) || !isBad(err) {
-		t.Errorf("init over a ledger: %v, want an *ExistsError", err)
+	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); !errors.As(err, new(*takenError)) || !isBad(err) {
+		t.Errorf("init over a ledger: %v, want a *takenError", err)
 	}
 	other := newPG(t, db, "other teachers/ä", budget) // a second ledger in the schema made
 	spendOn(t, book, other, 1, 1)
@@ -397,7 +397,7 @@ func testPGExportImport(t *testing.T, db string) {
 		t.Errorf("the file imported, read: %v", err)
 	}
 	spendOn(t, book, u, 4, 4)
-	if err := book.Import(ctx, newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3}), u); !errors.As(err, new(*ExistsError)) {
+	if err := book.Import(ctx, newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3}), u); !errors.As(err, new(*takenError)) {
 		t.Errorf("an import over a ledger: %v", err)
 	}
 
@@ -413,7 +413,7 @@ func testPGExportImport(t *testing.T, db string) {
 	if err := readErr(out); err != nil {
 		t.Errorf("the export, read where the record names the ledger: %v", err)
 	}
-	if err := book.Export(ctx, u, out); !errors.As(err, new(*ExistsError)) {
+	if err := book.Export(ctx, u, out); !errors.As(err, new(*takenError)) {
 		t.Errorf("an export over a file: %v", err)
 	}
 	recordError(t, "a release on the export", openErr(out, book), moved)

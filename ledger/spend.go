@@ -19,7 +19,7 @@ import (
 // ledger's filter cannot compose is refused (accountant.FilterAccepts), a
 // *FilterError, even when the teachers' cap frees every release: the
 // ledger's totals are its filter's. On a ledger that gives analysts
-// shares, an analyst without one is refused (*ShareError), and the
+// shares, an analyst without one is refused (*shareError), and the
 // analyst's runs before this one are read, so that a reservation beyond
 // the share is refused as one beyond the budget is.
 func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend) error {
@@ -73,7 +73,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	if len(l.header.Shares) > 0 {
 		f, ok := l.header.Shares[l.analyst]
 		if !ok {
-			return &ShareError{Path: l.path, Analyst: l.analyst, Shares: l.header.Shares}
+			return &shareError{Path: l.path, Analyst: l.analyst, Shares: l.header.Shares}
 		}
 		sums, err := l.Analysts()
 		if err != nil {

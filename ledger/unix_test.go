@@ -192,7 +192,7 @@ func openErr2(c context.Context, path string, opts Book) error {
 // 55: an existing file failed with a raw "file exists", exit 1): a file
 // that is no ledger, another ledger (named with its ensemble and id), a
 // symbolic link (dangling too) and a FIFO (not read: it would block) are
-// each an *ExistsError, the caller's input; nothing is written or
+// each a *takenError, the caller's input; nothing is written or
 // recorded.
 func TestInitOverExisting(t *testing.T) {
 	dir := t.TempDir()
@@ -217,10 +217,10 @@ func TestInitOverExisting(t *testing.T) {
 		state := t.TempDir()
 		b := unique(bound)
 		_, err := Book{StateDir: state}.Init(ctx, c.path, NewHeader(b, accountant.Guarantee{Eps: 1, Delta: 1e-5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1, Delta: 1e-5})), false)
-		var ee *ExistsError
+		var ee *takenError
 		var bi interface{ BadInput() bool }
 		if !errors.As(err, &ee) || ee.What != c.what && !c.ledger || ee.Ledger != c.ledger || !errors.As(err, &bi) || !bi.BadInput() {
-			t.Errorf("%s: %v (%+v), want an ExistsError for %q", c.path, err, ee, c.what)
+			t.Errorf("%s: %v (%+v), want a takenError for %q", c.path, err, ee, c.what)
 			continue
 		}
 		if c.ledger && (!strings.HasPrefix(ee.Ensemble, bound.Ensemble) || ee.ID != otherID || !strings.Contains(err.Error(), "a ledger of ensemble")) {

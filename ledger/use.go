@@ -144,9 +144,9 @@ func useRun(runs []UseRun, spent int) (int, int) {
 	return len(runs) - 1, end
 }
 
-// UseError is a release refused by a ledger whose use is declared: its
+// useError is a release refused by a ledger whose use is declared: its
 // mechanism or settings are not those of the run whose turn it is.
-type UseError struct {
+type useError struct {
 	Path string
 	// Run is the run of the use whose turn it is (Index from 0), Runs
 	// their number; Mechanism and Step the release's.
@@ -157,7 +157,7 @@ type UseError struct {
 	Step      accountant.Spend
 }
 
-func (e *UseError) Error() string {
+func (e *useError) Error() string {
 	use := fmt.Sprintf("its declared use, %d %v", e.Run.Labels, e.Run)
 	if e.Runs > 1 {
 		use = fmt.Sprintf("run %d of its declared schedule of %d, %d %v", e.Index+1, e.Runs, e.Run.Labels, e.Run)
@@ -167,10 +167,10 @@ func (e *UseError) Error() string {
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
-func (e *UseError) BadInput() bool { return true }
+func (e *useError) BadInput() bool { return true }
 
 // matchUse returns nil when a release of mechanism with step is the run
-// of the use whose turn it is after spent labels, a *UseError otherwise,
+// of the use whose turn it is after spent labels, a *useError otherwise,
 // and the count of labels up to that run's end. The steps are compared
 // by their encodings, as the header records them, so that a description
 // equal in every value matches.
@@ -186,7 +186,7 @@ func (l *Ledger) matchUse(mechanism provenance.MechanismName, step accountant.Sp
 		return 0, err
 	}
 	if mechanism != r.Mechanism || !bytes.Equal(want, got) {
-		return 0, &UseError{Path: l.path, Run: r, Index: i, Runs: len(l.header.Use), Mechanism: mechanism, Step: step}
+		return 0, &useError{Path: l.path, Run: r, Index: i, Runs: len(l.header.Use), Mechanism: mechanism, Step: step}
 	}
 	return end, nil
 }

@@ -131,10 +131,10 @@ func TestDeclaredUse(t *testing.T) {
 	if _, err := book.Init(ctx, path, h, false); err != nil {
 		t.Fatal(err)
 	}
-	var ue *UseError
+	var ue *useError
 	for _, s := range []accountant.Spend{pure(0.5), pure(0.31)} {
 		if _, _, err := book.OpenRun(ctx, path, "darrm-one-vote", b, s, -1); !errors.As(err, &ue) || ue.Index != 0 {
-			t.Errorf("labels of %v before the first run's: %v, want a *UseError naming run 1", s.Guarantee, err)
+			t.Errorf("labels of %v before the first run's: %v, want a *useError naming run 1", s.Guarantee, err)
 		}
 	}
 	l, allowed, err := book.OpenRun(ctx, path, "darrm-one-vote", b, pure(0.3), -1)
@@ -148,7 +148,7 @@ func TestDeclaredUse(t *testing.T) {
 	l.Settle(5)
 	l.Close()
 	if _, _, err := book.OpenRun(ctx, path, "darrm-one-vote", b, pure(0.3), -1); !errors.As(err, &ue) || ue.Index != 1 {
-		t.Errorf("the first run's labels after it: %v, want a *UseError naming run 2", err)
+		t.Errorf("the first run's labels after it: %v, want a *useError naming run 2", err)
 	}
 	l, allowed, err = book.OpenRun(ctx, path, "darrm-one-vote", b, pure(0.5), -1)
 	if err != nil || allowed != h.Use[1].Labels || allowed < 1 {

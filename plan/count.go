@@ -215,7 +215,7 @@ func (c Count) of(t Target) int {
 // releases, by the function that limits it (ensemble.Allowed), and
 // those a run charged to a new ledger of the budget releases, by the
 // filter ledger init fixes for these labels declared (ledger.ChooseFilter)
-// or Request.Filter (accountant.MaxFilterSteps). A budget that fits no
+// or Request.Filter (accountant.Filter.MaxSteps). A budget that fits no
 // query is an error that says the smallest one that fits one; one within
 // which more than accountant.CountLimit fit allows that many, as it does
 // a release (ensemble.Allowed) and a ledger.

@@ -4,7 +4,7 @@
 // which mechanism gives the most correct labels on proxy votes. It counts
 // by the very accounting that holds darrm aggregate --budget-eps to a
 // budget (ensemble.Allowed) and, for a ledger, by its filter
-// (accountant.MaxFilterSteps): the one ledger init fixes for the labels
+// (accountant.Filter.MaxSteps): the one ledger init fixes for the labels
 // declared (ledger.ChooseFilter). A plan of parameters fits its queries
 // to one run (ForRun) or to a new ledger (ForLedger). Make is the one
 // call for a mechanism: a Request without Queries is a count, with them a
