@@ -168,7 +168,6 @@ func TestMaxStepsBeyond(t *testing.T) {
 			n, _, err := Account{Step: ApproxStep(tiny), Profile: []Guarantee{tiny}, Budget: &Budget{budget}, DeltaPrime: 1e-6}.MaxSteps(context.Background())
 			return n, err
 		},
-		"maxFilterSteps": func() (int, error) { return maxFilterSteps(Simple, Sequence{}, ApproxStep(tiny), budget) },
 	} {
 		n, err := search()
 		var beyond *BeyondCountError

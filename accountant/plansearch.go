@@ -44,25 +44,3 @@ func MostGenerous(lo, hi, rel float64, fits func(float64) (bool, error), guess f
 	}
 	return 1 / y, nil
 }
-
-// maxFilterSteps returns the largest number k of steps that s describes
-// which a filter f with budget holds after the steps spent (the filter's
-// halting rule, FilterTotal), 0 when none fits: what a run charged to a
-// ledger of that filter may release.
-func maxFilterSteps(f Method, spent Sequence, s Spend, budget Guarantee) (int, error) {
-	if err := FilterAccepts(f, s); err != nil {
-		return 0, err
-	}
-	fits := func(k int) (bool, error) {
-		seq, err := spent.AddSpend(s, k)
-		if err != nil {
-			return false, err
-		}
-		_, ok, err := FilterTotal(f, seq, budget)
-		return ok, err
-	}
-	if ok, err := fits(1); err != nil || !ok {
-		return 0, err
-	}
-	return lastFit(1, budget, fits)
-}
