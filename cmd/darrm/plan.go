@@ -29,7 +29,7 @@ type planFlags struct {
 	BudgetEps    float64           `flag:"budget-eps" required:""`
 	BudgetDelta  float64           `flag:"budget-delta" required:""`
 	Queries      int               `flag:"queries" help:"plan the parameters with which this many queries fit"`
-	Filter       accountant.Method `flag:"filter" help:"filter of a new ledger: zcdp-filter or simple" default:"chosen as above"`
+	Filter       accountant.Method `flag:"filter" help:"filter of a new ledger, as ledger init takes it" default:"the declared use's"`
 	For          plan.Target       `flag:"for" help:"what --queries must fit: run, or ledger (a new ledger)"`
 	Votes        string            `flag:"votes" help:"proxy votes to score the plan on (never the ones to release)"`
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public or released (private is refused)"`
@@ -173,8 +173,8 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 	r := requestOf(info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
 	r.DeltaPrime = f.DeltaPrime
 	if fs.Changed("filter") {
-		if err := accountant.CheckFilter(f.Filter, r.Budget.Guarantee); err != nil {
-			return r, info, cli.AsUsage(flagErr(err, nil))
+		if err := planFilter(f.Filter, r.Budget.Guarantee); err != nil {
+			return r, info, err
 		}
 		r.Filter = &f.Filter
 	}

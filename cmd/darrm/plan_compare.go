@@ -62,8 +62,8 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		}
 	}
 	if fs.Changed("filter") {
-		if err := accountant.CheckFilter(f.Filter, budget.Guarantee); err != nil {
-			return cli.AsUsage(flagErr(err, nil))
+		if err := planFilter(f.Filter, budget.Guarantee); err != nil {
+			return err
 		}
 		base.Filter = &f.Filter
 	}

@@ -9,9 +9,25 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/plan"
 )
+
+// planFilter checks plan's --filter, a filter of a new ledger open to any
+// use, as ledger init takes it: one of the filters of the budget
+// (accountant.OpenFilters), only simple when its delta is 0. Whether it
+// holds the labels is the plan's to say.
+func planFilter(f accountant.Method, budget accountant.Guarantee) error {
+	switch {
+	case budget.Delta == 0 && f != accountant.Simple:
+		return cli.Usagef("--filter %v: a budget of delta 0 is held by simple composition of pure points alone: use --filter simple", f)
+	case f == accountant.Simple, f == accountant.ZCDPFilter, f == accountant.RenyiFilter, f == accountant.AdvancedFilter, f == accountant.GDPFilter:
+		return nil
+	}
+	return cli.Usagef("--filter %v: must be gdp-filter, zcdp-filter, rdp-filter, advanced-filter or simple (the filters valid for runs chosen adaptively)", f)
+}
 
 // planPassed are the flags of a plan that ledger init takes as they are:
 // the slack of the ledger's header and how the mechanism's noise is found.

@@ -386,3 +386,22 @@ func TestPlanCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanFilter: plan --filter takes every filter ledger init takes, and
+// refuses, exit 2 naming the flag, a method that is no filter and a filter
+// that a budget of delta 0 does not offer.
+func TestPlanFilter(t *testing.T) {
+	base := []string{"plan", "--mechanism", "rr", "--K", "11", "--m", "3", "--budget-eps", "4", "--format", "json"}
+	for _, c := range []struct {
+		filter, delta string
+		code          int
+	}{
+		{"rdp-filter", "1e-6", 0}, {"advanced-filter", "1e-6", 0}, {"gdp-filter", "1e-6", 0}, {"zcdp-filter", "1e-6", 0}, {"simple", "1e-6", 0},
+		{"simple", "0", 0}, {"exact", "1e-6", exitUsage}, {"rdp-filter", "0", exitUsage},
+	} {
+		_, stderr, code := darrm(t, "", append(base, "--budget-delta", c.delta, "--filter", c.filter)...)
+		if code != c.code || code != 0 && !strings.Contains(stderr, "--filter "+c.filter) {
+			t.Errorf("--filter %s at delta %s: exit %d, want %d: %s", c.filter, c.delta, code, c.code, stderr)
+		}
+	}
+}
