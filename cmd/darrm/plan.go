@@ -29,7 +29,7 @@ type planFlags struct {
 	BudgetEps    float64           `flag:"budget-eps" required:""`
 	BudgetDelta  float64           `flag:"budget-delta" required:""`
 	Queries      int               `flag:"queries" help:"plan the parameters with which this many queries fit"`
-	Filter       accountant.Method `flag:"filter" help:"filter of a new ledger, as ledger init takes it" default:"the declared use's"`
+	Filter       accountant.Method `flag:"filter" help:"filter of a new ledger, as ledger init takes it" default:"declared use"`
 	For          plan.Target       `flag:"for" help:"what --queries must fit: run, or ledger (a new ledger)"`
 	Votes        string            `flag:"votes" help:"proxy votes to score the plan on (never the ones to release)"`
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public or released (private is refused)"`
