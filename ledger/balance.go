@@ -315,6 +315,13 @@ type Status struct {
 	// however many labels it has: the teachers' cap is within the budget
 	// (Balance.Free).
 	Free bool `json:"free"`
+	// Analyst and Share, on a ledger that gives analysts shares
+	// (Header.Shares), name who charges the run and that analyst's part
+	// of the budget, which QueriesLeft is held to as well; ShareBound
+	// says that the share allows fewer than the budget does.
+	Analyst    string                `json:"analyst,omitempty"`
+	Share      *accountant.Guarantee `json:"share_budget,omitempty"`
+	ShareBound bool                  `json:"share_bound,omitempty"`
 	// Publish is the total to publish of every release charged to the
 	// ledger (Balance.Publish); a release's summary states it.
 	Publish accountant.Total `json:"-"`
@@ -343,6 +350,20 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 			return Status{}, err
 		}
 		st.QueriesLeft = &left
+	}
+	if l.share != nil {
+		st.Analyst, st.Share = l.analyst, l.share
+		if left := st.QueriesLeft; left != nil {
+			// The budget's own allowance, with the share set aside.
+			share := l.share
+			l.share = nil
+			all, err := l.allowance(step, *left+1)
+			l.share = share
+			if err != nil {
+				return Status{}, err
+			}
+			st.ShareBound = all > *left
+		}
 	}
 	return st, nil
 }

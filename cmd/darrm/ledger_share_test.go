@@ -42,10 +42,20 @@ func TestLedgerShares(t *testing.T) {
 			"--out", filepath.Join(dir, "labels.csv"), "--format", "json", "--ledger", led}
 		return darrm(t, "", append(args, analyst...)...)
 	}
-	var doc struct{ Released int }
+	var doc struct {
+		Released int
+		Ledger   struct {
+			Analyst    string
+			ShareBound bool `json:"share_bound"`
+		}
+	}
 	out, e, code := release("--analyst", "alice")
 	if decode(t, out, &doc); code != exitBudget || doc.Released == 0 || doc.Released >= 10 {
 		t.Errorf("alice: exit %d, %d released, %s; want her share's labels, fewer than the ledger's 10", code, doc.Released, e)
+	}
+	// Her share stopped her, not the budget: the status says so.
+	if doc.Ledger.Analyst != "alice" || !doc.Ledger.ShareBound {
+		t.Errorf("alice's release: ledger status %+v, want her share named as what bounds her", doc.Ledger)
 	}
 	aliceLabels := doc.Released
 	for _, c := range []struct {

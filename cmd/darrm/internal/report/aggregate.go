@@ -289,7 +289,7 @@ func (out Aggregate) writeTwoClassText(w io.Writer) error {
 	out.writePublish(t, plural.Of(out.Released, "label", "labels")+" released")
 	labels := fmt.Sprintf("labels: %s (%s): %d of %s released, every one answered", out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"))
 	if out.StoppedByBudget > 0 {
-		labels += fmt.Sprintf("; STOPPED by the budget: %d not released", out.StoppedByBudget)
+		labels += fmt.Sprintf("; STOPPED by the %s: %d not released", out.stoppedBy(), out.StoppedByBudget)
 	}
 	t.Line("%s", labels)
 	out.writeBudget(t)
@@ -349,7 +349,7 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld)
 	}
 	if out.StoppedByBudget > 0 {
-		labels += fmt.Sprintf("; STOPPED by the budget: %d not released", out.StoppedByBudget)
+		labels += fmt.Sprintf("; STOPPED by the %s: %d not released", out.stoppedBy(), out.StoppedByBudget)
 	}
 	t.Line("%s", labels)
 	out.writeBudget(t)
@@ -443,6 +443,16 @@ func (out released) writeTime(t *cliout.Text, rate float64) {
 	t.Line("time: %.3g s, %.3g queries/s", out.Seconds, rate)
 }
 
+// stoppedBy names what stopped a release that the budget stopped: the
+// budget, or an analyst's share of the ledger's budget, which holds the
+// analyst's runs as well, when it allows fewer.
+func (out released) stoppedBy() string {
+	if l := out.Ledger; l != nil && l.ShareBound {
+		return fmt.Sprintf("analyst %q's share of the budget", l.Analyst)
+	}
+	return "budget"
+}
+
 // writeAccount prints the ledger's state, the teachers' cap, the
 // randomness, and, when asked for, the table of analysis totals of what
 // (e.g. "the 5 labels released"), which how says more of.
@@ -455,6 +465,9 @@ func (out released) writeAccount(t *cliout.Text, what, how string) {
 		var left string
 		if n := l.QueriesLeft; n != nil {
 			left = Allowed(*n, "more such query", "more such queries") + " allowed"
+			if l.ShareBound {
+				left += fmt.Sprintf(" by analyst %q's share of it, %s", l.Analyst, formatTotal(*l.Share))
+			}
 		} else {
 			left = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(l.Cap.Guarantee))
 		}
