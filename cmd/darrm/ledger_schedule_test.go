@@ -62,7 +62,7 @@ func TestLedgerInitSchedule(t *testing.T) {
 	led := filepath.Join(dir, "schedule.ledger")
 	out, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--votes", votes, "--schedule", good}, budget...)...)
 	if code != 0 || !strings.Contains(unwrapped(out), "a schedule of 2 runs, in this order") || !strings.Contains(unwrapped(out), "1. gnmax labels of") ||
-		!strings.Contains(unwrapped(out), ": 6 labels") || !strings.Contains(out, "held by filter exact") {
+		!strings.Contains(unwrapped(out), ": 6 labels") || !strings.Contains(unwrapped(out), "its declared use composed exactly, as one run") {
 		t.Fatalf("ledger init --schedule: exit %d:\n%s%s", code, out, e)
 	}
 	release := func(sigma2 string) (int, string, int) {

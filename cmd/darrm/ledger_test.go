@@ -623,7 +623,7 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 			"gdp-filter(1e-06) or simple(0): allows 40 labels", "zcdp-filter(1e-06) or simple(0): allows 52 labels; the 4 expected spend (1.89738, 1e-06), within the budget",
 			"simple(1e-06): allows 40 labels; the 4 expected spend (0.8, 0)", "kept: exact, the use declared"}, 0},
 		{"pure labels, (3, 1e-5)", join(oneVote, b3, pure), accountant.Exact, []string{"zcdp-filter(1e-05) or simple(0): allows 15 labels; the 4 expected spend (1.69274, 1e-05)",
-			"simple(1e-05): allows 15 labels", "kept: exact, the use declared", "held by filter exact"}, 0},
+			"simple(1e-05): allows 15 labels", "kept: exact, the use declared", "its declared use composed exactly, as one run"}, 0},
 		{"named by --filter", join(oneVote, b8, pure, []string{"--filter", "zcdp-filter"}), accountant.ZCDPFilter,
 			[]string{"kept: zcdp-filter(1e-06) or simple(0), named by --filter (rdp-filter(1e-06, order 5) or simple(0) allows more)"}, 0},
 		{"named by --filter, as many", join(oneVote, b3, pure, []string{"--filter", "zcdp-filter"}), accountant.ZCDPFilter,

@@ -109,7 +109,10 @@ func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 	path = ledger.Redact(path)
 	t := cliout.NewText(w)
 	held := "held by filter " + h.Filter.String()
-	if h.FirstRunFilter {
+	switch {
+	case h.Use != nil:
+		held = "its declared use composed exactly, as one run"
+	case h.FirstRunFilter:
 		held = "held by the filter its first release chooses for its labels, as init chooses one for labels declared"
 	}
 	t.Line("ledger %s: bound to %s; budget %v (delta' = %g), %s", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, held)
