@@ -315,6 +315,9 @@ type Status struct {
 	// however many labels it has: the teachers' cap is within the budget
 	// (Balance.Free).
 	Free bool `json:"free"`
+	// FilterChosen says that this run, the ledger's first, chose its
+	// filter (Header.FirstRunFilter), Composition's.
+	FilterChosen bool `json:"filter_chosen,omitempty"`
 	// Analyst and Share, on a ledger that gives analysts shares
 	// (Header.Shares), name who charges the run and that analyst's part
 	// of the budget, which QueriesLeft is held to as well; ShareBound
@@ -343,7 +346,7 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 	}
 	h := l.header
 	st := Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: b.Total, Composition: b.Composition,
-		TotalBound: b.Bound, Queries: b.Queries, Cap: b.Cap, Free: b.Free, Publish: b.Publish}
+		TotalBound: b.Bound, Queries: b.Queries, Cap: b.Cap, Free: b.Free, Publish: b.Publish, FilterChosen: l.chose && l.chain.rule.filter != nil}
 	if !b.Free {
 		left, err := l.allowance(step, -1)
 		if err != nil {

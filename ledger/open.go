@@ -184,6 +184,7 @@ type Ledger struct {
 	step    accountant.Spend
 	charge  *accountant.Charge  // what the filter charges a label of step, if open
 	rule    rule                // how this run's lines add: the ledger's, its filter chosen
+	chose   bool                // this run, the first, chooses the ledger's filter
 	held    int                 // labels reserved by this run
 	settled bool                // this run has written its final line
 	base    accountant.Sequence // the spends of every run before this one

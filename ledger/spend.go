@@ -87,6 +87,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 		l.share = &accountant.Guarantee{Eps: f * l.header.Budget.Eps, Delta: f * l.header.Budget.Delta}
 	}
 	l.run, l.mech, l.step, l.charge, l.rule, l.useEnd = hex.EncodeToString(id[:]), mechanism, step, charge, r, useEnd
+	l.chose = r.firstRun && l.chain.rule.filter == nil
 	l.base, l.held, l.settled = l.chain.spent, 0, false
 	return nil
 }

@@ -1020,6 +1020,9 @@ func TestLedgerFirstReleaseChooses(t *testing.T) {
 		if code != 0 || doc.Ledger == nil || doc.Ledger.QueriesLeft == nil {
 			t.Fatalf("%s: exit %d: %s", name, code, e)
 		}
+		if doc.Ledger.FilterChosen != (len(filter) == 0) {
+			t.Errorf("%s: the release says it chose the ledger's filter: %v", name, doc.Ledger.FilterChosen)
+		}
 		show, _, _ := darrm(t, "", "ledger", "show", led, "--format", "json")
 		var s struct {
 			Composition string `json:"composition"`

@@ -459,6 +459,9 @@ func (out released) stoppedBy() string {
 func (out released) writeAccount(t *cliout.Text, what, how string) {
 	if l := out.Ledger; l != nil {
 		spent := fmt.Sprintf("spent so far %s by its filter, %s", formatTotal(l.Queries), l.Composition)
+		if l.FilterChosen {
+			spent += " (chosen for these labels by this release, the ledger's first)"
+		}
 		if l.TotalBound == accountant.TeachersBound {
 			spent += fmt.Sprintf(", within the teachers' cap %s", formatTotal(l.Total))
 		}
