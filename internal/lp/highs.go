@@ -343,7 +343,7 @@ func (s *Solver) Solve(ctx context.Context) (Solution, error) {
 	for i, d := range sol.RowDuals {
 		dual[i] = d * cs
 	}
-	return Solution{X: sol.ColValues, Objective: floats.Dot(s.c, sol.ColValues), Slack: slack, Dual: dual, Bound: s.dualBound(dual)}, nil
+	return Solution{X: sol.ColValues, Objective: floats.Dot(s.c, sol.ColValues), Slack: slack, Dual: dual, Bound: s.dualBound(dual), Retried: len(tried) > 0}, nil
 }
 
 // rebuild replaces the HiGHS instance by a new one with the same model and
