@@ -2,6 +2,7 @@ package optimal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -33,8 +34,9 @@ type separation struct {
 // LP's optimum, an upper bound of the true one.
 //
 // Rows that have not bound for maxIdle LP solves are dropped from the LP
-// once it holds dropAt rows: HiGHS's dual simplex needs thousands of
-// iterations per solve once thousands of nearly parallel rows accumulate.
+// once it holds dropAt rows, or once HiGHS needed a fallback to solve it:
+// HiGHS's dual simplex needs thousands of iterations per solve once
+// thousands of nearly parallel rows accumulate, and then fails.
 // Separating between in and out keeps the loop from cycling through
 // dropped rows, which Kelley's loop does.
 type cutter struct {
@@ -133,7 +135,7 @@ func (c *cutter) run(ctx context.Context, obj []float64) (float64, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		sol, err := c.solver.Solve(ctx)
+		sol, err := c.solve(ctx)
 		if err != nil {
 			return 0, fmt.Errorf("cutting planes, LP solve %d: %w", c.lpSolve+1, err)
 		}
@@ -319,12 +321,37 @@ func (c *cutter) bound(ctx context.Context, obj []float64) (opt, bound float64, 
 	if err := c.solver.SetObjective(obj); err != nil {
 		return 0, 0, err
 	}
-	sol, err := c.solver.Solve(ctx)
+	sol, err := c.solve(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("bound, LP solve %d: %w", c.lpSolve+1, err)
 	}
 	c.lpSolve++
 	return sol.Objective, sol.Bound, nil
+}
+
+// solve solves the LP. When HiGHS fails with every strategy, which it can
+// on thousands of nearly parallel rows (K = 2001, m = 2, Delta = 1e-5: an
+// LP of 4,054 rows, 50 of them just added), solve drops the rows that did
+// not bind at the last solve, as age would later, and solves once more:
+// fewer rows only loosen the LP, so its optimum still bounds the feasible
+// set, and the rows just added, which the loop needs next, stay.
+func (c *cutter) solve(ctx context.Context) (lp.Solution, error) {
+	sol, err := c.solver.Solve(ctx)
+	if err == nil || ctx.Err() != nil {
+		return sol, err
+	}
+	n := len(c.keys)
+	if derr := c.drop(func(i int) bool { return c.keys[i] != "" && c.idle[i] > 0 }); derr != nil {
+		return lp.Solution{}, errors.Join(err, derr)
+	}
+	if len(c.keys) == n {
+		return sol, err
+	}
+	sol, err2 := c.solver.Solve(ctx)
+	if err2 != nil {
+		return sol, fmt.Errorf("%w; again without the %d rows that did not bind: %w", err, n-len(c.keys), err2)
+	}
+	return sol, nil
 }
 
 // addRows adds rows to the LP; keys name their multisets, "" for a row
@@ -345,8 +372,12 @@ func (c *cutter) addRows(cuts []lp.Cut, keys []string) error {
 }
 
 // age counts the LP solves since each row last bound at sol, and drops the
-// rows idle for maxIdle solves once the LP holds dropAt rows. A dropped
-// row may be found and added again later.
+// rows idle for maxIdle solves once the LP holds dropAt rows, or as soon
+// as HiGHS needed a fallback strategy to solve it (sol.Retried): nearly
+// parallel rows have accumulated, and at K = 2001, m = 2 an LP that kept
+// them failed with every strategy a few solves later (4,054 rows, 60 s
+// of failed strategies before solve dropped rows). A dropped row may be
+// found and added again later.
 func (c *cutter) age(sol lp.Solution) error {
 	for i := range c.keys {
 		if sol.Dual[i] != 0 || sol.Slack[i] <= slackTol {
@@ -355,13 +386,22 @@ func (c *cutter) age(sol lp.Solution) error {
 			c.idle[i]++
 		}
 	}
-	if len(c.keys) < c.dropAt {
+	if len(c.keys) < c.dropAt && !sol.Retried {
 		return nil
 	}
-	drop := func(i int) bool {
+	if err := c.drop(func(i int) bool {
 		key := c.keys[i]
 		return key != "" && c.idle[i] >= maxIdle<<min(c.dropped[key], 20)
+	}); err != nil {
+		return err
 	}
+	c.dropAt = max(c.dropAt, 2*len(c.keys))
+	return nil
+}
+
+// drop removes the rows i for which drop(i) is true from the LP and
+// counts each as dropped once more.
+func (c *cutter) drop(drop func(i int) bool) error {
 	if err := c.solver.DropRows(drop); err != nil {
 		return err
 	}
@@ -377,7 +417,6 @@ func (c *cutter) age(sol lp.Solution) error {
 		}
 	}
 	c.keys, c.rows, c.idle = keys, rows, idle
-	c.dropAt = max(c.dropAt, 2*len(keys))
 	return nil
 }
 

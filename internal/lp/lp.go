@@ -49,6 +49,10 @@ type Solution struct {
 	// duality with a rounding margin, so it holds however inexact HiGHS's
 	// solution is; it is near Objective when the duals are accurate.
 	Bound float64
+	// Retried reports that the warm-started simplex method failed and a
+	// fallback strategy solved the LP (see Solver.Solve): a sign that its
+	// rows are nearly parallel.
+	Retried bool
 }
 
 // errInfeasible is returned by Solve when no x satisfies the rows and bounds.
