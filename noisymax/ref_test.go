@@ -16,8 +16,6 @@ func bf(x float64) *big.Float { return new(big.Float).SetPrec(refPrec).SetFloat6
 
 func bigExp(x *big.Float) *big.Float { return bigmath.Exp(x, refPrec) }
 
-func bigLog(y *big.Float) *big.Float { return bigmath.Log(y, refPrec) }
-
 func bigSqrt(x *big.Float) *big.Float { return new(big.Float).SetPrec(refPrec).Sqrt(x) }
 
 // below reports whether the float64 got is strictly below the exact value.
