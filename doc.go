@@ -73,9 +73,9 @@
 // # Read and write vote files
 //
 // Package votefile reads vote files, CSV, JSON lines or NumPy, with their
-// metadata header (votefile.Open, a file with the header of its sidecar
-// in one call; votefile.Read; votefile.ReadRows
-// for votes held in memory), writes them (votefile.WriteVotes,
+// metadata header (votefile.Open, from a file or a reader, with the
+// header of its sidecar in one call; votefile.ReadRows for votes held in
+// memory), writes them (votefile.WriteVotes,
 // votefile.WriteCounts) and reads and writes label files
 // (votefile.NewLabelReader, votefile.NewLabelWriter). Package provenance
 // checks what a release states of its teachers against the header

@@ -45,7 +45,7 @@ func BenchmarkReadCSV(b *testing.B) {
 	data := benchVotes(100000, false)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		vr, _, err := votefile.Read(bytes.NewReader(data), "bench", votefile.Options{})
+		vr, err := votefile.Open("bench", votefile.Options{In: bytes.NewReader(data)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func BenchmarkRelease(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			src := noise.NewSource()
 			for b.Loop() {
-				vr, _, err := votefile.Read(bytes.NewReader(data), "bench", votefile.Options{})
+				vr, err := votefile.Open("bench", votefile.Options{In: bytes.NewReader(data)})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -185,7 +185,7 @@ func BenchmarkReleaseMulti(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			src := noise.NewSource()
 			for b.Loop() {
-				in, _, err := votefile.Read(bytes.NewReader(data), "bench", votefile.Options{Layout: votefile.LayoutCounts})
+				in, err := votefile.Open("bench", votefile.Options{In: bytes.NewReader(data), Layout: votefile.LayoutCounts})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -278,7 +278,7 @@ func BenchmarkCachedGammaRelease(b *testing.B) {
 	})
 	b.Run("release", func(b *testing.B) {
 		for b.Loop() {
-			in, _, err := votefile.Read(strings.NewReader(votes.String()), "votes.csv", votefile.Options{})
+			in, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader(votes.String())})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -73,7 +73,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 		agg   Aggregator
 		field string
 	}{{at(1, 5), ""}, {at(0.1, 5), "eps"}, {gn, "relation"}, {at(1, 3), "K"}} {
-		in, _, err := votefile.Read(strings.NewReader(votes), "votes", votefile.Options{})
+		in, err := votefile.Open("votes", votefile.Options{In: strings.NewReader(votes)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func ExampleReleaseTo() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	in, _, err := votefile.Read(strings.NewReader(votes), "votes.csv", votefile.Options{})
+	in, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader(votes)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -156,7 +156,7 @@ id,c0,c1,c2,c3,c4,c5,c6,c7,c8,c9
 a,240,5,5,0,0,0,0,0,0,0
 b,60,40,30,30,20,20,20,10,10,10
 `
-	in, _, err := votefile.Read(strings.NewReader(votes), "votes.csv", votefile.Options{})
+	in, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader(votes)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -192,15 +192,11 @@ func ExampleRelease() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	f, err := os.Open("../testdata/votes-K11.csv")
+	votes, err := votefile.Open("../testdata/votes-K11.csv", votefile.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer f.Close()
-	votes, _, err := votefile.Read(f, "votes-K11.csv", votefile.Options{})
-	if err != nil {
-		log.Fatal(err)
-	}
+	defer votes.Close()
 	// The ledger, bound to the ensemble the header states, with its own
 	// budget across runs (darrm ledger init --votes).
 	b, err := provenance.Check(votes.Meta(), provenance.Stated{})

@@ -27,11 +27,11 @@ func TestLabelsRoundTrip(t *testing.T) {
 		meta   votefile.LabelMeta
 	}{
 		{"two classes", func() votefile.Reader {
-			r, _, _ := votefile.Read(strings.NewReader("1,1,1\n0,0,1\n"), "v", votefile.Options{})
+			r, _ := votefile.Open("v", votefile.Options{In: strings.NewReader("1,1,1\n0,0,1\n")})
 			return r
 		}, zeroDaRRM(t, 3), nil, votefile.LabelMeta{Mechanism: "darrm", K: 3, Classes: 2, Relation: "private-teachers", ForRelease: false}},
 		{"counts", func() votefile.Reader {
-			r, _, _ := votefile.Read(strings.NewReader(countsHead+"id,a,b,c\n\"x,1\",4,0,0\n7,2,1,1\n"), "v", votefile.Options{Layout: votefile.LayoutCounts})
+			r, _ := votefile.Open("v", votefile.Options{In: strings.NewReader(countsHead + "id,a,b,c\n\"x,1\",4,0,0\n7,2,1,1\n"), Layout: votefile.LayoutCounts})
 			return r
 		}, g, []string{"x,1:0", "7:-1"}, votefile.LabelMeta{Mechanism: "confident-gnmax", K: 4, Classes: 3, Relation: "one-vote", Ensemble: "pate-test"}},
 	} {
@@ -67,7 +67,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 		}
 	}
 	// The header of a confident-gnmax release states its settings.
-	in, _, _ := votefile.Read(strings.NewReader("4,3,3\n"), "v", votefile.Options{Layout: votefile.LayoutCounts})
+	in, _ := votefile.Open("v", votefile.Options{In: strings.NewReader("4,3,3\n"), Layout: votefile.LayoutCounts})
 	out, _, _ := releaseOut(t, in, g, noise.NewSource(), -1, ReleaseOptions{Partition: provenance.KeyedHash}, votefile.FormatCSV)
 	lr, err := votefile.NewLabelReader(strings.NewReader(out), "labels")
 	if err != nil {

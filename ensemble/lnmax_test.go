@@ -85,7 +85,7 @@ func TestReleaseBindingMulti(t *testing.T) {
 	agg, _ := newLNMax(noisymax.LNMax{Scale: 20}, 4, 3)
 	read := func(head string) votefile.Reader {
 		t.Helper()
-		in, _, err := votefile.Read(strings.NewReader(head+"3,1,0\n0,0,4\n"), "v.csv", votefile.Options{Layout: votefile.LayoutCounts})
+		in, err := votefile.Open("v.csv", votefile.Options{In: strings.NewReader(head + "3,1,0\n0,0,4\n"), Layout: votefile.LayoutCounts})
 		if err != nil {
 			t.Fatal(err)
 		}

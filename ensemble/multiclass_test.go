@@ -59,7 +59,7 @@ func TestClassGNMaxLabels(t *testing.T) {
 }
 
 func TestReleaseMulti(t *testing.T) {
-	in, _, err := votefile.Read(strings.NewReader("id,a,b,c\nx,10,0,0\ny,4,3,3\n"), "v", votefile.Options{Layout: votefile.LayoutCounts})
+	in, err := votefile.Open("v", votefile.Options{In: strings.NewReader("id,a,b,c\nx,10,0,0\ny,4,3,3\n"), Layout: votefile.LayoutCounts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,11 +97,11 @@ func TestMaxClasses(t *testing.T) {
 	}
 	// A row of MaxClasses counts fits in a line, one more does not.
 	row := strings.Repeat("0,", votefile.MaxClasses-1) + "3\n"
-	r, _, err := votefile.Read(strings.NewReader(row), "v.csv", votefile.Options{Layout: votefile.LayoutCounts})
+	r, err := votefile.Open("v.csv", votefile.Options{In: strings.NewReader(row), Layout: votefile.LayoutCounts})
 	if err != nil || !r.Next() || r.Classes() != votefile.MaxClasses {
 		t.Errorf("a row of %d counts: %v", votefile.MaxClasses, err)
 	}
-	if _, _, err := votefile.Read(strings.NewReader("0,"+row), "v.csv", votefile.Options{Layout: votefile.LayoutCounts}); err == nil {
+	if _, err := votefile.Open("v.csv", votefile.Options{In: strings.NewReader("0," + row), Layout: votefile.LayoutCounts}); err == nil {
 		t.Errorf("a row of %d counts was read", votefile.MaxClasses+1)
 	}
 }

@@ -115,7 +115,7 @@ func BenchmarkPrivateTeacherRelease(b *testing.B) {
 	for b.Loop() {
 		budget.Eps *= 1 + 1e-6
 		budget.Delta *= 1 + 1e-6
-		in, _, err := votefile.Read(bytes.NewReader(votes), "votes.csv", votefile.Options{})
+		in, err := votefile.Open("votes.csv", votefile.Options{In: bytes.NewReader(votes)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -112,7 +112,7 @@ func zeroDaRRM(t *testing.T, k int) Aggregator {
 
 func releaseVotes(t *testing.T, data string, agg Aggregator, limit int, seed uint64) (string, ReleaseResult, error) {
 	t.Helper()
-	vr, _, err := votefile.Read(strings.NewReader(data), "votes", votefile.Options{})
+	vr, err := votefile.Open("votes", votefile.Options{In: strings.NewReader(data)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestOutputIndependentOfVotes(t *testing.T) {
 func TestReleaseCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	vr, _, _ := votefile.Read(strings.NewReader(strings.Repeat("1\n", progressEvery+1)), "votes", votefile.Options{})
+	vr, _ := votefile.Open("votes", votefile.Options{In: strings.NewReader(strings.Repeat("1\n", progressEvery+1))})
 	_, err := ReleaseTo(ctx, vr, zeroDaRRM(t, 1), noise.NewSeededSource(1), LabelSink{Stdout: &bytes.Buffer{}, Format: votefile.FormatCSV}, -1, ReleaseOptions{Experiment: true})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
@@ -190,7 +190,7 @@ func TestReleaseCancel(t *testing.T) {
 func TestSeededReleaseNeedsOptIn(t *testing.T) {
 	const votes = "1,1,1\n0,0,0\n"
 	run := func(src *noise.Source, opts ReleaseOptions) (string, error) {
-		vr, _, err := votefile.Read(strings.NewReader(votes), "votes", votefile.Options{})
+		vr, err := votefile.Open("votes", votefile.Options{In: strings.NewReader(votes)})
 		if err != nil {
 			t.Fatal(err)
 		}

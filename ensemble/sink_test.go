@@ -81,7 +81,7 @@ func TestReleaseTo(t *testing.T) {
 		{name: "file refused by the ledger", path: "c.csv", ledger: &fakeLedger{limit: 10}, err: errFakeBudget, settles: []int{0}},
 		{name: "file in no folder", path: "missing/d.csv", ledger: &fakeLedger{}, errText: "missing", settles: []int{0}},
 	} {
-		vr, _, err := votefile.Read(strings.NewReader(votes), "votes", votefile.Options{})
+		vr, err := votefile.Open("votes", votefile.Options{In: strings.NewReader(votes)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestShortWrites(t *testing.T) {
 	for _, format := range []votefile.Format{votefile.FormatCSV, votefile.FormatJSONL} {
 		for _, seeded := range []bool{false, true} {
 			for _, n := range []int{0, 3, 9, len(notForRelease) + 1, 20, 21, 22, 300, 301, 302, 303, 310, 400, 1000, labelBuffer - 1, labelBuffer + 7, 2*labelBuffer + 11} {
-				vr, _, err := votefile.Read(strings.NewReader(votes.String()), "votes", votefile.Options{})
+				vr, err := votefile.Open("votes", votefile.Options{In: strings.NewReader(votes.String())})
 				if err != nil {
 					t.Fatal(err)
 				}

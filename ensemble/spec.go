@@ -25,7 +25,7 @@ import (
 // refuses it with an error that names the field.
 type ReleaseSpec struct {
 	// Votes are the queries to label, read and checked as they are
-	// labelled (votefile.Read, votefile.Open, votefile.ReadRows).
+	// labelled (votefile.Open, votefile.ReadRows).
 	Votes votefile.Reader
 	// Mechanism is the mechanism with its settings (DaRRM, GNMax, ...),
 	// for the votes' kind (Votes.Input): GNMax labels either.

@@ -40,7 +40,7 @@ func countVerify(t *testing.T) *atomic.Int64 {
 // for p, its gamma from src, its labels into a file of dir.
 func releaseSpec(t *testing.T, votes string, p constraints.Problem, src optimal.Source, dir string) ReleaseSpec {
 	t.Helper()
-	in, _, err := votefile.Read(strings.NewReader(votes), "votes.csv", votefile.Options{})
+	in, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader(votes)})
 	if err != nil {
 		t.Fatal(err)
 	}

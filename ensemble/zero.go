@@ -23,7 +23,7 @@ func unset(field, rule string, args ...any) error {
 func (s ReleaseSpec) withDefaults() (ReleaseSpec, *mechInfo, constraints.Problem, error) {
 	var p constraints.Problem
 	if s.Votes == nil {
-		return s, nil, p, unset("Votes", "the votes to label (votefile.Open, votefile.Read, votefile.ReadRows)")
+		return s, nil, p, unset("Votes", "the votes to label (votefile.Open, votefile.ReadRows)")
 	}
 	m := s.Mechanism
 	if m == nil {

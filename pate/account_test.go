@@ -28,7 +28,7 @@ func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefil
 	if err := votefile.WriteCounts(&b, meta, nil, counts); err != nil {
 		t.Fatal(err)
 	}
-	in, _, err := votefile.Read(&b, "counts", votefile.Options{})
+	in, err := votefile.Open("counts", votefile.Options{In: &b})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestAccountAbstentions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, _, err := votefile.Read(bytes.NewReader(append(file, csvRows(counts)...)), "abstain", votefile.Options{})
+	in, err := votefile.Open("abstain", votefile.Options{In: bytes.NewReader(append(file, csvRows(counts)...))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestAccountAbstentions(t *testing.T) {
 		t.Errorf("a row of fewer votes without abstentions: %v", err)
 	}
 	full, _ := syntheticCounts(5, 9)
-	in, _, err = votefile.Read(strings.NewReader(csvRows(full)), "full", votefile.Options{Layout: votefile.LayoutCounts})
+	in, err = votefile.Open("full", votefile.Options{In: strings.NewReader(csvRows(full)), Layout: votefile.LayoutCounts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,8 @@ func accountOf(t *testing.T, in votefile.Reader, opts AccountOptions) *AccountRe
 // read returns a reader of the file b, read with opts.
 func read(t *testing.T, b []byte, opts votefile.Options) votefile.Reader {
 	t.Helper()
-	in, _, err := votefile.Read(bytes.NewReader(b), "votes", opts)
+	opts.In = bytes.NewReader(b)
+	in, err := votefile.Open("votes", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

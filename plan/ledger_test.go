@@ -87,7 +87,7 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 	for _, c := range votes.Counts {
 		b.WriteString(strings.Trim(strings.Join(strings.Fields(fmt.Sprint(c)), ","), "[]") + "\n")
 	}
-	in, _, err := votefile.Read(strings.NewReader(b.String()), "votes.csv", votefile.Options{})
+	in, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader(b.String())})
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}

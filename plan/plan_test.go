@@ -442,7 +442,7 @@ func TestCheckNotPrivate(t *testing.T) {
 		{"another K", "6,1,1\n0,2,6\n6,1,1\n8,0,0\n", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in, _, err := votefile.Read(strings.NewReader(tc.private), "private.csv", votefile.Options{Layout: votefile.LayoutCounts})
+			in, err := votefile.Open("private.csv", votefile.Options{In: strings.NewReader(tc.private), Layout: votefile.LayoutCounts})
 			if err != nil {
 				t.Fatal(err)
 			}

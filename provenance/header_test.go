@@ -177,7 +177,7 @@ func TestFixtureTeachers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	in, _, err := votefile.Read(f, "votes-K11.csv", votefile.Options{})
+	in, err := votefile.Open("votes-K11.csv", votefile.Options{In: f})
 	if err != nil {
 		t.Fatal(err)
 	}

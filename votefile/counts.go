@@ -97,7 +97,7 @@ type classReader struct {
 	abstained int64
 }
 
-// Classes reads the file as counts or class indices, a step of Read. A
+// Classes reads the file as counts or class indices, a step of Open. A
 // metadata header fixes the layout, C and K: opts may repeat them, and a
 // value that contradicts the header is a format error naming both.
 // opts.Format is not used.

@@ -11,16 +11,16 @@
 // of privacy, and imports nothing that does. Package provenance reads
 // what the header states and checks it (provenance.Check).
 //
-// Read is the one reader of vote files (CSV, JSON lines, NumPy .npy and
-// .npz, recognised by their start): it decides from the header, the
-// caller's Options or the rows whether they hold 0/1 votes, vote counts
-// or class indices, returns what it decided as Notes, and streams the
-// queries in constant memory; every query carries its counts, so any
-// Reader is a counts view of its file. A class label -1, or counts short of a stated K, is a
-// teacher that abstained. Open opens a vote file with the header of its
-// sidecar, the file beside it (SidecarPath), in one call. WriteVotes and
-// WriteCounts write vote files,
-// LabelWriter and LabelReader label files. Nothing here prints, logs or
+// Open is the one reader of vote files (CSV, JSON lines, NumPy .npy and
+// .npz, recognised by their start), from a file or a reader, with the
+// header of its sidecar (the file beside it, SidecarPath, or one given)
+// when it holds none: it decides from the header, the caller's Options
+// or the rows whether they hold 0/1 votes, vote counts or class indices,
+// tells what it decided (Options.Note), and streams the queries in
+// constant memory; every query carries its counts, so any Reader is a
+// counts view of its file. A class label -1, or counts short of a stated
+// K, is a teacher that abstained. WriteVotes and WriteCounts write vote
+// files, LabelWriter and LabelReader label files. Nothing here prints, logs or
 // returns a query's un-noised majority: a reader hands each query's votes
 // to the caller, and a label file holds only released labels.
 //

@@ -2,7 +2,6 @@ package votefile_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/darrm/darrm/votefile"
@@ -10,18 +9,13 @@ import (
 
 // Reading PATE's published layout: a NumPy array of class labels, one
 // row per teacher, one column per query.
-func ExampleRead_numPy() {
-	f, err := os.Open("../testdata/pate-teachers-labels-K25.npy")
+func ExampleOpen_numPy() {
+	in, err := votefile.Open("../testdata/pate-teachers-labels-K25.npy", votefile.Options{Classes: 10, Orientation: votefile.TeachersInRows})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer f.Close()
-	in, _, err := votefile.Read(f, "pate-teachers-labels-K25.npy", votefile.Options{Classes: 10, Orientation: votefile.TeachersInRows})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	defer in.Close()
 	queries := 0
 	for in.Next() {
 		queries++
@@ -30,16 +24,18 @@ func ExampleRead_numPy() {
 	// Output: npy K = 25 C = 10 queries: 60 <nil>
 }
 
-// Read decides what the rows hold when nothing says: rows of three
+// Open decides what the rows hold when nothing says: rows of three
 // numbers with equal sums are vote counts of three classes, and a Note
 // says so.
-func ExampleRead_counts() {
-	in, notes, err := votefile.Read(strings.NewReader("200,30,20\n10,230,10\n"), "counts.csv", votefile.Options{})
+func ExampleOpen_counts() {
+	in, err := votefile.Open("counts.csv", votefile.Options{
+		In:   strings.NewReader("200,30,20\n10,230,10\n"),
+		Note: func(note string) { fmt.Println(note) },
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(notes[0])
 	for in.Next() {
 		fmt.Println(in.Query().Counts)
 	}

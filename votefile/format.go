@@ -48,7 +48,7 @@ func (formatTable) Names() *enum.Names[Format] { return &formatNames }
 type Presence = enum.Value[presenceTable]
 
 const (
-	autoDetect Presence = iota // "auto": decided from the file (see Read)
+	autoDetect Presence = iota // "auto": decided from the file (see Open)
 	present                    // "yes"
 	absent                     // "no"
 )

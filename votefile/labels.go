@@ -79,17 +79,27 @@ type LabelTeachers struct {
 // MayAbstain reports whether in reads votes with abstaining teachers
 // allowed (classReader.MayAbstain); 0/1 votes have none.
 func MayAbstain(in Reader) bool {
-	c, ok := in.(*classReader)
+	c, ok := asClasses(in)
 	return ok && c.MayAbstain()
 }
 
 // Abstained returns the votes not cast in the queries in has read
 // (classReader.Abstained); 0 for 0/1 votes.
 func Abstained(in Reader) int64 {
-	if c, ok := in.(*classReader); ok {
+	if c, ok := asClasses(in); ok {
 		return c.Abstained()
 	}
 	return 0
+}
+
+// asClasses returns the reader of votes of C classes that in is, or that
+// the File in reads with.
+func asClasses(in Reader) (*classReader, bool) {
+	if f, ok := in.(*File); ok {
+		in = f.Reader
+	}
+	c, ok := in.(*classReader)
+	return c, ok
 }
 
 // HeaderLine returns the header's line in a label file, "# " and the JSON

@@ -44,7 +44,7 @@ const AddRemove = "add-remove"
 // MarshalJSON writes: in CSV behind "# " (a comment line), in JSON lines
 // as the first line itself (see AppendHeader and docs/aggregate.md). A
 // file that cannot hold it (a NumPy array) takes it from a file of its
-// own beside it, which holds the same object (ReadSidecar).
+// own beside it, which holds the same object (Open).
 type Meta struct {
 	// Ensemble identifies the teacher ensemble: the same models, the same
 	// id.

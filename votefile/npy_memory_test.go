@@ -113,7 +113,7 @@ func readFile(t *testing.T, path string, opts Options, stream bool) (queries int
 		st, _ := f.Stat()
 		opts.Size = st.Size()
 	}
-	in, _, err := Read(r, path, opts)
+	in, _, err := readVotes(r, path, opts)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -325,7 +325,7 @@ func FuzzNPZ(f *testing.F) {
 // that stopped it.
 func fuzzReadNPZ(t *testing.T, data []byte, opts Options) ([][]int, error) {
 	opts.Size = int64(len(data))
-	r, _, err := Read(bytes.NewReader(data), "f.npz", opts)
+	r, _, err := readVotes(bytes.NewReader(data), "f.npz", opts)
 	if err != nil {
 		return nil, err
 	}

@@ -420,7 +420,7 @@ func TestOpenNPZ(t *testing.T) {
 	defer zf.Close()
 	st, _ := zf.Stat()
 	for _, name := range []string{"votes", "votes.npy"} {
-		r, _, err := Read(zf, "a.npz", Options{Array: name, Size: st.Size()})
+		r, _, err := readVotes(zf, "a.npz", Options{Array: name, Size: st.Size()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -435,7 +435,7 @@ func TestOpenNPZ(t *testing.T) {
 			t.Errorf("%s: %d queries of K = %d, %v", name, n, r.K(), r.Err())
 		}
 	}
-	if _, _, err := Read(zf, "a.npz", Options{Array: "nope", Size: st.Size()}); err == nil || !strings.Contains(err.Error(), "no array \"nope\" in the archive, which holds") {
+	if _, _, err := readVotes(zf, "a.npz", Options{Array: "nope", Size: st.Size()}); err == nil || !strings.Contains(err.Error(), "no array \"nope\" in the archive, which holds") {
 		t.Errorf("error %v", err)
 	}
 	if _, err := open(bytes.NewReader(b.Bytes()), "a.npz", FormatAuto); err == nil || !strings.Contains(err.Error(), "Options.Array = NAME") {
@@ -473,7 +473,7 @@ func FuzzNPY(f *testing.F) {
 				}
 			}
 		}
-		if in, _, err := Read(bytes.NewReader(data), "f.npy", Options{Meta: twoClassMeta(5)}); err == nil {
+		if in, _, err := readVotes(bytes.NewReader(data), "f.npy", Options{Meta: twoClassMeta(5)}); err == nil {
 			for in.Next() {
 				if q := in.Query(); len(q.Votes) != 5 || q.Counts[0]+q.Counts[1] != 5 || bytes.IndexFunc(q.Votes, func(r rune) bool { return r > 1 }) >= 0 {
 					t.Fatalf("0/1 votes %v, counts %v", q.Votes, q.Counts)

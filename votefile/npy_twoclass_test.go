@@ -49,7 +49,7 @@ func TestNPYTwoClass(t *testing.T) {
 		}
 		return out
 	}
-	in, _, err := Read(strings.NewReader(csv.String()), "v.csv", Options{Meta: m, MetaFile: "v.csv.meta.json"})
+	in, _, err := readVotes(strings.NewReader(csv.String()), "v.csv", Options{Meta: m, MetaFile: "v.csv.meta.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestNPYTwoClass(t *testing.T) {
 		if tc.opts.Array != "" {
 			tc.opts.Size = int64(len(tc.data))
 		}
-		in, _, err := Read(bytes.NewReader(tc.data), "v.npy", tc.opts)
+		in, _, err := readVotes(bytes.NewReader(tc.data), "v.npy", tc.opts)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -97,7 +97,7 @@ func TestNPYTwoClass(t *testing.T) {
 		{"teachers in rows", cOrder, Options{Orientation: TeachersInRows}, "Options.Orientation = teachers-in-rows reads class labels (Options.Classes = C), a row per teacher"},
 	} {
 		tc.opts.Meta, tc.opts.MetaFile = m, "v.npy.meta.json"
-		in, _, err := Read(bytes.NewReader(tc.data), "v.npy", tc.opts)
+		in, _, err := readVotes(bytes.NewReader(tc.data), "v.npy", tc.opts)
 		if err == nil {
 			for in.Next() {
 			}
@@ -109,7 +109,7 @@ func TestNPYTwoClass(t *testing.T) {
 		}
 	}
 	// Without a header a NumPy array holds counts (or class labels).
-	if in, _, err := Read(bytes.NewReader(cOrder), "v.npy", Options{}); err == nil && in.Input() != ManyClasses {
+	if in, _, err := readVotes(bytes.NewReader(cOrder), "v.npy", Options{}); err == nil && in.Input() != ManyClasses {
 		t.Errorf("without a header: read as %v", in.Input())
 	}
 }

@@ -62,3 +62,18 @@ func TestOpen(t *testing.T) {
 		t.Errorf("a folder as the sidecar: %v", err)
 	}
 }
+
+// TestOpenMayAbstain: a File reads as the reader it holds, so that what
+// a reader of C classes says of abstentions (MayAbstain, Abstained) is
+// said of the File too.
+func TestOpenMayAbstain(t *testing.T) {
+	f, err := Open("counts.csv", Options{In: strings.NewReader("1,2,0\n3,0,1\n"), Layout: LayoutCounts, K: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f.Next() {
+	}
+	if f.Err() != nil || !MayAbstain(f) || Abstained(f) != 1 {
+		t.Errorf("MayAbstain %v, Abstained %d (%v): want true, 1", MayAbstain(f), Abstained(f), f.Err())
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"github.com/darrm/darrm/internal/enum"
 )
 
-// The fields of Options and Stated that the advice in the errors of Read
+// The fields of Options and Stated that the advice in the errors of Open
 // and Check names (Hint.Field).
 const (
 	optFormat      = "Options.Format"

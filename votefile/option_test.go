@@ -25,7 +25,7 @@ func TestAdvice(t *testing.T) {
 		{"counts of no votes", "0,0,0\n", Options{Layout: LayoutCounts}, []Hint{{optK, ""}}},
 		{"a zip archive", "PK\x03\x04rest", Options{}, []Hint{{optArray, "NAME"}}},
 	} {
-		_, _, err := Read(strings.NewReader(tc.data), "v.csv", tc.opts)
+		_, _, err := readVotes(strings.NewReader(tc.data), "v.csv", tc.opts)
 		var a Advised
 		if !errors.As(err, &a) {
 			t.Errorf("%s: %v, want advice", tc.name, err)

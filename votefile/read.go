@@ -1,17 +1,15 @@
 package votefile
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/darrm/darrm/internal/peek"
 )
 
 // Options say what the caller knows of a vote file; the zero value lets
-// Read decide everything from the file.
+// Open decide everything from the file.
 type Options struct {
 	// Format is the file's format; FormatAuto decides from its start.
 	Format Format
@@ -27,7 +25,7 @@ type Options struct {
 	Classes int
 	// K is the number of teachers the caller states, 0 for the file's.
 	// It lets counts sum to fewer than K (teachers that abstained) and
-	// tells counts from 0/1 votes; Read leaves a 0/1 file's K to the
+	// tells counts from 0/1 votes; Open leaves a 0/1 file's K to the
 	// caller to compare.
 	K int
 	// Header and ID say whether a CSV file has a header row and whether
@@ -41,27 +39,38 @@ type Options struct {
 	// a file that states it (a metadata header, JSON lines: a row per
 	// query) may be read without it, and one it contradicts is refused.
 	Orientation Orientation
-	// Size is the size in bytes of r when r is an io.ReaderAt that holds
-	// the file from its start (an *os.File): an .npz archive (Array)
-	// needs it, and a NumPy array of which a query is a column is then
-	// read in place, in bounded memory; without it such an array is read
-	// whole into memory first, at most 256 MiB (docs/pate.md, "NumPy
-	// files").
+	// Size is the size in bytes of In when In is an io.ReaderAt that
+	// holds the file from its start (an *os.File; Open sets it for a file
+	// it opens): an .npz archive (Array) needs it, and a NumPy array of
+	// which a query is a column is then read in place, in bounded memory;
+	// without it such an array is read whole into memory first, at most
+	// 256 MiB (docs/pate.md, "NumPy files").
 	Size int64
-	// Array names the array to read in a NumPy .npz archive; r must then
-	// be an io.ReaderAt of Size bytes.
+	// Array names the array to read in a NumPy .npz archive, read from
+	// an io.ReaderAt of Size bytes.
 	Array string
 	// Meta is the file's metadata header when the file does not hold it
-	// (a NumPy array cannot; a CSV or JSON lines file may be without it):
-	// read from a file of its own (ReadSidecar), MetaFile, named in
-	// errors. The file is read as if it opened with this header, with
-	// every check that gets; a file that has a header of its own is
-	// refused, so that it never has two.
+	// (a NumPy array cannot; a CSV or JSON lines file may be without it),
+	// from a file of its own, its sidecar: MetaFile, named in errors. The
+	// file is read as if it opened with this header, with every check
+	// that gets; a file that has a header of its own is refused, so that
+	// it never has two. Without it Open reads the sidecar from MetaIn, or
+	// from the file MetaFile names, or beside the file.
 	Meta     *Meta
 	MetaFile string
+	MetaIn   io.Reader
+	// In is the vote file, when Open reads it from a reader rather than
+	// from a file it opens (standard input, votes in memory); Open neither
+	// closes it nor looks beside it for a sidecar.
+	In io.Reader
+	// Note, if set, is told what Open decided that neither the options
+	// nor the metadata header said, for the caller to tell its user, e.g.
+	// "counts.csv holds vote counts, one column per class: read as
+	// counts"; also when an error follows the decision.
+	Note func(string)
 }
 
-// A note is what Read decided of a file that neither its caller nor its
+// A note is what Open decided of a file that neither its caller nor its
 // metadata header said, for the caller to tell its user.
 type note struct {
 	File   string // the file's name
@@ -75,7 +84,7 @@ func (n note) String() string {
 	return fmt.Sprintf("%s %s: read as %v", n.File, n.Why, n.Layout)
 }
 
-// optionError is a Read option that the file contradicts, said as the
+// optionError is an option of Open that the file contradicts, said as the
 // caller's user gave it.
 type optionError struct{ advice }
 
@@ -87,17 +96,9 @@ func (e optionError) BadInput() bool { return true }
 // Hints returns the hints the message gives.
 func (e optionError) Hints() []Hint { return e.hints }
 
-// Read reads the start of the vote file r (its metadata header and
-// first data row) and returns the reader of its queries: of 0/1 votes of
-// two classes, or of vote counts or class indices of C classes
-// (Reader.ManyClasses), as the header, the options and, where neither
-// says, the rows decide (docs/aggregate.md, "Vote counts without a
-// flag"). It returns what it so decided as Notes, also with an error
-// after the decision. A NumPy array
-// (.npy, or with opts.Array an .npz archive's) is recognised by its
-// start. name is used in errors; a malformed file, or options it
-// contradicts, is an error with BadInput() true.
-func Read(r io.Reader, name string, opts Options) (Reader, []note, error) {
+// readVotes reads the start of the vote file r, which name names in errors,
+// as Open says.
+func readVotes(r io.Reader, name string, opts Options) (Reader, []note, error) {
 	var vf *voteFile
 	var err error
 	if opts.Array != "" {
@@ -128,7 +129,7 @@ func Read(r io.Reader, name string, opts Options) (Reader, []note, error) {
 	return in, notes, err
 }
 
-// read reads vf as Read does.
+// read reads vf as readVotes does.
 func (vf *voteFile) read(opts Options) (Reader, []note, error) {
 	name, m := vf.vr.name, vf.vr.meta
 	counts := opts.Layout == LayoutCounts
@@ -187,37 +188,6 @@ func (vf *voteFile) setMeta(m *Meta, file string) error {
 	}
 	vr.meta, vr.metaFile = m, file
 	return nil
-}
-
-// SidecarPath returns the name of the sidecar of the vote file path: the
-// file beside it that holds its metadata header (ReadSidecar), path with
-// ".meta.json" added, as in votes.npy.meta.json.
-func SidecarPath(path string) string { return path + ".meta.json" }
-
-// ReadSidecar reads a sidecar: the metadata header of a vote file that
-// does not hold it (a NumPy array, a CSV file without it), in a file of
-// its own. It holds the header's JSON object, as a vote file's first line
-// does, and nothing else but blanks (it may span lines); the same rules
-// apply (Meta.Validate). name is used in errors, which are format errors.
-func ReadSidecar(r io.Reader, name string) (*Meta, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxLineBytes+1))
-	switch {
-	case err != nil:
-		return nil, err
-	case len(b) > maxLineBytes:
-		return nil, &formatError{File: name, Msg: fmt.Sprintf("a metadata header longer than %d bytes", maxLineBytes)}
-	case !utf8.Valid(b) || bytes.IndexByte(b, 0) >= 0:
-		return nil, &formatError{File: name, Msg: "not a metadata header: binary data"}
-	}
-	obj := bytes.TrimSpace(bytes.TrimPrefix(b, []byte("\ufeff")))
-	if len(obj) == 0 || obj[0] != '{' || !isHeaderObject(obj) {
-		return nil, &formatError{File: name, Msg: fmt.Sprintf("not a metadata header: a sidecar holds the vote file's header, the JSON object {\"%s\": %d, ...} that a vote file's first line holds", headerKey, headerVersion)}
-	}
-	m, err := parseMeta(obj)
-	if err != nil {
-		return nil, &formatError{File: name, Msg: err.Error()}
-	}
-	return m, nil
 }
 
 // IsVoteHeader reports whether obj, the JSON object of a file's first

@@ -33,7 +33,7 @@ func TestRead(t *testing.T) {
 		{"an archive from a stream", "PK\x03\x04", Options{Array: "votes"}, false, 0, 0, 0, false, "an .npz archive is read from a file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in, notes, err := Read(strings.NewReader(tc.data), "v.csv", tc.opts)
+			in, notes, err := readVotes(strings.NewReader(tc.data), "v.csv", tc.opts)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)
@@ -85,7 +85,7 @@ func FuzzRead(f *testing.F) {
 		if counts {
 			opts.Layout = LayoutCounts
 		}
-		in, _, err := Read(bytes.NewReader(data), "fuzz", opts)
+		in, _, err := readVotes(bytes.NewReader(data), "fuzz", opts)
 		if err != nil {
 			return
 		}

@@ -31,7 +31,7 @@ func (q *Query) Key() string {
 	return string(q.ID)
 }
 
-// Reader streams the queries of a vote file in constant memory, as Read
+// Reader streams the queries of a vote file in constant memory, as Open
 // returns it: 0/1 votes of two classes, or vote counts or class indices
 // of C >= 2 classes (ManyClasses). Every query carries its counts
 // (Query.Counts), so that a reader is a counts view of any vote file.

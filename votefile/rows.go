@@ -11,7 +11,7 @@ import (
 // rowsName names votes held in memory in errors.
 const rowsName = "votes"
 
-// ReadRows returns the reader of votes held in memory, as Read returns
+// ReadRows returns the reader of votes held in memory, as Open returns
 // the reader of a vote file that opens with the metadata header meta:
 // rows[i] is query i+1, a row of the layout meta states. With
 // meta.Layout LayoutCounts it is the C = meta.Classes counts of the

@@ -56,7 +56,7 @@ func TestReadRowsAsFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			file, _, err := Read(strings.NewReader(csvRows(tc.layout, tc.c, tc.k, tc.rows)), "votes.csv", Options{})
+			file, _, err := readVotes(strings.NewReader(csvRows(tc.layout, tc.c, tc.k, tc.rows)), "votes.csv", Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

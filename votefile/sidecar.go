@@ -12,13 +12,12 @@ import (
 
 // WriteSidecar writes m, the metadata header of the vote file votes, to
 // path, the file of its own that readers take it from (its sidecar,
-// SidecarPath, or Options.Meta's file): it validates m (Meta.Validate)
-// and reads every query of votes with it as a reader will (Read, with
-// m as their header and opts but the K, classes, layout and orientation
-// that m states; name names the votes in errors), so that no header the
-// votes contradict is written (their K, classes, layout or orientation,
-// or any row), then writes its JSON object, as ReadSidecar reads it,
-// atomically. A file at path is refused, with an error that is
+// SidecarPath, or Options.MetaFile): it validates m (Meta.Validate) and
+// reads every query of votes with it as a reader will (Open, with m as
+// their header and opts but the K, classes, layout and orientation that
+// m states; name names the votes in errors), so that no header the votes
+// contradict is written (their K, classes, layout or orientation, or any
+// row), then writes its JSON object, as Open reads it, atomically. A file at path is refused, with an error that is
 // fs.ErrExist, unless replace; path may never be the vote file (an
 // *os.File). ctx's end stops the reading. It returns the number of
 // queries read.
@@ -39,7 +38,7 @@ func WriteSidecar(ctx context.Context, path string, m *Meta, votes io.Reader, na
 	}
 	opts.Meta, opts.MetaFile = m, path
 	opts.K, opts.Classes, opts.Layout, opts.Orientation = 0, 0, LayoutVotes, orientationUnstated
-	in, _, err := Read(votes, name, opts)
+	in, _, err := readVotes(votes, name, opts)
 	if err != nil {
 		return 0, err
 	}

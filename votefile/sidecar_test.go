@@ -21,7 +21,7 @@ func readPATE(t *testing.T, opts Options) (Reader, error) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	in, _, err := Read(f, "labels.npy", opts)
+	in, _, err := readVotes(f, "labels.npy", opts)
 	return in, err
 }
 
@@ -29,7 +29,7 @@ func readPATE(t *testing.T, opts Options) (Reader, error) {
 // as the header says (layout, classes, K and orientation: no options),
 // and every check a header in a file gets names the sidecar.
 func TestSidecar(t *testing.T) {
-	m, err := ReadSidecar(strings.NewReader(pateSidecar), "labels.npy.meta.json")
+	m, err := readSidecar(strings.NewReader(pateSidecar), "labels.npy.meta.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestSidecar(t *testing.T) {
 	}
 	// A sidecar that does not state the orientation leaves it to the
 	// caller, as a file without a header does.
-	unstated, err := ReadSidecar(strings.NewReader(strings.Replace(pateSidecar, `,"orientation":"teachers-in-rows"`, ``, 1)), "labels.npy.meta.json")
+	unstated, err := readSidecar(strings.NewReader(strings.Replace(pateSidecar, `,"orientation":"teachers-in-rows"`, ``, 1)), "labels.npy.meta.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestSidecar(t *testing.T) {
 		{"other classes", pateSidecar, Options{Classes: 5}, "", "the ensemble's classes: 5 given, but the vote file's metadata header states 10"},
 		{"counts", pateSidecar, Options{Layout: LayoutCounts}, "", "contradicts the metadata header of labels.npy, which states layout votes"},
 	} {
-		m, err := ReadSidecar(strings.NewReader(tc.sidecar), "labels.npy.meta.json")
+		m, err := readSidecar(strings.NewReader(tc.sidecar), "labels.npy.meta.json")
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -88,23 +88,23 @@ func TestSidecar(t *testing.T) {
 func TestSidecarCSV(t *testing.T) {
 	head := "# " + statedJSON + "\n"
 	rows := "q1,0,1,1\nq2,1,1,0\n"
-	m, err := ReadSidecar(strings.NewReader(statedJSON), "v.csv.meta.json")
+	m, err := readSidecar(strings.NewReader(statedJSON), "v.csv.meta.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	with, _, err := Read(strings.NewReader(head+rows), "v.csv", Options{})
+	with, _, err := readVotes(strings.NewReader(head+rows), "v.csv", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	beside, _, err := Read(strings.NewReader(rows), "v.csv", Options{Meta: m, MetaFile: "v.csv.meta.json"})
+	beside, _, err := readVotes(strings.NewReader(rows), "v.csv", Options{Meta: m, MetaFile: "v.csv.meta.json"})
 	if err != nil || beside.K() != 3 || beside.Input() != TwoClass || *beside.Meta().Teachers[0].Eps != *with.Meta().Teachers[0].Eps {
 		t.Fatalf("%v", err)
 	}
-	_, _, err = Read(strings.NewReader("1,0,1,1,0\n"), "v.csv", Options{Meta: m, MetaFile: "v.csv.meta.json"})
+	_, _, err = readVotes(strings.NewReader("1,0,1,1,0\n"), "v.csv", Options{Meta: m, MetaFile: "v.csv.meta.json"})
 	if err == nil || !strings.Contains(err.Error(), "5 votes, but the metadata header (v.csv.meta.json) states K = 3") {
 		t.Errorf("K against the sidecar: %v", err)
 	}
-	_, _, err = Read(strings.NewReader(head+rows), "v.csv", Options{Meta: m, MetaFile: "v.csv.meta.json"})
+	_, _, err = readVotes(strings.NewReader(head+rows), "v.csv", Options{Meta: m, MetaFile: "v.csv.meta.json"})
 	if err == nil || !strings.Contains(err.Error(), "v.csv, line 1: the file has a metadata header of its own, and v.csv.meta.json states one as well") {
 		t.Errorf("two headers: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestSidecarCSV(t *testing.T) {
 // TestReadSidecar: a sidecar holds the header's JSON object, alone, with
 // every rule of a header.
 func TestReadSidecar(t *testing.T) {
-	if m, err := ReadSidecar(strings.NewReader("\ufeff\n  "+statedJSON+"\n\n"), "s"); err != nil || m.K != 3 {
+	if m, err := readSidecar(strings.NewReader("\ufeff\n  "+statedJSON+"\n\n"), "s"); err != nil || m.K != 3 {
 		t.Errorf("blanks around the object: %v", err)
 	}
 	for _, tc := range []struct{ name, in, want string }{
@@ -127,7 +127,7 @@ func TestReadSidecar(t *testing.T) {
 		{"counts a row per teacher", strings.Replace(pateSidecar, `"layout":"votes"`, `"layout":"counts"`, 1), "only class labels of more than two classes"},
 		{"too long", statedJSON + strings.Repeat(" ", maxLineBytes), "longer than"},
 	} {
-		_, err := ReadSidecar(strings.NewReader(tc.in), "s.meta.json")
+		_, err := readSidecar(strings.NewReader(tc.in), "s.meta.json")
 		var fe *formatError
 		if !errors.As(err, &fe) || fe.File != "s.meta.json" || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
@@ -135,7 +135,7 @@ func TestReadSidecar(t *testing.T) {
 	}
 	// A header on a file's first line cannot state a matrix read whole.
 	inFile := "# " + strings.ReplaceAll(pateSidecar, "\n", "") + "\n" + strings.Repeat("1,", 24) + "1\n"
-	if _, _, err := Read(strings.NewReader(inFile), "v.csv", Options{}); err == nil || !strings.Contains(err.Error(), "v.csv, line 1: the metadata header states orientation teachers-in-rows, which only a header in a sidecar may state") {
+	if _, _, err := readVotes(strings.NewReader(inFile), "v.csv", Options{}); err == nil || !strings.Contains(err.Error(), "v.csv, line 1: the metadata header states orientation teachers-in-rows, which only a header in a sidecar may state") {
 		t.Errorf("orientation in a file's header: %v", err)
 	}
 	if SidecarPath("dir/votes.npy") != "dir/votes.npy.meta.json" {
@@ -150,7 +150,7 @@ func FuzzReadSidecar(f *testing.F) {
 	f.Add(pateSidecar)
 	f.Add(`{"darrm-votes":1}`)
 	f.Fuzz(func(t *testing.T, in string) {
-		m, err := ReadSidecar(strings.NewReader(in), "fuzz")
+		m, err := readSidecar(strings.NewReader(in), "fuzz")
 		if err == nil {
 			if err := m.Validate(); err != nil {
 				t.Fatalf("%q: read, but %v", in, err)

@@ -24,7 +24,7 @@ func TestWriteSidecar(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(votes, raw, 0o644)
-	m, err := ReadSidecar(strings.NewReader(pateSidecar), "x")
+	m, err := readSidecar(strings.NewReader(pateSidecar), "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestWriteSidecar(t *testing.T) {
 		t.Fatalf("%d queries, %v", n, err)
 	}
 	b, _ := os.ReadFile(path)
-	if back, err := ReadSidecar(bytes.NewReader(b), path); err != nil || !reflect.DeepEqual(back, m) {
+	if back, err := readSidecar(bytes.NewReader(b), path); err != nil || !reflect.DeepEqual(back, m) {
 		t.Errorf("read back %+v, %v; want %+v", back, err, m)
 	}
 	other := *m

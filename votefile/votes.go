@@ -142,7 +142,7 @@ func (f *voteFile) manyClasses() bool {
 	return f.npy != nil
 }
 
-// Votes reads the file as 0/1 votes, a step of Read; a header must state
+// Votes reads the file as 0/1 votes, a step of Open; a header must state
 // two classes in layout votes, and a NumPy array needs one that does
 // (without, it holds counts or class labels). opts.Format is not used.
 func (f *voteFile) Votes(opts readOptions) (*voteReader, error) {

@@ -10,7 +10,7 @@ import (
 	"codeberg.org/sbinet/npyio/npy"
 )
 
-// WriteVotes writes a CSV vote file that Read reads as 0/1 votes: the
+// WriteVotes writes a CSV vote file that Open reads as 0/1 votes: the
 // metadata header meta (none when meta is nil: such a file needs the
 // teachers' guarantee stated at every release), a header row
 // "id,t1,...,tK", then per query its id (its index from 1 when ids is nil)
@@ -54,7 +54,7 @@ func WriteVotes(w io.Writer, meta *Meta, ids []string, votes [][]byte) error {
 	return nil
 }
 
-// WriteCounts writes a CSV counts file that Read reads as counts: the
+// WriteCounts writes a CSV counts file that Open reads as counts: the
 // metadata header meta (none when meta is nil), whose layout must be
 // counts, a header row "id,c0,...,c(C-1)", then per query its id (its
 // index from 1 when ids is nil) and its C counts, which sum to K.
@@ -119,7 +119,7 @@ func checkCountRow(counts []int, q, k, c int) error {
 }
 
 // WriteCountsNPY writes vote counts as a NumPy int64 array of shape
-// (queries, C), which Read reads as counts: the counts alone,
+// (queries, C), which Open reads as counts: the counts alone,
 // as a NumPy file has no room for a metadata header. Each query's C
 // counts sum to K, the first query's.
 func WriteCountsNPY(w io.Writer, counts [][]int) error {

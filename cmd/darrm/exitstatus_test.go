@@ -27,10 +27,12 @@ func TestExplain(t *testing.T) {
 	ledParam := fmt.Errorf("ledger: %w", &accountant.ParamError{Name: "budget-eps", Value: "-1", Rule: "must be > 0"})
 	// a malformed vote file, as votefile reports it: a sidecar that is not
 	// a header
-	_, format := votefile.ReadSidecar(strings.NewReader("[1]"), "v.csv.meta.json")
-	if format == nil {
-		t.Fatal("votefile.ReadSidecar of a file that is not a header: no error")
+	_, err := votefile.Open("v.csv", votefile.Options{In: strings.NewReader("1\n"), MetaIn: strings.NewReader("[1]"), MetaFile: "v.csv.meta.json"})
+	var sidecar *votefile.SidecarError
+	if !errors.As(err, &sidecar) {
+		t.Fatalf("votefile.Open with a sidecar that is not a header: %v, want a *votefile.SidecarError", err)
 	}
+	format := sidecar.Err
 	for _, tc := range []struct {
 		name string
 		err  error

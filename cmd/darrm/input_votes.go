@@ -90,26 +90,39 @@ func (f *voteFormat) UnmarshalText(b []byte) error {
 // OpenVotes opens the vote file name (- for standard input), which role
 // names on the command line ("VOTES", "--votes"), with --array the array
 // of that name in the .npz archive name, and reads it as the flags and its
-// header say (votefile.Read), with the header of its sidecar if it has one
-// (--meta, or the file beside it: votefile.SidecarPath), telling on stderr what the
-// reader decided that nothing said. What the header states is checked
-// (provenance.Check) before anything uses it. Close the Closer it returns
-// after reading.
+// header say (votefile.Open), with the header of its sidecar if it has one
+// (--meta, or the file beside it: votefile.SidecarPath), telling on stderr
+// which sidecar it read and what the reader decided that nothing said.
+// What the header states is checked (provenance.Check) before anything
+// uses it. Close the Closer it returns after reading.
 func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.Reader, io.Closer, error) {
 	r, opts, done, err := f.input(cmd, role, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	meta, metaFile, err := f.sidecar(cmd, name)
+	sc, err := f.sidecar(cmd, name)
 	if err != nil {
 		done.Close()
 		return nil, nil, err
 	}
-	f.headerFile = metaFile
-	opts.Meta, opts.MetaFile = meta, metaFile
-	in, notes, err := votefile.Read(r, cli.InputName(name), opts)
-	for _, n := range notes {
+	opts.In = r
+	opts.Note = func(n string) {
 		cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("%v (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")", n))
+	}
+	if sc != nil {
+		defer sc.Close()
+		opts.MetaIn, opts.MetaFile = sc, sc.name
+	}
+	in, err := votefile.Open(cli.InputName(name), opts)
+	var se *votefile.SidecarError
+	if errors.As(err, &se) {
+		done.Close()
+		return nil, nil, fmt.Errorf("%s: %w", sc.role, se.Err)
+	}
+	if sc != nil {
+		// The header a release binds to a ledger is never taken silently.
+		f.headerFile = sc.name
+		cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("%s: metadata header from %s (%s)", cli.InputName(name), sc.name, sc.why))
 	}
 	if err == nil {
 		// What the header states is checked before anything else uses it,
@@ -167,16 +180,22 @@ func (f *voteReadFlags) input(cmd *cobra.Command, role, name string) (io.Reader,
 	return r, opts, done, nil
 }
 
-// sidecar returns the metadata header that the vote file name takes
-// from a file of its own, and that file's name: --meta, else the sidecar
-// beside it (votefile.SidecarPath), when there is one; nil without. It
-// says on stderr which file it read, so that the header a release binds
-// to a ledger is never taken silently.
-func (f *voteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, string, error) {
+// sidecarFile is the file that a vote file takes its metadata header
+// from, open for reading: its name, the role that names it on the command
+// line (--meta, the sidecar) and why it is read.
+type sidecarFile struct {
+	io.ReadCloser
+	name, role, why string
+}
+
+// sidecar opens the file that the vote file name takes its metadata
+// header from: --meta, else the sidecar beside it (votefile.SidecarPath),
+// when there is one; nil without.
+func (f *voteFlags) sidecar(cmd *cobra.Command, name string) (*sidecarFile, error) {
 	path, role, why := f.Meta, "--meta", "--meta"
 	if path == "" {
 		if name == cli.Std {
-			return nil, "", nil
+			return nil, nil
 		}
 		path, role, why = votefile.SidecarPath(name), "the sidecar", "the sidecar beside the votes; --meta names another"
 	}
@@ -186,25 +205,18 @@ func (f *voteFlags) sidecar(cmd *cobra.Command, name string) (*votefile.Meta, st
 		st, err := os.Stat(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist) && role == "the sidecar":
-			return nil, "", nil
+			return nil, nil
 		case err != nil && role == "the sidecar":
-			return nil, "", cli.Usagef("%s %v", role, err)
+			return nil, cli.Usagef("%s %v", role, err)
 		case err == nil && !st.Mode().IsRegular():
-			return nil, "", cli.Usagef("%s %s is %s, not a regular file: a vote file's metadata header is a file of its own (--meta - reads it from standard input)", role, path, fileType(st.Mode()))
+			return nil, cli.Usagef("%s %s is %s, not a regular file: a vote file's metadata header is a file of its own (--meta - reads it from standard input)", role, path, fileType(st.Mode()))
 		}
 	}
 	file, err := openInput(cmd, role, path, wantSidecar)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	defer file.Close()
-	metaName := cli.InputName(path)
-	m, err := votefile.ReadSidecar(file, metaName)
-	if err != nil {
-		return nil, "", fmt.Errorf("%s: %w", role, err)
-	}
-	cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("%s: metadata header from %s (%s)", cli.InputName(name), metaName, why))
-	return m, metaName, nil
+	return &sidecarFile{ReadCloser: file, name: cli.InputName(path), role: role, why: why}, nil
 }
 
 // openInPlace opens the vote file path, or the .npz archive path whose

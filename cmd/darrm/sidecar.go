@@ -95,7 +95,8 @@ func (f *sidecarFlags) write(cmd *cobra.Command, name string) error {
 	if err != nil {
 		return err
 	}
-	in, _, err := votefile.Read(r, name, opts)
+	opts.In = r
+	in, err := votefile.Open(name, opts)
 	done.Close()
 	switch {
 	case err != nil:

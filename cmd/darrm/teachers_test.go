@@ -32,7 +32,7 @@ func TestTeachersVoteSummary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vf.Close()
-	r, _, err := votefile.Read(vf, votes, votefile.Options{})
+	r, err := votefile.Open(votes, votefile.Options{In: vf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestTeachersVoteSummary(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		r, _, err := votefile.Read(f, path, votefile.Options{Layout: votefile.LayoutCounts})
+		r, err := votefile.Open(path, votefile.Options{In: f, Layout: votefile.LayoutCounts})
 		if err != nil {
 			t.Fatal(err)
 		}

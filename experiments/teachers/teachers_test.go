@@ -147,7 +147,7 @@ func TestWriteVotes(t *testing.T) {
 		if err := e.WriteVotes(&out, x); err != nil {
 			t.Fatal(err)
 		}
-		r, _, err := votefile.Read(&out, "votes", votefile.Options{})
+		r, err := votefile.Open("votes", votefile.Options{In: &out})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -320,7 +320,7 @@ func TestMeta(t *testing.T) {
 		if err := e.WriteVotes(&out, b.Test); err != nil {
 			t.Fatal(err)
 		}
-		r, _, err := votefile.Read(&out, "votes", votefile.Options{})
+		r, err := votefile.Open("votes", votefile.Options{In: &out})
 		if err != nil || !reflect.DeepEqual(r.Meta(), m) {
 			t.Errorf("vote file header %+v (%v), want %+v", r.Meta(), err, m)
 		}
@@ -410,7 +410,7 @@ func TestTrainClasses(t *testing.T) {
 	if err := e.WriteCounts(&buf); err != nil {
 		t.Fatal(err)
 	}
-	r, _, err := votefile.Read(&buf, "counts.csv", votefile.Options{})
+	r, err := votefile.Open("counts.csv", votefile.Options{In: &buf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestNewAggregate(t *testing.T) {
 	teachers, target := accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, ensemble.Target{M: 1, Delta: &p.TargetDelta}
 	rr := build(t, ensemble.RR{Target: target, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, 3, 2, teachers)
 	gn := build(t, ensemble.GNMax{Target: target, Search: noisymax.GNMaxGrid}, 3, 2, teachers)
-	votes, _, err := votefile.Read(strings.NewReader("1,0,1\n"), "votes.csv", votefile.Options{})
+	votes, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader("1,0,1\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestNewAggregate(t *testing.T) {
 func TestAggregateReadsBack(t *testing.T) {
 	p := constraints.Problem{K: 11, M: 1, Eps: 0.1, TargetDelta: 1e-5, Relation: accountant.OneVote}
 	gn := build(t, ensemble.GNMax{Target: ensemble.Target{M: 1, Delta: &p.TargetDelta}, Search: noisymax.GNMaxTight}, 11, 2, accountant.Guarantee{Eps: 0.1})
-	votes, _, err := votefile.Read(strings.NewReader("1,0,1,1,0,1,1,0,1,1,0\n"), "votes.csv", votefile.Options{})
+	votes, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader("1,0,1,1,0,1,1,0,1,1,0\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestAggregateReadsBack(t *testing.T) {
 // settings and noise, the queries withheld, totals without a cap, and no
 // two-class problem.
 func TestNewSummary(t *testing.T) {
-	in, _, err := votefile.Read(strings.NewReader("4,3,3\n"), "counts.csv", votefile.Options{Layout: votefile.LayoutCounts})
+	in, err := votefile.Open("counts.csv", votefile.Options{In: strings.NewReader("4,3,3\n"), Layout: votefile.LayoutCounts})
 	if err != nil {
 		t.Fatal(err)
 	}
