@@ -58,9 +58,8 @@ func teacherPrior(mus []float64) (Prior, error) {
 	return Prior{name: strings.Join(parts, ","), means: append([]float64(nil), mus...)}, nil
 }
 
-// ParsePrior reads a prior as written on darrm's command line: "uniform",
-// "tp", a mean such as "0.8", or K comma-separated per-teacher means.
-func ParsePrior(s string) (Prior, error) {
+// parsePrior reads a prior as UnmarshalText does.
+func parsePrior(s string) (Prior, error) {
 	s = strings.TrimSpace(s)
 	switch strings.ToLower(s) {
 	case "uniform", "tu", "t_u":
@@ -83,7 +82,7 @@ func ParsePrior(s string) (Prior, error) {
 	return teacherPrior(mus)
 }
 
-// String returns the prior in the form ParsePrior reads.
+// String returns the prior in the form UnmarshalText reads.
 func (p Prior) String() string { return p.name }
 
 // Coefficients returns the objective's coefficients on gamma(H..K):
@@ -118,9 +117,11 @@ func (p Prior) Coefficients(k int) ([]float64, error) {
 // text (a flag, a JSON or config value).
 func (p Prior) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
-// UnmarshalText sets p from its name (ParsePrior).
+// UnmarshalText sets p from its name, as written on darrm's command line:
+// "uniform", "tp", a mean such as "0.8", or K comma-separated per-teacher
+// means.
 func (p *Prior) UnmarshalText(b []byte) error {
-	x, err := ParsePrior(string(b))
+	x, err := parsePrior(string(b))
 	if err == nil {
 		*p = x
 	}

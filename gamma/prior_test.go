@@ -62,18 +62,18 @@ func TestParsePrior(t *testing.T) {
 	for in, want := range map[string]string{
 		"uniform": "uniform", "TP": "tp", "0.8": "0.8", " 0.6, 0.7,0.9": "0.6,0.7,0.9",
 	} {
-		p, err := ParsePrior(in)
+		p, err := parsePrior(in)
 		if err != nil {
-			t.Errorf("ParsePrior(%q): %v", in, err)
+			t.Errorf("parsePrior(%q): %v", in, err)
 			continue
 		}
 		if p.String() != want {
-			t.Errorf("ParsePrior(%q) = %q, want %q", in, p, want)
+			t.Errorf("parsePrior(%q) = %q, want %q", in, p, want)
 		}
 	}
 	for _, in := range []string{"", "gauss", "0.5", "0.3", "1.2", "NaN", "0.6,x", "0.5,0.5", "0.4,0.9"} {
-		if _, err := ParsePrior(in); err == nil {
-			t.Errorf("ParsePrior(%q) accepted", in)
+		if _, err := parsePrior(in); err == nil {
+			t.Errorf("parsePrior(%q) accepted", in)
 		}
 	}
 }
@@ -127,14 +127,14 @@ func FuzzParsePrior(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p, err := ParsePrior(s)
+		p, err := parsePrior(s)
 		if err != nil {
 			return
 		}
 		// An accepted prior round-trips and gives a usable objective.
-		q, err := ParsePrior(p.String())
+		q, err := parsePrior(p.String())
 		if err != nil || q.String() != p.String() {
-			t.Fatalf("ParsePrior(%q) = %q does not round-trip: %q, %v", s, p, q, err)
+			t.Fatalf("parsePrior(%q) = %q does not round-trip: %q, %v", s, p, q, err)
 		}
 		k := len(p.means)
 		if k == 1 {
@@ -145,11 +145,11 @@ func FuzzParsePrior(f *testing.F) {
 		}
 		c, err := p.Coefficients(k)
 		if err != nil {
-			t.Fatalf("ParsePrior(%q): Coefficients(%d): %v", s, k, err)
+			t.Fatalf("parsePrior(%q): Coefficients(%d): %v", s, k, err)
 		}
 		for _, v := range c {
 			if math.IsNaN(v) {
-				t.Fatalf("ParsePrior(%q): NaN coefficient", s)
+				t.Fatalf("parsePrior(%q): NaN coefficient", s)
 			}
 		}
 	})

@@ -102,8 +102,8 @@ const claimSlack = 1e-12
 // changed (a gamma of zeros, say, is still private, but far from
 // optimal).
 func checkClaims(e *cache.Entry, key cache.Key) error {
-	prior, err := gamma.ParsePrior(key.Prior)
-	if err != nil {
+	var prior gamma.Prior
+	if err := prior.UnmarshalText([]byte(key.Prior)); err != nil {
 		return fmt.Errorf("prior %q: %v", key.Prior, err)
 	}
 	coeffs, err := prior.Coefficients(key.Problem.K)

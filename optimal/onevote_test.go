@@ -102,8 +102,8 @@ func TestOneVoteMatchesDenseLP(t *testing.T) {
 		}
 		for _, bd := range [][2]float64{pure[i%len(pure)], approx[i%len(approx)]} {
 			for _, pr := range priors {
-				prior, err := gamma.ParsePrior(pr.name)
-				if err != nil {
+				var prior gamma.Prior
+				if err := prior.UnmarshalText([]byte(pr.name)); err != nil {
 					t.Fatal(err)
 				}
 				p := constraints.NewOneVote(k, bd[0], bd[1])

@@ -282,11 +282,11 @@ func TestPureDPSweep(t *testing.T) {
 	}
 }
 
-// tpPrior is the thesis' T_P prior, as ParsePrior reads "tp".
+// tpPrior is the thesis' T_P prior, as Prior.UnmarshalText reads "tp".
 func tpPrior(t *testing.T) gamma.Prior {
 	t.Helper()
-	p, err := gamma.ParsePrior("tp")
-	if err != nil {
+	var p gamma.Prior
+	if err := p.UnmarshalText([]byte("tp")); err != nil {
 		t.Fatal(err)
 	}
 	return p

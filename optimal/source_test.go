@@ -23,8 +23,8 @@ func TestSourceLoad(t *testing.T) {
 	p, prior := constraints.New(5, 2, 0.1, 1e-5), gamma.UniformPrior()
 	path := d.Path(cache.Key{Problem: p, Prior: prior.String()})
 	given := gamma.Gamma(slices.Repeat([]float64{0.5}, p.K+1))
-	threePriors, err := gamma.ParsePrior("0.6,0.7,0.8")
-	if err != nil {
+	var threePriors gamma.Prior
+	if err := threePriors.UnmarshalText([]byte("0.6,0.7,0.8")); err != nil {
 		t.Fatal(err)
 	}
 	tamper := func() {
