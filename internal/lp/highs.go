@@ -105,22 +105,25 @@ func (s *Solver) Close() {
 func (s *Solver) NumRows() int { return len(s.rows) }
 
 // DropRows removes the rows i for which drop(i) is true; the others keep
-// their order. HiGHS cannot delete rows through this binding, so the LP is
-// rebuilt and the next Solve starts from scratch. A cutting-plane loop
-// drops rows that no longer bind, so that its LP stays small.
+// their order. HiGHS keeps the basis of the rows that stay, so the next
+// Solve starts from it when the rows dropped were not binding (their
+// slacks basic). A cutting-plane loop drops rows that no longer bind, so
+// that its LP stays small.
 func (s *Solver) DropRows(drop func(i int) bool) error {
+	del := make([]bool, len(s.rows))
 	kept := s.rows[:0:0]
 	for i, r := range s.rows {
-		if !drop(i) {
+		if del[i] = drop(i); !del[i] {
 			kept = append(kept, r)
 		}
 	}
-	all := s.rows
-	s.rows = kept
-	if err := s.rebuild(nil); err != nil {
-		s.rows = all
+	if len(kept) == len(s.rows) {
+		return nil
+	}
+	if err := deleteRows(s.h, del); err != nil {
 		return err
 	}
+	s.rows = kept
 	return nil
 }
 

@@ -357,3 +357,62 @@ func TestSolveCancelled(t *testing.T) {
 		})
 	}
 }
+
+// TestDropRowsKeepsBasis drops the rows that do not bind at an optimum:
+// the next solve starts from the basis HiGHS kept and needs no simplex
+// iteration, where a rebuilt LP would start from scratch.
+func TestDropRowsKeepsBasis(t *testing.T) {
+	const n, m = 30, 200
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := make([]float64, n)
+	lower, upper := make([]float64, n), make([]float64, n)
+	for j := range c {
+		c[j], upper[j] = 1+rng.Float64(), 1
+	}
+	s, err := New(c, lower, upper, true, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cuts := make([]Cut, m)
+	for i := range cuts {
+		row := make([]float64, n)
+		for j := range row {
+			row[j] = rng.Float64()
+		}
+		cuts[i] = Cut{Coeffs: row, Upper: 1 + 4*rng.Float64()}
+	}
+	if err := s.AddRows(cuts); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.Solve(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iters, err := s.h.GetIntInfo("simplex_iteration_count"); err != nil || iters == 0 {
+		t.Fatalf("first solve: %d simplex iterations, %v", iters, err)
+	}
+	idle := func(i int) bool { return before.Dual[i] == 0 && before.Slack[i] > 1e-6 }
+	var kept int
+	for i := range m {
+		if !idle(i) {
+			kept++
+		}
+	}
+	if kept == m || kept == 0 {
+		t.Fatalf("%d of %d rows bind: the test needs some of each", kept, m)
+	}
+	if err := s.DropRows(idle); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.Solve(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iters, err := s.h.GetIntInfo("simplex_iteration_count"); err != nil || iters != 0 {
+		t.Errorf("after dropping %d idle rows: %d simplex iterations (%v), want 0 from the kept basis", m-kept, iters, err)
+	}
+	if s.NumRows() != kept || math.Abs(after.Objective-before.Objective) > 1e-9*math.Abs(before.Objective) {
+		t.Errorf("after the drop: %d rows, objective %v; want %d rows, objective %v", s.NumRows(), after.Objective, kept, before.Objective)
+	}
+}
