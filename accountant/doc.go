@@ -28,7 +28,7 @@
 // parameter errors of the other packages do.
 //
 // Of darrm it imports only the bound on the scale of discrete noise that
-// the exact samplers take (noise.MaxScale), which the settings of the
+// the exact samplers take (discrete.MaxScale), which the settings of the
 // mechanisms that draw it must respect.
 //
 // Reference: Shuli Jiang, "Communication Efficient and Differentially

@@ -151,7 +151,7 @@ const maxDGWindow = 1 << 21
 // but 2e^-72 of S: in closed form from σ = dgClosedSigma on
 // (closedDGSum), else by a transform (fftDGSum).
 func newDGSum(sigma float64, n int) (*dgSum, error) {
-	// The window is sized in float64 first: at σ near noise.MaxScale or
+	// The window is sized in float64 first: at σ near discrete.MaxScale or
 	// n near 2^53 its points are far beyond an int.
 	z1f := math.Ceil(dgTails*sigma) + 1
 	wf := math.Ceil(dgTails*sigma*math.Sqrt(float64(n))) + z1f

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/poissonbinom"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
@@ -176,8 +177,8 @@ func newTable(g gamma.Gamma) (table, gamma.Gamma) {
 	tb := table{k: g.K(), t: make([]uint64, len(g))}
 	real := make(gamma.Gamma, len(g))
 	for l, v := range g {
-		tb.t[l] = noise.Threshold(v)
-		real[l] = noise.Realised(tb.t[l])
+		tb.t[l] = discrete.Threshold(v)
+		real[l] = discrete.Realised(tb.t[l])
 	}
 	return tb, real
 }

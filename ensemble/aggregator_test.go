@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
@@ -233,7 +234,7 @@ func TestSubsampleGuarantee(t *testing.T) {
 		if err != nil {
 			t.Fatalf("eps = %v, Delta = 0: %v", tc.eps, err)
 		}
-		priv, scale := s.Privacy(), noise.Realised(s.keep)
+		priv, scale := s.Privacy(), discrete.Realised(s.keep)
 		if priv.Guarantee.Eps != tc.meps || priv.Guarantee.Delta != 0 {
 			t.Errorf("eps = %v, Delta = 0: guarantee %v, want (%v, 0)", tc.eps, priv.Guarantee, tc.meps)
 		}
@@ -270,7 +271,7 @@ func TestDoubleSubsample(t *testing.T) {
 			t.Fatalf("m = %v: certificate %+v", tc.m, c)
 		}
 		g, _ := gamma.DSub(11, tc.m)
-		scale := noise.Realised(d.keep)
+		scale := discrete.Realised(d.keep)
 		if scale > 1 || scale < 1-1e-11 {
 			t.Errorf("m = %v: scale %v, want 1 - O(1e-13)", tc.m, scale)
 		}
@@ -283,8 +284,8 @@ func TestDoubleSubsample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.keep != noise.Unit53 {
-		t.Errorf("Delta = 0, delta = 1e-6: scale %v, want 1", noise.Realised(d.keep))
+	if d.keep != discrete.Unit53 {
+		t.Errorf("Delta = 0, delta = 1e-6: scale %v, want 1", discrete.Realised(d.keep))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -15,7 +16,7 @@ import (
 // largest, ties broken uniformly at random. Every query is answered.
 //
 // What the sampler guarantees: the noise is drawn exactly
-// (noise.DiscreteLaplace) and added to the integer counts, so the labels have
+// (discrete.Laplace) and added to the integer counts, so the labels have
 // exactly the distribution of the mechanism and no real number is formed.
 // The discrete Laplace mechanism on an integer vector of L1 sensitivity 2
 // is (2/b, 0)-DP, as the continuous one is (the ratio of the two
@@ -24,7 +25,7 @@ type lnmaxAggregator struct {
 	mech     noisymax.LNMax
 	teachers int
 	classes  int
-	noise    *noise.DiscreteLaplace
+	noise    *discrete.Laplace
 	privacy  Privacy
 	ties     []int
 }
@@ -43,7 +44,7 @@ func newLNMax(m noisymax.LNMax, teachers, classes int) (*lnmaxAggregator, error)
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
 	curve.Guarantee = accountant.Guarantee{Eps: eps}
-	noise, err := noise.NewDiscreteLaplace(m.Scale)
+	noise, err := discrete.NewLaplace(m.Scale)
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}

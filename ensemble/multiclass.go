@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -17,7 +18,7 @@ import (
 // if its largest count plus N_Z(0, σ1²) reaches the threshold T, and then
 // labelled with the class whose count plus N_Z(0, σ2²) is largest, ties
 // broken uniformly at random. The noise is the discrete Gaussian, sampled
-// exactly (noise.DiscreteGaussian).
+// exactly (discrete.Gaussian).
 //
 // What the sampler guarantees: the labels and the answered/withheld
 // marks have exactly the distribution of that mechanism; no real number
@@ -35,7 +36,7 @@ type classGNMax struct {
 	mech      noisymax.ConfidentGNMax
 	teachers  int
 	classes   int
-	s1, s2    *noise.DiscreteGaussian
+	s1, s2    *discrete.Gaussian
 	privacy   Privacy
 	ties      []int
 	threshold float64
@@ -59,11 +60,11 @@ func newClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float
 		return nil, err
 	}
 	g := &classGNMax{mech: m, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold), privacy: priv}
-	if g.s2, err = noise.NewDiscreteGaussian(m.Sigma2); err != nil {
+	if g.s2, err = discrete.NewGaussian(m.Sigma2); err != nil {
 		return nil, err
 	}
 	if m.Confident() {
-		if g.s1, err = noise.NewDiscreteGaussian(m.Sigma1); err != nil {
+		if g.s1, err = discrete.NewGaussian(m.Sigma1); err != nil {
 			return nil, err
 		}
 	}

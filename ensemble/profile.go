@@ -8,8 +8,8 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/outward"
-	"github.com/darrm/darrm/noise"
 )
 
 // maxProfilePoints bounds the points of a privacy profile that
@@ -26,9 +26,9 @@ const unit54 = 1 << 54
 // probability t(l)/2^53, else a fair coin.
 func (tb *table) ones(l int) uint64 {
 	if 2*l > tb.k {
-		return noise.Unit53 + tb.t[l]
+		return discrete.Unit53 + tb.t[l]
 	}
-	return noise.Unit53 - tb.t[l]
+	return discrete.Unit53 - tb.t[l]
 }
 
 // oneVoteBits returns the pairs of the label's Pr[1] at every two

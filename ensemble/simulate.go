@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -120,7 +121,7 @@ func newSimulatedVotes(p []float64, n int) *simulatedVotes {
 	k := len(p)
 	s := &simulatedVotes{thresholds: make([]uint64, k), queries: make([]votefile.Query, n)}
 	for i, v := range p {
-		s.thresholds[i] = noise.Threshold(v)
+		s.thresholds[i] = discrete.Threshold(v)
 	}
 	votes, counts := make([]byte, n*k), make([]int, 2*n)
 	for j := range s.queries {
@@ -139,7 +140,7 @@ func (s *simulatedVotes) draw(teachers *noise.Source, drawn, left int) []votefil
 		ones := 0
 		for i, t := range s.thresholds {
 			q.Votes[i] = 0
-			if teachers.Uint64()>>11 < t {
+			if discrete.Bernoulli(teachers, t) {
 				q.Votes[i] = 1
 				ones++
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -122,7 +123,7 @@ func TestSimulateChunks(t *testing.T) {
 		ones := 0
 		for i, v := range teachers {
 			votes[i] = 0
-			if draws.Uint64()>>11 < noise.Threshold(v) {
+			if draws.Uint64()>>11 < discrete.Threshold(v) {
 				votes[i] = 1
 				ones++
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
@@ -61,7 +62,7 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 	if err != nil {
 		return nil, fmt.Errorf("subsample: certificate: %w", err)
 	}
-	sub := &subsampleAggregator{name: Subsample{}.Name(), k: p.K, s: s, keep: noise.Unit53, g: g}
+	sub := &subsampleAggregator{name: Subsample{}.Name(), k: p.K, s: s, keep: discrete.Unit53, g: g}
 	if ok {
 		sub.privacy = Privacy{
 			Spend:       accountant.ApproxStep(target(p)),
@@ -84,7 +85,7 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 			Spend:    accountant.ApproxStep(target(p)),
 			Teachers: teachers(p),
 			Source: fmt.Sprintf("Lemma 3.4.1 (subsampling %d of %d is DaRRM with gamma_Sub) and the exhaustive certificate of c·gamma_Sub, c = %.15g (gamma_Sub itself is exactly tight)",
-				s, p.K, noise.Realised(sub.keep)),
+				s, p.K, discrete.Realised(sub.keep)),
 			Certificate: &cert,
 		}
 		return sub.describe(p), nil
@@ -124,7 +125,7 @@ func newDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 	if err != nil {
 		return nil, fmt.Errorf("dsub: certificate: %w", err)
 	}
-	sub := &subsampleAggregator{name: DSub{}.Name(), k: p.K, s: s, keep: noise.Unit53, g: g}
+	sub := &subsampleAggregator{name: DSub{}.Name(), k: p.K, s: s, keep: discrete.Unit53, g: g}
 	source := fmt.Sprintf("Theorem 3.5.1 (majority of %d subsampled teachers) for arbitrary teachers by the exhaustive certificate of gamma_DSub", s)
 	if !ok {
 		if cert.Status == gamma.Violated || !(cert.MaxF > 0) {
@@ -134,7 +135,7 @@ func newDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 		if sub.keep, sub.g, cert, err = scaleToCertify(ctx, p, g, cert, slack, opts); err != nil {
 			return nil, fmt.Errorf("dsub: %w", err)
 		}
-		source += fmt.Sprintf(", scaled by c = %.15g (gamma_DSub itself is exactly tight)", noise.Realised(sub.keep))
+		source += fmt.Sprintf(", scaled by c = %.15g (gamma_DSub itself is exactly tight)", discrete.Realised(sub.keep))
 	}
 	sub.privacy = Privacy{Spend: accountant.ApproxStep(target(p)), Teachers: teachers(p), Source: source, Certificate: &cert}
 	return sub.describe(p), nil
@@ -142,18 +143,18 @@ func newDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 
 // scaleToCertify returns the keep threshold of c·g, with c = 1 - O(1e-13)
 // below cert's budget by four times its rounding bound and twice slack,
-// the gamma c·g as sampled (noise.Realised) and its certificate: g is
+// the gamma c·g as sampled (discrete.Realised) and its certificate: g is
 // exactly tight (cert not violated), and c·g, certified, is the noise
 // function the mechanism then samples (f is linear in gamma).
 func scaleToCertify(ctx context.Context, p constraints.Problem, g gamma.Gamma, cert gamma.Certificate, slack float64, opts Options) (uint64, gamma.Gamma, gamma.Certificate, error) {
-	keep := noise.Threshold((cert.Budget - 4*cert.ErrBound - 2*slack) / cert.MaxF)
-	scaled := g.Scale(noise.Realised(keep))
+	keep := discrete.Threshold((cert.Budget - 4*cert.ErrBound - 2*slack) / cert.MaxF)
+	scaled := g.Scale(discrete.Realised(keep))
 	cert, ok, err := certify(ctx, p, scaled, slack, opts)
 	if err != nil {
 		return 0, nil, cert, fmt.Errorf("certificate: %w", err)
 	}
 	if !ok {
-		return 0, nil, cert, fmt.Errorf("c·gamma with c = %.17g is %w (m·eps, delta)-DP: %v, max f / budget = %.15g", noise.Realised(keep), gamma.ErrNotCertified, cert.Status, cert.Ratio)
+		return 0, nil, cert, fmt.Errorf("c·gamma with c = %.17g is %w (m·eps, delta)-DP: %v, max f / budget = %.15g", discrete.Realised(keep), gamma.ErrNotCertified, cert.Status, cert.Ratio)
 	}
 	return keep, scaled, cert, nil
 }
@@ -196,7 +197,7 @@ func (s *subsampleAggregator) Aggregate(votes []byte, src *noise.Source) (byte, 
 	if err != nil {
 		return 0, err
 	}
-	if s.keep < noise.Unit53 {
+	if s.keep < discrete.Unit53 {
 		if w := src.Uint64(); w>>11 >= s.keep {
 			return byte(w & 1), nil
 		}

@@ -3,7 +3,6 @@ package noise
 import (
 	crand "crypto/rand"
 	"encoding/binary"
-	"math"
 	"math/bits"
 	"math/rand/v2"
 )
@@ -81,10 +80,12 @@ func (s *Source) Uint64() uint64 {
 
 // IntN returns a uniform integer in [0, n), n >= 1, exactly (Lemire's
 // multiply-and-reject method: no modulo bias).
-func (s *Source) IntN(n int) int { return int(s.uint64N(uint64(n))) }
+func (s *Source) IntN(n int) int { return int(s.Uint64N(uint64(n))) }
 
-// uint64N returns a uniform integer in [0, n), n > 0 (Lemire's method).
-func (s *Source) uint64N(un uint64) uint64 {
+// Uint64N returns a uniform integer in [0, n), n > 0, exactly (Lemire's
+// method), for bounds beyond IntN's: the exact samplers compare draws with
+// rationals whose denominators reach 2^64 - 1.
+func (s *Source) Uint64N(un uint64) uint64 {
 	hi, lo := bits.Mul64(s.Uint64(), un)
 	if lo < un {
 		thresh := -un % un
@@ -95,24 +96,6 @@ func (s *Source) uint64N(un uint64) uint64 {
 	return hi
 }
 
-// Unit53 is 2^53: Bernoulli draws compare a 53-bit uniform integer, the
-// top 53 bits of a word (Uint64() >> 11), with a threshold in [0, 2^53];
-// the threshold Unit53 is probability 1.
-const Unit53 = 1 << 53
-
-// Threshold returns t = floor(p·2^53), the threshold with which a draw
-// U < t of a uniform 53-bit integer U has probability exactly t/2^53, the
-// largest multiple of 2^-53 that is <= p. p·2^53 is exact in float64 (a
-// power-of-two scaling), so the only rounding is the floor.
-func Threshold(p float64) uint64 { return uint64(math.Floor(p * Unit53)) }
-
-// Realised returns t/2^53, the probability a threshold realises; it is
-// exact in float64.
-func Realised(t uint64) float64 { return float64(t) / Unit53 }
-
-// bernoulli returns true with probability floor(p·2^53)/2^53, which is
-// within 2^-53 of p, for p in [0, 1].
-func (s *Source) bernoulli(p float64) bool { return s.Uint64()>>11 < Threshold(p) }
-
-// Float64 returns a uniform float64 in [0, 1) with 53 random bits.
-func (s *Source) Float64() float64 { return float64(s.Uint64()>>11) / Unit53 }
+// Float64 returns a uniform float64 in [0, 1) with 53 random bits: a
+// word's top 53 bits times 2^-53, exactly.
+func (s *Source) Float64() float64 { return float64(s.Uint64()>>11) * 0x1p-53 }

@@ -2,7 +2,6 @@ package noise
 
 import (
 	"encoding/binary"
-	"math"
 	"testing"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -15,41 +14,6 @@ func fixedSource(words ...uint64) *Source {
 		binary.LittleEndian.PutUint64(b[8*i:], w)
 	}
 	return &Source{buf: b, fill: func([]byte) { panic("fixedSource exhausted") }}
-}
-
-func TestThresholdIsExact(t *testing.T) {
-	for _, tc := range []struct {
-		p    float64
-		want uint64
-	}{
-		{0, 0},
-		{1, Unit53},
-		{0.5, Unit53 / 2},
-		{math.Nextafter(1, 0), Unit53 - 1},
-		{1.0 / 3, 3002399751580330}, // floor(2^53/3)
-		{1e-300, 0},
-		{0x1p-53, 1},
-		{0x1.8p-53, 1}, // 1.5·2^-53 rounds down
-	} {
-		if got := Threshold(tc.p); got != tc.want {
-			t.Errorf("Threshold(%v) = %d, want %d", tc.p, got, tc.want)
-		}
-		if r := Realised(tc.want); r > tc.p || tc.p-r >= 0x1p-53 {
-			t.Errorf("Realised(Threshold(%v)) = %v: want within 2^-53 below", tc.p, r)
-		}
-	}
-}
-
-func TestBernoulliComparesTop53Bits(t *testing.T) {
-	p := 0.3
-	th := Threshold(p)
-	// A word's top 53 bits are the uniform integer U; the label is U < t.
-	src := fixedSource((th-1)<<11|0x7ff, th<<11, 0, ^uint64(0))
-	for i, want := range []bool{true, false, true, false} {
-		if got := src.bernoulli(p); got != want {
-			t.Errorf("draw %d: Bernoulli = %v, want %v", i, got, want)
-		}
-	}
 }
 
 func TestIntNUniform(t *testing.T) {

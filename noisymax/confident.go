@@ -5,10 +5,10 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
-	"github.com/darrm/darrm/noise"
 )
 
 // ConfidentGNMax is a PATE aggregator of K teachers' votes over C classes
@@ -147,7 +147,7 @@ const MinDiscreteSigma = 0.5
 
 // checkNoise checks the kind of noise (DiscreteNoise or ContinuousNoise)
 // and its σ: > 0, and for discrete noise at least MinDiscreteSigma and at
-// most noise.MaxScale, the largest scale darrm's exact samplers draw.
+// most discrete.MaxScale, the largest scale darrm's exact samplers draw.
 func checkNoise(name string, sigma float64, kind Noise) error {
 	if err := checkNoiseKind(kind); err != nil {
 		return err
@@ -155,8 +155,8 @@ func checkNoise(name string, sigma float64, kind Noise) error {
 	if err := param.Positive(name, sigma); err != nil {
 		return err
 	}
-	if kind == DiscreteNoise && !(sigma >= MinDiscreteSigma && sigma <= noise.MaxScale) {
-		return &accountant.ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", MinDiscreteSigma, noise.MaxScale)}
+	if kind == DiscreteNoise && !(sigma >= MinDiscreteSigma && sigma <= discrete.MaxScale) {
+		return &accountant.ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", MinDiscreteSigma, discrete.MaxScale)}
 	}
 	return nil
 }

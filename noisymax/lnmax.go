@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/outward"
-	"github.com/darrm/darrm/noise"
 )
 
 // LNMax is PATE's Laplace noisy max (Papernot, Abadi, Erlingsson,
@@ -33,13 +33,13 @@ type LNMax struct {
 // 1e-308), which no release may state.
 const MaxLNMaxEps = 100.0
 
-// Validate checks the scale: at most noise.MaxScale, and large enough that
+// Validate checks the scale: at most discrete.MaxScale, and large enough that
 // the per-query ε = 2/Scale (rounded up) is at most MaxLNMaxEps; one rule,
 // said in the same words whichever end it breaks.
 func (m LNMax) Validate() error {
-	if !(m.Scale > 0 && m.Scale <= noise.MaxScale) || !(outward.Exact(2).Div(outward.Exact(m.Scale)).Hi <= MaxLNMaxEps) {
+	if !(m.Scale > 0 && m.Scale <= discrete.MaxScale) || !(outward.Exact(2).Div(outward.Exact(m.Scale)).Hi <= MaxLNMaxEps) {
 		return &accountant.ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise; below %v its per-query eps 2/b is above %v, a guarantee that says nothing)",
-			2/MaxLNMaxEps, noise.MaxScale, 2/MaxLNMaxEps, MaxLNMaxEps)}
+			2/MaxLNMaxEps, discrete.MaxScale, 2/MaxLNMaxEps, MaxLNMaxEps)}
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func chooseGNSS(rdp float64, ls []float64, order float64) (gnssChoice, error) {
 
 // gnssLattice is the spacing h of the lattice hZ on which darrm releases a
 // data-dependent Rényi DP by GNSS: the noise is the discrete Gaussian on
-// hZ centred at the value (noise.LatticeGaussian), which is sampled
+// hZ centred at the value (discrete.LatticeGaussian), which is sampled
 // exactly and whose outputs carry no low-order bits of the value.
 const gnssLattice = 0x1p-40
 

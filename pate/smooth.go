@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -230,7 +231,7 @@ func (s *smooth) Draw(src *noise.Source) error {
 	if s.Deviation == 0 || s.Error != "" {
 		return errNotPrepared
 	}
-	r, err := noise.LatticeGaussian(src, s.center, s.Deviation, gnssLattice)
+	r, err := discrete.LatticeGaussian(src, s.center, s.Deviation, gnssLattice)
 	if err != nil {
 		return err
 	}

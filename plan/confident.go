@@ -467,7 +467,7 @@ func maxCount(c []int) int {
 }
 
 // discreteTail returns t ↦ P(Z >= t) for Z the discrete Gaussian of
-// scale sigma (noise.DiscreteGaussian's law, exp(-z²/2σ²) normalised),
+// scale sigma (discrete.Gaussian's law, exp(-z²/2σ²) normalised),
 // summed from the far tail inwards so that small tails keep their
 // digits; beyond 40σ a tail is 0 or 1 to double precision. Beyond
 // maxTailPoints points (σ above 26,000, up to the samplers' 1e15) the sum

@@ -10,8 +10,8 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/roots"
-	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 )
 
@@ -78,7 +78,7 @@ const (
 
 // noiseMin is the least generous x of a noise scale 1/x: the largest
 // scale darrm's exact samplers draw.
-const noiseMin = 1 / noise.MaxScale
+const noiseMin = 1 / discrete.MaxScale
 
 // noiseMax returns the most generous x of the Gaussian noise σ = 1/x of
 // r's GNMax family: the least σ of discrete noise, none for continuous.

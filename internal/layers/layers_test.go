@@ -21,7 +21,7 @@ var layers = []struct {
 }{
 	{"low-level helpers", []string{"internal/ctxio", "internal/atomicfile", "internal/bigmath", "internal/plural", "internal/enum", "internal/roots", "internal/outward", "internal/decimal", "internal/param", "internal/peek", "internal/docstest", "internal/layers", "internal/pgtest"}},
 	{"vote and label files", []string{"votefile"}},
-	{"numerics", []string{"noise", "internal/poissonbinom", "internal/lp"}},
+	{"numerics", []string{"noise", "internal/discrete", "internal/poissonbinom", "internal/lp"}},
 	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "internal/fixtures"}},
 	{"release metadata", []string{"provenance"}},
 	{"releases and training", []string{"ensemble", "ledger", "pate", "shuffleg", "plan"}},

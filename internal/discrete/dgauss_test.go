@@ -1,4 +1,4 @@
-package noise
+package discrete
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"testing"
 	"time"
+
+	"github.com/darrm/darrm/noise"
 )
 
 // The sampler's frequencies match N_Z(0, σ²): a chi-square test over the
@@ -18,11 +20,11 @@ func TestDiscreteGaussianDistribution(t *testing.T) {
 		n = 20000
 	}
 	for _, sigma := range []float64{0.7, 2.5, 40} {
-		g, err := NewDiscreteGaussian(sigma)
+		g, err := NewGaussian(sigma)
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := NewSeededSource(7)
+		src := noise.NewSeededSource(7)
 		w := int(4 * sigma)
 		hist := map[int]int{}
 		var sum, sq float64
@@ -70,7 +72,7 @@ func TestDiscreteGaussianDistribution(t *testing.T) {
 // 0.28 on a grid of σ.
 func TestDiscreteGaussianLargeSigma(t *testing.T) {
 	for _, sigma := range []float64{3.5e9, 1e11, 1e12, 123456789012.5, MaxScale} {
-		g, err := NewDiscreteGaussian(sigma)
+		g, err := NewGaussian(sigma)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,7 +89,7 @@ func TestDiscreteGaussianLargeSigma(t *testing.T) {
 		}
 		done := make(chan float64, 1)
 		go func() {
-			src := NewSeededSource(3)
+			src := noise.NewSeededSource(3)
 			var sq float64
 			const n = 4000
 			for range n {
@@ -167,11 +169,11 @@ func chiSquare(t *testing.T, name string, draws []int64, pmf func(int64) float64
 
 func TestDiscreteLaplaceDistribution(t *testing.T) {
 	for _, b := range []float64{0.3, 2.5, 20} {
-		l, err := NewDiscreteLaplace(b)
+		l, err := NewLaplace(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := NewSeededSource(11)
+		src := noise.NewSeededSource(11)
 		draws := make([]int64, 100000)
 		for i := range draws {
 			draws[i] = l.Sample(src)
@@ -180,15 +182,15 @@ func TestDiscreteLaplaceDistribution(t *testing.T) {
 		chiSquare(t, fmt.Sprintf("b = %v", b), draws, func(z int64) float64 { return math.Exp(-math.Abs(float64(z)) / b) }, -w, w, int64(60*b)+10)
 	}
 	// A scale below 2^-9 takes the big-integer path: Pr[Y != 0] < 2e-4343.
-	tiny, _ := NewDiscreteLaplace(1e-4)
-	src := NewSeededSource(1)
+	tiny, _ := NewLaplace(1e-4)
+	src := noise.NewSeededSource(1)
 	for range 1000 {
 		if y := tiny.Sample(src); y != 0 {
 			t.Fatalf("scale 1e-4 drew %d", y)
 		}
 	}
 	for _, b := range []float64{0, -1, math.NaN(), math.Inf(1)} {
-		if _, err := NewDiscreteLaplace(b); err == nil {
+		if _, err := NewLaplace(b); err == nil {
 			t.Errorf("scale %v accepted", b)
 		}
 	}
@@ -204,7 +206,7 @@ func TestLatticeGaussianDistribution(t *testing.T) {
 		size = 20000
 	}
 	for _, c := range []struct{ center, dev, h float64 }{{0.3, 2.5, 1}, {-7.75, 0.6, 0.5}, {1e3 + 0.1, 4, 0.25}} {
-		src := NewSeededSource(5)
+		src := noise.NewSeededSource(5)
 		draws := make([]int64, size)
 		for i := range draws {
 			v, err := LatticeGaussian(src, c.center, c.dev, c.h)
@@ -222,7 +224,7 @@ func TestLatticeGaussianDistribution(t *testing.T) {
 		lo, hi := int64(math.Floor(mu-3*sigma)), int64(math.Ceil(mu+3*sigma))
 		chiSquare(t, "lattice", draws, pmf, lo, hi, int64(40*sigma)+10)
 	}
-	src := NewSeededSource(9)
+	src := noise.NewSeededSource(9)
 	const n = 20000
 	var sum, sq float64
 	for range n {

@@ -1,10 +1,12 @@
-package noise
+package discrete
 
 import (
 	"fmt"
 	"math"
 	"math/big"
 	"math/bits"
+
+	"github.com/darrm/darrm/noise"
 )
 
 // Exact sampling of the discrete Gaussian N_Z(0, σ²), the distribution on
@@ -17,15 +19,15 @@ import (
 // samplers (Mironov 2012) have nothing to read.
 
 // MaxScale is the largest scale of discrete noise the samplers take (the
-// σ of DiscreteGaussian, the scale of DiscreteLaplace): draws, up to 2^63
+// σ of Gaussian, the scale of Laplace): draws, up to 2^63
 // in magnitude, then reach 9000 times the scale. A vote count is at most
 // 999,999,999, so noise of this scale already makes every label a class
 // drawn at random; the accountant refuses larger settings of the
 // mechanisms that draw it.
 const MaxScale = 1e15
 
-// DiscreteGaussian samples N_Z(0, σ²) exactly from a Source.
-type DiscreteGaussian struct {
+// Gaussian samples N_Z(0, σ²) exactly from a noise.Source.
+type Gaussian struct {
 	s2 *big.Rat // σ²
 	t  int64    // floor(σ) + 1, the scale of the discrete Laplace proposal
 	// the acceptance exponent (|y| - σ²/t)²/(2σ²) = (|y|·t - σ²)²/(2σ²t²)
@@ -35,9 +37,9 @@ type DiscreteGaussian struct {
 	p, q uint64
 }
 
-// NewDiscreteGaussian returns the sampler of N_Z(0, σ²), σ > 0 and at most
+// NewGaussian returns the sampler of N_Z(0, σ²), σ > 0 and at most
 // MaxScale.
-func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
+func NewGaussian(sigma float64) (*Gaussian, error) {
 	if !(sigma > 0) || math.IsInf(sigma, 0) || sigma > MaxScale {
 		return nil, fmt.Errorf("discrete Gaussian: sigma = %v: must be a finite number in (0, %g]", sigma, MaxScale)
 	}
@@ -47,7 +49,7 @@ func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
 	t := new(big.Int).Sqrt(fl).Int64() + 1                                    // floor(σ) = floor(sqrt(floor(σ²)))
 	tt := new(big.Rat).SetInt(new(big.Int).Mul(big.NewInt(t), big.NewInt(t))) // t² passes 2^63 near σ = 3e9
 	den := new(big.Rat).Mul(new(big.Rat).SetInt64(2), new(big.Rat).Mul(s2, tt))
-	g := &DiscreteGaussian{s2: s2, t: t, den: den}
+	g := &Gaussian{s2: s2, t: t, den: den}
 	if s2.Num().BitLen() <= 32 && s2.Denom().BitLen() <= 32 {
 		g.p, g.q = s2.Num().Uint64(), s2.Denom().Uint64()
 	}
@@ -63,7 +65,7 @@ func NewDiscreteGaussian(sigma float64) (*DiscreteGaussian, error) {
 // t-1 <= σ < t that is above 0.28 (0.46·e^{-1/2} at t = 1, above 0.37
 // for t >= 2); each proposal and each Bernoulli(exp(-γ)) takes a bounded
 // expected number of draws too.
-func (g *DiscreteGaussian) Sample(src *Source) int64 {
+func (g *Gaussian) Sample(src *noise.Source) int64 {
 	for {
 		y := discreteLaplace(src, g.t)
 		if g.p != 0 {
@@ -83,7 +85,7 @@ func (g *DiscreteGaussian) Sample(src *Source) int64 {
 // acceptance returns the acceptance exponent of y, (|y|·t - σ²)²/(2σ²t²),
 // in exact rational arithmetic: |y|·t reaches 2^63 at σ near 3e9, so it is
 // formed in big integers.
-func (g *DiscreteGaussian) acceptance(y int64) *big.Rat {
+func (g *Gaussian) acceptance(y int64) *big.Rat {
 	yt := new(big.Int).Mul(big.NewInt(abs64(y)), big.NewInt(g.t))
 	a := new(big.Rat).SetInt(yt)
 	a.Sub(a, g.s2)
@@ -93,7 +95,7 @@ func (g *DiscreteGaussian) acceptance(y int64) *big.Rat {
 
 // exponent returns the acceptance exponent of y as num/den in 64-bit
 // integers, or false when they would overflow.
-func (g *DiscreteGaussian) exponent(y int64) (num, den uint64, ok bool) {
+func (g *Gaussian) exponent(y int64) (num, den uint64, ok bool) {
 	t := uint64(g.t)
 	hi, ytq := bits.Mul64(uint64(abs64(y)), t)
 	if hi != 0 {
@@ -126,7 +128,7 @@ func abs64(x int64) int64 {
 }
 
 // randBelow returns a uniform integer in [0, n), n > 0, by rejection.
-func randBelow(src *Source, n *big.Int) *big.Int {
+func randBelow(src *noise.Source, n *big.Int) *big.Int {
 	if n.IsUint64() {
 		u := n.Uint64()
 		if u <= math.MaxInt {
@@ -152,7 +154,7 @@ func randBelow(src *Source, n *big.Int) *big.Int {
 }
 
 // bernoulliRat returns true with probability p = num/den in [0, 1].
-func bernoulliRat(src *Source, p *big.Rat) bool {
+func bernoulliRat(src *noise.Source, p *big.Rat) bool {
 	return randBelow(src, p.Denom()).Cmp(p.Num()) < 0
 }
 
@@ -162,7 +164,7 @@ var ratOne = big.NewRat(1, 1)
 // (CKS 2020, Algorithm 1): for γ <= 1 the parity of the first K with
 // Bernoulli(γ/K) = 0; beyond 1, floor(γ) draws at γ = 1 and one at the
 // fractional part.
-func bernoulliExpNeg(src *Source, gamma *big.Rat) bool {
+func bernoulliExpNeg(src *noise.Source, gamma *big.Rat) bool {
 	if gamma.Cmp(ratOne) > 0 {
 		whole := new(big.Int).Quo(gamma.Num(), gamma.Denom())
 		for i := new(big.Int); i.Cmp(whole) < 0; i.Add(i, big.NewInt(1)) {
@@ -185,7 +187,7 @@ func bernoulliExpNeg(src *Source, gamma *big.Rat) bool {
 // bernoulliExpNegU is bernoulliExpNeg for γ = num/den in 64-bit
 // integers (den > 0), the same algorithm without allocation; it falls back
 // to big integers when den·K would overflow.
-func bernoulliExpNegU(src *Source, num, den uint64) bool {
+func bernoulliExpNegU(src *noise.Source, num, den uint64) bool {
 	for num > den {
 		if !bernoulliExpNegU(src, 1, 1) {
 			return false
@@ -204,7 +206,7 @@ func bernoulliExpNegU(src *Source, num, den uint64) bool {
 				}
 			}
 		}
-		if src.uint64N(dk) >= num {
+		if src.Uint64N(dk) >= num {
 			return k%2 == 1
 		}
 	}
@@ -212,7 +214,7 @@ func bernoulliExpNegU(src *Source, num, den uint64) bool {
 
 // discreteLaplace draws from Pr[Y = y] ∝ exp(-|y|/t), t >= 1 an integer
 // (CKS 2020, Algorithm 2 with s = 1).
-func discreteLaplace(src *Source, t int64) int64 { return laplace64(src, 1, uint64(t)) }
+func discreteLaplace(src *noise.Source, t int64) int64 { return laplace64(src, 1, uint64(t)) }
 
 // laplace64 draws from Pr[Y = y] ∝ exp(-|y|·s/t), s and t >= 1 integers
 // (CKS 2020, Algorithm 2): U uniform in [0, t) kept with probability
@@ -220,9 +222,9 @@ func discreteLaplace(src *Source, t int64) int64 { return laplace64(src, 1, uint
 // successes, divided by s, with a random sign (a negative zero drawn
 // again), in 64-bit integers. A y beyond int64 (probability below
 // e^-(2^63·s/t)) is drawn again too.
-func laplace64(src *Source, s, t uint64) int64 {
+func laplace64(src *noise.Source, s, t uint64) int64 {
 	for {
-		u := src.uint64N(t)
+		u := src.Uint64N(t)
 		if !bernoulliExpNegU(src, u, t) {
 			continue
 		}
@@ -250,7 +252,7 @@ func laplace64(src *Source, s, t uint64) int64 {
 // randomSign gives the magnitude y >= 0 a uniform sign, and reports false
 // for -0: rejecting it leaves 0 with the probability the two-sided
 // geometric law gives it, instead of twice that.
-func randomSign(src *Source, y int64) (int64, bool) {
+func randomSign(src *noise.Source, y int64) (int64, bool) {
 	if src.Uint64()&1 == 0 {
 		return y, true
 	}
@@ -270,7 +272,7 @@ func randomSign(src *Source, y int64) (int64, bool) {
 // k·h is returned as the nearest float64, a function of the draw alone.
 // It is darrm's GNSS noise (on the lattice package pate fixes). σ must be below
 // 2^62.
-func LatticeGaussian(src *Source, center, dev, h float64) (float64, error) {
+func LatticeGaussian(src *noise.Source, center, dev, h float64) (float64, error) {
 	for _, v := range []float64{center, dev, h} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return 0, fmt.Errorf("lattice Gaussian: center %v, deviation %v, spacing %v: must be finite", center, dev, h)
@@ -323,26 +325,26 @@ func floorRat(x *big.Rat) *big.Int {
 	return q
 }
 
-// DiscreteLaplace samples Pr[Y = y] ∝ exp(-|y|/b) on the integers exactly
+// Laplace samples Pr[Y = y] ∝ exp(-|y|/b) on the integers exactly
 // (CKS 2020, Algorithm 2), for b the exact value of a float64: with b =
 // t/s in lowest terms, U uniform in [0, t) kept with probability
 // exp(-U/t), plus t times a geometric count of Bernoulli(exp(-1))
 // successes, divided by s and given a random sign (a negative zero
 // rejected). Every step compares uniform integers with rationals.
-type DiscreteLaplace struct {
+type Laplace struct {
 	s, t *big.Int
 	// s and t when both are below 2^62: the 64-bit path.
 	s64, t64 uint64
 }
 
-// NewDiscreteLaplace returns the sampler of scale b, > 0 and at most
+// NewLaplace returns the sampler of scale b, > 0 and at most
 // MaxScale.
-func NewDiscreteLaplace(b float64) (*DiscreteLaplace, error) {
+func NewLaplace(b float64) (*Laplace, error) {
 	if !(b > 0) || math.IsInf(b, 0) || b > MaxScale {
 		return nil, fmt.Errorf("discrete Laplace: scale = %v: must be a finite number in (0, %g]", b, MaxScale)
 	}
 	r := new(big.Rat).SetFloat64(b)
-	l := &DiscreteLaplace{s: new(big.Int).Set(r.Denom()), t: new(big.Int).Set(r.Num())}
+	l := &Laplace{s: new(big.Int).Set(r.Denom()), t: new(big.Int).Set(r.Num())}
 	if l.s.BitLen() <= 62 && l.t.BitLen() <= 62 {
 		l.s64, l.t64 = l.s.Uint64(), l.t.Uint64()
 	}
@@ -351,7 +353,7 @@ func NewDiscreteLaplace(b float64) (*DiscreteLaplace, error) {
 
 // Sample draws one value: with 64-bit integers when s and t fit (every
 // scale >= 2^-9), with big integers otherwise.
-func (l *DiscreteLaplace) Sample(src *Source) int64 {
+func (l *Laplace) Sample(src *noise.Source) int64 {
 	if l.t64 != 0 {
 		return laplace64(src, l.s64, l.t64)
 	}
