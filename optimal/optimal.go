@@ -385,18 +385,11 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	// in satisfies every privacy row as computed; the certificate adds
 	// the rounding margin, scaling if needed, from in's own exhaustive
 	// separation (one more pass when in was obtained by scaling).
-	g := gamma.FromUpper(p.K, c.in)
-	var cert gamma.Certificate
-	if c.inSep != nil {
-		cert = gamma.NewCertificate(p, *c.inSep)
-	} else {
+	before := gamma.FromUpper(p.K, c.in)
+	if c.inSep == nil {
 		state.Pass++
-		if cert, err = gamma.Verify(ctx, p, g, gamma.VerifyOptions{Workers: opts.Workers}); err != nil {
-			return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
-		}
 	}
-	before := g
-	g, cert, err = gamma.CertifyFrom(ctx, p, g, cert, gamma.VerifyOptions{Workers: opts.Workers})
+	g, cert, err := gamma.Certify(ctx, p, before, gamma.VerifyOptions{Workers: opts.Workers, Separation: c.inSep})
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
