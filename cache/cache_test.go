@@ -32,10 +32,14 @@ func solvedEntry(t *testing.T, p constraints.Problem) *Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m, err := gamma.Measure(g, coeffs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &Entry{
 		K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta,
 		Prior: "uniform", Gamma: g, Certificate: cert,
-		Utility: gamma.Utility(g, coeffs), SurrogateError: gamma.SurrogateError(g, coeffs), Created: time.Now().UTC(),
+		Utility: m.Utility, SurrogateError: m.SurrogateError, Created: time.Now().UTC(),
 	}
 }
 
