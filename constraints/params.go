@@ -134,7 +134,7 @@ func (p Problem) Validate() error {
 	if p.Relation != accountant.PrivateTeachers && !oneVote {
 		return bad("relation", p.Relation, "must be %v or %v", accountant.PrivateTeachers, accountant.OneVote)
 	}
-	for _, err := range []error{param.Teachers(p.K, true), param.Positive("eps", p.Eps), param.Delta("Delta", p.Delta), CheckM(p.M, p.K), param.Delta("delta", p.TargetDelta)} {
+	for _, err := range []error{param.Teachers(p.K, true), param.Positive("eps", p.Eps), param.Delta("Delta", p.Delta), param.M(p.M, p.K), param.Delta("delta", p.TargetDelta)} {
 		if err != nil {
 			return field(err)
 		}
@@ -152,16 +152,6 @@ func (p Problem) Validate() error {
 		return bad("K", p.K, "must be <= %d when Delta > 0 (a solve would take hours beyond it)", maxKApprox)
 	case p.K > maxKPure:
 		return bad("K", p.K, "must be <= %d (the exhaustive certificate costs about K^3/12 steps)", maxKPure)
-	}
-	return nil
-}
-
-// CheckM checks m, the multiple of the teachers' eps that each release
-// is held to (m·eps): in [1, K] for k = K teachers. It is the one check
-// of m, whichever command or experiment takes it.
-func CheckM(m float64, k int) error {
-	if !(m >= 1 && m <= float64(k)) {
-		return &accountant.ParamError{Name: "m", Value: m, Rule: fmt.Sprintf("must be in [1, K] = [1, %d]", k)}
 	}
 	return nil
 }

@@ -109,6 +109,16 @@ func Teachers(k int, twoClass bool) error {
 	return nil
 }
 
+// M checks m, the multiple of the teachers' eps that each release of K = k
+// teachers' majority is held to (m·eps): in [1, K]. It is the one check of
+// m, whichever problem, command or experiment takes it.
+func M(m float64, k int) error {
+	if !(m >= 1 && m <= float64(k)) {
+		return &Error{Name: "m", Value: m, Rule: fmt.Sprintf("must be in [1, K] = [1, %d]", k)}
+	}
+	return nil
+}
+
 // MaxWorkers bounds a number of goroutines for parallel work: each is
 // started whether or not there is work for it, so a number near 2^63
 // never returned.
