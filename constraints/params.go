@@ -36,9 +36,6 @@ import (
 const (
 	maxKApprox = 2001  // largest K when Delta > 0
 	maxKPure   = 10001 // largest K when Delta = 0
-	// MaxMEps bounds m·eps: beyond it e^{m·eps} overflows the arithmetic
-	// and the guarantee is vacuous anyway.
-	MaxMEps = 100.0
 )
 
 // Problem is a private majority problem (Problem 3.1.1): K teachers,
@@ -146,8 +143,8 @@ func (p Problem) Validate() error {
 		return bad("m", p.M, "must be 1 in the one-vote relation (eps is the release's own)")
 	case p.TargetDelta < p.Delta:
 		return bad("delta", p.TargetDelta, "must be >= Delta = %v: DaRRM's problem holds a release to at least its teachers' delta", p.Delta)
-	case p.MEps() > MaxMEps:
-		return bad("m·eps", p.MEps(), "must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", MaxMEps)
+	case p.MEps() > param.MaxMEps:
+		return bad("m·eps", p.MEps(), "must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", param.MaxMEps)
 	case p.Delta > 0 && p.K > maxKApprox:
 		return bad("K", p.K, "must be <= %d when Delta > 0 (a solve would take hours beyond it)", maxKApprox)
 	case p.K > maxKPure:

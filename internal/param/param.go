@@ -119,6 +119,12 @@ func M(m float64, k int) error {
 	return nil
 }
 
+// MaxMEps bounds m·eps, the eps of each release of DaRRM's problem
+// (constraints.Problem.Validate), and so the eps a search for it tries:
+// beyond it e^{m·eps} overflows the arithmetic and the guarantee is
+// vacuous anyway.
+const MaxMEps = 100.0
+
 // MaxWorkers bounds a number of goroutines for parallel work: each is
 // started whether or not there is work for it, so a number near 2^63
 // never returned.
