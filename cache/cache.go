@@ -26,17 +26,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/cachedir"
 )
-
-// EnvDir is the environment variable that overrides the cache location.
-const EnvDir = "DARRM_CACHE_DIR"
 
 // version is the format of the entries and of the solver that wrote them.
 // It is part of every key, so an entry of another version is never found:
@@ -47,19 +44,6 @@ const EnvDir = "DARRM_CACHE_DIR"
 // budget is that of m·eps as the decimals multiply (Problem.MEps), where
 // the certificates of version 3 are of the float64 product.
 const version = 4
-
-// DefaultDir returns the cache directory: $DARRM_CACHE_DIR if set, else
-// $XDG_CACHE_HOME/darrm, else ~/.cache/darrm.
-func DefaultDir() (string, error) {
-	if d := os.Getenv(EnvDir); d != "" {
-		return d, nil
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("cache: no cache directory (set %s): %w", EnvDir, err)
-	}
-	return filepath.Join(base, "darrm"), nil
-}
 
 // Key identifies a gamma table.
 type Key struct {
@@ -86,11 +70,9 @@ func (k Key) at(v int) string {
 	return s
 }
 
-// file is the entry's file name in version v: a digest of the key.
-func (k Key) file(v int) string {
-	sum := sha256.Sum256([]byte(k.at(v)))
-	return hex.EncodeToString(sum[:16]) + ".json"
-}
+// file is the entry's file name in version v: a digest of the key
+// (cachedir.Entry).
+func (k Key) file(v int) string { return cachedir.Entry(k.at(v)) }
 
 // Entry is a stored gamma table with its certificate and solve statistics.
 type Entry struct {
@@ -130,11 +112,12 @@ type stored struct {
 type Dir struct{ path string }
 
 // Open returns the cache in directory path, creating it if needed; ""
-// is the default directory (DefaultDir).
+// is the default directory: $DARRM_CACHE_DIR if set, else
+// $XDG_CACHE_HOME/darrm, else ~/.cache/darrm.
 func Open(path string) (*Dir, error) {
 	if path == "" {
 		var err error
-		if path, err = DefaultDir(); err != nil {
+		if path, err = cachedir.Default(); err != nil {
 			return nil, err
 		}
 	}
@@ -263,21 +246,4 @@ func checksum(b []byte) string {
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	return hex.EncodeToString(sum[:])
-}
-
-// Owns reports whether rel, a path relative to a cache folder, names a
-// file that the cache keeps: an entry, or any file in a subfolder (where
-// other caches keep theirs, Root). A command refuses to write its output
-// over one.
-func Owns(rel string) bool {
-	rel = filepath.ToSlash(filepath.Clean(rel))
-	if strings.Contains(rel, "/") {
-		return !strings.HasPrefix(rel, "../")
-	}
-	name, ok := strings.CutSuffix(rel, ".json")
-	if !ok || len(name) != 32 {
-		return false
-	}
-	_, err := hex.DecodeString(name)
-	return err == nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cachedir"
 	"github.com/darrm/darrm/internal/fixtures"
 )
 
@@ -32,10 +33,14 @@ func solvedEntry(t *testing.T, p constraints.Problem) *Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m, err := gamma.Measure(g, coeffs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return &Entry{
 		K: p.K, M: p.M, Eps: p.Eps, Delta: p.Delta, TargetDelta: p.TargetDelta,
 		Prior: "uniform", Gamma: g, Certificate: cert,
-		Utility: gamma.Utility(g, coeffs), SurrogateError: gamma.SurrogateError(g, coeffs), Created: time.Now().UTC(),
+		Utility: m.Utility, SurrogateError: m.SurrogateError, Created: time.Now().UTC(),
 	}
 }
 
@@ -177,18 +182,6 @@ func TestUnreadableEntry(t *testing.T) {
 	}
 }
 
-func TestDefaultDir(t *testing.T) {
-	t.Setenv(EnvDir, "/tmp/x-darrm")
-	if d, _ := DefaultDir(); d != "/tmp/x-darrm" {
-		t.Errorf("DefaultDir with %s set = %q", EnvDir, d)
-	}
-	t.Setenv(EnvDir, "")
-	t.Setenv("XDG_CACHE_HOME", "/tmp/xdg")
-	if d, _ := DefaultDir(); d != filepath.Join("/tmp/xdg", "darrm") {
-		t.Errorf("DefaultDir with XDG_CACHE_HOME = %q", d)
-	}
-}
-
 func TestKeyIsExact(t *testing.T) {
 	a := Key{Problem: testParams, Prior: "uniform"}
 	b := a
@@ -198,8 +191,9 @@ func TestKeyIsExact(t *testing.T) {
 	}
 }
 
-// TestOpenDefault: Open("") opens DefaultDir, and fails as DefaultDir does
-// when the environment names no cache directory.
+// TestOpenDefault: Open("") opens the default folder (cachedir.Default),
+// and fails as cachedir.Default does when the environment names no cache
+// directory.
 func TestOpenDefault(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "c")
 	for _, tc := range []struct {
@@ -209,9 +203,9 @@ func TestOpenDefault(t *testing.T) {
 	}{
 		{"$DARRM_CACHE_DIR", dir, "", "", dir, ""},
 		{"$XDG_CACHE_HOME", "", filepath.Dir(dir), "", filepath.Join(filepath.Dir(dir), "darrm"), ""},
-		{"nothing set", "", "", "", "", "set " + EnvDir},
+		{"nothing set", "", "", "", "", "set " + cachedir.Env},
 	} {
-		t.Setenv(EnvDir, tc.env)
+		t.Setenv(cachedir.Env, tc.env)
 		t.Setenv("XDG_CACHE_HOME", tc.xdg)
 		t.Setenv("HOME", tc.home)
 		d, err := Open("")

@@ -36,9 +36,6 @@ import (
 const (
 	maxKApprox = 2001  // largest K when Delta > 0
 	maxKPure   = 10001 // largest K when Delta = 0
-	// MaxMEps bounds m·eps: beyond it e^{m·eps} overflows the arithmetic
-	// and the guarantee is vacuous anyway.
-	MaxMEps = 100.0
 )
 
 // Problem is a private majority problem (Problem 3.1.1): K teachers,
@@ -134,7 +131,7 @@ func (p Problem) Validate() error {
 	if p.Relation != accountant.PrivateTeachers && !oneVote {
 		return bad("relation", p.Relation, "must be %v or %v", accountant.PrivateTeachers, accountant.OneVote)
 	}
-	for _, err := range []error{param.Teachers(p.K, true), param.Positive("eps", p.Eps), param.Delta("Delta", p.Delta), CheckM(p.M, p.K), param.Delta("delta", p.TargetDelta)} {
+	for _, err := range []error{param.Teachers(p.K, true), param.Positive("eps", p.Eps), param.Delta("Delta", p.Delta), param.M(p.M, p.K), param.Delta("delta", p.TargetDelta)} {
 		if err != nil {
 			return field(err)
 		}
@@ -146,22 +143,12 @@ func (p Problem) Validate() error {
 		return bad("m", p.M, "must be 1 in the one-vote relation (eps is the release's own)")
 	case p.TargetDelta < p.Delta:
 		return bad("delta", p.TargetDelta, "must be >= Delta = %v: DaRRM's problem holds a release to at least its teachers' delta", p.Delta)
-	case p.MEps() > MaxMEps:
-		return bad("m·eps", p.MEps(), "must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", MaxMEps)
+	case p.MEps() > param.MaxMEps:
+		return bad("m·eps", p.MEps(), "must be <= %v (e^{m·eps} overflows and the guarantee is vacuous)", param.MaxMEps)
 	case p.Delta > 0 && p.K > maxKApprox:
 		return bad("K", p.K, "must be <= %d when Delta > 0 (a solve would take hours beyond it)", maxKApprox)
 	case p.K > maxKPure:
 		return bad("K", p.K, "must be <= %d (the exhaustive certificate costs about K^3/12 steps)", maxKPure)
-	}
-	return nil
-}
-
-// CheckM checks m, the multiple of the teachers' eps that each release
-// is held to (m·eps): in [1, K] for k = K teachers. It is the one check
-// of m, whichever command or experiment takes it.
-func CheckM(m float64, k int) error {
-	if !(m >= 1 && m <= float64(k)) {
-		return &accountant.ParamError{Name: "m", Value: m, Rule: fmt.Sprintf("must be in [1, K] = [1, %d]", k)}
 	}
 	return nil
 }

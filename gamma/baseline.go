@@ -93,7 +93,9 @@ type fixedLabelOne struct {
 // Measure measures g: its utility and surrogate error under the prior's
 // coefficients, its true expected error under each actual distribution
 // (expectedErrors), and Pr[label = 1] under each that fixes every p_i.
-// coeffs are the prior's (Prior.Coefficients) for K = g.K().
+// coeffs are the prior's (Prior.Coefficients) for K = g.K(); with no
+// actual distributions it measures the utility and surrogate error alone,
+// as optimal does for the gamma it solves.
 func Measure(g Gamma, coeffs []float64, actuals []Actual) (Measurement, error) {
 	if want := len(g.upper()); len(coeffs) != want {
 		return Measurement{}, fmt.Errorf("measure gamma for K = %d: %d coefficients of the prior, want %d", g.K(), len(coeffs), want)
@@ -102,7 +104,7 @@ func Measure(g Gamma, coeffs []float64, actuals []Actual) (Measurement, error) {
 	if err != nil {
 		return Measurement{}, err
 	}
-	m := Measurement{Utility: Utility(g, coeffs), SurrogateError: SurrogateError(g, coeffs), Errors: errs}
+	m := Measurement{Utility: utility(g, coeffs), SurrogateError: surrogateError(g, coeffs), Errors: errs}
 	for _, a := range actuals {
 		if !a.Fixed() {
 			continue

@@ -200,8 +200,8 @@ func TestMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Utility != Utility(g, coeffs) || m.SurrogateError != SurrogateError(g, coeffs) || len(m.Errors) != 3 || m.Errors[1] != errs[1] {
-		t.Errorf("Measure = %+v, want the utility %v, surrogate error %v and errors %v", m, Utility(g, coeffs), SurrogateError(g, coeffs), errs)
+	if m.Utility != utility(g, coeffs) || m.SurrogateError != surrogateError(g, coeffs) || len(m.Errors) != 3 || m.Errors[1] != errs[1] {
+		t.Errorf("Measure = %+v, want the utility %v, surrogate error %v and errors %v", m, utility(g, coeffs), surrogateError(g, coeffs), errs)
 	}
 	if len(m.LabelOne) != 2 || m.LabelOne[0].Actual != "0.8" || m.LabelOne[1].Actual != "0.6" {
 		t.Fatalf("LabelOne = %+v, want the fixed distributions 0.8 and 0.6", m.LabelOne)

@@ -128,10 +128,10 @@ func (p *Prior) UnmarshalText(b []byte) error {
 	return err
 }
 
-// Utility returns the LP objective U(gamma) = sum_{l>=H} (b_l - b_{K-l})·gamma(l),
+// utility returns the LP objective U(gamma) = sum_{l>=H} (b_l - b_{K-l})·gamma(l),
 // which equals 2·Pr[DaRRM releases 1] - 1 when every teacher votes 1 with
-// its prior mean.
-func Utility(g Gamma, coeffs []float64) float64 {
+// its prior mean: Measurement.Utility.
+func utility(g Gamma, coeffs []float64) float64 {
 	var u float64
 	for i, v := range g.upper() {
 		u += coeffs[i] * v
@@ -139,10 +139,10 @@ func Utility(g Gamma, coeffs []float64) float64 {
 	return u
 }
 
-// SurrogateError returns (1/2)·sum_{l>=H} (b_l - b_{K-l})·(1 - gamma(l)), the
+// surrogateError returns (1/2)·sum_{l>=H} (b_l - b_{K-l})·(1 - gamma(l)), the
 // error E(DaRRM_gamma) of Definition 3.3.4 when every teacher votes 1 with
-// its prior mean (App. B.3.1, Eq. B.56).
-func SurrogateError(g Gamma, coeffs []float64) float64 {
+// its prior mean (App. B.3.1, Eq. B.56): Measurement.SurrogateError.
+func surrogateError(g Gamma, coeffs []float64) float64 {
 	var e float64
 	for i, v := range g.upper() {
 		e += coeffs[i] * (1 - v)

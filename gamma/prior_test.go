@@ -106,18 +106,18 @@ func TestUtilityAndSurrogate(t *testing.T) {
 	c, _ := UniformPrior().Coefficients(11)
 	ones, _ := Const(11, 1)
 	zeros, _ := Const(11, 0)
-	if e := SurrogateError(ones, c); e != 0 {
+	if e := surrogateError(ones, c); e != 0 {
 		t.Errorf("surrogate error of gamma = 1: %v, want 0", e)
 	}
 	var sum float64
 	for _, v := range c {
 		sum += v
 	}
-	if u := Utility(ones, c); math.Abs(u-sum) > 1e-15 {
+	if u := utility(ones, c); math.Abs(u-sum) > 1e-15 {
 		t.Errorf("utility of gamma = 1: %v, want %v", u, sum)
 	}
 	// gamma = 0 releases a fair coin: error |1/2 - Pr[majority = 1]|.
-	if e, want := SurrogateError(zeros, c), sum/2; math.Abs(e-want) > 1e-15 {
+	if e, want := surrogateError(zeros, c), sum/2; math.Abs(e-want) > 1e-15 {
 		t.Errorf("surrogate error of gamma = 0: %v, want %v", e, want)
 	}
 }

@@ -89,7 +89,7 @@ func MergeShards(p constraints.Problem, g Gamma, parts []constraints.Separation)
 		return Certificate{}, err
 	}
 	sep.ErrBound = p.ErrBound()
-	return NewCertificate(p, sep), nil
+	return newCertificate(p, sep), nil
 }
 
 // maxMissingRuns is how many runs of missing shards missingShards names.

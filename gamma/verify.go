@@ -73,8 +73,8 @@ func (c Certificate) Err() error {
 	return fmt.Errorf("gamma is %w (m·eps, delta)-DP: %v, max f / budget = %.15g", ErrNotCertified, c.Status, c.Ratio)
 }
 
-// VerifyOptions tune the exhaustive check of Verify, Certify, CertifyFrom
-// and VerifyShard. The zero value is ready to use.
+// VerifyOptions tune the exhaustive check of Verify, Certify and
+// VerifyShard. The zero value is ready to use.
 type VerifyOptions struct {
 	// Workers is the number of goroutines of the exhaustive pass; 0 means
 	// GOMAXPROCS. The certificate does not depend on it.
@@ -82,6 +82,13 @@ type VerifyOptions struct {
 	// Progress, if set, receives the fraction of each exhaustive pass done,
 	// in [0, 1]; calls are serialised.
 	Progress func(fraction float64)
+	// Separation, if set, is the exhaustive separation of the gamma given
+	// to Certify, already run (constraints.Problem.Separate over every
+	// corner multiset, as the last pass of a cutting-plane solve is):
+	// Certify takes its first certificate from it in place of a pass of
+	// its own, and refuses one that does not cover every multiset. Only
+	// Certify reads it.
+	Separation *constraints.Separation
 }
 
 // Verify computes the certificate of g for the problem p by exact
@@ -94,7 +101,7 @@ func Verify(ctx context.Context, p constraints.Problem, g Gamma, opts VerifyOpti
 	if err != nil {
 		return Certificate{}, fmt.Errorf("verify K=%d: %w", p.K, err)
 	}
-	return NewCertificate(p, sep), nil
+	return newCertificate(p, sep), nil
 }
 
 // checkFor checks that p is a valid problem and g a noise function for it.
@@ -105,10 +112,10 @@ func checkFor(p constraints.Problem, g Gamma) error {
 	return g.CheckFor(p.K)
 }
 
-// NewCertificate is the certificate of an exhaustive separation sep of p:
+// newCertificate is the certificate of an exhaustive separation sep of p:
 // the verdict compares sep's max f, with its rounding bound, to p's budget.
 // sep must cover every corner multiset, as Problem.Separate does.
-func NewCertificate(p constraints.Problem, sep constraints.Separation) Certificate {
+func newCertificate(p constraints.Problem, sep constraints.Separation) Certificate {
 	b := p.Budget()
 	c := Certificate{
 		MaxF: sep.MaxF, Budget: b, Ratio: sep.MaxF / b, ErrBound: sep.ErrBound,
@@ -130,7 +137,8 @@ func NewCertificate(p constraints.Problem, sep constraints.Separation) Certifica
 // (budget - 2·error bound)/max f brings max f below the budget with a
 // margin covering rounding; the returned certificate comes from a fresh
 // exhaustive pass on the returned gamma. A gamma already certified is
-// returned unchanged.
+// returned unchanged. The first certificate, of g itself, comes from
+// opts.Separation when it is set, and otherwise from Verify.
 //
 // In the one-vote relation the gamma returned is also one that ensemble's
 // samplers realise exactly (Realised): there, rounding a value down can
@@ -139,17 +147,12 @@ func NewCertificate(p constraints.Problem, sep constraints.Separation) Certifica
 // of the gamma as sampled. A gamma already certified and realised exactly
 // is returned unchanged.
 func Certify(ctx context.Context, p constraints.Problem, g Gamma, opts VerifyOptions) (Gamma, Certificate, error) {
-	cert, err := Verify(ctx, p, g, opts)
+	cert, err := firstCertificate(ctx, p, g, opts)
 	if err != nil {
 		return nil, Certificate{}, err
 	}
-	return CertifyFrom(ctx, p, g, cert, opts)
-}
-
-// CertifyFrom is Certify for a gamma whose certificate cert is already
-// known, such as the last separation of a cutting-plane solve.
-func CertifyFrom(ctx context.Context, p constraints.Problem, g Gamma, cert Certificate, opts VerifyOptions) (Gamma, Certificate, error) {
-	var err error
+	// Every pass below is of another gamma than the separation's.
+	opts.Separation = nil
 	// sampled is the gamma to certify in place of g.
 	sampled := func(g Gamma) Gamma { return g }
 	if p.Relation == accountant.OneVote {
@@ -178,4 +181,21 @@ func CertifyFrom(ctx context.Context, p constraints.Problem, g Gamma, cert Certi
 		return nil, cert, fmt.Errorf("certify K=%d: still %v after scaling (max f %.17g, budget %.17g)", p.K, cert.Status, cert.MaxF, cert.Budget)
 	}
 	return g, cert, nil
+}
+
+// firstCertificate is the certificate of g that Certify starts from: that
+// of opts.Separation when it is set, which must cover every corner
+// multiset of p in one part, and otherwise Verify's.
+func firstCertificate(ctx context.Context, p constraints.Problem, g Gamma, opts VerifyOptions) (Certificate, error) {
+	sep := opts.Separation
+	if sep == nil {
+		return Verify(ctx, p, g, opts)
+	}
+	if err := checkFor(p, g); err != nil {
+		return Certificate{}, err
+	}
+	if want := p.NumConfigs(); sep.Shards > 1 || sep.Configs == nil || sep.Configs.Cmp(want) != 0 {
+		return Certificate{}, fmt.Errorf("certify K=%d: the separation given covers %v of the %v corner multisets (shard %d of %d): a certificate needs all of them", p.K, sep.Configs, want, sep.Shard, sep.Shards)
+	}
+	return newCertificate(p, *sep), nil
 }

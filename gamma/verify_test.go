@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,6 +97,37 @@ func TestCertifyScalesUniformly(t *testing.T) {
 	up := g.Scale(1 + 1e-9)
 	if c, _ := Verify(context.Background(), p, up, VerifyOptions{}); c.Status == Certified {
 		t.Errorf("scaling %v by 1+1e-9 is still certified: Certify scaled too far", g[0])
+	}
+}
+
+// TestCertifyFromSeparation: Certify started from a separation already
+// run of its gamma returns what it returns from its own pass, and refuses
+// a separation that covers only a shard of the multisets.
+func TestCertifyFromSeparation(t *testing.T) {
+	ctx := context.Background()
+	p := constraints.New(11, 2, 0.1, 1e-5)
+	ones, _ := Const(11, 1)
+	sep, err := p.Separate(ctx, ones, constraints.SeparateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantCert, err := Certify(ctx, p, ones, VerifyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gotCert, err := Certify(ctx, p, ones, VerifyOptions{Separation: &sep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) || gotCert.MaxF != wantCert.MaxF || gotCert.Status != wantCert.Status {
+		t.Errorf("from a separation: %v (%v, max f %v), from its own pass: %v (%v, max f %v)", got, gotCert.Status, gotCert.MaxF, want, wantCert.Status, wantCert.MaxF)
+	}
+	shard, err := p.Separate(ctx, ones, constraints.SeparateOptions{Shard: 0, Shards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Certify(ctx, p, ones, VerifyOptions{Separation: &shard}); err == nil || !strings.Contains(err.Error(), "needs all of them") {
+		t.Errorf("from a shard of the separation: %v, want a refusal", err)
 	}
 }
 

@@ -110,8 +110,11 @@ func checkClaims(e *cache.Entry, key cache.Key) error {
 	if err != nil {
 		return fmt.Errorf("prior %q: %v", key.Prior, err)
 	}
-	u := gamma.Utility(e.Gamma, coeffs)
-	ub := e.UpperBound
+	m, err := gamma.Measure(e.Gamma, coeffs, nil)
+	if err != nil {
+		return err
+	}
+	u, ub := m.Utility, e.UpperBound
 	slack := claimSlack * math.Max(math.Abs(ub), 1)
 	switch {
 	case !(ub > 0) || math.IsInf(ub, 0) || !(e.Gap >= 0):
@@ -121,8 +124,7 @@ func checkClaims(e *cache.Entry, key cache.Key) error {
 	case ub-u > e.Gap*ub+slack:
 		return fmt.Errorf("its gamma's objective %.15g lies %.3g below the stored upper bound %.15g, more than the stored gap %.3g allows: the gamma is not the one solved", u, (ub-u)/ub, ub, e.Gap)
 	}
-	e.Utility = u
-	e.SurrogateError = gamma.SurrogateError(e.Gamma, coeffs)
+	e.Utility, e.SurrogateError = u, m.SurrogateError
 	e.Gap = math.Max((ub-u)/ub, 0)
 	return nil
 }

@@ -35,7 +35,9 @@ func solveOneVote(ctx context.Context, p constraints.Problem, coeffs []float64, 
 		return Result{}, fmt.Errorf("solve K=%d one-vote: %w", p.K, err)
 	}
 	out := Result{Gamma: g, Certificate: cert, LPSolves: 1, Rows: rows, Passes: 1, TieBroken: true}
-	out.measure(opt, coeffs, ub, start)
+	if err := out.measure(opt, coeffs, ub, start); err != nil {
+		return Result{}, fmt.Errorf("solve K=%d one-vote: %w", p.K, err)
+	}
 	return out, nil
 }
 

@@ -89,7 +89,7 @@ type Progress struct {
 type Result struct {
 	Gamma          gamma.Gamma
 	Certificate    gamma.Certificate
-	Utility        float64 // the objective U(gamma); see Utility
+	Utility        float64 // the objective U(gamma) under the prior (gamma.Measurement.Utility)
 	SurrogateError float64
 	// Scale is the factor certification applied to the LP solution (1 if
 	// it was certified as solved).
@@ -174,8 +174,14 @@ func solveM1(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
+	m, err := gamma.Measure(sub, coeffs, nil)
+	if err != nil {
+		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
+	}
 	out := Result{Gamma: g, Certificate: cert, Passes: 1, TieBroken: true}
-	out.measure(sub, coeffs, gamma.Utility(sub, coeffs), start)
+	if err := out.measure(sub, coeffs, m.Utility, start); err != nil {
+		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
+	}
 	return out, nil
 }
 
@@ -385,43 +391,42 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	// in satisfies every privacy row as computed; the certificate adds
 	// the rounding margin, scaling if needed, from in's own exhaustive
 	// separation (one more pass when in was obtained by scaling).
-	g := gamma.FromUpper(p.K, c.in)
-	var cert gamma.Certificate
-	if c.inSep != nil {
-		cert = gamma.NewCertificate(p, *c.inSep)
-	} else {
+	before := gamma.FromUpper(p.K, c.in)
+	if c.inSep == nil {
 		state.Pass++
-		if cert, err = gamma.Verify(ctx, p, g, gamma.VerifyOptions{Workers: opts.Workers}); err != nil {
-			return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
-		}
 	}
-	before := g
-	g, cert, err = gamma.CertifyFrom(ctx, p, g, cert, gamma.VerifyOptions{Workers: opts.Workers})
+	g, cert, err := gamma.Certify(ctx, p, before, gamma.VerifyOptions{Workers: opts.Workers, Separation: c.inSep})
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
 	out := Result{Gamma: g, Certificate: cert, LPSolves: c.lpSolve, Rows: solver.NumRows(), Passes: state.Pass, TieBroken: tieErr == nil, TieBreakError: tieErr, Stalled: c.stalled}
-	out.measure(before, coeffs, ub1, start)
+	if err := out.measure(before, coeffs, ub1, start); err != nil {
+		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
+	}
 	return out, nil
 }
 
 // measure completes r, whose Gamma is before as certification left it:
 // the factor certification applied (Scale) and the exhaustive pass it
-// cost when it changed gamma, the utility and the surrogate error, the
-// upper bound ub (at least the utility) and the gap, and the time since
-// start.
-func (r *Result) measure(before gamma.Gamma, coeffs []float64, ub float64, start time.Time) {
+// cost when it changed gamma, the utility and the surrogate error
+// (gamma.Measure), the upper bound ub (at least the utility) and the gap,
+// and the time since start.
+func (r *Result) measure(before gamma.Gamma, coeffs []float64, ub float64, start time.Time) error {
 	r.Scale = scaleOf(before, r.Gamma)
 	if !slices.Equal(before, r.Gamma) {
 		r.Passes++
 	}
-	r.Utility = gamma.Utility(r.Gamma, coeffs)
+	m, err := gamma.Measure(r.Gamma, coeffs, nil)
+	if err != nil {
+		return err
+	}
+	r.Utility, r.SurrogateError = m.Utility, m.SurrogateError
 	r.UpperBound = math.Max(ub, r.Utility)
 	if r.UpperBound > 0 {
 		r.Gap = (r.UpperBound - r.Utility) / r.UpperBound
 	}
-	r.SurrogateError = gamma.SurrogateError(r.Gamma, coeffs)
 	r.Elapsed = time.Since(start)
+	return nil
 }
 
 // The rows one separation adds with Delta = 0. The costliest multisets

@@ -27,6 +27,17 @@ func mustOpt(t *testing.T, p constraints.Problem, prior gamma.Prior) Result {
 	return r
 }
 
+// utilityOf is g's utility under the prior's coefficients
+// (gamma.Measurement.Utility).
+func utilityOf(t *testing.T, g gamma.Gamma, coeffs []float64) float64 {
+	t.Helper()
+	m, err := gamma.Measure(g, coeffs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Utility
+}
+
 // fullLP solves the gamma LP with every row written down: the thesis'
 // formulation, feasible only for small K.
 func fullLP(t *testing.T, p constraints.Problem, prior gamma.Prior) float64 {
@@ -112,7 +123,7 @@ func TestSolveAtM1IsSub(t *testing.T) {
 			t.Fatal(err)
 		}
 		sub, _ := gamma.Sub(p.K, 1)
-		uSub := gamma.Utility(sub, coeffs)
+		uSub := utilityOf(t, sub, coeffs)
 		if r.Utility > uSub*(1+1e-12) || r.UpperBound < uSub*(1-1e-9) {
 			t.Errorf("%+v: LP utility %v, bound %v: gamma_Sub's %v is not the optimum", p, r.Utility, r.UpperBound, uSub)
 		}
@@ -176,7 +187,7 @@ func TestSolveBeatsCertifiedBaselines(t *testing.T) {
 				continue
 			}
 			certified++
-			if u := gamma.Utility(b, c); u > r.Utility*(1+1e-9) {
+			if u := utilityOf(t, b, c); u > r.Utility*(1+1e-9) {
 				t.Errorf("%+v: certified baseline %v has utility %v > gamma_opt's %v", p, b, u, r.Utility)
 			}
 		}
@@ -210,10 +221,10 @@ func TestSolvePriorMatters(t *testing.T) {
 	cu, _ := gamma.UniformPrior().Coefficients(11)
 	ct, _ := tpPrior(t).Coefficients(11)
 	// Each is optimal for its own prior.
-	if gamma.Utility(u.Gamma, cu) < gamma.Utility(tp.Gamma, cu)*(1-1e-9) {
+	if utilityOf(t, u.Gamma, cu) < utilityOf(t, tp.Gamma, cu)*(1-1e-9) {
 		t.Error("gamma optimised for T_U is worse than gamma for T_P under T_U")
 	}
-	if gamma.Utility(tp.Gamma, ct) < gamma.Utility(u.Gamma, ct)*(1-1e-9) {
+	if utilityOf(t, tp.Gamma, ct) < utilityOf(t, u.Gamma, ct)*(1-1e-9) {
 		t.Error("gamma optimised for T_P is worse than gamma for T_U under T_P")
 	}
 }

@@ -7,10 +7,10 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/discrete"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -159,7 +159,7 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 			m := r.Mechanism.(ensemble.OneVoteDaRRM)
 			m.Eps = x
 			r.Mechanism = m
-		}, value: id, max: constraints.MaxMEps, guess: r.Budget.Eps / float64(queries)}, nil
+		}, value: id, max: param.MaxMEps, guess: r.Budget.Eps / float64(queries)}, nil
 	case ensemble.ConfidentGNMax:
 		// ρ per query = 1/σ2² + 1/(2σ1²) = (1 + 1/(2 ratio²))/σ2².
 		return knob{setting: settingSigma2, set: func(r *Request, x float64) {

@@ -8,12 +8,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/cachedir"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -37,7 +37,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "format", Default: cliout.Table, Usage: "output format: table, json or csv"},
 	{Name: "workers", Default: 0, Usage: "goroutines for parallel work (0: all cores)"},
 	{Name: "seed", Default: uint64(0), Usage: "seed of an experiment, marked NOT FOR RELEASE", DefaultText: "crypto/rand"},
-	{Name: "cache-dir", Default: "", Usage: "cache folder", DefaultText: "$" + cache.EnvDir + " or $XDG_CACHE_HOME/darrm"},
+	{Name: "cache-dir", Default: "", Usage: "cache folder", DefaultText: "$" + cachedir.Env + " or $XDG_CACHE_HOME/darrm"},
 	{Name: "no-cache", Default: false, Usage: "neither read nor write the cache (gamma_opt, teachers)"},
 	{Name: "prior", Default: gamma.UniformPrior(), Usage: "gamma_opt's prior: uniform, tp, a mean, or K means"},
 	{Name: "plot", Default: "", Usage: "also draw the figure to this .png or .svg file"},

@@ -21,6 +21,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/cachedir"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -44,8 +45,8 @@ func (f *cacheFlags) Open() (*cache.Dir, error) {
 		// input, as an output into a folder that is a file is.
 		what := "--cache-dir " + f.Dir
 		if f.Dir == "" {
-			dir, _ := cache.DefaultDir()
-			what = fmt.Sprintf("the cache folder %s ($%s, else $XDG_CACHE_HOME/darrm)", dir, cache.EnvDir)
+			dir, _ := cachedir.Default()
+			what = fmt.Sprintf("the cache folder %s ($%s, else $XDG_CACHE_HOME/darrm)", dir, cachedir.Env)
 		}
 		return nil, cli.Usagef("%s: not a folder (it, or a folder above it, is a file): give a folder with --cache-dir, or --no-cache", what)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/darrm/darrm/cache"
+	"github.com/darrm/darrm/internal/cachedir"
 	"github.com/darrm/darrm/internal/pgtest"
 	"github.com/darrm/darrm/ledger"
 )
@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
-	os.Setenv(cache.EnvDir, filepath.Join(dir, "cache"))
+	os.Setenv(cachedir.Env, filepath.Join(dir, "cache"))
 	code := pgtest.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)

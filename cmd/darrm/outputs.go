@@ -7,8 +7,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/internal/cachedir"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
 )
@@ -90,9 +90,9 @@ func protectedFiles(cmd *cobra.Command, args []string) []cli.Protected {
 	}
 	cacheDir := value("cache-dir")
 	if cacheDir == "" {
-		cacheDir, _ = cache.DefaultDir()
+		cacheDir, _ = cachedir.Default()
 	}
-	protect = append(protect, cli.Protected{What: "the gamma cache", Path: cacheDir, Dir: true, Owns: cache.Owns})
+	protect = append(protect, cli.Protected{What: "the gamma cache", Path: cacheDir, Dir: true, Owns: cachedir.Owns})
 	if d, err := ledger.StateDir(); err == nil {
 		protect = append(protect, cli.Protected{What: "darrm's records of the ledgers", Path: d, Dir: true})
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/darrm/darrm/experiments/dpsgd"
 	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/internal/decimal"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
@@ -252,7 +253,7 @@ func (p Params) Validate(n int) error {
 	bad := func(name string, v float64, rule string, args ...any) error {
 		return &accountant.ParamError{Name: name, Value: v, Rule: fmt.Sprintf(rule, args...)}
 	}
-	if err := constraints.CheckM(p.M, K); err != nil {
+	if err := param.M(p.M, K); err != nil {
 		return err
 	}
 	if p.Redraws < 1 || p.Redraws > maxRedraws {

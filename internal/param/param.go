@@ -109,6 +109,22 @@ func Teachers(k int, twoClass bool) error {
 	return nil
 }
 
+// M checks m, the multiple of the teachers' eps that each release of K = k
+// teachers' majority is held to (m·eps): in [1, K]. It is the one check of
+// m, whichever problem, command or experiment takes it.
+func M(m float64, k int) error {
+	if !(m >= 1 && m <= float64(k)) {
+		return &Error{Name: "m", Value: m, Rule: fmt.Sprintf("must be in [1, K] = [1, %d]", k)}
+	}
+	return nil
+}
+
+// MaxMEps bounds m·eps, the eps of each release of DaRRM's problem
+// (constraints.Problem.Validate), and so the eps a search for it tries:
+// beyond it e^{m·eps} overflows the arithmetic and the guarantee is
+// vacuous anyway.
+const MaxMEps = 100.0
+
 // MaxWorkers bounds a number of goroutines for parallel work: each is
 // started whether or not there is work for it, so a number near 2^63
 // never returned.

@@ -26,6 +26,7 @@ func TestChecks(t *testing.T) {
 		{"count >= 1", []float64{1, 7}, []float64{0, -3}, func(x float64) error { return Count("x", int(x), 1) }},
 		{"teachers", []float64{1, 4}, []float64{0, -1}, func(x float64) error { return Teachers(int(x), false) }},
 		{"two-class teachers", []float64{1, 3}, []float64{0, 2, 4}, func(x float64) error { return Teachers(int(x), true) }},
+		{"m of 5 teachers", []float64{1, 2.5, 5}, []float64{0.99, 5.01, nan, inf}, func(x float64) error { return M(x, 5) }},
 		{"count in [1, 2^53]", []float64{1, 1 << 53}, []float64{0, 1<<53 + 2, 1e18}, func(x float64) error { return CountIn("x", int(x), 1, 1<<53) }},
 	} {
 		for _, x := range tc.ok {
