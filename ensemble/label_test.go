@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
@@ -62,7 +63,7 @@ func TestLabel(t *testing.T) {
 		{"all", context.Background(), queries, 0, 0, 10, nil},
 		{"stop", context.Background(), queries, 4, 0, 4, nil},
 		{"each fails", context.Background(), queries, 0, 6, 6, errEach},
-		{"bad votes", context.Background(), bad, 0, 0, 3, &votefile.VoteError{}},
+		{"bad votes", context.Background(), bad, 0, 0, 3, &tally.VoteError{}},
 		{"canceled", canceled, queries, 0, 0, 10, context.Canceled},
 		{"canceled, long", canceled, heldVotes(checkEvery+5, 5), 0, 0, checkEvery, context.Canceled},
 	} {
@@ -78,7 +79,7 @@ func TestLabel(t *testing.T) {
 			}
 			return q.Index == tc.stopAt, nil
 		})
-		var ve *votefile.VoteError
+		var ve *tally.VoteError
 		switch {
 		case tc.err == nil && err != nil,
 			tc.err == errEach && !errors.Is(err, errEach),

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/tally"
 )
 
 // TestRead: the one reader decides 0/1 votes, counts or class indices
@@ -102,7 +104,7 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("query %d: %d counts summing to %d, for C = %d, K = %d", q.Index, len(q.Counts), sum, in.Classes(), in.K())
 			}
 			if q.Votes != nil {
-				if l, err := CheckVotes(in.K(), q.Votes); err != nil || l != q.Counts[1] {
+				if l, err := tally.Votes(in.K(), q.Votes); err != nil || l != q.Counts[1] {
 					t.Fatalf("query %d: votes %v count %d (%v), counts %v", q.Index, q.Votes, l, err, q.Counts)
 				}
 			}

@@ -19,7 +19,7 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"low-level helpers", []string{"internal/ctxio", "internal/atomicfile", "internal/bigmath", "internal/plural", "internal/enum", "internal/roots", "internal/outward", "internal/decimal", "internal/param", "internal/peek", "internal/docstest", "internal/layers", "internal/pgtest"}},
+	{"low-level helpers", []string{"internal/ctxio", "internal/atomicfile", "internal/bigmath", "internal/plural", "internal/enum", "internal/roots", "internal/outward", "internal/decimal", "internal/param", "internal/peek", "internal/tally", "internal/docstest", "internal/layers", "internal/pgtest"}},
 	{"vote and label files", []string{"votefile"}},
 	{"numerics", []string{"noise", "internal/poissonbinom", "internal/lp"}},
 	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "internal/fixtures"}},
