@@ -68,8 +68,13 @@ func TestRead(t *testing.T) {
 // object's key, and neither is the other.
 func TestIsHeader(t *testing.T) {
 	vote, label := []byte(metaLine(LayoutCounts, 3, 4)), []byte(`{"darrm-labels":1,"mechanism":"gnmax"}`)
-	if !IsVoteHeader(vote) || IsLabelHeader(vote) || !IsLabelHeader(label) || IsVoteHeader(label) || IsVoteHeader([]byte("1,0,1")) {
-		t.Error("a vote or label header not told apart")
+	for _, tc := range []struct {
+		obj           []byte
+		labels, found bool
+	}{{vote, false, true}, {label, true, true}, {[]byte("1,0,1"), false, false}} {
+		if labels, ok := IsHeader(tc.obj); labels != tc.labels || ok != tc.found {
+			t.Errorf("IsHeader(%s) = %v, %v: a vote or label header not told apart", tc.obj, labels, ok)
+		}
 	}
 }
 
