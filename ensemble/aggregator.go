@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/poissonbinom"
+	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -36,8 +37,9 @@ type Labeler interface {
 	Mechanism() Mechanism
 	// Answer returns the label of query q, drawing from src, and whether
 	// q was answered (the label is -1 when a threshold step withheld it).
-	// Votes it cannot count are a *VoteError or a *CountsError and
-	// release nothing.
+	// Votes it cannot count (not one per teacher, a vote other than 0
+	// and 1, counts of the wrong length or sum) are an error that says
+	// why, and release nothing.
 	Answer(q *votefile.Query, src *noise.Source) (label int, answered bool, err error)
 }
 
@@ -50,8 +52,8 @@ type Aggregator interface {
 	Gamma() gamma.Gamma
 	// Aggregate returns the private label of one query from the K votes,
 	// each the byte value 0 or 1 (not the characters '0' and '1'); any
-	// other input is a *VoteError and releases nothing. Randomness comes
-	// from src.
+	// other input is an error that names the vote at fault, and releases
+	// nothing. Randomness comes from src.
 	Aggregate(votes []byte, src *noise.Source) (byte, error)
 }
 
@@ -191,7 +193,7 @@ func (tb *table) Mechanism() Mechanism { return tb.mech }
 
 // Answer releases the label of q from its votes; every query is answered.
 func (tb *table) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
-	l, err := votefile.CheckVotes(tb.k, q.Votes)
+	l, err := tally.Votes(tb.k, q.Votes)
 	if err != nil {
 		return -1, false, err
 	}

@@ -7,9 +7,9 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
 // darrmAggregator is Algorithm 1 with a certified noise function: the majority of
@@ -90,7 +90,7 @@ func (d *darrmAggregator) Gamma() gamma.Gamma { return d.g }
 
 // Aggregate releases the label of one query.
 func (d *darrmAggregator) Aggregate(votes []byte, src *noise.Source) (byte, error) {
-	l, err := votefile.CheckVotes(d.k, votes)
+	l, err := tally.Votes(d.k, votes)
 	if err != nil {
 		return 0, err
 	}
@@ -173,7 +173,7 @@ func (r *rrAggregator) PConst() float64 { return r.pconst }
 
 // Aggregate releases the label of one query.
 func (r *rrAggregator) Aggregate(votes []byte, src *noise.Source) (byte, error) {
-	l, err := votefile.CheckVotes(r.k, votes)
+	l, err := tally.Votes(r.k, votes)
 	if err != nil {
 		return 0, err
 	}

@@ -7,10 +7,10 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
 // gnmaxAggregator is the Gaussian NoisyMax aggregator of PATE (Papernot et al. 2018,
@@ -148,7 +148,7 @@ func (g *gnmaxAggregator) BitEpsilon() float64 { return g.bitEps }
 
 // Aggregate releases the label of one query.
 func (g *gnmaxAggregator) Aggregate(votes []byte, src *noise.Source) (byte, error) {
-	l, err := votefile.CheckVotes(g.k, votes)
+	l, err := tally.Votes(g.k, votes)
 	if err != nil {
 		return 0, err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/discrete"
+	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -76,7 +77,7 @@ func (g *lnmaxAggregator) Mechanism() Mechanism { return LNMax{LNMax: g.mech} }
 // answered.
 func (g *lnmaxAggregator) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
 	counts := q.Counts
-	if _, err := votefile.CheckCounts(counts, g.teachers, g.classes); err != nil {
+	if _, err := tally.Counts(counts, g.teachers, g.classes); err != nil {
 		return -1, false, err
 	}
 	return noisyArgmax(counts, g.noise.Sample, src, &g.ties), true, nil

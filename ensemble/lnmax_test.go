@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -62,7 +63,7 @@ func TestLNMax(t *testing.T) {
 	if got := float64(wins) / n; math.Abs(got-p) > 5*math.Sqrt(p*(1-p)/n) {
 		t.Errorf("runner-up wins %v, want %v", got, p)
 	}
-	var ce *votefile.CountsError
+	var ce *tally.CountsError
 	if _, _, err := g.Answer(&votefile.Query{Counts: []int{25, 26, 0, 0}}, src); !errors.As(err, &ce) {
 		t.Errorf("counts summing to 51 for K = 50: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/discrete"
+	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -155,10 +156,10 @@ func (g *classGNMax) Mechanism() Mechanism {
 
 // Answer returns the private label of query q from its C vote counts,
 // which sum to K, and whether it was answered (the label is -1 when
-// not). Counts of the wrong length or sum are a *votefile.CountsError.
+// not). Counts of the wrong length or sum are an error that says why.
 func (g *classGNMax) Answer(q *votefile.Query, src *noise.Source) (label int, answered bool, err error) {
 	counts := q.Counts
-	top, err := votefile.CheckCounts(counts, g.teachers, g.classes)
+	top, err := tally.Counts(counts, g.teachers, g.classes)
 	if err != nil {
 		return -1, false, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -193,7 +194,7 @@ func (s *subsampleAggregator) Answer(q *votefile.Query, src *noise.Source) (int,
 // Aggregate releases the label of one query. Every vote is checked,
 // not only the sampled ones, so that bad input fails whatever the draw.
 func (s *subsampleAggregator) Aggregate(votes []byte, src *noise.Source) (byte, error) {
-	all, err := votefile.CheckVotes(s.k, votes)
+	all, err := tally.Votes(s.k, votes)
 	if err != nil {
 		return 0, err
 	}

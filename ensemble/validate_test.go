@@ -7,9 +7,9 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/votefile"
 )
 
 // aggregators returns one aggregator of each kind for K = 11, m = 3.
@@ -61,7 +61,7 @@ func TestAggregateRejectsBadVotes(t *testing.T) {
 			{"characters '0'/'1'", chars, 0},
 		} {
 			label, err := agg.Aggregate(c.votes, noise.NewSeededSource(1))
-			var ve *votefile.VoteError
+			var ve *tally.VoteError
 			if !errors.As(err, &ve) || ve.Index != c.index || ve.K != 11 {
 				t.Errorf("%s, %s: label %d, err %v; want a VoteError at index %d", agg.Name(), c.name, label, err, c.index)
 			}

@@ -11,7 +11,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
-	"github.com/darrm/darrm/provenance"
 )
 
 // Candidate is a noise function of a comparison at equal totals with the
@@ -135,59 +134,4 @@ func released(ctx context.Context, r Request) (gamma.Gamma, error) {
 		return nil, fmt.Errorf("plan: %s on %d classes releases no noise function of the majority", r.Mechanism.Name(), r.Classes)
 	}
 	return gnmaxGamma(r.K, g.Sigma2)
-}
-
-// Simulated is a mechanism of a simulation at equal totals, with its
-// neighbouring relation: its plan, or why nothing fits, and, when it fits,
-// what its aggregator is in words, its simulation and Pr[label = 1] at the
-// teachers' probabilities (gamma.LabelOne).
-type Simulated struct {
-	Mechanism provenance.MechanismName
-	Relation  accountant.Relation
-	Equal
-	Label    string
-	Sim      ensemble.SimResult
-	LabelOne float64
-}
-
-// SimulateAtTotals plans each request for budget over queries
-// (EqualTotals) and simulates each that fits at its plan's parameters, on
-// the same teachers' probabilities p and seed (ensemble.Simulate, n
-// queries).
-func SimulateAtTotals(ctx context.Context, rs []Request, budget accountant.Budget, queries int, p []float64, n int, seed uint64) ([]Simulated, error) {
-	eqs, err := EqualTotals(ctx, rs, budget, queries)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Simulated, len(eqs))
-	var aggs []ensemble.Aggregator
-	var at []int // the row of each aggregator
-	for i, e := range eqs {
-		m := rs[i].Mechanism
-		out[i] = Simulated{Mechanism: m.Name(), Relation: ensemble.RelationOf(m), Equal: e}
-		if e.NoFit != nil {
-			continue
-		}
-		agg, label, err := Aggregator(ctx, e.Plan.Request)
-		if err != nil {
-			return nil, err
-		}
-		out[i].Label = label
-		aggs, at = append(aggs, agg.(ensemble.Aggregator)), append(at, i)
-	}
-	if len(aggs) == 0 {
-		return out, nil
-	}
-	res, err := ensemble.Simulate(ctx, aggs, p, n, seed)
-	if err != nil {
-		return nil, err
-	}
-	for j, s := range res {
-		r := &out[at[j]]
-		r.Sim = s
-		if r.LabelOne, err = gamma.LabelOne(aggs[j].Gamma(), p); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }

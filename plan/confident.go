@@ -12,6 +12,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
@@ -107,7 +108,7 @@ func (p Proxy) check(k, classes int) error {
 		return &accountant.ParamError{Name: "votes K", Value: float64(n), Rule: fmt.Sprintf("every proxy query has K = %d votes: the proxy votes must be of the plan's K = %d teachers", n, k)}
 	}
 	for i, c := range p.Counts {
-		if _, err := votefile.CheckCounts(c, k, classes); err != nil {
+		if _, err := tally.Counts(c, k, classes); err != nil {
 			return fmt.Errorf("proxy votes, query %d: %w", i+1, err)
 		}
 		if p.Truth != nil && (p.Truth[i] < 0 || p.Truth[i] >= classes) {

@@ -190,12 +190,17 @@ func (vf *voteFile) setMeta(m *Meta, file string) error {
 	return nil
 }
 
-// IsVoteHeader reports whether obj, the JSON object of a file's first
-// line (after "# " in CSV), is a vote file's metadata header: it has
-// the key headerKey.
-func IsVoteHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), headerKey) }
-
-// IsLabelHeader reports whether obj, the JSON object of a file's first
-// line (after "# " in CSV), is a label file's header: it has the key
-// labelsKey.
-func IsLabelHeader(obj []byte) bool { return slices.Contains(peek.Keys(obj), labelsKey) }
+// IsHeader reports whether obj, the JSON object of a file's first line
+// (after "# " in CSV), is the header of a file of this package (ok), a
+// label file's (labels: it has the key labelsKey) or a vote file's
+// metadata header (it has the key headerKey, which decides when it has
+// both), so that a caller that recognises files tells both apart by one
+// call.
+func IsHeader(obj []byte) (labels, ok bool) {
+	keys := peek.Keys(obj)
+	if slices.Contains(keys, headerKey) {
+		return false, true
+	}
+	labels = slices.Contains(keys, labelsKey)
+	return labels, labels
+}

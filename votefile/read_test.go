@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/tally"
 )
 
 // TestRead: the one reader decides 0/1 votes, counts or class indices
@@ -66,8 +68,13 @@ func TestRead(t *testing.T) {
 // object's key, and neither is the other.
 func TestIsHeader(t *testing.T) {
 	vote, label := []byte(metaLine(LayoutCounts, 3, 4)), []byte(`{"darrm-labels":1,"mechanism":"gnmax"}`)
-	if !IsVoteHeader(vote) || IsLabelHeader(vote) || !IsLabelHeader(label) || IsVoteHeader(label) || IsVoteHeader([]byte("1,0,1")) {
-		t.Error("a vote or label header not told apart")
+	for _, tc := range []struct {
+		obj           []byte
+		labels, found bool
+	}{{vote, false, true}, {label, true, true}, {[]byte("1,0,1"), false, false}} {
+		if labels, ok := IsHeader(tc.obj); labels != tc.labels || ok != tc.found {
+			t.Errorf("IsHeader(%s) = %v, %v: a vote or label header not told apart", tc.obj, labels, ok)
+		}
 	}
 }
 
@@ -102,7 +109,7 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("query %d: %d counts summing to %d, for C = %d, K = %d", q.Index, len(q.Counts), sum, in.Classes(), in.K())
 			}
 			if q.Votes != nil {
-				if l, err := CheckVotes(in.K(), q.Votes); err != nil || l != q.Counts[1] {
+				if l, err := tally.Votes(in.K(), q.Votes); err != nil || l != q.Counts[1] {
 					t.Fatalf("query %d: votes %v count %d (%v), counts %v", q.Index, q.Votes, l, err, q.Counts)
 				}
 			}

@@ -1,7 +1,6 @@
 package votefile
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 )
@@ -134,74 +133,4 @@ func (i Input) String() string {
 		return "multi-class votes"
 	}
 	return "two-class votes"
-}
-
-// VoteError reports votes that cannot be counted (CheckVotes): the wrong
-// number of them, or a value other than 0 and 1.
-type VoteError struct {
-	K     int // the teachers the aggregator has
-	Len   int // the votes given
-	Index int // the first vote that is not 0 or 1, or -1
-	Value byte
-}
-
-func (e *VoteError) Error() string {
-	if e.Index < 0 {
-		return fmt.Sprintf("votes: got %d, want one per teacher, K = %d", e.Len, e.K)
-	}
-	msg := fmt.Sprintf("votes[%d] = %d: a vote must be the byte value 0 or 1", e.Index, e.Value)
-	if e.Value == '0' || e.Value == '1' {
-		msg += fmt.Sprintf(" (this is the character %q: convert with v - '0')", e.Value)
-	}
-	return msg
-}
-
-// CheckVotes counts the 1-votes of k teachers, checking that there are k
-// votes, each the byte value 0 or 1; else it returns a *VoteError.
-func CheckVotes(k int, votes []byte) (int, error) {
-	if len(votes) != k {
-		return 0, &VoteError{K: k, Len: len(votes), Index: -1}
-	}
-	var l int
-	for i, v := range votes {
-		if v > 1 {
-			return 0, &VoteError{K: k, Len: len(votes), Index: i, Value: v}
-		}
-		l += int(v)
-	}
-	return l, nil
-}
-
-// CountsError reports counts that cannot be taken (CheckCounts).
-type CountsError struct{ Msg string }
-
-func (e *CountsError) Error() string { return "counts: " + e.Msg }
-
-// CheckCounts checks the counts of one query: C = classes counts, each
-// >= 0, summing to at most K = teachers (fewer when teachers abstained);
-// else it returns a *CountsError. It returns the index of the first
-// largest.
-//
-// A sum below K leaves the mechanisms' data-independent analysis as it
-// is: a teacher's vote that changes, or is withdrawn (or cast), moves at
-// most one count down by one and one count up by one, the sensitivity
-// that analysis assumes (docs/pate.md, "Abstaining teachers").
-func CheckCounts(counts []int, teachers, classes int) (top int, err error) {
-	if len(counts) != classes {
-		return 0, &CountsError{Msg: fmt.Sprintf("got %d, want C = %d", len(counts), classes)}
-	}
-	sum := 0
-	for i, n := range counts {
-		if n < 0 {
-			return 0, &CountsError{Msg: fmt.Sprintf("class %d: a count must be >= 0", i)}
-		}
-		sum += n
-		if n > counts[top] {
-			top = i
-		}
-	}
-	if sum > teachers {
-		return 0, &CountsError{Msg: fmt.Sprintf("sum to %d, more than K = %d", sum, teachers)}
-	}
-	return top, nil
 }

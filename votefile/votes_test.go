@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/tally"
 )
 
 type row struct {
@@ -189,7 +191,7 @@ func TestReadLongFile(t *testing.T) {
 	count := 0
 	for vr.Next() {
 		count++
-		if l, err := CheckVotes(5, vr.Query().Votes); err != nil || l != 3 {
+		if l, err := tally.Votes(5, vr.Query().Votes); err != nil || l != 3 {
 			t.Fatalf("row %d: %d votes for", count, l)
 		}
 	}

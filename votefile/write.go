@@ -8,6 +8,8 @@ import (
 	"strconv"
 
 	"codeberg.org/sbinet/npyio/npy"
+
+	"github.com/darrm/darrm/internal/tally"
 )
 
 // WriteVotes writes a CSV vote file that Open reads as 0/1 votes: the
@@ -37,7 +39,7 @@ func WriteVotes(w io.Writer, meta *Meta, ids []string, votes [][]byte) error {
 	}
 	b = append(b, '\n')
 	err := writeRows(w, b, ids, len(votes), func(b []byte, q int) ([]byte, error) {
-		if _, err := CheckVotes(k, votes[q]); err != nil {
+		if _, err := tally.Votes(k, votes[q]); err != nil {
 			return b, err
 		}
 		for i, x := range votes[q] {
@@ -105,7 +107,7 @@ func WriteCounts(w io.Writer, meta *Meta, ids []string, counts [][]int) error {
 // writes: C counts >= 0 summing to K, the first query's. Teachers that
 // vote all vote: a file that they write has no abstentions.
 func checkCountRow(counts []int, q, k, c int) error {
-	if _, err := CheckCounts(counts, k, c); err != nil {
+	if _, err := tally.Counts(counts, k, c); err != nil {
 		return err
 	}
 	sum := 0
@@ -113,7 +115,7 @@ func checkCountRow(counts []int, q, k, c int) error {
 		sum += n
 	}
 	if sum != k {
-		return &CountsError{Msg: fmt.Sprintf("query %d: sum to %d, want K = %d, as the first query's", q+1, sum, k)}
+		return &tally.CountsError{Msg: fmt.Sprintf("query %d: sum to %d, want K = %d, as the first query's", q+1, sum, k)}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 
 	"github.com/spf13/cobra"
@@ -86,7 +87,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 // equalTotals compares the mechanisms of mech at equal totals over each of
 // f.BudgetQueries queries: each planned from the problem p of the flags,
 // as darrm plan plans it, and simulated on the same teachers and seed
-// (plan.SimulateAtTotals).
+// (simulateAtTotals).
 func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, mech checkedMechanisms, teachers []float64) ([]report.SimEqual, error) {
 	budget := f.Totals.budget()
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers},
@@ -107,14 +108,59 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, mech
 	}
 	var out []report.SimEqual
 	for _, q := range f.BudgetQueries {
-		sims, err := plan.SimulateAtTotals(cmd.Context(), rs, f.Totals.budget(), q, teachers, f.Queries, f.Seed)
+		rows, err := simulateAtTotals(cmd.Context(), rs, f.Totals.budget(), q, teachers, f.Queries, f.Seed)
 		if errors.As(err, new(*optimal.SourceError)) {
 			return nil, sourceError(err, "")
 		}
 		if err != nil {
 			return nil, cli.AsUsage(flagErr(err, budgetFlags))
 		}
-		out = append(out, report.SimEqualOf(f.Totals.heading(q), sims))
+		out = append(out, report.NewSimEqual(f.Totals.heading(q), rows))
+	}
+	return out, nil
+}
+
+// simulateAtTotals plans each request for budget over queries
+// (plan.EqualTotals) and simulates each that fits at its plan's
+// parameters, on the same teachers' probabilities p and seed
+// (ensemble.Simulate, n queries): each mechanism's row of the comparison,
+// with its neighbouring relation, its plan or why nothing fits, and, when
+// it fits, what its aggregator is in words, its simulation and Pr[label =
+// 1] at p (gamma.LabelOne).
+func simulateAtTotals(ctx context.Context, rs []plan.Request, budget accountant.Budget, queries int, p []float64, n int, seed uint64) ([]report.SimEqualRow, error) {
+	eqs, err := plan.EqualTotals(ctx, rs, budget, queries)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]report.SimEqualRow, len(eqs))
+	var aggs []ensemble.Aggregator
+	var at []int // the row of each aggregator
+	for i, e := range eqs {
+		m := rs[i].Mechanism
+		out[i] = report.SimEqualRow{Planned: report.NewPlanned(m.Name(), e), Relation: ensemble.RelationOf(m)}
+		if e.NoFit != nil {
+			continue
+		}
+		agg, label, err := plan.Aggregator(ctx, e.Plan.Request)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Label = label
+		aggs, at = append(aggs, agg.(ensemble.Aggregator)), append(at, i)
+	}
+	if len(aggs) == 0 {
+		return out, nil
+	}
+	res, err := ensemble.Simulate(ctx, aggs, p, n, seed)
+	if err != nil {
+		return nil, err
+	}
+	for j, s := range res {
+		r := &out[at[j]]
+		r.Agree, r.Agreement, r.Lo, r.Hi, r.Exact = s.Agree, s.Rate, s.Lo, s.Hi, s.Exact
+		if r.LabelOne, err = gamma.LabelOne(aggs[j].Gamma(), p); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -185,11 +185,13 @@ func lineKind(line []byte) *fileKind {
 
 // kindOf recognises darrm's files by their first JSON object, obj.
 func kindOf(obj []byte) *fileKind {
-	switch {
-	case votefile.IsVoteHeader(obj):
+	if labels, ok := votefile.IsHeader(obj); ok {
+		if labels {
+			return kindLabels
+		}
 		return kindVotes
-	case votefile.IsLabelHeader(obj):
-		return kindLabels
+	}
+	switch {
 	case ledger.IsLedger(obj):
 		return kindLedger
 	case report.IsShard(obj):

@@ -334,17 +334,6 @@ func NewSimEqual(e EqualTotals, rows []SimEqualRow) SimEqual {
 	return out
 }
 
-// SimEqualOf is simulate's comparison at the total e of the mechanisms
-// planned and simulated for it (plan.SimulateAtTotals).
-func SimEqualOf(e EqualTotals, sims []plan.Simulated) SimEqual {
-	rows := make([]SimEqualRow, len(sims))
-	for i, s := range sims {
-		rows[i] = SimEqualRow{Planned: NewPlanned(s.Mechanism, s.Equal), Label: s.Label, Relation: s.Relation,
-			Agree: s.Sim.Agree, Agreement: s.Sim.Rate, Lo: s.Sim.Lo, Hi: s.Sim.Hi, Exact: s.Sim.Exact, LabelOne: s.LabelOne}
-	}
-	return NewSimEqual(e, rows)
-}
-
 // write prints the comparison as a table.
 func (s SimEqual) write(t *cliout.Text) {
 	t.Line("")

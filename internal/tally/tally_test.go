@@ -1,0 +1,52 @@
+package tally
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestVotes: the 1-votes are counted, and votes of the wrong number or
+// value are a *VoteError naming the first at fault.
+func TestVotes(t *testing.T) {
+	for _, tc := range []struct {
+		votes []byte
+		ones  int
+		index int // the VoteError's Index; -2: no error
+	}{
+		{[]byte{1, 0, 1}, 2, -2},
+		{[]byte{1, 0}, 0, -1},
+		{[]byte{1, '1', 2}, 0, 1},
+	} {
+		l, err := Votes(3, tc.votes)
+		var ve *VoteError
+		switch {
+		case tc.index == -2 && (err != nil || l != tc.ones):
+			t.Errorf("Votes(3, %v) = %d, %v: want %d", tc.votes, l, err, tc.ones)
+		case tc.index != -2 && (!errors.As(err, &ve) || ve.Index != tc.index):
+			t.Errorf("Votes(3, %v): %v, want a VoteError at %d", tc.votes, err, tc.index)
+		}
+	}
+}
+
+// TestCounts: the first largest count is the top, and counts of the wrong
+// length, a negative count or a sum above K are a *CountsError; a sum below
+// K (abstaining teachers) is not.
+func TestCounts(t *testing.T) {
+	for _, tc := range []struct {
+		counts []int
+		top    int
+		ok     bool
+	}{
+		{[]int{1, 3, 3}, 1, true},
+		{[]int{0, 2, 1}, 1, true},
+		{[]int{1, 3}, 0, false},
+		{[]int{-1, 3, 3}, 0, false},
+		{[]int{2, 3, 3}, 0, false},
+	} {
+		top, err := Counts(tc.counts, 7, 3)
+		var ce *CountsError
+		if tc.ok && (err != nil || top != tc.top) || !tc.ok && !errors.As(err, &ce) {
+			t.Errorf("Counts(%v, 7, 3) = %d, %v: want %d, ok %v", tc.counts, top, err, tc.top, tc.ok)
+		}
+	}
+}
