@@ -15,39 +15,6 @@ type Guarantee struct {
 	Delta float64 `json:"delta"`
 }
 
-// maxDelta is the largest δ of a per-query guarantee that darrm releases
-// at or accounts to: the mechanism that publishes its whole input with
-// probability δ is (0, δ)-DP, so above δ = 1/2 a guarantee allows a
-// release that is more likely to expose a record than not, and says
-// nothing. CheckDelta applies it.
-const maxDelta = 0.5
-
-// CheckDelta checks the δ named name of a per-query guarantee or of the
-// total an account reports: a finite number in [0, 0.5] (above δ = 1/2,
-// a guarantee says nothing); a *ParamError otherwise.
-func CheckDelta(name string, delta float64) error {
-	if !(delta >= 0 && delta <= maxDelta) {
-		return &ParamError{Name: name, Value: delta, Rule: fmt.Sprintf("must be in [0, %v]: above delta = %v, a guarantee allows publishing a record more often than not", maxDelta, maxDelta)}
-	}
-	return nil
-}
-
-// CheckConversionDelta checks the δ named name at which a Rényi DP bound
-// is converted to (ε, δ)-DP: in (0, 1), and at δ = 0 it says the
-// conversion's own rule (no finite ε bounds it there), which a δ of a
-// guarantee that CheckDelta takes may break.
-func CheckConversionDelta(name string, delta float64) error {
-	if delta == 0 {
-		return &ParamError{Name: name, Value: delta, Rule: "must be > 0 to convert Renyi DP to (eps, delta)-DP (at delta = 0 no finite eps bounds it)"}
-	}
-	return param.OpenUnit(name, delta)
-}
-
-// CheckDeltaPrime checks the slack δ' of a composition (general or
-// optimal, Theorem 3.3.3; the teachers' cap's; a conversion's): in (0, 1),
-// named "delta'".
-func CheckDeltaPrime(deltaPrime float64) error { return param.OpenUnit("delta'", deltaPrime) }
-
 // String formats g as "(ε, δ)-DP", each number by FormatBound.
 func (g Guarantee) String() string {
 	return fmt.Sprintf("(%s, %s)-DP", FormatBound(g.Eps), FormatBound(g.Delta))

@@ -137,7 +137,7 @@ func (a Account) check() error {
 		if err := param.Delta("total delta", *a.Delta); err != nil {
 			return err
 		}
-	} else if err := CheckDeltaPrime(a.DeltaPrime); err != nil {
+	} else if err := param.DeltaPrime(a.DeltaPrime); err != nil {
 		return err
 	}
 	return nil

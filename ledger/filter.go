@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -54,7 +55,7 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 		return FilterChoice{}, err
 	}
 	// A label's δ is a per-query δ, in the range of every one.
-	if err := accountant.CheckDelta("delta", step.Delta); err != nil {
+	if err := param.GuaranteeDelta("delta", step.Delta); err != nil {
 		return FilterChoice{}, fmt.Errorf("ledger: the labels declared: %w", err)
 	}
 	if err := step.Check(); err != nil {

@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -351,7 +352,7 @@ func checkHeader(h Header) error {
 	if err := checkBudget(h.Budget); err != nil {
 		return err
 	}
-	if err := accountant.CheckDeltaPrime(h.DeltaPrime); err != nil {
+	if err := param.DeltaPrime(h.DeltaPrime); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
 	switch {

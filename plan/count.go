@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -277,7 +278,7 @@ func fitWords(k int) string {
 }
 
 // validate checks r's budget and slack: the rules of every budget
-// (accountant.Budget.Validate) and of every δ' (accountant.CheckDeltaPrime),
+// (accountant.Budget.Validate) and of every δ' (param.DeltaPrime),
 // before a plan builds anything.
 func (r Request) validate() error {
 	if r.Budget == nil {
@@ -287,7 +288,7 @@ func (r Request) validate() error {
 		return err
 	}
 	if r.DeltaPrime != 0 {
-		return accountant.CheckDeltaPrime(r.DeltaPrime)
+		return param.DeltaPrime(r.DeltaPrime)
 	}
 	return nil
 }
