@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
@@ -196,10 +197,10 @@ func (f Filter) String() string {
 		if i > 0 {
 			b.WriteString(" or ")
 		}
-		fmt.Fprintf(&b, "%v(%s", p.Method, FormatBound(p.Delta))
+		fmt.Fprintf(&b, "%v(%s", p.Method, decimal.FormatBound(p.Delta))
 		switch p.Method {
 		case AdvancedFilter:
-			fmt.Fprintf(&b, ", slack %s", FormatBound(p.Slack))
+			fmt.Fprintf(&b, ", slack %s", decimal.FormatBound(p.Slack))
 		case RenyiFilter:
 			fmt.Fprintf(&b, ", order %s", strconv.FormatFloat(p.Order, 'g', -1, 64))
 		}

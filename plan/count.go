@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
@@ -262,7 +263,7 @@ func noFit(b built, budget accountant.Guarantee, k int) error {
 	t, err := acc.Publish()
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
 	if err == nil && t.Err == nil {
-		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, accountant.FormatBound(t.Guarantee.Eps), t.Name())
+		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, decimal.FormatBound(t.Guarantee.Eps), t.Name())
 	} else {
 		rule += fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta)
 	}
