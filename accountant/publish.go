@@ -109,7 +109,7 @@ func (a Account) check() error {
 			}
 			return nil
 		}
-		return CheckFilter(*a.Filter, a.Budget.Guarantee)
+		return checkFilter(*a.Filter, a.Budget.Guarantee)
 	}
 	if err := a.Step.Check(); err != nil {
 		return err

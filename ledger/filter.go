@@ -124,3 +124,24 @@ func NamedFilter(b provenance.Binding, budget accountant.Guarantee, step *accoun
 	}
 	return accountant.Filter{}, paramError("filter", named.String(), rule)
 }
+
+// filterAccepts reports whether a version-4 ledger's filter f can hold a
+// step that s describes: its zCDP filter sums the steps' zCDP slopes
+// (accountant.Sequence.AddSpend, accountant.FilterTotal), and a step
+// without one, which the sums count as curveless, it cannot compose.
+func filterAccepts(f accountant.Method, s accountant.Spend) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if f != accountant.ZCDPFilter {
+		return nil
+	}
+	one, err := accountant.Sequence{}.AddSpend(s, 1)
+	if err != nil {
+		return err
+	}
+	if one.Curveless > 0 {
+		return fmt.Errorf("a step of %v is (eps, delta)-DP with delta > 0 and no zCDP curve: the %v cannot compose it (the %v filter can)", s.Guarantee, accountant.ZCDPFilter, accountant.Simple)
+	}
+	return nil
+}
