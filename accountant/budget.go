@@ -19,7 +19,7 @@ type Composition struct {
 // it and still refuses it outside (0, 1), so that a slack given by mistake
 // is never silently ignored. A bad value is a *ParamError naming
 // "delta'".
-func (c Composition) Validate() error { return CheckDeltaPrime(c.DeltaPrime) }
+func (c Composition) Validate() error { return param.DeltaPrime(c.DeltaPrime) }
 
 // Budget is the total privacy budget (ε, δ) that a run of queries, a plan
 // or a ledger is held to: every total to publish of what it allows is
@@ -31,14 +31,14 @@ type Budget struct {
 }
 
 // Validate checks the budget, of a run, a plan or a ledger, whichever
-// command gives it: ε > 0 and finite, δ in [0, 0.5] (CheckDelta: a
+// command gives it: ε > 0 and finite, δ in [0, 0.5] (param.GuaranteeDelta: a
 // total at δ >= 1/2 says nothing). A bad value is a *ParamError naming
 // "budget eps" or "budget delta".
 func (b Budget) Validate() error {
 	if err := param.Positive("budget eps", b.Eps); err != nil {
 		return err
 	}
-	return CheckDelta("budget delta", b.Delta)
+	return param.GuaranteeDelta("budget delta", b.Delta)
 }
 
 // CountLimit is the largest number of steps the accountant counts: every

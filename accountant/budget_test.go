@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // TestBudgetValidate: a budget names its first bad value, with the rule
@@ -12,8 +14,8 @@ import (
 func TestBudgetValidate(t *testing.T) {
 	ok := Composition{Method: General, DeltaPrime: 1e-5}
 	// The rules of Budget.Validate, the one check of a budget: an ε as
-	// every step's, a δ as every total's (CheckDelta).
-	positive, deltaRule := "must be a finite number > 0", CheckDelta("", 1).(*ParamError).Rule
+	// every step's, a δ as every total's (param.GuaranteeDelta).
+	positive, deltaRule := "must be a finite number > 0", param.GuaranteeDelta("", 1).(*ParamError).Rule
 	for _, tc := range []struct {
 		name string
 		b    Budget

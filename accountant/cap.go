@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Shares says how the training data of an ensemble's teachers relate, as
@@ -133,7 +134,7 @@ func TeacherCap(teacher Guarantee, k int, shares Shares, deltaPrime float64) (Ca
 	default:
 		return Cap{}, fmt.Errorf("teacher cap: %w", &SettingError{Name: "shares", Value: shares.String(), Rule: "must be disjoint or shared"})
 	}
-	if err := CheckDeltaPrime(deltaPrime); err != nil {
+	if err := param.DeltaPrime(deltaPrime); err != nil {
 		return Cap{}, fmt.Errorf("teacher cap: %w", err)
 	}
 	methods := []Method{Simple, General, Optimal}

@@ -175,7 +175,7 @@ func checkSlack(step Guarantee, k int, deltaPrime float64) error {
 	if err := checkSimple(step, k); err != nil {
 		return err
 	}
-	return CheckDeltaPrime(deltaPrime)
+	return param.DeltaPrime(deltaPrime)
 }
 
 // deltaUp returns an upper bound of 1 - e^s, the total δ of a composition,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/enum"
 )
 
@@ -114,7 +115,7 @@ func (t Total) Reference() string {
 	case t.Filter:
 		return "the budget of a " + t.Method.Reference() + ", fixed before the first run"
 	case t.Point != nil:
-		return fmt.Sprintf("%s of the point (%s, %s) of the per-query privacy profile", t.Method.Reference(), FormatBound(t.Point.Eps), FormatBound(t.Point.Delta))
+		return fmt.Sprintf("%s of the point (%s, %s) of the per-query privacy profile", t.Method.Reference(), decimal.FormatBound(t.Point.Eps), decimal.FormatBound(t.Point.Delta))
 	}
 	return t.Method.Reference()
 }

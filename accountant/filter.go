@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
@@ -21,7 +22,7 @@ import (
 // proves valid (a union of filters whose shares of δ sum to the budget's
 // is: Filter). A version-4 ledger's filter is one Method, chosen when
 // the budget is set, one of these two, each charging a step at its
-// guarantee (CheckFilter, FilterAccepts, FilterTotal):
+// guarantee (FilterTotal):
 //
 //   - ZCDPFilter: Σρ_i <= ρ_B, for steps with a zCDP slope (Spend.Rho).
 //     For each order α the Rényi filter Σρ_iα <= ρ_Bα is valid (Feldman
@@ -36,9 +37,9 @@ import (
 // Heterogeneous and optimal composition (Kairouz, Oh and Viswanath 2015,
 // Thm 3.5) assume the parameters fixed in advance and are not filters.
 
-// CheckFilter reports whether f is a filter for budget: Simple, or
+// checkFilter reports whether f is a filter for budget: Simple, or
 // ZCDPFilter with budget.Delta > 0 (a zCDP bound gives no pure DP).
-func CheckFilter(f Method, budget Guarantee) error {
+func checkFilter(f Method, budget Guarantee) error {
 	switch f {
 	case Simple:
 		return nil
@@ -51,24 +52,14 @@ func CheckFilter(f Method, budget Guarantee) error {
 	return fmt.Errorf("filter %v: must be %v or %v (the compositions proven for adaptively chosen parameters)", f, Simple, ZCDPFilter)
 }
 
-// FilterAccepts reports whether filter f can hold a step that s
-// describes: the zCDP filter needs a zCDP slope.
-func FilterAccepts(f Method, s Spend) error {
-	if err := s.Check(); err != nil {
-		return err
-	}
-	if _, ok := s.rho(); f == ZCDPFilter && !ok {
-		return fmt.Errorf("a step of %v is (eps, delta)-DP with delta > 0 and no zCDP curve: the %v cannot compose it (the %v filter can)", s.Guarantee, ZCDPFilter, Simple)
-	}
-	return nil
-}
-
 // FilterTotal returns the total of the steps seq under filter f with the
-// budget, and whether it is within the budget (the filter's halting rule):
+// budget, and whether it is within the budget (the filter's halting rule),
+// after checking that f is a filter for the budget (checkFilter: the
+// empty sequence's total is an error exactly when it is not):
 // Simple (Σε_i, Σδ_i); ZCDPFilter (ε, budget.Delta), ε the improved
 // conversion of seq.Rho at budget.Delta. The empty sequence is (0, 0).
 func FilterTotal(f Method, seq Sequence, budget Guarantee) (Guarantee, bool, error) {
-	if err := CheckFilter(f, budget); err != nil {
+	if err := checkFilter(f, budget); err != nil {
 		return Guarantee{}, false, err
 	}
 	if err := seq.Check(); err != nil {
@@ -119,7 +110,7 @@ func FilterTotal(f Method, seq Sequence, budget Guarantee) (Guarantee, bool, err
 //     it is basic composition of pure losses.
 //   - ZCDPFilter: Σρ_i <= ρ_B, ρ_B the largest slope whose improved
 //     conversion at δ_f is ε_B (Feldman and Zrnic 2021, for every order
-//     at once, as CheckFilter's).
+//     at once, as a version-4 ledger's zCDP filter).
 //   - RenyiFilter: Σ D_α,i <= B_α at the part's order α, B_α the largest
 //     whose improved conversion at δ_f is ε_B (Feldman and Zrnic 2021,
 //     Thm 3.1).
@@ -196,10 +187,10 @@ func (f Filter) String() string {
 		if i > 0 {
 			b.WriteString(" or ")
 		}
-		fmt.Fprintf(&b, "%v(%s", p.Method, FormatBound(p.Delta))
+		fmt.Fprintf(&b, "%v(%s", p.Method, decimal.FormatBound(p.Delta))
 		switch p.Method {
 		case AdvancedFilter:
-			fmt.Fprintf(&b, ", slack %s", FormatBound(p.Slack))
+			fmt.Fprintf(&b, ", slack %s", decimal.FormatBound(p.Slack))
 		case RenyiFilter:
 			fmt.Fprintf(&b, ", order %s", strconv.FormatFloat(p.Order, 'g', -1, 64))
 		}

@@ -2,10 +2,8 @@ package accountant
 
 import (
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/param"
 )
 
@@ -15,65 +13,9 @@ type Guarantee struct {
 	Delta float64 `json:"delta"`
 }
 
-// maxDelta is the largest δ of a per-query guarantee that darrm releases
-// at or accounts to: the mechanism that publishes its whole input with
-// probability δ is (0, δ)-DP, so above δ = 1/2 a guarantee allows a
-// release that is more likely to expose a record than not, and says
-// nothing. CheckDelta applies it.
-const maxDelta = 0.5
-
-// CheckDelta checks the δ named name of a per-query guarantee or of the
-// total an account reports: a finite number in [0, 0.5] (above δ = 1/2,
-// a guarantee says nothing); a *ParamError otherwise.
-func CheckDelta(name string, delta float64) error {
-	if !(delta >= 0 && delta <= maxDelta) {
-		return &ParamError{Name: name, Value: delta, Rule: fmt.Sprintf("must be in [0, %v]: above delta = %v, a guarantee allows publishing a record more often than not", maxDelta, maxDelta)}
-	}
-	return nil
-}
-
-// CheckConversionDelta checks the δ named name at which a Rényi DP bound
-// is converted to (ε, δ)-DP: in (0, 1), and at δ = 0 it says the
-// conversion's own rule (no finite ε bounds it there), which a δ of a
-// guarantee that CheckDelta takes may break.
-func CheckConversionDelta(name string, delta float64) error {
-	if delta == 0 {
-		return &ParamError{Name: name, Value: delta, Rule: "must be > 0 to convert Renyi DP to (eps, delta)-DP (at delta = 0 no finite eps bounds it)"}
-	}
-	return param.OpenUnit(name, delta)
-}
-
-// CheckDeltaPrime checks the slack δ' of a composition (general or
-// optimal, Theorem 3.3.3; the teachers' cap's; a conversion's): in (0, 1),
-// named "delta'".
-func CheckDeltaPrime(deltaPrime float64) error { return param.OpenUnit("delta'", deltaPrime) }
-
-// String formats g as "(ε, δ)-DP", each number by FormatBound.
+// String formats g as "(ε, δ)-DP", each number by decimal.FormatBound.
 func (g Guarantee) String() string {
-	return fmt.Sprintf("(%s, %s)-DP", FormatBound(g.Eps), FormatBound(g.Delta))
-}
-
-// FormatBound formats a privacy parameter (an ε or δ, an upper bound on a
-// loss) for reading: at most six significant digits, rounded up, so that
-// the text never understates it. A value within 8 ulps above a shorter
-// decimal prints as that decimal: the difference is float64 rounding of
-// the inputs, as in 3 × 0.1 = 0.30000000000000004, which prints 0.3.
-// Machine-readable outputs keep every digit.
-func FormatBound(x float64) string {
-	if !(x > 0) || math.IsInf(x, 0) {
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	near, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
-	if near >= x || x-near <= 8*(math.Nextafter(x, math.Inf(1))-x) {
-		return strconv.FormatFloat(near, 'g', -1, 64)
-	}
-	// The six-digit decimal nearest x lies below it: raise its last digit.
-	e := strconv.FormatFloat(x, 'e', 5, 64) // d.ddddde±XX
-	i := strings.IndexByte(e, 'e')
-	mant, _ := strconv.ParseInt(e[:1]+e[2:i], 10, 64)
-	exp, _ := strconv.Atoi(e[i+1:])
-	v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", mant+1, exp-5), 64)
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return fmt.Sprintf("(%s, %s)-DP", decimal.FormatBound(g.Eps), decimal.FormatBound(g.Delta))
 }
 
 // ParamError reports a parameter outside its domain: its Name, Value and

@@ -32,7 +32,7 @@ func MaxSteps(step Guarantee, b Budget, c Composition) (int, error) {
 	switch m {
 	case Simple:
 	case General, Optimal:
-		if err := CheckDeltaPrime(deltaPrime); err != nil {
+		if err := param.DeltaPrime(deltaPrime); err != nil {
 			return 0, wrap(err)
 		}
 	default:
@@ -86,7 +86,7 @@ func StepEps(epsTotal, delta float64, k int, m Method, deltaPrime float64) (floa
 		return 0, wrap(err)
 	}
 	if m != Simple {
-		if err := CheckDeltaPrime(deltaPrime); err != nil {
+		if err := param.DeltaPrime(deltaPrime); err != nil {
 			return 0, wrap(err)
 		}
 	}

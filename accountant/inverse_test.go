@@ -77,38 +77,3 @@ func TestStepEps(t *testing.T) {
 		}
 	}
 }
-
-// TestMostGenerousGuided: the guided search returns the unguided one's
-// answer whether its guess decides every step as fits does, is off by a
-// little or is wrong everywhere, and fits holds at the answer; a good
-// guess leaves fits two calls.
-func TestMostGenerousGuided(t *testing.T) {
-	const edge, rel = 3.7, 1e-3
-	fits := func(calls *int) func(float64) (bool, error) {
-		return func(x float64) (bool, error) { *calls++; return x <= edge, nil }
-	}
-	var n int
-	want, err := MostGenerous(1, 10, rel, fits(&n), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name  string
-		guess func(float64) bool
-		calls int // the most calls of fits, 0: any
-	}{
-		{"exact", func(x float64) bool { return x <= edge }, 2},
-		{"off by 1e-6", func(x float64) bool { return x <= edge*(1+1e-6) }, 0},
-		{"wrong", func(float64) bool { return true }, 0},
-		{"none", nil, 0},
-	} {
-		var calls int
-		got, err := MostGenerous(1, 10, rel, fits(&calls), tc.guess)
-		if err != nil || got != want || got > edge {
-			t.Errorf("%s: %v, %v; want %v (fits up to %v)", tc.name, got, err, want, edge)
-		}
-		if tc.calls > 0 && calls > tc.calls {
-			t.Errorf("%s: %d calls of fits, want at most %d", tc.name, calls, tc.calls)
-		}
-	}
-}

@@ -92,7 +92,7 @@ func (p PABI) sigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
-	if err := CheckConversionDelta("delta", target.Delta); err != nil {
+	if err := param.ConversionDelta("delta", target.Delta); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
 	eps, L := target.Eps, -math.Log(target.Delta)

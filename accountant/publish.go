@@ -109,7 +109,7 @@ func (a Account) check() error {
 			}
 			return nil
 		}
-		return CheckFilter(*a.Filter, a.Budget.Guarantee)
+		return checkFilter(*a.Filter, a.Budget.Guarantee)
 	}
 	if err := a.Step.Check(); err != nil {
 		return err
@@ -137,7 +137,7 @@ func (a Account) check() error {
 		if err := param.Delta("total delta", *a.Delta); err != nil {
 			return err
 		}
-	} else if err := CheckDeltaPrime(a.DeltaPrime); err != nil {
+	} else if err := param.DeltaPrime(a.DeltaPrime); err != nil {
 		return err
 	}
 	return nil

@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/decimal"
 )
 
 // TestPublishAtTheDelta: the total to publish is stated at the budget's
@@ -58,8 +60,8 @@ func TestPublishAtTheDelta(t *testing.T) {
 			if tc.method != "" && got.Name() != tc.method {
 				t.Errorf("by %s, want %s", got.Name(), tc.method)
 			}
-			if tc.eps != 0 && FormatBound(got.Guarantee.Eps) != FormatBound(tc.eps) {
-				t.Errorf("eps %v, want %v", FormatBound(got.Guarantee.Eps), tc.eps)
+			if tc.eps != 0 && decimal.FormatBound(got.Guarantee.Eps) != decimal.FormatBound(tc.eps) {
+				t.Errorf("eps %v, want %v", decimal.FormatBound(got.Guarantee.Eps), tc.eps)
 			}
 			if b := tc.a.Budget; b != nil && !got.Guarantee.Within(b.Guarantee) {
 				t.Errorf("total %v outside the budget %v", got.Guarantee, *b)

@@ -252,12 +252,12 @@ func SigmaFor(coef float64, target Guarantee, c Conversion) (sigma, alpha float6
 }
 
 // CheckConversion checks a conversion c of Rényi DP to (ε, δ)-DP at δ:
-// a conversion this package has, and δ as CheckConversionDelta checks it.
+// a conversion this package has, and δ as param.ConversionDelta checks it.
 func CheckConversion(delta float64, c Conversion) error {
 	if c != PaperConversion && c != ImprovedConversion {
 		return fmt.Errorf("unknown conversion %v", c)
 	}
-	return CheckConversionDelta("delta", delta)
+	return param.ConversionDelta("delta", delta)
 }
 
 // rootLog returns the root in (0, hi] of f, which is increasing, negative

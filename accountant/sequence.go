@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Sequence is a sequence of adaptively composed steps, each (ε_i, δ_i)-DP,
@@ -194,7 +195,7 @@ func (s Sequence) totals(deltaPrime float64) ([]composed, error) {
 	if s.Steps == 0 {
 		return []composed{{Method: Simple}}, nil
 	}
-	if err := CheckDeltaPrime(deltaPrime); err != nil {
+	if err := param.DeltaPrime(deltaPrime); err != nil {
 		return nil, fmt.Errorf("sequence: %w", err)
 	}
 	simple := composed{s.simple(), Simple}

@@ -3,7 +3,6 @@ package accountant
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"sync"
 
 	"github.com/darrm/darrm/internal/outward"
@@ -76,42 +75,6 @@ type SGM struct {
 	Q     float64
 	Sigma float64
 	Steps int
-}
-
-// SamplingRate returns the Poisson sampling rate batch/n of DP-SGD with
-// expected batch size batch on n records, 1 <= batch <= n.
-func SamplingRate(batch, n int) (float64, error) {
-	if err := param.Count("n", n, 1); err != nil {
-		return 0, fmt.Errorf("DP-SGD: %w", err)
-	}
-	if batch < 1 || batch > n {
-		return 0, fmt.Errorf("DP-SGD: %w", &ParamError{Name: "batch", Value: float64(batch), Rule: fmt.Sprintf("must be an integer in [1, n] = [1, %d]", n)})
-	}
-	return float64(batch) / float64(n), nil
-}
-
-// EpochSteps returns the steps of DP-SGD in epochs expected passes over n
-// records in expected batches of batch: ceil(epochs·n/batch), in 128-bit
-// integers (epochs·n overflows an int long before the count does); at
-// most CountLimit.
-func EpochSteps(epochs, batch, n int) (int, error) {
-	if _, err := SamplingRate(batch, n); err != nil {
-		return 0, err
-	}
-	if err := param.Count("epochs", epochs, 1); err != nil {
-		return 0, fmt.Errorf("DP-SGD: %w", err)
-	}
-	hi, lo := bits.Mul64(uint64(epochs), uint64(n))
-	lo, carry := bits.Add64(lo, uint64(batch-1), 0)
-	hi += carry
-	if hi >= uint64(batch) {
-		return 0, fmt.Errorf("DP-SGD: %w", &ParamError{Name: "epochs", Value: float64(epochs), Rule: fmt.Sprintf("epochs·n/batch steps must be at most %d", CountLimit)})
-	}
-	steps, _ := bits.Div64(hi, lo, uint64(batch))
-	if steps > CountLimit {
-		return 0, fmt.Errorf("DP-SGD: %w", &ParamError{Name: "epochs", Value: float64(epochs), Rule: fmt.Sprintf("epochs·n/batch = %d steps: must be at most %d", steps, CountLimit)})
-	}
-	return int(steps), nil
 }
 
 // maxSGMOrder bounds the integer orders Eps searches.

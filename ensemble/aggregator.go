@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/discrete"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/poissonbinom"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
@@ -109,7 +110,7 @@ type Privacy struct {
 // the analysis totals; no budget, and no labels yet (Steps 0).
 func (p Privacy) Account(b provenance.Binding, deltaPrime float64) (accountant.Account, string, error) {
 	acc := accountant.Account{Step: p.Spend, Profile: p.Profile, DeltaPrime: deltaPrime, CurveMissing: p.CurveMissing}
-	if err := accountant.CheckDeltaPrime(deltaPrime); err != nil {
+	if err := param.DeltaPrime(deltaPrime); err != nil {
 		return acc, "", err
 	}
 	c, note, err := b.Cap(deltaPrime)

@@ -47,7 +47,7 @@ func (t Target) validate() error {
 		return &accountant.ParamError{Name: "m", Value: t.M, Rule: "must be in [1, K]"}
 	}
 	if t.Delta != nil {
-		return accountant.CheckDelta("delta", *t.Delta)
+		return param.GuaranteeDelta("delta", *t.Delta)
 	}
 	return nil
 }
@@ -163,7 +163,7 @@ func (m OneVoteDaRRM) Validate() error {
 	if err := param.Positive("target eps", m.Eps); err != nil {
 		return err
 	}
-	return accountant.CheckDelta("delta", m.Delta)
+	return param.GuaranteeDelta("delta", m.Delta)
 }
 
 // Validate checks m and δ.
@@ -194,7 +194,7 @@ func (m GNMax) Validate() error {
 	if m.Delta == nil {
 		return &accountant.ParamError{Name: "delta", Value: 0.0, Rule: "must be given: Gaussian noise is not pure DP"}
 	}
-	return accountant.CheckConversionDelta("delta", *m.Delta)
+	return param.ConversionDelta("delta", *m.Delta)
 }
 
 // Validate checks the threshold step's σ1 > 0, the parameters' own rules
@@ -210,7 +210,7 @@ func (m ConfidentGNMax) Validate() error {
 	if err := g.Validate(); err != nil {
 		return err
 	}
-	return accountant.CheckConversionDelta("delta", m.Delta)
+	return param.ConversionDelta("delta", m.Delta)
 }
 
 // Validate checks the scale (noisymax.LNMax.Validate).
@@ -396,7 +396,7 @@ func gammaSource(m Mechanism) optimal.Source {
 // per-query target (m·ε, δ), a multi-class one takes its settings from m;
 // a mechanism that samples a noise function loads it from its Gamma
 // source for its problem (a cached gamma is certified once, as the
-// aggregator samples it). A δ above 0.5 (accountant.CheckDelta), under which a
+// aggregator samples it). A δ above 0.5 (param.GuaranteeDelta), under which a
 // label says nothing, is refused for every mechanism. An error is a
 // *ReleaseError at StepGamma or StepBuild.
 func New(ctx context.Context, m Mechanism, k, classes int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
@@ -465,7 +465,7 @@ func gammaWords(src optimal.Source, origin optimal.Origin) string {
 
 // newLabeler is build with the gamma g that info samples, if any.
 func (info *mechInfo) newLabeler(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
-	if err := accountant.CheckDelta("delta", p.TargetDelta); err != nil {
+	if err := param.GuaranteeDelta("delta", p.TargetDelta); err != nil {
 		return nil, "", err
 	}
 	if info.input == votefile.TwoClass && classes != 2 {

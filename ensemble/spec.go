@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
@@ -253,5 +254,5 @@ func checkTotalDelta(delta float64, budget *accountant.Budget) error {
 	if budget != nil {
 		return &accountant.ParamError{Name: "total delta", Value: delta, Rule: "must not be given with a budget: the total is stated at the budget's delta"}
 	}
-	return accountant.CheckDelta("total delta", delta)
+	return param.GuaranteeDelta("total delta", delta)
 }

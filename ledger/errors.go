@@ -90,7 +90,9 @@ func (e *VersionError) Error() string {
 func (e *VersionError) BadInput() bool { return true }
 
 // FilterError refuses a release whose labels the ledger's filter cannot
-// compose (accountant.FilterAccepts): the filter is fixed when the ledger
+// compose (a version-4 ledger's zCDP filter a label without a zCDP
+// slope, filterAccepts; a version-5 ledger's filter one that no part can
+// charge, accountant.Filter.Charge): the filter is fixed when the ledger
 // is made, so that its halting rule holds for adaptively chosen runs.
 type FilterError struct {
 	Path      string

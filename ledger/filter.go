@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -54,7 +55,7 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 		return FilterChoice{}, err
 	}
 	// A label's δ is a per-query δ, in the range of every one.
-	if err := accountant.CheckDelta("delta", step.Delta); err != nil {
+	if err := param.GuaranteeDelta("delta", step.Delta); err != nil {
 		return FilterChoice{}, fmt.Errorf("ledger: the labels declared: %w", err)
 	}
 	if err := step.Check(); err != nil {
@@ -122,4 +123,25 @@ func NamedFilter(b provenance.Binding, budget accountant.Guarantee, step *accoun
 		rule += " (declare the labels to choose an order or slack for the others)"
 	}
 	return accountant.Filter{}, paramError("filter", named.String(), rule)
+}
+
+// filterAccepts reports whether a version-4 ledger's filter f can hold a
+// step that s describes: its zCDP filter sums the steps' zCDP slopes
+// (accountant.Sequence.AddSpend, accountant.FilterTotal), and a step
+// without one, which the sums count as curveless, it cannot compose.
+func filterAccepts(f accountant.Method, s accountant.Spend) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if f != accountant.ZCDPFilter {
+		return nil
+	}
+	one, err := accountant.Sequence{}.AddSpend(s, 1)
+	if err != nil {
+		return err
+	}
+	if one.Curveless > 0 {
+		return fmt.Errorf("a step of %v is (eps, delta)-DP with delta > 0 and no zCDP curve: the %v cannot compose it (the %v filter can)", s.Guarantee, accountant.ZCDPFilter, accountant.Simple)
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -32,8 +33,9 @@ type Header struct {
 	// Filter is the composition that holds the runs, whose parameters
 	// may be chosen adaptively, to the budget, fixed when the ledger is
 	// made: in version 4 accountant.ZCDPFilter or accountant.Simple
-	// (accountant.CheckFilter; a version-3 ledger composed by its spends'
-	// (ε, δ)); in version 5 the method of the first of Parts. A ledger
+	// (accountant.FilterTotal checks and sums it; a version-3 ledger
+	// composed by its spends' (ε, δ)); in version 5 the method of the
+	// first of Parts. A ledger
 	// whose use is declared at init (Use) composes its steps exactly, as
 	// one run: its Filter is then accountant.Exact.
 	Filter accountant.Method `json:"filter"`
@@ -351,7 +353,7 @@ func checkHeader(h Header) error {
 	if err := checkBudget(h.Budget); err != nil {
 		return err
 	}
-	if err := accountant.CheckDeltaPrime(h.DeltaPrime); err != nil {
+	if err := param.DeltaPrime(h.DeltaPrime); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
 	switch {
@@ -377,7 +379,9 @@ func checkHeader(h Header) error {
 		if h.Use != nil || h.Parts != nil {
 			return paramError("filter", h.Filter.String(), "a version-4 ledger has neither a declared use nor a filter of parts")
 		}
-		if err := accountant.CheckFilter(h.Filter, h.Budget.Guarantee); err != nil {
+		// FilterTotal checks the filter before it sums: of no steps, it
+		// fails exactly when Filter is not one for the budget.
+		if _, _, err := accountant.FilterTotal(h.Filter, accountant.Sequence{}, h.Budget.Guarantee); err != nil {
 			return paramError("filter", h.Filter.String(), err.Error())
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // the release states (b), which must be the one the ledger is bound to:
 // every parameter both state must agree, and the release must state its
 // ensemble (Binding.Stated); a *BindingError otherwise. A label that the
-// ledger's filter cannot compose is refused (accountant.FilterAccepts), a
+// ledger's filter cannot compose is refused (filterAccepts), a
 // *FilterError, even when the teachers' cap frees every release: the
 // ledger's totals are its filter's. On a ledger that gives analysts
 // shares, an analyst without one is refused (*shareError), and the
@@ -61,7 +61,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 		}
 		charge = &c
 	default:
-		if err := accountant.FilterAccepts(l.header.Filter, step); err != nil {
+		if err := filterAccepts(l.header.Filter, step); err != nil {
 			return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
 		}
 	}

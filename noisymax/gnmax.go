@@ -23,7 +23,7 @@ func GNMaxLambdaGrid(target accountant.Guarantee) ([]float64, error) {
 	if err := param.Positive("eps", target.Eps); err != nil {
 		return nil, fmt.Errorf("GNMax grid: %w", err)
 	}
-	if err := accountant.CheckConversionDelta("delta", target.Delta); err != nil {
+	if err := param.ConversionDelta("delta", target.Delta); err != nil {
 		return nil, fmt.Errorf("GNMax grid: %w", err)
 	}
 	lmin := -math.Log(target.Delta)/target.Eps + 1
@@ -46,7 +46,7 @@ func GNMaxSigma2(target accountant.Guarantee, lambda float64) (float64, error) {
 	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, fmt.Errorf("GNMax: %w", err)
 	}
-	if err := accountant.CheckConversionDelta("delta", target.Delta); err != nil {
+	if err := param.ConversionDelta("delta", target.Delta); err != nil {
 		return 0, fmt.Errorf("GNMax: %w", err)
 	}
 	if !(lambda > 1) || math.IsInf(lambda, 1) {

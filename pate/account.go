@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -145,7 +146,7 @@ type AccountResult struct {
 // stopped) account the queries labelled; the rest are read and keyed
 // (Votes, Unlabelled).
 func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*AccountResult, error) {
-	if err := accountant.CheckDelta("delta", opts.Delta); err != nil {
+	if err := param.GuaranteeDelta("delta", opts.Delta); err != nil {
 		return nil, err
 	}
 	oneVote := accountant.OneVote

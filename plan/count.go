@@ -9,6 +9,8 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/decimal"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -261,7 +263,7 @@ func noFit(b built, budget accountant.Guarantee, k int) error {
 	t, err := acc.Publish()
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
 	if err == nil && t.Err == nil {
-		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, accountant.FormatBound(t.Guarantee.Eps), t.Name())
+		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, decimal.FormatBound(t.Guarantee.Eps), t.Name())
 	} else {
 		rule += fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta)
 	}
@@ -277,7 +279,7 @@ func fitWords(k int) string {
 }
 
 // validate checks r's budget and slack: the rules of every budget
-// (accountant.Budget.Validate) and of every δ' (accountant.CheckDeltaPrime),
+// (accountant.Budget.Validate) and of every δ' (param.DeltaPrime),
 // before a plan builds anything.
 func (r Request) validate() error {
 	if r.Budget == nil {
@@ -287,7 +289,7 @@ func (r Request) validate() error {
 		return err
 	}
 	if r.DeltaPrime != 0 {
-		return accountant.CheckDeltaPrime(r.DeltaPrime)
+		return param.DeltaPrime(r.DeltaPrime)
 	}
 	return nil
 }

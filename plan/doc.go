@@ -12,7 +12,7 @@
 //
 // A plan of parameters searches on the predicate that count searches on
 // (accountant.Account.Fits, whether Q queries fit, or the ledger's
-// filter) with the accountant's own bisection (accountant.MostGenerous),
+// filter) with the bisection of the accountant's calibrations (roots.MostGenerous),
 // returns the last value that fits, never a midpoint, and checks it by
 // the release's own count, so a release with the plan's parameters and
 // budget answers every planned query; it checks that a parameter 5% more

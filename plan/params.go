@@ -311,7 +311,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 			}
 			return ok, err
 		}
-		if x, err = accountant.MostGenerous(lo, hi, searchRel, inRange, guess(ctx, at, queries)); err != nil {
+		if x, err = roots.MostGenerous(lo, hi, searchRel, inRange, guess(ctx, at, queries)); err != nil {
 			return Plan{}, err
 		}
 	}
@@ -322,7 +322,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 // a run of discrete Gaussian noise (GNMax, Confident-GNMax): whether they
 // fit with continuous noise of the same σ, whose exact composition is in
 // closed form where the discrete one sums over a window of the noise
-// (accountant.MostGenerous confirms its last bracket exactly); nil
+// (roots.MostGenerous confirms its last bracket exactly); nil
 // for any other mechanism or target.
 func guess(ctx context.Context, at func(float64) Request, queries int) func(float64) bool {
 	r := at(1)

@@ -94,7 +94,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 	cache := t.TempDir()
 	// Two runs of 8,000 labels of delta 3e-5 (m = 3, Delta = 1e-5) are
 	// charged to one ledger: 0.48 of its delta, at most 0.5
-	// (0.5, accountant.CheckDelta).
+	// (0.5, param.GuaranteeDelta).
 	n, fileLimit := 8_000, "100" // 512-byte blocks: 51 kB of about 72 kB of labels
 	if testing.Short() {
 		n, fileLimit = 2_000, "16" // 8 kB of about 16 kB, above the ledger's own (its version-5 header and lines)

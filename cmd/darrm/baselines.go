@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/decimal"
 )
 
 // The baselines solve --compare sets beside gamma_opt.
@@ -78,7 +79,7 @@ func (e *baselineError) Unwrap() error { return e.Err }
 // release are pure DP (Theorem 3.5.1 is a result for pure DP); in the
 // one-vote relation gamma_Sub and gamma_DSub, which are not private there
 // for the deltas of interest. The reason prints delta as the problem's
-// description does (accountant.FormatBound), so one output says it once.
+// description does (decimal.FormatBound), so one output says it once.
 func omittedBaselines(p constraints.Problem) []report.Omitted {
 	if p.Relation == accountant.OneVote {
 		return append([]report.Omitted(nil), oneVoteOmitted...)
@@ -86,7 +87,7 @@ func omittedBaselines(p constraints.Problem) []report.Omitted {
 	if p.Delta == 0 && p.TargetDelta == 0 {
 		return nil
 	}
-	return []report.Omitted{{Name: "dsub", Reason: fmt.Sprintf("Theorem 3.5.1 makes it (m·eps)-DP for pure-DP teachers only (Delta = delta = 0); here Delta = %g and delta = %s", p.Delta, accountant.FormatBound(p.TargetDelta))}}
+	return []report.Omitted{{Name: "dsub", Reason: fmt.Sprintf("Theorem 3.5.1 makes it (m·eps)-DP for pure-DP teachers only (Delta = delta = 0); here Delta = %g and delta = %s", p.Delta, decimal.FormatBound(p.TargetDelta))}}
 }
 
 // problemBaselines returns the noise functions that gamma_opt is compared with

@@ -75,8 +75,8 @@ var flagRules = map[string]func(name string, x float64) error{
 	"eps": param.Positive, "target-eps": param.Positive, "budget-eps": param.Positive, "step-eps": param.Positive,
 	"sigma": param.Positive, "sigma1": param.Positive, "sigma2": param.Positive, "sigma-ss": param.Positive, "laplace-scale": param.Positive,
 	// The delta of a guarantee, a budget, a step or a total.
-	"Delta": accountant.CheckDelta, "delta": accountant.CheckDelta, "target-delta": accountant.CheckDelta,
-	"budget-delta": accountant.CheckDelta, "step-delta": accountant.CheckDelta, "total-delta": accountant.CheckDelta,
+	"Delta": param.GuaranteeDelta, "delta": param.GuaranteeDelta, "target-delta": param.GuaranteeDelta,
+	"budget-delta": param.GuaranteeDelta, "step-delta": param.GuaranteeDelta, "total-delta": param.GuaranteeDelta,
 	// The slack of a composition.
 	"delta-prime": deltaPrime, "rr-delta-prime": deltaPrime,
 }
@@ -89,7 +89,7 @@ var countRules = map[string]func(n int) error{
 	"queries": steps, "budget-queries": steps, "steps": steps,
 }
 
-func deltaPrime(_ string, x float64) error { return accountant.CheckDeltaPrime(x) }
+func deltaPrime(_ string, x float64) error { return param.DeltaPrime(x) }
 
 func steps(n int) error { return param.CountIn("steps", n, 1, accountant.CountLimit) }
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -276,7 +277,7 @@ func TestLedgerMessages(t *testing.T) {
 	}
 	total, _, _ := l.Total()
 	l.Close()
-	if full := strconv.FormatFloat(total.Eps, 'g', -1, 64); !strings.Contains(out, "spent_eps="+accountant.FormatBound(total.Eps)+" ") || len(full) > 8 && strings.Contains(out, full) {
+	if full := strconv.FormatFloat(total.Eps, 'g', -1, 64); !strings.Contains(out, "spent_eps="+decimal.FormatBound(total.Eps)+" ") || len(full) > 8 && strings.Contains(out, full) {
 		t.Errorf("the total %s is not rounded up to 6 digits: %s", full, out)
 	}
 	out, _, _ = darrm(t, "", "ledger", "show", v1, "--format", "json")
@@ -513,7 +514,7 @@ func TestPlanLedgerStory(t *testing.T) {
 			}
 			js, e, code = darrm(t, "", append(account, "--ledger", led)...)
 			decode(t, js, &with)
-			if code != 0 || with["publish"] != "eps_guarantee" || accountant.FormatBound(with["eps_guarantee"].(float64)) != cell("publish_eps") {
+			if code != 0 || with["publish"] != "eps_guarantee" || decimal.FormatBound(with["eps_guarantee"].(float64)) != cell("publish_eps") {
 				t.Errorf("account pate with --ledger: exit %d: publish %v = %v, want the ledger's %s%s", code, with["publish"], with["eps_guarantee"], cell("publish_eps"), e)
 			}
 		})

@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -177,7 +178,7 @@ func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, h ledger.Heade
 				fits = "over the budget"
 			}
 			cell = fmt.Sprintf("allows %s; the %d expected spend (%s, %s), %s", report.Allowed(a.Labels, "label", "labels"), expected,
-				accountant.FormatBound(a.Total.Eps), accountant.FormatBound(a.Total.Delta), fits)
+				decimal.FormatBound(a.Total.Eps), decimal.FormatBound(a.Total.Delta), fits)
 		}
 		row(name, cell)
 	}

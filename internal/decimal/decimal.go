@@ -1,14 +1,19 @@
-// Package decimal multiplies numbers as the decimals they are written as.
+// Package decimal multiplies numbers as the decimals they are written as,
+// and prints the bounds computed from them as those decimals.
 // darrm's users give parameters in decimal (--m 3 --eps 0.1), and a
 // parameter derived from two of them by a product, such as the per-query
 // eps m·eps, is the product of those decimals: 3 × 0.1 = 0.3, where the
-// product of their float64 values is 0.30000000000000004.
+// product of their float64 values is 0.30000000000000004 (Mul); a bound
+// printed for reading is that decimal, never one below the bound
+// (FormatBound).
 package decimal
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 )
 
 // Mul returns the product of a and b as the decimals they print as
@@ -29,4 +34,27 @@ func Mul(a, b float64) float64 {
 	}
 	f, _ := x.Mul(x, y).Float64()
 	return f
+}
+
+// FormatBound formats a privacy parameter (an ε or δ, an upper bound on a
+// loss) for reading: at most six significant digits, rounded up, so that
+// the text never understates it. A value within 8 ulps above a shorter
+// decimal prints as that decimal: the difference is float64 rounding of
+// the inputs, as in 3 × 0.1 = 0.30000000000000004, which prints 0.3.
+// Machine-readable outputs keep every digit.
+func FormatBound(x float64) string {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	near, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
+	if near >= x || x-near <= 8*(math.Nextafter(x, math.Inf(1))-x) {
+		return strconv.FormatFloat(near, 'g', -1, 64)
+	}
+	// The six-digit decimal nearest x lies below it: raise its last digit.
+	e := strconv.FormatFloat(x, 'e', 5, 64) // d.ddddde±XX
+	i := strings.IndexByte(e, 'e')
+	mant, _ := strconv.ParseInt(e[:1]+e[2:i], 10, 64)
+	exp, _ := strconv.Atoi(e[i+1:])
+	v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", mant+1, exp-5), 64)
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }

@@ -64,6 +64,39 @@ func Delta(name string, x float64) error {
 	return nil
 }
 
+// maxGuaranteeDelta is the largest δ of a per-query guarantee that darrm
+// releases at or accounts to: the mechanism that publishes its whole input
+// with probability δ is (0, δ)-DP, so above δ = 1/2 a guarantee allows a
+// release that is more likely to expose a record than not, and says
+// nothing.
+const maxGuaranteeDelta = 0.5
+
+// GuaranteeDelta checks the δ named name of a per-query guarantee or of
+// the total an account reports: a finite number in [0, 0.5] (above
+// δ = 1/2, a guarantee says nothing).
+func GuaranteeDelta(name string, delta float64) error {
+	if !(delta >= 0 && delta <= maxGuaranteeDelta) {
+		return &Error{Name: name, Value: delta, Rule: fmt.Sprintf("must be in [0, %v]: above delta = %v, a guarantee allows publishing a record more often than not", maxGuaranteeDelta, maxGuaranteeDelta)}
+	}
+	return nil
+}
+
+// ConversionDelta checks the δ named name at which a Rényi DP bound is
+// converted to (ε, δ)-DP: in (0, 1), and at δ = 0 it says the
+// conversion's own rule (no finite ε bounds it there), which a δ that
+// GuaranteeDelta takes may break.
+func ConversionDelta(name string, delta float64) error {
+	if delta == 0 {
+		return &Error{Name: name, Value: delta, Rule: "must be > 0 to convert Renyi DP to (eps, delta)-DP (at delta = 0 no finite eps bounds it)"}
+	}
+	return OpenUnit(name, delta)
+}
+
+// DeltaPrime checks the slack δ' of a composition (general or optimal,
+// Theorem 3.3.3; the teachers' cap's; a conversion's): in (0, 1), named
+// "delta'".
+func DeltaPrime(deltaPrime float64) error { return OpenUnit("delta'", deltaPrime) }
+
 // OpenUnit requires x in (0, 1).
 func OpenUnit(name string, x float64) error {
 	if !(x > 0 && x < 1) {

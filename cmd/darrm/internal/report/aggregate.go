@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -494,7 +495,7 @@ func (out released) writeAccount(t *cliout.Text, what, how string) {
 		if tot.Err != nil {
 			ref = tot.Err.Error()
 		}
-		rows = append(rows, append(tot.cells(accountant.FormatBound), tot.Bound.String(), t.Note(ref)))
+		rows = append(rows, append(tot.cells(decimal.FormatBound), tot.Bound.String(), t.Note(ref)))
 	}
 	t.Table([]string{"composition", "delta'", "eps total", "delta total", "bound", "note"}, rows)
 }

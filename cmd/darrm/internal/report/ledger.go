@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -81,7 +82,7 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 	}
 	total := func(x float64) any {
 		if f == cliout.Table {
-			return accountant.FormatBound(x)
+			return decimal.FormatBound(x)
 		}
 		return x
 	}
@@ -187,7 +188,7 @@ func (d LedgerVerify) Write(w io.Writer, f cliout.Format) error {
 // formatTotal prints a privacy total for people: each number rounded up
 // to six significant digits, so that it never reads smaller than it is.
 func formatTotal(g accountant.Guarantee) string {
-	return fmt.Sprintf("(%s, %s)-DP", accountant.FormatBound(g.Eps), accountant.FormatBound(g.Delta))
+	return fmt.Sprintf("(%s, %s)-DP", decimal.FormatBound(g.Eps), decimal.FormatBound(g.Delta))
 }
 
 // Allowed writes a count of labels a budget allows for people: n of them,

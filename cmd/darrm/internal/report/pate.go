@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/pate"
@@ -469,7 +469,7 @@ func writeMarked(w io.Writer, f cliout.Format, rec cliout.Record, marks map[stri
 			continue // the lists say what the marks say
 		case float64:
 			if isTotal(fl.Key) {
-				value = accountant.FormatBound(v) // never read smaller than it is, as aggregate prints it
+				value = decimal.FormatBound(v) // never read smaller than it is, as aggregate prints it
 			}
 		}
 		name := fl.Key

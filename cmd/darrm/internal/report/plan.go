@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/plan"
 )
 
@@ -66,7 +67,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	// in a table that the accountant counts no further.
 	bound := func(x float64) any {
 		if f == cliout.Table {
-			return accountant.FormatBound(x)
+			return decimal.FormatBound(x)
 		}
 		return x
 	}

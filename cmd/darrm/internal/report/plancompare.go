@@ -5,9 +5,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/plan"
 )
 
@@ -168,7 +168,7 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		}
 		total := r.Publish.totalCell(t)
 		if ledger {
-			total = fmt.Sprintf("(%s, %s) %s", accountant.FormatBound(r.LedgerSpent.Eps), accountant.FormatBound(r.LedgerSpent.Delta), strings.TrimSuffix(r.Publish.Name(), " budget"))
+			total = fmt.Sprintf("(%s, %s) %s", decimal.FormatBound(r.LedgerSpent.Eps), decimal.FormatBound(r.LedgerSpent.Delta), strings.TrimSuffix(r.Publish.Name(), " budget"))
 		}
 		rows = append(rows, []string{string(r.Mechanism), r.parameters("\n"), fmt.Sprintf("%.1f", r.Correct), fmt.Sprintf("%.1f", r.Answered), total})
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/plural"
 )
 
@@ -65,7 +66,7 @@ func (o Problem) Describe() string {
 			deltaNote = " (default)"
 		}
 		return fmt.Sprintf("K = %d %s, not necessarily private, on disjoint shares (one-vote relation: neighbouring vote vectors differ in one vote); each release (eps, delta)-DP with eps = %s, delta = %s%s",
-			o.K, plural.Word(o.K, "teacher", "teachers"), accountant.FormatBound(o.Eps), accountant.FormatBound(o.TargetDelta), deltaNote)
+			o.K, plural.Word(o.K, "teacher", "teachers"), decimal.FormatBound(o.Eps), decimal.FormatBound(o.TargetDelta), deltaNote)
 	}
 	mNote, deltaNote := "", ""
 	if o.MDefault {
@@ -75,7 +76,7 @@ func (o Problem) Describe() string {
 		deltaNote = " = 1-(1-Delta)^m (default)"
 	}
 	return fmt.Sprintf("K = %d %s, each (eps = %g, Delta = %g)-DP; each release (m·eps, delta)-DP with m = %g%s, m·eps = %s, delta = %s%s",
-		o.K, plural.Word(o.K, "teacher", "teachers"), o.Eps, o.Delta, o.M, mNote, accountant.FormatBound(o.Params().MEps()), accountant.FormatBound(o.TargetDelta), deltaNote)
+		o.K, plural.Word(o.K, "teacher", "teachers"), o.Eps, o.Delta, o.M, mNote, decimal.FormatBound(o.Params().MEps()), decimal.FormatBound(o.TargetDelta), deltaNote)
 }
 
 // Verdict is a certificate's status in capitals, as tables show it.
