@@ -124,7 +124,7 @@ func ConvertRDP(r, alpha, delta float64, c Conversion) (float64, error) {
 	if err := param.Alpha(alpha); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	if err := CheckConversion(delta, c); err != nil {
+	if err := c.Check(delta); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
 	return math.Max(0, outward.Up(r+conversionCost(alpha-1, -math.Log(delta), c), 8)), nil
@@ -153,7 +153,7 @@ func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
 	if err := param.Positive("rho", rho); err != nil {
 		return 0, 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	if err := CheckConversion(delta, c); err != nil {
+	if err := c.Check(delta); err != nil {
 		return 0, 0, fmt.Errorf("RDP conversion: %w", err)
 	}
 	L := -math.Log(delta)
@@ -187,7 +187,7 @@ func rhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 	if err := param.Positive("eps", target.Eps); err != nil {
 		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
 	}
-	if err := CheckConversion(target.Delta, c); err != nil {
+	if err := c.Check(target.Delta); err != nil {
 		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
 	}
 	eps, L := target.Eps, -math.Log(target.Delta)
@@ -251,9 +251,9 @@ func SigmaFor(coef float64, target Guarantee, c Conversion) (sigma, alpha float6
 	return sigma, alpha, nil
 }
 
-// CheckConversion checks a conversion c of Rényi DP to (ε, δ)-DP at δ:
-// a conversion this package has, and δ as param.ConversionDelta checks it.
-func CheckConversion(delta float64, c Conversion) error {
+// Check checks the conversion c of Rényi DP to (ε, δ)-DP at δ: a
+// conversion this package has, and δ as param.ConversionDelta checks it.
+func (c Conversion) Check(delta float64) error {
 	if c != PaperConversion && c != ImprovedConversion {
 		return fmt.Errorf("unknown conversion %v", c)
 	}

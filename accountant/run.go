@@ -198,7 +198,7 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 	if err := param.CountIn("steps", k, 1, CountLimit); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
-	if err := CheckConversion(delta, c); err != nil {
+	if err := c.Check(delta); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
 	out := allTotals(s.Guarantee, k, deltaPrime)

@@ -136,7 +136,7 @@ func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error
 	if err := param.Count("steps", s.Steps, 1); err != nil {
 		return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 	}
-	if err := CheckConversion(delta, c); err != nil {
+	if err := c.Check(delta); err != nil {
 		return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 	}
 	best, bestAlpha := math.Inf(1), 0

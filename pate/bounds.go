@@ -312,7 +312,7 @@ type bounds struct {
 // bounds converts the totals to (ε, δ) under conversion c, each at its
 // best order of the grid.
 func (a *rdpAccount) result(delta float64, c accountant.Conversion) (bounds, error) {
-	if err := accountant.CheckConversion(delta, c); err != nil {
+	if err := c.Check(delta); err != nil {
 		return bounds{}, fmt.Errorf("PATE account: %w", err)
 	}
 	a.flush()

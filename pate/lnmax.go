@@ -54,7 +54,7 @@ func lnmaxAccount(m noisymax.LNMax, queries int, delta float64, orders []float64
 	if err := param.Count("queries", queries, 0); err != nil {
 		return lnmaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
-	if err := accountant.CheckConversion(delta, c); err != nil {
+	if err := c.Check(delta); err != nil {
 		return lnmaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
 	if orders == nil {
