@@ -26,7 +26,7 @@ type Candidate struct {
 // compares for problem p, each with the mechanism that releases with it,
 // each request a copy of base (its budget, slack and options), for p.K
 // teachers on two classes, gamma_opt from src. In the one-vote relation
-// they are OneVote's: gamma_opt, GNMax (its label scored by its exact
+// they are oneVote's: gamma_opt, GNMax (its label scored by its exact
 // probabilities, gnmaxGamma), at the per-query delta p.TargetDelta, else
 // the budget's, and RR. In the private-teachers relation, for teachers
 // (p.Eps, p.Delta)-DP, they are gamma_opt (darrm) and the mechanisms of
@@ -39,7 +39,7 @@ func Candidates(base Request, p constraints.Problem, deltaGiven bool, src optima
 		if delta == 0 {
 			delta = base.Budget.Delta
 		}
-		rs := OneVote(base, p.K, delta, src)
+		rs := oneVote(base, p.K, delta, src)
 		return []Candidate{
 			{Name: "opt", Request: rs[0]},
 			{Name: "gnmax", Request: rs[1]},
@@ -64,7 +64,7 @@ func Candidates(base Request, p constraints.Problem, deltaGiven bool, src optima
 
 // gnmaxGamma returns the noise function of the label that GNMax releases
 // on two classes of k votes with discrete noise sigma on each count, as
-// OneVote plans it: gamma(l) = |2·Pr[1 | l] - 1| of its exact
+// oneVote plans it: gamma(l) = |2·Pr[1 | l] - 1| of its exact
 // probabilities (noisymax.GNMaxBitProbs; DaRRM releases the majority with
 // probability (1 + gamma)/2).
 func gnmaxGamma(k int, sigma float64) (gamma.Gamma, error) {

@@ -15,7 +15,7 @@ import (
 
 // Mechanisms compared at equal totals: for Q queries of 11 teachers in
 // the one-vote relation and one total budget (4, 1e-5), each mechanism's
-// per-query parameter planned for that total (OneVote, EqualTotals; to
+// per-query parameter planned for that total (EqualTotals; to
 // three digits: the search stops within 0.1% of the boundary), and the
 // accuracy of its labels when each teacher is right with probability 0.75
 // (Candidates, CompareAtTotals). Each releases one bit and is planned by

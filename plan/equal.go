@@ -56,7 +56,7 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 	return out, nil
 }
 
-// OneVote returns the requests of a comparison in the one-vote relation
+// oneVote returns the requests of a comparison in the one-vote relation
 // for K teachers on two classes, each a copy of base (its budget, slack
 // and options) with its mechanism: darrm-one-vote (gamma_opt from src),
 // GNMax on two classes with discrete noise,
@@ -65,7 +65,7 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 // (gamma.OneVoteRRBaseline), the largest constant gamma of the relation.
 // Each is pure at the per-query delta 0 but GNMax, whose per-query delta
 // is delta (> 0: Gaussian noise is not pure DP).
-func OneVote(base Request, k int, delta float64, src optimal.Source) []Request {
+func oneVote(base Request, k int, delta float64, src optimal.Source) []Request {
 	with := func(m ensemble.Mechanism) Request {
 		r := base
 		r.Mechanism, r.K, r.Classes = m, k, 2

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/optimal"
@@ -27,8 +28,8 @@ type EqualParams struct {
 }
 
 // EqualMechanisms are the mechanisms compared at equal totals, in the
-// order of plan.OneVote: all in the one-vote relation, on the non-private
-// teachers, whose totals have no cap.
+// order of plan.Candidates in the one-vote relation (oneVoteRequests): all
+// on the non-private teachers, whose totals have no cap.
 var EqualMechanisms = []string{"darrm-one-vote", "gnmax", "rr"}
 
 // EqualResult is one mechanism at one Q of a comparison at equal totals:
@@ -42,7 +43,19 @@ type EqualResult struct {
 	AccuracyStd  float64
 }
 
-// RunEqual compares the mechanisms of plan.OneVote at equal totals: for
+// oneVoteRequests returns the requests of darrm solve --compare in the
+// one-vote relation for k teachers on two classes (plan.Candidates), each
+// a copy of base, GNMax's at the per-query delta (> 0).
+func oneVoteRequests(base plan.Request, k int, delta float64, src optimal.Source) []plan.Request {
+	cs := plan.Candidates(base, constraints.NewOneVote(k, base.Budget.Eps, delta), true, src, accountant.Composition{})
+	rs := make([]plan.Request, len(cs))
+	for i, c := range cs {
+		rs[i] = c.Request
+	}
+	return rs
+}
+
+// RunEqual compares the mechanisms of oneVoteRequests at equal totals: for
 // each Q, each planned for the total budget over Q queries
 // (plan.EqualTotals, the plan darrm plan makes; darrm-one-vote's gamma_opt
 // from src), its labels drawn, at the plan's parameters, for the same
@@ -54,7 +67,7 @@ func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualP
 	}
 	k := t.NonPrivate.Config.K
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &p.Budget, DeltaPrime: p.DeltaPrime}}
-	rs := plan.OneVote(base, k, p.Delta, src)
+	rs := oneVoteRequests(base, k, p.Delta, src)
 	queries := queriesOf(t.NonPrivate.Votes(test))
 	var out []EqualResult
 	for _, q := range p.Queries {

@@ -43,7 +43,7 @@ func TestRunEqual(t *testing.T) {
 		if r.Mechanism != EqualMechanisms[i%len(EqualMechanisms)] || r.Queries != q || r.Plan.NoFit != nil {
 			t.Fatalf("result %d: %s at Q %d (no fit %v), want %s at %d", i, r.Mechanism, r.Queries, r.Plan.NoFit, EqualMechanisms[i%len(EqualMechanisms)], q)
 		}
-		r1 := plan.OneVote(base, K, p.Delta, opt)[i%len(EqualMechanisms)]
+		r1 := oneVoteRequests(base, K, p.Delta, opt)[i%len(EqualMechanisms)]
 		r1.Queries = q
 		want, err := plan.Make(ctx, r1)
 		if err != nil {
