@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/internal/labelloop"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
@@ -33,7 +32,7 @@ func heldVotes(n, k int) []votefile.Query {
 // TestLabel: the loop answers the queries in order from one source, as
 // a hand-written loop over Answer does; it stops where each says, ends
 // with the error of each or of answer (naming the query), and checks the
-// context every labelloop.CheckEvery queries.
+// context every checkEvery queries.
 func TestLabel(t *testing.T) {
 	g, err := newGNMax(constraints.New(5, 1, 0.1, 1e-5), noisymax.GNMaxGrid)
 	if err != nil {
@@ -66,11 +65,11 @@ func TestLabel(t *testing.T) {
 		{"each fails", context.Background(), queries, 0, 6, 6, errEach},
 		{"bad votes", context.Background(), bad, 0, 0, 3, &tally.VoteError{}},
 		{"canceled", canceled, queries, 0, 0, 10, context.Canceled},
-		{"canceled, long", canceled, heldVotes(labelloop.CheckEvery+5, 5), 0, 0, labelloop.CheckEvery, context.Canceled},
+		{"canceled, long", canceled, heldVotes(checkEvery+5, 5), 0, 0, checkEvery, context.Canceled},
 	} {
 		var got []int
 		src := noise.NewSeededSource(3)
-		_, err := labelloop.Run(tc.ctx, labelloop.Held(tc.queries), g.Answer, src, -1, func(q *votefile.Query, label int, answered bool) (bool, error) {
+		err := Label(tc.ctx, tc.queries, g.Answer, src, func(q *votefile.Query, label int, answered bool) (bool, error) {
 			if q.Index != len(got)+1 || !answered {
 				t.Errorf("%s: query %d (answered %v) after %d", tc.name, q.Index, answered, len(got))
 			}
@@ -79,7 +78,7 @@ func TestLabel(t *testing.T) {
 				return false, errEach
 			}
 			return q.Index == tc.stopAt, nil
-		}, nil)
+		})
 		var ve *tally.VoteError
 		switch {
 		case tc.err == nil && err != nil,
@@ -95,22 +94,22 @@ func TestLabel(t *testing.T) {
 }
 
 // TestLabelLimit: past the limit the loop reads the queries without
-// drawing, counts them, and reports progress every labelloop.ProgressEvery queries.
+// drawing, counts them, and reports progress every progressEvery queries.
 func TestLabelLimit(t *testing.T) {
 	d := zeroDaRRM(t, 1)
-	qs := heldVotes(labelloop.ProgressEvery+3, 1)
+	qs := heldVotes(progressEvery+3, 1)
 	src, ref := noise.NewSeededSource(5), noise.NewSeededSource(5)
 	asked := 0
 	var progress []int
-	notAsked, err := labelloop.Run(context.Background(), labelloop.Held(qs), d.Answer, src, 2, func(q *votefile.Query, l int, _ bool) (bool, error) {
+	notAsked, err := labelLoop(context.Background(), &heldQueries{qs: qs}, d.Answer, src, 2, func(q *votefile.Query, l int, _ bool) (bool, error) {
 		if want, _, _ := d.Answer(q, ref); l != want {
 			t.Errorf("query %d: label %d, want %d", q.Index, l, want)
 		}
 		asked++
 		return false, nil
 	}, func(read int) { progress = append(progress, read) })
-	if err != nil || asked != 2 || notAsked != len(qs)-2 || !slices.Equal(progress, []int{labelloop.ProgressEvery}) {
-		t.Errorf("asked %d, not asked %d, progress %v, err %v: want 2, %d, [%d], nil", asked, notAsked, progress, err, len(qs)-2, labelloop.ProgressEvery)
+	if err != nil || asked != 2 || notAsked != len(qs)-2 || !slices.Equal(progress, []int{progressEvery}) {
+		t.Errorf("asked %d, not asked %d, progress %v, err %v: want 2, %d, [%d], nil", asked, notAsked, progress, err, len(qs)-2, progressEvery)
 	}
 	if src.Uint64() != ref.Uint64() {
 		t.Error("the queries past the limit drew from the source")

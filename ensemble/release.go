@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/darrm/darrm/internal/labelloop"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -53,7 +52,7 @@ type ReleaseOptions struct {
 }
 
 // release answers the queries of in with agg, drawing from src, and
-// writes their rows to out, which it flushes: the label loop (labelloop.Run) of
+// writes their rows to out, which it flushes: the label loop (labelLoop) of
 // every release (ReleaseTo).
 func release(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.Source, out *votefile.LabelWriter, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	var res ReleaseResult
@@ -62,7 +61,7 @@ func release(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.So
 		progress = func(read int) { opts.Progress(read, in.BytesRead()) }
 	}
 	var err error
-	res.StoppedByBudget, err = labelloop.Run(ctx, in, agg.Answer, src, limit, func(q *votefile.Query, label int, answered bool) (bool, error) {
+	res.StoppedByBudget, err = labelLoop(ctx, in, agg.Answer, src, limit, func(q *votefile.Query, label int, answered bool) (bool, error) {
 		if err := out.WriteLabel(q, label, answered); err != nil {
 			return false, fmt.Errorf("write label %d: %w", q.Index, err)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/labelloop"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/votefile"
 )
@@ -177,7 +176,7 @@ func TestOutputIndependentOfVotes(t *testing.T) {
 func TestReleaseCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	vr, _ := votefile.Open("votes", votefile.Options{In: strings.NewReader(strings.Repeat("1\n", labelloop.ProgressEvery+1))})
+	vr, _ := votefile.Open("votes", votefile.Options{In: strings.NewReader(strings.Repeat("1\n", progressEvery+1))})
 	_, err := ReleaseTo(ctx, vr, zeroDaRRM(t, 1), noise.NewSeededSource(1), LabelSink{Stdout: &bytes.Buffer{}, Format: votefile.FormatCSV}, -1, ReleaseOptions{Experiment: true})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/discrete"
-	"github.com/darrm/darrm/internal/labelloop"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -76,13 +75,13 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 		res[i] = SimResult{Name: a.Name(), Privacy: a.Privacy(), Queries: queries, Exact: exact, TVError: tv}
 		srcs[i] = noise.NewSeededStream(seed, uint64(i)+1)
 	}
-	votes := newSimulatedVotes(p, max(1, min(labelloop.CheckEvery, queries, simulateBytes/k)))
+	votes := newSimulatedVotes(p, max(1, min(checkEvery, queries, simulateBytes/k)))
 	teachers := noise.NewSeededStream(seed, 0)
 	for drawn := 0; drawn < queries; {
 		chunk := votes.draw(teachers, drawn, queries-drawn)
 		drawn += len(chunk)
 		for i, a := range aggs {
-			_, err := labelloop.Run(ctx, labelloop.Held(chunk), a.Answer, srcs[i], -1, func(q *votefile.Query, label int, _ bool) (bool, error) {
+			_, err := labelLoop(ctx, &heldQueries{qs: chunk}, a.Answer, srcs[i], -1, func(q *votefile.Query, label int, _ bool) (bool, error) {
 				if (label == 1) == (2*q.Counts[1] > k) {
 					res[i].Agree++
 				}

@@ -10,7 +10,6 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/discrete"
-	"github.com/darrm/darrm/internal/labelloop"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -108,7 +107,7 @@ func TestSimulateChunks(t *testing.T) {
 	}
 	aggs := []Aggregator{zeroDaRRM(t, 11), s, g}
 	teachers := []float64{0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1}
-	const queries, seed = 2*labelloop.CheckEvery + 17, 4
+	const queries, seed = 2*checkEvery + 17, 4
 	res, err := Simulate(ctx, aggs, teachers, queries, seed)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/labelloop"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -107,7 +106,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 		queries[i] = votefile.Query{Index: i + 1, Counts: c}
 	}
 	right := 0
-	_, err = labelloop.Run(context.Background(), labelloop.Held(queries), agg.Answer, src, -1, func(q *votefile.Query, label int, answered bool) (bool, error) {
+	err = ensemble.Label(context.Background(), queries, agg.Answer, src, func(q *votefile.Query, label int, answered bool) (bool, error) {
 		ans := answerWithheld
 		if answered {
 			ans = answerGiven
@@ -121,7 +120,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 			return false, err
 		}
 		return opts.Answered > 0 && res.Answered == opts.Answered, nil
-	}, nil)
+	})
 	if err != nil {
 		return res, err
 	}

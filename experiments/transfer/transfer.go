@@ -28,7 +28,6 @@ import (
 	"github.com/darrm/darrm/experiments/dpsgd"
 	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/internal/decimal"
-	"github.com/darrm/darrm/internal/labelloop"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
@@ -594,7 +593,7 @@ func queriesOf(votes [][]byte) []votefile.Query {
 }
 
 // measure returns the mean and sample standard deviation of the accuracy
-// of the labels that answer gives (labelloop.Run) over redraws sets of q
+// of the labels that answer gives (ensemble.Label) over redraws sets of q
 // distinct queries of all, the public images of test: the draws seeded
 // by (seed, q, the set) alone, so that every mechanism labels the same
 // images, and the noise also by the mechanism's place mi. It ends with
@@ -611,12 +610,12 @@ func measure(ctx context.Context, test *datasets.Dataset, all []votefile.Query, 
 			queries[j].Index = j + 1
 		}
 		right := 0
-		_, err := labelloop.Run(ctx, labelloop.Held(queries), answer, src, -1, func(query *votefile.Query, label int, _ bool) (bool, error) {
+		err := ensemble.Label(ctx, queries, answer, src, func(query *votefile.Query, label int, _ bool) (bool, error) {
 			if float64(label) == test.Y[images[query.Index-1]] {
 				right++
 			}
 			return false, nil
-		}, nil)
+		})
 		if err != nil {
 			return 0, 0, err
 		}

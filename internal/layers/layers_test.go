@@ -24,7 +24,7 @@ var layers = []struct {
 	{"numerics", []string{"noise", "internal/discrete", "internal/poissonbinom", "internal/lp"}},
 	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "internal/fixtures"}},
 	{"release metadata", []string{"provenance"}},
-	{"releases and training", []string{"internal/labelloop", "ensemble", "ledger", "pate", "shuffleg", "plan"}},
+	{"releases and training", []string{"ensemble", "ledger", "pate", "shuffleg", "plan"}},
 	{"experiments", []string{"experiments/nn", "experiments/datasets", "experiments/dpsgd", "experiments/teachers", "experiments/transfer", "experiments/patemnist", "experiments/shuffleexp"}},
 	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report", "cmd/darrm/internal/resolve"}},
 	{"the command", []string{"cmd/darrm"}},
