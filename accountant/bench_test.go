@@ -56,12 +56,6 @@ func BenchmarkPABISigmaImproved(b *testing.B) {
 	}
 }
 
-func BenchmarkPConst(b *testing.B) {
-	for b.Loop() {
-		sink, _ = PConst(0.1, 3, 3e-5, 14.0328, 0.1003)
-	}
-}
-
 // forgetCompositions empties what the process keeps of one-bit
 // compositions and sums of discrete Gaussians, so that an iteration
 // composes afresh.

@@ -62,10 +62,6 @@ func TestBadInput(t *testing.T) {
 		}},
 		{"pabi dilution 0", "dilution", func() error { _, err := PABI{G: 1, Epochs: 5}.Rho(1); return err }},
 		{"pabi eps NaN", "eps", func() error { _, _, err := run.sigmaTable43(Guarantee{nan, 1e-6}); return err }},
-		{"p_const m 0", "m", func() error { _, err := PConst(0.1, 0, 0, 3, 0); return err }},
-		{"p_const tau Inf", "tau", func() error { _, err := PConst(0.1, 1, 0, inf, 0); return err }},
-		{"p_const lambda 1", "lambda", func() error { _, err := PConst(0.1, 1, 0, 3, 1); return err }},
-		{"rr params K 0", "k", func() error { _, _, err := RRParams(ok, 0, General, 0.1); return err }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -85,17 +85,3 @@ func TestGeneralCompositionReference(t *testing.T) {
 		})
 	}
 }
-
-// TestRRParamsReference reproduces τ and λ of Table B.1 through RRParams.
-func TestRRParamsReference(t *testing.T) {
-	tau, lambda, err := RRParams(Guarantee{Eps: 0.1, Delta: 1e-5}, 35, General, 0.1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := round(tau, "14.0328"); got != "14.0328" {
-		t.Errorf("tau = %v, Table B.1 prints 14.0328", tau)
-	}
-	if got := round(lambda, "0.1003"); got != "0.1003" {
-		t.Errorf("lambda = %v, Table B.1 prints 0.1003", lambda)
-	}
-}

@@ -132,10 +132,10 @@ func TestRRDistribution(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, err := accountant.PConst(0.1, 3, p.TargetDelta, 11, 11e-5) // simple composition: tau = K, lambda = K·Delta
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Lemma B.1.1 as printed, with simple composition: tau = K, lambda =
+	// K·Delta.
+	em, et, lambda := math.Exp(3*0.1), math.Exp(11*0.1), 11e-5
+	pc := (em - 1 + 2*p.TargetDelta) / (2*(et-em+(1+em)*lambda)/(et+1) + em - 1)
 	if math.Abs(r.PConst()-pc) > 1e-15 || r.PConst() > pc {
 		t.Errorf("p_const = %v, Lemma B.1.1 gives %v", r.PConst(), pc)
 	}

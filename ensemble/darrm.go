@@ -110,7 +110,7 @@ type rrAggregator struct {
 // newRR returns randomized response for problem p. p_const comes from
 // Lemma B.1.1 with the majority of the K (eps, Delta)-DP teachers taken to
 // be (tau·eps, lambda)-DP by composition method (slack deltaPrime for
-// general and optimal; accountant.RRParams). The sampled constant
+// general and optimal; gamma.NewRRConst). The sampled constant
 // floor(p_const·2^53)/2^53 must also pass the exhaustive certificate, so
 // the guarantee does not rest on the lemma's arithmetic alone.
 func newRR(ctx context.Context, p constraints.Problem, method accountant.Method, deltaPrime float64, opts Options) (*rrAggregator, error) {
@@ -132,7 +132,7 @@ func newRR(ctx context.Context, p constraints.Problem, method accountant.Method,
 	// The label's pairs of output probabilities: at every corner multiset
 	// of the teachers when there are not too many, else from the
 	// majority's guarantee that p_const was chosen for
-	// (accountant.RRParams), a looser region.
+	// (gamma.NewRRConst), a looser region.
 	bits, ok := tb.privateTeacherBits(p)
 	if !ok {
 		maj, err := accountant.Compose(teachers(p), p.K, method, deltaPrime)

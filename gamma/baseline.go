@@ -45,11 +45,11 @@ func NewRRConst(p constraints.Problem, comp accountant.Method, deltaPrime float6
 	if err := p.Validate(); err != nil {
 		return RRConst{}, err
 	}
-	tau, lambda, err := accountant.RRParams(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, comp, deltaPrime)
+	tau, lambda, err := rrParams(accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, p.K, comp, deltaPrime)
 	if err != nil {
 		return RRConst{}, fmt.Errorf("RR: %w", err)
 	}
-	pc, err := accountant.PConst(p.Eps, p.M, p.TargetDelta, tau, lambda)
+	pc, err := pConst(p.Eps, p.M, p.TargetDelta, tau, lambda)
 	if err != nil {
 		return RRConst{}, fmt.Errorf("RR: %w", err)
 	}

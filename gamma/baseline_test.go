@@ -9,7 +9,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 )
 
-// TestRRConst: p_const comes from the accountant's (tau, lambda) and
+// TestRRConst: p_const comes from Lemma B.1.1's (tau, lambda) and
 // p_const, rounded down to a multiple of 2^-53, and is RR's gamma.
 func TestRRConst(t *testing.T) {
 	for _, tc := range []struct {
@@ -25,8 +25,8 @@ func TestRRConst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tau, lambda, _ := accountant.RRParams(accountant.Guarantee{Eps: tc.p.Eps, Delta: tc.p.Delta}, tc.p.K, tc.comp, 1e-5)
-		pc, _ := accountant.PConst(tc.p.Eps, tc.p.M, tc.p.TargetDelta, tau, lambda)
+		tau, lambda, _ := rrParams(accountant.Guarantee{Eps: tc.p.Eps, Delta: tc.p.Delta}, tc.p.K, tc.comp, 1e-5)
+		pc, _ := pConst(tc.p.Eps, tc.p.M, tc.p.TargetDelta, tau, lambda)
 		if rr.Tau != tau || rr.Lambda != lambda || rr.PConst > pc || pc-rr.PConst >= 0x1p-53 || rr.PConst*(1<<53) != math.Floor(rr.PConst*(1<<53)) {
 			t.Errorf("%+v by %v: %+v; accountant: tau %v, lambda %v, p_const %v", tc.p, tc.comp, rr, tau, lambda, pc)
 		}

@@ -1,0 +1,118 @@
+package gamma
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// pconstLemma is Lemma B.1.1's bound as printed, unsimplified.
+func pconstLemma(eps, m, delta, tau, lambda float64) float64 {
+	em, et := math.Exp(m*eps), math.Exp(tau*eps)
+	return (em - 1 + 2*delta) / (2*(et-em+(1+em)*lambda)/(et+1) + em - 1)
+}
+
+func TestPConst(t *testing.T) {
+	for _, eps := range []float64{0.01, 0.1, 1} {
+		for _, m := range []float64{1, 3, 5.5} {
+			for _, tau := range []float64{6, 14.0328, 35} {
+				for _, d := range [][2]float64{{0, 0}, {3e-5, 0.1003}, {1e-3, 1e-4}} {
+					got, err := pConst(eps, m, d[0], tau, d[1])
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := math.Min(1, pconstLemma(eps, m, d[0], tau, d[1]))
+					if rrRelErr(got, want) > 1e-12 {
+						t.Errorf("pConst(%v, %v, %v, %v, %v) = %v, Lemma B.1.1 %v", eps, m, d[0], tau, d[1], got, want)
+					}
+				}
+			}
+		}
+	}
+	// Pure DP, simple composition: p_const = tanh(mε/2)/tanh(Kε/2) ≈ m/K.
+	got, _ := pConst(0.01, 3, 0, 11, 0)
+	if want := math.Tanh(0.015) / math.Tanh(0.055); rrRelErr(got, want) > 1e-14 {
+		t.Errorf("pure DP p_const = %v, want %v", got, want)
+	}
+	// m >= τ and δ >= λ: always answer.
+	if got, _ := pConst(0.1, 5, 0.01, 5, 0); got != 1 {
+		t.Errorf("p_const = %v, want 1", got)
+	}
+	// No overflow for large τε.
+	if got, err := pConst(1, 3, 0, 2000, 0); err != nil || !(got > 0 && got < 1) {
+		t.Errorf("p_const for tau*eps = 2000: %v, %v", got, err)
+	}
+}
+
+func TestRRParamsSimple(t *testing.T) {
+	tau, lambda, err := rrParams(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 11, accountant.Simple, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rrRelErr(tau, 11) > 1e-15 || rrRelErr(lambda, 11e-5) > 1e-14 {
+		t.Errorf("simple: tau %v lambda %v, want 11, 1.1e-4", tau, lambda)
+	}
+}
+
+// TestRRParamsReference reproduces τ and λ of Table B.1 through rrParams.
+func TestRRParamsReference(t *testing.T) {
+	tau, lambda, err := rrParams(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 35, accountant.General, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%.4f", tau); got != "14.0328" {
+		t.Errorf("tau = %v, Table B.1 prints 14.0328", tau)
+	}
+	if got := fmt.Sprintf("%.4f", lambda); got != "0.1003" {
+		t.Errorf("lambda = %v, Table B.1 prints 0.1003", lambda)
+	}
+}
+
+// TestRRErrors: a parameter out of its domain, or a derived one that
+// floating point cannot hold (a τ that underflows, a λ rounded to 1), is
+// refused as a *accountant.ParamError naming the parameter the caller set.
+func TestRRErrors(t *testing.T) {
+	ok := accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
+	for _, tt := range []struct {
+		name, param string
+		call        func() error
+	}{
+		{"p_const m 0", "m", func() error { _, err := pConst(0.1, 0, 0, 3, 0); return err }},
+		{"p_const tau Inf", "tau", func() error { _, err := pConst(0.1, 1, 0, math.Inf(1), 0); return err }},
+		{"p_const lambda 1", "lambda", func() error { _, err := pConst(0.1, 1, 0, 3, 1); return err }},
+		{"rr params K 0", "k", func() error { _, _, err := rrParams(ok, 0, accountant.General, 0.1); return err }},
+		{"tau underflows", "eps", func() error {
+			_, _, err := rrParams(accountant.Guarantee{Eps: 1e-300, Delta: 1e-5}, 2001, accountant.General, 1e-5)
+			return err
+		}},
+		{"lambda reaches 1", "Delta", func() error {
+			_, _, err := rrParams(accountant.Guarantee{Eps: 0.1, Delta: 0.999}, 2001, accountant.General, 1e-5)
+			return err
+		}},
+	} {
+		err := tt.call()
+		var pe *accountant.ParamError
+		if !errors.As(err, &pe) || pe.Name != tt.param {
+			t.Errorf("%s: %v, want a *ParamError naming %s", tt.name, err, tt.param)
+			continue
+		}
+		if !strings.Contains(err.Error(), pe.Rule) {
+			t.Errorf("%s: message %q does not state the rule", tt.name, err)
+		}
+	}
+}
+
+// rrRelErr is |got - want| / |want|.
+func rrRelErr(got, want float64) float64 { return math.Abs(got-want) / math.Abs(want) }
+
+func BenchmarkPConst(b *testing.B) {
+	var sink float64
+	for b.Loop() {
+		sink, _ = pConst(0.1, 3, 3e-5, 14.0328, 0.1003)
+	}
+	_ = sink
+}
