@@ -36,7 +36,7 @@ func familyCases(t *testing.T, maxK int, deltas []float64) []familyCase {
 			for _, name := range []string{"random", "ones", "sub"} {
 				g := kinds[name]
 				out = append(out, familyCase{p, g, name})
-				sep, err := p.separate(context.Background(), g, SeparateOptions{Workers: 1}, nil)
+				sep, err := p.separate(context.Background(), g, SeparateOptions{Workers: 1}, nil, p.window())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -178,7 +178,7 @@ func TestSeparateFamilyExact(t *testing.T) {
 			{Top: 5, Floor: c.p.Budget() * (1 + 1e-9), Workers: 2},
 			{Top: 40, Floor: c.p.Budget() * 0.99, Workers: 1},
 		} {
-			want, err := c.p.separate(context.Background(), c.gamma, opts, nil)
+			want, err := c.p.separate(context.Background(), c.gamma, opts, nil, c.p.window())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -302,4 +302,59 @@ func TestMergeRefusesPartWithoutCount(t *testing.T) {
 	if _, err := MergeSeparations(p, []Separation{a, b}, 4); err == nil {
 		t.Error("MergeSeparations accepted a part with no count of multisets")
 	}
+}
+
+// TestWindowCut checks the window of scoreFamilies (Problem.window) against
+// the whole vector: the maximum and the costliest multisets agree within
+// the window's error, 2(1+E)·C(K, w)·Delta^w, with problems whose window
+// cuts the vectors.
+func TestWindowCut(t *testing.T) {
+	ks := []int{41, 101}
+	if testing.Short() {
+		ks = ks[:1]
+	}
+	rng := rand.New(rand.NewPCG(5, 9))
+	for _, k := range ks {
+		for _, d := range []float64{1e-5, 1e-4, 1e-3} {
+			p := New(k, 3, 0.1, d)
+			w := p.window()
+			if w >= k/2 {
+				t.Fatalf("K=%d Delta=%g: window %d cuts no vector of the test", k, d, w)
+			}
+			slack := 2 * (1 + p.E())
+			for i := 1; i <= w; i++ {
+				slack *= float64(k-i+1) / float64(i) * d
+			}
+			for _, g := range [][]float64{randomGamma(k, rng), optLike(k)} {
+				opts := SeparateOptions{Top: 40, Floor: math.Inf(-1), Workers: 2}
+				fb := newFamilyBound(p, familyOrder, true)
+				got, err := p.separate(context.Background(), g, opts, fb, w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := p.separate(context.Background(), g, opts, fb, k+1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if math.Abs(got.MaxF-want.MaxF) > slack || len(got.Top) != len(want.Top) {
+					t.Fatalf("K=%d Delta=%g window %d: max %.17g (%d top), whole vectors %.17g (%d top), slack %.3g", k, d, w, got.MaxF, len(got.Top), want.MaxF, len(want.Top), slack)
+				}
+				for i := range got.Top {
+					if math.Abs(got.Top[i].F-want.Top[i].F) > slack {
+						t.Errorf("K=%d Delta=%g window %d: top %d costs %.17g, whole vectors %.17g", k, d, w, i, got.Top[i].F, want.Top[i].F)
+					}
+				}
+			}
+		}
+	}
+}
+
+// optLike is a noise function shaped like gamma_opt: 0 around K/2, rising
+// to 1 in the tails.
+func optLike(k int) []float64 {
+	g := make([]float64, k+1)
+	for l := range g {
+		g[l] = math.Min(1, math.Abs(float64(2*l-k))/float64(k)*3)
+	}
+	return g
 }

@@ -145,12 +145,13 @@ func (p Problem) Separate(ctx context.Context, gamma []float64, opts SeparateOpt
 	if p.Delta > 0 {
 		fb = newFamilyBound(p, familyOrder, true)
 	}
-	return p.separate(ctx, gamma, opts, fb)
+	return p.separate(ctx, gamma, opts, fb, p.window())
 }
 
-// separate is Separate with the family bound fb when Delta > 0; nil scores
-// every multiset (the tests' exhaustive reference).
-func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOptions, fb *familyBound) (Separation, error) {
+// separate is Separate with the family bound fb when Delta > 0 (nil scores
+// every multiset: the tests' exhaustive reference) and the window of
+// scoreFamilies (p.window(); K+1 keeps every entry).
+func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOptions, fb *familyBound, window int) (Separation, error) {
 	if err := p.Validate(); err != nil {
 		return Separation{}, err
 	}
@@ -215,7 +216,7 @@ func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOpt
 		sw := newSepWorker(p, w, opts)
 		sw.p6s, sw.q6s = p6s, q6s
 		sw.shard, sw.shards = opts.Shard, shards
-		sw.global, sw.bounds, sw.fb = global, bounds, fb
+		sw.global, sw.bounds, sw.fb, sw.window = global, bounds, fb, window
 		results[i] = sw
 		wg.Add(1)
 		go func() {
@@ -338,6 +339,8 @@ type sepWorker struct {
 	top        scoredHeap
 	global     *sharedBest // the best cost of all workers
 
+	window int // entries a side's vector keeps beyond those read (see scoreFamilies)
+
 	bounds []float64    // familyBound of each reduced pair, by reducedIndex (Delta > 0)
 	fb     *familyBound // nil when Delta = 0
 	fams   []int        // the families of one pair that reach the threshold
@@ -376,9 +379,35 @@ func newSepWorker(p Problem, w []float64, opts SeparateOptions) *sepWorker {
 		p: p, w: w, e: p.E(), hi: hi, lo: lo, k: opts.Top, floor: opts.Floor,
 		p67: make([]float64, n), q67: make([]float64, n),
 		base: make([]float64, n), cur: make([]float64, n),
-		best: math.Inf(-1),
+		best: math.Inf(-1), window: p.window(),
 	}
 	return sw
+}
+
+// window returns how many entries beyond the last one read scoreFamilies
+// keeps of a side's vector while teachers at Delta step it: the least w
+// with 2(1+E)·C(K, w)·Delta^w <= 2^-40 of the rounding bound, K+1 (the
+// whole vector) when there is none. A vector cut there and stepped with its
+// last entry held fixed gives each entry read the value the whole vector
+// gives but on the paths of w or more flips up among at most K teachers,
+// of probability at most C(K, w)·Delta^w, on which a side's values differ
+// by at most 2 (E times on the p' side): a cost within 2^-40 of ErrBound,
+// which the bound's raise of 2^-20 covers (docs/solve.md, "The rounding
+// bound"). At K = 2001, Delta = 1e-4 it keeps 16 entries where the whole
+// vector has up to 2,000, and an exact pass scores a family in O(s·(t-s))
+// steps instead of O(s·(t-s)²).
+func (p Problem) window() int {
+	e := p.E()
+	k := float64(p.K)
+	tol := 0x1p-40 * ((1+e)*(17*k+1) + e*(2*p.MEps()+3) + p.Budget()) * unitRoundoff
+	c := 2 * (1 + e) // times C(K, w)·Delta^w
+	for w := 1; w <= p.K; w++ {
+		c *= float64(p.K-w+1) / float64(w) * p.Delta
+		if c <= tol {
+			return w
+		}
+	}
+	return p.K + 1
 }
 
 // step applies one Bernoulli(a) factor to the correlation vector c in
@@ -539,7 +568,8 @@ func (sw *sepWorker) pairFamilies(ctx context.Context, n6, n7 int, p67, q67 []fl
 // T_Delta^n3 T_{1-Delta}^n4 C fills x for every family at once, and the
 // same for y; the values are those the steps give for the whole vector,
 // bit for bit, since a step at an index reads only that index and the
-// next. For each (n3, n4) the largest y over the rest of the family (a
+// next, but for the window's cut (Problem.window), which moves none by
+// more than 2^-40 of ErrBound. For each (n3, n4) the largest y over the rest of the family (a
 // two-dimensional running maximum) says whether any completion reaches the
 // threshold; only then are the completions visited. Once ctx is done it
 // returns early, its scores incomplete: a chunk takes seconds at K = 401.
@@ -558,7 +588,10 @@ func (sw *sepWorker) scoreFamilies(ctx context.Context, n6, n7 int, p67, q67 []f
 	// teachers at 1-Delta, or more than t minus its first at Delta.
 	maxA, maxI := fams[len(fams)-1], t-fams[0]
 	// A step reads only an entry and the next, so the entries left of the
-	// first family's index are never needed: cur starts at lo.
+	// first family's index are never needed: cur starts at lo. It ends
+	// sw.window entries after the last family's index, or with the
+	// vector; cut, it keeps its length, its last entry held fixed (see
+	// Problem.window).
 	fill := func(table, c []float64, scale float64) {
 		b := append(sw.base[:0], c...)
 		cur := sw.cur
@@ -567,9 +600,15 @@ func (sw *sepWorker) scoreFamilies(ctx context.Context, n6, n7 int, p67, q67 []f
 				b = step(b, 1-d)
 			}
 			lo := max(fams[0]-a, 0)
-			cur = append(cur[:0], b[lo:]...)
+			end := min(len(b), fams[len(fams)-1]-a+1+sw.window)
+			cur = append(cur[:0], b[lo:end]...)
+			cut := end < len(b)
 			for i := 0; i <= min(t-a, maxI); i++ { // i teachers at Delta
-				if i > 0 {
+				switch {
+				case i == 0:
+				case cut:
+					cur = step(cur, d)[:len(cur)]
+				default:
 					cur = step(cur, d)
 				}
 				for f, s := range fams {
