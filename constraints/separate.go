@@ -93,10 +93,15 @@ func (p Problem) ErrBound() float64 {
 	if p.Relation == accountant.OneVote {
 		return p.errBoundOneVote()
 	}
+	return p.roundingSum() * (1 + 0x1p-20)
+}
+
+// roundingSum is ErrBound's sum of first-order terms,
+// u·((1+E)(17K+1) + E(2m·eps+3) + B), before its raise for the rest.
+func (p Problem) roundingSum() float64 {
 	e, me := p.E(), p.MEps()
 	k := float64(p.K)
-	b := (1+e)*(17*k+1) + e*(2*me+3) + p.Budget()
-	return b * unitRoundoff * (1 + 0x1p-20)
+	return ((1+e)*(17*k+1) + e*(2*me+3) + p.Budget()) * unitRoundoff
 }
 
 // Separate computes, for the noise function gamma(0..K), the maximum of the
@@ -397,10 +402,8 @@ func newSepWorker(p Problem, w []float64, opts SeparateOptions) *sepWorker {
 // vector has up to 2,000, and an exact pass scores a family in O(s·(t-s))
 // steps instead of O(s·(t-s)²).
 func (p Problem) window() int {
-	e := p.E()
-	k := float64(p.K)
-	tol := 0x1p-40 * ((1+e)*(17*k+1) + e*(2*p.MEps()+3) + p.Budget()) * unitRoundoff
-	c := 2 * (1 + e) // times C(K, w)·Delta^w
+	tol := 0x1p-40 * p.roundingSum()
+	c := 2 * (1 + p.E()) // times C(K, w)·Delta^w
 	for w := 1; w <= p.K; w++ {
 		c *= float64(p.K-w+1) / float64(w) * p.Delta
 		if c <= tol {
