@@ -79,24 +79,24 @@ func TestSolveETA(t *testing.T) {
 	}{
 		{"gap falls", []report{
 			{0, optimal.Progress{LPSolves: 1, Rows: 8, Gap: 1e-1}, "gap 0.1"},
-			// 1e-1 to 1e-3 in 10 s: 1e-3 to 1e-9 in 30 s more.
-			{10 * time.Second, optimal.Progress{LPSolves: 9, Rows: 20, Gap: 1e-3}, "gap 0.001, about 30s left"},
-			// 1e-1 to 1e-7 in 40 s: 1e-7 to 1e-9 in 13.3 s more.
-			{40 * time.Second, optimal.Progress{LPSolves: 30, Rows: 20, Gap: 1e-7}, "gap 1e-07, about 13s left"},
-			{50 * time.Second, optimal.Progress{LPSolves: 40, Rows: 20, Gap: 1e-9}, "gap 1e-09"},
+			// 1e-1 to 1e-3 in 10 s: 1e-3 to 1e-7 in 20 s more.
+			{10 * time.Second, optimal.Progress{LPSolves: 9, Rows: 20, Gap: 1e-3}, "gap 0.001, about 20s left"},
+			// 1e-1 to 1e-6 in 40 s: 1e-6 to 1e-7 in 8 s more.
+			{40 * time.Second, optimal.Progress{LPSolves: 30, Rows: 20, Gap: 1e-6}, "gap 1e-06, about 8s left"},
+			{50 * time.Second, optimal.Progress{LPSolves: 40, Rows: 20, Gap: 1e-7}, "gap 1e-07"},
 		}},
 		{"the gap grows: a new rate", []report{
 			{0, optimal.Progress{Gap: 1e-1}, "gap 0.1"},
-			{10 * time.Second, optimal.Progress{Gap: 1e-5}, "gap 1e-05, about 10s left"},
+			{10 * time.Second, optimal.Progress{Gap: 1e-5}, "gap 1e-05, about 5s left"},
 			{20 * time.Second, optimal.Progress{Gap: 0.5}, "gap 0.5"},
-			// 0.5 to 5e-4 in 30 s: 5e-4 to 1e-9 in 57 s more.
-			{50 * time.Second, optimal.Progress{Gap: 5e-4}, "gap 0.0005, about 57s left"},
+			// 0.5 to 5e-4 in 30 s: 5e-4 to 1e-7 in 37 s more.
+			{50 * time.Second, optimal.Progress{Gap: 5e-4}, "gap 0.0005, about 37s left"},
 		}},
 		{"an exact pass", []report{
 			{0, optimal.Progress{Pass: 1, Gap: 1e-3}, "gap 0.001"},
 			{20 * time.Second, optimal.Progress{Pass: 1, Fraction: 0.25, Gap: 1e-3}, "exact pass 1: 25%, about 1m0s more"},
 			// Between passes, by the gap: 1e-3 to 1e-4 in 40 s.
-			{40 * time.Second, optimal.Progress{Pass: 2, Fraction: 0, Gap: 1e-4}, "gap 0.0001, about 3m20s left"},
+			{40 * time.Second, optimal.Progress{Pass: 2, Fraction: 0, Gap: 1e-4}, "gap 0.0001, about 2m0s left"},
 			{50 * time.Second, optimal.Progress{Pass: 2, Fraction: 0.5, Gap: 1e-4}, "exact pass 2: 50%, about 10s more"},
 		}},
 	} {
