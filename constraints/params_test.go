@@ -160,7 +160,7 @@ func TestAllPMFsMatchesPMFs(t *testing.T) {
 			if n >= len(want) || !slices.Equal(c, want[n]) {
 				t.Fatalf("%v: multiset %d is %v, AllConfigs gives %v", p, n, c, want[min(n, len(want)-1)])
 			}
-			a, ap, err := p.pmfs(c)
+			a, ap, err := p.pmfs(c, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,6 +204,41 @@ func TestMEps(t *testing.T) {
 		p := tc.p
 		if got := p.MEps(); got != tc.want || p.E() != math.Exp(tc.want) || p.Budget() != math.Expm1(tc.want)+2*p.TargetDelta {
 			t.Errorf("m = %v, eps = %v: m·eps %v, E %v, budget %v; want %v", p.M, p.Eps, got, p.E(), p.Budget(), tc.want)
+		}
+	}
+}
+
+// TestRowBinomialsMatchFactors: Row's pmfs, a binomial for each
+// probability, agree with the factor-by-factor pmfs that Cost and
+// AllPMFs use within the roundings of K factors, at K = 2001 on multisets
+// like those that bind (most teachers at one eps corner, a few at the
+// flipping corners) and on spread ones.
+func TestRowBinomialsMatchFactors(t *testing.T) {
+	p := New(2001, 2, 0.1, 1e-4)
+	for _, c := range []Config{
+		{0, 0, 0, 0, 0, 0, 2001, 0},
+		{0, 0, 0, 0, 0, 0, 0, 2001},
+		{400, 300, 20, 3, 7, 1, 1270, 0},
+		{0, 0, 117, 0, 59, 0, 0, 1825},
+		{250, 250, 250, 250, 250, 250, 250, 251},
+		{1000, 1001, 0, 0, 0, 0, 0, 0},
+	} {
+		for _, side := range []int{0, 1} {
+			a, ap, err := p.pmfs(c, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, bp, err := p.pmfs(c, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := [][]float64{a, ap}[side], [][]float64{b, bp}[side]
+			for l := range want {
+				if d := math.Abs(got[l] - want[l]); d > 4*float64(p.K)*0x1p-53*want[l] && d > 1e-300 {
+					t.Errorf("%v side %d: pmf[%d] = %v with binomials, %v factor by factor", c, side, l, got[l], want[l])
+					break
+				}
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package constraints
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/poissonbinom"
@@ -33,29 +34,51 @@ func (p Problem) check(c Config) error {
 }
 
 // pmfs returns the vote-count pmfs alpha (on D) and alpha' (on D') of the
-// teachers placed at the corners of c.
-func (p Problem) pmfs(c Config) (alpha, alphaPrime []float64, err error) {
+// teachers placed at the corners of c, factor by factor in the corners'
+// order, as AllPMFs computes them; with binomials set, the teachers at
+// one probability are one binomial (poissonbinom.Dist.AddBinomial), the
+// largest group first, in O(K) for it where factor by factor takes O(K²):
+// a row that binds has most teachers at one corner, and Row's pmfs were
+// 40% of a solve's CPU time at K = 2001. The two agree within the
+// roundings of their sums (about K·2^-53 relative).
+func (p Problem) pmfs(c Config, binomials bool) (alpha, alphaPrime []float64, err error) {
 	if err := p.check(c); err != nil {
 		return nil, nil, err
 	}
 	corners := p.Corners()
+	type group struct {
+		q float64
+		n int
+	}
 	side := func(prob func(Corner) float64) ([]float64, error) {
 		// A teacher that votes 0 or 1 surely only pads or shifts the
-		// pmf: convolve the others, whose number is small for the rows
-		// that bind, and shift by the sure votes.
+		// pmf: convolve the others and shift by the sure votes.
 		d := poissonbinom.New(p.K)
+		var groups []group
 		ones := 0
 		for j, corner := range corners {
-			switch q := prob(corner); q {
-			case 0:
-			case 1:
+			switch q := prob(corner); {
+			case c[j] == 0 || q == 0:
+			case q == 1:
 				ones += c[j]
+			case binomials:
+				if i := slices.IndexFunc(groups, func(g group) bool { return g.q == q }); i >= 0 {
+					groups[i].n += c[j]
+				} else {
+					groups = append(groups, group{q, c[j]})
+				}
 			default:
 				for range c[j] {
 					if err := d.Add(q); err != nil {
 						return nil, err
 					}
 				}
+			}
+		}
+		slices.SortStableFunc(groups, func(a, b group) int { return b.n - a.n })
+		for _, g := range groups {
+			if err := d.AddBinomial(g.n, g.q); err != nil {
+				return nil, err
 			}
 		}
 		pmf := make([]float64, p.K+1)
@@ -79,7 +102,7 @@ func (p Problem) Row(c Config) ([]float64, error) {
 	if p.Relation == accountant.OneVote {
 		return p.oneVoteRow(c)
 	}
-	alpha, alphaPrime, err := p.pmfs(c)
+	alpha, alphaPrime, err := p.pmfs(c, true)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +124,7 @@ func (p Problem) Cost(c Config, gamma []float64) (float64, error) {
 	if len(gamma) != p.K+1 {
 		return 0, fmt.Errorf("gamma has %d values, want K+1 = %d", len(gamma), p.K+1)
 	}
-	alpha, alphaPrime, err := p.pmfs(c)
+	alpha, alphaPrime, err := p.pmfs(c, false)
 	if err != nil {
 		return 0, err
 	}
@@ -131,7 +154,7 @@ func (p Problem) AllPMFs(fn func(c Config, alpha, alphaPrime []float64) bool) er
 	if p.Relation == accountant.OneVote {
 		p.AllConfigs(func(c Config) bool {
 			var alpha, alphaPrime []float64
-			if alpha, alphaPrime, err = p.pmfs(c); err != nil {
+			if alpha, alphaPrime, err = p.pmfs(c, false); err != nil {
 				return false
 			}
 			return fn(c, alpha, alphaPrime)

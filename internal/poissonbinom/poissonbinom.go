@@ -116,3 +116,81 @@ func (d *Dist) add(p float64) {
 		d.lo++
 	}
 }
+
+// AddBinomial convolves the distribution with n Bernoulli(p) factors,
+// Binomial(n, p), as n calls of Add would, in O(n) for the first factors
+// of a sum and O(n·(hi−lo+1)) after them, where n calls of Add take
+// O(n·(hi−lo+n)): a privacy row of K = 2001 teachers, most of them at one
+// corner, took O(K²) steps, 40% of a solve's CPU time. The binomial's
+// values come from the ratio of neighbours, (n−k)/(k+1)·p/(1−p), both ways
+// from the mode (set to 1, so that nothing underflows there), divided by
+// their sum: every step multiplies non-negative numbers, so each value is
+// within about (3|k−mode| + n) roundings of its own, as Add's are within n.
+func (d *Dist) AddBinomial(n int, p float64) error {
+	if n < 0 {
+		return fmt.Errorf("poissonbinom: %d factors: must be >= 0", n)
+	}
+	if err := checkProb(d.n(), p); err != nil {
+		return err
+	}
+	switch {
+	case n == 0:
+		return nil
+	case p == 0 || p == 1 || n == 1:
+		for range n {
+			d.add(p)
+		}
+		return nil
+	}
+	b, lo := binomial(n, p)
+	// out[l] = sum_k d.pmf[l-k]·b[k-lo], over the support of both.
+	out := make([]float64, len(d.pmf)+n)
+	for i := d.lo; i <= d.hi; i++ {
+		v := d.pmf[i]
+		if v == 0 {
+			continue
+		}
+		row := out[i+lo : i+lo+len(b)]
+		for k, w := range b {
+			row[k] += v * w
+		}
+	}
+	d.pmf = append(d.pmf[:0], out...)
+	d.lo, d.hi = d.lo+lo, d.hi+lo+len(b)-1
+	return nil
+}
+
+// binomial returns the pmf of Binomial(n, p), 0 < p < 1, n >= 2, on the
+// support where it does not underflow: b[k] = Pr[X = lo+k].
+func binomial(n int, p float64) (b []float64, lo int) {
+	q := 1 - p
+	mode := min(int(float64(n+1)*p), n)
+	v := make([]float64, n+1)
+	v[mode] = 1
+	up, down := p/q, q/p
+	hi := mode
+	for k := mode; k < n; k++ {
+		x := v[k] * float64(n-k) / float64(k+1) * up
+		if x == 0 {
+			break
+		}
+		v[k+1], hi = x, k+1
+	}
+	lo = mode
+	for k := mode; k > 0; k-- {
+		x := v[k] * float64(k) / float64(n-k+1) * down
+		if x == 0 {
+			break
+		}
+		v[k-1], lo = x, k-1
+	}
+	var sum float64
+	for _, x := range v[lo : hi+1] {
+		sum += x
+	}
+	b = v[lo : hi+1]
+	for k := range b {
+		b[k] /= sum
+	}
+	return b, lo
+}

@@ -238,3 +238,75 @@ func TestAddSkipsZeros(t *testing.T) {
 		}
 	}
 }
+
+// TestAddBinomialAgainstBig: AddBinomial's values are within the
+// roundings of its ratios and sum of C(n,k)·p^k·(1−p)^(n−k) in 256 bits.
+func TestAddBinomialAgainstBig(t *testing.T) {
+	ns := []int{2, 7, 100, 2001}
+	if testing.Short() {
+		ns = ns[:3]
+	}
+	for _, n := range ns {
+		for _, p := range []float64{1e-5, 0.3, 0.5249791874789399, 1 - 1e-5} {
+			d := New(n)
+			if err := d.AddBinomial(n, p); err != nil {
+				t.Fatal(err)
+			}
+			ref := bigBinomial(n, p)
+			worst := 0.0
+			for k, v := range d.PMF() {
+				want := ref[k]
+				switch {
+				case want > 1e-290:
+					worst = math.Max(worst, math.Abs(v-want)/want)
+				case math.Abs(v-want) > 1e-300:
+					t.Errorf("n=%d p=%v: pmf[%d] = %v, want %v", n, p, k, v, want)
+				}
+			}
+			// 3 roundings a step from the mode and n for the sum.
+			if limit := float64(4*n+8) * 0x1p-53; worst > limit {
+				t.Errorf("n=%d p=%v: relative error %.3g, limit %.3g", n, p, worst, limit)
+			}
+		}
+	}
+}
+
+func TestAddBinomialMatchesAdd(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for trial := range 200 {
+		var fast, slow Dist
+		fast, slow = *New(0), *New(0)
+		total := 0
+		for range 1 + r.IntN(4) {
+			n := r.IntN(60)
+			p := []float64{0, 1, 1e-5, 1 - 1e-5, r.Float64()}[r.IntN(5)]
+			if err := fast.AddBinomial(n, p); err != nil {
+				t.Fatal(err)
+			}
+			for range n {
+				if err := slow.Add(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			total += n
+		}
+		a, b := fast.PMF(), slow.PMF()
+		if len(a) != total+1 || len(b) != total+1 {
+			t.Fatalf("trial %d: %d and %d values, want %d", trial, len(a), len(b), total+1)
+		}
+		for l := range a {
+			if d := math.Abs(a[l] - b[l]); d > 1e-13*b[l] && d > 1e-300 {
+				t.Errorf("trial %d: pmf[%d] = %v by AddBinomial, %v by Add", trial, l, a[l], b[l])
+			}
+		}
+		if fast.n() != total || fast.lo > fast.hi || fast.hi > total {
+			t.Errorf("trial %d: support [%d, %d] of %d", trial, fast.lo, fast.hi, total)
+		}
+	}
+	if err := New(0).AddBinomial(-1, 0.5); err == nil {
+		t.Error("AddBinomial(-1, 0.5): no error")
+	}
+	if err := New(0).AddBinomial(3, 1.5); err == nil {
+		t.Error("AddBinomial(3, 1.5): no error")
+	}
+}
