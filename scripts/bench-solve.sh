@@ -3,14 +3,14 @@
 # cache (a fresh directory) and warm cache, wall time and peak RSS.
 # Usage: scripts/bench-solve.sh [quick]   ("quick" skips the K = 101, Delta > 0 case)
 #        scripts/bench-solve.sh sweep [K...] [--limit SECONDS]
-#        scripts/bench-solve.sh approx [K...] [--m LIST] [--limit SECONDS]
-#        scripts/bench-solve.sh frontier [--m LIST] [--limit SECONDS]
+#        scripts/bench-solve.sh approx [K...] [--m LIST] [--Delta D] [--limit SECONDS]
+#        scripts/bench-solve.sh frontier [--m LIST] [--Delta D] [--limit SECONDS]
 #        scripts/bench-solve.sh release [--base REF] [--K K] [--m LIST] [--limit SECONDS] [--base-limit SECONDS]
 # sweep: pure DP (Delta = delta = 0), each K (default 101 201 301 501 1001)
 # times m in {1, 2, 3, 5, 10, 20, 40, (K+1)/2}, cold, each case stopped
 # after --limit seconds (default 300): wall time, peak RSS, passes, rows and
 # the outcome (certified, failed with darrm's message, or stopped).
-# approx: the same with Delta = 1e-5 and the default delta, each K (default
+# approx: the same with Delta = 1e-5 (or --Delta) and the default delta, each K (default
 # 101 251 501 1001) times m in --m (default 3,10,40), stopped after
 # --limit seconds (default 3600).
 # frontier: approx at K = 2001 for every m from 1 to 20 (--m to choose),
@@ -109,21 +109,25 @@ fi
 if [[ "${1:-}" == sweep || "${1:-}" == approx || "${1:-}" == frontier ]]; then
   mode=$1
   shift
-  ks=() limit=300 mlist=
+  ks=() limit=300 mlist= delta=
   [[ $mode == approx ]] && limit=3600 mlist=3,10,40
   [[ $mode == frontier ]] && limit=600 mlist=$(seq -s, 1 20) ks=(2001) mode=approx
   while (($#)); do
     case $1 in
     --limit) limit=$2; shift ;;
     --m) mlist=$2; shift ;;
+    --Delta) delta=$2; shift ;;
     *) ks+=("$1") ;;
     esac
     shift
   done
   if [[ $mode == approx ]]; then
     ((${#ks[@]})) || ks=(101 251 501 1001)
-    privacy=(--Delta 1e-5)
+    delta=${delta:-1e-5}
+    privacy=(--Delta "$delta")
+    echo "Delta $delta, default delta, cold"
   else
+    [[ -z $delta ]] || { echo "sweep is pure DP: --Delta is for approx and frontier" >&2; exit 2; }
     ((${#ks[@]})) || ks=(101 201 301 501 1001)
     privacy=(--Delta 0 --delta 0)
   fi
