@@ -122,10 +122,11 @@ func (d *Dist) add(p float64) {
 // of a sum and O(n·(hi−lo+1)) after them, where n calls of Add take
 // O(n·(hi−lo+n)): a privacy row of K = 2001 teachers, most of them at one
 // corner, took O(K²) steps, and rows 43% of a solve's CPU time at m = 2.
-// The binomial's values come from the ratio of neighbours, (n−k)/(k+1)·p/(1−p), both ways
-// from the mode (set to 1, so that nothing underflows there), divided by
-// their sum: every step multiplies non-negative numbers, so each value is
-// within about (3|k−mode| + n) roundings of its own, as Add's are within n.
+// The binomial's values come from the ratio of neighbours,
+// (n−k)/(k+1)·p/(1−p), both ways from the mode (set to 1, so that nothing
+// underflows there), divided by their sum: every step multiplies
+// non-negative numbers, so each value is within about (3|k−mode| + n)
+// roundings of its own, as Add's are within n.
 func (d *Dist) AddBinomial(n int, p float64) error {
 	if n < 0 {
 		return fmt.Errorf("poissonbinom: %d factors: must be >= 0", n)
