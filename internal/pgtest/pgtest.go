@@ -155,6 +155,16 @@ func (s *Server) Stop(t testing.TB) {
 	}
 }
 
+// Crash ends the server at once, as pg_ctl stop -m immediate does: what
+// it has not yet written is lost (an asynchronous commit's WAL, say), and
+// the next Start recovers from the WAL on disk.
+func (s *Server) Crash(t testing.TB) {
+	t.Helper()
+	if err := s.srv.do("crash"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Start starts the stopped server again, on the same folder and port, and
 // returns when it accepts connections.
 func (s *Server) Start(t testing.TB) {

@@ -125,6 +125,8 @@ func supervise(in io.Reader, out io.Writer) int {
 			err = s.start()
 		case "stop":
 			err = s.stop()
+		case "crash":
+			err = s.crash()
 		default:
 			err = fmt.Errorf("unknown command %q", sc.Text())
 		}
@@ -311,6 +313,20 @@ func (s *supervisor) stop() error {
 	return err
 }
 
+// crash ends the server as a power cut would end its processes: an
+// immediate shutdown (SIGQUIT), which writes nothing more, so that WAL not
+// yet written when it comes is lost, as an asynchronous commit's may be.
+func (s *supervisor) crash() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pg == nil {
+		return errors.New("the server is not running")
+	}
+	err := s.pg.quit()
+	s.pg = nil
+	return err
+}
+
 // shutdown stops the server if it runs and removes its folder.
 func (s *supervisor) shutdown() error {
 	s.mu.Lock()
@@ -374,6 +390,20 @@ func (c *child) stop() error {
 	c.cmd.Process.Kill()
 	<-c.done
 	return fmt.Errorf("postgres took more than %v to shut down, and %v more to shut down at once: killed", stopTimeout, quitTimeout)
+}
+
+// quit shuts the postmaster down as pg_ctl stop -m immediate does
+// (SIGQUIT), SIGKILL when that takes longer than quitTimeout.
+func (c *child) quit() error {
+	c.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-c.done:
+		return nil
+	case <-time.After(quitTimeout):
+	}
+	c.cmd.Process.Kill()
+	<-c.done
+	return fmt.Errorf("postgres took more than %v to shut down at once: killed", quitTimeout)
 }
 
 // freePort returns a loopback port that no one listens on now.
