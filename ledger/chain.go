@@ -30,6 +30,9 @@ type chain struct {
 	// before the last line's run began (nil when read from a vouched
 	// line, whose earlier runs are not known).
 	ended *runSet
+	// end is the ledger's end, when line n is an end line: no line
+	// follows it.
+	end *End
 }
 
 // start returns the chain of a ledger of the given version read up to
@@ -198,6 +201,20 @@ func (c *chain) next(path string, b []byte) error {
 	n := c.n + 1
 	corrupt := func(format string, args ...any) error {
 		return &CorruptError{Path: path, Line: n, Reason: fmt.Sprintf(format, args...)}
+	}
+	if c.end != nil {
+		return corrupt("a line after the ledger's end (line %d, %s): an ended ledger is never appended to", c.n, c.end.Reason)
+	}
+	if isEndLine(b) {
+		prev, e, h, err := parseEndLine(c.rule.version, b)
+		switch {
+		case err != nil:
+			return corrupt("%v", err)
+		case prev != c.head:
+			return corrupt("the chain is broken: this line does not follow line %d (a line was removed, inserted or changed)", c.n)
+		}
+		c.n, c.head, c.end = n, h, &e
+		return nil
 	}
 	prev, s, h, err := parseSpendLine(c.rule.version, b)
 	if err != nil {

@@ -208,7 +208,8 @@ func TestRecord(t *testing.T) {
 	l.Close()
 
 	// A second ledger for the ensemble: init refuses, --replace makes it
-	// the recorded one, and the first is then refused.
+	// the recorded one and retires the first, which is then refused, by
+	// the record and, for anyone, by its end line.
 	h := l.Header()
 	second := filepath.Join(t.TempDir(), "second.ledger")
 	_, err = book.Init(ctx, second, h, false)
@@ -224,20 +225,29 @@ func TestRecord(t *testing.T) {
 	}
 	err = openErr(path, Book{})
 	recordError(t, "first ledger after a second was made", err, secondLedger)
+	sl := open(t, second)
+	secondID := sl.Header().ID
+	sl.Close()
 
-	// Adopt makes the first the ensemble's ledger again, as it is.
-	prev, al, err := book.Adopt(ctx, path)
-	if err != nil || prev == nil || al.Lines() != 5 {
-		t.Fatalf("adopt: %v, previous %+v", err, prev)
+	// Retired, the first is never the ensemble's ledger again: not by
+	// Adopt, not for an analyst without a record.
+	var ended *EndedError
+	if _, _, err := book.Adopt(ctx, path); !errors.As(err, &ended) || ended.End.Successor != secondID || ended.Line != 6 {
+		t.Fatalf("adopt of a retired ledger: %v", err)
 	}
-	al.Close()
-	spend(t, path, 1)
-	err = openErr(second, Book{})
-	recordError(t, "second ledger after adopt", err, secondLedger)
+	if err := openErr(path, Book{StateDir: t.TempDir()}); !errors.As(err, &ended) || !strings.Contains(err.Error(), "was retired") {
+		t.Errorf("a fresh analyst on a retired ledger: %v", err)
+	}
+	if r, err := book.ReadOnly(ctx, path); err != nil || r.Ended() == nil || r.Ended().Reason != Retired || r.Lines() != 6 {
+		t.Errorf("the retired ledger read: %v", err)
+	} else {
+		r.Close()
+	}
+	spend(t, second, 1)
 
 	// Moved: the same ledger under another name.
 	moved := filepath.Join(t.TempDir(), "moved.ledger")
-	if err := os.Rename(path, moved); err != nil {
+	if err := os.Rename(second, moved); err != nil {
 		t.Fatal(err)
 	}
 	spend(t, moved, 1)
@@ -324,53 +334,93 @@ func TestNotLedgerFiles(t *testing.T) {
 }
 
 // TestRecordNeverFallsBack: while a run holds a ledger, a copy of it is
-// spent from, or a new ledger replaces it (init --replace). The run's
-// later writes are refused, and the record keeps vouching for the ledger
-// used meanwhile, with that ledger's id, lines and head: the spends on
-// the copy stay counted, the run's ledger is refused, and a record never
+// spent from. The run's later writes are refused, and the record keeps
+// vouching for the copy, with its id, lines and head: the spends on the
+// copy stay counted, the run's ledger is refused, and a record never
 // mixes two ledgers. A settlement that the record refused is the run's
 // last write: a second one is refused.
 func TestRecordNeverFallsBack(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
-	for _, replace := range []bool{false, true} {
-		path := newLedger(t, budget)
-		spend(t, path, 1)
-		run := open(t, path)
-		if err := run.begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
-			t.Fatal(err)
+	path := newLedger(t, budget)
+	spend(t, path, 1)
+	run := open(t, path)
+	if err := run.begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Reserve(5); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other.ledger")
+	b, _ := os.ReadFile(path)
+	os.WriteFile(other, b, 0o644)
+	spend(t, other, 7)
+	if err := run.Settle(5); err == nil || !strings.Contains(err.Error(), "changed during this run") {
+		t.Errorf("settle after another ledger was used: %v", err)
+	}
+	if err := run.Settle(0); err == nil {
+		t.Errorf("a second settle was taken")
+	}
+	run.Close()
+	if err := openErr(other, Book{}); err != nil {
+		t.Errorf("the ledger used meanwhile is refused: %v", err)
+	}
+	// Its settlement is its last line, as the copy's run, which has one
+	// line more, is the record's.
+	recordError(t, "the ledger left behind by its copy", openErr(path, Book{}), behind)
+}
+
+// TestReplaceWaitsForRun: init --replace while a run holds the ledger it
+// replaces waits for the run to end (the lock), lets it settle, and then
+// retires the ledger with an end line after the run's last: the run's
+// labels stay charged to it, and no release charges it again.
+func TestReplaceWaitsForRun(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	path := newLedger(t, budget)
+	run := open(t, path)
+	if err := run.begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Reserve(5); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other.ledger")
+	waiting := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		bk := book
+		bk.Waiting = func(what string) { waiting <- what }
+		_, err := bk.Init(ctx, other, run.Header(), true)
+		done <- err
+	}()
+	select {
+	case what := <-waiting:
+		if !strings.Contains(what, path) {
+			t.Errorf("init --replace waits for %q", what)
 		}
-		if err := run.Reserve(5); err != nil {
-			t.Fatal(err)
-		}
-		other := filepath.Join(t.TempDir(), "other.ledger")
-		if replace {
-			h := run.Header()
-			if _, err := book.Init(ctx, other, h, true); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			b, _ := os.ReadFile(path)
-			os.WriteFile(other, b, 0o644)
-			spend(t, other, 7)
-		}
-		if err := run.Settle(5); err == nil || !strings.Contains(err.Error(), "changed during this run") {
-			t.Errorf("replace %v: settle after another ledger was used: %v", replace, err)
-		}
-		if err := run.Settle(0); err == nil {
-			t.Errorf("replace %v: a second settle was taken", replace)
-		}
-		run.Close()
-		if err := openErr(other, Book{}); err != nil {
-			t.Errorf("replace %v: the ledger used meanwhile is refused: %v", replace, err)
-		}
-		err := openErr(path, Book{})
-		if replace {
-			recordError(t, "the replaced ledger", err, secondLedger)
-		} else {
-			// Its settlement is its last line, as the copy's run, which
-			// has one line more, is the record's.
-			recordError(t, "the ledger left behind by its copy", err, behind)
-		}
+	case err := <-done:
+		t.Fatalf("init --replace did not wait for the run: %v", err)
+	}
+	if err := run.Settle(4); err != nil {
+		t.Fatalf("the run's settlement while a replacement waits: %v", err)
+	}
+	run.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	l, err := Book{StateDir: t.TempDir()}.ReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Spent().Steps != 4 || l.Ended() == nil || l.Ended().Reason != Retired || l.Lines() != 4 {
+		t.Errorf("the replaced ledger: %d labels, end %+v, %d lines; want 4 labels and its line 4 retiring it", l.Spent().Steps, l.Ended(), l.Lines())
+	}
+	l.Close()
+	var ended *EndedError
+	if err := openErr(path, Book{StateDir: t.TempDir()}); !errors.As(err, &ended) {
+		t.Errorf("a release on the replaced ledger: %v", err)
+	}
+	if err := openErr(other, Book{}); err != nil {
+		t.Errorf("the new ledger: %v", err)
 	}
 }
 

@@ -27,6 +27,7 @@ type line struct {
 	Prev   *string          `json:"prev,omitempty"`
 	Header *json.RawMessage `json:"header,omitempty"`
 	Spend  *json.RawMessage `json:"spend,omitempty"`
+	End    *json.RawMessage `json:"end,omitempty"`
 	SHA256 string           `json:"sha256"`
 }
 
@@ -48,7 +49,7 @@ func v1Hash(raw []byte) string {
 }
 
 // encodeLine returns the line of a ledger of the given version of v (a
-// Header or a Spend) after the line of hash prev, with its line end, and
+// Header, a Spend or an End) after the line of hash prev, with its line end, and
 // its hash.
 func encodeLine(version int, prev string, v any) ([]byte, string, error) {
 	raw, err := json.Marshal(v)
@@ -57,12 +58,14 @@ func encodeLine(version int, prev string, v any) ([]byte, string, error) {
 	}
 	msg := json.RawMessage(raw)
 	l := line{Prev: &prev}
-	kind := "spend"
-	if _, ok := v.(Header); ok {
-		kind = "header"
-		l.Header = &msg
-	} else {
-		l.Spend = &msg
+	var kind string
+	switch v.(type) {
+	case Header:
+		kind, l.Header = "header", &msg
+	case End:
+		kind, l.End = "end", &msg
+	default:
+		kind, l.Spend = "spend", &msg
 	}
 	l.SHA256 = chainHash(version, prev, kind, raw)
 	b, err := json.Marshal(l)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -18,13 +19,15 @@ import (
 const importBatch = 10_000
 
 // Export writes the ledger at location (a PostgreSQL ledger, or a file)
-// to a new ledger file at file: its lines as they are, checked again as
-// they are copied, so that the file verifies with the same chain and
-// totals where the database cannot be reached. The ledger is read as
-// ReadOnly reads it (it must be of version 4 or the current one); neither it nor
-// your record changes. It never writes over a file (one there is an error). The
-// file is a copy for reading: a release on it is refused while your
-// record keeps the ledger in PostgreSQL.
+// to a new ledger file at file, an archive: its lines as they are,
+// checked again as they are copied, and an end line (End, Exported)
+// after them, so that the file verifies with the same chain and totals
+// where the database cannot be reached, and no release charges it: a
+// copy charged apart would count the ledger's spends apart. Import makes
+// it live again in a database that does not hold it. The ledger is read
+// as ReadOnly reads it (it must be of version 4 or the current one);
+// neither it nor your record changes. It never writes over a file (one
+// there is an error).
 func (bk Book) Export(ctx context.Context, location, file string) error {
 	if IsURL(file) {
 		return &urlError{Redact(file), "ledger export writes a ledger file: name a file (darrm ledger import moves a file into PostgreSQL)"}
@@ -49,6 +52,13 @@ func (bk Book) Export(ctx context.Context, location, file string) error {
 		}); err != nil {
 			return err
 		}
+		if l.chain.end == nil {
+			b, _, err := endLine(l.version, l.chain.head, End{Reason: Exported, At: time.Now().UTC().Truncate(time.Second), From: l.path})
+			if err != nil {
+				return err
+			}
+			w.Write(b)
+		}
 		return w.Flush()
 	})
 	if errors.Is(err, fs.ErrExist) {
@@ -60,11 +70,14 @@ func (bk Book) Export(ctx context.Context, location, file string) error {
 	return nil
 }
 
-// Import moves the ledger file at file into the PostgreSQL ledger at url,
-// whose name must not be taken (a name taken is an error): its lines as they are,
-// with their chain, checked again as they are copied, in one
-// transaction. The file is opened for a run (Open: locked, and checked
-// against your record as a release checks it); your record of its
+// Import moves the ledger file at file, a ledger or an archive that
+// Export wrote, into the PostgreSQL ledger at url: its lines as they are
+// (an archive's but its end line), with their chain, checked again as
+// they are copied, in one transaction. The name must not be taken, and
+// the database must hold neither this ledger (its identity) nor a live
+// ledger of its ensemble: a copy made live twice would count its spends
+// twice (a *takenError). The file is opened for a run (Open: locked, and
+// checked against your record as a release checks it); your record of its
 // ensemble then names url, so that every later spend is counted once, in
 // the database: a release on the file is refused (*RecordError).
 func (bk Book) Import(ctx context.Context, file, url string) error {
@@ -74,8 +87,13 @@ func (bk Book) Import(ctx context.Context, file, url string) error {
 	case IsURL(file):
 		return &urlError{Redact(file), "ledger import reads a ledger file: name one (darrm ledger export writes one from a PostgreSQL ledger)"}
 	}
-	l, err := bk.Open(ctx, file)
+	l, _, err := bk.open(ctx, file, false)
 	if err != nil {
+		return err
+	}
+	l.importing = true
+	if _, err := l.load(ctx, bk, true, false); err != nil {
+		l.store.close()
 		return err
 	}
 	defer l.Close()
@@ -84,7 +102,12 @@ func (bk Book) Import(ctx context.Context, file, url string) error {
 		return err
 	}
 	defer db.close()
-	err = db.insert(l.chain.n, l.size, l.chain.head, func(tx pgx.Tx, key int32) error {
+	if err := db.absent(l.header.ID, l.header.Ensemble); err != nil {
+		return err
+	}
+	// The lines up to the archive's end line, if any: the ledger as it was.
+	lines, size, head := l.chain.n, l.size, l.chain.head
+	err = db.insert(l.header, func(tx pgx.Tx, key int32) error {
 		var rows [][]any
 		var at int64
 		flush := func() error {
@@ -93,6 +116,11 @@ func (bk Book) Import(ctx context.Context, file, url string) error {
 			return err
 		}
 		_, err := l.again(func(c *chain, _ Spend, b []byte) error {
+			if c.end != nil {
+				lines, size = c.n-1, at
+				return nil
+			}
+			head = c.head
 			at += int64(len(b)) + 1
 			rows = append(rows, []any{key, int64(c.n), append([]byte(nil), b...), at})
 			if len(rows) == importBatch {
@@ -108,7 +136,10 @@ func (bk Book) Import(ctx context.Context, file, url string) error {
 	if err != nil {
 		return err
 	}
-	err = l.state.update(func(r *Record) { r.Path, r.Device, r.Inode = db.redacted, 0, 0 })
+	err = l.state.update(func(r *Record) {
+		r.Path, r.Device, r.Inode = db.redacted, 0, 0
+		r.Lines, r.Size, r.Head = lines, size, head
+	})
 	if err != nil {
 		return fmt.Errorf("ledger %s is imported into %s, but %w; record it with: darrm ledger adopt %s", l.path, db.redacted, err, shellQuote(db.redacted))
 	}

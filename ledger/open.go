@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -66,10 +67,14 @@ func (bk Book) stateDir() (string, error) {
 // PostgreSQL ledger whose name is not taken (postgres://...?ledger=NAME:
 // the database's schema is made when it has none), bound to the ensemble
 // parameters of h (NewHeader), and records it as the ledger of its
-// ensemble. An ensemble recorded with another ledger is a *RecordError
-// unless replace, which starts the ensemble's budget again: for a caller
-// who means it. The record replaced is returned (nil when there was
-// none).
+// ensemble. An ensemble recorded with another ledger, or with a live
+// ledger in the database, is refused (a *RecordError, a *takenError)
+// unless replace, which starts the ensemble's budget again, for a caller
+// who means it: the ledgers it replaces (the one the record names, and
+// the database's live ledger of the ensemble) are retired first, each
+// with an end line that names the new ledger (End), so that no release
+// charges them any more, whoever runs it. The record replaced is returned
+// (nil when there was none).
 func (bk Book) Init(ctx context.Context, location string, h Header, replace bool) (previous *Record, err error) {
 	h.Version = Version
 	if err := checkHeader(h); err != nil {
@@ -93,15 +98,29 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	create := func() (string, uint64, uint64, error) { return createFile(location, b) }
+	var live *takenError // the database's live ledger of the ensemble
 	if IsURL(location) {
 		db, err := newPGLedger(ctx, location)
 		if err != nil {
 			return nil, err
 		}
 		defer db.close()
-		create = func() (string, uint64, uint64, error) { return db.redacted, 0, 0, db.create(b, head) }
+		if err := db.absent(h.ID, h.Ensemble); err != nil {
+			if !replace || !errors.As(err, &live) || live.Other == "" || live.SameID {
+				return nil, err
+			}
+		}
+		create = func() (string, uint64, uint64, error) { return db.redacted, 0, 0, db.create(h, b) }
 	} else if _, err := os.Lstat(location); err == nil {
 		return nil, existsError(location)
+	}
+	if replace {
+		// Before the record is locked: a run on a ledger to retire holds
+		// its lock and then takes the record's, so the retirement waits
+		// for the run to end.
+		if err := bk.retireReplaced(ctx, location, h, live); err != nil {
+			return nil, err
+		}
 	}
 	st, rec, err := openRecord(ctx, bk, replace, h.Ensemble)
 	if err != nil {
@@ -123,6 +142,64 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 		return nil, fmt.Errorf("ledger: write %s: %w", location, err)
 	}
 	return rec, nil
+}
+
+// retireReplaced retires the ledgers that the ledger of header h at
+// location replaces: the database's live ledger of the ensemble (live)
+// and the ledger your record names, where it still is.
+func (bk Book) retireReplaced(ctx context.Context, location string, h Header, live *takenError) error {
+	e := End{Reason: Retired, At: h.Created, Successor: h.ID, Where: Redact(location), By: bk.Analyst}
+	if live != nil {
+		if err := bk.retire(ctx, withLedger(location, live.Other), h.Ensemble, "", e); err != nil {
+			return err
+		}
+	}
+	st, err := openState(ctx, bk, h.Ensemble)
+	if err != nil {
+		return err
+	}
+	rec, err := st.read()
+	st.close()
+	var bad *recordFileError
+	if err != nil && !errors.As(err, &bad) {
+		return err
+	}
+	if rec == nil || live != nil && rec.LedgerID == live.ID {
+		return nil
+	}
+	if err := bk.retire(ctx, rec.Path, h.Ensemble, rec.LedgerID, e); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// retire ends the ledger at location, of ensemble and, unless "", of
+// identity id, with e (Ledger.end): a ledger that has ended already is
+// left as it is. It reads the ledger whole, without the record (which
+// Init holds), and refuses one of another ensemble or identity.
+func (bk Book) retire(ctx context.Context, location, ensemble, id string, e End) error {
+	l, _, err := bk.open(ctx, location, false)
+	if err != nil {
+		return fmt.Errorf("ledger init --replace: retire the ledger it replaces: %w", err)
+	}
+	defer l.store.close()
+	if err := l.readHeader(); err != nil {
+		return fmt.Errorf("ledger init --replace: retire the ledger it replaces: %w", err)
+	}
+	switch {
+	case l.header.Ensemble != ensemble || id != "" && l.header.ID != id:
+		return fmt.Errorf("ledger init --replace: %s, which your record names as the ledger of ensemble %s (id %.8s), now holds ledger %.8s of ensemble %s: it is not the ledger to retire; move it away, or check which ledger the ensemble's budget is on (darrm ledger show)", l.path, ensemble, id, l.header.ID, l.header.Ensemble)
+	}
+	if err := l.scan(nil); err != nil {
+		return err
+	}
+	if err := l.cutTail(); err != nil || l.chain.end != nil {
+		return err
+	}
+	if e.By == "" {
+		e.By = l.store.user()
+	}
+	return l.end(e)
 }
 
 // openRecord opens and locks the record of ensemble for a command that
@@ -191,6 +268,9 @@ type Ledger struct {
 	// useEnd, on a ledger whose use is declared, is the count of labels
 	// up to the end of the run of the use this run releases.
 	useEnd int
+	// importing opens a copy exported (End) for Import, which copies
+	// its lines but its end.
+	importing bool
 }
 
 // Open opens and locks the ledger at location (a file, or
@@ -300,25 +380,8 @@ func (bk Book) OpenRun(ctx context.Context, location string, mechanism provenanc
 // the ledger as it is, whatever the record said, and returns what it
 // said.
 func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Record, error) {
-	first, err := l.store.first()
-	switch {
-	case err == errLongLine:
-		return nil, &NotLedgerError{Path: l.path, Reason: fmt.Sprintf("is not a ledger: its first line is longer than %d bytes", maxLineBytes)}
-	case err != nil && err != io.EOF:
-		return nil, fmt.Errorf("ledger %s: read: %w", l.path, err)
-	case len(first) == 0 && err == io.EOF:
-		return nil, &NotLedgerError{Path: l.path, Reason: "is empty: not a ledger (a ledger whose creation was interrupted is empty too: remove it and run darrm ledger init again)"}
-	}
-	l.headerLine = first
-	var perr error
-	if l.headerHash, perr = l.parseHeader(first); perr != nil {
-		return nil, perr
-	}
-	if err == io.EOF {
-		return nil, &CorruptError{Path: l.path, Line: 1, Reason: "the header has no line end: not a ledger, or one whose creation was interrupted"}
-	}
-	if l.format == chained3 && !l.readOnly {
-		return nil, &VersionError{Path: l.path, Version: l.version}
+	if err := l.readHeader(); err != nil {
+		return nil, err
 	}
 	st, err := openState(ctx, bk, l.header.Ensemble)
 	if err != nil {
@@ -375,6 +438,9 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 		l.noteVersion()
 		return rec, nil
 	}
+	if err := l.endErr(); err != nil && !(l.importing && l.chain.end.Reason == Exported) {
+		return nil, err
+	}
 	if err := l.cutTail(); err != nil {
 		return nil, err
 	}
@@ -388,6 +454,32 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 	st.unlock()
 	l.state, ok = st, true
 	return rec, nil
+}
+
+// readHeader reads and checks the ledger's header; a ledger of version 3
+// cannot be opened for a run.
+func (l *Ledger) readHeader() error {
+	first, err := l.store.first()
+	switch {
+	case err == errLongLine:
+		return &NotLedgerError{Path: l.path, Reason: fmt.Sprintf("is not a ledger: its first line is longer than %d bytes", maxLineBytes)}
+	case err != nil && err != io.EOF:
+		return fmt.Errorf("ledger %s: read: %w", l.path, err)
+	case len(first) == 0 && err == io.EOF:
+		return &NotLedgerError{Path: l.path, Reason: "is empty: not a ledger (a ledger whose creation was interrupted is empty too: remove it and run darrm ledger init again)"}
+	}
+	l.headerLine = first
+	var perr error
+	if l.headerHash, perr = l.parseHeader(first); perr != nil {
+		return perr
+	}
+	if err == io.EOF {
+		return &CorruptError{Path: l.path, Line: 1, Reason: "the header has no line end: not a ledger, or one whose creation was interrupted"}
+	}
+	if l.format == chained3 && !l.readOnly {
+		return &VersionError{Path: l.path, Version: l.version}
+	}
+	return nil
 }
 
 // noteVersion notes, for a version-3 ledger read only, that a run

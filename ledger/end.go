@@ -1,0 +1,144 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// End is the last line of a ledger that no release may charge any more,
+// chained as every line is, so that every analyst who reads the ledger
+// sees it: a ledger retired because a new ledger replaced it (Book.Init
+// with replace), or the copy of a ledger that Book.Export writes, an
+// archive for reading and for Book.Import, never a second live ledger.
+type End struct {
+	// Reason is Retired or Exported.
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+	// By, for a ledger retired, is who retired it (Book.Analyst, or the
+	// database user).
+	By string `json:"by,omitempty"`
+	// Successor, for a ledger retired, is the identity of the ledger that
+	// replaced it, and Where where that ledger is (a URL without its
+	// password).
+	Successor string `json:"successor,omitempty"`
+	Where     string `json:"where,omitempty"`
+	// From, for a copy exported, is where the ledger is kept (a URL
+	// without its password, or a file's path).
+	From string `json:"from,omitempty"`
+}
+
+// The reasons of an End.
+const (
+	Retired  = "retired"
+	Exported = "exported"
+)
+
+// endLine returns the end line of a ledger of the given version after the
+// line of hash prev, with its line end, and its hash.
+func endLine(version int, prev string, e End) ([]byte, string, error) {
+	return encodeLine(version, prev, e)
+}
+
+// isEndLine reports whether b, a chained line, is an end line: its kind
+// is the first key after prev.
+func isEndLine(b []byte) bool {
+	const head = `{"prev":"`
+	const n = 64
+	return len(b) > len(head)+n && bytes.HasPrefix(b[len(head)+n:], []byte(`","end":`))
+}
+
+// parseEndLine reads b as an end line of the given version: its prev, its
+// end, and its hash, checked against its content.
+func parseEndLine(version int, b []byte) (prev string, e End, hash string, err error) {
+	var ln line
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ln); err != nil {
+		return "", e, "", fmt.Errorf("not a ledger line: %v", err)
+	}
+	if ln.End == nil || ln.Prev == nil || ln.Spend != nil || ln.Header != nil {
+		return "", e, "", errors.New("an end line states its end and nothing else")
+	}
+	if chainHash(version, *ln.Prev, "end", *ln.End) != ln.SHA256 {
+		return "", e, "", errors.New("sha256 does not match the content: the line was changed")
+	}
+	dec = json.NewDecoder(bytes.NewReader(*ln.End))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return "", e, "", fmt.Errorf("end: %v", err)
+	}
+	switch {
+	case e.Reason != Retired && e.Reason != Exported:
+		return "", e, "", fmt.Errorf("end: reason %q: want %q or %q", e.Reason, Retired, Exported)
+	case e.Reason == Retired && e.Successor == "":
+		return "", e, "", errors.New("end: a ledger retired names the ledger that replaced it")
+	}
+	return *ln.Prev, e, ln.SHA256, nil
+}
+
+// EndedError refuses a run on a ledger that has ended (End): retired, or
+// a copy exported.
+type EndedError struct {
+	Path string
+	End  End
+	Line int // the end line's number
+}
+
+func (e *EndedError) Error() string {
+	if e.End.Reason == Exported {
+		return fmt.Sprintf("ledger %s is a copy of a ledger exported from %s (its line %d ends it): a copy is for reading (darrm ledger show, verify) and for darrm ledger import, and no release may charge it, or the ledger's spends would be counted apart; release on the ledger it was exported from", e.Path, e.End.From, e.Line)
+	}
+	where := ""
+	if e.End.Where != "" {
+		where = ", at " + e.End.Where
+	}
+	by := ""
+	if e.End.By != "" {
+		by = " by " + e.End.By
+	}
+	return fmt.Sprintf("ledger %s was retired on %s%s (its line %d ends it): ledger %s replaced it%s, with a budget of its own; no release may charge a retired ledger: release on the ledger that replaced it", e.Path, e.End.At.Format(time.RFC3339), by, e.Line, e.End.Successor, where)
+}
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *EndedError) BadInput() bool { return true }
+
+// Ended returns the end of the ledger (End), nil while it is live.
+func (l *Ledger) Ended() *End { return l.chain.end }
+
+// endErr is the *EndedError of a ledger that has ended, nil while it is
+// live.
+func (l *Ledger) endErr() error {
+	if l.chain.end == nil {
+		return nil
+	}
+	return &EndedError{Path: l.path, End: *l.chain.end, Line: l.chain.n}
+}
+
+// end appends the end e to a ledger opened for a run (Open) with no run
+// of its own under way: no release may charge it from then on.
+func (l *Ledger) end(e End) error {
+	switch {
+	case l.readOnly:
+		return fmt.Errorf("ledger %s: opened read-only", l.path)
+	case l.run != "":
+		return fmt.Errorf("ledger %s: a run is under way", l.path)
+	case l.chain.end != nil:
+		return l.endErr()
+	}
+	b, hash, err := endLine(l.version, l.chain.head, e)
+	if err != nil {
+		return fmt.Errorf("ledger %s: %w", l.path, err)
+	}
+	if err := l.store.append(pos{n: l.chain.n, off: l.size}, l.chain.head, b, hash); err != nil {
+		return err
+	}
+	l.chain.n, l.chain.head, l.size = l.chain.n+1, hash, l.size+int64(len(b))
+	l.chain.end = &e
+	if l.state != nil {
+		return l.state.advance(l.chain.n, l.size, l.chain.head)
+	}
+	return nil
+}
