@@ -51,13 +51,27 @@ type takenError struct {
 	Ledger   bool
 	Ensemble string
 	ID       string
+	// Other, for a PostgreSQL ledger, is the name of the database's
+	// ledger, of another name, that is of the same identity (SameID) or
+	// the live ledger of the same ensemble; Live says it is not retired.
+	Other  string
+	SameID bool
+	Live   bool
 }
 
 func (e *takenError) Error() string {
-	if IsURL(e.Path) {
+	switch {
+	case e.Other != "" && e.SameID:
+		state := "live"
+		if !e.Live {
+			state = "retired"
+		}
+		return fmt.Sprintf("ledger %s: %s holds ledger %s of ensemble %s already, as ledger %s (%s): a copy of a ledger made live a second time would count its spends twice: release on %s as it is, or import the copy into a database that does not hold it", e.Path, e.What, e.ID, e.Ensemble, e.Other, state, e.Other)
+	case e.Other != "":
+		return fmt.Sprintf("ledger %s: %s has a live ledger of ensemble %s already, ledger %s (id %.8s): one ledger of an ensemble is live in a database, so that its budget is counted once: release on %s, or make this ledger with --replace, which retires %s with a line that every analyst sees", e.Path, e.What, e.Ensemble, e.Other, e.ID, e.Other, e.Other)
+	case IsURL(e.Path):
 		return fmt.Sprintf("ledger %s exists already: a ledger of ensemble %s (id %.8s); ledger init makes a new ledger and never writes over one: release on this ledger as it is (darrm ledger show %s), or name a new ledger (?ledger=NAME)", e.Path, e.Ensemble, e.ID, shellQuote(e.Path))
-	}
-	if e.Ledger {
+	case e.Ledger:
 		return fmt.Sprintf("ledger %s exists already: a ledger of ensemble %s (id %.8s); ledger init makes a new file and never writes over one: release on this ledger as it is (darrm ledger show %s), or name a new file for a new ledger", e.Path, e.Ensemble, e.ID, shellQuote(e.Path))
 	}
 	return fmt.Sprintf("%s exists already and is %s: ledger init makes a new file and never writes over one: name a new file for the ledger (or move this one away)", e.Path, e.What)

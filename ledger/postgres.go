@@ -20,29 +20,100 @@ import (
 )
 
 // A ledger in PostgreSQL is the rows of one database's schema darrm: a
-// row of darrm.ledgers per ledger (its name, and its head: the number of
-// its lines, their bytes and the hash of the last, which every append
-// checks and moves on in the same statement), and a row of darrm.lines per
-// line, holding the line exactly as a ledger file holds it, with its
-// number and the byte just past it in the file form. A trigger refuses to
-// change or delete line rows: the tool only appends. schemaSQL makes them.
+// row of darrm.ledgers per ledger (its name, the identity and ensemble
+// its header states, whether it is retired, and its head: the number of
+// its lines, their bytes and the hash of the last), and a row of
+// darrm.lines per line, holding the line exactly as a ledger file holds
+// it, with its number and the byte just past it in the file form.
+// schemaSQL makes them, and the guards that hold whoever writes, short of
+// a superuser or the tables' owner who drops them:
+//   - a line row is only appended (append_only), and only as the line
+//     after the head, whose hash it names as its prev; appending it moves
+//     the head on (append_line), so that an analyst needs no UPDATE on
+//     any table;
+//   - a ledger's first line is the header of the identity and ensemble
+//     its row states;
+//   - at most one ledger of an ensemble is live (ledgers_live, a unique
+//     index), and an identity is never used twice (a unique key): a copy
+//     imported again or a second ledger made for an ensemble is refused;
+//   - a ledger row is never renamed, given another identity, reopened
+//     once retired, moved back or deleted (guard_ledger): one ledger
+//     cannot be swapped for another. Retiring is a line (an end line,
+//     Ledger.End), which sets the row's retired.
 
 // schemaVersion is the version of the schema darrm keeps ledgers in; a
-// database of a later one is refused (a newer darrm made it).
-const schemaVersion = 1
+// database of a later one is refused (a newer darrm made it), one of an
+// earlier one is upgraded by the first run of its owner (migrateSQL).
+const schemaVersion = 2
+
+// guardSQL makes the functions and triggers of schema version 2, in a
+// database whose tables have its columns.
+const guardSQL = `
+CREATE UNIQUE INDEX ledgers_live ON darrm.ledgers (ensemble) WHERE NOT retired;
+CREATE FUNCTION darrm.append_line() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	j jsonb;
+	l darrm.ledgers%ROWTYPE;
+BEGIN
+	SELECT * INTO STRICT l FROM darrm.ledgers WHERE key = NEW.ledger FOR UPDATE;
+	BEGIN
+		j := convert_from(NEW.line, 'UTF8')::jsonb;
+	EXCEPTION WHEN others THEN
+		RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line', NEW.n, l.name USING ERRCODE = 'DRM01';
+	END;
+	IF l.retired THEN
+		RAISE EXCEPTION 'darrm: ledger % is retired: no line follows its end', l.name USING ERRCODE = 'DRM02';
+	END IF;
+	IF NEW.n <> l.lines + 1 OR coalesce(j->>'prev', '') <> l.head OR NEW.stop <> l.size + octet_length(NEW.line) + 1 THEN
+		RAISE EXCEPTION 'darrm: line % of ledger % does not follow its head, line % of hash %', NEW.n, l.name, l.lines, l.head USING ERRCODE = 'DRM01';
+	END IF;
+	IF NEW.n = 1 AND (j->'header'->>'id' IS DISTINCT FROM l.id OR j->'header'->>'ensemble' IS DISTINCT FROM l.ensemble) THEN
+		RAISE EXCEPTION 'darrm: the header of ledger % is not of the identity and ensemble of its row', l.name USING ERRCODE = 'DRM01';
+	END IF;
+	UPDATE darrm.ledgers SET lines = NEW.n, size = NEW.stop, head = j->>'sha256', retired = j ? 'end'
+		WHERE key = NEW.ledger;
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER append_line BEFORE INSERT ON darrm.lines
+	FOR EACH ROW EXECUTE FUNCTION darrm.append_line();
+CREATE FUNCTION darrm.guard_ledger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'INSERT' THEN
+		IF NEW.lines <> 0 OR NEW.size <> 0 OR NEW.head <> '' OR NEW.retired THEN
+			RAISE EXCEPTION 'darrm: a ledger row is made empty; its lines move its head' USING ERRCODE = 'insufficient_privilege';
+		END IF;
+		RETURN NEW;
+	END IF;
+	IF TG_OP <> 'UPDATE' OR NEW.key <> OLD.key OR NEW.name <> OLD.name OR NEW.id <> OLD.id OR NEW.ensemble <> OLD.ensemble
+		OR NEW.created <> OLD.created OR OLD.retired OR NEW.lines <> OLD.lines + 1 THEN
+		RAISE EXCEPTION 'darrm ledgers are never renamed, reopened, moved back or deleted: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER guard_ledger BEFORE INSERT OR UPDATE OR DELETE ON darrm.ledgers
+	FOR EACH ROW EXECUTE FUNCTION darrm.guard_ledger();
+CREATE TRIGGER guard_ledger_truncate BEFORE TRUNCATE ON darrm.ledgers
+	FOR EACH STATEMENT EXECUTE FUNCTION darrm.refuse_edit();
+`
 
 // schemaSQL makes the schema, version schemaVersion.
 const schemaSQL = `
 CREATE SCHEMA darrm;
 CREATE TABLE darrm.schema_version (version integer NOT NULL);
-INSERT INTO darrm.schema_version VALUES (1);
+INSERT INTO darrm.schema_version VALUES (2);
 CREATE TABLE darrm.ledgers (
 	key integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	name text NOT NULL UNIQUE,
 	lines bigint NOT NULL,
 	size bigint NOT NULL,
 	head text NOT NULL,
-	created timestamptz NOT NULL DEFAULT now()
+	created timestamptz NOT NULL DEFAULT now(),
+	id text NOT NULL UNIQUE,
+	ensemble text NOT NULL,
+	retired boolean NOT NULL DEFAULT false
 );
 CREATE TABLE darrm.lines (
 	ledger integer NOT NULL REFERENCES darrm.ledgers (key),
@@ -60,19 +131,43 @@ CREATE TRIGGER append_only BEFORE UPDATE OR DELETE ON darrm.lines
 	FOR EACH ROW EXECUTE FUNCTION darrm.refuse_edit();
 CREATE TRIGGER append_only_truncate BEFORE TRUNCATE ON darrm.lines
 	FOR EACH STATEMENT EXECUTE FUNCTION darrm.refuse_edit();
-`
+` + guardSQL
 
-// appendSQL appends line $2+1 to ledger $1 when its head is still line
-// $2 of hash $3, moving the head on to it, in one statement: the update
-// locks the head's row (a run's that waits for it re-reads it), and the
-// insert happens only when the head was the one this run read, so that a
-// run that lost its lock (its connection) can never append twice or
-// after another.
-const appendSQL = `WITH head AS (
-	UPDATE darrm.ledgers SET lines = $2 + 1, size = $5, head = $6
-	WHERE key = $1 AND lines = $2 AND head = $3 RETURNING key
-)
-INSERT INTO darrm.lines (ledger, n, line, stop) SELECT key, $2 + 1, $4, $5 FROM head`
+// migrateSQL upgrades a database of schema version 1, which stated no
+// ledger's identity and let a second ledger of an ensemble be made, to
+// version 2: each row takes the identity and ensemble of its header.
+// Two ledgers of one identity or two live ledgers of one ensemble (a
+// budget counted twice) fail the unique keys, and the upgrade with them
+// (duplicatesSQL names them).
+const migrateSQL = `
+ALTER TABLE darrm.ledgers ADD COLUMN id text, ADD COLUMN ensemble text, ADD COLUMN retired boolean NOT NULL DEFAULT false;
+UPDATE darrm.ledgers l SET id = h.j->'header'->>'id', ensemble = h.j->'header'->>'ensemble'
+	FROM (SELECT ledger, convert_from(line, 'UTF8')::jsonb j FROM darrm.lines WHERE n = 1) h WHERE h.ledger = l.key;
+ALTER TABLE darrm.ledgers ALTER id SET NOT NULL, ALTER ensemble SET NOT NULL, ADD UNIQUE (id);
+UPDATE darrm.schema_version SET version = 2;
+` + guardSQL
+
+// duplicatesSQL lists, in a database of schema version 1, the ledgers
+// that share an ensemble (a copy shares its identity too): what the
+// upgrade to version 2 refuses.
+const duplicatesSQL = `SELECT string_agg(name, ', ' ORDER BY key), coalesce(h.j->'header'->>'ensemble', '?')
+	FROM darrm.ledgers l JOIN (SELECT ledger, convert_from(line, 'UTF8')::jsonb j FROM darrm.lines WHERE n = 1) h ON h.ledger = l.key
+	GROUP BY h.j->'header'->>'ensemble' HAVING count(*) > 1`
+
+// durableSQL makes the transaction it runs in wait for its commit to be
+// on disk, whatever the server, the database, the role or the URL's
+// options say (synchronous_commit off acknowledges a commit before it is
+// durable): a charge is durable before its labels leave. It is SET LOCAL
+// synchronous_commit TO on, as a query, so that an append is one
+// statement.
+const durableSQL = `SELECT set_config('synchronous_commit', 'on', true)`
+
+// appendSQL appends line $2+1 to ledger $1 at byte $4, durably
+// (durableSQL), in one statement: the trigger append_line moves the head
+// on to it when the head is line $2, whose hash the line names as its
+// prev, and refuses it otherwise, so that a run that lost its lock (its
+// connection) can never append twice or after another.
+const appendSQL = `INSERT INTO darrm.lines (ledger, n, line, stop) SELECT $1, $2 + 1, $3, $4 FROM (` + durableSQL + `) durable`
 
 // lockSpace is the first key of the advisory locks of darrm's runs, the
 // ledger's row key the second: "darm".
@@ -191,6 +286,21 @@ func parsePG(location string) (*pgLocation, error) {
 	d := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: time.Second, Count: 3}}
 	cfg.DialFunc = d.DialContext
 	return &pgLocation{redacted: where, name: name, cfg: cfg, secrets: secretsOf(location, cfg.Password)}, nil
+}
+
+// withLedger returns the PostgreSQL ledger location with its ledger
+// parameter naming the ledger name instead, its other parameters as they
+// are.
+func withLedger(location, name string) string {
+	base, query, _ := strings.Cut(location, "?")
+	query, _, _ = strings.Cut(query, "#")
+	var kept []string
+	for _, p := range strings.Split(query, "&") {
+		if k, _, _ := strings.Cut(p, "="); p != "" && k != "ledger" {
+			kept = append(kept, p)
+		}
+	}
+	return base + "?" + strings.Join(append(kept, "ledger="+url.QueryEscape(name)), "&")
 }
 
 // secretsOf returns what messages about location must not show: the
@@ -329,37 +439,66 @@ func (p *pgLocation) schema(ctx context.Context, conn *pgx.Conn) (int, error) {
 	return v, nil
 }
 
-// find returns the key of the row of the ledger p names and its first
-// line (nil when it has none), in one query: a *NotLedgerError when the
-// database has no such ledger (or no ledgers).
-func (p *pgLocation) find(ctx context.Context, conn *pgx.Conn) (int32, []byte, error) {
+// pgRow is what the row of a ledger in darrm.ledgers says of it.
+type pgRow struct {
+	key          int32
+	version      int    // the database's schema's
+	id, ensemble string // "" in a database of schema version 1
+	first        []byte // the first line, nil when it has none
+}
+
+// find returns the row of the ledger p names, in one query, whatever the
+// version of the database's schema: a *NotLedgerError when the database
+// has no such ledger (or no ledgers).
+func (p *pgLocation) find(ctx context.Context, conn *pgx.Conn) (pgRow, error) {
 	var (
-		v     int
-		key   *int32
-		first []byte
+		v            int
+		key          *int32
+		id, ensemble *string
+		first        []byte
 	)
-	err := conn.QueryRow(ctx, `SELECT v.version, l.key, (SELECT line FROM darrm.lines WHERE ledger = l.key AND n = 1)
-		FROM darrm.schema_version v LEFT JOIN darrm.ledgers l ON l.name = $1`, p.name).Scan(&v, &key, &first)
+	err := conn.QueryRow(ctx, `SELECT v.version, l.key, to_jsonb(l)->>'id', to_jsonb(l)->>'ensemble',
+		(SELECT line FROM darrm.lines WHERE ledger = l.key AND n = 1)
+		FROM darrm.schema_version v LEFT JOIN darrm.ledgers l ON l.name = $1`, p.name).Scan(&v, &key, &id, &ensemble, &first)
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && (pe.Code == "3F000" || pe.Code == "42P01"), errors.Is(err, pgx.ErrNoRows):
 		v = 0
 	case err != nil:
-		return 0, nil, p.fail("read the ledgers of database "+p.cfg.Database, err)
+		return pgRow{}, p.fail("read the ledgers of database "+p.cfg.Database, err)
 	case v > schemaVersion:
 		_, err := p.schema(ctx, conn)
-		return 0, nil, err
+		return pgRow{}, err
 	}
 	none := func(what string) error {
 		return &NotLedgerError{Path: p.redacted, Reason: fmt.Sprintf("%s (create it with darrm ledger init)", what), Err: fs.ErrNotExist}
 	}
 	switch {
 	case v == 0:
-		return 0, nil, none(fmt.Sprintf("database %s holds no darrm ledgers, so no ledger %s", p.cfg.Database, p.name))
+		return pgRow{}, none(fmt.Sprintf("database %s holds no darrm ledgers, so no ledger %s", p.cfg.Database, p.name))
 	case key == nil:
-		return 0, nil, none(fmt.Sprintf("database %s has no ledger named %s", p.cfg.Database, p.name))
+		return pgRow{}, none(fmt.Sprintf("database %s has no ledger named %s", p.cfg.Database, p.name))
 	}
-	return *key, first, nil
+	r := pgRow{key: *key, version: v, first: first}
+	if id != nil && ensemble != nil {
+		r.id, r.ensemble = *id, *ensemble
+	}
+	return r, nil
+}
+
+// checkRow checks that the ledger's row states the identity and ensemble
+// of its header: a row whose name was moved onto another ledger's lines
+// (by the tables' owner with the guards dropped) is not the ledger its
+// name was given to.
+func (p *pgLocation) checkRow(r pgRow) error {
+	if r.version < 2 || r.first == nil {
+		return nil
+	}
+	ok, ensemble, id := headerIdentity(r.first)
+	if !ok || id == r.id && ensemble == r.ensemble {
+		return nil
+	}
+	return &CorruptError{Path: p.redacted, Line: 1, Reason: fmt.Sprintf("the row of ledger %s in database %s names ledger %s of ensemble %s, but its header is ledger %s of ensemble %s: the row was changed without darrm (a name moved onto another ledger's lines)", p.name, p.cfg.Database, r.id, r.ensemble, id, ensemble)}
 }
 
 // pgLedger is a connection to a database that a ledger is made in (Init,
@@ -387,20 +526,25 @@ func newPGLedger(ctx context.Context, location string) (*pgLedger, error) {
 		db.close()
 		return nil, err
 	}
-	if err := db.absent(); err != nil {
+	if err := db.absent("", ""); err != nil {
 		db.close()
 		return nil, err
 	}
 	return db, nil
 }
 
-// makeSchema makes the database's darrm schema when it has none, once
-// even when several darrm make ledgers in it at once.
+// makeSchema makes the database's darrm schema when it has none, and
+// upgrades it when it is of an earlier version, once even when several
+// darrm make ledgers in it at once.
 func (db *pgLedger) makeSchema() error {
-	if v, err := db.schema(db.ctx, db.conn); err != nil || v > 0 {
+	v, err := db.schema(db.ctx, db.conn)
+	if err != nil || v == schemaVersion {
 		return err
 	}
-	err := pgx.BeginFunc(db.ctx, db.conn, func(tx pgx.Tx) error {
+	if v > 0 {
+		return db.upgradeSchema(db.ctx, db.conn)
+	}
+	err = pgx.BeginFunc(db.ctx, db.conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(db.ctx, "SELECT pg_advisory_xact_lock($1, 0)", lockSpace); err != nil {
 			return err
 		}
@@ -418,45 +562,96 @@ func (db *pgLedger) makeSchema() error {
 	return err
 }
 
-// absent checks that the database has no ledger of this name.
-func (db *pgLedger) absent() error {
-	var ok bool
+// upgradeSchema upgrades the database's darrm schema of an earlier
+// version to schemaVersion (migrateSQL), once even when several darrm do
+// at once: a run that charges a ledger needs its guards. Only the tables'
+// owner may; two ledgers of one ensemble are refused, named.
+func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
+	var dup, ensemble string
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, 0)", lockSpace); err != nil {
+			return err
+		}
+		var v int
+		if err := tx.QueryRow(ctx, "SELECT version FROM darrm.schema_version").Scan(&v); err != nil || v != 1 {
+			return err
+		}
+		err := tx.QueryRow(ctx, duplicatesSQL+" LIMIT 1").Scan(&dup, &ensemble)
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		if _, err := tx.Exec(ctx, durableSQL); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, migrateSQL)
+		return err
+	})
+	var pe *pgconn.PgError
+	switch {
+	case dup != "":
+		return &serverError{where: p.redacted, bad: true, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version 1, and ledgers %s are all of ensemble %s: its budget is counted more than once (a copy imported again, or a second ledger made for it). This darrm charges a database only where one ledger of an ensemble is live: keep one of them and remove the others (docs/aggregate.md, \"Upgrading a database\")", p.cfg.Database, dup, ensemble)}
+	case errors.As(err, &pe) && pe.Code == "42501":
+		return &serverError{where: p.redacted, bad: true, err: err, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version 1, which does not stop a second live ledger of an ensemble; user %s may not upgrade it to version %d: the ledgers' owner upgrades it with darrm ledger upgrade %s", p.cfg.Database, p.cfg.User, schemaVersion, shellQuote(p.redacted))}
+	case err != nil:
+		return p.fail("upgrade the schema of darrm's ledgers in database "+p.cfg.Database, err)
+	}
+	return nil
+}
+
+// absent checks that the database has no ledger of this name, and, for
+// a ledger of identity id and ensemble ensemble ("" when not yet known),
+// none of that identity and no live one of that ensemble.
+func (db *pgLedger) absent(id, ensemble string) error {
+	var name string
 	var first []byte
-	err := db.conn.QueryRow(db.ctx, "SELECT true, (SELECT line FROM darrm.lines WHERE ledger = l.key AND n = 1) FROM darrm.ledgers l WHERE name = $1", db.name).Scan(&ok, &first)
+	var live bool
+	err := db.conn.QueryRow(db.ctx, `SELECT name, NOT retired, (SELECT line FROM darrm.lines WHERE ledger = l.key AND n = 1) FROM darrm.ledgers l
+		WHERE name = $1 OR id = $2 OR ensemble = $3 AND NOT retired ORDER BY name = $1 DESC, id = $2 DESC LIMIT 1`, db.name, id, ensemble).Scan(&name, &live, &first)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return nil
 	case err != nil:
 		return db.fail("read the ledgers of database "+db.cfg.Database, err)
 	}
-	return db.existsError(first)
+	e := db.existsError(first)
+	if name != db.name {
+		e.Other, e.Live, e.SameID = name, live, e.ID == id
+	}
+	return e
 }
 
 // existsError is the *takenError of a ledger whose name is taken, of
 // first line first.
-func (db *pgLedger) existsError(first []byte) error {
-	e := &takenError{Path: db.redacted, What: fmt.Sprintf("a ledger of database %s", db.cfg.Database)}
+func (db *pgLedger) existsError(first []byte) *takenError {
+	e := &takenError{Path: db.redacted, What: "database " + db.cfg.Database}
 	e.Ledger, e.Ensemble, e.ID = headerIdentity(first)
 	return e
 }
 
-// create makes the ledger of header line b (with its line end), of hash
-// head, in one transaction.
-func (db *pgLedger) create(b []byte, head string) error {
-	return db.insert(1, int64(len(b)), head, func(tx pgx.Tx, key int32) error {
+// create makes the ledger of header h, whose line is b (with its line
+// end), in one transaction.
+func (db *pgLedger) create(h Header, b []byte) error {
+	return db.insert(h, func(tx pgx.Tx, key int32) error {
 		_, err := tx.Exec(db.ctx, "INSERT INTO darrm.lines (ledger, n, line, stop) VALUES ($1, 1, $2, $3)", key, b[:len(b)-1], int64(len(b)))
 		return err
 	})
 }
 
-// insert makes the ledger's row, of lines whole lines ending at byte
-// size, the last of hash head, and its line rows (rows), in one
-// transaction: a name taken meanwhile is a *takenError.
-func (db *pgLedger) insert(lines int, size int64, head string, rows func(tx pgx.Tx, key int32) error) error {
+// insert makes the row of the ledger of header h and its line rows
+// (rows, which move its head on), in one transaction that commits only
+// once it is durable: a name, an identity or a live ensemble taken
+// meanwhile is a *takenError.
+func (db *pgLedger) insert(h Header, rows func(tx pgx.Tx, key int32) error) error {
 	err := pgx.BeginFunc(db.ctx, db.conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(db.ctx, durableSQL); err != nil {
+			return err
+		}
 		var key int32
-		err := tx.QueryRow(db.ctx, "INSERT INTO darrm.ledgers (name, lines, size, head) VALUES ($1, $2, $3, $4) RETURNING key",
-			db.name, int64(lines), size, head).Scan(&key)
+		err := tx.QueryRow(db.ctx, "INSERT INTO darrm.ledgers (name, lines, size, head, id, ensemble) VALUES ($1, 0, 0, '', $2, $3) RETURNING key",
+			db.name, h.ID, h.Ensemble).Scan(&key)
 		if err != nil {
 			return err
 		}
@@ -464,7 +659,7 @@ func (db *pgLedger) insert(lines int, size int64, head string, rows func(tx pgx.
 	})
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
-		if err := db.absent(); err != nil {
+		if err := db.absent(h.ID, h.Ensemble); err != nil {
 			return err
 		}
 	}
@@ -517,7 +712,17 @@ func openPG(ctx context.Context, location string, readOnly bool, bk Book) (*pgSt
 		return nil, err
 	}
 	s := &pgStore{pgLocation: p, conn: conn, ctx: ctx, readOnly: readOnly, lostCh: make(chan struct{}), onLost: bk.Lost}
-	if s.key, s.header, err = p.find(ctx, conn); err == nil && !readOnly {
+	r, err := p.find(ctx, conn)
+	if err == nil && !readOnly && r.version < schemaVersion {
+		if err = p.upgradeSchema(ctx, conn); err == nil {
+			r, err = p.find(ctx, conn)
+		}
+	}
+	if err == nil {
+		s.key, s.header = r.key, r.first
+		err = p.checkRow(r)
+	}
+	if err == nil && !readOnly {
 		err = s.lock(bk.Waiting)
 	}
 	if err != nil {
@@ -768,7 +973,7 @@ func (s *pgStore) append(at pos, head string, b []byte, hash string) error {
 			err = s.reconnect(ctx)
 		}
 		if err == nil {
-			if err = s.tryAppend(ctx, at, head, line, stop, hash); err == nil {
+			if err = s.tryAppend(ctx, at, line, stop, hash); err == nil {
 				return nil
 			}
 		}
@@ -793,21 +998,23 @@ func (s *pgStore) append(at pos, head string, b []byte, hash string) error {
 }
 
 // tryAppend is one attempt of append.
-func (s *pgStore) tryAppend(ctx context.Context, at pos, head string, line []byte, stop int64, hash string) error {
-	tag, err := s.conn.Exec(ctx, appendSQL, s.key, int64(at.n), head, line, stop, hash)
-	if err != nil {
+func (s *pgStore) tryAppend(ctx context.Context, at pos, line []byte, stop int64, hash string) error {
+	_, err := s.conn.Exec(ctx, appendSQL, s.key, int64(at.n), line, stop)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" && pe.Code != "DRM01" && pe.Code != "DRM02" {
 		return err
-	}
-	if tag.RowsAffected() == 1 {
-		return nil
 	}
 	var n int64
 	var h string
-	if err := s.conn.QueryRow(ctx, "SELECT lines, head FROM darrm.ledgers WHERE key = $1", s.key).Scan(&n, &h); err != nil {
+	var retired bool
+	if err := s.conn.QueryRow(ctx, "SELECT lines, head, retired FROM darrm.ledgers WHERE key = $1", s.key).Scan(&n, &h, &retired); err != nil {
 		return err
 	}
-	if n == int64(at.n)+1 && h == hash {
+	switch {
+	case n == int64(at.n)+1 && h == hash:
 		return nil // this very line: an earlier attempt's commit got through
+	case retired:
+		return &endedError{where: s.redacted, lines: n}
 	}
 	return &movedOnError{where: s.redacted, lines: at.n, n: n}
 }
@@ -824,13 +1031,29 @@ func (e *movedOnError) Error() string {
 	return fmt.Sprintf("ledger %s: its head is line %d, not the line %d that this run read and charged after: another process wrote to the ledger without holding its lock; nothing was appended (darrm ledger verify checks the ledger)", e.where, e.n, e.lines)
 }
 
+// endedError is an append refused because the ledger ended meanwhile:
+// another process retired it.
+type endedError struct {
+	where string
+	lines int64
+}
+
+func (e *endedError) Error() string {
+	return fmt.Sprintf("ledger %s: it was retired during this run (its line %d ends it): nothing was appended, and the run hands out no more labels", e.where, e.lines)
+}
+
+// BadInput reports that the error is the caller's to resolve: the ledger
+// is no longer live.
+func (e *endedError) BadInput() bool { return true }
+
 // retryable reports whether an append that failed with err may be tried
 // again: a serialization failure or deadlock, or a connection lost.
 func retryable(err error) bool {
 	var pe *pgconn.PgError
 	var moved *movedOnError
+	var ended *endedError
 	switch {
-	case errors.As(err, &moved), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.As(err, &moved), errors.As(err, &ended), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return false
 	case errors.As(err, &pe):
 		return strings.HasPrefix(pe.Code, "40") || strings.HasPrefix(pe.Code, "57P") || strings.HasPrefix(pe.Code, "08")
@@ -880,8 +1103,9 @@ func (s *pgStore) reconnect(ctx context.Context) error {
 // writeErr is the error of an append.
 func (s *pgStore) writeErr(ctx context.Context, err error) error {
 	var moved *movedOnError
+	var ended *endedError
 	switch {
-	case err == nil, isLost(err), errors.As(err, &moved):
+	case err == nil, isLost(err), errors.As(err, &moved), errors.As(err, &ended):
 		return err
 	case ctx.Err() != nil && s.ctx.Err() == nil:
 		err = fmt.Errorf("%w (no write got through in %v)", err, writeTimeout)

@@ -126,7 +126,7 @@ func (p *proxy) forward(c, s net.Conn, lose chan struct{}) {
 		if n > 0 {
 			p.mu.Lock()
 			cut := p.cut
-			if cut != "" && bytes.Contains(buf[:n], []byte("WITH head AS")) {
+			if cut != "" && bytes.Contains(buf[:n], []byte("INSERT INTO darrm.lines")) {
 				p.cut, p.cuts = "", p.cuts+1
 			} else {
 				cut = ""

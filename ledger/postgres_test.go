@@ -145,14 +145,19 @@ func testPGLedger(t *testing.T, db string) {
 		t.Errorf("record file %s (%v): %s", st.path, err, b)
 	}
 
-	// Its lines are a ledger file's, byte for byte: an export is one.
+	// Its lines are a ledger file's, byte for byte: an export is one,
+	// with an end line after them that no release charges.
 	exported := filepath.Join(t.TempDir(), "export.ledger")
 	if err := book.Export(ctx, u, exported); err != nil {
 		t.Fatal(err)
 	}
 	eSpent, eRuns, eLines := readAll(t, exported)
-	if eSpent != pgSpent || eRuns != pgRuns || eLines != pgLines {
-		t.Errorf("export: %+v, %d runs, %d lines; want %+v, %d, %d", eSpent, eRuns, eLines, pgSpent, pgRuns, pgLines)
+	if eSpent != pgSpent || eRuns != pgRuns || eLines != pgLines+1 {
+		t.Errorf("export: %+v, %d runs, %d lines; want %+v, %d, %d", eSpent, eRuns, eLines, pgSpent, pgRuns, pgLines+1)
+	}
+	var ended *EndedError
+	if err := openErr(exported, Book{StateDir: t.TempDir()}); !errors.As(err, &ended) || ended.End.Reason != Exported || ended.End.From != Redact(u) {
+		t.Errorf("a release on an export: %v", err)
 	}
 }
 
@@ -265,12 +270,12 @@ func testPGRefusals(t *testing.T, db string) {
 			}
 		}
 	}
-	if err := sqlExec(t, db, "UPDATE darrm.schema_version SET version = 2"); err != nil {
+	if err := sqlExec(t, db, "UPDATE darrm.schema_version SET version = $1", schemaVersion+1); err != nil {
 		t.Fatal(err)
 	}
-	defer sqlExec(t, db, "UPDATE darrm.schema_version SET version = 1")
+	defer sqlExec(t, db, "UPDATE darrm.schema_version SET version = $1", schemaVersion)
 	_, err := book.Open(ctx, u)
-	if err == nil || !strings.Contains(err.Error(), "schema of version 2; this darrm knows version 1: use a newer darrm") || !isBad(err) {
+	if want := fmt.Sprintf("schema of version %d; this darrm knows version %d: use a newer darrm", schemaVersion+1, schemaVersion); err == nil || !strings.Contains(err.Error(), want) || !isBad(err) {
 		t.Errorf("a later schema: %v", err)
 	}
 	if _, err := book.Init(ctx, pgURL(db, "new"), NewHeader(unique(bound), accountant.Guarantee{Eps: 5, Delta: 1e-3}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 5, Delta: 1e-3})), false); err == nil || !strings.Contains(err.Error(), "use a newer darrm") {
@@ -331,14 +336,20 @@ func testPGAppendOnly(t *testing.T, db string) {
 	_, err = book.Open(ctx, last)
 	corruptAt(t, "a release, its last row deleted", err, lines, "rows were written or deleted without darrm")
 
-	// A row appended by hand after the head.
+	// A row appended by hand after the head, a copy of the last: the
+	// database refuses it (its prev is not the head), and with the guard
+	// dropped the chain does.
 	u2 := newPG(t, db, "appended", accountant.Guarantee{Eps: 50, Delta: 1e-2})
 	spendOn(t, book, u2, 2, 1)
-	if err := sqlExec(t, db, "INSERT INTO darrm.lines SELECT ledger, n + 1, line, stop + length(line) + 1 FROM darrm.lines WHERE n = 3 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'appended')"); err != nil {
+	const copyLast = "INSERT INTO darrm.lines SELECT ledger, n + 1, line, stop + length(line) + 1 FROM darrm.lines WHERE n = 3 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'appended')"
+	if err := sqlExec(t, db, copyLast); err == nil || !strings.Contains(err.Error(), "does not follow its head") {
+		t.Errorf("a row appended by hand: %v", err)
+	}
+	if err := sqlExec(t, db, "ALTER TABLE darrm.lines DISABLE TRIGGER append_line; "+copyLast+"; ALTER TABLE darrm.lines ENABLE TRIGGER append_line"); err != nil {
 		t.Fatal(err)
 	}
 	_, err = book.Open(ctx, u2)
-	corruptAt(t, "a row appended by hand", err, 4, "the chain is broken")
+	corruptAt(t, "a row appended by hand, the guard dropped", err, 4, "the chain is broken")
 }
 
 // testPGRestored: a database restored from an older backup (its rows and
@@ -352,6 +363,7 @@ func testPGRestored(t *testing.T, db string) {
 	spendOn(t, book, u, 2, 2)
 	const q = "(SELECT key FROM darrm.ledgers WHERE name = 'restored')"
 	err := sqlExec(t, db, `DROP TRIGGER IF EXISTS append_only ON darrm.lines;
+		DROP TRIGGER IF EXISTS guard_ledger ON darrm.ledgers;
 		DELETE FROM darrm.lines WHERE n > 3 AND ledger = `+q+`;
 		UPDATE darrm.ledgers SET lines = 3, size = (SELECT stop FROM darrm.lines WHERE n = 3 AND ledger = `+q+`),
 			head = (SELECT convert_from(line, 'UTF8')::json->>'sha256' FROM darrm.lines WHERE n = 3 AND ledger = `+q+`)
@@ -407,9 +419,27 @@ func testPGExportImport(t *testing.T, db string) {
 	}
 	want, wantRuns, wantLines := readAll(t, u)
 	got, gotRuns, gotLines = readAll(t, out)
-	if got != want || gotRuns != wantRuns || gotLines != wantLines || got.Steps != 8 {
-		t.Errorf("exported: %+v, %d runs, %d lines; the ledger %+v, %d, %d", got, gotRuns, gotLines, want, wantRuns, wantLines)
+	if got != want || gotRuns != wantRuns || gotLines != wantLines+1 || got.Steps != 8 {
+		t.Errorf("exported: %+v, %d runs, %d lines; the ledger %+v, %d, %d and an end line", got, gotRuns, gotLines, want, wantRuns, wantLines)
 	}
+	// The export imported again where the ledger is live would count its
+	// spends twice: refused, whoever asks, under any name.
+	fresh := Book{StateDir: t.TempDir()}
+	var taken *takenError
+	if err := fresh.Import(ctx, out, pgURL(db, "moved again")); !errors.As(err, &taken) || !taken.SameID || taken.Other != "moved" {
+		t.Errorf("the export imported into the database it came from: %v", err)
+	}
+	// Into another database it is the ledger as it was, without its end,
+	// live there (a move after a disaster): the chain and totals are the
+	// ledger's.
+	elsewhere := pgURL(pgtest.DB(t), "moved")
+	if err := fresh.Import(ctx, out, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, gotLines := readAll(t, elsewhere); got != want || gotLines != wantLines {
+		t.Errorf("the export imported elsewhere: %+v, %d lines; want %+v, %d", got, gotLines, want, wantLines)
+	}
+	spendOn(t, fresh, elsewhere, 1, 1)
 	if err := readErr(out); err != nil {
 		t.Errorf("the export, read where the record names the ledger: %v", err)
 	}
