@@ -13,11 +13,12 @@ import (
 
 // TestSolveOnePathAnySchedule solves problems whose cutting-plane paths
 // differed with the worker count before the search merged its workers'
-// candidates by a total order (docs/solve.md, "One path"), with one, two
-// and eight workers and with the work items of every separation shuffled,
-// and checks that each takes the same path (rows, passes, LP solves) to
-// the same certified gamma, bit for bit. It lives here, not in package
-// optimal, because the shuffle is this package's test hook.
+// candidates by a total order (docs/solve.md, "One path whatever the
+// workers"), with one, two and eight workers and with the work items of
+// every separation shuffled, and checks that each takes the same path
+// (rows, passes, LP solves) to the same certified gamma, bit for bit. It
+// lives here, not in package optimal, because the shuffle is this
+// package's test hook.
 func TestSolveOnePathAnySchedule(t *testing.T) {
 	cases := []struct {
 		p    constraints.Problem
