@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"sort"
 	"sync"
-	"sync/atomic"
 )
 
 // familyBound bounds the privacy cost of every multiset of one pair (n6,
@@ -161,7 +160,9 @@ func (fb *familyBound) family(x, y []float64, s int, maxX, minY float64) float64
 // costliest first, with their costs estimated: in each family (see
 // familyBound) of the reduced pairs (see Separate), the split that
 // maximises the family's cost to second order in Delta (bestSplit), for
-// the n families where that is largest; each cost is then the flip
+// the n families where that is largest, ties broken by the family
+// (candidate.before): the same families whatever the number of workers
+// and their timing. Each cost is then the flip
 // expansion summed in full but for binomial tails below 2^-60
 // (flipWeights.estimate), within about 1e-13 of the cost. It also returns an upper
 // bound on the cost of every multiset, exact or as computed: the largest
@@ -190,8 +191,8 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 	hi, lo := epsCorner(p.Eps, p.Delta)
 	e, d := p.E(), p.Delta
 	x6s, y6s := p.chains(w, p.K+1)
+	deal := newDealer(p.K + 1)
 	var (
-		next  atomic.Int64
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		all   []candidate
@@ -206,8 +207,8 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 			myBound := math.Inf(-1)
 			x, y := make([]float64, p.K+1), make([]float64, p.K+1)
 			for {
-				n6 := int(next.Add(1) - 1)
-				if n6 > p.K || ctx.Err() != nil {
+				n6, ok := deal.take()
+				if !ok || ctx.Err() != nil {
 					break
 				}
 				x, y = append(x[:0], x6s[n6]...), append(y[:0], y6s[n6]...)
@@ -232,16 +233,23 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 						if n <= 0 || len(h) == n && b < h[0].rank {
 							continue
 						}
+						// The rank is capped at the bound, so that the
+						// test above skips only families ranked after
+						// the list's last, whatever it holds when.
 						f, split := bestSplit(x, y, s, e, d)
+						f = min(f, b)
 						if len(h) == n && f < h[0].rank {
 							continue
 						}
 						n2, n3, n4, n5 := split[0], split[1], split[2], split[3]
-						c := Config{t - s - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}
-						cand := candidate{Scored{c, flips.estimate(x, y, s, c, e)}, f}
+						cand := candidate{Scored: Scored{Config: Config{t - s - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}}, rank: f}
+						if len(h) == n && !cand.before(h[0]) {
+							continue
+						}
+						cand.F = flips.estimate(x, y, s, cand.Config, e)
 						if len(h) < n {
 							heap.Push(&h, cand)
-						} else if cand.rank > h[0].rank {
+						} else {
 							h[0] = cand
 							heap.Fix(&h, 0)
 						}
@@ -258,12 +266,17 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	out := make([]Scored, len(all))
-	for i, c := range all {
-		out[i] = c.Scored
+	// Each worker kept the n first of its families in the order of
+	// candidate.before, so the n first of their union are the n first of
+	// all families, whichever worker walked which: they are cut by that
+	// order, then sorted by the estimates.
+	sort.Slice(all, func(i, j int) bool { return all[i].before(all[j]) })
+	out := make([]Scored, min(max(n, 0), len(all)))
+	for i := range out {
+		out[i] = all[i].Scored
 	}
 	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
-	return out[:min(max(n, 0), len(out))], bound + p.ErrBound(), nil
+	return out, bound + p.ErrBound(), nil
 }
 
 // bestSplit returns the split (n2, n3, n4, n5) of the family of shift s,
@@ -366,17 +379,30 @@ func maxOne(g1, g2 float64, top int) (float64, int) {
 }
 
 // candidate is a multiset of Candidates with its estimated cost and the
-// first-order cost it was ranked by.
+// rank it was chosen by: its family's cost to second order (bestSplit),
+// at most the family's bound.
 type candidate struct {
 	Scored
 	rank float64
 }
 
-// candHeap is a min-heap of candidates on their rank.
+// before is the total order in which Candidates keeps families: higher
+// rank first, ties broken by the multiset's tieKey, whose first three
+// counts (n6, n7, s) name its family, so that which families are kept
+// does not depend on the order in which a worker meets them.
+func (a candidate) before(b candidate) bool {
+	if a.rank != b.rank {
+		return a.rank > b.rank
+	}
+	return keyLess(tieKey(a.Config), tieKey(b.Config))
+}
+
+// candHeap is a min-heap of candidates in the order of candidate.before:
+// its root is the one kept last.
 type candHeap []candidate
 
 func (h candHeap) Len() int           { return len(h) }
-func (h candHeap) Less(i, j int) bool { return h[i].rank < h[j].rank }
+func (h candHeap) Less(i, j int) bool { return h[j].before(h[i]) }
 func (h candHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *candHeap) Push(x any)        { *h = append(*h, x.(candidate)) }
 func (h *candHeap) Pop() any {

@@ -191,8 +191,8 @@ func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOpt
 		}
 		totalWeight += weights[i]
 	}
+	deal := newDealer(items)
 	var (
-		next     atomic.Int64
 		mu       sync.Mutex
 		doneW    float64
 		wg       sync.WaitGroup
@@ -227,8 +227,8 @@ func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOpt
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= items || canceled.Load() {
+				i, ok := deal.take()
+				if !ok || canceled.Load() {
 					return
 				}
 				if ctx.Err() != nil {
@@ -498,9 +498,11 @@ func scorePairs(ctx context.Context, p Problem, workers []*sepWorker, bounds []f
 			pairs = append(pairs, pair{n6, n7, bounds[i]})
 		}
 	})
-	sort.Slice(pairs, func(i, j int) bool { return pairs[i].bound > pairs[j].bound })
+	// Pairs of equal bounds stay in the order of reducedIndex: the order
+	// is fixed by the data alone.
+	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].bound > pairs[j].bound })
+	deal := newDealer(len(pairs))
 	var (
-		next     atomic.Int64
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		done     int
@@ -511,8 +513,8 @@ func scorePairs(ctx context.Context, p Problem, workers []*sepWorker, bounds []f
 		go func() {
 			defer wg.Done()
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(pairs) || canceled.Load() {
+				i, ok := deal.take()
+				if !ok || canceled.Load() {
 					return
 				}
 				if ctx.Err() != nil {
