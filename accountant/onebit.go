@@ -155,6 +155,15 @@ func (b bitLoss) mean() float64 {
 	return math.Max(0, mu)
 }
 
+// DominatingBits returns the pairs of a OneBitSpend that no other of
+// them is further apart than, each ordered larger first, largest first:
+// a OneBitSpend with them has the same dominating pair as with all of
+// pairs (the same privacy loss distribution, at any scale of its
+// probabilities), and the same list whatever the order of pairs. A
+// private-teacher label's tens of thousands of pairs come down to a few
+// tens, which a ledger line can hold.
+func DominatingBits(pairs []BitPair) []BitPair { return paretoBits(pairs) }
+
 // paretoBits returns the pairs, each ordered larger first, that no other
 // is further apart than: a pair (P, Q), P >= Q, whose P is at most and
 // whose Q at least another's has lines P - α·Q and (1-Q) - α(1-P) at
