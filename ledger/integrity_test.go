@@ -22,9 +22,19 @@ func resign(t *testing.T, path string, edit func(n int, raw string) string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []byte
+	out := resignLines(t, strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"), edit)
+	if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resignLines returns the lines of a ledger, without their line ends,
+// with edit applied as resign applies it.
+func resignLines(t *testing.T, lines []string, edit func(n int, raw string) string) []string {
+	t.Helper()
+	var out []string
 	prev, version := "", Version
-	for i, s := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+	for i, s := range lines {
 		var ln line
 		if err := json.Unmarshal([]byte(s), &ln); err != nil {
 			t.Fatal(err)
@@ -49,11 +59,9 @@ func resign(t *testing.T, path string, edit func(n int, raw string) string) {
 		ln.SHA256 = chainHash(version, prev, kind, msg)
 		prev = ln.SHA256
 		enc, _ := json.Marshal(ln)
-		out = append(append(out, enc...), '\n')
+		out = append(out, string(enc))
 	}
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return out
 }
 
 func lines(t *testing.T, path string) []string {

@@ -55,7 +55,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	case r.filter != nil:
 		// The charge is chosen now, from the description alone, before
 		// the run: the point of its profile each part prefers.
-		c, err := r.filter.Charge(step, l.header.Budget.Guarantee)
+		c, err := r.charge(step)
 		if err != nil {
 			return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
 		}
@@ -85,6 +85,10 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 			}
 		}
 		l.share = &accountant.Guarantee{Eps: f * l.header.Budget.Eps, Delta: f * l.header.Budget.Delta}
+	}
+	if step.Kind == accountant.OneBitSpend {
+		// Its lines hold these (spendOf), found once.
+		step.Bits = accountant.DominatingBits(step.Bits)
 	}
 	l.run, l.mech, l.step, l.charge, l.rule, l.useEnd = hex.EncodeToString(id[:]), mechanism, step, charge, r, useEnd
 	l.chose = r.firstRun && l.chain.rule.filter == nil
@@ -169,7 +173,12 @@ func (l *Ledger) write(labels int, final bool) error {
 		s.Filter = l.rule.filter.Parts
 	}
 	s.Time, s.Queries, s.Final, s.Prior = time.Now().UTC(), labels, final, &base
-	next, err := at(l.chain.rule, l.chain.n+1, "", s)
+	l.chain.bits.name(&s)
+	pairs, err := l.chain.bits.pairsOf(l.version, l.chain.n+1, s)
+	if err != nil {
+		return fmt.Errorf("ledger %s: %w", l.path, err)
+	}
+	next, err := at(l.chain.rule, l.chain.n+1, "", s, pairs)
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
@@ -185,8 +194,10 @@ func (l *Ledger) write(labels int, final bool) error {
 		return err
 	}
 	next.head = h
-	l.chain = next
 	l.size += int64(len(b))
+	next.bits, next.end = l.chain.bits, l.size
+	next.bits.keep(bitsAt{Line: next.n, End: next.end}, s)
+	l.chain = next
 	l.held, l.settled = labels, final
 	if err := l.state.advance(l.chain.n, l.size, l.chain.head); err != nil {
 		err = fmt.Errorf("ledger %s: the spend is written, but %w", l.path, err)
