@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/pgtest"
 )
 
 // testPairs returns n pairs of a one-bit release (a DaRRM label's, as
@@ -235,4 +239,86 @@ func TestOneBitChargesResumed(t *testing.T) {
 	})
 	corruptAt(t, "a release resumed", openErr(path, a), 10, "is not the one the filter")
 	corruptAt(t, "a read", readErr(path), 10, "is not the one the filter")
+}
+
+// resignPG rewrites the rows of the ledger name in the database at db as
+// resign rewrites a file, as a superuser would: the append-only trigger
+// disabled, the rows and the head updated.
+func resignPG(t *testing.T, db, name string, edit func(n int, raw string) string) {
+	t.Helper()
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var key int
+	if err := conn.QueryRow(ctx, "SELECT key FROM darrm.ledgers WHERE name = $1", name).Scan(&key); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, "SELECT line FROM darrm.lines WHERE ledger = $1 ORDER BY n", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in []string
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		in = append(in, string(b))
+	}
+	if rows.Close(); rows.Err() != nil {
+		t.Fatal(rows.Err())
+	}
+	out := resignLines(t, in, edit)
+	if _, err := conn.Exec(ctx, "ALTER TABLE darrm.lines DISABLE TRIGGER append_only"); err != nil {
+		t.Fatal(err)
+	}
+	var stop int64
+	for i, b := range out {
+		stop += int64(len(b)) + 1
+		if _, err := conn.Exec(ctx, "UPDATE darrm.lines SET line = $3, stop = $4 WHERE ledger = $1 AND n = $2", key, i+1, []byte(b), stop); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last line
+	if err := json.Unmarshal([]byte(out[len(out)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "UPDATE darrm.ledgers SET size = $2, head = $3 WHERE key = $1", key, stop, last.SHA256); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPGOneBitCharges: on a PostgreSQL ledger as on a file, a read
+// recomputes every one-bit line's charge, and a release that reads from
+// its record reads the row that holds the pairs a later row names: a
+// charge edited by a superuser, the trigger disabled and the chain hashed
+// again, is refused at its line by both.
+func TestPGOneBitCharges(t *testing.T) {
+	db := pgtest.DB(t)
+	u := newPG(t, db, "bits", accountant.Guarantee{Eps: 8, Delta: 1e-3})
+	listA, listB := testPairs(3000, 1), testPairs(2000, 2)
+	a, b := book, Book{StateDir: t.TempDir()}
+	bitRun(t, a, u, listA, 2, 2) // lines 2, 3: A held
+	bitRun(t, a, u, listB, 2, 2) // 4, 5: B held
+	bitRun(t, a, u, listA, 2, 2) // 6, 7: a reads from line 5, and row 4 alone: A held again
+	bitRun(t, b, u, listA, 2, 2) // 8, 9: b reads every row, names line 2
+	file := filepath.Join(t.TempDir(), "export.ledger")
+	if err := (Book{StateDir: t.TempDir()}).Export(ctx, u, file); err != nil {
+		t.Fatal(err)
+	}
+	spends := spendsOf(t, file)
+	if spends[6].Bits == nil || spends[8].BitsAt == nil || spends[8].BitsAt.Line != 2 || len(spends) != 8 {
+		t.Fatalf("line 6 holds %d pairs, line 8 names %+v, of %d spends: want the pairs held again, read from line 5", len(spends[6].Bits), spends[8].BitsAt, len(spends))
+	}
+	resignPG(t, db, "bits", func(n int, raw string) string {
+		if n >= 8 {
+			return cheaper(t, raw)
+		}
+		return raw
+	})
+	_, err := Book{StateDir: t.TempDir()}.ReadOnly(ctx, u)
+	corruptAt(t, "verify, a charge edited", err, 8, "is not the one the filter")
+	corruptAt(t, "a release whose record vouches for line 7, a charge edited after it", openErr(u, a), 8, "is not the one the filter")
 }

@@ -146,10 +146,13 @@ type pairBook struct {
 	// that does: every later line of a one-bit release must.
 	listed bool
 	// fetch, for a ledger read from the line its record vouches for,
-	// line from, reads a line before it that a later line names; nil for
-	// a ledger read from its start.
-	fetch func(at bitsAt) ([]byte, bool, error)
-	from  int
+	// line from, reads a line before it that a later line names (wanted,
+	// of the list of digest want: readWanted); nil for a ledger read from
+	// its start.
+	fetch  func(at bitsAt) ([]byte, bool, error)
+	from   int
+	wanted bitsAt
+	want   string
 	// unlisted counts the lines of one-bit releases without pairs, read
 	// before any line held some (lines of a darrm that kept the digest
 	// alone), whose charge was not recomputed; first are the first few.
@@ -163,12 +166,18 @@ type pairList struct {
 	at    []bitsAt
 }
 
-// pairsOf returns the pairs of the spend s of line n of a ledger of the
-// given version: those it holds, or those of the line it names, which
-// must hold the list of its digest (read by fetch when it comes before
-// the lines read); nil for a line of no one-bit release, and for one
-// without pairs before any line had them (counted in unlisted).
-func (b *pairBook) pairsOf(version, n int, s Spend) ([]accountant.BitPair, error) {
+// errUnread says that a line names pairs that a line before the lines
+// read holds (pairBook.wanted): it is read alone (readWanted), outside a
+// read of the lines (a database connection reads one query at a time),
+// and the lines are read again.
+var errUnread = errors.New("ledger: the pairs a line names are held by a line not read")
+
+// pairsOf returns the pairs of the spend s of line n: those it holds, or
+// those of the line it names, which must hold the list of its digest
+// (errUnread when that line comes before the lines read); nil for a line
+// of no one-bit release, and for one without pairs before any line had
+// them (counted in unlisted).
+func (b *pairBook) pairsOf(n int, s Spend) ([]accountant.BitPair, error) {
 	switch {
 	case s.BitsSHA256 == "":
 		return nil, nil
@@ -191,26 +200,29 @@ func (b *pairBook) pairsOf(version, n int, s Spend) ([]accountant.BitPair, error
 	if l := b.lists[s.BitsSHA256]; l != nil && slices.Contains(l.at, at) {
 		return l.pairs, nil
 	}
-	missing := fmt.Errorf("its pairs are at line %d (ending at byte %d), it says, but that line holds no pair list of digest %s", at.Line, at.End, s.BitsSHA256)
 	if at.Line >= n || b.fetch == nil || at.Line >= b.from || at.Line < 2 {
-		return nil, missing
+		return nil, fmt.Errorf("its pairs are at line %d (ending at byte %d), it says, but that line holds no pair list of digest %s", at.Line, at.End, s.BitsSHA256)
 	}
-	line, ok, err := b.fetch(at)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, missing
+	b.wanted, b.want = at, s.BitsSHA256
+	return nil, errUnread
+}
+
+// readWanted reads the line that pairsOf found wanted and keeps its
+// pairs, and reports whether it holds the list wanted.
+func (b *pairBook) readWanted(version int) (bool, error) {
+	line, ok, err := b.fetch(b.wanted)
+	if !ok || err != nil {
+		return false, err
 	}
 	_, held, _, err := parseSpendLine(version, line)
-	if err != nil || held.Bits == nil || held.BitsSHA256 != s.BitsSHA256 {
-		return nil, missing
+	if err != nil || held.Bits == nil || held.BitsSHA256 != b.want {
+		return false, nil
 	}
-	if _, err := b.pairsOf(version, at.Line, held); err != nil {
-		return nil, err
+	if _, err := b.pairsOf(b.wanted.Line, held); err != nil {
+		return false, nil
 	}
-	b.keep(at, held)
-	return held.Bits, nil
+	b.keep(b.wanted, held)
+	return true, nil
 }
 
 // keep adds the pairs the spend s of the line at holds, if any, to b
@@ -356,7 +368,10 @@ func (c *chain) next(path string, b []byte) error {
 	if *s.Prior != want {
 		return corrupt("its prior (the totals of the spends before it) does not follow from line %d", c.n)
 	}
-	pairs, err := c.bits.pairsOf(c.rule.version, n, s)
+	pairs, err := c.bits.pairsOf(n, s)
+	if err == errUnread {
+		return err
+	}
 	if err != nil {
 		return corrupt("spend: %v", err)
 	}
@@ -600,10 +615,17 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 		if err != nil || hash != rec.Head {
 			return false, nil
 		}
-		// A line after the vouched one may name a pair list that a line
+		// This line or a later one may name a pair list that a line
 		// before it holds: that line alone is read.
 		bits := &pairBook{from: rec.Lines, fetch: func(at bitsAt) ([]byte, bool, error) { return l.store.lineAt(pos{n: at.Line, off: at.End}) }}
-		pairs, err := bits.pairsOf(l.version, rec.Lines, s)
+		pairs, err := bits.pairsOf(rec.Lines, s)
+		if err == errUnread {
+			var ok bool
+			if ok, err = bits.readWanted(l.version); !ok || err != nil {
+				return false, err
+			}
+			pairs, err = bits.pairsOf(rec.Lines, s)
+		}
 		if err != nil {
 			return false, nil
 		}
@@ -613,12 +635,31 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 		c.bits, c.end = bits, rec.Size
 		bits.keep(bitsAt{Line: rec.Lines, End: rec.Size}, s)
 	}
-	end, tail, err := l.store.lines(vouched, everything, func(b []byte) error { return c.next(l.path, b) })
-	if err = l.readErr(c.n+1, err); err != nil {
-		return false, err
+	// Read again, from the vouched line, after each line read alone.
+	for from := c; ; c = from {
+		unread := false
+		end, tail, err := l.store.lines(vouched, everything, func(b []byte) error {
+			if unread {
+				return nil
+			}
+			err := c.next(l.path, b)
+			unread = err == errUnread
+			if unread {
+				return nil
+			}
+			return err
+		})
+		if err = l.readErr(c.n+1, err); err != nil {
+			return false, err
+		}
+		if !unread {
+			l.chain, l.size, l.tail, l.recHash = c, end.off, tail, rec.Head
+			return true, nil
+		}
+		if ok, err := c.bits.readWanted(l.version); !ok || err != nil {
+			return false, err
+		}
 	}
-	l.chain, l.size, l.tail, l.recHash = c, end.off, tail, rec.Head
-	return true, nil
 }
 
 // firstSpendFollows reports whether the ledger's second line, its first

@@ -174,7 +174,7 @@ func (l *Ledger) write(labels int, final bool) error {
 	}
 	s.Time, s.Queries, s.Final, s.Prior = time.Now().UTC(), labels, final, &base
 	l.chain.bits.name(&s)
-	pairs, err := l.chain.bits.pairsOf(l.version, l.chain.n+1, s)
+	pairs, err := l.chain.bits.pairsOf(l.chain.n+1, s)
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
