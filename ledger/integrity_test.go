@@ -29,10 +29,12 @@ func resign(t *testing.T, path string, edit func(n int, raw string) string) {
 }
 
 // resignLines returns the lines of a ledger, without their line ends,
-// with edit applied as resign applies it.
+// with edit applied as resign applies it, and the end of a line that holds
+// pairs named where it now ends.
 func resignLines(t *testing.T, lines []string, edit func(n int, raw string) string) []string {
 	t.Helper()
 	var out []string
+	ends := []int64{0}
 	prev, version := "", Version
 	for i, s := range lines {
 		var ln line
@@ -44,6 +46,11 @@ func resignLines(t *testing.T, lines []string, edit func(n int, raw string) stri
 			kind, raw = "header", ln.Header
 		}
 		msg := json.RawMessage(edit(i+1, string(*raw)))
+		var named Spend
+		if kind == "spend" && json.Unmarshal(msg, &named) == nil && named.BitsAt != nil && named.BitsAt.Line < len(ends) && named.BitsAt.End != ends[named.BitsAt.Line] {
+			named.BitsAt.End = ends[named.BitsAt.Line]
+			msg, _ = json.Marshal(named)
+		}
 		if kind == "header" {
 			var v struct{ Version int }
 			json.Unmarshal(msg, &v)
@@ -60,6 +67,7 @@ func resignLines(t *testing.T, lines []string, edit func(n int, raw string) stri
 		prev = ln.SHA256
 		enc, _ := json.Marshal(ln)
 		out = append(out, string(enc))
+		ends = append(ends, ends[len(ends)-1]+int64(len(enc))+1)
 	}
 	return out
 }
