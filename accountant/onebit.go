@@ -162,7 +162,9 @@ func (b bitLoss) mean() float64 {
 // probabilities), and the same list whatever the order of pairs. A
 // private-teacher label's tens of thousands of pairs come down to a few
 // tens, which a ledger line can hold.
-func DominatingBits(pairs []BitPair) []BitPair { return paretoBits(pairs) }
+func DominatingBits(pairs []BitPair) []BitPair {
+	return slices.Clone(cachedBitCurves(pairs).dominating)
+}
 
 // paretoBits returns the pairs, each ordered larger first, that no other
 // is further apart than: a pair (P, Q), P >= Q, whose P is at most and
@@ -218,8 +220,9 @@ func logRatio(n, d *big.Int, up bool) float64 {
 // process that releases several times ask the same questions of the
 // same pairs; each answer costs a transform of the loss distribution.
 type bitCurves struct {
-	pairs []BitPair
-	loss  bitLoss
+	pairs      []BitPair
+	dominating []BitPair // paretoBits of pairs: a release's ledger lines hold them
+	loss       bitLoss
 
 	mu      sync.Mutex
 	deltas  map[bitQuery]float64   // δ(ε) of k steps (x = ε, y = the δ it is composed for)
@@ -284,7 +287,7 @@ func cachedBitCurves(pairs []BitPair) *bitCurves {
 			return c
 		}
 	}
-	c := &bitCurves{pairs: slices.Clone(pairs), loss: oneBitLoss(pairs), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
+	c := &bitCurves{pairs: slices.Clone(pairs), dominating: paretoBits(pairs), loss: oneBitLoss(pairs), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
 	recent = append([]*bitCurves{c}, recent...)
 	held := 0
 	for i, r := range recent {

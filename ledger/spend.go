@@ -26,7 +26,13 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	}
-	if err := checkSpend(l.version, spendOf(l.version, "-", mechanism, step, nil)); err != nil {
+	// Its lines hold the pairs that dominate the others (spendOf), found
+	// once; a declared use states them all.
+	recorded := step
+	if step.Kind == accountant.OneBitSpend {
+		recorded.Bits = accountant.DominatingBits(step.Bits)
+	}
+	if err := checkSpend(l.version, spendOf(l.version, "-", mechanism, recorded, nil)); err != nil {
 		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step.Guarantee, err)
 	}
 	bound, err := l.header.binding()
@@ -55,7 +61,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	case r.filter != nil:
 		// The charge is chosen now, from the description alone, before
 		// the run: the point of its profile each part prefers.
-		c, err := r.charge(step)
+		c, err := r.charge(recorded)
 		if err != nil {
 			return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
 		}
@@ -86,11 +92,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 		}
 		l.share = &accountant.Guarantee{Eps: f * l.header.Budget.Eps, Delta: f * l.header.Budget.Delta}
 	}
-	if step.Kind == accountant.OneBitSpend {
-		// Its lines hold these (spendOf), found once.
-		step.Bits = accountant.DominatingBits(step.Bits)
-	}
-	l.run, l.mech, l.step, l.charge, l.rule, l.useEnd = hex.EncodeToString(id[:]), mechanism, step, charge, r, useEnd
+	l.run, l.mech, l.step, l.charge, l.rule, l.useEnd = hex.EncodeToString(id[:]), mechanism, recorded, charge, r, useEnd
 	l.chose = r.firstRun && l.chain.rule.filter == nil
 	l.base, l.held, l.settled = l.chain.spent, 0, false
 	return nil
