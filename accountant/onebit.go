@@ -155,8 +155,9 @@ func (b bitLoss) mean() float64 {
 	return math.Max(0, mu)
 }
 
-// DominatingBits returns the pairs of a OneBitSpend that no other of
-// them is further apart than, each ordered larger first, largest first:
+// DominatingBits returns the pairs of a OneBitSpend (that Spend.Check
+// accepts) that no other of them is further apart than, each ordered
+// larger first, largest first:
 // a OneBitSpend with them has the same dominating pair as with all of
 // pairs (the same privacy loss distribution, at any scale of its
 // probabilities), and the same list whatever the order of pairs. A

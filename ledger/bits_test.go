@@ -322,3 +322,38 @@ func TestPGOneBitCharges(t *testing.T) {
 	corruptAt(t, "verify, a charge edited", err, 8, "is not the one the filter")
 	corruptAt(t, "a release whose record vouches for line 7, a charge edited after it", openErr(u, a), 8, "is not the one the filter")
 }
+
+// TestOneBitRefused: a one-bit release whose pairs are not probabilities,
+// or whose pairs that dominate the others are more than a line holds, is
+// refused before its run begins, with an error naming the rule, and the
+// ledger is left as it was.
+func TestOneBitRefused(t *testing.T) {
+	many := make([]accountant.BitPair, maxLinePairs+1)
+	for i := range many {
+		many[i] = accountant.BitPair{P: 0.9 - float64(i)*1e-6, Q: 0.1 - float64(i)*1e-6}
+	}
+	for name, tc := range map[string]struct {
+		pairs []accountant.BitPair
+		rule  string
+	}{
+		"not a number":     {[]accountant.BitPair{{P: math.NaN(), Q: 0.5}}, "a probability must be in [0, 1]"},
+		"above 1":          {[]accountant.BitPair{{P: 0.5, Q: 1.5}}, "a probability must be in [0, 1]"},
+		"none":             {[]accountant.BitPair{}, "no pairs of output probabilities"},
+		"more than a line": {many, "10001 pairs of output probabilities: a line holds at most 10000"},
+	} {
+		path := newLedger(t, accountant.Guarantee{Eps: 4, Delta: 1e-3})
+		before := lines(t, path)
+		l, err := book.Open(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = l.begin("darrm", binding(t, l), accountant.Spend{Kind: accountant.OneBitSpend, Guarantee: step, Bits: tc.pairs})
+		l.Close()
+		if err == nil || !strings.Contains(err.Error(), tc.rule) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, tc.rule)
+		}
+		if after := lines(t, path); strings.Join(after, "") != strings.Join(before, "") {
+			t.Errorf("%s: the ledger changed", name)
+		}
+	}
+}

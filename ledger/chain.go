@@ -98,6 +98,9 @@ func (r rule) add(prior accountant.Sequence, s Spend, k int) (accountant.Sequenc
 // line holds of it (spendOf): the charge a run states, and that a check
 // recomputes from the line (checkCharge).
 func (r rule) charge(step accountant.Spend) (accountant.Charge, error) {
+	if err := step.Check(); err != nil {
+		return accountant.Charge{}, err
+	}
 	if step.Kind == accountant.OneBitSpend {
 		step.Bits = accountant.DominatingBits(step.Bits)
 	}

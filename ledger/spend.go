@@ -27,12 +27,18 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	}
 	// Its lines hold the pairs that dominate the others (spendOf), found
-	// once; a declared use states them all.
+	// once, of pairs checked first; a declared use states them all.
 	recorded := step
+	var err error
 	if step.Kind == accountant.OneBitSpend {
-		recorded.Bits = accountant.DominatingBits(step.Bits)
+		if err = step.Check(); err == nil {
+			recorded.Bits = accountant.DominatingBits(step.Bits)
+		}
 	}
-	if err := checkSpend(l.version, spendOf(l.version, "-", mechanism, recorded, nil)); err != nil {
+	if err == nil {
+		err = checkSpend(l.version, spendOf(l.version, "-", mechanism, recorded, nil))
+	}
+	if err != nil {
 		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step.Guarantee, err)
 	}
 	bound, err := l.header.binding()
