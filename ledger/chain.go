@@ -200,7 +200,9 @@ func (b *pairBook) pairsOf(n int, s Spend) ([]accountant.BitPair, error) {
 	}
 	b.listed = true
 	at := *s.BitsAt
-	if l := b.lists[s.BitsSHA256]; l != nil && slices.Contains(l.at, at) {
+	// The line's end says where to read it alone; among the lines read,
+	// its number names it, so that a copy whose lines moved still reads.
+	if l := b.lists[s.BitsSHA256]; l != nil && slices.ContainsFunc(l.at, func(a bitsAt) bool { return a.Line == at.Line }) {
 		return l.pairs, nil
 	}
 	if at.Line >= n || b.fetch == nil || at.Line >= b.from || at.Line < 2 {
@@ -257,19 +259,20 @@ func (b *pairBook) name(s *Spend) {
 // note says which lines' charges were not recomputed (unlisted), "" if
 // none.
 func (b *pairBook) note() string {
-	const why = "not in the ledger (a one-bit release written by a darrm that kept only the list's digest; the hash chain and your record vouch for it)"
-	switch {
-	case b.unlisted == 0:
+	switch b.unlisted {
+	case 0:
 		return ""
-	case b.unlisted == 1:
-		return fmt.Sprintf("charge of line %d not recomputed: its pair list is %s", b.first[0], why)
+	case 1:
+		return fmt.Sprintf("charge of line %d not recomputed: its pair list is not in the ledger (a one-bit release written by a darrm that kept the list's digest alone: only the hash chain vouches for its charge)", b.first[0])
 	}
-	lines := fmt.Sprint(b.first)
-	lines = strings.ReplaceAll(lines[1:len(lines)-1], " ", ", ")
+	lines := make([]string, len(b.first))
+	for i, n := range b.first {
+		lines[i] = strconv.Itoa(n)
+	}
 	if b.unlisted > len(b.first) {
-		lines += ", ..."
+		lines = append(lines, "...")
 	}
-	return fmt.Sprintf("charges of %d lines not recomputed (lines %s): their pair lists are %s", b.unlisted, lines, strings.Replace(why, "it)", "them)", 1))
+	return fmt.Sprintf("charges of %d lines not recomputed (lines %s): their pair lists are not in the ledger (one-bit releases written by a darrm that kept the lists' digests alone: only the hash chain vouches for their charges)", b.unlisted, strings.Join(lines, ", "))
 }
 
 // splitSpendLine cuts b, a spend line as encodeLine writes it,
