@@ -298,7 +298,8 @@ func resignPG(t *testing.T, db, name string, edit func(n int, raw string) string
 
 // TestPGOneBitCharges: on a PostgreSQL ledger as on a file, a read
 // recomputes every one-bit line's charge, and a release that reads from
-// its record reads the row that holds the pairs a later row names: a
+// its record reads the row that holds the pairs a later row names (after
+// the rows it reads: one query at a time); its export reads the same. A
 // charge edited by a superuser, the trigger disabled and the chain hashed
 // again, is refused at its line by both.
 func TestPGOneBitCharges(t *testing.T) {
@@ -310,9 +311,14 @@ func TestPGOneBitCharges(t *testing.T) {
 	bitRun(t, a, u, listB, 2, 2) // 4, 5: B held
 	bitRun(t, a, u, listA, 2, 2) // 6, 7: a reads from line 5, and row 4 alone: A held again
 	bitRun(t, b, u, listA, 2, 2) // 8, 9: b reads every row, names line 2
+	// An export is the same lines, which name the same lines at the same
+	// ends.
 	file := filepath.Join(t.TempDir(), "export.ledger")
 	if err := (Book{StateDir: t.TempDir()}).Export(ctx, u, file); err != nil {
 		t.Fatal(err)
+	}
+	if _, _, lines := readAll(t, file); lines != 9 {
+		t.Fatalf("the export reads %d lines, want 9", lines)
 	}
 	spends := spendsOf(t, file)
 	if spends[6].Bits == nil || spends[8].BitsAt == nil || spends[8].BitsAt.Line != 2 || len(spends) != 8 {
