@@ -155,6 +155,18 @@ func (b bitLoss) mean() float64 {
 	return math.Max(0, mu)
 }
 
+// DominatingBits returns the pairs of a OneBitSpend (that Spend.Check
+// accepts) that no other of them is further apart than, each ordered
+// larger first, largest first:
+// a OneBitSpend with them has the same dominating pair as with all of
+// pairs (the same privacy loss distribution, at any scale of its
+// probabilities), and the same list whatever the order of pairs. A
+// private-teacher label's tens of thousands of pairs come down to a few
+// tens, which a ledger line can hold.
+func DominatingBits(pairs []BitPair) []BitPair {
+	return slices.Clone(cachedBitCurves(pairs).dominating)
+}
+
 // paretoBits returns the pairs, each ordered larger first, that no other
 // is further apart than: a pair (P, Q), P >= Q, whose P is at most and
 // whose Q at least another's has lines P - α·Q and (1-Q) - α(1-P) at
@@ -209,8 +221,9 @@ func logRatio(n, d *big.Int, up bool) float64 {
 // process that releases several times ask the same questions of the
 // same pairs; each answer costs a transform of the loss distribution.
 type bitCurves struct {
-	pairs []BitPair
-	loss  bitLoss
+	pairs      []BitPair
+	dominating []BitPair // paretoBits of pairs: a release's ledger lines hold them
+	loss       bitLoss
 
 	mu      sync.Mutex
 	deltas  map[bitQuery]float64   // δ(ε) of k steps (x = ε, y = the δ it is composed for)
@@ -275,7 +288,7 @@ func cachedBitCurves(pairs []BitPair) *bitCurves {
 			return c
 		}
 	}
-	c := &bitCurves{pairs: slices.Clone(pairs), loss: oneBitLoss(pairs), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
+	c := &bitCurves{pairs: slices.Clone(pairs), dominating: paretoBits(pairs), loss: oneBitLoss(pairs), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
 	recent = append([]*bitCurves{c}, recent...)
 	held := 0
 	for i, r := range recent {

@@ -2,6 +2,7 @@ package accountant
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -446,6 +447,52 @@ func TestOneBitLossPareto(t *testing.T) {
 			x, y := new(big.Int).Mul(a.n, w.d), new(big.Int).Mul(w.n, a.d)
 			if x.Cmp(y) != 0 || a.lo != w.lo || a.hi != w.hi || a.mass != w.mass {
 				t.Errorf("%s: atom %d is %v/%v [%g, %g] of mass %g, want %v/%v [%g, %g] of mass %g", name, i, a.n, a.d, a.lo, a.hi, a.mass, w.n, w.d, w.lo, w.hi, w.mass)
+			}
+		}
+	}
+}
+
+// TestDominatingBits: the pairs DominatingBits keeps, which a ledger
+// line records, give the loss distribution of all the pairs (atoms of the
+// same loss bounds and mass, whatever the scale of their probabilities)
+// and so the same charge by every filter, and the same list in any order.
+func TestDominatingBits(t *testing.T) {
+	sets := testBits()
+	sets["many"] = manyBits()
+	budget := Guarantee{Eps: 4, Delta: 1e-3}
+	filters := []Filter{
+		{Parts: []FilterPart{{Method: Simple, Delta: 1e-3}}},
+		{Parts: []FilterPart{{Method: RenyiFilter, Delta: 1e-3, Order: 8}}},
+		{Parts: []FilterPart{{Method: ZCDPFilter, Delta: 1e-3}}},
+	}
+	for name, pairs := range sets {
+		kept := DominatingBits(pairs)
+		reversed := slices.Clone(pairs)
+		slices.Reverse(reversed)
+		if !slices.Equal(DominatingBits(reversed), kept) || !slices.Equal(DominatingBits(kept), kept) {
+			t.Errorf("%s: the pairs kept depend on the order of the pairs, or are not kept again", name)
+		}
+		got, want := oneBitLoss(kept), oneBitLoss(pairs)
+		if got.inf != want.inf || len(got.atoms) != len(want.atoms) {
+			t.Fatalf("%s: %d atoms and %g infinite, want %d and %g", name, len(got.atoms), got.inf, len(want.atoms), want.inf)
+		}
+		for i, a := range got.atoms {
+			w := want.atoms[i]
+			x, y := new(big.Int).Mul(a.n, w.d), new(big.Int).Mul(w.n, a.d)
+			if x.Cmp(y) != 0 || a.lo != w.lo || a.hi != w.hi || a.mass != w.mass {
+				t.Errorf("%s: atom %d is [%g, %g] of mass %g, want [%g, %g] of mass %g", name, i, a.lo, a.hi, a.mass, w.lo, w.hi, w.mass)
+			}
+		}
+		all := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 2, Delta: 1e-5}, Bits: pairs}
+		few := all
+		few.Bits = kept
+		for _, f := range filters {
+			cw, errW := f.Charge(all, budget)
+			cg, errG := f.Charge(few, budget)
+			w, _ := json.Marshal(cw)
+			g, _ := json.Marshal(cg)
+			if string(g) != string(w) || fmt.Sprint(errG) != fmt.Sprint(errW) {
+				t.Errorf("%s, %v: charged %s (%v) for the pairs kept, %s (%v) for all", name, f, g, errG, w, errW)
 			}
 		}
 	}

@@ -238,7 +238,7 @@ func (l *Ledger) allowance(step accountant.Spend, limit int) (int, error) {
 		return 0, nil
 	}
 	if r.filter != nil {
-		c, err := r.filter.Charge(step, l.header.Budget.Guarantee)
+		c, err := r.charge(step)
 		if err != nil {
 			return 0, nil
 		}

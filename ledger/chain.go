@@ -30,16 +30,20 @@ type chain struct {
 	// before the last line's run began (nil when read from a vouched
 	// line, whose earlier runs are not known).
 	ended *runSet
-	// end is the ledger's end, when line n is an end line: no line
+	// end is where line n ends in the ledger's file form, after its line
+	// end; bits the pair lists of the lines read.
+	end  int64
+	bits *pairBook
+	// closedBy is the ledger's end, when line n is an end line: no line
 	// follows it.
-	end *End
+	closedBy *End
 }
 
 // start returns the chain of a ledger of the given version read up to
 // its header, of hash h, from its start: it keeps the runs that have
-// ended.
-func start(r rule, h string) chain {
-	return chain{rule: r, n: 1, head: h, ended: &runSet{}}
+// ended. The header ends at byte end.
+func start(r rule, h string, end int64) chain {
+	return chain{rule: r, n: 1, head: h, ended: &runSet{}, end: end, bits: &pairBook{}}
 }
 
 // rule is how the spend lines of a ledger add to its sums: by their
@@ -92,23 +96,36 @@ func (r rule) add(prior accountant.Sequence, s Spend, k int) (accountant.Sequenc
 	return prior.AddSpend(s.step(), k)
 }
 
+// charge returns what the filter of a ledger open to any use charges
+// a label that step describes, a one-bit release by the pairs that a
+// line holds of it (spendOf): the charge a run states, and that a check
+// recomputes from the line (checkCharge).
+func (r rule) charge(step accountant.Spend) (accountant.Charge, error) {
+	if err := step.Check(); err != nil {
+		return accountant.Charge{}, err
+	}
+	if step.Kind == accountant.OneBitSpend {
+		step.Bits = accountant.DominatingBits(step.Bits)
+	}
+	return r.filter.Charge(step, r.budget)
+}
+
 // checkCharge reports whether the charge s states is the one the filter
 // of a ledger open to any use charges its description (nil on any other
-// ledger): a line cannot charge less than its step costs.
-func (r rule) checkCharge(s Spend) error {
+// ledger), a one-bit release's with its pairs: a line cannot charge less
+// than its step costs. A one-bit release without pairs (a line written
+// before the lists were kept, pairBook.unlisted) is not checked.
+func (r rule) checkCharge(s Spend, pairs []accountant.BitPair) error {
 	if r.filter == nil {
 		if s.Charge != nil {
 			return errors.New("a charge on a ledger not open to any use")
 		}
 		return nil
 	}
-	if s.BitsSHA256 != "" {
-		// The pairs the charge was computed from are not in the line
-		// (Spend.BitsSHA256): the hash chain and the record vouch for
-		// it, as for every other field.
+	if s.BitsSHA256 != "" && pairs == nil {
 		return nil
 	}
-	want, err := r.filter.Charge(s.step(), r.budget)
+	want, err := r.charge(s.charged(pairs))
 	if err != nil {
 		return fmt.Errorf("its step: %v", err)
 	}
@@ -118,6 +135,147 @@ func (r rule) checkCharge(s Spend) error {
 		return fmt.Errorf("its charge %s is not the one the filter %v charges its step, %s", got, *r.filter, w)
 	}
 	return nil
+}
+
+// maxHeldPairs bounds the pairs of the distinct lists that a read of a
+// ledger holds (16 bytes each): some 50,000 lists of a DaRRM label at
+// K = 11.
+const maxHeldPairs = 1 << 21
+
+// pairBook holds the pair lists of the one-bit releases of a ledger
+// being read, by their digest (Spend.BitsSHA256), with the lines that
+// hold each.
+type pairBook struct {
+	lists map[string]*pairList
+	held  int // pairs in lists
+	// listed says that a line read holds its pairs or names the line
+	// that does: every later line of a one-bit release must.
+	listed bool
+	// fetch, for a ledger read from the line its record vouches for,
+	// line from, reads a line before it that a later line names (wanted,
+	// of the list of digest want: readWanted); nil for a ledger read from
+	// its start.
+	fetch  func(at bitsAt) ([]byte, bool, error)
+	from   int
+	wanted bitsAt
+	want   string
+	// unlisted counts the lines of one-bit releases without pairs, read
+	// before any line held some (lines of a darrm that kept the digest
+	// alone), whose charge was not recomputed; first are the first few.
+	unlisted int
+	first    []int
+}
+
+// pairList is a pair list and the lines that hold it.
+type pairList struct {
+	pairs []accountant.BitPair
+	at    []bitsAt
+}
+
+// errUnread says that a line names pairs that a line before the lines
+// read holds (pairBook.wanted): it is read alone (readWanted), outside a
+// read of the lines (a database connection reads one query at a time),
+// and the lines are read again.
+var errUnread = errors.New("ledger: the pairs a line names are held by a line not read")
+
+// pairsOf returns the pairs of the spend s of line n: those it holds, or
+// those of the line it names, which must hold the list of its digest
+// (errUnread when that line comes before the lines read); nil for a line
+// of no one-bit release, and for one without pairs before any line had
+// them (counted in unlisted).
+func (b *pairBook) pairsOf(n int, s Spend) ([]accountant.BitPair, error) {
+	switch {
+	case s.BitsSHA256 == "":
+		return nil, nil
+	case s.Bits != nil:
+		b.listed = true
+		if b.lists[s.BitsSHA256] == nil && b.held+len(s.Bits) > maxHeldPairs {
+			return nil, fmt.Errorf("its pair list would bring the pairs of the distinct lists read to more than %d, which a read holds at most", maxHeldPairs)
+		}
+		return s.Bits, nil
+	case s.BitsAt == nil && b.listed:
+		return nil, errors.New("a one-bit release without its pairs (bits) or the line that holds them (bits_at): every such line after the first that has either has one")
+	case s.BitsAt == nil:
+		if b.unlisted++; len(b.first) < 5 {
+			b.first = append(b.first, n)
+		}
+		return nil, nil
+	}
+	b.listed = true
+	at := *s.BitsAt
+	// The line's end says where to read it alone; among the lines read,
+	// its number names it, so that a copy whose lines moved still reads.
+	if l := b.lists[s.BitsSHA256]; l != nil && slices.ContainsFunc(l.at, func(a bitsAt) bool { return a.Line == at.Line }) {
+		return l.pairs, nil
+	}
+	if at.Line >= n || b.fetch == nil || at.Line >= b.from || at.Line < 2 {
+		return nil, fmt.Errorf("its pairs are at line %d (ending at byte %d), it says, but that line holds no pair list of digest %s", at.Line, at.End, s.BitsSHA256)
+	}
+	b.wanted, b.want = at, s.BitsSHA256
+	return nil, errUnread
+}
+
+// readWanted reads the line that pairsOf found wanted and keeps its
+// pairs, and reports whether it holds the list wanted.
+func (b *pairBook) readWanted(version int) (bool, error) {
+	line, ok, err := b.fetch(b.wanted)
+	if !ok || err != nil {
+		return false, err
+	}
+	_, held, _, err := parseSpendLine(version, line)
+	if err != nil || held.Bits == nil || held.BitsSHA256 != b.want {
+		return false, nil
+	}
+	if _, err := b.pairsOf(b.wanted.Line, held); err != nil {
+		return false, nil
+	}
+	b.keep(b.wanted, held)
+	return true, nil
+}
+
+// keep adds the pairs the spend s of the line at holds, if any, to b
+// (pairsOf has bounded them).
+func (b *pairBook) keep(at bitsAt, s Spend) {
+	if s.Bits == nil {
+		return
+	}
+	if b.lists == nil {
+		b.lists = make(map[string]*pairList)
+	}
+	l := b.lists[s.BitsSHA256]
+	if l == nil {
+		l = &pairList{pairs: s.Bits}
+		b.lists[s.BitsSHA256], b.held = l, b.held+len(s.Bits)
+	}
+	l.at = append(l.at, at)
+}
+
+// name makes the spend s, to be written, name the line that holds its
+// pairs, when b knows one, instead of holding them.
+func (b *pairBook) name(s *Spend) {
+	if l := b.lists[s.BitsSHA256]; s.Bits != nil && l != nil {
+		at := l.at[0]
+		s.Bits, s.BitsAt = nil, &at
+	}
+}
+
+// note says which lines' charges were not recomputed (unlisted), "" if
+// none.
+func (b *pairBook) note() string {
+	switch b.unlisted {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("charge of line %d not recomputed: its pair list is not in the ledger (a one-bit release written by a darrm that kept the list's digest alone: only the hash chain vouches for its charge)", b.first[0])
+	}
+	lines := make([]string, len(b.first))
+	for i, n := range b.first {
+		lines[i] = strconv.Itoa(n)
+	}
+	if b.unlisted > len(b.first) {
+		lines = append(lines, "...")
+	}
+	return fmt.Sprintf("charges of %d lines not recomputed (lines %s): their pair lists are not in the ledger (one-bit releases written by a darrm that kept the lists' digests alone: only the hash chain vouches for their charges)", b.unlisted, strings.Join(lines, ", "))
 }
 
 // splitSpendLine cuts b, a spend line as encodeLine writes it,
@@ -177,16 +335,16 @@ func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, e
 }
 
 // at returns the chain of a ledger of rule r at its spend line n, s, of
-// hash h: the spends so far are the line's prior and its own, added by
-// the rule (its charge checked against its description), so that a line
-// whose description does not give the next line's prior breaks the
-// ledger (chain.next).
-func at(r rule, n int, h string, s Spend) (chain, error) {
+// hash h and pairs (pairBook.pairsOf): the spends so far are the line's
+// prior and its own, added by the rule (its charge checked against its
+// description), so that a line whose description does not give the next
+// line's prior breaks the ledger (chain.next).
+func at(r rule, n int, h string, s Spend, pairs []accountant.BitPair) (chain, error) {
 	r, err := r.withLine(s)
 	if err != nil {
 		return chain{}, err
 	}
-	if err := r.checkCharge(s); err != nil {
+	if err := r.checkCharge(s, pairs); err != nil {
 		return chain{}, err
 	}
 	spent, err := r.add(*s.Prior, s, s.Queries)
@@ -202,8 +360,8 @@ func (c *chain) next(path string, b []byte) error {
 	corrupt := func(format string, args ...any) error {
 		return &CorruptError{Path: path, Line: n, Reason: fmt.Sprintf(format, args...)}
 	}
-	if c.end != nil {
-		return corrupt("a line after the ledger's end (line %d, %s): an ended ledger is never appended to", c.n, c.end.Reason)
+	if c.closedBy != nil {
+		return corrupt("a line after the ledger's end (line %d, %s): an ended ledger is never appended to", c.n, c.closedBy.Reason)
 	}
 	if isEndLine(b) {
 		prev, e, h, err := parseEndLine(c.rule.version, b)
@@ -213,7 +371,7 @@ func (c *chain) next(path string, b []byte) error {
 		case prev != c.head:
 			return corrupt("the chain is broken: this line does not follow line %d (a line was removed, inserted or changed)", c.n)
 		}
-		c.n, c.head, c.end = n, h, &e
+		c.n, c.head, c.end, c.closedBy = n, h, c.end+int64(len(b))+1, &e
 		return nil
 	}
 	prev, s, h, err := parseSpendLine(c.rule.version, b)
@@ -233,11 +391,19 @@ func (c *chain) next(path string, b []byte) error {
 	if *s.Prior != want {
 		return corrupt("its prior (the totals of the spends before it) does not follow from line %d", c.n)
 	}
-	next, err := at(c.rule, n, h, s)
+	pairs, err := c.bits.pairsOf(n, s)
+	if err == errUnread {
+		return err
+	}
 	if err != nil {
 		return corrupt("spend: %v", err)
 	}
-	next.runs, next.ended = c.runs, c.ended
+	next, err := at(c.rule, n, h, s, pairs)
+	if err != nil {
+		return corrupt("spend: %v", err)
+	}
+	next.runs, next.ended, next.bits, next.end = c.runs, c.ended, c.bits, c.end+int64(len(b))+1
+	next.bits.keep(bitsAt{Line: n, End: next.end}, s)
 	if s.Run != c.last.Run {
 		next.runs++
 		if c.last.Run != "" {
@@ -369,7 +535,7 @@ func (s *runSet) has(id string) bool {
 // end no line, and the size of the lines before Upgrade's mark on a
 // version-3 ledger, -1 if it has none.
 func (l *Ledger) walk(to pos, each func(c *chain, before Spend, line []byte) error) (chain, pos, []byte, int64, error) {
-	c := start(l.header.rule(), l.headerHash)
+	c := start(l.header.rule(), l.headerHash, int64(len(l.headerLine))+1)
 	mark := int64(-1)
 	n, off := 0, int64(0)
 	end, tail, err := l.store.lines(pos{}, to, func(b []byte) error {
@@ -430,6 +596,9 @@ func (l *Ledger) scan(rec *Record) error {
 	if mark >= 0 {
 		l.marked, l.size = true, mark
 	}
+	if note := c.bits.note(); note != "" {
+		l.notes = append(l.notes, note)
+	}
 	return nil
 }
 
@@ -459,7 +628,7 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 		if rec.Head != l.headerHash || rec.Size != int64(len(l.headerLine))+1 {
 			return false, nil
 		}
-		c = start(l.header.rule(), l.headerHash)
+		c = start(l.header.rule(), l.headerHash, rec.Size)
 	} else {
 		b, ok, err := l.store.lineAt(vouched)
 		if !ok || err != nil {
@@ -469,16 +638,51 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 		if err != nil || hash != rec.Head {
 			return false, nil
 		}
-		if c, err = at(l.header.rule(), rec.Lines, hash, s); err != nil {
+		// This line or a later one may name a pair list that a line
+		// before it holds: that line alone is read.
+		bits := &pairBook{from: rec.Lines, fetch: func(at bitsAt) ([]byte, bool, error) { return l.store.lineAt(pos{n: at.Line, off: at.End}) }}
+		pairs, err := bits.pairsOf(rec.Lines, s)
+		if err == errUnread {
+			var ok bool
+			if ok, err = bits.readWanted(l.version); !ok || err != nil {
+				return false, err
+			}
+			pairs, err = bits.pairsOf(rec.Lines, s)
+		}
+		if err != nil {
 			return false, nil
 		}
+		if c, err = at(l.header.rule(), rec.Lines, hash, s, pairs); err != nil {
+			return false, nil
+		}
+		c.bits, c.end = bits, rec.Size
+		bits.keep(bitsAt{Line: rec.Lines, End: rec.Size}, s)
 	}
-	end, tail, err := l.store.lines(vouched, everything, func(b []byte) error { return c.next(l.path, b) })
-	if err = l.readErr(c.n+1, err); err != nil {
-		return false, err
+	// Read again, from the vouched line, after each line read alone.
+	for from := c; ; c = from {
+		unread := false
+		end, tail, err := l.store.lines(vouched, everything, func(b []byte) error {
+			if unread {
+				return nil
+			}
+			err := c.next(l.path, b)
+			unread = err == errUnread
+			if unread {
+				return nil
+			}
+			return err
+		})
+		if err = l.readErr(c.n+1, err); err != nil {
+			return false, err
+		}
+		if !unread {
+			l.chain, l.size, l.tail, l.recHash = c, end.off, tail, rec.Head
+			return true, nil
+		}
+		if ok, err := c.bits.readWanted(l.version); !ok || err != nil {
+			return false, err
+		}
 	}
-	l.chain, l.size, l.tail, l.recHash = c, end.off, tail, rec.Head
-	return true, nil
 }
 
 // firstSpendFollows reports whether the ledger's second line, its first

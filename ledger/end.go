@@ -106,15 +106,15 @@ func (e *EndedError) Error() string {
 func (e *EndedError) BadInput() bool { return true }
 
 // Ended returns the end of the ledger (End), nil while it is live.
-func (l *Ledger) Ended() *End { return l.chain.end }
+func (l *Ledger) Ended() *End { return l.chain.closedBy }
 
 // endErr is the *EndedError of a ledger that has ended, nil while it is
 // live.
 func (l *Ledger) endErr() error {
-	if l.chain.end == nil {
+	if l.chain.closedBy == nil {
 		return nil
 	}
-	return &EndedError{Path: l.path, End: *l.chain.end, Line: l.chain.n}
+	return &EndedError{Path: l.path, End: *l.chain.closedBy, Line: l.chain.n}
 }
 
 // end appends the end e to a ledger opened for a run (Open) with no run
@@ -125,7 +125,7 @@ func (l *Ledger) end(e End) error {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	case l.run != "":
 		return fmt.Errorf("ledger %s: a run is under way", l.path)
-	case l.chain.end != nil:
+	case l.chain.closedBy != nil:
 		return l.endErr()
 	}
 	b, hash, err := endLine(l.version, l.chain.head, e)
@@ -135,8 +135,8 @@ func (l *Ledger) end(e End) error {
 	if err := l.store.append(pos{n: l.chain.n, off: l.size}, l.chain.head, b, hash); err != nil {
 		return err
 	}
-	l.chain.n, l.chain.head, l.size = l.chain.n+1, hash, l.size+int64(len(b))
-	l.chain.end = &e
+	l.size += int64(len(b))
+	l.chain.n, l.chain.head, l.chain.end, l.chain.closedBy = l.chain.n+1, hash, l.size, &e
 	if l.state != nil {
 		return l.state.advance(l.chain.n, l.size, l.chain.head)
 	}

@@ -209,14 +209,23 @@ type Spend struct {
 	Discrete bool                      `json:"discrete,omitempty"`
 	// BitsSHA256 and Laplace (version 5) complete the description: a
 	// one-bit release's pairs of output probabilities by their SHA-256
-	// (bitsDigest), discrete Laplace noise (accountant.Spend). A line
-	// holds the pairs by their digest, not whole: a DaRRM label has a
-	// pair per corner multiset (31,824 at K = 11, a megabyte a line), and
-	// a line of a ledger open to any use is charged by its Charge,
-	// computed from them when its run began; it states the guarantee and
-	// noise of such a release as version 4 does.
+	// (bitsDigest), discrete Laplace noise (accountant.Spend). The pairs
+	// are those that dominate the others (accountant.DominatingBits), of
+	// the same privacy as all: a DaRRM label's 19,505 distinct pairs at
+	// K = 11, m = 3 come down to 42. Such a line states the guarantee and
+	// noise of the release as version 4 does.
 	BitsSHA256 string                  `json:"bits_sha256,omitempty"`
 	Laplace    *accountant.LaplacePart `json:"laplace,omitempty"`
+	// Bits and BitsAt keep each pair list in the ledger, so that a check
+	// recomputes a one-bit release's Charge from it: a line holds its
+	// list (Bits) unless its writer has read a line that holds it, which
+	// it names (BitsAt); a release that reads only the lines after its
+	// record holds a list again when none of those holds it, at most once
+	// a run. Lines written before the lists were kept have neither: their
+	// charges are not recomputed (a note says so), and no line may lack
+	// both after one that has either.
+	Bits   []accountant.BitPair `json:"bits,omitempty"`
+	BitsAt *bitsAt              `json:"bits_at,omitempty"`
 	// Charge (version 5, a ledger open to any use) is what the ledger's
 	// filter charges each label (accountant.Filter.Charge), chosen from
 	// the description before the run: a check recomputes it from the
@@ -234,6 +243,19 @@ type Spend struct {
 	Prior *accountant.Sequence `json:"prior,omitempty"`
 }
 
+// bitsAt names the line of a ledger that holds a pair list (Spend.Bits):
+// its number and the end of its line end in the ledger's file form (as a
+// record names the line it vouches for), so that a release reading from
+// its record reads that line alone.
+type bitsAt struct {
+	Line int   `json:"line"`
+	End  int64 `json:"end"`
+}
+
+// maxLinePairs bounds the pairs a line holds: at most 61 bytes each in
+// JSON, within maxLineBytes.
+const maxLinePairs = 10000
+
 // step returns the description of one label of s: its kind and noise
 // with its guarantee, or, when it states no kind, its guarantee alone
 // (accountant.ApproxStep: pure when δ = 0).
@@ -245,10 +267,21 @@ func (s Spend) step() accountant.Spend {
 	return accountant.Spend{Kind: s.Kind, Guarantee: g, Gaussian: s.Gaussian, Discrete: s.Discrete, Laplace: s.Laplace}
 }
 
+// charged returns the description of one label of s that its Charge is
+// of: step's, or for a one-bit release (BitsSHA256) the release with the
+// pairs of that digest.
+func (s Spend) charged(pairs []accountant.BitPair) accountant.Spend {
+	if s.BitsSHA256 == "" {
+		return s.step()
+	}
+	return accountant.Spend{Kind: accountant.OneBitSpend, Guarantee: accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, Gaussian: s.Gaussian, Discrete: s.Discrete, Laplace: s.Laplace, Bits: pairs}
+}
+
 // spendOf returns the record, in a ledger of the given version, of labels
 // of step by mechanism in run, each charged c (version 5, open to any
 // use; nil otherwise): the guarantee, and the description of a kind that
-// has more.
+// has more, a one-bit release with the pairs that dominate its others
+// (Spend.Bits: a line after one that holds them names it instead).
 func spendOf(version int, run string, mechanism provenance.MechanismName, step accountant.Spend, c *accountant.Charge) Spend {
 	s := Spend{Run: run, Mechanism: mechanism, Eps: step.Eps, Delta: step.Delta}
 	if version >= Version {
@@ -258,7 +291,8 @@ func spendOf(version int, run string, mechanism provenance.MechanismName, step a
 			// step() reads a pure guarantee without a kind as PureSpend.
 			s.Kind = accountant.ApproxSpend
 		case s.Kind == accountant.OneBitSpend:
-			s.Kind, s.BitsSHA256 = accountant.ApproxSpend, bitsDigest(step.Bits)
+			s.Bits = accountant.DominatingBits(step.Bits)
+			s.Kind, s.BitsSHA256 = accountant.ApproxSpend, bitsDigest(s.Bits)
 			if len(step.Gaussian) > 0 {
 				s.Kind = accountant.GaussianSpend
 			}
@@ -490,10 +524,34 @@ func checkSpend(version int, s Spend) error {
 		return fmt.Errorf("eps = %v: must be a finite number > 0", s.Eps)
 	case !(s.Delta >= 0 && s.Delta < 1):
 		return fmt.Errorf("delta = %v: must be in [0, 1)", s.Delta)
-	case version < Version && (s.Kind != accountant.ApproxSpend && s.Kind != accountant.GaussianSpend || s.BitsSHA256 != "" || s.Laplace != nil || s.Charge != nil):
+	case version < Version && (s.Kind != accountant.ApproxSpend && s.Kind != accountant.GaussianSpend || s.BitsSHA256 != "" || s.Bits != nil || s.BitsAt != nil || s.Laplace != nil || s.Charge != nil):
 		return fmt.Errorf("kind = %v: a version-%d line states %v or no kind, and no pairs, Laplace noise or charge", s.Kind, version, accountant.GaussianSpend)
 	case s.Kind == accountant.SampledGaussianSpend || s.Kind == accountant.PureSpend:
 		return fmt.Errorf("kind = %v: a ledger line states no such kind (a label's step; pure: no kind)", s.Kind)
 	}
+	if err := checkBits(s); err != nil {
+		return err
+	}
 	return s.step().Check()
+}
+
+// checkBits validates the pairs of a one-bit release that a line holds
+// or names: only with their digest, one or the other, and a list held
+// must have that digest.
+func checkBits(s Spend) error {
+	switch {
+	case s.Bits == nil && s.BitsAt == nil:
+		return nil
+	case s.BitsSHA256 == "":
+		return errors.New("pairs of output probabilities without their digest (bits_sha256)")
+	case s.Bits != nil && s.BitsAt != nil:
+		return errors.New("pairs of output probabilities held and named (bits and bits_at): a line does one or the other")
+	case s.BitsAt != nil:
+		return nil
+	case len(s.Bits) > maxLinePairs:
+		return fmt.Errorf("%d pairs of output probabilities: a line holds at most %d", len(s.Bits), maxLinePairs)
+	case bitsDigest(s.Bits) != s.BitsSHA256:
+		return fmt.Errorf("its pairs of output probabilities have the digest %s, not its bits_sha256 %s: the pairs or the digest were changed", bitsDigest(s.Bits), s.BitsSHA256)
+	}
+	return s.charged(s.Bits).Check()
 }

@@ -22,9 +22,21 @@ func resign(t *testing.T, path string, edit func(n int, raw string) string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []byte
+	out := resignLines(t, strings.Split(strings.TrimSuffix(string(b), "\n"), "\n"), edit)
+	if err := os.WriteFile(path, []byte(strings.Join(out, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resignLines returns the lines of a ledger, without their line ends,
+// with edit applied as resign applies it, and the end of a line that holds
+// pairs named where it now ends.
+func resignLines(t *testing.T, lines []string, edit func(n int, raw string) string) []string {
+	t.Helper()
+	var out []string
+	ends := []int64{0}
 	prev, version := "", Version
-	for i, s := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+	for i, s := range lines {
 		var ln line
 		if err := json.Unmarshal([]byte(s), &ln); err != nil {
 			t.Fatal(err)
@@ -34,6 +46,11 @@ func resign(t *testing.T, path string, edit func(n int, raw string) string) {
 			kind, raw = "header", ln.Header
 		}
 		msg := json.RawMessage(edit(i+1, string(*raw)))
+		var named Spend
+		if kind == "spend" && json.Unmarshal(msg, &named) == nil && named.BitsAt != nil && named.BitsAt.Line < len(ends) && named.BitsAt.End != ends[named.BitsAt.Line] {
+			named.BitsAt.End = ends[named.BitsAt.Line]
+			msg, _ = json.Marshal(named)
+		}
 		if kind == "header" {
 			var v struct{ Version int }
 			json.Unmarshal(msg, &v)
@@ -49,11 +66,10 @@ func resign(t *testing.T, path string, edit func(n int, raw string) string) {
 		ln.SHA256 = chainHash(version, prev, kind, msg)
 		prev = ln.SHA256
 		enc, _ := json.Marshal(ln)
-		out = append(append(out, enc...), '\n')
+		out = append(out, string(enc))
+		ends = append(ends, ends[len(ends)-1]+int64(len(enc))+1)
 	}
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return out
 }
 
 func lines(t *testing.T, path string) []string {

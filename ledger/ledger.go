@@ -55,6 +55,21 @@
 // of that and the teachers' post-processing cap (provenance.Binding.Cap),
 // which can make every further release free.
 //
+// A check recomputes each line's charge from its description (a one-bit
+// release's, accountant.OneBitSpend: DaRRM's or RR's, from its pairs) by
+// the function the run charged it by, so that a charge edited fails
+// whatever the chain says. A one-bit release's pairs are kept reduced to
+// those that dominate the others (a few tens, of the same privacy), each
+// distinct list addressed by its SHA-256: a line holds its list
+// (Spend.Bits) unless its writer has read a line that holds it, which it
+// names instead (Spend.BitsAt). A release that reads from its record reads
+// a line before the record that a later line names, that line alone, and
+// holds a list again when no line it has read holds it: a list is held
+// at most once a run. Lines written before the lists were kept state the
+// digest alone; their charges are not recomputed, which a note says, and
+// after a line that holds or names a list every line of a one-bit release
+// must.
+//
 // A ledger or record that cannot be used as it is (damaged, of an earlier
 // version, of other teachers, refused by its record) is the caller's
 // input, not a failure: its error has BadInput() bool, true; a header
@@ -68,10 +83,10 @@ package ledger
 // (Header.Parts, accountant.Filter; or, chosen by its first run, in every
 // spend line, Spend.Filter), and describes in every spend line
 // the step (Spend.Laplace besides version 4's noise, a one-bit release's
-// pairs by their digest, Spend.BitsSHA256) with what the filter charges
-// each of its labels (Spend.Charge), so that a check recomputes the
-// charge from a description that holds it whole, and the sums from the
-// charges. Version 4 states the filter that holds the runs to
+// pairs by their digest, Spend.BitsSHA256, held once in the ledger,
+// Spend.Bits and Spend.BitsAt) with what the filter charges each of its
+// labels (Spend.Charge), so that a check recomputes the charge from a
+// description that holds it whole, and the sums from the charges. Version 4 states the filter that holds the runs to
 // the budget (Header.Filter: the zCDP filter or simple composition, each
 // of one part) and describes in every spend line the mechanism
 // (Spend.Step), whose running sums, the zCDP filter's Σρ among them, each

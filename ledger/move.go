@@ -52,7 +52,7 @@ func (bk Book) Export(ctx context.Context, location, file string) error {
 		}); err != nil {
 			return err
 		}
-		if l.chain.end == nil {
+		if l.chain.closedBy == nil {
 			b, _, err := endLine(l.version, l.chain.head, End{Reason: Exported, At: time.Now().UTC().Truncate(time.Second), From: l.path})
 			if err != nil {
 				return err
@@ -116,7 +116,7 @@ func (bk Book) Import(ctx context.Context, file, url string) error {
 			return err
 		}
 		_, err := l.again(func(c *chain, _ Spend, b []byte) error {
-			if c.end != nil {
+			if c.closedBy != nil {
 				lines, size = c.n-1, at
 				return nil
 			}

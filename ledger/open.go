@@ -193,7 +193,7 @@ func (bk Book) retire(ctx context.Context, location, ensemble, id string, e End)
 	if err := l.scan(nil); err != nil {
 		return err
 	}
-	if err := l.cutTail(); err != nil || l.chain.end != nil {
+	if err := l.cutTail(); err != nil || l.chain.closedBy != nil {
 		return err
 	}
 	if e.By == "" {
@@ -438,7 +438,7 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 		l.noteVersion()
 		return rec, nil
 	}
-	if err := l.endErr(); err != nil && !(l.importing && l.chain.end.Reason == Exported) {
+	if err := l.endErr(); err != nil && !(l.importing && l.chain.closedBy.Reason == Exported) {
 		return nil, err
 	}
 	if err := l.cutTail(); err != nil {

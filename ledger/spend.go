@@ -26,7 +26,19 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	}
-	if err := checkSpend(l.version, spendOf(l.version, "-", mechanism, step, nil)); err != nil {
+	// Its lines hold the pairs that dominate the others (spendOf), found
+	// once, of pairs checked first; a declared use states them all.
+	recorded := step
+	var err error
+	if step.Kind == accountant.OneBitSpend {
+		if err = step.Check(); err == nil {
+			recorded.Bits = accountant.DominatingBits(step.Bits)
+		}
+	}
+	if err == nil {
+		err = checkSpend(l.version, spendOf(l.version, "-", mechanism, recorded, nil))
+	}
+	if err != nil {
 		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step.Guarantee, err)
 	}
 	bound, err := l.header.binding()
@@ -55,7 +67,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	case r.filter != nil:
 		// The charge is chosen now, from the description alone, before
 		// the run: the point of its profile each part prefers.
-		c, err := r.filter.Charge(step, l.header.Budget.Guarantee)
+		c, err := r.charge(recorded)
 		if err != nil {
 			return &FilterError{Path: l.path, Mechanism: mechanism, Err: err}
 		}
@@ -86,7 +98,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 		}
 		l.share = &accountant.Guarantee{Eps: f * l.header.Budget.Eps, Delta: f * l.header.Budget.Delta}
 	}
-	l.run, l.mech, l.step, l.charge, l.rule, l.useEnd = hex.EncodeToString(id[:]), mechanism, step, charge, r, useEnd
+	l.run, l.mech, l.step, l.charge, l.rule, l.useEnd = hex.EncodeToString(id[:]), mechanism, recorded, charge, r, useEnd
 	l.chose = r.firstRun && l.chain.rule.filter == nil
 	l.base, l.held, l.settled = l.chain.spent, 0, false
 	return nil
@@ -169,7 +181,12 @@ func (l *Ledger) write(labels int, final bool) error {
 		s.Filter = l.rule.filter.Parts
 	}
 	s.Time, s.Queries, s.Final, s.Prior = time.Now().UTC(), labels, final, &base
-	next, err := at(l.chain.rule, l.chain.n+1, "", s)
+	l.chain.bits.name(&s)
+	pairs, err := l.chain.bits.pairsOf(l.chain.n+1, s)
+	if err != nil {
+		return fmt.Errorf("ledger %s: %w", l.path, err)
+	}
+	next, err := at(l.chain.rule, l.chain.n+1, "", s, pairs)
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
@@ -185,8 +202,10 @@ func (l *Ledger) write(labels int, final bool) error {
 		return err
 	}
 	next.head = h
-	l.chain = next
 	l.size += int64(len(b))
+	next.bits, next.end = l.chain.bits, l.size
+	next.bits.keep(bitsAt{Line: next.n, End: next.end}, s)
+	l.chain = next
 	l.held, l.settled = labels, final
 	if err := l.state.advance(l.chain.n, l.size, l.chain.head); err != nil {
 		err = fmt.Errorf("ledger %s: the spend is written, but %w", l.path, err)

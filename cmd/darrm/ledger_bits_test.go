@@ -1,0 +1,95 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/ledger"
+)
+
+// rechain rewrites the spend lines of the ledger at path with edit
+// applied to each (by line number from 2) and the chain hashed again, as
+// someone who knows the format could: a line that names the line holding
+// its pairs names where that line now ends.
+func rechain(t *testing.T, path string, edit func(n int, spend map[string]any)) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	var head struct {
+		SHA256 string `json:"sha256"`
+	}
+	if err := json.Unmarshal([]byte(ls[0]), &head); err != nil {
+		t.Fatal(err)
+	}
+	prev := head.SHA256
+	ends := []int64{0, int64(len(ls[0])) + 1}
+	for i := 1; i < len(ls); i++ {
+		var ln struct {
+			Spend map[string]any `json:"spend"`
+		}
+		dec := json.NewDecoder(strings.NewReader(ls[i]))
+		dec.UseNumber() // every number as written: a line's length is where the next begins
+		if err := dec.Decode(&ln); err != nil {
+			t.Fatal(err)
+		}
+		edit(i+1, ln.Spend)
+		if at, ok := ln.Spend["bits_at"].(map[string]any); ok {
+			n, _ := at["line"].(json.Number).Int64()
+			at["end"] = ends[n]
+		}
+		spend, _ := json.Marshal(ln.Spend)
+		h := sha256.New()
+		fmt.Fprintf(h, "darrm-ledger/%d\n%s\nspend\n%s", ledger.Version, prev, spend)
+		sum := hex.EncodeToString(h.Sum(nil))
+		ls[i] = fmt.Sprintf(`{"prev":%q,"spend":%s,"sha256":%q}`, prev, spend, sum)
+		prev = sum
+		ends = append(ends, ends[i]+int64(len(ls[i]))+1)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(ls, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLedgerOneBitChargeEdited: issue 67's edit. A DaRRM release (a
+// one-bit release, described by its pairs of output probabilities)
+// charged to a ledger, its lines' charge lowered from eps 0.3 to 0.001
+// and the chain hashed again, is refused by ledger verify and ledger
+// show, naming the line and the charge it should be (exit 2), where it
+// verified before and the spend read 0.004; the ledger as the release
+// left it verifies.
+func TestLedgerOneBitChargeEdited(t *testing.T) {
+	dir := t.TempDir()
+	led := filepath.Join(dir, "teachers.ledger")
+	votes := filepath.Join("..", "..", "testdata", "votes-K11.csv")
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "4", "--budget-delta", "1e-3", "--filter", "simple", "--replace"); code != 0 {
+		t.Fatal(e)
+	}
+	if _, e, code := darrm(t, "", "aggregate", votes, "--mechanism", "darrm", "--m", "3", "--no-cache", "--ledger", led, "--out", filepath.Join(dir, "labels.csv")); code != 0 {
+		t.Fatal(e)
+	}
+	if out, e, code := darrm(t, "", "ledger", "verify", led); code != 0 {
+		t.Fatalf("ledger verify: exit %d:\n%s%s", code, out, e)
+	}
+	rechain(t, led, func(n int, s map[string]any) {
+		p, _ := s["charge"].(map[string]any)["point"].(map[string]any)
+		if _, pairs := s["bits_sha256"]; !pairs || p == nil || p["eps"] != json.Number("0.3") {
+			t.Fatalf("line %d: %v: want a one-bit release charged eps 0.3 by simple composition", n, s)
+		}
+		p["eps"] = json.Number("0.001")
+	})
+	for _, cmd := range []string{"verify", "show"} {
+		out, e, code := darrm(t, "", "ledger", cmd, led)
+		if code != exitUsage || out != "" || !strings.Contains(e, "line 2: ") || !strings.Contains(e, `is not the one the filter simple(0.001) charges its step, {"eps":0.3,"delta":`) || !strings.Contains(e, `"point":{"eps":0.3,`) {
+			t.Errorf("ledger %s of the ledger edited: exit %d:\n%s%s", cmd, code, out, e)
+		}
+	}
+}
