@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,23 +105,23 @@ type pgLocation struct {
 
 // Redact returns location as darrm prints and records it: a file's path
 // as it is, a PostgreSQL URL with its password, and any password or
-// sslpassword parameter, replaced by ***.
+// sslpassword parameter, replaced by ***. A password written unescaped
+// may hold '/', '?', '#' or '@', so that no parse can tell where the
+// user information ends: any '@' may end it, and everything from the
+// user name's ':' to the URL's last '@' is masked (a URL whose path or
+// parameters hold an '@' loses more than its password, never less).
 func Redact(location string) string {
 	if !IsURL(location) {
 		return location
 	}
 	scheme, rest, _ := strings.Cut(location, "://")
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	auth, tail := rest[:end], rest[end:]
-	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
-		if user, _, ok := strings.Cut(auth[:at], ":"); ok {
-			auth = user + ":***" + auth[at:]
+	auth := ""
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		if user, _, ok := strings.Cut(rest[:at], ":"); ok {
+			auth, rest = user+":***@", rest[at+1:]
 		}
 	}
-	if path, query, ok := strings.Cut(tail, "?"); ok {
+	if path, query, ok := strings.Cut(rest, "?"); ok {
 		params := strings.Split(query, "&")
 		for i, p := range params {
 			k, _, _ := strings.Cut(p, "=")
@@ -128,9 +129,9 @@ func Redact(location string) string {
 				params[i] = k + "=***"
 			}
 		}
-		tail = path + "?" + strings.Join(params, "&")
+		rest = path + "?" + strings.Join(params, "&")
 	}
-	return scheme + "://" + auth + tail
+	return scheme + "://" + auth + rest
 }
 
 // urlError is a PostgreSQL ledger's URL that names no ledger darrm can
@@ -145,18 +146,34 @@ func (e *urlError) BadInput() bool { return true }
 // libpq's other variables and parameters are pgx's.
 func parsePG(location string) (*pgLocation, error) {
 	where := Redact(location)
-	bad := func(format string, args ...any) error { return &urlError{where, fmt.Sprintf(format, args...)} }
+	secrets := secretsOf(location, "")
+	bad := func(format string, args ...any) error {
+		return &urlError{where, scrubf(secrets, format, args...)}
+	}
 	const form = "postgres://[user[:password]@]host[:port]/database?ledger=NAME"
 	base, query, _ := strings.Cut(location, "?")
 	query, _, _ = strings.Cut(query, "#")
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return nil, bad("its parameters are not a URL's query (%v): the form is %s", err, form)
+	// The driver's parameters go to it as written, for it to decode as
+	// libpq does ('+' is itself, %20 a space); the ledger's name is
+	// darrm's, decoded as a form's.
+	var names, params []string
+	for _, kv := range strings.Split(query, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		if k, err := url.QueryUnescape(k); err != nil || k != "ledger" {
+			if kv != "" {
+				params = append(params, kv)
+			}
+			continue
+		}
+		name, err := url.QueryUnescape(v)
+		if err != nil {
+			return nil, bad("its parameter ledger=%s is not escaped as a URL's (%v): the form is "+form, v, err)
+		}
+		names = append(names, name)
 	}
-	names := q["ledger"]
 	switch {
 	case len(names) == 0:
-		return nil, bad("names no ledger: add ?ledger=NAME to the URL, the ledger's name in the database (the form is %s)", form)
+		return nil, bad("names no ledger: add ?ledger=NAME to the URL, the ledger's name in the database (the form is " + form + ")")
 	case len(names) > 1:
 		return nil, bad("names %d ledgers (ledger=%s): give one", len(names), strings.Join(names, ", ledger="))
 	}
@@ -169,21 +186,19 @@ func parsePG(location string) (*pgLocation, error) {
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
 		return nil, bad("the ledger's name %q has control characters: they are not allowed", name)
 	}
-	q.Del("ledger")
 	conn := base
-	if len(q) > 0 {
-		conn += "?" + q.Encode()
+	if len(params) > 0 {
+		conn += "?" + strings.Join(params, "&")
 	}
 	cfg, err := pgx.ParseConfig(conn)
 	if err != nil {
-		loc := &pgLocation{redacted: where, secrets: secretsOf(location, "")}
-		return nil, bad("%s (the form is %s)", loc.redact(err.Error()), form)
+		return nil, bad("%v (the form is "+form+")", err)
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = connectTimeout
 	}
-	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok && !strings.Contains(cfg.RuntimeParams["options"], "application_name") {
 		cfg.RuntimeParams["application_name"] = "darrm"
 	}
 	// A server that goes away without a word (a cable pulled, a machine
@@ -194,32 +209,116 @@ func parsePG(location string) (*pgLocation, error) {
 }
 
 // secretsOf returns what messages about location must not show: the
-// password of its URL, its parameters' and the one in use, as written
-// and escaped.
+// password in use, and whatever its URL may hold as one, as written and
+// escaped: the text that Redact masks in its user information (however
+// malformed) and its password and sslpassword parameters.
 func secretsOf(location, password string) []string {
 	var s []string
 	add := func(p string) {
 		if p != "" {
 			s = append(s, p, url.QueryEscape(p), url.PathEscape(p))
+			if u, err := url.PathUnescape(p); err == nil && u != p {
+				s = append(s, u)
+			}
+			if u, err := url.QueryUnescape(p); err == nil && u != p {
+				s = append(s, u)
+			}
 		}
 	}
 	add(password)
+	_, rest, _ := strings.Cut(location, "://")
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		if _, p, ok := strings.Cut(rest[:at], ":"); ok {
+			add(p)
+			rest = rest[at+1:]
+		}
+	}
 	if u, err := url.Parse(location); err == nil {
 		if p, ok := u.User.Password(); ok {
 			add(p)
 		}
-		add(u.Query().Get("password"))
-		add(u.Query().Get("sslpassword"))
+	}
+	if _, query, ok := strings.Cut(rest, "?"); ok {
+		for _, p := range strings.Split(query, "&") {
+			k, v, _ := strings.Cut(p, "=")
+			if k, err := url.QueryUnescape(k); err == nil && (k == "password" || k == "sslpassword") {
+				add(v)
+			}
+		}
 	}
 	return s
 }
 
-// redact removes the location's secrets from a message.
+// minSecret is the length of the shortest part of a secret that
+// messages mask: a driver's message may quote a piece of a malformed URL
+// (a port, a host) cut out of a password.
+const minSecret = 4
+
+// redact removes the location's secrets from a message: every run of
+// minSecret bytes or more that is part of one.
 func (p *pgLocation) redact(msg string) string {
-	for _, s := range p.secrets {
-		msg = strings.ReplaceAll(msg, s, "***")
+	return scrub(msg, p.secrets)
+}
+
+// sayf formats a message about the location whose arguments may hold its
+// secrets (scrubf).
+func (p *pgLocation) sayf(format string, args ...any) string {
+	return scrubf(p.secrets, format, args...)
+}
+
+// scrubf formats a message whose string and error arguments are scrubbed
+// of secrets: darrm's own words, which a secret may share a part with,
+// stay whole.
+func scrubf(secrets []string, format string, args ...any) string {
+	args = slices.Clone(args)
+	for i, a := range args {
+		switch a := a.(type) {
+		case string:
+			args[i] = scrub(a, secrets)
+		case error:
+			args[i] = scrub(a.Error(), secrets)
+		}
 	}
-	return msg
+	return fmt.Sprintf(format, args...)
+}
+
+// scrub replaces by *** every run of msg that is minSecret bytes or more
+// of one of secrets (all of a shorter secret).
+func scrub(msg string, secrets []string) string {
+	hide := make([]bool, len(msg))
+	found := false
+	for _, s := range secrets {
+		n := min(minSecret, len(s))
+		for i := 0; i+n <= len(msg); i++ {
+			for j := 0; j+n <= len(s); j++ {
+				k := 0
+				for i+k < len(msg) && j+k < len(s) && msg[i+k] == s[j+k] {
+					k++
+				}
+				if k >= n {
+					for m := i; m < i+k; m++ {
+						hide[m] = true
+					}
+					found = true
+				}
+			}
+		}
+	}
+	if !found {
+		return msg
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); i++ {
+		if !hide[i] {
+			b.WriteByte(msg[i])
+			continue
+		}
+		b.WriteString("***")
+		for i+1 < len(msg) && hide[i+1] {
+			i++
+		}
+	}
+	return b.String()
 }
 
 // server is where the server is, for messages.
@@ -248,7 +347,7 @@ func (e *serverError) Unwrap() error  { return e.err }
 // naming what to fix, without the password.
 func (p *pgLocation) fail(what string, err error) error {
 	mk := func(bad bool, format string, args ...any) error {
-		return &serverError{where: p.redacted, reason: p.redact(fmt.Sprintf(format, args...)), bad: bad, err: err}
+		return &serverError{where: p.redacted, reason: p.sayf(format, args...), bad: bad, err: err}
 	}
 	user, db := p.cfg.User, p.cfg.Database
 	var (
@@ -324,7 +423,7 @@ func (p *pgLocation) schema(ctx context.Context, conn *pgx.Conn) (int, error) {
 	case err != nil:
 		return 0, p.fail("read the ledgers of database "+p.cfg.Database, err)
 	case v > schemaVersion:
-		return v, &serverError{where: p.redacted, bad: true, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version %d; this darrm knows version %d: use a newer darrm", p.cfg.Database, v, schemaVersion)}
+		return v, &serverError{where: p.redacted, bad: true, reason: p.sayf("database %s keeps its ledgers in darrm's schema of version %d; this darrm knows version %d: use a newer darrm", p.cfg.Database, v, schemaVersion)}
 	}
 	return v, nil
 }
@@ -351,13 +450,13 @@ func (p *pgLocation) find(ctx context.Context, conn *pgx.Conn) (int32, []byte, e
 		return 0, nil, err
 	}
 	none := func(what string) error {
-		return &NotLedgerError{Path: p.redacted, Reason: fmt.Sprintf("%s (create it with darrm ledger init)", what), Err: fs.ErrNotExist}
+		return &NotLedgerError{Path: p.redacted, Reason: what + " (create it with darrm ledger init)", Err: fs.ErrNotExist}
 	}
 	switch {
 	case v == 0:
-		return 0, nil, none(fmt.Sprintf("database %s holds no darrm ledgers, so no ledger %s", p.cfg.Database, p.name))
+		return 0, nil, none(p.sayf("database %s holds no darrm ledgers, so no ledger %s", p.cfg.Database, p.name))
 	case key == nil:
-		return 0, nil, none(fmt.Sprintf("database %s has no ledger named %s", p.cfg.Database, p.name))
+		return 0, nil, none(p.sayf("database %s has no ledger named %s", p.cfg.Database, p.name))
 	}
 	return *key, first, nil
 }
@@ -435,7 +534,7 @@ func (db *pgLedger) absent() error {
 // existsError is the *takenError of a ledger whose name is taken, of
 // first line first.
 func (db *pgLedger) existsError(first []byte) error {
-	e := &takenError{Path: db.redacted, What: fmt.Sprintf("a ledger of database %s", db.cfg.Database)}
+	e := &takenError{Path: db.redacted, What: db.sayf("a ledger of database %s", db.cfg.Database)}
 	e.Ledger, e.Ensemble, e.ID = headerIdentity(first)
 	return e
 }
