@@ -42,6 +42,27 @@ type Book struct {
 	// when the ledger gives shares (Header.Shares); "" is the database
 	// user of a ledger in PostgreSQL, and no one for a file.
 	Analyst string
+	// LockTimeout bounds each wait for a lock: on a ledger another run
+	// holds, on your record of its ensemble, and on the tables of a
+	// PostgreSQL ledger that another session locked (its server's
+	// lock_timeout). A wait that reaches it fails, the run having written
+	// nothing; 0 is DefaultLockTimeout.
+	LockTimeout time.Duration
+}
+
+// DefaultLockTimeout is the wait for a lock of a Book whose LockTimeout
+// is 0.
+const DefaultLockTimeout = 30 * time.Second
+
+// lockTimeout returns the bound of a wait for a lock (LockTimeout).
+func (bk Book) lockTimeout() (time.Duration, error) {
+	switch {
+	case bk.LockTimeout < 0:
+		return 0, paramError("LockTimeout", bk.LockTimeout.String(), "must be positive, or 0 for the default wait")
+	case bk.LockTimeout == 0:
+		return DefaultLockTimeout, nil
+	}
+	return bk.LockTimeout, nil
 }
 
 // waiting returns the function that a wait for the lock on what calls.
@@ -94,7 +115,7 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 	}
 	create := func() (string, uint64, uint64, error) { return createFile(location, b) }
 	if IsURL(location) {
-		db, err := newPGLedger(ctx, location)
+		db, err := newPGLedger(ctx, location, bk)
 		if err != nil {
 			return nil, err
 		}

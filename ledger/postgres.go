@@ -101,6 +101,11 @@ type pgLocation struct {
 	name     string // the ledger's name
 	cfg      *pgx.ConnConfig
 	secrets  []string // what messages must not show: the password
+	// lockTimeout bounds each wait for a lock (Book.LockTimeout), the
+	// session's lock_timeout; holder says who holds the lock that a wait
+	// gave up on, asked on the connection in use.
+	lockTimeout time.Duration
+	holder      func() string
 }
 
 // Redact returns location as darrm prints and records it: a file's path
@@ -357,6 +362,12 @@ func (p *pgLocation) fail(what string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return err
+	case errors.As(err, &pe) && pe.Code == "55P03":
+		holder := "another session"
+		if p.holder != nil {
+			holder = p.holder()
+		}
+		return &lockTimeoutError{what: "ledger " + p.redacted, timeout: p.lockTimeout, holder: holder}
 	case errors.As(err, &pe):
 		switch pe.Code {
 		case "28P01":
@@ -393,6 +404,54 @@ func (p *pgLocation) fail(what string, err error) error {
 	}
 	// pgx says a connection's attempts one a line: one line here.
 	return mk(false, "%s: %s", what, strings.Join(strings.Fields(err.Error()), " "))
+}
+
+// bound makes every wait of the location's sessions for a lock end after
+// bk's lock timeout: the server's lock_timeout, which a wait for a table
+// that another session locked (LOCK TABLE) obeys as a wait for a run's
+// advisory lock does. It outranks the URL's options.
+func (p *pgLocation) bound(bk Book) error {
+	timeout, err := bk.lockTimeout()
+	if err != nil {
+		return err
+	}
+	p.lockTimeout = timeout
+	p.cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
+	return nil
+}
+
+// lockHolder says who holds the lock that a wait on conn gave up on: the
+// session that holds the strongest lock on a table of darrm's, or else the
+// advisory lock of the ledger of row key (another darrm run), as
+// pg_locks and pg_stat_activity tell it.
+func (p *pgLocation) lockHolder(conn *pgx.Conn, key int32) string {
+	const unknown = "another session"
+	if conn == nil || conn.IsClosed() {
+		return unknown
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var (
+		pid             int32
+		user, app, mode string
+		table           *string
+	)
+	err := conn.QueryRow(ctx, `SELECT l.pid, coalesce(a.usename, ''), coalesce(a.application_name, ''), l.mode, c.relname
+		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		LEFT JOIN pg_class c ON c.oid = l.relation LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE l.granted AND l.pid <> pg_backend_pid() AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND (n.nspname = 'darrm' AND l.mode NOT IN ('AccessShareLock', 'RowShareLock')
+			OR l.locktype = 'advisory' AND l.classid::int8 = $1::int8 AND l.objid::int8 = $2::int8 AND l.objsubid = 2)
+		ORDER BY l.locktype = 'advisory', l.mode = 'AccessExclusiveLock' DESC, l.mode = 'ExclusiveLock' DESC LIMIT 1`,
+		lockSpace, key).Scan(&pid, &user, &app, &mode, &table)
+	if err != nil {
+		return unknown
+	}
+	who := p.sayf("session %d of user %s (application %q)", pid, user, app)
+	if table == nil {
+		return "another darrm run, " + who
+	}
+	return p.sayf("%s, which holds %s on darrm.%s", who, mode, *table)
 }
 
 // connect connects to the server.
@@ -472,9 +531,12 @@ type pgLedger struct {
 // newPGLedger connects to the database of the PostgreSQL ledger at
 // location, to make it: the database's schema is made if it has none, and
 // a ledger of that name must not exist (a *takenError).
-func newPGLedger(ctx context.Context, location string) (*pgLedger, error) {
+func newPGLedger(ctx context.Context, location string, bk Book) (*pgLedger, error) {
 	p, err := parsePG(location)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.bound(bk); err != nil {
 		return nil, err
 	}
 	conn, err := p.connect(ctx)
@@ -482,6 +544,7 @@ func newPGLedger(ctx context.Context, location string) (*pgLedger, error) {
 		return nil, err
 	}
 	db := &pgLedger{pgLocation: p, conn: conn, ctx: ctx}
+	p.holder = func() string { return p.lockHolder(db.conn, 0) }
 	if err := db.makeSchema(); err != nil {
 		db.close()
 		return nil, err
@@ -611,11 +674,23 @@ func openPG(ctx context.Context, location string, readOnly bool, bk Book) (*pgSt
 	if err != nil {
 		return nil, err
 	}
+	if err := p.bound(bk); err != nil {
+		return nil, err
+	}
 	conn, err := p.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	s := &pgStore{pgLocation: p, conn: conn, ctx: ctx, readOnly: readOnly, lostCh: make(chan struct{}), onLost: bk.Lost}
+	p.holder = func() string {
+		// Asked between the run's statements: the watchdog waits on the
+		// connection then.
+		if s.stopWatch != nil {
+			s.pause()
+			defer s.resume()
+		}
+		return p.lockHolder(s.conn, s.key)
+	}
 	if s.key, s.header, err = p.find(ctx, conn); err == nil && !readOnly {
 		err = s.lock(bk.Waiting)
 	}

@@ -228,6 +228,7 @@ type state struct {
 	// state is open: a run takes the lock again after every write.
 	ctx     context.Context
 	waiting func()
+	timeout time.Duration // Book.LockTimeout
 	// last is what this process last wrote: only write sets it, so that a
 	// record found changed (another ledger used meanwhile) keeps failing
 	// every later advance instead of being taken as this run's own.
@@ -241,9 +242,13 @@ func openState(ctx context.Context, bk Book, ensemble string) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
+	timeout, err := bk.lockTimeout()
+	if err != nil {
+		return nil, err
+	}
 	dir = filepath.Join(dir, "ledgers")
 	sum := sha256.Sum256([]byte(ensemble))
-	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, ctx: ctx}
+	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, ctx: ctx, timeout: timeout}
 	s.waiting = bk.waiting(fmt.Sprintf("the record of ensemble %s (%s)", ensemble, s.path))
 	return s, nil
 }
@@ -266,7 +271,10 @@ func (s *state) lock() error {
 		}
 		s.lockf = f
 	}
-	if err := lock(s.ctx, s.lockf, true, s.waiting); err != nil {
+	if err := lock(s.ctx, s.lockf, true, s.waiting, s.timeout); err != nil {
+		if err == errLockTimeout {
+			return &lockTimeoutError{what: "ledger record " + s.path, timeout: s.timeout, holder: "another darrm run"}
+		}
 		if s.ctx.Err() != nil {
 			return fmt.Errorf("ledger record %s: waiting for its lock: %w", s.path, err)
 		}
