@@ -139,6 +139,16 @@ func Redact(location string) string {
 	return scheme + "://" + auth + rest
 }
 
+// HasPassword reports whether location is a PostgreSQL ledger's URL that
+// holds a password, in its user information (or what may be one, however
+// malformed) or in a password or sslpassword parameter: every user of
+// the machine can read a command line while it runs (ps), and a shell
+// keeps it in its history, where ~/.pgpass and PGPASSWORD are read by
+// the driver and seen by no one else.
+func HasPassword(location string) bool {
+	return IsURL(location) && len(secretsOf(location, "")) > 0
+}
+
 // urlError is a PostgreSQL ledger's URL that names no ledger darrm can
 // reach: the caller's input.
 type urlError struct{ where, reason string }
