@@ -248,6 +248,9 @@ func (bk Book) open(ctx context.Context, location string, readOnly bool) (*Ledge
 		return nil, false, err
 	}
 	l := &Ledger{path: where, store: s, readOnly: readOnly, analyst: bk.Analyst}
+	if p, ok := s.(*pgStore); ok && p.overridden != "" {
+		l.notes = append(l.notes, p.overridden)
+	}
 	if l.analyst == "" {
 		l.analyst = s.user()
 	}

@@ -106,6 +106,9 @@ type pgLocation struct {
 	// gave up on, asked on the connection in use.
 	lockTimeout time.Duration
 	holder      func() string
+	// overridden, if not "", says that the URL's parameters override its
+	// database, host, port or user, and what the run uses: a note.
+	overridden string
 }
 
 // Redact returns location as darrm prints and records it: a file's path
@@ -220,7 +223,33 @@ func parsePG(location string) (*pgLocation, error) {
 	// down) is noticed within seconds, not the system's two hours.
 	d := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: time.Second, Count: 3}}
 	cfg.DialFunc = d.DialContext
-	return &pgLocation{redacted: where, name: name, cfg: cfg, secrets: secretsOf(location, cfg.Password)}, nil
+	p := &pgLocation{redacted: where, name: name, cfg: cfg, secrets: secretsOf(location, cfg.Password)}
+	p.overridden = p.overrides(base, params)
+	return p, nil
+}
+
+// overrides says, when the parameters params override what the URL base
+// says before them (libpq's rule, which darrm keeps: dbname=, host=,
+// port=, user= win), what the run uses, for a note: "" when none does.
+func (p *pgLocation) overrides(base string, params []string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	said := map[string]string{"dbname": strings.TrimPrefix(u.Path, "/"), "host": u.Hostname(), "port": u.Port(), "user": u.User.Username()}
+	var over []string
+	for _, kv := range params {
+		k, v, _ := strings.Cut(kv, "=")
+		if was, ok := said[k]; ok && was != "" {
+			if v, err := url.PathUnescape(v); err == nil && v != was {
+				over = append(over, fmt.Sprintf("%s=%s over the URL's %s", k, v, was))
+			}
+		}
+	}
+	if len(over) == 0 {
+		return ""
+	}
+	return p.sayf("its parameters set %s (libpq's rule): this run uses database %s of %s as user %s", strings.Join(over, ", "), p.cfg.Database, p.server(), p.cfg.User)
 }
 
 // secretsOf returns what messages about location must not show: the

@@ -2,9 +2,13 @@ package ledger
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -128,6 +132,30 @@ func TestPGQueryAsLibpq(t *testing.T) {
 		closeConn(conn)
 		if err != nil || got != c.want {
 			t.Errorf("%s: SHOW %s = %q, %v; want %q", c.query, c.show, got, err, c.want)
+		}
+	}
+}
+
+// TestPGOverrideNote: a parameter that overrides the URL's database,
+// host, port or user (libpq's rule) is said in a note naming what the run
+// uses, and the messages name the database and server in use; a URL
+// whose parameters repeat it, or set none, has no note.
+func TestPGOverrideNote(t *testing.T) {
+	for _, c := range []struct{ location, want string }{
+		{"postgres://u:pw@h1:5432/a?dbname=b&ledger=x", "dbname=b over the URL's a (libpq's rule): this run uses database b of the server at h1:5432 as user u"},
+		{"postgres://u@h1/a?host=h2&port=6000&user=v&ledger=x", "host=h2 over the URL's h1, user=v over the URL's u (libpq's rule): this run uses database a of the server at h2:6000 as user v"},
+		{"postgres://u@h1/a?dbname=a&ledger=x", ""},
+		{"postgres://u@h1/a?ledger=x", ""},
+	} {
+		p, err := parsePG(c.location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(p.overridden, c.want) || (c.want == "") != (p.overridden == "") {
+			t.Errorf("%s: note %q, want %q", c.location, p.overridden, c.want)
+		}
+		if err := p.fail("connect", fmt.Errorf("dial: %w", syscall.ECONNREFUSED)); !strings.Contains(err.Error(), net.JoinHostPort(p.cfg.Host, strconv.Itoa(int(p.cfg.Port)))) {
+			t.Errorf("%s: %v names another server than %s", c.location, err, p.cfg.Host)
 		}
 	}
 }
