@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,8 +56,15 @@ func TestLockTimeout(t *testing.T) {
 	} {
 		before := lineCount(t, c.location)
 		release := c.hold(c.location)
-		waited := []string{}
-		bk := Book{StateDir: book.StateDir, LockTimeout: timeout, Waiting: func(what string) { waited = append(waited, what) }}
+		var (
+			mu     sync.Mutex // Waiting may be called from another goroutine
+			waited []string
+		)
+		bk := Book{StateDir: book.StateDir, LockTimeout: timeout, Waiting: func(what string) {
+			mu.Lock()
+			defer mu.Unlock()
+			waited = append(waited, what)
+		}}
 		start := time.Now()
 		l, err := bk.Open(ctx, c.location)
 		took := time.Since(start)
@@ -75,9 +83,15 @@ func TestLockTimeout(t *testing.T) {
 				t.Errorf("%s: %v\nwant it to say %q", c.name, err, w)
 			}
 		}
-		if c.hold != nil && strings.Contains(c.name, "run") && len(waited) != 1 {
-			t.Errorf("%s: waiting told %q, want once", c.name, waited)
+		want := "ledger " + Redact(c.location)
+		if strings.Contains(c.name, "table") {
+			want = "the tables of " + want
 		}
+		mu.Lock()
+		if len(waited) != 1 || waited[0] != want {
+			t.Errorf("%s: waiting told %q, want %q once", c.name, waited, want)
+		}
+		mu.Unlock()
 		release()
 		if after := lineCount(t, c.location); after != before {
 			t.Errorf("%s: %d lines after the wait, %d before", c.name, after, before)

@@ -26,9 +26,12 @@ type Book struct {
 	// StateDir holds the records (Record); "" is StateDir(). It must be
 	// an absolute path.
 	StateDir string
-	// Waiting, if set, is called once when another run holds a lock that
-	// must be waited for, with what it locks: "ledger LOCATION", or "the
-	// record of ensemble E (PATH)".
+	// Waiting, if set, is called once for each wait for a lock, with what
+	// it locks: "ledger LOCATION" or "the record of ensemble E (PATH)",
+	// which another run holds, or "the tables of ledger LOCATION" (a
+	// PostgreSQL ledger), which a statement has waited for a while,
+	// likely for a lock that another session holds (LOCK TABLE). It may be
+	// called from another goroutine.
 	Waiting func(what string)
 	// Lost, if set, is called once, from another goroutine, when a run's
 	// ledger is lost: the connection to the server of a PostgreSQL ledger

@@ -493,6 +493,19 @@ func (p *pgLocation) lockHolder(conn *pgx.Conn, key int32) string {
 	return p.sayf("%s, which holds %s on darrm.%s", who, mode, *table)
 }
 
+// told runs f, a statement on the ledger's tables, and tells waiting, if
+// it has not returned within a second (half the lock timeout, if less),
+// that it waits for them: most likely for a lock that another session
+// holds on them (LOCK TABLE), which the lock timeout ends.
+func (p *pgLocation) told(waiting func(string), f func() error) error {
+	if waiting == nil {
+		return f()
+	}
+	t := time.AfterFunc(min(time.Second, p.lockTimeout/2), func() { waiting("the tables of ledger " + p.redacted) })
+	defer t.Stop()
+	return f()
+}
+
 // connect connects to the server.
 func (p *pgLocation) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, p.cfg)
@@ -730,7 +743,11 @@ func openPG(ctx context.Context, location string, readOnly bool, bk Book) (*pgSt
 		}
 		return p.lockHolder(s.conn, s.key)
 	}
-	if s.key, s.header, err = p.find(ctx, conn); err == nil && !readOnly {
+	err = p.told(bk.Waiting, func() (err error) {
+		s.key, s.header, err = p.find(ctx, conn)
+		return err
+	})
+	if err == nil && !readOnly {
 		err = s.lock(bk.Waiting)
 	}
 	if err != nil {

@@ -52,7 +52,11 @@ func ledgerBook(cmd *cobra.Command) ledger.Book {
 	}
 	return ledger.Book{
 		Waiting: func(what string) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (giving up after %v, --lock-timeout; interrupt to give up now)\n", cliout.Escape(what), wait)
+			who := "another darrm run is using it"
+			if strings.HasPrefix(what, "the tables of ") {
+				who = "another session holds a lock on them, or the server is slow"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: %s (giving up after %v, --lock-timeout; interrupt to give up now)\n", cliout.Escape(what), who, wait)
 		},
 		Lost:        func(err error) { cli.Stop(cmd, err) },
 		LockTimeout: wait,
