@@ -97,6 +97,14 @@ func TestLockTimeout(t *testing.T) {
 			t.Errorf("%s: %d lines after the wait, %d before", c.name, after, before)
 		}
 	}
+	// A ledger made while the table is locked gives up too.
+	release := holdTable(pg)
+	h := NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget))
+	var le *lockTimeoutError
+	if _, err := (Book{StateDir: book.StateDir, LockTimeout: timeout}).Init(ctx, pgURL(db, "made-while-locked"), h, false); !errors.As(err, &le) || !strings.Contains(err.Error(), "AccessExclusiveLock on darrm.ledgers") {
+		t.Errorf("init while the table is locked: %v", err)
+	}
+	release()
 	var pe *accountant.ParamError
 	if _, err := (Book{StateDir: book.StateDir, LockTimeout: -time.Second}).Open(ctx, file); !errors.As(err, &pe) || pe.Name != "LockTimeout" {
 		t.Errorf("a negative LockTimeout: %v", err)
