@@ -460,9 +460,10 @@ func (p *pgLocation) bound(bk Book) error {
 }
 
 // lockHolder says who holds the lock that a wait on conn gave up on: the
-// session that holds the strongest lock on a table of darrm's, or else the
-// advisory lock of the ledger of row key (another darrm run), as
-// pg_locks and pg_stat_activity tell it.
+// session that holds the strongest lock on a table of darrm's that a
+// run's reads or appends wait for (a share lock or stronger: LOCK TABLE,
+// not another run's writes), or else the advisory lock of the ledger of
+// row key (another darrm run), as pg_locks and pg_stat_activity tell it.
 func (p *pgLocation) lockHolder(conn *pgx.Conn, key int32) string {
 	const unknown = "another session"
 	if conn == nil || conn.IsClosed() {
@@ -479,7 +480,7 @@ func (p *pgLocation) lockHolder(conn *pgx.Conn, key int32) string {
 		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 		LEFT JOIN pg_class c ON c.oid = l.relation LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE l.granted AND l.pid <> pg_backend_pid() AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-		AND (n.nspname = 'darrm' AND l.mode NOT IN ('AccessShareLock', 'RowShareLock')
+		AND (n.nspname = 'darrm' AND l.mode IN ('ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')
 			OR l.locktype = 'advisory' AND l.classid::int8 = $1::int8 AND l.objid::int8 = $2::int8 AND l.objsubid = 2)
 		ORDER BY l.locktype = 'advisory', l.mode = 'AccessExclusiveLock' DESC, l.mode = 'ExclusiveLock' DESC LIMIT 1`,
 		lockSpace, key).Scan(&pid, &user, &app, &mode, &table)

@@ -98,6 +98,9 @@ func TestRedactMalformed(t *testing.T) {
 		{"postgres://h/db?password=p&ledger=a@b", "postgres://h/db?password=***&ledger=a@b"},
 		{"postgres://u@h/db?ledger=a", "postgres://u@h/db?ledger=a"},
 		{"postgres://h/db?pass%77ord=p&ledger=x", "postgres://h/db?password=***&ledger=x"},
+		// An '@' in a ledger's name may end a password: escaped, it is none.
+		{"postgres://u@h:5432/db?ledger=a@b", "postgres://u@h:***@b"},
+		{"postgres://u@h:5432/db?ledger=a%40b", "postgres://u@h:5432/db?ledger=a%40b"},
 	} {
 		if got := Redact(c.in); got != c.want {
 			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)
