@@ -97,6 +97,25 @@ func TestLockTimeout(t *testing.T) {
 			t.Errorf("%s: %d lines after the wait, %d before", c.name, after, before)
 		}
 	}
+	// A run that waits for the lock of its ensemble's record (another run
+	// checking a ledger of the ensemble) gives up too.
+	r, err := book.ReadOnly(ctx, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	st, err := openState(ctx, book, r.Header().Ensemble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.lock(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = (Book{StateDir: book.StateDir, LockTimeout: timeout}).Open(ctx, file)
+	st.close()
+	if le := (*lockTimeoutError)(nil); !errors.As(err, &le) || !strings.Contains(err.Error(), "ledger record "+st.path+": gave up after waiting 300ms") {
+		t.Errorf("a run while the record is locked: %v", err)
+	}
 	// A ledger made while the table is locked gives up too.
 	release := holdTable(pg)
 	h := NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget))
