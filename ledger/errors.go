@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/provenance"
@@ -158,6 +159,9 @@ func (e *BindingError) Error() string {
 // BadInput reports that the error is the caller's input, not a failure.
 func (e *BindingError) BadInput() bool { return true }
 
+// errLockTimeout is a wait for a file's lock that reached its bound.
+var errLockTimeout = errors.New("the wait for the lock reached its bound")
+
 // errBudget is wrapped by Reserve when the budget allows no more labels.
 var errBudget = errors.New("the ledger's budget is spent")
 
@@ -195,3 +199,17 @@ func (e *shareError) Error() string {
 
 // BadInput reports that the error is the caller's input, not a failure.
 func (e *shareError) BadInput() bool { return true }
+
+// lockTimeoutError is a wait for a lock that reached the lock timeout
+// (Book.LockTimeout): the run wrote nothing and released nothing. It is a
+// failure, not the caller's input: the same run succeeds once the holder
+// is done.
+type lockTimeoutError struct {
+	what    string // what the lock guards: "ledger LOCATION", "ledger record PATH"
+	timeout time.Duration
+	holder  string // who holds it: "another darrm run", or a session
+}
+
+func (e *lockTimeoutError) Error() string {
+	return fmt.Sprintf("%s: gave up after waiting %v for a lock held by %s: nothing was written, no label released; run again once it is done, or wait longer (darrm's --lock-timeout, Book.LockTimeout)", e.what, e.timeout, e.holder)
+}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/darrm/darrm/internal/atomicfile"
 )
@@ -23,9 +24,9 @@ type fileStore struct {
 
 // openFileStore opens the ledger file at path: for a run, for writing and
 // locked, waiting (and telling waiting once) while another run holds it,
-// until ctx is done; read only, without waiting, and settled when no run
-// holds it.
-func openFileStore(ctx context.Context, path string, readOnly bool, waiting func(string)) (*fileStore, bool, error) {
+// until ctx is done or for at most timeout; read only, without waiting,
+// and settled when no run holds it.
+func openFileStore(ctx context.Context, path string, readOnly bool, waiting func(string), timeout time.Duration) (*fileStore, bool, error) {
 	if readOnly {
 		f, err := openFile(path, os.O_RDONLY)
 		if err != nil {
@@ -44,10 +45,13 @@ func openFileStore(ctx context.Context, path string, readOnly bool, waiting func
 	if waiting != nil {
 		wait = func() { waiting("ledger " + path) }
 	}
-	if err := lock(ctx, f, true, wait); err != nil {
+	if err := lock(ctx, f, true, wait, timeout); err != nil {
 		f.Close()
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return nil, false, err
+		case err == errLockTimeout:
+			return nil, false, &lockTimeoutError{what: "ledger " + path, timeout: timeout, holder: "another darrm run"}
 		}
 		return nil, false, fmt.Errorf("ledger %s: lock: %w", path, err)
 	}

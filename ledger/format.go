@@ -461,6 +461,11 @@ const (
 	current
 )
 
+// notHeader is the error of a ledger whose first line is no header.
+func (l *Ledger) notHeader() error {
+	return &NotLedgerError{Path: l.path, Reason: "is not a ledger: its first line is not a ledger's header (name the ledger that darrm ledger init made)"}
+}
+
 // parseHeader reads the header line b, of any version, and returns its
 // hash.
 func (l *Ledger) parseHeader(b []byte) (string, error) {
@@ -469,7 +474,7 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 	}
 	var ln line
 	if err := json.Unmarshal(b, &ln); err != nil || ln.Header == nil {
-		return "", &NotLedgerError{Path: l.path, Reason: "is not a ledger: its first line is not a ledger's header (name the file that darrm ledger init made)"}
+		return "", l.notHeader()
 	}
 	var v struct {
 		Version int `json:"version"`

@@ -7,11 +7,12 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"time"
 )
 
 var errNoLock = errors.New("file locking is implemented on Unix only; a ledger cannot be used safely here")
 
-func lock(context.Context, *os.File, bool, func()) error { return errNoLock }
+func lock(context.Context, *os.File, bool, func(), time.Duration) error { return errNoLock }
 
 func tryLock(*os.File, bool) bool { return false }
 

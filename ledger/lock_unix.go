@@ -12,14 +12,15 @@ import (
 
 // lock takes an advisory lock on f, exclusive or shared, which ends when
 // f is closed. While another process holds it, it calls waiting once and
-// polls until it gets it or ctx is done: a blocking flock could not be
-// interrupted.
-func lock(ctx context.Context, f *os.File, exclusive bool, waiting func()) error {
+// polls until it gets it, ctx is done or it has waited timeout
+// (errLockTimeout): a blocking flock could not be interrupted.
+func lock(ctx context.Context, f *os.File, exclusive bool, waiting func(), timeout time.Duration) error {
 	how := syscall.LOCK_SH
 	if exclusive {
 		how = syscall.LOCK_EX
 	}
 	pause := time.Millisecond
+	var deadline time.Time
 	for {
 		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		switch err {
@@ -31,9 +32,14 @@ func lock(ctx context.Context, f *os.File, exclusive bool, waiting func()) error
 		default:
 			return err
 		}
-		if waiting != nil {
-			waiting()
-			waiting = nil
+		switch {
+		case deadline.IsZero():
+			deadline = time.Now().Add(timeout)
+			if waiting != nil {
+				waiting()
+			}
+		case time.Now().After(deadline):
+			return errLockTimeout
 		}
 		t := time.NewTimer(pause)
 		select {
@@ -42,7 +48,7 @@ func lock(ctx context.Context, f *os.File, exclusive bool, waiting func()) error
 			return ctx.Err()
 		case <-t.C:
 		}
-		pause = min(2*pause, 50*time.Millisecond)
+		pause = min(2*pause, 50*time.Millisecond, time.Until(deadline)+time.Millisecond)
 	}
 }
 

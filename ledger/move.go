@@ -97,7 +97,7 @@ func (bk Book) Import(ctx context.Context, file, url string) error {
 		return err
 	}
 	defer l.Close()
-	db, err := newPGLedger(ctx, url)
+	db, err := newPGLedger(ctx, url, bk)
 	if err != nil {
 		return err
 	}

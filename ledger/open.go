@@ -27,9 +27,12 @@ type Book struct {
 	// StateDir holds the records (Record); "" is StateDir(). It must be
 	// an absolute path.
 	StateDir string
-	// Waiting, if set, is called once when another run holds a lock that
-	// must be waited for, with what it locks: "ledger LOCATION", or "the
-	// record of ensemble E (PATH)".
+	// Waiting, if set, is called once for each wait for a lock, with what
+	// it locks: "ledger LOCATION" or "the record of ensemble E (PATH)",
+	// which another run holds, or "the tables of ledger LOCATION" (a
+	// PostgreSQL ledger), which a statement has waited for a while,
+	// likely for a lock that another session holds (LOCK TABLE). It may be
+	// called from another goroutine.
 	Waiting func(what string)
 	// Lost, if set, is called once, from another goroutine, when a run's
 	// ledger is lost: the connection to the server of a PostgreSQL ledger
@@ -43,6 +46,27 @@ type Book struct {
 	// when the ledger gives shares (Header.Shares); "" is the database
 	// user of a ledger in PostgreSQL, and no one for a file.
 	Analyst string
+	// LockTimeout bounds each wait for a lock: on a ledger another run
+	// holds, on your record of its ensemble, and on the tables of a
+	// PostgreSQL ledger that another session locked (its server's
+	// lock_timeout). A wait that reaches it fails, the run having written
+	// nothing; 0 is DefaultLockTimeout.
+	LockTimeout time.Duration
+}
+
+// DefaultLockTimeout is the wait for a lock of a Book whose LockTimeout
+// is 0.
+const DefaultLockTimeout = 30 * time.Second
+
+// lockTimeout returns the bound of a wait for a lock (LockTimeout).
+func (bk Book) lockTimeout() (time.Duration, error) {
+	switch {
+	case bk.LockTimeout < 0:
+		return 0, paramError("LockTimeout", bk.LockTimeout.String(), "must be positive, or 0 for the default wait")
+	case bk.LockTimeout == 0:
+		return DefaultLockTimeout, nil
+	}
+	return bk.LockTimeout, nil
 }
 
 // waiting returns the function that a wait for the lock on what calls.
@@ -100,7 +124,7 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 	create := func() (string, uint64, uint64, error) { return createFile(location, b) }
 	var live *takenError // the database's live ledger of the ensemble
 	if IsURL(location) {
-		db, err := newPGLedger(ctx, location)
+		db, err := newPGLedger(ctx, location, bk)
 		if err != nil {
 			return nil, err
 		}
@@ -307,6 +331,9 @@ func (bk Book) open(ctx context.Context, location string, readOnly bool) (*Ledge
 		return nil, false, err
 	}
 	l := &Ledger{path: where, store: s, readOnly: readOnly, analyst: bk.Analyst}
+	if p, ok := s.(*pgStore); ok && p.overridden != "" {
+		l.notes = append(l.notes, p.overridden)
+	}
 	if l.analyst == "" {
 		l.analyst = s.user()
 	}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -195,27 +196,35 @@ type pgLocation struct {
 	name     string // the ledger's name
 	cfg      *pgx.ConnConfig
 	secrets  []string // what messages must not show: the password
+	// lockTimeout bounds each wait for a lock (Book.LockTimeout), the
+	// session's lock_timeout; holder says who holds the lock that a wait
+	// gave up on, asked on the connection in use.
+	lockTimeout time.Duration
+	holder      func() string
+	// overridden, if not "", says that the URL's parameters override its
+	// database, host, port or user, and what the run uses: a note.
+	overridden string
 }
 
 // Redact returns location as darrm prints and records it: a file's path
 // as it is, a PostgreSQL URL with its password, and any password or
-// sslpassword parameter, replaced by ***.
+// sslpassword parameter, replaced by ***. A password written unescaped
+// may hold '/', '?', '#' or '@', so that no parse can tell where the
+// user information ends: any '@' may end it, and everything from the
+// user name's ':' to the URL's last '@' is masked (a URL whose path or
+// parameters hold an '@' loses more than its password, never less).
 func Redact(location string) string {
 	if !IsURL(location) {
 		return location
 	}
 	scheme, rest, _ := strings.Cut(location, "://")
-	end := strings.IndexAny(rest, "/?#")
-	if end < 0 {
-		end = len(rest)
-	}
-	auth, tail := rest[:end], rest[end:]
-	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
-		if user, _, ok := strings.Cut(auth[:at], ":"); ok {
-			auth = user + ":***" + auth[at:]
+	auth := ""
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		if user, _, ok := strings.Cut(rest[:at], ":"); ok {
+			auth, rest = user+":***@", rest[at+1:]
 		}
 	}
-	if path, query, ok := strings.Cut(tail, "?"); ok {
+	if path, query, ok := strings.Cut(rest, "?"); ok {
 		params := strings.Split(query, "&")
 		for i, p := range params {
 			k, _, _ := strings.Cut(p, "=")
@@ -223,9 +232,19 @@ func Redact(location string) string {
 				params[i] = k + "=***"
 			}
 		}
-		tail = path + "?" + strings.Join(params, "&")
+		rest = path + "?" + strings.Join(params, "&")
 	}
-	return scheme + "://" + auth + tail
+	return scheme + "://" + auth + rest
+}
+
+// HasPassword reports whether location is a PostgreSQL ledger's URL that
+// holds a password, in its user information (or what may be one, however
+// malformed) or in a password or sslpassword parameter: every user of
+// the machine can read a command line while it runs (ps), and a shell
+// keeps it in its history, where ~/.pgpass and PGPASSWORD are read by
+// the driver and seen by no one else.
+func HasPassword(location string) bool {
+	return IsURL(location) && len(secretsOf(location, "")) > 0
 }
 
 // urlError is a PostgreSQL ledger's URL that names no ledger darrm can
@@ -240,18 +259,34 @@ func (e *urlError) BadInput() bool { return true }
 // libpq's other variables and parameters are pgx's.
 func parsePG(location string) (*pgLocation, error) {
 	where := Redact(location)
-	bad := func(format string, args ...any) error { return &urlError{where, fmt.Sprintf(format, args...)} }
+	secrets := secretsOf(location, "")
+	bad := func(format string, args ...any) error {
+		return &urlError{where, scrubf(secrets, format, args...)}
+	}
 	const form = "postgres://[user[:password]@]host[:port]/database?ledger=NAME"
 	base, query, _ := strings.Cut(location, "?")
 	query, _, _ = strings.Cut(query, "#")
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return nil, bad("its parameters are not a URL's query (%v): the form is %s", err, form)
+	// The driver's parameters go to it as written, for it to decode as
+	// libpq does ('+' is itself, %20 a space); the ledger's name is
+	// darrm's, decoded as a form's.
+	var names, params []string
+	for _, kv := range strings.Split(query, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		if k, err := url.QueryUnescape(k); err != nil || k != "ledger" {
+			if kv != "" {
+				params = append(params, kv)
+			}
+			continue
+		}
+		name, err := url.QueryUnescape(v)
+		if err != nil {
+			return nil, bad("its parameter ledger=%s is not escaped as a URL's (%v): the form is "+form, v, err)
+		}
+		names = append(names, name)
 	}
-	names := q["ledger"]
 	switch {
 	case len(names) == 0:
-		return nil, bad("names no ledger: add ?ledger=NAME to the URL, the ledger's name in the database (the form is %s)", form)
+		return nil, bad("names no ledger: add ?ledger=NAME to the URL, the ledger's name in the database (the form is " + form + ")")
 	case len(names) > 1:
 		return nil, bad("names %d ledgers (ledger=%s): give one", len(names), strings.Join(names, ", ledger="))
 	}
@@ -264,28 +299,52 @@ func parsePG(location string) (*pgLocation, error) {
 	case strings.IndexFunc(name, unicode.IsControl) >= 0:
 		return nil, bad("the ledger's name %q has control characters: they are not allowed", name)
 	}
-	q.Del("ledger")
 	conn := base
-	if len(q) > 0 {
-		conn += "?" + q.Encode()
+	if len(params) > 0 {
+		conn += "?" + strings.Join(params, "&")
 	}
 	cfg, err := pgx.ParseConfig(conn)
 	if err != nil {
-		loc := &pgLocation{redacted: where, secrets: secretsOf(location, "")}
-		return nil, bad("%s (the form is %s)", loc.redact(err.Error()), form)
+		return nil, bad("%v (the form is "+form+")", err)
 	}
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = connectTimeout
 	}
-	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok && !strings.Contains(cfg.RuntimeParams["options"], "application_name") {
 		cfg.RuntimeParams["application_name"] = "darrm"
 	}
 	// A server that goes away without a word (a cable pulled, a machine
 	// down) is noticed within seconds, not the system's two hours.
 	d := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: time.Second, Count: 3}}
 	cfg.DialFunc = d.DialContext
-	return &pgLocation{redacted: where, name: name, cfg: cfg, secrets: secretsOf(location, cfg.Password)}, nil
+	p := &pgLocation{redacted: where, name: name, cfg: cfg, secrets: secretsOf(location, cfg.Password)}
+	p.overridden = p.overrides(base, params)
+	return p, nil
+}
+
+// overrides says, when the parameters params override what the URL base
+// says before them (libpq's rule, which darrm keeps: dbname=, host=,
+// port=, user= win), what the run uses, for a note: "" when none does.
+func (p *pgLocation) overrides(base string, params []string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	said := map[string]string{"dbname": strings.TrimPrefix(u.Path, "/"), "host": u.Hostname(), "port": u.Port(), "user": u.User.Username()}
+	var over []string
+	for _, kv := range params {
+		k, v, _ := strings.Cut(kv, "=")
+		if was, ok := said[k]; ok && was != "" {
+			if v, err := url.PathUnescape(v); err == nil && v != was {
+				over = append(over, fmt.Sprintf("%s=%s over the URL's %s", k, v, was))
+			}
+		}
+	}
+	if len(over) == 0 {
+		return ""
+	}
+	return p.sayf("its parameters set %s (libpq's rule): this run uses database %s of %s as user %s", strings.Join(over, ", "), p.cfg.Database, p.server(), p.cfg.User)
 }
 
 // withLedger returns the PostgreSQL ledger location with its ledger
@@ -304,32 +363,116 @@ func withLedger(location, name string) string {
 }
 
 // secretsOf returns what messages about location must not show: the
-// password of its URL, its parameters' and the one in use, as written
-// and escaped.
+// password in use, and whatever its URL may hold as one, as written and
+// escaped: the text that Redact masks in its user information (however
+// malformed) and its password and sslpassword parameters.
 func secretsOf(location, password string) []string {
 	var s []string
 	add := func(p string) {
 		if p != "" {
 			s = append(s, p, url.QueryEscape(p), url.PathEscape(p))
+			if u, err := url.PathUnescape(p); err == nil && u != p {
+				s = append(s, u)
+			}
+			if u, err := url.QueryUnescape(p); err == nil && u != p {
+				s = append(s, u)
+			}
 		}
 	}
 	add(password)
+	_, rest, _ := strings.Cut(location, "://")
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		if _, p, ok := strings.Cut(rest[:at], ":"); ok {
+			add(p)
+			rest = rest[at+1:]
+		}
+	}
 	if u, err := url.Parse(location); err == nil {
 		if p, ok := u.User.Password(); ok {
 			add(p)
 		}
-		add(u.Query().Get("password"))
-		add(u.Query().Get("sslpassword"))
+	}
+	if _, query, ok := strings.Cut(rest, "?"); ok {
+		for _, p := range strings.Split(query, "&") {
+			k, v, _ := strings.Cut(p, "=")
+			if k, err := url.QueryUnescape(k); err == nil && (k == "password" || k == "sslpassword") {
+				add(v)
+			}
+		}
 	}
 	return s
 }
 
-// redact removes the location's secrets from a message.
+// minSecret is the length of the shortest part of a secret that
+// messages mask: a driver's message may quote a piece of a malformed URL
+// (a port, a host) cut out of a password.
+const minSecret = 4
+
+// redact removes the location's secrets from a message: every run of
+// minSecret bytes or more that is part of one.
 func (p *pgLocation) redact(msg string) string {
-	for _, s := range p.secrets {
-		msg = strings.ReplaceAll(msg, s, "***")
+	return scrub(msg, p.secrets)
+}
+
+// sayf formats a message about the location whose arguments may hold its
+// secrets (scrubf).
+func (p *pgLocation) sayf(format string, args ...any) string {
+	return scrubf(p.secrets, format, args...)
+}
+
+// scrubf formats a message whose string and error arguments are scrubbed
+// of secrets: darrm's own words, which a secret may share a part with,
+// stay whole.
+func scrubf(secrets []string, format string, args ...any) string {
+	args = slices.Clone(args)
+	for i, a := range args {
+		switch a := a.(type) {
+		case string:
+			args[i] = scrub(a, secrets)
+		case error:
+			args[i] = scrub(a.Error(), secrets)
+		}
 	}
-	return msg
+	return fmt.Sprintf(format, args...)
+}
+
+// scrub replaces by *** every run of msg that is minSecret bytes or more
+// of one of secrets (all of a shorter secret).
+func scrub(msg string, secrets []string) string {
+	hide := make([]bool, len(msg))
+	found := false
+	for _, s := range secrets {
+		n := min(minSecret, len(s))
+		for i := 0; i+n <= len(msg); i++ {
+			for j := 0; j+n <= len(s); j++ {
+				k := 0
+				for i+k < len(msg) && j+k < len(s) && msg[i+k] == s[j+k] {
+					k++
+				}
+				if k >= n {
+					for m := i; m < i+k; m++ {
+						hide[m] = true
+					}
+					found = true
+				}
+			}
+		}
+	}
+	if !found {
+		return msg
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); i++ {
+		if !hide[i] {
+			b.WriteByte(msg[i])
+			continue
+		}
+		b.WriteString("***")
+		for i+1 < len(msg) && hide[i+1] {
+			i++
+		}
+	}
+	return b.String()
 }
 
 // server is where the server is, for messages.
@@ -358,7 +501,7 @@ func (e *serverError) Unwrap() error  { return e.err }
 // naming what to fix, without the password.
 func (p *pgLocation) fail(what string, err error) error {
 	mk := func(bad bool, format string, args ...any) error {
-		return &serverError{where: p.redacted, reason: p.redact(fmt.Sprintf(format, args...)), bad: bad, err: err}
+		return &serverError{where: p.redacted, reason: p.sayf(format, args...), bad: bad, err: err}
 	}
 	user, db := p.cfg.User, p.cfg.Database
 	var (
@@ -368,6 +511,12 @@ func (p *pgLocation) fail(what string, err error) error {
 	switch {
 	case errors.Is(err, context.Canceled):
 		return err
+	case errors.As(err, &pe) && pe.Code == "55P03":
+		holder := "another session"
+		if p.holder != nil {
+			holder = p.holder()
+		}
+		return &lockTimeoutError{what: "ledger " + p.redacted, timeout: p.lockTimeout, holder: holder}
 	case errors.As(err, &pe):
 		switch pe.Code {
 		case "28P01":
@@ -406,6 +555,68 @@ func (p *pgLocation) fail(what string, err error) error {
 	return mk(false, "%s: %s", what, strings.Join(strings.Fields(err.Error()), " "))
 }
 
+// bound makes every wait of the location's sessions for a lock end after
+// bk's lock timeout: the server's lock_timeout, which a wait for a table
+// that another session locked (LOCK TABLE) obeys as a wait for a run's
+// advisory lock does. It outranks the URL's options.
+func (p *pgLocation) bound(bk Book) error {
+	timeout, err := bk.lockTimeout()
+	if err != nil {
+		return err
+	}
+	p.lockTimeout = timeout
+	p.cfg.RuntimeParams["lock_timeout"] = strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)
+	return nil
+}
+
+// lockHolder says who holds the lock that a wait on conn gave up on: the
+// session that holds the strongest lock on a table of darrm's that a
+// run's reads or appends wait for (a share lock or stronger: LOCK TABLE,
+// not another run's writes), or else the advisory lock of the ledger of
+// row key (another darrm run), as pg_locks and pg_stat_activity tell it.
+func (p *pgLocation) lockHolder(conn *pgx.Conn, key int32) string {
+	const unknown = "another session"
+	if conn == nil || conn.IsClosed() {
+		return unknown
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	var (
+		pid             int32
+		user, app, mode string
+		table           *string
+	)
+	err := conn.QueryRow(ctx, `SELECT l.pid, coalesce(a.usename, ''), coalesce(a.application_name, ''), l.mode, c.relname
+		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		LEFT JOIN pg_class c ON c.oid = l.relation LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE l.granted AND l.pid <> pg_backend_pid() AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND (n.nspname = 'darrm' AND l.mode IN ('ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock')
+			OR l.locktype = 'advisory' AND l.classid::int8 = $1::int8 AND l.objid::int8 = $2::int8 AND l.objsubid = 2)
+		ORDER BY l.locktype = 'advisory', l.mode = 'AccessExclusiveLock' DESC, l.mode = 'ExclusiveLock' DESC LIMIT 1`,
+		lockSpace, key).Scan(&pid, &user, &app, &mode, &table)
+	if err != nil {
+		return unknown
+	}
+	who := p.sayf("session %d of user %s (application %q)", pid, user, app)
+	if table == nil {
+		return "another darrm run, " + who
+	}
+	return p.sayf("%s, which holds %s on darrm.%s", who, mode, *table)
+}
+
+// told runs f, a statement on the ledger's tables, and tells waiting, if
+// it has not returned within a second (half the lock timeout, if less),
+// that it waits for them: most likely for a lock that another session
+// holds on them (LOCK TABLE), which the lock timeout ends.
+func (p *pgLocation) told(waiting func(string), f func() error) error {
+	if waiting == nil {
+		return f()
+	}
+	t := time.AfterFunc(min(time.Second, p.lockTimeout/2), func() { waiting("the tables of ledger " + p.redacted) })
+	defer t.Stop()
+	return f()
+}
+
 // connect connects to the server.
 func (p *pgLocation) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, p.cfg)
@@ -434,7 +645,7 @@ func (p *pgLocation) schema(ctx context.Context, conn *pgx.Conn) (int, error) {
 	case err != nil:
 		return 0, p.fail("read the ledgers of database "+p.cfg.Database, err)
 	case v > schemaVersion:
-		return v, &serverError{where: p.redacted, bad: true, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version %d; this darrm knows version %d: use a newer darrm", p.cfg.Database, v, schemaVersion)}
+		return v, &serverError{where: p.redacted, bad: true, reason: p.sayf("database %s keeps its ledgers in darrm's schema of version %d; this darrm knows version %d: use a newer darrm", p.cfg.Database, v, schemaVersion)}
 	}
 	return v, nil
 }
@@ -471,13 +682,13 @@ func (p *pgLocation) find(ctx context.Context, conn *pgx.Conn) (pgRow, error) {
 		return pgRow{}, err
 	}
 	none := func(what string) error {
-		return &NotLedgerError{Path: p.redacted, Reason: fmt.Sprintf("%s (create it with darrm ledger init)", what), Err: fs.ErrNotExist}
+		return &NotLedgerError{Path: p.redacted, Reason: what + " (create it with darrm ledger init)", Err: fs.ErrNotExist}
 	}
 	switch {
 	case v == 0:
-		return pgRow{}, none(fmt.Sprintf("database %s holds no darrm ledgers, so no ledger %s", p.cfg.Database, p.name))
+		return pgRow{}, none(p.sayf("database %s holds no darrm ledgers, so no ledger %s", p.cfg.Database, p.name))
 	case key == nil:
-		return pgRow{}, none(fmt.Sprintf("database %s has no ledger named %s", p.cfg.Database, p.name))
+		return pgRow{}, none(p.sayf("database %s has no ledger named %s", p.cfg.Database, p.name))
 	}
 	r := pgRow{key: *key, version: v, first: first}
 	if id != nil && ensemble != nil {
@@ -512,9 +723,12 @@ type pgLedger struct {
 // newPGLedger connects to the database of the PostgreSQL ledger at
 // location, to make it: the database's schema is made if it has none, and
 // a ledger of that name must not exist (a *takenError).
-func newPGLedger(ctx context.Context, location string) (*pgLedger, error) {
+func newPGLedger(ctx context.Context, location string, bk Book) (*pgLedger, error) {
 	p, err := parsePG(location)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.bound(bk); err != nil {
 		return nil, err
 	}
 	conn, err := p.connect(ctx)
@@ -522,6 +736,7 @@ func newPGLedger(ctx context.Context, location string) (*pgLedger, error) {
 		return nil, err
 	}
 	db := &pgLedger{pgLocation: p, conn: conn, ctx: ctx}
+	p.holder = func() string { return p.lockHolder(db.conn, 0) }
 	if err := db.makeSchema(); err != nil {
 		db.close()
 		return nil, err
@@ -626,7 +841,7 @@ func (db *pgLedger) absent(id, ensemble string) error {
 // existsError is the *takenError of a ledger whose name is taken, of
 // first line first.
 func (db *pgLedger) existsError(first []byte) *takenError {
-	e := &takenError{Path: db.redacted, What: "database " + db.cfg.Database}
+	e := &takenError{Path: db.redacted, What: db.sayf("database %s", db.cfg.Database)}
 	e.Ledger, e.Ensemble, e.ID = headerIdentity(first)
 	return e
 }
@@ -707,17 +922,33 @@ func openPG(ctx context.Context, location string, readOnly bool, bk Book) (*pgSt
 	if err != nil {
 		return nil, err
 	}
+	if err := p.bound(bk); err != nil {
+		return nil, err
+	}
 	conn, err := p.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
 	s := &pgStore{pgLocation: p, conn: conn, ctx: ctx, readOnly: readOnly, lostCh: make(chan struct{}), onLost: bk.Lost}
-	r, err := p.find(ctx, conn)
-	if err == nil && !readOnly && r.version < schemaVersion {
-		if err = p.upgradeSchema(ctx, conn); err == nil {
-			r, err = p.find(ctx, conn)
+	p.holder = func() string {
+		// Asked between the run's statements: the watchdog waits on the
+		// connection then.
+		if s.stopWatch != nil {
+			s.pause()
+			defer s.resume()
 		}
+		return p.lockHolder(s.conn, s.key)
 	}
+	var r pgRow
+	err = p.told(bk.Waiting, func() (err error) {
+		r, err = p.find(ctx, conn)
+		if err == nil && !readOnly && r.version < schemaVersion {
+			if err = p.upgradeSchema(ctx, conn); err == nil {
+				r, err = p.find(ctx, conn)
+			}
+		}
+		return err
+	})
 	if err == nil {
 		s.key, s.header = r.key, r.first
 		err = p.checkRow(r)

@@ -167,6 +167,12 @@ func (e *RecordError) Say(replace string) string {
 	seen := fmt.Sprintf("your record of ensemble %s (%s) says its ledger is %s (id %s) with %d lines, as of %s",
 		e.Ensemble, e.File, r.Path, short(r.LedgerID), r.Lines, r.Updated.Format(time.RFC3339))
 	q := shellQuote(e.Path)
+	// A ledger in PostgreSQL is no file: its copies are databases
+	// restored, or ledgers imported again.
+	this, copies := "file", "The file was replaced by another copy"
+	if IsURL(e.Path) {
+		this, copies = "ledger", "The ledger's rows were replaced by another copy (a database restored, a ledger imported again)"
+	}
 	switch e.kind {
 	case secondLedger:
 		if e.Command != "" {
@@ -174,13 +180,13 @@ func (e *RecordError) Say(replace string) string {
 		}
 		return fmt.Sprintf("ledger %s (id %s) is a second ledger for ensemble %s: %s. Two ledgers would give the ensemble its budget twice. Use %s; if this ledger replaces it on purpose, run: darrm ledger adopt %s", e.Path, short(e.ID), e.Ensemble, seen, r.Path, q)
 	case behind:
-		return fmt.Sprintf("ledger %s has %d lines, but %s: lines were removed, or an older copy was restored. Use the newest copy; if you mean to go on from this file as it is, forgetting the spends after its line %d, run: darrm ledger adopt %s", e.Path, e.Lines, seen, e.Lines, q)
+		return fmt.Sprintf("ledger %s has %d lines, but %s: lines were removed, or an older copy was restored. Use the newest copy; if you mean to go on from this %s as it is, forgetting the spends after its line %d, run: darrm ledger adopt %s", e.Path, e.Lines, seen, this, e.Lines, q)
 	case moved:
 		return fmt.Sprintf("ledger %s is a file copy of a ledger kept in PostgreSQL: %s. Release there, so that every spend is counted once; this file (the one imported, or an export) is for reading. If you mean to go on from this file instead, run: darrm ledger adopt %s", e.Path, seen, q)
 	case tornAfterSync:
 		return fmt.Sprintf("ledger %s: its last line (line %d) is cut short, but %s: that line was written in full (its fsync had returned), so the file was cut afterwards. Restore it from a good copy; if you mean to go on without that line, run: darrm ledger adopt %s", e.Path, e.Lines+1, seen, q)
 	}
-	return fmt.Sprintf("ledger %s: its line %d is not the one recorded, but the file's chain holds: %s. The file was replaced by another copy that went its own way. Use the copy written last; if you mean to go on from this file as it is, run: darrm ledger adopt %s", e.Path, r.Lines, seen, q)
+	return fmt.Sprintf("ledger %s: its line %d is not the one recorded, but the %s's chain holds: %s. %s that went its own way. Use the copy written last; if you mean to go on from this %s as it is, run: darrm ledger adopt %s", e.Path, r.Lines, this, seen, copies, this, q)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
@@ -228,6 +234,7 @@ type state struct {
 	// state is open: a run takes the lock again after every write.
 	ctx     context.Context
 	waiting func()
+	timeout time.Duration // Book.LockTimeout
 	// last is what this process last wrote: only write sets it, so that a
 	// record found changed (another ledger used meanwhile) keeps failing
 	// every later advance instead of being taken as this run's own.
@@ -241,9 +248,13 @@ func openState(ctx context.Context, bk Book, ensemble string) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
+	timeout, err := bk.lockTimeout()
+	if err != nil {
+		return nil, err
+	}
 	dir = filepath.Join(dir, "ledgers")
 	sum := sha256.Sum256([]byte(ensemble))
-	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, ctx: ctx}
+	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, ctx: ctx, timeout: timeout}
 	s.waiting = bk.waiting(fmt.Sprintf("the record of ensemble %s (%s)", ensemble, s.path))
 	return s, nil
 }
@@ -266,7 +277,10 @@ func (s *state) lock() error {
 		}
 		s.lockf = f
 	}
-	if err := lock(s.ctx, s.lockf, true, s.waiting); err != nil {
+	if err := lock(s.ctx, s.lockf, true, s.waiting, s.timeout); err != nil {
+		if err == errLockTimeout {
+			return &lockTimeoutError{what: "ledger record " + s.path, timeout: s.timeout, holder: "another darrm run"}
+		}
 		if s.ctx.Err() != nil {
 			return fmt.Errorf("ledger record %s: waiting for its lock: %w", s.path, err)
 		}

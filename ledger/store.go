@@ -74,6 +74,10 @@ func openStore(ctx context.Context, location string, readOnly bool, bk Book) (st
 		}
 		return s, s.redacted, true, nil
 	}
-	s, settled, err := openFileStore(ctx, location, readOnly, bk.Waiting)
+	timeout, err := bk.lockTimeout()
+	if err != nil {
+		return nil, location, false, err
+	}
+	s, settled, err := openFileStore(ctx, location, readOnly, bk.Waiting, timeout)
 	return s, location, settled, err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -33,6 +34,7 @@ type accountPATEFlags struct {
 	Seed       uint64                `flag:"seed"`
 	Ledger     string                `flag:"ledger"`
 	Analyst    string                `flag:"analyst"`
+	Wait       time.Duration         `flag:"lock-timeout"`
 	Release    bool                  `flag:"release-estimate" help:"draw eps_released (a release); only a --ledger counts every draw"`
 	Format     cliout.Format         `flag:"format"`
 }

@@ -37,6 +37,7 @@ type aggregateFlags struct {
 	Analysis    bool                 `flag:"analysis" help:"also print every total that holds, as a table (analysis)"`
 	Ledger      string               `flag:"ledger"`
 	Analyst     string               `flag:"analyst"`
+	LockTimeout time.Duration        `flag:"lock-timeout"`
 	Out         string               `flag:"out" help:"file for the labels, written atomically (- for stdout)"`
 	OutFormat   votefile.Format      `flag:"out-format" help:"labels: csv, jsonl or npy (auto: by --out's extension)"`
 	Partition   provenance.Partition `flag:"partition" help:"data split: keyed-hash, file-position or shared" default:"the header's"`

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,6 +16,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/cachedir"
 	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -60,6 +62,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise, in units of the sensitivity (> 0)"},
 	{Name: "ledger", Default: "", Usage: "privacy ledger to charge: a file, or postgres://...?ledger=NAME"},
 	{Name: "analyst", Default: "", Usage: "who charges --ledger (default: the database user; none for a file)"},
+	{Name: "lock-timeout", Default: ledger.DefaultLockTimeout, Usage: "the longest `wait` for a lock on a ledger (e.g. 30s, 2m)"},
 })
 
 // flagRules are the rules of the privacy parameters that several
@@ -89,6 +92,16 @@ var countRules = map[string]func(n int) error{
 	"queries": steps, "budget-queries": steps, "steps": steps,
 }
 
+// durationRules are flagRules' counterpart for the durations.
+var durationRules = map[string]func(name string, d time.Duration) error{
+	"lock-timeout": func(name string, d time.Duration) error {
+		if d <= 0 {
+			return &param.Error{Name: name, Value: d, Rule: "must be positive: the longest wait for a lock on a ledger"}
+		}
+		return nil
+	},
+}
+
 func deltaPrime(_ string, x float64) error { return param.DeltaPrime(x) }
 
 func steps(n int) error { return param.CountIn("steps", n, 1, accountant.CountLimit) }
@@ -116,6 +129,10 @@ func checkFlagRules(cmd *cobra.Command) error {
 			if rule, ok := countRules[f.Name]; ok {
 				n, _ := strconv.Atoi(v)
 				err = asFlag(f.Name, n, rule(n))
+			}
+			if rule, ok := durationRules[f.Name]; ok {
+				d, _ := time.ParseDuration(v)
+				err = asFlag(f.Name, d, rule(f.Name, d))
 			}
 			if err != nil {
 				return

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,6 +41,7 @@ type ledgerInitFlags struct {
 	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's over another (on purpose)"`
 	Shares      []string            `flag:"share" help:"an analyst's share of the budget: NAME=FRACTION, in (0, 1]; repeatable"`
 	Schedule    string              `flag:"schedule" help:"a file of runs in order, one per line: --mechanism ... --queries N"`
+	LockTimeout time.Duration       `flag:"lock-timeout"`
 	use         ledgerUseFlags
 }
 
@@ -212,7 +214,8 @@ func newLedgerVerifyCmd() *cobra.Command {
 // warns and goes on, while verify, which vouches for the ledger, fails.
 func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, error) error, newDoc func(string, *ledger.Ledger) (report.Document, error)) *cobra.Command {
 	var f struct {
-		Format cliout.Format `flag:"format"`
+		Format      cliout.Format `flag:"format"`
+		LockTimeout time.Duration `flag:"lock-timeout"`
 	}
 	return newCmd(help, &cobra.Command{
 		Use:   use,
@@ -239,7 +242,9 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 }
 
 func newLedgerAdoptCmd() *cobra.Command {
-	var f struct{}
+	var f struct {
+		LockTimeout time.Duration `flag:"lock-timeout"`
+	}
 	return newCmd("ledger-adopt", &cobra.Command{
 		Use:   "adopt LEDGER",
 		Short: "Record a ledger, as it is, as its ensemble's (to resolve a refusal on purpose)",
@@ -259,7 +264,8 @@ func newLedgerAdoptCmd() *cobra.Command {
 func newLedgerUpgradeCmd() *cobra.Command {
 	var f struct {
 		ensembleFlags
-		Replace bool `flag:"replace" help:"record the upgraded ledger as the ensemble's over another"`
+		Replace     bool          `flag:"replace" help:"record the upgraded ledger as the ensemble's over another"`
+		LockTimeout time.Duration `flag:"lock-timeout"`
 	}
 	cmd := newCmd("ledger-upgrade", &cobra.Command{
 		Use:   "upgrade LEDGER",

@@ -6,6 +6,7 @@ package main
 
 import (
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +16,9 @@ import (
 )
 
 func newLedgerExportCmd() *cobra.Command {
-	var f struct{}
+	var f struct {
+		LockTimeout time.Duration `flag:"lock-timeout"`
+	}
 	return newCmd("ledger-export", &cobra.Command{
 		Use:   "export LEDGER FILE",
 		Short: "Write a ledger (one kept in PostgreSQL) to a new ledger file that verifies offline",
@@ -31,7 +34,9 @@ func newLedgerExportCmd() *cobra.Command {
 }
 
 func newLedgerImportCmd() *cobra.Command {
-	var f struct{}
+	var f struct {
+		LockTimeout time.Duration `flag:"lock-timeout"`
+	}
 	return newCmd("ledger-import", &cobra.Command{
 		Use:   "import FILE URL",
 		Short: "Move a ledger file into PostgreSQL, with its chain, for a team to share",

@@ -45,11 +45,40 @@ func printReplaced(t *cliout.Text, prev *ledger.Record) {
 // during a run (its server's connection) ending the command's context,
 // so that a release stops at once (ledger.Book.Lost).
 func ledgerBook(cmd *cobra.Command) ledger.Book {
+	// Every command that opens a ledger has --lock-timeout.
+	wait, err := cmd.Flags().GetDuration("lock-timeout")
+	if err != nil {
+		wait = ledger.DefaultLockTimeout
+	}
 	return ledger.Book{
 		Waiting: func(what string) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: another darrm run is using it (interrupt to give up)\n", cliout.Escape(what))
+			who := "another darrm run is using it"
+			if strings.HasPrefix(what, "the tables of ") {
+				who = "another session holds a lock on them, or the server is slow"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: waiting for the lock on %s: %s (giving up after %v, --lock-timeout; interrupt to give up now)\n", cliout.Escape(what), who, wait)
 		},
-		Lost: func(err error) { cli.Stop(cmd, err) },
+		Lost:        func(err error) { cli.Stop(cmd, err) },
+		LockTimeout: wait,
+	}
+}
+
+// warnPassword warns, once for each, of the PostgreSQL ledgers that a
+// command that opens ledgers (it has --lock-timeout) names by a URL that
+// holds a password (ledger.HasPassword): in --ledger or as an argument.
+func warnPassword(cmd *cobra.Command, args []string) {
+	if cmd.Flags().Lookup("lock-timeout") == nil {
+		return
+	}
+	if f := cmd.Flags().Lookup("ledger"); f != nil {
+		args = append([]string{f.Value.String()}, args...)
+	}
+	seen := map[string]bool{}
+	for _, a := range args {
+		if ledger.HasPassword(a) && !seen[a] {
+			seen[a] = true
+			printLedgerNotes(cmd.ErrOrStderr(), a, []string{"warning: its URL holds a password, which other users of this machine can read while darrm runs (ps) and your shell keeps in its history: put it in ~/.pgpass or PGPASSWORD instead (docs/aggregate.md, \"A team\")"})
+		}
 	}
 }
 

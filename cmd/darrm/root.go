@@ -80,6 +80,7 @@ func preRun(cmd *cobra.Command, args []string) error {
 	if err := checkFlagRules(cmd); err != nil {
 		return err
 	}
+	warnPassword(cmd, args)
 	if err := canonicalDataset(cmd); err != nil {
 		return err
 	}

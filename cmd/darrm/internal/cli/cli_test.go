@@ -407,6 +407,18 @@ func TestExecute(t *testing.T) {
 			&cobra.Command{Use: "print", RunE: func(cmd *cobra.Command, _ []string) error { fmt.Fprintln(cmd.OutOrStdout(), "hello"); return nil }},
 			&cobra.Command{Use: "fail", RunE: func(*cobra.Command, []string) error { return errBoom }},
 			&cobra.Command{Use: "wait", RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Context().Err() }},
+			// A ledger's connection lost stops the command (Stop); its
+			// work ends on its context canceled.
+			&cobra.Command{Use: "lost", RunE: func(cmd *cobra.Command, _ []string) error {
+				Stop(cmd, errBoom)
+				return fmt.Errorf("read votes: %w", cmd.Context().Err())
+			}},
+			// A cancellation of the command's own work, no signal.
+			&cobra.Command{Use: "cancel", RunE: func(cmd *cobra.Command, _ []string) error {
+				c, cancel := context.WithCancel(cmd.Context())
+				cancel()
+				return fmt.Errorf("work: %w", c.Err())
+			}},
 		)
 		return root
 	}
@@ -427,6 +439,10 @@ func TestExecute(t *testing.T) {
 		{context.Background(), []string{"pritn", "--nope"}, nil, 2, "", "prog: unknown command \"pritn\" for \"prog\"; did you mean \"print\"?\n"},
 		{context.Background(), []string{"pritn"}, nil, 2, "", "prog: unknown command \"pritn\" for \"prog\"; did you mean \"print\"?\n"},
 		{cancelled, []string{"wait"}, nil, 130, "", "prog: interrupted: context canceled\n"},
+		{cancelled, []string{"lost"}, nil, 130, "", "prog: interrupted: read votes: context canceled\n"},
+		// No exit 130 without a signal.
+		{context.Background(), []string{"lost"}, nil, 1, "", "prog: read votes: boom\n"},
+		{context.Background(), []string{"cancel"}, nil, 1, "", "prog: work: context canceled\n"},
 	} {
 		var out, errb bytes.Buffer
 		stdout := tc.stdout

@@ -185,6 +185,9 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdin io.R
 	if err == nil && out.err != nil {
 		err = fmt.Errorf("write standard output: %w", out.err)
 	}
+	if ctx.Err() == nil && errors.Is(err, context.Canceled) {
+		err = &stoppedError{err: err, cause: context.Cause(own)}
+	}
 	code, msg := explain(err)
 	var silent *SilentError
 	switch {
@@ -210,6 +213,41 @@ func Stop(cmd *cobra.Command, cause error) {
 	if stop, ok := cmd.Context().Value(stopKey{}).(context.CancelCauseFunc); ok {
 		stop(cause)
 	}
+}
+
+// stoppedError is a command that ended on its context canceled with no
+// signal: by the command itself (Stop, whose cause is the error), or by a
+// cancellation of its own work. It is never an interrupt, which only a
+// signal makes.
+type stoppedError struct {
+	err   error // the command's, which wraps context.Canceled
+	cause error // Stop's cause; nil or context.Canceled when there was none
+}
+
+// Error says the command's error with its cancellation said as Stop's
+// cause.
+func (e *stoppedError) Error() string {
+	msg := e.err.Error()
+	switch {
+	case !e.stopped() || strings.Contains(msg, e.cause.Error()):
+		return msg
+	case strings.Contains(msg, context.Canceled.Error()):
+		return strings.Replace(msg, context.Canceled.Error(), e.cause.Error(), 1)
+	}
+	return msg + ": " + e.cause.Error()
+}
+
+// Unwrap returns Stop's cause, and not the cancellation, which would say
+// an interrupt.
+func (e *stoppedError) Unwrap() error {
+	if e.stopped() {
+		return e.cause
+	}
+	return nil
+}
+
+func (e *stoppedError) stopped() bool {
+	return e.cause != nil && !errors.Is(e.cause, context.Canceled)
 }
 
 // printError writes msg on w, each of its lines wrapped to cliout.Width

@@ -21,6 +21,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -145,6 +146,8 @@ func (f Flag) Add(fs *pflag.FlagSet, p any) {
 		fs.StringVar(p, f.Name, def, f.Usage)
 	case *bool:
 		fs.BoolVar(p, f.Name, f.Default.(bool), f.Usage)
+	case *time.Duration:
+		fs.DurationVar(p, f.Name, f.Default.(time.Duration), f.Usage)
 	case *uint64:
 		*p = f.Default.(uint64)
 		fs.Var((*decimalUint64)(p), f.Name, f.Usage)
@@ -220,6 +223,8 @@ func zeroDefValue(f *pflag.Flag) string {
 		return "[]"
 	case "bool":
 		return "false"
+	case "duration":
+		return "0s"
 	}
 	return ""
 }

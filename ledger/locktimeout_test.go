@@ -1,0 +1,142 @@
+package ledger
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/pgtest"
+)
+
+// TestLockTimeout: a run that waits for a lock gives up after
+// Book.LockTimeout, whoever holds it: another run on a ledger file or a
+// PostgreSQL ledger (its advisory lock), or a session that locked the
+// ledgers' table (LOCK TABLE ... IN ACCESS EXCLUSIVE MODE, as an
+// administrator might); the error names the holder and the wait, and no
+// line was appended. A negative timeout is refused, naming the field.
+func TestLockTimeout(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	db := pgtest.DB(t)
+	file := newLedger(t, budget)
+	pg := newPG(t, db, "timed", budget)
+	// holdRun holds the ledger at location as a run does.
+	holdRun := func(location string) func() {
+		l, err := book.Open(ctx, location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return func() { l.Close() }
+	}
+	// holdTable locks the table of the ledgers as an administrator's
+	// session.
+	holdTable := func(string) func() {
+		conn, err := pgx.Connect(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, "SET application_name = 'dba-maintenance'; BEGIN; LOCK TABLE darrm.ledgers IN ACCESS EXCLUSIVE MODE"); err != nil {
+			t.Fatal(err)
+		}
+		return func() { conn.Close(ctx) }
+	}
+	for _, c := range []struct {
+		name, location string
+		hold           func(string) func()
+		want           []string
+	}{
+		{"file held by a run", file, holdRun, []string{"ledger " + file + ": gave up after waiting 300ms for a lock held by another darrm run"}},
+		{"database ledger held by a run", pg, holdRun, []string{"ledger " + Redact(pg) + ": gave up after waiting 300ms for a lock held by another darrm run, session ", `(application "darrm")`}},
+		{"database table locked", pg, holdTable, []string{"gave up after waiting 300ms for a lock held by session ", `(application "dba-maintenance"), which holds AccessExclusiveLock on darrm.ledgers`}},
+	} {
+		before := lineCount(t, c.location)
+		release := c.hold(c.location)
+		var (
+			mu     sync.Mutex // Waiting may be called from another goroutine
+			waited []string
+		)
+		bk := Book{StateDir: book.StateDir, LockTimeout: timeout, Waiting: func(what string) {
+			mu.Lock()
+			defer mu.Unlock()
+			waited = append(waited, what)
+		}}
+		start := time.Now()
+		l, err := bk.Open(ctx, c.location)
+		took := time.Since(start)
+		closeIf(l)
+		var le *lockTimeoutError
+		switch {
+		case !errors.As(err, &le):
+			t.Errorf("%s: %v, want a lock timeout", c.name, err)
+		case took < timeout || took > timeout+2*time.Second:
+			t.Errorf("%s: gave up after %v, want %v", c.name, took, timeout)
+		case isBad(err), strings.Contains(err.Error(), password(t, db)):
+			t.Errorf("%s: bad input %v, or the password shown: %v", c.name, isBad(err), err)
+		}
+		for _, w := range c.want {
+			if err != nil && !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %v\nwant it to say %q", c.name, err, w)
+			}
+		}
+		want := "ledger " + Redact(c.location)
+		if strings.Contains(c.name, "table") {
+			want = "the tables of " + want
+		}
+		mu.Lock()
+		if len(waited) != 1 || waited[0] != want {
+			t.Errorf("%s: waiting told %q, want %q once", c.name, waited, want)
+		}
+		mu.Unlock()
+		release()
+		if after := lineCount(t, c.location); after != before {
+			t.Errorf("%s: %d lines after the wait, %d before", c.name, after, before)
+		}
+	}
+	// A run that waits for the lock of its ensemble's record (another run
+	// checking a ledger of the ensemble) gives up too.
+	r, err := book.ReadOnly(ctx, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	st, err := openState(ctx, book, r.Header().Ensemble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.lock(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = (Book{StateDir: book.StateDir, LockTimeout: timeout}).Open(ctx, file)
+	st.close()
+	if le := (*lockTimeoutError)(nil); !errors.As(err, &le) || !strings.Contains(err.Error(), "ledger record "+st.path+": gave up after waiting 300ms") {
+		t.Errorf("a run while the record is locked: %v", err)
+	}
+	// A ledger made while the table is locked gives up too.
+	release := holdTable(pg)
+	h := NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget))
+	var le *lockTimeoutError
+	if _, err := (Book{StateDir: book.StateDir, LockTimeout: timeout}).Init(ctx, pgURL(db, "made-while-locked"), h, false); !errors.As(err, &le) || !strings.Contains(err.Error(), "AccessExclusiveLock on darrm.ledgers") {
+		t.Errorf("init while the table is locked: %v", err)
+	}
+	release()
+	var pe *accountant.ParamError
+	if _, err := (Book{StateDir: book.StateDir, LockTimeout: -time.Second}).Open(ctx, file); !errors.As(err, &pe) || pe.Name != "LockTimeout" {
+		t.Errorf("a negative LockTimeout: %v", err)
+	}
+}
+
+// lineCount returns the number of lines of the ledger at location.
+func lineCount(t *testing.T, location string) int {
+	t.Helper()
+	l, err := book.ReadOnly(ctx, location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Lines()
+}
