@@ -481,6 +481,10 @@ func (l *Ledger) Lines() int { return l.chain.n }
 // Head returns the hash of the ledger's last line.
 func (l *Ledger) Head() string { return l.chain.head }
 
+// Size returns the bytes of the ledger's whole lines, each with its line
+// end, as a ledger file holds them.
+func (l *Ledger) Size() int64 { return l.size }
+
 // Version returns the ledger's version.
 func (l *Ledger) Version() int { return l.version }
 
