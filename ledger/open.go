@@ -42,6 +42,13 @@ type Book struct {
 	// when the ledger gives shares (Header.Shares); "" is the database
 	// user of a ledger in PostgreSQL, and no one for a file.
 	Analyst string
+	// Witnesses are states of ledgers kept outside their stores
+	// (ReadWitness: checkpoints, label files). Every ledger opened, for a
+	// run or read only, is checked against each: one behind a witness,
+	// forked from it or another ledger of the ensemble than the one it
+	// saw is refused (*RecordError), whatever your record says; a witness
+	// of another ensemble is bad input.
+	Witnesses []Witness
 }
 
 // waiting returns the function that a wait for the lock on what calls.
@@ -369,6 +376,11 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 			return nil, err
 		}
 		l.recordErr = err
+	}
+	for _, w := range bk.Witnesses {
+		if err := l.checkWitness(w); err != nil {
+			return nil, err
+		}
 	}
 	if l.readOnly {
 		l.recorded = rec != nil && l.recordErr == nil
