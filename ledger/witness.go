@@ -286,6 +286,9 @@ func (bk Book) Checkpoint(ctx context.Context, location, path string) (Witness, 
 		return Witness{}, fmt.Errorf("ledger %s: a run holds it, and the line it is writing may not be on disk yet: take the checkpoint when the run has ended", l.path)
 	}
 	w := l.witness()
+	if w.Record.Path, _, _, err = l.store.where(); err != nil {
+		return Witness{}, err
+	}
 	c := checkpoint{Version: checkpointVersion, Ensemble: w.Record.Ensemble, LedgerID: w.Record.LedgerID, Lines: w.Record.Lines,
 		Size: w.Record.Size, Head: w.Record.Head, Path: w.Record.Path, Time: w.Record.Updated}
 	b, err := json.Marshal(c)
