@@ -246,12 +246,6 @@ func (l *Ledger) holds(n int, size int64, head string) (bool, error) {
 	return err == nil && hash == head, nil
 }
 
-// witness returns the ledger's state now, as a witness of it: its
-// ensemble, id, lines, their bytes and the hash of the last.
-func (l *Ledger) witness() Witness {
-	return Witness{Record: newRecord(l.header, l.headerHash, l.path, 0, 0, l.chain.n, l.size, l.chain.head)}
-}
-
 // Checkpoint reads the ledger at location whole, every line checked, as
 // ReadOnly reads it (with bk's witnesses), and writes its state now to
 // the checkpoint file at path, for a team to keep where the ledger's
@@ -285,12 +279,12 @@ func (bk Book) Checkpoint(ctx context.Context, location, path string) (Witness, 
 	if !settled {
 		return Witness{}, fmt.Errorf("ledger %s: a run holds it, and the line it is writing may not be on disk yet: take the checkpoint when the run has ended", l.path)
 	}
-	w := l.witness()
-	if w.Record.Path, _, _, err = l.store.where(); err != nil {
+	where, _, _, err := l.store.where()
+	if err != nil {
 		return Witness{}, err
 	}
-	c := checkpoint{Version: checkpointVersion, Ensemble: w.Record.Ensemble, LedgerID: w.Record.LedgerID, Lines: w.Record.Lines,
-		Size: w.Record.Size, Head: w.Record.Head, Path: w.Record.Path, Time: w.Record.Updated}
+	r := newRecord(l.header, l.headerHash, where, 0, 0, l.chain.n, l.size, l.chain.head)
+	c := checkpoint{Version: checkpointVersion, Ensemble: r.Ensemble, LedgerID: r.LedgerID, Lines: r.Lines, Size: r.Size, Head: r.Head, Path: r.Path, Time: r.Updated}
 	b, err := json.Marshal(c)
 	if err != nil {
 		return Witness{}, err
@@ -307,6 +301,5 @@ func (bk Book) Checkpoint(ctx context.Context, location, path string) (Witness, 
 	if err != nil {
 		return Witness{}, fmt.Errorf("checkpoint: %w", err)
 	}
-	w.File = path
-	return w, nil
+	return Witness{File: path, Record: r}, nil
 }
