@@ -338,7 +338,8 @@ func TestWitnessBadInput(t *testing.T) {
 // TestPGWitness: a PostgreSQL ledger whose last lines were removed (a
 // dump restored) is refused by a checkpoint taken before, for a fresh
 // analyst; a checkpoint older than the ledger is accepted by a run that
-// resumes from its record, which reads the witnessed row alone.
+// resumes from its record, which reads the witnessed row alone. A
+// checkpoint names the ledger by its URL without the password.
 func TestPGWitness(t *testing.T) {
 	db := pgtest.DB(t)
 	u := newPG(t, db, "witnessed", accountant.Guarantee{Eps: 50, Delta: 1e-2})
@@ -346,6 +347,9 @@ func TestPGWitness(t *testing.T) {
 	old := checkpointOf(t, book, u)
 	spendOn(t, book, u, 2, 2)
 	cp := checkpointOf(t, book, u)
+	if b, err := os.ReadFile(cp); err != nil || strings.Contains(string(b), password(t, db)) || !strings.Contains(string(b), Redact(u)) {
+		t.Errorf("checkpoint %s (%v): %s; want the URL without its password", cp, err, b)
+	}
 	rec := book
 	rec.Witnesses = witnessed(t, old, cp).Witnesses
 	if err := openErr(u, rec); err != nil {
