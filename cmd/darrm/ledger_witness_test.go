@@ -101,15 +101,19 @@ func TestLedgerWitness(t *testing.T) {
 			`invalid argument "` + votes + `" for "--witness" flag: neither a checkpoint`},
 		{"no ledger", []string{"aggregate", votes, "--no-cache", "--mechanism", "subsample", "--out", filepath.Join(dir, "e.csv"), "--witness", cp},
 			"--witness is a state --ledger must extend"},
+		{"labels over the witness", []string{"aggregate", votes, "--no-cache", "--mechanism", "subsample", "--ledger", led, "--out", later, "--witness", later},
+			"is the --witness file"},
 		{"checkpoint over a vote file", []string{"ledger", "checkpoint", led, "--out", votes}, "exists already and is no checkpoint"},
 		{"checkpoint to stdout", []string{"ledger", "checkpoint", led, "--out", "-"}, "a checkpoint is a file"},
 	} {
 		before, _ := os.ReadFile(votes)
+		kept, _ := os.ReadFile(later)
 		if _, e, code := darrm(t, "", tc.args...); code != exitUsage || !strings.Contains(e, tc.want) {
 			t.Errorf("%s: exit %d: %s; want exit 2 saying %q", tc.name, code, e, tc.want)
 		}
-		if after, _ := os.ReadFile(votes); string(after) != string(before) {
-			t.Errorf("%s: the vote file changed", tc.name)
+		after, _ := os.ReadFile(votes)
+		if now, _ := os.ReadFile(later); string(after) != string(before) || string(now) != string(kept) {
+			t.Errorf("%s: the vote file or the label file changed", tc.name)
 		}
 	}
 }
