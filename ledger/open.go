@@ -381,6 +381,7 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 		if err := l.checkWitness(w); err != nil {
 			return nil, err
 		}
+		l.notes = append(l.notes, fmt.Sprintf("extends witness %s: its line %d is the one the witness saw", w.File, w.Record.Lines))
 	}
 	if l.readOnly {
 		l.recorded = rec != nil && l.recordErr == nil

@@ -216,11 +216,12 @@ type LabelWriter struct {
 	// underlying writer with the number that will then have been written;
 	// an error keeps them back (a privacy ledger records them first).
 	Reserve func(labels int) error
-	// Header, if set, is called once, after the first Reserve and before
-	// the file's first bytes are handed to the underlying writer, for its
-	// last comment line: the metadata header (LabelMeta.HeaderLine), which
-	// can then state the ledger's line that reserved the labels
-	// (LabelMeta.LedgerLines). A NumPy label file has no comment lines.
+	// Header, if set, is called once, after the first Reserve (if any)
+	// and before the file's first bytes are handed to the underlying
+	// writer, for its last comment line: the metadata header
+	// (LabelMeta.HeaderLine), which can then state the ledger's line that
+	// reserved the labels (LabelMeta.LedgerLines). A NumPy label file has
+	// no comment lines.
 	Header func() string
 	// comments is the end of the comment lines in buf, until the first
 	// flush: where Header's line goes.

@@ -58,7 +58,8 @@ func TestLedgerWitness(t *testing.T) {
 			t.Fatalf("ledger checkpoint: exit %d:\n%s%s", code, out, e)
 		}
 	}
-	if _, e, code := darrm(t, "", "ledger", "verify", led, "--witness", cp, "--witness", later, "--witness", old); code != 0 {
+	if _, e, code := darrm(t, "", "ledger", "verify", led, "--witness", cp, "--witness", later, "--witness", old); code != 0 ||
+		!strings.Contains(e, "extends witness "+cp+": its line 5 is the one") || !strings.Contains(e, "extends witness "+old+": its line 3 is the one") {
 		t.Errorf("ledger verify against its witnesses: exit %d: %s", code, e)
 	}
 
