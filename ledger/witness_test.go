@@ -376,3 +376,23 @@ func TestPGWitness(t *testing.T) {
 		t.Errorf("the ledger restored, against the checkpoint of its state: %v", err)
 	}
 }
+
+// TestCheckpointWhileHeld: a checkpoint of a file ledger that a run
+// holds is refused, writing nothing (the line the run writes may not be
+// on disk yet); once the run has ended it is taken.
+func TestCheckpointWhileHeld(t *testing.T) {
+	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	out := filepath.Join(t.TempDir(), "ledger.checkpoint")
+	l := open(t, path)
+	_, err := book.Checkpoint(ctx, path, out)
+	l.Close()
+	if err == nil || !strings.Contains(err.Error(), "a run holds it") {
+		t.Errorf("a checkpoint while a run holds the ledger: %v", err)
+	}
+	if _, serr := os.Stat(out); serr == nil {
+		t.Errorf("a checkpoint refused was written")
+	}
+	if w, err := book.Checkpoint(ctx, path, out); err != nil || w.Record.Lines != 1 {
+		t.Errorf("a checkpoint once the run has ended: %+v, %v", w, err)
+	}
+}
