@@ -299,15 +299,18 @@ func ExampleRelease_inMemory() {
 		log.Fatal(err)
 	}
 	// The header names the ledger the labels were charged to by its id,
-	// which ledger.Book.InitFor drew at random.
-	fmt.Print(regexp.MustCompile(`"ledger":"[0-9a-f]{32}"`).ReplaceAllString(labels.String(), `"ledger":"<its id>"`))
+	// which ledger.Book.InitFor drew at random, and the line that
+	// reserved them (line 2, after the ledger's header): their bytes and
+	// its hash, which hold the time of the run.
+	fmt.Print(regexp.MustCompile(`"ledger":"[0-9a-f]{32}"(.*)"ledger_size":\d+,"ledger_head":"[0-9a-f]{64}"`).ReplaceAllString(labels.String(),
+		`"ledger":"<its id>"$1"ledger_size":<bytes>,"ledger_head":"<line 2's hash>"`))
 	r, st := out.Result, out.LedgerStatus
 	fmt.Printf("%d released (%d withheld), charged to the ledger by its %v\n", r.Released, r.Withheld, st.Composition)
 	fmt.Printf("%d more such queries allowed in its budget %v\n", *st.QueriesLeft, st.Budget)
 	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
 	// Output:
 	// # NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise
-	// # {"darrm-labels":1,"mechanism":"confident-gnmax","K":250,"classes":10,"relation":"one-vote","partition":"keyed-hash","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.1732904520775151,"delta":0.00001,"ensemble":"pate-example","abstain":true,"for_release":false,"ledger":"<its id>"}
+	// # {"darrm-labels":1,"mechanism":"confident-gnmax","K":250,"classes":10,"relation":"one-vote","partition":"keyed-hash","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.1732904520775151,"delta":0.00001,"ensemble":"pate-example","abstain":true,"for_release":false,"ledger":"<its id>","ledger_lines":2,"ledger_size":<bytes>,"ledger_head":"<line 2's hash>"}
 	// id,label,answered
 	// 1,0,1
 	// 2,,0

@@ -22,6 +22,13 @@ type Ledger interface {
 	// Settle records how many labels this run released in all, once it
 	// has ended.
 	Settle(labels int) error
+	// Lines, Size and Head say where the ledger is: its number of lines,
+	// their bytes and the hash of the last, which the label file's header
+	// states once the first labels are reserved (a witness of the ledger:
+	// votefile.LabelMeta.LedgerLines).
+	Lines() int
+	Size() int64
+	Head() string
 }
 
 // LabelSink is where ReleaseTo's labels go, and what keeps their cost.
@@ -135,12 +142,19 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	if b.Teachers != (accountant.Guarantee{}) {
 		meta.Teachers = &votefile.LabelTeachers{Eps: b.Teachers.Eps, Delta: b.Teachers.Delta}
 	}
-	comments = append(comments, meta.HeaderLine())
 	var lw *votefile.LabelWriter
 	run := func(w io.Writer) error {
 		var err error
 		if lw, err = votefile.NewLabelWriter(w, sink.Format, !twoClass(agg), comments...); err != nil {
 			return err
+		}
+		// The header goes out with the first labels, after their
+		// reservation, whose line it states.
+		lw.Header = func() string {
+			if sink.Ledger != nil {
+				meta.LedgerLines, meta.LedgerSize, meta.LedgerHead = sink.Ledger.Lines(), sink.Ledger.Size(), sink.Ledger.Head()
+			}
+			return meta.HeaderLine()
 		}
 		if sink.Ledger != nil {
 			lw.Reserve = sink.Ledger.Reserve

@@ -38,6 +38,10 @@ func (l *fakeLedger) Settle(n int) error {
 	return nil
 }
 
+func (l *fakeLedger) Lines() int   { return 1 + len(l.reserves) }
+func (l *fakeLedger) Size() int64  { return int64(100 * (1 + len(l.reserves))) }
+func (l *fakeLedger) Head() string { return strings.Repeat(fmt.Sprint(len(l.reserves)%10), 64) }
+
 // failAfter accepts n writes, then fails every one, like a pipe whose
 // reader has gone.
 type failAfter struct {

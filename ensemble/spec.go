@@ -51,8 +51,9 @@ type ReleaseSpec struct {
 	// the votes): bound to the votes, charged per query before the labels
 	// leave; what it allows may lower the number of queries released.
 	// Book is where your records of the ledgers are, the one the ledger
-	// was made with; its Lost, if set, hears that the ledger's
-	// connection was lost during the release: cancel ctx there.
+	// was made with; its Witnesses, if any, are states the ledger must
+	// extend (ledger.ReadWitness); its Lost, if set, hears that the
+	// ledger's connection was lost during the release: cancel ctx there.
 	Ledger string
 	Book   ledger.Book
 	// Sink is where the labels go; Release sets its Ledger.

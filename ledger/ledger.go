@@ -41,7 +41,11 @@
 // until the user resolves it on purpose (Book.Adopt). The record vouches for
 // the lines it covers, so a release reads only the line it names and the
 // lines after it: the last line's totals are the ledger's. Book.ReadOnly
-// reads and checks every line. The threat is accidents and honest mistakes, not
+// reads and checks every line. A record catches a rollback only for the
+// user who wrote last; a witness kept outside the store (Witness: a
+// checkpoint, Book.Checkpoint, or a label file's header) catches it for
+// everyone given it (Book.Witnesses): a ledger behind a witness or forked
+// from it is refused as one behind its record is. The threat is accidents and honest mistakes, not
 // a user who edits the files on purpose: the hashes are not keyed.
 //
 // Totals come from the accountant (accountant.Sequence) by the filter

@@ -52,7 +52,15 @@ type Book struct {
 	// lock_timeout). A wait that reaches it fails, the run having written
 	// nothing; 0 is DefaultLockTimeout.
 	LockTimeout time.Duration
+	// Witnesses are states of ledgers kept outside their stores
+	// (ReadWitness: checkpoints, label files). Every ledger opened, for a
+	// run or read only, is checked against each: one behind a witness,
+	// forked from it or another ledger of the ensemble than the one it
+	// saw is refused (*RecordError), whatever your record says; a witness
+	// of another ensemble is bad input.
+	Witnesses []Witness
 }
+
 
 // DefaultLockTimeout is the wait for a lock of a Book whose LockTimeout
 // is 0.
@@ -460,6 +468,12 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 		}
 		l.recordErr = err
 	}
+	for _, w := range bk.Witnesses {
+		if err := l.checkWitness(w); err != nil {
+			return nil, err
+		}
+		l.notes = append(l.notes, fmt.Sprintf("extends witness %s: its line %d is the one the witness saw", w.File, w.Record.Lines))
+	}
 	if l.readOnly {
 		l.recorded = rec != nil && l.recordErr == nil
 		l.noteVersion()
@@ -599,6 +613,10 @@ func (l *Ledger) Lines() int { return l.chain.n }
 
 // Head returns the hash of the ledger's last line.
 func (l *Ledger) Head() string { return l.chain.head }
+
+// Size returns the bytes of the ledger's whole lines, each with its line
+// end, as a ledger file holds them.
+func (l *Ledger) Size() int64 { return l.size }
 
 // Version returns the ledger's version.
 func (l *Ledger) Version() int { return l.version }

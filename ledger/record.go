@@ -149,6 +149,9 @@ type RecordError struct {
 	// Command is "init" or "upgrade" for a ledger that Init or Upgrade
 	// refused to make, "" for one opened.
 	Command string
+	// Witness says that Record is a witness (Book.Witnesses), read from
+	// File, not your record of the ensemble.
+	Witness bool
 }
 
 func (e *RecordError) Error() string {
@@ -163,6 +166,9 @@ func (e *RecordError) Error() string {
 // or Upgrade replace the record on purpose: Error names the argument,
 // and a command that sets it by a flag says the flag.
 func (e *RecordError) Say(replace string) string {
+	if e.Witness {
+		return e.sayWitness()
+	}
 	r := e.Record
 	seen := fmt.Sprintf("your record of ensemble %s (%s) says its ledger is %s (id %s) with %d lines, as of %s",
 		e.Ensemble, e.File, r.Path, short(r.LedgerID), r.Lines, r.Updated.Format(time.RFC3339))
@@ -187,6 +193,28 @@ func (e *RecordError) Say(replace string) string {
 		return fmt.Sprintf("ledger %s: its last line (line %d) is cut short, but %s: that line was written in full (its fsync had returned), so the file was cut afterwards. Restore it from a good copy; if you mean to go on without that line, run: darrm ledger adopt %s", e.Path, e.Lines+1, seen, q)
 	}
 	return fmt.Sprintf("ledger %s: its line %d is not the one recorded, but the %s's chain holds: %s. %s that went its own way. Use the copy written last; if you mean to go on from this %s as it is, run: darrm ledger adopt %s", e.Path, r.Lines, this, seen, copies, this, q)
+}
+
+// sayWitness returns the message of a ledger that disagrees with a
+// witness.
+func (e *RecordError) sayWitness() string {
+	r := e.Record
+	seen := fmt.Sprintf("ledger %s of ensemble %s", short(r.LedgerID), e.Ensemble)
+	if r.Path != "" {
+		seen += " at " + r.Path
+	}
+	seen += fmt.Sprintf(" with %d lines", r.Lines)
+	if !r.Updated.IsZero() {
+		seen += ", as of " + r.Updated.Format(time.RFC3339)
+	}
+	q := shellQuote(e.Path)
+	switch e.kind {
+	case secondLedger:
+		return fmt.Sprintf("ledger %s (id %s) is not the ledger that witness %s saw: the witness saw %s. A second ledger of the ensemble (made again, imported again, or put in the other's place) would give it its budget again. Release on the ledger the witness saw; if this one replaced it on purpose, leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)", e.Path, short(e.ID), e.File, seen)
+	case behind:
+		return fmt.Sprintf("ledger %s is behind witness %s: it has %d lines, the witness saw %s: lines were removed, or an older copy (a backup) was restored, and a release on it would spend again what the lost lines counted. Use the newest copy of the ledger; if you mean to go on from this one as it is, forgetting the spends after its line %d, leave that witness out and run: darrm ledger adopt %s", e.Path, e.File, e.Lines, seen, e.Lines, q)
+	}
+	return fmt.Sprintf("ledger %s has forked from witness %s: its line %d is not the one the witness saw (%s): another copy of the ledger went its own way, or its lines were rewritten. Use the copy the witness saw; if you mean to go on from this one as it is, leave that witness out and run: darrm ledger adopt %s", e.Path, e.File, r.Lines, seen, q)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.

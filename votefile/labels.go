@@ -67,6 +67,17 @@ type LabelMeta struct {
 	// header's, 32 hexadecimal digits), "" when none was: the total to
 	// publish of such labels is the ledger's, not theirs alone.
 	Ledger string `json:"ledger,omitempty"`
+	// LedgerLines, LedgerSize and LedgerHead are where that ledger was
+	// when the labels left: its number of lines, their bytes and the
+	// hash of the last, the line that reserved the file's first labels
+	// (for a file of no labels, the last line when the release began); 0
+	// and "" when Ledger is "" or the file was written by an earlier
+	// darrm. A state the ledger had, the header is a witness of it: a
+	// ledger that is behind it or forked from it has lost spends
+	// (ledger.ReadWitness).
+	LedgerLines int    `json:"ledger_lines,omitempty"`
+	LedgerSize  int64  `json:"ledger_size,omitempty"`
+	LedgerHead  string `json:"ledger_head,omitempty"`
 }
 
 // LabelTeachers is the guarantee of each teacher that a release assumed,
@@ -119,7 +130,7 @@ func (m *LabelMeta) HeaderLine() string {
 // labelKeys are the keys of a label file's header, and teacherKeys those
 // of its teachers object.
 var (
-	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger"}
+	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head"}
 	teacherKeys = []string{"eps", "Delta"}
 )
 
@@ -164,6 +175,15 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 		return nil, bad("delta", m.Delta, "must be in [0, 1)")
 	case m.Ledger != "" && !isLedgerID(m.Ledger):
 		return nil, bad("ledger", strconv.Quote(m.Ledger), "must be a ledger's id, 32 hexadecimal digits")
+	case m.LedgerLines == 0 && m.LedgerSize == 0 && m.LedgerHead == "":
+	case m.Ledger == "":
+		return nil, bad("ledger_lines", m.LedgerLines, "where a ledger was goes with the ledger's id (ledger)")
+	case m.LedgerLines < 1:
+		return nil, bad("ledger_lines", m.LedgerLines, "must be >= 1")
+	case m.LedgerSize < 1:
+		return nil, bad("ledger_size", m.LedgerSize, "must be >= 1")
+	case !isHex(m.LedgerHead, 64):
+		return nil, bad("ledger_head", strconv.Quote(m.LedgerHead), "must be a ledger line's SHA-256, 64 hexadecimal digits")
 	}
 	return m, nil
 }
@@ -196,6 +216,16 @@ type LabelWriter struct {
 	// underlying writer with the number that will then have been written;
 	// an error keeps them back (a privacy ledger records them first).
 	Reserve func(labels int) error
+	// Header, if set, is called once, after the first Reserve (if any)
+	// and before the file's first bytes are handed to the underlying
+	// writer, for its last comment line: the metadata header
+	// (LabelMeta.HeaderLine), which can then state the ledger's line that
+	// reserved the labels (LabelMeta.LedgerLines). A NumPy label file has
+	// no comment lines.
+	Header func() string
+	// comments is the end of the comment lines in buf, until the first
+	// flush: where Header's line goes.
+	comments int
 }
 
 // NewLabelWriter returns a writer of labels in format (FormatCSV or
@@ -218,6 +248,7 @@ func NewLabelWriter(w io.Writer, format Format, answered bool, comments ...strin
 	for _, c := range comments {
 		lw.buf = append(append(lw.buf, c...), '\n')
 	}
+	lw.comments = len(lw.buf)
 	if format == FormatCSV {
 		lw.buf = append(lw.buf, "id,label"...)
 		if answered {
@@ -299,13 +330,19 @@ func (lw *LabelWriter) Flush() error {
 	if lw.npy != nil {
 		return lw.flushNPY()
 	}
-	if len(lw.buf) == 0 {
+	if len(lw.buf) == 0 && lw.Header == nil {
 		return nil
 	}
 	if lw.Reserve != nil && lw.pending > 0 {
 		if err := lw.Reserve(lw.written + lw.pending); err != nil {
 			return err
 		}
+	}
+	if lw.Header != nil {
+		line := lw.Header() + "\n"
+		lw.buf = append(lw.buf[:lw.comments], append([]byte(line), lw.buf[lw.comments:]...)...)
+		lw.head += len(line)
+		lw.Header = nil
 	}
 	n, err := lw.w.Write(lw.buf)
 	if err == nil && n < len(lw.buf) {
@@ -621,8 +658,11 @@ func (r *LabelReader) parse(line []byte) error {
 
 // isLedgerID reports whether s is a ledger's id: 32 lower-case
 // hexadecimal digits.
-func isLedgerID(s string) bool {
-	if len(s) != 32 {
+func isLedgerID(s string) bool { return isHex(s, 32) }
+
+// isHex reports whether s is n lower-case hexadecimal digits.
+func isHex(s string, n int) bool {
+	if len(s) != n {
 		return false
 	}
 	for _, r := range s {

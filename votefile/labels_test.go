@@ -2,6 +2,7 @@ package votefile
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -29,6 +30,10 @@ func TestLabelReaderRefuses(t *testing.T) {
 		{"header version", `# {"darrm-labels":2,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true}` + "\nid,label\n1,0\n", "this darrm reads version 1"},
 		{"header without eps", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","delta":0,"for_release":true}` + "\nid,label\n1,0\n", "eps = NaN"},
 		{"ledger id not hex", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true,"ledger":"\u001b[2J0123456789abcdef0123456789abcd"}` + "\nid,label\n1,0\n", "must be a ledger's id"},
+		{"ledger lines without a ledger", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true,"ledger_lines":2,"ledger_size":90,"ledger_head":"` + strings.Repeat("a", 64) + `"}` + "\nid,label\n1,0\n", "goes with the ledger's id"},
+		{"ledger lines 0", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true,"ledger":"` + strings.Repeat("0", 32) + `","ledger_size":90,"ledger_head":"` + strings.Repeat("a", 64) + `"}` + "\nid,label\n1,0\n", "ledger_lines = 0: must be >= 1"},
+		{"ledger size 0", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true,"ledger":"` + strings.Repeat("0", 32) + `","ledger_lines":2,"ledger_head":"` + strings.Repeat("a", 64) + `"}` + "\nid,label\n1,0\n", "ledger_size = 0: must be >= 1"},
+		{"ledger head short", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true,"ledger":"` + strings.Repeat("0", 32) + `","ledger_lines":2,"ledger_size":90,"ledger_head":"abc"}` + "\nid,label\n1,0\n", "must be a ledger line's SHA-256"},
 		{"JSON row without answered", "{\"id\":1,\"label\":1,\"answered\":true}\n{\"id\":2,\"label\":1}\n", "as in the first row"},
 		{"JSON row with another key", "{\"id\":1,\"label\":1,\"votes\":[1]}\n", "want a JSON object"},
 	} {
@@ -47,6 +52,11 @@ func TestLabelReaderRefuses(t *testing.T) {
 	lr, err := NewLabelReader(strings.NewReader(strings.Replace(head, `"for_release":true`, `"for_release":true,"ledger":"`+id+`"`, 1)+"id,label,answered\n1,2,1\n"), "ledger.csv")
 	if err != nil || lr.Meta() == nil || lr.Meta().Ledger != id || !strings.Contains(lr.Meta().HeaderLine(), `"ledger":"`+id+`"`) {
 		t.Errorf("labels charged to a ledger: %v, %+v", err, lr.Meta())
+	}
+	at := `,"ledger_lines":7,"ledger_size":1234,"ledger_head":"` + strings.Repeat("ab", 32) + `"`
+	lr, err = NewLabelReader(strings.NewReader(strings.Replace(head, `"for_release":true`, `"for_release":true,"ledger":"`+id+`"`+at, 1)+"id,label,answered\n1,2,1\n"), "ledger.csv")
+	if m := lr.Meta(); err != nil || m == nil || m.LedgerLines != 7 || m.LedgerSize != 1234 || m.LedgerHead != strings.Repeat("ab", 32) || !strings.Contains(m.HeaderLine(), at) {
+		t.Errorf("labels charged at a ledger's line: %v, %+v", err, lr.Meta())
 	}
 	lr, err = NewLabelReader(strings.NewReader("# NOT FOR RELEASE: seeded\nid,label,answered\nq1,4,1\nq2,,0\n"), "old.csv")
 	if err != nil || lr.Meta() != nil || !lr.Next() || lr.Row().Label != 4 || !lr.Next() || lr.Row().Answered || lr.Next() || lr.Err() != nil {
@@ -92,6 +102,45 @@ func TestLabelFormat(t *testing.T) {
 	} {
 		if got := LabelFormat(tc.path, tc.votes); got != tc.want {
 			t.Errorf("LabelFormat(%q, %v) = %v, want %v", tc.path, tc.votes, got, tc.want)
+		}
+	}
+}
+
+// TestLabelWriterHeader: the header line goes out once, after the first
+// reservation (which it can then state) and after the other comment
+// lines, before the rows; a file of no labels has it too.
+func TestLabelWriterHeader(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		format Format
+		labels int
+		want   string
+	}{
+		{"csv", FormatCSV, 2, "# first\n# header after 2\nid,label\n1,1\n2,1\n"},
+		{"jsonl", FormatJSONL, 1, "# first\n# header after 1\n{\"id\":1,\"label\":1}\n"},
+		{"no labels", FormatJSONL, 0, "# first\n# header after -1\n"},
+	} {
+		var b strings.Builder
+		lw, err := NewLabelWriter(&b, tc.format, false, "# first")
+		if err != nil {
+			t.Fatal(err)
+		}
+		reserved, headers := -1, 0
+		lw.Reserve = func(n int) error { reserved = n; return nil }
+		lw.Header = func() string { headers++; return fmt.Sprintf("# header after %d", reserved) }
+		for i := range tc.labels {
+			if err := lw.WriteLabel(&Query{Index: i + 1}, 1, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := lw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := lw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != tc.want || headers != 1 {
+			t.Errorf("%s: %q, %d header calls; want %q, 1", tc.name, b.String(), headers, tc.want)
 		}
 	}
 }

@@ -41,12 +41,14 @@ type accountPATEFlags struct {
 
 func newAccountPATECmd() *cobra.Command {
 	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: ssDataFree}, Noise: noisymax.DiscreteNoise}
-	return newCmd("account-pate", &cobra.Command{
+	cmd := newCmd("account-pate", &cobra.Command{
 		Use:   "pate [VOTES] [flags]",
 		Short: "PATE's accounting of GNMax, Confident-GNMax or LNMax on multi-class votes",
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAccountPATE(cmd, &f, args) },
 	}, &f)
+	addWitnessFlag(cmd)
+	return cmd
 }
 
 // runAccountPATE reads the flags and the label file's header into the
@@ -95,8 +97,8 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	case fs.Changed("seed") && f.Ledger != "" && f.Labels == "":
 		// With --labels the ledger is still the labels' reference.
 		return cli.Usagef("--seed draws a reproducible experiment (NOT FOR RELEASE), which is neither recorded nor charged: drop --ledger, or --seed")
-	case fs.Changed("analyst") && f.Ledger == "":
-		return analystWithoutLedger(cmd, f.Ledger)
+	case (fs.Changed("analyst") || fs.Changed("witness")) && f.Ledger == "":
+		return withoutLedger(cmd, f.Ledger)
 	case f.Ledger != "" && f.Labels == "" && !f.Release:
 		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")
 	}

@@ -59,15 +59,17 @@ func newAggregateCmd() *cobra.Command {
 	// A release's teachers are the votes' header's, or given: no default.
 	cli.SetDefaultText(cmd.Flags(), "the header's", "eps", "Delta")
 	hideComposition(cmd)
+	addWitnessFlag(cmd)
 	return cmd
 }
 
 // budget returns the budget the flags give, if any, and the total delta
-// of a release without one (--total-delta), if given; --analyst without
-// --ledger is refused here, with the flags that go together.
+// of a release without one (--total-delta), if given; --analyst or
+// --witness without --ledger is refused here, with the flags that go
+// together.
 func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Budget, *float64, error) {
 	fs := cmd.Flags()
-	if err := analystWithoutLedger(cmd, f.Ledger); err != nil {
+	if err := withoutLedger(cmd, f.Ledger); err != nil {
 		return nil, nil, err
 	}
 	total := cli.Given(fs, "total-delta", f.TotalDelta)

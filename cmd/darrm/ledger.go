@@ -22,7 +22,7 @@ func init() { subcommands = append(subcommands, newLedgerCmd) }
 func newLedgerCmd() *cobra.Command {
 	return newGroupCmd("ledger", "A persistent privacy budget for one teacher ensemble, across runs",
 		newLedgerInitCmd(), newLedgerShowCmd(), newLedgerVerifyCmd(), newLedgerAdoptCmd(), newLedgerUpgradeCmd(),
-		newLedgerExportCmd(), newLedgerImportCmd())
+		newLedgerExportCmd(), newLedgerImportCmd(), newLedgerCheckpointCmd())
 }
 
 // ledgerInitFlags are the budget of a new ledger and the parameters of
@@ -212,12 +212,13 @@ func newLedgerVerifyCmd() *cobra.Command {
 // and prints the document newDoc makes of it. A ledger its user's record
 // refuses is passed to onRecordErr: reading needs no record, so show
 // warns and goes on, while verify, which vouches for the ledger, fails.
+// A ledger that a --witness refuses fails both: the check was asked for.
 func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, error) error, newDoc func(string, *ledger.Ledger) (report.Document, error)) *cobra.Command {
 	var f struct {
 		Format      cliout.Format `flag:"format"`
 		LockTimeout time.Duration `flag:"lock-timeout"`
 	}
-	return newCmd(help, &cobra.Command{
+	cmd := newCmd(help, &cobra.Command{
 		Use:   use,
 		Short: short,
 		Args:  cobra.ExactArgs(1),
@@ -239,6 +240,8 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 			return doc.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
+	addWitnessFlag(cmd)
+	return cmd
 }
 
 func newLedgerAdoptCmd() *cobra.Command {

@@ -43,7 +43,8 @@ func printReplaced(t *cliout.Text, prev *ledger.Record) {
 // folder (ledger.StateDir), a wait for the lock on a ledger or on its
 // record said on cmd's stderr (ledger.Book.Waiting), and a ledger lost
 // during a run (its server's connection) ending the command's context,
-// so that a release stops at once (ledger.Book.Lost).
+// so that a release stops at once (ledger.Book.Lost), and every ledger
+// checked against the command's --witness files (ledger.Book.Witnesses).
 func ledgerBook(cmd *cobra.Command) ledger.Book {
 	// Every command that opens a ledger has --lock-timeout.
 	wait, err := cmd.Flags().GetDuration("lock-timeout")
@@ -51,6 +52,7 @@ func ledgerBook(cmd *cobra.Command) ledger.Book {
 		wait = ledger.DefaultLockTimeout
 	}
 	return ledger.Book{
+		Witnesses: witnesses(cmd),
 		Waiting: func(what string) {
 			who := "another darrm run is using it"
 			if strings.HasPrefix(what, "the tables of ") {
@@ -82,11 +84,15 @@ func warnPassword(cmd *cobra.Command, args []string) {
 	}
 }
 
-// analystWithoutLedger refuses --analyst without --ledger: it names who
-// charges the ledger, and there is none.
-func analystWithoutLedger(cmd *cobra.Command, ledger string) error {
-	if cmd.Flags().Changed("analyst") && ledger == "" {
+// withoutLedger refuses --analyst or --witness without --ledger: they
+// name who charges the ledger and what it must extend, and there is none.
+func withoutLedger(cmd *cobra.Command, ledger string) error {
+	switch fs := cmd.Flags(); {
+	case ledger != "":
+	case fs.Changed("analyst"):
 		return cli.Usagef("--analyst names who charges --ledger: give --ledger, or drop --analyst")
+	case fs.Changed("witness"):
+		return cli.Usagef("--witness is a state --ledger must extend: give --ledger, or drop --witness")
 	}
 	return nil
 }

@@ -79,6 +79,11 @@ func protectedFiles(cmd *cobra.Command, args []string) []cli.Protected {
 	protect = append(protect,
 		cli.Protected{What: "the --gamma file", Path: value("gamma")},
 		cli.Protected{What: "the --meta file", Path: value("meta")})
+	if f := cmd.Flags().Lookup("witness"); f != nil {
+		for _, w := range f.Value.(*witnessValue).GetSlice() {
+			protect = append(protect, cli.Protected{What: "the --witness file", Path: w})
+		}
+	}
 	if l := value("ledger"); !ledger.IsURL(l) {
 		protect = append(protect, cli.Protected{What: "the ledger", Path: l})
 	}

@@ -983,7 +983,17 @@ func TestAccountPATEDraws(t *testing.T) {
 	if seeded["draw"] != "seeded" || seeded["draw_record"] != nil || recorded() != 2 || !strings.Contains(seeded["guarantee"].(string), "3 smooth-sensitivity draws") {
 		t.Errorf("seeded: draw %v, record %v, %d recorded, guarantee %v", seeded["draw"], seeded["draw_record"], recorded(), seeded["guarantee"])
 	}
-	for _, bad := range [][]string{{"--seed", "1"}, {"--seed", "1", "--release-estimate", "--ledger", led}, {"--ledger", led}} {
+	// A witness of another ensemble's ledger: refused before the draw,
+	// naming it; nothing drawn, recorded or charged.
+	cp := filepath.Join(dir, "small.checkpoint")
+	if _, stderr, code := darrm(t, "", "ledger", "checkpoint", small, "--out", cp); code != 0 {
+		t.Fatalf("ledger checkpoint: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := account(votes, "--release-estimate", "--ledger", led, "--witness", cp); code != exitUsage || !strings.Contains(stderr, "witness "+cp) ||
+		recorded() != 2 || len(readLinesAll(t, led)) != 3 {
+		t.Errorf("--witness of another ensemble: exit %d, %d recorded, %d ledger lines: %s", code, recorded(), len(readLinesAll(t, led)), stderr)
+	}
+	for _, bad := range [][]string{{"--seed", "1"}, {"--seed", "1", "--release-estimate", "--ledger", led}, {"--ledger", led}, {"--witness", cp}} {
 		if _, stderr, code := account(votes, bad...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", bad, code, exitUsage, stderr)
 		}

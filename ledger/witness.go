@@ -1,0 +1,312 @@
+package ledger
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/votefile"
+)
+
+// A Witness is a state that an ensemble's ledger had, kept outside its
+// store and outside your records: a checkpoint file (Book.Checkpoint),
+// which a team keeps elsewhere (its repository, another machine), or the
+// header of a label file charged to the ledger, which states the line
+// that reserved its labels (votefile.LabelMeta.LedgerLines). A ledger
+// must still hold that state: have the witnessed line, with the
+// witnessed hash, where the witness saw it. A chain of hashes shows that
+// lines were changed, not that a whole ledger was replaced by an older
+// or a parallel one (a backup restored, an export imported again, a
+// ledger made again or put in another's place); a witness of a later
+// state shows it, whoever runs the next release. Your own record
+// (Record) is a witness of the same kind, kept in your state folder.
+type Witness struct {
+	// File is where the witness was read (ReadWitness), for messages.
+	File string
+	// Record is the state witnessed: Ensemble, LedgerID, Lines, Size and
+	// Head; from a checkpoint also the ledger's location (Path, without
+	// a password) and when it was taken (Updated).
+	Record Record
+}
+
+// checkpointKey is the key that makes a JSON object a checkpoint file;
+// its value is the format's version.
+const checkpointKey = "darrm-checkpoint"
+
+// checkpointVersion is the version of the checkpoint files this darrm
+// writes, and the only one it reads.
+const checkpointVersion = 1
+
+// maxCheckpointBytes bounds a checkpoint file: it is a few hundred bytes.
+const maxCheckpointBytes = 64 << 10
+
+// checkpoint is a checkpoint file's JSON object.
+type checkpoint struct {
+	Version  int       `json:"darrm-checkpoint"`
+	Ensemble string    `json:"ensemble"`
+	LedgerID string    `json:"ledger_id"`
+	Lines    int       `json:"lines"`
+	Size     int64     `json:"size"`
+	Head     string    `json:"head"`
+	Path     string    `json:"path"`
+	Time     time.Time `json:"time"`
+}
+
+// witnessError is a file given as a witness that is none, or one of
+// another ensemble than the ledger's; with Out, a file that a checkpoint
+// would be written over and that is none.
+type witnessError struct {
+	File, Reason string
+	Out          bool
+}
+
+func (e *witnessError) Error() string {
+	if e.Out {
+		return fmt.Sprintf("checkpoint %s: %s", e.File, e.Reason)
+	}
+	return fmt.Sprintf("witness %s: %s", e.File, e.Reason)
+}
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *witnessError) BadInput() bool { return true }
+
+// ReadWitness reads the witness in the file at path: a checkpoint
+// (Book.Checkpoint) or a label file of darrm aggregate charged to a
+// ledger (CSV or JSON lines, whose metadata header states the ledger's
+// line that reserved its labels), recognised by their content. A file
+// that is neither, or one that witnesses no ledger (labels charged to
+// none, or written by a darrm whose header does not state the line), is
+// an error naming path.
+func ReadWitness(path string) (Witness, error) {
+	w, _, err := readWitness(path)
+	return w, err
+}
+
+// readWitness is ReadWitness, and reports whether the file is a
+// checkpoint.
+func readWitness(path string) (w Witness, isCheckpoint bool, err error) {
+	bad := func(reason string, args ...any) (Witness, bool, error) {
+		return Witness{}, false, &witnessError{File: path, Reason: fmt.Sprintf(reason, args...)}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Witness{}, false, fmt.Errorf("witness: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return Witness{}, false, fmt.Errorf("witness: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return bad("not a regular file: a witness is a checkpoint file (darrm ledger checkpoint) or a label file")
+	}
+	br := bufio.NewReader(f)
+	start, _ := br.Peek(512)
+	switch t := bytes.TrimLeft(start, " \t\r\n"); {
+	case bytes.HasPrefix(start, []byte("\x93NUMPY")):
+		return bad("a NumPy label file has no metadata header, so it cannot say where its labels were charged: keep a checkpoint of the ledger (darrm ledger checkpoint) instead")
+	case len(t) > 0 && t[0] == '{':
+		b, err := io.ReadAll(io.LimitReader(br, maxCheckpointBytes+1))
+		if err != nil {
+			return Witness{}, false, fmt.Errorf("witness %s: %w", path, err)
+		}
+		if len(b) > maxCheckpointBytes {
+			return bad("not a checkpoint (larger than %d bytes) nor a label file with a metadata header", maxCheckpointBytes)
+		}
+		r, err := parseCheckpoint(b)
+		if err != nil {
+			return bad("%v", err)
+		}
+		return Witness{File: path, Record: r}, true, nil
+	}
+	lr, err := votefile.NewLabelReader(br, path)
+	if err != nil {
+		return bad("neither a checkpoint (darrm ledger checkpoint) nor a label file: %v", err)
+	}
+	m := lr.Meta()
+	switch {
+	case m == nil:
+		return bad("a label file without a metadata header: it does not say which ledger its labels were charged to")
+	case m.Ledger == "":
+		return bad("its labels were not charged to a ledger: it witnesses none")
+	case m.LedgerLines == 0:
+		return bad("its header names ledger %s but not the line that reserved its labels (written by an earlier darrm): keep a checkpoint of the ledger (darrm ledger checkpoint) instead", short(m.Ledger))
+	case m.Ensemble == "":
+		return bad("its header names ledger %s but no ensemble", short(m.Ledger))
+	}
+	return Witness{File: path, Record: Record{Version: recordVersion, Ensemble: m.Ensemble, LedgerID: m.Ledger,
+		Lines: m.LedgerLines, Size: m.LedgerSize, Head: m.LedgerHead}}, false, nil
+}
+
+// parseCheckpoint reads a checkpoint file's content b: one JSON object of
+// known keys, of this version, each field in its domain.
+func parseCheckpoint(b []byte) (Record, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	c := checkpoint{Version: -1}
+	if err := dec.Decode(&c); err != nil {
+		return Record{}, fmt.Errorf("not a checkpoint (darrm ledger checkpoint) nor a label file with a metadata header: %v", err)
+	}
+	if dec.More() {
+		return Record{}, errors.New("not a checkpoint: more than one JSON object")
+	}
+	field := func(name string, v any, rule string) error {
+		return fmt.Errorf("checkpoint %s = %v: %s", name, v, rule)
+	}
+	switch {
+	case c.Version == -1:
+		return Record{}, fmt.Errorf("not a checkpoint (no %q key) nor a label file with a metadata header", checkpointKey)
+	case c.Version != checkpointVersion:
+		return Record{}, field(checkpointKey, c.Version, fmt.Sprintf("this darrm reads version %d", checkpointVersion))
+	case c.Ensemble == "":
+		return Record{}, field("ensemble", `""`, "must name the ensemble")
+	case !isHex(c.LedgerID, 32):
+		return Record{}, field("ledger_id", strconv.Quote(c.LedgerID), "must be a ledger's id, 32 hexadecimal digits")
+	case c.Lines < 1:
+		return Record{}, field("lines", c.Lines, "must be >= 1")
+	case c.Size < 1:
+		return Record{}, field("size", c.Size, "must be >= 1")
+	case !isHex(c.Head, 64):
+		return Record{}, field("head", strconv.Quote(c.Head), "must be a line's SHA-256, 64 hexadecimal digits")
+	}
+	return Record{Version: recordVersion, Ensemble: c.Ensemble, LedgerID: c.LedgerID, Path: c.Path,
+		Lines: c.Lines, Size: c.Size, Head: c.Head, Updated: c.Time}, nil
+}
+
+// isHex reports whether s is n lower-case hexadecimal digits.
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkWitness checks the ledger against the witness w: a witness of
+// another ensemble is bad input (*witnessError); a witness of another
+// ledger of the ensemble (but the one this one was upgraded from), or of
+// more lines than the ledger has, or of a line that the ledger does not
+// hold where the witness saw it, is a *RecordError. The ledger extends
+// the witness when it holds the witnessed line.
+func (l *Ledger) checkWitness(w Witness) error {
+	r := w.Record
+	if r.Ensemble != l.header.Ensemble {
+		return &witnessError{File: w.File, Reason: fmt.Sprintf("it witnesses a ledger of ensemble %s, and ledger %s is of ensemble %s: give witnesses of this ledger's ensemble", r.Ensemble, l.path, l.header.Ensemble)}
+	}
+	e := &RecordError{Path: l.path, Ensemble: l.header.Ensemble, Record: r, File: w.File, Lines: l.chain.n, Witness: true}
+	switch {
+	case r.LedgerID != l.header.ID && l.upgradedFrom(&r):
+		return nil
+	case r.LedgerID != l.header.ID:
+		e.kind, e.ID = secondLedger, l.header.ID
+	case r.Lines > l.chain.n:
+		e.kind = behind
+	default:
+		holds, err := l.holds(r.Lines, r.Size, r.Head)
+		if err != nil || holds {
+			return err
+		}
+		e.kind = diverged
+	}
+	return e
+}
+
+// holds reports whether the ledger's line n ends at byte size and has
+// the hash head. It reads that line alone (store.lineAt), so that a
+// release that reads only the lines after its record checks an older
+// witness at the cost of one line.
+func (l *Ledger) holds(n int, size int64, head string) (bool, error) {
+	switch {
+	case n == l.chain.n:
+		return size == l.size && head == l.chain.head, nil
+	case n == 1:
+		return size == int64(len(l.headerLine))+1 && head == l.headerHash, nil
+	}
+	b, ok, err := l.store.lineAt(pos{n: n, off: size})
+	if err != nil {
+		return false, fmt.Errorf("ledger %s: read line %d: %w", l.path, n, err)
+	}
+	if !ok {
+		return false, nil
+	}
+	parse := parseSpendLine
+	if isEndLine(b) {
+		parse = func(v int, b []byte) (string, Spend, string, error) {
+			prev, _, hash, err := parseEndLine(v, b)
+			return prev, Spend{}, hash, err
+		}
+	}
+	_, _, hash, err := parse(l.version, b)
+	return err == nil && hash == head, nil
+}
+
+// Checkpoint reads the ledger at location whole, every line checked, as
+// ReadOnly reads it (with bk's witnesses), and writes its state now to
+// the checkpoint file at path, for a team to keep where the ledger's
+// store cannot reach (its repository, another machine) and to give to
+// releases as a witness (Book.Witnesses, ReadWitness). A file at path
+// must be a checkpoint of the same ledger that the ledger extends (a
+// checkpoint is only ever moved on): it is then replaced, atomically;
+// anything else there is refused. A file ledger that a run holds is
+// refused, as the line it writes may not yet be on disk. It returns the
+// witness written.
+func (bk Book) Checkpoint(ctx context.Context, location, path string) (Witness, error) {
+	old, isCheckpoint, err := readWitness(path)
+	var we *witnessError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case errors.As(err, &we) || err == nil && !isCheckpoint:
+		return Witness{}, &witnessError{File: path, Out: true, Reason: "exists already and is no checkpoint: a checkpoint is written to a new file, or over an earlier checkpoint of the same ledger, never over another file"}
+	case err != nil:
+		return Witness{}, err
+	default:
+		bk.Witnesses = append(append([]Witness(nil), bk.Witnesses...), old)
+	}
+	l, settled, err := bk.open(ctx, location, true)
+	if err != nil {
+		return Witness{}, err
+	}
+	defer l.store.close()
+	if _, err := l.load(ctx, bk, settled, false); err != nil {
+		return Witness{}, err
+	}
+	if !settled {
+		return Witness{}, fmt.Errorf("ledger %s: a run holds it, and the line it is writing may not be on disk yet: take the checkpoint when the run has ended", l.path)
+	}
+	where, _, _, err := l.store.where()
+	if err != nil {
+		return Witness{}, err
+	}
+	r := newRecord(l.header, l.headerHash, where, 0, 0, l.chain.n, l.size, l.chain.head)
+	c := checkpoint{Version: checkpointVersion, Ensemble: r.Ensemble, LedgerID: r.LedgerID, Lines: r.Lines, Size: r.Size, Head: r.Head, Path: r.Path, Time: r.Updated}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return Witness{}, err
+	}
+	fill := func(f *os.File) error {
+		_, err := f.Write(append(b, '\n'))
+		return err
+	}
+	if old.File != "" {
+		err = atomicfile.Write(path, 0o644, fill)
+	} else {
+		err = atomicfile.WriteNew(path, 0o644, fill)
+	}
+	if err != nil {
+		return Witness{}, fmt.Errorf("checkpoint: %w", err)
+	}
+	return Witness{File: path, Record: r}, nil
+}
