@@ -25,12 +25,19 @@
 // The rules above are the same, one implementation for both; only where
 // the lines live differs: one row per line, the same bytes and hashes. A
 // run holds the ledger's advisory lock, and each reservation and
-// settlement is one statement that appends its line only after the head
+// settlement is one statement, committed synchronously whatever the
+// server says, that the database takes only as the line after the head
 // the run read, so that runs on every machine together never exceed the
 // budget; a run whose connection is lost stops (Book.Lost), what it
-// reserved charged. Book.Export and Book.Import move a ledger between a
-// file and a database. A URL's password is never printed or recorded
-// (Redact).
+// reserved charged. The database keeps one live ledger per ensemble and
+// never renames, reopens or deletes one (its triggers and keys, which
+// only a superuser or the tables' owner can drop). A URL's password is
+// never printed or recorded (Redact).
+//
+// A ledger that no release may charge any more ends with an end line
+// (End): Book.Init with replace retires the ledgers it replaces so, and
+// Book.Export writes an archive so, which Book.Import makes live again,
+// without its end, only in a database that does not hold the ledger.
 //
 // Outside the ledger, a per-user record (Record, in a Book's StateDir,
 // made once and used for every call on ledgers) keeps for

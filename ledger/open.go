@@ -61,7 +61,6 @@ type Book struct {
 	Witnesses []Witness
 }
 
-
 // DefaultLockTimeout is the wait for a lock of a Book whose LockTimeout
 // is 0.
 const DefaultLockTimeout = 30 * time.Second
@@ -461,6 +460,9 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 			return nil, err
 		}
 	}
+	if err := l.endErr(); err != nil && !l.readOnly && !(l.importing && l.chain.closedBy.Reason == Exported) {
+		return nil, err
+	}
 	if err := l.checkRecord(check, st.path, settled); err != nil {
 		var re *RecordError
 		if !l.readOnly || !errors.As(err, &re) {
@@ -477,10 +479,10 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 	if l.readOnly {
 		l.recorded = rec != nil && l.recordErr == nil
 		l.noteVersion()
+		if err := l.endErr(); err != nil {
+			l.notes = append(l.notes, err.Error())
+		}
 		return rec, nil
-	}
-	if err := l.endErr(); err != nil && !(l.importing && l.chain.closedBy.Reason == Exported) {
-		return nil, err
 	}
 	if err := l.cutTail(); err != nil {
 		return nil, err

@@ -361,6 +361,7 @@ func TestPGWitness(t *testing.T) {
 	}
 	const q = "(SELECT key FROM darrm.ledgers WHERE name = 'witnessed')"
 	err := sqlExec(t, db, `DROP TRIGGER IF EXISTS append_only ON darrm.lines;
+		DROP TRIGGER IF EXISTS guard_ledger ON darrm.ledgers;
 		DELETE FROM darrm.lines WHERE n > 3 AND ledger = `+q+`;
 		UPDATE darrm.ledgers SET lines = 3, size = (SELECT stop FROM darrm.lines WHERE n = 3 AND ledger = `+q+`),
 			head = (SELECT convert_from(line, 'UTF8')::json->>'sha256' FROM darrm.lines WHERE n = 3 AND ledger = `+q+`)

@@ -86,13 +86,25 @@ func TestLedgerInPostgres(t *testing.T) {
 	}
 	exported := filepath.Join(dir, "exported.ledger")
 	run(0, "ledger", "export", u, exported)
-	if e := spent(exported); e != pg {
-		t.Errorf("the export: spent, runs, lines %v; the ledger %v", e, pg)
+	// An archive: the ledger's lines and an end line, charged by no one,
+	// and not imported again where the ledger is live.
+	if e := spent(exported); e[0] != pg[0] || e[1] != pg[1] || e[2] != pg[2].(float64)+1 {
+		t.Errorf("the export: spent, runs, lines %v; the ledger %v and an end line", e, pg)
 	}
-	run(2, "aggregate", votes, "--ledger", exported, "--out", filepath.Join(dir, "refused.csv"))
+	if _, stderr := run(2, "aggregate", votes, "--ledger", exported, "--out", filepath.Join(dir, "refused.csv")); !strings.Contains(stderr, "is a copy of a ledger exported from") {
+		t.Errorf("a release on an export: %s", stderr)
+	}
+	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	if _, stderr := run(2, "ledger", "import", exported, at("again")); !strings.Contains(stderr, "already, as ledger k11") {
+		t.Errorf("an export imported where its ledger is live: %s", stderr)
+	}
+	// The file ledger of the same ensemble moves into a database of its
+	// own: the first holds a live ledger of it.
 	t.Setenv(ledger.EnvStateDir, other)
-	run(0, "ledger", "import", file, at("moved"))
-	run(0, "aggregate", votes, "--ledger", at("moved"), "--out", filepath.Join(dir, "moved.csv"))
+	run(2, "ledger", "import", file, at("moved"))
+	moved := pgtest.DB(t) + "?ledger=moved"
+	run(0, "ledger", "import", file, moved)
+	run(0, "aggregate", votes, "--ledger", moved, "--out", filepath.Join(dir, "moved.csv"))
 	run(2, "aggregate", votes, "--ledger", file, "--out", filepath.Join(dir, "refused.csv"))
 	t.Setenv(ledger.EnvStateDir, state)
 

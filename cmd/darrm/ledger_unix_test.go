@@ -120,8 +120,14 @@ func TestLedgerSmallerRefusals(t *testing.T) {
 
 	again := filepath.Join(dir, "again.ledger")
 	out, e, code = darrm(t, "", append([]string{"ledger", "init", again, "--ensemble", "smaller", "--budget-eps", "1e9", "--budget-delta", "0.5", "--replace"}, binding3...)...)
-	if code != 0 || !containsFlat(out, "it replaces the record of ledger "+led) {
+	if code != 0 || !containsFlat(out, "it replaces ledger "+led) || !containsFlat(out, "retired") {
 		t.Errorf("init --replace: exit %d: %s%s", code, out, e)
+	}
+	if _, e, code := darrm(t, "", append(release, "--ledger", led)...); code != exitUsage || !containsFlat(e, "was retired on") {
+		t.Errorf("a release on the ledger replaced: exit %d: %s", code, e)
+	}
+	if out, e, code := darrm(t, "", "ledger", "show", led); code != 0 || !containsFlat(out+e, "was retired on") {
+		t.Errorf("ledger show of the ledger replaced: exit %d: %s%s", code, out, e)
 	}
 
 	t.Setenv(ledger.EnvStateDir, readOnlyDir(t))

@@ -36,7 +36,7 @@ func readLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
 // printReplaced says which record of an ensemble's ledger a command
 // replaced.
 func printReplaced(t *cliout.Text, prev *ledger.Record) {
-	t.Line("it replaces the record of ledger %s (id %.8s, %d lines, as of %s)", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
+	t.Line("it replaces ledger %s (id %.8s, %d lines as your record had it on %s), retired where it still is: its last line now says so, and no release charges it", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
 }
 
 // ledgerBook is the command's book of ledgers: your records in the state
