@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -321,5 +322,61 @@ func TestPGImportTwice(t *testing.T) {
 	}
 	if spent, _, _ := readAll(t, u); spent.Steps != 4 {
 		t.Errorf("the original: %d labels", spent.Steps)
+	}
+}
+
+// TestPGDumpRestored: a database dumped with pg_dump at 4 labels, charged
+// 6 more, then restored from the dump (its schema dropped and the dump
+// loaded with pg_restore, as a team's administrator recovers from a
+// disaster): the restored ledger works as before, guards included, and is
+// refused by a checkpoint taken after the later releases, whoever runs
+// the release, and by the record of the analyst who made them; an analyst
+// whose witness is older than the dump, or who has none, is not warned,
+// which is why a team keeps its newest witness.
+func TestPGDumpRestored(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pg_dump and pg_restore of a database of its own: without -short")
+	}
+	db := pgtest.DB(t)
+	u := newPG(t, db, "team", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	spendOn(t, book, u, 4, 4)
+	early := filepath.Join(t.TempDir(), "early.checkpoint")
+	if _, err := book.Checkpoint(ctx, u, early); err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(t.TempDir(), "team.dump")
+	run := func(name string, args ...string) {
+		t.Helper()
+		out, err := exec.Command(pgtest.Tool(t, name), args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v: %s", name, err, out)
+		}
+	}
+	run("pg_dump", "--format=custom", "--schema=darrm", "--file="+dump, "--dbname="+db)
+	spendOn(t, book, u, 6, 6)
+	late := filepath.Join(t.TempDir(), "late.checkpoint")
+	if _, err := book.Checkpoint(ctx, u, late); err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlExec(t, db, "DROP SCHEMA darrm CASCADE"); err != nil {
+		t.Fatal(err)
+	}
+	run("pg_restore", "--dbname="+db, dump)
+
+	if spent, _, _ := readAll(t, u); spent.Steps != 4 {
+		t.Fatalf("the database restored: %d labels, want the dump's 4", spent.Steps)
+	}
+	wantWitnessError(t, "a fresh analyst, against the later checkpoint", openErr(u, witnessed(t, late)), behind, late, "is behind witness")
+	recordError(t, "the analyst who released after the dump", openErr(u, book), behind)
+	// Not warned: a fresh analyst without a witness, or with one older
+	// than the dump. Its release works on the restored ledger, guards and
+	// all: a copy of the header under another row is still refused.
+	fresh := witnessed(t, early)
+	spendOn(t, fresh, u, 1, 1)
+	err := sqlExec(t, db, `INSERT INTO darrm.ledgers (name, lines, size, head, id, ensemble) VALUES ('copy', 0, 0, '', 'y', 'another');
+		INSERT INTO darrm.lines SELECT (SELECT key FROM darrm.ledgers WHERE name = 'copy'), 1, line, stop FROM darrm.lines
+		WHERE n = 1 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'team')`)
+	if err == nil {
+		t.Error("the restored database took a copy of a header under another row")
 	}
 }

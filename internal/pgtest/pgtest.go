@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -153,6 +154,21 @@ func (s *Server) Stop(t testing.TB) {
 	if err := s.srv.do("stop"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Tool returns the path of the installed PostgreSQL client program name
+// (pg_dump, pg_restore, ...) beside the server's binaries; the test fails
+// (or skips, outside CI) where there is none.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	dir, err := findBin()
+	if err == nil && !executable(filepath.Join(dir, name)) {
+		err = &unavailableError{fmt.Sprintf("no %s beside the server's binaries in %s", name, dir)}
+	}
+	if err != nil {
+		fail(t, err)
+	}
+	return filepath.Join(dir, name)
 }
 
 // Crash ends the server at once, as pg_ctl stop -m immediate does: what
