@@ -365,6 +365,21 @@ func checkAnalyst(name string) error {
 	return nil
 }
 
+// CheckShares validates analysts' shares of a ledger (Header.Shares): each
+// analyst's name (not empty, no control characters, of bounded length)
+// and fraction, in (0, 1].
+func CheckShares(shares map[string]float64) error {
+	for name, f := range shares {
+		if err := checkAnalyst(name); err != nil {
+			return paramError("shares", strconv.Quote(name), err.Error())
+		}
+		if !(f > 0 && f <= 1) {
+			return paramError("shares", fmt.Sprintf("%s=%v", name, f), "a share is a fraction of the budget in (0, 1]")
+		}
+	}
+	return nil
+}
+
 // formatG formats x as a header parameter's value in an error.
 func formatG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
@@ -420,13 +435,8 @@ func checkHeader(h Header) error {
 			return paramError("filter", h.Filter.String(), err.Error())
 		}
 	}
-	for name, f := range h.Shares {
-		if err := checkAnalyst(name); err != nil {
-			return paramError("shares", strconv.Quote(name), err.Error())
-		}
-		if !(f > 0 && f <= 1) {
-			return paramError("shares", fmt.Sprintf("%s=%v", name, f), "a share is a fraction of the budget in (0, 1]")
-		}
+	if err := CheckShares(h.Shares); err != nil {
+		return err
 	}
 	if h.Version >= 2 {
 		if h.Teachers == nil {
