@@ -158,8 +158,12 @@ func TestPlanShare(t *testing.T) {
 			words[i] = vf
 		}
 	}
-	if _, e, code := darrm(t, "", words[1:]...); code != 0 {
+	out, e, code = darrm(t, "", words[1:]...)
+	if code != 0 {
 		t.Fatalf("the printed init %q: %s", p.LedgerInit, e)
+	}
+	if want := fmt.Sprintf(`"alice" 0.4: %d of its declared use's %d labels`, p.Ledger, p.All); !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+		t.Errorf("ledger init: %s; want the shares stated (%s)", out, want)
 	}
 	sigma2 := strconv.FormatFloat(p.Sigma2, 'g', -1, 64)
 	release := func(analyst string) (int, ledger.Status, int) {
