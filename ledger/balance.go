@@ -177,7 +177,13 @@ func (l *Ledger) composeUse(seq accountant.Sequence) (accountant.Guarantee, bool
 // useSpent returns the exact composition of the first n > 0 steps of the
 // declared use of a ledger with header h.
 func (h Header) useSpent(n int) (accountant.Guarantee, error) {
-	t, err := useAccount(h.Use, n, &h.Budget).Publish()
+	return useTotal(useAccount(h.Use, n, &h.Budget))
+}
+
+// useTotal returns the exact composition of the steps of a, an account of
+// labels of a declared use with at least one, at its budget's δ.
+func useTotal(a accountant.Account) (accountant.Guarantee, error) {
+	t, err := a.Publish()
 	if err == nil && t.Err != nil {
 		err = t.Err
 	}
@@ -449,7 +455,7 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 			st.ShareLabels = shareLabels(h.Shares[l.analyst], useSteps(h.Use))
 		}
 		if l.run != "" {
-			spent, _, err := l.composeShare(l.rule, l.mine, h.Shares[l.analyst], true)
+			spent, _, err := l.composeShare(l.rule, l.mine, l.mineUse, h.Shares[l.analyst], true)
 			if err != nil {
 				return Status{}, err
 			}
@@ -483,32 +489,37 @@ func (l *Ledger) withinShare(r rule, s Spend, k int) (accountant.Guarantee, bool
 	if err != nil {
 		return accountant.Guarantee{}, false, err
 	}
-	return l.composeShare(r, seq, l.header.Shares[l.analyst], true)
+	return l.composeShare(r, seq, l.mineUse, l.header.Shares[l.analyst], true)
 }
 
 // composeShare returns the total of an analyst's spends seq, and whether
 // they meet the analyst's share f of the ledger: on a ledger open to any
 // use, their composition by its filter against f of its budget
-// (composeWithin); of a declared use, the exact composition of as many of
-// its first labels, at the budget's δ, and whether they are within the
-// labels the share gives (shareLabels). With held, the labels this run
-// holds are added to seq first.
-func (l *Ledger) composeShare(r rule, seq accountant.Sequence, f float64, held bool) (accountant.Guarantee, bool, error) {
+// (composeWithin); of a declared use, whether their labels are within
+// those the share gives (shareLabels), and the exact composition at the
+// budget's δ of the analyst's labels of each run of the use, use (the
+// labels of seq beyond them, a count to check, are not composed). With
+// held, the labels this run holds are added first.
+func (l *Ledger) composeShare(r rule, seq accountant.Sequence, use []int, f float64, held bool) (accountant.Guarantee, bool, error) {
 	if held && l.held > 0 {
 		var err error
 		if seq, err = r.add(seq, spendOf(l.version, l.run, l.mech, l.step, l.charge), l.held); err != nil {
 			return accountant.Guarantee{}, false, err
 		}
+		if l.header.Use != nil {
+			use = useLabels(l.header.Use, slices.Clone(use), l.base.Steps, l.held)
+		}
 	}
 	if l.header.Use == nil {
 		return l.composeWithin(r, seq, f)
 	}
-	n, all := seq.Steps, useSteps(l.header.Use)
-	if n == 0 {
-		return accountant.Guarantee{}, true, nil
+	fits := seq.Steps <= shareLabels(f, useSteps(l.header.Use))
+	a := useCounts(l.header.Use, use, &l.header.Budget)
+	if a.Steps == 0 {
+		return accountant.Guarantee{}, fits, nil
 	}
-	g, err := l.header.useSpent(min(n, all))
-	return g, n <= shareLabels(f, all), err
+	g, err := useTotal(a)
+	return g, fits, err
 }
 
 // AnalystSpend is what the runs of one analyst have spent of a ledger.
@@ -531,6 +542,8 @@ type AnalystSpend struct {
 	ShareBudget *accountant.Guarantee `json:"share_budget,omitempty"`
 	ShareLabels int                   `json:"share_labels,omitempty"`
 	seq         accountant.Sequence
+	// use, of a declared use, is the analyst's labels of each of its runs.
+	use []int
 }
 
 // Analysts returns the spends of each analyst who charged the ledger, in
@@ -550,6 +563,9 @@ func (l *Ledger) Analysts() ([]AnalystSpend, error) {
 	}
 	err := l.Runs(func(s Spend) error {
 		a := add(s.Analyst)
+		if l.header.Use != nil && s.Prior != nil {
+			a.use = useLabels(l.header.Use, a.use, s.Prior.Steps, s.Queries)
+		}
 		seq, err := l.chain.rule.add(a.seq, s, s.Queries)
 		a.seq, a.Runs, a.Labels = seq, a.Runs+1, a.Labels+s.Queries
 		return err
@@ -582,7 +598,7 @@ func (l *Ledger) Analysts() ([]AnalystSpend, error) {
 		if l.header.Use != nil {
 			a.ShareLabels = shareLabels(f, useSteps(l.header.Use))
 		}
-		if a.Spent, _, err = l.composeShare(l.chain.rule, a.seq, f, false); err != nil {
+		if a.Spent, _, err = l.composeShare(l.chain.rule, a.seq, a.use, f, false); err != nil {
 			return nil, err
 		}
 	}

@@ -81,7 +81,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	if _, err := rand.Read(id[:]); err != nil {
 		return err
 	}
-	l.share, l.mine = nil, accountant.Sequence{}
+	l.share, l.mine, l.mineUse = nil, accountant.Sequence{}, nil
 	if len(l.header.Shares) > 0 {
 		f, ok := l.header.Shares[l.analyst]
 		if !ok {
@@ -93,7 +93,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 		}
 		for _, a := range sums {
 			if a.Analyst == l.analyst {
-				l.mine = a.seq
+				l.mine, l.mineUse = a.seq, a.use
 			}
 		}
 		share, err := l.header.shareBudget(f)

@@ -252,6 +252,67 @@ func TestDeclaredUseShares(t *testing.T) {
 	}
 }
 
+// TestScheduleShares: on a declared schedule, an analyst's spend is the
+// exact composition of the labels they released, of whichever run: bob's
+// labels of the cheaper first run, alice's of the second, each composed
+// as the pure steps they are (rrDelta), not as the schedule's first
+// labels.
+func TestScheduleShares(t *testing.T) {
+	pure := func(e float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: e}) }
+	b := unique(oneVote)
+	budget := accountant.Guarantee{Eps: 8, Delta: 1e-6}
+	h, err := NewUseHeader(ctx, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(0.2), Labels: 6}, {Mechanism: "darrm-one-vote", Step: pure(0.5)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Shares = map[string]float64{"alice": 0.5, "bob": 0.5}
+	if n := useSteps(h.Use); n < 12 {
+		t.Fatalf("the schedule declares %d labels: the test needs 12, so that bob's half holds the first run's 6", n)
+	}
+	path := filepath.Join(t.TempDir(), "schedule.ledger")
+	if _, err := book.Init(ctx, path, h, false); err != nil {
+		t.Fatal(err)
+	}
+	release := func(name string, step accountant.Spend, n int) {
+		t.Helper()
+		bk := book
+		bk.Analyst = name
+		l, allowed, err := bk.OpenRun(ctx, path, "darrm-one-vote", b, step, n)
+		if err != nil || allowed != n {
+			t.Fatalf("%s: %d allowed (%v), want %d", name, allowed, err, n)
+		}
+		defer l.Close()
+		if err := l.Reserve(n); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Settle(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release("bob", pure(0.2), 6)
+	alice := min(4, h.Use[1].Labels)
+	release("alice", pure(0.5), alice)
+	l, err := book.ReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	sums, err := l.Analysts()
+	if err != nil || len(sums) != 2 {
+		t.Fatalf("Analysts: %+v, %v", sums, err)
+	}
+	for i, c := range []struct {
+		name   string
+		labels int
+		eps    float64
+	}{{"bob", 6, 0.2}, {"alice", alice, 0.5}} {
+		a := sums[i]
+		if a.Analyst != c.name || a.Labels != c.labels || rrDelta(c.labels, c.eps, a.Spent.Eps) > budget.Delta*(1+1e-9) || rrDelta(c.labels, c.eps, a.Spent.Eps*(1-1e-6)) <= budget.Delta {
+			t.Errorf("%s: %+v; want %d labels of %v composed exactly at delta %v", c.name, a, c.labels, c.eps, budget.Delta)
+		}
+	}
+}
+
 // TestShareLabels: a share of a declared use's labels is the floor of
 // the share written in decimal times the labels, though the double
 // nearest the share times them falls below it.
