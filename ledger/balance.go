@@ -513,13 +513,19 @@ func (l *Ledger) composeShare(r rule, seq accountant.Sequence, use []int, f floa
 	if l.header.Use == nil {
 		return l.composeWithin(r, seq, f)
 	}
-	fits := seq.Steps <= shareLabels(f, useSteps(l.header.Use))
-	a := useCounts(l.header.Use, use, &l.header.Budget)
+	g, err := l.header.usedSpent(use)
+	return g, seq.Steps <= shareLabels(f, useSteps(l.header.Use)), err
+}
+
+// usedSpent returns the exact composition, at the budget's δ, of counts[i]
+// labels of each run i of the declared use of a ledger with header h: what
+// labels released in those runs, by whichever analysts, spend.
+func (h Header) usedSpent(counts []int) (accountant.Guarantee, error) {
+	a := useCounts(h.Use, counts, &h.Budget)
 	if a.Steps == 0 {
-		return accountant.Guarantee{}, fits, nil
+		return accountant.Guarantee{}, nil
 	}
-	g, err := useTotal(a)
-	return g, fits, err
+	return useTotal(a)
 }
 
 // AnalystSpend is what the runs of one analyst have spent of a ledger.
@@ -584,7 +590,14 @@ func (l *Ledger) Analysts() ([]AnalystSpend, error) {
 	for i := range sums {
 		a := &sums[i]
 		f, ok := l.header.Shares[a.Analyst]
-		if !ok {
+		switch {
+		case !ok && l.header.Use != nil:
+			// The analyst's own labels of each run, not the use's first.
+			if a.Spent, err = l.header.usedSpent(a.use); err != nil {
+				return nil, err
+			}
+			continue
+		case !ok:
 			if a.Spent, _, err = l.compose(l.chain.rule, a.seq); err != nil {
 				return nil, err
 			}

@@ -252,12 +252,20 @@ func TestDeclaredUseShares(t *testing.T) {
 	}
 }
 
-// TestScheduleShares: on a declared schedule, an analyst's spend is the
-// exact composition of the labels they released, of whichever run: bob's
-// labels of the cheaper first run, alice's of the second, each composed
-// as the pure steps they are (rrDelta), not as the schedule's first
-// labels.
+// TestScheduleShares: on a declared schedule, with shares or without, an
+// analyst's spend is the exact composition of the labels they released,
+// of whichever run: bob's labels of the cheaper first run, alice's of
+// the second, each composed as the pure steps they are (rrDelta), not as
+// the schedule's first labels.
 func TestScheduleShares(t *testing.T) {
+	for _, shares := range []map[string]float64{{"alice": 0.5, "bob": 0.5}, nil} {
+		t.Run(fmt.Sprint("shares ", shares), func(t *testing.T) { testScheduleShares(t, shares) })
+	}
+}
+
+// testScheduleShares is TestScheduleShares on a ledger that gives shares
+// (nil: none).
+func testScheduleShares(t *testing.T, shares map[string]float64) {
 	pure := func(e float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: e}) }
 	b := unique(oneVote)
 	budget := accountant.Guarantee{Eps: 8, Delta: 1e-6}
@@ -265,7 +273,7 @@ func TestScheduleShares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Shares = map[string]float64{"alice": 0.5, "bob": 0.5}
+	h.Shares = shares
 	if n := useSteps(h.Use); n < 12 {
 		t.Fatalf("the schedule declares %d labels: the test needs 12, so that bob's half holds the first run's 6", n)
 	}
