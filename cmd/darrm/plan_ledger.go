@@ -40,11 +40,12 @@ var planPassed = []string{"delta-prime", "prior", "gamma", "no-solve", "cache-di
 // the votes' header must then state too, the analysts' shares (--share,
 // as given), the queries expected (the planned ones; with shares, the
 // team's: every label the ledger allows, of which the share planned for
-// gives the planned ones), and the flags planPassed as given. Run as printed, with
-// LEDGER the new ledger's file and VOTES the votes to be released (whose
-// header binds the ledger), it fixes the filter the plan counted, which
-// allows the planned labels, to the analyst planned for when there are
-// shares. Its words, each quoted for a POSIX shell; nil for another plan.
+// gives the planned ones), and the flags planPassed as given. Run as
+// printed, with LEDGER the new ledger's file and VOTES the votes to be
+// released (whose header binds the ledger), it fixes the filter the plan
+// counted, which allows the planned labels, to the analyst planned for
+// when there are shares. Its words, each quoted for a POSIX shell; nil
+// for another plan.
 func ledgerInitOf(cmd *cobra.Command, p plan.Plan, shares []string) []string {
 	r := p.Request
 	if r.For != plan.ForLedger {
