@@ -61,26 +61,29 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 	// run opens a run of analyst bk on the ledger at location and returns
 	// its allowance, the error of a reservation of reserve labels, and
 	// settles them.
-	run := func(t *testing.T, bk Book, location string, reserve int) (int, error) {
-		t.Helper()
-		l, err := bk.Open(ctx, location)
-		if err != nil {
-			t.Fatal(err)
+	runOf := func(step accountant.Spend) func(*testing.T, Book, string, int) (int, error) {
+		return func(t *testing.T, bk Book, location string, reserve int) (int, error) {
+			t.Helper()
+			l, err := bk.Open(ctx, location)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			if err := l.begin("darrm", binding(t, l), step); err != nil {
+				return 0, err
+			}
+			allowed, err := l.allowance(step, -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = l.Reserve(reserve)
+			if err == nil {
+				err = l.Settle(reserve)
+			}
+			return allowed, err
 		}
-		defer l.Close()
-		if err := l.begin("darrm", binding(t, l), shareStep); err != nil {
-			return 0, err
-		}
-		allowed, err := l.allowance(shareStep, -1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = l.Reserve(reserve)
-		if err == nil {
-			err = l.Settle(reserve)
-		}
-		return allowed, err
 	}
+	run := runOf(shareStep)
 	maxSteps := func(t *testing.T, b accountant.Guarantee) int {
 		n, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: b}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
 		if err != nil {
@@ -155,6 +158,46 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		}
 		if b, err := l.Balance(); err != nil || b.Publish.Guarantee != shareBudget {
 			t.Errorf("the total to publish: %+v, %v; want the ledger's one budget %v", b.Publish, err, shareBudget)
+		}
+	})
+
+	// On a ledger open to any use whose filter states its total at its
+	// δ, an analyst's share allows what Header.ShareAllows counts, and
+	// the analyst's spend is stated at the share's δ, not the budget's.
+	t.Run("FilterShares", func(t *testing.T) {
+		b := unique(bound)
+		pure := accountant.ApproxStep(accountant.Guarantee{Eps: 0.1})
+		run := runOf(pure)
+		f, err := NamedFilter(b, shareBudget, &pure, accountant.ZCDPFilter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := NewHeader(b, shareBudget, 1e-5, f)
+		h.Shares = map[string]float64{"alice": 0.4}
+		want, err := h.ShareAllows(pure, 0.4)
+		if err != nil || want < 2 {
+			t.Fatalf("ShareAllows: %d, %v; the test needs 2 labels or more", want, err)
+		}
+		whole, err := f.MaxSteps(accountant.Sequence{}, pure, shareBudget)
+		if err != nil || whole <= want {
+			t.Fatalf("the ledger allows %d labels (%v), alice's share %d: the test needs fewer in the share", whole, err, want)
+		}
+		u := mk(h)
+		if allowed, err := run(t, as("alice"), u, want+1); allowed != want || !errors.Is(err, errBudget) {
+			t.Errorf("alice: allowance %d, a reservation of %d: %v; want %d and a refusal", allowed, want+1, err, want)
+		}
+		if _, err := run(t, as("alice"), u, want); err != nil {
+			t.Errorf("alice's %d labels: %v", want, err)
+		}
+		l, err := book.ReadOnly(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		sums, err := l.Analysts()
+		share := accountant.Guarantee{Eps: 0.4 * shareBudget.Eps, Delta: 0.4 * shareBudget.Delta}
+		if err != nil || len(sums) != 1 || sums[0].Labels != want || sums[0].Spent.Delta != share.Delta || !sums[0].Spent.Within(share) || sums[0].ShareLabels != 0 {
+			t.Errorf("Analysts: %+v, %v; want alice's %d labels spent at her share's delta, within %v", sums, err, want, share)
 		}
 	})
 

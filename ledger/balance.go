@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 
 	"github.com/darrm/darrm/accountant"
@@ -36,26 +38,101 @@ func (l *Ledger) ruleFor(step accountant.Spend) (rule, error) {
 }
 
 // composeWithin is compose on a ledger open to any use, against the
-// fraction share of its budget: 1, or an analyst's share (Header.Shares,
-// which a ledger whose use is declared does not give). A filter of parts
-// holds a share with each part's share of delta scaled alike, so that
-// they sum to the share's delta.
+// fraction share of its budget: 1, or an analyst's share (Header.Shares;
+// composeShare).
 func (l *Ledger) composeWithin(r rule, seq accountant.Sequence, share float64) (accountant.Guarantee, bool, error) {
-	budget := l.header.Budget.Guarantee
-	budget.Eps, budget.Delta = share*budget.Eps, share*budget.Delta
+	budget := scaleBudget(l.header.Budget.Guarantee, share)
 	var g accountant.Guarantee
 	var fits bool
 	var err error
 	if f := r.filter; f != nil {
-		scaled := accountant.Filter{Parts: slices.Clone(f.Parts)}
-		for i := range scaled.Parts {
-			scaled.Parts[i].Delta *= share
-		}
-		g, fits, err = scaled.Total(seq, budget)
+		g, fits, err = scaleFilter(*f, share).Total(seq, budget)
 	} else {
 		g, fits, err = accountant.FilterTotal(l.header.Filter, seq, budget)
 	}
 	return g, fits || l.free(), err
+}
+
+// scaleBudget returns the fraction share of budget, of its ε and its δ.
+func scaleBudget(budget accountant.Guarantee, share float64) accountant.Guarantee {
+	return accountant.Guarantee{Eps: share * budget.Eps, Delta: share * budget.Delta}
+}
+
+// scaleFilter returns the filter f that holds the fraction share of a
+// budget (scaleBudget): each part's share of δ scaled alike, so that they
+// sum to the share's δ.
+func scaleFilter(f accountant.Filter, share float64) accountant.Filter {
+	scaled := accountant.Filter{Parts: slices.Clone(f.Parts)}
+	for i := range scaled.Parts {
+		scaled.Parts[i].Delta *= share
+	}
+	return scaled
+}
+
+// shareLabels returns the labels that a share f gives an analyst of a
+// declared use of n labels: floor(f·n), with f·n raised by 1e-9 first,
+// so that a share written in decimal gives the labels it means (0.29 of
+// 100 is 29, though the double nearest 0.29 times 100 is below 29).
+func shareLabels(f float64, n int) int {
+	return int(math.Floor(f*float64(n) + 1e-9))
+}
+
+// shareBudget returns the part of a ledger with header h that the share
+// f gives an analyst, as a guarantee: on a ledger open to any use, f of
+// its budget; of a declared use, the exact composition of the first of
+// its labels that the share gives (shareLabels), at the budget's δ.
+func (h Header) shareBudget(f float64) (accountant.Guarantee, error) {
+	if h.Use == nil {
+		return scaleBudget(h.Budget.Guarantee, f), nil
+	}
+	if n := shareLabels(f, useSteps(h.Use)); n > 0 {
+		return h.useSpent(n)
+	}
+	return accountant.Guarantee{}, nil
+}
+
+// ShareAllows returns how many labels that step describes a new ledger
+// with header h allows an analyst whose share of it is f (Header.Shares),
+// as a release holds them (allowance): of a declared use, floor(f·N) of
+// its N labels (step is then the use's); on a ledger open to any use, the
+// most whose composition by its filter meets both the budget and f of it,
+// each label charged as a release charges it. A plan for an analyst's
+// share counts by it.
+func (h Header) ShareAllows(step accountant.Spend, f float64) (int, error) {
+	if !(f > 0 && f <= 1) {
+		return 0, paramError("shares", fmt.Sprint(f), "a share is a fraction of the budget in (0, 1]")
+	}
+	if h.Use != nil {
+		return shareLabels(f, useSteps(h.Use)), nil
+	}
+	if len(h.Parts) == 0 {
+		return 0, errors.New("ledger: a header with neither a declared use nor a filter's parts: not a new ledger's")
+	}
+	whole := accountant.Filter{Parts: h.Parts}
+	c, err := whole.Charge(step, h.Budget.Guarantee)
+	if err != nil {
+		return 0, err
+	}
+	part, budget := scaleFilter(whole, f), scaleBudget(h.Budget.Guarantee, f)
+	fits := func(k int) (bool, error) {
+		seq, err := whole.Add(accountant.Sequence{}, c, k)
+		if err != nil {
+			return false, err
+		}
+		if _, ok, err := whole.Total(seq, h.Budget.Guarantee); err != nil || !ok {
+			return false, err
+		}
+		_, ok, err := part.Total(seq, budget)
+		return ok, err
+	}
+	if ok, err := fits(0); err != nil || !ok {
+		return 0, err
+	}
+	n, err := roots.Last(0, accountant.CountLimit, fits)
+	if errors.Is(err, roots.ErrLimitFits) {
+		return accountant.CountLimit, nil
+	}
+	return n, err
 }
 
 // filterName names the composition that holds the ledger's runs as r
@@ -100,7 +177,13 @@ func (l *Ledger) composeUse(seq accountant.Sequence) (accountant.Guarantee, bool
 // useSpent returns the exact composition of the first n > 0 steps of the
 // declared use of a ledger with header h.
 func (h Header) useSpent(n int) (accountant.Guarantee, error) {
-	t, err := useAccount(h.Use, n, &h.Budget).Publish()
+	return useTotal(useAccount(h.Use, n, &h.Budget))
+}
+
+// useTotal returns the exact composition of the steps of a, an account of
+// labels of a declared use with at least one, at its budget's δ.
+func useTotal(a accountant.Account) (accountant.Guarantee, error) {
+	t, err := a.Publish()
 	if err == nil && t.Err != nil {
 		err = t.Err
 	}
@@ -109,10 +192,12 @@ func (h Header) useSpent(n int) (accountant.Guarantee, error) {
 
 // Spent returns what n labels that step describes spend on a new ledger
 // with header h, as ledger show prints it once they are released (a
-// realised cost: analysis): for a declared use, the exact composition of
-// its first n steps (step is then the use's); on a ledger open to any
-// use, their total by its filter.
-func (h Header) Spent(step accountant.Spend, n int) (accountant.Guarantee, error) {
+// realised cost: analysis), against the fraction share of the ledger (1:
+// the whole; an analyst's share, Header.Shares, as AnalystSpend.Spent
+// states it): for a declared use, the exact composition of its first n
+// steps at the budget's δ (step is then the use's); on a ledger open to
+// any use, their total by its filter held to share of its budget.
+func (h Header) Spent(step accountant.Spend, n int, share float64) (accountant.Guarantee, error) {
 	if n == 0 {
 		return accountant.Guarantee{}, nil
 	}
@@ -131,7 +216,7 @@ func (h Header) Spent(step accountant.Spend, n int) (accountant.Guarantee, error
 	if err != nil {
 		return accountant.Guarantee{}, err
 	}
-	g, _, err := f.Total(seq, h.Budget.Guarantee)
+	g, _, err := scaleFilter(f, share).Total(seq, scaleBudget(h.Budget.Guarantee, share))
 	return g, err
 }
 
@@ -289,6 +374,10 @@ func (l *Ledger) useAllowance(step accountant.Spend, limit int) (int, error) {
 		return 0, nil
 	}
 	left := max(end-spent, 0)
+	if l.share != nil {
+		f := l.header.Shares[l.analyst]
+		left = min(left, max(shareLabels(f, useSteps(l.header.Use))-l.mine.Steps-l.held, 0))
+	}
 	if limit >= 0 {
 		left = min(left, limit)
 	}
@@ -320,11 +409,17 @@ type Status struct {
 	FilterChosen bool `json:"filter_chosen,omitempty"`
 	// Analyst and Share, on a ledger that gives analysts shares
 	// (Header.Shares), name who charges the run and that analyst's part
-	// of the budget, which QueriesLeft is held to as well; ShareBound
-	// says that the share allows fewer than the budget does.
-	Analyst    string                `json:"analyst,omitempty"`
-	Share      *accountant.Guarantee `json:"share_budget,omitempty"`
-	ShareBound bool                  `json:"share_bound,omitempty"`
+	// of the ledger (Header.shareBudget; of a declared use, ShareLabels
+	// of its labels), which QueriesLeft is held to as well; ShareBound
+	// says that the share allows fewer than the budget does. AnalystSpent
+	// is what the analyst's runs have spent, this one's included,
+	// composed against the share as Share states it (AnalystSpend.Spent):
+	// a realised cost, analysis.
+	Analyst      string                `json:"analyst,omitempty"`
+	Share        *accountant.Guarantee `json:"share_budget,omitempty"`
+	ShareLabels  int                   `json:"share_labels,omitempty"`
+	AnalystSpent *accountant.Guarantee `json:"analyst_spent,omitempty"`
+	ShareBound   bool                  `json:"share_bound,omitempty"`
 	// Publish is the total to publish of every release charged to the
 	// ledger (Balance.Publish); a release's summary states it.
 	Publish accountant.Total `json:"-"`
@@ -356,6 +451,16 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 	}
 	if l.share != nil {
 		st.Analyst, st.Share = l.analyst, l.share
+		if h.Use != nil {
+			st.ShareLabels = shareLabels(h.Shares[l.analyst], useSteps(h.Use))
+		}
+		if l.run != "" {
+			spent, _, err := l.composeShare(l.rule, l.mine, l.mineUse, h.Shares[l.analyst], true)
+			if err != nil {
+				return Status{}, err
+			}
+			st.AnalystSpent = &spent
+		}
 		if left := st.QueriesLeft; left != nil {
 			// The budget's own allowance, with the share set aside.
 			share := l.share
@@ -373,21 +478,54 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 
 // withinShare returns the total by the ledger's filter of the spends of
 // this run's analyst, with k more labels of s after the labels this run
-// holds, and whether they meet the analyst's share of the budget: always,
-// when the ledger gives no shares or the teachers' cap frees every
-// release.
+// holds, and whether they meet the analyst's share (composeShare):
+// always, when the ledger gives no shares or the teachers' cap frees
+// every release.
 func (l *Ledger) withinShare(r rule, s Spend, k int) (accountant.Guarantee, bool, error) {
 	if l.share == nil || l.free() {
 		return accountant.Guarantee{}, true, nil
 	}
-	seq, err := r.add(l.mine, spendOf(l.version, l.run, l.mech, l.step, l.charge), l.held)
-	if err == nil {
-		seq, err = r.add(seq, s, k)
-	}
+	seq, err := r.add(l.mine, s, k)
 	if err != nil {
 		return accountant.Guarantee{}, false, err
 	}
-	return l.composeWithin(r, seq, l.header.Shares[l.analyst])
+	return l.composeShare(r, seq, l.mineUse, l.header.Shares[l.analyst], true)
+}
+
+// composeShare returns the total of an analyst's spends seq, and whether
+// they meet the analyst's share f of the ledger: on a ledger open to any
+// use, their composition by its filter against f of its budget
+// (composeWithin); of a declared use, whether their labels are within
+// those the share gives (shareLabels), and the exact composition at the
+// budget's δ of the analyst's labels of each run of the use, use (the
+// labels of seq beyond them, a count to check, are not composed). With
+// held, the labels this run holds are added first.
+func (l *Ledger) composeShare(r rule, seq accountant.Sequence, use []int, f float64, held bool) (accountant.Guarantee, bool, error) {
+	if held && l.held > 0 {
+		var err error
+		if seq, err = r.add(seq, spendOf(l.version, l.run, l.mech, l.step, l.charge), l.held); err != nil {
+			return accountant.Guarantee{}, false, err
+		}
+		if l.header.Use != nil {
+			use = useLabels(l.header.Use, slices.Clone(use), l.base.Steps, l.held)
+		}
+	}
+	if l.header.Use == nil {
+		return l.composeWithin(r, seq, f)
+	}
+	g, err := l.header.usedSpent(use)
+	return g, seq.Steps <= shareLabels(f, useSteps(l.header.Use)), err
+}
+
+// usedSpent returns the exact composition, at the budget's δ, of counts[i]
+// labels of each run i of the declared use of a ledger with header h: what
+// labels released in those runs, by whichever analysts, spend.
+func (h Header) usedSpent(counts []int) (accountant.Guarantee, error) {
+	a := useCounts(h.Use, counts, &h.Budget)
+	if a.Steps == 0 {
+		return accountant.Guarantee{}, nil
+	}
+	return useTotal(a)
 }
 
 // AnalystSpend is what the runs of one analyst have spent of a ledger.
@@ -400,11 +538,18 @@ type AnalystSpend struct {
 	// filter: a realised cost (analysis), not a guarantee; the total to
 	// publish is the ledger's (Balance.Publish), whoever spent it.
 	Spent accountant.Guarantee `json:"spent"`
-	// Share is the analyst's fraction of the budget and ShareBudget that
-	// part of it, when the ledger gives shares (Header.Shares).
+	// Share is the analyst's fraction and ShareBudget that part of the
+	// ledger, when the ledger gives shares (Header.Shares): of a declared
+	// use, ShareLabels of its labels, composed exactly at the budget's
+	// δ. Spent is then composed against the share: by the filter at the
+	// share's δ on a ledger open to any use, exactly at the budget's δ
+	// (as ShareBudget) of a declared use.
 	Share       float64               `json:"share,omitempty"`
 	ShareBudget *accountant.Guarantee `json:"share_budget,omitempty"`
+	ShareLabels int                   `json:"share_labels,omitempty"`
 	seq         accountant.Sequence
+	// use, of a declared use, is the analyst's labels of each of its runs.
+	use []int
 }
 
 // Analysts returns the spends of each analyst who charged the ledger, in
@@ -424,6 +569,9 @@ func (l *Ledger) Analysts() ([]AnalystSpend, error) {
 	}
 	err := l.Runs(func(s Spend) error {
 		a := add(s.Analyst)
+		if l.header.Use != nil && s.Prior != nil {
+			a.use = useLabels(l.header.Use, a.use, s.Prior.Steps, s.Queries)
+		}
 		seq, err := l.chain.rule.add(a.seq, s, s.Queries)
 		a.seq, a.Runs, a.Labels = seq, a.Runs+1, a.Labels+s.Queries
 		return err
@@ -441,11 +589,30 @@ func (l *Ledger) Analysts() ([]AnalystSpend, error) {
 	}
 	for i := range sums {
 		a := &sums[i]
-		if a.Spent, _, err = l.compose(l.chain.rule, a.seq); err != nil {
+		f, ok := l.header.Shares[a.Analyst]
+		switch {
+		case !ok && l.header.Use != nil:
+			// The analyst's own labels of each run, not the use's first.
+			if a.Spent, err = l.header.usedSpent(a.use); err != nil {
+				return nil, err
+			}
+			continue
+		case !ok:
+			if a.Spent, _, err = l.compose(l.chain.rule, a.seq); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		share, err := l.header.shareBudget(f)
+		if err != nil {
 			return nil, err
 		}
-		if f, ok := l.header.Shares[a.Analyst]; ok {
-			a.Share, a.ShareBudget = f, &accountant.Guarantee{Eps: f * l.header.Budget.Eps, Delta: f * l.header.Budget.Delta}
+		a.Share, a.ShareBudget = f, &share
+		if l.header.Use != nil {
+			a.ShareLabels = shareLabels(f, useSteps(l.header.Use))
+		}
+		if a.Spent, _, err = l.composeShare(l.chain.rule, a.seq, a.use, f, false); err != nil {
+			return nil, err
 		}
 	}
 	return sums, nil

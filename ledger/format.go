@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,11 +59,13 @@ type Header struct {
 	// was made from.
 	Upgraded *upgraded `json:"upgraded_from,omitempty"`
 	// Shares, when set, gives each analyst who may charge the ledger a
-	// share of its budget, a fraction in (0, 1] of its eps and its delta:
-	// an analyst's own runs, composed by the ledger's filter, must stay
-	// within it, and an analyst without a share may not charge the ledger.
-	// A share is an allocation inside the budget, not a guarantee: the
-	// total to publish is the ledger's one budget, whoever spent it.
+	// share of it, a fraction f in (0, 1]: of a ledger open to any use,
+	// f of its budget's eps and delta, within which the analyst's own
+	// runs, composed by the ledger's filter, must stay; of a declared
+	// use, f of its labels (ShareAllows: floor(f·N) of its N). An analyst
+	// without a share may not charge the ledger. A share is an allocation
+	// inside the budget, not a guarantee: the total to publish is the
+	// ledger's one budget, whoever spent it.
 	Shares map[string]float64 `json:"shares,omitempty"`
 }
 
@@ -364,6 +365,21 @@ func checkAnalyst(name string) error {
 	return nil
 }
 
+// CheckShares validates analysts' shares of a ledger (Header.Shares): each
+// analyst's name (not empty, no control characters, of bounded length)
+// and fraction, in (0, 1].
+func CheckShares(shares map[string]float64) error {
+	for name, f := range shares {
+		if err := checkAnalyst(name); err != nil {
+			return paramError("shares", strconv.Quote(name), err.Error())
+		}
+		if !(f > 0 && f <= 1) {
+			return paramError("shares", fmt.Sprintf("%s=%v", name, f), "a share is a fraction of the budget in (0, 1]")
+		}
+	}
+	return nil
+}
+
 // formatG formats x as a header parameter's value in an error.
 func formatG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
@@ -419,21 +435,8 @@ func checkHeader(h Header) error {
 			return paramError("filter", h.Filter.String(), err.Error())
 		}
 	}
-	if len(h.Shares) > 0 && h.Use != nil {
-		var given []string
-		for name, f := range h.Shares {
-			given = append(given, fmt.Sprintf("%s=%v", name, f))
-		}
-		slices.Sort(given)
-		return paramError("shares", strings.Join(given, ","), "a ledger whose use is declared composes its labels as one run and gives no analyst a share of it: open it to any use (--filter) to give shares")
-	}
-	for name, f := range h.Shares {
-		if err := checkAnalyst(name); err != nil {
-			return paramError("shares", strconv.Quote(name), err.Error())
-		}
-		if !(f > 0 && f <= 1) {
-			return paramError("shares", fmt.Sprintf("%s=%v", name, f), "a share is a fraction of the budget in (0, 1]")
-		}
+	if err := CheckShares(h.Shares); err != nil {
+		return err
 	}
 	if h.Version >= 2 {
 		if h.Teachers == nil {

@@ -288,6 +288,7 @@ type Ledger struct {
 	// this one.
 	share   *accountant.Guarantee
 	mine    accountant.Sequence
+	mineUse []int // of a declared use, mine's labels of each of its runs
 	mech    provenance.MechanismName
 	step    accountant.Spend
 	charge  *accountant.Charge  // what the filter charges a label of step, if open

@@ -81,7 +81,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	if _, err := rand.Read(id[:]); err != nil {
 		return err
 	}
-	l.share, l.mine = nil, accountant.Sequence{}
+	l.share, l.mine, l.mineUse = nil, accountant.Sequence{}, nil
 	if len(l.header.Shares) > 0 {
 		f, ok := l.header.Shares[l.analyst]
 		if !ok {
@@ -93,10 +93,14 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 		}
 		for _, a := range sums {
 			if a.Analyst == l.analyst {
-				l.mine = a.seq
+				l.mine, l.mineUse = a.seq, a.use
 			}
 		}
-		l.share = &accountant.Guarantee{Eps: f * l.header.Budget.Eps, Delta: f * l.header.Budget.Delta}
+		share, err := l.header.shareBudget(f)
+		if err != nil {
+			return err
+		}
+		l.share = &share
 	}
 	l.run, l.mech, l.step, l.charge, l.rule, l.useEnd = hex.EncodeToString(id[:]), mechanism, recorded, charge, r, useEnd
 	l.chose = r.firstRun && l.chain.rule.filter == nil
@@ -135,7 +139,11 @@ func (l *Ledger) Reserve(labels int) error {
 		return fmt.Errorf("ledger %s: %d labels of %v would bring the total to %v by the %v, over the budget %v: %w", l.path, labels, l.step.Guarantee, total, l.filterName(l.rule), l.header.Budget, errBudget)
 	}
 	if total, fits, err := l.withinShare(l.rule, own, labels-l.held); err != nil || !fits {
-		if err == nil {
+		if err == nil && l.header.Use != nil {
+			f := l.header.Shares[l.analyst]
+			err = fmt.Errorf("%d labels would bring analyst %q's labels to %d, over %q's share %v of the %d labels of its declared use, %d: %w",
+				labels, l.analyst, l.mine.Steps+labels, l.analyst, f, useSteps(l.header.Use), shareLabels(f, useSteps(l.header.Use)), errBudget)
+		} else if err == nil {
 			err = fmt.Errorf("%d labels of %v would bring analyst %q's runs to %v by the %v, over %q's share %v of the budget %v: %w",
 				labels, l.step.Guarantee, l.analyst, total, l.filterName(l.rule), l.analyst, l.header.Shares[l.analyst], *l.share, errBudget)
 		}

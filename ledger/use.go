@@ -115,19 +115,47 @@ func useSteps(runs []UseRun) int {
 // runs, held to budget: the runs before the one that holds the last label
 // whole (Before), that one in part.
 func useAccount(runs []UseRun, steps int, budget *accountant.Budget) accountant.Account {
+	counts := make([]int, len(runs))
+	for i, r := range runs {
+		counts[i] = min(r.Labels, steps)
+		steps -= counts[i]
+	}
+	return useCounts(runs, counts, budget)
+}
+
+// useCounts returns the account of counts[i] labels of each run i of the
+// use runs (none when counts is nil), held to budget: the runs with
+// labels in order, the last one's as the account's step (Before the
+// others).
+func useCounts(runs []UseRun, counts []int, budget *accountant.Budget) accountant.Account {
 	a := accountant.Account{Budget: budget}
-	for _, r := range runs {
-		k := min(r.Labels, steps)
+	for i, k := range counts {
+		r := runs[i]
 		if k == 0 {
-			break
+			continue
 		}
 		if a.Steps > 0 {
 			a.Before = append(a.Before, accountant.Run{Step: a.Step, Profile: a.Profile, Steps: a.Steps})
 		}
 		a.Step, a.Profile, a.Steps = r.Step, r.Profile, k
-		steps -= k
 	}
 	return a
+}
+
+// useLabels adds to counts (nil: none yet), the labels of each run of the
+// use runs, the n labels that follow the first from labels of the use,
+// and returns them.
+func useLabels(runs []UseRun, counts []int, from, n int) []int {
+	if counts == nil {
+		counts = make([]int, len(runs))
+	}
+	end := 0
+	for i, r := range runs {
+		start := end
+		end += r.Labels
+		counts[i] += max(min(end, from+n)-max(start, from), 0)
+	}
+	return counts
 }
 
 // useRun returns the index of the run of the use that the next label

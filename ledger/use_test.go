@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"path/filepath"
@@ -122,12 +123,6 @@ func TestDeclaredUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "schedule.ledger")
-	// A declared use composes its labels as one run: no analyst's share.
-	shared := h
-	shared.Shares = map[string]float64{"alice": 0.5}
-	if _, err := book.Init(ctx, path, shared, false); err == nil || !strings.Contains(err.Error(), "shares = alice=0.5") {
-		t.Errorf("a declared use with shares: %v, want a refusal naming them", err)
-	}
 	if _, err := book.Init(ctx, path, h, false); err != nil {
 		t.Fatal(err)
 	}
@@ -155,4 +150,187 @@ func TestDeclaredUse(t *testing.T) {
 		t.Fatalf("the second run: %d allowed (%v), want %d", allowed, err, h.Use[1].Labels)
 	}
 	l.Close()
+}
+
+// TestDeclaredUseShares: a declared use of N labels gives each analyst
+// floor(f·N) of them (Header.ShareAllows), released in batches and not
+// one more (a refusal naming the share); an analyst without a share is
+// refused; each analyst's spend is the exact composition of their labels
+// at the budget's δ, within their share's; the total to publish stays the
+// whole use's.
+func TestDeclaredUseShares(t *testing.T) {
+	pure := func(e float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: e}) }
+	for _, c := range []struct {
+		name   string
+		eps    float64
+		budget accountant.Guarantee
+		shares map[string]float64
+	}{
+		{"0.2 at (4, 1e-6)", 0.2, accountant.Guarantee{Eps: 4, Delta: 1e-6}, map[string]float64{"alice": 0.4, "bob": 0.6}},
+		{"0.1 at (1, 1e-12)", 0.1, accountant.Guarantee{Eps: 1, Delta: 1e-12}, map[string]float64{"alice": 0.29, "bob": 0.71}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := unique(oneVote)
+			h, err := NewUseHeader(ctx, b, c.budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(c.eps)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := h.Use[0].Labels
+			h.Shares = c.shares
+			path := filepath.Join(t.TempDir(), "use.ledger")
+			if _, err := book.Init(ctx, path, h, false); err != nil {
+				t.Fatal(err)
+			}
+			// f·N's floor, computed apart: the shares are decimals of
+			// two digits.
+			want := map[string]int{}
+			for name, f := range c.shares {
+				want[name] = int(math.Round(f*100)) * n / 100
+				if got, err := h.ShareAllows(pure(c.eps), f); err != nil || got != want[name] {
+					t.Errorf("ShareAllows(%v) of %d labels: %d, %v; want %d", f, n, got, err, want[name])
+				}
+			}
+			for _, name := range []string{"alice", "bob"} {
+				bk := book
+				bk.Analyst = name
+				released := 0
+				for {
+					l, allowed, err := bk.OpenRun(ctx, path, "darrm-one-vote", b, pure(c.eps), 7)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if allowed == 0 {
+						err := l.Reserve(1)
+						if !errors.Is(err, errBudget) || !strings.Contains(err.Error(), fmt.Sprintf("%q's share %v of the %d labels", name, c.shares[name], n)) {
+							t.Errorf("%s: a label past her share: %v, want a refusal naming the share", name, err)
+						}
+						st, err := l.Status(pure(c.eps))
+						if err != nil || !st.ShareBound || st.ShareLabels != want[name] || st.AnalystSpent == nil || *st.AnalystSpent != *st.Share {
+							t.Errorf("%s's status at her share's end: %+v, %v; want her share of %d labels bound her, spent whole", name, st, err, want[name])
+						}
+						l.Close()
+						break
+					}
+					if err := l.Reserve(allowed); err != nil {
+						t.Fatal(err)
+					}
+					l.Settle(allowed)
+					l.Close()
+					released += allowed
+				}
+				if released != want[name] {
+					t.Errorf("%s released %d of a use of %d with a share %v, want %d", name, released, n, c.shares[name], want[name])
+				}
+			}
+			bk := book
+			bk.Analyst = "carol"
+			var se *shareError
+			if _, _, err := bk.OpenRun(ctx, path, "darrm-one-vote", b, pure(c.eps), -1); !errors.As(err, &se) {
+				t.Errorf("carol, without a share: %v, want a *shareError", err)
+			}
+			l, err := book.ReadOnly(ctx, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			sums, err := l.Analysts()
+			if err != nil || len(sums) != 2 {
+				t.Fatalf("Analysts: %+v, %v", sums, err)
+			}
+			for _, a := range sums {
+				k := want[a.Analyst]
+				if a.Labels != k || a.ShareLabels != k || a.ShareBudget == nil || *a.ShareBudget != a.Spent || a.Spent.Delta != c.budget.Delta ||
+					rrDelta(k, c.eps, a.Spent.Eps) > c.budget.Delta*(1+1e-9) || rrDelta(k, c.eps, a.Spent.Eps*(1-1e-6)) <= c.budget.Delta {
+					t.Errorf("%s: %+v; want %d labels, their exact composition at delta %v, her whole share", a.Analyst, a, k, c.budget.Delta)
+				}
+			}
+			bal, err := l.Balance()
+			if whole, _ := h.Publish(); err != nil || bal.Publish.Guarantee != whole.Guarantee {
+				t.Errorf("to publish: %+v, %v; want the whole use's %v", bal.Publish, err, whole.Guarantee)
+			}
+		})
+	}
+}
+
+// TestScheduleShares: on a declared schedule, with shares or without, an
+// analyst's spend is the exact composition of the labels they released,
+// of whichever run: bob's labels of the cheaper first run, alice's of
+// the second, each composed as the pure steps they are (rrDelta), not as
+// the schedule's first labels.
+func TestScheduleShares(t *testing.T) {
+	for _, shares := range []map[string]float64{{"alice": 0.5, "bob": 0.5}, nil} {
+		t.Run(fmt.Sprint("shares ", shares), func(t *testing.T) { testScheduleShares(t, shares) })
+	}
+}
+
+// testScheduleShares is TestScheduleShares on a ledger that gives shares
+// (nil: none).
+func testScheduleShares(t *testing.T, shares map[string]float64) {
+	pure := func(e float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: e}) }
+	b := unique(oneVote)
+	budget := accountant.Guarantee{Eps: 8, Delta: 1e-6}
+	h, err := NewUseHeader(ctx, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(0.2), Labels: 6}, {Mechanism: "darrm-one-vote", Step: pure(0.5)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Shares = shares
+	if n := useSteps(h.Use); n < 12 {
+		t.Fatalf("the schedule declares %d labels: the test needs 12, so that bob's half holds the first run's 6", n)
+	}
+	path := filepath.Join(t.TempDir(), "schedule.ledger")
+	if _, err := book.Init(ctx, path, h, false); err != nil {
+		t.Fatal(err)
+	}
+	release := func(name string, step accountant.Spend, n int) {
+		t.Helper()
+		bk := book
+		bk.Analyst = name
+		l, allowed, err := bk.OpenRun(ctx, path, "darrm-one-vote", b, step, n)
+		if err != nil || allowed != n {
+			t.Fatalf("%s: %d allowed (%v), want %d", name, allowed, err, n)
+		}
+		defer l.Close()
+		if err := l.Reserve(n); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Settle(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release("bob", pure(0.2), 6)
+	alice := min(4, h.Use[1].Labels)
+	release("alice", pure(0.5), alice)
+	l, err := book.ReadOnly(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	sums, err := l.Analysts()
+	if err != nil || len(sums) != 2 {
+		t.Fatalf("Analysts: %+v, %v", sums, err)
+	}
+	for i, c := range []struct {
+		name   string
+		labels int
+		eps    float64
+	}{{"bob", 6, 0.2}, {"alice", alice, 0.5}} {
+		a := sums[i]
+		if a.Analyst != c.name || a.Labels != c.labels || rrDelta(c.labels, c.eps, a.Spent.Eps) > budget.Delta*(1+1e-9) || rrDelta(c.labels, c.eps, a.Spent.Eps*(1-1e-6)) <= budget.Delta {
+			t.Errorf("%s: %+v; want %d labels of %v composed exactly at delta %v", c.name, a, c.labels, c.eps, budget.Delta)
+		}
+	}
+}
+
+// TestShareLabels: a share of a declared use's labels is the floor of
+// the share written in decimal times the labels, though the double
+// nearest the share times them falls below it.
+func TestShareLabels(t *testing.T) {
+	for _, c := range []struct {
+		f         float64
+		n, labels int
+	}{{0.29, 100, 29}, {0.4, 2500, 1000}, {0.4, 2502, 1000}, {0.57, 100, 57}, {1, 79, 79}, {0.3, 3, 0}, {0.01, 99, 0}} {
+		if got := shareLabels(c.f, c.n); got != c.labels {
+			t.Errorf("a share %v of %d labels: %d, want %d", c.f, c.n, got, c.labels)
+		}
+	}
 }

@@ -34,6 +34,15 @@ type Request struct {
 	// For is what a plan of parameters fits the queries to: one run
 	// (ForRun, the zero value) or a new ledger (ForLedger).
 	For Target
+	// Share is the fraction in (0, 1] of a new ledger given to the
+	// analyst the plan is for (ledger.Header.Shares); 0: the whole
+	// ledger. With a share, what a new ledger releases (Count.Ledger,
+	// and a plan for a ledger) is what the share allows the analyst, as
+	// a release holds it (ledger.Header.ShareAllows): of a declared use,
+	// floor(Share·N) of its N labels. A share is an allocation inside the
+	// ledger's one budget, not a guarantee: the total to publish is the
+	// ledger's.
+	Share float64
 	// RRGamma has darrm-one-vote sample randomized response's largest
 	// constant gamma of each problem instead of its own
 	// (gamma.OneVoteRRBaseline).
@@ -61,12 +70,16 @@ type Count struct {
 	Total accountant.Total
 	// Ledger is the number a run charged to a new ledger with the budget
 	// releases, by Filter (Request.Filter, else the filter that allows
-	// the most); LedgerTotal is what they spend by it, a realised cost
-	// (of a plan's queries, Plan.Queries, when it plans for a ledger).
+	// the most), to the analyst of Request.Share when it is set, and
+	// LedgerAll the number the whole ledger allows; LedgerTotal is what
+	// they spend by it (against the share: ledger.Header.Spent), a
+	// realised cost (of a plan's queries, Plan.Queries, when it plans for
+	// a ledger).
 	// LedgerPublish is what that ledger publishes after them, as ledger
 	// show and a release on it print it: the budget its filter holds
 	// every release to (the plan assumes no teachers' cap).
 	Ledger        int
+	LedgerAll     int
 	LedgerTotal   accountant.Guarantee
 	LedgerPublish accountant.Total
 	Filter        accountant.Method
@@ -181,7 +194,7 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 	}
 	priv := agg.Privacy()
 	if r.For == ForLedger {
-		_, n, err := ledgerCount(ctx, bindingOf(agg), r, priv)
+		_, n, _, err := ledgerCount(ctx, bindingOf(agg), r, priv)
 		return err == nil && n >= queries, nil
 	}
 	return accountant.Account{Step: priv.Spend, Profile: priv.Profile, Steps: queries, Budget: r.Budget}.Fits()
@@ -195,7 +208,7 @@ func (b built) runQueries() int { return b.maxQueries }
 // hold its labels).
 func (b built) queriesFor(ctx context.Context, r Request) int {
 	if r.For == ForLedger {
-		_, n, err := ledgerCount(ctx, b.binding, r, b.agg.Privacy())
+		_, n, _, err := ledgerCount(ctx, b.binding, r, b.agg.Privacy())
 		if err != nil {
 			return 0
 		}
@@ -235,8 +248,8 @@ func count(ctx context.Context, r Request) (Count, error) {
 	}
 	c.Total = b.allows
 	priv := b.agg.Privacy()
-	h, n, err := ledgerCount(ctx, b.binding, r, priv)
-	if c.Filter, c.Ledger = h.Filter, n; err != nil {
+	h, n, all, err := ledgerCount(ctx, b.binding, r, priv)
+	if c.Filter, c.Ledger, c.LedgerAll = h.Filter, n, all; err != nil {
 		c.LedgerNote = err.Error()
 		return c, nil
 	}
@@ -247,7 +260,7 @@ func count(ctx context.Context, r Request) (Count, error) {
 			return c, err
 		}
 		c.header, c.step = h, priv.Spend
-		if c.LedgerTotal, err = h.Spent(priv.Spend, c.Ledger); err != nil {
+		if c.LedgerTotal, err = h.Spent(priv.Spend, c.Ledger, r.share()); err != nil {
 			return c, err
 		}
 	}
@@ -287,6 +300,9 @@ func (r Request) validate() error {
 	}
 	if err := r.Budget.Validate(); err != nil {
 		return err
+	}
+	if r.Share != 0 && !(r.Share > 0 && r.Share <= 1) {
+		return &accountant.ParamError{Name: "share", Value: r.Share, Rule: "an analyst's share of a ledger is a fraction in (0, 1]"}
 	}
 	if r.DeltaPrime != 0 {
 		return param.DeltaPrime(r.DeltaPrime)

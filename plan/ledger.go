@@ -38,32 +38,51 @@ type targetTable struct{}
 func (targetTable) Names() *enum.Names[Target] { return &targetNames }
 
 // ledgerCount returns the header of a new ledger bound to b with r's
-// budget whose labels priv describes, and the labels it allows, as
-// darrm ledger init makes it for these labels declared: their declared
-// use, composed exactly as one run (ledger.NewUseHeader), or with
-// r.Filter that filter, open to any use. An error says why it cannot
-// hold them.
-func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ensemble.Privacy) (ledger.Header, int, error) {
+// budget whose labels priv describes, the labels it allows to r's
+// analyst (r.Share of it, ledger.Header.ShareAllows; all of them without
+// a share) and all the labels it allows, as darrm ledger init makes it
+// for these labels declared: their declared use, composed exactly as one
+// run (ledger.NewUseHeader), or with r.Filter that filter, open to any
+// use. An error says why it cannot hold them.
+func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ensemble.Privacy) (ledger.Header, int, int, error) {
 	budget := r.Budget.Guarantee
+	var h ledger.Header
+	var all int
 	if r.Filter == nil {
 		run := ledger.UseRun{Mechanism: r.Mechanism.Name(), Step: priv.Spend, Profile: priv.Profile}
-		h, err := ledger.NewUseHeader(ctx, b, budget, accountant.DefaultDeltaPrime, []ledger.UseRun{run})
-		if err != nil {
-			return h, 0, err
+		var err error
+		if h, err = ledger.NewUseHeader(ctx, b, budget, accountant.DefaultDeltaPrime, []ledger.UseRun{run}); err != nil {
+			return h, 0, 0, err
 		}
-		return h, h.Use[0].Labels, nil
+		all = h.Use[0].Labels
+	} else {
+		f, err := ledger.NamedFilter(b, budget, &priv.Spend, *r.Filter)
+		h = ledger.NewHeader(b, budget, accountant.DefaultDeltaPrime, f)
+		if err != nil {
+			h.Filter = *r.Filter
+			return h, 0, 0, err
+		}
+		if all, err = f.MaxSteps(accountant.Sequence{}, priv.Spend, budget); err != nil {
+			return h, 0, 0, fmt.Errorf("plan: ledger (%v): %w", f, err)
+		}
 	}
-	f, err := ledger.NamedFilter(b, budget, &priv.Spend, *r.Filter)
-	h := ledger.NewHeader(b, budget, accountant.DefaultDeltaPrime, f)
+	if r.Share == 0 {
+		return h, all, all, nil
+	}
+	n, err := h.ShareAllows(priv.Spend, r.Share)
 	if err != nil {
-		h.Filter = *r.Filter
-		return h, 0, err
+		return h, 0, all, fmt.Errorf("plan: ledger (%v), a share %v of it: %w", h.Filter, r.Share, err)
 	}
-	n, err := f.MaxSteps(accountant.Sequence{}, priv.Spend, budget)
-	if err != nil {
-		return h, 0, fmt.Errorf("plan: ledger (%v): %w", f, err)
+	return h, n, all, nil
+}
+
+// share is the fraction of a new ledger that r plans for: r.Share, or
+// the whole ledger (1) without one.
+func (r Request) share() float64 {
+	if r.Share == 0 {
+		return 1
 	}
-	return h, n, nil
+	return r.Share
 }
 
 // noLedgerFit returns the error for a budget on whose new ledger not even
@@ -76,10 +95,14 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 		return err
 	}
 	priv := agg.Privacy()
-	h, n, err := ledgerCount(ctx, bindingOf(agg), r, priv)
-	rule := fmt.Sprintf("not even %s on a new ledger of this budget: the least generous %s searched, %v (per query %v), allows %d (filter %v)", fitWords(queries), k.setting, k.value(x), priv.Guarantee, n, h.Filter)
+	h, n, _, err := ledgerCount(ctx, bindingOf(agg), r, priv)
+	of := "on a new ledger of this budget"
+	if r.Share != 0 {
+		of = fmt.Sprintf("in a share %v of a new ledger of this budget", r.Share)
+	}
+	rule := fmt.Sprintf("not even %s %s: the least generous %s searched, %v (per query %v), allows %d (filter %v)", fitWords(queries), of, k.setting, k.value(x), priv.Guarantee, n, h.Filter)
 	if err != nil {
-		rule = fmt.Sprintf("not even %s on a new ledger of this budget: at the least generous %s searched, %v (per query %v): %v", fitWords(queries), k.setting, k.value(x), priv.Guarantee, err)
+		rule = fmt.Sprintf("not even %s %s: at the least generous %s searched, %v (per query %v): %v", fitWords(queries), of, k.setting, k.value(x), priv.Guarantee, err)
 	}
 	return &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: rule}
 }

@@ -65,7 +65,7 @@ func TestPlanForLedger(t *testing.T) {
 				all  bool
 			}{{"for a ledger", forLedger, true}, {"for a run", forRun, runFits}} {
 				t.Run(tc.name, func(t *testing.T) {
-					res, err := releaseOnLedger(ctx, t.TempDir(), tc.pl, private, budget)
+					res, err := releaseOnLedger(ctx, t.TempDir(), tc.pl, private, budget, "")
 					if tc.all && (err != nil || res.Released != queries) {
 						t.Errorf("released %d of %d (%v): want all", res.Released, queries, err)
 					}
@@ -80,8 +80,10 @@ func TestPlanForLedger(t *testing.T) {
 
 // releaseOnLedger creates a ledger with budget, bound to the votes'
 // ensemble, as darrm ledger init makes it for the plan's labels declared
-// (their use, or the plan's filter when it names one), and releases the votes with the plan's mechanism on it.
-func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budget accountant.Guarantee) (ensemble.ReleaseResult, error) {
+// (their use, or the plan's filter when it names one), and releases the
+// votes with the plan's mechanism on it; with an analyst, the ledger
+// gives that analyst the plan's share, and the analyst releases.
+func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budget accountant.Guarantee, analyst string) (ensemble.ReleaseResult, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# {"darrm-votes":1,"ensemble":"plan-ledger","K":%d,"classes":%d,"layout":"counts","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":%d,"source":{"method":"none"}}]}`+"\n", votes.K, votes.Classes, votes.K)
 	for _, c := range votes.Counts {
@@ -113,7 +115,10 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 			return ensemble.ReleaseResult{}, err
 		}
 	}
-	state := ledger.Book{StateDir: filepath.Join(dir, "state")}
+	state := ledger.Book{StateDir: filepath.Join(dir, "state"), Analyst: analyst}
+	if analyst != "" {
+		h.Shares = map[string]float64{analyst: pl.Request.Share}
+	}
 	led := filepath.Join(dir, "votes.ledger")
 	if _, err := state.Init(ctx, led, h, false); err != nil {
 		return ensemble.ReleaseResult{}, err
@@ -133,6 +138,60 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 		return out.Result, serr
 	}
 	return out.Result, err
+}
+
+// TestPlanForShare: GNMax planned for 120 queries in a share 0.4 of a new
+// ledger of (2, 1e-5), on a declared use and on a ledger open to any use,
+// is allowed a count of 120 or more in the share (on the declared use,
+// floor(0.4 N) of the N labels the use declares), and an analyst with
+// that share releases exactly that count on the ledger made for it, the
+// next label refused; the planned labels' spend is stated against the
+// share's δ on the open ledger.
+func TestPlanForShare(t *testing.T) {
+	ctx := context.Background()
+	const queries, share = 120, 0.4
+	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	zcdp := accountant.ZCDPFilter
+	for _, filter := range []*accountant.Method{nil, &zcdp} {
+		name := "declared use"
+		if filter != nil {
+			name = filter.String()
+		}
+		t.Run(name, func(t *testing.T) {
+			r := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, budget.Eps, budget.Delta)
+			r.For, r.Filter, r.Share = ForLedger, filter, share
+			pl, err := parameters(ctx, r, queries)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := pl.Count
+			t.Logf("sigma2 %v: %d in the share, %d in the ledger, the neighbour %d", pl.Value, c.Ledger, c.LedgerAll, pl.NeighbourRun)
+			if c.Ledger < queries || c.LedgerAll <= c.Ledger || pl.NeighbourRun >= queries {
+				t.Errorf("planned: %d in the share, %d in the ledger, the neighbour %d: want >= %d in the share, fewer than the ledger's, and fewer for the neighbour", c.Ledger, c.LedgerAll, pl.NeighbourRun, queries)
+			}
+			if want := int(share*10) * c.LedgerAll / 10; filter == nil && c.Ledger != want {
+				t.Errorf("a share %v of a declared use of %d labels: %d, want %d", share, c.LedgerAll, c.Ledger, want)
+			}
+			if filter != nil && c.LedgerTotal.Delta > share*budget.Delta {
+				t.Errorf("the planned labels spend %v: want it stated within the share's delta %v", c.LedgerTotal, share*budget.Delta)
+			}
+			res, err := releaseOnLedger(ctx, t.TempDir(), pl, pateVotes(c.Ledger+1, 250, 10, 0, 3), budget, "alice")
+			if !errors.Is(err, ensemble.ErrBudget) || res.Released != c.Ledger {
+				t.Errorf("alice released %d of %d (%v): want the %d of her share, and the next refused", res.Released, c.Ledger+1, err, c.Ledger)
+			}
+		})
+	}
+	r := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, budget.Eps, budget.Delta)
+	for _, c := range []struct {
+		share float64
+		to    Target
+	}{{1.5, ForLedger}, {-0.1, ForLedger}, {0.4, ForRun}} {
+		r.For, r.Share = c.to, c.share
+		var pe *accountant.ParamError
+		if _, err := parameters(ctx, r, queries); !errors.As(err, &pe) || pe.Name != "share" {
+			t.Errorf("a share %v for a %v: %v, want a ParamError naming the share", c.share, c.to, err)
+		}
+	}
 }
 
 // TestPlanForLedgerNoFit: a plan for a ledger whose filter holds none of

@@ -266,6 +266,9 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 	if err := r.validate(); err != nil {
 		return Plan{}, err
 	}
+	if r.Share != 0 && r.For != ForLedger {
+		return Plan{}, &accountant.ParamError{Name: "share", Value: r.Share, Rule: "an analyst's share is of a ledger: plan for a new ledger (For ForLedger)"}
+	}
 	if queries < 1 || queries > accountant.CountLimit {
 		return Plan{}, &accountant.ParamError{Name: "queries", Value: float64(queries), Rule: fmt.Sprintf("must be in [1, %d], the counts the accountant counts exactly", accountant.CountLimit)}
 	}
@@ -361,7 +364,7 @@ func verify(ctx context.Context, pl *Plan) error {
 	if pl.Request.For == ForLedger {
 		// What the planned queries spend, as ledger show prints it once
 		// they are released, not all the ledger allows.
-		if pl.Count.LedgerTotal, err = pl.Count.header.Spent(pl.Count.step, pl.Queries); err != nil {
+		if pl.Count.LedgerTotal, err = pl.Count.header.Spent(pl.Count.step, pl.Queries, pl.Request.share()); err != nil {
 			return err
 		}
 	}

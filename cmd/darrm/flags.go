@@ -61,7 +61,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "target-delta", Default: 0.0, Usage: "delta of the guarantee to meet or report, in [0, 0.5]"},
 	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise, in units of the sensitivity (> 0)"},
 	{Name: "ledger", Default: "", Usage: "privacy ledger to charge: a file, or postgres://...?ledger=NAME"},
-	{Name: "analyst", Default: "", Usage: "who charges --ledger (default: the database user; none for a file)"},
+	{Name: "analyst", Default: "", Usage: "who charges --ledger (default: the database user); plan: whose --share"},
 	{Name: "lock-timeout", Default: ledger.DefaultLockTimeout, Usage: "the longest `wait` for a lock on a ledger (e.g. 30s, 2m)"},
 })
 

@@ -39,7 +39,7 @@ type ledgerInitFlags struct {
 	DeltaPrime  float64             `flag:"delta-prime"`
 	Filter      accountant.Method   `flag:"filter" help:"filter: gdp-, zcdp-, rdp-, advanced-filter or simple" default:"chosen"`
 	Replace     bool                `flag:"replace" help:"record this ledger as the ensemble's over another (on purpose)"`
-	Shares      []string            `flag:"share" help:"an analyst's share of the budget: NAME=FRACTION, in (0, 1]; repeatable"`
+	Shares      []string            `flag:"share" help:"NAME=FRACTION: an analyst's share of the budget (or of a use's labels)"`
 	Schedule    string              `flag:"schedule" help:"a file of runs in order, one per line: --mechanism ... --queries N"`
 	LockTimeout time.Duration       `flag:"lock-timeout"`
 	use         ledgerUseFlags

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,4 +32,14 @@ func parseShares(values []string) (map[string]float64, error) {
 		shares[name] = f
 	}
 	return shares, nil
+}
+
+// shareNames returns the analysts given shares, sorted and quoted.
+func shareNames(shares map[string]float64) []string {
+	names := make([]string, 0, len(shares))
+	for name := range shares {
+		names = append(names, strconv.Quote(name))
+	}
+	slices.Sort(names)
+	return names
 }

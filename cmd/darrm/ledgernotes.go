@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -154,6 +155,31 @@ func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 	t.Line("ledger %s: bound to %s; budget %v (delta' = %g), %s", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, held)
 	name, why := report.LedgerPublish(bal)
 	t.Line("to publish: %v for every release charged to it, by the %s; why: %s", bal.Publish.Guarantee, name, why)
+	if len(h.Shares) > 0 {
+		names := make([]string, 0, len(h.Shares))
+		for name := range h.Shares {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		var shares []string
+		for _, name := range names {
+			f := h.Shares[name]
+			share := fmt.Sprintf("%q %v of the budget", name, f)
+			if h.Use != nil {
+				n, err := h.ShareAllows(h.Use[0].Step, f)
+				if err != nil {
+					return err
+				}
+				all := 0
+				for _, r := range h.Use {
+					all += r.Labels
+				}
+				share = fmt.Sprintf("%q %v: %d of its declared use's %s", name, f, n, plural.Of(all, "label", "labels"))
+			}
+			shares = append(shares, share)
+		}
+		t.Line("shares: %s; each analyst's releases are held to their share, an allocation inside the budget, not a guarantee: analysts who adapt to each other's labels share the one budget, which the ledger publishes", strings.Join(shares, ", "))
+	}
 	if prev != nil {
 		printReplaced(t, prev)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
@@ -35,6 +37,8 @@ type planFlags struct {
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public or released (private is refused)"`
 	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, only to refuse them as --votes"`
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least precision of answered labels, in [0, 1)"`
+	Shares       []string          `flag:"share" help:"the new ledger's shares, as ledger init takes them: NAME=FRACTION"`
+	Analyst      string            `flag:"analyst"`
 	Mechanism    provenance.MechanismName
 }
 
@@ -60,6 +64,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return cli.Usagef("--private-votes goes with --votes: it is read only to refuse proxy votes that are the private ones")
 	}
 	if !fs.Changed("mechanism") {
+		if fs.Changed("share") || fs.Changed("analyst") {
+			return cli.Usagef("--share and --analyst plan one mechanism for an analyst's share of a new ledger: give --mechanism")
+		}
 		return runCompare(cmd, f)
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
@@ -69,6 +76,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return err
 	}
 	doc := report.Plan{Chosen: fs.Changed("queries")}
+	if doc.Analyst, r.Share, err = f.share(cmd); err != nil {
+		return err
+	}
 	scored := info.Input == votefile.ManyClasses && (info.Name == ensemble.ConfidentGNMax{}.Name() || info.Name == ensemble.GNMax{}.Name())
 	if f.Votes != "" && !scored {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
@@ -85,6 +95,8 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		if fs.Changed("for") {
 			return cli.Usagef("--for says what a plan of --queries fits them to: give --queries (a count says both what one run and what a new ledger releases)")
 		}
+	} else if r.Share != 0 && f.For != plan.ForLedger {
+		return cli.Usagef("--share plans for an analyst's share of a new ledger: give --for ledger")
 	} else {
 		r.For, r.Queries = f.For, f.Queries
 		for _, s := range plan.Chosen(r) {
@@ -104,10 +116,42 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return f.planError(cmd, err)
 	}
 	if doc.Chosen {
-		doc.LedgerInit = ledgerInitOf(cmd, doc.Plan)
+		doc.LedgerInit = ledgerInitOf(cmd, doc.Plan, f.Shares)
 	}
 	lines.Done() // before the output: the solves of gamma_opt are over
 	return doc.Write(cmd.OutOrStdout(), f.Format)
+}
+
+// share returns the analyst a plan is for and their share of a new
+// ledger, from --share (as ledger init takes them, checked alike) and
+// --analyst, which names one of them (needed when there are several);
+// none without --share.
+func (f *planFlags) share(cmd *cobra.Command) (string, float64, error) {
+	fs := cmd.Flags()
+	shares, err := parseShares(f.Shares)
+	if err == nil {
+		err = ledger.CheckShares(shares)
+	}
+	if err != nil {
+		return "", 0, cli.AsUsage(flagErr(err, budgetFlags))
+	}
+	switch {
+	case len(shares) == 0 && fs.Changed("analyst"):
+		return "", 0, cli.Usagef("--analyst names whose --share to plan for: give the ledger's shares with --share NAME=FRACTION")
+	case len(shares) == 0:
+		return "", 0, nil
+	case !fs.Changed("analyst") && len(shares) > 1:
+		return "", 0, cli.Usagef("--analyst: give whose --share to plan for, one of %s", strings.Join(shareNames(shares), ", "))
+	case !fs.Changed("analyst"):
+		for name, share := range shares {
+			return name, share, nil
+		}
+	}
+	share, ok := shares[f.Analyst]
+	if !ok {
+		return "", 0, cli.Usagef("--analyst %q has no --share: plan for one of %s", f.Analyst, strings.Join(shareNames(shares), ", "))
+	}
+	return f.Analyst, share, nil
 }
 
 // planError says a library error in terms of the flags: the gamma

@@ -37,12 +37,16 @@ var planPassed = []string{"delta-prime", "prior", "gamma", "no-solve", "cache-di
 // that declares its labels as a new ledger's use: the budget, the filter
 // if --filter named one, the mechanism with its settings (the planned one
 // at its exact value), K and the classes or the teachers' guarantee, which
-// the votes' header must then state too, the planned queries, and the
-// flags planPassed as given. Run as printed, with LEDGER the new ledger's
-// file and VOTES the votes to be released (whose header binds the
-// ledger), it fixes the filter the plan counted, which allows the planned
-// labels. Its words, each quoted for a POSIX shell; nil for another plan.
-func ledgerInitOf(cmd *cobra.Command, p plan.Plan) []string {
+// the votes' header must then state too, the analysts' shares (--share,
+// as given), the queries expected (the planned ones; with shares, the
+// team's: every label the ledger allows, of which the share planned for
+// gives the planned ones), and the flags planPassed as given. Run as
+// printed, with LEDGER the new ledger's file and VOTES the votes to be
+// released (whose header binds the ledger), it fixes the filter the plan
+// counted, which allows the planned labels, to the analyst planned for
+// when there are shares. Its words, each quoted for a POSIX shell; nil
+// for another plan.
+func ledgerInitOf(cmd *cobra.Command, p plan.Plan, shares []string) []string {
 	r := p.Request
 	if r.For != plan.ForLedger {
 		return nil
@@ -83,7 +87,14 @@ func ledgerInitOf(cmd *cobra.Command, p plan.Plan) []string {
 			}
 		}
 	}
-	args = append(args, "--queries", strconv.Itoa(p.Queries))
+	for _, s := range shares {
+		args = append(args, "--share", s)
+	}
+	queries := p.Queries
+	if r.Share != 0 {
+		queries = p.Count.LedgerAll
+	}
+	args = append(args, "--queries", strconv.Itoa(queries))
 	for i, a := range args {
 		args[i] = shellWord(a)
 	}

@@ -466,6 +466,9 @@ func (out released) writeAccount(t *cliout.Text, what, how string) {
 		if l.TotalBound == accountant.TeachersBound {
 			spent += fmt.Sprintf(", within the teachers' cap %s", formatTotal(l.Total))
 		}
+		if l.AnalystSpent != nil {
+			spent += fmt.Sprintf("; analyst %q's runs spent %s of their share %s", l.Analyst, formatTotal(*l.AnalystSpent), shareText(l.ShareLabels, *l.Share))
+		}
 		var left string
 		if n := l.QueriesLeft; n != nil {
 			left = Allowed(*n, "more such query", "more such queries") + " allowed"

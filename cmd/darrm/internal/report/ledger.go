@@ -62,10 +62,20 @@ func (as analysts) String() string {
 		}
 		parts[i] = fmt.Sprintf("%s: %s, %s, spent %s", name, plural.Of(a.Runs, "run", "runs"), plural.Of(a.Labels, "label", "labels"), formatTotal(a.Spent))
 		if a.ShareBudget != nil {
-			parts[i] += fmt.Sprintf(" of a share %v, %s", a.Share, formatTotal(*a.ShareBudget))
+			parts[i] += fmt.Sprintf(" of a share %v, %s", a.Share, shareText(a.ShareLabels, *a.ShareBudget))
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// shareText says an analyst's share of a ledger: its labels, of a
+// declared use (labels > 0), and its guarantee, against which the
+// analyst's spend is stated (ledger.AnalystSpend).
+func shareText(labels int, share accountant.Guarantee) string {
+	if labels > 0 {
+		return fmt.Sprintf("%s, %s", plural.Of(labels, "label", "labels"), formatTotal(share))
+	}
+	return formatTotal(share)
 }
 
 // Write prints the document in format f: the ledger's fields, with a row

@@ -31,6 +31,9 @@ type Plan struct {
 	// labels as a new ledger's use, for a plan for a ledger (nil else):
 	// its words, each quoted for a shell.
 	LedgerInit []string
+	// Analyst is whom the plan is for, when it is for an analyst's share
+	// of a new ledger (Plan.Request.Share).
+	Analyst string
 }
 
 // Write prints the document in format f.
@@ -96,6 +99,12 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	}
 	if c.LedgerNote != "" {
 		rec = append(rec, field("ledger_note", c.LedgerNote))
+	}
+	if r.Share != 0 {
+		// ledger_queries and ledger_spent are the analyst's, against the
+		// share; the ledger publishes its one budget, whoever spends it.
+		rec = append(rec, field("analyst", d.Analyst), field("share", r.Share), field("ledger_all_queries", count(c.LedgerAll)),
+			field("share_note", "ledger_queries are what the share allows the analyst at release (of a declared use, floor(share x ledger_all_queries)), ledger_spent what they spend against the share; a share is an allocation inside the ledger's one budget, not a guarantee: what is published is the ledger's"))
 	}
 	if d.Chosen {
 		rec = append(rec, field("for", r.For.String()), field("planned", flagOf(p.Parameter)))
