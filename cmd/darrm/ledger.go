@@ -87,6 +87,12 @@ func newLedgerInitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Before any count: with fixed private teachers no filter
+			// and no declared use can hold a label that their cap does
+			// not (the same check as the ledger's, ledger.Book.Init).
+			if err := ledger.CheckCap(b, budget, f.DeltaPrime); err != nil {
+				return err
+			}
 			filter, err := ledger.DefaultFilter(b, budget)
 			if err != nil {
 				return cli.AsUsage(flagErr(err, budgetFlags))
