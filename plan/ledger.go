@@ -45,6 +45,18 @@ func (targetTable) Names() *enum.Names[Target] { return &targetNames }
 // hold them.
 func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ensemble.Privacy) (ledger.Header, int, error) {
 	budget := r.Budget.Guarantee
+	if c, _, err := b.Cap(accountant.DefaultDeltaPrime); err != nil || c != nil {
+		// Fixed private teachers: their cap alone, as ledger init and a
+		// release on the ledger hold them (ledger.CheckCap).
+		h := ledger.NewHeader(b, budget, accountant.DefaultDeltaPrime, accountant.Filter{})
+		if err == nil {
+			err = ledger.CheckCap(b, budget, accountant.DefaultDeltaPrime)
+		}
+		if err != nil {
+			return h, 0, err
+		}
+		return h, accountant.Unlimited, nil
+	}
 	if r.Filter == nil {
 		run := ledger.UseRun{Mechanism: r.Mechanism.Name(), Step: priv.Spend, Profile: priv.Profile}
 		h, err := ledger.NewUseHeader(ctx, b, budget, accountant.DefaultDeltaPrime, []ledger.UseRun{run})
@@ -76,7 +88,7 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 		return err
 	}
 	priv := agg.Privacy()
-	h, n, err := ledgerCount(ctx, bindingOf(agg), r, priv)
+	h, n, err := ledgerCount(ctx, bindingOf(agg, r), r, priv)
 	rule := fmt.Sprintf("not even %s on a new ledger of this budget: the least generous %s searched, %v (per query %v), allows %d (filter %v)", fitWords(queries), k.setting, k.value(x), priv.Guarantee, n, h.Filter)
 	if err != nil {
 		rule = fmt.Sprintf("not even %s on a new ledger of this budget: at the least generous %s searched, %v (per query %v): %v", fitWords(queries), k.setting, k.value(x), priv.Guarantee, err)

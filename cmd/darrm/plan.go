@@ -35,7 +35,11 @@ type planFlags struct {
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public or released (private is refused)"`
 	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, only to refuse them as --votes"`
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least precision of answered labels, in [0, 1)"`
-	Mechanism    provenance.MechanismName
+	// The teachers' kind and partition, as their votes' header will state
+	// them: fixed private teachers are bounded by their cap alone.
+	Kind      provenance.Kind      `flag:"kind" help:"teachers: fixed (models: their cap alone bounds the labels) or per-query (mechanisms)" default:"per-query"`
+	Partition provenance.Partition `flag:"partition" help:"data split of fixed teachers: keyed-hash, file-position or shared"`
+	Mechanism provenance.MechanismName
 }
 
 func newPlanCmd() *cobra.Command {
@@ -172,6 +176,13 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 	}
 	r := requestOf(info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
 	r.DeltaPrime = f.DeltaPrime
+	if f.Kind == provenance.Fixed && !fs.Changed("partition") {
+		return r, info, cli.Usagef("--partition: give the data split of fixed teachers (keyed-hash, file-position or shared): their cap, the only bound of their labels, depends on it")
+	}
+	if fs.Changed("partition") && f.Kind != provenance.Fixed {
+		return r, info, cli.Usagef("--partition goes with --kind fixed: only fixed teachers have a cap")
+	}
+	r.Kind, r.Partition = f.Kind, f.Partition
 	if fs.Changed("filter") {
 		if err := planFilter(f.Filter, r.Budget.Guarantee); err != nil {
 			return r, info, err
