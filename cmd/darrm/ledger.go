@@ -131,7 +131,11 @@ func newLedgerInitCmd() *cobra.Command {
 				if use == nil {
 					return nil
 				}
-				return ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, h, named)
+				c, _, err := b.Cap(f.DeltaPrime)
+				if err != nil {
+					return err
+				}
+				return ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, h, c, named)
 			})
 		},
 	}, &f)

@@ -51,6 +51,8 @@ func newPlanCmd() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator, as aggregate takes it (none: compare all on --votes)")
+	// Only fixed teachers have a partition that matters: no default.
+	cli.SetDefaultText(cmd.Flags(), "none; required with --kind fixed", "partition")
 	hideComposition(cmd)
 	return cmd
 }
