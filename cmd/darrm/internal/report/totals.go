@@ -207,7 +207,7 @@ type Budget struct {
 	MaxQueries int           `json:"max_queries"`
 	Unlimited  bool          `json:"unlimited"`
 	AllowedBy  *AllowedTotal `json:"allowed_by"`
-	Why        string        `json:"why,omitempty"`
+	Why        string        `json:"why"`
 	Stopped    bool          `json:"stopped"`
 }
 
