@@ -37,8 +37,8 @@ type planFlags struct {
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least precision of answered labels, in [0, 1)"`
 	// The teachers' kind and partition, as their votes' header will state
 	// them: fixed private teachers are bounded by their cap alone.
-	Kind      provenance.Kind      `flag:"kind" help:"teachers: fixed (models: their cap alone bounds the labels) or per-query (mechanisms)" default:"per-query"`
-	Partition provenance.Partition `flag:"partition" help:"data split of fixed teachers: keyed-hash, file-position or shared"`
+	Kind      provenance.Kind      `flag:"kind" help:"teachers: fixed (cap alone) or per-query" default:"per-query"`
+	Partition provenance.Partition `flag:"partition" help:"fixed teachers: keyed-hash, file-position, shared"`
 	Mechanism provenance.MechanismName
 }
 
@@ -52,7 +52,7 @@ func newPlanCmd() *cobra.Command {
 	}, &f)
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator, as aggregate takes it (none: compare all on --votes)")
 	// Only fixed teachers have a partition that matters: no default.
-	cli.SetDefaultText(cmd.Flags(), "none; required with --kind fixed", "partition")
+	cli.SetDefaultText(cmd.Flags(), "none", "partition")
 	hideComposition(cmd)
 	return cmd
 }

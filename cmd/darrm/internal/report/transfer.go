@@ -162,12 +162,10 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 				t.Line("  %s: the queries' composition for Q <= %d, the cap from Q = %d: its noise buys privacy up to Q = %d, nothing after", c.Mechanism, c.CapFrom-1, c.CapFrom, c.NoisePaysUpTo)
 			}
 		}
-		if c, ok := crossFor(out.CapFrom, "darrm-opt"); ok && out.SharedCap != nil {
-			where := fmt.Sprintf("on shared data, where teachers of this guarantee cap at their %d-fold composition (%.4g, %.3g), for Q <= %d", out.K, out.SharedCap.Eps, out.SharedCap.Delta, c.SharedNoisePaysUpTo)
-			if out.Setting == accountant.Shared {
-				where = fmt.Sprintf("here for Q <= %d", c.NoisePaysUpTo)
-			}
-			t.Line("DaRRM's noise (and RR's) pays off only where the cap is above the labels' composition and that composition is proved: %s; and for teachers that are a fresh mechanism per query (no cap) at every Q", where)
+		if _, ok := crossFor(out.CapFrom, "darrm-opt"); ok && out.SharedCap != nil {
+			t.Line("DaRRM's noise (and RR's) pays off only for teachers that are a fresh mechanism per query (no cap), at every Q: "+
+				"for fixed teachers the cap is the only bound, on disjoint shares and on shared data (their %d-fold composition (%.4g, %.3g)) alike",
+				out.K, out.SharedCap.Eps, out.SharedCap.Delta)
 		}
 	}
 	t.Line("accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; " +
