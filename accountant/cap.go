@@ -252,15 +252,18 @@ type CapError struct {
 	Budget Guarantee
 }
 
+// Error says why, with the cap at the budget's δ where it has one, and
+// what a team can do instead.
 func (e *CapError) Error() string {
-	cap := fmt.Sprintf("(%s, %s)", decimal.FormatBound(e.Cap.Eps), decimal.FormatBound(e.Cap.Delta))
+	shown := e.Cap.Guarantee
 	if at, ok := e.Cap.at(e.Budget.Delta); ok {
-		cap = fmt.Sprintf("(%s, %s)", decimal.FormatBound(at.Eps), decimal.FormatBound(at.Delta))
+		shown = at.Guarantee
 	}
 	return fmt.Sprintf("the teachers are fixed models, whose releases only their cap %s bounds, and it is not within the budget (%g, %g): "+
 		"composing per-query guarantees is not proved for fixed teachers (each query's guarantee assumes fresh teachers; "+
 		"given earlier labels a fixed teacher's next vote need not be (eps, Delta)-DP); "+
-		"use teachers that are a fresh mechanism per query (kind per-query) or a budget the teachers' cap fits", cap, e.Budget.Eps, e.Budget.Delta)
+		"use teachers that are a fresh mechanism per query (kind per-query) or a budget the teachers' cap fits",
+		fmt.Sprintf("(%s, %s)", decimal.FormatBound(shown.Eps), decimal.FormatBound(shown.Delta)), e.Budget.Eps, e.Budget.Delta)
 }
 
 // Refusal returns the *CapError of a budget that the cap c (nil: none)

@@ -294,8 +294,9 @@ func (a Account) Fits() (bool, error) {
 
 // Totals returns, as analysis, the totals of a run's Steps steps that
 // hold at once, each replaced by the teachers' cap when there is one
-// (Total.Capped, which keeps the composition as Queries): the per-step guarantee's simple, general and optimal
-// compositions with slack DeltaPrime (allTotals); for a step
+// (Total.Capped, which keeps the composition as Queries): the per-step
+// guarantee's simple, general and optimal compositions with slack
+// DeltaPrime (allTotals); for a step
 // with curves, its RDP composition under the improved conversion and the
 // exact composition of its dominating pairs at TotalDelta (ComposeRun);
 // and, when a point of the profile composes to a smaller ε than the
