@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/param"
 )
@@ -40,6 +41,16 @@ func (sharesTable) Names() *enum.Names[Shares] { return &sharesNames }
 // teachers (TeacherCap): a guarantee of the K trained models together, and
 // so of every output computed from them, whatever the mechanism and
 // however many queries.
+//
+// It is also the only bound of releases from fixed private teachers: an
+// account with a Cap (Account.Cap) is never bounded by the composition
+// of its per-query guarantees. Those guarantees (the thesis' Lemma 3.4.4)
+// assume each query's votes independent (ε, Δ)-DP coins, which teachers
+// drawn anew for each query give; a fixed teacher votes on every query
+// with the same model, so its vote vector is one (ε, Δ)-DP mechanism and,
+// given earlier labels, its next vote need not be (ε, Δ)-DP (up to 2ε).
+// No proof that the per-query guarantees still compose is known, so a
+// budget that the cap does not meet allows no label (CapError).
 type Cap struct {
 	// Guarantee is the cap.
 	Guarantee
@@ -167,8 +178,8 @@ func (g Guarantee) Within(budget Guarantee) bool {
 }
 
 // tighter reports whether a is to be shown rather than b, when a
-// mechanism has both guarantees, in a table of analysis (the cap shown,
-// a capped total): a pair with δ < 1 before a vacuous one (δ >= 1); then
+// mechanism has both guarantees, in a table of analysis (the cap shown):
+// a pair with δ < 1 before a vacuous one (δ >= 1); then
 // the smaller ε; then the smaller δ. Pairs at different δ are only partly
 // ordered, so this is no choice of the tighter bound: the total to
 // publish compares ε at one δ (Account.Publish).
@@ -203,46 +214,64 @@ type boundTable struct{}
 
 func (boundTable) Names() *enum.Names[Bound] { return &boundNames }
 
-// CapTotal returns the total to show, as analysis, of releases whose
-// composition over the queries is queries, from teachers with cap c (nil:
-// none), and which of the two it is: the one shown first (tighter),
-// except that, against a budget (nil: none) that exactly one of them
-// meets, that one. The total to publish is Account.Publish's.
-func CapTotal(queries Guarantee, c *Cap, budget *Guarantee) (Guarantee, Bound) {
-	if c == nil {
+// CapTotal returns the total of releases whose composition over the
+// queries is queries, from teachers with cap c (nil: none), and which of
+// the two it is: the composition without a cap; with one (fixed private
+// teachers) the cap, whatever the composition, since composing
+// per-query guarantees is not proved for fixed teachers (Cap), except
+// that nothing released (queries zero) has spent nothing. The total to
+// publish is Account.Publish's.
+func CapTotal(queries Guarantee, c *Cap) (Guarantee, Bound) {
+	if c == nil || queries == (Guarantee{}) {
 		return queries, QueriesBound
 	}
-	if budget != nil {
-		if q, t := queries.Within(*budget), c.Within(*budget); q != t {
-			if t {
-				return c.Guarantee, TeachersBound
-			}
-			return queries, QueriesBound
-		}
-	}
-	if tighter(c.Guarantee, queries) {
-		return c.Guarantee, TeachersBound
-	}
-	return queries, QueriesBound
+	return c.Guarantee, TeachersBound
 }
 
-// Capped returns t with the cap c (nil: none) applied against budget
-// (nil: none), by CapTotal: its Guarantee becomes the composition or the
-// cap, Bound says which, and Queries keeps the composition. When the
-// composition failed (Err), the cap alone bounds the total.
-func (t Total) Capped(c *Cap, budget *Guarantee) Total {
+// Capped returns t with the cap c (nil: none) applied, by CapTotal: its
+// Guarantee becomes the composition or the cap, Bound says which, and
+// Queries keeps the composition, as analysis.
+func (t Total) Capped(c *Cap) Total {
 	t.Queries, t.Bound = t.Guarantee, QueriesBound
 	if c == nil {
 		return t
 	}
-	if t.Err != nil {
-		t.Guarantee, t.Bound = c.Guarantee, TeachersBound
-		return t
-	}
-	t.Guarantee, t.Bound = CapTotal(t.Guarantee, c, budget)
+	t.Guarantee, t.Bound = c.Guarantee, TeachersBound
 	return t
 }
 
 // Unlimited is what Account.MaxSteps returns when any number
 // of steps fits (the teachers' cap meets the budget).
 const Unlimited = -1
+
+// CapError says why a budget allows no release from fixed private
+// teachers: their cap, the only bound of such releases (Cap), is not
+// within it at its δ.
+type CapError struct {
+	Cap    Cap
+	Budget Guarantee
+}
+
+// Error says why, with the cap at the budget's δ where it has one, and
+// what a team can do instead.
+func (e *CapError) Error() string {
+	shown := e.Cap.Guarantee
+	if at, ok := e.Cap.at(e.Budget.Delta); ok {
+		shown = at.Guarantee
+	}
+	return fmt.Sprintf("the teachers are fixed models, whose releases only their cap %s bounds, and it is not within the budget (%g, %g): "+
+		"composing per-query guarantees is not proved for fixed teachers (each query's guarantee assumes fresh teachers; "+
+		"given earlier labels a fixed teacher's next vote need not be (eps, Delta)-DP); "+
+		"use teachers that are a fresh mechanism per query (kind per-query) or a budget the teachers' cap fits",
+		fmt.Sprintf("(%s, %s)", decimal.FormatBound(shown.Eps), decimal.FormatBound(shown.Delta)), e.Budget.Eps, e.Budget.Delta)
+}
+
+// Refusal returns the *CapError of a budget that the cap c (nil: none)
+// does not meet, which then allows no release from c's teachers; nil when
+// it meets it or there is none.
+func (c *Cap) Refusal(budget Guarantee) error {
+	if c == nil || c.Fits(budget) {
+		return nil
+	}
+	return &CapError{Cap: *c, Budget: budget}
+}

@@ -76,50 +76,55 @@ func TestTighter(t *testing.T) {
 	}
 }
 
-// TestCapped: a total is the tighter of its composition and the cap, says
-// which, and keeps the composition.
+// TestCapped: with a cap (fixed private teachers) a total is the cap,
+// whatever its composition, says so, and keeps the composition as
+// analysis; without one, the composition. Nothing released spends
+// nothing.
 func TestCapped(t *testing.T) {
 	step := Guarantee{Eps: 0.3, Delta: 3e-5}
 	c, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Disjoint, 1e-5)
 	totals := allTotals(step, 20, 1e-5)
 	for _, tot := range totals {
-		got := tot.Capped(&c, nil)
+		got := tot.Capped(&c)
 		if got.Guarantee != c.Guarantee || got.Bound != TeachersBound || got.Queries != tot.Guarantee {
 			t.Errorf("%v: %+v", tot.Method, got)
 		}
-		if got := tot.Capped(nil, nil); got.Guarantee != tot.Guarantee || got.Bound != QueriesBound {
+		if got := tot.Capped(nil); got.Guarantee != tot.Guarantee || got.Bound != QueriesBound {
 			t.Errorf("%v without a cap: %+v", tot.Method, got)
 		}
 	}
 	// One query of (0.3, 3e-5) against the shared cap of 11 teachers
-	// (1.088..., 1.2e-4): the query is at most the cap in both.
+	// (1.088..., 1.2e-4): the query is below the cap in both, and was
+	// the total before composing per-query guarantees of fixed teachers
+	// was dropped as unproved; now the cap is.
 	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
-	if got := allTotals(step, 1, 1e-5)[0].Capped(&shared, nil); got.Bound != QueriesBound || got.Guarantee != step {
+	if got := allTotals(step, 1, 1e-5)[0].Capped(&shared); got.Bound != TeachersBound || got.Guarantee != shared.Guarantee || got.Queries != step {
 		t.Errorf("one query: %+v", got)
 	}
-	// Four queries of (0.3, 0) compose to (1.2, 0); the shared cap
-	// (1.088, 1.2e-4) has the smaller eps and is reported, unless a budget
-	// of delta 1e-4 rules it out and admits the composition.
-	pure := allTotals(Guarantee{Eps: 0.3}, 4, 1e-5)[0]
-	if got := pure.Capped(&shared, nil); got.Bound != TeachersBound {
-		t.Errorf("crossing pairs: %+v", got)
-	}
-	budget := Guarantee{Eps: 5, Delta: 1e-4}
-	if got := pure.Capped(&shared, &budget); got.Bound != QueriesBound || got.Guarantee != (Guarantee{Eps: 1.2}) {
-		t.Errorf("crossing pairs against a budget only the composition meets: %+v", got)
-	}
-	if g, b := CapTotal(Guarantee{Eps: 2, Delta: 1e-6}, &shared, &Guarantee{Eps: 1.5, Delta: 1e-3}); b != TeachersBound || g != shared.Guarantee {
-		t.Errorf("a budget only the cap meets: %v %v", g, b)
+	for _, tc := range []struct {
+		queries Guarantee
+		c       *Cap
+		want    Guarantee
+		bound   Bound
+	}{
+		{Guarantee{Eps: 1.2}, &shared, shared.Guarantee, TeachersBound}, // pure queries, a cap with delta > 0
+		{Guarantee{Eps: 0.2, Delta: 1e-9}, &c, c.Guarantee, TeachersBound},
+		{Guarantee{}, &shared, Guarantee{}, QueriesBound}, // nothing released
+		{Guarantee{Eps: 2, Delta: 1e-6}, nil, Guarantee{Eps: 2, Delta: 1e-6}, QueriesBound},
+	} {
+		if g, b := CapTotal(tc.queries, tc.c); g != tc.want || b != tc.bound {
+			t.Errorf("CapTotal(%v, %v) = %v %v, want %v %v", tc.queries, tc.c, g, b, tc.want, tc.bound)
+		}
 	}
 	// A composition that failed is bounded by the cap alone.
 	big := allTotals(step, maxOptimalSteps+1, 1e-5)[2]
-	got := big.Capped(&c, nil)
+	got := big.Capped(&c)
 	b, _ := json.Marshal(got)
 	if big.Err == nil || got.Guarantee != c.Guarantee || got.Bound != TeachersBound ||
 		!strings.Contains(string(b), `"eps":0.1,"delta":0.00001,"total_bound":"teachers","queries":null`) {
 		t.Errorf("failed composition, capped: %s", b)
 	}
-	b, _ = json.Marshal(totals[0].Capped(&c, nil))
+	b, _ = json.Marshal(totals[0].Capped(&c))
 	if !strings.Contains(string(b), `"eps":0.1,"delta":0.00001,"total_bound":"teachers","queries":{"eps":6,`) {
 		t.Errorf("JSON %s", b)
 	}

@@ -100,7 +100,9 @@ func ExampleRhoToDP() {
 
 // The teacher-level cap of 11 fixed DP-SGD teachers, (0.0885, 1e-4)-DP
 // each, bounds the total of any number of labels released from their
-// votes: 100 labels at (0.2655, 3e-4) compose to far more.
+// votes, and is their only bound: 100 labels at (0.2655, 3e-4) compose
+// to far more, and even one label's composition is not proved for
+// fixed teachers.
 func ExampleTeacherCap() {
 	teacher := accountant.Guarantee{Eps: 0.0885, Delta: 1e-4}
 	for _, s := range []accountant.Shares{accountant.Disjoint, accountant.Shared} {
@@ -114,7 +116,7 @@ func ExampleTeacherCap() {
 			fmt.Println(err)
 			return
 		}
-		total, bound := accountant.CapTotal(queries, &c, nil)
+		total, bound := accountant.CapTotal(queries, &c)
 		fmt.Printf("%-8v cap (%.4f, %.2g) by %s; 100 labels: (%.4f, %.2g), bound %v\n", s, c.Eps, c.Delta, c.Rule(), total.Eps, total.Delta, bound)
 	}
 	// Output:

@@ -31,7 +31,9 @@ import (
 // composition of the spends (a realised cost, not a guarantee; Rogers,
 // Roth, Ullman and Vadhan 2016).
 //
-// The teachers' post-processing Cap, when there is one, bounds both.
+// The teachers' post-processing Cap, when there is one (fixed private
+// teachers), is the only bound of both: the composition of per-query
+// guarantees is not proved for fixed teachers (Cap).
 type Account struct {
 	// Step describes one step: its guarantee and, when known, its curves
 	// (a Spend); Profile lists further points (ε_i, δ_i) of its privacy
@@ -50,7 +52,7 @@ type Account struct {
 	// budget too).
 	Filter *Method
 	// Cap is the teachers' post-processing cap (TeacherCap), nil when
-	// there is none.
+	// there is none; when set, the account's only bound.
 	Cap *Cap
 	// Budget, when not nil, is the total the steps are held to; the total
 	// to publish is stated at its δ. Without one, a run states its total
@@ -157,12 +159,15 @@ func (a Account) check() error {
 // the per-step pure loss of a one-bit release's pairs (a point
 // (ε_pure, 0)) and, for a pure point, its zCDP bound (Bun and Steinke
 // 2016, Prop. 1.4); the RDP curve with the improved conversion; the exact
-// composition of the dominating pairs (ComposeRun's Exact); and the
-// teachers' cap at that δ (Cap). Every one of these holds for the same
-// steps at once, so the mechanism meets the smallest.
+// composition of the dominating pairs (ComposeRun's Exact). Every one of
+// these holds for the same steps at once, so the mechanism meets the
+// smallest. With a teachers' cap (fixed private teachers) it is the cap
+// at that δ alone (Cap: none of the compositions is proved for fixed
+// teachers), and Err says so when the cap does not reach that δ.
 //
-// Of a ledger it is the budget its filter holds every release to, or the
-// teachers' cap at the budget's δ when that is smaller.
+// Of a ledger it is the budget its filter holds every release to; with a
+// teachers' cap, the cap at the budget's δ alone, which a ledger whose
+// budget it does not meet holds no label to (CapError).
 //
 // A total with Err set says that no guarantee reaches the total δ (a δ
 // given below the per-step δ, for instance). Every total says where its δ
@@ -174,8 +179,12 @@ func (a Account) Publish() (Total, error) {
 	delta, from := a.TotalDelta()
 	if a.Filter != nil {
 		c := newChooser(delta, math.Inf(-1))
-		c.offer(Total{Method: *a.Filter, Guarantee: a.Budget.Guarantee, Filter: true})
-		c.offerCap(a.Cap)
+		if a.Cap == nil {
+			c.offer(Total{Method: *a.Filter, Guarantee: a.Budget.Guarantee, Filter: true})
+		} else {
+			c.offerCap(a.Cap)
+			c.best.Err = a.Cap.Refusal(a.Budget.Guarantee)
+		}
 		c.best.DeltaFrom = from
 		return c.best, nil
 	}
@@ -183,7 +192,11 @@ func (a Account) Publish() (Total, error) {
 		return Total{}, fmt.Errorf("total to publish: %w", err)
 	}
 	c := a.choose(a.Steps, delta, math.Inf(-1))
-	if !c.found {
+	switch {
+	case !c.found && a.Cap != nil:
+		return Total{DeltaFrom: from, Err: fmt.Errorf("no guarantee of %d steps of %v reaches a total delta of %g: the teachers are fixed models, "+
+			"whose releases only their cap %v bounds (composing per-query guarantees is not proved for fixed teachers)", a.Steps, a.Step.Guarantee, delta, a.Cap.Guarantee)}, nil
+	case !c.found:
 		return Total{DeltaFrom: from, Err: fmt.Errorf("no guarantee of %d steps of %v reaches a total delta of %g", a.Steps, a.Step.Guarantee, delta)}, nil
 	}
 	switch {
@@ -200,7 +213,9 @@ func (a Account) Publish() (Total, error) {
 // MaxSteps returns the largest number of steps of a run within its
 // budget, by the total to publish of that many (Publish), and that total;
 // Unlimited and the cap when the teachers' cap is within the budget; 0
-// when not even one step fits. Each total it compares holds for the steps
+// when not even one step fits, with a total whose Err is a *CapError
+// when a teachers' cap, the only bound of fixed teachers, is not within
+// the budget. Each total it compares holds for the steps
 // at once and the count depends on the parameters alone, so it is fixed
 // before the first step and any total that fits proves the run within
 // budget. More than CountLimit steps that fit is a *BeyondCountError. The
@@ -224,7 +239,10 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 		return n - before, t, nil
 	}
 	budget := a.Budget.Guarantee
-	if a.Cap != nil && a.Cap.Fits(budget) {
+	if a.Cap != nil {
+		if err := a.Cap.Refusal(budget); err != nil {
+			return 0, Total{DeltaFrom: BudgetDelta, Err: err}, nil
+		}
 		c := newChooser(budget.Delta, math.Inf(-1))
 		c.offerCap(a.Cap)
 		c.best.DeltaFrom = BudgetDelta
@@ -275,9 +293,10 @@ func (a Account) Fits() (bool, error) {
 }
 
 // Totals returns, as analysis, the totals of a run's Steps steps that
-// hold at once, each beside the teachers' cap against the budget
-// (Total.Capped): the per-step guarantee's simple, general and optimal
-// compositions with slack DeltaPrime (allTotals); for a step
+// hold at once, each replaced by the teachers' cap when there is one
+// (Total.Capped, which keeps the composition as Queries): the per-step
+// guarantee's simple, general and optimal compositions with slack
+// DeltaPrime (allTotals); for a step
 // with curves, its RDP composition under the improved conversion and the
 // exact composition of its dominating pairs at TotalDelta (ComposeRun);
 // and, when a point of the profile composes to a smaller ε than the
@@ -294,7 +313,7 @@ func (a Account) Totals() ([]Total, error) {
 		// A schedule's compositions are chooseSchedule's: its total to
 		// publish is the least of them.
 		t, err := a.Publish()
-		return []Total{t.Capped(a.Cap, a.budget())}, err
+		return []Total{t.Capped(a.Cap)}, err
 	}
 	out := allTotals(a.Step.Guarantee, a.Steps, a.DeltaPrime)
 	if a.Step.Kind != ApproxSpend {
@@ -308,18 +327,9 @@ func (a Account) Totals() ([]Total, error) {
 		out = append(out, Total{Method: Optimal, DeltaPrime: a.DeltaPrime, Guarantee: g, Point: &p})
 	}
 	for i := range out {
-		out[i] = out[i].Capped(a.Cap, a.budget())
+		out[i] = out[i].Capped(a.Cap)
 	}
 	return out, nil
-}
-
-// budget returns the account's budget as the guarantee that a total is
-// checked against, nil for none.
-func (a Account) budget() *Guarantee {
-	if a.Budget == nil {
-		return nil
-	}
-	return &a.Budget.Guarantee
 }
 
 // chooser keeps the total with the least ε at total δ delta among those
@@ -458,8 +468,14 @@ func solveCount(a, c, eps float64) float64 {
 
 // choose offers every total of k steps of the run at total δ delta,
 // cheap ones first, and stops once one is at most enough; of a schedule
-// (Before), chooseSchedule's.
+// (Before), chooseSchedule's. With a teachers' cap it offers the cap
+// alone: it is the only bound of fixed private teachers (Cap).
 func (a Account) choose(k int, delta, enough float64) *chooser {
+	if a.Cap != nil {
+		c := newChooser(delta, enough)
+		c.offerCap(a.Cap)
+		return c
+	}
 	if len(a.Before) > 0 {
 		if one, before, ok := a.merged(); ok {
 			n, _ := addSteps(k, before)
@@ -491,7 +507,6 @@ func (a Account) chooseBounds(k int, delta, enough float64) (*chooser, float64) 
 			c.offer(Total{Method: Simple, Guarantee: g, Point: &points[i]})
 		}
 	}
-	c.offerCap(a.Cap)
 	if !(delta > 0) || c.done() {
 		return c, 1
 	}

@@ -164,8 +164,8 @@ func TestPublishNoTotal(t *testing.T) {
 }
 
 // TestPublishLedger: a ledger's total to publish is the budget its
-// filter holds every release to, or the teachers' cap at the budget's δ
-// when that is smaller.
+// filter holds every release to; with a teachers' cap the cap at the
+// budget's δ alone, and why none when the cap is not within the budget.
 func TestPublishLedger(t *testing.T) {
 	budget := Guarantee{Eps: 3, Delta: 1e-3}
 	got, err := Account{Filter: ptr(ZCDPFilter), Budget: &Budget{budget}}.Publish()
@@ -179,6 +179,80 @@ func TestPublishLedger(t *testing.T) {
 	}
 	if got.Name() != "teachers' cap (optimal)" || !strings.Contains(got.Reference(), "11-fold") {
 		t.Errorf("the cap: %s, %s", got.Name(), got.Reference())
+	}
+	for _, b := range []Guarantee{{Eps: 3, Delta: 1e-8}, {Eps: 0.5, Delta: 1e-3}} {
+		got, err = Account{Filter: ptr(Simple), Budget: &Budget{b}, Cap: &shared}.Publish()
+		if err != nil || !errors.As(got.Err, new(*CapError)) || got.Filter {
+			t.Errorf("a cap over the budget %v: %+v %v", b, got, err)
+		}
+	}
+}
+
+// reaches reports whether the cap c has a guarantee at total δ delta.
+func reaches(c Cap, delta float64) bool {
+	_, ok := c.at(delta)
+	return ok
+}
+
+// TestFixedTeachersCapOnly: releases from fixed private teachers (an
+// account with a cap) are bounded by the cap alone, never by the
+// composition of per-query guarantees, which assumes fresh teachers per
+// query: issue 68's case, K = 11 fixed teachers (0.1, 1e-5) on disjoint
+// shares and on shared data, at a budget of (2, 1e-8) that the cap does
+// not meet, allows no label, where the labels' pure point (0.30003, 0)
+// composes 6 labels within it (5 of them (1.50015, 0)); at a budget the
+// cap meets, every label; teachers without a cap (a fresh mechanism per
+// query) keep the composition.
+func TestFixedTeachersCapOnly(t *testing.T) {
+	teacher := Guarantee{Eps: 0.1, Delta: 1e-5}
+	step := ApproxStep(Guarantee{Eps: 0.3, Delta: 3e-5})
+	profile := []Guarantee{{Eps: 0.30003}}
+	disjoint, _ := TeacherCap(teacher, 11, Disjoint, 1e-5)
+	shared, _ := TeacherCap(teacher, 11, Shared, 1e-5)
+	tight := Guarantee{Eps: 2, Delta: 1e-8}
+	for _, tc := range []struct {
+		name   string
+		cap    *Cap
+		budget Guarantee
+		want   int
+	}{
+		{"fresh teachers: the composition", nil, tight, 6},
+		{"fixed, disjoint: the cap's delta is above the budget's", &disjoint, tight, 0},
+		{"fixed, shared: the cap's delta is above the budget's", &shared, tight, 0},
+		{"fixed, shared: the cap's eps is above the budget's", &shared, Guarantee{Eps: 0.5, Delta: 1e-3}, 0},
+		{"fixed, disjoint: the cap within the budget", &disjoint, Guarantee{Eps: 0.1, Delta: 1e-5}, Unlimited},
+		{"fixed, shared: the cap within the budget at its delta", &shared, Guarantee{Eps: 1, Delta: 1e-3}, Unlimited},
+	} {
+		a := Account{Step: step, Profile: profile, Cap: tc.cap, Budget: &Budget{tc.budget}, DeltaPrime: 1e-5}
+		n, total, err := a.MaxSteps(context.Background())
+		if err != nil || n != tc.want {
+			t.Errorf("%s: %d steps (%v), want %d", tc.name, n, err, tc.want)
+			continue
+		}
+		var ce *CapError
+		switch {
+		case n == 0 && (!errors.As(total.Err, &ce) || !strings.Contains(ce.Error(), "not proved for fixed teachers") || !strings.Contains(ce.Error(), "kind per-query")):
+			t.Errorf("%s: no step, and why: %v", tc.name, total.Err)
+		case n == Unlimited && (total.Cap == nil || !total.Guarantee.Within(tc.budget)):
+			t.Errorf("%s: every step, by %+v", tc.name, total)
+		}
+		// The count's predicate and the total to publish of 5 labels
+		// say the same: within the budget only by the cap, which is
+		// their total whenever it reaches the budget's delta.
+		a.Steps = 5
+		ok, err := a.Fits()
+		p, perr := a.Publish()
+		if err != nil || perr != nil || ok != (n != 0) || tc.cap == nil && (p.Err != nil || p.Cap != nil) ||
+			tc.cap != nil && (p.Err == nil) != reaches(*tc.cap, tc.budget.Delta) || p.Err == nil && (p.Cap != nil) != (tc.cap != nil) {
+			t.Errorf("%s: 5 steps fit %v (%v); publish %+v (%v)", tc.name, ok, err, p, perr)
+		}
+		// Every analysis total of fixed teachers is the cap.
+		totals, err := a.Totals()
+		for _, tot := range totals {
+			if err != nil || (tc.cap != nil) != (tot.Bound == TeachersBound) {
+				t.Errorf("%s: total %+v (%v)", tc.name, tot, err)
+			}
+		}
 	}
 }
 
@@ -258,9 +332,11 @@ func TestMaxSteps(t *testing.T) {
 	if n, total, err := a.MaxSteps(context.Background()); n != Unlimited || err != nil || total.Cap == nil {
 		t.Errorf("a cap within the budget at its delta: %d, %+v, %v", n, total, err)
 	}
-	a.Budget = &Budget{Guarantee{Eps: 1, Delta: 1e-4}} // the cap's δ is above it
-	if n, total, err := a.MaxSteps(context.Background()); n != 3 || err != nil || total.Cap != nil {
-		t.Errorf("a cap over the budget: %d by %s (%v), want 3 by a composition", n, total.Name(), err)
+	// The cap's δ is above the budget's: no step, though 3 compose
+	// within it; the cap alone bounds fixed teachers.
+	a.Budget = &Budget{Guarantee{Eps: 1, Delta: 1e-4}}
+	if n, total, err := a.MaxSteps(context.Background()); n != 0 || err != nil || !errors.As(total.Err, new(*CapError)) {
+		t.Errorf("a cap over the budget: %d by %s (%v, %v), want 0 and why", n, total.Name(), total.Err, err)
 	}
 	if n, _, err := (Account{Step: ApproxStep(Guarantee{Eps: 3}), Budget: &Budget{Guarantee{Eps: 1, Delta: 0.1}}}).MaxSteps(context.Background()); n != 0 || err != nil {
 		t.Errorf("not even one: %d (%v)", n, err)

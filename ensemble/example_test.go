@@ -181,10 +181,12 @@ b,60,40,30,30,20,20,20,10,10,10
 }
 
 // A ledgered release in one call: the thesis' votes (their metadata
-// header states 11 teachers, each (0.1, 1e-5)-DP), DaRRM with gamma_opt
-// from a cache, a budget of (1, 1e-3) for this run, and a ledger that
-// keeps the ensemble's total. The budget stops the release after the
-// queries it allows; their labels are written and charged.
+// header states 11 fixed teachers on shared data, each (0.1, 1e-5)-DP),
+// DaRRM with gamma_opt from a cache, a budget of (1, 1e-3) for this run,
+// and a ledger that keeps the ensemble's total. The teachers' cap, the
+// only bound of fixed teachers, is within the budget at its delta: every
+// query is released, written and charged. A budget of (1, 1e-4), below
+// the cap's delta, would allow none.
 func ExampleRelease() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "darrm-example-release")
@@ -222,7 +224,7 @@ func ExampleRelease() {
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:      votes,
 		Mechanism:  ensemble.DaRRM{Target: target, Gamma: optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()}},
-		Budget:     &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-4}},
+		Budget:     &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}},
 		DeltaPrime: 1e-5,
 		Ledger:     led,
 		Book:       book,
@@ -239,10 +241,10 @@ func ExampleRelease() {
 	fmt.Printf("ledger: (%.2g, %.2g) of its (10, 0.01) spent\n", out.LedgerStatus.Total.Eps, out.LedgerStatus.Total.Delta)
 	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
 	// Output:
-	// stopped by the budget: true
+	// stopped by the budget: false
 	// DaRRM with gamma_opt (prior uniform), solved now
-	// 3 released, 17 stopped by the budget, at (0.3, 3e-05)-DP each
-	// the run's budget allows them by exact
+	// 20 released, 0 stopped by the budget, at (0.3, 3e-05)-DP each
+	// the run's budget allows them by teachers' cap (optimal)
 	// ledger: (1.1, 0.00012) of its (10, 0.01) spent
 	// to publish: (0.501047, 0.01)-DP by teachers' cap (optimal)
 }

@@ -114,7 +114,8 @@ func TestRegistry(t *testing.T) {
 }
 
 // TestAccounting: the limit a budget sets (none without one, none when
-// the teachers' cap is within it), and totals capped by the cap.
+// the teachers' cap is within it, no label when it is not: the cap is
+// the only bound of fixed teachers), and totals that are the cap.
 func TestAccounting(t *testing.T) {
 	step := Privacy{Spend: accountant.ApproxStep(accountant.Guarantee{Eps: 0.3, Delta: 3e-5}), Relation: accountant.PrivateTeachers}
 	capped := provenance.Binding{Ensemble: "e", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}
@@ -127,7 +128,7 @@ func TestAccounting(t *testing.T) {
 		cap    bool
 	}{
 		{"no budget", capped, nil, -1, true},
-		{"a budget below the cap", capped, &accountant.Guarantee{Eps: 0.75, Delta: 1e-3}, 2, true},
+		{"a budget below the cap", capped, &accountant.Guarantee{Eps: 0.75, Delta: 1e-3}, 0, true},
 		{"the cap within the budget", capped, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, -1, true},
 		{"no header: no cap", unstated, &accountant.Guarantee{Eps: 2, Delta: 1e-3}, 6, false},
 	} {

@@ -12,12 +12,23 @@ import (
 
 // compose returns the total of the spends seq by the ledger's filter, as
 // r holds it (accountant.FilterTotal), and whether they meet the budget:
-// the filter's halting rule, or the teachers' cap, which bounds them too.
+// by the filter's halting rule; with a teachers' cap (fixed private
+// teachers), only when the cap meets the budget or seq is empty, since
+// the cap is the only bound of releases from fixed teachers
+// (accountant.Cap) and the total, a composition, is then analysis.
 func (l *Ledger) compose(r rule, seq accountant.Sequence) (accountant.Guarantee, bool, error) {
+	var g accountant.Guarantee
+	var fits bool
+	var err error
 	if l.header.Use != nil {
-		return l.composeUse(seq)
+		g, fits, err = l.composeUse(seq)
+	} else {
+		g, fits, err = l.composeWithin(r, seq, 1)
 	}
-	return l.composeWithin(r, seq, 1)
+	if l.cap != nil {
+		fits = seq.Steps == 0 || l.free()
+	}
+	return g, fits, err
 }
 
 // ruleFor returns the rule a run of labels that step describes is
@@ -50,7 +61,7 @@ func (l *Ledger) composeWithin(r rule, seq accountant.Sequence, share float64) (
 	} else {
 		g, fits, err = accountant.FilterTotal(l.header.Filter, seq, budget)
 	}
-	return g, fits || l.free(), err
+	return g, fits, err
 }
 
 // scaleBudget returns the fraction share of budget, of its ε and its δ.
@@ -166,7 +177,7 @@ func (l *Ledger) composeUse(seq accountant.Sequence) (accountant.Guarantee, bool
 	}
 	switch {
 	case seq.Steps > end:
-		return accountant.Guarantee{}, l.free(), nil
+		return accountant.Guarantee{}, false, nil
 	case seq.Steps == 0:
 		return accountant.Guarantee{}, true, nil
 	}
@@ -227,9 +238,9 @@ func (l *Ledger) free() bool { return l.cap != nil && l.cap.Fits(l.header.Budget
 
 // Balance is what a ledger has spent.
 type Balance struct {
-	// Total is the privacy spent: the smaller of Queries and the
-	// teachers' Cap, one that meets the budget if either does
-	// (accountant.CapTotal); Bound says which.
+	// Total is the privacy spent: Queries, or the teachers' Cap when
+	// there is one and anything was spent (accountant.CapTotal); Bound
+	// says which.
 	Total accountant.Guarantee
 	Bound accountant.Bound
 	// Queries is the composition of every spend by the ledger's filter,
@@ -247,7 +258,8 @@ type Balance struct {
 	FilterPending bool
 	// Publish is the total to publish of every release charged to the
 	// ledger: the budget its filter holds them to, fixed before the first
-	// run, or the teachers' cap at the budget's δ when that is smaller
+	// run; with a teachers' cap, the cap at the budget's δ, and Err
+	// (a *accountant.CapError) when it is not within the budget
 	// (accountant.Account.Publish). Total, a composition of what was
 	// spent, is a realised cost: analysis.
 	Publish accountant.Total
@@ -264,7 +276,7 @@ func (l *Ledger) balance(r rule) (Balance, error) {
 	}
 	m := l.method(r)
 	b := Balance{Queries: q, Composition: m, Cap: l.cap, Free: l.free(), FilterPending: r.firstRun && r.filter == nil}
-	b.Total, b.Bound = accountant.CapTotal(q, l.cap, &l.header.Budget.Guarantee)
+	b.Total, b.Bound = accountant.CapTotal(q, l.cap)
 	b.Publish, err = l.header.publish(m, l.cap)
 	return b, err
 }
@@ -277,7 +289,7 @@ func (h Header) Publish() (accountant.Total, error) { return h.publish(h.Filter,
 
 // publish is Publish of a ledger held by filter (the method of its
 // filter's first part, which lines state when its first run chose it),
-// with the teachers' cap c (nil: none), the smaller at the budget's δ.
+// with the teachers' cap c (nil: none), which is then the total alone.
 func (h Header) publish(filter accountant.Method, c *accountant.Cap) (accountant.Total, error) {
 	if h.Use != nil {
 		// The whole use's total, fixed at init: a stop at any count is
@@ -293,8 +305,8 @@ func (h Header) publish(filter accountant.Method, c *accountant.Cap) (accountant
 	return accountant.Account{Filter: &filter, Budget: &h.Budget, Cap: c}.Publish()
 }
 
-// Total returns the total privacy spent so far (Balance: the smaller of
-// the composition and the teachers' cap) and how it was obtained: the
+// Total returns the total privacy spent so far (Balance: the composition,
+// or the teachers' cap when there is one) and how it was obtained: the
 // composition's name, or "teachers' cap".
 func (l *Ledger) Total() (accountant.Guarantee, string, error) {
 	b, err := l.Balance()
@@ -307,12 +319,16 @@ func (l *Ledger) Total() (accountant.Guarantee, string, error) {
 // allowance returns how many more labels that step describes the budget,
 // and the share of this run's analyst when the ledger gives shares,
 // allows (at most limit when limit >= 0): limit, or accountant.Unlimited
-// when limit < 0, if the teachers' cap is within the budget. A budget
+// when limit < 0, if the teachers' cap is within the budget; 0 if a cap
+// is not (the cap is the only bound of fixed teachers). A budget
 // that allows every label the accountant can still count allows
 // accountant.CountLimit: more than any count it returns.
 func (l *Ledger) allowance(step accountant.Spend, limit int) (int, error) {
-	if l.free() {
+	switch {
+	case l.free():
 		return limit, nil
+	case l.cap != nil:
+		return 0, nil
 	}
 	if l.header.Use != nil {
 		return l.useAllowance(step, limit)
@@ -389,9 +405,9 @@ type Status struct {
 	Ensemble string            `json:"ensemble"`
 	Relation string            `json:"relation"`
 	Budget   accountant.Budget `json:"budget"`
-	// Total is the privacy spent so far, the smaller of the composition
-	// of the spends (Queries, by Composition) and the teachers' Cap;
-	// TotalBound says which.
+	// Total is the privacy spent so far, the composition of the spends
+	// (Queries, by Composition), or the teachers' Cap when there is one
+	// (Balance.Total); TotalBound says which.
 	Total       accountant.Guarantee `json:"total"`
 	Composition accountant.Method    `json:"composition"`
 	TotalBound  accountant.Bound     `json:"total_bound"`

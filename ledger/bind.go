@@ -41,3 +41,31 @@ func (bk Book) InitFor(ctx context.Context, location string, meta *votefile.Meta
 	}
 	return bk.Init(ctx, location, NewHeader(b, budget, accountant.DefaultDeltaPrime, f), false)
 }
+
+// CheckCap refuses a budget that allows no label from the teachers b
+// binds: fixed private teachers, whose releases only their cap bounds
+// (provenance.Binding.Cap at the slack deltaPrime; accountant.Cap), when
+// that cap is not within the budget. Teachers without a cap are not
+// refused here: the composition over their queries bounds them. Init
+// applies it to every new ledger.
+func CheckCap(b provenance.Binding, budget accountant.Guarantee, deltaPrime float64) error {
+	c, _, err := b.Cap(deltaPrime)
+	if err != nil {
+		return &bindError{err}
+	}
+	if err := c.Refusal(budget); err != nil {
+		return &budgetError{err}
+	}
+	return nil
+}
+
+// budgetError is a budget that allows no label from a ledger's teachers
+// (CheckCap): the caller's input.
+type budgetError struct{ Err error }
+
+func (e *budgetError) Error() string { return "ledger: budget: " + e.Err.Error() }
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *budgetError) BadInput() bool { return true }
+
+func (e *budgetError) Unwrap() error { return e.Err }

@@ -623,33 +623,29 @@ func TestCap(t *testing.T) {
 	}
 	l.Close()
 	// Shared data: the cap's delta, at least 1-(1-1e-5)^11, is over a
-	// budget of delta 1e-4, so the spends' composition decides, as
-	// without a cap.
+	// budget of delta 1e-4. The cap is the only bound of fixed teachers
+	// (accountant.Cap): no label, where the spends' composition allowed 3
+	// before; pure labels whose composition (1.5, 0) is within (5, 1e-4)
+	// neither. A ledger made before Init refused such a budget (here of
+	// version 4) refuses every label, and says why.
 	shared := fixed
 	shared.Partition = provenance.SharedData
-	budget := accountant.Guarantee{Eps: 1, Delta: 1e-4}
-	l = open(budget, shared)
-	want, _ := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
-	if n, err := l.allowance(accountant.ApproxStep(step), -1); n != want || err != nil {
-		t.Errorf("shared, budget below the cap: allowance %d (%v), want %d", n, err, want)
+	for _, tc := range []struct {
+		budget, step accountant.Guarantee
+	}{{accountant.Guarantee{Eps: 1, Delta: 1e-4}, step}, {accountant.Guarantee{Eps: 5, Delta: 1e-4}, accountant.Guarantee{Eps: 0.3}}} {
+		l = open(tc.budget, shared)
+		l.step = accountant.ApproxStep(tc.step)
+		if n, err := l.allowance(accountant.ApproxStep(tc.step), -1); n != 0 || err != nil {
+			t.Errorf("shared, budget %v below the cap: allowance %d (%v), want 0", tc.budget, n, err)
+		}
+		if err := l.Reserve(1); !errors.Is(err, errBudget) || !errors.As(err, new(*accountant.CapError)) {
+			t.Errorf("budget %v: one label: %v", tc.budget, err)
+		}
+		if b, err := l.Balance(); err != nil || b.Free || b.Bound != accountant.QueriesBound || b.Total != (accountant.Guarantee{}) || !errors.As(b.Publish.Err, new(*accountant.CapError)) {
+			t.Errorf("budget %v: balance %+v (%v)", tc.budget, b, err)
+		}
+		l.Close()
 	}
-	if err := l.Reserve(want + 1); !errors.Is(err, errBudget) {
-		t.Errorf("beyond the budget: %v", err)
-	}
-	l.Close()
-	// A budget that admits the spends' composition but not the cap: the
-	// total reported is the composition, within the budget, although the
-	// cap has the smaller eps.
-	pure := accountant.Guarantee{Eps: 0.3}
-	l = open(accountant.Guarantee{Eps: 5, Delta: 1e-4}, shared)
-	l.step = accountant.ApproxStep(pure)
-	if err := l.Reserve(5); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := l.Balance(); err != nil || b.Bound != accountant.QueriesBound || !b.Total.Within(accountant.Guarantee{Eps: 5, Delta: 1e-4}) || b.Free {
-		t.Errorf("balance %+v (%v)", b, err)
-	}
-	l.Close()
 }
 
 // TestPureBudget: pure-DP spends against a pure-DP budget. Their simple
@@ -689,8 +685,8 @@ func TestPureBudget(t *testing.T) {
 // when their cap at the budget's delta is within it, whatever delta' (the
 // slack of the cap shown): 11 teachers (0.1, 1e-5) are (0.814268, 1e-3)-DP
 // together, so a budget (1, 1e-3) frees every release even with
-// delta' = 1e-2, and a budget (1, 1e-4), below their composed delta, does
-// not.
+// delta' = 1e-2, and a budget (1, 1e-4), below their composed delta,
+// allows no label from these fixed teachers: Init refuses it, saying why.
 func TestFreeAtTheBudgetDelta(t *testing.T) {
 	fixed := bound
 	fixed.Kind = provenance.Fixed // fixed models: the teachers' cap applies
@@ -700,7 +696,15 @@ func TestFreeAtTheBudgetDelta(t *testing.T) {
 	}{{1e-3, 1e-5, true}, {1e-3, 1e-2, true}, {1e-4, 1e-5, false}, {0, 1e-5, false}} {
 		path := filepath.Join(t.TempDir(), "l.ledger")
 		h := NewHeader(fixed, accountant.Guarantee{Eps: 1, Delta: tc.delta}, tc.prime, simpleFilter(accountant.Guarantee{Eps: 1, Delta: tc.delta}))
-		if _, err := (Book{StateDir: t.TempDir()}).Init(ctx, path, h, false); err != nil {
+		_, err := (Book{StateDir: t.TempDir()}).Init(ctx, path, h, false)
+		var bad interface{ BadInput() bool }
+		if !tc.free {
+			if !errors.As(err, new(*accountant.CapError)) || !errors.As(err, &bad) || !strings.Contains(err.Error(), "not proved for fixed teachers") {
+				t.Errorf("budget delta %g: init %v, want refused", tc.delta, err)
+			}
+			continue
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 		l, err := Book{StateDir: t.TempDir()}.Open(ctx, path)

@@ -111,6 +111,11 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 	if err := checkHeader(h); err != nil {
 		return nil, err
 	}
+	if b, err := h.binding(); err != nil {
+		return nil, &bindError{err}
+	} else if err := CheckCap(b, h.Budget.Guarantee, h.DeltaPrime); err != nil {
+		return nil, err
+	}
 	if h.Use != nil {
 		if err := fitsUse(h); err != nil {
 			return nil, err

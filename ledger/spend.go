@@ -131,6 +131,9 @@ func (l *Ledger) Reserve(labels int) error {
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
+	if err := l.cap.Refusal(l.header.Budget.Guarantee); err != nil {
+		return fmt.Errorf("ledger %s: %d labels of %v: %w: %w", l.path, labels, l.step.Guarantee, err, errBudget)
+	}
 	if !fits && l.header.Use != nil {
 		return fmt.Errorf("ledger %s: %d labels of %v would pass the %d of its declared use that %d labels before leave (the exact composition of the use fits the budget %v): %w",
 			l.path, labels, l.step.Guarantee, useSteps(l.header.Use), l.base.Steps, l.header.Budget, errBudget)

@@ -59,6 +59,14 @@ type Request struct {
 	// Confident configures the search of Confident-GNMax's parameters on
 	// Proxy.
 	Confident ConfidentOptions
+	// Kind and Partition are the teachers', as a vote file's metadata
+	// header states them. Fixed private teachers are bounded by their cap
+	// alone (provenance.Binding.Cap, accountant.Cap): every query fits a
+	// budget the cap meets, and none fits one it does not. KindUnstated,
+	// as for votes without a header, has no cap: the teachers are
+	// accounted as a fresh mechanism per query.
+	Kind      provenance.Kind
+	Partition provenance.Partition
 }
 
 // Count is what a budget buys for a mechanism and its parameters.
@@ -77,7 +85,9 @@ type Count struct {
 	// a ledger).
 	// LedgerPublish is what that ledger publishes after them, as ledger
 	// show and a release on it print it: the budget its filter holds
-	// every release to (the plan assumes no teachers' cap).
+	// every release to. Fixed private teachers (Request.Kind) have their
+	// cap alone: Run and Ledger are then accountant.Unlimited, Total the
+	// cap, or the count is an error that says why none fits.
 	Ledger        int
 	LedgerAll     int
 	LedgerTotal   accountant.Guarantee
@@ -145,14 +155,14 @@ func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error
 
 // build builds the aggregator of r (aggregator) and its account under
 // r.Budget (ensemble.Privacy.Account and ensemble.Allowed, the functions
-// that limit a budgeted release). The plan knows no votes: no teachers'
-// cap applies (provenance.Binding.Cap of votes without a header).
+// that limit a budgeted release), with the teachers' cap of r's kind and
+// partition (provenance.Binding.Cap).
 func build(ctx context.Context, r Request) (built, error) {
 	agg, label, err := Aggregator(ctx, r)
 	if err != nil {
 		return built{}, err
 	}
-	b := built{agg: agg, label: label, binding: bindingOf(agg)}
+	b := built{agg: agg, label: label, binding: bindingOf(agg, r)}
 	deltaPrime := r.DeltaPrime
 	if deltaPrime == 0 {
 		deltaPrime = accountant.DefaultDeltaPrime
@@ -168,10 +178,10 @@ func build(ctx context.Context, r Request) (built, error) {
 }
 
 // bindingOf returns what a plan, which knows no votes, binds agg to: its
-// K, relation and teachers.
-func bindingOf(agg ensemble.Labeler) provenance.Binding {
+// K, relation and teachers, and r's kind and partition.
+func bindingOf(agg ensemble.Labeler, r Request) provenance.Binding {
 	priv := agg.Privacy()
-	return provenance.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers}
+	return provenance.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers, Kind: r.Kind, Partition: r.Partition}
 }
 
 // fits reports whether queries queries of r's mechanism fit r.Budget in
@@ -194,7 +204,7 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 	}
 	priv := agg.Privacy()
 	if r.For == ForLedger {
-		_, n, _, err := ledgerCount(ctx, bindingOf(agg), r, priv)
+		_, n, _, err := ledgerCount(ctx, bindingOf(agg, r), r, priv)
 		return err == nil && n >= queries, nil
 	}
 	return accountant.Account{Step: priv.Spend, Profile: priv.Profile, Steps: queries, Budget: r.Budget}.Fits()
@@ -275,6 +285,10 @@ func noFit(b built, budget accountant.Guarantee, k int) error {
 	acc.Steps = k
 	t, err := acc.Publish()
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
+	if acc.Cap != nil {
+		// Fixed teachers: the cap, which no parameter moves, says why.
+		return &accountant.ParamError{Name: "budget-eps", Value: budget.Eps, Rule: rule + ": " + acc.Cap.Refusal(budget).Error()}
+	}
 	if err == nil && t.Err == nil {
 		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, decimal.FormatBound(t.Guarantee.Eps), t.Name())
 	} else {

@@ -46,6 +46,19 @@ func (targetTable) Names() *enum.Names[Target] { return &targetNames }
 // use. An error says why it cannot hold them.
 func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ensemble.Privacy) (ledger.Header, int, int, error) {
 	budget := r.Budget.Guarantee
+	if c, _, err := b.Cap(accountant.DefaultDeltaPrime); err != nil || c != nil {
+		// Fixed private teachers: their cap alone, as ledger init and a
+		// release on the ledger hold them (ledger.CheckCap); a share of
+		// every label is every label.
+		h := ledger.NewHeader(b, budget, accountant.DefaultDeltaPrime, accountant.Filter{})
+		if err == nil {
+			err = ledger.CheckCap(b, budget, accountant.DefaultDeltaPrime)
+		}
+		if err != nil {
+			return h, 0, 0, err
+		}
+		return h, accountant.Unlimited, accountant.Unlimited, nil
+	}
 	var h ledger.Header
 	var all int
 	if r.Filter == nil {
@@ -95,7 +108,7 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 		return err
 	}
 	priv := agg.Privacy()
-	h, n, _, err := ledgerCount(ctx, bindingOf(agg), r, priv)
+	h, n, _, err := ledgerCount(ctx, bindingOf(agg, r), r, priv)
 	of := "on a new ledger of this budget"
 	if r.Share != 0 {
 		of = fmt.Sprintf("in a share %v of a new ledger of this budget", r.Share)

@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/provenance"
 )
 
 // generosity is how much more generous the neighbour a plan checks is
@@ -231,6 +232,9 @@ func Make(ctx context.Context, r Request) (Plan, error) {
 		c, err := count(ctx, r)
 		return Plan{Request: r, Count: c}, err
 	}
+	if err := fixedTeachers(ctx, r); err != nil {
+		return Plan{}, err
+	}
 	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok || r.Proxy != nil {
 		if r.Proxy == nil {
 			return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
@@ -238,6 +242,30 @@ func Make(ctx context.Context, r Request) (Plan, error) {
 		return onProxy(ctx, r, r.Queries, *r.Proxy, r.Confident)
 	}
 	return parameters(ctx, r, r.Queries)
+}
+
+// fixedTeachers returns why no parameter is to be planned for r's
+// teachers when they are fixed private teachers, whose cap is their only
+// bound (accountant.Cap): a budget the cap meets releases every query
+// whatever the parameters, one it does not releases none; nil for other
+// teachers.
+func fixedTeachers(ctx context.Context, r Request) error {
+	if r.Kind != provenance.Fixed || r.Budget == nil {
+		return nil
+	}
+	agg, _, err := Aggregator(ctx, r)
+	if err != nil {
+		return err
+	}
+	c, _, err := bindingOf(agg, r).Cap(accountant.DefaultDeltaPrime)
+	switch {
+	case err != nil || c == nil:
+		return err
+	case c.Fits(r.Budget.Guarantee):
+		return &accountant.ParamError{Name: "queries", Value: float64(r.Queries), Rule: fmt.Sprintf(
+			"no parameter to plan: the teachers are fixed models whose cap %v, their only bound, is within the budget: every query is released whatever the parameters (count them instead)", c.Guarantee)}
+	}
+	return &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: "no parameter lets a query fit: " + c.Refusal(r.Budget.Guarantee).Error()}
 }
 
 // parameters returns the most generous value of the parameter r's

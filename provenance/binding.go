@@ -315,7 +315,7 @@ func (b Binding) Stated() bool {
 // Cap returns the teacher-level post-processing cap on every total of
 // releases from the ensemble (accountant.TeacherCap), with slack deltaPrime
 // for shared data, or nil and why there is none. Fixed private teachers
-// have one: disjoint shares when the partition is a keyed hash of each
+// have one, which is then the only bound of their releases (accountant.Cap): disjoint shares when the partition is a keyed hash of each
 // record's identity (a share that depends on that record alone), the
 // K-fold composition otherwise (by file position, one added record can
 // move every later one to another teacher, so parallel composition does

@@ -24,7 +24,9 @@ const (
 	KindUnstated Kind = iota
 	// Fixed teachers are trained models: every label released from their
 	// votes, however many, is post-processing of the models, so the
-	// teacher-level cap bounds every total.
+	// teacher-level cap bounds every total; for private teachers it is the
+	// only bound, since composing per-query guarantees assumes fresh
+	// teachers (accountant.Cap).
 	Fixed
 	// PerQuery teachers answer each query with a fresh mechanism (new
 	// randomness, or a new look at the data, per query): only the

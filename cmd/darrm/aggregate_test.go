@@ -546,9 +546,11 @@ func TestAggregateTeachersFromHeader(t *testing.T) {
 }
 
 // TestAggregateTeacherCap: every total of a release from fixed teachers is
-// the smaller of the composition over the queries and the teachers' cap,
-// and says which; so is the budget's query limit. Per-query teachers get
-// no cap.
+// the teachers' cap, their only bound (composing per-query guarantees is
+// not proved for fixed teachers), with the composition kept beside it;
+// the budget's query limit is every query when the cap meets the budget
+// and none, saying why, when it does not. Per-query teachers get no cap
+// and keep the composition.
 func TestAggregateTeacherCap(t *testing.T) {
 	dir := t.TempDir()
 	base := voteFile(t, dir, 20, func(i int) int { return i % 12 })
@@ -580,6 +582,7 @@ func TestAggregateTeacherCap(t *testing.T) {
 			AllowedBy  *struct {
 				Method string `json:"method"`
 			} `json:"allowed_by"`
+			Why string `json:"why"`
 		} `json:"budget"`
 	}
 	for _, tc := range []struct {
@@ -601,7 +604,11 @@ func TestAggregateTeacherCap(t *testing.T) {
 		// At the budget's delta 1e-3 the shared cap is (0.814268, 1e-3):
 		// within the budget, though the cap shown (at delta') is not.
 		{name: "budget within the cap at its delta: unlimited", votes: base, budget: []string{"--budget-eps", "1", "--budget-delta", "1e-3"}, cap: &shared.Guarantee, rule: "optimal", bound: "teachers", answer: 20, maxQ: -1},
-		{name: "budget below the cap: the queries decide", votes: base, budget: []string{"--budget-eps", "1", "--budget-delta", "1e-4"}, code: exitBudget, cap: &shared.Guarantee, rule: "optimal", bound: "queries", answer: 3, maxQ: 3},
+		// Below the cap's delta: no label (3 by the queries' composition
+		// before it was dropped for fixed teachers); per-query teachers
+		// keep those 3.
+		{name: "budget below the cap: no label", votes: base, budget: []string{"--budget-eps", "1", "--budget-delta", "1e-4"}, code: exitBudget, cap: &shared.Guarantee, rule: "optimal", bound: "teachers", answer: 0, maxQ: 0},
+		{name: "per-query teachers: the queries decide", votes: perQuery, budget: []string{"--budget-eps", "1", "--budget-delta", "1e-4"}, code: exitBudget, bound: "queries", answer: 3, maxQ: 3, noCapIs: "fresh mechanism per query"},
 	} {
 		out := filepath.Join(dir, "labels.csv")
 		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", tc.votes, "--m", "3", "--cache-dir", dir, "--out", out, "--format", "json"}, tc.budget...)...)
@@ -632,10 +639,59 @@ func TestAggregateTeacherCap(t *testing.T) {
 				t.Errorf("%s: %s total %+v (queries %v), want %v bound %s", tc.name, tot.Method, tot, tot.Queries, want, tc.bound)
 			}
 		}
-		if tc.budget != nil && (d.Budget == nil || d.Budget.MaxQueries != tc.maxQ || d.Budget.Unlimited != (tc.maxQ == -1) || d.Budget.AllowedBy == nil ||
-			strings.HasPrefix(d.Budget.AllowedBy.Method, "teachers' cap") != (tc.maxQ == -1)) {
+		if tc.budget != nil && (d.Budget == nil || d.Budget.MaxQueries != tc.maxQ || d.Budget.Unlimited != (tc.maxQ == -1) || (d.Budget.AllowedBy == nil) != (tc.maxQ == 0) ||
+			d.Budget.AllowedBy != nil && strings.HasPrefix(d.Budget.AllowedBy.Method, "teachers' cap") != (tc.maxQ == -1) ||
+			(tc.maxQ == 0) != strings.Contains(d.Budget.Why, "composing per-query guarantees is not proved for fixed teachers")) {
 			t.Errorf("%s: budget %+v", tc.name, d.Budget)
 		}
+	}
+}
+
+// TestFixedTeachersNoComposition: issue 68's case. K = 11 fixed private
+// teachers (0.1, 1e-5) on shared data at a budget of (2, 1e-8): RR's
+// labels compose by their pure point to 27 within it (5 at (1.50015, 0)),
+// which fixed teachers were allowed before; the cap, their only bound,
+// needs delta >= 1.1e-4, so no label, and the summary, ledger init's
+// refusal and plan say why. The same votes from teachers that are a
+// fresh mechanism per query keep the composition; a budget the cap meets
+// allows every label of fixed teachers.
+func TestFixedTeachersNoComposition(t *testing.T) {
+	dir := t.TempDir()
+	raw, err := os.ReadFile("../../testdata/votes-K11.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := filepath.Join(dir, "fixed.csv")
+	perQuery := filepath.Join(dir, "per-query.csv")
+	os.WriteFile(fixed, raw, 0o644)
+	os.WriteFile(perQuery, []byte(strings.Replace(string(raw), `"kind":"fixed"`, `"kind":"per-query"`, 1)), 0o644)
+	why := "composing per-query guarantees is not proved for fixed teachers"
+	for _, tc := range []struct {
+		name, votes  string
+		budget       []string
+		code, answer int
+		says         string
+	}{
+		{"fixed, a budget below the cap", fixed, []string{"--budget-eps", "2", "--budget-delta", "1e-8"}, exitBudget, 0, why},
+		{"per-query teachers", perQuery, []string{"--budget-eps", "2", "--budget-delta", "1e-8"}, 0, 20, "allows 27 queries"},
+		{"fixed, a budget the cap meets", fixed, []string{"--budget-eps", "1", "--budget-delta", "1e-3"}, 0, 20, "allows every query: the teachers' cap"},
+	} {
+		out := filepath.Join(dir, "labels.csv")
+		stdout, stderr, code := darrm(t, "", append([]string{"aggregate", tc.votes, "--mechanism", "rr", "--m", "3", "--out", out}, tc.budget...)...)
+		text := unwrapped(stdout)
+		if code != tc.code || !strings.Contains(text, tc.says) || !strings.Contains(text, fmt.Sprintf("%d of 20 queries released", tc.answer)) ||
+			tc.answer == 0 && !strings.Contains(text, "kind per-query") {
+			t.Errorf("%s: exit %d, want %d:\n%s%s", tc.name, code, tc.code, stdout, stderr)
+		}
+	}
+	led := filepath.Join(dir, "k11.ledger")
+	_, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", fixed, "--budget-eps", "2", "--budget-delta", "1e-8")
+	if _, err := os.Stat(led); code != exitUsage || !strings.Contains(unwrapped(stderr), why) || err == nil {
+		t.Errorf("ledger init below the cap: exit %d, ledger made %v: %s", code, err == nil, stderr)
+	}
+	stdout, stderr, code := darrm(t, "", "ledger", "init", led, "--votes", perQuery, "--budget-eps", "2", "--budget-delta", "1e-8", "--replace")
+	if code != 0 {
+		t.Errorf("ledger init of per-query teachers: exit %d: %s%s", code, stdout, stderr)
 	}
 }
 

@@ -87,6 +87,12 @@ func newLedgerInitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Before any count: with fixed private teachers no filter
+			// and no declared use can hold a label that their cap does
+			// not (the same check as the ledger's, ledger.Book.Init).
+			if err := ledger.CheckCap(b, budget, f.DeltaPrime); err != nil {
+				return err
+			}
 			filter, err := ledger.DefaultFilter(b, budget)
 			if err != nil {
 				return cli.AsUsage(flagErr(err, budgetFlags))
@@ -125,7 +131,11 @@ func newLedgerInitCmd() *cobra.Command {
 				if use == nil {
 					return nil
 				}
-				return ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, h, named)
+				c, _, err := b.Cap(f.DeltaPrime)
+				if err != nil {
+					return err
+				}
+				return ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, h, c, named)
 			})
 		},
 	}, &f)

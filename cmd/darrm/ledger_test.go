@@ -600,11 +600,15 @@ func TestLedgerForgedLines(t *testing.T) {
 // composition, 1.89738 at delta 1e-6 by the zCDP filter, which still
 // allows more at budget (8, 1e-6) (52 against 39), and fewer at (3, 1e-5)
 // (11 against 14). A use that cannot be declared so is refused (exit 2,
-// naming the flag) and no ledger is made.
+// naming the flag) and no ledger is made. The filters compose per-query
+// guarantees: private teachers here are a fresh mechanism per query;
+// fixed ones have their cap alone, and a budget it does not meet is
+// refused before any count (issue 68).
 func TestLedgerInitFilterChoice(t *testing.T) {
 	dir := t.TempDir()
 	oneVote := []string{"--K", "11", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash"}
-	private := []string{"--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "fixed", "--partition", "shared"}
+	private := []string{"--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared"}
+	fixedPrivate := []string{"--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "fixed", "--partition", "shared"}
 	b8 := []string{"--budget-eps", "8", "--budget-delta", "1e-6"}
 	b3 := []string{"--budget-eps", "3", "--budget-delta", "1e-5"}
 	pure := []string{"--mechanism", "darrm-one-vote", "--target-eps", "0.2", "--queries", "4", "--cache-dir", filepath.Join(dir, "cache")}
@@ -630,6 +634,8 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 			[]string{"kept: zcdp-filter(1e-05) or simple(0), named by --filter; a ledger's filter"}, 0},
 		{"confident-gnmax", join(oneVote, []string{"--budget-eps", "2", "--budget-delta", "1e-5", "--mechanism", "confident-gnmax", "--classes", "10", "--sigma1", "150", "--sigma2", "40", "--threshold", "200", "--queries", "300"}), accountant.Exact,
 			[]string{"confident-gnmax labels", "exact: allows 194 labels", "gdp-filter(1e-05) or simple(0): allows 194 labels", "zcdp-filter(1e-05) or simple(0): allows 167 labels", "simple(1e-05): allows 1 label;"}, 0},
+		{"fixed private teachers, a budget below their cap", join(fixedPrivate, b3, []string{"--step-eps", "0.3", "--step-delta", "1e-7"}), 0,
+			[]string{"the teachers are fixed models, whose releases only their cap (1.08795, 0.000119994) bounds", "composing per-query guarantees is not proved for fixed teachers"}, exitUsage},
 		{"approximate labels", join(private, b3, []string{"--step-eps", "0.3", "--step-delta", "1e-7"}), accountant.Simple,
 			[]string{"zcdp-filter(1e-05) or simple(0): cannot hold them", "advanced-filter(1e-05, slack 5e-06) or simple(0): allows 3 labels", "simple(1e-05): allows 10 labels"}, 0},
 		{"private teachers, pure labels", join(private, b3, []string{"--step-eps", "0.05"}), accountant.RenyiFilter, []string{"labels of (0.05, 0)-DP each", "zcdp-filter(1e-05) or simple(0): allows 179 labels",
@@ -1002,9 +1008,18 @@ func TestLedgerInitFilterTable(t *testing.T) {
 // filter and declares no labels says that its first release chooses the
 // filter; RR's labels choose the Rényi filter, which allows more of them
 // than simple composition of the budget's delta, and ledger show names it.
+// The teachers are a fresh mechanism per query: fixed ones have their cap
+// alone, which the budget does not meet (issue 68).
 func TestLedgerFirstReleaseChooses(t *testing.T) {
 	dir := t.TempDir()
-	votes := filepath.Join("..", "..", "testdata", "votes-K11.csv")
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "votes-K11.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes := filepath.Join(dir, "votes-per-query.csv")
+	if err := os.WriteFile(votes, []byte(strings.Replace(string(raw), `"kind":"fixed"`, `"kind":"per-query"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	allowed := func(name string, filter ...string) (int, string) {
 		led := filepath.Join(dir, name)
 		out, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--votes", votes, "--budget-eps", "4", "--budget-delta", "1e-6", "--replace"}, filter...)...)

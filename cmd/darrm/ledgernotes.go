@@ -191,18 +191,25 @@ func ledgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 // and what each filter allows the labels declared for the ledger path
 // (use), and what the ledger, h, keeps: the declared use, else the
 // filter that allows more, or the one --filter names (named). Why a
-// filter cannot hold them names the flags that gave them.
-func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, h ledger.Header, named bool) error {
+// filter cannot hold them names the flags that gave them. For fixed
+// private teachers (a cap c, within the budget: ledger init refuses one
+// that is not) it says first that every label is free and the counts
+// are analysis.
+func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, h ledger.Header, c *accountant.Cap, named bool) error {
 	filter := accountant.Filter{Parts: h.Parts}
-	c, labels, path := use.Choice, use.Labels, ledger.Redact(path)
-	expected := c.Expected
+	choice, labels, path := use.Choice, use.Labels, ledger.Redact(path)
+	expected := choice.Expected
 	if expected > 0 {
 		labels += fmt.Sprintf(", %s expected", plural.Of(expected, "label", "labels"))
 	}
 	t := cliout.NewText(w)
 	t.Line("ledger %s: for %s:", path, cliout.Escape(labels))
+	if c != nil {
+		t.Line("  every label is free: the teachers are fixed models whose cap %v, their only bound, is within the budget; "+
+			"the counts below compose per-query guarantees, which holds for per-query teachers only (analysis)", c.Guarantee)
+	}
 	width := 0
-	for _, a := range c.Allowances {
+	for _, a := range choice.Allowances {
 		width = max(width, len(a.Filter.String())+1)
 	}
 	row := func(name, cell string) {
@@ -221,7 +228,7 @@ func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, h ledger.Heade
 		row(fmt.Sprintf("  %-*s  ", width, accountant.Exact.String()+":"), fmt.Sprintf("allows %s: the declared use's steps composed exactly, as one run "+
 			"(valid for queries chosen adaptively and a stop at any time; other settings are then refused)", report.Allowed(use.Run.Labels, "label", "labels")))
 	}
-	for _, a := range c.Allowances {
+	for _, a := range choice.Allowances {
 		name := fmt.Sprintf("  %-*s  ", width, a.Filter.String()+":")
 		var cell string
 		switch {
@@ -246,15 +253,15 @@ func ledgerFilterChoice(w io.Writer, path string, use *ledgerUse, h ledger.Heade
 	// The labels the filter kept and the best allow: a filter named that
 	// allows as many as the best is not said to allow fewer.
 	allows := map[string]int{}
-	for _, a := range c.Allowances {
+	for _, a := range choice.Allowances {
 		allows[a.Filter.String()] = a.Labels
 	}
 	why := "it allows the most labels (the first listed of those that allow as many)"
 	switch {
 	case h.Use != nil:
 		why = "the use declared: a filter allows no more, as it must hold any use"
-	case named && allows[filter.String()] < allows[c.Filter.String()]:
-		why = fmt.Sprintf("named by --filter (%v allows more)", c.Filter)
+	case named && allows[filter.String()] < allows[choice.Filter.String()]:
+		why = fmt.Sprintf("named by --filter (%v allows more)", choice.Filter)
 	case named:
 		why = "named by --filter"
 	}

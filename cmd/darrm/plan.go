@@ -39,7 +39,11 @@ type planFlags struct {
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least precision of answered labels, in [0, 1)"`
 	Shares       []string          `flag:"share" help:"the new ledger's shares, as ledger init takes them: NAME=FRACTION"`
 	Analyst      string            `flag:"analyst"`
-	Mechanism    provenance.MechanismName
+	// The teachers' kind and partition, as their votes' header will state
+	// them: fixed private teachers are bounded by their cap alone.
+	Kind      provenance.Kind      `flag:"kind" help:"teachers: fixed (cap alone) or per-query" default:"per-query"`
+	Partition provenance.Partition `flag:"partition" help:"fixed teachers: keyed-hash, file-position, shared"`
+	Mechanism provenance.MechanismName
 }
 
 func newPlanCmd() *cobra.Command {
@@ -51,6 +55,8 @@ func newPlanCmd() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator, as aggregate takes it (none: compare all on --votes)")
+	// Only fixed teachers have a partition that matters: no default.
+	cli.SetDefaultText(cmd.Flags(), "none", "partition")
 	hideComposition(cmd)
 	return cmd
 }
@@ -216,6 +222,13 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 	}
 	r := requestOf(info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
 	r.DeltaPrime = f.DeltaPrime
+	if f.Kind == provenance.Fixed && !fs.Changed("partition") {
+		return r, info, cli.Usagef("--partition: give the data split of fixed teachers (keyed-hash, file-position or shared): their cap, the only bound of their labels, depends on it")
+	}
+	if fs.Changed("partition") && f.Kind != provenance.Fixed {
+		return r, info, cli.Usagef("--partition goes with --kind fixed: only fixed teachers have a cap")
+	}
+	r.Kind, r.Partition = f.Kind, f.Partition
 	if fs.Changed("filter") {
 		if err := planFilter(f.Filter, r.Budget.Guarantee); err != nil {
 			return r, info, err

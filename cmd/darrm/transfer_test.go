@@ -135,7 +135,8 @@ func TestTransferSynthetic(t *testing.T) {
 		}
 	}
 	for _, c := range doc.CapFrom {
-		if c.Mechanism == "darrm-opt" && (c.NoisePaysUpTo != 0 || c.SharedNoisePaysUpTo < 1) {
+		// Fixed teachers: the cap alone, on shared data too (issue 68).
+		if c.Mechanism == "darrm-opt" && (c.NoisePaysUpTo != 0 || c.SharedNoisePaysUpTo != 0) {
 			t.Errorf("darrm-opt: noise pays up to %d, on shared data %d", c.NoisePaysUpTo, c.SharedNoisePaysUpTo)
 		}
 	}
@@ -143,14 +144,15 @@ func TestTransferSynthetic(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("table: exit %d: %s", code, errOut)
 	}
-	for _, want := range []string{"noise buys", "nothing", "darrm-opt: the cap at every Q, below one label's", "its noise buys no privacy", "pays off only where the cap is above the labels' composition: on shared data", "a fresh mechanism per query (no cap) at every Q"} {
+	for _, want := range []string{"noise buys", "nothing", "darrm-opt: the cap at every Q, below one label's", "its noise buys no privacy", "pays off only for teachers that are a fresh mechanism per query (no cap), at every Q", "for fixed teachers the cap is the only bound"} {
 		if !strings.Contains(unwrapped(table), want) {
 			t.Errorf("the table lacks %q:\n%s", want, table)
 		}
 	}
 	// The shared setting: every private teacher on all the images; its cap
-	// is the teachers' 11-fold composition, which the composition of few
-	// queries beats.
+	// is the teachers' 11-fold composition, below which the composition of
+	// few queries falls, but it is not proved for these fixed teachers:
+	// the cap is every total (issue 68).
 	shared, errOut, code := darrm(t, "", "transfer", "--dataset", "mnist58", "--setting", "shared", "--seed", "3", "--queries", sharedQueries, "--redraws", "2", "--cache-dir", cache, "--format", "json")
 	if code != 0 {
 		t.Fatalf("shared: exit %d: %s", code, errOut)
@@ -175,7 +177,7 @@ func TestTransferSynthetic(t *testing.T) {
 		t.Errorf("shared: setting %s, teachers %+v, cap %+v, want %v", sdoc.Setting, p, sdoc.Cap, wantCap.Guarantee)
 	}
 	for _, r := range sdoc.Results {
-		if r.Mechanism == "darrm-opt" && ((r.Queries == 1) != (r.TotalBound == accountant.QueriesBound) || r.NoisePays != (r.Queries == 1)) {
+		if r.Mechanism == "darrm-opt" && (r.TotalBound != accountant.TeachersBound || r.NoisePays) {
 			t.Errorf("shared darrm-opt at Q = %d: total by %v, noise pays %v", r.Queries, r.TotalBound, r.NoisePays)
 		}
 	}

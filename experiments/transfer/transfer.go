@@ -373,10 +373,10 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 // the best point of the label's privacy profile (accountant.Account.Totals),
 // and the exact composition of the label's pairs of output probabilities,
 // computed here at that δ; so GNMax and darrm-one-vote are each accounted
-// by what they release. With a cap, the general composition or the
-// profile's when it is tighter, bounded by the cap (the tables' private
-// teachers: the cap at every Q on disjoint shares, from Q = 3 on shared
-// data).
+// by what they release. With a cap (the tables' private teachers, fixed
+// models) the cap at every Q: it is the only bound of fixed teachers
+// (accountant.Cap); the general composition, or the profile's when it is
+// tighter, is kept beside it as analysis.
 func runTotal(acc accountant.Account, q int) (comp accountant.Guarantee, total accountant.Total, err error) {
 	acc.Steps = q
 	ts, _ := acc.Totals()
@@ -398,7 +398,7 @@ func runTotal(acc accountant.Account, q int) (comp accountant.Guarantee, total a
 		}
 		for _, t := range run {
 			if t.Method == accountant.Exact {
-				ts = append(ts, t.Capped(nil, nil))
+				ts = append(ts, t.Capped(nil))
 			}
 		}
 	}
@@ -463,7 +463,7 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 		if err != nil {
 			return false, err
 		}
-		_, b := accountant.CapTotal(comp, c, nil)
+		_, b := accountant.CapTotal(comp, c)
 		return b == accountant.TeachersBound, nil
 	}
 	// The last Q at which the composition is the tighter total: Q = 0

@@ -322,7 +322,7 @@ func (out Aggregate) writeTwoClassText(w io.Writer) error {
 		}
 		t.Line("  certificate: %v, max f / budget = %.15g, %s %s", c.Status, c.Ratio, groupDigits(c.Configs.String()), what)
 	}
-	out.writeAccount(t, fmt.Sprintf("the %s released", plural.Of(out.Released, "label", "labels")), "each the smaller of the composition over the queries and the teachers' cap")
+	out.writeAccount(t, fmt.Sprintf("the %s released", plural.Of(out.Released, "label", "labels")), "each the teachers' cap when there is one (fixed teachers: the composition over the queries, kept as queries, is not proved for them)")
 	out.writeTime(t, out.QueriesPerSecond)
 	return t.Close()
 }
@@ -426,6 +426,8 @@ func (out released) writeBudget(t *cliout.Text) {
 	case b.Unlimited:
 		t.Line("budget: (%g, %g) allows every query: the teachers' cap %s is within it %s", b.Eps, b.Delta,
 			formatTotal(b.AllowedBy.Guarantee), t.Note(b.AllowedBy.Reference()))
+	case b.AllowedBy == nil && b.Why != "":
+		t.Line("budget: (%g, %g) allows no query: %s", b.Eps, b.Delta, b.Why)
 	case b.AllowedBy == nil:
 		t.Line("budget: (%g, %g) allows no query: not even one fits at its delta", b.Eps, b.Delta)
 	default:

@@ -228,12 +228,17 @@ func LedgerPublish(b ledger.Balance) (name, why string) {
 // (ledger.Balance.Publish), is the one to publish, the same in every
 // command that prints it: a filter's guarantee is its budget, fixed
 // before the first run, not the sum spent so far; a declared use's is the
-// composition of every label it allows; or the teachers' cap, when it is
-// below the budget.
+// composition of every label it allows; or, for fixed private teachers,
+// the teachers' cap, their only bound, and why it allows no label when it
+// is not within the budget.
 func LedgerWhy(t accountant.Total) string {
-	if t.Cap != nil {
-		return "the teachers' cap bounds every release from these teachers, however many, and is below the ledger's budget at its delta: " +
-			"it holds from the first label on; what the releases have spent is a realised cost (analysis)"
+	switch {
+	case t.Err != nil:
+		return t.Err.Error()
+	case t.Cap != nil:
+		return "the teachers are fixed models: their cap bounds every release from them, however many, and is their only bound " +
+			"(composing per-query guarantees is not proved for fixed teachers); it is within the ledger's budget at its delta and holds " +
+			"from the first label on; what the releases have spent is a realised cost (analysis)"
 	}
 	if !t.Filter {
 		// A declared use's: the composition of every step it allows,

@@ -75,7 +75,10 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		return x
 	}
 	count := func(n int) any {
-		if f == cliout.Table && n >= accountant.CountLimit {
+		switch {
+		case f == cliout.Table && n == accountant.Unlimited:
+			return "every query (the teachers' cap is within the budget)"
+		case f == cliout.Table && n >= accountant.CountLimit:
 			return Allowed(n, "query", "queries")
 		}
 		return n
@@ -86,8 +89,12 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	// budget (LedgerWhy), not what they spend; else one run's of
 	// run_queries.
 	publish, why := c.Total, "one run of run_queries queries with these parameters: the least eps at the budget's delta of every composition valid for a run whose parameters are fixed before its first query"
-	if d.Chosen && r.For == plan.ForLedger {
-		publish, why = c.LedgerPublish, LedgerWhy(c.LedgerPublish)+"; a teachers' cap below the budget, which a plan does not know, would be published instead"
+	switch {
+	case c.Total.Cap != nil:
+		why = "the teachers are fixed models (--kind fixed): their cap, within the budget at its delta, bounds every release from them, however many, " +
+			"in one run or on a ledger, and is their only bound (composing per-query guarantees is not proved for fixed teachers)"
+	case d.Chosen && r.For == plan.ForLedger:
+		publish, why = c.LedgerPublish, LedgerWhy(c.LedgerPublish)
 	}
 	rec = append(rec, field("per_query_eps", c.PerQuery.Eps), field("per_query_delta", c.PerQuery.Delta),
 		field("run_queries", count(c.Run)), field("publish_eps", bound(publish.Guarantee.Eps)), field("publish_delta", bound(publish.Guarantee.Delta)),

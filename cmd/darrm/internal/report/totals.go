@@ -200,12 +200,14 @@ const analysisRole = "analysis: each total holds for these labels; publish the o
 
 // Budget is a total budget that limits a release: the queries it
 // allows (-1 when the teachers' cap is within it, Unlimited), and the
-// total to publish by which they fit (AllowedBy).
+// total to publish by which they fit (AllowedBy), or why none does when
+// it is known (Why: fixed teachers' cap over the budget).
 type Budget struct {
 	accountant.Budget
 	MaxQueries int           `json:"max_queries"`
 	Unlimited  bool          `json:"unlimited"`
 	AllowedBy  *AllowedTotal `json:"allowed_by"`
+	Why        string        `json:"why"`
 	Stopped    bool          `json:"stopped"`
 }
 
@@ -238,8 +240,11 @@ func newBudget(done ensemble.Released, stopped int) *Budget {
 		return nil
 	}
 	out := &Budget{Budget: *b, MaxQueries: done.MaxQueries, Unlimited: done.MaxQueries == accountant.Unlimited, Stopped: stopped > 0}
-	if done.MaxQueries != 0 {
+	switch {
+	case done.MaxQueries != 0:
 		out.AllowedBy = &AllowedTotal{Total: done.Allows}
+	case done.Allows.Err != nil:
+		out.Why = done.Allows.Err.Error()
 	}
 	return out
 }

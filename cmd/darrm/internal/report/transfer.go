@@ -147,7 +147,7 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	}
 	t.Table([]string{"mechanism", "Q", "accuracy", "per query", "total, by", "bound", "noise buys"}, rows)
 	if out.Cap != nil {
-		t.Line("teachers' cap: (%.4g, %.3g) %s; the total is the tighter of the cap and the queries' composition (in JSON and CSV: composition_eps, composition_delta)",
+		t.Line("teachers' cap: (%.4g, %.3g) %s; the total of the private teachers' labels is the cap alone: composing per-query guarantees is not proved for fixed teachers (the queries' composition, as analysis, in JSON and CSV: composition_eps, composition_delta)",
 			out.Cap.Eps, out.Cap.Delta, t.Note(out.Cap.Reference()))
 		for _, c := range out.CapFrom {
 			g := perQuery[c.Mechanism]
@@ -162,18 +162,16 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 				t.Line("  %s: the queries' composition for Q <= %d, the cap from Q = %d: its noise buys privacy up to Q = %d, nothing after", c.Mechanism, c.CapFrom-1, c.CapFrom, c.NoisePaysUpTo)
 			}
 		}
-		if c, ok := crossFor(out.CapFrom, "darrm-opt"); ok && out.SharedCap != nil {
-			where := fmt.Sprintf("on shared data, where teachers of this guarantee cap at their %d-fold composition (%.4g, %.3g), for Q <= %d", out.K, out.SharedCap.Eps, out.SharedCap.Delta, c.SharedNoisePaysUpTo)
-			if out.Setting == accountant.Shared {
-				where = fmt.Sprintf("here for Q <= %d", c.NoisePaysUpTo)
-			}
-			t.Line("DaRRM's noise (and RR's) pays off only where the cap is above the labels' composition: %s; and for teachers that are a fresh mechanism per query (no cap) at every Q", where)
+		if _, ok := crossFor(out.CapFrom, "darrm-opt"); ok && out.SharedCap != nil {
+			t.Line("DaRRM's noise (and RR's) pays off only for teachers that are a fresh mechanism per query (no cap), at every Q: "+
+				"for fixed teachers the cap is the only bound, on disjoint shares and on shared data (their %d-fold composition (%.4g, %.3g)) alike",
+				out.K, out.SharedCap.Eps, out.SharedCap.Delta)
 		}
 	}
 	t.Line("accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; " +
 		"the guarantees of GNMax and darrm-one-vote (DaRRM with the one-vote relation's gamma_opt) are for the one-vote relation (non-private teachers on disjoint shares); " +
 		"the totals of GNMax and darrm-one-vote, whose labels are one bit each, are the exact composition of their labels' pairs of output probabilities at the general composition's delta; " +
-		"those of the private teachers' mechanisms the general composition against the cap")
+		"those of the private teachers' mechanisms the cap, their only bound as fixed models")
 	t.Line("this table compares at equal per-query guarantees, at which the totals differ (docs/transfer.md, \"Which bound wins\"); mechanisms compared at equal totals: --budget-eps")
 	for _, e := range out.EqualTotals {
 		e.write(t)

@@ -1,0 +1,60 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
+)
+
+// TestPlanFixedTeachers: a plan for fixed private teachers follows their
+// cap alone, as a release does (issue 68): K = 11 teachers (0.1, 1e-5) on
+// shared data, RR at m = 3. At (2, 1e-8) per-query teachers fit labels by
+// the composition, fixed ones none, and the count says why; at (1, 1e-3),
+// which the cap meets at its delta, every label, in one run and on a new
+// ledger; a plan of parameters is refused either way.
+func TestPlanFixedTeachers(t *testing.T) {
+	ctx := context.Background()
+	p := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 2.99997e-5}
+	for _, tc := range []struct {
+		name     string
+		kind     provenance.Kind
+		budget   accountant.Guarantee
+		run      int // -1: every query; 0: none (an error); 1: some
+		capTotal bool
+	}{
+		{"per-query teachers", provenance.PerQuery, accountant.Guarantee{Eps: 2, Delta: 1e-8}, 1, false},
+		{"unstated: per-query", provenance.KindUnstated, accountant.Guarantee{Eps: 2, Delta: 1e-8}, 1, false},
+		{"fixed, a budget below the cap", provenance.Fixed, accountant.Guarantee{Eps: 2, Delta: 1e-8}, 0, false},
+		{"fixed, a budget the cap meets", provenance.Fixed, accountant.Guarantee{Eps: 1, Delta: 1e-3}, accountant.Unlimited, true},
+	} {
+		r := request(ensemble.RR{}.Name(), votefile.TwoClass, p, 2, tc.budget.Eps, tc.budget.Delta)
+		r.Kind, r.Partition = tc.kind, provenance.SharedData
+		pl, err := Make(ctx, r)
+		c := pl.Count
+		switch {
+		case tc.run == 0:
+			if err == nil || !errors.As(err, new(*accountant.ParamError)) || !strings.Contains(err.Error(), "not proved for fixed teachers") {
+				t.Errorf("%s: %+v, %v; want no label and why", tc.name, c, err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.run == accountant.Unlimited && (c.Run != accountant.Unlimited || c.Ledger != accountant.Unlimited || c.Total.Cap == nil || !c.Total.Guarantee.Within(tc.budget)):
+			t.Errorf("%s: run %d, ledger %d, total %+v; want every query by the cap", tc.name, c.Run, c.Ledger, c.Total)
+		case tc.run == 1 && (c.Run < 1 || c.Total.Cap != nil):
+			t.Errorf("%s: run %d by %s; want some by a composition", tc.name, c.Run, c.Total.Name())
+		}
+		// A plan of parameters: the cap decides whatever they are.
+		r.Queries = 20
+		_, err = Make(ctx, r)
+		if tc.kind == provenance.Fixed && (err == nil || !strings.Contains(err.Error(), "fixed models")) {
+			t.Errorf("%s: a plan of 20 queries: %v, want refused", tc.name, err)
+		}
+	}
+}
