@@ -194,7 +194,15 @@ func TestFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--color", "blue"}, `--color: color "blue": must be red or green`},
-		{[]string{"--n", "three"}, `invalid argument "three" for "--n"`},
+		{[]string{"--n", "three"}, `--n: "three" is not a whole number in base 10 (such as 11)`},
+		{[]string{"--n", "1e3"}, `--n: "1e3" is not a whole number in base 10`},
+		{[]string{"--n", "9223372036854775808"}, `--n: "9223372036854775808" is out of range`},
+		{[]string{"--x", "half"}, `--x: "half" is not a number (such as 2, 0.5 or 1e-5)`},
+		{[]string{"--x", "1e400"}, `--x: "1e400" is out of range`},
+		{[]string{"--seed", "-7"}, `--seed: "-7" is not a whole number >= 0 in base 10`},
+		{[]string{"--xs", "1,two,3"}, `--xs: "1,two,3" has "two", which is not a number`},
+		{[]string{"--ns", "2,0x10"}, `--ns: "2,0x10" has "0x10", which is not a whole number in base 10`},
+		{[]string{"--on=maybe"}, `--on: "maybe" is not true or false`},
 		{[]string{"--nope"}, `unknown flag --nope for "t"; run "t --help" for its flags`},
 	} {
 		var f testFlags
