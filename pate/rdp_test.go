@@ -217,6 +217,28 @@ func TestClassQBound(t *testing.T) {
 	}
 }
 
+// TestQMovesHoldAtTies: the bounds B_u and B_l on q̃ one changed teacher
+// away (qMoves) hold at every neighbour of every histogram of 10 votes
+// over 2 to 4 classes, ties included, whose terms (classLogQUp) are not of
+// the form erfc(x)/2 that B_u and B_l assume.
+func TestQMovesHoldAtTies(t *testing.T) {
+	for _, sigma := range []float64{0.5, 0.8, 1, 1.5, 3, 10, 40} {
+		for _, classes := range []int{2, 3, 4} {
+			m := newQMoves(sigma, classes, noisymax.DiscreteNoise)
+			for _, rel := range relations(10) {
+				for _, h := range relHistograms(rel, classes) {
+					up, down := m.both(gnmaxLogQ(h, argmax(h), sigma, noisymax.DiscreteNoise))
+					for _, y := range relNeighbours(rel, h) {
+						if l := gnmaxLogQ(y, argmax(y), sigma, noisymax.DiscreteNoise); l > up || l < down {
+							t.Errorf("sigma %v, abstain %v: log q̃ at %v is %v, outside [%v, %v] from %v", sigma, rel.abstain, y, l, down, up, h)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // discreteDifferenceTails returns, for g in [0, gaps), Pr[D > g] +
 // Pr[D = g]/2 and Pr[D >= g], D = Z - Z' for independent Z, Z' ~ N_Z(0,
 // σ²), summed in math/big at prec bits over |z| <= 40σ + 40 (the mass
