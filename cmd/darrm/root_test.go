@@ -286,4 +286,20 @@ func TestFlagValueErrors(t *testing.T) {
 	if f := files(t, dir); len(f) != 1 {
 		t.Errorf("bad flags left files behind: %v", f)
 	}
+	// Good lists pass their rules, which read them item by item.
+	for _, args := range [][]string{
+		{"simulate", "--budget-queries", "30,100"}, {"solve", "--queries", "30", "--queries", "100"},
+		{"transfer", "--queries", "30,100"}, {"account", "gnmax", "--target-eps", "0.2654,0.2561"},
+	} {
+		c, rest, err := newRootCmd().Find(args)
+		if err == nil {
+			err = c.ParseFlags(rest)
+		}
+		if err == nil {
+			err = checkFlagRules(c)
+		}
+		if err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
 }

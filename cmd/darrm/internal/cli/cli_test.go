@@ -123,6 +123,23 @@ func TestBindParses(t *testing.T) {
 	if f.N != 5 || f.X != 2 || f.Color != 0 || len(f.Xs) != 2 || len(f.Names) != 2 || f.Nested.Deep != 4 || !f.On {
 		t.Errorf("parsed %+v", f)
 	}
+	// Lists read given twice append, and give their items back one by
+	// one, as the rules of a list's values read them.
+	f = testFlags{}
+	cmd = newTestCmd(&f)
+	cmd.SetArgs([]string{"--ns", "4,5", "--ns", "6", "--xs", "0.5", "--xs", "1e-5,2"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]string{"ns": {"4", "5", "6"}, "xs": {"0.5", "1e-05", "2"}} {
+		list, ok := cmd.Flags().Lookup(name).Value.(interface{ GetSlice() []string })
+		if !ok || !slices.Equal(list.GetSlice(), want) {
+			t.Errorf("--%s: a list %v (%#v), want items %v", name, ok, list, want)
+		}
+	}
+	if !slices.Equal(f.Ns, []int{4, 5, 6}) || !slices.Equal(f.Xs, []float64{0.5, 1e-5, 2}) {
+		t.Errorf("lists parsed as %v, %v", f.Ns, f.Xs)
+	}
 }
 
 // TestBindDecimal reads whole numbers in base 10 only: a leading 0 is no

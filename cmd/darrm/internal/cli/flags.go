@@ -184,10 +184,21 @@ func checkBool(s string) error {
 	return nil
 }
 
-// rule makes the flag name of fs refuse a value by check (ruled).
+// ruledList is a ruled list, whose items it gives as pflag's list does
+// (the rules of the flags read them: cmd/darrm's checkFlagRules).
+type ruledList struct{ ruled }
+
+func (r ruledList) GetSlice() []string { return r.Value.(pflag.SliceValue).GetSlice() }
+
+// rule makes the flag name of fs refuse a value by check (ruled), each
+// item of a list by itself.
 func rule(fs *pflag.FlagSet, name string, check func(string) error, list bool) {
 	fl := fs.Lookup(name)
-	fl.Value = ruled{fl.Value, check, list}
+	r := ruled{fl.Value, check, list}
+	fl.Value = r
+	if list {
+		fl.Value = ruledList{r}
+	}
 }
 
 // floatsValue is a list of numbers, shown as "floats" in help.
