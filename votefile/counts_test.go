@@ -228,7 +228,7 @@ func TestAbstainHint(t *testing.T) {
 		{"csv", func() error { return readCounts("0,2,-1,1\n1,1,2,0\n", classOptions{Input: inputCounts}) }, true},
 		{"jsonl", func() error { return readCounts("[0,2,-1,1]\n", classOptions{Input: inputCounts}) }, true},
 		{"csv, -10", func() error { return readCounts("0,2,-10,1\n", classOptions{Input: inputCounts}) }, false},
-		{"csv, header counts", func() error { return readCounts(countsHead + "3,-1,0\n", classOptions{}) }, false},
+		{"csv, header counts", func() error { return readCounts(countsHead+"3,-1,0\n", classOptions{}) }, false},
 	} {
 		err := c.read()
 		if err == nil {
