@@ -55,13 +55,22 @@ func MechanismOf(meta *votefile.LabelMeta) (Mechanism, error) {
 			return nil, fmt.Errorf("label file header: %v", err)
 		}
 	}
-	v := func(x *float64) float64 {
+	// A setting of the mechanism must be stated: every release states
+	// them all, and an absent one read as 0 would account a mechanism
+	// the labels were not made by (a threshold of 0 is a setting like
+	// any other).
+	var missing string
+	v := func(name string, x *float64) float64 {
 		if x == nil {
+			if missing == "" {
+				missing = name
+			}
 			return 0
 		}
 		return *x
 	}
 	delta := meta.Delta
+	var m Mechanism
 	switch name := provenance.MechanismName(meta.Mechanism); name {
 	case DaRRM{}.Name():
 		return DaRRM{Target: Target{Delta: &delta}}, nil
@@ -74,13 +83,18 @@ func MechanismOf(meta *votefile.LabelMeta) (Mechanism, error) {
 	case OneVoteDaRRM{}.Name():
 		return OneVoteDaRRM{Eps: meta.Eps, Delta: delta}, nil
 	case GNMax{}.Name():
-		return GNMax{Target: Target{Delta: &delta}, Sigma2: v(meta.Sigma2), Noise: noise}, nil
+		m = GNMax{Target: Target{Delta: &delta}, Sigma2: v("sigma2", meta.Sigma2), Noise: noise}
 	case ConfidentGNMax{}.Name():
-		g := noisymax.ConfidentGNMax{Threshold: v(meta.Threshold), Sigma1: v(meta.Sigma1), Sigma2: v(meta.Sigma2), Noise: noise}
-		return ConfidentGNMax{ConfidentGNMax: g, Delta: delta}, nil
+		g := noisymax.ConfidentGNMax{Threshold: v("threshold", meta.Threshold), Sigma1: v("sigma1", meta.Sigma1), Sigma2: v("sigma2", meta.Sigma2), Noise: noise}
+		m = ConfidentGNMax{ConfidentGNMax: g, Delta: delta}
 	case LNMax{}.Name():
-		return LNMax{LNMax: noisymax.LNMax{Scale: v(meta.LaplaceScale)}}, nil
+		m = LNMax{LNMax: noisymax.LNMax{Scale: v("laplace_scale", meta.LaplaceScale)}}
+	default:
+		_, err := lookup(name, votefile.ManyClasses)
+		return nil, fmt.Errorf("label file header: %v", err)
 	}
-	_, err := lookup(provenance.MechanismName(meta.Mechanism), votefile.ManyClasses)
-	return nil, fmt.Errorf("label file header: %v", err)
+	if missing != "" {
+		return nil, fmt.Errorf("label file header: it states no %s, a setting of %s (a release states every setting of its mechanism)", missing, meta.Mechanism)
+	}
+	return m, nil
 }

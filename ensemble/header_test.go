@@ -18,6 +18,7 @@ func TestMechanismOf(t *testing.T) {
 	delta := 1e-5
 	for _, m := range []Mechanism{
 		ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: delta},
+		ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: delta},
 		GNMax{Target: Target{Delta: &delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise},
 		GNMax{Target: Target{Delta: &delta}, Sigma2: 21.67, Noise: noisymax.ContinuousNoise},
 		LNMax{LNMax: noisymax.LNMax{Scale: 20}},
@@ -30,12 +31,21 @@ func TestMechanismOf(t *testing.T) {
 			t.Errorf("%#v read back as %#v, %v", m, got, err)
 		}
 	}
-	ok := &votefile.LabelMeta{Mechanism: "gnmax", Relation: "one-vote", Partition: "keyed-hash", Noise: "discrete"}
+	f := func(x float64) *float64 { return &x }
+	ok := &votefile.LabelMeta{Mechanism: "gnmax", Relation: "one-vote", Partition: "keyed-hash", Sigma2: f(40), Noise: "discrete"}
+	if _, err := MechanismOf(ok); err != nil {
+		t.Fatalf("%+v: %v", ok, err)
+	}
 	for _, edit := range []func(*votefile.LabelMeta){
 		func(m *votefile.LabelMeta) { m.Noise = "loud" },
 		func(m *votefile.LabelMeta) { m.Relation = "friends" },
 		func(m *votefile.LabelMeta) { m.Partition = "random" },
 		func(m *votefile.LabelMeta) { m.Mechanism = "median" },
+		// A setting of the mechanism left out is not read as 0.
+		func(m *votefile.LabelMeta) { m.Sigma2 = nil },
+		func(m *votefile.LabelMeta) { m.Mechanism, m.Sigma1 = "confident-gnmax", f(150) },
+		func(m *votefile.LabelMeta) { m.Mechanism, m.Threshold = "confident-gnmax", f(0) },
+		func(m *votefile.LabelMeta) { m.Mechanism, m.Sigma2 = "lnmax", nil },
 	} {
 		bad := *ok
 		edit(&bad)

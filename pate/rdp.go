@@ -129,10 +129,13 @@ func logSumExpUp(ts []float64) float64 {
 //
 //	q̃ = min(1 - 1/C, Σ_{i != i*} erfc((n_i* - n_i)/(2σ))/2),
 //
-// and with noisymax.DiscreteNoise the same with every gap shortened by 1/2 and the
-// sum multiplied by discreteGNMaxExcess(σ) (see docs/pate.md: for
-// independent discrete Gaussians the event "class i ties or beats i*" with
-// ties broken uniformly has probability at most r·erfc((g - 1/2)/(2σ))/2).
+// and with noisymax.DiscreteNoise the same with every gap shortened by 1/2,
+// a tie's term 1/2 + 1/(4σ√π), and the sum multiplied by
+// discreteGNMaxExcess(σ) (see docs/pate.md: for independent discrete
+// Gaussians the event "class i beats i*, or ties and wins the uniform
+// tie-break" has probability at most r·erfc((g - 1/2)/(2σ))/2 for g >= 1,
+// and r·(1/2 + 1/(4σ√π)) at g = 0, which also bounds a tie counted whole;
+// classLogQUp).
 // The cap 1 - 1/C holds for both: the plurality is the likeliest output.
 // The result is -Inf only when no class but i* exists, which C >= 2 rules
 // out, so it is always finite.
@@ -222,10 +225,6 @@ func checkGNMaxCounts(counts []int, sigma float64, noise noisymax.Noise) (int, e
 
 // gnmaxLogQ is checkedGNMaxLogQ for checked input with top the plurality.
 func gnmaxLogQ(counts []int, top int, sigma float64, noise noisymax.Noise) float64 {
-	shift := 0.0
-	if noise == noisymax.DiscreteNoise {
-		shift = 0.5
-	}
 	ts := make([]float64, 0, len(counts)-1)
 	last, term := -1, 0.0 // a run of equal counts (sorted histograms) has one term
 	for i, n := range counts {
@@ -233,9 +232,7 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise noisymax.Noise) float
 			continue
 		}
 		if n != last {
-			// erfc decreases: evaluate it at the lower end of the argument.
-			x := outward.DivDirected(float64(counts[top]-n)-shift, 2*sigma, false)
-			last, term = n, logErfcUp(x)-math.Ln2+outward.ULP // log(erfc/2), Ln2 rounded
+			last, term = n, classLogQUp(counts[top]-n, sigma, noise)
 		}
 		ts = append(ts, term)
 	}
@@ -245,6 +242,29 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise noisymax.Noise) float
 	}
 	c := float64(len(counts))
 	return math.Min(l, outward.LibUp(math.Log1p(-1/c))+outward.ULP)
+}
+
+// classLogQUp returns an upper bound on the log of one class's term of
+// q̃ (checkedGNMaxLogQ) at its gap g >= 0 to the plurality: for continuous
+// noise log(erfc(g/(2σ))/2); for discrete noise, before the factor
+// discreteGNMaxExcess, log(erfc((g - 1/2)/(2σ))/2), whose proof's last
+// step (docs/pate.md) needs g >= 1/4, and at a tie log(1/2 + 1/(4σ√π)),
+// the proof's bound before that step: the shortened gap's erfc(-1/(4σ))/2
+// would fall below Pr[D >= 0] = 1/2 + Pr[D = 0]/2, the probability that a
+// tied class ties or beats the plurality (by 0.44% at σ = 1).
+func classLogQUp(gap int, sigma float64, noise noisymax.Noise) float64 {
+	if noise == noisymax.DiscreteNoise && gap == 0 {
+		pi := outward.Interval{Lo: outward.Down(math.Pi, 1), Hi: outward.Up(math.Pi, 1)}
+		tie := outward.Exact(0.5).Add(outward.Exact(1).Div(outward.Exact(4 * sigma).Mul(outward.Sqrt(pi))))
+		return outward.Log(tie).Hi
+	}
+	shift := 0.0
+	if noise == noisymax.DiscreteNoise {
+		shift = 0.5
+	}
+	// erfc decreases: evaluate it at the lower end of the argument.
+	x := outward.DivDirected(float64(gap)-shift, 2*sigma, false)
+	return logErfcUp(x) - math.Ln2 + outward.ULP // log(erfc/2), Ln2 rounded
 }
 
 // gnmaxNeighbourLogQ is checkedGNMaxNeighbourLogQ for checked input. q̃ depends

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/bigmath"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -183,6 +184,99 @@ func TestDiscreteQBoundHolds(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestClassQBound: each class's term of q̃ (classLogQUp, times r for
+// discrete noise) bounds the probability that the class beats the
+// plurality at its gap g, computed independently in math/big at 200 bits:
+// for continuous noise erfc(g/(2σ))/2; for discrete noise both
+// Pr[D > g] + Pr[D = g]/2 (ties broken uniformly, the event q̃ needs) and
+// Pr[D >= g] (a tie counted whole), D the difference of two independent
+// N_Z(0, σ²), at a tie and at small and larger gaps.
+func TestClassQBound(t *testing.T) {
+	const prec = 200
+	for _, sigma := range []float64{0.5, 0.75, 1, 1.3, 1.7, 2.5, 4, 9} {
+		tieBroken, whole := discreteDifferenceTails(sigma, 12, prec)
+		r := discreteGNMaxExcess(sigma)
+		for g := range 12 {
+			b := r * math.Exp(classLogQUp(g, sigma, noisymax.DiscreteNoise))
+			for _, c := range []struct {
+				event string
+				p     float64
+			}{{"beats or wins the tie", tieBroken[g]}, {"ties or beats", whole[g]}} {
+				if b < c.p*(1-1e-13) {
+					t.Errorf("discrete, sigma %v, gap %d: the bound %.17g is below Pr[%s] = %.17g (by %.3g%%)", sigma, g, b, c.event, c.p, 100*(c.p/b-1))
+				}
+			}
+			x := new(big.Float).SetPrec(prec).Quo(big.NewFloat(float64(g)), big.NewFloat(2*sigma))
+			exact, _ := new(big.Float).Quo(bigmath.Erfc(x, prec), big.NewFloat(2)).Float64()
+			if b := math.Exp(classLogQUp(g, sigma, noisymax.ContinuousNoise)); b < exact*(1-1e-13) {
+				t.Errorf("continuous, sigma %v, gap %d: the bound %.17g is below erfc(g/(2σ))/2 = %.17g", sigma, g, b, exact)
+			}
+		}
+	}
+}
+
+// TestQMovesHoldAtTies: the bounds B_u and B_l on q̃ one changed teacher
+// away (qMoves) hold at every neighbour of every histogram of 10 votes
+// over 2 to 4 classes, ties included, whose terms (classLogQUp) are not of
+// the form erfc(x)/2 that B_u and B_l assume.
+func TestQMovesHoldAtTies(t *testing.T) {
+	for _, sigma := range []float64{0.5, 0.8, 1, 1.5, 3, 10, 40} {
+		for _, classes := range []int{2, 3, 4} {
+			m := newQMoves(sigma, classes, noisymax.DiscreteNoise)
+			for _, rel := range relations(10) {
+				for _, h := range relHistograms(rel, classes) {
+					up, down := m.both(gnmaxLogQ(h, argmax(h), sigma, noisymax.DiscreteNoise))
+					for _, y := range relNeighbours(rel, h) {
+						if l := gnmaxLogQ(y, argmax(y), sigma, noisymax.DiscreteNoise); l > up || l < down {
+							t.Errorf("sigma %v, abstain %v: log q̃ at %v is %v, outside [%v, %v] from %v", sigma, rel.abstain, y, l, down, up, h)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// discreteDifferenceTails returns, for g in [0, gaps), Pr[D > g] +
+// Pr[D = g]/2 and Pr[D >= g], D = Z - Z' for independent Z, Z' ~ N_Z(0,
+// σ²), summed in math/big at prec bits over |z| <= 40σ + 40 (the mass
+// beyond is below e^-800).
+func discreteDifferenceTails(sigma float64, gaps int, prec uint) (tieBroken, whole []float64) {
+	n := int(40*sigma) + 40
+	w := make([]*big.Float, 2*n+1) // w[z+n] = e^{-z²/(2σ²)}
+	total := new(big.Float).SetPrec(prec)
+	for z := -n; z <= n; z++ {
+		e := new(big.Float).SetPrec(prec).SetFloat64(-float64(z*z) / (2 * sigma * sigma))
+		w[z+n] = bigmath.Exp(e, prec)
+		total.Add(total, w[z+n])
+	}
+	// above[j] = Σ_{k >= j} w[k], and Pr[D >= g] = Σ_j w[j]·above[j+g] / N².
+	above := make([]*big.Float, len(w)+1)
+	above[len(w)] = new(big.Float).SetPrec(prec)
+	for j := len(w) - 1; j >= 0; j-- {
+		above[j] = new(big.Float).SetPrec(prec).Add(above[j+1], w[j])
+	}
+	norm := new(big.Float).SetPrec(prec).Mul(total, total)
+	atLeast := func(g int) *big.Float {
+		s := new(big.Float).SetPrec(prec)
+		for j := range w {
+			if j+g < len(above) {
+				s.Add(s, new(big.Float).SetPrec(prec).Mul(w[j], above[j+g]))
+			}
+		}
+		return s.Quo(s, norm)
+	}
+	for g := range gaps {
+		ge, gt := atLeast(g), atLeast(g+1)
+		half := new(big.Float).SetPrec(prec).Add(ge, gt)
+		half.Quo(half, big.NewFloat(2))
+		a, _ := ge.Float64()
+		b, _ := half.Float64()
+		whole, tieBroken = append(whole, a), append(tieBroken, b)
+	}
+	return tieBroken, whole
 }
 
 func TestDiscreteTailBound(t *testing.T) {

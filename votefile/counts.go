@@ -326,6 +326,18 @@ func (r *classReader) labelsHint() advice {
 		map[bool]string{true: "array", false: "file"}[r.npy != nil], classes, teachersInRows, queriesInRows)
 }
 
+// abstainHint is what an error on a count of -1 adds when nothing stated
+// that the values are counts but their reading: -1 is how class labels
+// mark a teacher that did not vote, so the values are likely labels read
+// without their classes.
+func (r *classReader) abstainHint(value string) advice {
+	h := r.labelsHint()
+	if value != "-1" || r.opts.Input != inputCounts || h.text == "" {
+		return advice{}
+	}
+	return advise("; -1 is no count: it is how class labels mark a teacher that did not vote%v (or in a sidecar's metadata header)", h)
+}
+
 // wholeNumber parses a count: a non-negative decimal integer of at most 9
 // digits, which may be written as a float with a zero fraction (7.0, as
 // pandas writes a float column).
@@ -557,7 +569,7 @@ func (r *classReader) parseCSV(line []byte) error {
 			if j == 0 && !r.hasID && r.opts.ID == autoDetect {
 				msg += " (if column 1 is a query id, declare the id column)"
 			}
-			return r.lr.errorf(off+j+1, "%s", msg)
+			return r.lr.errorf(off+j+1, "%s%v", msg, r.abstainHint(string(f.b)))
 		}
 		r.vals = append(r.vals, v)
 	}
@@ -621,7 +633,7 @@ func (r *classReader) parseJSONL(line []byte, first bool) error {
 	for j, x := range raw {
 		v, ok := r.value(bytes.TrimSpace(x))
 		if !ok {
-			return r.lr.errorf(0, "%s %d, %s: %s", strings.TrimSuffix(r.what(), "s"), j+1, show(bytes.TrimSpace(x)), r.valueRule())
+			return r.lr.errorf(0, "%s %d, %s: %s%v", strings.TrimSuffix(r.what(), "s"), j+1, show(bytes.TrimSpace(x)), r.valueRule(), r.abstainHint(string(bytes.TrimSpace(x))))
 		}
 		r.vals = append(r.vals, v)
 	}

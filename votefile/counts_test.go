@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -202,4 +203,55 @@ func TestCheckClasses(t *testing.T) {
 			t.Errorf("header with classes %d: Validate() = %v, want ok = %v", tc.c, herr, tc.ok)
 		}
 	}
+}
+
+// TestAbstainHint: a -1 read as a count, when nothing stated that the
+// values are counts, is pointed at the classes (Options.Classes): it is
+// how class labels mark an abstaining teacher; not a -1 among counts that
+// a header states, nor another bad count.
+func TestAbstainHint(t *testing.T) {
+	const hint = "-1 is no count: it is how class labels mark a teacher that did not vote; if the"
+	labels := [][]int{{0, 2, -1, 1}, {1, 1, 2, 0}}
+	for _, c := range []struct {
+		name string
+		read func() error
+		want bool
+	}{
+		{"npy", func() error {
+			_, _, err := readNPY(npyFile("<i8", []int{2, 4}, false, floats(labels)), classOptions{})
+			return err
+		}, true},
+		{"npy, -2", func() error {
+			_, _, err := readNPY(npyFile("<i8", []int{2, 4}, false, []float64{0, 2, -2, 1, 1, 1, 2, 0}), classOptions{})
+			return err
+		}, false},
+		{"csv", func() error { return readCounts("0,2,-1,1\n1,1,2,0\n", classOptions{Input: inputCounts}) }, true},
+		{"jsonl", func() error { return readCounts("[0,2,-1,1]\n", classOptions{Input: inputCounts}) }, true},
+		{"csv, -10", func() error { return readCounts("0,2,-10,1\n", classOptions{Input: inputCounts}) }, false},
+		{"csv, header counts", func() error { return readCounts(countsHead+"3,-1,0\n", classOptions{}) }, false},
+	} {
+		err := c.read()
+		if err == nil {
+			t.Errorf("%s: read", c.name)
+			continue
+		}
+		var hints []Hint
+		if a, ok := err.(Advised); ok {
+			hints = a.Hints()
+		}
+		if got := strings.Contains(err.Error(), hint); got != c.want || c.want && !slices.Contains(hints, Hint{optClasses, "C"}) {
+			t.Errorf("%s: %v (hints %v): want the hint %v", c.name, err, hints, c.want)
+		}
+	}
+}
+
+// readCounts reads every query of the text in with opts.
+func readCounts(in string, opts classOptions) error {
+	r, err := newClassReader(strings.NewReader(in), "v.csv", opts)
+	if err != nil {
+		return err
+	}
+	for r.Next() {
+	}
+	return r.Err()
 }

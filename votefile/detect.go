@@ -253,8 +253,12 @@ func isNumber(b []byte) bool {
 }
 
 // countsHint is what an error on a value b that is no vote adds when b is
-// a whole number above 1: the file may hold counts, or class indices.
+// a whole number above 1: the file may hold counts, or class indices; or
+// when b is -1, how class indices mark a teacher that did not vote.
 func countsHint(b []byte) advice {
+	if string(b) == "-1" {
+		return advise(" (-1 is how class labels mark a teacher that did not vote: if the rows hold class labels, give %v)", Hint{optClasses, "C"})
+	}
 	if n, ok := number(b); !ok || n < 2 {
 		return advice{}
 	}

@@ -544,7 +544,7 @@ func (r *classReader) parseNPY(b []byte) error {
 			if r.opts.Input == inputClasses {
 				what = "class label of teacher " + strconv.Itoa(j+1)
 			}
-			return a.errorf("element %s = %s (query %d, %s): %s", a.index(q, j), text, q+1, what, rule)
+			return a.errorf("element %s = %s (query %d, %s): %s%v", a.index(q, j), text, q+1, what, rule, r.abstainHint(text))
 		}
 		r.vals = append(r.vals, int(n))
 	}

@@ -79,13 +79,11 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 
 // headerSettings returns the settings of mech, read back from a label
 // file's header, by their flags: its parameters and noise, those it has.
+// A parameter is stated whatever its value (a threshold of 0 is a
+// threshold); the noise is not when the header names none.
 func headerSettings(mech ensemble.Mechanism) map[string]string {
 	out := map[string]string{}
-	set := func(n string, x float64) {
-		if x != 0 {
-			out[n] = num(x)
-		}
-	}
+	set := func(n string, x float64) { out[n] = num(x) }
 	noise := func(n noisymax.Noise) {
 		if n != noisymax.UnsetNoise {
 			out["noise"] = n.String()

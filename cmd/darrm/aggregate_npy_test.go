@@ -182,7 +182,8 @@ func TestNPYSameLabels(t *testing.T) {
 }
 
 // TestNPYBadInput: a fractional count, a truncated file, a label matrix
-// without its orientation and a NumPy file read as 0/1 votes exit 2,
+// without its orientation or read as counts (its -1s pointed at
+// --classes) and a NumPy file read as 0/1 votes exit 2,
 // with the value, position and rule, and leave no label file.
 func TestNPYBadInput(t *testing.T) {
 	dir := t.TempDir()
@@ -201,6 +202,8 @@ func TestNPYBadInput(t *testing.T) {
 	os.WriteFile(p("trunc.npy"), raw[:len(raw)-13], 0o644)
 	writeNPY(t, p("labels.npy"), labels)
 	writeCSV(t, p("labels-tq.csv"), labels)
+	abstaining, _ := pateVotes(25, 40, 10, 0.3)
+	writeNPY(t, p("abstaining.npy"), abstaining)
 	release := []string{"--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--seed", "7", "--partition", "keyed-hash"}
 	for _, tc := range []struct {
 		name string
@@ -211,6 +214,7 @@ func TestNPYBadInput(t *testing.T) {
 		{"truncated", []string{p("trunc.npy")}, "NumPy file truncated: the header states shape (40, 10) of <i8"},
 		{"label matrix without an orientation", []string{p("labels.npy"), "--classes", "10"}, "a matrix of class labels, shape (25, 40), without a metadata header: state which axis holds the teachers, --teachers-in-rows (a row per teacher, the layout of PATE's published votes) or --queries-in-rows (a row per query)"},
 		{"label matrix read as counts", []string{p("labels.npy")}, "if the array holds class labels, one per teacher, give --classes C with its orientation, --teachers-in-rows (the layout of PATE's published votes) or --queries-in-rows"},
+		{"label matrix with -1 read as counts", []string{p("abstaining.npy")}, "-1 is no count: it is how class labels mark a teacher that did not vote; if the array holds class labels, one per teacher, give --classes C with its orientation, --teachers-in-rows"},
 		{"CSV label matrix without an orientation", []string{p("labels-tq.csv"), "--classes", "10"}, "a matrix of class labels without a metadata header: state which axis holds the teachers, --teachers-in-rows"},
 		{"both orientations", []string{p("labels-tq.csv"), "--classes", "10", "--teachers-in-rows", "--queries-in-rows"}, "--teachers-in-rows and --queries-in-rows: give one"},
 		{"--teachers-in-rows on counts", []string{p("labels-tq.csv"), "--input-format", "counts", "--teachers-in-rows"}, "--teachers-in-rows reads class labels (--classes C)"},

@@ -163,7 +163,7 @@ func TestSolveBadInput(t *testing.T) {
 		{[]string{"--m", "3"}, "--K is required"},
 		{[]string{"--K", "11", "--workers", "-3"}, "--workers = -3"},
 		{[]string{"--K", "11", "extra"}, "no arguments"},
-		{[]string{"--K", "eleven", "--m", "3"}, "invalid argument"},
+		{[]string{"--K", "eleven", "--m", "3"}, `--K: "eleven" is not a whole number in base 10`},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-composition", "advanced"}, "--rr-composition"},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--sub-size", "12"}, "--sub-size = 12"},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-composition", "general", "--rr-delta-prime", "0"}, "--rr-delta-prime = 0: must be in (0, 1)"},

@@ -181,3 +181,39 @@ func TestAggregateHelpListsMechanisms(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerInitHelp: ledger init's help fits a screen and a half (it was
+// 67 lines): the flags it shares with aggregate, with aggregate's meaning
+// and help (how to read the votes, a mechanism's settings), are named in
+// groups in its description, not listed; every other flag is listed; and
+// every flag of the command is one or the other.
+func TestLedgerInitHelp(t *testing.T) {
+	help := helpOf(t, []string{"ledger", "init"})
+	if n := strings.Count(help, "\n"); n > 48 {
+		t.Errorf("ledger init --help: %d lines, want at most 48:\n%s", n, help)
+	}
+	root := newRootCmd()
+	initCmd, _, _ := root.Find([]string{"ledger", "init"})
+	aggregate, _, _ := root.Find([]string{"aggregate"})
+	lists, _, _ := helpSections(help)
+	listed := map[string]bool{}
+	for _, l := range lists {
+		if i := strings.Index(l, "--"); i >= 0 {
+			listed[strings.Fields(l[i+2:])[0]] = true
+		}
+	}
+	initCmd.Flags().VisitAll(func(f *pflag.Flag) {
+		named := strings.Contains(initCmd.Long, "--"+f.Name+",") || strings.Contains(initCmd.Long, "--"+f.Name+")") || strings.Contains(initCmd.Long, "--"+f.Name+".")
+		grouped := slices.Contains(initAsAggregate, f.Name)
+		switch {
+		case grouped && (!named || listed[f.Name] || !f.Hidden):
+			t.Errorf("--%s: named in the description %v, listed %v, hidden %v: want named only", f.Name, named, listed[f.Name], f.Hidden)
+		case grouped:
+			if a := aggregate.Flags().Lookup(f.Name); a == nil || a.Usage != f.Usage {
+				t.Errorf("--%s: named as aggregate's, whose is %+v", f.Name, a)
+			}
+		case !listed[f.Name]:
+			t.Errorf("--%s is neither listed nor named in ledger init's help", f.Name)
+		}
+	})
+}

@@ -187,6 +187,9 @@ func TestCountsWithoutFlag(t *testing.T) {
 		// One row is no evidence of counts: the typo is named where it is.
 		{"1,0,2,1,0,1,0,1,1,0,1\n", nil, `counts.csv, line 1, column 3: vote "2": must be 0 or 1`},
 		{"0,1,2,0,1\n1,1,1,1,0\n", nil, `line 1, column 3: vote "2": must be 0 or 1`},
+		// Class labels with abstentions, read without their classes.
+		{"0,1,-1,0,1\n1,1,0,-1,0\n", nil, `line 1, column 3: vote "-1": must be 0 or 1 (-1 is how class labels mark a teacher that did not vote: if the rows hold class labels, give --classes C)`},
+		{"[0,1,-1,0,1]\n", nil, `vote 3: "-1": must be 0 or 1 (-1 is how class labels mark a teacher that did not vote: if the rows hold class labels, give --classes C)`},
 		{"240,5,5,0\n200,30,10,10\n", []string{"--K", "249"}, `(if the rows are vote counts, one column per class, read the file as counts: --input-format counts`},
 		// Under a K stated, counts may fall short of it (abstentions): they
 		// are counts, which the two-class default mechanism refuses.

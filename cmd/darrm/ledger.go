@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -144,11 +145,22 @@ func newLedgerInitCmd() *cobra.Command {
 	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels to pay for: their aggregator, as aggregate takes it")
 	// The ensemble is --votes' header's, or given in full: no default.
 	cli.SetDefaultText(cmd.Flags(), "--votes'", "eps", "Delta", "kind", "partition")
+	for _, n := range initAsAggregate {
+		cmd.Flags().MarkHidden(n)
+	}
 	return cmd
 }
 
 // readFlags are the flags that say how to read --votes.
 var readFlags = []string{"input-format", "header", "id", "teachers-in-rows", "queries-in-rows", "array", "meta"}
+
+// initAsAggregate are the flags of ledger init that aggregate takes too,
+// with the same meaning and help: how to read --votes, a declared
+// mechanism's settings, and the cache and workers of its gamma_opt. Its
+// help names them in groups (help/ledger-init.txt) rather than one line
+// each, so that the flags of the ledger itself stand out.
+var initAsAggregate = append(slices.Clone(readFlags), "threshold", "sigma1", "sigma2", "laplace-scale", "m", "delta", "target-eps",
+	"gamma", "gnmax-search", "prior", "no-solve", "rr-composition", "rr-delta-prime", "cache-dir", "no-cache", "workers")
 
 // binding returns the ensemble's parameters (ledger.Bind) and, with
 // --votes, what else aggregate reads of the votes (nil without): the vote

@@ -56,7 +56,7 @@ func scheduleRuns(cmd *cobra.Command, path string, b provenance.Binding, budget 
 		bind(sub, &u)
 		sub.Flags().StringVar((*string)(&u.Mechanism), "mechanism", "", "")
 		if err := sub.Flags().Parse(strings.Fields(line)); err != nil {
-			return nil, bad(err)
+			return nil, bad(cli.FlagValueError(err))
 		}
 		switch {
 		case sub.Flags().NArg() > 0:

@@ -780,6 +780,37 @@ func TestAccountPATEChecks(t *testing.T) {
 	}
 }
 
+// TestAccountPATEAnyThreshold: account pate --labels accounts the labels
+// of every threshold aggregate accepts, from 0 (the threshold plan may
+// choose) to K + 10·sigma1, by the header's settings alone or with the
+// threshold repeated, and reports the threshold the labels were made with.
+func TestAccountPATEAnyThreshold(t *testing.T) {
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 20, func(i int) []int { return plurality(150+3*i, i%10) })
+	for _, threshold := range []string{"0", "0.5", "200", "1750"} {
+		labels := filepath.Join(dir, "labels-"+threshold+".csv")
+		if _, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "confident-gnmax", "--threshold", threshold, "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5", "--out", labels); code != 0 {
+			t.Fatalf("threshold %s: aggregate: exit %d: %s", threshold, code, stderr)
+		}
+		for _, extra := range [][]string{nil, {"--threshold", threshold}} {
+			args := append([]string{"account", "pate", votes, "--labels", labels, "--target-delta", "1e-5", "--format", "json"}, extra...)
+			out, stderr, code := darrm(t, "", args...)
+			if code != 0 {
+				t.Errorf("threshold %s %v: exit %d: %s", threshold, extra, code, stderr)
+				continue
+			}
+			var d map[string]any
+			decode(t, out, &d)
+			if want, _ := strconv.ParseFloat(threshold, 64); d["mechanism"] != "confident-gnmax" || d["threshold"] != want {
+				t.Errorf("threshold %s %v: accounted %v with threshold %v", threshold, extra, d["mechanism"], d["threshold"])
+			}
+		}
+		if _, stderr, code := darrm(t, "", "account", "pate", votes, "--labels", labels, "--target-delta", "1e-5", "--threshold", "1"); code != exitUsage || !strings.Contains(stderr, "header states threshold = "+threshold) {
+			t.Errorf("threshold %s, --threshold 1: exit %d: %s", threshold, code, stderr)
+		}
+	}
+}
+
 // readLinesAll returns every line of a file, comment lines included.
 func readLinesAll(t *testing.T, path string) []string {
 	t.Helper()

@@ -227,3 +227,79 @@ func TestHelpFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagValueErrors: a flag given a value it cannot read, on any
+// command, is refused naming the flag, the value and the rule, in darrm's
+// words, never strconv's or pflag's; end to end, the error is a usage
+// error (exit 2) with nothing on standard output, on the command line and
+// in a ledger's schedule file.
+func TestFlagValueErrors(t *testing.T) {
+	// Every flag of a number, a list of them, a duration or a switch, of
+	// every command.
+	bad := map[string]string{"float64": "abc", "int": "abc", "uint": "abc", "floats": "1,abc", "intSlice": "1,abc", "duration": "abc", "bool": "abc"}
+	checked := 0
+	walk(newRootCmd(), func(c *cobra.Command) {
+		c.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+			v, ok := bad[f.Value.Type()]
+			if !ok {
+				return
+			}
+			checked++
+			fs := pflag.NewFlagSet(c.Name(), pflag.ContinueOnError)
+			fs.AddFlag(&pflag.Flag{Name: f.Name, Value: f.Value, NoOptDefVal: f.NoOptDefVal})
+			err := cli.FlagValueError(fs.Parse([]string{"--" + f.Name + "=" + v}))
+			if want := fmt.Sprintf("--%s: %q ", f.Name, v); err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), `"abc"`) ||
+				strings.Contains(err.Error(), "strconv") || strings.Contains(err.Error(), "invalid") {
+				t.Errorf("%s --%s=%s: %v, want %q and the rule", c.CommandPath(), f.Name, v, err, want)
+			}
+		})
+	})
+	if checked < 50 {
+		t.Errorf("%d flags checked: the walk missed the commands", checked)
+	}
+
+	dir := t.TempDir()
+	schedule := filepath.Join(dir, "schedule.txt")
+	os.WriteFile(schedule, []byte("--mechanism gnmax --sigma2 4x --delta 1e-5 --queries 10\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "--budget-eps", "abc", "--budget-delta", "1e-5"}, `--budget-eps: "abc" is not a number (such as 2, 0.5 or 1e-5)`},
+		{[]string{"plan", "--budget-eps", "1,5", "--budget-delta", "1e-5"}, `--budget-eps: "1,5" is not a number`},
+		{[]string{"plan", "--budget-eps", "1e999", "--budget-delta", "1e-5"}, `--budget-eps: "1e999" is out of range: a number is at most about 1.8e308 in size`},
+		{[]string{"aggregate", "votes.csv", "--mechanism", "gnmax", "--sigma2", "1e"}, `--sigma2: "1e" is not a number`},
+		{[]string{"account", "pate", "--sigma2", "40", "--target-delta", "0.00001x"}, `--target-delta: "0.00001x" is not a number`},
+		{[]string{"solve", "--K", "eleven", "--m", "3"}, `--K: "eleven" is not a whole number in base 10`},
+		{[]string{"solve", "--K", "99999999999999999999", "--m", "3"}, `--K: "99999999999999999999" is out of range`},
+		{[]string{"aggregate", "votes.csv", "--seed", "-1"}, `--seed: "-1" is not a whole number >= 0 in base 10`},
+		{[]string{"simulate", "--K", "11", "--budget-queries", "3,a"}, `--budget-queries: "3,a" has "a", which is not a whole number in base 10`},
+		{[]string{"ledger", "init", filepath.Join(dir, "l.jsonl"), "--budget-eps", "2", "--budget-delta", "1e-5", "--lock-timeout", "5"}, `--lock-timeout: "5" is not a duration (such as 30s, 2m or 1h30m)`},
+		{[]string{"ledger", "init", filepath.Join(dir, "l.jsonl"), "--budget-eps", "2", "--budget-delta", "1e-5", "--K", "25", "--classes", "10",
+			"--ensemble", "e", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash", "--schedule", schedule}, `line 1: --sigma2: "4x" is not a number`},
+	} {
+		out, stderr, code := darrm(t, "", tc.args...)
+		if code != exitUsage || out != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q%q; want %d and %q", tc.args, code, out, stderr, exitUsage, tc.want)
+		}
+	}
+	if f := files(t, dir); len(f) != 1 {
+		t.Errorf("bad flags left files behind: %v", f)
+	}
+	// Good lists pass their rules, which read them item by item.
+	for _, args := range [][]string{
+		{"simulate", "--budget-queries", "30,100"}, {"solve", "--queries", "30", "--queries", "100"},
+		{"transfer", "--queries", "30,100"}, {"account", "gnmax", "--target-eps", "0.2654,0.2561"},
+	} {
+		c, rest, err := newRootCmd().Find(args)
+		if err == nil {
+			err = c.ParseFlags(rest)
+		}
+		if err == nil {
+			err = checkFlagRules(c)
+		}
+		if err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}

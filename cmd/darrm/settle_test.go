@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,6 +21,7 @@ import (
 func TestSettle(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	m := &votefile.LabelMeta{Mechanism: ensemble.ConfidentGNMax{}.Name().String(), Relation: "one-vote", Threshold: f(200), Sigma1: f(150), Sigma2: f(40), Noise: "discrete"}
+	zero := &votefile.LabelMeta{Mechanism: ensemble.ConfidentGNMax{}.Name().String(), Relation: "one-vote", Threshold: f(0), Sigma1: f(150), Sigma2: f(40), Noise: "discrete"}
 	gnmax := &votefile.LabelMeta{Mechanism: ensemble.GNMax{}.Name().String(), Relation: "one-vote", Sigma2: f(40), Noise: "discrete"}
 	for _, c := range []struct {
 		name  string
@@ -32,6 +34,9 @@ func TestSettle(t *testing.T) {
 		{"no labels, scale", []string{"--laplace-scale", "20"}, nil, ensemble.LNMax{}.Name(), ""},
 		{"no labels, threshold", []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, nil, ensemble.ConfidentGNMax{}.Name(), ""},
 		{"header", nil, m, ensemble.ConfidentGNMax{}.Name(), ""},
+		{"header, threshold 0", nil, zero, ensemble.ConfidentGNMax{}.Name(), ""},
+		{"header, threshold 0 repeated", []string{"--threshold", "0"}, zero, ensemble.ConfidentGNMax{}.Name(), ""},
+		{"header, threshold 0 contradicted", []string{"--threshold", "200"}, zero, "", "threshold = 200 given, but the label file's header states threshold = 0"},
 		{"header, repeated", []string{"--sigma2", "40", "--noise", "discrete"}, m, ensemble.ConfidentGNMax{}.Name(), ""},
 		{"header, contradicted", []string{"--sigma2", "5"}, m, "", "sigma2 = 5 given, but the label file's header states sigma2 = 40"},
 		{"header, another noise", []string{"--noise", "continuous"}, gnmax, "", "noise = continuous given, but the label file's header states noise = discrete"},
@@ -50,7 +55,7 @@ func TestSettle(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		case c.want == "" && mech.Name() != c.mech:
 			t.Errorf("%s: mechanism %s, want %s", c.name, mech.Name(), c.mech)
-		case c.want == "" && c.meta != nil && (mech.(ensemble.ConfidentGNMax).Threshold != 200 || len(stated) != 4):
+		case c.want == "" && c.meta != nil && (mech.(ensemble.ConfidentGNMax).Threshold != *c.meta.Threshold || !slices.Equal(stated, []string{"threshold", "sigma1", "sigma2", "noise"})):
 			t.Errorf("%s: mechanism %+v, stated %v", c.name, mech, stated)
 		}
 	}

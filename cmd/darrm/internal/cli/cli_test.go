@@ -123,6 +123,23 @@ func TestBindParses(t *testing.T) {
 	if f.N != 5 || f.X != 2 || f.Color != 0 || len(f.Xs) != 2 || len(f.Names) != 2 || f.Nested.Deep != 4 || !f.On {
 		t.Errorf("parsed %+v", f)
 	}
+	// Lists read given twice append, and give their items back one by
+	// one, as the rules of a list's values read them.
+	f = testFlags{}
+	cmd = newTestCmd(&f)
+	cmd.SetArgs([]string{"--ns", "4,5", "--ns", "6", "--xs", "0.5", "--xs", "1e-5,2"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]string{"ns": {"4", "5", "6"}, "xs": {"0.5", "1e-05", "2"}} {
+		list, ok := cmd.Flags().Lookup(name).Value.(interface{ GetSlice() []string })
+		if !ok || !slices.Equal(list.GetSlice(), want) {
+			t.Errorf("--%s: a list %v (%#v), want items %v", name, ok, list, want)
+		}
+	}
+	if !slices.Equal(f.Ns, []int{4, 5, 6}) || !slices.Equal(f.Xs, []float64{0.5, 1e-5, 2}) {
+		t.Errorf("lists parsed as %v, %v", f.Ns, f.Xs)
+	}
 }
 
 // TestBindDecimal reads whole numbers in base 10 only: a leading 0 is no
@@ -194,7 +211,15 @@ func TestFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--color", "blue"}, `--color: color "blue": must be red or green`},
-		{[]string{"--n", "three"}, `invalid argument "three" for "--n"`},
+		{[]string{"--n", "three"}, `--n: "three" is not a whole number in base 10 (such as 11)`},
+		{[]string{"--n", "1e3"}, `--n: "1e3" is not a whole number in base 10`},
+		{[]string{"--n", "9223372036854775808"}, `--n: "9223372036854775808" is out of range`},
+		{[]string{"--x", "half"}, `--x: "half" is not a number (such as 2, 0.5 or 1e-5)`},
+		{[]string{"--x", "1e400"}, `--x: "1e400" is out of range`},
+		{[]string{"--seed", "-7"}, `--seed: "-7" is not a whole number >= 0 in base 10`},
+		{[]string{"--xs", "1,two,3"}, `--xs: "1,two,3" has "two", which is not a number`},
+		{[]string{"--ns", "2,0x10"}, `--ns: "2,0x10" has "0x10", which is not a whole number in base 10`},
+		{[]string{"--on=maybe"}, `--on: "maybe" is not true or false`},
 		{[]string{"--nope"}, `unknown flag --nope for "t"; run "t --help" for its flags`},
 	} {
 		var f testFlags

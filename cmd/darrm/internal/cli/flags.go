@@ -61,6 +61,38 @@ func (f textFlag) Set(s string) error { return f.v.UnmarshalText([]byte(s)) }
 
 func (f textFlag) Type() string { return "string" }
 
+// ruleError is the rule that a flag's value as given breaks, worded to
+// follow it ("is not a number"): FlagErrorFunc says it after the flag's
+// name and the value, so that every flag of a number says what it takes
+// in the same words, and none in strconv's.
+type ruleError string
+
+func (e ruleError) Error() string { return string(e) }
+
+// The rules of the values of the flags of numbers, durations and
+// switches.
+const (
+	notNumber   ruleError = "is not a number (such as 2, 0.5 or 1e-5)"
+	notWhole    ruleError = "is not a whole number in base 10 (such as 11)"
+	notCount    ruleError = "is not a whole number >= 0 in base 10 (such as 11)"
+	notDuration ruleError = "is not a duration (such as 30s, 2m or 1h30m)"
+	notBool     ruleError = "is not true or false"
+	// The ranges of the numbers a flag holds.
+	floatRange ruleError = "is out of range: a number is at most about 1.8e308 in size"
+	intRange   ruleError = "is out of range: a whole number is at most 9223372036854775807 in size"
+	countRange ruleError = "is out of range: at most 18446744073709551615"
+)
+
+// numError is err, strconv's, as the rule broken: its range, or else
+// syntax (not what the flag reads).
+func numError(err error, syntax, bounds ruleError) error {
+	var ne *strconv.NumError
+	if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+		return bounds
+	}
+	return syntax
+}
+
 // decimalInt is an int flag read in base 10 only: pflag's own reads a
 // leading 0 as octal and 0x as hexadecimal, so that --K 013 would be 11.
 type decimalInt int
@@ -68,7 +100,7 @@ type decimalInt int
 func (d *decimalInt) Set(s string) error {
 	v, err := strconv.ParseInt(s, 10, strconv.IntSize)
 	if err != nil {
-		return numError(err)
+		return numError(err, notWhole, intRange)
 	}
 	*d = decimalInt(v)
 	return nil
@@ -84,7 +116,7 @@ type decimalUint64 uint64
 func (d *decimalUint64) Set(s string) error {
 	v, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return numError(err)
+		return numError(err, notCount, countRange)
 	}
 	*d = decimalUint64(v)
 	return nil
@@ -94,16 +126,79 @@ func (d *decimalUint64) String() string { return strconv.FormatUint(uint64(*d), 
 
 func (d *decimalUint64) Type() string { return "uint" }
 
-// numError says why a number did not parse, without strconv's prefix.
-func numError(err error) error {
-	var ne *strconv.NumError
-	if errors.As(err, &ne) {
-		if ne.Err == strconv.ErrRange {
-			return errors.New("out of range")
-		}
-		return errors.New("not a whole number in base 10")
+// ruled is a flag of pflag's own whose values, or each item of a list of
+// them, are checked first by check, so that a bad one is refused by its
+// rule (ruleError) rather than in the words of pflag's parser.
+type ruled struct {
+	pflag.Value
+	check func(string) error
+	list  bool
+}
+
+func (r ruled) Set(s string) error {
+	items := []string{s}
+	if r.list {
+		items = strings.Split(s, ",")
 	}
-	return err
+	for _, x := range items {
+		if err := r.check(x); err != nil {
+			if r.list {
+				return ruleError(fmt.Sprintf("has %q, which %v (a list is separated by commas)", x, err))
+			}
+			return err
+		}
+	}
+	return r.Value.Set(s)
+}
+
+// checkFloat, checkInt, checkDuration and checkBool are the rules of
+// pflag's flags of those types (ruled).
+func checkFloat(s string) error {
+	_, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return numError(err, notNumber, floatRange)
+	}
+	return nil
+}
+
+func checkInt(s string) error {
+	// As pflag's lists of ints read them (strconv.Atoi).
+	_, err := strconv.ParseInt(s, 10, strconv.IntSize)
+	if err != nil {
+		return numError(err, notWhole, intRange)
+	}
+	return nil
+}
+
+func checkDuration(s string) error {
+	if _, err := time.ParseDuration(s); err != nil {
+		return notDuration
+	}
+	return nil
+}
+
+func checkBool(s string) error {
+	if _, err := strconv.ParseBool(s); err != nil {
+		return notBool
+	}
+	return nil
+}
+
+// ruledList is a ruled list, whose items it gives as pflag's list does
+// (the rules of the flags read them: cmd/darrm's checkFlagRules).
+type ruledList struct{ ruled }
+
+func (r ruledList) GetSlice() []string { return r.Value.(pflag.SliceValue).GetSlice() }
+
+// rule makes the flag name of fs refuse a value by check (ruled), each
+// item of a list by itself.
+func rule(fs *pflag.FlagSet, name string, check func(string) error, list bool) {
+	fl := fs.Lookup(name)
+	r := ruled{fl.Value, check, list}
+	fl.Value = r
+	if list {
+		fl.Value = ruledList{r}
+	}
 }
 
 // floatsValue is a list of numbers, shown as "floats" in help.
@@ -134,6 +229,7 @@ func (f Flag) Add(fs *pflag.FlagSet, p any) {
 		fs.Var((*decimalInt)(p), f.Name, f.Usage)
 	case *float64:
 		fs.Float64Var(p, f.Name, f.Default.(float64), f.Usage)
+		rule(fs, f.Name, checkFloat, false)
 	case *string:
 		def, ok := f.Default.(string)
 		if m, text := f.Default.(encoding.TextMarshaler); text {
@@ -146,8 +242,10 @@ func (f Flag) Add(fs *pflag.FlagSet, p any) {
 		fs.StringVar(p, f.Name, def, f.Usage)
 	case *bool:
 		fs.BoolVar(p, f.Name, f.Default.(bool), f.Usage)
+		rule(fs, f.Name, checkBool, false)
 	case *time.Duration:
 		fs.DurationVar(p, f.Name, f.Default.(time.Duration), f.Usage)
+		rule(fs, f.Name, checkDuration, false)
 	case *uint64:
 		*p = f.Default.(uint64)
 		fs.Var((*decimalUint64)(p), f.Name, f.Usage)
@@ -156,7 +254,7 @@ func (f Flag) Add(fs *pflag.FlagSet, p any) {
 		// Help shows the type as "floats" (as "strings" and "ints") and no
 		// "(default [])" for an empty list.
 		fl := fs.Lookup(f.Name)
-		fl.Value = floatsValue{fl.Value, p}
+		fl.Value = floatsValue{ruled{fl.Value, checkFloat, true}, p}
 		if len(f.Default.([]float64)) == 0 {
 			fl.DefValue = ""
 		}
@@ -164,6 +262,12 @@ func (f Flag) Add(fs *pflag.FlagSet, p any) {
 		fs.StringSliceVar(p, f.Name, f.Default.([]string), f.Usage)
 	case *[]int:
 		fs.IntSliceVar(p, f.Name, f.Default.([]int), f.Usage)
+		rule(fs, f.Name, checkInt, true)
+		// Help states no "(default [])" for an empty list, which it
+		// knows for pflag's own value only.
+		if len(f.Default.([]int)) == 0 {
+			fs.Lookup(f.Name).DefValue = ""
+		}
 	case TextValue:
 		reflect.ValueOf(p).Elem().Set(reflect.ValueOf(f.Default))
 		fs.Var(textFlag{p}, f.Name, f.Usage)
@@ -348,8 +452,21 @@ func FlagErrorFunc(cmd *cobra.Command, err error) error {
 		}
 		return unknownFlag(cmd, ne.GetSpecifiedName(), false)
 	}
+	return FlagValueError(err)
+}
+
+// FlagValueError returns err, a flag set's error on parsing, as a usage
+// error; a value that a flag refused it says as "--flag: " and why: a
+// number's (or a duration's or a switch's) as the value given and the rule
+// it breaks (--budget-eps: "abc" is not a number ...), a TextValue's in
+// its own words.
+func FlagValueError(err error) error {
 	var ive *pflag.InvalidValueError
 	if errors.As(err, &ive) {
+		var rule ruleError
+		if errors.As(ive, &rule) {
+			return Usagef("--%s: %q %v", ive.GetFlag().Name, ive.GetValue(), rule)
+		}
 		if _, ok := ive.GetFlag().Value.(textFlag); ok {
 			return Usagef("--%s: %v", ive.GetFlag().Name, ive.Unwrap())
 		}
