@@ -54,7 +54,7 @@ func TestLedgerShow(t *testing.T) {
 		if tc.spend > 0 && (!(doc.Balance.Total.Eps > 0 && doc.Balance.Total.Eps <= 1.5) || recs[1][len(recs[1])-4] != "3") {
 			t.Errorf("%s: total %v, row %q", tc.name, doc.Balance.Total, recs[1])
 		}
-		if p := doc.Balance.Publish; p.Cap == nil || p.Guarantee.Delta != 1e-3 || !(p.Guarantee.Eps < doc.Balance.Cap.Eps) || recs[1][14] != "teachers' cap (optimal)" || !strings.Contains(recs[1][15], "the teachers' cap bounds every release") {
+		if p := doc.Balance.Publish; p.Cap == nil || p.Guarantee.Delta != 1e-3 || !(p.Guarantee.Eps < doc.Balance.Cap.Eps) || recs[1][14] != "teachers' cap (optimal)" || !strings.Contains(recs[1][15], "their cap bounds every release") {
 			t.Errorf("%s: publish %+v, row %q", tc.name, p, recs[1])
 		}
 	}
