@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
@@ -52,6 +53,10 @@ var answerFolder struct {
 	sync.Mutex
 	dir    string
 	secret []byte
+	// gen counts the changes of folder or secret: SaveAnswers writes the
+	// answers added since the last (a process that kept answers in one
+	// folder and then in another writes to each its own).
+	gen int
 }
 
 // minAnswersSecret is the least length of KeepAnswers' secret.
@@ -68,28 +73,40 @@ func KeepAnswers(dir string, secret []byte) error {
 	if dir != "" && len(secret) < minAnswersSecret {
 		return fmt.Errorf("one-bit answers: a secret of %d bytes: needs at least %d", len(secret), minAnswersSecret)
 	}
-	answerFolder.Lock()
-	answerFolder.dir, answerFolder.secret = dir, slices.Clone(secret)
 	if dir == "" {
-		answerFolder.secret = nil
+		secret = nil
+	}
+	answerFolder.Lock()
+	if dir != answerFolder.dir || !bytes.Equal(secret, answerFolder.secret) {
+		answerFolder.dir, answerFolder.secret = dir, slices.Clone(secret)
+		answerFolder.gen++
 	}
 	answerFolder.Unlock()
 	return nil
 }
 
-// keptAnswers returns the folder and the secret of KeepAnswers.
-func keptAnswers() (string, []byte) {
+// answersGen returns the generation of KeepAnswers' folder and secret.
+func answersGen() int {
 	answerFolder.Lock()
 	defer answerFolder.Unlock()
-	return answerFolder.dir, answerFolder.secret
+	return answerFolder.gen
 }
 
-// SaveAnswers writes, to the folder of KeepAnswers, the answers the
-// process added for each set of pairs it keeps in memory, beside those
-// the folder kept (a folder shared by processes keeps the answers of
-// each); nothing without a folder.
+// keptAnswers returns the folder and the secret of KeepAnswers, and
+// their generation.
+func keptAnswers() (string, []byte, int) {
+	answerFolder.Lock()
+	defer answerFolder.Unlock()
+	return answerFolder.dir, answerFolder.secret, answerFolder.gen
+}
+
+// SaveAnswers writes, to the folder of KeepAnswers, the answers of each
+// set of pairs the process keeps in memory to which it added answers
+// since KeepAnswers named that folder, beside those the folder kept (a
+// folder shared by processes keeps the answers of each); nothing without
+// a folder.
 func SaveAnswers() error {
-	dir, secret := keptAnswers()
+	dir, secret, gen := keptAnswers()
 	if dir == "" {
 		return nil
 	}
@@ -98,7 +115,7 @@ func SaveAnswers() error {
 	bitCurvesCache.Unlock()
 	var errs []error
 	for _, c := range recent {
-		if err := c.save(dir, secret); err != nil {
+		if err := c.save(dir, secret, gen); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -203,11 +220,11 @@ func (c *bitCurves) key() string {
 }
 
 // save writes c's answers to dir, with those kept there, when c added
-// some since it read or wrote them.
-func (c *bitCurves) save(dir string, secret []byte) error {
+// some in generation gen of KeepAnswers since it read or wrote them.
+func (c *bitCurves) save(dir string, secret []byte, gen int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.added {
+	if c.addedIn != gen {
 		return nil
 	}
 	key := c.key()
@@ -260,6 +277,6 @@ func (c *bitCurves) save(dir string, secret []byte) error {
 	if err != nil {
 		return fmt.Errorf("one-bit answers: %w", err)
 	}
-	c.added, c.readFrom = false, dir
+	c.addedIn, c.readFrom = 0, dir
 	return nil
 }

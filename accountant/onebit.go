@@ -234,9 +234,10 @@ type bitCurves struct {
 	runs []*bitRun
 	// answersKey is the key of the pairs' answers in a folder
 	// (answersKey, made on first use), readFrom the folder whose answers
-	// were read, and added says that answers were added since.
+	// were read, and addedIn the generation of KeepAnswers in which
+	// answers were last added (0: none since they were written).
 	answersKey, readFrom string
-	added                bool
+	addedIn              int
 }
 
 // bitQuery is a question to the composition of k steps: δ at ε (x)
@@ -284,7 +285,7 @@ var bitCurvesCache struct {
 // in the folder of KeepAnswers.
 func cachedBitCurves(pairs []BitPair) *bitCurves {
 	c := recentBitCurves(pairs)
-	if dir, secret := keptAnswers(); dir != "" {
+	if dir, secret, _ := keptAnswers(); dir != "" {
 		c.load(dir, secret)
 	}
 	return c
@@ -362,11 +363,12 @@ func (c *bitCurves) delta(k int, eps, d float64, f func(float64) float64) float6
 		return v
 	}
 	v = f(eps)
+	gen := answersGen()
 	c.mu.Lock()
 	if len(c.deltas) >= maxBitAnswers {
 		clear(c.deltas)
 	}
-	c.deltas[q], c.added = v, true
+	c.deltas[q], c.addedIn = v, gen
 	c.mu.Unlock()
 	return v
 }
@@ -382,11 +384,12 @@ func (c *bitCurves) epsAt(k int, delta, hi float64, search func() (float64, bool
 		return a.eps, a.ok
 	}
 	a.eps, a.ok = search()
+	gen := answersGen()
 	c.mu.Lock()
 	if len(c.inverse) >= maxBitAnswers {
 		clear(c.inverse)
 	}
-	c.inverse[q], c.added = a, true
+	c.inverse[q], c.addedIn = a, gen
 	c.mu.Unlock()
 	return a.eps, a.ok
 }
