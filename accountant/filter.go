@@ -325,7 +325,11 @@ func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 		}
 	}
 	if !held {
-		return c, fmt.Errorf("no part of the filter %v can hold a step of %v (%v): it has no pure point, zCDP slope, Gaussian-DP mu or Renyi curve that they need, and none has a share of delta for its delta", f, s.Guarantee, s.Kind)
+		why := ""
+		if _, ok := f.has(GDPFilter); ok && s.Discrete && len(s.Gaussian) > 0 {
+			why = fmt.Sprintf(" (the Gaussian-DP mu of discrete Gaussian noise is certified for sigma up to %d)", maxDGCertSigma)
+		}
+		return c, fmt.Errorf("no part of the filter %v can hold a step of %v (%v): it has no pure point, zCDP slope, Gaussian-DP mu or Renyi curve that they need, and none has a share of delta for its delta%s", f, s.Guarantee, s.Kind, why)
 	}
 	return c, nil
 }

@@ -232,6 +232,12 @@ type bitCurves struct {
 	// search asks whether its count fits and then the total at it, and
 	// a release the total and the totals, of the same composition.
 	runs []*bitRun
+	// answersKey is the key of the pairs' answers in a folder
+	// (answersKey, made on first use), readFrom the folder whose answers
+	// were read, and addedIn the generation of KeepAnswers in which
+	// answers were last added (0: none since they were written).
+	answersKey, readFrom string
+	addedIn              int
 }
 
 // bitQuery is a question to the composition of k steps: δ at ε (x)
@@ -275,8 +281,19 @@ var bitCurvesCache struct {
 	recent []*bitCurves
 }
 
-// cachedBitCurves returns the bitCurves of pairs.
+// cachedBitCurves returns the bitCurves of pairs, with the answers kept
+// in the folder of KeepAnswers.
 func cachedBitCurves(pairs []BitPair) *bitCurves {
+	c := recentBitCurves(pairs)
+	if dir, secret, _ := keptAnswers(); dir != "" {
+		c.load(dir, secret)
+	}
+	return c
+}
+
+// recentBitCurves returns the bitCurves of pairs that the process keeps,
+// or new ones.
+func recentBitCurves(pairs []BitPair) *bitCurves {
 	bitCurvesCache.Lock()
 	defer bitCurvesCache.Unlock()
 	recent := bitCurvesCache.recent
@@ -346,11 +363,12 @@ func (c *bitCurves) delta(k int, eps, d float64, f func(float64) float64) float6
 		return v
 	}
 	v = f(eps)
+	gen := answersGen()
 	c.mu.Lock()
 	if len(c.deltas) >= maxBitAnswers {
 		clear(c.deltas)
 	}
-	c.deltas[q] = v
+	c.deltas[q], c.addedIn = v, gen
 	c.mu.Unlock()
 	return v
 }
@@ -366,11 +384,12 @@ func (c *bitCurves) epsAt(k int, delta, hi float64, search func() (float64, bool
 		return a.eps, a.ok
 	}
 	a.eps, a.ok = search()
+	gen := answersGen()
 	c.mu.Lock()
 	if len(c.inverse) >= maxBitAnswers {
 		clear(c.inverse)
 	}
-	c.inverse[q] = a
+	c.inverse[q], c.addedIn = a, gen
 	c.mu.Unlock()
 	return a.eps, a.ok
 }

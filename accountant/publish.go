@@ -440,6 +440,15 @@ func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
 		if !ok {
 			break
 		}
+		// Counts on both sides of the budget: where rare large losses
+		// decide the count, ε jumps as their mass passes δ and the law
+		// above extrapolates past it, while δ at the budget's ε grows
+		// about as a power of k.
+		if lo, hi := min(k1, k2), max(k1, k2); (e1 <= budget.Eps) != (e2 <= budget.Eps) {
+			if n, ok := a.countBetween(ctx, budget, lo, hi); ok {
+				return n
+			}
+		}
 		x1, x2 := float64(k1), float64(k2)
 		r1, r2 := math.Sqrt(x1), math.Sqrt(x2)
 		det := x1*r2 - x2*r1
@@ -453,6 +462,58 @@ func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
 		return 1
 	}
 	return int(math.Min(guess, CountLimit))
+}
+
+// countBetween estimates, between the counts lo and hi (lo < hi), the
+// last count whose exact composition's δ at the budget's ε is within
+// the budget's δ: regula falsi with the Illinois rule on log δ against
+// log k, each probe one exact composition, whose answer the search's
+// predicate then reuses (it asks the same δ). false when the ends do not
+// bracket it, or ctx is done.
+func (a Account) countBetween(ctx context.Context, budget Guarantee, lo, hi int) (int, bool) {
+	h := func(k int) (float64, bool) {
+		if ctx.Err() != nil {
+			return 0, false
+		}
+		r := newRunCurves(a.Step, k, budget.Delta)
+		if r.delta == nil {
+			return 0, false
+		}
+		d := math.Max(r.delta(budget.Eps), math.SmallestNonzeroFloat64)
+		return math.Log(d) - math.Log(budget.Delta), true
+	}
+	hl, okl := h(lo)
+	hh, okh := h(hi)
+	if !okl || !okh || !(hl <= 0 && hh > 0) {
+		return 0, false
+	}
+	side := 0
+	for i := 0; hi-lo > 1; i++ {
+		if i == 64 {
+			return 0, false
+		}
+		t := hl / (hl - hh)
+		x := math.Exp(math.Log(float64(lo)) + t*(math.Log(float64(hi))-math.Log(float64(lo))))
+		k := min(max(int(math.Round(x)), lo+1), hi-1)
+		hk, ok := h(k)
+		if !ok {
+			return 0, false
+		}
+		if hk <= 0 {
+			lo, hl = k, hk
+			if side < 0 {
+				hh /= 2
+			}
+			side = -1
+		} else {
+			hi, hh = k, hk
+			if side > 0 {
+				hl /= 2
+			}
+			side = 1
+		}
+	}
+	return lo, true
 }
 
 // solveCount returns the k at which a·k + c·√k = eps, a >= 0 and c > 0

@@ -245,14 +245,31 @@ func confidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, op
 // correct labels among the thresholds that reach minPrecision (nil if
 // none does), and the plan of each ratio.
 func confident(ctx context.Context, r Request, queries int, ratios []float64, proxy Proxy, minPrecision float64) (*Plan, []ratioPlan, error) {
-	// Each ratio is searched on its own, in parallel.
-	rps := make([]ratioPlan, len(ratios))
-	err := inParallel(len(ratios), func(i int) (err error) {
-		rps[i], err = planRatio(ctx, r, queries, ratios[i], proxy)
+	// Each ratio is searched on its own, in parallel. A ratio at which no
+	// σ2 lets the queries fit is left out (a filter may hold σ1 only up to
+	// a bound, which a large ratio passes first); when none fits, the
+	// first ratio's error says why.
+	all := make([]ratioPlan, len(ratios))
+	none := make([]error, len(ratios))
+	err := inParallel(len(ratios), func(i int) error {
+		var err error
+		all[i], err = planRatio(ctx, r, queries, ratios[i], proxy)
+		if nf := (*noneFitError)(nil); errors.As(err, &nf) {
+			none[i], err = err, nil
+		}
 		return err
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	var rps []ratioPlan
+	for i := range all {
+		if none[i] == nil {
+			rps = append(rps, all[i])
+		}
+	}
+	if len(rps) == 0 {
+		return nil, nil, none[0]
 	}
 	var best *Plan
 	for _, rp := range rps {

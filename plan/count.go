@@ -205,6 +205,9 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 	priv := agg.Privacy()
 	if r.For == ForLedger {
 		_, n, _, err := ledgerCount(ctx, bindingOf(agg, r), r, priv)
+		if unheld := (*unheldError)(nil); errors.As(err, &unheld) {
+			return false, err
+		}
 		return err == nil && n >= queries, nil
 	}
 	return accountant.Account{Step: priv.Spend, Profile: priv.Profile, Steps: queries, Budget: r.Budget}.Fits()

@@ -75,6 +75,9 @@ func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ense
 			h.Filter = *r.Filter
 			return h, 0, 0, err
 		}
+		if _, err := f.Charge(priv.Spend, budget); err != nil {
+			return h, 0, 0, &unheldError{fmt.Errorf("plan: ledger (%v): %w", f, err)}
+		}
 		if all, err = f.MaxSteps(accountant.Sequence{}, priv.Spend, budget); err != nil {
 			return h, 0, 0, fmt.Errorf("plan: ledger (%v): %w", f, err)
 		}
@@ -97,6 +100,17 @@ func (r Request) share() float64 {
 	}
 	return r.Share
 }
+
+// unheldError says that the filter a plan fits its queries to cannot hold
+// the step a value of the parameter describes (the Gaussian-DP filter
+// certifies discrete Gaussian noise up to a sigma): that value is beyond
+// what the ledger takes, as a noise scale beyond the samplers' is beyond
+// the mechanism's range, and the search stays within what it holds.
+type unheldError struct{ err error }
+
+func (e *unheldError) Error() string { return e.err.Error() }
+
+func (e *unheldError) Unwrap() error { return e.err }
 
 // noLedgerFit returns the error for a budget on whose new ledger not even
 // queries queries of r, the least generous value x of k searched, fit: a

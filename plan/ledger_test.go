@@ -198,6 +198,72 @@ func TestPlanForShare(t *testing.T) {
 // the queries at any value is a ParamError on budget-eps that says so:
 // simple composition sums the per-query δ, and 20 queries of δ = 1e-5
 // exceed a budget δ of 1e-5 whatever σ2.
+// TestPlanForLedgerGDP: Confident-GNMax planned for 2,000 queries on a
+// new ledger held by the gdp-filter finds a sigma2 at budgets where it
+// once said that not even 2,000 fit: the ratio sigma1/sigma2 = 10 needs a
+// sigma1 beyond what the filter certifies of discrete Gaussian noise
+// (2048), which ended the plan where it should leave that ratio out. The
+// plan is verified (its count on the ledger reaches 2,000, its neighbour's
+// does not), and the Gaussian-DP filter, which composes Gaussian noise
+// more tightly than the zCDP filter, allows a sigma2 at most the
+// zcdp-filter's.
+func TestPlanForLedgerGDP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("six plans of 2,000 queries (about 6 s); -short runs TestPlanForLedgerGDPRatio")
+	}
+	const queries = 2000
+	proxy := pateVotes(200, 250, 10, 0.05, 1)
+	for _, eps := range []float64{0.8, 1.2, 1.5} {
+		t.Run(fmt.Sprint(eps), func(t *testing.T) {
+			sigma2 := map[accountant.Method]float64{}
+			for _, filter := range []accountant.Method{accountant.GDPFilter, accountant.ZCDPFilter} {
+				pl := planGDPCase(t, eps, filter, queries, proxy, []float64{1, 10})
+				if pl.Count.Filter != filter || pl.Count.Ledger < queries {
+					t.Fatalf("%v: the ledger allows %d by %v, want >= %d by %v", filter, pl.Count.Ledger, pl.Count.Filter, queries, filter)
+				}
+				g, _ := gnmaxOf(pl.Request)
+				sigma2[filter] = g.Sigma2
+			}
+			t.Logf("(%v, 1e-5), %d queries: sigma2 %v by the gdp-filter, %v by the zcdp-filter", eps, queries, sigma2[accountant.GDPFilter], sigma2[accountant.ZCDPFilter])
+			if sigma2[accountant.GDPFilter] > sigma2[accountant.ZCDPFilter] {
+				t.Errorf("gdp-filter's sigma2 %v above the zcdp-filter's %v", sigma2[accountant.GDPFilter], sigma2[accountant.ZCDPFilter])
+			}
+		})
+	}
+}
+
+// TestPlanForLedgerGDPRatio: under the gdp-filter a ratio whose sigma1
+// the filter cannot certify is left out of a Confident-GNMax plan, not the
+// end of it; with that ratio alone, the plan says why nothing fits.
+func TestPlanForLedgerGDPRatio(t *testing.T) {
+	proxy := pateVotes(200, 250, 10, 0.05, 1)
+	pl := planGDPCase(t, 0.8, accountant.GDPFilter, 300, proxy, []float64{1, 30})
+	if g, _ := gnmaxOf(pl.Request); g.Sigma1 != g.Sigma2 || pl.Count.Ledger < 300 {
+		t.Errorf("sigma1 %v, sigma2 %v, %d allowed: want the ratio 1, >= 300", g.Sigma1, g.Sigma2, pl.Count.Ledger)
+	}
+	r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 0.8, 1e-5)
+	gdp := accountant.GDPFilter
+	r.For, r.Filter = ForLedger, &gdp
+	_, err := confidentGNMax(context.Background(), r, 300, proxy, ConfidentOptions{Ratios: []float64{30}})
+	var pe *accountant.ParamError
+	if !errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, "on a new ledger") {
+		t.Errorf("err %v, want a ParamError on budget-eps that names the ledger", err)
+	}
+}
+
+// planGDPCase plans Confident-GNMax for queries on a new ledger of
+// (eps, 1e-5) held by filter, at the given ratios.
+func planGDPCase(t *testing.T, eps float64, filter accountant.Method, queries int, proxy Proxy, ratios []float64) Plan {
+	t.Helper()
+	r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, eps, 1e-5)
+	r.For, r.Filter = ForLedger, &filter
+	pl, err := confidentGNMax(context.Background(), r, queries, proxy, ConfidentOptions{Ratios: ratios})
+	if err != nil {
+		t.Fatalf("(%v, 1e-5), %v: %v", eps, filter, err)
+	}
+	return pl
+}
+
 func TestPlanForLedgerNoFit(t *testing.T) {
 	r := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	simple := accountant.Simple

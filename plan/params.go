@@ -316,17 +316,21 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 		if errors.As(err, &nf) {
 			least := at(nf.Least)
 			if r.For == ForLedger {
-				return Plan{}, noLedgerFit(ctx, least, queries, k, nf.Least)
+				return Plan{}, &noneFitError{noLedgerFit(ctx, least, queries, k, nf.Least)}
 			}
 			b, berr := build(ctx, least)
 			if outOfRange(berr) {
-				return Plan{}, &accountant.ParamError{Name: "queries", Value: float64(queries),
-					Rule: fmt.Sprintf("too many to plan: the %s they leave each query, %v, is beyond the mechanism's range (%v)", k.setting, k.value(nf.Least), berr)}
+				return Plan{}, &noneFitError{&accountant.ParamError{Name: "queries", Value: float64(queries),
+					Rule: fmt.Sprintf("too many to plan: the %s they leave each query, %v, is beyond the mechanism's range (%v)", k.setting, k.value(nf.Least), berr)}}
 			}
 			if berr != nil {
 				return Plan{}, berr
 			}
-			return Plan{}, noFit(b, r.Budget.Guarantee, queries)
+			return Plan{}, &noneFitError{noFit(b, r.Budget.Guarantee, queries)}
+		}
+		if unheld := (*unheldError)(nil); errors.As(err, &unheld) {
+			return Plan{}, &noneFitError{&accountant.ParamError{Name: "filter", Value: r.Filter.String(),
+				Rule: fmt.Sprintf("holds no %s searched, up to the most generous, %v: %v", k.setting, k.value(k.max), unheld.err)}}
 		}
 		return Plan{}, err
 	}
@@ -348,6 +352,14 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 	}
 	return Plan{Request: at(x), Queries: queries, Parameter: k.setting, Value: k.value(x), AtLimit: atLimit, knob: k, x: x}, nil
 }
+
+// noneFitError says that no value of the parameter lets the queries fit
+// (search): a Confident-GNMax plan tries its other σ1/σ2 ratios.
+type noneFitError struct{ err error }
+
+func (e *noneFitError) Error() string { return e.err.Error() }
+
+func (e *noneFitError) Unwrap() error { return e.err }
 
 // guess returns a cheap estimate of whether queries queries fit at x for
 // a run of discrete Gaussian noise (GNMax, Confident-GNMax): whether they
@@ -423,7 +435,8 @@ func verify(ctx context.Context, pl *Plan) error {
 // error, not a failure or an interruption.
 func outOfRange(err error) bool {
 	var pe interface{ Param() (string, any, string) }
-	return err != nil && errors.As(err, &pe) && !errors.Is(err, context.Canceled)
+	var unheld *unheldError
+	return err != nil && (errors.As(err, &pe) || errors.As(err, &unheld)) && !errors.Is(err, context.Canceled)
 }
 
 // bracket returns lo that fits and hi > lo that does not, or hi = 0 when

@@ -7,10 +7,13 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -21,7 +24,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cachedir"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -31,14 +36,19 @@ type cacheFlags struct {
 	NoCache bool   `flag:"no-cache"`
 }
 
-// Open returns the cache, or nil with --no-cache.
+// Open returns the cache, or nil with --no-cache. The accountant keeps
+// the answers of its one-bit compositions in the cache's folder
+// answersFolder (accountant.KeepAnswers; run saves them), so that a
+// budgeted release or plan asked again composes nothing.
 func (f *cacheFlags) Open() (*cache.Dir, error) {
 	if f.NoCache {
+		keepAnswers(nil)
 		return nil, nil
 	}
 	d, err := cache.Open(f.Dir)
 	switch {
 	case err == nil:
+		keepAnswers(d)
 		return d, nil
 	case errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist):
 		// A file where the folder, or a folder above it, should be: bad
@@ -51,6 +61,63 @@ func (f *cacheFlags) Open() (*cache.Dir, error) {
 		return nil, cli.Usagef("%s: not a folder (it, or a folder above it, is a file): give a folder with --cache-dir, or --no-cache", what)
 	}
 	return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
+}
+
+// answersFolder is the cache's subfolder of the accountant's answers.
+const answersFolder = "onebit"
+
+// keepAnswers makes the accountant keep its one-bit answers in the
+// folder answersFolder of the cache d, authenticated by the secret in
+// darrm's private state folder (answersSecret); with no cache, or no
+// secret, it keeps them in memory only.
+func keepAnswers(d *cache.Dir) {
+	if d != nil {
+		if secret, err := answersSecret(); err == nil && accountant.KeepAnswers(d.Folder(answersFolder), secret) == nil {
+			return
+		}
+	}
+	_ = accountant.KeepAnswers("", nil) // always accepted
+}
+
+// answersSecretBytes is the length of the secret of the accountant's
+// answers.
+const answersSecretBytes = 32
+
+// answersSecret returns the secret that authenticates the accountant's
+// answers (accountant.KeepAnswers): the file answers.key of the state
+// folder (ledger.StateDir, private to the user, where the ledgers'
+// records are), made of random bytes when there is none. The cache folder
+// may be shared or synced; an answer read from it counts only if written
+// by a process that knew the secret.
+func answersSecret() ([]byte, error) {
+	dir, err := ledger.StateDir()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "answers.key")
+	b, err := atomicfile.ReadFile(path, answersSecretBytes)
+	if err == nil && len(b) == answersSecretBytes {
+		return b, nil
+	}
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: not a secret of %d bytes: %v", path, answersSecretBytes, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	secret := make([]byte, answersSecretBytes)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	err = atomicfile.WriteNew(path, 0o600, func(f *os.File) error {
+		_, err := f.Write(secret)
+		return err
+	})
+	if errors.Is(err, fs.ErrExist) {
+		// Another process made it first.
+		return answersSecret()
+	}
+	return secret, err
 }
 
 // loadGamma returns the gamma that src gives for p (optimal.Source.Load),

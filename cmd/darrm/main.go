@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 )
 
@@ -53,5 +54,12 @@ func stopAfter(ctx context.Context, grace time.Duration) {
 // run executes darrm with args and returns the process exit code. A
 // cancelled ctx (SIGINT, SIGTERM) stops long work at its next check.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, explainExit)
+	code := cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, explainExit)
+	// The answers of the one-bit compositions the command made, kept in
+	// the cache's folder when it opened the cache (cacheFlags.Open).
+	if err := accountant.SaveAnswers(); err != nil {
+		fmt.Fprintf(stderr, "darrm: note: the accountant's answers were not kept in the cache: %v\n", err)
+	}
+	_ = accountant.KeepAnswers("", nil) // always accepted
+	return code
 }

@@ -38,7 +38,8 @@ func Entry(key string) string {
 
 // Owns reports whether rel, a path relative to a cache folder, names a
 // file that the cache keeps: an entry (Entry), or any file in a subfolder
-// (where other caches, the trained teachers', keep theirs). A command
+// (where other caches keep theirs: the trained teachers', the accountant's
+// answers). A command
 // refuses to write its output over one.
 func Owns(rel string) bool {
 	rel = filepath.ToSlash(filepath.Clean(rel))
