@@ -97,7 +97,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	case fs.Changed("seed") && f.Ledger != "" && f.Labels == "":
 		// With --labels the ledger is still the labels' reference.
 		return cli.Usagef("--seed draws a reproducible experiment (NOT FOR RELEASE), which is neither recorded nor charged: drop --ledger, or --seed")
-	case (fs.Changed("analyst") || fs.Changed("witness")) && f.Ledger == "":
+	case (fs.Changed("analyst") || fs.Changed("witness") || fs.Changed("ledger")) && f.Ledger == "":
 		return withoutLedger(cmd, f.Ledger)
 	case f.Ledger != "" && f.Labels == "" && !f.Release:
 		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")

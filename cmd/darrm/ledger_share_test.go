@@ -77,6 +77,16 @@ func TestLedgerShares(t *testing.T) {
 	if _, e, code := darrm(t, "", "aggregate", votes, "--mechanism", "darrm-one-vote", "--target-eps", "0.1", "--delta", "1e-7", "--analyst", "bob"); code != exitUsage || !strings.Contains(e, "--analyst names who charges --ledger") {
 		t.Errorf("--analyst without --ledger: exit %d, %q", code, e)
 	}
+	// An empty --ledger (a script's unset variable) releases nothing
+	// uncounted, from either command that charges one.
+	for _, args := range [][]string{
+		{"aggregate", votes, "--mechanism", "darrm-one-vote", "--target-eps", "0.1", "--delta", "1e-7", "--ledger", "", "--out", filepath.Join(t.TempDir(), "l.csv")},
+		{"account", "pate", votes, "--target-delta", "1e-5", "--sigma2", "40", "--ledger", ""},
+	} {
+		if out, e, code := darrm(t, "", args...); code != exitUsage || !strings.Contains(e, `--ledger "": names no ledger`) || out != "" {
+			t.Errorf("%s --ledger \"\": exit %d, %q%q", args[0], code, out, e)
+		}
+	}
 
 	out, e, code = darrm(t, "", "ledger", "show", led, "--format", "json")
 	var show struct {

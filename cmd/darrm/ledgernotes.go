@@ -85,10 +85,15 @@ func warnPassword(cmd *cobra.Command, args []string) {
 	}
 }
 
-// withoutLedger refuses --analyst or --witness without --ledger: they
-// name who charges the ledger and what it must extend, and there is none.
+// withoutLedger refuses an empty --ledger, and --analyst or --witness
+// without --ledger: they name who charges the ledger and what it must
+// extend, and there is none.
 func withoutLedger(cmd *cobra.Command, ledger string) error {
 	switch fs := cmd.Flags(); {
+	case ledger == "" && fs.Changed("ledger"):
+		// An unset variable in a script (--ledger "$LEDGER") must not
+		// release labels that no ledger counts.
+		return cli.Usagef("--ledger \"\": names no ledger: give a ledger file or postgres://...?ledger=NAME, or drop --ledger to release without one")
 	case ledger != "":
 	case fs.Changed("analyst"):
 		return cli.Usagef("--analyst names who charges --ledger: give --ledger, or drop --analyst")
