@@ -106,8 +106,13 @@ func FilterTotal(f Method, seq Sequence, budget Guarantee) (Guarantee, bool, err
 //   - Simple: Σε_i <= ε_B and Σδ_i <= δ_f over the point of each step's
 //     privacy profile it charges (Charge.Point): simple composition is a
 //     filter (Rogers, Roth, Ullman and Vadhan 2016), and a step may be
-//     charged at any point it meets, chosen before it runs. With δ_f = 0
-//     it is basic composition of pure losses.
+//     charged at any point it meets, chosen before it runs from what
+//     the analyst knows then (a filter's parameters may depend on the
+//     outputs before the step, never on its own). A one-bit release is
+//     charged at the point of its profile at which the most of its steps
+//     fit ε_B and δ_f (mostStepsPoint), a function of its description
+//     and the budget alone. With δ_f = 0 it is basic composition of pure
+//     losses.
 //   - ZCDPFilter: Σρ_i <= ρ_B, ρ_B the largest slope whose improved
 //     conversion at δ_f is ε_B (Feldman and Zrnic 2021, for every order
 //     at once, as a version-4 ledger's zCDP filter).
@@ -285,7 +290,9 @@ func (f Filter) has(m Method) (FilterPart, bool) {
 // runs: its guarantee; for the simple and advanced parts the point of
 // its privacy profile that takes the least of the part's budget (pointFor:
 // the guarantee, or the pure point of a one-bit release's pairs or of a
-// pure step); the least zCDP slope, Gaussian-DP μ² and Rényi divergence
+// pure step), and for the simple part of a one-bit release the point of
+// its profile at which the most of its steps fit (mostStepsPoint) when
+// that holds more of them; the least zCDP slope, Gaussian-DP μ² and Rényi divergence
 // at the part's order that the description proves (stepRho, stepMu2,
 // stepRenyi). An error says that no part can hold the step: it is then
 // refused. A part with a share of δ for its steps' δ holds every step,
@@ -305,6 +312,7 @@ func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 		switch p.Method {
 		case Simple:
 			g := pointFor(s, func(g Guarantee) float64 { return g.Eps/budget.Eps + share(g.Delta, p.Delta) })
+			g = mostStepsPoint(s, g, budget.Eps, p.Delta)
 			c.Point, held = &g, held || g.Delta == 0 || p.Delta > 0
 		case AdvancedFilter:
 			v := advancedBudget(budget.Eps, p.Slack)
@@ -357,6 +365,74 @@ func pointFor(s Spend, cost func(Guarantee) float64) Guarantee {
 		}
 	}
 	return g
+}
+
+// mostStepsPoint returns the point of a one-bit release's privacy
+// profile at which simple composition holds the most steps of s within
+// eps and delta (Σε_i <= eps, Σδ_i <= delta, summed as Filter.Total sums
+// them), or g, a point of it, when g holds as many: for each k the point
+// (ε_k, δ(ε_k)), ε_k the largest with k·ε_k <= eps, holds k steps when
+// k·δ(ε_k) <= delta, and the largest such k is found by search (δ(ε_k)
+// grows with k). It depends on the step's description and the budget
+// alone, so it is chosen before the step runs, as the simple filter
+// allows; g is returned for every other step.
+func mostStepsPoint(s Spend, g Guarantee, eps, delta float64) Guarantee {
+	if s.Kind != OneBitSpend || len(s.Bits) == 0 {
+		return g
+	}
+	pairs := cachedBitCurves(s.Bits).dominating
+	at := func(k int) (Guarantee, bool) {
+		n := float64(k)
+		e := outward.DivDirected(eps, n, false)
+		for e > 0 && outward.MulUp(n, e) > eps {
+			e = math.Nextafter(e, 0)
+		}
+		p := Guarantee{Eps: e, Delta: bitProfile(pairs, e)}
+		return p, e > 0 && outward.MulUp(n, p.Delta) <= delta
+	}
+	k, err := roots.Last(0, CountLimit, func(k int) (bool, error) {
+		if k == 0 {
+			return true, nil
+		}
+		_, ok := at(k)
+		return ok, nil
+	})
+	if errors.Is(err, roots.ErrLimitFits) {
+		k = CountLimit
+	} else if err != nil || k == 0 {
+		return g
+	}
+	n := float64(k)
+	if outward.MulUp(n, g.Eps) <= eps && outward.MulUp(n, g.Delta) <= delta {
+		return g
+	}
+	p, _ := at(k)
+	return p
+}
+
+// bitProfile returns an upper bound of the privacy profile at eps of one
+// step of the one-bit release whose dominating pairs (each larger first)
+// are pairs: the largest hockey-stick divergence H_α, α = e^eps, of its
+// pairs in either order, max(0, P - αQ, (1-Q) - α(1-P)) (oneBitLoss).
+func bitProfile(pairs []BitPair, eps float64) float64 {
+	alpha := outward.Exp(outward.Exact(eps)).Lo
+	// line returns a - α·b, rounded up; 0 when α·b is infinite.
+	line := func(a, b float64) float64 {
+		if b == 0 {
+			return a
+		}
+		ab := outward.MulDown(alpha, b)
+		if math.IsInf(ab, 1) {
+			return 0
+		}
+		return outward.AddUp(a, -ab)
+	}
+	var d float64
+	for _, p := range pairs {
+		d = math.Max(d, line(p.P, p.Q))
+		d = math.Max(d, line(outward.AddUp(1, -p.Q), outward.AddDown(1, -p.P)))
+	}
+	return d
 }
 
 // stepRho returns the least zCDP slope that s proves, rounded up, and

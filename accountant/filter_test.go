@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/darrm/darrm/internal/outward"
 	"math"
 	"math/big"
 	"strings"
@@ -696,5 +697,103 @@ func TestIssueTable(t *testing.T) {
 		if ok, err := a.Fits(); !ok || err != nil {
 			t.Errorf("%s: the declared use of %d steps does not fit (%v)", c.name, n, err)
 		}
+	}
+}
+
+// TestSimpleFilterProfilePoint: the simple filter charges a one-bit
+// release at the point of its privacy profile, fixed before it runs from
+// its description and the budget, at which the most of its steps fit:
+// the largest N with N·δ(ε_B/N) <= δ_B, δ the profile of the pairs
+// computed in 256 bits, or the guarantee's or pure point's count when
+// that is more. N steps of the charge fit and N + 1 do not. Pairs of a
+// bit of Gaussian noise (Φ(t), Φ(t - μ)) have a profile that falls
+// smoothly, so a point other than the guarantee holds more (the first
+// three rows, where charging the guarantee allowed fewer); the pairs of
+// randomized response are pure, their profile 0 from log(P/Q) on, and
+// the pure point stays the best.
+func TestSimpleFilterProfilePoint(t *testing.T) {
+	gaussPairs := func(mu float64) []BitPair {
+		var ps []BitPair
+		for x := -4.0; x <= 8; x += 0.25 {
+			ps = append(ps, BitPair{P: 0.5 * math.Erfc(-x/math.Sqrt2), Q: 0.5 * math.Erfc(-(x-mu)/math.Sqrt2)})
+		}
+		return ps
+	}
+	// profile returns the pairs' δ at eps, exactly but for the
+	// 256-bit exponential.
+	profile := func(pairs []BitPair, eps *big.Float) *big.Float {
+		alpha := bigmath.Exp(eps, refPrec)
+		d := bf(0)
+		for _, p := range pairs {
+			hi, lo := math.Max(p.P, p.Q), math.Min(p.P, p.Q)
+			a := new(big.Float).SetPrec(refPrec).Mul(alpha, bf(lo))
+			a.Sub(bf(hi), a)
+			b := new(big.Float).SetPrec(refPrec).Mul(alpha, new(big.Float).SetPrec(refPrec).Sub(bf(1), bf(hi)))
+			b.Sub(new(big.Float).SetPrec(refPrec).Sub(bf(1), bf(lo)), b)
+			for _, v := range []*big.Float{a, b} {
+				if v.Cmp(d) > 0 {
+					d = v
+				}
+			}
+		}
+		return d
+	}
+	for _, c := range []struct {
+		name   string
+		pairs  []BitPair
+		eps    float64 // the guarantee's ε: its δ is the profile's there
+		budget Guarantee
+		want   int  // the reference's count, checked against it below
+		gain   bool // the guarantee and the pure point allow fewer
+	}{
+		{"gaussian bit, mu 0.05", gaussPairs(0.05), 0.2, Guarantee{4, 1e-9}, 14, true},
+		{"gaussian bit, mu 0.2", gaussPairs(0.2), 0.5, Guarantee{2, 1e-5}, 2, true},
+		{"gaussian bit, mu 0.1", gaussPairs(0.1), 0.3, Guarantee{10, 1e-12}, 14, true},
+		{"randomized response", []BitPair{{0.6, 0.4}}, math.Log(1.5), Guarantee{8, 1e-8}, 19, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.budget
+			gd, _ := profile(c.pairs, bf(c.eps)).Float64()
+			s := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: c.eps, Delta: outward.Up(math.Max(gd, 0), 4)}, Bits: c.pairs}
+			want := 0
+			for k := 1; ; k++ {
+				e := new(big.Float).SetPrec(refPrec).Quo(bf(b.Eps), bf(float64(k)))
+				d := profile(c.pairs, e)
+				if d.Sign() > 0 && d.Mul(d, bf(float64(k))).Cmp(bf(b.Delta)) > 0 {
+					break
+				}
+				want = k
+			}
+			if want != c.want {
+				t.Fatalf("the reference counts %d, not %d", want, c.want)
+			}
+			// The guarantee's count, and the pure point's (ε_B/ε_pure).
+			old := min(int(b.Eps/s.Eps), int(b.Delta/s.Delta))
+			if pe, ok := s.pureEps(); ok {
+				old = max(old, int(b.Eps/pe))
+			}
+			if c.gain != (old < want) {
+				t.Fatalf("the guarantee or the pure point allows %d, the profile %d", old, want)
+			}
+			f := part(Simple, b.Delta)
+			n, err := f.MaxSteps(Sequence{}, s, b)
+			if err != nil || n != want {
+				t.Fatalf("%d steps (%v), the profile's best point allows %d", n, err, want)
+			}
+			ch, err := f.Charge(s, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, fit := range map[int]bool{want: true, want + 1: false} {
+				seq, err := f.Add(Sequence{}, ch, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok, err := f.Total(seq, b); ok != fit || err != nil {
+					t.Errorf("%d steps charged %v: within the budget %v, want %v (%v)", k, *ch.Point, ok, fit, err)
+				}
+			}
+			t.Logf("%d steps at %v (the guarantee %v or the pure point: %d)", n, *ch.Point, s.Guarantee, old)
+		})
 	}
 }
