@@ -106,8 +106,18 @@ func TestLedgerOneBitChargeEdited(t *testing.T) {
 // declared use allows 79). A release of 13 writes 12 and is cut (exit
 // 4), and the ledger verifies; the lines' point lowered to delta 1e-10,
 // the chain hashed again, fails verify naming the charge it should be.
+// plan --filter simple counts the same 12 beside the declared use's 79.
 func TestLedgerOpenProfilePoint(t *testing.T) {
 	dir := t.TempDir()
+	out, e, code := darrm(t, "", "plan", "--mechanism", "darrm", "--K", "11", "--eps", "0.05", "--Delta", "1e-9", "--m", "2", "--budget-eps", "8", "--budget-delta", "1e-8", "--filter", "simple", "--no-cache", "--format", "json")
+	var p struct {
+		Run    int `json:"run_queries"`
+		Ledger int `json:"ledger_queries"`
+	}
+	decode(t, out, &p)
+	if code != 0 || p.Run != 79 || p.Ledger != 12 {
+		t.Errorf("plan: exit %d, %d in a run and %d on an open ledger, want 79 and 12: %s", code, p.Run, p.Ledger, e)
+	}
 	led := filepath.Join(dir, "open.ledger")
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11-issue68", "--K", "11", "--eps", "0.05", "--Delta", "1e-9", "--kind", "per-query", "--partition", "shared", "--budget-eps", "8", "--budget-delta", "1e-8", "--filter", "simple"); code != 0 {
 		t.Fatal(e)
@@ -117,7 +127,7 @@ func TestLedgerOpenProfilePoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	votes := string(head) + strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 13)
-	out, e, code := darrm(t, votes, "aggregate", "--mechanism", "darrm", "--m", "2", "--eps", "0.05", "--Delta", "1e-9", "--no-cache", "--ledger", led, "--out", filepath.Join(dir, "labels.csv"), "--format", "json")
+	out, e, code = darrm(t, votes, "aggregate", "--mechanism", "darrm", "--m", "2", "--eps", "0.05", "--Delta", "1e-9", "--no-cache", "--ledger", led, "--out", filepath.Join(dir, "labels.csv"), "--format", "json")
 	var doc report.Aggregate
 	decode(t, out, &doc)
 	if code != exitBudget || doc.Released != 12 || doc.Ledger == nil || doc.Ledger.QueriesLeft == nil || *doc.Ledger.QueriesLeft != 0 {
