@@ -294,9 +294,9 @@ func (f Filter) has(m Method) (FilterPart, bool) {
 // the guarantee, or the pure point of a one-bit release's pairs or of a
 // pure step), and for a one-bit release the point of its profile at
 // which the most of its steps fit the part (mostStepsPoint) when that
-// holds more of them; the least zCDP slope, Gaussian-DP μ² and Rényi divergence
-// at the part's order that the description proves (stepRho, stepMu2,
-// stepRenyi). An error says that no part can hold the step: it is then
+// holds more of them; the least zCDP slope, Gaussian-DP μ² and Rényi
+// divergence at the part's order that the description proves (stepRho,
+// stepMu2, stepRenyi). An error says that no part can hold the step: it is then
 // refused. A part with a share of δ for its steps' δ holds every step,
 // as a version-4 ledger's simple filter does, one of pure losses only
 // those with a pure point; that a step fits only above its share is the
