@@ -106,8 +106,13 @@ func FilterTotal(f Method, seq Sequence, budget Guarantee) (Guarantee, bool, err
 //   - Simple: Σε_i <= ε_B and Σδ_i <= δ_f over the point of each step's
 //     privacy profile it charges (Charge.Point): simple composition is a
 //     filter (Rogers, Roth, Ullman and Vadhan 2016), and a step may be
-//     charged at any point it meets, chosen before it runs. With δ_f = 0
-//     it is basic composition of pure losses.
+//     charged at any point it meets, chosen before it runs from what
+//     the analyst knows then (a filter's parameters may depend on the
+//     outputs before the step, never on its own). A one-bit release is
+//     charged at the point of its profile at which the most of its steps
+//     fit ε_B and δ_f (mostStepsPoint), a function of its description
+//     and the budget alone. With δ_f = 0 it is basic composition of pure
+//     losses.
 //   - ZCDPFilter: Σρ_i <= ρ_B, ρ_B the largest slope whose improved
 //     conversion at δ_f is ε_B (Feldman and Zrnic 2021, for every order
 //     at once, as a version-4 ledger's zCDP filter).
@@ -116,7 +121,9 @@ func FilterTotal(f Method, seq Sequence, budget Guarantee) (Guarantee, bool, err
 //     Thm 3.1).
 //   - AdvancedFilter: Σε_i² <= V and Σδ_i <= δ_f - δ', V the largest
 //     with √(2·log(1/δ')·V) + V/2 <= ε_B (Whitehouse, Ramdas, Rogers and
-//     Wu 2023, their filter for approximate DP; δ' its Slack).
+//     Wu 2023, their filter for approximate DP; δ' its Slack), over the
+//     point of each step's profile it charges (Charge.Advanced), chosen
+//     as the simple part's is.
 //   - GDPFilter: Σμ_i² <= μ_B² and Σδ_i <= δ_T, μ_B the largest μ whose
 //     Gaussian-DP profile at ε_B is δ_f less a reserve r = 2^-20·δ_f,
 //     δ_T = r/(1 + e^ε_B) (Smith and Thakurta 2022). The δ_i are the
@@ -285,9 +292,11 @@ func (f Filter) has(m Method) (FilterPart, bool) {
 // runs: its guarantee; for the simple and advanced parts the point of
 // its privacy profile that takes the least of the part's budget (pointFor:
 // the guarantee, or the pure point of a one-bit release's pairs or of a
-// pure step); the least zCDP slope, Gaussian-DP μ² and Rényi divergence
-// at the part's order that the description proves (stepRho, stepMu2,
-// stepRenyi). An error says that no part can hold the step: it is then
+// pure step), and for a one-bit release the point of its profile at
+// which the most of its steps fit the part (mostStepsPoint) when that
+// holds more of them; the least zCDP slope, Gaussian-DP μ² and Rényi
+// divergence at the part's order that the description proves (stepRho,
+// stepMu2, stepRenyi). An error says that no part can hold the step: it is then
 // refused. A part with a share of δ for its steps' δ holds every step,
 // as a version-4 ledger's simple filter does, one of pure losses only
 // those with a pure point; that a step fits only above its share is the
@@ -305,10 +314,28 @@ func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 		switch p.Method {
 		case Simple:
 			g := pointFor(s, func(g Guarantee) float64 { return g.Eps/budget.Eps + share(g.Delta, p.Delta) })
+			epsOK := func(n, e float64) bool { return outward.MulUp(n, e) <= budget.Eps }
+			g = mostStepsPoint(s, g, func(k int) float64 {
+				n := float64(k)
+				return largestBelow(outward.DivDirected(budget.Eps, n, false), func(e float64) bool { return epsOK(n, e) })
+			}, func(k int, g Guarantee) bool {
+				n := float64(k)
+				return epsOK(n, g.Eps) && outward.MulUp(n, g.Delta) <= p.Delta
+			})
 			c.Point, held = &g, held || g.Delta == 0 || p.Delta > 0
 		case AdvancedFilter:
 			v := advancedBudget(budget.Eps, p.Slack)
 			g := pointFor(s, func(g Guarantee) float64 { return g.Eps*g.Eps/v + share(g.Delta, p.Delta-p.Slack) })
+			epsOK := func(n, e float64) bool {
+				return advancedEps(outward.MulUp(n, outward.MulUp(e, e)), p.Slack) <= budget.Eps
+			}
+			g = mostStepsPoint(s, g, func(k int) float64 {
+				n := float64(k)
+				return largestBelow(outward.Down(math.Sqrt(v/n), 2), func(e float64) bool { return epsOK(n, e) })
+			}, func(k int, g Guarantee) bool {
+				n := float64(k)
+				return epsOK(n, g.Eps) && outward.AddUp(p.Slack, outward.MulUp(n, g.Delta)) <= p.Delta
+			})
 			c.Advanced, held = &g, held || g.Delta == 0 || p.Delta > p.Slack
 		case ZCDPFilter:
 			if rho, ok := stepRho(s); ok {
@@ -357,6 +384,84 @@ func pointFor(s Spend, cost func(Guarantee) float64) Guarantee {
 		}
 	}
 	return g
+}
+
+// mostStepsPoint returns the point of a one-bit release's privacy
+// profile at which a part holds the most steps of s, or g, a point of
+// it, when g holds as many: for each k the point (ε_k, δ(ε_k)), ε_k =
+// epsFor(k) the largest ε at which k steps meet the part's condition on
+// ε, holds k steps when holds(k, point) (both its conditions, summed as
+// Filter.Total sums them), and the largest such k is found by search
+// (δ(ε_k) grows with k). It depends on the step's description and the
+// budget alone, so it is chosen before the step runs, as the simple and
+// advanced filters allow; g is returned for every other step.
+func mostStepsPoint(s Spend, g Guarantee, epsFor func(k int) float64, holds func(k int, p Guarantee) bool) Guarantee {
+	if s.Kind != OneBitSpend || len(s.Bits) == 0 {
+		return g
+	}
+	pairs := cachedBitCurves(s.Bits).dominating
+	at := func(k int) (Guarantee, bool) {
+		e := epsFor(k)
+		p := Guarantee{Eps: e, Delta: bitProfile(pairs, e)}
+		return p, e > 0 && holds(k, p)
+	}
+	k, err := roots.Last(0, CountLimit, func(k int) (bool, error) {
+		if k == 0 {
+			return true, nil
+		}
+		_, ok := at(k)
+		return ok, nil
+	})
+	if errors.Is(err, roots.ErrLimitFits) {
+		k = CountLimit
+	} else if err != nil || k == 0 {
+		return g
+	}
+	if holds(k, g) {
+		return g
+	}
+	p, _ := at(k)
+	return p
+}
+
+// largestBelow returns e, or the first value below it, stepping down an
+// ulp at a time and then by doubling steps, at which ok holds (0 when
+// none above 0 does): an estimate e of the largest ε that a rounded
+// condition allows, made to meet it.
+func largestBelow(e float64, ok func(float64) bool) float64 {
+	for i := 0; e > 0 && !ok(e); i++ {
+		if i < 8 {
+			e = math.Nextafter(e, 0)
+		} else {
+			e = outward.Down(e, math.Ldexp(1, i-8))
+		}
+	}
+	return math.Max(e, 0)
+}
+
+// bitProfile returns an upper bound of the privacy profile at eps of one
+// step of the one-bit release whose dominating pairs (each larger first)
+// are pairs: the largest hockey-stick divergence H_α, α = e^eps, of its
+// pairs in either order, max(0, P - αQ, (1-Q) - α(1-P)) (oneBitLoss).
+func bitProfile(pairs []BitPair, eps float64) float64 {
+	alpha := outward.Exp(outward.Exact(eps)).Lo
+	// line returns a - α·b, rounded up; 0 when α·b is infinite.
+	line := func(a, b float64) float64 {
+		if b == 0 {
+			return a
+		}
+		ab := outward.MulDown(alpha, b)
+		if math.IsInf(ab, 1) {
+			return 0
+		}
+		return outward.AddUp(a, -ab)
+	}
+	var d float64
+	for _, p := range pairs {
+		d = math.Max(d, line(p.P, p.Q))
+		d = math.Max(d, line(outward.AddUp(1, -p.Q), outward.AddDown(1, -p.P)))
+	}
+	return d
 }
 
 // stepRho returns the least zCDP slope that s proves, rounded up, and

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/darrm/darrm/internal/outward"
 	"math"
 	"math/big"
 	"strings"
@@ -696,5 +697,143 @@ func TestIssueTable(t *testing.T) {
 		if ok, err := a.Fits(); !ok || err != nil {
 			t.Errorf("%s: the declared use of %d steps does not fit (%v)", c.name, n, err)
 		}
+	}
+}
+
+// TestFilterProfilePoint: the simple and advanced filters charge a
+// one-bit release at the point of its privacy profile, fixed before it
+// runs from its description and the budget, at which the most of its
+// steps fit: the largest N with N·δ(ε_N) <= δ_f (less the advanced
+// filter's slack), ε_N = ε_B/N (simple) or √(V/N) (advanced, V its
+// budget of Σε²), δ the profile of the pairs computed in 256 bits. N
+// steps of the charge fit and N + 1 do not. Pairs of a bit of Gaussian
+// noise (Φ(t), Φ(t - μ)) have a profile that falls smoothly, so a point
+// other than the guarantee holds more (the rows marked gain, where
+// charging the guarantee or the pure point allowed fewer); the pairs of
+// randomized response are pure, their profile 0 from log(P/Q) on, and
+// the pure point stays the best.
+func TestFilterProfilePoint(t *testing.T) {
+	gaussPairs := func(mu float64) []BitPair {
+		var ps []BitPair
+		for x := -4.0; x <= 8; x += 0.25 {
+			ps = append(ps, BitPair{P: 0.5 * math.Erfc(-x/math.Sqrt2), Q: 0.5 * math.Erfc(-(x-mu)/math.Sqrt2)})
+		}
+		return ps
+	}
+	// profile returns the pairs' δ at eps, exactly but for the
+	// 256-bit exponential.
+	profile := func(pairs []BitPair, eps *big.Float) *big.Float {
+		alpha := bigmath.Exp(eps, refPrec)
+		d := bf(0)
+		for _, p := range pairs {
+			hi, lo := math.Max(p.P, p.Q), math.Min(p.P, p.Q)
+			a := new(big.Float).SetPrec(refPrec).Mul(alpha, bf(lo))
+			a.Sub(bf(hi), a)
+			b := new(big.Float).SetPrec(refPrec).Mul(alpha, new(big.Float).SetPrec(refPrec).Sub(bf(1), bf(hi)))
+			b.Sub(new(big.Float).SetPrec(refPrec).Sub(bf(1), bf(lo)), b)
+			for _, v := range []*big.Float{a, b} {
+				if v.Cmp(d) > 0 {
+					d = v
+				}
+			}
+		}
+		return d
+	}
+	rr := []BitPair{{0.6, 0.4}}
+	for _, c := range []struct {
+		name     string
+		advanced bool // the advanced filter, slack δ_B/2; else simple
+		pairs    []BitPair
+		eps      float64 // the guarantee's ε: its δ is the profile's there
+		budget   Guarantee
+		want     int  // the reference's count, checked against it below
+		gain     bool // the guarantee and the pure point allow fewer
+	}{
+		{"simple, gaussian bit, mu 0.05", false, gaussPairs(0.05), 0.2, Guarantee{4, 1e-9}, 14, true},
+		{"simple, gaussian bit, mu 0.2", false, gaussPairs(0.2), 0.5, Guarantee{2, 1e-5}, 2, true},
+		{"simple, gaussian bit, mu 0.1", false, gaussPairs(0.1), 0.3, Guarantee{10, 1e-12}, 14, true},
+		{"simple, randomized response", false, rr, math.Log(1.5), Guarantee{8, 1e-8}, 19, false},
+		{"advanced, gaussian bit, mu 0.05", true, gaussPairs(0.05), 0.2, Guarantee{4, 1e-9}, 4, true},
+		{"advanced, gaussian bit, mu 0.01", true, gaussPairs(0.01), 0.05, Guarantee{2, 1e-6}, 64, true},
+		{"advanced, randomized response", true, rr, math.Log(1.5), Guarantee{8, 1e-8}, 8, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.budget
+			gd, _ := profile(c.pairs, bf(c.eps)).Float64()
+			s := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: c.eps, Delta: outward.Up(math.Max(gd, 0), 4)}, Bits: c.pairs}
+			f, room := part(Simple, b.Delta), bf(b.Delta)
+			// epsAt returns ε_k, and old the count of a point.
+			epsAt := func(k int) *big.Float { return new(big.Float).SetPrec(refPrec).Quo(bf(b.Eps), bf(float64(k))) }
+			old := func(g Guarantee) int {
+				n := int(b.Eps / g.Eps)
+				if g.Delta > 0 {
+					n = min(n, int(b.Delta/g.Delta))
+				}
+				return n
+			}
+			if c.advanced {
+				slack := b.Delta / 2
+				f = Filter{Parts: []FilterPart{{Method: AdvancedFilter, Delta: b.Delta, Slack: slack}}}
+				room.Sub(room, bf(slack))
+				// √V = √(2L + 2ε_B) - √(2L), L = log(1/δ').
+				l := bigmath.Log(bf(slack), refPrec)
+				l.Neg(l).Mul(l, bf(2))
+				sv := new(big.Float).SetPrec(refPrec).Sqrt(new(big.Float).SetPrec(refPrec).Add(l, bf(2*b.Eps)))
+				sv.Sub(sv, new(big.Float).SetPrec(refPrec).Sqrt(l))
+				v := new(big.Float).SetPrec(refPrec).Mul(sv, sv)
+				vf, _ := v.Float64()
+				epsAt = func(k int) *big.Float {
+					e := new(big.Float).SetPrec(refPrec).Quo(v, bf(float64(k)))
+					return e.Sqrt(e)
+				}
+				old = func(g Guarantee) int {
+					n := int(vf / (g.Eps * g.Eps))
+					if g.Delta > 0 {
+						n = min(n, int((b.Delta-slack)/g.Delta))
+					}
+					return n
+				}
+			}
+			want := 0
+			for k := 1; ; k++ {
+				d := profile(c.pairs, epsAt(k))
+				if d.Sign() > 0 && d.Mul(d, bf(float64(k))).Cmp(room) > 0 {
+					break
+				}
+				want = k
+			}
+			if want != c.want {
+				t.Fatalf("the reference counts %d, not %d", want, c.want)
+			}
+			was := old(s.Guarantee)
+			if pe, ok := s.pureEps(); ok {
+				was = max(was, old(Guarantee{Eps: pe}))
+			}
+			if c.gain != (was < want) {
+				t.Fatalf("the guarantee or the pure point allows %d, the profile %d", was, want)
+			}
+			n, err := f.MaxSteps(Sequence{}, s, b)
+			if err != nil || n != want {
+				t.Fatalf("%d steps (%v), the profile's best point allows %d", n, err, want)
+			}
+			ch, err := f.Charge(s, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			point := ch.Point
+			if c.advanced {
+				point = ch.Advanced
+			}
+			for k, fit := range map[int]bool{want: true, want + 1: false} {
+				seq, err := f.Add(Sequence{}, ch, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok, err := f.Total(seq, b); ok != fit || err != nil {
+					t.Errorf("%d steps charged %v: within the budget %v, want %v (%v)", k, *point, ok, fit, err)
+				}
+			}
+			t.Logf("%d steps at %v (the guarantee %v or the pure point: %d)", n, *point, s.Guarantee, was)
+		})
 	}
 }

@@ -10,7 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
 )
 
 // rechain rewrites the spend lines of the ledger at path with edit
@@ -91,5 +95,55 @@ func TestLedgerOneBitChargeEdited(t *testing.T) {
 		if code != exitUsage || out != "" || !strings.Contains(e, "line 2: ") || !strings.Contains(e, `is not the one the filter simple(0.001) charges its step, {"eps":0.3,"delta":`) || !strings.Contains(e, `"point":{"eps":0.3,`) {
 			t.Errorf("ledger %s of the ledger edited: exit %d:\n%s%s", cmd, code, out, e)
 		}
+	}
+}
+
+// TestLedgerOpenProfilePoint: issue 68's case. On a ledger open to any
+// use held by simple composition at (8, 1e-8), DaRRM labels of K = 11
+// private teachers (0.05, 1e-9), m = 2, each (0.1, 2e-9)-DP, are charged
+// at the point of their privacy profile fixed before the run at which
+// the most of them fit: 12 labels, where their guarantee allowed 5 (a
+// declared use allows 79). A release of 13 writes 12 and is cut (exit
+// 4), and the ledger verifies; the lines' point lowered to delta 1e-10,
+// the chain hashed again, fails verify naming the charge it should be.
+// plan --filter simple counts the same 12 beside the declared use's 79.
+func TestLedgerOpenProfilePoint(t *testing.T) {
+	dir := t.TempDir()
+	out, e, code := darrm(t, "", "plan", "--mechanism", "darrm", "--K", "11", "--eps", "0.05", "--Delta", "1e-9", "--m", "2", "--budget-eps", "8", "--budget-delta", "1e-8", "--filter", "simple", "--no-cache", "--format", "json")
+	var p struct {
+		Run    int `json:"run_queries"`
+		Ledger int `json:"ledger_queries"`
+	}
+	decode(t, out, &p)
+	if code != 0 || p.Run != 79 || p.Ledger != 12 {
+		t.Errorf("plan: exit %d, %d in a run and %d on an open ledger, want 79 and 12: %s", code, p.Run, p.Ledger, e)
+	}
+	led := filepath.Join(dir, "open.ledger")
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11-issue68", "--K", "11", "--eps", "0.05", "--Delta", "1e-9", "--kind", "per-query", "--partition", "shared", "--budget-eps", "8", "--budget-delta", "1e-8", "--filter", "simple"); code != 0 {
+		t.Fatal(e)
+	}
+	head, err := (provenance.Header(provenance.Binding{Ensemble: "k11-issue68", K: 11, Teachers: accountant.Guarantee{Eps: 0.05, Delta: 1e-9}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}, 2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes := string(head) + strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 13)
+	out, e, code = darrm(t, votes, "aggregate", "--mechanism", "darrm", "--m", "2", "--eps", "0.05", "--Delta", "1e-9", "--no-cache", "--ledger", led, "--out", filepath.Join(dir, "labels.csv"), "--format", "json")
+	var doc report.Aggregate
+	decode(t, out, &doc)
+	if code != exitBudget || doc.Released != 12 || doc.Ledger == nil || doc.Ledger.QueriesLeft == nil || *doc.Ledger.QueriesLeft != 0 {
+		t.Fatalf("13 labels on the open ledger: exit %d, released %d, ledger %+v: %s", code, doc.Released, doc.Ledger, e)
+	}
+	if out, e, code := darrm(t, "", "ledger", "verify", led); code != 0 {
+		t.Fatalf("ledger verify: exit %d:\n%s%s", code, out, e)
+	}
+	rechain(t, led, func(n int, s map[string]any) {
+		p, _ := s["charge"].(map[string]any)["point"].(map[string]any)
+		if p == nil || p["eps"] != json.Number("0.6666666666666666") {
+			t.Fatalf("line %d: %v: want a DaRRM label charged eps 8/12", n, s)
+		}
+		p["delta"] = json.Number("1e-10")
+	})
+	if out, e, code := darrm(t, "", "ledger", "verify", led); code != exitUsage || out != "" || !strings.Contains(e, "line 2: ") || !strings.Contains(e, `is not the one the filter simple(1e-08) charges its step`) {
+		t.Errorf("ledger verify of the ledger edited: exit %d:\n%s%s", code, out, e)
 	}
 }

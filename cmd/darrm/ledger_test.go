@@ -28,7 +28,7 @@ import (
 func TestLedgerAcrossRuns(t *testing.T) {
 	dir := t.TempDir()
 	led := filepath.Join(dir, "teachers.ledger")
-	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "3", "--budget-delta", "1e-3"); code != 0 {
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "2", "--budget-delta", "1e-3"); code != 0 {
 		t.Fatal(e)
 	}
 	head, err := (provenance.Header(provenance.Binding{Ensemble: "k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}, 2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
