@@ -41,7 +41,7 @@ import (
 // the composition, so that answers of another composition are never
 // read: change it whenever a one-bit composition can answer differently
 // (TestAnswersTripwire fails until it is).
-const answersVersion = 1
+const answersVersion = 2
 
 // maxAnswersBytes bounds an answers file: maxBitAnswers answers of each
 // kind, under 150 bytes each.
@@ -128,11 +128,12 @@ func SaveAnswers() error {
 type answersFile struct {
 	Version int    `json:"darrm-onebit-answers"`
 	Key     string `json:"key"`
-	// Deltas are δ(ε) of k steps composed for total δ y: k, ε, y, δ.
-	Deltas [][4]uint64 `json:"deltas"`
-	// Inverse are the least ε at δ of k steps searched up from hi: k,
-	// δ, hi, ε, and 1 when there is one (else 0).
-	Inverse [][5]uint64 `json:"inverse"`
+	// Deltas are δ(ε) of k steps composed for total δ y on a window of
+	// w points: k, ε, y, δ, w.
+	Deltas [][5]uint64 `json:"deltas"`
+	// Inverse are the least ε at δ of k steps searched up from hi on a
+	// window of w points: k, δ, hi, ε, 1 when there is one (else 0), w.
+	Inverse [][6]uint64 `json:"inverse"`
 	Sum     string      `json:"sum"`
 }
 
@@ -195,7 +196,7 @@ func (c *bitCurves) load(dir string, secret []byte) {
 		if len(c.deltas) >= maxBitAnswers {
 			break
 		}
-		q := bitQuery{k: int(a[0]), x: math.Float64frombits(a[1]), y: math.Float64frombits(a[2])}
+		q := bitQuery{k: int(a[0]), window: int(a[4]), x: math.Float64frombits(a[1]), y: math.Float64frombits(a[2])}
 		if _, have := c.deltas[q]; !have {
 			c.deltas[q] = math.Float64frombits(a[3])
 		}
@@ -204,7 +205,7 @@ func (c *bitCurves) load(dir string, secret []byte) {
 		if len(c.inverse) >= maxBitAnswers {
 			break
 		}
-		q := bitQuery{k: int(a[0]), x: math.Float64frombits(a[1]), y: math.Float64frombits(a[2])}
+		q := bitQuery{k: int(a[0]), window: int(a[5]), x: math.Float64frombits(a[1]), y: math.Float64frombits(a[2])}
 		if _, have := c.inverse[q]; !have {
 			c.inverse[q] = bitAnswer{eps: math.Float64frombits(a[3]), ok: a[4] == 1}
 		}
@@ -230,34 +231,34 @@ func (c *bitCurves) save(dir string, secret []byte, gen int) error {
 	key := c.key()
 	f := answersFile{Version: answersVersion, Key: key}
 	for q, v := range c.deltas {
-		f.Deltas = append(f.Deltas, [4]uint64{uint64(q.k), math.Float64bits(q.x), math.Float64bits(q.y), math.Float64bits(v)})
+		f.Deltas = append(f.Deltas, [5]uint64{uint64(q.k), math.Float64bits(q.x), math.Float64bits(q.y), math.Float64bits(v), uint64(q.window)})
 	}
 	for q, a := range c.inverse {
 		ok := uint64(0)
 		if a.ok {
 			ok = 1
 		}
-		f.Inverse = append(f.Inverse, [5]uint64{uint64(q.k), math.Float64bits(q.x), math.Float64bits(q.y), math.Float64bits(a.eps), ok})
+		f.Inverse = append(f.Inverse, [6]uint64{uint64(q.k), math.Float64bits(q.x), math.Float64bits(q.y), math.Float64bits(a.eps), ok, uint64(q.window)})
 	}
-	slices.SortFunc(f.Deltas, func(a, b [4]uint64) int { return slices.Compare(a[:], b[:]) })
-	slices.SortFunc(f.Inverse, func(a, b [5]uint64) int { return slices.Compare(a[:], b[:]) })
+	slices.SortFunc(f.Deltas, func(a, b [5]uint64) int { return slices.Compare(a[:], b[:]) })
+	slices.SortFunc(f.Inverse, func(a, b [6]uint64) int { return slices.Compare(a[:], b[:]) })
 	// What another process kept meanwhile, up to the bound.
 	if old, ok := readAnswers(dir, key, secret); ok {
-		seen := map[[3]uint64]bool{}
+		seen := map[[4]uint64]bool{}
 		for _, a := range f.Deltas {
-			seen[[3]uint64{a[0], a[1], a[2]}] = true
+			seen[[4]uint64{a[0], a[1], a[2], a[4]}] = true
 		}
 		for _, a := range old.Deltas {
-			if len(f.Deltas) < maxBitAnswers && !seen[[3]uint64{a[0], a[1], a[2]}] {
+			if len(f.Deltas) < maxBitAnswers && !seen[[4]uint64{a[0], a[1], a[2], a[4]}] {
 				f.Deltas = append(f.Deltas, a)
 			}
 		}
-		seen = map[[3]uint64]bool{}
+		seen = map[[4]uint64]bool{}
 		for _, a := range f.Inverse {
-			seen[[3]uint64{a[0], a[1], a[2]}] = true
+			seen[[4]uint64{a[0], a[1], a[2], a[5]}] = true
 		}
 		for _, a := range old.Inverse {
-			if len(f.Inverse) < maxBitAnswers && !seen[[3]uint64{a[0], a[1], a[2]}] {
+			if len(f.Inverse) < maxBitAnswers && !seen[[4]uint64{a[0], a[1], a[2], a[5]}] {
 				f.Inverse = append(f.Inverse, a)
 			}
 		}

@@ -72,7 +72,7 @@ func TestAnswersKept(t *testing.T) {
 		t.Error("read as the answers of other pairs")
 	}
 	altered := f
-	altered.Deltas = append([][4]uint64(nil), f.Deltas...)
+	altered.Deltas = append([][5]uint64(nil), f.Deltas...)
 	altered.Deltas[0][3] = math.Float64bits(math.Float64frombits(altered.Deltas[0][3]) / 2)
 	b, err := json.Marshal(altered)
 	if err != nil {

@@ -240,12 +240,13 @@ type bitCurves struct {
 	addedIn              int
 }
 
-// bitQuery is a question to the composition of k steps: δ at ε (x)
-// for the run composed for a total δ y, or the least ε at δ (x) searched
-// up from y.
+// bitQuery is a question to the composition of k steps on a window of
+// at most window points (maxBitWindow: the exact composition's; fewer:
+// the coarse one that guides a count's search): δ at ε (x) for the run
+// composed for a total δ y, or the least ε at δ (x) searched up from y.
 type bitQuery struct {
-	k    int
-	x, y float64
+	k, window int
+	x, y      float64
 }
 
 // bitAnswer is an exactEps answer.
@@ -352,17 +353,16 @@ func (c *bitCurves) run(k int, delta float64) (*bitRun, error) {
 	return r, nil
 }
 
-// delta returns f(eps), the profile of k steps at eps composed for
-// questions at total δ d, as remembered.
-func (c *bitCurves) delta(k int, eps, d float64, f func(float64) float64) float64 {
-	q := bitQuery{k: k, x: eps, y: d}
+// delta returns f(q.x), the profile at ε q.x of the composition q
+// asks, as remembered.
+func (c *bitCurves) delta(q bitQuery, f func(float64) float64) float64 {
 	c.mu.Lock()
 	v, ok := c.deltas[q]
 	c.mu.Unlock()
 	if ok {
 		return v
 	}
-	v = f(eps)
+	v = f(q.x)
 	gen := answersGen()
 	c.mu.Lock()
 	if len(c.deltas) >= maxBitAnswers {
@@ -373,10 +373,9 @@ func (c *bitCurves) delta(k int, eps, d float64, f func(float64) float64) float6
 	return v
 }
 
-// epsAt returns search(), the least ε at total δ delta of k steps
-// searched up from hi, as remembered.
-func (c *bitCurves) epsAt(k int, delta, hi float64, search func() (float64, bool)) (float64, bool) {
-	q := bitQuery{k: k, x: delta, y: hi}
+// epsAt returns search(), the least ε at total δ q.x searched up from
+// q.y of the composition q asks, as remembered.
+func (c *bitCurves) epsAt(q bitQuery, search func() (float64, bool)) (float64, bool) {
 	c.mu.Lock()
 	a, ok := c.inverse[q]
 	c.mu.Unlock()
@@ -495,6 +494,13 @@ type bitPart struct {
 // tilted: a rare loss of 7.4 beside common ones of ±0.16 sets the range,
 // not the width), one as much finer as that window allows.
 func newBitRun(parts []bitPart, delta float64) (*bitRun, error) {
+	return newBitRunIn(parts, delta, maxBitWindow)
+}
+
+// newBitRunIn is newBitRun on a window of at most window points, a
+// power of two: a coarser grid, whose transform costs less, for an
+// estimate that only guides a search (coarseDelta).
+func newBitRunIn(parts []bitPart, delta float64, window int) (*bitRun, error) {
 	var k int
 	var keep float64
 	var top bitAtom
@@ -517,9 +523,9 @@ func newBitRun(parts []bitPart, delta float64) (*bitRun, error) {
 	kf := float64(k)
 	// The window is at most 2kn + 1 points (every sum of k losses in
 	// [-n, n]) or 2·bitTails·2n·√k + 3 (the tails' window, rounded out):
-	// with 3 points to spare it holds in maxBitWindow, a power of two,
+	// with 3 points to spare it holds in window, a power of two,
 	// and the transform is no larger (one point more would double it).
-	n := max(1, int(float64(maxBitWindow-3)/(2*math.Min(kf, 2*bitTails*math.Sqrt(kf)))))
+	n := max(1, int(float64(window-3)/(2*math.Min(kf, 2*bitTails*math.Sqrt(kf)))))
 	exact := true
 	for _, p := range parts {
 		for _, a := range p.loss.atoms {
@@ -533,14 +539,14 @@ func newBitRun(parts []bitPart, delta float64) (*bitRun, error) {
 		n = 1
 	}
 	g := layBitGrid(parts, top, n, delta)
-	if w := g.hi - g.lo + 1; !exact && !g.direct && w < (maxBitWindow-3)/2 {
+	if w := g.hi - g.lo + 1; !exact && !g.direct && w < (window-3)/2 {
 		// Indices stay within 2^50 in a sum of k, exactly summed.
-		finer := math.Min(float64(n)*float64(maxBitWindow-3)/float64(w)*0.95, 0x1p50/kf)
-		if f := layBitGrid(parts, top, int(finer), delta); finer > float64(n) && (f.direct || f.hi-f.lo+1 <= maxBitWindow-3) {
+		finer := math.Min(float64(n)*float64(window-3)/float64(w)*0.95, 0x1p50/kf)
+		if f := layBitGrid(parts, top, int(finer), delta); finer > float64(n) && (f.direct || f.hi-f.lo+1 <= window-3) {
 			g = f
 		}
 	}
-	if w := g.hi - g.lo + 1; !g.direct && w > 2*maxBitWindow {
+	if w := g.hi - g.lo + 1; !g.direct && w > 2*window {
 		return nil, fmt.Errorf("one-bit composition: %d steps need a window of %d points", k, w)
 	}
 	r.use(g)

@@ -38,8 +38,9 @@ type runCurves struct {
 	// search (roots.EdgeGuided).
 	guess func(eps float64) float64
 	// bits, for a OneBitSpend, remembers the answers of delta and
-	// exactEps.
-	bits *bitCurves
+	// exactEps, of the composition on a window of window points.
+	bits   *bitCurves
+	window int
 	// epsAt, when set, is the exact composition's ε at a total δ in
 	// closed form (LaplaceSpend), and delta is nil.
 	epsAt func(delta float64) (float64, bool)
@@ -67,8 +68,10 @@ func newRunCurves(s Spend, k int, delta float64) runCurves {
 			r.missing = err.Error()
 			return r
 		}
-		r.delta = func(eps float64) float64 { return c.delta(k, eps, delta, b.delta) }
-		r.guess, r.bits = b.estimate, c
+		r.delta = func(eps float64) float64 {
+			return c.delta(bitQuery{k: k, window: maxBitWindow, x: eps, y: delta}, b.delta)
+		}
+		r.guess, r.bits, r.window = b.estimate, c, maxBitWindow
 		return r
 	}
 	if s.Kind == SampledGaussianSpend {
@@ -119,7 +122,8 @@ func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
 // error).
 func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 	if r.bits != nil {
-		return r.bits.epsAt(r.k, delta, hi, func() (float64, bool) { return r.searchEps(delta, hi) })
+		q := bitQuery{k: r.k, window: r.window, x: delta, y: hi}
+		return r.bits.epsAt(q, func() (float64, bool) { return r.searchEps(delta, hi) })
 	}
 	return r.searchEps(delta, hi)
 }
