@@ -430,7 +430,15 @@ func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
 		return 0
 	}
 	e1, ok := exact(k1)
-	if !ok || !(e1 > 0) {
+	if !ok {
+		// No ε at the budget's δ (the mass of infinite losses alone is
+		// above it): k1 does not fit where k0 does.
+		if n, ok := countBetween(coarse, budget, max(k0, 1), k1); ok {
+			return n
+		}
+		return 0
+	}
+	if !(e1 > 0) {
 		return 0
 	}
 	// ε = a·k + c·√k through (k1, e1) with a = μ, then through the last
