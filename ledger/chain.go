@@ -36,7 +36,7 @@ type chain struct {
 	bits *pairBook
 	// closedBy is the ledger's end, when line n is an end line: no line
 	// follows it.
-	closedBy *End
+	closedBy *ending
 }
 
 // start returns the chain of a ledger of the given version read up to

@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-// End is the last line of a ledger that no release may charge any more,
+// ending is the last line of a ledger that no release may charge any more,
 // chained as every line is, so that every analyst who reads the ledger
 // sees it: a ledger retired because a new ledger replaced it (Book.Init
 // with replace), or the copy of a ledger that Book.Export writes, an
 // archive for reading and for Book.Import, never a second live ledger.
-type End struct {
-	// Reason is Retired or Exported.
+type ending struct {
+	// Reason is reasonRetired or reasonExported.
 	Reason string    `json:"reason"`
 	At     time.Time `json:"at"`
 	// By, for a ledger retired, is who retired it (Book.Analyst, or the
@@ -30,15 +30,15 @@ type End struct {
 	From string `json:"from,omitempty"`
 }
 
-// The reasons of an End.
+// The reasons of an ending.
 const (
-	Retired  = "retired"
-	Exported = "exported"
+	reasonRetired  = "retired"
+	reasonExported = "exported"
 )
 
 // endLine returns the end line of a ledger of the given version after the
 // line of hash prev, with its line end, and its hash.
-func endLine(version int, prev string, e End) ([]byte, string, error) {
+func endLine(version int, prev string, e ending) ([]byte, string, error) {
 	return encodeLine(version, prev, e)
 }
 
@@ -52,7 +52,7 @@ func isEndLine(b []byte) bool {
 
 // parseEndLine reads b as an end line of the given version: its prev, its
 // end, and its hash, checked against its content.
-func parseEndLine(version int, b []byte) (prev string, e End, hash string, err error) {
+func parseEndLine(version int, b []byte) (prev string, e ending, hash string, err error) {
 	var ln line
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -71,55 +71,52 @@ func parseEndLine(version int, b []byte) (prev string, e End, hash string, err e
 		return "", e, "", fmt.Errorf("end: %v", err)
 	}
 	switch {
-	case e.Reason != Retired && e.Reason != Exported:
-		return "", e, "", fmt.Errorf("end: reason %q: want %q or %q", e.Reason, Retired, Exported)
-	case e.Reason == Retired && e.Successor == "":
+	case e.Reason != reasonRetired && e.Reason != reasonExported:
+		return "", e, "", fmt.Errorf("end: reason %q: want %q or %q", e.Reason, reasonRetired, reasonExported)
+	case e.Reason == reasonRetired && e.Successor == "":
 		return "", e, "", errors.New("end: a ledger retired names the ledger that replaced it")
 	}
 	return *ln.Prev, e, ln.SHA256, nil
 }
 
-// EndedError refuses a run on a ledger that has ended (End): retired, or
-// a copy exported.
-type EndedError struct {
-	Path string
-	End  End
-	Line int // the end line's number
+// endedError refuses a run on a ledger that has ended (ending): retired,
+// or a copy exported; line is the end line's number.
+type endedError struct {
+	path string
+	end  ending
+	line int
 }
 
-func (e *EndedError) Error() string {
-	if e.End.Reason == Exported {
-		return fmt.Sprintf("ledger %s is a copy of a ledger exported from %s (its line %d ends it): a copy is for reading (darrm ledger show, verify) and for darrm ledger import, and no release may charge it, or the ledger's spends would be counted apart; release on the ledger it was exported from", e.Path, e.End.From, e.Line)
+func (e *endedError) Error() string {
+	if e.end.Reason == reasonExported {
+		return fmt.Sprintf("ledger %s is a copy of a ledger exported from %s (its line %d ends it): a copy is for reading (darrm ledger show, verify) and for darrm ledger import, and no release may charge it, or the ledger's spends would be counted apart; release on the ledger it was exported from", e.path, e.end.From, e.line)
 	}
 	where := ""
-	if e.End.Where != "" {
-		where = ", at " + e.End.Where
+	if e.end.Where != "" {
+		where = ", at " + e.end.Where
 	}
 	by := ""
-	if e.End.By != "" {
-		by = " by " + e.End.By
+	if e.end.By != "" {
+		by = " by " + e.end.By
 	}
-	return fmt.Sprintf("ledger %s was retired on %s%s (its line %d ends it): ledger %s replaced it%s, with a budget of its own; no release may charge a retired ledger: release on the ledger that replaced it", e.Path, e.End.At.Format(time.RFC3339), by, e.Line, e.End.Successor, where)
+	return fmt.Sprintf("ledger %s was retired on %s%s (its line %d ends it): ledger %s replaced it%s, with a budget of its own; no release may charge a retired ledger: release on the ledger that replaced it", e.path, e.end.At.Format(time.RFC3339), by, e.line, e.end.Successor, where)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
-func (e *EndedError) BadInput() bool { return true }
+func (e *endedError) BadInput() bool { return true }
 
-// Ended returns the end of the ledger (End), nil while it is live.
-func (l *Ledger) Ended() *End { return l.chain.closedBy }
-
-// endErr is the *EndedError of a ledger that has ended, nil while it is
+// endErr is the *endedError of a ledger that has ended, nil while it is
 // live.
 func (l *Ledger) endErr() error {
 	if l.chain.closedBy == nil {
 		return nil
 	}
-	return &EndedError{Path: l.path, End: *l.chain.closedBy, Line: l.chain.n}
+	return &endedError{path: l.path, end: *l.chain.closedBy, line: l.chain.n}
 }
 
 // end appends the end e to a ledger opened for a run (Open) with no run
 // of its own under way: no release may charge it from then on.
-func (l *Ledger) end(e End) error {
+func (l *Ledger) end(e ending) error {
 	switch {
 	case l.readOnly:
 		return fmt.Errorf("ledger %s: opened read-only", l.path)

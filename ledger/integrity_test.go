@@ -245,14 +245,14 @@ func TestRecord(t *testing.T) {
 
 	// Retired, the first is never the ensemble's ledger again: not by
 	// Adopt, not for an analyst without a record.
-	var ended *EndedError
-	if _, _, err := book.Adopt(ctx, path); !errors.As(err, &ended) || ended.End.Successor != secondID || ended.Line != 6 {
+	var ended *endedError
+	if _, _, err := book.Adopt(ctx, path); !errors.As(err, &ended) || ended.end.Successor != secondID || ended.line != 6 {
 		t.Fatalf("adopt of a retired ledger: %v", err)
 	}
 	if err := openErr(path, Book{StateDir: t.TempDir()}); !errors.As(err, &ended) || !strings.Contains(err.Error(), "was retired") {
 		t.Errorf("a fresh analyst on a retired ledger: %v", err)
 	}
-	if r, err := book.ReadOnly(ctx, path); err != nil || r.Ended() == nil || r.Ended().Reason != Retired || r.Lines() != 6 {
+	if r, err := book.ReadOnly(ctx, path); err != nil || r.chain.closedBy == nil || r.chain.closedBy.Reason != reasonRetired || r.Lines() != 6 {
 		t.Errorf("the retired ledger read: %v", err)
 	} else {
 		r.Close()
@@ -425,11 +425,11 @@ func TestReplaceWaitsForRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Spent().Steps != 4 || l.Ended() == nil || l.Ended().Reason != Retired || l.Lines() != 4 {
-		t.Errorf("the replaced ledger: %d labels, end %+v, %d lines; want 4 labels and its line 4 retiring it", l.Spent().Steps, l.Ended(), l.Lines())
+	if l.Spent().Steps != 4 || l.chain.closedBy == nil || l.chain.closedBy.Reason != reasonRetired || l.Lines() != 4 {
+		t.Errorf("the replaced ledger: %d labels, end %+v, %d lines; want 4 labels and its line 4 retiring it", l.Spent().Steps, l.chain.closedBy, l.Lines())
 	}
 	l.Close()
-	var ended *EndedError
+	var ended *endedError
 	if err := openErr(path, Book{StateDir: t.TempDir()}); !errors.As(err, &ended) {
 		t.Errorf("a release on the replaced ledger: %v", err)
 	}

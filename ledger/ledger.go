@@ -34,8 +34,8 @@
 // only a superuser or the tables' owner can drop). A URL's password is
 // never printed or recorded (Redact).
 //
-// A ledger that no release may charge any more ends with an end line
-// (End): Book.Init with replace retires the ledgers it replaces so, and
+// A ledger that no release may charge any more ends with an end line:
+// Book.Init with replace retires the ledgers it replaces so, and
 // Book.Export writes an archive so, which Book.Import makes live again,
 // without its end, only in a database that does not hold the ledger.
 //

@@ -49,7 +49,7 @@ func v1Hash(raw []byte) string {
 }
 
 // encodeLine returns the line of a ledger of the given version of v (a
-// Header, a Spend or an End) after the line of hash prev, with its line end, and
+// Header, a Spend or an ending) after the line of hash prev, with its line end, and
 // its hash.
 func encodeLine(version int, prev string, v any) ([]byte, string, error) {
 	raw, err := json.Marshal(v)
@@ -62,7 +62,7 @@ func encodeLine(version int, prev string, v any) ([]byte, string, error) {
 	switch v.(type) {
 	case Header:
 		kind, l.Header = "header", &msg
-	case End:
+	case ending:
 		kind, l.End = "end", &msg
 	default:
 		kind, l.Spend = "spend", &msg

@@ -20,7 +20,7 @@ const importBatch = 10_000
 
 // Export writes the ledger at location (a PostgreSQL ledger, or a file)
 // to a new ledger file at file, an archive: its lines as they are,
-// checked again as they are copied, and an end line (End, Exported)
+// checked again as they are copied, and an end line (its reason "exported")
 // after them, so that the file verifies with the same chain and totals
 // where the database cannot be reached, and no release charges it: a
 // copy charged apart would count the ledger's spends apart. Import makes
@@ -53,7 +53,7 @@ func (bk Book) Export(ctx context.Context, location, file string) error {
 			return err
 		}
 		if l.chain.closedBy == nil {
-			b, _, err := endLine(l.version, l.chain.head, End{Reason: Exported, At: time.Now().UTC().Truncate(time.Second), From: l.path})
+			b, _, err := endLine(l.version, l.chain.head, ending{Reason: reasonExported, At: time.Now().UTC().Truncate(time.Second), From: l.path})
 			if err != nil {
 				return err
 			}

@@ -103,7 +103,7 @@ func (bk Book) stateDir() (string, error) {
 // unless replace, which starts the ensemble's budget again, for a caller
 // who means it: the ledgers it replaces (the one the record names, and
 // the database's live ledger of the ensemble) are retired first, each
-// with an end line that names the new ledger (End), so that no release
+// with an end line that names the new ledger, so that no release
 // charges them any more, whoever runs it. The record replaced is returned
 // (nil when there was none).
 func (bk Book) Init(ctx context.Context, location string, h Header, replace bool) (previous *Record, err error) {
@@ -184,7 +184,7 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 // location replaces: the database's live ledger of the ensemble (live)
 // and the ledger your record names, where it still is.
 func (bk Book) retireReplaced(ctx context.Context, location string, h Header, live *takenError) error {
-	e := End{Reason: Retired, At: h.Created, Successor: h.ID, Where: Redact(location), By: bk.Analyst}
+	e := ending{Reason: reasonRetired, At: h.Created, Successor: h.ID, Where: Redact(location), By: bk.Analyst}
 	if live != nil {
 		if err := bk.retire(ctx, withLedger(location, live.Other), h.Ensemble, "", e); err != nil {
 			return err
@@ -213,7 +213,7 @@ func (bk Book) retireReplaced(ctx context.Context, location string, h Header, li
 // identity id, with e (Ledger.end): a ledger that has ended already is
 // left as it is. It reads the ledger whole, without the record (which
 // Init holds), and refuses one of another ensemble or identity.
-func (bk Book) retire(ctx context.Context, location, ensemble, id string, e End) error {
+func (bk Book) retire(ctx context.Context, location, ensemble, id string, e ending) error {
 	l, _, err := bk.open(ctx, location, false)
 	if err != nil {
 		return fmt.Errorf("ledger init --replace: retire the ledger it replaces: %w", err)
@@ -305,7 +305,7 @@ type Ledger struct {
 	// useEnd, on a ledger whose use is declared, is the count of labels
 	// up to the end of the run of the use this run releases.
 	useEnd int
-	// importing opens a copy exported (End) for Import, which copies
+	// importing opens a copy exported for Import, which copies
 	// its lines but its end.
 	importing bool
 }
@@ -466,7 +466,7 @@ func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Recor
 			return nil, err
 		}
 	}
-	if err := l.endErr(); err != nil && !l.readOnly && !(l.importing && l.chain.closedBy.Reason == Exported) {
+	if err := l.endErr(); err != nil && !l.readOnly && !(l.importing && l.chain.closedBy.Reason == reasonExported) {
 		return nil, err
 	}
 	if err := l.checkRecord(check, st.path, settled); err != nil {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +41,7 @@ import (
 //   - a ledger row is never renamed, given another identity, reopened
 //     once retired, moved back or deleted (guard_ledger): one ledger
 //     cannot be swapped for another. Retiring is a line (an end line,
-//     Ledger.End), which sets the row's retired.
+//     Ledger.end), which sets the row's retired.
 
 // schemaVersion is the version of the schema darrm keeps ledgers in; a
 // database of a later one is refused (a newer darrm made it), one of an
@@ -1245,7 +1246,16 @@ func (s *pgStore) tryAppend(ctx context.Context, at pos, line []byte, stop int64
 	case n == int64(at.n)+1 && h == hash:
 		return nil // this very line: an earlier attempt's commit got through
 	case retired:
-		return &endedError{where: s.redacted, lines: n}
+		// Read for its message alone: the run appends nothing more.
+		var last struct {
+			End ending `json:"end"`
+		}
+		var b []byte
+		if err := s.conn.QueryRow(ctx, "SELECT line FROM darrm.lines WHERE ledger = $1 AND n = $2", s.key, n).Scan(&b); err != nil {
+			return err
+		}
+		json.Unmarshal(b, &last)
+		return &endedError{path: s.redacted, end: last.End, line: int(n)}
 	}
 	return &movedOnError{where: s.redacted, lines: at.n, n: n}
 }
@@ -1261,21 +1271,6 @@ type movedOnError struct {
 func (e *movedOnError) Error() string {
 	return fmt.Sprintf("ledger %s: its head is line %d, not the line %d that this run read and charged after: another process wrote to the ledger without holding its lock; nothing was appended (darrm ledger verify checks the ledger)", e.where, e.n, e.lines)
 }
-
-// endedError is an append refused because the ledger ended meanwhile:
-// another process retired it.
-type endedError struct {
-	where string
-	lines int64
-}
-
-func (e *endedError) Error() string {
-	return fmt.Sprintf("ledger %s: it was retired during this run (its line %d ends it): nothing was appended, and the run hands out no more labels", e.where, e.lines)
-}
-
-// BadInput reports that the error is the caller's to resolve: the ledger
-// is no longer live.
-func (e *endedError) BadInput() bool { return true }
 
 // retryable reports whether an append that failed with err may be tried
 // again: a serialization failure or deadlock, or a connection lost.

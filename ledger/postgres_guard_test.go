@@ -132,7 +132,7 @@ func TestPGOneLiveLedger(t *testing.T) {
 	if _, err := fresh.Init(ctx, second, h2, true); err != nil {
 		t.Fatal(err)
 	}
-	var ended *EndedError
+	var ended *endedError
 	for name, bk := range map[string]Book{"the analyst who made it": book, "another analyst": {StateDir: t.TempDir()}} {
 		if err := openErr(first, bk); name != "the analyst who made it" && !errors.As(err, &ended) {
 			t.Errorf("%s, a release on the retired ledger: %v", name, err)
@@ -144,7 +144,7 @@ func TestPGOneLiveLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := l.Ended(); e == nil || e.Reason != Retired || e.Successor == "" || e.Successor == l.Header().ID || l.Spent().Steps != 2 {
+	if e := l.chain.closedBy; e == nil || e.Reason != reasonRetired || e.Successor == "" || e.Successor == l.Header().ID || l.Spent().Steps != 2 {
 		t.Errorf("the retired ledger: end %+v, %d labels", e, l.Spent().Steps)
 	}
 	l.Close()

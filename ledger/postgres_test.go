@@ -155,8 +155,8 @@ func testPGLedger(t *testing.T, db string) {
 	if eSpent != pgSpent || eRuns != pgRuns || eLines != pgLines+1 {
 		t.Errorf("export: %+v, %d runs, %d lines; want %+v, %d, %d", eSpent, eRuns, eLines, pgSpent, pgRuns, pgLines+1)
 	}
-	var ended *EndedError
-	if err := openErr(exported, Book{StateDir: t.TempDir()}); !errors.As(err, &ended) || ended.End.Reason != Exported || ended.End.From != Redact(u) {
+	var ended *endedError
+	if err := openErr(exported, Book{StateDir: t.TempDir()}); !errors.As(err, &ended) || ended.end.Reason != reasonExported || ended.end.From != Redact(u) {
 		t.Errorf("a release on an export: %v", err)
 	}
 }
@@ -446,7 +446,7 @@ func testPGExportImport(t *testing.T, db string) {
 	if err := book.Export(ctx, u, out); !errors.As(err, new(*takenError)) {
 		t.Errorf("an export over a file: %v", err)
 	}
-	if err := openErr(out, book); !errors.As(err, new(*EndedError)) {
+	if err := openErr(out, book); !errors.As(err, new(*endedError)) {
 		t.Errorf("a release on the export: %v", err)
 	}
 }
