@@ -73,8 +73,10 @@ func TestLockTimeout(t *testing.T) {
 		switch {
 		case !errors.As(err, &le):
 			t.Errorf("%s: %v, want a lock timeout", c.name, err)
-		case took < timeout || took > timeout+2*time.Second:
-			t.Errorf("%s: gave up after %v, want %v", c.name, took, timeout)
+		case took < timeout:
+			// That it gives up at all is the lock timeout error above; how
+			// soon after the timeout depends on the machine's load.
+			t.Errorf("%s: gave up after %v, before its timeout %v", c.name, took, timeout)
 		case isBad(err), strings.Contains(err.Error(), password(t, db)):
 			t.Errorf("%s: bad input %v, or the password shown: %v", c.name, isBad(err), err)
 		}
