@@ -10,7 +10,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -53,13 +52,27 @@ func (t Target) validate() error {
 }
 
 // DaRRM is DaRRM (thesis Algorithm 1) for private teachers: the majority
-// with probability gamma(L), a fair coin otherwise, gamma_opt of its
-// problem (K, m, the teachers' (ε, Δ), δ) from Gamma, or Gamma.Given (a
-// zero Prior is the uniform prior, gamma.UniformPrior), certified
-// exhaustively before anything is released.
+// with probability gamma(L), a fair coin otherwise, the gamma Gamma gives
+// for its problem (K, m, the teachers' (ε, Δ), δ), certified
+// exhaustively before anything is released. optimal.Source is the source
+// of gamma_opt (from a cache or solved) or of a gamma given.
 type DaRRM struct {
 	Target
-	Gamma optimal.Source
+	Gamma GammaSource
+}
+
+// A GammaSource gives the noise function that DaRRM and OneVoteDaRRM
+// sample, for their problem; optimal.Source is one. The release takes it
+// as this interface, so that a release that samples none links no solver.
+type GammaSource interface {
+	// Gamma returns the gamma for p, which the caller has validated, and
+	// names it for a description: "gamma_opt (prior uniform) from the
+	// cache", say. A gamma that the source keeps from before (a cached
+	// one) it checks by certify, the exhaustive check of the gamma as
+	// its user samples it (an error, or a certificate whose Status is not
+	// gamma.Certified, refuses it), so that a gamma is certified once
+	// per use.
+	Gamma(ctx context.Context, p constraints.Problem, certify func(context.Context, constraints.Problem, gamma.Gamma) (gamma.Certificate, error)) (gamma.Gamma, string, error)
 }
 
 // OneVoteDaRRM is DaRRM in the one-vote relation: teachers that need not
@@ -68,7 +81,7 @@ type DaRRM struct {
 // from Gamma as DaRRM's.
 type OneVoteDaRRM struct {
 	Eps, Delta float64
-	Gamma      optimal.Source
+	Gamma      GammaSource
 }
 
 // Subsample is the majority of floor(m) teachers drawn without
@@ -241,8 +254,7 @@ type mechInfo struct {
 	input votefile.Input
 	// relation is the neighbouring relation of its guarantee.
 	relation accountant.Relation
-	// gamma says that it samples a noise function: gamma_opt of its
-	// problem, or one given (optimal.Source.Given).
+	// gamma says that it samples a noise function from its GammaSource.
 	gamma bool
 	// teachersEps says that it is calibrated to the teachers' ε: its
 	// target is m·ε (provenance.Stated.Calibrated).
@@ -379,14 +391,14 @@ func oneVoteProblem(p constraints.Problem) constraints.Problem {
 
 // gammaSource returns where m takes its noise function from, for a
 // mechanism that samples one.
-func gammaSource(m Mechanism) optimal.Source {
+func gammaSource(m Mechanism) GammaSource {
 	switch m := m.(type) {
 	case DaRRM:
 		return m.Gamma
 	case OneVoteDaRRM:
 		return m.Gamma
 	}
-	return optimal.Source{}
+	return nil
 }
 
 // New returns the aggregator of m for k teachers voting among classes
@@ -404,8 +416,7 @@ func New(ctx context.Context, m Mechanism, k, classes int, teachers accountant.G
 	if err != nil {
 		return nil, "", &ReleaseError{Step: StepBuild, Err: err}
 	}
-	l, label, _, err := info.build(ctx, m, problemOf(m, k, teachers), classes, opts)
-	return l, label, err
+	return info.build(ctx, m, problemOf(m, k, teachers), classes, opts)
 }
 
 // sampledGamma is the noise function a mechanism that samples one
@@ -416,19 +427,17 @@ type sampledGamma struct {
 }
 
 // build is New for the registry entry info of m held to p: the one path
-// from a mechanism to its labeler. It returns too the gamma it loaded.
-// Each setting is checked where the aggregator is built, with the
-// problem (constraints.Problem.Validate) and the teachers and votes it
-// relates to.
-func (info *mechInfo) build(ctx context.Context, m Mechanism, p constraints.Problem, classes int, opts Options) (Labeler, string, optimal.Loaded, error) {
-	var l optimal.Loaded
+// from a mechanism to its labeler. Each setting is checked where the
+// aggregator is built, with the problem (constraints.Problem.Validate)
+// and the teachers and votes it relates to.
+func (info *mechInfo) build(ctx context.Context, m Mechanism, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
 	var sg sampledGamma
 	if info.gamma {
 		src := gammaSource(m)
-		if src.Given == nil && src.Prior.String() == "" {
-			src.Prior = gamma.UniformPrior()
+		if src == nil {
+			return nil, "", &ReleaseError{Step: StepGamma, Err: fmt.Errorf("Mechanism.Gamma is not set: %s samples its gamma from a source: optimal.Source, say", info.name)}
 		}
-		src.Certify = func(ctx context.Context, q constraints.Problem, g gamma.Gamma) (gamma.Certificate, error) {
+		certify := func(ctx context.Context, q constraints.Problem, g gamma.Gamma) (gamma.Certificate, error) {
 			_, sampled := newTable(g)
 			cert, _, err := certify(ctx, q, sampled, 0, opts)
 			if err == nil {
@@ -437,30 +446,15 @@ func (info *mechInfo) build(ctx context.Context, m Mechanism, p constraints.Prob
 			return cert, err
 		}
 		var err error
-		if l, err = src.Load(ctx, info.gammaProblem(p)); err != nil {
-			return nil, "", l, &ReleaseError{Step: StepGamma, Err: err}
+		if sg.g, sg.words, err = src.Gamma(ctx, info.gammaProblem(p), certify); err != nil {
+			return nil, "", &ReleaseError{Step: StepGamma, Err: err}
 		}
-		sg = sampledGamma{g: l.Gamma, words: gammaWords(src, l.Origin)}
 	}
 	agg, label, err := info.newLabeler(ctx, m, sg, p, classes, opts)
 	if err != nil {
-		return nil, "", l, &ReleaseError{Step: StepBuild, Err: err}
+		return nil, "", &ReleaseError{Step: StepBuild, Err: err}
 	}
-	return agg, label, l, nil
-}
-
-// gammaWords names the gamma that src gave from origin in a description:
-// src.Name if set, else by where it came from.
-func gammaWords(src optimal.Source, origin optimal.Origin) string {
-	switch {
-	case src.Name != "":
-		return src.Name
-	case origin == optimal.FromCache:
-		return fmt.Sprintf("gamma_opt (prior %s) from the cache", src.Prior)
-	case origin == optimal.Solved:
-		return fmt.Sprintf("gamma_opt (prior %s), solved now", src.Prior)
-	}
-	return "a gamma given"
+	return agg, label, nil
 }
 
 // newLabeler is build with the gamma g that info samples, if any.

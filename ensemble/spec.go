@@ -11,7 +11,6 @@ import (
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -68,15 +67,12 @@ type ReleaseSpec struct {
 }
 
 // Released is what a release did: the aggregator and its description,
-// the gamma it sampled, its binding to the votes, the account of what it
+// its binding to the votes, the account of what it
 // released and what its budget allowed, the queries released, the ledger
 // after the run and the total to publish.
 type Released struct {
 	Aggregator Labeler
 	Label      string
-	// Gamma is the gamma loaded from the mechanism's source (DaRRM.Gamma)
-	// and where it came from; the zero value when none was loaded.
-	Gamma   optimal.Loaded
 	Binding provenance.Binding
 	// Account is the account of the labels released (Privacy.Account,
 	// Steps = Result.Released): the per-query step, the teachers' cap,
@@ -182,7 +178,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		return fail(StepBuild, err)
 	}
 	in := s.Votes
-	if out.Aggregator, out.Label, out.Gamma, err = info.build(ctx, s.Mechanism, p, in.Classes(), s.Certificate); err != nil {
+	if out.Aggregator, out.Label, err = info.build(ctx, s.Mechanism, p, in.Classes(), s.Certificate); err != nil {
 		var re *ReleaseError
 		if errors.As(err, &re) {
 			re.Err = specField(s.Mechanism, re.Err)

@@ -71,18 +71,21 @@ func TestReleaseCertifiesOnce(t *testing.T) {
 	votes := "1,1,1,1,1,1,1,0,0,0,0\n0,0,0,0,0,0,0,0,1,1,1\n"
 
 	n := countVerify(t)
-	out, err := Release(ctx, releaseSpec(t, votes, p, optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, t.TempDir()))
+	s := releaseSpec(t, votes, p, optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, t.TempDir())
+	var checked []gamma.Certificate
+	s.Mechanism = DaRRM{Target: built(p), Gamma: certifiedBy{optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, &checked}}
+	out, err := Release(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := n.Load(); got != 1 {
 		t.Errorf("a release from the cache computed %d certificates, want 1", got)
 	}
-	if out.Gamma.Origin != optimal.FromCache || out.Result.Released != 2 || !strings.Contains(out.Label, "from the cache") {
-		t.Errorf("release from the cache: origin %v, %d answered, %q", out.Gamma.Origin, out.Result.Released, out.Label)
+	if out.Result.Released != 2 || out.Label != "DaRRM with gamma_opt (prior uniform) from the cache" {
+		t.Errorf("release from the cache: %d answered, %q", out.Result.Released, out.Label)
 	}
 	sampled := out.Aggregator.(*darrmAggregator).Gamma()
-	if cert := out.Aggregator.Privacy().Certificate; cert == nil || cert.Status != gamma.Certified || !reflect.DeepEqual(*cert, out.Gamma.Entry.Certificate) {
+	if cert := out.Aggregator.Privacy().Certificate; cert == nil || cert.Status != gamma.Certified || len(checked) != 1 || !reflect.DeepEqual(*cert, checked[0]) {
 		t.Errorf("the aggregator's certificate %+v is not the one the cache entry was checked with", cert)
 	}
 	if _, want := newTable(solved.Gamma); !slices.Equal(sampled, want) {
@@ -114,9 +117,24 @@ func TestReleaseCertifiesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(told) != 1 || out.Gamma.Origin != optimal.Solved || slices.Equal(out.Aggregator.(*darrmAggregator).Gamma(), tampered.Gamma) {
-		t.Errorf("tampered entry: told %v, origin %v, sampled %v", told, out.Gamma.Origin, out.Aggregator.(*darrmAggregator).Gamma())
+	if len(told) != 1 || !strings.HasSuffix(out.Label, "solved now") || slices.Equal(out.Aggregator.(*darrmAggregator).Gamma(), tampered.Gamma) {
+		t.Errorf("tampered entry: told %v, %q, sampled %v", told, out.Label, out.Aggregator.(*darrmAggregator).Gamma())
 	}
+}
+
+// certifiedBy is a gamma source that keeps each certificate that the
+// release's check of a gamma from before returned.
+type certifiedBy struct {
+	GammaSource
+	certs *[]gamma.Certificate
+}
+
+func (s certifiedBy) Gamma(ctx context.Context, p constraints.Problem, certify func(context.Context, constraints.Problem, gamma.Gamma) (gamma.Certificate, error)) (gamma.Gamma, string, error) {
+	return s.GammaSource.Gamma(ctx, p, func(ctx context.Context, q constraints.Problem, g gamma.Gamma) (gamma.Certificate, error) {
+		cert, err := certify(ctx, q, g)
+		*s.certs = append(*s.certs, cert)
+		return cert, err
+	})
 }
 
 // TestReleaseBudgetStop: a release its budget stops writes the labels it

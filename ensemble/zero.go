@@ -85,6 +85,9 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, *mechInfo, constraints.Problem
 			err = unset("Mechanism.Scale", "%s needs the scale b > 0 of its Laplace noise", name)
 		}
 	}
+	if err == nil && info.gamma && gammaSource(m) == nil {
+		err = unset("Mechanism.Gamma", "%s samples its gamma from a source: optimal.Source, say", name)
+	}
 	if err != nil {
 		return s, nil, p, err
 	}

@@ -130,11 +130,15 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 		{field: "Mechanism.Gamma.Given", name: DaRRM{}.Name(), input: two, zero: darrm(func(m *DaRRM) {
 			m.Gamma = optimal.Source{Prior: gamma.UniformPrior()}
 		}), check: func(t *testing.T, out Released, _ string) {
-			if out.Gamma.Origin != optimal.Solved || out.Label != "DaRRM with gamma_opt (prior uniform), solved now" {
-				t.Errorf("gamma %v, %q: want gamma_opt solved", out.Gamma.Origin, out.Label)
+			if out.Label != "DaRRM with gamma_opt (prior uniform), solved now" {
+				t.Errorf("label %q: want gamma_opt solved", out.Label)
 			}
 		}},
-		{field: "Mechanism.Gamma.Name", name: DaRRM{}.Name(), input: two, zero: darrm(func(m *DaRRM) { m.Gamma.Name = "" }),
+		{field: "Mechanism.Gamma.Name", name: DaRRM{}.Name(), input: two, zero: darrm(func(m *DaRRM) {
+			src := m.Gamma.(optimal.Source)
+			src.Name = ""
+			m.Gamma = src
+		}),
 			check: func(t *testing.T, out Released, _ string) {
 				if out.Label != "DaRRM with a gamma given" {
 					t.Errorf("label %q", out.Label)
@@ -178,6 +182,7 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 					t.Errorf("delta %v: want the thesis' default", d)
 				}
 			}},
+		{field: "Mechanism.Gamma", name: DaRRM{}.Name(), input: two, zero: darrm(func(m *DaRRM) { m.Gamma = nil }), want: "ReleaseSpec.Mechanism.Gamma is not set"},
 		{field: "Mechanism.Gamma.Prior", name: DaRRM{}.Name(), input: two, zero: darrm(func(m *DaRRM) { m.Gamma = optimal.Source{} }), check: func(t *testing.T, out Released, _ string) {
 			if out.Label != "DaRRM with gamma_opt (prior uniform), solved now" {
 				t.Errorf("label %q: want the uniform prior", out.Label)

@@ -164,6 +164,33 @@ func (s Source) Load(ctx context.Context, p constraints.Problem) (Loaded, error)
 	return l, err
 }
 
+// Gamma returns the gamma s gives for p (Load), certified again by
+// certify when it comes from the cache (Certify), and names it for a
+// description: Name if set, else by where it came from. A zero Prior is
+// the uniform prior (gamma.UniformPrior). It makes s an
+// ensemble.GammaSource.
+func (s Source) Gamma(ctx context.Context, p constraints.Problem, certify func(context.Context, constraints.Problem, gamma.Gamma) (gamma.Certificate, error)) (gamma.Gamma, string, error) {
+	if s.Given == nil && s.Prior.String() == "" {
+		s.Prior = gamma.UniformPrior()
+	}
+	if certify != nil {
+		s.Certify = certify
+	}
+	l, err := s.Load(ctx, p)
+	if err != nil {
+		return nil, "", err
+	}
+	switch {
+	case s.Name != "":
+		return l.Gamma, s.Name, nil
+	case l.Origin == FromCache:
+		return l.Gamma, fmt.Sprintf("gamma_opt (prior %s) from the cache", s.Prior), nil
+	case l.Origin == Solved:
+		return l.Gamma, fmt.Sprintf("gamma_opt (prior %s), solved now", s.Prior), nil
+	}
+	return l.Gamma, "a gamma given", nil
+}
+
 // certifier returns s.Certify, else gamma.Verify with s's workers.
 func (s Source) certifier() certifier {
 	if s.Certify != nil {

@@ -121,7 +121,7 @@ type built struct {
 // Aggregator returns the aggregator of r's mechanism and parameters, built
 // as darrm aggregate builds it (ensemble.New), and says what it is in
 // words. A plan names a gamma from a cache or solved "gamma_opt" unless
-// its source has a Name.
+// its source, an optimal.Source, has a Name.
 func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error) {
 	if r.Mechanism == nil {
 		return nil, "", errors.New("plan: Request.Mechanism is not set")
@@ -133,14 +133,10 @@ func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error
 	m := r.Mechanism
 	switch g := m.(type) {
 	case ensemble.DaRRM:
-		if g.Gamma.Name == "" {
-			g.Gamma.Name = "gamma_opt"
-		}
+		g.Gamma = named(g.Gamma)
 		m = g
 	case ensemble.OneVoteDaRRM:
-		if g.Gamma.Name == "" {
-			g.Gamma.Name = "gamma_opt"
-		}
+		g.Gamma = named(g.Gamma)
 		if r.RRGamma {
 			b, err := gamma.OneVoteRRBaseline(constraints.NewOneVote(r.K, g.Eps, g.Delta))
 			if err != nil {
@@ -151,6 +147,16 @@ func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error
 		m = g
 	}
 	return ensemble.New(ctx, m, r.K, r.Classes, teachers, r.Certificate)
+}
+
+// named returns src named "gamma_opt" when it is an optimal.Source
+// without a Name.
+func named(src ensemble.GammaSource) ensemble.GammaSource {
+	if o, ok := src.(optimal.Source); ok && o.Name == "" {
+		o.Name = "gamma_opt"
+		return o
+	}
+	return src
 }
 
 // build builds the aggregator of r (aggregator) and its account under

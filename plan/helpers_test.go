@@ -5,6 +5,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -23,7 +24,7 @@ func twoClass(base Request, name provenance.MechanismName, p constraints.Problem
 	r.Teachers = &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 	switch name {
 	case ensemble.DaRRM{}.Name():
-		r.Mechanism = ensemble.DaRRM{Target: t}
+		r.Mechanism = ensemble.DaRRM{Target: t, Gamma: optimal.Source{}}
 	case ensemble.Subsample{}.Name():
 		r.Mechanism = ensemble.Subsample{Target: t}
 	case ensemble.DSub{}.Name():
@@ -37,7 +38,7 @@ func twoClass(base Request, name provenance.MechanismName, p constraints.Problem
 		if deltaGiven {
 			delta = p.TargetDelta
 		}
-		r.Mechanism, r.Teachers = ensemble.OneVoteDaRRM{Eps: p.MEps(), Delta: delta}, nil
+		r.Mechanism, r.Teachers = ensemble.OneVoteDaRRM{Eps: p.MEps(), Delta: delta, Gamma: optimal.Source{}}, nil
 	}
 	return r
 }

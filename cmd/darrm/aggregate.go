@@ -130,10 +130,12 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	f.startRelease(cmd, name, info, mech, &spec, &settings, p, lines)
+	var notStored error
+	settings.Gamma.OnNotStored = func(err error) { notStored = err }
 	spec.Mechanism = settings.mechanism(info.Name, info.Input)
 	done, err := ensemble.Release(cmd.Context(), spec)
 	lines.Done()
-	warnNotStored(cmd, done.Gamma)
+	warnNotStored(cmd, optimal.Loaded{StoreErr: notStored})
 	printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
 		return mech.ReleaseError(err, input)
