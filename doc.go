@@ -51,8 +51,9 @@
 // on one teacher ensemble and enforces its total budget, in a file or in
 // PostgreSQL: a ledger.Book, made once with the folder of your records,
 // makes one for the ensemble of a vote file's header (ledger.Book.InitFor)
-// and reads it (ledger.Book.ReadOnly); a release charges it before its
-// labels leave (ensemble.ReleaseSpec.Ledger, ensemble.ReleaseSpec.Book).
+// and reads it (ledger.Book.ReadOnly); the caller opens it for a run
+// (ledger.Book.Open) and a release charges it before its labels leave
+// (ensemble.ReleaseSpec.Ledger).
 //
 // # Plan from a budget
 //

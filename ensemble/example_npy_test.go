@@ -18,9 +18,10 @@ import (
 // metadata header beside them (votes.npy.meta.json: the ensemble, its
 // one-vote relation on keyed-hash shares, the teachers in rows). Open
 // reads the votes with the sidecar, Book.InitFor makes the ensemble's
-// ledger with its budget, and Release labels the queries by GNMax on their
-// counts, charged to the ledger before the labels leave. The book (where
-// the records of the user's ledgers are kept) is given once, to both.
+// ledger with its budget, Book.Open opens it for the run, and Release
+// labels the queries by GNMax on their counts, charged to the ledger
+// before the labels leave. The book (where the records of the user's
+// ledgers are kept) is given to both.
 // (The example keeps its ledger and its records in a folder of its own;
 // the zero Book keeps the records in $XDG_STATE_HOME/darrm.)
 func Example_ledgeredRelease() {
@@ -41,12 +42,16 @@ func Example_ledgeredRelease() {
 	if _, err := book.InitFor(ctx, path, votes.Meta(), accountant.Guarantee{Eps: 10, Delta: 1e-5}); err != nil {
 		log.Fatal(err)
 	}
+	l, err := book.Open(ctx, path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Close()
 	delta := 1e-5
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:     votes,
 		Mechanism: ensemble.GNMax{Target: ensemble.Target{Delta: &delta}, Sigma2: 40},
-		Ledger:    path,
-		Book:      book,
+		Ledger:    l,
 		Sink:      ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv")},
 	})
 	if err != nil {

@@ -220,14 +220,18 @@ func ExampleRelease() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	l, err := book.Open(ctx, led)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Close()
 
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:      votes,
 		Mechanism:  ensemble.DaRRM{Target: target, Gamma: optimal.Source{Cache: gammas, Prior: gamma.UniformPrior()}},
 		Budget:     &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}},
 		DeltaPrime: 1e-5,
-		Ledger:     led,
-		Book:       book,
+		Ledger:     l,
 		Sink:       ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
 		// A seed makes the example reproducible: its labels are not for
 		// release.
@@ -238,7 +242,11 @@ func ExampleRelease() {
 	fmt.Println(out.Label)
 	fmt.Printf("%d released, %d stopped by the budget, at (%.2g, %.2g)-DP each\n", out.Result.Released, out.Result.StoppedByBudget, out.Aggregator.Privacy().Eps, out.Aggregator.Privacy().Delta)
 	fmt.Printf("the run's budget allows them by %s\n", out.Allows.Name())
-	fmt.Printf("ledger: (%.2g, %.2g) of its (10, 0.01) spent\n", out.LedgerStatus.Total.Eps, out.LedgerStatus.Total.Delta)
+	bal, err := l.Balance()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("ledger: (%.2g, %.2g) of its (10, 0.01) spent\n", bal.Total.Eps, bal.Total.Delta)
 	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
 	// Output:
 	// stopped by the budget: false
@@ -249,15 +257,15 @@ func ExampleRelease() {
 	// to publish: (0.501047, 0.01)-DP by teachers' cap (optimal)
 }
 
-// A ledgered release from votes held in memory, in three calls: the
-// votes with their ensemble's metadata header (votefile.ReadRows), a
-// ledger for that ensemble with its budget (ledger.Book.InitFor), and the
-// release charged to it. The votes are PATE's: 250 non-private teachers
-// on keyed-hash shares, counted over 10 classes; Confident-GNMax labels
-// them, withholding a query its threshold step does not answer (its noise,
-// sigma1 = 150, is wide next to these margins). Every field of the spec
-// left out takes its default: the kind of votes, the discrete noise, the
-// labels' format (CSV).
+// A ledgered release from votes held in memory: the votes with their
+// ensemble's metadata header (votefile.ReadRows), a ledger for that
+// ensemble with its budget (ledger.Book.InitFor), opened for the run
+// (ledger.Book.Open), and the release charged to it. The votes are
+// PATE's: 250 non-private teachers on keyed-hash shares, counted over 10
+// classes; Confident-GNMax labels them, withholding a query its threshold
+// step does not answer (its noise, sigma1 = 150, is wide next to these
+// margins). Every field of the spec left out takes its default: the kind
+// of votes, the discrete noise, the labels' format (CSV).
 func ExampleRelease_inMemory() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "darrm-example-memory")
@@ -286,11 +294,15 @@ func ExampleRelease_inMemory() {
 	if _, err := book.InitFor(ctx, path, meta, accountant.Guarantee{Eps: 2, Delta: 1e-5}); err != nil {
 		log.Fatal(err)
 	}
+	l, err := book.Open(ctx, path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Close()
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:     votes,
 		Mechanism: ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5},
-		Ledger:    path,
-		Book:      book,
+		Ledger:    l,
 		Sink:      ensemble.LabelSink{Stdout: &labels},
 		// A seed makes the example reproducible: its labels are not for
 		// release.
@@ -306,7 +318,11 @@ func ExampleRelease_inMemory() {
 	// its hash, which hold the time of the run.
 	fmt.Print(regexp.MustCompile(`"ledger":"[0-9a-f]{32}"(.*)"ledger_size":\d+,"ledger_head":"[0-9a-f]{64}"`).ReplaceAllString(labels.String(),
 		`"ledger":"<its id>"$1"ledger_size":<bytes>,"ledger_head":"<line 2's hash>"`))
-	r, st := out.Result, out.LedgerStatus
+	r := out.Result
+	st, err := l.Status(out.Aggregator.Privacy().Spend)
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Printf("%d released (%d withheld), charged to the ledger by its %v\n", r.Released, r.Withheld, st.Composition)
 	fmt.Printf("%d more such queries allowed in its budget %v\n", *st.QueriesLeft, st.Budget)
 	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())

@@ -14,18 +14,30 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// A Ledger keeps the privacy that releases spend; ledger.Ledger is one.
+// A Ledger keeps the privacy that releases spend: a *ledger.Ledger, which
+// the caller opens for a run (ledger.Book.Open) and closes after it. The
+// release takes it as this interface, so that it links no store.
 type Ledger interface {
+	// Begin begins the run of a release of labels that step describes,
+	// by mechanism, from the ensemble that b states, and returns how many
+	// labels the ledger allows it: at most limit when limit >= 0,
+	// accountant.Unlimited when nothing bounds them and limit < 0.
+	Begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error)
 	// Reserve records, before they leave, that labels will then have been
 	// released by this run in all; an error keeps them back.
 	Reserve(labels int) error
 	// Settle records how many labels this run released in all, once it
 	// has ended.
 	Settle(labels int) error
-	// Lines, Size and Head say where the ledger is: its number of lines,
-	// their bytes and the hash of the last, which the label file's header
-	// states once the first labels are reserved (a witness of the ledger:
-	// votefile.LabelMeta.LedgerLines).
+	// Publish is the total to publish of every release charged to the
+	// ledger, this run's included (accountant.Account.Publish).
+	Publish() (accountant.Total, error)
+	// ID is the ledger's identity, which the label file's header states
+	// (votefile.LabelMeta.Ledger). Lines, Size and Head say where the
+	// ledger is: its number of lines, their bytes and the hash of the
+	// last, which the header states once the first labels are reserved
+	// (a witness of the ledger: votefile.LabelMeta.LedgerLines).
+	ID() string
 	Lines() int
 	Size() int64
 	Head() string
@@ -49,10 +61,9 @@ type LabelSink struct {
 	// votes' format (CSV for votes held in memory).
 	Format votefile.Format
 	// Ledger, if set, records the labels' privacy cost before they leave
-	// and settles the count once they have; LedgerID is its identity,
-	// which the label file's header states (votefile.LabelMeta.Ledger).
-	Ledger   Ledger
-	LedgerID string
+	// and settles the count once they have: a run begun (Ledger.Begin),
+	// which Release begins.
+	Ledger Ledger
 }
 
 // settle settles labels on the sink's ledger, if any, joining its error
@@ -133,7 +144,7 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	meta := votefile.LabelMeta{Mechanism: agg.Name().String(), K: agg.K(), Classes: agg.Classes(), Relation: priv.Relation.String(),
 		Eps: priv.Guarantee.Eps, Delta: priv.Guarantee.Delta, Ensemble: b.Ensemble, Abstain: votefile.MayAbstain(in), ForRelease: len(comments) == 0}
 	if sink.Ledger != nil {
-		meta.Ledger = sink.LedgerID
+		meta.Ledger = sink.Ledger.ID()
 	}
 	labelSettings(agg.Mechanism(), &meta)
 	if b.Partition != provenance.PartitionUnstated {

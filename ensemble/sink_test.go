@@ -11,8 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -38,6 +40,13 @@ func (l *fakeLedger) Settle(n int) error {
 	return nil
 }
 
+func (l *fakeLedger) Begin(provenance.MechanismName, provenance.Binding, accountant.Spend, int) (int, error) {
+	return -1, nil
+}
+
+func (l *fakeLedger) Publish() (accountant.Total, error) { return accountant.Total{}, nil }
+
+func (l *fakeLedger) ID() string   { return strings.Repeat("ab", 16) }
 func (l *fakeLedger) Lines() int   { return 1 + len(l.reserves) }
 func (l *fakeLedger) Size() int64  { return int64(100 * (1 + len(l.reserves))) }
 func (l *fakeLedger) Head() string { return strings.Repeat(fmt.Sprint(len(l.reserves)%10), 64) }

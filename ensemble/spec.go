@@ -9,7 +9,6 @@ import (
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/plural"
-	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -45,16 +44,12 @@ type ReleaseSpec struct {
 	Budget     *accountant.Budget
 	DeltaPrime float64
 	TotalDelta *float64
-	// Ledger, if not "", is the ledger charged for the release, a file or
-	// postgres://...?ledger=NAME (Book.OpenRun; Book.InitFor makes one for
-	// the votes): bound to the votes, charged per query before the labels
+	// Ledger, if not nil, is the ledger charged for the release, opened
+	// for a run by the caller, who closes it after (ledger.Book.Open; a
+	// file or postgres://...?ledger=NAME): Release begins the run bound to
+	// the votes (Ledger.Begin) and charges it per query before the labels
 	// leave; what it allows may lower the number of queries released.
-	// Book is where your records of the ledgers are, the one the ledger
-	// was made with; its Witnesses, if any, are states the ledger must
-	// extend (ledger.ReadWitness); its Lost, if set, hears that the
-	// ledger's connection was lost during the release: cancel ctx there.
-	Ledger string
-	Book   ledger.Book
+	Ledger Ledger
 	// Sink is where the labels go; Release sets its Ledger.
 	Sink LabelSink
 	// Random is the randomness of the labels; nil means crypto/rand
@@ -67,13 +62,12 @@ type ReleaseSpec struct {
 }
 
 // Released is what a release did: the aggregator and its description,
-// its binding to the votes, the account of what it
-// released and what its budget allowed, the queries released, the ledger
-// after the run and the total to publish.
+// its binding to the votes, the account of what it released and what its
+// budget allowed, the queries released and the total to publish.
 type Released struct {
 	Aggregator Labeler
 	Label      string
-	Binding provenance.Binding
+	Binding    provenance.Binding
 	// Account is the account of the labels released (Privacy.Account,
 	// Steps = Result.Released): the per-query step, the teachers' cap,
 	// the budget or the total δ; CapNote says why there is no cap.
@@ -84,13 +78,9 @@ type Released struct {
 	MaxQueries int
 	Allows     accountant.Total
 	Result     ReleaseResult
-	// LedgerNotes are what the ledger noted as it was opened, and
-	// LedgerStatus its state after the run; nil without a ledger.
-	LedgerNotes  []string
-	LedgerStatus *ledger.Status
 	// Publish is the total to publish (accountant.Account.Publish): the
-	// ledger's (LedgerStatus.Publish) when the release was charged to
-	// one, else the run's, of its Result.Released rows; when no label was
+	// ledger's (Ledger.Publish) when the release was charged to one, else
+	// the run's, of its Result.Released rows; when no label was
 	// released, a total that says only where its δ would come from
 	// (Total.DeltaFrom).
 	Publish accountant.Total
@@ -120,8 +110,8 @@ func (e *budgetError) Is(target error) bool { return target == ErrBudget }
 // Step is a step of a release, which a *ReleaseError names: StepGamma
 // (loading the gamma), StepBuild (building and certifying the
 // aggregator), StepBinding (the votes' header, provenance.Check),
-// StepAccounting (Privacy.Account, Allowed), StepLedger (ledger.OpenRun)
-// or StepLabels (ReleaseTo).
+// StepAccounting (Privacy.Account, Allowed), StepLedger (Ledger.Begin,
+// Ledger.Publish) or StepLabels (ReleaseTo).
 type Step int
 
 // The steps of a release, in their order.
@@ -146,7 +136,8 @@ func (s Step) String() string { return stepNames.String(s) }
 // whose message it keeps. Step says where: StepGamma (loading the
 // gamma), StepBuild (building and certifying the aggregator), StepBinding
 // (the votes' header, provenance.Check), StepAccounting (Privacy.Account,
-// Allowed), StepLedger (ledger.Book.OpenRun) or StepLabels (ReleaseTo).
+// Allowed), StepLedger (Ledger.Begin, Ledger.Publish) or StepLabels
+// (ReleaseTo).
 type ReleaseError struct {
 	Step Step
 	Err  error
@@ -208,13 +199,11 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		}
 		out.Account.Delta = s.TotalDelta
 	}
-	var l *ledger.Ledger
-	if s.Ledger != "" {
-		if l, limit, err = s.Book.OpenRun(ctx, s.Ledger, s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
+	if s.Ledger != nil {
+		if limit, err = s.Ledger.Begin(s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
 			return fail(StepLedger, err)
 		}
-		defer l.Close()
-		out.LedgerNotes, sink.Ledger, sink.LedgerID = l.Notes(), l, l.Header().ID
+		sink.Ledger = s.Ledger
 	}
 	src := s.Random
 	if src == nil {
@@ -225,13 +214,10 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	}
 	out.Account.Steps = out.Result.Released
 	switch {
-	case l != nil:
-		st, err := l.Status(priv.Spend)
-		if err != nil {
+	case s.Ledger != nil:
+		if out.Publish, err = s.Ledger.Publish(); err != nil {
 			return fail(StepLedger, err)
 		}
-		out.LedgerStatus = &st
-		out.Publish = st.Publish
 	case out.Result.Released > 0:
 		if out.Publish, err = out.Account.Publish(); err != nil {
 			return fail(StepLabels, err)

@@ -281,6 +281,18 @@ func (l *Ledger) balance(r rule) (Balance, error) {
 	return b, err
 }
 
+// Publish returns the total to publish of every release charged to the
+// ledger (Balance.Publish), this run's included: on a ledger whose first
+// run chooses its filter, of the filter this run (Begin) chose.
+func (l *Ledger) Publish() (accountant.Total, error) {
+	r := l.chain.rule
+	if l.run != "" {
+		r = l.rule
+	}
+	b, err := l.balance(r)
+	return b.Publish, err
+}
+
 // Publish returns the total to publish of every release charged to a
 // ledger with header h, before any teachers' cap (Balance.Publish): its
 // filter's budget, or for a declared use the composition of every label

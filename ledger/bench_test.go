@@ -81,7 +81,7 @@ func BenchmarkReleaseOnLargeLedger(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				l, allowed, err := book.OpenRun(ctx, path, "darrm", bd, accountant.ApproxStep(g), 1)
+				l, allowed, err := openRun(ctx, book, path, "darrm", bd, accountant.ApproxStep(g), 1)
 				if err != nil || allowed != 1 {
 					b.Fatalf("allowance %d: %v", allowed, err)
 				}

@@ -80,7 +80,7 @@ func initVersion4(t *testing.T, path string, h Header) {
 func TestZCDPFilterTargets(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
 	path, b := newOneVoteLedger(t, budget)
-	l, allowed, err := book.OpenRun(ctx, path, "confident-gnmax", b, confident, -1)
+	l, allowed, err := openRun(ctx, book, path, "confident-gnmax", b, confident, -1)
 	if err != nil || allowed != 167 {
 		t.Fatalf("allowance %d (%v), want 167", allowed, err)
 	}
@@ -100,7 +100,7 @@ func TestZCDPFilterTargets(t *testing.T) {
 
 	path, b = newOneVoteLedger(t, accountant.Guarantee{Eps: 3, Delta: 1e-5})
 	for _, eps := range []float64{0.05, 0.1} {
-		l, _, err := book.OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: eps}), -1)
+		l, _, err := openRun(ctx, book, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: eps}), -1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestZCDPFilterTargets(t *testing.T) {
 // header's field (a command names its flag).
 func TestFilterRefuses(t *testing.T) {
 	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 2, Delta: 1e-5})
-	_, _, err := book.OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.3, Delta: 1e-6}), -1)
+	_, _, err := openRun(ctx, book, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.3, Delta: 1e-6}), -1)
 	var fe *FilterError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "a ledger whose Header.Filter is simple holds them") || strings.Contains(err.Error(), "--filter") {
 		t.Errorf("approximate labels on a zcdp ledger: %v", err)
@@ -139,7 +139,7 @@ func TestFilterRefuses(t *testing.T) {
 func TestDescriptionReproducesTotals(t *testing.T) {
 	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 2, Delta: 1e-5})
 	for range 2 {
-		l, _, err := book.OpenRun(ctx, path, "confident-gnmax", b, confident, 10)
+		l, _, err := openRun(ctx, book, path, "confident-gnmax", b, confident, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +281,7 @@ func TestFilterBitOfGaussian(t *testing.T) {
 	var counts []int
 	for _, s := range []accountant.Spend{noise, bit} {
 		path, b := newOneVoteLedger(t, budget)
-		l, allowed, err := book.OpenRun(ctx, path, "gnmax", b, s, -1)
+		l, allowed, err := openRun(ctx, book, path, "gnmax", b, s, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -311,7 +311,7 @@ func TestFilterBitOfGaussian(t *testing.T) {
 func TestAllowanceBeyondCount(t *testing.T) {
 	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 3, Delta: 1e-5})
 	for _, limit := range []int{-1, 100} {
-		l, allowed, err := book.OpenRun(ctx, path, "gnmax", b, gnmax1e9, limit)
+		l, allowed, err := openRun(ctx, book, path, "gnmax", b, gnmax1e9, limit)
 		want := limit
 		if limit < 0 {
 			want = accountant.CountLimit

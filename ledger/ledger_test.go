@@ -501,7 +501,7 @@ func TestOpenRun(t *testing.T) {
 	b := binding(t, l)
 	l.Close()
 	for _, limit := range []int{-1, 10} {
-		l, allowed, err := book.OpenRun(ctx, path, "darrm", b, accountant.ApproxStep(step), limit)
+		l, allowed, err := openRun(ctx, book, path, "darrm", b, accountant.ApproxStep(step), limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -520,7 +520,7 @@ func TestOpenRun(t *testing.T) {
 	}
 	oneVote := b
 	oneVote.Relation, oneVote.Partition = accountant.OneVote, provenance.KeyedHash
-	if _, _, err := book.OpenRun(ctx, path, "gnmax", oneVote, accountant.ApproxStep(step), -1); err == nil || !strings.Contains(err.Error(), "relation") {
+	if _, _, err := openRun(ctx, book, path, "gnmax", oneVote, accountant.ApproxStep(step), -1); err == nil || !strings.Contains(err.Error(), "relation") {
 		t.Errorf("another relation: %v", err)
 	}
 	l, err := book.Open(ctx, path) // the refused run released the lock
@@ -528,7 +528,7 @@ func TestOpenRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.Close()
-	if _, _, err := book.OpenRun(ctx, filepath.Join(t.TempDir(), "none"), "darrm", b, accountant.ApproxStep(step), -1); err == nil {
+	if _, _, err := openRun(ctx, book, filepath.Join(t.TempDir(), "none"), "darrm", b, accountant.ApproxStep(step), -1); err == nil {
 		t.Error("a missing ledger opened")
 	}
 }
@@ -661,7 +661,7 @@ func TestPureBudget(t *testing.T) {
 	if _, err := book.Init(ctx, path, NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		t.Fatal(err)
 	}
-	l, allowed, err := book.OpenRun(ctx, path, "darrm", b, accountant.ApproxStep(pure), -1)
+	l, allowed, err := openRun(ctx, book, path, "darrm", b, accountant.ApproxStep(pure), -1)
 	if err != nil || allowed != 9 {
 		t.Fatalf("allowance of %v in %v: %d (%v), want 9", pure, budget, allowed, err)
 	}
@@ -727,4 +727,19 @@ var book Book
 // use.
 func simpleFilter(budget accountant.Guarantee) accountant.Filter {
 	return accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: budget.Delta}}}
+}
+
+// openRun opens the ledger at location for a run (Book.Open) and begins it
+// (Ledger.Begin), closing it when it cannot begin.
+func openRun(ctx context.Context, bk Book, location string, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (*Ledger, int, error) {
+	l, err := bk.Open(ctx, location)
+	if err != nil {
+		return nil, 0, err
+	}
+	allowed, err := l.Begin(mechanism, b, step, limit)
+	if err != nil {
+		l.Close()
+		return nil, 0, err
+	}
+	return l, allowed, nil
 }

@@ -391,28 +391,6 @@ func (bk Book) ReadOnly(ctx context.Context, location string) (*Ledger, error) {
 	return l, nil
 }
 
-// OpenRun opens and locks the ledger at location (Open) for a release of
-// labels that step describes, by mechanism, from the ensemble that b states:
-// it begins the run's spend (begin) and returns how many labels the
-// budget allows, at most limit when limit >= 0, accountant.Unlimited when
-// the teachers' cap is within the budget and limit < 0 (allowance). Close
-// the ledger when the run is settled.
-func (bk Book) OpenRun(ctx context.Context, location string, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (*Ledger, int, error) {
-	l, err := bk.Open(ctx, location)
-	if err != nil {
-		return nil, 0, err
-	}
-	allowed := 0
-	if err = l.begin(mechanism, b, step); err == nil {
-		allowed, err = l.allowance(step, limit)
-	}
-	if err != nil {
-		l.Close()
-		return nil, 0, err
-	}
-	return l, allowed, nil
-}
-
 // load reads and checks the ledger; settled says that no write can be
 // under way (the lock is held), so that a torn last line is a write that
 // a crash interrupted. For a run (not readOnly) it then cuts off a torn
@@ -611,6 +589,10 @@ func (l *Ledger) cutTail() error {
 
 // Header returns the ledger's header.
 func (l *Ledger) Header() Header { return l.header }
+
+// ID returns the ledger's identity (Header.ID), which a label file's
+// header states.
+func (l *Ledger) ID() string { return l.header.ID }
 
 // Spent returns the sequence of the spends of every run so far (the last
 // line of each): its Steps are the labels the ledger counts.

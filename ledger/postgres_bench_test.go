@@ -47,7 +47,7 @@ func BenchmarkPGReleases(b *testing.B) {
 				books[i] = Book{StateDir: b.TempDir()}
 			}
 			release := func(bk Book) error {
-				l, allowed, err := bk.OpenRun(ctx, c.location, "darrm", bd, g, 1)
+				l, allowed, err := openRun(ctx, bk, c.location, "darrm", bd, g, 1)
 				if err != nil || allowed != 1 {
 					return fmt.Errorf("allowance %d: %v", allowed, err)
 				}

@@ -35,7 +35,7 @@ func TestPGServerStopped(t *testing.T) {
 	u := newPG(t, srv.DB(t), "fault", accountant.Guarantee{Eps: 50, Delta: 1e-2})
 	heard := make(chan error, 1)
 	bk := Book{Lost: func(err error) { heard <- err }}
-	l, allowed, err := bk.OpenRun(ctx, u, "darrm", unique0(t, u), accountant.ApproxStep(step), 10)
+	l, allowed, err := openRun(ctx, bk, u, "darrm", unique0(t, u), accountant.ApproxStep(step), 10)
 	if err != nil || allowed != 10 {
 		t.Fatalf("%d allowed: %v", allowed, err)
 	}
@@ -195,7 +195,7 @@ func testPGWriteRetried(t *testing.T, location string) {
 	u := newPG(t, via.String(), "retried", accountant.Guarantee{Eps: 50, Delta: 1e-2})
 	for _, cut := range []string{"before", "after"} {
 		before, _, _ := readAll(t, u)
-		l, _, err := book.OpenRun(ctx, u, "darrm", unique0(t, u), accountant.ApproxStep(step), -1)
+		l, _, err := openRun(ctx, book, u, "darrm", unique0(t, u), accountant.ApproxStep(step), -1)
 		if err != nil {
 			t.Fatal(err)
 		}

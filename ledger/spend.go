@@ -11,6 +11,19 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
+// Begin begins the run of a release of labels that step describes, by
+// mechanism, from the ensemble that b states, on a ledger opened for a
+// run (Book.Open), and returns how many labels the budget allows it: at
+// most limit when limit >= 0, accountant.Unlimited when the teachers' cap
+// is within the budget and limit < 0. It refuses what begin refuses.
+// Reserve before labels leave, Settle once they have, then Close.
+func (l *Ledger) Begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error) {
+	if err := l.begin(mechanism, b, step); err != nil {
+		return 0, err
+	}
+	return l.allowance(step, limit)
+}
+
 // begin starts this run's spend, charged by the Book's analyst: mechanism, the description of one label
 // (its guarantee, and its noise when it has a curve), and the ensemble
 // the release states (b), which must be the one the ledger is bound to:

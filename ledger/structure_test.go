@@ -169,7 +169,7 @@ func TestStructure(t *testing.T) {
 			appendSpend(t, path, c.forge(ledgerState{spends, spent}))
 			before := mustReadFile(t, path)
 			corruptAt(t, "verify", readErr(path), n, c.reason)
-			l, allowed, err := book.OpenRun(ctx, path, "darrm", b, accountant.ApproxStep(step), 10)
+			l, allowed, err := openRun(ctx, book, path, "darrm", b, accountant.ApproxStep(step), 10)
 			if !c.release {
 				if err != nil || l.Spent().Steps < spent.Steps {
 					t.Errorf("release: %v; %d labels counted, %d before the line", err, l.Spent().Steps, spent.Steps)

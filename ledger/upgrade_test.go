@@ -236,7 +236,7 @@ func TestUpgradeFilter(t *testing.T) {
 			eps float64
 			max int
 		}{{0.05, 1}, {0.2, 0}} {
-			l, allowed, err := book.OpenRun(ctx, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: c.eps}), -1)
+			l, allowed, err := openRun(ctx, book, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: c.eps}), -1)
 			if err != nil || allowed > c.max {
 				t.Errorf("budget %v: labels of %g allowed after the upgrade: %d (%v), want at most %d", tc.budget, c.eps, allowed, err, c.max)
 			}

@@ -80,7 +80,7 @@ func TestDeclaredUse(t *testing.T) {
 			}
 			released := 0
 			for batch := 0; ; batch++ {
-				l, allowed, err := book.OpenRun(ctx, path, "darrm-one-vote", b, pure(c.eps), 7)
+				l, allowed, err := openRun(ctx, book, path, "darrm-one-vote", b, pure(c.eps), 7)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -128,11 +128,11 @@ func TestDeclaredUse(t *testing.T) {
 	}
 	var ue *useError
 	for _, s := range []accountant.Spend{pure(0.5), pure(0.31)} {
-		if _, _, err := book.OpenRun(ctx, path, "darrm-one-vote", b, s, -1); !errors.As(err, &ue) || ue.Index != 0 {
+		if _, _, err := openRun(ctx, book, path, "darrm-one-vote", b, s, -1); !errors.As(err, &ue) || ue.Index != 0 {
 			t.Errorf("labels of %v before the first run's: %v, want a *useError naming run 1", s.Guarantee, err)
 		}
 	}
-	l, allowed, err := book.OpenRun(ctx, path, "darrm-one-vote", b, pure(0.3), -1)
+	l, allowed, err := openRun(ctx, book, path, "darrm-one-vote", b, pure(0.3), -1)
 	if err != nil || allowed != 5 {
 		t.Fatalf("the first run: %d allowed (%v), want 5", allowed, err)
 	}
@@ -142,10 +142,10 @@ func TestDeclaredUse(t *testing.T) {
 	l.Reserve(5)
 	l.Settle(5)
 	l.Close()
-	if _, _, err := book.OpenRun(ctx, path, "darrm-one-vote", b, pure(0.3), -1); !errors.As(err, &ue) || ue.Index != 1 {
+	if _, _, err := openRun(ctx, book, path, "darrm-one-vote", b, pure(0.3), -1); !errors.As(err, &ue) || ue.Index != 1 {
 		t.Errorf("the first run's labels after it: %v, want a *useError naming run 2", err)
 	}
-	l, allowed, err = book.OpenRun(ctx, path, "darrm-one-vote", b, pure(0.5), -1)
+	l, allowed, err = openRun(ctx, book, path, "darrm-one-vote", b, pure(0.5), -1)
 	if err != nil || allowed != h.Use[1].Labels || allowed < 1 {
 		t.Fatalf("the second run: %d allowed (%v), want %d", allowed, err, h.Use[1].Labels)
 	}
@@ -195,7 +195,7 @@ func TestDeclaredUseShares(t *testing.T) {
 				bk.Analyst = name
 				released := 0
 				for {
-					l, allowed, err := bk.OpenRun(ctx, path, "darrm-one-vote", b, pure(c.eps), 7)
+					l, allowed, err := openRun(ctx, bk, path, "darrm-one-vote", b, pure(c.eps), 7)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -225,7 +225,7 @@ func TestDeclaredUseShares(t *testing.T) {
 			bk := book
 			bk.Analyst = "carol"
 			var se *shareError
-			if _, _, err := bk.OpenRun(ctx, path, "darrm-one-vote", b, pure(c.eps), -1); !errors.As(err, &se) {
+			if _, _, err := openRun(ctx, bk, path, "darrm-one-vote", b, pure(c.eps), -1); !errors.As(err, &se) {
 				t.Errorf("carol, without a share: %v, want a *shareError", err)
 			}
 			l, err := book.ReadOnly(ctx, path)
@@ -285,7 +285,7 @@ func testScheduleShares(t *testing.T, shares map[string]float64) {
 		t.Helper()
 		bk := book
 		bk.Analyst = name
-		l, allowed, err := bk.OpenRun(ctx, path, "darrm-one-vote", b, step, n)
+		l, allowed, err := openRun(ctx, bk, path, "darrm-one-vote", b, step, n)
 		if err != nil || allowed != n {
 			t.Fatalf("%s: %d allowed (%v), want %d", name, allowed, err, n)
 		}

@@ -33,11 +33,15 @@ func RecordedIn(l *ledger.Ledger, path string) (*Recorded, error) {
 // no room left for it is an ensemble.ErrBudget. notes hears what opening
 // the ledger found worth telling.
 func ChargeDraw(ctx context.Context, location string, b provenance.Binding, cost accountant.Guarantee, book ledger.Book, notes func([]string)) error {
-	l, allowed, err := book.OpenRun(ctx, location, gnssMechanism, b, accountant.ApproxStep(cost), 1)
+	l, err := book.Open(ctx, location)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
+	allowed, err := l.Begin(gnssMechanism, b, accountant.ApproxStep(cost), 1)
+	if err != nil {
+		return err
+	}
 	notes(l.Notes())
 	if allowed < 1 {
 		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, ledger.Redact(location), cost)

@@ -123,13 +123,17 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 	if _, err := state.Init(ctx, led, h, false); err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
+	l, err := state.Open(ctx, led)
+	if err != nil {
+		return ensemble.ReleaseResult{}, err
+	}
+	defer l.Close()
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:      in,
 		Mechanism:  pl.Request.Mechanism,
 		Teachers:   pl.Request.Teachers,
 		DeltaPrime: pl.Request.DeltaPrime,
-		Ledger:     led,
-		Book:       state,
+		Ledger:     l,
 		Sink:       ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv"), Format: votefile.FormatCSV},
 		Random:     noise.NewSeededSource(1),
 		Options:    ensemble.ReleaseOptions{Experiment: true},

@@ -133,12 +133,34 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	var notStored error
 	settings.Gamma.OnNotStored = func(err error) { notStored = err }
 	spec.Mechanism = settings.mechanism(info.Name, info.Input)
+	var led *ledger.Ledger
+	if f.Ledger != "" {
+		book := ledgerBook(cmd)
+		book.Analyst = f.Analyst
+		if led, err = book.Open(cmd.Context(), f.Ledger); err != nil {
+			lines.Done()
+			return ledgerError(err)
+		}
+		defer led.Close()
+		spec.Ledger = led
+	}
 	done, err := ensemble.Release(cmd.Context(), spec)
 	lines.Done()
 	warnNotStored(cmd, optimal.Loaded{StoreErr: notStored})
-	printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, done.LedgerNotes)
+	var re *ensemble.ReleaseError
+	if led != nil && !(errors.As(err, &re) && re.Step <= ensemble.StepLedger) {
+		// What opening it found, once the run has begun on it.
+		printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
+	}
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
 		return mech.ReleaseError(err, input)
+	}
+	if led != nil {
+		st, err := led.Status(done.Aggregator.Privacy().Spend)
+		if err != nil {
+			return ledgerError(err)
+		}
+		rel.LedgerStatus = &st
 	}
 	rel.Released = done
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
@@ -240,16 +262,14 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, mech che
 }
 
 // startRelease completes spec with the sink of the labels (in the votes'
-// format unless --out-format says), the ledger, the randomness of a
-// release from name, and the progress of each step on lines, the solve of
+// format unless --out-format says), the randomness of a release from
+// name, and the progress of each step on lines, the solve of
 // the gamma of settings for problem p among them.
 func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mechanismInfo, mech checkedMechanisms, spec *ensemble.ReleaseSpec, settings *mechanismSettings, p constraints.Problem, lines *cliout.Stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
 	}
-	spec.Ledger, spec.Book = f.Ledger, ledgerBook(cmd)
-	spec.Book.Analyst = f.Analyst
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}

@@ -168,9 +168,10 @@ type Release struct {
 	Sink                      ensemble.LabelSink
 	// Seed is the seed of a reproducible release, nil for crypto/rand.
 	Seed *uint64
-	// LedgerPath names the ledger charged, whose state after the release
-	// is LedgerStatus.
-	LedgerPath string
+	// LedgerPath names the ledger charged, and LedgerStatus its state
+	// after the release (nil without a ledger).
+	LedgerPath   string
+	LedgerStatus *ledger.Status
 	// Analysis says to print the analysis totals as a table too.
 	Analysis bool
 	Elapsed  time.Duration

@@ -38,11 +38,14 @@ func TestNewAggregate(t *testing.T) {
 	if _, err := (ledger.Book{}).Init(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5, accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: 1e-3}}}), false); err != nil {
 		t.Fatal(err)
 	}
-	led, _, err := ledger.Book{}.OpenRun(context.Background(), path, "rr", b, rr.Privacy().Spend, -1)
+	led, err := ledger.Book{}.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer led.Close()
+	if _, err := led.Begin("rr", b, rr.Privacy().Spend, -1); err != nil {
+		t.Fatal(err)
+	}
 	st, err := led.Status(rr.Privacy().Spend)
 	if err != nil {
 		t.Fatal(err)
@@ -64,9 +67,9 @@ func TestNewAggregate(t *testing.T) {
 		{name: "charged to a ledger", agg: rr, res: ensemble.ReleaseResult{Released: 1}, led: &st},
 	} {
 		done := releasedBy(t, tc.agg, provenance.Binding{}, tc.res)
-		done.Account.Budget, done.MaxQueries, done.LedgerStatus = tc.budget, tc.maxQ, tc.led
+		done.Account.Budget, done.MaxQueries = tc.budget, tc.maxQ
 		out, err := NewAggregate(Release{Released: done, Problem: resolve.Resolved{Problem: p}, Mechanism: provenance.MechanismName(tc.name), Input: "votes.csv", Output: "-",
-			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Seed: tc.seed, LedgerPath: path, Elapsed: time.Second})
+			Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Seed: tc.seed, LedgerPath: path, LedgerStatus: tc.led, Elapsed: time.Second})
 		priv := tc.agg.Privacy()
 		switch {
 		case err != nil:

@@ -34,8 +34,11 @@ func TestLedgerShow(t *testing.T) {
 		{"no run", 0, common, 1},
 		{"a run", 3, common + ",time,run,mechanism,queries,eps,delta,final", 1},
 	} {
-		l, _, err := ledger.Book{}.OpenRun(context.Background(), path, "rr", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.5, Delta: 1e-6}), -1)
+		l, err := ledger.Book{}.Open(context.Background(), path)
 		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Begin("rr", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.5, Delta: 1e-6}), -1); err != nil {
 			t.Fatal(err)
 		}
 		if tc.spend > 0 && (l.Reserve(tc.spend) != nil || l.Settle(tc.spend) != nil) {
