@@ -319,7 +319,7 @@ func ExampleRelease_inMemory() {
 	fmt.Print(regexp.MustCompile(`"ledger":"[0-9a-f]{32}"(.*)"ledger_size":\d+,"ledger_head":"[0-9a-f]{64}"`).ReplaceAllString(labels.String(),
 		`"ledger":"<its id>"$1"ledger_size":<bytes>,"ledger_head":"<line 2's hash>"`))
 	r := out.Result
-	st, err := l.Status(out.Aggregator.Privacy().Spend)
+	st, err := l.BalanceFor(out.Aggregator.Privacy().Spend)
 	if err != nil {
 		log.Fatal(err)
 	}

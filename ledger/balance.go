@@ -236,33 +236,58 @@ func (h Header) Spent(step accountant.Spend, n int, share float64) (accountant.G
 // with its slack chosen for that δ, whatever the ledger's δ').
 func (l *Ledger) free() bool { return l.cap != nil && l.cap.Fits(l.header.Budget.Guarantee) }
 
-// Balance is what a ledger has spent.
+// Balance is the state of a ledger's budget: what it has spent and its
+// total to publish (Ledger.Balance) and, for labels of a step
+// (Ledger.BalanceFor), how many more its budget allows. A release's
+// summary states it as JSON.
 type Balance struct {
+	Ensemble string            `json:"ensemble"`
+	Relation string            `json:"relation"`
+	Budget   accountant.Budget `json:"budget"`
 	// Total is the privacy spent: Queries, or the teachers' Cap when
 	// there is one and anything was spent (accountant.CapTotal); Bound
-	// says which.
-	Total accountant.Guarantee
-	Bound accountant.Bound
-	// Queries is the composition of every spend by the ledger's filter,
-	// Composition (accountant.FilterTotal).
-	Queries     accountant.Guarantee
-	Composition accountant.Method
+	// says which. Queries is the composition of every spend by the
+	// ledger's filter, Composition (accountant.FilterTotal).
+	Total       accountant.Guarantee `json:"total"`
+	Composition accountant.Method    `json:"composition"`
+	Bound       accountant.Bound     `json:"total_bound"`
+	Queries     accountant.Guarantee `json:"queries"`
 	// Cap is the teachers' cap on every total, nil when there is none.
-	Cap *accountant.Cap
+	Cap *accountant.Cap `json:"cap,omitempty"`
+	// QueriesLeft is how many more labels of the step given to BalanceFor
+	// the budget allows; nil (JSON null) when Free, and from Balance.
+	QueriesLeft *int `json:"queries_left"`
 	// Free says that the cap is within the budget: every further release
 	// from these teachers is free, however many labels it has.
-	Free bool
+	Free bool `json:"free"`
 	// FilterPending says that the ledger's first run chooses its filter
 	// (Header.FirstRunFilter) and none has run: nothing is spent, and
-	// Composition and Publish.Method are the zero Method, no filter's.
-	FilterPending bool
+	// Composition and Publish.Method are the zero Method, no filter's
+	// (Balance; BalanceFor states the filter a run of its step would
+	// choose). FilterChosen says that this run, the ledger's first, chose
+	// its filter, Composition's.
+	FilterPending bool `json:"-"`
+	FilterChosen  bool `json:"filter_chosen,omitempty"`
+	// Analyst and Share, on a ledger that gives analysts shares
+	// (Header.Shares), name who charges the run and that analyst's part
+	// of the ledger (Header.shareBudget; of a declared use, ShareLabels
+	// of its labels), which QueriesLeft is held to as well; ShareBound
+	// says that the share allows fewer than the budget does. AnalystSpent
+	// is what the analyst's runs have spent, this one's included,
+	// composed against the share as Share states it (AnalystSpend.Spent):
+	// a realised cost, analysis. BalanceFor states them.
+	Analyst      string                `json:"analyst,omitempty"`
+	Share        *accountant.Guarantee `json:"share_budget,omitempty"`
+	ShareLabels  int                   `json:"share_labels,omitempty"`
+	AnalystSpent *accountant.Guarantee `json:"analyst_spent,omitempty"`
+	ShareBound   bool                  `json:"share_bound,omitempty"`
 	// Publish is the total to publish of every release charged to the
 	// ledger: the budget its filter holds them to, fixed before the first
 	// run; with a teachers' cap, the cap at the budget's δ, and Err
 	// (a *accountant.CapError) when it is not within the budget
 	// (accountant.Account.Publish). Total, a composition of what was
 	// spent, is a realised cost: analysis.
-	Publish accountant.Total
+	Publish accountant.Total `json:"-"`
 }
 
 // Balance returns the privacy spent so far.
@@ -274,8 +299,9 @@ func (l *Ledger) balance(r rule) (Balance, error) {
 	if err != nil {
 		return Balance{}, err
 	}
-	m := l.method(r)
-	b := Balance{Queries: q, Composition: m, Cap: l.cap, Free: l.free(), FilterPending: r.firstRun && r.filter == nil}
+	m, h := l.method(r), l.header
+	b := Balance{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Queries: q, Composition: m, Cap: l.cap, Free: l.free(),
+		FilterPending: r.firstRun && r.filter == nil, FilterChosen: l.chose && l.chain.rule.filter != nil}
 	b.Total, b.Bound = accountant.CapTotal(q, l.cap)
 	b.Publish, err = l.header.publish(m, l.cap)
 	return b, err
@@ -315,17 +341,6 @@ func (h Header) publish(filter accountant.Method, c *accountant.Cap) (accountant
 		return t, err
 	}
 	return accountant.Account{Filter: &filter, Budget: &h.Budget, Cap: c}.Publish()
-}
-
-// Total returns the total privacy spent so far (Balance: the composition,
-// or the teachers' cap when there is one) and how it was obtained: the
-// composition's name, or "teachers' cap".
-func (l *Ledger) Total() (accountant.Guarantee, string, error) {
-	b, err := l.Balance()
-	if b.Bound == accountant.TeachersBound {
-		return b.Total, "teachers' cap (" + b.Cap.Rule() + ")", err
-	}
-	return b.Total, b.Composition.String(), err
 }
 
 // allowance returns how many more labels that step describes the budget,
@@ -412,68 +427,26 @@ func (l *Ledger) useAllowance(step accountant.Spend, limit int) (int, error) {
 	return left, nil
 }
 
-// Status is the state of a ledger as a release reports it.
-type Status struct {
-	Ensemble string            `json:"ensemble"`
-	Relation string            `json:"relation"`
-	Budget   accountant.Budget `json:"budget"`
-	// Total is the privacy spent so far, the composition of the spends
-	// (Queries, by Composition), or the teachers' Cap when there is one
-	// (Balance.Total); TotalBound says which.
-	Total       accountant.Guarantee `json:"total"`
-	Composition accountant.Method    `json:"composition"`
-	TotalBound  accountant.Bound     `json:"total_bound"`
-	Queries     accountant.Guarantee `json:"queries"`
-	Cap         *accountant.Cap      `json:"cap,omitempty"`
-	// QueriesLeft is how many more labels of the guarantee given to
-	// Status the budget allows; nil (JSON null) when Free.
-	QueriesLeft *int `json:"queries_left"`
-	// Free says that every further release from these teachers is free,
-	// however many labels it has: the teachers' cap is within the budget
-	// (Balance.Free).
-	Free bool `json:"free"`
-	// FilterChosen says that this run, the ledger's first, chose its
-	// filter (Header.FirstRunFilter), Composition's.
-	FilterChosen bool `json:"filter_chosen,omitempty"`
-	// Analyst and Share, on a ledger that gives analysts shares
-	// (Header.Shares), name who charges the run and that analyst's part
-	// of the ledger (Header.shareBudget; of a declared use, ShareLabels
-	// of its labels), which QueriesLeft is held to as well; ShareBound
-	// says that the share allows fewer than the budget does. AnalystSpent
-	// is what the analyst's runs have spent, this one's included,
-	// composed against the share as Share states it (AnalystSpend.Spent):
-	// a realised cost, analysis.
-	Analyst      string                `json:"analyst,omitempty"`
-	Share        *accountant.Guarantee `json:"share_budget,omitempty"`
-	ShareLabels  int                   `json:"share_labels,omitempty"`
-	AnalystSpent *accountant.Guarantee `json:"analyst_spent,omitempty"`
-	ShareBound   bool                  `json:"share_bound,omitempty"`
-	// Publish is the total to publish of every release charged to the
-	// ledger (Balance.Publish); a release's summary states it.
-	Publish accountant.Total `json:"-"`
-}
-
-// Status returns the ledger's budget, its total so far, and how many more
+// BalanceFor returns the ledger's balance (Balance) with how many more
 // labels that step describes its budget allows, unless every further
-// release is free. On a ledger whose first run chooses its filter and
+// release is free, and, on a ledger that gives shares, this run's
+// analyst's share. On a ledger whose first run chooses its filter and
 // none has run, its composition and total to publish are those of the
 // filter a run of step would choose.
-func (l *Ledger) Status(step accountant.Spend) (Status, error) {
+func (l *Ledger) BalanceFor(step accountant.Spend) (Balance, error) {
 	r, err := l.ruleFor(step)
 	if err != nil {
 		r = l.chain.rule // no filter holds step: allowance says 0
 	}
-	b, err := l.balance(r)
+	st, err := l.balance(r)
 	if err != nil {
-		return Status{}, err
+		return Balance{}, err
 	}
 	h := l.header
-	st := Status{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Total: b.Total, Composition: b.Composition,
-		TotalBound: b.Bound, Queries: b.Queries, Cap: b.Cap, Free: b.Free, Publish: b.Publish, FilterChosen: l.chose && l.chain.rule.filter != nil}
-	if !b.Free {
+	if !st.Free {
 		left, err := l.allowance(step, -1)
 		if err != nil {
-			return Status{}, err
+			return Balance{}, err
 		}
 		st.QueriesLeft = &left
 	}
@@ -485,7 +458,7 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 		if l.run != "" {
 			spent, _, err := l.composeShare(l.rule, l.mine, l.mineUse, h.Shares[l.analyst], true)
 			if err != nil {
-				return Status{}, err
+				return Balance{}, err
 			}
 			st.AnalystSpent = &spent
 		}
@@ -496,7 +469,7 @@ func (l *Ledger) Status(step accountant.Spend) (Status, error) {
 			all, err := l.allowance(step, *left+1)
 			l.share = share
 			if err != nil {
-				return Status{}, err
+				return Balance{}, err
 			}
 			st.ShareBound = all > *left
 		}

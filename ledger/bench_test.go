@@ -91,7 +91,7 @@ func BenchmarkReleaseOnLargeLedger(b *testing.B) {
 				if err := l.Settle(1); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := l.Status(accountant.ApproxStep(g)); err != nil {
+				if _, err := l.BalanceFor(accountant.ApproxStep(g)); err != nil {
 					b.Fatal(err)
 				}
 				l.Close()

@@ -115,7 +115,8 @@ func TestZCDPFilterTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	total, method, err := r.Total()
+	bal, err = r.Balance()
+	total, method := bal.Total, bal.Composition.String()
 	if want := zcdpEps(0.125, 1e-5); err != nil || method != "zcdp-filter" || total.Eps > 2.2 || math.Abs(total.Eps-want) > 1e-5 || total.Eps < want-1e-6 {
 		t.Errorf("mixed pure labels: %v by %s (%v), want %g", total, method, err, want)
 	}
@@ -323,7 +324,7 @@ func TestAllowanceBeyondCount(t *testing.T) {
 			t.Fatal(err)
 		}
 		l.Settle(20)
-		st, err := l.Status(gnmax1e9)
+		st, err := l.BalanceFor(gnmax1e9)
 		if err != nil || st.QueriesLeft == nil || *st.QueriesLeft != accountant.CountLimit {
 			t.Errorf("limit %d: status %+v, %v; want %d left", limit, st, err, accountant.CountLimit)
 		}

@@ -143,7 +143,8 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	if got, _ := l.allowance(accountant.ApproxStep(step), -1); got != 0 {
 		t.Errorf("spent budget: allowance %d", got)
 	}
-	total, method, err := l.Total()
+	bal, err := l.Balance()
+	total, method := bal.Total, bal.Composition.String()
 	if err != nil || method != "simple" || total.Eps > budget.Eps || total.Delta > budget.Delta || len(runs(t, l)) != 3 {
 		t.Errorf("total %v by %s (%v), %d spends", total, method, err, len(runs(t, l)))
 	}
@@ -449,7 +450,8 @@ func TestConcurrentRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	total, _, err := l.Total()
+	bal, err := l.Balance()
+	total := bal.Total
 	if err != nil || total.Eps > budget.Eps || total.Delta > budget.Delta {
 		t.Errorf("concurrent runs spent %v (%v), budget %v", total, err, budget)
 	}
@@ -475,11 +477,12 @@ func TestStatus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := l.Status(accountant.ApproxStep(step))
-		total, _, _ := l.Total()
+		st, err := l.BalanceFor(accountant.ApproxStep(step))
+		bal, _ := l.Balance()
+		total := bal.Total
 		left, _ := l.allowance(accountant.ApproxStep(step), -1)
 		l.Close()
-		want := Status{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: accountant.Budget{Guarantee: budget}, Total: total, Composition: tc.comp, Queries: total,
+		want := Balance{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: accountant.Budget{Guarantee: budget}, Total: total, Composition: tc.comp, Queries: total,
 			Publish: accountant.Total{Method: accountant.Simple, Guarantee: budget, Filter: true, DeltaFrom: accountant.LedgerDelta}}
 		if err != nil || st.QueriesLeft == nil || *st.QueriesLeft != left {
 			t.Errorf("after %d labels: %v queries left (%v), want %d", tc.spent, st.QueriesLeft, err, left)
@@ -611,9 +614,9 @@ func TestCap(t *testing.T) {
 		t.Fatalf("a free release was refused: %v", err)
 	}
 	l.Settle(1000)
-	st, err := l.Status(accountant.ApproxStep(step))
+	st, err := l.BalanceFor(accountant.ApproxStep(step))
 	q, _ := accountant.Compose(step, 1000, accountant.Simple, 0)
-	if err != nil || st.Total != fixed.Teachers || st.TotalBound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != nil || st.Cap.Rule() != "parallel" {
+	if err != nil || st.Total != fixed.Teachers || st.Bound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != nil || st.Cap.Rule() != "parallel" {
 		t.Errorf("status after 1000 free labels: %+v (%v), queries want %v", st, err, q)
 	}
 	// Free is a state of its own, not a count: JSON has no number of

@@ -58,7 +58,7 @@ func BenchmarkPGReleases(b *testing.B) {
 				if err := l.Settle(1); err != nil {
 					return err
 				}
-				_, err = l.Status(g)
+				_, err = l.BalanceFor(g)
 				return err
 			}
 			b.ResetTimer()

@@ -323,7 +323,8 @@ func testPGConcurrentProcesses(t *testing.T, db string) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	total, _, err := l.Total()
+	bal, err := l.Balance()
+	total := bal.Total
 	charged := l.Spent().Steps
 	t.Logf("%d processes (3 killed): %d labels delivered, %d charged, %d allowed; total %v of %v", procs, delivered, charged, maxQ, total, budget)
 	switch {

@@ -204,7 +204,7 @@ func TestDeclaredUseShares(t *testing.T) {
 						if !errors.Is(err, errBudget) || !strings.Contains(err.Error(), fmt.Sprintf("%q's share %v of the %d labels", name, c.shares[name], n)) {
 							t.Errorf("%s: a label past her share: %v, want a refusal naming the share", name, err)
 						}
-						st, err := l.Status(pure(c.eps))
+						st, err := l.BalanceFor(pure(c.eps))
 						if err != nil || !st.ShareBound || st.ShareLabels != want[name] || st.AnalystSpent == nil || *st.AnalystSpent != *st.Share {
 							t.Errorf("%s's status at her share's end: %+v, %v; want her share of %d labels bound her, spent whole", name, st, err, want[name])
 						}

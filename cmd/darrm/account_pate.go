@@ -190,13 +190,13 @@ func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
 
 // ledgerStatus returns the state of the ledger at path, read after any
 // charge, with how many more queries of step it allows.
-func ledgerStatus(cmd *cobra.Command, path string, step accountant.Spend) (*ledger.Status, error) {
+func ledgerStatus(cmd *cobra.Command, path string, step accountant.Spend) (*ledger.Balance, error) {
 	l, err := readLedger(cmd, path)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
-	st, err := l.Status(step)
+	st, err := l.BalanceFor(step)
 	if err != nil {
 		return nil, ledgerError(err)
 	}

@@ -156,7 +156,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return mech.ReleaseError(err, input)
 	}
 	if led != nil {
-		st, err := led.Status(done.Aggregator.Privacy().Spend)
+		st, err := led.BalanceFor(done.Aggregator.Privacy().Spend)
 		if err != nil {
 			return ledgerError(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
@@ -60,11 +61,15 @@ func ledgerMoved(cmd *cobra.Command, book ledger.Book, from, to, how, then strin
 		return ledgerError(err)
 	}
 	defer l.Close()
-	spent, bound, err := l.Total()
+	b, err := l.Balance()
 	if err != nil {
 		return err
 	}
-	return movedText(cmd.OutOrStdout(), ledger.Redact(from), ledger.Redact(to), how, then, l, spent.String()+" by "+bound)
+	bound := b.Composition.String()
+	if b.Bound == accountant.TeachersBound {
+		bound = "teachers' cap (" + b.Cap.Rule() + ")"
+	}
+	return movedText(cmd.OutOrStdout(), ledger.Redact(from), ledger.Redact(to), how, then, l, b.Total.String()+" by "+bound)
 }
 
 func movedText(w io.Writer, from, to, how, then string, l *ledger.Ledger, spent string) error {

@@ -176,13 +176,13 @@ func TestPlanShare(t *testing.T) {
 		t.Errorf("ledger init: %s; want the shares stated (%s)", out, want)
 	}
 	sigma2 := strconv.FormatFloat(p.Sigma2, 'g', -1, 64)
-	release := func(analyst string) (int, ledger.Status, int) {
+	release := func(analyst string) (int, ledger.Balance, int) {
 		t.Helper()
 		out, e, code := darrm(t, "", "aggregate", vf, "--mechanism", "gnmax", "--classes", "10", "--sigma2", sigma2, "--delta", "1e-5",
 			"--ledger", led, "--analyst", analyst, "--out", filepath.Join(dir, analyst+".csv"), "--format", "json")
 		var doc struct {
 			Released int
-			Ledger   ledger.Status
+			Ledger   ledger.Balance
 		}
 		if code != 0 && code != exitBudget {
 			t.Fatalf("%s's release: exit %d, %s", analyst, code, e)

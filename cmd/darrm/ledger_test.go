@@ -174,7 +174,7 @@ func TestLedgerBinding(t *testing.T) {
 			Totals []map[string]any `json:"totals"`
 		}
 		decode(t, out, &d)
-		if code != 0 || d.Answered != 20 || d.Ledger == nil || !d.Ledger.Free || d.Ledger.QueriesLeft != nil || d.Ledger.Total != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) || d.Ledger.TotalBound != accountant.TeachersBound {
+		if code != 0 || d.Answered != 20 || d.Ledger == nil || !d.Ledger.Free || d.Ledger.QueriesLeft != nil || d.Ledger.Total != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) || d.Ledger.Bound != accountant.TeachersBound {
 			t.Fatalf("free release: exit %d, ledger %+v: %s", code, d.Ledger, stderr)
 		}
 	}

@@ -281,7 +281,8 @@ func TestLedgerMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total, _, _ := l.Total()
+	bal, _ := l.Balance()
+	total := bal.Total
 	l.Close()
 	if full := strconv.FormatFloat(total.Eps, 'g', -1, 64); !strings.Contains(out, "spent_eps="+decimal.FormatBound(total.Eps)+" ") || len(full) > 8 && strings.Contains(out, full) {
 		t.Errorf("the total %s is not rounded up to 6 digits: %s", full, out)

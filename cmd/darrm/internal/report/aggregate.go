@@ -137,7 +137,7 @@ type PerQuery struct {
 // after it.
 type Ledger struct {
 	Path string `json:"path"`
-	ledger.Status
+	ledger.Balance
 }
 
 // Randomness says where the noise of a release came from.
@@ -171,7 +171,7 @@ type Release struct {
 	// LedgerPath names the ledger charged, and LedgerStatus its state
 	// after the release (nil without a ledger).
 	LedgerPath   string
-	LedgerStatus *ledger.Status
+	LedgerStatus *ledger.Balance
 	// Analysis says to print the analysis totals as a table too.
 	Analysis bool
 	Elapsed  time.Duration
@@ -206,7 +206,7 @@ func newReleased(r Release) (released, error) {
 		out.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: r.Seed, Note: NotForRelease}
 	}
 	if r.LedgerStatus != nil {
-		out.Ledger = &Ledger{Path: r.LedgerPath, Status: *r.LedgerStatus}
+		out.Ledger = &Ledger{Path: r.LedgerPath, Balance: *r.LedgerStatus}
 	}
 	out.Publish = Publish{Total: r.Publish, None: r.LedgerStatus == nil && res.Released == 0}
 	if acc := r.Account; res.Released > 0 {
@@ -466,7 +466,7 @@ func (out released) writeAccount(t *cliout.Text, what, how string) {
 		if l.FilterChosen {
 			spent += " (chosen for these labels by this release, the ledger's first)"
 		}
-		if l.TotalBound == accountant.TeachersBound {
+		if l.Bound == accountant.TeachersBound {
 			spent += fmt.Sprintf(", within the teachers' cap %s", formatTotal(l.Total))
 		}
 		if l.AnalystSpent != nil {

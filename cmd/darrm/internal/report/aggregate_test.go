@@ -46,7 +46,7 @@ func TestNewAggregate(t *testing.T) {
 	if _, err := led.Begin("rr", b, rr.Privacy().Spend, -1); err != nil {
 		t.Fatal(err)
 	}
-	st, err := led.Status(rr.Privacy().Spend)
+	st, err := led.BalanceFor(rr.Privacy().Spend)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestNewAggregate(t *testing.T) {
 		budget *accountant.Budget
 		maxQ   int
 		seed   *uint64
-		led    *ledger.Status
+		led    *ledger.Balance
 	}{
 		{name: "rr", agg: rr, res: ensemble.ReleaseResult{Released: 4}},
 		{name: "nothing answered", agg: rr},

@@ -25,7 +25,7 @@ type AccountPATE struct {
 	*pate.AccountResult
 	Seed          *uint64
 	Draw          *pate.DrawState
-	Ledger        *ledger.Status
+	Ledger        *ledger.Balance
 	LedgerPath    string
 	PublishLedger bool
 }
