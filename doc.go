@@ -49,11 +49,12 @@
 //
 // Package ledger keeps a persistent, crash-safe record of the privacy spent
 // on one teacher ensemble and enforces its total budget, in a file or in
-// PostgreSQL: a ledger.Book, made once with the folder of your records,
-// makes one for the ensemble of a vote file's header (ledger.Book.InitFor)
-// and reads it (ledger.Book.ReadOnly); the caller opens it for a run
-// (ledger.Book.Open) and a release charges it before its labels leave
-// (ensemble.ReleaseSpec.Ledger).
+// PostgreSQL: ledger.Create makes one for the ensemble of a vote file's
+// header (ledger.VotesHeader), and ledger.Open opens one, a file or a
+// PostgreSQL ledger alike, for a run or to read it (Options.ReadOnly),
+// with the same ledger.Options (the folder of your records, the analyst,
+// the callbacks); the caller opens it for a run and a release charges it
+// before its labels leave (ensemble.ReleaseSpec.Ledger).
 //
 // # Plan from a budget
 //

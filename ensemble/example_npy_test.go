@@ -7,23 +7,24 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
 )
 
-// A ledgered release from a NumPy file with its sidecar: the class labels
-// of 25 non-private teachers on 60 queries (testdata/votes.npy) and the
+// A ledgered release from a NumPy file with its sidecar, in three of
+// darrm's packages (votefile, ensemble, ledger): the class labels of 25
+// non-private teachers on 60 queries (testdata/votes.npy) and the
 // metadata header beside them (votes.npy.meta.json: the ensemble, its
-// one-vote relation on keyed-hash shares, the teachers in rows). Open
-// reads the votes with the sidecar, Book.InitFor makes the ensemble's
-// ledger with its budget, Book.Open opens it for the run, and Release
-// labels the queries by GNMax on their counts, charged to the ledger
-// before the labels leave. The book (where the records of the user's
-// ledgers are kept) is given to both.
-// (The example keeps its ledger and its records in a folder of its own;
-// the zero Book keeps the records in $XDG_STATE_HOME/darrm.)
+// one-vote relation on keyed-hash shares, the teachers in rows).
+// votefile.Open reads the votes with the sidecar; ledger.VotesHeader
+// binds a ledger to the ensemble they state, with its budget, and
+// ledger.Create makes it; the caller opens it for the run (ledger.Open)
+// and Release labels the queries by GNMax on their counts, charged to the
+// ledger before the labels leave. The same ledger.Options (where the
+// records of the user's ledgers are kept) go to both ledger calls. (The
+// example keeps its ledger and its records in a folder of its own; the
+// zero Options keep the records in $XDG_STATE_HOME/darrm.)
 func Example_ledgeredRelease() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "darrm-example")
@@ -31,7 +32,7 @@ func Example_ledgeredRelease() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	book := ledger.Book{StateDir: filepath.Join(dir, "state")}
+	opts := ledger.Options{StateDir: filepath.Join(dir, "state")}
 	path := filepath.Join(dir, "pate.ledger")
 
 	votes, err := votefile.Open("testdata/votes.npy", votefile.Options{})
@@ -39,10 +40,14 @@ func Example_ledgeredRelease() {
 		log.Fatal(err)
 	}
 	defer votes.Close()
-	if _, err := book.InitFor(ctx, path, votes.Meta(), accountant.Guarantee{Eps: 10, Delta: 1e-5}); err != nil {
+	h, err := ledger.VotesHeader(votes.Meta(), 10, 1e-5)
+	if err != nil {
 		log.Fatal(err)
 	}
-	l, err := book.Open(ctx, path)
+	if _, err := ledger.Create(ctx, path, h, opts); err != nil {
+		log.Fatal(err)
+	}
+	l, err := ledger.Open(ctx, path, opts)
 	if err != nil {
 		log.Fatal(err)
 	}

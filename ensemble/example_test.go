@@ -205,7 +205,7 @@ func ExampleRelease() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	book := ledger.Book{StateDir: filepath.Join(dir, "state")}
+	opts := ledger.Options{StateDir: filepath.Join(dir, "state")}
 	led := filepath.Join(dir, "k11.ledger")
 	budget := accountant.Guarantee{Eps: 10, Delta: 1e-2}
 	filter, err := ledger.DefaultFilter(b, budget)
@@ -213,14 +213,14 @@ func ExampleRelease() {
 		log.Fatal(err)
 	}
 	header := ledger.NewHeader(b, budget, 1e-5, filter)
-	if _, err := book.Init(ctx, led, header, false); err != nil {
+	if _, err := ledger.Create(ctx, led, header, opts); err != nil {
 		log.Fatal(err)
 	}
 	gammas, err := cache.Open(filepath.Join(dir, "cache"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	l, err := book.Open(ctx, led)
+	l, err := ledger.Open(ctx, led, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -259,8 +259,8 @@ func ExampleRelease() {
 
 // A ledgered release from votes held in memory: the votes with their
 // ensemble's metadata header (votefile.ReadRows), a ledger for that
-// ensemble with its budget (ledger.Book.InitFor), opened for the run
-// (ledger.Book.Open), and the release charged to it. The votes are
+// ensemble with its budget (ledger.VotesHeader, ledger.Create), opened
+// for the run (ledger.Open), and the release charged to it. The votes are
 // PATE's: 250 non-private teachers on keyed-hash shares, counted over 10
 // classes; Confident-GNMax labels them, withholding a query its threshold
 // step does not answer (its noise, sigma1 = 150, is wide next to these
@@ -283,7 +283,7 @@ func ExampleRelease_inMemory() {
 	}
 	// The records of the ledgers this user made, kept here in the
 	// example's directory (by default, $XDG_STATE_HOME/darrm).
-	book := ledger.Book{StateDir: filepath.Join(dir, "state")}
+	opts := ledger.Options{StateDir: filepath.Join(dir, "state")}
 	path := filepath.Join(dir, "pate.ledger")
 	var labels bytes.Buffer
 
@@ -291,10 +291,14 @@ func ExampleRelease_inMemory() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := book.InitFor(ctx, path, meta, accountant.Guarantee{Eps: 2, Delta: 1e-5}); err != nil {
+	h, err := ledger.VotesHeader(meta, 2, 1e-5)
+	if err != nil {
 		log.Fatal(err)
 	}
-	l, err := book.Open(ctx, path)
+	if _, err := ledger.Create(ctx, path, h, opts); err != nil {
+		log.Fatal(err)
+	}
+	l, err := ledger.Open(ctx, path, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -313,7 +317,7 @@ func ExampleRelease_inMemory() {
 		log.Fatal(err)
 	}
 	// The header names the ledger the labels were charged to by its id,
-	// which ledger.Book.InitFor drew at random, and the line that
+	// which ledger.Create drew at random, and the line that
 	// reserved them (line 2, after the ledger's header): their bytes and
 	// its hash, which hold the time of the run.
 	fmt.Print(regexp.MustCompile(`"ledger":"[0-9a-f]{32}"(.*)"ledger_size":\d+,"ledger_head":"[0-9a-f]{64}"`).ReplaceAllString(labels.String(),

@@ -15,7 +15,7 @@ import (
 )
 
 // A Ledger keeps the privacy that releases spend: a *ledger.Ledger, which
-// the caller opens for a run (ledger.Book.Open) and closes after it. The
+// the caller opens for a run (ledger.Open) and closes after it. The
 // release takes it as this interface, so that it links no store.
 type Ledger interface {
 	// Begin begins the run of a release of labels that step describes,

@@ -45,7 +45,7 @@ type ReleaseSpec struct {
 	DeltaPrime float64
 	TotalDelta *float64
 	// Ledger, if not nil, is the ledger charged for the release, opened
-	// for a run by the caller, who closes it after (ledger.Book.Open; a
+	// for a run by the caller, who closes it after (ledger.Open; a
 	// file or postgres://...?ledger=NAME): Release begins the run bound to
 	// the votes (Ledger.Begin) and charges it per query before the labels
 	// leave; what it allows may lower the number of queries released.

@@ -17,13 +17,13 @@ var (
 	shareStep   = accountant.ApproxStep(step)
 )
 
-// TestAnalysts: on a ledger file, each run records the analyst the Book
+// TestAnalysts: on a ledger file, each run records the analyst the Options
 // names; a ledger that gives shares holds each analyst's runs to their
 // share and refuses an analyst without one.
 func TestAnalysts(t *testing.T) {
 	testAnalysts(t, func(h Header) string {
 		path := filepath.Join(t.TempDir(), "team.ledger")
-		if _, err := book.Init(ctx, path, h, false); err != nil {
+		if _, err := book.create(ctx, path, h, false); err != nil {
 			t.Fatal(err)
 		}
 		return path
@@ -31,13 +31,13 @@ func TestAnalysts(t *testing.T) {
 }
 
 // testPGAnalysts is TestAnalysts on PostgreSQL ledgers, whose runs
-// record the database user when the Book names no analyst.
+// record the database user when the Options names no analyst.
 func testPGAnalysts(t *testing.T, db string) {
 	n := 0
 	testAnalysts(t, func(h Header) string {
 		n++
 		u := pgURL(db, "team "+string(rune('a'+n)))
-		if _, err := book.Init(ctx, u, h, false); err != nil {
+		if _, err := book.create(ctx, u, h, false); err != nil {
 			t.Fatal(err)
 		}
 		return u
@@ -55,16 +55,16 @@ func pgUser(t *testing.T, db string) string {
 }
 
 // testAnalysts checks analysts and shares on the ledgers made by mk; a
-// run whose Book names no analyst records user.
+// run whose Options names no analyst records user.
 func testAnalysts(t *testing.T, mk func(Header) string, user string) {
-	as := func(name string) Book { bk := book; bk.Analyst = name; return bk }
+	as := func(name string) Options { bk := book; bk.Analyst = name; return bk }
 	// run opens a run of analyst bk on the ledger at location and returns
 	// its allowance, the error of a reservation of reserve labels, and
 	// settles them.
-	runOf := func(step accountant.Spend) func(*testing.T, Book, string, int) (int, error) {
-		return func(t *testing.T, bk Book, location string, reserve int) (int, error) {
+	runOf := func(step accountant.Spend) func(*testing.T, Options, string, int) (int, error) {
+		return func(t *testing.T, bk Options, location string, reserve int) (int, error) {
 			t.Helper()
-			l, err := bk.Open(ctx, location)
+			l, err := bk.forRun(ctx, location)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 				t.Fatalf("analyst %q: %v", c.analyst, err)
 			}
 		}
-		l, err := book.ReadOnly(ctx, u)
+		l, err := book.readOnly(ctx, u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +115,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		if err != nil || len(sums) != 3 || sums[0].Runs != 1 || sums[0].Labels != 1 || sums[0].ShareBudget != nil || sums[0].Spent != step {
 			t.Errorf("Analysts: %+v, %v; want three of one run of one label of %v each, no share", sums, err, step)
 		}
-		if _, err := as("a\x01").Open(ctx, u); err == nil || !strings.Contains(err.Error(), "analyst") {
+		if _, err := as("a\x01").forRun(ctx, u); err == nil || !strings.Contains(err.Error(), "analyst") {
 			t.Errorf("an analyst's name with a control character: %v", err)
 		}
 	})
@@ -146,7 +146,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 				t.Errorf("analyst %q, without a share: %v, want a *shareError naming the shares", who, err)
 			}
 		}
-		l, err := book.ReadOnly(ctx, u)
+		l, err := book.readOnly(ctx, u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		if _, err := run(t, as("alice"), u, want); err != nil {
 			t.Errorf("alice's %d labels: %v", want, err)
 		}
-		l, err := book.ReadOnly(ctx, u)
+		l, err := book.readOnly(ctx, u)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +205,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		for _, shares := range []map[string]float64{{"alice": 0}, {"alice": 1.5}, {"": 0.5}, {"a\nb": 0.5}} {
 			h := NewHeader(unique(bound), shareBudget, 1e-5, simpleFilter(shareBudget))
 			h.Shares = shares
-			_, err := book.Init(ctx, filepath.Join(t.TempDir(), "bad.ledger"), h, false)
+			_, err := book.create(ctx, filepath.Join(t.TempDir(), "bad.ledger"), h, false)
 			if err == nil || !strings.Contains(err.Error(), "shares") {
 				t.Errorf("shares %v: %v, want a refusal naming shares", shares, err)
 			}

@@ -18,7 +18,7 @@ func largeLedger(tb testing.TB, runs int) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "large.ledger")
 	b := unique(bound)
-	if _, err := book.Init(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1e9, Delta: 0.5})), false); err != nil {
+	if _, err := book.create(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1e9, Delta: 0.5})), false); err != nil {
 		tb.Fatal(err)
 	}
 	l := open(tb, path)
@@ -49,7 +49,7 @@ func largeLedger(tb testing.TB, runs int) string {
 		tb.Fatal(err)
 	}
 	f.Close()
-	st, err := openState(ctx, Book{}, h.Ensemble)
+	st, err := openState(ctx, Options{}, h.Ensemble)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"context"
 	"errors"
 
 	"github.com/darrm/darrm/accountant"
@@ -22,24 +21,25 @@ func Bind(meta *votefile.Meta, s provenance.Stated) (provenance.Binding, error) 
 	return b, err
 }
 
-// InitFor creates a ledger at location for the ensemble that the
-// metadata header of its votes states (meta, as Bind binds it), with a
-// budget and the defaults of ledger init: the filter DefaultFilter and
-// the slack accountant.DefaultDeltaPrime. It is Init of that header
-// (NewHeader), with every check of Init, replacing no record.
-func (bk Book) InitFor(ctx context.Context, location string, meta *votefile.Meta, budget accountant.Guarantee) (previous *Record, err error) {
+// VotesHeader returns the header of a new ledger (Create) for the
+// ensemble that the metadata header of its votes states (meta, as Bind
+// binds it), with the budget (eps, delta) and the defaults of ledger
+// init: the filter DefaultFilter and the slack
+// accountant.DefaultDeltaPrime.
+func VotesHeader(meta *votefile.Meta, eps, delta float64) (Header, error) {
 	if meta == nil {
-		return nil, &bindError{errors.New("no metadata header: a ledger made for votes binds the ensemble their header states")}
+		return Header{}, &bindError{errors.New("no metadata header: a ledger made for votes binds the ensemble their header states")}
 	}
 	b, err := Bind(meta, provenance.Stated{})
 	if err != nil {
-		return nil, &bindError{err}
+		return Header{}, &bindError{err}
 	}
+	budget := accountant.Guarantee{Eps: eps, Delta: delta}
 	f, err := DefaultFilter(b, budget)
 	if err != nil {
-		return nil, err
+		return Header{}, err
 	}
-	return bk.Init(ctx, location, NewHeader(b, budget, accountant.DefaultDeltaPrime, f), false)
+	return NewHeader(b, budget, accountant.DefaultDeltaPrime, f), nil
 }
 
 // CheckCap refuses a budget that allows no label from the teachers b

@@ -31,9 +31,9 @@ func testPairs(n int, seed uint64) []accountant.BitPair {
 // bitRun runs one run of labels of the one-bit release of pairs, of
 // guarantee step, on the ledger at location with bk: it reserves
 // reserve labels and settles settle of them.
-func bitRun(t *testing.T, bk Book, location string, pairs []accountant.BitPair, reserve, settle int) {
+func bitRun(t *testing.T, bk Options, location string, pairs []accountant.BitPair, reserve, settle int) {
 	t.Helper()
-	l, err := bk.Open(ctx, location)
+	l, err := bk.forRun(ctx, location)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestOneBitCharges(t *testing.T) {
 		path := made(t)
 		resign(t, path, tc.edit)
 		corruptAt(t, name, readErr(path), tc.line, tc.reason)
-		corruptAt(t, name+", a release without a record", openErr(path, Book{StateDir: t.TempDir()}), tc.line, tc.reason)
+		corruptAt(t, name+", a release without a record", openErr(path, Options{StateDir: t.TempDir()}), tc.line, tc.reason)
 	}
 
 	// Lines without pairs, of a darrm before they were kept, before the
@@ -194,7 +194,7 @@ func TestOneBitCharges(t *testing.T) {
 			}
 			return editSpend(t, raw, func(s *Spend) { s.Bits, s.BitsAt = nil, nil })
 		})
-		l, err := Book{StateDir: t.TempDir()}.ReadOnly(ctx, path)
+		l, err := Options{StateDir: t.TempDir()}.readOnly(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func TestOneBitCharges(t *testing.T) {
 // release at its line.
 func TestOneBitChargesResumed(t *testing.T) {
 	listA, listB := testPairs(3000, 1), testPairs(2000, 2)
-	a, b := book, Book{StateDir: t.TempDir()}
+	a, b := book, Options{StateDir: t.TempDir()}
 	path := newLedger(t, accountant.Guarantee{Eps: 8, Delta: 1e-3})
 	bitRun(t, a, path, listA, 2, 2) // lines 2, 3: A held
 	bitRun(t, b, path, listB, 2, 2) // 4, 5: B held
@@ -307,7 +307,7 @@ func TestPGOneBitCharges(t *testing.T) {
 	db := pgtest.DB(t)
 	u := newPG(t, db, "bits", accountant.Guarantee{Eps: 8, Delta: 1e-3})
 	listA, listB := testPairs(3000, 1), testPairs(2000, 2)
-	a, b := book, Book{StateDir: t.TempDir()}
+	a, b := book, Options{StateDir: t.TempDir()}
 	bitRun(t, a, u, listA, 2, 2) // lines 2, 3: A held
 	bitRun(t, a, u, listB, 2, 2) // 4, 5: B held
 	bitRun(t, a, u, listA, 2, 2) // 6, 7: a reads from line 5, and row 4 alone: A held again
@@ -315,7 +315,7 @@ func TestPGOneBitCharges(t *testing.T) {
 	// An export is the same lines, which name the same lines at the same
 	// ends, and its end line.
 	file := filepath.Join(t.TempDir(), "export.ledger")
-	if err := (Book{StateDir: t.TempDir()}).Export(ctx, u, file); err != nil {
+	if err := (Options{StateDir: t.TempDir()}).Export(ctx, u, file); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, lines := readAll(t, file); lines != 10 {
@@ -331,7 +331,7 @@ func TestPGOneBitCharges(t *testing.T) {
 		}
 		return raw
 	})
-	_, err := Book{StateDir: t.TempDir()}.ReadOnly(ctx, u)
+	_, err := Options{StateDir: t.TempDir()}.readOnly(ctx, u)
 	corruptAt(t, "verify, a charge edited", err, 8, "is not the one the filter")
 	corruptAt(t, "a release whose record vouches for line 7, a charge edited after it", openErr(u, a), 8, "is not the one the filter")
 }
@@ -356,7 +356,7 @@ func TestOneBitRefused(t *testing.T) {
 	} {
 		path := newLedger(t, accountant.Guarantee{Eps: 4, Delta: 1e-3})
 		before := lines(t, path)
-		l, err := book.Open(ctx, path)
+		l, err := book.forRun(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,14 +10,14 @@ import (
 
 // ending is the last line of a ledger that no release may charge any more,
 // chained as every line is, so that every analyst who reads the ledger
-// sees it: a ledger retired because a new ledger replaced it (Book.Init
-// with replace), or the copy of a ledger that Book.Export writes, an
-// archive for reading and for Book.Import, never a second live ledger.
+// sees it: a ledger retired because a new ledger replaced it (Create
+// with replace), or the copy of a ledger that Options.Export writes, an
+// archive for reading and for Options.Import, never a second live ledger.
 type ending struct {
 	// Reason is reasonRetired or reasonExported.
 	Reason string    `json:"reason"`
 	At     time.Time `json:"at"`
-	// By, for a ledger retired, is who retired it (Book.Analyst, or the
+	// By, for a ledger retired, is who retired it (Options.Analyst, or the
 	// database user).
 	By string `json:"by,omitempty"`
 	// Successor, for a ledger retired, is the identity of the ledger that

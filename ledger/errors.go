@@ -42,7 +42,7 @@ func (e *NotLedgerError) BadInput() bool { return true }
 
 func (e *NotLedgerError) Unwrap() error { return e.Err }
 
-// takenError refuses to make a ledger (Book.Init) at a path that exists,
+// takenError refuses to make a ledger (Create) at a path that exists,
 // or a PostgreSQL ledger whose name is taken: a ledger is only ever
 // appended to, so Init never writes over one, whether it is a ledger
 // (Ledger, with its Ensemble and ID) or not (What says what is there).
@@ -201,7 +201,7 @@ func (e *shareError) Error() string {
 func (e *shareError) BadInput() bool { return true }
 
 // lockTimeoutError is a wait for a lock that reached the lock timeout
-// (Book.LockTimeout): the run wrote nothing and released nothing. It is a
+// (Options.LockTimeout): the run wrote nothing and released nothing. It is a
 // failure, not the caller's input: the same run succeeds once the holder
 // is done.
 type lockTimeoutError struct {
@@ -211,5 +211,5 @@ type lockTimeoutError struct {
 }
 
 func (e *lockTimeoutError) Error() string {
-	return fmt.Sprintf("%s: gave up after waiting %v for a lock held by %s: nothing was written, no label released; run again once it is done, or wait longer (darrm's --lock-timeout, Book.LockTimeout)", e.what, e.timeout, e.holder)
+	return fmt.Sprintf("%s: gave up after waiting %v for a lock held by %s: nothing was written, no label released; run again once it is done, or wait longer (darrm's --lock-timeout, Options.LockTimeout)", e.what, e.timeout, e.holder)
 }

@@ -110,7 +110,7 @@ func TestZCDPFilterTargets(t *testing.T) {
 		l.Settle(20)
 		l.Close()
 	}
-	r, err := book.ReadOnly(ctx, path)
+	r, err := book.readOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func newFirstRunLedger(t *testing.T, b provenance.Binding, budget accountant.Gua
 	if !h.FirstRunFilter {
 		t.Fatal("NewHeader of an empty filter: the first run does not choose the filter")
 	}
-	if _, err := book.Init(ctx, path, h, false); err != nil {
+	if _, err := book.create(ctx, path, h, false); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -116,7 +116,7 @@ func TestFirstRunFilter(t *testing.T) {
 		if got := (accountant.Filter{Parts: s.Filter}); got.String() != choice.Filter.String() {
 			t.Errorf("%s: a later run states the filter %v, want the first run's %v", c.name, got, choice.Filter)
 		}
-		ro, err := book.ReadOnly(ctx, path)
+		ro, err := book.readOnly(ctx, path)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

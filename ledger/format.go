@@ -195,7 +195,7 @@ type upgraded struct {
 // its end.
 type Spend struct {
 	Run string `json:"run"`
-	// Analyst is who charged the run (Book.Analyst, or the database user
+	// Analyst is who charged the run (Options.Analyst, or the database user
 	// of a ledger in PostgreSQL); omitted when the run named no one.
 	Analyst   string                   `json:"analyst,omitempty"`
 	Time      time.Time                `json:"time"`

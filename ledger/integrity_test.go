@@ -82,8 +82,8 @@ func lines(t *testing.T, path string) []string {
 }
 
 // openErr opens the ledger at path for a run and closes it: the error.
-func openErr(path string, opts Book) error {
-	l, err := opts.Open(ctx, path)
+func openErr(path string, opts Options) error {
+	l, err := opts.forRun(ctx, path)
 	if err == nil {
 		l.Close()
 	}
@@ -93,7 +93,7 @@ func openErr(path string, opts Book) error {
 // readErr reads the ledger at path and closes it: the error, or what its
 // record says against it.
 func readErr(path string) error {
-	l, err := book.ReadOnly(ctx, path)
+	l, err := book.readOnly(ctx, path)
 	if err == nil {
 		err = l.RecordErr()
 		l.Close()
@@ -116,7 +116,7 @@ func recordError(t *testing.T, name string, err error, kind recordKind) {
 		t.Errorf("%s: %v, want a RecordError of kind %d", name, err, kind)
 		return
 	}
-	if msg := err.Error(); !strings.Contains(msg, "darrm ledger adopt") && !strings.Contains(msg, "with replace true") {
+	if msg := err.Error(); !strings.Contains(msg, "darrm ledger adopt") && !strings.Contains(msg, "with replace true") && !strings.Contains(msg, "with Options.Replace true") {
 		t.Errorf("%s: the message gives no way to resolve it: %v", name, err)
 	}
 }
@@ -156,7 +156,7 @@ func TestChain(t *testing.T) {
 		err := readErr(path)
 		corruptAt(t, name+" (read)", err, c.line, "chain")
 		if c.release {
-			err := openErr(path, Book{})
+			err := openErr(path, Options{})
 			corruptAt(t, name, err, c.line, "chain")
 			continue
 		}
@@ -192,17 +192,17 @@ func TestRecord(t *testing.T) {
 
 	ls := lines(t, path)
 	restore([]byte(strings.Join(ls[:len(ls)-2], "")))
-	err := openErr(path, Book{})
+	err := openErr(path, Options{})
 	recordError(t, "last spend removed", err, behind)
 	err = readErr(path)
 	recordError(t, "last spend removed (read)", err, behind)
 
 	restore(old)
-	err = openErr(path, Book{})
+	err = openErr(path, Options{})
 	recordError(t, "old copy restored", err, behind)
 
 	restore(whole[:len(whole)-20])
-	err = openErr(path, Book{})
+	err = openErr(path, Options{})
 	recordError(t, "last line cut after its fsync", err, tornAfterSync)
 	if b, _ := os.ReadFile(path); string(b) != string(whole[:len(whole)-20]) {
 		t.Error("a refused ledger was changed")
@@ -212,7 +212,7 @@ func TestRecord(t *testing.T) {
 	resign(t, path, func(n int, raw string) string {
 		return strings.Replace(raw, `"budget":{"eps":50`, `"budget":{"eps":500`, 1)
 	})
-	if l, err := book.Open(ctx, path); err == nil {
+	if l, err := book.forRun(ctx, path); err == nil {
 		l.Close()
 		t.Fatal("budget raised and re-signed: opened")
 	} else {
@@ -228,15 +228,15 @@ func TestRecord(t *testing.T) {
 	// the record and, for anyone, by its end line.
 	h := l.Header()
 	second := filepath.Join(t.TempDir(), "second.ledger")
-	_, err = book.Init(ctx, second, h, false)
+	_, err = book.create(ctx, second, h, false)
 	recordError(t, "second ledger at init", err, secondLedger)
-	if msg := err.Error(); !strings.Contains(msg, "call Book.Init again with replace true") || strings.Contains(msg, "--replace") {
+	if msg := err.Error(); !strings.Contains(msg, "call Create again with Options.Replace true") || strings.Contains(msg, "--replace") {
 		t.Errorf("second ledger at init: the library's message does not name the argument: %v", err)
 	}
 	if _, serr := os.Stat(second); serr == nil {
 		t.Error("a refused init left a file")
 	}
-	if _, err := book.Init(ctx, second, h, true); err != nil {
+	if _, err := book.create(ctx, second, h, true); err != nil {
 		t.Fatal(err)
 	}
 	sl := open(t, second)
@@ -249,10 +249,10 @@ func TestRecord(t *testing.T) {
 	if _, _, err := book.Adopt(ctx, path); !errors.As(err, &ended) || ended.end.Successor != secondID || ended.line != 6 {
 		t.Fatalf("adopt of a retired ledger: %v", err)
 	}
-	if err := openErr(path, Book{StateDir: t.TempDir()}); !errors.As(err, &ended) || !strings.Contains(err.Error(), "was retired") {
+	if err := openErr(path, Options{StateDir: t.TempDir()}); !errors.As(err, &ended) || !strings.Contains(err.Error(), "was retired") {
 		t.Errorf("a fresh analyst on a retired ledger: %v", err)
 	}
-	if r, err := book.ReadOnly(ctx, path); err != nil || r.chain.closedBy == nil || r.chain.closedBy.Reason != reasonRetired || r.Lines() != 6 {
+	if r, err := book.readOnly(ctx, path); err != nil || r.chain.closedBy == nil || r.chain.closedBy.Reason != reasonRetired || r.Lines() != 6 {
 		t.Errorf("the retired ledger read: %v", err)
 	} else {
 		r.Close()
@@ -267,8 +267,8 @@ func TestRecord(t *testing.T) {
 	spend(t, moved, 1)
 
 	// Ahead of the record: another user (another state folder) spent.
-	other := Book{StateDir: t.TempDir()}
-	lo, err := other.Open(ctx, moved)
+	other := Options{StateDir: t.TempDir()}
+	lo, err := other.forRun(ctx, moved)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestReadNeverWrites(t *testing.T) {
 		if err := readErr(path); err == nil {
 			t.Errorf("%s: read as a ledger", name)
 		}
-		if err := openErr(path, Book{}); err == nil {
+		if err := openErr(path, Options{}); err == nil {
 			t.Errorf("%s: opened as a ledger", name)
 		}
 		if b, _ := os.ReadFile(path); string(b) != content {
@@ -305,7 +305,7 @@ func TestReadNeverWrites(t *testing.T) {
 	}
 	state := t.TempDir()
 	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
-	l, err := Book{StateDir: state}.ReadOnly(ctx, path)
+	l, err := Options{StateDir: state}.readOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestNotLedgerFiles(t *testing.T) {
 	f.Close()
 	for _, p := range []string{dir, fifo, "/dev/zero", "/dev/full", filepath.Join(dir, "missing")} {
 		for _, open := range []func() error{
-			func() error { return openErr(p, Book{}) },
+			func() error { return openErr(p, Options{}) },
 			func() error { return readErr(p) },
 		} {
 			var ne *NotLedgerError
@@ -375,12 +375,12 @@ func TestRecordNeverFallsBack(t *testing.T) {
 		t.Errorf("a second settle was taken")
 	}
 	run.Close()
-	if err := openErr(other, Book{}); err != nil {
+	if err := openErr(other, Options{}); err != nil {
 		t.Errorf("the ledger used meanwhile is refused: %v", err)
 	}
 	// Its settlement is its last line, as the copy's run, which has one
 	// line more, is the record's.
-	recordError(t, "the ledger left behind by its copy", openErr(path, Book{}), behind)
+	recordError(t, "the ledger left behind by its copy", openErr(path, Options{}), behind)
 }
 
 // TestReplaceWaitsForRun: init --replace while a run holds the ledger it
@@ -403,7 +403,7 @@ func TestReplaceWaitsForRun(t *testing.T) {
 	go func() {
 		bk := book
 		bk.Waiting = func(what string) { waiting <- what }
-		_, err := bk.Init(ctx, other, run.Header(), true)
+		_, err := bk.create(ctx, other, run.Header(), true)
 		done <- err
 	}()
 	select {
@@ -421,7 +421,7 @@ func TestReplaceWaitsForRun(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	l, err := Book{StateDir: t.TempDir()}.ReadOnly(ctx, path)
+	l, err := Options{StateDir: t.TempDir()}.readOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,10 +430,10 @@ func TestReplaceWaitsForRun(t *testing.T) {
 	}
 	l.Close()
 	var ended *endedError
-	if err := openErr(path, Book{StateDir: t.TempDir()}); !errors.As(err, &ended) {
+	if err := openErr(path, Options{StateDir: t.TempDir()}); !errors.As(err, &ended) {
 		t.Errorf("a release on the replaced ledger: %v", err)
 	}
-	if err := openErr(other, Book{}); err != nil {
+	if err := openErr(other, Options{}); err != nil {
 		t.Errorf("the new ledger: %v", err)
 	}
 }
@@ -463,7 +463,7 @@ func TestTotalsCarried(t *testing.T) {
 		return string(b)
 	})
 	corruptAt(t, "prior edited (read)", readErr(path), 4, "does not follow")
-	corruptAt(t, "prior edited", openErr(path, Book{}), 4, "does not follow")
+	corruptAt(t, "prior edited", openErr(path, Options{}), 4, "does not follow")
 }
 
 // resignFirst re-signs the first k lines of the ledger at path with edit
@@ -542,7 +542,7 @@ func TestHeaderResigned(t *testing.T) {
 					t.Fatalf("%s: the edit changes nothing, or the length", label)
 				}
 				resignFirst(t, path, k, edit)
-				opts := Book{}
+				opts := Options{}
 				if !recorded {
 					opts.StateDir = t.TempDir()
 				}
@@ -570,7 +570,7 @@ func TestHeaderResigned(t *testing.T) {
 func forgetHeader(t *testing.T, path string) {
 	t.Helper()
 	l := open(t, path)
-	st, err := openState(ctx, Book{}, l.Header().Ensemble)
+	st, err := openState(ctx, Options{}, l.Header().Ensemble)
 	l.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -590,7 +590,7 @@ func forgetHeader(t *testing.T, path string) {
 // name another folder (and so another record of the ledger) from each
 // working directory, is refused as the caller's input, by StateDir and by
 // Open, whether it comes from EnvStateDir, XDG_STATE_HOME, HOME or
-// Book.StateDir; an absolute one is taken.
+// Options.StateDir; an absolute one is taken.
 func TestStateDirRelative(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
 	abs := t.TempDir()
@@ -603,7 +603,7 @@ func TestStateDirRelative(t *testing.T) {
 		{xdg: "xdg", home: abs, want: "XDG_STATE_HOME"},
 		{home: "relhome", want: "HOME"},
 		{home: "./", want: "HOME"},
-		{home: abs, opt: "state", want: "Book.StateDir"},
+		{home: abs, opt: "state", want: "Options.StateDir"},
 		{state: abs, xdg: "xdg", home: "relhome"},
 		{xdg: abs, home: "relhome"},
 		{home: abs},
@@ -611,7 +611,7 @@ func TestStateDirRelative(t *testing.T) {
 		t.Setenv(EnvStateDir, c.state)
 		t.Setenv("XDG_STATE_HOME", c.xdg)
 		t.Setenv("HOME", c.home)
-		d, err := Book{StateDir: c.opt}.stateDir()
+		d, err := Options{StateDir: c.opt}.stateDir()
 		var se *stateDirError
 		if c.want == "" {
 			if err != nil || !filepath.IsAbs(d) {
@@ -622,7 +622,7 @@ func TestStateDirRelative(t *testing.T) {
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %q, %v, want a stateDirError naming %s", c, d, err, c.want)
 		}
-		err = openErr(path, Book{StateDir: c.opt})
+		err = openErr(path, Options{StateDir: c.opt})
 		var bi interface{ BadInput() bool }
 		if !errors.As(err, &se) || !errors.As(err, &bi) || !bi.BadInput() {
 			t.Errorf("%+v: Open: %v, want a stateDirError, bad input", c, err)

@@ -28,30 +28,30 @@
 // settlement is one statement, committed synchronously whatever the
 // server says, that the database takes only as the line after the head
 // the run read, so that runs on every machine together never exceed the
-// budget; a run whose connection is lost stops (Book.Lost), what it
+// budget; a run whose connection is lost stops (Options.Lost), what it
 // reserved charged. The database keeps one live ledger per ensemble and
 // never renames, reopens or deletes one (its triggers and keys, which
 // only a superuser or the tables' owner can drop). A URL's password is
 // never printed or recorded (Redact).
 //
 // A ledger that no release may charge any more ends with an end line:
-// Book.Init with replace retires the ledgers it replaces so, and
-// Book.Export writes an archive so, which Book.Import makes live again,
+// Create with Options.Replace retires the ledgers it replaces so, and
+// Options.Export writes an archive so, which Options.Import makes live again,
 // without its end, only in a database that does not hold the ledger.
 //
-// Outside the ledger, a per-user record (Record, in a Book's StateDir,
+// Outside the ledger, a per-user record (Record, in a Options's StateDir,
 // made once and used for every call on ledgers) keeps for
 // each ensemble the identity of its ledger, its number of lines, the hash
 // of its last line and their bytes, advanced after every write. A ledger
 // that is behind its record (lines removed, an old copy restored) or that
 // is a second ledger for a recorded ensemble is refused (*RecordError),
-// until the user resolves it on purpose (Book.Adopt). The record vouches for
+// until the user resolves it on purpose (Options.Adopt). The record vouches for
 // the lines it covers, so a release reads only the line it names and the
-// lines after it: the last line's totals are the ledger's. Book.ReadOnly
+// lines after it: the last line's totals are the ledger's. Open with Options.ReadOnly
 // reads and checks every line. A record catches a rollback only for the
 // user who wrote last; a witness kept outside the store (Witness: a
-// checkpoint, Book.Checkpoint, or a label file's header) catches it for
-// everyone given it (Book.Witnesses): a ledger behind a witness or forked
+// checkpoint, Options.Checkpoint, or a label file's header) catches it for
+// everyone given it (Options.Witnesses): a ledger behind a witness or forked
 // from it is refused as one behind its record is. The threat is accidents and honest mistakes, not
 // a user who edits the files on purpose: the hashes are not keyed.
 //
@@ -62,7 +62,7 @@
 // budget is refused. The filter is chosen before the first run, from the
 // labels the ledger will pay for when they are declared (ChooseFilter),
 // else by the first run from its own labels before it releases any
-// (Header.FirstRunFilter), and never changed: Book.Upgrade keeps it. For fixed private teachers the total is the smaller
+// (Header.FirstRunFilter), and never changed: Options.Upgrade keeps it. For fixed private teachers the total is the smaller
 // of that and the teachers' post-processing cap (provenance.Binding.Cap),
 // which can make every further release free.
 //
@@ -105,7 +105,7 @@ package ledger
 // reads only the lines its record does not vouch for; a version-4 ledger
 // keeps its rule, and releases are charged to it as before. Version 3
 // ledgers (the same without the filter and the descriptions) are read
-// (Book.ReadOnly) and upgraded to version 4 (Book.Upgrade, which keeps
+// (Open with Options.ReadOnly) and upgraded to version 4 (Options.Upgrade, which keeps
 // their rule, simple composition); no release can be charged to them.
 // The development formats before them (versions 1 and 2) are refused
 // (VersionError).

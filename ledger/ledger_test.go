@@ -54,7 +54,7 @@ func binding(t *testing.T, l *Ledger) provenance.Binding {
 func newLedger(t *testing.T, budget accountant.Guarantee) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "teachers.ledger")
-	if _, err := book.Init(ctx, path, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
+	if _, err := book.create(ctx, path, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -73,7 +73,7 @@ func runs(t *testing.T, l *Ledger) []Spend {
 // open opens the ledger at path for a run.
 func open(t testing.TB, path string) *Ledger {
 	t.Helper()
-	l, err := book.Open(ctx, path)
+	l, err := book.forRun(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func open(t testing.TB, path string) *Ledger {
 // spend opens the ledger and hands out n labels of step in one run.
 func spend(t *testing.T, path string, n int) {
 	t.Helper()
-	l, err := book.Open(ctx, path)
+	l, err := book.forRun(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	}
 	spent := 0
 	for _, n := range []int{want / 2, want / 4} {
-		l, err := book.Open(ctx, path)
+		l, err := book.forRun(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +124,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		spent += n
 	}
 	spend(t, path, want-spent)
-	l, err := book.Open(ctx, path)
+	l, err := book.forRun(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 		t.Errorf("a label beyond the budget: %v", err)
 	}
 	l.Close()
-	l, err = book.Open(ctx, path)
+	l, err = book.forRun(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 
 func TestRelationAndInitChecks(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 1, Delta: 1e-5})
-	l, err := book.Open(ctx, path)
+	l, err := book.forRun(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 	if err := l.begin("gnmax", oneVote, accountant.ApproxStep(step)); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
-	if _, err := book.Init(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1})), false); err == nil {
+	if _, err := book.create(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1})), false); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
 	edit := func(f func(*provenance.Binding)) provenance.Binding {
@@ -188,7 +188,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *provenance.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5, simpleFilter(one)),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
-		if _, err := book.Init(ctx, p, h, false); err == nil {
+		if _, err := book.create(ctx, p, h, false); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 		if _, err := os.Stat(p); err == nil {
@@ -202,10 +202,10 @@ func TestRelationAndInitChecks(t *testing.T) {
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
 	b := unique(provenance.Binding{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash})
-	if _, err := book.Init(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 2, Delta: 1e-5})), false); err != nil {
+	if _, err := book.create(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 2, Delta: 1e-5})), false); err != nil {
 		t.Fatal(err)
 	}
-	l, err := book.Open(ctx, p)
+	l, err := book.forRun(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,9 +228,9 @@ func TestCorruption(t *testing.T) {
 	for name, c := range map[string]struct {
 		edit func(string) string
 		line int
-		open func(string, Book) error // openErr, or readErr: what reads that line
+		open func(string, Options) error // openErr, or readErr: what reads that line
 	}{
-		"spend edited": {func(s string) string { return strings.Replace(s, `"queries":4`, `"queries":1`, 1) }, 2, func(p string, _ Book) error { return readErr(p) }},
+		"spend edited": {func(s string) string { return strings.Replace(s, `"queries":4`, `"queries":1`, 1) }, 2, func(p string, _ Options) error { return readErr(p) }},
 		"last edited": {func(s string) string {
 			return s[:strings.LastIndex(s, `"queries":4`)] + `"queries":1` + s[strings.LastIndex(s, `"queries":4`)+11:]
 		}, 3, openErr},
@@ -241,7 +241,7 @@ func TestCorruption(t *testing.T) {
 		spend(t, path, 4)
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(c.edit(string(b))), 0o644)
-		err := c.open(path, Book{})
+		err := c.open(path, Options{})
 		var ce *CorruptError
 		if !errors.As(err, &ce) || ce.Line != c.line {
 			t.Errorf("%s: %v, want a CorruptError at line %d", name, err, c.line)
@@ -256,7 +256,7 @@ func TestCorruption(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(edit(string(b))), 0o644)
 		var ne *NotLedgerError
-		if err := openErr(path, Book{}); !errors.As(err, &ne) || !strings.Contains(err.Error(), "not a ledger") {
+		if err := openErr(path, Options{}); !errors.As(err, &ne) || !strings.Contains(err.Error(), "not a ledger") {
 			t.Errorf("%s: %v, want a NotLedgerError", name, err)
 		}
 	}
@@ -269,7 +269,7 @@ func TestCorruption(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(edit(string(b))), 0o644)
 		var ve *VersionError
-		if err := openErr(path, Book{}); !errors.As(err, &ve) {
+		if err := openErr(path, Options{}); !errors.As(err, &ve) {
 			t.Errorf("%s: %v, want a VersionError", name, err)
 		}
 	}
@@ -289,7 +289,7 @@ func TestTornLastLine(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(torn)
 	f.Close()
-	r, err := book.ReadOnly(ctx, path)
+	r, err := book.readOnly(ctx, path)
 	if err != nil {
 		t.Fatalf("read a torn ledger: %v", err)
 	}
@@ -345,7 +345,7 @@ func helper(spec string) int {
 	parts := strings.Split(spec, ",")
 	n, _ := strconv.Atoi(parts[1])
 	kill, _ := strconv.Atoi(parts[2])
-	l, err := book.Open(ctx, parts[0])
+	l, err := book.forRun(ctx, parts[0])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -406,7 +406,7 @@ func TestKillAtEveryStep(t *testing.T) {
 			t.Fatalf("kill at step %d: the helper was not killed", kill)
 		}
 		total += released
-		l, err := book.Open(ctx, path)
+		l, err := book.forRun(ctx, path)
 		if err != nil {
 			t.Fatalf("kill at step %d: %v", kill, err)
 		}
@@ -445,7 +445,7 @@ func TestConcurrentRuns(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	l, err := book.Open(ctx, path)
+	l, err := book.forRun(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -473,7 +473,7 @@ func TestStatus(t *testing.T) {
 		if tc.spent > 0 {
 			spend(t, path, tc.spent)
 		}
-		l, err := book.Open(ctx, path)
+		l, err := book.forRun(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -526,7 +526,7 @@ func TestOpenRun(t *testing.T) {
 	if _, _, err := openRun(ctx, book, path, "gnmax", oneVote, accountant.ApproxStep(step), -1); err == nil || !strings.Contains(err.Error(), "relation") {
 		t.Errorf("another relation: %v", err)
 	}
-	l, err := book.Open(ctx, path) // the refused run released the lock
+	l, err := book.forRun(ctx, path) // the refused run released the lock
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,7 +593,7 @@ func TestCap(t *testing.T) {
 		h := NewHeader(b, budget, 1e-5, accountant.Filter{})
 		h.Filter = accountant.Simple
 		initVersion4(t, path, h)
-		l, err := book.Open(ctx, path)
+		l, err := book.forRun(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -661,7 +661,7 @@ func TestPureBudget(t *testing.T) {
 	b := unique(bound)
 	b.Teachers.Delta = 0
 	path := filepath.Join(t.TempDir(), "pure.ledger")
-	if _, err := book.Init(ctx, path, NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); err != nil {
+	if _, err := book.create(ctx, path, NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		t.Fatal(err)
 	}
 	l, allowed, err := openRun(ctx, book, path, "darrm", b, accountant.ApproxStep(pure), -1)
@@ -699,7 +699,7 @@ func TestFreeAtTheBudgetDelta(t *testing.T) {
 	}{{1e-3, 1e-5, true}, {1e-3, 1e-2, true}, {1e-4, 1e-5, false}, {0, 1e-5, false}} {
 		path := filepath.Join(t.TempDir(), "l.ledger")
 		h := NewHeader(fixed, accountant.Guarantee{Eps: 1, Delta: tc.delta}, tc.prime, simpleFilter(accountant.Guarantee{Eps: 1, Delta: tc.delta}))
-		_, err := (Book{StateDir: t.TempDir()}).Init(ctx, path, h, false)
+		_, err := (Options{StateDir: t.TempDir()}).create(ctx, path, h, false)
 		var bad interface{ BadInput() bool }
 		if !tc.free {
 			if !errors.As(err, new(*accountant.CapError)) || !errors.As(err, &bad) || !strings.Contains(err.Error(), "not proved for fixed teachers") {
@@ -710,7 +710,7 @@ func TestFreeAtTheBudgetDelta(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := Book{StateDir: t.TempDir()}.Open(ctx, path)
+		l, err := Options{StateDir: t.TempDir()}.forRun(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -723,7 +723,7 @@ func TestFreeAtTheBudgetDelta(t *testing.T) {
 }
 
 // book keeps the tests' records in the folder TestMain names.
-var book Book
+var book Options
 
 // simpleFilter is the filter of simple composition of (ε, δ) steps at
 // the budget's δ, one part: the rule of the tests' ledgers open to any
@@ -732,10 +732,10 @@ func simpleFilter(budget accountant.Guarantee) accountant.Filter {
 	return accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: budget.Delta}}}
 }
 
-// openRun opens the ledger at location for a run (Book.Open) and begins it
+// openRun opens the ledger at location for a run (Open) and begins it
 // (Ledger.Begin), closing it when it cannot begin.
-func openRun(ctx context.Context, bk Book, location string, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (*Ledger, int, error) {
-	l, err := bk.Open(ctx, location)
+func openRun(ctx context.Context, bk Options, location string, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (*Ledger, int, error) {
+	l, err := bk.forRun(ctx, location)
 	if err != nil {
 		return nil, 0, err
 	}

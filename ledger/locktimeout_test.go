@@ -14,7 +14,7 @@ import (
 )
 
 // TestLockTimeout: a run that waits for a lock gives up after
-// Book.LockTimeout, whoever holds it: another run on a ledger file or a
+// Options.LockTimeout, whoever holds it: another run on a ledger file or a
 // PostgreSQL ledger (its advisory lock), or a session that locked the
 // ledgers' table (LOCK TABLE ... IN ACCESS EXCLUSIVE MODE, as an
 // administrator might); the error names the holder and the wait, and no
@@ -27,7 +27,7 @@ func TestLockTimeout(t *testing.T) {
 	pg := newPG(t, db, "timed", budget)
 	// holdRun holds the ledger at location as a run does.
 	holdRun := func(location string) func() {
-		l, err := book.Open(ctx, location)
+		l, err := book.forRun(ctx, location)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,13 +60,13 @@ func TestLockTimeout(t *testing.T) {
 			mu     sync.Mutex // Waiting may be called from another goroutine
 			waited []string
 		)
-		bk := Book{StateDir: book.StateDir, LockTimeout: timeout, Waiting: func(what string) {
+		bk := Options{StateDir: book.StateDir, LockTimeout: timeout, Waiting: func(what string) {
 			mu.Lock()
 			defer mu.Unlock()
 			waited = append(waited, what)
 		}}
 		start := time.Now()
-		l, err := bk.Open(ctx, c.location)
+		l, err := bk.forRun(ctx, c.location)
 		took := time.Since(start)
 		closeIf(l)
 		var le *lockTimeoutError
@@ -101,7 +101,7 @@ func TestLockTimeout(t *testing.T) {
 	}
 	// A run that waits for the lock of its ensemble's record (another run
 	// checking a ledger of the ensemble) gives up too.
-	r, err := book.ReadOnly(ctx, file)
+	r, err := book.readOnly(ctx, file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestLockTimeout(t *testing.T) {
 	if err := st.lock(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = (Book{StateDir: book.StateDir, LockTimeout: timeout}).Open(ctx, file)
+	_, err = (Options{StateDir: book.StateDir, LockTimeout: timeout}).forRun(ctx, file)
 	st.close()
 	if le := (*lockTimeoutError)(nil); !errors.As(err, &le) || !strings.Contains(err.Error(), "ledger record "+st.path+": gave up after waiting 300ms") {
 		t.Errorf("a run while the record is locked: %v", err)
@@ -122,12 +122,12 @@ func TestLockTimeout(t *testing.T) {
 	release := holdTable(pg)
 	h := NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget))
 	var le *lockTimeoutError
-	if _, err := (Book{StateDir: book.StateDir, LockTimeout: timeout}).Init(ctx, pgURL(db, "made-while-locked"), h, false); !errors.As(err, &le) || !strings.Contains(err.Error(), "AccessExclusiveLock on darrm.ledgers") {
+	if _, err := (Options{StateDir: book.StateDir, LockTimeout: timeout}).create(ctx, pgURL(db, "made-while-locked"), h, false); !errors.As(err, &le) || !strings.Contains(err.Error(), "AccessExclusiveLock on darrm.ledgers") {
 		t.Errorf("init while the table is locked: %v", err)
 	}
 	release()
 	var pe *accountant.ParamError
-	if _, err := (Book{StateDir: book.StateDir, LockTimeout: -time.Second}).Open(ctx, file); !errors.As(err, &pe) || pe.Name != "LockTimeout" {
+	if _, err := (Options{StateDir: book.StateDir, LockTimeout: -time.Second}).forRun(ctx, file); !errors.As(err, &pe) || pe.Name != "LockTimeout" {
 		t.Errorf("a negative LockTimeout: %v", err)
 	}
 }
@@ -135,7 +135,7 @@ func TestLockTimeout(t *testing.T) {
 // lineCount returns the number of lines of the ledger at location.
 func lineCount(t *testing.T, location string) int {
 	t.Helper()
-	l, err := book.ReadOnly(ctx, location)
+	l, err := book.readOnly(ctx, location)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,11 +28,11 @@ const importBatch = 10_000
 // as ReadOnly reads it (it must be of version 4 or the current one);
 // neither it nor your record changes. It never writes over a file (one
 // there is an error).
-func (bk Book) Export(ctx context.Context, location, file string) error {
+func (bk Options) Export(ctx context.Context, location, file string) error {
 	if IsURL(file) {
 		return &urlError{Redact(file), "ledger export writes a ledger file: name a file (darrm ledger import moves a file into PostgreSQL)"}
 	}
-	l, err := bk.ReadOnly(ctx, location)
+	l, err := bk.readOnly(ctx, location)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (bk Book) Export(ctx context.Context, location, file string) error {
 // checked against your record as a release checks it); your record of its
 // ensemble then names url, so that every later spend is counted once, in
 // the database: a release on the file is refused (*RecordError).
-func (bk Book) Import(ctx context.Context, file, url string) error {
+func (bk Options) Import(ctx context.Context, file, url string) error {
 	switch {
 	case !IsURL(url):
 		return &urlError{url, "ledger import moves a ledger file into PostgreSQL: name the ledger to make as postgres://[user[:password]@]host[:port]/database?ledger=NAME"}

@@ -18,12 +18,14 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
-// Book is where your darrm keeps its records of the ledgers you use (the
-// state folder, Record) and what it tells you while it waits for a
-// ledger: made once, and used for every call on ledgers, so that a
-// ledger made and the releases charged to it keep one record. Its zero
-// value keeps the records in StateDir().
-type Book struct {
+// Options are how darrm opens and makes ledgers (Open, Create): where it
+// keeps its records of the ledgers you use (the state folder, Record),
+// who charges the runs, what it tells you while it waits for a ledger,
+// the witnesses a ledger must extend. Give the same ones to every call
+// on ledgers, so that a ledger made and the releases charged to it keep
+// one record. The zero value keeps the records in StateDir() and opens a
+// ledger for a run.
+type Options struct {
 	// StateDir holds the records (Record); "" is StateDir(). It must be
 	// an absolute path.
 	StateDir string
@@ -41,7 +43,7 @@ type Book struct {
 	// context there, so that the release stops at once, even while it
 	// waits for input, instead of at its next reservation.
 	Lost func(err error)
-	// Analyst names who charges the runs made through this Book, written
+	// Analyst names who charges the runs made through this Options, written
 	// in each run's lines (Spend.Analyst) and held to the analyst's share
 	// when the ledger gives shares (Header.Shares); "" is the database
 	// user of a ledger in PostgreSQL, and no one for a file.
@@ -59,14 +61,61 @@ type Book struct {
 	// saw is refused (*RecordError), whatever your record says; a witness
 	// of another ensemble is bad input.
 	Witnesses []Witness
+	// ReadOnly has Open read the ledger without writing anything: neither
+	// the ledger (a torn last line is reported in Notes, not cut off) nor
+	// the record. It checks every line and the chain, whatever the
+	// record says. Reading needs no record: what the record says against
+	// the ledger is not an error here but Ledger.RecordErr, and a damaged
+	// record is a note. It does not wait for a run that holds the
+	// ledger: it then reads what is there, and a last line still being
+	// written to a file is left out. Ledgers of earlier versions are read
+	// too.
+	ReadOnly bool
+	// Replace has Create start the ensemble's budget again, for a caller
+	// who means it: the ledgers the new one replaces are retired first.
+	Replace bool
 }
 
-// DefaultLockTimeout is the wait for a lock of a Book whose LockTimeout
+// Open opens the ledger at location, a file or postgres://...?ledger=NAME
+// (the store is chosen by the location, and the rules are the same for
+// both), and checks it: for a run, unless opts.ReadOnly, it locks it (it
+// waits while another run holds it, until ctx is done), checks it against
+// its ensemble's record (*RecordError), checks every line that the record
+// does not vouch for (all of them when there is no record, or when the
+// ledger does not hold the line it names where it says), cuts off a torn
+// last line whose fsync cannot have returned, and advances the record. A
+// ledger that fails a check is a *CorruptError; one of an earlier version
+// a *VersionError, for a run. A release begins its run on it
+// (Ledger.Begin). Close it when done: that releases the lock.
+func Open(ctx context.Context, location string, opts Options) (*Ledger, error) {
+	if opts.ReadOnly {
+		return opts.readOnly(ctx, location)
+	}
+	return opts.forRun(ctx, location)
+}
+
+// Create creates a ledger at location, a file that must not exist or a
+// PostgreSQL ledger whose name is not taken (postgres://...?ledger=NAME:
+// the database's schema is made when it has none), bound to the ensemble
+// parameters of h (NewHeader, VotesHeader, NewUseHeader), and records it
+// as the ledger of its ensemble. An ensemble recorded with another
+// ledger, or with a live ledger in the database, is refused (a
+// *RecordError, a *takenError) unless opts.Replace, which starts the
+// ensemble's budget again: the ledgers it replaces (the one the record
+// names, and the database's live ledger of the ensemble) are retired
+// first, each with an end line that names the new ledger, so that no
+// release charges them any more, whoever runs it. The record replaced is
+// returned (nil when there was none).
+func Create(ctx context.Context, location string, h Header, opts Options) (previous *Record, err error) {
+	return opts.create(ctx, location, h, opts.Replace)
+}
+
+// DefaultLockTimeout is the wait for a lock of a Options whose LockTimeout
 // is 0.
 const DefaultLockTimeout = 30 * time.Second
 
 // lockTimeout returns the bound of a wait for a lock (LockTimeout).
-func (bk Book) lockTimeout() (time.Duration, error) {
+func (bk Options) lockTimeout() (time.Duration, error) {
 	switch {
 	case bk.LockTimeout < 0:
 		return 0, paramError("LockTimeout", bk.LockTimeout.String(), "must be positive, or 0 for the default wait")
@@ -77,14 +126,14 @@ func (bk Book) lockTimeout() (time.Duration, error) {
 }
 
 // waiting returns the function that a wait for the lock on what calls.
-func (bk Book) waiting(what string) func() {
+func (bk Options) waiting(what string) func() {
 	if bk.Waiting == nil {
 		return nil
 	}
 	return func() { bk.Waiting(what) }
 }
 
-func (bk Book) stateDir() (string, error) {
+func (bk Options) stateDir() (string, error) {
 	if bk.StateDir != "" {
 		if !filepath.IsAbs(bk.StateDir) {
 			return "", &stateDirError{Value: bk.StateDir}
@@ -94,19 +143,8 @@ func (bk Book) stateDir() (string, error) {
 	return StateDir()
 }
 
-// Init creates a ledger at location, a file that must not exist or a
-// PostgreSQL ledger whose name is not taken (postgres://...?ledger=NAME:
-// the database's schema is made when it has none), bound to the ensemble
-// parameters of h (NewHeader), and records it as the ledger of its
-// ensemble. An ensemble recorded with another ledger, or with a live
-// ledger in the database, is refused (a *RecordError, a *takenError)
-// unless replace, which starts the ensemble's budget again, for a caller
-// who means it: the ledgers it replaces (the one the record names, and
-// the database's live ledger of the ensemble) are retired first, each
-// with an end line that names the new ledger, so that no release
-// charges them any more, whoever runs it. The record replaced is returned
-// (nil when there was none).
-func (bk Book) Init(ctx context.Context, location string, h Header, replace bool) (previous *Record, err error) {
+// create is Create, replace its Options.Replace.
+func (bk Options) create(ctx context.Context, location string, h Header, replace bool) (previous *Record, err error) {
 	h.Version = Version
 	if err := checkHeader(h); err != nil {
 		return nil, err
@@ -183,7 +221,7 @@ func (bk Book) Init(ctx context.Context, location string, h Header, replace bool
 // retireReplaced retires the ledgers that the ledger of header h at
 // location replaces: the database's live ledger of the ensemble (live)
 // and the ledger your record names, where it still is.
-func (bk Book) retireReplaced(ctx context.Context, location string, h Header, live *takenError) error {
+func (bk Options) retireReplaced(ctx context.Context, location string, h Header, live *takenError) error {
 	e := ending{Reason: reasonRetired, At: h.Created, Successor: h.ID, Where: Redact(location), By: bk.Analyst}
 	if live != nil {
 		if err := bk.retire(ctx, withLedger(location, live.Other), h.Ensemble, "", e); err != nil {
@@ -213,7 +251,7 @@ func (bk Book) retireReplaced(ctx context.Context, location string, h Header, li
 // identity id, with e (Ledger.end): a ledger that has ended already is
 // left as it is. It reads the ledger whole, without the record (which
 // Init holds), and refuses one of another ensemble or identity.
-func (bk Book) retire(ctx context.Context, location, ensemble, id string, e ending) error {
+func (bk Options) retire(ctx context.Context, location, ensemble, id string, e ending) error {
 	l, _, err := bk.open(ctx, location, false)
 	if err != nil {
 		return fmt.Errorf("ledger init --replace: retire the ledger it replaces: %w", err)
@@ -242,7 +280,7 @@ func (bk Book) retire(ctx context.Context, location, ensemble, id string, e endi
 // makes its ledger (Init, Upgrade, Import), and reads it: nil when there
 // is none, or when it is damaged and replace replaces it. Close the
 // state.
-func openRecord(ctx context.Context, bk Book, replace bool, ensemble string) (*state, *Record, error) {
+func openRecord(ctx context.Context, bk Options, replace bool, ensemble string) (*state, *Record, error) {
 	st, err := openState(ctx, bk, ensemble)
 	if err != nil {
 		return nil, nil, err
@@ -260,8 +298,8 @@ func openRecord(ctx context.Context, bk Book, replace bool, ensemble string) (*s
 	return st, rec, nil
 }
 
-// Ledger is an open ledger: locked for a run (Book.Open), or read
-// (Book.ReadOnly).
+// Ledger is an open ledger: locked for a run (Open), or read
+// (Open with Options.ReadOnly).
 type Ledger struct {
 	// path is where the ledger is, as messages and records name it: a
 	// file's path, or a URL without its password (Redact).
@@ -287,7 +325,7 @@ type Ledger struct {
 	state     *state // the record's file, for a run
 	broken    error  // a write failed and could not be undone
 	run       string // this process's run id, once it has begun
-	analyst   string // who charges this run (Book.Analyst)
+	analyst   string // who charges this run (Options.Analyst)
 	// share, when the ledger gives shares, is this run's analyst's part
 	// of the budget, and mine the spends of the analyst's runs before
 	// this one.
@@ -310,16 +348,8 @@ type Ledger struct {
 	importing bool
 }
 
-// Open opens and locks the ledger at location (a file, or
-// postgres://...?ledger=NAME) for a run: it waits while another run holds
-// it (until ctx is done), checks the ledger against its ensemble's record
-// (*RecordError), checks every line that the record does not vouch for
-// (all of them when there is no record, or when the ledger does not hold
-// the line it names where it says), cuts off a torn last line whose fsync
-// cannot have returned, and advances the record. A ledger that fails a
-// check is a *CorruptError; one of an earlier version a *VersionError.
-// Close releases the lock.
-func (bk Book) Open(ctx context.Context, location string) (*Ledger, error) {
+// forRun is Open for a run.
+func (bk Options) forRun(ctx context.Context, location string) (*Ledger, error) {
 	l, _, err := bk.open(ctx, location, false)
 	if err != nil {
 		return nil, err
@@ -333,7 +363,7 @@ func (bk Book) Open(ctx context.Context, location string) (*Ledger, error) {
 
 // open opens the store of the ledger at location (for a run, locked),
 // and reports whether no write can be under way.
-func (bk Book) open(ctx context.Context, location string, readOnly bool) (*Ledger, bool, error) {
+func (bk Options) open(ctx context.Context, location string, readOnly bool) (*Ledger, bool, error) {
 	if bk.Analyst != "" {
 		if err := checkAnalyst(bk.Analyst); err != nil {
 			return nil, false, paramError("analyst", strconv.Quote(bk.Analyst), err.Error())
@@ -360,7 +390,7 @@ func (bk Book) open(ctx context.Context, location string, readOnly bool) (*Ledge
 // its ensemble, whatever the record said (which it returns, nil if there
 // was none): the way to resolve a *RecordError on purpose. The ledger
 // must pass every check of its own; a torn last line is cut off.
-func (bk Book) Adopt(ctx context.Context, location string) (previous *Record, l *Ledger, err error) {
+func (bk Options) Adopt(ctx context.Context, location string) (previous *Record, l *Ledger, err error) {
 	if l, _, err = bk.open(ctx, location, false); err != nil {
 		return nil, nil, err
 	}
@@ -371,15 +401,8 @@ func (bk Book) Adopt(ctx context.Context, location string) (previous *Record, l 
 	return previous, l, nil
 }
 
-// ReadOnly reads the ledger at location without writing anything:
-// neither the ledger (a torn last line is reported in Notes, not cut off)
-// nor the record. It checks every line and the chain, whatever the record
-// says. Reading needs no record: what the record says against the ledger
-// is not an error here but RecordErr, and a damaged record is a note. It
-// does not wait for a run that holds the ledger: it then reads what is
-// there, and a last line still being written to a file is left out.
-// Ledgers of earlier versions are read too. Close it when done.
-func (bk Book) ReadOnly(ctx context.Context, location string) (*Ledger, error) {
+// readOnly is Open with Options.ReadOnly.
+func (bk Options) readOnly(ctx context.Context, location string) (*Ledger, error) {
 	l, settled, err := bk.open(ctx, location, true)
 	if err != nil {
 		return nil, err
@@ -397,7 +420,7 @@ func (bk Book) ReadOnly(ctx context.Context, location string) (*Ledger, error) {
 // last line that it may and advances the record; with adopt, it records
 // the ledger as it is, whatever the record said, and returns what it
 // said.
-func (l *Ledger) load(ctx context.Context, bk Book, settled, adopt bool) (*Record, error) {
+func (l *Ledger) load(ctx context.Context, bk Options, settled, adopt bool) (*Record, error) {
 	if err := l.readHeader(); err != nil {
 		return nil, err
 	}

@@ -197,7 +197,7 @@ type pgLocation struct {
 	name     string // the ledger's name
 	cfg      *pgx.ConnConfig
 	secrets  []string // what messages must not show: the password
-	// lockTimeout bounds each wait for a lock (Book.LockTimeout), the
+	// lockTimeout bounds each wait for a lock (Options.LockTimeout), the
 	// session's lock_timeout; holder says who holds the lock that a wait
 	// gave up on, asked on the connection in use.
 	lockTimeout time.Duration
@@ -560,7 +560,7 @@ func (p *pgLocation) fail(what string, err error) error {
 // bk's lock timeout: the server's lock_timeout, which a wait for a table
 // that another session locked (LOCK TABLE) obeys as a wait for a run's
 // advisory lock does. It outranks the URL's options.
-func (p *pgLocation) bound(bk Book) error {
+func (p *pgLocation) bound(bk Options) error {
 	timeout, err := bk.lockTimeout()
 	if err != nil {
 		return err
@@ -724,7 +724,7 @@ type pgLedger struct {
 // newPGLedger connects to the database of the PostgreSQL ledger at
 // location, to make it: the database's schema is made if it has none, and
 // a ledger of that name must not exist (a *takenError).
-func newPGLedger(ctx context.Context, location string, bk Book) (*pgLedger, error) {
+func newPGLedger(ctx context.Context, location string, bk Options) (*pgLedger, error) {
 	p, err := parsePG(location)
 	if err != nil {
 		return nil, err
@@ -910,7 +910,7 @@ type pgStore struct {
 	lostOnce  sync.Once
 	lostCh    chan struct{}
 	lostErr   error
-	onLost    func(error) // Book.Lost
+	onLost    func(error) // Options.Lost
 }
 
 var _ store = (*pgStore)(nil)
@@ -918,7 +918,7 @@ var _ store = (*pgStore)(nil)
 // openPG opens the PostgreSQL ledger at location: for a run, waiting for
 // its lock (telling waiting once) until ctx is done; read only, without
 // waiting.
-func openPG(ctx context.Context, location string, readOnly bool, bk Book) (*pgStore, error) {
+func openPG(ctx context.Context, location string, readOnly bool, bk Options) (*pgStore, error) {
 	p, err := parsePG(location)
 	if err != nil {
 		return nil, err
@@ -1031,7 +1031,7 @@ func (s *pgStore) resume() {
 	}
 }
 
-// lose makes the store lost: its connection is gone. It tells Book.Lost.
+// lose makes the store lost: its connection is gone. It tells Options.Lost.
 func (s *pgStore) lose(err error) {
 	s.lostOnce.Do(func() {
 		s.lostErr = &lostError{where: s.redacted, reason: s.redact(err.Error())}

@@ -42,11 +42,11 @@ func BenchmarkPGReleases(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			books := make([]Book, c.workers)
+			books := make([]Options, c.workers)
 			for i := range books {
-				books[i] = Book{StateDir: b.TempDir()}
+				books[i] = Options{StateDir: b.TempDir()}
 			}
-			release := func(bk Book) error {
+			release := func(bk Options) error {
 				l, allowed, err := openRun(ctx, bk, c.location, "darrm", bd, g, 1)
 				if err != nil || allowed != 1 {
 					return fmt.Errorf("allowance %d: %v", allowed, err)
@@ -99,7 +99,7 @@ func newBenchLedger(b *testing.B, location string, budget accountant.Guarantee) 
 	if location == "" {
 		location = b.TempDir() + "/bench.ledger"
 	}
-	if _, err := book.Init(ctx, location, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
+	if _, err := book.create(ctx, location, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		b.Fatal(err)
 	}
 	return location

@@ -23,7 +23,7 @@ import (
 
 // TestPGServerStopped: the server of a run's ledger stops mid-run (a fast
 // shut-down, which ends every session): the run hears at once that its
-// connection was lost (Book.Lost); its settlement is refused, so the
+// connection was lost (Options.Lost); its settlement is refused, so the
 // labels it reserved stay charged; a run started while the server is down fails
 // at once, naming the server; once the server is back, the ledger holds
 // the reservation and takes the next run.
@@ -34,7 +34,7 @@ func TestPGServerStopped(t *testing.T) {
 	srv := pgtest.NewServer(t)
 	u := newPG(t, srv.DB(t), "fault", accountant.Guarantee{Eps: 50, Delta: 1e-2})
 	heard := make(chan error, 1)
-	bk := Book{Lost: func(err error) { heard <- err }}
+	bk := Options{Lost: func(err error) { heard <- err }}
 	l, allowed, err := openRun(ctx, bk, u, "darrm", unique0(t, u), accountant.ApproxStep(step), 10)
 	if err != nil || allowed != 10 {
 		t.Fatalf("%d allowed: %v", allowed, err)
@@ -58,7 +58,7 @@ func TestPGServerStopped(t *testing.T) {
 		t.Errorf("a settlement after the server stopped: %v", err)
 	}
 	l.Close()
-	if _, err := book.Open(ctx, u); err == nil || !strings.Contains(err.Error(), "no server accepts connections") || isBad(err) {
+	if _, err := book.forRun(ctx, u); err == nil || !strings.Contains(err.Error(), "no server accepts connections") || isBad(err) {
 		t.Errorf("a run while the server is down: %v", err)
 	}
 	srv.Start(t)
@@ -71,7 +71,7 @@ func TestPGServerStopped(t *testing.T) {
 // unique0 returns the binding of the ledger at location.
 func unique0(t *testing.T, location string) provenance.Binding {
 	t.Helper()
-	l, err := book.ReadOnly(ctx, location)
+	l, err := book.readOnly(ctx, location)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func testPGWriteRetried(t *testing.T, location string) {
 func pgHelper(spec string) int {
 	location, n, _ := strings.Cut(spec, ",")
 	want, _ := strconv.Atoi(n)
-	l, err := book.Open(ctx, location)
+	l, err := book.forRun(ctx, location)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -318,7 +318,7 @@ func testPGConcurrentProcesses(t *testing.T, db string) {
 		}()
 	}
 	wg.Wait()
-	l, err := Book{StateDir: t.TempDir()}.ReadOnly(ctx, u)
+	l, err := Options{StateDir: t.TempDir()}.readOnly(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}

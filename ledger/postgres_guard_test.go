@@ -89,15 +89,15 @@ func TestPGOneLiveLedger(t *testing.T) {
 	b := unique(bound)
 	h := NewHeader(b, budget, 1e-5, simpleFilter(budget))
 	first := pgURL(db, "first")
-	if _, err := book.Init(ctx, first, h, false); err != nil {
+	if _, err := book.create(ctx, first, h, false); err != nil {
 		t.Fatal(err)
 	}
 	spendOn(t, book, first, 2, 2)
 
 	// A second ledger of the ensemble, by a fresh analyst.
-	fresh := Book{StateDir: t.TempDir()}
+	fresh := Options{StateDir: t.TempDir()}
 	var taken *takenError
-	_, err := fresh.Init(ctx, pgURL(db, "second"), h, false)
+	_, err := fresh.create(ctx, pgURL(db, "second"), h, false)
 	if !errors.As(err, &taken) || taken.Other != "first" || taken.SameID || !strings.Contains(err.Error(), "has a live ledger of ensemble "+b.Ensemble) {
 		t.Fatalf("a second live ledger of an ensemble: %v", err)
 	}
@@ -129,18 +129,18 @@ func TestPGOneLiveLedger(t *testing.T) {
 	// --replace retires the live ledger, whoever made it.
 	second := pgURL(db, "second")
 	h2 := NewHeader(b, budget, 1e-5, simpleFilter(budget))
-	if _, err := fresh.Init(ctx, second, h2, true); err != nil {
+	if _, err := fresh.create(ctx, second, h2, true); err != nil {
 		t.Fatal(err)
 	}
 	var ended *endedError
-	for name, bk := range map[string]Book{"the analyst who made it": book, "another analyst": {StateDir: t.TempDir()}} {
+	for name, bk := range map[string]Options{"the analyst who made it": book, "another analyst": {StateDir: t.TempDir()}} {
 		if err := openErr(first, bk); name != "the analyst who made it" && !errors.As(err, &ended) {
 			t.Errorf("%s, a release on the retired ledger: %v", name, err)
 		} else if err == nil {
 			t.Errorf("%s, a release on the retired ledger: accepted", name)
 		}
 	}
-	l, err := Book{StateDir: t.TempDir()}.ReadOnly(ctx, first)
+	l, err := Options{StateDir: t.TempDir()}.readOnly(ctx, first)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestPGOneLiveLedger(t *testing.T) {
 	// The rows still state their own headers' identities, so the ledger
 	// now named second is the retired one, and its end line says so to
 	// everyone; a row given another identity is refused.
-	if err := openErr(second, Book{StateDir: t.TempDir()}); !errors.As(err, &ended) {
+	if err := openErr(second, Options{StateDir: t.TempDir()}); !errors.As(err, &ended) {
 		t.Errorf("a swapped name: %v", err)
 	}
 	err = sqlExec(t, db, `ALTER TABLE darrm.ledgers DISABLE TRIGGER guard_ledger;
@@ -175,7 +175,7 @@ func TestPGOneLiveLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	corruptAt(t, "a row's identity changed", openErr(first, Book{StateDir: t.TempDir()}), 1, "the row was changed without darrm")
+	corruptAt(t, "a row's identity changed", openErr(first, Options{StateDir: t.TempDir()}), 1, "the row was changed without darrm")
 }
 
 // schemaV1SQL is darrm's schema of version 1, as a database made by an
@@ -262,7 +262,7 @@ func TestPGUpgradeSchema(t *testing.T) {
 	if got, _, n := readAll(t, u); got != want || n != lines {
 		t.Fatalf("read in schema 1: %+v, %d lines", got, n)
 	}
-	fresh := Book{StateDir: t.TempDir()}
+	fresh := Options{StateDir: t.TempDir()}
 	spendOn(t, fresh, u, 1, 1)
 	if got, _, n := readAll(t, u); got.Steps != want.Steps+1 || n != lines+2 {
 		t.Errorf("after the upgrade and a release: %d labels, %d lines", got.Steps, n)
@@ -286,7 +286,7 @@ func TestPGUpgradeSchema(t *testing.T) {
 	for _, name := range []string{"copy 1", "copy 2"} {
 		putV1(t, dup, file, name)
 	}
-	err = openErr(pgURL(dup, "copy 1"), Book{StateDir: t.TempDir()})
+	err = openErr(pgURL(dup, "copy 1"), Options{StateDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "ledgers copy 1, copy 2 are all of ensemble") || !isBad(err) {
 		t.Errorf("a database of two ledgers of an ensemble: %v", err)
 	}
@@ -314,7 +314,7 @@ func TestPGImportTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		err := Book{StateDir: t.TempDir()}.Import(ctx, out, pgURL(db, fmt.Sprintf("import %d", i)))
+		err := Options{StateDir: t.TempDir()}.Import(ctx, out, pgURL(db, fmt.Sprintf("import %d", i)))
 		var taken *takenError
 		if !errors.As(err, &taken) || !taken.SameID {
 			t.Errorf("import %d of one export: %v", i, err)

@@ -57,7 +57,7 @@ func password(t *testing.T, db string) string {
 func newPG(t *testing.T, db, name string, budget accountant.Guarantee) string {
 	t.Helper()
 	u := pgURL(db, name)
-	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
+	if _, err := book.create(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		t.Fatal(err)
 	}
 	return u
@@ -65,9 +65,9 @@ func newPG(t *testing.T, db, name string, budget accountant.Guarantee) string {
 
 // spendOn runs one run on the ledger at location with bk: it reserves
 // reserve labels of step and settles settle of them.
-func spendOn(t *testing.T, bk Book, location string, reserve, settle int) {
+func spendOn(t *testing.T, bk Options, location string, reserve, settle int) {
 	t.Helper()
-	l, err := bk.Open(ctx, location)
+	l, err := bk.forRun(ctx, location)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func spendOn(t *testing.T, bk Book, location string, reserve, settle int) {
 // and lines.
 func readAll(t *testing.T, location string) (accountant.Sequence, int, int) {
 	t.Helper()
-	l, err := Book{StateDir: t.TempDir()}.ReadOnly(ctx, location)
+	l, err := Options{StateDir: t.TempDir()}.readOnly(ctx, location)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func testPGLedger(t *testing.T, db string) {
 	u := newPG(t, db, "teachers", budget)
 	file := newLedger(t, budget)
 
-	if _, err := book.Init(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); !errors.As(err, new(*takenError)) || !isBad(err) {
+	if _, err := book.create(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); !errors.As(err, new(*takenError)) || !isBad(err) {
 		t.Errorf("init over a ledger: %v, want a *takenError", err)
 	}
 	other := newPG(t, db, "other teachers/ä", budget) // a second ledger in the schema made
@@ -121,7 +121,7 @@ func testPGLedger(t *testing.T, db string) {
 	if pgSpent != fileSpent || pgRuns != fileRuns || pgLines != fileLines || pgSpent.Steps != 6 {
 		t.Errorf("PostgreSQL: %+v, %d runs, %d lines; file: %+v, %d runs, %d lines", pgSpent, pgRuns, pgLines, fileSpent, fileRuns, fileLines)
 	}
-	l, err := book.Open(ctx, u) // resumed from its record
+	l, err := book.forRun(ctx, u) // resumed from its record
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func testPGLedger(t *testing.T, db string) {
 		t.Errorf("export: %+v, %d runs, %d lines; want %+v, %d, %d", eSpent, eRuns, eLines, pgSpent, pgRuns, pgLines+1)
 	}
 	var ended *endedError
-	if err := openErr(exported, Book{StateDir: t.TempDir()}); !errors.As(err, &ended) || ended.end.Reason != reasonExported || ended.end.From != Redact(u) {
+	if err := openErr(exported, Options{StateDir: t.TempDir()}); !errors.As(err, &ended) || ended.end.Reason != reasonExported || ended.end.From != Redact(u) {
 		t.Errorf("a release on an export: %v", err)
 	}
 }
@@ -192,19 +192,19 @@ func TestPG(t *testing.T) {
 // after a wait: the server ends the other session after its close).
 func testPGLockWait(t *testing.T, db string) {
 	u := newPG(t, db, "held", accountant.Guarantee{Eps: 50, Delta: 1e-2})
-	held, err := book.Open(ctx, u)
+	held, err := book.forRun(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var said []string
-	waiting := Book{Waiting: func(what string) { said = append(said, what) }}
+	waiting := Options{Waiting: func(what string) { said = append(said, what) }}
 	c, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	_, err = waiting.Open(c, u)
+	_, err = waiting.forRun(c, u)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) || len(said) != 1 || said[0] != "ledger "+Redact(u) || strings.Contains(said[0], password(t, db)) {
 		t.Errorf("a run while another holds the ledger: %v, said %q", err, said)
 	}
-	if l, err := book.ReadOnly(ctx, u); err != nil {
+	if l, err := book.readOnly(ctx, u); err != nil {
 		t.Errorf("a reader while a run holds the ledger: %v", err)
 	} else {
 		l.Close()
@@ -247,8 +247,8 @@ func testPGRefusals(t *testing.T, db string) {
 		{"server down", with(func(p *url.URL) { p.Host = "127.0.0.1:1" }), "no server accepts connections at 127.0.0.1:1", false},
 	} {
 		for name, call := range map[string]func() error{
-			"open": func() error { l, err := book.Open(ctx, c.location); closeIf(l); return err },
-			"read": func() error { l, err := book.ReadOnly(ctx, c.location); closeIf(l); return err },
+			"open": func() error { l, err := book.forRun(ctx, c.location); closeIf(l); return err },
+			"read": func() error { l, err := book.readOnly(ctx, c.location); closeIf(l); return err },
 		} {
 			err := call()
 			switch {
@@ -263,7 +263,7 @@ func testPGRefusals(t *testing.T, db string) {
 			}
 		}
 		if c.name == "unknown ledger" {
-			_, err := book.Open(ctx, c.location)
+			_, err := book.forRun(ctx, c.location)
 			var ne *NotLedgerError
 			if !errors.As(err, &ne) || !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("unknown ledger: %v, want a *NotLedgerError of fs.ErrNotExist", err)
@@ -274,11 +274,11 @@ func testPGRefusals(t *testing.T, db string) {
 		t.Fatal(err)
 	}
 	defer sqlExec(t, db, "UPDATE darrm.schema_version SET version = $1", schemaVersion)
-	_, err := book.Open(ctx, u)
+	_, err := book.forRun(ctx, u)
 	if want := fmt.Sprintf("schema of version %d; this darrm knows version %d: use a newer darrm", schemaVersion+1, schemaVersion); err == nil || !strings.Contains(err.Error(), want) || !isBad(err) {
 		t.Errorf("a later schema: %v", err)
 	}
-	if _, err := book.Init(ctx, pgURL(db, "new"), NewHeader(unique(bound), accountant.Guarantee{Eps: 5, Delta: 1e-3}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 5, Delta: 1e-3})), false); err == nil || !strings.Contains(err.Error(), "use a newer darrm") {
+	if _, err := book.create(ctx, pgURL(db, "new"), NewHeader(unique(bound), accountant.Guarantee{Eps: 5, Delta: 1e-3}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 5, Delta: 1e-3})), false); err == nil || !strings.Contains(err.Error(), "use a newer darrm") {
 		t.Errorf("init in a later schema: %v", err)
 	}
 }
@@ -324,16 +324,16 @@ func testPGAppendOnly(t *testing.T, db string) {
 	if err := sqlExec(t, db, "DELETE FROM darrm.lines WHERE n = 4 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'kept')"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Book{StateDir: t.TempDir()}.ReadOnly(ctx, u)
+	_, err := Options{StateDir: t.TempDir()}.readOnly(ctx, u)
 	corruptAt(t, "verify, a row deleted", err, 4, "a row of the ledger was deleted")
-	_, err = Book{StateDir: t.TempDir()}.Open(ctx, u)
+	_, err = Options{StateDir: t.TempDir()}.forRun(ctx, u)
 	corruptAt(t, "another analyst's release, a row deleted", err, 4, "a row of the ledger was deleted")
-	_, err = book.Open(ctx, u) // whose record vouches for the last line
+	_, err = book.forRun(ctx, u) // whose record vouches for the last line
 	corruptAt(t, "a release whose record vouches for a later line, a row deleted", err, lines, "holds "+strconv.Itoa(lines-1)+" rows up to line")
 	if err := sqlExec(t, db, "DELETE FROM darrm.lines WHERE n = $1 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'last')", lines); err != nil {
 		t.Fatal(err)
 	}
-	_, err = book.Open(ctx, last)
+	_, err = book.forRun(ctx, last)
 	corruptAt(t, "a release, its last row deleted", err, lines, "rows were written or deleted without darrm")
 
 	// A row appended by hand after the head, a copy of the last: the
@@ -348,7 +348,7 @@ func testPGAppendOnly(t *testing.T, db string) {
 	if err := sqlExec(t, db, "ALTER TABLE darrm.lines DISABLE TRIGGER append_line; "+copyLast+"; ALTER TABLE darrm.lines ENABLE TRIGGER append_line"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = book.Open(ctx, u2)
+	_, err = book.forRun(ctx, u2)
 	corruptAt(t, "a row appended by hand, the guard dropped", err, 4, "the chain is broken")
 }
 
@@ -424,7 +424,7 @@ func testPGExportImport(t *testing.T, db string) {
 	}
 	// The export imported again where the ledger is live would count its
 	// spends twice: refused, whoever asks, under any name.
-	fresh := Book{StateDir: t.TempDir()}
+	fresh := Options{StateDir: t.TempDir()}
 	var taken *takenError
 	if err := fresh.Import(ctx, out, pgURL(db, "moved again")); !errors.As(err, &taken) || !taken.SameID || taken.Other != "moved" {
 		t.Errorf("the export imported into the database it came from: %v", err)
@@ -492,7 +492,7 @@ func TestPGRoles(t *testing.T) {
 		return pgURL(p.String(), name)
 	}
 	ledgerOf := as(owner, "owner-pw", "team")
-	if _, err := book.Init(ctx, ledgerOf, NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 50, Delta: 1e-2})), false); err != nil {
+	if _, err := book.create(ctx, ledgerOf, NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 50, Delta: 1e-2})), false); err != nil {
 		t.Fatal(err)
 	}
 	for _, grant := range analystGrants(analysts) {
@@ -500,12 +500,12 @@ func TestPGRoles(t *testing.T) {
 			t.Fatalf("%s: %v", grant, err)
 		}
 	}
-	aliceBook := Book{StateDir: t.TempDir()}
+	aliceBook := Options{StateDir: t.TempDir()}
 	spendOn(t, aliceBook, as(alice, "alice-pw", "team"), 3, 2)
 	if spent, _, _ := readAll(t, ledgerOf); spent.Steps != 2 {
 		t.Errorf("alice's run: %d labels counted, want 2", spent.Steps)
 	}
-	_, err := aliceBook.Init(ctx, as(alice, "alice-pw", "alice's own"), NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 50, Delta: 1e-2})), false)
+	_, err := aliceBook.create(ctx, as(alice, "alice-pw", "alice's own"), NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 50, Delta: 1e-2})), false)
 	if err == nil || !strings.Contains(err.Error(), "may not make ledger") || !strings.Contains(err.Error(), "GRANTs") || !isBad(err) {
 		t.Errorf("an analyst's init: %v", err)
 	}

@@ -49,13 +49,13 @@ func StateDir() (string, error) {
 
 // stateDirError is a folder for the records that is not an absolute path:
 // the environment variable Var, or with Var "" the caller's
-// Book.StateDir.
+// Options.StateDir.
 type stateDirError struct{ Var, Value string }
 
 func (e *stateDirError) Error() string {
 	what := "environment variable " + e.Var
 	if e.Var == "" {
-		what = "ledger: Book.StateDir"
+		what = "ledger: Options.StateDir"
 	}
 	return fmt.Sprintf("%s = %s: must be an absolute path, or darrm would keep a record of each ledger per working directory; set %s to an absolute folder", what, strconv.Quote(e.Value), EnvStateDir)
 }
@@ -136,8 +136,8 @@ const (
 )
 
 // RecordError is a ledger that disagrees with its ensemble's record. It
-// is resolved on purpose: by using the right ledger, or with Book.Adopt
-// (darrm ledger adopt), or, for Book.Init and Book.Upgrade, with replace.
+// is resolved on purpose: by using the right ledger, or with Options.Adopt
+// (darrm ledger adopt), or, for Create and Options.Upgrade, with replace.
 type RecordError struct {
 	kind     recordKind
 	Path     string // the ledger
@@ -149,20 +149,19 @@ type RecordError struct {
 	// Command is "init" or "upgrade" for a ledger that Init or Upgrade
 	// refused to make, "" for one opened.
 	Command string
-	// Witness says that Record is a witness (Book.Witnesses), read from
+	// Witness says that Record is a witness (Options.Witnesses), read from
 	// File, not your record of the ensemble.
 	Witness bool
 }
 
 func (e *RecordError) Error() string {
-	fn := "Init"
 	if e.Command == "upgrade" {
-		fn = "Upgrade"
+		return e.Say("call Options.Upgrade again with replace true")
 	}
-	return e.Say("call Book." + fn + " again with replace true")
+	return e.Say("call Create again with Options.Replace true")
 }
 
-// Say returns e's message with replace saying how the caller makes Init
+// Say returns e's message with replace saying how the caller makes Create
 // or Upgrade replace the record on purpose: Error names the argument,
 // and a command that sets it by a flag says the flag.
 func (e *RecordError) Say(replace string) string {
@@ -262,7 +261,7 @@ type state struct {
 	// state is open: a run takes the lock again after every write.
 	ctx     context.Context
 	waiting func()
-	timeout time.Duration // Book.LockTimeout
+	timeout time.Duration // Options.LockTimeout
 	// last is what this process last wrote: only write sets it, so that a
 	// record found changed (another ledger used meanwhile) keeps failing
 	// every later advance instead of being taken as this run's own.
@@ -271,7 +270,7 @@ type state struct {
 
 // openState opens the record of ensemble (not locked). A wait for its
 // lock ends with ctx, and is told to bk.Waiting.
-func openState(ctx context.Context, bk Book, ensemble string) (*state, error) {
+func openState(ctx context.Context, bk Options, ensemble string) (*state, error) {
 	dir, err := bk.stateDir()
 	if err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ func TestRedactSecrets(t *testing.T) {
 	// a password found in one is the password's, not a word's.
 	const alphabet = "XZJKVWQxzjqkv/?#@:% &=+;"
 	r := rand.New(rand.NewPCG(67, 6))
-	bk := Book{StateDir: t.TempDir()}
+	bk := Options{StateDir: t.TempDir()}
 	h := NewHeader(unique(bound), accountant.Guarantee{Eps: 1, Delta: 1e-5}, 1e-6, simpleFilter(accountant.Guarantee{Eps: 1, Delta: 1e-5}))
 	n := 200
 	if testing.Short() {
@@ -50,13 +50,13 @@ func TestRedactSecrets(t *testing.T) {
 			if _, err := parsePG(u); err != nil {
 				said["parse"] = err.Error()
 			}
-			if _, err := bk.Open(ctx, u); err != nil {
+			if _, err := bk.forRun(ctx, u); err != nil {
 				said["open"] = err.Error()
 			}
-			if _, err := bk.ReadOnly(ctx, u); err != nil {
+			if _, err := bk.readOnly(ctx, u); err != nil {
 				said["read"] = err.Error()
 			}
-			if _, err := bk.Init(ctx, u, h, false); err != nil {
+			if _, err := bk.create(ctx, u, h, false); err != nil {
 				said["init"] = err.Error()
 			}
 			for what, msg := range said {

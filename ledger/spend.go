@@ -13,7 +13,7 @@ import (
 
 // Begin begins the run of a release of labels that step describes, by
 // mechanism, from the ensemble that b states, on a ledger opened for a
-// run (Book.Open), and returns how many labels the budget allows it: at
+// run (Open), and returns how many labels the budget allows it: at
 // most limit when limit >= 0, accountant.Unlimited when the teachers' cap
 // is within the budget and limit < 0. It refuses what begin refuses.
 // Reserve before labels leave, Settle once they have, then Close.
@@ -24,7 +24,7 @@ func (l *Ledger) Begin(mechanism provenance.MechanismName, b provenance.Binding,
 	return l.allowance(step, limit)
 }
 
-// begin starts this run's spend, charged by the Book's analyst: mechanism, the description of one label
+// begin starts this run's spend, charged by the Options's analyst: mechanism, the description of one label
 // (its guarantee, and its noise when it has a curve), and the ensemble
 // the release states (b), which must be the one the ledger is bound to:
 // every parameter both state must agree, and the release must state its

@@ -66,7 +66,7 @@ func IsURL(location string) bool {
 // or, with readOnly, to read it: the store, the location as messages and
 // records name it, and whether no write can be under way (a run that
 // holds a file ledger may be writing its last line).
-func openStore(ctx context.Context, location string, readOnly bool, bk Book) (store, string, bool, error) {
+func openStore(ctx context.Context, location string, readOnly bool, bk Options) (store, string, bool, error) {
 	if IsURL(location) {
 		s, err := openPG(ctx, location, readOnly, bk)
 		if err != nil {

@@ -35,7 +35,7 @@ func runOf(t *testing.T, path string, g accountant.Guarantee, settle int, reserv
 // its header, and its totals.
 func spendLines(t *testing.T, path string) ([]Spend, accountant.Sequence) {
 	t.Helper()
-	l, err := book.ReadOnly(ctx, path)
+	l, err := book.readOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func spendLines(t *testing.T, path string) ([]Spend, accountant.Sequence) {
 // knows the format can write one.
 func appendSpend(t *testing.T, path string, s Spend) {
 	t.Helper()
-	l, err := book.ReadOnly(ctx, path)
+	l, err := book.readOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestStructureLineMoved(t *testing.T) {
 	}
 	resign(t, path, func(_ int, raw string) string { return raw })
 	corruptAt(t, "verify", readErr(path), 6, "which ended before line 6")
-	corruptAt(t, "release", openErr(path, Book{}), 6, "which ended before line 6")
+	corruptAt(t, "release", openErr(path, Options{}), 6, "which ended before line 6")
 }
 
 // TestSettleOnce: a run writes what the structure allows. A second

@@ -30,7 +30,7 @@ func mkfifo(t *testing.T, path string) {
 // reservation is written in part and fails (EFBIG); it lifts the limit
 // and settles the run at 0, as a release whose labels never left does.
 func fsizeHelper(path string) int {
-	l, err := book.Open(ctx, path)
+	l, err := book.forRun(ctx, path)
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -99,12 +99,12 @@ func TestLockWait(t *testing.T) {
 	c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	var waited string
-	_, err := Book{Waiting: func(p string) { waited = p }}.Open(c, path)
+	_, err := Options{Waiting: func(p string) { waited = p }}.forRun(c, path)
 	if !errors.Is(err, context.DeadlineExceeded) || waited != "ledger "+path {
 		t.Errorf("open of a held ledger: %v, waiting called with %q", err, waited)
 	}
 	// ReadOnly does not wait, and says that a run holds the ledger.
-	r, err := book.ReadOnly(ctx, path)
+	r, err := book.readOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestLockWait(t *testing.T) {
 // checking its ledger would, until the test ends.
 func holdRecordLock(t *testing.T, ensemble string) string {
 	t.Helper()
-	st, err := openState(ctx, Book{}, ensemble)
+	st, err := openState(ctx, Options{}, ensemble)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func holdRecordLock(t *testing.T, ensemble string) string {
 func TestRecordLockWait(t *testing.T) {
 	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
 	c, cancel := context.WithCancel(ctx)
-	run, err := book.Open(c, path)
+	run, err := book.forRun(c, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,17 +158,17 @@ func TestRecordLockWait(t *testing.T) {
 	}
 	run.Close()
 
-	for name, call := range map[string]func(context.Context, Book) error{
-		"open": func(c context.Context, o Book) error { return openErr2(c, path, o) },
-		"init": func(c context.Context, o Book) error {
-			_, err := o.Init(c, path+".new", h, true)
+	for name, call := range map[string]func(context.Context, Options) error{
+		"open": func(c context.Context, o Options) error { return openErr2(c, path, o) },
+		"init": func(c context.Context, o Options) error {
+			_, err := o.create(c, path+".new", h, true)
 			return err
 		},
 	} {
 		c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		var waited string
 		start := time.Now()
-		err := call(c, Book{Waiting: func(w string) { waited = w }})
+		err := call(c, Options{Waiting: func(w string) { waited = w }})
 		cancel()
 		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(waited, "the record of ensemble "+h.Ensemble) || !strings.Contains(waited, record) {
 			t.Errorf("%s while the record is held: %v, waiting called with %q", name, err, waited)
@@ -180,8 +180,8 @@ func TestRecordLockWait(t *testing.T) {
 }
 
 // openErr2 is openErr with a context.
-func openErr2(c context.Context, path string, opts Book) error {
-	l, err := opts.Open(c, path)
+func openErr2(c context.Context, path string, opts Options) error {
+	l, err := opts.forRun(c, path)
 	if err == nil {
 		l.Close()
 	}
@@ -216,7 +216,7 @@ func TestInitOverExisting(t *testing.T) {
 		}
 		state := t.TempDir()
 		b := unique(bound)
-		_, err := Book{StateDir: state}.Init(ctx, c.path, NewHeader(b, accountant.Guarantee{Eps: 1, Delta: 1e-5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1, Delta: 1e-5})), false)
+		_, err := Options{StateDir: state}.create(ctx, c.path, NewHeader(b, accountant.Guarantee{Eps: 1, Delta: 1e-5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1, Delta: 1e-5})), false)
 		var ee *takenError
 		var bi interface{ BadInput() bool }
 		if !errors.As(err, &ee) || ee.What != c.what && !c.ledger || ee.Ledger != c.ledger || !errors.As(err, &bi) || !bi.BadInput() {

@@ -104,7 +104,7 @@ type UpgradeResult struct {
 // it. Upgrading again after an interrupted upgrade completes it. A ledger
 // of the current version is read and checked (a *CorruptError if it is
 // damaged) and left as it is (Current): a PostgreSQL ledger always is.
-func (bk Book) Upgrade(ctx context.Context, location string, b provenance.Binding, replace bool) (UpgradeResult, error) {
+func (bk Options) Upgrade(ctx context.Context, location string, b provenance.Binding, replace bool) (UpgradeResult, error) {
 	var res UpgradeResult
 	s, path, _, err := openStore(ctx, location, false, bk)
 	if err != nil {

@@ -64,7 +64,7 @@ func writeV3Budget(t *testing.T, path string, b provenance.Binding, budget accou
 // recordOld writes, in the state folder of opts, the record that an earlier darrm
 // kept of the ledger of header h: its id, lines and last line,
 // no byte count.
-func recordOld(t *testing.T, opts Book, h Header, path string, lines int, head string) {
+func recordOld(t *testing.T, opts Options, h Header, path string, lines int, head string) {
 	t.Helper()
 	st, err := openState(ctx, opts, h.Ensemble)
 	if err != nil {
@@ -99,18 +99,18 @@ func TestUpgrade(t *testing.T) {
 		{Run: "b2", Time: now, Mechanism: "rr", Eps: 0.1, Delta: 0, Queries: 4, Final: true},
 	}
 	h := writeV3(t, path, own, spends)
-	old, err := book.ReadOnly(ctx, path)
+	old, err := book.readOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before, _ := old.Balance()
 	head, lines := old.Head(), old.Lines()
 	old.Close()
-	recordOld(t, Book{}, h, path, lines, head)
-	other := Book{StateDir: t.TempDir()}
+	recordOld(t, Options{}, h, path, lines, head)
+	other := Options{StateDir: t.TempDir()}
 	recordOld(t, other, h, path, lines-1, "an older line")
 	var ve *VersionError
-	if err := openErr(path, Book{}); !errors.As(err, &ve) || ve.Version != 3 || !strings.Contains(err.Error(), "darrm ledger upgrade "+path) {
+	if err := openErr(path, Options{}); !errors.As(err, &ve) || ve.Version != 3 || !strings.Contains(err.Error(), "darrm ledger upgrade "+path) {
 		t.Fatalf("a run on version 3: %v", err)
 	}
 	other3 := own
@@ -141,7 +141,7 @@ func TestUpgrade(t *testing.T) {
 	if !isMarker([]byte(last[len(last)-1])) {
 		t.Errorf("the kept file does not end with the mark: %q", last[len(last)-1])
 	}
-	if k, err := book.ReadOnly(ctx, res.Backup); err != nil || !strings.Contains(strings.Join(k.Notes(), "; "), "marked as upgraded") {
+	if k, err := book.readOnly(ctx, res.Backup); err != nil || !strings.Contains(strings.Join(k.Notes(), "; "), "marked as upgraded") {
 		t.Errorf("the kept file: %v, %v", err, k)
 	} else {
 		k.Close()
@@ -159,12 +159,12 @@ func TestUpgrade(t *testing.T) {
 	if res, err := book.Upgrade(ctx, again, provenance.Binding{}, false); err != nil || !res.Current || res.From != version4 {
 		t.Errorf("upgrade of a ledger of the current version: %+v, %v", res, err)
 	}
-	if l, err := other.Open(ctx, path); err != nil {
+	if l, err := other.forRun(ctx, path); err != nil {
 		t.Errorf("another user's record of the old ledger: %v", err)
 	} else {
 		l.Close()
 	}
-	stranger := Book{StateDir: t.TempDir()}
+	stranger := Options{StateDir: t.TempDir()}
 	recordOld(t, stranger, Header{Ensemble: h.Ensemble, ID: "fedcba9876543210fedcba9876543210"}, path, 2, "x")
 	recordError(t, "a record of another ledger", openErr(path, stranger), secondLedger)
 
@@ -172,8 +172,8 @@ func TestUpgrade(t *testing.T) {
 	cut := filepath.Join(dir, "cut.ledger")
 	own2 := unique(bound)
 	h2 := writeV3(t, cut, own2, spends)
-	r, _ := book.ReadOnly(ctx, cut)
-	recordOld(t, Book{}, h2, cut, r.Lines(), r.Head())
+	r, _ := book.readOnly(ctx, cut)
+	recordOld(t, Options{}, h2, cut, r.Lines(), r.Head())
 	r.Close()
 	writeV3(t, cut, own2, spends[:2])
 	_, err = book.Upgrade(ctx, cut, provenance.Binding{}, false)
@@ -223,7 +223,7 @@ func TestUpgradeFilter(t *testing.T) {
 		if err != nil || res.Filter != accountant.Simple {
 			t.Fatalf("budget %v: upgrade %+v, %v", tc.budget, res, err)
 		}
-		l, err := book.ReadOnly(ctx, path)
+		l, err := book.readOnly(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,10 +257,10 @@ func TestOldVersionsRefused(t *testing.T) {
 		raw, _ := json.Marshal(h)
 		os.WriteFile(path, []byte(`{"header":`+string(raw)+`,"sha256":"x"}`+"\n"), 0o644)
 		var ve *VersionError
-		if _, err := book.ReadOnly(ctx, path); !errors.As(err, &ve) || !strings.Contains(err.Error(), "no longer reads") {
+		if _, err := book.readOnly(ctx, path); !errors.As(err, &ve) || !strings.Contains(err.Error(), "no longer reads") {
 			t.Errorf("version %d read: %v", v, err)
 		}
-		if err := openErr(path, Book{}); !errors.As(err, &ve) {
+		if err := openErr(path, Options{}); !errors.As(err, &ve) {
 			t.Errorf("version %d run: %v", v, err)
 		}
 	}
@@ -296,7 +296,7 @@ func TestUpgradeBackupInTheWay(t *testing.T) {
 	before, _ := os.ReadFile(path)
 	backup := backupName(path, 3)
 	os.WriteFile(backup, []byte("someone else's"), 0o644)
-	book := Book{StateDir: t.TempDir()}
+	book := Options{StateDir: t.TempDir()}
 	_, err := book.Upgrade(ctx, path, provenance.Binding{}, false)
 	if want := "ledger upgrade: keep the version-3 file as " + backup + ": "; err == nil || !strings.HasPrefix(err.Error(), want) || !strings.HasSuffix(err.Error(), "(move that file away first)") {
 		t.Errorf("a file in the backup's place: %v, want %q...", err, want)

@@ -75,7 +75,7 @@ func TestDeclaredUse(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := filepath.Join(t.TempDir(), "use.ledger")
-			if _, err := book.Init(ctx, path, h, false); err != nil {
+			if _, err := book.create(ctx, path, h, false); err != nil {
 				t.Fatal(err)
 			}
 			released := 0
@@ -102,7 +102,7 @@ func TestDeclaredUse(t *testing.T) {
 			if released > want || float64(released) < 0.99*float64(want) {
 				t.Errorf("released %d in batches, the exact composition fits %d", released, want)
 			}
-			l, err := book.ReadOnly(ctx, path)
+			l, err := book.readOnly(ctx, path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,7 +123,7 @@ func TestDeclaredUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "schedule.ledger")
-	if _, err := book.Init(ctx, path, h, false); err != nil {
+	if _, err := book.create(ctx, path, h, false); err != nil {
 		t.Fatal(err)
 	}
 	var ue *useError
@@ -178,7 +178,7 @@ func TestDeclaredUseShares(t *testing.T) {
 			n := h.Use[0].Labels
 			h.Shares = c.shares
 			path := filepath.Join(t.TempDir(), "use.ledger")
-			if _, err := book.Init(ctx, path, h, false); err != nil {
+			if _, err := book.create(ctx, path, h, false); err != nil {
 				t.Fatal(err)
 			}
 			// f·N's floor, computed apart: the shares are decimals of
@@ -228,7 +228,7 @@ func TestDeclaredUseShares(t *testing.T) {
 			if _, _, err := openRun(ctx, bk, path, "darrm-one-vote", b, pure(c.eps), -1); !errors.As(err, &se) {
 				t.Errorf("carol, without a share: %v, want a *shareError", err)
 			}
-			l, err := book.ReadOnly(ctx, path)
+			l, err := book.readOnly(ctx, path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -278,7 +278,7 @@ func testScheduleShares(t *testing.T, shares map[string]float64) {
 		t.Fatalf("the schedule declares %d labels: the test needs 12, so that bob's half holds the first run's 6", n)
 	}
 	path := filepath.Join(t.TempDir(), "schedule.ledger")
-	if _, err := book.Init(ctx, path, h, false); err != nil {
+	if _, err := book.create(ctx, path, h, false); err != nil {
 		t.Fatal(err)
 	}
 	release := func(name string, step accountant.Spend, n int) {
@@ -300,7 +300,7 @@ func testScheduleShares(t *testing.T, shares map[string]float64) {
 	release("bob", pure(0.2), 6)
 	alice := min(4, h.Use[1].Labels)
 	release("alice", pure(0.5), alice)
-	l, err := book.ReadOnly(ctx, path)
+	l, err := book.readOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

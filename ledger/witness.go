@@ -18,7 +18,7 @@ import (
 )
 
 // A Witness is a state that an ensemble's ledger had, kept outside its
-// store and outside your records: a checkpoint file (Book.Checkpoint),
+// store and outside your records: a checkpoint file (Options.Checkpoint),
 // which a team keeps elsewhere (its repository, another machine), or the
 // header of a label file charged to the ledger, which states the line
 // that reserved its labels (votefile.LabelMeta.LedgerLines). A ledger
@@ -80,7 +80,7 @@ func (e *witnessError) Error() string {
 func (e *witnessError) BadInput() bool { return true }
 
 // ReadWitness reads the witness in the file at path: a checkpoint
-// (Book.Checkpoint) or a label file of darrm aggregate charged to a
+// (Options.Checkpoint) or a label file of darrm aggregate charged to a
 // ledger (CSV or JSON lines, whose metadata header states the ledger's
 // line that reserved its labels), recognised by their content. A file
 // that is neither, or one that witnesses no ledger (labels charged to
@@ -257,13 +257,13 @@ func (l *Ledger) holds(n int, size int64, head string) (bool, error) {
 // ReadOnly reads it (with bk's witnesses), and writes its state now to
 // the checkpoint file at path, for a team to keep where the ledger's
 // store cannot reach (its repository, another machine) and to give to
-// releases as a witness (Book.Witnesses, ReadWitness). A file at path
+// releases as a witness (Options.Witnesses, ReadWitness). A file at path
 // must be a checkpoint of the same ledger that the ledger extends (a
 // checkpoint is only ever moved on): it is then replaced, atomically;
 // anything else there is refused. A file ledger that a run holds is
 // refused, as the line it writes may not yet be on disk. It returns the
 // witness written.
-func (bk Book) Checkpoint(ctx context.Context, location, path string) (Witness, error) {
+func (bk Options) Checkpoint(ctx context.Context, location, path string) (Witness, error) {
 	old, isCheckpoint, err := readWitness(path)
 	var we *witnessError
 	switch {

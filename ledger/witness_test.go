@@ -15,7 +15,7 @@ import (
 
 // checkpointOf writes a checkpoint of the ledger at location to a new
 // file and returns its path.
-func checkpointOf(t *testing.T, bk Book, location string) string {
+func checkpointOf(t *testing.T, bk Options, location string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "ledger.checkpoint")
 	if _, err := bk.Checkpoint(ctx, location, path); err != nil {
@@ -27,9 +27,9 @@ func checkpointOf(t *testing.T, bk Book, location string) string {
 // releaseLabels runs one release of n labels on the ledger at location
 // with bk, as darrm aggregate does, and writes a label file whose header
 // states the ledger's line that reserved them; it returns its path.
-func releaseLabels(t *testing.T, bk Book, location string, n int) string {
+func releaseLabels(t *testing.T, bk Options, location string, n int) string {
 	t.Helper()
-	l, err := bk.Open(ctx, location)
+	l, err := bk.forRun(ctx, location)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +55,9 @@ func releaseLabels(t *testing.T, bk Book, location string, n int) string {
 
 // witnessed returns a book with its own, empty state folder (a fresh
 // analyst) given the witnesses in the files paths.
-func witnessed(t *testing.T, paths ...string) Book {
+func witnessed(t *testing.T, paths ...string) Options {
 	t.Helper()
-	bk := Book{StateDir: t.TempDir()}
+	bk := Options{StateDir: t.TempDir()}
 	for _, p := range paths {
 		w, err := ReadWitness(p)
 		if err != nil {
@@ -82,10 +82,10 @@ func copyFile(t *testing.T, from, to string) {
 
 // witnessErr opens the ledger at location for a run and reads it with
 // bk, and returns the errors of both, which must be the same kind.
-func witnessErr(t *testing.T, bk Book, location string) error {
+func witnessErr(t *testing.T, bk Options, location string) error {
 	t.Helper()
 	err := openErr(location, bk)
-	l, rerr := bk.ReadOnly(ctx, location)
+	l, rerr := bk.readOnly(ctx, location)
 	if rerr == nil {
 		l.Close()
 	}
@@ -130,7 +130,7 @@ func TestWitnessRestored(t *testing.T) {
 	cp := checkpointOf(t, book, path)
 	copyFile(t, backup, path)
 
-	if err := openErr(path, Book{StateDir: t.TempDir()}); err != nil {
+	if err := openErr(path, Options{StateDir: t.TempDir()}); err != nil {
 		t.Fatalf("the restored ledger, for a fresh analyst without a witness: %v (the hole witnesses close)", err)
 	}
 	for _, tc := range []struct {
@@ -210,7 +210,7 @@ func TestWitnessForked(t *testing.T) {
 	spend(t, path, 2)
 	fork := filepath.Join(t.TempDir(), "fork.ledger")
 	copyFile(t, path, fork)
-	other := Book{StateDir: t.TempDir()} // another analyst, releasing on the copy
+	other := Options{StateDir: t.TempDir()} // another analyst, releasing on the copy
 	spendOn(t, other, fork, 3, 3)
 	spendOn(t, other, fork, 1, 1)
 	spend(t, path, 1)
@@ -227,14 +227,14 @@ func TestWitnessForked(t *testing.T) {
 	wantWitnessError(t, "a fork as long as the witness", witnessErr(t, witnessed(t, cp), fork), diverged, cp, "has forked from witness")
 
 	// The ensemble's ledger made again, in its place.
-	l, err := book.ReadOnly(ctx, path)
+	l, err := book.readOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := l.Header()
 	l.Close()
 	again := filepath.Join(t.TempDir(), "again.ledger")
-	if _, err := (Book{StateDir: t.TempDir()}).Init(ctx, again, NewHeader(binding(t, l), h.Budget.Guarantee, h.DeltaPrime, simpleFilter(h.Budget.Guarantee)), false); err != nil {
+	if _, err := (Options{StateDir: t.TempDir()}).create(ctx, again, NewHeader(binding(t, l), h.Budget.Guarantee, h.DeltaPrime, simpleFilter(h.Budget.Guarantee)), false); err != nil {
 		t.Fatal(err)
 	}
 	err = witnessErr(t, witnessed(t, cp), again)
@@ -320,7 +320,7 @@ func TestWitnessBadInput(t *testing.T) {
 		{"a text file", path, write("notes.txt", "keep me\n"), 0, true},
 	} {
 		before, _ := os.ReadFile(tc.out)
-		_, err := (Book{StateDir: t.TempDir()}).Checkpoint(ctx, tc.location, tc.out)
+		_, err := (Options{StateDir: t.TempDir()}).Checkpoint(ctx, tc.location, tc.out)
 		after, _ := os.ReadFile(tc.out)
 		if string(after) != string(before) {
 			t.Errorf("%s: the file was changed", tc.name)
@@ -369,7 +369,7 @@ func TestPGWitness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := openErr(u, Book{StateDir: t.TempDir()}); err != nil {
+	if err := openErr(u, Options{StateDir: t.TempDir()}); err != nil {
 		t.Fatalf("the ledger restored, for a fresh analyst without a witness: %v", err)
 	}
 	wantWitnessError(t, "the ledger restored, against a checkpoint", witnessErr(t, witnessed(t, cp), u), behind, cp, "is behind witness")

@@ -32,8 +32,8 @@ func RecordedIn(l *ledger.Ledger, path string) (*Recorded, error) {
 // RDP holds only below order 1/(2β): it has no zCDP slope). A budget with
 // no room left for it is an ensemble.ErrBudget. notes hears what opening
 // the ledger found worth telling.
-func ChargeDraw(ctx context.Context, location string, b provenance.Binding, cost accountant.Guarantee, book ledger.Book, notes func([]string)) error {
-	l, err := book.Open(ctx, location)
+func ChargeDraw(ctx context.Context, location string, b provenance.Binding, cost accountant.Guarantee, book ledger.Options, notes func([]string)) error {
+	l, err := ledger.Open(ctx, location, book)
 	if err != nil {
 		return err
 	}

@@ -115,15 +115,15 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 			return ensemble.ReleaseResult{}, err
 		}
 	}
-	state := ledger.Book{StateDir: filepath.Join(dir, "state"), Analyst: analyst}
+	state := ledger.Options{StateDir: filepath.Join(dir, "state"), Analyst: analyst}
 	if analyst != "" {
 		h.Shares = map[string]float64{analyst: pl.Request.Share}
 	}
 	led := filepath.Join(dir, "votes.ledger")
-	if _, err := state.Init(ctx, led, h, false); err != nil {
+	if _, err := ledger.Create(ctx, led, h, state); err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
-	l, err := state.Open(ctx, led)
+	l, err := ledger.Open(ctx, led, state)
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}

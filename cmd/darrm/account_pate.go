@@ -159,7 +159,7 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 	if seed != nil {
 		src = noise.NewSeededSource(*seed)
 	} else if f.Ledger != "" {
-		book := ledgerBook(cmd)
+		book := ledgerOptions(cmd)
 		book.Analyst = f.Analyst
 		o.Charge = func(cost accountant.Guarantee) error {
 			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, book,

@@ -135,9 +135,9 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	spec.Mechanism = settings.mechanism(info.Name, info.Input)
 	var led *ledger.Ledger
 	if f.Ledger != "" {
-		book := ledgerBook(cmd)
+		book := ledgerOptions(cmd)
 		book.Analyst = f.Analyst
-		if led, err = book.Open(cmd.Context(), f.Ledger); err != nil {
+		if led, err = ledger.Open(cmd.Context(), f.Ledger, book); err != nil {
 			lines.Done()
 			return ledgerError(err)
 		}

@@ -282,7 +282,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 // has none.
 func ledgerCap(t *testing.T, path string) *accountant.Cap {
 	t.Helper()
-	l, err := ledger.Book{}.ReadOnly(t.Context(), path)
+	l, err := ledger.Open(t.Context(), path, ledger.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

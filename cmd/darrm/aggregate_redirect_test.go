@@ -130,7 +130,7 @@ func TestStdoutReaderGone(t *testing.T) {
 		t.Fatalf("exit %d, want %d with the count of labels: %s", code, exitFailure, stderr.String())
 	}
 	said, _ := strconv.Atoi(m[1])
-	l, err := ledger.Book{}.ReadOnly(t.Context(), led)
+	l, err := ledger.Open(t.Context(), led, ledger.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

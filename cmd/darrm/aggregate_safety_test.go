@@ -125,7 +125,7 @@ func TestSignalsWhileBlocked(t *testing.T) {
 	release := []string{"aggregate", "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led}
 
 	// Waiting for the lock.
-	held, err := ledger.Book{}.Open(context.Background(), led)
+	held, err := ledger.Open(context.Background(), led, ledger.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

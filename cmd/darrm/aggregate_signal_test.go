@@ -83,7 +83,7 @@ func TestSignalDuringRelease(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitInterrupted {
 			t.Fatalf("%s: %v, want exit %d: %s", c.name, err, exitInterrupted, stderr.String())
 		}
-		l, err := ledger.Book{}.ReadOnly(context.Background(), led)
+		l, err := ledger.Open(context.Background(), led, ledger.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -115,7 +115,7 @@ func withHeader(t *testing.T, path string, meta *votefile.Meta) {
 // recorded returns the labels the ledger at path counts.
 func recorded(t *testing.T, path string) int {
 	t.Helper()
-	l, err := ledger.Book{}.ReadOnly(context.Background(), path)
+	l, err := ledger.Open(context.Background(), path, ledger.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func newLedgerInitCmd() *cobra.Command {
 			}
 			// Before any count: with fixed private teachers no filter
 			// and no declared use can hold a label that their cap does
-			// not (the same check as the ledger's, ledger.Book.Init).
+			// not (the same check as the ledger's, ledger.Create).
 			if err := ledger.CheckCap(b, budget, f.DeltaPrime); err != nil {
 				return err
 			}
@@ -275,7 +275,7 @@ func newLedgerAdoptCmd() *cobra.Command {
 		Short: "Record a ledger, as it is, as its ensemble's (to resolve a refusal on purpose)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prev, l, err := ledgerBook(cmd).Adopt(cmd.Context(), args[0])
+			prev, l, err := ledgerOptions(cmd).Adopt(cmd.Context(), args[0])
 			if err != nil {
 				return ledgerError(err)
 			}
@@ -301,7 +301,7 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := ledgerBook(cmd).Upgrade(cmd.Context(), args[0], b, f.Replace)
+			res, err := ledgerOptions(cmd).Upgrade(cmd.Context(), args[0], b, f.Replace)
 			if err != nil {
 				return ledgerError(err)
 			}

@@ -25,7 +25,7 @@ func newLedgerExportCmd() *cobra.Command {
 		Short: "Write a ledger (one kept in PostgreSQL) to a new ledger file that verifies offline",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			book := ledgerBook(cmd)
+			book := ledgerOptions(cmd)
 			if err := book.Export(cmd.Context(), args[0], args[1]); err != nil {
 				return ledgerError(err)
 			}
@@ -43,7 +43,7 @@ func newLedgerImportCmd() *cobra.Command {
 		Short: "Move a ledger file into PostgreSQL, with its chain, for a team to share",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			book := ledgerBook(cmd)
+			book := ledgerOptions(cmd)
 			if err := book.Import(cmd.Context(), args[0], args[1]); err != nil {
 				return ledgerError(err)
 			}
@@ -55,8 +55,9 @@ func newLedgerImportCmd() *cobra.Command {
 
 // ledgerMoved reads the ledger at to, which from was moved (how) to, as
 // ledger verify reads it, and says what it holds and what follows (then).
-func ledgerMoved(cmd *cobra.Command, book ledger.Book, from, to, how, then string) error {
-	l, err := book.ReadOnly(cmd.Context(), to)
+func ledgerMoved(cmd *cobra.Command, opts ledger.Options, from, to, how, then string) error {
+	opts.ReadOnly = true
+	l, err := ledger.Open(cmd.Context(), to, opts)
 	if err != nil {
 		return ledgerError(err)
 	}

@@ -132,15 +132,17 @@ func initLedger(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenanc
 	if h.Shares, err = parseShares(f.Shares); err != nil {
 		return err
 	}
-	book := ledgerBook(cmd)
-	prev, err := book.Init(cmd.Context(), path, h, f.Replace)
+	opts := ledgerOptions(cmd)
+	opts.Replace = f.Replace
+	prev, err := ledger.Create(cmd.Context(), path, h, opts)
 	if err != nil {
 		return ledgerError(err)
 	}
 	if err := say(); err != nil {
 		return err
 	}
-	l, err := book.ReadOnly(cmd.Context(), path)
+	opts.ReadOnly = true
+	l, err := ledger.Open(cmd.Context(), path, opts)
 	if err != nil {
 		return ledgerError(err)
 	}

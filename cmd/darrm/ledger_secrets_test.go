@@ -21,7 +21,7 @@ func TestLedgerLockTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	led := newLedgerFile(t, dir, "held", votes)
-	held, err := ledger.Book{StateDir: t.TempDir()}.Open(context.Background(), led)
+	held, err := ledger.Open(context.Background(), led, ledger.Options{StateDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

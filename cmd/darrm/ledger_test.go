@@ -547,7 +547,7 @@ func TestLedgerForgedLines(t *testing.T) {
 			if c.edit == nil {
 				// The totals made to fit: those of both runs, so that only
 				// the run's identity is wrong.
-				l, err := ledger.Book{}.ReadOnly(t.Context(), led)
+				l, err := ledger.Open(t.Context(), led, ledger.Options{ReadOnly: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -567,7 +567,7 @@ func TestLedgerForgedLines(t *testing.T) {
 				// A release reads only the lines after the one its record
 				// vouches for: the copied line adds its labels to the
 				// total, which is never lowered.
-				l, err := ledger.Book{}.Open(t.Context(), led)
+				l, err := ledger.Open(t.Context(), led, ledger.Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -683,7 +683,7 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 			}
 			continue
 		}
-		l, err := ledger.Book{}.ReadOnly(t.Context(), led)
+		l, err := ledger.Open(t.Context(), led, ledger.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -277,7 +277,7 @@ func TestLedgerMessages(t *testing.T) {
 	if code != 0 || strings.ContainsRune(out, 0x1b) || !strings.Contains(out, `darrm\x1b[2J`) || !strings.Contains(stderr, "darrm ledger upgrade") {
 		t.Errorf("ESC in a field: exit %d: %q %s", code, out, stderr)
 	}
-	l, err := ledger.Book{}.ReadOnly(context.Background(), v1)
+	l, err := ledger.Open(context.Background(), v1, ledger.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +508,7 @@ func TestPlanLedgerStory(t *testing.T) {
 			// publish, since their header names the ledger they were charged to.
 			account := []string{"account", "pate", c.votes, "--labels", filepath.Join(dir, c.name+"-labels.csv"), "--target-delta", cell("publish_delta"), "--format", "json"}
 			var alone, with map[string]any
-			rl, err := ledger.Book{}.ReadOnly(t.Context(), led)
+			rl, err := ledger.Open(t.Context(), led, ledger.Options{ReadOnly: true})
 			if err != nil {
 				t.Fatal(err)
 			}

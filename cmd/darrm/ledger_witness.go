@@ -43,7 +43,7 @@ func (v *witnessValue) Set(path string) error {
 	return nil
 }
 
-// addWitnessFlag adds --witness to cmd, whose ledger book (ledgerBook)
+// addWitnessFlag adds --witness to cmd, whose ledger book (ledgerOptions)
 // then checks every ledger it opens against the witnesses given.
 func addWitnessFlag(cmd *cobra.Command) {
 	cmd.Flags().Var(&witnessValue{}, "witness", "a checkpoint or label file the ledger must extend (repeatable)")
@@ -72,7 +72,7 @@ func newLedgerCheckpointCmd() *cobra.Command {
 			if cli.IsStdout(f.Out) {
 				return cli.Usagef("--out %s: a checkpoint is a file, kept where the ledger's store cannot reach it: name one", f.Out)
 			}
-			w, err := ledgerBook(cmd).Checkpoint(cmd.Context(), args[0], f.Out)
+			w, err := ledgerOptions(cmd).Checkpoint(cmd.Context(), args[0], f.Out)
 			if err != nil {
 				return ledgerError(err)
 			}

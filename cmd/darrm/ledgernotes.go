@@ -23,10 +23,12 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
-// readLedger reads the ledger at path whole (ledger.Book.ReadOnly) and prints
-// what reading it found worth telling.
+// readLedger reads the ledger at path whole (ledger.Open with Options.ReadOnly) and
+// prints what reading it found worth telling.
 func readLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
-	l, err := ledgerBook(cmd).ReadOnly(cmd.Context(), path)
+	opts := ledgerOptions(cmd)
+	opts.ReadOnly = true
+	l, err := ledger.Open(cmd.Context(), path, opts)
 	if err != nil {
 		return nil, ledgerError(err)
 	}
@@ -40,19 +42,19 @@ func printReplaced(t *cliout.Text, prev *ledger.Record) {
 	t.Line("it replaces ledger %s (id %.8s, %d lines as your record had it on %s), retired where it still is: its last line now says so, and no release charges it", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
 }
 
-// ledgerBook is the command's book of ledgers: your records in the state
+// ledgerOptions is the command's book of ledgers: your records in the state
 // folder (ledger.StateDir), a wait for the lock on a ledger or on its
-// record said on cmd's stderr (ledger.Book.Waiting), and a ledger lost
+// record said on cmd's stderr (ledger.Options.Waiting), and a ledger lost
 // during a run (its server's connection) ending the command's context,
-// so that a release stops at once (ledger.Book.Lost), and every ledger
-// checked against the command's --witness files (ledger.Book.Witnesses).
-func ledgerBook(cmd *cobra.Command) ledger.Book {
+// so that a release stops at once (ledger.Options.Lost), and every ledger
+// checked against the command's --witness files (ledger.Options.Witnesses).
+func ledgerOptions(cmd *cobra.Command) ledger.Options {
 	// Every command that opens a ledger has --lock-timeout.
 	wait, err := cmd.Flags().GetDuration("lock-timeout")
 	if err != nil {
 		wait = ledger.DefaultLockTimeout
 	}
-	return ledger.Book{
+	return ledger.Options{
 		Witnesses: witnesses(cmd),
 		Waiting: func(what string) {
 			who := "another darrm run is using it"
@@ -115,7 +117,7 @@ func printLedgerNotes(w io.Writer, location string, notes []string) {
 // another of darrm's (a vote file, a gamma) is named as what it is, a
 // missing one with the close names, a bad header parameter as its flag,
 // the option that replaces an ensemble's record on purpose
-// (ledger.Book.Init's replace) as --replace, and the filter of a ledger
+// (ledger.Options.Replace) as --replace, and the filter of a ledger
 // that would take labels refused as ledger init's --filter.
 func ledgerError(err error) error {
 	if msg := notLedger(err); msg != "" {

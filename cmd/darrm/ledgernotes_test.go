@@ -22,28 +22,28 @@ func TestLedgerError(t *testing.T) {
 	t.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
 	near := filepath.Join(dir, "k.ledger")
 	os.WriteFile(near, nil, 0o644)
-	_, err := ledger.Book{}.ReadOnly(context.Background(), filepath.Join(dir, "k.ledgr"))
+	_, err := ledger.Open(context.Background(), filepath.Join(dir, "k.ledgr"), ledger.Options{ReadOnly: true})
 	if err = ledgerError(err); !cli.IsUsage(err) || !strings.Contains(err.Error(), "did you mean "+near+"?") {
 		t.Errorf("a mistyped ledger: %v", err)
 	}
 	votes := filepath.Join(dir, "votes.csv")
 	os.WriteFile(votes, []byte(`# {"darrm-votes":1,"ensemble":"e","K":3,"classes":2}`+"\n0,1,1\n"), 0o644)
-	_, err = ledger.Book{}.ReadOnly(context.Background(), votes)
+	_, err = ledger.Open(context.Background(), votes, ledger.Options{ReadOnly: true})
 	if err = ledgerError(err); !cli.IsUsage(err) || !strings.Contains(err.Error(), "is a vote file") {
 		t.Errorf("a vote file as a ledger: %v", err)
 	}
-	// A second ledger: the library names Book.Init's replace, the
+	// A second ledger: the library names Options.Replace, the
 	// command --replace.
 	b := provenance.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}
 	h := ledger.NewHeader(b, accountant.Guarantee{Eps: 1, Delta: 1e-3}, 1e-5, accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: 1e-3}}})
-	if _, err := (ledger.Book{}).Init(context.Background(), filepath.Join(dir, "first.ledger"), h, false); err != nil {
+	if _, err := ledger.Create(context.Background(), filepath.Join(dir, "first.ledger"), h, ledger.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = ledger.Book{}.Init(context.Background(), filepath.Join(dir, "second.ledger"), h, false)
-	if !strings.Contains(err.Error(), "Book.Init again with replace true") {
+	_, err = ledger.Create(context.Background(), filepath.Join(dir, "second.ledger"), h, ledger.Options{})
+	if !strings.Contains(err.Error(), "Create again with Options.Replace true") {
 		t.Errorf("a second ledger, from the library: %v", err)
 	}
-	if err = ledgerError(err); !strings.Contains(err.Error(), "run the same darrm ledger init command with --replace") || strings.Contains(err.Error(), "Book.Init") {
+	if err = ledgerError(err); !strings.Contains(err.Error(), "run the same darrm ledger init command with --replace") || strings.Contains(err.Error(), "Options.Replace") {
 		t.Errorf("a second ledger, from the command: %v", err)
 	}
 	if status, _ := explainExit(err); status != exitUsage {

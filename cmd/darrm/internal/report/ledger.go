@@ -173,7 +173,7 @@ type LedgerVerify struct {
 }
 
 // NewLedgerVerify is the document of the ledger l, read from path with
-// every line checked (ledger.Book.ReadOnly), whose record agrees with it.
+// every line checked (ledger.Options.ReadOnly), whose record agrees with it.
 func NewLedgerVerify(path string, l *ledger.Ledger) (LedgerVerify, error) {
 	b, err := l.Balance()
 	rec := "agrees"
