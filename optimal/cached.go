@@ -23,7 +23,7 @@ import (
 // fails, the result is returned but not stored, so that a later call
 // solves again, and the cache's entries are those of the current solver
 // (cache.Version). d may be nil, which disables the cache. The result's
-// Origin is FromCache or Solved, its Entry the gamma with its certificate
+// Cached says whether it came from the cache, its Entry the gamma with its certificate
 // and statistics, its Path the cache file (with a cache), and its
 // StoreErr a failure to store a fresh entry, beside a valid result.
 func cached(ctx context.Context, d *cache.Dir, p constraints.Problem, prior gamma.Prior, opts Options, onCorrupt func(error), certify certifier) (Loaded, error) {
@@ -35,7 +35,7 @@ func cached(ctx context.Context, d *cache.Dir, p constraints.Problem, prior gamm
 		var ce *cache.CorruptError
 		switch {
 		case err == nil:
-			return Loaded{Gamma: e.Gamma, Origin: FromCache, Entry: e, Path: path}, nil
+			return Loaded{Gamma: e.Gamma, Cached: true, Entry: e, Path: path}, nil
 		case errors.As(err, &ce):
 			if onCorrupt != nil {
 				onCorrupt(err)
@@ -55,7 +55,7 @@ func cached(ctx context.Context, d *cache.Dir, p constraints.Problem, prior gamm
 		Seconds: r.Elapsed.Seconds(), LPSolves: r.LPSolves, Rows: r.Rows, Passes: r.Passes, TieBroken: r.TieBroken,
 		Stalled: r.Stalled, Created: time.Now().UTC().Truncate(time.Second),
 	}
-	l := Loaded{Gamma: e.Gamma, Origin: Solved, Entry: e, Path: path}
+	l := Loaded{Gamma: e.Gamma, Entry: e, Path: path}
 	if d != nil && r.TieBroken && !r.Stalled {
 		l.StoreErr = d.Put(e)
 	}

@@ -21,8 +21,8 @@ func BenchmarkSolveCached(b *testing.B) {
 	}
 	for b.Loop() {
 		l, err := cached(context.Background(), d, constraints.New(11, 3, 0.1, 1e-5), prior, Options{}, nil, verifier(0))
-		if err != nil || l.Origin != FromCache {
-			b.Fatalf("origin %v, err = %v", l.Origin, err)
+		if err != nil || !l.Cached {
+			b.Fatalf("cached %v, err = %v", l.Cached, err)
 		}
 	}
 }

@@ -23,13 +23,13 @@ func TestCachedReverifiesTamperedEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Origin != Solved || first.StoreErr != nil || first.Path != d.Path(cache.Key{Problem: p, Prior: prior.String()}) {
-		t.Fatalf("first call: origin %v, store error %v, path %q; want solved and stored", first.Origin, first.StoreErr, first.Path)
+	if first.Cached || first.StoreErr != nil || first.Path != d.Path(cache.Key{Problem: p, Prior: prior.String()}) {
+		t.Fatalf("first call: cached %v, store error %v, path %q; want solved and stored", first.Cached, first.StoreErr, first.Path)
 	}
 	good := first.Entry
 	again, err := cached(ctx, d, p, prior, Options{}, nil, verifier(0))
-	if err != nil || again.Origin != FromCache || !slices.Equal(again.Gamma, good.Gamma) {
-		t.Fatalf("second call: origin %v, err %v; want the stored gamma from the cache", again.Origin, err)
+	if err != nil || !again.Cached || !slices.Equal(again.Gamma, good.Gamma) {
+		t.Fatalf("second call: cached %v, err %v; want the stored gamma from the cache", again.Cached, err)
 	}
 	putTampered(t, d, good)
 	var reported []error
@@ -37,7 +37,7 @@ func TestCachedReverifiesTamperedEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, cached := l.Entry, l.Origin == FromCache
+	e, cached := l.Entry, l.Cached
 	var ce *cache.CorruptError
 	if len(reported) != 1 || !errors.As(reported[0], &ce) || !strings.Contains(ce.Error(), "violated") {
 		t.Errorf("tampered entry reported as %v", reported)

@@ -51,7 +51,7 @@ func ExampleSource_Load() {
 		if l.StoreErr != nil {
 			fmt.Println("not stored:", l.StoreErr)
 		}
-		fmt.Printf("solved now: %v, from the cache: %v, certificate: %v\n", l.Origin == optimal.Solved, l.Origin == optimal.FromCache, l.Entry.Certificate.Status)
+		fmt.Printf("solved now: %v, from the cache: %v, certificate: %v\n", !l.Cached, l.Cached, l.Entry.Certificate.Status)
 	}
 	// Output:
 	// solved now: true, from the cache: false, certificate: certified

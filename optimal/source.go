@@ -54,23 +54,14 @@ type Source struct {
 // samples it).
 type certifier func(ctx context.Context, p constraints.Problem, g gamma.Gamma) (gamma.Certificate, error)
 
-// Origin says where a Source found a gamma: FromGiven (the
-// caller's, the zero value), FromCache (a cache entry, certified again
-// now) or Solved (gamma_opt solved now).
-type Origin int
-
-// The origins of a gamma.
-const (
-	FromGiven Origin = iota // Source.Given
-	FromCache               // a cache entry, certified again now
-	Solved                  // gamma_opt solved now
-)
-
 // Loaded is a gamma for a problem and where it came from: what Source.Load
 // returns.
 type Loaded struct {
-	Gamma  gamma.Gamma
-	Origin Origin
+	Gamma gamma.Gamma
+	// Cached says that the gamma is a cache entry, certified again now;
+	// a gamma_opt not cached was solved now (Entry is not nil), and one
+	// without an Entry is Source.Given.
+	Cached bool
 	// Entry is gamma_opt with its certificate, computed in this call, and
 	// the statistics of its solve; nil for a Given gamma.
 	Entry *cache.Entry
@@ -137,7 +128,7 @@ func (s Source) Load(ctx context.Context, p constraints.Problem) (Loaded, error)
 		if s.Given.K() != p.K {
 			return Loaded{}, &SourceError{"Given", fmt.Errorf("has %d values, want K+1 = %d", len(s.Given), p.K+1)}
 		}
-		return Loaded{Gamma: s.Given, Origin: FromGiven}, nil
+		return Loaded{Gamma: s.Given}, nil
 	}
 	if _, err := s.Prior.Coefficients(p.K); err != nil {
 		return Loaded{}, &SourceError{"Prior", err}
@@ -155,7 +146,7 @@ func (s Source) Load(ctx context.Context, p constraints.Problem) (Loaded, error)
 		if err != nil {
 			return Loaded{}, &SourceError{"CacheOnly", err}
 		}
-		return Loaded{Gamma: e.Gamma, Origin: FromCache, Entry: e, Path: path}, nil
+		return Loaded{Gamma: e.Gamma, Cached: true, Entry: e, Path: path}, nil
 	}
 	l, err := cached(ctx, s.Cache, p, s.Prior, s.Options, s.OnCorrupt, s.certifier())
 	if err == nil && l.StoreErr != nil && s.OnNotStored != nil {
@@ -183,9 +174,9 @@ func (s Source) Gamma(ctx context.Context, p constraints.Problem, certify func(c
 	switch {
 	case s.Name != "":
 		return l.Gamma, s.Name, nil
-	case l.Origin == FromCache:
+	case l.Cached:
 		return l.Gamma, fmt.Sprintf("gamma_opt (prior %s) from the cache", s.Prior), nil
-	case l.Origin == Solved:
+	case l.Entry != nil:
 		return l.Gamma, fmt.Sprintf("gamma_opt (prior %s), solved now", s.Prior), nil
 	}
 	return l.Gamma, "a gamma given", nil

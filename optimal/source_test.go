@@ -39,26 +39,26 @@ func TestSourceLoad(t *testing.T) {
 		name   string
 		before func()
 		src    Source
-		origin Origin
+		origin string // "given", "solved" or "cached"
 		path   string
 		field  string // the field of a *SourceError, and
 		is     error  // what it wraps, or
 		as     any    // its type
 		says   string
 	}{
-		{name: "given", src: Source{Given: given, Cache: d, CacheOnly: true}, origin: FromGiven},
+		{name: "given", src: Source{Given: given, Cache: d, CacheOnly: true}, origin: "given"},
 		{name: "given, wrong K", src: Source{Given: given[:4]}, field: "Given", says: "has 4 values, want K+1 = 6"},
 		{name: "prior not set", src: Source{Cache: d}, field: "Prior", says: "prior is not set"},
 		{name: "prior of another K", src: Source{Cache: d, Prior: threePriors}, field: "Prior"},
 		{name: "cache only, no cache", src: Source{Prior: prior, CacheOnly: true}, field: "CacheOnly", is: ErrNoCache},
 		{name: "cache only, not cached", src: Source{Cache: d, Prior: prior, CacheOnly: true}, field: "CacheOnly", is: cache.ErrNotFound,
 			says: "the cache has no gamma_opt for K=5 m=2 eps=0.1 Delta=1e-05 delta=1.99999e-05 prior uniform (" + path + ")"},
-		{name: "no cache", src: Source{Prior: prior}, origin: Solved},
-		{name: "solved and stored", src: Source{Cache: d, Prior: prior}, origin: Solved, path: path},
-		{name: "cached", src: Source{Cache: d, Prior: prior}, origin: FromCache, path: path},
-		{name: "cache only, cached", src: Source{Cache: d, Prior: prior, CacheOnly: true}, origin: FromCache, path: path},
+		{name: "no cache", src: Source{Prior: prior}, origin: "solved"},
+		{name: "solved and stored", src: Source{Cache: d, Prior: prior}, origin: "solved", path: path},
+		{name: "cached", src: Source{Cache: d, Prior: prior}, origin: "cached", path: path},
+		{name: "cache only, cached", src: Source{Cache: d, Prior: prior, CacheOnly: true}, origin: "cached", path: path},
 		{name: "cache only, tampered", before: tamper, src: Source{Cache: d, Prior: prior, CacheOnly: true}, field: "CacheOnly", as: new(*cache.CorruptError), says: "violated"},
-		{name: "tampered, solved again", src: Source{Cache: d, Prior: prior, OnCorrupt: func(err error) { corrupt = append(corrupt, err) }}, origin: Solved, path: path},
+		{name: "tampered, solved again", src: Source{Cache: d, Prior: prior, OnCorrupt: func(err error) { corrupt = append(corrupt, err) }}, origin: "solved", path: path},
 	} {
 		if tc.before != nil {
 			tc.before()
@@ -72,11 +72,11 @@ func TestSourceLoad(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case l.Origin != tc.origin || l.Path != tc.path || l.StoreErr != nil:
-			t.Errorf("%s: origin %v, path %q, store error %v; want %v, %q", tc.name, l.Origin, l.Path, l.StoreErr, tc.origin, tc.path)
-		case tc.origin == FromGiven && (!slices.Equal(l.Gamma, given) || l.Entry != nil):
+		case originOf(l) != tc.origin || l.Path != tc.path || l.StoreErr != nil:
+			t.Errorf("%s: origin %v, path %q, store error %v; want %v, %q", tc.name, originOf(l), l.Path, l.StoreErr, tc.origin, tc.path)
+		case tc.origin == "given" && (!slices.Equal(l.Gamma, given) || l.Entry != nil):
 			t.Errorf("%s: %v, entry %v; want the given gamma", tc.name, l.Gamma, l.Entry)
-		case tc.origin != FromGiven && (l.Entry == nil || l.Entry.Certificate.Status != gamma.Certified || !slices.Equal(l.Gamma, l.Entry.Gamma)):
+		case tc.origin != "given" && (l.Entry == nil || l.Entry.Certificate.Status != gamma.Certified || !slices.Equal(l.Gamma, l.Entry.Gamma)):
 			t.Errorf("%s: gamma %v, entry %+v; want certified gamma_opt", tc.name, l.Gamma, l.Entry)
 		}
 	}
@@ -122,4 +122,15 @@ func TestSourceLoadValidatesFirst(t *testing.T) {
 			t.Errorf("K = %d, %v: %v, want a ParamError on K", p.K, p.Relation, err)
 		}
 	}
+}
+
+// originOf says where l came from: "given", "solved" or "cached".
+func originOf(l Loaded) string {
+	switch {
+	case l.Cached:
+		return "cached"
+	case l.Entry != nil:
+		return "solved"
+	}
+	return "given"
 }

@@ -93,7 +93,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	if err != nil {
 		return err
 	}
-	out := report.NewSolve(report.NewProblem(p), l.Entry, l.Origin == optimal.FromCache)
+	out := report.NewSolve(report.NewProblem(p), l.Entry, l.Cached)
 	out.CacheFile = l.Path
 	if f.Compare {
 		var evs []report.Evaluation
