@@ -133,30 +133,26 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	var notStored error
 	settings.Gamma.OnNotStored = func(err error) { notStored = err }
 	spec.Mechanism = settings.mechanism(info.Name, info.Input)
-	var led *ledger.Ledger
+	var led *runLedger
 	if f.Ledger != "" {
-		book := ledgerOptions(cmd)
-		book.Analyst = f.Analyst
-		if led, err = ledger.Open(cmd.Context(), f.Ledger, book); err != nil {
-			lines.Done()
-			return ledgerError(err)
-		}
-		defer led.Close()
+		opts := ledgerOptions(cmd)
+		opts.Analyst = f.Analyst
+		led = &runLedger{open: func() (*ledger.Ledger, error) { return ledger.Open(cmd.Context(), f.Ledger, opts) }}
+		defer led.close()
 		spec.Ledger = led
 	}
 	done, err := ensemble.Release(cmd.Context(), spec)
 	lines.Done()
 	warnNotStored(cmd, optimal.Loaded{StoreErr: notStored})
-	var re *ensemble.ReleaseError
-	if led != nil && !(errors.As(err, &re) && re.Step <= ensemble.StepLedger) {
-		// What opening it found, once the run has begun on it.
+	if led != nil && led.begun {
 		printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
 	}
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
 		return mech.ReleaseError(err, input)
 	}
-	if led != nil {
+	if led != nil && led.begun {
 		st, err := led.BalanceFor(done.Aggregator.Privacy().Spend)
+		led.close()
 		if err != nil {
 			return ledgerError(err)
 		}
@@ -180,6 +176,39 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return fmt.Errorf("%w: %s", errBudget, stopped)
 	}
 	return nil
+}
+
+// runLedger is the ledger of a release (ensemble.Ledger), opened only when
+// the release begins its run on it (Begin), after the aggregator is built
+// and accounted for: a solve of gamma_opt, which may take minutes, then
+// holds no lock on a ledger that other analysts wait for (--lock-timeout),
+// and a release refused before it leaves the ledger and its record as
+// they were.
+type runLedger struct {
+	*ledger.Ledger
+	open func() (*ledger.Ledger, error)
+	// begun says that the run has begun on the ledger.
+	begun bool
+}
+
+// Begin opens the ledger and begins the run on it.
+func (r *runLedger) Begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error) {
+	l, err := r.open()
+	if err != nil {
+		return 0, err
+	}
+	r.Ledger = l
+	n, err := l.Begin(mechanism, b, step, limit)
+	r.begun = err == nil
+	return n, err
+}
+
+// close closes the ledger, if it was opened.
+func (r *runLedger) close() {
+	if r.Ledger != nil {
+		r.Ledger.Close()
+		r.Ledger = nil
+	}
 }
 
 // spec returns the release of the votes of in by mechanism info as the
