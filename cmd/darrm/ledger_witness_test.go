@@ -35,7 +35,7 @@ func TestLedgerWitness(t *testing.T) {
 		t.Fatal(e)
 	}
 	old := filepath.Join(dir, "old.checkpoint")
-	if out, e, code := darrm(t, "", "ledger", "checkpoint", led, "--out", old); code != 0 || !strings.Contains(out, "3 lines") || !strings.Contains(out, "--witness") {
+	if out, e, code := darrm(t, "", "ledger", "checkpoint", led, "--out", old); code != 0 || !strings.Contains(unwrapped(out), "3 lines") || !strings.Contains(out, "--witness") {
 		t.Fatalf("ledger checkpoint: exit %d:\n%s%s", code, out, e)
 	}
 	backup, _ := os.ReadFile(led)
@@ -54,7 +54,7 @@ func TestLedgerWitness(t *testing.T) {
 	}
 	cp := filepath.Join(dir, "team.checkpoint")
 	for range 2 { // written, then moved on over itself
-		if out, e, code := darrm(t, "", "ledger", "checkpoint", led, "--out", cp); code != 0 || !strings.Contains(out, "5 lines") {
+		if out, e, code := darrm(t, "", "ledger", "checkpoint", led, "--out", cp); code != 0 || !strings.Contains(unwrapped(out), "5 lines") {
 			t.Fatalf("ledger checkpoint: exit %d:\n%s%s", code, out, e)
 		}
 	}
