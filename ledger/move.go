@@ -28,11 +28,11 @@ const importBatch = 10_000
 // as ReadOnly reads it (it must be of version 4 or the current one);
 // neither it nor your record changes. It never writes over a file (one
 // there is an error).
-func (bk Options) Export(ctx context.Context, location, file string) error {
+func (opts Options) Export(ctx context.Context, location, file string) error {
 	if IsURL(file) {
 		return &urlError{Redact(file), "ledger export writes a ledger file: name a file (darrm ledger import moves a file into PostgreSQL)"}
 	}
-	l, err := bk.readOnly(ctx, location)
+	l, err := opts.readOnly(ctx, location)
 	if err != nil {
 		return err
 	}
@@ -80,24 +80,24 @@ func (bk Options) Export(ctx context.Context, location, file string) error {
 // checked against your record as a release checks it); your record of its
 // ensemble then names url, so that every later spend is counted once, in
 // the database: a release on the file is refused (*RecordError).
-func (bk Options) Import(ctx context.Context, file, url string) error {
+func (opts Options) Import(ctx context.Context, file, url string) error {
 	switch {
 	case !IsURL(url):
 		return &urlError{url, "ledger import moves a ledger file into PostgreSQL: name the ledger to make as postgres://[user[:password]@]host[:port]/database?ledger=NAME"}
 	case IsURL(file):
 		return &urlError{Redact(file), "ledger import reads a ledger file: name one (darrm ledger export writes one from a PostgreSQL ledger)"}
 	}
-	l, _, err := bk.open(ctx, file, false)
+	l, _, err := opts.open(ctx, file, false)
 	if err != nil {
 		return err
 	}
 	l.importing = true
-	if _, err := l.load(ctx, bk, true, false); err != nil {
+	if _, err := l.load(ctx, opts, true, false); err != nil {
 		l.store.close()
 		return err
 	}
 	defer l.Close()
-	db, err := newPGLedger(ctx, url, bk)
+	db, err := newPGLedger(ctx, url, opts)
 	if err != nil {
 		return err
 	}

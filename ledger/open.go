@@ -43,7 +43,7 @@ type Options struct {
 	// context there, so that the release stops at once, even while it
 	// waits for input, instead of at its next reservation.
 	Lost func(err error)
-	// Analyst names who charges the runs made through this Options, written
+	// Analyst names who charges the runs opened with these Options, written
 	// in each run's lines (Spend.Analyst) and held to the analyst's share
 	// when the ledger gives shares (Header.Shares); "" is the database
 	// user of a ledger in PostgreSQL, and no one for a file.
@@ -115,36 +115,36 @@ func Create(ctx context.Context, location string, h Header, opts Options) (previ
 const DefaultLockTimeout = 30 * time.Second
 
 // lockTimeout returns the bound of a wait for a lock (LockTimeout).
-func (bk Options) lockTimeout() (time.Duration, error) {
+func (opts Options) lockTimeout() (time.Duration, error) {
 	switch {
-	case bk.LockTimeout < 0:
-		return 0, paramError("LockTimeout", bk.LockTimeout.String(), "must be positive, or 0 for the default wait")
-	case bk.LockTimeout == 0:
+	case opts.LockTimeout < 0:
+		return 0, paramError("LockTimeout", opts.LockTimeout.String(), "must be positive, or 0 for the default wait")
+	case opts.LockTimeout == 0:
 		return DefaultLockTimeout, nil
 	}
-	return bk.LockTimeout, nil
+	return opts.LockTimeout, nil
 }
 
 // waiting returns the function that a wait for the lock on what calls.
-func (bk Options) waiting(what string) func() {
-	if bk.Waiting == nil {
+func (opts Options) waiting(what string) func() {
+	if opts.Waiting == nil {
 		return nil
 	}
-	return func() { bk.Waiting(what) }
+	return func() { opts.Waiting(what) }
 }
 
-func (bk Options) stateDir() (string, error) {
-	if bk.StateDir != "" {
-		if !filepath.IsAbs(bk.StateDir) {
-			return "", &stateDirError{Value: bk.StateDir}
+func (opts Options) stateDir() (string, error) {
+	if opts.StateDir != "" {
+		if !filepath.IsAbs(opts.StateDir) {
+			return "", &stateDirError{Value: opts.StateDir}
 		}
-		return bk.StateDir, nil
+		return opts.StateDir, nil
 	}
 	return StateDir()
 }
 
 // create is Create, replace its Options.Replace.
-func (bk Options) create(ctx context.Context, location string, h Header, replace bool) (previous *Record, err error) {
+func (opts Options) create(ctx context.Context, location string, h Header, replace bool) (previous *Record, err error) {
 	h.Version = Version
 	if err := checkHeader(h); err != nil {
 		return nil, err
@@ -174,7 +174,7 @@ func (bk Options) create(ctx context.Context, location string, h Header, replace
 	create := func() (string, uint64, uint64, error) { return createFile(location, b) }
 	var live *takenError // the database's live ledger of the ensemble
 	if IsURL(location) {
-		db, err := newPGLedger(ctx, location, bk)
+		db, err := newPGLedger(ctx, location, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -192,11 +192,11 @@ func (bk Options) create(ctx context.Context, location string, h Header, replace
 		// Before the record is locked: a run on a ledger to retire holds
 		// its lock and then takes the record's, so the retirement waits
 		// for the run to end.
-		if err := bk.retireReplaced(ctx, location, h, live); err != nil {
+		if err := opts.retireReplaced(ctx, location, h, live); err != nil {
 			return nil, err
 		}
 	}
-	st, rec, err := openRecord(ctx, bk, replace, h.Ensemble)
+	st, rec, err := openRecord(ctx, opts, replace, h.Ensemble)
 	if err != nil {
 		return nil, err
 	}
@@ -221,14 +221,14 @@ func (bk Options) create(ctx context.Context, location string, h Header, replace
 // retireReplaced retires the ledgers that the ledger of header h at
 // location replaces: the database's live ledger of the ensemble (live)
 // and the ledger your record names, where it still is.
-func (bk Options) retireReplaced(ctx context.Context, location string, h Header, live *takenError) error {
-	e := ending{Reason: reasonRetired, At: h.Created, Successor: h.ID, Where: Redact(location), By: bk.Analyst}
+func (opts Options) retireReplaced(ctx context.Context, location string, h Header, live *takenError) error {
+	e := ending{Reason: reasonRetired, At: h.Created, Successor: h.ID, Where: Redact(location), By: opts.Analyst}
 	if live != nil {
-		if err := bk.retire(ctx, withLedger(location, live.Other), h.Ensemble, "", e); err != nil {
+		if err := opts.retire(ctx, withLedger(location, live.Other), h.Ensemble, "", e); err != nil {
 			return err
 		}
 	}
-	st, err := openState(ctx, bk, h.Ensemble)
+	st, err := openState(ctx, opts, h.Ensemble)
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func (bk Options) retireReplaced(ctx context.Context, location string, h Header,
 	if rec == nil || live != nil && rec.LedgerID == live.ID {
 		return nil
 	}
-	if err := bk.retire(ctx, rec.Path, h.Ensemble, rec.LedgerID, e); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := opts.retire(ctx, rec.Path, h.Ensemble, rec.LedgerID, e); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -251,8 +251,8 @@ func (bk Options) retireReplaced(ctx context.Context, location string, h Header,
 // identity id, with e (Ledger.end): a ledger that has ended already is
 // left as it is. It reads the ledger whole, without the record (which
 // Init holds), and refuses one of another ensemble or identity.
-func (bk Options) retire(ctx context.Context, location, ensemble, id string, e ending) error {
-	l, _, err := bk.open(ctx, location, false)
+func (opts Options) retire(ctx context.Context, location, ensemble, id string, e ending) error {
+	l, _, err := opts.open(ctx, location, false)
 	if err != nil {
 		return fmt.Errorf("ledger init --replace: retire the ledger it replaces: %w", err)
 	}
@@ -280,8 +280,8 @@ func (bk Options) retire(ctx context.Context, location, ensemble, id string, e e
 // makes its ledger (Init, Upgrade, Import), and reads it: nil when there
 // is none, or when it is damaged and replace replaces it. Close the
 // state.
-func openRecord(ctx context.Context, bk Options, replace bool, ensemble string) (*state, *Record, error) {
-	st, err := openState(ctx, bk, ensemble)
+func openRecord(ctx context.Context, opts Options, replace bool, ensemble string) (*state, *Record, error) {
+	st, err := openState(ctx, opts, ensemble)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -349,12 +349,12 @@ type Ledger struct {
 }
 
 // forRun is Open for a run.
-func (bk Options) forRun(ctx context.Context, location string) (*Ledger, error) {
-	l, _, err := bk.open(ctx, location, false)
+func (opts Options) forRun(ctx context.Context, location string) (*Ledger, error) {
+	l, _, err := opts.open(ctx, location, false)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := l.load(ctx, bk, true, false); err != nil {
+	if _, err := l.load(ctx, opts, true, false); err != nil {
 		l.store.close()
 		return nil, err
 	}
@@ -363,17 +363,17 @@ func (bk Options) forRun(ctx context.Context, location string) (*Ledger, error) 
 
 // open opens the store of the ledger at location (for a run, locked),
 // and reports whether no write can be under way.
-func (bk Options) open(ctx context.Context, location string, readOnly bool) (*Ledger, bool, error) {
-	if bk.Analyst != "" {
-		if err := checkAnalyst(bk.Analyst); err != nil {
-			return nil, false, paramError("analyst", strconv.Quote(bk.Analyst), err.Error())
+func (opts Options) open(ctx context.Context, location string, readOnly bool) (*Ledger, bool, error) {
+	if opts.Analyst != "" {
+		if err := checkAnalyst(opts.Analyst); err != nil {
+			return nil, false, paramError("analyst", strconv.Quote(opts.Analyst), err.Error())
 		}
 	}
-	s, where, settled, err := openStore(ctx, location, readOnly, bk)
+	s, where, settled, err := openStore(ctx, location, readOnly, opts)
 	if err != nil {
 		return nil, false, err
 	}
-	l := &Ledger{path: where, store: s, readOnly: readOnly, analyst: bk.Analyst}
+	l := &Ledger{path: where, store: s, readOnly: readOnly, analyst: opts.Analyst}
 	if p, ok := s.(*pgStore); ok && p.overridden != "" {
 		l.notes = append(l.notes, p.overridden)
 	}
@@ -390,11 +390,11 @@ func (bk Options) open(ctx context.Context, location string, readOnly bool) (*Le
 // its ensemble, whatever the record said (which it returns, nil if there
 // was none): the way to resolve a *RecordError on purpose. The ledger
 // must pass every check of its own; a torn last line is cut off.
-func (bk Options) Adopt(ctx context.Context, location string) (previous *Record, l *Ledger, err error) {
-	if l, _, err = bk.open(ctx, location, false); err != nil {
+func (opts Options) Adopt(ctx context.Context, location string) (previous *Record, l *Ledger, err error) {
+	if l, _, err = opts.open(ctx, location, false); err != nil {
 		return nil, nil, err
 	}
-	if previous, err = l.load(ctx, bk, true, true); err != nil {
+	if previous, err = l.load(ctx, opts, true, true); err != nil {
 		l.store.close()
 		return nil, nil, err
 	}
@@ -402,12 +402,12 @@ func (bk Options) Adopt(ctx context.Context, location string) (previous *Record,
 }
 
 // readOnly is Open with Options.ReadOnly.
-func (bk Options) readOnly(ctx context.Context, location string) (*Ledger, error) {
-	l, settled, err := bk.open(ctx, location, true)
+func (opts Options) readOnly(ctx context.Context, location string) (*Ledger, error) {
+	l, settled, err := opts.open(ctx, location, true)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := l.load(ctx, bk, settled, false); err != nil {
+	if _, err := l.load(ctx, opts, settled, false); err != nil {
 		l.store.close()
 		return nil, err
 	}
@@ -420,11 +420,11 @@ func (bk Options) readOnly(ctx context.Context, location string) (*Ledger, error
 // last line that it may and advances the record; with adopt, it records
 // the ledger as it is, whatever the record said, and returns what it
 // said.
-func (l *Ledger) load(ctx context.Context, bk Options, settled, adopt bool) (*Record, error) {
+func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*Record, error) {
 	if err := l.readHeader(); err != nil {
 		return nil, err
 	}
-	st, err := openState(ctx, bk, l.header.Ensemble)
+	st, err := openState(ctx, opts, l.header.Ensemble)
 	if err != nil {
 		return nil, err
 	}
@@ -477,7 +477,7 @@ func (l *Ledger) load(ctx context.Context, bk Options, settled, adopt bool) (*Re
 		}
 		l.recordErr = err
 	}
-	for _, w := range bk.Witnesses {
+	for _, w := range opts.Witnesses {
 		if err := l.checkWitness(w); err != nil {
 			return nil, err
 		}

@@ -557,11 +557,11 @@ func (p *pgLocation) fail(what string, err error) error {
 }
 
 // bound makes every wait of the location's sessions for a lock end after
-// bk's lock timeout: the server's lock_timeout, which a wait for a table
+// opts's lock timeout: the server's lock_timeout, which a wait for a table
 // that another session locked (LOCK TABLE) obeys as a wait for a run's
 // advisory lock does. It outranks the URL's options.
-func (p *pgLocation) bound(bk Options) error {
-	timeout, err := bk.lockTimeout()
+func (p *pgLocation) bound(opts Options) error {
+	timeout, err := opts.lockTimeout()
 	if err != nil {
 		return err
 	}
@@ -724,12 +724,12 @@ type pgLedger struct {
 // newPGLedger connects to the database of the PostgreSQL ledger at
 // location, to make it: the database's schema is made if it has none, and
 // a ledger of that name must not exist (a *takenError).
-func newPGLedger(ctx context.Context, location string, bk Options) (*pgLedger, error) {
+func newPGLedger(ctx context.Context, location string, opts Options) (*pgLedger, error) {
 	p, err := parsePG(location)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.bound(bk); err != nil {
+	if err := p.bound(opts); err != nil {
 		return nil, err
 	}
 	conn, err := p.connect(ctx)
@@ -918,19 +918,19 @@ var _ store = (*pgStore)(nil)
 // openPG opens the PostgreSQL ledger at location: for a run, waiting for
 // its lock (telling waiting once) until ctx is done; read only, without
 // waiting.
-func openPG(ctx context.Context, location string, readOnly bool, bk Options) (*pgStore, error) {
+func openPG(ctx context.Context, location string, readOnly bool, opts Options) (*pgStore, error) {
 	p, err := parsePG(location)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.bound(bk); err != nil {
+	if err := p.bound(opts); err != nil {
 		return nil, err
 	}
 	conn, err := p.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s := &pgStore{pgLocation: p, conn: conn, ctx: ctx, readOnly: readOnly, lostCh: make(chan struct{}), onLost: bk.Lost}
+	s := &pgStore{pgLocation: p, conn: conn, ctx: ctx, readOnly: readOnly, lostCh: make(chan struct{}), onLost: opts.Lost}
 	p.holder = func() string {
 		// Asked between the run's statements: the watchdog waits on the
 		// connection then.
@@ -941,7 +941,7 @@ func openPG(ctx context.Context, location string, readOnly bool, bk Options) (*p
 		return p.lockHolder(s.conn, s.key)
 	}
 	var r pgRow
-	err = p.told(bk.Waiting, func() (err error) {
+	err = p.told(opts.Waiting, func() (err error) {
 		r, err = p.find(ctx, conn)
 		if err == nil && !readOnly && r.version < schemaVersion {
 			if err = p.upgradeSchema(ctx, conn); err == nil {
@@ -955,7 +955,7 @@ func openPG(ctx context.Context, location string, readOnly bool, bk Options) (*p
 		err = p.checkRow(r)
 	}
 	if err == nil && !readOnly {
-		err = s.lock(bk.Waiting)
+		err = s.lock(opts.Waiting)
 	}
 	if err != nil {
 		closeConn(conn)

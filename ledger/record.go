@@ -269,20 +269,20 @@ type state struct {
 }
 
 // openState opens the record of ensemble (not locked). A wait for its
-// lock ends with ctx, and is told to bk.Waiting.
-func openState(ctx context.Context, bk Options, ensemble string) (*state, error) {
-	dir, err := bk.stateDir()
+// lock ends with ctx, and is told to opts.Waiting.
+func openState(ctx context.Context, opts Options, ensemble string) (*state, error) {
+	dir, err := opts.stateDir()
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := bk.lockTimeout()
+	timeout, err := opts.lockTimeout()
 	if err != nil {
 		return nil, err
 	}
 	dir = filepath.Join(dir, "ledgers")
 	sum := sha256.Sum256([]byte(ensemble))
 	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, ctx: ctx, timeout: timeout}
-	s.waiting = bk.waiting(fmt.Sprintf("the record of ensemble %s (%s)", ensemble, s.path))
+	s.waiting = opts.waiting(fmt.Sprintf("the record of ensemble %s (%s)", ensemble, s.path))
 	return s, nil
 }
 

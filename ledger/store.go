@@ -62,22 +62,22 @@ func IsURL(location string) bool {
 }
 
 // openStore opens the ledger at location for a run (locked, waiting
-// until ctx is done and telling bk.Waiting once; a loss told to bk.Lost),
+// until ctx is done and telling opts.Waiting once; a loss told to opts.Lost),
 // or, with readOnly, to read it: the store, the location as messages and
 // records name it, and whether no write can be under way (a run that
 // holds a file ledger may be writing its last line).
-func openStore(ctx context.Context, location string, readOnly bool, bk Options) (store, string, bool, error) {
+func openStore(ctx context.Context, location string, readOnly bool, opts Options) (store, string, bool, error) {
 	if IsURL(location) {
-		s, err := openPG(ctx, location, readOnly, bk)
+		s, err := openPG(ctx, location, readOnly, opts)
 		if err != nil {
 			return nil, Redact(location), false, err
 		}
 		return s, s.redacted, true, nil
 	}
-	timeout, err := bk.lockTimeout()
+	timeout, err := opts.lockTimeout()
 	if err != nil {
 		return nil, location, false, err
 	}
-	s, settled, err := openFileStore(ctx, location, readOnly, bk.Waiting, timeout)
+	s, settled, err := openFileStore(ctx, location, readOnly, opts.Waiting, timeout)
 	return s, location, settled, err
 }

@@ -104,9 +104,9 @@ type UpgradeResult struct {
 // it. Upgrading again after an interrupted upgrade completes it. A ledger
 // of the current version is read and checked (a *CorruptError if it is
 // damaged) and left as it is (Current): a PostgreSQL ledger always is.
-func (bk Options) Upgrade(ctx context.Context, location string, b provenance.Binding, replace bool) (UpgradeResult, error) {
+func (opts Options) Upgrade(ctx context.Context, location string, b provenance.Binding, replace bool) (UpgradeResult, error) {
 	var res UpgradeResult
-	s, path, _, err := openStore(ctx, location, false, bk)
+	s, path, _, err := openStore(ctx, location, false, opts)
 	if err != nil {
 		return res, err
 	}
@@ -144,7 +144,7 @@ func (bk Options) Upgrade(ctx context.Context, location string, b provenance.Bin
 	if err := checkHeader(nh); err != nil {
 		return res, err
 	}
-	st, rec, err := openRecord(ctx, bk, replace, nh.Ensemble)
+	st, rec, err := openRecord(ctx, opts, replace, nh.Ensemble)
 	if err != nil {
 		return res, err
 	}

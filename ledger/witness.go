@@ -254,7 +254,7 @@ func (l *Ledger) holds(n int, size int64, head string) (bool, error) {
 }
 
 // Checkpoint reads the ledger at location whole, every line checked, as
-// ReadOnly reads it (with bk's witnesses), and writes its state now to
+// ReadOnly reads it (with opts's witnesses), and writes its state now to
 // the checkpoint file at path, for a team to keep where the ledger's
 // store cannot reach (its repository, another machine) and to give to
 // releases as a witness (Options.Witnesses, ReadWitness). A file at path
@@ -263,7 +263,7 @@ func (l *Ledger) holds(n int, size int64, head string) (bool, error) {
 // anything else there is refused. A file ledger that a run holds is
 // refused, as the line it writes may not yet be on disk. It returns the
 // witness written.
-func (bk Options) Checkpoint(ctx context.Context, location, path string) (Witness, error) {
+func (opts Options) Checkpoint(ctx context.Context, location, path string) (Witness, error) {
 	old, isCheckpoint, err := readWitness(path)
 	var we *witnessError
 	switch {
@@ -273,14 +273,14 @@ func (bk Options) Checkpoint(ctx context.Context, location, path string) (Witnes
 	case err != nil:
 		return Witness{}, err
 	default:
-		bk.Witnesses = append(append([]Witness(nil), bk.Witnesses...), old)
+		opts.Witnesses = append(append([]Witness(nil), opts.Witnesses...), old)
 	}
-	l, settled, err := bk.open(ctx, location, true)
+	l, settled, err := opts.open(ctx, location, true)
 	if err != nil {
 		return Witness{}, err
 	}
 	defer l.store.close()
-	if _, err := l.load(ctx, bk, settled, false); err != nil {
+	if _, err := l.load(ctx, opts, settled, false); err != nil {
 		return Witness{}, err
 	}
 	if !settled {
