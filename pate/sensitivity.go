@@ -284,11 +284,36 @@ func (a *rdpAccount) localSensitivity(ctx context.Context, order float64) ([]flo
 			c5, c6, a.mech.Sigma2, a.classes, order)
 	}
 	g := newGNMaxLS(a.mech.Sigma2, order, a.classes, a.mech.Noise)
-	var th *thresholdLS
+	m := lsModel{g: g, weight: a.thP, ind: g.k.ind.Hi, scale: 1, pad: 1e-15}
 	if a.mech.Confident() {
-		th = newThresholdLS(a.mech, order, a.thLogQ, a.neighbours().leastMax(a.classes))
+		m.th = newThresholdLS(a.mech, order, a.thLogQ, a.neighbours().leastMax(a.classes))
 	}
-	ind := g.k.ind.Hi
+	return a.sumLocalSensitivity(ctx, m)
+}
+
+// lsModel is what the local sensitivity of a per-query cost
+// th(v) + w(v)·s(β(Q̃)) needs, v the largest count and Q̃ the GNMax step's
+// q̃ (in both directions or one): the threshold step's table th (nil
+// without it); the GNMax step's local sensitivities g; for a cost
+// weighted by w (an account of expected cost, a Propose-Test-Release
+// bound), the weight at each largest count, an upper bound pad on the
+// error of its entries, ind >= s(β) at every q̃ and scale, a Lipschitz
+// constant of s (|s(b) - s(b')| <= scale·|b - b'|). With cost set, ind
+// and scale are taken per query and distance d instead: cost returns s
+// and its slope at the largest β a histogram within d + 1 of the query's
+// can have (gnmaxLS.reach; both directions).
+type lsModel struct {
+	g          *gnmaxLS
+	th         *thresholdLS
+	weight     []float64
+	ind, scale float64
+	pad        float64
+	cost       func(b outward.Interval) (s, slope float64)
+}
+
+// sumLocalSensitivity returns A(d), d = 0..K, for the model m: the sum over
+// the account's queries of each one's A(d) (addLocalSensitivity).
+func (a *rdpAccount) sumLocalSensitivity(ctx context.Context, m lsModel) ([]float64, error) {
 	// The queries in lsChunks contiguous chunks, each summed on some core,
 	// then the chunks in order: the result does not depend on the cores.
 	n := len(a.answers)
@@ -296,7 +321,7 @@ func (a *rdpAccount) localSensitivity(ctx context.Context, order float64) ([]flo
 	parallel(lsChunks, func(c int) {
 		part := make([]float64, a.teachers+1)
 		for i := c * n / lsChunks; i < (c+1)*n/lsChunks && ctx.Err() == nil; i++ {
-			a.addLocalSensitivity(part, i, g, th, a.thP, ind)
+			a.addLocalSensitivity(part, i, m)
 		}
 		parts[c] = part
 	})
@@ -317,7 +342,8 @@ func (a *rdpAccount) localSensitivity(ctx context.Context, order float64) ([]flo
 const lsChunks = 16
 
 // addLocalSensitivity adds query i's A(d) at every d to total.
-func (a *rdpAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th *thresholdLS, pv []float64, ind float64) {
+func (a *rdpAccount) addLocalSensitivity(total []float64, i int, m lsModel) {
+	g, th, pv := m.g, m.th, m.weight
 	ans := a.answers[i]
 	counts := a.query(i)
 	top := counts[argmax(counts)]
@@ -336,6 +362,10 @@ func (a *rdpAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th 
 		tl = th.distances(top)
 	}
 	pmax, dp := 0.0, 0.0
+	var reach []outward.Interval
+	if m.cost != nil && ans == answerUnknown && th != nil {
+		reach = g.reach(a.logq[i][1], len(total)+1)
+	}
 	for d := range total {
 		var s float64
 		if tl != nil {
@@ -349,8 +379,8 @@ func (a *rdpAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th 
 				s = outward.AddUp(s, gl[d])
 				break
 			}
-			// |p·β - p'·β'| <= p·|β - β'| + β'·|p - p'| with p at
-			// most its largest value within d and β' <= λ/σ2².
+			// |p·s(β) - p'·s(β')| <= p·scale·|β - β'| + s(β')·|p - p'|
+			// with p at most its largest value within d and s(β') <= ind.
 			for _, w := range []int{top - d, top + d} {
 				if w < 0 || w >= len(pv) {
 					continue
@@ -362,7 +392,11 @@ func (a *rdpAccount) addLocalSensitivity(total []float64, i int, g *gnmaxLS, th 
 					}
 				}
 			}
-			s = outward.AddUp(s, outward.AddUp(outward.MulUp(math.Min(1, outward.Up(pmax, 8)), gl[d]), outward.MulUp(outward.Up(dp, 8)+1e-15, ind)))
+			ind, scale := m.ind, m.scale
+			if reach != nil {
+				ind, scale = m.cost(reach[d+1])
+			}
+			s = outward.AddUp(s, outward.AddUp(outward.MulUp(outward.MulUp(math.Min(1, outward.Up(pmax, 8)), scale), gl[d]), outward.MulUp(outward.Up(dp, 8)+m.pad, ind)))
 		}
 		total[d] = outward.AddUp(total[d], s)
 	}
