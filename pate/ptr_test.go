@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 )
 
@@ -99,5 +101,130 @@ func TestPTRLocalSensitivityBruteForce(t *testing.T) {
 			}
 			t.Logf("largest brute-force change over the bound: %.3f", tight)
 		})
+	}
+}
+
+// TestPTRFalsePassRate draws the test many times at votes whose bound
+// lies just above the proposal, where it passes only falsely, with the
+// budget's δ set so that the false-pass bound is 0.05: the rate must be
+// within four standard deviations of the bound (at the boundary the bound
+// is the rate, up to the lattice's share, below 2^-10·φ(z)).
+func TestPTRFalsePassRate(t *testing.T) {
+	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	votes := synthCounts(rand.New(rand.NewPCG(7, 8)), 40, 250, 10, 0.5)
+	r, err := ptrRule(m, 10, len(votes), PTROptions{Budget: accountant.Guarantee{Eps: 4, Delta: 0.05 / (1 - ptrShareTest)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.FalsePass-0.05) > 1e-6 {
+		t.Fatalf("false-pass bound %v, want 0.05", r.FalsePass)
+	}
+	acct, err := newRDPAccount(m, 250, 10, rdpOptions{Orders: []float64{r.Order}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range votes {
+		if err := acct.add(v, answerUnknown); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, s, err := acct.ptrStatistic(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Proposal = math.Nextafter(f, 0) // f > the proposal: a pass is false
+	const n = 20000
+	src := noise.NewSeededSource(70)
+	passed := 0
+	for range n {
+		ok, err := ptrDraw(f, s, r, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			passed++
+		}
+	}
+	rate, sd := float64(passed)/n, math.Sqrt(r.FalsePass*(1-r.FalsePass)/n)
+	if math.Abs(rate-r.FalsePass) > 4*sd {
+		t.Errorf("false passes: %d of %d (%.4f), want %.4f within %.4f", passed, n, rate, r.FalsePass, 4*sd)
+	}
+}
+
+// TestPTRTotal checks the plan's total against an independent computation
+// of each piece: the test's Rényi DP from Theorem 23's formula at σ/k,
+// the conversion of the proposal plus the test's cost by Canonne, Kamath
+// and Steinke's Proposition 12, the false-pass bound from erfc, and the
+// published (ε, δ) as their maxima; and the bound tested, for continuous
+// noise, from erfc and gnmaxRDP by plain float arithmetic.
+func TestPTRTotal(t *testing.T) {
+	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.ContinuousNoise}
+	for _, b := range []accountant.Guarantee{{Eps: 2, Delta: 1e-5}, {Eps: 4, Delta: 1e-6}, {Eps: 8, Delta: 1e-8}} {
+		r, err := ptrRule(m, 10, 300, PTROptions{Budget: b})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, beta := r.Order, r.Beta
+		sg := r.Sigma / (1 + r.Margin*r.Sigma*math.Expm1(beta))
+		rhoT := l*math.Exp(2*beta)/(sg*sg) + (beta*l-math.Log(1-2*l*beta)/2)/(l-1)
+		if math.Abs(rhoT-r.TestRDP) > 1e-9*rhoT {
+			t.Errorf("%v: test's Renyi DP %v, want %v", b, r.TestRDP, rhoT)
+		}
+		eps1 := r.Proposal + rhoT + math.Log((l-1)/l) - (math.Log(b.Delta)+math.Log(l))/(l-1)
+		if eps1 > b.Eps+1e-9 || eps1 < b.Eps-1e-6 {
+			t.Errorf("%v: the proposal and the test convert to %v, want the budget's eps", b, eps1)
+		}
+		fp := math.Erfc(r.Margin/math.Sqrt2)/2 + math.Exp(-r.Margin*r.Margin/2)/math.Sqrt(2*math.Pi)/1024
+		if math.Abs(fp-r.FalsePass) > 1e-9*fp || fp > (1-ptrShareTest)*b.Delta {
+			t.Errorf("%v: false-pass bound %v, want %v <= %v", b, r.FalsePass, fp, (1-ptrShareTest)*b.Delta)
+		}
+		want := accountant.Guarantee{Eps: math.Max(eps1, r.Test.Eps), Delta: math.Max(b.Delta, r.Test.Delta+fp)}
+		if r.Publish.Eps > b.Eps || r.Publish.Delta > b.Delta || math.Abs(r.Publish.Eps-want.Eps) > 1e-6 || math.Abs(r.Publish.Delta-want.Delta) > 1e-12 {
+			t.Errorf("%v: publishes %v, want %v within the budget", b, r.Publish, want)
+		}
+	}
+
+	votes := synthCounts(rand.New(rand.NewPCG(3, 4)), 50, 250, 10, 0.5)
+	const order = 8.0
+	acct, err := newRDPAccount(m, 250, 10, rdpOptions{Orders: []float64{order}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 0.0
+	pass := func(v float64) float64 { return math.Erfc((m.Threshold-v)/(m.Sigma1*math.Sqrt2)) / 2 }
+	for _, q := range votes {
+		if err := acct.add(q, answerUnknown); err != nil {
+			t.Fatal(err)
+		}
+		v := float64(q[argmax(q)])
+		tq, pq := 0.0, 0.0
+		for _, w := range []float64{v - 1, v, v + 1} {
+			if w < 0 || w > 250 {
+				continue
+			}
+			for _, o := range [][2]float64{{v, w}, {w, v}} {
+				p, p2 := pass(o[0]), pass(o[1])
+				x := math.Pow(1-p, order) * math.Pow(1-p2, 1-order)
+				y := math.Pow(p, order) * math.Pow(p2, 1-order)
+				tq = math.Max(tq, math.Log(x+y)/(order-1))
+				pq = math.Max(pq, y/(x+y))
+			}
+		}
+		lq, err := checkedGNMaxNeighbourLogQ(q, m.Sigma2, m.Noise, neighbours{teachers: 250})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bq, err := gnmaxRDP(lq, m.Sigma2, order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += tq + pq*math.Expm1((order-1)*bq)/(order-1)
+	}
+	f, _, err := acct.ptrBound(context.Background(), order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(f-want) > 1e-9*want {
+		t.Errorf("bound tested %v, want %v", f, want)
 	}
 }
