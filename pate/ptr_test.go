@@ -228,3 +228,49 @@ func TestPTRTotal(t *testing.T) {
 		t.Errorf("bound tested %v, want %v", f, want)
 	}
 }
+
+// TestPTRBoundHoldsExactly checks the bound PTR tests against the exact
+// Rényi divergences, in both directions, between Confident-GNMax's output
+// distributions (withheld, or each label) at every histogram and each of
+// its neighbours, summed over the discrete noise (exactThreshold,
+// exactGNMax), at small K and C, with and without abstaining teachers.
+func TestPTRBoundHoldsExactly(t *testing.T) {
+	m := noisymax.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	const order = 2.0
+	for _, rel := range relations(12) {
+		out := func(x []int) []float64 {
+			th := exactThreshold(t, x[argmax(x)], m.Threshold, m.Sigma1)
+			o := []float64{th[1]}
+			for _, g := range exactGNMax(t, x, m.Sigma2) {
+				o = append(o, th[0]*g)
+			}
+			return o
+		}
+		worst := 0.0
+		for _, x := range relHistograms(rel, 3) {
+			acct, err := newRDPAccount(m, rel.teachers, 3, rdpOptions{Orders: []float64{order}, Abstain: rel.abstain})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := acct.add(x, answerUnknown); err != nil {
+				t.Fatal(err)
+			}
+			f, _, err := acct.ptrBound(context.Background(), order)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := out(x)
+			for _, y := range distinctNeighbours(rel, x) {
+				q := out(y)
+				fwd, _ := renyi(p, q, order)
+				rev, _ := renyi(q, p, order)
+				if d := math.Max(fwd, rev); d > f {
+					t.Fatalf("%+v: %v to %v: divergence %v above the bound %v", rel, x, y, d, f)
+				} else {
+					worst = math.Max(worst, d/f)
+				}
+			}
+		}
+		t.Logf("%+v: largest divergence over the bound %.3f", rel, worst)
+	}
+}
