@@ -553,3 +553,69 @@ func ptrDraw(f, s float64, r PTRResult, src *noise.Source) (bool, error) {
 	}
 	return y <= r.Proposal, nil
 }
+
+// PTRPassProbability returns the plan of a PTR release of the first
+// opts.Queries queries of proxy (every query when 0) and the probability
+// that its test would pass on them, Φ((β_prop - f̂ - z·s)/s) (the
+// lattice's difference from continuous noise neglected). It is for
+// planning on proxy votes (held out, public, or earlier votes of the same
+// teachers): on the private votes it is a function of them, not for
+// publication.
+func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m noisymax.ConfidentGNMax, opts PTROptions) (PTRResult, float64, error) {
+	n := opts.Queries
+	if n == 0 {
+		n = len(proxy)
+	}
+	if n > len(proxy) {
+		return PTRResult{}, 0, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: float64(n), Rule: fmt.Sprintf("must be at most the %d queries of the proxy votes", len(proxy))})
+	}
+	r, err := ptrRule(m, classes, n, opts)
+	if err != nil {
+		return r, 0, err
+	}
+	acct, err := newRDPAccount(m, teachers, classes, rdpOptions{Orders: []float64{r.Order}, Abstain: opts.Abstain})
+	if err != nil {
+		return r, 0, err
+	}
+	for i, c := range proxy[:n] {
+		if err := acct.add(c, answerUnknown); err != nil {
+			return r, 0, fmt.Errorf("query %d: %w", i+1, err)
+		}
+	}
+	f, s, err := acct.ptrStatistic(ctx, r)
+	if err != nil {
+		return r, 0, err
+	}
+	return r, math.Erfc(-(r.Proposal-f-r.Margin*s)/(s*math.Sqrt2)) / 2, nil
+}
+
+// PTRQueries returns the most queries N, the first of proxy, whose PTR
+// release under opts (its Queries ignored) passes on proxy with
+// probability at least pass (PTRPassProbability), found by bisection (the
+// probability falls as queries are added), and that probability; 0 when
+// not even one query does.
+func PTRQueries(ctx context.Context, proxy [][]int, teachers, classes int, m noisymax.ConfidentGNMax, opts PTROptions, pass float64) (int, float64, error) {
+	if !(pass > 0 && pass < 1) {
+		return 0, 0, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "pass probability", Value: pass, Rule: "must be in (0, 1)"})
+	}
+	at := func(n int) (float64, error) {
+		o := opts
+		o.Queries = n
+		_, p, err := PTRPassProbability(ctx, proxy, teachers, classes, m, o)
+		return p, err
+	}
+	lo, hi, plo := 0, len(proxy)+1, 0.0
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		p, err := at(mid)
+		if err != nil {
+			return 0, 0, err
+		}
+		if p >= pass {
+			lo, plo = mid, p
+		} else {
+			hi = mid
+		}
+	}
+	return lo, plo, nil
+}

@@ -274,3 +274,25 @@ func TestPTRBoundHoldsExactly(t *testing.T) {
 		t.Logf("%+v: largest divergence over the bound %.3f", rel, worst)
 	}
 }
+
+// TestPTRQueries checks the plan on proxy votes: the N it returns passes
+// with at least the probability asked, N + 1 with less.
+func TestPTRQueries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a search of PTR plans takes seconds")
+	}
+	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	proxy := synthCounts(rand.New(rand.NewPCG(5, 6)), 400, 250, 10, 0.5)
+	opts := PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
+	n, p, err := PTRQueries(context.Background(), proxy, 250, 10, m, opts, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 1 || n >= len(proxy) || p < 0.9 {
+		t.Fatalf("N = %d at pass probability %v", n, p)
+	}
+	opts.Queries = n + 1
+	if _, q, err := PTRPassProbability(context.Background(), proxy, 250, 10, m, opts); err != nil || q >= 0.9 {
+		t.Errorf("N + 1 = %d passes with probability %v (%v), want below 0.9", n+1, q, err)
+	}
+}
