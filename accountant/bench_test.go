@@ -52,7 +52,7 @@ func BenchmarkRhoForDPImproved(b *testing.B) {
 func BenchmarkPABISigmaImproved(b *testing.B) {
 	run := PABI{G: 10, Epochs: 50, Dilution: 501}
 	for b.Loop() {
-		sink, _, _ = run.Sigma(Guarantee{5, 1e-6}, ImprovedConversion)
+		sink, _, _ = run.sigma(Guarantee{5, 1e-6}, ImprovedConversion)
 	}
 }
 

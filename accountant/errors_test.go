@@ -53,14 +53,14 @@ func TestBadInput(t *testing.T) {
 		{"conversion delta 0", "delta", func() error { _, _, err := RhoToDP(1, 0, PaperConversion); return err }},
 		{"rdp < 0", "rdp", func() error { _, err := ConvertRDP(-1, 2, 1e-5, PaperConversion); return err }},
 		{"pabi G 0", "G", func() error {
-			_, _, err := PABI{Epochs: 5, Dilution: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion)
+			_, _, err := PABI{Epochs: 5, Dilution: 1}.sigma(Guarantee{1, 1e-6}, PaperConversion)
 			return err
 		}},
 		{"pabi epochs 0", "epochs", func() error {
-			_, _, err := PABI{G: 1, Dilution: 1}.Sigma(Guarantee{1, 1e-6}, PaperConversion)
+			_, _, err := PABI{G: 1, Dilution: 1}.sigma(Guarantee{1, 1e-6}, PaperConversion)
 			return err
 		}},
-		{"pabi dilution 0", "dilution", func() error { _, err := PABI{G: 1, Epochs: 5}.Rho(1); return err }},
+		{"pabi dilution 0", "dilution", func() error { _, err := PABI{G: 1, Epochs: 5}.rho(1); return err }},
 		{"pabi eps NaN", "eps", func() error { _, _, err := run.sigmaTable43(Guarantee{nan, 1e-6}); return err }},
 	}
 	for _, tt := range tests {

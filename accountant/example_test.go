@@ -56,11 +56,11 @@ func ExampleMaxSteps() {
 
 // The noise Interleaved-ShuffleG needs for (5, 1e-6)-DP in the setting of
 // Section 4.7 (K = 50 epochs, G = 10, n = 1000, n_d = 500).
-func ExamplePABI_Sigma() {
+func ExamplePABI_Calibrate() {
 	run := accountant.PABI{G: 10, Epochs: 50, Dilution: 501} // Interleaved, n = 1000, n_d = 500
 	target := accountant.Guarantee{Eps: 5, Delta: 1e-6}
 	for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
-		sigma, alpha, err := run.Sigma(target, c)
+		sigma, alpha, _, err := run.Calibrate(target, c, accountant.AlphaExact)
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -36,9 +36,9 @@ func (p PABI) coef() float64 {
 	return 2 * p.G * p.G * float64(p.Epochs) / float64(p.Dilution)
 }
 
-// Rho returns the slope of the whole run's RDP curve: EpochRho composed
-// over Epochs (Proposition 4.3.5).
-func (p PABI) Rho(sigma float64) (float64, error) {
+// rho returns the slope of the whole run's RDP curve: each epoch's
+// composed over Epochs (Proposition 4.3.5).
+func (p PABI) rho(sigma float64) (float64, error) {
 	if err := p.check(sigma); err != nil {
 		return 0, err
 	}
@@ -49,7 +49,7 @@ func (p PABI) Rho(sigma float64) (float64, error) {
 // under conversion c, over every order α > 1, and that α. With
 // PaperConversion it is the bound of Lemma 4.5.2 / 4.6.2 at its best α.
 func (p PABI) Eps(sigma, delta float64, c Conversion) (eps, alpha float64, err error) {
-	rho, err := p.Rho(sigma)
+	rho, err := p.rho(sigma)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -60,11 +60,11 @@ func (p PABI) Eps(sigma, delta float64, c Conversion) (eps, alpha float64, err e
 	return eps, alpha, nil
 }
 
-// Sigma returns the smallest noise σ with which the run is (ε, δ)-DP under
-// conversion c, choosing α exactly, and that α. With PaperConversion,
+// sigma returns the smallest noise σ with which the run is (ε, δ)-DP under
+// conversion c, choosing α exactly, and that α (Calibrate with AlphaExact). With PaperConversion,
 // σ = sqrt(coef)/(sqrt(L+ε) - sqrt(L)), where L = log(1/δ) and coef·α/σ² is
 // the run's RDP (Lemmas 4.5.2, 4.6.2).
-func (p PABI) Sigma(target Guarantee, c Conversion) (sigma, alpha float64, err error) {
+func (p PABI) sigma(target Guarantee, c Conversion) (sigma, alpha float64, err error) {
 	if err := p.validate(); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
@@ -80,7 +80,7 @@ func (p PABI) Sigma(target Guarantee, c Conversion) (sigma, alpha float64, err e
 // α = sqrt(log(1/δ)/ρ) for the run's RDP slope ρ (e.g. α = σ·sqrt(log(1/δ))/(G·sqrt(2K))
 // for DP-ShuffleG), rather than minimised; and that α. Since the rule's α
 // is not the minimiser 1 + sqrt(log(1/δ)/ρ), this σ is slightly larger than
-// Sigma's.
+// sigma's.
 //
 // With y = sqrt(ρ) and L = log(1/δ) the bound is y·sqrt(L) + L·y/(sqrt(L) - y),
 // which is increasing for y < sqrt(L); it equals ε at
@@ -126,7 +126,7 @@ func (p PABI) sigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 type AlphaRule = enum.Value[alphaRuleTable]
 
 const (
-	// AlphaExact minimises the bound over α exactly (Sigma).
+	// AlphaExact minimises the bound over α exactly.
 	AlphaExact AlphaRule = iota
 	// AlphaTable43 sets α by the rule of Table 4.3, α = sqrt(log(1/δ)/ρ),
 	// with the paper's conversion: the thesis' own choice.
@@ -144,13 +144,13 @@ func (alphaRuleTable) Names() *enum.Names[AlphaRule] { return &alphaRuleNames }
 func parseAlphaRule(s string) (AlphaRule, error) { return alphaRuleNames.Parse(s) }
 
 // Calibrate returns the smallest σ with which the run is (ε, δ)-DP under
-// conversion c when α is chosen by rule r (exactly, as Sigma, or by Table
+// conversion c when α is chosen by rule r (exactly, or by Table
 // 4.3's rule), that α, and the ε the bound gives at σ and α, at most
 // target.Eps. AlphaTable43 is defined with PaperConversion only.
 func (p PABI) Calibrate(target Guarantee, c Conversion, r AlphaRule) (sigma, alpha, eps float64, err error) {
 	switch r {
 	case AlphaExact:
-		if sigma, _, err = p.Sigma(target, c); err != nil {
+		if sigma, _, err = p.sigma(target, c); err != nil {
 			return 0, 0, 0, err
 		}
 		eps, alpha, err = p.Eps(sigma, target.Delta, c)
@@ -162,7 +162,7 @@ func (p PABI) Calibrate(target Guarantee, c Conversion, r AlphaRule) (sigma, alp
 		if sigma, alpha, err = p.sigmaTable43(target); err != nil {
 			return 0, 0, 0, err
 		}
-		rho, err := p.Rho(sigma)
+		rho, err := p.rho(sigma)
 		if err != nil {
 			return 0, 0, 0, err
 		}

@@ -27,7 +27,7 @@ func TestPABISigma(t *testing.T) {
 			target := Guarantee{eps, 1e-6}
 			var sig [2]float64
 			for i, c := range []Conversion{PaperConversion, ImprovedConversion} {
-				sigma, alpha, err := p.Sigma(target, c)
+				sigma, alpha, err := p.sigma(target, c)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -39,7 +39,7 @@ func TestPABISigma(t *testing.T) {
 				if got > eps || got < eps*(1-1e-9) {
 					t.Errorf("%v eps=%v %v: Eps(Sigma) = %v", p, eps, c, got)
 				}
-				rho, _ := p.Rho(sigma)
+				rho, _ := p.rho(sigma)
 				if at, _ := ConvertRDP(rho*alpha, alpha, target.Delta, c); at > eps {
 					t.Errorf("%v eps=%v %v: eps at the returned alpha %v is %v", p, eps, c, alpha, at)
 				}
@@ -58,7 +58,7 @@ func TestPABISigma(t *testing.T) {
 				t.Errorf("%v eps=%v: Table 4.3 sigma %v (alpha %v) not above the exact paper sigma %v", p, eps, t43, alpha, sig[0])
 			}
 			// At Table 4.3's α the paper's bound is exactly ε.
-			rho, _ := p.Rho(t43)
+			rho, _ := p.rho(t43)
 			if at, _ := ConvertRDP(rho*alpha, alpha, target.Delta, PaperConversion); at > eps || at < eps*(1-1e-9) {
 				t.Errorf("%v eps=%v: paper bound at Table 4.3's alpha = %v", p, eps, at)
 			}
@@ -70,7 +70,7 @@ func TestPABISigma(t *testing.T) {
 func TestPABILemmas(t *testing.T) {
 	const sigma = 37.5
 	base := PABI{G: 3, Epochs: 20, Dilution: 1}
-	rho, err := base.Rho(sigma)
+	rho, err := base.rho(sigma)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestPABILemmas(t *testing.T) {
 		t.Errorf("DP-ShuffleG rho = %v, want 2G²K/σ² = %v", rho, want)
 	}
 	// Interleaved divides by n + 1 - n_d (60 for n = 100, n_d = 41).
-	in, _ := PABI{G: 3, Epochs: 20, Dilution: 60}.Rho(sigma)
+	in, _ := PABI{G: 3, Epochs: 20, Dilution: 60}.rho(sigma)
 	if relErr(in*60, rho) > 1e-15 {
 		t.Errorf("diluted rho %v, want %v/60", in, rho)
 	}
@@ -97,7 +97,7 @@ func TestCalibrationExtremes(t *testing.T) {
 	run := PABI{G: 10, Epochs: 50, Dilution: 501}
 	for _, target := range []Guarantee{{1e-9, 0.999999}, {1e-9, 0.5}, {1e6, 1e-300}, {1e-3, 5e-324}, {3, 1e-12}} {
 		for _, c := range []Conversion{PaperConversion, ImprovedConversion} {
-			sigma, _, err := run.Sigma(target, c)
+			sigma, _, err := run.sigma(target, c)
 			if err != nil {
 				t.Fatalf("%v %v: %v", target, c, err)
 			}
@@ -116,7 +116,7 @@ func TestCalibrationExtremes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Table 4.3 %v: %v", target, err)
 		}
-		rho, _ := run.Rho(sigma)
+		rho, _ := run.rho(sigma)
 		if eps, _ := ConvertRDP(rho*alpha, alpha, target.Delta, PaperConversion); eps > target.Eps {
 			t.Errorf("Table 4.3 %v: eps at sigma %v alpha %v = %v", target, sigma, alpha, eps)
 		}
@@ -140,14 +140,14 @@ func TestPABICalibrate(t *testing.T) {
 			}
 			var want float64
 			if tc.rule == AlphaExact {
-				want, _, _ = p.Sigma(target, tc.conv)
+				want, _, _ = p.sigma(target, tc.conv)
 			} else {
 				want, _, _ = p.sigmaTable43(target)
 			}
 			if sigma != want {
 				t.Errorf("%v %v %v: sigma %v, want %v", p, tc.rule, tc.conv, sigma, want)
 			}
-			rho, _ := p.Rho(sigma)
+			rho, _ := p.rho(sigma)
 			if at, _ := ConvertRDP(rho*alpha, alpha, target.Delta, tc.conv); at != eps || eps > target.Eps || eps < target.Eps*(1-1e-9) {
 				t.Errorf("%v %v %v: eps %v, bound at (sigma, alpha) %v, target %v", p, tc.rule, tc.conv, eps, at, target.Eps)
 			}

@@ -2,7 +2,6 @@ package shuffleexp
 
 import (
 	"errors"
-	"math"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -66,33 +65,29 @@ func TestEpsVariants(t *testing.T) {
 // TestAccountingPlan checks the reductions between the algorithms' privacy
 // accounting (Lemmas 4.5.2 and 4.6.2): Priv-Pub with S private epochs and
 // Pub-Priv with K − S are DP-ShuffleG over those epochs, Interleaved
-// divides the per-epoch RDP by n + 1 − n_d, and bad parameters are refused.
+// divides the per-epoch RDP by n + 1 − n_d (its run's Dilution, which
+// accountant's tests check the RDP of), and bad parameters are refused.
 func TestAccountingPlan(t *testing.T) {
-	const sigma = 37.5
-	rho := func(a shuffleg.Algorithm, epochs, s, n, nd int) float64 {
+	run := func(a shuffleg.Algorithm, epochs, s, n, nd int) accountant.PABI {
 		t.Helper()
 		pl, err := accountingPlan(a, epochs, s, n, nd)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := pl.PABI(3).Rho(sigma)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
+		return pl.PABI(3)
 	}
-	dp20 := rho(shuffleg.DPShuffleG, 20, 0, 0, 0)
-	if want := 2 * 9 * 20 / (sigma * sigma); math.Abs(dp20-want) > 1e-15*want {
-		t.Errorf("DP-ShuffleG rho = %v, want 2G²K/σ² = %v", dp20, want)
+	dp20 := run(shuffleg.DPShuffleG, 20, 0, 0, 0)
+	if want := (accountant.PABI{G: 3, Epochs: 20, Dilution: 1}); dp20 != want {
+		t.Errorf("DP-ShuffleG run %+v, want %+v", dp20, want)
 	}
-	if pp, up := rho(shuffleg.PrivPub, 50, 20, 0, 0), rho(shuffleg.PubPriv, 50, 30, 0, 0); pp != dp20 || up != dp20 {
-		t.Errorf("priv-pub %v, pub-priv %v, want %v", pp, up, dp20)
+	if pp, up := run(shuffleg.PrivPub, 50, 20, 0, 0), run(shuffleg.PubPriv, 50, 30, 0, 0); pp != dp20 || up != dp20 {
+		t.Errorf("priv-pub %+v, pub-priv %+v, want %+v", pp, up, dp20)
 	}
-	if in := rho(shuffleg.Interleaved, 20, 0, 100, 41); math.Abs(in*60-dp20) > 1e-15*dp20 {
-		t.Errorf("interleaved rho %v, want %v/60", in, dp20)
+	if in, want := run(shuffleg.Interleaved, 20, 0, 100, 41), (accountant.PABI{G: 3, Epochs: 20, Dilution: 60}); in != want {
+		t.Errorf("interleaved run %+v, want %+v", in, want)
 	}
-	if full := rho(shuffleg.Interleaved, 20, 0, 100, 100); full != dp20 {
-		t.Errorf("interleaved with n_d = n: %v, want %v", full, dp20)
+	if full := run(shuffleg.Interleaved, 20, 0, 100, 100); full != dp20 {
+		t.Errorf("interleaved with n_d = n: %+v, want %+v", full, dp20)
 	}
 	for _, bad := range []struct {
 		a                shuffleg.Algorithm
