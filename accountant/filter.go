@@ -206,23 +206,6 @@ func (f Filter) String() string {
 	return b.String()
 }
 
-// Reference names the theorems behind the filter: each part's, and the
-// union's when there are several.
-func (f Filter) Reference() string {
-	var refs []string
-	for _, p := range f.Parts {
-		if p.Method == Simple {
-			refs = append(refs, "simple-composition filter (Rogers-Roth-Ullman-Vadhan 2016)")
-			continue
-		}
-		refs = append(refs, p.Method.Reference())
-	}
-	if len(refs) > 1 {
-		return "a step runs while any part is within its share of delta, the shares summed (docs/accountant.md, \"A union of filters\"): " + strings.Join(refs, "; ")
-	}
-	return strings.Join(refs, "")
-}
-
 // Check reports whether f is a filter for budget: at least one part,
 // each of a filter's Method and at most once, shares in [0, δ_B] that
 // sum to at most δ_B, a share > 0 for the parts whose guarantee has no
