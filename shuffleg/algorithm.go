@@ -224,11 +224,11 @@ func (pl Plan) ContractionBound(p *Problem) float64 {
 	case PublicOnly:
 		return math.Inf(1)
 	case Interleaved:
-		l := p.LStar()
+		l := p.lStar
 		for _, sq := range p.pubSq[:pl.N-pl.ND] {
 			l = math.Max(l, p.Task.Loss.smoothness(sq))
 		}
 		return 1 / l
 	}
-	return 1 / p.LStar()
+	return 1 / p.lStar
 }

@@ -108,7 +108,7 @@ func (e *engine) run(ctx context.Context) (*Trace, error) {
 	K := e.plan.Epochs
 	tr := &Trace{Loss: make([]float64, K+1), Excess: make([]float64, K+1)}
 	e.p.Task.Reg.prox(e.x, 0) // x_1^{(1)} = 0 projected on ψ's domain (a no-op for the thesis' ψ)
-	tr.Loss[0], tr.Excess[0] = e.p.objective(e.x), e.p.Excess(e.x)
+	tr.Loss[0], tr.Excess[0] = e.p.objective(e.x), e.p.excess(e.x)
 	if e.cfg.Order == SO {
 		e.shuffle()
 	}
@@ -142,7 +142,7 @@ func (e *engine) run(ctx context.Context) (*Trace, error) {
 		// of n so that an epoch over a public set of another size weighs ψ
 		// as the thesis does for n steps.
 		e.p.Task.Reg.prox(e.x, float64(spec.priv+spec.pub)*e.cfg.LR)
-		tr.Loss[k+1], tr.Excess[k+1] = e.p.objective(e.x), e.p.Excess(e.x)
+		tr.Loss[k+1], tr.Excess[k+1] = e.p.objective(e.x), e.p.excess(e.x)
 		if math.IsNaN(tr.Loss[k+1]) || math.IsInf(tr.Loss[k+1], 0) {
 			for j := k + 1; j <= K; j++ {
 				tr.Loss[j], tr.Excess[j] = math.Inf(1), math.Inf(1)

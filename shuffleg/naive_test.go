@@ -69,7 +69,7 @@ func naiveRun(p *Problem, cfg Config, src *stream) []float64 {
 			step(p.Public, j, sigma)
 		}
 		p.Task.Reg.prox(x, float64(spec.priv+spec.pub)*cfg.LR)
-		_, _ = p.objective(x), p.Excess(x)
+		_, _ = p.objective(x), p.excess(x)
 	}
 	return x
 }

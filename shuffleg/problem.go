@@ -135,10 +135,6 @@ func (p *Problem) N() int { return p.Private.Len() }
 // Dim returns the model dimension d.
 func (p *Problem) Dim() int { return p.Private.D }
 
-// LStar returns L*, the largest smoothness constant of a private sample's
-// loss (Section 4.4.1).
-func (p *Problem) LStar() float64 { return p.lStar }
-
 // Optimum returns the non-private optimum x* of G(x; D). Its X must not be
 // modified.
 func (p *Problem) Optimum() Optimum { return p.opt }
@@ -159,10 +155,10 @@ func (p *Problem) objective(x []float64) float64 {
 	return acc.sum()/float64(n) + reg
 }
 
-// Excess returns G(x; D) − G(x*; D), the empirical excess risk of x
+// excess returns G(x; D) − G(x*; D), the empirical excess risk of x
 // (eq. 4.2), computed from per-sample differences so that it does not
 // cancel when x is close to x*.
-func (p *Problem) Excess(x []float64) float64 {
+func (p *Problem) excess(x []float64) float64 {
 	xs := p.opt.X
 	reg := regDiff(p.Task.Reg, x, xs)
 	if math.IsInf(reg, 0) || math.IsNaN(reg) {

@@ -87,7 +87,7 @@ func TestRidgeCholeskyMatchesFISTA(t *testing.T) {
 	}
 }
 
-// TestExcessNoCancellation puts x within 1e-7 of x* and compares Excess
+// TestExcessNoCancellation puts x within 1e-7 of x* and compares excess
 // with the exact quadratic form it must equal: for ridge, G(x) − G(x*) =
 // (1/n)||A(x − x*)||² + (λ/2)||x − x*||²; for mean estimation with x* inside
 // the ball, ½||x − x*||². The difference G(x) − G(x*) of the two objective
@@ -104,7 +104,7 @@ func TestExcessNoCancellation(t *testing.T) {
 		want += a * a
 	}
 	want = want/float64(p.N()) + 0.1/2*h*h*floats.Dot(v, v)
-	if got := p.Excess(x); !closeTo(got, want, 1e-6*want) || math.Abs(got-want) > 1e-6*want {
+	if got := p.excess(x); !closeTo(got, want, 1e-6*want) || math.Abs(got-want) > 1e-6*want {
 		t.Errorf("ridge Excess = %v, want %v", got, want)
 	}
 
@@ -112,7 +112,7 @@ func TestExcessNoCancellation(t *testing.T) {
 	xm := slices.Clone(pm.Optimum().X)
 	floats.AddScaled(xm, h, v)
 	wantM := h * h * floats.Dot(v, v) / 2
-	if got := pm.Excess(xm); math.Abs(got-wantM) > 1e-6*wantM {
+	if got := pm.excess(xm); math.Abs(got-wantM) > 1e-6*wantM {
 		t.Errorf("mean Excess = %v, want %v", got, wantM)
 	}
 }

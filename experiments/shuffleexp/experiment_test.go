@@ -82,7 +82,7 @@ func TestExperimentResults(t *testing.T) {
 // above it are skipped, and AllowNonContractive runs them, marked.
 func TestExperimentContraction(t *testing.T) {
 	p := newTestProblem(t, ridgeRegression(0.1), 40, 40, 4, 2)
-	bound := 1 / p.LStar()
+	bound := shuffleg.Plan{Algorithm: shuffleg.DPShuffleG}.ContractionBound(p)
 	e := testExperiment(t, p)
 	e.Algorithms = []shuffleg.Algorithm{shuffleg.DPShuffleG}
 	e.LRs = []float64{2 * bound}
