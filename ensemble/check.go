@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/provenance"
@@ -22,8 +23,8 @@ func Calibrated(meta *votefile.Meta) bool {
 	if rel.UnmarshalText([]byte(meta.Relation)) != nil {
 		return false // provenance.Check refuses the header
 	}
-	for _, r := range registry {
-		if r.input == meta.Input() && r.relation == rel && r.teachersEps {
+	for _, m := range mechanisms {
+		if slices.Contains(m.inputs(), meta.Input()) && m.relation() == rel && m.calibrated(meta.Input()) {
 			return true
 		}
 	}

@@ -7,7 +7,64 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
 )
+
+// OneVoteDaRRM is DaRRM in the one-vote relation: teachers that need not
+// be private, on disjoint shares of the data, and a release held to its
+// own (Eps, Delta) per query (PATE's relation, as GNMax's); its gamma
+// from Gamma as DaRRM's.
+type OneVoteDaRRM struct {
+	Eps, Delta float64
+	Gamma      GammaSource
+}
+
+// Name returns "darrm-one-vote".
+func (OneVoteDaRRM) Name() provenance.MechanismName { return "darrm-one-vote" }
+
+// Validate checks the release's (ε, δ): ε > 0, δ in [0, 0.5].
+func (m OneVoteDaRRM) Validate() error {
+	if err := param.Positive("target eps", m.Eps); err != nil {
+		return err
+	}
+	return param.GuaranteeDelta("delta", m.Delta)
+}
+
+func (OneVoteDaRRM) inputs() []votefile.Input       { return twoClassVotes }
+func (OneVoteDaRRM) relation() accountant.Relation  { return accountant.OneVote }
+func (OneVoteDaRRM) calibrated(votefile.Input) bool { return false }
+func (OneVoteDaRRM) header(*votefile.LabelMeta)     {}
+
+func (m OneVoteDaRRM) unsetSetting(votefile.Input) error {
+	var err error
+	if m.Eps == 0 {
+		err = unset("Mechanism.Eps", "%s needs the release's eps > 0", m.Name())
+	}
+	return needGamma(m.Name(), m.Gamma, err)
+}
+
+func (OneVoteDaRRM) fromHeader(h *labelHeader) Mechanism {
+	return OneVoteDaRRM{Eps: h.meta.Eps, Delta: h.meta.Delta}
+}
+
+func (m OneVoteDaRRM) labeler(b *build) (Labeler, string, error) {
+	q := constraints.NewOneVote(b.k, m.Eps, m.Delta)
+	if err := param.GuaranteeDelta("delta", q.TargetDelta); err != nil {
+		return nil, "", err
+	}
+	g, err := b.gamma(m.Name(), m.Gamma, q)
+	if err != nil {
+		return nil, "", err
+	}
+	d, err := newOneVoteDaRRM(b.ctx, q, g.g, b.opts)
+	if err != nil {
+		return nil, "", err
+	}
+	d.mech = OneVoteDaRRM{Eps: q.Eps, Delta: q.TargetDelta}
+	return d, "DaRRM in the one-vote relation with " + g.words, nil
+}
 
 // newOneVoteDaRRM returns DaRRM_g in the one-vote relation: the majority of
 // K teachers' votes with probability gamma(L), a fair coin otherwise, for

@@ -7,11 +7,107 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
 )
+
+// GNMax is PATE's Gaussian NoisyMax (Papernot et al. 2018), in the
+// one-vote relation. On the teachers' 0/1 votes its σ is calibrated to
+// the per-query target (M·ε, δ) by Search (Sigma2 zero; the label is
+// one bit, of continuous Gaussian noise's distribution); on vote counts
+// of C classes it adds discrete Gaussian noise of deviation Sigma2 (> 0)
+// to each count (Noise zero: noisymax.DiscreteNoise, which releases draw)
+// and its guarantee is at Target.Delta, which it needs (> 0); M is not
+// used.
+type GNMax struct {
+	Target
+	Search noisymax.GNMaxSearch
+	Sigma2 float64
+	Noise  noisymax.Noise
+}
+
+// Name returns "gnmax".
+func (GNMax) Name() provenance.MechanismName { return "gnmax" }
+
+// Validate checks m and δ, or σ and δ with Sigma2.
+func (m GNMax) Validate() error {
+	if m.Sigma2 == 0 {
+		return m.Target.validate()
+	}
+	if err := m.counts().Validate(); err != nil {
+		return err
+	}
+	if m.Delta == nil {
+		return &accountant.ParamError{Name: "delta", Value: 0.0, Rule: "must be given: Gaussian noise is not pure DP"}
+	}
+	return param.ConversionDelta("delta", *m.Delta)
+}
+
+// counts returns the parameters of GNMax on C-class counts.
+func (m GNMax) counts() noisymax.ConfidentGNMax {
+	n := m.Noise
+	if n == noisymax.UnsetNoise {
+		n = noisymax.DiscreteNoise
+	}
+	return noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: n}
+}
+
+// inputs: given its Sigma2, GNMax labels counts alone.
+func (m GNMax) inputs() []votefile.Input {
+	if m.Sigma2 != 0 {
+		return manyClassVotes
+	}
+	return []votefile.Input{votefile.TwoClass, votefile.ManyClasses}
+}
+
+func (GNMax) relation() accountant.Relation     { return accountant.OneVote }
+func (GNMax) calibrated(in votefile.Input) bool { return in == votefile.TwoClass }
+
+func (m GNMax) unsetSetting(in votefile.Input) error {
+	switch {
+	case in == votefile.TwoClass && m.Sigma2 != 0:
+		return fmt.Errorf("ReleaseSpec.Mechanism.Sigma2 = %g: on two-class votes GNMax's sigma is calibrated to its target (m·eps, delta): leave it 0", m.Sigma2)
+	case in == votefile.TwoClass:
+		return m.needM()
+	case m.Sigma2 == 0:
+		return unset("Mechanism.Sigma2", "%s needs the noise of its answer, sigma2 > 0", m.Name())
+	case m.Delta == nil || *m.Delta == 0:
+		return unset("Mechanism.Delta", "%s needs the per-query delta > 0 of its guarantee: Gaussian noise is not pure DP", m.Name())
+	}
+	return nil
+}
+
+func (m GNMax) header(meta *votefile.LabelMeta) {
+	meta.Sigma2, meta.Noise = num(m.Sigma2), noiseName(m.Noise)
+}
+
+func (GNMax) fromHeader(h *labelHeader) Mechanism {
+	return GNMax{Target: h.delta(), Sigma2: h.num("sigma2", h.meta.Sigma2), Noise: h.noise}
+}
+
+func (m GNMax) labeler(b *build) (Labeler, string, error) {
+	if b.in == votefile.ManyClasses {
+		delta := 0.0
+		if m.Delta != nil {
+			delta = *m.Delta
+		}
+		return classLabeler(m.counts(), b.k, b.classes, delta)
+	}
+	p, err := m.problem(b.k, b.teachers)
+	if err != nil {
+		return nil, "", err
+	}
+	g, err := newGNMax(p, m.Search)
+	if err != nil {
+		return nil, "", err
+	}
+	sigma, _ := g.Sigma()
+	return g, fmt.Sprintf("GNMax: Gaussian noise with sigma = %.4g on the two class counts (%v search)", sigma, m.Search), nil
+}
 
 // gnmaxAggregator is the Gaussian NoisyMax aggregator of PATE (Papernot et al. 2018,
 // Section 4.1; the thesis' baseline of Section 3.7.2): the class whose

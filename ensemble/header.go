@@ -10,25 +10,51 @@ import (
 )
 
 // labelSettings writes the settings of m that a label file's header
-// states into meta: the GNMax family's σs, threshold and noise, LNMax's
-// scale and noise; nothing of the others, whose guarantee says all.
+// states into meta (Mechanism.header), those of no other mechanism; a
+// nil m states none.
 func labelSettings(m Mechanism, meta *votefile.LabelMeta) {
-	num := func(x float64) *float64 { return &x }
-	noise := func(n noisymax.Noise) string {
-		if n == noisymax.UnsetNoise {
-			return ""
-		}
-		return n.String()
-	}
 	meta.Threshold, meta.Sigma1, meta.Sigma2, meta.LaplaceScale, meta.Noise = nil, nil, nil, nil, ""
-	switch m := m.(type) {
-	case GNMax:
-		meta.Sigma2, meta.Noise = num(m.Sigma2), noise(m.Noise)
-	case ConfidentGNMax:
-		meta.Threshold, meta.Sigma1, meta.Sigma2, meta.Noise = num(m.Threshold), num(m.Sigma1), num(m.Sigma2), noise(m.Noise)
-	case LNMax:
-		meta.LaplaceScale, meta.Noise = num(m.Scale), noisymax.DiscreteNoise.String()
+	if m != nil {
+		m.header(meta)
 	}
+}
+
+// num returns a pointer to x, a setting as a header states it.
+func num(x float64) *float64 { return &x }
+
+// noiseName is the noise n as a header states it: "" when unset.
+func noiseName(n noisymax.Noise) string {
+	if n == noisymax.UnsetNoise {
+		return ""
+	}
+	return n.String()
+}
+
+// labelHeader is a label file's header as a mechanism reads its settings
+// from it: the header, its noise read, and the first setting of the
+// mechanism it does not state.
+type labelHeader struct {
+	meta    *votefile.LabelMeta
+	noise   noisymax.Noise
+	missing string
+}
+
+// num returns the setting x of the header, which names it so; an absent
+// one is recorded in h.missing and read as 0.
+func (h *labelHeader) num(name string, x *float64) float64 {
+	if x == nil {
+		if h.missing == "" {
+			h.missing = name
+		}
+		return 0
+	}
+	return *x
+}
+
+// delta returns the per-query δ the header states, as a Target's.
+func (h *labelHeader) delta() Target {
+	delta := h.meta.Delta
+	return Target{Delta: &delta}
 }
 
 // MechanismOf returns the mechanism whose labels a label file's header
@@ -49,52 +75,24 @@ func MechanismOf(meta *votefile.LabelMeta) (Mechanism, error) {
 			return nil, fmt.Errorf("label file header: %v", err)
 		}
 	}
-	var noise noisymax.Noise
+	h := &labelHeader{meta: meta}
 	if meta.Noise != "" {
-		if err := noise.UnmarshalText([]byte(meta.Noise)); err != nil {
+		if err := h.noise.UnmarshalText([]byte(meta.Noise)); err != nil {
 			return nil, fmt.Errorf("label file header: %v", err)
 		}
+	}
+	name := provenance.MechanismName(meta.Mechanism)
+	r := registered(name)
+	if r == nil {
+		return nil, fmt.Errorf("label file header: %v", lookup(name, votefile.ManyClasses))
 	}
 	// A setting of the mechanism must be stated: every release states
 	// them all, and an absent one read as 0 would account a mechanism
 	// the labels were not made by (a threshold of 0 is a setting like
 	// any other).
-	var missing string
-	v := func(name string, x *float64) float64 {
-		if x == nil {
-			if missing == "" {
-				missing = name
-			}
-			return 0
-		}
-		return *x
-	}
-	delta := meta.Delta
-	var m Mechanism
-	switch name := provenance.MechanismName(meta.Mechanism); name {
-	case DaRRM{}.Name():
-		return DaRRM{Target: Target{Delta: &delta}}, nil
-	case Subsample{}.Name():
-		return Subsample{Target: Target{Delta: &delta}}, nil
-	case DSub{}.Name():
-		return DSub{Target: Target{Delta: &delta}}, nil
-	case RR{}.Name():
-		return RR{Target: Target{Delta: &delta}}, nil
-	case OneVoteDaRRM{}.Name():
-		return OneVoteDaRRM{Eps: meta.Eps, Delta: delta}, nil
-	case GNMax{}.Name():
-		m = GNMax{Target: Target{Delta: &delta}, Sigma2: v("sigma2", meta.Sigma2), Noise: noise}
-	case ConfidentGNMax{}.Name():
-		g := noisymax.ConfidentGNMax{Threshold: v("threshold", meta.Threshold), Sigma1: v("sigma1", meta.Sigma1), Sigma2: v("sigma2", meta.Sigma2), Noise: noise}
-		m = ConfidentGNMax{ConfidentGNMax: g, Delta: delta}
-	case LNMax{}.Name():
-		m = LNMax{LNMax: noisymax.LNMax{Scale: v("laplace_scale", meta.LaplaceScale)}}
-	default:
-		_, err := lookup(name, votefile.ManyClasses)
-		return nil, fmt.Errorf("label file header: %v", err)
-	}
-	if missing != "" {
-		return nil, fmt.Errorf("label file header: it states no %s, a setting of %s (a release states every setting of its mechanism)", missing, meta.Mechanism)
+	m := r.fromHeader(h)
+	if h.missing != "" {
+		return nil, fmt.Errorf("label file header: it states no %s, a setting of %s (a release states every setting of its mechanism)", h.missing, meta.Mechanism)
 	}
 	return m, nil
 }

@@ -12,6 +12,45 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
+// LNMax is PATE's Laplace NoisyMax on vote counts of C classes: discrete
+// Laplace noise of the Scale on each count.
+type LNMax struct {
+	noisymax.LNMax
+}
+
+// Name returns "lnmax".
+func (LNMax) Name() provenance.MechanismName { return "lnmax" }
+
+// Validate checks the scale (noisymax.LNMax.Validate).
+func (m LNMax) Validate() error { return m.LNMax.Validate() }
+
+func (LNMax) inputs() []votefile.Input       { return manyClassVotes }
+func (LNMax) relation() accountant.Relation  { return accountant.OneVote }
+func (LNMax) calibrated(votefile.Input) bool { return false }
+
+func (m LNMax) unsetSetting(votefile.Input) error {
+	if m.Scale == 0 {
+		return unset("Mechanism.Scale", "%s needs the scale b > 0 of its Laplace noise", m.Name())
+	}
+	return nil
+}
+
+func (m LNMax) header(meta *votefile.LabelMeta) {
+	meta.LaplaceScale, meta.Noise = num(m.Scale), noisymax.DiscreteNoise.String()
+}
+
+func (LNMax) fromHeader(h *labelHeader) Mechanism {
+	return LNMax{LNMax: noisymax.LNMax{Scale: h.num("laplace_scale", h.meta.LaplaceScale)}}
+}
+
+func (m LNMax) labeler(b *build) (Labeler, string, error) {
+	agg, err := newLNMax(m.LNMax, b.k, b.classes)
+	if err != nil {
+		return nil, "", err
+	}
+	return agg, fmt.Sprintf("LNMax: discrete Laplace noise of scale b = %g on the %d class counts", m.Scale, b.classes), nil
+}
+
 // lnmaxAggregator is PATE's Laplace noisy max (noisymax.LNMax; Papernot et al.
 // 2017): the class whose count plus discrete Laplace noise of scale b is
 // largest, ties broken uniformly at random. Every query is answered.

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/param"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -20,6 +20,12 @@ import (
 // set is closed: no other package adds one. New builds any of them, and
 // Release releases with it; a label file's header states it, and
 // MechanismOf reads it back.
+//
+// Each mechanism is one value whose methods say all a release asks of it,
+// in its own file: the votes it labels, the relation of its guarantee,
+// the settings it needs, how its labeler is built, and what a label
+// file's header states of it. Adding one is its file, its test and its
+// line in mechanisms.
 type Mechanism interface {
 	// Name is the mechanism's name, as a label file's header states it.
 	Name() provenance.MechanismName
@@ -27,9 +33,51 @@ type Mechanism interface {
 	// *accountant.ParamError that names it; the rules that relate them to
 	// the teachers and the votes are New's.
 	Validate() error
-	// mechanism seals the set.
-	mechanism()
+
+	// inputs returns the kinds of votes it labels, two-class first.
+	inputs() []votefile.Input
+	// relation returns the neighbouring relation of its guarantee.
+	relation() accountant.Relation
+	// calibrated reports whether, on votes of kind in, its target is
+	// m·ε of the teachers' ε (provenance.Stated.Calibrated): a release
+	// then needs the teachers' guarantee.
+	calibrated(in votefile.Input) bool
+	// unsetSetting returns the error of a setting left at a zero value
+	// that has no default on votes of kind in (unset), if any.
+	unsetSetting(in votefile.Input) error
+	// labeler builds its labeler for b and says what it is in words.
+	labeler(b *build) (Labeler, string, error)
+	// header writes the settings a label file's header states of it
+	// into meta; fromHeader returns the mechanism of the header h, with
+	// the settings it states.
+	header(meta *votefile.LabelMeta)
+	fromHeader(h *labelHeader) Mechanism
 }
+
+// mechanisms are the mechanisms a release can use, the two-class ones
+// first: a mechanism's one registration.
+var mechanisms = []Mechanism{DaRRM{}, Subsample{}, DSub{}, RR{}, GNMax{}, OneVoteDaRRM{}, ConfidentGNMax{}, LNMax{}}
+
+// A GammaSource gives the noise function that DaRRM and OneVoteDaRRM
+// sample, for their problem; optimal.Source is one. The release takes it
+// as this interface, so that a release that samples none links no solver.
+type GammaSource interface {
+	// Gamma returns the gamma for p, which the caller has validated, and
+	// names it for a description: "gamma_opt (prior uniform) from the
+	// cache", say. A gamma that the source keeps from before (a cached
+	// one) it checks by certify, the exhaustive check of the gamma as
+	// its user samples it (an error, or a certificate whose Status is not
+	// gamma.Certified, refuses it), so that a gamma is certified once
+	// per use.
+	Gamma(ctx context.Context, p constraints.Problem, certify func(context.Context, constraints.Problem, gamma.Gamma) (gamma.Certificate, error)) (gamma.Gamma, string, error)
+}
+
+// twoClassVotes and manyClassVotes are the inputs of a mechanism of 0/1 votes
+// and of one of vote counts.
+var (
+	twoClassVotes  = []votefile.Input{votefile.TwoClass}
+	manyClassVotes = []votefile.Input{votefile.ManyClasses}
+)
 
 // Target is the per-query target (m·ε, δ) of a mechanism for private
 // teachers, each (ε, Δ)-DP (thesis Problem 3.1.1): M is the privacy
@@ -51,354 +99,90 @@ func (t Target) validate() error {
 	return nil
 }
 
-// DaRRM is DaRRM (thesis Algorithm 1) for private teachers: the majority
-// with probability gamma(L), a fair coin otherwise, the gamma Gamma gives
-// for its problem (K, m, the teachers' (ε, Δ), δ), certified
-// exhaustively before anything is released. optimal.Source is the source
-// of gamma_opt (from a cache or solved) or of a gamma given.
-type DaRRM struct {
-	Target
-	Gamma GammaSource
-}
-
-// A GammaSource gives the noise function that DaRRM and OneVoteDaRRM
-// sample, for their problem; optimal.Source is one. The release takes it
-// as this interface, so that a release that samples none links no solver.
-type GammaSource interface {
-	// Gamma returns the gamma for p, which the caller has validated, and
-	// names it for a description: "gamma_opt (prior uniform) from the
-	// cache", say. A gamma that the source keeps from before (a cached
-	// one) it checks by certify, the exhaustive check of the gamma as
-	// its user samples it (an error, or a certificate whose Status is not
-	// gamma.Certified, refuses it), so that a gamma is certified once
-	// per use.
-	Gamma(ctx context.Context, p constraints.Problem, certify func(context.Context, constraints.Problem, gamma.Gamma) (gamma.Certificate, error)) (gamma.Gamma, string, error)
-}
-
-// OneVoteDaRRM is DaRRM in the one-vote relation: teachers that need not
-// be private, on disjoint shares of the data, and a release held to its
-// own (Eps, Delta) per query (PATE's relation, as GNMax's); its gamma
-// from Gamma as DaRRM's.
-type OneVoteDaRRM struct {
-	Eps, Delta float64
-	Gamma      GammaSource
-}
-
-// Subsample is the majority of floor(m) teachers drawn without
-// replacement (Algorithm 8).
-type Subsample struct {
-	Target
-}
-
-// DSub is the majority of 2·floor(m)-1 teachers drawn without replacement
-// (Theorem 3.5.1), for pure-DP teachers (Δ = 0).
-type DSub struct {
-	Target
-}
-
-// RR is randomized response on the majority (Algorithm 7) with p_const of
-// Lemma B.1.1 by Composition (zero: the thesis' composition for the
-// teachers' Δ, accountant.RRComposition, with slack
-// accountant.DefaultDeltaPrime; a zero DeltaPrime is that default).
-type RR struct {
-	Target
-	Composition accountant.Composition
-}
-
-// GNMax is PATE's Gaussian NoisyMax (Papernot et al. 2018), in the
-// one-vote relation. On the teachers' 0/1 votes its σ is calibrated to
-// the per-query target (M·ε, δ) by Search (Sigma2 zero; the label is
-// one bit, of continuous Gaussian noise's distribution); on vote counts
-// of C classes it adds discrete Gaussian noise of deviation Sigma2 (> 0)
-// to each count (Noise zero: noisymax.DiscreteNoise, which releases draw)
-// and its guarantee is at Target.Delta, which it needs (> 0); M is not
-// used.
-type GNMax struct {
-	Target
-	Search noisymax.GNMaxSearch
-	Sigma2 float64
-	Noise  noisymax.Noise
-}
-
-// ConfidentGNMax is Confident-GNMax on vote counts of C classes
-// (Papernot et al. 2018, Algorithm 1): a threshold step of noise Sigma1 >
-// 0 at Threshold, then GNMax of noise Sigma2; its guarantee at the
-// per-query Delta > 0. A zero Noise is noisymax.DiscreteNoise.
-type ConfidentGNMax struct {
-	noisymax.ConfidentGNMax
-	Delta float64
-}
-
-// LNMax is PATE's Laplace NoisyMax on vote counts of C classes: discrete
-// Laplace noise of the Scale on each count.
-type LNMax struct {
-	noisymax.LNMax
-}
-
-// Name returns "darrm".
-func (DaRRM) Name() provenance.MechanismName { return "darrm" }
-
-// Name returns "darrm-one-vote".
-func (OneVoteDaRRM) Name() provenance.MechanismName { return "darrm-one-vote" }
-
-// Name returns "subsample".
-func (Subsample) Name() provenance.MechanismName { return "subsample" }
-
-// Name returns "dsub".
-func (DSub) Name() provenance.MechanismName { return "dsub" }
-
-// Name returns "rr".
-func (RR) Name() provenance.MechanismName { return "rr" }
-
-// Name returns "gnmax".
-func (GNMax) Name() provenance.MechanismName { return "gnmax" }
-
-// Name returns "confident-gnmax".
-func (ConfidentGNMax) Name() provenance.MechanismName { return "confident-gnmax" }
-
-// Name returns "lnmax".
-func (LNMax) Name() provenance.MechanismName { return "lnmax" }
-
-func (DaRRM) mechanism()          {}
-func (OneVoteDaRRM) mechanism()   {}
-func (Subsample) mechanism()      {}
-func (DSub) mechanism()           {}
-func (RR) mechanism()             {}
-func (GNMax) mechanism()          {}
-func (ConfidentGNMax) mechanism() {}
-func (LNMax) mechanism()          {}
-
-// Validate checks m and δ.
-func (m DaRRM) Validate() error { return m.Target.validate() }
-
-// Validate checks the release's (ε, δ): ε > 0, δ in [0, 0.5].
-func (m OneVoteDaRRM) Validate() error {
-	if err := param.Positive("target eps", m.Eps); err != nil {
-		return err
-	}
-	return param.GuaranteeDelta("delta", m.Delta)
-}
-
-// Validate checks m and δ.
-func (m Subsample) Validate() error { return m.Target.validate() }
-
-// Validate checks m and δ.
-func (m DSub) Validate() error { return m.Target.validate() }
-
-// Validate checks m, δ and the composition's slack, when given.
-func (m RR) Validate() error {
-	if err := m.Target.validate(); err != nil {
-		return err
-	}
-	if m.Composition.DeltaPrime != 0 {
-		return m.Composition.Validate()
+// needM refuses a target without its allowance m, which has no default.
+func (t Target) needM() error {
+	if t.M == 0 {
+		return unset("Mechanism.M", "the privacy allowance m in [1, K]: each label is (m·eps, delta)-DP")
 	}
 	return nil
 }
 
-// Validate checks m and δ, or σ and δ with Sigma2.
-func (m GNMax) Validate() error {
-	if m.Sigma2 == 0 {
-		return m.Target.validate()
+// problem returns the problem that t is held to for k teachers, each
+// (ε, Δ)-DP as teachers says: (m·ε, δ), δ the thesis' default when not
+// given, which must be in [0, 0.5] (param.GuaranteeDelta).
+func (t Target) problem(k int, teachers accountant.Guarantee) (constraints.Problem, error) {
+	p := constraints.Problem{K: k, M: t.M, Eps: teachers.Eps, Delta: teachers.Delta, TargetDelta: constraints.DefaultTargetDelta(teachers.Delta, t.M)}
+	if t.Delta != nil {
+		p.TargetDelta = *t.Delta
 	}
-	if err := m.counts().Validate(); err != nil {
-		return err
-	}
-	if m.Delta == nil {
-		return &accountant.ParamError{Name: "delta", Value: 0.0, Rule: "must be given: Gaussian noise is not pure DP"}
-	}
-	return param.ConversionDelta("delta", *m.Delta)
+	return p, param.GuaranteeDelta("delta", p.TargetDelta)
 }
 
-// Validate checks the threshold step's σ1 > 0, the parameters' own rules
-// (noisymax.ConfidentGNMax.Validate) and δ.
-func (m ConfidentGNMax) Validate() error {
-	if !(m.Sigma1 > 0) {
-		return &accountant.ParamError{Name: "sigma1", Value: m.Sigma1, Rule: "must be > 0"}
+// needGamma returns err, or, without one, the error of a mechanism name
+// that samples a gamma and has no source of it.
+func needGamma(name provenance.MechanismName, src GammaSource, err error) error {
+	if err == nil && src == nil {
+		err = unset("Mechanism.Gamma", "%s samples its gamma from a source: optimal.Source, say", name)
 	}
-	g := m.ConfidentGNMax
-	if g.Noise == noisymax.UnsetNoise {
-		g.Noise = noisymax.DiscreteNoise
-	}
-	if err := g.Validate(); err != nil {
-		return err
-	}
-	return param.ConversionDelta("delta", m.Delta)
+	return err
 }
 
-// Validate checks the scale (noisymax.LNMax.Validate).
-func (m LNMax) Validate() error { return m.LNMax.Validate() }
-
-// counts returns the parameters of GNMax on C-class counts.
-func (m GNMax) counts() noisymax.ConfidentGNMax {
-	n := m.Noise
-	if n == noisymax.UnsetNoise {
-		n = noisymax.DiscreteNoise
-	}
-	return noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: n}
-}
-
-// classes returns the parameters of Confident-GNMax, its noise set.
-func (m ConfidentGNMax) classes() noisymax.ConfidentGNMax {
-	g := m.ConfidentGNMax
-	if g.Noise == noisymax.UnsetNoise {
-		g.Noise = noisymax.DiscreteNoise
-	}
-	return g
-}
-
-// mechInfo is a mechanism of the registry: its name, the votes it labels,
-// the relation its guarantee is in, and how it is built.
-type mechInfo struct {
-	name  provenance.MechanismName
-	input votefile.Input
-	// relation is the neighbouring relation of its guarantee.
-	relation accountant.Relation
-	// gamma says that it samples a noise function from its GammaSource.
-	gamma bool
-	// teachersEps says that it is calibrated to the teachers' ε: its
-	// target is m·ε (provenance.Stated.Calibrated).
-	teachersEps bool
-	// construct builds it.
-	construct func(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error)
-}
-
-// registry holds every mechanism a release can use: one entry each, the
-// two-class ones first.
-var registry = []mechInfo{
-	{name: DaRRM{}.Name(), relation: accountant.PrivateTeachers, gamma: true, teachersEps: true, construct: buildDaRRM},
-	{name: Subsample{}.Name(), relation: accountant.PrivateTeachers, teachersEps: true, construct: buildSubsample},
-	{name: DSub{}.Name(), relation: accountant.PrivateTeachers, teachersEps: true, construct: buildSubsample},
-	{name: RR{}.Name(), relation: accountant.PrivateTeachers, teachersEps: true, construct: buildRR},
-	{name: GNMax{}.Name(), relation: accountant.OneVote, teachersEps: true, construct: buildGNMax},
-	{name: OneVoteDaRRM{}.Name(), relation: accountant.OneVote, gamma: true, construct: buildOneVoteDaRRM},
-	{name: GNMax{}.Name(), input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildClassGNMax},
-	{name: ConfidentGNMax{}.Name(), input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildClassGNMax},
-	{name: LNMax{}.Name(), input: votefile.ManyClasses, relation: accountant.OneVote, construct: buildLNMax},
+// built returns what a Target of p is, as built: m and δ.
+func built(p constraints.Problem) Target {
+	delta := p.TargetDelta
+	return Target{M: p.M, Delta: &delta}
 }
 
 // Mechanisms returns the names of the mechanisms that label votes of
-// kind in, in the order of the registry.
+// kind in, in the order registered.
 func Mechanisms(in votefile.Input) []provenance.MechanismName {
 	var names []provenance.MechanismName
-	for _, r := range registry {
-		if r.input == in {
-			names = append(names, r.name)
+	for _, m := range mechanisms {
+		if slices.Contains(m.inputs(), in) {
+			names = append(names, m.Name())
 		}
 	}
 	return names
 }
 
-// lookup returns the registry's entry of the mechanism name for votes of
-// kind in. A name that the registry knows only for the other kind of
-// votes is refused saying so.
-func lookup(name provenance.MechanismName, in votefile.Input) (*mechInfo, error) {
-	var other []votefile.Input
-	for i, r := range registry {
-		switch {
-		case r.name == name && r.input == in:
-			return &registry[i], nil
-		case r.name == name:
-			other = append(other, r.input)
+// registered returns the registered mechanism of the name, nil for none.
+func registered(name provenance.MechanismName) Mechanism {
+	for _, m := range mechanisms {
+		if m.Name() == name {
+			return m
 		}
 	}
-	if len(other) > 0 {
-		return nil, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, provenance.JoinMechanisms(Mechanisms(in), ", "))
+	return nil
+}
+
+// lookup checks that the mechanism name labels votes of kind in. A name
+// that labels only the other kind of votes is refused saying so.
+func lookup(name provenance.MechanismName, in votefile.Input) error {
+	m := registered(name)
+	switch {
+	case m == nil:
+		return fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
+			provenance.JoinMechanisms(Mechanisms(votefile.TwoClass), ", "), provenance.JoinMechanisms(Mechanisms(votefile.ManyClasses), ", "))
+	case !slices.Contains(m.inputs(), in):
+		return fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, m.inputs()[0], in, provenance.JoinMechanisms(Mechanisms(in), ", "))
 	}
-	return nil, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
-		provenance.JoinMechanisms(Mechanisms(votefile.TwoClass), ", "), provenance.JoinMechanisms(Mechanisms(votefile.ManyClasses), ", "))
+	return nil
 }
 
 // votesOf returns the kind of votes m labels when they are of classes
 // classes: two-class votes for two classes, unless m labels counts alone
-// (ConfidentGNMax, LNMax) or is GNMax given its Sigma2.
+// (ConfidentGNMax, LNMax, GNMax given its Sigma2).
 func votesOf(m Mechanism, classes int) votefile.Input {
-	switch m := m.(type) {
-	case ConfidentGNMax, LNMax:
-		return votefile.ManyClasses
-	case GNMax:
-		if m.Sigma2 != 0 {
-			return votefile.ManyClasses
-		}
-	}
-	if classes == 2 {
+	if classes == 2 && m.inputs()[0] == votefile.TwoClass {
 		return votefile.TwoClass
 	}
 	return votefile.ManyClasses
-}
-
-// problemOf returns the problem that m is held to for k teachers, each
-// (ε, Δ)-DP as teachers says: the one mapping from a mechanism to its
-// problem. A two-class mechanism for private teachers (and two-class
-// GNMax, calibrated to their ε) is held to (m·ε, δ), δ the thesis'
-// default when not given; darrm-one-vote to its own (ε, δ) in the
-// one-vote relation (constraints.NewOneVote); a multi-class one to its
-// per-query δ alone.
-func problemOf(m Mechanism, k int, teachers accountant.Guarantee) constraints.Problem {
-	var t Target
-	switch m := m.(type) {
-	case DaRRM:
-		t = m.Target
-	case Subsample:
-		t = m.Target
-	case DSub:
-		t = m.Target
-	case RR:
-		t = m.Target
-	case GNMax:
-		if m.Sigma2 != 0 {
-			return constraints.Problem{K: k, TargetDelta: deref(m.Delta)}
-		}
-		t = m.Target
-	case OneVoteDaRRM:
-		return constraints.NewOneVote(k, m.Eps, m.Delta)
-	case ConfidentGNMax:
-		return constraints.Problem{K: k, TargetDelta: m.Delta}
-	default: // LNMax
-		return constraints.Problem{K: k}
-	}
-	p := constraints.Problem{K: k, M: t.M, Eps: teachers.Eps, Delta: teachers.Delta, TargetDelta: constraints.DefaultTargetDelta(teachers.Delta, t.M)}
-	if t.Delta != nil {
-		p.TargetDelta = *t.Delta
-	}
-	return p
-}
-
-func deref(x *float64) float64 {
-	if x == nil {
-		return 0
-	}
-	return *x
-}
-
-// gammaProblem returns the problem whose noise function info samples when
-// held to the per-query target of p: p itself in the private-teachers
-// relation, in the one-vote relation the release's own problem
-// (constraints.NewOneVote), which p already is when its relation is
-// one-vote (m = 1).
-func (info *mechInfo) gammaProblem(p constraints.Problem) constraints.Problem {
-	if info.relation == accountant.OneVote {
-		return oneVoteProblem(p)
-	}
-	return p
 }
 
 // oneVoteProblem returns the one-vote problem of the per-query target
 // (m·eps, delta) of p.
 func oneVoteProblem(p constraints.Problem) constraints.Problem {
 	return constraints.NewOneVote(p.K, p.MEps(), p.TargetDelta)
-}
-
-// gammaSource returns where m takes its noise function from, for a
-// mechanism that samples one.
-func gammaSource(m Mechanism) GammaSource {
-	switch m := m.(type) {
-	case DaRRM:
-		return m.Gamma
-	case OneVoteDaRRM:
-		return m.Gamma
-	}
-	return nil
 }
 
 // New returns the aggregator of m for k teachers voting among classes
@@ -412,11 +196,41 @@ func gammaSource(m Mechanism) GammaSource {
 // label says nothing, is refused for every mechanism. An error is a
 // *ReleaseError at StepGamma or StepBuild.
 func New(ctx context.Context, m Mechanism, k, classes int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
-	info, err := lookup(m.Name(), votesOf(m, classes))
-	if err != nil {
+	in := votesOf(m, classes)
+	if err := lookup(m.Name(), in); err != nil {
 		return nil, "", &ReleaseError{Step: StepBuild, Err: err}
 	}
-	return info.build(ctx, m, problemOf(m, k, teachers), classes, opts)
+	return newLabeler(ctx, m, in, k, classes, teachers, opts)
+}
+
+// build is what a mechanism's labeler is built for: K teachers voting
+// among classes classes, votes of kind in, each teacher (ε, Δ)-DP as
+// teachers says (for a mechanism calibrated to them), and the options.
+type build struct {
+	ctx        context.Context
+	in         votefile.Input
+	k, classes int
+	teachers   accountant.Guarantee
+	opts       Options
+}
+
+// newLabeler is New for m on votes of kind in: the one path from a
+// mechanism to its labeler. Each setting is checked where the aggregator
+// is built, with the problem (constraints.Problem.Validate) and the
+// teachers and votes it relates to.
+func newLabeler(ctx context.Context, m Mechanism, in votefile.Input, k, classes int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
+	if in == votefile.TwoClass && classes != 2 {
+		return nil, "", &ReleaseError{Step: StepBuild, Err: fmt.Errorf("%s: %d classes: it labels 0/1 votes", m.Name(), classes)}
+	}
+	b := &build{ctx: ctx, in: in, k: k, classes: classes, teachers: teachers, opts: opts}
+	l, label, err := m.labeler(b)
+	if err != nil {
+		if _, ok := err.(*ReleaseError); !ok {
+			err = &ReleaseError{Step: StepBuild, Err: err}
+		}
+		return nil, "", err
+	}
+	return l, label, nil
 }
 
 // sampledGamma is the noise function a mechanism that samples one
@@ -426,147 +240,30 @@ type sampledGamma struct {
 	words string
 }
 
-// build is New for the registry entry info of m held to p: the one path
-// from a mechanism to its labeler. Each setting is checked where the
-// aggregator is built, with the problem (constraints.Problem.Validate)
-// and the teachers and votes it relates to.
-func (info *mechInfo) build(ctx context.Context, m Mechanism, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
+// gamma returns the noise function of problem q from src, certified as
+// the aggregator will sample it, and how a description names it, for the
+// mechanism name. An error is a *ReleaseError at StepGamma.
+func (b *build) gamma(name provenance.MechanismName, src GammaSource, q constraints.Problem) (sampledGamma, error) {
+	if src == nil {
+		return sampledGamma{}, &ReleaseError{Step: StepGamma, Err: fmt.Errorf("Mechanism.Gamma is not set: %s samples its gamma from a source: optimal.Source, say", name)}
+	}
+	certify := func(ctx context.Context, q constraints.Problem, g gamma.Gamma) (gamma.Certificate, error) {
+		_, sampled := newTable(g)
+		cert, _, err := certify(ctx, q, sampled, 0, b.opts)
+		if err == nil {
+			b.opts.known = &knownCertificate{p: q, g: sampled, cert: cert}
+		}
+		return cert, err
+	}
 	var sg sampledGamma
-	if info.gamma {
-		src := gammaSource(m)
-		if src == nil {
-			return nil, "", &ReleaseError{Step: StepGamma, Err: fmt.Errorf("Mechanism.Gamma is not set: %s samples its gamma from a source: optimal.Source, say", info.name)}
-		}
-		certify := func(ctx context.Context, q constraints.Problem, g gamma.Gamma) (gamma.Certificate, error) {
-			_, sampled := newTable(g)
-			cert, _, err := certify(ctx, q, sampled, 0, opts)
-			if err == nil {
-				opts.known = &knownCertificate{p: q, g: sampled, cert: cert}
-			}
-			return cert, err
-		}
-		var err error
-		if sg.g, sg.words, err = src.Gamma(ctx, info.gammaProblem(p), certify); err != nil {
-			return nil, "", &ReleaseError{Step: StepGamma, Err: err}
-		}
+	var err error
+	if sg.g, sg.words, err = src.Gamma(b.ctx, q, certify); err != nil {
+		return sampledGamma{}, &ReleaseError{Step: StepGamma, Err: err}
 	}
-	agg, label, err := info.newLabeler(ctx, m, sg, p, classes, opts)
-	if err != nil {
-		return nil, "", &ReleaseError{Step: StepBuild, Err: err}
-	}
-	return agg, label, nil
-}
-
-// newLabeler is build with the gamma g that info samples, if any.
-func (info *mechInfo) newLabeler(ctx context.Context, m Mechanism, g sampledGamma, p constraints.Problem, classes int, opts Options) (Labeler, string, error) {
-	if err := param.GuaranteeDelta("delta", p.TargetDelta); err != nil {
-		return nil, "", err
-	}
-	if info.input == votefile.TwoClass && classes != 2 {
-		return nil, "", fmt.Errorf("%s: %d classes: it labels 0/1 votes", info.name, classes)
-	}
-	return info.construct(ctx, m, g, p, classes, opts)
-}
-
-// built returns what a Target of p is, as built: m and δ.
-func built(p constraints.Problem) Target {
-	delta := p.TargetDelta
-	return Target{M: p.M, Delta: &delta}
-}
-
-func buildDaRRM(ctx context.Context, _ Mechanism, g sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	d, err := newPrivateDaRRM(ctx, p, g.g, opts)
-	if err != nil {
-		return nil, "", err
-	}
-	d.mech = DaRRM{Target: built(p)}
-	return d, "DaRRM with " + g.words, nil
-}
-
-func buildOneVoteDaRRM(ctx context.Context, _ Mechanism, g sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	q := oneVoteProblem(p)
-	d, err := newOneVoteDaRRM(ctx, q, g.g, opts)
-	if err != nil {
-		return nil, "", err
-	}
-	d.mech = OneVoteDaRRM{Eps: q.Eps, Delta: q.TargetDelta}
-	return d, "DaRRM in the one-vote relation with " + g.words, nil
-}
-
-func buildRR(ctx context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	c := m.(RR).Composition
-	if c.Method == 0 && c.DeltaPrime == 0 {
-		c.Method = accountant.RRComposition(p.Delta)
-	}
-	if c.DeltaPrime == 0 {
-		c.DeltaPrime = accountant.DefaultDeltaPrime
-	}
-	r, err := newRR(ctx, p, c.Method, c.DeltaPrime, opts)
-	if err != nil {
-		return nil, "", err
-	}
-	r.mech = RR{Target: built(p), Composition: c}
-	return r, fmt.Sprintf("randomized response with p_const = %.6g (Algorithm 7, Lemma B.1.1, %v composition)", r.PConst(), c.Method), nil
-}
-
-func buildSubsample(ctx context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, opts Options) (Labeler, string, error) {
-	newSub, what := newSubsample, "Algorithm 8"
-	var mech Mechanism = Subsample{Target: built(p)}
-	if _, ok := m.(DSub); ok {
-		newSub, what, mech = newDoubleSubsample, "2m-1 of Theorem 3.5.1", DSub{Target: built(p)}
-	}
-	s, err := newSub(ctx, p, opts)
-	if err != nil {
-		return nil, "", err
-	}
-	s.mech = mech
-	return s, fmt.Sprintf("subsampling: majority of %d of the %d teachers, drawn without replacement (%s)", s.Size(), p.K, what), nil
-}
-
-func buildGNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, _ int, _ Options) (Labeler, string, error) {
-	search := m.(GNMax).Search
-	g, err := newGNMax(p, search)
-	if err != nil {
-		return nil, "", err
-	}
-	sigma, _ := g.Sigma()
-	return g, fmt.Sprintf("GNMax: Gaussian noise with sigma = %.4g on the two class counts (%v search)", sigma, search), nil
-}
-
-func buildClassGNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
-	var g noisymax.ConfidentGNMax
-	switch m := m.(type) {
-	case GNMax:
-		g = m.counts()
-	case ConfidentGNMax:
-		g = m.classes()
-	}
-	agg, err := newClassGNMax(g, p.K, classes, p.TargetDelta)
-	if err != nil {
-		return nil, "", err
-	}
-	label := fmt.Sprintf("GNMax: discrete Gaussian noise with sigma2 = %g on the %d class counts", g.Sigma2, classes)
-	if g.Confident() {
-		label = fmt.Sprintf("Confident-GNMax: answered when the largest count plus discrete Gaussian noise (sigma1 = %g) reaches T = %g, then GNMax with sigma2 = %g on the %d class counts", g.Sigma1, g.Threshold, g.Sigma2, classes)
-	}
-	return agg, label, nil
-}
-
-func buildLNMax(_ context.Context, m Mechanism, _ sampledGamma, p constraints.Problem, classes int, _ Options) (Labeler, string, error) {
-	l := m.(LNMax).LNMax
-	agg, err := newLNMax(l, p.K, classes)
-	if err != nil {
-		return nil, "", err
-	}
-	return agg, fmt.Sprintf("LNMax: discrete Laplace noise of scale b = %g on the %d class counts", l.Scale, classes), nil
+	return sg, nil
 }
 
 // RelationOf returns the neighbouring relation that m's guarantee is
 // stated in: the private teachers' (accountant.PrivateTeachers) for
 // DaRRM, Subsample, DSub and RR, the one-vote relation for the others.
-func RelationOf(m Mechanism) accountant.Relation {
-	if info, err := lookup(m.Name(), votesOf(m, 2)); err == nil {
-		return info.relation
-	}
-	return accountant.OneVote
-}
+func RelationOf(m Mechanism) accountant.Relation { return m.relation() }

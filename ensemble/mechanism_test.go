@@ -47,7 +47,7 @@ func TestMechanismBuild(t *testing.T) {
 	if agg, label, err := New(ctx, DSub{Target: Target{M: 3}}, 11, 2, accountant.Guarantee{Eps: 0.1}, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
 		t.Errorf("dsub: %v, %q", err, label)
 	}
-	if _, err := lookup("median", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
+	if err := lookup("median", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
 		t.Errorf("unknown mechanism: %v", err)
 	}
 	// A gamma that is not (m·eps, delta)-DP is refused by the certificate.
@@ -56,59 +56,75 @@ func TestMechanismBuild(t *testing.T) {
 	}
 }
 
-// registered returns a mechanism of every entry of the registry, with
-// settings it builds with for K = 11 teachers (0.1, 1e-5)-DP (dsub's
-// pure), a gamma of zeros for those that sample one.
-func registered() []Mechanism {
+// examples returns, for each registered mechanism and kind of votes it
+// labels, a mechanism with settings it builds with for K = 11 teachers
+// (0.1, 1e-5)-DP (dsub's pure), a gamma of zeros for those that sample
+// one, and the votes it labels.
+func examples() []struct {
+	m  Mechanism
+	in votefile.Input
+} {
 	zeros := optimal.Source{Given: make([]float64, 12)}
 	t := Target{M: 3}
 	delta := 1e-5
-	return []Mechanism{
-		DaRRM{Target: t, Gamma: zeros}, Subsample{Target: t}, DSub{Target: t}, RR{Target: t, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}},
-		GNMax{Target: t}, OneVoteDaRRM{Eps: 0.3, Delta: 1e-5, Gamma: zeros},
-		GNMax{Target: Target{Delta: &delta}, Sigma2: 40}, ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5},
-		LNMax{LNMax: noisymax.LNMax{Scale: 20}},
+	two, many := votefile.TwoClass, votefile.ManyClasses
+	return []struct {
+		m  Mechanism
+		in votefile.Input
+	}{
+		{DaRRM{Target: t, Gamma: zeros}, two}, {Subsample{Target: t}, two}, {DSub{Target: t}, two},
+		{RR{Target: t, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, two},
+		{GNMax{Target: t}, two}, {OneVoteDaRRM{Eps: 0.3, Delta: 1e-5, Gamma: zeros}, two},
+		{GNMax{Target: Target{Delta: &delta}, Sigma2: 40}, many}, {ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5}, many},
+		{LNMax{LNMax: noisymax.LNMax{Scale: 20}}, many},
 	}
 }
 
-// TestRegistry: every registered mechanism builds from its settings
-// (New), labels the votes of its kind with the relation it is registered
-// in, and is found by its name and input; a name known for the other
-// kind of votes is refused saying so.
+// TestRegistry: every registered mechanism, on every kind of votes it
+// labels, builds from its settings (New), labels the votes of its kind
+// in its relation, and is found by its name and input; a name known for
+// the other kind of votes is refused saying so.
 func TestRegistry(t *testing.T) {
 	ctx := context.Background()
-	ms := registered()
-	if len(ms) != len(registry) {
-		t.Fatalf("%d mechanisms for the %d entries of the registry", len(ms), len(registry))
+	ex := examples()
+	var n int
+	for _, m := range mechanisms {
+		n += len(m.inputs())
 	}
-	for i, info := range registry {
-		m, classes := ms[i], 3
+	if len(ex) != n {
+		t.Fatalf("%d examples for the %d mechanisms and inputs registered", len(ex), n)
+	}
+	for _, e := range ex {
+		m, classes := e.m, 3
 		teachers := accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
-		if info.input == votefile.TwoClass {
+		if e.in == votefile.TwoClass {
 			classes = 2
 		}
-		if info.name == (DSub{}).Name() {
+		if m.Name() == (DSub{}).Name() {
 			teachers.Delta = 0
+		}
+		if !slices.Contains(registered(m.Name()).inputs(), e.in) || votesOf(m, classes) != e.in {
+			t.Errorf("%s on %v: registered for %v, labels %v", m.Name(), e.in, registered(m.Name()).inputs(), votesOf(m, classes))
 		}
 		agg, label, err := New(ctx, m, 11, classes, teachers, Options{})
 		if err != nil {
-			t.Errorf("%s on %v: %v", info.name, info.input, err)
+			t.Errorf("%s on %v: %v", m.Name(), e.in, err)
 			continue
 		}
-		if agg.Name() != info.name || agg.Classes() != classes || agg.Privacy().Relation != info.relation || twoClass(agg) != (info.input == votefile.TwoClass) || label == "" {
-			t.Errorf("%s on %v: built %s, %d classes, relation %v, label %q", info.name, info.input, agg.Name(), agg.Classes(), agg.Privacy().Relation, label)
+		if agg.Name() != m.Name() || agg.Classes() != classes || agg.Privacy().Relation != m.relation() || twoClass(agg) != (e.in == votefile.TwoClass) || label == "" {
+			t.Errorf("%s on %v: built %s, %d classes, relation %v, label %q", m.Name(), e.in, agg.Name(), agg.Classes(), agg.Privacy().Relation, label)
 		}
-		if got, err := lookup(info.name, info.input); err != nil || got.name != info.name || got.input != info.input {
-			t.Errorf("lookup of %s on %v: %+v, %v", info.name, info.input, got, err)
+		if err := lookup(m.Name(), e.in); err != nil {
+			t.Errorf("lookup of %s on %v: %v", m.Name(), e.in, err)
 		}
-		if got := agg.Mechanism(); got == nil || got.Name() != info.name || got.Validate() != nil {
-			t.Errorf("%s on %v: built as %#v", info.name, info.input, got)
+		if got := agg.Mechanism(); got == nil || got.Name() != m.Name() || got.Validate() != nil {
+			t.Errorf("%s on %v: built as %#v", m.Name(), e.in, got)
 		}
 	}
-	if _, err := lookup("darrm", votefile.ManyClasses); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
+	if err := lookup("darrm", votefile.ManyClasses); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
 		t.Errorf("darrm on multi-class votes: %v", err)
 	}
-	if _, err := lookup("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
+	if err := lookup("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
 		t.Errorf("lnmax on two-class votes: %v", err)
 	}
 }
@@ -159,31 +175,19 @@ func TestAccounting(t *testing.T) {
 	}
 }
 
-// TestMechanismLists: the lists of names are the registry's, each name
-// once in the order registered: the two-class and multi-class ones by
-// their input, the ones that sample a gamma (DaRRM in each relation).
+// TestMechanismLists: the lists of names are the registered mechanisms',
+// each name once in the order registered, by the votes they label.
 func TestMechanismLists(t *testing.T) {
-	var two, many, withGamma []provenance.MechanismName
-	for _, r := range registry {
-		if r.input == votefile.TwoClass {
-			two = append(two, r.name)
-		} else {
-			many = append(many, r.name)
-		}
-		if r.gamma {
-			withGamma = append(withGamma, r.name)
-		}
-	}
 	for _, tc := range []struct {
-		name      string
-		got, want []provenance.MechanismName
-	}{{"two-class", Mechanisms(votefile.TwoClass), two}, {"many-class", Mechanisms(votefile.ManyClasses), many}} {
-		if !slices.Equal(tc.got, tc.want) {
-			t.Errorf("%s = %v, want %v", tc.name, tc.got, tc.want)
+		in   votefile.Input
+		want []provenance.MechanismName
+	}{
+		{votefile.TwoClass, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
+		{votefile.ManyClasses, []provenance.MechanismName{"gnmax", "confident-gnmax", "lnmax"}},
+	} {
+		if got := Mechanisms(tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("%v: %v, want %v", tc.in, got, tc.want)
 		}
-	}
-	if want := []provenance.MechanismName{DaRRM{}.Name(), OneVoteDaRRM{}.Name()}; !slices.Equal(withGamma, want) {
-		t.Errorf("the mechanisms that sample a gamma = %v, want %v", withGamma, want)
 	}
 }
 

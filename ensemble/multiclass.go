@@ -6,12 +6,92 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/discrete"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
+
+// ConfidentGNMax is Confident-GNMax on vote counts of C classes
+// (Papernot et al. 2018, Algorithm 1): a threshold step of noise Sigma1 >
+// 0 at Threshold, then GNMax of noise Sigma2; its guarantee at the
+// per-query Delta > 0. A zero Noise is noisymax.DiscreteNoise.
+type ConfidentGNMax struct {
+	noisymax.ConfidentGNMax
+	Delta float64
+}
+
+// Name returns "confident-gnmax".
+func (ConfidentGNMax) Name() provenance.MechanismName { return "confident-gnmax" }
+
+// Validate checks the threshold step's σ1 > 0, the parameters' own rules
+// (noisymax.ConfidentGNMax.Validate) and δ.
+func (m ConfidentGNMax) Validate() error {
+	if !(m.Sigma1 > 0) {
+		return &accountant.ParamError{Name: "sigma1", Value: m.Sigma1, Rule: "must be > 0"}
+	}
+	if err := m.classes().Validate(); err != nil {
+		return err
+	}
+	return param.ConversionDelta("delta", m.Delta)
+}
+
+// classes returns the parameters of Confident-GNMax, its noise set.
+func (m ConfidentGNMax) classes() noisymax.ConfidentGNMax {
+	g := m.ConfidentGNMax
+	if g.Noise == noisymax.UnsetNoise {
+		g.Noise = noisymax.DiscreteNoise
+	}
+	return g
+}
+
+func (ConfidentGNMax) inputs() []votefile.Input       { return manyClassVotes }
+func (ConfidentGNMax) relation() accountant.Relation  { return accountant.OneVote }
+func (ConfidentGNMax) calibrated(votefile.Input) bool { return false }
+
+func (m ConfidentGNMax) unsetSetting(votefile.Input) error {
+	switch {
+	case m.Sigma2 == 0:
+		return unset("Mechanism.Sigma2", "%s needs the noise of its answer, sigma2 > 0", m.Name())
+	case m.Delta == 0:
+		return unset("Mechanism.Delta", "%s needs the per-query delta > 0 of its guarantee: Gaussian noise is not pure DP", m.Name())
+	case m.Sigma1 == 0:
+		return unset("Mechanism.Sigma1", "%s needs the noise of its threshold step, sigma1 > 0 (without one it is gnmax)", m.Name())
+	}
+	return nil
+}
+
+func (m ConfidentGNMax) header(meta *votefile.LabelMeta) {
+	meta.Threshold, meta.Sigma1, meta.Sigma2, meta.Noise = num(m.Threshold), num(m.Sigma1), num(m.Sigma2), noiseName(m.Noise)
+}
+
+func (ConfidentGNMax) fromHeader(h *labelHeader) Mechanism {
+	g := noisymax.ConfidentGNMax{Threshold: h.num("threshold", h.meta.Threshold), Sigma1: h.num("sigma1", h.meta.Sigma1), Sigma2: h.num("sigma2", h.meta.Sigma2), Noise: h.noise}
+	return ConfidentGNMax{ConfidentGNMax: g, Delta: h.meta.Delta}
+}
+
+func (m ConfidentGNMax) labeler(b *build) (Labeler, string, error) {
+	return classLabeler(m.classes(), b.k, b.classes, m.Delta)
+}
+
+// classLabeler returns the labeler of g (GNMax or Confident-GNMax) for K
+// teachers and C classes, its guarantee at delta, and says what it is.
+func classLabeler(g noisymax.ConfidentGNMax, teachers, classes int, delta float64) (Labeler, string, error) {
+	if err := param.GuaranteeDelta("delta", delta); err != nil {
+		return nil, "", err
+	}
+	agg, err := newClassGNMax(g, teachers, classes, delta)
+	if err != nil {
+		return nil, "", err
+	}
+	label := fmt.Sprintf("GNMax: discrete Gaussian noise with sigma2 = %g on the %d class counts", g.Sigma2, classes)
+	if g.Confident() {
+		label = fmt.Sprintf("Confident-GNMax: answered when the largest count plus discrete Gaussian noise (sigma1 = %g) reaches T = %g, then GNMax with sigma2 = %g on the %d class counts", g.Sigma1, g.Threshold, g.Sigma2, classes)
+	}
+	return agg, label, nil
+}
 
 // classGNMax is GNMax on the counts of C classes (PATE paper, Section
 // 4.1; GNMax is its two-class form in the thesis), and with a

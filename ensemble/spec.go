@@ -164,12 +164,12 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var out Released
 	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
-	s, info, p, err := s.withDefaults()
+	s, teachers, err := s.withDefaults()
 	if err != nil {
 		return fail(StepBuild, err)
 	}
 	in := s.Votes
-	if out.Aggregator, out.Label, err = info.build(ctx, s.Mechanism, p, in.Classes(), s.Certificate); err != nil {
+	if out.Aggregator, out.Label, err = newLabeler(ctx, s.Mechanism, in.Input(), in.K(), in.Classes(), teachers, s.Certificate); err != nil {
 		var re *ReleaseError
 		if errors.As(err, &re) {
 			re.Err = specField(s.Mechanism, re.Err)

@@ -15,6 +15,74 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
+// Subsample is the majority of floor(m) teachers drawn without
+// replacement (Algorithm 8).
+type Subsample struct {
+	Target
+}
+
+// DSub is the majority of 2·floor(m)-1 teachers drawn without replacement
+// (Theorem 3.5.1), for pure-DP teachers (Δ = 0).
+type DSub struct {
+	Target
+}
+
+// Name returns "subsample".
+func (Subsample) Name() provenance.MechanismName { return "subsample" }
+
+// Name returns "dsub".
+func (DSub) Name() provenance.MechanismName { return "dsub" }
+
+// Validate checks m and δ.
+func (m Subsample) Validate() error { return m.Target.validate() }
+
+// Validate checks m and δ.
+func (m DSub) Validate() error { return m.Target.validate() }
+
+func (Subsample) inputs() []votefile.Input            { return twoClassVotes }
+func (Subsample) relation() accountant.Relation       { return accountant.PrivateTeachers }
+func (Subsample) calibrated(votefile.Input) bool      { return true }
+func (m Subsample) unsetSetting(votefile.Input) error { return m.needM() }
+func (Subsample) header(*votefile.LabelMeta)          {}
+func (Subsample) fromHeader(h *labelHeader) Mechanism { return Subsample{Target: h.delta()} }
+func (DSub) inputs() []votefile.Input                 { return twoClassVotes }
+func (DSub) relation() accountant.Relation            { return accountant.PrivateTeachers }
+func (DSub) calibrated(votefile.Input) bool           { return true }
+func (m DSub) unsetSetting(votefile.Input) error      { return m.needM() }
+func (DSub) header(*votefile.LabelMeta)               {}
+func (DSub) fromHeader(h *labelHeader) Mechanism      { return DSub{Target: h.delta()} }
+
+func (m Subsample) labeler(b *build) (Labeler, string, error) {
+	p, err := m.problem(b.k, b.teachers)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := newSubsample(b.ctx, p, b.opts)
+	if err != nil {
+		return nil, "", err
+	}
+	s.mech = Subsample{Target: built(p)}
+	return s, s.words("Algorithm 8"), nil
+}
+
+func (m DSub) labeler(b *build) (Labeler, string, error) {
+	p, err := m.problem(b.k, b.teachers)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := newDoubleSubsample(b.ctx, p, b.opts)
+	if err != nil {
+		return nil, "", err
+	}
+	s.mech = DSub{Target: built(p)}
+	return s, s.words("2m-1 of Theorem 3.5.1"), nil
+}
+
+// words says what s is, as the result of what.
+func (s *subsampleAggregator) words(what string) string {
+	return fmt.Sprintf("subsampling: majority of %d of the %d teachers, drawn without replacement (%s)", s.Size(), s.k, what)
+}
+
 // subsampleAggregator is the majority of s teachers drawn uniformly without
 // replacement (Algorithm 8), a tie of an even s broken by a fair coin. By
 // Lemma 3.4.1 it has the output distribution of DaRRM with gamma_Sub.
