@@ -33,8 +33,10 @@ func (DaRRM) inputs() []votefile.Input            { return twoClassVotes }
 func (DaRRM) relation() accountant.Relation       { return accountant.PrivateTeachers }
 func (DaRRM) calibrated(votefile.Input) bool      { return true }
 func (m DaRRM) unsetSetting(votefile.Input) error { return needGamma(m.Name(), m.Gamma, m.needM()) }
-func (DaRRM) header(*votefile.LabelMeta)          {}
-func (DaRRM) fromHeader(h *labelHeader) Mechanism { return DaRRM{Target: h.delta()} }
+func (DaRRM) settings() any                       { return nil }
+func (m DaRRM) fromHeader(h *labelHeader) (Mechanism, error) {
+	return DaRRM{Target: h.delta()}, h.decode(m.Name(), nil)
+}
 
 func (m DaRRM) labeler(b *build) (Labeler, string, error) {
 	p, err := m.problem(b.k, b.teachers)

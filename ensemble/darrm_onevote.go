@@ -35,7 +35,7 @@ func (m OneVoteDaRRM) Validate() error {
 func (OneVoteDaRRM) inputs() []votefile.Input       { return twoClassVotes }
 func (OneVoteDaRRM) relation() accountant.Relation  { return accountant.OneVote }
 func (OneVoteDaRRM) calibrated(votefile.Input) bool { return false }
-func (OneVoteDaRRM) header(*votefile.LabelMeta)     {}
+func (OneVoteDaRRM) settings() any                  { return nil }
 
 func (m OneVoteDaRRM) unsetSetting(votefile.Input) error {
 	var err error
@@ -45,8 +45,8 @@ func (m OneVoteDaRRM) unsetSetting(votefile.Input) error {
 	return needGamma(m.Name(), m.Gamma, err)
 }
 
-func (OneVoteDaRRM) fromHeader(h *labelHeader) Mechanism {
-	return OneVoteDaRRM{Eps: h.meta.Eps, Delta: h.meta.Delta}
+func (m OneVoteDaRRM) fromHeader(h *labelHeader) (Mechanism, error) {
+	return OneVoteDaRRM{Eps: h.meta.Eps, Delta: h.meta.Delta}, h.decode(m.Name(), nil)
 }
 
 func (m OneVoteDaRRM) labeler(b *build) (Labeler, string, error) {

@@ -23,11 +23,13 @@ import (
 // to each count (Noise zero: noisymax.DiscreteNoise, which releases draw)
 // and its guarantee is at Target.Delta, which it needs (> 0); M is not
 // used.
+//
+// A label file's header states Sigma2 and Noise, by their JSON keys.
 type GNMax struct {
-	Target
-	Search noisymax.GNMaxSearch
-	Sigma2 float64
-	Noise  noisymax.Noise
+	Target `json:"-"`
+	Search noisymax.GNMaxSearch `json:"-"`
+	Sigma2 float64              `json:"sigma2"`
+	Noise  noisymax.Noise       `json:"noise,omitempty"`
 }
 
 // Name returns "gnmax".
@@ -81,12 +83,13 @@ func (m GNMax) unsetSetting(in votefile.Input) error {
 	return nil
 }
 
-func (m GNMax) header(meta *votefile.LabelMeta) {
-	meta.Sigma2, meta.Noise = num(m.Sigma2), noiseName(m.Noise)
-}
+func (m GNMax) settings() any { return m }
 
-func (GNMax) fromHeader(h *labelHeader) Mechanism {
-	return GNMax{Target: h.delta(), Sigma2: h.num("sigma2", h.meta.Sigma2), Noise: h.noise}
+func (GNMax) fromHeader(h *labelHeader) (Mechanism, error) {
+	var m GNMax
+	err := h.decode(m.Name(), &m)
+	m.Target = h.delta()
+	return m, err
 }
 
 func (m GNMax) labeler(b *build) (Labeler, string, error) {

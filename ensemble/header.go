@@ -1,54 +1,95 @@
 package ensemble
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
 // labelSettings writes the settings of m that a label file's header
-// states into meta (Mechanism.header), those of no other mechanism; a
-// nil m states none.
+// states into meta: the JSON object of m's settings (Mechanism.settings),
+// none for a nil m or a mechanism whose guarantee says all.
 func labelSettings(m Mechanism, meta *votefile.LabelMeta) {
-	meta.Threshold, meta.Sigma1, meta.Sigma2, meta.LaplaceScale, meta.Noise = nil, nil, nil, nil, ""
-	if m != nil {
-		m.header(meta)
+	meta.Settings = nil
+	if m == nil || m.settings() == nil {
+		return
 	}
-}
-
-// num returns a pointer to x, a setting as a header states it.
-func num(x float64) *float64 { return &x }
-
-// noiseName is the noise n as a header states it: "" when unset.
-func noiseName(n noisymax.Noise) string {
-	if n == noisymax.UnsetNoise {
-		return ""
+	raw, err := json.Marshal(m.settings())
+	if err != nil {
+		panic(err) // numbers of a built aggregator are finite
 	}
-	return n.String()
+	meta.Settings = raw
 }
 
 // labelHeader is a label file's header as a mechanism reads its settings
-// from it: the header, its noise read, and the first setting of the
-// mechanism it does not state.
+// from it.
 type labelHeader struct {
-	meta    *votefile.LabelMeta
-	noise   noisymax.Noise
-	missing string
+	meta *votefile.LabelMeta
 }
 
-// num returns the setting x of the header, which names it so; an absent
-// one is recorded in h.missing and read as 0.
-func (h *labelHeader) num(name string, x *float64) float64 {
-	if x == nil {
-		if h.missing == "" {
-			h.missing = name
+// decode reads the header's settings into v, a pointer to the settings
+// of a mechanism of that name (nil for one that has none): each must be
+// stated (every release states them all, and an absent one read as 0
+// would account a mechanism the labels were not made by: a threshold of 0
+// is a setting like any other), but one it marks omitempty, and none
+// that it does not have.
+func (h *labelHeader) decode(name provenance.MechanismName, v any) error {
+	var got map[string]json.RawMessage
+	if len(h.meta.Settings) > 0 {
+		if err := json.Unmarshal(h.meta.Settings, &got); err != nil {
+			return err
 		}
-		return 0
 	}
-	return *x
+	var all, required []string
+	if v != nil {
+		all, required = jsonKeys(reflect.TypeOf(v).Elem())
+	}
+	for _, k := range slices.Sorted(maps.Keys(got)) {
+		if !slices.Contains(all, k) {
+			return fmt.Errorf("it states %s, which %s does not have", k, name)
+		}
+	}
+	for _, k := range required {
+		if _, ok := got[k]; !ok {
+			return fmt.Errorf("it states no %s, a setting of %s (a release states every setting of its mechanism)", k, name)
+		}
+	}
+	if len(got) == 0 {
+		return nil
+	}
+	return json.Unmarshal(h.meta.Settings, v)
+}
+
+// jsonKeys returns the JSON keys of the fields of the struct type t, its
+// embedded structs' among them, in order, and those not marked omitempty.
+func jsonKeys(t reflect.Type) (all, required []string) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, opt, _ := strings.Cut(tag, ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case f.Anonymous && tag == "":
+			a, r := jsonKeys(f.Type)
+			all, required = append(all, a...), append(required, r...)
+		default:
+			if name == "" {
+				name = f.Name
+			}
+			all = append(all, name)
+			if opt != "omitempty" {
+				required = append(required, name)
+			}
+		}
+	}
+	return all, required
 }
 
 // delta returns the per-query δ the header states, as a Target's.
@@ -75,24 +116,14 @@ func MechanismOf(meta *votefile.LabelMeta) (Mechanism, error) {
 			return nil, fmt.Errorf("label file header: %v", err)
 		}
 	}
-	h := &labelHeader{meta: meta}
-	if meta.Noise != "" {
-		if err := h.noise.UnmarshalText([]byte(meta.Noise)); err != nil {
-			return nil, fmt.Errorf("label file header: %v", err)
-		}
-	}
 	name := provenance.MechanismName(meta.Mechanism)
 	r := registered(name)
 	if r == nil {
 		return nil, fmt.Errorf("label file header: %v", lookup(name, votefile.ManyClasses))
 	}
-	// A setting of the mechanism must be stated: every release states
-	// them all, and an absent one read as 0 would account a mechanism
-	// the labels were not made by (a threshold of 0 is a setting like
-	// any other).
-	m := r.fromHeader(h)
-	if h.missing != "" {
-		return nil, fmt.Errorf("label file header: it states no %s, a setting of %s (a release states every setting of its mechanism)", h.missing, meta.Mechanism)
+	m, err := r.fromHeader(&labelHeader{meta: meta})
+	if err != nil {
+		return nil, fmt.Errorf("label file header: %v", err)
 	}
 	return m, nil
 }

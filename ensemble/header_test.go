@@ -31,21 +31,26 @@ func TestMechanismOf(t *testing.T) {
 			t.Errorf("%#v read back as %#v, %v", m, got, err)
 		}
 	}
-	f := func(x float64) *float64 { return &x }
-	ok := &votefile.LabelMeta{Mechanism: "gnmax", Relation: "one-vote", Partition: "keyed-hash", Sigma2: f(40), Noise: "discrete"}
+	ok := &votefile.LabelMeta{Mechanism: "gnmax", Relation: "one-vote", Partition: "keyed-hash", Settings: []byte(`{"sigma2":40,"noise":"discrete"}`)}
 	if _, err := MechanismOf(ok); err != nil {
 		t.Fatalf("%+v: %v", ok, err)
 	}
+	settings := func(mech, s string) func(*votefile.LabelMeta) {
+		return func(m *votefile.LabelMeta) { m.Mechanism, m.Settings = mech, []byte(s) }
+	}
 	for _, edit := range []func(*votefile.LabelMeta){
-		func(m *votefile.LabelMeta) { m.Noise = "loud" },
+		settings("gnmax", `{"sigma2":40,"noise":"loud"}`),
 		func(m *votefile.LabelMeta) { m.Relation = "friends" },
 		func(m *votefile.LabelMeta) { m.Partition = "random" },
 		func(m *votefile.LabelMeta) { m.Mechanism = "median" },
 		// A setting of the mechanism left out is not read as 0.
-		func(m *votefile.LabelMeta) { m.Sigma2 = nil },
-		func(m *votefile.LabelMeta) { m.Mechanism, m.Sigma1 = "confident-gnmax", f(150) },
-		func(m *votefile.LabelMeta) { m.Mechanism, m.Threshold = "confident-gnmax", f(0) },
-		func(m *votefile.LabelMeta) { m.Mechanism, m.Sigma2 = "lnmax", nil },
+		settings("gnmax", `{"noise":"discrete"}`),
+		settings("confident-gnmax", `{"sigma1":150,"sigma2":40,"noise":"discrete"}`),
+		settings("confident-gnmax", `{"threshold":0,"sigma2":40,"noise":"discrete"}`),
+		settings("lnmax", `{"noise":"discrete"}`),
+		// Nor is a setting of another mechanism, or one of none.
+		settings("gnmax", `{"sigma2":40,"threshold":200}`),
+		settings("darrm", `{"sigma2":40}`),
 	} {
 		bad := *ok
 		edit(&bad)

@@ -35,12 +35,19 @@ func (m LNMax) unsetSetting(votefile.Input) error {
 	return nil
 }
 
-func (m LNMax) header(meta *votefile.LabelMeta) {
-	meta.LaplaceScale, meta.Noise = num(m.Scale), noisymax.DiscreteNoise.String()
+// lnmaxSettings are LNMax's settings as a label file's header states
+// them: with its noise, which releases draw discrete.
+type lnmaxSettings struct {
+	noisymax.LNMax
+	Noise noisymax.Noise `json:"noise,omitempty"`
 }
 
-func (LNMax) fromHeader(h *labelHeader) Mechanism {
-	return LNMax{LNMax: noisymax.LNMax{Scale: h.num("laplace_scale", h.meta.LaplaceScale)}}
+func (m LNMax) settings() any { return lnmaxSettings{m.LNMax, noisymax.DiscreteNoise} }
+
+func (LNMax) fromHeader(h *labelHeader) (Mechanism, error) {
+	var s lnmaxSettings
+	err := h.decode(LNMax{}.Name(), &s)
+	return LNMax{s.LNMax}, err
 }
 
 func (m LNMax) labeler(b *build) (Labeler, string, error) {

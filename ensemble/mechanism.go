@@ -47,11 +47,12 @@ type Mechanism interface {
 	unsetSetting(in votefile.Input) error
 	// labeler builds its labeler for b and says what it is in words.
 	labeler(b *build) (Labeler, string, error)
-	// header writes the settings a label file's header states of it
-	// into meta; fromHeader returns the mechanism of the header h, with
-	// the settings it states.
-	header(meta *votefile.LabelMeta)
-	fromHeader(h *labelHeader) Mechanism
+	// settings returns its settings that a label file's header states,
+	// a value whose JSON is their object (nil for none: its guarantee
+	// says all); fromHeader returns the mechanism of the header h, with
+	// the settings it states (labelHeader.decode).
+	settings() any
+	fromHeader(h *labelHeader) (Mechanism, error)
 }
 
 // mechanisms are the mechanisms a release can use, the two-class ones

@@ -17,10 +17,12 @@ import (
 // ConfidentGNMax is Confident-GNMax on vote counts of C classes
 // (Papernot et al. 2018, Algorithm 1): a threshold step of noise Sigma1 >
 // 0 at Threshold, then GNMax of noise Sigma2; its guarantee at the
-// per-query Delta > 0. A zero Noise is noisymax.DiscreteNoise.
+// per-query Delta > 0. A zero Noise is noisymax.DiscreteNoise. A label
+// file's header states its settings but Delta (the header's own) by
+// their JSON keys.
 type ConfidentGNMax struct {
 	noisymax.ConfidentGNMax
-	Delta float64
+	Delta float64 `json:"-"`
 }
 
 // Name returns "confident-gnmax".
@@ -63,13 +65,13 @@ func (m ConfidentGNMax) unsetSetting(votefile.Input) error {
 	return nil
 }
 
-func (m ConfidentGNMax) header(meta *votefile.LabelMeta) {
-	meta.Threshold, meta.Sigma1, meta.Sigma2, meta.Noise = num(m.Threshold), num(m.Sigma1), num(m.Sigma2), noiseName(m.Noise)
-}
+func (m ConfidentGNMax) settings() any { return m }
 
-func (ConfidentGNMax) fromHeader(h *labelHeader) Mechanism {
-	g := noisymax.ConfidentGNMax{Threshold: h.num("threshold", h.meta.Threshold), Sigma1: h.num("sigma1", h.meta.Sigma1), Sigma2: h.num("sigma2", h.meta.Sigma2), Noise: h.noise}
-	return ConfidentGNMax{ConfidentGNMax: g, Delta: h.meta.Delta}
+func (ConfidentGNMax) fromHeader(h *labelHeader) (Mechanism, error) {
+	var m ConfidentGNMax
+	err := h.decode(m.Name(), &m)
+	m.Delta = h.meta.Delta
+	return m, err
 }
 
 func (m ConfidentGNMax) labeler(b *build) (Labeler, string, error) {

@@ -40,8 +40,10 @@ func (RR) inputs() []votefile.Input            { return twoClassVotes }
 func (RR) relation() accountant.Relation       { return accountant.PrivateTeachers }
 func (RR) calibrated(votefile.Input) bool      { return true }
 func (m RR) unsetSetting(votefile.Input) error { return m.needM() }
-func (RR) header(*votefile.LabelMeta)          {}
-func (RR) fromHeader(h *labelHeader) Mechanism { return RR{Target: h.delta()} }
+func (RR) settings() any                       { return nil }
+func (m RR) fromHeader(h *labelHeader) (Mechanism, error) {
+	return RR{Target: h.delta()}, h.decode(m.Name(), nil)
+}
 
 func (m RR) labeler(b *build) (Labeler, string, error) {
 	p, err := m.problem(b.k, b.teachers)

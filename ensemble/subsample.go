@@ -43,14 +43,18 @@ func (Subsample) inputs() []votefile.Input            { return twoClassVotes }
 func (Subsample) relation() accountant.Relation       { return accountant.PrivateTeachers }
 func (Subsample) calibrated(votefile.Input) bool      { return true }
 func (m Subsample) unsetSetting(votefile.Input) error { return m.needM() }
-func (Subsample) header(*votefile.LabelMeta)          {}
-func (Subsample) fromHeader(h *labelHeader) Mechanism { return Subsample{Target: h.delta()} }
-func (DSub) inputs() []votefile.Input                 { return twoClassVotes }
-func (DSub) relation() accountant.Relation            { return accountant.PrivateTeachers }
-func (DSub) calibrated(votefile.Input) bool           { return true }
-func (m DSub) unsetSetting(votefile.Input) error      { return m.needM() }
-func (DSub) header(*votefile.LabelMeta)               {}
-func (DSub) fromHeader(h *labelHeader) Mechanism      { return DSub{Target: h.delta()} }
+func (Subsample) settings() any                       { return nil }
+func (m Subsample) fromHeader(h *labelHeader) (Mechanism, error) {
+	return Subsample{Target: h.delta()}, h.decode(m.Name(), nil)
+}
+func (DSub) inputs() []votefile.Input            { return twoClassVotes }
+func (DSub) relation() accountant.Relation       { return accountant.PrivateTeachers }
+func (DSub) calibrated(votefile.Input) bool      { return true }
+func (m DSub) unsetSetting(votefile.Input) error { return m.needM() }
+func (DSub) settings() any                       { return nil }
+func (m DSub) fromHeader(h *labelHeader) (Mechanism, error) {
+	return DSub{Target: h.delta()}, h.decode(m.Name(), nil)
+}
 
 func (m Subsample) labeler(b *build) (Labeler, string, error) {
 	p, err := m.problem(b.k, b.teachers)

@@ -16,12 +16,12 @@ import (
 // its largest vote count plus noise of deviation Sigma1 reaches Threshold;
 // an answered query gets GNMax's label, the argmax of the counts plus
 // noise of deviation Sigma2. Sigma1 = 0 is plain GNMax: every query is
-// answered.
+// answered. A label file's header states them by their JSON keys.
 type ConfidentGNMax struct {
-	Threshold float64
-	Sigma1    float64
-	Sigma2    float64
-	Noise     Noise
+	Threshold float64 `json:"threshold"`
+	Sigma1    float64 `json:"sigma1"`
+	Sigma2    float64 `json:"sigma2"`
+	Noise     Noise   `json:"noise,omitempty"`
 }
 
 // Confident reports whether m has the threshold step.

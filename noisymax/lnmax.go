@@ -21,9 +21,9 @@ import (
 // ties broken at random, is post-processing: each query is (2/b, 0)-DP,
 // the paper's (2γ, 0). Only this data-independent guarantee is offered:
 // the paper's data-dependent moments bound (its Theorem 2) is not
-// implemented.
+// implemented. A label file's header states the scale by its JSON key.
 type LNMax struct {
-	Scale float64
+	Scale float64 `json:"laplace_scale"`
 }
 
 // MaxLNMaxEps is the largest per-query ε = 2/Scale of LNMax: a label

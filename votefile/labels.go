@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"codeberg.org/sbinet/npyio/npy"
 )
@@ -39,13 +41,10 @@ type LabelMeta struct {
 	// Partition is how the teachers' data were split, by the votes'
 	// header or as the release asserted it; "" when neither said.
 	Partition string `json:"partition,omitempty"`
-	// Threshold, Sigma1, Sigma2, LaplaceScale and Noise are the
-	// mechanism's settings, those it has (nil or "" for the others).
-	Threshold    *float64 `json:"threshold,omitempty"`
-	Sigma1       *float64 `json:"sigma1,omitempty"`
-	Sigma2       *float64 `json:"sigma2,omitempty"`
-	LaplaceScale *float64 `json:"laplace_scale,omitempty"`
-	Noise        string   `json:"noise,omitempty"`
+	// Settings are the mechanism's settings as the mechanism writes them
+	// (ensemble), a JSON object whose keys (settingKeys) the header holds
+	// beside its own, after Partition; nil when it states none.
+	Settings json.RawMessage `json:"-"`
 	// Eps and Delta are the guarantee of each row.
 	Eps   float64 `json:"eps"`
 	Delta float64 `json:"delta"`
@@ -124,6 +123,13 @@ func (m *LabelMeta) HeaderLine() string {
 	if err != nil {
 		panic(err) // numbers of a built aggregator are finite
 	}
+	// The settings' keys go before eps, the first key after Partition
+	// that every header has: a JSON string escapes its quotes, so the
+	// first `,"eps":` is the key.
+	if s := bytes.TrimSpace(m.Settings); len(s) > 2 {
+		i := bytes.Index(raw, []byte(`,"eps":`))
+		raw = slices.Concat(raw[:i+1], s[1:len(s)-1], raw[i:])
+	}
 	return "# " + string(raw)
 }
 
@@ -132,6 +138,9 @@ func (m *LabelMeta) HeaderLine() string {
 var (
 	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head"}
 	teacherKeys = []string{"eps", "Delta"}
+	// settingKeys are the keys of labelKeys that the mechanisms' settings
+	// use (LabelMeta.Settings).
+	settingKeys = labelKeys[6:11]
 )
 
 // parseLabelMeta reads a label file's header from its JSON object: known
@@ -146,9 +155,24 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The settings are the mechanism's to read: the header's own keys
+	// are decoded without them.
+	var settings []string
+	for _, k := range settingKeys {
+		if v, ok := obj[k]; ok {
+			settings = append(settings, strconv.Quote(k)+":"+string(v))
+			delete(obj, k)
+		}
+	}
+	if b, err = json.Marshal(obj); err != nil {
+		return nil, fmt.Errorf("label file header: %v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	m := &LabelMeta{Eps: math.NaN(), Delta: math.NaN()}
+	if settings != nil {
+		m.Settings = json.RawMessage("{" + strings.Join(settings, ",") + "}")
+	}
 	type fields LabelMeta
 	j := struct {
 		Version int `json:"darrm-labels"`

@@ -4,7 +4,9 @@ package main
 // the labels accounted, with which the flags must agree, or the flags.
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -59,7 +61,7 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 	if err != nil {
 		return nil, nil, err
 	}
-	header := headerSettings(mech)
+	header := headerSettings(m)
 	var stated []string
 	for _, n := range pateSettings {
 		h := header[n]
@@ -77,30 +79,23 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 	return mech, stated, nil
 }
 
-// headerSettings returns the settings of mech, read back from a label
-// file's header, by their flags: its parameters and noise, those it has.
-// A parameter is stated whatever its value (a threshold of 0 is a
-// threshold); the noise is not when the header names none.
-func headerSettings(mech ensemble.Mechanism) map[string]string {
+// headerSettings returns the settings a label file's header m states
+// (votefile.LabelMeta.Settings, which ensemble.MechanismOf has read), by
+// their flags (laplace_scale is --laplace-scale): a number as a flag
+// takes it, the noise by its name. A parameter is stated whatever its
+// value (a threshold of 0 is a threshold); the noise is not when the
+// header names none.
+func headerSettings(m *votefile.LabelMeta) map[string]string {
+	var stated map[string]any
+	_ = json.Unmarshal(m.Settings, &stated)
 	out := map[string]string{}
-	set := func(n string, x float64) { out[n] = num(x) }
-	noise := func(n noisymax.Noise) {
-		if n != noisymax.UnsetNoise {
-			out["noise"] = n.String()
+	for k, v := range stated {
+		flag := strings.ReplaceAll(k, "_", "-")
+		if x, ok := v.(float64); ok {
+			out[flag] = num(x)
+		} else {
+			out[flag] = fmt.Sprint(v)
 		}
-	}
-	switch m := mech.(type) {
-	case ensemble.GNMax:
-		set("sigma2", m.Sigma2)
-		noise(m.Noise)
-	case ensemble.ConfidentGNMax:
-		set("threshold", m.Threshold)
-		set("sigma1", m.Sigma1)
-		set("sigma2", m.Sigma2)
-		noise(m.Noise)
-	case ensemble.LNMax:
-		set("laplace-scale", m.Scale)
-		noise(noisymax.DiscreteNoise)
 	}
 	return out
 }

@@ -19,10 +19,11 @@ import (
 // mechanism does not have, each refused naming both values; an unknown
 // noise, relation or partition in the header is refused.
 func TestSettle(t *testing.T) {
-	f := func(x float64) *float64 { return &x }
-	m := &votefile.LabelMeta{Mechanism: ensemble.ConfidentGNMax{}.Name().String(), Relation: "one-vote", Threshold: f(200), Sigma1: f(150), Sigma2: f(40), Noise: "discrete"}
-	zero := &votefile.LabelMeta{Mechanism: ensemble.ConfidentGNMax{}.Name().String(), Relation: "one-vote", Threshold: f(0), Sigma1: f(150), Sigma2: f(40), Noise: "discrete"}
-	gnmax := &votefile.LabelMeta{Mechanism: ensemble.GNMax{}.Name().String(), Relation: "one-vote", Sigma2: f(40), Noise: "discrete"}
+	confident := func(threshold string) *votefile.LabelMeta {
+		return &votefile.LabelMeta{Mechanism: ensemble.ConfidentGNMax{}.Name().String(), Relation: "one-vote", Settings: []byte(`{"threshold":` + threshold + `,"sigma1":150,"sigma2":40,"noise":"discrete"}`)}
+	}
+	m, zero := confident("200"), confident("0")
+	gnmax := &votefile.LabelMeta{Mechanism: ensemble.GNMax{}.Name().String(), Relation: "one-vote", Settings: []byte(`{"sigma2":40,"noise":"discrete"}`)}
 	for _, c := range []struct {
 		name  string
 		flags []string
@@ -55,12 +56,14 @@ func TestSettle(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		case c.want == "" && mech.Name() != c.mech:
 			t.Errorf("%s: mechanism %s, want %s", c.name, mech.Name(), c.mech)
-		case c.want == "" && c.meta != nil && (mech.(ensemble.ConfidentGNMax).Threshold != *c.meta.Threshold || !slices.Equal(stated, []string{"threshold", "sigma1", "sigma2", "noise"})):
+		case c.want == "" && c.meta != nil && (num(mech.(ensemble.ConfidentGNMax).Threshold) != headerSettings(c.meta)["threshold"] || !slices.Equal(stated, []string{"threshold", "sigma1", "sigma2", "noise"})):
 			t.Errorf("%s: mechanism %+v, stated %v", c.name, mech, stated)
 		}
 	}
 	for _, edit := range []func(*votefile.LabelMeta){
-		func(m *votefile.LabelMeta) { m.Noise = "loud" },
+		func(m *votefile.LabelMeta) {
+			m.Settings = []byte(`{"threshold":200,"sigma1":150,"sigma2":40,"noise":"loud"}`)
+		},
 		func(m *votefile.LabelMeta) { m.Relation = "friends" },
 		func(m *votefile.LabelMeta) { m.Partition = "random" },
 	} {
