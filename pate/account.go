@@ -21,12 +21,12 @@ import (
 // AccountOptions are what an account of GNMax, Confident-GNMax or LNMax
 // needs besides the votes.
 type AccountOptions struct {
-	// Mechanism is gnmax, confident-gnmax or lnmax; GNMax holds the
-	// settings of the first two (and the noise the release drew), LNMax
-	// the scale of the third.
-	Mechanism provenance.MechanismName
-	GNMax     noisymax.ConfidentGNMax
-	LNMax     noisymax.LNMax
+	// Mechanism is the mechanism accounted, with its settings:
+	// ensemble.GNMax or ensemble.ConfidentGNMax on class counts (with the
+	// noise the release drew, a zero Noise noisymax.DiscreteNoise, which
+	// releases draw), or ensemble.LNMax. Its per-query δ is not read: it
+	// is the labels' header's, else Delta.
+	Mechanism ensemble.Mechanism
 	// Delta is the δ of the (ε, δ) reported, Orders the Rényi orders (nil:
 	// defaultOrders), Conversion the conversion of Rényi DP
 	// to (ε, δ).
@@ -149,8 +149,11 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	if err := param.GuaranteeDelta("delta", opts.Delta); err != nil {
 		return nil, err
 	}
+	if err := opts.checkMechanism(); err != nil {
+		return nil, err
+	}
 	oneVote := accountant.OneVote
-	b, err := provenance.Check(in.Meta(), provenance.Stated{By: "the " + string(opts.Mechanism) + " mechanism", Relation: &oneVote})
+	b, err := provenance.Check(in.Meta(), provenance.Stated{By: "the " + string(opts.Mechanism.Name()) + " mechanism", Relation: &oneVote})
 	if err != nil {
 		return nil, err
 	}
@@ -159,12 +162,12 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	if err := checkLabels(in, opts); err != nil {
 		return nil, err
 	}
-	if opts.Mechanism == (ensemble.LNMax{}).Name() {
+	if l, ok := opts.Mechanism.(ensemble.LNMax); ok {
 		n, err := count(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		res, err := lnmaxAccount(opts.LNMax, n, opts.Delta, opts.Orders, opts.Conversion)
+		res, err := lnmaxAccount(l.LNMax, n, opts.Delta, opts.Orders, opts.Conversion)
 		out.LNMax = &res
 		if err != nil {
 			return out, err
@@ -172,7 +175,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b)
 		return out, err
 	}
-	acct, err := newRDPAccount(opts.GNMax, in.K(), in.Classes(), rdpOptions{Orders: opts.Orders, Directions: opts.Directions, Abstain: out.Abstain})
+	acct, err := newRDPAccount(opts.GNMax(), in.K(), in.Classes(), rdpOptions{Orders: opts.Orders, Directions: opts.Directions, Abstain: out.Abstain})
 	if err != nil {
 		return nil, err
 	}
@@ -254,8 +257,8 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 // at opts.Delta (δ' of the per-query compositions too).
 func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding) (accountant.Account, error) {
 	var priv ensemble.Privacy
-	if opts.Mechanism == (ensemble.LNMax{}).Name() {
-		agg, err := build(ensemble.LNMax{LNMax: opts.LNMax}, k, classes)
+	if l, ok := opts.Mechanism.(ensemble.LNMax); ok {
+		agg, err := build(l, k, classes)
 		if err != nil {
 			return accountant.Account{}, err
 		}
@@ -266,7 +269,7 @@ func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding
 			delta = lr.Meta().Delta
 		}
 		var err error
-		if priv, err = ensemble.ClassGNMaxPrivacy(opts.GNMax, delta); err != nil {
+		if priv, err = ensemble.ClassGNMaxPrivacy(opts.GNMax(), delta); err != nil {
 			return accountant.Account{}, err
 		}
 	}
@@ -286,19 +289,20 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 		return nil
 	}
 	lr, m := opts.Labels, opts.Labels.Meta()
+	_, lnmax := opts.Mechanism.(ensemble.LNMax)
 	switch {
-	case opts.Mechanism == (ensemble.LNMax{}).Name():
+	case lnmax:
 		return lr.Errorf("lnmax is accounted data-independently only, which needs no release")
 	case m == nil:
 		return nil
-	case provenance.MechanismName(m.Mechanism) != opts.Mechanism:
-		return lr.Errorf("made by %s, but the account is of %s", m.Mechanism, opts.Mechanism)
+	case provenance.MechanismName(m.Mechanism) != opts.Mechanism.Name():
+		return lr.Errorf("made by %s, but the account is of %s", m.Mechanism, opts.Mechanism.Name())
 	case m.K != in.K() || m.Classes != in.Classes():
 		return lr.Errorf("labels of K = %d teachers over %d classes, but the votes have K = %d over %d", m.K, m.Classes, in.K(), in.Classes())
 	case m.Ensemble != "" && in.Meta() != nil && m.Ensemble != in.Meta().Ensemble:
 		return lr.Errorf("labels of ensemble %s, but the votes are of ensemble %s", m.Ensemble, in.Meta().Ensemble)
 	}
-	g := opts.GNMax
+	g := opts.GNMax()
 	stated, err := ensemble.MechanismOf(m)
 	if err != nil {
 		return lr.HeaderErrorf("%v", err)
@@ -416,6 +420,33 @@ func agree(g noisymax.ConfidentGNMax, stated ensemble.Mechanism) error {
 	return nil
 }
 
+// checkMechanism refuses an account of a mechanism other than GNMax,
+// Confident-GNMax or LNMax, or none.
+func (o AccountOptions) checkMechanism() error {
+	names := ensemble.Mechanisms(votefile.ManyClasses)
+	switch {
+	case o.Mechanism == nil:
+		return fmt.Errorf("pate: AccountOptions.Mechanism is not set: %s", provenance.JoinMechanisms(names, ", "))
+	case !slices.Contains(names, o.Mechanism.Name()):
+		return fmt.Errorf("pate: AccountOptions.Mechanism is %s: pate accounts %s", o.Mechanism.Name(), provenance.JoinMechanisms(names, ", "))
+	}
+	return nil
+}
+
+// GNMax returns the settings of the account's mechanism of the GNMax
+// family, with the noise the release drew (a zero noise the discrete
+// noise releases draw); the zero value for LNMax.
+func (o AccountOptions) GNMax() noisymax.ConfidentGNMax {
+	if _, ok := o.Mechanism.(ensemble.LNMax); ok {
+		return noisymax.ConfidentGNMax{}
+	}
+	g := paramsOf(o.Mechanism)
+	if g.Noise == noisymax.UnsetNoise {
+		g.Noise = noisymax.DiscreteNoise
+	}
+	return g
+}
+
 // paramsOf returns the parameters of m, of the GNMax family on class
 // counts (the zero value for another mechanism).
 func paramsOf(m ensemble.Mechanism) noisymax.ConfidentGNMax {
@@ -491,7 +522,7 @@ func (a *AccountResult) Publish() (accountant.Total, error) {
 // drawsTotal is the Rényi composition of the queries' data-independent
 // curve and every draw (rdpTotal).
 func (a *AccountResult) drawsTotal() (accountant.Total, error) {
-	rho, err := a.Options.GNMax.RunSlope(a.Result.Queries, a.Result.Queries)
+	rho, err := a.Options.GNMax().RunSlope(a.Result.Queries, a.Result.Queries)
 	if err != nil {
 		return accountant.Total{}, err
 	}

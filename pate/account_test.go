@@ -63,7 +63,7 @@ func TestAccount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr}
+		return AccountOptions{Mechanism: m.mech(), Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr}
 	}
 	a, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts())
 	if err != nil {
@@ -82,12 +82,14 @@ func TestAccount(t *testing.T) {
 	}
 
 	other := opts()
-	other.GNMax.Sigma2 = 80
+	m80 := m
+	m80.GNMax.Sigma2 = 80
+	other.Mechanism = m80.mech()
 	if _, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), other); err == nil || !strings.Contains(err.Error(), "sigma2 = 80 given, but the label file's header states sigma2 = 40") {
 		t.Errorf("sigma2 80 against labels at 40: %v", err)
 	}
 	var te *provenance.TeachersError
-	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: "gnmax", GNMax: paperMechanisms()[1].GNMax, Delta: paperDelta}); !errors.As(err, &te) || te.Field != "relation" {
+	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: paperMechanisms()[1].mech(), Delta: paperDelta}); !errors.As(err, &te) || te.Field != "relation" {
 		t.Errorf("votes in the private-teachers relation: %v", err)
 	}
 }
@@ -116,12 +118,11 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 			t.Fatal(err)
 		}
 		// As darrm account pate does: the settings are the header's.
-		opts := AccountOptions{Mechanism: provenance.MechanismName(lr.Meta().Mechanism), Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr}
 		s, err := ensemble.MechanismOf(lr.Meta())
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts.GNMax = paramsOf(s)
+		opts := AccountOptions{Mechanism: s, Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr}
 		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts)
 		var bad interface{ BadInput() bool }
 		if !errors.As(err, &bad) || !bad.BadInput() || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "eps") {
@@ -171,8 +172,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := AccountOptions{Mechanism: provenance.MechanismName(lr.Meta().Mechanism), Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger,
-			GNMax: paramsOf(s)}
+		opts := AccountOptions{Mechanism: s, Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger}
 		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts)
 		var bad interface{ BadInput() bool }
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &bad) || !strings.Contains(err.Error(), "ledger L"))) {
@@ -263,7 +263,7 @@ func TestAccountAbstentions(t *testing.T) {
 		}
 	}
 	m := paperMechanisms()[0]
-	opts := AccountOptions{Mechanism: m.Name, GNMax: m.GNMax, Delta: paperDelta, Conversion: accountant.PaperConversion}
+	opts := AccountOptions{Mechanism: m.mech(), Delta: paperDelta, Conversion: accountant.PaperConversion}
 	// votefile.WriteCounts writes rows of K votes only.
 	meta := provenance.Header(provenance.Binding{Ensemble: "acct", K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}, 10, votefile.LayoutCounts)
 	file, err := meta.AppendHeader(nil, votefile.FormatCSV)

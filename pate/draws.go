@@ -93,9 +93,9 @@ func (c *legacyHash) sum() string { return hex.EncodeToString(c.h.Sum(nil)) }
 // than the expected one). They select the draw shown; every draw on the
 // votes, whatever its settings, is counted (AccountResult.Draws).
 func (a *AccountResult) settings() string {
-	o, g, p := a.Options, a.Options.GNMax, a.Options.Smooth
+	o, g, p := a.Options, a.Options.GNMax(), a.Options.Smooth
 	s := fmt.Sprintf("mechanism=%s threshold=%v sigma1=%v sigma2=%v noise=%s delta=%v orders=%v conversion=%s directions=%s ss-order=%v beta=%v sigma-ss=%v from-votes=%t",
-		o.Mechanism, g.Threshold, g.Sigma1, g.Sigma2, g.Noise, o.Delta, o.Orders, o.Conversion, o.Directions, p.Order, p.Beta, p.Sigma, p.FromVotes)
+		o.Mechanism.Name(), g.Threshold, g.Sigma1, g.Sigma2, g.Noise, o.Delta, o.Orders, o.Conversion, o.Directions, p.Order, p.Beta, p.Sigma, p.FromVotes)
 	if a.Realised {
 		s += " answers=" + a.answers
 	}

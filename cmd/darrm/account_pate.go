@@ -76,7 +76,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	if err != nil {
 		return cli.Usagef("--labels %s: --%v", f.Labels, err)
 	}
-	opts.Mechanism = mech.Name()
+	opts.Mechanism = mech
 	// The ledger charges the smooth-sensitivity draws (releaseOnce) and,
 	// with labels, is the reference for their header.
 	if f.Ledger != "" && f.Labels != "" {
@@ -84,7 +84,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	info, err := lookupInfo(opts.Mechanism, votefile.ManyClasses)
+	info, err := lookupInfo(mech.Name(), votefile.ManyClasses)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
@@ -102,14 +102,13 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	case f.Ledger != "" && f.Labels == "" && !f.Release:
 		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")
 	}
-	if opts.Mechanism == (ensemble.LNMax{}).Name() {
+	if _, lnmax := mech.(ensemble.LNMax); lnmax {
 		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "ledger", "release-estimate"} {
 			if fs.Changed(fl) {
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
 			}
 		}
-		opts.LNMax = mech.(ensemble.LNMax).LNMax
-	} else if opts.GNMax, err = gnmaxParams(mech, f.Noise); err != nil {
+	} else if err := checkGNMax(mech); err != nil {
 		return flagErr(err, nil)
 	}
 	in, file, err := f.OpenVotes(cmd, "VOTES", cli.InputArg(args))

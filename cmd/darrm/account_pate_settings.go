@@ -100,11 +100,12 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 	return out
 }
 
-// gnmaxParams returns the parameters of mech, of the GNMax family, with
-// noise when it states none: a threshold step when it has sigma1, which
-// must be > 0, and the parameters' own checks (Validate). A bad value is
-// a *accountant.ParamError that names its setting.
-func gnmaxParams(mech ensemble.Mechanism, noise noisymax.Noise) (noisymax.ConfidentGNMax, error) {
+// checkGNMax checks the settings of mech, of the GNMax family: a
+// threshold step when it has sigma1, which must be > 0, and the
+// parameters' own checks (noisymax.ConfidentGNMax.Validate), its noise,
+// when unset, the discrete noise that releases draw (pate.AccountOptions).
+// A bad value is a *accountant.ParamError that names its setting.
+func checkGNMax(mech ensemble.Mechanism) error {
 	var g noisymax.ConfidentGNMax
 	switch m := mech.(type) {
 	case ensemble.GNMax:
@@ -112,11 +113,11 @@ func gnmaxParams(mech ensemble.Mechanism, noise noisymax.Noise) (noisymax.Confid
 	case ensemble.ConfidentGNMax:
 		g = m.ConfidentGNMax
 		if !(g.Sigma1 > 0) {
-			return g, &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
+			return &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
 		}
 	}
 	if g.Noise == noisymax.UnsetNoise {
-		g.Noise = noise
+		g.Noise = noisymax.DiscreteNoise
 	}
-	return g, g.Validate()
+	return g.Validate()
 }

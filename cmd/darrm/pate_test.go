@@ -221,7 +221,7 @@ func TestAccountPATE(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vf.Close()
-	acct, err := pate.Account(context.Background(), vf, pate.AccountOptions{Mechanism: ensemble.LNMax{}.Name(), LNMax: noisymax.LNMax{Scale: 20},
+	acct, err := pate.Account(context.Background(), vf, pate.AccountOptions{Mechanism: ensemble.LNMax{LNMax: noisymax.LNMax{Scale: 20}},
 		Delta: 1e-5, Conversion: accountant.PaperConversion})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
@@ -46,7 +47,7 @@ func (d AccountPATE) NotForPublication() []string {
 		return []string{}
 	}
 	out := []string{"eps_data_dependent", "order", "smooth_sensitivity", "noise_deviation"}
-	if d.Options.GNMax.Confident() && !d.Realised {
+	if d.Options.GNMax().Confident() && !d.Realised {
 		out = append(out, "expected_answered")
 	}
 	if d.Draw != nil && d.Draw.Draws > 0 {
@@ -68,7 +69,7 @@ func (d AccountPATE) Cost() string {
 	switch {
 	case d.Realised:
 		return "realised"
-	case d.LNMax == nil && d.Options.GNMax.Confident():
+	case d.LNMax == nil && d.Options.GNMax().Confident():
 		return "expected"
 	}
 	return "any release"
@@ -100,7 +101,7 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 			order, bound = nil, "exact composition (2Q randomized responses of 1/b)"
 		}
 		rec = cliout.Record{
-			field("mechanism", o.Mechanism), field("noise", "discrete Laplace"), field("laplace_scale", o.LNMax.Scale),
+			field("mechanism", o.Mechanism.Name()), field("noise", "discrete Laplace"), field("laplace_scale", o.Mechanism.(ensemble.LNMax).Scale),
 			field("teachers", d.Teachers), field("classes", d.Classes), field("abstain", d.Abstain), field("neighbours", neighbours(d.Abstain)),
 			field("queries", r.Queries), field("expected_answered", float64(r.Queries)),
 			field("delta", o.Delta), field("conversion", o.Conversion.String()), field("cost", d.Cost()),
@@ -142,7 +143,7 @@ func (d AccountPATE) analysisRecord() cliout.Record {
 	if d.Unlabelled > 0 {
 		unlabelled = d.Unlabelled
 	}
-	m, ss := o.GNMax, d.Smooth
+	m, ss := o.GNMax(), d.Smooth
 	var t1, s1 any
 	if m.Confident() {
 		t1, s1 = m.Threshold, m.Sigma1
@@ -170,7 +171,7 @@ func (d AccountPATE) analysisRecord() cliout.Record {
 		order = nil
 	}
 	rec := cliout.Record{
-		field("mechanism", o.Mechanism), field("noise", m.Noise.String()),
+		field("mechanism", o.Mechanism.Name()), field("noise", m.Noise.String()),
 		field("threshold", t1), field("sigma1", s1), field("sigma2", m.Sigma2),
 		field("teachers", r.Teachers), field("classes", r.Classes), field("abstain", d.Abstain), field("neighbours", neighbours(d.Abstain)),
 		field("queries", r.Queries), field("answered", answered), field("expected_answered", r.ExpectedAnswered), field("unlabelled", unlabelled),
