@@ -52,10 +52,9 @@ func Example_ledgeredRelease() {
 		log.Fatal(err)
 	}
 	defer l.Close()
-	delta := 1e-5
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:     votes,
-		Mechanism: ensemble.GNMax{Target: ensemble.Target{Delta: &delta}, Sigma2: 40},
+		Mechanism: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40},
 		Ledger:    l,
 		Sink:      ensemble.LabelSink{Path: filepath.Join(dir, "labels.csv")},
 	})

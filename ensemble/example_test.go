@@ -27,7 +27,7 @@ import (
 // (3·0.1, 1-(1-1e-5)^3)-DP, the default delta for m = 3.
 var (
 	teachers = accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
-	target   = ensemble.Target{M: 3}
+	target   = ensemble.Target{M: 3, Delta: ensemble.DefaultDelta}
 )
 
 // DaRRM with gamma_opt from a file, for the thesis' setting.
@@ -67,7 +67,7 @@ func ExampleReleaseTo() {
 	votes := "id,t1,t2,t3\nq1,1,1,0\nq2,0,0,1\nq3,1,1,1\n"
 	pure := 0.0
 	ctx := context.Background()
-	sub, _, err := ensemble.New(ctx, ensemble.Subsample{Target: ensemble.Target{M: 1, Delta: &pure}}, 3, 2, accountant.Guarantee{Eps: 0.5}, ensemble.Options{})
+	sub, _, err := ensemble.New(ctx, ensemble.Subsample{Target: ensemble.Target{M: 1, Delta: pure}}, 3, 2, accountant.Guarantee{Eps: 0.5}, ensemble.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -43,10 +43,10 @@ func (m GNMax) Validate() error {
 	if err := m.counts().Validate(); err != nil {
 		return err
 	}
-	if m.Delta == nil {
+	if m.Delta == DefaultDelta {
 		return &accountant.ParamError{Name: "delta", Value: 0.0, Rule: "must be given: Gaussian noise is not pure DP"}
 	}
-	return param.ConversionDelta("delta", *m.Delta)
+	return param.ConversionDelta("delta", m.Delta)
 }
 
 // counts returns the parameters of GNMax on C-class counts.
@@ -77,7 +77,7 @@ func (m GNMax) unsetSetting(in votefile.Input) error {
 		return m.needM()
 	case m.Sigma2 == 0:
 		return unset("Mechanism.Sigma2", "%s needs the noise of its answer, sigma2 > 0", m.Name())
-	case m.Delta == nil || *m.Delta == 0:
+	case m.Delta <= 0:
 		return unset("Mechanism.Delta", "%s needs the per-query delta > 0 of its guarantee: Gaussian noise is not pure DP", m.Name())
 	}
 	return nil
@@ -94,11 +94,7 @@ func (GNMax) fromHeader(h *labelHeader) (Mechanism, error) {
 
 func (m GNMax) labeler(b *build) (Labeler, string, error) {
 	if b.in == votefile.ManyClasses {
-		delta := 0.0
-		if m.Delta != nil {
-			delta = *m.Delta
-		}
-		return classLabeler(m.counts(), b.k, b.classes, delta)
+		return classLabeler(m.counts(), b.k, b.classes, max(m.Delta, 0))
 	}
 	p, err := m.problem(b.k, b.teachers)
 	if err != nil {

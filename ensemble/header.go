@@ -94,8 +94,7 @@ func jsonKeys(t reflect.Type) (all, required []string) {
 
 // delta returns the per-query δ the header states, as a Target's.
 func (h *labelHeader) delta() Target {
-	delta := h.meta.Delta
-	return Target{Delta: &delta}
+	return Target{Delta: h.meta.Delta}
 }
 
 // MechanismOf returns the mechanism whose labels a label file's header

@@ -19,8 +19,8 @@ func TestMechanismOf(t *testing.T) {
 	for _, m := range []Mechanism{
 		ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: delta},
 		ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: delta},
-		GNMax{Target: Target{Delta: &delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise},
-		GNMax{Target: Target{Delta: &delta}, Sigma2: 21.67, Noise: noisymax.ContinuousNoise},
+		GNMax{Target: Target{Delta: delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise},
+		GNMax{Target: Target{Delta: delta}, Sigma2: 21.67, Noise: noisymax.ContinuousNoise},
 		LNMax{LNMax: noisymax.LNMax{Scale: 20}},
 		OneVoteDaRRM{Eps: 0.3, Delta: delta},
 	} {
@@ -73,10 +73,10 @@ func TestMechanismValidate(t *testing.T) {
 	}{
 		{ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: delta}, ""},
 		{ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma2: 40}, Delta: delta}, "sigma1"},
-		{GNMax{Target: Target{Delta: &delta}, Sigma2: -1}, "sigma2"},
-		{GNMax{Target: Target{M: 3}}, ""},
+		{GNMax{Target: Target{Delta: delta}, Sigma2: -1}, "sigma2"},
+		{GNMax{Target: Target{M: 3, Delta: DefaultDelta}}, ""},
 		{DaRRM{Target: Target{M: 0.5}}, "m"},
-		{Subsample{Target: Target{M: 3, Delta: &big}}, "delta"},
+		{Subsample{Target: Target{M: 3, Delta: big}}, "delta"},
 		{OneVoteDaRRM{Eps: 0, Delta: delta}, "target eps"},
 		{LNMax{LNMax: noisymax.LNMax{Scale: 20}}, ""},
 	} {

@@ -82,20 +82,25 @@ var (
 
 // Target is the per-query target (m·ε, δ) of a mechanism for private
 // teachers, each (ε, Δ)-DP (thesis Problem 3.1.1): M is the privacy
-// allowance, in [1, K]; Delta the per-query δ, nil for the thesis'
-// default 1-(1-Δ)^m (constraints.DefaultTargetDelta) of the teachers' Δ.
+// allowance, in [1, K]; Delta the per-query δ, DefaultDelta for the
+// thesis' default. (GNMax on vote counts holds its per-query δ here too,
+// without M.)
 type Target struct {
-	M     float64
-	Delta *float64
+	M, Delta float64
 }
 
-// validate checks M and Delta as given: m >= 1, δ in [0, 0.5].
+// DefaultDelta as a Target's Delta is the thesis' default per-query δ,
+// 1-(1-Δ)^m of the teachers' Δ (constraints.DefaultTargetDelta).
+const DefaultDelta = -1.0
+
+// validate checks M and Delta as given: m >= 1, δ in [0, 0.5] or the
+// default.
 func (t Target) validate() error {
 	if !(t.M >= 1) || math.IsInf(t.M, 1) {
 		return &accountant.ParamError{Name: "m", Value: t.M, Rule: "must be in [1, K]"}
 	}
-	if t.Delta != nil {
-		return param.GuaranteeDelta("delta", *t.Delta)
+	if t.Delta != DefaultDelta {
+		return param.GuaranteeDelta("delta", t.Delta)
 	}
 	return nil
 }
@@ -112,9 +117,9 @@ func (t Target) needM() error {
 // (ε, Δ)-DP as teachers says: (m·ε, δ), δ the thesis' default when not
 // given, which must be in [0, 0.5] (param.GuaranteeDelta).
 func (t Target) problem(k int, teachers accountant.Guarantee) (constraints.Problem, error) {
-	p := constraints.Problem{K: k, M: t.M, Eps: teachers.Eps, Delta: teachers.Delta, TargetDelta: constraints.DefaultTargetDelta(teachers.Delta, t.M)}
-	if t.Delta != nil {
-		p.TargetDelta = *t.Delta
+	p := constraints.Problem{K: k, M: t.M, Eps: teachers.Eps, Delta: teachers.Delta, TargetDelta: t.Delta}
+	if t.Delta == DefaultDelta {
+		p.TargetDelta = constraints.DefaultTargetDelta(teachers.Delta, t.M)
 	}
 	return p, param.GuaranteeDelta("delta", p.TargetDelta)
 }
@@ -130,8 +135,7 @@ func needGamma(name provenance.MechanismName, src GammaSource, err error) error 
 
 // built returns what a Target of p is, as built: m and δ.
 func built(p constraints.Problem) Target {
-	delta := p.TargetDelta
-	return Target{M: p.M, Delta: &delta}
+	return Target{M: p.M, Delta: p.TargetDelta}
 }
 
 // Mechanisms returns the names of the mechanisms that label votes of

@@ -233,7 +233,7 @@ func (g *classGNMax) Mechanism() Mechanism {
 	if m.Confident() {
 		return ConfidentGNMax{ConfidentGNMax: m, Delta: delta}
 	}
-	return GNMax{Target: Target{Delta: &delta}, Sigma2: m.Sigma2, Noise: m.Noise}
+	return GNMax{Target: Target{Delta: delta}, Sigma2: m.Sigma2, Noise: m.Noise}
 }
 
 // Answer returns the private label of query q from its C vote counts,

@@ -378,7 +378,7 @@ func classMechanism(name provenance.MechanismName, g noisymax.ConfidentGNMax, de
 		return ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: delta}
 	}
 	// Its Sigma2 says that it labels counts, whatever their classes.
-	return ensemble.GNMax{Target: ensemble.Target{Delta: &delta}, Sigma2: g.Sigma2, Noise: g.Noise}
+	return ensemble.GNMax{Target: ensemble.Target{Delta: delta}, Sigma2: g.Sigma2, Noise: g.Noise}
 }
 
 // agree returns an error naming both values of the first setting of g,

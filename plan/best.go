@@ -71,7 +71,7 @@ func Compare(ctx context.Context, base Request) (Comparison, error) {
 		return Comparison{}, err
 	}
 	family, ok := base.Mechanism.(ensemble.GNMax)
-	if !ok || family.Delta == nil {
+	if !ok || family.Delta == ensemble.DefaultDelta {
 		return Comparison{}, errors.New("plan: Compare's base.Mechanism is GNMax on class counts with the family's per-query delta")
 	}
 	many := func(name provenance.MechanismName) Request {
@@ -81,7 +81,7 @@ func Compare(ctx context.Context, base Request) (Comparison, error) {
 			// Its Sigma2, which the plan chooses, says that it labels counts.
 			r.Mechanism = ensemble.GNMax{Target: ensemble.Target{Delta: family.Delta}, Sigma2: 1, Noise: family.Noise}
 		case ensemble.ConfidentGNMax{}.Name():
-			r.Mechanism = ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: family.Noise}, Delta: *family.Delta}
+			r.Mechanism = ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: family.Noise}, Delta: family.Delta}
 		default:
 			r.Mechanism = ensemble.LNMax{}
 		}

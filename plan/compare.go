@@ -46,9 +46,9 @@ func Candidates(base Request, p constraints.Problem, deltaGiven bool, src optima
 			{Name: "rr", Request: rs[2]},
 		}
 	}
-	t := ensemble.Target{M: p.M}
+	t := ensemble.Target{M: p.M, Delta: ensemble.DefaultDelta}
 	if deltaGiven {
-		t.Delta = &p.TargetDelta
+		t.Delta = p.TargetDelta
 	}
 	with := func(name string, m ensemble.Mechanism) Candidate {
 		r := base

@@ -75,6 +75,6 @@ func oneVote(base Request, k int, delta float64, src optimal.Source) []Request {
 	rr := with(oneVote)
 	rr.RRGamma = true
 	// Its Sigma2, which the plan chooses, says that it labels counts.
-	gnmax := ensemble.GNMax{Target: ensemble.Target{Delta: &delta}, Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	gnmax := ensemble.GNMax{Target: ensemble.Target{Delta: delta}, Sigma2: 1, Noise: noisymax.DiscreteNoise}
 	return []Request{with(oneVote), with(gnmax), rr}
 }

@@ -17,9 +17,9 @@ import (
 func twoClass(base Request, name provenance.MechanismName, p constraints.Problem, deltaGiven bool) Request {
 	r := base
 	r.K, r.Classes = p.K, 2
-	t := ensemble.Target{M: p.M}
+	t := ensemble.Target{M: p.M, Delta: ensemble.DefaultDelta}
 	if deltaGiven {
-		t.Delta = &p.TargetDelta
+		t.Delta = p.TargetDelta
 	}
 	r.Teachers = &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 	switch name {
@@ -63,7 +63,7 @@ func manyClasses(base Request, name provenance.MechanismName, g noisymax.Confide
 	}
 	switch name {
 	case ensemble.GNMax{}.Name():
-		r.Mechanism = ensemble.GNMax{Target: ensemble.Target{Delta: &d}, Sigma2: g.Sigma2, Noise: g.Noise}
+		r.Mechanism = ensemble.GNMax{Target: ensemble.Target{Delta: d}, Sigma2: g.Sigma2, Noise: g.Noise}
 	case ensemble.ConfidentGNMax{}.Name():
 		r.Mechanism = ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: d}
 	case ensemble.LNMax{}.Name():

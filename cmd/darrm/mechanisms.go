@@ -193,10 +193,10 @@ type mechanismSettings struct {
 // mechanism returns the mechanism name for votes of kind in with the
 // settings s: the one place where the flags become a mechanism.
 func (s mechanismSettings) mechanism(name provenance.MechanismName, in votefile.Input) ensemble.Mechanism {
-	t := ensemble.Target{M: s.M, Delta: s.Delta}
+	t := ensemble.Target{M: s.M, Delta: ensemble.DefaultDelta}
 	delta := 0.0
 	if s.Delta != nil {
-		delta = *s.Delta
+		t.Delta, delta = *s.Delta, *s.Delta
 	}
 	switch name {
 	case ensemble.DaRRM{}.Name():
@@ -213,7 +213,7 @@ func (s mechanismSettings) mechanism(name provenance.MechanismName, in votefile.
 		if in == votefile.TwoClass {
 			return ensemble.GNMax{Target: t, Search: s.Search}
 		}
-		return ensemble.GNMax{Target: ensemble.Target{Delta: s.Delta}, Sigma2: s.Sigma2, Noise: s.Noise}
+		return ensemble.GNMax{Target: ensemble.Target{Delta: t.Delta}, Sigma2: s.Sigma2, Noise: s.Noise}
 	case ensemble.ConfidentGNMax{}.Name():
 		g := noisymax.ConfidentGNMax{Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, Noise: s.Noise}
 		return ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: delta}

@@ -68,13 +68,13 @@ func ledgerInitOf(cmd *cobra.Command, p plan.Plan, shares []string) []string {
 		}
 	default:
 		if g, ok := m.(ensemble.GNMax); ok && r.Classes > 2 || ok && g.Sigma2 != 0 {
-			args = append(args, "--classes", strconv.Itoa(r.Classes), "--sigma2", num(g.Sigma2), "--delta", num(*g.Delta))
+			args = append(args, "--classes", strconv.Itoa(r.Classes), "--sigma2", num(g.Sigma2), "--delta", num(g.Delta))
 			break
 		}
 		t := targetOf(m)
 		args = append(args, "--m", num(t.M), "--eps", num(r.Teachers.Eps), "--Delta", num(r.Teachers.Delta))
-		if t.Delta != nil {
-			args = append(args, "--delta", num(*t.Delta))
+		if t.Delta != ensemble.DefaultDelta {
+			args = append(args, "--delta", num(t.Delta))
 		}
 	}
 	fs := cmd.Flags()

@@ -486,7 +486,7 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 // and darrm-one-vote with gamma_opt of their relation from src.
 func aggregators(ctx context.Context, p constraints.Problem, src optimal.Source) (map[string]labeller, error) {
 	out := map[string]labeller{}
-	t := ensemble.Target{M: p.M, Delta: &p.TargetDelta}
+	t := ensemble.Target{M: p.M, Delta: p.TargetDelta}
 	teachers := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 	for _, row := range []struct {
 		name string

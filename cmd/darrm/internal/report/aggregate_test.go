@@ -25,7 +25,7 @@ import (
 // GNMax's sigma, a seed, and the ledger's state after the release.
 func TestNewAggregate(t *testing.T) {
 	p := constraints.Problem{K: 3, M: 1, Eps: 0.5, Delta: 1e-5, TargetDelta: 1e-5}
-	teachers, target := accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, ensemble.Target{M: 1, Delta: &p.TargetDelta}
+	teachers, target := accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, ensemble.Target{M: 1, Delta: p.TargetDelta}
 	rr := build(t, ensemble.RR{Target: target, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, 3, 2, teachers)
 	gn := build(t, ensemble.GNMax{Target: target, Search: noisymax.GNMaxGrid}, 3, 2, teachers)
 	votes, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader("1,0,1\n")})
@@ -101,7 +101,7 @@ func TestNewAggregate(t *testing.T) {
 // its totals, and states each total as the accountant writes it.
 func TestAggregateReadsBack(t *testing.T) {
 	p := constraints.Problem{K: 11, M: 1, Eps: 0.1, TargetDelta: 1e-5, Relation: accountant.OneVote}
-	gn := build(t, ensemble.GNMax{Target: ensemble.Target{M: 1, Delta: &p.TargetDelta}, Search: noisymax.GNMaxTight}, 11, 2, accountant.Guarantee{Eps: 0.1})
+	gn := build(t, ensemble.GNMax{Target: ensemble.Target{M: 1, Delta: p.TargetDelta}, Search: noisymax.GNMaxTight}, 11, 2, accountant.Guarantee{Eps: 0.1})
 	votes, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader("1,0,1,1,0,1,1,0,1,1,0\n")})
 	if err != nil {
 		t.Fatal(err)

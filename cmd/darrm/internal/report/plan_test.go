@@ -30,7 +30,7 @@ func TestPlanKeys(t *testing.T) {
 		case ensemble.OneVoteDaRRM{}.Name():
 			m = ensemble.OneVoteDaRRM{Eps: 0.3, Delta: delta}
 		default:
-			m = ensemble.DaRRM{Target: ensemble.Target{M: 3, Delta: &delta}}
+			m = ensemble.DaRRM{Target: ensemble.Target{M: 3, Delta: delta}}
 		}
 		classes := 10
 		if in == votefile.TwoClass {
