@@ -106,7 +106,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	} else {
 		r.For, r.Queries = f.For, f.Queries
 		for _, s := range plan.Chosen(r) {
-			if n := chosenFlag(s); fs.Changed(n) {
+			if n := report.FlagOf(s); fs.Changed(n) {
 				return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 			}
 		}

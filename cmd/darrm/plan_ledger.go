@@ -11,6 +11,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/plan"
 )
@@ -71,7 +72,7 @@ func ledgerInitOf(cmd *cobra.Command, p plan.Plan, shares []string) []string {
 			args = append(args, "--classes", strconv.Itoa(r.Classes), "--sigma2", num(g.Sigma2), "--delta", num(g.Delta))
 			break
 		}
-		t := targetOf(m)
+		t, _ := report.TargetOf(m)
 		args = append(args, "--m", num(t.M), "--eps", num(r.Teachers.Eps), "--Delta", num(r.Teachers.Delta))
 		if t.Delta != ensemble.DefaultDelta {
 			args = append(args, "--delta", num(t.Delta))
@@ -110,31 +111,4 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// chosenFlag names a setting that a plan chooses (plan.Chosen) by the
-// flag that gives it.
-func chosenFlag(setting string) string {
-	if f, ok := map[string]string{"target eps": "target-eps", "Laplace scale": "laplace-scale"}[setting]; ok {
-		return f
-	}
-	return setting
-}
-
-// targetOf returns the per-query target of a two-class mechanism for
-// private teachers (or two-class GNMax).
-func targetOf(m ensemble.Mechanism) ensemble.Target {
-	switch m := m.(type) {
-	case ensemble.DaRRM:
-		return m.Target
-	case ensemble.Subsample:
-		return m.Target
-	case ensemble.DSub:
-		return m.Target
-	case ensemble.RR:
-		return m.Target
-	case ensemble.GNMax:
-		return m.Target
-	}
-	return ensemble.Target{}
 }

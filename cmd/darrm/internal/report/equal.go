@@ -34,7 +34,7 @@ func NewPlanned(name provenance.MechanismName, e plan.Equal) Planned {
 		return Planned{Mechanism: name, NoFit: e.NoFit.Error()}
 	}
 	c := e.Plan.Count
-	return Planned{Mechanism: name, Parameter: flagOf(e.Plan.Parameter), Value: e.Plan.Value,
+	return Planned{Mechanism: name, Parameter: FlagOf(e.Plan.Parameter), Value: e.Plan.Value,
 		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
 		Publish: &Publish{Total: c.Total}}
 }

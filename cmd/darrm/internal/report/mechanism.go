@@ -26,9 +26,9 @@ func settingsOf(m ensemble.Mechanism) settings {
 	return settings{}
 }
 
-// targetOf returns the per-query target of a mechanism for private
+// TargetOf returns the per-query target of a mechanism for private
 // teachers (and of two-class GNMax), and whether m has one.
-func targetOf(m ensemble.Mechanism) (ensemble.Target, bool) {
+func TargetOf(m ensemble.Mechanism) (ensemble.Target, bool) {
 	switch m := m.(type) {
 	case ensemble.DaRRM:
 		return m.Target, true
@@ -44,9 +44,9 @@ func targetOf(m ensemble.Mechanism) (ensemble.Target, bool) {
 	return ensemble.Target{}, false
 }
 
-// flagOf names a setting that a plan chooses (plan.Plan.Parameter) by the
+// FlagOf names a setting that a plan chooses (plan.Plan.Parameter) by the
 // flag that gives it.
-func flagOf(setting string) string {
+func FlagOf(setting string) string {
 	if f, ok := map[string]string{"target eps": "target-eps", "Laplace scale": "laplace-scale"}[setting]; ok {
 		return f
 	}
