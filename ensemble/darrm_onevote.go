@@ -17,8 +17,9 @@ import (
 // own (Eps, Delta) per query (PATE's relation, as GNMax's); its gamma
 // from Gamma as DaRRM's.
 type OneVoteDaRRM struct {
-	Eps, Delta float64
-	Gamma      GammaSource
+	Eps   float64     `json:"-"`
+	Delta float64     `json:"-"`
+	Gamma GammaSource `json:"-"`
 }
 
 // Name returns "darrm-one-vote".

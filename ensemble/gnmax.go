@@ -26,7 +26,7 @@ import (
 //
 // A label file's header states Sigma2 and Noise, by their JSON keys.
 type GNMax struct {
-	Target `json:"-"`
+	Target
 	Search noisymax.GNMaxSearch `json:"-"`
 	Sigma2 float64              `json:"sigma2"`
 	Noise  noisymax.Noise       `json:"noise,omitempty"`

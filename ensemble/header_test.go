@@ -1,8 +1,10 @@
 package ensemble
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -87,6 +89,31 @@ func TestMechanismValidate(t *testing.T) {
 			t.Errorf("%#v: %v", tc.m, err)
 		case tc.name != "" && (!errors.As(err, &pe) || pe.Name != tc.name):
 			t.Errorf("%#v: %v, want a *ParamError naming %s", tc.m, err, tc.name)
+		}
+	}
+}
+
+// TestMechanismJSON: a mechanism's JSON is the object of its settings
+// that a label file's header states ({} for none), and LNMax's adds to it
+// only the noise that releases draw.
+func TestMechanismJSON(t *testing.T) {
+	for _, e := range examples() {
+		raw, err := json.Marshal(e.m)
+		if err != nil {
+			t.Errorf("%s: %v", e.m.Name(), err)
+			continue
+		}
+		meta := &votefile.LabelMeta{}
+		labelSettings(e.m, meta)
+		want := string(meta.Settings)
+		switch {
+		case e.m.Name() == (LNMax{}).Name():
+			want = strings.Replace(want, `,"noise":"discrete"`, "", 1)
+		case want == "":
+			want = "{}"
+		}
+		if string(raw) != want {
+			t.Errorf("%s: JSON %s, header %s", e.m.Name(), raw, meta.Settings)
 		}
 	}
 }

@@ -24,8 +24,10 @@ import (
 // Each mechanism is one value whose methods say all a release asks of it,
 // in its own file: the votes it labels, the relation of its guarantee,
 // the settings it needs, how its labeler is built, and what a label
-// file's header states of it. Adding one is its file, its test and its
-// line in mechanisms.
+// file's header states of it. A mechanism's JSON (encoding/json) is the
+// object of its settings that such a header states, {} for one whose
+// guarantee says all. Adding one is its file, its test and its line in
+// mechanisms.
 type Mechanism interface {
 	// Name is the mechanism's name, as a label file's header states it.
 	Name() provenance.MechanismName
@@ -86,7 +88,8 @@ var (
 // thesis' default. (GNMax on vote counts holds its per-query δ here too,
 // without M.)
 type Target struct {
-	M, Delta float64
+	M     float64 `json:"-"`
+	Delta float64 `json:"-"`
 }
 
 // DefaultDelta as a Target's Delta is the thesis' default per-query δ,

@@ -19,7 +19,7 @@ import (
 // accountant.DefaultDeltaPrime; a zero DeltaPrime is that default).
 type RR struct {
 	Target
-	Composition accountant.Composition
+	Composition accountant.Composition `json:"-"`
 }
 
 // Name returns "rr".

@@ -227,10 +227,10 @@ func NewAggregate(r Release) (Aggregate, error) {
 	s := settingsOf(r.Aggregator.Mechanism())
 	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Layout: r.Votes.Layout().String(),
 		K: r.Aggregator.K(), Classes: r.Aggregator.Classes(),
-		Threshold: s.threshold, Sigma1: s.sigma1, Sigma2: s.sigma2, LaplaceScale: s.scale, NotForPublication: []string{}}
+		Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, LaplaceScale: s.Scale, NotForPublication: []string{}}
 	if r.Votes.Input() == votefile.ManyClasses {
 		noise := "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
-		if s.scale != nil {
+		if s.Scale != nil {
 			noise = "discrete Laplace of scale b, sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
 		}
 		out.Noise = &noise

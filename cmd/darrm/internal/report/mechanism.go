@@ -1,29 +1,31 @@
 package report
 
 import (
+	"encoding/json"
+
 	"github.com/darrm/darrm/ensemble"
 )
 
 // settings are the settings of a mechanism of the GNMax family or of
-// LNMax that the documents echo, nil for those it does not have.
+// LNMax that the documents echo, nil for those it does not have: its
+// JSON's, as a label file's header states them.
 type settings struct {
-	threshold, sigma1, sigma2, scale *float64
+	Threshold *float64 `json:"threshold"`
+	Sigma1    *float64 `json:"sigma1"`
+	Sigma2    *float64 `json:"sigma2"`
+	Scale     *float64 `json:"laplace_scale"`
 }
 
 // settingsOf returns m's settings: the threshold step's and sigma2 of
 // Confident-GNMax, sigma2 of GNMax (of two classes too, its calibrated
-// sigma), LNMax's scale; none of the others.
+// sigma), LNMax's scale; none of the others. The numbers of a built
+// mechanism are finite, so its JSON is never an error.
 func settingsOf(m ensemble.Mechanism) settings {
-	v := func(x float64) *float64 { return &x }
-	switch m := m.(type) {
-	case ensemble.GNMax:
-		return settings{sigma2: v(m.Sigma2)}
-	case ensemble.ConfidentGNMax:
-		return settings{threshold: v(m.Threshold), sigma1: v(m.Sigma1), sigma2: v(m.Sigma2)}
-	case ensemble.LNMax:
-		return settings{scale: v(m.Scale)}
+	var s settings
+	if raw, err := json.Marshal(m); err == nil {
+		_ = json.Unmarshal(raw, &s)
 	}
-	return settings{}
+	return s
 }
 
 // TargetOf returns the per-query target of a mechanism for private

@@ -177,9 +177,9 @@ type PATEMechanism struct {
 // settings are m (ensemble.Mechanism's GNMax).
 func NewPATEMechanism(m ensemble.Mechanism, r pate.Result) PATEMechanism {
 	s := settingsOf(m)
-	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: *s.sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
+	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: *s.Sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
 		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: r.Publish.Guarantee.Eps, SSError: r.SSError, Delta: r.Delta}
-	row.Threshold, row.Sigma1 = s.threshold, s.sigma1
+	row.Threshold, row.Sigma1 = s.Threshold, s.Sigma1
 	if ss := r.Smooth; ss.Order != 0 {
 		row.SSOrder = &ss.Order
 		if r.EpsReleased != nil {

@@ -53,13 +53,13 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		rec = append(rec, field("target_eps", m.Eps), field("delta", c.PerQuery.Delta))
 	case twoClass:
 		rec = append(rec, field("m", t.M), field("eps", r.Teachers.Eps), field("Delta", r.Teachers.Delta), field("delta", c.PerQuery.Delta))
-	case s.scale != nil:
-		rec = append(rec, field("laplace_scale", *s.scale))
+	case s.Scale != nil:
+		rec = append(rec, field("laplace_scale", *s.Scale))
 	default:
-		if s.threshold != nil {
-			rec = append(rec, field("threshold", *s.threshold), field("sigma1", *s.sigma1))
+		if s.Threshold != nil {
+			rec = append(rec, field("threshold", *s.Threshold), field("sigma1", *s.Sigma1))
 		}
-		rec = append(rec, field("sigma2", *s.sigma2), field("delta", c.PerQuery.Delta))
+		rec = append(rec, field("sigma2", *s.Sigma2), field("delta", c.PerQuery.Delta))
 	}
 	queries := c.Run
 	if d.Chosen {

@@ -93,9 +93,9 @@ func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 	case ensemble.OneVoteDaRRM:
 		r.TargetEps, r.Delta = v(m.Eps), v(pl.Count.PerQuery.Delta)
 	case ensemble.LNMax:
-		r.LaplaceScale = s.scale
+		r.LaplaceScale = s.Scale
 	default:
-		r.Threshold, r.Sigma1, r.Sigma2, r.Delta = s.threshold, s.sigma1, s.sigma2, v(pl.Count.PerQuery.Delta)
+		r.Threshold, r.Sigma1, r.Sigma2, r.Delta = s.Threshold, s.Sigma1, s.Sigma2, v(pl.Count.PerQuery.Delta)
 	}
 }
 
