@@ -43,7 +43,7 @@ func (m GNMax) Validate() error {
 	if err := m.counts().Validate(); err != nil {
 		return err
 	}
-	if m.Delta == DefaultDelta {
+	if m.Delta == DefaultTargetDelta {
 		return &accountant.ParamError{Name: "delta", Value: 0.0, Rule: "must be given: Gaussian noise is not pure DP"}
 	}
 	return param.ConversionDelta("delta", m.Delta)

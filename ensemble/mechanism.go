@@ -84,7 +84,7 @@ var (
 
 // Target is the per-query target (m·ε, δ) of a mechanism for private
 // teachers, each (ε, Δ)-DP (thesis Problem 3.1.1): M is the privacy
-// allowance, in [1, K]; Delta the per-query δ, DefaultDelta for the
+// allowance, in [1, K]; Delta the per-query δ, DefaultTargetDelta for the
 // thesis' default. (GNMax on vote counts holds its per-query δ here too,
 // without M.)
 type Target struct {
@@ -92,9 +92,9 @@ type Target struct {
 	Delta float64 `json:"-"`
 }
 
-// DefaultDelta as a Target's Delta is the thesis' default per-query δ,
+// DefaultTargetDelta as a Target's Delta is the thesis' default per-query δ,
 // 1-(1-Δ)^m of the teachers' Δ (constraints.DefaultTargetDelta).
-const DefaultDelta = -1.0
+const DefaultTargetDelta = -1.0
 
 // validate checks M and Delta as given: m >= 1, δ in [0, 0.5] or the
 // default.
@@ -102,7 +102,7 @@ func (t Target) validate() error {
 	if !(t.M >= 1) || math.IsInf(t.M, 1) {
 		return &accountant.ParamError{Name: "m", Value: t.M, Rule: "must be in [1, K]"}
 	}
-	if t.Delta != DefaultDelta {
+	if t.Delta != DefaultTargetDelta {
 		return param.GuaranteeDelta("delta", t.Delta)
 	}
 	return nil
@@ -121,7 +121,7 @@ func (t Target) needM() error {
 // given, which must be in [0, 0.5] (param.GuaranteeDelta).
 func (t Target) problem(k int, teachers accountant.Guarantee) (constraints.Problem, error) {
 	p := constraints.Problem{K: k, M: t.M, Eps: teachers.Eps, Delta: teachers.Delta, TargetDelta: t.Delta}
-	if t.Delta == DefaultDelta {
+	if t.Delta == DefaultTargetDelta {
 		p.TargetDelta = constraints.DefaultTargetDelta(teachers.Delta, t.M)
 	}
 	return p, param.GuaranteeDelta("delta", p.TargetDelta)

@@ -23,7 +23,7 @@ func TestMechanismBuild(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	teachers := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
-	target := Target{M: 3, Delta: DefaultDelta}
+	target := Target{M: 3, Delta: DefaultTargetDelta}
 	for _, tc := range []struct {
 		m     Mechanism
 		label string
@@ -44,7 +44,7 @@ func TestMechanismBuild(t *testing.T) {
 		}
 	}
 	// dsub needs Delta = 0; its description names Theorem 3.5.1.
-	if agg, label, err := New(ctx, DSub{Target: Target{M: 3, Delta: DefaultDelta}}, 11, 2, accountant.Guarantee{Eps: 0.1}, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
+	if agg, label, err := New(ctx, DSub{Target: Target{M: 3, Delta: DefaultTargetDelta}}, 11, 2, accountant.Guarantee{Eps: 0.1}, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
 		t.Errorf("dsub: %v, %q", err, label)
 	}
 	if err := lookup("median", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
@@ -65,7 +65,7 @@ func examples() []struct {
 	in votefile.Input
 } {
 	zeros := optimal.Source{Given: make([]float64, 12)}
-	t := Target{M: 3, Delta: DefaultDelta}
+	t := Target{M: 3, Delta: DefaultTargetDelta}
 	delta := 1e-5
 	two, many := votefile.TwoClass, votefile.ManyClasses
 	return []struct {

@@ -174,7 +174,7 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 		}},
 		{field: "Mechanism.Delta", name: ConfidentGNMax{}.Name(), input: many, zero: conf(func(m *ConfidentGNMax) { m.Delta = 0 }), want: "ReleaseSpec.Mechanism.Delta"},
 		{field: "Mechanism.Delta", name: Subsample{}.Name(), input: two, zero: sub(func(m *Subsample) { m.Delta = 0 }), want: "ReleaseSpec.Mechanism.Delta"},
-		{field: "Mechanism.Delta", name: Subsample{}.Name(), input: two, zero: sub(func(m *Subsample) { m.Delta = DefaultDelta }),
+		{field: "Mechanism.Delta", name: Subsample{}.Name(), input: two, zero: sub(func(m *Subsample) { m.Delta = DefaultTargetDelta }),
 			check: func(t *testing.T, out Released, _ string) {
 				if d := out.Aggregator.Privacy().Delta; d != constraints.DefaultTargetDelta(1e-5, 3) {
 					t.Errorf("delta %v: want the thesis' default", d)

@@ -71,7 +71,7 @@ func Compare(ctx context.Context, base Request) (Comparison, error) {
 		return Comparison{}, err
 	}
 	family, ok := base.Mechanism.(ensemble.GNMax)
-	if !ok || family.Delta == ensemble.DefaultDelta {
+	if !ok || family.Delta == ensemble.DefaultTargetDelta {
 		return Comparison{}, errors.New("plan: Compare's base.Mechanism is GNMax on class counts with the family's per-query delta")
 	}
 	many := func(name provenance.MechanismName) Request {

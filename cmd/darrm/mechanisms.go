@@ -193,7 +193,7 @@ type mechanismSettings struct {
 // mechanism returns the mechanism name for votes of kind in with the
 // settings s: the one place where the flags become a mechanism.
 func (s mechanismSettings) mechanism(name provenance.MechanismName, in votefile.Input) ensemble.Mechanism {
-	t := ensemble.Target{M: s.M, Delta: ensemble.DefaultDelta}
+	t := ensemble.Target{M: s.M, Delta: ensemble.DefaultTargetDelta}
 	delta := 0.0
 	if s.Delta != nil {
 		t.Delta, delta = *s.Delta, *s.Delta

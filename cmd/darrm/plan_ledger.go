@@ -74,7 +74,7 @@ func ledgerInitOf(cmd *cobra.Command, p plan.Plan, shares []string) []string {
 		}
 		t, _ := report.TargetOf(m)
 		args = append(args, "--m", num(t.M), "--eps", num(r.Teachers.Eps), "--Delta", num(r.Teachers.Delta))
-		if t.Delta != ensemble.DefaultDelta {
+		if t.Delta != ensemble.DefaultTargetDelta {
 			args = append(args, "--delta", num(t.Delta))
 		}
 	}
