@@ -65,12 +65,12 @@
 //
 // # PATE analyses
 //
-// Package noisymax holds GNMax, Confident-GNMax and LNMax's settings and
-// calibrations (noisymax.ConfidentGNMax, noisymax.CalibrateGNMax,
-// noisymax.LNMax); package pate accounts for a release of them,
-// data-independently and data-dependently (pate.Account, with the
-// smooth-sensitivity release pate.AccountResult.ReleaseOnce), and labels
-// C-class votes (pate.Label).
+// Package noisymax holds GNMax and Confident-GNMax's settings and
+// calibrations and LNMax's analysis (noisymax.ConfidentGNMax,
+// noisymax.CalibrateGNMax, noisymax.LNMaxEps); package pate accounts for
+// a release of them, data-independently and data-dependently
+// (pate.Account, with the smooth-sensitivity release
+// pate.AccountResult.ReleaseOnce), and labels C-class votes (pate.Label).
 //
 // # Read and write vote files
 //

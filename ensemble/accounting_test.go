@@ -88,7 +88,7 @@ func mechanismOf(name provenance.MechanismName, p constraints.Problem, src optim
 	case ConfidentGNMax{}.Name():
 		return ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: p.TargetDelta}
 	case LNMax{}.Name():
-		return LNMax{LNMax: noisymax.LNMax{Scale: 20}}
+		return LNMax{Scale: 20}
 	}
 	return nil
 }

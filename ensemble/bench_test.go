@@ -155,7 +155,7 @@ func benchMulti(b *testing.B) []Labeler {
 		b.Fatal(err)
 	}
 	g, _ := newClassGNMax(noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
-	l, _ := newLNMax(noisymax.LNMax{Scale: 20}, 250, 10)
+	l, _ := newLNMax(20, 250, 10)
 	return []Labeler{cg, g, l}
 }
 

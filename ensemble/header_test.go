@@ -23,7 +23,7 @@ func TestMechanismOf(t *testing.T) {
 		ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: delta},
 		GNMax{Target: Target{Delta: delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise},
 		GNMax{Target: Target{Delta: delta}, Sigma2: 21.67, Noise: noisymax.ContinuousNoise},
-		LNMax{LNMax: noisymax.LNMax{Scale: 20}},
+		LNMax{Scale: 20},
 		OneVoteDaRRM{Eps: 0.3, Delta: delta},
 	} {
 		meta := &votefile.LabelMeta{Mechanism: m.Name().String(), Relation: "one-vote", Partition: "keyed-hash", Eps: 0.3, Delta: delta}
@@ -80,7 +80,7 @@ func TestMechanismValidate(t *testing.T) {
 		{DaRRM{Target: Target{M: 0.5}}, "m"},
 		{Subsample{Target: Target{M: 3, Delta: big}}, "delta"},
 		{OneVoteDaRRM{Eps: 0, Delta: delta}, "target eps"},
-		{LNMax{LNMax: noisymax.LNMax{Scale: 20}}, ""},
+		{LNMax{Scale: 20}, ""},
 	} {
 		err := tc.m.Validate()
 		var pe *accountant.ParamError

@@ -15,14 +15,17 @@ import (
 // LNMax is PATE's Laplace NoisyMax on vote counts of C classes: discrete
 // Laplace noise of the Scale on each count.
 type LNMax struct {
-	noisymax.LNMax
+	Scale float64 `json:"laplace_scale"`
 }
 
 // Name returns "lnmax".
 func (LNMax) Name() provenance.MechanismName { return "lnmax" }
 
-// Validate checks the scale (noisymax.LNMax.Validate).
-func (m LNMax) Validate() error { return m.LNMax.Validate() }
+// Validate checks the scale (noisymax.LNMaxEps).
+func (m LNMax) Validate() error {
+	_, err := noisymax.LNMaxEps(m.Scale)
+	return err
+}
 
 func (LNMax) inputs() []votefile.Input       { return manyClassVotes }
 func (LNMax) relation() accountant.Relation  { return accountant.OneVote }
@@ -38,27 +41,27 @@ func (m LNMax) unsetSetting(votefile.Input) error {
 // lnmaxSettings are LNMax's settings as a label file's header states
 // them: with its noise, which releases draw discrete.
 type lnmaxSettings struct {
-	noisymax.LNMax
+	LNMax
 	Noise noisymax.Noise `json:"noise,omitempty"`
 }
 
-func (m LNMax) settings() any { return lnmaxSettings{m.LNMax, noisymax.DiscreteNoise} }
+func (m LNMax) settings() any { return lnmaxSettings{m, noisymax.DiscreteNoise} }
 
 func (LNMax) fromHeader(h *labelHeader) (Mechanism, error) {
 	var s lnmaxSettings
 	err := h.decode(LNMax{}.Name(), &s)
-	return LNMax{s.LNMax}, err
+	return s.LNMax, err
 }
 
 func (m LNMax) labeler(b *build) (Labeler, string, error) {
-	agg, err := newLNMax(m.LNMax, b.k, b.classes)
+	agg, err := newLNMax(m.Scale, b.k, b.classes)
 	if err != nil {
 		return nil, "", err
 	}
 	return agg, fmt.Sprintf("LNMax: discrete Laplace noise of scale b = %g on the %d class counts", m.Scale, b.classes), nil
 }
 
-// lnmaxAggregator is PATE's Laplace noisy max (noisymax.LNMax; Papernot et al.
+// lnmaxAggregator is PATE's Laplace noisy max (LNMax; Papernot et al.
 // 2017): the class whose count plus discrete Laplace noise of scale b is
 // largest, ties broken uniformly at random. Every query is answered.
 //
@@ -69,7 +72,7 @@ func (m LNMax) labeler(b *build) (Labeler, string, error) {
 // is (2/b, 0)-DP, as the continuous one is (the ratio of the two
 // probabilities of any noisy vector is at most e^{2/b}).
 type lnmaxAggregator struct {
-	mech     noisymax.LNMax
+	scale    float64
 	teachers int
 	classes  int
 	noise    *discrete.Laplace
@@ -77,28 +80,26 @@ type lnmaxAggregator struct {
 	ties     []int
 }
 
-// newLNMax returns LNMax of scale m.Scale for K teachers and C classes.
-func newLNMax(m noisymax.LNMax, teachers, classes int) (*lnmaxAggregator, error) {
-	eps, err := m.Eps()
-	if err != nil {
+// newLNMax returns LNMax of scale b for K teachers and C classes.
+func newLNMax(b float64, teachers, classes int) (*lnmaxAggregator, error) {
+	if _, err := noisymax.LNMaxEps(b); err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
 	if err := checkClasses(teachers, classes); err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
-	curve, err := m.Spend()
+	curve, err := noisymax.LNMaxSpend(b)
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
-	curve.Guarantee = accountant.Guarantee{Eps: eps}
-	noise, err := discrete.NewLaplace(m.Scale)
+	noise, err := discrete.NewLaplace(b)
 	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
-	return &lnmaxAggregator{mech: m, teachers: teachers, classes: classes, noise: noise, ties: make([]int, 0, classes),
+	return &lnmaxAggregator{scale: b, teachers: teachers, classes: classes, noise: noise, ties: make([]int, 0, classes),
 		privacy: Privacy{
 			Source: fmt.Sprintf("LNMax with discrete Laplace noise of scale b = %.6g on every count is (2/b, 0)-DP (one changed vote moves the counts by 2 in L1; Papernot et al. 2017 Sec. 2.1, the argmax is post-processing); assumes a record changes at most one teacher's vote",
-				m.Scale),
+				b),
 			Relation: accountant.OneVote,
 			Spend:    curve,
 		}}, nil
@@ -117,7 +118,7 @@ func (g *lnmaxAggregator) Classes() int { return g.classes }
 func (g *lnmaxAggregator) Privacy() Privacy { return g.privacy }
 
 // Mechanism returns LNMax of the scale b.
-func (g *lnmaxAggregator) Mechanism() Mechanism { return LNMax{LNMax: g.mech} }
+func (g *lnmaxAggregator) Mechanism() Mechanism { return LNMax{Scale: g.scale} }
 
 // Answer returns the label of query q from its counts; it is always
 // answered.

@@ -9,13 +9,12 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
 func TestLNMax(t *testing.T) {
-	g, err := newLNMax(noisymax.LNMax{Scale: 2}, 50, 4)
+	g, err := newLNMax(2, 50, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +37,7 @@ func TestLNMax(t *testing.T) {
 	}
 	// With noise comparable to the gap the runner-up wins at the rate the
 	// difference of two discrete Laplace draws gives.
-	g1, _ := newLNMax(noisymax.LNMax{Scale: 1}, 3, 2)
+	g1, _ := newLNMax(1, 3, 2)
 	wins := 0
 	const n = 40000
 	for range n {
@@ -71,10 +70,10 @@ func TestLNMax(t *testing.T) {
 	if _, _, err := g.Answer(&votefile.Query{Counts: []int{25, 24, 0, 0}}, src); err != nil {
 		t.Errorf("counts summing to 49 for K = 50, one teacher abstaining: %v", err)
 	}
-	if _, err := newLNMax(noisymax.LNMax{Scale: 0}, 50, 4); err == nil {
+	if _, err := newLNMax(0, 50, 4); err == nil {
 		t.Error("scale 0 accepted")
 	}
-	if _, err := newLNMax(noisymax.LNMax{Scale: 1}, 50, 1); err == nil {
+	if _, err := newLNMax(1, 50, 1); err == nil {
 		t.Error("C = 1 accepted")
 	}
 }
@@ -83,7 +82,7 @@ func TestLNMax(t *testing.T) {
 // a one-vote header binds its ensemble, and its teachers' common
 // guarantee when they have one.
 func TestReleaseBindingMulti(t *testing.T) {
-	agg, _ := newLNMax(noisymax.LNMax{Scale: 20}, 4, 3)
+	agg, _ := newLNMax(20, 4, 3)
 	read := func(head string) votefile.Reader {
 		t.Helper()
 		in, err := votefile.Open("v.csv", votefile.Options{In: strings.NewReader(head + "3,1,0\n0,0,4\n"), Layout: votefile.LayoutCounts})
@@ -133,12 +132,12 @@ func TestReleaseBindingMulti(t *testing.T) {
 	if _, err := ReleaseTo(t.Context(), in, agg, noise.NewSource(), LabelSink{Stdout: &buf, Format: votefile.FormatCSV}, -1, ReleaseOptions{}); !errors.As(err, &te) || buf.Len() != 0 {
 		t.Errorf("release from a private-teachers header: %v, wrote %q", err, buf.String())
 	}
-	other, _ := newLNMax(noisymax.LNMax{Scale: 20}, 5, 3)
+	other, _ := newLNMax(20, 5, 3)
 	if _, err := releaseBinding(read(""), other, provenance.KeyedHash); err == nil {
 		t.Error("an aggregator for K = 5 accepted votes of 4")
 	}
 	// Against a header, K and the classes are the one check's.
-	five, _ := newLNMax(noisymax.LNMax{Scale: 20}, 4, 5)
+	five, _ := newLNMax(20, 4, 5)
 	for _, tc := range []struct {
 		agg   *lnmaxAggregator
 		field string

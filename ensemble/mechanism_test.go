@@ -76,7 +76,7 @@ func examples() []struct {
 		{RR{Target: t, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, two},
 		{GNMax{Target: t}, two}, {OneVoteDaRRM{Eps: 0.3, Delta: 1e-5, Gamma: zeros}, two},
 		{GNMax{Target: Target{Delta: delta}, Sigma2: 40}, many}, {ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5}, many},
-		{LNMax{LNMax: noisymax.LNMax{Scale: 20}}, many},
+		{LNMax{Scale: 20}, many},
 	}
 }
 
@@ -211,7 +211,7 @@ func TestTotalsAtExtremes(t *testing.T) {
 		labelers = append(labelers, g)
 	}
 	for _, scale := range []float64{1e15, 0.02} {
-		l, err := newLNMax(noisymax.LNMax{Scale: scale}, 250, 2)
+		l, err := newLNMax(scale, 250, 2)
 		if err != nil {
 			t.Fatal(err)
 		}

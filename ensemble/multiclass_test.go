@@ -88,11 +88,11 @@ func TestMaxClasses(t *testing.T) {
 		if _, err := newClassGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
 			t.Errorf("gnmax with %d classes: %v", c, err)
 		}
-		if _, err := newLNMax(noisymax.LNMax{Scale: 20}, 3, c); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
+		if _, err := newLNMax(20, 3, c); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
 			t.Errorf("lnmax with %d classes: %v", c, err)
 		}
 	}
-	if _, err := newLNMax(noisymax.LNMax{Scale: 20}, 3, votefile.MaxClasses); err != nil {
+	if _, err := newLNMax(20, 3, votefile.MaxClasses); err != nil {
 		t.Errorf("lnmax with MaxClasses classes: %v", err)
 	}
 	// A row of MaxClasses counts fits in a line, one more does not.

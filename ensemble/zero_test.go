@@ -72,7 +72,7 @@ func zeroSpec(t *testing.T, name provenance.MechanismName, input votefile.Input,
 	case ConfidentGNMax{}.Name():
 		s.Mechanism = ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: 1e-5}
 	case LNMax{}.Name():
-		s.Mechanism = LNMax{LNMax: noisymax.LNMax{Scale: 20}}
+		s.Mechanism = LNMax{Scale: 20}
 	}
 	if input == votefile.TwoClass {
 		s.Teachers = &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}

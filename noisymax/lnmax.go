@@ -11,9 +11,11 @@ import (
 // LNMax is PATE's Laplace noisy max (Papernot, Abadi, Erlingsson,
 // Goodfellow and Talwar, "Semi-supervised Knowledge Transfer for Deep
 // Learning from Private Training Data", ICLR 2017, Section 2.1): the class
-// whose vote count plus Laplace noise of scale Scale is largest (the paper
+// whose vote count plus Laplace noise of scale b is largest (the paper
 // writes the scale as 1/γ). darrm draws the noise from the discrete
-// Laplace distribution, Pr[Y = y] ∝ e^{-|y|/Scale} on the integers.
+// Laplace distribution, Pr[Y = y] ∝ e^{-|y|/b} on the integers; the
+// mechanism with its scale is ensemble.LNMax, and its analyses here are
+// functions of the scale.
 //
 // Under the one-vote relation one changed vote moves two counts by one
 // each, an L1 change of 2, so adding independent (discrete) Laplace noise
@@ -21,45 +23,34 @@ import (
 // ties broken at random, is post-processing: each query is (2/b, 0)-DP,
 // the paper's (2γ, 0). Only this data-independent guarantee is offered:
 // the paper's data-dependent moments bound (its Theorem 2) is not
-// implemented. A label file's header states the scale by its JSON key.
-type LNMax struct {
-	Scale float64 `json:"laplace_scale"`
-}
+// implemented.
 
-// MaxLNMaxEps is the largest per-query ε = 2/Scale of LNMax: a label
+// MaxLNMaxEps is the largest per-query ε = 2/b of LNMax: a label
 // whose output probabilities may differ by e^100 (about 10^43) between
-// neighbours protects nothing, and below Scale = 2/MaxLNMaxEps = 0.02 the
-// guarantee only grows towards +Inf (2/Scale overflows below about
+// neighbours protects nothing, and below b = 2/MaxLNMaxEps = 0.02 the
+// guarantee only grows towards +Inf (2/b overflows below about
 // 1e-308), which no release may state.
 const MaxLNMaxEps = 100.0
 
-// Validate checks the scale: at most discrete.MaxScale, and large enough that
-// the per-query ε = 2/Scale (rounded up) is at most MaxLNMaxEps; one rule,
-// said in the same words whichever end it breaks.
-func (m LNMax) Validate() error {
-	if !(m.Scale > 0 && m.Scale <= discrete.MaxScale) || !(outward.Exact(2).Div(outward.Exact(m.Scale)).Hi <= MaxLNMaxEps) {
-		return &accountant.ParamError{Name: "laplace scale", Value: m.Scale, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise; below %v its per-query eps 2/b is above %v, a guarantee that says nothing)",
+// LNMaxEps returns LNMax's per-query pure-DP ε = 2/b at scale b, rounded
+// up. The scale must be at most discrete.MaxScale, and large enough that
+// ε is at most MaxLNMaxEps: one rule, said in the same words whichever
+// end it breaks, a *accountant.ParamError that names the laplace scale.
+func LNMaxEps(b float64) (float64, error) {
+	if !(b > 0 && b <= discrete.MaxScale) || !(outward.Exact(2).Div(outward.Exact(b)).Hi <= MaxLNMaxEps) {
+		return 0, &accountant.ParamError{Name: "laplace scale", Value: b, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise; below %v its per-query eps 2/b is above %v, a guarantee that says nothing)",
 			2/MaxLNMaxEps, discrete.MaxScale, 2/MaxLNMaxEps, MaxLNMaxEps)}
 	}
-	return nil
+	return outward.Exact(2).Div(outward.Exact(b)).Hi, nil
 }
 
-// Eps returns the per-query pure-DP ε = 2/Scale, rounded up; it is at most
-// MaxLNMaxEps.
-func (m LNMax) Eps() (float64, error) {
-	if err := m.Validate(); err != nil {
-		return 0, fmt.Errorf("LNMax: %w", err)
-	}
-	return outward.Exact(2).Div(outward.Exact(m.Scale)).Hi, nil
-}
-
-// Spend returns the description of one query: discrete Laplace noise of
-// scale Scale on the two counts a changed vote moves, with its guarantee
-// (2/Scale, 0).
-func (m LNMax) Spend() (accountant.Spend, error) {
-	eps, err := m.Eps()
+// LNMaxSpend returns the description of one query of LNMax at scale b:
+// discrete Laplace noise of scale b on the two counts a changed vote
+// moves, with its guarantee (2/b, 0).
+func LNMaxSpend(b float64) (accountant.Spend, error) {
+	eps, err := LNMaxEps(b)
 	if err != nil {
 		return accountant.Spend{}, err
 	}
-	return accountant.Spend{Kind: accountant.LaplaceSpend, Guarantee: accountant.Guarantee{Eps: eps}, Laplace: &accountant.LaplacePart{Scale: m.Scale, Coords: 2}}, nil
+	return accountant.Spend{Kind: accountant.LaplaceSpend, Guarantee: accountant.Guarantee{Eps: eps}, Laplace: &accountant.LaplacePart{Scale: b, Coords: 2}}, nil
 }

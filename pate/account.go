@@ -167,7 +167,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		if err != nil {
 			return nil, err
 		}
-		res, err := lnmaxAccount(l.LNMax, n, opts.Delta, opts.Orders, opts.Conversion)
+		res, err := lnmaxAccount(l.Scale, n, opts.Delta, opts.Orders, opts.Conversion)
 		out.LNMax = &res
 		if err != nil {
 			return out, err

@@ -13,11 +13,12 @@ import (
 // RDP returns the data-independent Rényi DP of one query at order λ > 1:
 // min(ε, λε²/2) with ε = 2/Scale. An ε-DP mechanism is (λ, ε)-RDP, and
 // ε²/2-zCDP (Bun and Steinke, "Concentrated Differential Privacy", TCC
-// 2016, Proposition 3.3), i.e. (λ, λε²/2)-RDP for every λ > 1. Rounded up.
-func lnmaxRDP(m noisymax.LNMax, order float64) (float64, error) {
-	eps, err := m.Eps()
+// 2016, Proposition 3.3), i.e. (λ, λε²/2)-RDP for every λ > 1, at scale
+// b. Rounded up.
+func lnmaxRDP(b, order float64) (float64, error) {
+	eps, err := noisymax.LNMaxEps(b)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("LNMax: %w", err)
 	}
 	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("LNMax: %w", err)
@@ -26,7 +27,8 @@ func lnmaxRDP(m noisymax.LNMax, order float64) (float64, error) {
 	return math.Min(eps, z.Hi), nil
 }
 
-// lnmaxResult is the data-independent privacy of Q queries of noisymax.LNMax.
+// lnmaxResult is the data-independent privacy of Q queries of LNMax
+// (ensemble.LNMax).
 type lnmaxResult struct {
 	Queries int
 	// PerQuery is each query's (2/Scale, 0).
@@ -43,13 +45,13 @@ type lnmaxResult struct {
 }
 
 // lnmaxAccount returns the data-independent privacy of queries queries of
-// m at δ over the given Rényi orders (defaultOrders when nil), under
+// LNMax at scale b at δ over the given Rényi orders (defaultOrders when nil), under
 // conversion c: the best of the Rényi composition, Q·ε and the exact
 // composition of its noise (accountant.ComposeRun of Spend).
-func lnmaxAccount(m noisymax.LNMax, queries int, delta float64, orders []float64, c accountant.Conversion) (lnmaxResult, error) {
-	eps, err := m.Eps()
+func lnmaxAccount(b float64, queries int, delta float64, orders []float64, c accountant.Conversion) (lnmaxResult, error) {
+	eps, err := noisymax.LNMaxEps(b)
 	if err != nil {
-		return lnmaxResult{}, err
+		return lnmaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
 	if err := param.Count("queries", queries, 0); err != nil {
 		return lnmaxResult{}, fmt.Errorf("LNMax: %w", err)
@@ -65,7 +67,7 @@ func lnmaxAccount(m noisymax.LNMax, queries int, delta float64, orders []float64
 	}
 	rdp := make([]float64, len(orders))
 	for j, o := range orders {
-		r, err := lnmaxRDP(m, o)
+		r, err := lnmaxRDP(b, o)
 		if err != nil {
 			return lnmaxResult{}, err
 		}
@@ -82,7 +84,7 @@ func lnmaxAccount(m noisymax.LNMax, queries int, delta float64, orders []float64
 	if queries == 0 || delta == 0 {
 		return r, nil
 	}
-	s, _ := m.Spend()
+	s, _ := noisymax.LNMaxSpend(b)
 	all, err := accountant.ComposeRun(s, queries, delta, accountant.DefaultDeltaPrime, c)
 	if err != nil {
 		return lnmaxResult{}, fmt.Errorf("LNMax: %w", err)

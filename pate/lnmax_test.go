@@ -19,8 +19,7 @@ func TestLNMax(t *testing.T) {
 	for range 500 {
 		b := math.Exp(r.Float64()*10 - 3)
 		order := 1 + math.Exp(r.Float64()*8-4)
-		m := noisymax.LNMax{Scale: b}
-		got, err := lnmaxRDP(m, order)
+		got, err := lnmaxRDP(b, order)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +37,7 @@ func TestLNMax(t *testing.T) {
 			t.Fatalf("b %v order %v: %v, exact %v", b, order, got, w)
 		}
 	}
-	m := noisymax.LNMax{Scale: 20} // PATE 2017's MNIST: γ = 0.05
+	m := 20.0 // PATE 2017's MNIST: γ = 0.05
 	few, err := lnmaxAccount(m, 3, 1e-5, nil, accountant.PaperConversion)
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +60,10 @@ func TestLNMax(t *testing.T) {
 		t.Errorf("10,000 queries: %+v, want the exact composition %v", many, want)
 	}
 	for _, bad := range []struct {
-		m     noisymax.LNMax
+		m     float64
 		q     int
 		delta float64
-	}{{noisymax.LNMax{Scale: 0}, 1, 1e-5}, {noisymax.LNMax{Scale: math.Inf(1)}, 1, 1e-5}, {noisymax.LNMax{Scale: math.NaN()}, 1, 1e-5}, {m, -1, 1e-5}, {m, 1, 0}, {m, 1, 1}} {
+	}{{0, 1, 1e-5}, {math.Inf(1), 1, 1e-5}, {math.NaN(), 1, 1e-5}, {m, -1, 1e-5}, {m, 1, 0}, {m, 1, 1}} {
 		if _, err := lnmaxAccount(bad.m, bad.q, bad.delta, nil, accountant.PaperConversion); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -78,7 +77,7 @@ func TestEqualTotals(t *testing.T) {
 		}},
 		{rr, moreTeachers, setM},
 		{sub, moreTeachers, setM},
-		{lnmax, func(r Request) float64 { return r.Mechanism.(ensemble.LNMax).Scale / generosity }, func(r *Request, v float64) { r.Mechanism = ensemble.LNMax{LNMax: noisymax.LNMax{Scale: v}} }},
+		{lnmax, func(r Request) float64 { return r.Mechanism.(ensemble.LNMax).Scale / generosity }, func(r *Request, v float64) { r.Mechanism = ensemble.LNMax{Scale: v} }},
 	}
 	if testing.Short() {
 		ms = slices.Delete(ms, 2, 3)

@@ -67,7 +67,7 @@ func manyClasses(base Request, name provenance.MechanismName, g noisymax.Confide
 	case ensemble.ConfidentGNMax{}.Name():
 		r.Mechanism = ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: d}
 	case ensemble.LNMax{}.Name():
-		r.Mechanism = ensemble.LNMax{LNMax: noisymax.LNMax{Scale: scale}}
+		r.Mechanism = ensemble.LNMax{Scale: scale}
 	}
 	return r
 }

@@ -180,7 +180,7 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	case ensemble.DaRRM, ensemble.Subsample, ensemble.DSub, ensemble.RR:
 		return knob{setting: settingM, set: setTarget, value: id, min: 1, max: float64(r.K), guess: 1}, nil
 	case ensemble.LNMax:
-		return knob{setting: settingLaplaceScale, set: func(r *Request, x float64) { r.Mechanism = ensemble.LNMax{LNMax: noisymax.LNMax{Scale: 1 / x}} }, value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: r.Budget.Eps / (2 * float64(queries))}, nil
+		return knob{setting: settingLaplaceScale, set: func(r *Request, x float64) { r.Mechanism = ensemble.LNMax{Scale: 1 / x} }, value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: r.Budget.Eps / (2 * float64(queries))}, nil
 	case nil:
 		return knob{}, errors.New("plan: Request.Mechanism is not set")
 	default:

@@ -218,7 +218,7 @@ func (s mechanismSettings) mechanism(name provenance.MechanismName, in votefile.
 		g := noisymax.ConfidentGNMax{Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, Noise: s.Noise}
 		return ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: delta}
 	}
-	return ensemble.LNMax{LNMax: noisymax.LNMax{Scale: s.Scale}}
+	return ensemble.LNMax{Scale: s.Scale}
 }
 
 // num formats a setting's value as a flag takes it.

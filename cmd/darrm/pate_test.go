@@ -23,7 +23,6 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -221,7 +220,7 @@ func TestAccountPATE(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vf.Close()
-	acct, err := pate.Account(context.Background(), vf, pate.AccountOptions{Mechanism: ensemble.LNMax{LNMax: noisymax.LNMax{Scale: 20}},
+	acct, err := pate.Account(context.Background(), vf, pate.AccountOptions{Mechanism: ensemble.LNMax{Scale: 20},
 		Delta: 1e-5, Conversion: accountant.PaperConversion})
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ func TestPlanKeys(t *testing.T) {
 		case ensemble.ConfidentGNMax{}.Name():
 			m = ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: delta}
 		case ensemble.LNMax{}.Name():
-			m = ensemble.LNMax{LNMax: noisymax.LNMax{Scale: 20}}
+			m = ensemble.LNMax{Scale: 20}
 		case ensemble.OneVoteDaRRM{}.Name():
 			m = ensemble.OneVoteDaRRM{Eps: 0.3, Delta: delta}
 		default:
