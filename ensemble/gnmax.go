@@ -77,7 +77,7 @@ func (m GNMax) unsetSetting(in votefile.Input) error {
 		return m.needM()
 	case m.Sigma2 == 0:
 		return unset("Mechanism.Sigma2", "%s needs the noise of its answer, sigma2 > 0", m.Name())
-	case m.Delta <= 0:
+	case m.Delta == 0 || m.Delta == DefaultTargetDelta:
 		return unset("Mechanism.Delta", "%s needs the per-query delta > 0 of its guarantee: Gaussian noise is not pure DP", m.Name())
 	}
 	return nil
