@@ -144,3 +144,35 @@ func TestLabelWriterHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelMetaSettings: a mechanism's settings go into the header line
+// as keys of its own object, where the header has always held them
+// (after the partition, before eps), whatever the header's strings hold,
+// and read back as that object; a header of none has none.
+func TestLabelMetaSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings, want string
+	}{
+		{"none", "", `"partition":"keyed-hash","eps":0.5`},
+		{"empty", "{}", `"partition":"keyed-hash","eps":0.5`},
+		{"two", `{"sigma2":40,"noise":"discrete"}`, `"partition":"keyed-hash","sigma2":40,"noise":"discrete","eps":0.5`},
+		{"all", `{"threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete"}`, `"partition":"keyed-hash","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.5`},
+	} {
+		for _, mech := range []string{"gnmax", `a,"eps":1,"b`} {
+			m := &LabelMeta{Mechanism: mech, K: 4, Classes: 3, Relation: "one-vote", Partition: "keyed-hash", Settings: []byte(tc.settings), Eps: 0.5, Delta: 1e-5}
+			line := m.HeaderLine()
+			if !strings.Contains(line, tc.want) {
+				t.Errorf("%s, mechanism %q: %s, want %s in it", tc.name, mech, line, tc.want)
+				continue
+			}
+			got, err := parseLabelMeta([]byte(strings.TrimPrefix(line, "# ")))
+			if err != nil {
+				t.Errorf("%s, mechanism %q: %v", tc.name, mech, err)
+				continue
+			}
+			if want := tc.settings; want == "{}" && got.Settings != nil || want != "{}" && string(got.Settings) != want || got.Mechanism != mech || got.Eps != 0.5 {
+				t.Errorf("%s, mechanism %q: read back %+v (settings %s)", tc.name, mech, got, got.Settings)
+			}
+		}
+	}
+}
