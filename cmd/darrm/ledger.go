@@ -136,7 +136,7 @@ func newLedgerInitCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return ledgerFilterChoice(cmd.OutOrStdout(), args[0], use, h, c, named)
+				return report.FilterChoice{Path: args[0], Labels: use.Labels, Run: use.Run, Choice: use.Choice, Header: h, Cap: c, Named: named, Say: use.say}.Write(cmd.OutOrStdout())
 			})
 		},
 	}, &f)
@@ -281,7 +281,7 @@ func newLedgerAdoptCmd() *cobra.Command {
 			}
 			defer l.Close()
 			printLedgerNotes(cmd.ErrOrStderr(), args[0], l.Notes())
-			return ledgerAdopted(cmd.OutOrStdout(), args[0], l, prev)
+			return report.LedgerAdopted(cmd.OutOrStdout(), args[0], l, prev)
 		},
 	}, &f)
 }
@@ -305,7 +305,7 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			if err != nil {
 				return ledgerError(err)
 			}
-			return ledgerUpgraded(cmd.OutOrStdout(), args[0], res)
+			return report.LedgerUpgraded(cmd.OutOrStdout(), args[0], res)
 		},
 	}, &f)
 	// The flags may only repeat the old ledger's binding.

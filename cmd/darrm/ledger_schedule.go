@@ -151,5 +151,5 @@ func initLedger(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenanc
 	if err != nil {
 		return err
 	}
-	return ledgerInitialized(cmd.OutOrStdout(), path, b, l.Header(), bal, prev)
+	return report.LedgerInitialized(cmd.OutOrStdout(), path, b, l.Header(), bal, prev)
 }

@@ -111,6 +111,15 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 	return &ledgerUse{Labels: labels, Run: run, Step: s, Choice: c, Names: names}, nil
 }
 
+// say says why a filter cannot hold the labels declared, naming the flags
+// that gave them.
+func (u *ledgerUse) say(err error) string {
+	if said, ok := flagSaid(err, u.Names); ok {
+		return said
+	}
+	return err.Error()
+}
+
 // mechanismStep returns the use of --mechanism (the description of one
 // label and the points of its privacy profile; its count 0),
 // built as aggregate builds it (plan.Aggregator) for the teachers that b

@@ -10,6 +10,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 )
@@ -50,7 +51,7 @@ func TestLedgerError(t *testing.T) {
 		t.Errorf("a second ledger: exit status %d", status)
 	}
 	var w bytes.Buffer
-	if err := ledgerUpgraded(&w, "l", ledger.UpgradeResult{Current: true}); err != nil || !strings.Contains(w.String(), "ledger l is of version") {
+	if err := report.LedgerUpgraded(&w, "l", ledger.UpgradeResult{Current: true}); err != nil || !strings.Contains(w.String(), "ledger l is of version") {
 		t.Errorf("Upgraded, current: %v, %q", err, w.String())
 	}
 }
