@@ -27,6 +27,79 @@ type Baseline struct {
 // draws at allowance m (Section 3.7.1).
 func SubSize(m float64) int { return int(math.Floor(m)) }
 
+// Baselines returns the noise functions that gamma_opt is compared with
+// at problem p (Section 3.7.1, App. B.4) that take no composition, in this
+// order: gamma_Sub of subSize teachers (0 means SubSize(m); Lemma 3.4.1),
+// and gamma_DSub when the teachers and the release are pure DP, Delta =
+// delta = 0, the setting of Theorem 3.5.1; in the one-vote relation, GNMax
+// calibrated on its released bit (GNMaxBaseline). Randomized response's
+// constant, which a composition gives, is RRBaseline (OneVoteRRBaseline in
+// the one-vote relation).
+func Baselines(p constraints.Problem, subSize int) ([]Baseline, error) {
+	if p.Relation == accountant.OneVote {
+		gn, err := GNMaxBaseline(p)
+		if err != nil {
+			return nil, err
+		}
+		return []Baseline{gn}, nil
+	}
+	if subSize == 0 {
+		subSize = SubSize(p.M)
+	}
+	sub, err := subBaseline(p, subSize)
+	if err != nil {
+		return nil, err
+	}
+	if p.Delta != 0 || p.TargetDelta != 0 {
+		return []Baseline{sub}, nil
+	}
+	d, err := dSubBaseline(p.K, p.M)
+	if err != nil {
+		return nil, err
+	}
+	return []Baseline{sub, d}, nil
+}
+
+// subBaseline returns gamma_Sub for s teachers subsampled out of the K of
+// problem p (Lemma 3.4.1). Its proof, where one fits the target, is
+// composition: the release is post-processing of s (eps, Delta)-DP
+// teachers, (s·eps, 1-(1-Delta)^s)-DP together (Kairouz-Oh-Viswanath
+// 2015, Thm 3.3 with i = 0), as the subsample mechanism has it
+// (ensemble.NewSubsample); or, for pure-DP teachers and an odd s, Theorem
+// 3.5.1's: the majority of s = 2j-1 teachers is (j·eps)-DP.
+func subBaseline(p constraints.Problem, s int) (Baseline, error) {
+	g, err := Sub(p.K, s)
+	if err != nil {
+		return Baseline{}, err
+	}
+	b := Baseline{Name: "sub", Label: fmt.Sprintf("gamma_Sub: majority of %d of the %d teachers, subsampled without replacement (Lemma 3.4.1)", s, p.K), Gamma: g}
+	switch {
+	case float64(s) <= p.M && constraints.DefaultTargetDelta(p.Delta, float64(s)) <= p.TargetDelta:
+		b.Proof = "Lemma 3.4.1 and composition"
+	case p.Delta == 0 && s%2 == 1 && float64(s+1)/2 <= p.M:
+		b.Proof = "Theorem 3.5.1"
+	}
+	return b, nil
+}
+
+// dSubBaseline returns DSub(k, m), gamma_DSub (Theorem 3.5.1), labelled
+// for outputs: the majority of 2·floor(m)−1 subsampled teachers, or gamma
+// = 1 when floor(m) >= (K+1)/2. Its proof is the theorem, which Baselines
+// uses only where it holds, Delta = delta = 0 (the theorem assumes i.i.d.
+// teachers; docs/solve.md, "Certification", proves it for any).
+func dSubBaseline(k int, m float64) (Baseline, error) {
+	g, err := DSub(k, m)
+	if err != nil {
+		return Baseline{}, err
+	}
+	s := SubSize(m)
+	label := fmt.Sprintf("gamma_DSub: majority of %d of the %d teachers, subsampled without replacement (Theorem 3.5.1)", 2*s-1, k)
+	if 2*s >= k+1 {
+		label = "gamma_DSub: gamma = 1, since floor(m) >= (K+1)/2 (Theorem 3.5.1)"
+	}
+	return Baseline{Name: "dsub", Label: label, Gamma: g, Proof: "Theorem 3.5.1"}, nil
+}
+
 // RRConst is randomized response's success probability p_const for a
 // problem (Lemma B.1.1), with the (Tau·eps, Lambda)-DP guarantee of the K
 // teachers' majority that it comes from.

@@ -1,8 +1,12 @@
 package gamma
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -38,5 +42,66 @@ func TestRRConst(t *testing.T) {
 	var pe *accountant.ParamError
 	if _, err := NewRRConst(constraints.New(11, 3, 0.1, 1e-5), accountant.General, 0); !errors.As(err, &pe) || pe.Name != "delta'" {
 		t.Errorf("slack 0: %v", err)
+	}
+}
+
+// TestBaselines: which baselines a problem gets: gamma_DSub only for pure
+// DP, gamma_Sub of floor(m) teachers unless told, GNMax alone in the
+// one-vote relation; gamma_Sub has a proof where composition fits the
+// target, gamma_DSub always, and no baseline is over the budget (GNMax is
+// certified).
+func TestBaselines(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		p       constraints.Problem
+		subSize int
+		names   []string
+		sub     int // teachers gamma_Sub subsamples
+		// subProof says that composition proves gamma_Sub private:
+		// s <= m and 1-(1-Delta)^s <= delta.
+		subProof bool
+	}{
+		{"approximate DP", constraints.New(11, 3, 0.1, 1e-5), 0, []string{"sub"}, 3, true},
+		{"pure DP", constraints.Problem{K: 11, M: 2.5, Eps: 0.1}, 0, []string{"sub", "dsub"}, 2, true},
+		{"pure teachers, delta > 0", constraints.Problem{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-6}, 0, []string{"sub"}, 3, true},
+		{"sub size given", constraints.New(11, 3, 0.1, 1e-5), 5, []string{"sub"}, 5, false},
+		{"delta below the teachers' composed Delta", constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: 2e-5}, 0, []string{"sub"}, 3, false},
+		{"one-vote", constraints.NewOneVote(11, 0.3, 1e-5), 0, []string{"gnmax"}, 0, false},
+		{"one-vote, pure", constraints.NewOneVote(101, 0.1, 0), 0, []string{"gnmax"}, 0, false},
+	} {
+		bases, err := Baselines(tc.p, tc.subSize)
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		var names []string
+		for _, b := range bases {
+			names = append(names, b.Name)
+		}
+		if !slices.Equal(names, tc.names) {
+			t.Errorf("%s: baselines %v, want %v", tc.name, names, tc.names)
+			continue
+		}
+		if tc.sub > 0 {
+			want, _ := Sub(tc.p.K, tc.sub)
+			if !slices.Equal(bases[0].Gamma, want) || !strings.Contains(bases[0].Label, fmt.Sprintf("majority of %d of the %d teachers", tc.sub, tc.p.K)) {
+				t.Errorf("%s: gamma_Sub is %q, want that of %d teachers", tc.name, bases[0].Label, tc.sub)
+			}
+			if proved := bases[0].Proof != ""; proved != tc.subProof {
+				t.Errorf("%s: gamma_Sub's proof %q, want one: %v", tc.name, bases[0].Proof, tc.subProof)
+			}
+		}
+		for _, b := range bases {
+			cert, err := Verify(context.Background(), tc.p, b.Gamma, VerifyOptions{Workers: 1})
+			if err != nil || cert.Status == Violated || (b.Name == "gnmax" && cert.Status != Certified) {
+				t.Errorf("%s: %s is not private: %v %v", tc.name, b.Name, cert.Status, err)
+			}
+			if b.Name == "dsub" && b.Proof == "" {
+				t.Errorf("%s: %s has no proof", tc.name, b.Name)
+			}
+		}
+	}
+	if _, err := Baselines(constraints.New(11, 3, 0.1, 1e-5), 12); err == nil || !strings.Contains(err.Error(), "gamma_Sub: subsample size 12") {
+		t.Errorf("a subsample above K: %v", err)
 	}
 }

@@ -17,10 +17,15 @@ import (
 func TestCompare(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	bases, err := problemBaselines(p, baselineOptions{RR: autoRR, RRDeltaPrime: 1e-5})
+	bases, err := gamma.Baselines(p, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rr, err := rrBaseline(p, autoRR.For(p.Delta), 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bases = append(bases, rr)
 	coeffs, _ := gamma.UniformPrior().Coefficients(p.K)
 	var actuals []gamma.Actual
 	for _, s := range []string{"0.5", "0.6"} {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -118,7 +117,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 }
 
 // baselines parses the flags of --compare and builds the baselines
-// (problemBaselines).
+// (gamma.Baselines, then rrBaseline).
 func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.Actual, []gamma.Baseline, error) {
 	actuals := make([]gamma.Actual, len(f.Actual))
 	for i, s := range f.Actual {
@@ -137,11 +136,15 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.
 	if cmd.Flags().Changed("sub-size") && (f.SubSize < 1 || f.SubSize > p.K) {
 		return nil, nil, cli.Usagef("--sub-size = %d: must be in [1, K] = [1, %d]", f.SubSize, p.K)
 	}
-	bases, err := problemBaselines(p.Problem, baselineOptions{SubSize: f.SubSize, RR: f.RRComp, RRDeltaPrime: f.RRDelta})
-	if be := (*baselineError)(nil); errors.As(err, &be) && be.Name == "rr" {
+	bases, err := gamma.Baselines(p.Problem, f.SubSize)
+	if err != nil {
+		return nil, nil, cli.AsUsage(err)
+	}
+	rr, err := rrBaseline(p.Problem, f.RRComp.For(p.Delta), f.RRDelta)
+	if err != nil {
 		return nil, nil, cli.Usagef("RR with --rr-composition %v: %v", f.RRComp.For(p.Delta), err)
 	}
-	return actuals, bases, cli.AsUsage(err)
+	return actuals, append(bases, rr), nil
 }
 
 // compare evaluates the comparison of gamma_opt, opt, with its baselines
