@@ -8,7 +8,6 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -16,7 +15,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -89,19 +87,6 @@ func scheduleRuns(cmd *cobra.Command, path string, b provenance.Binding, budget 
 	return runs, nil
 }
 
-// ledgerSchedule says, before ledger init's summary, the runs of the
-// schedule that the ledger path (header h) keeps, in order, each with its
-// count, composed exactly as one run.
-func ledgerSchedule(w io.Writer, path string, h ledger.Header) error {
-	t := cliout.NewText(w)
-	t.Line("ledger %s: a schedule of %d runs, in this order, composed exactly as one run:", ledger.Redact(path), len(h.Use))
-	for i, r := range h.Use {
-		t.Line("  %d. %s: %s", i+1, cliout.Escape(r.String()), report.Allowed(r.Labels, "label", "labels"))
-	}
-	t.Line("  kept: %v, the schedule declared: a release out of its order, or with other settings, is refused", accountant.Exact)
-	return t.Close()
-}
-
 // ledgerInitSchedule is ledger init of the ledger path with --schedule:
 // a ledger whose use is the schedule's runs, in order, composed exactly
 // as one run. The labels are the schedule's, so the flags that declare
@@ -121,7 +106,7 @@ func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b p
 	if err != nil {
 		return cli.AsUsage(flagErr(err, map[string]string{"queries": "--schedule's --queries"}))
 	}
-	return initLedger(cmd, path, f, b, h, func() error { return ledgerSchedule(cmd.OutOrStdout(), path, h) })
+	return initLedger(cmd, path, f, b, h, func() error { return report.LedgerSchedule(cmd.OutOrStdout(), path, h) })
 }
 
 // initLedger creates the ledger at path with the header h and the

@@ -1,7 +1,8 @@
 package report
 
 // This file holds what the ledger commands that make or change a ledger
-// say: init (the filters' choice, then the ledger made), adopt and upgrade.
+// say: init (the filters' choice or the schedule, then the ledger made),
+// adopt and upgrade.
 
 import (
 	"fmt"
@@ -164,6 +165,19 @@ func (d FilterChoice) Write(w io.Writer) error {
 		return t.Close()
 	}
 	t.Line("  kept: %v, %s; a ledger's filter is fixed now, before its first run", filter, why)
+	return t.Close()
+}
+
+// LedgerSchedule says, before ledger init's summary, the runs of the
+// schedule that the ledger path (header h) keeps, in order, each with its
+// count, composed exactly as one run.
+func LedgerSchedule(w io.Writer, path string, h ledger.Header) error {
+	t := cliout.NewText(w)
+	t.Line("ledger %s: a schedule of %d runs, in this order, composed exactly as one run:", ledger.Redact(path), len(h.Use))
+	for i, r := range h.Use {
+		t.Line("  %d. %s: %s", i+1, cliout.Escape(r.String()), Allowed(r.Labels, "label", "labels"))
+	}
+	t.Line("  kept: %v, the schedule declared: a release out of its order, or with other settings, is refused", accountant.Exact)
 	return t.Close()
 }
 
