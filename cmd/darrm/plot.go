@@ -73,7 +73,7 @@ func newPlotGammaCmd() *cobra.Command {
 			if err := certifyAgain(cmd.Context(), &docs[i]); err != nil {
 				return nil, cli.Usagef("%s: %v", cli.InputName(args[i]), err)
 			}
-			s, err := solveSetting(docs[i])
+			s, err := docs[i].Setting()
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", cli.InputName(args[i]), err)
 			}

@@ -109,7 +109,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.Plot != "" {
-		if err := writeSolve(f.Plot, out); err != nil {
+		if err := out.WriteFigure(f.Plot); err != nil {
 			return err
 		}
 	}

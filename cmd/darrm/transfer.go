@@ -101,7 +101,7 @@ func newTransferCmd() *cobra.Command {
 			lines.Done()
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
-				if err := writeTransfer(f.Plot, f.Dataset, out.K, res.Results); err != nil {
+				if err := out.WriteFigure(f.Plot); err != nil {
 					return err
 				}
 			}

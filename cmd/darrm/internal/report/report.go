@@ -1,6 +1,7 @@
 // Package report holds the documents darrm's commands print: one type per
 // command, whose JSON field names are stable, and its table and CSV
-// renderings. Commands build a document from library results, with its
+// renderings. Solve's and transfer's documents draw their figures too
+// (figures.go). Commands build a document from library results, with its
 // constructor where it has one (NewSolve, NewAggregate, NewSimulate,
 // NewTransfer, NewLedgerShow, MergeShards), and call its Write method.
 // Privacy quantities come from the libraries: NewAggregate has the

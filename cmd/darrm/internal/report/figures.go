@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -6,32 +6,31 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
-	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
 )
 
 // This file turns the documents of solve and transfer into the plain data
 // of their figures: the figure packages take plain data and know none of
-// the command's results.
+// the documents.
 
 // errorPoints is the resolution of the error curves over p.
 const errorPoints = 201
 
-// writeSolve writes the gamma figure of one darrm solve document
-// (solveSetting) to path.
-func writeSolve(path string, out report.Solve) error {
-	s, err := solveSetting(out)
+// WriteFigure writes the gamma figure of the document (its Setting) to
+// path.
+func (out Solve) WriteFigure(path string) error {
+	s, err := out.Setting()
 	if err != nil {
 		return err
 	}
 	return figure.GammaFigure{Settings: []figure.Setting{s}}.Write(path)
 }
 
-// solveSetting is the column of a gamma figure of a darrm solve document:
-// its problem, and gamma_opt and the baselines with their certificates'
-// status, error curves and expected errors.
-func solveSetting(out report.Solve) (figure.Setting, error) {
+// Setting is the column of a gamma figure of the document: its problem,
+// and gamma_opt and the baselines with their certificates' status, error
+// curves and expected errors.
+func (out Solve) Setting() (figure.Setting, error) {
 	s := figure.Setting{Problem: out.Params()}
 	for _, m := range out.Mechanisms() {
 		fm := figure.Curve{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: statusOf(m.Certificate.Status)}
@@ -97,10 +96,10 @@ func subSize(g gamma.Gamma, m float64) int {
 var mechanismLabels = map[string]string{"gnmax": "GNMax", "gnmax-tight": "GNMax, tight σ", "darrm-sub": "DaRRM, γ_{Sub}", "darrm-opt": "DaRRM, γ_{opt}",
 	"rr": "RR, γ_{const}", "majority": "majority, no noise"}
 
-// writeTransfer writes the figure of darrm transfer's results on dataset
-// for k teachers (transferPanel) to path.
-func writeTransfer(path, dataset string, k int, results []transfer.Result) error {
-	p := transferPanel(dataset, k, results)
+// WriteFigure writes the figure of the experiment's results (transferPanel)
+// to path.
+func (out Transfer) WriteFigure(path string) error {
+	p := transferPanel(out.Dataset, out.K, out.Results)
 	fig := curveplot.Figure{Panels: []*curveplot.Panel{&p}, Notes: []string{"Lines: mean accuracy over the redraws of the queries; shaded: ± one standard deviation."}}
 	return fig.Write(path)
 }

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"math"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
-	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
 )
@@ -21,10 +20,10 @@ func TestGammaSetting(t *testing.T) {
 	sub, _ := gamma.Sub(5, 1)
 	sub3, _ := gamma.Sub(5, 3)
 	rr, _ := gamma.Const(5, 0.3)
-	d := report.Solve{Problem: report.Problem{K: 5, M: 1, Eps: 0.1}, Prior: "tp", Gamma: rr, Certificate: gamma.Certificate{Status: gamma.Tight},
+	d := Solve{Problem: Problem{K: 5, M: 1, Eps: 0.1}, Prior: "tp", Gamma: rr, Certificate: gamma.Certificate{Status: gamma.Tight},
 		Errors:  []gamma.ErrorEstimate{{Actual: "U(0,1)", Mean: 0.2}},
-		Compare: []report.Evaluated{{Name: "sub", Gamma: sub, Evaluation: report.Evaluation{Certificate: gamma.Certificate{Status: gamma.Certified}}}}}
-	s, err := solveSetting(d)
+		Compare: []Evaluated{{Name: "sub", Gamma: sub, Evaluation: Evaluation{Certificate: gamma.Certificate{Status: gamma.Certified}}}}}
+	s, err := d.Setting()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +37,7 @@ func TestGammaSetting(t *testing.T) {
 		t.Errorf("error curve of RR with γ = 0.3: %v ... %v ... %v", e[:2], e[errorPoints/2], e[errorPoints-2:])
 	}
 	d.Compare[0].Gamma = sub3
-	if s, _ := solveSetting(d); s.SubSize != 3 {
+	if s, _ := d.Setting(); s.SubSize != 3 {
 		t.Errorf("gamma_Sub of 3 teachers at m = 1: SubSize %d, want 3", s.SubSize)
 	}
 }
@@ -47,8 +46,8 @@ func TestGammaSetting(t *testing.T) {
 func TestWriteSolve(t *testing.T) {
 	rr, _ := gamma.Const(5, 0.3)
 	path := filepath.Join(t.TempDir(), "g.svg")
-	d := report.Solve{Problem: report.Problem{K: 5, M: 1, Eps: 0.1}, Prior: "uniform", Gamma: rr, Certificate: gamma.Certificate{Status: gamma.Tight}}
-	if err := writeSolve(path, d); err != nil {
+	d := Solve{Problem: Problem{K: 5, M: 1, Eps: 0.1}, Prior: "uniform", Gamma: rr, Certificate: gamma.Certificate{Status: gamma.Tight}}
+	if err := d.WriteFigure(path); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
@@ -91,7 +90,7 @@ func TestTransferPanel(t *testing.T) {
 func TestWriteTransfer(t *testing.T) {
 	res := []transfer.Result{{Mechanism: "gnmax", M: 3, Queries: 20, AccuracyMean: 0.9}, {Mechanism: "gnmax", M: 3, Queries: 50, AccuracyMean: 0.8}}
 	path := filepath.Join(t.TempDir(), "t.svg")
-	if err := writeTransfer(path, "mnist58", 11, res); err != nil {
+	if err := (Transfer{Dataset: "mnist58", K: 11, Results: res}).WriteFigure(path); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
