@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"strings"
 
@@ -10,7 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -130,24 +129,7 @@ func (f *sidecarFlags) write(cmd *cobra.Command, name string) error {
 	case err != nil:
 		return err
 	}
-	t := cliout.NewText(cmd.OutOrStdout())
-	t.Line("sidecar %s: the metadata header of %s, read with it whole (%d queries)", out, name, queries)
-	t.Line("  %s", cliout.Escape(ensemble.String()))
-	t.Line("  votes: %s", votesText(m))
-	return t.Close()
-}
-
-// votesText says what a header states of its votes' rows.
-func votesText(m *votefile.Meta) string {
-	switch {
-	case m.Layout == votefile.LayoutCounts:
-		return fmt.Sprintf("counts of %d classes, a row per query", m.Classes)
-	case m.Input() == votefile.TwoClass:
-		return "0/1 votes, a row per query"
-	case m.Orientation == votefile.TeachersInRows:
-		return fmt.Sprintf("class labels of %d classes, a row per teacher", m.Classes)
-	}
-	return fmt.Sprintf("class labels of %d classes, a row per query", m.Classes)
+	return report.Sidecar{Path: out, Votes: name, Ensemble: ensemble, Meta: m, Queries: queries}.Write(cmd.OutOrStdout())
 }
 
 // headerFieldFlags are the flags of sidecar that set each field of the
