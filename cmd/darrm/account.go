@@ -6,7 +6,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/gamma"
@@ -160,7 +159,6 @@ func newAccountGNMaxCmd() *cobra.Command {
 			return nil, cli.Usagef("account gnmax: --K is used by --gnmax-search tight only")
 		}
 		d := report.AccountGNMax{Search: f.Search, Conversion: f.Conversion, K: f.K, Delta: f.Delta}
-		var targets []figure.GNMaxTarget
 		for _, e := range f.Eps {
 			target := accountant.Guarantee{Eps: e, Delta: f.Delta}
 			var sigma, lambda float64
@@ -174,16 +172,9 @@ func newAccountGNMaxCmd() *cobra.Command {
 				return nil, err
 			}
 			d.Rows = append(d.Rows, report.GNMaxNoise{Eps: e, Sigma: sigma, Lambda: lambda})
-			if f.Plot != "" {
-				t, err := figure.GNMaxTargetOf(target)
-				if err != nil {
-					return nil, err
-				}
-				targets = append(targets, t)
-			}
 		}
 		if f.Plot != "" {
-			return d, figure.WriteGNMax(f.Plot, f.Title, targets, f.Marks, f.MarkLabel)
+			return d, d.WriteFigure(f.Plot, f.Title, f.Marks, f.MarkLabel)
 		}
 		return d, nil
 	})

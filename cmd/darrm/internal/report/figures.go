@@ -4,15 +4,16 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
 )
 
-// This file turns the documents of solve and transfer into the plain data
-// of their figures: the figure packages take plain data and know none of
-// the documents.
+// This file turns the documents of solve, transfer and account gnmax into
+// the plain data of their figures: the figure packages take plain data and
+// know none of the documents.
 
 // errorPoints is the resolution of the error curves over p.
 const errorPoints = 201
@@ -129,4 +130,19 @@ func transferPanel(dataset string, k int, results []transfer.Result) curveplot.P
 		}
 	}
 	return p
+}
+
+// WriteFigure draws the RDP search of GNMax's noise for each target of
+// the document (figure.GNMaxTargetOf, figure.WriteGNMax) into path, under
+// title, with the orders marks marked as markLabel.
+func (d AccountGNMax) WriteFigure(path, title string, marks []float64, markLabel string) error {
+	var targets []figure.GNMaxTarget
+	for _, r := range d.Rows {
+		t, err := figure.GNMaxTargetOf(accountant.Guarantee{Eps: r.Eps, Delta: d.Delta})
+		if err != nil {
+			return err
+		}
+		targets = append(targets, t)
+	}
+	return figure.WriteGNMax(path, title, targets, marks, markLabel)
 }
