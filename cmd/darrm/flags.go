@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/gamma"
@@ -43,6 +44,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 	{Name: "no-cache", Default: false, Usage: "neither read nor write the cache (gamma_opt, teachers, counts)"},
 	{Name: "prior", Default: gamma.UniformPrior(), Usage: "gamma_opt's prior: uniform, tp, a mean, or K means"},
 	{Name: "plot", Default: "", Usage: "also draw the figure to this .png or .svg file"},
+	{Name: "plot-metric", Default: curveplot.LossMetric, Usage: "plot loss (linear axis) or excess (log axis)"},
 	{Name: "setting", Default: accountant.Disjoint, Usage: "teachers' data: disjoint (keyed-hash shares) or shared"},
 
 	{Name: "composition", Default: accountant.General, Usage: "composition theorem: simple, general or optimal"},

@@ -100,7 +100,7 @@ func certifyAgain(ctx context.Context, doc *report.Solve) error {
 func newPlotShufflegCmd() *cobra.Command {
 	f := struct {
 		plotFlags
-		Metric    curveplot.Metric `flag:"plot-metric" help:"plot loss (linear axis) or excess (log axis)"`
+		Metric    curveplot.Metric `flag:"plot-metric"`
 		Reference []string         `flag:"reference" help:"reports to compare with, drawn thin and dashed"`
 	}{}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {

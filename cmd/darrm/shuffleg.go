@@ -44,7 +44,7 @@ type shufflegFlags struct {
 	NonContr   bool                  `flag:"allow-noncontractive" help:"run rates above 1/L*, where the analysis fails (marked)"`
 	Curves     string                `flag:"curves" help:"also write the per-epoch curves as CSV to this file"`
 	Plot       string                `flag:"plot"`
-	PlotMetric curveplot.Metric      `flag:"plot-metric" help:"plot loss (linear axis) or excess (log axis)"`
+	PlotMetric curveplot.Metric      `flag:"plot-metric"`
 	N          int                   `flag:"n" help:"synthetic: samples in each of the private and public sets"`
 	D          int                   `flag:"d" help:"synthetic: dimension"`
 	dataDir    string
