@@ -5,14 +5,11 @@ package main
 // darrm ledger import moves a ledger file into PostgreSQL.
 
 import (
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -66,17 +63,5 @@ func ledgerMoved(cmd *cobra.Command, opts ledger.Options, from, to, how, then st
 	if err != nil {
 		return err
 	}
-	bound := b.Composition.String()
-	if b.Bound == accountant.TeachersBound {
-		bound = "teachers' cap (" + b.Cap.Rule() + ")"
-	}
-	return movedText(cmd.OutOrStdout(), ledger.Redact(from), ledger.Redact(to), how, then, l, b.Total.String()+" by "+bound)
-}
-
-func movedText(w io.Writer, from, to, how, then string, l *ledger.Ledger, spent string) error {
-	t := cliout.NewText(w)
-	t.Line("ledger %s %s %s: %s, %s, every line checked; spent %s", from, how, to,
-		plural.Of(l.Lines(), "line", "lines"), plural.Of(l.RunCount(), "run", "runs"), spent)
-	t.Line("%s", then)
-	return t.Close()
+	return report.LedgerMoved{From: from, To: to, How: how, Then: then, Lines: l.Lines(), Runs: l.RunCount(), Balance: b}.Write(cmd.OutOrStdout())
 }

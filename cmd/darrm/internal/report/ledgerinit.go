@@ -1,8 +1,8 @@
 package report
 
-// This file holds what the ledger commands that make or change a ledger
-// say: init (the filters' choice or the schedule, then the ledger made),
-// adopt and upgrade.
+// This file holds what the ledger commands that make, change or move a
+// ledger say: init (the filters' choice or the schedule, then the ledger
+// made), adopt, upgrade, and export and import.
 
 import (
 	"fmt"
@@ -208,5 +208,28 @@ func LedgerUpgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
 	if res.Previous != nil {
 		replaced(t, res.Previous)
 	}
+	return t.Close()
+}
+
+// LedgerMoved says that the ledger at From was moved (How: "exported
+// to", "imported into") to To, where it was read back whole with Lines
+// lines, Runs runs and Balance, and what follows (Then).
+type LedgerMoved struct {
+	From, To, How, Then string
+	Lines, Runs         int
+	Balance             ledger.Balance
+}
+
+// Write prints the document for people.
+func (d LedgerMoved) Write(w io.Writer) error {
+	b := d.Balance
+	bound := b.Composition.String()
+	if b.Bound == accountant.TeachersBound {
+		bound = "teachers' cap (" + b.Cap.Rule() + ")"
+	}
+	t := cliout.NewText(w)
+	t.Line("ledger %s %s %s: %s, %s, every line checked; spent %s", ledger.Redact(d.From), d.How, ledger.Redact(d.To),
+		plural.Of(d.Lines, "line", "lines"), plural.Of(d.Runs, "run", "runs"), b.Total.String()+" by "+bound)
+	t.Line("%s", d.Then)
 	return t.Close()
 }
