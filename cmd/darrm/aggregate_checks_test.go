@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -276,20 +275,4 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 			}
 		})
 	}
-}
-
-// ledgerCap returns the teachers' cap of the ledger at path, nil if it
-// has none.
-func ledgerCap(t *testing.T, path string) *accountant.Cap {
-	t.Helper()
-	l, err := ledger.Open(t.Context(), path, ledger.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	b, err := l.Balance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b.Cap
 }
