@@ -41,6 +41,10 @@ type runCurves struct {
 	// exactEps, of the composition on a window of window points.
 	bits   *bitCurves
 	window int
+	// lower, when set, bounds delta from below at less cost
+	// (lowerBitDelta), so that a count that does not fit is told without
+	// the exact composition (beyond).
+	lower func(eps float64) float64
 	// epsAt, when set, is the exact composition's ε at a total δ in
 	// closed form (LaplaceSpend), and delta is nil.
 	epsAt func(delta float64) (float64, bool)
@@ -71,6 +75,11 @@ func newRunCurves(s Spend, k int, delta float64) runCurves {
 		r.delta = func(eps float64) float64 {
 			return c.delta(bitQuery{k: k, window: maxBitWindow, x: eps, y: delta}, b.delta)
 		}
+		r.lower = func(eps float64) float64 {
+			return c.delta(bitQuery{k: k, window: -lowerBitWindow, x: eps}, func(eps float64) float64 {
+				return lowerBitDelta(c.loss, k, eps, lowerBitWindow)
+			})
+		}
 		r.guess, r.bits, r.window = b.estimate, c, maxBitWindow
 		return r
 	}
@@ -92,6 +101,22 @@ func newRunCurves(s Spend, k int, delta float64) runCurves {
 	}
 	r.delta = func(eps float64) float64 { return discreteGaussianDelta(eps, sums) }
 	return r
+}
+
+// beyond reports whether the profile at eps is shown above delta by its
+// lower bound (lower), which the exact composition, an upper bound of
+// the same profile, is then above too: the exact composition need not be
+// made to tell that the run does not fit. It is not asked where the
+// coarse composition that guided the count's search (coarseRun) found
+// the profile within delta, where it could not tell.
+func (r runCurves) beyond(eps, delta float64) bool {
+	if r.lower == nil {
+		return false
+	}
+	if d, ok := r.bits.answer(bitQuery{k: r.k, window: coarseBitWindow, x: eps, y: delta}); ok && d <= delta {
+		return false
+	}
+	return r.lower(eps) > delta
 }
 
 // renyiEps returns the ε of the run's RDP curve at δ under conversion c,
