@@ -671,10 +671,6 @@ func (a Account) chooseExact(c *chooser, r runCurves, hi float64) *chooser {
 	}
 	if probe > 0 && !math.IsInf(probe, 0) && !r.beyond(probe, delta) && r.delta(probe) <= delta {
 		c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: probe, Delta: delta}})
-		// The search for ε below starts where the profile is known to be
-		// within delta, not from hi up by doubling, each step a sum over
-		// the window.
-		hi = probe
 	}
 	if !math.IsInf(enough, -1) {
 		return c

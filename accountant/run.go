@@ -153,14 +153,19 @@ func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 	return r.searchEps(delta, hi)
 }
 
-// searchEps is exactEps's search.
+// searchEps is exactEps's search. Where the estimate is above twice
+// delta, the profile (the same sum but for rounding) is above delta too,
+// and is not summed: the search takes the steps it would take without
+// the estimate, a few sums over the window fewer (were the estimate
+// wrong, it would double hi once more, and bisect to the same edge).
 func (r runCurves) searchEps(delta, hi float64) (float64, bool) {
 	ok := func(eps float64) bool { return r.delta(eps) <= delta }
-	if ok(0) {
+	above := func(eps float64) bool { return r.guess != nil && r.guess(eps) > 2*delta }
+	if !above(0) && ok(0) {
 		return 0, true
 	}
 	for range 60 {
-		if !ok(hi) {
+		if above(hi) || !ok(hi) {
 			hi = 2*hi + 1
 			continue
 		}
