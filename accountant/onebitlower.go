@@ -88,6 +88,10 @@ func lowerBitDelta(b bitLoss, k int, eps float64, window int) float64 {
 		return outward.AddDown(inf, outward.MulDown(mt, weight(top.lo)))
 	}
 	m := k - 1
+	if m > 1<<32 {
+		// Index sums of so many steps could overflow the window's ends.
+		return inf
+	}
 	// The grid: its step h from the width of the window a provisional
 	// grid of 2^10 steps of the largest |loss| needs, then the window on
 	// it.
