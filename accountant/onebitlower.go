@@ -89,7 +89,8 @@ func lowerBitDelta(b bitLoss, k int, eps float64, window int) float64 {
 	}
 	m := k - 1
 	if m > 1<<32 {
-		// Index sums of so many steps could overflow the window's ends.
+		// Index sums of so many steps could overflow the window's ends
+		// (below too: m times an index of at most span/h + 2).
 		return inf
 	}
 	// The grid: its step h from the width of the window a provisional
@@ -110,7 +111,7 @@ func lowerBitDelta(b bitLoss, k int, eps float64, window int) float64 {
 	fits := false
 	for range 4 {
 		h = (float64(hi-lo) + float64(m)) * h / float64(window-4)
-		if !(h > 0 && span/h < 0x1p40) {
+		if !(h > 0 && float64(m)*(span/h+2) < 0x1p60) {
 			return inf
 		}
 		c = lowerComp(rest, b.scale, h, m)
