@@ -116,6 +116,14 @@ func (r runCurves) beyond(eps, delta float64) bool {
 	if d, ok := r.bits.answer(bitQuery{k: r.k, window: coarseBitWindow, x: eps, y: delta}); ok && d <= delta {
 		return false
 	}
+	// The bound is at most ι·k + k·m_t (lowerBitDelta): where that is
+	// within delta it cannot tell, and where the largest loss is common
+	// (k·m_t of 1/2 or more) it keeps too little of δ to.
+	l := r.bits.loss
+	rare := float64(r.k) * l.top().mass
+	if !(rare < 0.5 && float64(r.k)*l.inf+rare > delta) {
+		return false
+	}
 	return r.lower(eps) > delta
 }
 
