@@ -23,8 +23,10 @@ import (
 // pairs the same questions run after run: whether its count fits and the
 // count above does not, the total at its count, the totals of the labels
 // released. Each answer the process lacks costs a transform of up to
-// 2^19 points (about 0.05 s), and a count's search asks at two counts
-// when the coarse composition that guides it (coarseRun) is right.
+// 2^19 points (about 0.05 s), and a count's search asks at its count
+// when the coarse composition that guides it (coarseRun) is right, and
+// at the next when the lower bound (lowerBitDelta) does not show that it
+// does not fit.
 // A command may keep the answers in a folder (KeepAnswers): a process
 // then reads the answers of a set of pairs when it first composes them
 // and writes those it added (SaveAnswers), so that a release asked again

@@ -37,7 +37,8 @@ type bitAtom struct {
 // OneBitSpend: finite atoms, and the mass of an infinite loss.
 type bitLoss struct {
 	atoms []bitAtom
-	inf   float64
+	inf   float64 // an upper bound, and infLo a lower bound
+	infLo float64
 	scale int // an atom's mass is n·2^-scale
 }
 
@@ -137,7 +138,7 @@ func envelopeLoss(pairs []BitPair, s int) bitLoss {
 		out.atoms = append(out.atoms, bitAtom{n: bn, d: bd, lo: logRatio(bn, bd, false), hi: logRatio(bn, bd, true), mass: scaleDownUp(bn, s)})
 	}
 	if last := hull[len(hull)-1]; last.a.Sign() > 0 {
-		out.inf = scaleDownUp(last.a, s)
+		out.inf, out.infLo = scaleDownUp(last.a, s), massDown(last.a, s)
 	}
 	return out
 }
@@ -242,8 +243,9 @@ type bitCurves struct {
 
 // bitQuery is a question to the composition of k steps on a window of
 // at most window points (maxBitWindow: the exact composition's; fewer:
-// the coarse one that guides a count's search): δ at ε (x) for the run
-// composed for a total δ y, or the least ε at δ (x) searched up from y.
+// the coarse one that guides a count's search; -lowerBitWindow: the lower
+// bound, lowerBitDelta, y 0): δ at ε (x) for the run composed for a total
+// δ y, or the least ε at δ (x) searched up from y.
 type bitQuery struct {
 	k, window int
 	x, y      float64
@@ -371,6 +373,14 @@ func (c *bitCurves) delta(q bitQuery, f func(float64) float64) float64 {
 	c.deltas[q], c.addedIn = v, gen
 	c.mu.Unlock()
 	return v
+}
+
+// answer returns the answer to q remembered, and whether there is one.
+func (c *bitCurves) answer(q bitQuery) (float64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.deltas[q]
+	return v, ok
 }
 
 // epsAt returns search(), the least ε at total δ q.x searched up from
@@ -826,15 +836,19 @@ func tiltFor(comps []bitComp, delta, errBound float64) float64 {
 // tailEdge returns, for sign 1, an index sum x above which the sum of
 // the parts' k-fold convolutions of masses at indices holds at most
 // e^-73 of its mass, and for sign -1 the same of the negated indices
-// (below -x); at most Σ k·(the largest signed index) + 1. It is the
-// Chernoff bound, valid for every λ > 0 and for masses that need not sum
-// to 1 (Markov's inequality on e^(λ·sum)): the measure of sums s >= x is
-// at most e^(-λx)·Π M(λ)^k, M(λ) = Σ_j m_j·e^(λ·i_j) of each part, which
-// is at most e^-73 at x >= (Σ k·log M(λ) + 73)/λ. The λ is the best of a
-// geometric scan; a relative 2^-30 and one unit added to Σ k·log M(λ)
-// cover its rounding, so with the grid's rounding of x up the tail is
-// below e^-72, the share of each side in the transform's error.
-func tailEdge(comps []bitComp, sign int) int {
+// (below -x); at most Σ k·(the largest signed index) + 1: tailEdgeAt's
+// at e^-73, so that with its rounding the tail is below e^-72, the share
+// of each side in the transform's error.
+func tailEdge(comps []bitComp, sign int) int { return tailEdgeAt(comps, sign, 73) }
+
+// tailEdgeAt is tailEdge with the tail e^-logTail. It is the Chernoff
+// bound, valid for every λ > 0 and for masses that need not sum to 1
+// (Markov's inequality on e^(λ·sum)): the measure of sums s >= x is at
+// most e^(-λx)·Π M(λ)^k, M(λ) = Σ_j m_j·e^(λ·i_j) of each part, which is
+// at most e^-logTail at x >= (Σ k·log M(λ) + logTail)/λ. The λ is the
+// best of a geometric scan; a relative 2^-30 and one unit added to
+// Σ k·log M(λ) cover its rounding, so the tail is below e^-(logTail-1).
+func tailEdgeAt(comps []bitComp, sign int, logTail float64) int {
 	tops := make([]float64, len(comps))
 	best, span := 1.0, 1.0
 	for ci, c := range comps {
@@ -865,7 +879,7 @@ func tailEdge(comps []bitComp, sign int) int {
 			km += float64(c.k) * (lambda*tops[ci] + math.Log(sum))
 		}
 		km += math.Abs(km)*0x1p-30 + 1
-		if x := (km + 73) / lambda; x < best {
+		if x := (km + logTail) / lambda; x < best {
 			best = x
 		}
 	}

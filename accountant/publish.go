@@ -669,7 +669,7 @@ func (a Account) chooseExact(c *chooser, r runCurves, hi float64) *chooser {
 	if a.Budget != nil {
 		probe = a.Budget.Eps
 	}
-	if probe > 0 && !math.IsInf(probe, 0) && r.delta(probe) <= delta {
+	if probe > 0 && !math.IsInf(probe, 0) && !r.beyond(probe, delta) && r.delta(probe) <= delta {
 		c.offer(Total{Method: Exact, Guarantee: Guarantee{Eps: probe, Delta: delta}})
 	}
 	if !math.IsInf(enough, -1) {

@@ -41,6 +41,10 @@ type runCurves struct {
 	// exactEps, of the composition on a window of window points.
 	bits   *bitCurves
 	window int
+	// lower, when set, bounds delta from below at less cost
+	// (lowerBitDelta), so that a count that does not fit is told without
+	// the exact composition (beyond).
+	lower func(eps float64) float64
 	// epsAt, when set, is the exact composition's ε at a total δ in
 	// closed form (LaplaceSpend), and delta is nil.
 	epsAt func(delta float64) (float64, bool)
@@ -71,6 +75,11 @@ func newRunCurves(s Spend, k int, delta float64) runCurves {
 		r.delta = func(eps float64) float64 {
 			return c.delta(bitQuery{k: k, window: maxBitWindow, x: eps, y: delta}, b.delta)
 		}
+		r.lower = func(eps float64) float64 {
+			return c.delta(bitQuery{k: k, window: -lowerBitWindow, x: eps}, func(eps float64) float64 {
+				return lowerBitDelta(c.loss, k, eps, lowerBitWindow)
+			})
+		}
 		r.guess, r.bits, r.window = b.estimate, c, maxBitWindow
 		return r
 	}
@@ -92,6 +101,30 @@ func newRunCurves(s Spend, k int, delta float64) runCurves {
 	}
 	r.delta = func(eps float64) float64 { return discreteGaussianDelta(eps, sums) }
 	return r
+}
+
+// beyond reports whether the profile at eps is shown above delta by its
+// lower bound (lower), which the exact composition, an upper bound of
+// the same profile, is then above too: the exact composition need not be
+// made to tell that the run does not fit. It is not asked where the
+// coarse composition that guided the count's search (coarseRun) found
+// the profile within delta, where it could not tell.
+func (r runCurves) beyond(eps, delta float64) bool {
+	if r.lower == nil {
+		return false
+	}
+	if d, ok := r.bits.answer(bitQuery{k: r.k, window: coarseBitWindow, x: eps, y: delta}); ok && d <= delta {
+		return false
+	}
+	// The bound is at most ι·k + k·m_t (lowerBitDelta): where that is
+	// within delta it cannot tell, and where the largest loss is common
+	// (k·m_t of 1/2 or more) it keeps too little of δ to.
+	l := r.bits.loss
+	rare := float64(r.k) * l.top().mass
+	if !(rare < 0.5 && float64(r.k)*l.inf+rare > delta) {
+		return false
+	}
+	return r.lower(eps) > delta
 }
 
 // renyiEps returns the ε of the run's RDP curve at δ under conversion c,
@@ -128,14 +161,19 @@ func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 	return r.searchEps(delta, hi)
 }
 
-// searchEps is exactEps's search.
+// searchEps is exactEps's search. Where the estimate is above twice
+// delta, the profile (the same sum but for rounding) is above delta too,
+// and is not summed: the search takes the steps it would take without
+// the estimate, a few sums over the window fewer (were the estimate
+// wrong, it would double hi once more, and bisect to the same edge).
 func (r runCurves) searchEps(delta, hi float64) (float64, bool) {
 	ok := func(eps float64) bool { return r.delta(eps) <= delta }
-	if ok(0) {
+	above := func(eps float64) bool { return r.guess != nil && r.guess(eps) > 2*delta }
+	if !above(0) && ok(0) {
 		return 0, true
 	}
 	for range 60 {
-		if !ok(hi) {
+		if above(hi) || !ok(hi) {
 			hi = 2*hi + 1
 			continue
 		}
