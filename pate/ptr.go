@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/discrete"
@@ -237,7 +238,8 @@ type PTRResult struct {
 	// Order is the Rényi order of the bound tested, Proposal the bound
 	// proposed at it; Beta and Sigma the test's smoothness and noise
 	// multiplier, Margin its margin z in deviations of its noise and
-	// TestRDP its Rényi DP at Order (gnssLatticeRDP at σ/k).
+	// TestRDP its Rényi DP at Order (ptrBitRDP: the test releases one
+	// bit).
 	Order, Proposal, Beta, Sigma, Margin, TestRDP float64
 	// Test is the test's own guarantee, FalsePass the probability that
 	// the test passes at votes whose bound exceeds the proposal.
@@ -295,8 +297,8 @@ func ptrRule(m noisymax.ConfidentGNMax, classes, queries int, opts PTROptions) (
 	if r.Beta == 0 || r.Sigma == 0 {
 		r.Beta, r.Sigma = ptrSmooth(r.Beta, r.Sigma, r.Margin, r.Order, r.Order*rho*ruleSSShare)
 	}
-	if !(r.Order*r.Beta < 0.5) {
-		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "beta", Value: r.Beta, Rule: fmt.Sprintf("must be below 1/(2·order) = %v", 0.5/r.Order)})
+	if !(r.Beta > 0 && r.Beta < 0.5) {
+		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "beta", Value: r.Beta, Rule: "must be in (0, 0.5)"})
 	}
 	if r.TestRDP, err = ptrTestRDP(r.Beta, r.Sigma, r.Margin, r.Order); err != nil {
 		return r, err
@@ -395,42 +397,208 @@ func falsePassMargin(delta float64) (z, bound float64, err error) {
 }
 
 // falsePass returns an upper bound on the probability that the test
-// passes at votes whose bound f exceeds the proposal: that a discrete
-// Gaussian on hZ (h = gnssLattice) of deviation s >= 2^10·h centred at
-// f + z·s falls at or below f, i.e. at least z·s below its centre. The
-// lattice points u >= z·s below the centre carry at most
-// e^{-z²/2} + (1/h)∫_{zs}^∞ e^{-u²/(2s²)}du of weight, and all of them at
-// least (s√(2π)/h)(1 - 3e^{-2π²s²/h²}) (Poisson summation), so the
-// probability is at most (Φ(-z) + (h/s)·φ(z))/(1 - 3e^{-2π²·2^20}) with
-// h/s <= 2^-10; the last factor is 1 to far below float64 precision.
+// passes at votes whose bound f̂ exceeds the proposal: there u < 0, so
+// clamp(u - z) < -z and the pass probability Φ(a) has a < -z + ptrSlack
+// (ptrDraw).
 func falsePass(z float64) float64 {
-	tail := outward.Up(math.Erfc(z/math.Sqrt2)/2, 4)
-	dens := outward.Up(math.Exp(-z*z/2)/math.Sqrt(2*math.Pi), 4)
-	return outward.AddUp(tail, outward.MulUp(dens, 0x1p-10))
+	return outward.Up(math.Erfc(outward.DivDirected(outward.AddDown(z, -ptrSlack), math.Sqrt2, false)*(1-0x1p-52))/2, 4)
 }
 
-// ptrK returns k = 1 + z·σ·(e^β - 1), rounded up: the test releases f +
-// z·s, whose local sensitivity is at most S + z(e^β - 1)s = (k/σ)·s for
-// s = S·σ (docs/pate.md), so its noise s is GNSS's at multiplier σ/k.
-func ptrK(beta, sigma, z float64) float64 {
-	return outward.AddUp(1, outward.MulUp(outward.MulUp(z, sigma), outward.Up(math.Expm1(beta), 4)))
+// The test releases one bit. With G drawn from the discrete Gaussian of
+// deviation 1 on the lattice ptrStep·Z, centred at 0, it passes when
+// G <= clamp(u - z), u = (β_prop - f̂)/s, the clamp to [-ptrClamp,
+// ptrClamp]: it passes with probability Φ(a), a within ptrSlack of
+// clamp(u - z) (docs/pate.md). The clamp costs nothing that matters (a
+// pass at a <= -40 has probability below 10^-349) and bounds the
+// divergence at every order.
+const (
+	ptrStep  = 0x1p-20
+	ptrClamp = 40.0
+	// ptrSlack bounds |a - clamp(u - z)|: the lattice's step, plus the
+	// rounding of u - z where it is within the clamp.
+	ptrSlack = ptrStep + 0x1p-40
+	// ptrRound is added to β for the rounding of s between neighbours
+	// (2^-51) and of u at either (2^-51 each).
+	ptrRound = 0x1p-49
+)
+
+// ptrClampTo returns x clamped to [-ptrClamp, ptrClamp].
+func ptrClampTo(x float64) float64 { return math.Max(-ptrClamp, math.Min(ptrClamp, x)) }
+
+// logPhiUp and logPhiDown return upper and lower bounds on log Φ(x), Φ
+// the standard normal distribution function: Φ(x) = erfc(-x/√2)/2.
+func logPhiUp(x float64) float64 {
+	y := outward.Exact(x).Neg().Div(outward.Sqrt(outward.Exact(2)))
+	return outward.AddUp(logErfcUp(y.Lo), -math.Ln2+outward.ULP)
 }
 
-// ptrTestRDP returns the test's Rényi DP at order: gnssLatticeRDP at β and
-// σ/k (ptrK).
+func logPhiDown(x float64) float64 {
+	y := outward.Exact(x).Neg().Div(outward.Sqrt(outward.Exact(2)))
+	return outward.AddDown(logErfcDown(y.Hi), -math.Ln2-outward.ULP)
+}
+
+// ptrBitRDP returns an upper bound on the Rényi divergence at order λ
+// between the test's outcomes (pass or fail) at neighbouring votes, for
+// smoothness β, noise multiplier σ and margin z: the supremum over u of
+// D_λ(Bern(Φ(a)) ‖ Bern(Φ(a'))), a within ptrSlack of clamp(u - z) and
+// a' of clamp(u'e^τ - z), u' in [u - c, u + c], c = 1/σ, |τ| <= β +
+// ptrRound (docs/pate.md proves the reduction). It covers the line of u
+// with cells of the given width, plus the two half-lines where every
+// value clamps: in a cell [u0, u1], a lies in [A(u0), A(u1)] and a' in
+// [lo(u), hi(u)] (A, lo, hi non-decreasing in u); for a fixed p = Φ(a)
+// the divergence is largest at an end of a' (p^λq^{1-λ} + (1-p)^λ(1-q)^{1-λ}
+// is convex in q), and at the end e each of its two terms is monotone in
+// p and in q, so it is at most
+//
+//	log(Φ(A(u1))^λ·Φ(e(u0))^{1-λ} + Φ(-A(u0))^λ·Φ(-e(u1))^{1-λ})/(λ - 1),
+//
+// every logarithm bounded outward.
+func ptrBitRDP(beta, sigma, z, order, width float64) (float64, error) {
+	if err := param.Positive("beta", beta); err != nil {
+		return 0, fmt.Errorf("PATE PTR: %w", err)
+	}
+	if err := param.Positive("sigma", sigma); err != nil {
+		return 0, fmt.Errorf("PATE PTR: %w", err)
+	}
+	if err := param.Alpha(order); err != nil {
+		return 0, fmt.Errorf("PATE PTR: %w", err)
+	}
+	c := outward.Exact(1).Div(outward.Exact(sigma)).Hi
+	eb := outward.Exp(outward.Exact(outward.AddUp(beta, ptrRound)))
+	lam := outward.Exact(order)
+	oneMinus := outward.Exact(1).Sub(lam)
+	lm1 := lam.Sub(outward.Exact(1))
+	// At u: bounds on A(u) = clamp(u - z) (below and above, slack
+	// included), and on the ends lo(u), hi(u) of a''s range, each from
+	// below (D) and above (U).
+	type ends struct{ aLo, aHi, loD, loU, hiD, hiU float64 }
+	// logs holds, at u, the bounds on the logarithms cell uses: λ·log Φ
+	// at aHi and at -aLo from above; (1 - λ)·log Φ at loD, hiD, -loU,
+	// -hiU from above.
+	type logs struct{ p, f, lo1, hi1, lo2, hi2 float64 }
+	scale := func(k outward.Interval, l float64) float64 { return k.Mul(outward.Exact(l)).Hi }
+	logsAt := func(e ends) logs {
+		return logs{
+			p: scale(lam, logPhiUp(e.aHi)), f: scale(lam, logPhiUp(-e.aLo)),
+			lo1: scale(oneMinus, logPhiDown(e.loD)), hi1: scale(oneMinus, logPhiDown(e.hiD)),
+			lo2: scale(oneMinus, logPhiDown(-e.loU)), hi2: scale(oneMinus, logPhiDown(-e.hiU)),
+		}
+	}
+	clampSlack := func(x outward.Interval) (float64, float64) {
+		return outward.AddDown(ptrClampTo(x.Lo), -ptrSlack), outward.AddUp(ptrClampTo(x.Hi), ptrSlack)
+	}
+	at := func(u float64) logs {
+		var e ends
+		e.aLo, e.aHi = clampSlack(outward.Exact(u).Sub(outward.Exact(z)))
+		m := outward.Exact(u).Sub(outward.Exact(c))
+		p := outward.Exact(u).Add(outward.Exact(c))
+		// (u ∓ c)·e^{±τ}: the least and largest over the corners.
+		lo := outward.Interval{Lo: math.Min(m.Mul(eb).Lo, m.Div(eb).Lo), Hi: math.Min(m.Mul(eb).Hi, m.Div(eb).Hi)}
+		hi := outward.Interval{Lo: math.Max(p.Mul(eb).Lo, p.Div(eb).Lo), Hi: math.Max(p.Mul(eb).Hi, p.Div(eb).Hi)}
+		lo = lo.Sub(outward.Exact(z))
+		hi = hi.Sub(outward.Exact(z))
+		e.loD, _ = clampSlack(lo)
+		e.loU = outward.AddUp(ptrClampTo(lo.Hi), -ptrSlack)
+		e.hiD = outward.AddDown(ptrClampTo(hi.Lo), ptrSlack)
+		_, e.hiU = clampSlack(hi)
+		return logsAt(e)
+	}
+	cell := func(e0, e1 logs) float64 {
+		worst := 0.0
+		for _, t := range [][2]float64{{e0.lo1, e1.lo2}, {e0.hi1, e1.hi2}} {
+			t1 := outward.Exact(outward.AddUp(e1.p, t[0]))
+			t2 := outward.Exact(outward.AddUp(e0.f, t[1]))
+			worst = math.Max(worst, outward.LogAddExp(t1, t2).Div(lm1).Hi)
+		}
+		return worst
+	}
+	// Beyond ±top every value clamps to the same end.
+	top := (ptrClamp+z+c+1)*eb.Hi + 1
+	lo, hi := outward.AddDown(-ptrClamp, -ptrSlack), outward.AddUp(-ptrClamp, ptrSlack)
+	low := logsAt(ends{aLo: lo, aHi: hi, loD: lo, loU: hi, hiD: lo, hiU: hi})
+	lo, hi = outward.AddDown(ptrClamp, -ptrSlack), outward.AddUp(ptrClamp, ptrSlack)
+	high := logsAt(ends{aLo: lo, aHi: hi, loD: lo, loU: hi, hiD: lo, hiU: hi})
+	worst := math.Max(cell(low, low), cell(high, high))
+	// Cells of width ptrCoarse first; then, the largest bound first, each
+	// is split into cells of the given width until the rest are below the
+	// largest bound found: the result is the largest bound over a
+	// partition of the line.
+	n := int(math.Ceil(2 * top / ptrCoarse))
+	us := make([]float64, n+1)
+	es := make([]logs, n+1)
+	for i := range us {
+		us[i] = -top + 2*top*float64(i)/float64(n)
+		es[i] = at(us[i])
+	}
+	worst = math.Max(worst, math.Max(cell(low, es[0]), cell(es[n], high)))
+	coarse := make([]float64, n)
+	idx := make([]int, n)
+	for i := range coarse {
+		coarse[i], idx[i] = cell(es[i], es[i+1]), i
+	}
+	sort.Slice(idx, func(i, j int) bool { return coarse[idx[i]] > coarse[idx[j]] })
+	// refine splits a cell in eight, the largest bound first, until its
+	// cells are within width or below the largest bound found.
+	var refine func(u0, u1 float64, e0, e1 logs, bound float64)
+	refine = func(u0, u1 float64, e0, e1 logs, bound float64) {
+		if bound <= worst || u1-u0 <= width {
+			worst = math.Max(worst, bound)
+			return
+		}
+		var pts [9]logs
+		var bs [8]float64
+		pts[0], pts[8] = e0, e1
+		for k := 1; k < 8; k++ {
+			pts[k] = at(u0 + (u1-u0)*float64(k)/8)
+		}
+		order := []int{0, 1, 2, 3, 4, 5, 6, 7}
+		for k := range bs {
+			bs[k] = cell(pts[k], pts[k+1])
+		}
+		sort.Slice(order, func(i, j int) bool { return bs[order[i]] > bs[order[j]] })
+		for _, k := range order {
+			v0, v1 := u0+(u1-u0)*float64(k)/8, u0+(u1-u0)*float64(k+1)/8
+			if k == 7 {
+				v1 = u1
+			}
+			refine(v0, v1, pts[k], pts[k+1], bs[k])
+		}
+	}
+	for _, i := range idx {
+		if coarse[i] <= worst {
+			break
+		}
+		refine(us[i], us[i+1], es[i], es[i+1], coarse[i])
+	}
+	return worst, nil
+}
+
+// ptrCoarse is the width of ptrBitRDP's first cells.
+const ptrCoarse = 1.0 / 8
+
+// ptrWidth is the width of ptrBitRDP's cells in a bound the release
+// uses, ptrSearchWidth in the rule's search of β and σ (a looser bound,
+// which only guides the choice).
+const (
+	ptrWidth       = 1.0 / 512
+	ptrSearchWidth = 1.0 / 32
+)
+
+// ptrTestRDP returns the test's Rényi DP at order: ptrBitRDP at ptrWidth.
 func ptrTestRDP(beta, sigma, z, order float64) (float64, error) {
-	return gnssLatticeRDP(beta, outward.DivDirected(sigma, ptrK(beta, sigma, z), false), order)
+	return ptrBitRDP(beta, sigma, z, order, ptrWidth)
 }
+
+// ptrGuaranteeOrders are the orders, besides the bound's, at which the
+// test's own Rényi DP is converted (ptrTestGuarantee); any set is valid.
+var ptrGuaranteeOrders = []float64{1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}
 
 // ptrTestGuarantee returns the test's own (ε, delta): its Rényi DP
-// converted at delta, the least over darrm's orders and the order of the
-// bound, those below 1/(2β) (GNSS's bound holds there only).
+// converted at delta, the least over ptrGuaranteeOrders and the order of
+// the bound.
 func ptrTestGuarantee(beta, sigma, z, order, delta float64) (accountant.Guarantee, error) {
 	best := accountant.Guarantee{Eps: math.Inf(1), Delta: delta}
-	for _, o := range append(defaultOrders(), order) {
-		if !(o*beta < 0.5) {
-			continue
-		}
+	for _, o := range append(ptrGuaranteeOrders, order) {
 		r, err := ptrTestRDP(beta, sigma, z, o)
 		if err != nil {
 			return best, err
@@ -445,12 +613,13 @@ func ptrTestGuarantee(beta, sigma, z, order, delta float64) (accountant.Guarante
 }
 
 // ptrSmooth returns β and σ for the test where not given (0): the pair
-// that minimises the test's Rényi DP at order plus its margin z·S(β)·σ,
-// over β = b/λ, b = 0.05, 0.10, ..., 0.45, and σ on a grid of ratio 1.01
-// from 1 to 10^4, for the stand-in S(β) = ss·0.4/(βλ) (ss, the smooth
-// sensitivity expected at β = 0.4/λ, dataFreeSmooth's; a local
-// sensitivity that grows linearly with the distance has a β-smooth
-// sensitivity in 1/β).
+// that minimises the test's Rényi DP at order (ptrBitRDP at
+// ptrSearchWidth) plus its margin z·S(β)·σ, over β = b/λ, b = 0.05, 0.10,
+// ..., 0.45, and σ in [1, 10^4] by golden-section search on log σ (the
+// first term falls in σ, the second grows), for the stand-in
+// S(β) = ss·0.4/(βλ) (ss, the smooth sensitivity expected at β = 0.4/λ,
+// dataFreeSmooth's; a local sensitivity that grows linearly with the
+// distance has a β-smooth sensitivity in 1/β).
 func ptrSmooth(beta, sigma, z, order, ss float64) (float64, float64) {
 	best, bb, bs := math.Inf(1), beta, sigma
 	for j := 1; j <= 9; j++ {
@@ -460,18 +629,34 @@ func ptrSmooth(beta, sigma, z, order, ss float64) (float64, float64) {
 		} else if j > 1 {
 			break
 		}
-		s0, s1 := sigma, sigma
-		if sigma == 0 {
-			s0, s1 = 1, 1e4
-		}
-		for s := s0; s <= s1; s *= 1.01 {
-			r, err := ptrTestRDP(b, s, z, order)
+		obj := func(s float64) float64 {
+			r, err := ptrBitRDP(b, s, z, order, ptrSearchWidth)
 			if err != nil {
-				break
+				return math.Inf(1)
 			}
-			if v := r + z*ss*0.4/(b*order)*s; v < best {
-				best, bb, bs = v, b, s
+			return r + z*ss*0.4/(b*order)*s
+		}
+		s := sigma
+		if sigma == 0 {
+			const g = 0.6180339887498949
+			lo, hi := 0.0, 4*math.Ln10
+			x1, x2 := hi-g*(hi-lo), lo+g*(hi-lo)
+			f1, f2 := obj(math.Exp(x1)), obj(math.Exp(x2))
+			for hi-lo > 0.02 {
+				if f1 <= f2 {
+					hi, x2, f2 = x2, x1, f1
+					x1 = hi - g*(hi-lo)
+					f1 = obj(math.Exp(x1))
+				} else {
+					lo, x1, f1 = x1, x2, f2
+					x2 = lo + g*(hi-lo)
+					f2 = obj(math.Exp(x2))
+				}
 			}
+			s = math.Exp((lo + hi) / 2)
+		}
+		if v := obj(s); v < best {
+			best, bb, bs = v, b, s
 		}
 	}
 	return bb, bs
@@ -524,8 +709,8 @@ func (a *rdpAccount) ptrTest(ctx context.Context, r PTRResult, src *noise.Source
 // ptrStatistic returns, for plan r, the bound f̂ on the account's queries
 // (ptrBound) and the deviation s = max(S·σ, floor) of the test's noise,
 // S the β-smooth sensitivity of f̂ plus the evaluation margin
-// (gnssDeviation, its floor at the order 1/(2β), the largest the test's
-// Rényi DP is used at: ptrTestGuarantee). Both are functions of the votes.
+// (gnssDeviation; its floor, a constant, keeps s β-smooth and at least
+// S·σ). Both are functions of the votes.
 func (a *rdpAccount) ptrStatistic(ctx context.Context, r PTRResult) (f, s float64, err error) {
 	f, ls, err := a.ptrBound(ctx, r.Order)
 	if err != nil {
@@ -543,15 +728,20 @@ func (a *rdpAccount) ptrStatistic(ctx context.Context, r PTRResult) (f, s float6
 	return f, s, err
 }
 
-// ptrDraw draws the test: a discrete Gaussian on hZ (h = gnssLattice) of
-// deviation s centred at f + z·s, and passes when it falls at or below
-// the proposal.
+// ptrDraw draws the test: G from the discrete Gaussian of deviation 1 on
+// ptrStep·Z centred at 0, from src, and passes when G <= clamp(u - z),
+// u = (β_prop - f̂)/s. Its pass probability is Φ(a), a within ptrSlack of
+// clamp(u - z) (docs/pate.md): the step's share is at most ptrStep (the
+// lattice sum of an increasing density against its integral), and the
+// rounding of u - z at most 41·2^-53 inside the clamp; the rounding of u
+// is a factor within e^{±2^-52}, in ptrRound.
 func ptrDraw(f, s float64, r PTRResult, src *noise.Source) (bool, error) {
-	y, err := discrete.LatticeGaussian(src, outward.AddUp(f, outward.MulUp(r.Margin, s)), s, gnssLattice)
+	a := ptrClampTo((r.Proposal-f)/s - r.Margin)
+	g, err := discrete.LatticeGaussian(src, 0, 1, ptrStep)
 	if err != nil {
 		return false, err
 	}
-	return y <= r.Proposal, nil
+	return g <= a, nil
 }
 
 // PTRPassProbability returns the plan of a PTR release of the first

@@ -151,10 +151,84 @@ func TestPTRFalsePassRate(t *testing.T) {
 	}
 }
 
+// bruteBitRDP returns the largest Rényi divergence at order λ between
+// the test's outcomes, Bern(Φ(clamp(u - z))) against Bern(Φ(clamp(u'e^τ
+// - z))), over u on a grid of step 1/256 in [-50, 50] and, at each u,
+// u' - u in [-1/σ, 1/σ] and τ in [-β, β] on grids of three points each
+// (the ends and the middle): plain float arithmetic, no slack, no cells.
+func bruteBitRDP(beta, sigma, z, order float64) float64 {
+	logPhi := func(x float64) float64 { return logErfc(-x/math.Sqrt2) - math.Ln2 }
+	clamp := func(x float64) float64 { return math.Max(-ptrClamp, math.Min(ptrClamp, x)) }
+	worst := 0.0
+	for i := -50 * 256; i <= 50*256; i++ {
+		u := float64(i) / 256
+		a := clamp(u - z)
+		for j := -1; j <= 1; j++ {
+			for k := -1; k <= 1; k++ {
+				b := clamp((u+float64(j)/sigma)*math.Exp(beta*float64(k)) - z)
+				t1 := order*logPhi(a) + (1-order)*logPhi(b)
+				t2 := order*logPhi(-a) + (1-order)*logPhi(-b)
+				m := math.Max(t1, t2)
+				worst = math.Max(worst, (m+math.Log(math.Exp(t1-m)+math.Exp(t2-m)))/(order-1))
+			}
+		}
+	}
+	return worst
+}
+
+// TestPTRBitRDPBruteForce checks the test's Rényi DP (ptrBitRDP) against
+// brute force (bruteBitRDP): never below it, and within 3% of it plus
+// 10^-4 (the cells' and the slack's excess).
+func TestPTRBitRDPBruteForce(t *testing.T) {
+	for _, c := range []struct{ beta, sigma, z, order float64 }{
+		{0.0196, 6.19, 4.33, 10.2},
+		{0.01, 3, 4.33, 10.2},
+		{0.05, 10, 3, 6},
+		{0.001, 2, 2, 2},
+		{0.02, 20, 5, 30},
+		{0.2, 1, 1, 1.5},
+	} {
+		got, err := ptrBitRDP(c.beta, c.sigma, c.z, c.order, ptrWidth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		brute := bruteBitRDP(c.beta, c.sigma, c.z, c.order)
+		if got < brute || got > brute*1.03+1e-4 {
+			t.Errorf("%+v: bound %v, brute force %v", c, got, brute)
+		}
+	}
+}
+
+// TestPTRDrawPassProbability draws the test at three standardised gaps
+// u - z and checks the pass rate against Φ(u - z) within four standard
+// deviations.
+func TestPTRDrawPassProbability(t *testing.T) {
+	src := noise.NewSeededSource(71)
+	r := PTRResult{Proposal: 1, Margin: 2}
+	for _, a := range []float64{-1.5, 0.3, 2} {
+		const n, s = 20000, 0.01
+		f := r.Proposal - (a+r.Margin)*s
+		passed := 0
+		for range n {
+			ok, err := ptrDraw(f, s, r, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				passed++
+			}
+		}
+		p := math.Erfc(-a/math.Sqrt2) / 2
+		if rate, sd := float64(passed)/n, math.Sqrt(p*(1-p)/n); math.Abs(rate-p) > 4*sd {
+			t.Errorf("gap %v: passed %.4f, want %.4f within %.4f", a, rate, p, 4*sd)
+		}
+	}
+}
+
 // TestPTRTotal checks the plan's total against an independent computation
-// of each piece: the test's Rényi DP from Theorem 23's formula at σ/k,
-// the conversion of the proposal plus the test's cost by Canonne, Kamath
-// and Steinke's Proposition 12, the false-pass bound from erfc, and the
+// of each piece: the test's Rényi DP by brute force (bruteBitRDP), the
+// conversion of the proposal plus the test's cost by Canonne, Kamath and
+// Steinke's Proposition 12, the false-pass bound from erfc, and the
 // published (ε, δ) as their maxima; and the bound tested, for continuous
 // noise, from erfc and gnmaxRDP by plain float arithmetic.
 func TestPTRTotal(t *testing.T) {
@@ -164,17 +238,16 @@ func TestPTRTotal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, beta := r.Order, r.Beta
-		sg := r.Sigma / (1 + r.Margin*r.Sigma*math.Expm1(beta))
-		rhoT := l*math.Exp(2*beta)/(sg*sg) + (beta*l-math.Log(1-2*l*beta)/2)/(l-1)
-		if math.Abs(rhoT-r.TestRDP) > 1e-9*rhoT {
-			t.Errorf("%v: test's Renyi DP %v, want %v", b, r.TestRDP, rhoT)
+		l := r.Order
+		rhoT := bruteBitRDP(r.Beta, r.Sigma, r.Margin, l)
+		if r.TestRDP < rhoT || r.TestRDP > rhoT*1.03+1e-4 {
+			t.Errorf("%v: test's Renyi DP %v, brute force %v", b, r.TestRDP, rhoT)
 		}
-		eps1 := r.Proposal + rhoT + math.Log((l-1)/l) - (math.Log(b.Delta)+math.Log(l))/(l-1)
+		eps1 := r.Proposal + r.TestRDP + math.Log((l-1)/l) - (math.Log(b.Delta)+math.Log(l))/(l-1)
 		if eps1 > b.Eps+1e-9 || eps1 < b.Eps-1e-6 {
 			t.Errorf("%v: the proposal and the test convert to %v, want the budget's eps", b, eps1)
 		}
-		fp := math.Erfc(r.Margin/math.Sqrt2)/2 + math.Exp(-r.Margin*r.Margin/2)/math.Sqrt(2*math.Pi)/1024
+		fp := math.Erfc((r.Margin-ptrSlack)/math.Sqrt2) / 2
 		if math.Abs(fp-r.FalsePass) > 1e-9*fp || fp > (1-ptrShareTest)*b.Delta {
 			t.Errorf("%v: false-pass bound %v, want %v <= %v", b, r.FalsePass, fp, (1-ptrShareTest)*b.Delta)
 		}
