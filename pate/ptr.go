@@ -249,7 +249,7 @@ type PTRResult struct {
 
 // ptrShareTest is the share of the budget's δ that the test's own
 // guarantee takes; the false-pass probability takes the rest.
-const ptrShareTest = 0.25
+const ptrShareTest = 0.02
 
 // ptrRule returns the plan of a PTR release of queries queries by m over
 // C classes (every field of PTRResult but Pass), from opts alone
@@ -257,7 +257,7 @@ const ptrShareTest = 0.25
 //
 //   - the order λ: opts.Smooth.Order, else ptrOrder's, the budget's
 //     alone;
-//   - δ: the test's own δ_t = δ/4, the false-pass probability at most
+//   - δ: the test's own δ_t = δ/50, the false-pass probability at most
 //     δ - δ_t, which fixes the margin z (falsePass);
 //   - β and σ: opts.Smooth's, else ptrSmooth's, which minimise the test's
 //     Rényi DP plus its margin for a stand-in smooth sensitivity (1/128
