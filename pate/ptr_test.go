@@ -108,7 +108,7 @@ func TestPTRLocalSensitivityBruteForce(t *testing.T) {
 // lies just above the proposal, where it passes only falsely, with the
 // budget's δ set so that the false-pass bound is 0.05: the rate must be
 // within four standard deviations of the bound (at the boundary the bound
-// is the rate, up to the lattice's share, below 2^-10·φ(z)).
+// is the rate, up to the slack: Φ(-z + 2^-20 + 2^-40) against Φ(-z)).
 func TestPTRFalsePassRate(t *testing.T) {
 	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	votes := synthCounts(rand.New(rand.NewPCG(7, 8)), 40, 250, 10, 0.5)
