@@ -38,6 +38,10 @@ func (m DaRRM) fromHeader(h *labelHeader) (Mechanism, error) {
 	return DaRRM{Target: h.delta()}, h.decode(m.Name(), nil)
 }
 
+func (m DaRRM) planned(votefile.Input) (string, func(float64) Mechanism) {
+	return "m", func(v float64) Mechanism { m.M = v; return m }
+}
+
 func (m DaRRM) labeler(b *build) (Labeler, string, error) {
 	p, err := m.problem(b.k, b.teachers)
 	if err != nil {

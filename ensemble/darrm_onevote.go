@@ -50,6 +50,10 @@ func (m OneVoteDaRRM) fromHeader(h *labelHeader) (Mechanism, error) {
 	return OneVoteDaRRM{Eps: h.meta.Eps, Delta: h.meta.Delta}, h.decode(m.Name(), nil)
 }
 
+func (m OneVoteDaRRM) planned(votefile.Input) (string, func(float64) Mechanism) {
+	return "target eps", func(v float64) Mechanism { m.Eps = v; return m }
+}
+
 func (m OneVoteDaRRM) labeler(b *build) (Labeler, string, error) {
 	q := constraints.NewOneVote(b.k, m.Eps, m.Delta)
 	if err := param.GuaranteeDelta("delta", q.TargetDelta); err != nil {

@@ -92,6 +92,18 @@ func (GNMax) fromHeader(h *labelHeader) (Mechanism, error) {
 	return m, err
 }
 
+// planned: on two-class votes its allowance m, on counts its σ.
+func (m GNMax) planned(in votefile.Input) (string, func(float64) Mechanism) {
+	if in == votefile.TwoClass {
+		return "m", func(v float64) Mechanism { m.M = v; return m }
+	}
+	return "sigma2", func(v float64) Mechanism { m.Sigma2 = v; return m }
+}
+
+func (m GNMax) noisyMax() noisymax.ConfidentGNMax {
+	return noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
+}
+
 func (m GNMax) labeler(b *build) (Labeler, string, error) {
 	if b.in == votefile.ManyClasses {
 		return classLabeler(m.counts(), b.k, b.classes, max(m.Delta, 0))

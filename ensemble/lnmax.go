@@ -53,6 +53,10 @@ func (LNMax) fromHeader(h *labelHeader) (Mechanism, error) {
 	return s.LNMax, err
 }
 
+func (LNMax) planned(votefile.Input) (string, func(float64) Mechanism) {
+	return "Laplace scale", func(v float64) Mechanism { return LNMax{Scale: v} }
+}
+
 func (m LNMax) labeler(b *build) (Labeler, string, error) {
 	agg, err := newLNMax(m.Scale, b.k, b.classes)
 	if err != nil {

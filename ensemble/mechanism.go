@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -55,6 +56,9 @@ type Mechanism interface {
 	// the settings it states (labelHeader.decode).
 	settings() any
 	fromHeader(h *labelHeader) (Mechanism, error)
+	// planned returns the setting a plan chooses for it on votes of
+	// kind in and the mechanism with that setting v (Planned).
+	planned(in votefile.Input) (setting string, with func(v float64) Mechanism)
 }
 
 // mechanisms are the mechanisms a release can use, the two-class ones
@@ -185,6 +189,28 @@ func votesOf(m Mechanism, classes int) votefile.Input {
 		return votefile.TwoClass
 	}
 	return votefile.ManyClasses
+}
+
+// Planned returns the setting of m that a plan chooses when m labels
+// votes of classes classes: "m", the allowance of a mechanism for private
+// teachers; "target eps", darrm-one-vote's eps; "sigma2", the noise of the
+// GNMax family on class counts (Confident-GNMax keeps its σ1/σ2); or
+// "Laplace scale", LNMax's. With returns m with that setting v.
+func Planned(m Mechanism, classes int) (setting string, with func(v float64) Mechanism) {
+	return m.planned(votesOf(m, classes))
+}
+
+// GNMaxFamily returns the settings of m as they are set (a zero Noise
+// unset) when m is of the GNMax family on the class counts of votes of
+// classes classes (GNMax on counts, ConfidentGNMax), and whether it is.
+func GNMaxFamily(m Mechanism, classes int) (noisymax.ConfidentGNMax, bool) {
+	f, ok := m.(interface {
+		noisyMax() noisymax.ConfidentGNMax
+	})
+	if !ok || votesOf(m, classes) != votefile.ManyClasses {
+		return noisymax.ConfidentGNMax{}, false
+	}
+	return f.noisyMax(), true
 }
 
 // oneVoteProblem returns the one-vote problem of the per-query target

@@ -74,6 +74,16 @@ func (ConfidentGNMax) fromHeader(h *labelHeader) (Mechanism, error) {
 	return m, err
 }
 
+// planned: σ2, with σ1 at the same ratio to it.
+func (m ConfidentGNMax) planned(votefile.Input) (string, func(float64) Mechanism) {
+	return "sigma2", func(v float64) Mechanism {
+		m.Sigma1, m.Sigma2 = v*m.Sigma1/m.Sigma2, v
+		return m
+	}
+}
+
+func (m ConfidentGNMax) noisyMax() noisymax.ConfidentGNMax { return m.ConfidentGNMax }
+
 func (m ConfidentGNMax) labeler(b *build) (Labeler, string, error) {
 	return classLabeler(m.classes(), b.k, b.classes, m.Delta)
 }

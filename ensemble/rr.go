@@ -45,6 +45,10 @@ func (m RR) fromHeader(h *labelHeader) (Mechanism, error) {
 	return RR{Target: h.delta()}, h.decode(m.Name(), nil)
 }
 
+func (m RR) planned(votefile.Input) (string, func(float64) Mechanism) {
+	return "m", func(v float64) Mechanism { m.M = v; return m }
+}
+
 func (m RR) labeler(b *build) (Labeler, string, error) {
 	p, err := m.problem(b.k, b.teachers)
 	if err != nil {

@@ -47,6 +47,10 @@ func (Subsample) settings() any                       { return nil }
 func (m Subsample) fromHeader(h *labelHeader) (Mechanism, error) {
 	return Subsample{Target: h.delta()}, h.decode(m.Name(), nil)
 }
+
+func (m Subsample) planned(votefile.Input) (string, func(float64) Mechanism) {
+	return "m", func(v float64) Mechanism { m.M = v; return m }
+}
 func (DSub) inputs() []votefile.Input            { return twoClassVotes }
 func (DSub) relation() accountant.Relation       { return accountant.PrivateTeachers }
 func (DSub) calibrated(votefile.Input) bool      { return true }
@@ -54,6 +58,10 @@ func (m DSub) unsetSetting(votefile.Input) error { return m.needM() }
 func (DSub) settings() any                       { return nil }
 func (m DSub) fromHeader(h *labelHeader) (Mechanism, error) {
 	return DSub{Target: h.delta()}, h.decode(m.Name(), nil)
+}
+
+func (m DSub) planned(votefile.Input) (string, func(float64) Mechanism) {
+	return "m", func(v float64) Mechanism { m.M = v; return m }
 }
 
 func (m Subsample) labeler(b *build) (Labeler, string, error) {

@@ -74,30 +74,25 @@ func Compare(ctx context.Context, base Request) (Comparison, error) {
 	if !ok || family.Delta == ensemble.DefaultTargetDelta {
 		return Comparison{}, errors.New("plan: Compare's base.Mechanism is GNMax on class counts with the family's per-query delta")
 	}
-	many := func(name provenance.MechanismName) Request {
+	// Each planned mechanism on the counts, its noise at the family's and
+	// its scale the plan's to choose: a GNMax's Sigma2 says that it labels
+	// counts.
+	many := func(m ensemble.Mechanism) Request {
 		r := base
-		switch name {
-		case ensemble.GNMax{}.Name():
-			// Its Sigma2, which the plan chooses, says that it labels counts.
-			r.Mechanism = ensemble.GNMax{Target: ensemble.Target{Delta: family.Delta}, Sigma2: 1, Noise: family.Noise}
-		case ensemble.ConfidentGNMax{}.Name():
-			r.Mechanism = ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: family.Noise}, Delta: family.Delta}
-		default:
-			r.Mechanism = ensemble.LNMax{}
-		}
+		r.Mechanism = m
 		return r
 	}
+	gnmax := ensemble.GNMax{Target: ensemble.Target{Delta: family.Delta}, Sigma2: 1, Noise: family.Noise}
+	confident := ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: family.Noise}, Delta: family.Delta}
 	c := Comparison{Best: -1}
 	type planner struct {
 		name provenance.MechanismName
 		plan func() (Plan, error)
 	}
 	ps := []planner{
-		{ensemble.GNMax{}.Name(), func() (Plan, error) { return gnmaxOnProxy(ctx, many(ensemble.GNMax{}.Name()), queries, proxy) }},
-		{ensemble.ConfidentGNMax{}.Name(), func() (Plan, error) {
-			return confidentGNMax(ctx, many(ensemble.ConfidentGNMax{}.Name()), queries, proxy, opts)
-		}},
-		{ensemble.LNMax{}.Name(), func() (Plan, error) { return scoreLNMax(ctx, many(ensemble.LNMax{}.Name()), queries, proxy) }},
+		{gnmax.Name(), func() (Plan, error) { return gnmaxOnProxy(ctx, many(gnmax), queries, proxy) }},
+		{confident.Name(), func() (Plan, error) { return confidentGNMax(ctx, many(confident), queries, proxy, opts) }},
+		{ensemble.LNMax{}.Name(), func() (Plan, error) { return scoreLNMax(ctx, many(ensemble.LNMax{}), queries, proxy) }},
 	}
 	if why := oneVoteFits(proxy); why != "" {
 		if proxy.Classes == 2 {

@@ -317,17 +317,22 @@ type ratioPlan struct {
 // planRatio searches the σ2 of ratio σ1/σ2 with which queries fit (search)
 // and scores it on the proxy votes.
 func planRatio(ctx context.Context, r Request, queries int, ratio float64, proxy Proxy) (ratioPlan, error) {
-	q := r
-	g, _ := gnmaxOf(q)
-	g.Threshold = float64(r.K) // any valid value
-	setGNMax(&q, g)
-	pl, err := search(ctx, q, queries, ratio)
+	pl, err := search(ctx, withThreshold(r, float64(r.K)), queries, ratio) // any valid threshold
 	if err != nil {
 		return ratioPlan{}, err
 	}
-	g, _ = gnmaxOf(pl.Request)
+	g, _ := gnmaxOf(pl.Request)
 	sc, err := score(ctx, proxy, g.Sigma1, g.Sigma2)
 	return ratioPlan{ratio: ratio, plan: pl, scores: sc}, err
+}
+
+// withThreshold returns r, whose mechanism is Confident-GNMax, with its
+// threshold t.
+func withThreshold(r Request, t float64) Request {
+	m := r.Mechanism.(ensemble.ConfidentGNMax)
+	m.Threshold = t
+	r.Mechanism = m
+	return r
 }
 
 // utility returns the expected utility at threshold t over the planned
@@ -341,9 +346,7 @@ func (rp ratioPlan) utility(t int) ThresholdUtility {
 // higher thresholds that reach the frontier's precisions expect.
 func (rp ratioPlan) at(t int) Plan {
 	pl := rp.plan
-	g, _ := gnmaxOf(pl.Request)
-	g.Threshold = float64(t)
-	setGNMax(&pl.Request, g)
+	pl.Request = withThreshold(pl.Request, float64(t))
 	u := rp.utility(t)
 	pl.Utility = &Utility{Correct: u.Correct, Answered: u.Answered, Thresholds: []ThresholdUtility{u}}
 	for _, p := range frontierPrecisions {

@@ -63,7 +63,10 @@ func TestEqualTotals(t *testing.T) {
 		}
 		return 0
 	}
-	setM := setTarget
+	setM := func(r *Request, v float64) {
+		_, with := ensemble.Planned(r.Mechanism, r.Classes)
+		r.Mechanism = with(v)
+	}
 	ms := []mechanism{
 		{oneVote, func(r Request) float64 { return r.Mechanism.(ensemble.OneVoteDaRRM).Eps * generosity }, func(r *Request, v float64) {
 			m := r.Mechanism.(ensemble.OneVoteDaRRM)

@@ -91,18 +91,10 @@ func noiseMax(r Request) float64 {
 }
 
 // gnmaxOf returns the parameters of r's mechanism of the GNMax family on
-// class counts (GNMax given its Sigma2, ConfidentGNMax), and whether it is
-// one.
+// class counts (GNMax given its Sigma2 or on more than two classes,
+// ConfidentGNMax), and whether it is one.
 func gnmaxOf(r Request) (noisymax.ConfidentGNMax, bool) {
-	switch m := r.Mechanism.(type) {
-	case ensemble.ConfidentGNMax:
-		return m.ConfidentGNMax, true
-	case ensemble.GNMax:
-		if r.Classes > 2 || m.Sigma2 != 0 {
-			return noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}, true
-		}
-	}
-	return noisymax.ConfidentGNMax{}, false
+	return ensemble.GNMaxFamily(r.Mechanism, r.Classes)
 }
 
 // isGNMax says whether m is GNMax, not Confident-GNMax.
@@ -111,81 +103,46 @@ func isGNMax(m ensemble.Mechanism) bool {
 	return ok
 }
 
-// setGNMax sets the parameters of r's mechanism of the GNMax family on
-// class counts to g's (gnmaxOf).
-func setGNMax(r *Request, g noisymax.ConfidentGNMax) {
-	switch m := r.Mechanism.(type) {
-	case ensemble.ConfidentGNMax:
-		m.ConfidentGNMax = g
-		r.Mechanism = m
-	case ensemble.GNMax:
-		m.Sigma2, m.Noise = g.Sigma2, g.Noise
-		r.Mechanism = m
-	}
-}
-
-// setTarget sets the allowance m of r's two-class mechanism for private
-// teachers.
-func setTarget(r *Request, x float64) {
-	switch m := r.Mechanism.(type) {
-	case ensemble.DaRRM:
-		m.M = x
-		r.Mechanism = m
-	case ensemble.Subsample:
-		m.M = x
-		r.Mechanism = m
-	case ensemble.DSub:
-		m.M = x
-		r.Mechanism = m
-	case ensemble.RR:
-		m.M = x
-		r.Mechanism = m
-	case ensemble.GNMax:
-		m.M = x
-		r.Mechanism = m
-	}
-}
-
-// knobOf returns the parameter r's mechanism is planned by.
+// knobOf returns the parameter r's mechanism is planned by
+// (ensemble.Planned), with Confident-GNMax's σ1 at ratio times σ2.
 func knobOf(r Request, queries int, ratio float64) (knob, error) {
+	if r.Mechanism == nil {
+		return knob{}, errors.New("plan: Request.Mechanism is not set")
+	}
 	id := func(x float64) float64 { return x }
 	inv := func(x float64) float64 { return 1 / x }
 	// A zCDP guess for a Gaussian scale: the slope the budget allows,
 	// shared by the queries.
 	rho := zcdpBudget(r.Budget.Guarantee)
-	_, counts := gnmaxOf(r)
-	switch m := r.Mechanism.(type) {
-	case ensemble.OneVoteDaRRM:
-		return knob{setting: settingTargetEps, set: func(r *Request, x float64) {
-			m := r.Mechanism.(ensemble.OneVoteDaRRM)
-			m.Eps = x
-			r.Mechanism = m
-		}, value: id, max: param.MaxMEps, guess: r.Budget.Eps / float64(queries)}, nil
-	case ensemble.ConfidentGNMax:
-		// ρ per query = 1/σ2² + 1/(2σ1²) = (1 + 1/(2 ratio²))/σ2².
-		return knob{setting: settingSigma2, set: func(r *Request, x float64) {
-			g, _ := gnmaxOf(*r)
-			g.Sigma2, g.Sigma1 = 1/x, ratio/x
-			setGNMax(r, g)
-		}, value: inv, min: noiseMin * math.Max(1, ratio), max: noiseMax(r) * math.Min(1, ratio), guess: math.Sqrt(rho / float64(queries) / (1 + 1/(2*ratio*ratio))), grow: zcdpGrow}, nil
-	case ensemble.GNMax:
-		if counts {
-			return knob{setting: settingSigma2, set: func(r *Request, x float64) {
-				g, _ := gnmaxOf(*r)
-				g.Sigma2 = 1 / x
-				setGNMax(r, g)
-			}, value: inv, min: noiseMin, max: noiseMax(r), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}, nil
+	setting, _ := ensemble.Planned(r.Mechanism, r.Classes)
+	_, confident := r.Mechanism.(ensemble.ConfidentGNMax)
+	var k knob
+	switch setting {
+	case settingTargetEps:
+		k = knob{value: id, max: param.MaxMEps, guess: r.Budget.Eps / float64(queries)}
+	case settingSigma2:
+		k = knob{value: inv, min: noiseMin, max: noiseMax(r), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}
+		if confident {
+			// ρ per query = 1/σ2² + 1/(2σ1²) = (1 + 1/(2 ratio²))/σ2².
+			k.min, k.max, k.guess = noiseMin*math.Max(1, ratio), noiseMax(r)*math.Min(1, ratio), math.Sqrt(rho/float64(queries)/(1+1/(2*ratio*ratio)))
 		}
-		return knob{setting: settingM, set: setTarget, value: id, min: 1, max: float64(r.K), guess: 1}, nil
-	case ensemble.DaRRM, ensemble.Subsample, ensemble.DSub, ensemble.RR:
-		return knob{setting: settingM, set: setTarget, value: id, min: 1, max: float64(r.K), guess: 1}, nil
-	case ensemble.LNMax:
-		return knob{setting: settingLaplaceScale, set: func(r *Request, x float64) { r.Mechanism = ensemble.LNMax{Scale: 1 / x} }, value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: r.Budget.Eps / (2 * float64(queries))}, nil
-	case nil:
-		return knob{}, errors.New("plan: Request.Mechanism is not set")
+	case settingM:
+		k = knob{value: id, min: 1, max: float64(r.K), guess: 1}
+	case settingLaplaceScale:
+		k = knob{value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: r.Budget.Eps / (2 * float64(queries))}
 	default:
-		return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", m.Name())
+		return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", r.Mechanism.Name())
 	}
+	k.setting = setting
+	k.set = func(r *Request, x float64) {
+		_, with := ensemble.Planned(r.Mechanism, r.Classes)
+		r.Mechanism = with(k.value(x))
+		if m, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok {
+			m.Sigma1 = ratio / x
+			r.Mechanism = m
+		}
+	}
+	return k, nil
 }
 
 // Chosen returns the settings that a plan of r's mechanism chooses
