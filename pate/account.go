@@ -385,7 +385,7 @@ func classMechanism(name provenance.MechanismName, g noisymax.ConfidentGNMax, de
 // the account's, that contradicts stated, the mechanism a label file's
 // header states (ensemble.MechanismOf), or that it does not have.
 func agree(g noisymax.ConfidentGNMax, stated ensemble.Mechanism) error {
-	h := paramsOf(stated)
+	h, _ := ensemble.GNMaxFamily(stated, countsOnly)
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	noise := func(n noisymax.Noise) string {
 		if n == noisymax.UnsetNoise {
@@ -440,24 +440,16 @@ func (o AccountOptions) GNMax() noisymax.ConfidentGNMax {
 	if _, ok := o.Mechanism.(ensemble.LNMax); ok {
 		return noisymax.ConfidentGNMax{}
 	}
-	g := paramsOf(o.Mechanism)
+	g, _ := ensemble.GNMaxFamily(o.Mechanism, countsOnly)
 	if g.Noise == noisymax.UnsetNoise {
 		g.Noise = noisymax.DiscreteNoise
 	}
 	return g
 }
 
-// paramsOf returns the parameters of m, of the GNMax family on class
-// counts (the zero value for another mechanism).
-func paramsOf(m ensemble.Mechanism) noisymax.ConfidentGNMax {
-	switch m := m.(type) {
-	case ensemble.ConfidentGNMax:
-		return m.ConfidentGNMax
-	case ensemble.GNMax:
-		return noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
-	}
-	return noisymax.ConfidentGNMax{}
-}
+// countsOnly is the classes of an account's votes, counts whatever their
+// classes, to ensemble.GNMaxFamily.
+const countsOnly = 0
 
 // count reads every query of in, checking it, and returns how many
 // there are.

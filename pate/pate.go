@@ -88,7 +88,7 @@ type Result struct {
 // accounts for them as opts says, releasing the data-dependent ε by smooth
 // sensitivity (releaseSmooth).
 func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechanism, opts Labelling, src *noise.Source) (Result, error) {
-	g := paramsOf(m)
+	g, _ := ensemble.GNMaxFamily(m, classes)
 	if g.Sigma2 == 0 {
 		return Result{}, fmt.Errorf("pate: %s labels 0/1 votes, not class counts", m.Name())
 	}
