@@ -106,15 +106,9 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 // when unset, the discrete noise that releases draw (pate.AccountOptions).
 // A bad value is a *accountant.ParamError that names its setting.
 func checkGNMax(mech ensemble.Mechanism) error {
-	var g noisymax.ConfidentGNMax
-	switch m := mech.(type) {
-	case ensemble.GNMax:
-		g = noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
-	case ensemble.ConfidentGNMax:
-		g = m.ConfidentGNMax
-		if !(g.Sigma1 > 0) {
-			return &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
-		}
+	g, _ := ensemble.GNMaxFamily(mech, 0) // an account's votes are counts
+	if _, confident := mech.(ensemble.ConfidentGNMax); confident && !(g.Sigma1 > 0) {
+		return &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
 	}
 	if g.Noise == noisymax.UnsetNoise {
 		g.Noise = noisymax.DiscreteNoise
