@@ -194,8 +194,8 @@ func votesOf(m Mechanism, classes int) votefile.Input {
 // Planned returns the setting of m that a plan chooses when m labels
 // votes of classes classes: "m", the allowance of a mechanism for private
 // teachers; "target eps", darrm-one-vote's eps; "sigma2", the noise of the
-// GNMax family on class counts (Confident-GNMax keeps its σ1/σ2); or
-// "Laplace scale", LNMax's. With returns m with that setting v.
+// GNMax family on class counts; or "Laplace scale", LNMax's. With
+// returns m with that setting v.
 func Planned(m Mechanism, classes int) (setting string, with func(v float64) Mechanism) {
 	return m.planned(votesOf(m, classes))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -126,6 +127,61 @@ func TestRegistry(t *testing.T) {
 	}
 	if err := lookup("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
 		t.Errorf("lnmax on two-class votes: %v", err)
+	}
+}
+
+// TestPlanned: the setting a plan chooses of each registered mechanism,
+// on every kind of votes it labels, and the mechanism with it set; the
+// settings of the GNMax family on counts as they are set, and no others.
+func TestPlanned(t *testing.T) {
+	for _, e := range examples() {
+		classes := 3
+		if e.in == votefile.TwoClass {
+			classes = 2
+		}
+		var setting string
+		var want Mechanism
+		var family noisymax.ConfidentGNMax
+		switch m := e.m.(type) {
+		case DaRRM:
+			m.M = 7
+			setting, want = "m", m
+		case Subsample:
+			m.M = 7
+			setting, want = "m", m
+		case DSub:
+			m.M = 7
+			setting, want = "m", m
+		case RR:
+			m.M = 7
+			setting, want = "m", m
+		case OneVoteDaRRM:
+			m.Eps = 7
+			setting, want = "target eps", m
+		case GNMax:
+			if e.in == votefile.TwoClass {
+				m.M = 7
+				setting, want = "m", m
+				break
+			}
+			family = noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
+			m.Sigma2 = 7
+			setting, want = "sigma2", m
+		case ConfidentGNMax:
+			family = m.ConfidentGNMax
+			m.Sigma2 = 7
+			setting, want = "sigma2", m
+		case LNMax:
+			setting, want = "Laplace scale", LNMax{Scale: 7}
+		}
+		got, with := Planned(e.m, classes)
+		if got != setting || !reflect.DeepEqual(with(7), want) {
+			t.Errorf("%s on %v: plans %q, set to 7 %#v; want %q, %#v", e.m.Name(), e.in, got, with(7), setting, want)
+		}
+		g, ok := GNMaxFamily(e.m, classes)
+		if ok != (family.Sigma2 != 0) || g != family {
+			t.Errorf("%s on %v: GNMaxFamily = %+v, %v; want %+v", e.m.Name(), e.in, g, ok, family)
+		}
 	}
 }
 

@@ -74,12 +74,9 @@ func (ConfidentGNMax) fromHeader(h *labelHeader) (Mechanism, error) {
 	return m, err
 }
 
-// planned: σ2, with σ1 at the same ratio to it.
+// planned: σ2 (a plan sets σ1 at its ratio to it).
 func (m ConfidentGNMax) planned(votefile.Input) (string, func(float64) Mechanism) {
-	return "sigma2", func(v float64) Mechanism {
-		m.Sigma1, m.Sigma2 = v*m.Sigma1/m.Sigma2, v
-		return m
-	}
+	return "sigma2", func(v float64) Mechanism { m.Sigma2 = v; return m }
 }
 
 func (m ConfidentGNMax) noisyMax() noisymax.ConfidentGNMax { return m.ConfidentGNMax }
