@@ -4,9 +4,7 @@ package main
 // the labels accounted, with which the flags must agree, or the flags.
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -86,16 +84,9 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 // value (a threshold of 0 is a threshold); the noise is not when the
 // header names none.
 func headerSettings(m *votefile.LabelMeta) map[string]string {
-	var stated map[string]any
-	_ = json.Unmarshal(m.Settings, &stated)
 	out := map[string]string{}
-	for k, v := range stated {
-		flag := strings.ReplaceAll(k, "_", "-")
-		if x, ok := v.(float64); ok {
-			out[flag] = num(x)
-		} else {
-			out[flag] = fmt.Sprint(v)
-		}
+	for _, s := range settingFlags(m.Settings) {
+		out[s[0]] = s[1]
 	}
 	return out
 }

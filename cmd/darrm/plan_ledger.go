@@ -4,6 +4,7 @@ package main
 // ledger's use (ledgerInitOf).
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -57,25 +58,30 @@ func ledgerInitOf(cmd *cobra.Command, p plan.Plan, shares []string) []string {
 		args = append(args, "--filter", r.Filter.String())
 	}
 	args = append(args, "--mechanism", string(r.Mechanism.Name()), "--K", strconv.Itoa(r.K))
-	switch m := r.Mechanism.(type) {
-	case ensemble.LNMax:
-		args = append(args, "--classes", strconv.Itoa(r.Classes), "--laplace-scale", num(m.Scale))
-	case ensemble.ConfidentGNMax:
-		args = append(args, "--classes", strconv.Itoa(r.Classes), "--threshold", num(m.Threshold), "--sigma1", num(m.Sigma1), "--sigma2", num(m.Sigma2), "--delta", num(m.Delta))
-	case ensemble.OneVoteDaRRM:
-		args = append(args, "--target-eps", num(m.Eps))
-		if m.Delta != 0 {
-			args = append(args, "--delta", num(m.Delta))
-		}
-	default:
-		if g, ok := m.(ensemble.GNMax); ok && r.Classes > 2 || ok && g.Sigma2 != 0 {
-			args = append(args, "--classes", strconv.Itoa(r.Classes), "--sigma2", num(g.Sigma2), "--delta", num(g.Delta))
-			break
-		}
-		t, _ := report.TargetOf(m)
+	m := r.Mechanism
+	if t, ok := report.TargetOf(m); ok && r.Classes == 2 {
 		args = append(args, "--m", num(t.M), "--eps", num(r.Teachers.Eps), "--Delta", num(r.Teachers.Delta))
 		if t.Delta != ensemble.DefaultTargetDelta {
 			args = append(args, "--delta", num(t.Delta))
+		}
+	} else if o, ok := m.(ensemble.OneVoteDaRRM); ok {
+		args = append(args, "--target-eps", num(o.Eps))
+		if o.Delta != 0 {
+			args = append(args, "--delta", num(o.Delta))
+		}
+	} else {
+		// A mechanism on class counts: its settings, by its JSON's keys,
+		// but the noise, which releases draw discrete; and the per-query
+		// delta of its guarantee, none for a pure one.
+		args = append(args, "--classes", strconv.Itoa(r.Classes))
+		raw, _ := json.Marshal(m)
+		for _, s := range settingFlags(raw) {
+			if s[0] != "noise" {
+				args = append(args, "--"+s[0], s[1])
+			}
+		}
+		if d := p.Count.PerQuery.Delta; d != 0 {
+			args = append(args, "--delta", num(d))
 		}
 	}
 	fs := cmd.Flags()
