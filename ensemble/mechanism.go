@@ -202,7 +202,8 @@ func Planned(m Mechanism, classes int) (setting string, with func(v float64) Mec
 
 // GNMaxFamily returns the settings of m as they are set (a zero Noise
 // unset) when m is of the GNMax family on the class counts of votes of
-// classes classes (GNMax on counts, ConfidentGNMax), and whether it is.
+// classes classes, and whether it is: ConfidentGNMax, and GNMax given its
+// Sigma2 or on classes other than 2 (0 for counts of any classes).
 func GNMaxFamily(m Mechanism, classes int) (noisymax.ConfidentGNMax, bool) {
 	f, ok := m.(interface {
 		noisyMax() noisymax.ConfidentGNMax

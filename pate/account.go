@@ -447,8 +447,8 @@ func (o AccountOptions) GNMax() noisymax.ConfidentGNMax {
 	return g
 }
 
-// countsOnly is the classes of an account's votes, counts whatever their
-// classes, to ensemble.GNMaxFamily.
+// countsOnly says to ensemble.GNMaxFamily that an account's votes are
+// counts, whatever their classes.
 const countsOnly = 0
 
 // count reads every query of in, checking it, and returns how many

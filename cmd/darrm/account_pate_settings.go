@@ -97,7 +97,7 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 // when unset, the discrete noise that releases draw (pate.AccountOptions).
 // A bad value is a *accountant.ParamError that names its setting.
 func checkGNMax(mech ensemble.Mechanism) error {
-	g, _ := ensemble.GNMaxFamily(mech, 0) // an account's votes are counts
+	g, _ := ensemble.GNMaxFamily(mech, 0) // counts, of any classes
 	if _, confident := mech.(ensemble.ConfidentGNMax); confident && !(g.Sigma1 > 0) {
 		return &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
 	}
