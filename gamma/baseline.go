@@ -32,12 +32,12 @@ func SubSize(m float64) int { return int(math.Floor(m)) }
 // order: gamma_Sub of subSize teachers (0 means SubSize(m); Lemma 3.4.1),
 // and gamma_DSub when the teachers and the release are pure DP, Delta =
 // delta = 0, the setting of Theorem 3.5.1; in the one-vote relation, GNMax
-// calibrated on its released bit (GNMaxBaseline). Randomized response's
+// calibrated on its released bit. Randomized response's
 // constant, which a composition gives, is RRBaseline (OneVoteRRBaseline in
 // the one-vote relation).
 func Baselines(p constraints.Problem, subSize int) ([]Baseline, error) {
 	if p.Relation == accountant.OneVote {
-		gn, err := GNMaxBaseline(p)
+		gn, err := gnmaxBaseline(p)
 		if err != nil {
 			return nil, err
 		}

@@ -43,12 +43,12 @@ func GNMaxSigmaSampled(target accountant.Guarantee, k int) (float64, error) {
 	return noisymax.GNMaxSigmaTight(room, k)
 }
 
-// GNMaxBaseline returns two-class GNMax at the per-query guarantee of the
+// gnmaxBaseline returns two-class GNMax at the per-query guarantee of the
 // one-vote problem p, σ calibrated on the exact privacy curve of the
 // released bit for p.K votes (GNMaxSigmaSampled, darrm's --gnmax-search
 // tight), and its noise function as a sampler of 53-bit uniforms realises
 // it (Realised), which is what is certified.
-func GNMaxBaseline(p constraints.Problem) (Baseline, error) {
+func gnmaxBaseline(p constraints.Problem) (Baseline, error) {
 	if err := checkOneVote(p); err != nil {
 		return Baseline{}, err
 	}

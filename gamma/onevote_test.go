@@ -57,8 +57,8 @@ func TestOneVotePerturbedFails(t *testing.T) {
 // TestOneVoteBaselineErrors: the one-vote baselines refuse a
 // private-teachers problem.
 func TestOneVoteBaselineErrors(t *testing.T) {
-	if _, err := GNMaxBaseline(constraints.New(11, 3, 0.1, 1e-5)); err == nil {
-		t.Error("GNMaxBaseline accepted a private-teachers problem")
+	if _, err := gnmaxBaseline(constraints.New(11, 3, 0.1, 1e-5)); err == nil {
+		t.Error("gnmaxBaseline accepted a private-teachers problem")
 	}
 	if _, err := OneVoteOpt(constraints.New(11, 3, 0.1, 1e-5)); err == nil {
 		t.Error("OneVoteOpt accepted a private-teachers problem")

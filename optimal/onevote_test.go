@@ -228,10 +228,11 @@ func TestOneVoteAgainstGNMax(t *testing.T) {
 	} {
 		p := constraints.NewOneVote(tc.k, tc.eps, tc.delta)
 		r := mustOpt(t, p, gamma.UniformPrior())
-		gn, err := gamma.GNMaxBaseline(p)
-		if err != nil {
-			t.Fatal(err)
+		bs, err := gamma.Baselines(p, 0)
+		if err != nil || len(bs) != 1 {
+			t.Fatalf("K=%d: one-vote baselines %v, %v", tc.k, bs, err)
 		}
+		gn := bs[0]
 		cert, err := gamma.Verify(context.Background(), p, gn.Gamma, gamma.VerifyOptions{})
 		if err != nil || cert.Status != gamma.Certified {
 			t.Fatalf("K=%d: GNMax %v, %v", tc.k, cert.Status, err)
