@@ -60,7 +60,7 @@ type equalDoc struct {
 // accuracies are plan's tests' (ExampleCompareAtTotals at 10 queries,
 // TestCompareAtTotalsHundred at 100 in the full run).
 func TestSolveEqualTotals(t *testing.T) {
-	cache := t.TempDir()
+	cache := sharedCache
 	cases := []struct {
 		name     string
 		args     []string

@@ -305,26 +305,33 @@ func TestPlanErrors(t *testing.T) {
 
 // TestPlanForLedger: Confident-GNMax planned with --for ledger for 300
 // queries at (2, 1e-5); ledger init with that budget and those labels
-// declared, then aggregate on the ledger releases all 300.
+// declared, then aggregate on the ledger releases all 300. Under -short
+// 100 queries (a third of the CPU): the ledger's count still exceeds the
+// neighbour's (100 against 90), the property checked.
 func TestPlanForLedger(t *testing.T) {
+	n := 300
+	if testing.Short() {
+		n = 100
+	}
+	queries := fmt.Sprint(n)
 	dir := t.TempDir()
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
 	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
 	proxy := countsFile(t, dir, "proxy.csv", 100, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
-	private := countsFile(t, dir, "private.csv", 300, func(i int) []int { return plurality(60+(7*i)%190, i%10) })
-	out, e, code := darrm(t, "", append([]string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", "300",
+	private := countsFile(t, dir, "private.csv", n, func(i int) []int { return plurality(60+(7*i)%190, i%10) })
+	out, e, code := darrm(t, "", append([]string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", queries,
 		"--votes", proxy, "--votes-are", "public", "--for", "ledger", "--format", "json"}, budget...)...)
 	if code != 0 {
 		t.Fatal(e)
 	}
 	doc := decodeJSON(t, out)
-	if doc["for"] != "ledger" || number(t, doc, "ledger_queries") < 300 || number(t, doc, "neighbour_queries") >= 300 {
-		t.Fatalf("plan --for ledger: for %v, ledger_queries %v, neighbour_queries %v: want ledger, >= 300, < 300", doc["for"], doc["ledger_queries"], doc["neighbour_queries"])
+	if doc["for"] != "ledger" || number(t, doc, "ledger_queries") < float64(n) || number(t, doc, "neighbour_queries") >= float64(n) {
+		t.Fatalf("plan --for ledger: for %v, ledger_queries %v, neighbour_queries %v: want ledger, >= %d, < %d", doc["for"], doc["ledger_queries"], doc["neighbour_queries"], n, n)
 	}
 	settings := []string{"--mechanism", "confident-gnmax", "--threshold", fmt.Sprint(number(t, doc, "threshold")), "--sigma1", fmt.Sprint(number(t, doc, "sigma1")),
 		"--sigma2", fmt.Sprint(number(t, doc, "sigma2")), "--delta", fmt.Sprint(number(t, doc, "delta"))}
 	led := filepath.Join(dir, "pate.ledger")
-	init := append(append([]string{"ledger", "init", led, "--votes", private, "--classes", "10", "--queries", "300"}, settings...), budget...)
+	init := append(append([]string{"ledger", "init", led, "--votes", private, "--classes", "10", "--queries", queries}, settings...), budget...)
 	if _, e, code := darrm(t, "", init...); code != 0 {
 		t.Fatalf("ledger init: exit %d: %s", code, e)
 	}
@@ -332,8 +339,8 @@ func TestPlanForLedger(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("aggregate on the ledger: exit %d: %s", code, e)
 	}
-	if n := answered(t, out); n != 300 {
-		t.Errorf("aggregate on the ledger released %d of 300", n)
+	if got := answered(t, out); got != n {
+		t.Errorf("aggregate on the ledger released %d of %d", got, n)
 	}
 }
 
