@@ -59,6 +59,11 @@ type Total struct {
 	// DeltaFrom says where the δ of a total to publish comes from
 	// (Account.Publish).
 	DeltaFrom DeltaOrigin
+	// Argument, when set, names the argument that gives Guarantee for a
+	// release accounted as a whole, where no composition of its steps
+	// does (pate's "generalized PTR"), and ArgumentSource its source:
+	// Name and Reference then say them.
+	Argument, ArgumentSource string
 }
 
 // DeltaOrigin says where the δ of a total to publish comes from
@@ -92,9 +97,12 @@ func (deltaOriginTable) Names() *enum.Names[DeltaOrigin] { return &deltaOriginNa
 // Name is the method's name; "profile" for the composition of a point of
 // the per-query privacy profile (Point); "teachers' cap" and the cap's
 // rule for the cap (Cap); the filter's name and "budget" for a filter's
-// budget (Filter).
+// budget (Filter); the argument's name for a release accounted as a
+// whole (Argument).
 func (t Total) Name() string {
 	switch {
+	case t.Argument != "":
+		return t.Argument
 	case t.Cap != nil:
 		return "teachers' cap (" + t.Cap.Rule() + ")"
 	case t.Filter:
@@ -108,6 +116,8 @@ func (t Total) Name() string {
 // Reference names the result behind the total, as Method.Reference does.
 func (t Total) Reference() string {
 	switch {
+	case t.Argument != "":
+		return t.ArgumentSource
 	case t.Cap != nil:
 		return t.Cap.Reference()
 	case t.Filter && t.Method == Simple:
@@ -123,7 +133,8 @@ func (t Total) Reference() string {
 // MarshalJSON writes the total with its name and reference (Name,
 // Reference), the profile point it composed, if any ("profile_point"), the
 // bound that won ("total_bound") and the composition over the queries
-// ("queries"; null for the cap or a filter's budget to publish), and null
+// ("queries"; null for the cap, a filter's budget or an argument's total
+// to publish), and null
 // eps and delta when no bound is known.
 func (t Total) MarshalJSON() ([]byte, error) {
 	type pair struct {
@@ -150,7 +161,7 @@ func (t Total) MarshalJSON() ([]byte, error) {
 	}
 	if t.Err != nil {
 		o.Error = t.Err.Error()
-	} else if t.Cap == nil && !t.Filter {
+	} else if t.Cap == nil && !t.Filter && t.Argument == "" {
 		// A total to publish that is the cap or a filter's budget has no
 		// composition over the queries beside it.
 		q := t.Guarantee

@@ -121,12 +121,13 @@ func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.
 	if err != nil {
 		return ReleaseResult{}, sink.settle(fmt.Errorf("release: %w", err), 0)
 	}
-	return releaseTo(ctx, in, agg, b, src, sink, limit, opts)
+	return releaseTo(ctx, in, agg, b, src, sink, limit, opts, nil)
 }
 
 // releaseTo is ReleaseTo for the binding b of agg to the votes of in
-// (releaseBinding).
-func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenance.Binding, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
+// (releaseBinding), of a release accounted as a whole by whole, if not nil,
+// whose header says so.
+func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenance.Binding, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions, whole *Accounted) (ReleaseResult, error) {
 	var res ReleaseResult
 	if err := sink.check(); err != nil {
 		return res, sink.settle(err, 0)
@@ -149,6 +150,10 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 		meta.Ledger = sink.Ledger.ID()
 	}
 	labelSettings(agg.Mechanism(), &meta)
+	if whole != nil {
+		meta.Accounting = whole.Accounting
+		meta.Total = &votefile.LabelTotal{Eps: whole.Total.Guarantee.Eps, Delta: whole.Total.Guarantee.Delta, Argument: whole.Total.Argument}
+	}
 	if b.Partition != provenance.PartitionUnstated {
 		meta.Partition = b.Partition.String()
 	}

@@ -52,6 +52,10 @@ type ReleaseSpec struct {
 	Ledger Ledger
 	// Sink is where the labels go; Release sets its Ledger.
 	Sink LabelSink
+	// Accounted, if not nil, accounts the release as a whole, by an
+	// argument no composition of its per-query steps makes: it takes no
+	// Budget and no TotalDelta, charges Ledger one step of its total.
+	Accounted *Accounted
 	// Random is the randomness of the labels; nil means crypto/rand
 	// (noise.NewSource).
 	Random *noise.Source
@@ -60,6 +64,26 @@ type ReleaseSpec struct {
 	Certificate Options
 	Options     ReleaseOptions
 }
+
+// Accounted is a release its caller accounts for as a whole (pate's
+// generalized PTR): a test, drawn after the ledger is charged and before
+// any label, decides whether the first Queries queries are labelled (the
+// later ones are read and checked, and counted as stopped by the budget),
+// and Total is the total to publish, whether it passes or not.
+type Accounted struct {
+	// Accounting names the accounting, as the label file's header states
+	// it (votefile.LabelMeta.Accounting).
+	Accounting string
+	Queries    int
+	// Total is the total to publish, its argument named
+	// (accountant.Total.Argument).
+	Total accountant.Total
+	Test  func(context.Context) (bool, error)
+}
+
+// ErrTestFailed is a release accounted as a whole whose test failed: no
+// label was released, and its total to publish still holds.
+var ErrTestFailed = errors.New("the release's test failed: no label released")
 
 // Released is what a release did: the aggregator and its description,
 // its binding to the votes, the account of what it released and what its
@@ -184,6 +208,12 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		return fail(StepAccounting, err)
 	}
 	limit, sink := -1, s.Sink
+	if w := s.Accounted; w != nil {
+		if err := w.check(s); err != nil {
+			return fail(StepAccounting, err)
+		}
+		limit = w.Queries
+	}
 	if s.Budget != nil {
 		out.Account.Budget = s.Budget
 		if out.MaxQueries, out.Allows, err = Allowed(ctx, out.Account); err != nil {
@@ -199,7 +229,13 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		}
 		out.Account.Delta = s.TotalDelta
 	}
-	if s.Ledger != nil {
+	switch {
+	case s.Ledger != nil && s.Accounted != nil:
+		if err := s.Accounted.charge(s.Ledger, s.Mechanism.Name(), out.Binding); err != nil {
+			return fail(StepLedger, err)
+		}
+		sink.Ledger = charged{s.Ledger}
+	case s.Ledger != nil:
 		if limit, err = s.Ledger.Begin(s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
 			return fail(StepLedger, err)
 		}
@@ -209,11 +245,27 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	if src == nil {
 		src = noise.NewSource()
 	}
-	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options); err != nil {
+	if w := s.Accounted; w != nil {
+		out.Publish = w.Total
+		pass, err := w.Test(ctx)
+		if err != nil {
+			return fail(StepAccounting, err)
+		}
+		if !pass {
+			if s.Ledger != nil {
+				if out.Publish, err = s.Ledger.Publish(); err != nil {
+					return fail(StepLedger, err)
+				}
+			}
+			return out, ErrTestFailed
+		}
+	}
+	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options, s.Accounted); err != nil {
 		return fail(StepLabels, err)
 	}
 	out.Account.Steps = out.Result.Released
 	switch {
+	case s.Accounted != nil && s.Ledger == nil:
 	case s.Ledger != nil:
 		if out.Publish, err = s.Ledger.Publish(); err != nil {
 			return fail(StepLedger, err)
@@ -230,6 +282,45 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	}
 	return out, nil
 }
+
+// check refuses an accounted release of s with a budget or a total δ
+// (its total is its argument's), no test, or no query.
+func (w *Accounted) check(s ReleaseSpec) error {
+	switch {
+	case s.Budget != nil || s.TotalDelta != nil:
+		return errors.New("ReleaseSpec.Accounted goes without Budget and TotalDelta: the total of a release accounted as a whole is its argument's")
+	case w.Test == nil:
+		return errors.New("ReleaseSpec.Accounted.Test is not set: a release accounted as a whole needs its test")
+	case w.Queries < 1:
+		return &accountant.ParamError{Name: "queries", Value: float64(w.Queries), Rule: "must be >= 1"}
+	}
+	return nil
+}
+
+// charge charges the ledger l one step of the release's total, before
+// its test is drawn, as pate.ChargeDraw charges a draw: the test and the
+// labels leave under that one guarantee, never per query.
+func (w *Accounted) charge(l Ledger, mechanism provenance.MechanismName, b provenance.Binding) error {
+	allowed, err := l.Begin(mechanism, b, accountant.ApproxStep(w.Total.Guarantee), 1)
+	if err != nil {
+		return err
+	}
+	if allowed < 1 {
+		return fmt.Errorf("%w: the release's total %v is beyond what the ledger's budget has left: nothing released", ErrBudget, w.Total.Guarantee)
+	}
+	if err := l.Reserve(1); err != nil {
+		return err
+	}
+	return l.Settle(1)
+}
+
+// charged is a ledger charged for a release as a whole (Accounted.charge):
+// its labels are not charged again; the label file's header states where
+// the ledger was.
+type charged struct{ Ledger }
+
+func (charged) Reserve(int) error { return nil }
+func (charged) Settle(int) error  { return nil }
 
 // checkTotalDelta checks the total δ a release states its total at: in
 // [0, 1), and only without a budget, whose δ is the one.

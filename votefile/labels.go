@@ -77,6 +77,19 @@ type LabelMeta struct {
 	LedgerLines int    `json:"ledger_lines,omitempty"`
 	LedgerSize  int64  `json:"ledger_size,omitempty"`
 	LedgerHead  string `json:"ledger_head,omitempty"`
+	// Accounting names how the release was accounted when not per query
+	// ("ptr": as a whole, by generalized PTR), "" when it was; Total is
+	// then the total it published, by the argument it names.
+	Accounting string      `json:"accounting,omitempty"`
+	Total      *LabelTotal `json:"total,omitempty"`
+}
+
+// LabelTotal is the total a release accounted as a whole published, as a
+// label file's header states it.
+type LabelTotal struct {
+	Eps      float64 `json:"eps"`
+	Delta    float64 `json:"delta"`
+	Argument string  `json:"argument"`
 }
 
 // LabelTeachers is the guarantee of each teacher that a release assumed,
@@ -133,11 +146,12 @@ func (m *LabelMeta) HeaderLine() string {
 	return "# " + string(raw)
 }
 
-// labelKeys are the keys of a label file's header, and teacherKeys those
-// of its teachers object.
+// labelKeys are the keys of a label file's header, and teacherKeys and
+// totalKeys those of its teachers and total objects.
 var (
-	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head"}
+	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head", "accounting", "total"}
 	teacherKeys = []string{"eps", "Delta"}
+	totalKeys   = []string{"eps", "delta", "argument"}
 	// settingKeys are the keys of labelKeys that the mechanisms' settings
 	// use (LabelMeta.Settings).
 	settingKeys = labelKeys[6:11]
@@ -151,6 +165,9 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 	obj, err := object(b, "label file header", labelKeys)
 	if err == nil && obj["teachers"] != nil && string(obj["teachers"]) != "null" {
 		_, err = object(obj["teachers"], "label file header teachers", teacherKeys)
+	}
+	if err == nil && obj["total"] != nil && string(obj["total"]) != "null" {
+		_, err = object(obj["total"], "label file header total", totalKeys)
 	}
 	if err != nil {
 		return nil, err
@@ -197,6 +214,10 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 		return nil, bad("eps", m.Eps, "must be a finite number >= 0")
 	case !(m.Delta >= 0 && m.Delta < 1):
 		return nil, bad("delta", m.Delta, "must be in [0, 1)")
+	case (m.Accounting == "") != (m.Total == nil):
+		return nil, bad("accounting", strconv.Quote(m.Accounting), "goes with the total it published (total), and only with one")
+	case m.Total != nil && !(m.Total.Eps >= 0 && !math.IsInf(m.Total.Eps, 0) && m.Total.Delta >= 0 && m.Total.Delta < 1 && m.Total.Argument != ""):
+		return nil, bad("total", *m.Total, "must be a finite eps >= 0, a delta in [0, 1) and the argument's name")
 	case m.Ledger != "" && !isLedgerID(m.Ledger):
 		return nil, bad("ledger", strconv.Quote(m.Ledger), "must be a ledger's id, 32 hexadecimal digits")
 	case m.LedgerLines == 0 && m.LedgerSize == 0 && m.LedgerHead == "":
