@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
@@ -672,29 +673,85 @@ func ptrSmooth(beta, sigma, z, order, ss float64) (float64, float64) {
 // it passed or not. It draws no label: on a pass the caller labels the
 // proposed queries with m, with fresh noise.
 func ProposeTestRelease(ctx context.Context, counts [][]int, teachers, classes int, m noisymax.ConfidentGNMax, opts PTROptions, src *noise.Source) (PTRResult, error) {
+	r, acct, err := ptrPlan(counts, teachers, classes, m, opts, "votes")
+	if err != nil {
+		return r, err
+	}
+	r.Pass, err = acct.ptrTest(ctx, r, src)
+	return r, err
+}
+
+// ptrPlan returns the plan of a PTR release of the first opts.Queries
+// queries of counts (every query when 0; what names them in errors) by m
+// (ptrRule) and the account of those queries at its order, whose test is
+// yet to be drawn.
+func ptrPlan(counts [][]int, teachers, classes int, m noisymax.ConfidentGNMax, opts PTROptions, what string) (PTRResult, *rdpAccount, error) {
 	n := opts.Queries
 	if n == 0 {
 		n = len(counts)
 	}
 	if n > len(counts) {
-		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: float64(n), Rule: fmt.Sprintf("must be at most the %d queries of the votes", len(counts))})
+		return PTRResult{}, nil, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: float64(n), Rule: fmt.Sprintf("must be at most the %d queries of the %s", len(counts), what)})
 	}
 	r, err := ptrRule(m, classes, n, opts)
 	if err != nil {
-		return r, err
+		return r, nil, err
 	}
 	acct, err := newRDPAccount(m, teachers, classes, rdpOptions{Orders: []float64{r.Order}, Abstain: opts.Abstain})
 	if err != nil {
-		return r, err
+		return r, nil, err
 	}
 	for i, c := range counts[:n] {
 		if err := acct.add(c, answerUnknown); err != nil {
-			return r, fmt.Errorf("query %d: %w", i+1, err)
+			return r, nil, fmt.Errorf("query %d: %w", i+1, err)
 		}
 	}
-	r.Pass, err = acct.ptrTest(ctx, r, src)
-	return r, err
+	return r, acct, nil
 }
+
+// ReleasePTR releases the labels of s by generalized Propose-Test-Release:
+// ensemble.Release of s (Confident-GNMax or GNMax on class counts),
+// accounted as a whole (ensemble.Accounted, "ptr"): it labels the first
+// opts.Queries queries (every query of counts when 0) only if the test of
+// ProposeTestRelease passes on counts, the counts of s.Votes, drawn from
+// s.Random (crypto/rand when nil), and publishes the total of the
+// PTRResult, by PTRArgument, whether it passes or not; a ledger of s is
+// charged that total as one step before the test is drawn. A failed test
+// is ensemble.ErrTestFailed, with no label released. s takes no budget:
+// opts.Budget is the release's.
+func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opts PTROptions) (ensemble.Released, PTRResult, error) {
+	if s.Votes == nil {
+		return ensemble.Released{}, PTRResult{}, fmt.Errorf("PATE PTR: ReleaseSpec.Votes is not set")
+	}
+	m, ok := ensemble.GNMaxFamily(s.Mechanism, s.Votes.Classes())
+	if !ok {
+		return ensemble.Released{}, PTRResult{}, fmt.Errorf("PATE PTR: ReleaseSpec.Mechanism must be Confident-GNMax or GNMax on class counts, not %T", s.Mechanism)
+	}
+	if m.Noise == noisymax.UnsetNoise {
+		m.Noise = noisymax.DiscreteNoise // ensemble's default
+	}
+	r, acct, err := ptrPlan(counts, s.Votes.K(), s.Votes.Classes(), m, opts, "votes")
+	if err != nil {
+		return ensemble.Released{}, r, err
+	}
+	src := s.Random
+	if src == nil {
+		src = noise.NewSource()
+	}
+	s.Random = src
+	s.Accounted = &ensemble.Accounted{Accounting: "ptr", Queries: r.Queries,
+		Total: accountant.Total{Guarantee: r.Publish, DeltaFrom: accountant.BudgetDelta, Argument: PTRArgument, ArgumentSource: ptrSource},
+		Test: func(ctx context.Context) (bool, error) {
+			var err error
+			r.Pass, err = acct.ptrTest(ctx, r, src)
+			return r.Pass, err
+		}}
+	out, err := ensemble.Release(ctx, s)
+	return out, r, err
+}
+
+// ptrSource names the result behind a PTR release's total.
+const ptrSource = "generalized Propose-Test-Release (Redberg, Zhu and Wang 2023), with a Renyi bound tested (docs/pate.md)"
 
 // ptrTest draws the test of plan r on the account's queries (ptrStatistic,
 // then ptrDraw).
@@ -752,25 +809,9 @@ func ptrDraw(f, s float64, r PTRResult, src *noise.Source) (bool, error) {
 // teachers): on the private votes it is a function of them, not for
 // publication.
 func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m noisymax.ConfidentGNMax, opts PTROptions) (PTRResult, float64, error) {
-	n := opts.Queries
-	if n == 0 {
-		n = len(proxy)
-	}
-	if n > len(proxy) {
-		return PTRResult{}, 0, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: float64(n), Rule: fmt.Sprintf("must be at most the %d queries of the proxy votes", len(proxy))})
-	}
-	r, err := ptrRule(m, classes, n, opts)
+	r, acct, err := ptrPlan(proxy, teachers, classes, m, opts, "proxy votes")
 	if err != nil {
 		return r, 0, err
-	}
-	acct, err := newRDPAccount(m, teachers, classes, rdpOptions{Orders: []float64{r.Order}, Abstain: opts.Abstain})
-	if err != nil {
-		return r, 0, err
-	}
-	for i, c := range proxy[:n] {
-		if err := acct.add(c, answerUnknown); err != nil {
-			return r, 0, fmt.Errorf("query %d: %w", i+1, err)
-		}
 	}
 	f, s, err := acct.ptrStatistic(ctx, r)
 	if err != nil {

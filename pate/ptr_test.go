@@ -1,14 +1,18 @@
 package pate
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/votefile"
 )
 
 // synthCounts returns n queries of k teachers' counts over c classes: in
@@ -367,5 +371,69 @@ func TestPTRQueries(t *testing.T) {
 	opts.Queries = n + 1
 	if _, q, err := PTRPassProbability(context.Background(), proxy, 250, 10, m, opts); err != nil || q >= 0.9 {
 		t.Errorf("N + 1 = %d passes with probability %v (%v), want below 0.9", n+1, q, err)
+	}
+}
+
+// TestReleasePTR releases labels by generalized PTR through
+// ensemble.Release: on high-consensus votes the test passes and the first
+// N queries are labelled, the label file's header stating the accounting
+// and the total; on low-consensus votes of many queries it fails, and
+// nothing is written. Either way the total published is the plan's, by
+// PTRArgument, within the budget; the same seed draws the same test.
+func TestReleasePTR(t *testing.T) {
+	m := ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5}
+	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	for _, tc := range []struct {
+		name       string
+		n, queries int
+		high       float64
+		pass       bool
+		labelled   int
+	}{
+		{name: "pass", n: 60, queries: 40, high: 1, pass: true, labelled: 40},
+		{name: "fail", n: 600, high: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			counts := synthCounts(rand.New(rand.NewPCG(7, 8)), tc.n, 250, 10, tc.high)
+			var first PTRResult
+			for run := range 2 {
+				var labels bytes.Buffer
+				s := ensemble.ReleaseSpec{Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m,
+					Sink: ensemble.LabelSink{Stdout: &labels}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}}
+				out, r, err := ReleasePTR(context.Background(), s, counts, PTROptions{Budget: budget, Queries: tc.queries})
+				switch {
+				case tc.pass && err != nil && !errors.Is(err, ensemble.ErrBudget):
+					t.Fatalf("release: %v", err)
+				case !tc.pass && !errors.Is(err, ensemble.ErrTestFailed):
+					t.Fatalf("release: %v, want the test to fail", err)
+				}
+				if r.Pass != tc.pass || out.Result.Released != tc.labelled {
+					t.Fatalf("pass %v, %d released; want %v, %d", r.Pass, out.Result.Released, tc.pass, tc.labelled)
+				}
+				p := out.Publish
+				if p.Argument != PTRArgument || p.Name() != PTRArgument || p.Guarantee != r.Publish || p.Guarantee.Eps > budget.Eps || p.Guarantee.Delta > budget.Delta {
+					t.Errorf("publishes %+v, want the plan's %v by %q within %v", p, r.Publish, PTRArgument, budget)
+				}
+				if run == 0 {
+					first = r
+				} else if r != first {
+					t.Errorf("seeded runs differ: %+v, %+v", first, r)
+				}
+				if !tc.pass {
+					if labels.Len() != 0 {
+						t.Errorf("a failed test wrote %q", labels.String())
+					}
+					return
+				}
+				lr, err := votefile.NewLabelReader(&labels, "labels")
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := lr.Meta()
+				if h == nil || h.Accounting != "ptr" || h.Total == nil || h.Total.Argument != PTRArgument || h.Total.Eps != r.Publish.Eps || h.Total.Delta != r.Publish.Delta {
+					t.Errorf("label header %+v, want accounting ptr and the total %v", h, r.Publish)
+				}
+			}
+		})
 	}
 }
