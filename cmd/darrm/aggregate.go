@@ -41,12 +41,14 @@ type aggregateFlags struct {
 	Out         string               `flag:"out" help:"file for the labels, written atomically (- for stdout)"`
 	OutFormat   votefile.Format      `flag:"out-format" help:"labels: csv, jsonl or npy (auto: by --out's extension)"`
 	Partition   provenance.Partition `flag:"partition" help:"data split: keyed-hash, file-position or shared" default:"the header's"`
+	Accounting  string               `flag:"accounting" help:"data-independent (per query) or ptr (generalized PTR, with a budget)"`
+	MaxQueries  int                  `flag:"max-queries" help:"with --accounting ptr: the proposal, the first N queries" default:"every query"`
 	voteFlags
 	Mechanism provenance.MechanismName
 }
 
 func newAggregateCmd() *cobra.Command {
-	f := aggregateFlags{Out: "-"}
+	f := aggregateFlags{Out: "-", Accounting: accountingDataIndependent}
 	cmd := newCmd("aggregate", &cobra.Command{
 		Use:   "aggregate [VOTES] [flags]",
 		Short: "Release one private majority label per query from K teachers' votes",
@@ -116,6 +118,9 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err := checkSettings(cmd, info, nil); err != nil {
 		return err
 	}
+	if err := f.checkAccounting(cmd, info, budget, name); err != nil {
+		return err
+	}
 	if cmd.Flags().Changed("K") && f.K != in.K() {
 		return cli.Usagef("--K = %d but %s has K = %d teachers", f.K, input, in.K())
 	}
@@ -124,6 +129,9 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	spec.Budget, spec.DeltaPrime, spec.TotalDelta = budget, f.DeltaPrime, totalDelta
+	if f.Accounting == accountingPTR {
+		spec.Budget = nil // PTR's own: the test and the proposal split it
+	}
 	p := rel.Problem.Problem
 	if info.Input == votefile.ManyClasses {
 		p = constraints.Problem{K: in.K(), TargetDelta: f.Target}
@@ -141,7 +149,15 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		defer led.close()
 		spec.Ledger = led
 	}
-	done, err := ensemble.Release(cmd.Context(), spec)
+	var (
+		done ensemble.Released
+		ptr  *report.PTR
+	)
+	if f.Accounting == accountingPTR {
+		done, ptr, err = f.releasePTR(cmd, name, spec, budget.Guarantee)
+	} else {
+		done, err = ensemble.Release(cmd.Context(), spec)
+	}
 	lines.Done()
 	warnNotStored(cmd, optimal.Loaded{StoreErr: notStored})
 	if led != nil && led.begun {
@@ -149,6 +165,9 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
 		return mech.ReleaseError(err, input)
+	}
+	if err != nil && f.Accounting == accountingPTR && ptr == nil {
+		return err // no label: the test failed, or the ledger had no room for the total
 	}
 	if led != nil && led.begun {
 		st, err := led.BalanceFor(done.Aggregator.Privacy().Spend)
@@ -160,7 +179,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	rel.Released = done
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
-	rel.LedgerPath, rel.Analysis, rel.Elapsed = ledger.Redact(f.Ledger), f.Analysis, time.Since(start)
+	rel.LedgerPath, rel.Analysis, rel.Elapsed, rel.PTR = ledger.Redact(f.Ledger), f.Analysis, time.Since(start), ptr
 	out, err := report.NewSummary(rel)
 	if err != nil {
 		return err

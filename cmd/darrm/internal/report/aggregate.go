@@ -66,6 +66,8 @@ type released struct {
 	// Analysis says to print the analysis totals in a table too (they
 	// are always in JSON and CSV).
 	Analysis bool `json:"-"`
+	// PTR is the plan of a release by generalized PTR, null otherwise.
+	PTR *PTR `json:"ptr"`
 }
 
 // Aggregate is the summary darrm aggregate prints after a release: one
@@ -175,6 +177,8 @@ type Release struct {
 	// Analysis says to print the analysis totals as a table too.
 	Analysis bool
 	Elapsed  time.Duration
+	// PTR is the plan of a release by generalized PTR, nil otherwise.
+	PTR *PTR
 }
 
 // NewSummary is the summary of the release r (NewAggregate), as the
@@ -209,7 +213,10 @@ func newReleased(r Release) (released, error) {
 		out.Ledger = &Ledger{Path: r.LedgerPath, Balance: *r.LedgerStatus}
 	}
 	out.Publish = Publish{Total: r.Publish, None: r.LedgerStatus == nil && res.Released == 0}
-	if acc := r.Account; res.Released > 0 {
+	out.PTR = r.PTR
+	// A total by an argument is the release's only one: no composition of
+	// its labels covers its test.
+	if acc := r.Account; res.Released > 0 && r.Publish.Argument == "" {
 		acc.Steps = res.Released
 		if ts, err := acc.Totals(); err == nil {
 			out.Totals = newTotals(ts)
@@ -355,6 +362,9 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 	}
 	t.Line("%s", labels)
 	out.writeBudget(t)
+	if out.PTR != nil {
+		out.PTR.write(t)
+	}
 	desc := []string{strings.ToUpper(out.InputFormat), out.Layout}
 	if out.VotesHeader != nil {
 		desc = append(desc, out.headerWhere())
@@ -400,7 +410,11 @@ func (out released) writePublish(t *cliout.Text, what string) {
 		t.Line("  why: %s", p.why())
 	case p.known():
 		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(p.Guarantee), what, p.Name(), t.Note(p.Reference()))
-		t.Line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
+		if p.Argument != "" {
+			t.Line("  at %s; the one total of this release, its test and its labels: no composition of the labels covers the test", deltaWords[p.DeltaFrom])
+		} else {
+			t.Line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
+		}
 		if p.Inexact != "" {
 			t.Line("  note: %s; the total is a looser bound that holds", p.Inexact)
 		}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/plural"
+	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/pate"
+	"github.com/darrm/darrm/votefile"
+)
+
+// The accountings of a release (--accounting): per query, by a
+// composition of the mechanism's data-independent guarantee, or as a
+// whole by generalized PTR (docs/pate.md, "A data-dependent guarantee:
+// generalized PTR").
+const (
+	accountingDataIndependent = "data-independent"
+	accountingPTR             = "ptr"
+)
+
+// ptrFlagNames are the flags that set the parameters of a PTR release.
+var ptrFlagNames = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "queries": "--max-queries"}
+
+// checkAccounting refuses --accounting and --max-queries where they do not
+// apply, before anything is read: PTR tests PATE's data-dependent cost,
+// of confident-gnmax or gnmax on class counts, within a budget, and reads
+// the votes twice (the test, then the labels), so not from standard input.
+func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanismInfo, budget *accountant.Budget, name string) error {
+	fs := cmd.Flags()
+	switch f.Accounting {
+	case accountingDataIndependent:
+		if fs.Changed("max-queries") {
+			return cli.Usagef("--max-queries = %d goes with --accounting ptr: it is the proposal of a PTR release (a budget limits a data-independent one)", f.MaxQueries)
+		}
+		return nil
+	case accountingPTR:
+	default:
+		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, accountingDataIndependent, accountingPTR)
+	}
+	switch {
+	case info.Input != votefile.ManyClasses || (info.Name != ensemble.ConfidentGNMax{}.Name() && info.Name != ensemble.GNMax{}.Name()):
+		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s or %s on class counts",
+			info.Name, ensemble.ConfidentGNMax{}.Name(), ensemble.GNMax{}.Name())
+	case budget == nil:
+		return cli.Usagef("--accounting ptr needs --budget-eps and --budget-delta: the test and the proposal split the budget, and its total is published")
+	case fs.Changed("max-queries") && f.MaxQueries < 1:
+		return cli.Usagef("--max-queries = %d: must be >= 1", f.MaxQueries)
+	case name == cli.Std:
+		return cli.Usagef("--accounting ptr reads the votes twice, for the test and then for the labels: give VOTES as a file, not standard input")
+	}
+	return nil
+}
+
+// releasePTR releases the labels of spec by generalized PTR
+// (pate.ReleasePTR) within budget, its proposal the first --max-queries
+// queries of the votes, or every query, never a number chosen from them:
+// it reads the votes named name once for the test's counts, and spec's
+// reader labels them.
+func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemble.ReleaseSpec, budget accountant.Guarantee) (ensemble.Released, *report.PTR, error) {
+	in, file, err := f.OpenVotes(cmd, "VOTES", name)
+	if err != nil {
+		return ensemble.Released{}, nil, err
+	}
+	var counts [][]int
+	for in.Next() {
+		counts = append(counts, append([]int(nil), in.Query().Counts...))
+	}
+	err = in.Err()
+	file.Close()
+	if err != nil {
+		return ensemble.Released{}, nil, err
+	}
+	opts := pate.PTROptions{Budget: budget, Queries: f.MaxQueries, Abstain: votefile.MayAbstain(in)}
+	done, r, err := pate.ReleasePTR(cmd.Context(), spec, counts, opts)
+	switch {
+	case errors.Is(err, ensemble.ErrTestFailed):
+		return done, nil, &ptrFailed{plan: report.NewPTR(r, budget), publish: done.Publish, ledger: ledger.Redact(f.Ledger)}
+	case errors.Is(err, ensemble.ErrBudget) && done.Result.Released+done.Result.StoppedByBudget == 0:
+		return done, nil, err // a ledger without room for the total: nothing drawn
+	case err != nil && !errors.Is(err, ensemble.ErrBudget):
+		return done, nil, flagErr(err, ptrFlagNames)
+	}
+	return done, report.NewPTR(r, budget), err
+}
+
+// ptrFailed is a PTR release whose test failed: no label left, and its
+// total to publish holds (exit 4, as a release its budget stopped).
+type ptrFailed struct {
+	plan    *report.PTR
+	publish accountant.Total
+	ledger  string
+}
+
+func (e *ptrFailed) Error() string {
+	p := e.plan
+	where := fmt.Sprintf("the total %v to publish for this run, by %s, holds: its output is that no label was released", e.publish.Guarantee, pate.PTRArgument)
+	if e.ledger != "" {
+		where = fmt.Sprintf("the release's total was charged to ledger %s, whose total to publish is now %v", e.ledger, e.publish.Guarantee)
+	}
+	return fmt.Sprintf("generalized PTR: the test FAILED on the %s proposed: no label released, no label file written; spent: the test's own %v; %s",
+		plural.Of(p.Queries, "query", "queries"), accountant.Guarantee{Eps: p.TestEps, Delta: p.TestDelta}, where)
+}
+
+// Is reports that the release was stopped as a budget stops one.
+func (e *ptrFailed) Is(target error) bool { return target == errBudget }
