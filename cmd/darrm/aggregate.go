@@ -41,8 +41,8 @@ type aggregateFlags struct {
 	Out         string               `flag:"out" help:"file for the labels, written atomically (- for stdout)"`
 	OutFormat   votefile.Format      `flag:"out-format" help:"labels: csv, jsonl or npy (auto: by --out's extension)"`
 	Partition   provenance.Partition `flag:"partition" help:"data split: keyed-hash, file-position or shared" default:"the header's"`
-	Accounting  string               `flag:"accounting" help:"data-independent (per query) or ptr (generalized PTR, with a budget)"`
-	MaxQueries  int                  `flag:"max-queries" help:"with --accounting ptr: the proposal, the first N queries" default:"every query"`
+	Accounting  string               `flag:"accounting" help:"ptr: as a whole, by generalized PTR"`
+	MaxQueries  int                  `flag:"max-queries" help:"with --accounting ptr: label the first N queries" default:"every query"`
 	voteFlags
 	Mechanism provenance.MechanismName
 }

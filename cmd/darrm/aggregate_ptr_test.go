@@ -1,0 +1,246 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/votefile"
+)
+
+// ptrCounts writes n queries of 250 teachers' counts over 10 classes, the
+// largest count top to top + 9, to a file in dir with the ensemble's
+// metadata header, and returns its path.
+func ptrCounts(t *testing.T, dir, name string, n, top int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`# {"darrm-votes":1,"ensemble":"ptr-k250","K":250,"classes":10,"layout":"counts","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":250,"source":{"method":"none"}}]}` + "\n")
+	for i := 1; i <= n; i++ {
+		v := top + i*7%10
+		rest := (250 - v) / 9
+		for c := range 10 {
+			x := rest
+			switch c {
+			case i % 10:
+				x = v
+			case (i + 1) % 10:
+				x = 250 - v - 8*rest
+			}
+			if c > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprint(&b, x)
+		}
+		b.WriteByte('\n')
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// ptrFlags are the settings of a PTR release of the tests.
+var ptrFlags = []string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5",
+	"--budget-eps", "2", "--budget-delta", "1e-5", "--accounting", "ptr"}
+
+// TestAggregatePTR: --accounting ptr on high-consensus votes passes its
+// test and labels the proposal (every query, or the first --max-queries,
+// the rest stopped as by a budget, exit 4), the label file's header
+// stating the accounting and the total, the summary publishing that total
+// by generalized PTR within the budget; on low-consensus votes of many
+// queries the test fails: exit 4, no label file, and a message that says
+// what was spent. Nothing printed is the bound tested, its sensitivity or
+// the draw. A seeded release is reproduced by its seed.
+func TestAggregatePTR(t *testing.T) {
+	dir := t.TempDir()
+	high := ptrCounts(t, dir, "high.csv", 40, 238)
+	low := ptrCounts(t, dir, "low.csv", 600, 75)
+	for _, tc := range []struct {
+		name     string
+		votes    string
+		more     []string
+		code     int
+		released int
+	}{
+		{name: "pass", votes: high, code: 0, released: 40},
+		{name: "proposal", votes: high, more: []string{"--max-queries", "25"}, code: exitBudget, released: 25},
+		{name: "fail", votes: low, code: exitBudget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "labels.csv")
+			var runs []string
+			for range 2 {
+				args := append([]string{"aggregate", tc.votes, "--out", out, "--format", "json", "--seed", "7"}, append(ptrFlags, tc.more...)...)
+				stdout, stderr, code := darrm(t, "", args...)
+				if code != tc.code {
+					t.Fatalf("exit %d, want %d: %s", code, tc.code, stderr)
+				}
+				if regexp.MustCompile(`(?i)smooth|sensitivity|bound tested [0-9]|draw [0-9]`).MatchString(stdout + stderr) {
+					t.Errorf("prints what the votes decide:\n%s%s", stdout, stderr)
+				}
+				if tc.released == 0 {
+					if _, err := os.Stat(out); !os.IsNotExist(err) {
+						t.Errorf("a failed test left a label file (%v)", err)
+					}
+					for _, want := range []string{"test FAILED", "no label released", "the test's own (", "the total (2, 1e-05)-DP to publish for this run, by generalized PTR, holds"} {
+						if !strings.Contains(stderr, want) {
+							t.Errorf("stderr lacks %q:\n%s", want, stderr)
+						}
+					}
+					runs = append(runs, stderr)
+					continue
+				}
+				var doc struct {
+					Released int `json:"released"`
+					Publish  struct {
+						Eps, Delta float64
+						Method     string `json:"method"`
+					} `json:"publish"`
+					Totals []any `json:"totals"`
+					PTR    *struct {
+						Passed  bool `json:"passed"`
+						Queries int  `json:"queries_proposed"`
+					} `json:"ptr"`
+				}
+				decode(t, stdout, &doc)
+				if doc.Released != tc.released || doc.PTR == nil || !doc.PTR.Passed || doc.PTR.Queries != tc.released {
+					t.Errorf("released %d, ptr %+v; want %d, passed", doc.Released, doc.PTR, tc.released)
+				}
+				if p := doc.Publish; p.Method != "generalized PTR" || p.Eps > 2 || p.Eps < 1.9 || p.Delta > 1e-5 || len(doc.Totals) != 0 {
+					t.Errorf("publishes %+v with analysis totals %v, want generalized PTR's total within (2, 1e-5) alone", p, doc.Totals)
+				}
+				f, err := os.Open(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lr, err := votefile.NewLabelReader(f, out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := lr.Meta()
+				if h.Accounting != "ptr" || h.Total == nil || h.Total.Argument != "generalized PTR" || h.Total.Eps != doc.Publish.Eps || h.Total.Delta != doc.Publish.Delta {
+					t.Errorf("label header: accounting %q, total %+v; want ptr and %+v", h.Accounting, h.Total, doc.Publish)
+				}
+				n := 0
+				for lr.Next() {
+					n++
+				}
+				f.Close()
+				if n != tc.released {
+					t.Errorf("%d labels in the file, want %d", n, tc.released)
+				}
+				labels, err := os.ReadFile(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				runs = append(runs, string(labels))
+			}
+			if runs[0] != runs[1] {
+				t.Errorf("the same seed gave two releases:\n%s\n%s", runs[0], runs[1])
+			}
+		})
+	}
+}
+
+// TestAggregatePTRRefused: --accounting and --max-queries where they do
+// not apply are refused before anything is written, naming the flag, the
+// value and the rule (exit 2).
+func TestAggregatePTRRefused(t *testing.T) {
+	dir := t.TempDir()
+	high := ptrCounts(t, dir, "high.csv", 40, 238)
+	gnmax := []string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"}
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		stdin bool
+		want  string
+	}{
+		{"no budget", cat(gnmax, []string{"--accounting", "ptr"}), false, "--accounting ptr needs --budget-eps and --budget-delta"},
+		{"mechanism", cat([]string{"--mechanism", "lnmax", "--laplace-scale", "50"}, budget, []string{"--accounting", "ptr"}), false, "--accounting ptr with --mechanism lnmax: generalized PTR tests"},
+		{"name", cat(gnmax, budget, []string{"--accounting", "rdp"}), false, `--accounting = "rdp": must be data-independent or ptr`},
+		{"max-queries alone", cat(gnmax, budget, []string{"--max-queries", "5"}), false, "--max-queries = 5 goes with --accounting ptr"},
+		{"max-queries 0", cat(gnmax, budget, []string{"--accounting", "ptr", "--max-queries", "0"}), false, "--max-queries = 0: must be >= 1"},
+		{"max-queries beyond", cat(gnmax, budget, []string{"--accounting", "ptr", "--max-queries", "41"}), false, "--max-queries = 41: must be at most the 40 queries of the votes"},
+		{"stdin", cat(gnmax, budget, []string{"--accounting", "ptr"}), true, "--accounting ptr reads the votes twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "labels.csv")
+			args := []string{"aggregate", high}
+			stdin := ""
+			if tc.stdin {
+				b, err := os.ReadFile(high)
+				if err != nil {
+					t.Fatal(err)
+				}
+				args, stdin = []string{"aggregate"}, string(b)
+			}
+			_, stderr, code := darrm(t, stdin, append(args, append(tc.args, "--out", out)...)...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, tc.want)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("a refused release left a label file (%v)", err)
+			}
+		})
+	}
+}
+
+// TestAggregatePTRLedger: a PTR release charges its ledger its total as
+// one step, before its test: the ledger then has spent that total, the
+// label file's header names the ledger, and a second release that the
+// ledger's budget has no room for is refused with nothing drawn (exit 4).
+func TestAggregatePTRLedger(t *testing.T) {
+	dir := t.TempDir()
+	high := ptrCounts(t, dir, "high.csv", 40, 238)
+	led := filepath.Join(dir, "ptr.ledger")
+	if _, stderr, code := darrm(t, "", "ledger", "init", led, "--ensemble", "ptr-k250", "--K", "250", "--relation", "one-vote", "--kind", "fixed",
+		"--partition", "keyed-hash", "--budget-eps", "3", "--budget-delta", "1e-5"); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	out := filepath.Join(dir, "labels.csv")
+	stdout, stderr, code := darrm(t, "", append([]string{"aggregate", high, "--out", out, "--ledger", led, "--format", "json"}, ptrFlags...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Ledger struct {
+			Total struct{ Eps, Delta float64 } `json:"total"`
+		} `json:"ledger"`
+	}
+	decode(t, stdout, &doc)
+	if s := doc.Ledger.Total; s.Eps < 1.9 || s.Eps > 2 || s.Delta != 1e-5 {
+		t.Errorf("the ledger spent %+v, want the PTR total within (2, 1e-5)", s)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lr, err := votefile.NewLabelReader(f, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := lr.Meta(); h.Ledger == "" || h.Accounting != "ptr" {
+		t.Errorf("label header: ledger %q, accounting %q", h.Ledger, h.Accounting)
+	}
+	again := filepath.Join(dir, "again.csv")
+	_, stderr, code = darrm(t, "", append([]string{"aggregate", high, "--out", again, "--ledger", led}, ptrFlags...)...)
+	if code != exitBudget || !strings.Contains(stderr, "beyond what the ledger's budget has left: nothing released") {
+		t.Errorf("second release: exit %d, %q; want %d, refused", code, stderr, exitBudget)
+	}
+	if _, err := os.Stat(again); !os.IsNotExist(err) {
+		t.Errorf("a refused release left a label file (%v)", err)
+	}
+}
