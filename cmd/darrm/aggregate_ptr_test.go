@@ -244,3 +244,48 @@ func TestAggregatePTRLedger(t *testing.T) {
 		t.Errorf("a refused release left a label file (%v)", err)
 	}
 }
+
+// TestPlanPTR: plan --accounting ptr on proxy votes proposes the most
+// queries whose test passes there with probability 0.9 (fewer on votes
+// of less consensus), prints the aggregate line that releases them, and
+// refuses a mechanism PTR does not test and a plan it does not make.
+func TestPlanPTR(t *testing.T) {
+	dir := t.TempDir()
+	high := ptrCounts(t, dir, "high.csv", 40, 238)
+	mixed := ptrCounts(t, dir, "low.csv", 300, 75)
+	base := []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--threshold", "200", "--sigma1", "150", "--sigma2", "40",
+		"--budget-eps", "2", "--budget-delta", "1e-5", "--votes-are", "public", "--accounting", "ptr", "--format", "json"}
+	queries := map[string]int{}
+	for _, votes := range []string{high, mixed} {
+		stdout, stderr, code := darrm(t, "", append(base, "--votes", votes)...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", votes, code, stderr)
+		}
+		var doc struct {
+			Queries   int     `json:"queries"`
+			Pass      float64 `json:"pass_probability"`
+			PublishEp float64 `json:"publish_eps"`
+			Aggregate string  `json:"aggregate"`
+		}
+		decode(t, stdout, &doc)
+		if doc.Pass < 0.9 || doc.PublishEp > 2 || !strings.Contains(doc.Aggregate, fmt.Sprintf("--accounting ptr --max-queries %d", doc.Queries)) {
+			t.Errorf("%s: %+v", votes, doc)
+		}
+		queries[votes] = doc.Queries
+	}
+	if queries[high] != 40 || queries[mixed] < 1 || queries[mixed] >= 300 {
+		t.Errorf("proposals %v: want every high-consensus query and some, not all, of the others", queries)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "50", "--budget-eps", "2", "--budget-delta", "1e-5", "--accounting", "ptr"}, "--accounting ptr with --mechanism lnmax"},
+		{append(append([]string{}, base...), "--votes", high, "--queries", "10"), "leave out --queries"},
+		{[]string{"plan", "--K", "250", "--classes", "10", "--budget-eps", "2", "--budget-delta", "1e-5", "--votes", high, "--votes-are", "public", "--accounting", "ptr"}, "--accounting plans one mechanism"},
+	} {
+		if _, stderr, code := darrm(t, "", tc.args...); code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+	}
+}

@@ -43,11 +43,14 @@ type planFlags struct {
 	// them: fixed private teachers are bounded by their cap alone.
 	Kind      provenance.Kind      `flag:"kind" help:"teachers: fixed (cap alone) or per-query" default:"per-query"`
 	Partition provenance.Partition `flag:"partition" help:"fixed teachers: keyed-hash, file-position, shared"`
-	Mechanism provenance.MechanismName
+	// Accounting is aggregate's (--accounting): ptr plans the proposal of
+	// a release by generalized PTR on --votes.
+	Accounting string `flag:"accounting" help:"ptr: the proposal of a PTR release"`
+	Mechanism  provenance.MechanismName
 }
 
 func newPlanCmd() *cobra.Command {
-	var f planFlags
+	f := planFlags{Accounting: accountingDataIndependent}
 	cmd := newCmd("plan", &cobra.Command{
 		Use:   "plan (--mechanism NAME | --votes PROXY --queries Q) --budget-eps E --budget-delta D [flags]",
 		Short: "What a budget buys: the queries that fit, or the parameters for Q queries",
@@ -73,6 +76,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		if fs.Changed("share") || fs.Changed("analyst") {
 			return cli.Usagef("--share and --analyst plan one mechanism for an analyst's share of a new ledger: give --mechanism")
 		}
+		if fs.Changed("accounting") {
+			return cli.Usagef("--accounting plans one mechanism: give --mechanism")
+		}
 		return runCompare(cmd, f)
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
@@ -80,6 +86,13 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	r, info, err := f.request(cmd, lines)
 	if err != nil {
 		return err
+	}
+	switch f.Accounting {
+	case accountingDataIndependent:
+	case accountingPTR:
+		return f.planPTR(cmd, info)
+	default:
+		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, accountingDataIndependent, accountingPTR)
 	}
 	doc := report.Plan{Chosen: fs.Changed("queries")}
 	if doc.Analyst, r.Share, err = f.share(cmd); err != nil {

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/pate"
+	"github.com/darrm/darrm/votefile"
+)
+
+// ptrPlanPass is the probability on the proxy votes with which the test
+// of the queries plan --accounting ptr proposes passes.
+const ptrPlanPass = 0.9
+
+// planPTR prints the proposal of a release by generalized PTR
+// (aggregate --accounting ptr) of mechanism info within the budget: the
+// most queries whose test passes on the proxy votes (--votes) with
+// probability ptrPlanPass (pate.PTRQueries), the plan's total, and the
+// aggregate line that releases them. The proposal is fixed on proxy
+// votes, since one chosen from the private votes would release something
+// of them that no test accounts for.
+func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo) error {
+	fs := cmd.Flags()
+	switch {
+	case info.Input != votefile.ManyClasses || (info.Name != ensemble.ConfidentGNMax{}.Name() && info.Name != ensemble.GNMax{}.Name()):
+		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans confident-gnmax or gnmax on class counts (--classes)", info.Name)
+	case fs.Changed("queries") || fs.Changed("for") || fs.Changed("share") || fs.Changed("filter") || fs.Changed("min-precision"):
+		return cli.Usagef("--accounting ptr plans the queries a PTR release proposes, on --votes, for the given settings: leave out --queries, --for, --share, --filter and --min-precision")
+	case !fs.Changed("classes") || !fs.Changed("K"):
+		return cli.Usagef("--accounting ptr needs --K and --classes of the votes to release")
+	}
+	for _, n := range info.Needs {
+		if n != "delta" && !fs.Changed(n) {
+			return cli.Usagef("--accounting ptr with %s needs --%s: the test is of the settings given", info.Name, n)
+		}
+	}
+	m := noisymax.ConfidentGNMax{Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
+	if info.Name == (ensemble.ConfidentGNMax{}).Name() {
+		m.Threshold, m.Sigma1 = f.Threshold, f.Sigma1
+	}
+	if err := m.Validate(); err != nil {
+		return cli.AsUsage(flagErr(err, nil))
+	}
+	proxy, tuning, err := f.proxy(cmd, false)
+	if err != nil {
+		return err
+	}
+	if proxy.K != f.K || proxy.Classes != f.Classes {
+		return cli.Usagef("--votes %s: K = %d, classes = %d, but --K %d --classes %d", cli.InputName(f.Votes), proxy.K, proxy.Classes, f.K, f.Classes)
+	}
+	budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
+	// Abstentions allowed, as aggregate reads counts under a stated K: the
+	// bound tested covers more neighbours, never fewer.
+	opts := pate.PTROptions{Budget: budget, Abstain: true}
+	n, pass, err := pate.PTRQueries(cmd.Context(), proxy.Counts, f.K, f.Classes, m, opts, ptrPlanPass)
+	if err != nil {
+		return cli.AsUsage(flagErr(err, ptrFlagNames))
+	}
+	if n == 0 {
+		return cli.Usagef("--accounting ptr: not one query of --votes %s passes the test with probability %g within the budget (%g, %g): raise the budget or the noise", cli.InputName(f.Votes), ptrPlanPass, budget.Eps, budget.Delta)
+	}
+	opts.Queries = n
+	r, _, err := pate.PTRPassProbability(cmd.Context(), proxy.Counts, f.K, f.Classes, m, opts)
+	if err != nil {
+		return err
+	}
+	delta := f.BudgetDelta
+	if fs.Changed("delta") {
+		delta = f.Target
+	}
+	line := fmt.Sprintf("darrm aggregate VOTES --input-format counts --mechanism %s", info.Name)
+	if m.Confident() {
+		line += fmt.Sprintf(" --threshold %s --sigma1 %s", num(m.Threshold), num(m.Sigma1))
+	}
+	line += fmt.Sprintf(" --sigma2 %s --delta %s --budget-eps %s --budget-delta %s --accounting ptr --max-queries %d --out labels.csv",
+		num(m.Sigma2), num(delta), num(budget.Eps), num(budget.Delta), n)
+	field := func(k string, v any) cliout.Field { return cliout.Field{Key: k, Val: v} }
+	return cliout.WriteRecord(cmd.OutOrStdout(), f.Format, cliout.Record{
+		field("accounting", "ptr"), field("argument", pate.PTRArgument), field("mechanism", string(info.Name)),
+		field("budget_eps", budget.Eps), field("budget_delta", budget.Delta),
+		field("queries", n), field("pass_probability", pass), field("pass_target", ptrPlanPass), field("proxy_queries", len(proxy.Counts)),
+		field("publish_eps", r.Publish.Eps), field("publish_delta", r.Publish.Delta), field("test_eps", r.Test.Eps), field("test_delta", r.Test.Delta),
+		field("order", r.Order), field("proposal_rdp", r.Proposal), field("tuning", tuning), field("aggregate", line),
+		field("note", "the proposal: run aggregate with --max-queries "+strconv.Itoa(n)+" on the private votes; never choose it from them"),
+	})
+}
