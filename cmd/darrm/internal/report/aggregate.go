@@ -387,7 +387,11 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 		params = fmt.Sprintf("T = %g, sigma1 = %g, ", *out.Threshold, *out.Sigma1) + params
 	}
 	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, params, *out.Noise)
-	t.Line("per released query: %v, charged whether or not it was answered", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
+	if out.PTR != nil {
+		t.Line("per released query: %v, each label's own guarantee: the release is accounted as a whole, by the total above", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
+	} else {
+		t.Line("per released query: %v, charged whether or not it was answered", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
+	}
 	t.Line("  by %s", out.PerQuery.Source)
 	t.Line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.Note(out.PerQuery.RelationText))
 	out.writeAccount(t, fmt.Sprintf("the %s", what), "each a valid bound for them")
