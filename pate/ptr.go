@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/darrm/darrm/accountant"
@@ -13,6 +14,7 @@ import (
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Generalized Propose-Test-Release of PATE's labels (Redberg, Zhu and
@@ -739,6 +741,9 @@ func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opt
 		src = noise.NewSource()
 	}
 	s.Random = src
+	// The test holds for the votes it tested: a row released must be the
+	// row tested, whatever the reader reads the second time.
+	s.Votes = &testedVotes{Reader: s.Votes, counts: counts}
 	s.Accounted = &ensemble.Accounted{Accounting: "ptr", Queries: r.Queries,
 		Total: accountant.Total{Guarantee: r.Publish, DeltaFrom: accountant.BudgetDelta, Argument: PTRArgument, ArgumentSource: ptrSource},
 		Test: func(ctx context.Context) (bool, error) {
@@ -748,6 +753,35 @@ func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opt
 		}}
 	out, err := ensemble.Release(ctx, s)
 	return out, r, err
+}
+
+// testedVotes reads the votes of a PTR release and stops, with an error,
+// at a query whose counts are not those the test was drawn on: a file
+// that changed between the test's read and the release's would otherwise
+// be labelled under a test it did not pass.
+type testedVotes struct {
+	votefile.Reader
+	counts [][]int
+	err    error
+}
+
+func (v *testedVotes) Next() bool {
+	if v.err != nil || !v.Reader.Next() {
+		return false
+	}
+	q := v.Reader.Query()
+	if i := q.Index - 1; i < len(v.counts) && !slices.Equal(q.Counts, v.counts[i]) {
+		v.err = fmt.Errorf("PATE PTR: query %d (line %d) reads %v, where the test was drawn on %v: the votes changed since they were tested, and no label of it is released", q.Index, q.Line, q.Counts, v.counts[i])
+		return false
+	}
+	return true
+}
+
+func (v *testedVotes) Err() error {
+	if v.err != nil {
+		return v.err
+	}
+	return v.Reader.Err()
 }
 
 // ptrSource names the result behind a PTR release's total.

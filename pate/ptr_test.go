@@ -6,6 +6,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -435,5 +437,34 @@ func TestReleasePTR(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReleasePTRVotesChanged: a PTR release labels only the votes its
+// test was drawn on; a reader whose rows differ from them (a file changed
+// between the test's read and the release's) stops at the first such row.
+func TestReleasePTRVotesChanged(t *testing.T) {
+	m := ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5}
+	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), 60, 250, 10, 1)
+	read := make([][]int, len(counts))
+	for i := range counts {
+		read[i] = slices.Clone(counts[i])
+	}
+	read[5][0], read[5][1] = read[5][1], read[5][0]
+	if slices.Equal(read[5], counts[5]) {
+		t.Fatal("the changed row equals the tested one")
+	}
+	var labels bytes.Buffer
+	s := ensemble.ReleaseSpec{Votes: countsReader(t, read, accountant.OneVote), Mechanism: m,
+		Sink: ensemble.LabelSink{Stdout: &labels}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}}
+	out, r, err := ReleasePTR(context.Background(), s, counts, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: 40})
+	if !r.Pass {
+		t.Fatalf("the test failed (%v); the case needs one that passes", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "the votes changed since they were tested") {
+		t.Fatalf("release of changed votes: %v, want it refused", err)
+	}
+	if out.Result.Released > 5 {
+		t.Errorf("%d queries released, want at most the 5 before the changed one", out.Result.Released)
 	}
 }
