@@ -50,8 +50,8 @@ type FilterChoice struct {
 // public budget and relation, it depends on no output, as it must; chosen
 // after runs (from what they spent) it would not be a filter any theorem
 // covers, so a ledger's filter never changes (Upgrade keeps it too).
-func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accountant.Spend, expected int) (FilterChoice, error) {
-	if err := checkBudget(accountant.Budget{Guarantee: budget}); err != nil {
+func ChooseFilter(b provenance.Binding, budget accountant.Budget, step accountant.Spend, expected int) (FilterChoice, error) {
+	if err := checkBudget(budget); err != nil {
 		return FilterChoice{}, err
 	}
 	// A label's δ is a per-query δ, in the range of every one.
@@ -69,12 +69,12 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
 		return FilterChoice{}, paramError("queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts")
 	}
-	all, keep, err := accountant.OpenFilters(b.Relation, budget, &step)
+	all, keep, err := accountant.OpenFilters(b.Relation, budget.Guarantee, &step)
 	c := FilterChoice{Expected: expected}
 	for _, f := range all {
 		a := filterAllowance{Filter: f.Filter, Labels: f.Steps, Err: f.Err}
 		if a.Err == nil && expected > 0 {
-			a.Total, a.Fits, a.Err = expectedTotal(f.Filter, budget, step, expected)
+			a.Total, a.Fits, a.Err = expectedTotal(f.Filter, budget.Guarantee, step, expected)
 		}
 		if a.Err != nil {
 			a = filterAllowance{Filter: f.Filter, Err: a.Err}
@@ -106,8 +106,8 @@ func expectedTotal(f accountant.Filter, budget accountant.Guarantee, step accoun
 // part is the method named, of those accountant.OpenFilters offers for
 // the relation, budget and the labels step describes (nil: none
 // declared); an error names the methods it offers.
-func NamedFilter(b provenance.Binding, budget accountant.Guarantee, step *accountant.Spend, named accountant.Method) (accountant.Filter, error) {
-	all, _, err := accountant.OpenFilters(b.Relation, budget, step)
+func NamedFilter(b provenance.Binding, budget accountant.Budget, step *accountant.Spend, named accountant.Method) (accountant.Filter, error) {
+	all, _, err := accountant.OpenFilters(b.Relation, budget.Guarantee, step)
 	if err != nil && all == nil {
 		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
 	}

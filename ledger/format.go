@@ -85,8 +85,8 @@ type teachers struct {
 // empty filter, one whose first run chooses its filter
 // (Header.FirstRunFilter), or, once NewUseHeader declares its use, one
 // composed exactly.
-func NewHeader(b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, filter accountant.Filter) Header {
-	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: accountant.Budget{Guarantee: budget}, DeltaPrime: deltaPrime, FirstRunFilter: true}
+func NewHeader(b provenance.Binding, budget accountant.Budget, deltaPrime float64, filter accountant.Filter) Header {
+	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: budget, DeltaPrime: deltaPrime, FirstRunFilter: true}
 	if len(filter.Parts) > 0 {
 		h.Filter, h.Parts, h.FirstRunFilter = filter.Parts[0].Method, filter.Parts, false
 	}
@@ -101,8 +101,8 @@ func NewHeader(b provenance.Binding, budget accountant.Guarantee, deltaPrime flo
 // another by far: the Rényi filter allows RR labels twice the steps of
 // simple composition); with δ_B = 0, simple composition of pure points,
 // the one filter accountant.OpenFilters offers.
-func DefaultFilter(b provenance.Binding, budget accountant.Guarantee) (accountant.Filter, error) {
-	all, _, err := accountant.OpenFilters(b.Relation, budget, nil)
+func DefaultFilter(b provenance.Binding, budget accountant.Budget) (accountant.Filter, error) {
+	all, _, err := accountant.OpenFilters(b.Relation, budget.Guarantee, nil)
 	if err != nil {
 		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
 	}

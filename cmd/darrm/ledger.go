@@ -80,8 +80,8 @@ func newLedgerInitCmd() *cobra.Command {
 		// Check checks the ledger to be as an output.
 		Annotations: map[string]string{"output": "LEDGER"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-			if err := (accountant.Budget{Guarantee: budget}).Validate(); err != nil {
+			budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
+			if err := budget.Validate(); err != nil {
 				return cli.AsUsage(flagErr(err, budgetFlags))
 			}
 			b, votes, err := f.binding(cmd)
