@@ -17,7 +17,7 @@ import (
 // oneVote is a PATE ensemble: one-vote relation, no teachers' guarantee,
 // so a version-4 ledger of it had the zCDP filter by default
 // (newOneVoteLedger).
-var oneVote = provenance.Binding{Ensemble: "pate", K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}
+var oneVote = provenance.Binding{Ensemble: "pate", Teachers: provenance.Teachers{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}
 
 // confident is one query of Confident-GNMax, σ1 = 150, σ2 = 40, discrete
 // noise (its per-query guarantee at δ = 1e-5 by the paper's conversion).

@@ -156,7 +156,7 @@ func (h Header) rule() rule {
 // teachers).
 func (h *Header) bind(b provenance.Binding) {
 	h.Ensemble, h.Relation = b.Ensemble, b.Relation.String()
-	h.Teachers = &teachers{K: b.K, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, Kind: b.Kind, Partition: b.Partition}
+	h.Teachers = &teachers{K: b.K, Eps: b.Each.Eps, Delta: b.Each.Delta, Kind: b.Kind, Partition: b.Partition}
 }
 
 // binding returns the parameters the ledger is bound to (version 2).
@@ -165,9 +165,9 @@ func (h Header) binding() (provenance.Binding, error) {
 	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
 		return provenance.Binding{}, err
 	}
-	b := provenance.Binding{Ensemble: h.Ensemble, Relation: r}
+	b := provenance.Binding{Ensemble: h.Ensemble, Teachers: provenance.Teachers{Relation: r}}
 	if t := h.Teachers; t != nil {
-		b.K, b.Teachers, b.Kind, b.Partition = t.K, accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}, t.Kind, t.Partition
+		b.K, b.Each, b.Kind, b.Partition = t.K, accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}, t.Kind, t.Partition
 	}
 	return b, b.Validate()
 }

@@ -26,8 +26,7 @@ var ctx = context.Background()
 // bound is the ensemble of the tests' ledgers (each its own id, unique):
 // a fresh mechanism per query, so that no teachers' cap applies and the
 // totals are the composition of the spends.
-var bound = provenance.Binding{Ensemble: "mnist58-k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5},
-	Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}
+var bound = provenance.Binding{Ensemble: "mnist58-k11", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}
 
 // ensembles counts the ledgers made, to name their ensembles apart: one
 // ensemble has one ledger.
@@ -180,12 +179,12 @@ func TestRelationAndInitChecks(t *testing.T) {
 		"bad relation":      {Ensemble: "x", Relation: "r", Budget: one, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5, simpleFilter(one)).Teachers},
 		"K even":            NewHeader(edit(func(b *provenance.Binding) { b.K = 10 }), one, 1e-5, simpleFilter(one)),
 		"K 0":               NewHeader(edit(func(b *provenance.Binding) { b.K = 0 }), one, 1e-5, simpleFilter(one)),
-		"teachers' eps 0":   NewHeader(edit(func(b *provenance.Binding) { b.Teachers.Eps = 0 }), one, 1e-5, simpleFilter(one)),
-		"teachers' Delta 1": NewHeader(edit(func(b *provenance.Binding) { b.Teachers.Delta = 1 }), one, 1e-5, simpleFilter(one)),
+		"teachers' eps 0":   NewHeader(edit(func(b *provenance.Binding) { b.Each.Eps = 0 }), one, 1e-5, simpleFilter(one)),
+		"teachers' Delta 1": NewHeader(edit(func(b *provenance.Binding) { b.Each.Delta = 1 }), one, 1e-5, simpleFilter(one)),
 		"kind unstated":     NewHeader(edit(func(b *provenance.Binding) { b.Kind = provenance.KindUnstated }), one, 1e-5, simpleFilter(one)),
 		"partition missing": NewHeader(edit(func(b *provenance.Binding) { b.Partition = provenance.PartitionUnstated }), one, 1e-5, simpleFilter(one)),
 		"one-vote, shared":  NewHeader(edit(func(b *provenance.Binding) { b.Relation = accountant.OneVote }), one, 1e-5, simpleFilter(one)),
-		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *provenance.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5, simpleFilter(one)),
+		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *provenance.Binding) { b.Each = accountant.Guarantee{} }), one, 1e-5, simpleFilter(one)),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
 		if _, err := book.create(ctx, p, h, false); err == nil {
@@ -201,7 +200,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 // one-vote relation, binds no teachers' guarantee; an even K is allowed.
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
-	b := unique(provenance.Binding{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash})
+	b := unique(provenance.Binding{Teachers: provenance.Teachers{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}})
 	if _, err := book.create(ctx, p, NewHeader(b, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}})), false); err != nil {
 		t.Fatal(err)
 	}
@@ -552,8 +551,8 @@ func TestBinding(t *testing.T) {
 	}{
 		{func(b *provenance.Binding) { b.Ensemble = "other" }, []string{"ensemble other (the ledger's: " + own.Ensemble + ")"}},
 		{func(b *provenance.Binding) { b.K = 9 }, []string{"K 9 (the ledger's: 11)"}},
-		{func(b *provenance.Binding) { b.Teachers.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
-		{func(b *provenance.Binding) { b.Teachers.Delta = 1e-4; b.Kind = provenance.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
+		{func(b *provenance.Binding) { b.Each.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
+		{func(b *provenance.Binding) { b.Each.Delta = 1e-4; b.Kind = provenance.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
 		{func(b *provenance.Binding) { b.Partition = provenance.KeyedHash }, []string{"partition keyed-hash (the ledger's: shared)"}},
 		{func(b *provenance.Binding) { b.Relation = accountant.OneVote }, []string{"relation one-vote (the ledger's: private-teachers)"}},
 	} {
@@ -571,7 +570,7 @@ func TestBinding(t *testing.T) {
 			}
 		}
 	}
-	headerless := provenance.Binding{K: 11, Teachers: bound.Teachers, Relation: accountant.PrivateTeachers}
+	headerless := provenance.Binding{Teachers: provenance.Teachers{K: 11, Each: bound.Each, Relation: accountant.PrivateTeachers}}
 	var be *BindingError
 	if err := l.begin("darrm", headerless, accountant.ApproxStep(step)); !errors.As(err, &be) || !be.Unstated {
 		t.Errorf("a release without a header, of the ledger's K and teachers: %v, want a *BindingError with Unstated", err)
@@ -616,7 +615,7 @@ func TestCap(t *testing.T) {
 	l.Settle(1000)
 	st, err := l.BalanceFor(accountant.ApproxStep(step))
 	q, _ := accountant.Compose(step, 1000, accountant.Simple, 0)
-	if err != nil || st.Total != fixed.Teachers || st.Bound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != nil || st.Cap.Rule() != "parallel" {
+	if err != nil || st.Total != fixed.Each || st.Bound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != nil || st.Cap.Rule() != "parallel" {
 		t.Errorf("status after 1000 free labels: %+v (%v), queries want %v", st, err, q)
 	}
 	// Free is a state of its own, not a count: JSON has no number of
@@ -659,7 +658,7 @@ func TestPureBudget(t *testing.T) {
 	pure := accountant.Guarantee{Eps: 3 * eps} // m·ε = 0.30000000000000004
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3}}
 	b := unique(bound)
-	b.Teachers.Delta = 0
+	b.Each.Delta = 0
 	path := filepath.Join(t.TempDir(), "pure.ledger")
 	if _, err := book.create(ctx, path, NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		t.Fatal(err)

@@ -207,7 +207,7 @@ func TestUpgradeFilter(t *testing.T) {
 		{Run: "a1", Time: now, Mechanism: "darrm-one-vote", Eps: 0.05, Queries: 30, Final: true},
 		{Run: "b2", Time: now, Mechanism: "darrm-one-vote", Eps: 0.05, Queries: 29, Final: true},
 	}
-	oneVote := provenance.Binding{Ensemble: "pate", K: 11, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}
+	oneVote := provenance.Binding{Ensemble: "pate", Teachers: provenance.Teachers{K: 11, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}
 	for _, tc := range []struct {
 		b      provenance.Binding
 		budget accountant.Budget

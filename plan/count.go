@@ -187,7 +187,7 @@ func build(ctx context.Context, r Request) (built, error) {
 // K, relation and teachers, and r's kind and partition.
 func bindingOf(agg ensemble.Labeler, r Request) provenance.Binding {
 	priv := agg.Privacy()
-	return provenance.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers, Kind: r.Kind, Partition: r.Partition}
+	return provenance.Binding{Teachers: provenance.Teachers{K: agg.K(), Relation: priv.Relation, Each: priv.Teachers, Kind: r.Kind, Partition: r.Partition}}
 }
 
 // fits reports whether queries queries of r's mechanism fit r.Budget in

@@ -142,7 +142,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if err != nil {
 		return nil, "", err
 	}
-	s := u.classFlags.settings(mechanismSettings{M: u.M, Delta: cli.Given(fs, "delta", u.Target), RR: rrComposition(u.RRComp, u.RRDelta, b.Teachers.Delta), Search: u.GNMaxSearch})
+	s := u.classFlags.settings(mechanismSettings{M: u.M, Delta: cli.Given(fs, "delta", u.Target), RR: rrComposition(u.RRComp, u.RRDelta, b.Each.Delta), Search: u.GNMaxSearch})
 	switch {
 	case info.Input == votefile.ManyClasses:
 		if classes == 0 {
@@ -174,7 +174,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if info.OwnTarget() {
 		classes = 2
 	}
-	r := requestOf(info, b.K, classes, b.Teachers, budget, s, u.Workers)
+	r := requestOf(info, b.K, classes, b.Each, budget, s, u.Workers)
 	agg, _, err := plan.Aggregator(cmd.Context(), r)
 	if errors.As(err, new(*optimal.SourceError)) {
 		return nil, "", sourceError(err, "")
