@@ -53,7 +53,7 @@ func CheckCap(b provenance.Binding, budget accountant.Budget, deltaPrime float64
 	if err != nil {
 		return &bindError{err}
 	}
-	if err := c.Refusal(budget.Guarantee); err != nil {
+	if err := c.Refusal(budget); err != nil {
 		return &budgetError{err}
 	}
 	return nil

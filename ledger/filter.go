@@ -69,7 +69,7 @@ func ChooseFilter(b provenance.Binding, budget accountant.Budget, step accountan
 	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
 		return FilterChoice{}, paramError("queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts")
 	}
-	all, keep, err := accountant.OpenFilters(b.Relation, budget.Guarantee, &step)
+	all, keep, err := accountant.OpenFilters(b.Relation, budget, &step)
 	c := FilterChoice{Expected: expected}
 	for _, f := range all {
 		a := filterAllowance{Filter: f.Filter, Labels: f.Steps, Err: f.Err}
@@ -107,7 +107,7 @@ func expectedTotal(f accountant.Filter, budget accountant.Guarantee, step accoun
 // the relation, budget and the labels step describes (nil: none
 // declared); an error names the methods it offers.
 func NamedFilter(b provenance.Binding, budget accountant.Budget, step *accountant.Spend, named accountant.Method) (accountant.Filter, error) {
-	all, _, err := accountant.OpenFilters(b.Relation, budget.Guarantee, step)
+	all, _, err := accountant.OpenFilters(b.Relation, budget, step)
 	if err != nil && all == nil {
 		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
 	}

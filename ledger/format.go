@@ -102,7 +102,7 @@ func NewHeader(b provenance.Binding, budget accountant.Budget, deltaPrime float6
 // simple composition); with δ_B = 0, simple composition of pure points,
 // the one filter accountant.OpenFilters offers.
 func DefaultFilter(b provenance.Binding, budget accountant.Budget) (accountant.Filter, error) {
-	all, _, err := accountant.OpenFilters(b.Relation, budget.Guarantee, nil)
+	all, _, err := accountant.OpenFilters(b.Relation, budget, nil)
 	if err != nil {
 		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
 	}
@@ -124,12 +124,12 @@ func (h Header) firstRunFilter(step accountant.Spend) (accountant.Filter, error)
 	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
 		return accountant.Filter{}, err
 	}
-	all, keep, err := accountant.OpenFilters(r, h.Budget.Guarantee, &step)
+	all, keep, err := accountant.OpenFilters(r, h.Budget, &step)
 	if err != nil {
 		// No filter allows one such label within the budget: the one
 		// kept without a hint may still charge them, and a teachers' cap
 		// within the budget makes them free.
-		all, keep, err = accountant.OpenFilters(r, h.Budget.Guarantee, nil)
+		all, keep, err = accountant.OpenFilters(r, h.Budget, nil)
 	}
 	if err != nil {
 		return accountant.Filter{}, err

@@ -263,7 +263,7 @@ func count(ctx context.Context, r Request) (Count, error) {
 	}
 	c := Count{Run: b.runQueries(), PerQuery: b.agg.Privacy().Guarantee, Label: b.label}
 	if c.Run == 0 {
-		return c, noFit(b, r.Budget.Guarantee, 1)
+		return c, noFit(b, *r.Budget, 1)
 	}
 	c.Total = b.allows
 	priv := b.agg.Privacy()
@@ -289,7 +289,7 @@ func count(ctx context.Context, r Request) (Count, error) {
 // noFit returns the error for a budget in which not even k queries of b
 // fit: a ParamError on the budget's ε that names the smallest ε, at the
 // budget's δ, of k queries' total to publish, and its result.
-func noFit(b built, budget accountant.Guarantee, k int) error {
+func noFit(b built, budget accountant.Budget, k int) error {
 	acc := b.acc
 	acc.Steps = k
 	t, err := acc.Publish()
