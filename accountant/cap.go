@@ -249,7 +249,7 @@ const Unlimited = -1
 // within it at its δ.
 type CapError struct {
 	Cap    Cap
-	Budget Guarantee
+	Budget Budget
 }
 
 // Error says why, with the cap at the budget's δ where it has one, and
@@ -269,8 +269,8 @@ func (e *CapError) Error() string {
 // Refusal returns the *CapError of a budget that the cap c (nil: none)
 // does not meet, which then allows no release from c's teachers; nil when
 // it meets it or there is none.
-func (c *Cap) Refusal(budget Guarantee) error {
-	if c == nil || c.Fits(budget) {
+func (c *Cap) Refusal(budget Budget) error {
+	if c == nil || c.Fits(budget.Guarantee) {
 		return nil
 	}
 	return &CapError{Cap: *c, Budget: budget}

@@ -45,8 +45,8 @@ const maxSlackHalvings = 12
 // simple composition of pure points in the one-vote relation (Gaussian
 // noise, discrete Laplace noise and pure labels), simple composition of
 // δ_B in the private-teachers relation, whose labels are (ε, δ)-DP.
-func OpenFilters(r Relation, budget Guarantee, hint *Spend) ([]FilterCandidate, int, error) {
-	if err := (Budget{budget}).Validate(); err != nil {
+func OpenFilters(r Relation, budget Budget, hint *Spend) ([]FilterCandidate, int, error) {
+	if err := budget.Validate(); err != nil {
 		return nil, 0, err
 	}
 	if hint != nil {
@@ -106,10 +106,10 @@ func OpenFilters(r Relation, budget Guarantee, hint *Spend) ([]FilterCandidate, 
 var errNoFilter = errors.New("no filter holds a step of the labels expected within the budget")
 
 // candidate returns f with what it allows of hint.
-func candidate(f Filter, budget Guarantee, hint *Spend) FilterCandidate {
+func candidate(f Filter, budget Budget, hint *Spend) FilterCandidate {
 	c := FilterCandidate{Filter: f, Steps: -1}
 	if hint != nil {
-		c.Steps, c.Err = f.MaxSteps(Sequence{}, *hint, budget)
+		c.Steps, c.Err = f.MaxSteps(Sequence{}, *hint, budget.Guarantee)
 	}
 	return c
 }

@@ -183,7 +183,7 @@ func (a Account) Publish() (Total, error) {
 			c.offer(Total{Method: *a.Filter, Guarantee: a.Budget.Guarantee, Filter: true})
 		} else {
 			c.offerCap(a.Cap)
-			c.best.Err = a.Cap.Refusal(a.Budget.Guarantee)
+			c.best.Err = a.Cap.Refusal(*a.Budget)
 		}
 		c.best.DeltaFrom = from
 		return c.best, nil
@@ -240,7 +240,7 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 	}
 	budget := a.Budget.Guarantee
 	if a.Cap != nil {
-		if err := a.Cap.Refusal(budget); err != nil {
+		if err := a.Cap.Refusal(*a.Budget); err != nil {
 			return 0, Total{DeltaFrom: BudgetDelta, Err: err}, nil
 		}
 		c := newChooser(budget.Delta, math.Inf(-1))

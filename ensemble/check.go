@@ -61,7 +61,7 @@ func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (provenance.Teach
 	case delta == nil:
 		return provenance.TeacherGuarantee{}, &provenance.TeachersError{Field: "Delta", Rule: why}
 	}
-	return provenance.TeacherGuarantee{Guarantee: b.Teachers, FromFlags: true}, nil
+	return provenance.TeacherGuarantee{Guarantee: b.Each, FromFlags: true}, nil
 }
 
 // releaseBinding checks agg against the votes of in as ReleaseTo does,

@@ -101,7 +101,7 @@ func TestOneVoteAccounting(t *testing.T) {
 		t.Fatal("no profile")
 	}
 	budget := accountant.Guarantee{Eps: 5, Delta: 0.01}
-	a, err := newAccounting(context.Background(), priv, provenance.Binding{K: 11, Relation: accountant.OneVote}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4}, &budget)
+	a, err := newAccounting(context.Background(), priv, provenance.Binding{Teachers: provenance.Teachers{K: 11, Relation: accountant.OneVote}}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4}, &budget)
 	if err != nil {
 		t.Fatal(err)
 	}

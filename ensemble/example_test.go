@@ -207,7 +207,7 @@ func ExampleRelease() {
 	}
 	opts := ledger.Options{StateDir: filepath.Join(dir, "state")}
 	led := filepath.Join(dir, "k11.ledger")
-	budget := accountant.Guarantee{Eps: 10, Delta: 1e-2}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 10, Delta: 1e-2}}
 	filter, err := ledger.DefaultFilter(b, budget)
 	if err != nil {
 		log.Fatal(err)

@@ -104,7 +104,7 @@ func TestReleaseBindingMulti(t *testing.T) {
 		}
 	}
 	b, err := releaseBinding(read(""), agg, provenance.KeyedHash)
-	if err != nil || b != (provenance.Binding{K: 4, Relation: accountant.OneVote, Partition: provenance.KeyedHash}) {
+	if err != nil || b != (provenance.Binding{Teachers: provenance.Teachers{K: 4, Relation: accountant.OneVote, Partition: provenance.KeyedHash}}) {
 		t.Errorf("no header, keyed-hash asserted: %+v, %v", b, err)
 	}
 	var buf strings.Builder
@@ -115,12 +115,12 @@ func TestReleaseBindingMulti(t *testing.T) {
 		t.Errorf("a partition asserted against the header's: %v", err)
 	}
 	b, err = releaseBinding(read(countsHead), agg, provenance.PartitionUnstated)
-	if err != nil || b != (provenance.Binding{Ensemble: "pate-test", K: 4, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}) {
+	if err != nil || b != (provenance.Binding{Ensemble: "pate-test", Teachers: provenance.Teachers{K: 4, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}) {
 		t.Errorf("non-private teachers: %+v, %v", b, err)
 	}
 	private := strings.Replace(countsHead, `{"count":4,"source":{"method":"none"}}`, `{"count":4,"eps":0.5,"Delta":0.00001,"source":{"method":"stated"}}`, 1)
 	b, err = releaseBinding(read(private), agg, provenance.PartitionUnstated)
-	if err != nil || b.Teachers != (accountant.Guarantee{Eps: 0.5, Delta: 1e-5}) {
+	if err != nil || b.Each != (accountant.Guarantee{Eps: 0.5, Delta: 1e-5}) {
 		t.Errorf("private teachers: %+v, %v", b, err)
 	}
 	shared := strings.NewReplacer(`"relation":"one-vote"`, `"relation":"private-teachers"`, `"partition":"keyed-hash"`, `"partition":"shared"`).Replace(private)

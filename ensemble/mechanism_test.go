@@ -190,8 +190,8 @@ func TestPlanned(t *testing.T) {
 // the only bound of fixed teachers), and totals that are the cap.
 func TestAccounting(t *testing.T) {
 	step := Privacy{Spend: accountant.ApproxStep(accountant.Guarantee{Eps: 0.3, Delta: 3e-5}), Relation: accountant.PrivateTeachers}
-	capped := provenance.Binding{Ensemble: "e", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}
-	unstated := provenance.Binding{K: 11, Teachers: capped.Teachers, Relation: accountant.PrivateTeachers}
+	capped := provenance.Binding{Ensemble: "e", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}}
+	unstated := provenance.Binding{Teachers: provenance.Teachers{K: 11, Each: capped.Each, Relation: accountant.PrivateTeachers}}
 	for _, tc := range []struct {
 		name   string
 		b      provenance.Binding
@@ -275,7 +275,7 @@ func TestTotalsAtExtremes(t *testing.T) {
 	}
 	for _, l := range labelers {
 		priv := l.Privacy()
-		a, err := newAccounting(ctx, priv, provenance.Binding{K: l.K(), Relation: priv.Relation}, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
+		a, err := newAccounting(ctx, priv, provenance.Binding{Teachers: provenance.Teachers{K: l.K(), Relation: priv.Relation}}, accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}, &accountant.Guarantee{Eps: 2, Delta: 1e-5})
 		if err != nil {
 			t.Fatalf("%v: %v", l.Mechanism(), err)
 		}

@@ -54,7 +54,7 @@ func BenchmarkOneBitTotals(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		a, err := newAccounting(context.Background(), agg.Privacy(), provenance.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, nil)
+		a, err := newAccounting(context.Background(), agg.Privacy(), provenance.Binding{Teachers: provenance.Teachers{K: agg.K(), Relation: accountant.PrivateTeachers}}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func BenchmarkOneBitBudget(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				budget.Eps *= 1 + 1e-6
-				a, err := newAccounting(context.Background(), agg.Privacy(), provenance.Binding{K: agg.K(), Relation: accountant.PrivateTeachers}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
+				a, err := newAccounting(context.Background(), agg.Privacy(), provenance.Binding{Teachers: provenance.Teachers{K: agg.K(), Relation: accountant.PrivateTeachers}}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
 				if err != nil || a.MaxQueries < 1 {
 					b.Fatal(err, a.Budget)
 				}

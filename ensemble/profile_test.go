@@ -559,7 +559,7 @@ func TestCurveMissingSaid(t *testing.T) {
 			t.Fatal(err)
 		}
 		priv := s.Privacy()
-		b := provenance.Binding{K: c.p.K, Relation: priv.Relation, Teachers: priv.Teachers}
+		b := provenance.Binding{Teachers: provenance.Teachers{K: c.p.K, Relation: priv.Relation, Each: priv.Teachers}}
 		a, err := newAccounting(ctx, priv, b, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}, &budget)
 		if err != nil {
 			t.Fatal(err)

@@ -157,8 +157,8 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	if b.Partition != provenance.PartitionUnstated {
 		meta.Partition = b.Partition.String()
 	}
-	if b.Teachers != (accountant.Guarantee{}) {
-		meta.Teachers = &votefile.LabelTeachers{Eps: b.Teachers.Eps, Delta: b.Teachers.Delta}
+	if b.Each != (accountant.Guarantee{}) {
+		meta.Teachers = &votefile.LabelTeachers{Eps: b.Each.Eps, Delta: b.Each.Delta}
 	}
 	var lw *votefile.LabelWriter
 	run := func(w io.Writer) error {

@@ -13,7 +13,7 @@ import (
 // shareBudget is the budget of the tests of shares, and shareStep's
 // labels those they charge.
 var (
-	shareBudget = accountant.Guarantee{Eps: 3, Delta: 1e-3}
+	shareBudget = accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1e-3}}
 	shareStep   = accountant.ApproxStep(step)
 )
 
@@ -125,7 +125,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		h.Shares = map[string]float64{"alice": 0.5, "bob": 0.2}
 		u := mk(h)
 		alice := accountant.Guarantee{Eps: 0.5 * shareBudget.Eps, Delta: 0.5 * shareBudget.Delta}
-		aliceMax, ledgerMax := maxSteps(t, alice), maxSteps(t, shareBudget)
+		aliceMax, ledgerMax := maxSteps(t, alice), maxSteps(t, shareBudget.Guarantee)
 		if aliceMax >= ledgerMax || aliceMax < 3 {
 			t.Fatalf("alice's share allows %d labels, the ledger %d: the test needs fewer than the ledger's, and 3", aliceMax, ledgerMax)
 		}
@@ -156,7 +156,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 			sums[0].ShareBudget == nil || *sums[0].ShareBudget != alice || sums[1].Analyst != "bob" || sums[1].Runs != 0 || sums[1].Share != 0.2 {
 			t.Errorf("Analysts: %+v, %v; want alice's 2 runs of %d labels within %v, and bob's share unused", sums, err, aliceMax, alice)
 		}
-		if b, err := l.Balance(); err != nil || b.Publish.Guarantee != shareBudget {
+		if b, err := l.Balance(); err != nil || b.Publish.Guarantee != shareBudget.Guarantee {
 			t.Errorf("the total to publish: %+v, %v; want the ledger's one budget %v", b.Publish, err, shareBudget)
 		}
 	})
@@ -178,7 +178,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		if err != nil || want < 2 {
 			t.Fatalf("ShareAllows: %d, %v; the test needs 2 labels or more", want, err)
 		}
-		whole, err := f.MaxSteps(accountant.Sequence{}, pure, shareBudget)
+		whole, err := f.MaxSteps(accountant.Sequence{}, pure, shareBudget.Guarantee)
 		if err != nil || whole <= want {
 			t.Fatalf("the ledger allows %d labels (%v), alice's share %d: the test needs fewer in the share", whole, err, want)
 		}

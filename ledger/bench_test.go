@@ -18,7 +18,7 @@ func largeLedger(tb testing.TB, runs int) string {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "large.ledger")
 	b := unique(bound)
-	if _, err := book.create(ctx, path, NewHeader(b, accountant.Guarantee{Eps: 1e9, Delta: 0.5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1e9, Delta: 0.5})), false); err != nil {
+	if _, err := book.create(ctx, path, NewHeader(b, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1e9, Delta: 0.5}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1e9, Delta: 0.5}})), false); err != nil {
 		tb.Fatal(err)
 	}
 	l := open(tb, path)

@@ -34,7 +34,7 @@ func VotesHeader(meta *votefile.Meta, eps, delta float64) (Header, error) {
 	if err != nil {
 		return Header{}, &bindError{err}
 	}
-	budget := accountant.Guarantee{Eps: eps, Delta: delta}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}}
 	f, err := DefaultFilter(b, budget)
 	if err != nil {
 		return Header{}, err
@@ -48,7 +48,7 @@ func VotesHeader(meta *votefile.Meta, eps, delta float64) (Header, error) {
 // that cap is not within the budget. Teachers without a cap are not
 // refused here: the composition over their queries bounds them. Init
 // applies it to every new ledger.
-func CheckCap(b provenance.Binding, budget accountant.Guarantee, deltaPrime float64) error {
+func CheckCap(b provenance.Binding, budget accountant.Budget, deltaPrime float64) error {
 	c, _, err := b.Cap(deltaPrime)
 	if err != nil {
 		return &bindError{err}

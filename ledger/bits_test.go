@@ -105,7 +105,7 @@ func TestOneBitCharges(t *testing.T) {
 	listA, listB := testPairs(3000, 1), testPairs(2000, 2)
 	// Runs of A (lines 2 and 3), A again (4, 5) and B (6, 7).
 	made := func(t *testing.T) string {
-		path := newLedger(t, accountant.Guarantee{Eps: 4, Delta: 1e-3})
+		path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-3}})
 		bitRun(t, book, path, listA, 2, 2)
 		bitRun(t, book, path, listA, 3, 2)
 		bitRun(t, book, path, listB, 1, 1)
@@ -130,7 +130,7 @@ func TestOneBitCharges(t *testing.T) {
 	}
 	chargeLine := func(n int) string {
 		s := spends[n]
-		c, err := (&accountant.Filter{Parts: simpleFilter(accountant.Guarantee{Eps: 4, Delta: 1e-3}).Parts}).Charge(s.charged(kept), accountant.Guarantee{Eps: 4, Delta: 1e-3})
+		c, err := (&accountant.Filter{Parts: simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-3}}).Parts}).Charge(s.charged(kept), accountant.Guarantee{Eps: 4, Delta: 1e-3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,7 +215,7 @@ func TestOneBitCharges(t *testing.T) {
 func TestOneBitChargesResumed(t *testing.T) {
 	listA, listB := testPairs(3000, 1), testPairs(2000, 2)
 	a, b := book, Options{StateDir: t.TempDir()}
-	path := newLedger(t, accountant.Guarantee{Eps: 8, Delta: 1e-3})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-3}})
 	bitRun(t, a, path, listA, 2, 2) // lines 2, 3: A held
 	bitRun(t, b, path, listB, 2, 2) // 4, 5: B held
 	bitRun(t, a, path, listA, 2, 2) // 6, 7: a reads line 2 alone, and 4 and 5; names line 2
@@ -305,7 +305,7 @@ func resignPG(t *testing.T, db, name string, edit func(n int, raw string) string
 // again, is refused at its line by both.
 func TestPGOneBitCharges(t *testing.T) {
 	db := pgtest.DB(t)
-	u := newPG(t, db, "bits", accountant.Guarantee{Eps: 8, Delta: 1e-3})
+	u := newPG(t, db, "bits", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-3}})
 	listA, listB := testPairs(3000, 1), testPairs(2000, 2)
 	a, b := book, Options{StateDir: t.TempDir()}
 	bitRun(t, a, u, listA, 2, 2) // lines 2, 3: A held
@@ -354,7 +354,7 @@ func TestOneBitRefused(t *testing.T) {
 		"none":             {[]accountant.BitPair{}, "no pairs of output probabilities"},
 		"more than a line": {many, "10001 pairs of output probabilities: a line holds at most 10000"},
 	} {
-		path := newLedger(t, accountant.Guarantee{Eps: 4, Delta: 1e-3})
+		path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-3}})
 		before := lines(t, path)
 		l, err := book.forRun(ctx, path)
 		if err != nil {

@@ -50,8 +50,8 @@ type FilterChoice struct {
 // public budget and relation, it depends on no output, as it must; chosen
 // after runs (from what they spent) it would not be a filter any theorem
 // covers, so a ledger's filter never changes (Upgrade keeps it too).
-func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accountant.Spend, expected int) (FilterChoice, error) {
-	if err := checkBudget(accountant.Budget{Guarantee: budget}); err != nil {
+func ChooseFilter(b provenance.Binding, budget accountant.Budget, step accountant.Spend, expected int) (FilterChoice, error) {
+	if err := checkBudget(budget); err != nil {
 		return FilterChoice{}, err
 	}
 	// A label's δ is a per-query δ, in the range of every one.
@@ -74,7 +74,7 @@ func ChooseFilter(b provenance.Binding, budget accountant.Guarantee, step accoun
 	for _, f := range all {
 		a := filterAllowance{Filter: f.Filter, Labels: f.Steps, Err: f.Err}
 		if a.Err == nil && expected > 0 {
-			a.Total, a.Fits, a.Err = expectedTotal(f.Filter, budget, step, expected)
+			a.Total, a.Fits, a.Err = expectedTotal(f.Filter, budget.Guarantee, step, expected)
 		}
 		if a.Err != nil {
 			a = filterAllowance{Filter: f.Filter, Err: a.Err}
@@ -106,7 +106,7 @@ func expectedTotal(f accountant.Filter, budget accountant.Guarantee, step accoun
 // part is the method named, of those accountant.OpenFilters offers for
 // the relation, budget and the labels step describes (nil: none
 // declared); an error names the methods it offers.
-func NamedFilter(b provenance.Binding, budget accountant.Guarantee, step *accountant.Spend, named accountant.Method) (accountant.Filter, error) {
+func NamedFilter(b provenance.Binding, budget accountant.Budget, step *accountant.Spend, named accountant.Method) (accountant.Filter, error) {
 	all, _, err := accountant.OpenFilters(b.Relation, budget, step)
 	if err != nil && all == nil {
 		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)

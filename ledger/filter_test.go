@@ -17,7 +17,7 @@ import (
 // oneVote is a PATE ensemble: one-vote relation, no teachers' guarantee,
 // so a version-4 ledger of it had the zCDP filter by default
 // (newOneVoteLedger).
-var oneVote = provenance.Binding{Ensemble: "pate", K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}
+var oneVote = provenance.Binding{Ensemble: "pate", Teachers: provenance.Teachers{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}
 
 // confident is one query of Confident-GNMax, σ1 = 150, σ2 = 40, discrete
 // noise (its per-query guarantee at δ = 1e-5 by the paper's conversion).
@@ -41,7 +41,7 @@ func zcdpEps(rho, delta float64) float64 {
 	return best
 }
 
-func newOneVoteLedger(t *testing.T, budget accountant.Guarantee) (string, provenance.Binding) {
+func newOneVoteLedger(t *testing.T, budget accountant.Budget) (string, provenance.Binding) {
 	t.Helper()
 	b := unique(oneVote)
 	path := filepath.Join(t.TempDir(), "pate.ledger")
@@ -78,7 +78,7 @@ func initVersion4(t *testing.T, path string, h Header) {
 // one more refused. Pure labels 20 x 0.05 then 20 x 0.1 at budget δ 1e-5:
 // ρ = 0.125, total 2.17 (simple composition: 3).
 func TestZCDPFilterTargets(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	path, b := newOneVoteLedger(t, budget)
 	l, allowed, err := openRun(ctx, book, path, "confident-gnmax", b, confident, -1)
 	if err != nil || allowed != 167 {
@@ -94,11 +94,11 @@ func TestZCDPFilterTargets(t *testing.T) {
 	bal, err := l.Balance()
 	l.Close()
 	rho := 167 * (1.0/(40*40) + 1.0/(2*150*150)) // 1/σ2² + 1/(2σ1²) per query
-	if err != nil || bal.Composition != accountant.ZCDPFilter || !bal.Total.Within(budget) || math.Abs(bal.Total.Eps-zcdpEps(rho, 1e-5)) > 1e-5 {
+	if err != nil || bal.Composition != accountant.ZCDPFilter || !bal.Total.Within(budget.Guarantee) || math.Abs(bal.Total.Eps-zcdpEps(rho, 1e-5)) > 1e-5 {
 		t.Errorf("balance %+v (%v), want eps %g", bal, err, zcdpEps(rho, 1e-5))
 	}
 
-	path, b = newOneVoteLedger(t, accountant.Guarantee{Eps: 3, Delta: 1e-5})
+	path, b = newOneVoteLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1e-5}})
 	for _, eps := range []float64{0.05, 0.1} {
 		l, _, err := openRun(ctx, book, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: eps}), -1)
 		if err != nil {
@@ -126,7 +126,7 @@ func TestZCDPFilterTargets(t *testing.T) {
 // ((ε, δ) with δ > 0 alone) and says which filter would take them, by the
 // header's field (a command names its flag).
 func TestFilterRefuses(t *testing.T) {
-	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 2, Delta: 1e-5})
+	path, b := newOneVoteLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}})
 	_, _, err := openRun(ctx, book, path, "darrm-one-vote", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.3, Delta: 1e-6}), -1)
 	var fe *FilterError
 	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "a ledger whose Header.Filter is simple holds them") || strings.Contains(err.Error(), "--filter") {
@@ -138,7 +138,7 @@ func TestFilterRefuses(t *testing.T) {
 // (the whole chain re-signed, so that only the sums catch it) no longer
 // gives the prior of the next line: the ledger is damaged there.
 func TestDescriptionReproducesTotals(t *testing.T) {
-	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 2, Delta: 1e-5})
+	path, b := newOneVoteLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}})
 	for range 2 {
 		l, _, err := openRun(ctx, book, path, "confident-gnmax", b, confident, 10)
 		if err != nil {
@@ -170,19 +170,20 @@ func TestDescriptionReproducesTotals(t *testing.T) {
 // simple composition alone.
 func TestChooseFilter(t *testing.T) {
 	pure := func(eps float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: eps}) }
-	simple := func(eps float64, budget accountant.Guarantee) int {
+	simple := func(eps float64, budget accountant.Budget) int {
 		k := new(big.Rat).Quo(new(big.Rat).SetFloat64(budget.Eps), new(big.Rat).SetFloat64(eps))
 		return int(new(big.Int).Quo(k.Num(), k.Denom()).Int64())
 	}
 	// zcdp reports whether n labels of zCDP slope rho, and not n+1, fit.
-	zcdp := func(n int, rho float64, budget accountant.Guarantee) bool {
+	zcdp := func(n int, rho float64, budget accountant.Budget) bool {
 		return zcdpEps(float64(n)*rho, budget.Delta) <= budget.Eps && zcdpEps(float64(n+1)*rho, budget.Delta) > budget.Eps+1e-6
 	}
-	b3, b8 := accountant.Guarantee{Eps: 3, Delta: 1e-5}, accountant.Guarantee{Eps: 8, Delta: 1e-6}
+	b3 := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1e-5}}
+	b8 := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-6}}
 	for _, c := range []struct {
 		name      string
 		b         provenance.Binding
-		budget    accountant.Guarantee
+		budget    accountant.Budget
 		step      accountant.Spend
 		expected  int
 		simple    int     // labels by simple composition
@@ -194,8 +195,8 @@ func TestChooseFilter(t *testing.T) {
 		{"4 pure labels at 0.2 (issue 47), budget (8, 1e-6)", oneVote, b8, pure(0.2), 4, simple(0.2, b8), 52, 0.02, 0.8, 1.8973764},
 		{"4 pure labels at 0.2, budget (3, 1e-5)", oneVote, b3, pure(0.2), 4, simple(0.2, b3), 11, 0.02, 0.8, 1.6927338},
 		{"pure labels at 0.05", oneVote, b3, pure(0.05), 100, simple(0.05, b3), 179, 0.00125, 0, 0},
-		{"confident-gnmax", oneVote, accountant.Guarantee{Eps: 2, Delta: 1e-5}, confident, 300, 1, 167, 0, 0, 0},
-		{"approximate labels", bound, accountant.Guarantee{Eps: 10, Delta: 1e-3}, accountant.ApproxStep(step), 0, 33, -1, 0, 0, 0},
+		{"confident-gnmax", oneVote, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, confident, 300, 1, 167, 0, 0, 0},
+		{"approximate labels", bound, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 10, Delta: 1e-3}}, accountant.ApproxStep(step), 0, 33, -1, 0, 0, 0},
 		{"private teachers, pure labels", bound, b3, pure(0.05), 0, 59, 179, 0.00125, 0, 0},
 		{"nothing fits", oneVote, b3, pure(10), 1, 0, 0, 0, 0, 0},
 		// Issue 55: more steps than the accountant counts fit the zCDP
@@ -258,10 +259,10 @@ func TestChooseFilter(t *testing.T) {
 		t.Error("no labels declared: no error")
 	}
 	for _, c := range []struct {
-		budget   accountant.Guarantee
+		budget   accountant.Budget
 		expected int
 		param    string
-	}{{b3, -1, "queries"}, {b3, 1 << 62, "queries"}, {accountant.Guarantee{Delta: 1e-5}, 4, "budget eps"}, {accountant.Guarantee{Eps: 3, Delta: 1}, 4, "budget delta"}, {accountant.Guarantee{Eps: 3, Delta: 0.9}, 4, "budget delta"}} {
+	}{{b3, -1, "queries"}, {b3, 1 << 62, "queries"}, {accountant.Budget{Guarantee: accountant.Guarantee{Delta: 1e-5}}, 4, "budget eps"}, {accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1}}, 4, "budget delta"}, {accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 0.9}}, 4, "budget delta"}} {
 		var pe *accountant.ParamError
 		if _, err := ChooseFilter(oneVote, c.budget, pure(0.2), c.expected); !errors.As(err, &pe) || pe.Name != c.param {
 			t.Errorf("budget %v, %d labels expected: %v, want a ParamError on %s", c.budget, c.expected, err, c.param)
@@ -274,7 +275,7 @@ func TestChooseFilter(t *testing.T) {
 // ledger by its noise: as many queries as the noise's own description,
 // recorded as that noise.
 func TestFilterBitOfGaussian(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	noise := accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Discrete: true,
 		Gaussian: []accountant.GaussianPart{{Sigma: 40, Coords: 2}}}
 	bit := noise
@@ -310,7 +311,7 @@ func TestFilterBitOfGaussian(t *testing.T) {
 // releases and reports accountant.CountLimit left, before and after a
 // run, where it failed at 2^50; a release asking for fewer gets them.
 func TestAllowanceBeyondCount(t *testing.T) {
-	path, b := newOneVoteLedger(t, accountant.Guarantee{Eps: 3, Delta: 1e-5})
+	path, b := newOneVoteLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1e-5}})
 	for _, limit := range []int{-1, 100} {
 		l, allowed, err := openRun(ctx, book, path, "gnmax", b, gnmax1e9, limit)
 		want := limit

@@ -12,7 +12,7 @@ import (
 
 // newFirstRunLedger makes a ledger bound to b, open to any use, whose
 // first run chooses its filter.
-func newFirstRunLedger(t *testing.T, b provenance.Binding, budget accountant.Guarantee) string {
+func newFirstRunLedger(t *testing.T, b provenance.Binding, budget accountant.Budget) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "first.ledger")
 	h := NewHeader(b, budget, 1e-5, accountant.Filter{})
@@ -53,7 +53,7 @@ func TestFirstRunFilter(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		b      provenance.Binding
-		budget accountant.Guarantee
+		budget accountant.Budget
 		first  accountant.Spend
 		then   accountant.Spend
 		// labels is what the kept filter allows of first from an empty
@@ -66,9 +66,9 @@ func TestFirstRunFilter(t *testing.T) {
 		// against 1/(1+e^ε): 47·ε_6 converts to 7.909 at δ 1e-8 and
 		// 48·ε_6 to 8.010 by Canonne-Kamath-Steinke 2020 Prop. 12,
 		// computed apart).
-		{"pure labels at 0.2, one-vote", oneVote, accountant.Guarantee{Eps: 8, Delta: 1e-8}, pure(0.2), confident, 47},
-		{"confident-gnmax", oneVote, accountant.Guarantee{Eps: 2, Delta: 1e-5}, confident, pure(0.05), 0},
-		{"approximate labels, private teachers", bound, accountant.Guarantee{Eps: 10, Delta: 1e-3}, accountant.ApproxStep(step), pure(0.1), 33},
+		{"pure labels at 0.2, one-vote", oneVote, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-8}}, pure(0.2), confident, 47},
+		{"confident-gnmax", oneVote, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, confident, pure(0.05), 0},
+		{"approximate labels, private teachers", bound, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 10, Delta: 1e-3}}, accountant.ApproxStep(step), pure(0.1), 33},
 	} {
 		b := unique(c.b)
 		choice, err := ChooseFilter(b, c.budget, c.first, 0)
@@ -131,14 +131,14 @@ func TestFirstRunFilter(t *testing.T) {
 // filter must state that filter, the one every line before it stated, and
 // a valid one; no other ledger's line states one.
 func TestFirstRunFilterLines(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 8, Delta: 1e-6}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-6}}
 	gdp := accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.GDPFilter, Delta: 1e-6}, {Method: accountant.Simple}}}
 	simple := accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: 1e-6}}}
 	over := accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: 1e-5}}}
-	first := rule{version: Version, budget: budget, firstRun: true}
+	first := rule{version: Version, budget: budget.Guarantee, firstRun: true}
 	chosen := first
 	chosen.filter = &gdp
-	fixed := rule{version: Version, budget: budget, filter: &gdp}
+	fixed := rule{version: Version, budget: budget.Guarantee, filter: &gdp}
 	for _, c := range []struct {
 		name   string
 		r      rule

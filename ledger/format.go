@@ -85,8 +85,8 @@ type teachers struct {
 // empty filter, one whose first run chooses its filter
 // (Header.FirstRunFilter), or, once NewUseHeader declares its use, one
 // composed exactly.
-func NewHeader(b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, filter accountant.Filter) Header {
-	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: accountant.Budget{Guarantee: budget}, DeltaPrime: deltaPrime, FirstRunFilter: true}
+func NewHeader(b provenance.Binding, budget accountant.Budget, deltaPrime float64, filter accountant.Filter) Header {
+	h := Header{Ensemble: b.Ensemble, Relation: b.Relation.String(), Budget: budget, DeltaPrime: deltaPrime, FirstRunFilter: true}
 	if len(filter.Parts) > 0 {
 		h.Filter, h.Parts, h.FirstRunFilter = filter.Parts[0].Method, filter.Parts, false
 	}
@@ -101,7 +101,7 @@ func NewHeader(b provenance.Binding, budget accountant.Guarantee, deltaPrime flo
 // another by far: the Rényi filter allows RR labels twice the steps of
 // simple composition); with δ_B = 0, simple composition of pure points,
 // the one filter accountant.OpenFilters offers.
-func DefaultFilter(b provenance.Binding, budget accountant.Guarantee) (accountant.Filter, error) {
+func DefaultFilter(b provenance.Binding, budget accountant.Budget) (accountant.Filter, error) {
 	all, _, err := accountant.OpenFilters(b.Relation, budget, nil)
 	if err != nil {
 		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
@@ -124,12 +124,12 @@ func (h Header) firstRunFilter(step accountant.Spend) (accountant.Filter, error)
 	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
 		return accountant.Filter{}, err
 	}
-	all, keep, err := accountant.OpenFilters(r, h.Budget.Guarantee, &step)
+	all, keep, err := accountant.OpenFilters(r, h.Budget, &step)
 	if err != nil {
 		// No filter allows one such label within the budget: the one
 		// kept without a hint may still charge them, and a teachers' cap
 		// within the budget makes them free.
-		all, keep, err = accountant.OpenFilters(r, h.Budget.Guarantee, nil)
+		all, keep, err = accountant.OpenFilters(r, h.Budget, nil)
 	}
 	if err != nil {
 		return accountant.Filter{}, err
@@ -156,7 +156,7 @@ func (h Header) rule() rule {
 // teachers).
 func (h *Header) bind(b provenance.Binding) {
 	h.Ensemble, h.Relation = b.Ensemble, b.Relation.String()
-	h.Teachers = &teachers{K: b.K, Eps: b.Teachers.Eps, Delta: b.Teachers.Delta, Kind: b.Kind, Partition: b.Partition}
+	h.Teachers = &teachers{K: b.K, Eps: b.Each.Eps, Delta: b.Each.Delta, Kind: b.Kind, Partition: b.Partition}
 }
 
 // binding returns the parameters the ledger is bound to (version 2).
@@ -165,9 +165,9 @@ func (h Header) binding() (provenance.Binding, error) {
 	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
 		return provenance.Binding{}, err
 	}
-	b := provenance.Binding{Ensemble: h.Ensemble, Relation: r}
+	b := provenance.Binding{Ensemble: h.Ensemble, Teachers: provenance.Teachers{Relation: r}}
 	if t := h.Teachers; t != nil {
-		b.K, b.Teachers, b.Kind, b.Partition = t.K, accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}, t.Kind, t.Partition
+		b.K, b.Each, b.Kind, b.Partition = t.K, accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}, t.Kind, t.Partition
 	}
 	return b, b.Validate()
 }

@@ -129,7 +129,7 @@ func recordError(t *testing.T, name string, err error, kind recordKind) {
 // with every spend counted, since the totals it reads are carried by the
 // last line.
 func TestChain(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
 	for name, c := range map[string]struct {
 		edit    func([]string) []string
 		line    int
@@ -182,7 +182,7 @@ func TestChain(t *testing.T) {
 // darrm ledger adopt (Adopt) resolves it on purpose. A ledger moved, or
 // ahead of the record (another user's runs), is fine.
 func TestRecord(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
 	path := newLedger(t, budget)
 	spend(t, path, 1)
 	old, _ := os.ReadFile(path)
@@ -304,7 +304,7 @@ func TestReadNeverWrites(t *testing.T) {
 		}
 	}
 	state := t.TempDir()
-	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}})
 	l, err := Options{StateDir: state}.readOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -354,7 +354,7 @@ func TestNotLedgerFiles(t *testing.T) {
 // mixes two ledgers. A settlement that the record refused is the run's
 // last write: a second one is refused.
 func TestRecordNeverFallsBack(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
 	path := newLedger(t, budget)
 	spend(t, path, 1)
 	run := open(t, path)
@@ -388,7 +388,7 @@ func TestRecordNeverFallsBack(t *testing.T) {
 // retires the ledger with an end line after the run's last: the run's
 // labels stay charged to it, and no release charges it again.
 func TestReplaceWaitsForRun(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
 	path := newLedger(t, budget)
 	run := open(t, path)
 	if err := run.begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
@@ -443,7 +443,7 @@ func TestReplaceWaitsForRun(t *testing.T) {
 // (re-signed, so that only this rule catches it) is damage, for a release
 // and for a reader.
 func TestTotalsCarried(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spend(t, path, 1)
 	spend(t, path, 2)
 	l := open(t, path)
@@ -506,7 +506,7 @@ func mustReadFile(t *testing.T, path string) []byte {
 // A record of an earlier darrm, which kept no hash of the header, still
 // has the first spend line follow the header.
 func TestHeaderResigned(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 2, Delta: 1e-4}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-4}}
 	// Each edit keeps the header's length, so that a release's record
 	// still finds the line it vouches for where it says: the partition's
 	// four bytes more are made up by writing three numbers shorter.
@@ -592,7 +592,7 @@ func forgetHeader(t *testing.T, path string) {
 // Open, whether it comes from EnvStateDir, XDG_STATE_HOME, HOME or
 // Options.StateDir; an absolute one is taken.
 func TestStateDirRelative(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}})
 	abs := t.TempDir()
 	t.Chdir(t.TempDir()) // where a darrm that took the folder would make it
 	for _, c := range []struct {

@@ -26,8 +26,7 @@ var ctx = context.Background()
 // bound is the ensemble of the tests' ledgers (each its own id, unique):
 // a fresh mechanism per query, so that no teachers' cap applies and the
 // totals are the composition of the spends.
-var bound = provenance.Binding{Ensemble: "mnist58-k11", K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5},
-	Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}
+var bound = provenance.Binding{Ensemble: "mnist58-k11", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}
 
 // ensembles counts the ledgers made, to name their ensembles apart: one
 // ensemble has one ledger.
@@ -51,7 +50,7 @@ func binding(t *testing.T, l *Ledger) provenance.Binding {
 	return b
 }
 
-func newLedger(t *testing.T, budget accountant.Guarantee) string {
+func newLedger(t *testing.T, budget accountant.Budget) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "teachers.ledger")
 	if _, err := book.create(ctx, path, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
@@ -103,9 +102,9 @@ func spend(t *testing.T, path string, n int) {
 // shrinks by what each run spent, equals the accountant's MaxSteps under
 // simple composition, the ledger's filter, and reaches 0.
 func TestBudgetAcrossRuns(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}
 	path := newLedger(t, budget)
-	want, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
+	want, err := accountant.MaxSteps(step, budget, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +150,7 @@ func TestBudgetAcrossRuns(t *testing.T) {
 }
 
 func TestRelationAndInitChecks(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 1, Delta: 1e-5})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}})
 	l, err := book.forRun(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +161,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 	if err := l.begin("gnmax", oneVote, accountant.ApproxStep(step)); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
-	if _, err := book.create(ctx, path, NewHeader(bound, accountant.Guarantee{Eps: 1}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1})), false); err == nil {
+	if _, err := book.create(ctx, path, NewHeader(bound, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1}})), false); err == nil {
 		t.Error("Init overwrote an existing ledger")
 	}
 	edit := func(f func(*provenance.Binding)) provenance.Binding {
@@ -170,22 +169,22 @@ func TestRelationAndInitChecks(t *testing.T) {
 		f(&b)
 		return b
 	}
-	one := accountant.Guarantee{Eps: 1}
+	one := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1}}
 	for name, h := range map[string]Header{
 		"no name":           NewHeader(edit(func(b *provenance.Binding) { b.Ensemble = "" }), one, 1e-5, simpleFilter(one)),
-		"eps 0":             NewHeader(bound, accountant.Guarantee{}, 1e-5, simpleFilter(accountant.Guarantee{})),
+		"eps 0":             NewHeader(bound, accountant.Budget{Guarantee: accountant.Guarantee{}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{}})),
 		"delta' 0":          NewHeader(bound, one, 0, simpleFilter(one)),
-		"delta 1":           NewHeader(bound, accountant.Guarantee{Eps: 1, Delta: 1}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1, Delta: 1})),
-		"no parameters":     {Ensemble: "x", Relation: "private-teachers", Budget: accountant.Budget{Guarantee: one}, DeltaPrime: 1e-5},
-		"bad relation":      {Ensemble: "x", Relation: "r", Budget: accountant.Budget{Guarantee: one}, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5, simpleFilter(one)).Teachers},
+		"delta 1":           NewHeader(bound, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1}})),
+		"no parameters":     {Ensemble: "x", Relation: "private-teachers", Budget: one, DeltaPrime: 1e-5},
+		"bad relation":      {Ensemble: "x", Relation: "r", Budget: one, DeltaPrime: 1e-5, Teachers: NewHeader(bound, one, 1e-5, simpleFilter(one)).Teachers},
 		"K even":            NewHeader(edit(func(b *provenance.Binding) { b.K = 10 }), one, 1e-5, simpleFilter(one)),
 		"K 0":               NewHeader(edit(func(b *provenance.Binding) { b.K = 0 }), one, 1e-5, simpleFilter(one)),
-		"teachers' eps 0":   NewHeader(edit(func(b *provenance.Binding) { b.Teachers.Eps = 0 }), one, 1e-5, simpleFilter(one)),
-		"teachers' Delta 1": NewHeader(edit(func(b *provenance.Binding) { b.Teachers.Delta = 1 }), one, 1e-5, simpleFilter(one)),
+		"teachers' eps 0":   NewHeader(edit(func(b *provenance.Binding) { b.Each.Eps = 0 }), one, 1e-5, simpleFilter(one)),
+		"teachers' Delta 1": NewHeader(edit(func(b *provenance.Binding) { b.Each.Delta = 1 }), one, 1e-5, simpleFilter(one)),
 		"kind unstated":     NewHeader(edit(func(b *provenance.Binding) { b.Kind = provenance.KindUnstated }), one, 1e-5, simpleFilter(one)),
 		"partition missing": NewHeader(edit(func(b *provenance.Binding) { b.Partition = provenance.PartitionUnstated }), one, 1e-5, simpleFilter(one)),
 		"one-vote, shared":  NewHeader(edit(func(b *provenance.Binding) { b.Relation = accountant.OneVote }), one, 1e-5, simpleFilter(one)),
-		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *provenance.Binding) { b.Teachers = accountant.Guarantee{} }), one, 1e-5, simpleFilter(one)),
+		"no teachers' guarantee, private-teachers": NewHeader(edit(func(b *provenance.Binding) { b.Each = accountant.Guarantee{} }), one, 1e-5, simpleFilter(one)),
 	} {
 		p := filepath.Join(t.TempDir(), "l")
 		if _, err := book.create(ctx, p, h, false); err == nil {
@@ -201,8 +200,8 @@ func TestRelationAndInitChecks(t *testing.T) {
 // one-vote relation, binds no teachers' guarantee; an even K is allowed.
 func TestInitNonPrivateOneVote(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l")
-	b := unique(provenance.Binding{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash})
-	if _, err := book.create(ctx, p, NewHeader(b, accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 2, Delta: 1e-5})), false); err != nil {
+	b := unique(provenance.Binding{Teachers: provenance.Teachers{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}})
+	if _, err := book.create(ctx, p, NewHeader(b, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}})), false); err != nil {
 		t.Fatal(err)
 	}
 	l, err := book.forRun(ctx, p)
@@ -224,7 +223,7 @@ func TestInitNonPrivateOneVote(t *testing.T) {
 // each is a CorruptError naming the line. A torn last line (a crash in
 // the middle of a write, before its fsync) is cut off instead.
 func TestCorruption(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}
 	for name, c := range map[string]struct {
 		edit func(string) string
 		line int
@@ -280,7 +279,7 @@ func TestCorruption(t *testing.T) {
 // is cut off by the next run, under the lock, and reported; ReadOnly
 // reports it and leaves it.
 func TestTornLastLine(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}})
 	spend(t, path, 4)
 	l := open(t, path)
 	torn := string(linePrefix(l.Head())) + `"spend":{"run":"x","queries":10`
@@ -397,7 +396,7 @@ func runHelper(t *testing.T, path string, n, kill int) (released int, err error)
 // and checks that the ledger, reopened, has recorded at least every label
 // the process handed out.
 func TestKillAtEveryStep(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	const n = 4
 	total := 0
 	for kill := 1; kill <= 2*n; kill++ {
@@ -422,9 +421,9 @@ func TestKillAtEveryStep(t *testing.T) {
 // budget as they are allowed, at the same time: together they stay
 // within it, and the ledger records every label.
 func TestConcurrentRuns(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 3, Delta: 1e-3}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1e-3}}
 	path := newLedger(t, budget)
-	maxQ, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
+	maxQ, err := accountant.MaxSteps(step, budget, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +463,7 @@ func TestConcurrentRuns(t *testing.T) {
 // allowance and the total to publish (without a cap, the budget its
 // filter holds every release to), before and after a spend.
 func TestStatus(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}
 	path := newLedger(t, budget)
 	for _, tc := range []struct {
 		spent int
@@ -482,8 +481,8 @@ func TestStatus(t *testing.T) {
 		total := bal.Total
 		left, _ := l.allowance(accountant.ApproxStep(step), -1)
 		l.Close()
-		want := Balance{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: accountant.Budget{Guarantee: budget}, Total: total, Composition: tc.comp, Queries: total,
-			Publish: accountant.Total{Method: accountant.Simple, Guarantee: budget, Filter: true, DeltaFrom: accountant.LedgerDelta}}
+		want := Balance{Ensemble: st.Ensemble, Relation: "private-teachers", Budget: budget, Total: total, Composition: tc.comp, Queries: total,
+			Publish: accountant.Total{Method: accountant.Simple, Guarantee: budget.Guarantee, Filter: true, DeltaFrom: accountant.LedgerDelta}}
 		if err != nil || st.QueriesLeft == nil || *st.QueriesLeft != left {
 			t.Errorf("after %d labels: %v queries left (%v), want %d", tc.spent, st.QueriesLeft, err, left)
 		}
@@ -497,9 +496,9 @@ func TestStatus(t *testing.T) {
 // its allowance; a run of another relation is refused and leaves the
 // ledger unlocked.
 func TestOpenRun(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}
 	path := newLedger(t, budget)
-	want, _ := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
+	want, _ := accountant.MaxSteps(step, budget, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
 	l := open(t, path)
 	b := binding(t, l)
 	l.Close()
@@ -542,7 +541,7 @@ func TestOpenRun(t *testing.T) {
 // refused too, even on this ledger of per-query teachers without a cap:
 // a header-less file asserts nothing of the teachers (issue 40, item 4).
 func TestBinding(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}})
 	l := open(t, path)
 	defer l.Close()
 	own := binding(t, l)
@@ -552,8 +551,8 @@ func TestBinding(t *testing.T) {
 	}{
 		{func(b *provenance.Binding) { b.Ensemble = "other" }, []string{"ensemble other (the ledger's: " + own.Ensemble + ")"}},
 		{func(b *provenance.Binding) { b.K = 9 }, []string{"K 9 (the ledger's: 11)"}},
-		{func(b *provenance.Binding) { b.Teachers.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
-		{func(b *provenance.Binding) { b.Teachers.Delta = 1e-4; b.Kind = provenance.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
+		{func(b *provenance.Binding) { b.Each.Eps = 1 }, []string{"eps 1 (the ledger's: 0.1)"}},
+		{func(b *provenance.Binding) { b.Each.Delta = 1e-4; b.Kind = provenance.Fixed }, []string{"Delta 0.0001 (the ledger's: 1e-05)", "kind fixed (the ledger's: per-query)"}},
 		{func(b *provenance.Binding) { b.Partition = provenance.KeyedHash }, []string{"partition keyed-hash (the ledger's: shared)"}},
 		{func(b *provenance.Binding) { b.Relation = accountant.OneVote }, []string{"relation one-vote (the ledger's: private-teachers)"}},
 	} {
@@ -571,7 +570,7 @@ func TestBinding(t *testing.T) {
 			}
 		}
 	}
-	headerless := provenance.Binding{K: 11, Teachers: bound.Teachers, Relation: accountant.PrivateTeachers}
+	headerless := provenance.Binding{Teachers: provenance.Teachers{K: 11, Each: bound.Each, Relation: accountant.PrivateTeachers}}
 	var be *BindingError
 	if err := l.begin("darrm", headerless, accountant.ApproxStep(step)); !errors.As(err, &be) || !be.Unstated {
 		t.Errorf("a release without a header, of the ledger's K and teachers: %v, want a *BindingError with Unstated", err)
@@ -584,7 +583,7 @@ func TestBinding(t *testing.T) {
 func TestCap(t *testing.T) {
 	fixed := bound
 	fixed.Kind, fixed.Partition = provenance.Fixed, provenance.KeyedHash
-	open := func(budget accountant.Guarantee, b provenance.Binding) *Ledger {
+	open := func(budget accountant.Budget, b provenance.Binding) *Ledger {
 		path := filepath.Join(t.TempDir(), "l")
 		b = unique(b)
 		// Version 4's simple filter holds a step of any δ: with a cap
@@ -603,7 +602,7 @@ func TestCap(t *testing.T) {
 		return l
 	}
 	// Disjoint shares: the cap is (0.1, 1e-5), within (0.1, 1e-5): free.
-	l := open(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, fixed)
+	l := open(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}, fixed)
 	if n, err := l.allowance(accountant.ApproxStep(step), -1); n != accountant.Unlimited || err != nil {
 		t.Errorf("allowance %d (%v), want unlimited", n, err)
 	}
@@ -616,7 +615,7 @@ func TestCap(t *testing.T) {
 	l.Settle(1000)
 	st, err := l.BalanceFor(accountant.ApproxStep(step))
 	q, _ := accountant.Compose(step, 1000, accountant.Simple, 0)
-	if err != nil || st.Total != fixed.Teachers || st.Bound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != nil || st.Cap.Rule() != "parallel" {
+	if err != nil || st.Total != fixed.Each || st.Bound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != nil || st.Cap.Rule() != "parallel" {
 		t.Errorf("status after 1000 free labels: %+v (%v), queries want %v", st, err, q)
 	}
 	// Free is a state of its own, not a count: JSON has no number of
@@ -636,7 +635,7 @@ func TestCap(t *testing.T) {
 	for _, tc := range []struct {
 		budget, step accountant.Guarantee
 	}{{accountant.Guarantee{Eps: 1, Delta: 1e-4}, step}, {accountant.Guarantee{Eps: 5, Delta: 1e-4}, accountant.Guarantee{Eps: 0.3}}} {
-		l = open(tc.budget, shared)
+		l = open(accountant.Budget{Guarantee: tc.budget}, shared)
 		l.step = accountant.ApproxStep(tc.step)
 		if n, err := l.allowance(accountant.ApproxStep(tc.step), -1); n != 0 || err != nil {
 			t.Errorf("shared, budget %v below the cap: allowance %d (%v), want 0", tc.budget, n, err)
@@ -657,9 +656,9 @@ func TestCap(t *testing.T) {
 func TestPureBudget(t *testing.T) {
 	eps := 0.1
 	pure := accountant.Guarantee{Eps: 3 * eps} // m·ε = 0.30000000000000004
-	budget := accountant.Guarantee{Eps: 3}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3}}
 	b := unique(bound)
-	b.Teachers.Delta = 0
+	b.Each.Delta = 0
 	path := filepath.Join(t.TempDir(), "pure.ledger")
 	if _, err := book.create(ctx, path, NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		t.Fatal(err)
@@ -679,7 +678,7 @@ func TestPureBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	bal, err := l.Balance()
-	if err != nil || bal.Composition != accountant.Simple || bal.Total.Delta != 0 || !bal.Total.Within(budget) {
+	if err != nil || bal.Composition != accountant.Simple || bal.Total.Delta != 0 || !bal.Total.Within(budget.Guarantee) {
 		t.Errorf("balance after 9 labels: %+v (%v)", bal, err)
 	}
 }
@@ -698,7 +697,7 @@ func TestFreeAtTheBudgetDelta(t *testing.T) {
 		free         bool
 	}{{1e-3, 1e-5, true}, {1e-3, 1e-2, true}, {1e-4, 1e-5, false}, {0, 1e-5, false}} {
 		path := filepath.Join(t.TempDir(), "l.ledger")
-		h := NewHeader(fixed, accountant.Guarantee{Eps: 1, Delta: tc.delta}, tc.prime, simpleFilter(accountant.Guarantee{Eps: 1, Delta: tc.delta}))
+		h := NewHeader(fixed, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: tc.delta}}, tc.prime, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: tc.delta}}))
 		_, err := (Options{StateDir: t.TempDir()}).create(ctx, path, h, false)
 		var bad interface{ BadInput() bool }
 		if !tc.free {
@@ -728,7 +727,7 @@ var book Options
 // simpleFilter is the filter of simple composition of (ε, δ) steps at
 // the budget's δ, one part: the rule of the tests' ledgers open to any
 // use.
-func simpleFilter(budget accountant.Guarantee) accountant.Filter {
+func simpleFilter(budget accountant.Budget) accountant.Filter {
 	return accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: budget.Delta}}}
 }
 

@@ -21,7 +21,7 @@ import (
 // line was appended. A negative timeout is refused, naming the field.
 func TestLockTimeout(t *testing.T) {
 	const timeout = 300 * time.Millisecond
-	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
 	db := pgtest.DB(t)
 	file := newLedger(t, budget)
 	pg := newPG(t, db, "timed", budget)

@@ -151,7 +151,7 @@ func (opts Options) create(ctx context.Context, location string, h Header, repla
 	}
 	if b, err := h.binding(); err != nil {
 		return nil, &bindError{err}
-	} else if err := CheckCap(b, h.Budget.Guarantee, h.DeltaPrime); err != nil {
+	} else if err := CheckCap(b, h.Budget, h.DeltaPrime); err != nil {
 		return nil, err
 	}
 	if h.Use != nil {

@@ -22,7 +22,7 @@ import (
 func BenchmarkPGReleases(b *testing.B) {
 	db := pgtest.DB(b)
 	g := accountant.ApproxStep(accountant.Guarantee{Eps: step.Eps, Delta: 1e-12})
-	budget := accountant.Guarantee{Eps: 1e9, Delta: 0.5}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1e9, Delta: 0.5}}
 	file := newBenchLedger(b, "", budget)
 	for _, c := range []struct {
 		name     string
@@ -95,7 +95,7 @@ func BenchmarkPGReleases(b *testing.B) {
 
 // newBenchLedger makes a ledger at location (a new file when "") with
 // budget, for an ensemble of its own, and returns its location.
-func newBenchLedger(b *testing.B, location string, budget accountant.Guarantee) string {
+func newBenchLedger(b *testing.B, location string, budget accountant.Budget) string {
 	if location == "" {
 		location = b.TempDir() + "/bench.ledger"
 	}

@@ -32,7 +32,7 @@ func TestPGServerStopped(t *testing.T) {
 		t.Skip("a server of its own to stop: without -short")
 	}
 	srv := pgtest.NewServer(t)
-	u := newPG(t, srv.DB(t), "fault", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	u := newPG(t, srv.DB(t), "fault", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	heard := make(chan error, 1)
 	bk := Options{Lost: func(err error) { heard <- err }}
 	l, allowed, err := openRun(ctx, bk, u, "darrm", unique0(t, u), accountant.ApproxStep(step), 10)
@@ -192,7 +192,7 @@ func testPGWriteRetried(t *testing.T, location string) {
 	p := newProxy(t, db.Host)
 	via := *db
 	via.Host = p.ln.Addr().String()
-	u := newPG(t, via.String(), "retried", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	u := newPG(t, via.String(), "retried", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	for _, cut := range []string{"before", "after"} {
 		before, _, _ := readAll(t, u)
 		l, _, err := openRun(ctx, book, u, "darrm", unique0(t, u), accountant.ApproxStep(step), -1)
@@ -260,12 +260,12 @@ func pgHelper(spec string) int {
 // of them printed (charged >= delivered), every other process ends
 // without an error, and the ledger verifies.
 func testPGConcurrentProcesses(t *testing.T, db string) {
-	budget := accountant.Guarantee{Eps: 60, Delta: 1e-2}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 60, Delta: 1e-2}}
 	want, each := 200, 30
 	if testing.Short() {
-		budget, want, each = accountant.Guarantee{Eps: 24, Delta: 1e-2}, 80, 12
+		budget, want, each = accountant.Budget{Guarantee: accountant.Guarantee{Eps: 24, Delta: 1e-2}}, 80, 12
 	}
-	maxQ, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
+	maxQ, err := accountant.MaxSteps(step, budget, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
 	if err != nil || maxQ != want {
 		t.Fatalf("the budget allows %d labels (%v), want %d", maxQ, err, want)
 	}

@@ -41,7 +41,7 @@ func TestPGDurableAfterCrash(t *testing.T) {
 	}
 	srv.Stop(t)
 	srv.Start(t)
-	u := newPG(t, db, "durable", accountant.Guarantee{Eps: 50, Delta: 1e-2}) + "&options=-csynchronous_commit%3Doff"
+	u := newPG(t, db, "durable", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}) + "&options=-csynchronous_commit%3Doff"
 	if err := sqlExec(t, db, "CREATE TABLE control (n int)"); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestPGOneLiveLedger(t *testing.T) {
 		t.Skip("a database of its own: without -short")
 	}
 	db := pgtest.DB(t)
-	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
 	b := unique(bound)
 	h := NewHeader(b, budget, 1e-5, simpleFilter(budget))
 	first := pgURL(db, "first")
@@ -248,7 +248,7 @@ func TestPGUpgradeSchema(t *testing.T) {
 	if testing.Short() {
 		t.Skip("databases of their own: without -short")
 	}
-	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
 	file := newLedger(t, budget)
 	spendOn(t, book, file, 3, 2)
 	want, _, lines := readAll(t, file)
@@ -307,7 +307,7 @@ func TestPGImportTwice(t *testing.T) {
 		t.Skip("a database of its own: without -short")
 	}
 	db := pgtest.DB(t)
-	u := newPG(t, db, "original", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	u := newPG(t, db, "original", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spendOn(t, book, u, 4, 4)
 	out := filepath.Join(t.TempDir(), "export.ledger")
 	if err := book.Export(ctx, u, out); err != nil {
@@ -338,7 +338,7 @@ func TestPGDumpRestored(t *testing.T) {
 		t.Skip("pg_dump and pg_restore of a database of its own: without -short")
 	}
 	db := pgtest.DB(t)
-	u := newPG(t, db, "team", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	u := newPG(t, db, "team", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spendOn(t, book, u, 4, 4)
 	early := filepath.Join(t.TempDir(), "early.checkpoint")
 	if _, err := book.Checkpoint(ctx, u, early); err != nil {

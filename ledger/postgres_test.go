@@ -54,7 +54,7 @@ func password(t *testing.T, db string) string {
 // newPG makes a ledger named name in the database at db, with
 // budget and the tests' binding of an ensemble of its own, and returns
 // its URL.
-func newPG(t *testing.T, db, name string, budget accountant.Guarantee) string {
+func newPG(t *testing.T, db, name string, budget accountant.Budget) string {
 	t.Helper()
 	u := pgURL(db, name)
 	if _, err := book.create(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
@@ -102,7 +102,7 @@ func readAll(t *testing.T, location string) (accountant.Sequence, int, int) {
 // writes over a ledger; a release resumes from the line its record
 // vouches for, a reader with no record checks every line.
 func testPGLedger(t *testing.T, db string) {
-	budget := accountant.Guarantee{Eps: 5, Delta: 1e-3}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}
 	u := newPG(t, db, "teachers", budget)
 	file := newLedger(t, budget)
 
@@ -191,7 +191,7 @@ func TestPG(t *testing.T) {
 // wait; once the other run has ended, a run gets the ledger (perhaps
 // after a wait: the server ends the other session after its close).
 func testPGLockWait(t *testing.T, db string) {
-	u := newPG(t, db, "held", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	u := newPG(t, db, "held", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	held, err := book.forRun(ctx, u)
 	if err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func isBad(err error) bool {
 // without the password; all but the server down are the caller's input.
 func testPGRefusals(t *testing.T, db string) {
 	pw := password(t, db)
-	u := newPG(t, db, "known", accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	u := newPG(t, db, "known", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}})
 	with := func(edit func(*url.URL)) string {
 		p, _ := url.Parse(u)
 		edit(p)
@@ -278,7 +278,7 @@ func testPGRefusals(t *testing.T, db string) {
 	if want := fmt.Sprintf("schema of version %d; this darrm knows version %d: use a newer darrm", schemaVersion+1, schemaVersion); err == nil || !strings.Contains(err.Error(), want) || !isBad(err) {
 		t.Errorf("a later schema: %v", err)
 	}
-	if _, err := book.create(ctx, pgURL(db, "new"), NewHeader(unique(bound), accountant.Guarantee{Eps: 5, Delta: 1e-3}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 5, Delta: 1e-3})), false); err == nil || !strings.Contains(err.Error(), "use a newer darrm") {
+	if _, err := book.create(ctx, pgURL(db, "new"), NewHeader(unique(bound), accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}})), false); err == nil || !strings.Contains(err.Error(), "use a newer darrm") {
 		t.Errorf("init in a later schema: %v", err)
 	}
 }
@@ -299,8 +299,8 @@ func closeIf(l *Ledger) {
 // verify (docs/aggregate.md, "Threat model and guarantees"). A row
 // appended without darrm, the head left as it was, is refused too.
 func testPGAppendOnly(t *testing.T, db string) {
-	u := newPG(t, db, "kept", accountant.Guarantee{Eps: 50, Delta: 1e-2})
-	last := newPG(t, db, "last", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	u := newPG(t, db, "kept", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	last := newPG(t, db, "last", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	for range 4 {
 		spendOn(t, book, u, 2, 1)
 		spendOn(t, book, last, 2, 1)
@@ -339,7 +339,7 @@ func testPGAppendOnly(t *testing.T, db string) {
 	// A row appended by hand after the head, a copy of the last: the
 	// database refuses it (its prev is not the head), and with the guard
 	// dropped the chain does.
-	u2 := newPG(t, db, "appended", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	u2 := newPG(t, db, "appended", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spendOn(t, book, u2, 2, 1)
 	const copyLast = "INSERT INTO darrm.lines SELECT ledger, n + 1, line, stop + length(line) + 1 FROM darrm.lines WHERE n = 3 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'appended')"
 	if err := sqlExec(t, db, copyLast); err == nil || !strings.Contains(err.Error(), "does not follow its head") {
@@ -358,7 +358,7 @@ func testPGAppendOnly(t *testing.T, db string) {
 // trigger that would refuse the rows' deletion, as a restore would not
 // meet it: it runs last.
 func testPGRestored(t *testing.T, db string) {
-	u := newPG(t, db, "restored", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	u := newPG(t, db, "restored", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spendOn(t, book, u, 2, 1)
 	spendOn(t, book, u, 2, 2)
 	const q = "(SELECT key FROM darrm.ledgers WHERE name = 'restored')"
@@ -388,7 +388,7 @@ func testPGRestored(t *testing.T, db string) {
 // totals. An import refuses a name taken and a ledger of an earlier
 // version; an export never writes over a file.
 func testPGExportImport(t *testing.T, db string) {
-	file := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	file := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spendOn(t, book, file, 3, 2)
 	spendOn(t, book, file, 2, 2)
 	before, runs, lines := readAll(t, file)
@@ -409,7 +409,7 @@ func testPGExportImport(t *testing.T, db string) {
 		t.Errorf("the file imported, read: %v", err)
 	}
 	spendOn(t, book, u, 4, 4)
-	if err := book.Import(ctx, newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3}), u); !errors.As(err, new(*takenError)) {
+	if err := book.Import(ctx, newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}), u); !errors.As(err, new(*takenError)) {
 		t.Errorf("an import over a ledger: %v", err)
 	}
 
@@ -492,7 +492,7 @@ func TestPGRoles(t *testing.T) {
 		return pgURL(p.String(), name)
 	}
 	ledgerOf := as(owner, "owner-pw", "team")
-	if _, err := book.create(ctx, ledgerOf, NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 50, Delta: 1e-2})), false); err != nil {
+	if _, err := book.create(ctx, ledgerOf, NewHeader(unique(bound), accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})), false); err != nil {
 		t.Fatal(err)
 	}
 	for _, grant := range analystGrants(analysts) {
@@ -505,7 +505,7 @@ func TestPGRoles(t *testing.T) {
 	if spent, _, _ := readAll(t, ledgerOf); spent.Steps != 2 {
 		t.Errorf("alice's run: %d labels counted, want 2", spent.Steps)
 	}
-	_, err := aliceBook.create(ctx, as(alice, "alice-pw", "alice's own"), NewHeader(unique(bound), accountant.Guarantee{Eps: 50, Delta: 1e-2}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 50, Delta: 1e-2})), false)
+	_, err := aliceBook.create(ctx, as(alice, "alice-pw", "alice's own"), NewHeader(unique(bound), accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})), false)
 	if err == nil || !strings.Contains(err.Error(), "may not make ledger") || !strings.Contains(err.Error(), "GRANTs") || !isBad(err) {
 		t.Errorf("an analyst's init: %v", err)
 	}

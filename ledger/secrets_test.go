@@ -27,7 +27,7 @@ func TestRedactSecrets(t *testing.T) {
 	const alphabet = "XZJKVWQxzjqkv/?#@:% &=+;"
 	r := rand.New(rand.NewPCG(67, 6))
 	bk := Options{StateDir: t.TempDir()}
-	h := NewHeader(unique(bound), accountant.Guarantee{Eps: 1, Delta: 1e-5}, 1e-6, simpleFilter(accountant.Guarantee{Eps: 1, Delta: 1e-5}))
+	h := NewHeader(unique(bound), accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}}, 1e-6, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}}))
 	n := 200
 	if testing.Short() {
 		n = 50

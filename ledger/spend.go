@@ -144,7 +144,7 @@ func (l *Ledger) Reserve(labels int) error {
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
-	if err := l.cap.Refusal(l.header.Budget.Guarantee); err != nil {
+	if err := l.cap.Refusal(l.header.Budget); err != nil {
 		return fmt.Errorf("ledger %s: %d labels of %v: %w: %w", l.path, labels, l.step.Guarantee, err, errBudget)
 	}
 	if !fits && l.header.Use != nil {

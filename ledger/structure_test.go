@@ -93,7 +93,7 @@ func appendSpend(t *testing.T, path string, s Spend) {
 // adds its labels: a release, which does not know the runs before its
 // vouched line, counts them (the total never lowered); verify refuses it.
 func TestStructure(t *testing.T) {
-	budget := accountant.Guarantee{Eps: 50, Delta: 1e-2}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
 	type ledgerState struct {
 		spends []Spend
 		spent  accountant.Sequence
@@ -193,7 +193,7 @@ func TestStructure(t *testing.T) {
 // says, so a release reads every line too, and both it and verify find
 // the moved line's run ended before it.
 func TestStructureLineMoved(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	runOf(t, path, step, 3, 3)
 	runOf(t, path, step, 5, 4, 6)
 	ls := lines(t, path)
@@ -212,7 +212,7 @@ func TestStructureLineMoved(t *testing.T) {
 // more labels, and a reservation after the settlement, are refused. The
 // ledger stays sound.
 func TestSettleOnce(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	l := open(t, path)
 	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)

@@ -65,7 +65,7 @@ func fsizeHelper(path string) int {
 // so that the settlement that follows lands after the last whole line
 // and the ledger stays readable.
 func TestFailedAppend(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}})
 	spend(t, path, 3)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "GO_LEDGER_FSIZE="+path)
@@ -93,7 +93,7 @@ func TestFailedAppend(t *testing.T) {
 // TestLockWait: a run that finds the ledger held says so, on which file,
 // and gives up when its context ends.
 func TestLockWait(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}})
 	held := open(t, path)
 	defer held.Close()
 	c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -141,7 +141,7 @@ func holdRecordLock(t *testing.T, ensemble string) string {
 // while another run checks its whole ledger) says so, naming the record,
 // and ends with the context, in Open, Init and a run's later writes.
 func TestRecordLockWait(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}})
 	c, cancel := context.WithCancel(ctx)
 	run, err := book.forRun(c, path)
 	if err != nil {
@@ -196,7 +196,7 @@ func openErr2(c context.Context, path string, opts Options) error {
 // recorded.
 func TestInitOverExisting(t *testing.T) {
 	dir := t.TempDir()
-	other := newLedger(t, accountant.Guarantee{Eps: 5, Delta: 1e-3})
+	other := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}})
 	l := open(t, other)
 	otherID := l.Header().ID
 	l.Close()
@@ -216,7 +216,7 @@ func TestInitOverExisting(t *testing.T) {
 		}
 		state := t.TempDir()
 		b := unique(bound)
-		_, err := Options{StateDir: state}.create(ctx, c.path, NewHeader(b, accountant.Guarantee{Eps: 1, Delta: 1e-5}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 1, Delta: 1e-5})), false)
+		_, err := Options{StateDir: state}.create(ctx, c.path, NewHeader(b, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}})), false)
 		var ee *takenError
 		var bi interface{ BadInput() bool }
 		if !errors.As(err, &ee) || ee.What != c.what && !c.ledger || ee.Ledger != c.ledger || !errors.As(err, &bi) || !bi.BadInput() {

@@ -18,10 +18,10 @@ import (
 // with budget (10, 1e-3): a hash chain, each spend with the (ε, δ) sums
 // before its run, and returns its header.
 func writeV3(t *testing.T, path string, b provenance.Binding, spends []Spend) Header {
-	return writeV3Budget(t, path, b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, spends)
+	return writeV3Budget(t, path, b, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 10, Delta: 1e-3}}, spends)
 }
 
-func writeV3Budget(t *testing.T, path string, b provenance.Binding, budget accountant.Guarantee, spends []Spend) Header {
+func writeV3Budget(t *testing.T, path string, b provenance.Binding, budget accountant.Budget, spends []Spend) Header {
 	t.Helper()
 	h := NewHeader(b, budget, 1e-5, simpleFilter(budget))
 	h.Version, h.ID, h.Created = 3, "0123456789abcdef0123456789abcdef", time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -207,14 +207,14 @@ func TestUpgradeFilter(t *testing.T) {
 		{Run: "a1", Time: now, Mechanism: "darrm-one-vote", Eps: 0.05, Queries: 30, Final: true},
 		{Run: "b2", Time: now, Mechanism: "darrm-one-vote", Eps: 0.05, Queries: 29, Final: true},
 	}
-	oneVote := provenance.Binding{Ensemble: "pate", K: 11, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}
+	oneVote := provenance.Binding{Ensemble: "pate", Teachers: provenance.Teachers{K: 11, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}
 	for _, tc := range []struct {
 		b      provenance.Binding
-		budget accountant.Guarantee
+		budget accountant.Budget
 	}{
-		{oneVote, accountant.Guarantee{Eps: 3, Delta: 1e-5}},
-		{oneVote, accountant.Guarantee{Eps: 3}},
-		{bound, accountant.Guarantee{Eps: 3, Delta: 1e-5}},
+		{oneVote, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1e-5}}},
+		{oneVote, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3}}},
+		{bound, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1e-5}}},
 	} {
 		path := filepath.Join(t.TempDir(), "v3.ledger")
 		b := unique(tc.b)
@@ -252,7 +252,7 @@ func TestUpgradeFilter(t *testing.T) {
 func TestOldVersionsRefused(t *testing.T) {
 	for _, v := range []int{1, 2} {
 		path := filepath.Join(t.TempDir(), "old.ledger")
-		h := NewHeader(unique(bound), accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5, simpleFilter(accountant.Guarantee{Eps: 10, Delta: 1e-3}))
+		h := NewHeader(unique(bound), accountant.Budget{Guarantee: accountant.Guarantee{Eps: 10, Delta: 1e-3}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 10, Delta: 1e-3}}))
 		h.Version = v
 		raw, _ := json.Marshal(h)
 		os.WriteFile(path, []byte(`{"header":`+string(raw)+`,"sha256":"x"}`+"\n"), 0o644)
@@ -269,7 +269,7 @@ func TestOldVersionsRefused(t *testing.T) {
 // TestUpgradeCurrentDamaged: Upgrade of a ledger of the current version
 // checks it: a damaged one is a *CorruptError, not Current.
 func TestUpgradeCurrentDamaged(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spend(t, path, 2)
 	if res, err := book.Upgrade(ctx, path, provenance.Binding{}, false); err != nil || !res.Current {
 		t.Fatalf("a sound current ledger: %+v, %v", res, err)

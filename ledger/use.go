@@ -38,7 +38,7 @@ func (r UseRun) String() string {
 // Its filter is accountant.Exact: the composition of steps fixed in
 // advance, which holds for queries chosen adaptively and for a stop at
 // any time (a stop is post-processing of the whole schedule).
-func NewUseHeader(ctx context.Context, b provenance.Binding, budget accountant.Guarantee, deltaPrime float64, runs []UseRun) (Header, error) {
+func NewUseHeader(ctx context.Context, b provenance.Binding, budget accountant.Budget, deltaPrime float64, runs []UseRun) (Header, error) {
 	h := NewHeader(b, budget, deltaPrime, accountant.Filter{})
 	h.Filter, h.FirstRunFilter, h.Use = accountant.Exact, false, append([]UseRun(nil), runs...)
 	if err := checkUse(h.Use, false); err != nil {

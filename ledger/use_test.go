@@ -42,7 +42,7 @@ func rrDelta(k int, e0, eps float64) float64 {
 
 // rrCount is the most steps of randomized response of e0 whose exact
 // composition meets budget (rrDelta).
-func rrCount(e0 float64, budget accountant.Guarantee) int {
+func rrCount(e0 float64, budget accountant.Budget) int {
 	k := 0
 	for rrDelta(k+1, e0, budget.Eps) <= budget.Delta {
 		k++
@@ -61,11 +61,11 @@ func TestDeclaredUse(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		eps    float64
-		budget accountant.Guarantee
+		budget accountant.Budget
 	}{
-		{"0.2 at (4, 1e-6)", 0.2, accountant.Guarantee{Eps: 4, Delta: 1e-6}},
-		{"0.1 at (1, 1e-12)", 0.1, accountant.Guarantee{Eps: 1, Delta: 1e-12}},
-		{"0.5 at (8, 1e-8)", 0.5, accountant.Guarantee{Eps: 8, Delta: 1e-8}},
+		{"0.2 at (4, 1e-6)", 0.2, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-6}}},
+		{"0.1 at (1, 1e-12)", 0.1, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-12}}},
+		{"0.5 at (8, 1e-8)", 0.5, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-8}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			want := rrCount(c.eps, c.budget)
@@ -108,7 +108,7 @@ func TestDeclaredUse(t *testing.T) {
 			}
 			bal, err := l.Balance()
 			l.Close()
-			if err != nil || !bal.Publish.Guarantee.Within(c.budget) || bal.Publish.DeltaFrom != accountant.LedgerDelta ||
+			if err != nil || !bal.Publish.Guarantee.Within(c.budget.Guarantee) || bal.Publish.DeltaFrom != accountant.LedgerDelta ||
 				rrDelta(released, c.eps, bal.Publish.Guarantee.Eps) > c.budget.Delta*(1+1e-9) {
 				t.Errorf("to publish %+v (%v): want within %v, the exact composition's of %d labels at the ledger's delta", bal.Publish, err, c.budget, released)
 			}
@@ -117,7 +117,7 @@ func TestDeclaredUse(t *testing.T) {
 
 	// Other settings, and a schedule's runs out of order, are refused.
 	b := unique(oneVote)
-	budget := accountant.Guarantee{Eps: 4, Delta: 1e-6}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-6}}
 	h, err := NewUseHeader(ctx, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(0.3), Labels: 5}, {Mechanism: "darrm-one-vote", Step: pure(0.5)}})
 	if err != nil {
 		t.Fatal(err)
@@ -163,11 +163,11 @@ func TestDeclaredUseShares(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		eps    float64
-		budget accountant.Guarantee
+		budget accountant.Budget
 		shares map[string]float64
 	}{
-		{"0.2 at (4, 1e-6)", 0.2, accountant.Guarantee{Eps: 4, Delta: 1e-6}, map[string]float64{"alice": 0.4, "bob": 0.6}},
-		{"0.1 at (1, 1e-12)", 0.1, accountant.Guarantee{Eps: 1, Delta: 1e-12}, map[string]float64{"alice": 0.29, "bob": 0.71}},
+		{"0.2 at (4, 1e-6)", 0.2, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-6}}, map[string]float64{"alice": 0.4, "bob": 0.6}},
+		{"0.1 at (1, 1e-12)", 0.1, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-12}}, map[string]float64{"alice": 0.29, "bob": 0.71}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := unique(oneVote)
@@ -268,7 +268,7 @@ func TestScheduleShares(t *testing.T) {
 func testScheduleShares(t *testing.T, shares map[string]float64) {
 	pure := func(e float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: e}) }
 	b := unique(oneVote)
-	budget := accountant.Guarantee{Eps: 8, Delta: 1e-6}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-6}}
 	h, err := NewUseHeader(ctx, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(0.2), Labels: 6}, {Mechanism: "darrm-one-vote", Step: pure(0.5)}})
 	if err != nil {
 		t.Fatal(err)

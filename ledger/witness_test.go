@@ -116,7 +116,7 @@ func wantWitnessError(t *testing.T, name string, err error, kind recordKind, fil
 // runs them; a witness of the copy itself, older than the ledger, is
 // accepted.
 func TestWitnessRestored(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spend(t, path, 2)
 	spend(t, path, 3)
 	old := checkpointOf(t, book, path)
@@ -176,7 +176,7 @@ func readLines(t *testing.T, path string) int {
 // before it) and by a run or reader with no record (which reads every
 // line): its header alone, a line in the middle, its last line.
 func TestWitnessExtends(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	first := checkpointOf(t, book, path)
 	spend(t, path, 2)
 	middle := releaseLabels(t, book, path, 3)
@@ -206,7 +206,7 @@ func TestWitnessExtends(t *testing.T) {
 // many; a ledger made again for the ensemble is refused by a witness of
 // the one it would replace.
 func TestWitnessForked(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spend(t, path, 2)
 	fork := filepath.Join(t.TempDir(), "fork.ledger")
 	copyFile(t, path, fork)
@@ -234,7 +234,7 @@ func TestWitnessForked(t *testing.T) {
 	h := l.Header()
 	l.Close()
 	again := filepath.Join(t.TempDir(), "again.ledger")
-	if _, err := (Options{StateDir: t.TempDir()}).create(ctx, again, NewHeader(binding(t, l), h.Budget.Guarantee, h.DeltaPrime, simpleFilter(h.Budget.Guarantee)), false); err != nil {
+	if _, err := (Options{StateDir: t.TempDir()}).create(ctx, again, NewHeader(binding(t, l), h.Budget, h.DeltaPrime, simpleFilter(h.Budget)), false); err != nil {
 		t.Fatal(err)
 	}
 	err = witnessErr(t, witnessed(t, cp), again)
@@ -246,9 +246,9 @@ func TestWitnessForked(t *testing.T) {
 // over an earlier checkpoint of the same ledger only, never over another
 // file or a later or forked checkpoint.
 func TestWitnessBadInput(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spend(t, path, 1)
-	elsewhere := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	elsewhere := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	cp := checkpointOf(t, book, elsewhere)
 	err := witnessErr(t, witnessed(t, cp), path)
 	var we *witnessError
@@ -342,7 +342,7 @@ func TestWitnessBadInput(t *testing.T) {
 // checkpoint names the ledger by its URL without the password.
 func TestPGWitness(t *testing.T) {
 	db := pgtest.DB(t)
-	u := newPG(t, db, "witnessed", accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	u := newPG(t, db, "witnessed", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spendOn(t, book, u, 2, 1)
 	old := checkpointOf(t, book, u)
 	spendOn(t, book, u, 2, 2)
@@ -382,7 +382,7 @@ func TestPGWitness(t *testing.T) {
 // holds is refused, writing nothing (the line the run writes may not be
 // on disk yet); once the run has ended it is taken.
 func TestCheckpointWhileHeld(t *testing.T) {
-	path := newLedger(t, accountant.Guarantee{Eps: 50, Delta: 1e-2})
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	out := filepath.Join(t.TempDir(), "ledger.checkpoint")
 	l := open(t, path)
 	_, err := book.Checkpoint(ctx, path, out)

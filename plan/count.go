@@ -187,7 +187,7 @@ func build(ctx context.Context, r Request) (built, error) {
 // K, relation and teachers, and r's kind and partition.
 func bindingOf(agg ensemble.Labeler, r Request) provenance.Binding {
 	priv := agg.Privacy()
-	return provenance.Binding{K: agg.K(), Relation: priv.Relation, Teachers: priv.Teachers, Kind: r.Kind, Partition: r.Partition}
+	return provenance.Binding{Teachers: provenance.Teachers{K: agg.K(), Relation: priv.Relation, Each: priv.Teachers, Kind: r.Kind, Partition: r.Partition}}
 }
 
 // fits reports whether queries queries of r's mechanism fit r.Budget in
@@ -263,7 +263,7 @@ func count(ctx context.Context, r Request) (Count, error) {
 	}
 	c := Count{Run: b.runQueries(), PerQuery: b.agg.Privacy().Guarantee, Label: b.label}
 	if c.Run == 0 {
-		return c, noFit(b, r.Budget.Guarantee, 1)
+		return c, noFit(b, *r.Budget, 1)
 	}
 	c.Total = b.allows
 	priv := b.agg.Privacy()
@@ -289,7 +289,7 @@ func count(ctx context.Context, r Request) (Count, error) {
 // noFit returns the error for a budget in which not even k queries of b
 // fit: a ParamError on the budget's ε that names the smallest ε, at the
 // budget's δ, of k queries' total to publish, and its result.
-func noFit(b built, budget accountant.Guarantee, k int) error {
+func noFit(b built, budget accountant.Budget, k int) error {
 	acc := b.acc
 	acc.Steps = k
 	t, err := acc.Publish()

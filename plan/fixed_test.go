@@ -25,14 +25,14 @@ func TestPlanFixedTeachers(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		kind     provenance.Kind
-		budget   accountant.Guarantee
+		budget   accountant.Budget
 		run      int // -1: every query; 0: none (an error); 1: some
 		capTotal bool
 	}{
-		{"per-query teachers", provenance.PerQuery, accountant.Guarantee{Eps: 2, Delta: 1e-8}, 1, false},
-		{"unstated: per-query", provenance.KindUnstated, accountant.Guarantee{Eps: 2, Delta: 1e-8}, 1, false},
-		{"fixed, a budget below the cap", provenance.Fixed, accountant.Guarantee{Eps: 2, Delta: 1e-8}, 0, false},
-		{"fixed, a budget the cap meets", provenance.Fixed, accountant.Guarantee{Eps: 1, Delta: 1e-3}, accountant.Unlimited, true},
+		{"per-query teachers", provenance.PerQuery, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-8}}, 1, false},
+		{"unstated: per-query", provenance.KindUnstated, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-8}}, 1, false},
+		{"fixed, a budget below the cap", provenance.Fixed, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-8}}, 0, false},
+		{"fixed, a budget the cap meets", provenance.Fixed, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}}, accountant.Unlimited, true},
 	} {
 		r := request(ensemble.RR{}.Name(), votefile.TwoClass, p, 2, tc.budget.Eps, tc.budget.Delta)
 		r.Kind, r.Partition = tc.kind, provenance.SharedData
@@ -45,7 +45,7 @@ func TestPlanFixedTeachers(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case tc.run == accountant.Unlimited && (c.Run != accountant.Unlimited || c.Ledger != accountant.Unlimited || c.Total.Cap == nil || !c.Total.Guarantee.Within(tc.budget)):
+		case tc.run == accountant.Unlimited && (c.Run != accountant.Unlimited || c.Ledger != accountant.Unlimited || c.Total.Cap == nil || !c.Total.Guarantee.Within(tc.budget.Guarantee)):
 			t.Errorf("%s: run %d, ledger %d, total %+v; want every query by the cap", tc.name, c.Run, c.Ledger, c.Total)
 		case tc.run == 1 && (c.Run < 1 || c.Total.Cap != nil):
 			t.Errorf("%s: run %d by %s; want some by a composition", tc.name, c.Run, c.Total.Name())

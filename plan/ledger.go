@@ -45,7 +45,7 @@ func (targetTable) Names() *enum.Names[Target] { return &targetNames }
 // run (ledger.NewUseHeader), or with r.Filter that filter, open to any
 // use. An error says why it cannot hold them.
 func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ensemble.Privacy) (ledger.Header, int, int, error) {
-	budget := r.Budget.Guarantee
+	budget := *r.Budget
 	if c, _, err := b.Cap(accountant.DefaultDeltaPrime); err != nil || c != nil {
 		// Fixed private teachers: their cap alone, as ledger init and a
 		// release on the ledger hold them (ledger.CheckCap); a share of
@@ -75,10 +75,10 @@ func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ense
 			h.Filter = *r.Filter
 			return h, 0, 0, err
 		}
-		if _, err := f.Charge(priv.Spend, budget); err != nil {
+		if _, err := f.Charge(priv.Spend, budget.Guarantee); err != nil {
 			return h, 0, 0, &unheldError{fmt.Errorf("plan: ledger (%v): %w", f, err)}
 		}
-		if all, err = f.MaxSteps(accountant.Sequence{}, priv.Spend, budget); err != nil {
+		if all, err = f.MaxSteps(accountant.Sequence{}, priv.Spend, budget.Guarantee); err != nil {
 			return h, 0, 0, fmt.Errorf("plan: ledger (%v): %w", f, err)
 		}
 	}

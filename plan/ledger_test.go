@@ -30,7 +30,7 @@ import (
 func TestPlanForLedger(t *testing.T) {
 	ctx := context.Background()
 	queries := shortOr(100, 300)
-	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	zcdp := accountant.ZCDPFilter
 	for _, filter := range []*accountant.Method{&zcdp, nil} {
 		name := "declared use"
@@ -84,7 +84,7 @@ func TestPlanForLedger(t *testing.T) {
 // (their use, or the plan's filter when it names one), and releases the
 // votes with the plan's mechanism on it; with an analyst, the ledger
 // gives that analyst the plan's share, and the analyst releases.
-func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budget accountant.Guarantee, analyst string) (ensemble.ReleaseResult, error) {
+func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budget accountant.Budget, analyst string) (ensemble.ReleaseResult, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, `# {"darrm-votes":1,"ensemble":"plan-ledger","K":%d,"classes":%d,"layout":"counts","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":%d,"source":{"method":"none"}}]}`+"\n", votes.K, votes.Classes, votes.K)
 	for _, c := range votes.Counts {
@@ -155,7 +155,7 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 func TestPlanForShare(t *testing.T) {
 	ctx := context.Background()
 	const queries, share = 120, 0.4
-	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	zcdp := accountant.ZCDPFilter
 	for _, filter := range []*accountant.Method{nil, &zcdp} {
 		name := "declared use"

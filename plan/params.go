@@ -222,7 +222,7 @@ func fixedTeachers(ctx context.Context, r Request) error {
 		return &accountant.ParamError{Name: "queries", Value: float64(r.Queries), Rule: fmt.Sprintf(
 			"no parameter to plan: the teachers are fixed models whose cap %v, their only bound, is within the budget: every query is released whatever the parameters (count them instead)", c.Guarantee)}
 	}
-	return &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: "no parameter lets a query fit: " + c.Refusal(r.Budget.Guarantee).Error()}
+	return &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: "no parameter lets a query fit: " + c.Refusal(*r.Budget).Error()}
 }
 
 // parameters returns the most generous value of the parameter r's
@@ -283,7 +283,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 			if berr != nil {
 				return Plan{}, berr
 			}
-			return Plan{}, &noneFitError{noFit(b, r.Budget.Guarantee, queries)}
+			return Plan{}, &noneFitError{noFit(b, *r.Budget, queries)}
 		}
 		if unheld := (*unheldError)(nil); errors.As(err, &unheld) {
 			return Plan{}, &noneFitError{&accountant.ParamError{Name: "filter", Value: r.Filter.String(),

@@ -137,7 +137,7 @@ func Check(meta *votefile.Meta, s Stated) (Binding, error) {
 		stated.Delta = *s.Delta
 	}
 	if meta == nil {
-		b := Binding{Ensemble: s.Ensemble, K: s.K, Teachers: stated, Kind: s.Kind, Partition: s.Partition}
+		b := Binding{Ensemble: s.Ensemble, Teachers: Teachers{K: s.K, Each: stated, Kind: s.Kind, Partition: s.Partition}}
 		if s.Relation != nil {
 			b.Relation = *s.Relation
 		}
@@ -288,20 +288,30 @@ func relationRule(r accountant.Relation) string {
 	return "the private-teachers relation needs every teacher's (eps, Delta) for adding or removing a record, which teachers in the one-vote relation need not have"
 }
 
-// Binding is what a release states about the teacher ensemble it draws
-// on. A ledger binds one (ledger init) and refuses releases that state
-// another, and the teacher-level cap on every total follows from it (Cap).
-type Binding struct {
-	// Ensemble is the ensemble's id; "" when not stated.
-	Ensemble string
-	K        int
-	// Teachers is each teacher's (ε, Δ): for teachers with different
+// Teachers is a teacher ensemble as a release, a ledger and the cap on
+// their totals take it: K teachers, each teacher's (ε, Δ), the
+// neighbouring relation of the release, whether the teachers are fixed
+// models, and the rule that split their training data. A vote file's
+// metadata header states it as plain data (votefile.Meta); Check reads it.
+type Teachers struct {
+	K int
+	// Each is each teacher's (ε, Δ): for teachers with different
 	// guarantees, their common bound; for non-private teachers, the ε and
 	// Δ a release was calibrated to, or none (Check).
-	Teachers  accountant.Guarantee
+	Each      accountant.Guarantee
 	Relation  accountant.Relation
 	Kind      Kind
 	Partition Partition
+}
+
+// Binding is what a release states about the teacher ensemble it draws
+// on: its id and its teachers. A ledger binds one (ledger init) and
+// refuses releases that state another, and the teacher-level cap on every
+// total follows from it (Cap).
+type Binding struct {
+	// Ensemble is the ensemble's id; "" when not stated.
+	Ensemble string
+	Teachers
 }
 
 // Stated reports whether the release states its ensemble (a vote file
@@ -335,7 +345,7 @@ func (b Binding) Cap(deltaPrime float64) (*accountant.Cap, string, error) {
 	if b.Partition == KeyedHash {
 		shares = accountant.Disjoint
 	}
-	c, err := accountant.TeacherCap(b.Teachers, b.K, shares, deltaPrime)
+	c, err := accountant.TeacherCap(b.Each, b.K, shares, deltaPrime)
 	if err != nil {
 		return nil, "", err
 	}
@@ -356,7 +366,7 @@ func (b Binding) Validate() error {
 	}
 	// Non-private teachers in the one-vote relation: that relation's
 	// guarantees do not rest on the teachers', so there is none to bind.
-	none := b.Teachers == (accountant.Guarantee{}) && b.Relation == accountant.OneVote
+	none := b.Each == (accountant.Guarantee{}) && b.Relation == accountant.OneVote
 	if b.Ensemble == "" || len(b.Ensemble) > votefile.MaxEnsembleID {
 		return bad("ensemble", fmt.Sprintf("%q", b.Ensemble), fmt.Sprintf("must name the teacher ensemble, in at most %d bytes", votefile.MaxEnsembleID))
 	}
@@ -364,7 +374,7 @@ func (b Binding) Validate() error {
 	// header that states them.
 	checks := []error{param.Teachers(b.K, b.Relation == accountant.PrivateTeachers)}
 	if !none {
-		checks = append(checks, teachersRule(b.Teachers))
+		checks = append(checks, teachersRule(b.Each))
 	}
 	for _, err := range checks {
 		if err != nil {
@@ -426,12 +436,12 @@ func (b Binding) Diff(o Binding) []BindingDiff {
 		add("K", b.K, o.K)
 	}
 	zero := accountant.Guarantee{}
-	if b.Teachers != zero && o.Teachers != zero {
-		if b.Teachers.Eps != o.Teachers.Eps {
-			add("eps", b.Teachers.Eps, o.Teachers.Eps)
+	if b.Each != zero && o.Each != zero {
+		if b.Each.Eps != o.Each.Eps {
+			add("eps", b.Each.Eps, o.Each.Eps)
 		}
-		if b.Teachers.Delta != o.Teachers.Delta {
-			add("Delta", b.Teachers.Delta, o.Teachers.Delta)
+		if b.Each.Delta != o.Each.Delta {
+			add("Delta", b.Each.Delta, o.Each.Delta)
 		}
 	}
 	if b.Relation != o.Relation {
@@ -453,11 +463,11 @@ const NonPrivateOneVote = "non-private teachers (one-vote relation)"
 
 // String says the binding in one line.
 func (b Binding) String() string {
-	teachers := fmt.Sprintf("eps = %v, Delta = %v", b.Teachers.Eps, b.Teachers.Delta)
+	teachers := fmt.Sprintf("eps = %v, Delta = %v", b.Each.Eps, b.Each.Delta)
 	switch {
-	case b.Teachers == (accountant.Guarantee{}) && b.Relation == accountant.OneVote:
+	case b.Each == (accountant.Guarantee{}) && b.Relation == accountant.OneVote:
 		teachers = NonPrivateOneVote
-	case b.Teachers == (accountant.Guarantee{}):
+	case b.Each == (accountant.Guarantee{}):
 		teachers = "no teachers' guarantee"
 	}
 	return fmt.Sprintf("ensemble %s: K = %d, %s, relation %v, kind %v, partition %v", b.Ensemble, b.K, teachers, b.Relation, b.Kind, b.Partition)

@@ -24,9 +24,9 @@ func TestCheck(t *testing.T) {
 	private := statedMeta(5, 1, 1e-5)
 	hetero := statedMeta(3, 0.2, 1e-6)
 	hetero.Teachers = []votefile.TeacherGroup{StatedTeachers(1, accountant.Guarantee{Eps: 0.2, Delta: 1e-6}), StatedTeachers(2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5})}
-	sgd := Header(Binding{Ensemble: "sgd", K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, 2, votefile.LayoutVotes)
-	pate := Header(Binding{Ensemble: "pate", K: 4, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, 3, votefile.LayoutCounts)
-	oneVote := Header(Binding{Ensemble: "test-ensemble", K: 4, Teachers: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, 3, votefile.LayoutCounts)
+	sgd := Header(Binding{Ensemble: "sgd", Teachers: Teachers{K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}, 2, votefile.LayoutVotes)
+	pate := Header(Binding{Ensemble: "pate", Teachers: Teachers{K: 4, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}, 3, votefile.LayoutCounts)
+	oneVote := Header(Binding{Ensemble: "test-ensemble", Teachers: Teachers{K: 4, Each: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}, 3, votefile.LayoutCounts)
 	for _, m := range []*votefile.Meta{private, hetero, sgd, pate, oneVote} {
 		if err := m.Validate(); err != nil {
 			t.Fatalf("fixture %s: %v", m.Ensemble, err)
@@ -35,9 +35,9 @@ func TestCheck(t *testing.T) {
 			t.Fatalf("fixture %s: %v", m.Ensemble, err)
 		}
 	}
-	privateB := Binding{Ensemble: "test-ensemble", K: 5, Teachers: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}
-	sgdB := Binding{Ensemble: "sgd", K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}
-	pateB := Binding{Ensemble: "pate", K: 4, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}
+	privateB := Binding{Ensemble: "test-ensemble", Teachers: Teachers{K: 5, Each: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}}
+	sgdB := Binding{Ensemble: "sgd", Teachers: Teachers{K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}
+	pateB := Binding{Ensemble: "pate", Teachers: Teachers{K: 4, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}
 	all := Stated{Ensemble: "test-ensemble", K: 5, Classes: 2, Relation: r(accountant.PrivateTeachers), Kind: Fixed, Partition: SharedData, Eps: f(1), Delta: f(1e-5)}
 	for _, tc := range []struct {
 		name   string
@@ -49,8 +49,8 @@ func TestCheck(t *testing.T) {
 	}{
 		{"no header, nothing stated", nil, Stated{}, Binding{}, "", ""},
 		{"no header: what is stated", nil, Stated{Ensemble: "e", K: 7, Classes: 2, Relation: r(accountant.OneVote), Kind: PerQuery, Partition: KeyedHash, Eps: f(0.5), Delta: f(0)},
-			Binding{Ensemble: "e", K: 7, Teachers: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: PerQuery, Partition: KeyedHash}, "", ""},
-		{"no header, non-private", nil, Stated{K: 4, Relation: r(accountant.OneVote), NonPrivate: true}, Binding{K: 4, Relation: accountant.OneVote}, "", ""},
+			Binding{Ensemble: "e", Teachers: Teachers{K: 7, Each: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: PerQuery, Partition: KeyedHash}}, "", ""},
+		{"no header, non-private", nil, Stated{K: 4, Relation: r(accountant.OneVote), NonPrivate: true}, Binding{Teachers: Teachers{K: 4, Relation: accountant.OneVote}}, "", ""},
 		{"header, nothing stated", private, Stated{}, privateB, "", ""},
 		{"header, every parameter repeated", private, all, privateB, "", ""},
 		{"ensemble", private, Stated{Ensemble: "another"}, Binding{}, "ensemble", "test-ensemble"},
@@ -64,20 +64,20 @@ func TestCheck(t *testing.T) {
 		{"Delta", private, Stated{Eps: f(1), Delta: f(0)}, Binding{}, "Delta", "1e-05"},
 		{"private teachers stated non-private", private, Stated{NonPrivate: true}, Binding{}, "eps", "1"},
 		{"different teachers: their common bound", hetero, Stated{Eps: f(0.2), Delta: f(1e-5)},
-			Binding{Ensemble: "test-ensemble", K: 3, Teachers: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}, "", ""},
+			Binding{Ensemble: "test-ensemble", Teachers: Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}}, "", ""},
 		{"different teachers: one teacher's eps", hetero, Stated{Eps: f(0.1)}, Binding{}, "eps", "0.2"},
 		{"different teachers: one teacher's Delta", hetero, Stated{Delta: f(1e-6)}, Binding{}, "Delta", "1e-05"},
 		{"non-private two-class, nothing stated", sgd, Stated{Relation: r(accountant.OneVote)}, sgdB, "", ""},
 		{"non-private stated non-private", sgd, Stated{NonPrivate: true}, sgdB, "", ""},
 		{"non-private two-class, a calibration", sgd, Stated{Eps: f(0.1), Delta: f(1e-5)},
-			Binding{Ensemble: "sgd", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, "", ""},
+			Binding{Ensemble: "sgd", Teachers: Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}, "", ""},
 		{"non-private two-class, eps alone", sgd, Stated{Eps: f(0.1)}, Binding{}, "Delta", noGuarantee},
 		{"non-private two-class, Delta alone", sgd, Stated{Delta: f(1e-5)}, Binding{}, "eps", noGuarantee},
 		{"non-private multi-class, nothing stated", pate, Stated{K: 4, Classes: 3, Relation: r(accountant.OneVote)}, pateB, "", ""},
 		{"non-private multi-class, eps", pate, Stated{Eps: f(0.1), Delta: f(1e-5)}, Binding{}, "eps", noGuarantee},
 		{"non-private multi-class, Delta", pate, Stated{Delta: f(1e-5)}, Binding{}, "Delta", noGuarantee},
 		{"one-vote private teachers: their guarantee", oneVote, Stated{Relation: r(accountant.OneVote)},
-			Binding{Ensemble: "test-ensemble", K: 4, Teachers: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}, "", ""},
+			Binding{Ensemble: "test-ensemble", Teachers: Teachers{K: 4, Each: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}, "", ""},
 		{"one-vote private teachers, another eps", oneVote, Stated{Eps: f(0.1)}, Binding{}, "eps", "0.5"},
 	} {
 		tc.s.Calibrated = twoClass(tc.meta)
@@ -126,7 +126,7 @@ func TestPartitionRules(t *testing.T) {
 			if _, err := Check(meta, Stated{}); (err == nil) != want {
 				t.Errorf("%v on %v: header: %v", rel, p, err)
 			}
-			b := Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: rel, Kind: Fixed, Partition: p}
+			b := Binding{Ensemble: "e", Teachers: Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: rel, Kind: Fixed, Partition: p}}
 			if err := b.Validate(); (err == nil) != want {
 				t.Errorf("%v on %v: binding: %v", rel, p, err)
 			}

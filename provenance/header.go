@@ -374,7 +374,7 @@ func (h *header) common() (g accountant.Guarantee, heterogeneous bool) {
 // binding returns what the header states of its ensemble, with the
 // teachers' (ε, Δ) t.
 func (h *header) binding(t accountant.Guarantee) Binding {
-	return Binding{Ensemble: h.Ensemble, K: h.K, Teachers: t, Relation: h.relation, Kind: h.kind, Partition: h.partition}
+	return Binding{Ensemble: h.Ensemble, Teachers: Teachers{K: h.K, Each: t, Relation: h.relation, Kind: h.kind, Partition: h.partition}}
 }
 
 // HeaderTeachers returns the guarantee a release takes every teacher of
@@ -404,8 +404,8 @@ func HeaderTeachers(m *votefile.Meta) (TeacherGuarantee, bool) {
 func Header(b Binding, classes int, layout votefile.Layout, groups ...votefile.TeacherGroup) *votefile.Meta {
 	if len(groups) == 0 {
 		groups = []votefile.TeacherGroup{nonPrivateTeachers(b.K)}
-		if b.Teachers != (accountant.Guarantee{}) {
-			groups[0] = StatedTeachers(b.K, b.Teachers)
+		if b.Each != (accountant.Guarantee{}) {
+			groups[0] = StatedTeachers(b.K, b.Each)
 		}
 	}
 	return &votefile.Meta{Ensemble: b.Ensemble, K: b.K, Classes: classes, Layout: layout, Relation: b.Relation.String(),

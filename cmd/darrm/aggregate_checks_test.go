@@ -37,7 +37,7 @@ func checkFile(t *testing.T, path string, m mechanismInfo, id string, n int) []s
 	var b strings.Builder
 	var flags []string
 	if id != "" {
-		meta := provenance.Header(provenance.Binding{Ensemble: id, K: 11, Teachers: accountant.Guarantee{Eps: 0.1, Delta: delta}, Relation: m.Relation, Kind: provenance.Fixed, Partition: provenance.SharedData}, 2, votefile.LayoutVotes)
+		meta := provenance.Header(provenance.Binding{Ensemble: id, Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: delta}, Relation: m.Relation, Kind: provenance.Fixed, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes)
 		if m.Relation == accountant.OneVote {
 			meta.Partition = provenance.KeyedHash.String()
 		}

@@ -60,13 +60,13 @@ type ensembleFlags struct {
 // stated returns the parameters the flags state; those not given are
 // left unstated (the teachers' guarantee needs --eps and --Delta both).
 func (f *ensembleFlags) stated(cmd *cobra.Command) (provenance.Binding, error) {
-	b := provenance.Binding{Ensemble: f.Ensemble, K: f.K, Kind: f.Kind, Partition: f.Partition}
+	b := provenance.Binding{Ensemble: f.Ensemble, Teachers: provenance.Teachers{K: f.K, Kind: f.Kind, Partition: f.Partition}}
 	eps, delta := cli.Given(cmd.Flags(), "eps", f.Eps), cli.Given(cmd.Flags(), "Delta", f.Delta)
 	if (eps == nil) != (delta == nil) {
 		return b, cli.Usagef("--eps and --Delta go together: they are each teacher's guarantee")
 	}
 	if eps != nil {
-		b.Teachers = accountant.Guarantee{Eps: *eps, Delta: *delta}
+		b.Each = accountant.Guarantee{Eps: *eps, Delta: *delta}
 	}
 	return b, nil
 }
@@ -80,8 +80,8 @@ func newLedgerInitCmd() *cobra.Command {
 		// Check checks the ledger to be as an output.
 		Annotations: map[string]string{"output": "LEDGER"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-			if err := (accountant.Budget{Guarantee: budget}).Validate(); err != nil {
+			budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
+			if err := budget.Validate(); err != nil {
 				return cli.AsUsage(flagErr(err, budgetFlags))
 			}
 			b, votes, err := f.binding(cmd)

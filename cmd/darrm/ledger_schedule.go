@@ -27,7 +27,7 @@ import (
 // with # are skipped. Each run is built as --mechanism builds its use,
 // for the ensemble b and the votes read by --votes (nil: none), of
 // classes classes.
-func scheduleRuns(cmd *cobra.Command, path string, b provenance.Binding, budget accountant.Guarantee, votes *votesRead, classes int) ([]ledger.UseRun, error) {
+func scheduleRuns(cmd *cobra.Command, path string, b provenance.Binding, budget accountant.Budget, votes *votesRead, classes int) ([]ledger.UseRun, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, cli.Usagef("--schedule: %v", err)
@@ -92,7 +92,7 @@ func scheduleRuns(cmd *cobra.Command, path string, b provenance.Binding, budget 
 // as one run. The labels are the schedule's, so the flags that declare
 // them, and --filter, which would open the ledger to any use, are
 // refused with it.
-func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenance.Binding, budget accountant.Guarantee, votes *votesRead) error {
+func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenance.Binding, budget accountant.Budget, votes *votesRead) error {
 	for _, n := range append([]string{"mechanism", "step-eps", "step-delta", "filter"}, useFlagNames...) {
 		if cmd.Flags().Changed(n) && !(n == "classes" || n == "cache-dir" || n == "no-cache" || n == "workers" || n == "no-solve") {
 			return cli.Usagef("--schedule and --%s exclude each other: each run of the schedule gives its own settings on its line", n)

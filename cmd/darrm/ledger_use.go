@@ -71,7 +71,7 @@ type votesRead struct {
 // by --votes (nil: none), as aggregate releases them, or of votes of
 // classes classes (--classes; 0: two-class). With --votes, --classes
 // reads the votes.
-func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, votes *votesRead, classes int) (*ledgerUse, error) {
+func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budget accountant.Budget, votes *votesRead, classes int) (*ledgerUse, error) {
 	fs := cmd.Flags()
 	mech, step := fs.Changed("mechanism"), fs.Changed("step-eps") || fs.Changed("step-delta")
 	switch {
@@ -126,7 +126,7 @@ func (u *ledgerUse) say(err error) string {
 // binds, and the labels in words. With votes (--votes), the mechanism is
 // resolved for their kind and classes, as aggregate resolves it; else for
 // votes of classes classes (two-class votes when --classes is not given).
-func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Guarantee, votes *votesRead, classes int) (*ledger.UseRun, string, error) {
+func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Budget, votes *votesRead, classes int) (*ledger.UseRun, string, error) {
 	fs := cmd.Flags()
 	var info mechanismInfo
 	var err error
@@ -142,7 +142,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if err != nil {
 		return nil, "", err
 	}
-	s := u.classFlags.settings(mechanismSettings{M: u.M, Delta: cli.Given(fs, "delta", u.Target), RR: rrComposition(u.RRComp, u.RRDelta, b.Teachers.Delta), Search: u.GNMaxSearch})
+	s := u.classFlags.settings(mechanismSettings{M: u.M, Delta: cli.Given(fs, "delta", u.Target), RR: rrComposition(u.RRComp, u.RRDelta, b.Each.Delta), Search: u.GNMaxSearch})
 	switch {
 	case info.Input == votefile.ManyClasses:
 		if classes == 0 {
@@ -174,7 +174,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if info.OwnTarget() {
 		classes = 2
 	}
-	r := requestOf(info, b.K, classes, b.Teachers, accountant.Budget{Guarantee: budget}, s, u.Workers)
+	r := requestOf(info, b.K, classes, b.Each, budget, s, u.Workers)
 	agg, _, err := plan.Aggregator(cmd.Context(), r)
 	if errors.As(err, new(*optimal.SourceError)) {
 		return nil, "", sourceError(err, "")

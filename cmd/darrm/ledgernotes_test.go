@@ -35,8 +35,8 @@ func TestLedgerError(t *testing.T) {
 	}
 	// A second ledger: the library names Options.Replace, the
 	// command --replace.
-	b := provenance.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}
-	h := ledger.NewHeader(b, accountant.Guarantee{Eps: 1, Delta: 1e-3}, 1e-5, accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: 1e-3}}})
+	b := provenance.Binding{Ensemble: "e", Teachers: provenance.Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}
+	h := ledger.NewHeader(b, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-3}}, 1e-5, accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: 1e-3}}})
 	if _, err := ledger.Create(context.Background(), filepath.Join(dir, "first.ledger"), h, ledger.Options{}); err != nil {
 		t.Fatal(err)
 	}

@@ -239,7 +239,7 @@ func partition(s accountant.Shares) provenance.Partition {
 // guarantee as the accountant computes it from the DP-SGD run, or none for
 // SGD teachers (who are private only in the one-vote relation, for GNMax).
 func (c Config) meta(params [][]float64) (*votefile.Meta, error) {
-	b := provenance.Binding{Ensemble: c.id(params), K: c.K, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: partition(c.Setting)}
+	b := provenance.Binding{Ensemble: c.id(params), Teachers: provenance.Teachers{K: c.K, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: partition(c.Setting)}}
 	var groups []votefile.TeacherGroup // none: non-private teachers
 	if c.Private {
 		g, err := c.run().Teachers(c.K)

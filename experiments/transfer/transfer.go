@@ -309,7 +309,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the private teachers' metadata: %w", err)
 	}
-	binding.Teachers = teacher
+	binding.Each = teacher
 	cp, _, err := binding.Cap(DeltaPrime)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the teachers' cap: %w", err)
@@ -345,7 +345,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 			priv := agg.Privacy()
 			b := binding
 			if nonPrivate(name) {
-				b = provenance.Binding{K: prm.K, Relation: accountant.OneVote} // no cap
+				b = provenance.Binding{Teachers: provenance.Teachers{K: prm.K, Relation: accountant.OneVote}} // no cap
 			}
 			acc, _, err := priv.Account(b, DeltaPrime)
 			if err != nil {

@@ -34,8 +34,8 @@ func TestNewAggregate(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "l.ledger")
 	t.Setenv(ledger.EnvStateDir, t.TempDir())
-	b := provenance.Binding{Ensemble: "e", K: 3, Teachers: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}
-	if _, err := ledger.Create(context.Background(), path, ledger.NewHeader(b, accountant.Guarantee{Eps: 10, Delta: 1e-3}, 1e-5, accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: 1e-3}}}), ledger.Options{}); err != nil {
+	b := provenance.Binding{Ensemble: "e", Teachers: provenance.Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}
+	if _, err := ledger.Create(context.Background(), path, ledger.NewHeader(b, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 10, Delta: 1e-3}}, 1e-5, accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: 1e-3}}}), ledger.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	led, err := ledger.Open(context.Background(), path, ledger.Options{})
