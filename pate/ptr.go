@@ -205,7 +205,7 @@ func (g *gnmaxLS) reach(L float64, n int) []outward.Interval {
 }
 
 // PTROptions are the settings of a release of PATE's labels by generalized
-// Propose-Test-Release (ProposeTestRelease). Every one is fixed before the
+// Propose-Test-Release (ReleasePTR). Every one is fixed before the
 // votes are seen: none is chosen from them.
 type PTROptions struct {
 	// Budget is the (ε, δ) to publish, δ > 0.
@@ -665,24 +665,6 @@ func ptrSmooth(beta, sigma, z, order, ss float64) (float64, float64) {
 	return bb, bs
 }
 
-// ProposeTestRelease runs the test of a release of the first opts.Queries
-// queries of counts (every query when 0; K teachers, C classes) by m
-// (Confident-GNMax or GNMax) by generalized Propose-Test-Release: the
-// data-dependent Rényi DP of that release at the votes, in both
-// directions (ptrBound), is tested against the proposal with noise drawn
-// from src (crypto/rand for a release: noise.NewSource). It returns
-// whether the test passed and the total to publish, which holds whether
-// it passed or not. It draws no label: on a pass the caller labels the
-// proposed queries with m, with fresh noise.
-func ProposeTestRelease(ctx context.Context, counts [][]int, teachers, classes int, m noisymax.ConfidentGNMax, opts PTROptions, src *noise.Source) (PTRResult, error) {
-	r, acct, err := ptrPlan(counts, teachers, classes, m, opts, "votes")
-	if err != nil {
-		return r, err
-	}
-	r.Pass, err = acct.ptrTest(ctx, r, src)
-	return r, err
-}
-
 // ptrPlan returns the plan of a PTR release of the first opts.Queries
 // queries of counts (every query when 0; what names them in errors) by m
 // (ptrRule) and the account of those queries at its order, whose test is
@@ -715,7 +697,7 @@ func ptrPlan(counts [][]int, teachers, classes int, m noisymax.ConfidentGNMax, o
 // ensemble.Release of s (Confident-GNMax or GNMax on class counts),
 // accounted as a whole (ensemble.Accounted, "ptr"): it labels the first
 // opts.Queries queries (every query of counts when 0) only if the test of
-// ProposeTestRelease passes on counts, the counts of s.Votes, drawn from
+// PTR (docs/pate.md) passes on counts, the counts of s.Votes, drawn from
 // s.Random (crypto/rand when nil), and publishes the total of the
 // PTRResult, by PTRArgument, whether it passes or not; a ledger of s is
 // charged that total as one step before the test is drawn. A failed test
