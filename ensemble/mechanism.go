@@ -121,10 +121,16 @@ func (t Target) needM() error {
 }
 
 // problem returns the problem that t is held to for k teachers, each
-// (ε, Δ)-DP as teachers says: (m·ε, δ), δ the thesis' default when not
-// given, which must be in [0, 0.5] (param.GuaranteeDelta).
+// (ε, Δ)-DP as teachers says: (m·ε, δ), m in [1, K] (param.M) and δ the
+// thesis' default when not given, which must be in [0, 0.5]
+// (param.GuaranteeDelta).
 func (t Target) problem(k int, teachers accountant.Guarantee) (constraints.Problem, error) {
 	p := constraints.Problem{K: k, M: t.M, Eps: teachers.Eps, Delta: teachers.Delta, TargetDelta: t.Delta}
+	// m first: the default δ is computed from it, and a bad m would
+	// otherwise be reported as the δ it gave.
+	if err := param.M(t.M, k); err != nil {
+		return p, err
+	}
 	if t.Delta == DefaultTargetDelta {
 		p.TargetDelta = constraints.DefaultTargetDelta(teachers.Delta, t.M)
 	}
