@@ -70,11 +70,17 @@ type bitLine struct{ a, b *big.Int }
 // envelope is symmetric (both orders of every pair are lines of it), so
 // the pair dominates the reversed pairs too.
 func oneBitLoss(pairs []BitPair) bitLoss {
+	return envelopeLoss(paretoBits(pairs), pairsScale(pairs))
+}
+
+// pairsScale returns the least s at which every probability of pairs
+// is a multiple of 2^-s.
+func pairsScale(pairs []BitPair) int {
 	s := 0
 	for _, p := range pairs {
 		s = max(s, fracBits(p.P), fracBits(p.Q))
 	}
-	return envelopeLoss(paretoBits(pairs), s)
+	return s
 }
 
 // envelopeLoss returns oneBitLoss of pairs whose probabilities are
@@ -308,7 +314,10 @@ func recentBitCurves(pairs []BitPair) *bitCurves {
 			return c
 		}
 	}
-	c := &bitCurves{pairs: slices.Clone(pairs), dominating: paretoBits(pairs), loss: oneBitLoss(pairs), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
+	// oneBitLoss of the pairs kept, sorted once: a private-teacher
+	// label's tens of thousands of pairs cost a few ms to sort.
+	dominating := paretoBits(pairs)
+	c := &bitCurves{pairs: slices.Clone(pairs), dominating: dominating, loss: envelopeLoss(dominating, pairsScale(pairs)), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
 	recent = append([]*bitCurves{c}, recent...)
 	held := 0
 	for i, r := range recent {
