@@ -3,6 +3,7 @@ package accountant
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 )
@@ -63,4 +64,53 @@ func exactMade(pairs []BitPair) []int {
 	}
 	slices.Sort(made)
 	return made
+}
+
+// TestCountRareLoss: where a rare large loss decides the count (a DaRRM
+// label's pairs, largest loss 7.5 of mass 8e-10), roughDelta is within
+// a percent of the coarse composition near the count, so the search
+// makes the coarse composition at the count and the next alone; the
+// count is still the predicate's: it fits, the next does not.
+func TestCountRareLoss(t *testing.T) {
+	for _, budget := range []Guarantee{{Eps: 8, Delta: 1e-8}, {Eps: 7, Delta: 3e-9}} {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			forgetCompositions()
+			s := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 0.1, Delta: 2e-9}, Bits: darrmBits}
+			a := Account{Step: s, Budget: &Budget{budget}}
+			c := cachedBitCurves(darrmBits)
+			g, ok := rareCount(c.loss, budget)
+			if !ok {
+				t.Fatalf("rareCount: %d, not decided by the rare loss", g)
+			}
+			n, _, err := a.MaxSteps(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var coarse []int
+			c.mu.Lock()
+			for q := range c.deltas {
+				if q.window == coarseBitWindow && !slices.Contains(coarse, q.k) {
+					coarse = append(coarse, q.k)
+				}
+			}
+			c.mu.Unlock()
+			slices.Sort(coarse)
+			if want := []int{n, n + 1}; !slices.Equal(coarse, want) {
+				t.Errorf("%d steps fit (roughDelta's count %d); the coarse composition was made at %v, want %v", n, g, coarse, want)
+			}
+			for _, k := range []int{n, n + 1} {
+				r, _ := a.coarseRun(k, budget.Delta)
+				got, want := roughDelta(c.loss, k, budget.Eps, 0), r.delta(budget.Eps)
+				if math.Abs(got-want) > 0.01*want {
+					t.Errorf("%d steps: roughDelta %g, the coarse composition %g", k, got, want)
+				}
+			}
+			for k, want := range map[int]bool{n: true, n + 1: false} {
+				a.Steps = k
+				if ok, err := a.Fits(); err != nil || ok != want {
+					t.Errorf("%d steps fit: %v (%v), want %v", k, ok, err, want)
+				}
+			}
+		})
+	}
 }

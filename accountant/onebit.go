@@ -70,11 +70,17 @@ type bitLine struct{ a, b *big.Int }
 // envelope is symmetric (both orders of every pair are lines of it), so
 // the pair dominates the reversed pairs too.
 func oneBitLoss(pairs []BitPair) bitLoss {
+	return envelopeLoss(paretoBits(pairs), pairsScale(pairs))
+}
+
+// pairsScale returns the least s at which every probability of pairs
+// is a multiple of 2^-s.
+func pairsScale(pairs []BitPair) int {
 	s := 0
 	for _, p := range pairs {
 		s = max(s, fracBits(p.P), fracBits(p.Q))
 	}
-	return envelopeLoss(paretoBits(pairs), s)
+	return s
 }
 
 // envelopeLoss returns oneBitLoss of pairs whose probabilities are
@@ -308,7 +314,10 @@ func recentBitCurves(pairs []BitPair) *bitCurves {
 			return c
 		}
 	}
-	c := &bitCurves{pairs: slices.Clone(pairs), dominating: paretoBits(pairs), loss: oneBitLoss(pairs), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
+	// oneBitLoss of the pairs kept, sorted once: a private-teacher
+	// label's tens of thousands of pairs cost a few ms to sort.
+	dominating := paretoBits(pairs)
+	c := &bitCurves{pairs: slices.Clone(pairs), dominating: dominating, loss: envelopeLoss(dominating, pairsScale(pairs)), deltas: map[bitQuery]float64{}, inverse: map[bitQuery]bitAnswer{}}
 	recent = append([]*bitCurves{c}, recent...)
 	held := 0
 	for i, r := range recent {
@@ -1143,10 +1152,20 @@ func (r *bitRun) lossOf(i int) float64 {
 	return r.loss(r.first + i)
 }
 
+// estimateAnchor is how many entries of the window estimate's e^-L is
+// carried by products between two exponentials.
+const estimateAnchor = 64
+
 // estimate returns delta(eps) but for rounding, in O(log n): the sum
 // over the losses above ε of p·(1 - e^(ε-L)) as Σp - e^ε·Σp·e^-L, from
 // suffix sums. It only guides the search of the profile's inverse
 // (roots.EdgeGuided), which confirms its answer by delta.
+//
+// Consecutive losses from start on are a grid step h apart but for
+// their rounding up (loss), so e^-L is carried down the window as a
+// product by e^h, from math.Exp of a loss every estimateAnchor entries:
+// within a relative 10^-13, where an exponential per entry cost more
+// than the rest of a release's search for its ε.
 func (r *bitRun) estimate(eps float64) float64 {
 	if r.empty || eps < 0 {
 		return r.delta(eps)
@@ -1155,10 +1174,17 @@ func (r *bitRun) estimate(eps float64) float64 {
 	r.tails.Do(func() {
 		n := len(r.losses)
 		r.tailP, r.tailE = make([]float64, n+1), make([]float64, n+1)
+		up := math.Exp(r.hi / float64(r.n))
+		var e float64
 		for j := n - 1; j >= 0; j-- {
+			if (n-1-j)%estimateAnchor == 0 {
+				e = math.Exp(-r.losses[j])
+			} else {
+				e *= up
+			}
 			p := r.p[r.start+j]
 			r.tailP[j] = r.tailP[j+1] + p
-			r.tailE[j] = r.tailE[j+1] + p*math.Exp(-r.losses[j])
+			r.tailE[j] = r.tailE[j+1] + p*e
 		}
 	})
 	j := r.above(eps)

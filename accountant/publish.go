@@ -383,7 +383,9 @@ func (c *chooser) offerCap(cp *Cap) bool {
 // of one step (Gaussian noise composes exactly so), and the estimate
 // refined twice by the same law through the last two counts composed,
 // or, once two lie on both sides of the budget, searched between them
-// (countBetween). 0 when there is no composition to extrapolate, and
+// (countBetween). Where a rare large loss decides the count (rareCount),
+// the search starts at roughDelta's count instead, and composes coarsely
+// near it (countNear). 0 when there is no composition to extrapolate, and
 // for steps other than a one-bit release, whose exact composition needs
 // no transform (Gaussian noise: closed forms from σ = 4 on) and has no
 // cheap estimate to guide the search for its ε: there the search's
@@ -417,6 +419,11 @@ func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
 			}
 		}
 		return r, ok
+	}
+	if g, ok := rareCount(cachedBitCurves(a.Step.Bits).loss, budget); ok && g >= k0 {
+		if n, ok := countNear(coarse, budget, g); ok {
+			return n
+		}
 	}
 	exact := func(k int) (float64, bool) {
 		r, ok := coarse(k)
@@ -477,6 +484,123 @@ func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
 		return 1
 	}
 	return int(math.Min(guess, CountLimit))
+}
+
+// rareCount returns the last count at which roughDelta, at the budget's
+// ε, is within the budget's δ, and whether a rare large loss decides it
+// there: the sequences that have it once or more hold most of that δ,
+// and k·m_t (m_t its mass) is below 1/2. There the coarse extrapolation
+// of ε by μk + c√k jumps far past the count (at issue 68's case to 402
+// where it is 79: ε jumps once k·m_t passes δ), while roughDelta is
+// within a fraction of a percent of the coarse composition.
+func rareCount(b bitLoss, budget Guarantee) (int, bool) {
+	over := func(k int) bool { return roughDelta(b, k, budget.Eps, 0) > budget.Delta }
+	if over(1) {
+		return 0, false
+	}
+	lo, hi := 1, 2
+	for !over(hi) {
+		if hi == CountLimit {
+			return 0, false
+		}
+		lo, hi = hi, min(2*hi, CountLimit)
+	}
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; over(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	all := roughDelta(b, lo, budget.Eps, 0)
+	rare := roughDelta(b, lo, budget.Eps, 1)
+	return lo, float64(lo)*b.top().mass < 0.5 && rare >= all/2
+}
+
+// roughDelta estimates δ(ε) of k steps of the pair whose privacy loss is
+// b, from the sequences in which its largest loss ℓ_t comes j times,
+// j from from to 3, each the binomial weight of j times the profile of
+// jℓ_t plus a Gaussian of the other k-j losses' mean and variance
+// (the profile of Gaussian DP), and the mass of infinite losses when
+// from is 0. It guides a count's search and decides nothing.
+func roughDelta(b bitLoss, k int, eps float64, from int) float64 {
+	top := b.top()
+	var rest, s1, s2 float64
+	for _, a := range b.atoms {
+		if a.n != top.n {
+			rest += a.mass
+			s1 += a.mass * a.hi
+			s2 += a.mass * a.hi * a.hi
+		}
+	}
+	if top.n == nil || !(rest > 0 && top.mass > 0) {
+		return math.NaN()
+	}
+	mu := s1 / rest
+	v := math.Max(0, s2/rest-mu*mu)
+	phi := func(x float64) float64 { return math.Erfc(-x/math.Sqrt2) / 2 }
+	var out float64
+	if from == 0 {
+		out = -math.Expm1(float64(k) * math.Log1p(-b.inf))
+	}
+	logC := 0.0
+	for j := 0; j <= 3 && j <= k; j++ {
+		if j > 0 {
+			logC += math.Log(float64(k-j+1) / float64(j))
+		}
+		if j < from {
+			continue
+		}
+		n := float64(k - j)
+		w := math.Exp(logC + float64(j)*math.Log(top.mass) + n*math.Log(rest))
+		mean, s := n*mu+float64(j)*top.hi, math.Sqrt(n*v)
+		if s == 0 {
+			out += w * math.Max(0, -math.Expm1(eps-mean))
+			continue
+		}
+		// E[(1 - e^(ε-X))+], X ~ N(mean, s²).
+		z := (mean - eps) / s
+		out += w * math.Max(0, phi(z)-math.Exp(eps-mean+s*s/2)*phi(z-s))
+	}
+	return out
+}
+
+// countNear returns the last count whose coarse composition's δ at the
+// budget's ε is within the budget's δ, searched from the estimate g:
+// g, then g±1, g±2, g±4, ... on the side the probe at g points to,
+// until a probe is on the other side of the budget, then countBetween
+// in the last bracket. false when no probe within [1, CountLimit]
+// brackets it, or ctx is done.
+func countNear(coarse func(k int) (runCurves, bool), budget Guarantee, g int) (int, bool) {
+	within := func(k int) (bool, bool) {
+		r, ok := coarse(k)
+		if !ok {
+			return false, false
+		}
+		return r.delta(budget.Eps) <= budget.Delta, true
+	}
+	in, ok := within(g)
+	if !ok {
+		return 0, false
+	}
+	last := g
+	for step := 1; ; step *= 2 {
+		k := g - step
+		if in {
+			k = g + step
+		}
+		if k < 1 || k > CountLimit {
+			return 0, false
+		}
+		kin, ok := within(k)
+		if !ok {
+			return 0, false
+		}
+		if kin != in {
+			return countBetween(coarse, budget, min(last, k), max(last, k))
+		}
+		last = k
+	}
 }
 
 // countBetween estimates, between the counts lo and hi (lo < hi), the

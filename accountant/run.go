@@ -163,24 +163,34 @@ func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 
 // searchEps is exactEps's search. Where the estimate is above twice
 // delta, the profile (the same sum but for rounding) is above delta too,
-// and is not summed: the search takes the steps it would take without
-// the estimate, a few sums over the window fewer (were the estimate
-// wrong, it would double hi once more, and bisect to the same edge).
+// and is not summed; where it is within half of delta, the profile at hi
+// is not summed before the search either: an answer below hi is one at
+// which the search found the profile within delta (ok), so it is within
+// delta at hi too (the profile decreases in ε), and only an answer at hi
+// itself is checked there. Either way the search takes the steps it
+// would take without the estimate, a few sums over the window fewer
+// (were the estimate wrong, it would double hi once more, and bisect to
+// the same edge).
 func (r runCurves) searchEps(delta, hi float64) (float64, bool) {
 	ok := func(eps float64) bool { return r.delta(eps) <= delta }
 	above := func(eps float64) bool { return r.guess != nil && r.guess(eps) > 2*delta }
+	below := func(eps float64) bool { return r.guess != nil && r.guess(eps) <= delta/2 }
 	if !above(0) && ok(0) {
 		return 0, true
 	}
 	for range 60 {
-		if above(hi) || !ok(hi) {
+		if above(hi) || !below(hi) && !ok(hi) {
 			hi = 2*hi + 1
 			continue
 		}
 		if r.guess == nil {
 			return roots.Edge(0, hi, 1e-9, ok), true
 		}
-		return roots.EdgeGuided(0, hi, 1e-9, ok, func(eps float64) bool { return r.guess(eps) <= delta }), true
+		e := roots.EdgeGuided(0, hi, 1e-9, ok, func(eps float64) bool { return r.guess(eps) <= delta })
+		if e < hi || ok(hi) {
+			return e, true
+		}
+		hi = 2*hi + 1
 	}
 	return 0, false
 }
