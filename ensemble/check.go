@@ -31,50 +31,19 @@ func Calibrated(meta *votefile.Meta) bool {
 	return false
 }
 
-// ReleaseTeachers returns the teachers' (ε, Δ) of a two-class release from
-// a vote file whose metadata header is meta (nil: none), given the values
-// the caller states (nil: not stated), after provenance.Check. With a
-// header that states every teacher's guarantee the answer is the header's
-// common bound (provenance.HeaderTeachers). Without a header, or with
-// non-private teachers (whose header states no guarantee: GNMax's target
-// is then a choice, not a property of the teachers), both must be stated:
-// there is no default for a property of the user's own teachers. Every
-// refusal is a *provenance.TeachersError, or a *votefile.HeaderError for a
-// header that breaks a rule.
-func ReleaseTeachers(meta *votefile.Meta, eps, delta *float64) (provenance.TeacherGuarantee, error) {
-	b, err := provenance.Check(meta, provenance.Stated{Eps: eps, Delta: delta, Calibrated: Calibrated(meta)})
-	if err != nil {
-		return provenance.TeacherGuarantee{}, err
-	}
-	if t, ok := provenance.HeaderTeachers(meta); ok {
-		return t, nil
-	}
-	why := "the vote file has no metadata header, so they must be stated (there is no default for a property of your teachers)"
-	if meta != nil {
-		why = "the vote file's metadata header states non-private teachers, so the guarantee the release is calibrated to must be stated"
-	}
-	switch {
-	case eps == nil && delta == nil:
-		return provenance.TeacherGuarantee{}, &provenance.TeachersError{Field: "eps and Delta", Rule: why}
-	case eps == nil:
-		return provenance.TeacherGuarantee{}, &provenance.TeachersError{Field: "eps", Rule: why}
-	case delta == nil:
-		return provenance.TeacherGuarantee{}, &provenance.TeachersError{Field: "Delta", Rule: why}
-	}
-	return provenance.TeacherGuarantee{Guarantee: b.Each, FromFlags: true}, nil
-}
-
 // releaseBinding checks agg against the votes of in as ReleaseTo does,
 // before anything is drawn: a two-class aggregator needs 0/1 votes and a
 // multi-class one counts; what its mechanism states (K, the classes, the
 // relation and the teachers' (ε, Δ) it assumes, if any) and the partition
 // the caller asserts (PartitionUnstated: none) must be the header's
-// (provenance.Check; a header that breaks a rule is an error at its
-// place, votefile.Reader.HeaderError); and K and the classes must be the
-// file's. Votes without a header assert nothing: a release in the
-// one-vote relation from them needs an asserted partition that keeps it
-// (provenance.Check: the table of which partition keeps which relation).
-func releaseBinding(in votefile.Reader, agg Labeler, partition provenance.Partition) (provenance.Binding, error) {
+// (provenance.CheckedHeader.Check; a header that breaks a rule is an
+// error at its place, votefile.Reader.HeaderError); and K and the classes
+// must be the file's. Votes without a header assert nothing: a release in
+// the one-vote relation from them needs an asserted partition that keeps
+// it (provenance.Check: the table of which partition keeps which
+// relation). The header is h, checked where the votes were opened, or,
+// when h is nil, checked here (provenance.CheckHeader): once a release.
+func releaseBinding(in votefile.Reader, agg Labeler, partition provenance.Partition, h *provenance.CheckedHeader) (provenance.Binding, error) {
 	if inputOf(agg) != in.Input() {
 		return provenance.Binding{}, fmt.Errorf("the %s aggregator labels %v, but the vote file is read as %v", agg.Name(), inputOf(agg), in.Input())
 	}
@@ -84,7 +53,13 @@ func releaseBinding(in votefile.Reader, agg Labeler, partition provenance.Partit
 	if priv.Teachers != (accountant.Guarantee{}) {
 		s.Eps, s.Delta = &priv.Teachers.Eps, &priv.Teachers.Delta
 	}
-	b, err := provenance.Check(in.Meta(), s)
+	var err error
+	if h == nil {
+		if h, err = provenance.CheckHeader(in.Meta()); err != nil {
+			return provenance.Binding{}, in.HeaderError(err)
+		}
+	}
+	b, err := h.Check(s)
 	if err != nil {
 		return provenance.Binding{}, in.HeaderError(err)
 	}

@@ -10,12 +10,17 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/headercheck"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
+// TestReleaseTeachers: the teachers' (ε, Δ) of a two-class release, from
+// the votes' header checked once (provenance.CheckedHeader.ReleaseTeachers)
+// and what the caller states, with the registry's answer of whether a
+// mechanism is calibrated to them (Calibrated).
 func TestReleaseTeachers(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	hetero := statedMeta(3, 0.2, 1e-6)
@@ -41,7 +46,11 @@ func TestReleaseTeachers(t *testing.T) {
 		{"non-private", sgd, f(0.5), f(1e-5), provenance.TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, FromFlags: true}, ""},
 		{"non-private, nothing given", sgd, nil, nil, provenance.TeacherGuarantee{}, "eps and Delta"},
 	} {
-		got, err := ReleaseTeachers(tc.meta, tc.eps, tc.delta)
+		h, err := provenance.CheckHeader(tc.meta)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, err := h.ReleaseTeachers(provenance.Stated{Eps: tc.eps, Delta: tc.delta, Calibrated: Calibrated(tc.meta)})
 		var te *provenance.TeachersError
 		if tc.field == "" && (err != nil || got != tc.want) || tc.field != "" && (!errors.As(err, &te) || te.Field != tc.field) {
 			t.Errorf("%s: %+v, %v; want %+v, error field %q", tc.name, got, err, tc.want, tc.field)
@@ -77,7 +86,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, berr := releaseBinding(in, tc.agg, provenance.PartitionUnstated)
+		b, berr := releaseBinding(in, tc.agg, provenance.PartitionUnstated, nil)
 		var out bytes.Buffer
 		res, err := ReleaseTo(ctx, in, tc.agg, noise.NewSeededSource(1), LabelSink{Stdout: &out, Format: votefile.FormatCSV}, -1, ReleaseOptions{Experiment: true})
 		var te *provenance.TeachersError
@@ -120,5 +129,61 @@ func TestCalibrated(t *testing.T) {
 		if got := Calibrated(m); got != tc.want {
 			t.Errorf("%d classes, layout %v, %v: calibrated %t, want %t", tc.classes, tc.layout, tc.rel, got, tc.want)
 		}
+	}
+}
+
+// TestReleaseChecksHeaderOnce: Release checks the votes' metadata header
+// once (provenance.CheckHeader), for the teachers' guarantee and the
+// binding alike, when the caller did not (ReleaseSpec.Header nil); not
+// again when the caller did; and refuses a check of another header.
+func TestReleaseChecksHeaderOnce(t *testing.T) {
+	head, _ := statedMeta(5, 0.1, 1e-5).AppendHeader(nil, votefile.FormatCSV)
+	votes := string(head) + "1,1,1,0,0\n0,0,0,1,1\n"
+	open := func() votefile.Reader {
+		in, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader(votes)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	for _, tc := range []struct {
+		name     string
+		teachers *accountant.Guarantee
+		checked  bool  // the caller checked the header (ReleaseSpec.Header)
+		want     int64 // checks by Release
+	}{
+		{"teachers from the header", nil, false, 1},
+		{"teachers given", &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, false, 1},
+		{"header checked by the caller", nil, true, 0},
+		{"header checked by the caller, teachers given", &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, true, 0},
+	} {
+		in := open()
+		s := ReleaseSpec{Votes: in, Mechanism: RR{Target: Target{M: 3, Delta: DefaultTargetDelta}}, Teachers: tc.teachers,
+			Sink: LabelSink{Stdout: &bytes.Buffer{}, Format: votefile.FormatCSV}, Random: noise.NewSeededSource(1), Options: ReleaseOptions{Experiment: true}}
+		if tc.checked {
+			h, err := provenance.CheckHeader(in.Meta())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Header = h
+		}
+		before := headercheck.Checks()
+		out, err := Release(context.Background(), s)
+		if err != nil || out.Result.Released != 2 {
+			t.Fatalf("%s: released %d: %v", tc.name, out.Result.Released, err)
+		}
+		if n := headercheck.Checks() - before; n != tc.want {
+			t.Errorf("%s: Release checked the header %d times, want %d", tc.name, n, tc.want)
+		}
+	}
+	other, err := provenance.CheckHeader(statedMeta(5, 0.1, 1e-5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ReleaseSpec{Votes: open(), Header: other, Mechanism: RR{Target: Target{M: 3, Delta: DefaultTargetDelta}},
+		Sink: LabelSink{Stdout: &bytes.Buffer{}, Format: votefile.FormatCSV}, Random: noise.NewSeededSource(1), Options: ReleaseOptions{Experiment: true}}
+	var re *ReleaseError
+	if _, err := Release(context.Background(), s); !errors.As(err, &re) || re.Step != StepBuild || !strings.Contains(err.Error(), "ReleaseSpec.Header") {
+		t.Errorf("the check of another header: %v, want refused at build naming ReleaseSpec.Header", err)
 	}
 }

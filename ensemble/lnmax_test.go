@@ -95,7 +95,7 @@ func TestReleaseBindingMulti(t *testing.T) {
 	// the partition asserted, one that keeps the relation.
 	var te *provenance.TeachersError
 	for _, p := range []provenance.Partition{provenance.PartitionUnstated, provenance.FilePosition, provenance.SharedData} {
-		if _, err := releaseBinding(read(""), agg, p); !errors.As(err, &te) || te.Field != "partition" {
+		if _, err := releaseBinding(read(""), agg, p, nil); !errors.As(err, &te) || te.Field != "partition" {
 			t.Errorf("no header, partition %v asserted: %v", p, err)
 		}
 		var buf strings.Builder
@@ -103,7 +103,7 @@ func TestReleaseBindingMulti(t *testing.T) {
 			t.Errorf("release without a header, partition %v asserted: %v, wrote %q", p, err, buf.String())
 		}
 	}
-	b, err := releaseBinding(read(""), agg, provenance.KeyedHash)
+	b, err := releaseBinding(read(""), agg, provenance.KeyedHash, nil)
 	if err != nil || b != (provenance.Binding{Teachers: provenance.Teachers{K: 4, Relation: accountant.OneVote, Partition: provenance.KeyedHash}}) {
 		t.Errorf("no header, keyed-hash asserted: %+v, %v", b, err)
 	}
@@ -111,21 +111,21 @@ func TestReleaseBindingMulti(t *testing.T) {
 	if _, err := ReleaseTo(t.Context(), read(""), agg, noise.NewSource(), LabelSink{Stdout: &buf, Format: votefile.FormatCSV}, -1, ReleaseOptions{Partition: provenance.KeyedHash}); err != nil || !strings.Contains(buf.String(), `"partition":"keyed-hash"`) {
 		t.Errorf("release without a header, keyed-hash asserted: %v, the label header does not state it: %q", err, buf.String())
 	}
-	if _, err := releaseBinding(read(countsHead), agg, provenance.FilePosition); !errors.As(err, &te) || te.Field != "partition" || te.Header != "keyed-hash" {
+	if _, err := releaseBinding(read(countsHead), agg, provenance.FilePosition, nil); !errors.As(err, &te) || te.Field != "partition" || te.Header != "keyed-hash" {
 		t.Errorf("a partition asserted against the header's: %v", err)
 	}
-	b, err = releaseBinding(read(countsHead), agg, provenance.PartitionUnstated)
+	b, err = releaseBinding(read(countsHead), agg, provenance.PartitionUnstated, nil)
 	if err != nil || b != (provenance.Binding{Ensemble: "pate-test", Teachers: provenance.Teachers{K: 4, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}) {
 		t.Errorf("non-private teachers: %+v, %v", b, err)
 	}
 	private := strings.Replace(countsHead, `{"count":4,"source":{"method":"none"}}`, `{"count":4,"eps":0.5,"Delta":0.00001,"source":{"method":"stated"}}`, 1)
-	b, err = releaseBinding(read(private), agg, provenance.PartitionUnstated)
+	b, err = releaseBinding(read(private), agg, provenance.PartitionUnstated, nil)
 	if err != nil || b.Each != (accountant.Guarantee{Eps: 0.5, Delta: 1e-5}) {
 		t.Errorf("private teachers: %+v, %v", b, err)
 	}
 	shared := strings.NewReplacer(`"relation":"one-vote"`, `"relation":"private-teachers"`, `"partition":"keyed-hash"`, `"partition":"shared"`).Replace(private)
 	in := read(shared)
-	if _, err := releaseBinding(in, agg, provenance.PartitionUnstated); !errors.As(err, &te) || te.Field != "relation" || te.Header != "private-teachers" {
+	if _, err := releaseBinding(in, agg, provenance.PartitionUnstated, nil); !errors.As(err, &te) || te.Field != "relation" || te.Header != "private-teachers" {
 		t.Errorf("private-teachers header: %v", err)
 	}
 	buf.Reset()
@@ -133,7 +133,7 @@ func TestReleaseBindingMulti(t *testing.T) {
 		t.Errorf("release from a private-teachers header: %v, wrote %q", err, buf.String())
 	}
 	other, _ := newLNMax(20, 5, 3)
-	if _, err := releaseBinding(read(""), other, provenance.KeyedHash); err == nil {
+	if _, err := releaseBinding(read(""), other, provenance.KeyedHash, nil); err == nil {
 		t.Error("an aggregator for K = 5 accepted votes of 4")
 	}
 	// Against a header, K and the classes are the one check's.
@@ -142,7 +142,7 @@ func TestReleaseBindingMulti(t *testing.T) {
 		agg   *lnmaxAggregator
 		field string
 	}{{other, "K"}, {five, "classes"}} {
-		if _, err := releaseBinding(read(countsHead), tc.agg, provenance.PartitionUnstated); !errors.As(err, &te) || te.Field != tc.field || te.By != "the lnmax mechanism" {
+		if _, err := releaseBinding(read(countsHead), tc.agg, provenance.PartitionUnstated, nil); !errors.As(err, &te) || te.Field != tc.field || te.By != "the lnmax mechanism" {
 			t.Errorf("an aggregator for K = %d, %d classes on the header of K = 4, 3 classes: %v", tc.agg.K(), tc.agg.Classes(), err)
 		}
 	}

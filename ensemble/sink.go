@@ -117,7 +117,7 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // write that stops part-way counts every label of which a byte was
 // written.
 func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
-	b, err := releaseBinding(in, agg, opts.Partition)
+	b, err := releaseBinding(in, agg, opts.Partition, nil)
 	if err != nil {
 		return ReleaseResult{}, sink.settle(fmt.Errorf("release: %w", err), 0)
 	}

@@ -26,12 +26,18 @@ type ReleaseSpec struct {
 	// Votes are the queries to label, read and checked as they are
 	// labelled (votefile.Open, votefile.ReadRows).
 	Votes votefile.Reader
+	// Header is the votes' metadata header, checked where they were
+	// opened (provenance.CheckHeader of Votes.Meta), which the release
+	// compares with and does not check again; nil: Release checks it,
+	// once.
+	Header *provenance.CheckedHeader
 	// Mechanism is the mechanism with its settings (DaRRM, GNMax, ...),
 	// for the votes' kind (Votes.Input): GNMax labels either.
 	Mechanism Mechanism
 	// Teachers is the (ε, Δ) of each teacher that a mechanism for private
 	// teachers (and two-class GNMax, calibrated to their ε) is held to
-	// m·ε of; nil: the votes' metadata header's (ReleaseTeachers). The
+	// m·ε of; nil: the votes' metadata header's
+	// (provenance.CheckedHeader.ReleaseTeachers). The
 	// other mechanisms do not use it.
 	Teachers *accountant.Guarantee
 	// Budget, if not nil, limits the queries released (Allowed), and
@@ -200,7 +206,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		}
 		return out, err
 	}
-	if out.Binding, err = releaseBinding(in, out.Aggregator, s.Options.Partition); err != nil {
+	if out.Binding, err = releaseBinding(in, out.Aggregator, s.Options.Partition, s.Header); err != nil {
 		return fail(StepBinding, err)
 	}
 	priv := out.Aggregator.Privacy()

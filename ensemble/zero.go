@@ -33,9 +33,19 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, accountant.Guarantee, error) {
 	if err := lookup(m.Name(), in); err != nil {
 		return s, teachers, fmt.Errorf("ReleaseSpec.Mechanism: %w", err)
 	}
+	if s.Header != nil && s.Header.Meta() != s.Votes.Meta() {
+		return s, teachers, errors.New("ReleaseSpec.Header is the check of another header than the one of Votes (Votes.Meta)")
+	}
 	if m.calibrated(in) {
 		if s.Teachers == nil {
-			t, err := ReleaseTeachers(s.Votes.Meta(), nil, nil)
+			var err error
+			if s.Header == nil {
+				s.Header, err = provenance.CheckHeader(s.Votes.Meta())
+			}
+			var t provenance.TeacherGuarantee
+			if err == nil {
+				t, err = s.Header.ReleaseTeachers(provenance.Stated{Calibrated: Calibrated(s.Votes.Meta())})
+			}
 			if err != nil {
 				return s, teachers, fmt.Errorf("ReleaseSpec.Teachers is not set, and the votes do not state them: %w", err)
 			}

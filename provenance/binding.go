@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/headercheck"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/votefile"
 )
@@ -19,7 +20,8 @@ type TeacherGuarantee struct {
 	// otherwise the vote file's metadata header states it.
 	FromFlags bool
 	// Heterogeneous says that the header gives the teachers different
-	// guarantees: Guarantee is then their common bound (HeaderTeachers).
+	// guarantees: Guarantee is then their common bound
+	// (CheckedHeader.ReleaseTeachers).
 	Heterogeneous bool
 }
 
@@ -116,7 +118,7 @@ const noGuarantee = "none (non-private teachers)"
 // classes, the relation (a one-vote mechanism is not private for teachers
 // that may share data, nor a private-teachers one for teachers that need
 // not be private), the kind, the partition, and the teachers' (ε, Δ): for
-// private teachers the header's common bound (HeaderTeachers, the largest
+// private teachers the header's common bound (CheckedHeader.ReleaseTeachers, the largest
 // ε and the largest Δ of teachers with different guarantees); non-private
 // teachers have none, and a guarantee stated for them is the one a
 // release is calibrated to, whole (ε and Δ), and only for votes that a
@@ -129,6 +131,48 @@ const noGuarantee = "none (non-private teachers)"
 // stated), which does not state its ensemble unless s states the id,
 // kind and partition (Binding.Stated).
 func Check(meta *votefile.Meta, s Stated) (Binding, error) {
+	c, err := CheckHeader(meta)
+	if err != nil {
+		return Binding{}, err
+	}
+	return c.Check(s)
+}
+
+// CheckedHeader is a vote file's metadata header whose statements were
+// checked once (CheckHeader), where its votes were opened, for every
+// check of what a caller states against it (Check): a release checks the
+// header once, however many of its steps compare with it.
+type CheckedHeader struct {
+	meta *votefile.Meta
+	h    *header // nil: the votes have no header
+}
+
+// CheckHeader checks what the metadata header meta (nil: none) states,
+// as Check does before it compares anything: its relation, kind and
+// partition, each teacher's guarantee and its source, a DP-SGD run's
+// recomputed by the accountant. A broken rule is a *votefile.HeaderError
+// naming the field.
+func CheckHeader(meta *votefile.Meta) (*CheckedHeader, error) {
+	headercheck.Count()
+	c := &CheckedHeader{meta: meta}
+	if meta == nil {
+		return c, nil
+	}
+	h, err := readHeader(meta)
+	if err != nil {
+		return nil, err
+	}
+	c.h = h
+	return c, nil
+}
+
+// Meta returns the header checked; nil when the votes have none.
+func (c *CheckedHeader) Meta() *votefile.Meta { return c.meta }
+
+// Check checks what s states of the teacher ensemble against the header,
+// and returns the binding, as the function Check does.
+func (c *CheckedHeader) Check(s Stated) (Binding, error) {
+	meta, h := c.meta, c.h
 	var stated accountant.Guarantee
 	if s.Eps != nil {
 		stated.Eps = *s.Eps
@@ -142,10 +186,6 @@ func Check(meta *votefile.Meta, s Stated) (Binding, error) {
 			b.Relation = *s.Relation
 		}
 		return b, checkAsserted(b, s)
-	}
-	h, err := readHeader(meta)
-	if err != nil {
-		return Binding{}, err
 	}
 	bad := func(field string, header, given any, rule string) error {
 		return &TeachersError{Field: field, Header: fmt.Sprint(header), Given: fmt.Sprint(given), By: s.By, Rule: rule}

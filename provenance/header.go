@@ -377,23 +377,51 @@ func (h *header) binding(t accountant.Guarantee) Binding {
 	return Binding{Ensemble: h.Ensemble, Teachers: Teachers{K: h.K, Each: t, Relation: h.relation, Kind: h.kind, Partition: h.partition}}
 }
 
-// HeaderTeachers returns the guarantee a release takes every teacher of
-// the header m to have, when it states every teacher's: their common
-// bound (the largest ε and the largest Δ: each teacher that is (ε_i,
-// Δ_i)-DP is also (max ε, max Δ)-DP; DaRRM's certificate assumes one
-// (ε, Δ) for all K teachers), not FromFlags, and whether the
-// teachers' guarantees differ; false when m is nil, states non-private
-// teachers, or breaks a rule (Check says which).
-func HeaderTeachers(m *votefile.Meta) (TeacherGuarantee, bool) {
-	if m == nil {
+// teachers returns the guarantee a release takes every teacher of the
+// header to have, when it states every teacher's: their common bound (the
+// largest ε and the largest Δ: each teacher that is (ε_i, Δ_i)-DP is also
+// (max ε, max Δ)-DP; DaRRM's certificate assumes one (ε, Δ) for all K
+// teachers), not FromFlags, and whether the teachers' guarantees differ;
+// false without a header or with non-private teachers.
+func (c *CheckedHeader) teachers() (TeacherGuarantee, bool) {
+	if c.h == nil || !c.h.private() {
 		return TeacherGuarantee{}, false
 	}
-	h, err := readHeader(m)
-	if err != nil || !h.private() {
-		return TeacherGuarantee{}, false
-	}
-	g, het := h.common()
+	g, het := c.h.common()
 	return TeacherGuarantee{Guarantee: g, Heterogeneous: het}, true
+}
+
+// ReleaseTeachers returns the teachers' (ε, Δ) of a two-class release from
+// the votes the header heads, given what the caller states (s: its Eps
+// and Delta, nil when not stated, and Calibrated, the mechanism
+// registry's answer, ensemble.Calibrated), after Check. With a header that
+// states every teacher's guarantee the answer is the header's common
+// bound (the largest ε and the largest Δ). Without a header, or with
+// non-private teachers (whose header states no guarantee: GNMax's target
+// is then a choice, not a property of the teachers), both must be stated:
+// there is no default for a property of the user's own teachers. Every
+// refusal is a *TeachersError.
+func (c *CheckedHeader) ReleaseTeachers(s Stated) (TeacherGuarantee, error) {
+	b, err := c.Check(s)
+	if err != nil {
+		return TeacherGuarantee{}, err
+	}
+	if t, ok := c.teachers(); ok {
+		return t, nil
+	}
+	why := "the vote file has no metadata header, so they must be stated (there is no default for a property of your teachers)"
+	if c.meta != nil {
+		why = "the vote file's metadata header states non-private teachers, so the guarantee the release is calibrated to must be stated"
+	}
+	switch {
+	case s.Eps == nil && s.Delta == nil:
+		return TeacherGuarantee{}, &TeachersError{Field: "eps and Delta", Rule: why}
+	case s.Eps == nil:
+		return TeacherGuarantee{}, &TeachersError{Field: "eps", Rule: why}
+	case s.Delta == nil:
+		return TeacherGuarantee{}, &TeachersError{Field: "Delta", Rule: why}
+	}
+	return TeacherGuarantee{Guarantee: b.Each, FromFlags: true}, nil
 }
 
 // Header returns the metadata header of votes of the ensemble b among

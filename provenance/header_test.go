@@ -118,23 +118,35 @@ func TestHeaderRules(t *testing.T) {
 	}
 }
 
+// headerTeachers returns the teachers' guarantee the header m states
+// (CheckedHeader.teachers); false when it breaks a rule.
+func headerTeachers(t *testing.T, m *votefile.Meta) (TeacherGuarantee, bool) {
+	t.Helper()
+	c, err := CheckHeader(m)
+	if err != nil {
+		t.Errorf("header %+v: %v", m, err)
+		return TeacherGuarantee{}, false
+	}
+	return c.teachers()
+}
+
 // TestHeaderTeachers: a header's teachers' common bound, and the origin
 // of each group's guarantee.
 func TestHeaderTeachers(t *testing.T) {
 	run, g := sgdRun(t)
 	hetero := statedMeta(5, 0.2, 1e-6)
 	hetero.Teachers = []votefile.TeacherGroup{StatedTeachers(2, accountant.Guarantee{Eps: 0.2, Delta: 1e-6}), StatedTeachers(3, accountant.Guarantee{Eps: 0.1, Delta: 1e-5})}
-	if c, ok := HeaderTeachers(hetero); !ok || c != (TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Heterogeneous: true}) {
+	if c, ok := headerTeachers(t, hetero); !ok || c != (TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.2, Delta: 1e-5}, Heterogeneous: true}) {
 		t.Errorf("common bound of (0.2, 1e-6) and (0.1, 1e-5): %+v, %v", c, ok)
 	}
-	if c, ok := HeaderTeachers(statedMeta(3, 0.1, 1e-5)); !ok || c != (TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}) {
+	if c, ok := headerTeachers(t, statedMeta(3, 0.1, 1e-5)); !ok || c != (TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}) {
 		t.Errorf("common bound of equal teachers: %+v, %v", c, ok)
 	}
 	sgd := Header(Binding{Ensemble: "sgd", Teachers: Teachers{K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}, 2, votefile.LayoutVotes)
-	if _, ok := HeaderTeachers(sgd); ok {
+	if _, ok := headerTeachers(t, sgd); ok {
 		t.Error("non-private teachers have a common guarantee")
 	}
-	if _, ok := HeaderTeachers(nil); ok {
+	if _, ok := headerTeachers(t, nil); ok {
 		t.Error("no header has a common guarantee")
 	}
 	tg, err := run.Teachers(11)
@@ -181,7 +193,7 @@ func TestFixtureTeachers(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := in.Meta()
-	c, ok := HeaderTeachers(m)
+	c, ok := headerTeachers(t, m)
 	o, _ := originOf(m.Teachers[0])
 	if !ok || c.Guarantee != (accountant.Guarantee{Eps: 0.1, Delta: 1e-5}) || c.Heterogeneous || o != fromStated {
 		t.Errorf("header %+v: teachers %+v", m, c)

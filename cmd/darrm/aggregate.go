@@ -240,7 +240,7 @@ func (r *runLedger) close() {
 // the report to be, which the caller completes.
 func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, checkedMechanisms, report.Release, mechanismSettings, error) {
 	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
-	spec := ensemble.ReleaseSpec{Votes: in}
+	spec := ensemble.ReleaseSpec{Votes: in, Header: f.header}
 	mech := checkedMechanisms{mechanismFlags: &f.mechanismFlags}
 	settings := f.classFlags.settings(mechanismSettings{Delta: &f.Target})
 	var err error
@@ -252,7 +252,8 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefil
 		fs := cmd.Flags()
 		if info.OwnTarget() {
 			rel.Teachers = provenance.TeacherGuarantee{FromFlags: true}
-		} else if rel.Teachers, err = ensemble.ReleaseTeachers(in.Meta(), cli.Given(fs, "eps", f.Eps), cli.Given(fs, "Delta", f.Delta)); err != nil {
+		} else if rel.Teachers, err = f.header.ReleaseTeachers(provenance.Stated{Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta),
+			Calibrated: ensemble.Calibrated(in.Meta())}); err != nil {
 			return spec, mech, rel, settings, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
 		}
 		if rel.Problem, err = f.params(cmd, info, mech, in.K(), input, rel.Teachers); err != nil {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/headercheck"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -74,6 +76,33 @@ func TestOneCheck(t *testing.T) {
 		}
 		if _, err := os.Stat(out); err == nil {
 			t.Fatalf("%s: wrote %s", tc.name, out)
+		}
+	}
+}
+
+// TestOneHeaderCheck: a release checks its votes' metadata header once,
+// where the votes are opened (OpenVotes), and its teachers' guarantee and
+// its binding compare with that check (provenance.CheckedHeader): a second
+// check coming back (the teachers' or the binding's) fails it.
+func TestOneHeaderCheck(t *testing.T) {
+	dir := t.TempDir()
+	k11 := filepath.Join("..", "..", "testdata", "votes-K11.csv")
+	counts := filepath.Join(dir, "private.csv")
+	if err := os.WriteFile(counts, []byte(pateHeader(t, 250, 10, votefile.LayoutCounts, accountant.OneVote, votefile.FormatCSV)+"205,5,5,5,5,5,5,5,5,5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, args := range [][]string{
+		{"aggregate", k11, "--m", "3", "--mechanism", "rr"},
+		{"aggregate", k11, "--m", "3", "--mechanism", "rr", "--eps", "0.1", "--Delta", "1e-5"},
+		{"aggregate", counts, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5"},
+	} {
+		before := headercheck.Checks()
+		args = append(args, "--out", filepath.Join(dir, fmt.Sprintf("labels%d.csv", i)))
+		if _, stderr, code := darrm(t, "", args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if n := headercheck.Checks() - before; n != 1 {
+			t.Errorf("%v: the votes' header checked %d times, want once", args, n)
 		}
 	}
 }

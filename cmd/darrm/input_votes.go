@@ -25,6 +25,9 @@ type voteFlags struct {
 	Meta string `flag:"meta" help:"the votes' metadata header, in a file" default:"VOTES.meta.json"`
 	// headerFile is the sidecar OpenVotes read the header from.
 	headerFile string
+	// header is the header of the votes OpenVotes opened last, checked
+	// there: a release compares with it and checks it no more.
+	header *provenance.CheckedHeader
 }
 
 // voteReadFlags say how to read a vote file but its header: the flags
@@ -93,8 +96,9 @@ func (f *voteFormat) UnmarshalText(b []byte) error {
 // header say (votefile.Open), with the header of its sidecar if it has one
 // (--meta, or the file beside it: votefile.SidecarPath), telling on stderr
 // which sidecar it read and what the reader decided that nothing said.
-// What the header states is checked (provenance.Check) before anything
-// uses it. Close the Closer it returns after reading.
+// What the header states is checked (provenance.CheckHeader) before
+// anything uses it, once: the header checked is the flags' (header).
+// Close the Closer it returns after reading.
 func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.Reader, io.Closer, error) {
 	r, opts, done, err := f.input(cmd, role, name)
 	if err != nil {
@@ -127,7 +131,7 @@ func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.R
 	if err == nil {
 		// What the header states is checked before anything else uses it,
 		// and refused at its place.
-		if _, err = provenance.Check(in.Meta(), provenance.Stated{}); err != nil {
+		if f.header, err = provenance.CheckHeader(in.Meta()); err != nil {
 			err = in.HeaderError(err)
 		}
 	}
