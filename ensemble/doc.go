@@ -32,7 +32,8 @@
 // of package votefile. Release is a release in one call: from a
 // ReleaseSpec (the votes, the mechanism, its gamma's source, the budget,
 // the ledger and the sink) it builds and certifies the aggregator, checks
-// it once against the votes' header (provenance.Check),
+// it against the votes' header, checked once (provenance.CheckHeader,
+// ReleaseSpec.Header),
 // accounts for it and charges the ledger, and ReleaseTo writes the labels
 // under the query limit of the budget; MechanismOf reads a label file's
 // header back into its mechanism; Simulate compares the mechanisms on

@@ -118,8 +118,8 @@ const noGuarantee = "none (non-private teachers)"
 // classes, the relation (a one-vote mechanism is not private for teachers
 // that may share data, nor a private-teachers one for teachers that need
 // not be private), the kind, the partition, and the teachers' (ε, Δ): for
-// private teachers the header's common bound (CheckedHeader.ReleaseTeachers, the largest
-// ε and the largest Δ of teachers with different guarantees); non-private
+// private teachers the header's common bound (the largest ε and the
+// largest Δ of teachers with different guarantees); non-private
 // teachers have none, and a guarantee stated for them is the one a
 // release is calibrated to, whole (ε and Δ), and only for votes that a
 // mechanism of the header's relation calibrates to one
@@ -130,6 +130,10 @@ const noGuarantee = "none (non-private teachers)"
 // one); without, what s states (the relation private-teachers unless
 // stated), which does not state its ensemble unless s states the id,
 // kind and partition (Binding.Stated).
+//
+// It is CheckHeader, then CheckedHeader.Check: a caller that compares
+// with one header in several places (a release: its teachers' guarantee,
+// its binding) checks the header once, with CheckHeader, and keeps it.
 func Check(meta *votefile.Meta, s Stated) (Binding, error) {
 	c, err := CheckHeader(meta)
 	if err != nil {
