@@ -152,7 +152,8 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	labelSettings(agg.Mechanism(), &meta)
 	if whole != nil {
 		meta.Accounting = whole.Accounting
-		meta.Total = &votefile.LabelTotal{Eps: whole.Total.Guarantee.Eps, Delta: whole.Total.Guarantee.Delta, Argument: whole.Total.Argument}
+		meta.Total = &votefile.LabelTotal{Eps: whole.Total.Guarantee.Eps, Delta: whole.Total.Guarantee.Delta, Argument: whole.Total.Argument,
+			BudgetEps: whole.Budget.Eps, BudgetDelta: whole.Budget.Delta}
 	}
 	if b.Partition != provenance.PartitionUnstated {
 		meta.Partition = b.Partition.String()

@@ -82,9 +82,12 @@ type Accounted struct {
 	Accounting string
 	Queries    int
 	// Total is the total to publish, its argument named
-	// (accountant.Total.Argument).
-	Total accountant.Total
-	Test  func(context.Context) (bool, error)
+	// (accountant.Total.Argument); Budget the budget it was planned
+	// within, which the label file's header states so that an account
+	// can recompute the total (votefile.LabelTotal).
+	Total  accountant.Total
+	Budget accountant.Guarantee
+	Test   func(context.Context) (bool, error)
 }
 
 // ErrTestFailed is a release accounted as a whole whose test failed: no

@@ -71,7 +71,7 @@ type recordedRelease struct {
 func (r *Recorded) charged(m *votefile.LabelMeta) (int, bool) {
 	most, found := 0, false
 	for _, x := range r.Releases {
-		if x.Mechanism == provenance.MechanismName(m.Mechanism) && x.PerQuery == perQuery(m) {
+		if x.Mechanism == provenance.MechanismName(m.Mechanism) && x.PerQuery == chargedStep(m) {
 			most, found = max(most, x.Labels), true
 		}
 	}
@@ -104,6 +104,11 @@ type AccountResult struct {
 	// only where it answered, which is analysis (an odometer's reading
 	// after the fact), not a guarantee.
 	Realised bool
+	// PTR is the plan of the release of the labels when their header
+	// says it was accounted as a whole by generalized PTR (labelsPTR),
+	// nil otherwise: its total, not a composition of the labels, is the
+	// one to publish.
+	PTR *PTRResult
 	// Release is the account of a release of the queries accounted (of
 	// the labels, with labels) by the library path of every release
 	// (ensemble.Privacy.Account of the mechanism's per-query privacy, its
@@ -234,7 +239,10 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	} else if lr != nil && lr.Err() != nil {
 		return nil, lr.Err()
 	}
-	if r, lr := opts.Recorded, opts.Labels; r != nil && lr != nil && lr.Meta() != nil {
+	if out.PTR, err = labelsPTR(opts, in.Classes(), queries); err != nil {
+		return nil, err
+	}
+	if r, lr := opts.Recorded, opts.Labels; r != nil && lr != nil && lr.Meta() != nil && out.PTR == nil {
 		if most, _ := r.charged(lr.Meta()); queries > most {
 			return nil, lr.HeaderErrorf("the file holds %d labels, but the releases of %s at %v per label that ledger %s records charged at most %d: the labels are not all charged", queries, lr.Meta().Mechanism, perQuery(lr.Meta()), r.Ledger, most)
 		}
@@ -324,7 +332,11 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 			return lr.HeaderErrorf("labels of ensemble %q, but ledger %s is bound to ensemble %q", m.Ensemble, r.Ledger, r.Ensemble)
 		}
 		if _, ok := r.charged(m); !ok {
-			return lr.HeaderErrorf("it states %s at %v per label, but ledger %s records no release of that mechanism at that guarantee: the header does not describe a release the ledger charged", m.Mechanism, perQuery(m), r.Ledger)
+			what := "per label"
+			if m.Total != nil {
+				what = "as the total of the release, charged as one step"
+			}
+			return lr.HeaderErrorf("it states %s at %v %s, but ledger %s records no release of that mechanism at that guarantee: the header does not describe a release the ledger charged", m.Mechanism, chargedStep(m), what, r.Ledger)
 		}
 	}
 	return nil
@@ -334,6 +346,16 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 // header m states.
 func perQuery(m *votefile.LabelMeta) accountant.Guarantee {
 	return accountant.Guarantee{Eps: m.Eps, Delta: m.Delta}
+}
+
+// chargedStep returns the guarantee of the step a ledger charged for the
+// labels of the header m: each label's, or a release accounted as a
+// whole's total, which the ledger charges as one step (ensemble.Accounted).
+func chargedStep(m *votefile.LabelMeta) accountant.Guarantee {
+	if m.Total != nil {
+		return accountant.Guarantee{Eps: m.Total.Eps, Delta: m.Total.Delta}
+	}
+	return perQuery(m)
 }
 
 // checkStated checks that the settings g of the header m of a multi-class
@@ -503,6 +525,9 @@ func (a *AccountResult) totals() ([]accountant.Total, error) {
 // publishes for the same labels); with draws, their Rényi composition
 // with the queries (rdpTotal).
 func (a *AccountResult) Publish() (accountant.Total, error) {
+	if a.PTR != nil {
+		return a.ptrTotal()
+	}
 	if len(a.Draws) == 0 {
 		acc := a.Release
 		acc.Steps = a.Queries()

@@ -727,7 +727,8 @@ func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opt
 	// row tested, whatever the reader reads the second time.
 	s.Votes = &testedVotes{Reader: s.Votes, counts: counts}
 	s.Accounted = &ensemble.Accounted{Accounting: "ptr", Queries: r.Queries,
-		Total: accountant.Total{Guarantee: r.Publish, DeltaFrom: accountant.BudgetDelta, Argument: PTRArgument, ArgumentSource: ptrSource},
+		Total:  accountant.Total{Guarantee: r.Publish, DeltaFrom: accountant.BudgetDelta, Argument: PTRArgument, ArgumentSource: ptrSource},
+		Budget: opts.Budget,
 		Test: func(ctx context.Context) (bool, error) {
 			var err error
 			r.Pass, err = acct.ptrTest(ctx, r, src)
@@ -865,4 +866,55 @@ func PTRQueries(ctx context.Context, proxy [][]int, teachers, classes int, m noi
 		}
 	}
 	return lo, plo, nil
+}
+
+// labelsPTR returns the plan of the PTR release that made the labels of
+// opts, when their header says it was accounted as a whole by generalized
+// PTR (nil when it says nothing of it): ptrRule's plan from the budget
+// the header states, the mechanism and the n queries labelled (a release
+// whose test passed labels its whole proposal, the first queries of the
+// votes), which must publish the total the header states. The plan is a
+// function of the settings alone, so the account recomputes what
+// aggregate published without its test.
+func labelsPTR(opts AccountOptions, classes, n int) (*PTRResult, error) {
+	lr := opts.Labels
+	if lr == nil || lr.Meta() == nil || lr.Meta().Accounting == "" {
+		return nil, nil
+	}
+	m, t := lr.Meta(), lr.Meta().Total
+	switch {
+	case m.Accounting != "ptr" || t.Argument != PTRArgument:
+		return nil, lr.HeaderErrorf("accounting %q by %q: a release accounted as a whole is accounted only by %s (accounting ptr)", m.Accounting, t.Argument, PTRArgument)
+	case t.BudgetDelta == 0:
+		return nil, lr.HeaderErrorf("accounting ptr without the budget its total was planned within (the total's budget_eps and budget_delta), from which the account recomputes that total: label the votes again with this darrm")
+	}
+	budget := accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}
+	r, err := ptrRule(opts.GNMax(), classes, n, PTROptions{Budget: budget})
+	if err != nil {
+		return nil, lr.HeaderErrorf("accounting ptr within the budget %v: %v", budget, err)
+	}
+	if stated := (accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}); r.Publish != stated {
+		return nil, lr.HeaderErrorf("it states the total %v by %s, but a PTR release of its %d labelled queries within the budget %v publishes %v: the header does not describe this release",
+			stated, PTRArgument, n, budget, r.Publish)
+	}
+	r.Pass = true
+	return &r, nil
+}
+
+// ptrTotal is the total to publish of an account of a PTR release's
+// labels: the release's, by PTRArgument, or, with smooth-sensitivity
+// draws on the same votes, its sum with theirs (basic composition, the
+// PTR total being known only as an (ε, δ)).
+func (a *AccountResult) ptrTotal() (accountant.Total, error) {
+	t := accountant.Total{Guarantee: a.PTR.Publish, DeltaFrom: accountant.BudgetDelta, Argument: PTRArgument, ArgumentSource: ptrSource}
+	if len(a.Draws) == 0 {
+		return t, nil
+	}
+	d, err := rdpTotal(0, a.Draws, a.Options.Orders, a.Options.Delta)
+	if err != nil {
+		return t, err
+	}
+	t.Guarantee = accountant.Guarantee{Eps: outward.AddUp(t.Guarantee.Eps, d.Guarantee.Eps), Delta: outward.AddUp(t.Guarantee.Delta, d.Guarantee.Delta)}
+	t.Argument = PTRArgument + " and the smooth-sensitivity draws' Renyi DP, added (basic composition)"
+	return t, nil
 }

@@ -90,6 +90,12 @@ type LabelTotal struct {
 	Eps      float64 `json:"eps"`
 	Delta    float64 `json:"delta"`
 	Argument string  `json:"argument"`
+	// BudgetEps and BudgetDelta are the budget the total was planned
+	// within, a setting of the release (PTR's: its total is a function of
+	// the budget, the mechanism and the queries labelled), from which an
+	// account recomputes the total; 0 when not stated.
+	BudgetEps   float64 `json:"budget_eps,omitempty"`
+	BudgetDelta float64 `json:"budget_delta,omitempty"`
 }
 
 // LabelTeachers is the guarantee of each teacher that a release assumed,
@@ -151,7 +157,7 @@ func (m *LabelMeta) HeaderLine() string {
 var (
 	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head", "accounting", "total"}
 	teacherKeys = []string{"eps", "Delta"}
-	totalKeys   = []string{"eps", "delta", "argument"}
+	totalKeys   = []string{"eps", "delta", "argument", "budget_eps", "budget_delta"}
 	// settingKeys are the keys of labelKeys that the mechanisms' settings
 	// use (LabelMeta.Settings).
 	settingKeys = labelKeys[6:11]
@@ -218,6 +224,8 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 		return nil, bad("accounting", strconv.Quote(m.Accounting), "goes with the total it published (total), and only with one")
 	case m.Total != nil && !(m.Total.Eps >= 0 && !math.IsInf(m.Total.Eps, 0) && m.Total.Delta >= 0 && m.Total.Delta < 1 && m.Total.Argument != ""):
 		return nil, bad("total", *m.Total, "must be a finite eps >= 0, a delta in [0, 1) and the argument's name")
+	case m.Total != nil && !(m.Total.BudgetEps >= 0 && !math.IsInf(m.Total.BudgetEps, 0) && m.Total.BudgetDelta >= 0 && m.Total.BudgetDelta < 1):
+		return nil, bad("total", *m.Total, "its budget must be a finite budget_eps >= 0 and a budget_delta in [0, 1)")
 	case m.Ledger != "" && !isLedgerID(m.Ledger):
 		return nil, bad("ledger", strconv.Quote(m.Ledger), "must be a ledger's id, 32 hexadecimal digits")
 	case m.LedgerLines == 0 && m.LedgerSize == 0 && m.LedgerHead == "":

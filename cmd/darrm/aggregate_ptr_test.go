@@ -289,3 +289,72 @@ func TestPlanPTR(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountPATEPTR: account pate --labels on a PTR release's labels
+// publishes the total aggregate published, by generalized PTR, recomputed
+// from the budget, the settings and the labels (not a composition of the
+// labels, which misses the test); a header whose total or budget was
+// edited, or that lacks its budget, is refused naming it (exit 2).
+func TestAccountPATEPTR(t *testing.T) {
+	dir := t.TempDir()
+	high := ptrCounts(t, dir, "high.csv", 40, 238)
+	out := filepath.Join(dir, "labels.csv")
+	stdout, stderr, code := darrm(t, "", append([]string{"aggregate", high, "--out", out, "--format", "json", "--max-queries", "30"}, ptrFlags...)...)
+	if code != exitBudget {
+		t.Fatalf("aggregate: exit %d, want %d: %s", code, exitBudget, stderr)
+	}
+	var agg struct {
+		Publish struct{ Eps, Delta float64 } `json:"publish"`
+	}
+	decode(t, stdout, &agg)
+	labels, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		{name: "as published"},
+		{name: "total edited", old: `"total":{"eps":`, new: `"total":{"eps":1.5,"was":`, want: `unknown key`},
+		{name: "budget edited", old: `"budget_eps":2`, new: `"budget_eps":3`, want: "but a PTR release of its 30 labelled queries within the budget (3, 1e-05)-DP publishes"},
+		{name: "no budget", old: `,"budget_eps":2,"budget_delta":0.00001`, new: ``, want: "accounting ptr without the budget its total was planned within"},
+		{name: "a label removed", old: "\n30,", want: "but a PTR release of its 29 labelled queries"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := out
+			if tc.old != "" {
+				if !strings.Contains(string(labels), tc.old) {
+					t.Fatalf("the labels lack %q:\n%s", tc.old, labels)
+				}
+				file = filepath.Join(t.TempDir(), "edited.csv")
+				edited := strings.Replace(string(labels), tc.old, tc.new, 1)
+				if tc.new == "" && tc.old[0] == '\n' { // the last label goes
+					edited = string(labels[:strings.Index(string(labels), tc.old)+1])
+				}
+				if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			stdout, stderr, code := darrm(t, "", "account", "pate", high, "--labels", file, "--target-delta", "1e-5", "--format", "json")
+			if tc.want != "" {
+				if code != exitUsage || !strings.Contains(stderr, tc.want) {
+					t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, tc.want)
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var doc struct {
+				Eps    float64 `json:"eps_guarantee"`
+				Delta  float64 `json:"delta_guarantee"`
+				Method string  `json:"guarantee_method"`
+				What   string  `json:"guarantee"`
+			}
+			decode(t, stdout, &doc)
+			if doc.Eps != agg.Publish.Eps || doc.Delta != agg.Publish.Delta || doc.Method != "generalized PTR" || !strings.Contains(doc.What, "30 labelled queries as a whole, its test included") {
+				t.Errorf("publishes (%v, %v) by %q (%s); want aggregate's (%v, %v) by generalized PTR", doc.Eps, doc.Delta, doc.Method, doc.What, agg.Publish.Eps, agg.Publish.Delta)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/decimal"
@@ -75,14 +76,16 @@ func (d AccountPATE) Cost() string {
 	return "any release"
 }
 
+// realisedNote says what a release's realised costs are.
+const realisedNote = "eps_data_independent, eps_data_dependent and eps_released are the release's realised cost: the GNMax step charged only where its labels show an answer, " +
+	"a sum of the steps that happened to be taken, computed after the fact (an odometer's reading without its correction: Rogers, Roth, Ullman and Vadhan 2016; " +
+	"Lecuyer 2021; Whitehouse, Ramdas, Rogers and Wu 2023), so analysis, not a guarantee"
+
 // costNote says in words what Cost means.
 var costNote = map[string]string{
 	"expected": "eps_data_independent bounds any release of these queries; eps_data_dependent and eps_released are expected costs over the threshold noise " +
 		"(Pr[answer] times the GNMax step's cost), no run's guarantee",
-	"realised": "eps_data_independent, eps_data_dependent and eps_released are the release's realised cost: the GNMax step charged only where its labels show an answer, " +
-		"a sum of the steps that happened to be taken, computed after the fact (an odometer's reading without its correction: Rogers, Roth, Ullman and Vadhan 2016; " +
-		"Lecuyer 2021; Whitehouse, Ramdas, Rogers and Wu 2023), so analysis, not a guarantee; eps_guarantee charges every query both steps, " +
-		"the composition of every step the mechanism could take",
+	"realised":    realisedNote + "; eps_guarantee charges every query both steps, the composition of every step the mechanism could take",
 	"any release": "every release of these queries answers each of them: the costs are any release's",
 }
 
@@ -235,7 +238,15 @@ func (d AccountPATE) publish() (Publish, error) {
 func (d AccountPATE) covers() string {
 	n := d.Queries()
 	what := "any release of the " + plural.Of(n, "query", "queries") + " (every query charged in full, answered or not)"
-	if d.Realised {
+	switch {
+	case d.PTR != nil:
+		t := d.Options.Labels.Meta().Total
+		what = fmt.Sprintf("the release of the %s as a whole, its test included (a release by generalized PTR within the budget %v its labels' header states; its plan: order %.4g, proposal %.4g, the test's own %v, false pass <= %.2g)",
+			plural.Of(n, "labelled query", "labelled queries"), accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}, d.PTR.Order, d.PTR.Proposal, d.PTR.Test, d.PTR.FalsePass)
+		if d.Unlabelled > 0 {
+			what += "; the " + plural.Of(d.Unlabelled, "query", "queries") + " after the last label were not released"
+		}
+	case d.Realised:
 		what = "the release of the " + plural.Of(n, "labelled query", "labelled queries") + " (every query charged in full, answered or not: which were answered is no parameter fixed before the run"
 		if d.Unlabelled > 0 {
 			what += "; the " + plural.Of(d.Unlabelled, "query", "queries") + " after the last label were not released"
@@ -399,7 +410,11 @@ func (d AccountPATE) publication(rec cliout.Record) cliout.Record {
 	if slices.Contains(analysis, "eps_released") {
 		line += " (eps_released an estimate of the data-dependent cost, not a bound, which may be published only as such)"
 	}
-	line += "; the settings and counts not marked may be published; the values marked not for publication are computed from the private votes; " + costNote[d.Cost()]
+	note := costNote[d.Cost()]
+	if d.PTR != nil {
+		note = realisedNote + "; eps_guarantee is the total the release published by generalized PTR, its test included, recomputed from its budget, its settings and the queries labelled"
+	}
+	line += "; the settings and counts not marked may be published; the values marked not for publication are computed from the private votes; " + note
 	if d.Result.Directions == pate.OneSided && d.LNMax == nil {
 		line += "; the data-dependent values, released ones too, bound one direction of the Renyi divergence only (the PATE paper's Theorem 6 as stated), which is no differential-privacy guarantee"
 	}
