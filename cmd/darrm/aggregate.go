@@ -145,7 +145,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if f.Ledger != "" {
 		opts := ledgerOptions(cmd)
 		opts.Analyst = f.Analyst
-		led = &runLedger{open: func() (*ledger.Ledger, error) { return ledger.Open(cmd.Context(), f.Ledger, opts) }}
+		led = &runLedger{open: func() (*ledger.Ledger, error) { return ledger.Open(cmd.Context(), f.Ledger, opts) }, whole: f.Accounting == accountingPTR, name: ledger.Redact(f.Ledger)}
 		defer led.close()
 		spec.Ledger = led
 	}
@@ -206,6 +206,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 type runLedger struct {
 	*ledger.Ledger
 	open func() (*ledger.Ledger, error)
+	// whole says that the release is accounted as a whole (--accounting
+	// ptr), which a ledger whose use is declared refuses (wholeRefused);
+	// name is the ledger as given, without a password.
+	whole bool
+	name  string
 	// begun says that the run has begun on the ledger.
 	begun bool
 }
@@ -217,6 +222,11 @@ func (r *runLedger) Begin(mechanism provenance.MechanismName, b provenance.Bindi
 		return 0, err
 	}
 	r.Ledger = l
+	if r.whole {
+		if err := wholeRefused(l.Header(), r.name, step); err != nil {
+			return 0, err
+		}
+	}
 	n, err := l.Begin(mechanism, b, step, limit)
 	r.begun = err == nil
 	return n, err

@@ -110,3 +110,22 @@ func (e *ptrFailed) Error() string {
 
 // Is reports that the release was stopped as a budget stops one.
 func (e *ptrFailed) Is(target error) bool { return target == errBudget }
+
+// wholeRefused refuses a PTR release, whose total step charges a ledger
+// as one step, on the ledger name of header h when its use is declared (ledger init --mechanism or
+// --schedule): a declared use is a count of labels, each charged its
+// mechanism's data-independent step, composed exactly before the first
+// run, and no count of such labels is a PTR release's total (a declared
+// use refuses any other step). It says so before the ledger is charged.
+func wholeRefused(h ledger.Header, name string, step accountant.Spend) error {
+	if h.Use == nil {
+		return nil
+	}
+	use := fmt.Sprintf("%d %v", h.Use[0].Labels, h.Use[0])
+	if len(h.Use) > 1 {
+		use = fmt.Sprintf("a schedule of %d runs, the first %s", len(h.Use), use)
+	}
+	return cli.Usagef("--accounting ptr with --ledger %s: the ledger's use is declared (%s, by ledger init --mechanism or --schedule), labels each charged their mechanism's data-independent step; "+
+		"a release by generalized PTR is charged its total, %v, as one step, which no declared use holds: charge it to a ledger without a declared use, whose filter holds it, or release without --accounting ptr",
+		name, use, step.Guarantee)
+}

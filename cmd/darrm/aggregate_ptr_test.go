@@ -358,3 +358,53 @@ func TestAccountPATEPTR(t *testing.T) {
 		})
 	}
 }
+
+// TestAggregatePTRDeclaredUse: a PTR release on a ledger whose use is
+// declared (ledger init --mechanism, or --schedule) is refused before the
+// ledger is charged, naming --accounting ptr and the rule (exit 2, no
+// label file, nothing spent), where a release of the declared labels on
+// it still goes.
+func TestAggregatePTRDeclaredUse(t *testing.T) {
+	dir := t.TempDir()
+	high := ptrCounts(t, dir, "high.csv", 40, 238)
+	gnmax := []string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"}
+	schedule := filepath.Join(dir, "schedule")
+	if err := os.WriteFile(schedule, []byte(strings.Join(gnmax, " ")+" --queries 50\n"+strings.Join(gnmax, " ")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		use  []string
+		want string
+	}{
+		{"mechanism", gnmax, "the ledger's use is declared (1645 confident-gnmax labels of (0.173291, 1e-05)-DP"},
+		{"schedule", []string{"--schedule", schedule}, "the ledger's use is declared (a schedule of 2 runs, the first 50 confident-gnmax labels"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			led := filepath.Join(t.TempDir(), "declared.ledger")
+			if _, stderr, code := darrm(t, "", append([]string{"ledger", "init", led, "--votes", high, "--budget-eps", "6", "--budget-delta", "1e-4", "--replace"}, tc.use...)...); code != 0 {
+				t.Fatalf("ledger init: exit %d: %s", code, stderr)
+			}
+			out := filepath.Join(t.TempDir(), "labels.csv")
+			_, stderr, code := darrm(t, "", append([]string{"aggregate", high, "--out", out, "--ledger", led}, ptrFlags...)...)
+			for _, want := range []string{"--accounting ptr with --ledger " + led, tc.want, "a release by generalized PTR is charged its total, (2, 1e-05)-DP, as one step, which no declared use holds"} {
+				if code != exitUsage || !strings.Contains(stderr, want) {
+					t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, want)
+				}
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("a refused release left a label file (%v)", err)
+			}
+			stdout, stderr, code := darrm(t, "", "ledger", "show", led, "--format", "json")
+			var doc struct {
+				Spent float64 `json:"spent_eps"`
+			}
+			if decode(t, stdout, &doc); code != 0 || doc.Spent != 0 {
+				t.Errorf("ledger show: exit %d, spent %v, want nothing: %s", code, doc.Spent, stderr)
+			}
+			if _, stderr, code := darrm(t, "", append([]string{"aggregate", high, "--out", out, "--ledger", led}, gnmax...)...); code != 0 {
+				t.Errorf("the declared labels: exit %d: %s", code, stderr)
+			}
+		})
+	}
+}
