@@ -491,7 +491,12 @@ func (out released) writeAccount(t *cliout.Text, what, how string) {
 			spent += fmt.Sprintf("; analyst %q's runs spent %s of their share %s", l.Analyst, formatTotal(*l.AnalystSpent), shareText(l.ShareLabels, *l.Share))
 		}
 		var left string
-		if n := l.QueriesLeft; n != nil {
+		if out.PTR != nil {
+			// Counted in the per-query step, the queries left would
+			// say nothing of a release by generalized PTR, which a
+			// ledger charges its total as one step.
+			left = "a further release by generalized PTR is charged its own total as one step, if the budget still holds it"
+		} else if n := l.QueriesLeft; n != nil {
 			left = Allowed(*n, "more such query", "more such queries") + " allowed"
 			if l.ShareBound {
 				left += fmt.Sprintf(" by analyst %q's share of it, %s", l.Analyst, formatTotal(*l.Share))
