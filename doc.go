@@ -65,9 +65,10 @@
 //
 // # PATE analyses
 //
-// Package noisymax holds GNMax and Confident-GNMax's settings and
-// calibrations and LNMax's analysis (noisymax.ConfidentGNMax,
-// noisymax.CalibrateGNMax, noisymax.LNMaxEps); package pate accounts for
+// Package noisymax holds the analyses of GNMax and Confident-GNMax's
+// noise and LNMax's, as functions of plain numbers (noisymax.Noise,
+// noisymax.CalibrateGNMax, noisymax.LNMaxEps); their settings are
+// ensemble's mechanisms. Package pate accounts for
 // a release of them, data-independently and data-dependently
 // (pate.Account, with the smooth-sensitivity release
 // pate.AccountResult.ReleaseOnce), and labels C-class votes (pate.Label).

@@ -5,7 +5,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 )
@@ -86,7 +85,7 @@ func mechanismOf(name provenance.MechanismName, p constraints.Problem, src optim
 	case GNMax{}.Name():
 		return GNMax{Target: t}
 	case ConfidentGNMax{}.Name():
-		return ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: p.TargetDelta}
+		return ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: p.TargetDelta}
 	case LNMax{}.Name():
 		return LNMax{Scale: 20}
 	}

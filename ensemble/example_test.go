@@ -17,7 +17,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -160,7 +159,7 @@ b,60,40,30,30,20,20,20,10,10,10
 	if err != nil {
 		log.Fatal(err)
 	}
-	m := ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
 	agg, _, err := ensemble.New(context.Background(), m, in.K(), in.Classes(), accountant.Guarantee{}, ensemble.Options{})
 	if err != nil {
 		log.Fatal(err)
@@ -305,7 +304,7 @@ func ExampleRelease_inMemory() {
 	defer l.Close()
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:     votes,
-		Mechanism: ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5},
+		Mechanism: ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5},
 		Ledger:    l,
 		Sink:      ensemble.LabelSink{Stdout: &labels},
 		// A seed makes the example reproducible: its labels are not for

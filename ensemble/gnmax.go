@@ -40,7 +40,7 @@ func (m GNMax) Validate() error {
 	if m.Sigma2 == 0 {
 		return m.Target.validate()
 	}
-	if err := m.counts().Validate(); err != nil {
+	if err := m.counts().checkSteps(); err != nil {
 		return err
 	}
 	if m.Delta == DefaultTargetDelta {
@@ -49,14 +49,9 @@ func (m GNMax) Validate() error {
 	return param.ConversionDelta("delta", m.Delta)
 }
 
-// counts returns the parameters of GNMax on C-class counts.
-func (m GNMax) counts() noisymax.ConfidentGNMax {
-	n := m.Noise
-	if n == noisymax.UnsetNoise {
-		n = noisymax.DiscreteNoise
-	}
-	return noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: n}
-}
+// counts returns GNMax on C-class counts as Confident-GNMax without the
+// threshold step, its noise set.
+func (m GNMax) counts() ConfidentGNMax { return m.family().classes() }
 
 // inputs: given its Sigma2, GNMax labels counts alone.
 func (m GNMax) inputs() []votefile.Input {
@@ -100,8 +95,10 @@ func (m GNMax) planned(in votefile.Input) (string, func(float64) Mechanism) {
 	return "sigma2", func(v float64) Mechanism { m.Sigma2 = v; return m }
 }
 
-func (m GNMax) noisyMax() noisymax.ConfidentGNMax {
-	return noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
+// family returns m's settings as Confident-GNMax without the threshold
+// step, its noise as set.
+func (m GNMax) family() ConfidentGNMax {
+	return ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
 }
 
 func (m GNMax) labeler(b *build) (Labeler, string, error) {

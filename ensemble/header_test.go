@@ -19,8 +19,8 @@ import (
 func TestMechanismOf(t *testing.T) {
 	delta := 1e-5
 	for _, m := range []Mechanism{
-		ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: delta},
-		ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, Delta: delta},
+		ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise, Delta: delta},
+		ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise, Delta: delta},
 		GNMax{Target: Target{Delta: delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise},
 		GNMax{Target: Target{Delta: delta}, Sigma2: 21.67, Noise: noisymax.ContinuousNoise},
 		LNMax{Scale: 20},
@@ -65,7 +65,7 @@ func TestMechanismOf(t *testing.T) {
 // TestMechanismValidate: each mechanism checks its own settings, a bad
 // one a *accountant.ParamError that names it: Confident-GNMax's threshold
 // step needs sigma1 > 0, GNMax's sigma2 is the parameters' own rule
-// (noisymax.ConfidentGNMax.Validate), a target's m at least 1, a δ in
+// (ConfidentGNMax.Validate), a target's m at least 1, a δ in
 // [0, 0.5].
 func TestMechanismValidate(t *testing.T) {
 	delta, big := 1e-5, 0.9
@@ -73,8 +73,8 @@ func TestMechanismValidate(t *testing.T) {
 		m    Mechanism
 		name string // "" for valid
 	}{
-		{ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: delta}, ""},
-		{ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma2: 40}, Delta: delta}, "sigma1"},
+		{ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: delta}, ""},
+		{ConfidentGNMax{Threshold: 200, Sigma2: 40, Delta: delta}, "sigma1"},
 		{GNMax{Target: Target{Delta: delta}, Sigma2: -1}, "sigma2"},
 		{GNMax{Target: Target{M: 3, Delta: DefaultTargetDelta}}, ""},
 		{DaRRM{Target: Target{M: 0.5}}, "m"},

@@ -10,7 +10,6 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/param"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -206,18 +205,16 @@ func Planned(m Mechanism, classes int) (setting string, with func(v float64) Mec
 	return m.planned(votesOf(m, classes))
 }
 
-// GNMaxFamily returns the settings of m as they are set (a zero Noise
-// unset) when m is of the GNMax family on the class counts of votes of
+// GNMaxFamily returns the settings of m's steps as they are set (a zero
+// Noise unset, Delta zero; GNMax's without the threshold step) when m is of the GNMax family on the class counts of votes of
 // classes classes, and whether it is: ConfidentGNMax, and GNMax given its
 // Sigma2 or on classes other than 2 (0 for counts of any classes).
-func GNMaxFamily(m Mechanism, classes int) (noisymax.ConfidentGNMax, bool) {
-	f, ok := m.(interface {
-		noisyMax() noisymax.ConfidentGNMax
-	})
+func GNMaxFamily(m Mechanism, classes int) (ConfidentGNMax, bool) {
+	f, ok := m.(interface{ family() ConfidentGNMax })
 	if !ok || votesOf(m, classes) != votefile.ManyClasses {
-		return noisymax.ConfidentGNMax{}, false
+		return ConfidentGNMax{}, false
 	}
-	return f.noisyMax(), true
+	return f.family(), true
 }
 
 // oneVoteProblem returns the one-vote problem of the per-query target

@@ -76,7 +76,7 @@ func examples() []struct {
 		{DaRRM{Target: t, Gamma: zeros}, two}, {Subsample{Target: t}, two}, {DSub{Target: t}, two},
 		{RR{Target: t, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, two},
 		{GNMax{Target: t}, two}, {OneVoteDaRRM{Eps: 0.3, Delta: 1e-5, Gamma: zeros}, two},
-		{GNMax{Target: Target{Delta: delta}, Sigma2: 40}, many}, {ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5}, many},
+		{GNMax{Target: Target{Delta: delta}, Sigma2: 40}, many}, {ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}, many},
 		{LNMax{Scale: 20}, many},
 	}
 }
@@ -141,7 +141,7 @@ func TestPlanned(t *testing.T) {
 		}
 		var setting string
 		var want Mechanism
-		var family noisymax.ConfidentGNMax
+		var family ConfidentGNMax
 		switch m := e.m.(type) {
 		case DaRRM:
 			m.M = 7
@@ -164,11 +164,12 @@ func TestPlanned(t *testing.T) {
 				setting, want = "m", m
 				break
 			}
-			family = noisymax.ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
+			family = ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
 			m.Sigma2 = 7
 			setting, want = "sigma2", m
 		case ConfidentGNMax:
-			family = m.ConfidentGNMax
+			family = m
+			family.Delta = 0
 			m.Sigma2 = 7
 			setting, want = "sigma2", m
 		case LNMax:
@@ -255,7 +256,7 @@ func TestMechanismLists(t *testing.T) {
 func TestTotalsAtExtremes(t *testing.T) {
 	ctx := context.Background()
 	var labelers []Labeler
-	for _, m := range []noisymax.ConfidentGNMax{
+	for _, m := range []ConfidentGNMax{
 		{Sigma2: 1e15, Noise: noisymax.DiscreteNoise},
 		{Sigma2: 0.5, Noise: noisymax.DiscreteNoise},
 		{Threshold: 200, Sigma1: 1e15, Sigma2: 1e15, Noise: noisymax.DiscreteNoise},

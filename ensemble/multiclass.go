@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/discrete"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
@@ -15,38 +16,116 @@ import (
 )
 
 // ConfidentGNMax is Confident-GNMax on vote counts of C classes
-// (Papernot et al. 2018, Algorithm 1): a threshold step of noise Sigma1 >
-// 0 at Threshold, then GNMax of noise Sigma2; its guarantee at the
-// per-query Delta > 0. A zero Noise is noisymax.DiscreteNoise. A label
-// file's header states its settings but Delta (the header's own) by
-// their JSON keys.
+// (Papernot et al. 2018, Algorithm 1): a query is answered only if its
+// largest count plus noise of deviation Sigma1 > 0 reaches Threshold, and
+// an answered query gets GNMax's label, the argmax of the counts plus
+// noise of deviation Sigma2; its guarantee is at the per-query Delta > 0.
+// A zero Noise is noisymax.DiscreteNoise, which releases draw. A label
+// file's header states its settings but Delta (the header's own) by their
+// JSON keys.
+//
+// With Sigma1 = 0 (and no Threshold) the value is GNMax on the counts,
+// without the threshold step: the settings that GNMaxFamily returns for
+// GNMax and that package pate accounts. Validate refuses it as a
+// mechanism (it is GNMax); ValidateFor and RunSlope take it.
 type ConfidentGNMax struct {
-	noisymax.ConfidentGNMax
-	Delta float64 `json:"-"`
+	Threshold float64        `json:"threshold"`
+	Sigma1    float64        `json:"sigma1"`
+	Sigma2    float64        `json:"sigma2"`
+	Noise     noisymax.Noise `json:"noise,omitempty"`
+	Delta     float64        `json:"-"`
 }
 
 // Name returns "confident-gnmax".
 func (ConfidentGNMax) Name() provenance.MechanismName { return "confident-gnmax" }
 
-// Validate checks the threshold step's σ1 > 0, the parameters' own rules
-// (noisymax.ConfidentGNMax.Validate) and δ.
+// Validate checks the threshold step's σ1 > 0, the steps' own rules
+// (their noise and σ, a finite threshold) and δ.
 func (m ConfidentGNMax) Validate() error {
 	if !(m.Sigma1 > 0) {
 		return &accountant.ParamError{Name: "sigma1", Value: m.Sigma1, Rule: "must be > 0"}
 	}
-	if err := m.classes().Validate(); err != nil {
+	if err := m.classes().checkSteps(); err != nil {
 		return err
 	}
 	return param.ConversionDelta("delta", m.Delta)
 }
 
-// classes returns the parameters of Confident-GNMax, its noise set.
-func (m ConfidentGNMax) classes() noisymax.ConfidentGNMax {
-	g := m.ConfidentGNMax
-	if g.Noise == noisymax.UnsetNoise {
-		g.Noise = noisymax.DiscreteNoise
+// Confident reports whether m has the threshold step (Sigma1 != 0).
+func (m ConfidentGNMax) Confident() bool { return m.Sigma1 != 0 }
+
+// checkSteps checks the noise and σ of each step, and a finite
+// threshold; Sigma1 = 0 is GNMax, whose threshold must be 0. Delta is not
+// read.
+func (m ConfidentGNMax) checkSteps() error {
+	if err := m.Noise.Check("sigma2", m.Sigma2); err != nil {
+		return err
 	}
-	return g
+	if m.Sigma1 == 0 {
+		if m.Threshold != 0 {
+			return &accountant.ParamError{Name: "threshold", Value: m.Threshold, Rule: "needs sigma1 > 0 (the threshold step's noise)"}
+		}
+		return nil
+	}
+	if err := m.Noise.Check("sigma1", m.Sigma1); err != nil {
+		return err
+	}
+	if math.IsNaN(m.Threshold) || math.IsInf(m.Threshold, 0) {
+		return &accountant.ParamError{Name: "threshold", Value: m.Threshold, Rule: "must be a finite number"}
+	}
+	return nil
+}
+
+// thresholdReach is how many σ1 above K a threshold may lie: beyond it the
+// step answers no query (Pr[N(0, 1) >= 10] < 10^-23), yet every query is
+// charged for it.
+const thresholdReach = 10
+
+// ValidateFor checks the steps of m (their noise, as set, and σ; δ is not
+// read) for K teachers: a threshold step must be able to both answer and
+// withhold, so its threshold is in [0, K + 10·σ1]. Below 0 it is the
+// threshold 0 (no count is negative); beyond, no query is ever answered.
+// A setting that does nothing is refused rather than charged. Sigma1 = 0
+// is GNMax's settings. Teachers = 0 (K not known yet) checks the steps
+// alone.
+func (m ConfidentGNMax) ValidateFor(teachers int) error {
+	if err := m.checkSteps(); err != nil {
+		return err
+	}
+	if hi := float64(teachers) + thresholdReach*m.Sigma1; teachers > 0 && m.Confident() && !(m.Threshold >= 0 && m.Threshold <= hi) {
+		return &accountant.ParamError{Name: "threshold", Value: m.Threshold, Rule: fmt.Sprintf("must be in [0, K + %d·sigma1] = [0, %v]: below 0 it is the threshold 0, and beyond no query is ever answered (yet each is charged)", thresholdReach, hi)}
+	}
+	return nil
+}
+
+// RunSlope returns the slope ρ of the data-independent Rényi curve ρ·λ of
+// queries threshold steps and labels label steps of m (for GNMax, which
+// has no threshold step, labels steps), rounded up: the curve of a run
+// that asks at most queries and labels at most labels of them, whichever
+// they are. GNMax's label is λ/σ2²-RDP (a changed vote moves two counts by
+// one), the threshold step λ/(2σ1²).
+func (m ConfidentGNMax) RunSlope(queries, labels int) (float64, error) {
+	if err := m.checkSteps(); err != nil {
+		return 0, fmt.Errorf("PATE: %w", err)
+	}
+	if queries < 0 || labels < 0 {
+		return 0, fmt.Errorf("PATE: %d queries, %d labels: must be >= 0", queries, labels)
+	}
+	one := outward.Exact(1)
+	square := func(s float64) outward.Interval { return outward.Exact(s).Mul(outward.Exact(s)) }
+	r := one.Div(square(m.Sigma2)).Mul(outward.Exact(float64(labels)))
+	if m.Confident() {
+		r = r.Add(one.Div(outward.Exact(2).Mul(square(m.Sigma1))).Mul(outward.Exact(float64(queries))))
+	}
+	return r.Hi, nil
+}
+
+// classes returns m with its noise set.
+func (m ConfidentGNMax) classes() ConfidentGNMax {
+	if m.Noise == noisymax.UnsetNoise {
+		m.Noise = noisymax.DiscreteNoise
+	}
+	return m
 }
 
 func (ConfidentGNMax) inputs() []votefile.Input       { return manyClassVotes }
@@ -79,7 +158,8 @@ func (m ConfidentGNMax) planned(votefile.Input) (string, func(float64) Mechanism
 	return "sigma2", func(v float64) Mechanism { m.Sigma2 = v; return m }
 }
 
-func (m ConfidentGNMax) noisyMax() noisymax.ConfidentGNMax { return m.ConfidentGNMax }
+// family returns the settings of m's steps (Delta zero).
+func (m ConfidentGNMax) family() ConfidentGNMax { m.Delta = 0; return m }
 
 func (m ConfidentGNMax) labeler(b *build) (Labeler, string, error) {
 	return classLabeler(m.classes(), b.k, b.classes, m.Delta)
@@ -87,7 +167,7 @@ func (m ConfidentGNMax) labeler(b *build) (Labeler, string, error) {
 
 // classLabeler returns the labeler of g (GNMax or Confident-GNMax) for K
 // teachers and C classes, its guarantee at delta, and says what it is.
-func classLabeler(g noisymax.ConfidentGNMax, teachers, classes int, delta float64) (Labeler, string, error) {
+func classLabeler(g ConfidentGNMax, teachers, classes int, delta float64) (Labeler, string, error) {
 	if err := param.GuaranteeDelta("delta", delta); err != nil {
 		return nil, "", err
 	}
@@ -123,7 +203,7 @@ func classLabeler(g noisymax.ConfidentGNMax, teachers, classes int, delta float6
 // probabilities (noisymax.GNMaxBitPairs), whose exact composition a run
 // uses, with the noise's zCDP slope beside them.
 type classGNMax struct {
-	mech      noisymax.ConfidentGNMax
+	mech      ConfidentGNMax
 	teachers  int
 	classes   int
 	s1, s2    *discrete.Gaussian
@@ -135,7 +215,7 @@ type classGNMax struct {
 // newClassGNMax returns the aggregator m (m.Noise must be
 // noisymax.DiscreteNoise) for K teachers and C classes, with the
 // per-query guarantee at delta of ClassGNMaxPrivacy.
-func newClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float64) (*classGNMax, error) {
+func newClassGNMax(m ConfidentGNMax, teachers, classes int, delta float64) (*classGNMax, error) {
 	if m.Noise != noisymax.DiscreteNoise {
 		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (noisymax.DiscreteNoise), not %v", gnmaxName(m), m.Noise)
 	}
@@ -177,7 +257,7 @@ func newClassGNMax(m noisymax.ConfidentGNMax, teachers, classes int, delta float
 // query charged as if answered, and its Gaussian noise as the curve
 // (continuous noise too, for the account of a release darrm did not
 // draw: pate.Account).
-func ClassGNMaxPrivacy(m noisymax.ConfidentGNMax, delta float64) (Privacy, error) {
+func ClassGNMaxPrivacy(m ConfidentGNMax, delta float64) (Privacy, error) {
 	rho, err := m.RunSlope(1, 1)
 	if err != nil {
 		return Privacy{}, err
@@ -206,7 +286,7 @@ func ClassGNMaxPrivacy(m noisymax.ConfidentGNMax, delta float64) (Privacy, error
 // gnmaxParts returns the Gaussian parts of one query of m: the label's
 // two counts that a changed vote moves (σ2), and the threshold step's
 // largest count (σ1).
-func gnmaxParts(m noisymax.ConfidentGNMax) []accountant.GaussianPart {
+func gnmaxParts(m ConfidentGNMax) []accountant.GaussianPart {
 	parts := []accountant.GaussianPart{{Sigma: m.Sigma2, Coords: 2}}
 	if m.Confident() {
 		parts = append(parts, accountant.GaussianPart{Sigma: m.Sigma1, Coords: 1})
@@ -214,7 +294,7 @@ func gnmaxParts(m noisymax.ConfidentGNMax) []accountant.GaussianPart {
 	return parts
 }
 
-func gnmaxName(m noisymax.ConfidentGNMax) provenance.MechanismName {
+func gnmaxName(m ConfidentGNMax) provenance.MechanismName {
 	if m.Confident() {
 		return ConfidentGNMax{}.Name()
 	}
@@ -238,7 +318,8 @@ func (g *classGNMax) Privacy() Privacy { return g.privacy }
 func (g *classGNMax) Mechanism() Mechanism {
 	m, delta := g.mech, g.privacy.Delta
 	if m.Confident() {
-		return ConfidentGNMax{ConfidentGNMax: m, Delta: delta}
+		m.Delta = delta
+		return m
 	}
 	return GNMax{Target: Target{Delta: delta}, Sigma2: m.Sigma2, Noise: m.Noise}
 }

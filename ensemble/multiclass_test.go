@@ -15,7 +15,7 @@ import (
 )
 
 func TestClassGNMaxLabels(t *testing.T) {
-	m := noisymax.ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	m := ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}
 	g, err := newClassGNMax(m, 50, 4, 1e-5)
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestClassGNMaxLabels(t *testing.T) {
 	if _, _, err := g.Answer(&votefile.Query{Counts: []int{25, 24, 0, 0}}, src); err != nil {
 		t.Errorf("counts summing to 49 for K = 50, one teacher abstaining: %v", err)
 	}
-	c := noisymax.ConfidentGNMax{Threshold: 40, Sigma1: 1, Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	c := ConfidentGNMax{Threshold: 40, Sigma1: 1, Sigma2: 1, Noise: noisymax.DiscreteNoise}
 	cg, err := newClassGNMax(c, 50, 4, 1e-5)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestClassGNMaxLabels(t *testing.T) {
 	if l, ans, _ := cg.Answer(&votefile.Query{Counts: []int{48, 2, 0, 0}}, src); !ans || l != 0 {
 		t.Error("largest count 48 withheld at threshold 40")
 	}
-	if _, err := newClassGNMax(noisymax.ConfidentGNMax{Sigma2: 1, Noise: noisymax.ContinuousNoise}, 50, 4, 1e-5); err == nil {
+	if _, err := newClassGNMax(ConfidentGNMax{Sigma2: 1, Noise: noisymax.ContinuousNoise}, 50, 4, 1e-5); err == nil {
 		t.Error("continuous noise accepted for a release")
 	}
 }
@@ -63,7 +63,7 @@ func TestReleaseMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := newClassGNMax(noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: noisymax.DiscreteNoise}, 10, 3, 1e-5)
+	g, err := newClassGNMax(ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: noisymax.DiscreteNoise}, 10, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestReleaseMulti(t *testing.T) {
 // TestMaxClasses: the aggregators refuse more classes than MaxClasses
 // before they allocate anything per class, and take that many.
 func TestMaxClasses(t *testing.T) {
-	m := noisymax.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	for _, c := range []int{votefile.MaxClasses + 1, 4_000_000_000, 9_000_000_000_000_000_000} {
 		if _, err := newClassGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
 			t.Errorf("gnmax with %d classes: %v", c, err)
@@ -119,7 +119,7 @@ func TestClassGNMaxBit(t *testing.T) {
 		k     int
 		sigma float64
 	}{{3, 0.8}, {11, 4.6}} {
-		m := noisymax.ConfidentGNMax{Sigma2: c.sigma, Noise: noisymax.DiscreteNoise}
+		m := ConfidentGNMax{Sigma2: c.sigma, Noise: noisymax.DiscreteNoise}
 		g, err := newClassGNMax(m, c.k, 2, 1e-5)
 		if err != nil {
 			t.Fatal(err)
@@ -156,7 +156,7 @@ func TestClassGNMaxBit(t *testing.T) {
 		}
 	}
 	const k, sigma = 11, 4.6
-	m := noisymax.ConfidentGNMax{Sigma2: sigma, Noise: noisymax.DiscreteNoise}
+	m := ConfidentGNMax{Sigma2: sigma, Noise: noisymax.DiscreteNoise}
 	g, err := newClassGNMax(m, k, 2, 1e-5)
 	if err != nil {
 		t.Fatal(err)
@@ -175,9 +175,9 @@ func TestClassGNMaxBit(t *testing.T) {
 		t.Errorf("20 queries: the bit's total %v, the noise's %v", b, n)
 	}
 	for _, c := range []struct {
-		m       noisymax.ConfidentGNMax
+		m       ConfidentGNMax
 		classes int
-	}{{m, 3}, {noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 3, Sigma2: sigma, Noise: noisymax.DiscreteNoise}, 2}} {
+	}{{m, 3}, {ConfidentGNMax{Threshold: 8, Sigma1: 3, Sigma2: sigma, Noise: noisymax.DiscreteNoise}, 2}} {
 		g, err := newClassGNMax(c.m, k, c.classes, 1e-5)
 		if err != nil {
 			t.Fatal(err)
@@ -185,5 +185,35 @@ func TestClassGNMaxBit(t *testing.T) {
 		if kind := g.Privacy().Spend.Kind; kind != accountant.GaussianSpend {
 			t.Errorf("%v over %d classes: curve %v", g.Name(), c.classes, kind)
 		}
+	}
+}
+
+// TestRunSlope: the slope of a run of Q threshold steps and N label steps
+// is N/σ2² + Q/(2σ1²), rounded up (GNMax: N/σ2²); one step of each is
+// one query's, the slope a release charges; negative counts are refused.
+func TestRunSlope(t *testing.T) {
+	cg := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	g := ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	for _, tc := range []struct {
+		m               ConfidentGNMax
+		queries, labels int
+		want            float64
+	}{
+		{cg, 5000, 286, 286/1600.0 + 5000/45000.0},
+		{cg, 194, 194, 194/1600.0 + 194/45000.0},
+		{cg, 10, 0, 10 / 45000.0},
+		{cg, 1, 1, 1/1600.0 + 1/45000.0},
+		{g, 5000, 300, 300 / 1600.0},
+	} {
+		got, err := tc.m.RunSlope(tc.queries, tc.labels)
+		if err != nil || got < tc.want || got > tc.want*(1+1e-14) {
+			t.Errorf("%+v, %d, %d: %v (%v), want %v rounded up", tc.m, tc.queries, tc.labels, got, err, tc.want)
+		}
+	}
+	if _, err := cg.RunSlope(-1, 0); err == nil {
+		t.Error("-1 queries accepted")
+	}
+	if _, err := (ConfidentGNMax{Sigma2: 40}).RunSlope(1, 1); err == nil {
+		t.Error("unset noise accepted")
 	}
 }

@@ -1,6 +1,7 @@
 // Package noisymax gives the privacy analyses of PATE's noisy-max
-// aggregators: GNMax, Confident-GNMax and LNMax, their settings, noise
-// calibrations and data-independent guarantees.
+// aggregators: GNMax, Confident-GNMax and LNMax, their noise, noise
+// calibrations and data-independent guarantees, as functions of plain
+// numbers (their settings are package ensemble's mechanisms).
 //
 // GNMax releases the class whose vote count plus Gaussian noise is
 // largest; Confident-GNMax first checks with noise that the largest count

@@ -61,7 +61,7 @@ type bitProb struct{ lo, hi, cLo, cHi float64 }
 // ContinuousNoise: D ~ N(0, 2σ²) and p_l = erfc(-(2l - k)/(2σ))/2.
 // DiscreteNoise (N_Z(0, σ²), σ >= 0.5): discreteSmallSide.
 func gnmaxBitProbs(sigma float64, k int, n Noise) ([]bitProb, error) {
-	if err := checkNoise("sigma", sigma, n); err != nil {
+	if err := n.Check("sigma", sigma); err != nil {
 		return nil, err
 	}
 	if err := param.CountIn("K", k, 1, maxBitTeachers); err != nil {

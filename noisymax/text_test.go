@@ -63,18 +63,21 @@ func TestPATENoiseUnset(t *testing.T) {
 	}
 	_, jsonErr := json.Marshal(struct{ Noise Noise }{zero})
 	for name, err := range map[string]error{
-		"ConfidentGNMax.Validate": ConfidentGNMax{Sigma2: 2}.Validate(),
-		"confident Validate":      ConfidentGNMax{Threshold: 5, Sigma1: 2, Sigma2: 2}.Validate(),
-		"MarshalText":             jsonErr,
-		"another value":           ConfidentGNMax{Sigma2: 2, Noise: Noise(3)}.Validate(),
+		"Check":         zero.Check("sigma2", 2),
+		"GNMaxBitProbs": bitErr(GNMaxBitProbs(2, 5, zero)),
+		"MarshalText":   jsonErr,
+		"another value": Noise(3).Check("sigma2", 2),
 	} {
 		if err == nil || !strings.Contains(err.Error(), "noise ") {
 			t.Errorf("%s with the zero noise: %v, want an error naming the noise", name, err)
 		}
 	}
 	for _, n := range []Noise{DiscreteNoise, ContinuousNoise} {
-		if err := (ConfidentGNMax{Sigma2: 2, Noise: n}).Validate(); err != nil {
+		if err := n.Check("sigma2", 2); err != nil {
 			t.Errorf("%v: %v", n, err)
 		}
 	}
 }
+
+// bitErr returns the error of a GNMaxBitProbs call.
+func bitErr(_ []float64, err error) error { return err }

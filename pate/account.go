@@ -366,7 +366,7 @@ func chargedStep(m *votefile.LabelMeta) accountant.Guarantee {
 // cost). The threshold plays no part in the per-label guarantee, so an
 // edited threshold is not found here. Two-class GNMax labels (continuous
 // noise, σ calibrated to the target) are not rebuilt.
-func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g noisymax.ConfidentGNMax) error {
+func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g ensemble.ConfidentGNMax) error {
 	if m.Classes == 2 && g.Noise == noisymax.ContinuousNoise {
 		return nil
 	}
@@ -395,9 +395,10 @@ func build(m ensemble.Mechanism, k, classes int) (ensemble.Labeler, error) {
 
 // classMechanism returns the mechanism name of the GNMax family on class
 // counts with the parameters g, its guarantee at delta.
-func classMechanism(name provenance.MechanismName, g noisymax.ConfidentGNMax, delta float64) ensemble.Mechanism {
+func classMechanism(name provenance.MechanismName, g ensemble.ConfidentGNMax, delta float64) ensemble.Mechanism {
 	if name == (ensemble.ConfidentGNMax{}).Name() {
-		return ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: delta}
+		g.Delta = delta
+		return g
 	}
 	// Its Sigma2 says that it labels counts, whatever their classes.
 	return ensemble.GNMax{Target: ensemble.Target{Delta: delta}, Sigma2: g.Sigma2, Noise: g.Noise}
@@ -406,7 +407,7 @@ func classMechanism(name provenance.MechanismName, g noisymax.ConfidentGNMax, de
 // agree returns an error naming both values of the first setting of g,
 // the account's, that contradicts stated, the mechanism a label file's
 // header states (ensemble.MechanismOf), or that it does not have.
-func agree(g noisymax.ConfidentGNMax, stated ensemble.Mechanism) error {
+func agree(g ensemble.ConfidentGNMax, stated ensemble.Mechanism) error {
 	h, _ := ensemble.GNMaxFamily(stated, countsOnly)
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	noise := func(n noisymax.Noise) string {
@@ -458,9 +459,9 @@ func (o AccountOptions) checkMechanism() error {
 // GNMax returns the settings of the account's mechanism of the GNMax
 // family, with the noise the release drew (a zero noise the discrete
 // noise releases draw); the zero value for LNMax.
-func (o AccountOptions) GNMax() noisymax.ConfidentGNMax {
+func (o AccountOptions) GNMax() ensemble.ConfidentGNMax {
 	if _, ok := o.Mechanism.(ensemble.LNMax); ok {
-		return noisymax.ConfidentGNMax{}
+		return ensemble.ConfidentGNMax{}
 	}
 	g, _ := ensemble.GNMaxFamily(o.Mechanism, countsOnly)
 	if g.Noise == noisymax.UnsetNoise {
@@ -547,7 +548,7 @@ func (a *AccountResult) drawsTotal() (accountant.Total, error) {
 }
 
 // rdpTotal returns the total at delta of queries whose data-independent
-// Rényi DP is rho·λ at every order λ (noisymax.ConfidentGNMax.RunSlope:
+// Rényi DP is rho·λ at every order λ (ensemble.ConfidentGNMax.RunSlope:
 // Papernot et al. 2018, Proposition 8, and the discrete Gaussian's curve,
 // Canonne, Kamath and Steinke 2020) and of the smooth-sensitivity draws
 // draws, each (λ, GNSS)-RDP by the PATE paper's Theorem 23

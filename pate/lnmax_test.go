@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -110,7 +111,7 @@ func TestEvalMarginCoversRounding(t *testing.T) {
 // may hold is refused by name before they are allocated, including when K
 // is the sum of counts that would overflow an int.
 func TestAccountTeachersBound(t *testing.T) {
-	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	var pe *accountant.ParamError
 	if _, err := newRDPAccount(m, maxAccountTeachers+1, 10, rdpOptions{}); !errors.As(err, &pe) || pe.Name != "teachers" {
 		t.Errorf("K = maxAccountTeachers+1: %v", err)

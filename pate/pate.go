@@ -18,7 +18,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -160,7 +159,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 // (Feldman and Zrnic 2021): the threshold step on every available query,
 // the GNMax step on Answered. A draw whose parameters were fixed without
 // the votes is composed with them (rdpTotal).
-func labelTotals(agg ensemble.Labeler, m noisymax.ConfidentGNMax, available, asked int, opts Labelling, ss smooth) (accountant.Total, []accountant.Total, error) {
+func labelTotals(agg ensemble.Labeler, m ensemble.ConfidentGNMax, available, asked int, opts Labelling, ss smooth) (accountant.Total, []accountant.Total, error) {
 	var draws []draw
 	if ss.Drawn && !ss.FromVotes {
 		draws = []draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}

@@ -92,7 +92,7 @@ func discreteTailLog(k, sigma float64) outward.Interval {
 // count by at most one): a query whose largest count is v costs at most
 // t(v) + pi(v)·(e^{(λ-1)B} - 1)/(λ - 1) in both directions, B the GNMax
 // step's bound.
-func ptrThreshold(m noisymax.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
+func ptrThreshold(m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
 	logP := make([]outward.Interval, teachers+1)
 	logF := make([]outward.Interval, teachers+1)
 	for v := range logP {
@@ -269,7 +269,7 @@ const ptrShareTest = 0.02
 //     budget's ε;
 //   - the proposal: the largest Rényi DP at λ that, added to the test's,
 //     converts to the budget's ε at its δ.
-func ptrRule(m noisymax.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
+func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
 	b := opts.Budget
 	if err := param.Positive("budget eps", b.Eps); err != nil {
 		return PTRResult{}, fmt.Errorf("PATE PTR: %w", err)
@@ -352,7 +352,7 @@ func ptrRule(m noisymax.ConfidentGNMax, classes, queries int, opts PTROptions) (
 // conditions C5 and C6 fail there for m's σ2 and C, the first of
 // 1 + (λ - 1)·2^{-k/2} (k = 1, 2, ..., rounded down to a quarter) where
 // they hold.
-func ptrOrder(b accountant.Guarantee, m noisymax.ConfidentGNMax, classes int) (float64, error) {
+func ptrOrder(b accountant.Guarantee, m ensemble.ConfidentGNMax, classes int) (float64, error) {
 	lo, hi := 1e-12, 1e3 // ρ: RhoToDP's ε increases with it
 	for range 200 {
 		mid := math.Sqrt(lo * hi)
@@ -669,7 +669,7 @@ func ptrSmooth(beta, sigma, z, order, ss float64) (float64, float64) {
 // queries of counts (every query when 0; what names them in errors) by m
 // (ptrRule) and the account of those queries at its order, whose test is
 // yet to be drawn.
-func ptrPlan(counts [][]int, teachers, classes int, m noisymax.ConfidentGNMax, opts PTROptions, what string) (PTRResult, *rdpAccount, error) {
+func ptrPlan(counts [][]int, teachers, classes int, m ensemble.ConfidentGNMax, opts PTROptions, what string) (PTRResult, *rdpAccount, error) {
 	n := opts.Queries
 	if n == 0 {
 		n = len(counts)
@@ -825,7 +825,7 @@ func ptrDraw(f, s float64, r PTRResult, src *noise.Source) (bool, error) {
 // planning on proxy votes (held out, public, or earlier votes of the same
 // teachers): on the private votes it is a function of them, not for
 // publication.
-func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m noisymax.ConfidentGNMax, opts PTROptions) (PTRResult, float64, error) {
+func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.ConfidentGNMax, opts PTROptions) (PTRResult, float64, error) {
 	r, acct, err := ptrPlan(proxy, teachers, classes, m, opts, "proxy votes")
 	if err != nil {
 		return r, 0, err
@@ -842,7 +842,7 @@ func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes in
 // probability at least pass (PTRPassProbability), found by bisection (the
 // probability falls as queries are added), and that probability; 0 when
 // not even one query does.
-func PTRQueries(ctx context.Context, proxy [][]int, teachers, classes int, m noisymax.ConfidentGNMax, opts PTROptions, pass float64) (int, float64, error) {
+func PTRQueries(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.ConfidentGNMax, opts PTROptions, pass float64) (int, float64, error) {
 	if !(pass > 0 && pass < 1) {
 		return 0, 0, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "pass probability", Value: pass, Rule: "must be in (0, 1)"})
 	}

@@ -55,15 +55,15 @@ func TestPTRLocalSensitivityBruteForce(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		k, cl   int
-		m       noisymax.ConfidentGNMax
+		m       ensemble.ConfidentGNMax
 		order   float64
 		abstain bool
 	}{
-		{"confident-gnmax", 14, 3, noisymax.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
-		{"confident-gnmax abstain", 12, 3, noisymax.ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, true},
-		{"confident-gnmax continuous", 14, 3, noisymax.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1.5, Noise: noisymax.ContinuousNoise}, 2, false},
-		{"confident-gnmax four classes", 10, 4, noisymax.ConfidentGNMax{Threshold: 6, Sigma1: 1, Sigma2: 0.8, Noise: noisymax.DiscreteNoise}, 1.5, true},
-		{"gnmax", 12, 3, noisymax.ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
+		{"confident-gnmax", 14, 3, ensemble.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
+		{"confident-gnmax abstain", 12, 3, ensemble.ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, true},
+		{"confident-gnmax continuous", 14, 3, ensemble.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1.5, Noise: noisymax.ContinuousNoise}, 2, false},
+		{"confident-gnmax four classes", 10, 4, ensemble.ConfidentGNMax{Threshold: 6, Sigma1: 1, Sigma2: 0.8, Noise: noisymax.DiscreteNoise}, 1.5, true},
+		{"gnmax", 12, 3, ensemble.ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sp := newSpace(neighbours{abstain: c.abstain, teachers: c.k}, c.cl)
@@ -116,7 +116,7 @@ func TestPTRLocalSensitivityBruteForce(t *testing.T) {
 // within four standard deviations of the bound (at the boundary the bound
 // is the rate, up to the slack: Φ(-z + 2^-20 + 2^-40) against Φ(-z)).
 func TestPTRFalsePassRate(t *testing.T) {
-	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	votes := synthCounts(rand.New(rand.NewPCG(7, 8)), 40, 250, 10, 0.5)
 	r, err := ptrRule(m, 10, len(votes), PTROptions{Budget: accountant.Guarantee{Eps: 4, Delta: 0.05 / (1 - ptrShareTest)}})
 	if err != nil {
@@ -238,7 +238,7 @@ func TestPTRDrawPassProbability(t *testing.T) {
 // published (ε, δ) as their maxima; and the bound tested, for continuous
 // noise, from erfc and gnmaxRDP by plain float arithmetic.
 func TestPTRTotal(t *testing.T) {
-	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.ContinuousNoise}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.ContinuousNoise}
 	for _, b := range []accountant.Guarantee{{Eps: 2, Delta: 1e-5}, {Eps: 4, Delta: 1e-6}, {Eps: 8, Delta: 1e-8}} {
 		r, err := ptrRule(m, 10, 300, PTROptions{Budget: b})
 		if err != nil {
@@ -314,7 +314,7 @@ func TestPTRTotal(t *testing.T) {
 // its neighbours, summed over the discrete noise (exactThreshold,
 // exactGNMax), at small K and C, with and without abstaining teachers.
 func TestPTRBoundHoldsExactly(t *testing.T) {
-	m := noisymax.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	m := ensemble.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}
 	const order = 2.0
 	for _, rel := range relations(12) {
 		out := func(x []int) []float64 {
@@ -360,7 +360,7 @@ func TestPTRQueries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a search of PTR plans takes seconds")
 	}
-	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	proxy := synthCounts(rand.New(rand.NewPCG(5, 6)), 400, 250, 10, 0.5)
 	opts := PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	n, p, err := PTRQueries(context.Background(), proxy, 250, 10, m, opts, 0.9)
@@ -383,7 +383,7 @@ func TestPTRQueries(t *testing.T) {
 // nothing is written. Either way the total published is the plan's, by
 // PTRArgument, within the budget; the same seed draws the same test.
 func TestReleasePTR(t *testing.T) {
-	m := ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
 	for _, tc := range []struct {
 		name       string
@@ -444,7 +444,7 @@ func TestReleasePTR(t *testing.T) {
 // test was drawn on; a reader whose rows differ from them (a file changed
 // between the test's read and the release's) stops at the first such row.
 func TestReleasePTRVotesChanged(t *testing.T) {
-	m := ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
 	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), 60, 250, 10, 1)
 	read := make([][]int, len(counts))
 	for i := range counts {

@@ -1,13 +1,13 @@
 package pate
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
@@ -54,19 +54,6 @@ func (directionsTable) Names() *enum.Names[Directions] { return &directionNames 
 
 // parseDirections parses "both" or "one-sided".
 func parseDirections(s string) (Directions, error) { return directionNames.Parse(s) }
-
-// checkNoise checks a σ and its kind of noise by noisymax's rule for
-// Confident-GNMax's σ2 (noisymax.ConfidentGNMax.Validate), naming the σ name.
-func checkNoise(name string, sigma float64, kind noisymax.Noise) error {
-	err := noisymax.ConfidentGNMax{Sigma2: sigma, Noise: kind}.Validate()
-	var pe *accountant.ParamError
-	if errors.As(err, &pe) && pe.Name == "sigma2" {
-		c := *pe
-		c.Name = name
-		return &c
-	}
-	return err
-}
 
 // discreteGNMaxExcess returns r = 1 + 3·e^{-π²σ²}, for σ >= 0.5 an upper
 // bound on 2σ√π·θ/N², where N = Σ_k e^{-k²/(2σ²)} normalises the
@@ -212,7 +199,7 @@ func checkGNMaxCounts(counts []int, sigma float64, noise noisymax.Noise) (int, e
 	if len(counts) < 2 {
 		return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: "classes", Value: float64(len(counts)), Rule: "must be >= 2"})
 	}
-	if err := checkNoise("sigma", sigma, noise); err != nil {
+	if err := noise.Check("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNMax q: %w", err)
 	}
 	for i, n := range counts {
@@ -384,7 +371,7 @@ func checkThreshold(maxCount int, threshold, sigma1 float64, noise noisymax.Nois
 	if math.IsNaN(threshold) || math.IsInf(threshold, 0) {
 		return fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "threshold", Value: threshold, Rule: "must be a finite number"})
 	}
-	if err := checkNoise("sigma1", sigma1, noise); err != nil {
+	if err := noise.Check("sigma1", sigma1); err != nil {
 		return fmt.Errorf("threshold q: %w", err)
 	}
 	return nil
@@ -410,7 +397,7 @@ func maxNear(f func(w int) float64, v, lo, hi int) float64 {
 // thresholdNeighbourLogQ for BothDirections; the latter only for
 // v >= rel.leastMax(C), the counts that occur) and the probability of
 // answering.
-func thresholdTable(m noisymax.ConfidentGNMax, rel neighbours, classes int, directions Directions) (logq, p []float64) {
+func thresholdTable(m ensemble.ConfidentGNMax, rel neighbours, classes int, directions Directions) (logq, p []float64) {
 	own := make([]float64, rel.teachers+1)
 	p = make([]float64, rel.teachers+1)
 	for v := range own {

@@ -1,6 +1,7 @@
 package pate
 
 import (
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"math"
 	"testing"
@@ -70,7 +71,7 @@ func TestPATEReferenceThresholdLocalSensitivity(t *testing.T) {
 	}
 	const teachers, top = 30, 20
 	for _, c := range cases {
-		m := noisymax.ConfidentGNMax{Threshold: c.t, Sigma1: 2, Sigma2: 1, Noise: noisymax.ContinuousNoise}
+		m := ensemble.ConfidentGNMax{Threshold: c.t, Sigma1: 2, Sigma2: 1, Noise: noisymax.ContinuousNoise}
 		logq, _ := thresholdTable(m, neighbours{teachers: teachers}, 3, OneSided)
 		th := newThresholdLS(m, 10, logq, 0)
 		for d, w := range c.want {

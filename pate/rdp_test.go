@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/bigmath"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noisymax"
@@ -603,16 +604,16 @@ func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
 // own settings (T = 300 for K = 250, σ1 = 200) pass.
 func TestThresholdBound(t *testing.T) {
 	for _, tc := range []struct {
-		m  noisymax.ConfidentGNMax
+		m  ensemble.ConfidentGNMax
 		ok bool
 	}{
-		{noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
-		{noisymax.ConfidentGNMax{Threshold: 300, Sigma1: 200, Sigma2: 100, Noise: noisymax.DiscreteNoise}, true},
-		{noisymax.ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
-		{noisymax.ConfidentGNMax{Threshold: 250 + 1500, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
-		{noisymax.ConfidentGNMax{Threshold: -1, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
-		{noisymax.ConfidentGNMax{Threshold: 1e300, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
-		{noisymax.ConfidentGNMax{Threshold: 250 + 1501, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
+		{ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
+		{ensemble.ConfidentGNMax{Threshold: 300, Sigma1: 200, Sigma2: 100, Noise: noisymax.DiscreteNoise}, true},
+		{ensemble.ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
+		{ensemble.ConfidentGNMax{Threshold: 250 + 1500, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
+		{ensemble.ConfidentGNMax{Threshold: -1, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
+		{ensemble.ConfidentGNMax{Threshold: 1e300, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
+		{ensemble.ConfidentGNMax{Threshold: 250 + 1501, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
 	} {
 		err := tc.m.ValidateFor(250)
 		var pe *accountant.ParamError
@@ -644,7 +645,7 @@ func TestAddFlushesInOrder(t *testing.T) {
 		{"a release", []answer{answerGiven, answerWithheld, answerGiven}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := newRDPAccount(noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
+			a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -681,7 +682,7 @@ func TestAddFlushesInOrder(t *testing.T) {
 // hundreds of thousands of queries, returns its context's error once the
 // context is done, not a sensitivity of the queries it reached.
 func TestLocalSensitivityCancelled(t *testing.T) {
-	a, err := newRDPAccount(noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
+	a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
@@ -218,7 +219,7 @@ type thresholdLS struct {
 
 // newThresholdLS tabulates β at one order from the threshold step's log q̃
 // at each largest count 0..K, as the account charges it.
-func newThresholdLS(m noisymax.ConfidentGNMax, order float64, logq []float64, lo int) *thresholdLS {
+func newThresholdLS(m ensemble.ConfidentGNMax, order float64, logq []float64, lo int) *thresholdLS {
 	k := newCurve(thresholdSlope(m.Sigma1), order)
 	t := &thresholdLS{beta: make([]outward.Interval, len(logq)), lo: lo}
 	for v, L := range logq {

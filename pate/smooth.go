@@ -7,9 +7,9 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/noisymax"
 )
 
 // SmoothParams are the parameters of a smooth-sensitivity release of the
@@ -61,7 +61,7 @@ const (
 //
 // The released ε is then a function of the release's outputs and of
 // parameters fixed before the votes were seen: publishable.
-func dataFreeSmooth(indep orderEps, m noisymax.ConfidentGNMax, classes int) (SmoothParams, error) {
+func dataFreeSmooth(indep orderEps, m ensemble.ConfidentGNMax, classes int) (SmoothParams, error) {
 	slope, err := independentSlope(indep)
 	if err != nil {
 		return SmoothParams{}, err
@@ -85,7 +85,7 @@ func independentSlope(indep orderEps) (float64, error) {
 
 // ruleOrder is dataFreeSmooth's order for the data-independent optimum
 // independent.
-func ruleOrder(independent float64, m noisymax.ConfidentGNMax, classes int) (float64, error) {
+func ruleOrder(independent float64, m ensemble.ConfidentGNMax, classes int) (float64, error) {
 	top := ruleOrderFactor * (independent - 1)
 	order := 1 + top
 	for k := 1; ; k++ {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -14,7 +15,7 @@ import (
 // else the first of the orders below it that the rule tries where they do;
 // β = 0.4/λ and σ_ss from the data-independent slope.
 func TestDataFreeSmooth(t *testing.T) {
-	m := noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	slope := 640 * (1/(2*150.0*150) + 1/(40.0*40))
 	for _, tc := range []struct {
 		classes           int

@@ -11,7 +11,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -83,7 +82,7 @@ func Compare(ctx context.Context, base Request) (Comparison, error) {
 		return r
 	}
 	gnmax := ensemble.GNMax{Target: ensemble.Target{Delta: family.Delta}, Sigma2: 1, Noise: family.Noise}
-	confident := ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: family.Noise}, Delta: family.Delta}
+	confident := ensemble.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: family.Noise, Delta: family.Delta}
 	c := Comparison{Best: -1}
 	type planner struct {
 		name provenance.MechanismName

@@ -6,7 +6,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
 )
 
@@ -17,7 +16,7 @@ import (
 func ExampleMake() {
 	r := plan.Request{
 		ReleaseSpec: ensemble.ReleaseSpec{
-			Mechanism: ensemble.ConfidentGNMax{ConfidentGNMax: noisymax.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, Delta: 1e-5},
+			Mechanism: ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5},
 			Budget:    &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}},
 		},
 		K: 250, Classes: 10,

@@ -48,7 +48,7 @@ func twoClass(base Request, name provenance.MechanismName, p constraints.Problem
 // of scale, on the votes of k teachers over classes classes, as darrm plan
 // plans it: the per-query delta of the GNMax family is delta when given,
 // else the budget's.
-func manyClasses(base Request, name provenance.MechanismName, g noisymax.ConfidentGNMax, scale float64, k, classes int, delta *float64) Request {
+func manyClasses(base Request, name provenance.MechanismName, g ensemble.ConfidentGNMax, scale float64, k, classes int, delta *float64) Request {
 	r := base
 	r.K, r.Classes = k, classes
 	d := base.Budget.Delta
@@ -65,7 +65,8 @@ func manyClasses(base Request, name provenance.MechanismName, g noisymax.Confide
 	case ensemble.GNMax{}.Name():
 		r.Mechanism = ensemble.GNMax{Target: ensemble.Target{Delta: d}, Sigma2: g.Sigma2, Noise: g.Noise}
 	case ensemble.ConfidentGNMax{}.Name():
-		r.Mechanism = ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: d}
+		g.Delta = d
+		r.Mechanism = g
 	case ensemble.LNMax{}.Name():
 		r.Mechanism = ensemble.LNMax{Scale: scale}
 	}
@@ -82,5 +83,5 @@ func request(name provenance.MechanismName, in votefile.Input, p constraints.Pro
 		r.Classes = classes
 		return r
 	}
-	return manyClasses(base, name, noisymax.ConfidentGNMax{}, 0, p.K, classes, &p.TargetDelta)
+	return manyClasses(base, name, ensemble.ConfidentGNMax{}, 0, p.K, classes, &p.TargetDelta)
 }

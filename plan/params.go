@@ -93,7 +93,7 @@ func noiseMax(r Request) float64 {
 // gnmaxOf returns the parameters of r's mechanism of the GNMax family on
 // class counts (GNMax given its Sigma2 or on more than two classes,
 // ConfidentGNMax), and whether it is one.
-func gnmaxOf(r Request) (noisymax.ConfidentGNMax, bool) {
+func gnmaxOf(r Request) (ensemble.ConfidentGNMax, bool) {
 	return ensemble.GNMaxFamily(r.Mechanism, r.Classes)
 }
 

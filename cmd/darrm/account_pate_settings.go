@@ -93,7 +93,7 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 
 // checkGNMax checks the settings of mech, of the GNMax family: a
 // threshold step when it has sigma1, which must be > 0, and the
-// parameters' own checks (noisymax.ConfidentGNMax.Validate), its noise,
+// parameters' own checks (ensemble.ConfidentGNMax.ValidateFor), its noise,
 // when unset, the discrete noise that releases draw (pate.AccountOptions).
 // A bad value is a *accountant.ParamError that names its setting.
 func checkGNMax(mech ensemble.Mechanism) error {
@@ -104,5 +104,5 @@ func checkGNMax(mech ensemble.Mechanism) error {
 	if g.Noise == noisymax.UnsetNoise {
 		g.Noise = noisymax.DiscreteNoise
 	}
-	return g.Validate()
+	return g.ValidateFor(0) // K is not known yet
 }

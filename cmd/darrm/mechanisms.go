@@ -217,8 +217,7 @@ func (s mechanismSettings) mechanism(name provenance.MechanismName, in votefile.
 		}
 		return ensemble.GNMax{Target: ensemble.Target{Delta: t.Delta}, Sigma2: s.Sigma2, Noise: s.Noise}
 	case ensemble.ConfidentGNMax{}.Name():
-		g := noisymax.ConfidentGNMax{Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, Noise: s.Noise}
-		return ensemble.ConfidentGNMax{ConfidentGNMax: g, Delta: delta}
+		return ensemble.ConfidentGNMax{Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, Noise: s.Noise, Delta: delta}
 	}
 	return ensemble.LNMax{Scale: s.Scale}
 }

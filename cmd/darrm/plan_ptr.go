@@ -41,11 +41,11 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo) error {
 			return cli.Usagef("--accounting ptr with %s needs --%s: the test is of the settings given", info.Name, n)
 		}
 	}
-	m := noisymax.ConfidentGNMax{Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
+	m := ensemble.ConfidentGNMax{Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
 	if info.Name == (ensemble.ConfidentGNMax{}).Name() {
 		m.Threshold, m.Sigma1 = f.Threshold, f.Sigma1
 	}
-	if err := m.Validate(); err != nil {
+	if err := m.ValidateFor(0); err != nil { // the steps, before the votes
 		return cli.AsUsage(flagErr(err, nil))
 	}
 	proxy, tuning, err := f.proxy(cmd, false)
