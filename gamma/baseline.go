@@ -33,8 +33,7 @@ func SubSize(m float64) int { return int(math.Floor(m)) }
 // and gamma_DSub when the teachers and the release are pure DP, Delta =
 // delta = 0, the setting of Theorem 3.5.1; in the one-vote relation, GNMax
 // calibrated on its released bit. Randomized response's
-// constant, which a composition gives, is RRBaseline (OneVoteRRBaseline in
-// the one-vote relation).
+// constant, which a composition gives, is RRBaseline.
 func Baselines(p constraints.Problem, subSize int) ([]Baseline, error) {
 	if p.Relation == accountant.OneVote {
 		gn, err := gnmaxBaseline(p)
@@ -129,9 +128,14 @@ func NewRRConst(p constraints.Problem, comp accountant.Method, deltaPrime float6
 	return RRConst{Tau: tau, Lambda: lambda, PConst: realised(pc)}, nil
 }
 
-// RRBaseline returns randomized response's constant noise function
-// gamma = p_const (NewRRConst) for problem p.
+// RRBaseline returns randomized response's constant noise function for
+// problem p: gamma = p_const (NewRRConst), by composition comp with slack
+// deltaPrime; in the one-vote relation, which composes nothing and
+// ignores them, the largest constant gamma private there.
 func RRBaseline(p constraints.Problem, comp accountant.Method, deltaPrime float64) (Baseline, error) {
+	if p.Relation == accountant.OneVote {
+		return oneVoteRRBaseline(p)
+	}
 	rr, err := NewRRConst(p, comp, deltaPrime)
 	if err != nil {
 		return Baseline{}, err

@@ -64,13 +64,13 @@ func gnmaxBaseline(p constraints.Problem) (Baseline, error) {
 	return Baseline{Name: "gnmax", Label: label, Gamma: Realised(g)}, nil
 }
 
-// OneVoteRRBaseline returns randomized response on the majority for the
-// one-vote problem p: the constant gamma = (e^eps - 1 + 2·delta)/(e^eps + 1),
+// oneVoteRRBaseline returns randomized response on the majority for the
+// one-vote problem p (RRBaseline): the constant gamma = (e^eps - 1 + 2·delta)/(e^eps + 1),
 // the largest constant that is private in the one-vote relation (the
 // vote counts on either side of K/2 bound it; every other pair of
 // neighbouring counts allows gamma = 1), less twice the certificate's
 // rounding bound so that the certificate can prove it, on the 2^-53 grid.
-func OneVoteRRBaseline(p constraints.Problem) (Baseline, error) {
+func oneVoteRRBaseline(p constraints.Problem) (Baseline, error) {
 	if err := checkOneVote(p); err != nil {
 		return Baseline{}, err
 	}

@@ -21,7 +21,7 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := rrBaseline(p, autoRR.For(p.Delta), 1e-5)
+	rr, err := gamma.RRBaseline(p, autoRR.For(p.Delta), 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 }
 
 // baselines parses the flags of --compare and builds the baselines
-// (gamma.Baselines, then rrBaseline).
+// (gamma.Baselines, then gamma.RRBaseline).
 func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.Actual, []gamma.Baseline, error) {
 	actuals := make([]gamma.Actual, len(f.Actual))
 	for i, s := range f.Actual {
@@ -140,7 +140,7 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.
 	if err != nil {
 		return nil, nil, cli.AsUsage(err)
 	}
-	rr, err := rrBaseline(p.Problem, f.RRComp.For(p.Delta), f.RRDelta)
+	rr, err := gamma.RRBaseline(p.Problem, f.RRComp.For(p.Delta), f.RRDelta)
 	if err != nil {
 		return nil, nil, cli.Usagef("RR with --rr-composition %v: %v", f.RRComp.For(p.Delta), err)
 	}
