@@ -155,7 +155,7 @@ type Measurement struct {
 	SurrogateError float64
 	Errors         []ErrorEstimate
 	// LabelOne is, for each actual distribution that fixes every p_i (in
-	// their order), Pr[label = 1] (LabelOne): the labels' accuracy when the
+	// their order), Pr[label = 1] (Gamma.LabelOne): the labels' accuracy when the
 	// true label is 1 and p_i is teacher i's accuracy.
 	LabelOne []fixedLabelOne
 }
@@ -190,7 +190,7 @@ func Measure(g Gamma, coeffs []float64, actuals []Actual) (Measurement, error) {
 		if err != nil {
 			return Measurement{}, err
 		}
-		one, err := LabelOne(g, pi)
+		one, err := g.LabelOne(pi)
 		if err != nil {
 			return Measurement{}, err
 		}

@@ -62,7 +62,7 @@ func TestOneVoteBaselines(t *testing.T) {
 		if err != nil || cert.Status != gamma.Certified {
 			t.Errorf("%+v: %s is %v (%v), max f / budget %.17g", p, b.Name, cert.Status, err, cert.Ratio)
 		}
-		if !slices.Equal(b.Gamma, gamma.Realised(b.Gamma)) {
+		if !slices.Equal(b.Gamma, b.Gamma.Realised()) {
 			t.Errorf("%+v: %s is not on the sampling grid", p, b.Name)
 		}
 		if rr := b.Gamma[0]; b.Name != "rr" || math.Abs(rr*(1+p.E())/p.Budget()-1) > 1e-13 {

@@ -71,7 +71,7 @@ func errorCurve(g gamma.Gamma) ([]float64, error) {
 			probs[j] = float64(i) / (errorPoints - 1)
 		}
 		var err error
-		if curve[i], err = gamma.TVError(g, probs); err != nil {
+		if curve[i], err = g.TVError(probs); err != nil {
 			return nil, err
 		}
 	}
