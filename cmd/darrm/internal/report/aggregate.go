@@ -251,8 +251,8 @@ func NewAggregate(r Release) (Aggregate, error) {
 	if agg, ok := r.Aggregator.(ensemble.Aggregator); ok {
 		out.Gamma, out.Certificate = agg.Gamma(), agg.Privacy().Certificate
 	}
-	if votefile.MayAbstain(r.Votes) {
-		n := votefile.Abstained(r.Votes)
+	if r.Votes.MayAbstain() {
+		n := r.Votes.Abstained()
 		out.Abstained, out.NotForPublication = &n, []string{"votes_abstained"}
 	}
 	return out, err
