@@ -149,7 +149,7 @@ func RRBaseline(p constraints.Problem, comp accountant.Method, deltaPrime float6
 }
 
 // Measurement is what a comparison measures of a noise function without
-// certifying it (Measure).
+// certifying it (Gamma.Measure).
 type Measurement struct {
 	Utility        float64
 	SurrogateError float64
@@ -173,7 +173,7 @@ type fixedLabelOne struct {
 // coeffs are the prior's (Prior.Coefficients) for K = g.K(); with no
 // actual distributions it measures the utility and surrogate error alone,
 // as optimal does for the gamma it solves.
-func Measure(g Gamma, coeffs []float64, actuals []Actual) (Measurement, error) {
+func (g Gamma) Measure(coeffs []float64, actuals []Actual) (Measurement, error) {
 	if want := len(g.upper()); len(coeffs) != want {
 		return Measurement{}, fmt.Errorf("measure gamma for K = %d: %d coefficients of the prior, want %d", g.K(), len(coeffs), want)
 	}

@@ -192,7 +192,7 @@ func TestMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Measure(g, coeffs, actuals)
+	m, err := g.Measure(coeffs, actuals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("LabelOne %s = %v, want %v", l.Actual, l.Value, want)
 		}
 	}
-	if _, err := Measure(g, coeffs[1:], actuals); err == nil {
+	if _, err := g.Measure(coeffs[1:], actuals); err == nil {
 		t.Error("Measure with coefficients for another K: no error")
 	}
 }

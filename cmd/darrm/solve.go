@@ -149,10 +149,10 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.
 
 // compare evaluates the comparison of gamma_opt, opt, with its baselines
 // at problem p: opt's true expected error under each actual distribution
-// (gamma.Measure), and each baseline certified (gamma.Verify) and measured,
+// (gamma.Gamma.Measure), and each baseline certified (gamma.Verify) and measured,
 // in the order of bases.
 func compare(ctx context.Context, p constraints.Problem, opt gamma.Gamma, bases []gamma.Baseline, coeffs []float64, actuals []gamma.Actual, workers int) ([]gamma.ErrorEstimate, []report.Evaluation, error) {
-	m, err := gamma.Measure(opt, coeffs, actuals)
+	m, err := opt.Measure(coeffs, actuals)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,7 +162,7 @@ func compare(ctx context.Context, p constraints.Problem, opt gamma.Gamma, bases 
 		if err != nil {
 			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
 		}
-		bm, err := gamma.Measure(b.Gamma, coeffs, actuals)
+		bm, err := b.Gamma.Measure(coeffs, actuals)
 		if err != nil {
 			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
 		}
