@@ -104,11 +104,8 @@ type Aggregate struct {
 	// for gnmax, of two classes too), laplace_scale for lnmax. Noise
 	// says in words the noise a multi-class mechanism adds to the counts
 	// (null for the two-class ones, whose label says it).
-	Threshold    *float64 `json:"threshold"`
-	Sigma1       *float64 `json:"sigma1"`
-	Sigma2       *float64 `json:"sigma2"`
-	LaplaceScale *float64 `json:"laplace_scale"`
-	Noise        *string  `json:"noise"`
+	settings
+	Noise *string `json:"noise"`
 	// Gamma is the noise function sampled (K+1 values) and Certificate
 	// its certificate, for the mechanisms that sample one.
 	Gamma       []float64          `json:"gamma"`
@@ -234,7 +231,7 @@ func NewAggregate(r Release) (Aggregate, error) {
 	s := settingsOf(r.Aggregator.Mechanism())
 	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Layout: r.Votes.Layout().String(),
 		K: r.Aggregator.K(), Classes: r.Aggregator.Classes(),
-		Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, LaplaceScale: s.Scale, NotForPublication: []string{}}
+		settings: s, NotForPublication: []string{}}
 	if r.Votes.Input() == votefile.ManyClasses {
 		noise := "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
 		if s.Scale != nil {
@@ -381,8 +378,8 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 	}
 	params := fmt.Sprintf("sigma2 = %g", deref(out.Sigma2))
 	switch {
-	case out.LaplaceScale != nil:
-		params = fmt.Sprintf("b = %g", *out.LaplaceScale)
+	case out.Scale != nil:
+		params = fmt.Sprintf("b = %g", *out.Scale)
 	case out.Threshold != nil:
 		params = fmt.Sprintf("T = %g, sigma1 = %g, ", *out.Threshold, *out.Sigma1) + params
 	}
