@@ -376,12 +376,14 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 	if m := out.VotesHeader; m != nil {
 		t.Line("teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation", m.Ensemble, m.Kind, m.Relation, m.Partition)
 	}
-	params := fmt.Sprintf("sigma2 = %g", deref(out.Sigma2))
+	var params string
 	switch {
 	case out.Scale != nil:
 		params = fmt.Sprintf("b = %g", *out.Scale)
 	case out.Threshold != nil:
-		params = fmt.Sprintf("T = %g, sigma1 = %g, ", *out.Threshold, *out.Sigma1) + params
+		params = fmt.Sprintf("T = %g, sigma1 = %g, sigma2 = %g", *out.Threshold, *out.Sigma1, *out.Sigma2)
+	default:
+		params = fmt.Sprintf("sigma2 = %g", *out.Sigma2)
 	}
 	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, params, *out.Noise)
 	if out.PTR != nil {
@@ -524,13 +526,6 @@ func (out released) writeAccount(t *cliout.Text, what, how string) {
 		rows = append(rows, append(tot.cells(decimal.FormatBound), tot.Bound.String(), t.Note(ref)))
 	}
 	t.Table([]string{"composition", "delta'", "eps total", "delta total", "bound", "note"}, rows)
-}
-
-func deref(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 // cells formats the method, delta' ("-"), eps, delta and bound of p.
