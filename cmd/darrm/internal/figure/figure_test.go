@@ -186,12 +186,12 @@ func TestWrap(t *testing.T) {
 	sty := style(8)
 	txt := "Exactly at the privacy budget, as their proofs have it: γ_{Sub} (Lemma 3.4.1) in every panel."
 	w := sty.Width(txt) / 2.5
-	lines := wrap(sty, txt, w)
+	lines := wrapAt(sty, txt, w, false)
 	if len(lines) < 3 || strings.Join(lines, " ") != txt {
 		t.Errorf("wrap to %v: %q", w, lines)
 	}
 	for f := 0.2; f < 1; f += 0.02 {
-		for _, l := range wrap(sty, txt, sty.Width(txt)*vg.Length(f)) {
+		for _, l := range wrapAt(sty, txt, sty.Width(txt)*vg.Length(f), false) {
 			if strings.HasSuffix(l, "Lemma") {
 				t.Errorf("width %.2f: a line ends with %q, its number on the next", f, l)
 			}

@@ -346,23 +346,20 @@ func (g GammaFigure) Write(path string) error {
 }
 
 // statusList collects the mechanisms of one status and the columns they
-// have it in.
-type statusList []struct {
+// have it in (columnKey values).
+type statusList []statusEntry
+
+type statusEntry struct {
 	label, proof string
-	where        []string // columnKey values
+	where        []string
 }
 
 func (l *statusList) add(label, proof, where string) {
-	for i := range *l {
-		if (*l)[i].label == label {
-			(*l)[i].where = append((*l)[i].where, where)
-			return
-		}
+	if i := slices.IndexFunc(*l, func(e statusEntry) bool { return e.label == label }); i >= 0 {
+		(*l)[i].where = append((*l)[i].where, where)
+		return
 	}
-	*l = append(*l, struct {
-		label, proof string
-		where        []string
-	}{label, proof, []string{where}})
+	*l = append(*l, statusEntry{label, proof, []string{where}})
 }
 
 // text lists the mechanisms with the result that proves each private:
