@@ -19,7 +19,7 @@
 // a table. Package gamma holds the baselines (gamma.Sub, gamma.DSub,
 // gamma.Const), the exhaustive certificate that every gamma darrm uses
 // must pass (gamma.Verify, gamma.Certify) and utility measures
-// (gamma.TVError). Package cache stores certified gammas on disk
+// (gamma.Gamma.TVError). Package cache stores certified gammas on disk
 // (cache.Open). Solving is the one step that needs cgo (internal/lp, HiGHS).
 //
 // # Release labels

@@ -214,21 +214,21 @@ type boundTable struct{}
 
 func (boundTable) Names() *enum.Names[Bound] { return &boundNames }
 
-// CapTotal returns the total of releases whose composition over the
+// Total returns the total of releases whose composition over the
 // queries is queries, from teachers with cap c (nil: none), and which of
 // the two it is: the composition without a cap; with one (fixed private
 // teachers) the cap, whatever the composition, since composing
 // per-query guarantees is not proved for fixed teachers (Cap), except
 // that nothing released (queries zero) has spent nothing. The total to
 // publish is Account.Publish's.
-func CapTotal(queries Guarantee, c *Cap) (Guarantee, Bound) {
+func (c *Cap) Total(queries Guarantee) (Guarantee, Bound) {
 	if c == nil || queries == (Guarantee{}) {
 		return queries, QueriesBound
 	}
 	return c.Guarantee, TeachersBound
 }
 
-// Capped returns t with the cap c (nil: none) applied, by CapTotal: its
+// Capped returns t with the cap c (nil: none) applied, by Cap.Total: its
 // Guarantee becomes the composition or the cap, Bound says which, and
 // Queries keeps the composition, as analysis.
 func (t Total) Capped(c *Cap) Total {

@@ -112,8 +112,8 @@ func TestCapped(t *testing.T) {
 		{Guarantee{}, &shared, Guarantee{}, QueriesBound}, // nothing released
 		{Guarantee{Eps: 2, Delta: 1e-6}, nil, Guarantee{Eps: 2, Delta: 1e-6}, QueriesBound},
 	} {
-		if g, b := CapTotal(tc.queries, tc.c); g != tc.want || b != tc.bound {
-			t.Errorf("CapTotal(%v, %v) = %v %v, want %v %v", tc.queries, tc.c, g, b, tc.want, tc.bound)
+		if g, b := tc.c.Total(tc.queries); g != tc.want || b != tc.bound {
+			t.Errorf("%v.Total(%v) = %v %v, want %v %v", tc.c, tc.queries, g, b, tc.want, tc.bound)
 		}
 	}
 	// A composition that failed is bounded by the cap alone.

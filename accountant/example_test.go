@@ -116,7 +116,7 @@ func ExampleTeacherCap() {
 			fmt.Println(err)
 			return
 		}
-		total, bound := accountant.CapTotal(queries, &c)
+		total, bound := c.Total(queries)
 		fmt.Printf("%-8v cap (%.4f, %.2g) by %s; 100 labels: (%.4f, %.2g), bound %v\n", s, c.Eps, c.Delta, c.Rule(), total.Eps, total.Delta, bound)
 	}
 	// Output:

@@ -175,7 +175,7 @@ func TestShardsMerge(t *testing.T) {
 				}
 				parts = append(parts, s)
 			}
-			got, err := MergeSeparations(p, parts, 7)
+			got, err := p.MergeSeparations(parts, 7)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,10 +187,10 @@ func TestShardsMerge(t *testing.T) {
 					t.Errorf("K=%d, %d shards: top %d differs", p.K, n, i)
 				}
 			}
-			if _, err := MergeSeparations(p, parts[1:], 7); err == nil {
+			if _, err := p.MergeSeparations(parts[1:], 7); err == nil {
 				t.Errorf("K=%d: a missing shard was merged", p.K)
 			}
-			if _, err := MergeSeparations(p, append(parts, parts[0]), 7); err == nil {
+			if _, err := p.MergeSeparations(append(parts, parts[0]), 7); err == nil {
 				t.Errorf("K=%d: a repeated shard was merged", p.K)
 			}
 		}

@@ -299,7 +299,7 @@ func TestMergeRefusesPartWithoutCount(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := Separation{Shard: 1, Shards: 2, MaxF: a.MaxF}
-	if _, err := MergeSeparations(p, []Separation{a, b}, 4); err == nil {
+	if _, err := p.MergeSeparations([]Separation{a, b}, 4); err == nil {
 		t.Error("MergeSeparations accepted a part with no count of multisets")
 	}
 }

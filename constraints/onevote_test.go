@@ -221,7 +221,7 @@ func TestOneVoteShards(t *testing.T) {
 		}
 		parts = append(parts, s)
 	}
-	got, err := MergeSeparations(p, parts, 9)
+	got, err := p.MergeSeparations(parts, 9)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // A separation in shards: each shard scores the reduced pairs (n6, n7)
-// of its residue, counts the multisets they cover, and MergeSeparations
+// of its residue, counts the multisets they cover, and Problem.MergeSeparations
 // joins the shards into the whole.
 
 // mine reports whether the reduced pair (n6, n7) belongs to this worker's
@@ -63,7 +63,7 @@ func (p Problem) shardConfigs(shard, shards int) *big.Int {
 // the maximum and its multiset, the top costliest multisets, and the count
 // of multisets covered, which must be all of them. The result equals what
 // one call of Separate over all the work returns.
-func MergeSeparations(p Problem, parts []Separation, top int) (Separation, error) {
+func (p Problem) MergeSeparations(parts []Separation, top int) (Separation, error) {
 	if len(parts) == 0 {
 		return Separation{}, fmt.Errorf("merge: no shards")
 	}

@@ -113,7 +113,7 @@ func TestOneVoteProfileAdaptive(t *testing.T) {
 		g, err := gamma.OneVoteOpt(p)
 		if c.rr {
 			var b gamma.Baseline
-			b, err = gamma.OneVoteRRBaseline(p)
+			b, err = gamma.RRBaseline(p, 0, 0)
 			g = b.Gamma
 		}
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
@@ -25,7 +24,7 @@ type SimResult struct {
 	// the votes (Agreement of the aggregator's gamma at the teachers' p).
 	Exact float64
 	// TVError is the exact error of Definition 3.3.4, |Pr[label = 1] -
-	// Pr[majority = 1]| (gamma.TVError).
+	// Pr[majority = 1]| (gamma.Gamma.TVError).
 	TVError float64
 }
 
@@ -68,7 +67,7 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 		if err != nil {
 			return nil, err
 		}
-		tv, err := gamma.TVError(a.Gamma(), p)
+		tv, err := a.Gamma().TVError(p)
 		if err != nil {
 			return nil, err
 		}

@@ -145,7 +145,7 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	}
 	priv := agg.Privacy()
 	meta := votefile.LabelMeta{Mechanism: agg.Name().String(), K: agg.K(), Classes: agg.Classes(), Relation: priv.Relation.String(),
-		Eps: priv.Guarantee.Eps, Delta: priv.Guarantee.Delta, Ensemble: b.Ensemble, Abstain: votefile.MayAbstain(in), ForRelease: len(comments) == 0}
+		Eps: priv.Guarantee.Eps, Delta: priv.Guarantee.Delta, Ensemble: b.Ensemble, Abstain: in.MayAbstain(), ForRelease: len(comments) == 0}
 	if sink.Ledger != nil {
 		meta.Ledger = sink.Ledger.ID()
 	}

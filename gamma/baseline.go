@@ -33,8 +33,7 @@ func SubSize(m float64) int { return int(math.Floor(m)) }
 // and gamma_DSub when the teachers and the release are pure DP, Delta =
 // delta = 0, the setting of Theorem 3.5.1; in the one-vote relation, GNMax
 // calibrated on its released bit. Randomized response's
-// constant, which a composition gives, is RRBaseline (OneVoteRRBaseline in
-// the one-vote relation).
+// constant, which a composition gives, is RRBaseline.
 func Baselines(p constraints.Problem, subSize int) ([]Baseline, error) {
 	if p.Relation == accountant.OneVote {
 		gn, err := gnmaxBaseline(p)
@@ -129,9 +128,14 @@ func NewRRConst(p constraints.Problem, comp accountant.Method, deltaPrime float6
 	return RRConst{Tau: tau, Lambda: lambda, PConst: realised(pc)}, nil
 }
 
-// RRBaseline returns randomized response's constant noise function
-// gamma = p_const (NewRRConst) for problem p.
+// RRBaseline returns randomized response's constant noise function for
+// problem p: gamma = p_const (NewRRConst), by composition comp with slack
+// deltaPrime; in the one-vote relation, which composes nothing and
+// ignores them, the largest constant gamma private there.
 func RRBaseline(p constraints.Problem, comp accountant.Method, deltaPrime float64) (Baseline, error) {
+	if p.Relation == accountant.OneVote {
+		return oneVoteRRBaseline(p)
+	}
 	rr, err := NewRRConst(p, comp, deltaPrime)
 	if err != nil {
 		return Baseline{}, err
@@ -145,13 +149,13 @@ func RRBaseline(p constraints.Problem, comp accountant.Method, deltaPrime float6
 }
 
 // Measurement is what a comparison measures of a noise function without
-// certifying it (Measure).
+// certifying it (Gamma.Measure).
 type Measurement struct {
 	Utility        float64
 	SurrogateError float64
 	Errors         []ErrorEstimate
 	// LabelOne is, for each actual distribution that fixes every p_i (in
-	// their order), Pr[label = 1] (LabelOne): the labels' accuracy when the
+	// their order), Pr[label = 1] (Gamma.LabelOne): the labels' accuracy when the
 	// true label is 1 and p_i is teacher i's accuracy.
 	LabelOne []fixedLabelOne
 }
@@ -169,7 +173,7 @@ type fixedLabelOne struct {
 // coeffs are the prior's (Prior.Coefficients) for K = g.K(); with no
 // actual distributions it measures the utility and surrogate error alone,
 // as optimal does for the gamma it solves.
-func Measure(g Gamma, coeffs []float64, actuals []Actual) (Measurement, error) {
+func (g Gamma) Measure(coeffs []float64, actuals []Actual) (Measurement, error) {
 	if want := len(g.upper()); len(coeffs) != want {
 		return Measurement{}, fmt.Errorf("measure gamma for K = %d: %d coefficients of the prior, want %d", g.K(), len(coeffs), want)
 	}
@@ -186,7 +190,7 @@ func Measure(g Gamma, coeffs []float64, actuals []Actual) (Measurement, error) {
 		if err != nil {
 			return Measurement{}, err
 		}
-		one, err := LabelOne(g, pi)
+		one, err := g.LabelOne(pi)
 		if err != nil {
 			return Measurement{}, err
 		}

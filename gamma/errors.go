@@ -13,7 +13,7 @@ import (
 // TVError returns the error of DaRRM_gamma (Definition 3.3.4) when teacher
 // i votes 1 with probability p[i]: the total variation distance
 // |Pr[DaRRM = 1] - Pr[majority = 1]| = (1/2)·|sum_{l>=H} (1-gamma(l))·(alpha_{K-l} - alpha_l)|.
-func TVError(g Gamma, p []float64) (float64, error) {
+func (g Gamma) TVError(p []float64) (float64, error) {
 	if len(p) != g.K() {
 		return 0, fmt.Errorf("error of gamma for K = %d teachers: got %d probabilities", g.K(), len(p))
 	}
@@ -28,7 +28,7 @@ func TVError(g Gamma, p []float64) (float64, error) {
 // probability p[i] (Algorithm 1: the majority with probability gamma(L),
 // else a fair coin): the labels' accuracy when the true label is 1 and
 // p[i] is teacher i's accuracy.
-func LabelOne(g Gamma, p []float64) (float64, error) {
+func (g Gamma) LabelOne(p []float64) (float64, error) {
 	if len(p) != g.K() {
 		return 0, fmt.Errorf("Pr[label = 1] of gamma for K = %d teachers: got %d probabilities", g.K(), len(p))
 	}
@@ -139,7 +139,7 @@ type ErrorEstimate struct {
 	Samples int     `json:"samples,omitempty"`
 }
 
-// expectedTVError returns E_p[TVError(g, p)] under the actual distribution.
+// expectedTVError returns E_p[g.TVError(p)] under the actual distribution.
 // It is exact when the p_i are fixed; otherwise it averages samples draws
 // of p from a PCG generator seeded with seed (the error is an absolute
 // value of a multilinear function of p, which has no closed-form mean).
@@ -150,7 +150,7 @@ func expectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate
 		if err != nil {
 			return ErrorEstimate{}, err
 		}
-		e, err := TVError(g, p)
+		e, err := g.TVError(p)
 		return ErrorEstimate{Actual: a.name, Mean: e, Exact: true}, err
 	}
 	if samples < 2 {

@@ -35,7 +35,7 @@ func TestTVError(t *testing.T) {
 		{"gamma=1 is the exact majority", ones, 0},
 		{"gamma=0 is a fair coin", zeros, math.Abs(0.5 - maj)},
 	} {
-		got, err := TVError(tc.g, p)
+		got, err := tc.g.TVError(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestTVError(t *testing.T) {
 		}
 	}
 	// Subsampling 3 teachers: Pr[release 1] is Pr[majority of 3 random teachers is 1].
-	got, _ := TVError(sub, p)
+	got, _ := sub.TVError(p)
 	var subMaj, n float64
 	for i := 0; i < k; i++ {
 		for j := i + 1; j < k; j++ {
@@ -62,10 +62,10 @@ func TestTVError(t *testing.T) {
 	for i := range half {
 		half[i] = 0.5
 	}
-	if e, _ := TVError(sub, half); e > 1e-16 {
+	if e, _ := sub.TVError(half); e > 1e-16 {
 		t.Errorf("error with p_i = 0.5: %v, want 0 (both outputs are fair coins)", e)
 	}
-	if _, err := TVError(sub, p[:3]); err == nil {
+	if _, err := sub.TVError(p[:3]); err == nil {
 		t.Error("TVError accepted 3 probabilities for K = 11")
 	}
 }
@@ -161,11 +161,11 @@ func TestLabelOne(t *testing.T) {
 			}
 			want += pr * one
 		}
-		got, err := LabelOne(tc.g, tc.p)
+		got, err := tc.g.LabelOne(tc.p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tv, err := TVError(tc.g, tc.p)
+		tv, err := tc.g.TVError(tc.p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +173,7 @@ func TestLabelOne(t *testing.T) {
 			t.Errorf("%s: Pr[label = 1] %v, want %v; |Pr[majority = 1] - it| %v, TVError %v", tc.name, got, want, math.Abs(maj-got), tv)
 		}
 	}
-	if _, err := LabelOne(Gamma{1, 1, 1}, []float64{0.5}); err == nil {
+	if _, err := (Gamma{1, 1, 1}).LabelOne([]float64{0.5}); err == nil {
 		t.Error("K = 2 gamma, 1 probability: no error")
 	}
 }
@@ -192,7 +192,7 @@ func TestMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Measure(g, coeffs, actuals)
+	m, err := g.Measure(coeffs, actuals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,11 +211,11 @@ func TestMeasure(t *testing.T) {
 		if l.Actual == "0.8" {
 			p = []float64{0.8, 0.8, 0.8, 0.8, 0.8}
 		}
-		if want, _ := LabelOne(g, p); l.Value != want {
+		if want, _ := g.LabelOne(p); l.Value != want {
 			t.Errorf("LabelOne %s = %v, want %v", l.Actual, l.Value, want)
 		}
 	}
-	if _, err := Measure(g, coeffs[1:], actuals); err == nil {
+	if _, err := g.Measure(coeffs[1:], actuals); err == nil {
 		t.Error("Measure with coefficients for another K: no error")
 	}
 }
@@ -262,7 +262,7 @@ func TestTVErrorByEnumeration(t *testing.T) {
 				release += pr * (g[l]*maj + (1-g[l])/2)
 			}
 			want := math.Abs(release - majority)
-			got, err := TVError(g, tc.p)
+			got, err := g.TVError(tc.p)
 			if err != nil || math.Abs(got-want) > 1e-15 {
 				t.Errorf("p %v, gamma %v: error %v, by enumeration %v (%v)", tc.p, g, got, want, err)
 			}

@@ -94,7 +94,7 @@ func (g Gamma) Scale(c float64) Gamma {
 // and at most gamma(l). ensemble's samplers release the majority when such
 // an integer is below floor(gamma(L)·2^53), so this, not g, is what a
 // certificate of a sampled DaRRM must hold for.
-func Realised(g Gamma) Gamma {
+func (g Gamma) Realised() Gamma {
 	r := make(Gamma, len(g))
 	for l, v := range g {
 		r[l] = realised(v)

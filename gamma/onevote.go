@@ -47,7 +47,7 @@ func GNMaxSigmaSampled(target accountant.Guarantee, k int) (float64, error) {
 // one-vote problem p, σ calibrated on the exact privacy curve of the
 // released bit for p.K votes (GNMaxSigmaSampled, darrm's --gnmax-search
 // tight), and its noise function as a sampler of 53-bit uniforms realises
-// it (Realised), which is what is certified.
+// it (Gamma.Realised), which is what is certified.
 func gnmaxBaseline(p constraints.Problem) (Baseline, error) {
 	if err := checkOneVote(p); err != nil {
 		return Baseline{}, err
@@ -61,16 +61,16 @@ func gnmaxBaseline(p constraints.Problem) (Baseline, error) {
 		return Baseline{}, err
 	}
 	label := fmt.Sprintf("GNMax: Gaussian noise with sigma = %.6g on the two class counts, calibrated on the exact privacy curve of the released bit for K = %d votes (tight search; Lemma 3.4.3)", sigma, p.K)
-	return Baseline{Name: "gnmax", Label: label, Gamma: Realised(g)}, nil
+	return Baseline{Name: "gnmax", Label: label, Gamma: g.Realised()}, nil
 }
 
-// OneVoteRRBaseline returns randomized response on the majority for the
-// one-vote problem p: the constant gamma = (e^eps - 1 + 2·delta)/(e^eps + 1),
+// oneVoteRRBaseline returns randomized response on the majority for the
+// one-vote problem p (RRBaseline): the constant gamma = (e^eps - 1 + 2·delta)/(e^eps + 1),
 // the largest constant that is private in the one-vote relation (the
 // vote counts on either side of K/2 bound it; every other pair of
 // neighbouring counts allows gamma = 1), less twice the certificate's
 // rounding bound so that the certificate can prove it, on the 2^-53 grid.
-func OneVoteRRBaseline(p constraints.Problem) (Baseline, error) {
+func oneVoteRRBaseline(p constraints.Problem) (Baseline, error) {
 	if err := checkOneVote(p); err != nil {
 		return Baseline{}, err
 	}
@@ -79,7 +79,7 @@ func OneVoteRRBaseline(p constraints.Problem) (Baseline, error) {
 	if err != nil {
 		return Baseline{}, fmt.Errorf("RR: %w", err)
 	}
-	g = Realised(g)
+	g = g.Realised()
 	label := fmt.Sprintf("RR: gamma = (e^eps - 1 + 2·delta)/(e^eps + 1) = %.6g, the largest constant gamma in the one-vote relation (randomized response on the majority)", g[0])
 	return Baseline{Name: "rr", Label: label, Gamma: g}, nil
 }

@@ -28,7 +28,7 @@ func TestOneVotePerturbedFails(t *testing.T) {
 		if err != nil || cert.Status != Certified {
 			t.Fatalf("%+v: %v %v", p, cert.Status, err)
 		}
-		if !slices.Equal(g, Realised(g)) {
+		if !slices.Equal(g, g.Realised()) {
 			t.Errorf("%+v: the certified gamma is not on the sampling grid", p)
 		}
 		raised := 0

@@ -47,7 +47,7 @@ func VerifyShard(ctx context.Context, p constraints.Problem, g Gamma, s Shard, o
 
 // MergeShards returns the certificate of g for p from the separations of
 // every one of its shards (VerifyShard): the certificate Verify gives. The
-// parts are combined exactly (constraints.MergeSeparations), which refuses
+// parts are combined exactly (constraints.Problem.MergeSeparations), which refuses
 // a missing, repeated or foreign shard; an error for missing shards names
 // them, and a part without its count of multisets is refused. The
 // rounding bound is computed from p, never taken from the parts, and the
@@ -84,7 +84,7 @@ func MergeShards(p constraints.Problem, g Gamma, parts []constraints.Separation)
 	if missing := missingShards(parts); missing != "" {
 		return Certificate{}, fmt.Errorf("merge: %s: every shard is needed for a certificate", missing)
 	}
-	sep, err := constraints.MergeSeparations(p, parts, shardTop)
+	sep, err := p.MergeSeparations(parts, shardTop)
 	if err != nil {
 		return Certificate{}, err
 	}

@@ -92,7 +92,7 @@ func TestShardsRefused(t *testing.T) {
 
 // TestMergeNamesMissingShards: a merge that lacks shards names them, as
 // runs of indices, and leaves a repeated or foreign shard to
-// constraints.MergeSeparations' message.
+// constraints.Problem.MergeSeparations' message.
 func TestMergeNamesMissingShards(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	parts := func(n int, idx ...int) []constraints.Separation {

@@ -141,7 +141,7 @@ func newCertificate(p constraints.Problem, sep constraints.Separation) Certifica
 // opts.Separation when it is set, and otherwise from Verify.
 //
 // In the one-vote relation the gamma returned is also one that ensemble's
-// samplers realise exactly (Realised): there, rounding a value down can
+// samplers realise exactly (Gamma.Realised): there, rounding a value down can
 // break an inequality (a lower gamma(l) above K/2 raises Pr[output 0 | l],
 // which must stay within e^eps of its neighbours'), so the certificate is
 // of the gamma as sampled. A gamma already certified and realised exactly
@@ -156,8 +156,8 @@ func Certify(ctx context.Context, p constraints.Problem, g Gamma, opts VerifyOpt
 	// sampled is the gamma to certify in place of g.
 	sampled := func(g Gamma) Gamma { return g }
 	if p.Relation == accountant.OneVote {
-		sampled = Realised
-		if r := Realised(g); !slices.Equal(r, g) {
+		sampled = Gamma.Realised
+		if r := g.Realised(); !slices.Equal(r, g) {
 			g = r
 			if cert, err = Verify(ctx, p, g, opts); err != nil {
 				return nil, Certificate{}, err

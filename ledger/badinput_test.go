@@ -14,6 +14,8 @@ func TestBadInputErrors(t *testing.T) {
 		msg string
 	}{
 		{&bindError{Err: errors.New("no K")}, "ledger: no K"},
+		{&versionError{Path: "l", Version: 9}, "ledger l is of version 9; this darrm reads versions 3 to 5: use a newer darrm"},
+		{&bindingError{Path: "l"}, "ledger l is bound to ensemble : K = 0, no teachers' guarantee, relation private-teachers, kind unstated, partition unstated; this release states : a ledger keeps the budget of one ensemble, and releases of other teachers or in another relation cannot share a budget"},
 		{&recordFileError{Path: "r", Reason: "damaged"}, "ledger record r: damaged; if the ledger you use is the right one, record it as it is with: darrm ledger adopt LEDGER"},
 	} {
 		var bi interface{ BadInput() bool }

@@ -245,7 +245,7 @@ type Balance struct {
 	Relation string            `json:"relation"`
 	Budget   accountant.Budget `json:"budget"`
 	// Total is the privacy spent: Queries, or the teachers' Cap when
-	// there is one and anything was spent (accountant.CapTotal); Bound
+	// there is one and anything was spent (accountant.Cap.Total); Bound
 	// says which. Queries is the composition of every spend by the
 	// ledger's filter, Composition (accountant.FilterTotal).
 	Total       accountant.Guarantee `json:"total"`
@@ -302,7 +302,7 @@ func (l *Ledger) balance(r rule) (Balance, error) {
 	m, h := l.method(r), l.header
 	b := Balance{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Queries: q, Composition: m, Cap: l.cap, Free: l.free(),
 		FilterPending: r.firstRun && r.filter == nil, FilterChosen: l.chose && l.chain.rule.filter != nil}
-	b.Total, b.Bound = accountant.CapTotal(q, l.cap)
+	b.Total, b.Bound = l.cap.Total(q)
 	b.Publish, err = l.header.publish(m, l.cap)
 	return b, err
 }

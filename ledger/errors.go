@@ -81,16 +81,16 @@ func (e *takenError) Error() string {
 // BadInput reports that the error is the caller's input, not a failure.
 func (e *takenError) BadInput() bool { return true }
 
-// VersionError reports a ledger that a run cannot use: of version 3,
+// versionError reports a ledger that a run cannot use: of version 3,
 // which must be upgraded first (Upgrade); of the development formats
 // before it (versions 1 and 2), which no release shipped and this darrm
 // no longer reads; or of a version this darrm does not know.
-type VersionError struct {
+type versionError struct {
 	Path    string
 	Version int
 }
 
-func (e *VersionError) Error() string {
+func (e *versionError) Error() string {
 	q := shellQuote(e.Path)
 	switch {
 	case e.Version == version3:
@@ -102,7 +102,7 @@ func (e *VersionError) Error() string {
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
-func (e *VersionError) BadInput() bool { return true }
+func (e *versionError) BadInput() bool { return true }
 
 // FilterError refuses a release whose labels the ledger's filter cannot
 // compose (a version-4 ledger's zCDP filter a label without a zCDP
@@ -131,21 +131,21 @@ func (e *FilterError) BadInput() bool { return true }
 
 func (e *FilterError) Unwrap() error { return e.Err }
 
-// BindingError refuses a release that states other parameters of the
+// bindingError refuses a release that states other parameters of the
 // ensemble than the ledger is bound to: each differing parameter, the
 // ledger's value and the release's. With Unstated, it refuses a release
 // that does not state its ensemble (a vote file without a metadata
 // header): nothing ties its labels to the ledger's teachers, so they can
 // neither fall under their cap nor be taken to keep their relation (a
 // header-less file asserts nothing of how their data were split).
-type BindingError struct {
+type bindingError struct {
 	Path     string
 	Ledger   provenance.Binding
 	Diffs    []provenance.BindingDiff // A: the ledger's, B: the release's
 	Unstated bool
 }
 
-func (e *BindingError) Error() string {
+func (e *bindingError) Error() string {
 	if e.Unstated {
 		return fmt.Sprintf("ledger %s is bound to %v; this release's vote file has no metadata header, so nothing ties its labels to those teachers, to their cap or to their relation: put the ensemble's metadata header on the vote file's first line, or, for votes that cannot hold it (NumPy), in a sidecar beside them, VOTES.meta.json (e.g. the header of a vote file of theirs that has one; docs/aggregate.md, \"The metadata header\"), and run the release again", e.Path, e.Ledger)
 	}
@@ -157,7 +157,7 @@ func (e *BindingError) Error() string {
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
-func (e *BindingError) BadInput() bool { return true }
+func (e *bindingError) BadInput() bool { return true }
 
 // errLockTimeout is a wait for a file's lock that reached its bound.
 var errLockTimeout = errors.New("the wait for the lock reached its bound")

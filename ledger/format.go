@@ -495,7 +495,7 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 			return "", corrupt("sha256 does not match the content: the line was changed")
 		}
 	default:
-		return "", &VersionError{Path: l.path, Version: v.Version}
+		return "", &versionError{Path: l.path, Version: v.Version}
 	}
 	dec := json.NewDecoder(bytes.NewReader(*ln.Header))
 	dec.DisallowUnknownFields()

@@ -108,7 +108,7 @@ package ledger
 // (Open with Options.ReadOnly) and upgraded to version 4 (Options.Upgrade, which keeps
 // their rule, simple composition); no release can be charged to them.
 // The development formats before them (versions 1 and 2) are refused
-// (VersionError).
+// (versionError).
 const Version = 5
 
 // version4 is the format of a ledger held by one filter of one part,

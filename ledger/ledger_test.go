@@ -267,9 +267,9 @@ func TestCorruption(t *testing.T) {
 		path := newLedger(t, budget)
 		b, _ := os.ReadFile(path)
 		os.WriteFile(path, []byte(edit(string(b))), 0o644)
-		var ve *VersionError
+		var ve *versionError
 		if err := openErr(path, Options{}); !errors.As(err, &ve) {
-			t.Errorf("%s: %v, want a VersionError", name, err)
+			t.Errorf("%s: %v, want a versionError", name, err)
 		}
 	}
 }
@@ -559,9 +559,9 @@ func TestBinding(t *testing.T) {
 		b := own
 		tc.edit(&b)
 		err := l.begin("darrm", b, accountant.ApproxStep(step))
-		var be *BindingError
+		var be *bindingError
 		if !errors.As(err, &be) || len(be.Diffs) != len(tc.want) {
-			t.Errorf("%+v: %v, want a *BindingError with %d differences", b, err, len(tc.want))
+			t.Errorf("%+v: %v, want a *bindingError with %d differences", b, err, len(tc.want))
 			continue
 		}
 		for _, w := range append(tc.want, "cannot share a budget") {
@@ -571,9 +571,9 @@ func TestBinding(t *testing.T) {
 		}
 	}
 	headerless := provenance.Binding{Teachers: provenance.Teachers{K: 11, Each: bound.Each, Relation: accountant.PrivateTeachers}}
-	var be *BindingError
+	var be *bindingError
 	if err := l.begin("darrm", headerless, accountant.ApproxStep(step)); !errors.As(err, &be) || !be.Unstated {
-		t.Errorf("a release without a header, of the ledger's K and teachers: %v, want a *BindingError with Unstated", err)
+		t.Errorf("a release without a header, of the ledger's K and teachers: %v, want a *bindingError with Unstated", err)
 	}
 }
 

@@ -38,7 +38,7 @@ func (opts Options) Export(ctx context.Context, location, file string) error {
 	}
 	defer l.Close()
 	if l.format == chained3 {
-		return &VersionError{Path: l.path, Version: l.version}
+		return &versionError{Path: l.path, Version: l.version}
 	}
 	if _, err := os.Lstat(file); err == nil {
 		return existsError(file)

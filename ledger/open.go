@@ -85,7 +85,7 @@ type Options struct {
 // ledger does not hold the line it names where it says), cuts off a torn
 // last line whose fsync cannot have returned, and advances the record. A
 // ledger that fails a check is a *CorruptError; one of an earlier version
-// a *VersionError, for a run. A release begins its run on it
+// a *versionError, for a run. A release begins its run on it
 // (Ledger.Begin). Close it when done: that releases the lock.
 func Open(ctx context.Context, location string, opts Options) (*Ledger, error) {
 	if opts.ReadOnly {
@@ -527,7 +527,7 @@ func (l *Ledger) readHeader() error {
 		return &CorruptError{Path: l.path, Line: 1, Reason: "the header has no line end: not a ledger, or one whose creation was interrupted"}
 	}
 	if l.format == chained3 && !l.readOnly {
-		return &VersionError{Path: l.path, Version: l.version}
+		return &versionError{Path: l.path, Version: l.version}
 	}
 	return nil
 }
@@ -540,7 +540,7 @@ func (l *Ledger) noteVersion() {
 	case l.marked:
 		l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", version4))
 	default:
-		l.notes = append(l.notes, (&VersionError{Path: l.path, Version: l.version}).Error())
+		l.notes = append(l.notes, (&versionError{Path: l.path, Version: l.version}).Error())
 	}
 }
 

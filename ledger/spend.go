@@ -28,7 +28,7 @@ func (l *Ledger) Begin(mechanism provenance.MechanismName, b provenance.Binding,
 // (its guarantee, and its noise when it has a curve), and the ensemble
 // the release states (b), which must be the one the ledger is bound to:
 // every parameter both state must agree, and the release must state its
-// ensemble (Binding.Stated); a *BindingError otherwise. A label that the
+// ensemble (Binding.Stated); a *bindingError otherwise. A label that the
 // ledger's filter cannot compose is refused (filterAccepts), a
 // *FilterError, even when the teachers' cap frees every release: the
 // ledger's totals are its filter's. On a ledger that gives analysts
@@ -59,10 +59,10 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 		return err
 	}
 	if d := bound.Diff(b); len(d) > 0 {
-		return &BindingError{Path: l.path, Ledger: bound, Diffs: d}
+		return &bindingError{Path: l.path, Ledger: bound, Diffs: d}
 	}
 	if !b.Stated() {
-		return &BindingError{Path: l.path, Ledger: bound, Unstated: true}
+		return &bindingError{Path: l.path, Ledger: bound, Unstated: true}
 	}
 	useEnd := 0
 	var charge *accountant.Charge

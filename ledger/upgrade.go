@@ -51,7 +51,7 @@ func bindUpgrade(path string, h *Header, b provenance.Binding) error {
 		return fmt.Errorf("ledger upgrade: %w", err)
 	}
 	if d := own.Diff(b); len(d) > 0 {
-		return &BindingError{Path: path, Ledger: own, Diffs: d}
+		return &bindingError{Path: path, Ledger: own, Diffs: d}
 	}
 	return nil
 }
@@ -132,7 +132,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	}
 	file, ok := s.(*fileStore)
 	if !ok {
-		return res, &VersionError{Path: path, Version: old.version}
+		return res, &versionError{Path: path, Version: old.version}
 	}
 	f := file.f
 

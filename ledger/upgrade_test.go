@@ -109,13 +109,13 @@ func TestUpgrade(t *testing.T) {
 	recordOld(t, Options{}, h, path, lines, head)
 	other := Options{StateDir: t.TempDir()}
 	recordOld(t, other, h, path, lines-1, "an older line")
-	var ve *VersionError
+	var ve *versionError
 	if err := openErr(path, Options{}); !errors.As(err, &ve) || ve.Version != 3 || !strings.Contains(err.Error(), "darrm ledger upgrade "+path) {
 		t.Fatalf("a run on version 3: %v", err)
 	}
 	other3 := own
 	other3.K = 9
-	var be *BindingError
+	var be *bindingError
 	if _, err := book.Upgrade(ctx, path, other3, false); !errors.As(err, &be) {
 		t.Errorf("upgrade contradicting the binding: %v", err)
 	}
@@ -256,7 +256,7 @@ func TestOldVersionsRefused(t *testing.T) {
 		h.Version = v
 		raw, _ := json.Marshal(h)
 		os.WriteFile(path, []byte(`{"header":`+string(raw)+`,"sha256":"x"}`+"\n"), 0o644)
-		var ve *VersionError
+		var ve *versionError
 		if _, err := book.readOnly(ctx, path); !errors.As(err, &ve) || !strings.Contains(err.Error(), "no longer reads") {
 			t.Errorf("version %d read: %v", v, err)
 		}

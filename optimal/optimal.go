@@ -179,7 +179,7 @@ func solveM1(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
-	m, err := gamma.Measure(sub, coeffs, nil)
+	m, err := sub.Measure(coeffs, nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
@@ -414,14 +414,14 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 // measure completes r, whose Gamma is before as certification left it:
 // the factor certification applied (Scale) and the exhaustive pass it
 // cost when it changed gamma, the utility and the surrogate error
-// (gamma.Measure), the upper bound ub (at least the utility) and the gap,
+// (gamma.Gamma.Measure), the upper bound ub (at least the utility) and the gap,
 // and the time since start.
 func (r *Result) measure(before gamma.Gamma, coeffs []float64, ub float64, start time.Time) error {
 	r.Scale = scaleOf(before, r.Gamma)
 	if !slices.Equal(before, r.Gamma) {
 		r.Passes++
 	}
-	m, err := gamma.Measure(r.Gamma, coeffs, nil)
+	m, err := r.Gamma.Measure(coeffs, nil)
 	if err != nil {
 		return err
 	}

@@ -89,7 +89,7 @@ type AccountResult struct {
 	Teachers int
 	Classes  int
 	// Abstain says that the votes were read with abstaining teachers
-	// allowed (votefile.MayAbstain: class labels, of which -1 is a teacher
+	// allowed (votefile.Reader.MayAbstain: class labels, of which -1 is a teacher
 	// that did not vote, or counts under a stated K), or that the labels'
 	// header says the release read them so: the account is then over
 	// neighbours that differ by one vote added, removed or moved, not
@@ -163,7 +163,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		return nil, err
 	}
 	out := &AccountResult{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil, Binding: b,
-		Abstain: votefile.MayAbstain(in) || (opts.Labels != nil && opts.Labels.Meta() != nil && opts.Labels.Meta().Abstain)}
+		Abstain: in.MayAbstain() || (opts.Labels != nil && opts.Labels.Meta() != nil && opts.Labels.Meta().Abstain)}
 	if err := checkLabels(in, opts); err != nil {
 		return nil, err
 	}

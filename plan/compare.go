@@ -89,7 +89,7 @@ type Compared struct {
 
 // CompareAtTotals plans each candidate for budget over queries
 // (EqualTotals) and measures the noise function of each that fits at its
-// plan's parameters (gamma.Measure, under the prior's coefficients and the
+// plan's parameters (gamma.Gamma.Measure, under the prior's coefficients and the
 // actual distributions).
 func CompareAtTotals(ctx context.Context, cs []Candidate, budget accountant.Budget, queries int, coeffs []float64, actuals []gamma.Actual) ([]Compared, error) {
 	rs := make([]Request, len(cs))
@@ -110,7 +110,7 @@ func CompareAtTotals(ctx context.Context, cs []Candidate, budget accountant.Budg
 		if err != nil {
 			return nil, err
 		}
-		if out[i].Measurement, err = gamma.Measure(g, coeffs, actuals); err != nil {
+		if out[i].Measurement, err = g.Measure(coeffs, actuals); err != nil {
 			return nil, err
 		}
 	}

@@ -45,7 +45,7 @@ type Request struct {
 	Share float64
 	// RRGamma has darrm-one-vote sample randomized response's largest
 	// constant gamma of each problem instead of its own
-	// (gamma.OneVoteRRBaseline).
+	// (gamma.RRBaseline).
 	RRGamma bool
 	// Queries is the number of queries a plan of parameters fits to the
 	// budget (Make, Compare); 0 has Make count what the budget buys at
@@ -138,7 +138,7 @@ func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error
 	case ensemble.OneVoteDaRRM:
 		g.Gamma = named(g.Gamma)
 		if r.RRGamma {
-			b, err := gamma.OneVoteRRBaseline(constraints.NewOneVote(r.K, g.Eps, g.Delta))
+			b, err := gamma.RRBaseline(constraints.NewOneVote(r.K, g.Eps, g.Delta), 0, 0)
 			if err != nil {
 				return nil, "", err
 			}

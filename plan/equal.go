@@ -62,7 +62,7 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 // GNMax on two classes with discrete noise,
 // as darrm aggregate --classes 2 releases it, and randomized response on
 // the majority, which is darrm-one-vote releasing RR's constant gamma
-// (gamma.OneVoteRRBaseline), the largest constant gamma of the relation.
+// (gamma.RRBaseline), the largest constant gamma of the relation.
 // Each is pure at the per-query delta 0 but GNMax, whose per-query delta
 // is delta (> 0: Gaussian noise is not pure DP).
 func oneVote(base Request, k int, delta float64, src optimal.Source) []Request {

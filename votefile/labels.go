@@ -54,7 +54,7 @@ type LabelMeta struct {
 	Ensemble string         `json:"ensemble,omitempty"`
 	Teachers *LabelTeachers `json:"teachers,omitempty"`
 	// Abstain is true when the votes were read with abstaining teachers
-	// allowed (MayAbstain): class labels, of which -1 is a teacher that
+	// allowed (Reader.MayAbstain): class labels, of which -1 is a teacher that
 	// did not vote, or counts under a stated K that may sum to fewer.
 	// The header is written before the votes are read, so it records
 	// that abstentions were allowed; the release's summary counts those
@@ -103,32 +103,6 @@ type LabelTotal struct {
 type LabelTeachers struct {
 	Eps   float64 `json:"eps"`
 	Delta float64 `json:"Delta"`
-}
-
-// MayAbstain reports whether in reads votes with abstaining teachers
-// allowed (classReader.MayAbstain); 0/1 votes have none.
-func MayAbstain(in Reader) bool {
-	c, ok := asClasses(in)
-	return ok && c.MayAbstain()
-}
-
-// Abstained returns the votes not cast in the queries in has read
-// (classReader.Abstained); 0 for 0/1 votes.
-func Abstained(in Reader) int64 {
-	if c, ok := asClasses(in); ok {
-		return c.Abstained()
-	}
-	return 0
-}
-
-// asClasses returns the reader of votes of C classes that in is, or that
-// the File in reads with.
-func asClasses(in Reader) (*classReader, bool) {
-	if f, ok := in.(*File); ok {
-		in = f.Reader
-	}
-	c, ok := in.(*classReader)
-	return c, ok
 }
 
 // HeaderLine returns the header's line in a label file, "# " and the JSON

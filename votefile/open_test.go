@@ -73,7 +73,7 @@ func TestOpenMayAbstain(t *testing.T) {
 	}
 	for f.Next() {
 	}
-	if f.Err() != nil || !MayAbstain(f) || Abstained(f) != 1 {
-		t.Errorf("MayAbstain %v, Abstained %d (%v): want true, 1", MayAbstain(f), Abstained(f), f.Err())
+	if f.Err() != nil || !f.MayAbstain() || f.Abstained() != 1 {
+		t.Errorf("MayAbstain %v, Abstained %d (%v): want true, 1", f.MayAbstain(), f.Abstained(), f.Err())
 	}
 }

@@ -65,6 +65,12 @@ type Reader interface {
 	Format() Format
 	HasHeader() bool
 	HasID() bool
+	// MayAbstain reports whether a row may lack votes (class labels, of
+	// which -1 is a teacher that did not vote, or counts under a stated K
+	// that may sum to fewer); Abstained returns the votes not cast in the
+	// queries read so far. 0/1 votes have none.
+	MayAbstain() bool
+	Abstained() int64
 }
 
 var (

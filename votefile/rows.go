@@ -101,6 +101,12 @@ func (r *twoClassRows) votes() {
 // Input returns TwoClass: the rows hold 0/1 votes.
 func (r *twoClassRows) Input() Input { return TwoClass }
 
+// MayAbstain reports false: every teacher casts a 0/1 vote.
+func (r *twoClassRows) MayAbstain() bool { return false }
+
+// Abstained returns 0: every teacher casts a 0/1 vote.
+func (r *twoClassRows) Abstained() int64 { return 0 }
+
 // rowBytes reads rows of ints as the values of a little-endian int64
 // NumPy array in C order, the bytes an npyArray decodes.
 type rowBytes struct {

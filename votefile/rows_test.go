@@ -66,8 +66,8 @@ func TestReadRowsAsFile(t *testing.T) {
 			if mem.K() != file.K() || mem.Classes() != file.Classes() || mem.Layout() != file.Layout() || mem.Meta() == nil {
 				t.Errorf("K %d, %d classes, layout %v; the file's %d, %d, %v", mem.K(), mem.Classes(), mem.Layout(), file.K(), file.Classes(), file.Layout())
 			}
-			if MayAbstain(mem) != tc.abstain || MayAbstain(file) != tc.abstain {
-				t.Errorf("abstentions allowed %v (file %v), want %v", MayAbstain(mem), MayAbstain(file), tc.abstain)
+			if mem.MayAbstain() != tc.abstain || file.MayAbstain() != tc.abstain {
+				t.Errorf("abstentions allowed %v (file %v), want %v", mem.MayAbstain(), file.MayAbstain(), tc.abstain)
 			}
 			n := 0
 			for mem.Next() {
@@ -83,8 +83,8 @@ func TestReadRowsAsFile(t *testing.T) {
 			if mem.Err() != nil || file.Next() || n != len(tc.rows) {
 				t.Errorf("%d queries, %v; want %d", n, mem.Err(), len(tc.rows))
 			}
-			if Abstained(mem) != Abstained(file) {
-				t.Errorf("abstained %d, the file's %d", Abstained(mem), Abstained(file))
+			if mem.Abstained() != file.Abstained() {
+				t.Errorf("abstained %d, the file's %d", mem.Abstained(), file.Abstained())
 			}
 		})
 	}

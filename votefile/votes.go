@@ -314,6 +314,12 @@ func (r *voteReader) HasID() bool { return r.hasID }
 // BytesRead returns the number of bytes consumed so far.
 func (r *voteReader) BytesRead() int64 { return r.bytes }
 
+// MayAbstain reports false: every teacher casts a 0/1 vote.
+func (r *voteReader) MayAbstain() bool { return false }
+
+// Abstained returns 0: every teacher casts a 0/1 vote.
+func (r *voteReader) Abstained() int64 { return 0 }
+
 // Err returns the error that stopped Next, or nil at the end of the file.
 func (r *voteReader) Err() error { return r.err }
 

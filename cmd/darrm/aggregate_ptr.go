@@ -77,7 +77,7 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 	if err != nil {
 		return ensemble.Released{}, nil, err
 	}
-	opts := pate.PTROptions{Budget: budget, Queries: f.MaxQueries, Abstain: votefile.MayAbstain(in)}
+	opts := pate.PTROptions{Budget: budget, Queries: f.MaxQueries, Abstain: in.MayAbstain()}
 	done, r, err := pate.ReleasePTR(cmd.Context(), spec, counts, opts)
 	switch {
 	case errors.Is(err, ensemble.ErrTestFailed):

@@ -6,22 +6,12 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/decimal"
 )
 
 // The baselines solve --compare sets beside gamma_opt: gamma.Baselines,
-// and randomized response's with the composition of --rr-composition.
-
-// rrBaseline returns randomized response's constant gamma at problem p,
-// the last of the baselines: gamma.RRBaseline by composition comp with
-// slack deltaPrime, or gamma.OneVoteRRBaseline in the one-vote relation.
-func rrBaseline(p constraints.Problem, comp accountant.Method, deltaPrime float64) (gamma.Baseline, error) {
-	if p.Relation == accountant.OneVote {
-		return gamma.OneVoteRRBaseline(p)
-	}
-	return gamma.RRBaseline(p, comp, deltaPrime)
-}
+// and randomized response's (gamma.RRBaseline) with the composition of
+// --rr-composition.
 
 // omittedBaselines returns the baselines that solve --compare leaves out at
 // problem p, each with the reason: gamma_DSub unless the teachers and the

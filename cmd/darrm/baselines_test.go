@@ -29,7 +29,7 @@ func TestRRBaseline(t *testing.T) {
 		{"pure teachers, delta > 0", constraints.Problem{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-6}, autoRR, 1e-5, "simple"},
 		{"RR composition given", constraints.New(11, 3, 0.1, 1e-5), rrMethod{Method: accountant.Optimal}, 1e-6, "optimal"},
 	} {
-		rr, err := rrBaseline(tc.p, tc.rr.For(tc.p.Delta), tc.dp)
+		rr, err := gamma.RRBaseline(tc.p, tc.rr.For(tc.p.Delta), tc.dp)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
@@ -42,7 +42,7 @@ func TestRRBaseline(t *testing.T) {
 			t.Errorf("%s: RR is not private: %v %v", tc.name, cert.Status, err)
 		}
 	}
-	_, err := rrBaseline(constraints.New(11, 3, 0.1, 1e-5), accountant.General, 0)
+	_, err := gamma.RRBaseline(constraints.New(11, 3, 0.1, 1e-5), accountant.General, 0)
 	if pe := (*accountant.ParamError)(nil); !errors.As(err, &pe) {
 		t.Errorf("RR slack out of range: %v, want a parameter error", err)
 	}
@@ -54,7 +54,7 @@ func TestRRBaseline(t *testing.T) {
 func TestOneVoteBaselines(t *testing.T) {
 	ctx := context.Background()
 	for _, p := range []constraints.Problem{constraints.NewOneVote(11, 0.3, 1e-5), constraints.NewOneVote(101, 0.1, 0), constraints.NewOneVote(51, 1, 1e-3)} {
-		b, err := rrBaseline(p, accountant.General, 0)
+		b, err := gamma.RRBaseline(p, accountant.General, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestOneVoteBaselines(t *testing.T) {
 		if err != nil || cert.Status != gamma.Certified {
 			t.Errorf("%+v: %s is %v (%v), max f / budget %.17g", p, b.Name, cert.Status, err, cert.Ratio)
 		}
-		if !slices.Equal(b.Gamma, gamma.Realised(b.Gamma)) {
+		if !slices.Equal(b.Gamma, b.Gamma.Realised()) {
 			t.Errorf("%+v: %s is not on the sampling grid", p, b.Name)
 		}
 		if rr := b.Gamma[0]; b.Name != "rr" || math.Abs(rr*(1+p.E())/p.Budget()-1) > 1e-13 {

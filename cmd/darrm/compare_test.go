@@ -12,7 +12,7 @@ import (
 )
 
 // TestCompare: gamma_opt's errors and each baseline's evaluation are those
-// of gamma.Measure and gamma.Verify, in the baselines' order; a baseline
+// of gamma.Gamma.Measure and gamma.Verify, in the baselines' order; a baseline
 // that cannot be certified is named.
 func TestCompare(t *testing.T) {
 	ctx := context.Background()
@@ -21,7 +21,7 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := rrBaseline(p, autoRR.For(p.Delta), 1e-5)
+	rr, err := gamma.RRBaseline(p, autoRR.For(p.Delta), 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,13 +52,13 @@ func TestCompare(t *testing.T) {
 			}
 			continue
 		}
-		want, _ := gamma.Measure(opt, coeffs, actuals)
+		want, _ := opt.Measure(coeffs, actuals)
 		if err != nil || len(errs) != 2 || !slices.Equal(errs, want.Errors) || len(evs) != len(tc.bases) {
 			t.Fatalf("%s: %v, %d evaluations (%v)", tc.name, errs, len(evs), err)
 		}
 		for i, b := range tc.bases {
 			cert, _ := gamma.Verify(ctx, p, b.Gamma, gamma.VerifyOptions{Workers: 1})
-			m, _ := gamma.Measure(b.Gamma, coeffs, actuals)
+			m, _ := b.Gamma.Measure(coeffs, actuals)
 			if evs[i].Utility != m.Utility || evs[i].Certificate.Status != cert.Status || !slices.Equal(evs[i].Errors, m.Errors) {
 				t.Errorf("%s: %s evaluated %+v, want %+v and %+v", tc.name, b.Name, evs[i], cert, m)
 			}

@@ -158,7 +158,7 @@ func simulateAtTotals(ctx context.Context, rs []plan.Request, budget accountant.
 	for j, s := range res {
 		r := &out[at[j]]
 		r.Agree, r.Agreement, r.Lo, r.Hi, r.Exact = s.Agree, s.Rate, s.Lo, s.Hi, s.Exact
-		if r.LabelOne, err = gamma.LabelOne(aggs[j].Gamma(), p); err != nil {
+		if r.LabelOne, err = aggs[j].Gamma().LabelOne(p); err != nil {
 			return nil, err
 		}
 	}

@@ -67,8 +67,6 @@ func TestExplain(t *testing.T) {
 		{"teachers", &provenance.TeachersError{Field: "K"}, exitUsage, (&provenance.TeachersError{Field: "K"}).Error()},
 		{"ledger corrupt", &ledger.CorruptError{Path: "l", Line: 2}, exitUsage, (&ledger.CorruptError{Path: "l", Line: 2}).Error()},
 		{"not a ledger", &ledger.NotLedgerError{Path: "l", Reason: "a directory"}, exitUsage, "ledger l: a directory"},
-		{"ledger version", &ledger.VersionError{Path: "l", Version: 9}, exitUsage, (&ledger.VersionError{Path: "l", Version: 9}).Error()},
-		{"ledger binding", &ledger.BindingError{Path: "l"}, exitUsage, (&ledger.BindingError{Path: "l"}).Error()},
 		{"record", &ledger.RecordError{Path: "l"}, exitUsage, (&ledger.RecordError{Path: "l"}).Error()},
 
 		// darrm's own state that is damaged is a failure, not the user's input.

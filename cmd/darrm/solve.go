@@ -117,7 +117,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 }
 
 // baselines parses the flags of --compare and builds the baselines
-// (gamma.Baselines, then rrBaseline).
+// (gamma.Baselines, then gamma.RRBaseline).
 func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.Actual, []gamma.Baseline, error) {
 	actuals := make([]gamma.Actual, len(f.Actual))
 	for i, s := range f.Actual {
@@ -140,7 +140,7 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.
 	if err != nil {
 		return nil, nil, cli.AsUsage(err)
 	}
-	rr, err := rrBaseline(p.Problem, f.RRComp.For(p.Delta), f.RRDelta)
+	rr, err := gamma.RRBaseline(p.Problem, f.RRComp.For(p.Delta), f.RRDelta)
 	if err != nil {
 		return nil, nil, cli.Usagef("RR with --rr-composition %v: %v", f.RRComp.For(p.Delta), err)
 	}
@@ -149,10 +149,10 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.
 
 // compare evaluates the comparison of gamma_opt, opt, with its baselines
 // at problem p: opt's true expected error under each actual distribution
-// (gamma.Measure), and each baseline certified (gamma.Verify) and measured,
+// (gamma.Gamma.Measure), and each baseline certified (gamma.Verify) and measured,
 // in the order of bases.
 func compare(ctx context.Context, p constraints.Problem, opt gamma.Gamma, bases []gamma.Baseline, coeffs []float64, actuals []gamma.Actual, workers int) ([]gamma.ErrorEstimate, []report.Evaluation, error) {
-	m, err := gamma.Measure(opt, coeffs, actuals)
+	m, err := opt.Measure(coeffs, actuals)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,7 +162,7 @@ func compare(ctx context.Context, p constraints.Problem, opt gamma.Gamma, bases 
 		if err != nil {
 			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
 		}
-		bm, err := gamma.Measure(b.Gamma, coeffs, actuals)
+		bm, err := b.Gamma.Measure(coeffs, actuals)
 		if err != nil {
 			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
 		}

@@ -451,7 +451,7 @@ func crossover(name string, perQuery accountant.Guarantee, c, shared *accountant
 
 // capFrom returns the least number of queries Q at which the cap c is the
 // tighter total of Q releases each per-query-DP (their general
-// composition, accountant.CapTotal), 0 when c is nil. The composition
+// composition, accountant.Cap.Total), 0 when c is nil. The composition
 // grows with Q, so the answer is found by doubling, then bisection
 // (roots.Last).
 func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
@@ -463,7 +463,7 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 		if err != nil {
 			return false, err
 		}
-		_, b := accountant.CapTotal(comp, c)
+		_, b := c.Total(comp)
 		return b == accountant.TeachersBound, nil
 	}
 	// The last Q at which the composition is the tighter total: Q = 0

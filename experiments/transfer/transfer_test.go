@@ -97,7 +97,7 @@ func TestRunSynthetic(t *testing.T) {
 			// most optimal composition of their guarantee, below it from
 			// Q = 2 on.
 			opt, _ := accountant.Compose(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, accountant.Optimal, DeltaPrime)
-			if total, bound := accountant.CapTotal(comp, c); !nonPrivate(r.Mechanism) && (r.TotalEps != total.Eps || r.TotalDelta != total.Delta || r.TotalBound != bound || r.TotalMethod != "general") {
+			if total, bound := c.Total(comp); !nonPrivate(r.Mechanism) && (r.TotalEps != total.Eps || r.TotalDelta != total.Delta || r.TotalBound != bound || r.TotalMethod != "general") {
 				t.Errorf("%v %s Q=%d: total (%v, %v) by %s (%v); want %v by %v", setting, r.Mechanism, r.Queries, r.TotalEps, r.TotalDelta, r.TotalMethod, r.TotalBound, total, bound)
 			}
 			if nonPrivate(r.Mechanism) && (r.Queries > 1 && r.TotalMethod != "exact" || r.TotalBound != accountant.QueriesBound || r.TotalDelta != comp.Delta || r.TotalEps > opt.Eps || r.Queries > 1 && !(r.TotalEps < opt.Eps)) {
@@ -140,7 +140,7 @@ func TestRunSynthetic(t *testing.T) {
 			wantPays, wantShared := c.CapFrom-1, 0
 			for q := 1; q < 100; q++ {
 				comp, _ := accountant.Compose(accountant.Guarantee{Eps: 0.30000000000000004, Delta: 3 * TeacherDelta}, q, accountant.General, DeltaPrime)
-				if _, b := accountant.CapTotal(comp, &sharedCap); b == accountant.QueriesBound {
+				if _, b := sharedCap.Total(comp); b == accountant.QueriesBound {
 					wantShared = q
 				}
 			}
@@ -165,7 +165,7 @@ func TestRunSynthetic(t *testing.T) {
 					continue
 				}
 				comp, _ := accountant.Compose(perQuery, q, accountant.General, DeltaPrime)
-				if _, got := accountant.CapTotal(comp, out.Cap); got != want {
+				if _, got := out.Cap.Total(comp); got != want {
 					t.Errorf("%v %s: crossover %d, but at Q = %d the total is by %v", setting, c.Mechanism, c.CapFrom, q, got)
 				}
 			}

@@ -538,17 +538,17 @@ func TestFiles(t *testing.T) {
 		{missing, true, ""},
 		{dir, true, ""},
 	} {
-		r, err := OpenInput(strings.NewReader("stdin"), tc.name)
+		r, err := OpenInputContext(context.Background(), strings.NewReader("stdin"), tc.name)
 		if tc.usage {
 			if !IsUsage(err) {
-				t.Errorf("OpenInput(%s): %v, want a usage error", tc.name, err)
+				t.Errorf("OpenInputContext(%s): %v, want a usage error", tc.name, err)
 			}
 			continue
 		}
 		b, _ := io.ReadAll(r)
 		r.Close()
 		if err != nil || string(b) != tc.text {
-			t.Errorf("OpenInput(%s): %q, %v", tc.name, b, err)
+			t.Errorf("OpenInputContext(%s): %q, %v", tc.name, b, err)
 		}
 	}
 	for _, tc := range []struct {
@@ -574,20 +574,6 @@ func TestFiles(t *testing.T) {
 	}
 	if InputArg(nil) != Std || InputArg([]string{file}) != file {
 		t.Error("InputArg")
-	}
-	for _, tc := range []struct {
-		a, b string
-		same bool
-	}{
-		{file, file, true},
-		{file, filepath.Join(dir, ".", "a.json"), true},
-		{file, missing, false},
-		{Std, Std, false},
-		{file, "", false},
-	} {
-		if SameFile(tc.a, tc.b) != tc.same {
-			t.Errorf("SameFile(%q, %q) = %t", tc.a, tc.b, !tc.same)
-		}
 	}
 }
 

@@ -17,12 +17,6 @@ import (
 // Std is the name that stands for standard input or output.
 const Std = "-"
 
-// OpenInput opens the named file, or stdin for Std (OpenInputContext with
-// no end).
-func OpenInput(stdin io.Reader, name string) (io.ReadCloser, error) {
-	return OpenInputContext(context.Background(), stdin, name)
-}
-
 // OpenInputContext opens the named file, or stdin for Std. A file that
 // cannot be opened, or a directory, is a usage error "NAME: reason" (a
 // caller may put the flag or argument that named it before it); for a
@@ -379,17 +373,6 @@ func ancestors(dir string) []folder {
 		}
 		d = up
 	}
-}
-
-// SameFile reports whether the files named a and b exist and are the same
-// file; standard input and output are no file.
-func SameFile(a, b string) bool {
-	if a == Std || IsStdout(b) {
-		return false
-	}
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // IsStdoutFile reports whether path names the file that stdout writes to

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -114,10 +115,10 @@ func TestMissingFiles(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "out"), 0o755)
 	os.WriteFile(filepath.Join(dir, "votes.csv"), nil, 0o644)
-	_, err := OpenInput(nil, filepath.Join(dir, "votes.cvs"))
+	_, err := OpenInputContext(context.Background(), nil, filepath.Join(dir, "votes.cvs"))
 	want := filepath.Join(dir, "votes.cvs") + ": no such file or directory; did you mean " + filepath.Join(dir, "votes.csv") + "?"
 	if !IsUsage(err) || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("OpenInput of a mistyped name: %v, want %q", err, want)
+		t.Errorf("OpenInputContext of a mistyped name: %v, want %q", err, want)
 	}
 	for _, tc := range []struct{ path, want string }{
 		{filepath.Join(dir, "otu", "l.csv"), "--out " + filepath.Join(dir, "otu", "l.csv") + ": folder " + filepath.Join(dir, "otu") + " does not exist (create it first); did you mean " + filepath.Join(dir, "out") + "?"},

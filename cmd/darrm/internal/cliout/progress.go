@@ -135,44 +135,36 @@ func (p *Progress) terminal() bool {
 
 // Set moves the indicator to n units done.
 func (p *Progress) Set(n int64) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.done = n
-	if p.terminal() {
-		_ = p.bar.Set64(n)
-	}
+	p.locked(func() { p.done = n }, func(b *progressbar.ProgressBar) { _ = b.Set64(n) })
 }
 
 // Update moves the indicator to done of total units, for work whose total
 // is known only once it runs.
 func (p *Progress) Update(done, total int64) {
-	if p == nil {
-		return
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.done, p.total = done, total
-	if p.bar != nil {
-		p.bar.ChangeMax64(total)
-	}
-	if p.terminal() {
-		_ = p.bar.Set64(done)
-	}
+	p.locked(func() {
+		p.done, p.total = done, total
+		if p.bar != nil {
+			p.bar.ChangeMax64(total)
+		}
+	}, func(b *progressbar.ProgressBar) { _ = b.Set64(done) })
 }
 
 // Describe replaces the text that says what the work is doing.
 func (p *Progress) Describe(s string) {
+	p.locked(func() { p.description = s }, func(b *progressbar.ProgressBar) { b.Describe(s) })
+}
+
+// locked runs set with p.mu held, then draw on the terminal's bar once
+// there is one (terminal); a nil p does nothing.
+func (p *Progress) locked(set func(), draw func(*progressbar.ProgressBar)) {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.description = s
+	set()
 	if p.terminal() {
-		p.bar.Describe(s)
+		draw(p.bar)
 	}
 }
 

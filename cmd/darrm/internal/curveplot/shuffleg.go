@@ -200,69 +200,50 @@ func shufflegRow(r *shuffleexp.Report, differs shufflegDiffers) string {
 	return shufflegData(r) + "; " + s
 }
 
-// shufflegDiffers says which settings of the reports differ.
-type shufflegDiffers struct{ eps, delta, order, p, epochs, runs bool }
+// shufflegDiffers says which of a report's settings (shufflegSettings)
+// differ across the reports.
+type shufflegDiffers [6]bool
+
+// shufflegSettings are r's settings other than its dataset and task, in the
+// order a title states them (ε, δ, order, p, epochs, runs): their values,
+// and each in words.
+func shufflegSettings(r *shuffleexp.Report) ([6]any, [6]string) {
+	return [6]any{r.Eps, r.Delta, r.Order, r.Fraction, r.Epochs, r.Runs},
+		[6]string{"ε = " + figure.Num(r.Eps), "δ = " + figure.Num(r.Delta), strings.ToUpper(r.Order) + " order",
+			fmt.Sprintf("p = %g", r.Fraction), fmt.Sprintf("%d epochs", r.Epochs), fmt.Sprintf("%d runs", r.Runs)}
+}
 
 // shufflegSetting states r's settings that differ across the reports (ε
 // only if withEps).
 func shufflegSetting(r *shuffleexp.Report, d shufflegDiffers, withEps bool) string {
+	_, texts := shufflegSettings(r)
 	var parts []string
-	if withEps && d.eps {
-		parts = append(parts, "ε = "+figure.Num(r.Eps))
-	}
-	if d.delta {
-		parts = append(parts, "δ = "+figure.Num(r.Delta))
-	}
-	if d.order {
-		parts = append(parts, strings.ToUpper(r.Order)+" order")
-	}
-	if d.p {
-		parts = append(parts, fmt.Sprintf("p = %g", r.Fraction))
-	}
-	if d.epochs {
-		parts = append(parts, fmt.Sprintf("%d epochs", r.Epochs))
-	}
-	if d.runs {
-		parts = append(parts, fmt.Sprintf("%d runs", r.Runs))
+	for i, t := range texts {
+		if d[i] && (withEps || i > 0) {
+			parts = append(parts, t)
+		}
 	}
 	return strings.Join(parts, ", ")
 }
 
 // shufflegCommon states what every report shares, and says what differs.
 func shufflegCommon(reports []shuffleexp.Report) (string, shufflegDiffers) {
-	r0 := &reports[0]
+	if len(reports) == 1 {
+		return "", shufflegDiffers{true, true, true, true, true, true}
+	}
+	keys0, texts0 := shufflegSettings(&reports[0])
 	var d shufflegDiffers
 	for i := range reports[1:] {
-		r := &reports[i+1]
-		d.eps = d.eps || r.Eps != r0.Eps
-		d.delta = d.delta || r.Delta != r0.Delta
-		d.order = d.order || r.Order != r0.Order
-		d.p = d.p || r.Fraction != r0.Fraction
-		d.epochs = d.epochs || r.Epochs != r0.Epochs
-		d.runs = d.runs || r.Runs != r0.Runs
-	}
-	if len(reports) == 1 {
-		d = shufflegDiffers{eps: true, delta: true, order: true, p: true, epochs: true, runs: true}
-		return "", d
+		keys, _ := shufflegSettings(&reports[i+1])
+		for j := range keys {
+			d[j] = d[j] || keys[j] != keys0[j]
+		}
 	}
 	var parts []string
-	if !d.eps {
-		parts = append(parts, "ε = "+figure.Num(r0.Eps))
-	}
-	if !d.delta {
-		parts = append(parts, "δ = "+figure.Num(r0.Delta))
-	}
-	if !d.order {
-		parts = append(parts, strings.ToUpper(r0.Order)+" order")
-	}
-	if !d.p {
-		parts = append(parts, fmt.Sprintf("p = %g", r0.Fraction))
-	}
-	if !d.epochs {
-		parts = append(parts, fmt.Sprintf("%d epochs", r0.Epochs))
-	}
-	if !d.runs {
-		parts = append(parts, fmt.Sprintf("%d runs", r0.Runs))
+	for i, t := range texts0 {
+		if !d[i] {
+			parts = append(parts, t)
+		}
 	}
 	return strings.Join(parts, ", "), d
 }

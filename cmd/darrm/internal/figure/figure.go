@@ -217,7 +217,7 @@ func (f *Figure) legendLines(width vg.Length) [][]Entry {
 	}
 	for _, e := range f.Legend {
 		if len(e.Thumbs) == 0 {
-			for _, l := range wrap(sty, e.Label, width) {
+			for _, l := range wrapAt(sty, e.Label, width, false) {
 				lines = append(lines, []Entry{{Label: l}})
 			}
 		}
@@ -234,12 +234,6 @@ func wrapLines(sty text.Style, txt string, width vg.Length) string {
 		out = append(out, wrapAt(sty, l, width, true)...)
 	}
 	return strings.Join(out, "\n")
-}
-
-// wrap breaks txt, a sentence of a legend, into lines no wider than width
-// in sty, at spaces but never beside a relation or an operator (wrapAt).
-func wrap(sty text.Style, txt string, width vg.Length) []string {
-	return wrapAt(sty, txt, width, false)
 }
 
 // operators are the words that a line must not end or start with: "m·ε
@@ -520,13 +514,13 @@ func (c *cell) measure() {
 	p := c.p
 	xt := p.X.Tick.Marker.Ticks(p.X.Min, p.X.Max)
 	yt := p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max)
-	c.bottom = majorTick + tickPad + labelsHeight(p.X.Tick.Label, xt)
+	c.bottom = majorTick + tickPad + labelsSize(p.X.Tick.Label, xt, textHeight)
 	if p.X.Label.Text != "" {
 		c.bottom += labelPad + textHeight(p.X.Label.TextStyle, p.X.Label.Text)
 	}
 	c.left = majorTick
 	if c.yLabels {
-		c.left += tickPad + labelsWidth(p.Y.Tick.Label, yt)
+		c.left += tickPad + labelsSize(p.Y.Tick.Label, yt, text.Style.Width)
 		if p.Y.Label.Text != "" {
 			c.left += labelPad + textHeight(p.Y.Label.TextStyle, p.Y.Label.Text)
 		}
@@ -548,24 +542,16 @@ func (c *cell) measure() {
 	}
 }
 
-func labelsHeight(sty text.Style, ticks []plot.Tick) vg.Length {
-	var h vg.Length
+// labelsSize is the largest size of the ticks' labels in sty, measured
+// by size: textHeight, or text.Style.Width.
+func labelsSize(sty text.Style, ticks []plot.Tick, size func(text.Style, string) vg.Length) vg.Length {
+	var n vg.Length
 	for _, t := range ticks {
 		if t.Label != "" {
-			h = max(h, textHeight(sty, t.Label))
+			n = max(n, size(sty, t.Label))
 		}
 	}
-	return h
-}
-
-func labelsWidth(sty text.Style, ticks []plot.Tick) vg.Length {
-	var w vg.Length
-	for _, t := range ticks {
-		if t.Label != "" {
-			w = max(w, sty.Width(t.Label))
-		}
-	}
-	return w
+	return n
 }
 
 // Breaker is a y scale with a gap (BrokenScale): Figure draws break marks
@@ -605,7 +591,7 @@ func (c *cell) draw(dc draw.Canvas, area vg.Rectangle, rowTop vg.Length) {
 	if p.X.Label.Text != "" {
 		ls := p.X.Label.TextStyle
 		ls.XAlign, ls.YAlign = draw.XCenter, draw.YTop
-		y := area.Min.Y - majorTick - tickPad - labelsHeight(p.X.Tick.Label, xt) - labelPad
+		y := area.Min.Y - majorTick - tickPad - labelsSize(p.X.Tick.Label, xt, textHeight) - labelPad
 		dc.FillText(ls, vg.Point{X: (area.Min.X + area.Max.X) / 2, Y: y}, p.X.Label.Text)
 	}
 	ysty := p.Y.Tick.Label
@@ -621,7 +607,7 @@ func (c *cell) draw(dc draw.Canvas, area vg.Rectangle, rowTop vg.Length) {
 		ls := p.Y.Label.TextStyle
 		ls.XAlign, ls.YAlign = draw.XCenter, draw.YBottom
 		ls.Rotation = math.Pi / 2
-		x := area.Min.X - majorTick - tickPad - labelsWidth(p.Y.Tick.Label, yt) - labelPad
+		x := area.Min.X - majorTick - tickPad - labelsSize(p.Y.Tick.Label, yt, text.Style.Width) - labelPad
 		dc.FillText(ls, vg.Point{X: x, Y: (area.Min.Y + area.Max.Y) / 2}, p.Y.Label.Text)
 	}
 

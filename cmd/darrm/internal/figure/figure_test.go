@@ -22,6 +22,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
 )
 
 func TestRuns(t *testing.T) {
@@ -185,12 +186,12 @@ func TestWrap(t *testing.T) {
 	sty := style(8)
 	txt := "Exactly at the privacy budget, as their proofs have it: γ_{Sub} (Lemma 3.4.1) in every panel."
 	w := sty.Width(txt) / 2.5
-	lines := wrap(sty, txt, w)
+	lines := wrapAt(sty, txt, w, false)
 	if len(lines) < 3 || strings.Join(lines, " ") != txt {
 		t.Errorf("wrap to %v: %q", w, lines)
 	}
 	for f := 0.2; f < 1; f += 0.02 {
-		for _, l := range wrap(sty, txt, sty.Width(txt)*vg.Length(f)) {
+		for _, l := range wrapAt(sty, txt, sty.Width(txt)*vg.Length(f), false) {
 			if strings.HasSuffix(l, "Lemma") {
 				t.Errorf("width %.2f: a line ends with %q, its number on the next", f, l)
 			}
@@ -232,7 +233,7 @@ func TestWrapTitle(t *testing.T) {
 // non-private and states the release's (ε, δ), not a teachers' guarantee
 // of (ε, 0) and an m = 1; GNMax's γ has a name in the legend.
 func TestOneVoteTitle(t *testing.T) {
-	s := gammaSetting(1, Certified)
+	s := gammaSetting(1, gamma.Certified)
 	s.Relation, s.Eps, s.Delta, s.TargetDelta = accountant.OneVote, 0.3, 0, 1e-5
 	got := commonLine([]Setting{s}, varying([]Setting{s}))
 	if got != "K = 11 non-private teachers; one-vote relation (one record changes one vote); each release (ε = 0.3, δ = 10^{-5})-DP" {
@@ -406,7 +407,7 @@ func TestShareY(t *testing.T) {
 
 // gammaSetting is a setting of K = 11 with gamma_opt under two priors and
 // RR, each with an error curve and three expected errors.
-func gammaSetting(m float64, rrStatus Status) Setting {
+func gammaSetting(m float64, rrStatus gamma.Status) Setting {
 	g := make([]float64, 12)
 	errCurve := make([]float64, 21)
 	for i := range g {
@@ -426,7 +427,7 @@ func gammaSetting(m float64, rrStatus Status) Setting {
 
 func TestWriteGammas(t *testing.T) {
 	dir := t.TempDir()
-	s, s5 := gammaSetting(3, Tight), gammaSetting(5, Certified)
+	s, s5 := gammaSetting(3, gamma.Tight), gammaSetting(5, gamma.Certified)
 	if err := (GammaFigure{Title: "t", Settings: []Setting{s, s5, s}, Cols: 2, Expected: true, Notes: []string{"a note"}}).Write(filepath.Join(dir, "g.png")); err != nil {
 		t.Fatal(err)
 	}
@@ -437,17 +438,17 @@ func TestWriteGammas(t *testing.T) {
 	if len(order) != 3 || sty[key(s.Mechanisms[0])].label != "γ_{opt} (T_{U})" || sty[key(s.Mechanisms[1])].label != "γ_{opt} (T_{P})" {
 		t.Errorf("legend %v: %+v", order, sty)
 	}
-	bad := gammaSetting(3, Certified)
+	bad := gammaSetting(3, gamma.Certified)
 	bad.Mechanisms[2].Expected = nil
 	if err := (GammaFigure{Settings: []Setting{bad}, Expected: true}).Write(filepath.Join(dir, "x.png")); err == nil {
 		t.Error("expected errors missing: no error")
 	}
-	bad = gammaSetting(3, Certified)
+	bad = gammaSetting(3, gamma.Certified)
 	bad.K = 13
 	if err := (GammaFigure{Settings: []Setting{bad}}).Write(filepath.Join(dir, "y.png")); err == nil {
 		t.Error("K mismatch: no error")
 	}
-	bad = gammaSetting(3, Certified)
+	bad = gammaSetting(3, gamma.Certified)
 	bad.Mechanisms[0].Error = nil
 	if err := (GammaFigure{Settings: []Setting{bad}}).Write(filepath.Join(dir, "z.png")); err == nil {
 		t.Error("no error curve: no error")
@@ -458,7 +459,7 @@ func TestWriteGammas(t *testing.T) {
 // the settings share (fig-3.2 repeated K = 11, ε = 0.1 in every panel),
 // and App. B.4's M heads its column.
 func TestGammaTitles(t *testing.T) {
-	a, b := gammaSetting(1, Tight), gammaSetting(3, Certified)
+	a, b := gammaSetting(1, gamma.Tight), gammaSetting(3, gamma.Certified)
 	v := varying([]Setting{a, b})
 	if got := columnTitle(b, v); got != "m = 3, δ = 3·10^{-5}" {
 		t.Errorf("column title %q", got)

@@ -16,31 +16,21 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/decimal"
-)
-
-// Status is what a noise function's exhaustive certificate says, as a
-// gamma figure shows it: Certified, Tight or Violated.
-type Status int
-
-const (
-	// Certified: the privacy cost's maximum is below the budget.
-	Certified Status = iota
-	// Tight: at the budget up to floating-point rounding, as a proof
-	// that makes the mechanism exactly (m·ε, δ)-DP has it (γ_Sub,
-	// Lemma 3.4.1; γ_DSub, Theorem 3.5.1).
-	Tight
-	// Violated: over the budget.
-	Violated
 )
 
 // Curve is one noise function of a gamma figure, with its certificate and
 // error curves: what the figure draws of a mechanism.
 type Curve struct {
-	Name   string    // "opt", "sub", "dsub" or "rr", as darrm solve names them
-	Prior  string    // the prior gamma_opt was optimised under ("uniform", "tp", ...)
-	Gamma  []float64 // γ(0), ..., γ(K)
-	Status Status
+	Name  string    // "opt", "sub", "dsub" or "rr", as darrm solve names them
+	Prior string    // the prior gamma_opt was optimised under ("uniform", "tp", ...)
+	Gamma []float64 // γ(0), ..., γ(K)
+	// Status is its exhaustive certificate's: a Tight one is at the
+	// budget up to floating-point rounding, as a proof that makes the
+	// mechanism exactly (m·ε, δ)-DP has it (γ_Sub, Lemma 3.4.1; γ_DSub,
+	// Theorem 3.5.1).
+	Status gamma.Status
 	// Error[i] is the error E(DaRRM_γ) when every teacher votes 1 with
 	// probability p = i/(len(Error)-1) (Definition 3.3.4).
 	Error []float64
@@ -303,9 +293,9 @@ func (g GammaFigure) Write(path string) error {
 			drawn[st.label]++
 			keyName, keyValue = columnKey(s, vary)
 			switch m.Status {
-			case Tight:
+			case gamma.Tight:
 				tight.add(st.label, st.proof, keyValue)
-			case Violated:
+			case gamma.Violated:
 				violated.add(st.label, "", keyValue)
 			}
 			n := len(s.Mechanisms)
@@ -328,7 +318,7 @@ func (g GammaFigure) Write(path string) error {
 	}
 	var legend []Entry
 	for _, k := range order {
-		legend = append(legend, Entry{Label: sty[k].label, Thumbs: []plot.Thumbnailer{line(sty[k], Certified), &plotter.Scatter{GlyphStyle: glyphStyle(sty[k])}}})
+		legend = append(legend, Entry{Label: sty[k].label, Thumbs: []plot.Thumbnailer{line(sty[k], gamma.Certified), &plotter.Scatter{GlyphStyle: glyphStyle(sty[k])}}})
 	}
 	if len(tight) > 0 {
 		legend = append(legend, Entry{Label: "Exactly at the privacy budget, as their proofs have it (certificate: max f = budget up to rounding, \"tight\"): " + tight.text(drawn, keyName) + "."})
@@ -356,23 +346,20 @@ func (g GammaFigure) Write(path string) error {
 }
 
 // statusList collects the mechanisms of one status and the columns they
-// have it in.
-type statusList []struct {
+// have it in (columnKey values).
+type statusList []statusEntry
+
+type statusEntry struct {
 	label, proof string
-	where        []string // columnKey values
+	where        []string
 }
 
 func (l *statusList) add(label, proof, where string) {
-	for i := range *l {
-		if (*l)[i].label == label {
-			(*l)[i].where = append((*l)[i].where, where)
-			return
-		}
+	if i := slices.IndexFunc(*l, func(e statusEntry) bool { return e.label == label }); i >= 0 {
+		(*l)[i].where = append((*l)[i].where, where)
+		return
 	}
-	*l = append(*l, struct {
-		label, proof string
-		where        []string
-	}{label, proof, []string{where}})
+	*l = append(*l, statusEntry{label, proof, []string{where}})
 }
 
 // text lists the mechanisms with the result that proves each private:
@@ -554,9 +541,9 @@ func Num(v float64) string {
 
 // line is a mechanism's line, dashed when its certificate has status
 // Violated.
-func line(st mechanismStyle, status Status) *plotter.Line {
+func line(st mechanismStyle, status gamma.Status) *plotter.Line {
 	l := &plotter.Line{LineStyle: draw.LineStyle{Color: st.color, Width: st.width}}
-	if status == Violated {
+	if status == gamma.Violated {
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2.5)}
 	}
 	return l
@@ -587,7 +574,7 @@ func markEvery(n, most, j, k int) []int {
 }
 
 // addCurve draws y[i] at x(i) as st's line, with st's markers at marks.
-func addCurve(p *Panel, st mechanismStyle, status Status, x func(int) float64, y []float64, marks []int) {
+func addCurve(p *Panel, st mechanismStyle, status gamma.Status, x func(int) float64, y []float64, marks []int) {
 	pts := make(plotter.XYs, len(y))
 	for i, v := range y {
 		pts[i] = plotter.XY{X: x(i), Y: v}

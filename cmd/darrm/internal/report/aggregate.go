@@ -104,11 +104,8 @@ type Aggregate struct {
 	// for gnmax, of two classes too), laplace_scale for lnmax. Noise
 	// says in words the noise a multi-class mechanism adds to the counts
 	// (null for the two-class ones, whose label says it).
-	Threshold    *float64 `json:"threshold"`
-	Sigma1       *float64 `json:"sigma1"`
-	Sigma2       *float64 `json:"sigma2"`
-	LaplaceScale *float64 `json:"laplace_scale"`
-	Noise        *string  `json:"noise"`
+	settings
+	Noise *string `json:"noise"`
 	// Gamma is the noise function sampled (K+1 values) and Certificate
 	// its certificate, for the mechanisms that sample one.
 	Gamma       []float64          `json:"gamma"`
@@ -151,6 +148,22 @@ type Randomness struct {
 
 // NotForRelease is what every output of a seeded release says.
 const NotForRelease = "NOT FOR RELEASE: --seed makes the noise reproducible, so anyone who knows the seed can remove it"
+
+// randomnessOf says where the noise of a run comes from: crypto/rand, or
+// seed when it is not nil.
+func randomnessOf(seed *uint64) Randomness {
+	if seed != nil {
+		return Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: seed, Note: NotForRelease}
+	}
+	return Randomness{Source: "crypto/rand"}
+}
+
+// write says, first in a table, that a seeded run is not for release.
+func (r Randomness) write(t *cliout.Text) {
+	if r.Note != "" {
+		t.Line("*** seed %d: %s ***", *r.Seed, r.Note)
+	}
+}
 
 // Release is a release of private labels (ensemble.Release), as
 // NewSummary summarises it: what it did, and the command's side of it.
@@ -198,16 +211,13 @@ func newReleased(r Release) (released, error) {
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Queries:  res.Released + res.StoppedByBudget, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.StoppedByBudget,
 		TotalsRole: analysisRole, Cap: r.Account.Cap, CapNote: r.CapNote, Budget: newBudget(r.Released, res.StoppedByBudget),
-		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
+		Randomness: randomnessOf(r.Seed), ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
 	}
 	if r.Elapsed > 0 {
 		out.QueriesPerSecond = float64(res.Released+res.StoppedByBudget) / r.Elapsed.Seconds()
 	}
 	if r.HeaderFile != "" {
 		out.VotesHeaderFile = &r.HeaderFile
-	}
-	if r.Seed != nil {
-		out.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: r.Seed, Note: NotForRelease}
 	}
 	if r.LedgerStatus != nil {
 		out.Ledger = &Ledger{Path: r.LedgerPath, Balance: *r.LedgerStatus}
@@ -234,7 +244,7 @@ func NewAggregate(r Release) (Aggregate, error) {
 	s := settingsOf(r.Aggregator.Mechanism())
 	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Layout: r.Votes.Layout().String(),
 		K: r.Aggregator.K(), Classes: r.Aggregator.Classes(),
-		Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, LaplaceScale: s.Scale, NotForPublication: []string{}}
+		settings: s, NotForPublication: []string{}}
 	if r.Votes.Input() == votefile.ManyClasses {
 		noise := "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
 		if s.Scale != nil {
@@ -251,8 +261,8 @@ func NewAggregate(r Release) (Aggregate, error) {
 	if agg, ok := r.Aggregator.(ensemble.Aggregator); ok {
 		out.Gamma, out.Certificate = agg.Gamma(), agg.Privacy().Certificate
 	}
-	if votefile.MayAbstain(r.Votes) {
-		n := votefile.Abstained(r.Votes)
+	if r.Votes.MayAbstain() {
+		n := r.Votes.Abstained()
 		out.Abstained, out.NotForPublication = &n, []string{"votes_abstained"}
 	}
 	return out, err
@@ -296,33 +306,17 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 func (out Aggregate) writeTwoClassText(w io.Writer) error {
 	t := cliout.NewText(w)
 	out.writePublish(t, plural.Of(out.Released, "label", "labels")+" released")
-	labels := fmt.Sprintf("labels: %s (%s): %d of %s released, every one answered", out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"))
-	if out.StoppedByBudget > 0 {
-		labels += fmt.Sprintf("; STOPPED by the %s: %d not released", out.stoppedBy(), out.StoppedByBudget)
-	}
-	t.Line("%s", labels)
+	out.writeLabels(t)
 	out.writeBudget(t)
-	layout := []string{strings.ToUpper(out.InputFormat)}
-	if out.VotesHeader != nil {
-		layout = append(layout, out.headerWhere())
-	}
-	if out.Header {
-		layout = append(layout, "header")
-	}
-	if out.IDColumn {
-		layout = append(layout, "id column")
-	}
 	p := out.problem
 	teachers := fmt.Sprintf("each (eps = %g, Delta = %g)-DP", p.Eps, p.Delta)
 	if p.Relation == accountant.OneVote {
 		teachers = "not necessarily private (one-vote relation)"
 	}
-	t.Line("votes: %s (%s), K = %d teachers, %s", out.Input, strings.Join(layout, ", "), out.K, teachers)
+	t.Line("votes: %s (%s), K = %d teachers, %s", out.Input, out.votesLayout(out.Header), out.K, teachers)
 	t.Line("teachers: %s", out.describeTeachers())
 	t.Line("mechanism: %s", out.Label)
-	t.Line("per query: %v: %s", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}, p.Describe())
-	t.Line("  by %s", out.PerQuery.Source)
-	t.Line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.Note(out.PerQuery.RelationText))
+	out.writePerQuery(t, "per query: ", ": "+p.Describe())
 	if c := out.Certificate; c != nil {
 		what := "corner multisets"
 		if c.Relation == accountant.OneVote {
@@ -335,13 +329,50 @@ func (out Aggregate) writeTwoClassText(w io.Writer) error {
 	return t.Close()
 }
 
-// headerWhere says where the votes' metadata header is: in the vote file,
-// or in a sidecar, named.
-func (out released) headerWhere() string {
-	if out.VotesHeaderFile != nil {
-		return "metadata header in " + *out.VotesHeaderFile
+// writeLabels says where the labels went, how many of the queries were
+// released and answered, and what stopped a release that the budget did.
+func (out Aggregate) writeLabels(t *cliout.Text) {
+	labels := fmt.Sprintf("labels: %s (%s): %d of %s released, every one answered", out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"))
+	if out.Threshold != nil {
+		labels = fmt.Sprintf("labels: %s (%s): %d of %s released, %d answered, %d withheld by the threshold step (an empty label, answered 0)",
+			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld)
 	}
-	return "metadata header"
+	if out.StoppedByBudget > 0 {
+		labels += fmt.Sprintf("; STOPPED by the %s: %d not released", out.stoppedBy(), out.StoppedByBudget)
+	}
+	t.Line("%s", labels)
+}
+
+// votesLayout says how the votes were read: their format, the layout of
+// multi-class votes, where their metadata header is (in the vote file, or
+// in a sidecar, named), a header row when header says to, and an id
+// column.
+func (out Aggregate) votesLayout(header bool) string {
+	desc := []string{strings.ToUpper(out.InputFormat)}
+	if out.problem == nil {
+		desc = append(desc, out.Layout)
+	}
+	switch {
+	case out.VotesHeader != nil && out.VotesHeaderFile != nil:
+		desc = append(desc, "metadata header in "+*out.VotesHeaderFile)
+	case out.VotesHeader != nil:
+		desc = append(desc, "metadata header")
+	}
+	if header {
+		desc = append(desc, "header")
+	}
+	if out.IDColumn {
+		desc = append(desc, "id column")
+	}
+	return strings.Join(desc, ", ")
+}
+
+// writePerQuery writes the guarantee of each label between lead and
+// rest, and by what and in which relation it holds.
+func (out Aggregate) writePerQuery(t *cliout.Text, lead, rest string) {
+	t.Line("%s%v%s", lead, accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}, rest)
+	t.Line("  by %s", out.PerQuery.Source)
+	t.Line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.Note(out.PerQuery.RelationText))
 }
 
 // writeMultiText writes the table of a multi-class release.
@@ -352,48 +383,33 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 		what += fmt.Sprintf(" (%d answered, %d withheld)", out.Answered, out.Withheld)
 	}
 	out.writePublish(t, what)
-	labels := fmt.Sprintf("labels: %s (%s): %d of %s released, every one answered", out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"))
-	if out.Threshold != nil {
-		labels = fmt.Sprintf("labels: %s (%s): %d of %s released, %d answered, %d withheld by the threshold step (an empty label, answered 0)",
-			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld)
-	}
-	if out.StoppedByBudget > 0 {
-		labels += fmt.Sprintf("; STOPPED by the %s: %d not released", out.stoppedBy(), out.StoppedByBudget)
-	}
-	t.Line("%s", labels)
+	out.writeLabels(t)
 	out.writeBudget(t)
 	if out.PTR != nil {
 		out.PTR.write(t)
 	}
-	desc := []string{strings.ToUpper(out.InputFormat), out.Layout}
-	if out.VotesHeader != nil {
-		desc = append(desc, out.headerWhere())
-	}
-	if out.IDColumn {
-		desc = append(desc, "id column")
-	}
-	t.Line("votes: %s (%s), K = %d teachers, C = %d classes", out.Input, strings.Join(desc, ", "), out.K, out.Classes)
+	t.Line("votes: %s (%s), K = %d teachers, C = %d classes", out.Input, out.votesLayout(false), out.K, out.Classes)
 	if out.Abstained != nil {
 		t.Line("  votes not cast (abstaining teachers): %d, computed from the votes: not for publication; the guarantee holds with abstentions (docs/pate.md, \"Abstaining teachers\")", *out.Abstained)
 	}
 	if m := out.VotesHeader; m != nil {
 		t.Line("teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation", m.Ensemble, m.Kind, m.Relation, m.Partition)
 	}
-	params := fmt.Sprintf("sigma2 = %g", deref(out.Sigma2))
+	var params string
 	switch {
-	case out.LaplaceScale != nil:
-		params = fmt.Sprintf("b = %g", *out.LaplaceScale)
+	case out.Scale != nil:
+		params = fmt.Sprintf("b = %g", *out.Scale)
 	case out.Threshold != nil:
-		params = fmt.Sprintf("T = %g, sigma1 = %g, ", *out.Threshold, *out.Sigma1) + params
+		params = fmt.Sprintf("T = %g, sigma1 = %g, sigma2 = %g", *out.Threshold, *out.Sigma1, *out.Sigma2)
+	default:
+		params = fmt.Sprintf("sigma2 = %g", *out.Sigma2)
 	}
 	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, params, *out.Noise)
 	if out.PTR != nil {
-		t.Line("per released query: %v, each label's own guarantee: the release is accounted as a whole, by the total above", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
+		out.writePerQuery(t, "per released query: ", ", each label's own guarantee: the release is accounted as a whole, by the total above")
 	} else {
-		t.Line("per released query: %v, charged whether or not it was answered", accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta})
+		out.writePerQuery(t, "per released query: ", ", charged whether or not it was answered")
 	}
-	t.Line("  by %s", out.PerQuery.Source)
-	t.Line("  neighbouring relation: %s %s", out.PerQuery.Relation, t.Note(out.PerQuery.RelationText))
 	out.writeAccount(t, fmt.Sprintf("the %s", what), "each a valid bound for them")
 	out.writeTime(t, out.QueriesPerSecond)
 	return t.Close()
@@ -403,9 +419,7 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 // released"), the first line of the summary after a seeded release's
 // note, with its theorem as a note.
 func (out released) writePublish(t *cliout.Text, what string) {
-	if r := out.Randomness; r.Note != "" {
-		t.Line("*** seed %d: %s ***", *r.Seed, r.Note)
-	}
+	out.Randomness.write(t)
 	p := out.Publish
 	switch {
 	case p.known() && p.source() == "ledger":
@@ -527,13 +541,6 @@ func (out released) writeAccount(t *cliout.Text, what, how string) {
 		rows = append(rows, append(tot.cells(decimal.FormatBound), tot.Bound.String(), t.Note(ref)))
 	}
 	t.Table([]string{"composition", "delta'", "eps total", "delta total", "bound", "note"}, rows)
-}
-
-func deref(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 // cells formats the method, delta' ("-"), eps, delta and bound of p.

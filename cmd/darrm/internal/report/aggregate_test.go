@@ -177,7 +177,7 @@ func TestNewSummary(t *testing.T) {
 		t.Fatalf("%T, %v", s, err)
 	case out.Queries != 6 || out.Released != 5 || out.Answered != 3 || out.Withheld != 2 || out.StoppedByBudget != 1:
 		t.Errorf("counts %+v", out)
-	case out.Threshold == nil || *out.Threshold != 8 || *out.Sigma1 != 2 || *out.Sigma2 != 2 || out.LaplaceScale != nil || out.Layout != "counts" || out.Classes != 3 || out.Noise == nil:
+	case out.Threshold == nil || *out.Threshold != 8 || *out.Sigma1 != 2 || *out.Sigma2 != 2 || out.Scale != nil || out.Layout != "counts" || out.Classes != 3 || out.Noise == nil:
 		t.Errorf("settings %+v", out)
 	case out.M != nil || out.Eps != nil || out.Relation != nil || out.EpsSource != nil || out.Gamma != nil || out.Certificate != nil:
 		t.Errorf("a two-class problem in a multi-class summary: %+v", out)

@@ -212,8 +212,6 @@ func newWinner(by string, names []string, value func(i int) float64, lower bool,
 
 // write prints the comparison as a table.
 func (s SolveEqual) write(t *cliout.Text) {
-	t.Line("")
-	t.Line("%s:", s.Title())
 	header := append([]string{"mechanism"}, plannedHeader...)
 	header = append(header, "utility", "surrogate err")
 	var fixed []string
@@ -241,19 +239,33 @@ func (s SolveEqual) write(t *cliout.Text) {
 				row = append(row, cliout.FloatN(a.Value, 3))
 			}
 		}
-		for len(row) < len(header) {
-			row = append(row, "")
-		}
 		rows = append(rows, row)
+	}
+	notes := []string{"  utility, surrogate err, E err: as in the comparison above, at the planned setting"}
+	if len(fixed) > 0 {
+		notes = append(notes, fmt.Sprintf("  Pr[label=1]: the labels' accuracy when the true label is 1 and p_i = %s is each teacher's accuracy", strings.Join(fixed, ", ")))
+	}
+	writeEqual(t, s.EqualTotals, header, rows, s.Winners, notes...)
+}
+
+// writeEqual prints a comparison at equal totals e: its title, the rows
+// under header (those of a plan that does not fit padded with empty
+// cells), plannedNote and the notes, and who wins.
+func writeEqual(t *cliout.Text, e EqualTotals, header []string, rows [][]string, winners []Winner, notes ...string) {
+	t.Line("")
+	t.Line("%s:", e.Title())
+	for i := range rows {
+		for len(rows[i]) < len(header) {
+			rows[i] = append(rows[i], "")
+		}
 	}
 	t.Table(header, rows)
 	t.Line(plannedNote)
-	t.Line("  utility, surrogate err, E err: as in the comparison above, at the planned setting")
-	if len(fixed) > 0 {
-		t.Line("  Pr[label=1]: the labels' accuracy when the true label is 1 and p_i = %s is each teacher's accuracy", strings.Join(fixed, ", "))
+	for _, n := range notes {
+		t.Line("%s", n)
 	}
-	for _, win := range s.Winners {
-		writeWinner(t, s.EqualTotals, win)
+	for _, win := range winners {
+		writeWinner(t, e, win)
 	}
 }
 
@@ -336,33 +348,19 @@ func NewSimEqual(e EqualTotals, rows []SimEqualRow) SimEqual {
 
 // write prints the comparison as a table.
 func (s SimEqual) write(t *cliout.Text) {
-	t.Line("")
-	t.Line("%s:", s.Title())
 	header := append(append([]string{"mechanism", "relation"}, plannedHeader...), "agreement", "95% interval", "exact", "Pr[label=1]")
 	var rows [][]string
+	notes := []string{"  agreement: the share of labels equal to the majority of the votes, with its 95% interval; exact: its expectation",
+		"  Pr[label=1]: exact; the labels' accuracy when the true label is 1 and each teacher's p is its accuracy"}
 	for _, r := range s.Rows {
 		row := append([]string{string(r.Mechanism), r.Relation.String()}, r.columns(t)...)
 		if r.Fits() {
 			row = append(row, fmt.Sprintf("%.4f", r.Agreement), fmt.Sprintf("[%.4f, %.4f]", r.Lo, r.Hi), fmt.Sprintf("%.4f", r.Exact), fmt.Sprintf("%.4f", r.LabelOne))
-		}
-		for len(row) < len(header) {
-			row = append(row, "")
+			notes = append(notes, fmt.Sprintf("  %s: %s", r.Mechanism, r.Label))
 		}
 		rows = append(rows, row)
 	}
-	t.Table(header, rows)
-	t.Line(plannedNote)
-	t.Line("  agreement: the share of labels equal to the majority of the votes, with its 95%% interval; " +
-		"exact: its expectation")
-	t.Line("  Pr[label=1]: exact; the labels' accuracy when the true label is 1 and each teacher's p is its accuracy")
-	for _, r := range s.Rows {
-		if r.Fits() {
-			t.Line("  %s: %s", r.Mechanism, r.Label)
-		}
-	}
-	for _, win := range s.Winners {
-		writeWinner(t, s.EqualTotals, win)
-	}
+	writeEqual(t, s.EqualTotals, header, rows, s.Winners, notes...)
 }
 
 // TransferEqual is transfer's comparison at equal totals: each mechanism
@@ -412,22 +410,14 @@ func NewTransferEqual(budget accountant.Guarantee, res []transfer.EqualResult) [
 
 // write prints the comparison as a table.
 func (s TransferEqual) write(t *cliout.Text) {
-	t.Line("")
-	t.Line("%s:", s.Title())
 	header := append(append([]string{"mechanism"}, plannedHeader...), "accuracy")
 	var rows [][]string
 	for _, r := range s.Rows {
 		row := append([]string{string(r.Mechanism)}, r.columns(t)...)
-		acc := ""
 		if r.Fits() {
-			acc = fmt.Sprintf("%.3f (%.3f)", r.AccuracyMean, r.AccuracyStd)
+			row = append(row, fmt.Sprintf("%.3f (%.3f)", r.AccuracyMean, r.AccuracyStd))
 		}
-		rows = append(rows, append(row, acc))
+		rows = append(rows, row)
 	}
-	t.Table(header, rows)
-	t.Line(plannedNote)
-	t.Line("  accuracy: the mean accuracy of the labels over the redraws of the queries (its standard deviation)")
-	for _, win := range s.Winners {
-		writeWinner(t, s.EqualTotals, win)
-	}
+	writeEqual(t, s.EqualTotals, header, rows, s.Winners, "  accuracy: the mean accuracy of the labels over the redraws of the queries (its standard deviation)")
 }

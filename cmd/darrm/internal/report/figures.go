@@ -34,7 +34,7 @@ func (out Solve) WriteFigure(path string) error {
 func (out Solve) Setting() (figure.Setting, error) {
 	s := figure.Setting{Problem: out.Params()}
 	for _, m := range out.Mechanisms() {
-		fm := figure.Curve{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: statusOf(m.Certificate.Status)}
+		fm := figure.Curve{Name: m.Name, Prior: out.Prior, Gamma: m.Gamma, Status: m.Certificate.Status}
 		var err error
 		if fm.Error, err = errorCurve(m.Gamma); err != nil {
 			return s, fmt.Errorf("%s: %w", m.Name, err)
@@ -50,17 +50,6 @@ func (out Solve) Setting() (figure.Setting, error) {
 	return s, nil
 }
 
-// statusOf is a certificate's status as a figure shows it.
-func statusOf(s gamma.Status) figure.Status {
-	switch s {
-	case gamma.Certified:
-		return figure.Certified
-	case gamma.Tight:
-		return figure.Tight
-	}
-	return figure.Violated
-}
-
 // errorCurve is E(DaRRM_γ) when every teacher votes 1 with probability p,
 // at errorPoints values of p from 0 to 1.
 func errorCurve(g gamma.Gamma) ([]float64, error) {
@@ -71,7 +60,7 @@ func errorCurve(g gamma.Gamma) ([]float64, error) {
 			probs[j] = float64(i) / (errorPoints - 1)
 		}
 		var err error
-		if curve[i], err = gamma.TVError(g, probs); err != nil {
+		if curve[i], err = g.TVError(probs); err != nil {
 			return nil, err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
 )
@@ -27,8 +26,8 @@ func TestGammaSetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.K != 5 || s.M != 1 || s.SubSize != 0 || len(s.Mechanisms) != 2 || s.Mechanisms[0].Name != "opt" || s.Mechanisms[0].Status != figure.Tight ||
-		s.Mechanisms[1].Name != "sub" || s.Mechanisms[1].Status != figure.Certified || s.Mechanisms[1].Prior != "tp" ||
+	if s.K != 5 || s.M != 1 || s.SubSize != 0 || len(s.Mechanisms) != 2 || s.Mechanisms[0].Name != "opt" || s.Mechanisms[0].Status != gamma.Tight ||
+		s.Mechanisms[1].Name != "sub" || s.Mechanisms[1].Status != gamma.Certified || s.Mechanisms[1].Prior != "tp" ||
 		len(s.Mechanisms[0].Expected) != 1 || s.Mechanisms[0].Expected[0].Mean != 0.2 {
 		t.Errorf("%+v", s)
 	}

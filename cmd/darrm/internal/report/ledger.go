@@ -90,12 +90,7 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 	if f == cliout.JSON {
 		text = func(s string) string { return s } // JSON escapes them itself
 	}
-	total := func(x float64) any {
-		if f == cliout.Table {
-			return decimal.FormatBound(x)
-		}
-		return x
-	}
+	total := func(x float64) any { return boundIn(f, x) }
 	common := cliout.Record{field("ledger", text(d.Path)), field("version", h.Version), field("ensemble", text(h.Ensemble)), field("relation", text(h.Relation))}
 	if t := h.Teachers; t != nil {
 		teps, tdelta := any(t.Eps), any(t.Delta)
@@ -199,6 +194,15 @@ func (d LedgerVerify) Write(w io.Writer, f cliout.Format) error {
 // to six significant digits, so that it never reads smaller than it is.
 func formatTotal(g accountant.Guarantee) string {
 	return fmt.Sprintf("(%s, %s)-DP", decimal.FormatBound(g.Eps), decimal.FormatBound(g.Delta))
+}
+
+// boundIn is a total as format f prints it: rounded up to six
+// significant digits in a table (formatTotal), exact in JSON and CSV.
+func boundIn(f cliout.Format, x float64) any {
+	if f == cliout.Table {
+		return decimal.FormatBound(x)
+	}
+	return x
 }
 
 // Allowed writes a count of labels a budget allows for people: n of them,

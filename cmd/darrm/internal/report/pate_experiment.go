@@ -100,12 +100,9 @@ func NewPATEExperiment(dataset string, out *patemnist.Outcome, p patemnist.Param
 	}
 	d := PATEExperiment{Dataset: dataset, Queries: out.Queries, Holdout: out.Holdout, PATE2018: pate2018,
 		Teachers:   PATETeachers{K: e.Config.K, AccuracyMean: mean, Ensemble: e.Meta.Ensemble, Cached: out.Cached, Filters: e.Config.Filters, Epochs: e.Config.Epochs},
-		Randomness: Randomness{Source: "crypto/rand"}, ForRelease: p.Seed == nil, Seconds: elapsed.Seconds()}
+		Randomness: randomnessOf(p.Seed), ForRelease: p.Seed == nil, Seconds: elapsed.Seconds()}
 	if p.Answered > 0 {
 		d.AnsweredTarget = &p.Answered
-	}
-	if p.Seed != nil {
-		d.Randomness = Randomness{Source: "seeded ChaCha8 (math/rand/v2)", Seed: p.Seed, Note: NotForRelease}
 	}
 	fromVotes := false
 	for i, r := range out.Results {
@@ -213,9 +210,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 		return cliout.WriteCSV(w, header, rows)
 	}
 	t := cliout.NewText(w)
-	if d.Randomness.Note != "" {
-		t.Line("*** seed %d: %s ***", *d.Randomness.Seed, d.Randomness.Note)
-	}
+	d.Randomness.write(t)
 	private := func(key, s string) string {
 		if slices.Contains(d.NotForPublication, key) {
 			return s + " *"

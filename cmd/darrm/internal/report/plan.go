@@ -8,7 +8,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/plan"
 )
 
@@ -68,12 +67,6 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	// A total is printed as every command prints one: rounded up in a
 	// table, exact in JSON and CSV; a count at accountant.CountLimit says
 	// in a table that the accountant counts no further.
-	bound := func(x float64) any {
-		if f == cliout.Table {
-			return decimal.FormatBound(x)
-		}
-		return x
-	}
 	count := func(n int) any {
 		switch {
 		case f == cliout.Table && n == accountant.Unlimited:
@@ -97,10 +90,10 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		publish, why = c.LedgerPublish, LedgerWhy(c.LedgerPublish)
 	}
 	rec = append(rec, field("per_query_eps", c.PerQuery.Eps), field("per_query_delta", c.PerQuery.Delta),
-		field("run_queries", count(c.Run)), field("publish_eps", bound(publish.Guarantee.Eps)), field("publish_delta", bound(publish.Guarantee.Delta)),
+		field("run_queries", count(c.Run)), field("publish_eps", boundIn(f, publish.Guarantee.Eps)), field("publish_delta", boundIn(f, publish.Guarantee.Delta)),
 		field("publish_method", publish.Name()), field("publish_reference", publish.Reference()), field("publish_why", why),
 		field("ledger_filter", c.Filter.String()), field("ledger_queries", count(c.Ledger)),
-		field("ledger_spent_eps", bound(c.LedgerTotal.Eps)), field("ledger_spent_delta", bound(c.LedgerTotal.Delta)), field("ledger_reference", filterReference(c.Filter)))
+		field("ledger_spent_eps", boundIn(f, c.LedgerTotal.Eps)), field("ledger_spent_delta", boundIn(f, c.LedgerTotal.Delta)), field("ledger_reference", filterReference(c.Filter)))
 	if publish.Inexact != "" {
 		rec = append(rec, field("publish_note", publish.Inexact))
 	}

@@ -123,14 +123,8 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		header := []string{"mechanism", "threshold", "sigma1", "sigma2", "laplace_scale", "target_eps", "delta", "expected_correct", "expected_answered",
 			"publish_eps", "publish_delta", "publish_method", "best", "no_fit", "ledger_spent_eps", "ledger_spent_delta"}
 		var rows [][]string
-		opt := func(x *float64) string {
-			if x == nil {
-				return ""
-			}
-			return cliout.Float(*x)
-		}
 		for _, r := range d.Rows {
-			row := []string{string(r.Mechanism), opt(r.Threshold), opt(r.Sigma1), opt(r.Sigma2), opt(r.LaplaceScale), opt(r.TargetEps), opt(r.Delta), "", "", "", "", "",
+			row := []string{string(r.Mechanism), optFloat(r.Threshold), optFloat(r.Sigma1), optFloat(r.Sigma2), optFloat(r.LaplaceScale), optFloat(r.TargetEps), optFloat(r.Delta), "", "", "", "", "",
 				fmt.Sprint(string(r.Mechanism) == d.Best), r.NoFit, "", ""}
 			if s := r.LedgerSpent; s != nil {
 				row[14], row[15] = cliout.Float(s.Eps), cliout.Float(s.Delta)

@@ -162,7 +162,7 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 				t.Line("  %s: the queries' composition for Q <= %d, the cap from Q = %d: its noise buys privacy up to Q = %d, nothing after", c.Mechanism, c.CapFrom-1, c.CapFrom, c.NoisePaysUpTo)
 			}
 		}
-		if _, ok := crossFor(out.CapFrom, "darrm-opt"); ok && out.SharedCap != nil {
+		if slices.ContainsFunc(out.CapFrom, func(c transfer.Crossover) bool { return c.Mechanism == "darrm-opt" }) && out.SharedCap != nil {
 			t.Line("DaRRM's noise (and RR's) pays off only for teachers that are a fresh mechanism per query (no cap), at every Q: "+
 				"for fixed teachers the cap is the only bound, on disjoint shares and on shared data (their %d-fold composition (%.4g, %.3g)) alike",
 				out.K, out.SharedCap.Eps, out.SharedCap.Delta)
@@ -189,16 +189,6 @@ func noiseBuys(r transfer.Result) string {
 		return "privacy"
 	}
 	return "nothing"
-}
-
-// crossFor returns the crossover of mechanism name.
-func crossFor(cs []transfer.Crossover, name string) (transfer.Crossover, bool) {
-	for _, c := range cs {
-		if c.Mechanism == name {
-			return c, true
-		}
-	}
-	return transfer.Crossover{}, false
 }
 
 // minMax returns the least and the greatest of xs (0, 0 when empty).
@@ -264,14 +254,11 @@ func (d Tune) Write(w io.Writer, f cliout.Format) error {
 		rows[i] = cliout.Record{field("stage", t.Stage), field("filters", t.Filters), field("lr", t.LR), field("accuracy_mean", t.Mean),
 			field("accuracy_min", slices.Min(t.Accuracy)), field("accuracy_max", slices.Max(t.Accuracy))}
 	}
-	if f == cliout.CSV {
-		return cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Dataset), field("tuning_tasks", strings.Join(d.Tasks, " "))}, rows)
+	if err := cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Dataset), field("tuning_tasks", strings.Join(d.Tasks, " "))}, rows); err != nil || f == cliout.CSV {
+		return err
 	}
 	say := func(h transfer.Hyper) string {
 		return fmt.Sprintf("%d filters, learning rates %g (DP-SGD on a share), %g (DP-SGD on the whole set), %g (SGD)", h.Filters, h.LR, h.LRShared, h.LRNonPrivate)
-	}
-	if err := cliout.WriteRecords(w, f, cliout.Record{field("dataset", d.Dataset), field("tuning_tasks", strings.Join(d.Tasks, " "))}, rows); err != nil {
-		return err
 	}
 	t := cliout.NewText(w)
 	t.Line("chosen on %s: %s", strings.Join(d.Tasks, ", "), say(d.Chosen))
