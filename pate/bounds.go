@@ -133,7 +133,7 @@ func newRDPAccount(m ensemble.ConfidentGNMax, teachers, classes int, opt rdpOpti
 		}
 	}
 	if m.Confident() {
-		a.thLogQ, a.thP = thresholdTable(m, a.neighbours(), classes, opt.Directions)
+		a.thLogQ, a.thP = thresholdTable(m.Threshold, m.Sigma1, m.Noise, a.neighbours(), classes, opt.Directions)
 	}
 	return a, nil
 }

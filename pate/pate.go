@@ -145,7 +145,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	default:
 		res.EpsReleased = &ss.Eps
 	}
-	res.Publish, res.Totals, err = labelTotals(agg, g, len(counts), res.Queries, opts, ss)
+	res.Publish, res.Totals, err = labelTotals(agg, g.RunSlope, len(counts), res.Queries, opts, ss)
 	return res, err
 }
 
@@ -158,8 +158,9 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 // outputs, and is held by a Rényi filter whose budget is fixed before it
 // (Feldman and Zrnic 2021): the threshold step on every available query,
 // the GNMax step on Answered. A draw whose parameters were fixed without
-// the votes is composed with them (rdpTotal).
-func labelTotals(agg ensemble.Labeler, m ensemble.ConfidentGNMax, available, asked int, opts Labelling, ss smooth) (accountant.Total, []accountant.Total, error) {
+// the votes is composed with them (rdpTotal). slope is the mechanism's
+// data-independent Rényi slope of a run of the mechanism (its RunSlope).
+func labelTotals(agg ensemble.Labeler, slope func(queries, labels int) (float64, error), available, asked int, opts Labelling, ss smooth) (accountant.Total, []accountant.Total, error) {
 	var draws []draw
 	if ss.Drawn && !ss.FromVotes {
 		draws = []draw{{Order: ss.Order, Beta: ss.Beta, Sigma: ss.Sigma}}
@@ -184,7 +185,7 @@ func labelTotals(agg ensemble.Labeler, m ensemble.ConfidentGNMax, available, ask
 	if opts.Answered > 0 {
 		queries, labels = available, opts.Answered
 	}
-	rho, err := m.RunSlope(queries, labels)
+	rho, err := slope(queries, labels)
 	if err != nil {
 		return accountant.Total{}, nil, err
 	}

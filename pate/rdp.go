@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
@@ -396,12 +395,12 @@ func maxNear(f func(w int) float64, v, lo, hi int) float64 {
 // directions needs it (checkedThresholdLogQ for OneSided,
 // thresholdNeighbourLogQ for BothDirections; the latter only for
 // v >= rel.leastMax(C), the counts that occur) and the probability of
-// answering.
-func thresholdTable(m ensemble.ConfidentGNMax, rel neighbours, classes int, directions Directions) (logq, p []float64) {
+// answering, for the threshold t and the noise of deviation sigma1.
+func thresholdTable(t, sigma1 float64, noise noisymax.Noise, rel neighbours, classes int, directions Directions) (logq, p []float64) {
 	own := make([]float64, rel.teachers+1)
 	p = make([]float64, rel.teachers+1)
 	for v := range own {
-		own[v], p[v] = thresholdLogQ(v, m.Threshold, m.Sigma1, m.Noise)
+		own[v], p[v] = thresholdLogQ(v, t, sigma1, noise)
 	}
 	if directions == OneSided {
 		return own, p

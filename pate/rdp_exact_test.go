@@ -344,9 +344,9 @@ func TestThresholdBothDirections(t *testing.T) {
 			// far from underflow.
 			thr := float64(v) + (2*r.Float64()-1)*8*sigma
 			m := ensemble.ConfidentGNMax{Threshold: thr, Sigma1: sigma, Sigma2: 1, Noise: noisymax.DiscreteNoise}
-			oneTab, _ := thresholdTable(m, rel, c, OneSided)
-			bothTab, _ := thresholdTable(m, rel, c, BothDirections)
-			movesTab, _ := thresholdTable(m, moves, c, BothDirections)
+			oneTab, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, rel, c, OneSided)
+			bothTab, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, rel, c, BothDirections)
+			movesTab, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, moves, c, BothDirections)
 			cv := newCurve(thresholdSlope(sigma), order)
 			one, both, onlyMoves := cv.at(oneTab[v]).Hi, cv.at(bothTab[v]).Hi, cv.at(movesTab[v]).Hi
 			if l, err := thresholdNeighbourLogQ(v, rel, c, thr, sigma, noisymax.DiscreteNoise); err != nil || l != bothTab[v] {
@@ -564,8 +564,8 @@ func TestThresholdLocalSensitivityNeedsAbstentions(t *testing.T) {
 	const k, classes, order = 12, 3, 2.0
 	m := ensemble.ConfidentGNMax{Threshold: 1, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}
 	rel := neighbours{abstain: true, teachers: k}
-	logq, _ := thresholdTable(m, rel, classes, OneSided)
-	beta := newThresholdLS(m, order, logq, 0).beta
+	logq, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, rel, classes, OneSided)
+	beta := newThresholdLS(m.Sigma1, order, logq, 0).beta
 	trueLS := make([]float64, k+1) // by largest count: its neighbours' are within one
 	for _, h := range relHistograms(rel, classes) {
 		v := slices.Max(h)
@@ -576,7 +576,7 @@ func TestThresholdLocalSensitivityNeedsAbstentions(t *testing.T) {
 	}
 	under := 0
 	for _, lo := range []int{0, leastMaxCount(k, classes)} {
-		th := newThresholdLS(m, order, logq, lo)
+		th := newThresholdLS(m.Sigma1, order, logq, lo)
 		for x := 0; x <= k; x++ {
 			a := th.distances(x)
 			for v, ls := range trueLS {

@@ -72,8 +72,8 @@ func TestPATEReferenceThresholdLocalSensitivity(t *testing.T) {
 	const teachers, top = 30, 20
 	for _, c := range cases {
 		m := ensemble.ConfidentGNMax{Threshold: c.t, Sigma1: 2, Sigma2: 1, Noise: noisymax.ContinuousNoise}
-		logq, _ := thresholdTable(m, neighbours{teachers: teachers}, 3, OneSided)
-		th := newThresholdLS(m, 10, logq, 0)
+		logq, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, neighbours{teachers: teachers}, 3, OneSided)
+		th := newThresholdLS(m.Sigma1, 10, logq, 0)
 		for d, w := range c.want {
 			got := 0.0
 			for _, v := range []int{top - d, top + d} {

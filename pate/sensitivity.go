@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
@@ -218,9 +217,10 @@ type thresholdLS struct {
 }
 
 // newThresholdLS tabulates β at one order from the threshold step's log q̃
-// at each largest count 0..K, as the account charges it.
-func newThresholdLS(m ensemble.ConfidentGNMax, order float64, logq []float64, lo int) *thresholdLS {
-	k := newCurve(thresholdSlope(m.Sigma1), order)
+// at each largest count 0..K, as the account charges it, for the
+// threshold step's noise of deviation sigma1.
+func newThresholdLS(sigma1, order float64, logq []float64, lo int) *thresholdLS {
+	k := newCurve(thresholdSlope(sigma1), order)
 	t := &thresholdLS{beta: make([]outward.Interval, len(logq)), lo: lo}
 	for v, L := range logq {
 		t.beta[v] = k.at(L)
@@ -287,7 +287,7 @@ func (a *rdpAccount) localSensitivity(ctx context.Context, order float64) ([]flo
 	g := newGNMaxLS(a.mech.Sigma2, order, a.classes, a.mech.Noise)
 	m := lsModel{g: g, weight: a.thP, ind: g.k.ind.Hi, scale: 1, pad: 1e-15}
 	if a.mech.Confident() {
-		m.th = newThresholdLS(a.mech, order, a.thLogQ, a.neighbours().leastMax(a.classes))
+		m.th = newThresholdLS(a.mech.Sigma1, order, a.thLogQ, a.neighbours().leastMax(a.classes))
 	}
 	return a.sumLocalSensitivity(ctx, m)
 }

@@ -7,9 +7,9 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // SmoothParams are the parameters of a smooth-sensitivity release of the
@@ -61,12 +61,12 @@ const (
 //
 // The released ε is then a function of the release's outputs and of
 // parameters fixed before the votes were seen: publishable.
-func dataFreeSmooth(indep orderEps, m ensemble.ConfidentGNMax, classes int) (SmoothParams, error) {
+func dataFreeSmooth(indep orderEps, sigma2 float64, noise noisymax.Noise, classes int) (SmoothParams, error) {
 	slope, err := independentSlope(indep)
 	if err != nil {
 		return SmoothParams{}, err
 	}
-	order, err := ruleOrder(indep.Order, m, classes)
+	order, err := ruleOrder(indep.Order, sigma2, noise, classes)
 	if err != nil {
 		return SmoothParams{}, err
 	}
@@ -84,16 +84,16 @@ func independentSlope(indep orderEps) (float64, error) {
 }
 
 // ruleOrder is dataFreeSmooth's order for the data-independent optimum
-// independent.
-func ruleOrder(independent float64, m ensemble.ConfidentGNMax, classes int) (float64, error) {
+// independent, GNMax's noise of deviation sigma2 on C classes.
+func ruleOrder(independent, sigma2 float64, noise noisymax.Noise, classes int) (float64, error) {
 	top := ruleOrderFactor * (independent - 1)
 	order := 1 + top
 	for k := 1; ; k++ {
-		if c5, c6 := smoothConditions(m.Sigma2, classes, order, m.Noise); c5 && c6 {
+		if c5, c6 := smoothConditions(sigma2, classes, order, noise); c5 && c6 {
 			return order, nil
 		}
 		if order = 1 + math.Floor(4*top*math.Pow(2, -float64(k)/2))/4; order <= 1 {
-			return 0, fmt.Errorf("smooth sensitivity: conditions C5 and C6 fail at sigma2 = %v, C = %d at every order the data-free rule tries (%v down to 1): fix the order", m.Sigma2, classes, 1+top)
+			return 0, fmt.Errorf("smooth sensitivity: conditions C5 and C6 fail at sigma2 = %v, C = %d at every order the data-free rule tries (%v down to 1): fix the order", sigma2, classes, 1+top)
 		}
 	}
 }
@@ -171,7 +171,7 @@ func prepareSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothPa
 	case !p.FromVotes:
 		slope, err := independentSlope(res.Independent)
 		if err == nil && s.Order == 0 {
-			s.Order, err = ruleOrder(res.Independent.Order, acct.mech, res.Classes)
+			s.Order, err = ruleOrder(res.Independent.Order, acct.mech.Sigma2, acct.mech.Noise, res.Classes)
 		}
 		if err != nil {
 			s.Error = err.Error()

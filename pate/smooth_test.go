@@ -27,7 +27,7 @@ func TestDataFreeSmooth(t *testing.T) {
 		// quarter, first holds at k = 2.
 		{4, 67.5, 34.25},
 	} {
-		p, err := dataFreeSmooth(orderEps{Order: tc.independent, RDP: slope * tc.independent}, m, tc.classes)
+		p, err := dataFreeSmooth(orderEps{Order: tc.independent, RDP: slope * tc.independent}, m.Sigma2, m.Noise, tc.classes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestDataFreeSmooth(t *testing.T) {
 			t.Errorf("C = %d: conditions fail at the rule's order %v", tc.classes, p.Order)
 		}
 	}
-	if _, err := dataFreeSmooth(orderEps{Order: 2}, m, 10); err == nil {
+	if _, err := dataFreeSmooth(orderEps{Order: 2}, m.Sigma2, m.Noise, 10); err == nil {
 		t.Error("a rule without a data-independent cost")
 	}
 }
