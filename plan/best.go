@@ -82,7 +82,7 @@ func Compare(ctx context.Context, base Request) (Comparison, error) {
 		return r
 	}
 	gnmax := ensemble.GNMax{Target: ensemble.Target{Delta: family.Delta}, Sigma2: 1, Noise: family.Noise}
-	confident := ensemble.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: family.Noise, Delta: family.Delta}
+	confident := confidentOf(family)
 	c := Comparison{Best: -1}
 	type planner struct {
 		name provenance.MechanismName

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
@@ -189,7 +188,7 @@ var defaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 // Confident-GNMax parameters (T, σ1, σ2) chosen on them (with opts, which
 // gnmax does not use).
 func onProxy(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
-	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok {
+	if isConfident(r.Mechanism) {
 		return confidentGNMax(ctx, r, queries, proxy, opts)
 	}
 	return gnmaxOnProxy(ctx, r, queries, proxy)
@@ -212,8 +211,8 @@ func onProxy(ctx context.Context, r Request, queries int, proxy Proxy, opts Conf
 // *precisionError that says the best precision reachable and the largest
 // number of queries that reaches MinPrecision.
 func confidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
-	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); !ok {
-		return Plan{}, fmt.Errorf("plan: ConfidentGNMax plans confident-gnmax, not %s", r.Mechanism.Name())
+	if !isConfident(r.Mechanism) {
+		return Plan{}, fmt.Errorf("plan: confidentGNMax plans confident-gnmax, not %s", r.Mechanism.Name())
 	}
 	if err := proxy.check(r.K, r.Classes); err != nil {
 		return Plan{}, err
@@ -324,15 +323,6 @@ func planRatio(ctx context.Context, r Request, queries int, ratio float64, proxy
 	g, _ := gnmaxOf(pl.Request)
 	sc, err := score(ctx, proxy, g.Sigma1, g.Sigma2)
 	return ratioPlan{ratio: ratio, plan: pl, scores: sc}, err
-}
-
-// withThreshold returns r, whose mechanism is Confident-GNMax, with its
-// threshold t.
-func withThreshold(r Request, t float64) Request {
-	m := r.Mechanism.(ensemble.ConfidentGNMax)
-	m.Threshold = t
-	r.Mechanism = m
-	return r
 }
 
 // utility returns the expected utility at threshold t over the planned

@@ -103,6 +103,27 @@ func isGNMax(m ensemble.Mechanism) bool {
 	return ok
 }
 
+// isConfident says whether m is Confident-GNMax.
+func isConfident(m ensemble.Mechanism) bool {
+	_, ok := m.(ensemble.ConfidentGNMax)
+	return ok
+}
+
+// withThreshold returns r, whose mechanism is Confident-GNMax, with its
+// threshold t.
+func withThreshold(r Request, t float64) Request {
+	m := r.Mechanism.(ensemble.ConfidentGNMax)
+	m.Threshold = t
+	r.Mechanism = m
+	return r
+}
+
+// confidentOf returns Confident-GNMax of the noise and per-query δ of g,
+// GNMax on class counts, its σ1, σ2 and threshold for a plan to choose.
+func confidentOf(g ensemble.GNMax) ensemble.Mechanism {
+	return ensemble.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: g.Noise, Delta: g.Delta}
+}
+
 // knobOf returns the parameter r's mechanism is planned by
 // (ensemble.Planned), with Confident-GNMax's σ1 at ratio times σ2.
 func knobOf(r Request, queries int, ratio float64) (knob, error) {
@@ -115,7 +136,7 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	// shared by the queries.
 	rho := zcdpBudget(r.Budget.Guarantee)
 	setting, _ := ensemble.Planned(r.Mechanism, r.Classes)
-	_, confident := r.Mechanism.(ensemble.ConfidentGNMax)
+	confident := isConfident(r.Mechanism)
 	var k knob
 	switch setting {
 	case settingTargetEps:
@@ -154,7 +175,7 @@ func Chosen(r Request) []string {
 	if err != nil {
 		return nil
 	}
-	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok {
+	if isConfident(r.Mechanism) {
 		return []string{k.setting, settingSigma1, settingThreshold}
 	}
 	return []string{k.setting}
@@ -192,7 +213,7 @@ func Make(ctx context.Context, r Request) (Plan, error) {
 	if err := fixedTeachers(ctx, r); err != nil {
 		return Plan{}, err
 	}
-	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok || r.Proxy != nil {
+	if isConfident(r.Mechanism) || r.Proxy != nil {
 		if r.Proxy == nil {
 			return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
 		}
@@ -235,7 +256,7 @@ func fixedTeachers(ctx context.Context, r Request) error {
 // which must not. Confident-GNMax needs proxy
 // votes (onProxy).
 func parameters(ctx context.Context, r Request, queries int) (Plan, error) {
-	if _, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok {
+	if isConfident(r.Mechanism) {
 		return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
 	}
 	pl, err := search(ctx, r, queries, 0)
