@@ -205,18 +205,6 @@ func Planned(m Mechanism, classes int) (setting string, with func(v float64) Mec
 	return m.planned(votesOf(m, classes))
 }
 
-// GNMaxFamily returns the settings of m's steps as they are set (a zero
-// Noise unset, Delta zero; GNMax's without the threshold step) when m is of the GNMax family on the class counts of votes of
-// classes classes, and whether it is: ConfidentGNMax, and GNMax given its
-// Sigma2 or on classes other than 2 (0 for counts of any classes).
-func GNMaxFamily(m Mechanism, classes int) (ConfidentGNMax, bool) {
-	f, ok := m.(interface{ family() ConfidentGNMax })
-	if !ok || votesOf(m, classes) != votefile.ManyClasses {
-		return ConfidentGNMax{}, false
-	}
-	return f.family(), true
-}
-
 // oneVoteProblem returns the one-vote problem of the per-query target
 // (m·eps, delta) of p.
 func oneVoteProblem(p constraints.Problem) constraints.Problem {

@@ -165,6 +165,19 @@ func (m ConfidentGNMax) labeler(b *build) (Labeler, string, error) {
 	return classLabeler(m.classes(), b.k, b.classes, m.Delta)
 }
 
+// GNMaxFamily returns the settings of m's steps as they are set (a zero
+// Noise unset, Delta zero; GNMax's without the threshold step) when m is
+// of the GNMax family on the class counts of votes of classes classes,
+// and whether it is: ConfidentGNMax, and GNMax given its Sigma2 or on
+// classes other than 2 (0 for counts of any classes).
+func GNMaxFamily(m Mechanism, classes int) (ConfidentGNMax, bool) {
+	f, ok := m.(interface{ family() ConfidentGNMax })
+	if !ok || votesOf(m, classes) != votefile.ManyClasses {
+		return ConfidentGNMax{}, false
+	}
+	return f.family(), true
+}
+
 // classLabeler returns the labeler of g (GNMax or Confident-GNMax) for K
 // teachers and C classes, its guarantee at delta, and says what it is.
 func classLabeler(g ConfidentGNMax, teachers, classes int, delta float64) (Labeler, string, error) {
@@ -214,7 +227,7 @@ type classGNMax struct {
 
 // newClassGNMax returns the aggregator m (m.Noise must be
 // noisymax.DiscreteNoise) for K teachers and C classes, with the
-// per-query guarantee at delta of ClassGNMaxPrivacy.
+// per-query guarantee at delta of ConfidentGNMax.Privacy.
 func newClassGNMax(m ConfidentGNMax, teachers, classes int, delta float64) (*classGNMax, error) {
 	if m.Noise != noisymax.DiscreteNoise {
 		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (noisymax.DiscreteNoise), not %v", gnmaxName(m), m.Noise)
@@ -225,7 +238,8 @@ func newClassGNMax(m ConfidentGNMax, teachers, classes int, delta float64) (*cla
 	if err := checkClasses(teachers, classes); err != nil {
 		return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
 	}
-	priv, err := ClassGNMaxPrivacy(m, delta)
+	m.Delta = delta
+	priv, err := m.Privacy()
 	if err != nil {
 		return nil, err
 	}
@@ -251,13 +265,14 @@ func newClassGNMax(m ConfidentGNMax, teachers, classes int, delta float64) (*cla
 	return g, nil
 }
 
-// ClassGNMaxPrivacy returns the per-query privacy of m, GNMax or
-// Confident-GNMax on C-class vote counts, at delta: the guarantee its
+// Privacy returns the per-query privacy of m, Confident-GNMax or (Sigma1
+// = 0) GNMax on C-class vote counts, at m.Delta: the guarantee its
 // data-independent Rényi curve gives under the paper's conversion, every
 // query charged as if answered, and its Gaussian noise as the curve
 // (continuous noise too, for the account of a release darrm did not
 // draw: pate.Account).
-func ClassGNMaxPrivacy(m ConfidentGNMax, delta float64) (Privacy, error) {
+func (m ConfidentGNMax) Privacy() (Privacy, error) {
+	delta := m.Delta
 	rho, err := m.RunSlope(1, 1)
 	if err != nil {
 		return Privacy{}, err

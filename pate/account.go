@@ -276,8 +276,10 @@ func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding
 		if lr := opts.Labels; lr != nil && lr.Meta() != nil && lr.Meta().Delta > 0 {
 			delta = lr.Meta().Delta
 		}
+		g := opts.GNMax()
+		g.Delta = delta
 		var err error
-		if priv, err = ensemble.ClassGNMaxPrivacy(opts.GNMax(), delta); err != nil {
+		if priv, err = g.Privacy(); err != nil {
 			return accountant.Account{}, err
 		}
 	}
