@@ -217,3 +217,43 @@ func TestRunSlope(t *testing.T) {
 		t.Error("unset noise accepted")
 	}
 }
+
+// TestValidateFor: the steps are checked as set (an unset noise is
+// refused), GNMax's settings (sigma1 = 0) take no threshold, and for K
+// teachers a threshold step's threshold is in [0, K + 10·sigma1]; K = 0,
+// not known yet, checks the steps alone. Validate, the mechanism's own
+// check, refuses GNMax's settings and needs its delta.
+func TestValidateFor(t *testing.T) {
+	d := noisymax.DiscreteNoise
+	for _, tc := range []struct {
+		m        ConfidentGNMax
+		teachers int
+		bad      string // a word of the error, "" for none
+	}{
+		{ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: d}, 250, ""},
+		{ConfidentGNMax{Threshold: 1750, Sigma1: 150, Sigma2: 40, Noise: d}, 250, ""},
+		{ConfidentGNMax{Threshold: 1751, Sigma1: 150, Sigma2: 40, Noise: d}, 250, "K + 10·sigma1"},
+		{ConfidentGNMax{Threshold: -1, Sigma1: 150, Sigma2: 40, Noise: d}, 250, "threshold"},
+		{ConfidentGNMax{Threshold: 1751, Sigma1: 150, Sigma2: 40, Noise: d}, 0, ""},
+		{ConfidentGNMax{Sigma2: 40, Noise: d}, 250, ""},
+		{ConfidentGNMax{Threshold: 5, Sigma2: 40, Noise: d}, 250, "needs sigma1"},
+		{ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, 250, "noise"},
+		{ConfidentGNMax{Threshold: 200, Sigma1: 0.1, Sigma2: 40, Noise: d}, 250, "sigma1"},
+		{ConfidentGNMax{Threshold: 200, Sigma1: 0.1, Sigma2: 40, Noise: noisymax.ContinuousNoise}, 250, ""},
+	} {
+		err := tc.m.ValidateFor(tc.teachers)
+		if (err != nil) != (tc.bad != "") || err != nil && !strings.Contains(err.Error(), tc.bad) {
+			t.Errorf("%+v for K = %d: %v, want an error with %q", tc.m, tc.teachers, err, tc.bad)
+		}
+	}
+	gnmax := ConfidentGNMax{Sigma2: 40, Delta: 1e-5}
+	if err := gnmax.Validate(); err == nil || !strings.Contains(err.Error(), "sigma1") {
+		t.Errorf("GNMax's settings as a mechanism: %v, want sigma1 refused", err)
+	}
+	if err := (ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}).Validate(); err == nil || !strings.Contains(err.Error(), "delta") {
+		t.Errorf("no delta: %v, want delta refused", err)
+	}
+	if err := (ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}).Validate(); err != nil {
+		t.Errorf("a zero noise is the discrete noise releases draw: %v", err)
+	}
+}
