@@ -29,11 +29,11 @@ import (
 // GNMax and that package pate accounts. Validate refuses it as a
 // mechanism (it is GNMax); ValidateFor and RunSlope take it.
 type ConfidentGNMax struct {
-	Threshold float64        `json:"threshold"`
-	Sigma1    float64        `json:"sigma1"`
-	Sigma2    float64        `json:"sigma2"`
-	Noise     noisymax.Noise `json:"noise,omitempty"`
-	Delta     float64        `json:"-"`
+	Threshold float64        `json:"threshold" flag:"threshold"`
+	Sigma1    float64        `json:"sigma1" flag:"sigma1"`
+	Sigma2    float64        `json:"sigma2" flag:"sigma2"`
+	Noise     noisymax.Noise `json:"noise,omitempty" flag:"noise"`
+	Delta     float64        `json:"-" flag:"delta"`
 }
 
 // Name returns "confident-gnmax".

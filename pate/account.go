@@ -446,7 +446,10 @@ func agree(g ensemble.ConfidentGNMax, stated ensemble.Mechanism) error {
 // checkMechanism refuses an account of a mechanism other than GNMax,
 // Confident-GNMax or LNMax, or none.
 func (o AccountOptions) checkMechanism() error {
-	names := ensemble.Mechanisms(votefile.ManyClasses)
+	var names []provenance.MechanismName
+	for _, m := range ensemble.Mechanisms(votefile.ManyClasses) {
+		names = append(names, m.Name())
+	}
 	switch {
 	case o.Mechanism == nil:
 		return fmt.Errorf("pate: AccountOptions.Mechanism is not set: %s", provenance.JoinMechanisms(names, ", "))

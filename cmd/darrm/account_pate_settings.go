@@ -48,12 +48,8 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 		case fs.Changed("threshold") || fs.Changed("sigma1"):
 			name = ensemble.ConfidentGNMax{}.Name()
 		}
-		s := f.classFlags.settings(mechanismSettings{})
-		s.Noise = noisymax.UnsetNoise
-		if fs.Changed("noise") {
-			s.Noise = f.Noise
-		}
-		return s.mechanism(name, votefile.ManyClasses), nil, nil
+		info, err := lookupInfo(name, votefile.ManyClasses)
+		return info.with(fs, nil), nil, err
 	}
 	mech, err := ensemble.MechanismOf(m)
 	if err != nil {

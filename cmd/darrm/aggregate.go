@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -124,7 +125,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if cmd.Flags().Changed("K") && f.K != in.K() {
 		return cli.Usagef("--K = %d but %s has K = %d teachers", f.K, input, in.K())
 	}
-	spec, mech, rel, settings, err := f.spec(cmd, info, in, input)
+	spec, mech, rel, values, err := f.spec(cmd, info, in, input)
 	if err != nil {
 		return err
 	}
@@ -137,10 +138,12 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		p = constraints.Problem{K: in.K(), TargetDelta: f.Target}
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
-	f.startRelease(cmd, name, info, mech, &spec, &settings, p, lines)
+	src, _ := values["gamma"].(optimal.Source)
+	f.startRelease(cmd, name, info, mech, &spec, &src, p, lines)
 	var notStored error
-	settings.Gamma.OnNotStored = func(err error) { notStored = err }
-	spec.Mechanism = settings.mechanism(info.Name, info.Input)
+	src.OnNotStored = func(err error) { notStored = err }
+	values["gamma"] = src
+	spec.Mechanism = info.with(cmd.Flags(), values)
 	var led *runLedger
 	if f.Ledger != "" {
 		opts := ledgerOptions(cmd)
@@ -246,13 +249,14 @@ func (r *runLedger) close() {
 // teachers' guarantee of the votes (their header, else --eps and
 // --Delta), or, for a mechanism whose target is the release's own
 // (--target-eps), the one-vote problem of that target; for a multi-class
-// one, its flags, checked. It returns too the checked mechanism flags and
-// the report to be, which the caller completes.
-func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, checkedMechanisms, report.Release, mechanismSettings, error) {
+// one, its flags, checked, whose noise is the discrete one releases draw.
+// It returns too the checked mechanism flags and the report to be, which
+// the caller completes.
+func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, checkedMechanisms, report.Release, mechanismValues, error) {
 	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
 	spec := ensemble.ReleaseSpec{Votes: in, Header: f.header}
 	mech := checkedMechanisms{mechanismFlags: &f.mechanismFlags}
-	settings := f.classFlags.settings(mechanismSettings{Delta: &f.Target})
+	settings := mechanismValues{"delta": f.Target, "noise": noisymax.DiscreteNoise}
 	var err error
 	switch {
 	case info.Input == votefile.TwoClass:
@@ -281,7 +285,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefil
 			spec.Teachers = &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 		}
 	case cmd.Flags().Changed("sigma2"): // the GNMax family (checkSettings)
-		if err := settings.mechanism(info.Name, info.Input).Validate(); err != nil {
+		if err := info.with(cmd.Flags(), settings).Validate(); err != nil {
 			return spec, mech, rel, settings, flagErr(err, nil)
 		}
 	}
@@ -323,8 +327,8 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, mech che
 // startRelease completes spec with the sink of the labels (in the votes'
 // format unless --out-format says), the randomness of a release from
 // name, and the progress of each step on lines, the solve of
-// the gamma of settings for problem p among them.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mechanismInfo, mech checkedMechanisms, spec *ensemble.ReleaseSpec, settings *mechanismSettings, p constraints.Problem, lines *cliout.Stages) {
+// the gamma of src for problem p among them.
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mechanismInfo, mech checkedMechanisms, spec *ensemble.ReleaseSpec, src *optimal.Source, p constraints.Problem, lines *cliout.Stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
@@ -332,7 +336,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mech
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}
-	spec.Certificate = mech.Watch(cmd, &settings.Gamma, info, p, lines)
+	spec.Certificate = mech.Watch(cmd, src, info, p, lines)
 	// The bytes read are the votes' own: of an .npz archive's array they
 	// are its uncompressed bytes, which the archive's size does not
 	// measure, so its progress counts queries.

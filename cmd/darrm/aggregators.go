@@ -147,7 +147,7 @@ func (s checkedMechanisms) NewAggregator(cmd *cobra.Command, info mechanismInfo,
 	opts := s.Watch(cmd, &src, info, p, lines)
 	var notStored error
 	src.OnNotStored = func(err error) { notStored = err }
-	m := s.Settings(p, src).mechanism(info.Name, votefile.TwoClass)
+	m := info.with(cmd.Flags(), s.Settings(p, src))
 	agg, label, err := ensemble.New(cmd.Context(), m, p.K, 2, accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, opts)
 	lines.Done()
 	warnNotStored(cmd, optimal.Loaded{StoreErr: notStored})
@@ -176,19 +176,18 @@ func (s checkedMechanisms) Watch(cmd *cobra.Command, src *optimal.Source, info m
 // when deltaGiven, else the thesis' default for each m the plan tries;
 // darrm-one-vote's target eps m·eps and its delta, 0 (pure) unless
 // deltaGiven.
-func (s checkedMechanisms) PlanSettings(p constraints.Problem, src optimal.Source, deltaGiven bool) mechanismSettings {
+func (s checkedMechanisms) PlanSettings(p constraints.Problem, src optimal.Source, deltaGiven bool) mechanismValues {
 	out := s.Settings(p, src)
 	if !deltaGiven {
-		out.Delta = nil
+		delete(out, "delta")
 	}
 	return out
 }
 
 // Settings returns the two-class settings of the flags for problem p (its
 // m and per-query delta as given) with the gamma source src.
-func (s checkedMechanisms) Settings(p constraints.Problem, src optimal.Source) mechanismSettings {
-	delta := p.TargetDelta
-	return mechanismSettings{M: p.M, TargetEps: p.MEps(), Delta: &delta, Gamma: src, RR: rrComposition(s.RRComp, s.RRDelta, p.Delta), Search: s.GNMaxSearch}
+func (s checkedMechanisms) Settings(p constraints.Problem, src optimal.Source) mechanismValues {
+	return mechanismValues{"m": p.M, "target-eps": p.MEps(), "delta": p.TargetDelta, "gamma": src, "rr-composition": rrComposition(s.RRComp, s.RRDelta, p.Delta)}
 }
 
 // certifying describes the certificate of mechanism name for p in a

@@ -15,7 +15,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
-	"github.com/darrm/darrm/votefile"
 )
 
 // totalFlags ask a comparison for one at equal totals: the total budget
@@ -104,7 +103,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, mech
 			}
 		}
 		rs[i] = base
-		rs[i].Mechanism = mech.PlanSettings(p.Problem, src, cmd.Flags().Changed("delta")).mechanism(info.Name, votefile.TwoClass)
+		rs[i].Mechanism = info.with(cmd.Flags(), mech.PlanSettings(p.Problem, src, cmd.Flags().Changed("delta")))
 	}
 	var out []report.SimEqual
 	for _, q := range f.BudgetQueries {
