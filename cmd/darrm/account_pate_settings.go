@@ -29,15 +29,10 @@ var pateSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "n
 // gnmax otherwise) with those settings.
 func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (ensemble.Mechanism, []string, error) {
 	fs := cmd.Flags()
-	values := map[string]float64{"threshold": f.Threshold, "sigma1": f.Sigma1, "sigma2": f.Sigma2, "laplace-scale": f.LaplaceScale}
-	given := map[string]string{}
+	given := map[string]string{} // as a header's settings read (num), as pflag prints them
 	for _, n := range pateSettings {
-		switch {
-		case !fs.Changed(n):
-		case n == "noise":
-			given[n] = f.Noise.String()
-		default:
-			given[n] = num(values[n])
+		if fl := fs.Lookup(n); fl.Changed {
+			given[n] = fl.Value.String()
 		}
 	}
 	if m == nil {

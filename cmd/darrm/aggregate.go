@@ -303,8 +303,8 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, mech che
 	eps := "--eps"
 	if info.OwnTarget() {
 		var err error
-		if line, err = oneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), line.TargetDelta); err != nil {
-			return resolve.Resolved{}, targetEpsError(err)
+		if line, err = oneVoteTarget(cmd.Flags(), f.TargetEps, line.TargetDelta); err != nil {
+			return resolve.Resolved{}, err
 		}
 		if line.Eps == nil && (mech.Table == nil || mech.Table.Stated.Eps == nil) {
 			return resolve.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)

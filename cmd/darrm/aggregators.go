@@ -94,18 +94,10 @@ func (f *mechanismFlags) Check(cmd *cobra.Command, infos []mechanismInfo) (check
 			return s, err
 		}
 		s.Table, s.TableName = &tab, cli.InputName(f.GammaFile)
-		if err := s.checkTableRelation(sampling); err != nil {
-			return s, err
-		}
+		// A gamma is private only in the relation it was certified in.
+		return s, tableRelation(s.TableName, s.Table.InRelation(), sampling)
 	}
 	return s, nil
-}
-
-// checkTableRelation refuses a --gamma file for a relation in which none
-// of the mechanisms infos that sample a gamma releases: a gamma is private
-// only in the relation it was certified in.
-func (s checkedMechanisms) checkTableRelation(infos []mechanismInfo) error {
-	return tableRelation(s.TableName, s.Table.InRelation(), infos)
 }
 
 // tableRelation returns nil when one of the mechanisms infos releases in

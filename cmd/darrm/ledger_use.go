@@ -149,9 +149,9 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 			return nil, "", cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
 	case info.OwnTarget():
-		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
+		line, err := oneVoteTarget(fs, u.TargetEps, nil)
 		if err != nil {
-			return nil, "", targetEpsError(err)
+			return nil, "", err
 		}
 		if line.Eps == nil {
 			return nil, "", cli.Usagef("%s needs the per-query eps of its labels: give one --target-eps", info.Name)

@@ -215,9 +215,9 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			s["sigma2"] = 1.0 // the plan chooses it; set, it says that gnmax labels counts
 		}
 	case info.OwnTarget():
-		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
+		line, err := oneVoteTarget(fs, f.TargetEps, nil)
 		if err != nil {
-			return plan.Request{}, info, targetEpsError(err)
+			return plan.Request{}, info, err
 		}
 		s["target-eps"] = 1.0 // planned (--queries), else given
 		if line.Eps != nil {
