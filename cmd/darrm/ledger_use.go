@@ -163,11 +163,10 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	if info.Gamma {
-		mech, err := u.mechanismFlags.Check(cmd, []mechanismInfo{info})
-		if err != nil {
+		if err := u.Check(cmd, info); err != nil {
 			return nil, "", err
 		}
-		if s["gamma"], err = mech.PlanSource(cmd, lines); err != nil {
+		if s["gamma"], err = u.PlanSource(cmd, lines); err != nil {
 			return nil, "", err
 		}
 	}

@@ -227,11 +227,10 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		}
 	}
 	if info.Gamma {
-		mech, err := f.mechanismFlags.Check(cmd, []mechanismInfo{info})
-		if err != nil {
+		if err := f.mechanismFlags.Check(cmd, info); err != nil {
 			return plan.Request{}, info, err
 		}
-		if s["gamma"], err = mech.PlanSource(cmd, lines); err != nil {
+		if s["gamma"], err = f.PlanSource(cmd, lines); err != nil {
 			return plan.Request{}, info, err
 		}
 	}

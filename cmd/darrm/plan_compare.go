@@ -53,11 +53,10 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	base := requestOf(fs, info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
 	base.DeltaPrime, base.For, base.Queries, base.Proxy = f.DeltaPrime, f.For, f.Queries, &proxy
 	if proxy.Classes == 2 {
-		mech, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()})
-		if err != nil {
+		if _, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}); err != nil {
 			return err
 		}
-		if base.Confident.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
+		if base.Confident.Gamma, err = f.PlanSource(cmd, lines); err != nil {
 			return err
 		}
 	}
