@@ -1,10 +1,9 @@
 package main
 
-// This file builds the aggregators of darrm's commands from
-// their flags: the mechanisms named, the gamma each samples (a --gamma
-// file, or gamma_opt from the cache, solved on demand), RR's and GNMax's
-// settings, the multi-class mechanisms' settings and which of them a
-// mechanism takes, with the solve and the certificate shown on standard error.
+// This file builds the aggregators of darrm's commands from their flags:
+// the mechanisms named, the gamma each samples (a --gamma file, or
+// gamma_opt from the cache, solved on demand), RR's composition, with the
+// solve and the certificate shown on standard error.
 
 import (
 	"context"

@@ -162,13 +162,8 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
-	if info.Gamma {
-		if err := u.Check(cmd, info); err != nil {
-			return nil, "", err
-		}
-		if s["gamma"], err = u.PlanSource(cmd, lines); err != nil {
-			return nil, "", err
-		}
+	if err := u.planGamma(cmd, info, s, lines); err != nil {
+		return nil, "", err
 	}
 	if info.OwnTarget() {
 		classes = 2

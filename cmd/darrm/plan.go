@@ -226,13 +226,8 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			return plan.Request{}, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
 	}
-	if info.Gamma {
-		if err := f.mechanismFlags.Check(cmd, info); err != nil {
-			return plan.Request{}, info, err
-		}
-		if s["gamma"], err = f.PlanSource(cmd, lines); err != nil {
-			return plan.Request{}, info, err
-		}
+	if err := f.mechanismFlags.planGamma(cmd, info, s, lines); err != nil {
+		return plan.Request{}, info, err
 	}
 	r := requestOf(fs, info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
 	r.DeltaPrime = f.DeltaPrime
@@ -261,6 +256,18 @@ func planValues(fs *pflag.FlagSet, m, delta float64, comp accountant.Composition
 		s["delta"] = delta
 	}
 	return s
+}
+
+// planGamma gives s the gamma source of mechanism info when it samples
+// one: once the flags are checked for it, the source of a plan
+// (PlanSource), whose solves lines show.
+func (f *mechanismFlags) planGamma(cmd *cobra.Command, info mechanismInfo, s mechanismValues, lines *cliout.Stages) (err error) {
+	if info.Gamma {
+		if err = f.Check(cmd, info); err == nil {
+			s["gamma"], err = f.PlanSource(cmd, lines)
+		}
+	}
+	return err
 }
 
 // requestOf returns the request of a plan of mechanism info for k
