@@ -741,12 +741,13 @@ func TestSetFields(t *testing.T) {
 		inner
 		Size  float64 `flag:"size"`
 		Given any     `flag:"src,prior"`
+		One   float64 `flag:"list"`
 	}
 	keep := func(tag reflect.StructTag) bool { return tag.Get("votes") != "no" }
-	if got := FieldFlags(settings{}, keep); !slices.Equal(got, []string{"scale", "size", "src", "prior"}) {
+	if got := FieldFlags(settings{}, keep); !slices.Equal(got, []string{"scale", "size", "src", "prior", "list"}) {
 		t.Errorf("FieldFlags: %v", got)
 	}
-	if got := FieldFlags(settings{}, nil); !slices.Equal(got, []string{"scale", "shade", "size", "src", "prior"}) {
+	if got := FieldFlags(settings{}, nil); !slices.Equal(got, []string{"scale", "shade", "size", "src", "prior", "list"}) {
 		t.Errorf("FieldFlags, every field: %v", got)
 	}
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
@@ -757,7 +758,8 @@ func TestSetFields(t *testing.T) {
 	fs.Float64Var(&f.Scale, "scale", 0, "")
 	fs.Float64Var(&f.Size, "size", 7, "")
 	fs.Var(textFlag{&f.Shade}, "shade", "")
-	if err := fs.Parse([]string{"--scale", "1e-300", "--shade", "green"}); err != nil {
+	fs.Float64Slice("list", nil, "")
+	if err := fs.Parse([]string{"--scale", "1e-300", "--shade", "green", "--list", "1,2"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -765,10 +767,10 @@ func TestSetFields(t *testing.T) {
 		values map[string]any
 		want   settings
 	}{
-		{keep, map[string]any{"src": "a source"}, settings{inner: inner{Scale: 1e-300}, Given: "a source"}},
-		{nil, map[string]any{"scale": 2.0}, settings{inner: inner{Scale: 2, Shade: 1}}},
+		{keep, map[string]any{"src": "a source"}, settings{inner: inner{Scale: 1e-300}, Given: "a source", One: 5}},
+		{nil, map[string]any{"scale": 2.0}, settings{inner: inner{Scale: 2, Shade: 1}, One: 5}},
 	} {
-		var s settings
+		s := settings{One: 5} // a list does not read as one number
 		SetFields(fs, &s, tc.keep, tc.values)
 		if s != tc.want {
 			t.Errorf("SetFields %v: %+v, want %+v", tc.values, s, tc.want)

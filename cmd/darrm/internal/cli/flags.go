@@ -499,8 +499,8 @@ func FieldFlags(v any, keep func(reflect.StructTag) bool) []string {
 // SetFields sets the fields of the struct p points to that FieldFlags
 // names, each by its first flag: to values[name] when it is there, else,
 // when the flag was given in fs, to the flag's value read back from its
-// text (a number, or a TextValue). A field of another type takes its value
-// from values alone.
+// text (a number, or a TextValue) if it reads as one (a list does not). A
+// field of another type takes its value from values alone.
 func SetFields(fs *pflag.FlagSet, p any, keep func(reflect.StructTag) bool, values map[string]any) {
 	eachFlagField(reflect.ValueOf(p).Elem(), keep, func(names []string, f reflect.Value) {
 		if v, ok := values[names[0]]; ok {
@@ -513,8 +513,7 @@ func SetFields(fs *pflag.FlagSet, p any, keep func(reflect.StructTag) bool, valu
 		}
 		if u, ok := f.Addr().Interface().(encoding.TextUnmarshaler); ok {
 			_ = u.UnmarshalText([]byte(fl.Value.String())) // the flag read it
-		} else if f.Kind() == reflect.Float64 {
-			x, _ := strconv.ParseFloat(fl.Value.String(), 64)
+		} else if x, err := strconv.ParseFloat(fl.Value.String(), 64); err == nil && f.Kind() == reflect.Float64 {
 			f.SetFloat(x)
 		}
 	})
