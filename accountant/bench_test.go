@@ -39,7 +39,7 @@ func BenchmarkStepEpsOptimal10000(b *testing.B) {
 
 func BenchmarkRhoToDPImproved(b *testing.B) {
 	for b.Loop() {
-		sink, _, _ = RhoToDP(0.37, 1e-6, ImprovedConversion)
+		sink, _, _ = ImprovedConversion.RhoToDP(0.37, 1e-6)
 	}
 }
 

@@ -85,12 +85,12 @@ func ExampleGaussian_Eps() {
 }
 
 // The Gaussian mechanism with sensitivity 1 and σ = 5, composed 100 times.
-func ExampleRhoToDP() {
+func ExampleConversion_RhoToDP() {
 	r := 1.0 / 5       // Δ/σ
 	rho := r * r / 2   // its RDP slope Δ²/(2σ²)
 	total := 100 * rho // RDP composes by addition
 	for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
-		eps, alpha, _ := accountant.RhoToDP(total, 1e-5, c)
+		eps, alpha, _ := c.RhoToDP(total, 1e-5)
 		fmt.Printf("%-8v eps = %.4f at alpha = %.3f\n", c, eps, alpha)
 	}
 	// Output:

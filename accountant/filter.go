@@ -75,7 +75,7 @@ func FilterTotal(f Method, seq Sequence, budget Guarantee) (Guarantee, bool, err
 	if seq.Curveless > 0 {
 		return Guarantee{}, false, fmt.Errorf("%d of the %d steps have no zCDP curve: the %v cannot compose them", seq.Curveless, seq.Steps, ZCDPFilter)
 	}
-	eps, _, err := RhoToDP(seq.Rho, budget.Delta, ImprovedConversion)
+	eps, _, err := ImprovedConversion.RhoToDP(seq.Rho, budget.Delta)
 	if err != nil {
 		return Guarantee{}, false, err
 	}
@@ -770,13 +770,13 @@ func (p FilterPart) total(seq Sequence, budget Guarantee) (Guarantee, bool, erro
 		if seq.Rho == 0 {
 			return Guarantee{Delta: p.Delta}, true, nil
 		}
-		eps, _, err := RhoToDP(seq.Rho, p.Delta, ImprovedConversion)
+		eps, _, err := ImprovedConversion.RhoToDP(seq.Rho, p.Delta)
 		return Guarantee{Eps: eps, Delta: p.Delta}, err == nil && eps <= budget.Eps, err
 	case RenyiFilter:
 		if seq.Renyiless > 0 {
 			return inf, false, nil
 		}
-		eps, err := ConvertRDP(seq.Renyi, p.Order, p.Delta, ImprovedConversion)
+		eps, err := ImprovedConversion.ConvertRDP(seq.Renyi, p.Order, p.Delta)
 		return Guarantee{Eps: eps, Delta: p.Delta}, err == nil && eps <= budget.Eps, err
 	case GDPFilter:
 		if seq.Muless > 0 {

@@ -262,7 +262,7 @@ func ClassGNMaxPrivacy(m ConfidentGNMax, delta float64) (Privacy, error) {
 	if err != nil {
 		return Privacy{}, err
 	}
-	eps, order, err := accountant.RhoToDP(rho, delta, accountant.PaperConversion)
+	eps, order, err := accountant.PaperConversion.RhoToDP(rho, delta)
 	if err != nil {
 		return Privacy{}, fmt.Errorf("%s: %w", gnmaxName(m), err)
 	}

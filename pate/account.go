@@ -581,7 +581,7 @@ func rdpTotal(rho float64, draws []draw, orders []float64, delta float64) (accou
 			}
 			r = outward.AddUp(r, g)
 		}
-		eps, err := accountant.ConvertRDP(r, o, delta, accountant.ImprovedConversion)
+		eps, err := accountant.ImprovedConversion.ConvertRDP(r, o, delta)
 		if err != nil {
 			return best, err
 		}
