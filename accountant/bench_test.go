@@ -26,20 +26,20 @@ func benchOptimal(b *testing.B, eps float64, k int) {
 func BenchmarkMaxStepsOptimal(b *testing.B) {
 	step, budget := Guarantee{0.01, 1e-7}, Guarantee{2, 1e-3}
 	for b.Loop() {
-		n, _ := MaxSteps(step, Budget{Guarantee: budget}, Composition{Method: Optimal, DeltaPrime: 1e-4})
+		n, _ := (Composition{Method: Optimal, DeltaPrime: 1e-4}).MaxSteps(step, Budget{Guarantee: budget})
 		sink = float64(n)
 	}
 }
 
 func BenchmarkStepEpsOptimal10000(b *testing.B) {
 	for b.Loop() {
-		sink, _ = StepEps(5, 1e-7, 10000, Optimal, 1e-5)
+		sink, _ = (Composition{Method: Optimal, DeltaPrime: 1e-5}).StepEps(5, 1e-7, 10000)
 	}
 }
 
 func BenchmarkRhoToDPImproved(b *testing.B) {
 	for b.Loop() {
-		sink, _, _ = RhoToDP(0.37, 1e-6, ImprovedConversion)
+		sink, _, _ = ImprovedConversion.RhoToDP(0.37, 1e-6)
 	}
 }
 

@@ -157,13 +157,13 @@ func ExampleComposeRun_bounded() {
 func TestMaxStepsBeyond(t *testing.T) {
 	budget := Guarantee{Eps: 2, Delta: 1e-5}
 	opt := Composition{Method: Optimal, DeltaPrime: 1e-6}
-	n, err := MaxSteps(Guarantee{Eps: 1e-8}, Budget{budget}, opt)
+	n, err := opt.MaxSteps(Guarantee{Eps: 1e-8}, Budget{budget})
 	if g, gerr := composeGeneral(Guarantee{Eps: 1e-8}, n, 1e-6); err != nil || n <= 2e8 || gerr != nil || !g.Within(budget) {
 		t.Errorf("MaxSteps of 1e-8 steps under optimal composition: %d, %v; want more than simple composition's 2e8, within the budget by general composition (%v)", n, err, g)
 	}
 	tiny := Guarantee{Eps: 1e-18}
 	for name, search := range map[string]func() (int, error){
-		"MaxSteps": func() (int, error) { return MaxSteps(tiny, Budget{budget}, opt) },
+		"MaxSteps": func() (int, error) { return opt.MaxSteps(tiny, Budget{budget}) },
 		"Account.MaxSteps": func() (int, error) {
 			n, _, err := Account{Step: ApproxStep(tiny), Profile: []Guarantee{tiny}, Budget: &Budget{budget}, DeltaPrime: 1e-6}.MaxSteps(context.Background())
 			return n, err

@@ -41,7 +41,7 @@ func TestBudgetValidate(t *testing.T) {
 		if err == nil {
 			err = tc.c.Validate()
 		}
-		if _, merr := MaxSteps(Guarantee{Eps: 0.1}, tc.b, tc.c); tc.c.Method != Simple && (merr == nil) != (err == nil) {
+		if _, merr := tc.c.MaxSteps(Guarantee{Eps: 0.1}, tc.b); tc.c.Method != Simple && (merr == nil) != (err == nil) {
 			t.Errorf("%s: MaxSteps: %v, the budget and the composition: %v", tc.name, merr, err)
 		}
 		var pe *ParamError

@@ -33,25 +33,25 @@ func TestBadInput(t *testing.T) {
 		{"k too large for optimal", "k", func() error { _, err := composeOptimal(ok, maxOptimalSteps+1, 0.1); return err }},
 		{"bad step in sequence", "eps", func() error { _, err := seqOf([]Guarantee{ok, {nan, 0}}); return err }},
 		{"budget eps 0", "budget eps", func() error {
-			_, err := MaxSteps(ok, Budget{Guarantee: Guarantee{0, 0.1}}, Composition{Method: General, DeltaPrime: 0.1})
+			_, err := (Composition{Method: General, DeltaPrime: 0.1}).MaxSteps(ok, Budget{Guarantee: Guarantee{0, 0.1}})
 			return err
 		}},
 		{"budget delta Inf", "budget delta", func() error {
-			_, err := MaxSteps(ok, Budget{Guarantee: Guarantee{1, inf}}, Composition{Method: Simple, DeltaPrime: 0})
+			_, err := (Composition{Method: Simple, DeltaPrime: 0}).MaxSteps(ok, Budget{Guarantee: Guarantee{1, inf}})
 			return err
 		}},
-		{"step eps total NaN", "eps total", func() error { _, err := StepEps(nan, 0, 3, Optimal, 0.1); return err }},
-		{"step eps k 0", "k", func() error { _, err := StepEps(1, 0, 0, Simple, 0); return err }},
-		{"alpha 1", "alpha", func() error { _, err := ConvertRDP(1, 1, 1e-5, PaperConversion); return err }},
+		{"step eps total NaN", "eps total", func() error { _, err := (Composition{Method: Optimal, DeltaPrime: 0.1}).StepEps(nan, 0, 3); return err }},
+		{"step eps k 0", "k", func() error { _, err := (Composition{Method: Simple, DeltaPrime: 0}).StepEps(1, 0, 0); return err }},
+		{"alpha 1", "alpha", func() error { _, err := PaperConversion.ConvertRDP(1, 1, 1e-5); return err }},
 		{"SGM alpha 1", "alpha", func() error { _, err := sgmRDP(0.1, 1, 1); return err }},
-		{"alpha NaN", "alpha", func() error { _, err := ConvertRDP(1, nan, 1e-5, PaperConversion); return err }},
-		{"alpha Inf", "alpha", func() error { _, err := ConvertRDP(1, inf, 1e-5, PaperConversion); return err }},
+		{"alpha NaN", "alpha", func() error { _, err := PaperConversion.ConvertRDP(1, nan, 1e-5); return err }},
+		{"alpha Inf", "alpha", func() error { _, err := PaperConversion.ConvertRDP(1, inf, 1e-5); return err }},
 		{"sigma 0", "sigma", func() error { _, err := gaussianRho(1, 0); return err }},
 		{"sigma < 0", "sigma", func() error { _, _, err := run.Eps(-3, 1e-6, PaperConversion); return err }},
 		{"sensitivity NaN", "sensitivity", func() error { _, err := gaussianRho(nan, 1); return err }},
-		{"rho 0", "rho", func() error { _, _, err := RhoToDP(0, 1e-5, ImprovedConversion); return err }},
-		{"conversion delta 0", "delta", func() error { _, _, err := RhoToDP(1, 0, PaperConversion); return err }},
-		{"rdp < 0", "rdp", func() error { _, err := ConvertRDP(-1, 2, 1e-5, PaperConversion); return err }},
+		{"rho 0", "rho", func() error { _, _, err := ImprovedConversion.RhoToDP(0, 1e-5); return err }},
+		{"conversion delta 0", "delta", func() error { _, _, err := PaperConversion.RhoToDP(1, 0); return err }},
+		{"rdp < 0", "rdp", func() error { _, err := PaperConversion.ConvertRDP(-1, 2, 1e-5); return err }},
 		{"pabi G 0", "G", func() error {
 			_, _, err := PABI{Epochs: 5, Dilution: 1}.sigma(Guarantee{1, 1e-6}, PaperConversion)
 			return err

@@ -37,11 +37,11 @@ func ExampleCompose() {
 
 // How many queries of Table 3.2's per-query cost fit in a budget of
 // (10, 0.02) with δ' = 1e-4.
-func ExampleMaxSteps() {
+func ExampleComposition_MaxSteps() {
 	step := accountant.Guarantee{Eps: 0.2676, Delta: 3e-4}
 	budget := accountant.Guarantee{Eps: 10, Delta: 0.02}
 	for _, m := range []accountant.Method{accountant.Simple, accountant.General, accountant.Optimal} {
-		q, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: m, DeltaPrime: 1e-4})
+		q, err := (accountant.Composition{Method: m, DeltaPrime: 1e-4}).MaxSteps(step, accountant.Budget{Guarantee: budget})
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -85,12 +85,12 @@ func ExampleGaussian_Eps() {
 }
 
 // The Gaussian mechanism with sensitivity 1 and σ = 5, composed 100 times.
-func ExampleRhoToDP() {
+func ExampleConversion_RhoToDP() {
 	r := 1.0 / 5       // Δ/σ
 	rho := r * r / 2   // its RDP slope Δ²/(2σ²)
 	total := 100 * rho // RDP composes by addition
 	for _, c := range []accountant.Conversion{accountant.PaperConversion, accountant.ImprovedConversion} {
-		eps, alpha, _ := accountant.RhoToDP(total, 1e-5, c)
+		eps, alpha, _ := c.RhoToDP(total, 1e-5)
 		fmt.Printf("%-8v eps = %.4f at alpha = %.3f\n", c, eps, alpha)
 	}
 	// Output:

@@ -22,7 +22,7 @@ import (
 // proves valid (a union of filters whose shares of δ sum to the budget's
 // is: Filter). A version-4 ledger's filter is one Method, chosen when
 // the budget is set, one of these two, each charging a step at its
-// guarantee (FilterTotal):
+// guarantee (Sequence.FilterTotal):
 //
 //   - ZCDPFilter: Σρ_i <= ρ_B, for steps with a zCDP slope (Spend.Rho).
 //     For each order α the Rényi filter Σρ_iα <= ρ_Bα is valid (Feldman
@@ -52,13 +52,13 @@ func checkFilter(f Method, budget Guarantee) error {
 	return fmt.Errorf("filter %v: must be %v or %v (the compositions proven for adaptively chosen parameters)", f, Simple, ZCDPFilter)
 }
 
-// FilterTotal returns the total of the steps seq under filter f with the
-// budget, and whether it is within the budget (the filter's halting rule),
+// FilterTotal returns the total of the steps seq under a version-4
+// ledger's filter f with the budget, and whether it is within the budget (the filter's halting rule),
 // after checking that f is a filter for the budget (checkFilter: the
 // empty sequence's total is an error exactly when it is not):
 // Simple (Σε_i, Σδ_i); ZCDPFilter (ε, budget.Delta), ε the improved
 // conversion of seq.Rho at budget.Delta. The empty sequence is (0, 0).
-func FilterTotal(f Method, seq Sequence, budget Guarantee) (Guarantee, bool, error) {
+func (seq Sequence) FilterTotal(f Method, budget Guarantee) (Guarantee, bool, error) {
 	if err := checkFilter(f, budget); err != nil {
 		return Guarantee{}, false, err
 	}
@@ -75,7 +75,7 @@ func FilterTotal(f Method, seq Sequence, budget Guarantee) (Guarantee, bool, err
 	if seq.Curveless > 0 {
 		return Guarantee{}, false, fmt.Errorf("%d of the %d steps have no zCDP curve: the %v cannot compose them", seq.Curveless, seq.Steps, ZCDPFilter)
 	}
-	eps, _, err := RhoToDP(seq.Rho, budget.Delta, ImprovedConversion)
+	eps, _, err := ImprovedConversion.RhoToDP(seq.Rho, budget.Delta)
 	if err != nil {
 		return Guarantee{}, false, err
 	}
@@ -770,13 +770,13 @@ func (p FilterPart) total(seq Sequence, budget Guarantee) (Guarantee, bool, erro
 		if seq.Rho == 0 {
 			return Guarantee{Delta: p.Delta}, true, nil
 		}
-		eps, _, err := RhoToDP(seq.Rho, p.Delta, ImprovedConversion)
+		eps, _, err := ImprovedConversion.RhoToDP(seq.Rho, p.Delta)
 		return Guarantee{Eps: eps, Delta: p.Delta}, err == nil && eps <= budget.Eps, err
 	case RenyiFilter:
 		if seq.Renyiless > 0 {
 			return inf, false, nil
 		}
-		eps, err := ConvertRDP(seq.Renyi, p.Order, p.Delta, ImprovedConversion)
+		eps, err := ImprovedConversion.ConvertRDP(seq.Renyi, p.Order, p.Delta)
 		return Guarantee{Eps: eps, Delta: p.Delta}, err == nil && eps <= budget.Eps, err
 	case GDPFilter:
 		if seq.Muless > 0 {

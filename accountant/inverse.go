@@ -20,7 +20,7 @@ import (
 // general composition, never below it, bounds them. The total ε and δ of
 // all three methods grow with k, so the answer is found by exponential and
 // binary search over exact evaluations of Compose.
-func MaxSteps(step Guarantee, b Budget, c Composition) (int, error) {
+func (c Composition) MaxSteps(step Guarantee, b Budget) (int, error) {
 	budget, m, deltaPrime := b.Guarantee, c.Method, c.DeltaPrime
 	wrap := func(err error) error { return fmt.Errorf("max steps (%v): %w", m, err) }
 	if err := checkStep("", step); err != nil {
@@ -69,12 +69,13 @@ func lastFit(lo int, budget Guarantee, fits func(int) (bool, error)) (int, error
 }
 
 // StepEps returns the largest per-step ε such that k composed (ε, δ)-DP
-// steps have total ε <= epsTotal under method m with slack δ' (ignored by
-// Simple). The total δ does not depend on ε: it is Compose's. For Simple
+// steps have total ε <= epsTotal under the composition c, method c.Method
+// with slack c.DeltaPrime (ignored by Simple). The total δ does not depend on ε: it is Compose's. For Simple
 // the answer is epsTotal/k; for General and Optimal, whose total ε grows
 // with ε, it is found by bracketed regula falsi to a relative 1e-15, and
 // the returned ε always meets the target.
-func StepEps(epsTotal, delta float64, k int, m Method, deltaPrime float64) (float64, error) {
+func (c Composition) StepEps(epsTotal, delta float64, k int) (float64, error) {
+	m, deltaPrime := c.Method, c.DeltaPrime
 	wrap := func(err error) error { return fmt.Errorf("step eps (%v): %w", m, err) }
 	if err := param.Positive("eps total", epsTotal); err != nil {
 		return 0, wrap(err)

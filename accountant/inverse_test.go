@@ -11,7 +11,7 @@ func TestMaxStepsScan(t *testing.T) {
 	for _, m := range []Method{Simple, General, Optimal} {
 		for _, step := range []Guarantee{{0.2676, 3e-4}, {0.05, 1e-6}, {1, 0}, {0.3, 0}} {
 			for _, budget := range []Guarantee{{1, 1e-2}, {5, 0.05}, {0.1, 0.5}, {3, 0}} {
-				got, err := MaxSteps(step, Budget{Guarantee: budget}, Composition{Method: m, DeltaPrime: 1e-4})
+				got, err := (Composition{Method: m, DeltaPrime: 1e-4}).MaxSteps(step, Budget{Guarantee: budget})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -39,7 +39,7 @@ func TestMaxStepsOrder(t *testing.T) {
 	step, budget := Guarantee{0.01, 1e-7}, Guarantee{2, 1e-3}
 	var q [3]int
 	for i, m := range []Method{Simple, General, Optimal} {
-		n, err := MaxSteps(step, Budget{Guarantee: budget}, Composition{Method: m, DeltaPrime: 1e-4})
+		n, err := (Composition{Method: m, DeltaPrime: 1e-4}).MaxSteps(step, Budget{Guarantee: budget})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestMaxStepsOrder(t *testing.T) {
 }
 
 func TestMaxStepsLimit(t *testing.T) {
-	if _, err := MaxSteps(Guarantee{1e-300, 0}, Budget{Guarantee: Guarantee{1, 0.5}}, Composition{Method: Simple, DeltaPrime: 0}); err == nil {
+	if _, err := (Composition{Method: Simple, DeltaPrime: 0}).MaxSteps(Guarantee{1e-300, 0}, Budget{Guarantee: Guarantee{1, 0.5}}); err == nil {
 		t.Error("no error when more than 2^53 steps fit")
 	}
 }
@@ -64,7 +64,7 @@ func TestStepEps(t *testing.T) {
 	for _, m := range []Method{Simple, General, Optimal} {
 		for _, epsTotal := range []float64{0.5, 2, 10} {
 			for _, k := range []int{1, 3, 20, 1000} {
-				eps, err := StepEps(epsTotal, 1e-6, k, m, 1e-5)
+				eps, err := (Composition{Method: m, DeltaPrime: 1e-5}).StepEps(epsTotal, 1e-6, k)
 				if err != nil {
 					t.Fatal(err)
 				}

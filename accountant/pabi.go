@@ -53,7 +53,7 @@ func (p PABI) Eps(sigma, delta float64, c Conversion) (eps, alpha float64, err e
 	if err != nil {
 		return 0, 0, err
 	}
-	eps, alpha, err = RhoToDP(rho, delta, c)
+	eps, alpha, err = c.RhoToDP(rho, delta)
 	if err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
@@ -68,7 +68,7 @@ func (p PABI) sigma(target Guarantee, c Conversion) (sigma, alpha float64, err e
 	if err := p.validate(); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
-	sigma, alpha, err = SigmaFor(p.coef(), target, c)
+	sigma, alpha, err = c.SigmaFor(p.coef(), target)
 	if err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
@@ -107,7 +107,7 @@ func (p PABI) sigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 		if !(alpha > 1) {
 			return false, nil
 		}
-		at, err := ConvertRDP(alpha*r, alpha, target.Delta, PaperConversion)
+		at, err := PaperConversion.ConvertRDP(alpha*r, alpha, target.Delta)
 		return err == nil && at <= eps, nil
 	})
 	if !ok {
@@ -166,7 +166,7 @@ func (p PABI) Calibrate(target Guarantee, c Conversion, r AlphaRule) (sigma, alp
 		if err != nil {
 			return 0, 0, 0, err
 		}
-		eps, err = ConvertRDP(rho*alpha, alpha, target.Delta, PaperConversion)
+		eps, err = PaperConversion.ConvertRDP(rho*alpha, alpha, target.Delta)
 		return sigma, alpha, eps, err
 	}
 	return 0, 0, 0, fmt.Errorf("PABI: unknown alpha rule %v", r)

@@ -40,7 +40,7 @@ func TestPABISigma(t *testing.T) {
 					t.Errorf("%v eps=%v %v: Eps(Sigma) = %v", p, eps, c, got)
 				}
 				rho, _ := p.rho(sigma)
-				if at, _ := ConvertRDP(rho*alpha, alpha, target.Delta, c); at > eps {
+				if at, _ := c.ConvertRDP(rho*alpha, alpha, target.Delta); at > eps {
 					t.Errorf("%v eps=%v %v: eps at the returned alpha %v is %v", p, eps, c, alpha, at)
 				}
 				if less, _, _ := p.Eps(sigma*(1-1e-9), target.Delta, c); !(less > eps) {
@@ -59,7 +59,7 @@ func TestPABISigma(t *testing.T) {
 			}
 			// At Table 4.3's α the paper's bound is exactly ε.
 			rho, _ := p.rho(t43)
-			if at, _ := ConvertRDP(rho*alpha, alpha, target.Delta, PaperConversion); at > eps || at < eps*(1-1e-9) {
+			if at, _ := PaperConversion.ConvertRDP(rho*alpha, alpha, target.Delta); at > eps || at < eps*(1-1e-9) {
 				t.Errorf("%v eps=%v: paper bound at Table 4.3's alpha = %v", p, eps, at)
 			}
 		}
@@ -85,7 +85,7 @@ func TestPABILemmas(t *testing.T) {
 	// Lemma 4.5.2 at an arbitrary α is the paper conversion of the slope.
 	alpha := 7.0
 	lemma := 2*alpha*9*20/(sigma*sigma) + -math.Log(1e-6)/(alpha-1)
-	if at, _ := ConvertRDP(rho*alpha, alpha, 1e-6, PaperConversion); relErr(at, lemma) > 1e-14 {
+	if at, _ := PaperConversion.ConvertRDP(rho*alpha, alpha, 1e-6); relErr(at, lemma) > 1e-14 {
 		t.Errorf("Lemma 4.5.2 at alpha=7: %v, ConvertRDP %v", lemma, at)
 	}
 }
@@ -104,11 +104,11 @@ func TestCalibrationExtremes(t *testing.T) {
 			if eps, _, err := run.Eps(sigma, target.Delta, c); err != nil || eps > target.Eps {
 				t.Errorf("%v %v: Eps(Sigma) = %v, %v", target, c, eps, err)
 			}
-			gs, gl, err := SigmaFor(1, target, c)
+			gs, gl, err := c.SigmaFor(1, target)
 			if err != nil {
 				t.Fatalf("GNMax %v %v: %v", target, c, err)
 			}
-			if eps, _ := ConvertRDP(gl/(gs*gs), gl, target.Delta, c); eps > target.Eps {
+			if eps, _ := c.ConvertRDP(gl/(gs*gs), gl, target.Delta); eps > target.Eps {
 				t.Errorf("GNMax %v %v: eps at sigma %v lambda %v = %v", target, c, gs, gl, eps)
 			}
 		}
@@ -117,7 +117,7 @@ func TestCalibrationExtremes(t *testing.T) {
 			t.Fatalf("Table 4.3 %v: %v", target, err)
 		}
 		rho, _ := run.rho(sigma)
-		if eps, _ := ConvertRDP(rho*alpha, alpha, target.Delta, PaperConversion); eps > target.Eps {
+		if eps, _ := PaperConversion.ConvertRDP(rho*alpha, alpha, target.Delta); eps > target.Eps {
 			t.Errorf("Table 4.3 %v: eps at sigma %v alpha %v = %v", target, sigma, alpha, eps)
 		}
 	}
@@ -148,7 +148,7 @@ func TestPABICalibrate(t *testing.T) {
 				t.Errorf("%v %v %v: sigma %v, want %v", p, tc.rule, tc.conv, sigma, want)
 			}
 			rho, _ := p.rho(sigma)
-			if at, _ := ConvertRDP(rho*alpha, alpha, target.Delta, tc.conv); at != eps || eps > target.Eps || eps < target.Eps*(1-1e-9) {
+			if at, _ := tc.conv.ConvertRDP(rho*alpha, alpha, target.Delta); at != eps || eps > target.Eps || eps < target.Eps*(1-1e-9) {
 				t.Errorf("%v %v %v: eps %v, bound at (sigma, alpha) %v, target %v", p, tc.rule, tc.conv, eps, at, target.Eps)
 			}
 		}

@@ -100,7 +100,7 @@ func TestComposeProfileRules(t *testing.T) {
 func TestMaxStepsProfile(t *testing.T) {
 	step, profile := Guarantee{0.2654, 3e-4}, []Guarantee{{0.2674, 0}}
 	for _, budget := range []Guarantee{{8, 0.05}, {3, 0.01}, {0.2, 0.01}} {
-		opt, err := MaxSteps(step, Budget{Guarantee: budget}, Composition{Method: Optimal, DeltaPrime: 1e-4})
+		opt, err := (Composition{Method: Optimal, DeltaPrime: 1e-4}).MaxSteps(step, Budget{Guarantee: budget})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -743,7 +743,7 @@ func (a Account) chooseBounds(k int, delta, enough float64) (*chooser, float64) 
 		c.offer(t)
 		if p := points[i]; p.Delta == 0 {
 			// A pure step is (ε²/2)-zCDP (Bun and Steinke 2016, Prop. 1.4).
-			if eps, _, err := RhoToDP(outward.MulUp(float64(k), outward.Up(p.Eps*p.Eps/2, 2)), delta, ImprovedConversion); err == nil {
+			if eps, _, err := ImprovedConversion.RhoToDP(outward.MulUp(float64(k), outward.Up(p.Eps*p.Eps/2, 2)), delta); err == nil {
 				c.offer(Total{Method: Renyi, Guarantee: Guarantee{Eps: eps, Delta: delta}, Point: &points[i]})
 			}
 		}

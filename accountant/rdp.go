@@ -108,16 +108,16 @@ func (g Gaussian) Eps(delta, alpha float64, c Conversion) (eps, order float64, e
 		return 0, 0, err
 	}
 	if alpha == 0 {
-		return RhoToDP(rho, delta, c)
+		return c.RhoToDP(rho, delta)
 	}
-	eps, err = ConvertRDP(rho*alpha, alpha, delta, c)
+	eps, err = c.ConvertRDP(rho*alpha, alpha, delta)
 	return eps, alpha, err
 }
 
 // ConvertRDP returns ε such that an (α, r)-RDP mechanism is (ε, δ)-DP
 // under conversion c, at the given order α. A result below 0 is reported
 // as 0: (ε, δ)-DP with ε < 0 implies (0, δ)-DP.
-func ConvertRDP(r, alpha, delta float64, c Conversion) (float64, error) {
+func (c Conversion) ConvertRDP(r, alpha, delta float64) (float64, error) {
 	if err := param.AtLeast("rdp", r, 0); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
@@ -149,7 +149,7 @@ func conversionCost(t, L float64, c Conversion) float64 {
 // ρ - (L - log α)/(α-1)², so the minimiser is the unique root of the
 // increasing function ρ(α-1)² + log α - L, found by bisection to machine
 // precision. A result below 0 is reported as 0.
-func RhoToDP(rho, delta float64, c Conversion) (eps, alpha float64, err error) {
+func (c Conversion) RhoToDP(rho, delta float64) (eps, alpha float64, err error) {
 	if err := param.Positive("rho", rho); err != nil {
 		return 0, 0, fmt.Errorf("RDP conversion: %w", err)
 	}
@@ -224,7 +224,7 @@ func rhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 // geometrically more) so that both ways a caller may recompute ε meet the
 // target in floating point: RhoToDP(coef/σ²), and ConvertRDP at the
 // returned order α; and that α.
-func SigmaFor(coef float64, target Guarantee, c Conversion) (sigma, alpha float64, err error) {
+func (c Conversion) SigmaFor(coef float64, target Guarantee) (sigma, alpha float64, err error) {
 	if err := param.Positive("coef", coef); err != nil {
 		return 0, 0, err
 	}
@@ -234,11 +234,11 @@ func SigmaFor(coef float64, target Guarantee, c Conversion) (sigma, alpha float6
 	}
 	sigma, ok, err := roots.RaiseUntil(math.Sqrt(coef/rho), func(sigma float64) (bool, error) {
 		r := coef / (sigma * sigma)
-		eps, a, err := RhoToDP(r, target.Delta, c)
+		eps, a, err := c.RhoToDP(r, target.Delta)
 		if err != nil {
 			return false, err
 		}
-		at, err := ConvertRDP(r*a, a, target.Delta, c)
+		at, err := c.ConvertRDP(r*a, a, target.Delta)
 		alpha = a
 		return err == nil && eps <= target.Eps && at <= target.Eps, err
 	})

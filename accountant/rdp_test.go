@@ -16,7 +16,7 @@ func scanMin(rho, delta float64, c Conversion) float64 {
 	}
 	best := math.Inf(1)
 	for lt := -12.0; lt <= 12; lt += step {
-		eps, err := ConvertRDP(rho*(1+math.Exp(lt)), 1+math.Exp(lt), delta, c)
+		eps, err := c.ConvertRDP(rho*(1+math.Exp(lt)), 1+math.Exp(lt), delta)
 		if err == nil && eps < best {
 			best = eps
 		}
@@ -30,11 +30,11 @@ func scanMin(rho, delta float64, c Conversion) float64 {
 func TestRhoToDP(t *testing.T) {
 	for _, rho := range []float64{1e-6, 1e-3, 0.01, 0.2, 1, 5} {
 		for _, delta := range []float64{1e-12, 1e-6, 1e-3, 0.1} {
-			paper, pa, err := RhoToDP(rho, delta, PaperConversion)
+			paper, pa, err := PaperConversion.RhoToDP(rho, delta)
 			if err != nil {
 				t.Fatal(err)
 			}
-			improved, ia, err := RhoToDP(rho, delta, ImprovedConversion)
+			improved, ia, err := ImprovedConversion.RhoToDP(rho, delta)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +46,7 @@ func TestRhoToDP(t *testing.T) {
 				eps   float64
 				alpha float64
 			}{{PaperConversion, paper, pa}, {ImprovedConversion, improved, ia}} {
-				at, err := ConvertRDP(rho*c.alpha, c.alpha, delta, c.conv)
+				at, err := c.conv.ConvertRDP(rho*c.alpha, c.alpha, delta)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -74,12 +74,12 @@ func TestRhoToDPTiny(t *testing.T) {
 	}
 	for _, rho := range []float64{math.SmallestNonzeroFloat64, 1e-310, 1e-300, 1e-200} {
 		for _, delta := range []float64{1e-12, 1e-5} {
-			paper, _, err := RhoToDP(rho, delta, PaperConversion)
+			paper, _, err := PaperConversion.RhoToDP(rho, delta)
 			want := rho + 2*math.Sqrt(rho)*math.Sqrt(-math.Log(delta))
 			if err != nil || !(paper >= want) || paper > want*(1+1e-14) {
 				t.Errorf("rho %v, delta %v: paper %v, %v; want %v", rho, delta, paper, err, want)
 			}
-			improved, _, err := RhoToDP(rho, delta, ImprovedConversion)
+			improved, _, err := ImprovedConversion.RhoToDP(rho, delta)
 			if err != nil || improved != 0 {
 				t.Errorf("rho %v, delta %v: improved %v, %v; want 0", rho, delta, improved, err)
 			}
@@ -97,18 +97,18 @@ func TestRhoForDP(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, _, err := RhoToDP(rho, delta, c)
+				got, _, err := c.RhoToDP(rho, delta)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if math.Abs(got-eps) > 1e-11*eps {
 					t.Errorf("eps=%v delta=%v %v: RhoToDP(rhoForDP) = %v", eps, delta, c, got)
 				}
-				at, _ := ConvertRDP(rho*alpha, alpha, delta, c)
+				at, _ := c.ConvertRDP(rho*alpha, alpha, delta)
 				if math.Abs(at-eps) > 1e-11*eps {
 					t.Errorf("eps=%v delta=%v %v: conversion at the returned alpha %v = %v", eps, delta, c, alpha, at)
 				}
-				if more, _, _ := RhoToDP(rho*(1+1e-9), delta, c); !(more > eps) {
+				if more, _, _ := c.RhoToDP(rho*(1+1e-9), delta); !(more > eps) {
 					t.Errorf("eps=%v delta=%v %v: rho*(1+1e-9) still meets the target (%v)", eps, delta, c, more)
 				}
 			}
@@ -123,7 +123,7 @@ func TestRhoForDP(t *testing.T) {
 
 func TestConvertRDPNegative(t *testing.T) {
 	// ρ = 1e-12 at α = 1e5 with δ = 1e-3: the improved bound is below 0.
-	eps, err := ConvertRDP(1e-7, 1e5, 1e-3, ImprovedConversion)
+	eps, err := ImprovedConversion.ConvertRDP(1e-7, 1e5, 1e-3)
 	if err != nil {
 		t.Fatal(err)
 	}

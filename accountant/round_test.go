@@ -152,7 +152,7 @@ func TestOutwardRoundingCases(t *testing.T) {
 	if g.Delta < 0x1p-25 {
 		t.Errorf("700 steps of (2^-9, 0), slack 2^-25: delta %v below 2^-25", g.Delta)
 	}
-	eps, err := StepEps(5, 0, 50, Optimal, 0.01)
+	eps, err := (Composition{Method: Optimal, DeltaPrime: 0.01}).StepEps(5, 0, 50)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestOptimalEpsAgainstBig(t *testing.T) {
 			continue // δ' covers everything; nothing to check
 		}
 		target := g.Eps * (0.5 + r.Float64())
-		step, err := StepEps(target, 0, k, Optimal, dp)
+		step, err := (Composition{Method: Optimal, DeltaPrime: dp}).StepEps(target, 0, k)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -132,7 +132,7 @@ func (r runCurves) beyond(eps, delta float64) bool {
 // integer order in [2, 4096].
 func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
 	if rho, ok := r.s.rho(); ok {
-		eps, _, err := RhoToDP(outward.MulUp(float64(r.k), rho), delta, c)
+		eps, _, err := c.RhoToDP(outward.MulUp(float64(r.k), rho), delta)
 		return eps, err == nil
 	}
 	if _, ok := r.s.rdp(2); !ok {
@@ -141,7 +141,7 @@ func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
 	best := math.Inf(1)
 	for a := 2; a <= maxSGMOrder; a++ {
 		one, _ := r.s.rdp(float64(a))
-		eps, err := ConvertRDP(outward.MulUp(float64(r.k), one), float64(a), delta, c)
+		eps, err := c.ConvertRDP(outward.MulUp(float64(r.k), one), float64(a), delta)
 		if err == nil && eps < best {
 			best = eps
 		}

@@ -199,7 +199,7 @@ func scheduleRenyi(runs []Run, delta float64) (float64, bool) {
 	}
 	best := math.Inf(1)
 	if slopes {
-		if e, _, err := RhoToDP(rho, delta, ImprovedConversion); err == nil {
+		if e, _, err := ImprovedConversion.RhoToDP(rho, delta); err == nil {
 			best = e
 		}
 	}
@@ -220,7 +220,7 @@ func scheduleRenyi(runs []Run, delta float64) (float64, bool) {
 			}
 			return 0, false
 		}
-		if e, err := ConvertRDP(sum, a, delta, ImprovedConversion); err == nil && e < best {
+		if e, err := ImprovedConversion.ConvertRDP(sum, a, delta); err == nil && e < best {
 			best = e
 		}
 	}

@@ -81,7 +81,7 @@ func TestPureBudget(t *testing.T) {
 	step := Guarantee{3 * eps, 0} // 0.30000000000000004: a float product, not a constant
 	pure := Guarantee{3, 0}
 	for _, m := range []Method{Simple, General, Optimal} {
-		if n, err := MaxSteps(step, Budget{Guarantee: pure}, Composition{Method: m, DeltaPrime: 1e-5}); n != 9 || err != nil {
+		if n, err := (Composition{Method: m, DeltaPrime: 1e-5}).MaxSteps(step, Budget{Guarantee: pure}); n != 9 || err != nil {
 			t.Errorf("MaxSteps of %v in %v, %v: %d (%v), want 9", step, pure, m, n, err)
 		}
 	}

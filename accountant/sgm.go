@@ -149,7 +149,7 @@ func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error
 		if math.IsInf(total, 1) {
 			break // no bound at this order, nor at the larger ones: RDP grows with the order
 		}
-		e, err := ConvertRDP(total, float64(a), delta, c)
+		e, err := c.ConvertRDP(total, float64(a), delta)
 		if err != nil {
 			return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 		}

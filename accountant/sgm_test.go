@@ -101,7 +101,7 @@ func TestGaussian(t *testing.T) {
 		t.Errorf("at alpha 3: eps %v (%v), want %v rounded up", eps, err, want)
 	}
 	opt, optAlpha, err := g.Eps(1e-5, 0, PaperConversion)
-	wantEps, wantAlpha, _ := RhoToDP(rho, 1e-5, PaperConversion)
+	wantEps, wantAlpha, _ := PaperConversion.RhoToDP(rho, 1e-5)
 	if err != nil || opt != wantEps || optAlpha != wantAlpha || opt > eps {
 		t.Errorf("optimal order: eps %v at %v (%v), want %v at %v", opt, optAlpha, err, wantEps, wantAlpha)
 	}

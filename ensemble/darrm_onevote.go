@@ -17,9 +17,9 @@ import (
 // own (Eps, Delta) per query (PATE's relation, as GNMax's); its gamma
 // from Gamma as DaRRM's.
 type OneVoteDaRRM struct {
-	Eps   float64     `json:"-"`
-	Delta float64     `json:"-"`
-	Gamma GammaSource `json:"-"`
+	Eps   float64     `json:"-" flag:"target-eps"`
+	Delta float64     `json:"-" flag:"delta"`
+	Gamma GammaSource `json:"-" flag:"gamma,prior,no-solve"`
 }
 
 // Name returns "darrm-one-vote".

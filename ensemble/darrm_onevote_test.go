@@ -117,7 +117,7 @@ func TestOneVoteAccounting(t *testing.T) {
 		last.Guarantee.Delta != opt.Guarantee.Delta || !(last.Guarantee.Eps < opt.Guarantee.Eps) || exact.Guarantee.Delta != budget.Delta {
 		t.Errorf("totals %+v", totals)
 	}
-	plain, _ := accountant.MaxSteps(priv.Guarantee, accountant.Budget{Guarantee: budget}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4})
+	plain, _ := (accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-4}).MaxSteps(priv.Guarantee, accountant.Budget{Guarantee: budget})
 	if a.Limit() <= plain {
 		t.Errorf("budget %v: %d queries, the guarantee alone allows %d", budget, a.Limit(), plain)
 	}

@@ -27,9 +27,9 @@ import (
 // A label file's header states Sigma2 and Noise, by their JSON keys.
 type GNMax struct {
 	Target
-	Search noisymax.GNMaxSearch `json:"-"`
-	Sigma2 float64              `json:"sigma2"`
-	Noise  noisymax.Noise       `json:"noise,omitempty"`
+	Search noisymax.GNMaxSearch `json:"-" flag:"gnmax-search" votes:"two-class"`
+	Sigma2 float64              `json:"sigma2" flag:"sigma2" votes:"multi-class"`
+	Noise  noisymax.Noise       `json:"noise,omitempty" flag:"noise" votes:"multi-class"`
 }
 
 // Name returns "gnmax".

@@ -15,7 +15,7 @@ import (
 // LNMax is PATE's Laplace NoisyMax on vote counts of C classes: discrete
 // Laplace noise of the Scale on each count.
 type LNMax struct {
-	Scale float64 `json:"laplace_scale"`
+	Scale float64 `json:"laplace_scale" flag:"laplace-scale"`
 }
 
 // Name returns "lnmax".

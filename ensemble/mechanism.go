@@ -26,8 +26,11 @@ import (
 // the settings it needs, how its labeler is built, and what a label
 // file's header states of it. A mechanism's JSON (encoding/json) is the
 // object of its settings that such a header states, {} for one whose
-// guarantee says all. Adding one is its file, its test and its line in
-// mechanisms.
+// guarantee says all. A setting's field tag `flag:"name"` names the
+// command-line flag that sets it, as darrm names it (first, when several
+// flags together give it), and `votes:"two-class"` or `votes:"multi-class"`
+// the one kind of votes it is a setting on: a program binds its flags by
+// them. Adding one is its file, its test and its line in mechanisms.
 type Mechanism interface {
 	// Name is the mechanism's name, as a label file's header states it.
 	Name() provenance.MechanismName
@@ -61,8 +64,12 @@ type Mechanism interface {
 }
 
 // mechanisms are the mechanisms a release can use, the two-class ones
-// first: a mechanism's one registration.
-var mechanisms = []Mechanism{DaRRM{}, Subsample{}, DSub{}, RR{}, GNMax{}, OneVoteDaRRM{}, ConfidentGNMax{}, LNMax{}}
+// first, each at its defaults: a mechanism's one registration.
+var mechanisms = []Mechanism{DaRRM{Target: defaultTarget}, Subsample{defaultTarget}, DSub{defaultTarget}, RR{Target: defaultTarget},
+	GNMax{Target: defaultTarget}, OneVoteDaRRM{}, ConfidentGNMax{}, LNMax{}}
+
+// defaultTarget is a Target at its defaults: m unset, the default δ.
+var defaultTarget = Target{Delta: DefaultTargetDelta}
 
 // A GammaSource gives the noise function that DaRRM and OneVoteDaRRM
 // sample, for their problem; optimal.Source is one. The release takes it
@@ -91,8 +98,8 @@ var (
 // thesis' default. (GNMax on vote counts holds its per-query δ here too,
 // without M.)
 type Target struct {
-	M     float64 `json:"-"`
-	Delta float64 `json:"-"`
+	M     float64 `json:"-" flag:"m" votes:"two-class"`
+	Delta float64 `json:"-" flag:"delta"`
 }
 
 // DefaultTargetDelta as a Target's Delta is the thesis' default per-query δ,
@@ -150,16 +157,27 @@ func built(p constraints.Problem) Target {
 	return Target{M: p.M, Delta: p.TargetDelta}
 }
 
-// Mechanisms returns the names of the mechanisms that label votes of
-// kind in, in the order registered.
-func Mechanisms(in votefile.Input) []provenance.MechanismName {
-	var names []provenance.MechanismName
+// Mechanisms returns the mechanisms that label votes of kind in, in the
+// order registered, each at its defaults (a Target's δ
+// DefaultTargetDelta, every other setting zero).
+func Mechanisms(in votefile.Input) []Mechanism {
+	var out []Mechanism
 	for _, m := range mechanisms {
 		if slices.Contains(m.inputs(), in) {
-			names = append(names, m.Name())
+			out = append(out, m)
 		}
 	}
-	return names
+	return out
+}
+
+// mechanismNames lists the names of the mechanisms that label votes of
+// kind in, separated by commas.
+func mechanismNames(in votefile.Input) string {
+	var names []provenance.MechanismName
+	for _, m := range Mechanisms(in) {
+		names = append(names, m.Name())
+	}
+	return provenance.JoinMechanisms(names, ", ")
 }
 
 // registered returns the registered mechanism of the name, nil for none.
@@ -179,9 +197,9 @@ func lookup(name provenance.MechanismName, in votefile.Input) error {
 	switch {
 	case m == nil:
 		return fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
-			provenance.JoinMechanisms(Mechanisms(votefile.TwoClass), ", "), provenance.JoinMechanisms(Mechanisms(votefile.ManyClasses), ", "))
+			mechanismNames(votefile.TwoClass), mechanismNames(votefile.ManyClasses))
 	case !slices.Contains(m.inputs(), in):
-		return fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, m.inputs()[0], in, provenance.JoinMechanisms(Mechanisms(in), ", "))
+		return fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, m.inputs()[0], in, mechanismNames(in))
 	}
 	return nil
 }

@@ -242,7 +242,15 @@ func TestMechanismLists(t *testing.T) {
 		{votefile.TwoClass, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
 		{votefile.ManyClasses, []provenance.MechanismName{"gnmax", "confident-gnmax", "lnmax"}},
 	} {
-		if got := Mechanisms(tc.in); !slices.Equal(got, tc.want) {
+		var got []provenance.MechanismName
+		for _, m := range Mechanisms(tc.in) {
+			got = append(got, m.Name())
+			// At its defaults: a Target's delta is the default, not 0.
+			if f := reflect.ValueOf(m).FieldByName("Target"); f.IsValid() && f.Interface() != (Target{Delta: DefaultTargetDelta}) {
+				t.Errorf("%s: registered with %+v, want the default delta", m.Name(), f.Interface())
+			}
+		}
+		if !slices.Equal(got, tc.want) {
 			t.Errorf("%v: %v, want %v", tc.in, got, tc.want)
 		}
 	}

@@ -29,11 +29,11 @@ import (
 // GNMax and that package pate accounts. Validate refuses it as a
 // mechanism (it is GNMax); ValidateFor and RunSlope take it.
 type ConfidentGNMax struct {
-	Threshold float64        `json:"threshold"`
-	Sigma1    float64        `json:"sigma1"`
-	Sigma2    float64        `json:"sigma2"`
-	Noise     noisymax.Noise `json:"noise,omitempty"`
-	Delta     float64        `json:"-"`
+	Threshold float64        `json:"threshold" flag:"threshold"`
+	Sigma1    float64        `json:"sigma1" flag:"sigma1"`
+	Sigma2    float64        `json:"sigma2" flag:"sigma2"`
+	Noise     noisymax.Noise `json:"noise,omitempty" flag:"noise"`
+	Delta     float64        `json:"-" flag:"delta"`
 }
 
 // Name returns "confident-gnmax".
@@ -277,7 +277,7 @@ func (m ConfidentGNMax) Privacy() (Privacy, error) {
 	if err != nil {
 		return Privacy{}, err
 	}
-	eps, order, err := accountant.RhoToDP(rho, delta, accountant.PaperConversion)
+	eps, order, err := accountant.PaperConversion.RhoToDP(rho, delta)
 	if err != nil {
 		return Privacy{}, fmt.Errorf("%s: %w", gnmaxName(m), err)
 	}

@@ -19,7 +19,7 @@ import (
 // accountant.DefaultDeltaPrime; a zero DeltaPrime is that default).
 type RR struct {
 	Target
-	Composition accountant.Composition `json:"-"`
+	Composition accountant.Composition `json:"-" flag:"rr-composition,rr-delta-prime"`
 }
 
 // Name returns "rr".

@@ -27,7 +27,7 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, accountant.Guarantee, error) {
 	m := s.Mechanism
 	if m == nil {
 		return s, teachers, unset("Mechanism", "the mechanism: one of %s (two-class votes) or %s (multi-class votes)",
-			provenance.JoinMechanisms(Mechanisms(votefile.TwoClass), ", "), provenance.JoinMechanisms(Mechanisms(votefile.ManyClasses), ", "))
+			mechanismNames(votefile.TwoClass), mechanismNames(votefile.ManyClasses))
 	}
 	in := s.Votes.Input()
 	if err := lookup(m.Name(), in); err != nil {

@@ -85,7 +85,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 	}
 	run := runOf(shareStep)
 	maxSteps := func(t *testing.T, b accountant.Guarantee) int {
-		n, err := accountant.MaxSteps(step, accountant.Budget{Guarantee: b}, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
+		n, err := (accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}).MaxSteps(step, accountant.Budget{Guarantee: b})
 		if err != nil {
 			t.Fatal(err)
 		}

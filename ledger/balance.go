@@ -11,7 +11,7 @@ import (
 )
 
 // compose returns the total of the spends seq by the ledger's filter, as
-// r holds it (accountant.FilterTotal), and whether they meet the budget:
+// r holds it (accountant.Sequence.FilterTotal), and whether they meet the budget:
 // by the filter's halting rule; with a teachers' cap (fixed private
 // teachers), only when the cap meets the budget or seq is empty, since
 // the cap is the only bound of releases from fixed teachers
@@ -59,7 +59,7 @@ func (l *Ledger) composeWithin(r rule, seq accountant.Sequence, share float64) (
 	if f := r.filter; f != nil {
 		g, fits, err = scaleFilter(*f, share).Total(seq, budget)
 	} else {
-		g, fits, err = accountant.FilterTotal(l.header.Filter, seq, budget)
+		g, fits, err = seq.FilterTotal(l.header.Filter, budget)
 	}
 	return g, fits, err
 }
@@ -247,7 +247,7 @@ type Balance struct {
 	// Total is the privacy spent: Queries, or the teachers' Cap when
 	// there is one and anything was spent (accountant.Cap.Total); Bound
 	// says which. Queries is the composition of every spend by the
-	// ledger's filter, Composition (accountant.FilterTotal).
+	// ledger's filter, Composition (accountant.Sequence.FilterTotal).
 	Total       accountant.Guarantee `json:"total"`
 	Composition accountant.Method    `json:"composition"`
 	Bound       accountant.Bound     `json:"total_bound"`

@@ -127,7 +127,7 @@ func NamedFilter(b provenance.Binding, budget accountant.Budget, step *accountan
 
 // filterAccepts reports whether a version-4 ledger's filter f can hold a
 // step that s describes: its zCDP filter sums the steps' zCDP slopes
-// (accountant.Sequence.AddSpend, accountant.FilterTotal), and a step
+// (accountant.Sequence.AddSpend, accountant.Sequence.FilterTotal), and a step
 // without one, which the sums count as curveless, it cannot compose.
 func filterAccepts(f accountant.Method, s accountant.Spend) error {
 	if err := s.Check(); err != nil {

@@ -32,7 +32,7 @@ type Header struct {
 	// Filter is the composition that holds the runs, whose parameters
 	// may be chosen adaptively, to the budget, fixed when the ledger is
 	// made: in version 4 accountant.ZCDPFilter or accountant.Simple
-	// (accountant.FilterTotal checks and sums it; a version-3 ledger
+	// (accountant.Sequence.FilterTotal checks and sums it; a version-3 ledger
 	// composed by its spends' (ε, δ)); in version 5 the method of the
 	// first of Parts. A ledger
 	// whose use is declared at init (Use) composes its steps exactly, as
@@ -431,7 +431,7 @@ func checkHeader(h Header) error {
 		}
 		// FilterTotal checks the filter before it sums: of no steps, it
 		// fails exactly when Filter is not one for the budget.
-		if _, _, err := accountant.FilterTotal(h.Filter, accountant.Sequence{}, h.Budget.Guarantee); err != nil {
+		if _, _, err := (accountant.Sequence{}).FilterTotal(h.Filter, h.Budget.Guarantee); err != nil {
 			return paramError("filter", h.Filter.String(), err.Error())
 		}
 	}

@@ -56,7 +56,7 @@
 // a user who edits the files on purpose: the hashes are not keyed.
 //
 // Totals come from the accountant (accountant.Sequence) by the filter
-// fixed when the ledger was made (accountant.FilterTotal): a zCDP filter
+// fixed when the ledger was made (accountant.Sequence.FilterTotal): a zCDP filter
 // (Feldman and Zrnic 2021) or simple composition, both valid when each
 // run's parameters depend on earlier outputs; a run that would cross the
 // budget is refused. The filter is chosen before the first run, from the

@@ -104,7 +104,7 @@ func spend(t *testing.T, path string, n int) {
 func TestBudgetAcrossRuns(t *testing.T) {
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}
 	path := newLedger(t, budget)
-	want, err := accountant.MaxSteps(step, budget, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
+	want, err := (accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}).MaxSteps(step, budget)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +423,7 @@ func TestKillAtEveryStep(t *testing.T) {
 func TestConcurrentRuns(t *testing.T) {
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1e-3}}
 	path := newLedger(t, budget)
-	maxQ, err := accountant.MaxSteps(step, budget, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
+	maxQ, err := (accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}).MaxSteps(step, budget)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +498,7 @@ func TestStatus(t *testing.T) {
 func TestOpenRun(t *testing.T) {
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}
 	path := newLedger(t, budget)
-	want, _ := accountant.MaxSteps(step, budget, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
+	want, _ := (accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}).MaxSteps(step, budget)
 	l := open(t, path)
 	b := binding(t, l)
 	l.Close()

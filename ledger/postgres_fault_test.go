@@ -265,7 +265,7 @@ func testPGConcurrentProcesses(t *testing.T, db string) {
 	if testing.Short() {
 		budget, want, each = accountant.Budget{Guarantee: accountant.Guarantee{Eps: 24, Delta: 1e-2}}, 80, 12
 	}
-	maxQ, err := accountant.MaxSteps(step, budget, accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5})
+	maxQ, err := (accountant.Composition{Method: accountant.Simple, DeltaPrime: 1e-5}).MaxSteps(step, budget)
 	if err != nil || maxQ != want {
 		t.Fatalf("the budget allows %d labels (%v), want %d", maxQ, err, want)
 	}

@@ -98,7 +98,7 @@ func gnmaxSigmaGrid(target accountant.Guarantee) (sigma, lambda float64, err err
 // objective that gnmaxSigmaGrid samples: σ = 1/(sqrt(L+ε) - sqrt(L)),
 // λ = 1 + sqrt(L)/(sqrt(L+ε) - sqrt(L)), L = log(1/δ).
 func gnmaxSigma(target accountant.Guarantee, c accountant.Conversion) (sigma, lambda float64, err error) {
-	sigma, lambda, err = accountant.SigmaFor(1, target, c)
+	sigma, lambda, err = c.SigmaFor(1, target)
 	if err != nil {
 		return 0, 0, fmt.Errorf("GNMax: %w", err)
 	}

@@ -19,7 +19,7 @@ func TestGNMaxExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			at, err := accountant.ConvertRDP(lambda/(sigma*sigma), lambda, target.Delta, c)
+			at, err := c.ConvertRDP(lambda/(sigma*sigma), lambda, target.Delta)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -27,7 +27,7 @@ func TestGNMaxExact(t *testing.T) {
 				t.Errorf("%v %v: eps at sigma=%v lambda=%v is %v", target, c, sigma, lambda, at)
 			}
 			smaller := sigma * (1 - 1e-9)
-			if best, _, _ := accountant.RhoToDP(1/(smaller*smaller), target.Delta, c); !(best > target.Eps) {
+			if best, _, _ := c.RhoToDP(1/(smaller*smaller), target.Delta); !(best > target.Eps) {
 				t.Errorf("%v %v: sigma*(1-1e-9) still meets the target (eps %v)", target, c, best)
 			}
 		}

@@ -448,7 +448,10 @@ func agree(g ensemble.ConfidentGNMax, stated ensemble.Mechanism) error {
 // checkMechanism refuses an account of a mechanism other than GNMax,
 // Confident-GNMax or LNMax, or none.
 func (o AccountOptions) checkMechanism() error {
-	names := ensemble.Mechanisms(votefile.ManyClasses)
+	var names []provenance.MechanismName
+	for _, m := range ensemble.Mechanisms(votefile.ManyClasses) {
+		names = append(names, m.Name())
+	}
 	switch {
 	case o.Mechanism == nil:
 		return fmt.Errorf("pate: AccountOptions.Mechanism is not set: %s", provenance.JoinMechanisms(names, ", "))
@@ -583,7 +586,7 @@ func rdpTotal(rho float64, draws []draw, orders []float64, delta float64) (accou
 			}
 			r = outward.AddUp(r, g)
 		}
-		eps, err := accountant.ConvertRDP(r, o, delta, accountant.ImprovedConversion)
+		eps, err := accountant.ImprovedConversion.ConvertRDP(r, o, delta)
 		if err != nil {
 			return best, err
 		}

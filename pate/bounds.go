@@ -334,7 +334,7 @@ func (a *rdpAccount) result(delta float64, c accountant.Conversion) (bounds, err
 func bestOrder(orders, rdp []float64, delta float64, c accountant.Conversion) (orderEps, error) {
 	best := orderEps{Eps: math.Inf(1)}
 	for j, o := range orders {
-		e, err := accountant.ConvertRDP(rdp[j], o, delta, c)
+		e, err := c.ConvertRDP(rdp[j], o, delta)
 		if err != nil {
 			return best, fmt.Errorf("PATE account: %w", err)
 		}

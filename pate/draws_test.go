@@ -160,7 +160,7 @@ func TestEpsReleasedIsAnEstimate(t *testing.T) {
 	counts, _ := syntheticCounts(200, 4)
 	a := prepared(t, counts, SmoothParams{})
 	s := a.Smooth
-	realised, err := accountant.ConvertRDP(s.center+s.GNSS, s.Order, paperDelta, accountant.PaperConversion)
+	realised, err := accountant.PaperConversion.ConvertRDP(s.center+s.GNSS, s.Order, paperDelta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestRDPTotal(t *testing.T) {
 			}
 			r += g
 		}
-		e, err := accountant.ConvertRDP(r, order, paperDelta, accountant.ImprovedConversion)
+		e, err := accountant.ImprovedConversion.ConvertRDP(r, order, paperDelta)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,7 +53,7 @@ func TestLNMax(t *testing.T) {
 		t.Fatal(err)
 	}
 	rho := 2.0 / 400 * 10000 // Q·ε²/2 per unit of order
-	if want, _, _ := accountant.RhoToDP(rho, 1e-5, accountant.PaperConversion); many.RDP.Eps < want || many.RDP.Eps > want*1.01 {
+	if want, _, _ := accountant.PaperConversion.RhoToDP(rho, 1e-5); many.RDP.Eps < want || many.RDP.Eps > want*1.01 {
 		t.Errorf("10,000 queries: %+v, want the Renyi bound near %v (the grid's best order)", many, want)
 	}
 	// The exact composition: 20,000 randomized responses of 0.05.

@@ -322,7 +322,7 @@ func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (
 	if r.Test.Eps > b.Eps {
 		return r, fmt.Errorf("PATE PTR: the test alone is (%v, %v)-DP, above the budget's eps %v: raise sigma or the budget", r.Test.Eps, r.Test.Delta, b.Eps)
 	}
-	cost, err := accountant.ConvertRDP(r.TestRDP, r.Order, b.Delta, accountant.ImprovedConversion)
+	cost, err := accountant.ImprovedConversion.ConvertRDP(r.TestRDP, r.Order, b.Delta)
 	if err != nil {
 		return r, err
 	}
@@ -330,7 +330,7 @@ func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (
 	// proposal down until it converts within the budget.
 	r.Proposal = b.Eps - cost
 	for k := 0; r.Proposal > 0; k++ {
-		e, err := accountant.ConvertRDP(outward.AddUp(r.Proposal, r.TestRDP), r.Order, b.Delta, accountant.ImprovedConversion)
+		e, err := accountant.ImprovedConversion.ConvertRDP(outward.AddUp(r.Proposal, r.TestRDP), r.Order, b.Delta)
 		if err != nil {
 			return r, err
 		}
@@ -348,7 +348,7 @@ func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (
 
 // ptrOrder returns the order at which a Gaussian mechanism that is
 // (ε, δ)-DP at the budget b by the improved conversion is converted
-// (accountant.RhoToDP's optimum, a function of b alone), or, where
+// (accountant.Conversion.RhoToDP's optimum, a function of b alone), or, where
 // conditions C5 and C6 fail there for m's σ2 and C, the first of
 // 1 + (λ - 1)·2^{-k/2} (k = 1, 2, ..., rounded down to a quarter) where
 // they hold.
@@ -356,7 +356,7 @@ func ptrOrder(b accountant.Guarantee, m ensemble.ConfidentGNMax, classes int) (f
 	lo, hi := 1e-12, 1e3 // ρ: RhoToDP's ε increases with it
 	for range 200 {
 		mid := math.Sqrt(lo * hi)
-		e, _, err := accountant.RhoToDP(mid, b.Delta, accountant.ImprovedConversion)
+		e, _, err := accountant.ImprovedConversion.RhoToDP(mid, b.Delta)
 		if err != nil {
 			return 0, err
 		}
@@ -366,7 +366,7 @@ func ptrOrder(b accountant.Guarantee, m ensemble.ConfidentGNMax, classes int) (f
 			lo = mid
 		}
 	}
-	_, order, err := accountant.RhoToDP(lo, b.Delta, accountant.ImprovedConversion)
+	_, order, err := accountant.ImprovedConversion.RhoToDP(lo, b.Delta)
 	if err != nil {
 		return 0, err
 	}
@@ -606,7 +606,7 @@ func ptrTestGuarantee(beta, sigma, z, order, delta float64) (accountant.Guarante
 		if err != nil {
 			return best, err
 		}
-		e, err := accountant.ConvertRDP(r, o, delta, accountant.ImprovedConversion)
+		e, err := accountant.ImprovedConversion.ConvertRDP(r, o, delta)
 		if err != nil {
 			return best, err
 		}

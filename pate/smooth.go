@@ -245,7 +245,7 @@ func (s *smooth) Recall(released float64) error {
 	if s.Deviation == 0 || s.Error != "" {
 		return errNotPrepared
 	}
-	eps, err := accountant.ConvertRDP(max(0, released)+s.GNSS, s.Order, s.delta, s.conv)
+	eps, err := s.conv.ConvertRDP(max(0, released)+s.GNSS, s.Order, s.delta)
 	if err != nil {
 		return err
 	}
@@ -259,7 +259,7 @@ func (s *smooth) Cost() (accountant.Guarantee, error) {
 	if s.Deviation == 0 || s.Error != "" {
 		return accountant.Guarantee{}, errNotPrepared
 	}
-	eps, err := accountant.ConvertRDP(s.GNSS, s.Order, s.delta, s.conv)
+	eps, err := s.conv.ConvertRDP(s.GNSS, s.Order, s.delta)
 	return accountant.Guarantee{Eps: eps, Delta: s.delta}, err
 }
 

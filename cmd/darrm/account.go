@@ -80,7 +80,7 @@ func newAccountQueriesCmd() *cobra.Command {
 		d := report.AccountQueries{Method: f.Method, DeltaPrime: f.DeltaPrime, Step: accountant.Guarantee{Eps: f.Step, Delta: f.Delta},
 			Budget: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 		var err error
-		if d.Queries, err = accountant.MaxSteps(d.Step, accountant.Budget{Guarantee: d.Budget}, f.composition()); err != nil || d.Queries == 0 {
+		if d.Queries, err = f.composition().MaxSteps(d.Step, accountant.Budget{Guarantee: d.Budget}); err != nil || d.Queries == 0 {
 			return d, err
 		}
 		d.Total, err = accountant.Compose(d.Step, d.Queries, f.Method, f.DeltaPrime)
@@ -98,7 +98,7 @@ func newAccountStepEpsCmd() *cobra.Command {
 	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		d := report.AccountStepEps{Method: f.Method, DeltaPrime: f.DeltaPrime, Steps: f.Steps, BudgetEps: f.BudgetEps, StepDelta: f.Delta}
 		var err error
-		if d.Step, err = accountant.StepEps(f.BudgetEps, f.Delta, f.Steps, f.Method, f.DeltaPrime); err != nil {
+		if d.Step, err = f.composition().StepEps(f.BudgetEps, f.Delta, f.Steps); err != nil {
 			return nil, err
 		}
 		d.Total, err = accountant.Compose(accountant.Guarantee{Eps: d.Step, Delta: f.Delta}, f.Steps, f.Method, f.DeltaPrime)

@@ -29,15 +29,10 @@ var pateSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "n
 // gnmax otherwise) with those settings.
 func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (ensemble.Mechanism, []string, error) {
 	fs := cmd.Flags()
-	values := map[string]float64{"threshold": f.Threshold, "sigma1": f.Sigma1, "sigma2": f.Sigma2, "laplace-scale": f.LaplaceScale}
-	given := map[string]string{}
+	given := map[string]string{} // as a header's settings read (num), as pflag prints them
 	for _, n := range pateSettings {
-		switch {
-		case !fs.Changed(n):
-		case n == "noise":
-			given[n] = f.Noise.String()
-		default:
-			given[n] = num(values[n])
+		if fl := fs.Lookup(n); fl.Changed {
+			given[n] = fl.Value.String()
 		}
 	}
 	if m == nil {
@@ -48,12 +43,8 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 		case fs.Changed("threshold") || fs.Changed("sigma1"):
 			name = ensemble.ConfidentGNMax{}.Name()
 		}
-		s := f.classFlags.settings(mechanismSettings{})
-		s.Noise = noisymax.UnsetNoise
-		if fs.Changed("noise") {
-			s.Noise = f.Noise
-		}
-		return s.mechanism(name, votefile.ManyClasses), nil, nil
+		info, err := lookupInfo(name, votefile.ManyClasses)
+		return info.with(fs, nil), nil, err
 	}
 	mech, err := ensemble.MechanismOf(m)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -124,7 +125,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if cmd.Flags().Changed("K") && f.K != in.K() {
 		return cli.Usagef("--K = %d but %s has K = %d teachers", f.K, input, in.K())
 	}
-	spec, mech, rel, settings, err := f.spec(cmd, info, in, input)
+	spec, rel, values, err := f.spec(cmd, info, in, input)
 	if err != nil {
 		return err
 	}
@@ -137,10 +138,12 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		p = constraints.Problem{K: in.K(), TargetDelta: f.Target}
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
-	f.startRelease(cmd, name, info, mech, &spec, &settings, p, lines)
+	src, _ := values["gamma"].(optimal.Source)
+	f.startRelease(cmd, name, info, &spec, &src, p, lines)
 	var notStored error
-	settings.Gamma.OnNotStored = func(err error) { notStored = err }
-	spec.Mechanism = settings.mechanism(info.Name, info.Input)
+	src.OnNotStored = func(err error) { notStored = err }
+	values["gamma"] = src
+	spec.Mechanism = info.with(cmd.Flags(), values)
 	var led *runLedger
 	if f.Ledger != "" {
 		opts := ledgerOptions(cmd)
@@ -164,7 +167,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
 	}
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
-		return mech.ReleaseError(err, input)
+		return f.mechanismFlags.ReleaseError(err, input)
 	}
 	if err != nil && f.Accounting == accountingPTR && ptr == nil {
 		return err // no label: the test failed, or the ledger had no room for the total
@@ -246,34 +249,34 @@ func (r *runLedger) close() {
 // teachers' guarantee of the votes (their header, else --eps and
 // --Delta), or, for a mechanism whose target is the release's own
 // (--target-eps), the one-vote problem of that target; for a multi-class
-// one, its flags, checked. It returns too the checked mechanism flags and
-// the report to be, which the caller completes.
-func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, checkedMechanisms, report.Release, mechanismSettings, error) {
+// one, its flags, checked, whose noise is the discrete one releases draw.
+// It returns too the report to be, which the caller completes.
+func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, report.Release, mechanismValues, error) {
 	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
 	spec := ensemble.ReleaseSpec{Votes: in, Header: f.header}
-	mech := checkedMechanisms{mechanismFlags: &f.mechanismFlags}
-	settings := f.classFlags.settings(mechanismSettings{Delta: &f.Target})
+	mech := &f.mechanismFlags
+	settings := mechanismValues{"delta": f.Target, "noise": noisymax.DiscreteNoise}
 	var err error
 	switch {
 	case info.Input == votefile.TwoClass:
-		if mech, err = f.mechanismFlags.Check(cmd, []mechanismInfo{info}); err != nil {
-			return spec, mech, rel, settings, err
+		if err = mech.Check(cmd, info); err != nil {
+			return spec, rel, settings, err
 		}
 		fs := cmd.Flags()
 		if info.OwnTarget() {
 			rel.Teachers = provenance.TeacherGuarantee{FromFlags: true}
 		} else if rel.Teachers, err = f.header.ReleaseTeachers(provenance.Stated{Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta),
 			Calibrated: ensemble.Calibrated(in.Meta())}); err != nil {
-			return spec, mech, rel, settings, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
+			return spec, rel, settings, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
 		}
-		if rel.Problem, err = f.params(cmd, info, mech, in.K(), input, rel.Teachers); err != nil {
-			return spec, mech, rel, settings, err
+		if rel.Problem, err = f.params(cmd, info, in.K(), input, rel.Teachers); err != nil {
+			return spec, rel, settings, err
 		}
 		p := rel.Problem.Problem
 		var src optimal.Source
 		if info.Gamma {
 			if src, err = mech.Source(info); err != nil {
-				return spec, mech, rel, settings, err
+				return spec, rel, settings, err
 			}
 		}
 		settings = mech.Settings(p, src)
@@ -281,11 +284,11 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefil
 			spec.Teachers = &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 		}
 	case cmd.Flags().Changed("sigma2"): // the GNMax family (checkSettings)
-		if err := settings.mechanism(info.Name, info.Input).Validate(); err != nil {
-			return spec, mech, rel, settings, flagErr(err, nil)
+		if err := info.with(cmd.Flags(), settings).Validate(); err != nil {
+			return spec, rel, settings, flagErr(err, nil)
 		}
 	}
-	return spec, mech, rel, settings, nil
+	return spec, rel, settings, nil
 }
 
 // params returns the problem: K from the vote file (which the caller
@@ -294,15 +297,15 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefil
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, mech checkedMechanisms, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
 	line := f.stated(cmd)
 	eps := "--eps"
 	if info.OwnTarget() {
 		var err error
-		if line, err = oneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), line.TargetDelta); err != nil {
-			return resolve.Resolved{}, targetEpsError(err)
+		if line, err = oneVoteTarget(cmd.Flags(), f.TargetEps, line.TargetDelta); err != nil {
+			return resolve.Resolved{}, err
 		}
-		if line.Eps == nil && (mech.Table == nil || mech.Table.Stated.Eps == nil) {
+		if line.Eps == nil && (f.table == nil || f.table.Stated.Eps == nil) {
 			return resolve.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
 		}
 	} else {
@@ -311,11 +314,11 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, mech che
 			eps = "eps " + cliout.Float(t.Eps) + " of the metadata header of " + input
 		}
 	}
-	if mech.Table != nil {
-		if kg := mech.Table.Gamma.K(); kg != k {
-			return resolve.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", mech.TableName, kg, input, k)
+	if f.table != nil {
+		if kg := f.table.Gamma.K(); kg != k {
+			return resolve.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", f.tableName, kg, input, k)
 		}
-		return f.paramsNamed(k, eps, line, mech.Table.Stated)
+		return f.paramsNamed(k, eps, line, f.table.Stated)
 	}
 	return f.paramsNamed(k, eps, line)
 }
@@ -323,8 +326,8 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, mech che
 // startRelease completes spec with the sink of the labels (in the votes'
 // format unless --out-format says), the randomness of a release from
 // name, and the progress of each step on lines, the solve of
-// the gamma of settings for problem p among them.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mechanismInfo, mech checkedMechanisms, spec *ensemble.ReleaseSpec, settings *mechanismSettings, p constraints.Problem, lines *cliout.Stages) {
+// the gamma of src for problem p among them.
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mechanismInfo, spec *ensemble.ReleaseSpec, src *optimal.Source, p constraints.Problem, lines *cliout.Stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
@@ -332,7 +335,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mech
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}
-	spec.Certificate = mech.Watch(cmd, &settings.Gamma, info, p, lines)
+	spec.Certificate = f.mechanismFlags.Watch(cmd, src, info, p, lines)
 	// The bytes read are the votes' own: of an .npz archive's array they
 	// are its uncompressed bytes, which the archive's size does not
 	// measure, so its progress counts queries.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -31,7 +32,7 @@ import (
 func checkFile(t *testing.T, path string, m mechanismInfo, id string, n int) []string {
 	t.Helper()
 	delta := 1e-5
-	if m.PureTeachers {
+	if m.Name == (ensemble.DSub{}).Name() { // its teachers must be pure DP
 		delta = 0
 	}
 	var b strings.Builder

@@ -812,15 +812,20 @@ func TestBudgetStopWithheld(t *testing.T) {
 	}
 }
 
-// exampleFlags returns the flags of m's example release
-// (mechanismInfo.Example), each setting as its flag.
+// exampleFlags returns the flags of m's example release, each setting as
+// its flag (the rest comes from the votes and their header).
 func exampleFlags(t *testing.T, m mechanismInfo) []string {
 	t.Helper()
-	var out []string
-	for s, v := range m.Example {
-		out = append(out, "--"+s, v)
+	example := map[provenance.MechanismName][]string{
+		"darrm-one-vote": {"--target-eps", "0.3", "--delta", "1e-5"}, "confident-gnmax": {"--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"},
+		"lnmax": {"--laplace-scale", "20"}}[m.Name]
+	switch {
+	case m.Input == votefile.ManyClasses && m.Name == (ensemble.GNMax{}).Name():
+		example = []string{"--sigma2", "40", "--delta", "1e-5"}
+	case example == nil:
+		example = []string{"--m", "3"}
 	}
-	return out
+	return example
 }
 
 // TestSettingFlags: every setting of every mechanism is given by a flag
@@ -841,11 +846,14 @@ func TestSettingFlags(t *testing.T) {
 		}
 	}
 	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
-		var names []provenance.MechanismName
+		var names, want []provenance.MechanismName
 		for _, m := range mechanisms(func(m mechanismInfo) bool { return m.Input == in }) {
 			names = append(names, m.Name)
 		}
-		if want := ensemble.Mechanisms(in); !slices.Equal(names, want) {
+		for _, m := range ensemble.Mechanisms(in) {
+			want = append(want, m.Name())
+		}
+		if !slices.Equal(names, want) {
 			t.Errorf("the table's mechanisms of %v %v, the library's %v", in, names, want)
 		}
 	}

@@ -1,10 +1,9 @@
 package main
 
-// This file builds the aggregators of darrm's commands from
-// their flags: the mechanisms named, the gamma each samples (a --gamma
-// file, or gamma_opt from the cache, solved on demand), RR's and GNMax's
-// settings, the multi-class mechanisms' settings and which of them a
-// mechanism takes, with the solve and the certificate shown on standard error.
+// This file builds the aggregators of darrm's commands from their flags:
+// the mechanisms named, the gamma each samples (a --gamma file, or
+// gamma_opt from the cache, solved on demand), RR's composition, with the
+// solve and the certificate shown on standard error.
 
 import (
 	"context"
@@ -19,7 +18,6 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -36,6 +34,9 @@ type mechanismFlags struct {
 	GNMaxSearch noisymax.GNMaxSearch `flag:"gnmax-search"`
 	GammaFile   string               `flag:"gamma" help:"darrm, darrm-one-vote: a gamma file to use instead of gamma_opt"`
 	NoSolve     bool                 `flag:"no-solve" help:"darrm, darrm-one-vote: gamma_opt from the cache only"`
+	// table is the --gamma file, read by Check, and tableName its name.
+	table     *gamma.Table
+	tableName string
 }
 
 // rrComposition returns the composition of randomized response's p_const
@@ -45,67 +46,51 @@ func rrComposition(m rrMethod, deltaPrime, teacherDelta float64) accountant.Comp
 	return accountant.Composition{Method: m.For(teacherDelta), DeltaPrime: deltaPrime}
 }
 
-// checkedMechanisms is the checked form of mechanismFlags, with the mechanisms they were
-// checked for, resolved.
-type checkedMechanisms struct {
-	*mechanismFlags
-	Table      *gamma.Table // --gamma
-	TableName  string
-	Mechanisms []mechanismInfo
-}
-
-// Parse checks the flags for the mechanisms names, which flag gave.
-func (f *mechanismFlags) Parse(cmd *cobra.Command, flag string, names []provenance.MechanismName) (checkedMechanisms, error) {
+// Parse checks the flags for the mechanisms names, which flag gave, and
+// returns the mechanisms.
+func (f *mechanismFlags) Parse(cmd *cobra.Command, flag string, names []provenance.MechanismName) ([]mechanismInfo, error) {
 	infos := make([]mechanismInfo, len(names))
 	for i, n := range names {
 		var err error
 		if infos[i], err = lookupInfo(n, votefile.TwoClass); err != nil {
-			return checkedMechanisms{mechanismFlags: f}, cli.Usagef("--%s %q: must be one of %s", flag, n, mechanismNames(votefile.TwoClass))
+			return nil, cli.Usagef("--%s %q: must be one of %s", flag, n, mechanismNames(votefile.TwoClass))
 		}
 	}
-	return f.Check(cmd, infos)
+	return infos, f.Check(cmd, infos...)
 }
 
-// Check checks the flags for the two-class mechanisms infos.
-func (f *mechanismFlags) Check(cmd *cobra.Command, infos []mechanismInfo) (checkedMechanisms, error) {
-	s := checkedMechanisms{mechanismFlags: f, Mechanisms: infos}
+// Check checks the flags for the two-class mechanisms infos, and reads
+// the --gamma file.
+func (f *mechanismFlags) Check(cmd *cobra.Command, infos ...mechanismInfo) error {
 	var sampling []mechanismInfo // the mechanisms that sample a gamma
 	for _, info := range infos {
 		if info.Gamma {
 			sampling = append(sampling, info)
 		}
 	}
-	if err := flagErr(param.Workers(f.Workers), nil); err != nil {
-		return s, err
+	if err := checkWorkers(f.Workers); err != nil {
+		return err
 	}
 	if (f.GammaFile != "" || f.NoSolve) && len(sampling) == 0 {
 		flag := "--gamma"
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return s, cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, join(func(info mechanismInfo) bool { return info.Gamma }))
+		return cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, join(func(info mechanismInfo) bool { return info.Gamma }))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
-			return s, cli.Usagef("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
+			return cli.Usagef("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
 		}
 		tab, err := readTable(cmd, "--gamma", f.GammaFile, 0)
 		if err != nil {
-			return s, err
+			return err
 		}
-		s.Table, s.TableName = &tab, cli.InputName(f.GammaFile)
-		if err := s.checkTableRelation(sampling); err != nil {
-			return s, err
-		}
+		f.table, f.tableName = &tab, cli.InputName(f.GammaFile)
+		// A gamma is private only in the relation it was certified in.
+		return tableRelation(f.tableName, tab.InRelation(), sampling)
 	}
-	return s, nil
-}
-
-// checkTableRelation refuses a --gamma file for a relation in which none
-// of the mechanisms infos that sample a gamma releases: a gamma is private
-// only in the relation it was certified in.
-func (s checkedMechanisms) checkTableRelation(infos []mechanismInfo) error {
-	return tableRelation(s.TableName, s.Table.InRelation(), infos)
+	return nil
 }
 
 // tableRelation returns nil when one of the mechanisms infos releases in
@@ -132,10 +117,10 @@ func tableRelation(name string, rel accountant.Relation, infos []mechanismInfo) 
 }
 
 // NewAggregator builds the two-class aggregator of mechanism info, one
-// of s.Mechanisms, for problem p (ensemble.New), with the settings of the
+// that the flags were checked for (Check), for problem p (ensemble.New), with the settings of the
 // flags and, for a mechanism that samples a gamma, its gamma; label
 // describes it for people.
-func (s checkedMechanisms) NewAggregator(cmd *cobra.Command, info mechanismInfo, p constraints.Problem) (ensemble.Aggregator, string, error) {
+func (s *mechanismFlags) NewAggregator(cmd *cobra.Command, info mechanismInfo, p constraints.Problem) (ensemble.Aggregator, string, error) {
 	var src optimal.Source
 	if info.Gamma {
 		var err error
@@ -147,7 +132,7 @@ func (s checkedMechanisms) NewAggregator(cmd *cobra.Command, info mechanismInfo,
 	opts := s.Watch(cmd, &src, info, p, lines)
 	var notStored error
 	src.OnNotStored = func(err error) { notStored = err }
-	m := s.Settings(p, src).mechanism(info.Name, votefile.TwoClass)
+	m := info.with(cmd.Flags(), s.Settings(p, src))
 	agg, label, err := ensemble.New(cmd.Context(), m, p.K, 2, accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, opts)
 	lines.Done()
 	warnNotStored(cmd, optimal.Loaded{StoreErr: notStored})
@@ -160,7 +145,7 @@ func (s checkedMechanisms) NewAggregator(cmd *cobra.Command, info mechanismInfo,
 // Watch shows on lines the solve of gamma_opt that src may run for
 // mechanism info held to p, and the certificate of the aggregator, whose
 // options it returns.
-func (s checkedMechanisms) Watch(cmd *cobra.Command, src *optimal.Source, info mechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
+func (s *mechanismFlags) Watch(cmd *cobra.Command, src *optimal.Source, info mechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
 	q := p
 	if info.Relation == accountant.OneVote {
 		q = constraints.NewOneVote(p.K, p.MEps(), p.TargetDelta)
@@ -171,24 +156,10 @@ func (s checkedMechanisms) Watch(cmd *cobra.Command, src *optimal.Source, info m
 	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(cert, 100).Set(int64(100 * x)) }}
 }
 
-// PlanSettings returns the two-class settings of the flags for problem p
-// with the gamma source src, as a plan takes them: its per-query delta
-// when deltaGiven, else the thesis' default for each m the plan tries;
-// darrm-one-vote's target eps m·eps and its delta, 0 (pure) unless
-// deltaGiven.
-func (s checkedMechanisms) PlanSettings(p constraints.Problem, src optimal.Source, deltaGiven bool) mechanismSettings {
-	out := s.Settings(p, src)
-	if !deltaGiven {
-		out.Delta = nil
-	}
-	return out
-}
-
 // Settings returns the two-class settings of the flags for problem p (its
 // m and per-query delta as given) with the gamma source src.
-func (s checkedMechanisms) Settings(p constraints.Problem, src optimal.Source) mechanismSettings {
-	delta := p.TargetDelta
-	return mechanismSettings{M: p.M, TargetEps: p.MEps(), Delta: &delta, Gamma: src, RR: rrComposition(s.RRComp, s.RRDelta, p.Delta), Search: s.GNMaxSearch}
+func (s *mechanismFlags) Settings(p constraints.Problem, src optimal.Source) mechanismValues {
+	return mechanismValues{"m": p.M, "target-eps": p.MEps(), "delta": p.TargetDelta, "gamma": src, "rr-composition": rrComposition(s.RRComp, s.RRDelta, p.Delta)}
 }
 
 // certifying describes the certificate of mechanism name for p in a
@@ -200,14 +171,14 @@ func certifying(name provenance.MechanismName, p constraints.Problem) string {
 // ReleaseError says an error of ensemble.Release or ensemble.New in the
 // command's terms, by the step that
 // failed; input names the votes of a release.
-func (s checkedMechanisms) ReleaseError(err error, input string) error {
+func (s *mechanismFlags) ReleaseError(err error, input string) error {
 	var re *ensemble.ReleaseError
 	if !errors.As(err, &re) {
 		return err
 	}
 	switch err = re.Err; re.Step {
 	case ensemble.StepGamma:
-		return sourceError(err, s.TableName)
+		return sourceError(err, s.tableName)
 	case ensemble.StepBuild:
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
@@ -227,11 +198,11 @@ func (s checkedMechanisms) ReleaseError(err error, input string) error {
 // Source returns where the gamma of mechanism info comes from: the
 // --gamma file, when it is for the mechanism's relation, else gamma_opt
 // from the cache, solved on demand unless --no-solve.
-func (s checkedMechanisms) Source(info mechanismInfo) (optimal.Source, error) {
+func (s *mechanismFlags) Source(info mechanismInfo) (optimal.Source, error) {
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
-	if s.Table != nil && s.Table.InRelation() == info.Relation {
-		src.Given, src.Name = s.Table.Gamma, "the gamma of "+s.TableName
+	if s.table != nil && s.table.InRelation() == info.Relation {
+		src.Given, src.Name = s.table.Gamma, "the gamma of "+s.tableName
 	} else {
 		src.Cache, err = s.Cache.Open()
 	}
@@ -243,8 +214,8 @@ func (s checkedMechanisms) Source(info mechanismInfo) (optimal.Source, error) {
 // demand unless --no-solve, its solves shown on lines
 // (Plan). A --gamma file is refused: it is for one problem,
 // and a plan tries many.
-func (s checkedMechanisms) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.Source, error) {
-	if s.Table != nil {
+func (s *mechanismFlags) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.Source, error) {
+	if s.table != nil {
 		return optimal.Source{}, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
 	}
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}

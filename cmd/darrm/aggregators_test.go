@@ -31,16 +31,16 @@ func TestParse(t *testing.T) {
 		{mechanismFlags{GammaFile: g}, []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm"},
 		{mechanismFlags{}, []provenance.MechanismName{"bogus"}, `--mechanism "bogus": must be one of`},
 	} {
-		s, err := c.f.Parse(&cobra.Command{}, "mechanism", c.names)
+		_, err := c.f.Parse(&cobra.Command{}, "mechanism", c.names)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%+v %v: %v", c.f, c.names, err)
 		case c.want != "" && (!cli.IsUsage(err) || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%+v %v: %v, want a usage error containing %q", c.f, c.names, err, c.want)
 		case c.want == "" && c.f.GammaFile != "":
-			src, err := s.Source(mechanismInfo{Relation: accountant.PrivateTeachers})
-			if err != nil || s.Table == nil || src.Given == nil || src.Name != "the gamma of "+g {
-				t.Errorf("%+v: the --gamma file not kept: %+v, source %+v, %v", c.f, s, src, err)
+			src, err := c.f.Source(mechanismInfo{Relation: accountant.PrivateTeachers})
+			if err != nil || c.f.table == nil || src.Given == nil || src.Name != "the gamma of "+g {
+				t.Errorf("%+v: the --gamma file not kept: source %+v, %v", c.f, src, err)
 			}
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
-	"github.com/darrm/darrm/votefile"
 )
 
 // totalFlags ask a comparison for one at equal totals: the total budget
@@ -88,23 +87,29 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 // f.BudgetQueries queries: each planned from the problem p of the flags,
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (simulateAtTotals).
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, mech checkedMechanisms, teachers []float64) ([]report.SimEqual, error) {
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, infos []mechanismInfo, teachers []float64) ([]report.SimEqual, error) {
 	budget := f.Totals.budget()
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers},
 		Teachers: &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}}, K: p.K, Classes: 2}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
-	rs := make([]plan.Request, len(mech.Mechanisms))
-	for i, info := range mech.Mechanisms {
+	rs := make([]plan.Request, len(infos))
+	for i, info := range infos {
 		var src optimal.Source
 		if info.Gamma {
 			var err error
-			if src, err = mech.PlanSource(cmd, lines); err != nil {
+			if src, err = f.PlanSource(cmd, lines); err != nil {
 				return nil, err
 			}
 		}
 		rs[i] = base
-		rs[i].Mechanism = mech.PlanSettings(p.Problem, src, cmd.Flags().Changed("delta")).mechanism(info.Name, votefile.TwoClass)
+		// The per-query delta given, else the thesis' default for each m
+		// the plan tries (darrm-one-vote's: 0, pure).
+		values := f.Settings(p.Problem, src)
+		if !cmd.Flags().Changed("delta") {
+			delete(values, "delta")
+		}
+		rs[i].Mechanism = info.with(cmd.Flags(), values)
 	}
 	var out []report.SimEqual
 	for _, q := range f.BudgetQueries {

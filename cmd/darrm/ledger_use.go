@@ -142,39 +142,33 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if err != nil {
 		return nil, "", err
 	}
-	s := u.classFlags.settings(mechanismSettings{M: u.M, Delta: cli.Given(fs, "delta", u.Target), RR: rrComposition(u.RRComp, u.RRDelta, b.Each.Delta), Search: u.GNMaxSearch})
+	s := planValues(fs, u.M, u.Target, rrComposition(u.RRComp, u.RRDelta, b.Each.Delta))
 	switch {
 	case info.Input == votefile.ManyClasses:
 		if classes == 0 {
 			return nil, "", cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
 	case info.OwnTarget():
-		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), u.TargetEps), nil)
+		line, err := oneVoteTarget(fs, u.TargetEps, nil)
 		if err != nil {
-			return nil, "", targetEpsError(err)
+			return nil, "", err
 		}
 		if line.Eps == nil {
 			return nil, "", cli.Usagef("%s needs the per-query eps of its labels: give one --target-eps", info.Name)
 		}
-		s.TargetEps = *line.Eps
+		s["target-eps"] = *line.Eps
 	default:
 		classes = 2
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
-	if info.Gamma {
-		mech, err := u.mechanismFlags.Check(cmd, []mechanismInfo{info})
-		if err != nil {
-			return nil, "", err
-		}
-		if s.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
-			return nil, "", err
-		}
+	if err := u.planGamma(cmd, info, s, lines); err != nil {
+		return nil, "", err
 	}
 	if info.OwnTarget() {
 		classes = 2
 	}
-	r := requestOf(info, b.K, classes, b.Each, budget, s, u.Workers)
+	r := requestOf(fs, info, b.K, classes, b.Each, budget, s, u.Workers)
 	agg, _, err := plan.Aggregator(cmd.Context(), r)
 	if errors.As(err, new(*optimal.SourceError)) {
 		return nil, "", sourceError(err, "")

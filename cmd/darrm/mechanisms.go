@@ -1,86 +1,112 @@
 package main
 
-// This file is the command's side of the mechanisms of release: which
-// flags each takes, and the one place that maps the flags to a mechanism
-// (mechanismSettings.mechanism).
+// This file is the command's side of the mechanisms of release
+// (ensemble.Mechanisms): which flags each takes, as its fields' tags name
+// them, and the one place that binds the flags into a mechanism
+// (mechanismInfo.with).
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
-// mechanismInfo is a mechanism of release as the command knows it: its
-// name and the votes it labels, the relation it releases in
-// (ensemble.RelationOf), whether it needs pure-DP teachers or samples a
-// gamma, the flags it needs and those it takes besides, and the flags of
-// an example release (the rest comes from the votes and their header).
+// mechanismInfo is a mechanism of release as the command knows it, for
+// votes of one kind: its name and the votes it labels, the relation it
+// releases in (ensemble.RelationOf), whether it samples a gamma, and the
+// flags it needs (on vote counts, every one: no setting has a default)
+// or takes, as its fields' tags name them (mechanismFlagsOf); the
+// mechanism itself at its defaults, which the flags set (with).
 type mechanismInfo struct {
 	Name         provenance.MechanismName
 	Input        votefile.Input
 	Relation     accountant.Relation
-	PureTeachers bool
 	Gamma        bool
 	Needs, Takes []string
-	Example      map[string]string
+	mech         ensemble.Mechanism
 }
 
-// twoClassFlags are the flags of every two-class mechanism whose per-query
-// target is (m·eps, delta) for teachers (eps, Delta)-DP.
-func twoClassFlags(more ...string) []string {
-	return append([]string{"m", "eps", "Delta", "delta"}, more...)
+// classFlags define the flags of the multi-class mechanisms' settings,
+// which a mechanism reads from the command's flags (mechanismInfo.with).
+type classFlags struct {
+	Sigma2       float64 `flag:"sigma2" help:"gnmax, confident-gnmax: noise on each class count (> 0)"`
+	Threshold    float64 `flag:"threshold" help:"confident-gnmax: answer when the noisy top count reaches this"`
+	Sigma1       float64 `flag:"sigma1" help:"confident-gnmax: noise of the threshold step (> 0)"`
+	LaplaceScale float64 `flag:"laplace-scale" help:"lnmax: scale b of the Laplace noise on each count (> 0)"`
 }
 
-// gammaFlags are the flags of a mechanism that samples a gamma.
-var gammaFlags = []string{"prior", "gamma", "no-solve"}
+// settingOrder is the order in which help and errors list the flags of a
+// mechanism's settings: a field's flag not listed here (--noise, account
+// pate's own) is not one.
+var settingOrder = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "m", "eps", "Delta", "delta",
+	"prior", "gamma", "no-solve", "rr-composition", "rr-delta-prime", "gnmax-search"}
 
-// exampleM is the example of a two-class mechanism for private teachers.
-var exampleM = map[string]string{"m": "3"}
-
-// mechanismTable is every mechanism of release, in the library's order
-// (ensemble.Mechanisms): the two-class ones first.
-var mechanismTable = withRelations([]mechanismInfo{
-	{Name: ensemble.DaRRM{}.Name(), Gamma: true, Takes: twoClassFlags(gammaFlags...), Example: exampleM},
-	{Name: ensemble.Subsample{}.Name(), Takes: twoClassFlags(), Example: exampleM},
-	{Name: ensemble.DSub{}.Name(), PureTeachers: true, Takes: twoClassFlags(), Example: exampleM},
-	{Name: ensemble.RR{}.Name(), Takes: twoClassFlags("rr-composition", "rr-delta-prime"), Example: exampleM},
-	{Name: ensemble.GNMax{}.Name(), Takes: twoClassFlags("gnmax-search"), Example: exampleM},
-	{Name: ensemble.OneVoteDaRRM{}.Name(), Gamma: true, Takes: append([]string{"target-eps", "delta"}, gammaFlags...),
-		Example: map[string]string{"target-eps": "0.3", "delta": "1e-5"}},
-	{Name: ensemble.GNMax{}.Name(), Input: votefile.ManyClasses, Needs: []string{"sigma2", "delta"},
-		Example: map[string]string{"sigma2": "40", "delta": "1e-5"}},
-	{Name: ensemble.ConfidentGNMax{}.Name(), Input: votefile.ManyClasses, Needs: []string{"threshold", "sigma1", "sigma2", "delta"},
-		Example: map[string]string{"threshold": "200", "sigma1": "150", "sigma2": "40", "delta": "1e-5"}},
-	{Name: ensemble.LNMax{}.Name(), Input: votefile.ManyClasses, Needs: []string{"laplace-scale"}, Example: map[string]string{"laplace-scale": "20"}},
-})
-
-// withRelations sets each mechanism's relation, the library's.
-func withRelations(infos []mechanismInfo) []mechanismInfo {
-	for i := range infos {
-		infos[i].Relation = ensemble.RelationOf(mechanismSettings{Sigma2: countsSigma(infos[i].Input)}.mechanism(infos[i].Name, infos[i].Input))
+// mechanismTable is every mechanism of release for each kind of votes,
+// in the library's order (ensemble.Mechanisms): the two-class ones first.
+var mechanismTable = func() []mechanismInfo {
+	var out []mechanismInfo
+	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
+		for _, m := range ensemble.Mechanisms(in) {
+			info := mechanismInfo{Name: m.Name(), Input: in, Relation: ensemble.RelationOf(m), mech: m}
+			flags := mechanismFlagsOf(m, in)
+			info.Gamma = slices.Contains(flags, "gamma")
+			if in == votefile.ManyClasses {
+				info.Needs = flags
+			} else {
+				info.Takes = flags
+			}
+			out = append(out, info)
+		}
 	}
-	return infos
+	return out
+}()
+
+// mechanismFlagsOf returns the flags of the settings of m on votes of
+// kind in, in settingOrder: those its fields' tags name, and with m the
+// teachers' --eps and --Delta, of which m·eps is its target.
+func mechanismFlagsOf(m ensemble.Mechanism, in votefile.Input) []string {
+	flags := cli.FieldFlags(m, onVotes(in))
+	if slices.Contains(flags, "m") {
+		flags = append(flags, "eps", "Delta")
+	}
+	return slices.DeleteFunc(slices.Clone(settingOrder), func(s string) bool { return !slices.Contains(flags, s) })
 }
 
-// countsSigma is a sigma2 that marks GNMax on counts (ensemble.GNMax).
-func countsSigma(in votefile.Input) float64 {
-	if in == votefile.ManyClasses {
-		return 1
+// onVotes keeps the fields of a mechanism that are settings on votes of
+// kind in: those whose tag names no kind (`votes:"multi-class"`) or in.
+func onVotes(in votefile.Input) func(reflect.StructTag) bool {
+	return func(tag reflect.StructTag) bool {
+		kind, ok := tag.Lookup("votes")
+		return !ok || strings.HasPrefix(in.String(), kind+" ")
 	}
-	return 0
+}
+
+// mechanismValues are values of a mechanism's settings by their flags,
+// those that the command resolves rather than reads: its problem's m and
+// delta, darrm-one-vote's eps, the gamma source (by --gamma), RR's
+// composition (by --rr-composition), the noise releases draw.
+type mechanismValues map[string]any
+
+// with returns the mechanism with the settings values gives, the others
+// as the flags of fs give them, or at their defaults.
+func (m mechanismInfo) with(fs *pflag.FlagSet, values mechanismValues) ensemble.Mechanism {
+	v := reflect.New(reflect.TypeOf(m.mech))
+	v.Elem().Set(reflect.ValueOf(m.mech))
+	cli.SetFields(fs, v.Interface(), onVotes(m.Input), values)
+	return v.Elem().Interface().(ensemble.Mechanism)
 }
 
 // mechanisms returns the mechanisms that keep keeps, every one for a nil
@@ -125,7 +151,7 @@ func (m mechanismInfo) flags() []string { return append(slices.Clone(m.Needs), m
 // mechanismNames lists the mechanisms for votes of kind in, as flags' help
 // and errors name them: separated by commas.
 func mechanismNames(in votefile.Input) string {
-	return provenance.JoinMechanisms(ensemble.Mechanisms(in), ", ")
+	return join(func(m mechanismInfo) bool { return m.Input == in })
 }
 
 // join lists the mechanisms that keep keeps, separated by commas.
@@ -175,51 +201,6 @@ func checkSettings(cmd *cobra.Command, m mechanismInfo, stated []string) error {
 		}
 	}
 	return nil
-}
-
-// mechanismSettings are what a command's flags give a mechanism: a
-// two-class one's per-query target (M, and Delta, nil for the thesis'
-// default), darrm-one-vote's eps (TargetEps) and delta, the gamma source,
-// randomized response's composition, two-class GNMax's search, and the
-// settings of the multi-class ones with their per-query delta.
-type mechanismSettings struct {
-	M, TargetEps                     float64
-	Delta                            *float64
-	Gamma                            optimal.Source
-	RR                               accountant.Composition
-	Search                           noisymax.GNMaxSearch
-	Threshold, Sigma1, Sigma2, Scale float64
-	Noise                            noisymax.Noise
-}
-
-// mechanism returns the mechanism name for votes of kind in with the
-// settings s: the one place where the flags become a mechanism.
-func (s mechanismSettings) mechanism(name provenance.MechanismName, in votefile.Input) ensemble.Mechanism {
-	t := ensemble.Target{M: s.M, Delta: ensemble.DefaultTargetDelta}
-	delta := 0.0
-	if s.Delta != nil {
-		t.Delta, delta = *s.Delta, *s.Delta
-	}
-	switch name {
-	case ensemble.DaRRM{}.Name():
-		return ensemble.DaRRM{Target: t, Gamma: s.Gamma}
-	case ensemble.OneVoteDaRRM{}.Name():
-		return ensemble.OneVoteDaRRM{Eps: s.TargetEps, Delta: delta, Gamma: s.Gamma}
-	case ensemble.Subsample{}.Name():
-		return ensemble.Subsample{Target: t}
-	case ensemble.DSub{}.Name():
-		return ensemble.DSub{Target: t}
-	case ensemble.RR{}.Name():
-		return ensemble.RR{Target: t, Composition: s.RR}
-	case ensemble.GNMax{}.Name():
-		if in == votefile.TwoClass {
-			return ensemble.GNMax{Target: t, Search: s.Search}
-		}
-		return ensemble.GNMax{Target: ensemble.Target{Delta: t.Delta}, Sigma2: s.Sigma2, Noise: s.Noise}
-	case ensemble.ConfidentGNMax{}.Name():
-		return ensemble.ConfidentGNMax{Threshold: s.Threshold, Sigma1: s.Sigma1, Sigma2: s.Sigma2, Noise: s.Noise, Delta: delta}
-	}
-	return ensemble.LNMax{Scale: s.Scale}
 }
 
 // settingFlags returns the settings of a mechanism's JSON object raw (its

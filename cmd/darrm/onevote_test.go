@@ -261,7 +261,7 @@ func TestAggregateOneVote(t *testing.T) {
 		Answered int `json:"answered"`
 	}
 	decode(t, out, &stopped)
-	steps, _ := accountant.MaxSteps(accountant.Guarantee{Eps: 0.3, Delta: 1e-5}, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 0.01}}, accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime})
+	steps, _ := (accountant.Composition{Method: accountant.Optimal, DeltaPrime: accountant.DefaultDeltaPrime}).MaxSteps(accountant.Guarantee{Eps: 0.3, Delta: 1e-5}, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 0.01}})
 	if code != exitBudget || stopped.Answered != stopped.Budget.MaxQueries || stopped.Budget.MaxQueries <= steps {
 		t.Errorf("budget (5, 0.01): exit %d, %d answered of %d allowed; optimal composition of (0.3, 1e-5) allows %d", code, stopped.Answered, stopped.Budget.MaxQueries, steps)
 	}

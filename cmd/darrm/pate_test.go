@@ -114,7 +114,7 @@ func TestAccountPATE(t *testing.T) {
 	}
 	want := 1e300
 	for _, o := range orders {
-		e, _ := accountant.ConvertRDP(40*o*(1/1600.0+1/45000.0), o, 1e-5, accountant.PaperConversion)
+		e, _ := accountant.PaperConversion.ConvertRDP(40*o*(1/1600.0+1/45000.0), o, 1e-5)
 		want = min(want, e)
 	}
 	if ind < want || ind > want*(1+1e-12) {
@@ -981,7 +981,7 @@ func TestAccountPATEDraws(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--release-estimate --ledger: exit %d: %s", code, stderr)
 	}
-	cost, _ := accountant.ConvertRDP(first["gnss_rdp"].(float64), first["ss_order"].(float64), 1e-5, accountant.PaperConversion)
+	cost, _ := accountant.PaperConversion.ConvertRDP(first["gnss_rdp"].(float64), first["ss_order"].(float64), 1e-5)
 	if redrawn["draw"] != "new" || redrawn["draw_charged_eps"] != cost || redrawn["draw_charged_delta"] != 1e-5 || redrawn["draws_recorded"] != 2.0 ||
 		redrawn["ledger_spent_eps"] == nil || !(redrawn["eps_guarantee"].(float64) > first["eps_guarantee"].(float64)) ||
 		!strings.Contains(redrawn["guarantee"].(string), "2 smooth-sensitivity draws") {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
@@ -12,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
@@ -201,7 +203,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		return plan.Request{}, info, cli.Usagef("--K: give the number of teachers (>= 1)")
 	}
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
-	s := f.classFlags.settings(mechanismSettings{M: f.M, Delta: cli.Given(fs, "delta", f.Target), RR: rrComposition(f.RRComp, f.RRDelta, f.Delta), Search: f.GNMaxSearch})
+	s := planValues(fs, f.M, f.Target, rrComposition(f.RRComp, f.RRDelta, f.Delta))
 	classes := 2
 	switch {
 	case info.Input == votefile.ManyClasses:
@@ -209,31 +211,25 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			return plan.Request{}, info, cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
 		classes = f.Classes
-		if s.Sigma2 == 0 {
-			s.Sigma2 = 1 // the plan chooses it; set, it says that gnmax labels counts
+		if !fs.Changed("sigma2") {
+			s["sigma2"] = 1.0 // the plan chooses it; set, it says that gnmax labels counts
 		}
 	case info.OwnTarget():
-		line, err := oneVoteTarget(givenTargetEps(cmd.Flags(), f.TargetEps), nil)
+		line, err := oneVoteTarget(fs, f.TargetEps, nil)
 		if err != nil {
-			return plan.Request{}, info, targetEpsError(err)
+			return plan.Request{}, info, err
 		}
-		s.TargetEps = 1.0 // planned (--queries), else given
+		s["target-eps"] = 1.0 // planned (--queries), else given
 		if line.Eps != nil {
-			s.TargetEps = *line.Eps
+			s["target-eps"] = *line.Eps
 		} else if !fs.Changed("queries") {
 			return plan.Request{}, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
 	}
-	if info.Gamma {
-		mech, err := f.mechanismFlags.Check(cmd, []mechanismInfo{info})
-		if err != nil {
-			return plan.Request{}, info, err
-		}
-		if s.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
-			return plan.Request{}, info, err
-		}
+	if err := f.mechanismFlags.planGamma(cmd, info, s, lines); err != nil {
+		return plan.Request{}, info, err
 	}
-	r := requestOf(info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
+	r := requestOf(fs, info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
 	r.DeltaPrime = f.DeltaPrime
 	if f.Kind == provenance.Fixed && !fs.Changed("partition") {
 		return r, info, cli.Usagef("--partition: give the data split of fixed teachers (keyed-hash, file-position or shared): their cap, the only bound of their labels, depends on it")
@@ -251,22 +247,43 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 	return r, info, nil
 }
 
+// planValues returns the settings of a mechanism that a plan or a
+// ledger's use resolves from the flags fs: m, the per-query delta if
+// given, RR's composition comp, and the noise releases draw.
+func planValues(fs *pflag.FlagSet, m, delta float64, comp accountant.Composition) mechanismValues {
+	s := mechanismValues{"m": m, "rr-composition": comp, "noise": noisymax.DiscreteNoise}
+	if fs.Changed("delta") {
+		s["delta"] = delta
+	}
+	return s
+}
+
+// planGamma gives s the gamma source of mechanism info when it samples
+// one: once the flags are checked for it, the source of a plan
+// (PlanSource), whose solves lines show.
+func (f *mechanismFlags) planGamma(cmd *cobra.Command, info mechanismInfo, s mechanismValues, lines *cliout.Stages) (err error) {
+	if info.Gamma {
+		if err = f.Check(cmd, info); err == nil {
+			s["gamma"], err = f.PlanSource(cmd, lines)
+		}
+	}
+	return err
+}
+
 // requestOf returns the request of a plan of mechanism info for k
 // teachers, each (eps, Delta)-DP as teachers says (a two-class mechanism's
 // teachers), voting among classes classes, held to budget, with the
-// settings s of the flags and workers goroutines of the certificate: the
-// per-query delta of a multi-class mechanism is the one given, else the
-// budget's.
-func requestOf(info mechanismInfo, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s mechanismSettings, workers int) plan.Request {
+// settings s and those of the flags fs, and workers goroutines of the
+// certificate: the per-query delta of a multi-class mechanism is the one
+// given, else the budget's.
+func requestOf(fs *pflag.FlagSet, info mechanismInfo, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s mechanismValues, workers int) plan.Request {
 	r := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: workers}}, K: k, Classes: classes}
-	switch {
-	case info.Input == votefile.ManyClasses:
-		if s.Delta == nil {
-			s.Delta = &budget.Delta
-		}
-	case !info.OwnTarget():
+	switch _, given := s["delta"]; {
+	case info.Input == votefile.ManyClasses && !given:
+		s["delta"] = budget.Delta
+	case info.Input == votefile.TwoClass && !info.OwnTarget():
 		r.Teachers = &teachers
 	}
-	r.Mechanism = s.mechanism(info.Name, info.Input)
+	r.Mechanism = info.with(fs, s)
 	return r
 }

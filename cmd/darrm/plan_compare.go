@@ -13,7 +13,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -48,16 +47,16 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
-	family := mechanismSettings{Delta: cli.Given(fs, "delta", f.Target), Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	family := planValues(fs, 0, f.Target, accountant.Composition{})
+	family["sigma2"] = 1.0
 	info, _ := lookupInfo(ensemble.GNMax{}.Name(), votefile.ManyClasses)
-	base := requestOf(info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
+	base := requestOf(fs, info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
 	base.DeltaPrime, base.For, base.Queries, base.Proxy = f.DeltaPrime, f.For, f.Queries, &proxy
 	if proxy.Classes == 2 {
-		mech, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()})
-		if err != nil {
+		if _, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}); err != nil {
 			return err
 		}
-		if base.Confident.Gamma, err = mech.PlanSource(cmd, lines); err != nil {
+		if base.Confident.Gamma, err = f.PlanSource(cmd, lines); err != nil {
 			return err
 		}
 	}

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -121,9 +118,9 @@ func (f *problemFlags) checkRelation(p resolve.Resolved, files []gamma.Stated) e
 			return cli.Usagef("--%s is a teacher's guarantee, which the one-vote relation does not use: give the release's (eps, delta) with --target-eps and --delta", name)
 		}
 	}
-	line, err := oneVoteTarget(givenTargetEps(fs, f.relation.TargetEps), nil)
+	line, err := oneVoteTarget(fs, f.relation.TargetEps, nil)
 	if err != nil {
-		return targetEpsError(err)
+		return err
 	}
 	stated := line.Eps != nil
 	for _, s := range files {
@@ -138,41 +135,22 @@ func (f *problemFlags) checkRelation(p resolve.Resolved, files []gamma.Stated) e
 // oneVoteTarget states the problem of a release whose per-query target
 // is its own (eps, delta) in the one-vote relation (darrm-one-vote, or
 // darrm solve --relation one-vote): the relation, the release's eps, the
-// one value of eps if any is given, and delta if given. Resolved as a
-// one-vote problem (constraints.NewOneVote), the teachers' m and Delta are
-// 1 and 0, which the relation does not use, and a delta not given is 0:
-// pure. More than one eps is a *accountant.SettingError naming
-// target-eps: a release has one.
-func oneVoteTarget(eps []float64, delta *float64) (gamma.Stated, error) {
+// one value eps of --target-eps if it is given in fs, and delta if given.
+// Resolved as a one-vote problem (constraints.NewOneVote), the teachers'
+// m and Delta are 1 and 0, which the relation does not use, and a delta
+// not given is 0: pure. More than one eps is a usage error: a release
+// has one.
+func oneVoteTarget(fs *pflag.FlagSet, eps []float64, delta *float64) (gamma.Stated, error) {
 	rel := accountant.OneVote
 	s := gamma.Stated{Relation: &rel, TargetDelta: delta}
-	switch len(eps) {
-	case 0:
-	case 1:
+	switch {
+	case !fs.Changed("target-eps") || len(eps) == 0:
+	case len(eps) == 1:
 		s.Eps = &eps[0]
 	default:
-		return s, &accountant.SettingError{Name: "target-eps", Value: fmt.Sprintf("%d values", len(eps)), Rule: "give the one eps of each release"}
+		return s, cli.Usagef("--target-eps: %d values: give the one eps of each release", len(eps))
 	}
 	return s, nil
-}
-
-// givenTargetEps returns the values of --target-eps, the release's eps in
-// the one-vote relation (oneVoteTarget), if given.
-func givenTargetEps(fs *pflag.FlagSet, values []float64) []float64 {
-	if !fs.Changed("target-eps") {
-		return nil
-	}
-	return values
-}
-
-// targetEpsError says an error of oneVoteTarget in terms of
-// the flags.
-func targetEpsError(err error) error {
-	var se *accountant.SettingError
-	if errors.As(err, &se) {
-		return cli.Usagef("--%s: %s: %s", se.Name, se.Value, se.Rule)
-	}
-	return err
 }
 
 // readGamma reads the gamma file named by args (standard input if none),

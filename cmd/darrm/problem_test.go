@@ -1,8 +1,11 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
@@ -24,9 +27,16 @@ func TestOneVoteTarget(t *testing.T) {
 	}{
 		{nil, nil, gamma.Stated{}, ""},
 		{[]float64{0.3}, &delta, gamma.Stated{Eps: &[]float64{0.3}[0], TargetDelta: &delta}, ""},
-		{[]float64{0.3, 0.4}, nil, gamma.Stated{}, "target-eps 2 values"},
+		{[]float64{0.3, 0.4}, nil, gamma.Stated{}, "--target-eps: 2 values: give the one eps of each release"},
 	} {
-		s, err := oneVoteTarget(tc.eps, tc.delta)
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		fs.Float64Slice("target-eps", nil, "")
+		for _, e := range tc.eps {
+			if err := fs.Set("target-eps", strconv.FormatFloat(e, 'g', -1, 64)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := oneVoteTarget(fs, tc.eps, tc.delta)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%v: %v, want %q", tc.eps, err, tc.err)

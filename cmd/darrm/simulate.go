@@ -65,7 +65,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if len(names) == 0 {
 		names = defaultMechanisms(p.Problem)
 	}
-	mech, err := f.mechanismFlags.Parse(cmd, "mechanisms", names)
+	infos, err := f.mechanismFlags.Parse(cmd, "mechanisms", names)
 	if err != nil {
 		return err
 	}
@@ -78,8 +78,8 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	}
 	var aggs []ensemble.Aggregator
 	var labels []string
-	for _, info := range mech.Mechanisms {
-		agg, label, err := mech.NewAggregator(cmd, info, p.Problem)
+	for _, info := range infos {
+		agg, label, err := f.NewAggregator(cmd, info, p.Problem)
 		if err != nil {
 			return err
 		}
@@ -93,7 +93,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	}
 	out := report.NewSimulate(p, f.Teachers, teachers, f.Seed, res, labels)
 	if equal {
-		if out.EqualTotals, err = f.equalTotals(cmd, p, mech, teachers); err != nil {
+		if out.EqualTotals, err = f.equalTotals(cmd, p, infos, teachers); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -726,4 +727,53 @@ func flagLine(fs *pflag.FlagSet, name string) string {
 	one := pflag.NewFlagSet("one", pflag.ContinueOnError)
 	one.AddFlag(fs.Lookup(name))
 	return one.FlagUsages()
+}
+
+// TestSetFields: the fields a struct's tags name take a value given, else
+// a flag given, read back from its text; a flag not given leaves its
+// field, and a field keep refuses is neither listed nor set.
+func TestSetFields(t *testing.T) {
+	type inner struct {
+		Scale float64 `flag:"scale"`
+		Shade color   `flag:"shade" votes:"no"`
+	}
+	type settings struct {
+		inner
+		Size  float64 `flag:"size"`
+		Given any     `flag:"src,prior"`
+		One   float64 `flag:"list"`
+	}
+	keep := func(tag reflect.StructTag) bool { return tag.Get("votes") != "no" }
+	if got := FieldFlags(settings{}, keep); !slices.Equal(got, []string{"scale", "size", "src", "prior", "list"}) {
+		t.Errorf("FieldFlags: %v", got)
+	}
+	if got := FieldFlags(settings{}, nil); !slices.Equal(got, []string{"scale", "shade", "size", "src", "prior", "list"}) {
+		t.Errorf("FieldFlags, every field: %v", got)
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	var f struct {
+		Scale, Size float64
+		Shade       color
+	}
+	fs.Float64Var(&f.Scale, "scale", 0, "")
+	fs.Float64Var(&f.Size, "size", 7, "")
+	fs.Var(textFlag{&f.Shade}, "shade", "")
+	fs.Float64Slice("list", nil, "")
+	if err := fs.Parse([]string{"--scale", "1e-300", "--shade", "green", "--list", "1,2"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		keep   func(reflect.StructTag) bool
+		values map[string]any
+		want   settings
+	}{
+		{keep, map[string]any{"src": "a source"}, settings{inner: inner{Scale: 1e-300}, Given: "a source", One: 5}},
+		{nil, map[string]any{"scale": 2.0}, settings{inner: inner{Scale: 2, Shade: 1}, One: 5}},
+	} {
+		s := settings{One: 5} // a list does not read as one number
+		SetFields(fs, &s, tc.keep, tc.values)
+		if s != tc.want {
+			t.Errorf("SetFields %v: %+v, want %+v", tc.values, s, tc.want)
+		}
+	}
 }

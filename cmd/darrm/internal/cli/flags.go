@@ -485,3 +485,51 @@ func RequireFlags(cmd *cobra.Command, names ...string) error {
 	}
 	return nil
 }
+
+// FieldFlags returns the flags that the fields of the struct v names by
+// their tags, in order: `flag:"name"`, or `flag:"name,more"` for a field
+// that several flags give together; it descends into embedded structs,
+// and leaves out the fields keep refuses (nil: none).
+func FieldFlags(v any, keep func(reflect.StructTag) bool) []string {
+	var out []string
+	eachFlagField(reflect.ValueOf(v), keep, func(names []string, _ reflect.Value) { out = append(out, names...) })
+	return out
+}
+
+// SetFields sets the fields of the struct p points to that FieldFlags
+// names, each by its first flag: to values[name] when it is there, else,
+// when the flag was given in fs, to the flag's value read back from its
+// text (a number, or a TextValue) if it reads as one (a list does not). A
+// field of another type takes its value from values alone.
+func SetFields(fs *pflag.FlagSet, p any, keep func(reflect.StructTag) bool, values map[string]any) {
+	eachFlagField(reflect.ValueOf(p).Elem(), keep, func(names []string, f reflect.Value) {
+		if v, ok := values[names[0]]; ok {
+			f.Set(reflect.ValueOf(v))
+			return
+		}
+		fl := fs.Lookup(names[0])
+		if fl == nil || !fl.Changed {
+			return
+		}
+		if u, ok := f.Addr().Interface().(encoding.TextUnmarshaler); ok {
+			_ = u.UnmarshalText([]byte(fl.Value.String())) // the flag read it
+		} else if x, err := strconv.ParseFloat(fl.Value.String(), 64); err == nil && f.Kind() == reflect.Float64 {
+			f.SetFloat(x)
+		}
+	})
+}
+
+// eachFlagField calls fn with the flags of each field of the struct v
+// that names some (FieldFlags) and keep keeps, and the field.
+func eachFlagField(v reflect.Value, keep func(reflect.StructTag) bool, fn func(names []string, f reflect.Value)) {
+	for i := range v.NumField() {
+		field := v.Type().Field(i)
+		switch tag, ok := field.Tag.Lookup("flag"); {
+		case keep != nil && !keep(field.Tag):
+		case ok:
+			fn(strings.Split(tag, ","), v.Field(i))
+		case field.Anonymous && field.Type.Kind() == reflect.Struct:
+			eachFlagField(v.Field(i), keep, fn)
+		}
+	}
+}

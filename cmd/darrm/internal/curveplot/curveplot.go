@@ -271,13 +271,9 @@ func (p *Panel) axis() (axis, error) {
 			refs = append(refs, v)
 		}
 	}
-	if p.LogY {
-		for _, v := range refs {
-			a.lo, a.top = math.Min(a.lo, v), math.Max(a.top, v)
-		}
-		return a, nil
+	if !p.LogY {
+		a.outliers = outliers(a.lo, his)
 	}
-	a.outliers = outliers(a.lo, his)
 	if len(a.outliers) == 0 {
 		for _, v := range refs {
 			a.lo, a.top = math.Min(a.lo, v), math.Max(a.top, v)

@@ -18,12 +18,12 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// released is what every summary of a release holds, whatever the
-// mechanism and the number of classes, under the same keys. Like every
-// summary of a release it holds no vote count and no un-noised label,
-// only what the label file itself shows. Every key is always there: one
-// that does not apply to a release is null.
-type released struct {
+// Aggregate is the summary darrm aggregate prints after a release: one
+// schema for every mechanism and number of classes (docs/aggregate.md,
+// "JSON summary"), each key there whatever the release, null when it does
+// not apply to it. It holds no vote count and no un-noised label, only
+// what the label file itself shows.
+type Aggregate struct {
 	Input        string                   `json:"input"`
 	InputFormat  string                   `json:"input_format"`
 	IDColumn     bool                     `json:"id_column"`
@@ -68,14 +68,6 @@ type released struct {
 	Analysis bool `json:"-"`
 	// PTR is the plan of a release by generalized PTR, null otherwise.
 	PTR *PTR `json:"ptr"`
-}
-
-// Aggregate is the summary darrm aggregate prints after a release: one
-// schema for every mechanism and number of classes (docs/aggregate.md,
-// "JSON summary"), each key there whatever the release, null when it does
-// not apply to it.
-type Aggregate struct {
-	released
 	// Header says that the vote file has a header row; Label describes
 	// the mechanism; Layout, K and Classes are the votes'.
 	Header  bool   `json:"header"`
@@ -198,20 +190,25 @@ type Release struct {
 // document a command prints.
 func NewSummary(r Release) (Document, error) { return NewAggregate(r) }
 
-// newReleased is the common part of the summaries of r: the guarantee of
-// each label, the counts, the total to publish, the analysis totals of
-// the labels released with the teachers' cap, the budget, the ledger's
-// state after the release.
-func newReleased(r Release) (released, error) {
+// NewAggregate is the summary of the release r, for every mechanism and
+// number of classes: the guarantee of each label, the counts, the total
+// to publish, the analysis totals of the labels released with the
+// teachers' cap, the budget, the ledger's state after the release; and
+// the two-class problem and the gamma sampled, or the multi-class
+// mechanism's noise and the votes not cast, with the others' keys null.
+func NewAggregate(r Release) (Aggregate, error) {
 	res := r.Result
 	priv := r.Aggregator.Privacy()
-	out := released{
+	s := settingsOf(r.Aggregator.Mechanism())
+	out := Aggregate{
 		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
 		Queries:  res.Released + res.StoppedByBudget, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.StoppedByBudget,
 		TotalsRole: analysisRole, Cap: r.Account.Cap, CapNote: r.CapNote, Budget: newBudget(r.Released, res.StoppedByBudget),
 		Randomness: randomnessOf(r.Seed), ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
+		Header: r.Votes.HasHeader(), Label: r.Label, Layout: r.Votes.Layout().String(), K: r.Aggregator.K(), Classes: r.Aggregator.Classes(),
+		settings: s, NotForPublication: []string{},
 	}
 	if r.Elapsed > 0 {
 		out.QueriesPerSecond = float64(res.Released+res.StoppedByBudget) / r.Elapsed.Seconds()
@@ -232,19 +229,6 @@ func newReleased(r Release) (released, error) {
 			out.Totals = newTotals(ts)
 		}
 	}
-	return out, nil
-}
-
-// NewAggregate is the summary of the release r, for every mechanism and
-// number of classes: the two-class problem and the gamma sampled, or the
-// multi-class mechanism's noise and the votes not cast, with the others'
-// keys null.
-func NewAggregate(r Release) (Aggregate, error) {
-	common, err := newReleased(r)
-	s := settingsOf(r.Aggregator.Mechanism())
-	out := Aggregate{released: common, Header: r.Votes.HasHeader(), Label: r.Label, Layout: r.Votes.Layout().String(),
-		K: r.Aggregator.K(), Classes: r.Aggregator.Classes(),
-		settings: s, NotForPublication: []string{}}
 	if r.Votes.Input() == votefile.ManyClasses {
 		noise := "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
 		if s.Scale != nil {
@@ -265,7 +249,7 @@ func NewAggregate(r Release) (Aggregate, error) {
 		n := r.Votes.Abstained()
 		out.Abstained, out.NotForPublication = &n, []string{"votes_abstained"}
 	}
-	return out, err
+	return out, nil
 }
 
 // csvHeader is the header of a release's summary in CSV, for every
@@ -274,7 +258,7 @@ var csvHeader = []string{"mechanism", "queries", "released", "answered", "withhe
 	"method", "delta_prime", "eps_total", "delta_total", "total_bound", "for_release", "role"}
 
 // writeCSV writes the summary's rows under csvHeader.
-func (out released) writeCSV(w io.Writer) error {
+func (out Aggregate) writeCSV(w io.Writer) error {
 	lead := []string{string(out.Mechanism), fmt.Sprint(out.Queries), fmt.Sprint(out.Released), fmt.Sprint(out.Answered), fmt.Sprint(out.Withheld),
 		fmt.Sprint(out.StoppedByBudget), cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}
 	row := func(cells ...string) []string {
@@ -418,7 +402,7 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 // writePublish writes the total to publish of what (e.g. "5 labels
 // released"), the first line of the summary after a seeded release's
 // note, with its theorem as a note.
-func (out released) writePublish(t *cliout.Text, what string) {
+func (out Aggregate) writePublish(t *cliout.Text, what string) {
 	out.Randomness.write(t)
 	p := out.Publish
 	switch {
@@ -452,7 +436,7 @@ var deltaWords = map[accountant.DeltaOrigin]string{
 }
 
 // writeBudget writes what the budget allowed, and by which result.
-func (out released) writeBudget(t *cliout.Text) {
+func (out Aggregate) writeBudget(t *cliout.Text) {
 	b := out.Budget
 	switch {
 	case b == nil:
@@ -471,7 +455,7 @@ func (out released) writeBudget(t *cliout.Text) {
 
 // writeTime prints how long the release took, and its rate of queries
 // per second when it took long enough for the rate to say something.
-func (out released) writeTime(t *cliout.Text, rate float64) {
+func (out Aggregate) writeTime(t *cliout.Text, rate float64) {
 	if out.Seconds < 1 || rate == 0 {
 		t.Line("time: %.3g s", out.Seconds)
 		return
@@ -482,7 +466,7 @@ func (out released) writeTime(t *cliout.Text, rate float64) {
 // stoppedBy names what stopped a release that the budget stopped: the
 // budget, or an analyst's share of the ledger's budget, which holds the
 // analyst's runs as well, when it allows fewer.
-func (out released) stoppedBy() string {
+func (out Aggregate) stoppedBy() string {
 	if l := out.Ledger; l != nil && l.ShareBound {
 		return fmt.Sprintf("analyst %q's share of the budget", l.Analyst)
 	}
@@ -492,7 +476,7 @@ func (out released) stoppedBy() string {
 // writeAccount prints the ledger's state, the teachers' cap, the
 // randomness, and, when asked for, the table of analysis totals of what
 // (e.g. "the 5 labels released"), which how says more of.
-func (out released) writeAccount(t *cliout.Text, what, how string) {
+func (out Aggregate) writeAccount(t *cliout.Text, what, how string) {
 	if l := out.Ledger; l != nil {
 		spent := fmt.Sprintf("spent so far %s by its filter, %s", formatTotal(l.Queries), l.Composition)
 		if l.FilterChosen {
