@@ -237,7 +237,10 @@ func NewAggregate(r Release) (Aggregate, error) {
 		out.Noise = &noise
 	} else {
 		p := NewProblem(r.Problem)
-		source, differ := epsSource(r.Teachers.FromFlags), r.Teachers.Heterogeneous
+		source, differ := "header", r.Teachers.Heterogeneous // where the teachers' eps and Delta came from
+		if r.Teachers.FromFlags {
+			source = "flags"
+		}
 		out.problem = &p
 		out.M, out.Eps, out.Delta, out.TargetDelta, out.MDefault, out.DeltaDefault = &p.M, &p.Eps, &p.Delta, &p.TargetDelta, &p.MDefault, &p.DeltaDefault
 		out.Relation, out.EpsSource, out.TeachersDiffer = &p.Relation, &source, &differ
@@ -594,13 +597,4 @@ func (r Release) Stopped() string {
 		return fmt.Sprintf("released %d of %s, %d not released; %s holds the %d released", res.Released, queries, res.StoppedByBudget, r.Output, res.Released)
 	}
 	return ""
-}
-
-// epsSource names where the teachers' eps and Delta came from: "flags"
-// or "header".
-func epsSource(fromFlags bool) string {
-	if fromFlags {
-		return "flags"
-	}
-	return "header"
 }

@@ -126,7 +126,10 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 		return cliout.WriteCSV(w, header, rows)
 	}
 	p, n := out.Teachers.Private, out.Teachers.NonPrivate
-	lo, hi := minMax(p.ShareSizes)
+	lo, hi := 0, 0
+	if len(p.ShareSizes) > 0 {
+		lo, hi = slices.Min(p.ShareSizes), slices.Max(p.ShareSizes)
+	}
 	data := fmt.Sprintf("each on all %d training images", lo)
 	if p.Partition != provenance.SharedData {
 		data = fmt.Sprintf("on %v shares of %d to %d training images", p.Partition, lo, hi)
@@ -189,14 +192,6 @@ func noiseBuys(r transfer.Result) string {
 		return "privacy"
 	}
 	return "nothing"
-}
-
-// minMax returns the least and the greatest of xs (0, 0 when empty).
-func minMax(xs []int) (lo, hi int) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	return slices.Min(xs), slices.Max(xs)
 }
 
 // Teachers is the document of darrm teachers train: an ensemble's dataset,
