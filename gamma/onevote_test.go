@@ -76,7 +76,7 @@ func TestOneVoteStated(t *testing.T) {
 		t.Fatalf("relation %v, want one-vote", tab.Relation)
 	}
 	if tab.M == nil || *tab.M != 1 || tab.Eps == nil || *tab.Eps != 0.3 || tab.TargetDelta == nil || *tab.TargetDelta != 1e-5 {
-		t.Errorf("stated %+v", tab.Stated)
+		t.Errorf("stated %+v", tab)
 	}
 	if _, err := ReadTable(strings.NewReader(`{"relation": "two-votes", "gamma": [0.5, 0.5]}`), 0); err == nil || !strings.Contains(err.Error(), "two-votes") {
 		t.Errorf("a bad relation: %v", err)

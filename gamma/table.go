@@ -17,13 +17,14 @@ import (
 const maxTableBytes = 16 << 20
 
 // Table is a noise function read from a file, with the problem parameters
-// the file states (as printed by darrm solve --format json), if any.
+// the file states (as printed by darrm solve --format json), if any: K,
+// m, eps, Delta, delta and the neighbouring relation, each nil where the
+// file states nothing.
 type Table struct {
-	Gamma Gamma
-	// K is the number of teachers the file states; nil when it does not.
-	K *int
-	// Stated holds the other parameters the file states.
-	Stated
+	Gamma                      Gamma
+	K                          *int
+	M, Eps, Delta, TargetDelta *float64
+	Relation                   *accountant.Relation
 }
 
 // InRelation is the neighbouring relation the table's gamma is for: the
@@ -34,14 +35,6 @@ func (t Table) InRelation() accountant.Relation {
 		return *t.Relation
 	}
 	return accountant.PrivateTeachers
-}
-
-// Stated is what a file or a command line states of the parameters of a
-// DaRRM problem: m, eps, Delta, delta and the neighbouring relation, nil
-// where it states nothing.
-type Stated struct {
-	M, Eps, Delta, TargetDelta *float64
-	Relation                   *accountant.Relation
 }
 
 // ReadTable reads a noise function in one of four forms: a JSON object
@@ -131,7 +124,7 @@ type problemDoc struct {
 
 // table is the table of g for the problem d states.
 func (d problemDoc) table(g Gamma) Table {
-	return Table{Gamma: g, K: d.K, Stated: Stated{M: d.M, Eps: d.Eps, Delta: d.Delta, TargetDelta: d.TargetDelta, Relation: d.Relation}}
+	return Table{Gamma: g, K: d.K, M: d.M, Eps: d.Eps, Delta: d.Delta, TargetDelta: d.TargetDelta, Relation: d.Relation}
 }
 
 // readText reads numbers separated by white space or commas, or, when the

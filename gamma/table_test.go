@@ -148,7 +148,7 @@ func TestInRelation(t *testing.T) {
 	if r := (Table{}).InRelation(); r != accountant.PrivateTeachers {
 		t.Errorf("nothing stated: %v", r)
 	}
-	if r := (Table{Stated: Stated{Relation: &one}}).InRelation(); r != accountant.OneVote {
+	if r := (Table{Relation: &one}).InRelation(); r != accountant.OneVote {
 		t.Errorf("one-vote stated: %v", r)
 	}
 }

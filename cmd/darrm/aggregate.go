@@ -305,7 +305,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, k int, i
 		if line, err = oneVoteTarget(cmd.Flags(), f.TargetEps, line.TargetDelta); err != nil {
 			return resolve.Resolved{}, err
 		}
-		if line.Eps == nil && (f.table == nil || f.table.Stated.Eps == nil) {
+		if line.Eps == nil && (f.table == nil || f.table.Eps == nil) {
 			return resolve.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
 		}
 	} else {
@@ -318,7 +318,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, k int, i
 		if kg := f.table.Gamma.K(); kg != k {
 			return resolve.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", f.tableName, kg, input, k)
 		}
-		return f.paramsNamed(k, eps, line, f.table.Stated)
+		return f.paramsNamed(k, eps, line, resolve.FromTable(*f.table))
 	}
 	return f.paramsNamed(k, eps, line)
 }

@@ -51,16 +51,16 @@ func (f *problemFlags) params(cmd *cobra.Command) (resolve.Resolved, error) {
 // paramsForK is params with K = k, for commands that take K from their
 // input; the caller checks k against a given --K. Values the command line
 // does not state come from the files' stated, then from the defaults.
-func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...gamma.Stated) (resolve.Resolved, error) {
+func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...resolve.Stated) (resolve.Resolved, error) {
 	return f.paramsFrom(k, f.stated(cmd), files...)
 }
 
 // stated is what the command line states of the problem; with relation
 // flags, --target-eps states the release's eps, which is the problem's eps
 // in the one-vote relation.
-func (f *problemFlags) stated(cmd *cobra.Command) gamma.Stated {
+func (f *problemFlags) stated(cmd *cobra.Command) resolve.Stated {
 	fs := cmd.Flags()
-	s := gamma.Stated{M: cli.Given(fs, "m", f.M), Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), TargetDelta: cli.Given(fs, "delta", f.Target)}
+	s := resolve.Stated{M: cli.Given(fs, "m", f.M), Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), TargetDelta: cli.Given(fs, "delta", f.Target)}
 	if r := f.relation; r != nil {
 		s.Relation = cli.Given(fs, "relation", r.Relation)
 		if fs.Changed("target-eps") && len(r.TargetEps) > 0 {
@@ -72,14 +72,14 @@ func (f *problemFlags) stated(cmd *cobra.Command) gamma.Stated {
 
 // paramsFrom is the problem of k teachers with each value from line, else
 // from the first of files that states it, else the default.
-func (f *problemFlags) paramsFrom(k int, line gamma.Stated, files ...gamma.Stated) (resolve.Resolved, error) {
+func (f *problemFlags) paramsFrom(k int, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
 	return f.paramsNamed(k, "--eps", line, files...)
 }
 
 // paramsNamed is paramsFrom where line's eps came from eps (a flag, or a
 // vote file's metadata header), which an error of m·eps names.
-func (f *problemFlags) paramsNamed(k int, eps string, line gamma.Stated, files ...gamma.Stated) (resolve.Resolved, error) {
-	p := resolve.Problem(k, constraints.Problem{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]gamma.Stated{line}, files...)...)
+func (f *problemFlags) paramsNamed(k int, eps string, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
+	p := resolve.Problem(k, constraints.Problem{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]resolve.Stated{line}, files...)...)
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}
@@ -102,7 +102,7 @@ func problemNames(oneVote bool, eps string) map[string]string {
 // in the one-vote relation the teachers' --m, --eps and --Delta (the
 // release's eps is --target-eps, or a gamma file's eps, and is required),
 // in DaRRM's --target-eps (the release's eps is m·eps).
-func (f *problemFlags) checkRelation(p resolve.Resolved, files []gamma.Stated) error {
+func (f *problemFlags) checkRelation(p resolve.Resolved, files []resolve.Stated) error {
 	if f.relation == nil {
 		return nil
 	}
@@ -140,9 +140,9 @@ func (f *problemFlags) checkRelation(p resolve.Resolved, files []gamma.Stated) e
 // m and Delta are 1 and 0, which the relation does not use, and a delta
 // not given is 0: pure. More than one eps is a usage error: a release
 // has one.
-func oneVoteTarget(fs *pflag.FlagSet, eps []float64, delta *float64) (gamma.Stated, error) {
+func oneVoteTarget(fs *pflag.FlagSet, eps []float64, delta *float64) (resolve.Stated, error) {
 	rel := accountant.OneVote
-	s := gamma.Stated{Relation: &rel, TargetDelta: delta}
+	s := resolve.Stated{Relation: &rel, TargetDelta: delta}
 	switch {
 	case !fs.Changed("target-eps") || len(eps) == 0:
 	case len(eps) == 1:
@@ -167,6 +167,6 @@ func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table
 	if err != nil {
 		return gamma.Table{}, resolve.Resolved{}, err
 	}
-	p, err := f.paramsForK(cmd, tab.Gamma.K(), tab.Stated)
+	p, err := f.paramsForK(cmd, tab.Gamma.K(), resolve.FromTable(tab))
 	return tab, p, err
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/gamma"
 )
 
 // TestOneVoteTarget: a release whose target is its own states the
@@ -22,12 +21,12 @@ func TestOneVoteTarget(t *testing.T) {
 	for _, tc := range []struct {
 		eps   []float64
 		delta *float64
-		want  gamma.Stated
+		want  resolve.Stated
 		err   string
 	}{
-		{nil, nil, gamma.Stated{}, ""},
-		{[]float64{0.3}, &delta, gamma.Stated{Eps: &[]float64{0.3}[0], TargetDelta: &delta}, ""},
-		{[]float64{0.3, 0.4}, nil, gamma.Stated{}, "--target-eps: 2 values: give the one eps of each release"},
+		{nil, nil, resolve.Stated{}, ""},
+		{[]float64{0.3}, &delta, resolve.Stated{Eps: &[]float64{0.3}[0], TargetDelta: &delta}, ""},
+		{[]float64{0.3, 0.4}, nil, resolve.Stated{}, "--target-eps: 2 values: give the one eps of each release"},
 	} {
 		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 		fs.Float64Slice("target-eps", nil, "")

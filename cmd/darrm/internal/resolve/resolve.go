@@ -17,6 +17,19 @@ const (
 	DefaultDelta = 1e-5
 )
 
+// Stated is what a source states of the parameters of a DaRRM problem:
+// m, eps, Delta, delta and the neighbouring relation, nil where it states
+// nothing.
+type Stated struct {
+	M, Eps, Delta, TargetDelta *float64
+	Relation                   *accountant.Relation
+}
+
+// FromTable returns what the gamma file t states of the problem.
+func FromTable(t gamma.Table) Stated {
+	return Stated{M: t.M, Eps: t.Eps, Delta: t.Delta, TargetDelta: t.TargetDelta, Relation: t.Relation}
+}
+
 // Resolved is a DaRRM problem resolved from what its sources state
 // (Problem), with which of its values no source stated and so took their
 // defaults; outputs say which.
@@ -34,8 +47,8 @@ type Resolved struct {
 // constraints.DefaultTargetDelta). In the one-vote relation m and Delta
 // default to 1 and 0 (constraints.NewOneVote), so delta defaults to 0. The
 // problem is not validated.
-func Problem(k int, def constraints.Problem, ss ...gamma.Stated) Resolved {
-	first := func(get func(gamma.Stated) *float64) *float64 {
+func Problem(k int, def constraints.Problem, ss ...Stated) Resolved {
+	first := func(get func(Stated) *float64) *float64 {
 		for _, s := range ss {
 			if v := get(s); v != nil {
 				return v
@@ -43,7 +56,7 @@ func Problem(k int, def constraints.Problem, ss ...gamma.Stated) Resolved {
 		}
 		return nil
 	}
-	pick := func(get func(gamma.Stated) *float64, def float64) float64 {
+	pick := func(get func(Stated) *float64, def float64) float64 {
 		if v := first(get); v != nil {
 			return *v
 		}
@@ -60,11 +73,11 @@ func Problem(k int, def constraints.Problem, ss ...gamma.Stated) Resolved {
 		def.M, def.Delta = 1, 0
 	}
 	p := Resolved{Problem: constraints.Problem{K: k, Relation: rel,
-		M:     pick(func(s gamma.Stated) *float64 { return s.M }, def.M),
-		Eps:   pick(func(s gamma.Stated) *float64 { return s.Eps }, def.Eps),
-		Delta: pick(func(s gamma.Stated) *float64 { return s.Delta }, def.Delta)}}
-	p.MDefault = first(func(s gamma.Stated) *float64 { return s.M }) == nil
-	if d := first(func(s gamma.Stated) *float64 { return s.TargetDelta }); d != nil {
+		M:     pick(func(s Stated) *float64 { return s.M }, def.M),
+		Eps:   pick(func(s Stated) *float64 { return s.Eps }, def.Eps),
+		Delta: pick(func(s Stated) *float64 { return s.Delta }, def.Delta)}}
+	p.MDefault = first(func(s Stated) *float64 { return s.M }) == nil
+	if d := first(func(s Stated) *float64 { return s.TargetDelta }); d != nil {
 		p.TargetDelta = *d
 	} else {
 		p.TargetDelta, p.DeltaDefault = constraints.DefaultTargetDelta(p.Delta, p.M), true
