@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/provenance"
@@ -69,3 +70,45 @@ func (e *budgetError) Error() string { return "ledger: budget: " + e.Err.Error()
 func (e *budgetError) BadInput() bool { return true }
 
 func (e *budgetError) Unwrap() error { return e.Err }
+
+// bindingDiff is a parameter on which two bindings differ, with each
+// one's value.
+type bindingDiff struct {
+	Field, A, B string
+}
+
+// diffBindings returns the parameters on which the bindings b and o
+// differ, in the order of provenance.Binding's fields, for a ledger's
+// refusal of a release of other teachers (bindingError). A parameter
+// that either one leaves unstated (an empty id, K 0, zero teachers'
+// guarantee, an unstated kind or partition) is not compared; the
+// relation always is.
+func diffBindings(b, o provenance.Binding) []bindingDiff {
+	var d []bindingDiff
+	add := func(field string, x, y any) { d = append(d, bindingDiff{field, fmt.Sprint(x), fmt.Sprint(y)}) }
+	if b.Ensemble != "" && o.Ensemble != "" && b.Ensemble != o.Ensemble {
+		add("ensemble", b.Ensemble, o.Ensemble)
+	}
+	if b.K != 0 && o.K != 0 && b.K != o.K {
+		add("K", b.K, o.K)
+	}
+	zero := accountant.Guarantee{}
+	if b.Each != zero && o.Each != zero {
+		if b.Each.Eps != o.Each.Eps {
+			add("eps", b.Each.Eps, o.Each.Eps)
+		}
+		if b.Each.Delta != o.Each.Delta {
+			add("Delta", b.Each.Delta, o.Each.Delta)
+		}
+	}
+	if b.Relation != o.Relation {
+		add("relation", b.Relation, o.Relation)
+	}
+	if b.Kind != provenance.KindUnstated && o.Kind != provenance.KindUnstated && b.Kind != o.Kind {
+		add("kind", b.Kind, o.Kind)
+	}
+	if b.Partition != provenance.PartitionUnstated && o.Partition != provenance.PartitionUnstated && b.Partition != o.Partition {
+		add("partition", b.Partition, o.Partition)
+	}
+	return d
+}

@@ -141,7 +141,7 @@ func (e *FilterError) Unwrap() error { return e.Err }
 type bindingError struct {
 	Path     string
 	Ledger   provenance.Binding
-	Diffs    []provenance.BindingDiff // A: the ledger's, B: the release's
+	Diffs    []bindingDiff // A: the ledger's, B: the release's
 	Unstated bool
 }
 

@@ -58,7 +58,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	if err != nil {
 		return err
 	}
-	if d := bound.Diff(b); len(d) > 0 {
+	if d := diffBindings(bound, b); len(d) > 0 {
 		return &bindingError{Path: l.path, Ledger: bound, Diffs: d}
 	}
 	if !b.Stated() {

@@ -50,7 +50,7 @@ func bindUpgrade(path string, h *Header, b provenance.Binding) error {
 	if err != nil {
 		return fmt.Errorf("ledger upgrade: %w", err)
 	}
-	if d := own.Diff(b); len(d) > 0 {
+	if d := diffBindings(own, b); len(d) > 0 {
 		return &bindingError{Path: path, Ledger: own, Diffs: d}
 	}
 	return nil

@@ -460,46 +460,6 @@ func ensembleRule(r accountant.Relation, k Kind, p Partition) (field string, val
 	return "", nil, ""
 }
 
-// BindingDiff is a parameter on which two bindings differ, with each one's
-// value.
-type BindingDiff struct {
-	Field, A, B string
-}
-
-// Diff returns the parameters on which b and o differ, in the order of
-// Binding's fields. A parameter that either one leaves unstated (an empty
-// id, K 0, zero teachers' guarantee, KindUnstated, PartitionUnstated) is
-// not compared; the relation always is.
-func (b Binding) Diff(o Binding) []BindingDiff {
-	var d []BindingDiff
-	add := func(field string, x, y any) { d = append(d, BindingDiff{field, fmt.Sprint(x), fmt.Sprint(y)}) }
-	if b.Ensemble != "" && o.Ensemble != "" && b.Ensemble != o.Ensemble {
-		add("ensemble", b.Ensemble, o.Ensemble)
-	}
-	if b.K != 0 && o.K != 0 && b.K != o.K {
-		add("K", b.K, o.K)
-	}
-	zero := accountant.Guarantee{}
-	if b.Each != zero && o.Each != zero {
-		if b.Each.Eps != o.Each.Eps {
-			add("eps", b.Each.Eps, o.Each.Eps)
-		}
-		if b.Each.Delta != o.Each.Delta {
-			add("Delta", b.Each.Delta, o.Each.Delta)
-		}
-	}
-	if b.Relation != o.Relation {
-		add("relation", b.Relation, o.Relation)
-	}
-	if b.Kind != KindUnstated && o.Kind != KindUnstated && b.Kind != o.Kind {
-		add("kind", b.Kind, o.Kind)
-	}
-	if b.Partition != PartitionUnstated && o.Partition != PartitionUnstated && b.Partition != o.Partition {
-		add("partition", b.Partition, o.Partition)
-	}
-	return d
-}
-
 // NonPrivateOneVote is how outputs say the teachers' guarantee of a
 // one-vote ensemble that states none: its teachers need none, since one
 // record changes one vote whatever the teachers are.
