@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // resign rewrites the ledger at path with edit applied to the content of
@@ -589,7 +590,7 @@ func forgetHeader(t *testing.T, path string) {
 // TestStateDirRelative: a relative folder for the records, which would
 // name another folder (and so another record of the ledger) from each
 // working directory, is refused as the caller's input, by StateDir and by
-// Open, whether it comes from EnvStateDir, XDG_STATE_HOME, HOME or
+// Open, whether it comes from statedir.Env, XDG_STATE_HOME, HOME or
 // Options.StateDir; an absolute one is taken.
 func TestStateDirRelative(t *testing.T) {
 	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}})
@@ -599,7 +600,7 @@ func TestStateDirRelative(t *testing.T) {
 		state, xdg, home, opt string
 		want                  string // the variable named; "" for none
 	}{
-		{state: "state", home: abs, want: EnvStateDir},
+		{state: "state", home: abs, want: statedir.Env},
 		{xdg: "xdg", home: abs, want: "XDG_STATE_HOME"},
 		{home: "relhome", want: "HOME"},
 		{home: "./", want: "HOME"},
@@ -608,11 +609,11 @@ func TestStateDirRelative(t *testing.T) {
 		{xdg: abs, home: "relhome"},
 		{home: abs},
 	} {
-		t.Setenv(EnvStateDir, c.state)
+		t.Setenv(statedir.Env, c.state)
 		t.Setenv("XDG_STATE_HOME", c.xdg)
 		t.Setenv("HOME", c.home)
 		d, err := Options{StateDir: c.opt}.stateDir()
-		var se *stateDirError
+		var se *statedir.Error
 		if c.want == "" {
 			if err != nil || !filepath.IsAbs(d) {
 				t.Errorf("%+v: %q, %v", c, d, err)
@@ -620,12 +621,12 @@ func TestStateDirRelative(t *testing.T) {
 			continue
 		}
 		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %q, %v, want a stateDirError naming %s", c, d, err, c.want)
+			t.Errorf("%+v: %q, %v, want a statedir.Error naming %s", c, d, err, c.want)
 		}
 		err = openErr(path, Options{StateDir: c.opt})
 		var bi interface{ BadInput() bool }
 		if !errors.As(err, &se) || !errors.As(err, &bi) || !bi.BadInput() {
-			t.Errorf("%+v: Open: %v, want a stateDirError, bad input", c, err)
+			t.Errorf("%+v: Open: %v, want a statedir.Error, bad input", c, err)
 		}
 	}
 }

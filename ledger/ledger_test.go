@@ -16,6 +16,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/pgtest"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -334,7 +335,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv(EnvStateDir, dir)
+	os.Setenv(statedir.Env, dir)
 	code := pgtest.Run(m)
 	os.RemoveAll(dir)
 	os.Exit(code)

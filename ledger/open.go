@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -23,11 +24,12 @@ import (
 // who charges the runs, what it tells you while it waits for a ledger,
 // the witnesses a ledger must extend. Give the same ones to every call
 // on ledgers, so that a ledger made and the releases charged to it keep
-// one record. The zero value keeps the records in StateDir() and opens a
-// ledger for a run.
+// one record. The zero value keeps the records in darrm's state folder
+// and opens a ledger for a run.
 type Options struct {
-	// StateDir holds the records (Record); "" is StateDir(). It must be
-	// an absolute path.
+	// StateDir holds the records (Record); "" is darrm's state folder:
+	// $DARRM_STATE_DIR if set, else $XDG_STATE_HOME/darrm if that is
+	// set, else $HOME/.local/state/darrm. It must be an absolute path.
 	StateDir string
 	// Waiting, if set, is called once for each wait for a lock, with what
 	// it locks: "ledger LOCATION" or "the record of ensemble E (PATH)",
@@ -136,11 +138,11 @@ func (opts Options) waiting(what string) func() {
 func (opts Options) stateDir() (string, error) {
 	if opts.StateDir != "" {
 		if !filepath.IsAbs(opts.StateDir) {
-			return "", &stateDirError{Value: opts.StateDir}
+			return "", &statedir.Error{Value: opts.StateDir}
 		}
 		return opts.StateDir, nil
 	}
-	return StateDir()
+	return statedir.Default()
 }
 
 // create is Create, replace its Options.Replace.

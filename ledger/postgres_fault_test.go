@@ -18,6 +18,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/pgtest"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -281,7 +282,7 @@ func testPGConcurrentProcesses(t *testing.T, db string) {
 	for i := range procs {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		home := t.TempDir()
-		cmd.Env = append(os.Environ(), "GO_LEDGER_PG="+u+","+strconv.Itoa(each), EnvStateDir+"="+home, "HOME="+home)
+		cmd.Env = append(os.Environ(), "GO_LEDGER_PG="+u+","+strconv.Itoa(each), statedir.Env+"="+home, "HOME="+home)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)

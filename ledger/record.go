@@ -10,61 +10,17 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
-// EnvStateDir is the environment variable that overrides StateDir (tests
-// point it at a temporary folder).
-const EnvStateDir = "DARRM_STATE_DIR"
-
-// StateDir returns the folder of darrm's per-user state: $DARRM_STATE_DIR
-// if set, else $XDG_STATE_HOME/darrm if that is set, else
-// $HOME/.local/state/darrm. The folder it comes from must be an absolute
-// path (a *stateDirError names the variable otherwise): resolved against
-// each run's working directory, a relative one would give one ledger a
-// record per directory, each vouching for less, so that an older copy of
-// the ledger restored and released from another directory would pass.
-func StateDir() (string, error) {
-	for _, v := range [...]struct{ name, sub string }{{EnvStateDir, ""}, {"XDG_STATE_HOME", "darrm"}} {
-		if d := os.Getenv(v.name); d != "" {
-			if !filepath.IsAbs(d) {
-				return "", &stateDirError{Var: v.name, Value: d}
-			}
-			return filepath.Join(d, v.sub), nil
-		}
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("ledger: no folder for the ledgers' records (set %s): %w", EnvStateDir, err)
-	}
-	if !filepath.IsAbs(home) {
-		return "", &stateDirError{Var: "HOME", Value: home}
-	}
-	return filepath.Join(home, ".local", "state", "darrm"), nil
-}
-
-// stateDirError is a folder for the records that is not an absolute path:
-// the environment variable Var, or with Var "" the caller's
-// Options.StateDir.
-type stateDirError struct{ Var, Value string }
-
-func (e *stateDirError) Error() string {
-	what := "environment variable " + e.Var
-	if e.Var == "" {
-		what = "ledger: Options.StateDir"
-	}
-	return fmt.Sprintf("%s = %s: must be an absolute path, or darrm would keep a record of each ledger per working directory; set %s to an absolute folder", what, strconv.Quote(e.Value), EnvStateDir)
-}
-
-// BadInput reports that the error is the caller's input, not a failure.
-func (e *stateDirError) BadInput() bool { return true }
-
 // Record is what a user's darrm remembers of an ensemble's ledger, in
-// StateDir()/ledgers/<hash of the ensemble>.json: which ledger it is, the
+// STATE/ledgers/<hash of the ensemble>.json, STATE the folder of
+// Options.StateDir (darrm's state folder by default: $DARRM_STATE_DIR,
+// else $XDG_STATE_HOME/darrm, else ~/.local/state/darrm): which ledger it is, the
 // hash of its header, and how far it had got when this user last wrote or
 // adopted it. A ledger with fewer lines, or whose line Lines does not
 // hash to Head, has lost spends. The record vouches for the lines up to
@@ -241,7 +197,7 @@ func (e *recordFileError) BadInput() bool { return true }
 // another.
 func stateErr(err error) error {
 	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-		return fmt.Errorf("ledger record: %w; a release records each ledger it uses in your state folder, which must be writable by you: set %s to a folder that is (it is where your records of the ledgers are kept: use the same one for every run)", err, EnvStateDir)
+		return fmt.Errorf("ledger record: %w; a release records each ledger it uses in your state folder, which must be writable by you: set %s to a folder that is (it is where your records of the ledgers are kept: use the same one for every run)", err, statedir.Env)
 	}
 	return fmt.Errorf("ledger record: %w", err)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
@@ -149,7 +150,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 // absolute path, or its URL without the password: ledgerPath), charged
 // first.
 func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult, seed *uint64, ledgerPath string) (*pate.DrawState, error) {
-	dir, err := ledger.StateDir()
+	dir, err := statedir.Default()
 	if err != nil {
 		return nil, err
 	}

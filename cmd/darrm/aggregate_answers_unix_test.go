@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -25,7 +25,7 @@ import (
 // which writes nothing to the cache, and nothing written again.
 func TestBudgetAnswersKept(t *testing.T) {
 	dir, cache, state := t.TempDir(), t.TempDir(), t.TempDir()
-	t.Setenv(ledger.EnvStateDir, state)
+	t.Setenv(statedir.Env, state)
 	head, err := provenance.Header(provenance.Binding{Ensemble: "k11", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-9}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes).AppendHeader(nil, votefile.FormatCSV)
 	if err != nil {
 		t.Fatal(err)

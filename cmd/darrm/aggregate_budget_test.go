@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -19,7 +19,7 @@ import (
 // 0.30000000000000004, ten of them did not fit and the budget allowed 9.)
 func TestPureBudget(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir()) // its ensembles' records apart
+	t.Setenv(statedir.Env, t.TempDir()) // its ensembles' records apart
 	votes := smallVotes(t, dir, 40)
 	counts := countsFile(t, dir, "counts.csv", 40, func(i int) []int { return plurality(200, i%10) })
 	maxQ := func(step accountant.Guarantee) int {
@@ -82,7 +82,7 @@ func TestPureBudget(t *testing.T) {
 // within the budget.
 func TestConfidentGNMaxBudget(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	counts := countsFile(t, dir, "counts.csv", 300, func(i int) []int { return plurality(250, i%10) })
 	release := []string{"aggregate", counts, "--input-format", "counts", "--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40",
 		"--delta", "1e-5", "--format", "json"}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // TestTinyLaplaceScale: a Laplace scale whose per-query eps 2/b is vacuous
@@ -18,7 +18,7 @@ import (
 // the ledger is left as it was.
 func TestTinyLaplaceScale(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	counts := countsFile(t, dir, "counts.csv", 5, func(i int) []int { return plurality(200, i%10) })
 	led := filepath.Join(dir, "pate.ledger")
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", counts, "--budget-eps", "10", "--budget-delta", "1e-3"); code != 0 {
@@ -52,7 +52,7 @@ func TestTinyLaplaceScale(t *testing.T) {
 // and the reason, and so are ledger init's flags that assert it.
 func TestOneVoteNeedsKeyedHash(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	orig, err := os.ReadFile("../../testdata/votes-K11-one-vote.csv")
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestOneVoteNeedsKeyedHash(t *testing.T) {
 // even with it; the assertion is recorded in the labels' header.
 func TestHeaderlessAssertsNothing(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	t.Setenv("DARRM_CACHE_DIR", t.TempDir())
 	raw, err := os.ReadFile("../../testdata/votes-K11.csv")
 	if err != nil {
@@ -211,7 +211,7 @@ func TestVacuousSettings(t *testing.T) {
 // but with no charged release, and is refused with exit 2.
 func TestAccountPATELedgerReference(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	counts := countsFile(t, dir, "counts.csv", 20, func(i int) []int { return plurality(200, i%10) })
 	led := filepath.Join(dir, "pate.ledger")
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", counts, "--budget-eps", "100", "--budget-delta", "1e-3"); code != 0 {
@@ -258,7 +258,7 @@ func TestAccountPATEOtherLedger(t *testing.T) {
 	// each ledger charges a release of the same settings.
 	var leds, labels, ids [2]string
 	for i := range leds {
-		t.Setenv(ledger.EnvStateDir, t.TempDir())
+		t.Setenv(statedir.Env, t.TempDir())
 		leds[i], labels[i] = filepath.Join(dir, fmt.Sprintf("l%d.ledger", i)), filepath.Join(dir, fmt.Sprintf("labels%d.csv", i))
 		if _, e, code := darrm(t, "", "ledger", "init", leds[i], "--votes", counts, "--budget-eps", "100", "--budget-delta", "1e-3"); code != 0 {
 			t.Fatal(e)

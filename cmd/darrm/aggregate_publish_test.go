@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // TestAggregatePublish: the summary of a release opens with the total to
@@ -23,7 +23,7 @@ import (
 // keys for the counts, the budget and the total to publish.
 func TestAggregatePublish(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	var oneVote strings.Builder
 	for i := range 10 {
 		fmt.Fprintf(&oneVote, "q%d", i)

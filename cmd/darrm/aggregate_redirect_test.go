@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -25,7 +26,7 @@ func TestRedirectionProtected(t *testing.T) {
 	led := newLedgerFile(t, dir, "redirect", votes)
 	cache, entry := solvedCache(t, dir)
 	entries := []string{entry}
-	records, _ := filepath.Glob(filepath.Join(os.Getenv(ledger.EnvStateDir), "ledgers", "*.json"))
+	records, _ := filepath.Glob(filepath.Join(os.Getenv(statedir.Env), "ledgers", "*.json"))
 	if len(records) == 0 {
 		t.Fatal("no ledger record")
 	}
@@ -155,7 +156,7 @@ func TestStderrProtected(t *testing.T) {
 	votes := smallVotes(t, dir, 20)
 	led := newLedgerFile(t, dir, "stderr", votes)
 	cache, entry := solvedCache(t, dir)
-	records, _ := filepath.Glob(filepath.Join(os.Getenv(ledger.EnvStateDir), "ledgers", "*.json"))
+	records, _ := filepath.Glob(filepath.Join(os.Getenv(statedir.Env), "ledgers", "*.json"))
 	if len(records) == 0 {
 		t.Fatal("no ledger record")
 	}

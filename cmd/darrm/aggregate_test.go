@@ -15,7 +15,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/fixtures"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -660,7 +660,7 @@ func TestFixedTeachersNoComposition(t *testing.T) {
 	dir := t.TempDir()
 	// Records of its own: the ledger it makes is of the ensemble of
 	// testdata/votes-K11.csv, which other tests' ledgers are too.
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	raw, err := os.ReadFile("../../testdata/votes-K11.csv")
 	if err != nil {
 		t.Fatal(err)

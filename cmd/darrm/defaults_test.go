@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // shownDefault returns the value that f's line of help states as its
@@ -86,7 +86,7 @@ func drop(v any) any {
 // words (cli.SetDefaultText) and is not a value to give.
 func TestStatedDefaultsUsed(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	cache := t.TempDir()
 	in := func(name string) string { return filepath.Join(dir, name) }
 	// Votes whose header states teachers other than the flags' defaults.

@@ -26,7 +26,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cachedir"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -85,12 +85,12 @@ const answersSecretBytes = 32
 
 // answersSecret returns the secret that authenticates the accountant's
 // answers (accountant.KeepAnswers): the file answers.key of the state
-// folder (ledger.StateDir, private to the user, where the ledgers'
+// folder (statedir.Default, private to the user, where the ledgers'
 // records are), made of random bytes when there is none. The cache folder
 // may be shared or synced; an answer read from it counts only if written
 // by a process that knew the secret.
 func answersSecret() ([]byte, error) {
-	dir, err := ledger.StateDir()
+	dir, err := statedir.Default()
 	if err != nil {
 		return nil, err
 	}

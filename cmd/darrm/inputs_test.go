@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/internal/fixtures"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // kindFiles writes one file of each kind darrm writes into dir, each made
@@ -16,7 +16,7 @@ import (
 // recorded in a state folder of the test's own.
 func kindFiles(t *testing.T, dir string) map[*fileKind]string {
 	t.Helper()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	p := func(name string) string { return filepath.Join(dir, name) }
 	gammaJSON, err := os.ReadFile(fixtures.Path("gamma-K11-m3.json"))
 	if err != nil {

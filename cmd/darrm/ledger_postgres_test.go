@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/internal/pgtest"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -27,7 +28,7 @@ func TestLedgerInPostgres(t *testing.T) {
 	// Two users: one releases on the PostgreSQL ledger, the other on a
 	// file ledger of the same ensemble, which she then imports.
 	state, other := t.TempDir(), t.TempDir()
-	t.Setenv(ledger.EnvStateDir, state)
+	t.Setenv(statedir.Env, state)
 	dir := t.TempDir()
 	db := pgtest.DB(t)
 	p, err := url.Parse(db)
@@ -57,7 +58,7 @@ func TestLedgerInPostgres(t *testing.T) {
 	file := filepath.Join(dir, "k11.ledger")
 	u := at("k11")
 	for i, led := range []string{file, u} {
-		t.Setenv(ledger.EnvStateDir, []string{other, state}[i])
+		t.Setenv(statedir.Env, []string{other, state}[i])
 		run(0, "ledger", "init", led, "--votes", votes, "--budget-eps", "10", "--budget-delta", "1e-3")
 		run(0, "aggregate", votes, "--ledger", led, "--out", filepath.Join(dir, "labels.csv"))
 		run(0, "aggregate", votes, "--ledger", led, "--format", "json", "--out", filepath.Join(dir, "labels.jsonl"))
@@ -72,11 +73,11 @@ func TestLedgerInPostgres(t *testing.T) {
 		return [3]any{v["spent_eps"], v["runs"], v["lines"]}
 	}
 	pg := spent(u)
-	t.Setenv(ledger.EnvStateDir, other)
+	t.Setenv(statedir.Env, other)
 	if f := spent(file); pg != f || pg[1] != 2.0 {
 		t.Errorf("PostgreSQL: spent, runs, lines %v; the file: %v", pg, f)
 	}
-	t.Setenv(ledger.EnvStateDir, state)
+	t.Setenv(statedir.Env, state)
 	run(0, "ledger", "show", u)
 	run(0, "ledger", "verify", u)
 	run(0, "ledger", "verify", u, "--format", "json")
@@ -94,19 +95,19 @@ func TestLedgerInPostgres(t *testing.T) {
 	if _, stderr := run(2, "aggregate", votes, "--ledger", exported, "--out", filepath.Join(dir, "refused.csv")); !strings.Contains(stderr, "is a copy of a ledger exported from") {
 		t.Errorf("a release on an export: %s", stderr)
 	}
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	if _, stderr := run(2, "ledger", "import", exported, at("again")); !strings.Contains(stderr, "already, as ledger k11") {
 		t.Errorf("an export imported where its ledger is live: %s", stderr)
 	}
 	// The file ledger of the same ensemble moves into a database of its
 	// own: the first holds a live ledger of it.
-	t.Setenv(ledger.EnvStateDir, other)
+	t.Setenv(statedir.Env, other)
 	run(2, "ledger", "import", file, at("moved"))
 	moved := pgtest.DB(t) + "?ledger=moved"
 	run(0, "ledger", "import", file, moved)
 	run(0, "aggregate", votes, "--ledger", moved, "--out", filepath.Join(dir, "moved.csv"))
 	run(2, "aggregate", votes, "--ledger", file, "--out", filepath.Join(dir, "refused.csv"))
-	t.Setenv(ledger.EnvStateDir, state)
+	t.Setenv(statedir.Env, state)
 
 	// A draw of account pate, charged to a one-vote ledger.
 	pate := countsFile(t, dir, "pate.csv", 10, func(i int) []int { return plurality(150+i*2, i%10) })

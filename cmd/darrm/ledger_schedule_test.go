@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // TestLedgerInitSchedule: ledger init --schedule declares runs in a fixed
@@ -16,7 +16,7 @@ import (
 // with no labels and no charge (issue 57). A schedule that is not one is
 // refused naming the file, the line and the rule.
 func TestLedgerInitSchedule(t *testing.T) {
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	dir := t.TempDir()
 	votes := filepath.Join(dir, "votes.csv")
 	rows := `# {"darrm-votes":1,"ensemble":"schedule-25","K":25,"classes":10,"layout":"votes","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":25,"source":{"method":"none"}}]}` + "\n" +

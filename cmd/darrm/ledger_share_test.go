@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestLedgerShares(t *testing.T) {
 	dir := t.TempDir()
 	// A record of its own: the ledger is the vote file's ensemble's.
-	t.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
+	t.Setenv(statedir.Env, filepath.Join(dir, "state"))
 	votes := "../../testdata/votes-K11-one-vote.csv"
 	led := filepath.Join(dir, "team.ledger")
 	init := []string{"ledger", "init", led, "--votes", votes, "--budget-eps", "1", "--budget-delta", "1e-5", "--filter", "simple"}
@@ -123,7 +124,7 @@ func TestLedgerShares(t *testing.T) {
 // the flag.
 func TestPlanShare(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
+	t.Setenv(statedir.Env, filepath.Join(dir, "state"))
 	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
 	planArgs := append([]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "120", "--for", "ledger",
 		"--share", "alice=0.4", "--share", "bob=0.6", "--analyst", "alice", "--format", "json"}, budget...)
@@ -225,7 +226,7 @@ func TestPlanShare(t *testing.T) {
 	// (in doubles, as the ledger scales it).
 	share, delta := 0.4, 1e-5
 	shareDelta := share * delta
-	t.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state-open"))
+	t.Setenv(statedir.Env, filepath.Join(dir, "state-open"))
 	led = filepath.Join(dir, "open.ledger")
 	if _, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--votes", vf, "--filter", "gdp-filter", "--share", "alice=0.4"}, budget...)...); code != 0 {
 		t.Fatal(e)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -316,14 +317,14 @@ func TestStateDirRelative(t *testing.T) {
 			votes := smallVotes(t, dir, 5)
 			home := filepath.Join(dir, "home")
 			t.Setenv("HOME", home)
-			t.Setenv(ledger.EnvStateDir, "")
+			t.Setenv(statedir.Env, "")
 			t.Setenv("XDG_STATE_HOME", "")
 			led := newLedgerFile(t, dir, "relative-state", votes)
 			old, err := os.ReadFile(led)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Setenv(ledger.EnvStateDir, c.state)
+			t.Setenv(statedir.Env, c.state)
 			t.Setenv("XDG_STATE_HOME", c.xdg)
 			if c.home != "" {
 				t.Setenv("HOME", c.home)
@@ -977,7 +978,7 @@ func TestLedgerInitVotesHeader(t *testing.T) {
 // wraps in its text column, the filters' names padded to one width on
 // every row (issue 55: the wrapped row lost its padding).
 func TestLedgerInitFilterTable(t *testing.T) {
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	led := filepath.Join(t.TempDir(), "table.ledger")
 	// Labels so cheap that every filter allows more than the accountant
 	// counts: every row is longer than a line.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/decimal"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -29,7 +30,7 @@ import (
 // state folder (TestMain).
 func recordLock(ensemble string) string {
 	sum := sha256.Sum256([]byte(ensemble))
-	return filepath.Join(os.Getenv(ledger.EnvStateDir), "ledgers", hex.EncodeToString(sum[:16])+".lock")
+	return filepath.Join(os.Getenv(statedir.Env), "ledgers", hex.EncodeToString(sum[:16])+".lock")
 }
 
 // TestRecordLockInterrupt: a release that waits for the lock of its
@@ -91,7 +92,7 @@ func readOnlyDir(t *testing.T) string {
 // cannot write names DARRM_STATE_DIR.
 func TestLedgerSmallerRefusals(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	votes := smallVotes(t, dir, 10)
 	led := newLedgerFile(t, dir, "smaller", votes)
 	release := []string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--out", filepath.Join(dir, "labels.csv")}
@@ -130,7 +131,7 @@ func TestLedgerSmallerRefusals(t *testing.T) {
 		t.Errorf("ledger show of the ledger replaced: exit %d: %s%s", code, out, e)
 	}
 
-	t.Setenv(ledger.EnvStateDir, readOnlyDir(t))
+	t.Setenv(statedir.Env, readOnlyDir(t))
 	if _, e, code := darrm(t, "", append(release, "--ledger", again)...); code == 0 || !strings.Contains(e, "DARRM_STATE_DIR") {
 		t.Errorf("a state folder that cannot be written: exit %d: %s", code, e)
 	}
@@ -344,7 +345,7 @@ func TestUnwritableLedger(t *testing.T) {
 		}
 		cmd.Path, cmd.Args[0] = bin, bin
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		cmd.Env = append(cmd.Env, ledger.EnvStateDir+"="+state, "HOME=/nonexistent")
+		cmd.Env = append(cmd.Env, statedir.Env+"="+state, "HOME=/nonexistent")
 	}
 	var e strings.Builder
 	cmd.Stderr = &e

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -19,7 +19,7 @@ import (
 // A file that is no witness, and --witness without --ledger, are refused
 // naming the flag.
 func TestLedgerWitness(t *testing.T) {
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	dir := t.TempDir()
 	votes := voteFile(t, dir, 5, func(i int) int { return i % 12 })
 	led := filepath.Join(dir, "k.ledger")
@@ -67,7 +67,7 @@ func TestLedgerWitness(t *testing.T) {
 	if err := os.WriteFile(led, backup, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	if _, e, code := darrm(t, "", "ledger", "verify", led); code != 0 {
 		t.Errorf("the copy restored, verified without a witness: exit %d: %s", code, e)
 	}

@@ -33,7 +33,7 @@ func readLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
 }
 
 // ledgerOptions is the command's book of ledgers: your records in the state
-// folder (ledger.StateDir), a wait for the lock on a ledger or on its
+// folder (statedir.Default), a wait for the lock on a ledger or on its
 // record said on cmd's stderr (ledger.Options.Waiting), and a ledger lost
 // during a run (its server's connection) ending the command's context,
 // so that a release stops at once (ledger.Options.Lost), and every ledger

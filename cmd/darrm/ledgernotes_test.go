@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 )
@@ -20,7 +21,7 @@ import (
 // errors; a result of an upgrade of a current ledger says so.
 func TestLedgerError(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
+	t.Setenv(statedir.Env, filepath.Join(dir, "state"))
 	near := filepath.Join(dir, "k.ledger")
 	os.WriteFile(near, nil, 0o644)
 	_, err := ledger.Open(context.Background(), filepath.Join(dir, "k.ledgr"), ledger.Options{ReadOnly: true})

@@ -12,7 +12,7 @@ import (
 
 	"github.com/darrm/darrm/internal/cachedir"
 	"github.com/darrm/darrm/internal/pgtest"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // sharedCache is the cache folder that TestMain gives the package's tests:
@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
+	os.Setenv(statedir.Env, filepath.Join(dir, "state"))
 	sharedCache = filepath.Join(dir, "cache")
 	os.Setenv(cachedir.Env, sharedCache)
 	code := pgtest.Run(m)

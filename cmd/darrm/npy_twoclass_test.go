@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // twoClassNPY writes the votes of the CSV vote file csv (its header on
@@ -43,7 +43,7 @@ func twoClassNPY(t *testing.T, csv, csvPath, npyPath string, edit func(string) s
 // classes 2 in layout votes, are released by every two-class mechanism,
 // with the labels of the same votes in CSV (the same seed).
 func TestNPYTwoClassMechanisms(t *testing.T) {
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	same := func(s string) string { return s }

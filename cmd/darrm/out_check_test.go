@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // TestOutputChecks: an --out that is the command's input is refused, naming the
@@ -17,7 +17,7 @@ import (
 func TestOutputChecks(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("DARRM_CACHE_DIR", filepath.Join(dir, "cache"))
-	t.Setenv(ledger.EnvStateDir, filepath.Join(dir, "state"))
+	t.Setenv(statedir.Env, filepath.Join(dir, "state"))
 	in := filepath.Join(dir, "votes.csv")
 	os.WriteFile(in, []byte("0,1,1\n"), 0o644)
 	for _, c := range []struct {

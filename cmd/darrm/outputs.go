@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/cachedir"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
 )
@@ -98,7 +99,7 @@ func protectedFiles(cmd *cobra.Command, args []string) []cli.Protected {
 		cacheDir, _ = cachedir.Default()
 	}
 	protect = append(protect, cli.Protected{What: "the gamma cache", Path: cacheDir, Dir: true, Owns: cachedir.Owns})
-	if d, err := ledger.StateDir(); err == nil {
+	if d, err := statedir.Default(); err == nil {
 		protect = append(protect, cli.Protected{What: "darrm's records of the ledgers", Path: d, Dir: true})
 	}
 	return protect

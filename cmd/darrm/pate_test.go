@@ -22,7 +22,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -80,7 +80,7 @@ func plurality(top, class int) []int {
 var confident = []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}
 
 func TestAccountPATE(t *testing.T) {
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	dir := t.TempDir()
 	votes := countsFile(t, dir, "votes.csv", 40, func(i int) []int { return plurality(150+i*2, i%10) })
 	out, stderr, code := darrm(t, "", append([]string{"account", "pate", votes, "--target-delta", "1e-5", "--format", "json", "--seed", "3", "--release-estimate"}, confident...)...)
@@ -883,7 +883,7 @@ func TestAccountPATEReference(t *testing.T) {
 // experiment, neither recorded nor charged.
 func TestAccountPATEDraws(t *testing.T) {
 	state := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, state)
+	t.Setenv(statedir.Env, state)
 	dir := t.TempDir()
 	// Under -short fewer queries: each of the 25 accounts charges every
 	// query at every order, and what is checked is the draws' records.
@@ -1037,7 +1037,7 @@ func TestAccountPATEDraws(t *testing.T) {
 // the realised cost is analysis, and nothing is drawn.
 func TestAccountPATEPublishesTheRelease(t *testing.T) {
 	state := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, state)
+	t.Setenv(statedir.Env, state)
 	dir := t.TempDir()
 	// Under -short a third of the queries and half the budget, which
 	// stops the release at 55 of them (194 of 300 at (2, 1e-5)): each
@@ -1122,7 +1122,7 @@ func TestAccountPATEPublishesTheRelease(t *testing.T) {
 // it is an estimate, not a bound, in every format (issue 35; issue 40
 // item 7).
 func TestAccountPATEOnePublished(t *testing.T) {
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	votes := countsFile(t, t.TempDir(), "votes.csv", 40, func(i int) []int { return plurality(150+i*2, i%10) })
 	for _, mech := range [][]string{confident, {"--sigma2", "40"}, {"--laplace-scale", "20"}} {
 		lnmax := mech[0] == "--laplace-scale"
@@ -1177,7 +1177,7 @@ func TestAccountPATEOnePublished(t *testing.T) {
 // in that relation, with the total aggregate published, even from counts
 // read without --K.
 func TestAccountPATEAbstentions(t *testing.T) {
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	k, q := 250, 40
@@ -1258,7 +1258,7 @@ func TestAccountPATEAbstentions(t *testing.T) {
 // charged, and the ledger's spend grows by every draw's cost.
 func TestAccountPATEDrawsOnALedger(t *testing.T) {
 	state := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, state)
+	t.Setenv(statedir.Env, state)
 	dir := t.TempDir()
 	rows := make([][]int, 10)
 	for i := range rows {

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // TestPlanQueriesAgree: for every mechanism aggregate releases with, the
@@ -101,7 +101,7 @@ func TestPlanQueriesAgree(t *testing.T) {
 		if n := number(t, doc, "run_queries"); n != 194 {
 			t.Errorf("run_queries = %v, want 194 (exact composition)", n)
 		}
-		t.Setenv(ledger.EnvStateDir, t.TempDir())
+		t.Setenv(statedir.Env, t.TempDir())
 		led := filepath.Join(t.TempDir(), "pate.ledger")
 		if _, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--votes", counts, "--budget-eps", "2", "--budget-delta", "1e-5"}, confidentArgs...)...); code != 0 {
 			t.Fatal(e)
@@ -144,7 +144,7 @@ func answered(t *testing.T, out string) int {
 // are plan's tests'.
 func TestPlanParameters(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	cache := t.TempDir()
 	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
 	oneVote := filepath.Join(dir, "one-vote.csv")
@@ -315,7 +315,7 @@ func TestPlanForLedger(t *testing.T) {
 	}
 	queries := fmt.Sprint(n)
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
 	proxy := countsFile(t, dir, "proxy.csv", 100, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
 	private := countsFile(t, dir, "private.csv", n, func(i int) []int { return plurality(60+(7*i)%190, i%10) })

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // TestSidecarCommand: darrm sidecar writes the header that PATE's NumPy
@@ -16,7 +16,7 @@ import (
 // two-class 0/1 votes their classes; a CSV file without a header gets
 // one too.
 func TestSidecarCommand(t *testing.T) {
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	labels, counts := pateVotes(250, 120, 10, 0.05)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // pateSidecar is the metadata header of 250 non-private teachers on
@@ -22,7 +22,7 @@ const pateSidecar = `{"darrm-votes":1,"ensemble":"pate-k250","K":250,"classes":1
 // release's total to publish. Without the sidecar every ledger refuses
 // them; a sidecar of other teachers, or a second header, is refused.
 func TestSidecarLedger(t *testing.T) {
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	labels, _ := pateVotes(250, 120, 10, 0.05)
@@ -101,7 +101,7 @@ func TestSidecarLedger(t *testing.T) {
 // teacher and counts, their header in a sidecar; and the flags that say
 // how to read the votes go with --votes only.
 func TestLedgerInitReads(t *testing.T) {
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	labels, counts := pateVotes(250, 40, 10, 0.05)

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // TestTableWidths runs a representative invocation of every command
@@ -25,7 +25,7 @@ import (
 // choice two wrapped lines).
 func TestTableWidths(t *testing.T) {
 	dir := t.TempDir()
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	// The one-vote comparison at equal totals is TestSolveEqualTotals'
 	// under -short: its compositions are read, not made again.
 	cache := sharedCache

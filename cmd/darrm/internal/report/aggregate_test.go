@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -33,7 +34,7 @@ func TestNewAggregate(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "l.ledger")
-	t.Setenv(ledger.EnvStateDir, t.TempDir())
+	t.Setenv(statedir.Env, t.TempDir())
 	b := provenance.Binding{Ensemble: "e", Teachers: provenance.Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.5, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}
 	if _, err := ledger.Create(context.Background(), path, ledger.NewHeader(b, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 10, Delta: 1e-3}}, 1e-5, accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.Simple, Delta: 1e-3}}}), ledger.Options{}); err != nil {
 		t.Fatal(err)
