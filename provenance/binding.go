@@ -36,7 +36,7 @@ type TeacherGuarantee struct {
 type TeachersError struct {
 	Field, Header, Given, By string
 	Rule                     string
-	// Advice are the hints Rule gives (votefile.Advised).
+	// Advice are the hints Rule gives (votefile.Hint).
 	Advice []votefile.Hint
 }
 

@@ -25,7 +25,7 @@
 // to the caller, and a label file holds only released labels.
 //
 // A malformed file (its error names the file, the line, the column and the
-// rule, never a row, and may carry hints on how to read it: Advised) and a
+// rule, never a row, and may carry hints on how to read it: Hint) and a
 // header that breaks a rule (*HeaderError) are the caller's input: they
 // have BadInput() bool, true, by which callers tell them from a failure to
 // read.

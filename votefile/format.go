@@ -79,7 +79,7 @@ type formatError struct {
 	Line   int
 	Column int
 	Msg    string
-	// Advice are the hints Msg gives (Advised).
+	// Advice are the hints Msg gives (Hint).
 	Advice []Hint
 }
 

@@ -22,9 +22,10 @@ const (
 // Hint is advice in an error's text to set Field, a field of Options or
 // Stated (e.g. "Options.Classes"), to Value when it is not "": the
 // value's text form (Layout "counts", Presence "yes", Format "npy"), a
-// number, or a placeholder ("C" for a number of classes). A caller that
-// gives the options its own way (darrm: flags) words each its way
-// (Advised).
+// number, or a placeholder ("C" for a number of classes). An error that
+// gives hints has a method Hints() []Hint, each hint in its text as
+// String has it: a caller that gives the options its own way (darrm:
+// flags) words each its way.
 type Hint struct {
 	Field string
 	Value string
@@ -37,14 +38,6 @@ func (h Hint) String() string {
 		return h.Field
 	}
 	return h.Field + " = " + h.Value
-}
-
-// Advised is an error whose text gives Hints, each as Hint.String has
-// it: a caller that gives the options its own way replaces each by its
-// own words.
-type Advised interface {
-	error
-	Hints() []Hint
 }
 
 // Orientation says which axis of a matrix of class labels holds the

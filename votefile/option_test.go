@@ -8,7 +8,7 @@ import (
 )
 
 // TestAdvice: an error of Read that advises setting an option says which
-// (Advised), and its text has each hint as Hint.String says it, for a
+// (its Hints), and its text has each hint as Hint.String says it, for a
 // caller to reword.
 func TestAdvice(t *testing.T) {
 	for _, tc := range []struct {
@@ -26,7 +26,7 @@ func TestAdvice(t *testing.T) {
 		{"a zip archive", "PK\x03\x04rest", Options{}, []Hint{{optArray, "NAME"}}},
 	} {
 		_, _, err := readVotes(strings.NewReader(tc.data), "v.csv", tc.opts)
-		var a Advised
+		var a interface{ Hints() []Hint }
 		if !errors.As(err, &a) {
 			t.Errorf("%s: %v, want advice", tc.name, err)
 			continue

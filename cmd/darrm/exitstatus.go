@@ -189,12 +189,13 @@ var readOptionFlags = map[string]string{
 }
 
 // optionWords says, in msg, the advice of the errors in err's chain on
-// how to read a vote file (votefile.Advised) as the flags that give it.
+// how to read a vote file (its Hints, votefile.Hint) as the flags that
+// give it.
 func optionWords(err error, msg string) string {
 	var hints []votefile.Hint
 	var walk func(error)
 	walk = func(e error) {
-		if a, ok := e.(votefile.Advised); ok {
+		if a, ok := e.(interface{ Hints() []votefile.Hint }); ok {
 			hints = append(hints, a.Hints()...)
 		}
 		switch u := e.(type) {
