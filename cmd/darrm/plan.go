@@ -137,7 +137,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return f.planError(cmd, err)
 	}
 	if doc.Chosen {
-		doc.LedgerInit = ledgerInitOf(cmd, doc.Plan, f.Shares)
+		doc.LedgerInit = ledgerInitOf(cmd, info, doc.Plan, f.Shares)
 	}
 	lines.Done() // before the output: the solves of gamma_opt are over
 	return doc.Write(cmd.OutOrStdout(), f.Format)

@@ -4,7 +4,6 @@ package main
 // ledger's use (ledgerInitOf).
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -12,9 +11,8 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/votefile"
 )
 
 // planFilter checks plan's --filter, a filter of a new ledger open to any
@@ -48,7 +46,7 @@ var planPassed = []string{"delta-prime", "prior", "gamma", "no-solve", "cache-di
 // counted, which allows the planned labels, to the analyst planned for
 // when there are shares. Its words, each quoted for a POSIX shell; nil
 // for another plan.
-func ledgerInitOf(cmd *cobra.Command, p plan.Plan, shares []string) []string {
+func ledgerInitOf(cmd *cobra.Command, info mechanismInfo, p plan.Plan, shares []string) []string {
 	r := p.Request
 	if r.For != plan.ForLedger {
 		return nil
@@ -57,31 +55,21 @@ func ledgerInitOf(cmd *cobra.Command, p plan.Plan, shares []string) []string {
 	if r.Filter != nil {
 		args = append(args, "--filter", r.Filter.String())
 	}
-	args = append(args, "--mechanism", string(r.Mechanism.Name()), "--K", strconv.Itoa(r.K))
-	m := r.Mechanism
-	if t, ok := report.TargetOf(m); ok && r.Classes == 2 {
-		args = append(args, "--m", num(t.M), "--eps", num(r.Teachers.Eps), "--Delta", num(r.Teachers.Delta))
-		if t.Delta != ensemble.DefaultTargetDelta {
-			args = append(args, "--delta", num(t.Delta))
-		}
-	} else if o, ok := m.(ensemble.OneVoteDaRRM); ok {
-		args = append(args, "--target-eps", num(o.Eps))
-		if o.Delta != 0 {
-			args = append(args, "--delta", num(o.Delta))
-		}
-	} else {
-		// A mechanism on class counts: its settings, by its JSON's keys,
-		// but the noise, which releases draw discrete; and the per-query
-		// delta of its guarantee, none for a pure one.
+	args = append(args, "--mechanism", string(info.Name), "--K", strconv.Itoa(r.K))
+	if info.Input == votefile.ManyClasses {
 		args = append(args, "--classes", strconv.Itoa(r.Classes))
-		raw, _ := json.Marshal(m)
-		for _, s := range settingFlags(raw) {
-			if s[0] != "noise" {
-				args = append(args, "--"+s[0], s[1])
-			}
-		}
-		if d := p.Count.PerQuery.Delta; d != 0 {
-			args = append(args, "--delta", num(d))
+	}
+	// Its settings that are numbers, by their flags (the others are
+	// passed as given), with the teachers' guarantee of which m·eps is
+	// its target, and the per-query delta unless at its default.
+	keep := onVotes(info.Input)
+	values, defaults := cli.FieldValues(r.Mechanism, keep), cli.FieldValues(info.mech, keep)
+	if r.Teachers != nil {
+		values["eps"], values["Delta"] = r.Teachers.Eps, r.Teachers.Delta
+	}
+	for _, n := range info.flags() {
+		if x, ok := values[n].(float64); ok && (n != "delta" || x != defaults[n]) {
+			args = append(args, "--"+n, num(x))
 		}
 	}
 	fs := cmd.Flags()

@@ -729,7 +729,8 @@ func flagLine(fs *pflag.FlagSet, name string) string {
 	return one.FlagUsages()
 }
 
-// TestSetFields: the fields a struct's tags name take a value given, else
+// TestSetFields: the fields a struct's tags name are listed with their
+// values by their first flag, and take a value given, else
 // a flag given, read back from its text; a flag not given leaves its
 // field, and a field keep refuses is neither listed nor set.
 func TestSetFields(t *testing.T) {
@@ -749,6 +750,9 @@ func TestSetFields(t *testing.T) {
 	}
 	if got := FieldFlags(settings{}, nil); !slices.Equal(got, []string{"scale", "shade", "size", "src", "prior", "list"}) {
 		t.Errorf("FieldFlags, every field: %v", got)
+	}
+	if got := FieldValues(settings{Size: 3, One: 5}, keep); len(got) != 4 || got["size"] != 3.0 || got["list"] != 5.0 || got["src"] != nil {
+		t.Errorf("FieldValues: %v", got)
 	}
 	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	var f struct {

@@ -496,6 +496,14 @@ func FieldFlags(v any, keep func(reflect.StructTag) bool) []string {
 	return out
 }
 
+// FieldValues returns the values of the fields that FieldFlags names, by
+// their first flag.
+func FieldValues(v any, keep func(reflect.StructTag) bool) map[string]any {
+	out := map[string]any{}
+	eachFlagField(reflect.ValueOf(v), keep, func(names []string, f reflect.Value) { out[names[0]] = f.Interface() })
+	return out
+}
+
 // SetFields sets the fields of the struct p points to that FieldFlags
 // names, each by its first flag: to values[name] when it is there, else,
 // when the flag was given in fs, to the flag's value read back from its
