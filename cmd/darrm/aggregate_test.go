@@ -847,8 +847,10 @@ func TestSettingFlags(t *testing.T) {
 	}
 	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
 		var names, want []provenance.MechanismName
-		for _, m := range mechanisms(func(m mechanismInfo) bool { return m.Input == in }) {
-			names = append(names, m.Name)
+		for _, m := range mechanismTable {
+			if m.Input == in {
+				names = append(names, m.Name)
+			}
 		}
 		for _, m := range ensemble.Mechanisms(in) {
 			want = append(want, m.Name())

@@ -108,9 +108,11 @@ func tableRelation(name string, rel accountant.Relation, infos []mechanismInfo) 
 	if rel == accountant.OneVote {
 		release = accountant.PrivateTeachers
 	}
-	var use provenance.MechanismName
-	if in := mechanisms(func(info mechanismInfo) bool { return info.Gamma && info.Relation == rel }); len(in) > 0 {
-		use = in[len(in)-1].Name
+	var use provenance.MechanismName // the last that samples a gamma in rel
+	for _, m := range mechanismTable {
+		if m.Gamma && m.Relation == rel {
+			use = m.Name
+		}
 	}
 	return cli.Usagef("--gamma %s is a gamma for the %v relation (%s); %s releases in the %v relation: use --mechanism %s, or a gamma that darrm solve wrote for the %v relation",
 		name, rel, rel.Describe(), provenance.JoinMechanisms(names, " and "), release, use, release)

@@ -187,7 +187,7 @@ func (c *compositionFlags) composition() accountant.Composition {
 // is of no two-class one, else the two-class one.
 func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (mechanismInfo, error) {
 	in := votefile.TwoClass
-	if cmd.Flags().Changed("classes") || len(mechanisms(func(info mechanismInfo) bool { return info.Input == votefile.TwoClass && info.Name == name })) == 0 {
+	if _, err := lookupInfo(name, in); err != nil || cmd.Flags().Changed("classes") {
 		in = votefile.ManyClasses
 	}
 	info, err := lookupInfo(name, in)

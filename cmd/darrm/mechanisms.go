@@ -109,18 +109,6 @@ func (m mechanismInfo) with(fs *pflag.FlagSet, values mechanismValues) ensemble.
 	return v.Elem().Interface().(ensemble.Mechanism)
 }
 
-// mechanisms returns the mechanisms that keep keeps, every one for a nil
-// keep, in the table's order.
-func mechanisms(keep func(mechanismInfo) bool) []mechanismInfo {
-	var out []mechanismInfo
-	for _, m := range mechanismTable {
-		if keep == nil || keep(m) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // lookupInfo returns the mechanism name for votes of kind in. A name known
 // only for the other kind of votes is refused saying so.
 func lookupInfo(name provenance.MechanismName, in votefile.Input) (mechanismInfo, error) {
@@ -157,8 +145,10 @@ func mechanismNames(in votefile.Input) string {
 // join lists the mechanisms that keep keeps, separated by commas.
 func join(keep func(mechanismInfo) bool) string {
 	var names []provenance.MechanismName
-	for _, m := range mechanisms(keep) {
-		names = append(names, m.Name)
+	for _, m := range mechanismTable {
+		if keep(m) {
+			names = append(names, m.Name)
+		}
 	}
 	return provenance.JoinMechanisms(names, ", ")
 }
