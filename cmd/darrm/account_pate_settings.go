@@ -4,7 +4,9 @@ package main
 // the labels accounted, with which the flags must agree, or the flags.
 
 import (
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -75,9 +77,15 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 // value (a threshold of 0 is a threshold); the noise is not when the
 // header names none.
 func headerSettings(m *votefile.LabelMeta) map[string]string {
+	var settings map[string]any
+	_ = json.Unmarshal(m.Settings, &settings) // a JSON object, or none
 	out := map[string]string{}
-	for _, s := range settingFlags(m.Settings) {
-		out[s[0]] = s[1]
+	for k, v := range settings {
+		s := fmt.Sprint(v)
+		if x, ok := v.(float64); ok {
+			s = num(x)
+		}
+		out[strings.ReplaceAll(k, "_", "-")] = s
 	}
 	return out
 }

@@ -6,8 +6,6 @@ package main
 // (mechanismInfo.with).
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -191,31 +189,6 @@ func checkSettings(cmd *cobra.Command, m mechanismInfo, stated []string) error {
 		}
 	}
 	return nil
-}
-
-// settingFlags returns the settings of a mechanism's JSON object raw (its
-// label header's settings: ensemble.Mechanism) by their flags, in the
-// object's order: laplace_scale is --laplace-scale; a number as a flag
-// takes it, the noise by its name.
-func settingFlags(raw []byte) [][2]string {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return nil
-	}
-	var out [][2]string
-	for dec.More() {
-		k, err := dec.Token()
-		var v any
-		if err != nil || dec.Decode(&v) != nil {
-			return out
-		}
-		s := fmt.Sprint(v)
-		if x, ok := v.(float64); ok {
-			s = num(x)
-		}
-		out = append(out, [2]string{strings.ReplaceAll(fmt.Sprint(k), "_", "-"), s})
-	}
-	return out
 }
 
 // num formats a setting's value as a flag takes it.
