@@ -215,10 +215,6 @@ type PTROptions struct {
 	// it from the votes would release something of them that no test
 	// accounts for: fix it from the budget on proxy votes.
 	Queries int
-	// Smooth fixes the order of the data-dependent bound tested, the
-	// smoothness β and the noise multiplier σ of the test; those left 0
-	// are set by ptrRule, which sees no vote. FromVotes is refused.
-	Smooth SmoothParams
 	// Abstain says that teachers may abstain (rdpOptions.Abstain).
 	Abstain bool
 }
@@ -230,8 +226,8 @@ const PTRArgument = "generalized PTR"
 // test passed (the proposed queries are then labelled, else none is), and
 // the one total to publish, Publish, which holds either way. Every other
 // field is a function of the settings alone (ptrRule), not of the votes:
-// the data-dependent bound tested, its smooth sensitivity and the test's
-// draw are never returned.
+// the data-dependent bound tested, its distance to instability and the
+// test's draw are never returned.
 type PTRResult struct {
 	Pass    bool
 	Queries int
@@ -239,11 +235,11 @@ type PTRResult struct {
 	// (docs/pate.md, "A data-dependent guarantee: generalized PTR").
 	Publish accountant.Guarantee
 	// Order is the Rényi order of the bound tested, Proposal the bound
-	// proposed at it; Beta and Sigma the test's smoothness and noise
-	// multiplier, Margin its margin z in deviations of its noise and
+	// proposed at it; Sigma the deviation of the test's noise, in changed
+	// teachers, Margin its margin z in deviations of its noise and
 	// TestRDP its Rényi DP at Order (ptrBitRDP: the test releases one
 	// bit).
-	Order, Proposal, Beta, Sigma, Margin, TestRDP float64
+	Order, Proposal, Sigma, Margin, TestRDP float64
 	// Test is the test's own guarantee, FalsePass the probability that
 	// the test passes at votes whose bound exceeds the proposal.
 	Test      accountant.Guarantee
@@ -258,15 +254,14 @@ const ptrShareTest = 0.02
 // C classes (every field of PTRResult but Pass), from opts alone
 // (docs/pate.md lists the rule and why each piece holds):
 //
-//   - the order λ: opts.Smooth.Order, else ptrOrder's, the budget's
-//     alone;
+//   - the order λ: ptrOrder's, the budget's alone;
 //   - δ: the test's own δ_t = δ/50, the false-pass probability at most
 //     δ - δ_t, which fixes the margin z (falsePass);
-//   - β and σ: opts.Smooth's, else ptrSmooth's, which minimise the test's
-//     Rényi DP plus its margin for a stand-in smooth sensitivity (1/128
-//     of the data-independent Rényi DP at λ at β = 0.4/λ,
-//     dataFreeSmooth's), σ raised until the test alone is within the
-//     budget's ε;
+//   - σ: ptrSigma's, which minimises the test's Rényi DP plus its
+//     margin z·σ·a in units of the bound, for a stand-in a of the
+//     bound's local sensitivity per changed teacher (ptrStandIn of the
+//     data-independent Rényi DP at λ), raised until the test alone is
+//     within the budget's ε;
 //   - the proposal: the largest Rényi DP at λ that, added to the test's,
 //     converts to the budget's ε at its δ.
 func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
@@ -277,9 +272,6 @@ func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (
 	if !(b.Delta > 0 && b.Delta < 0.5) {
 		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget delta", Value: b.Delta, Rule: "must be in (0, 0.5): the test may pass falsely with a probability the delta holds"})
 	}
-	if opts.Smooth.FromVotes {
-		return PTRResult{}, fmt.Errorf("PATE PTR: the test's parameters cannot be chosen from the votes: give them, or leave them to the data-free rule")
-	}
 	if queries < 1 {
 		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: float64(queries), Rule: "must be >= 1"})
 	}
@@ -287,40 +279,30 @@ func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (
 	if err != nil {
 		return PTRResult{}, err
 	}
-	r := PTRResult{Queries: queries, Order: opts.Smooth.Order, Beta: opts.Smooth.Beta, Sigma: opts.Smooth.Sigma}
-	if r.Order == 0 {
-		if r.Order, err = ptrOrder(b, m, classes); err != nil {
-			return r, err
-		}
+	r := PTRResult{Queries: queries}
+	if r.Order, err = ptrOrder(b, m, classes); err != nil {
+		return r, err
 	}
 	deltaTest := b.Delta * ptrShareTest
 	if r.Margin, r.FalsePass, err = falsePassMargin(b.Delta - deltaTest); err != nil {
 		return r, err
 	}
-	if r.Beta == 0 || r.Sigma == 0 {
-		r.Beta, r.Sigma = ptrSmooth(r.Beta, r.Sigma, r.Margin, r.Order, r.Order*rho*ruleSSShare)
-	}
-	if !(r.Beta > 0 && r.Beta < 0.5) {
-		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "beta", Value: r.Beta, Rule: "must be in (0, 0.5)"})
-	}
-	if r.TestRDP, err = ptrTestRDP(r.Beta, r.Sigma, r.Margin, r.Order); err != nil {
-		return r, err
-	}
-	if r.Test, err = ptrTestGuarantee(r.Beta, r.Sigma, r.Margin, r.Order, deltaTest); err != nil {
-		return r, err
-	}
-	for opts.Smooth.Sigma == 0 && r.Test.Eps > b.Eps && r.Sigma < 1e6 {
+	r.Sigma = ptrSigma(r.Margin, r.Order, r.Order*rho*ptrStandIn)
+	for {
+		if r.TestRDP, err = ptrTestRDP(r.Sigma, r.Margin, r.Order); err != nil {
+			return r, err
+		}
+		if r.Test, err = ptrTestGuarantee(r.Sigma, r.Margin, r.Order, deltaTest); err != nil {
+			return r, err
+		}
+		if r.Test.Eps <= b.Eps || r.Sigma >= 1e6 {
+			break
+		}
 		// The rule's σ makes the test too costly on its own: more noise.
 		r.Sigma *= 1.05
-		if r.TestRDP, err = ptrTestRDP(r.Beta, r.Sigma, r.Margin, r.Order); err != nil {
-			return r, err
-		}
-		if r.Test, err = ptrTestGuarantee(r.Beta, r.Sigma, r.Margin, r.Order, deltaTest); err != nil {
-			return r, err
-		}
 	}
 	if r.Test.Eps > b.Eps {
-		return r, fmt.Errorf("PATE PTR: the test alone is (%v, %v)-DP, above the budget's eps %v: raise sigma or the budget", r.Test.Eps, r.Test.Delta, b.Eps)
+		return r, fmt.Errorf("PATE PTR: the test alone is (%v, %v)-DP, above the budget's eps %v: raise the budget", r.Test.Eps, r.Test.Delta, b.Eps)
 	}
 	cost, err := accountant.ImprovedConversion.ConvertRDP(r.TestRDP, r.Order, b.Delta)
 	if err != nil {
@@ -409,7 +391,8 @@ func falsePass(z float64) float64 {
 
 // The test releases one bit. With G drawn from the discrete Gaussian of
 // deviation 1 on the lattice ptrStep·Z, centred at 0, it passes when
-// G <= clamp(u - z), u = (β_prop - f̂)/s, the clamp to [-ptrClamp,
+// G <= clamp(u - z), u = (g + 1)/σ for the distance to instability g,
+// the clamp to [-ptrClamp,
 // ptrClamp]: it passes with probability Φ(a), a within ptrSlack of
 // clamp(u - z) (docs/pate.md). The clamp costs nothing that matters (a
 // pass at a <= -40 has probability below 10^-349) and bounds the
@@ -420,8 +403,8 @@ const (
 	// ptrSlack bounds |a - clamp(u - z)|: the lattice's step, plus the
 	// rounding of u - z where it is within the clamp.
 	ptrSlack = ptrStep + 0x1p-40
-	// ptrRound is added to β for the rounding of s between neighbours
-	// (2^-51) and of u at either (2^-51 each).
+	// ptrRound bounds the relative rounding of u = (g + 1)/σ at either
+	// neighbour (2^-52 each), as a factor e^{±ptrRound} on u.
 	ptrRound = 0x1p-49
 )
 
@@ -442,24 +425,22 @@ func logPhiDown(x float64) float64 {
 
 // ptrBitRDP returns an upper bound on the Rényi divergence at order λ
 // between the test's outcomes (pass or fail) at neighbouring votes, for
-// smoothness β, noise multiplier σ and margin z: the supremum over u of
-// D_λ(Bern(Φ(a)) ‖ Bern(Φ(a'))), a within ptrSlack of clamp(u - z) and
-// a' of clamp(u'e^τ - z), u' in [u - c, u + c], c = 1/σ, |τ| <= β +
-// ptrRound (docs/pate.md proves the reduction). It covers the line of u
-// with cells of the given width, plus the two half-lines where every
-// value clamps: in a cell [u0, u1], a lies in [A(u0), A(u1)] and a' in
-// [lo(u), hi(u)] (A, lo, hi non-decreasing in u); for a fixed p = Φ(a)
-// the divergence is largest at an end of a' (p^λq^{1-λ} + (1-p)^λ(1-q)^{1-λ}
-// is convex in q), and at the end e each of its two terms is monotone in
-// p and in q, so it is at most
+// the deviation σ of its noise (in changed teachers) and margin z: the
+// supremum over u of D_λ(Bern(Φ(a)) ‖ Bern(Φ(a'))), a within ptrSlack of
+// clamp(u - z) and a' of clamp(u'e^τ - z), u' in [u - c, u + c],
+// c = 1/σ (the distance to instability moves by at most one between
+// neighbours), |τ| <= ptrRound (docs/pate.md proves the reduction). It
+// covers the line of u with cells of the given width, plus the two
+// half-lines where every value clamps: in a cell [u0, u1], a lies in
+// [A(u0), A(u1)] and a' in [lo(u), hi(u)] (A, lo, hi non-decreasing in
+// u); for a fixed p = Φ(a) the divergence is largest at an end of a'
+// (p^λq^{1-λ} + (1-p)^λ(1-q)^{1-λ} is convex in q), and at the end e
+// each of its two terms is monotone in p and in q, so it is at most
 //
 //	log(Φ(A(u1))^λ·Φ(e(u0))^{1-λ} + Φ(-A(u0))^λ·Φ(-e(u1))^{1-λ})/(λ - 1),
 //
 // every logarithm bounded outward.
-func ptrBitRDP(beta, sigma, z, order, width float64) (float64, error) {
-	if err := param.Positive("beta", beta); err != nil {
-		return 0, fmt.Errorf("PATE PTR: %w", err)
-	}
+func ptrBitRDP(sigma, z, order, width float64) (float64, error) {
 	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("PATE PTR: %w", err)
 	}
@@ -467,7 +448,7 @@ func ptrBitRDP(beta, sigma, z, order, width float64) (float64, error) {
 		return 0, fmt.Errorf("PATE PTR: %w", err)
 	}
 	c := outward.Exact(1).Div(outward.Exact(sigma)).Hi
-	eb := outward.Exp(outward.Exact(outward.AddUp(beta, ptrRound)))
+	eb := outward.Exp(outward.Exact(ptrRound))
 	lam := outward.Exact(order)
 	oneMinus := outward.Exact(1).Sub(lam)
 	lm1 := lam.Sub(outward.Exact(1))
@@ -580,16 +561,18 @@ func ptrBitRDP(beta, sigma, z, order, width float64) (float64, error) {
 const ptrCoarse = 1.0 / 8
 
 // ptrWidth is the width of ptrBitRDP's cells in a bound the release
-// uses, ptrSearchWidth in the rule's search of β and σ (a looser bound,
+// uses, ptrSearchWidth in the rule's search of σ (a looser bound,
 // which only guides the choice).
 const (
 	ptrWidth       = 1.0 / 512
 	ptrSearchWidth = 1.0 / 32
 )
 
-// ptrTestRDP returns the test's Rényi DP at order: ptrBitRDP at ptrWidth.
-func ptrTestRDP(beta, sigma, z, order float64) (float64, error) {
-	return ptrBitRDP(beta, sigma, z, order, ptrWidth)
+// ptrTestRDP returns the test's Rényi DP at order: ptrBitRDP at ptrWidth,
+// or 1/(256σ) if narrower (a cell's bound exceeds the supremum by about
+// its width against the shift 1/σ: within 1% there).
+func ptrTestRDP(sigma, z, order float64) (float64, error) {
+	return ptrBitRDP(sigma, z, order, math.Min(ptrWidth, 1/(256*sigma)))
 }
 
 // ptrGuaranteeOrders are the orders, besides the bound's, at which the
@@ -599,10 +582,10 @@ var ptrGuaranteeOrders = []float64{1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}
 // ptrTestGuarantee returns the test's own (ε, delta): its Rényi DP
 // converted at delta, the least over ptrGuaranteeOrders and the order of
 // the bound.
-func ptrTestGuarantee(beta, sigma, z, order, delta float64) (accountant.Guarantee, error) {
+func ptrTestGuarantee(sigma, z, order, delta float64) (accountant.Guarantee, error) {
 	best := accountant.Guarantee{Eps: math.Inf(1), Delta: delta}
 	for _, o := range append(ptrGuaranteeOrders, order) {
-		r, err := ptrTestRDP(beta, sigma, z, o)
+		r, err := ptrTestRDP(sigma, z, o)
 		if err != nil {
 			return best, err
 		}
@@ -615,54 +598,41 @@ func ptrTestGuarantee(beta, sigma, z, order, delta float64) (accountant.Guarante
 	return best, nil
 }
 
-// ptrSmooth returns β and σ for the test where not given (0): the pair
-// that minimises the test's Rényi DP at order (ptrBitRDP at
-// ptrSearchWidth) plus its margin z·S(β)·σ, over β = b/λ, b = 0.05, 0.10,
-// ..., 0.45, and σ in [1, 10^4] by golden-section search on log σ (the
-// first term falls in σ, the second grows), for the stand-in
-// S(β) = ss·0.4/(βλ) (ss, the smooth sensitivity expected at β = 0.4/λ,
-// dataFreeSmooth's; a local sensitivity that grows linearly with the
-// distance has a β-smooth sensitivity in 1/β).
-func ptrSmooth(beta, sigma, z, order, ss float64) (float64, float64) {
-	best, bb, bs := math.Inf(1), beta, sigma
-	for j := 1; j <= 9; j++ {
-		b := beta
-		if b == 0 {
-			b = 0.05 * float64(j) / order
-		} else if j > 1 {
-			break
+// ptrStandIn is the stand-in of the bound's local sensitivity per
+// changed teacher, as a share of the data-independent Rényi DP of the
+// queries at the bound's order, that ptrSigma weighs the test's margin
+// with: the rule sees no vote.
+const ptrStandIn = 1.0 / 128
+
+// ptrSigma returns the deviation σ of the test's noise, in changed
+// teachers, that minimises the test's Rényi DP at order (ptrBitRDP at
+// ptrSearchWidth) plus its margin z·σ·a, a the stand-in local sensitivity
+// per changed teacher, over σ in [1, 10^4] by golden-section search on
+// log σ (the first term falls in σ, the second grows).
+func ptrSigma(z, order, a float64) float64 {
+	obj := func(s float64) float64 {
+		r, err := ptrBitRDP(s, z, order, ptrSearchWidth)
+		if err != nil {
+			return math.Inf(1)
 		}
-		obj := func(s float64) float64 {
-			r, err := ptrBitRDP(b, s, z, order, ptrSearchWidth)
-			if err != nil {
-				return math.Inf(1)
-			}
-			return r + z*ss*0.4/(b*order)*s
-		}
-		s := sigma
-		if sigma == 0 {
-			const g = 0.6180339887498949
-			lo, hi := 0.0, 4*math.Ln10
-			x1, x2 := hi-g*(hi-lo), lo+g*(hi-lo)
-			f1, f2 := obj(math.Exp(x1)), obj(math.Exp(x2))
-			for hi-lo > 0.02 {
-				if f1 <= f2 {
-					hi, x2, f2 = x2, x1, f1
-					x1 = hi - g*(hi-lo)
-					f1 = obj(math.Exp(x1))
-				} else {
-					lo, x1, f1 = x1, x2, f2
-					x2 = lo + g*(hi-lo)
-					f2 = obj(math.Exp(x2))
-				}
-			}
-			s = math.Exp((lo + hi) / 2)
-		}
-		if v := obj(s); v < best {
-			best, bb, bs = v, b, s
+		return r + z*a*s
+	}
+	const g = 0.6180339887498949
+	lo, hi := 0.0, 4*math.Ln10
+	x1, x2 := hi-g*(hi-lo), lo+g*(hi-lo)
+	f1, f2 := obj(math.Exp(x1)), obj(math.Exp(x2))
+	for hi-lo > 0.02 {
+		if f1 <= f2 {
+			hi, x2, f2 = x2, x1, f1
+			x1 = hi - g*(hi-lo)
+			f1 = obj(math.Exp(x1))
+		} else {
+			lo, x1, f1 = x1, x2, f2
+			x2 = lo + g*(hi-lo)
+			f2 = obj(math.Exp(x2))
 		}
 	}
-	return bb, bs
+	return math.Exp((lo + hi) / 2)
 }
 
 // ptrPlan returns the plan of a PTR release of the first opts.Queries
@@ -773,55 +743,72 @@ const ptrSource = "generalized Propose-Test-Release (Redberg, Zhu and Wang 2023)
 // ptrTest draws the test of plan r on the account's queries (ptrStatistic,
 // then ptrDraw).
 func (a *rdpAccount) ptrTest(ctx context.Context, r PTRResult, src *noise.Source) (bool, error) {
-	f, s, err := a.ptrStatistic(ctx, r)
+	g, err := a.ptrStatistic(ctx, r)
 	if err != nil {
 		return false, err
 	}
-	return ptrDraw(f, s, r, src)
+	return ptrDraw(g, r, src)
 }
 
-// ptrStatistic returns, for plan r, the bound f̂ on the account's queries
-// (ptrBound) and the deviation s = max(S·σ, floor) of the test's noise,
-// S the β-smooth sensitivity of f̂ plus the evaluation margin
-// (gnssDeviation; its floor, a constant, keeps s β-smooth and at least
-// S·σ). Both are functions of the votes.
-func (a *rdpAccount) ptrStatistic(ctx context.Context, r PTRResult) (f, s float64, err error) {
+// ptrStatistic returns, for plan r, the distance to instability that the
+// test draws on (ptrDistance of the bound on the account's queries,
+// ptrBound, its local sensitivity and the evaluation margin). It is a
+// function of the votes.
+func (a *rdpAccount) ptrStatistic(ctx context.Context, r PTRResult) (int, error) {
 	f, ls, err := a.ptrBound(ctx, r.Order)
 	if err != nil {
-		return 0, 0, err
-	}
-	ss, err := smoothSensitivity(ls, r.Beta)
-	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	margin, err := a.margin(r.Order)
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
-	s, err = gnssDeviation(outward.AddUp(ss, margin), r.Sigma, 0.5/r.Beta)
-	return f, s, err
+	return ptrDistance(f, ls, margin, r.Proposal), nil
 }
 
-// ptrDraw draws the test: G from the discrete Gaussian of deviation 1 on
-// ptrStep·Z centred at 0, from src, and passes when G <= clamp(u - z),
-// u = (β_prop - f̂)/s. Its pass probability is Φ(a), a within ptrSlack of
-// clamp(u - z) (docs/pate.md): the step's share is at most ptrStep (the
-// lattice sum of an increasing density against its integral), and the
-// rounding of u - z at most 41·2^-53 inside the clamp; the rounding of u
-// is a factor within e^{±2^-52}, in ptrRound.
-func ptrDraw(f, s float64, r PTRResult, src *noise.Source) (bool, error) {
-	a := ptrClampTo((r.Proposal-f)/s - r.Margin)
-	g, err := discrete.LatticeGaussian(src, 0, 1, ptrStep)
+// ptrDistance returns the distance to instability of a bound f̂ whose
+// local sensitivity at distance d is at most ls[d], against the proposal
+// β_prop, with the evaluation margin m: -1 when f̂ > β_prop, else the
+// largest k <= len(ls) with f̂ + Σ_{d<k} (ls[d] + m) <= β_prop. It changes
+// by at most one between neighbouring votes, provided ls at a neighbour
+// is at most ls[d + 1] (docs/pate.md), and is at least 0 only where
+// f̂ <= β_prop.
+func ptrDistance(f float64, ls []float64, margin, proposal float64) int {
+	if !(f <= proposal) {
+		return -1
+	}
+	g := 0
+	for _, l := range ls {
+		if f = outward.AddUp(f, outward.AddUp(l, margin)); !(f <= proposal) {
+			break
+		}
+		g++
+	}
+	return g
+}
+
+// ptrDraw draws the test at distance to instability g: G from the
+// discrete Gaussian of deviation 1 on ptrStep·Z centred at 0, from src,
+// and passes when G <= clamp(u - z), u = (g + 1)/σ. Its pass probability
+// is Φ(a), a within ptrSlack of clamp(u - z) (docs/pate.md): the step's
+// share is at most ptrStep (the lattice sum of an increasing density
+// against its integral), and the rounding of u - z at most 41·2^-53
+// inside the clamp; the rounding of u is a factor within e^{±2^-52}, in
+// ptrRound.
+func ptrDraw(g int, r PTRResult, src *noise.Source) (bool, error) {
+	a := ptrClampTo(float64(g+1)/r.Sigma - r.Margin)
+	x, err := discrete.LatticeGaussian(src, 0, 1, ptrStep)
 	if err != nil {
 		return false, err
 	}
-	return g <= a, nil
+	return x <= a, nil
 }
 
 // PTRPassProbability returns the plan of a PTR release of the first
 // opts.Queries queries of proxy (every query when 0) and the probability
-// that its test would pass on them, Φ((β_prop - f̂ - z·s)/s) (the
-// lattice's difference from continuous noise neglected). It is for
+// that its test would pass on them, Φ((g + 1)/σ - z), g the distance to
+// instability (ptrStatistic; the lattice's difference from continuous
+// noise neglected). It is for
 // planning on proxy votes (held out, public, or earlier votes of the same
 // teachers): on the private votes it is a function of them, not for
 // publication.
@@ -830,11 +817,11 @@ func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes in
 	if err != nil {
 		return r, 0, err
 	}
-	f, s, err := acct.ptrStatistic(ctx, r)
+	g, err := acct.ptrStatistic(ctx, r)
 	if err != nil {
 		return r, 0, err
 	}
-	return r, math.Erfc(-(r.Proposal-f-r.Margin*s)/(s*math.Sqrt2)) / 2, nil
+	return r, math.Erfc(-(float64(g+1)/r.Sigma-r.Margin)/math.Sqrt2) / 2, nil
 }
 
 // PTRQueries returns the most queries N, the first of proxy, whose PTR

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -110,11 +111,96 @@ func TestPTRLocalSensitivityBruteForce(t *testing.T) {
 	}
 }
 
+// TestPTRDistanceLipschitz checks, by brute force, that the distance to
+// instability the test draws on (ptrDistance) changes by at most one
+// between neighbouring votes: for every pair of histograms of two queries
+// at small K and C and every neighbour of the pair (each query's
+// histogram itself or one of its neighbours: a changed teacher changes
+// every query), at proposals across the bound's range. This is what the
+// test's privacy rests on, and it holds only if the local sensitivity at
+// a neighbour is at most the one at the next distance.
+func TestPTRDistanceLipschitz(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		k, cl   int
+		m       ensemble.ConfidentGNMax
+		order   float64
+		abstain bool
+	}{
+		{"confident-gnmax", 14, 3, ensemble.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
+		{"confident-gnmax abstain", 12, 3, ensemble.ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, true},
+		{"gnmax", 12, 3, ensemble.ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sp := newSpace(neighbours{abstain: c.abstain, teachers: c.k}, c.cl)
+			n := len(sp.hs)
+			f := make([]float64, n)
+			ls := make([][]float64, n)
+			near := make([][]int, n)
+			var margin float64
+			for i, h := range sp.hs {
+				acct, err := newRDPAccount(c.m, c.k, c.cl, rdpOptions{Orders: []float64{c.order}, Abstain: c.abstain})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := acct.add(h, answerUnknown); err != nil {
+					t.Fatal(err)
+				}
+				if f[i], ls[i], err = acct.ptrBound(context.Background(), c.order); err != nil {
+					t.Fatal(err)
+				}
+				if margin, err = acct.margin(c.order); err != nil {
+					t.Fatal(err)
+				}
+				near[i] = []int{i}
+				for _, y := range relNeighbours(sp.rel, h) {
+					near[i] = append(near[i], sp.index[fmt.Sprint(y)])
+				}
+			}
+			lo, hi := math.Inf(1), 0.0
+			for i := range f {
+				lo, hi = math.Min(lo, f[i]), math.Max(hi, f[i]+ls[i][len(ls[i])/2])
+			}
+			seen := map[int]bool{}
+			for p := 1; p <= 6; p++ {
+				proposal := 2*lo + (2*hi-2*lo)*float64(p)/6
+				g := make([]int, n*n)
+				for i1 := range n {
+					for i2 := range n {
+						sum := make([]float64, len(ls[i1]))
+						for d := range sum {
+							sum[d] = ls[i1][d] + ls[i2][d]
+						}
+						g[i1*n+i2] = ptrDistance(f[i1]+f[i2], sum, 2*margin, proposal)
+						seen[g[i1*n+i2]] = true
+					}
+				}
+				for i1 := range n {
+					for i2 := range n {
+						for _, j1 := range near[i1] {
+							for _, j2 := range near[i2] {
+								if a, b := g[i1*n+i2], g[j1*n+j2]; a-b > 1 || b-a > 1 {
+									t.Fatalf("proposal %g: distance %d at %v, %v and %d at its neighbour %v, %v", proposal, a, sp.hs[i1], sp.hs[i2], b, sp.hs[j1], sp.hs[j2])
+								}
+							}
+						}
+					}
+				}
+			}
+			if len(seen) < 5 {
+				t.Fatalf("distances %v: too few to check anything", seen)
+			}
+			t.Logf("%d distances seen", len(seen))
+		})
+	}
+}
+
 // TestPTRFalsePassRate draws the test many times at votes whose bound
 // lies just above the proposal, where it passes only falsely, with the
 // budget's δ set so that the false-pass bound is 0.05: the rate must be
-// within four standard deviations of the bound (at the boundary the bound
-// is the rate, up to the slack: Φ(-z + 2^-20 + 2^-40) against Φ(-z)).
+// within four standard deviations of the bound (at the boundary, the
+// distance to instability -1, the bound is the rate, up to the slack:
+// Φ(-z + 2^-20 + 2^-40) against Φ(-z)).
 func TestPTRFalsePassRate(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	votes := synthCounts(rand.New(rand.NewPCG(7, 8)), 40, 250, 10, 0.5)
@@ -134,16 +220,20 @@ func TestPTRFalsePassRate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f, s, err := acct.ptrStatistic(context.Background(), r)
+	f, _, err := acct.ptrBound(context.Background(), r.Order)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Proposal = math.Nextafter(f, 0) // f > the proposal: a pass is false
+	g, err := acct.ptrStatistic(context.Background(), r)
+	if err != nil || g != -1 {
+		t.Fatalf("distance to instability %d (%v) above the proposal, want -1", g, err)
+	}
 	const n = 20000
 	src := noise.NewSeededSource(70)
 	passed := 0
 	for range n {
-		ok, err := ptrDraw(f, s, r, src)
+		ok, err := ptrDraw(g, r, src)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,11 +248,10 @@ func TestPTRFalsePassRate(t *testing.T) {
 }
 
 // bruteBitRDP returns the largest Rényi divergence at order λ between
-// the test's outcomes, Bern(Φ(clamp(u - z))) against Bern(Φ(clamp(u'e^τ
-// - z))), over u on a grid of step 1/256 in [-50, 50] and, at each u,
-// u' - u in [-1/σ, 1/σ] and τ in [-β, β] on grids of three points each
-// (the ends and the middle): plain float arithmetic, no slack, no cells.
-func bruteBitRDP(beta, sigma, z, order float64) float64 {
+// the test's outcomes, Bern(Φ(clamp(u - z))) against Bern(Φ(clamp(u' -
+// z))), over u on a grid of step 1/256 in [-50, 50] and, at each u,
+// u' - u in {-1/σ, 0, 1/σ}: plain float arithmetic, no slack, no cells.
+func bruteBitRDP(sigma, z, order float64) float64 {
 	logPhi := func(x float64) float64 { return logErfc(-x/math.Sqrt2) - math.Ln2 }
 	clamp := func(x float64) float64 { return math.Max(-ptrClamp, math.Min(ptrClamp, x)) }
 	worst := 0.0
@@ -170,53 +259,51 @@ func bruteBitRDP(beta, sigma, z, order float64) float64 {
 		u := float64(i) / 256
 		a := clamp(u - z)
 		for j := -1; j <= 1; j++ {
-			for k := -1; k <= 1; k++ {
-				b := clamp((u+float64(j)/sigma)*math.Exp(beta*float64(k)) - z)
-				t1 := order*logPhi(a) + (1-order)*logPhi(b)
-				t2 := order*logPhi(-a) + (1-order)*logPhi(-b)
-				m := math.Max(t1, t2)
-				worst = math.Max(worst, (m+math.Log(math.Exp(t1-m)+math.Exp(t2-m)))/(order-1))
-			}
+			b := clamp(u + float64(j)/sigma - z)
+			t1 := order*logPhi(a) + (1-order)*logPhi(b)
+			t2 := order*logPhi(-a) + (1-order)*logPhi(-b)
+			m := math.Max(t1, t2)
+			worst = math.Max(worst, (m+math.Log(math.Exp(t1-m)+math.Exp(t2-m)))/(order-1))
 		}
 	}
 	return worst
 }
 
-// TestPTRBitRDPBruteForce checks the test's Rényi DP (ptrBitRDP) against
+// TestPTRBitRDPBruteForce checks the test's Rényi DP (ptrTestRDP) against
 // brute force (bruteBitRDP): never below it, and within 3% of it plus
 // 10^-4 (the cells' and the slack's excess).
 func TestPTRBitRDPBruteForce(t *testing.T) {
-	for _, c := range []struct{ beta, sigma, z, order float64 }{
-		{0.0196, 6.19, 4.33, 10.2},
-		{0.01, 3, 4.33, 10.2},
-		{0.05, 10, 3, 6},
-		{0.001, 2, 2, 2},
-		{0.02, 20, 5, 30},
-		{0.2, 1, 1, 1.5},
+	for _, c := range []struct{ sigma, z, order float64 }{
+		{4.1, 4.27, 10.2},
+		{3, 4.33, 10.2},
+		{10, 3, 6},
+		{2, 2, 2},
+		{20, 5, 30},
+		{1, 1, 1.5},
 	} {
-		got, err := ptrBitRDP(c.beta, c.sigma, c.z, c.order, ptrWidth)
+		got, err := ptrTestRDP(c.sigma, c.z, c.order)
 		if err != nil {
 			t.Fatal(err)
 		}
-		brute := bruteBitRDP(c.beta, c.sigma, c.z, c.order)
+		brute := bruteBitRDP(c.sigma, c.z, c.order)
 		if got < brute || got > brute*1.03+1e-4 {
 			t.Errorf("%+v: bound %v, brute force %v", c, got, brute)
 		}
 	}
 }
 
-// TestPTRDrawPassProbability draws the test at three standardised gaps
-// u - z and checks the pass rate against Φ(u - z) within four standard
-// deviations.
+// TestPTRDrawPassProbability draws the test at three distances to
+// instability g, standardised gaps u - z = (g + 1)/σ - z, and checks the
+// pass rate against Φ(u - z) within four standard deviations.
 func TestPTRDrawPassProbability(t *testing.T) {
 	src := noise.NewSeededSource(71)
-	r := PTRResult{Proposal: 1, Margin: 2}
-	for _, a := range []float64{-1.5, 0.3, 2} {
-		const n, s = 20000, 0.01
-		f := r.Proposal - (a+r.Margin)*s
+	r := PTRResult{Sigma: 4, Margin: 2}
+	for _, g := range []int{1, 8, 15} {
+		const n = 20000
+		a := float64(g+1)/r.Sigma - r.Margin
 		passed := 0
 		for range n {
-			ok, err := ptrDraw(f, s, r, src)
+			ok, err := ptrDraw(g, r, src)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -245,7 +332,7 @@ func TestPTRTotal(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := r.Order
-		rhoT := bruteBitRDP(r.Beta, r.Sigma, r.Margin, l)
+		rhoT := bruteBitRDP(r.Sigma, r.Margin, l)
 		if r.TestRDP < rhoT || r.TestRDP > rhoT*1.03+1e-4 {
 			t.Errorf("%v: test's Renyi DP %v, brute force %v", b, r.TestRDP, rhoT)
 		}
@@ -362,7 +449,7 @@ func TestPTRQueries(t *testing.T) {
 	}
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	proxy := synthCounts(rand.New(rand.NewPCG(5, 6)), 400, 250, 10, 0.5)
-	opts := PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
+	opts := PTROptions{Budget: accountant.Guarantee{Eps: 1, Delta: 1e-5}}
 	n, p, err := PTRQueries(context.Background(), proxy, 250, 10, m, opts, 0.9)
 	if err != nil {
 		t.Fatal(err)

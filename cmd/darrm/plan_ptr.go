@@ -16,8 +16,11 @@ import (
 )
 
 // ptrPlanPass is the probability on the proxy votes with which the test
-// of the queries plan --accounting ptr proposes passes.
-const ptrPlanPass = 0.9
+// of the queries plan --accounting ptr proposes passes. The expected
+// labels, the pass probability times the queries' answers, are nearly
+// flat from 0.9 to 0.98 (docs/pate.md): 0.97 keeps them and fails less
+// where the private votes agree less than the proxy.
+const ptrPlanPass = 0.97
 
 // planPTR prints the proposal of a release by generalized PTR
 // (aggregate --accounting ptr) of mechanism info within the budget: the
