@@ -154,6 +154,9 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 		meta.Accounting = whole.Accounting
 		meta.Total = &votefile.LabelTotal{Eps: whole.Total.Guarantee.Eps, Delta: whole.Total.Guarantee.Delta, Argument: whole.Total.Argument,
 			BudgetEps: whole.Budget.Eps, BudgetDelta: whole.Budget.Delta}
+		if whole.failed {
+			meta.Total.FallbackOf = whole.Queries
+		}
 	}
 	if b.Partition != provenance.PartitionUnstated {
 		meta.Partition = b.Partition.String()

@@ -73,14 +73,16 @@ type ReleaseSpec struct {
 
 // Accounted is a release its caller accounts for as a whole (pate's
 // generalized PTR): a test, drawn after the ledger is charged and before
-// any label, decides whether the first Queries queries are labelled (the
-// later ones are read and checked, and counted as stopped by the budget),
-// and Total is the total to publish, whether it passes or not.
+// any label, decides whether the first Queries queries are labelled, or,
+// if it fails, the first Fallback (none when 0; the later ones are read
+// and checked, and counted as stopped by the budget), and Total is the
+// total to publish, whether it passes or not.
 type Accounted struct {
 	// Accounting names the accounting, as the label file's header states
 	// it (votefile.LabelMeta.Accounting).
 	Accounting string
 	Queries    int
+	Fallback   int
 	// Total is the total to publish, its argument named
 	// (accountant.Total.Argument); Budget the budget it was planned
 	// within, which the label file's header states so that an account
@@ -88,6 +90,8 @@ type Accounted struct {
 	Total  accountant.Total
 	Budget accountant.Guarantee
 	Test   func(context.Context) (bool, error)
+	// failed says that the test failed and the labels are the fallback's.
+	failed bool
 }
 
 // ErrTestFailed is a release accounted as a whole whose test failed: no
@@ -260,13 +264,20 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		if err != nil {
 			return fail(StepAccounting, err)
 		}
-		if !pass {
+		if !pass && w.Fallback == 0 {
 			if s.Ledger != nil {
 				if out.Publish, err = s.Ledger.Publish(); err != nil {
 					return fail(StepLedger, err)
 				}
 			}
 			return out, ErrTestFailed
+		}
+		if !pass {
+			// The fallback's labels: their header states the queries
+			// proposed, from which an account recomputes the total.
+			fb := *w
+			fb.failed = true
+			s.Accounted, limit = &fb, w.Fallback
 		}
 	}
 	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options, s.Accounted); err != nil {
@@ -286,10 +297,14 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	default:
 		_, out.Publish.DeltaFrom = out.Account.TotalDelta()
 	}
+	var berr error
 	if out.Result.StoppedByBudget > 0 {
-		return out, &budgetError{Result: out.Result}
+		berr = &budgetError{Result: out.Result}
 	}
-	return out, nil
+	if s.Accounted != nil && s.Accounted.failed {
+		berr = errors.Join(ErrTestFailed, berr)
+	}
+	return out, berr
 }
 
 // check refuses an accounted release of s with a budget or a total δ

@@ -217,6 +217,10 @@ type PTROptions struct {
 	Queries int
 	// Abstain says that teachers may abstain (rdpOptions.Abstain).
 	Abstain bool
+	// Fallback asks, on a failed test, for the data-independent release
+	// of the first PTRResult.Fallback queries, within what the test left
+	// (docs/pate.md), where a failed test labels none.
+	Fallback bool
 }
 
 // PTRArgument names the argument of the total a PTR release publishes.
@@ -244,6 +248,10 @@ type PTRResult struct {
 	// the test passes at votes whose bound exceeds the proposal.
 	Test      accountant.Guarantee
 	FalsePass float64
+	// Fallback is the number of queries, the first of the votes, that
+	// the data-independent release labels if the test fails
+	// (PTROptions.Fallback); 0 labels none.
+	Fallback int
 }
 
 // ptrShareTest is the share of the budget's δ that the test's own
@@ -325,7 +333,65 @@ func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (
 	if !(r.Proposal > 0) {
 		return r, fmt.Errorf("PATE PTR: the test's cost at order %v (Renyi DP %v) leaves no room for a proposal within eps %v at delta %v", r.Order, r.TestRDP, b.Eps, b.Delta)
 	}
-	return r, nil
+	if opts.Fallback {
+		err = ptrFallback(&r, m, deltaTest)
+	}
+	return r, err
+}
+
+// ptrFallback sets r.Fallback, the most queries q <= r.Queries whose
+// data-independent release, ρ_fb(λ') = λ'·ρ·q Rényi DP at every order λ'
+// (m.RunSlope), may follow a failed test within r's total (docs/pate.md):
+// at the bound's order within the proposal, ρ_fb(λ) <= β_prop, so that a
+// good case's adaptive composition, the test then the labels or the
+// fallback, is still ρ_t(λ) + β_prop; and, in the bad case, the test and
+// the fallback composed, ε_2 = min over ptrGuaranteeOrders and λ of the
+// conversion of ρ_t(λ') + ρ_fb(λ') at δ_t, within the total's ε. The
+// total is the same with a fallback as without.
+func ptrFallback(r *PTRResult, m ensemble.ConfidentGNMax, deltaTest float64) error {
+	orders := append(slices.Clone(ptrGuaranteeOrders), r.Order)
+	rdp := make([]float64, len(orders))
+	for i, o := range orders {
+		var err error
+		if rdp[i], err = ptrTestRDP(r.Sigma, r.Margin, o); err != nil {
+			return err
+		}
+	}
+	// eps2 returns ε_2 for q queries, +Inf where the proposal does not
+	// hold the fallback at λ.
+	eps2 := func(q int) (float64, error) {
+		slope, err := m.RunSlope(q, q)
+		if err != nil {
+			return 0, err
+		}
+		if outward.MulUp(r.Order, slope) > r.Proposal {
+			return math.Inf(1), nil
+		}
+		best := math.Inf(1)
+		for i, o := range orders {
+			e, err := accountant.ImprovedConversion.ConvertRDP(outward.AddUp(rdp[i], outward.MulUp(o, slope)), o, deltaTest)
+			if err != nil {
+				return 0, err
+			}
+			best = math.Min(best, e)
+		}
+		return best, nil
+	}
+	lo, hi := 0, r.Queries+1
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		e, err := eps2(mid)
+		if err != nil {
+			return err
+		}
+		if e <= r.Publish.Eps {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	r.Fallback = lo
+	return nil
 }
 
 // ptrOrder returns the order at which a Gaussian mechanism that is
@@ -671,8 +737,10 @@ func ptrPlan(counts [][]int, teachers, classes int, m ensemble.ConfidentGNMax, o
 // s.Random (crypto/rand when nil), and publishes the total of the
 // PTRResult, by PTRArgument, whether it passes or not; a ledger of s is
 // charged that total as one step before the test is drawn. A failed test
-// is ensemble.ErrTestFailed, with no label released. s takes no budget:
-// opts.Budget is the release's.
+// is ensemble.ErrTestFailed, with no label released, or, with
+// opts.Fallback, the first PTRResult.Fallback queries labelled by the
+// data-independent release. s takes no budget: opts.Budget is the
+// release's.
 func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opts PTROptions) (ensemble.Released, PTRResult, error) {
 	if s.Votes == nil {
 		return ensemble.Released{}, PTRResult{}, fmt.Errorf("PATE PTR: ReleaseSpec.Votes is not set")
@@ -696,7 +764,7 @@ func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opt
 	// The test holds for the votes it tested: a row released must be the
 	// row tested, whatever the reader reads the second time.
 	s.Votes = &testedVotes{Reader: s.Votes, counts: counts}
-	s.Accounted = &ensemble.Accounted{Accounting: "ptr", Queries: r.Queries,
+	s.Accounted = &ensemble.Accounted{Accounting: "ptr", Queries: r.Queries, Fallback: r.Fallback,
 		Total:  accountant.Total{Guarantee: r.Publish, DeltaFrom: accountant.BudgetDelta, Argument: PTRArgument, ArgumentSource: ptrSource},
 		Budget: opts.Budget,
 		Test: func(ctx context.Context) (bool, error) {
@@ -876,15 +944,27 @@ func labelsPTR(opts AccountOptions, classes, n int) (*PTRResult, error) {
 		return nil, lr.HeaderErrorf("accounting ptr without the budget its total was planned within (the total's budget_eps and budget_delta), from which the account recomputes that total: label the votes again with this darrm")
 	}
 	budget := accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}
-	r, err := ptrRule(opts.GNMax(), classes, n, PTROptions{Budget: budget})
+	proposed := n
+	if t.FallbackOf > 0 {
+		proposed = t.FallbackOf // the test failed: the labels are the fallback's
+	}
+	r, err := ptrRule(opts.GNMax(), classes, proposed, PTROptions{Budget: budget, Fallback: t.FallbackOf > 0})
 	if err != nil {
 		return nil, lr.HeaderErrorf("accounting ptr within the budget %v: %v", budget, err)
 	}
-	if stated := (accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}); r.Publish != stated {
-		return nil, lr.HeaderErrorf("it states the total %v by %s, but a PTR release of its %d labelled queries within the budget %v publishes %v: the header does not describe this release",
-			stated, PTRArgument, n, budget, r.Publish)
+	if t.FallbackOf > 0 && r.Fallback != n {
+		return nil, lr.HeaderErrorf("it states a fallback of a PTR release of %d queries, which labels %d within the budget %v, not its %d labelled queries: the header does not describe this release",
+			t.FallbackOf, r.Fallback, budget, n)
 	}
-	r.Pass = true
+	if stated := (accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}); r.Publish != stated {
+		what := fmt.Sprintf("its %d labelled queries", n)
+		if t.FallbackOf > 0 {
+			what = fmt.Sprintf("%d proposed queries", proposed)
+		}
+		return nil, lr.HeaderErrorf("it states the total %v by %s, but a PTR release of %s within the budget %v publishes %v: the header does not describe this release",
+			stated, PTRArgument, what, budget, r.Publish)
+	}
+	r.Pass = t.FallbackOf == 0
 	return &r, nil
 }
 

@@ -395,6 +395,73 @@ func TestPTRTotal(t *testing.T) {
 	}
 }
 
+// TestPTRFallback checks the fallback a failed test may release against an
+// independent computation: with PTROptions.Fallback the total is the same
+// as without; the fallback's Q queries fit, at the bound's order, within
+// the proposal (Q times the data-independent slope times λ), and the test
+// and the fallback composed, by the brute force of the test's Rényi DP
+// (bruteBitRDP) and Canonne, Kamath and Steinke's conversion at δ_t at one
+// of the orders, within the total's ε; 2% more queries fit neither. A
+// release whose test fails then labels the Q queries, its header stating
+// the proposal, and an account of those labels recomputes its total.
+func TestPTRFallback(t *testing.T) {
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	b := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	const n = 600
+	plain, err := ptrRule(m, 10, n, PTROptions{Budget: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ptrRule(m, 10, n, PTROptions{Budget: b, Fallback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Publish != plain.Publish || plain.Fallback != 0 || r.Fallback < 1 || r.Fallback >= n {
+		t.Fatalf("with a fallback of %d: total %v, without (fallback %d): %v", r.Fallback, r.Publish, plain.Fallback, plain.Publish)
+	}
+	slope := 1/(40*40.0) + 1/(2*150*150.0) // GNMax's λ/σ2², the threshold's λ/(2σ1²)
+	orders := append(slices.Clone(ptrGuaranteeOrders), r.Order)
+	brute := make([]float64, len(orders))
+	for i, o := range orders {
+		brute[i] = bruteBitRDP(r.Sigma, r.Margin, o)
+	}
+	fits := func(q int) bool {
+		if r.Order*slope*float64(q) > r.Proposal {
+			return false
+		}
+		for i, o := range orders {
+			rho := brute[i] + o*slope*float64(q)
+			if rho+math.Log((o-1)/o)-(math.Log(b.Delta*ptrShareTest)+math.Log(o))/(o-1) <= r.Publish.Eps {
+				return true
+			}
+		}
+		return false
+	}
+	if !fits(r.Fallback) || fits(r.Fallback+r.Fallback/50+1) {
+		t.Errorf("fallback of %d queries: fits %v, %d fit %v; want it to fit and not the other", r.Fallback, fits(r.Fallback), r.Fallback+r.Fallback/50+1, fits(r.Fallback+r.Fallback/50+1))
+	}
+
+	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), n, 250, 10, 0)
+	var labels bytes.Buffer
+	s := ensemble.ReleaseSpec{Votes: countsReader(t, counts, accountant.OneVote), Mechanism: ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5},
+		Sink: ensemble.LabelSink{Stdout: &labels}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}}
+	out, rel, err := ReleasePTR(context.Background(), s, counts, PTROptions{Budget: b, Fallback: true})
+	if !errors.Is(err, ensemble.ErrTestFailed) || rel.Pass || out.Result.Released != r.Fallback || out.Publish.Guarantee != r.Publish {
+		t.Fatalf("release: %v, pass %v, %d released, total %v; want the test failed, the fallback's %d and %v", err, rel.Pass, out.Result.Released, out.Publish.Guarantee, r.Fallback, r.Publish)
+	}
+	lr, err := votefile.NewLabelReader(&labels, "labels")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := lr.Meta(); h == nil || h.Total == nil || h.Total.FallbackOf != n {
+		t.Errorf("label header %+v, want the fallback of the %d queries proposed", h, n)
+	}
+	got, err := labelsPTR(AccountOptions{Labels: lr, Mechanism: m}, 10, r.Fallback)
+	if err != nil || got.Publish != r.Publish || got.Pass {
+		t.Errorf("account of the fallback's labels: %+v, %v; want the total %v, not passed", got, err, r.Publish)
+	}
+}
+
 // TestPTRBoundHoldsExactly checks the bound PTR tests against the exact
 // Rényi divergences, in both directions, between Confident-GNMax's output
 // distributions (withheld, or each label) at every histogram and each of

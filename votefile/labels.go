@@ -96,6 +96,10 @@ type LabelTotal struct {
 	// account recomputes the total; 0 when not stated.
 	BudgetEps   float64 `json:"budget_eps,omitempty"`
 	BudgetDelta float64 `json:"budget_delta,omitempty"`
+	// FallbackOf is, when the release's test failed and the labels are
+	// its data-independent fallback, the number of queries it proposed;
+	// 0 otherwise.
+	FallbackOf int `json:"fallback_of,omitempty"`
 }
 
 // LabelTeachers is the guarantee of each teacher that a release assumed,
@@ -131,7 +135,7 @@ func (m *LabelMeta) HeaderLine() string {
 var (
 	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head", "accounting", "total"}
 	teacherKeys = []string{"eps", "Delta"}
-	totalKeys   = []string{"eps", "delta", "argument", "budget_eps", "budget_delta"}
+	totalKeys   = []string{"eps", "delta", "argument", "budget_eps", "budget_delta", "fallback_of"}
 	// settingKeys are the keys of labelKeys that the mechanisms' settings
 	// use (LabelMeta.Settings).
 	settingKeys = labelKeys[6:11]

@@ -39,6 +39,9 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanismInfo,
 		if fs.Changed("max-queries") {
 			return cli.Usagef("--max-queries = %d goes with --accounting ptr: it is the proposal of a PTR release (a budget limits a data-independent one)", f.MaxQueries)
 		}
+		if fs.Changed("fallback") {
+			return cli.Usagef("--fallback goes with --accounting ptr: it is what a PTR release whose test failed labels")
+		}
 		return nil
 	case accountingPTR:
 	default:
@@ -77,9 +80,16 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 	if err != nil {
 		return ensemble.Released{}, nil, err
 	}
-	opts := pate.PTROptions{Budget: budget, Queries: f.MaxQueries, Abstain: in.MayAbstain()}
+	opts := pate.PTROptions{Budget: budget, Queries: f.MaxQueries, Abstain: in.MayAbstain(), Fallback: f.Fallback}
 	done, r, err := pate.ReleasePTR(cmd.Context(), spec, counts, opts)
 	switch {
+	case errors.Is(err, ensemble.ErrTestFailed) && done.Result.Released > 0:
+		// The fallback's labels: the summary says the test failed, and
+		// the queries left are stopped as by a budget (exit 4).
+		if !errors.Is(err, ensemble.ErrBudget) {
+			err = nil
+		}
+		return done, report.NewPTR(r, budget), err
 	case errors.Is(err, ensemble.ErrTestFailed):
 		return done, nil, &ptrFailed{plan: report.NewPTR(r, budget), publish: done.Publish, ledger: ledger.Redact(f.Ledger)}
 	case errors.Is(err, ensemble.ErrBudget) && done.Result.Released+done.Result.StoppedByBudget == 0:

@@ -65,10 +65,14 @@ func TestAggregatePTR(t *testing.T) {
 		more     []string
 		code     int
 		released int
+		fallback bool
 	}{
 		{name: "pass", votes: high, code: 0, released: 40},
 		{name: "proposal", votes: high, more: []string{"--max-queries", "25"}, code: exitBudget, released: 25},
 		{name: "fail", votes: low, code: exitBudget},
+		// The fallback of 600 queries at (2, 1e-5): pate.TestPTRFallback
+		// checks the count.
+		{name: "fallback", votes: low, more: []string{"--fallback"}, code: exitBudget, released: 81, fallback: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "labels.csv")
@@ -102,12 +106,18 @@ func TestAggregatePTR(t *testing.T) {
 					} `json:"publish"`
 					Totals []any `json:"totals"`
 					PTR    *struct {
-						Passed  bool `json:"passed"`
-						Queries int  `json:"queries_proposed"`
+						Passed   bool `json:"passed"`
+						Queries  int  `json:"queries_proposed"`
+						Fallback int  `json:"fallback_queries"`
 					} `json:"ptr"`
 				}
 				decode(t, stdout, &doc)
-				if doc.Released != tc.released || doc.PTR == nil || !doc.PTR.Passed || doc.PTR.Queries != tc.released {
+				switch {
+				case tc.fallback:
+					if doc.Released != tc.released || doc.PTR == nil || doc.PTR.Passed || doc.PTR.Queries != 600 || doc.PTR.Fallback != tc.released {
+						t.Errorf("released %d, ptr %+v; want the test failed and its fallback's %d", doc.Released, doc.PTR, tc.released)
+					}
+				case doc.Released != tc.released || doc.PTR == nil || !doc.PTR.Passed || doc.PTR.Queries != tc.released:
 					t.Errorf("released %d, ptr %+v; want %d, passed", doc.Released, doc.PTR, tc.released)
 				}
 				if p := doc.Publish; p.Method != "generalized PTR" || p.Eps > 2 || p.Eps < 1.9 || p.Delta > 1e-5 || len(doc.Totals) != 0 {
@@ -124,6 +134,9 @@ func TestAggregatePTR(t *testing.T) {
 				h := lr.Meta()
 				if h.Accounting != "ptr" || h.Total == nil || h.Total.Argument != "generalized PTR" || h.Total.Eps != doc.Publish.Eps || h.Total.Delta != doc.Publish.Delta {
 					t.Errorf("label header: accounting %q, total %+v; want ptr and %+v", h.Accounting, h.Total, doc.Publish)
+				}
+				if want := map[bool]int{true: 600}[tc.fallback]; h.Total.FallbackOf != want {
+					t.Errorf("label header: the fallback of %d queries, want %d", h.Total.FallbackOf, want)
 				}
 				n := 0
 				for lr.Next() {
@@ -171,6 +184,7 @@ func TestAggregatePTRRefused(t *testing.T) {
 		{"mechanism", cat([]string{"--mechanism", "lnmax", "--laplace-scale", "50"}, budget, []string{"--accounting", "ptr"}), false, "--accounting ptr with --mechanism lnmax: generalized PTR tests"},
 		{"name", cat(gnmax, budget, []string{"--accounting", "rdp"}), false, `--accounting = "rdp": must be data-independent or ptr`},
 		{"max-queries alone", cat(gnmax, budget, []string{"--max-queries", "5"}), false, "--max-queries = 5 goes with --accounting ptr"},
+		{"fallback alone", cat(gnmax, budget, []string{"--fallback"}), false, "--fallback goes with --accounting ptr"},
 		{"max-queries 0", cat(gnmax, budget, []string{"--accounting", "ptr", "--max-queries", "0"}), false, "--max-queries = 0: must be >= 1"},
 		{"max-queries beyond", cat(gnmax, budget, []string{"--accounting", "ptr", "--max-queries", "41"}), false, "--max-queries = 41: must be at most the 40 queries of the votes"},
 		{"stdin", cat(gnmax, budget, []string{"--accounting", "ptr"}), true, "--accounting ptr reads the votes twice"},

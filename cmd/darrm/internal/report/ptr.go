@@ -29,19 +29,25 @@ type PTR struct {
 	TestEps     float64 `json:"test_eps"`
 	TestDelta   float64 `json:"test_delta"`
 	FalsePass   float64 `json:"false_pass"`
+	// Fallback is the number of queries the data-independent release
+	// labels if the test fails (aggregate --fallback); 0 without it.
+	Fallback int `json:"fallback_queries,omitempty"`
 }
 
 // NewPTR is the summary of the PTR release r under budget.
 func NewPTR(r pate.PTRResult, budget accountant.Guarantee) *PTR {
 	return &PTR{BudgetEps: budget.Eps, BudgetDelta: budget.Delta, Queries: r.Queries, Passed: r.Pass, Order: r.Order,
-		ProposalRDP: r.Proposal, TestRDP: r.TestRDP, TestEps: r.Test.Eps, TestDelta: r.Test.Delta, FalsePass: r.FalsePass}
+		ProposalRDP: r.Proposal, TestRDP: r.TestRDP, TestEps: r.Test.Eps, TestDelta: r.Test.Delta, FalsePass: r.FalsePass, Fallback: r.Fallback}
 }
 
 // write writes the plan's lines.
 func (p *PTR) write(t *cliout.Text) {
 	outcome := "the test FAILED: no label released"
-	if p.Passed {
+	switch {
+	case p.Passed:
 		outcome = "the test passed: the " + plural.Of(p.Queries, "query", "queries") + " proposed released"
+	case p.Fallback > 0:
+		outcome = "the test FAILED: the first " + plural.Of(p.Fallback, "query", "queries") + " released by the data-independent fallback, within what the test left"
 	}
 	t.Line("accounting: generalized PTR within the budget (%g, %g): %s", p.BudgetEps, p.BudgetDelta, outcome)
 	t.Line("  test: %s, Renyi DP %s at order %s, false pass <= %s; proposal: Renyi DP %s at that order; the bound tested and the test's draw are of the votes: not printed",
