@@ -18,8 +18,12 @@ import (
 // for the same budget, queries and target (one run or a new ledger) and
 // scored on the votes, and the best of them.
 type Comparison struct {
-	// Plans are the mechanisms compared, in the order Compare lists them.
-	Plans []Scored
+	// Plans are the mechanisms compared, in the order Compare lists them,
+	// each with its expected utility on the proxy votes (Plan.Utility), or
+	// why it has none (NoFit: a budget that fits not even the least
+	// generous value of its parameter, a *accountant.ParamError on
+	// budget-eps, or a least precision no threshold reaches).
+	Plans []Equal
 	// Best is the index in Plans of the plan with the most expected
 	// correct labels among those whose expected precision (correct of
 	// answered) reaches ConfidentOptions.MinPrecision, -1 when none does.
@@ -27,16 +31,6 @@ type Comparison struct {
 	// Left are the mechanisms of the votes' classes left out, each with
 	// why.
 	Left []string
-}
-
-// Scored is one mechanism of a Comparison: its plan with its expected
-// utility on the proxy votes (Plan.Utility), or why it has none (NoFit: a
-// budget that fits not even the least generous value of its parameter, a
-// *accountant.ParamError on budget-eps, or a least precision no threshold
-// reaches).
-type Scored struct {
-	Mechanism provenance.MechanismName
-	Equal
 }
 
 // Compare plans every mechanism that fits the proxy votes base.Proxy
@@ -106,7 +100,7 @@ func Compare(ctx context.Context, base Request) (Comparison, error) {
 	}
 	for _, p := range ps {
 		pl, err := p.plan()
-		s := Scored{Mechanism: p.name}
+		s := Equal{Mechanism: p.name}
 		var pe *accountant.ParamError
 		switch {
 		case errors.As(err, &pe) && pe.Name == "budget-eps", errors.As(err, new(*precisionError)):

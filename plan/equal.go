@@ -9,12 +9,14 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/provenance"
 )
 
-// Equal is one mechanism of a comparison at equal totals: its plan, or
-// why no value of its parameter fits.
+// Equal is one mechanism of a comparison at equal totals (EqualTotals,
+// Compare): its name, its plan, or why no value of its parameter fits.
 type Equal struct {
-	Plan Plan
+	Mechanism provenance.MechanismName
+	Plan      Plan
 	// NoFit says why not even the least generous value of the parameter
 	// fits the queries in the budget (a *accountant.ParamError naming
 	// budget-eps and the smallest budget that fits), nil when Plan is set.
@@ -42,6 +44,7 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 	out := make([]Equal, len(rs))
 	for i, r := range rs {
 		r.Budget = &budget
+		out[i].Mechanism = r.Mechanism.Name()
 		pl, err := parameters(ctx, r, queries)
 		var pe *accountant.ParamError
 		switch {

@@ -28,13 +28,13 @@ type Planned struct {
 	NoFit         string                   `json:"no_fit,omitempty"`
 }
 
-// NewPlanned describes e, a plan of mechanism name.
-func NewPlanned(name provenance.MechanismName, e plan.Equal) Planned {
+// NewPlanned describes e, a mechanism's plan at a total.
+func NewPlanned(e plan.Equal) Planned {
 	if e.NoFit != nil {
-		return Planned{Mechanism: name, NoFit: e.NoFit.Error()}
+		return Planned{Mechanism: e.Mechanism, NoFit: e.NoFit.Error()}
 	}
 	c := e.Plan.Count
-	return Planned{Mechanism: name, Parameter: FlagOf(e.Plan.Parameter), Value: e.Plan.Value,
+	return Planned{Mechanism: e.Mechanism, Parameter: FlagOf(e.Plan.Parameter), Value: e.Plan.Value,
 		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
 		Publish: &Publish{Total: c.Total}}
 }
@@ -183,7 +183,7 @@ func SolveEqualOf(e EqualTotals, cs []plan.Compared) SolveEqual {
 	rows := make([]SolveEqualRow, len(cs))
 	for i, c := range cs {
 		m := c.Measurement
-		rows[i] = SolveEqualRow{Name: c.Name, Planned: NewPlanned(c.Request.Mechanism.Name(), c.Equal), Utility: m.Utility, SurrogateError: m.SurrogateError, Errors: m.Errors}
+		rows[i] = SolveEqualRow{Name: c.Name, Planned: NewPlanned(c.Equal), Utility: m.Utility, SurrogateError: m.SurrogateError, Errors: m.Errors}
 		for _, a := range m.LabelOne {
 			rows[i].Accuracy = append(rows[i].Accuracy, Accuracy{Actual: a.Actual, Value: a.Value})
 		}
@@ -388,7 +388,11 @@ func NewTransferEqual(budget accountant.Guarantee, res []transfer.EqualResult) [
 			out = append(out, TransferEqual{EqualTotals: EqualTotals{BudgetEps: budget.Eps, BudgetDelta: budget.Delta, Queries: r.Queries}})
 		}
 		e := &out[len(out)-1]
-		e.Rows = append(e.Rows, TransferEqualRow{Planned: NewPlanned(provenance.MechanismName(r.Mechanism), r.Plan), AccuracyMean: r.AccuracyMean, AccuracyStd: r.AccuracyStd})
+		// The row is named as the comparison names it: "rr" is
+		// darrm-one-vote with randomized response's gamma.
+		pl := r.Plan
+		pl.Mechanism = provenance.MechanismName(r.Mechanism)
+		e.Rows = append(e.Rows, TransferEqualRow{Planned: NewPlanned(pl), AccuracyMean: r.AccuracyMean, AccuracyStd: r.AccuracyStd})
 	}
 	for i := range out {
 		rows := out[i].Rows

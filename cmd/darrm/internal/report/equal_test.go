@@ -53,7 +53,7 @@ func TestNewWinner(t *testing.T) {
 // so, and why each does not, in a note.
 func TestSolveEqualNothingFits(t *testing.T) {
 	why := errors.New("budget-eps = 0.01: not even 10 queries fit")
-	rows := []SolveEqualRow{{Name: "opt", Planned: NewPlanned("darrm", plan.Equal{NoFit: why})}, {Name: "rr", Planned: NewPlanned("rr", plan.Equal{NoFit: why})}}
+	rows := []SolveEqualRow{{Name: "opt", Planned: NewPlanned(plan.Equal{Mechanism: "darrm", NoFit: why})}, {Name: "rr", Planned: NewPlanned(plan.Equal{Mechanism: "rr", NoFit: why})}}
 	s := NewSolveEqual(EqualTotals{BudgetEps: 0.01, BudgetDelta: 1e-5, Queries: 10}, rows)
 	var b bytes.Buffer
 	text := cliout.NewText(&b)

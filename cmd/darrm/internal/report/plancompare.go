@@ -60,7 +60,7 @@ type PlanCompareRow struct {
 func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecision float64, tuning string) PlanCompare {
 	d := PlanCompare{EqualTotals: e, For: t.String(), Left: c.Left, Tuning: tuning, MinPrecision: minPrecision}
 	for i, s := range c.Plans {
-		row := PlanCompareRow{Planned: NewPlanned(s.Mechanism, s.Equal)}
+		row := PlanCompareRow{Planned: NewPlanned(s)}
 		if s.NoFit == nil {
 			pl := s.Plan
 			if t == plan.ForLedger {
