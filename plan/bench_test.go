@@ -16,7 +16,7 @@ func BenchmarkConfidentGNMax(b *testing.B) {
 	r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	proxy := synth(1000, 250, 10, 1)
 	for b.Loop() {
-		if _, err := confidentGNMax(context.Background(), r, 1000, proxy, ConfidentOptions{}); err != nil {
+		if _, err := confidentGNMax(context.Background(), r, 1000, proxy); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -26,7 +27,7 @@ type Comparison struct {
 	Plans []Equal
 	// Best is the index in Plans of the plan with the most expected
 	// correct labels among those whose expected precision (correct of
-	// answered) reaches ConfidentOptions.MinPrecision, -1 when none does.
+	// answered) reaches Request.MinPrecision, -1 when none does.
 	Best int
 	// Left are the mechanisms of the votes' classes left out, each with
 	// why.
@@ -38,9 +39,9 @@ type Comparison struct {
 // scores each on the votes, and names the one with the most expected
 // correct labels: GNMax, Confident-GNMax (onProxy) and LNMax on class
 // counts, and, for two classes of K odd teachers who all vote,
-// darrm-one-vote (its gamma from base.Confident.Gamma, pure per query).
+// darrm-one-vote (its gamma from src, pure per query).
 // Every plan has the same total budget and target, so their utilities
-// compare at equal totals. base.Confident.MinPrecision sets
+// compare at equal totals. base.MinPrecision sets
 // Confident-GNMax's threshold, and a mechanism whose expected precision
 // falls short of it is not the best.
 //
@@ -52,14 +53,14 @@ type Comparison struct {
 // scored as its noise would be were it continuous (GNMax's Gaussian, as
 // GNMax scores it; LNMax's Laplace, pArgmaxLaplace), darrm-one-vote's
 // exactly from its gamma.
-func Compare(ctx context.Context, base Request) (Comparison, error) {
+func Compare(ctx context.Context, base Request, src optimal.Source) (Comparison, error) {
 	if err := base.validate(); err != nil {
 		return Comparison{}, err
 	}
 	if base.Proxy == nil {
 		return Comparison{}, errors.New("plan: Compare's base.Proxy is not set: a comparison scores the plans on proxy votes")
 	}
-	queries, proxy, opts := base.Queries, *base.Proxy, base.Confident
+	queries, proxy := base.Queries, *base.Proxy
 	if err := proxy.check(base.K, base.Classes); err != nil {
 		return Comparison{}, err
 	}
@@ -84,7 +85,7 @@ func Compare(ctx context.Context, base Request) (Comparison, error) {
 	}
 	ps := []planner{
 		{gnmax.Name(), func() (Plan, error) { return gnmaxOnProxy(ctx, many(gnmax), queries, proxy) }},
-		{confident.Name(), func() (Plan, error) { return confidentGNMax(ctx, many(confident), queries, proxy, opts) }},
+		{confident.Name(), func() (Plan, error) { return confidentGNMax(ctx, many(confident), queries, proxy) }},
 		{ensemble.LNMax{}.Name(), func() (Plan, error) { return scoreLNMax(ctx, many(ensemble.LNMax{}), queries, proxy) }},
 	}
 	if why := oneVoteFits(proxy); why != "" {
@@ -94,7 +95,7 @@ func Compare(ctx context.Context, base Request) (Comparison, error) {
 	} else {
 		ps = append(ps, planner{ensemble.OneVoteDaRRM{}.Name(), func() (Plan, error) {
 			r := base
-			r.Mechanism, r.Classes = ensemble.OneVoteDaRRM{Eps: 1, Gamma: opts.Gamma}, 2
+			r.Mechanism, r.Classes = ensemble.OneVoteDaRRM{Eps: 1, Gamma: src}, 2
 			return scoreOneVote(ctx, r, queries, proxy)
 		}})
 	}
@@ -110,7 +111,7 @@ func Compare(ctx context.Context, base Request) (Comparison, error) {
 		default:
 			s.Plan = pl
 			u := pl.Utility
-			if u.Correct >= opts.MinPrecision*u.Answered && (c.Best < 0 || u.Correct > c.Plans[c.Best].Plan.Utility.Correct) {
+			if u.Correct >= base.MinPrecision*u.Answered && (c.Best < 0 || u.Correct > c.Plans[c.Best].Plan.Utility.Correct) {
 				c.Best = len(c.Plans)
 			}
 		}

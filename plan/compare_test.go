@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -56,8 +57,8 @@ func TestCompare(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			base := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: tc.proxy.K, TargetDelta: tc.delta}, tc.proxy.Classes, tc.eps, tc.delta)
 			base.For, base.Queries, base.Proxy = tc.target, tc.queries, &tc.proxy
-			base.Confident = ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.prec}
-			c, err := Compare(ctx, base)
+			base.MinPrecision, base.ratios = tc.prec, []float64{1.5, 4}
+			c, err := Compare(ctx, base, optimal.Source{})
 			if err != nil {
 				t.Fatal(err)
 			}

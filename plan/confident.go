@@ -12,7 +12,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/tally"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -163,21 +162,6 @@ func (u ThresholdUtility) Precision() float64 { return u.Correct / u.Answered }
 // what a higher threshold costs.
 var frontierPrecisions = []float64{0.9, 0.95, 0.99}
 
-// ConfidentOptions configure the search of Confident-GNMax's parameters.
-type ConfidentOptions struct {
-	// Ratios are the σ1/σ2 tried (nil: seven from 1 to 10); for each the least
-	// σ2 that fits is searched, and every integer threshold.
-	Ratios []float64
-	// MinPrecision, in [0, 1), is the least expected fraction of answered
-	// labels that are correct; 0 leaves the threshold free, and then the
-	// lowest threshold scores best, since every query is charged whether
-	// answered or not (Utility.Thresholds shows what higher ones cost).
-	MinPrecision float64
-	// Gamma is where darrm-one-vote takes its gamma in a comparison
-	// (Compare).
-	Gamma optimal.Source
-}
-
 // defaultRatios are the σ1/σ2 a Confident-GNMax plan tries: PATE 2018's
 // settings have σ1/σ2 from 1 (200/200) to 3.75 (150/40).
 var defaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
@@ -185,11 +169,11 @@ var defaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 // onProxy returns the plan of r's mechanism on class counts, gnmax or
 // confident-gnmax, for queries queries, with its expected utility on the
 // proxy votes: GNMax's σ2 (parameters) scored on them, or the
-// Confident-GNMax parameters (T, σ1, σ2) chosen on them (with opts, which
-// gnmax does not use).
-func onProxy(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
+// Confident-GNMax parameters (T, σ1, σ2) chosen on them (with r's least
+// precision, which gnmax does not use).
+func onProxy(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
 	if isConfident(r.Mechanism) {
-		return confidentGNMax(ctx, r, queries, proxy, opts)
+		return confidentGNMax(ctx, r, queries, proxy)
 	}
 	return gnmaxOnProxy(ctx, r, queries, proxy)
 }
@@ -198,7 +182,7 @@ func onProxy(ctx context.Context, r Request, queries int, proxy Proxy, opts Conf
 // which queries queries fit r.Budget in r.For's target (parameters, for
 // each σ1/σ2 ratio) and whose expected number of correct answered labels
 // on the proxy votes is largest, among the thresholds whose expected
-// precision reaches opts.MinPrecision and that answer at least one proxy
+// precision reaches r.MinPrecision and that answer at least one proxy
 // query in expectation (a precision measured on less is not measured).
 // The label step's discrete Gaussian noise is scored as continuous noise
 // of the same σ2 (their laws differ by less than the quadrature's error
@@ -210,17 +194,17 @@ func onProxy(ctx context.Context, r Request, queries int, proxy Proxy, opts Conf
 // higher ones cost and buy. A MinPrecision no threshold reaches is a
 // *precisionError that says the best precision reachable and the largest
 // number of queries that reaches MinPrecision.
-func confidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, opts ConfidentOptions) (Plan, error) {
+func confidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
 	if !isConfident(r.Mechanism) {
 		return Plan{}, fmt.Errorf("plan: confidentGNMax plans confident-gnmax, not %s", r.Mechanism.Name())
 	}
 	if err := proxy.check(r.K, r.Classes); err != nil {
 		return Plan{}, err
 	}
-	if !(opts.MinPrecision >= 0 && opts.MinPrecision < 1) {
-		return Plan{}, &accountant.ParamError{Name: "min-precision", Value: opts.MinPrecision, Rule: "must be in [0, 1)"}
+	if !(r.MinPrecision >= 0 && r.MinPrecision < 1) {
+		return Plan{}, &accountant.ParamError{Name: "min-precision", Value: r.MinPrecision, Rule: "must be in [0, 1)"}
 	}
-	ratios := opts.Ratios
+	ratios := r.ratios
 	if ratios == nil {
 		ratios = defaultRatios
 	}
@@ -229,12 +213,12 @@ func confidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy, op
 			return Plan{}, &accountant.ParamError{Name: "ratio", Value: ratio, Rule: "sigma1/sigma2 must be > 0 and finite"}
 		}
 	}
-	best, rps, err := confident(ctx, r, queries, ratios, proxy, opts.MinPrecision)
+	best, rps, err := confident(ctx, r, queries, ratios, proxy, r.MinPrecision)
 	if err != nil {
 		return Plan{}, err
 	}
 	if best == nil {
-		return Plan{}, unreachable(ctx, r, queries, ratios, proxy, opts.MinPrecision, rps)
+		return Plan{}, unreachable(ctx, r, queries, ratios, proxy, r.MinPrecision, rps)
 	}
 	best.Utility.On = proxy.describe(queries)
 	return *best, nil

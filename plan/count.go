@@ -56,9 +56,13 @@ type Request struct {
 	// parameters chosen (Compare and Confident-GNMax need them); nil:
 	// none.
 	Proxy *Proxy
-	// Confident configures the search of Confident-GNMax's parameters on
-	// Proxy.
-	Confident ConfidentOptions
+	// MinPrecision, in [0, 1), is the least expected fraction of answered
+	// labels that are correct, on Proxy, of a Confident-GNMax plan and of
+	// Compare's best; 0 leaves Confident-GNMax's threshold free, and then
+	// the lowest threshold scores best, since every query is charged
+	// whether answered or not (Utility.Thresholds shows what higher ones
+	// cost).
+	MinPrecision float64
 	// Kind and Partition are the teachers', as a vote file's metadata
 	// header states them. Fixed private teachers are bounded by their cap
 	// alone (provenance.Binding.Cap, accountant.Cap): every query fits a
@@ -67,6 +71,11 @@ type Request struct {
 	// accounted as a fresh mechanism per query.
 	Kind      provenance.Kind
 	Partition provenance.Partition
+
+	// ratios are the σ1/σ2 a Confident-GNMax plan tries, for each the
+	// least σ2 that fits and every integer threshold; nil: defaultRatios.
+	// Tests narrow them to keep a search short.
+	ratios []float64
 }
 
 // Count is what a budget buys for a mechanism and its parameters.

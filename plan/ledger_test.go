@@ -41,14 +41,14 @@ func TestPlanForLedger(t *testing.T) {
 			r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, budget.Eps, budget.Delta)
 			r.Filter = filter
 			proxy := pateVotes(200, 250, 10, 0.05, 1)
-			opts := ConfidentOptions{Ratios: []float64{1.5, 4}}
+			r.ratios = []float64{1.5, 4}
 			r.For = ForLedger
-			forLedger, err := confidentGNMax(ctx, r, queries, proxy, opts)
+			forLedger, err := confidentGNMax(ctx, r, queries, proxy)
 			if err != nil {
 				t.Fatal(err)
 			}
 			r.For = ForRun
-			forRun, err := confidentGNMax(ctx, r, queries, proxy, opts)
+			forRun, err := confidentGNMax(ctx, r, queries, proxy)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,8 +248,8 @@ func TestPlanForLedgerGDPRatio(t *testing.T) {
 	}
 	r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 0.8, 1e-5)
 	gdp := accountant.GDPFilter
-	r.For, r.Filter = ForLedger, &gdp
-	_, err := confidentGNMax(context.Background(), r, 300, proxy, ConfidentOptions{Ratios: []float64{30}})
+	r.For, r.Filter, r.ratios = ForLedger, &gdp, []float64{30}
+	_, err := confidentGNMax(context.Background(), r, 300, proxy)
 	var pe *accountant.ParamError
 	if !errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, "on a new ledger") {
 		t.Errorf("err %v, want a ParamError on budget-eps that names the ledger", err)
@@ -261,8 +261,8 @@ func TestPlanForLedgerGDPRatio(t *testing.T) {
 func planGDPCase(t *testing.T, eps float64, filter accountant.Method, queries int, proxy Proxy, ratios []float64) Plan {
 	t.Helper()
 	r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, eps, 1e-5)
-	r.For, r.Filter = ForLedger, &filter
-	pl, err := confidentGNMax(context.Background(), r, queries, proxy, ConfidentOptions{Ratios: ratios})
+	r.For, r.Filter, r.ratios = ForLedger, &filter, ratios
+	pl, err := confidentGNMax(context.Background(), r, queries, proxy)
 	if err != nil {
 		t.Fatalf("(%v, 1e-5), %v: %v", eps, filter, err)
 	}

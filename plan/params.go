@@ -217,7 +217,7 @@ func Make(ctx context.Context, r Request) (Plan, error) {
 		if r.Proxy == nil {
 			return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
 		}
-		return onProxy(ctx, r, r.Queries, *r.Proxy, r.Confident)
+		return onProxy(ctx, r, r.Queries, *r.Proxy)
 	}
 	return parameters(ctx, r, r.Queries)
 }

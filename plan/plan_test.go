@@ -141,7 +141,9 @@ func TestQueries(t *testing.T) {
 func TestConfidentGNMax(t *testing.T) {
 	ctx := context.Background()
 	r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
-	pl, err := confidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{MinPrecision: 0.8})
+	precise := r
+	precise.MinPrecision = 0.8
+	pl, err := confidentGNMax(ctx, precise, 300, synth(300, 250, 10, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +172,7 @@ func TestConfidentGNMax(t *testing.T) {
 	// expects at least as many correct labels when the truth is the
 	// plurality (a smaller σ2 only helps the plurality win).
 	gr := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
-	free, err := confidentGNMax(ctx, r, 300, synth(300, 250, 10, 2), ConfidentOptions{})
+	free, err := confidentGNMax(ctx, r, 300, synth(300, 250, 10, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +184,7 @@ func TestConfidentGNMax(t *testing.T) {
 		t.Errorf("GNMax expects %v correct of %v answered, Confident-GNMax %v: want GNMax >= Confident-GNMax", gn.Utility.Correct, gn.Utility.Answered, free.Utility.Correct)
 	}
 	for _, bad := range []Proxy{synth(10, 200, 10, 3), synth(10, 250, 5, 3)} {
-		if _, err := confidentGNMax(ctx, r, 300, bad, ConfidentOptions{}); !asParam(err, new(interface {
+		if _, err := confidentGNMax(ctx, r, 300, bad); !asParam(err, new(interface {
 			Param() (string, any, string)
 		})) {
 			t.Errorf("proxy K %d C %d: err %v, want a ParamError", bad.K, bad.Classes, err)
@@ -300,7 +302,8 @@ func TestConfidentGNMaxThresholds(t *testing.T) {
 		minPrecision float64
 		zero         bool
 	}{{0, true}, {0.95, false}} {
-		pl, err := confidentGNMax(ctx, r, 100, proxy, ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: tc.minPrecision})
+		r.MinPrecision, r.ratios = tc.minPrecision, []float64{1.5, 4}
+		pl, err := confidentGNMax(ctx, r, 100, proxy)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,8 +336,8 @@ func TestConfidentGNMaxUnreachable(t *testing.T) {
 	ctx := context.Background()
 	r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	proxy := pateVotes(150, 250, 10, 0.05, 3)
-	opts := ConfidentOptions{Ratios: []float64{1.5, 4}, MinPrecision: 0.97}
-	_, err := confidentGNMax(ctx, r, 300, proxy, opts)
+	r.MinPrecision, r.ratios = 0.97, []float64{1.5, 4}
+	_, err := confidentGNMax(ctx, r, 300, proxy)
 	var pe *precisionError
 	if !errors.As(err, &pe) {
 		t.Fatalf("err %v, want a *precisionError", err)
@@ -353,7 +356,7 @@ func TestConfidentGNMaxUnreachable(t *testing.T) {
 		t.Errorf("reach: %d queries, run %d, %v correct of %v: want fewer than 300, that fit, precision >= 0.97", q, pe.Reach.Count.Run, u.Correct, u.Answered)
 	}
 	more := q + q/100 + 1
-	if _, err := confidentGNMax(ctx, r, more, proxy, opts); !errors.As(err, new(*precisionError)) {
+	if _, err := confidentGNMax(ctx, r, more, proxy); !errors.As(err, new(*precisionError)) {
 		t.Errorf("%d queries (1%% more than %d): err %v, want a *precisionError", more, q, err)
 	}
 }

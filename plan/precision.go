@@ -13,7 +13,7 @@ import (
 // reaches the least precision asked on the proxy votes, what precision
 // is reachable, and how many queries reach the one asked.
 type precisionError struct {
-	// Asked is the least precision asked (ConfidentOptions.MinPrecision)
+	// Asked is the least precision asked (Request.MinPrecision)
 	// for Queries queries.
 	Asked   float64
 	Queries int

@@ -130,7 +130,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			if err != nil {
 				return err
 			}
-			r.Proxy, r.Confident.MinPrecision, doc.Tuning = &proxy, f.MinPrecision, tuning
+			r.Proxy, r.MinPrecision, doc.Tuning = &proxy, f.MinPrecision, tuning
 		}
 	}
 	if doc.Plan, err = plan.Make(cmd.Context(), r); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -52,11 +53,12 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	info, _ := lookupInfo(ensemble.GNMax{}.Name(), votefile.ManyClasses)
 	base := requestOf(fs, info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
 	base.DeltaPrime, base.For, base.Queries, base.Proxy = f.DeltaPrime, f.For, f.Queries, &proxy
+	var src optimal.Source // darrm-one-vote's gamma, on two classes
 	if proxy.Classes == 2 {
 		if _, err := f.mechanismFlags.Parse(cmd, "mechanism", []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}); err != nil {
 			return err
 		}
-		if base.Confident.Gamma, err = f.PlanSource(cmd, lines); err != nil {
+		if src, err = f.PlanSource(cmd, lines); err != nil {
 			return err
 		}
 	}
@@ -66,8 +68,8 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		}
 		base.Filter = &f.Filter
 	}
-	base.Confident.MinPrecision = f.MinPrecision
-	c, err := plan.Compare(cmd.Context(), base)
+	base.MinPrecision = f.MinPrecision
+	c, err := plan.Compare(cmd.Context(), base, src)
 	if err != nil {
 		return f.planError(cmd, err)
 	}
