@@ -179,8 +179,8 @@ func TestChosen(t *testing.T) {
 		{ensemble.LNMax{}.Name(), votefile.ManyClasses, []string{settingLaplaceScale}},
 	} {
 		r := request(c.name, c.in, constraints.Problem{K: 11, M: 1, Eps: 1}, 10, 1, 1e-5)
-		if got := Chosen(r); !slices.Equal(got, c.want) {
-			t.Errorf("Chosen(%s) = %v, want %v", c.name, got, c.want)
+		if got := r.Chosen(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: Chosen() = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -170,7 +170,7 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 // (Make), which a request to plan must leave open:
 // the target eps, m, sigma2 (Confident-GNMax: with sigma1 and the
 // threshold) or the Laplace scale; none for a mechanism not planned.
-func Chosen(r Request) []string {
+func (r Request) Chosen() []string {
 	k, err := knobOf(r, 1, 1)
 	if err != nil {
 		return nil
