@@ -40,7 +40,7 @@
 //
 // Package accountant composes guarantees: accountant.ComposeRun totals a
 // run of steps described by their mechanism (an accountant.Spend),
-// accountant.Compose steps known only by their (ε, δ), an
+// accountant.Composition.Compose steps known only by their (ε, δ), an
 // accountant.Conversion turns Rényi DP into (ε, δ)
 // (accountant.Conversion.ConvertRDP), and accountant.Account is the account of a
 // release: what a budget allows (accountant.Account.MaxSteps) and the total

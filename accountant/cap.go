@@ -157,7 +157,7 @@ func TeacherCap(teacher Guarantee, k int, shares Shares, deltaPrime float64) (Ca
 		if m == Optimal && k > maxOptimalSteps {
 			continue
 		}
-		g, err := Compose(teacher, k, m, deltaPrime)
+		g, err := Composition{Method: m, DeltaPrime: deltaPrime}.Compose(teacher, k)
 		if err != nil {
 			return Cap{}, fmt.Errorf("teacher cap: %w", err)
 		}

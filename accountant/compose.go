@@ -103,18 +103,19 @@ func (m Method) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 func (m *Method) UnmarshalText(b []byte) error { return methodNames.Unmarshal(m, b) }
 
 // Compose returns the guarantee of k adaptively composed (ε, δ)-DP steps
-// under method m. deltaPrime is the slack δ' of General and Optimal, which
-// add it to the total δ; Simple ignores it.
-func Compose(step Guarantee, k int, m Method, deltaPrime float64) (Guarantee, error) {
-	switch m {
+// under c's method; c.DeltaPrime is the slack δ' of General and Optimal,
+// which add it to the total δ; Simple ignores it. MaxSteps and StepEps
+// invert it.
+func (c Composition) Compose(step Guarantee, k int) (Guarantee, error) {
+	switch c.Method {
 	case Simple:
 		return composeSimple(step, k)
 	case General:
-		return composeGeneral(step, k, deltaPrime)
+		return composeGeneral(step, k, c.DeltaPrime)
 	case Optimal:
-		return composeOptimal(step, k, deltaPrime)
+		return composeOptimal(step, k, c.DeltaPrime)
 	}
-	return Guarantee{}, fmt.Errorf("compose: unknown method %v", m)
+	return Guarantee{}, fmt.Errorf("compose: unknown method %v", c.Method)
 }
 
 // composeSimple returns (kε, kδ), the simple composition of k (ε, δ)-DP

@@ -165,7 +165,7 @@ func TestComposeSeq(t *testing.T) {
 func TestComposeDispatch(t *testing.T) {
 	step := Guarantee{0.2, 1e-5}
 	for _, m := range []Method{Simple, General, Optimal} {
-		got, err := Compose(step, 12, m, 1e-4)
+		got, err := Composition{Method: m, DeltaPrime: 1e-4}.Compose(step, 12)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestComposeDispatch(t *testing.T) {
 			t.Errorf("Compose(%v) = %v, want %v", m, got, want)
 		}
 	}
-	if _, err := Compose(step, 12, Method(7), 1e-4); err == nil {
+	if _, err := (Composition{Method: Method(7), DeltaPrime: 1e-4}).Compose(step, 12); err == nil {
 		t.Error("Compose with an unknown method: no error")
 	}
 }

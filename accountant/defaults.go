@@ -187,7 +187,7 @@ func allTotals(step Guarantee, k int, deltaPrime float64) []Total {
 		if m != Simple {
 			t.DeltaPrime = deltaPrime
 		}
-		t.Guarantee, t.Err = Compose(step, k, m, deltaPrime)
+		t.Guarantee, t.Err = Composition{Method: m, DeltaPrime: deltaPrime}.Compose(step, k)
 		out = append(out, t)
 	}
 	return out

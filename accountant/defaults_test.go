@@ -13,7 +13,7 @@ func TestTotals(t *testing.T) {
 		t.Fatalf("%d totals, want 3", len(totals))
 	}
 	for i, m := range []Method{Simple, General, Optimal} {
-		want, err := Compose(step, 20, m, 1e-4)
+		want, err := Composition{Method: m, DeltaPrime: 1e-4}.Compose(step, 20)
 		if err != nil {
 			t.Fatal(err)
 		}

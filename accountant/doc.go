@@ -7,7 +7,7 @@
 //
 // Compose a run of steps, each described by its mechanism (a Spend), with
 // ComposeRun or an Account (of several runs fixed in advance: a
-// schedule), and a ledger's steps with a Filter; Compose and
+// schedule), and a ledger's steps with a Filter; Composition.Compose and
 // its variants compose a step known only by its (ε, δ). The analyses of
 // PATE's noisy-max aggregators (GNMax, Confident-GNMax, LNMax) are package
 // noisymax's, built on this one.

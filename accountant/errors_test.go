@@ -27,7 +27,7 @@ func TestBadInput(t *testing.T) {
 		{"delta NaN", "delta", func() error { _, err := composeGeneral(Guarantee{0.1, nan}, 3, 0.1); return err }},
 		{"delta' 0", "delta'", func() error { _, err := composeGeneral(ok, 3, 0); return err }},
 		{"delta' 1", "delta'", func() error { _, err := composeOptimal(ok, 3, 1); return err }},
-		{"delta' NaN", "delta'", func() error { _, err := Compose(ok, 3, General, nan); return err }},
+		{"delta' NaN", "delta'", func() error { _, err := Composition{Method: General, DeltaPrime: nan}.Compose(ok, 3); return err }},
 		{"k 0", "k", func() error { _, err := composeSimple(ok, 0); return err }},
 		{"k < 0", "k", func() error { _, err := composeOptimal(ok, -4, 0.1); return err }},
 		{"k too large for optimal", "k", func() error { _, err := composeOptimal(ok, maxOptimalSteps+1, 0.1); return err }},

@@ -8,8 +8,8 @@ import (
 
 // The per-query privacy of Table B.1: ten (0.1, 1e-5)-DP teachers with
 // slack δ' = 0.1.
-func ExampleCompose_general() {
-	total, err := accountant.Compose(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 10, accountant.General, 0.1)
+func ExampleComposition_Compose_general() {
+	total, err := accountant.Composition{Method: accountant.General, DeltaPrime: 0.1}.Compose(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 10)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -19,10 +19,10 @@ func ExampleCompose_general() {
 }
 
 // Optimal composition is tighter than general composition for the same δ'.
-func ExampleCompose() {
+func ExampleComposition_Compose() {
 	step := accountant.Guarantee{Eps: 0.01, Delta: 0}
 	for _, m := range []accountant.Method{accountant.Simple, accountant.General, accountant.Optimal} {
-		total, err := accountant.Compose(step, 10000, m, 1e-5)
+		total, err := accountant.Composition{Method: m, DeltaPrime: 1e-5}.Compose(step, 10000)
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -111,7 +111,7 @@ func ExampleTeacherCap() {
 			fmt.Println(err)
 			return
 		}
-		queries, err := accountant.Compose(accountant.Guarantee{Eps: 0.2655, Delta: 3e-4}, 100, accountant.General, 1e-4)
+		queries, err := accountant.Composition{Method: accountant.General, DeltaPrime: 1e-4}.Compose(accountant.Guarantee{Eps: 0.2655, Delta: 3e-4}, 100)
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -44,11 +44,11 @@ func (c Composition) MaxSteps(step Guarantee, b Budget) (int, error) {
 		}
 		// Beyond the steps optimal composition takes, general
 		// composition, never below it, still bounds them.
-		method := m
+		by := c
 		if m == Optimal && k > maxOptimalSteps {
-			method = General
+			by.Method = General
 		}
-		g, err := Compose(step, k, method, deltaPrime)
+		g, err := by.Compose(step, k)
 		return err == nil && g.Within(budget)
 	}
 	if !fits(1) {
@@ -70,7 +70,7 @@ func lastFit(lo int, budget Guarantee, fits func(int) (bool, error)) (int, error
 
 // StepEps returns the largest per-step ε such that k composed (ε, δ)-DP
 // steps have total ε <= epsTotal under the composition c, method c.Method
-// with slack c.DeltaPrime (ignored by Simple). The total δ does not depend on ε: it is Compose's. For Simple
+// with slack c.DeltaPrime (ignored by Simple). The total δ does not depend on ε: it is c.Compose's. For Simple
 // the answer is epsTotal/k; for General and Optimal, whose total ε grows
 // with ε, it is found by bracketed regula falsi to a relative 1e-15, and
 // the returned ε always meets the target.
@@ -93,7 +93,7 @@ func (c Composition) StepEps(epsTotal, delta float64, k int) (float64, error) {
 	}
 	lo := epsTotal / float64(k)
 	total := func(eps float64) (float64, error) {
-		g, err := Compose(Guarantee{Eps: eps, Delta: delta}, k, m, deltaPrime)
+		g, err := c.Compose(Guarantee{Eps: eps, Delta: delta}, k)
 		return g.Eps, err
 	}
 	// Every method's total is at most kε, so ε = epsTotal/k fits (up to

@@ -17,7 +17,7 @@ func TestMaxStepsScan(t *testing.T) {
 				}
 				want := 0
 				for k := 1; ; k++ {
-					g, err := Compose(step, k, m, 1e-4)
+					g, err := Composition{Method: m, DeltaPrime: 1e-4}.Compose(step, k)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -68,8 +68,8 @@ func TestStepEps(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				at, _ := Compose(Guarantee{eps, 1e-6}, k, m, 1e-5)
-				above, _ := Compose(Guarantee{eps * (1 + 1e-12), 1e-6}, k, m, 1e-5)
+				at, _ := Composition{Method: m, DeltaPrime: 1e-5}.Compose(Guarantee{eps, 1e-6}, k)
+				above, _ := Composition{Method: m, DeltaPrime: 1e-5}.Compose(Guarantee{eps * (1 + 1e-12), 1e-6}, k)
 				if at.Eps > epsTotal || !(above.Eps > epsTotal*(1-1e-11)) {
 					t.Errorf("%v total %v k=%d: step eps %v gives %v; eps*(1+1e-12) gives %v", m, epsTotal, k, eps, at.Eps, above.Eps)
 				}

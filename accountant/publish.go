@@ -852,7 +852,7 @@ func slackTotal(g Guarantee, k int, delta float64) Total {
 		if !(slack > 0 && slack < 1) {
 			break
 		}
-		t, err := Compose(g, k, m, slack)
+		t, err := Composition{Method: m, DeltaPrime: slack}.Compose(g, k)
 		if err != nil {
 			return Total{Method: m, Err: err}
 		}

@@ -146,7 +146,7 @@ func TestOneVoteProfileAdaptive(t *testing.T) {
 			runs = runs[:3]
 		}
 		for _, k := range runs {
-			opt, _ := accountant.Compose(priv.Guarantee, k, accountant.Optimal, 1e-3)
+			opt, _ := accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-3}.Compose(priv.Guarantee, k)
 			total, point, err := accountant.ComposeProfile(priv.Guarantee, priv.Profile, k, 1e-3)
 			if err != nil {
 				t.Fatal(err)
@@ -341,7 +341,7 @@ func checkExactBelowOptimal(t *testing.T, name string, priv Privacy) {
 		runs = runs[:2]
 	}
 	for _, k := range runs {
-		opt, err := accountant.Compose(priv.Guarantee, k, accountant.Optimal, 1e-5)
+		opt, err := accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}.Compose(priv.Guarantee, k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -529,7 +529,7 @@ func TestGNMaxBits(t *testing.T) {
 		t.Fatal(err)
 	}
 	priv := g.Privacy()
-	opt, err := accountant.Compose(priv.Guarantee, 100, accountant.Optimal, 1e-5)
+	opt, err := accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}.Compose(priv.Guarantee, 100)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func newRR(ctx context.Context, p constraints.Problem, method accountant.Method,
 	// (gamma.NewRRConst), a looser region.
 	bits, ok := tb.privateTeacherBits(p)
 	if !ok {
-		maj, err := accountant.Compose(teachers(p), p.K, method, deltaPrime)
+		maj, err := accountant.Composition{Method: method, DeltaPrime: deltaPrime}.Compose(teachers(p), p.K)
 		if err != nil {
 			return nil, fmt.Errorf("RR: %w", err)
 		}

@@ -46,11 +46,12 @@ func pConst(eps, m, delta, tau, lambda float64) (float64, error) {
 
 // rrParams returns τ and λ of Lemma B.1.1: the majority of K (ε, Δ)-DP
 // teachers is (τε, λ)-DP by composition method m with slack δ' (App. B.4):
-// τ = ε_total/ε and λ = δ_total of accountant.Compose(teacher, K, m, δ'). Simple
+// τ = ε_total/ε and λ = δ_total of the K teachers so composed
+// (accountant.Composition.Compose). Simple
 // composition gives τ = K, λ = KΔ; Table B.1 (K = 35, ε = 0.1, Δ = 1e-5,
 // δ' = 0.1, general) gives τ = 14.0328, λ = 0.1003.
 func rrParams(teacher accountant.Guarantee, K int, m accountant.Method, deltaPrime float64) (tau, lambda float64, err error) {
-	total, err := accountant.Compose(teacher, K, m, deltaPrime)
+	total, err := accountant.Composition{Method: m, DeltaPrime: deltaPrime}.Compose(teacher, K)
 	if err != nil {
 		return 0, 0, fmt.Errorf("RR parameters: %w", err)
 	}

@@ -615,7 +615,7 @@ func TestCap(t *testing.T) {
 	}
 	l.Settle(1000)
 	st, err := l.BalanceFor(accountant.ApproxStep(step))
-	q, _ := accountant.Compose(step, 1000, accountant.Simple, 0)
+	q, _ := accountant.Composition{Method: accountant.Simple}.Compose(step, 1000)
 	if err != nil || st.Total != fixed.Each || st.Bound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != nil || st.Cap.Rule() != "parallel" {
 		t.Errorf("status after 1000 free labels: %+v (%v), queries want %v", st, err, q)
 	}

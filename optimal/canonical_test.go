@@ -44,7 +44,7 @@ func documentedSettings(t *testing.T, slow bool) []setting {
 		add("fig-b.7", constraints.New(11, m, 0.1, 0), tp)
 	}
 	for _, n := range []int{10, 13, 15, 20} { // Table B.1 and Figure B.4
-		g, err := accountant.Compose(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, n, accountant.General, 0.1)
+		g, err := accountant.Composition{Method: accountant.General, DeltaPrime: 0.1}.Compose(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, n)
 		if err != nil {
 			t.Fatal(err)
 		}

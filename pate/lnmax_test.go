@@ -57,7 +57,7 @@ func TestLNMax(t *testing.T) {
 		t.Errorf("10,000 queries: %+v, want the Renyi bound near %v (the grid's best order)", many, want)
 	}
 	// The exact composition: 20,000 randomized responses of 0.05.
-	if want, _ := accountant.Compose(accountant.Guarantee{Eps: 0.05}, 20000, accountant.Optimal, 1e-5); !many.Exact || many.Eps != want.Eps {
+	if want, _ := (accountant.Composition{Method: accountant.Optimal, DeltaPrime: 1e-5}).Compose(accountant.Guarantee{Eps: 0.05}, 20000); !many.Exact || many.Eps != want.Eps {
 		t.Errorf("10,000 queries: %+v, want the exact composition %v", many, want)
 	}
 	for _, bad := range []struct {

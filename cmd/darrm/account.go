@@ -63,7 +63,7 @@ func newAccountComposeCmd() *cobra.Command {
 	}
 	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		step := accountant.Guarantee{Eps: f.Step, Delta: f.Delta}
-		total, err := accountant.Compose(step, f.Steps, f.Method, f.DeltaPrime)
+		total, err := accountant.Composition{Method: f.Method, DeltaPrime: f.DeltaPrime}.Compose(step, f.Steps)
 		return report.AccountCompose{Method: f.Method, DeltaPrime: f.DeltaPrime, Steps: f.Steps, Step: step, Total: total}, err
 	})
 }
@@ -83,7 +83,7 @@ func newAccountQueriesCmd() *cobra.Command {
 		if d.Queries, err = f.composition().MaxSteps(d.Step, accountant.Budget{Guarantee: d.Budget}); err != nil || d.Queries == 0 {
 			return d, err
 		}
-		d.Total, err = accountant.Compose(d.Step, d.Queries, f.Method, f.DeltaPrime)
+		d.Total, err = accountant.Composition{Method: f.Method, DeltaPrime: f.DeltaPrime}.Compose(d.Step, d.Queries)
 		return d, err
 	})
 }
@@ -101,7 +101,7 @@ func newAccountStepEpsCmd() *cobra.Command {
 		if d.Step, err = f.composition().StepEps(f.BudgetEps, f.Delta, f.Steps); err != nil {
 			return nil, err
 		}
-		d.Total, err = accountant.Compose(accountant.Guarantee{Eps: d.Step, Delta: f.Delta}, f.Steps, f.Method, f.DeltaPrime)
+		d.Total, err = accountant.Composition{Method: f.Method, DeltaPrime: f.DeltaPrime}.Compose(accountant.Guarantee{Eps: d.Step, Delta: f.Delta}, f.Steps)
 		return d, err
 	})
 }

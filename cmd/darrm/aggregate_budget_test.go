@@ -24,7 +24,8 @@ func TestPureBudget(t *testing.T) {
 	counts := countsFile(t, dir, "counts.csv", 40, func(i int) []int { return plurality(200, i%10) })
 	maxQ := func(step accountant.Guarantee) int {
 		n := 0
-		for g, _ := accountant.Compose(step, n+1, accountant.Simple, 0); g.Within(accountant.Guarantee{Eps: 3}); g, _ = accountant.Compose(step, n+1, accountant.Simple, 0) {
+		simple := accountant.Composition{Method: accountant.Simple}
+		for g, _ := simple.Compose(step, n+1); g.Within(accountant.Guarantee{Eps: 3}); g, _ = simple.Compose(step, n+1) {
 			n++
 		}
 		return n

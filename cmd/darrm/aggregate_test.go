@@ -631,7 +631,7 @@ func TestAggregateTeacherCap(t *testing.T) {
 				}
 				continue
 			}
-			q, err := accountant.Compose(step, d.Answered, accountant.Method(i), 1e-5)
+			q, err := accountant.Composition{Method: accountant.Method(i), DeltaPrime: 1e-5}.Compose(step, d.Answered)
 			want := q
 			if tc.bound == "teachers" {
 				want = *tc.cap

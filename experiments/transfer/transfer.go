@@ -459,7 +459,7 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 		return 0, nil
 	}
 	capped := func(q int) (bool, error) {
-		comp, err := accountant.Compose(perQuery, q, accountant.General, DeltaPrime)
+		comp, err := accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}.Compose(perQuery, q)
 		if err != nil {
 			return false, err
 		}

@@ -82,7 +82,7 @@ func TestRunSynthetic(t *testing.T) {
 			if r.AccuracyMean < 0 || r.AccuracyMean > 1 || math.Abs(r.QueryEps-perQuery.Eps) > 1e-12 || math.Abs(r.QueryDelta-perQuery.Delta) > 1e-15 {
 				t.Errorf("%v: %+v", setting, r)
 			}
-			comp, _ := accountant.Compose(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, accountant.General, DeltaPrime)
+			comp, _ := accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}.Compose(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries)
 			c := out.Cap
 			if nonPrivate(r.Mechanism) {
 				c = nil
@@ -96,7 +96,7 @@ func TestRunSynthetic(t *testing.T) {
 			// darrm-one-vote) by the exact composition of their pairs, at
 			// most optimal composition of their guarantee, below it from
 			// Q = 2 on.
-			opt, _ := accountant.Compose(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries, accountant.Optimal, DeltaPrime)
+			opt, _ := accountant.Composition{Method: accountant.Optimal, DeltaPrime: DeltaPrime}.Compose(accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}, r.Queries)
 			if total, bound := c.Total(comp); !nonPrivate(r.Mechanism) && (r.TotalEps != total.Eps || r.TotalDelta != total.Delta || r.TotalBound != bound || r.TotalMethod != "general") {
 				t.Errorf("%v %s Q=%d: total (%v, %v) by %s (%v); want %v by %v", setting, r.Mechanism, r.Queries, r.TotalEps, r.TotalDelta, r.TotalMethod, r.TotalBound, total, bound)
 			}
@@ -139,7 +139,7 @@ func TestRunSynthetic(t *testing.T) {
 			// teachers and on shared data, found here by a linear scan.
 			wantPays, wantShared := c.CapFrom-1, 0
 			for q := 1; q < 100; q++ {
-				comp, _ := accountant.Compose(accountant.Guarantee{Eps: 0.30000000000000004, Delta: 3 * TeacherDelta}, q, accountant.General, DeltaPrime)
+				comp, _ := accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}.Compose(accountant.Guarantee{Eps: 0.30000000000000004, Delta: 3 * TeacherDelta}, q)
 				if _, b := sharedCap.Total(comp); b == accountant.QueriesBound {
 					wantShared = q
 				}
@@ -164,7 +164,7 @@ func TestRunSynthetic(t *testing.T) {
 				if q == 0 {
 					continue
 				}
-				comp, _ := accountant.Compose(perQuery, q, accountant.General, DeltaPrime)
+				comp, _ := accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}.Compose(perQuery, q)
 				if _, got := out.Cap.Total(comp); got != want {
 					t.Errorf("%v %s: crossover %d, but at Q = %d the total is by %v", setting, c.Mechanism, c.CapFrom, q, got)
 				}

@@ -212,7 +212,7 @@ func TestReleaseStopped(t *testing.T) {
 // totals a release prints.
 func simpleEps(t *testing.T, g accountant.Guarantee, n int) float64 {
 	t.Helper()
-	tot, err := accountant.Compose(g, n, accountant.Simple, 0)
+	tot, err := accountant.Composition{Method: accountant.Simple}.Compose(g, n)
 	if err != nil {
 		t.Fatal(err)
 	}
