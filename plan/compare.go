@@ -122,7 +122,7 @@ func CompareAtTotals(ctx context.Context, cs []Candidate, budget accountant.Budg
 // GNMax on two classes that of its label's exact probabilities
 // (gnmaxGamma).
 func released(ctx context.Context, r Request) (gamma.Gamma, error) {
-	agg, _, err := Aggregator(ctx, r)
+	agg, _, err := r.Aggregator(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,7 @@ type built struct {
 // as darrm aggregate builds it (ensemble.New), and says what it is in
 // words. A plan names a gamma from a cache or solved "gamma_opt" unless
 // its source, an optimal.Source, has a Name.
-func Aggregator(ctx context.Context, r Request) (ensemble.Labeler, string, error) {
+func (r Request) Aggregator(ctx context.Context) (ensemble.Labeler, string, error) {
 	if r.Mechanism == nil {
 		return nil, "", errors.New("plan: Request.Mechanism is not set")
 	}
@@ -173,7 +173,7 @@ func named(src ensemble.GammaSource) ensemble.GammaSource {
 // that limit a budgeted release), with the teachers' cap of r's kind and
 // partition (provenance.Binding.Cap).
 func build(ctx context.Context, r Request) (built, error) {
-	agg, label, err := Aggregator(ctx, r)
+	agg, label, err := r.Aggregator(ctx)
 	if err != nil {
 		return built{}, err
 	}
@@ -208,7 +208,7 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	agg, _, err := Aggregator(ctx, r)
+	agg, _, err := r.Aggregator(ctx)
 	if errors.Is(err, gamma.ErrNotCertified) {
 		// A parameter whose mechanism is not certified releases nothing
 		// (randomized response at m = K: p_const = 1, exactly tight).

@@ -360,7 +360,7 @@ func TestCountsAgainstReferences(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			agg, _, err := Aggregator(ctx, c.r)
+			agg, _, err := c.r.Aggregator(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}

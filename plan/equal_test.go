@@ -136,7 +136,7 @@ func TestEqualTotals(t *testing.T) {
 			}
 			if _, ok := rs[i].Mechanism.(ensemble.GNMax); ok {
 				// Two classes: planned and counted by the bit it releases.
-				agg, _, err := Aggregator(ctx, pl.Request)
+				agg, _, err := pl.Request.Aggregator(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}

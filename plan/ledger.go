@@ -117,7 +117,7 @@ func (e *unheldError) Unwrap() error { return e.err }
 // ParamError on the budget's ε that says what that value allows, and why
 // when no filter holds it.
 func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64) error {
-	agg, _, err := Aggregator(ctx, r)
+	agg, _, err := r.Aggregator(ctx)
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,7 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}
-	agg, _, err := Aggregator(ctx, pl.Request)
+	agg, _, err := pl.Request.Aggregator(ctx)
 	if err != nil {
 		return ensemble.ReleaseResult{}, err
 	}

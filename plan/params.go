@@ -231,7 +231,7 @@ func fixedTeachers(ctx context.Context, r Request) error {
 	if r.Kind != provenance.Fixed || r.Budget == nil {
 		return nil
 	}
-	agg, _, err := Aggregator(ctx, r)
+	agg, _, err := r.Aggregator(ctx)
 	if err != nil {
 		return err
 	}
@@ -350,12 +350,12 @@ func guess(ctx context.Context, at func(float64) Request, queries int) func(floa
 	if _, counts := gnmaxOf(r); r.For != ForRun || !counts {
 		return nil
 	}
-	if agg, _, err := Aggregator(ctx, r); err != nil || agg.Privacy().Spend.Kind != accountant.GaussianSpend || !agg.Privacy().Spend.Discrete {
+	if agg, _, err := r.Aggregator(ctx); err != nil || agg.Privacy().Spend.Kind != accountant.GaussianSpend || !agg.Privacy().Spend.Discrete {
 		return nil
 	}
 	return func(x float64) bool {
 		q := at(x)
-		agg, _, err := Aggregator(ctx, q)
+		agg, _, err := q.Aggregator(ctx)
 		if err != nil {
 			return false
 		}

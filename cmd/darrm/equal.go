@@ -146,7 +146,7 @@ func simulateAtTotals(ctx context.Context, rs []plan.Request, budget accountant.
 		if e.NoFit != nil {
 			continue
 		}
-		agg, label, err := plan.Aggregator(ctx, e.Plan.Request)
+		agg, label, err := e.Plan.Request.Aggregator(ctx)
 		if err != nil {
 			return nil, err
 		}

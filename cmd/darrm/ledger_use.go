@@ -15,7 +15,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
-	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -122,7 +121,7 @@ func (u *ledgerUse) say(err error) string {
 
 // mechanismStep returns the use of --mechanism (the description of one
 // label and the points of its privacy profile; its count 0),
-// built as aggregate builds it (plan.Aggregator) for the teachers that b
+// built as aggregate builds it (plan.Request.Aggregator) for the teachers that b
 // binds, and the labels in words. With votes (--votes), the mechanism is
 // resolved for their kind and classes, as aggregate resolves it; else for
 // votes of classes classes (two-class votes when --classes is not given).
@@ -169,7 +168,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		classes = 2
 	}
 	r := requestOf(fs, info, b.K, classes, b.Each, budget, s, u.Workers)
-	agg, _, err := plan.Aggregator(cmd.Context(), r)
+	agg, _, err := r.Aggregator(cmd.Context())
 	if errors.As(err, new(*optimal.SourceError)) {
 		return nil, "", sourceError(err, "")
 	}

@@ -78,7 +78,7 @@ func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualP
 		for i, e := range eqs {
 			res := EqualResult{Mechanism: EqualMechanisms[i], Queries: q, Plan: e}
 			if e.NoFit == nil {
-				agg, _, err := plan.Aggregator(ctx, e.Plan.Request)
+				agg, _, err := e.Plan.Request.Aggregator(ctx)
 				if err != nil {
 					return nil, fmt.Errorf("transfer: %s: %w", res.Mechanism, err)
 				}
