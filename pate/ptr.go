@@ -760,6 +760,13 @@ func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opt
 	if src == nil {
 		src = noise.NewSource()
 	}
+	// The test's outcome is output too (a failed test releases that it
+	// failed): a seeded stream would let anyone who knows the seed read
+	// the bit tested, so it is refused here, before the test, as the
+	// label loop refuses it before the first label.
+	if _, seeded := src.Seeded(); seeded && !s.Options.Experiment {
+		return ensemble.Released{}, r, fmt.Errorf("PATE PTR: a seeded Random makes the test's noise reproducible: set ReleaseSpec.Options.Experiment to use one, and publish neither the labels nor the test's outcome")
+	}
 	s.Random = src
 	// The test holds for the votes it tested: a row released must be the
 	// row tested, whatever the reader reads the second time.

@@ -622,3 +622,21 @@ func TestReleasePTRVotesChanged(t *testing.T) {
 		t.Errorf("%d queries released, want at most the 5 before the changed one", out.Result.Released)
 	}
 }
+
+// TestReleasePTRSeeded checks that a seeded stream, whose test outcome
+// anyone who knows the seed could read, is refused before the test unless
+// the run is declared an experiment.
+func TestReleasePTRSeeded(t *testing.T) {
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
+	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), 20, 250, 10, 1)
+	var labels bytes.Buffer
+	s := ensemble.ReleaseSpec{Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m,
+		Sink: ensemble.LabelSink{Stdout: &labels}, Random: noise.NewSeededSource(3)}
+	out, r, err := ReleasePTR(context.Background(), s, counts, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}})
+	if err == nil || !strings.Contains(err.Error(), "seeded") {
+		t.Fatalf("seeded release without Experiment: %v, want it refused", err)
+	}
+	if r.Pass || out.Result.Released != 0 || labels.Len() != 0 {
+		t.Errorf("refused release drew the test (pass %v) or released %d queries (%d bytes)", r.Pass, out.Result.Released, labels.Len())
+	}
+}

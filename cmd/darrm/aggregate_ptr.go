@@ -91,7 +91,7 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 		}
 		return done, report.NewPTR(r, budget), err
 	case errors.Is(err, ensemble.ErrTestFailed):
-		return done, nil, &ptrFailed{plan: report.NewPTR(r, budget), publish: done.Publish, ledger: ledger.Redact(f.Ledger)}
+		return done, nil, &ptrFailed{plan: report.NewPTR(r, budget), publish: done.Publish, ledger: ledger.Redact(f.Ledger), seeded: spec.Options.Experiment}
 	case errors.Is(err, ensemble.ErrBudget) && done.Result.Released+done.Result.StoppedByBudget == 0:
 		return done, nil, err // a ledger without room for the total: nothing drawn
 	case err != nil && !errors.Is(err, ensemble.ErrBudget):
@@ -106,6 +106,7 @@ type ptrFailed struct {
 	plan    *report.PTR
 	publish accountant.Total
 	ledger  string
+	seeded  bool // --seed: the test's outcome is reproducible, no total holds
 }
 
 func (e *ptrFailed) Error() string {
@@ -113,6 +114,9 @@ func (e *ptrFailed) Error() string {
 	where := fmt.Sprintf("the total %v to publish for this run, by %s, holds: its output is that no label was released", e.publish.Guarantee, pate.PTRArgument)
 	if e.ledger != "" {
 		where = fmt.Sprintf("the release's total was charged to ledger %s, whose total to publish is now %v", e.ledger, e.publish.Guarantee)
+	}
+	if e.seeded {
+		where = report.NotForRelease + ": the test's outcome too, so no total to publish holds"
 	}
 	return fmt.Sprintf("generalized PTR: the test FAILED on the %s proposed: no label released, no label file written; spent: the test's own %v; %s",
 		plural.Of(p.Queries, "query", "queries"), accountant.Guarantee{Eps: p.TestEps, Delta: p.TestDelta}, where)
