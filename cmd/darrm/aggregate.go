@@ -44,7 +44,7 @@ type aggregateFlags struct {
 	Partition   provenance.Partition `flag:"partition" help:"data split: keyed-hash, file-position or shared" default:"the header's"`
 	Accounting  string               `flag:"accounting" help:"ptr: as a whole, by generalized PTR"`
 	MaxQueries  int                  `flag:"max-queries" help:"with --accounting ptr: label the first N queries" default:"every query"`
-	Fallback    bool                 `flag:"fallback" help:"with --accounting ptr: on a failed test, label the first queries by the data-independent release, within what the test left"`
+	Fallback    bool                 `flag:"fallback" help:"with --accounting ptr: on a failed test, label data-independently"`
 	voteFlags
 	Mechanism provenance.MechanismName
 }
