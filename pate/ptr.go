@@ -884,9 +884,10 @@ func ptrDraw(g int, r PTRResult, src *noise.Source) (bool, error) {
 // that its test would pass on them, Φ((g + 1)/σ - z), g the distance to
 // instability (ptrStatistic; the lattice's difference from continuous
 // noise neglected). It is for
-// planning on proxy votes (held out, public, or earlier votes of the same
-// teachers): on the private votes it is a function of them, not for
-// publication.
+// planning on proxy votes that do not depend on the private training data
+// (synthetic, or of teachers trained on public data; not the same
+// teachers' votes on other queries): on votes that do, it is a function
+// of the private data, and so is a proposal chosen from it.
 func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.ConfidentGNMax, opts PTROptions) (PTRResult, float64, error) {
 	r, acct, err := ptrPlan(proxy, teachers, classes, m, opts, "proxy votes")
 	if err != nil {

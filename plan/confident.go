@@ -20,10 +20,10 @@ import (
 // be labelled on. In PATE the queries to be labelled are themselves the
 // teachers' votes on public data: those votes are the release's private
 // votes, although the data is public, because the votes are functions of
-// the teachers' private training data. Proxy votes are the same teachers'
-// votes on other queries: a held-out split of the public data, never
-// labelled for the student, or queries whose labels were already released
-// and paid for. Tuning on the private votes is a mechanism of its own
+// the teachers' private training data, as are the same teachers' votes
+// on any other queries. Proxy votes must not depend on that data:
+// synthetic votes, votes of teachers trained on public data, or votes
+// themselves released under differential privacy. Tuning on the private votes is a mechanism of its own
 // (Papernot and Steinke 2022, Rényi DP of hyperparameter tuning) that a
 // plan does not charge (CheckNotPrivate refuses what it can tell).
 type Proxy struct {
@@ -75,7 +75,7 @@ func (p Proxy) CheckNotPrivate(private votefile.Reader) error {
 	if err := private.Err(); err != nil || n != len(p.Counts) {
 		return err
 	}
-	return &accountant.SettingError{Name: "votes", Value: p.Name, Rule: fmt.Sprintf("the same %d queries as the private votes (the same counts, in any order): proxy votes must be votes on data the student will not be labelled on (a held-out split of the public data, or queries already released), never the queries to be released", n)}
+	return &accountant.SettingError{Name: "votes", Value: p.Name, Rule: fmt.Sprintf("the same %d queries as the private votes (the same counts, in any order): proxy votes must not depend on the private data (synthetic votes, or votes of teachers trained on public data), never the queries to be released", n)}
 }
 
 // rowKey returns a map key of a row of counts.

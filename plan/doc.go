@@ -18,9 +18,9 @@
 // budget answers every planned query; it checks that a parameter 5% more
 // generous does not fit. Confident-GNMax's (T, σ1, σ2) are scored on
 // proxy votes the caller supplies, and Compare scores every mechanism
-// that fits them at one total: the same teachers' votes on data the
-// student will not be labelled on (a held-out split of the public data,
-// or queries already released), never the votes to be released, although
-// in PATE those are votes on public data too: tuning on them is itself a
+// that fits them at one total: votes that do not depend on the teachers'
+// private data (synthetic, or of teachers trained on public data), never
+// the votes to be released nor the same teachers' votes on other queries,
+// which are functions of the private data too: tuning on them is itself a
 // mechanism (Papernot and Steinke 2022) that a plan does not charge.
 package plan

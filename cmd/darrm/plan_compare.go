@@ -83,9 +83,9 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string, error) {
 	switch {
 	case f.Votes == "":
-		return plan.Proxy{}, "", cli.Usagef("confident-gnmax is planned on proxy votes: give --votes FILE (votes on public or already released data) and --votes-are")
+		return plan.Proxy{}, "", cli.Usagef("confident-gnmax is planned on proxy votes: give --votes FILE (votes that do not depend on the private data: synthetic, or of teachers trained on public data) and --votes-are")
 	case f.VotesAre == "private":
-		return plan.Proxy{}, "", cli.Usagef("--votes-are private: refused: choosing parameters on the private votes is itself a release of them, whose cost a plan does not charge (Papernot and Steinke 2022, Rényi DP of hyperparameter tuning); give votes on public data, or votes already released")
+		return plan.Proxy{}, "", cli.Usagef("--votes-are private: refused: choosing parameters on the private votes is itself a release of them, whose cost a plan does not charge (Papernot and Steinke 2022, Rényi DP of hyperparameter tuning); give votes that do not depend on the private data, or votes released under DP")
 	case f.VotesAre != "public" && f.VotesAre != "released":
 		return plan.Proxy{}, "", cli.Usagef("--votes-are %q: must be public or released (private is refused)", f.VotesAre)
 	}
@@ -117,6 +117,6 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 			return plan.Proxy{}, "", cli.AsUsage(flagErr(err, nil))
 		}
 	}
-	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning", f.VotesAre, name)
+	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning, which holds if they do not depend on the private data (the same teachers' votes on other queries do)", f.VotesAre, name)
 	return p, tuning, nil
 }
