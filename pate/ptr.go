@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
@@ -273,6 +274,52 @@ const ptrShareTest = 0.02
 //   - the proposal: the largest Rényi DP at λ that, added to the test's,
 //     converts to the budget's ε at its δ.
 func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
+	key := ptrRuleKey{m: m, classes: classes, queries: queries, budget: opts.Budget, fallback: opts.Fallback}
+	ptrRules.Lock()
+	r, ok := ptrRules.plans[key]
+	ptrRules.Unlock()
+	if ok {
+		return r, nil
+	}
+	r, err := newPTRRule(m, classes, queries, opts)
+	if err != nil {
+		return r, err
+	}
+	ptrRules.Lock()
+	defer ptrRules.Unlock()
+	if ptrRules.plans == nil || len(ptrRules.plans) >= maxPTRRules {
+		ptrRules.plans = map[ptrRuleKey]PTRResult{}
+	}
+	ptrRules.plans[key] = r
+	return r, nil
+}
+
+// ptrRuleKey is what a plan of ptrRule is a function of: the settings.
+type ptrRuleKey struct {
+	m                ensemble.ConfidentGNMax
+	classes, queries int
+	budget           accountant.Guarantee
+	fallback         bool
+}
+
+// ptrRules keeps the plans ptrRule made in this process. A plan is a
+// function of the settings alone and costs up to a second of CPU (most of
+// it ptrSigma's search), and a process asks for the same plan again: a
+// plan on proxy votes reports the N its search ended on, an account of
+// labels recomputes the plan of the release that made them, and a
+// program (or a test) that releases with the same settings again needs
+// it each time.
+var ptrRules struct {
+	sync.Mutex
+	plans map[ptrRuleKey]PTRResult
+}
+
+// maxPTRRules bounds the plans kept: beyond it they are all forgotten
+// (a search of N adds about ten).
+const maxPTRRules = 256
+
+// newPTRRule computes ptrRule's plan.
+func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
 	b := opts.Budget
 	if err := param.Positive("budget eps", b.Eps); err != nil {
 		return PTRResult{}, fmt.Errorf("PATE PTR: %w", err)
