@@ -524,15 +524,19 @@ const (
 // ptrClampTo returns x clamped to [-ptrClamp, ptrClamp].
 func ptrClampTo(x float64) float64 { return math.Max(-ptrClamp, math.Min(ptrClamp, x)) }
 
+// sqrt2 encloses √2 (ptrBitRDP takes the logarithms of Φ millions of
+// times).
+var sqrt2 = outward.Sqrt(outward.Exact(2))
+
 // logPhiUp and logPhiDown return upper and lower bounds on log Φ(x), Φ
 // the standard normal distribution function: Φ(x) = erfc(-x/√2)/2.
 func logPhiUp(x float64) float64 {
-	y := outward.Exact(x).Neg().Div(outward.Sqrt(outward.Exact(2)))
+	y := outward.Exact(x).Neg().Div(sqrt2)
 	return outward.AddUp(logErfcUp(y.Lo), -math.Ln2+outward.ULP)
 }
 
 func logPhiDown(x float64) float64 {
-	y := outward.Exact(x).Neg().Div(outward.Sqrt(outward.Exact(2)))
+	y := outward.Exact(x).Neg().Div(sqrt2)
 	return outward.AddDown(logErfcDown(y.Hi), -math.Ln2-outward.ULP)
 }
 
@@ -590,8 +594,9 @@ func ptrBitRDP(sigma, z, order, width float64) (float64, error) {
 		m := outward.Exact(u).Sub(outward.Exact(c))
 		p := outward.Exact(u).Add(outward.Exact(c))
 		// (u ∓ c)·e^{±τ}: the least and largest over the corners.
-		lo := outward.Interval{Lo: math.Min(m.Mul(eb).Lo, m.Div(eb).Lo), Hi: math.Min(m.Mul(eb).Hi, m.Div(eb).Hi)}
-		hi := outward.Interval{Lo: math.Max(p.Mul(eb).Lo, p.Div(eb).Lo), Hi: math.Max(p.Mul(eb).Hi, p.Div(eb).Hi)}
+		mm, md, pm, pd := m.Mul(eb), m.Div(eb), p.Mul(eb), p.Div(eb)
+		lo := outward.Interval{Lo: math.Min(mm.Lo, md.Lo), Hi: math.Min(mm.Hi, md.Hi)}
+		hi := outward.Interval{Lo: math.Max(pm.Lo, pd.Lo), Hi: math.Max(pm.Hi, pd.Hi)}
 		lo = lo.Sub(outward.Exact(z))
 		hi = hi.Sub(outward.Exact(z))
 		e.loD, _ = clampSlack(lo)
