@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
@@ -273,6 +274,52 @@ const ptrShareTest = 0.02
 //   - the proposal: the largest Rényi DP at λ that, added to the test's,
 //     converts to the budget's ε at its δ.
 func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
+	key := ptrRuleKey{m: m, classes: classes, queries: queries, budget: opts.Budget, fallback: opts.Fallback}
+	ptrRules.Lock()
+	r, ok := ptrRules.plans[key]
+	ptrRules.Unlock()
+	if ok {
+		return r, nil
+	}
+	r, err := newPTRRule(m, classes, queries, opts)
+	if err != nil {
+		return r, err
+	}
+	ptrRules.Lock()
+	defer ptrRules.Unlock()
+	if ptrRules.plans == nil || len(ptrRules.plans) >= maxPTRRules {
+		ptrRules.plans = map[ptrRuleKey]PTRResult{}
+	}
+	ptrRules.plans[key] = r
+	return r, nil
+}
+
+// ptrRuleKey is what a plan of ptrRule is a function of: the settings.
+type ptrRuleKey struct {
+	m                ensemble.ConfidentGNMax
+	classes, queries int
+	budget           accountant.Guarantee
+	fallback         bool
+}
+
+// ptrRules keeps the plans ptrRule made in this process. A plan is a
+// function of the settings alone and costs up to a second of CPU (most of
+// it ptrSigma's search), and a process asks for the same plan again: a
+// plan on proxy votes reports the N its search ended on, an account of
+// labels recomputes the plan of the release that made them, and a
+// program (or a test) that releases with the same settings again needs
+// it each time.
+var ptrRules struct {
+	sync.Mutex
+	plans map[ptrRuleKey]PTRResult
+}
+
+// maxPTRRules bounds the plans kept: beyond it they are all forgotten
+// (a search of N adds about ten).
+const maxPTRRules = 256
+
+// newPTRRule computes ptrRule's plan.
+func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
 	b := opts.Budget
 	if err := param.Positive("budget eps", b.Eps); err != nil {
 		return PTRResult{}, fmt.Errorf("PATE PTR: %w", err)
@@ -477,15 +524,19 @@ const (
 // ptrClampTo returns x clamped to [-ptrClamp, ptrClamp].
 func ptrClampTo(x float64) float64 { return math.Max(-ptrClamp, math.Min(ptrClamp, x)) }
 
+// sqrt2 encloses √2 (ptrBitRDP takes the logarithms of Φ millions of
+// times).
+var sqrt2 = outward.Sqrt(outward.Exact(2))
+
 // logPhiUp and logPhiDown return upper and lower bounds on log Φ(x), Φ
 // the standard normal distribution function: Φ(x) = erfc(-x/√2)/2.
 func logPhiUp(x float64) float64 {
-	y := outward.Exact(x).Neg().Div(outward.Sqrt(outward.Exact(2)))
+	y := outward.Exact(x).Neg().Div(sqrt2)
 	return outward.AddUp(logErfcUp(y.Lo), -math.Ln2+outward.ULP)
 }
 
 func logPhiDown(x float64) float64 {
-	y := outward.Exact(x).Neg().Div(outward.Sqrt(outward.Exact(2)))
+	y := outward.Exact(x).Neg().Div(sqrt2)
 	return outward.AddDown(logErfcDown(y.Hi), -math.Ln2-outward.ULP)
 }
 
@@ -543,8 +594,9 @@ func ptrBitRDP(sigma, z, order, width float64) (float64, error) {
 		m := outward.Exact(u).Sub(outward.Exact(c))
 		p := outward.Exact(u).Add(outward.Exact(c))
 		// (u ∓ c)·e^{±τ}: the least and largest over the corners.
-		lo := outward.Interval{Lo: math.Min(m.Mul(eb).Lo, m.Div(eb).Lo), Hi: math.Min(m.Mul(eb).Hi, m.Div(eb).Hi)}
-		hi := outward.Interval{Lo: math.Max(p.Mul(eb).Lo, p.Div(eb).Lo), Hi: math.Max(p.Mul(eb).Hi, p.Div(eb).Hi)}
+		mm, md, pm, pd := m.Mul(eb), m.Div(eb), p.Mul(eb), p.Div(eb)
+		lo := outward.Interval{Lo: math.Min(mm.Lo, md.Lo), Hi: math.Min(mm.Hi, md.Hi)}
+		hi := outward.Interval{Lo: math.Max(pm.Lo, pd.Lo), Hi: math.Max(pm.Hi, pd.Hi)}
 		lo = lo.Sub(outward.Exact(z))
 		hi = hi.Sub(outward.Exact(z))
 		e.loD, _ = clampSlack(lo)

@@ -323,10 +323,16 @@ func TestPTRDrawPassProbability(t *testing.T) {
 // conversion of the proposal plus the test's cost by Canonne, Kamath and
 // Steinke's Proposition 12, the false-pass bound from erfc, and the
 // published (ε, δ) as their maxima; and the bound tested, for continuous
-// noise, from erfc and gnmaxRDP by plain float arithmetic.
+// noise, from erfc and gnmaxRDP by plain float arithmetic. Under -short
+// it plans within one budget, not three: each plan and its brute force
+// take about a second of CPU, and the pieces are the same code at each.
 func TestPTRTotal(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.ContinuousNoise}
-	for _, b := range []accountant.Guarantee{{Eps: 2, Delta: 1e-5}, {Eps: 4, Delta: 1e-6}, {Eps: 8, Delta: 1e-8}} {
+	budgets := []accountant.Guarantee{{Eps: 2, Delta: 1e-5}, {Eps: 4, Delta: 1e-6}, {Eps: 8, Delta: 1e-8}}
+	if testing.Short() {
+		budgets = budgets[:1]
+	}
+	for _, b := range budgets {
 		r, err := ptrRule(m, 10, 300, PTROptions{Budget: b})
 		if err != nil {
 			t.Fatal(err)

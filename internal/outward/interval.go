@@ -82,14 +82,27 @@ func (a Interval) Mul(b Interval) Interval { return a.corners(b, mulDirected) }
 // each argument on the intervals: its extremes are at their ends, each
 // rounded outward.
 func (a Interval) corners(b Interval, op func(x, y float64, upward bool) float64) Interval {
+	xs, nx := a.ends()
+	ys, ny := b.ends()
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, x := range [2]float64{a.Lo, a.Hi} {
-		for _, y := range [2]float64{b.Lo, b.Hi} {
+	for _, x := range xs[:nx] {
+		for _, y := range ys[:ny] {
 			lo = math.Min(lo, op(x, y, false))
 			hi = math.Max(hi, op(x, y, true))
 		}
 	}
 	return Interval{lo, hi}
+}
+
+// ends returns the first n of a's ends: one when they are the same
+// float64 (an exact interval; -0 and +0 are two), whose corners would
+// repeat. Most operands of the bounds built from these are exact, and
+// corners is where they spend their time.
+func (a Interval) ends() (e [2]float64, n int) {
+	if math.Float64bits(a.Lo) == math.Float64bits(a.Hi) {
+		return [2]float64{a.Lo}, 1
+	}
+	return [2]float64{a.Lo, a.Hi}, 2
 }
 
 // DivDirected returns a/b rounded down or up, b != 0.
