@@ -119,6 +119,14 @@ func vecRange(x, y []float64) (maxX, minY float64) {
 // the family of shift s; maxX and minY are the largest x and the smallest
 // y.
 func (fb *familyBound) family(x, y []float64, s int, maxX, minY float64) float64 {
+	if fb.order == 3 && fb.remainder && s >= 3 && len(x)-1-s >= 3 {
+		return fb.family3(x, y, s, maxX, minY)
+	}
+	return fb.familyN(x, y, s, maxX, minY)
+}
+
+// familyN is family for any order.
+func (fb *familyBound) familyN(x, y []float64, s int, maxX, minY float64) float64 {
 	t := len(x) - 1
 	r := fb.order + 1
 	e := fb.e
@@ -151,6 +159,48 @@ func (fb *familyBound) family(x, y []float64, s int, maxX, minY float64) float64
 	// Rounding: every difference within mErr; the coefficients (at most
 	// 3·order roundings each), their products and the sum of at most
 	// (order+1)^2 terms within 64u relative for order <= 4.
+	f := cost(xs, ys, e) + sum*(1+64*unitRoundoff) + csum*fb.mErr
+	return f + fb.margin + 4*unitRoundoff*math.Abs(f)
+}
+
+// family3 is family for order 3 with the remainder, of a family with at
+// least 3 teachers in each group: every term is there, so the loops and
+// their bounds go, and each difference is computed once (C[s±1] enters
+// two terms, C[s] one whose difference is 0). It adds the same terms in
+// the same order as family, so the bound is the same bit for bit; the
+// search computes it for each of the K² families of every round, and it
+// was most of the search's time (docs/solve.md, "Approximate DP at
+// K = 2001").
+func (fb *familyBound) family3(x, y []float64, s int, maxX, minY float64) float64 {
+	t := len(x) - 1
+	e := fb.e
+	ca, cb := fb.coef[(t-s)*4:(t-s)*4+4], fb.coef[s*4:s*4+4]
+	xw, yw := x[s-3:s+4], y[s-3:s+4]
+	xs, ys := xw[3], yw[3]
+	// d(j) = max(C_p[j] - C_p[s], E·(C_q[s] - C_q[j]), 0) for j = s-3..s+3.
+	// (Comparisons, not max, which spends branches on NaN and signed
+	// zeros that these differences never are.)
+	d := func(i int) float64 {
+		d := xw[i] - xs
+		if dq := e * (ys - yw[i]); dq > d {
+			d = dq
+		}
+		if d < 0 {
+			return 0
+		}
+		return d
+	}
+	dm3, dm2, dm1, dp1, dp2, dp3 := d(0), d(1), d(2), d(4), d(5), d(6)
+	// The terms (u, v) in family's order: (0,1), (0,2), (0,3), (1,0),
+	// (1,1), (1,2), (2,0), (2,1), (3,0), at j = s+u-v; (1,1) has d = 0.
+	c01, c02, c03 := ca[0]*cb[1], ca[0]*cb[2], ca[0]*cb[3]
+	c10, c11, c12 := ca[1]*cb[0], ca[1]*cb[1], ca[1]*cb[2]
+	c20, c21, c30 := ca[2]*cb[0], ca[2]*cb[1], ca[3]*cb[0]
+	sum := c01*dm1 + c02*dm2 + c03*dm3 + c10*dp1 + c12*dm1 + c20*dp2 + c21*dp1 + c30*dp3
+	csum := c01 + c02 + c03 + c10 + c11 + c12 + c20 + c21 + c30
+	c := fb.tail[t]
+	csum += c
+	sum += c * math.Max(maxX-xs, e*(ys-minY))
 	f := cost(xs, ys, e) + sum*(1+64*unitRoundoff) + csum*fb.mErr
 	return f + fb.margin + 4*unitRoundoff*math.Abs(f)
 }
@@ -229,7 +279,9 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 						// family, and so, but for the error of its
 						// expansion, the second-order estimate.
 						b := fb.family(x, y, s, maxX, minY)
-						myBound = max(myBound, b)
+						if b > myBound {
+							myBound = b
+						}
 						if n <= 0 || len(h) == n && b < h[0].rank {
 							continue
 						}

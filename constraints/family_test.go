@@ -358,3 +358,28 @@ func optLike(k int) []float64 {
 	}
 	return g
 }
+
+// TestFamily3SameBits checks that the bound of family3, the search's
+// unrolled case, is bit for bit familyN's: the solver's path depends on
+// it.
+func TestFamily3SameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, k := range []int{7, 101, 1001} {
+		for _, d := range []float64{1e-5, 1e-3, 0.3} {
+			p := New(k, 2, 0.1, d)
+			fb := newFamilyBound(p, familyOrder, true)
+			for range 5 {
+				x, y := make([]float64, k+1), make([]float64, k+1)
+				for i := range x {
+					x[i], y[i] = 2*rng.Float64()-1, 2*rng.Float64()-1
+				}
+				maxX, minY := vecRange(x, y)
+				for s := 3; s <= k-3; s++ {
+					if got, want := fb.family3(x, y, s, maxX, minY), fb.familyN(x, y, s, maxX, minY); math.Float64bits(got) != math.Float64bits(want) {
+						t.Fatalf("K=%d Delta=%g s=%d: family3 %v, familyN %v", k, d, s, got, want)
+					}
+				}
+			}
+		}
+	}
+}
