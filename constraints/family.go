@@ -41,9 +41,13 @@ type familyBound struct {
 	// coef[a*(order+1)+u] = C(a, u)·Delta^u for a = 0..K, and tail[t] =
 	// C(t, order+1)·Delta^(order+1).
 	coef, tail []float64
-	e          float64 // e^{m·eps}
-	margin     float64 // roundingMargin's constant part
-	mErr       float64 // bound on the rounding error of one difference
+	// excess[a] = the sum over u = 1..order of coef[a*(order+1)+u]: the
+	// weights of the terms with u + v flips sum to at most
+	// (1+excess[a])(1+excess[b]) - 1 (see flipCeil).
+	excess []float64
+	e      float64 // e^{m·eps}
+	margin float64 // roundingMargin's constant part
+	mErr   float64 // bound on the rounding error of one difference
 }
 
 // familyOrder is the number of flips familyBound bounds term by term: the
@@ -55,10 +59,14 @@ func newFamilyBound(p Problem, order int, remainder bool) *familyBound {
 	r := order + 1
 	fb.coef = make([]float64, (p.K+1)*r)
 	fb.tail = make([]float64, p.K+1)
+	fb.excess = make([]float64, p.K+1)
 	for a := 0; a <= p.K; a++ {
 		c := 1.0 // C(a, u)·Delta^u
 		for u := 0; u <= order; u++ {
 			fb.coef[a*r+u] = c
+			if u > 0 {
+				fb.excess[a] += c
+			}
 			c *= float64(a-u) / float64(u+1) * p.Delta
 			if c < 0 {
 				c = 0
@@ -115,6 +123,26 @@ func vecRange(x, y []float64) (maxX, minY float64) {
 	return maxX, minY
 }
 
+// ranges returns the least and the largest entries of x and of y.
+func ranges(x, y []float64) (minX, maxX, minY, maxY float64) {
+	minX, maxX, minY, maxY = x[0], x[0], y[0], y[0]
+	y = y[:len(x)]
+	for s, v := range x {
+		if v < minX {
+			minX = v
+		}
+		if v > maxX {
+			maxX = v
+		}
+		if w := y[s]; w < minY {
+			minY = w
+		} else if w > maxY {
+			maxY = w
+		}
+	}
+	return minX, maxX, minY, maxY
+}
+
 // family returns the bound on the cost, as computed, of every multiset of
 // the family of shift s; maxX and minY are the largest x and the smallest
 // y.
@@ -123,6 +151,35 @@ func (fb *familyBound) family(x, y []float64, s int, maxX, minY float64) float64
 		return fb.family3(x, y, s, maxX, minY)
 	}
 	return fb.familyN(x, y, s, maxX, minY)
+}
+
+// flipCeil returns a number above the flip terms of family (all but the
+// cost without flips) for every family of a pair whose vectors have t+1
+// entries and the ranges given: each difference family weighs is at most
+// max(maxX - minX, E·(maxY - minY)), as computed (rounding is monotone),
+// and its weights sum to at most (1+excess[t-s])(1+excess[s]) - 1 +
+// tail[t] <= 2·excess[t] + excess[t]² + tail[t] (excess grows with its
+// index), summed without cancellation; the slack of 2^-30 relative covers
+// the roundings of both sums.
+func (fb *familyBound) flipCeil(t int, minX, maxX, minY, maxY float64) float64 {
+	r := math.Max(maxX-minX, fb.e*(maxY-minY))
+	ex := fb.excess[t]
+	csum := (2*ex + ex*ex + fb.tail[t]) * (1 + 0x1p-30)
+	return csum*r*(1+0x1p-30)*(1+64*unitRoundoff) + csum*fb.mErr
+}
+
+// ceil returns a number above family's bound of a family whose cost
+// without flips is f0, with flips a flipCeil of its pair: a few operations
+// where the bound takes tens. Beyond family's own margins, 2^-40 covers
+// the rounding of the sum of f0 and flips, which family sums in other
+// parts, and of the last line for negative costs, where it is not
+// monotone: a few units in the last place of numbers below 3 in
+// magnitude. The search skips a family whose ceil cannot matter
+// (docs/solve.md, "Approximate DP at K = 2001").
+func (fb *familyBound) ceil(f0, flips float64) float64 {
+	f := f0 + flips
+	f += fb.margin + 4*unitRoundoff*math.Abs(f)
+	return f + 0x1p-40*(1+math.Abs(f))
 }
 
 // familyN is family for any order.
@@ -273,8 +330,23 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 						x, y = step(x, lo), step(y, hi)
 					}
 					t := p.K - n6 - n7
-					maxX, minY := vecRange(x, y)
+					minX, maxX, minY, maxY := ranges(x, y)
+					ceilFlips := fb.flipCeil(t, minX, maxX, minY, maxY)
 					for s := 0; s <= t; s++ {
+						// A family whose ceil is below the largest bound
+						// so far and below the list's last rank (or with
+						// no list) changes neither: most families do not
+						// reach either, and the bound costs several times
+						// the ceil.
+						if n <= 0 || len(h) == n {
+							thr := myBound
+							if n > 0 && h[0].rank < thr {
+								thr = h[0].rank
+							}
+							if fb.ceil(cost(x[s], y[s], e), ceilFlips) < thr {
+								continue
+							}
+						}
 						// The family bound exceeds every cost of the
 						// family, and so, but for the error of its
 						// expansion, the second-order estimate.

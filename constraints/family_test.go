@@ -383,3 +383,41 @@ func TestFamily3SameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestFamilyCeilAbove checks that ceil, by which the search skips
+// families, is above the bound of every family, for random vectors, flat
+// ones (where the range is 0) and ones far below zero, at every order the
+// tests use.
+func TestFamilyCeilAbove(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, k := range []int{1, 2, 3, 7, 101, 1001} {
+		for _, d := range []float64{1e-5, 1e-3, 0.3, 0.5} {
+			p := New(k, 2, 0.1, d)
+			for _, order := range []int{1, 2, 3} {
+				for _, rem := range []bool{false, true} {
+					fb := newFamilyBound(p, order, rem)
+					for trial := range 6 {
+						x, y := make([]float64, k+1), make([]float64, k+1)
+						for i := range x {
+							switch trial {
+							case 0: // flat: every difference is 0
+								x[i], y[i] = 0.25, -0.5
+							case 1: // costs far below 0
+								x[i], y[i] = -1+1e-9*rng.Float64(), 1-1e-9*rng.Float64()
+							default:
+								x[i], y[i] = 2*rng.Float64()-1, 2*rng.Float64()-1
+							}
+						}
+						minX, maxX, minY, maxY := ranges(x, y)
+						flips := fb.flipCeil(k, minX, maxX, minY, maxY)
+						for s := range x {
+							if c, b := fb.ceil(cost(x[s], y[s], fb.e), flips), fb.family(x, y, s, maxX, minY); !(c > b) {
+								t.Fatalf("K=%d Delta=%g order %d remainder %v s=%d: ceil %v, bound %v", k, d, order, rem, s, c, b)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
