@@ -421,3 +421,19 @@ func TestFamilyCeilAbove(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCandidates times the search of the cutting-plane loop with
+// Delta > 0 at K = 1001, on one worker, with the 500 candidates of a
+// solve at m = 2 (docs/solve.md, "Less CPU a round").
+func BenchmarkCandidates(b *testing.B) {
+	p := New(1001, 2, 0.1, 1e-5)
+	g := make([]float64, p.K+1)
+	for l := range g {
+		g[l] = 0.999 * math.Tanh(math.Abs(float64(2*l-p.K))/math.Sqrt(float64(p.K))/3)
+	}
+	for b.Loop() {
+		if _, _, err := p.Candidates(context.Background(), g, 500, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
