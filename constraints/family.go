@@ -175,7 +175,7 @@ func (fb *familyBound) flipCeil(t int, minX, maxX, minY, maxY float64) float64 {
 // parts, and of the last line for negative costs, where it is not
 // monotone: a few units in the last place of numbers below 3 in
 // magnitude. The search skips a family whose ceil cannot matter
-// (docs/solve.md, "Approximate DP at K = 2001").
+// (docs/solve.md, "Less CPU a round").
 func (fb *familyBound) ceil(f0, flips float64) float64 {
 	f := f0 + flips
 	f += fb.margin + 4*unitRoundoff*math.Abs(f)
@@ -226,8 +226,7 @@ func (fb *familyBound) familyN(x, y []float64, s int, maxX, minY float64) float6
 // two terms, C[s] one whose difference is 0). It adds the same terms in
 // the same order as family, so the bound is the same bit for bit; the
 // search computes it for each of the K² families of every round, and it
-// was most of the search's time (docs/solve.md, "Approximate DP at
-// K = 2001").
+// was most of the search's time (docs/solve.md, "Less CPU a round").
 func (fb *familyBound) family3(x, y []float64, s int, maxX, minY float64) float64 {
 	t := len(x) - 1
 	e := fb.e
