@@ -111,18 +111,9 @@ const (
 	slackTol = 1e-6
 )
 
-// dropAtCols is how many rows per column of the LP (per free value of
-// gamma) the LP holds before its idle rows are dropped. With Delta > 0 a
-// round adds up to a quarter of the columns in rows, most of which never
-// bind, and a dual simplex iteration costs in proportion to the rows: at
-// K = 1001, m = 2, Delta = 1e-5, 2 took 38 s of CPU and 341 LP solves
-// where 4 took 44 s and 324, side by side (pure DP at K = 501, m = 2:
-// 3.2 s against 4.0 s).
-const dropAtCols = 2
-
 func newCutter(k int, solver *lp.Solver, budget, tol float64) *cutter {
 	n := (k + 1) / 2
-	return &cutter{k: k, solver: solver, budget: budget, tol: tol, settle: true, added: make(map[string]bool), dropped: make(map[string]int), dropAt: dropAtCols * n, in: make([]float64, n)}
+	return &cutter{k: k, solver: solver, budget: budget, tol: tol, settle: true, added: make(map[string]bool), dropped: make(map[string]int), dropAt: 4 * n, in: make([]float64, n)}
 }
 
 // run maximises obj over the LP of c.solver and the privacy rows, from the
