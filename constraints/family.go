@@ -41,9 +41,13 @@ type familyBound struct {
 	// coef[a*(order+1)+u] = C(a, u)·Delta^u for a = 0..K, and tail[t] =
 	// C(t, order+1)·Delta^(order+1).
 	coef, tail []float64
-	e          float64 // e^{m·eps}
-	margin     float64 // roundingMargin's constant part
-	mErr       float64 // bound on the rounding error of one difference
+	// excess[a] = the sum over u = 1..order of coef[a*(order+1)+u]: the
+	// weights of the terms with u + v flips sum to at most
+	// (1+excess[a])(1+excess[b]) - 1 (see flipCeil).
+	excess []float64
+	e      float64 // e^{m·eps}
+	margin float64 // roundingMargin's constant part
+	mErr   float64 // bound on the rounding error of one difference
 }
 
 // familyOrder is the number of flips familyBound bounds term by term: the
@@ -55,10 +59,14 @@ func newFamilyBound(p Problem, order int, remainder bool) *familyBound {
 	r := order + 1
 	fb.coef = make([]float64, (p.K+1)*r)
 	fb.tail = make([]float64, p.K+1)
+	fb.excess = make([]float64, p.K+1)
 	for a := 0; a <= p.K; a++ {
 		c := 1.0 // C(a, u)·Delta^u
 		for u := 0; u <= order; u++ {
 			fb.coef[a*r+u] = c
+			if u > 0 {
+				fb.excess[a] += c
+			}
 			c *= float64(a-u) / float64(u+1) * p.Delta
 			if c < 0 {
 				c = 0
@@ -115,10 +123,67 @@ func vecRange(x, y []float64) (maxX, minY float64) {
 	return maxX, minY
 }
 
+// ranges returns the least and the largest entries of x and of y.
+func ranges(x, y []float64) (minX, maxX, minY, maxY float64) {
+	minX, maxX, minY, maxY = x[0], x[0], y[0], y[0]
+	y = y[:len(x)]
+	for s, v := range x {
+		if v < minX {
+			minX = v
+		}
+		if v > maxX {
+			maxX = v
+		}
+		if w := y[s]; w < minY {
+			minY = w
+		} else if w > maxY {
+			maxY = w
+		}
+	}
+	return minX, maxX, minY, maxY
+}
+
 // family returns the bound on the cost, as computed, of every multiset of
 // the family of shift s; maxX and minY are the largest x and the smallest
 // y.
 func (fb *familyBound) family(x, y []float64, s int, maxX, minY float64) float64 {
+	if fb.order == 3 && fb.remainder && s >= 3 && len(x)-1-s >= 3 {
+		return fb.family3(x, y, s, maxX, minY)
+	}
+	return fb.familyN(x, y, s, maxX, minY)
+}
+
+// flipCeil returns a number above the flip terms of family (all but the
+// cost without flips) for every family of a pair whose vectors have t+1
+// entries and the ranges given: each difference family weighs is at most
+// max(maxX - minX, E·(maxY - minY)), as computed (rounding is monotone),
+// and its weights sum to at most (1+excess[t-s])(1+excess[s]) - 1 +
+// tail[t] <= 2·excess[t] + excess[t]² + tail[t] (excess grows with its
+// index), summed without cancellation; the slack of 2^-30 relative covers
+// the roundings of both sums.
+func (fb *familyBound) flipCeil(t int, minX, maxX, minY, maxY float64) float64 {
+	r := math.Max(maxX-minX, fb.e*(maxY-minY))
+	ex := fb.excess[t]
+	csum := (2*ex + ex*ex + fb.tail[t]) * (1 + 0x1p-30)
+	return csum*r*(1+0x1p-30)*(1+64*unitRoundoff) + csum*fb.mErr
+}
+
+// ceil returns a number above family's bound of a family whose cost
+// without flips is f0, with flips a flipCeil of its pair: a few operations
+// where the bound takes tens. Beyond family's own margins, 2^-40 covers
+// the rounding of the sum of f0 and flips, which family sums in other
+// parts, and of the last line for negative costs, where it is not
+// monotone: a few units in the last place of numbers below 3 in
+// magnitude. The search skips a family whose ceil cannot matter
+// (docs/solve.md, "Less CPU a round").
+func (fb *familyBound) ceil(f0, flips float64) float64 {
+	f := f0 + flips
+	f += fb.margin + 4*unitRoundoff*math.Abs(f)
+	return f + 0x1p-40*(1+math.Abs(f))
+}
+
+// familyN is family for any order.
+func (fb *familyBound) familyN(x, y []float64, s int, maxX, minY float64) float64 {
 	t := len(x) - 1
 	r := fb.order + 1
 	e := fb.e
@@ -151,6 +216,47 @@ func (fb *familyBound) family(x, y []float64, s int, maxX, minY float64) float64
 	// Rounding: every difference within mErr; the coefficients (at most
 	// 3·order roundings each), their products and the sum of at most
 	// (order+1)^2 terms within 64u relative for order <= 4.
+	f := cost(xs, ys, e) + sum*(1+64*unitRoundoff) + csum*fb.mErr
+	return f + fb.margin + 4*unitRoundoff*math.Abs(f)
+}
+
+// family3 is family for order 3 with the remainder, of a family with at
+// least 3 teachers in each group: every term is there, so the loops and
+// their bounds go, and each difference is computed once (C[s±1] enters
+// two terms, C[s] one whose difference is 0). It adds the same terms in
+// the same order as family, so the bound is the same bit for bit; the
+// search computes it for each of the K² families of every round, and it
+// was most of the search's time (docs/solve.md, "Less CPU a round").
+func (fb *familyBound) family3(x, y []float64, s int, maxX, minY float64) float64 {
+	t := len(x) - 1
+	e := fb.e
+	ca, cb := fb.coef[(t-s)*4:(t-s)*4+4], fb.coef[s*4:s*4+4]
+	xw, yw := x[s-3:s+4], y[s-3:s+4]
+	xs, ys := xw[3], yw[3]
+	// d(j) = max(C_p[j] - C_p[s], E·(C_q[s] - C_q[j]), 0) for j = s-3..s+3.
+	// (Comparisons, not max, which spends branches on NaN and signed
+	// zeros that these differences never are.)
+	d := func(i int) float64 {
+		d := xw[i] - xs
+		if dq := e * (ys - yw[i]); dq > d {
+			d = dq
+		}
+		if d < 0 {
+			return 0
+		}
+		return d
+	}
+	dm3, dm2, dm1, dp1, dp2, dp3 := d(0), d(1), d(2), d(4), d(5), d(6)
+	// The terms (u, v) in family's order: (0,1), (0,2), (0,3), (1,0),
+	// (1,1), (1,2), (2,0), (2,1), (3,0), at j = s+u-v; (1,1) has d = 0.
+	c01, c02, c03 := ca[0]*cb[1], ca[0]*cb[2], ca[0]*cb[3]
+	c10, c11, c12 := ca[1]*cb[0], ca[1]*cb[1], ca[1]*cb[2]
+	c20, c21, c30 := ca[2]*cb[0], ca[2]*cb[1], ca[3]*cb[0]
+	sum := c01*dm1 + c02*dm2 + c03*dm3 + c10*dp1 + c12*dm1 + c20*dp2 + c21*dp1 + c30*dp3
+	csum := c01 + c02 + c03 + c10 + c11 + c12 + c20 + c21 + c30
+	c := fb.tail[t]
+	csum += c
+	sum += c * math.Max(maxX-xs, e*(ys-minY))
 	f := cost(xs, ys, e) + sum*(1+64*unitRoundoff) + csum*fb.mErr
 	return f + fb.margin + 4*unitRoundoff*math.Abs(f)
 }
@@ -223,13 +329,30 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 						x, y = step(x, lo), step(y, hi)
 					}
 					t := p.K - n6 - n7
-					maxX, minY := vecRange(x, y)
+					minX, maxX, minY, maxY := ranges(x, y)
+					ceilFlips := fb.flipCeil(t, minX, maxX, minY, maxY)
 					for s := 0; s <= t; s++ {
+						// A family whose ceil is below the largest bound
+						// so far and below the list's last rank (or with
+						// no list) changes neither: most families do not
+						// reach either, and the bound costs several times
+						// the ceil.
+						if n <= 0 || len(h) == n {
+							thr := myBound
+							if n > 0 && h[0].rank < thr {
+								thr = h[0].rank
+							}
+							if fb.ceil(cost(x[s], y[s], e), ceilFlips) < thr {
+								continue
+							}
+						}
 						// The family bound exceeds every cost of the
 						// family, and so, but for the error of its
 						// expansion, the second-order estimate.
 						b := fb.family(x, y, s, maxX, minY)
-						myBound = max(myBound, b)
+						if b > myBound {
+							myBound = b
+						}
 						if n <= 0 || len(h) == n && b < h[0].rank {
 							continue
 						}

@@ -358,3 +358,82 @@ func optLike(k int) []float64 {
 	}
 	return g
 }
+
+// TestFamily3SameBits checks that the bound of family3, the search's
+// unrolled case, is bit for bit familyN's: the solver's path depends on
+// it.
+func TestFamily3SameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, k := range []int{7, 101, 1001} {
+		for _, d := range []float64{1e-5, 1e-3, 0.3} {
+			p := New(k, 2, 0.1, d)
+			fb := newFamilyBound(p, familyOrder, true)
+			for range 5 {
+				x, y := make([]float64, k+1), make([]float64, k+1)
+				for i := range x {
+					x[i], y[i] = 2*rng.Float64()-1, 2*rng.Float64()-1
+				}
+				maxX, minY := vecRange(x, y)
+				for s := 3; s <= k-3; s++ {
+					if got, want := fb.family3(x, y, s, maxX, minY), fb.familyN(x, y, s, maxX, minY); math.Float64bits(got) != math.Float64bits(want) {
+						t.Fatalf("K=%d Delta=%g s=%d: family3 %v, familyN %v", k, d, s, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFamilyCeilAbove checks that ceil, by which the search skips
+// families, is above the bound of every family, for random vectors, flat
+// ones (where the range is 0) and ones far below zero, at every order the
+// tests use.
+func TestFamilyCeilAbove(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, k := range []int{1, 2, 3, 7, 101, 1001} {
+		for _, d := range []float64{1e-5, 1e-3, 0.3, 0.5} {
+			p := New(k, 2, 0.1, d)
+			for _, order := range []int{1, 2, 3} {
+				for _, rem := range []bool{false, true} {
+					fb := newFamilyBound(p, order, rem)
+					for trial := range 6 {
+						x, y := make([]float64, k+1), make([]float64, k+1)
+						for i := range x {
+							switch trial {
+							case 0: // flat: every difference is 0
+								x[i], y[i] = 0.25, -0.5
+							case 1: // costs far below 0
+								x[i], y[i] = -1+1e-9*rng.Float64(), 1-1e-9*rng.Float64()
+							default:
+								x[i], y[i] = 2*rng.Float64()-1, 2*rng.Float64()-1
+							}
+						}
+						minX, maxX, minY, maxY := ranges(x, y)
+						flips := fb.flipCeil(k, minX, maxX, minY, maxY)
+						for s := range x {
+							if c, b := fb.ceil(cost(x[s], y[s], fb.e), flips), fb.family(x, y, s, maxX, minY); !(c > b) {
+								t.Fatalf("K=%d Delta=%g order %d remainder %v s=%d: ceil %v, bound %v", k, d, order, rem, s, c, b)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkCandidates times the search of the cutting-plane loop with
+// Delta > 0 at K = 1001, on one worker, with the 500 candidates of a
+// solve at m = 2 (docs/solve.md, "Less CPU a round").
+func BenchmarkCandidates(b *testing.B) {
+	p := New(1001, 2, 0.1, 1e-5)
+	g := make([]float64, p.K+1)
+	for l := range g {
+		g[l] = 0.999 * math.Tanh(math.Abs(float64(2*l-p.K))/math.Sqrt(float64(p.K))/3)
+	}
+	for b.Loop() {
+		if _, _, err := p.Candidates(context.Background(), g, 500, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
