@@ -412,7 +412,7 @@ func (l *Ledger) allowance(step accountant.Spend, limit int) (int, error) {
 // (0 otherwise: such labels are refused).
 func (l *Ledger) useAllowance(step accountant.Spend, limit int) (int, error) {
 	spent := l.chain.spent.Steps
-	i, end := useRun(l.header.Use, spent)
+	i, end := l.header.UseTurn(spent)
 	if _, err := l.matchUse(l.header.Use[i].Mechanism, step, spent); err != nil {
 		return 0, nil
 	}

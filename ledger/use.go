@@ -18,15 +18,34 @@ import (
 // release, so step i's dominating pair is known in advance and the ledger
 // composes its steps exactly, as one run does (docs/accountant.md, "A
 // declared use and a schedule").
+//
+// A run of releases each accounted as a whole (Accounting "ptr", by
+// generalized PTR) counts releases, not labels: each is one step, the
+// total it publishes (Step), which the mechanism's Settings (the JSON
+// object a label file's header states, votefile.LabelMeta.Settings), the
+// proposal of its first Queries queries and the per-release Budget fix
+// before the first release.
 type UseRun struct {
-	Mechanism provenance.MechanismName `json:"mechanism"`
-	Step      accountant.Spend         `json:"step"`
-	Profile   []accountant.Guarantee   `json:"profile,omitempty"`
-	Labels    int                      `json:"labels"`
+	Mechanism  provenance.MechanismName `json:"mechanism"`
+	Step       accountant.Spend         `json:"step"`
+	Profile    []accountant.Guarantee   `json:"profile,omitempty"`
+	Labels     int                      `json:"labels"`
+	Accounting string                   `json:"accounting,omitempty"`
+	Queries    int                      `json:"queries,omitempty"`
+	Budget     *accountant.Guarantee    `json:"budget,omitempty"`
+	Settings   json.RawMessage          `json:"settings,omitempty"`
 }
 
-// String names the run: its mechanism and its per-label guarantee.
+// usePTR is the Accounting of a run of releases by generalized PTR, as
+// a label file's header states it (votefile.LabelMeta.Accounting).
+const usePTR = "ptr"
+
+// String names the run: its mechanism and its per-label guarantee, or,
+// for PTR releases, their proposal, budget and total.
 func (r UseRun) String() string {
+	if r.Accounting == usePTR {
+		return fmt.Sprintf("%s PTR releases of the first %d queries within %v, each charged its total %v", r.Mechanism, r.Queries, *r.Budget, r.Step.Guarantee)
+	}
 	return fmt.Sprintf("%s labels of %v", r.Mechanism, r.Step.Guarantee)
 }
 
@@ -81,6 +100,14 @@ func checkUse(runs []UseRun, fixed bool) error {
 		}
 		if err := r.Step.Check(); err != nil {
 			return fmt.Errorf("ledger: the use declared, run %d: %w", i+1, err)
+		}
+		switch {
+		case r.Accounting == usePTR && (r.Queries < 1 || r.Budget == nil):
+			return paramError("use", fmt.Sprint(i+1), "a run of PTR releases states its proposal (queries >= 1) and its budget")
+		case r.Accounting == usePTR && r.Step.Kind != accountant.ApproxSpend && r.Step.Kind != accountant.PureSpend:
+			return paramError("use", fmt.Sprint(i+1), "a PTR release is charged its total, an (eps, delta) step")
+		case r.Accounting != "" && r.Accounting != usePTR:
+			return paramError("use", fmt.Sprint(i+1), fmt.Sprintf("accounting %q: a run's accounting is per label, or %q", r.Accounting, usePTR))
 		}
 		if r.Labels < 0 || r.Labels == 0 && (fixed || i < len(runs)-1) {
 			return paramError("queries", fmt.Sprint(r.Labels), fmt.Sprintf("run %d of the use declared: must be >= 1", i+1))
@@ -158,10 +185,12 @@ func useLabels(runs []UseRun, counts []int, from, n int) []int {
 	return counts
 }
 
-// useRun returns the index of the run of the use that the next label
-// after spent labels belongs to, and the count of labels up to that run's
-// end; a use whose labels are all spent gives its last run.
-func useRun(runs []UseRun, spent int) (int, int) {
+// UseTurn returns the index of the run of h's declared use that the next
+// step after spent steps belongs to (the run whose turn it is), and the
+// count of steps up to that run's end; a use whose steps are all spent
+// gives its last run.
+func (h Header) UseTurn(spent int) (int, int) {
+	runs := h.Use
 	end := 0
 	for i, r := range runs {
 		end += r.Labels
@@ -203,7 +232,7 @@ func (e *useError) BadInput() bool { return true }
 // by their encodings, as the header records them, so that a description
 // equal in every value matches.
 func (l *Ledger) matchUse(mechanism provenance.MechanismName, step accountant.Spend, spent int) (int, error) {
-	i, end := useRun(l.header.Use, spent)
+	i, end := l.header.UseTurn(spent)
 	r := l.header.Use[i]
 	want, err := json.Marshal(r.Step)
 	if err != nil {

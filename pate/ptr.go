@@ -386,6 +386,15 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 	return r, err
 }
 
+// PlanPTR returns the plan of a PTR release of the first opts.Queries
+// queries (>= 1) by m over classes classes, every field of PTRResult but
+// Pass: a function of the settings alone, so that the total a release
+// publishes, and a ledger charges it, is known before any vote is read
+// (a ledger's declared use of PTR releases counts them by it).
+func PlanPTR(m ensemble.ConfidentGNMax, classes int, opts PTROptions) (PTRResult, error) {
+	return ptrRule(m, classes, opts.Queries, opts)
+}
+
 // ptrFallback sets r.Fallback, the most queries q <= r.Queries whose
 // data-independent release, ρ_fb(λ') = λ'·ρ·q Rényi DP at every order λ'
 // (m.RunSlope), may follow a failed test within r's total (docs/pate.md):

@@ -149,7 +149,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if f.Ledger != "" {
 		opts := ledgerOptions(cmd)
 		opts.Analyst = f.Analyst
-		led = &runLedger{open: func() (*ledger.Ledger, error) { return ledger.Open(cmd.Context(), f.Ledger, opts) }, whole: f.Accounting == accountingPTR, name: ledger.Redact(f.Ledger)}
+		led = &runLedger{open: func() (*ledger.Ledger, error) { return ledger.Open(cmd.Context(), f.Ledger, opts) }, name: ledger.Redact(f.Ledger)}
 		defer led.close()
 		spec.Ledger = led
 	}
@@ -210,11 +210,13 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 type runLedger struct {
 	*ledger.Ledger
 	open func() (*ledger.Ledger, error)
-	// whole says that the release is accounted as a whole (--accounting
-	// ptr), which a ledger whose use is declared refuses (wholeRefused);
-	// name is the ledger as given, without a password.
-	whole bool
-	name  string
+	// ptr is a release accounted as a whole by generalized PTR
+	// (--accounting ptr), described as the run of a declared use it must
+	// be (its step still to be set), which a ledger whose use is declared
+	// matches (ptrUseRefused); nil for a release per query. name is the
+	// ledger as given, without a password.
+	ptr  *ledger.UseRun
+	name string
 	// begun says that the run has begun on the ledger.
 	begun bool
 }
@@ -226,8 +228,10 @@ func (r *runLedger) Begin(mechanism provenance.MechanismName, b provenance.Bindi
 		return 0, err
 	}
 	r.Ledger = l
-	if r.whole {
-		if err := wholeRefused(l.Header(), r.name, step); err != nil {
+	if r.ptr != nil {
+		release := *r.ptr
+		release.Mechanism, release.Step = mechanism, step
+		if err := ptrUseRefused(l, r.name, release); err != nil {
 			return 0, err
 		}
 	}

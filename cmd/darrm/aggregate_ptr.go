@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +18,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/votefile"
 )
@@ -48,7 +55,7 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanismInfo,
 		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, accountingDataIndependent, accountingPTR)
 	}
 	switch {
-	case info.Input != votefile.ManyClasses || (info.Name != ensemble.ConfidentGNMax{}.Name() && info.Name != ensemble.GNMax{}.Name()):
+	case !ptrTests(info):
 		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s or %s on class counts",
 			info.Name, ensemble.ConfidentGNMax{}.Name(), ensemble.GNMax{}.Name())
 	case budget == nil:
@@ -59,6 +66,30 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanismInfo,
 		return cli.Usagef("--accounting ptr reads the votes twice, for the test and then for the labels: give VOTES as a file, not standard input")
 	}
 	return nil
+}
+
+// ptrTests reports whether generalized PTR tests the labels of mechanism
+// info: PATE's data-dependent cost, of confident-gnmax or gnmax on class
+// counts.
+func ptrTests(info mechanismInfo) bool {
+	return info.Input == votefile.ManyClasses && (info.Name == ensemble.ConfidentGNMax{}.Name() || info.Name == ensemble.GNMax{}.Name())
+}
+
+// ptrMechanism returns the mechanism of the GNMax family whose labels of
+// classes classes mech releases, as pate.ReleasePTR tests and plans it
+// (its noise the discrete Gaussian unless set), and its settings as a
+// label file's header states them, which a declared use of PTR releases
+// records and matches.
+func ptrMechanism(mech ensemble.Mechanism, classes int) (ensemble.ConfidentGNMax, json.RawMessage, error) {
+	m, ok := ensemble.GNMaxFamily(mech, classes)
+	if !ok {
+		return m, nil, fmt.Errorf("generalized PTR: %s on %d classes is not of the GNMax family", mech.Name(), classes)
+	}
+	if m.Noise == noisymax.UnsetNoise {
+		m.Noise = noisymax.DiscreteNoise
+	}
+	raw, err := json.Marshal(m)
+	return m, raw, err
 }
 
 // releasePTR releases the labels of spec by generalized PTR
@@ -81,6 +112,15 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 		return ensemble.Released{}, nil, err
 	}
 	opts := pate.PTROptions{Budget: budget, Queries: f.MaxQueries, Abstain: in.MayAbstain(), Fallback: f.Fallback}
+	if led, ok := spec.Ledger.(*runLedger); ok {
+		// The release as the run of a declared use it must be: its
+		// proposal, every query when --max-queries is not given.
+		_, settings, err := ptrMechanism(spec.Mechanism, in.Classes())
+		if err != nil {
+			return ensemble.Released{}, nil, err
+		}
+		led.ptr = &ledger.UseRun{Accounting: accountingPTR, Queries: cmp.Or(f.MaxQueries, len(counts)), Budget: &budget, Settings: settings}
+	}
 	done, r, err := pate.ReleasePTR(cmd.Context(), spec, counts, opts)
 	switch {
 	case errors.Is(err, ensemble.ErrTestFailed) && done.Result.Released > 0:
@@ -125,21 +165,69 @@ func (e *ptrFailed) Error() string {
 // Is reports that the release was stopped as a budget stops one.
 func (e *ptrFailed) Is(target error) bool { return target == errBudget }
 
-// wholeRefused refuses a PTR release, whose total step charges a ledger
-// as one step, on the ledger name of header h when its use is declared (ledger init --mechanism or
-// --schedule): a declared use is a count of labels, each charged its
-// mechanism's data-independent step, composed exactly before the first
-// run, and no count of such labels is a PTR release's total (a declared
-// use refuses any other step). It says so before the ledger is charged.
-func wholeRefused(h ledger.Header, name string, step accountant.Spend) error {
+// ptrUseRefused refuses a PTR release, charged its total as one step, on
+// the ledger l (named name) whose use is declared (ledger init
+// --mechanism or --schedule) when the run whose turn it is does not
+// declare it: a run of labels, each charged its mechanism's
+// data-independent step, or a run of PTR releases of another mechanism,
+// proposal, budget or total. It names the flag that differs and the run,
+// before the ledger is charged; the ledger's own match (Begin) refuses
+// any other step still.
+func ptrUseRefused(l *ledger.Ledger, name string, release ledger.UseRun) error {
+	h := l.Header()
 	if h.Use == nil {
 		return nil
 	}
-	use := fmt.Sprintf("%d %v", h.Use[0].Labels, h.Use[0])
+	i, _ := h.UseTurn(l.Spent().Steps)
+	run := h.Use[i]
+	use := fmt.Sprintf("%d %v", run.Labels, run)
 	if len(h.Use) > 1 {
-		use = fmt.Sprintf("a schedule of %d runs, the first %s", len(h.Use), use)
+		use = fmt.Sprintf("run %d of a schedule of %d runs, %s", i+1, len(h.Use), use)
 	}
-	return cli.Usagef("--accounting ptr with --ledger %s: the ledger's use is declared (%s, by ledger init --mechanism or --schedule), labels each charged their mechanism's data-independent step; "+
-		"a release by generalized PTR is charged its total, %v, as one step, which no declared use holds: charge it to a ledger without a declared use, whose filter holds it, or release without --accounting ptr",
-		name, use, step.Guarantee)
+	if run.Accounting != accountingPTR {
+		return cli.Usagef("--accounting ptr with --ledger %s: the ledger's use is declared (%s, by ledger init --mechanism or --schedule), labels each charged their mechanism's data-independent step; "+
+			"a release by generalized PTR is charged its total, %v, as one step, which that use does not hold: charge it to a ledger whose use declares it (ledger init --accounting ptr), or without a declared use, or release without --accounting ptr",
+			name, use, release.Step.Guarantee)
+	}
+	var differs string
+	switch {
+	case release.Mechanism != run.Mechanism:
+		differs = fmt.Sprintf("--mechanism %s, where the use's is %s", release.Mechanism, run.Mechanism)
+	case !bytes.Equal(release.Settings, run.Settings):
+		differs = settingsDiffer(release.Settings, run.Settings)
+	case release.Queries != run.Queries:
+		differs = fmt.Sprintf("--max-queries %d, where the use's proposal is %d", release.Queries, run.Queries)
+	case release.Budget.Eps != run.Budget.Eps:
+		differs = fmt.Sprintf("--budget-eps %v, where the use's releases are each within eps %v", release.Budget.Eps, run.Budget.Eps)
+	case release.Budget.Delta != run.Budget.Delta:
+		differs = fmt.Sprintf("--budget-delta %v, where the use's releases are each within delta %v", release.Budget.Delta, run.Budget.Delta)
+	case release.Step.Kind != run.Step.Kind || release.Step.Guarantee != run.Step.Guarantee:
+		differs = fmt.Sprintf("the votes' classes give the total %v, where the use's total is %v", release.Step.Guarantee, run.Step.Guarantee)
+	default:
+		return nil
+	}
+	return cli.Usagef("--accounting ptr with --ledger %s: %s: the ledger charges only its declared use, %s; a release with other settings is another mechanism than the one its budget was composed for: nothing charged",
+		name, differs, use)
+}
+
+// settingsDiffer says which settings of a mechanism, as a label file's
+// header states them (got, and want, the declared use's), differ, by
+// their flags.
+func settingsDiffer(got, want json.RawMessage) string {
+	var g, w map[string]any
+	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil {
+		return fmt.Sprintf("the mechanism's settings %s, where the use's are %s", got, want)
+	}
+	var said []string
+	for _, k := range slices.Sorted(maps.Keys(w)) {
+		if g[k] != w[k] {
+			said = append(said, fmt.Sprintf("--%s %v, where the use's is %v", k, g[k], w[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(g)) {
+		if _, ok := w[k]; !ok {
+			said = append(said, fmt.Sprintf("--%s %v, which the use does not set", k, g[k]))
+		}
+	}
+	return strings.Join(said, ", ")
 }

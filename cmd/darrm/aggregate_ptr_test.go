@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -386,11 +389,11 @@ func TestAccountPATEPTR(t *testing.T) {
 	}
 }
 
-// TestAggregatePTRDeclaredUse: a PTR release on a ledger whose use is
-// declared (ledger init --mechanism, or --schedule) is refused before the
-// ledger is charged, naming --accounting ptr and the rule (exit 2, no
-// label file, nothing spent), where a release of the declared labels on
-// it still goes.
+// TestAggregatePTRDeclaredUse: a PTR release on a ledger whose declared
+// use (ledger init --mechanism, or --schedule) is of labels is refused
+// before the ledger is charged, naming --accounting ptr and the rule
+// (exit 2, no label file, nothing spent), where a release of the declared
+// labels on it still goes.
 func TestAggregatePTRDeclaredUse(t *testing.T) {
 	dir := t.TempDir()
 	high := ptrCounts(t, dir, "high.csv", 40, 238)
@@ -405,7 +408,7 @@ func TestAggregatePTRDeclaredUse(t *testing.T) {
 		want string
 	}{
 		{"mechanism", gnmax, "the ledger's use is declared (1645 confident-gnmax labels of (0.173291, 1e-05)-DP"},
-		{"schedule", []string{"--schedule", schedule}, "the ledger's use is declared (a schedule of 2 runs, the first 50 confident-gnmax labels"},
+		{"schedule", []string{"--schedule", schedule}, "the ledger's use is declared (run 1 of a schedule of 2 runs, 50 confident-gnmax labels"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			led := filepath.Join(t.TempDir(), "declared.ledger")
@@ -414,7 +417,7 @@ func TestAggregatePTRDeclaredUse(t *testing.T) {
 			}
 			out := filepath.Join(t.TempDir(), "labels.csv")
 			_, stderr, code := darrm(t, "", append([]string{"aggregate", high, "--out", out, "--ledger", led}, ptrFlags...)...)
-			for _, want := range []string{"--accounting ptr with --ledger " + led, tc.want, "a release by generalized PTR is charged its total, (2, 1e-05)-DP, as one step, which no declared use holds"} {
+			for _, want := range []string{"--accounting ptr with --ledger " + led, tc.want, "a release by generalized PTR is charged its total, (2, 1e-05)-DP, as one step, which that use does not hold: charge it to a ledger whose use declares it (ledger init --accounting ptr)"} {
 				if code != exitUsage || !strings.Contains(stderr, want) {
 					t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, want)
 				}
@@ -456,5 +459,250 @@ func TestPTRFailedMessage(t *testing.T) {
 		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.not) {
 			t.Errorf("%s: %q: want %q, not %q", tc.name, msg, tc.want, tc.not)
 		}
+	}
+}
+
+// ptrUseHeader reads the declared use of the ledger file path, as its
+// first line records it.
+func ptrUseHeader(t *testing.T, path string) []struct {
+	Mechanism  string
+	Accounting string
+	Queries    int
+	Labels     int
+	Budget     struct{ Eps, Delta float64 }
+	Step       struct {
+		Kind       string
+		Eps, Delta float64
+	}
+} {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(data), "\n")
+	var line struct {
+		Header struct {
+			Use []struct {
+				Mechanism  string
+				Accounting string
+				Queries    int
+				Labels     int
+				Budget     struct{ Eps, Delta float64 }
+				Step       struct {
+					Kind       string
+					Eps, Delta float64
+				}
+			}
+		}
+	}
+	decode(t, first, &line)
+	return line.Header.Use
+}
+
+// optimalFits reports whether k steps, each (eps, delta)-DP, fit the
+// budget (budgetEps, budgetDelta) by their exact composition (Kairouz, Oh
+// and Viswanath 2015, Thm 3.3), computed here on its own: the k-fold
+// randomized response's hockey-stick divergence at budgetEps, each term
+// C(k,l)·p0^(k-l)·p1^l·(1 - e^(budgetEps - (k-2l)·eps)) summed directly
+// from the log-gamma function, and the steps' deltas as 1 - (1-delta)^k.
+func optimalFits(k int, eps, delta, budgetEps, budgetDelta float64) bool {
+	logP0, logP1 := -math.Log1p(math.Exp(-eps)), -math.Log1p(math.Exp(eps))
+	lk, _ := math.Lgamma(float64(k + 1))
+	sum := 0.0
+	for l := 0; l <= k; l++ {
+		loss := float64(k-2*l) * eps
+		if loss <= budgetEps {
+			break
+		}
+		ll, _ := math.Lgamma(float64(l + 1))
+		lkl, _ := math.Lgamma(float64(k - l + 1))
+		sum += math.Exp(lk-ll-lkl+float64(k-l)*logP0+float64(l)*logP1) * -math.Expm1(budgetEps-loss)
+	}
+	return 1-math.Pow(1-delta, float64(k))*(1-sum) <= budgetDelta
+}
+
+// TestLedgerInitPTRUse: ledger init --accounting ptr declares releases by
+// generalized PTR, each one step of the total it publishes, and counts
+// the most such totals that fit the budget by their exact composition,
+// as optimalFits finds them on its own (more than basic composition's
+// budget/eps). Settings that do not apply are refused, naming the flag.
+func TestLedgerInitPTRUse(t *testing.T) {
+	dir := t.TempDir()
+	high := ptrCounts(t, dir, "high.csv", 40, 238)
+	gnmax := []string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"}
+	for _, tc := range []struct {
+		release, budget [2]string
+	}{
+		{[2]string{"0.5", "1e-7"}, [2]string{"10", "1e-4"}},
+		{[2]string{"1", "1e-7"}, [2]string{"30", "1e-4"}},
+	} {
+		t.Run(tc.release[0]+"_"+tc.budget[0], func(t *testing.T) {
+			led := filepath.Join(t.TempDir(), "ptr.ledger")
+			args := append([]string{"ledger", "init", led, "--votes", high, "--budget-eps", tc.budget[0], "--budget-delta", tc.budget[1], "--replace"}, gnmax...)
+			stdout, stderr, code := darrm(t, "", append(args, "--accounting", "ptr", "--max-queries", "30", "--release-eps", tc.release[0], "--release-delta", tc.release[1])...)
+			if code != 0 {
+				t.Fatalf("ledger init: exit %d: %s", code, stderr)
+			}
+			use := ptrUseHeader(t, led)
+			if len(use) != 1 {
+				t.Fatalf("use %+v, want one run", use)
+			}
+			u := use[0]
+			relEps, _ := strconv.ParseFloat(tc.release[0], 64)
+			relDelta, _ := strconv.ParseFloat(tc.release[1], 64)
+			budEps, _ := strconv.ParseFloat(tc.budget[0], 64)
+			budDelta, _ := strconv.ParseFloat(tc.budget[1], 64)
+			if u.Accounting != "ptr" || u.Queries != 30 || u.Budget.Eps != relEps || u.Budget.Delta != relDelta || u.Step.Kind != "approx" || u.Step.Eps > relEps || u.Step.Delta > relDelta {
+				t.Fatalf("use %+v, want PTR releases of 30 queries within (%v, %v), each an approx step within it", u, relEps, relDelta)
+			}
+			want := 0
+			for optimalFits(want+1, u.Step.Eps, u.Step.Delta, budEps, budDelta) {
+				want++
+			}
+			if u.Labels != want || want <= int(budEps/relEps) {
+				t.Errorf("the use counts %d releases; the exact composition allows %d (basic composition %d)", u.Labels, want, int(budEps/relEps))
+			}
+			if w := fmt.Sprintf("exact:"); !strings.Contains(stdout, w) || !strings.Contains(stdout, fmt.Sprintf("allows %d releases", want)) {
+				t.Errorf("ledger init says\n%s\nwant %q and %d releases", stdout, w, want)
+			}
+		})
+	}
+	// A schedule names PTR releases on a line of their own, as init does.
+	schedule := filepath.Join(dir, "schedule")
+	line := strings.Join(gnmax, " ")
+	if err := os.WriteFile(schedule, []byte(line+" --accounting ptr --max-queries 30 --release-eps 2 --release-delta 1e-5 --queries 2\n"+line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sled := filepath.Join(t.TempDir(), "schedule.ledger")
+	if _, stderr, code := darrm(t, "", "ledger", "init", sled, "--votes", high, "--budget-eps", "8", "--budget-delta", "1e-4", "--replace", "--schedule", schedule); code != 0 {
+		t.Fatalf("ledger init --schedule: exit %d: %s", code, stderr)
+	}
+	if use := ptrUseHeader(t, sled); len(use) != 2 || use[0].Accounting != "ptr" || use[0].Labels != 2 || use[0].Queries != 30 || use[1].Accounting != "" || use[1].Labels < 1 {
+		t.Errorf("the schedule's use: %+v, want 2 PTR releases, then labels", use)
+	}
+	led := filepath.Join(t.TempDir(), "bad.ledger")
+	base := append([]string{"ledger", "init", led, "--votes", high, "--budget-eps", "8", "--budget-delta", "1e-4", "--replace"}, gnmax...)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no proposal", append(slices.Clone(base), "--accounting", "ptr", "--release-eps", "2", "--release-delta", "1e-5"), "give --max-queries, --release-eps and --release-delta"},
+		{"max-queries alone", append(slices.Clone(base), "--max-queries", "30"), "--max-queries goes with --accounting ptr"},
+		{"accounting", append(slices.Clone(base), "--accounting", "whole"), `--accounting = "whole": must be data-independent or ptr`},
+		{"mechanism", []string{"ledger", "init", led, "--votes", high, "--budget-eps", "8", "--budget-delta", "1e-4", "--mechanism", "lnmax", "--laplace-scale", "50",
+			"--accounting", "ptr", "--max-queries", "30", "--release-eps", "2", "--release-delta", "1e-5"}, "--accounting ptr with --mechanism lnmax: generalized PTR tests"},
+		{"release delta", append(slices.Clone(base), "--accounting", "ptr", "--max-queries", "30", "--release-eps", "2", "--release-delta", "0"), "--release-delta"},
+		{"no mechanism", []string{"ledger", "init", led, "--votes", high, "--budget-eps", "8", "--budget-delta", "1e-4", "--accounting", "ptr"}, "--accounting describes the labels the ledger will pay for"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := darrm(t, "", tc.args...)
+			if code != exitUsage || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, tc.want)
+			}
+			if _, err := os.Stat(led); !os.IsNotExist(err) {
+				t.Errorf("a refused init left a ledger (%v)", err)
+			}
+		})
+	}
+}
+
+// TestAggregatePTRUse: on a ledger declared for PTR releases (ledger init
+// --accounting ptr), a release of other settings is refused before any
+// charge, naming the flag that differs and the use (exit 2, no label
+// file, nothing spent), as is a release per query; the release of the
+// declared settings is charged one step, the very total it publishes.
+func TestAggregatePTRUse(t *testing.T) {
+	dir := t.TempDir()
+	high := ptrCounts(t, dir, "high.csv", 40, 238)
+	gnmax := []string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"}
+	led := filepath.Join(dir, "ptr.ledger")
+	if _, stderr, code := darrm(t, "", append(append([]string{"ledger", "init", led, "--votes", high, "--budget-eps", "8", "--budget-delta", "1e-4", "--replace"}, gnmax...),
+		"--accounting", "ptr", "--max-queries", "30", "--release-eps", "2", "--release-delta", "1e-5")...); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, stderr)
+	}
+	use := ptrUseHeader(t, led)[0]
+	spent := func() (float64, []struct {
+		Queries    int
+		Eps, Delta float64
+	}) {
+		t.Helper()
+		stdout, stderr, code := darrm(t, "", "ledger", "show", led, "--format", "json")
+		var doc struct {
+			Spent float64 `json:"spent_eps"`
+			Rows  []struct {
+				Queries    int
+				Eps, Delta float64
+			}
+		}
+		if decode(t, stdout, &doc); code != 0 {
+			t.Fatalf("ledger show: exit %d: %s", code, stderr)
+		}
+		return doc.Spent, doc.Rows
+	}
+	const declared = "the ledger charges only its declared use, 4 confident-gnmax PTR releases of the first 30 queries within (2, 1e-05)-DP"
+	ptr := func(eps, sigma2, queries string) []string {
+		return []string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", sigma2, "--delta", "1e-5",
+			"--budget-eps", eps, "--budget-delta", "1e-5", "--accounting", "ptr", "--max-queries", queries}
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"max-queries", ptr("2", "40", "20"), []string{"--max-queries 20, where the use's proposal is 30", declared}},
+		{"budget", ptr("1.5", "40", "30"), []string{"--budget-eps 1.5, where the use's releases are each within eps 2", declared}},
+		{"sigma2", ptr("2", "50", "30"), []string{"--sigma2 50, where the use's is 40", declared}},
+		{"per query", gnmax, []string{"a release of confident-gnmax labels of (0.173291, 1e-05)-DP is refused: the ledger charges only its declared use, 4 confident-gnmax PTR releases"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "labels.csv")
+			_, stderr, code := darrm(t, "", append([]string{"aggregate", high, "--out", out, "--ledger", led}, tc.args...)...)
+			for _, want := range tc.want {
+				if code != exitUsage || !strings.Contains(stderr, want) {
+					t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, want)
+				}
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("a refused release left a label file (%v)", err)
+			}
+			if s, rows := spent(); s != 0 || len(rows) != 0 {
+				t.Errorf("a refused release spent %v in %d runs", s, len(rows))
+			}
+		})
+	}
+	out := filepath.Join(t.TempDir(), "labels.csv")
+	stdout, stderr, code := darrm(t, "", append([]string{"aggregate", high, "--out", out, "--ledger", led, "--format", "json"}, ptr("2", "40", "30")...)...)
+	if code != exitBudget { // 30 of the 40 queries: the rest stopped as by a budget
+		t.Fatalf("the declared release: exit %d, want %d: %s", code, exitBudget, stderr)
+	}
+	var doc struct {
+		Released int `json:"released"`
+		PTR      *struct {
+			Passed bool `json:"passed"`
+		} `json:"ptr"`
+	}
+	if decode(t, stdout, &doc); doc.PTR == nil || !doc.PTR.Passed || doc.Released != 30 {
+		t.Fatalf("the declared release: %s", stdout)
+	}
+	// The total it published is in its label file's header, the step the
+	// ledger charged once, and the use's step; what the ledger spent is
+	// that step stated at the ledger's delta, no more.
+	labels, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Accounting string `json:"accounting"`
+		Total      struct{ Eps, Delta float64 }
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(string(labels), "# "), "\n")
+	decode(t, first, &meta)
+	s, rows := spent()
+	if meta.Accounting != "ptr" || len(rows) != 1 || rows[0].Queries != 1 || rows[0].Eps != meta.Total.Eps || rows[0].Delta != meta.Total.Delta ||
+		use.Step.Eps != meta.Total.Eps || use.Step.Delta != meta.Total.Delta || !(s > 0 && s <= meta.Total.Eps) {
+		t.Errorf("the ledger charged %+v (spent %v) for a release that published (%v, %v) by %q; the use's step is (%v, %v)",
+			rows, s, meta.Total.Eps, meta.Total.Delta, meta.Accounting, use.Step.Eps, use.Step.Delta)
 	}
 }

@@ -77,11 +77,11 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 // threshold within K + 10·sigma1, a delta > 0 where Renyi DP is converted.
 var flagRules = map[string]func(name string, x float64) error{
 	// The eps of a guarantee, a budget or a step, and a noise's scale.
-	"eps": param.Positive, "target-eps": param.Positive, "budget-eps": param.Positive, "step-eps": param.Positive,
+	"eps": param.Positive, "target-eps": param.Positive, "budget-eps": param.Positive, "step-eps": param.Positive, "release-eps": param.Positive,
 	"sigma": param.Positive, "sigma1": param.Positive, "sigma2": param.Positive, "sigma-ss": param.Positive, "laplace-scale": param.Positive,
 	// The delta of a guarantee, a budget, a step or a total.
 	"Delta": param.GuaranteeDelta, "delta": param.GuaranteeDelta, "target-delta": param.GuaranteeDelta,
-	"budget-delta": param.GuaranteeDelta, "step-delta": param.GuaranteeDelta, "total-delta": param.GuaranteeDelta,
+	"budget-delta": param.GuaranteeDelta, "step-delta": param.GuaranteeDelta, "total-delta": param.GuaranteeDelta, "release-delta": param.GuaranteeDelta,
 	// The slack of a composition.
 	"delta-prime": deltaPrime, "rr-delta-prime": deltaPrime,
 }

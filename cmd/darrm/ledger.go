@@ -156,11 +156,13 @@ var readFlags = []string{"input-format", "header", "id", "teachers-in-rows", "qu
 
 // initAsAggregate are the flags of ledger init that aggregate takes too,
 // with the same meaning and help: how to read --votes, a declared
-// mechanism's settings, and the cache and workers of its gamma_opt. Its
+// mechanism's settings, the cache and workers of its gamma_opt, and the
+// accounting and proposal of a use of PTR releases. Its
 // help names them in groups (help/ledger-init.txt) rather than one line
 // each, so that the flags of the ledger itself stand out.
 var initAsAggregate = append(slices.Clone(readFlags), "threshold", "sigma1", "sigma2", "laplace-scale", "m", "delta", "target-eps",
-	"gamma", "gnmax-search", "prior", "no-solve", "rr-composition", "rr-delta-prime", "cache-dir", "no-cache", "workers")
+	"gamma", "gnmax-search", "prior", "no-solve", "rr-composition", "rr-delta-prime", "cache-dir", "no-cache", "workers",
+	"accounting", "max-queries")
 
 // binding returns the ensemble's parameters (ledger.Bind) and, with
 // --votes, what else aggregate reads of the votes (nil without): the vote

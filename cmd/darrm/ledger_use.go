@@ -9,12 +9,15 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -33,8 +36,16 @@ type ledgerUseFlags struct {
 	TargetEps []float64 `flag:"target-eps"`
 	StepEps   float64   `flag:"step-eps"`
 	StepDelta float64   `flag:"step-delta"`
-	Queries   int       `flag:"queries" help:"labels you expect to release (with --mechanism or --step-eps)"`
-	Mechanism provenance.MechanismName
+	Queries   int       `flag:"queries" help:"labels (or PTR releases) you expect (with --mechanism or --step-eps)"`
+	// Accounting ptr declares releases by generalized PTR (aggregate
+	// --accounting ptr), each of the proposal MaxQueries within the
+	// budget (ReleaseEps, ReleaseDelta), as aggregate's --max-queries,
+	// --budget-eps and --budget-delta give them.
+	Accounting   string  `flag:"accounting" help:"ptr: as a whole, by generalized PTR"`
+	MaxQueries   int     `flag:"max-queries" help:"with --accounting ptr: label the first N queries" default:"every query"`
+	ReleaseEps   float64 `flag:"release-eps" help:"with --accounting ptr: each release's --budget-eps"`
+	ReleaseDelta float64 `flag:"release-delta" help:"with --accounting ptr: each release's --budget-delta"`
+	Mechanism    provenance.MechanismName
 }
 
 // ledgerUse is a use of a new ledger declared by its flags: the labels,
@@ -55,7 +66,12 @@ type ledgerUse struct {
 
 // useFlagNames are the flags that describe the labels declared.
 var useFlagNames = []string{"classes", "m", "delta", "target-eps", "queries", "sigma2", "sigma1", "threshold", "laplace-scale",
-	"prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search"}
+	"prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search",
+	"accounting", "max-queries", "release-eps", "release-delta"}
+
+// usePTRFlags are the flags of a declared use of releases by generalized
+// PTR, and the library's names of the parameters they give.
+var usePTRFlags = map[string]string{"budget eps": "--release-eps", "budget delta": "--release-delta", "queries": "--max-queries"}
 
 // votesRead is what aggregate takes from a vote file besides the
 // ensemble's binding: the kind of votes, which resolves the mechanism,
@@ -76,6 +92,8 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 	switch {
 	case mech && step:
 		return nil, cli.Usagef("--mechanism and --step-eps exclude each other: declare the labels by their mechanism or by their per-query (eps, delta)")
+	case step && fs.Changed("accounting"):
+		return nil, cli.Usagef("--accounting declares releases of a --mechanism: --step-eps declares labels of a per-query (eps, delta), which no release could be matched to")
 	case step && !fs.Changed("step-eps"):
 		return nil, cli.Usagef("--step-delta goes with --step-eps: the per-query (eps, delta) of the labels declared")
 	case !mech && !step:
@@ -141,6 +159,10 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if err != nil {
 		return nil, "", err
 	}
+	ptr, err := u.ptrAccounting(fs, info)
+	if err != nil {
+		return nil, "", err
+	}
 	s := planValues(fs, u.M, u.Target, rrComposition(u.RRComp, u.RRDelta, b.Each.Delta))
 	switch {
 	case info.Input == votefile.ManyClasses:
@@ -181,5 +203,59 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if priv.Relation != b.Relation {
 		return nil, "", cli.Usagef("--mechanism %s releases in the %v relation; this ledger is for the %v relation", info.Name, priv.Relation, b.Relation)
 	}
+	if ptr {
+		return u.ptrRun(info, r.Mechanism, classes)
+	}
 	return &ledger.UseRun{Mechanism: info.Name, Step: priv.Spend, Profile: priv.Profile}, fmt.Sprintf("%s labels, each %v", info.Name, priv.Guarantee), nil
+}
+
+// ptrAccounting reports whether the flags declare releases by
+// generalized PTR of mechanism info (--accounting ptr), and refuses
+// --accounting, --max-queries, --release-eps and --release-delta where
+// they do not apply, before any work: as aggregate --accounting ptr
+// takes them, a proposal and a budget of confident-gnmax or gnmax on
+// class counts.
+func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info mechanismInfo) (bool, error) {
+	switch u.Accounting {
+	case "", accountingDataIndependent:
+		for _, n := range []string{"max-queries", "release-eps", "release-delta"} {
+			if fs.Changed(n) {
+				return false, cli.Usagef("--%s goes with --accounting ptr: it sets each release of a use of PTR releases", n)
+			}
+		}
+		return false, nil
+	case accountingPTR:
+	default:
+		return false, cli.Usagef("--accounting = %q: must be %s or %s", u.Accounting, accountingDataIndependent, accountingPTR)
+	}
+	switch {
+	case !ptrTests(info):
+		return false, cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s or %s on class counts",
+			info.Name, ensemble.ConfidentGNMax{}.Name(), ensemble.GNMax{}.Name())
+	case !fs.Changed("max-queries") || !fs.Changed("release-eps") || !fs.Changed("release-delta"):
+		return false, cli.Usagef("--accounting ptr declares releases of a proposal within a budget, fixed now: give --max-queries, --release-eps and --release-delta, as aggregate takes --max-queries, --budget-eps and --budget-delta")
+	case u.MaxQueries < 1:
+		return false, cli.Usagef("--max-queries = %d: must be >= 1", u.MaxQueries)
+	}
+	return true, nil
+}
+
+// ptrRun returns the use of releases by generalized PTR of mech, info's
+// settings, on votes of classes classes (aggregate --accounting ptr): each
+// release one step, the total it publishes (pate.PlanPTR of the proposal
+// and the budget, as pate.ReleasePTR plans it), a function of the
+// settings alone, so that the ledger composes the releases exactly, as it
+// composes labels; and the releases in words.
+func (u *ledgerUseFlags) ptrRun(info mechanismInfo, mech ensemble.Mechanism, classes int) (*ledger.UseRun, string, error) {
+	m, settings, err := ptrMechanism(mech, classes)
+	if err != nil {
+		return nil, "", err
+	}
+	budget := accountant.Guarantee{Eps: u.ReleaseEps, Delta: u.ReleaseDelta}
+	r, err := pate.PlanPTR(m, classes, pate.PTROptions{Budget: budget, Queries: u.MaxQueries})
+	if err != nil {
+		return nil, "", cli.AsUsage(flagErr(err, usePTRFlags))
+	}
+	run := &ledger.UseRun{Mechanism: info.Name, Step: accountant.ApproxStep(r.Publish), Accounting: accountingPTR, Queries: u.MaxQueries, Budget: &budget, Settings: settings}
+	return run, fmt.Sprintf("%s releases by generalized PTR of the first %d queries within %v, each charged its total %v", info.Name, u.MaxQueries, budget, r.Publish), nil
 }

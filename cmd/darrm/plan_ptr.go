@@ -12,7 +12,6 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
-	"github.com/darrm/darrm/votefile"
 )
 
 // ptrPlanPass is the probability on the proxy votes with which the test
@@ -32,7 +31,7 @@ const ptrPlanPass = 0.97
 func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo) error {
 	fs := cmd.Flags()
 	switch {
-	case info.Input != votefile.ManyClasses || (info.Name != ensemble.ConfidentGNMax{}.Name() && info.Name != ensemble.GNMax{}.Name()):
+	case !ptrTests(info):
 		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans confident-gnmax or gnmax on class counts (--classes)", info.Name)
 	case fs.Changed("queries") || fs.Changed("for") || fs.Changed("share") || fs.Changed("filter") || fs.Changed("min-precision"):
 		return cli.Usagef("--accounting ptr plans the queries a PTR release proposes, on --votes, for the given settings: leave out --queries, --for, --share, --filter and --min-precision")

@@ -97,9 +97,13 @@ func (d FilterChoice) Write(w io.Writer) error {
 	h, c, named := d.Header, d.Cap, d.Named
 	filter := accountant.Filter{Parts: h.Parts}
 	choice, labels, path := d.Choice, d.Labels, ledger.Redact(d.Path)
+	one, many := "label", "labels"
+	if d.Run != nil {
+		one, many = useUnit(*d.Run)
+	}
 	expected := choice.Expected
 	if expected > 0 {
-		labels += fmt.Sprintf(", %s expected", plural.Of(expected, "label", "labels"))
+		labels += fmt.Sprintf(", %s expected", plural.Of(expected, one, many))
 	}
 	t := cliout.NewText(w)
 	t.Line("ledger %s: for %s:", path, cliout.Escape(labels))
@@ -125,7 +129,7 @@ func (d FilterChoice) Write(w io.Writer) error {
 	if d.Run != nil {
 		width = max(width, len(accountant.Exact.String())+1)
 		row(fmt.Sprintf("  %-*s  ", width, accountant.Exact.String()+":"), fmt.Sprintf("allows %s: the declared use's steps composed exactly, as one run "+
-			"(valid for queries chosen adaptively and a stop at any time; other settings are then refused)", Allowed(d.Run.Labels, "label", "labels")))
+			"(valid for queries chosen adaptively and a stop at any time; other settings are then refused)", Allowed(d.Run.Labels, one, many)))
 	}
 	for _, a := range choice.Allowances {
 		name := fmt.Sprintf("  %-*s  ", width, a.Filter.String()+":")
@@ -134,13 +138,13 @@ func (d FilterChoice) Write(w io.Writer) error {
 		case a.Err != nil:
 			cell = "cannot hold them: " + d.Say(a.Err)
 		case expected == 0:
-			cell = "allows " + Allowed(a.Labels, "label", "labels")
+			cell = "allows " + Allowed(a.Labels, one, many)
 		default:
 			fits := "within the budget"
 			if !a.Fits {
 				fits = "over the budget"
 			}
-			cell = fmt.Sprintf("allows %s; the %d expected spend (%s, %s), %s", Allowed(a.Labels, "label", "labels"), expected,
+			cell = fmt.Sprintf("allows %s; the %d expected spend (%s, %s), %s", Allowed(a.Labels, one, many), expected,
 				decimal.FormatBound(a.Total.Eps), decimal.FormatBound(a.Total.Delta), fits)
 		}
 		row(name, cell)
@@ -175,10 +179,20 @@ func LedgerSchedule(w io.Writer, path string, h ledger.Header) error {
 	t := cliout.NewText(w)
 	t.Line("ledger %s: a schedule of %d runs, in this order, composed exactly as one run:", ledger.Redact(path), len(h.Use))
 	for i, r := range h.Use {
-		t.Line("  %d. %s: %s", i+1, cliout.Escape(r.String()), Allowed(r.Labels, "label", "labels"))
+		one, many := useUnit(r)
+		t.Line("  %d. %s: %s", i+1, cliout.Escape(r.String()), Allowed(r.Labels, one, many))
 	}
 	t.Line("  kept: %v, the schedule declared: a release out of its order, or with other settings, is refused", accountant.Exact)
 	return t.Close()
+}
+
+// useUnit names what run counts: labels, or releases each accounted as a
+// whole (ledger.UseRun.Accounting), each one step.
+func useUnit(r ledger.UseRun) (one, many string) {
+	if r.Accounting != "" {
+		return "release", "releases"
+	}
+	return "label", "labels"
 }
 
 // LedgerAdopted says that ledger adopt recorded l, at path, as its ensemble's
