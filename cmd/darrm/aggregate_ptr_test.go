@@ -205,13 +205,7 @@ func TestAggregatePTRRefused(t *testing.T) {
 				}
 				args, stdin = []string{"aggregate"}, string(b)
 			}
-			_, stderr, code := darrm(t, stdin, append(args, append(tc.args, "--out", out)...)...)
-			if code != exitUsage || !strings.Contains(stderr, tc.want) {
-				t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, tc.want)
-			}
-			if _, err := os.Stat(out); !os.IsNotExist(err) {
-				t.Errorf("a refused release left a label file (%v)", err)
-			}
+			wantRefused(t, stdin, tc.want, out, append(args, append(tc.args, "--out", out)...)...)
 		})
 	}
 }
@@ -597,13 +591,7 @@ func TestLedgerInitPTRUse(t *testing.T) {
 		{"no mechanism", []string{"ledger", "init", led, "--votes", high, "--budget-eps", "8", "--budget-delta", "1e-4", "--accounting", "ptr"}, "--accounting describes the labels the ledger will pay for"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, stderr, code := darrm(t, "", tc.args...)
-			if code != exitUsage || !strings.Contains(stderr, tc.want) {
-				t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, tc.want)
-			}
-			if _, err := os.Stat(led); !os.IsNotExist(err) {
-				t.Errorf("a refused init left a ledger (%v)", err)
-			}
+			wantRefused(t, "", tc.want, led, tc.args...)
 		})
 	}
 }
@@ -704,5 +692,19 @@ func TestAggregatePTRUse(t *testing.T) {
 		use.Step.Eps != meta.Total.Eps || use.Step.Delta != meta.Total.Delta || !(s > 0 && s <= meta.Total.Eps) {
 		t.Errorf("the ledger charged %+v (spent %v) for a release that published (%v, %v) by %q; the use's step is (%v, %v)",
 			rows, s, meta.Total.Eps, meta.Total.Delta, meta.Accounting, use.Step.Eps, use.Step.Delta)
+	}
+}
+
+// wantRefused runs darrm with args and fails unless it is refused as bad
+// input (exit 2) with a message containing want and leaves nothing at
+// path, the file the command would have written.
+func wantRefused(t *testing.T, stdin, want, path string, args ...string) {
+	t.Helper()
+	_, stderr, code := darrm(t, stdin, args...)
+	if code != exitUsage || !strings.Contains(stderr, want) {
+		t.Errorf("exit %d, %q; want %d and %q", code, stderr, exitUsage, want)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a refused command left %s (%v)", path, err)
 	}
 }
