@@ -49,6 +49,15 @@ func (r UseRun) String() string {
 	return fmt.Sprintf("%s labels of %v", r.Mechanism, r.Step.Guarantee)
 }
 
+// Counts names what the run's count is of: "releases" for PTR releases,
+// each one step, else "labels".
+func (r UseRun) Counts() string {
+	if r.Accounting == usePTR {
+		return "releases"
+	}
+	return "labels"
+}
+
 // NewUseHeader returns the header of a ledger bound to b whose use is
 // declared: runs, in their order. A last run of 0 labels takes every label
 // the budget allows after the others (Account.MaxSteps, the count of one

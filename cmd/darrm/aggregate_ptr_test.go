@@ -534,7 +534,7 @@ func TestLedgerInitPTRUse(t *testing.T) {
 		t.Run(tc.release[0]+"_"+tc.budget[0], func(t *testing.T) {
 			led := filepath.Join(t.TempDir(), "ptr.ledger")
 			args := append([]string{"ledger", "init", led, "--votes", high, "--budget-eps", tc.budget[0], "--budget-delta", tc.budget[1], "--replace"}, gnmax...)
-			stdout, stderr, code := darrm(t, "", append(args, "--accounting", "ptr", "--max-queries", "30", "--release-eps", tc.release[0], "--release-delta", tc.release[1])...)
+			stdout, stderr, code := darrm(t, "", append(args, "--accounting", "ptr", "--max-queries", "30", "--release-eps", tc.release[0], "--release-delta", tc.release[1], "--share", "alice=0.5")...)
 			if code != 0 {
 				t.Fatalf("ledger init: exit %d: %s", code, stderr)
 			}
@@ -559,6 +559,10 @@ func TestLedgerInitPTRUse(t *testing.T) {
 			}
 			if w := fmt.Sprintf("exact:"); !strings.Contains(stdout, w) || !strings.Contains(stdout, fmt.Sprintf("allows %d releases", want)) {
 				t.Errorf("ledger init says\n%s\nwant %q and %d releases", stdout, w, want)
+			}
+			// The use counts releases: its share and its total say so, not labels.
+			if out := strings.Join(strings.Fields(stdout), " "); !strings.Contains(out, fmt.Sprintf("of its declared use's %d releases", want)) || strings.Contains(out, "labels it allows") {
+				t.Errorf("ledger init says\n%s\nwant the share counted in releases, and no labels in the total's why", stdout)
 			}
 		})
 	}

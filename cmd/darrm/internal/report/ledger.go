@@ -232,7 +232,7 @@ func LedgerPublish(b ledger.Balance) (name, why string) {
 // (ledger.Balance.Publish), is the one to publish, the same in every
 // command that prints it: a filter's guarantee is its budget, fixed
 // before the first run, not the sum spent so far; a declared use's is the
-// composition of every label it allows; or, for fixed private teachers,
+// composition of every step it allows; or, for fixed private teachers,
 // the teachers' cap, their only bound, and why it allows no label when it
 // is not within the budget.
 func LedgerWhy(t accountant.Total) string {
@@ -247,7 +247,7 @@ func LedgerWhy(t accountant.Total) string {
 	if !t.Filter {
 		// A declared use's: the composition of every step it allows,
 		// fixed at init (ledger.NewUseHeader).
-		return fmt.Sprintf("the ledger's declared use fixed every step's privacy before the first run; this composes all the labels it allows "+
+		return fmt.Sprintf("the ledger's declared use fixed every step's privacy before the first run; this composes every step it allows "+
 			"as one run (%s): a stop at any count is post-processing of it, queries chosen adaptively are covered; "+
 			"what the releases have spent is a realised cost (analysis)", t.Name())
 	}

@@ -56,11 +56,14 @@ func LedgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 				if err != nil {
 					return err
 				}
-				all := 0
+				all, counts := 0, h.Use[0].Counts()
 				for _, r := range h.Use {
 					all += r.Labels
+					if r.Counts() != counts {
+						counts = "steps"
+					}
 				}
-				share = fmt.Sprintf("%q %v: %d of its declared use's %s", name, f, n, plural.Of(all, "label", "labels"))
+				share = fmt.Sprintf("%q %v: %d of its declared use's %s", name, f, n, plural.Of(all, strings.TrimSuffix(counts, "s"), counts))
 			}
 			shares = append(shares, share)
 		}
