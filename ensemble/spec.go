@@ -322,8 +322,9 @@ func (w *Accounted) check(s ReleaseSpec) error {
 }
 
 // charge charges the ledger l one step of the release's total, before
-// its test is drawn, as pate.ChargeDraw charges a draw: the test and the
-// labels leave under that one guarantee, never per query.
+// its test is drawn, as account pate charges a smooth-sensitivity draw:
+// the test and the labels leave under that one guarantee, never per
+// query.
 func (w *Accounted) charge(l Ledger, mechanism provenance.MechanismName, b provenance.Binding) error {
 	allowed, err := l.Begin(mechanism, b, accountant.ApproxStep(w.Total.Guarantee), 1)
 	if err != nil {

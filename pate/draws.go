@@ -19,7 +19,6 @@ import (
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/provenance"
 )
 
 // votesKey hashes the private votes as the multiset of their rows of
@@ -101,10 +100,6 @@ func (a *AccountResult) settings() string {
 	}
 	return s
 }
-
-// gnssMechanism names a smooth-sensitivity draw where a ledger charges
-// it.
-const gnssMechanism provenance.MechanismName = "gnss"
 
 // drawRecord is the record of the smooth-sensitivity releases drawn on
 // this machine (a draw is a release of the votes: recorded, and counted in

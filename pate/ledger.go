@@ -1,13 +1,8 @@
 package pate
 
 import (
-	"context"
-	"fmt"
-
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/provenance"
 )
 
 // RecordedIn returns the releases that the ledger l, read from path,
@@ -23,33 +18,6 @@ func RecordedIn(l *ledger.Ledger, path string) (*Recorded, error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-// ChargeDraw charges one smooth-sensitivity draw of cost to the ledger at
-// location (a file or a PostgreSQL URL; book holds your records of the
-// ledgers) for the teachers b, before it is drawn (Once.Charge): one step of
-// its (ε, δ) as converted, so that a zcdp-filter ledger refuses it (GNSS's
-// RDP holds only below order 1/(2β): it has no zCDP slope). A budget with
-// no room left for it is an ensemble.ErrBudget. notes hears what opening
-// the ledger found worth telling.
-func ChargeDraw(ctx context.Context, location string, b provenance.Binding, cost accountant.Guarantee, book ledger.Options, notes func([]string)) error {
-	l, err := ledger.Open(ctx, location, book)
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	allowed, err := l.Begin(gnssMechanism, b, accountant.ApproxStep(cost), 1)
-	if err != nil {
-		return err
-	}
-	notes(l.Notes())
-	if allowed < 1 {
-		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, ledger.Redact(location), cost)
-	}
-	if err := l.Reserve(1); err != nil {
-		return err
-	}
-	return l.Settle(1)
 }
 
 // LedgerCovers reports whether the total of the ledger at path (absolute,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -159,12 +161,8 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 	if seed != nil {
 		src = noise.NewSeededSource(*seed)
 	} else if f.Ledger != "" {
-		book := ledgerOptions(cmd)
-		book.Analyst = f.Analyst
 		o.Charge = func(cost accountant.Guarantee) error {
-			err := pate.ChargeDraw(cmd.Context(), f.Ledger, a.Binding, cost, book,
-				func(notes []string) { printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, notes) })
-			return ledgerError(err)
+			return ledgerError(f.chargeDraw(cmd, a.Binding, cost))
 		}
 	}
 	st, err := a.ReleaseOnce(o, src)
@@ -173,6 +171,38 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 		return nil, cli.Usagef("--release-estimate: %v: give --ledger, or drop --release-estimate (the recorded draws are counted without it)", err)
 	}
 	return st, err
+}
+
+// gnssMechanism names a smooth-sensitivity draw where a ledger charges
+// it.
+const gnssMechanism provenance.MechanismName = "gnss"
+
+// chargeDraw charges one smooth-sensitivity draw of cost to the ledger
+// --ledger for the teachers b, before it is drawn (pate.Once.Charge): one
+// step of its (ε, δ) as converted, so that a zcdp-filter ledger refuses it
+// (GNSS's RDP holds only below order 1/(2β): it has no zCDP slope). A
+// budget with no room left for it is an ensemble.ErrBudget. The ledger is
+// opened for the charge only: the draw is recorded after it is closed.
+func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, cost accountant.Guarantee) error {
+	book := ledgerOptions(cmd)
+	book.Analyst = f.Analyst
+	l, err := ledger.Open(cmd.Context(), f.Ledger, book)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	allowed, err := l.Begin(gnssMechanism, b, accountant.ApproxStep(cost), 1)
+	if err != nil {
+		return err
+	}
+	printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, l.Notes())
+	if allowed < 1 {
+		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, ledger.Redact(f.Ledger), cost)
+	}
+	if err := l.Reserve(1); err != nil {
+		return err
+	}
+	return l.Settle(1)
 }
 
 // recordedIn returns the releases the ledger at path charged
