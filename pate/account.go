@@ -51,15 +51,17 @@ type AccountOptions struct {
 }
 
 // Recorded are the releases that the privacy ledger Ledger, of id ID and
-// bound to Ensemble, has charged (ledger.Ledger.Runs).
+// bound to Ensemble, has charged, as the caller read them from the ledger
+// it opened (ledger.Ledger.Runs: a run's mechanism, its per-query
+// (ε, δ) and its queries).
 type Recorded struct {
 	Ledger, ID, Ensemble string
-	Releases             []recordedRelease
+	Releases             []RecordedRelease
 }
 
-// recordedRelease is one release a ledger charged: its mechanism, the
+// RecordedRelease is one release a ledger charged: its mechanism, the
 // guarantee of each label and how many labels it charged.
-type recordedRelease struct {
+type RecordedRelease struct {
 	Mechanism provenance.MechanismName
 	PerQuery  accountant.Guarantee
 	Labels    int

@@ -147,7 +147,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 	}
 	self := bytes.Replace(labels.Bytes(), []byte(`"sigma2":40,`), []byte(`"sigma2":400,`), 1)
 	self = bytes.Replace(self, []byte(`"eps":`+strconv.FormatFloat(g.Eps, 'g', -1, 64)), []byte(`"eps":`+strconv.FormatFloat(forged.Privacy().Eps, 'g', -1, 64)), 1)
-	release := recordedRelease{Mechanism: m.Name, PerQuery: g, Labels: 20}
+	release := RecordedRelease{Mechanism: m.Name, PerQuery: g, Labels: 20}
 	ids := [2]string{strings.Repeat("a", 32), strings.Repeat("b", 32)}
 	charged := bytes.Replace(labels.Bytes(), []byte(`"for_release":`), []byte(`"ledger":"`+ids[0]+`","for_release":`), 1)
 	for _, tc := range []struct {
@@ -156,13 +156,13 @@ func TestAccountAgainstLedger(t *testing.T) {
 		ledger Recorded
 		ok     bool
 	}{
-		{"as released", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct", Releases: []recordedRelease{release}}, true},
-		{"a header that agrees with itself, not with the ledger", self, Recorded{Ledger: "L", Ensemble: "acct", Releases: []recordedRelease{release}}, false},
-		{"another ensemble's ledger", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "other", Releases: []recordedRelease{release}}, false},
-		{"fewer labels charged", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct", Releases: []recordedRelease{{Mechanism: m.Name, PerQuery: g, Labels: 19}}}, false},
+		{"as released", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct", Releases: []RecordedRelease{release}}, true},
+		{"a header that agrees with itself, not with the ledger", self, Recorded{Ledger: "L", Ensemble: "acct", Releases: []RecordedRelease{release}}, false},
+		{"another ensemble's ledger", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "other", Releases: []RecordedRelease{release}}, false},
+		{"fewer labels charged", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct", Releases: []RecordedRelease{{Mechanism: m.Name, PerQuery: g, Labels: 19}}}, false},
 		{"no release recorded", labels.Bytes(), Recorded{Ledger: "L", Ensemble: "acct"}, false},
-		{"charged to this ledger", charged, Recorded{Ledger: "L", ID: ids[0], Ensemble: "acct", Releases: []recordedRelease{release}}, true},
-		{"charged to another ledger", charged, Recorded{Ledger: "L", ID: ids[1], Ensemble: "acct", Releases: []recordedRelease{release}}, false},
+		{"charged to this ledger", charged, Recorded{Ledger: "L", ID: ids[0], Ensemble: "acct", Releases: []RecordedRelease{release}}, true},
+		{"charged to another ledger", charged, Recorded{Ledger: "L", ID: ids[1], Ensemble: "acct", Releases: []RecordedRelease{release}}, false},
 	} {
 		lr, err := votefile.NewLabelReader(bytes.NewReader(tc.file), "labels")
 		if err != nil {

@@ -371,3 +371,23 @@ func (a *AccountResult) recall(rec drawRecord, draws []draw, settings string, st
 	}
 	return nil
 }
+
+// LedgerCovers reports whether the total of the ledger at path (absolute,
+// as the record of draws names it) covers everything the account's totals
+// do, and so is the one to publish, as it is for the release it charged
+// (aggregate's): the account is of labels whose header that ledger's
+// records vouch for (AccountOptions.Recorded: Account refuses a header
+// that names another ledger as the one the labels were charged to), and
+// it charged every draw the account counts.
+func (a *AccountResult) LedgerCovers(path string) bool {
+	o := a.Options
+	if o.Recorded == nil || o.Labels == nil || o.Labels.Meta() == nil {
+		return false
+	}
+	for _, d := range a.Draws {
+		if d.Ledger != path || d.Charged == nil {
+			return false
+		}
+	}
+	return true
+}

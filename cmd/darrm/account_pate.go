@@ -205,17 +205,25 @@ func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, 
 	return l.Settle(1)
 }
 
-// recordedIn returns the releases the ledger at path charged
-// (pate.RecordedIn), closing it before the account: a draw's charge opens
-// it again.
+// recordedIn returns the releases the ledger at path charged, the
+// reference a label file's header is checked against
+// (pate.AccountOptions.Recorded), closing the ledger before the account: a
+// draw's charge opens it again.
 func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
 	l, err := readLedger(cmd, path)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
-	r, err := pate.RecordedIn(l, ledger.Redact(path))
-	return r, ledgerError(err)
+	r := &pate.Recorded{Ledger: ledger.Redact(path), ID: l.Header().ID, Ensemble: l.Header().Ensemble}
+	err = l.Runs(func(s ledger.Spend) error {
+		r.Releases = append(r.Releases, pate.RecordedRelease{Mechanism: s.Mechanism, PerQuery: accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, Labels: s.Queries})
+		return nil
+	})
+	if err != nil {
+		return nil, ledgerError(err)
+	}
+	return r, nil
 }
 
 // ledgerStatus returns the state of the ledger at path, read after any
