@@ -39,6 +39,17 @@ var apart = []struct{ from, to, why string }{
 	{"privacy and the noise function", "vote and label files", "accounting and the solver read no vote files"},
 }
 
+// callerOpens are packages that must not link a package of their own
+// layer: the caller opens the ledger and loads γ_opt and hands the release
+// or the account an interface or the data it read, so that a GNMax release
+// or a PATE account links neither pgx nor HiGHS (docs/design.md).
+var callerOpens = []struct{ from, to string }{
+	{"ensemble", "ledger"},
+	{"ensemble", "optimal"},
+	{"pate", "ledger"},
+	{"pate", "optimal"},
+}
+
 // testOnly are packages that tests alone import: internal/fixtures builds
 // the gammas of the repository's testdata/ and so sits above the helpers
 // beside it in internal/, which no package's code may then lean on.
@@ -130,6 +141,30 @@ func TestLayers(t *testing.T) {
 	for p := range layer {
 		if !seen[p] {
 			t.Errorf("layers names %s, which is not a package of the module", p)
+		}
+	}
+}
+
+// TestCallerOpens: the packages of callerOpens link none of the packages
+// their callers open for them, through any import.
+func TestCallerOpens(t *testing.T) {
+	deps := map[string]map[string]bool{}
+	for _, line := range goList(t, "{{.ImportPath}}{{range .Deps}} {{.}}{{end}}") {
+		f := strings.Fields(line)
+		p, _ := rel(f[0])
+		deps[p] = map[string]bool{}
+		for _, d := range f[1:] {
+			if q, ours := rel(d); ours {
+				deps[p][q] = true
+			}
+		}
+	}
+	for _, c := range callerOpens {
+		switch d, ok := deps[c.from]; {
+		case !ok:
+			t.Errorf("callerOpens names %s, which is not a package of the module", c.from)
+		case d[c.to]:
+			t.Errorf("%s links %s: its caller opens %s and hands it what it needs", c.from, c.to, c.to)
 		}
 	}
 }
