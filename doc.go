@@ -26,7 +26,7 @@
 //
 // Package ensemble releases private majority votes: a mechanism is a value
 // of one closed set of types with its settings (ensemble.DaRRM,
-// ensemble.GNMax, ensemble.ConfidentGNMax, ...), ensemble.New builds it,
+// ensemble.GNMax, ...), ensemble.New builds it,
 // and ensemble.Release is a release in one call, from an
 // ensemble.ReleaseSpec (the votes, the mechanism, the teachers'
 // guarantee, the budget, the ledger, the label sink;

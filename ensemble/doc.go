@@ -14,8 +14,8 @@
 //   - GNMax (Papernot et al. 2018; App. B.4.1), Gaussian noise on the two
 //     class counts with σ from the accountant;
 //
-// and on vote counts of C classes GNMax, ConfidentGNMax and LNMax. New
-// builds any of them.
+// and on vote counts of C classes GNMax, Confident-GNMax (GNMax after a
+// noisy threshold step) and LNMax. New builds any of them.
 //
 // Each one is DaRRM with some gamma (Lemmas 3.4.1 and 3.4.3), which Gamma
 // returns: Pr[label = majority | L] = (1 + gamma(L))/2 for the vote count L.
