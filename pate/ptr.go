@@ -387,12 +387,32 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 }
 
 // PlanPTR returns the plan of a PTR release of the first opts.Queries
-// queries (>= 1) by m over classes classes, every field of PTRResult but
-// Pass: a function of the settings alone, so that the total a release
-// publishes, and a ledger charges it, is known before any vote is read
-// (a ledger's declared use of PTR releases counts them by it).
-func PlanPTR(m ensemble.ConfidentGNMax, classes int, opts PTROptions) (PTRResult, error) {
-	return ptrRule(m, classes, opts.Queries, opts)
+// queries (>= 1) by m, Confident-GNMax or GNMax, over classes classes
+// (ptrFamily), every field of PTRResult but Pass: a function of the
+// settings alone, so that the total a release publishes, and a ledger
+// charges it, is known before any vote is read (a ledger's declared use
+// of PTR releases counts them by it).
+func PlanPTR(m ensemble.Mechanism, classes int, opts PTROptions) (PTRResult, error) {
+	g, err := ptrFamily(m, classes)
+	if err != nil {
+		return PTRResult{}, err
+	}
+	return ptrRule(g, classes, opts.Queries, opts)
+}
+
+// ptrFamily returns the settings of the steps of m, of the GNMax family on
+// the class counts of votes of classes classes (ensemble.GNMaxFamily),
+// which PTR tests, its noise the discrete Gaussian unless set, as a
+// release draws it.
+func ptrFamily(m ensemble.Mechanism, classes int) (ensemble.ConfidentGNMax, error) {
+	g, ok := ensemble.GNMaxFamily(m, classes)
+	if !ok {
+		return g, fmt.Errorf("PATE PTR: the mechanism must be Confident-GNMax or GNMax on class counts, not %T", m)
+	}
+	if g.Noise == noisymax.UnsetNoise {
+		g.Noise = noisymax.DiscreteNoise // ensemble's default
+	}
+	return g, nil
 }
 
 // ptrFallback sets r.Fallback, the most queries q <= r.Queries whose
@@ -763,10 +783,14 @@ func ptrSigma(z, order, a float64) float64 {
 }
 
 // ptrPlan returns the plan of a PTR release of the first opts.Queries
-// queries of counts (every query when 0; what names them in errors) by m
-// (ptrRule) and the account of those queries at its order, whose test is
+// queries of counts (every query when 0; what names them in errors) by
+// mech (ptrFamily, ptrRule) and the account of those queries at its order, whose test is
 // yet to be drawn.
-func ptrPlan(counts [][]int, teachers, classes int, m ensemble.ConfidentGNMax, opts PTROptions, what string) (PTRResult, *rdpAccount, error) {
+func ptrPlan(counts [][]int, teachers, classes int, mech ensemble.Mechanism, opts PTROptions, what string) (PTRResult, *rdpAccount, error) {
+	m, err := ptrFamily(mech, classes)
+	if err != nil {
+		return PTRResult{}, nil, err
+	}
 	n := opts.Queries
 	if n == 0 {
 		n = len(counts)
@@ -806,14 +830,10 @@ func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opt
 	if s.Votes == nil {
 		return ensemble.Released{}, PTRResult{}, fmt.Errorf("PATE PTR: ReleaseSpec.Votes is not set")
 	}
-	m, ok := ensemble.GNMaxFamily(s.Mechanism, s.Votes.Classes())
-	if !ok {
+	if _, ok := ensemble.GNMaxFamily(s.Mechanism, s.Votes.Classes()); !ok {
 		return ensemble.Released{}, PTRResult{}, fmt.Errorf("PATE PTR: ReleaseSpec.Mechanism must be Confident-GNMax or GNMax on class counts, not %T", s.Mechanism)
 	}
-	if m.Noise == noisymax.UnsetNoise {
-		m.Noise = noisymax.DiscreteNoise // ensemble's default
-	}
-	r, acct, err := ptrPlan(counts, s.Votes.K(), s.Votes.Classes(), m, opts, "votes")
+	r, acct, err := ptrPlan(counts, s.Votes.K(), s.Votes.Classes(), s.Mechanism, opts, "votes")
 	if err != nil {
 		return ensemble.Released{}, r, err
 	}
@@ -940,16 +960,16 @@ func ptrDraw(g int, r PTRResult, src *noise.Source) (bool, error) {
 	return x <= a, nil
 }
 
-// PTRPassProbability returns the plan of a PTR release of the first
-// opts.Queries queries of proxy (every query when 0) and the probability
-// that its test would pass on them, Φ((g + 1)/σ - z), g the distance to
-// instability (ptrStatistic; the lattice's difference from continuous
-// noise neglected). It is for
+// PTRPassProbability returns the plan of a PTR release by m (as PlanPTR
+// takes it) of the first opts.Queries queries of proxy (every query when
+// 0) and the probability that its test would pass on them,
+// Φ((g + 1)/σ - z), g the distance to instability (ptrStatistic; the
+// lattice's difference from continuous noise neglected). It is for
 // planning on proxy votes that do not depend on the private training data
 // (synthetic, or of teachers trained on public data; not the same
 // teachers' votes on other queries): on votes that do, it is a function
 // of the private data, and so is a proposal chosen from it.
-func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.ConfidentGNMax, opts PTROptions) (PTRResult, float64, error) {
+func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions) (PTRResult, float64, error) {
 	r, acct, err := ptrPlan(proxy, teachers, classes, m, opts, "proxy votes")
 	if err != nil {
 		return r, 0, err
@@ -966,7 +986,7 @@ func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes in
 // probability at least pass (PTRPassProbability), found by bisection (the
 // probability falls as queries are added), and that probability; 0 when
 // not even one query does.
-func PTRQueries(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.ConfidentGNMax, opts PTROptions, pass float64) (int, float64, error) {
+func PTRQueries(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions, pass float64) (int, float64, error) {
 	if !(pass > 0 && pass < 1) {
 		return 0, 0, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "pass probability", Value: pass, Rule: "must be in (0, 1)"})
 	}
