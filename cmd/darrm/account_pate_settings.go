@@ -6,6 +6,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,8 +28,7 @@ var pateSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "n
 // with which every setting given must agree (a flag may repeat the
 // header's value, never contradict it, nor give a setting its mechanism
 // does not have); without a header, the mechanism the settings given
-// imply (lnmax with a Laplace scale, confident-gnmax with a threshold step,
-// gnmax otherwise) with those settings.
+// imply (implied) with those settings.
 func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (ensemble.Mechanism, []string, error) {
 	fs := cmd.Flags()
 	given := map[string]string{} // as a header's settings read (num), as pflag prints them
@@ -38,15 +38,7 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 		}
 	}
 	if m == nil {
-		name := ensemble.GNMax{}.Name()
-		switch {
-		case fs.Changed("laplace-scale"):
-			name = ensemble.LNMax{}.Name()
-		case fs.Changed("threshold") || fs.Changed("sigma1"):
-			name = ensemble.ConfidentGNMax{}.Name()
-		}
-		info, err := lookupInfo(name, votefile.ManyClasses)
-		return info.with(fs, nil), nil, err
+		return implied(given).with(fs, nil), nil, nil
 	}
 	mech, err := ensemble.MechanismOf(m)
 	if err != nil {
@@ -70,6 +62,29 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 	return mech, stated, nil
 }
 
+// implied returns the mechanism on class counts that the settings given
+// imply: the first (gnmax) unless a setting given is not one of its, else
+// the last, in the library's order, that takes such a setting (lnmax with
+// a Laplace scale, confident-gnmax with a threshold step); a setting that
+// the mechanism does not take is refused by checkSettings.
+func implied(given map[string]string) mechanismInfo {
+	var counts []mechanismInfo
+	for _, m := range mechanismTable {
+		if m.Input == votefile.ManyClasses {
+			counts = append(counts, m)
+		}
+	}
+	first := counts[0]
+	for _, m := range slices.Backward(counts) {
+		for _, s := range m.flags() {
+			if _, ok := given[s]; ok && !slices.Contains(first.flags(), s) {
+				return m
+			}
+		}
+	}
+	return first
+}
+
 // headerSettings returns the settings a label file's header m states
 // (votefile.LabelMeta.Settings, which ensemble.MechanismOf has read), by
 // their flags (laplace_scale is --laplace-scale): a number as a flag
@@ -91,13 +106,14 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 }
 
 // checkGNMax checks the settings of mech, of the GNMax family: a
-// threshold step when it has sigma1, which must be > 0, and the
-// parameters' own checks (ensemble.ConfidentGNMax.ValidateFor), its noise,
-// when unset, the discrete noise that releases draw (pate.AccountOptions).
-// A bad value is a *accountant.ParamError that names its setting.
+// threshold step when it takes --sigma1, which must be > 0, and the steps'
+// own checks (ValidateFor of the settings ensemble.GNMaxFamily returns),
+// its noise, when unset, the discrete noise that releases draw
+// (pate.AccountOptions). A bad value is a *accountant.ParamError that
+// names its setting.
 func checkGNMax(mech ensemble.Mechanism) error {
 	g, _ := ensemble.GNMaxFamily(mech, 0) // counts, of any classes
-	if _, confident := mech.(ensemble.ConfidentGNMax); confident && !(g.Sigma1 > 0) {
+	if slices.Contains(mechanismFlagsOf(mech, votefile.ManyClasses), "sigma1") && !(g.Sigma1 > 0) {
 		return &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
 	}
 	if g.Noise == noisymax.UnsetNoise {

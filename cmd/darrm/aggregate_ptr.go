@@ -20,6 +20,7 @@ import (
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
+	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -56,8 +57,8 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanismInfo,
 	}
 	switch {
 	case !ptrTests(info):
-		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s or %s on class counts",
-			info.Name, ensemble.ConfidentGNMax{}.Name(), ensemble.GNMax{}.Name())
+		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s on class counts",
+			info.Name, ptrNames())
 	case budget == nil:
 		return cli.Usagef("--accounting ptr needs --budget-eps and --budget-delta: the test and the proposal split the budget, and its total is published")
 	case fs.Changed("max-queries") && f.MaxQueries < 1:
@@ -69,27 +70,40 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanismInfo,
 }
 
 // ptrTests reports whether generalized PTR tests the labels of mechanism
-// info: PATE's data-dependent cost, of confident-gnmax or gnmax on class
-// counts.
+// info: PATE's data-dependent cost, of the GNMax family on class counts
+// (ensemble.GNMaxFamily).
 func ptrTests(info mechanismInfo) bool {
-	return info.Input == votefile.ManyClasses && (info.Name == ensemble.ConfidentGNMax{}.Name() || info.Name == ensemble.GNMax{}.Name())
+	_, family := ensemble.GNMaxFamily(info.mech, 0) // counts, of any classes
+	return info.Input == votefile.ManyClasses && family
 }
 
-// ptrMechanism returns the mechanism of the GNMax family whose labels of
-// classes classes mech releases, as pate.ReleasePTR tests and plans it
-// (its noise the discrete Gaussian unless set), and its settings as a
-// label file's header states them, which a declared use of PTR releases
-// records and matches.
-func ptrMechanism(mech ensemble.Mechanism, classes int) (ensemble.ConfidentGNMax, json.RawMessage, error) {
+// ptrNames names the mechanisms whose labels generalized PTR tests
+// (ptrTests), in alphabetical order: "a or b".
+func ptrNames() string {
+	var names []provenance.MechanismName
+	for _, m := range mechanismTable {
+		if ptrTests(m) {
+			names = append(names, m.Name)
+		}
+	}
+	slices.Sort(names)
+	return provenance.JoinMechanisms(names, " or ")
+}
+
+// ptrSettings returns the settings of the steps of the mechanism of the
+// GNMax family whose labels of classes classes mech releases, as
+// pate.ReleasePTR tests and plans it (its noise the discrete Gaussian
+// unless set), as a label file's header states them: a declared use of
+// PTR releases records and matches them.
+func ptrSettings(mech ensemble.Mechanism, classes int) (json.RawMessage, error) {
 	m, ok := ensemble.GNMaxFamily(mech, classes)
 	if !ok {
-		return m, nil, fmt.Errorf("generalized PTR: %s on %d classes is not of the GNMax family", mech.Name(), classes)
+		return nil, fmt.Errorf("generalized PTR: %s on %d classes is not of the GNMax family", mech.Name(), classes)
 	}
 	if m.Noise == noisymax.UnsetNoise {
 		m.Noise = noisymax.DiscreteNoise
 	}
-	raw, err := json.Marshal(m)
-	return m, raw, err
+	return json.Marshal(m)
 }
 
 // releasePTR releases the labels of spec by generalized PTR
@@ -115,7 +129,7 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 	if led, ok := spec.Ledger.(*runLedger); ok {
 		// The release as the run of a declared use it must be: its
 		// proposal, every query when --max-queries is not given.
-		_, settings, err := ptrMechanism(spec.Mechanism, in.Classes())
+		settings, err := ptrSettings(spec.Mechanism, in.Classes())
 		if err != nil {
 			return ensemble.Released{}, nil, err
 		}

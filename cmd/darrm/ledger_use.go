@@ -230,8 +230,8 @@ func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info mechanismInfo) (b
 	}
 	switch {
 	case !ptrTests(info):
-		return false, cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s or %s on class counts",
-			info.Name, ensemble.ConfidentGNMax{}.Name(), ensemble.GNMax{}.Name())
+		return false, cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s on class counts",
+			info.Name, ptrNames())
 	case !fs.Changed("max-queries") || !fs.Changed("release-eps") || !fs.Changed("release-delta"):
 		return false, cli.Usagef("--accounting ptr declares releases of a proposal within a budget, fixed now: give --max-queries, --release-eps and --release-delta, as aggregate takes --max-queries, --budget-eps and --budget-delta")
 	case u.MaxQueries < 1:
@@ -247,12 +247,12 @@ func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info mechanismInfo) (b
 // settings alone, so that the ledger composes the releases exactly, as it
 // composes labels; and the releases in words.
 func (u *ledgerUseFlags) ptrRun(info mechanismInfo, mech ensemble.Mechanism, classes int) (*ledger.UseRun, string, error) {
-	m, settings, err := ptrMechanism(mech, classes)
+	settings, err := ptrSettings(mech, classes)
 	if err != nil {
 		return nil, "", err
 	}
 	budget := accountant.Guarantee{Eps: u.ReleaseEps, Delta: u.ReleaseDelta}
-	r, err := pate.PlanPTR(m, classes, pate.PTROptions{Budget: budget, Queries: u.MaxQueries})
+	r, err := pate.PlanPTR(mech, classes, pate.PTROptions{Budget: budget, Queries: u.MaxQueries})
 	if err != nil {
 		return nil, "", cli.AsUsage(flagErr(err, usePTRFlags))
 	}

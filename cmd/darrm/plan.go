@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -92,7 +93,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	switch f.Accounting {
 	case accountingDataIndependent:
 	case accountingPTR:
-		return f.planPTR(cmd, info)
+		return f.planPTR(cmd, info, r.Mechanism)
 	default:
 		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, accountingDataIndependent, accountingPTR)
 	}
@@ -100,7 +101,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if doc.Analyst, r.Share, err = f.share(cmd); err != nil {
 		return err
 	}
-	scored := info.Input == votefile.ManyClasses && (info.Name == ensemble.ConfidentGNMax{}.Name() || info.Name == ensemble.GNMax{}.Name())
+	scored := ptrTests(info) // the GNMax family on class counts, as PTR
 	if f.Votes != "" && !scored {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
@@ -125,7 +126,8 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 				return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 			}
 		}
-		if info.Name == (ensemble.ConfidentGNMax{}).Name() || scored && f.Votes != "" {
+		// A threshold is chosen on proxy votes, given or synthetic.
+		if slices.Contains(info.Needs, "threshold") || scored && f.Votes != "" {
 			proxy, tuning, err := f.proxy(cmd, false)
 			if err != nil {
 				return err

@@ -10,7 +10,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 )
 
@@ -22,17 +21,17 @@ import (
 const ptrPlanPass = 0.97
 
 // planPTR prints the proposal of a release by generalized PTR
-// (aggregate --accounting ptr) of mechanism info within the budget: the
-// most queries whose test passes on the proxy votes (--votes) with
-// probability ptrPlanPass (pate.PTRQueries), the plan's total, and the
-// aggregate line that releases them. The proposal is fixed on proxy
+// (aggregate --accounting ptr) of mechanism info, mech with the settings
+// given, within the budget: the most queries whose test passes on the
+// proxy votes (--votes) with probability ptrPlanPass (pate.PTRQueries),
+// the plan's total, and the aggregate line that releases them. The proposal is fixed on proxy
 // votes, since one chosen from the private votes would release something
 // of them that no test accounts for.
-func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo) error {
+func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo, mech ensemble.Mechanism) error {
 	fs := cmd.Flags()
 	switch {
 	case !ptrTests(info):
-		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans confident-gnmax or gnmax on class counts (--classes)", info.Name)
+		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans %s on class counts (--classes)", info.Name, ptrNames())
 	case fs.Changed("queries") || fs.Changed("for") || fs.Changed("share") || fs.Changed("filter") || fs.Changed("min-precision"):
 		return cli.Usagef("--accounting ptr plans the queries a PTR release proposes, on --votes, for the given settings: leave out --queries, --for, --share, --filter and --min-precision")
 	case !fs.Changed("classes") || !fs.Changed("K"):
@@ -43,11 +42,9 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo) error {
 			return cli.Usagef("--accounting ptr with %s needs --%s: the test is of the settings given", info.Name, n)
 		}
 	}
-	m := ensemble.ConfidentGNMax{Sigma2: f.Sigma2, Noise: noisymax.DiscreteNoise}
-	if info.Name == (ensemble.ConfidentGNMax{}).Name() {
-		m.Threshold, m.Sigma1 = f.Threshold, f.Sigma1
-	}
-	if err := m.ValidateFor(0); err != nil { // the steps, before the votes
+	// The steps PTR tests, checked before the votes are read.
+	m, _ := ensemble.GNMaxFamily(mech, f.Classes)
+	if err := m.ValidateFor(0); err != nil {
 		return cli.AsUsage(flagErr(err, nil))
 	}
 	proxy, tuning, err := f.proxy(cmd, false)
@@ -61,7 +58,7 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo) error {
 	// Abstentions allowed, as aggregate reads counts under a stated K: the
 	// bound tested covers more neighbours, never fewer.
 	opts := pate.PTROptions{Budget: budget, Abstain: true}
-	n, pass, err := pate.PTRQueries(cmd.Context(), proxy.Counts, f.K, f.Classes, m, opts, ptrPlanPass)
+	n, pass, err := pate.PTRQueries(cmd.Context(), proxy.Counts, f.K, f.Classes, mech, opts, ptrPlanPass)
 	if err != nil {
 		return cli.AsUsage(flagErr(err, ptrFlagNames))
 	}
@@ -69,7 +66,7 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo) error {
 		return cli.Usagef("--accounting ptr: not one query of --votes %s passes the test with probability %g within the budget (%g, %g): raise the budget or the noise", cli.InputName(f.Votes), ptrPlanPass, budget.Eps, budget.Delta)
 	}
 	opts.Queries = n
-	r, _, err := pate.PTRPassProbability(cmd.Context(), proxy.Counts, f.K, f.Classes, m, opts)
+	r, _, err := pate.PTRPassProbability(cmd.Context(), proxy.Counts, f.K, f.Classes, mech, opts)
 	if err != nil {
 		return err
 	}
