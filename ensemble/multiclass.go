@@ -158,6 +158,14 @@ func (m ConfidentGNMax) planned(votefile.Input) (string, func(float64) Mechanism
 	return "sigma2", func(v float64) Mechanism { m.Sigma2 = v; return m }
 }
 
+// WithThreshold returns m with the threshold step of threshold t and
+// noise deviation sigma1: what a plan chooses on proxy votes, beside the
+// σ2 it is planned by (Planned).
+func (m ConfidentGNMax) WithThreshold(t, sigma1 float64) Mechanism {
+	m.Threshold, m.Sigma1 = t, sigma1
+	return m
+}
+
 // family returns the settings of m's steps (Delta zero).
 func (m ConfidentGNMax) family() ConfidentGNMax { m.Delta = 0; return m }
 

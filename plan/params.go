@@ -92,7 +92,7 @@ func noiseMax(r Request) float64 {
 
 // gnmaxOf returns the parameters of r's mechanism of the GNMax family on
 // class counts (GNMax given its Sigma2 or on more than two classes,
-// ConfidentGNMax), and whether it is one.
+// Confident-GNMax), and whether it is one.
 func gnmaxOf(r Request) (ensemble.ConfidentGNMax, bool) {
 	return ensemble.GNMaxFamily(r.Mechanism, r.Classes)
 }
@@ -103,18 +103,24 @@ func isGNMax(m ensemble.Mechanism) bool {
 	return ok
 }
 
-// isConfident says whether m is Confident-GNMax.
+// thresholded is a mechanism with a threshold step (Confident-GNMax),
+// whose threshold and σ1 a plan chooses on proxy votes beside the σ2 it
+// is planned by (ensemble.Planned).
+type thresholded interface {
+	WithThreshold(t, sigma1 float64) ensemble.Mechanism
+}
+
+// isConfident says whether m has a threshold step.
 func isConfident(m ensemble.Mechanism) bool {
-	_, ok := m.(ensemble.ConfidentGNMax)
+	_, ok := m.(thresholded)
 	return ok
 }
 
-// withThreshold returns r, whose mechanism is Confident-GNMax, with its
-// threshold t.
+// withThreshold returns r, whose mechanism has a threshold step, with its
+// threshold t (its σ1 as set).
 func withThreshold(r Request, t float64) Request {
-	m := r.Mechanism.(ensemble.ConfidentGNMax)
-	m.Threshold = t
-	r.Mechanism = m
+	g, _ := gnmaxOf(r)
+	r.Mechanism = r.Mechanism.(thresholded).WithThreshold(t, g.Sigma1)
 	return r
 }
 
@@ -158,9 +164,9 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	k.set = func(r *Request, x float64) {
 		_, with := ensemble.Planned(r.Mechanism, r.Classes)
 		r.Mechanism = with(k.value(x))
-		if m, ok := r.Mechanism.(ensemble.ConfidentGNMax); ok {
-			m.Sigma1 = ratio / x
-			r.Mechanism = m
+		if m, ok := r.Mechanism.(thresholded); ok {
+			g, _ := gnmaxOf(*r)
+			r.Mechanism = m.WithThreshold(g.Threshold, ratio/x)
 		}
 	}
 	return k, nil
