@@ -101,7 +101,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if doc.Analyst, r.Share, err = f.share(cmd); err != nil {
 		return err
 	}
-	scored := ptrTests(info) // the GNMax family on class counts, as PTR
+	scored := ptrTests(info) // of the GNMax family on class counts, as ptrTests says
 	if f.Votes != "" && !scored {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
