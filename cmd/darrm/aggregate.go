@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
@@ -163,7 +164,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		done, err = ensemble.Release(cmd.Context(), spec)
 	}
 	lines.Done()
-	warnNotStored(cmd, optimal.Loaded{StoreErr: notStored})
+	gammasource.WarnNotStored(cmd, notStored)
 	if led != nil && led.begun {
 		printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
 	}

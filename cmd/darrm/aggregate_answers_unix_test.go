@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -61,13 +62,13 @@ func TestBudgetAnswersKept(t *testing.T) {
 		return r
 	}
 	fresh := release("--no-cache")
-	if _, err := os.Stat(filepath.Join(cache, answersFolder)); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("--no-cache: the cache has a folder %s (%v)", answersFolder, err)
+	if _, err := os.Stat(filepath.Join(cache, gammasource.AnswersFolder)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("--no-cache: the cache has a folder %s (%v)", gammasource.AnswersFolder, err)
 	}
 	release("--cache-dir", cache)
-	files, _ := filepath.Glob(filepath.Join(cache, answersFolder, "*.json"))
+	files, _ := filepath.Glob(filepath.Join(cache, gammasource.AnswersFolder, "*.json"))
 	st, err := os.Stat(filepath.Join(state, "answers.key"))
-	if len(files) != 1 || err != nil || st.Mode().Perm() != 0o600 || st.Size() != answersSecretBytes {
+	if len(files) != 1 || err != nil || st.Mode().Perm() != 0o600 || st.Size() != gammasource.AnswersSecretBytes {
 		t.Fatalf("kept answers %v, secret %v (%v)", files, st, err)
 	}
 	kept, err := os.Stat(files[0])

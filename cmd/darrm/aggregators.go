@@ -15,6 +15,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -26,7 +27,7 @@ import (
 
 // mechanismFlags configure the aggregators of aggregate and simulate.
 type mechanismFlags struct {
-	Cache       cacheFlags
+	Cache       gammasource.CacheFlags
 	Workers     int                  `flag:"workers"`
 	Prior       gamma.Prior          `flag:"prior"`
 	RRComp      rrMethod             `flag:"rr-composition"`
@@ -137,7 +138,7 @@ func (s *mechanismFlags) NewAggregator(cmd *cobra.Command, info mechanismInfo, p
 	m := info.with(cmd.Flags(), s.Settings(p, src))
 	agg, label, err := ensemble.New(cmd.Context(), m, p.K, 2, accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, opts)
 	lines.Done()
-	warnNotStored(cmd, optimal.Loaded{StoreErr: notStored})
+	gammasource.WarnNotStored(cmd, notStored)
 	if err != nil {
 		return nil, "", s.ReleaseError(err, "")
 	}
@@ -152,8 +153,8 @@ func (s *mechanismFlags) Watch(cmd *cobra.Command, src *optimal.Source, info mec
 	if info.Relation == accountant.OneVote {
 		q = constraints.NewOneVote(p.K, p.MEps(), p.TargetDelta)
 	}
-	what := solvingNote(q)
-	watchGamma(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
+	what := gammasource.Solving(q)
+	gammasource.Watch(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
 	cert := certifying(info.Name, p)
 	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(cert, 100).Set(int64(100 * x)) }}
 }
@@ -180,7 +181,7 @@ func (s *mechanismFlags) ReleaseError(err error, input string) error {
 	}
 	switch err = re.Err; re.Step {
 	case ensemble.StepGamma:
-		return sourceError(err, s.tableName)
+		return gammasource.Error(err, s.tableName)
 	case ensemble.StepBuild:
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
@@ -225,6 +226,6 @@ func (s *mechanismFlags) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (o
 	if src.Cache, err = s.Cache.Open(); err != nil {
 		return src, err
 	}
-	planGamma(cmd, &src, lines)
+	gammasource.Plan(cmd, &src, lines)
 	return src, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/ensemble"
@@ -68,7 +69,7 @@ func (t *totalFlags) heading(queries int) report.EqualTotals {
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
-	planGamma(cmd, &src, lines)
+	gammasource.Plan(cmd, &src, lines)
 	budget := f.Totals.budget()
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers}}}
 	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"), src, rrComposition(f.RRComp, f.RRDelta, p.Delta))
@@ -115,7 +116,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, info
 	for _, q := range f.BudgetQueries {
 		rows, err := simulateAtTotals(cmd.Context(), rs, f.Totals.budget(), q, teachers, f.Queries, f.Seed)
 		if errors.As(err, new(*optimal.SourceError)) {
-			return nil, sourceError(err, "")
+			return nil, gammasource.Error(err, "")
 		}
 		if err != nil {
 			return nil, cli.AsUsage(flagErr(err, budgetFlags))

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
@@ -192,7 +193,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	r := requestOf(fs, info, b.K, classes, b.Each, budget, s, u.Workers)
 	agg, _, err := r.Aggregator(cmd.Context())
 	if errors.As(err, new(*optimal.SourceError)) {
-		return nil, "", sourceError(err, "")
+		return nil, "", gammasource.Error(err, "")
 	}
 	if err != nil {
 		names := problemNames(info.OwnTarget(), "--eps")

@@ -56,7 +56,7 @@ func stopAfter(ctx context.Context, grace time.Duration) {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	code := cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, explainExit)
 	// The answers of the one-bit compositions the command made, kept in
-	// the cache's folder when it opened the cache (cacheFlags.Open).
+	// the cache's folder when it opened the cache (gammasource.CacheFlags.Open).
 	if err := accountant.SaveAnswers(); err != nil {
 		fmt.Fprintf(stderr, "darrm: note: the accountant's answers were not kept in the cache: %v\n", err)
 	}

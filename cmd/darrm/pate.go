@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/patemnist"
@@ -24,7 +25,7 @@ func newPATECmd() *cobra.Command {
 		Student  bool          `flag:"student" help:"also train and test a student on the answered labels"`
 		Seed     uint64        `flag:"seed"`
 		Format   cliout.Format `flag:"format"`
-		Cache    cacheFlags
+		Cache    gammasource.CacheFlags
 		analysisFlags
 	}{Dataset: "mnist", Teachers: patemnist.Teachers, analysisFlags: analysisFlags{SSParams: ssDataFree}}
 	return newCmd("pate", &cobra.Command{

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -183,7 +184,7 @@ func (f *planFlags) share(cmd *cobra.Command) (string, float64, error) {
 // (plan.ManyClasses).
 func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	if errors.As(err, new(*optimal.SourceError)) {
-		return sourceError(err, "")
+		return gammasource.Error(err, "")
 	}
 	delta := "--delta"
 	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
@@ -23,7 +24,7 @@ func init() { subcommands = append(subcommands, newSolveCmd) }
 type solveFlags struct {
 	problemFlags
 	relationFlags
-	Cache    cacheFlags
+	Cache    gammasource.CacheFlags
 	Format   cliout.Format `flag:"format"`
 	Workers  int           `flag:"workers"`
 	Prior    gamma.Prior   `flag:"prior"`
@@ -88,7 +89,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	ctx := cmd.Context()
 	src := optimal.Source{Cache: dir, Prior: f.Prior, Options: optimal.Options{Workers: f.Workers, LP: lp.Options{Verbose: f.HighsLog}}}
-	l, err := loadGamma(ctx, cmd, src, p.Problem)
+	l, err := gammasource.Load(ctx, cmd, src, p.Problem)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/patemnist"
@@ -58,7 +59,7 @@ func newTeachersSub(use string) *cobra.Command {
 		Training   trainingFlags
 		Seed       uint64        `flag:"seed"`
 		Format     cliout.Format `flag:"format"`
-		Cache      cacheFlags
+		Cache      gammasource.CacheFlags
 		out        string
 	}{Training: trainingFlags{Epochs: transfer.Epochs}}
 	short := "Train (or load) the teachers and print their test accuracy"
@@ -156,7 +157,7 @@ func newTeachersTuneCmd() *cobra.Command {
 // ten-class set dataset (as darrm pate does, so the two share the cache)
 // and prints them (train) or writes their vote counts on the queries, with
 // their metadata header (vote).
-func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf *trainingFlags, seed *uint64, cf *cacheFlags, format cliout.Format, out string) error {
+func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf *trainingFlags, seed *uint64, cf *gammasource.CacheFlags, format cliout.Format, out string) error {
 	fs := cmd.Flags()
 	for _, fl := range []string{"nonprivate", "setting", "sigma"} {
 		if fs.Changed(fl) {

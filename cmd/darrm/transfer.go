@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
@@ -29,7 +30,7 @@ func newTransferCmd() *cobra.Command {
 		Format  cliout.Format     `flag:"format"`
 		Plot    string            `flag:"plot"`
 		Workers int               `flag:"workers"`
-		Cache   cacheFlags
+		Cache   gammasource.CacheFlags
 		Totals  totalFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
 	cmd := newCmd("transfer", &cobra.Command{
@@ -77,7 +78,7 @@ func newTransferCmd() *cobra.Command {
 			src := optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}
 			lines := cliout.NewStages(cmd.ErrOrStderr())
 			defer lines.Done()
-			planGamma(cmd, &src, lines)
+			gammasource.Plan(cmd, &src, lines)
 			res, err := transfer.Run(cmd.Context(), b.Test, t, params, src)
 			if err != nil {
 				prog.Done()

@@ -1,4 +1,4 @@
-package main
+package gammasource
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func TestGammaSourceError(t *testing.T) {
 		{&optimal.SourceError{Field: "CacheOnly", Err: other}, false, "--no-solve: entry damaged; run darrm solve with these parameters to replace it"},
 		{other, false, "entry damaged"},
 	} {
-		err := sourceError(tc.err, "g.json")
+		err := Error(tc.err, "g.json")
 		if cli.IsUsage(err) != tc.usage || err.Error() != tc.want {
 			t.Errorf("Error(%v) = %v (usage %t), want %q (usage %t)", tc.err, err, cli.IsUsage(err), tc.want, tc.usage)
 		}
@@ -40,12 +40,12 @@ func TestGammaSourceError(t *testing.T) {
 // TestOpen: --no-cache opens none; a file where the cache folder should be
 // is a usage error naming the flag.
 func TestOpen(t *testing.T) {
-	if d, err := (&cacheFlags{NoCache: true}).Open(); d != nil || err != nil {
+	if d, err := (&CacheFlags{NoCache: true}).Open(); d != nil || err != nil {
 		t.Errorf("--no-cache: %v, %v", d, err)
 	}
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, nil, 0o644)
-	_, err := (&cacheFlags{Dir: file}).Open()
+	_, err := (&CacheFlags{Dir: file}).Open()
 	if !cli.IsUsage(err) || !strings.HasPrefix(err.Error(), "--cache-dir "+file+": not a folder") {
 		t.Errorf("a file as --cache-dir: %v", err)
 	}
@@ -53,10 +53,10 @@ func TestOpen(t *testing.T) {
 
 // TestSolving: the progress line names the problem as its relation does.
 func TestSolving(t *testing.T) {
-	if got := solvingNote(constraints.Problem{K: 11, M: 3}); got != "solving K=11 m=3" {
+	if got := Solving(constraints.Problem{K: 11, M: 3}); got != "solving K=11 m=3" {
 		t.Errorf("private teachers: %q", got)
 	}
-	if got := solvingNote(constraints.NewOneVote(11, 0.3, 1e-5)); got != "solving K=11 one-vote eps=0.3" {
+	if got := Solving(constraints.NewOneVote(11, 0.3, 1e-5)); got != "solving K=11 one-vote eps=0.3" {
 		t.Errorf("one vote: %q", got)
 	}
 }

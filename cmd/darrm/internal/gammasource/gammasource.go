@@ -1,9 +1,8 @@
-package main
-
-// This file gets darrm's commands the noise function gamma that
+// Package gammasource gets darrm's commands the noise function gamma that
 // a release, a plan or a solve uses, from an optimal.Source (a gamma file
 // given, or gamma_opt from the cache, solved on demand), showing the solve
 // on standard error and saying its errors in terms of the flags.
+package gammasource
 
 import (
 	"context"
@@ -30,17 +29,17 @@ import (
 	"github.com/darrm/darrm/optimal"
 )
 
-// cacheFlags select the gamma cache.
-type cacheFlags struct {
+// CacheFlags select the gamma cache.
+type CacheFlags struct {
 	Dir     string `flag:"cache-dir"`
 	NoCache bool   `flag:"no-cache"`
 }
 
 // Open returns the cache, or nil with --no-cache. The accountant keeps
 // the answers of its one-bit compositions in the cache's folder
-// answersFolder (accountant.KeepAnswers; run saves them), so that a
+// AnswersFolder (accountant.KeepAnswers; run saves them), so that a
 // budgeted release or plan asked again composes nothing.
-func (f *cacheFlags) Open() (*cache.Dir, error) {
+func (f *CacheFlags) Open() (*cache.Dir, error) {
 	if f.NoCache {
 		keepAnswers(nil)
 		return nil, nil
@@ -63,25 +62,25 @@ func (f *cacheFlags) Open() (*cache.Dir, error) {
 	return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
 }
 
-// answersFolder is the cache's subfolder of the accountant's answers.
-const answersFolder = "onebit"
+// AnswersFolder is the cache's subfolder of the accountant's answers.
+const AnswersFolder = "onebit"
 
 // keepAnswers makes the accountant keep its one-bit answers in the
-// folder answersFolder of the cache d, authenticated by the secret in
+// folder AnswersFolder of the cache d, authenticated by the secret in
 // darrm's private state folder (answersSecret); with no cache, or no
 // secret, it keeps them in memory only.
 func keepAnswers(d *cache.Dir) {
 	if d != nil {
-		if secret, err := answersSecret(); err == nil && accountant.KeepAnswers(d.Folder(answersFolder), secret) == nil {
+		if secret, err := answersSecret(); err == nil && accountant.KeepAnswers(d.Folder(AnswersFolder), secret) == nil {
 			return
 		}
 	}
 	_ = accountant.KeepAnswers("", nil) // always accepted
 }
 
-// answersSecretBytes is the length of the secret of the accountant's
+// AnswersSecretBytes is the length of the secret of the accountant's
 // answers.
-const answersSecretBytes = 32
+const AnswersSecretBytes = 32
 
 // answersSecret returns the secret that authenticates the accountant's
 // answers (accountant.KeepAnswers): the file answers.key of the state
@@ -95,17 +94,17 @@ func answersSecret() ([]byte, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "answers.key")
-	b, err := atomicfile.ReadFile(path, answersSecretBytes)
-	if err == nil && len(b) == answersSecretBytes {
+	b, err := atomicfile.ReadFile(path, AnswersSecretBytes)
+	if err == nil && len(b) == AnswersSecretBytes {
 		return b, nil
 	}
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: not a secret of %d bytes: %v", path, answersSecretBytes, err)
+		return nil, fmt.Errorf("%s: not a secret of %d bytes: %v", path, AnswersSecretBytes, err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	secret := make([]byte, answersSecretBytes)
+	secret := make([]byte, AnswersSecretBytes)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, err
 	}
@@ -120,32 +119,32 @@ func answersSecret() ([]byte, error) {
 	return secret, err
 }
 
-// loadGamma returns the gamma that src gives for p (optimal.Source.Load),
+// Load returns the gamma that src gives for p (optimal.Source.Load),
 // with a progress line on a terminal while gamma_opt is solved, and
 // warnings for a cache entry that is replaced or that could not be
 // stored.
-func loadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Problem) (optimal.Loaded, error) {
-	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, solvingNote(p))
-	watchGamma(cmd, &src, solvingNote(p), func() *cliout.Progress { return prog })
+func Load(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Problem) (optimal.Loaded, error) {
+	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, Solving(p))
+	Watch(cmd, &src, Solving(p), func() *cliout.Progress { return prog })
 	l, err := src.Load(ctx, p)
 	prog.Done()
 	if err == nil {
-		warnNotStored(cmd, l)
+		WarnNotStored(cmd, l.StoreErr)
 	}
 	return l, err
 }
 
-// solvingNote describes the solve of gamma_opt for p in a progress line.
-func solvingNote(p constraints.Problem) string {
+// Solving describes the solve of gamma_opt for p in a progress line.
+func Solving(p constraints.Problem) string {
 	if p.Relation == accountant.OneVote {
 		return fmt.Sprintf("solving K=%d one-vote eps=%g", p.K, p.Eps)
 	}
 	return fmt.Sprintf("solving K=%d m=%g", p.K, p.M)
 }
 
-// watchGamma makes src show its solve of gamma_opt, described as what, on the
+// Watch makes src show its solve of gamma_opt, described as what, on the
 // progress line prog returns, and tell of a cache entry it replaces.
-func watchGamma(cmd *cobra.Command, src *optimal.Source, what string, prog func() *cliout.Progress) {
+func Watch(cmd *cobra.Command, src *optimal.Source, what string, prog func() *cliout.Progress) {
 	var eta solveETA
 	src.Options.Progress = func(s optimal.Progress) {
 		pr := prog()
@@ -155,29 +154,29 @@ func watchGamma(cmd *cobra.Command, src *optimal.Source, what string, prog func(
 	src.OnCorrupt = func(err error) { cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("%v; recomputing it", err)) }
 }
 
-// warnNotStored warns of a gamma_opt solved now that could not be
-// stored in the cache.
-func warnNotStored(cmd *cobra.Command, l optimal.Loaded) {
-	if l.StoreErr != nil {
-		cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("warning: gamma_opt was not cached: %v", l.StoreErr))
+// WarnNotStored warns of a gamma_opt solved now that could not be
+// stored in the cache: err, the error of its store, if not nil.
+func WarnNotStored(cmd *cobra.Command, err error) {
+	if err != nil {
+		cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("warning: gamma_opt was not cached: %v", err))
 	}
 }
 
-// planGamma makes src, the gamma source of a plan, show on lines its solves of
+// Plan makes src, the gamma source of a plan, show on lines its solves of
 // gamma_opt for the problems the plan tries, tell of a cache entry it
-// replaces and warn of one it could not store (warnNotStored); the
+// replaces and warn of one it could not store (WarnNotStored); the
 // caller ends lines when the plan is done.
-func planGamma(cmd *cobra.Command, src *optimal.Source, lines *cliout.Stages) {
+func Plan(cmd *cobra.Command, src *optimal.Source, lines *cliout.Stages) {
 	const what = "solving gamma_opt"
-	watchGamma(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
-	src.OnNotStored = func(err error) { warnNotStored(cmd, optimal.Loaded{StoreErr: err}) }
+	Watch(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
+	src.OnNotStored = func(err error) { WarnNotStored(cmd, err) }
 }
 
-// sourceError says an optimal.SourceError in terms of the flags that set the
+// Error says an optimal.SourceError in terms of the flags that set the
 // source's fields: --gamma (the file given), --prior and --no-solve (with --no-cache),
 // as usage errors; a cache entry that cannot be read or used keeps its
 // error, and its exit status.
-func sourceError(err error, given string) error {
+func Error(err error, given string) error {
 	var se *optimal.SourceError
 	switch {
 	case !errors.As(err, &se):
