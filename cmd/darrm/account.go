@@ -6,6 +6,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/gamma"
@@ -42,7 +43,7 @@ func newAccount(use, short string, flags any, names map[string]string, run func(
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			doc, err := run(cmd)
 			if err != nil {
-				return flagErrIn("account "+use+": ", err, names)
+				return exitstatus.FlaggedIn("account "+use+": ", err, names)
 			}
 			return doc.Write(cmd.OutOrStdout(), format.Format)
 		},
@@ -52,7 +53,7 @@ func newAccount(use, short string, flags any, names map[string]string, run func(
 }
 
 // stepFlags maps the accountant's names of a composed step to the flags.
-var stepFlags = withFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "eps total": "--budget-eps"})
+var stepFlags = exitstatus.WithFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "eps total": "--budget-eps"})
 
 func newAccountComposeCmd() *cobra.Command {
 	var f struct {

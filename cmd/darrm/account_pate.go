@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/statedir"
@@ -112,7 +113,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			}
 		}
 	} else if err := checkGNMax(mech); err != nil {
-		return flagErr(err, nil)
+		return exitstatus.Flagged(err, nil)
 	}
 	in, file, err := f.OpenVotes(cmd, "VOTES", cli.InputArg(args))
 	if err != nil {
@@ -124,7 +125,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	}
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed), LedgerPath: ledger.Redact(f.Ledger)}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts); err != nil {
-		return flagErr(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
+		return exitstatus.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss", "teachers": "K, the teachers of " + cli.InputName(cli.InputArg(args)) + ","})
 	}
 	ledgerPath := ledger.Redact(f.Ledger)

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
@@ -84,7 +85,7 @@ func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Budget, *float6
 	case eps && delta:
 		budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 		if err := budget.Validate(); err != nil {
-			return nil, nil, cli.AsUsage(flagErr(err, budgetFlags))
+			return nil, nil, cli.AsUsage(exitstatus.Flagged(err, budgetFlags))
 		}
 		return &budget, nil, nil
 	case eps || delta:
@@ -197,7 +198,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	if stopped := rel.Stopped(); stopped != "" {
-		return fmt.Errorf("%w: %s", errBudget, stopped)
+		return fmt.Errorf("%w: %s", ensemble.ErrBudget, stopped)
 	}
 	return nil
 }
@@ -291,7 +292,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefil
 		}
 	case cmd.Flags().Changed("sigma2"): // the GNMax family (checkSettings)
 		if err := info.with(cmd.Flags(), settings).Validate(); err != nil {
-			return spec, rel, settings, flagErr(err, nil)
+			return spec, rel, settings, exitstatus.Flagged(err, nil)
 		}
 	}
 	return spec, rel, settings, nil

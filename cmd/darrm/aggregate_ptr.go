@@ -14,6 +14,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/plural"
@@ -149,7 +150,7 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 	case errors.Is(err, ensemble.ErrBudget) && done.Result.Released+done.Result.StoppedByBudget == 0:
 		return done, nil, err // a ledger without room for the total: nothing drawn
 	case err != nil && !errors.Is(err, ensemble.ErrBudget):
-		return done, nil, flagErr(err, ptrFlagNames)
+		return done, nil, exitstatus.Flagged(err, ptrFlagNames)
 	}
 	return done, report.NewPTR(r, budget), err
 }
@@ -177,7 +178,7 @@ func (e *ptrFailed) Error() string {
 }
 
 // Is reports that the release was stopped as a budget stops one.
-func (e *ptrFailed) Is(target error) bool { return target == errBudget }
+func (e *ptrFailed) Is(target error) bool { return target == ensemble.ErrBudget }
 
 // ptrUseRefused refuses a PTR release, charged its total as one step, on
 // the ledger l (named name) whose use is declared (ledger init

@@ -15,6 +15,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -186,7 +187,7 @@ func (s *mechanismFlags) ReleaseError(err error, input string) error {
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
 		if !errors.Is(err, gamma.ErrNotCertified) && !errors.Is(err, context.Canceled) {
-			err = cli.AsUsage(flagErr(err, map[string]string{"laplace scale": "--laplace-scale"}))
+			err = cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
 		}
 	case ensemble.StepBinding:
 		err = fmt.Errorf("%s: %w (--mechanism)", input, err)

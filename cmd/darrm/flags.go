@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/gamma"
@@ -169,7 +170,7 @@ func checkPlot(path string) error {
 
 // checkWorkers checks --workers before any work (param.Workers,
 // the rule of every library that takes a number of goroutines).
-func checkWorkers(n int) error { return flagErr(param.Workers(n), nil) }
+func checkWorkers(n int) error { return exitstatus.Flagged(param.Workers(n), nil) }
 
 // compositionFlags are --composition and --delta-prime.
 type compositionFlags struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -82,7 +83,7 @@ func newLedgerInitCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 			if err := budget.Validate(); err != nil {
-				return cli.AsUsage(flagErr(err, budgetFlags))
+				return cli.AsUsage(exitstatus.Flagged(err, budgetFlags))
 			}
 			b, votes, err := f.binding(cmd)
 			if err != nil {
@@ -96,7 +97,7 @@ func newLedgerInitCmd() *cobra.Command {
 			}
 			filter, err := ledger.DefaultFilter(b, budget)
 			if err != nil {
-				return cli.AsUsage(flagErr(err, budgetFlags))
+				return cli.AsUsage(exitstatus.Flagged(err, budgetFlags))
 			}
 			if f.Schedule != "" {
 				return ledgerInitSchedule(cmd, args[0], &f, b, budget, votes)
@@ -112,7 +113,7 @@ func newLedgerInitCmd() *cobra.Command {
 			named := cmd.Flags().Changed("filter")
 			if named {
 				if filter, err = ledger.NamedFilter(b, budget, hint, f.Filter); err != nil {
-					return cli.AsUsage(flagErr(err, map[string]string{"filter": "--filter"}))
+					return cli.AsUsage(exitstatus.Flagged(err, map[string]string{"filter": "--filter"}))
 				}
 			}
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
@@ -122,7 +123,7 @@ func newLedgerInitCmd() *cobra.Command {
 			if use != nil && use.Run != nil {
 				uh, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, []ledger.UseRun{*use.Run})
 				if err != nil {
-					return cli.AsUsage(flagErr(err, use.Names))
+					return cli.AsUsage(exitstatus.Flagged(err, use.Names))
 				}
 				if use.Run = &uh.Use[0]; !named {
 					h = uh
@@ -191,7 +192,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, *vote
 		}
 		s.Relation = &f.Relation
 		b, err := ledger.Bind(nil, s)
-		return b, nil, cli.AsUsage(flagErr(err, nil))
+		return b, nil, cli.AsUsage(exitstatus.Flagged(err, nil))
 	}
 	if fs.Changed("relation") {
 		s.Relation = &f.Relation

@@ -15,6 +15,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -104,7 +105,7 @@ func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b p
 	}
 	h, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, runs)
 	if err != nil {
-		return cli.AsUsage(flagErr(err, map[string]string{"queries": "--schedule's --queries"}))
+		return cli.AsUsage(exitstatus.Flagged(err, map[string]string{"queries": "--schedule's --queries"}))
 	}
 	return initLedger(cmd, path, f, b, h, func() error { return report.LedgerSchedule(cmd.OutOrStdout(), path, h) })
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -114,7 +115,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 	if step {
 		g := accountant.Guarantee{Eps: u.StepEps, Delta: u.StepDelta}
 		s, labels = accountant.ApproxStep(g), fmt.Sprintf("labels of %v each", g)
-		names = withFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta"})
+		names = exitstatus.WithFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta"})
 	} else {
 		var err error
 		if run, labels, err = u.mechanismStep(cmd, b, budget, votes, classes); err != nil {
@@ -124,7 +125,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 	}
 	c, err := ledger.ChooseFilter(b, budget, s, u.Queries)
 	if err != nil {
-		return nil, cli.AsUsage(flagErr(err, names))
+		return nil, cli.AsUsage(exitstatus.Flagged(err, names))
 	}
 	return &ledgerUse{Labels: labels, Run: run, Step: s, Choice: c, Names: names}, nil
 }
@@ -132,7 +133,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 // say says why a filter cannot hold the labels declared, naming the flags
 // that gave them.
 func (u *ledgerUse) say(err error) string {
-	if said, ok := flagSaid(err, u.Names); ok {
+	if said, ok := exitstatus.FlagSaid(err, u.Names); ok {
 		return said
 	}
 	return err.Error()
@@ -198,7 +199,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if err != nil {
 		names := problemNames(info.OwnTarget(), "--eps")
 		names["laplace scale"] = "--laplace-scale"
-		return nil, "", cli.AsUsage(flagErr(err, names))
+		return nil, "", cli.AsUsage(exitstatus.Flagged(err, names))
 	}
 	priv := agg.Privacy()
 	if priv.Relation != b.Relation {
@@ -255,7 +256,7 @@ func (u *ledgerUseFlags) ptrRun(info mechanismInfo, mech ensemble.Mechanism, cla
 	budget := accountant.Guarantee{Eps: u.ReleaseEps, Delta: u.ReleaseDelta}
 	r, err := pate.PlanPTR(mech, classes, pate.PTROptions{Budget: budget, Queries: u.MaxQueries})
 	if err != nil {
-		return nil, "", cli.AsUsage(flagErr(err, usePTRFlags))
+		return nil, "", cli.AsUsage(exitstatus.Flagged(err, usePTRFlags))
 	}
 	run := &ledger.UseRun{Mechanism: info.Name, Step: accountant.ApproxStep(r.Publish), Accounting: accountingPTR, Queries: u.MaxQueries, Budget: &budget, Settings: settings}
 	return run, fmt.Sprintf("%s releases by generalized PTR of the first %d queries within %v, each charged its total %v", info.Name, u.MaxQueries, budget, r.Publish), nil

@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -123,7 +124,7 @@ func ledgerError(err error) error {
 	case errors.As(err, &fe):
 		err = &worded{err, strings.Replace(err.Error(), fe.Error(), fe.Say(fmt.Sprintf("a ledger made with darrm ledger init --filter %v", accountant.Simple)), 1)}
 	}
-	return flagErr(err, budgetFlags)
+	return exitstatus.Flagged(err, budgetFlags)
 }
 
 // worded is err said in the command's words.

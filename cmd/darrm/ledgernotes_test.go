@@ -10,6 +10,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
@@ -48,7 +49,7 @@ func TestLedgerError(t *testing.T) {
 	if err = ledgerError(err); !strings.Contains(err.Error(), "run the same darrm ledger init command with --replace") || strings.Contains(err.Error(), "Options.Replace") {
 		t.Errorf("a second ledger, from the command: %v", err)
 	}
-	if status, _ := explainExit(err); status != exitUsage {
+	if status, _ := exitstatus.Explain(err); status != exitUsage {
 		t.Errorf("a second ledger: exit status %d", status)
 	}
 	var w bytes.Buffer

@@ -16,6 +16,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 )
 
 func main() {
@@ -48,13 +49,13 @@ func stopAfter(ctx context.Context, grace time.Duration) {
 	<-ctx.Done()
 	time.Sleep(grace)
 	fmt.Fprintf(os.Stderr, "darrm: interrupted: still working %v after the signal: stopped\n", grace)
-	os.Exit(exitInterrupted)
+	os.Exit(exitstatus.Interrupted)
 }
 
 // run executes darrm with args and returns the process exit code. A
 // cancelled ctx (SIGINT, SIGTERM) stops long work at its next check.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	code := cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, explainExit)
+	code := cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, exitstatus.Explain)
 	// The answers of the one-bit compositions the command made, kept in
 	// the cache's folder when it opened the cache (gammasource.CacheFlags.Open).
 	if err := accountant.SaveAnswers(); err != nil {

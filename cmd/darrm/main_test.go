@@ -10,9 +10,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/internal/cachedir"
 	"github.com/darrm/darrm/internal/pgtest"
 	"github.com/darrm/darrm/internal/statedir"
+)
+
+// The exit statuses the tests expect of the command (package exitstatus).
+const (
+	exitOK           = exitstatus.OK
+	exitFailure      = exitstatus.Failure
+	exitUsage        = exitstatus.Usage
+	exitNotCertified = exitstatus.NotCertified
+	exitBudget       = exitstatus.Budget
+	exitInterrupted  = exitstatus.Interrupted
 )
 
 // sharedCache is the cache folder that TestMain gives the package's tests:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/datasets"
@@ -36,7 +37,7 @@ func newPATECmd() *cobra.Command {
 			start := time.Now()
 			p := patemnist.Params{K: f.Teachers, Mechanisms: patemnist.Mechanisms(), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: cliout.Note(cmd.ErrOrStderr())}
 			if err := p.Check(); err != nil {
-				return flagErr(err, map[string]string{"K": "--teachers"})
+				return exitstatus.Flagged(err, map[string]string{"K": "--teachers"})
 			}
 			// 0, the default, asks every query.
 			if cmd.Flags().Changed("answered") && f.Answered < 1 {
@@ -66,7 +67,7 @@ func newPATECmd() *cobra.Command {
 			out, err := patemnist.Run(cmd.Context(), m, p)
 			prog.Done()
 			if err != nil {
-				return flagErr(err, map[string]string{"K": "--teachers"})
+				return exitstatus.Flagged(err, map[string]string{"K": "--teachers"})
 			}
 			d := report.NewPATEExperiment(m.Name, out, p, time.Since(start))
 			return d.Write(cmd.OutOrStdout(), f.Format)

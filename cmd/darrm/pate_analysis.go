@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/pate"
 )
 
@@ -26,7 +27,7 @@ func (f *analysisFlags) smooth(cmd *cobra.Command) (pate.SmoothParams, error) {
 	fs := cmd.Flags()
 	p, err := pate.NewSmoothParams(cli.Given(fs, "ss-order", f.SSOrder), cli.Given(fs, "beta", f.Beta), cli.Given(fs, "sigma-ss", f.SigmaSS), f.SSParams == ssFromVotes)
 	if err != nil {
-		return p, flagErr(err, map[string]string{"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
+		return p, exitstatus.Flagged(err, map[string]string{"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
 	if p.FromVotes && fs.Changed("beta") != fs.Changed("sigma-ss") {
 		return p, cli.Usagef("--ss-parameters from-votes chooses --beta and --sigma-ss together: fix both, or neither")

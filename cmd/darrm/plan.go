@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
@@ -157,7 +158,7 @@ func (f *planFlags) share(cmd *cobra.Command) (string, float64, error) {
 		err = ledger.CheckShares(shares)
 	}
 	if err != nil {
-		return "", 0, cli.AsUsage(flagErr(err, budgetFlags))
+		return "", 0, cli.AsUsage(exitstatus.Flagged(err, budgetFlags))
 	}
 	switch {
 	case len(shares) == 0 && fs.Changed("analyst"):
@@ -190,8 +191,8 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {
 		delta = "--budget-delta (the per-query delta unless --delta is given)"
 	}
-	names := withFlags(budgetFlags, problemNames(f.Mechanism == ensemble.OneVoteDaRRM{}.Name(), "--eps"))
-	return cli.AsUsage(flagErr(err, withFlags(names, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
+	names := exitstatus.WithFlags(budgetFlags, problemNames(f.Mechanism == ensemble.OneVoteDaRRM{}.Name(), "--eps"))
+	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(names, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
 		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "delta": delta})))
 }
 

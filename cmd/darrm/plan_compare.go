@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/optimal"
@@ -114,7 +115,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 		}
 		defer closer.Close()
 		if err := p.CheckNotPrivate(private); err != nil {
-			return plan.Proxy{}, "", cli.AsUsage(flagErr(err, nil))
+			return plan.Proxy{}, "", cli.AsUsage(exitstatus.Flagged(err, nil))
 		}
 	}
 	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning, which holds if they do not depend on the private data (the same teachers' votes on other queries do)", f.VotesAre, name)

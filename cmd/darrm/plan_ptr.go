@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/pate"
 )
@@ -45,7 +46,7 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo, mech ensembl
 	// The steps PTR tests, checked before the votes are read.
 	m, _ := ensemble.GNMaxFamily(mech, f.Classes)
 	if err := m.ValidateFor(0); err != nil {
-		return cli.AsUsage(flagErr(err, nil))
+		return cli.AsUsage(exitstatus.Flagged(err, nil))
 	}
 	proxy, tuning, err := f.proxy(cmd, false)
 	if err != nil {
@@ -60,7 +61,7 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo, mech ensembl
 	opts := pate.PTROptions{Budget: budget, Abstain: true}
 	n, pass, err := pate.PTRQueries(cmd.Context(), proxy.Counts, f.K, f.Classes, mech, opts, ptrPlanPass)
 	if err != nil {
-		return cli.AsUsage(flagErr(err, ptrFlagNames))
+		return cli.AsUsage(exitstatus.Flagged(err, ptrFlagNames))
 	}
 	if n == 0 {
 		return cli.Usagef("--accounting ptr: not one query of --votes %s passes the test with probability %g within the budget (%g, %g): raise the budget or the noise", cli.InputName(f.Votes), ptrPlanPass, budget.Eps, budget.Delta)

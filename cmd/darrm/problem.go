@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -83,7 +84,7 @@ func (f *problemFlags) paramsNamed(k int, eps string, line resolve.Stated, files
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}
-	return p, flagErr(p.Validate(), problemNames(p.Relation == accountant.OneVote, eps))
+	return p, exitstatus.Flagged(p.Validate(), problemNames(p.Relation == accountant.OneVote, eps))
 }
 
 // problemNames maps the names of a DaRRM problem's parameters

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/shuffleexp"
@@ -121,7 +122,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	}
 	exp, info, err := spec.Build()
 	if err != nil {
-		return cli.AsUsage(flagErr(err, shufflegNames))
+		return cli.AsUsage(exitstatus.Flagged(err, shufflegNames))
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "shuffleg runs")
 	exp.Progress = func(done, total int) { prog.Update(int64(done), int64(total)) }
@@ -130,7 +131,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	if nc := (*shuffleexp.NonContractiveError)(nil); errors.As(err, &nc) {
 		return cli.Usagef("%v; pass --allow-noncontractive to run it anyway (the output is then marked)", err)
 	} else if err != nil {
-		return flagErr(err, shufflegNames)
+		return exitstatus.Flagged(err, shufflegNames)
 	}
 	rep := shuffleexp.NewReport(exp, results, f.Task, info, search)
 	if f.Curves != "" {

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/datasets"
@@ -47,7 +48,7 @@ func (f *trainingFlags) training(cmd *cobra.Command, setting accountant.Shares) 
 		tr.Sigma = f.Sigma
 	}
 	tr.Epochs = f.Epochs
-	return tr, flagErr(tr.Validate(), nil)
+	return tr, exitstatus.Flagged(tr.Validate(), nil)
 }
 
 func newTeachersSub(use string) *cobra.Command {
@@ -95,7 +96,7 @@ func newTeachersSub(use string) *cobra.Command {
 			e, _, err := teachers.Cached(cmd.Context(), dir.Folder("teachers"), b, cfg, cliout.Note(cmd.ErrOrStderr()))
 			prog.Done()
 			if err != nil {
-				return flagErr(err, nil)
+				return exitstatus.Flagged(err, nil)
 			}
 			if use == "train" {
 				return report.Teachers{Ensemble: e}.Write(cmd.OutOrStdout(), f.Format)
@@ -181,7 +182,7 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if fs.Changed("epochs") {
 		cfg.Epochs = tf.Epochs
 	}
-	if err := flagErr(cfg.Validate(), nil); err != nil {
+	if err := exitstatus.Flagged(cfg.Validate(), nil); err != nil {
 		return err
 	}
 	dir, err := cf.Open()

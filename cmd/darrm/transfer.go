@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/transfer"
@@ -57,7 +58,7 @@ func newTransferCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := flagErr(params.Validate(b.Test.Len()), nil); err != nil {
+			if err := exitstatus.Flagged(params.Validate(b.Test.Len()), nil); err != nil {
 				return err
 			}
 			gdir, err := f.Cache.Open()
@@ -94,7 +95,7 @@ func newTransferCmd() *cobra.Command {
 				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, src)
 				if err != nil {
 					prog.Done()
-					return cli.AsUsage(flagErr(err, nil))
+					return cli.AsUsage(exitstatus.Flagged(err, nil))
 				}
 				out.EqualTotals = report.NewTransferEqual(ep.Budget.Guarantee, eq)
 			}

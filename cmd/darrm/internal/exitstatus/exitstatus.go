@@ -1,10 +1,9 @@
-package main
-
-// This file maps darrm's errors onto the exit status and the
+// Package exitstatus maps darrm's errors onto the exit status and the
 // message of the command: bad input exits 2, with a library's parameter
 // or setting named as the flag that sets it, unless labels may have left
-// before it, a certificate that fails 3, a budget that stops a release 4,
-// an interrupt 130, and anything else 1.
+// before it, a certificate that fails 3, a budget that stops a release 4
+// (ensemble.ErrBudget), an interrupt 130, and anything else 1.
+package exitstatus
 
 import (
 	"context"
@@ -21,20 +20,14 @@ import (
 )
 
 // Exit codes. Scripts depend on them, so they are part of the CLI contract
-// (README, "Exit status"); explainExit maps errors onto them.
+// (README, "Exit status"); Explain maps errors onto them.
 const (
-	exitOK           = 0
-	exitFailure      = 1   // an operation failed (I/O, solver, internal error)
-	exitUsage        = 2   // bad flags or bad input, or parameters to change: nothing was written
-	exitNotCertified = 3   // a noise function is not certified (m·eps, delta)-DP
-	exitBudget       = 4   // a privacy budget stopped the release
-	exitInterrupted  = 130 // SIGINT or SIGTERM
-)
-
-var (
-	// errBudget marks a release stopped by a privacy budget: the
-	// library's mark (ensemble.Release), so that its errors exit 4 too.
-	errBudget = ensemble.ErrBudget
+	OK           = 0
+	Failure      = 1   // an operation failed (I/O, solver, internal error)
+	Usage        = 2   // bad flags or bad input, or parameters to change: nothing was written
+	NotCertified = 3   // a noise function is not certified (m·eps, delta)-DP
+	Budget       = 4   // a privacy budget stopped the release
+	Interrupted  = 130 // SIGINT or SIGTERM
 )
 
 // The kinds of error the libraries tell by behaviour (docs/design.md,
@@ -58,16 +51,16 @@ type (
 	lost interface{ ConnectionLost() bool }
 )
 
-// explainExit is the one place where an error becomes an exit status and the
+// Explain is the one place where an error becomes an exit status and the
 // message printed for it: bad input exits 2, with a library's parameter or
 // setting named as the command's flag where the command said which flag
-// sets it (flagErr), unless labels may have left before it (1: exit 2 says
+// sets it (Flagged), unless labels may have left before it (1: exit 2 says
 // nothing was written); a certificate that fails exits 3, a budget that
 // stops a release 4, an interrupt 130 (but a run stopped by its ledger's
 // connection lost, 1), and anything else 1.
-func explainExit(err error) (status int, msg string) {
+func Explain(err error) (status int, msg string) {
 	if err == nil {
-		return exitOK, ""
+		return OK, ""
 	}
 	msg = optionWords(err, err.Error())
 	var (
@@ -79,15 +72,15 @@ func explainExit(err error) (status int, msg string) {
 	)
 	switch {
 	case errors.As(err, &lo) && lo.ConnectionLost():
-		return exitFailure, msg
+		return Failure, msg
 	case errors.Is(err, context.Canceled):
-		return exitInterrupted, msg
-	case errors.Is(err, errBudget):
-		return exitBudget, msg
+		return Interrupted, msg
+	case errors.Is(err, ensemble.ErrBudget):
+		return Budget, msg
 	case errors.As(err, &sp) && sp.LabelsSpent() > 0:
-		return exitFailure, msg
+		return Failure, msg
 	case errors.Is(err, gamma.ErrNotCertified):
-		return exitNotCertified, msg
+		return NotCertified, msg
 	case errors.As(err, &pe), errors.As(err, &se):
 		// The flag's words replace the library's, with any context the
 		// library wrapped them in; the command's own context stays. The
@@ -99,11 +92,11 @@ func explainExit(err error) (status int, msg string) {
 				msg = strings.Replace(msg, ff.Error(), ff.prefix+said, 1)
 			}
 		}
-		return exitUsage, msg
+		return Usage, msg
 	case errors.As(err, &bi) && bi.BadInput(), errors.Is(err, optimal.ErrTooLarge):
-		return exitUsage, msg
+		return Usage, msg
 	}
-	return exitFailure, msg
+	return Failure, msg
 }
 
 // flagged is an error of a library call whose parameters a command's
@@ -147,10 +140,10 @@ func (e *flagged) said() (string, bool) {
 	return "", false
 }
 
-// flagSaid says the bad parameter or setting in err in terms of the flags
-// that names maps them to, as explainExit would, if err holds one: for a
+// FlagSaid says the bad parameter or setting in err in terms of the flags
+// that names maps them to, as Explain would, if err holds one: for a
 // check whose message does not depend on the command that runs it.
-func flagSaid(err error, names map[string]string) (string, bool) {
+func FlagSaid(err error, names map[string]string) (string, bool) {
 	return (&flagged{err: err, names: names}).said()
 }
 
@@ -162,17 +155,17 @@ func (e *flagged) flag(name string) string {
 	return "--" + name
 }
 
-// flagErr marks err, if not nil, as the error of a library call whose
-// parameters the command's flags set, so that explainExit names a bad
+// Flagged marks err, if not nil, as the error of a library call whose
+// parameters the command's flags set, so that Explain names a bad
 // parameter or setting as its flag: names maps the library's parameter
 // names to flags where they differ ("--" + name otherwise).
-func flagErr(err error, names map[string]string) error {
-	return flagErrIn("", err, names)
+func Flagged(err error, names map[string]string) error {
+	return FlaggedIn("", err, names)
 }
 
-// flagErrIn is flagErr for a command that says prefix before the
+// FlaggedIn is Flagged for a command that says prefix before the
 // parameter (e.g. "account gnmax: ").
-func flagErrIn(prefix string, err error, names map[string]string) error {
+func FlaggedIn(prefix string, err error, names map[string]string) error {
 	if err == nil {
 		return nil
 	}
@@ -225,9 +218,9 @@ func optionWords(err error, msg string) string {
 	return msg
 }
 
-// withFlags returns the names of a library's parameters that both tables
+// WithFlags returns the names of a library's parameters that both tables
 // map to flags, more's where they overlap.
-func withFlags(names, more map[string]string) map[string]string {
+func WithFlags(names, more map[string]string) map[string]string {
 	out := maps.Clone(names)
 	maps.Copy(out, more)
 	return out
