@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/statedir"
@@ -27,7 +28,7 @@ func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 
 type accountPATEFlags struct {
 	classFlags
-	voteFlags
+	input.VoteFlags
 	analysisFlags
 	K          int                   `flag:"K"`
 	Delta      float64               `flag:"target-delta" required:""`
@@ -66,7 +67,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth}
 	var meta *votefile.LabelMeta
 	if f.Labels != "" {
-		file, err := openInput(cmd, "--labels", f.Labels, wantLabels)
+		file, err := input.Open(cmd, "--labels", f.Labels, input.WantLabels)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
+	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
@@ -47,7 +48,7 @@ type aggregateFlags struct {
 	Accounting  string               `flag:"accounting" help:"ptr: as a whole, by generalized PTR"`
 	MaxQueries  int                  `flag:"max-queries" help:"with --accounting ptr: label the first N queries" default:"every query"`
 	Fallback    bool                 `flag:"fallback" help:"with --accounting ptr: on a failed test, label data-independently"`
-	voteFlags
+	input.VoteFlags
 	Mechanism provenance.MechanismName
 }
 
@@ -260,7 +261,7 @@ func (r *runLedger) close() {
 // It returns too the report to be, which the caller completes.
 func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, report.Release, mechanismValues, error) {
 	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
-	spec := ensemble.ReleaseSpec{Votes: in, Header: f.header}
+	spec := ensemble.ReleaseSpec{Votes: in, Header: f.CheckedHeader()}
 	mech := &f.mechanismFlags
 	settings := mechanismValues{"delta": f.Target, "noise": noisymax.DiscreteNoise}
 	var err error
@@ -272,7 +273,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefil
 		fs := cmd.Flags()
 		if info.OwnTarget() {
 			rel.Teachers = provenance.TeacherGuarantee{FromFlags: true}
-		} else if rel.Teachers, err = f.header.ReleaseTeachers(provenance.Stated{Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta),
+		} else if rel.Teachers, err = f.CheckedHeader().ReleaseTeachers(provenance.Stated{Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta),
 			Calibrated: ensemble.Calibrated(in.Meta())}); err != nil {
 			return spec, rel, settings, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
 		}

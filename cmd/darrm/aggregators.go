@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
+	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -84,7 +85,7 @@ func (f *mechanismFlags) Check(cmd *cobra.Command, infos ...mechanismInfo) error
 		if f.NoSolve {
 			return cli.Usagef("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
 		}
-		tab, err := readTable(cmd, "--gamma", f.GammaFile, 0)
+		tab, err := input.ReadTable(cmd, "--gamma", f.GammaFile, 0)
 		if err != nil {
 			return err
 		}

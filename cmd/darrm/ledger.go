@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -33,7 +34,7 @@ func newLedgerCmd() *cobra.Command {
 // from the flags.
 type ledgerInitFlags struct {
 	Votes string `flag:"votes" help:"take the ensemble's parameters from this vote file's header"`
-	voteFlags
+	input.VoteFlags
 	ensembleFlags
 	Relation    accountant.Relation `flag:"relation" help:"private-teachers or one-vote" default:"--votes', else %v"`
 	BudgetEps   float64             `flag:"budget-eps" required:""`

@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -111,7 +112,7 @@ func printLedgerNotes(w io.Writer, location string, notes []string) {
 // (ledger.Options.Replace) as --replace, and the filter of a ledger
 // that would take labels refused as ledger init's --filter.
 func ledgerError(err error) error {
-	if msg := notLedger(err); msg != "" {
+	if msg := input.NotLedger(err); msg != "" {
 		return cli.Usagef("%s", msg)
 	}
 	var (

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
+	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/gamma"
@@ -60,7 +61,7 @@ func newPlotGammaCmd() *cobra.Command {
 		Expected bool `flag:"expected" help:"add a row of the expected errors (Figure B.7)"`
 	}{plotFlags: plotFlags{Cols: 4}}
 	return newPlot("gamma", "Draw several solve --compare results (thesis Figures 3.2, B.4-B.7)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		docs, err := readJSON[report.Solve](cmd, "FILE", args, wantSolve)
+		docs, err := input.ReadJSON[report.Solve](cmd, "FILE", args, input.WantSolve)
 		if err != nil {
 			return nil, err
 		}
@@ -104,11 +105,11 @@ func newPlotShufflegCmd() *cobra.Command {
 		Reference []string         `flag:"reference" help:"reports to compare with, drawn thin and dashed"`
 	}{}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		reports, err := readJSON[shuffleexp.Report](cmd, "FILE", args, wantShuffleg)
+		reports, err := input.ReadJSON[shuffleexp.Report](cmd, "FILE", args, input.WantShuffleg)
 		if err != nil {
 			return nil, err
 		}
-		refs, err := readJSON[shuffleexp.Report](cmd, "--reference", f.Reference, wantShuffleg)
+		refs, err := input.ReadJSON[shuffleexp.Report](cmd, "--reference", f.Reference, input.WantShuffleg)
 		if err != nil {
 			return nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
@@ -164,7 +165,7 @@ func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table
 	if cmd.Flags().Changed("K") {
 		k = f.K
 	}
-	tab, err := readTable(cmd, "GAMMA", name, k)
+	tab, err := input.ReadTable(cmd, "GAMMA", name, k)
 	if err != nil {
 		return gamma.Table{}, resolve.Resolved{}, err
 	}

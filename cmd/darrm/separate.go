@@ -10,6 +10,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -101,7 +102,7 @@ func newSeparateMergeCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			docs, err := readJSON[report.Shard](cmd, "PART", args, wantShard)
+			docs, err := input.ReadJSON[report.Shard](cmd, "PART", args, input.WantShard)
 			if err != nil {
 				return err
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -20,7 +21,7 @@ func init() { subcommands = append(subcommands, newSidecarCmd) }
 // the parts of its metadata header that its votes cannot say: the
 // ensemble's id, relation, kind, partition and the teachers' guarantee.
 type sidecarFlags struct {
-	voteReadFlags
+	input.VoteReadFlags
 	ensembleFlags
 	Relation accountant.Relation `flag:"relation" help:"private-teachers or one-vote: the guarantee's neighbours"`
 	Out      string              "flag:\"out\" help:\"the `FILE` to write (default VOTES.meta.json)\""
@@ -90,7 +91,7 @@ func (f *sidecarFlags) write(cmd *cobra.Command, name string) error {
 	}
 	b.Relation = f.Relation
 	// What the votes say of themselves, read without a header.
-	r, opts, done, err := f.input(cmd, "VOTES", name)
+	r, opts, done, err := f.Input(cmd, "VOTES", name)
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func (f *sidecarFlags) write(cmd *cobra.Command, name string) error {
 		return headerFlagError(err)
 	}
 	// The votes read whole with the header, which is then written.
-	if r, opts, done, err = f.input(cmd, "VOTES", name); err != nil {
+	if r, opts, done, err = f.Input(cmd, "VOTES", name); err != nil {
 		return err
 	}
 	defer done.Close()

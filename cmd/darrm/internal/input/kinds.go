@@ -1,9 +1,9 @@
-package main
-
-// This file opens the files darrm's commands read and recognises
+// Package input opens the files darrm's commands read: it recognises
 // darrm's own kinds of file (vote and label files, ledgers, gammas, parts
 // of a certificate) by their first bytes, so that a file given where
-// another kind is read is refused as what it is, with what reads it.
+// another kind is read is refused as what it is, with what reads it, and
+// opens vote files as their flags and their metadata header say.
+package input
 
 import (
 	"bufio"
@@ -21,61 +21,63 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// fileKind is a kind of file that darrm writes and its commands read,
+// Kind is a kind of file that darrm writes and its commands read,
 // recognised by its start (sniff), so that a file given where another
 // kind is read is refused as what it is, with what reads it, rather than
 // with the first thing its parser trips on.
-type fileKind struct {
+type Kind struct {
 	Name string // e.g. "a gamma (darrm solve's output)"
 	Use  string // what reads it, as advice; "" for none
 }
 
+// The kinds of file that darrm writes, as sniff recognises them.
 var (
-	kindVotes  = &fileKind{"a vote file (its first line is the votes' metadata header)", "give it as VOTES to darrm aggregate or darrm account pate, or as --votes to darrm ledger init"}
-	kindLabels = &fileKind{"a label file (darrm aggregate's output)", "give it as --labels to darrm account pate"}
-	kindLedger = &fileKind{"a privacy ledger (darrm ledger init's)", "give it as --ledger to darrm aggregate, or read it with darrm ledger show"}
-	kindGamma  = &fileKind{"a gamma (darrm solve's or verify's output)", "give it as --gamma to darrm aggregate, or certify it with darrm verify (or with darrm separate, in parts)"}
-	kindShard  = &fileKind{"a part of a certificate (darrm separate's output)", "combine the parts with darrm separate merge"}
+	KindVotes  = &Kind{"a vote file (its first line is the votes' metadata header)", "give it as VOTES to darrm aggregate or darrm account pate, or as --votes to darrm ledger init"}
+	KindLabels = &Kind{"a label file (darrm aggregate's output)", "give it as --labels to darrm account pate"}
+	KindLedger = &Kind{"a privacy ledger (darrm ledger init's)", "give it as --ledger to darrm aggregate, or read it with darrm ledger show"}
+	KindGamma  = &Kind{"a gamma (darrm solve's or verify's output)", "give it as --gamma to darrm aggregate, or certify it with darrm verify (or with darrm separate, in parts)"}
+	KindShard  = &Kind{"a part of a certificate (darrm separate's output)", "combine the parts with darrm separate merge"}
 	// kindSolveTable is solve's table, for people: its gamma is rounded.
-	kindSolveTable = &fileKind{"darrm solve's table, which rounds gamma to six digits for reading", "certify solve's --format json or --format csv, which hold gamma exactly"}
-	// kindJSONDoc is a JSON document that is none of the above, spread
+	kindSolveTable = &Kind{"darrm solve's table, which rounds gamma to six digits for reading", "certify solve's --format json or --format csv, which hold gamma exactly"}
+	// KindJSONDoc is a JSON document that is none of the above, spread
 	// over several lines: no line-oriented file (JSON lines) is one.
-	kindJSONDoc = &fileKind{"a JSON document spread over several lines", "vote, label and ledger files hold one JSON value per line (JSON lines)"}
+	KindJSONDoc = &Kind{"a JSON document spread over several lines", "vote, label and ledger files hold one JSON value per line (JSON lines)"}
 )
 
-// wantKinds is what a command reads from a file.
-type wantKinds struct {
+// Want is what a command reads from a file.
+type Want struct {
 	what    string
-	accepts []*fileKind
+	accepts []*Kind
 	// lines is true for a line-oriented format, which a JSON document
 	// spread over several lines is not.
 	lines bool
 }
 
+// What darrm's commands read.
 var (
-	wantVotes  = wantKinds{"a vote file", []*fileKind{kindVotes}, true}
-	wantLabels = wantKinds{"a label file", []*fileKind{kindLabels}, true}
-	wantLedger = wantKinds{"a ledger", []*fileKind{kindLedger}, true}
+	wantVotes  = Want{"a vote file", []*Kind{KindVotes}, true}
+	WantLabels = Want{"a label file", []*Kind{KindLabels}, true}
+	wantLedger = Want{"a ledger", []*Kind{KindLedger}, true}
 	// A sidecar holds a vote file's header alone, which may span lines.
-	wantSidecar = wantKinds{"a vote file's metadata header", []*fileKind{kindVotes}, false}
+	wantSidecar = Want{"a vote file's metadata header", []*Kind{KindVotes}, false}
 	// A part of separate holds the gamma it certifies: verify reads it.
-	wantGamma    = wantKinds{"a gamma", []*fileKind{kindGamma, kindShard}, false}
-	wantShard    = wantKinds{"a part of darrm separate's certificate", []*fileKind{kindShard}, false}
-	wantSolve    = wantKinds{"darrm solve's JSON output", []*fileKind{kindGamma}, false}
-	wantShuffleg = wantKinds{"darrm shuffleg's JSON output", nil, false}
+	wantGamma    = Want{"a gamma", []*Kind{KindGamma, KindShard}, false}
+	WantShard    = Want{"a part of darrm separate's certificate", []*Kind{KindShard}, false}
+	WantSolve    = Want{"darrm solve's JSON output", []*Kind{KindGamma}, false}
+	WantShuffleg = Want{"darrm shuffleg's JSON output", nil, false}
 )
 
 // sniffBytes bounds what sniff looks at: the first line, and for a JSON
 // document spread over lines the start of the document.
 const sniffBytes = 64 << 10
 
-// openInput opens the file name (- for standard input) that role names on
+// Open opens the file name (- for standard input) that role names on
 // the command line (a flag, "--labels", or an argument, "VOTES"), to be
 // read as want: a file that cannot be opened is a usage error naming role
 // (a missing one with the close names, cli.OpenInputContext), and a file
 // that sniff recognises as another kind than want's is refused as what it
 // is. The reader returned reads the file from its start.
-func openInput(cmd *cobra.Command, role, name string, want wantKinds) (io.ReadCloser, error) {
+func Open(cmd *cobra.Command, role, name string, want Want) (io.ReadCloser, error) {
 	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
 	if err != nil {
 		if cli.IsUsage(err) {
@@ -94,13 +96,13 @@ func openInput(cmd *cobra.Command, role, name string, want wantKinds) (io.ReadCl
 	}{br, file}, nil
 }
 
-// readJSON decodes each of the files names, which role names on the
+// ReadJSON decodes each of the files names, which role names on the
 // command line, into a T (cli.DecodeJSON): each must be a JSON result of
 // darrm, and of a kind that want accepts (Open).
-func readJSON[T any](cmd *cobra.Command, role string, names []string, want wantKinds) ([]T, error) {
+func ReadJSON[T any](cmd *cobra.Command, role string, names []string, want Want) ([]T, error) {
 	out := make([]T, len(names))
 	for i, name := range names {
-		r, err := openInput(cmd, role, name, want)
+		r, err := Open(cmd, role, name, want)
 		if err != nil {
 			return nil, err
 		}
@@ -113,10 +115,10 @@ func readJSON[T any](cmd *cobra.Command, role string, names []string, want wantK
 	return out, nil
 }
 
-// inputLabel names the input name, which role names on the command line,
+// label names the input name, which role names on the command line,
 // in the errors of its content: after the flag for a flag's ("--gamma
 // g.json"), alone for an argument's.
-func inputLabel(role, name string) string {
+func label(role, name string) string {
 	if strings.HasPrefix(role, "-") {
 		return role + " " + cli.InputName(name)
 	}
@@ -125,8 +127,8 @@ func inputLabel(role, name string) string {
 
 // Check refuses a file of kind k (nil: not recognised) that want does not
 // accept, naming it by role and name.
-func (want wantKinds) Check(role, name string, k *fileKind) error {
-	if k == nil || slices.Contains(want.accepts, k) || k == kindJSONDoc && !want.lines {
+func (want Want) Check(role, name string, k *Kind) error {
+	if k == nil || slices.Contains(want.accepts, k) || k == KindJSONDoc && !want.lines {
 		return nil
 	}
 	what := role + " " + name
@@ -140,9 +142,9 @@ func (want wantKinds) Check(role, name string, k *fileKind) error {
 	return cli.Usagef("%s", msg)
 }
 
-// sniffPath is sniff of the regular file path (nil for anything else:
+// SniffPath is sniff of the regular file path (nil for anything else:
 // a FIFO is not waited on, a device not read).
-func sniffPath(path string) *fileKind {
+func SniffPath(path string) *Kind {
 	st, err := os.Stat(path)
 	if err != nil || !st.Mode().IsRegular() {
 		return nil
@@ -164,8 +166,8 @@ func sniffPath(path string) *fileKind {
 // FOR RELEASE) are passed over. It waits for the first lines only, and,
 // when a line opens a JSON document that does not end on it (which no
 // line-oriented file does), for the document's start. nil: none of these.
-func sniff(br *bufio.Reader) *fileKind {
-	return peek.Head(br, maxComments, kindOf, lineKind, kindJSONDoc)
+func sniff(br *bufio.Reader) *Kind {
+	return peek.Head(br, maxComments, kindOf, lineKind, KindJSONDoc)
 }
 
 // maxComments bounds the comment lines sniff passes over before a header.
@@ -173,34 +175,34 @@ const maxComments = 3
 
 // lineKind recognises darrm's files that are not JSON by their first
 // line: solve's table for people, or its CSV.
-func lineKind(line []byte) *fileKind {
+func lineKind(line []byte) *Kind {
 	switch {
 	case report.IsSolveTable(line):
 		return kindSolveTable
 	case report.IsGammaFile(line):
-		return kindGamma // solve's CSV
+		return KindGamma // solve's CSV
 	}
 	return nil
 }
 
 // kindOf recognises darrm's files by their first JSON object, obj.
-func kindOf(obj []byte) *fileKind {
+func kindOf(obj []byte) *Kind {
 	if labels, ok := votefile.IsHeader(obj); ok {
 		if labels {
-			return kindLabels
+			return KindLabels
 		}
-		return kindVotes
+		return KindVotes
 	}
 	switch {
 	case ledger.IsLedger(obj):
-		return kindLedger
+		return KindLedger
 	case report.IsShard(obj):
-		return kindShard
+		return KindShard
 	case report.IsGammaFile(obj):
-		return kindGamma
+		return KindGamma
 	}
 	return nil
 }
 
-// darrmJSON is what the documents readJSON reads are.
+// darrmJSON is what the documents ReadJSON reads are.
 const darrmJSON = "a JSON result of darrm"

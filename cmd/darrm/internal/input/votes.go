@@ -1,4 +1,4 @@
-package main
+package input
 
 import (
 	"errors"
@@ -16,23 +16,23 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// voteFlags say how to read a vote file (votefile.Options): its
+// VoteFlags say how to read a vote file (votefile.Options): its
 // format, counts (--input-format counts), class indices (--classes C),
 // or what the metadata header states, in the file or in a sidecar.
-type voteFlags struct {
-	voteReadFlags
+type VoteFlags struct {
+	VoteReadFlags
 	// A vote file that holds no metadata header takes it from a sidecar.
 	Meta string `flag:"meta" help:"the votes' metadata header, in a file" default:"VOTES.meta.json"`
 	// headerFile is the sidecar OpenVotes read the header from.
 	headerFile string
-	// header is the header of the votes OpenVotes opened last, checked
-	// there: a release compares with it and checks it no more.
+	// header is the header of the votes OpenVotes opened last
+	// (CheckedHeader).
 	header *provenance.CheckedHeader
 }
 
-// voteReadFlags say how to read a vote file but its header: the flags
-// of voteFlags but --meta.
-type voteReadFlags struct {
+// VoteReadFlags say how to read a vote file but its header: the flags
+// of VoteFlags but --meta.
+type VoteReadFlags struct {
 	Classes  int               `flag:"classes" help:"number of classes C: votes are class indices 0..C-1"`
 	InFormat voteFormat        `flag:"input-format" help:"votes: csv, jsonl, counts or npy (auto: by their start)"`
 	Header   votefile.Presence `flag:"header" help:"CSV header row: auto, yes or no"`
@@ -46,11 +46,15 @@ type voteReadFlags struct {
 
 // HeaderFile returns the file the votes' metadata header was read from,
 // when OpenVotes read it from a sidecar; "" otherwise.
-func (f *voteFlags) HeaderFile() string { return f.headerFile }
+func (f *VoteFlags) HeaderFile() string { return f.headerFile }
+
+// CheckedHeader returns the header of the votes OpenVotes opened last,
+// checked there: a release compares with it and checks it no more.
+func (f *VoteFlags) CheckedHeader() *provenance.CheckedHeader { return f.header }
 
 // orientation returns the orientation of a matrix of class labels the
 // flags state (votefile.Options.Orientation).
-func (f *voteReadFlags) orientation() (votefile.Orientation, error) {
+func (f *VoteReadFlags) orientation() (votefile.Orientation, error) {
 	switch {
 	case f.TeachersInRows && f.QueriesInRows:
 		return 0, cli.Usagef("--teachers-in-rows and --queries-in-rows: give one, the axis that holds the teachers")
@@ -99,8 +103,8 @@ func (f *voteFormat) UnmarshalText(b []byte) error {
 // What the header states is checked (provenance.CheckHeader) before
 // anything uses it, once: the header checked is the flags' (header).
 // Close the Closer it returns after reading.
-func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.Reader, io.Closer, error) {
-	r, opts, done, err := f.input(cmd, role, name)
+func (f *VoteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.Reader, io.Closer, error) {
+	r, opts, done, err := f.Input(cmd, role, name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -142,12 +146,12 @@ func (f *voteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.R
 	return in, done, nil
 }
 
-// input opens the vote file name (- for standard input), which role
+// Input opens the vote file name (- for standard input), which role
 // names on the command line, with --array the array of that name in the
 // .npz archive name, and returns what to read it from, the options that
 // read it as the flags say (votefile.Options, without a header of their
 // own), and what to close after reading.
-func (f *voteReadFlags) input(cmd *cobra.Command, role, name string) (io.Reader, votefile.Options, io.Closer, error) {
+func (f *VoteReadFlags) Input(cmd *cobra.Command, role, name string) (io.Reader, votefile.Options, io.Closer, error) {
 	fs := cmd.Flags()
 	if err := votefile.CheckClasses(f.Classes); fs.Changed("classes") && err != nil {
 		return nil, votefile.Options{}, nil, cli.Usagef("--%v", err)
@@ -156,7 +160,7 @@ func (f *voteReadFlags) input(cmd *cobra.Command, role, name string) (io.Reader,
 	if err != nil {
 		return nil, votefile.Options{}, nil, err
 	}
-	file, err := openInput(cmd, role, name, wantVotes)
+	file, err := Open(cmd, role, name, wantVotes)
 	if err != nil {
 		return nil, votefile.Options{}, nil, err
 	}
@@ -195,7 +199,7 @@ type sidecarFile struct {
 // sidecar opens the file that the vote file name takes its metadata
 // header from: --meta, else the sidecar beside it (votefile.SidecarPath),
 // when there is one; nil without.
-func (f *voteFlags) sidecar(cmd *cobra.Command, name string) (*sidecarFile, error) {
+func (f *VoteFlags) sidecar(cmd *cobra.Command, name string) (*sidecarFile, error) {
 	path, role, why := f.Meta, "--meta", "--meta"
 	if path == "" {
 		if name == cli.Std {
@@ -216,7 +220,7 @@ func (f *voteFlags) sidecar(cmd *cobra.Command, name string) (*sidecarFile, erro
 			return nil, cli.Usagef("%s %s is %s, not a regular file: a vote file's metadata header is a file of its own (--meta - reads it from standard input)", role, path, fileType(st.Mode()))
 		}
 	}
-	file, err := openInput(cmd, role, path, wantSidecar)
+	file, err := Open(cmd, role, path, wantSidecar)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package main
+package input
 
 import (
 	"os"
@@ -25,19 +25,19 @@ func TestInputKinds(t *testing.T) {
 	os.WriteFile(plain, []byte("0,1,1\n"), 0o644)
 	for _, tc := range []struct {
 		path string
-		kind *fileKind
-		want wantKinds
+		kind *Kind
+		want Want
 		err  string
 	}{
-		{votes, kindVotes, wantVotes, ""},
-		{g, kindGamma, wantGamma, ""},
+		{votes, KindVotes, wantVotes, ""},
+		{g, KindGamma, wantGamma, ""},
 		{plain, nil, wantVotes, ""},
-		{votes, kindVotes, wantGamma, "GAMMA " + votes + " is " + kindVotes.Name + ", not a gamma: " + kindVotes.Use},
-		{g, kindGamma, wantVotes, "GAMMA " + g + " is " + kindGamma.Name + ", not a vote file: " + kindGamma.Use},
-		{doc, kindJSONDoc, wantVotes, "is a JSON document spread over several lines, not a vote file"},
-		{doc, kindJSONDoc, wantGamma, ""},
+		{votes, KindVotes, wantGamma, "GAMMA " + votes + " is " + KindVotes.Name + ", not a gamma: " + KindVotes.Use},
+		{g, KindGamma, wantVotes, "GAMMA " + g + " is " + KindGamma.Name + ", not a vote file: " + KindGamma.Use},
+		{doc, KindJSONDoc, wantVotes, "is a JSON document spread over several lines, not a vote file"},
+		{doc, KindJSONDoc, wantGamma, ""},
 	} {
-		k := sniffPath(tc.path)
+		k := SniffPath(tc.path)
 		if k != tc.kind {
 			t.Errorf("%s: sniffed as %v, want %v", tc.path, k, tc.kind)
 		}

@@ -1,4 +1,4 @@
-package main
+package input
 
 import (
 	"errors"
@@ -13,29 +13,29 @@ import (
 	"github.com/darrm/darrm/ledger"
 )
 
-// readTable reads the gamma file name (- for standard input), which role
+// ReadTable reads the gamma file name (- for standard input), which role
 // names on the command line (Open), for k teachers (0: the file's;
 // gamma.ReadTable): its errors name the file, after the flag for a
 // flag's, and the --K that k came from.
-func readTable(cmd *cobra.Command, role, name string, k int) (gamma.Table, error) {
-	in, err := openInput(cmd, role, name, wantGamma)
+func ReadTable(cmd *cobra.Command, role, name string, k int) (gamma.Table, error) {
+	in, err := Open(cmd, role, name, wantGamma)
 	if err != nil {
 		return gamma.Table{}, err
 	}
 	defer in.Close()
 	tab, err := gamma.ReadTable(in, k)
 	if err != nil && k > 0 {
-		return tab, cli.Usagef("%s: %v, for --K %d", inputLabel(role, name), err, k)
+		return tab, cli.Usagef("%s: %v, for --K %d", label(role, name), err, k)
 	} else if err != nil {
-		return tab, cli.Usagef("%s: %v", inputLabel(role, name), err)
+		return tab, cli.Usagef("%s: %v", label(role, name), err)
 	}
 	return tab, nil
 }
 
-// notLedger says, for an error of a ledger that is no ledger, what the
+// NotLedger says, for an error of a ledger that is no ledger, what the
 // file is instead: missing (with the paths close to it), or another file
 // of darrm's; "" otherwise.
-func notLedger(err error) string {
+func NotLedger(err error) string {
 	var (
 		ce *ledger.CorruptError
 		ne *ledger.NotLedgerError
@@ -48,11 +48,11 @@ func notLedger(err error) string {
 			return fmt.Sprintf("%v; did you mean %s?", err, strings.Join(near, " or "))
 		}
 	case errors.As(err, &ne):
-		if err := wantLedger.Check("ledger", ne.Path, sniffPath(ne.Path)); err != nil {
+		if err := wantLedger.Check("ledger", ne.Path, SniffPath(ne.Path)); err != nil {
 			return err.Error()
 		}
 	case errors.As(err, &ce) && ce.Line == 1 && !ledger.IsURL(ce.Path):
-		if err := wantLedger.Check("ledger", ce.Path, sniffPath(ce.Path)); err != nil {
+		if err := wantLedger.Check("ledger", ce.Path, SniffPath(ce.Path)); err != nil {
 			return err.Error()
 		}
 	}
