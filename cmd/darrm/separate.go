@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/shard"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
 )
@@ -69,7 +70,7 @@ func newSeparateCmd() *cobra.Command {
 }
 
 // separateShard is the shard of --shard (spec) or of --shard-from-env
-// (scheduler, shardFromEnv with the process's environment): exactly
+// (scheduler, shard.FromEnv with the process's environment): exactly
 // one of them is given.
 func separateShard(cmd *cobra.Command, spec, scheduler string) (gamma.Shard, error) {
 	given, fromEnv := cmd.Flags().Changed("shard"), cmd.Flags().Changed("shard-from-env")
@@ -77,13 +78,13 @@ func separateShard(cmd *cobra.Command, spec, scheduler string) (gamma.Shard, err
 	case given && fromEnv:
 		return gamma.Shard{}, cli.Usagef("--shard and --shard-from-env exclude each other: give one")
 	case given:
-		s, err := parseShard(spec)
+		s, err := shard.Parse(spec)
 		if err != nil {
 			return gamma.Shard{}, cli.Usagef("--shard %q: %v", spec, err)
 		}
 		return s, nil
 	case fromEnv:
-		s, err := shardFromEnv(scheduler, os.Getenv)
+		s, err := shard.FromEnv(scheduler, os.Getenv)
 		if err != nil {
 			return gamma.Shard{}, cli.Usagef("--shard-from-env %s: %v", scheduler, err)
 		}

@@ -1,4 +1,7 @@
-package main
+// Package shard reads the shard of a gamma's separation that one run of
+// darrm separate takes: written as i/n, or from the variables that the
+// scheduler of an array job (Slurm, Kubernetes) sets for each task.
+package shard
 
 import (
 	"fmt"
@@ -9,12 +12,12 @@ import (
 )
 
 // envShards is the environment variable that gives the number of shards
-// to the pods of a Kubernetes Indexed Job (shardFromEnv): Kubernetes gives
+// to the pods of a Kubernetes Indexed Job (FromEnv): Kubernetes gives
 // a pod its index but not the Job's completions, so the Job's manifest
 // sets it to the same value as completions.
 const envShards = "DARRM_SHARDS"
 
-// The variables of a task of a Slurm job array that shardFromEnv reads.
+// The variables of a task of a Slurm job array that FromEnv reads.
 const (
 	slurmID    = "SLURM_ARRAY_TASK_ID"
 	slurmCount = "SLURM_ARRAY_TASK_COUNT"
@@ -27,7 +30,7 @@ const (
 // Job its completion index.
 const kubernetesIndex = "JOB_COMPLETION_INDEX"
 
-// shardFromEnv returns the shard that one task of an array job runs, read
+// FromEnv returns the shard that one task of an array job runs, read
 // with getenv (os.Getenv) from the variables its scheduler sets, so that
 // the tasks of one job run the shards 0, ..., n-1 once each:
 //
@@ -42,7 +45,7 @@ const kubernetesIndex = "JOB_COMPLETION_INDEX"
 //
 // A variable set to "" counts as not set. An error names the variable,
 // its value and the rule it breaks.
-func shardFromEnv(scheduler string, getenv func(string) string) (gamma.Shard, error) {
+func FromEnv(scheduler string, getenv func(string) string) (gamma.Shard, error) {
 	switch scheduler {
 	case "slurm":
 		return slurmShard(getenv)
@@ -52,7 +55,7 @@ func shardFromEnv(scheduler string, getenv func(string) string) (gamma.Shard, er
 	return gamma.Shard{}, fmt.Errorf("unknown scheduler %q: want slurm, or k8s (or kubernetes)", scheduler)
 }
 
-// slurmShard is shardFromEnv for a task of a Slurm job array.
+// slurmShard is FromEnv for a task of a Slurm job array.
 func slurmShard(getenv func(string) string) (gamma.Shard, error) {
 	const outside = "darrm is not running as a task of a Slurm job array (sbatch --array=0-N)"
 	id, err := required(getenv, slurmID, outside)
@@ -86,7 +89,7 @@ func slurmShard(getenv func(string) string) (gamma.Shard, error) {
 	return envShard(id-low, count, index, fmt.Sprintf("%s = %d", slurmCount, count))
 }
 
-// kubernetesShard is shardFromEnv for a pod of a Kubernetes Indexed Job.
+// kubernetesShard is FromEnv for a pod of a Kubernetes Indexed Job.
 func kubernetesShard(getenv func(string) string) (gamma.Shard, error) {
 	i, err := required(getenv, kubernetesIndex, "darrm is not running in a pod of a Kubernetes Indexed Job (completionMode: Indexed)")
 	if err != nil {
@@ -138,9 +141,9 @@ func whole(name, s string) (int, error) {
 	return n, nil
 }
 
-// parseShard reads a shard written as "i/n", with 0 <= i < n and no
+// Parse reads a shard written as "i/n", with 0 <= i < n and no
 // leading zeros or signs.
-func parseShard(s string) (gamma.Shard, error) {
+func Parse(s string) (gamma.Shard, error) {
 	var sh gamma.Shard
 	if _, err := fmt.Sscanf(s, "%d/%d", &sh.Index, &sh.Count); err != nil || sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count || sh.String() != s {
 		return gamma.Shard{}, fmt.Errorf("must be i/n with 0 <= i < n")

@@ -1,4 +1,4 @@
-package main
+package shard
 
 import (
 	"strings"
@@ -48,7 +48,7 @@ func TestShardFromEnv(t *testing.T) {
 		{"unknown scheduler", "pbs", map[string]string{"PBS_ARRAY_INDEX": "1"}, gamma.Shard{}, `unknown scheduler "pbs": want slurm, or k8s (or kubernetes)`},
 		{"scheduler names are lower case", "Slurm", map[string]string{"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "1"}, gamma.Shard{}, "unknown scheduler"},
 	} {
-		got, err := shardFromEnv(tc.scheduler, func(name string) string { return tc.env[name] })
+		got, err := FromEnv(tc.scheduler, func(name string) string { return tc.env[name] })
 		switch {
 		case tc.err == "" && (err != nil || got != tc.want):
 			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
@@ -77,9 +77,9 @@ func TestParseShard(t *testing.T) {
 		{"1/2/3", gamma.Shard{}, false},
 		{"", gamma.Shard{}, false},
 	} {
-		got, err := parseShard(tc.in)
+		got, err := Parse(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("parseShard(%q) = %v, %v", tc.in, got, err)
+			t.Errorf("Parse(%q) = %v, %v", tc.in, got, err)
 		}
 		if tc.ok && got.String() != tc.in {
 			t.Errorf("%q prints as %q", tc.in, got)
