@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/gamma"
@@ -212,13 +213,13 @@ func newAccountShuffleGCmd() *cobra.Command {
 
 func newAccountRRCmd() *cobra.Command {
 	var f struct {
-		problemFlags
+		problem.Flags
 		RRComp  rrMethod `flag:"rr-composition"`
 		RRDelta float64  `flag:"rr-delta-prime"`
 	}
 	names := map[string]string{"k": "--K", "delta": "--Delta", "delta'": "--rr-delta-prime"}
 	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, func(cmd *cobra.Command) (report.Document, error) {
-		p, err := f.params(cmd)
+		p, err := f.Params(cmd)
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
+	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
@@ -28,7 +29,7 @@ import (
 func init() { subcommands = append(subcommands, newAggregateCmd) }
 
 type aggregateFlags struct {
-	problemFlags
+	problem.Flags
 	mechanismFlags
 	compositionFlags
 	classFlags
@@ -306,11 +307,11 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefil
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
 func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
-	line := f.stated(cmd)
+	line := f.Stated(cmd)
 	eps := "--eps"
 	if info.OwnTarget() {
 		var err error
-		if line, err = oneVoteTarget(cmd.Flags(), f.TargetEps, line.TargetDelta); err != nil {
+		if line, err = problem.OneVoteTarget(cmd.Flags(), f.TargetEps, line.TargetDelta); err != nil {
 			return resolve.Resolved{}, err
 		}
 		if line.Eps == nil && (f.table == nil || f.table.Eps == nil) {
@@ -326,9 +327,9 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, k int, i
 		if kg := f.table.Gamma.K(); kg != k {
 			return resolve.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", f.tableName, kg, input, k)
 		}
-		return f.paramsNamed(k, eps, line, resolve.FromTable(*f.table))
+		return f.ParamsNamed(k, eps, line, resolve.FromTable(*f.table))
 	}
-	return f.paramsNamed(k, eps, line)
+	return f.ParamsNamed(k, eps, line)
 }
 
 // startRelease completes spec with the sink of the labels (in the votes'

@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
+	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
@@ -172,7 +173,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 			return nil, "", cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
 	case info.OwnTarget():
-		line, err := oneVoteTarget(fs, u.TargetEps, nil)
+		line, err := problem.OneVoteTarget(fs, u.TargetEps, nil)
 		if err != nil {
 			return nil, "", err
 		}
@@ -197,7 +198,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		return nil, "", gammasource.Error(err, "")
 	}
 	if err != nil {
-		names := problemNames(info.OwnTarget(), "--eps")
+		names := problem.Names(info.OwnTarget(), "--eps")
 		names["laplace scale"] = "--laplace-scale"
 		return nil, "", cli.AsUsage(exitstatus.Flagged(err, names))
 	}

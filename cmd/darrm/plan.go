@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
+	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -27,7 +28,7 @@ import (
 func init() { subcommands = append(subcommands, newPlanCmd) }
 
 type planFlags struct {
-	problemFlags
+	problem.Flags
 	mechanismFlags
 	compositionFlags
 	classFlags
@@ -192,7 +193,7 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {
 		delta = "--budget-delta (the per-query delta unless --delta is given)"
 	}
-	names := exitstatus.WithFlags(budgetFlags, problemNames(f.Mechanism == ensemble.OneVoteDaRRM{}.Name(), "--eps"))
+	names := exitstatus.WithFlags(budgetFlags, problem.Names(f.Mechanism == ensemble.OneVoteDaRRM{}.Name(), "--eps"))
 	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(names, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
 		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "delta": delta})))
 }
@@ -220,7 +221,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			s["sigma2"] = 1.0 // the plan chooses it; set, it says that gnmax labels counts
 		}
 	case info.OwnTarget():
-		line, err := oneVoteTarget(fs, f.TargetEps, nil)
+		line, err := problem.OneVoteTarget(fs, f.TargetEps, nil)
 		if err != nil {
 			return plan.Request{}, info, err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
+	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/shard"
 	"github.com/darrm/darrm/gamma"
@@ -21,7 +22,7 @@ func init() { subcommands = append(subcommands, newSeparateCmd) }
 
 func newSeparateCmd() *cobra.Command {
 	var f struct {
-		problemFlags
+		problem.Flags
 		Workers int    `flag:"workers"`
 		Shard   string `flag:"shard" help:"which part: i/n, 0 <= i < n"`
 		FromEnv string `flag:"shard-from-env" help:"take the part from an array job's environment: slurm or k8s"`
@@ -46,7 +47,7 @@ func newSeparateCmd() *cobra.Command {
 			if err := checkWorkers(f.Workers); err != nil {
 				return err
 			}
-			tab, p, err := f.readGamma(cmd, args)
+			tab, p, err := f.ReadGamma(cmd, args)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -18,7 +19,7 @@ import (
 func init() { subcommands = append(subcommands, newSimulateCmd) }
 
 type simulateFlags struct {
-	problemFlags
+	problem.Flags
 	mechanismFlags
 	Format     cliout.Format `flag:"format"`
 	Seed       uint64        `flag:"seed"`
@@ -44,7 +45,7 @@ func newSimulateCmd() *cobra.Command {
 }
 
 func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
-	p, err := f.params(cmd)
+	p, err := f.Params(cmd)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
+	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
@@ -22,8 +23,8 @@ import (
 func init() { subcommands = append(subcommands, newSolveCmd) }
 
 type solveFlags struct {
-	problemFlags
-	relationFlags
+	problem.Flags
+	problem.RelationFlags
 	Cache    gammasource.CacheFlags
 	Format   cliout.Format `flag:"format"`
 	Workers  int           `flag:"workers"`
@@ -48,12 +49,12 @@ func newSolveCmd() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSolve(cmd, &f) },
 	}, &f)
 	hideComposition(cmd)
-	return f.withRelation(cmd, &f.relationFlags)
+	return f.WithRelation(cmd, &f.RelationFlags)
 }
 
 func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	start := time.Now()
-	p, err := f.params(cmd)
+	p, err := f.Params(cmd)
 	if err != nil {
 		return err
 	}

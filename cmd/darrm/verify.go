@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/gamma"
 )
@@ -16,12 +17,12 @@ func init() { subcommands = append(subcommands, newVerifyCmd) }
 
 func newVerifyCmd() *cobra.Command {
 	var f struct {
-		problemFlags
-		relationFlags
+		problem.Flags
+		problem.RelationFlags
 		Format  cliout.Format `flag:"format"`
 		Workers int           `flag:"workers"`
 	}
-	cmd := f.withRelation(newCmd("verify", &cobra.Command{
+	cmd := f.WithRelation(newCmd("verify", &cobra.Command{
 		Use:   "verify [FILE] [flags]",
 		Short: "Certify that a gamma makes DaRRM (m·eps, delta)-DP",
 		Args:  cli.MaxArgs(1),
@@ -30,7 +31,7 @@ func newVerifyCmd() *cobra.Command {
 			if err := checkWorkers(f.Workers); err != nil {
 				return err
 			}
-			tab, p, err := f.readGamma(cmd, args)
+			tab, p, err := f.ReadGamma(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -42,7 +43,7 @@ func newVerifyCmd() *cobra.Command {
 			}
 			return report.Verify{Problem: report.NewProblem(p), Gamma: tab.Gamma, Certificate: cert, Seconds: time.Since(start).Seconds()}.WriteVerdict(cmd.OutOrStdout(), f.Format)
 		},
-	}, &f), &f.relationFlags)
+	}, &f), &f.RelationFlags)
 	// The problem is the gamma file's where it states one.
 	cli.SetDefaultText(cmd.Flags(), "file's, else %v", "m", "eps", "Delta", "delta", "relation")
 	return cmd

@@ -1,4 +1,8 @@
-package main
+// Package problem reads the DaRRM problem a darrm command works on from
+// its flags (--K, --m, --eps, --Delta, --delta, and --relation and
+// --target-eps where the command has them) and the gamma file it reads,
+// each value checked by its rule and an error named as its flag.
+package problem
 
 import (
 	"github.com/spf13/cobra"
@@ -13,9 +17,9 @@ import (
 	"github.com/darrm/darrm/gamma"
 )
 
-// problemFlags are the DaRRM problem (K, m, eps, Delta, delta) shared by
+// Flags are the DaRRM problem (K, m, eps, Delta, delta) shared by
 // solve, verify and the release commands.
-type problemFlags struct {
+type Flags struct {
 	K      int     `flag:"K"`
 	M      float64 `flag:"m"`
 	Eps    float64 `flag:"eps"`
@@ -24,43 +28,43 @@ type problemFlags struct {
 	// relation, when set, holds the command's --relation and --target-eps
 	// (solve, verify): commands without them solve and release in DaRRM's
 	// relation, or in the one a gamma file states.
-	relation *relationFlags
+	relation *RelationFlags
 }
 
-// relationFlags choose the neighbouring relation of a problem and, in the
+// RelationFlags choose the neighbouring relation of a problem and, in the
 // one-vote relation, the release's eps.
-type relationFlags struct {
+type RelationFlags struct {
 	Relation  accountant.Relation `flag:"relation" help:"private-teachers or one-vote"`
 	TargetEps []float64           `flag:"target-eps"`
 	fs        *pflag.FlagSet      // the command's flags, to tell which were given
 }
 
-// withRelation gives the problem flags of cmd the relation flags r, which
+// WithRelation gives the problem flags of cmd the relation flags r, which
 // cmd defines.
-func (f *problemFlags) withRelation(cmd *cobra.Command, r *relationFlags) *cobra.Command {
+func (f *Flags) WithRelation(cmd *cobra.Command, r *RelationFlags) *cobra.Command {
 	r.fs, f.relation = cmd.Flags(), r
 	return cmd
 }
 
-// params returns the problem with K from --K, which is required.
-func (f *problemFlags) params(cmd *cobra.Command) (resolve.Resolved, error) {
+// Params returns the problem with K from --K, which is required.
+func (f *Flags) Params(cmd *cobra.Command) (resolve.Resolved, error) {
 	if err := cli.RequireFlags(cmd, "K"); err != nil {
 		return resolve.Resolved{}, err
 	}
-	return f.paramsForK(cmd, f.K)
+	return f.ParamsForK(cmd, f.K)
 }
 
-// paramsForK is params with K = k, for commands that take K from their
+// ParamsForK is Params with K = k, for commands that take K from their
 // input; the caller checks k against a given --K. Values the command line
 // does not state come from the files' stated, then from the defaults.
-func (f *problemFlags) paramsForK(cmd *cobra.Command, k int, files ...resolve.Stated) (resolve.Resolved, error) {
-	return f.paramsFrom(k, f.stated(cmd), files...)
+func (f *Flags) ParamsForK(cmd *cobra.Command, k int, files ...resolve.Stated) (resolve.Resolved, error) {
+	return f.paramsFrom(k, f.Stated(cmd), files...)
 }
 
-// stated is what the command line states of the problem; with relation
+// Stated is what the command line states of the problem; with relation
 // flags, --target-eps states the release's eps, which is the problem's eps
 // in the one-vote relation.
-func (f *problemFlags) stated(cmd *cobra.Command) resolve.Stated {
+func (f *Flags) Stated(cmd *cobra.Command) resolve.Stated {
 	fs := cmd.Flags()
 	s := resolve.Stated{M: cli.Given(fs, "m", f.M), Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), TargetDelta: cli.Given(fs, "delta", f.Target)}
 	if r := f.relation; r != nil {
@@ -74,26 +78,26 @@ func (f *problemFlags) stated(cmd *cobra.Command) resolve.Stated {
 
 // paramsFrom is the problem of k teachers with each value from line, else
 // from the first of files that states it, else the default.
-func (f *problemFlags) paramsFrom(k int, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
-	return f.paramsNamed(k, "--eps", line, files...)
+func (f *Flags) paramsFrom(k int, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
+	return f.ParamsNamed(k, "--eps", line, files...)
 }
 
-// paramsNamed is paramsFrom where line's eps came from eps (a flag, or a
+// ParamsNamed is paramsFrom where line's eps came from eps (a flag, or a
 // vote file's metadata header), which an error of m·eps names.
-func (f *problemFlags) paramsNamed(k int, eps string, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
+func (f *Flags) ParamsNamed(k int, eps string, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
 	p := resolve.Problem(k, constraints.Problem{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]resolve.Stated{line}, files...)...)
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}
-	return p, exitstatus.Flagged(p.Validate(), problemNames(p.Relation == accountant.OneVote, eps))
+	return p, exitstatus.Flagged(p.Validate(), Names(p.Relation == accountant.OneVote, eps))
 }
 
-// problemNames maps the names of a DaRRM problem's parameters
+// Names maps the names of a DaRRM problem's parameters
 // (constraints.Problem.Validate) to the flags that give them, in every
 // command that takes one: in the one-vote relation eps and m·eps are the
 // release's --target-eps; else m·eps is --m times eps, the flag (or vote
 // file's header) that gave the teachers' eps.
-func problemNames(oneVote bool, eps string) map[string]string {
+func Names(oneVote bool, eps string) map[string]string {
 	if oneVote {
 		return map[string]string{"eps": "--target-eps", "m·eps": "--target-eps"}
 	}
@@ -104,7 +108,7 @@ func problemNames(oneVote bool, eps string) map[string]string {
 // in the one-vote relation the teachers' --m, --eps and --Delta (the
 // release's eps is --target-eps, or a gamma file's eps, and is required),
 // in DaRRM's --target-eps (the release's eps is m·eps).
-func (f *problemFlags) checkRelation(p resolve.Resolved, files []resolve.Stated) error {
+func (f *Flags) checkRelation(p resolve.Resolved, files []resolve.Stated) error {
 	if f.relation == nil {
 		return nil
 	}
@@ -120,7 +124,7 @@ func (f *problemFlags) checkRelation(p resolve.Resolved, files []resolve.Stated)
 			return cli.Usagef("--%s is a teacher's guarantee, which the one-vote relation does not use: give the release's (eps, delta) with --target-eps and --delta", name)
 		}
 	}
-	line, err := oneVoteTarget(fs, f.relation.TargetEps, nil)
+	line, err := OneVoteTarget(fs, f.relation.TargetEps, nil)
 	if err != nil {
 		return err
 	}
@@ -134,7 +138,7 @@ func (f *problemFlags) checkRelation(p resolve.Resolved, files []resolve.Stated)
 	return nil
 }
 
-// oneVoteTarget states the problem of a release whose per-query target
+// OneVoteTarget states the problem of a release whose per-query target
 // is its own (eps, delta) in the one-vote relation (darrm-one-vote, or
 // darrm solve --relation one-vote): the relation, the release's eps, the
 // one value eps of --target-eps if it is given in fs, and delta if given.
@@ -142,7 +146,7 @@ func (f *problemFlags) checkRelation(p resolve.Resolved, files []resolve.Stated)
 // m and Delta are 1 and 0, which the relation does not use, and a delta
 // not given is 0: pure. More than one eps is a usage error: a release
 // has one.
-func oneVoteTarget(fs *pflag.FlagSet, eps []float64, delta *float64) (resolve.Stated, error) {
+func OneVoteTarget(fs *pflag.FlagSet, eps []float64, delta *float64) (resolve.Stated, error) {
 	rel := accountant.OneVote
 	s := resolve.Stated{Relation: &rel, TargetDelta: delta}
 	switch {
@@ -155,11 +159,11 @@ func oneVoteTarget(fs *pflag.FlagSet, eps []float64, delta *float64) (resolve.St
 	return s, nil
 }
 
-// readGamma reads the gamma file named by args (standard input if none),
+// ReadGamma reads the gamma file named by args (standard input if none),
 // which must have K+1 values for a --K given, and the problem it is for:
 // the parameters stated in the file with the command line, which takes
 // precedence.
-func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table, resolve.Resolved, error) {
+func (f *Flags) ReadGamma(cmd *cobra.Command, args []string) (gamma.Table, resolve.Resolved, error) {
 	name := cli.InputArg(args)
 	k := 0
 	if cmd.Flags().Changed("K") {
@@ -169,6 +173,6 @@ func (f *problemFlags) readGamma(cmd *cobra.Command, args []string) (gamma.Table
 	if err != nil {
 		return gamma.Table{}, resolve.Resolved{}, err
 	}
-	p, err := f.paramsForK(cmd, tab.Gamma.K(), resolve.FromTable(tab))
+	p, err := f.ParamsForK(cmd, tab.Gamma.K(), resolve.FromTable(tab))
 	return tab, p, err
 }

@@ -1,4 +1,4 @@
-package main
+package problem
 
 import (
 	"strconv"
@@ -14,7 +14,7 @@ import (
 
 // TestOneVoteTarget: a release whose target is its own states the
 // one-vote relation, its one eps and its delta where given, and refuses
-// more than one eps (oneVoteTarget); resolved, its m and Delta
+// more than one eps (OneVoteTarget); resolved, its m and Delta
 // are 1 and 0, its delta 0 unless given.
 func TestOneVoteTarget(t *testing.T) {
 	delta := 1e-5
@@ -35,7 +35,7 @@ func TestOneVoteTarget(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		s, err := oneVoteTarget(fs, tc.eps, tc.delta)
+		s, err := OneVoteTarget(fs, tc.eps, tc.delta)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%v: %v, want %q", tc.eps, err, tc.err)
