@@ -54,7 +54,7 @@ func newAccount(use, short string, flags any, names map[string]string, run func(
 }
 
 // stepFlags maps the accountant's names of a composed step to the flags.
-var stepFlags = exitstatus.WithFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "eps total": "--budget-eps"})
+var stepFlags = exitstatus.WithFlags(exitstatus.BudgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "eps total": "--budget-eps"})
 
 func newAccountComposeCmd() *cobra.Command {
 	var f struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/statedir"
@@ -52,7 +53,7 @@ func newAccountPATECmd() *cobra.Command {
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAccountPATE(cmd, &f, args) },
 	}, &f)
-	addWitnessFlag(cmd)
+	ledgeropen.AddWitnessFlag(cmd)
 	return cmd
 }
 
@@ -103,7 +104,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		// With --labels the ledger is still the labels' reference.
 		return cli.Usagef("--seed draws a reproducible experiment (NOT FOR RELEASE), which is neither recorded nor charged: drop --ledger, or --seed")
 	case (fs.Changed("analyst") || fs.Changed("witness") || fs.Changed("ledger")) && f.Ledger == "":
-		return withoutLedger(cmd, f.Ledger)
+		return ledgeropen.Without(cmd, f.Ledger)
 	case f.Ledger != "" && f.Labels == "" && !f.Release:
 		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")
 	}
@@ -164,7 +165,7 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 		src = noise.NewSeededSource(*seed)
 	} else if f.Ledger != "" {
 		o.Charge = func(cost accountant.Guarantee) error {
-			return ledgerError(f.chargeDraw(cmd, a.Binding, cost))
+			return ledgeropen.Error(f.chargeDraw(cmd, a.Binding, cost))
 		}
 	}
 	st, err := a.ReleaseOnce(o, src)
@@ -186,7 +187,7 @@ const gnssMechanism provenance.MechanismName = "gnss"
 // budget with no room left for it is an ensemble.ErrBudget. The ledger is
 // opened for the charge only: the draw is recorded after it is closed.
 func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, cost accountant.Guarantee) error {
-	book := ledgerOptions(cmd)
+	book := ledgeropen.Options(cmd)
 	book.Analyst = f.Analyst
 	l, err := ledger.Open(cmd.Context(), f.Ledger, book)
 	if err != nil {
@@ -197,7 +198,7 @@ func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, 
 	if err != nil {
 		return err
 	}
-	printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, l.Notes())
+	ledgeropen.PrintNotes(cmd.ErrOrStderr(), f.Ledger, l.Notes())
 	if allowed < 1 {
 		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, ledger.Redact(f.Ledger), cost)
 	}
@@ -212,7 +213,7 @@ func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, 
 // (pate.AccountOptions.Recorded), closing the ledger before the account: a
 // draw's charge opens it again.
 func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
-	l, err := readLedger(cmd, path)
+	l, err := ledgeropen.Read(cmd, path)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +224,7 @@ func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, ledgerError(err)
+		return nil, ledgeropen.Error(err)
 	}
 	return r, nil
 }
@@ -231,14 +232,14 @@ func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
 // ledgerStatus returns the state of the ledger at path, read after any
 // charge, with how many more queries of step it allows.
 func ledgerStatus(cmd *cobra.Command, path string, step accountant.Spend) (*ledger.Balance, error) {
-	l, err := readLedger(cmd, path)
+	l, err := ledgeropen.Read(cmd, path)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
 	st, err := l.BalanceFor(step)
 	if err != nil {
-		return nil, ledgerError(err)
+		return nil, ledgeropen.Error(err)
 	}
 	return &st, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
@@ -67,7 +68,7 @@ func newAggregateCmd() *cobra.Command {
 	// A release's teachers are the votes' header's, or given: no default.
 	cli.SetDefaultText(cmd.Flags(), "the header's", "eps", "Delta")
 	hideComposition(cmd)
-	addWitnessFlag(cmd)
+	ledgeropen.AddWitnessFlag(cmd)
 	return cmd
 }
 
@@ -77,7 +78,7 @@ func newAggregateCmd() *cobra.Command {
 // together.
 func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Budget, *float64, error) {
 	fs := cmd.Flags()
-	if err := withoutLedger(cmd, f.Ledger); err != nil {
+	if err := ledgeropen.Without(cmd, f.Ledger); err != nil {
 		return nil, nil, err
 	}
 	total := cli.Given(fs, "total-delta", f.TotalDelta)
@@ -87,7 +88,7 @@ func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Budget, *float6
 	case eps && delta:
 		budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 		if err := budget.Validate(); err != nil {
-			return nil, nil, cli.AsUsage(exitstatus.Flagged(err, budgetFlags))
+			return nil, nil, cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
 		}
 		return &budget, nil, nil
 	case eps || delta:
@@ -151,7 +152,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	spec.Mechanism = info.with(cmd.Flags(), values)
 	var led *runLedger
 	if f.Ledger != "" {
-		opts := ledgerOptions(cmd)
+		opts := ledgeropen.Options(cmd)
 		opts.Analyst = f.Analyst
 		led = &runLedger{open: func() (*ledger.Ledger, error) { return ledger.Open(cmd.Context(), f.Ledger, opts) }, name: ledger.Redact(f.Ledger)}
 		defer led.close()
@@ -169,7 +170,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	lines.Done()
 	gammasource.WarnNotStored(cmd, notStored)
 	if led != nil && led.begun {
-		printLedgerNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
+		ledgeropen.PrintNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
 	}
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
 		return f.mechanismFlags.ReleaseError(err, input)
@@ -181,7 +182,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		st, err := led.BalanceFor(done.Aggregator.Privacy().Spend)
 		led.close()
 		if err != nil {
-			return ledgerError(err)
+			return ledgeropen.Error(err)
 		}
 		rel.LedgerStatus = &st
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -195,7 +196,7 @@ func (s *mechanismFlags) ReleaseError(err error, input string) error {
 	case ensemble.StepAccounting:
 		err = cli.AsUsage(err)
 	case ensemble.StepLedger:
-		err = ledgerError(err)
+		err = ledgeropen.Error(err)
 	}
 	return err
 }

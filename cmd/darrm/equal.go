@@ -52,7 +52,7 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 	if err == nil {
 		err = t.composition().Validate()
 	}
-	return true, cli.AsUsage(exitstatus.Flagged(err, budgetFlags))
+	return true, cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
 }
 
 // budget returns the total budget.
@@ -78,7 +78,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 	for _, q := range f.Queries {
 		compared, err := plan.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
 		if err != nil {
-			return nil, cli.AsUsage(exitstatus.Flagged(err, budgetFlags))
+			return nil, cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
 		}
 		out = append(out, report.SolveEqualOf(f.Totals.heading(q), compared))
 	}
@@ -120,7 +120,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, info
 			return nil, gammasource.Error(err, "")
 		}
 		if err != nil {
-			return nil, cli.AsUsage(exitstatus.Flagged(err, budgetFlags))
+			return nil, cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
 		}
 		out = append(out, report.NewSimEqual(f.Totals.heading(q), rows))
 	}

@@ -213,8 +213,3 @@ func compositionIgnored(cmd *cobra.Command) {
 		cliout.Note(cmd.ErrOrStderr())("--composition changes nothing here: a budget and the total to publish take, at the budget's delta, the least eps of every composition valid for the run")
 	}
 }
-
-// budgetFlags maps the accountant's names of a budget's values
-// (accountant.Budget.Validate) to the flags that give them.
-var budgetFlags = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "delta'": "--delta-prime",
-	"shares": "--share", "analyst": "--analyst"}

@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -84,7 +85,7 @@ func newLedgerInitCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 			if err := budget.Validate(); err != nil {
-				return cli.AsUsage(exitstatus.Flagged(err, budgetFlags))
+				return cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
 			}
 			b, votes, err := f.binding(cmd)
 			if err != nil {
@@ -98,7 +99,7 @@ func newLedgerInitCmd() *cobra.Command {
 			}
 			filter, err := ledger.DefaultFilter(b, budget)
 			if err != nil {
-				return cli.AsUsage(exitstatus.Flagged(err, budgetFlags))
+				return cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
 			}
 			if f.Schedule != "" {
 				return ledgerInitSchedule(cmd, args[0], &f, b, budget, votes)
@@ -230,7 +231,7 @@ func newLedgerShowCmd() *cobra.Command {
 
 func newLedgerVerifyCmd() *cobra.Command {
 	return newLedgerReadCmd("ledger-verify", "verify LEDGER", "Check every line of a ledger, its hash chain and totals, against your record",
-		func(_ *cobra.Command, err error) error { return ledgerError(err) },
+		func(_ *cobra.Command, err error) error { return ledgeropen.Error(err) },
 		func(path string, l *ledger.Ledger) (report.Document, error) { return report.NewLedgerVerify(path, l) })
 }
 
@@ -249,7 +250,7 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := readLedger(cmd, args[0])
+			l, err := ledgeropen.Read(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -266,7 +267,7 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 			return doc.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
-	addWitnessFlag(cmd)
+	ledgeropen.AddWitnessFlag(cmd)
 	return cmd
 }
 
@@ -279,12 +280,12 @@ func newLedgerAdoptCmd() *cobra.Command {
 		Short: "Record a ledger, as it is, as its ensemble's (to resolve a refusal on purpose)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prev, l, err := ledgerOptions(cmd).Adopt(cmd.Context(), args[0])
+			prev, l, err := ledgeropen.Options(cmd).Adopt(cmd.Context(), args[0])
 			if err != nil {
-				return ledgerError(err)
+				return ledgeropen.Error(err)
 			}
 			defer l.Close()
-			printLedgerNotes(cmd.ErrOrStderr(), args[0], l.Notes())
+			ledgeropen.PrintNotes(cmd.ErrOrStderr(), args[0], l.Notes())
 			return report.LedgerAdopted(cmd.OutOrStdout(), args[0], l, prev)
 		},
 	}, &f)
@@ -305,9 +306,9 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := ledgerOptions(cmd).Upgrade(cmd.Context(), args[0], b, f.Replace)
+			res, err := ledgeropen.Options(cmd).Upgrade(cmd.Context(), args[0], b, f.Replace)
 			if err != nil {
-				return ledgerError(err)
+				return ledgeropen.Error(err)
 			}
 			return report.LedgerUpgraded(cmd.OutOrStdout(), args[0], res)
 		},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 )
@@ -22,9 +23,9 @@ func newLedgerExportCmd() *cobra.Command {
 		Short: "Write a ledger (one kept in PostgreSQL) to a new ledger file that verifies offline",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			book := ledgerOptions(cmd)
+			book := ledgeropen.Options(cmd)
 			if err := book.Export(cmd.Context(), args[0], args[1]); err != nil {
-				return ledgerError(err)
+				return ledgeropen.Error(err)
 			}
 			return ledgerMoved(cmd, book, args[0], args[1], "exported to", "a copy for reading: releases go to the ledger itself")
 		},
@@ -40,9 +41,9 @@ func newLedgerImportCmd() *cobra.Command {
 		Short: "Move a ledger file into PostgreSQL, with its chain, for a team to share",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			book := ledgerOptions(cmd)
+			book := ledgeropen.Options(cmd)
 			if err := book.Import(cmd.Context(), args[0], args[1]); err != nil {
-				return ledgerError(err)
+				return ledgeropen.Error(err)
 			}
 			return ledgerMoved(cmd, book, args[0], args[1], "imported into",
 				"your record of its ensemble names it now: release there (a release on "+ledger.Redact(args[0])+" is refused)")
@@ -56,7 +57,7 @@ func ledgerMoved(cmd *cobra.Command, opts ledger.Options, from, to, how, then st
 	opts.ReadOnly = true
 	l, err := ledger.Open(cmd.Context(), to, opts)
 	if err != nil {
-		return ledgerError(err)
+		return ledgeropen.Error(err)
 	}
 	defer l.Close()
 	b, err := l.Balance()

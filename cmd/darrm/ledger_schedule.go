@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -118,11 +119,11 @@ func initLedger(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenanc
 	if h.Shares, err = parseShares(f.Shares); err != nil {
 		return err
 	}
-	opts := ledgerOptions(cmd)
+	opts := ledgeropen.Options(cmd)
 	opts.Replace = f.Replace
 	prev, err := ledger.Create(cmd.Context(), path, h, opts)
 	if err != nil {
-		return ledgerError(err)
+		return ledgeropen.Error(err)
 	}
 	if err := say(); err != nil {
 		return err
@@ -130,7 +131,7 @@ func initLedger(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenanc
 	opts.ReadOnly = true
 	l, err := ledger.Open(cmd.Context(), path, opts)
 	if err != nil {
-		return ledgerError(err)
+		return ledgeropen.Error(err)
 	}
 	defer l.Close()
 	bal, err := l.Balance()

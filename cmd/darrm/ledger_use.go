@@ -112,11 +112,11 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 	var labels string
 	// The declared label's eps and delta are the flags' that gave them:
 	// --step-eps and --step-delta, or a mechanism's settings, no flag.
-	names := budgetFlags
+	names := exitstatus.BudgetFlags
 	if step {
 		g := accountant.Guarantee{Eps: u.StepEps, Delta: u.StepDelta}
 		s, labels = accountant.ApproxStep(g), fmt.Sprintf("labels of %v each", g)
-		names = exitstatus.WithFlags(budgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta"})
+		names = exitstatus.WithFlags(exitstatus.BudgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta"})
 	} else {
 		var err error
 		if run, labels, err = u.mechanismStep(cmd, b, budget, votes, classes); err != nil {

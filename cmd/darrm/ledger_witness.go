@@ -2,63 +2,18 @@ package main
 
 // This file keeps witnesses of ledgers outside their stores: darrm ledger
 // checkpoint writes a ledger's state to a file a team keeps elsewhere,
-// and --witness gives such a file, or a label file, to every command that
-// opens a ledger, which refuses a ledger behind or forked from it.
+// which --witness (ledgeropen.AddWitnessFlag) gives to every command that
+// opens a ledger.
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 )
-
-// witnessValue is --witness: the files given, each read as it is given
-// (ledger.ReadWitness), so that a file that is no witness is refused with
-// the flag before anything runs.
-type witnessValue struct {
-	files     []string
-	witnesses []ledger.Witness
-}
-
-func (v *witnessValue) String() string { return strings.Join(v.files, ",") }
-
-func (v *witnessValue) Type() string { return "file" }
-
-// GetSlice returns the files, for the files an output must not be.
-func (v *witnessValue) GetSlice() []string { return v.files }
-
-func (v *witnessValue) Set(path string) error {
-	w, err := ledger.ReadWitness(path)
-	if err != nil {
-		// The flag's error names the file already.
-		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "witness "+path+": "), "witness: ")
-		return fmt.Errorf("%s", msg)
-	}
-	v.files, v.witnesses = append(v.files, path), append(v.witnesses, w)
-	return nil
-}
-
-// addWitnessFlag adds --witness to cmd, whose ledger book (ledgerOptions)
-// then checks every ledger it opens against the witnesses given.
-func addWitnessFlag(cmd *cobra.Command) {
-	cmd.Flags().Var(&witnessValue{}, "witness", "a checkpoint or label file the ledger must extend (repeatable)")
-}
-
-// witnesses returns the witnesses given to cmd by --witness, if it has
-// the flag.
-func witnesses(cmd *cobra.Command) []ledger.Witness {
-	if f := cmd.Flags().Lookup("witness"); f != nil {
-		if v, ok := f.Value.(*witnessValue); ok {
-			return v.witnesses
-		}
-	}
-	return nil
-}
 
 func newLedgerCheckpointCmd() *cobra.Command {
 	var f struct {
@@ -72,9 +27,9 @@ func newLedgerCheckpointCmd() *cobra.Command {
 			if cli.IsStdout(f.Out) {
 				return cli.Usagef("--out %s: a checkpoint is a file, kept where the ledger's store cannot reach it: name one", f.Out)
 			}
-			w, err := ledgerOptions(cmd).Checkpoint(cmd.Context(), args[0], f.Out)
+			w, err := ledgeropen.Options(cmd).Checkpoint(cmd.Context(), args[0], f.Out)
 			if err != nil {
-				return ledgerError(err)
+				return ledgeropen.Error(err)
 			}
 			r := w.Record
 			t := cliout.NewText(cmd.OutOrStdout())
@@ -84,6 +39,6 @@ func newLedgerCheckpointCmd() *cobra.Command {
 			return t.Close()
 		},
 	}, &f)
-	addWitnessFlag(cmd)
+	ledgeropen.AddWitnessFlag(cmd)
 	return cmd
 }

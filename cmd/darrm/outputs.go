@@ -81,7 +81,7 @@ func protectedFiles(cmd *cobra.Command, args []string) []cli.Protected {
 		cli.Protected{What: "the --gamma file", Path: value("gamma")},
 		cli.Protected{What: "the --meta file", Path: value("meta")})
 	if f := cmd.Flags().Lookup("witness"); f != nil {
-		for _, w := range f.Value.(*witnessValue).GetSlice() {
+		for _, w := range f.Value.(interface{ GetSlice() []string }).GetSlice() {
 			protect = append(protect, cli.Protected{What: "the --witness file", Path: w})
 		}
 	}

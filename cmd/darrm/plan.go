@@ -160,7 +160,7 @@ func (f *planFlags) share(cmd *cobra.Command) (string, float64, error) {
 		err = ledger.CheckShares(shares)
 	}
 	if err != nil {
-		return "", 0, cli.AsUsage(exitstatus.Flagged(err, budgetFlags))
+		return "", 0, cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
 	}
 	switch {
 	case len(shares) == 0 && fs.Changed("analyst"):
@@ -193,7 +193,7 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {
 		delta = "--budget-delta (the per-query delta unless --delta is given)"
 	}
-	names := exitstatus.WithFlags(budgetFlags, problem.Names(f.Mechanism == ensemble.OneVoteDaRRM{}.Name(), "--eps"))
+	names := exitstatus.WithFlags(exitstatus.BudgetFlags, problem.Names(f.Mechanism == ensemble.OneVoteDaRRM{}.Name(), "--eps"))
 	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(names, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
 		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "delta": delta})))
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/experiments/datasets"
 )
 
@@ -80,7 +81,7 @@ func preRun(cmd *cobra.Command, args []string) error {
 	if err := checkFlagRules(cmd); err != nil {
 		return err
 	}
-	warnPassword(cmd, args)
+	ledgeropen.WarnPassword(cmd, args)
 	if err := canonicalDataset(cmd); err != nil {
 		return err
 	}

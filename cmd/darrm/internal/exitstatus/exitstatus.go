@@ -225,3 +225,8 @@ func WithFlags(names, more map[string]string) map[string]string {
 	maps.Copy(out, more)
 	return out
 }
+
+// BudgetFlags maps the accountant's names of a budget's values
+// (accountant.Budget.Validate) to the flags that give them.
+var BudgetFlags = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "delta'": "--delta-prime",
+	"shares": "--share", "analyst": "--analyst"}

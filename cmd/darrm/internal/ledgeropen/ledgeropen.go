@@ -1,9 +1,9 @@
-package main
-
-// This file says on a darrm command's streams what using a
-// privacy ledger found worth telling: its notes, a wait for its lock,
-// and its errors in the command's terms (what the commands that make or
+// Package ledgeropen opens darrm's privacy ledgers for a command, checked
+// against the witnesses its --witness gives, and says on its streams what
+// using a ledger found worth telling: its notes, a wait for its lock, and
+// its errors in the command's terms (what the commands that make or
 // change a ledger print is in report, ledgerinit.go).
+package ledgeropen
 
 import (
 	"errors"
@@ -21,26 +21,26 @@ import (
 	"github.com/darrm/darrm/ledger"
 )
 
-// readLedger reads the ledger at path whole (ledger.Open with Options.ReadOnly) and
+// Read reads the ledger at path whole (ledger.Open with Options.ReadOnly) and
 // prints what reading it found worth telling.
-func readLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
-	opts := ledgerOptions(cmd)
+func Read(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
+	opts := Options(cmd)
 	opts.ReadOnly = true
 	l, err := ledger.Open(cmd.Context(), path, opts)
 	if err != nil {
-		return nil, ledgerError(err)
+		return nil, Error(err)
 	}
-	printLedgerNotes(cmd.ErrOrStderr(), path, l.Notes())
+	PrintNotes(cmd.ErrOrStderr(), path, l.Notes())
 	return l, nil
 }
 
-// ledgerOptions is the command's book of ledgers: your records in the state
+// Options is the command's book of ledgers: your records in the state
 // folder (statedir.Default), a wait for the lock on a ledger or on its
 // record said on cmd's stderr (ledger.Options.Waiting), and a ledger lost
 // during a run (its server's connection) ending the command's context,
 // so that a release stops at once (ledger.Options.Lost), and every ledger
 // checked against the command's --witness files (ledger.Options.Witnesses).
-func ledgerOptions(cmd *cobra.Command) ledger.Options {
+func Options(cmd *cobra.Command) ledger.Options {
 	// Every command that opens a ledger has --lock-timeout.
 	wait, err := cmd.Flags().GetDuration("lock-timeout")
 	if err != nil {
@@ -60,10 +60,10 @@ func ledgerOptions(cmd *cobra.Command) ledger.Options {
 	}
 }
 
-// warnPassword warns, once for each, of the PostgreSQL ledgers that a
+// WarnPassword warns, once for each, of the PostgreSQL ledgers that a
 // command that opens ledgers (it has --lock-timeout) names by a URL that
 // holds a password (ledger.HasPassword): in --ledger or as an argument.
-func warnPassword(cmd *cobra.Command, args []string) {
+func WarnPassword(cmd *cobra.Command, args []string) {
 	if cmd.Flags().Lookup("lock-timeout") == nil {
 		return
 	}
@@ -74,15 +74,15 @@ func warnPassword(cmd *cobra.Command, args []string) {
 	for _, a := range args {
 		if ledger.HasPassword(a) && !seen[a] {
 			seen[a] = true
-			printLedgerNotes(cmd.ErrOrStderr(), a, []string{"warning: its URL holds a password, which other users of this machine can read while darrm runs (ps) and your shell keeps in its history: put it in ~/.pgpass or PGPASSWORD instead (docs/aggregate.md, \"A team\")"})
+			PrintNotes(cmd.ErrOrStderr(), a, []string{"warning: its URL holds a password, which other users of this machine can read while darrm runs (ps) and your shell keeps in its history: put it in ~/.pgpass or PGPASSWORD instead (docs/aggregate.md, \"A team\")"})
 		}
 	}
 }
 
-// withoutLedger refuses an empty --ledger, and --analyst or --witness
+// Without refuses an empty --ledger, and --analyst or --witness
 // without --ledger: they name who charges the ledger and what it must
 // extend, and there is none.
-func withoutLedger(cmd *cobra.Command, ledger string) error {
+func Without(cmd *cobra.Command, ledger string) error {
 	switch fs := cmd.Flags(); {
 	case ledger == "" && fs.Changed("ledger"):
 		// An unset variable in a script (--ledger "$LEDGER") must not
@@ -97,21 +97,21 @@ func withoutLedger(cmd *cobra.Command, ledger string) error {
 	return nil
 }
 
-// printLedgerNotes prints what opening the ledger at location found worth
+// PrintNotes prints what opening the ledger at location found worth
 // telling.
-func printLedgerNotes(w io.Writer, location string, notes []string) {
+func PrintNotes(w io.Writer, location string, notes []string) {
 	for _, n := range notes {
 		fmt.Fprintf(w, "darrm: ledger %s: %s\n", ledger.Redact(location), n)
 	}
 }
 
-// ledgerError says a ledger's error in the command's terms: a file that is
+// Error says a ledger's error in the command's terms: a file that is
 // another of darrm's (a vote file, a gamma) is named as what it is, a
 // missing one with the close names, a bad header parameter as its flag,
 // the option that replaces an ensemble's record on purpose
 // (ledger.Options.Replace) as --replace, and the filter of a ledger
 // that would take labels refused as ledger init's --filter.
-func ledgerError(err error) error {
+func Error(err error) error {
 	if msg := input.NotLedger(err); msg != "" {
 		return cli.Usagef("%s", msg)
 	}
@@ -125,7 +125,7 @@ func ledgerError(err error) error {
 	case errors.As(err, &fe):
 		err = &worded{err, strings.Replace(err.Error(), fe.Error(), fe.Say(fmt.Sprintf("a ledger made with darrm ledger init --filter %v", accountant.Simple)), 1)}
 	}
-	return exitstatus.Flagged(err, budgetFlags)
+	return exitstatus.Flagged(err, exitstatus.BudgetFlags)
 }
 
 // worded is err said in the command's words.
@@ -136,3 +136,46 @@ type worded struct {
 
 func (e *worded) Error() string { return e.msg }
 func (e *worded) Unwrap() error { return e.err }
+
+// witnessValue is --witness: the files given, each read as it is given
+// (ledger.ReadWitness), so that a file that is no witness is refused with
+// the flag before anything runs.
+type witnessValue struct {
+	files     []string
+	witnesses []ledger.Witness
+}
+
+func (v *witnessValue) String() string { return strings.Join(v.files, ",") }
+
+func (v *witnessValue) Type() string { return "file" }
+
+// GetSlice returns the files, for the files an output must not be.
+func (v *witnessValue) GetSlice() []string { return v.files }
+
+func (v *witnessValue) Set(path string) error {
+	w, err := ledger.ReadWitness(path)
+	if err != nil {
+		// The flag's error names the file already.
+		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "witness "+path+": "), "witness: ")
+		return fmt.Errorf("%s", msg)
+	}
+	v.files, v.witnesses = append(v.files, path), append(v.witnesses, w)
+	return nil
+}
+
+// AddWitnessFlag adds --witness to cmd, whose ledger book (Options)
+// then checks every ledger it opens against the witnesses given.
+func AddWitnessFlag(cmd *cobra.Command) {
+	cmd.Flags().Var(&witnessValue{}, "witness", "a checkpoint or label file the ledger must extend (repeatable)")
+}
+
+// witnesses returns the witnesses given to cmd by --witness, if it has
+// the flag.
+func witnesses(cmd *cobra.Command) []ledger.Witness {
+	if f := cmd.Flags().Lookup("witness"); f != nil {
+		if v, ok := f.Value.(*witnessValue); ok {
+			return v.witnesses
+		}
+	}
+	return nil
+}
