@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
@@ -49,7 +50,7 @@ func newAccount(use, short string, flags any, names map[string]string, run func(
 			return doc.Write(cmd.OutOrStdout(), format.Format)
 		},
 	}, flags)
-	bind(cmd, &format)
+	sharedflags.Bind(cmd, &format)
 	return cmd
 }
 
@@ -61,7 +62,7 @@ func newAccountComposeCmd() *cobra.Command {
 		Step  float64 `flag:"step-eps" required:""`
 		Delta float64 `flag:"step-delta"`
 		Steps int     `flag:"steps" required:""`
-		compositionFlags
+		sharedflags.CompositionFlags
 	}
 	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		step := accountant.Guarantee{Eps: f.Step, Delta: f.Delta}
@@ -76,13 +77,13 @@ func newAccountQueriesCmd() *cobra.Command {
 		Delta       float64 `flag:"step-delta"`
 		BudgetEps   float64 `flag:"budget-eps" required:""`
 		BudgetDelta float64 `flag:"budget-delta"`
-		compositionFlags
+		sharedflags.CompositionFlags
 	}
 	return newAccount("queries", "Largest number of (eps, delta)-DP queries within a total budget", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		d := report.AccountQueries{Method: f.Method, DeltaPrime: f.DeltaPrime, Step: accountant.Guarantee{Eps: f.Step, Delta: f.Delta},
 			Budget: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 		var err error
-		if d.Queries, err = f.composition().MaxSteps(d.Step, accountant.Budget{Guarantee: d.Budget}); err != nil || d.Queries == 0 {
+		if d.Queries, err = f.Composition().MaxSteps(d.Step, accountant.Budget{Guarantee: d.Budget}); err != nil || d.Queries == 0 {
 			return d, err
 		}
 		d.Total, err = accountant.Composition{Method: f.Method, DeltaPrime: f.DeltaPrime}.Compose(d.Step, d.Queries)
@@ -95,12 +96,12 @@ func newAccountStepEpsCmd() *cobra.Command {
 		BudgetEps float64 `flag:"budget-eps" required:""`
 		Delta     float64 `flag:"step-delta"`
 		Steps     int     `flag:"steps" required:""`
-		compositionFlags
+		sharedflags.CompositionFlags
 	}
 	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		d := report.AccountStepEps{Method: f.Method, DeltaPrime: f.DeltaPrime, Steps: f.Steps, BudgetEps: f.BudgetEps, StepDelta: f.Delta}
 		var err error
-		if d.Step, err = f.composition().StepEps(f.BudgetEps, f.Delta, f.Steps); err != nil {
+		if d.Step, err = f.Composition().StepEps(f.BudgetEps, f.Delta, f.Steps); err != nil {
 			return nil, err
 		}
 		d.Total, err = accountant.Composition{Method: f.Method, DeltaPrime: f.DeltaPrime}.Compose(accountant.Guarantee{Eps: d.Step, Delta: f.Delta}, f.Steps)
@@ -145,7 +146,7 @@ func newAccountGNMaxCmd() *cobra.Command {
 		Title      string                `flag:"title" help:"with --plot: title above the figure" default:"what it shows"`
 	}
 	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, func(cmd *cobra.Command) (report.Document, error) {
-		if err := checkPlot(f.Plot); err != nil {
+		if err := sharedflags.CheckPlot(f.Plot); err != nil {
 			return nil, err
 		}
 		tight := f.Search == noisymax.GNMaxTight
@@ -214,8 +215,8 @@ func newAccountShuffleGCmd() *cobra.Command {
 func newAccountRRCmd() *cobra.Command {
 	var f struct {
 		problem.Flags
-		RRComp  rrMethod `flag:"rr-composition"`
-		RRDelta float64  `flag:"rr-delta-prime"`
+		RRComp  sharedflags.RRMethod `flag:"rr-composition"`
+		RRDelta float64              `flag:"rr-delta-prime"`
 	}
 	names := map[string]string{"k": "--K", "delta": "--Delta", "delta'": "--rr-delta-prime"}
 	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, func(cmd *cobra.Command) (report.Document, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -32,7 +33,7 @@ func init() { subcommands = append(subcommands, newAggregateCmd) }
 type aggregateFlags struct {
 	problem.Flags
 	mechanismFlags
-	compositionFlags
+	sharedflags.CompositionFlags
 	classFlags
 	Format      cliout.Format        `flag:"format"`
 	TargetEps   []float64            `flag:"target-eps"`
@@ -67,7 +68,7 @@ func newAggregateCmd() *cobra.Command {
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(ensemble.DaRRM{}.Name()), "aggregator (the list above)")
 	// A release's teachers are the votes' header's, or given: no default.
 	cli.SetDefaultText(cmd.Flags(), "the header's", "eps", "Delta")
-	hideComposition(cmd)
+	sharedflags.HideComposition(cmd)
 	ledgeropen.AddWitnessFlag(cmd)
 	return cmd
 }
@@ -108,7 +109,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if cli.IsStdoutFile(f.Out, cmd.OutOrStdout()) {
 		f.Out = cli.Std // e.g. /dev/stdout: write to it, never replace it
 	}
-	compositionIgnored(cmd)
+	sharedflags.CompositionIgnored(cmd)
 	budget, totalDelta, err := f.budget(cmd)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -33,7 +34,7 @@ type mechanismFlags struct {
 	Cache       gammasource.CacheFlags
 	Workers     int                  `flag:"workers"`
 	Prior       gamma.Prior          `flag:"prior"`
-	RRComp      rrMethod             `flag:"rr-composition"`
+	RRComp      sharedflags.RRMethod `flag:"rr-composition"`
 	RRDelta     float64              `flag:"rr-delta-prime"`
 	GNMaxSearch noisymax.GNMaxSearch `flag:"gnmax-search"`
 	GammaFile   string               `flag:"gamma" help:"darrm, darrm-one-vote: a gamma file to use instead of gamma_opt"`
@@ -46,7 +47,7 @@ type mechanismFlags struct {
 // rrComposition returns the composition of randomized response's p_const
 // that --rr-composition (m) and --rr-delta-prime give for teachers whose
 // guarantee has this Delta.
-func rrComposition(m rrMethod, deltaPrime, teacherDelta float64) accountant.Composition {
+func rrComposition(m sharedflags.RRMethod, deltaPrime, teacherDelta float64) accountant.Composition {
 	return accountant.Composition{Method: m.For(teacherDelta), DeltaPrime: deltaPrime}
 }
 
@@ -72,7 +73,7 @@ func (f *mechanismFlags) Check(cmd *cobra.Command, infos ...mechanismInfo) error
 			sampling = append(sampling, info)
 		}
 	}
-	if err := checkWorkers(f.Workers); err != nil {
+	if err := sharedflags.CheckWorkers(f.Workers); err != nil {
 		return err
 	}
 	if (f.GammaFile != "" || f.NoSolve) && len(sampling) == 0 {

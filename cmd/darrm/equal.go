@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
@@ -23,10 +24,10 @@ import (
 // (darrm plan's --budget-eps and --budget-delta). Each mechanism's total
 // is its total to publish, the least eps at the budget's delta of every
 // composition valid for the run (accountant.Account.Publish), as darrm
-// plan's is: --composition is hidden (hideComposition) and changes
+// plan's is: --composition is hidden (sharedflags.HideComposition) and changes
 // nothing, which a note says when it is given (given).
 type totalFlags struct {
-	compositionFlags
+	sharedflags.CompositionFlags
 	BudgetEps   float64 `flag:"budget-eps"`
 	BudgetDelta float64 `flag:"budget-delta"`
 }
@@ -34,10 +35,10 @@ type totalFlags struct {
 // given says whether a comparison at equal totals was asked for, and
 // checks that its flags are complete: the budget, and the numbers of
 // queries of the flag queries (each checked as every count of queries is,
-// checkFlagRules). It notes on standard error that
-// --composition, if given, changes nothing (compositionIgnored).
+// sharedflags.CheckRules). It notes on standard error that
+// --composition, if given, changes nothing (sharedflags.CompositionIgnored).
 func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bool, error) {
-	compositionIgnored(cmd)
+	sharedflags.CompositionIgnored(cmd)
 	fs := cmd.Flags()
 	if !fs.Changed("budget-eps") && !fs.Changed("budget-delta") {
 		return false, nil
@@ -50,7 +51,7 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 	}
 	err := t.budget().Validate()
 	if err == nil {
-		err = t.composition().Validate()
+		err = t.Composition().Validate()
 	}
 	return true, cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -143,7 +144,7 @@ func newLedgerInitCmd() *cobra.Command {
 			})
 		},
 	}, &f)
-	bind(cmd, &f.use)
+	sharedflags.Bind(cmd, &f.use)
 	cmd.Flags().Lookup("classes").Usage = "classes C of --votes' class indices, or of --mechanism's votes"
 	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels to pay for: their aggregator, as aggregate takes it")
 	// The ensemble is --votes' header's, or given in full: no default.

@@ -18,6 +18,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 )
@@ -53,7 +54,7 @@ func scheduleRuns(cmd *cobra.Command, path string, b provenance.Binding, budget 
 		sub := &cobra.Command{Use: "run", SilenceErrors: true, SilenceUsage: true}
 		sub.SetContext(cmd.Context())
 		sub.SetErr(cmd.ErrOrStderr())
-		bind(sub, &u)
+		sharedflags.Bind(sub, &u)
 		sub.Flags().StringVar((*string)(&u.Mechanism), "mechanism", "", "")
 		if err := sub.Flags().Parse(strings.Fields(line)); err != nil {
 			return nil, bad(cli.FlagValueError(err))

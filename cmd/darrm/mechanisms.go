@@ -134,6 +134,21 @@ func (m mechanismInfo) OwnTarget() bool { return slices.Contains(m.Takes, "targe
 // flags returns the flags the mechanism takes, those it needs first.
 func (m mechanismInfo) flags() []string { return append(slices.Clone(m.Needs), m.Takes...) }
 
+// lookupMechanism resolves --mechanism name for a command that has
+// --classes: a multi-class mechanism when --classes is given or the name
+// is of no two-class one, else the two-class one.
+func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (mechanismInfo, error) {
+	in := votefile.TwoClass
+	if _, err := lookupInfo(name, in); err != nil || cmd.Flags().Changed("classes") {
+		in = votefile.ManyClasses
+	}
+	info, err := lookupInfo(name, in)
+	if err != nil {
+		return info, cli.Usagef("--mechanism %v", err)
+	}
+	return info, nil
+}
+
 // mechanismNames lists the mechanisms for votes of kind in, as flags' help
 // and errors name them: separated by commas.
 func mechanismNames(in votefile.Input) string {

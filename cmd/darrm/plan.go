@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
@@ -30,7 +31,7 @@ func init() { subcommands = append(subcommands, newPlanCmd) }
 type planFlags struct {
 	problem.Flags
 	mechanismFlags
-	compositionFlags
+	sharedflags.CompositionFlags
 	classFlags
 	input.VoteFlags
 	Format       cliout.Format     `flag:"format"`
@@ -67,7 +68,7 @@ func newPlanCmd() *cobra.Command {
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator, as aggregate takes it (none: compare all on --votes)")
 	// Only fixed teachers have a partition that matters: no default.
 	cli.SetDefaultText(cmd.Flags(), "none", "partition")
-	hideComposition(cmd)
+	sharedflags.HideComposition(cmd)
 	return cmd
 }
 
@@ -75,7 +76,7 @@ func newPlanCmd() *cobra.Command {
 // for a count or for parameters (plan.Make).
 func runPlan(cmd *cobra.Command, f *planFlags) error {
 	fs := cmd.Flags()
-	compositionIgnored(cmd)
+	sharedflags.CompositionIgnored(cmd)
 	if fs.Changed("private-votes") && f.Votes == "" {
 		return cli.Usagef("--private-votes goes with --votes: it is read only to refuse proxy votes that are the private ones")
 	}

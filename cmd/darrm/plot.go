@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/gamma"
 )
@@ -40,7 +41,7 @@ func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Comman
 	return newCmd("plot-"+use, &cobra.Command{
 		Use: use + " FILE... --out FIGURE", Short: short, Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkPlot(p.Out); err != nil {
+			if err := sharedflags.CheckPlot(p.Out); err != nil {
 				return err
 			}
 			if err := figure.CheckCols(p.Cols); cmd.Flags().Changed("cols") && err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/experiments/datasets"
 )
 
@@ -24,12 +25,12 @@ func withHelp(name string, cmd *cobra.Command) *cobra.Command {
 
 // newCmd completes cmd: its long help and examples from help/HELP.txt
 // (withHelp; none when help is ""), the flags of the tagged fields of the
-// struct flags points to (bind). It returns cmd.
+// struct flags points to (sharedflags.Bind). It returns cmd.
 func newCmd(help string, cmd *cobra.Command, flags any) *cobra.Command {
 	if help != "" {
 		withHelp(help, cmd)
 	}
-	bind(cmd, flags)
+	sharedflags.Bind(cmd, flags)
 	return cmd
 }
 
@@ -78,7 +79,7 @@ func preRun(cmd *cobra.Command, args []string) error {
 	if err := cli.CheckRequired(cmd, args); err != nil {
 		return err
 	}
-	if err := checkFlagRules(cmd); err != nil {
+	if err := sharedflags.CheckRules(cmd); err != nil {
 		return err
 	}
 	ledgeropen.WarnPassword(cmd, args)

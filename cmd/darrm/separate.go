@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/shard"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
 )
@@ -44,7 +45,7 @@ func newSeparateCmd() *cobra.Command {
 					return err
 				}
 			}
-			if err := checkWorkers(f.Workers); err != nil {
+			if err := sharedflags.CheckWorkers(f.Workers); err != nil {
 				return err
 			}
 			tab, p, err := f.ReadGamma(cmd, args)

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -114,7 +115,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := checkPlot(f.Plot); err != nil {
+	if err := sharedflags.CheckPlot(f.Plot); err != nil {
 		return err
 	}
 	if err := cli.CheckFolder("data-dir", f.dataDir); err != nil {

@@ -163,7 +163,7 @@ func headerFlagError(err error) error {
 		return cli.Usagef("%s: %s", flag, he.Rule)
 	}
 	if numberFields[field] {
-		// As every command names a number's flag (checkFlagRules).
+		// As every command names a number's flag (sharedflags.CheckRules).
 		return cli.Usagef("%s = %s: %s", flag, he.Value, he.Rule)
 	}
 	return cli.Usagef("%s %s: %s", flag, he.Value, he.Rule)

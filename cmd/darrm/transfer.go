@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
@@ -41,10 +42,10 @@ func newTransferCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
 			params := transfer.Params{M: f.M, Queries: f.Queries, Redraws: f.Redraws, Seed: f.Seed}
-			if err := checkWorkers(f.Workers); err != nil {
+			if err := sharedflags.CheckWorkers(f.Workers); err != nil {
 				return err
 			}
-			if err := checkPlot(f.Plot); err != nil {
+			if err := sharedflags.CheckPlot(f.Plot); err != nil {
 				return err
 			}
 			equal, err := f.Totals.given(cmd, "queries", f.Queries)
@@ -110,6 +111,6 @@ func newTransferCmd() *cobra.Command {
 			return out.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
-	hideComposition(cmd)
+	sharedflags.HideComposition(cmd)
 	return cmd
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/gamma"
 )
 
@@ -28,7 +29,7 @@ func newVerifyCmd() *cobra.Command {
 		Args:  cli.MaxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			if err := checkWorkers(f.Workers); err != nil {
+			if err := sharedflags.CheckWorkers(f.Workers); err != nil {
 				return err
 			}
 			tab, p, err := f.ReadGamma(cmd, args)

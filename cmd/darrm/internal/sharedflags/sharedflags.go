@@ -1,4 +1,8 @@
-package main
+// Package sharedflags holds the flags that name one concept in every
+// darrm command that has them: their names, defaults and help, defined
+// once, the types of their values that the libraries do not define, and
+// the rule each is checked by wherever it is given.
+package sharedflags
 
 import (
 	"errors"
@@ -20,18 +24,16 @@ import (
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
-// sharedFlags are the flags that name one concept in every command that
+// Registry holds the flags that name one concept in every command that
 // has them: their names, defaults and help are defined here once (and
 // listed, with what each means in full, in the README's table of
 // defaults); TestSharedFlags checks that no command redefines them.
 // Defaults that are numbers come from the library, where the concept is
 // defined. A command whose default comes from its input says so
 // (cli.SetDefaultText).
-var sharedFlags = cli.NewRegistry([]cli.Flag{
+var Registry = cli.NewRegistry([]cli.Flag{
 	{Name: "K", Default: 0, Usage: "number of teachers K, >= 1 (odd for two-class votes)"},
 	{Name: "m", Default: resolve.DefaultM, Usage: "each release (m·eps, delta)-DP, 1 <= m <= K"},
 	{Name: "eps", Default: resolve.DefaultEps, Usage: "teachers' eps: each (eps, Delta)-DP"},
@@ -50,7 +52,7 @@ var sharedFlags = cli.NewRegistry([]cli.Flag{
 
 	{Name: "composition", Default: accountant.General, Usage: "composition theorem: simple, general or optimal"},
 	{Name: "delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "slack delta' in (0, 1) of general/optimal composition"},
-	{Name: "rr-composition", Default: autoRR, Usage: "RR's composition: simple, general, optimal or auto"},
+	{Name: "rr-composition", Default: AutoRR, Usage: "RR's composition: simple, general, optimal or auto"},
 	{Name: "rr-delta-prime", Default: accountant.DefaultDeltaPrime, Usage: "RR: slack delta' of that composition"},
 	{Name: "gnmax-search", Default: noisymax.GNMaxGrid, Usage: "GNMax's calibration of sigma: grid, exact or tight"},
 	{Name: "conversion", Default: accountant.PaperConversion, Usage: "RDP to (eps, delta) conversion: paper or improved"},
@@ -109,10 +111,10 @@ func deltaPrime(_ string, x float64) error { return param.DeltaPrime(x) }
 
 func steps(n int) error { return param.CountIn("steps", n, 1, accountant.CountLimit) }
 
-// checkFlagRules checks each flag of flagRules and countRules given to cmd
+// CheckRules checks each flag of flagRules and countRules given to cmd
 // by its rule, and names the flag and the value as given (every value of
 // a list).
-func checkFlagRules(cmd *cobra.Command) error {
+func CheckRules(cmd *cobra.Command) error {
 	var err error
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if err != nil {
@@ -154,61 +156,46 @@ func asFlag(name string, value any, err error) error {
 	return err
 }
 
-// bind defines the flags of the tagged fields of the struct p points to
+// Bind defines the flags of the tagged fields of the struct p points to
 // (cli.Registry.Bind): a shared flag takes its default and help from
-// sharedFlags, any other from the field and its help tag.
-func bind(cmd *cobra.Command, p any) { sharedFlags.Bind(cmd.Flags(), p) }
+// Registry, any other from the field and its help tag.
+func Bind(cmd *cobra.Command, p any) { Registry.Bind(cmd.Flags(), p) }
 
-// checkPlot refuses a --plot file that cannot be drawn, before any work;
+// CheckPlot refuses a --plot file that cannot be drawn, before any work;
 // "" is no plot.
-func checkPlot(path string) error {
+func CheckPlot(path string) error {
 	if path == "" {
 		return nil
 	}
 	return cli.AsUsage(figure.CheckPath(path))
 }
 
-// checkWorkers checks --workers before any work (param.Workers,
+// CheckWorkers checks --workers before any work (param.Workers,
 // the rule of every library that takes a number of goroutines).
-func checkWorkers(n int) error { return exitstatus.Flagged(param.Workers(n), nil) }
+func CheckWorkers(n int) error { return exitstatus.Flagged(param.Workers(n), nil) }
 
-// compositionFlags are --composition and --delta-prime.
-type compositionFlags struct {
+// CompositionFlags are --composition and --delta-prime.
+type CompositionFlags struct {
 	Method     accountant.Method `flag:"composition"`
 	DeltaPrime float64           `flag:"delta-prime"`
 }
 
-// composition returns the composition the flags give.
-func (c *compositionFlags) composition() accountant.Composition {
+// Composition returns the composition the flags give.
+func (c *CompositionFlags) Composition() accountant.Composition {
 	return accountant.Composition{Method: c.Method, DeltaPrime: c.DeltaPrime}
 }
 
-// lookupMechanism resolves --mechanism name for a command that has
-// --classes: a multi-class mechanism when --classes is given or the name
-// is of no two-class one, else the two-class one.
-func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (mechanismInfo, error) {
-	in := votefile.TwoClass
-	if _, err := lookupInfo(name, in); err != nil || cmd.Flags().Changed("classes") {
-		in = votefile.ManyClasses
-	}
-	info, err := lookupInfo(name, in)
-	if err != nil {
-		return info, cli.Usagef("--mechanism %v", err)
-	}
-	return info, nil
-}
-
-// hideComposition hides --composition of cmd, whose budget and total to
+// HideComposition hides --composition of cmd, whose budget and total to
 // publish take, at the budget's delta, the least eps of every composition
 // valid for the run, whatever the flag says; --delta-prime still gives
 // the slack of the analysis totals, of the teachers' cap as shown and of
 // the default total delta. It is still accepted, with a note on standard
-// error (compositionIgnored), so that scripts that give it still run.
-func hideComposition(cmd *cobra.Command) { cmd.Flags().MarkHidden("composition") }
+// error (CompositionIgnored), so that scripts that give it still run.
+func HideComposition(cmd *cobra.Command) { cmd.Flags().MarkHidden("composition") }
 
-// compositionIgnored notes on standard error that --composition, if
-// given, changes nothing (hideComposition).
-func compositionIgnored(cmd *cobra.Command) {
+// CompositionIgnored notes on standard error that --composition, if
+// given, changes nothing (HideComposition).
+func CompositionIgnored(cmd *cobra.Command) {
 	if cmd.Flags().Changed("composition") {
 		cliout.Note(cmd.ErrOrStderr())("--composition changes nothing here: a budget and the total to publish take, at the budget's delta, the least eps of every composition valid for the run")
 	}

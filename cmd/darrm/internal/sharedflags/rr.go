@@ -1,4 +1,4 @@
-package main
+package sharedflags
 
 import (
 	"fmt"
@@ -6,20 +6,20 @@ import (
 	"github.com/darrm/darrm/accountant"
 )
 
-// rrMethod is the value of --rr-composition: the composition that gives
+// RRMethod is the value of --rr-composition: the composition that gives
 // randomized response's p_const, a method, or, when Auto is set, the
 // accountant's choice for the teachers' Delta (accountant.RRComposition).
 // It reads and prints as text: a method's name or "auto".
-type rrMethod struct {
+type RRMethod struct {
 	Method accountant.Method
 	Auto   bool
 }
 
-// autoRR leaves the choice to accountant.RRComposition: the default.
-var autoRR = rrMethod{Auto: true}
+// AutoRR leaves the choice to accountant.RRComposition: the default.
+var AutoRR = RRMethod{Auto: true}
 
 // For returns the method for teachers whose guarantee has this Delta.
-func (r rrMethod) For(teacherDelta float64) accountant.Method {
+func (r RRMethod) For(teacherDelta float64) accountant.Method {
 	if r.Auto {
 		return accountant.RRComposition(teacherDelta)
 	}
@@ -27,7 +27,7 @@ func (r rrMethod) For(teacherDelta float64) accountant.Method {
 }
 
 // MarshalText returns "auto" or the method's name.
-func (r rrMethod) MarshalText() ([]byte, error) {
+func (r RRMethod) MarshalText() ([]byte, error) {
 	if r.Auto {
 		return []byte("auto"), nil
 	}
@@ -35,15 +35,15 @@ func (r rrMethod) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText sets r from "auto" or a method's name.
-func (r *rrMethod) UnmarshalText(b []byte) error {
+func (r *RRMethod) UnmarshalText(b []byte) error {
 	if string(b) == "auto" {
-		*r = autoRR
+		*r = AutoRR
 		return nil
 	}
 	var m accountant.Method
 	if err := m.UnmarshalText(b); err != nil {
 		return fmt.Errorf("%w (or auto)", err)
 	}
-	*r = rrMethod{Method: m}
+	*r = RRMethod{Method: m}
 	return nil
 }

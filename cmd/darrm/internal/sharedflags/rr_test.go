@@ -1,4 +1,4 @@
-package main
+package sharedflags
 
 import (
 	"strings"
@@ -22,7 +22,7 @@ func TestRRMethod(t *testing.T) {
 		{"general", 0, accountant.General},
 		{"optimal", 1e-5, accountant.Optimal},
 	} {
-		var r rrMethod
+		var r RRMethod
 		if err := r.UnmarshalText([]byte(tc.text)); err != nil {
 			t.Fatalf("%s: %v", tc.text, err)
 		}
@@ -30,24 +30,24 @@ func TestRRMethod(t *testing.T) {
 			t.Errorf("%s for Delta = %g: %v, want %v", tc.text, tc.delta, got, tc.want)
 		}
 	}
-	for _, v := range []rrMethod{autoRR, {Method: accountant.Simple}, {Method: accountant.Optimal}} {
+	for _, v := range []RRMethod{AutoRR, {Method: accountant.Simple}, {Method: accountant.Optimal}} {
 		b, err := v.MarshalText()
-		var got rrMethod
+		var got RRMethod
 		if err != nil || got.UnmarshalText(b) != nil {
 			t.Errorf("%v: %q does not read back (%v)", v, b, err)
 		} else if g, _ := got.MarshalText(); string(g) != string(b) {
 			t.Errorf("%q reads back as %q", b, g)
 		}
 	}
-	var r rrMethod
+	var r RRMethod
 	if err := r.UnmarshalText([]byte("advanced")); err == nil || !strings.HasSuffix(err.Error(), "(or auto)") {
 		t.Errorf("advanced: %v", err)
 	}
 	if err := r.UnmarshalText([]byte("frobnicate")); err == nil {
-		t.Error("rrMethod accepts frobnicate")
+		t.Error("RRMethod accepts frobnicate")
 	}
 	const want = `method "Simple": must be one of simple, general, optimal, exact, rdp, zcdp-filter, rdp-filter, advanced-filter, gdp-filter (or auto)`
 	if err := r.UnmarshalText([]byte("Simple")); err == nil || err.Error() != want {
-		t.Errorf("rrMethod of Simple: %v, want %s", err, want)
+		t.Errorf("RRMethod of Simple: %v, want %s", err, want)
 	}
 }
