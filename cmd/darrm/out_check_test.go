@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
 	"github.com/darrm/darrm/internal/statedir"
 )
 
@@ -28,7 +29,7 @@ func TestOutputChecks(t *testing.T) {
 		cmd.Flags().String("out", "", "")
 		cmd.Flags().Set("out", c.out)
 		args := []string{in}
-		err := checkOutputs(cmd, args, protectedFiles(cmd, args))
+		err := outputs.Check(cmd, args, outputs.Protected(cmd, args))
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("--out %s: %v", c.out, err)

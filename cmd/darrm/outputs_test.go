@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
 )
 
 // TestOutputFolders: every output of every command (its output flags, and
@@ -29,7 +30,7 @@ func TestOutputFolders(t *testing.T) {
 		if what := c.Annotations["output"]; what != "" {
 			args, names = []string{filepath.Join(missing, "x")}, []string{what}
 		}
-		for _, name := range outFlags {
+		for _, name := range outputs.Flags {
 			if f := c.Flags().Lookup(name); f != nil {
 				names = append(names, "--"+name)
 			}
@@ -41,7 +42,7 @@ func TestOutputFolders(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := checkOutputs(cmd, args, protectedFiles(cmd, args))
+			err := outputs.Check(cmd, args, outputs.Protected(cmd, args))
 			want := "folder " + missing + " does not exist (create it first); did you mean " + filepath.Join(dir, "results") + "?"
 			if !cli.IsUsage(err) || !strings.Contains(err.Error(), name+" ") || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s %s: %v", c.CommandPath(), name, err)

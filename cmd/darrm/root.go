@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
+	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/experiments/datasets"
 )
@@ -72,7 +73,7 @@ func newGroupCmd(use, short string, children ...*cobra.Command) *cobra.Command {
 // required flags and its output files (Check), and spells a data
 // set's name as darrm does (canonicalDataset).
 func preRun(cmd *cobra.Command, args []string) error {
-	protect := protectedFiles(cmd, args)
+	protect := outputs.Protected(cmd, args)
 	if err := cli.CheckStreams(cmd.OutOrStdout(), cmd.ErrOrStderr(), protect...); err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func preRun(cmd *cobra.Command, args []string) error {
 	if err := canonicalDataset(cmd); err != nil {
 		return err
 	}
-	return checkOutputs(cmd, args, protect)
+	return outputs.Check(cmd, args, protect)
 }
 
 // canonicalDataset spells the --dataset given to cmd, in any case, as

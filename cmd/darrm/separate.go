@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
+	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/shard"
@@ -41,7 +42,7 @@ func newSeparateCmd() *cobra.Command {
 			}
 			out := shard.Path(f.Out)
 			if out != f.Out { // preRun checked --out as written
-				if err := cli.CheckOutput("out", out, protectedFiles(cmd, args)...); err != nil {
+				if err := cli.CheckOutput("out", out, outputs.Protected(cmd, args)...); err != nil {
 					return err
 				}
 			}

@@ -1,8 +1,7 @@
-package main
-
-// This file refuses an output file of a darrm command that cannot be
-// written or that would overwrite a file the command reads or a file
+// Package outputs refuses an output file of a darrm command that cannot
+// be written or that would overwrite a file the command reads or a file
 // darrm keeps (the gamma cache, the records of the ledgers).
+package outputs
 
 import (
 	"github.com/spf13/cobra"
@@ -14,10 +13,10 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// outFlags are the flags that name a file a command writes.
-var outFlags = []string{"out", "plot", "curves"}
+// Flags are the flags that name a file a command writes.
+var Flags = []string{"out", "plot", "curves"}
 
-// checkOutputs refuses an output file of cmd (Flags) that cannot be
+// Check refuses an output file of cmd (Flags) that cannot be
 // written, or that is a file the command reads or a file darrm keeps: the
 // input files named as arguments, the --votes file, the sidecars of vote
 // files and the --meta file (their metadata header), the --gamma file,
@@ -31,8 +30,8 @@ var outFlags = []string{"out", "plot", "curves"}
 // "the vote file"); a command whose arguments are files it creates names
 // them by the annotation "output" (e.g. "LEDGER"), and they are checked
 // as outputs.
-func checkOutputs(cmd *cobra.Command, args []string, protect []cli.Protected) error {
-	for _, name := range outFlags {
+func Check(cmd *cobra.Command, args []string, protect []cli.Protected) error {
+	for _, name := range Flags {
 		if f := cmd.Flags().Lookup(name); f != nil {
 			if err := cli.CheckOutput(name, f.Value.String(), protect...); err != nil {
 				return err
@@ -52,8 +51,8 @@ func checkOutputs(cmd *cobra.Command, args []string, protect []cli.Protected) er
 	return nil
 }
 
-// protectedFiles are the files an output of cmd must not be (checkOutputs).
-func protectedFiles(cmd *cobra.Command, args []string) []cli.Protected {
+// Protected are the files an output of cmd must not be (Check).
+func Protected(cmd *cobra.Command, args []string) []cli.Protected {
 	what := cmd.Annotations["input"]
 	if what == "" {
 		what = "an input of " + cmd.CommandPath()
