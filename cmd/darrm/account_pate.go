@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/statedir"
@@ -28,7 +29,7 @@ import (
 func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 
 type accountPATEFlags struct {
-	classFlags
+	mechanisms.ClassFlags
 	input.VoteFlags
 	analysisFlags
 	K          int                   `flag:"K"`
@@ -90,11 +91,11 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	info, err := lookupInfo(mech.Name(), votefile.ManyClasses)
+	info, err := mechanisms.Lookup(mech.Name(), votefile.ManyClasses)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if err := checkSettings(cmd, info, stated); err != nil {
+	if err := mechanisms.CheckSettings(cmd, info, stated); err != nil {
 		return err
 	}
 	switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
@@ -38,7 +39,7 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 		}
 	}
 	if m == nil {
-		return implied(given).with(fs, nil), nil, nil
+		return implied(given).With(fs, nil), nil, nil
 	}
 	mech, err := ensemble.MechanismOf(m)
 	if err != nil {
@@ -66,18 +67,18 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 // imply: the first (gnmax) unless a setting given is not one of its, else
 // the last, in the library's order, that takes such a setting (lnmax with
 // a Laplace scale, confident-gnmax with a threshold step); a setting that
-// the mechanism does not take is refused by checkSettings.
-func implied(given map[string]string) mechanismInfo {
-	var counts []mechanismInfo
-	for _, m := range mechanismTable {
+// the mechanism does not take is refused by mechanisms.CheckSettings.
+func implied(given map[string]string) mechanisms.Info {
+	var counts []mechanisms.Info
+	for _, m := range mechanisms.Table {
 		if m.Input == votefile.ManyClasses {
 			counts = append(counts, m)
 		}
 	}
 	first := counts[0]
 	for _, m := range slices.Backward(counts) {
-		for _, s := range m.flags() {
-			if _, ok := given[s]; ok && !slices.Contains(first.flags(), s) {
+		for _, s := range m.Flags() {
+			if _, ok := given[s]; ok && !slices.Contains(first.Flags(), s) {
 				return m
 			}
 		}
@@ -98,7 +99,7 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 	for k, v := range settings {
 		s := fmt.Sprint(v)
 		if x, ok := v.(float64); ok {
-			s = num(x)
+			s = mechanisms.Num(x)
 		}
 		out[strings.ReplaceAll(k, "_", "-")] = s
 	}
@@ -113,7 +114,7 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 // names its setting.
 func checkGNMax(mech ensemble.Mechanism) error {
 	g, _ := ensemble.GNMaxFamily(mech, 0) // counts, of any classes
-	if slices.Contains(mechanismFlagsOf(mech, votefile.ManyClasses), "sigma1") && !(g.Sigma1 > 0) {
+	if slices.Contains(mechanisms.FlagsOf(mech, votefile.ManyClasses), "sigma1") && !(g.Sigma1 > 0) {
 		return &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
 	}
 	if g.Noise == noisymax.UnsetNoise {

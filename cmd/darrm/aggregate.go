@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
@@ -32,9 +33,9 @@ func init() { subcommands = append(subcommands, newAggregateCmd) }
 
 type aggregateFlags struct {
 	problem.Flags
-	mechanismFlags
+	mechanisms.Config
 	sharedflags.CompositionFlags
-	classFlags
+	mechanisms.ClassFlags
 	Format      cliout.Format        `flag:"format"`
 	TargetEps   []float64            `flag:"target-eps"`
 	Seed        uint64               `flag:"seed"`
@@ -119,11 +120,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	defer file.Close()
-	info, err := lookupInfo(f.Mechanism, in.Input())
+	info, err := mechanisms.Lookup(f.Mechanism, in.Input())
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
-	if err := checkSettings(cmd, info, nil); err != nil {
+	if err := mechanisms.CheckSettings(cmd, info, nil); err != nil {
 		return err
 	}
 	if err := f.checkAccounting(cmd, info, budget, name); err != nil {
@@ -150,7 +151,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	var notStored error
 	src.OnNotStored = func(err error) { notStored = err }
 	values["gamma"] = src
-	spec.Mechanism = info.with(cmd.Flags(), values)
+	spec.Mechanism = info.With(cmd.Flags(), values)
 	var led *runLedger
 	if f.Ledger != "" {
 		opts := ledgeropen.Options(cmd)
@@ -174,7 +175,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		ledgeropen.PrintNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
 	}
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
-		return f.mechanismFlags.ReleaseError(err, input)
+		return f.Config.ReleaseError(err, input)
 	}
 	if err != nil && f.Accounting == accountingPTR && ptr == nil {
 		return err // no label: the test failed, or the ledger had no room for the total
@@ -262,11 +263,11 @@ func (r *runLedger) close() {
 // (--target-eps), the one-vote problem of that target; for a multi-class
 // one, its flags, checked, whose noise is the discrete one releases draw.
 // It returns too the report to be, which the caller completes.
-func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, report.Release, mechanismValues, error) {
+func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanisms.Info, in votefile.Reader, input string) (ensemble.ReleaseSpec, report.Release, mechanisms.Values, error) {
 	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
 	spec := ensemble.ReleaseSpec{Votes: in, Header: f.CheckedHeader()}
-	mech := &f.mechanismFlags
-	settings := mechanismValues{"delta": f.Target, "noise": noisymax.DiscreteNoise}
+	mech := &f.Config
+	settings := mechanisms.Values{"delta": f.Target, "noise": noisymax.DiscreteNoise}
 	var err error
 	switch {
 	case info.Input == votefile.TwoClass:
@@ -294,8 +295,8 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefil
 		if !info.OwnTarget() {
 			spec.Teachers = &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 		}
-	case cmd.Flags().Changed("sigma2"): // the GNMax family (checkSettings)
-		if err := info.with(cmd.Flags(), settings).Validate(); err != nil {
+	case cmd.Flags().Changed("sigma2"): // the GNMax family (mechanisms.CheckSettings)
+		if err := info.With(cmd.Flags(), settings).Validate(); err != nil {
 			return spec, rel, settings, exitstatus.Flagged(err, nil)
 		}
 	}
@@ -308,15 +309,16 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanismInfo, in votefil
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info mechanisms.Info, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
 	line := f.Stated(cmd)
 	eps := "--eps"
+	tab, tabName := f.GammaTable()
 	if info.OwnTarget() {
 		var err error
 		if line, err = problem.OneVoteTarget(cmd.Flags(), f.TargetEps, line.TargetDelta); err != nil {
 			return resolve.Resolved{}, err
 		}
-		if line.Eps == nil && (f.table == nil || f.table.Eps == nil) {
+		if line.Eps == nil && (tab == nil || tab.Eps == nil) {
 			return resolve.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
 		}
 	} else {
@@ -325,11 +327,11 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, k int, i
 			eps = "eps " + cliout.Float(t.Eps) + " of the metadata header of " + input
 		}
 	}
-	if f.table != nil {
-		if kg := f.table.Gamma.K(); kg != k {
-			return resolve.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", f.tableName, kg, input, k)
+	if tab != nil {
+		if kg := tab.Gamma.K(); kg != k {
+			return resolve.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", tabName, kg, input, k)
 		}
-		return f.ParamsNamed(k, eps, line, resolve.FromTable(*f.table))
+		return f.ParamsNamed(k, eps, line, resolve.FromTable(*tab))
 	}
 	return f.ParamsNamed(k, eps, line)
 }
@@ -338,7 +340,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info mechanismInfo, k int, i
 // format unless --out-format says), the randomness of a release from
 // name, and the progress of each step on lines, the solve of
 // the gamma of src for problem p among them.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mechanismInfo, spec *ensemble.ReleaseSpec, src *optimal.Source, p constraints.Problem, lines *cliout.Stages) {
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mechanisms.Info, spec *ensemble.ReleaseSpec, src *optimal.Source, p constraints.Problem, lines *cliout.Stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
@@ -346,7 +348,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mech
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}
-	spec.Certificate = f.mechanismFlags.Watch(cmd, src, info, p, lines)
+	spec.Certificate = f.Config.Watch(cmd, src, info, p, lines)
 	// The bytes read are the votes' own: of an .npz archive's array they
 	// are its uncompressed bytes, which the archive's size does not
 	// measure, so its progress counts queries.

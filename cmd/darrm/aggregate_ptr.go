@@ -15,6 +15,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/plural"
@@ -41,7 +42,7 @@ var ptrFlagNames = map[string]string{"budget eps": "--budget-eps", "budget delta
 // apply, before anything is read: PTR tests PATE's data-dependent cost,
 // of confident-gnmax or gnmax on class counts, within a budget, and reads
 // the votes twice (the test, then the labels), so not from standard input.
-func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanismInfo, budget *accountant.Budget, name string) error {
+func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanisms.Info, budget *accountant.Budget, name string) error {
 	fs := cmd.Flags()
 	switch f.Accounting {
 	case accountingDataIndependent:
@@ -73,8 +74,8 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanismInfo,
 // ptrTests reports whether generalized PTR tests the labels of mechanism
 // info: PATE's data-dependent cost, of the GNMax family on class counts
 // (ensemble.GNMaxFamily).
-func ptrTests(info mechanismInfo) bool {
-	_, family := ensemble.GNMaxFamily(info.mech, 0) // counts, of any classes
+func ptrTests(info mechanisms.Info) bool {
+	_, family := ensemble.GNMaxFamily(info.Defaults(), 0) // counts, of any classes
 	return info.Input == votefile.ManyClasses && family
 }
 
@@ -82,7 +83,7 @@ func ptrTests(info mechanismInfo) bool {
 // (ptrTests), in alphabetical order: "a or b".
 func ptrNames() string {
 	var names []provenance.MechanismName
-	for _, m := range mechanismTable {
+	for _, m := range mechanisms.Table {
 		if ptrTests(m) {
 			names = append(names, m.Name)
 		}

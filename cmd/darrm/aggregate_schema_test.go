@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 )
 
 // TestAggregateOneSchema: aggregate --format json writes one schema for
@@ -26,7 +28,7 @@ func TestAggregateOneSchema(t *testing.T) {
 		keys, nulls []string
 	}
 	var runs []run
-	for _, m := range mechanismTable {
+	for _, m := range mechanisms.Table {
 		name := string(m.Name) + "/" + strings.ReplaceAll(m.Input.String(), " ", "-")
 		dir := t.TempDir()
 		votes := filepath.Join(dir, "votes.csv")

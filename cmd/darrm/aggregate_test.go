@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -814,7 +815,7 @@ func TestBudgetStopWithheld(t *testing.T) {
 
 // exampleFlags returns the flags of m's example release, each setting as
 // its flag (the rest comes from the votes and their header).
-func exampleFlags(t *testing.T, m mechanismInfo) []string {
+func exampleFlags(t *testing.T, m mechanisms.Info) []string {
 	t.Helper()
 	example := map[provenance.MechanismName][]string{
 		"darrm-one-vote": {"--target-eps", "0.3", "--delta", "1e-5"}, "confident-gnmax": {"--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"},
@@ -833,9 +834,9 @@ func exampleFlags(t *testing.T, m mechanismInfo) []string {
 // every mechanism of the library, in its order.
 func TestSettingFlags(t *testing.T) {
 	fs := newAggregateCmd().Flags()
-	for _, m := range mechanismTable {
+	for _, m := range mechanisms.Table {
 		seen := map[string]bool{}
-		for _, name := range m.flags() {
+		for _, name := range m.Flags() {
 			if seen[name] {
 				t.Errorf("%s on %v: --%s twice", m.Name, m.Input, name)
 			}
@@ -847,7 +848,7 @@ func TestSettingFlags(t *testing.T) {
 	}
 	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
 		var names, want []provenance.MechanismName
-		for _, m := range mechanismTable {
+		for _, m := range mechanisms.Table {
 			if m.Input == in {
 				names = append(names, m.Name)
 			}

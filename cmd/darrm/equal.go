@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
@@ -74,7 +75,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 	gammasource.Plan(cmd, &src, lines)
 	budget := f.Totals.budget()
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers}}}
-	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"), src, rrComposition(f.RRComp, f.RRDelta, p.Delta))
+	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"), src, mechanisms.RRComposition(f.RRComp, f.RRDelta, p.Delta))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {
 		compared, err := plan.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
@@ -90,7 +91,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 // f.BudgetQueries queries: each planned from the problem p of the flags,
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (simulateAtTotals).
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, infos []mechanismInfo, teachers []float64) ([]report.SimEqual, error) {
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, infos []mechanisms.Info, teachers []float64) ([]report.SimEqual, error) {
 	budget := f.Totals.budget()
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers},
 		Teachers: &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}}, K: p.K, Classes: 2}
@@ -112,7 +113,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, info
 		if !cmd.Flags().Changed("delta") {
 			delete(values, "delta")
 		}
-		rs[i].Mechanism = info.with(cmd.Flags(), values)
+		rs[i].Mechanism = info.With(cmd.Flags(), values)
 	}
 	var out []report.SimEqual
 	for _, q := range f.BudgetQueries {

@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -32,8 +33,8 @@ import (
 // Delta) are the ledger's binding), or a per-query (eps, delta) step;
 // and how many labels are expected.
 type ledgerUseFlags struct {
-	mechanismFlags
-	classFlags
+	mechanisms.Config
+	mechanisms.ClassFlags
 	M         float64   `flag:"m"`
 	Target    float64   `flag:"delta"`
 	TargetEps []float64 `flag:"target-eps"`
@@ -148,14 +149,14 @@ func (u *ledgerUse) say(err error) string {
 // votes of classes classes (two-class votes when --classes is not given).
 func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Budget, votes *votesRead, classes int) (*ledger.UseRun, string, error) {
 	fs := cmd.Flags()
-	var info mechanismInfo
+	var info mechanisms.Info
 	var err error
 	switch {
 	case votes == nil:
-		info, err = lookupMechanism(cmd, u.Mechanism)
+		info, err = mechanisms.LookupFlag(cmd, u.Mechanism)
 	default:
 		classes = votes.Classes
-		if info, err = lookupInfo(u.Mechanism, votes.Input); err != nil {
+		if info, err = mechanisms.Lookup(u.Mechanism, votes.Input); err != nil {
 			err = cli.Usagef("--%v (the votes of --votes, as their metadata header or the reading flags state them)", err)
 		}
 	}
@@ -166,7 +167,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if err != nil {
 		return nil, "", err
 	}
-	s := planValues(fs, u.M, u.Target, rrComposition(u.RRComp, u.RRDelta, b.Each.Delta))
+	s := planValues(fs, u.M, u.Target, mechanisms.RRComposition(u.RRComp, u.RRDelta, b.Each.Delta))
 	switch {
 	case info.Input == votefile.ManyClasses:
 		if classes == 0 {
@@ -186,7 +187,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
-	if err := u.planGamma(cmd, info, s, lines); err != nil {
+	if err := u.PlanGamma(cmd, info, s, lines); err != nil {
 		return nil, "", err
 	}
 	if info.OwnTarget() {
@@ -218,7 +219,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 // they do not apply, before any work: as aggregate --accounting ptr
 // takes them, a proposal and a budget of confident-gnmax or gnmax on
 // class counts.
-func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info mechanismInfo) (bool, error) {
+func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info mechanisms.Info) (bool, error) {
 	switch u.Accounting {
 	case "", accountingDataIndependent:
 		for _, n := range []string{"max-queries", "release-eps", "release-delta"} {
@@ -249,7 +250,7 @@ func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info mechanismInfo) (b
 // and the budget, as pate.ReleasePTR plans it), a function of the
 // settings alone, so that the ledger composes the releases exactly, as it
 // composes labels; and the releases in words.
-func (u *ledgerUseFlags) ptrRun(info mechanismInfo, mech ensemble.Mechanism, classes int) (*ledger.UseRun, string, error) {
+func (u *ledgerUseFlags) ptrRun(info mechanisms.Info, mech ensemble.Mechanism, classes int) (*ledger.UseRun, string, error) {
 	settings, err := ptrSettings(mech, classes)
 	if err != nil {
 		return nil, "", err

@@ -2,13 +2,13 @@ package main
 
 import (
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
@@ -21,8 +21,8 @@ import (
 // votes; a setting needed and not given is asked for unless stated (a
 // label file's header) or not one the command has.
 func TestCheckSettings(t *testing.T) {
-	lookup := func(name provenance.MechanismName, in votefile.Input) mechanismInfo {
-		info, err := lookupInfo(name, in)
+	lookup := func(name provenance.MechanismName, in votefile.Input) mechanisms.Info {
+		info, err := mechanisms.Lookup(name, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestCheckSettings(t *testing.T) {
 	rr, conf := lookup(ensemble.RR{}.Name(), votefile.TwoClass), lookup(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses)
 	for _, tc := range []struct {
 		name   string
-		info   mechanismInfo
+		info   mechanisms.Info
 		flags  []string
 		stated []string
 		want   string // "" for no error
@@ -51,44 +51,15 @@ func TestCheckSettings(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		err := checkSettings(cmd, tc.info, tc.stated)
+		err := mechanisms.CheckSettings(cmd, tc.info, tc.stated)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 	// A command without the flags of a mechanism's needs asks for none.
 	bare := &cobra.Command{Use: "bare"}
-	if err := checkSettings(bare, conf, nil); err != nil {
+	if err := mechanisms.CheckSettings(bare, conf, nil); err != nil {
 		t.Errorf("needed, not the command's: %v", err)
-	}
-}
-
-// TestMechanismFlags: the flags of each mechanism, which its fields' tags
-// name, are those its help and errors list, in their order, and those
-// it needs on vote counts.
-func TestMechanismFlags(t *testing.T) {
-	calibrated := []string{"m", "eps", "Delta", "delta"}
-	gammaFlags := []string{"prior", "gamma", "no-solve"}
-	want := []mechanismInfo{
-		{Name: "darrm", Relation: accountant.PrivateTeachers, Gamma: true, Takes: append(slices.Clone(calibrated), gammaFlags...)},
-		{Name: "subsample", Relation: accountant.PrivateTeachers, Takes: calibrated},
-		{Name: "dsub", Relation: accountant.PrivateTeachers, Takes: calibrated},
-		{Name: "rr", Relation: accountant.PrivateTeachers, Takes: append(slices.Clone(calibrated), "rr-composition", "rr-delta-prime")},
-		{Name: "gnmax", Relation: accountant.OneVote, Takes: append(slices.Clone(calibrated), "gnmax-search")},
-		{Name: "darrm-one-vote", Relation: accountant.OneVote, Gamma: true, Takes: append([]string{"target-eps", "delta"}, gammaFlags...)},
-		{Name: "gnmax", Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"sigma2", "delta"}},
-		{Name: "confident-gnmax", Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"}},
-		{Name: "lnmax", Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"laplace-scale"}},
-	}
-	if len(mechanismTable) != len(want) {
-		t.Fatalf("%d mechanisms, want %d", len(mechanismTable), len(want))
-	}
-	for i, w := range want {
-		got := mechanismTable[i]
-		got.mech = nil
-		if !reflect.DeepEqual(got, w) {
-			t.Errorf("%s on %v: %+v, want %+v", w.Name, w.Input, got, w)
-		}
 	}
 }
 
@@ -102,33 +73,33 @@ func TestMechanismWith(t *testing.T) {
 		name   provenance.MechanismName
 		in     votefile.Input
 		flags  []string
-		values mechanismValues
+		values mechanisms.Values
 		want   ensemble.Mechanism
 	}{
-		{"darrm", votefile.TwoClass, []string{"--sigma2", "40"}, mechanismValues{"m": 3.0, "gamma": src},
+		{"darrm", votefile.TwoClass, []string{"--sigma2", "40"}, mechanisms.Values{"m": 3.0, "gamma": src},
 			ensemble.DaRRM{Target: ensemble.Target{M: 3, Delta: ensemble.DefaultTargetDelta}, Gamma: src}},
-		{"rr", votefile.TwoClass, nil, mechanismValues{"m": 2.0, "delta": 1e-6, "rr-composition": comp},
+		{"rr", votefile.TwoClass, nil, mechanisms.Values{"m": 2.0, "delta": 1e-6, "rr-composition": comp},
 			ensemble.RR{Target: ensemble.Target{M: 2, Delta: 1e-6}, Composition: comp}},
-		{"gnmax", votefile.TwoClass, []string{"--gnmax-search", "tight", "--sigma2", "40"}, mechanismValues{"m": 2.0, "noise": noisymax.DiscreteNoise},
+		{"gnmax", votefile.TwoClass, []string{"--gnmax-search", "tight", "--sigma2", "40"}, mechanisms.Values{"m": 2.0, "noise": noisymax.DiscreteNoise},
 			ensemble.GNMax{Target: ensemble.Target{M: 2, Delta: ensemble.DefaultTargetDelta}, Search: noisymax.GNMaxTight}},
-		{"gnmax", votefile.ManyClasses, []string{"--gnmax-search", "tight", "--sigma2", "40", "--m", "5"}, mechanismValues{"delta": 1e-5, "noise": noisymax.DiscreteNoise},
+		{"gnmax", votefile.ManyClasses, []string{"--gnmax-search", "tight", "--sigma2", "40", "--m", "5"}, mechanisms.Values{"delta": 1e-5, "noise": noisymax.DiscreteNoise},
 			ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
-		{"darrm-one-vote", votefile.TwoClass, nil, mechanismValues{"target-eps": 0.3, "gamma": src},
+		{"darrm-one-vote", votefile.TwoClass, nil, mechanisms.Values{"target-eps": 0.3, "gamma": src},
 			ensemble.OneVoteDaRRM{Eps: 0.3, Gamma: src}},
-		{"confident-gnmax", votefile.ManyClasses, []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, mechanismValues{"delta": 1e-5},
+		{"confident-gnmax", votefile.ManyClasses, []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, mechanisms.Values{"delta": 1e-5},
 			ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}},
-		{"lnmax", votefile.ManyClasses, []string{"--laplace-scale", "20", "--delta", "1e-5"}, mechanismValues{"noise": noisymax.DiscreteNoise},
+		{"lnmax", votefile.ManyClasses, []string{"--laplace-scale", "20", "--delta", "1e-5"}, mechanisms.Values{"noise": noisymax.DiscreteNoise},
 			ensemble.LNMax{Scale: 20}},
 	} {
 		cmd := newAggregateCmd()
 		if err := cmd.Flags().Parse(tc.flags); err != nil {
 			t.Fatal(err)
 		}
-		info, err := lookupInfo(tc.name, tc.in)
+		info, err := mechanisms.Lookup(tc.name, tc.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := info.with(cmd.Flags(), tc.values); !reflect.DeepEqual(got, tc.want) {
+		if got := info.With(cmd.Flags(), tc.values); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s on %v: %#v, want %#v", tc.name, tc.in, got, tc.want)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
@@ -30,9 +31,9 @@ func init() { subcommands = append(subcommands, newPlanCmd) }
 
 type planFlags struct {
 	problem.Flags
-	mechanismFlags
+	mechanisms.Config
 	sharedflags.CompositionFlags
-	classFlags
+	mechanisms.ClassFlags
 	input.VoteFlags
 	Format       cliout.Format     `flag:"format"`
 	TargetEps    []float64         `flag:"target-eps"`
@@ -200,9 +201,9 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 }
 
 // request returns the plan's request from the flags, and the mechanism.
-func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, mechanismInfo, error) {
+func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, mechanisms.Info, error) {
 	fs := cmd.Flags()
-	info, err := lookupMechanism(cmd, f.Mechanism)
+	info, err := mechanisms.LookupFlag(cmd, f.Mechanism)
 	if err != nil {
 		return plan.Request{}, info, err
 	}
@@ -210,7 +211,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		return plan.Request{}, info, cli.Usagef("--K: give the number of teachers (>= 1)")
 	}
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
-	s := planValues(fs, f.M, f.Target, rrComposition(f.RRComp, f.RRDelta, f.Delta))
+	s := planValues(fs, f.M, f.Target, mechanisms.RRComposition(f.RRComp, f.RRDelta, f.Delta))
 	classes := 2
 	switch {
 	case info.Input == votefile.ManyClasses:
@@ -233,7 +234,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			return plan.Request{}, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
 	}
-	if err := f.mechanismFlags.planGamma(cmd, info, s, lines); err != nil {
+	if err := f.Config.PlanGamma(cmd, info, s, lines); err != nil {
 		return plan.Request{}, info, err
 	}
 	r := requestOf(fs, info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
@@ -257,24 +258,12 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 // planValues returns the settings of a mechanism that a plan or a
 // ledger's use resolves from the flags fs: m, the per-query delta if
 // given, RR's composition comp, and the noise releases draw.
-func planValues(fs *pflag.FlagSet, m, delta float64, comp accountant.Composition) mechanismValues {
-	s := mechanismValues{"m": m, "rr-composition": comp, "noise": noisymax.DiscreteNoise}
+func planValues(fs *pflag.FlagSet, m, delta float64, comp accountant.Composition) mechanisms.Values {
+	s := mechanisms.Values{"m": m, "rr-composition": comp, "noise": noisymax.DiscreteNoise}
 	if fs.Changed("delta") {
 		s["delta"] = delta
 	}
 	return s
-}
-
-// planGamma gives s the gamma source of mechanism info when it samples
-// one: once the flags are checked for it, the source of a plan
-// (PlanSource), whose solves lines show.
-func (f *mechanismFlags) planGamma(cmd *cobra.Command, info mechanismInfo, s mechanismValues, lines *cliout.Stages) (err error) {
-	if info.Gamma {
-		if err = f.Check(cmd, info); err == nil {
-			s["gamma"], err = f.PlanSource(cmd, lines)
-		}
-	}
-	return err
 }
 
 // requestOf returns the request of a plan of mechanism info for k
@@ -283,7 +272,7 @@ func (f *mechanismFlags) planGamma(cmd *cobra.Command, info mechanismInfo, s mec
 // settings s and those of the flags fs, and workers goroutines of the
 // certificate: the per-query delta of a multi-class mechanism is the one
 // given, else the budget's.
-func requestOf(fs *pflag.FlagSet, info mechanismInfo, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s mechanismValues, workers int) plan.Request {
+func requestOf(fs *pflag.FlagSet, info mechanisms.Info, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s mechanisms.Values, workers int) plan.Request {
 	r := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: workers}}, K: k, Classes: classes}
 	switch _, given := s["delta"]; {
 	case info.Input == votefile.ManyClasses && !given:
@@ -291,6 +280,6 @@ func requestOf(fs *pflag.FlagSet, info mechanismInfo, k, classes int, teachers a
 	case info.Input == votefile.TwoClass && !info.OwnTarget():
 		r.Teachers = &teachers
 	}
-	r.Mechanism = info.with(fs, s)
+	r.Mechanism = info.With(fs, s)
 	return r
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/pate"
 )
@@ -28,7 +29,7 @@ const ptrPlanPass = 0.97
 // the plan's total, and the aggregate line that releases them. The proposal is fixed on proxy
 // votes, since one chosen from the private votes would release something
 // of them that no test accounts for.
-func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo, mech ensemble.Mechanism) error {
+func (f *planFlags) planPTR(cmd *cobra.Command, info mechanisms.Info, mech ensemble.Mechanism) error {
 	fs := cmd.Flags()
 	switch {
 	case !ptrTests(info):
@@ -77,10 +78,10 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanismInfo, mech ensembl
 	}
 	line := fmt.Sprintf("darrm aggregate VOTES --input-format counts --mechanism %s", info.Name)
 	if m.Confident() {
-		line += fmt.Sprintf(" --threshold %s --sigma1 %s", num(m.Threshold), num(m.Sigma1))
+		line += fmt.Sprintf(" --threshold %s --sigma1 %s", mechanisms.Num(m.Threshold), mechanisms.Num(m.Sigma1))
 	}
 	line += fmt.Sprintf(" --sigma2 %s --delta %s --budget-eps %s --budget-delta %s --accounting ptr --max-queries %d --out labels.csv",
-		num(m.Sigma2), num(delta), num(budget.Eps), num(budget.Delta), n)
+		mechanisms.Num(m.Sigma2), mechanisms.Num(delta), mechanisms.Num(budget.Eps), mechanisms.Num(budget.Delta), n)
 	field := func(k string, v any) cliout.Field { return cliout.Field{Key: k, Val: v} }
 	return cliout.WriteRecord(cmd.OutOrStdout(), f.Format, cliout.Record{
 		field("accounting", "ptr"), field("argument", pate.PTRArgument), field("mechanism", string(info.Name)),

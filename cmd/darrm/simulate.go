@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
@@ -21,7 +22,7 @@ func init() { subcommands = append(subcommands, newSimulateCmd) }
 
 type simulateFlags struct {
 	problem.Flags
-	mechanismFlags
+	mechanisms.Config
 	Format     cliout.Format `flag:"format"`
 	Seed       uint64        `flag:"seed"`
 	Mechanisms []string      `flag:"mechanisms" help:"mechanisms to compare, comma-separated" default:"all that apply"`
@@ -67,7 +68,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if len(names) == 0 {
 		names = defaultMechanisms(p.Problem)
 	}
-	infos, err := f.mechanismFlags.Parse(cmd, "mechanisms", names)
+	infos, err := f.Config.Parse(cmd, "mechanisms", names)
 	if err != nil {
 		return err
 	}

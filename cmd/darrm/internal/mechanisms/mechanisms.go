@@ -1,9 +1,8 @@
-package main
-
-// This file is the command's side of the mechanisms of release
-// (ensemble.Mechanisms): which flags each takes, as its fields' tags name
-// them, and the one place that binds the flags into a mechanism
-// (mechanismInfo.with).
+// Package mechanisms is darrm's command-line side of the mechanisms of
+// release (ensemble.Mechanisms): which flags each takes, as its fields'
+// tags name them, the one place that binds the flags into a mechanism
+// (Info.With), and the aggregators built from the flags (Config).
+package mechanisms
 
 import (
 	"fmt"
@@ -22,13 +21,13 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// mechanismInfo is a mechanism of release as the command knows it, for
+// Info is a mechanism of release as the command knows it, for
 // votes of one kind: its name and the votes it labels, the relation it
 // releases in (ensemble.RelationOf), whether it samples a gamma, and the
 // flags it needs (on vote counts, every one: no setting has a default)
-// or takes, as its fields' tags name them (mechanismFlagsOf); the
+// or takes, as its fields' tags name them (FlagsOf); the
 // mechanism itself at its defaults, which the flags set (with).
-type mechanismInfo struct {
+type Info struct {
 	Name         provenance.MechanismName
 	Input        votefile.Input
 	Relation     accountant.Relation
@@ -37,9 +36,9 @@ type mechanismInfo struct {
 	mech         ensemble.Mechanism
 }
 
-// classFlags define the flags of the multi-class mechanisms' settings,
-// which a mechanism reads from the command's flags (mechanismInfo.with).
-type classFlags struct {
+// ClassFlags define the flags of the multi-class mechanisms' settings,
+// which a mechanism reads from the command's flags (Info.With).
+type ClassFlags struct {
 	Sigma2       float64 `flag:"sigma2" help:"gnmax, confident-gnmax: noise on each class count (> 0)"`
 	Threshold    float64 `flag:"threshold" help:"confident-gnmax: answer when the noisy top count reaches this"`
 	Sigma1       float64 `flag:"sigma1" help:"confident-gnmax: noise of the threshold step (> 0)"`
@@ -52,14 +51,14 @@ type classFlags struct {
 var settingOrder = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "m", "eps", "Delta", "delta",
 	"prior", "gamma", "no-solve", "rr-composition", "rr-delta-prime", "gnmax-search"}
 
-// mechanismTable is every mechanism of release for each kind of votes,
+// Table is every mechanism of release for each kind of votes,
 // in the library's order (ensemble.Mechanisms): the two-class ones first.
-var mechanismTable = func() []mechanismInfo {
-	var out []mechanismInfo
+var Table = func() []Info {
+	var out []Info
 	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
 		for _, m := range ensemble.Mechanisms(in) {
-			info := mechanismInfo{Name: m.Name(), Input: in, Relation: ensemble.RelationOf(m), mech: m}
-			flags := mechanismFlagsOf(m, in)
+			info := Info{Name: m.Name(), Input: in, Relation: ensemble.RelationOf(m), mech: m}
+			flags := FlagsOf(m, in)
 			info.Gamma = slices.Contains(flags, "gamma")
 			if in == votefile.ManyClasses {
 				info.Needs = flags
@@ -72,46 +71,46 @@ var mechanismTable = func() []mechanismInfo {
 	return out
 }()
 
-// mechanismFlagsOf returns the flags of the settings of m on votes of
+// FlagsOf returns the flags of the settings of m on votes of
 // kind in, in settingOrder: those its fields' tags name, and with m the
 // teachers' --eps and --Delta, of which m·eps is its target.
-func mechanismFlagsOf(m ensemble.Mechanism, in votefile.Input) []string {
-	flags := cli.FieldFlags(m, onVotes(in))
+func FlagsOf(m ensemble.Mechanism, in votefile.Input) []string {
+	flags := cli.FieldFlags(m, OnVotes(in))
 	if slices.Contains(flags, "m") {
 		flags = append(flags, "eps", "Delta")
 	}
 	return slices.DeleteFunc(slices.Clone(settingOrder), func(s string) bool { return !slices.Contains(flags, s) })
 }
 
-// onVotes keeps the fields of a mechanism that are settings on votes of
+// OnVotes keeps the fields of a mechanism that are settings on votes of
 // kind in: those whose tag names no kind (`votes:"multi-class"`) or in.
-func onVotes(in votefile.Input) func(reflect.StructTag) bool {
+func OnVotes(in votefile.Input) func(reflect.StructTag) bool {
 	return func(tag reflect.StructTag) bool {
 		kind, ok := tag.Lookup("votes")
 		return !ok || strings.HasPrefix(in.String(), kind+" ")
 	}
 }
 
-// mechanismValues are values of a mechanism's settings by their flags,
+// Values are values of a mechanism's settings by their flags,
 // those that the command resolves rather than reads: its problem's m and
 // delta, darrm-one-vote's eps, the gamma source (by --gamma), RR's
 // composition (by --rr-composition), the noise releases draw.
-type mechanismValues map[string]any
+type Values map[string]any
 
-// with returns the mechanism with the settings values gives, the others
+// With returns the mechanism with the settings values gives, the others
 // as the flags of fs give them, or at their defaults.
-func (m mechanismInfo) with(fs *pflag.FlagSet, values mechanismValues) ensemble.Mechanism {
+func (m Info) With(fs *pflag.FlagSet, values Values) ensemble.Mechanism {
 	v := reflect.New(reflect.TypeOf(m.mech))
 	v.Elem().Set(reflect.ValueOf(m.mech))
-	cli.SetFields(fs, v.Interface(), onVotes(m.Input), values)
+	cli.SetFields(fs, v.Interface(), OnVotes(m.Input), values)
 	return v.Elem().Interface().(ensemble.Mechanism)
 }
 
-// lookupInfo returns the mechanism name for votes of kind in. A name known
+// Lookup returns the mechanism name for votes of kind in. A name known
 // only for the other kind of votes is refused saying so.
-func lookupInfo(name provenance.MechanismName, in votefile.Input) (mechanismInfo, error) {
+func Lookup(name provenance.MechanismName, in votefile.Input) (Info, error) {
 	var other []votefile.Input
-	for _, m := range mechanismTable {
+	for _, m := range Table {
 		switch {
 		case m.Name == name && m.Input == in:
 			return m, nil
@@ -120,29 +119,33 @@ func lookupInfo(name provenance.MechanismName, in votefile.Input) (mechanismInfo
 		}
 	}
 	if len(other) > 0 {
-		return mechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, mechanismNames(in))
+		return Info{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, mechanismNames(in))
 	}
-	return mechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
+	return Info{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
 		mechanismNames(votefile.TwoClass), mechanismNames(votefile.ManyClasses))
 }
 
 // OwnTarget reports whether the mechanism's per-query target is the
 // release's own (eps, delta) in the one-vote relation (--target-eps),
 // rather than m·eps of its teachers' guarantee.
-func (m mechanismInfo) OwnTarget() bool { return slices.Contains(m.Takes, "target-eps") }
+func (m Info) OwnTarget() bool { return slices.Contains(m.Takes, "target-eps") }
 
-// flags returns the flags the mechanism takes, those it needs first.
-func (m mechanismInfo) flags() []string { return append(slices.Clone(m.Needs), m.Takes...) }
+// Flags returns the flags the mechanism takes, those it needs first.
+func (m Info) Flags() []string { return append(slices.Clone(m.Needs), m.Takes...) }
 
-// lookupMechanism resolves --mechanism name for a command that has
+// Defaults returns the mechanism at its defaults, as the library
+// registers it (ensemble.Mechanisms).
+func (m Info) Defaults() ensemble.Mechanism { return m.mech }
+
+// LookupFlag resolves --mechanism name for a command that has
 // --classes: a multi-class mechanism when --classes is given or the name
 // is of no two-class one, else the two-class one.
-func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (mechanismInfo, error) {
+func LookupFlag(cmd *cobra.Command, name provenance.MechanismName) (Info, error) {
 	in := votefile.TwoClass
-	if _, err := lookupInfo(name, in); err != nil || cmd.Flags().Changed("classes") {
+	if _, err := Lookup(name, in); err != nil || cmd.Flags().Changed("classes") {
 		in = votefile.ManyClasses
 	}
-	info, err := lookupInfo(name, in)
+	info, err := Lookup(name, in)
 	if err != nil {
 		return info, cli.Usagef("--mechanism %v", err)
 	}
@@ -152,13 +155,13 @@ func lookupMechanism(cmd *cobra.Command, name provenance.MechanismName) (mechani
 // mechanismNames lists the mechanisms for votes of kind in, as flags' help
 // and errors name them: separated by commas.
 func mechanismNames(in votefile.Input) string {
-	return join(func(m mechanismInfo) bool { return m.Input == in })
+	return join(func(m Info) bool { return m.Input == in })
 }
 
 // join lists the mechanisms that keep keeps, separated by commas.
-func join(keep func(mechanismInfo) bool) string {
+func join(keep func(Info) bool) string {
 	var names []provenance.MechanismName
-	for _, m := range mechanismTable {
+	for _, m := range Table {
 		if keep(m) {
 			names = append(names, m.Name)
 		}
@@ -166,26 +169,26 @@ func join(keep func(mechanismInfo) bool) string {
 	return provenance.JoinMechanisms(names, ", ")
 }
 
-// checkSettings refuses the flag of a setting (a flag that a mechanism
+// CheckSettings refuses the flag of a setting (a flag that a mechanism
 // needs or takes) that mechanism m does not take, naming the mechanisms
 // that do (each once) and their kind of votes, and asks for each flag it
 // needs that neither is given nor stated (the settings a label file's
 // header states, by their flags); a flag the command does not have is
 // never asked for.
-func checkSettings(cmd *cobra.Command, m mechanismInfo, stated []string) error {
+func CheckSettings(cmd *cobra.Command, m Info, stated []string) error {
 	given := func(name string) (set, known bool) {
 		fl := cmd.Flags().Lookup(name)
 		return fl != nil && fl.Changed, fl != nil && fl.Name == name
 	}
-	takes := m.flags()
-	for _, r := range mechanismTable {
-		for _, s := range r.flags() {
+	takes := m.Flags()
+	for _, r := range Table {
+		for _, s := range r.Flags() {
 			if set, _ := given(s); !set || slices.Contains(takes, s) {
 				continue
 			}
 			var by []provenance.MechanismName
-			for _, o := range mechanismTable {
-				if slices.Contains(o.flags(), s) && !slices.Contains(by, o.Name) {
+			for _, o := range Table {
+				if slices.Contains(o.Flags(), s) && !slices.Contains(by, o.Name) {
 					by = append(by, o.Name)
 				}
 			}
@@ -206,5 +209,5 @@ func checkSettings(cmd *cobra.Command, m mechanismInfo, stated []string) error {
 	return nil
 }
 
-// num formats a setting's value as a flag takes it.
-func num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+// Num formats a setting's value as a flag takes it.
+func Num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -1,4 +1,4 @@
-package main
+package mechanisms
 
 // This file builds the aggregators of darrm's commands from their flags:
 // the mechanisms named, the gamma each samples (a --gamma file, or
@@ -29,8 +29,8 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// mechanismFlags configure the aggregators of aggregate and simulate.
-type mechanismFlags struct {
+// Config configures the aggregators of aggregate and simulate.
+type Config struct {
 	Cache       gammasource.CacheFlags
 	Workers     int                  `flag:"workers"`
 	Prior       gamma.Prior          `flag:"prior"`
@@ -44,20 +44,24 @@ type mechanismFlags struct {
 	tableName string
 }
 
-// rrComposition returns the composition of randomized response's p_const
+// GammaTable returns the --gamma file that Check read, and its name; nil
+// without one.
+func (f *Config) GammaTable() (*gamma.Table, string) { return f.table, f.tableName }
+
+// RRComposition returns the composition of randomized response's p_const
 // that --rr-composition (m) and --rr-delta-prime give for teachers whose
 // guarantee has this Delta.
-func rrComposition(m sharedflags.RRMethod, deltaPrime, teacherDelta float64) accountant.Composition {
+func RRComposition(m sharedflags.RRMethod, deltaPrime, teacherDelta float64) accountant.Composition {
 	return accountant.Composition{Method: m.For(teacherDelta), DeltaPrime: deltaPrime}
 }
 
 // Parse checks the flags for the mechanisms names, which flag gave, and
 // returns the mechanisms.
-func (f *mechanismFlags) Parse(cmd *cobra.Command, flag string, names []provenance.MechanismName) ([]mechanismInfo, error) {
-	infos := make([]mechanismInfo, len(names))
+func (f *Config) Parse(cmd *cobra.Command, flag string, names []provenance.MechanismName) ([]Info, error) {
+	infos := make([]Info, len(names))
 	for i, n := range names {
 		var err error
-		if infos[i], err = lookupInfo(n, votefile.TwoClass); err != nil {
+		if infos[i], err = Lookup(n, votefile.TwoClass); err != nil {
 			return nil, cli.Usagef("--%s %q: must be one of %s", flag, n, mechanismNames(votefile.TwoClass))
 		}
 	}
@@ -66,8 +70,8 @@ func (f *mechanismFlags) Parse(cmd *cobra.Command, flag string, names []provenan
 
 // Check checks the flags for the two-class mechanisms infos, and reads
 // the --gamma file.
-func (f *mechanismFlags) Check(cmd *cobra.Command, infos ...mechanismInfo) error {
-	var sampling []mechanismInfo // the mechanisms that sample a gamma
+func (f *Config) Check(cmd *cobra.Command, infos ...Info) error {
+	var sampling []Info // the mechanisms that sample a gamma
 	for _, info := range infos {
 		if info.Gamma {
 			sampling = append(sampling, info)
@@ -81,7 +85,7 @@ func (f *mechanismFlags) Check(cmd *cobra.Command, infos ...mechanismInfo) error
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, join(func(info mechanismInfo) bool { return info.Gamma }))
+		return cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, join(func(info Info) bool { return info.Gamma }))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
@@ -101,7 +105,7 @@ func (f *mechanismFlags) Check(cmd *cobra.Command, infos ...mechanismInfo) error
 // tableRelation returns nil when one of the mechanisms infos releases in
 // rel, the relation of the gamma of the file name, and otherwise a usage
 // error naming the mechanism that samples a gamma in rel.
-func tableRelation(name string, rel accountant.Relation, infos []mechanismInfo) error {
+func tableRelation(name string, rel accountant.Relation, infos []Info) error {
 	names := make([]provenance.MechanismName, len(infos))
 	for i, info := range infos {
 		if info.Relation == rel {
@@ -114,7 +118,7 @@ func tableRelation(name string, rel accountant.Relation, infos []mechanismInfo) 
 		release = accountant.PrivateTeachers
 	}
 	var use provenance.MechanismName // the last that samples a gamma in rel
-	for _, m := range mechanismTable {
+	for _, m := range Table {
 		if m.Gamma && m.Relation == rel {
 			use = m.Name
 		}
@@ -127,7 +131,7 @@ func tableRelation(name string, rel accountant.Relation, infos []mechanismInfo) 
 // that the flags were checked for (Check), for problem p (ensemble.New), with the settings of the
 // flags and, for a mechanism that samples a gamma, its gamma; label
 // describes it for people.
-func (s *mechanismFlags) NewAggregator(cmd *cobra.Command, info mechanismInfo, p constraints.Problem) (ensemble.Aggregator, string, error) {
+func (s *Config) NewAggregator(cmd *cobra.Command, info Info, p constraints.Problem) (ensemble.Aggregator, string, error) {
 	var src optimal.Source
 	if info.Gamma {
 		var err error
@@ -139,7 +143,7 @@ func (s *mechanismFlags) NewAggregator(cmd *cobra.Command, info mechanismInfo, p
 	opts := s.Watch(cmd, &src, info, p, lines)
 	var notStored error
 	src.OnNotStored = func(err error) { notStored = err }
-	m := info.with(cmd.Flags(), s.Settings(p, src))
+	m := info.With(cmd.Flags(), s.Settings(p, src))
 	agg, label, err := ensemble.New(cmd.Context(), m, p.K, 2, accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, opts)
 	lines.Done()
 	gammasource.WarnNotStored(cmd, notStored)
@@ -152,33 +156,33 @@ func (s *mechanismFlags) NewAggregator(cmd *cobra.Command, info mechanismInfo, p
 // Watch shows on lines the solve of gamma_opt that src may run for
 // mechanism info held to p, and the certificate of the aggregator, whose
 // options it returns.
-func (s *mechanismFlags) Watch(cmd *cobra.Command, src *optimal.Source, info mechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
+func (s *Config) Watch(cmd *cobra.Command, src *optimal.Source, info Info, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
 	q := p
 	if info.Relation == accountant.OneVote {
 		q = constraints.NewOneVote(p.K, p.MEps(), p.TargetDelta)
 	}
 	what := gammasource.Solving(q)
 	gammasource.Watch(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
-	cert := certifying(info.Name, p)
+	cert := Certifying(info.Name, p)
 	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(cert, 100).Set(int64(100 * x)) }}
 }
 
 // Settings returns the two-class settings of the flags for problem p (its
 // m and per-query delta as given) with the gamma source src.
-func (s *mechanismFlags) Settings(p constraints.Problem, src optimal.Source) mechanismValues {
-	return mechanismValues{"m": p.M, "target-eps": p.MEps(), "delta": p.TargetDelta, "gamma": src, "rr-composition": rrComposition(s.RRComp, s.RRDelta, p.Delta)}
+func (s *Config) Settings(p constraints.Problem, src optimal.Source) Values {
+	return Values{"m": p.M, "target-eps": p.MEps(), "delta": p.TargetDelta, "gamma": src, "rr-composition": RRComposition(s.RRComp, s.RRDelta, p.Delta)}
 }
 
-// certifying describes the certificate of mechanism name for p in a
+// Certifying describes the certificate of mechanism name for p in a
 // progress line.
-func certifying(name provenance.MechanismName, p constraints.Problem) string {
+func Certifying(name provenance.MechanismName, p constraints.Problem) string {
 	return fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M)
 }
 
 // ReleaseError says an error of ensemble.Release or ensemble.New in the
 // command's terms, by the step that
 // failed; input names the votes of a release.
-func (s *mechanismFlags) ReleaseError(err error, input string) error {
+func (s *Config) ReleaseError(err error, input string) error {
 	var re *ensemble.ReleaseError
 	if !errors.As(err, &re) {
 		return err
@@ -205,7 +209,7 @@ func (s *mechanismFlags) ReleaseError(err error, input string) error {
 // Source returns where the gamma of mechanism info comes from: the
 // --gamma file, when it is for the mechanism's relation, else gamma_opt
 // from the cache, solved on demand unless --no-solve.
-func (s *mechanismFlags) Source(info mechanismInfo) (optimal.Source, error) {
+func (s *Config) Source(info Info) (optimal.Source, error) {
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
 	if s.table != nil && s.table.InRelation() == info.Relation {
@@ -221,7 +225,7 @@ func (s *mechanismFlags) Source(info mechanismInfo) (optimal.Source, error) {
 // demand unless --no-solve, its solves shown on lines
 // (Plan). A --gamma file is refused: it is for one problem,
 // and a plan tries many.
-func (s *mechanismFlags) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.Source, error) {
+func (s *Config) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.Source, error) {
 	if s.table != nil {
 		return optimal.Source{}, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
 	}
@@ -232,4 +236,16 @@ func (s *mechanismFlags) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (o
 	}
 	gammasource.Plan(cmd, &src, lines)
 	return src, nil
+}
+
+// PlanGamma gives s the gamma source of mechanism info when it samples
+// one: once the flags are checked for it, the source of a plan
+// (PlanSource), whose solves lines show.
+func (f *Config) PlanGamma(cmd *cobra.Command, info Info, s Values, lines *cliout.Stages) (err error) {
+	if info.Gamma {
+		if err = f.Check(cmd, info); err == nil {
+			s["gamma"], err = f.PlanSource(cmd, lines)
+		}
+	}
+	return err
 }
