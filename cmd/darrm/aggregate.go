@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
+	"github.com/darrm/darrm/cmd/darrm/internal/ptr"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
@@ -57,7 +58,7 @@ type aggregateFlags struct {
 }
 
 func newAggregateCmd() *cobra.Command {
-	f := aggregateFlags{Out: "-", Accounting: accountingDataIndependent}
+	f := aggregateFlags{Out: "-", Accounting: ptr.DataIndependent}
 	cmd := newCmd("aggregate", &cobra.Command{
 		Use:   "aggregate [VOTES] [flags]",
 		Short: "Release one private majority label per query from K teachers' votes",
@@ -138,7 +139,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	spec.Budget, spec.DeltaPrime, spec.TotalDelta = budget, f.DeltaPrime, totalDelta
-	if f.Accounting == accountingPTR {
+	if f.Accounting == ptr.Accounting {
 		spec.Budget = nil // PTR's own: the test and the proposal split it
 	}
 	p := rel.Problem.Problem
@@ -161,11 +162,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		spec.Ledger = led
 	}
 	var (
-		done ensemble.Released
-		ptr  *report.PTR
+		done   ensemble.Released
+		tested *report.PTR
 	)
-	if f.Accounting == accountingPTR {
-		done, ptr, err = f.releasePTR(cmd, name, spec, budget.Guarantee)
+	if f.Accounting == ptr.Accounting {
+		done, tested, err = f.releasePTR(cmd, name, spec, budget.Guarantee)
 	} else {
 		done, err = ensemble.Release(cmd.Context(), spec)
 	}
@@ -177,7 +178,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
 		return f.Config.ReleaseError(err, input)
 	}
-	if err != nil && f.Accounting == accountingPTR && ptr == nil {
+	if err != nil && f.Accounting == ptr.Accounting && tested == nil {
 		return err // no label: the test failed, or the ledger had no room for the total
 	}
 	if led != nil && led.begun {
@@ -190,7 +191,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	rel.Released = done
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
-	rel.LedgerPath, rel.Analysis, rel.Elapsed, rel.PTR = ledger.Redact(f.Ledger), f.Analysis, time.Since(start), ptr
+	rel.LedgerPath, rel.Analysis, rel.Elapsed, rel.PTR = ledger.Redact(f.Ledger), f.Analysis, time.Since(start), tested
 	out, err := report.NewSummary(rel)
 	if err != nil {
 		return err
@@ -220,7 +221,7 @@ type runLedger struct {
 	// ptr is a release accounted as a whole by generalized PTR
 	// (--accounting ptr), described as the run of a declared use it must
 	// be (its step still to be set), which a ledger whose use is declared
-	// matches (ptrUseRefused); nil for a release per query. name is the
+	// matches (ptr.UseRefused); nil for a release per query. name is the
 	// ledger as given, without a password.
 	ptr  *ledger.UseRun
 	name string
@@ -238,7 +239,7 @@ func (r *runLedger) Begin(mechanism provenance.MechanismName, b provenance.Bindi
 	if r.ptr != nil {
 		release := *r.ptr
 		release.Mechanism, release.Step = mechanism, step
-		if err := ptrUseRefused(l, r.name, release); err != nil {
+		if err := ptr.UseRefused(l, r.name, release); err != nil {
 			return 0, err
 		}
 	}

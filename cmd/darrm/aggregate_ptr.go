@@ -1,14 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,27 +10,12 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
+	"github.com/darrm/darrm/cmd/darrm/internal/ptr"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
-	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
-
-// The accountings of a release (--accounting): per query, by a
-// composition of the mechanism's data-independent guarantee, or as a
-// whole by generalized PTR (docs/pate.md, "A data-dependent guarantee:
-// generalized PTR").
-const (
-	accountingDataIndependent = "data-independent"
-	accountingPTR             = "ptr"
-)
-
-// ptrFlagNames are the flags that set the parameters of a PTR release.
-var ptrFlagNames = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "queries": "--max-queries"}
 
 // checkAccounting refuses --accounting and --max-queries where they do not
 // apply, before anything is read: PTR tests PATE's data-dependent cost,
@@ -45,7 +24,7 @@ var ptrFlagNames = map[string]string{"budget eps": "--budget-eps", "budget delta
 func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanisms.Info, budget *accountant.Budget, name string) error {
 	fs := cmd.Flags()
 	switch f.Accounting {
-	case accountingDataIndependent:
+	case ptr.DataIndependent:
 		if fs.Changed("max-queries") {
 			return cli.Usagef("--max-queries = %d goes with --accounting ptr: it is the proposal of a PTR release (a budget limits a data-independent one)", f.MaxQueries)
 		}
@@ -53,14 +32,14 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanisms.Inf
 			return cli.Usagef("--fallback goes with --accounting ptr: it is what a PTR release whose test failed labels")
 		}
 		return nil
-	case accountingPTR:
+	case ptr.Accounting:
 	default:
-		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, accountingDataIndependent, accountingPTR)
+		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, ptr.DataIndependent, ptr.Accounting)
 	}
 	switch {
-	case !ptrTests(info):
+	case !ptr.Tests(info):
 		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s on class counts",
-			info.Name, ptrNames())
+			info.Name, ptr.Names())
 	case budget == nil:
 		return cli.Usagef("--accounting ptr needs --budget-eps and --budget-delta: the test and the proposal split the budget, and its total is published")
 	case fs.Changed("max-queries") && f.MaxQueries < 1:
@@ -69,43 +48,6 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanisms.Inf
 		return cli.Usagef("--accounting ptr reads the votes twice, for the test and then for the labels: give VOTES as a file, not standard input")
 	}
 	return nil
-}
-
-// ptrTests reports whether generalized PTR tests the labels of mechanism
-// info: PATE's data-dependent cost, of the GNMax family on class counts
-// (ensemble.GNMaxFamily).
-func ptrTests(info mechanisms.Info) bool {
-	_, family := ensemble.GNMaxFamily(info.Defaults(), 0) // counts, of any classes
-	return info.Input == votefile.ManyClasses && family
-}
-
-// ptrNames names the mechanisms whose labels generalized PTR tests
-// (ptrTests), in alphabetical order: "a or b".
-func ptrNames() string {
-	var names []provenance.MechanismName
-	for _, m := range mechanisms.Table {
-		if ptrTests(m) {
-			names = append(names, m.Name)
-		}
-	}
-	slices.Sort(names)
-	return provenance.JoinMechanisms(names, " or ")
-}
-
-// ptrSettings returns the settings of the steps of the mechanism of the
-// GNMax family whose labels of classes classes mech releases, as
-// pate.ReleasePTR tests and plans it (its noise the discrete Gaussian
-// unless set), as a label file's header states them: a declared use of
-// PTR releases records and matches them.
-func ptrSettings(mech ensemble.Mechanism, classes int) (json.RawMessage, error) {
-	m, ok := ensemble.GNMaxFamily(mech, classes)
-	if !ok {
-		return nil, fmt.Errorf("generalized PTR: %s on %d classes is not of the GNMax family", mech.Name(), classes)
-	}
-	if m.Noise == noisymax.UnsetNoise {
-		m.Noise = noisymax.DiscreteNoise
-	}
-	return json.Marshal(m)
 }
 
 // releasePTR releases the labels of spec by generalized PTR
@@ -131,11 +73,11 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 	if led, ok := spec.Ledger.(*runLedger); ok {
 		// The release as the run of a declared use it must be: its
 		// proposal, every query when --max-queries is not given.
-		settings, err := ptrSettings(spec.Mechanism, in.Classes())
+		settings, err := ptr.Settings(spec.Mechanism, in.Classes())
 		if err != nil {
 			return ensemble.Released{}, nil, err
 		}
-		led.ptr = &ledger.UseRun{Accounting: accountingPTR, Queries: cmp.Or(f.MaxQueries, len(counts)), Budget: &budget, Settings: settings}
+		led.ptr = &ledger.UseRun{Accounting: ptr.Accounting, Queries: cmp.Or(f.MaxQueries, len(counts)), Budget: &budget, Settings: settings}
 	}
 	done, r, err := pate.ReleasePTR(cmd.Context(), spec, counts, opts)
 	switch {
@@ -147,103 +89,11 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 		}
 		return done, report.NewPTR(r, budget), err
 	case errors.Is(err, ensemble.ErrTestFailed):
-		return done, nil, &ptrFailed{plan: report.NewPTR(r, budget), publish: done.Publish, ledger: ledger.Redact(f.Ledger), seeded: spec.Options.Experiment}
+		return done, nil, &ptr.Failed{Plan: report.NewPTR(r, budget), Publish: done.Publish, Ledger: ledger.Redact(f.Ledger), Seeded: spec.Options.Experiment}
 	case errors.Is(err, ensemble.ErrBudget) && done.Result.Released+done.Result.StoppedByBudget == 0:
 		return done, nil, err // a ledger without room for the total: nothing drawn
 	case err != nil && !errors.Is(err, ensemble.ErrBudget):
-		return done, nil, exitstatus.Flagged(err, ptrFlagNames)
+		return done, nil, exitstatus.Flagged(err, ptr.FlagNames)
 	}
 	return done, report.NewPTR(r, budget), err
-}
-
-// ptrFailed is a PTR release whose test failed: no label left, and its
-// total to publish holds (exit 4, as a release its budget stopped).
-type ptrFailed struct {
-	plan    *report.PTR
-	publish accountant.Total
-	ledger  string
-	seeded  bool // --seed: the test's outcome is reproducible, no total holds
-}
-
-func (e *ptrFailed) Error() string {
-	p := e.plan
-	where := fmt.Sprintf("the total %v to publish for this run, by %s, holds: its output is that no label was released", e.publish.Guarantee, pate.PTRArgument)
-	if e.ledger != "" {
-		where = fmt.Sprintf("the release's total was charged to ledger %s, whose total to publish is now %v", e.ledger, e.publish.Guarantee)
-	}
-	if e.seeded {
-		where = report.NotForRelease + ": the test's outcome too, so no total to publish holds"
-	}
-	return fmt.Sprintf("generalized PTR: the test FAILED on the %s proposed: no label released, no label file written; spent: the test's own %v; %s",
-		plural.Of(p.Queries, "query", "queries"), accountant.Guarantee{Eps: p.TestEps, Delta: p.TestDelta}, where)
-}
-
-// Is reports that the release was stopped as a budget stops one.
-func (e *ptrFailed) Is(target error) bool { return target == ensemble.ErrBudget }
-
-// ptrUseRefused refuses a PTR release, charged its total as one step, on
-// the ledger l (named name) whose use is declared (ledger init
-// --mechanism or --schedule) when the run whose turn it is does not
-// declare it: a run of labels, each charged its mechanism's
-// data-independent step, or a run of PTR releases of another mechanism,
-// proposal, budget or total. It names the flag that differs and the run,
-// before the ledger is charged; the ledger's own match (Begin) refuses
-// any other step still.
-func ptrUseRefused(l *ledger.Ledger, name string, release ledger.UseRun) error {
-	h := l.Header()
-	if h.Use == nil {
-		return nil
-	}
-	i, _ := h.UseTurn(l.Spent().Steps)
-	run := h.Use[i]
-	use := fmt.Sprintf("%d %v", run.Labels, run)
-	if len(h.Use) > 1 {
-		use = fmt.Sprintf("run %d of a schedule of %d runs, %s", i+1, len(h.Use), use)
-	}
-	if run.Accounting != accountingPTR {
-		return cli.Usagef("--accounting ptr with --ledger %s: the ledger's use is declared (%s, by ledger init --mechanism or --schedule), labels each charged their mechanism's data-independent step; "+
-			"a release by generalized PTR is charged its total, %v, as one step, which that use does not hold: charge it to a ledger whose use declares it (ledger init --accounting ptr), or without a declared use, or release without --accounting ptr",
-			name, use, release.Step.Guarantee)
-	}
-	var differs string
-	switch {
-	case release.Mechanism != run.Mechanism:
-		differs = fmt.Sprintf("--mechanism %s, where the use's is %s", release.Mechanism, run.Mechanism)
-	case !bytes.Equal(release.Settings, run.Settings):
-		differs = settingsDiffer(release.Settings, run.Settings)
-	case release.Queries != run.Queries:
-		differs = fmt.Sprintf("--max-queries %d, where the use's proposal is %d", release.Queries, run.Queries)
-	case release.Budget.Eps != run.Budget.Eps:
-		differs = fmt.Sprintf("--budget-eps %v, where the use's releases are each within eps %v", release.Budget.Eps, run.Budget.Eps)
-	case release.Budget.Delta != run.Budget.Delta:
-		differs = fmt.Sprintf("--budget-delta %v, where the use's releases are each within delta %v", release.Budget.Delta, run.Budget.Delta)
-	case release.Step.Kind != run.Step.Kind || release.Step.Guarantee != run.Step.Guarantee:
-		differs = fmt.Sprintf("the votes' classes give the total %v, where the use's total is %v", release.Step.Guarantee, run.Step.Guarantee)
-	default:
-		return nil
-	}
-	return cli.Usagef("--accounting ptr with --ledger %s: %s: the ledger charges only its declared use, %s; a release with other settings is another mechanism than the one its budget was composed for: nothing charged",
-		name, differs, use)
-}
-
-// settingsDiffer says which settings of a mechanism, as a label file's
-// header states them (got, and want, the declared use's), differ, by
-// their flags.
-func settingsDiffer(got, want json.RawMessage) string {
-	var g, w map[string]any
-	if json.Unmarshal(got, &g) != nil || json.Unmarshal(want, &w) != nil {
-		return fmt.Sprintf("the mechanism's settings %s, where the use's are %s", got, want)
-	}
-	var said []string
-	for _, k := range slices.Sorted(maps.Keys(w)) {
-		if g[k] != w[k] {
-			said = append(said, fmt.Sprintf("--%s %v, where the use's is %v", k, g[k], w[k]))
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(g)) {
-		if _, ok := w[k]; !ok {
-			said = append(said, fmt.Sprintf("--%s %v, which the use does not set", k, g[k]))
-		}
-	}
-	return strings.Join(said, ", ")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
+	"github.com/darrm/darrm/cmd/darrm/internal/ptr"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
@@ -221,21 +222,21 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 // class counts.
 func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info mechanisms.Info) (bool, error) {
 	switch u.Accounting {
-	case "", accountingDataIndependent:
+	case "", ptr.DataIndependent:
 		for _, n := range []string{"max-queries", "release-eps", "release-delta"} {
 			if fs.Changed(n) {
 				return false, cli.Usagef("--%s goes with --accounting ptr: it sets each release of a use of PTR releases", n)
 			}
 		}
 		return false, nil
-	case accountingPTR:
+	case ptr.Accounting:
 	default:
-		return false, cli.Usagef("--accounting = %q: must be %s or %s", u.Accounting, accountingDataIndependent, accountingPTR)
+		return false, cli.Usagef("--accounting = %q: must be %s or %s", u.Accounting, ptr.DataIndependent, ptr.Accounting)
 	}
 	switch {
-	case !ptrTests(info):
+	case !ptr.Tests(info):
 		return false, cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s on class counts",
-			info.Name, ptrNames())
+			info.Name, ptr.Names())
 	case !fs.Changed("max-queries") || !fs.Changed("release-eps") || !fs.Changed("release-delta"):
 		return false, cli.Usagef("--accounting ptr declares releases of a proposal within a budget, fixed now: give --max-queries, --release-eps and --release-delta, as aggregate takes --max-queries, --budget-eps and --budget-delta")
 	case u.MaxQueries < 1:
@@ -251,7 +252,7 @@ func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info mechanisms.Info) 
 // settings alone, so that the ledger composes the releases exactly, as it
 // composes labels; and the releases in words.
 func (u *ledgerUseFlags) ptrRun(info mechanisms.Info, mech ensemble.Mechanism, classes int) (*ledger.UseRun, string, error) {
-	settings, err := ptrSettings(mech, classes)
+	settings, err := ptr.Settings(mech, classes)
 	if err != nil {
 		return nil, "", err
 	}
@@ -260,6 +261,6 @@ func (u *ledgerUseFlags) ptrRun(info mechanisms.Info, mech ensemble.Mechanism, c
 	if err != nil {
 		return nil, "", cli.AsUsage(exitstatus.Flagged(err, usePTRFlags))
 	}
-	run := &ledger.UseRun{Mechanism: info.Name, Step: accountant.ApproxStep(r.Publish), Accounting: accountingPTR, Queries: u.MaxQueries, Budget: &budget, Settings: settings}
+	run := &ledger.UseRun{Mechanism: info.Name, Step: accountant.ApproxStep(r.Publish), Accounting: ptr.Accounting, Queries: u.MaxQueries, Budget: &budget, Settings: settings}
 	return run, fmt.Sprintf("%s releases by generalized PTR of the first %d queries within %v, each charged its total %v", info.Name, u.MaxQueries, budget, r.Publish), nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/problem"
+	"github.com/darrm/darrm/cmd/darrm/internal/ptr"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/ensemble"
@@ -59,7 +60,7 @@ type planFlags struct {
 }
 
 func newPlanCmd() *cobra.Command {
-	f := planFlags{Accounting: accountingDataIndependent}
+	f := planFlags{Accounting: ptr.DataIndependent}
 	cmd := newCmd("plan", &cobra.Command{
 		Use:   "plan (--mechanism NAME | --votes PROXY --queries Q) --budget-eps E --budget-delta D [flags]",
 		Short: "What a budget buys: the queries that fit, or the parameters for Q queries",
@@ -97,17 +98,17 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return err
 	}
 	switch f.Accounting {
-	case accountingDataIndependent:
-	case accountingPTR:
+	case ptr.DataIndependent:
+	case ptr.Accounting:
 		return f.planPTR(cmd, info, r.Mechanism)
 	default:
-		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, accountingDataIndependent, accountingPTR)
+		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, ptr.DataIndependent, ptr.Accounting)
 	}
 	doc := report.Plan{Chosen: fs.Changed("queries")}
 	if doc.Analyst, r.Share, err = f.share(cmd); err != nil {
 		return err
 	}
-	scored := ptrTests(info) // of the GNMax family on class counts, as ptrTests says
+	scored := ptr.Tests(info) // of the GNMax family on class counts, as ptr.Tests says
 	if f.Votes != "" && !scored {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}

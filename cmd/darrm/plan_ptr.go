@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
+	"github.com/darrm/darrm/cmd/darrm/internal/ptr"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/pate"
 )
@@ -32,8 +33,8 @@ const ptrPlanPass = 0.97
 func (f *planFlags) planPTR(cmd *cobra.Command, info mechanisms.Info, mech ensemble.Mechanism) error {
 	fs := cmd.Flags()
 	switch {
-	case !ptrTests(info):
-		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans %s on class counts (--classes)", info.Name, ptrNames())
+	case !ptr.Tests(info):
+		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans %s on class counts (--classes)", info.Name, ptr.Names())
 	case fs.Changed("queries") || fs.Changed("for") || fs.Changed("share") || fs.Changed("filter") || fs.Changed("min-precision"):
 		return cli.Usagef("--accounting ptr plans the queries a PTR release proposes, on --votes, for the given settings: leave out --queries, --for, --share, --filter and --min-precision")
 	case !fs.Changed("classes") || !fs.Changed("K"):
@@ -62,7 +63,7 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanisms.Info, mech ensem
 	opts := pate.PTROptions{Budget: budget, Abstain: true}
 	n, pass, err := pate.PTRQueries(cmd.Context(), proxy.Counts, f.K, f.Classes, mech, opts, ptrPlanPass)
 	if err != nil {
-		return cli.AsUsage(exitstatus.Flagged(err, ptrFlagNames))
+		return cli.AsUsage(exitstatus.Flagged(err, ptr.FlagNames))
 	}
 	if n == 0 {
 		return cli.Usagef("--accounting ptr: not one query of --votes %s passes the test with probability %g within the budget (%g, %g): raise the budget or the noise", cli.InputName(f.Votes), ptrPlanPass, budget.Eps, budget.Delta)

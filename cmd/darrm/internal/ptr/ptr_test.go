@@ -1,0 +1,32 @@
+package ptr
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
+)
+
+// TestPTRFailedMessage checks what a failed test says it spent and what
+// holds: the total on an unseeded run, the ledger's on a ledger, and no
+// total at all on a seeded run, whose test outcome anyone with the seed
+// can read.
+func TestPTRFailedMessage(t *testing.T) {
+	total := accountant.Total{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
+	for _, tc := range []struct {
+		name      string
+		e         Failed
+		want, not string
+	}{
+		{"unseeded", Failed{Publish: total}, "the total (2, 1e-05)-DP to publish for this run, by generalized PTR, holds", "NOT FOR RELEASE"},
+		{"ledger", Failed{Publish: total, Ledger: "team.ledger"}, "charged to ledger team.ledger, whose total to publish is now (2, 1e-05)-DP", "NOT FOR RELEASE"},
+		{"seeded", Failed{Publish: total, Seeded: true}, "NOT FOR RELEASE", "to publish for this run"},
+	} {
+		tc.e.Plan = &report.PTR{Queries: 600, TestEps: 1.1, TestDelta: 2e-7}
+		msg := tc.e.Error()
+		if !strings.Contains(msg, tc.want) || strings.Contains(msg, tc.not) {
+			t.Errorf("%s: %q: want %q, not %q", tc.name, msg, tc.want, tc.not)
+		}
+	}
+}
