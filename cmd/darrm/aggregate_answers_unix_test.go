@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -20,8 +19,8 @@ import (
 
 // TestBudgetAnswersKept: a budgeted release of DaRRM labels keeps the
 // answers of its count's exact composition in the cache (its folder
-// onebit, authenticated by the secret answers.key of the state folder,
-// private to the user), and a release asked again, in a new process,
+// onebit, authenticated by the secret answers.key of the state folder, 32
+// bytes private to the user), and a release asked again, in a new process,
 // reads them: the same count and total as composing afresh (--no-cache),
 // which writes nothing to the cache, and nothing written again.
 func TestBudgetAnswersKept(t *testing.T) {
@@ -62,13 +61,13 @@ func TestBudgetAnswersKept(t *testing.T) {
 		return r
 	}
 	fresh := release("--no-cache")
-	if _, err := os.Stat(filepath.Join(cache, gammasource.AnswersFolder)); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("--no-cache: the cache has a folder %s (%v)", gammasource.AnswersFolder, err)
+	if _, err := os.Stat(filepath.Join(cache, "onebit")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("--no-cache: the cache has a folder onebit (%v)", err)
 	}
 	release("--cache-dir", cache)
-	files, _ := filepath.Glob(filepath.Join(cache, gammasource.AnswersFolder, "*.json"))
+	files, _ := filepath.Glob(filepath.Join(cache, "onebit", "*.json"))
 	st, err := os.Stat(filepath.Join(state, "answers.key"))
-	if len(files) != 1 || err != nil || st.Mode().Perm() != 0o600 || st.Size() != gammasource.AnswersSecretBytes {
+	if len(files) != 1 || err != nil || st.Mode().Perm() != 0o600 || st.Size() != 32 {
 		t.Fatalf("kept answers %v, secret %v (%v)", files, st, err)
 	}
 	kept, err := os.Stat(files[0])

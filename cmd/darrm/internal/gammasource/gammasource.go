@@ -6,13 +6,10 @@ package gammasource
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -23,9 +20,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/constraints"
-	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cachedir"
-	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -35,19 +30,19 @@ type CacheFlags struct {
 	NoCache bool   `flag:"no-cache"`
 }
 
-// Open returns the cache, or nil with --no-cache. The accountant keeps
-// the answers of its one-bit compositions in the cache's folder
-// AnswersFolder (accountant.KeepAnswers; run saves them), so that a
-// budgeted release or plan asked again composes nothing.
+// Open returns the cache, or nil with --no-cache, where the accountant
+// keeps the answers of its one-bit compositions (cache.Dir.KeepAnswers;
+// run saves them), so that a budgeted release or plan asked again
+// composes nothing.
 func (f *CacheFlags) Open() (*cache.Dir, error) {
 	if f.NoCache {
-		keepAnswers(nil)
+		(*cache.Dir)(nil).KeepAnswers()
 		return nil, nil
 	}
 	d, err := cache.Open(f.Dir)
 	switch {
 	case err == nil:
-		keepAnswers(d)
+		d.KeepAnswers()
 		return d, nil
 	case errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist):
 		// A file where the folder, or a folder above it, should be: bad
@@ -60,63 +55,6 @@ func (f *CacheFlags) Open() (*cache.Dir, error) {
 		return nil, cli.Usagef("%s: not a folder (it, or a folder above it, is a file): give a folder with --cache-dir, or --no-cache", what)
 	}
 	return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
-}
-
-// AnswersFolder is the cache's subfolder of the accountant's answers.
-const AnswersFolder = "onebit"
-
-// keepAnswers makes the accountant keep its one-bit answers in the
-// folder AnswersFolder of the cache d, authenticated by the secret in
-// darrm's private state folder (answersSecret); with no cache, or no
-// secret, it keeps them in memory only.
-func keepAnswers(d *cache.Dir) {
-	if d != nil {
-		if secret, err := answersSecret(); err == nil && accountant.KeepAnswers(d.Folder(AnswersFolder), secret) == nil {
-			return
-		}
-	}
-	_ = accountant.KeepAnswers("", nil) // always accepted
-}
-
-// AnswersSecretBytes is the length of the secret of the accountant's
-// answers.
-const AnswersSecretBytes = 32
-
-// answersSecret returns the secret that authenticates the accountant's
-// answers (accountant.KeepAnswers): the file answers.key of the state
-// folder (statedir.Default, private to the user, where the ledgers'
-// records are), made of random bytes when there is none. The cache folder
-// may be shared or synced; an answer read from it counts only if written
-// by a process that knew the secret.
-func answersSecret() ([]byte, error) {
-	dir, err := statedir.Default()
-	if err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, "answers.key")
-	b, err := atomicfile.ReadFile(path, AnswersSecretBytes)
-	if err == nil && len(b) == AnswersSecretBytes {
-		return b, nil
-	}
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: not a secret of %d bytes: %v", path, AnswersSecretBytes, err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	secret := make([]byte, AnswersSecretBytes)
-	if _, err := rand.Read(secret); err != nil {
-		return nil, err
-	}
-	err = atomicfile.WriteNew(path, 0o600, func(f *os.File) error {
-		_, err := f.Write(secret)
-		return err
-	})
-	if errors.Is(err, fs.ErrExist) {
-		// Another process made it first.
-		return answersSecret()
-	}
-	return secret, err
 }
 
 // Load returns the gamma that src gives for p (optimal.Source.Load),

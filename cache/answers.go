@@ -1,0 +1,73 @@
+package cache
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/statedir"
+)
+
+// answersFolder is the cache's subfolder of the accountant's answers.
+const answersFolder = "onebit"
+
+// KeepAnswers makes the accountant keep the answers of its one-bit
+// compositions in the folder onebit of d (accountant.KeepAnswers;
+// accountant.SaveAnswers saves them), so that a budget asked again
+// composes nothing, authenticated by the secret in the user's private
+// state folder (answersSecret). With d nil (no cache), or no secret, it
+// keeps them in memory only.
+func (d *Dir) KeepAnswers() {
+	if d != nil {
+		if secret, err := answersSecret(); err == nil && accountant.KeepAnswers(d.Folder(answersFolder), secret) == nil {
+			return
+		}
+	}
+	_ = accountant.KeepAnswers("", nil) // always accepted
+}
+
+// answersSecretBytes is the length of the secret of the accountant's
+// answers.
+const answersSecretBytes = 32
+
+// answersSecret returns the secret that authenticates the accountant's
+// answers (accountant.KeepAnswers): the file answers.key of the state
+// folder (statedir.Default, private to the user, where the ledgers'
+// records are), made of random bytes when there is none. The cache folder
+// may be shared or synced; an answer read from it counts only if written
+// by a process that knew the secret.
+func answersSecret() ([]byte, error) {
+	dir, err := statedir.Default()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "answers.key")
+	b, err := atomicfile.ReadFile(path, answersSecretBytes)
+	if err == nil && len(b) == answersSecretBytes {
+		return b, nil
+	}
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: not a secret of %d bytes: %v", path, answersSecretBytes, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	secret := make([]byte, answersSecretBytes)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	err = atomicfile.WriteNew(path, 0o600, func(f *os.File) error {
+		_, err := f.Write(secret)
+		return err
+	})
+	if errors.Is(err, fs.ErrExist) {
+		// Another process made it first.
+		return answersSecret()
+	}
+	return secret, err
+}

@@ -1,0 +1,36 @@
+package cache
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/darrm/darrm/internal/statedir"
+)
+
+// TestAnswersSecret: the secret of the accountant's answers is made once,
+// of random bytes private to the user, in the state folder, and read back
+// as it is after; a file of another length there is refused, not replaced.
+func TestAnswersSecret(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	t.Setenv(statedir.Env, state)
+	first, err := answersSecret()
+	if err != nil || len(first) != answersSecretBytes {
+		t.Fatalf("a new secret: %d bytes, %v", len(first), err)
+	}
+	path := filepath.Join(state, "answers.key")
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the secret's file: %v, %v", st, err)
+	}
+	if again, err := answersSecret(); err != nil || !bytes.Equal(again, first) {
+		t.Errorf("the secret read again differs: %v", err)
+	}
+	os.WriteFile(path, []byte("short"), 0o600)
+	if _, err := answersSecret(); err == nil {
+		t.Errorf("a secret of 5 bytes accepted")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "short" {
+		t.Errorf("a bad secret replaced: %q", b)
+	}
+}
