@@ -9,29 +9,16 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Bind returns the teacher ensemble a new ledger binds: the one the
-// metadata header of its votes states (meta), which what s states must
-// agree with (provenance.Check, the check of every release), or, without a
-// header (meta nil), what s states, which must then state every parameter
-// of the ensemble in its domain (provenance.Binding.Validate).
-func Bind(meta *votefile.Meta, s provenance.Stated) (provenance.Binding, error) {
-	b, err := provenance.Check(meta, s)
-	if err == nil && meta == nil {
-		err = b.Validate()
-	}
-	return b, err
-}
-
 // VotesHeader returns the header of a new ledger (Create) for the
-// ensemble that the metadata header of its votes states (meta, as Bind
-// binds it), with the budget (eps, delta) and the defaults of ledger
+// ensemble that the metadata header of its votes states (meta, checked as
+// every release checks it: provenance.Check), with the budget (eps, delta) and the defaults of ledger
 // init: the filter DefaultFilter and the slack
 // accountant.DefaultDeltaPrime.
 func VotesHeader(meta *votefile.Meta, eps, delta float64) (Header, error) {
 	if meta == nil {
 		return Header{}, &bindError{errors.New("no metadata header: a ledger made for votes binds the ensemble their header states")}
 	}
-	b, err := Bind(meta, provenance.Stated{})
+	b, err := provenance.Check(meta, provenance.Stated{})
 	if err != nil {
 		return Header{}, &bindError{err}
 	}

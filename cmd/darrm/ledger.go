@@ -168,7 +168,7 @@ var initAsAggregate = append(slices.Clone(readFlags), "threshold", "sigma1", "si
 	"gamma", "gnmax-search", "prior", "no-solve", "rr-composition", "rr-delta-prime", "cache-dir", "no-cache", "workers",
 	"accounting", "max-queries")
 
-// binding returns the ensemble's parameters (ledger.Bind) and, with
+// binding returns the ensemble's parameters (provenance.Check) and, with
 // --votes, what else aggregate reads of the votes (nil without): the vote
 // file's header, which the flags given must agree with, or the flags
 // alone, which must then all be given (the relation defaults to
@@ -194,7 +194,12 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, *vote
 			return provenance.Binding{}, nil, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
 		}
 		s.Relation = &f.Relation
-		b, err := ledger.Bind(nil, s)
+		// Without a header the flags are the whole ensemble: every
+		// parameter must be in its domain.
+		b, err := provenance.Check(nil, s)
+		if err == nil {
+			err = b.Validate()
+		}
 		return b, nil, cli.AsUsage(exitstatus.Flagged(err, nil))
 	}
 	if fs.Changed("relation") {
@@ -214,7 +219,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, *vote
 		return provenance.Binding{}, nil, cli.Usagef("--votes %s has no metadata header: state it in a sidecar beside the votes (%s, or --meta FILE: the header's JSON object, docs/aggregate.md) or give the ensemble's parameters as flags", name, votefile.SidecarPath(name))
 	}
 	s.Calibrated = ensemble.Calibrated(meta)
-	b, err := ledger.Bind(meta, s)
+	b, err := provenance.Check(meta, s)
 	if err != nil {
 		return b, nil, fmt.Errorf("--votes %s: %w", name, in.HeaderError(err))
 	}
