@@ -68,7 +68,7 @@
 //
 // Package noisymax holds the analyses of GNMax and Confident-GNMax's
 // noise and LNMax's, as functions of plain numbers (noisymax.Noise,
-// noisymax.CalibrateGNMax, noisymax.LNMaxEps); their settings are
+// noisymax.CalibrateGNMax, noisymax.LNMaxSpend); their settings are
 // ensemble's mechanisms. Package pate accounts for
 // a release of them, data-independently and data-dependently
 // (pate.Account, with the smooth-sensitivity release

@@ -21,9 +21,9 @@ type LNMax struct {
 // Name returns "lnmax".
 func (LNMax) Name() provenance.MechanismName { return "lnmax" }
 
-// Validate checks the scale (noisymax.LNMaxEps).
+// Validate checks the scale (noisymax.LNMaxSpend).
 func (m LNMax) Validate() error {
-	_, err := noisymax.LNMaxEps(m.Scale)
+	_, err := noisymax.LNMaxSpend(m.Scale)
 	return err
 }
 
@@ -86,14 +86,11 @@ type lnmaxAggregator struct {
 
 // newLNMax returns LNMax of scale b for K teachers and C classes.
 func newLNMax(b float64, teachers, classes int) (*lnmaxAggregator, error) {
-	if _, err := noisymax.LNMaxEps(b); err != nil {
+	curve, err := noisymax.LNMaxSpend(b)
+	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
 	if err := checkClasses(teachers, classes); err != nil {
-		return nil, fmt.Errorf("lnmax: %w", err)
-	}
-	curve, err := noisymax.LNMaxSpend(b)
-	if err != nil {
 		return nil, fmt.Errorf("lnmax: %w", err)
 	}
 	noise, err := discrete.NewLaplace(b)

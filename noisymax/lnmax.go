@@ -32,11 +32,9 @@ import (
 // 1e-308), which no release may state.
 const MaxLNMaxEps = 100.0
 
-// LNMaxEps returns LNMax's per-query pure-DP ε = 2/b at scale b, rounded
-// up. The scale must be at most discrete.MaxScale, and large enough that
-// ε is at most MaxLNMaxEps: one rule, said in the same words whichever
-// end it breaks, a *accountant.ParamError that names the laplace scale.
-func LNMaxEps(b float64) (float64, error) {
+// lnmaxEps returns LNMax's per-query pure-DP ε = 2/b at scale b, rounded
+// up, or LNMaxSpend's error on the scale.
+func lnmaxEps(b float64) (float64, error) {
 	if !(b > 0 && b <= discrete.MaxScale) || !(outward.Exact(2).Div(outward.Exact(b)).Hi <= MaxLNMaxEps) {
 		return 0, &accountant.ParamError{Name: "laplace scale", Value: b, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise; below %v its per-query eps 2/b is above %v, a guarantee that says nothing)",
 			2/MaxLNMaxEps, discrete.MaxScale, 2/MaxLNMaxEps, MaxLNMaxEps)}
@@ -46,9 +44,12 @@ func LNMaxEps(b float64) (float64, error) {
 
 // LNMaxSpend returns the description of one query of LNMax at scale b:
 // discrete Laplace noise of scale b on the two counts a changed vote
-// moves, with its guarantee (2/b, 0).
+// moves, with its guarantee (2/b, 0), ε rounded up. The scale must be at
+// most discrete.MaxScale, and large enough that ε is at most MaxLNMaxEps:
+// one rule, said in the same words whichever end it breaks, a
+// *accountant.ParamError that names the laplace scale.
 func LNMaxSpend(b float64) (accountant.Spend, error) {
-	eps, err := LNMaxEps(b)
+	eps, err := lnmaxEps(b)
 	if err != nil {
 		return accountant.Spend{}, err
 	}

@@ -16,10 +16,11 @@ import (
 // 2016, Proposition 3.3), i.e. (λ, λε²/2)-RDP for every λ > 1, at scale
 // b. Rounded up.
 func lnmaxRDP(b, order float64) (float64, error) {
-	eps, err := noisymax.LNMaxEps(b)
+	s, err := noisymax.LNMaxSpend(b)
 	if err != nil {
 		return 0, fmt.Errorf("LNMax: %w", err)
 	}
+	eps := s.Eps
 	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("LNMax: %w", err)
 	}
@@ -49,10 +50,11 @@ type lnmaxResult struct {
 // conversion c: the best of the Rényi composition, Q·ε and the exact
 // composition of its noise (accountant.ComposeRun of Spend).
 func lnmaxAccount(b float64, queries int, delta float64, orders []float64, c accountant.Conversion) (lnmaxResult, error) {
-	eps, err := noisymax.LNMaxEps(b)
+	s, err := noisymax.LNMaxSpend(b)
 	if err != nil {
 		return lnmaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
+	eps := s.Eps
 	if err := param.Count("queries", queries, 0); err != nil {
 		return lnmaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}
@@ -84,7 +86,6 @@ func lnmaxAccount(b float64, queries int, delta float64, orders []float64, c acc
 	if queries == 0 || delta == 0 {
 		return r, nil
 	}
-	s, _ := noisymax.LNMaxSpend(b)
 	all, err := accountant.ComposeRun(s, queries, delta, accountant.DefaultDeltaPrime, c)
 	if err != nil {
 		return lnmaxResult{}, fmt.Errorf("LNMax: %w", err)
