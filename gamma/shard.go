@@ -34,11 +34,11 @@ func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 // a shard keeps and a merge reports, as evidence beside the worst one.
 const shardTop = 16
 
-// VerifyShard runs shard s of the exhaustive separation that Verify runs
-// for g and p: the maximum of the privacy cost over that shard's corner
+// Verify runs shard s of the exhaustive separation that Verify runs for g
+// and p: the maximum of the privacy cost over that shard's corner
 // multisets, one that attains it, and the costliest ones above the budget.
 // opts.Progress receives the fraction of the shard done.
-func VerifyShard(ctx context.Context, p constraints.Problem, g Gamma, s Shard, opts VerifyOptions) (constraints.Separation, error) {
+func (s Shard) Verify(ctx context.Context, p constraints.Problem, g Gamma, opts VerifyOptions) (constraints.Separation, error) {
 	if err := checkFor(p, g); err != nil {
 		return constraints.Separation{}, err
 	}
@@ -46,7 +46,7 @@ func VerifyShard(ctx context.Context, p constraints.Problem, g Gamma, s Shard, o
 }
 
 // MergeShards returns the certificate of g for p from the separations of
-// every one of its shards (VerifyShard): the certificate Verify gives. The
+// every one of its shards (Shard.Verify): the certificate Verify gives. The
 // parts are combined exactly (constraints.Problem.MergeSeparations), which refuses
 // a missing, repeated or foreign shard; an error for missing shards names
 // them, and a part without its count of multisets is refused. The

@@ -32,7 +32,7 @@ func TestShardsMergeToVerify(t *testing.T) {
 		for _, n := range []int{1, 2, 5} {
 			var parts []constraints.Separation
 			for i := range n {
-				sep, err := VerifyShard(ctx, tc.p, tc.g, Shard{i, n}, VerifyOptions{Workers: 1})
+				sep, err := Shard{i, n}.Verify(ctx, tc.p, tc.g, VerifyOptions{Workers: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -54,7 +54,7 @@ func TestShardsRefused(t *testing.T) {
 	ctx := context.Background()
 	p, g := constraints.New(11, 3, 0.1, 1e-5), optK11M3(t)
 	part := func(i, n int) constraints.Separation {
-		sep, err := VerifyShard(ctx, p, g, Shard{i, n}, VerifyOptions{Workers: 1})
+		sep, err := Shard{i, n}.Verify(ctx, p, g, VerifyOptions{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,8 +84,8 @@ func TestShardsRefused(t *testing.T) {
 		{"gamma of another K", constraints.New(13, 3, 0.1, 1e-5), g},
 		{"gamma out of [0, 1]", p, append(Gamma{2}, g[1:]...)},
 	} {
-		if _, err := VerifyShard(ctx, tc.p, tc.g, Shard{0, 1}, VerifyOptions{Workers: 1}); err == nil {
-			t.Errorf("VerifyShard of %s: no error", tc.name)
+		if _, err := (Shard{0, 1}).Verify(ctx, tc.p, tc.g, VerifyOptions{Workers: 1}); err == nil {
+			t.Errorf("Shard.Verify of %s: no error", tc.name)
 		}
 	}
 }
@@ -136,7 +136,7 @@ func TestMergeChecksStatedWorst(t *testing.T) {
 	parts := func() []constraints.Separation {
 		var out []constraints.Separation
 		for i := range 2 {
-			sep, err := VerifyShard(ctx, p, g, Shard{i, 2}, VerifyOptions{Workers: 1})
+			sep, err := Shard{i, 2}.Verify(ctx, p, g, VerifyOptions{Workers: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -74,7 +74,7 @@ func (c Certificate) Err() error {
 }
 
 // VerifyOptions tune the exhaustive check of Verify, Certify and
-// VerifyShard. The zero value is ready to use.
+// Shard.Verify. The zero value is ready to use.
 type VerifyOptions struct {
 	// Workers is the number of goroutines of the exhaustive pass; 0 means
 	// GOMAXPROCS. The certificate does not depend on it.

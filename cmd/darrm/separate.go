@@ -54,7 +54,7 @@ func newSeparateCmd() *cobra.Command {
 				return err
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("certifying shard %v for K=%d m=%g", shard, p.K, p.M))
-			sep, err := gamma.VerifyShard(cmd.Context(), p.Problem, tab.Gamma, shard, gamma.VerifyOptions{Workers: f.Workers})
+			sep, err := shard.Verify(cmd.Context(), p.Problem, tab.Gamma, gamma.VerifyOptions{Workers: f.Workers})
 			prog.Done()
 			if err != nil {
 				return cli.AsUsage(err)

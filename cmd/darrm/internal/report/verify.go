@@ -50,7 +50,7 @@ func (out Verify) Write(w io.Writer, f cliout.Format) error {
 }
 
 // Shard is the file darrm separate writes: one shard of the exhaustive
-// certificate of a gamma for a problem (gamma.VerifyShard), which darrm
+// certificate of a gamma for a problem (gamma.Shard.Verify), which darrm
 // separate merge combines with the others (gamma.MergeShards).
 type Shard struct {
 	Problem    Problem                `json:"problem"`

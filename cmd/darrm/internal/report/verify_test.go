@@ -23,7 +23,7 @@ func TestMergeShards(t *testing.T) {
 	p := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: constraints.DefaultTargetDelta(1e-5, 3)}
 	shards := make([]Shard, 2)
 	for i := range shards {
-		sep, err := gamma.VerifyShard(context.Background(), p, g, gamma.Shard{Index: i, Count: 2}, gamma.VerifyOptions{})
+		sep, err := gamma.Shard{Index: i, Count: 2}.Verify(context.Background(), p, g, gamma.VerifyOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
