@@ -24,7 +24,7 @@ func Calibrated(meta *votefile.Meta) bool {
 		return false // provenance.Check refuses the header
 	}
 	for _, m := range mechanisms {
-		if slices.Contains(m.inputs(), meta.Input()) && m.relation() == rel && m.calibrated(meta.Input()) {
+		if slices.Contains(m.inputs(), meta.Input()) && m.Relation() == rel && m.calibrated(meta.Input()) {
 			return true
 		}
 	}

@@ -30,7 +30,7 @@ func (DaRRM) Name() provenance.MechanismName { return "darrm" }
 func (m DaRRM) Validate() error { return m.Target.validate() }
 
 func (DaRRM) inputs() []votefile.Input            { return twoClassVotes }
-func (DaRRM) relation() accountant.Relation       { return accountant.PrivateTeachers }
+func (DaRRM) Relation() accountant.Relation       { return accountant.PrivateTeachers }
 func (DaRRM) calibrated(votefile.Input) bool      { return true }
 func (m DaRRM) unsetSetting(votefile.Input) error { return needGamma(m.Name(), m.Gamma, m.needM()) }
 func (DaRRM) settings() any                       { return nil }

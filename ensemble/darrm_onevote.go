@@ -34,7 +34,7 @@ func (m OneVoteDaRRM) Validate() error {
 }
 
 func (OneVoteDaRRM) inputs() []votefile.Input       { return twoClassVotes }
-func (OneVoteDaRRM) relation() accountant.Relation  { return accountant.OneVote }
+func (OneVoteDaRRM) Relation() accountant.Relation  { return accountant.OneVote }
 func (OneVoteDaRRM) calibrated(votefile.Input) bool { return false }
 func (OneVoteDaRRM) settings() any                  { return nil }
 

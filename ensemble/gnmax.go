@@ -61,7 +61,7 @@ func (m GNMax) inputs() []votefile.Input {
 	return []votefile.Input{votefile.TwoClass, votefile.ManyClasses}
 }
 
-func (GNMax) relation() accountant.Relation     { return accountant.OneVote }
+func (GNMax) Relation() accountant.Relation     { return accountant.OneVote }
 func (GNMax) calibrated(in votefile.Input) bool { return in == votefile.TwoClass }
 
 func (m GNMax) unsetSetting(in votefile.Input) error {

@@ -28,7 +28,7 @@ func (m LNMax) Validate() error {
 }
 
 func (LNMax) inputs() []votefile.Input       { return manyClassVotes }
-func (LNMax) relation() accountant.Relation  { return accountant.OneVote }
+func (LNMax) Relation() accountant.Relation  { return accountant.OneVote }
 func (LNMax) calibrated(votefile.Input) bool { return false }
 
 func (m LNMax) unsetSetting(votefile.Input) error {

@@ -39,10 +39,13 @@ type Mechanism interface {
 	// the teachers and the votes are New's.
 	Validate() error
 
+	// Relation is the neighbouring relation that its guarantee is stated
+	// in: the private teachers' (accountant.PrivateTeachers) for DaRRM,
+	// Subsample, DSub and RR, the one-vote relation for the others.
+	Relation() accountant.Relation
+
 	// inputs returns the kinds of votes it labels, two-class first.
 	inputs() []votefile.Input
-	// relation returns the neighbouring relation of its guarantee.
-	relation() accountant.Relation
 	// calibrated reports whether, on votes of kind in, its target is
 	// m·ε of the teachers' ε (provenance.Stated.Calibrated): a release
 	// then needs the teachers' guarantee.
@@ -306,8 +309,3 @@ func (b *build) gamma(name provenance.MechanismName, src GammaSource, q constrai
 	}
 	return sg, nil
 }
-
-// RelationOf returns the neighbouring relation that m's guarantee is
-// stated in: the private teachers' (accountant.PrivateTeachers) for
-// DaRRM, Subsample, DSub and RR, the one-vote relation for the others.
-func RelationOf(m Mechanism) accountant.Relation { return m.relation() }

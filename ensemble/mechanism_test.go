@@ -112,7 +112,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s on %v: %v", m.Name(), e.in, err)
 			continue
 		}
-		if agg.Name() != m.Name() || agg.Classes() != classes || agg.Privacy().Relation != m.relation() || twoClass(agg) != (e.in == votefile.TwoClass) || label == "" {
+		if agg.Name() != m.Name() || agg.Classes() != classes || agg.Privacy().Relation != m.Relation() || twoClass(agg) != (e.in == votefile.TwoClass) || label == "" {
 			t.Errorf("%s on %v: built %s, %d classes, relation %v, label %q", m.Name(), e.in, agg.Name(), agg.Classes(), agg.Privacy().Relation, label)
 		}
 		if err := lookup(m.Name(), e.in); err != nil {

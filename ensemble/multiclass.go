@@ -129,7 +129,7 @@ func (m ConfidentGNMax) classes() ConfidentGNMax {
 }
 
 func (ConfidentGNMax) inputs() []votefile.Input       { return manyClassVotes }
-func (ConfidentGNMax) relation() accountant.Relation  { return accountant.OneVote }
+func (ConfidentGNMax) Relation() accountant.Relation  { return accountant.OneVote }
 func (ConfidentGNMax) calibrated(votefile.Input) bool { return false }
 
 func (m ConfidentGNMax) unsetSetting(votefile.Input) error {

@@ -37,7 +37,7 @@ func (m RR) Validate() error {
 }
 
 func (RR) inputs() []votefile.Input            { return twoClassVotes }
-func (RR) relation() accountant.Relation       { return accountant.PrivateTeachers }
+func (RR) Relation() accountant.Relation       { return accountant.PrivateTeachers }
 func (RR) calibrated(votefile.Input) bool      { return true }
 func (m RR) unsetSetting(votefile.Input) error { return m.needM() }
 func (RR) settings() any                       { return nil }

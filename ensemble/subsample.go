@@ -40,7 +40,7 @@ func (m Subsample) Validate() error { return m.Target.validate() }
 func (m DSub) Validate() error { return m.Target.validate() }
 
 func (Subsample) inputs() []votefile.Input            { return twoClassVotes }
-func (Subsample) relation() accountant.Relation       { return accountant.PrivateTeachers }
+func (Subsample) Relation() accountant.Relation       { return accountant.PrivateTeachers }
 func (Subsample) calibrated(votefile.Input) bool      { return true }
 func (m Subsample) unsetSetting(votefile.Input) error { return m.needM() }
 func (Subsample) settings() any                       { return nil }
@@ -52,7 +52,7 @@ func (m Subsample) planned(votefile.Input) (string, func(float64) Mechanism) {
 	return "m", func(v float64) Mechanism { m.M = v; return m }
 }
 func (DSub) inputs() []votefile.Input            { return twoClassVotes }
-func (DSub) relation() accountant.Relation       { return accountant.PrivateTeachers }
+func (DSub) Relation() accountant.Relation       { return accountant.PrivateTeachers }
 func (DSub) calibrated(votefile.Input) bool      { return true }
 func (m DSub) unsetSetting(votefile.Input) error { return m.needM() }
 func (DSub) settings() any                       { return nil }

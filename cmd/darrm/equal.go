@@ -146,7 +146,7 @@ func simulateAtTotals(ctx context.Context, rs []plan.Request, budget accountant.
 	var at []int // the row of each aggregator
 	for i, e := range eqs {
 		m := rs[i].Mechanism
-		out[i] = report.SimEqualRow{Planned: report.NewPlanned(e), Relation: ensemble.RelationOf(m)}
+		out[i] = report.SimEqualRow{Planned: report.NewPlanned(e), Relation: m.Relation()}
 		if e.NoFit != nil {
 			continue
 		}

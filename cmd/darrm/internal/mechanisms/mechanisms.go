@@ -23,8 +23,8 @@ import (
 
 // Info is a mechanism of release as the command knows it, for
 // votes of one kind: its name and the votes it labels, the relation it
-// releases in (ensemble.RelationOf), whether it samples a gamma, and the
-// flags it needs (on vote counts, every one: no setting has a default)
+// releases in (ensemble.Mechanism.Relation), whether it samples a gamma,
+// and the flags it needs (on vote counts, every one: no setting has a default)
 // or takes, as its fields' tags name them (FlagsOf); the
 // mechanism itself at its defaults, which the flags set (with).
 type Info struct {
@@ -57,7 +57,7 @@ var Table = func() []Info {
 	var out []Info
 	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
 		for _, m := range ensemble.Mechanisms(in) {
-			info := Info{Name: m.Name(), Input: in, Relation: ensemble.RelationOf(m), mech: m}
+			info := Info{Name: m.Name(), Input: in, Relation: m.Relation(), mech: m}
 			flags := FlagsOf(m, in)
 			info.Gamma = slices.Contains(flags, "gamma")
 			if in == votefile.ManyClasses {
