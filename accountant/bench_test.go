@@ -139,7 +139,7 @@ func BenchmarkMaxStepsDiscreteGaussian(b *testing.B) {
 
 // darrmBits are the dominating pairs of a DaRRM label of issue 68's
 // case: K = 11 teachers each (0.05, 1e-9)-DP, m = 2, gamma_opt of the
-// uniform prior (DominatingBits of what darrm aggregate composes), whose
+// uniform prior (Spend.Dominating of what darrm aggregate composes), whose
 // largest loss, 7.5, has mass 8e-10.
 var darrmBits = []BitPair{
 	{P: 0.5217243302072422, Q: 0.4782756697927587},

@@ -162,16 +162,19 @@ func (b bitLoss) mean() float64 {
 	return math.Max(0, mu)
 }
 
-// DominatingBits returns the pairs of a OneBitSpend (that Spend.Check
-// accepts) that no other of them is further apart than, each ordered
-// larger first, largest first:
-// a OneBitSpend with them has the same dominating pair as with all of
-// pairs (the same privacy loss distribution, at any scale of its
-// probabilities), and the same list whatever the order of pairs. A
-// private-teacher label's tens of thousands of pairs come down to a few
-// tens, which a ledger line can hold.
-func DominatingBits(pairs []BitPair) []BitPair {
-	return slices.Clone(cachedBitCurves(pairs).dominating)
+// Dominating returns s, which Check accepts, with, when it is a
+// OneBitSpend, only the pairs of its Bits that no other of them is
+// further apart than, each ordered larger first, largest first: it has
+// the same dominating pair as with all of them (the same privacy loss
+// distribution, at any scale of its probabilities), and the same list
+// whatever the order of its pairs. A private-teacher label's tens of
+// thousands of pairs come down to a few tens, which a ledger line can
+// hold. A spend of another kind is returned as it is.
+func (s Spend) Dominating() Spend {
+	if s.Kind == OneBitSpend {
+		s.Bits = slices.Clone(cachedBitCurves(s.Bits).dominating)
+	}
+	return s
 }
 
 // paretoBits returns the pairs, each ordered larger first, that no other

@@ -452,7 +452,7 @@ func TestOneBitLossPareto(t *testing.T) {
 	}
 }
 
-// TestDominatingBits: the pairs DominatingBits keeps, which a ledger
+// TestDominatingBits: the pairs Spend.Dominating keeps, which a ledger
 // line records, give the loss distribution of all the pairs (atoms of the
 // same loss bounds and mass, whatever the scale of their probabilities)
 // and so the same charge by every filter, and the same list in any order.
@@ -465,11 +465,12 @@ func TestDominatingBits(t *testing.T) {
 		{Parts: []FilterPart{{Method: RenyiFilter, Delta: 1e-3, Order: 8}}},
 		{Parts: []FilterPart{{Method: ZCDPFilter, Delta: 1e-3}}},
 	}
+	dominating := func(pairs []BitPair) []BitPair { return Spend{Kind: OneBitSpend, Bits: pairs}.Dominating().Bits }
 	for name, pairs := range sets {
-		kept := DominatingBits(pairs)
+		kept := dominating(pairs)
 		reversed := slices.Clone(pairs)
 		slices.Reverse(reversed)
-		if !slices.Equal(DominatingBits(reversed), kept) || !slices.Equal(DominatingBits(kept), kept) {
+		if !slices.Equal(dominating(reversed), kept) || !slices.Equal(dominating(kept), kept) {
 			t.Errorf("%s: the pairs kept depend on the order of the pairs, or are not kept again", name)
 		}
 		got, want := oneBitLoss(kept), oneBitLoss(pairs)

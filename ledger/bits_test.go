@@ -113,7 +113,7 @@ func TestOneBitCharges(t *testing.T) {
 	}
 	path := made(t)
 	spends := spendsOf(t, path)
-	kept := accountant.DominatingBits(listA)
+	kept := accountant.Spend{Kind: accountant.OneBitSpend, Bits: listA}.Dominating().Bits
 	if len(kept) >= len(listA)/10 || len(spends[2].Bits) != len(kept) || spends[2].BitsSHA256 != bitsDigest(kept) {
 		t.Fatalf("line 2 holds %d pairs of digest %s; want the %d of %d that dominate the others", len(spends[2].Bits), spends[2].BitsSHA256, len(kept), len(listA))
 	}

@@ -104,10 +104,7 @@ func (r rule) charge(step accountant.Spend) (accountant.Charge, error) {
 	if err := step.Check(); err != nil {
 		return accountant.Charge{}, err
 	}
-	if step.Kind == accountant.OneBitSpend {
-		step.Bits = accountant.DominatingBits(step.Bits)
-	}
-	return r.filter.Charge(step, r.budget)
+	return r.filter.Charge(step.Dominating(), r.budget)
 }
 
 // checkCharge reports whether the charge s states is the one the filter

@@ -211,7 +211,7 @@ type Spend struct {
 	// BitsSHA256 and Laplace (version 5) complete the description: a
 	// one-bit release's pairs of output probabilities by their SHA-256
 	// (bitsDigest), discrete Laplace noise (accountant.Spend). The pairs
-	// are those that dominate the others (accountant.DominatingBits), of
+	// are those that dominate the others (accountant.Spend.Dominating), of
 	// the same privacy as all: a DaRRM label's 19,505 distinct pairs at
 	// K = 11, m = 3 come down to 42. Such a line states the guarantee and
 	// noise of the release as version 4 does.
@@ -292,7 +292,7 @@ func spendOf(version int, run string, mechanism provenance.MechanismName, step a
 			// step() reads a pure guarantee without a kind as PureSpend.
 			s.Kind = accountant.ApproxSpend
 		case s.Kind == accountant.OneBitSpend:
-			s.Bits = accountant.DominatingBits(step.Bits)
+			s.Bits = step.Dominating().Bits
 			s.Kind, s.BitsSHA256 = accountant.ApproxSpend, bitsDigest(s.Bits)
 			if len(step.Gaussian) > 0 {
 				s.Kind = accountant.GaussianSpend

@@ -45,7 +45,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	var err error
 	if step.Kind == accountant.OneBitSpend {
 		if err = step.Check(); err == nil {
-			recorded.Bits = accountant.DominatingBits(step.Bits)
+			recorded = step.Dominating()
 		}
 	}
 	if err == nil {
