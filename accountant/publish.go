@@ -276,6 +276,27 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 	return n, t, err
 }
 
+// Allowed returns the number of steps that the budget of a, the account
+// of a release, allows, with their total to publish, which says by which
+// result they fit; Unlimited and the teachers' cap when the cap is within
+// the budget; 0 when none fits. The steps' parameters are fixed before
+// the release, so the budget allows those whose total to publish is
+// within it (MaxSteps: the least ε at the budget's δ of every composition
+// valid for them); when more than CountLimit fit, the release is held to
+// that many, a limit it never meets. The search ends with ctx's error
+// once ctx is done.
+func (a Account) Allowed(ctx context.Context) (int, Total, error) {
+	n, t, err := a.MaxSteps(ctx)
+	if errors.As(err, new(*BeyondCountError)) {
+		n, a.Steps = CountLimit, CountLimit
+		t, err = a.Publish()
+	}
+	if err != nil {
+		return 0, Total{}, fmt.Errorf("budget: %w", err)
+	}
+	return n, t, nil
+}
+
 // Fits reports whether the Steps steps of a run fit its budget: the
 // predicate on which MaxSteps searches.
 func (a Account) Fits() (bool, error) {

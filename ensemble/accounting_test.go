@@ -31,7 +31,7 @@ func newAccounting(ctx context.Context, priv Privacy, b provenance.Binding, c ac
 	}
 	a.Budget = &accountant.Budget{Guarantee: *budget}
 	a.acc.Budget = a.Budget
-	a.MaxQueries, a.Allows, err = Allowed(ctx, a.acc)
+	a.MaxQueries, a.Allows, err = a.acc.Allowed(ctx)
 	return a, err
 }
 

@@ -2,7 +2,6 @@ package ensemble
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -119,28 +118,6 @@ func (p Privacy) Account(b provenance.Binding, deltaPrime float64) (accountant.A
 	}
 	acc.Cap = c
 	return acc, note, nil
-}
-
-// Allowed returns the number of queries that the budget of a, the
-// account of a release (Privacy.Account), allows, with their total to
-// publish, which says by which result they fit; accountant.Unlimited
-// and the teachers' cap when the cap is within the budget; 0 when none
-// fits. The queries' parameters are fixed before the release, so the
-// budget allows those whose total to publish is within it
-// (accountant.Account.MaxSteps: the least ε at the budget's δ of every
-// composition valid for them); when more than accountant.CountLimit fit,
-// the release is held to that many, a limit it never meets. The search
-// ends with ctx's error once ctx is done.
-func Allowed(ctx context.Context, a accountant.Account) (int, accountant.Total, error) {
-	n, t, err := a.MaxSteps(ctx)
-	if errors.As(err, new(*accountant.BeyondCountError)) {
-		n, a.Steps = accountant.CountLimit, accountant.CountLimit
-		t, err = a.Publish()
-	}
-	if err != nil {
-		return 0, accountant.Total{}, fmt.Errorf("budget: %w", err)
-	}
-	return n, t, nil
 }
 
 // Options tune the construction of aggregators.

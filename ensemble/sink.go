@@ -102,8 +102,8 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // "id,label,answered" for multi-class votes (docs/aggregate.md).
 //
 // It releases at most limit queries (no limit when limit < 0), e.g. the
-// number a privacy budget allows (Allowed); later queries are
-// read and checked, so that a malformed file is rejected as a whole, and
+// number a privacy budget allows (accountant.Account.Allowed); later
+// queries are read and checked, so that a malformed file is rejected as a whole, and
 // counted as stopped by the budget (ReleaseResult.StoppedByBudget). On
 // cancellation of ctx it stops within 1,024 queries.
 //

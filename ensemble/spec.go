@@ -40,8 +40,9 @@ type ReleaseSpec struct {
 	// (provenance.CheckedHeader.ReleaseTeachers). The
 	// other mechanisms do not use it.
 	Teachers *accountant.Guarantee
-	// Budget, if not nil, limits the queries released (Allowed), and
-	// the total to publish is stated at its δ. The slack DeltaPrime (0:
+	// Budget, if not nil, limits the queries released
+	// (accountant.Account.Allowed), and the total to publish is stated at
+	// its δ. The slack DeltaPrime (0:
 	// accountant.DefaultDeltaPrime) gives the analysis totals, the
 	// teachers' cap and the total δ of a release without a budget,
 	// unless TotalDelta gives it (a release with a budget takes none):
@@ -111,7 +112,7 @@ type Released struct {
 	Account accountant.Account
 	CapNote string
 	// MaxQueries is the number of queries the budget allows and Allows
-	// their total to publish (Allowed), with a budget.
+	// their total to publish (accountant.Account.Allowed), with a budget.
 	MaxQueries int
 	Allows     accountant.Total
 	Result     ReleaseResult
@@ -147,8 +148,8 @@ func (e *budgetError) Is(target error) bool { return target == ErrBudget }
 // Step is a step of a release, which a *ReleaseError names: StepGamma
 // (loading the gamma), StepBuild (building and certifying the
 // aggregator), StepBinding (the votes' header, provenance.Check),
-// StepAccounting (Privacy.Account, Allowed), StepLedger (Ledger.Begin,
-// Ledger.Publish) or StepLabels (ReleaseTo).
+// StepAccounting (Privacy.Account, accountant.Account.Allowed),
+// StepLedger (Ledger.Begin, Ledger.Publish) or StepLabels (ReleaseTo).
 type Step int
 
 // The steps of a release, in their order.
@@ -173,8 +174,8 @@ func (s Step) String() string { return stepNames.String(s) }
 // whose message it keeps. Step says where: StepGamma (loading the
 // gamma), StepBuild (building and certifying the aggregator), StepBinding
 // (the votes' header, provenance.Check), StepAccounting (Privacy.Account,
-// Allowed), StepLedger (Ledger.Begin, Ledger.Publish) or StepLabels
-// (ReleaseTo).
+// accountant.Account.Allowed), StepLedger (Ledger.Begin, Ledger.Publish)
+// or StepLabels (ReleaseTo).
 type ReleaseError struct {
 	Step Step
 	Err  error
@@ -188,7 +189,7 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 // call: it loads its gamma if it samples one and builds and certifies the
 // aggregator (New: the gamma is certified once, as it is sampled), binds it to the votes (provenance.Check: the one check of the
 // votes against what the mechanism states), accounts for it under the
-// budget (Privacy.Account, Allowed), opens the ledger bound to the same binding and
+// budget (Privacy.Account, accountant.Account.Allowed), opens the ledger bound to the same binding and
 // charged at the same per-query step, and writes the labels to the sink
 // (ReleaseTo).
 //
@@ -229,7 +230,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	}
 	if s.Budget != nil {
 		out.Account.Budget = s.Budget
-		if out.MaxQueries, out.Allows, err = Allowed(ctx, out.Account); err != nil {
+		if out.MaxQueries, out.Allows, err = out.Account.Allowed(ctx); err != nil {
 			return fail(StepAccounting, err)
 		}
 		if out.MaxQueries != accountant.Unlimited {

@@ -116,7 +116,7 @@ type Count struct {
 }
 
 // built is the aggregator of a request with its account under the
-// request's budget and the queries the budget allows (ensemble.Allowed),
+// request's budget and the queries the budget allows (accountant.Account.Allowed),
 // with their total to publish.
 type built struct {
 	agg        ensemble.Labeler
@@ -169,7 +169,7 @@ func named(src ensemble.GammaSource) ensemble.GammaSource {
 }
 
 // build builds the aggregator of r (aggregator) and its account under
-// r.Budget (ensemble.Privacy.Account and ensemble.Allowed, the functions
+// r.Budget (ensemble.Privacy.Account and accountant.Account.Allowed, the functions
 // that limit a budgeted release), with the teachers' cap of r's kind and
 // partition (provenance.Binding.Cap).
 func build(ctx context.Context, r Request) (built, error) {
@@ -186,7 +186,7 @@ func build(ctx context.Context, r Request) (built, error) {
 		return built{}, err
 	}
 	b.acc.Budget = r.Budget
-	if b.maxQueries, b.allows, err = ensemble.Allowed(ctx, b.acc); err != nil {
+	if b.maxQueries, b.allows, err = b.acc.Allowed(ctx); err != nil {
 		return built{}, err
 	}
 	return b, nil
@@ -255,13 +255,13 @@ func (c Count) of(t Target) int {
 }
 
 // count returns what r's budget buys: the queries one budgeted run
-// releases, by the function that limits it (ensemble.Allowed), and
+// releases, by the function that limits it (accountant.Account.Allowed), and
 // those a run charged to a new ledger of the budget releases, by the
 // filter ledger init fixes for these labels declared (ledger.ChooseFilter)
 // or Request.Filter (accountant.Filter.MaxSteps). A budget that fits no
 // query is an error that says the smallest one that fits one; one within
 // which more than accountant.CountLimit fit allows that many, as it does
-// a release (ensemble.Allowed) and a ledger.
+// a release (accountant.Account.Allowed) and a ledger.
 func count(ctx context.Context, r Request) (Count, error) {
 	if err := r.validate(); err != nil {
 		return Count{}, err

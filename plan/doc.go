@@ -3,7 +3,7 @@
 // number of queries fit a budget (in one run or on a new ledger), and
 // which mechanism gives the most correct labels on proxy votes. It counts
 // by the very accounting that holds darrm aggregate --budget-eps to a
-// budget (ensemble.Allowed) and, for a ledger, by its filter
+// budget (accountant.Account.Allowed) and, for a ledger, by its filter
 // (accountant.Filter.MaxSteps): the one ledger init fixes for the labels
 // declared (ledger.ChooseFilter). A plan of parameters fits its queries
 // to one run (ForRun) or to a new ledger (ForLedger). Make is the one

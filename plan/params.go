@@ -257,7 +257,7 @@ func fixedTeachers(ctx context.Context, r Request) error {
 // laplace-scale) with which a run held to r.Budget releases queries
 // queries: searched on the predicate the release's count searches on
 // (accountant.Account.Fits), the last value that fits, then checked by the
-// release's own count (ensemble.Allowed), which must reach
+// release's own count (accountant.Account.Allowed), which must reach
 // queries, and against its neighbour generosity times more generous,
 // which must not. Confident-GNMax needs proxy
 // votes (onProxy).
