@@ -279,27 +279,3 @@ func rename(err error, names map[string]string) error {
 	c.Name = to
 	return fmt.Errorf("smooth sensitivity: %w", &c)
 }
-
-// NewSmoothParams returns the parameters of a smooth-sensitivity release
-// of which the caller gives those not nil, each checked: the order > 1,
-// β > 0 and σ_ss > 0 (else a *accountant.ParamError naming "ss order",
-// "beta" or "sigma ss"); the others are left open, to be chosen as
-// fromVotes says (SmoothParams).
-func NewSmoothParams(order, beta, sigma *float64, fromVotes bool) (SmoothParams, error) {
-	p := SmoothParams{FromVotes: fromVotes}
-	for _, v := range []struct {
-		name  string
-		given *float64
-		min   float64
-		dst   *float64
-	}{{"ss order", order, 1, &p.Order}, {"beta", beta, 0, &p.Beta}, {"sigma ss", sigma, 0, &p.Sigma}} {
-		if v.given == nil {
-			continue
-		}
-		if !(*v.given > v.min) {
-			return p, &accountant.ParamError{Name: v.name, Value: *v.given, Rule: fmt.Sprintf("must be > %g", v.min)}
-		}
-		*v.dst = *v.given
-	}
-	return p, nil
-}

@@ -1,7 +1,6 @@
 package pate
 
 import (
-	"errors"
 	"math"
 	"testing"
 
@@ -108,25 +107,6 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 		}
 		if ss.Order != first.Order || ss.Beta != first.Beta || ss.Sigma != first.Sigma || ss.Margin != first.Margin || ss.GNSS != first.GNSS {
 			t.Errorf("votes %d: %+v, the first votes' %+v", i, ss, first)
-		}
-	}
-}
-
-// TestNewSmoothParams: a parameter given is checked against its rule and
-// named; one not given is left open.
-func TestNewSmoothParams(t *testing.T) {
-	v := func(x float64) *float64 { return &x }
-	p, err := NewSmoothParams(v(20), nil, v(3), true)
-	if err != nil || p != (SmoothParams{Order: 20, Sigma: 3, FromVotes: true}) {
-		t.Errorf("%+v, %v", p, err)
-	}
-	for _, tc := range []struct {
-		order, beta, sigma *float64
-		name               string
-	}{{v(1), nil, nil, "ss order"}, {nil, v(0), nil, "beta"}, {nil, nil, v(-2), "sigma ss"}, {v(math.NaN()), nil, nil, "ss order"}} {
-		var pe *accountant.ParamError
-		if _, err := NewSmoothParams(tc.order, tc.beta, tc.sigma, false); !errors.As(err, &pe) || pe.Name != tc.name {
-			t.Errorf("%s: error %v", tc.name, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/pate"
@@ -22,15 +23,39 @@ type analysisFlags struct {
 }
 
 // smooth returns the parameters of the smooth-sensitivity release the
-// flags give (pate.NewSmoothParams checks them).
+// flags give (smoothParams checks them).
 func (f *analysisFlags) smooth(cmd *cobra.Command) (pate.SmoothParams, error) {
 	fs := cmd.Flags()
-	p, err := pate.NewSmoothParams(cli.Given(fs, "ss-order", f.SSOrder), cli.Given(fs, "beta", f.Beta), cli.Given(fs, "sigma-ss", f.SigmaSS), f.SSParams == ssFromVotes)
+	p, err := smoothParams(cli.Given(fs, "ss-order", f.SSOrder), cli.Given(fs, "beta", f.Beta), cli.Given(fs, "sigma-ss", f.SigmaSS), f.SSParams == ssFromVotes)
 	if err != nil {
 		return p, exitstatus.Flagged(err, map[string]string{"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
 	if p.FromVotes && fs.Changed("beta") != fs.Changed("sigma-ss") {
 		return p, cli.Usagef("--ss-parameters from-votes chooses --beta and --sigma-ss together: fix both, or neither")
+	}
+	return p, nil
+}
+
+// smoothParams returns the parameters of a smooth-sensitivity release of
+// which the flags give those not nil, each checked: the order > 1, β > 0
+// and σ_ss > 0 (else a *accountant.ParamError naming "ss order", "beta"
+// or "sigma ss"); the others are left open (0), to be chosen as
+// fromVotes says (pate.SmoothParams).
+func smoothParams(order, beta, sigma *float64, fromVotes bool) (pate.SmoothParams, error) {
+	p := pate.SmoothParams{FromVotes: fromVotes}
+	for _, v := range []struct {
+		name  string
+		given *float64
+		min   float64
+		dst   *float64
+	}{{"ss order", order, 1, &p.Order}, {"beta", beta, 0, &p.Beta}, {"sigma ss", sigma, 0, &p.Sigma}} {
+		if v.given == nil {
+			continue
+		}
+		if !(*v.given > v.min) {
+			return p, &accountant.ParamError{Name: v.name, Value: *v.given, Rule: fmt.Sprintf("must be > %g", v.min)}
+		}
+		*v.dst = *v.given
 	}
 	return p, nil
 }
