@@ -55,7 +55,7 @@ func TestReleaseAccounted(t *testing.T) {
 		{name: "no query", test: func(context.Context) (bool, error) { return true, nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			meta := provenance.Header(provenance.Binding{Ensemble: "acc", Teachers: provenance.Teachers{K: 5, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}, 3, votefile.LayoutCounts)
+			meta := provenance.Binding{Ensemble: "acc", Teachers: provenance.Teachers{K: 5, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(3, votefile.LayoutCounts)
 			in, err := votefile.ReadRows([][]int{{5, 0, 0}, {0, 5, 0}, {4, 1, 0}, {0, 0, 5}, {1, 1, 3}}, meta)
 			if err != nil {
 				t.Fatal(err)

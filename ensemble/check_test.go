@@ -25,7 +25,7 @@ func TestReleaseTeachers(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	hetero := statedMeta(3, 0.2, 1e-6)
 	hetero.Teachers = []votefile.TeacherGroup{provenance.StatedTeachers(1, accountant.Guarantee{Eps: 0.2, Delta: 1e-6}), provenance.StatedTeachers(2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5})}
-	sgd := provenance.Header(provenance.Binding{Ensemble: "sgd", Teachers: provenance.Teachers{K: 3, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}, 2, votefile.LayoutVotes)
+	sgd := provenance.Binding{Ensemble: "sgd", Teachers: provenance.Teachers{K: 3, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(2, votefile.LayoutVotes)
 	for _, tc := range []struct {
 		name       string
 		meta       *votefile.Meta
@@ -106,7 +106,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 // statedMeta is the header of k teachers, each (eps, delta)-DP on shared
 // data, voting on two classes.
 func statedMeta(k int, eps, delta float64) *votefile.Meta {
-	return provenance.Header(provenance.Binding{Ensemble: "test-ensemble", Teachers: provenance.Teachers{K: k, Each: accountant.Guarantee{Eps: eps, Delta: delta}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes)
+	return provenance.Binding{Ensemble: "test-ensemble", Teachers: provenance.Teachers{K: k, Each: accountant.Guarantee{Eps: eps, Delta: delta}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes)
 }
 
 // TestCalibrated: the registry calibrates two-class GNMax, in the one-vote

@@ -85,7 +85,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 // countsHead is the metadata header of a counts file of K = 4 non-private
 // teachers over C = 3 classes.
 var countsHead = func() string {
-	m := provenance.Header(provenance.Binding{Ensemble: "pate-test", Teachers: provenance.Teachers{K: 4, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}, 3, votefile.LayoutCounts)
+	m := provenance.Binding{Ensemble: "pate-test", Teachers: provenance.Teachers{K: 4, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(3, votefile.LayoutCounts)
 	b, err := m.AppendHeader(nil, votefile.FormatCSV)
 	if err != nil {
 		panic(err)

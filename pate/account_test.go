@@ -19,7 +19,7 @@ import (
 // and returns its reader.
 func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefile.Reader {
 	t.Helper()
-	meta := provenance.Header(provenance.Binding{Ensemble: "acct", Teachers: provenance.Teachers{K: 250, Relation: rel, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}, 10, votefile.LayoutCounts)
+	meta := provenance.Binding{Ensemble: "acct", Teachers: provenance.Teachers{K: 250, Relation: rel, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(10, votefile.LayoutCounts)
 	if rel == accountant.PrivateTeachers {
 		meta.Partition = provenance.SharedData.String()
 		meta.Teachers = []votefile.TeacherGroup{provenance.StatedTeachers(250, accountant.Guarantee{Eps: 1, Delta: 1e-5})}
@@ -265,7 +265,7 @@ func TestAccountAbstentions(t *testing.T) {
 	m := paperMechanisms()[0]
 	opts := AccountOptions{Mechanism: m.mech(), Delta: paperDelta, Conversion: accountant.PaperConversion}
 	// votefile.WriteCounts writes rows of K votes only.
-	meta := provenance.Header(provenance.Binding{Ensemble: "acct", Teachers: provenance.Teachers{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}, 10, votefile.LayoutCounts)
+	meta := provenance.Binding{Ensemble: "acct", Teachers: provenance.Teachers{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(10, votefile.LayoutCounts)
 	file, err := meta.AppendHeader(nil, votefile.FormatCSV)
 	if err != nil {
 		t.Fatal(err)

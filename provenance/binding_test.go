@@ -24,9 +24,9 @@ func TestCheck(t *testing.T) {
 	private := statedMeta(5, 1, 1e-5)
 	hetero := statedMeta(3, 0.2, 1e-6)
 	hetero.Teachers = []votefile.TeacherGroup{StatedTeachers(1, accountant.Guarantee{Eps: 0.2, Delta: 1e-6}), StatedTeachers(2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5})}
-	sgd := Header(Binding{Ensemble: "sgd", Teachers: Teachers{K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}, 2, votefile.LayoutVotes)
-	pate := Header(Binding{Ensemble: "pate", Teachers: Teachers{K: 4, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}, 3, votefile.LayoutCounts)
-	oneVote := Header(Binding{Ensemble: "test-ensemble", Teachers: Teachers{K: 4, Each: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}, 3, votefile.LayoutCounts)
+	sgd := Binding{Ensemble: "sgd", Teachers: Teachers{K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}.Header(2, votefile.LayoutVotes)
+	pate := Binding{Ensemble: "pate", Teachers: Teachers{K: 4, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}.Header(3, votefile.LayoutCounts)
+	oneVote := Binding{Ensemble: "test-ensemble", Teachers: Teachers{K: 4, Each: accountant.Guarantee{Eps: 0.5}, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}.Header(3, votefile.LayoutCounts)
 	for _, m := range []*votefile.Meta{private, hetero, sgd, pate, oneVote} {
 		if err := m.Validate(); err != nil {
 			t.Fatalf("fixture %s: %v", m.Ensemble, err)

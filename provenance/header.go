@@ -429,7 +429,7 @@ func (c *CheckedHeader) ReleaseTeachers(s Stated) (TeacherGuarantee, error) {
 // and as its teachers the groups given (StatedTeachers,
 // DPSGDRun.Teachers) or, without, all K teachers with b's guarantee,
 // stated, or non-private teachers when it is zero. Check checks it.
-func Header(b Binding, classes int, layout votefile.Layout, groups ...votefile.TeacherGroup) *votefile.Meta {
+func (b Binding) Header(classes int, layout votefile.Layout, groups ...votefile.TeacherGroup) *votefile.Meta {
 	if len(groups) == 0 {
 		groups = []votefile.TeacherGroup{nonPrivateTeachers(b.K)}
 		if b.Each != (accountant.Guarantee{}) {

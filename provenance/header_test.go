@@ -15,7 +15,7 @@ import (
 // statedMeta is the header of k teachers stated (eps, Delta)-DP, fixed,
 // on shared data.
 func statedMeta(k int, eps, delta float64) *votefile.Meta {
-	return Header(Binding{Ensemble: "test-ensemble", Teachers: Teachers{K: k, Each: accountant.Guarantee{Eps: eps, Delta: delta}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}}, 2, votefile.LayoutVotes)
+	return Binding{Ensemble: "test-ensemble", Teachers: Teachers{K: k, Each: accountant.Guarantee{Eps: eps, Delta: delta}, Relation: accountant.PrivateTeachers, Kind: Fixed, Partition: SharedData}}.Header(2, votefile.LayoutVotes)
 }
 
 // sgdRun is a DP-SGD run and the guarantee the accountant gives it.
@@ -142,7 +142,7 @@ func TestHeaderTeachers(t *testing.T) {
 	if c, ok := headerTeachers(t, statedMeta(3, 0.1, 1e-5)); !ok || c != (TeacherGuarantee{Guarantee: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}}) {
 		t.Errorf("common bound of equal teachers: %+v, %v", c, ok)
 	}
-	sgd := Header(Binding{Ensemble: "sgd", Teachers: Teachers{K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}, 2, votefile.LayoutVotes)
+	sgd := Binding{Ensemble: "sgd", Teachers: Teachers{K: 3, Relation: accountant.OneVote, Kind: Fixed, Partition: KeyedHash}}.Header(2, votefile.LayoutVotes)
 	if _, ok := headerTeachers(t, sgd); ok {
 		t.Error("non-private teachers have a common guarantee")
 	}

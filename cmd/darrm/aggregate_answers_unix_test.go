@@ -26,7 +26,7 @@ import (
 func TestBudgetAnswersKept(t *testing.T) {
 	dir, cache, state := t.TempDir(), t.TempDir(), t.TempDir()
 	t.Setenv(statedir.Env, state)
-	head, err := provenance.Header(provenance.Binding{Ensemble: "k11", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-9}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes).AppendHeader(nil, votefile.FormatCSV)
+	head, err := provenance.Binding{Ensemble: "k11", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-9}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes).AppendHeader(nil, votefile.FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}

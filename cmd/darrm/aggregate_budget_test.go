@@ -36,7 +36,7 @@ func TestPureBudget(t *testing.T) {
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "pure", "--K", "3", "--eps", "0.1", "--Delta", "0", "--kind", "per-query", "--partition", "shared", "--budget-eps", "3", "--budget-delta", "0"); code != 0 {
 		t.Fatal(e)
 	}
-	withHeader(t, votes, provenance.Header(provenance.Binding{Ensemble: "pure", Teachers: provenance.Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.1}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes))
+	withHeader(t, votes, provenance.Binding{Ensemble: "pure", Teachers: provenance.Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.1}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes))
 	pate := filepath.Join(dir, "pate.ledger")
 	if _, e, code := darrm(t, "", "ledger", "init", pate, "--votes", counts, "--budget-eps", "3", "--budget-delta", "0"); code != 0 {
 		t.Fatal(e)

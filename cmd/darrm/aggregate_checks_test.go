@@ -39,7 +39,7 @@ func checkFile(t *testing.T, path string, m mechanisms.Info, id string, n int) [
 	var b strings.Builder
 	var flags []string
 	if id != "" {
-		meta := provenance.Header(provenance.Binding{Ensemble: id, Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: delta}, Relation: m.Relation, Kind: provenance.Fixed, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes)
+		meta := provenance.Binding{Ensemble: id, Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: delta}, Relation: m.Relation, Kind: provenance.Fixed, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes)
 		if m.Relation == accountant.OneVote {
 			meta.Partition = provenance.KeyedHash.String()
 		}

@@ -59,7 +59,7 @@ func TestSignalDuringRelease(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		head, err := (provenance.Header(provenance.Binding{Ensemble: "k-" + c.sig.String(), Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-9}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
+		head, err := (provenance.Binding{Ensemble: "k-" + c.sig.String(), Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-9}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ import (
 // (0.1, 1e-5)-DP, fixed models on shared data, in format f.
 func statedHeader(t *testing.T, k int, f votefile.Format) string {
 	t.Helper()
-	m := provenance.Header(provenance.Binding{Ensemble: "stated-k" + fmt.Sprint(k), Teachers: provenance.Teachers{K: k, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes)
+	m := provenance.Binding{Ensemble: "stated-k" + fmt.Sprint(k), Teachers: provenance.Teachers{K: k, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.Fixed, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes)
 	b, err := m.AppendHeader(nil, f)
 	if err != nil {
 		t.Fatal(err)

@@ -91,7 +91,7 @@ func newLedgerFile(t *testing.T, dir, name, votes string) string {
 	if _, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--ensemble", name, "--budget-eps", "1e9", "--budget-delta", "0.5"}, binding3...)...); code != 0 {
 		t.Fatal(e)
 	}
-	withHeader(t, votes, provenance.Header(provenance.Binding{Ensemble: name, Teachers: provenance.Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes))
+	withHeader(t, votes, provenance.Binding{Ensemble: name, Teachers: provenance.Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes))
 	return led
 }
 

@@ -122,7 +122,7 @@ func TestLedgerOpenProfilePoint(t *testing.T) {
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11-issue68", "--K", "11", "--eps", "0.05", "--Delta", "1e-9", "--kind", "per-query", "--partition", "shared", "--budget-eps", "8", "--budget-delta", "1e-8", "--filter", "simple"); code != 0 {
 		t.Fatal(e)
 	}
-	head, err := (provenance.Header(provenance.Binding{Ensemble: "k11-issue68", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.05, Delta: 1e-9}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
+	head, err := (provenance.Binding{Ensemble: "k11-issue68", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.05, Delta: 1e-9}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestLedgerAcrossRuns(t *testing.T) {
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "2", "--budget-delta", "1e-3"); code != 0 {
 		t.Fatal(e)
 	}
-	head, err := (provenance.Header(provenance.Binding{Ensemble: "k11", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
+	head, err := (provenance.Binding{Ensemble: "k11", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestLedgerHeaderResigned(t *testing.T) {
 	if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", "k11-resigned", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "2", "--budget-delta", "1e-3", "--delta-prime", "1e-4"); code != 0 {
 		t.Fatal(e)
 	}
-	head, err := (provenance.Header(provenance.Binding{Ensemble: "k11-resigned", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
+	head, err := (provenance.Binding{Ensemble: "k11-resigned", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,7 +533,7 @@ func TestLedgerForgedLines(t *testing.T) {
 			if _, e, code := darrm(t, "", "ledger", "init", led, "--ensemble", ensemble, "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "5", "--budget-delta", "1e-3"); code != 0 {
 				t.Fatal(e)
 			}
-			head, err := (provenance.Header(provenance.Binding{Ensemble: ensemble, Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
+			head, err := (provenance.Binding{Ensemble: ensemble, Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
 			if err != nil {
 				t.Fatal(err)
 			}

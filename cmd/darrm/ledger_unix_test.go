@@ -306,7 +306,7 @@ func TestLedgerMessages(t *testing.T) {
 	if out, stderr, code := darrm(t, "", append([]string{"ledger", "upgrade", v1}, binding3...)...); code != 0 || !strings.Contains(unwrapped(out), "the spends of 1 run carried over") {
 		t.Errorf("upgrade: exit %d: %s%s", code, out, stderr)
 	}
-	withHeader(t, votes, provenance.Header(provenance.Binding{Ensemble: "v3", Teachers: provenance.Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}, 2, votefile.LayoutVotes))
+	withHeader(t, votes, provenance.Binding{Ensemble: "v3", Teachers: provenance.Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes))
 	out, stderr, code = darrm(t, "", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", v1, "--out", filepath.Join(dir, "l.csv"), "--format", "json")
 	if code != 0 || !strings.Contains(out, `"budget": {`+"\n"+`      "eps": 10,`) || strings.Contains(out, `"Eps"`) {
 		t.Errorf("aggregate JSON after the upgrade: exit %d: %s%s", code, out, stderr)
@@ -383,7 +383,7 @@ func TestLedgerUpgradeKeepsComposition(t *testing.T) {
 	}
 	votes := filepath.Join(dir, "votes.csv")
 	os.WriteFile(votes, []byte(strings.Repeat("1,1,0\n", 50)), 0o644)
-	withHeader(t, votes, provenance.Header(provenance.Binding{Ensemble: "v3-one-vote", Teachers: provenance.Teachers{K: 3, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}, 2, votefile.LayoutVotes))
+	withHeader(t, votes, provenance.Binding{Ensemble: "v3-one-vote", Teachers: provenance.Teachers{K: 3, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(2, votefile.LayoutVotes))
 	labels := filepath.Join(dir, "labels.csv")
 	_, stderr, code = darrm(t, "", "aggregate", votes, "--mechanism", "darrm-one-vote", "--target-eps", "0.05", "--delta", "0", "--cache-dir", dir, "--ledger", led, "--out", labels)
 	b, _ := os.ReadFile(labels)

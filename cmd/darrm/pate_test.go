@@ -33,7 +33,7 @@ import (
 // relation rel.
 func pateHeader(t *testing.T, k, c int, l votefile.Layout, rel accountant.Relation, f votefile.Format) string {
 	t.Helper()
-	m := provenance.Header(provenance.Binding{Ensemble: fmt.Sprintf("pate-k%d", k), Teachers: provenance.Teachers{K: k, Relation: rel, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}, c, l)
+	m := provenance.Binding{Ensemble: fmt.Sprintf("pate-k%d", k), Teachers: provenance.Teachers{K: k, Relation: rel, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(c, l)
 	if rel == accountant.PrivateTeachers {
 		m.Partition = provenance.SharedData.String()
 		m.Teachers = []votefile.TeacherGroup{provenance.StatedTeachers(k, accountant.Guarantee{Eps: 0.5, Delta: 1e-5})}

@@ -107,7 +107,7 @@ func (f *sidecarFlags) write(cmd *cobra.Command, name string) error {
 	if b.K == 0 {
 		b.K = in.K()
 	}
-	m := provenance.Header(b, in.Classes(), in.Layout())
+	m := b.Header(in.Classes(), in.Layout())
 	if m.Input() == votefile.ManyClasses && m.Layout == votefile.LayoutVotes {
 		m.Orientation = opts.Orientation // class labels: a matrix that reads either way
 	}

@@ -248,7 +248,7 @@ func (c Config) meta(params [][]float64) (*votefile.Meta, error) {
 		}
 		groups, b.Relation = append(groups, g), accountant.PrivateTeachers
 	}
-	m := provenance.Header(b, max(2, c.Classes), votefile.LayoutVotes, groups...)
+	m := b.Header(max(2, c.Classes), votefile.LayoutVotes, groups...)
 	if err := m.Validate(); err != nil {
 		return nil, err
 	}
