@@ -610,7 +610,7 @@ func TestFilterMaxStepsBeyond(t *testing.T) {
 // points.
 func TestOpenFilters(t *testing.T) {
 	b := Guarantee{8, 1e-8}
-	cands, keep, err := OpenFilters(OneVote, Budget{Guarantee: b}, &oneVoteStep)
+	cands, keep, err := (Budget{Guarantee: b}).OpenFilters(OneVote, &oneVoteStep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -625,20 +625,20 @@ func TestOpenFilters(t *testing.T) {
 	for _, c := range cands {
 		t.Logf("%v: %d (%v)", c.Filter, c.Steps, c.Err)
 	}
-	if _, keep, err := OpenFilters(OneVote, Budget{Guarantee: b}, nil); err != nil || keep != 0 {
+	if _, keep, err := (Budget{Guarantee: b}).OpenFilters(OneVote, nil); err != nil || keep != 0 {
 		t.Errorf("no hint, one vote: %d (%v)", keep, err)
 	}
-	if cands, keep, err := OpenFilters(PrivateTeachers, Budget{Guarantee: b}, nil); err != nil || cands[keep].Filter.String() != "simple(1e-08)" {
+	if cands, keep, err := (Budget{Guarantee: b}).OpenFilters(PrivateTeachers, nil); err != nil || cands[keep].Filter.String() != "simple(1e-08)" {
 		t.Errorf("no hint, private teachers: %v (%v)", cands[keep].Filter, err)
 	}
-	if cands, _, err := OpenFilters(OneVote, Budget{Guarantee: Guarantee{3, 0}}, nil); err != nil || len(cands) != 1 || cands[0].Filter.String() != "simple(0)" {
+	if cands, _, err := (Budget{Guarantee: Guarantee{3, 0}}).OpenFilters(OneVote, nil); err != nil || len(cands) != 1 || cands[0].Filter.String() != "simple(0)" {
 		t.Errorf("pure budget: %v (%v)", cands, err)
 	}
 	sgm := Spend{Kind: SampledGaussianSpend, Guarantee: Guarantee{Eps: 1, Delta: 1e-5}, Q: 0.01, Sigma: 2}
-	if cands, keep, err := OpenFilters(OneVote, Budget{Guarantee: Guarantee{2, 1e-5}}, &sgm); err != nil || cands[keep].Filter.Parts[0].Method != RenyiFilter {
+	if cands, keep, err := (Budget{Guarantee: Guarantee{2, 1e-5}}).OpenFilters(OneVote, &sgm); err != nil || cands[keep].Filter.Parts[0].Method != RenyiFilter {
 		t.Errorf("sampled Gaussian: kept %v (%v)", cands[keep].Filter, err)
 	}
-	if _, _, err := OpenFilters(OneVote, Budget{Guarantee: Guarantee{0.1, 1e-10}}, &Spend{Kind: ApproxSpend, Guarantee: Guarantee{Eps: 1, Delta: 0.1}}); !errors.Is(err, errNoFilter) {
+	if _, _, err := (Budget{Guarantee: Guarantee{0.1, 1e-10}}).OpenFilters(OneVote, &Spend{Kind: ApproxSpend, Guarantee: Guarantee{Eps: 1, Delta: 0.1}}); !errors.Is(err, errNoFilter) {
 		t.Errorf("a hint no filter holds: %v", err)
 	}
 }
@@ -680,7 +680,7 @@ func TestIssueTable(t *testing.T) {
 				t.Errorf("%s, %v: %v", c.name, f, err)
 			}
 		}
-		cands, keep, err := OpenFilters(OneVote, Budget{Guarantee: b}, &c.step)
+		cands, keep, err := (Budget{Guarantee: b}).OpenFilters(OneVote, &c.step)
 		if err != nil || cands[keep].Steps < c.filters {
 			t.Errorf("%s: the open filter %v allows %d (%v), want at least %d", c.name, cands[keep].Filter, cands[keep].Steps, err, c.filters)
 		}

@@ -25,7 +25,7 @@ var renyiOrders = [...]float64{2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64,
 const maxSlackHalvings = 12
 
 // OpenFilters returns the filters a ledger open to any use may hold its
-// runs to under budget, each valid for parameters chosen adaptively
+// runs to under the budget, each valid for parameters chosen adaptively
 // (Filter), with what each allows of the steps hint describes (nil: no
 // hint), and the index of the one to keep. Each is chosen from public
 // information only, before the first step: the relation, the budget and
@@ -45,7 +45,7 @@ const maxSlackHalvings = 12
 // simple composition of pure points in the one-vote relation (Gaussian
 // noise, discrete Laplace noise and pure labels), simple composition of
 // δ_B in the private-teachers relation, whose labels are (ε, δ)-DP.
-func OpenFilters(r Relation, budget Budget, hint *Spend) ([]FilterCandidate, int, error) {
+func (budget Budget) OpenFilters(r Relation, hint *Spend) ([]FilterCandidate, int, error) {
 	if err := budget.Validate(); err != nil {
 		return nil, 0, err
 	}

@@ -28,7 +28,7 @@ type filterAllowance struct {
 }
 
 // FilterChoice is what each filter a ledger open to any use may take
-// (accountant.OpenFilters) allows a declared use of a new ledger, and the
+// (accountant.Budget.OpenFilters) allows a declared use of a new ledger, and the
 // filter kept.
 type FilterChoice struct {
 	// Filter allows the most labels of the use, the earlier in
@@ -69,7 +69,7 @@ func ChooseFilter(b provenance.Binding, budget accountant.Budget, step accountan
 	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
 		return FilterChoice{}, paramError("queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts")
 	}
-	all, keep, err := accountant.OpenFilters(b.Relation, budget, &step)
+	all, keep, err := budget.OpenFilters(b.Relation, &step)
 	c := FilterChoice{Expected: expected}
 	for _, f := range all {
 		a := filterAllowance{Filter: f.Filter, Labels: f.Steps, Err: f.Err}
@@ -103,11 +103,11 @@ func expectedTotal(f accountant.Filter, budget accountant.Guarantee, step accoun
 }
 
 // NamedFilter returns the filter of a ledger open to any use whose first
-// part is the method named, of those accountant.OpenFilters offers for
+// part is the method named, of those accountant.Budget.OpenFilters offers for
 // the relation, budget and the labels step describes (nil: none
 // declared); an error names the methods it offers.
 func NamedFilter(b provenance.Binding, budget accountant.Budget, step *accountant.Spend, named accountant.Method) (accountant.Filter, error) {
-	all, _, err := accountant.OpenFilters(b.Relation, budget, step)
+	all, _, err := budget.OpenFilters(b.Relation, step)
 	if err != nil && all == nil {
 		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
 	}

@@ -100,9 +100,9 @@ func NewHeader(b provenance.Binding, budget accountant.Budget, deltaPrime float6
 // chooses it, from that run's labels, which allow one filter more than
 // another by far: the Rényi filter allows RR labels twice the steps of
 // simple composition); with δ_B = 0, simple composition of pure points,
-// the one filter accountant.OpenFilters offers.
+// the one filter accountant.Budget.OpenFilters offers.
 func DefaultFilter(b provenance.Binding, budget accountant.Budget) (accountant.Filter, error) {
-	all, _, err := accountant.OpenFilters(b.Relation, budget, nil)
+	all, _, err := budget.OpenFilters(b.Relation, nil)
 	if err != nil {
 		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
 	}
@@ -114,7 +114,7 @@ func DefaultFilter(b provenance.Binding, budget accountant.Budget) (accountant.F
 
 // firstRunFilter returns the filter the first run of a ledger with header
 // h chooses for labels that step describes: the one ChooseFilter keeps,
-// accountant.OpenFilters' for step as the hint, or when none allows one
+// accountant.Budget.OpenFilters' for step as the hint, or when none allows one
 // of them, the one it keeps without a hint. Chosen before the run,
 // from its parameters, when no run has released anything, it depends on
 // no output: it is a filter fixed before the first step, as one named at
@@ -124,12 +124,12 @@ func (h Header) firstRunFilter(step accountant.Spend) (accountant.Filter, error)
 	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
 		return accountant.Filter{}, err
 	}
-	all, keep, err := accountant.OpenFilters(r, h.Budget, &step)
+	all, keep, err := h.Budget.OpenFilters(r, &step)
 	if err != nil {
 		// No filter allows one such label within the budget: the one
 		// kept without a hint may still charge them, and a teachers' cap
 		// within the budget makes them free.
-		all, keep, err = accountant.OpenFilters(r, h.Budget, nil)
+		all, keep, err = h.Budget.OpenFilters(r, nil)
 	}
 	if err != nil {
 		return accountant.Filter{}, err

@@ -987,7 +987,7 @@ func TestLedgerInitFilterTable(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, e)
 	}
-	// The first row is the first candidate's (accountant.OpenFilters);
+	// The first row is the first candidate's (accountant.Budget.OpenFilters);
 	// its text column is where the others' must start too.
 	lines := strings.Split(out, "\n")
 	start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "  gdp-filter(") })

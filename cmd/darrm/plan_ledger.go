@@ -18,7 +18,7 @@ import (
 
 // planFilter checks plan's --filter, a filter of a new ledger open to any
 // use, as ledger init takes it: one of the filters of the budget
-// (accountant.OpenFilters), only simple when its delta is 0. Whether it
+// (accountant.Budget.OpenFilters), only simple when its delta is 0. Whether it
 // holds the labels is the plan's to say.
 func planFilter(f accountant.Method, budget accountant.Guarantee) error {
 	switch {
