@@ -21,7 +21,7 @@ import (
 // fs.ErrExist, unless replace; path may never be the vote file (an
 // *os.File). ctx's end stops the reading. It returns the number of
 // queries read.
-func WriteSidecar(ctx context.Context, path string, m *Meta, votes io.Reader, name string, opts Options, replace bool) (int, error) {
+func (m *Meta) WriteSidecar(ctx context.Context, path string, votes io.Reader, name string, opts Options, replace bool) (int, error) {
 	if err := m.Validate(); err != nil {
 		return 0, err
 	}

@@ -35,7 +35,7 @@ func TestWriteSidecar(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		return WriteSidecar(ctx, path, m, f, votes, Options{Size: int64(len(raw))}, replace)
+		return m.WriteSidecar(ctx, path, f, votes, Options{Size: int64(len(raw))}, replace)
 	}
 	if n, err := write(context.Background(), path, m, false); err != nil || n != 60 {
 		t.Fatalf("%d queries, %v", n, err)

@@ -71,7 +71,7 @@ func newSidecarCmd() *cobra.Command {
 // and orientation as the votes, read as the flags say, have them (the
 // flags may state them), the rest from the flags; checked by the rules of
 // every header, and against every query of the votes
-// (votefile.WriteSidecar).
+// (votefile.Meta.WriteSidecar).
 func (f *sidecarFlags) write(cmd *cobra.Command, name string) error {
 	if err := cli.RequireFlags(cmd, "ensemble", "relation", "kind", "partition"); err != nil {
 		return err
@@ -123,7 +123,7 @@ func (f *sidecarFlags) write(cmd *cobra.Command, name string) error {
 		return err
 	}
 	defer done.Close()
-	queries, err := votefile.WriteSidecar(cmd.Context(), out, m, r, name, opts, f.Replace)
+	queries, err := m.WriteSidecar(cmd.Context(), out, r, name, opts, f.Replace)
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		return cli.Usagef("%s is there: a sidecar is replaced only on purpose (--replace), or written elsewhere (--out FILE, which commands then read with --meta FILE)", out)
