@@ -163,7 +163,7 @@ func (s *Config) Watch(cmd *cobra.Command, src *optimal.Source, info Info, p con
 	}
 	what := gammasource.Solving(q)
 	gammasource.Watch(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
-	cert := Certifying(info.Name, p)
+	cert := certifying(info.Name, p)
 	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(cert, 100).Set(int64(100 * x)) }}
 }
 
@@ -173,9 +173,9 @@ func (s *Config) Settings(p constraints.Problem, src optimal.Source) Values {
 	return Values{"m": p.M, "target-eps": p.MEps(), "delta": p.TargetDelta, "gamma": src, "rr-composition": RRComposition(s.RRComp, s.RRDelta, p.Delta)}
 }
 
-// Certifying describes the certificate of mechanism name for p in a
+// certifying describes the certificate of mechanism name for p in a
 // progress line.
-func Certifying(name provenance.MechanismName, p constraints.Problem) string {
+func certifying(name provenance.MechanismName, p constraints.Problem) string {
 	return fmt.Sprintf("certifying %s for K=%d m=%g", name, p.K, p.M)
 }
 

@@ -51,14 +51,15 @@ func (f *Flags) Params(cmd *cobra.Command) (resolve.Resolved, error) {
 	if err := cli.RequireFlags(cmd, "K"); err != nil {
 		return resolve.Resolved{}, err
 	}
-	return f.ParamsForK(cmd, f.K)
+	return f.paramsForK(cmd, f.K)
 }
 
-// ParamsForK is Params with K = k, for commands that take K from their
-// input; the caller checks k against a given --K. Values the command line
-// does not state come from the files' stated, then from the defaults.
-func (f *Flags) ParamsForK(cmd *cobra.Command, k int, files ...resolve.Stated) (resolve.Resolved, error) {
-	return f.paramsFrom(k, f.Stated(cmd), files...)
+// paramsForK is Params with K = k, for a command that takes K from its
+// input (ReadGamma); the caller checks k against a given --K. Values the
+// command line does not state come from the files' stated, then from the
+// defaults.
+func (f *Flags) paramsForK(cmd *cobra.Command, k int, files ...resolve.Stated) (resolve.Resolved, error) {
+	return f.ParamsNamed(k, "--eps", f.Stated(cmd), files...)
 }
 
 // Stated is what the command line states of the problem; with relation
@@ -76,14 +77,10 @@ func (f *Flags) Stated(cmd *cobra.Command) resolve.Stated {
 	return s
 }
 
-// paramsFrom is the problem of k teachers with each value from line, else
-// from the first of files that states it, else the default.
-func (f *Flags) paramsFrom(k int, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
-	return f.ParamsNamed(k, "--eps", line, files...)
-}
-
-// ParamsNamed is paramsFrom where line's eps came from eps (a flag, or a
-// vote file's metadata header), which an error of m·eps names.
+// ParamsNamed is the problem of k teachers with each value from line, else
+// from the first of files that states it, else the default, where line's
+// eps came from eps (a flag, or a vote file's metadata header), which an
+// error of m·eps names.
 func (f *Flags) ParamsNamed(k int, eps string, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
 	p := resolve.Problem(k, constraints.Problem{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]resolve.Stated{line}, files...)...)
 	if err := f.checkRelation(p, files); err != nil {
@@ -173,6 +170,6 @@ func (f *Flags) ReadGamma(cmd *cobra.Command, args []string) (gamma.Table, resol
 	if err != nil {
 		return gamma.Table{}, resolve.Resolved{}, err
 	}
-	p, err := f.ParamsForK(cmd, tab.Gamma.K(), resolve.FromTable(tab))
+	p, err := f.paramsForK(cmd, tab.Gamma.K(), resolve.FromTable(tab))
 	return tab, p, err
 }
