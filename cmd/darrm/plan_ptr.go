@@ -27,9 +27,9 @@ const ptrPlanPass = 0.97
 // (aggregate --accounting ptr) of mechanism info, mech with the settings
 // given, within the budget: the most queries whose test passes on the
 // proxy votes (--votes) with probability ptrPlanPass (pate.PTRQueries),
-// the plan's total, and the aggregate line that releases them. The proposal is fixed on proxy
-// votes, since one chosen from the private votes would release something
-// of them that no test accounts for.
+// the plan's total, and the aggregate line that releases them. The
+// proposal is fixed on proxy votes, since one chosen from the private
+// votes would release something of them that no test accounts for.
 func (f *planFlags) planPTR(cmd *cobra.Command, info mechanisms.Info, mech ensemble.Mechanism) error {
 	fs := cmd.Flags()
 	switch {

@@ -180,8 +180,8 @@ func certifying(name provenance.MechanismName, p constraints.Problem) string {
 }
 
 // ReleaseError says an error of ensemble.Release or ensemble.New in the
-// command's terms, by the step that
-// failed; input names the votes of a release.
+// command's terms, by the step that failed; input names the votes of a
+// release.
 func (s *Config) ReleaseError(err error, input string) error {
 	var re *ensemble.ReleaseError
 	if !errors.As(err, &re) {

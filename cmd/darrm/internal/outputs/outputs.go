@@ -20,16 +20,16 @@ var Flags = []string{"out", "plot", "curves"}
 // written, or that is a file the command reads or a file darrm keeps: the
 // input files named as arguments, the --votes file, the sidecars of vote
 // files and the --meta file (their metadata header), the --gamma file,
-// the --ledger, the
-// gamma cache's files (in the --cache-dir or the default one) and the
-// ledgers' records, protect (cli.CheckOutput: by file identity, symbolic
-// links followed). darrm checks standard output and standard error, when
-// they are redirected to a file, the same way (cli.CheckStreams: nothing
-// is printed on a standard error refused). Standard input redirected from
-// a file is an input too. The annotation "input" of a command names its arguments in the error (e.g.
-// "the vote file"); a command whose arguments are files it creates names
-// them by the annotation "output" (e.g. "LEDGER"), and they are checked
-// as outputs.
+// the --ledger, the gamma cache's files (in the --cache-dir or the
+// default one) and the ledgers' records, protect (cli.CheckOutput: by file
+// identity, symbolic links followed). darrm checks standard output and
+// standard error, when they are redirected to a file, the same way
+// (cli.CheckStreams: nothing is printed on a standard error refused).
+// Standard input redirected from a file is an input too. The annotation
+// "input" of a command names its arguments in the error (e.g. "the vote
+// file"); a command whose arguments are files it creates names them by
+// the annotation "output" (e.g. "LEDGER"), and they are checked as
+// outputs.
 func Check(cmd *cobra.Command, args []string, protect []cli.Protected) error {
 	for _, name := range Flags {
 		if f := cmd.Flags().Lookup(name); f != nil {
