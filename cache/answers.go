@@ -20,13 +20,11 @@ const answersFolder = "onebit"
 // compositions in the folder onebit of d (accountant.KeepAnswers;
 // accountant.SaveAnswers saves them), so that a budget asked again
 // composes nothing, authenticated by the secret in the user's private
-// state folder (answersSecret). With d nil (no cache), or no secret, it
-// keeps them in memory only.
+// state folder (answersSecret). With no secret, it keeps them in memory
+// only.
 func (d *Dir) KeepAnswers() {
-	if d != nil {
-		if secret, err := answersSecret(); err == nil && accountant.KeepAnswers(d.Folder(answersFolder), secret) == nil {
-			return
-		}
+	if secret, err := answersSecret(); err == nil && accountant.KeepAnswers(d.Folder(answersFolder), secret) == nil {
+		return
 	}
 	_ = accountant.KeepAnswers("", nil) // always accepted
 }

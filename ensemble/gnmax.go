@@ -51,7 +51,7 @@ func (m GNMax) Validate() error {
 
 // counts returns GNMax on C-class counts as Confident-GNMax without the
 // threshold step, its noise set.
-func (m GNMax) counts() ConfidentGNMax { return m.family().classes() }
+func (m GNMax) counts() ConfidentGNMax { return m.family().Drawn() }
 
 // inputs: given its Sigma2, GNMax labels counts alone.
 func (m GNMax) inputs() []votefile.Input {

@@ -45,7 +45,7 @@ func (m ConfidentGNMax) Validate() error {
 	if !(m.Sigma1 > 0) {
 		return &accountant.ParamError{Name: "sigma1", Value: m.Sigma1, Rule: "must be > 0"}
 	}
-	if err := m.classes().checkSteps(); err != nil {
+	if err := m.Drawn().checkSteps(); err != nil {
 		return err
 	}
 	return param.ConversionDelta("delta", m.Delta)
@@ -120,8 +120,10 @@ func (m ConfidentGNMax) RunSlope(queries, labels int) (float64, error) {
 	return r.Hi, nil
 }
 
-// classes returns m with its noise set.
-func (m ConfidentGNMax) classes() ConfidentGNMax {
+// Drawn returns m as a release draws it: its noise, when unset, the
+// discrete Gaussian. It is the one place of that default, which a label
+// file's header, a PTR test and an account all state.
+func (m ConfidentGNMax) Drawn() ConfidentGNMax {
 	if m.Noise == noisymax.UnsetNoise {
 		m.Noise = noisymax.DiscreteNoise
 	}
@@ -170,7 +172,7 @@ func (m ConfidentGNMax) WithThreshold(t, sigma1 float64) Mechanism {
 func (m ConfidentGNMax) family() ConfidentGNMax { m.Delta = 0; return m }
 
 func (m ConfidentGNMax) labeler(b *build) (Labeler, string, error) {
-	return classLabeler(m.classes(), b.k, b.classes, m.Delta)
+	return classLabeler(m.Drawn(), b.k, b.classes, m.Delta)
 }
 
 // GNMaxFamily returns the settings of m's steps as they are set (a zero

@@ -471,10 +471,7 @@ func (o AccountOptions) GNMax() ensemble.ConfidentGNMax {
 		return ensemble.ConfidentGNMax{}
 	}
 	g, _ := ensemble.GNMaxFamily(o.Mechanism, countsOnly)
-	if g.Noise == noisymax.UnsetNoise {
-		g.Noise = noisymax.DiscreteNoise
-	}
-	return g
+	return g.Drawn()
 }
 
 // countsOnly says to ensemble.GNMaxFamily that an account's votes are

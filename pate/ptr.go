@@ -409,10 +409,7 @@ func ptrFamily(m ensemble.Mechanism, classes int) (ensemble.ConfidentGNMax, erro
 	if !ok {
 		return g, fmt.Errorf("PATE PTR: the mechanism must be Confident-GNMax or GNMax on class counts, not %T", m)
 	}
-	if g.Noise == noisymax.UnsetNoise {
-		g.Noise = noisymax.DiscreteNoise // ensemble's default
-	}
-	return g, nil
+	return g.Drawn(), nil
 }
 
 // ptrFallback sets r.Fallback, the most queries q <= r.Queries whose

@@ -14,7 +14,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -117,8 +116,5 @@ func checkGNMax(mech ensemble.Mechanism) error {
 	if slices.Contains(mechanisms.FlagsOf(mech, votefile.ManyClasses), "sigma1") && !(g.Sigma1 > 0) {
 		return &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
 	}
-	if g.Noise == noisymax.UnsetNoise {
-		g.Noise = noisymax.DiscreteNoise
-	}
-	return g.ValidateFor(0) // K is not known yet
+	return g.Drawn().ValidateFor(0) // K is not known yet
 }

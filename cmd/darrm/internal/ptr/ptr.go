@@ -20,7 +20,6 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -69,10 +68,7 @@ func Settings(mech ensemble.Mechanism, classes int) (json.RawMessage, error) {
 	if !ok {
 		return nil, fmt.Errorf("generalized PTR: %s on %d classes is not of the GNMax family", mech.Name(), classes)
 	}
-	if m.Noise == noisymax.UnsetNoise {
-		m.Noise = noisymax.DiscreteNoise
-	}
-	return json.Marshal(m)
+	return json.Marshal(m.Drawn())
 }
 
 // Failed is a PTR release whose test failed: no label left, and its
