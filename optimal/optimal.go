@@ -43,8 +43,8 @@ type Options struct {
 	// reached against Result.UpperBound, a rigorous bound.
 	Tol float64
 	// CutsPerPass is how many violated rows each separation adds to the
-	// LP at most: the most violated, with Delta = 0 leaving out rows
-	// nearly parallel to one added (see parallelCos); 0 means a quarter of
+	// LP at most: the most violated, leaving out rows nearly parallel to
+	// one added (see parallelCos); 0 means a quarter of
 	// the (K+1)/2 free values, at least 8: fewer rows per pass keep each
 	// LP solve cheap, which matters more than the extra passes.
 	CutsPerPass int
@@ -257,52 +257,36 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 		top *= candidates
 	}
 	// toCuts turns the multisets found, costliest first, into at most
-	// cuts new rows, with Delta = 0 skipping rows nearly parallel to one
-	// taken already (see parallelCos). A row costs O(K²): at K = 2001 a
-	// pass's rows take seconds, so each checks ctx.
+	// cuts new rows, skipping rows nearly parallel to one taken already
+	// (see parallelCos). A row costs O(K) to O(K²) (its pmfs): the rows
+	// are computed on all cores, as many at a time as are still wanted,
+	// so that the rows taken are those of taking them one by one.
 	toCuts := func(ctx context.Context, found []constraints.Scored) (separation, error) {
 		var out separation
-		if p.Delta > 0 {
-			// Every new multiset becomes a row: their pmfs, O(K^2)
-			// each, are computed on all cores.
+		var dirs [][]float64
+		for len(found) > 0 && len(out.cuts) < cuts {
 			var cfgs []constraints.Config
-			for _, s := range found {
-				if len(cfgs) == cuts {
-					break
-				}
-				if key := fmt.Sprint(s.Config); !c.added[key] {
-					cfgs, out.keys = append(cfgs, s.Config), append(out.keys, key)
+			var keys []string
+			for len(found) > 0 && len(cfgs) < cuts-len(out.cuts) {
+				cfg := found[0].Config
+				found = found[1:]
+				if key := fmt.Sprint(cfg); !c.added[key] {
+					cfgs, keys = append(cfgs, cfg), append(keys, key)
 				}
 			}
 			rows, err := rowsOf(ctx, p, cfgs, opts.Workers)
-			for _, row := range rows {
-				out.cuts = append(out.cuts, lp.Cut{Coeffs: row, Upper: budget})
-			}
-			return out, err
-		}
-		var dirs [][]float64
-		for _, s := range found {
-			if len(out.cuts) == cuts {
-				break
-			}
-			if err := ctx.Err(); err != nil {
-				return separation{}, err
-			}
-			key := fmt.Sprint(s.Config)
-			if c.added[key] {
-				continue
-			}
-			row, err := p.Row(s.Config)
 			if err != nil {
 				return separation{}, err
 			}
-			dir := direction(row)
-			if slices.ContainsFunc(dirs, func(d []float64) bool { return floats.Dot(d, dir) > parallelCos }) {
-				continue
+			for i, row := range rows {
+				dir := direction(row)
+				if slices.ContainsFunc(dirs, func(d []float64) bool { return floats.Dot(d, dir) > parallelCos }) {
+					continue
+				}
+				dirs = append(dirs, dir)
+				out.cuts = append(out.cuts, lp.Cut{Coeffs: row, Upper: budget})
+				out.keys = append(out.keys, keys[i])
 			}
-			dirs = append(dirs, dir)
-			out.cuts = append(out.cuts, lp.Cut{Coeffs: row, Upper: budget})
-			out.keys = append(out.keys, key)
 		}
 		return out, nil
 	}
@@ -434,16 +418,18 @@ func (r *Result) measure(before gamma.Gamma, coeffs []float64, ub float64, start
 	return nil
 }
 
-// The rows one separation adds with Delta = 0. The costliest multisets
-// come in clusters of neighbours (one teacher moved) whose rows are nearly
-// parallel, and a batch of them cuts little more than one of them does.
-// Each exact pass returns candidates times CutsPerPass multisets, and the
-// loop takes them costliest first, skipping a row whose cosine with one
-// taken already exceeds parallelCos. Pure DP at K = 1001 (passes, against
-// the costliest rows alone): m = 2 289 (494), m = 3 236 (349), m = 5 181
-// (264), m = 10 143 (155). With Delta > 0 the passes did not change (K =
-// 101, 151), so that case keeps the costliest rows and the shorter top
-// list, whose threshold prunes more.
+// The rows one separation adds. The costliest multisets come in clusters
+// of neighbours (one teacher moved) whose rows are nearly parallel, and a
+// batch of them cuts little more than one of them does. Each separation
+// returns candidates times CutsPerPass multisets (an exact pass with
+// Delta = 0, the search with Delta > 0), and the loop takes them
+// costliest first, skipping a row whose cosine with one taken already
+// exceeds parallelCos. Pure DP at K = 1001 (passes, against the costliest
+// rows alone): m = 2 289 (494), m = 3 236 (349), m = 5 181 (264), m = 10
+// 143 (155). With Delta = 1e-5 at K = 1001, m = 2: 176 LP solves against
+// 324 (a cosine of 0.95: 190; 0.999: 244), and a quarter less CPU time;
+// at K = 101 and 151 the passes had not changed (docs/solve.md, "Less
+// CPU a round").
 const (
 	candidates  = 4
 	parallelCos = 0.99
