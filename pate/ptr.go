@@ -281,7 +281,19 @@ func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (
 	if ok {
 		return r, nil
 	}
-	r, err := newPTRRule(m, classes, queries, opts)
+	var err error
+	if opts.Fallback {
+		// The plan with a fallback is the plan without it and the
+		// fallback's count: a release that falls back, and the account
+		// of its labels, reuse the plan a plain release made.
+		plain := opts
+		plain.Fallback = false
+		if r, err = ptrRule(m, classes, queries, plain); err == nil {
+			err = ptrFallback(&r, m, opts.Budget.Delta*ptrShareTest)
+		}
+	} else {
+		r, err = newPTRRule(m, classes, queries, opts)
+	}
 	if err != nil {
 		return r, err
 	}
@@ -318,7 +330,7 @@ var ptrRules struct {
 // (a search of N adds about ten).
 const maxPTRRules = 256
 
-// newPTRRule computes ptrRule's plan.
+// newPTRRule computes ptrRule's plan without a fallback.
 func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
 	b := opts.Budget
 	if err := param.Positive("budget eps", b.Eps); err != nil {
@@ -380,10 +392,7 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 	if !(r.Proposal > 0) {
 		return r, fmt.Errorf("PATE PTR: the test's cost at order %v (Renyi DP %v) leaves no room for a proposal within eps %v at delta %v", r.Order, r.TestRDP, b.Eps, b.Delta)
 	}
-	if opts.Fallback {
-		err = ptrFallback(&r, m, deltaTest)
-	}
-	return r, err
+	return r, nil
 }
 
 // PlanPTR returns the plan of a PTR release of the first opts.Queries
