@@ -634,11 +634,13 @@ func TestReleasePTRVotesChanged(t *testing.T) {
 // the run is declared an experiment.
 func TestReleasePTRSeeded(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
-	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), 20, 250, 10, 1)
+	// TestReleasePTR's votes and proposal, whose plan (a second of CPU,
+	// made before the refusal) the process keeps.
+	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), 60, 250, 10, 1)
 	var labels bytes.Buffer
 	s := ensemble.ReleaseSpec{Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m,
 		Sink: ensemble.LabelSink{Stdout: &labels}, Random: noise.NewSeededSource(3)}
-	out, r, err := ReleasePTR(context.Background(), s, counts, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}})
+	out, r, err := ReleasePTR(context.Background(), s, counts, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: 40})
 	if err == nil || !strings.Contains(err.Error(), "seeded") {
 		t.Fatalf("seeded release without Experiment: %v, want it refused", err)
 	}
