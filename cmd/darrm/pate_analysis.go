@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/pate"
 )
 
@@ -64,22 +65,16 @@ func smoothParams(order, beta, sigma *float64, fromVotes bool) (pate.SmoothParam
 // the flags leave open are chosen, ssDataFree by pate's data-free rule,
 // which sees no vote, or ssFromVotes by the PATE authors' choice from the
 // votes (pate.SmoothParams.FromVotes).
-type ssChoice string
+type ssChoice = enum.Value[ssTable]
 
 const (
-	ssDataFree  ssChoice = "data-free"
-	ssFromVotes ssChoice = "from-votes"
+	ssDataFree ssChoice = iota
+	ssFromVotes
 )
 
-// MarshalText returns the choice's name.
-func (c ssChoice) MarshalText() ([]byte, error) { return []byte(c), nil }
+// ssTable gives ssChoice its names (enum.Value).
+type ssTable struct{}
 
-// UnmarshalText reads "data-free" or "from-votes".
-func (c *ssChoice) UnmarshalText(b []byte) error {
-	switch v := ssChoice(b); v {
-	case ssDataFree, ssFromVotes:
-		*c = v
-		return nil
-	}
-	return fmt.Errorf("%q: must be data-free or from-votes", b)
-}
+func (ssTable) Names() *enum.Names[ssChoice] { return &ssNames }
+
+var ssNames = enum.Names[ssChoice]{List: []string{ssDataFree: "data-free", ssFromVotes: "from-votes"}, Or: true, Type: "ssChoice"}
