@@ -16,72 +16,69 @@ const (
 	gnmaxGridMax  = 500
 )
 
-// GNMaxLambdaGrid returns the orders of the paper's grid search
-// (App. B.4.1): λ = λ_min + 0.5j <= 500 for j = 0, 1, ..., with
-// λ_min = log(1/δ)/ε + 1. It is empty when λ_min > 500.
-func GNMaxLambdaGrid(target accountant.Guarantee) ([]float64, error) {
-	if err := param.Positive("eps", target.Eps); err != nil {
-		return nil, fmt.Errorf("GNMax grid: %w", err)
+// GNMaxObjective returns the objective of App. B.4.1's search (Figure B.8)
+// at each order λ of lambdas, or with lambdas nil at each order of the
+// paper's grid, λ = λ_min + 0.5j <= 500 for j = 0, 1, ..., with
+// λ_min = log(1/δ)/ε + 1: the noise variance σ² = λ/(ε - log(1/δ)/(λ-1))
+// with which GNMax, (λ, λ/σ²)-RDP, is (ε, δ)-DP by Theorem B.4.1 at order
+// λ. It keeps the orders where σ² is finite, with their σ²: none at
+// λ <= λ_min, where no noise suffices, and none at λ_min up to rounding,
+// where the denominator is pure cancellation. An order of lambdas must be
+// finite and > 1.
+func GNMaxObjective(target accountant.Guarantee, lambdas []float64) (lambda, sigma2 []float64, err error) {
+	if err := checkGNMaxTarget(target); err != nil {
+		return nil, nil, fmt.Errorf("GNMax: %w", err)
 	}
-	if err := param.ConversionDelta("delta", target.Delta); err != nil {
-		return nil, fmt.Errorf("GNMax grid: %w", err)
-	}
-	lmin := -math.Log(target.Delta)/target.Eps + 1
-	var grid []float64
-	for j := 0; ; j++ {
-		l := lmin + gnmaxGridStep*float64(j)
-		if l > gnmaxGridMax {
-			return grid, nil
+	if lambdas == nil {
+		lmin := -math.Log(target.Delta)/target.Eps + 1
+		for j := 0; lmin+gnmaxGridStep*float64(j) <= gnmaxGridMax; j++ {
+			// λ_min rounded to 1 (ε so large that log(1/δ)/ε vanishes)
+			// has no bound at order 1: the grid starts after it.
+			if l := lmin + gnmaxGridStep*float64(j); l > 1 {
+				lambdas = append(lambdas, l)
+			}
 		}
-		grid = append(grid, l)
 	}
+	for _, l := range lambdas {
+		if !(l > 1) || math.IsInf(l, 1) {
+			return nil, nil, fmt.Errorf("GNMax: %w", &accountant.ParamError{Name: "lambda", Value: l, Rule: "must be a finite order > 1"})
+		}
+		den := target.Eps + math.Log(target.Delta)/(l-1)
+		if den > 1e-12*target.Eps {
+			lambda, sigma2 = append(lambda, l), append(sigma2, l/den)
+		}
+	}
+	return lambda, sigma2, nil
 }
 
-// GNMaxSigma2 returns the noise variance σ² = λ/(ε - log(1/δ)/(λ-1)) with
-// which GNMax, (λ, λ/σ²)-RDP, is (ε, δ)-DP by Theorem B.4.1 at order λ: the
-// objective of App. B.4.1's search (Figure B.8). It is +Inf for
-// λ <= λ_min = log(1/δ)/ε + 1, where no noise suffices, and at λ_min up to
-// rounding, where the denominator is pure cancellation.
-func GNMaxSigma2(target accountant.Guarantee, lambda float64) (float64, error) {
+// checkGNMaxTarget checks a per-query target of GNMax's calibration: ε > 0
+// and δ in (0, 1).
+func checkGNMaxTarget(target accountant.Guarantee) error {
 	if err := param.Positive("eps", target.Eps); err != nil {
-		return 0, fmt.Errorf("GNMax: %w", err)
+		return err
 	}
-	if err := param.ConversionDelta("delta", target.Delta); err != nil {
-		return 0, fmt.Errorf("GNMax: %w", err)
-	}
-	if !(lambda > 1) || math.IsInf(lambda, 1) {
-		return 0, fmt.Errorf("GNMax: %w", &accountant.ParamError{Name: "lambda", Value: lambda, Rule: "must be a finite order > 1"})
-	}
-	den := target.Eps + math.Log(target.Delta)/(lambda-1)
-	if den <= 1e-12*target.Eps {
-		return math.Inf(1), nil
-	}
-	return lambda / den, nil
+	return param.ConversionDelta("delta", target.Delta)
 }
 
 // gnmaxSigmaGrid returns the noise σ of GNMax for a per-query (ε, δ) target
-// by the paper's grid search (App. B.4.1): the smallest GNMaxSigma2 over
-// GNMaxLambdaGrid, and the λ it picked.
+// by the paper's grid search (App. B.4.1): the smallest GNMaxObjective on
+// its grid, and the λ it picked.
 //
 // For (0.2676, 3e-4) it gives σ = 21.46 at λ = 62.31 (Table B.2 prints
 // σ_min = 21.46 but λ = 34.31, which the search as described does not give).
 // gnmaxSigma finds the exact minimum instead.
 func gnmaxSigmaGrid(target accountant.Guarantee) (sigma, lambda float64, err error) {
-	grid, err := GNMaxLambdaGrid(target)
+	if err := checkGNMaxTarget(target); err != nil {
+		return 0, 0, fmt.Errorf("GNMax grid: %w", err)
+	}
+	grid, s2, err := GNMaxObjective(target, nil)
 	if err != nil {
 		return 0, 0, err
 	}
 	best := math.Inf(1)
-	for _, l := range grid {
-		if !(l > 1) {
-			continue // λ_min rounded to 1 (ε so large that log(1/δ)/ε vanishes): no bound at order 1
-		}
-		s2, err := GNMaxSigma2(target, l)
-		if err != nil {
-			return 0, 0, err
-		}
-		if s2 < best {
-			best, lambda = s2, l
+	for i, l := range grid {
+		if s2[i] < best {
+			best, lambda = s2[i], l
 		}
 	}
 	if math.IsInf(best, 1) {

@@ -55,41 +55,40 @@ func TestGNMaxGridTooStrict(t *testing.T) {
 
 // TestGNMaxCurve checks the curve of Figure B.8: the grid starts at
 // λ_min = log(1/δ)/ε + 1 and steps by 0.5 up to 500, σ² is infinite at
-// λ_min and equals λ/(ε - log(1/δ)/(λ-1)) after it, its grid minimum is
-// gnmaxSigmaGrid's, and Table B.2's printed λ = 34.31 needs more noise than
-// its printed σ_min = 21.46.
+// λ_min (left out) and equals λ/(ε - log(1/δ)/(λ-1)) after it, its grid
+// minimum is gnmaxSigmaGrid's, and Table B.2's printed λ = 34.31 needs more
+// noise than its printed σ_min = 21.46.
 func TestGNMaxCurve(t *testing.T) {
 	target := accountant.Guarantee{Eps: 0.2676, Delta: 3e-4}
-	grid, err := GNMaxLambdaGrid(target)
+	grid, s2, err := GNMaxObjective(target, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lmin := math.Log(1/target.Delta)/target.Eps + 1
-	if grid[0] != lmin || grid[1]-grid[0] != 0.5 || grid[len(grid)-1] > 500 || grid[len(grid)-1]+0.5 <= 500 {
-		t.Fatalf("grid %v ... %v, want %v in steps of 0.5 to 500", grid[:2], grid[len(grid)-1], lmin)
+	if len(grid) != len(s2) || grid[0] != lmin+0.5 || grid[1]-grid[0] != 0.5 || grid[len(grid)-1] > 500 || grid[len(grid)-1]+0.5 <= 500 {
+		t.Fatalf("grid %v ... %v, want %v in steps of 0.5 to 500, lambda_min left out", grid[:2], grid[len(grid)-1], lmin+0.5)
 	}
-	if s2, err := GNMaxSigma2(target, lmin); err != nil || !math.IsInf(s2, 1) {
-		t.Errorf("sigma² at lambda_min = %v, %v; want +Inf", s2, err)
+	if l, s2, err := GNMaxObjective(target, []float64{lmin}); err != nil || len(l) != 0 || len(s2) != 0 {
+		t.Errorf("sigma² at lambda_min: %v, %v, %v; want no finite point", l, s2, err)
 	}
 	best, at := math.Inf(1), 0.0
-	for _, l := range grid[1:] {
-		s2, err := GNMaxSigma2(target, l)
-		if want := l / (target.Eps - math.Log(1/target.Delta)/(l-1)); err != nil || relErr(s2, want) > 1e-14 {
-			t.Fatalf("sigma²(%v) = %v, %v; want %v", l, s2, err, want)
+	for i, l := range grid {
+		if want := l / (target.Eps - math.Log(1/target.Delta)/(l-1)); relErr(s2[i], want) > 1e-14 {
+			t.Fatalf("sigma²(%v) = %v; want %v", l, s2[i], want)
 		}
-		if s2 < best {
-			best, at = s2, l
+		if s2[i] < best {
+			best, at = s2[i], l
 		}
 	}
 	sigma, lambda, _ := gnmaxSigmaGrid(target)
 	if math.Sqrt(best) != sigma || at != lambda {
 		t.Errorf("grid minimum %v at %v, gnmaxSigmaGrid %v at %v", math.Sqrt(best), at, sigma, lambda)
 	}
-	if s2, _ := GNMaxSigma2(target, 34.31); !(math.Sqrt(s2) > 21.47) {
-		t.Errorf("sigma at Table B.2's lambda = 34.31: %v", math.Sqrt(s2))
+	if _, s2, _ := GNMaxObjective(target, []float64{34.31}); len(s2) != 1 || !(math.Sqrt(s2[0]) > 21.47) {
+		t.Errorf("sigma at Table B.2's lambda = 34.31: %v", s2)
 	}
 	for _, bad := range []float64{1, math.NaN(), math.Inf(1)} {
-		if _, err := GNMaxSigma2(target, bad); err == nil {
+		if _, _, err := GNMaxObjective(target, []float64{40, bad}); err == nil {
 			t.Errorf("lambda = %v: no error", bad)
 		}
 	}

@@ -15,18 +15,9 @@ import (
 // exact minimum.
 func GNMaxTargetOf(t accountant.Guarantee) (GNMaxTarget, error) {
 	ft := GNMaxTarget{Eps: t.Eps, Delta: t.Delta, LambdaMin: math.Log(1/t.Delta)/t.Eps + 1}
-	grid, err := noisymax.GNMaxLambdaGrid(t)
-	if err != nil {
+	var err error
+	if ft.Lambda, ft.Sigma2, err = noisymax.GNMaxObjective(t, nil); err != nil {
 		return ft, err
-	}
-	for _, l := range grid {
-		s2, err := noisymax.GNMaxSigma2(t, l)
-		if err != nil {
-			return ft, err
-		}
-		if !math.IsInf(s2, 1) {
-			ft.Lambda, ft.Sigma2 = append(ft.Lambda, l), append(ft.Sigma2, s2)
-		}
 	}
 	if len(ft.Lambda) == 0 {
 		return ft, fmt.Errorf("GNMax figure: target (%v, %v): no finite point on the grid", t.Eps, t.Delta)
@@ -39,15 +30,10 @@ func GNMaxTargetOf(t accountant.Guarantee) (GNMaxTarget, error) {
 	}
 	// σ² every 0.01 around both minima, for the figure's zoom
 	lo := math.Max(math.Min(ft.Grid.Lambda, ft.Exact.Lambda)-6, ft.LambdaMin+0.01)
+	var fine []float64
 	for i := 0; lo+0.01*float64(i) <= math.Max(ft.Grid.Lambda, ft.Exact.Lambda)+6; i++ {
-		l := lo + 0.01*float64(i)
-		s2, err := noisymax.GNMaxSigma2(t, l)
-		if err != nil {
-			return ft, err
-		}
-		if !math.IsInf(s2, 1) {
-			ft.FineLambda, ft.FineSigma2 = append(ft.FineLambda, l), append(ft.FineSigma2, s2)
-		}
+		fine = append(fine, lo+0.01*float64(i))
 	}
-	return ft, nil
+	ft.FineLambda, ft.FineSigma2, err = noisymax.GNMaxObjective(t, fine)
+	return ft, err
 }
