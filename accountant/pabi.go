@@ -156,7 +156,7 @@ func (p PABI) Calibrate(target Guarantee, c Conversion, r AlphaRule) (sigma, alp
 		eps, alpha, err = p.Eps(sigma, target.Delta, c)
 		return sigma, alpha, eps, err
 	case AlphaTable43:
-		if err := CheckAlphaRule(r, c); err != nil {
+		if err := c.CheckAlphaRule(r); err != nil {
 			return 0, 0, 0, err
 		}
 		if sigma, alpha, err = p.sigmaTable43(target); err != nil {
@@ -172,10 +172,10 @@ func (p PABI) Calibrate(target Guarantee, c Conversion, r AlphaRule) (sigma, alp
 	return 0, 0, 0, fmt.Errorf("PABI: unknown alpha rule %v", r)
 }
 
-// CheckAlphaRule reports, as a *SettingError, an order rule r that does
-// not go with conversion c: Table 4.3's rule goes with the paper's
-// conversion only.
-func CheckAlphaRule(r AlphaRule, c Conversion) error {
+// CheckAlphaRule reports, as a *SettingError, an order rule r of PABI's
+// calibration that does not go with the conversion c: Table 4.3's rule goes
+// with the paper's conversion only.
+func (c Conversion) CheckAlphaRule(r AlphaRule) error {
 	if r == AlphaTable43 && c != PaperConversion {
 		return &SettingError{Name: "alpha rule", Value: r.String(), Rule: fmt.Sprintf("Table 4.3's order is defined with the paper's conversion, not %v", c)}
 	}

@@ -180,7 +180,7 @@ func TestCheckAlphaRule(t *testing.T) {
 		{AlphaTable43, PaperConversion, true},
 		{AlphaTable43, ImprovedConversion, false},
 	} {
-		err := CheckAlphaRule(tc.r, tc.c)
+		err := tc.c.CheckAlphaRule(tc.r)
 		var se *SettingError
 		if tc.ok && err != nil || !tc.ok && (!errors.As(err, &se) || err.Error() != "alpha rule table-4.3: Table 4.3's order is defined with the paper's conversion, not improved") {
 			t.Errorf("%v with %v: %v", tc.r, tc.c, err)

@@ -214,7 +214,7 @@ func (e *Experiment) checkSettings() error {
 	case len(e.LRs) == 0:
 		return errors.New("learning rates: none given")
 	}
-	if err := accountant.CheckAlphaRule(e.AlphaRule, e.Conversion); err != nil {
+	if err := e.Conversion.CheckAlphaRule(e.AlphaRule); err != nil {
 		return err
 	}
 	for _, lr := range e.LRs {
