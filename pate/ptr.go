@@ -966,7 +966,7 @@ func ptrDraw(g int, r PTRResult, src *noise.Source) (bool, error) {
 	return x <= a, nil
 }
 
-// PTRPassProbability returns the plan of a PTR release by m (as PlanPTR
+// ptrPassProbability returns the plan of a PTR release by m (as PlanPTR
 // takes it) of the first opts.Queries queries of proxy (every query when
 // 0) and the probability that its test would pass on them,
 // Φ((g + 1)/σ - z), g the distance to instability (ptrStatistic; the
@@ -975,7 +975,7 @@ func ptrDraw(g int, r PTRResult, src *noise.Source) (bool, error) {
 // (synthetic, or of teachers trained on public data; not the same
 // teachers' votes on other queries): on votes that do, it is a function
 // of the private data, and so is a proposal chosen from it.
-func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions) (PTRResult, float64, error) {
+func ptrPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions) (PTRResult, float64, error) {
 	r, acct, err := ptrPlan(proxy, teachers, classes, m, opts, "proxy votes")
 	if err != nil {
 		return r, 0, err
@@ -987,35 +987,38 @@ func PTRPassProbability(ctx context.Context, proxy [][]int, teachers, classes in
 	return r, math.Erfc(-(float64(g+1)/r.Sigma-r.Margin)/math.Sqrt2) / 2, nil
 }
 
-// PTRQueries returns the most queries N, the first of proxy, whose PTR
-// release under opts (its Queries ignored) passes on proxy with
-// probability at least pass (PTRPassProbability), found by bisection (the
-// probability falls as queries are added), and that probability; 0 when
-// not even one query does.
-func PTRQueries(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions, pass float64) (int, float64, error) {
+// PTRQueries returns the plan of the PTR release under opts (its Queries
+// ignored) of the most queries N, the first of proxy, that passes on proxy
+// with probability at least pass, and that probability, Φ((g + 1)/σ - z),
+// g the distance to instability (ptrStatistic; the lattice's difference
+// from continuous noise neglected); found by bisection (the probability
+// falls as queries are added); a plan of 0 queries when not even one
+// passes. It is for planning on proxy votes that do not depend on the
+// private training data (synthetic, or of teachers trained on public
+// data; not the same teachers' votes on other queries): on votes that do,
+// it is a function of the private data, and so is a proposal chosen from
+// it.
+func PTRQueries(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions, pass float64) (PTRResult, float64, error) {
 	if !(pass > 0 && pass < 1) {
-		return 0, 0, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "pass probability", Value: pass, Rule: "must be in (0, 1)"})
+		return PTRResult{}, 0, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "pass probability", Value: pass, Rule: "must be in (0, 1)"})
 	}
-	at := func(n int) (float64, error) {
-		o := opts
-		o.Queries = n
-		_, p, err := PTRPassProbability(ctx, proxy, teachers, classes, m, o)
-		return p, err
-	}
+	var best PTRResult
 	lo, hi, plo := 0, len(proxy)+1, 0.0
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
-		p, err := at(mid)
+		o := opts
+		o.Queries = mid
+		r, p, err := ptrPassProbability(ctx, proxy, teachers, classes, m, o)
 		if err != nil {
-			return 0, 0, err
+			return PTRResult{}, 0, err
 		}
 		if p >= pass {
-			lo, plo = mid, p
+			lo, plo, best = mid, p, r
 		} else {
 			hi = mid
 		}
 	}
-	return lo, plo, nil
+	return best, plo, nil
 }
 
 // labelsPTR returns the plan of the PTR release that made the labels of

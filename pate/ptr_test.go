@@ -523,15 +523,20 @@ func TestPTRQueries(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	proxy := synthCounts(rand.New(rand.NewPCG(5, 6)), 400, 250, 10, 0.5)
 	opts := PTROptions{Budget: accountant.Guarantee{Eps: 1, Delta: 1e-5}}
-	n, p, err := PTRQueries(context.Background(), proxy, 250, 10, m, opts, 0.9)
+	r, p, err := PTRQueries(context.Background(), proxy, 250, 10, m, opts, 0.9)
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := r.Queries
 	if n < 1 || n >= len(proxy) || p < 0.9 {
 		t.Fatalf("N = %d at pass probability %v", n, p)
 	}
+	opts.Queries = n
+	if want, q, err := ptrPassProbability(context.Background(), proxy, 250, 10, m, opts); err != nil || q != p || want != r {
+		t.Errorf("the plan of N = %d: %+v at %v, want %+v at %v (%v)", n, r, p, want, q, err)
+	}
 	opts.Queries = n + 1
-	if _, q, err := PTRPassProbability(context.Background(), proxy, 250, 10, m, opts); err != nil || q >= 0.9 {
+	if _, q, err := ptrPassProbability(context.Background(), proxy, 250, 10, m, opts); err != nil || q >= 0.9 {
 		t.Errorf("N + 1 = %d passes with probability %v (%v), want below 0.9", n+1, q, err)
 	}
 }

@@ -61,17 +61,13 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanisms.Info, mech ensem
 	// Abstentions allowed, as aggregate reads counts under a stated K: the
 	// bound tested covers more neighbours, never fewer.
 	opts := pate.PTROptions{Budget: budget, Abstain: true}
-	n, pass, err := pate.PTRQueries(cmd.Context(), proxy.Counts, f.K, f.Classes, mech, opts, ptrPlanPass)
+	r, pass, err := pate.PTRQueries(cmd.Context(), proxy.Counts, f.K, f.Classes, mech, opts, ptrPlanPass)
 	if err != nil {
 		return cli.AsUsage(exitstatus.Flagged(err, ptr.FlagNames))
 	}
+	n := r.Queries
 	if n == 0 {
 		return cli.Usagef("--accounting ptr: not one query of --votes %s passes the test with probability %g within the budget (%g, %g): raise the budget or the noise", cli.InputName(f.Votes), ptrPlanPass, budget.Eps, budget.Delta)
-	}
-	opts.Queries = n
-	r, _, err := pate.PTRPassProbability(cmd.Context(), proxy.Counts, f.K, f.Classes, mech, opts)
-	if err != nil {
-		return err
 	}
 	delta := f.BudgetDelta
 	if fs.Changed("delta") {
