@@ -435,9 +435,8 @@ func TestAggregatePTRDeclaredUse(t *testing.T) {
 	}
 }
 
-// ptrUseHeader reads the declared use of the ledger file path, as its
-// first line records it.
-func ptrUseHeader(t *testing.T, path string) []struct {
+// ptrUseRun is a run of a ledger's declared use, as its file records it.
+type ptrUseRun struct {
 	Mechanism  string
 	Accounting string
 	Queries    int
@@ -447,28 +446,18 @@ func ptrUseHeader(t *testing.T, path string) []struct {
 		Kind       string
 		Eps, Delta float64
 	}
-} {
+}
+
+// ptrUseHeader reads the declared use of the ledger file path, as its
+// first line records it.
+func ptrUseHeader(t *testing.T, path string) []ptrUseRun {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(string(data), "\n")
-	var line struct {
-		Header struct {
-			Use []struct {
-				Mechanism  string
-				Accounting string
-				Queries    int
-				Labels     int
-				Budget     struct{ Eps, Delta float64 }
-				Step       struct {
-					Kind       string
-					Eps, Delta float64
-				}
-			}
-		}
-	}
+	var line struct{ Header struct{ Use []ptrUseRun } }
 	decode(t, first, &line)
 	return line.Header.Use
 }
