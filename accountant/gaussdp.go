@@ -56,7 +56,25 @@ type dgSum struct {
 	// not depend on ε: made on first use.
 	prefix  dgPrefix
 	prefixO sync.Once
+	// deltas remembers discreteGaussianDelta's answers of the sums whose
+	// first is this one: a count's search and the totals at the count
+	// found, a plan's search and its check, bisect ε at the same points
+	// of the same sums (half the sums a plan's tests made were repeats).
+	mu     sync.Mutex
+	deltas map[dgQuery]float64
 }
+
+// dgQuery is a question to discreteGaussianDelta of the sums whose first
+// is kept: the second's σ and count (n -1: none), and ε, by their bits
+// (a sum is newDGSum's of its σ and count, whichever copy).
+type dgQuery struct {
+	sigma, eps uint64
+	n          int
+}
+
+// maxDGAnswers bounds the answers a sum remembers: beyond it they are
+// forgotten.
+const maxDGAnswers = 1 << 12
 
 // dgPrefix is F[i] = Σ_{j<i} P[j] and G[i] = Σ_{j<i} P[j]·e^(s_j/σ² - m)
 // of a dgSum, s_j = j - W, scaled by m = W/σ², the largest exponent.
@@ -334,6 +352,29 @@ func closedDGSum(sigma float64, n, w int) *dgSum {
 // (inner <= 1). So δ is at most (Σ P_a·inner + θ·Σ P_a·F)·(1 + those)
 // plus err_a + 1.01·err_b.
 func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
+	a := sums[0]
+	q := dgQuery{eps: math.Float64bits(eps), n: -1}
+	if len(sums) == 2 {
+		q.sigma, q.n = math.Float64bits(sums[1].sigma), sums[1].n
+	}
+	a.mu.Lock()
+	v, ok := a.deltas[q]
+	a.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = dgDelta(eps, sums)
+	a.mu.Lock()
+	if a.deltas == nil || len(a.deltas) >= maxDGAnswers {
+		a.deltas = map[dgQuery]float64{}
+	}
+	a.deltas[q] = v
+	a.mu.Unlock()
+	return v
+}
+
+// dgDelta is discreteGaussianDelta, computed.
+func dgDelta(eps float64, sums []*dgSum) float64 {
 	const u = 0x1p-53
 	a := sums[0]
 	b := &dgSum{sigma: 1, p: []float64{1}}
@@ -350,15 +391,17 @@ func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
 	y := math.Abs(eps) + ca + cb + float64(a.w)/va + m
 	tau := 16 * u * (y*vb + float64(b.w) + 1)
 	theta := 1.02 * (2*b.rel + 2*(nb+1)*u + 3*u*xb + 2*u + 5*u*y + 2*u + 4*u + 3*tau/vb)
+	// The terms' constant parts, as the sums below group them.
+	above, shift := ca+cb-eps, eps-ca-cb
 	var sum, sumF float64
 	for i, p := range a.p {
-		if p == 0 {
-			continue
-		}
 		sa := float64(i - a.w)
 		// L > ε  ⇔  s_b < σ_b²(c_a + c_b - ε - s_a/σ_a²); the threshold
-		// is raised by τ, so that no term with L > ε is left out.
-		t := vb*(ca+cb-eps-sa/va) + tau
+		// is raised by τ, so that no term with L > ε is left out. It
+		// falls as s_a rises (each rounding is monotone): once no term
+		// of s_b is left, none is for the s_a after.
+		x := sa / va
+		t := vb*(above-x) + tau
 		j := 0
 		switch {
 		case t > float64(b.w)+1:
@@ -367,10 +410,13 @@ func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
 			j = int(math.Ceil(t)) + b.w
 		}
 		if j == 0 {
+			break
+		}
+		if p == 0 {
 			continue
 		}
 		sumF += p * F[j]
-		inner := F[j] - math.Exp(eps-ca-cb+sa/va+m)*G[j]
+		inner := F[j] - math.Exp(shift+x+m)*G[j]
 		if inner > 0 {
 			sum += p * inner
 		}
