@@ -57,10 +57,20 @@ func Exp(x *big.Float, prec uint) *big.Float {
 	}
 	sum := new(big.Float).SetPrec(w).SetInt64(1)
 	term := new(big.Float).SetPrec(w).SetInt64(1)
-	// Each term is below 2^-8 times the last: w/8 + 2 terms suffice.
+	nf := new(big.Float).SetPrec(w)
+	// Each term is below 2^-8 times the last: w/8 + 2 terms suffice. The
+	// sum stays within 2^-7 of 1, where w-bit numbers are at least 2^-w
+	// apart: once a term is below 2^-(w+2), under half that, adding it
+	// leaves the sum as it is, and so does adding every later one,
+	// smaller still (each rounding is monotone), so the sum is already
+	// what the terms up to w/8 + 2 would give, and the rest are not
+	// computed.
 	for n := int64(1); n <= int64(w/8)+2; n++ {
 		term.Mul(term, r)
-		term.Quo(term, new(big.Float).SetPrec(w).SetInt64(n))
+		term.Quo(term, nf.SetInt64(n))
+		if term.Sign() == 0 || term.MantExp(nil) <= -int(w)-2 {
+			break
+		}
 		sum.Add(sum, term)
 	}
 	for range s {

@@ -1,6 +1,7 @@
 package bigmath
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"testing"
@@ -109,5 +110,20 @@ func TestPiErfc(t *testing.T) {
 		if math.Abs(got-math.Erfc(x)) > 1e-15*got {
 			t.Errorf("erfc(%v) = %v, math.Erfc %v", x, got, math.Erfc(x))
 		}
+	}
+}
+
+// BenchmarkExp: e^x at the precisions of the tests' references (200,
+// 256 and 512 bits), over arguments of both signs and several scales.
+func BenchmarkExp(b *testing.B) {
+	xs := []float64{-700, -30, -1.5, -0.3, -1e-6, 1e-9, 0.02, 0.7, 3, 40}
+	for _, prec := range []uint{200, 256, 512} {
+		b.Run(fmt.Sprint(prec), func(b *testing.B) {
+			for b.Loop() {
+				for _, x := range xs {
+					Exp(big.NewFloat(x), prec)
+				}
+			}
+		})
 	}
 }
