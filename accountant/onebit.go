@@ -1132,6 +1132,13 @@ func (r *bitRun) leastAbove(eps float64) int {
 // rawDelta is E[(1 - e^(ε-L))+ ; L finite] as computed, without the
 // bounds of its error: the sum over the losses above ε in increasing
 // order (at ε >= 0, only those from start on can be).
+//
+// A term p·(1 - e^(ε-L)) is at most p (rounding is monotone), and a p
+// below sum·2^-54 is below half the ulp of the sum (exactly scaled above
+// 2^-900), so that term would leave the sum as it is: its exponential is
+// not computed. The right tail of the window, past the bulk that makes
+// the sum, is often most of the terms (up to nine tenths of them in the
+// tests' compositions of 20 to 3,000 steps), each an Expm1.
 func (r *bitRun) rawDelta(eps float64) float64 {
 	from := 0
 	if eps >= 0 {
@@ -1139,8 +1146,11 @@ func (r *bitRun) rawDelta(eps float64) float64 {
 	}
 	var sum float64
 	for i := from; i < len(r.p); i++ {
-		l := r.lossOf(i)
-		if p := r.p[i]; p > 0 && l > eps {
+		p := r.p[i]
+		if !(p > 0) || sum > 0x1p-900 && p < sum*0x1p-54 {
+			continue
+		}
+		if l := r.lossOf(i); l > eps {
 			sum += p * -math.Expm1(eps-l)
 		}
 	}
