@@ -225,3 +225,19 @@ func BenchmarkDiscreteGaussianDelta(b *testing.B) {
 		sink = discreteGaussianDelta(eps, sums) + discreteGaussianDelta(eps, one)
 	}
 }
+
+// BenchmarkOneBitDelta: the profile of a composition of 300 steps (a
+// transform of 2^19 points, made once) at an ε not asked before, as each
+// probe of a search for ε sums it.
+func BenchmarkOneBitDelta(b *testing.B) {
+	r, err := newBitRun([]bitPart{{oneBitLoss(testBits()["delta"]), 300}}, 1e-8)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.ready()
+	eps := 1.0
+	for b.Loop() {
+		eps += 0x1p-20
+		sink = r.delta(eps)
+	}
+}
