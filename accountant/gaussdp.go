@@ -312,8 +312,11 @@ func closedDGSum(sigma float64, n, w int) *dgSum {
 	d := &dgSum{sigma: sigma, n: n, w: w, p: make([]float64, 2*w+1)}
 	v := float64(n) * sigma * sigma
 	norm := math.Sqrt(2 * math.Pi * v)
-	for s := -w; s <= w; s++ {
-		d.p[s+w] = math.Exp(-float64(s)*float64(s)/(2*v)) / norm
+	// s² is exact, so s and -s have the same mass, to the bit: half the
+	// exponentials.
+	for s := -w; s <= 0; s++ {
+		m := math.Exp(-float64(s)*float64(s)/(2*v)) / norm
+		d.p[s+w], d.p[w-s] = m, m
 	}
 	eta := 4.0002 * math.Exp(-math.Pi*math.Pi*sigma*sigma/2)
 	d.err = float64(2*w+1)*float64(n+1)*eta + 4*math.Exp(-dgTails*dgTails/2)
