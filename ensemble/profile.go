@@ -261,7 +261,7 @@ func privateTeacherBits(p constraints.Problem, f labelProbs) ([]accountant.BitPa
 	if !p.NumConfigs().IsInt64() || p.NumConfigs().Int64() > maxBitConfigs {
 		return nil, false
 	}
-	seen := make(map[accountant.BitPair]bool, p.NumConfigs().Int64())
+	seen := make(map[accountant.BitPair]struct{}, p.NumConfigs().Int64())
 	var out []accountant.BitPair
 	err := cornerProbs(p, f, func(m *cornerMultiset) {
 		// side 0 is D's, side 1 D''s; output 0 is Pr[1], output 1 Pr[0].
@@ -274,8 +274,11 @@ func privateTeacherBits(p constraints.Problem, f labelProbs) ([]accountant.BitPa
 			x, y = y, x
 		}
 		b := accountant.BitPair{P: math.Min(1, outward.AddUp(m.probs[x][o], m.err(x, o))), Q: math.Max(0, outward.AddDown(m.probs[y][o], -m.err(y, o)))}
-		if !seen[b] {
-			seen[b] = true
+		// One hash of b, not a look-up and an insertion: b is new if
+		// the set grows.
+		n := len(seen)
+		seen[b] = struct{}{}
+		if len(seen) > n {
 			out = append(out, b)
 		}
 	}, cornerRel(p))
