@@ -193,6 +193,14 @@ type labelBounds struct {
 	abs    float64      // roundingBound's, for f <= 1
 	sigma  float64      // σ, raised a little
 	e      [2][]float64 // e_l of f.one and f.zero
+	// The products of R at the multiset growth was last asked for, by
+	// side: prod[side][j] is over the corners before j, whose counts are
+	// at[side][:j]. cornerProbs lists the multisets in lexicographic
+	// order, so that consecutive ones share most of their first counts:
+	// growth multiplies from the first count that differs only, the same
+	// products in the same order.
+	at   [2]constraints.Config
+	prod [2][]float64
 }
 
 // newLabelBounds returns the bounds of the label's probabilities f at
@@ -211,6 +219,14 @@ func newLabelBounds(k int, f labelProbs, rel [][2]float64) *labelBounds {
 			b.factor[j][side] = (1 + r[side]) * (1 + 2.01*u)
 		}
 	}
+	for side := range b.at {
+		b.at[side] = make(constraints.Config, len(rel))
+		for j := range b.at[side] {
+			b.at[side][j] = -1 // no count: the first multiset differs at once
+		}
+		b.prod[side] = make([]float64, len(rel)+1)
+		b.prod[side][0] = 1
+	}
 	for o, probs := range [2][]float64{f.one, f.zero} {
 		b.e[o] = make([]float64, len(probs))
 		for l, v := range probs {
@@ -222,15 +238,21 @@ func newLabelBounds(k int, f labelProbs, rel [][2]float64) *labelBounds {
 
 // growth returns R, rounded up, for one side of corner multiset c.
 func (b *labelBounds) growth(c constraints.Config, side int) float64 {
-	grow := 1.0
-	for j, n := range c {
+	at, prod := b.at[side], b.prod[side]
+	j := 0
+	for j < len(c) && c[j] == at[j] {
+		j++
+	}
+	for ; j < len(c); j++ {
+		grow := prod[j]
 		if b.rel[j][side] > 0 {
-			for range n {
+			for range c[j] {
 				grow *= b.factor[j][side]
 			}
 		}
+		at[j], prod[j+1] = c[j], grow
 	}
-	return outward.Up(grow-1, 4+float64(b.k))
+	return outward.Up(prod[len(c)]-1, 4+float64(b.k))
 }
 
 // bound returns the bound of the error of x, the label's Pr[1]
