@@ -9,6 +9,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -130,5 +131,41 @@ func BenchmarkPrivateTeacherRelease(b *testing.B) {
 		if ts, err := out.Account.Totals(); err != nil || len(ts) == 0 {
 			b.Fatal("no totals")
 		}
+	}
+}
+
+// BenchmarkPrivateTeacherBits is the label's pairs at every corner
+// multiset (privateTeacherBits), what a private-teacher DaRRM, RR or
+// subsampling release computes once before its first label: gamma_opt
+// at K = 11 with Δ > 0 (31,824 multisets), gamma_Sub at K = 13 with
+// Δ > 0 (77,520) and at K = 61 with Δ = 0 (41,664).
+func BenchmarkPrivateTeacherBits(b *testing.B) {
+	g, err := fixtures.GammaK11M3()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		p    constraints.Problem
+		g    gamma.Gamma
+	}{
+		{"darrm-K11", constraints.New(11, 3, 0.1, 1e-5), g},
+		{"sub-K13", constraints.New(13, 3, 0.1, 1e-5), nil},
+		{"sub-K61-pure", constraints.New(61, 3, 0.1, 0), nil},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			g := c.g
+			if g == nil {
+				if g, err = gamma.Sub(c.p.K, gamma.SubSize(c.p.M)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			tb, _ := newTable(g)
+			for b.Loop() {
+				if _, ok := tb.privateTeacherBits(c.p); !ok {
+					b.Fatal("too many corner multisets")
+				}
+			}
+		})
 	}
 }

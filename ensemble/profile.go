@@ -169,10 +169,15 @@ func cornerRel(p constraints.Problem) [][2]float64 {
 	return out
 }
 
-// labelBounds returns a bound of |x̂ - x|, x the label's probability
-// (Pr[1] with f.one, Pr[0] with f.zero) at one side of corner multiset
-// c and x̂ = Σ_l fl(â_l·f̂_l) as cornerProbs computes it, given r, that
-// side's cornerRel: the least of roundingBound's absolute bound and a
+// labelBounds bounds the errors of the label's probabilities at the
+// corner multisets of one release; it holds what the bounds take that is
+// the same at every multiset, computed once, not at each of a multiset's
+// four sums.
+//
+// The bound of |x̂ - x|, x the label's probability (Pr[1] with f.one,
+// Pr[0] with f.zero) at one side of corner multiset c and
+// x̂ = Σ_l fl(â_l·f̂_l) as cornerProbs computes it, given r, that
+// side's cornerRel, is the least of roundingBound's absolute bound and a
 // relative one, which keeps a probability of 10^-12 at its own size.
 // The pmf's recurrence adds only nonnegative terms: with q̂ and its
 // complement within a relative r_j of the teacher's, each teacher
@@ -181,31 +186,90 @@ func cornerRel(p constraints.Problem) [][2]float64 {
 // over the corners with q̂ ∉ {0, 1}. With f̂_l within e_l = abs + rel·f̂_l
 // of f_l and the sum of K + 1 nonnegative products within σ = (K + 2)u
 // relative, |x - x̂| <= (R/(1-R) + σ)·x̂/(1-σ) + Σ_l â_l·e_l/(1-R).
-func labelBounds(c constraints.Config, r [][2]float64, side int, f labelProbs, alpha, probs []float64, x float64) float64 {
+type labelBounds struct {
+	k      int          // K
+	rel    [][2]float64 // cornerRel
+	factor [][2]float64 // (1 + r_j)(1 + u)², raised a little, of each corner and side
+	abs    float64      // roundingBound's, for f <= 1
+	sigma  float64      // σ, raised a little
+	e      [2][]float64 // e_l of f.one and f.zero
+	// The products of R at the multiset growth was last asked for, by
+	// side: prod[side][j] is over the corners before j, whose counts are
+	// at[side][:j]. cornerProbs lists the multisets in lexicographic
+	// order, so that consecutive ones share most of their first counts:
+	// growth multiplies from the first count that differs only, the same
+	// products in the same order.
+	at   [2]constraints.Config
+	prod [2][]float64
+}
+
+// newLabelBounds returns the bounds of the label's probabilities f at
+// the corner multisets of K teachers, given rel (cornerRel).
+func newLabelBounds(k int, f labelProbs, rel [][2]float64) *labelBounds {
 	const u = 0x1p-53
-	k := len(alpha) - 1
-	grow := 1.0
-	for j, n := range c {
-		if r[j][side] > 0 {
-			for range n {
-				grow *= (1 + r[j][side]) * (1 + 2.01*u)
-			}
+	b := &labelBounds{
+		k:      k,
+		rel:    rel,
+		factor: make([][2]float64, len(rel)),
+		abs:    roundingBound(k, f.abs+f.rel), // f <= 1
+		sigma:  float64(k+2) * u * 1.01,
+	}
+	for j, r := range rel {
+		for side := range r {
+			b.factor[j][side] = (1 + r[side]) * (1 + 2.01*u)
 		}
 	}
-	big := roundingBound(k, f.abs+f.rel) // f <= 1
-	bigR := outward.Up(grow-1, 4+float64(k))
-	if !(bigR < 0.25) {
-		return big
+	for side := range b.at {
+		b.at[side] = make(constraints.Config, len(rel))
+		for j := range b.at[side] {
+			b.at[side][j] = -1 // no count: the first multiset differs at once
+		}
+		b.prod[side] = make([]float64, len(rel)+1)
+		b.prod[side][0] = 1
 	}
-	sigma := float64(k+2) * u * 1.01
+	for o, probs := range [2][]float64{f.one, f.zero} {
+		b.e[o] = make([]float64, len(probs))
+		for l, v := range probs {
+			b.e[o][l] = f.abs + f.rel*v
+		}
+	}
+	return b
+}
+
+// growth returns R, rounded up, for one side of corner multiset c.
+func (b *labelBounds) growth(c constraints.Config, side int) float64 {
+	at, prod := b.at[side], b.prod[side]
+	j := 0
+	for j < len(c) && c[j] == at[j] {
+		j++
+	}
+	for ; j < len(c); j++ {
+		grow := prod[j]
+		if b.rel[j][side] > 0 {
+			for range c[j] {
+				grow *= b.factor[j][side]
+			}
+		}
+		at[j], prod[j+1] = c[j], grow
+	}
+	return outward.Up(prod[len(c)]-1, 4+float64(b.k))
+}
+
+// bound returns the bound of the error of x, the label's Pr[1]
+// (output 0) or Pr[0] (output 1) from the pmf alpha of one side whose
+// growth is bigR.
+func (b *labelBounds) bound(bigR float64, output int, alpha []float64, x float64) float64 {
+	if !(bigR < 0.25) {
+		return b.abs
+	}
 	var ae float64
 	for l, a := range alpha {
-		ae += a * (f.abs + f.rel*probs[l])
+		ae += a * b.e[output][l]
 	}
 	// A tenth more: the bound is tight to first order where a corner's
 	// own error (1 - Δ's) decides it.
-	w := 1.1 * ((bigR/(1-bigR)+sigma)*x/(1-sigma) + ae*1.01/(1-bigR))
-	return math.Min(big, outward.Up(w, 8))
+	w := 1.1 * ((bigR/(1-bigR)+b.sigma)*x/(1-b.sigma) + ae*1.01/(1-bigR))
+	return math.Min(b.abs, outward.Up(w, 8))
 }
 
 // privateTeacherBits returns the pairs of (*table).privateTeacherBits for
@@ -213,60 +277,76 @@ func labelBounds(c constraints.Config, r [][2]float64, side int, f labelProbs, a
 // whose probabilities are the smaller (Pr[1] on both inputs, or Pr[0]):
 // a pair (P, Q) and (1 - P, 1 - Q) have the same hockey-stick lines, and
 // the smaller keep their relative precision in a float64 (1 - 10^-12 does
-// not); the larger is rounded up by its bound, the smaller down.
+// not); the larger is rounded up by its bound, the smaller down. Only
+// that output's bounds are computed, half of the multiset's four.
 func privateTeacherBits(p constraints.Problem, f labelProbs) ([]accountant.BitPair, bool) {
 	if !p.NumConfigs().IsInt64() || p.NumConfigs().Int64() > maxBitConfigs {
 		return nil, false
 	}
-	rel := cornerRel(p)
-	seen := make(map[accountant.BitPair]bool, p.NumConfigs().Int64())
+	seen := make(map[accountant.BitPair]struct{}, p.NumConfigs().Int64())
 	var out []accountant.BitPair
-	err := cornerProbs(p, f, func(_ constraints.Config, side [2]cornerPair) {
-		// side[0] is D's, side[1] D''s; of each, one is Pr[1], zero Pr[0].
-		x, y := side[0].one, side[1].one
-		if x.p+y.p > side[0].zero.p+side[1].zero.p {
-			x, y = side[0].zero, side[1].zero
+	err := cornerProbs(p, f, func(m *cornerMultiset) {
+		// side 0 is D's, side 1 D''s; output 0 is Pr[1], output 1 Pr[0].
+		o := 0
+		if m.probs[0][0]+m.probs[1][0] > m.probs[0][1]+m.probs[1][1] {
+			o = 1
 		}
-		if x.p < y.p {
+		x, y := 0, 1
+		if m.probs[x][o] < m.probs[y][o] {
 			x, y = y, x
 		}
-		b := accountant.BitPair{P: math.Min(1, outward.AddUp(x.p, x.err)), Q: math.Max(0, outward.AddDown(y.p, -y.err))}
-		if !seen[b] {
-			seen[b] = true
+		b := accountant.BitPair{P: math.Min(1, outward.AddUp(m.probs[x][o], m.err(x, o))), Q: math.Max(0, outward.AddDown(m.probs[y][o], -m.err(y, o)))}
+		// One hash of b, not a look-up and an insertion: b is new if
+		// the set grows.
+		n := len(seen)
+		seen[b] = struct{}{}
+		if len(seen) > n {
 			out = append(out, b)
 		}
-	}, rel)
+	}, cornerRel(p))
 	return out, err == nil
 }
 
-// cornerSide is a label probability at one side of a corner multiset,
-// with the bound of its error (labelBounds).
-type cornerSide struct{ p, err float64 }
+// cornerMultiset is a corner multiset c with the label's probabilities
+// at both of its sides, probs[side][output] (side 0 is D's, 1 D”s;
+// output 0 is Pr[1], 1 Pr[0]), and what bounds their errors: each bound
+// is computed when asked for (err), as a caller may need only some.
+type cornerMultiset struct {
+	c      constraints.Config
+	probs  [2][2]float64
+	alpha  [2][]float64
+	bounds *labelBounds
+	growth [2]float64 // labelBounds.growth of each side, NaN until asked for
+}
 
-// cornerPair is the label's Pr[1] (one) and Pr[0] (zero) at one side of
-// a corner multiset.
-type cornerPair struct{ one, zero cornerSide }
+// err returns the bound of the error of probs[side][output] against the
+// exact value at the float64 ε, Δ and f (labelBounds).
+func (m *cornerMultiset) err(side, output int) float64 {
+	if math.IsNaN(m.growth[side]) {
+		m.growth[side] = m.bounds.growth(m.c, side)
+	}
+	return m.bounds.bound(m.growth[side], output, m.alpha[side], m.probs[side][output])
+}
 
 // cornerProbs calls fn with the label's Pr[1] and Pr[0] = Σ_l α_l·f[l]
 // on both sides of every corner multiset of p, as computed in float64,
-// each with the bound of its error against the exact value at the
-// float64 ε, Δ and f (labelBounds, from rel, cornerRel of p).
-func cornerProbs(p constraints.Problem, f labelProbs, fn func(c constraints.Config, side [2]cornerPair), rel [][2]float64) error {
-	prob := func(alpha, f []float64) float64 {
-		var s float64
-		for l, a := range alpha {
-			s += a * f[l]
-		}
-		return s
-	}
+// and the bound of the error of each against the exact value at the
+// float64 ε, Δ and f (m.err: labelBounds, from rel, cornerRel of p).
+// fn must not keep m.
+func cornerProbs(p constraints.Problem, f labelProbs, fn func(m *cornerMultiset), rel [][2]float64) error {
+	m := &cornerMultiset{bounds: newLabelBounds(p.K, f, rel)}
 	return p.AllPMFs(func(c constraints.Config, alpha, alphaPrime []float64) bool {
-		var sides [2]cornerPair
-		for s, a := range [2][]float64{alpha, alphaPrime} {
-			one, zero := prob(a, f.one), prob(a, f.zero)
-			sides[s].one = cornerSide{one, labelBounds(c, rel, s, f, a, f.one, one)}
-			sides[s].zero = cornerSide{zero, labelBounds(c, rel, s, f, a, f.zero, zero)}
+		m.c, m.alpha = c, [2][]float64{alpha, alphaPrime}
+		for s, a := range m.alpha {
+			var one, zero float64
+			for l, v := range a {
+				one += v * f.one[l]
+				zero += v * f.zero[l]
+			}
+			m.probs[s] = [2]float64{one, zero}
 		}
-		fn(c, sides)
+		m.growth = [2]float64{math.NaN(), math.NaN()}
+		fn(m)
 		return true
 	})
 }

@@ -454,24 +454,22 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 		}
 		var worst, ratio float64
 		n := 0
-		err := cornerProbs(c.p, f, func(cfg constraints.Config, sides [2]cornerPair) {
+		err := cornerProbs(c.p, f, func(m *cornerMultiset) {
 			n++
 			if c.p.K > 7 && n%every != 0 {
 				return // a sample of the multisets at K >= 9 (each sum costs O(K²) big products)
 			}
-			for side, pr := range sides {
-				for _, o := range []struct {
-					got cornerSide
-					f   []float64
-				}{{pr.one, f.one}, {pr.zero, f.zero}} {
-					ref := exact(c.p, cs, cfg, o.f, side)
-					diff, _ := new(big.Float).SetPrec(prec).Sub(bf(o.got.p), ref).Float64()
+			for side := range m.probs {
+				for output, of := range [2][]float64{f.one, f.zero} {
+					got, gotErr := m.probs[side][output], m.err(side, output)
+					ref := exact(c.p, cs, m.c, of, side)
+					diff, _ := new(big.Float).SetPrec(prec).Sub(bf(got), ref).Float64()
 					worst = math.Max(worst, math.Abs(diff))
 					if diff != 0 {
-						ratio = math.Max(ratio, math.Abs(diff)/o.got.err)
+						ratio = math.Max(ratio, math.Abs(diff)/gotErr)
 					}
-					if math.Abs(diff) > math.Min(bound, o.got.err) {
-						t.Fatalf("%+v, multiset %v: probability %.17g, exact %s: off by %g, above the bounds %g, %g", c.p, cfg, o.got.p, ref.Text('g', 20), diff, bound, o.got.err)
+					if math.Abs(diff) > math.Min(bound, gotErr) {
+						t.Fatalf("%+v, multiset %v: probability %.17g, exact %s: off by %g, above the bounds %g, %g", c.p, m.c, got, ref.Text('g', 20), diff, bound, gotErr)
 					}
 				}
 			}

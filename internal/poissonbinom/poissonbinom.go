@@ -105,10 +105,17 @@ func (d *Dist) add(p float64) {
 	d.pmf = append(d.pmf, 0)
 	q := 1 - p
 	top := d.hi + 1
-	for l := top; l > d.lo; l-- {
-		d.pmf[l] = q*d.pmf[l] + p*d.pmf[l-1]
+	// The support, from the top down, each value read once (the loop is
+	// the inner one of every pmf a problem lists): the same products and
+	// sums as pmf[l] = q·pmf[l] + p·pmf[l-1].
+	s := d.pmf[d.lo : top+1]
+	x := s[len(s)-1]
+	for l := len(s) - 1; l > 0; l-- {
+		y := s[l-1]
+		s[l] = q*x + p*y
+		x = y
 	}
-	d.pmf[d.lo] *= q // pmf[lo-1] is zero
+	s[0] = q * x // pmf[lo-1] is zero
 	if d.pmf[top] != 0 {
 		d.hi = top
 	}
