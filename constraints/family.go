@@ -420,10 +420,11 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 // near the budget, families whose third-order terms raise them above the
 // n-th: at K = 1001, Delta = 1e-4, m = 6, with n families refined, the
 // exact passes found rows of families outside the list but inside twice
-// as many. With 4n, every m from 2 to 10 there took 4 exact passes, the
-// fewest of any solve there, where m = 4, 6, 7 and 8 took 5 to 6 with n
-// and no refinement (docs/solve.md, "The search's splits").
-const refinePool = 4
+// as many. With 4n, m = 2 to 10 there each took 4 exact passes, the
+// fewest of any solve there, where m = 4, 6, 7 and 8 took 5 or 6 with
+// neither; 2n took the same paths as 4n at m = 4, 6, 7 and 8, and at
+// Delta = 1e-5, m = 2 and 3 (docs/solve.md, "The search's splits").
+const refinePool = 2
 
 // refineSplits moves each multiset of cs within its family to the split
 // of highest estimated cost (refineSplit), in place. bestSplit's choice is
