@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -266,11 +267,13 @@ func (fb *familyBound) family3(x, y []float64, s int, maxX, minY float64) float6
 // costliest first, with their costs estimated: in each family (see
 // familyBound) of the reduced pairs (see Separate), the split that
 // maximises the family's cost to second order in Delta (bestSplit), for
-// the n families where that is largest, ties broken by the family
-// (candidate.before): the same families whatever the number of workers
-// and their timing. Each cost is then the flip
-// expansion summed in full but for binomial tails below 2^-60
-// (flipWeights.estimate), within about 1e-13 of the cost. It also returns an upper
+// the refinePool·n families where that is largest, ties broken by the
+// family (candidate.before): the same families whatever the number of
+// workers and their timing. Each cost is then the flip expansion summed
+// in full but for binomial tails below 2^-60 (flipWeights.estimate),
+// within about 1e-13 of the cost; each split is moved to the costliest
+// that a local search by that estimate reaches (refineSplit), and the n
+// costliest are returned. It also returns an upper
 // bound on the cost of every multiset, exact or as computed: the largest
 // family bound plus ErrBound, Separate's first pass, which the same walk
 // over the families computes. gamma scaled by Budget()/bound is private
@@ -304,6 +307,10 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 		all   []candidate
 		bound = math.Inf(-1)
 	)
+	want := n
+	if n > 0 {
+		n *= refinePool
+	}
 	for range min(workers, p.K+1) {
 		wg.Add(1)
 		go func() {
@@ -398,8 +405,133 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 	for i := range out {
 		out[i] = all[i].Scored
 	}
+	if err := p.refineSplits(ctx, out, x6s, y6s, workers); err != nil {
+		return nil, 0, err
+	}
 	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
+	if want > 0 && len(out) > want {
+		out = out[:want]
+	}
 	return out, bound + p.ErrBound(), nil
+}
+
+// refinePool is how many times n families Candidates refines before it
+// keeps the n costliest. The second-order rank that chooses them misses,
+// near the budget, families whose third-order terms raise them above the
+// n-th: at K = 1001, Delta = 1e-4, m = 6, with n families refined, the
+// exact passes found rows of families outside the list but inside twice
+// as many. With 4n, m = 2 to 10 there each took 4 exact passes, the
+// fewest of any solve there, where m = 4, 6, 7 and 8 took 5 or 6 with
+// neither; 2n took the same paths as 4n at m = 4, 6, 7 and 8, and at
+// Delta = 1e-5, m = 2 and 3 (docs/solve.md, "The search's splits").
+const refinePool = 2
+
+// refineSplits moves each multiset of cs within its family to the split
+// of highest estimated cost (refineSplit), in place. bestSplit's choice is
+// right to second order in Delta, but near the budget the cost over a
+// family's splits is flat to 1e-6 of it, and the third-order terms move
+// its maximum: at K = 1001, m = 8, Delta = 1e-4 the search put all 456
+// teachers of a group at a corner, with a cost 1e-11 below the budget,
+// where the exact pass found 227 of them there 1.35e-6 above it, and each
+// row the search misses costs an exact pass. x6s and y6s are the pairs'
+// vectors by n6 (Problem.chains); a family with n6 = 0 and n7 > 0 steps
+// them n7 times, as Candidates does.
+func (p Problem) refineSplits(ctx context.Context, cs []Scored, x6s, y6s [][]float64, workers int) error {
+	hi, lo := epsCorner(p.Eps, p.Delta)
+	e := p.E()
+	// The pairs (0, n7), in order of n7, are stepped once each.
+	var byN7 []int
+	for i, c := range cs {
+		if c.Config[6] == 0 && c.Config[7] > 0 {
+			byN7 = append(byN7, i)
+		}
+	}
+	sort.Slice(byN7, func(a, b int) bool { return cs[byN7[a]].Config[7] < cs[byN7[b]].Config[7] })
+	pairs := make([][2][]float64, len(cs))
+	x, y := slices.Clone(x6s[0]), slices.Clone(y6s[0])
+	n7 := 0
+	for _, i := range byN7 {
+		for ; n7 < cs[i].Config[7]; n7++ {
+			x, y = step(x, lo), step(y, hi)
+		}
+		pairs[i] = [2][]float64{slices.Clone(x), slices.Clone(y)}
+	}
+	for i, c := range cs {
+		if pairs[i][0] == nil {
+			pairs[i] = [2][]float64{x6s[c.Config[6]], y6s[c.Config[6]]}
+		}
+	}
+	deal := newDealer(len(cs))
+	var wg sync.WaitGroup
+	for range min(workers, len(cs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			flips := newFlipWeights(p.K, p.Delta)
+			for {
+				i, ok := deal.take()
+				if !ok || ctx.Err() != nil {
+					return
+				}
+				cs[i] = refineSplit(pairs[i][0], pairs[i][1], cs[i], e, flips)
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// refineSplit returns the multiset of c's family of highest estimated
+// cost (flipWeights.estimate) that a compass search from c reaches, and
+// its cost, c itself when none is higher. The search moves two counts, as
+// bestSplit does: a in [-A, A] for group A's A teachers, at (Delta, 0)
+// when positive and (0, Delta) when negative, and b in [-B, B] for group
+// B's, at (1-Delta, 1) when positive and (1, 1-Delta) when negative; it
+// tries steps of ±h in each, moves while one gains, and halves h down to
+// one teacher. The cost moves only on strict gains, so the search ends,
+// and what it returns depends on c alone.
+func refineSplit(x, y []float64, c Scored, e float64, flips *flipWeights) Scored {
+	cfg := c.Config
+	A, B := cfg[0]+cfg[2]+cfg[3], cfg[1]+cfg[4]+cfg[5]
+	s := B
+	a, b := cfg[3]-cfg[2], cfg[4]-cfg[5]
+	at := func(a, b int) Config {
+		out := Config{A, B, 0, 0, 0, 0, cfg[6], cfg[7]}
+		if a > 0 {
+			out[3] = a
+		} else {
+			out[2] = -a
+		}
+		if b > 0 {
+			out[4] = b
+		} else {
+			out[5] = -b
+		}
+		out[0] -= out[2] + out[3]
+		out[1] -= out[4] + out[5]
+		return out
+	}
+	best := flips.estimate(x, y, s, cfg, e)
+	h := 1
+	for h*2 <= max(A, B) {
+		h *= 2
+	}
+	for ; h >= 1; h /= 2 {
+		for moved := true; moved; {
+			moved = false
+			for _, d := range [4][2]int{{h, 0}, {-h, 0}, {0, h}, {0, -h}} {
+				na, nb := a+d[0], b+d[1]
+				if na < -A || na > A || nb < -B || nb > B {
+					continue
+				}
+				next := at(na, nb)
+				if f := flips.estimate(x, y, s, next, e); f > best {
+					best, a, b, moved = f, na, nb, true
+				}
+			}
+		}
+	}
+	return Scored{Config: at(a, b), F: best}
 }
 
 // bestSplit returns the split (n2, n3, n4, n5) of the family of shift s,
