@@ -63,3 +63,18 @@ func BenchmarkGNMaxNeighbourLogQManyClasses(b *testing.B) {
 		gnmaxNeighbourLogQ(h, 40, noisymax.DiscreteNoise, neighbours{teachers: len(h)})
 	}
 }
+
+// BenchmarkPTRTestRDP is the test's Rényi DP of a PTR release (issue 69:
+// a plan computes it at 13 orders or more, and ptrSigma's search
+// ptrBitRDP at its coarser width twenty times): σ, z and λ of the plan
+// of 300 queries by Confident-GNMax (σ2 = 40, C = 10) within (2, 1e-5).
+func BenchmarkPTRTestRDP(b *testing.B) {
+	for b.Loop() {
+		if _, err := ptrTestRDP(4.982195872260795, 4.269400382763706, 10.213254313486772); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ptrBitRDP(4.982195872260795, 4.269400382763706, 10.213254313486772, ptrSearchWidth); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
