@@ -68,9 +68,9 @@ func mulDirected(a, b float64, upward bool) float64 {
 	}
 	switch {
 	case upward && s > 0:
-		return math.Nextafter(p, math.Inf(1))
+		return nextUp(p)
 	case !upward && s < 0:
-		return math.Nextafter(p, math.Inf(-1))
+		return nextDown(p)
 	}
 	return p
 }
@@ -119,9 +119,9 @@ func DivDirected(a, b float64, upward bool) float64 {
 	below := (b > 0 && e > 0) || (b < 0 && e < 0)
 	switch {
 	case upward && above:
-		return math.Nextafter(q, math.Inf(1))
+		return nextUp(q)
 	case !upward && below:
-		return math.Nextafter(q, math.Inf(-1))
+		return nextDown(q)
 	}
 	return q
 }

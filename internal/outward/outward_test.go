@@ -94,3 +94,26 @@ func TestUpDown(t *testing.T) {
 		t.Error("Up(NaN) is not NaN")
 	}
 }
+
+// TestNextUpDown: nextUp and nextDown step as math.Nextafter does toward
+// ±Inf, at zeros of either sign, subnormals, the largest finite floats,
+// the infinities and random bit patterns.
+func TestNextUpDown(t *testing.T) {
+	xs := []float64{0, math.Copysign(0, -1), math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64,
+		0x1p-1022, -0x1p-1022, 1, -1, math.MaxFloat64, -math.MaxFloat64, math.Inf(1), math.Inf(-1), math.NaN()}
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 10000 {
+		xs = append(xs, math.Float64frombits(r.Uint64()))
+	}
+	same := func(x, y float64) bool {
+		return math.Float64bits(x) == math.Float64bits(y) || math.IsNaN(x) && math.IsNaN(y)
+	}
+	for _, x := range xs {
+		if got, want := nextUp(x), math.Nextafter(x, math.Inf(1)); !same(got, want) {
+			t.Errorf("nextUp(%v) = %v, want %v", x, got, want)
+		}
+		if got, want := nextDown(x), math.Nextafter(x, math.Inf(-1)); !same(got, want) {
+			t.Errorf("nextDown(%v) = %v, want %v", x, got, want)
+		}
+	}
+}

@@ -21,7 +21,7 @@ const ULP = 0x1p-52
 func MulUp(a, b float64) float64 {
 	p := a * b
 	if !math.IsInf(p, 0) && math.FMA(a, b, -p) > 0 {
-		p = math.Nextafter(p, math.Inf(1))
+		p = nextUp(p)
 	}
 	return p
 }
@@ -35,7 +35,7 @@ func AddUp(a, b float64) float64 {
 	}
 	bb := s - a
 	if (a-(s-bb))+(b-bb) > 0 {
-		s = math.Nextafter(s, math.Inf(1))
+		s = nextUp(s)
 	}
 	return s
 }
@@ -49,7 +49,7 @@ func Up(x, n float64) float64 {
 	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
 		return x
 	}
-	return math.Nextafter(x+math.Abs(x)*n*ULP, math.Inf(1))
+	return nextUp(x + math.Abs(x)*n*ULP)
 }
 
 // Down is up's mirror: a float64 <= y for every y within n ulps of x.
@@ -59,10 +59,30 @@ func Down(x, n float64) float64 { return -Up(-x, n) }
 func MulDown(a, b float64) float64 {
 	p := a * b
 	if math.FMA(a, b, -p) < 0 {
-		p = math.Nextafter(p, math.Inf(-1))
+		p = nextDown(p)
 	}
 	return p
 }
+
+// nextUp returns the least float64 above x, as math.Nextafter(x, +Inf)
+// does, from x's bits: every directed result takes a step, and
+// Nextafter's general case (two arguments, either direction) is a
+// measurable share of PATE's PTR bound (issue 69).
+func nextUp(x float64) float64 {
+	switch {
+	case x > 0 && x <= math.MaxFloat64:
+		return math.Float64frombits(math.Float64bits(x) + 1)
+	case x < 0: // -Inf steps to -MaxFloat64, -2^-1074 to -0
+		return math.Float64frombits(math.Float64bits(x) - 1)
+	case x == 0:
+		return math.SmallestNonzeroFloat64
+	}
+	return x // +Inf, NaN
+}
+
+// nextDown returns the greatest float64 below x, as
+// math.Nextafter(x, -Inf) does.
+func nextDown(x float64) float64 { return -nextUp(-x) }
 
 // ErfcULPs bounds the relative error of math.Erfc in ulps (FreeBSD's
 // erfc, whose rational approximations are within 2^-57 and whose exp is
