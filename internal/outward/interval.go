@@ -32,74 +32,70 @@ func (a Interval) Sub(b Interval) Interval {
 // Neg returns -a.
 func (a Interval) Neg() Interval { return Interval{-a.Hi, -a.Lo} }
 
-// mulExact returns the float64 product p and whether the exact product is
-// above it (+1), below (-1) or equal (0).
-func mulExact(a, b float64) (float64, int) {
+// mulBoth returns a·b rounded down and up: one product and the sign of
+// its exact error (FMA) give both ends, which corners needs at every
+// corner. A product that overflows is ±Inf at both; one that underflows
+// to 0 is widened to minNormal on its side (relative error bounds fail
+// there).
+func mulBoth(a, b float64) (lo, hi float64) {
 	p := a * b
-	if math.IsInf(p, 0) || p == 0 && a != 0 && b != 0 {
-		return p, 0 // overflow or underflow: handled by the callers' guards
-	}
-	e := math.FMA(a, b, -p)
 	switch {
-	case e > 0:
-		return p, 1
-	case e < 0:
-		return p, -1
+	case math.IsInf(p, 0):
+		return p, p
+	case p == 0 && a != 0 && b != 0:
+		return underflowed((a > 0) == (b > 0))
 	}
-	return p, 0
+	switch e := math.FMA(a, b, -p); {
+	case e > 0:
+		return p, nextUp(p)
+	case e < 0:
+		return nextDown(p), p
+	}
+	return p, p
 }
 
 // underflowed bounds a result that underflowed to 0, of the sign
-// positive, from above or below.
-func underflowed(positive, upward bool) float64 {
-	switch {
-	case positive && upward:
-		return minNormal
-	case !positive && !upward:
-		return -minNormal
+// positive, from below and above.
+func underflowed(positive bool) (lo, hi float64) {
+	if positive {
+		return 0, minNormal
 	}
-	return 0
-}
-
-func mulDirected(a, b float64, upward bool) float64 {
-	p, s := mulExact(a, b)
-	if p == 0 && a != 0 && b != 0 { // underflow
-		return underflowed((a > 0) == (b > 0), upward)
-	}
-	switch {
-	case upward && s > 0:
-		return nextUp(p)
-	case !upward && s < 0:
-		return nextDown(p)
-	}
-	return p
+	return -minNormal, 0
 }
 
 // Mul returns a·b.
-func (a Interval) Mul(b Interval) Interval { return a.corners(b, mulDirected) }
+func (a Interval) Mul(b Interval) Interval { return a.corners(b, mulBoth) }
 
 // corners returns the interval of op over a and b, for an op monotone in
 // each argument on the intervals: its extremes are at their ends, each
-// rounded outward.
-func (a Interval) corners(b Interval, op func(x, y float64, upward bool) float64) Interval {
+// rounded outward (op returns its value rounded down and up). Most
+// operands of the bounds built from these are exact, and corners is
+// where they spend their time: two exact operands have one corner.
+func (a Interval) corners(b Interval, op func(x, y float64) (lo, hi float64)) Interval {
+	if a.exact() && b.exact() {
+		lo, hi := op(a.Lo, b.Lo)
+		return Interval{lo, hi}
+	}
 	xs, nx := a.ends()
 	ys, ny := b.ends()
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range xs[:nx] {
 		for _, y := range ys[:ny] {
-			lo = math.Min(lo, op(x, y, false))
-			hi = math.Max(hi, op(x, y, true))
+			l, h := op(x, y)
+			lo, hi = math.Min(lo, l), math.Max(hi, h)
 		}
 	}
 	return Interval{lo, hi}
 }
 
-// ends returns the first n of a's ends: one when they are the same
-// float64 (an exact interval; -0 and +0 are two), whose corners would
-// repeat. Most operands of the bounds built from these are exact, and
-// corners is where they spend their time.
+// exact reports whether a's ends are the same float64 (-0 and +0 are
+// two).
+func (a Interval) exact() bool { return math.Float64bits(a.Lo) == math.Float64bits(a.Hi) }
+
+// ends returns the first n of a's ends: one when a is exact, whose
+// corners would repeat.
 func (a Interval) ends() (e [2]float64, n int) {
-	if math.Float64bits(a.Lo) == math.Float64bits(a.Hi) {
+	if a.exact() {
 		return [2]float64{a.Lo}, 1
 	}
 	return [2]float64{a.Lo, a.Hi}, 2
@@ -107,27 +103,35 @@ func (a Interval) ends() (e [2]float64, n int) {
 
 // DivDirected returns a/b rounded down or up, b != 0.
 func DivDirected(a, b float64, upward bool) float64 {
+	lo, hi := divBoth(a, b)
+	if upward {
+		return hi
+	}
+	return lo
+}
+
+// divBoth returns a/b rounded down and up, b != 0, from one quotient and
+// the sign of its exact remainder q·b - a (FMA), as mulBoth.
+func divBoth(a, b float64) (lo, hi float64) {
 	q := a / b
-	if math.IsInf(q, 0) {
-		return q
-	}
-	if q == 0 && a != 0 {
-		return underflowed((a > 0) == (b > 0), upward)
-	}
-	e := math.FMA(q, b, -a) // q·b - a, exact
-	above := (b > 0 && e < 0) || (b < 0 && e > 0)
-	below := (b > 0 && e > 0) || (b < 0 && e < 0)
 	switch {
-	case upward && above:
-		return nextUp(q)
-	case !upward && below:
-		return nextDown(q)
+	case math.IsInf(q, 0):
+		return q, q
+	case q == 0 && a != 0:
+		return underflowed((a > 0) == (b > 0))
 	}
-	return q
+	e := math.FMA(q, b, -a)
+	switch {
+	case b > 0 && e < 0 || b < 0 && e > 0: // q below a/b
+		return q, nextUp(q)
+	case b > 0 && e > 0 || b < 0 && e < 0:
+		return nextDown(q), q
+	}
+	return q, q
 }
 
 // Div returns a/b for an interval b that does not contain 0.
-func (a Interval) Div(b Interval) Interval { return a.corners(b, DivDirected) }
+func (a Interval) Div(b Interval) Interval { return a.corners(b, divBoth) }
 
 // LibDown and LibUp widen the result of a math library function, accurate
 // to 1 ulp, by 2 ulps; results near the subnormal range are widened to it.
