@@ -150,9 +150,15 @@ func LibUp(x float64) float64 {
 	return Up(x, 2)
 }
 
-// monotone applies an increasing library function to a.
+// monotone applies an increasing library function to a, once when a is
+// exact.
 func monotone(f func(float64) float64, a Interval) Interval {
-	return Interval{LibDown(f(a.Lo)), LibUp(f(a.Hi))}
+	lo := f(a.Lo)
+	hi := lo
+	if !a.exact() {
+		hi = f(a.Hi)
+	}
+	return Interval{LibDown(lo), LibUp(hi)}
 }
 
 // Exp returns e^a.
@@ -199,20 +205,24 @@ func Log1mExp(a Interval) Interval {
 	return Interval{f(a.Hi, false), f(a.Lo, true)}
 }
 
-// LogAddExp returns log(e^a + e^b), increasing in both.
+// LogAddExp returns log(e^a + e^b), increasing in both. Its ends are
+// m + log1p(e^(n-m)) at the ends of a and b, m the larger, n the smaller;
+// at exact a and b both ends share that tail, evaluated once.
 func LogAddExp(a, b Interval) Interval {
-	end := func(x, y float64, upward bool) float64 {
-		m, n := math.Max(x, y), math.Min(x, y)
-		if math.IsInf(n, -1) {
-			return m
-		}
-		// m + log1p(e^(n-m)): evaluate the tail as an interval.
-		d := Exact(n).Sub(Exact(m))
-		t := Log1p(Exp(d))
-		if upward {
-			return AddUp(m, t.Hi)
-		}
-		return AddDown(m, t.Lo)
+	lo, hi := logAddExpEnds(a.Lo, b.Lo)
+	if !a.exact() || !b.exact() {
+		_, hi = logAddExpEnds(a.Hi, b.Hi)
 	}
-	return Interval{end(a.Lo, b.Lo, false), end(a.Hi, b.Hi, true)}
+	return Interval{lo, hi}
+}
+
+// logAddExpEnds returns log(e^x + e^y) rounded down and up.
+func logAddExpEnds(x, y float64) (lo, hi float64) {
+	m, n := math.Max(x, y), math.Min(x, y)
+	if math.IsInf(n, -1) {
+		return m, m
+	}
+	// m + log1p(e^(n-m)): evaluate the tail as an interval.
+	t := Log1p(Exp(Exact(n).Sub(Exact(m))))
+	return AddDown(m, t.Lo), AddUp(m, t.Hi)
 }
