@@ -82,10 +82,34 @@ func (a Interval) corners(b Interval, op func(x, y float64) (lo, hi float64)) In
 	for _, x := range xs[:nx] {
 		for _, y := range ys[:ny] {
 			l, h := op(x, y)
-			lo, hi = math.Min(lo, l), math.Max(hi, h)
+			lo, hi = minOf(lo, l), maxOf(hi, h)
 		}
 	}
 	return Interval{lo, hi}
+}
+
+// minOf returns math.Min(x, y) in code the compiler inlines where x and y
+// are ordered: math.Min is a call to assembly, and corners takes a minimum
+// and a maximum at every corner.
+func minOf(x, y float64) float64 {
+	if x < y {
+		return x
+	}
+	if y < x {
+		return y
+	}
+	return math.Min(x, y) // equal, or NaN
+}
+
+// maxOf returns math.Max(x, y), as minOf.
+func maxOf(x, y float64) float64 {
+	if x > y {
+		return x
+	}
+	if y > x {
+		return y
+	}
+	return math.Max(x, y)
 }
 
 // exact reports whether a's ends are the same float64 (-0 and +0 are
