@@ -68,21 +68,22 @@ func (a Interval) Mul(b Interval) Interval { return a.corners(b, mulBoth) }
 
 // corners returns the interval of op over a and b, for an op monotone in
 // each argument on the intervals: its extremes are at their ends, each
-// rounded outward (op returns its value rounded down and up). Most
-// operands of the bounds built from these are exact, and corners is
-// where they spend their time: two exact operands have one corner.
+// rounded outward (op returns its value rounded down and up). An exact
+// operand has one end (-0 and +0 are two): most operands of the bounds
+// built from these are exact, and corners is where they spend their time.
 func (a Interval) corners(b Interval, op func(x, y float64) (lo, hi float64)) Interval {
-	if a.exact() && b.exact() {
-		lo, hi := op(a.Lo, b.Lo)
-		return Interval{lo, hi}
+	lo, hi := op(a.Lo, b.Lo)
+	more := func(x, y float64) {
+		l, h := op(x, y)
+		lo, hi = minOf(lo, l), maxOf(hi, h)
 	}
-	xs, nx := a.ends()
-	ys, ny := b.ends()
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, x := range xs[:nx] {
-		for _, y := range ys[:ny] {
-			l, h := op(x, y)
-			lo, hi = minOf(lo, l), maxOf(hi, h)
+	if !b.exact() {
+		more(a.Lo, b.Hi)
+	}
+	if !a.exact() {
+		more(a.Hi, b.Lo)
+		if !b.exact() {
+			more(a.Hi, b.Hi)
 		}
 	}
 	return Interval{lo, hi}
@@ -112,18 +113,8 @@ func maxOf(x, y float64) float64 {
 	return math.Max(x, y)
 }
 
-// exact reports whether a's ends are the same float64 (-0 and +0 are
-// two).
+// exact reports whether a's ends are the same float64.
 func (a Interval) exact() bool { return math.Float64bits(a.Lo) == math.Float64bits(a.Hi) }
-
-// ends returns the first n of a's ends: one when a is exact, whose
-// corners would repeat.
-func (a Interval) ends() (e [2]float64, n int) {
-	if a.exact() {
-		return [2]float64{a.Lo}, 1
-	}
-	return [2]float64{a.Lo, a.Hi}, 2
-}
 
 // DivDirected returns a/b rounded down or up, b != 0.
 func DivDirected(a, b float64, upward bool) float64 {
