@@ -556,8 +556,18 @@ const (
 	ptrRound = 0x1p-49
 )
 
-// ptrClampTo returns x clamped to [-ptrClamp, ptrClamp].
-func ptrClampTo(x float64) float64 { return math.Max(-ptrClamp, math.Min(ptrClamp, x)) }
+// ptrClampTo returns x clamped to [-ptrClamp, ptrClamp] (NaN stays NaN,
+// -0 stays -0), in comparisons the compiler inlines where math.Max and
+// math.Min are calls: ptrBitRDP clamps five values at every point.
+func ptrClampTo(x float64) float64 {
+	switch {
+	case x > ptrClamp:
+		return ptrClamp
+	case x < -ptrClamp:
+		return -ptrClamp
+	}
+	return x
+}
 
 // sqrt2 encloses √2 (ptrBitRDP takes the logarithms of Φ millions of
 // times).
@@ -688,11 +698,17 @@ func ptrBitRDP(sigma, z, order, width float64) (float64, error) {
 		for k := 1; k < 8; k++ {
 			pts[k] = at(u0 + (u1-u0)*float64(k)/8)
 		}
-		order := []int{0, 1, 2, 3, 4, 5, 6, 7}
+		order := [8]int{0, 1, 2, 3, 4, 5, 6, 7}
 		for k := range bs {
 			bs[k] = cell(pts[k], pts[k+1])
 		}
-		sort.Slice(order, func(i, j int) bool { return bs[order[i]] > bs[order[j]] })
+		// The largest bound first, ties in place: an insertion sort, as
+		// sort.Slice sorts eight, without its allocations.
+		for i := 1; i < len(order); i++ {
+			for j := i; j > 0 && bs[order[j]] > bs[order[j-1]]; j-- {
+				order[j], order[j-1] = order[j-1], order[j]
+			}
+		}
 		for _, k := range order {
 			v0, v1 := u0+(u1-u0)*float64(k)/8, u0+(u1-u0)*float64(k+1)/8
 			if k == 7 {
