@@ -1,6 +1,7 @@
 package pate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -750,15 +751,32 @@ var ptrGuaranteeOrders = []float64{1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}
 
 // ptrTestGuarantee returns the test's own (ε, delta): its Rényi DP
 // converted at delta, the least over ptrGuaranteeOrders and the order of
-// the bound.
+// the bound. The conversion increases with the Rényi DP, which is at
+// least 0: an order whose conversion of 0 is not below the least found
+// cannot lower it, and its Rényi DP (ptrTestRDP, most of a plan's CPU) is
+// not computed. The orders are tried from the least conversion of 0 up,
+// so that the least is found before the orders it rules out.
 func ptrTestGuarantee(sigma, z, order, delta float64) (accountant.Guarantee, error) {
 	best := accountant.Guarantee{Eps: math.Inf(1), Delta: delta}
+	type try struct{ order, floor float64 }
+	tries := make([]try, 0, len(ptrGuaranteeOrders)+1)
 	for _, o := range append(ptrGuaranteeOrders, order) {
-		r, err := ptrTestRDP(sigma, z, o)
+		f, err := accountant.ImprovedConversion.ConvertRDP(0, o, delta)
+		if err != nil {
+			f = math.Inf(-1) // tried first: its own conversion reports the error
+		}
+		tries = append(tries, try{o, f})
+	}
+	slices.SortStableFunc(tries, func(a, b try) int { return cmp.Compare(a.floor, b.floor) })
+	for _, t := range tries {
+		if t.floor >= best.Eps {
+			break
+		}
+		r, err := ptrTestRDP(sigma, z, t.order)
 		if err != nil {
 			return best, err
 		}
-		e, err := accountant.ImprovedConversion.ConvertRDP(r, o, delta)
+		e, err := accountant.ImprovedConversion.ConvertRDP(r, t.order, delta)
 		if err != nil {
 			return best, err
 		}
