@@ -44,6 +44,8 @@ func mulBoth(a, b float64) (lo, hi float64) {
 		return p, p
 	case p == 0 && a != 0 && b != 0:
 		return underflowed((a > 0) == (b > 0))
+	case math.Abs(p) < fmaBlind:
+		return neighbours(p)
 	}
 	switch e := math.FMA(a, b, -p); {
 	case e > 0:
@@ -53,6 +55,19 @@ func mulBoth(a, b float64) (lo, hi float64) {
 	}
 	return p, p
 }
+
+// fmaBlind is where the FMA of mulBoth and divBoth stops seeing a
+// rounding error. The exact error of a product p = a·b is a multiple of
+// the product of the operands' last bits, above |p|·2^-106; below 2^-969
+// that can be under half the least subnormal, and the FMA then rounds an
+// error that is not 0 to 0. A quotient's remainder q·b - a is likewise a
+// multiple of a bit above |a|·2^-106. Below it a result is bracketed by
+// its neighbours (neighbours): the exact value is within half a float of
+// the rounded one.
+const fmaBlind = 0x1p-968
+
+// neighbours returns the floats either side of x.
+func neighbours(x float64) (lo, hi float64) { return nextDown(x), nextUp(x) }
 
 // underflowed bounds a result that underflowed to 0, of the sign
 // positive, from below and above.
@@ -134,6 +149,8 @@ func divBoth(a, b float64) (lo, hi float64) {
 		return q, q
 	case q == 0 && a != 0:
 		return underflowed((a > 0) == (b > 0))
+	case math.Abs(a) < fmaBlind:
+		return neighbours(q)
 	}
 	e := math.FMA(q, b, -a)
 	switch {

@@ -56,6 +56,38 @@ func TestDirectedAgainstBig(t *testing.T) {
 	}
 }
 
+// TestSubnormalAgainstBig: products and quotients that land among the
+// subnormal floats, or underflow to 0, are bracketed too. There the exact
+// error of a product is below the least subnormal, so FMA rounds it to 0
+// and cannot tell an exact product from a rounded one.
+func TestSubnormalAgainstBig(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		a := math.Ldexp(1+r.Float64(), -500-r.IntN(40))
+		b := math.Ldexp(1+r.Float64(), -500-r.IntN(90))
+		if r.IntN(2) == 0 {
+			a = -a
+		}
+		prod := new(big.Float).SetPrec(prec).Mul(bf(a), bf(b))
+		if x := Exact(a).Mul(Exact(b)); !holds(x.Lo, x.Hi, prod) {
+			t.Fatalf("%v * %v: %v misses the product %v", a, b, x, prod)
+		}
+		if pa := math.Abs(a); !holds(MulDown(pa, b), MulUp(pa, b), new(big.Float).Abs(prod)) {
+			t.Fatalf("%v * %v: [%v, %v] misses the product", pa, b, MulDown(pa, b), MulUp(pa, b))
+		}
+		c := math.Ldexp(1+r.Float64(), 20+r.IntN(560))
+		quo := new(big.Float).SetPrec(prec).Quo(bf(a), bf(c))
+		if q := Exact(a).Div(Exact(c)); !holds(q.Lo, q.Hi, quo) {
+			t.Fatalf("%v / %v: %v misses the quotient %v", a, c, q, quo)
+		}
+		tiny, d := math.Ldexp(1+r.Float64(), -960-r.IntN(110)), math.Ldexp(1+r.Float64(), r.IntN(121)-60)
+		quo = new(big.Float).SetPrec(prec).Quo(bf(tiny), bf(d))
+		if q := Exact(tiny).Div(Exact(d)); !holds(q.Lo, q.Hi, quo) {
+			t.Fatalf("%v / %v: %v misses the quotient %v", tiny, d, q, quo)
+		}
+	}
+}
+
 // TestLibraryAgainstBig: the intervals of exp and log hold the exact
 // value of the function at an interval's ends.
 func TestLibraryAgainstBig(t *testing.T) {

@@ -17,10 +17,16 @@ import "math"
 // error bounds.
 const ULP = 0x1p-52
 
-// MulUp returns the least float64 >= a·b for finite a, b >= 0.
+// MulUp returns the least float64 >= a·b for finite a, b >= 0, or, below
+// fmaBlind, where the FMA cannot see the rounding error, the float above
+// the rounded product.
 func MulUp(a, b float64) float64 {
 	p := a * b
-	if !math.IsInf(p, 0) && math.FMA(a, b, -p) > 0 {
+	switch {
+	case math.IsInf(p, 0):
+	case p < fmaBlind && a != 0 && b != 0:
+		p = nextUp(p)
+	case math.FMA(a, b, -p) > 0:
 		p = nextUp(p)
 	}
 	return p
@@ -55,10 +61,14 @@ func Up(x, n float64) float64 {
 // Down is up's mirror: a float64 <= y for every y within n ulps of x.
 func Down(x, n float64) float64 { return -Up(-x, n) }
 
-// MulDown returns the greatest float64 <= a·b for finite a, b >= 0.
+// MulDown returns the greatest float64 <= a·b for finite a, b >= 0, or,
+// below fmaBlind, the float below the rounded product (as MulUp).
 func MulDown(a, b float64) float64 {
 	p := a * b
-	if math.FMA(a, b, -p) < 0 {
+	switch {
+	case p > 0 && p < fmaBlind:
+		p = nextDown(p)
+	case math.FMA(a, b, -p) < 0:
 		p = nextDown(p)
 	}
 	return p
