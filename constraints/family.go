@@ -307,10 +307,7 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 		all   []candidate
 		bound = math.Inf(-1)
 	)
-	want := n
-	if n > 0 {
-		n *= refinePool
-	}
+	pool := n * refinePool // the families refined, of which n are kept
 	for range min(workers, p.K+1) {
 		wg.Add(1)
 		go func() {
@@ -344,9 +341,9 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 						// no list) changes neither: most families do not
 						// reach either, and the bound costs several times
 						// the ceil.
-						if n <= 0 || len(h) == n {
+						if pool <= 0 || len(h) == pool {
 							thr := myBound
-							if n > 0 && h[0].rank < thr {
+							if pool > 0 && h[0].rank < thr {
 								thr = h[0].rank
 							}
 							if fb.ceil(cost(x[s], y[s], e), ceilFlips) < thr {
@@ -360,7 +357,7 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 						if b > myBound {
 							myBound = b
 						}
-						if n <= 0 || len(h) == n && b < h[0].rank {
+						if pool <= 0 || len(h) == pool && b < h[0].rank {
 							continue
 						}
 						// The rank is capped at the bound, so that the
@@ -368,16 +365,16 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 						// the list's last, whatever it holds when.
 						f, split := bestSplit(x, y, s, e, d)
 						f = min(f, b)
-						if len(h) == n && f < h[0].rank {
+						if len(h) == pool && f < h[0].rank {
 							continue
 						}
 						n2, n3, n4, n5 := split[0], split[1], split[2], split[3]
 						cand := candidate{Scored: Scored{Config: Config{t - s - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}}, rank: f}
-						if len(h) == n && !cand.before(h[0]) {
+						if len(h) == pool && !cand.before(h[0]) {
 							continue
 						}
 						cand.F = flips.estimate(x, y, s, cand.Config, e)
-						if len(h) < n {
+						if len(h) < pool {
 							heap.Push(&h, cand)
 						} else {
 							h[0] = cand
@@ -396,12 +393,12 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	// Each worker kept the n first of its families in the order of
-	// candidate.before, so the n first of their union are the n first of
-	// all families, whichever worker walked which: they are cut by that
+	// Each worker kept the first pool of its families in the order of
+	// candidate.before, so the first pool of their union are the first
+	// pool of all families, whichever worker walked which: they are cut by that
 	// order, then sorted by the estimates.
 	sort.Slice(all, func(i, j int) bool { return all[i].before(all[j]) })
-	out := make([]Scored, min(max(n, 0), len(all)))
+	out := make([]Scored, min(max(pool, 0), len(all)))
 	for i := range out {
 		out[i] = all[i].Scored
 	}
@@ -409,8 +406,8 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 		return nil, 0, err
 	}
 	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
-	if want > 0 && len(out) > want {
-		out = out[:want]
+	if len(out) > max(n, 0) {
+		out = out[:max(n, 0)]
 	}
 	return out, bound + p.ErrBound(), nil
 }
