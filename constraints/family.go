@@ -264,24 +264,27 @@ func (fb *familyBound) family3(x, y []float64, s int, maxX, minY float64) float6
 
 // Candidates searches, for Delta > 0, for the costliest multisets under
 // gamma without scoring them exactly. It returns up to n multisets,
-// costliest first, with their costs estimated: in each family (see
-// familyBound) of the reduced pairs (see Separate), the split that
-// maximises the family's cost to second order in Delta (bestSplit), for
-// the refinePool·n families where that is largest, ties broken by the
-// family (candidate.before): the same families whatever the number of
-// workers and their timing. Each cost is then the flip expansion summed
-// in full but for binomial tails below 2^-60 (flipWeights.estimate),
-// within about 1e-13 of the cost; each split is moved to the costliest
-// that a local search by that estimate reaches (refineSplit), and the n
-// costliest are returned. It also returns an upper
-// bound on the cost of every multiset, exact or as computed: the largest
-// family bound plus ErrBound, Separate's first pass, which the same walk
-// over the families computes. gamma scaled by Budget()/bound is private
-// (f is linear in gamma). The search takes O(K^2) steps, proves nothing
-// by its estimates, and callers use them to choose rows, never to
-// certify; the bound exceeds the maximum by the family bound's
-// second-order terms, about 1e-5 of it at K = 1001, Delta = 1e-5
-// (docs/solve.md, "The family bound").
+// costliest first, with their costs estimated. In each family (see
+// familyBound) of the reduced pairs (see Separate) it takes the split that
+// maximises the family's cost to second order in Delta (bestSplit) and
+// estimates that multiset's cost by its flip expansion, summed in full
+// but for binomial tails below 2^-60 (flipWeights.estimate, within about
+// 1e-13 of the cost). Let r be the n-th largest of these estimates, each
+// capped at its family's bound: the n costliest families, by the cost of
+// their costliest split, all have a bound of at least r. Every family
+// whose bound reaches r then has its split moved to the costliest that a
+// local search by the estimate reaches from it (refineSplit), and the n
+// costliest of those are returned, ties broken by the multiset
+// (candidate.before, better): the same whatever the number of workers and
+// their timing. It also returns an upper bound on the cost of every
+// multiset, exact or as computed: the largest family bound plus ErrBound,
+// Separate's first pass, which the same walk over the families computes.
+// gamma scaled by Budget()/bound is private (f is linear in gamma). The
+// search takes O(K^2) steps and a local search for each family whose bound
+// reaches r, proves nothing by its estimates, and callers use them to
+// choose rows, never to certify; the bound exceeds the maximum by the
+// family bound's second-order terms, about 1e-5 of it at K = 1001,
+// Delta = 1e-5 (docs/solve.md, "The family bound").
 func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int) ([]Scored, float64, error) {
 	if err := p.Validate(); err != nil {
 		return nil, 0, err
@@ -296,6 +299,7 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	n = max(n, 0)
 	fb := newFamilyBound(p, familyOrder, true)
 	hi, lo := epsCorner(p.Eps, p.Delta)
 	e, d := p.E(), p.Delta
@@ -305,14 +309,15 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		all   []candidate
+		near  []nearFamily
 		bound = math.Inf(-1)
 	)
-	pool := n * refinePool // the families refined, of which n are kept
 	for range min(workers, p.K+1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var h candHeap
+			var mine []nearFamily
 			flips := newFlipWeights(p.K, d)
 			myBound := math.Inf(-1)
 			x, y := make([]float64, p.K+1), make([]float64, p.K+1)
@@ -336,47 +341,40 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 					minX, maxX, minY, maxY := ranges(x, y)
 					ceilFlips := fb.flipCeil(t, minX, maxX, minY, maxY)
 					for s := 0; s <= t; s++ {
-						// A family whose ceil is below the largest bound
-						// so far and below the list's last rank (or with
-						// no list) changes neither: most families do not
-						// reach either, and the bound costs several times
-						// the ceil.
-						if pool <= 0 || len(h) == pool {
+						// This worker's n-th rank is at most r, so a
+						// family whose bound is below it is neither kept
+						// nor refined; and a family whose ceil is below
+						// that and below the largest bound so far changes
+						// nothing: most families do not reach either, and
+						// the bound costs several times the ceil.
+						if n == 0 || len(h) == n {
 							thr := myBound
-							if pool > 0 && h[0].rank < thr {
+							if n > 0 && h[0].rank < thr {
 								thr = h[0].rank
 							}
 							if fb.ceil(cost(x[s], y[s], e), ceilFlips) < thr {
 								continue
 							}
 						}
-						// The family bound exceeds every cost of the
-						// family, and so, but for the error of its
-						// expansion, the second-order estimate.
 						b := fb.family(x, y, s, maxX, minY)
 						if b > myBound {
 							myBound = b
 						}
-						if pool <= 0 || len(h) == pool && b < h[0].rank {
+						if n == 0 || len(h) == n && b < h[0].rank {
 							continue
 						}
-						// The rank is capped at the bound, so that the
-						// test above skips only families ranked after
-						// the list's last, whatever it holds when.
-						f, split := bestSplit(x, y, s, e, d)
-						f = min(f, b)
-						if len(h) == pool && f < h[0].rank {
-							continue
-						}
+						split := bestSplit(x, y, s, e, d)
 						n2, n3, n4, n5 := split[0], split[1], split[2], split[3]
-						cand := candidate{Scored: Scored{Config: Config{t - s - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}}, rank: f}
-						if len(h) == pool && !cand.before(h[0]) {
-							continue
-						}
+						cand := candidate{Scored: Scored{Config: Config{t - s - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}}}
 						cand.F = flips.estimate(x, y, s, cand.Config, e)
-						if len(h) < pool {
+						// The rank is capped at the bound, so that the
+						// tests above skip only families ranked after the
+						// list's last, whatever it holds when.
+						cand.rank = min(cand.F, b)
+						mine = append(mine, nearFamily{cand.Scored, b})
+						if len(h) < n {
 							heap.Push(&h, cand)
-						} else {
+						} else if cand.before(h[0]) {
 							h[0] = cand
 							heap.Fix(&h, 0)
 						}
@@ -385,6 +383,7 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 			}
 			mu.Lock()
 			all = append(all, h...)
+			near = append(near, mine...)
 			bound = max(bound, myBound)
 			mu.Unlock()
 		}()
@@ -393,35 +392,34 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	// Each worker kept the first pool of its families in the order of
-	// candidate.before, so the first pool of their union are the first
-	// pool of all families, whichever worker walked which: they are cut by that
-	// order, then sorted by the estimates.
-	sort.Slice(all, func(i, j int) bool { return all[i].before(all[j]) })
-	out := make([]Scored, min(max(pool, 0), len(all)))
-	for i := range out {
-		out[i] = all[i].Scored
+	// Each worker kept its n first families in the order of
+	// candidate.before, so the n-th of their union is the n-th of all
+	// families, whichever worker walked which; and each kept every family
+	// whose bound reached its own n-th rank, at most r.
+	r := math.Inf(-1)
+	if len(all) >= n && n > 0 {
+		sort.Slice(all, func(i, j int) bool { return all[i].before(all[j]) })
+		r = all[n-1].rank
+	}
+	var out []Scored
+	for _, f := range near {
+		if f.bound >= r {
+			out = append(out, f.Scored)
+		}
 	}
 	if err := p.refineSplits(ctx, out, x6s, y6s, workers); err != nil {
 		return nil, 0, err
 	}
 	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
-	if len(out) > max(n, 0) {
-		out = out[:max(n, 0)]
-	}
-	return out, bound + p.ErrBound(), nil
+	return out[:min(n, len(out))], bound + p.ErrBound(), nil
 }
 
-// refinePool is how many times n families Candidates refines before it
-// keeps the n costliest. The second-order rank that chooses them misses,
-// near the budget, families whose third-order terms raise them above the
-// n-th: at K = 1001, Delta = 1e-4, m = 6, with n families refined, the
-// exact passes found rows of families outside the list but inside twice
-// as many. With 4n, m = 2 to 10 there each took 4 exact passes, the
-// fewest of any solve there, where m = 4, 6, 7 and 8 took 5 or 6 with
-// neither; 2n took the same paths as 4n at m = 4, 6, 7 and 8, and at
-// Delta = 1e-5, m = 2 and 3 (docs/solve.md, "The search's splits").
-const refinePool = 2
+// nearFamily is a family of Candidates that may be among its n costliest:
+// a multiset of it with its estimated cost, and the family's bound.
+type nearFamily struct {
+	Scored
+	bound float64
+}
 
 // refineSplits moves each multiset of cs within its family to the split
 // of highest estimated cost (refineSplit), in place. bestSplit's choice is
@@ -432,7 +430,7 @@ const refinePool = 2
 // where the exact pass found 227 of them there 1.35e-6 above it, and each
 // row the search misses costs an exact pass. x6s and y6s are the pairs'
 // vectors by n6 (Problem.chains); a family with n6 = 0 and n7 > 0 steps
-// them n7 times, as Candidates does.
+// them n7 times, as Candidates does, once for each n7.
 func (p Problem) refineSplits(ctx context.Context, cs []Scored, x6s, y6s [][]float64, workers int) error {
 	hi, lo := epsCorner(p.Eps, p.Delta)
 	e := p.E()
@@ -445,13 +443,17 @@ func (p Problem) refineSplits(ctx context.Context, cs []Scored, x6s, y6s [][]flo
 	}
 	sort.Slice(byN7, func(a, b int) bool { return cs[byN7[a]].Config[7] < cs[byN7[b]].Config[7] })
 	pairs := make([][2][]float64, len(cs))
-	x, y := slices.Clone(x6s[0]), slices.Clone(y6s[0])
+	x, y := slices.Clone(x6s[0]), slices.Clone(y6s[0]) // stepped in place
+	var px, py []float64
 	n7 := 0
 	for _, i := range byN7 {
-		for ; n7 < cs[i].Config[7]; n7++ {
-			x, y = step(x, lo), step(y, hi)
+		if n7 < cs[i].Config[7] {
+			for ; n7 < cs[i].Config[7]; n7++ {
+				x, y = step(x, lo), step(y, hi)
+			}
+			px, py = slices.Clone(x), slices.Clone(y)
 		}
-		pairs[i] = [2][]float64{slices.Clone(x), slices.Clone(y)}
+		pairs[i] = [2][]float64{px, py}
 	}
 	for i, c := range cs {
 		if pairs[i][0] == nil {
@@ -533,7 +535,7 @@ func refineSplit(x, y []float64, c Scored, e float64, flips *flipWeights) Scored
 
 // bestSplit returns the split (n2, n3, n4, n5) of the family of shift s,
 // of the pair with vectors x and y (length t+1), that maximises its cost
-// to second order in Delta, and that cost. Of each group
+// to second order in Delta. Of each group
 // one corner takes some teachers, the others staying at (0, 0) or (1, 1),
 // since a teacher at a corner and another at its mirror image cost no more
 // than two sure teachers (see Separate); the cost is then quadratic in the
@@ -547,7 +549,7 @@ func refineSplit(x, y []float64, c Scored, e float64, flips *flipWeights) Scored
 // (Q side); group B (s teachers) flips down, at (1-Delta, 1) (P) or
 // (1, 1-Delta) (Q). A group's count alone is maximised exactly; two
 // counts on one side by alternating between them.
-func bestSplit(x, y []float64, s int, e, d float64) (float64, [4]int) {
+func bestSplit(x, y []float64, s int, e, d float64) [4]int {
 	t := len(x) - 1
 	a, b := t-s, s
 	p, q := sideModel(x, s, d, 1), sideModel(y, s, d, -e)
@@ -566,9 +568,9 @@ func bestSplit(x, y []float64, s int, e, d float64) (float64, [4]int) {
 	va, na = maxOne(q.up1, q.up2, a)
 	vb, nb = maxOne(p.dn1, p.dn2, b)
 	if va+vb > best { // (n2, n4)
-		best, split = va+vb, [4]int{na, 0, nb, 0}
+		split = [4]int{na, 0, nb, 0}
 	}
-	return cost(x[s], y[s], e) + best, split
+	return split
 }
 
 // flipModel holds the first- and second-order coefficients of one side's
@@ -630,9 +632,8 @@ func maxOne(g1, g2 float64, top int) (float64, int) {
 	return best, arg
 }
 
-// candidate is a multiset of Candidates with its estimated cost and the
-// rank it was chosen by: its family's cost to second order (bestSplit),
-// at most the family's bound.
+// candidate is a multiset of Candidates with its estimated cost and its
+// rank: that cost capped at its family's bound.
 type candidate struct {
 	Scored
 	rank float64
