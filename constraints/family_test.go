@@ -351,7 +351,7 @@ func TestMergeRefusesPartWithoutCount(t *testing.T) {
 	}
 }
 
-// TestWindowCut checks the window of scoreFamilies (Problem.window) against
+// TestWindowCut checks the window of scoreFamily (Problem.window) against
 // the whole vector: the maximum and the costliest multisets agree within
 // the window's error, 2(1+E)·C(K, w)·Delta^w, with problems whose window
 // cuts the vectors.

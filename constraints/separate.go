@@ -131,7 +131,7 @@ func (p Problem) roundingSum() float64 {
 // vectors alone, family by family (familyBound: about 1.5·K^2 steps in
 // all), and a second scores, costliest bound first, only the families
 // whose bound reaches the best cost so far or the entry to the top list
-// (scoreFamilies, O(t^3) for a pair); the bounds exceed every cost as
+// (scoreFamily, O(t^3) for a pair); the bounds exceed every cost as
 // computed, so the maximum, the worst multiset and the top list are
 // exactly those of scoring every multiset of the reduced pairs. When
 // Delta = 0 the maximisation takes about K^2 steps (see itemPure), instead
@@ -155,7 +155,7 @@ func (p Problem) Separate(ctx context.Context, gamma []float64, opts SeparateOpt
 
 // separate is Separate with the family bound fb when Delta > 0 (nil scores
 // every multiset: the tests' exhaustive reference) and the window of
-// scoreFamilies (p.window(); K+1 keeps every entry).
+// scoreFamily (p.window(); K+1 keeps every entry).
 func (p Problem) separate(ctx context.Context, gamma []float64, opts SeparateOptions, fb *familyBound, window int) (Separation, error) {
 	if err := p.Validate(); err != nil {
 		return Separation{}, err
@@ -336,15 +336,17 @@ type sepWorker struct {
 	p6s, q6s  [][]float64 // correlation vectors after n6 teachers at the first e^eps corner
 	p67, q67  []float64   // correlation vectors after the e^eps corners
 	base, cur []float64   // scratch vectors for filling the tables
-	xt, yt    []float64   // tables of the Delta > 0 case; see scoreFamilies
+	xt, yt    []float64   // tables of the Delta > 0 case; see scoreFamily
 	yr, ym    []float64   // running maxima of yt
+	xb, yb    []float64   // running maxima of the sides' column bounds
+	sides     [2]familySide
 
 	best       float64
 	bestConfig Config
 	top        scoredHeap
 	global     *sharedBest // the best cost of all workers
 
-	window int // entries a side's vector keeps beyond those read (see scoreFamilies)
+	window int // entries a side's vector keeps beyond those read (see scoreFamily)
 
 	bounds []float64    // familyBound of each reduced pair, by reducedIndex (Delta > 0)
 	fb     *familyBound // nil when Delta = 0
@@ -389,7 +391,7 @@ func newSepWorker(p Problem, w []float64, opts SeparateOptions) *sepWorker {
 	return sw
 }
 
-// window returns how many entries beyond the last one read scoreFamilies
+// window returns how many entries beyond the last one read scoreFamily
 // keeps of a side's vector while teachers at Delta step it: the least w
 // with 2(1+E)·C(K, w)·Delta^w <= 2^-40 of the rounding bound, K+1 (the
 // whole vector) when there is none. A vector cut there and stepped with its
@@ -541,156 +543,235 @@ func scorePairs(ctx context.Context, p Problem, workers []*sepWorker, bounds []f
 	return ctx.Err()
 }
 
-// familyChunk bounds the entries of the tables one call of scoreFamilies
-// fills: 2^21 for each of its four tables, 64 MiB in all per worker,
-// whatever the number of families.
-const familyChunk = 1 << 21
-
 // pairFamilies scores, for Delta > 0 and fixed (n6, n7), every multiset of
-// the families (see familyBound) whose shift s is in fams, in chunks of at
-// most familyChunk table entries; it stops between chunks once ctx is done
-// (at K = 401 one pair's chunks take seconds), leaving the pass to report
-// ctx's error.
+// the families (see familyBound) whose shift s is in fams, one family at a
+// time; it stops between families once ctx is done (at K = 2001 a family
+// takes a few milliseconds), leaving the pass to report ctx's error.
 func (sw *sepWorker) pairFamilies(ctx context.Context, n6, n7 int, p67, q67 []float64, fams []int) {
-	t := sw.p.K - n6 - n7
-	for len(fams) > 0 && ctx.Err() == nil {
-		n, size := 0, 0
-		for n < len(fams) && (n == 0 || size+(t-fams[n]+1)*(fams[n]+1) <= familyChunk) {
-			size += (t - fams[n] + 1) * (fams[n] + 1)
-			n++
+	for _, s := range fams {
+		if ctx.Err() != nil {
+			return
 		}
-		sw.scoreFamilies(ctx, n6, n7, p67, q67, fams[:n])
-		fams = fams[n:]
+		sw.scoreFamily(n6, n7, p67, q67, s)
 	}
 }
 
-// scoreFamilies scores every multiset of the families of shift s in fams.
+// scoreFamily scores every multiset of the family of shift s.
 //
 // In the family of shift s the cost of (n0, ..., n5) is x + y with
 // x = (T_Delta^n3 T_{1-Delta}^n4 C_p)[s - n4] and y = -E·(T_Delta^n2
 // T_{1-Delta}^n5 C_q)[s - n5], where T_a is one Bernoulli(a) teacher, and
 // n2 + n3 <= t - s, n4 + n5 <= s. One sweep over (n4, n3) of the vectors
-// T_Delta^n3 T_{1-Delta}^n4 C fills x for every family at once, and the
-// same for y; the values are those the steps give for the whole vector,
-// bit for bit, since a step at an index reads only that index and the
-// next, but for the window's cut (Problem.window), which moves none by
-// more than 2^-40 of ErrBound. For each (n3, n4) the largest y over the rest of the family (a
-// two-dimensional running maximum) says whether any completion reaches the
-// threshold; only then are the completions visited. Once ctx is done it
-// returns early, its scores incomplete: a chunk takes seconds at K = 401.
-func (sw *sepWorker) scoreFamilies(ctx context.Context, n6, n7 int, p67, q67 []float64, fams []int) {
+// T_Delta^n3 T_{1-Delta}^n4 C fills x for every multiset of the family,
+// and the same for y; the values are those the steps give for the whole
+// vector, bit for bit, since a step at an index reads only that index and
+// the next, but for the window's cut (Problem.window), which moves none by
+// more than 2^-40 of ErrBound. The family is alone in its sweep: the cut
+// then falls sw.window entries after the one read whichever families a
+// pass scores, so a multiset's cost is a function of the multiset alone,
+// whatever the threshold (which decides the families scored) and the
+// timing of the workers that set it; and a sweep over several families
+// steps the entries between their indices too (at K = 2001, 1.5 times the
+// steps of scoring each alone). For each (n3, n4) the largest y over the
+// rest of the family (a two-dimensional running maximum) says whether any
+// completion reaches the threshold; only then are the completions visited.
+func (sw *sepWorker) scoreFamily(n6, n7 int, p67, q67 []float64, s int) {
 	t := sw.p.K - n6 - n7
 	d := sw.p.Delta
-	// The tables of family f start at off[f]: (t-s+1)·(s+1) entries,
-	// entry n3·(s+1) + n4 (x) or n2·(s+1) + n5 (y).
-	off := make([]int, len(fams)+1)
-	for f, s := range fams {
-		off[f+1] = off[f] + (t-s+1)*(s+1)
-	}
-	xt := grow(&sw.xt, off[len(fams)])
-	yt := grow(&sw.yt, off[len(fams)])
-	// fams is increasing: no family has more than its last shift
-	// teachers at 1-Delta, or more than t minus its first at Delta.
-	maxA, maxI := fams[len(fams)-1], t-fams[0]
-	// A step reads only an entry and the next, so the entries left of the
-	// first family's index are never needed: cur starts at lo. It ends
-	// sw.window entries after the last family's index, or with the
-	// vector; cut, it keeps its length, its last entry held fixed (see
-	// Problem.window).
-	fill := func(table, c []float64, scale float64) {
-		b := append(sw.base[:0], c...)
-		cur := sw.cur
-		for a := 0; a <= maxA && ctx.Err() == nil; a++ { // a teachers at 1-Delta
-			if a > 0 {
-				b = step(b, 1-d)
-			}
-			lo := max(fams[0]-a, 0)
-			end := min(len(b), fams[len(fams)-1]-a+1+sw.window)
-			cur = append(cur[:0], b[lo:end]...)
-			cut := end < len(b)
-			for i := 0; i <= min(t-a, maxI); i++ { // i teachers at Delta
-				switch {
-				case i == 0:
-				case cut:
-					cur = step(cur, d)[:len(cur)]
-				default:
-					cur = step(cur, d)
-				}
-				for f, s := range fams {
-					if a <= s && i <= t-s {
-						table[off[f]+i*(s+1)+a] = scale * cur[s-a-lo]
-					}
-				}
-			}
-		}
-	}
-	fill(xt, p67, 1)
-	fill(yt, q67, -sw.e)
+	nb := s + 1
+	// Entry n3·(s+1) + n4 of x, n2·(s+1) + n5 of y.
+	x := grow(&sw.xt, (t-s+1)*nb)
+	y := grow(&sw.yt, (t-s+1)*nb)
+	xs, ys := &sw.sides[0], &sw.sides[1]
+	xs.prepare(p67, s, t, d, 1, sw.window, &sw.base)
+	ys.prepare(q67, s, t, d, -sw.e, sw.window, &sw.base)
 	// A family's costliest multisets are mostly where its bound's first
 	// order term is largest: each group of teachers at one corner. Scoring
 	// those first raises the threshold before the plateaus of equal cost
-	// that a nearly constant gamma creates are visited.
-	for f, s := range fams {
-		nb := s + 1
-		x, y := xt[off[f]:off[f+1]], yt[off[f]:off[f+1]]
-		a := t - s
-		for _, g := range [3][2]int{{0, 0}, {a, 0}, {0, a}} { // (n2, n3)
-			for _, h := range [3][2]int{{0, 0}, {s, 0}, {0, s}} { // (n4, n5)
-				n2, n3, n4, n5 := g[0], g[1], h[0], h[1]
-				var cfg Config
-				sw.raise(x[n3*nb+n4]+y[n2*nb+n5], &cfg, func() Config {
-					return Config{a - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}
-				})
+	// that a nearly constant gamma creates are visited, and before the
+	// columns are weighed.
+	for _, a := range [2]int{0, s} {
+		xs.fill(x, a, t-s, d, &sw.cur)
+		ys.fill(y, a, t-s, d, &sw.cur)
+	}
+	r := t - s
+	for _, g := range [3][2]int{{0, 0}, {r, 0}, {0, r}} { // (n2, n3)
+		for _, h := range [3][2]int{{0, 0}, {s, 0}, {0, s}} { // (n4, n5)
+			n2, n3, n4, n5 := g[0], g[1], h[0], h[1]
+			var cfg Config
+			sw.raise(x[n3*nb+n4]+y[n2*nb+n5], &cfg, func() Config {
+				return Config{r - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}
+			})
+		}
+	}
+	// A column of x (n4 = a) meets the columns n5 <= s - a of y, and a
+	// column of y the columns n4 <= s - b of x: one whose bound plus the
+	// largest bound it meets is below the threshold holds no multiset
+	// that reaches it, now or later (the threshold only rises), and is
+	// left at -Inf, which every comparison below skips; fl(u + v) is
+	// monotone in each operand, so no computed cost of such a column
+	// reaches the threshold either. The columns filled are those a whole
+	// fill gives, bit for bit. Without a family bound (the tests'
+	// exhaustive reference) every column is filled.
+	thr := sw.threshold()
+	// xb[j] and yb[j]: the largest bound of the columns up to j.
+	xb, yb := grow(&sw.xb, nb), grow(&sw.yb, nb)
+	for j := range nb {
+		xb[j], yb[j] = xs.bound[j], ys.bound[j]
+		if j > 0 {
+			xb[j], yb[j] = math.Max(xb[j], xb[j-1]), math.Max(yb[j], yb[j-1])
+		}
+	}
+	for a := 1; a < s; a++ {
+		if sw.fb == nil || xs.bound[a]+yb[s-a] >= thr {
+			xs.fill(x, a, t-s, d, &sw.cur)
+		} else {
+			skipColumn(x, a, nb)
+		}
+		if sw.fb == nil || ys.bound[a]+xb[s-a] >= thr {
+			ys.fill(y, a, t-s, d, &sw.cur)
+		} else {
+			skipColumn(y, a, nb)
+		}
+	}
+	// yr[i·nb + j] = max of y over n2 = i, n5 <= j, and ym[i·nb + j]
+	// the max over n2 <= i, n5 <= j.
+	yr, ym := grow(&sw.yr, len(y)), grow(&sw.ym, len(y))
+	for i := 0; i <= t-s; i++ {
+		for j := 0; j <= s; j++ {
+			r := y[i*nb+j]
+			if j > 0 && yr[i*nb+j-1] > r {
+				r = yr[i*nb+j-1]
+			}
+			yr[i*nb+j] = r
+			if i > 0 && ym[(i-1)*nb+j] > r {
+				r = ym[(i-1)*nb+j]
+			}
+			ym[i*nb+j] = r
+		}
+	}
+	thr = sw.threshold()
+	for n3 := 0; n3 <= t-s; n3++ {
+		for n4 := 0; n4 <= s; n4++ {
+			xv := x[n3*nb+n4]
+			r2, r5 := t-s-n3, s-n4 // the largest n2 and n5
+			if m := xv + ym[r2*nb+r5]; m < thr || m == thr && sw.tiesSettled([7]int{n6, n7, s, n3, n4}) {
+				continue
+			}
+			settled := sw.tiesSettled([7]int{n6, n7, s, n3, n4})
+			for n2 := 0; n2 <= r2; n2++ {
+				if m := xv + yr[n2*nb+r5]; m < thr || m == thr && settled {
+					continue
+				}
+				for n5 := 0; n5 <= r5; n5++ {
+					if f := xv + y[n2*nb+n5]; f > thr || f == thr && !settled {
+						sw.offer(f, func() Config {
+							return Config{t - s - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}
+						})
+						thr = sw.threshold()
+						settled = sw.tiesSettled([7]int{n6, n7, s, n3, n4, n2, n5 + 1})
+					}
+				}
 			}
 		}
 	}
-	for f, s := range fams {
-		if ctx.Err() != nil {
-			return
+}
+
+// familySide is one side of a family (scoreFamily): for each number a of
+// teachers at 1-Delta, the window of the vector after them from the entry
+// the family reads on, and a bound on the side's values in the column a.
+type familySide struct {
+	wins  []float64 // a's window at a·n
+	n     int       // entries a window holds
+	cut   bool      // whether a window ends before the vector
+	scale float64   // 1 on the P side, -E on the Q side
+	bound []float64 // the largest value of column a, bounded above
+	tails []float64 // tails[k] bounds the chance of k or more flips at Delta
+}
+
+// prepare sets the windows of the family of shift s over the vector c
+// (t teachers but those at e^eps corners) and their columns' bounds.
+//
+// A step reads only an entry and the next, so no entry left of s - a is
+// needed, and none right of s + window of c: base keeps c's first
+// s + window + 1 entries, exact after every step, and a's window holds
+// them from s - a on (see Problem.window).
+//
+// The value of column a after i <= t - s teachers at Delta is, up to
+// rounding, the mean of the window's entries v_k at the number of flips
+// among them (capped at the window's last entry when cut, which is held
+// fixed): v_0 plus a sum of W_k·(v_k - v_0) whose tails T_k = W_k +
+// W_(k+1) + ... are at most Pr[Binomial(t-s, Delta) >= k] <= min(1,
+// ((t-s)·Delta)^k/k!) = b_k. With H_k the largest (v_j - v_0)+ over
+// 1 <= j <= k, nondecreasing, the sum is at most
+// sum_k W_k·H_k = sum_k T_k·(H_k - H_(k-1)) <= sum_k b_k·(H_k - H_(k-1)),
+// and its least value the same with (v_0 - v_j)+. Each step's rounding
+// moves an entry by at most 7.01u times the largest magnitude M of the
+// window (u = 2^-53); the bound adds 8u·M for each of the t - s steps and
+// 16u·M for its own arithmetic.
+func (fs *familySide) prepare(c []float64, s, t int, d, scale float64, window int, base *[]float64) {
+	end := min(len(c), s+1+window)
+	fs.cut, fs.n, fs.scale = end < len(c), end-s, scale
+	b := append((*base)[:0], c[:end]...)
+	fs.wins = grow(&fs.wins, (s+1)*fs.n)
+	fs.bound = grow(&fs.bound, s+1)
+	tails := grow(&fs.tails, fs.n)
+	// ((t-s)·Delta)^k/k!, raised by 2^-40 a factor for its roundings
+	mean, pow := float64(t-s)*d, 1.0
+	for k := 1; k < fs.n; k++ {
+		pow *= mean * (1 + 0x1p-40) / float64(k)
+		tails[k] = math.Min(1, pow)
+	}
+	slack := float64(8*(t-s)+16) * unitRoundoff
+	for a := 0; a <= s; a++ { // a teachers at 1-Delta
+		if a > 0 {
+			b = step(b, 1-d)
 		}
-		nb := s + 1
-		x, y := xt[off[f]:off[f+1]], yt[off[f]:off[f+1]]
-		// yr[i·nb + j] = max of y over n2 = i, n5 <= j, and ym[i·nb + j]
-		// the max over n2 <= i, n5 <= j.
-		yr, ym := grow(&sw.yr, len(y)), grow(&sw.ym, len(y))
-		for i := 0; i <= t-s; i++ {
-			for j := 0; j <= s; j++ {
-				r := y[i*nb+j]
-				if j > 0 && yr[i*nb+j-1] > r {
-					r = yr[i*nb+j-1]
-				}
-				yr[i*nb+j] = r
-				if i > 0 && ym[(i-1)*nb+j] > r {
-					r = ym[(i-1)*nb+j]
-				}
-				ym[i*nb+j] = r
+		w := fs.wins[a*fs.n : (a+1)*fs.n]
+		copy(w, b[s-a:])
+		v0 := w[0]
+		var h, move float64
+		mag := math.Abs(v0)
+		for k, v := range w[1:] {
+			dv := v - v0
+			if scale < 0 {
+				dv = -dv
 			}
-		}
-		thr := sw.threshold()
-		for n3 := 0; n3 <= t-s; n3++ {
-			for n4 := 0; n4 <= s; n4++ {
-				xv := x[n3*nb+n4]
-				r2, r5 := t-s-n3, s-n4 // the largest n2 and n5
-				if m := xv + ym[r2*nb+r5]; m < thr || m == thr && sw.tiesSettled([7]int{n6, n7, s, n3, n4}) {
-					continue
-				}
-				settled := sw.tiesSettled([7]int{n6, n7, s, n3, n4})
-				for n2 := 0; n2 <= r2; n2++ {
-					if m := xv + yr[n2*nb+r5]; m < thr || m == thr && settled {
-						continue
-					}
-					for n5 := 0; n5 <= r5; n5++ {
-						if f := xv + y[n2*nb+n5]; f > thr || f == thr && !settled {
-							sw.offer(f, func() Config {
-								return Config{t - s - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}
-							})
-							thr = sw.threshold()
-							settled = sw.tiesSettled([7]int{n6, n7, s, n3, n4, n2, n5 + 1})
-						}
-					}
-				}
+			if dv > h {
+				move += tails[k+1] * (dv - h)
+				h = dv
 			}
+			mag = math.Max(mag, math.Abs(v))
 		}
+		fs.bound[a] = scale*v0 + math.Abs(scale)*(move+slack*mag)
+	}
+	*base = b
+}
+
+// fill sets column a of table (row i: i teachers at Delta, up to ti) to
+// the entry the family reads of the window of a after i steps of Delta,
+// times the side's scale; cut, the window keeps its length, its last
+// entry held fixed.
+func (fs *familySide) fill(table []float64, a, ti int, d float64, buf *[]float64) {
+	cur := append((*buf)[:0], fs.wins[a*fs.n:(a+1)*fs.n]...)
+	nb := len(fs.bound)
+	for i := 0; i <= ti; i++ {
+		switch {
+		case i == 0:
+		case fs.cut:
+			cur = step(cur, d)[:len(cur)]
+		default:
+			cur = step(cur, d)
+		}
+		table[i*nb+a] = fs.scale * cur[0]
+	}
+	*buf = cur[:0]
+}
+
+// skipColumn sets column a of table, nb entries a row, to -Inf.
+func skipColumn(table []float64, a, nb int) {
+	for i := a; i < len(table); i += nb {
+		table[i] = math.Inf(-1)
 	}
 }
 

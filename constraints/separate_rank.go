@@ -65,7 +65,7 @@ func better(a, b Scored) bool {
 
 // tieKey ranks multisets of equal cost, smaller first: with the 8 corners
 // of Delta > 0, (n6, n7, n1+n4+n5, n3, n4, n2, n5), the order in which
-// scoreFamilies meets them, so that it can tell a whole block of ties
+// scoreFamily meets them, so that it can tell a whole block of ties
 // apart without visiting it; with the 4 corners of Delta = 0 the counts.
 func tieKey(c Config) [7]int {
 	if len(c) == 8 {

@@ -368,3 +368,59 @@ func BenchmarkRow(b *testing.B) {
 		})
 	}
 }
+
+// TestFamilySideBound checks the bound on each column of a family's side
+// (familySide.prepare) against the column as filled: never below any of
+// its entries, on vectors whose window is cut and whose window is not,
+// at Deltas where few flips and where many are expected; and within 1%
+// of the entries' maximum where many flips are expected on an increasing
+// vector, where the bound is the window's last entry: a bound scaled down
+// by a tenth of its move fails.
+func TestFamilySideBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 37))
+	for _, c := range []struct {
+		n, s, t, window int
+		d, scale        float64
+		increasing      bool
+	}{
+		{60, 20, 59, 8, 1e-3, 1, false},
+		{60, 20, 59, 8, 1e-3, -2.7, false},
+		{60, 30, 59, 100, 0.05, 1, false},   // not cut
+		{60, 30, 59, 100, 0.05, -1.2, false}, // not cut
+		{200, 50, 199, 16, 0.3, 1, false},
+		{200, 50, 199, 16, 0.3, -3, false},
+		{200, 50, 199, 16, 0.5, 1, true},
+		{200, 50, 199, 16, 0.5, -3, true},
+	} {
+		v := make([]float64, c.n)
+		for i := range v {
+			v[i] = 2*rng.Float64() - 1
+			if c.increasing {
+				v[i] = float64(i) / float64(c.n)
+				if c.scale < 0 {
+					v[i] = -v[i]
+				}
+			}
+		}
+		var fs familySide
+		var base, buf []float64
+		fs.prepare(v, c.s, c.t, c.d, c.scale, c.window, &base)
+		nb := c.s + 1
+		table := make([]float64, (c.t-c.s+1)*nb)
+		closest := math.Inf(1)
+		for a := range nb {
+			fs.fill(table, a, c.t-c.s, c.d, &buf)
+			top := math.Inf(-1)
+			for i := a; i < len(table); i += nb {
+				top = math.Max(top, table[i])
+			}
+			if top > fs.bound[a] {
+				t.Errorf("%+v: column %d reaches %.17g above its bound %.17g", c, a, top, fs.bound[a])
+			}
+			closest = math.Min(closest, (fs.bound[a]-top)/math.Abs(c.scale))
+		}
+		if c.increasing && closest > 0.01/float64(c.n) {
+			t.Errorf("%+v: every bound is more than %.3g above its column's maximum", c, closest)
+		}
+	}
+}
