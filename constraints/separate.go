@@ -708,7 +708,11 @@ type familySide struct {
 // and its least value the same with (v_0 - v_j)+. Each step's rounding
 // moves an entry by at most 7.01u times the largest magnitude M of the
 // window (u = 2^-53); the bound adds 8u·M for each of the t - s steps and
-// 16u·M for its own arithmetic.
+// (4n + 32)u·M for its own arithmetic and the scaling of an entry, n the
+// window's entries: the differences v_k - v_0 within 2u·M (the sum moves
+// by no more than its largest argument does), the sum of at most n - 1
+// terms of total at most 2M within (n + 1)·2u·M, and the last sums and
+// products within a few u·M.
 func (fs *familySide) prepare(c []float64, s, t int, d, scale float64, window int, base *[]float64) {
 	end := min(len(c), s+1+window)
 	fs.cut, fs.n, fs.scale = end < len(c), end-s, scale
@@ -722,7 +726,7 @@ func (fs *familySide) prepare(c []float64, s, t int, d, scale float64, window in
 		pow *= mean * (1 + 0x1p-40) / float64(k)
 		tails[k] = math.Min(1, pow)
 	}
-	slack := float64(8*(t-s)+16) * unitRoundoff
+	slack := float64(8*(t-s)+4*fs.n+32) * unitRoundoff
 	for a := 0; a <= s; a++ { // a teachers at 1-Delta
 		if a > 0 {
 			b = step(b, 1-d)
