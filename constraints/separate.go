@@ -608,9 +608,9 @@ func (sw *sepWorker) scoreFamily(n6, n7 int, p67, q67 []float64, s int) {
 	// column of y the columns n4 <= s - b of x: one whose bound plus the
 	// largest bound it meets is below the threshold holds no multiset
 	// that reaches it, now or later (the threshold only rises), and is
-	// left at -Inf, which every comparison below skips; fl(u + v) is
-	// monotone in each operand, so no computed cost of such a column
-	// reaches the threshold either. The columns filled are those a whole
+	// left unfilled (filled false), its entries skipped below as if
+	// -Inf; fl(u + v) is monotone in each operand, so no computed cost of
+	// such a column reaches the threshold either. The columns filled are those a whole
 	// fill gives, bit for bit. Without a family bound (the tests'
 	// exhaustive reference) every column is filled.
 	thr := sw.threshold()
@@ -625,13 +625,9 @@ func (sw *sepWorker) scoreFamily(n6, n7 int, p67, q67 []float64, s int) {
 	for a := 1; a < s; a++ {
 		if sw.fb == nil || xs.bound[a]+yb[s-a] >= thr {
 			xs.fill(x, a, t-s, d, &sw.cur)
-		} else {
-			skipColumn(x, a, nb)
 		}
 		if sw.fb == nil || ys.bound[a]+xb[s-a] >= thr {
 			ys.fill(y, a, t-s, d, &sw.cur)
-		} else {
-			skipColumn(y, a, nb)
 		}
 	}
 	// yr[i·nb + j] = max of y over n2 = i, n5 <= j, and ym[i·nb + j]
@@ -640,6 +636,9 @@ func (sw *sepWorker) scoreFamily(n6, n7 int, p67, q67 []float64, s int) {
 	for i := 0; i <= t-s; i++ {
 		for j := 0; j <= s; j++ {
 			r := y[i*nb+j]
+			if !ys.filled[j] {
+				r = math.Inf(-1)
+			}
 			if j > 0 && yr[i*nb+j-1] > r {
 				r = yr[i*nb+j-1]
 			}
@@ -653,6 +652,9 @@ func (sw *sepWorker) scoreFamily(n6, n7 int, p67, q67 []float64, s int) {
 	thr = sw.threshold()
 	for n3 := 0; n3 <= t-s; n3++ {
 		for n4 := 0; n4 <= s; n4++ {
+			if !xs.filled[n4] {
+				continue
+			}
 			xv := x[n3*nb+n4]
 			r2, r5 := t-s-n3, s-n4 // the largest n2 and n5
 			if m := xv + ym[r2*nb+r5]; m < thr || m == thr && sw.tiesSettled([7]int{n6, n7, s, n3, n4}) {
@@ -664,6 +666,9 @@ func (sw *sepWorker) scoreFamily(n6, n7 int, p67, q67 []float64, s int) {
 					continue
 				}
 				for n5 := 0; n5 <= r5; n5++ {
+					if !ys.filled[n5] {
+						continue
+					}
 					if f := xv + y[n2*nb+n5]; f > thr || f == thr && !settled {
 						sw.offer(f, func() Config {
 							return Config{t - s - n2 - n3, s - n4 - n5, n2, n3, n4, n5, n6, n7}
@@ -681,12 +686,13 @@ func (sw *sepWorker) scoreFamily(n6, n7 int, p67, q67 []float64, s int) {
 // teachers at 1-Delta, the window of the vector after them from the entry
 // the family reads on, and a bound on the side's values in the column a.
 type familySide struct {
-	wins  []float64 // a's window at a·n
-	n     int       // entries a window holds
-	cut   bool      // whether a window ends before the vector
-	scale float64   // 1 on the P side, -E on the Q side
-	bound []float64 // the largest value of column a, bounded above
-	tails []float64 // tails[k] bounds the chance of k or more flips at Delta
+	wins   []float64 // a's window at a·n
+	n      int       // entries a window holds
+	cut    bool      // whether a window ends before the vector
+	scale  float64   // 1 on the P side, -E on the Q side
+	bound  []float64 // the largest value of column a, bounded above
+	filled []bool    // whether column a of the table is filled
+	tails  []float64 // tails[k] bounds the chance of k or more flips at Delta
 }
 
 // prepare sets the windows of the family of shift s over the vector c
@@ -719,6 +725,11 @@ func (fs *familySide) prepare(c []float64, s, t int, d, scale float64, window in
 	b := append((*base)[:0], c[:end]...)
 	fs.wins = grow(&fs.wins, (s+1)*fs.n)
 	fs.bound = grow(&fs.bound, s+1)
+	if cap(fs.filled) < s+1 {
+		fs.filled = make([]bool, s+1)
+	}
+	fs.filled = fs.filled[:s+1]
+	clear(fs.filled)
 	tails := grow(&fs.tails, fs.n)
 	// ((t-s)·Delta)^k/k!, raised by 2^-40 a factor for its roundings
 	mean, pow := float64(t-s)*d, 1.0
@@ -769,14 +780,8 @@ func (fs *familySide) fill(table []float64, a, ti int, d float64, buf *[]float64
 		}
 		table[i*nb+a] = fs.scale * cur[0]
 	}
+	fs.filled[a] = true
 	*buf = cur[:0]
-}
-
-// skipColumn sets column a of table, nb entries a row, to -Inf.
-func skipColumn(table []float64, a, nb int) {
-	for i := a; i < len(table); i += nb {
-		table[i] = math.Inf(-1)
-	}
 }
 
 // grow returns (*buf)[:n], reallocating when it is too short.

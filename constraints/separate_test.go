@@ -385,7 +385,7 @@ func TestFamilySideBound(t *testing.T) {
 	}{
 		{60, 20, 59, 8, 1e-3, 1, false},
 		{60, 20, 59, 8, 1e-3, -2.7, false},
-		{60, 30, 59, 100, 0.05, 1, false},   // not cut
+		{60, 30, 59, 100, 0.05, 1, false},    // not cut
 		{60, 30, 59, 100, 0.05, -1.2, false}, // not cut
 		{200, 50, 199, 16, 0.3, 1, false},
 		{200, 50, 199, 16, 0.3, -3, false},
