@@ -545,14 +545,14 @@ func scorePairs(ctx context.Context, p Problem, workers []*sepWorker, bounds []f
 
 // pairFamilies scores, for Delta > 0 and fixed (n6, n7), every multiset of
 // the families (see familyBound) whose shift s is in fams, one family at a
-// time; it stops between families once ctx is done (at K = 2001 a family
-// takes a few milliseconds), leaving the pass to report ctx's error.
+// time; it stops between families, and between a family's columns, once
+// ctx is done, leaving the pass to report ctx's error.
 func (sw *sepWorker) pairFamilies(ctx context.Context, n6, n7 int, p67, q67 []float64, fams []int) {
 	for _, s := range fams {
 		if ctx.Err() != nil {
 			return
 		}
-		sw.scoreFamily(n6, n7, p67, q67, s)
+		sw.scoreFamily(ctx, n6, n7, p67, q67, s)
 	}
 }
 
@@ -575,7 +575,7 @@ func (sw *sepWorker) pairFamilies(ctx context.Context, n6, n7 int, p67, q67 []fl
 // steps of scoring each alone). For each (n3, n4) the largest y over the
 // rest of the family (a two-dimensional running maximum) says whether any
 // completion reaches the threshold; only then are the completions visited.
-func (sw *sepWorker) scoreFamily(n6, n7 int, p67, q67 []float64, s int) {
+func (sw *sepWorker) scoreFamily(ctx context.Context, n6, n7 int, p67, q67 []float64, s int) {
 	t := sw.p.K - n6 - n7
 	d := sw.p.Delta
 	nb := s + 1
@@ -623,6 +623,12 @@ func (sw *sepWorker) scoreFamily(n6, n7 int, p67, q67 []float64, s int) {
 		}
 	}
 	for a := 1; a < s; a++ {
+		// A column takes about window·(t-s) steps: a family whose window
+		// is the whole vector (a large Delta) about a second at K = 2001,
+		// each of its columns about a millisecond.
+		if ctx.Err() != nil {
+			return
+		}
 		if sw.fb == nil || xs.bound[a]+yb[s-a] >= thr {
 			xs.fill(x, a, t-s, d, &sw.cur)
 		}
