@@ -13,10 +13,7 @@ import (
 // worker walks which pairs must not change what they return.
 func TestSameResultsAnySchedule(t *testing.T) {
 	ctx := context.Background()
-	for _, c := range familyCases(t, 41, []float64{1e-3, 1e-5}) {
-		if c.p.K < 21 || c.p.K%10 != 1 {
-			continue
-		}
+	for _, c := range familyCases(t, 41, []float64{1e-3, 1e-5}, func(k int) bool { return k >= 21 && k%10 == 1 }) {
 		floor := c.p.Budget() * 0.9
 		var want string
 		for _, s := range Schedules {
