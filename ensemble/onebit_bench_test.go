@@ -135,7 +135,7 @@ func BenchmarkPrivateTeacherRelease(b *testing.B) {
 }
 
 // BenchmarkPrivateTeacherBits is the label's pairs at every corner
-// multiset (privateTeacherBits), what a private-teacher DaRRM, RR or
+// multiset (teacherBitsOf, past privateTeacherBits' memo), what a private-teacher DaRRM, RR or
 // subsampling release computes once before its first label: gamma_opt
 // at K = 11 with Δ > 0 (31,824 multisets), gamma_Sub at K = 13 with
 // Δ > 0 (77,520) and at K = 61 with Δ = 0 (41,664).
@@ -162,7 +162,7 @@ func BenchmarkPrivateTeacherBits(b *testing.B) {
 			}
 			tb, _ := newTable(g)
 			for b.Loop() {
-				if _, ok := tb.privateTeacherBits(c.p); !ok {
+				if _, ok := teacherBitsOf(c.p, tb.labelProbs()); !ok {
 					b.Fatal("too many corner multisets")
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"sync"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
@@ -73,6 +74,12 @@ const maxBitConfigs = 1 << 17
 // proven bound of its rounding (labelBounds: the larger up, the smaller
 // down, with directed rounding), dominate the label at every α.
 func (tb *table) privateTeacherBits(p constraints.Problem) ([]accountant.BitPair, bool) {
+	return privateTeacherBits(p, tb.labelProbs())
+}
+
+// labelProbs returns the label's probabilities as privateTeacherBits
+// takes them.
+func (tb *table) labelProbs() labelProbs {
 	// ones(l)/2^54 and its complement are integers over 2^54, rounded
 	// once to a float64: within 2^-53 relative.
 	f := labelProbs{one: make([]float64, tb.k+1), zero: make([]float64, tb.k+1), rel: 0x1p-53}
@@ -80,7 +87,7 @@ func (tb *table) privateTeacherBits(p constraints.Problem) ([]accountant.BitPair
 		f.one[l] = float64(tb.ones(l)) / unit54
 		f.zero[l] = float64(unit54-tb.ones(l)) / unit54
 	}
-	return privateTeacherBits(p, f)
+	return f
 }
 
 // labelProbs is the label's Pr[1 | L = l] (one) and Pr[0 | L = l]
@@ -273,13 +280,107 @@ func (b *labelBounds) bound(bigR float64, output int, alpha []float64, x float64
 }
 
 // privateTeacherBits returns the pairs of (*table).privateTeacherBits for
-// a label whose probabilities are f. Each pair is given by the output
+// a label whose probabilities are f: teacherBitsOf's, kept for the next
+// release of the same p and f (teacherBitsMemo).
+func privateTeacherBits(p constraints.Problem, f labelProbs) ([]accountant.BitPair, bool) {
+	if bits, ok := teacherBitsMemo.get(p, f); ok {
+		return bits, true
+	}
+	bits, ok := teacherBitsOf(p, f)
+	if ok {
+		teacherBitsMemo.put(p, f, bits)
+	}
+	return bits, ok
+}
+
+// teacherBitsMemo holds the pairs of the releases last described, most
+// recent first: a command builds the same release more than once (a
+// simulation plans it, then runs it), and every release of a process
+// with the same problem and noise function has the same pairs, each
+// costing a pass over every corner multiset (31,824 at K = 11). It is
+// bounded by maxMemoEntries and maxMemoPairs.
+var teacherBitsMemo bitsMemo
+
+// Bounds of teacherBitsMemo: a few releases, and at most 4 MiB of pairs.
+const (
+	maxMemoEntries = 8
+	maxMemoPairs   = 1 << 18
+)
+
+// bitsMemo is a bounded list of privateTeacherBits' results, safe for
+// concurrent use.
+type bitsMemo struct {
+	mu     sync.Mutex
+	recent []memoBits
+}
+
+// memoBits is teacherBitsOf(p, f): f is the memo's own copy, bits shared
+// by nothing outside the memo.
+type memoBits struct {
+	p    constraints.Problem
+	f    labelProbs
+	bits []accountant.BitPair
+}
+
+// get returns a copy of the pairs of p and f, and whether they are held;
+// a hit becomes the most recent.
+func (m *bitsMemo) get(p constraints.Problem, f labelProbs) ([]accountant.BitPair, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, e := range m.recent {
+		if sameProblem(e.p, p) && sameLabelProbs(e.f, f) {
+			copy(m.recent[1:i+1], m.recent[:i])
+			m.recent[0] = e
+			return slices.Clone(e.bits), true
+		}
+	}
+	return nil, false
+}
+
+// put holds a copy of bits, the pairs of p and f, as the most recent,
+// dropping the least recent beyond the bounds.
+func (m *bitsMemo) put(p constraints.Problem, f labelProbs, bits []accountant.BitPair) {
+	if len(bits) > maxMemoPairs {
+		return
+	}
+	e := memoBits{p: p, f: labelProbs{one: slices.Clone(f.one), zero: slices.Clone(f.zero), abs: f.abs, rel: f.rel}, bits: slices.Clone(bits)}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recent = slices.Insert(m.recent, 0, e)
+	total := 0
+	for i, r := range m.recent {
+		if total += len(r.bits); total > maxMemoPairs || i == maxMemoEntries {
+			clear(m.recent[i:])
+			m.recent = m.recent[:i]
+			break
+		}
+	}
+}
+
+// sameProblem says whether p and q are the same problem, every float bit
+// for bit (a -0 is not a 0 here).
+func sameProblem(p, q constraints.Problem) bool {
+	return p.K == q.K && p.Relation == q.Relation && sameFloats(
+		[]float64{p.M, p.Eps, p.Delta, p.TargetDelta}, []float64{q.M, q.Eps, q.Delta, q.TargetDelta})
+}
+
+// sameLabelProbs says whether f and g are the same, bit for bit.
+func sameLabelProbs(f, g labelProbs) bool {
+	return sameFloats(f.one, g.one) && sameFloats(f.zero, g.zero) && sameFloats([]float64{f.abs, f.rel}, []float64{g.abs, g.rel})
+}
+
+// sameFloats says whether a and b hold the same float64s, bit for bit.
+func sameFloats(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
+}
+
+// teacherBitsOf computes the pairs of privateTeacherBits. Each pair is given by the output
 // whose probabilities are the smaller (Pr[1] on both inputs, or Pr[0]):
 // a pair (P, Q) and (1 - P, 1 - Q) have the same hockey-stick lines, and
 // the smaller keep their relative precision in a float64 (1 - 10^-12 does
 // not); the larger is rounded up by its bound, the smaller down. Only
 // that output's bounds are computed, half of the multiset's four.
-func privateTeacherBits(p constraints.Problem, f labelProbs) ([]accountant.BitPair, bool) {
+func teacherBitsOf(p constraints.Problem, f labelProbs) ([]accountant.BitPair, bool) {
 	if !p.NumConfigs().IsInt64() || p.NumConfigs().Int64() > maxBitConfigs {
 		return nil, false
 	}

@@ -573,3 +573,54 @@ func TestCurveMissingSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestTeacherBitsMemo asks privateTeacherBits for the pairs of more
+// releases than its memo holds, each twice and in turn, some differing
+// only in the last bit of one probability or in one problem field, and
+// checks that every answer is teacherBitsOf's, bit for bit, and that a
+// caller changing its copy changes no later answer.
+func TestTeacherBitsMemo(t *testing.T) {
+	var cases []struct {
+		p constraints.Problem
+		f labelProbs
+	}
+	for _, k := range []int{3, 5} {
+		g, err := gamma.Sub(k, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, _ := newTable(g)
+		f := tb.labelProbs()
+		nudged := tb.labelProbs()
+		nudged.one[1] = math.Nextafter(nudged.one[1], 1)
+		for _, p := range []constraints.Problem{constraints.New(k, 2, 0.1, 1e-5), constraints.New(k, 2, 0.1, 1e-3), constraints.New(k, 2, 0.2, 1e-5), constraints.New(k, 2, 0.1, 0)} {
+			cases = append(cases, struct {
+				p constraints.Problem
+				f labelProbs
+			}{p, f}, struct {
+				p constraints.Problem
+				f labelProbs
+			}{p, nudged})
+		}
+	}
+	if len(cases) <= maxMemoEntries {
+		t.Fatalf("%d cases, not more than the memo's %d entries", len(cases), maxMemoEntries)
+	}
+	for round := range 2 {
+		for i, c := range cases {
+			want, ok := teacherBitsOf(c.p, c.f)
+			if !ok {
+				t.Fatalf("case %d: no pairs", i)
+			}
+			for range 2 {
+				got, ok := privateTeacherBits(c.p, c.f)
+				if !ok || !slices.Equal(got, want) {
+					t.Errorf("round %d, case %d (%+v): privateTeacherBits gives %d pairs (%v), teacherBitsOf %d", round, i, c.p, len(got), ok, len(want))
+				}
+				if len(got) > 0 {
+					got[0].P = -1
+				}
+			}
+		}
+	}
+}
