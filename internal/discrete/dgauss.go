@@ -175,13 +175,32 @@ func bernoulliExpNeg(src *noise.Source, gamma *big.Rat) bool {
 		return bernoulliExpNeg(src, new(big.Rat).Sub(gamma, new(big.Rat).SetInt(whole)))
 	}
 	k := int64(1)
-	for {
-		if !bernoulliRat(src, new(big.Rat).Quo(gamma, new(big.Rat).SetInt64(k))) {
-			break
-		}
+	for bernoulliQuo(src, gamma.Num(), gamma.Denom(), k) {
 		k++
 	}
 	return k%2 == 1
+}
+
+// bernoulliQuo is bernoulliRat(src, num/(den·k)) for num/den in lowest
+// terms: the same fraction in lowest terms, so the same draws, reduced by
+// gcd(num, den·k) = gcd(num, k) (num and den are coprime), a gcd of
+// 64-bit integers where big.Rat's Quo takes one of big ones.
+func bernoulliQuo(src *noise.Source, num, den *big.Int, k int64) bool {
+	g := gcd64(new(big.Int).Rem(num, big.NewInt(k)).Uint64(), uint64(k)) // k when num = 0 (den = 1)
+	n := num
+	if g != 1 {
+		n = new(big.Int).Quo(num, new(big.Int).SetUint64(g))
+	}
+	d := new(big.Int).Mul(den, new(big.Int).SetUint64(uint64(k)/g))
+	return randBelow(src, d).Cmp(n) < 0
+}
+
+// gcd64 returns the greatest common divisor of a and b, not both 0.
+func gcd64(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // bernoulliExpNegU is bernoulliExpNeg for γ = num/den in 64-bit
@@ -293,20 +312,39 @@ func LatticeGaussian(src *noise.Source, center, dev, h float64) (float64, error)
 	t := floorRat(sigma).Int64() + 1
 	tr := new(big.Rat).SetInt64(t)
 	shift := new(big.Rat).Quo(s2, tr)                                  // σ²/t
-	twoS2 := new(big.Rat).Mul(big.NewRat(2, 1), s2)                    // 2σ²
 	neg := new(big.Rat).Quo(new(big.Rat).Mul(big.NewRat(2, 1), r), tr) // 2r/t
+	// The exponent a over common denominators, reduced once a draw (as
+	// big.Rat, its lowest terms, the value bernoulliExpNeg draws by):
+	// with r = rn/rd and σ²/t = sn/sd, y - r ∓ σ²/t = (y·ad - c∓)/ad for
+	// ad = rd·sd and c∓ = rn·sd ± sn·rd, so that
+	// a = (y·ad - c∓)²·s2d/base for base = ad²·2·s2n (σ² = s2n/s2d), plus,
+	// for y < 0, 2r/t = nn/nd over base·nd.
+	ad := new(big.Int).Mul(r.Denom(), shift.Denom())
+	rnsd := new(big.Int).Mul(r.Num(), shift.Denom())
+	snrd := new(big.Int).Mul(shift.Num(), r.Denom())
+	cPos, cNeg := new(big.Int).Add(rnsd, snrd), new(big.Int).Sub(rnsd, snrd)
+	base := new(big.Int).Mul(ad, ad)
+	base.Mul(base, new(big.Int).Lsh(s2.Num(), 1))
+	baseNeg := new(big.Int).Mul(base, neg.Denom())
+	negNum := new(big.Int).Mul(neg.Num(), base) // 2r/t over base·nd
+	var num, yb big.Int
+	a := new(big.Rat)
 	for {
 		y := discreteLaplace(src, t)
-		a := new(big.Rat).Sub(new(big.Rat).SetInt64(y), r)
+		num.Mul(yb.SetInt64(y), ad)
 		if y >= 0 {
-			a.Sub(a, shift)
+			num.Sub(&num, cPos)
 		} else {
-			a.Add(a, shift)
+			num.Sub(&num, cNeg)
 		}
-		a.Mul(a, a)
-		a.Quo(a, twoS2)
-		if y < 0 {
-			a.Add(a, neg)
+		num.Mul(&num, &num)
+		num.Mul(&num, s2.Denom())
+		if y >= 0 {
+			a.SetFrac(&num, base)
+		} else {
+			num.Mul(&num, neg.Denom())
+			num.Add(&num, negNum)
+			a.SetFrac(&num, baseNeg)
 		}
 		if bernoulliExpNeg(src, a) {
 			k := new(big.Rat).SetInt(new(big.Int).Add(m, big.NewInt(y)))

@@ -247,3 +247,21 @@ func TestLatticeGaussianDistribution(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLatticeGaussian draws GNSS-like noise (a fine lattice, as pate's
+// smooth sensitivity release) and noise on the integers.
+func BenchmarkLatticeGaussian(b *testing.B) {
+	for _, c := range []struct {
+		name           string
+		center, dev, h float64
+	}{{"fine", 3.25, 1.7, 0x1p-40}, {"integers", 0.3, 2.5, 1}} {
+		b.Run(c.name, func(b *testing.B) {
+			src := noise.NewSeededSource(1)
+			for b.Loop() {
+				if _, err := LatticeGaussian(src, c.center, c.dev, c.h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
