@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"encoding/binary"
 	"encoding/csv"
@@ -16,6 +17,12 @@ import (
 // images are 47 MB), so that a corrupt header cannot make it allocate
 // without limit.
 const maxIDXBytes = 1 << 30
+
+// idxPrealloc bounds the room readIDX makes for the data its header
+// promises before reading it: all of MNIST's 47 MB, read without the
+// copies of a growing buffer, while a header that promises more than its
+// file holds costs at most this much beyond the data there is.
+const idxPrealloc = 64 << 20
 
 // readIDX reads an IDX file of unsigned bytes (the format of MNIST and
 // Fashion-MNIST, gzip-compressed or not): a magic number 0x0000080N, N
@@ -57,10 +64,12 @@ func readIDX(r io.Reader) (dims []int, data []byte, err error) {
 		dims[i] = int(d)
 		total *= int(d)
 	}
-	data, err = io.ReadAll(io.LimitReader(r, int64(total)+1))
-	if err != nil {
+	// One byte more than total tells a file that is too long.
+	buf := bytes.NewBuffer(make([]byte, 0, min(total, idxPrealloc)+1+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(r, int64(total)+1)); err != nil {
 		return nil, nil, fmt.Errorf("idx data: %w", err)
 	}
+	data = buf.Bytes()
 	if len(data) != total {
 		return nil, nil, fmt.Errorf("idx data: %d bytes for dimensions %v: must be %d", len(data), dims, total)
 	}
