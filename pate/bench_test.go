@@ -1,6 +1,7 @@
 package pate
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -67,14 +68,16 @@ func BenchmarkGNMaxNeighbourLogQManyClasses(b *testing.B) {
 // BenchmarkPTRTestRDP is the test's Rényi DP of a PTR release (issue 69:
 // a plan computes it at 13 orders or more, and ptrSigma's search
 // ptrBitRDP at its coarser width twenty times): σ, z and λ of the plan
-// of 300 queries by Confident-GNMax (σ2 = 40, C = 10) within (2, 1e-5).
+// of 300 queries by Confident-GNMax (σ2 = 40, C = 10) within (2, 1e-5),
+// at ptrTestRDP's width and at the search's, computed each time
+// (newPTRBitRDP: ptrBitRDP keeps its bounds).
 func BenchmarkPTRTestRDP(b *testing.B) {
+	const sigma, z, order = 4.982195872260795, 4.269400382763706, 10.213254313486772
 	for b.Loop() {
-		if _, err := ptrTestRDP(4.982195872260795, 4.269400382763706, 10.213254313486772); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := ptrBitRDP(4.982195872260795, 4.269400382763706, 10.213254313486772, ptrSearchWidth); err != nil {
-			b.Fatal(err)
+		for _, width := range []float64{math.Min(ptrWidth, 1/(256*sigma)), ptrSearchWidth} {
+			if _, err := newPTRBitRDP(sigma, z, order, width); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }

@@ -602,8 +602,50 @@ func logPhiDown(x float64) float64 {
 //
 //	log(Φ(A(u1))^λ·Φ(e(u0))^{1-λ} + Φ(-A(u0))^λ·Φ(-e(u1))^{1-λ})/(λ - 1),
 //
-// every logarithm bounded outward.
+// every logarithm bounded outward. It is made once per arguments while
+// kept (ptrBits).
 func ptrBitRDP(sigma, z, order, width float64) (float64, error) {
+	key := ptrBitKey{math.Float64bits(sigma), math.Float64bits(z), math.Float64bits(order), math.Float64bits(width)}
+	ptrBits.Lock()
+	r, ok := ptrBits.bounds[key]
+	ptrBits.Unlock()
+	if ok {
+		return r, nil
+	}
+	r, err := newPTRBitRDP(sigma, z, order, width)
+	if err != nil {
+		return r, err
+	}
+	ptrBits.Lock()
+	defer ptrBits.Unlock()
+	if ptrBits.bounds == nil || len(ptrBits.bounds) >= maxPTRBits {
+		ptrBits.bounds = map[ptrBitKey]float64{}
+	}
+	ptrBits.bounds[key] = r
+	return r, nil
+}
+
+// ptrBitKey is what ptrBitRDP's bound is a function of: its arguments'
+// bits (-0 and 0 apart).
+type ptrBitKey struct{ sigma, z, order, width uint64 }
+
+// ptrBits keeps the bounds ptrBitRDP made in this process. Each costs
+// up to 20 ms, and one process asks for many again: ptrSigma's searches
+// for the plans of different query counts (a plan on proxy votes tries
+// about ten) start at the same σs, and a plan's test, its guarantee and
+// its fallback each take the test's Rényi DP at the same orders (a plan
+// on proxy votes made 114 bounds, 55 of them different).
+var ptrBits struct {
+	sync.Mutex
+	bounds map[ptrBitKey]float64
+}
+
+// maxPTRBits bounds the bounds kept: beyond it they are all forgotten (a
+// plan makes about twenty; each kept costs some 50 bytes).
+const maxPTRBits = 1 << 12
+
+// newPTRBitRDP computes ptrBitRDP's bound.
+func newPTRBitRDP(sigma, z, order, width float64) (float64, error) {
 	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("PATE PTR: %w", err)
 	}
