@@ -240,6 +240,69 @@ func TestQMovesHoldAtTies(t *testing.T) {
 	}
 }
 
+// TestLogErfcInvIsTheBisection: logErfcInv, which takes the bisection's
+// midpoints far below the root as lo without their logErfc, returns the
+// bits the bisection that evaluates every midpoint returns, at values of
+// t from just under log 2 to -10^7, around logErfc(26) (where logErfc
+// changes formula) and at random.
+func TestLogErfcInvIsTheBisection(t *testing.T) {
+	bisection := func(t float64) float64 {
+		lo, hi := -6.0, 1.0
+		for logErfc(hi) > t {
+			hi *= 2
+			if hi > 1e154 {
+				return math.Inf(1)
+			}
+		}
+		y := hi
+		for range 60 {
+			f := logErfc(y) - t
+			if f > 0 {
+				lo = math.Max(lo, y)
+			} else {
+				hi = math.Min(hi, y)
+			}
+			next := y - f/(-2/math.Sqrt(math.Pi)*math.Exp(-y*y-logErfc(y)))
+			if !(next > lo && next < hi) || next == y {
+				break
+			}
+			y = next
+		}
+		for range 2000 {
+			m := lo + (hi-lo)/2
+			if m <= lo || m >= hi {
+				break
+			}
+			if logErfc(m) > t {
+				lo = m
+			} else {
+				hi = m
+			}
+		}
+		return lo + (hi-lo)/2
+	}
+	var ts []float64
+	for k := 1; k <= 60; k++ {
+		ts = append(ts, math.Ln2-math.Ldexp(1, -k))
+	}
+	for x := 1e-6; x < 1e7; x *= 1.01 {
+		ts = append(ts, -x)
+	}
+	at26 := logErfc(26)
+	for k := -40; k <= 40; k++ {
+		ts = append(ts, at26+float64(k)*1e-9, at26*(1+float64(k)*0x1p-52))
+	}
+	rng := rand.New(rand.NewPCG(69, 1))
+	for range 2000 {
+		ts = append(ts, math.Ln2-math.Exp(rng.Float64()*20-10))
+	}
+	for _, x := range ts {
+		if got, want := logErfcInv(x), bisection(x); math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("logErfcInv(%v) = %v, the bisection's %v", x, got, want)
+		}
+	}
+}
+
 // discreteDifferenceTails returns, for g in [0, gaps), Pr[D > g] +
 // Pr[D = g]/2 and Pr[D >= g], D = Z - Z' for independent Z, Z' ~ N_Z(0,
 // σ²), summed in math/big at prec bits over |z| <= 40σ + 40 (the mass

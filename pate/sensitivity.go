@@ -49,32 +49,73 @@ func logErfcInv(t float64) float64 {
 	// (logErfc > t at lo, <= t at hi); d/dy log erfc(y) =
 	// -2e^{-y²}/(√π·erfc(y)).
 	y := hi
+	var d float64
 	for range 60 {
-		f := logErfc(y) - t
+		l := logErfc(y)
+		f := l - t
 		if f > 0 {
 			lo = math.Max(lo, y)
 		} else {
 			hi = math.Min(hi, y)
 		}
-		d := -2 / math.Sqrt(math.Pi) * math.Exp(-y*y-logErfc(y))
+		d = -2 / math.Sqrt(math.Pi) * math.Exp(-y*y-l)
 		next := y - f/d
 		if !(next > lo && next < hi) || next == y {
 			break
 		}
 		y = next
 	}
+	// log erfc is concave: the iterates approach the root from above, lo
+	// stays where it was, and the bisection's first fifty or so midpoints
+	// lie below the root by far more than logErfc errs. below is a point
+	// under hi, by about twice the error over the slope d, at which
+	// logErfc exceeds t by more than its error (logErfcMargin), so that it
+	// exceeds t at every point below: each midpoint there becomes lo
+	// without its logErfc, and the midpoints, and the result, are the
+	// bisection's own.
+	below := math.Inf(-1)
+	step := 2 * logErfcMargin(hi, t) / -d
+	for range 3 {
+		m := hi - step
+		if !(m > lo) {
+			break
+		}
+		if l := logErfc(m); l-t > logErfcMargin(m, l) {
+			below = m
+			break
+		}
+		step *= 256
+	}
 	for range 2000 {
 		m := lo + (hi-lo)/2
 		if m <= lo || m >= hi {
 			break
 		}
-		if logErfc(m) > t {
+		if m <= below || logErfc(m) > t {
 			lo = m
 		} else {
 			hi = m
 		}
 	}
 	return lo + (hi-lo)/2
+}
+
+// logErfcMargin returns a margin by which l = logErfc(m) above t shows
+// that logErfc(x) > t at every x <= m. logErfc is within A + B·|log erfc|
+// of log erfc, with A = 2^-48 below 26 (erfc within ErfcULPs = 8 ulps of
+// itself moves the logarithm by 8·2^-52) and 10^-8 from 26 (the
+// asymptotic series' omitted term, at most 15/(8x⁶) relative, 6.2·10^-9
+// at 26), and B = 2^-46 (the logarithm's rounding, and the few of the
+// series, within an ulp each: 64 ulps). log erfc decreases and v - B|v|
+// increases in v, so for x < m logErfc(x) >= log erfc(m) - A - B|log
+// erfc(m)| >= l - 2A - 2B(|l| + A)/(1 - B): the margin is twice that.
+func logErfcMargin(m, l float64) float64 {
+	const b = 0x1p-46
+	a := 0x1p-48
+	if m >= 26 {
+		a = 1e-8
+	}
+	return 4*a + 4*b*(math.Abs(l)+1)
 }
 
 // qMoves bounds q̃ at a neighbour of a histogram: q̃ = r·Σ_{m-1 terms}
