@@ -229,7 +229,12 @@ func TestPTRFalsePassRate(t *testing.T) {
 	if err != nil || g != -1 {
 		t.Fatalf("distance to instability %d (%v) above the proposal, want -1", g, err)
 	}
-	const n = 20000
+	// Under -short 5,000 draws, at a smaller size: the bound within four
+	// of their standard deviations, twice 20,000's.
+	n := 20000
+	if testing.Short() {
+		n = 5000
+	}
 	src := noise.NewSeededSource(70)
 	passed := 0
 	for range n {
@@ -241,7 +246,7 @@ func TestPTRFalsePassRate(t *testing.T) {
 			passed++
 		}
 	}
-	rate, sd := float64(passed)/n, math.Sqrt(r.FalsePass*(1-r.FalsePass)/n)
+	rate, sd := float64(passed)/float64(n), math.Sqrt(r.FalsePass*(1-r.FalsePass)/float64(n))
 	if math.Abs(rate-r.FalsePass) > 4*sd {
 		t.Errorf("false passes: %d of %d (%.4f), want %.4f within %.4f", passed, n, rate, r.FalsePass, 4*sd)
 	}
@@ -298,8 +303,13 @@ func TestPTRBitRDPBruteForce(t *testing.T) {
 func TestPTRDrawPassProbability(t *testing.T) {
 	src := noise.NewSeededSource(71)
 	r := PTRResult{Sigma: 4, Margin: 2}
+	// Under -short 5,000 draws at each g, at a smaller size: the rate
+	// within four of their standard deviations, twice 20,000's.
+	n := 20000
+	if testing.Short() {
+		n = 5000
+	}
 	for _, g := range []int{1, 8, 15} {
-		const n = 20000
 		a := float64(g+1)/r.Sigma - r.Margin
 		passed := 0
 		for range n {
@@ -312,7 +322,7 @@ func TestPTRDrawPassProbability(t *testing.T) {
 			}
 		}
 		p := math.Erfc(-a/math.Sqrt2) / 2
-		if rate, sd := float64(passed)/n, math.Sqrt(p*(1-p)/n); math.Abs(rate-p) > 4*sd {
+		if rate, sd := float64(passed)/float64(n), math.Sqrt(p*(1-p)/float64(n)); math.Abs(rate-p) > 4*sd {
 			t.Errorf("gap %v: passed %.4f, want %.4f within %.4f", a, rate, p, 4*sd)
 		}
 	}
