@@ -923,7 +923,7 @@ func (r *bitRun) transform(comps []bitComp, lo, hi int, tails float64) {
 	w := hi - lo + 1
 	size := 1 << bits.Len(uint(w-1))
 	tr := takeTransform(size)
-	defer transforms.Put(tr)
+	defer putTransform(tr)
 	one := tr.seq
 	// size is a power of two: s & (size-1) is s modulo size, negative s
 	// included (two's complement).
@@ -1016,19 +1016,45 @@ type transform struct {
 	coeff []complex128
 }
 
-// transforms keeps transforms for reuse: a run's search composes at many
-// step counts, each a transform of the same size (the window's points
-// are about maxBitWindow whatever the count), whose setup (twiddle
-// factors, about a tenth of a transform when profiled) and buffers need
-// not be redone.
-var transforms sync.Pool
+// transforms keeps transforms for reuse, the most recently used first: a
+// run's search composes at many step counts, each a transform of the
+// same size (the window's points are about maxBitWindow whatever the
+// count), whose setup (twiddle factors, about a tenth of a transform
+// when profiled) and buffers need not be redone. A sync.Pool, which a
+// garbage collection empties, lost them between most transforms: the
+// searches allocate enough to collect every few.
+var transforms struct {
+	sync.Mutex
+	kept []*transform
+}
+
+// maxTransforms bounds the transforms kept: two of maxBitWindow points
+// hold 40 MiB (the sequence, its coefficients and the FFT's own three
+// arrays of the size).
+const maxTransforms = 2
 
 // takeTransform returns a transform of size points.
 func takeTransform(size int) *transform {
-	if t, ok := transforms.Get().(*transform); ok && len(t.seq) == size {
-		return t
+	transforms.Lock()
+	defer transforms.Unlock()
+	for i, t := range transforms.kept {
+		if len(t.seq) == size {
+			transforms.kept = slices.Delete(transforms.kept, i, i+1)
+			return t
+		}
 	}
 	return &transform{f: fourier.NewFFT(size), seq: make([]float64, size), coeff: make([]complex128, size/2+1)}
+}
+
+// putTransform gives t back for reuse.
+func putTransform(t *transform) {
+	transforms.Lock()
+	defer transforms.Unlock()
+	transforms.kept = slices.Insert(transforms.kept, 0, t)
+	if len(transforms.kept) > maxTransforms {
+		transforms.kept[maxTransforms] = nil
+		transforms.kept = transforms.kept[:maxTransforms]
+	}
 }
 
 // maxDirect bounds the work of a direct convolution (atoms × steps ×
