@@ -252,6 +252,20 @@ func TestPTRFalsePassRate(t *testing.T) {
 	}
 }
 
+// TestLogPhiAboveOne: above phiOne logPhiUp and logPhiDown return the
+// bounds they would compute there (math.Erfc is 2 below -6).
+func TestLogPhiAboveOne(t *testing.T) {
+	xs := []float64{math.Nextafter(phiOne, math.Inf(1)), 8.6, 9, 12, 28 * math.Sqrt2, 40, ptrClamp + ptrSlack, 1e10, 1e300, math.Inf(1)}
+	for x := phiOne; x < 60; x += 0x1p-7 {
+		xs = append(xs, math.Nextafter(x, math.Inf(1)))
+	}
+	for _, x := range xs {
+		if up, down := logPhiUpAt(x), logPhiDownAt(x); math.Float64bits(logPhiUp(x)) != math.Float64bits(up) || math.Float64bits(logPhiDown(x)) != math.Float64bits(down) {
+			t.Errorf("at %v: bounds %v, %v; computed there %v, %v", x, logPhiUp(x), logPhiDown(x), up, down)
+		}
+	}
+}
+
 // bruteBitRDP returns the largest Rényi divergence at order λ between
 // the test's outcomes, Bern(Φ(clamp(u - z))) against Bern(Φ(clamp(u' -
 // z))), over u on a grid of step 1/256 in [-50, 50] and, at each u,
