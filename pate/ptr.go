@@ -93,8 +93,51 @@ func discreteTailLog(k, sigma float64) outward.Interval {
 // [0, K] and both orders of v and w (a changed teacher moves the largest
 // count by at most one): a query whose largest count is v costs at most
 // t(v) + pi(v)·(e^{(λ-1)B} - 1)/(λ - 1) in both directions, B the GNMax
-// step's bound.
+// step's bound. The tables are made once per settings while kept
+// (ptrThresholds), and shared: callers only read them.
 func ptrThreshold(m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
+	key := ptrThresholdKey{m.Threshold, m.Sigma1, m.Noise, teachers, math.Float64bits(order)}
+	ptrThresholds.Lock()
+	tab, ok := ptrThresholds.made[key]
+	ptrThresholds.Unlock()
+	if ok {
+		return tab[0], tab[1]
+	}
+	t, pi = newPTRThreshold(m, teachers, order)
+	ptrThresholds.Lock()
+	defer ptrThresholds.Unlock()
+	if ptrThresholds.made == nil || len(ptrThresholds.made) >= maxPTRThresholds {
+		ptrThresholds.made = map[ptrThresholdKey][2][]outward.Interval{}
+	}
+	ptrThresholds.made[key] = [2][]outward.Interval{t, pi}
+	return t, pi
+}
+
+// ptrThresholdKey is what ptrThreshold's tables are a function of: the
+// threshold step's settings, K and the order's bits.
+type ptrThresholdKey struct {
+	threshold, sigma1 float64
+	noise             noisymax.Noise
+	teachers          int
+	order             uint64
+}
+
+// ptrThresholds keeps the tables ptrThreshold made in this process. Each
+// costs K + 1 tails of the threshold step's noise (70 ms at K = 250,
+// σ1 = 150, discrete), and a process asks for the same again: every
+// bound a search of a plan's N tests (PTRQueries) is at the same
+// settings and order.
+var ptrThresholds struct {
+	sync.Mutex
+	made map[ptrThresholdKey][2][]outward.Interval
+}
+
+// maxPTRThresholds bounds the tables kept: beyond it they are all
+// forgotten (each is 32·(K + 1) bytes).
+const maxPTRThresholds = 1 << 8
+
+// newPTRThreshold computes ptrThreshold's tables.
+func newPTRThreshold(m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
 	logP := make([]outward.Interval, teachers+1)
 	logF := make([]outward.Interval, teachers+1)
 	for v := range logP {
