@@ -1028,10 +1028,11 @@ var transforms struct {
 	kept []*transform
 }
 
-// maxTransforms bounds the transforms kept: two of maxBitWindow points
-// hold 40 MiB (the sequence, its coefficients and the FFT's own three
-// arrays of the size).
-const maxTransforms = 2
+// maxTransforms bounds the transforms kept: a count's search makes them
+// at three sizes (coarseBitWindow, lowerBitWindow, maxBitWindow), which
+// hold 24 MiB (the sequence, its coefficients and the FFT's own three
+// arrays of the size: 20 MiB at maxBitWindow).
+const maxTransforms = 3
 
 // takeTransform returns a transform of size points.
 func takeTransform(size int) *transform {
