@@ -1037,13 +1037,14 @@ const maxTransforms = 3
 // takeTransform returns a transform of size points.
 func takeTransform(size int) *transform {
 	transforms.Lock()
-	defer transforms.Unlock()
 	for i, t := range transforms.kept {
 		if len(t.seq) == size {
 			transforms.kept = slices.Delete(transforms.kept, i, i+1)
+			transforms.Unlock()
 			return t
 		}
 	}
+	transforms.Unlock()
 	return &transform{f: fourier.NewFFT(size), seq: make([]float64, size), coeff: make([]complex128, size/2+1)}
 }
 
