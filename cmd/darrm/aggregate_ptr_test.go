@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -61,7 +64,23 @@ var ptrFlags = []string{"--mechanism", "confident-gnmax", "--threshold", "200", 
 func TestAggregatePTR(t *testing.T) {
 	dir := t.TempDir()
 	high := ptrCounts(t, dir, "high.csv", 40, 238)
-	low := ptrCounts(t, dir, "low.csv", 600, 75)
+	// The fallback of 600 queries at (2, 1e-5): pate.TestPTRFallback
+	// checks the count.
+	lowQueries, lowTop, fallback := 600, 75, 81
+	if testing.Short() {
+		// Under -short the test fails at a smaller size: 200 queries of
+		// more consensus (the largest count 160 to 169, answered more
+		// often), a third of the bounds and sensitivities to compute; the
+		// fallback count is then the plan's (pate.PlanPTR).
+		lowQueries, lowTop = 200, 160
+		plan, err := pate.PlanPTR(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}, 10,
+			pate.PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: lowQueries, Fallback: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fallback = plan.Fallback
+	}
+	low := ptrCounts(t, dir, "low.csv", lowQueries, lowTop)
 	for _, tc := range []struct {
 		name     string
 		votes    string
@@ -73,9 +92,7 @@ func TestAggregatePTR(t *testing.T) {
 		{name: "pass", votes: high, code: 0, released: 40},
 		{name: "proposal", votes: high, more: []string{"--max-queries", "30"}, code: exitBudget, released: 30},
 		{name: "fail", votes: low, code: exitBudget},
-		// The fallback of 600 queries at (2, 1e-5): pate.TestPTRFallback
-		// checks the count.
-		{name: "fallback", votes: low, more: []string{"--fallback"}, code: exitBudget, released: 81, fallback: true},
+		{name: "fallback", votes: low, more: []string{"--fallback"}, code: exitBudget, released: fallback, fallback: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "labels.csv")
@@ -117,7 +134,7 @@ func TestAggregatePTR(t *testing.T) {
 				decode(t, stdout, &doc)
 				switch {
 				case tc.fallback:
-					if doc.Released != tc.released || doc.PTR == nil || doc.PTR.Passed || doc.PTR.Queries != 600 || doc.PTR.Fallback != tc.released {
+					if doc.Released != tc.released || doc.PTR == nil || doc.PTR.Passed || doc.PTR.Queries != lowQueries || doc.PTR.Fallback != tc.released {
 						t.Errorf("released %d, ptr %+v; want the test failed and its fallback's %d", doc.Released, doc.PTR, tc.released)
 					}
 				case doc.Released != tc.released || doc.PTR == nil || !doc.PTR.Passed || doc.PTR.Queries != tc.released:
@@ -138,7 +155,7 @@ func TestAggregatePTR(t *testing.T) {
 				if h.Accounting != "ptr" || h.Total == nil || h.Total.Argument != "generalized PTR" || h.Total.Eps != doc.Publish.Eps || h.Total.Delta != doc.Publish.Delta {
 					t.Errorf("label header: accounting %q, total %+v; want ptr and %+v", h.Accounting, h.Total, doc.Publish)
 				}
-				if want := map[bool]int{true: 600}[tc.fallback]; h.Total.FallbackOf != want {
+				if want := map[bool]int{true: lowQueries}[tc.fallback]; h.Total.FallbackOf != want {
 					t.Errorf("label header: the fallback of %d queries, want %d", h.Total.FallbackOf, want)
 				}
 				n := 0
@@ -276,8 +293,15 @@ func TestPlanPTR(t *testing.T) {
 	// already fail where seven of high consensus pass: the searches over
 	// seven queries take three steps each, where 600 low-consensus
 	// queries at σ2 = 40 took ten.
-	high := ptrCounts(t, dir, "high.csv", 7, 238)
-	mixed := ptrCounts(t, dir, "low.csv", 7, 30)
+	n := 7
+	if testing.Short() {
+		// Under -short at a smaller size: four queries, whose searches
+		// make three plans (of 2, 3 and 4 queries, the high-consensus
+		// search's steps those of the other) where seven make five.
+		n = 4
+	}
+	high := ptrCounts(t, dir, "high.csv", n, 238)
+	mixed := ptrCounts(t, dir, "low.csv", n, 30)
 	base := []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--threshold", "200", "--sigma1", "150", "--sigma2", "10",
 		"--budget-eps", "2", "--budget-delta", "1e-5", "--votes-are", "public", "--accounting", "ptr", "--format", "json"}
 	queries := map[string]int{}
@@ -298,7 +322,7 @@ func TestPlanPTR(t *testing.T) {
 		}
 		queries[votes] = doc.Queries
 	}
-	if queries[high] != 7 || queries[mixed] < 1 || queries[mixed] >= 7 {
+	if queries[high] != n || queries[mixed] < 1 || queries[mixed] >= n {
 		t.Errorf("proposals %v: want every high-consensus query and some, not all, of the others", queries)
 	}
 	for _, tc := range []struct {
@@ -541,7 +565,13 @@ func TestLedgerInitPTRUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	sled := filepath.Join(t.TempDir(), "schedule.ledger")
-	if _, stderr, code := darrm(t, "", "ledger", "init", sled, "--votes", high, "--budget-eps", "8", "--budget-delta", "1e-4", "--replace", "--schedule", schedule); code != 0 {
+	// Under -short at a smaller size: a budget of 5, whose labels after
+	// the two releases are about 70, not 800, a shorter count to search.
+	scheduleEps := "8"
+	if testing.Short() {
+		scheduleEps = "5"
+	}
+	if _, stderr, code := darrm(t, "", "ledger", "init", sled, "--votes", high, "--budget-eps", scheduleEps, "--budget-delta", "1e-4", "--replace", "--schedule", schedule); code != 0 {
 		t.Fatalf("ledger init --schedule: exit %d: %s", code, stderr)
 	}
 	if use := ptrUseHeader(t, sled); len(use) != 2 || use[0].Accounting != "ptr" || use[0].Labels != 2 || use[0].Queries != 30 || use[1].Accounting != "" || use[1].Labels < 1 {
