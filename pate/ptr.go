@@ -106,10 +106,11 @@ func ptrThreshold(m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi
 	t, pi = newPTRThreshold(m, teachers, order)
 	ptrThresholds.Lock()
 	defer ptrThresholds.Unlock()
-	if ptrThresholds.made == nil || len(ptrThresholds.made) >= maxPTRThresholds {
-		ptrThresholds.made = map[ptrThresholdKey][2][]outward.Interval{}
+	if ptrThresholds.made == nil || ptrThresholds.held+len(t)+len(pi) > maxPTRThresholdIntervals {
+		ptrThresholds.made, ptrThresholds.held = map[ptrThresholdKey][2][]outward.Interval{}, 0
 	}
 	ptrThresholds.made[key] = [2][]outward.Interval{t, pi}
+	ptrThresholds.held += len(t) + len(pi)
 	return t, pi
 }
 
@@ -130,11 +131,13 @@ type ptrThresholdKey struct {
 var ptrThresholds struct {
 	sync.Mutex
 	made map[ptrThresholdKey][2][]outward.Interval
+	held int // the intervals in made
 }
 
-// maxPTRThresholds bounds the tables kept: beyond it they are all
-// forgotten (each is 32·(K + 1) bytes).
-const maxPTRThresholds = 1 << 8
+// maxPTRThresholdIntervals bounds the intervals the kept tables hold
+// together (16 bytes each, 2(K + 1) a pair of tables): beyond it they
+// are all forgotten, so that many plans at a large K hold at most 32 MiB.
+const maxPTRThresholdIntervals = 1 << 21
 
 // newPTRThreshold computes ptrThreshold's tables.
 func newPTRThreshold(m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
