@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 )
@@ -16,7 +17,8 @@ import (
 // accuracy is a mean over the redraws, in [0, 1], with a spread.
 func TestRunEqual(t *testing.T) {
 	ctx := context.Background()
-	b, tt := syntheticTeachers(t, accountant.Disjoint)
+	b := datasets.SyntheticBinary(550, 120, 3)
+	tt := trainSynthetic(t, b, accountant.Disjoint)
 	// gamma_opt solved without a cache: in the one-vote relation the
 	// greatest private gamma (gamma.OneVoteOpt).
 	var opt optimal.Source

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -17,32 +16,6 @@ import (
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
-
-// synthetic holds the generated task of TestRunSynthetic and TestRunEqual
-// and the teachers trained on it in each setting: the runs only read
-// them, so each setting's teachers are trained once for both tests.
-var synthetic struct {
-	sync.Mutex
-	b        *datasets.Binary
-	teachers map[accountant.Shares]*Teachers
-}
-
-// syntheticTeachers returns the task of synthetic and its teachers in
-// setting (trainSynthetic), training them on the first call.
-func syntheticTeachers(t *testing.T, setting accountant.Shares) (*datasets.Binary, *Teachers) {
-	t.Helper()
-	synthetic.Lock()
-	defer synthetic.Unlock()
-	if synthetic.b == nil {
-		synthetic.b, synthetic.teachers = datasets.SyntheticBinary(550, 120, 3), make(map[accountant.Shares]*Teachers)
-	}
-	tt, ok := synthetic.teachers[setting]
-	if !ok {
-		tt = trainSynthetic(t, synthetic.b, setting)
-		synthetic.teachers[setting] = tt
-	}
-	return synthetic.b, tt
-}
 
 // trainSynthetic trains K = 11 small private teachers in setting and
 // non-private ones on generated images.
@@ -72,6 +45,7 @@ func trainSynthetic(t *testing.T, b *datasets.Binary, setting accountant.Shares)
 // the teachers' own guarantee and wins at every Q; on shared data it is
 // their 11-fold composition, which the composition of few queries beats.
 func TestRunSynthetic(t *testing.T) {
+	b := datasets.SyntheticBinary(550, 120, 3)
 	ctx := context.Background()
 	var src optimal.Source // gamma_opt solved without a cache
 	teacher := accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}
@@ -83,13 +57,9 @@ func TestRunSynthetic(t *testing.T) {
 	if testing.Short() {
 		queries = []int{1, 4}
 	}
-	var (
-		b        *datasets.Binary
-		disjoint *Teachers
-	)
+	var disjoint *Teachers
 	for _, setting := range []accountant.Shares{accountant.Disjoint, accountant.Shared} {
-		var tt *Teachers
-		b, tt = syntheticTeachers(t, setting)
+		tt := trainSynthetic(t, b, setting)
 		if setting == accountant.Disjoint {
 			disjoint = tt
 		}
