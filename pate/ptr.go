@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"sync"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
@@ -97,20 +96,11 @@ func discreteTailLog(k, sigma float64) outward.Interval {
 // (ptrThresholds), and shared: callers only read them.
 func ptrThreshold(m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
 	key := ptrThresholdKey{m.Threshold, m.Sigma1, m.Noise, teachers, math.Float64bits(order)}
-	ptrThresholds.Lock()
-	tab, ok := ptrThresholds.made[key]
-	ptrThresholds.Unlock()
-	if ok {
+	if tab, ok := ptrThresholds.get(key); ok {
 		return tab[0], tab[1]
 	}
 	t, pi = newPTRThreshold(m, teachers, order)
-	ptrThresholds.Lock()
-	defer ptrThresholds.Unlock()
-	if ptrThresholds.made == nil || ptrThresholds.held+len(t)+len(pi) > maxPTRThresholdIntervals {
-		ptrThresholds.made, ptrThresholds.held = map[ptrThresholdKey][2][]outward.Interval{}, 0
-	}
-	ptrThresholds.made[key] = [2][]outward.Interval{t, pi}
-	ptrThresholds.held += len(t) + len(pi)
+	ptrThresholds.put(key, [2][]outward.Interval{t, pi}, len(t)+len(pi))
 	return t, pi
 }
 
@@ -127,17 +117,10 @@ type ptrThresholdKey struct {
 // costs K + 1 tails of the threshold step's noise (70 ms at K = 250,
 // σ1 = 150, discrete), and a process asks for the same again: every
 // bound a search of a plan's N tests (PTRQueries) is at the same
-// settings and order.
-var ptrThresholds struct {
-	sync.Mutex
-	made map[ptrThresholdKey][2][]outward.Interval
-	held int // the intervals in made
-}
-
-// maxPTRThresholdIntervals bounds the intervals the kept tables hold
-// together (16 bytes each, 2(K + 1) a pair of tables): beyond it they
-// are all forgotten, so that many plans at a large K hold at most 32 MiB.
-const maxPTRThresholdIntervals = 1 << 21
+// settings and order. Its cost is the intervals held (16 bytes each,
+// 2(K + 1) a pair of tables), at most 2^21, so that many plans at a large
+// K hold at most 32 MiB.
+var ptrThresholds = kept[ptrThresholdKey, [2][]outward.Interval]{limit: 1 << 21}
 
 // newPTRThreshold computes ptrThreshold's tables.
 func newPTRThreshold(m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
@@ -322,9 +305,7 @@ const ptrShareTest = 0.02
 //     converts to the budget's ε at its δ.
 func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
 	key := ptrRuleKey{m: m, classes: classes, queries: queries, budget: opts.Budget, fallback: opts.Fallback}
-	ptrRules.Lock()
-	r, ok := ptrRules.plans[key]
-	ptrRules.Unlock()
+	r, ok := ptrRules.get(key)
 	if ok {
 		return r, nil
 	}
@@ -344,12 +325,7 @@ func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (
 	if err != nil {
 		return r, err
 	}
-	ptrRules.Lock()
-	defer ptrRules.Unlock()
-	if ptrRules.plans == nil || len(ptrRules.plans) >= maxPTRRules {
-		ptrRules.plans = map[ptrRuleKey]PTRResult{}
-	}
-	ptrRules.plans[key] = r
+	ptrRules.put(key, r, 1)
 	return r, nil
 }
 
@@ -367,15 +343,9 @@ type ptrRuleKey struct {
 // plan on proxy votes reports the N its search ended on, an account of
 // labels recomputes the plan of the release that made them, and a
 // program (or a test) that releases with the same settings again needs
-// it each time.
-var ptrRules struct {
-	sync.Mutex
-	plans map[ptrRuleKey]PTRResult
-}
-
-// maxPTRRules bounds the plans kept: beyond it they are all forgotten
-// (a search of N adds about ten).
-const maxPTRRules = 256
+// it each time. It holds at most 256 plans (a search of N adds about
+// ten).
+var ptrRules = kept[ptrRuleKey, PTRResult]{limit: 256}
 
 // newPTRRule computes ptrRule's plan without a fallback.
 func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
@@ -677,22 +647,14 @@ func logPhiDownAt(x float64) float64 {
 // kept (ptrBits).
 func ptrBitRDP(sigma, z, order, width float64) (float64, error) {
 	key := ptrBitKey{math.Float64bits(sigma), math.Float64bits(z), math.Float64bits(order), math.Float64bits(width)}
-	ptrBits.Lock()
-	r, ok := ptrBits.bounds[key]
-	ptrBits.Unlock()
-	if ok {
+	if r, ok := ptrBits.get(key); ok {
 		return r, nil
 	}
 	r, err := newPTRBitRDP(sigma, z, order, width)
 	if err != nil {
 		return r, err
 	}
-	ptrBits.Lock()
-	defer ptrBits.Unlock()
-	if ptrBits.bounds == nil || len(ptrBits.bounds) >= maxPTRBits {
-		ptrBits.bounds = map[ptrBitKey]float64{}
-	}
-	ptrBits.bounds[key] = r
+	ptrBits.put(key, r, 1)
 	return r, nil
 }
 
@@ -705,15 +667,9 @@ type ptrBitKey struct{ sigma, z, order, width uint64 }
 // for the plans of different query counts (a plan on proxy votes tries
 // about ten) start at the same σs, and a plan's test, its guarantee and
 // its fallback each take the test's Rényi DP at the same orders (a plan
-// on proxy votes made 114 bounds, 55 of them different).
-var ptrBits struct {
-	sync.Mutex
-	bounds map[ptrBitKey]float64
-}
-
-// maxPTRBits bounds the bounds kept: beyond it they are all forgotten (a
-// plan makes about twenty; each kept costs some 50 bytes).
-const maxPTRBits = 1 << 12
+// on proxy votes made 114 bounds, 55 of them different). It holds at
+// most 4,096 (each some 50 bytes).
+var ptrBits = kept[ptrBitKey, float64]{limit: 1 << 12}
 
 // newPTRBitRDP computes ptrBitRDP's bound.
 func newPTRBitRDP(sigma, z, order, width float64) (float64, error) {
