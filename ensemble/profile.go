@@ -360,7 +360,9 @@ func (m *bitsMemo) put(p constraints.Problem, f labelProbs, bits []accountant.Bi
 // sameProblem says whether p and q are the same problem, every float bit
 // for bit (a -0 is not a 0 here).
 func sameProblem(p, q constraints.Problem) bool {
-	return p.K == q.K && p.Relation == q.Relation && sameFloats(
+	// == compares every field, one added later too; the floats again by
+	// their bits, which == does not (-0 == 0).
+	return p == q && sameFloats(
 		[]float64{p.M, p.Eps, p.Delta, p.TargetDelta}, []float64{q.M, q.Eps, q.Delta, q.TargetDelta})
 }
 
