@@ -6,10 +6,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
@@ -45,24 +43,24 @@ func newAccount(use, short string, flags any, names map[string]string, run func(
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			doc, err := run(cmd)
 			if err != nil {
-				return exitstatus.FlaggedIn("account "+use+": ", err, names)
+				return setup.FlaggedIn("account "+use+": ", err, names)
 			}
 			return doc.Write(cmd.OutOrStdout(), format.Format)
 		},
 	}, flags)
-	sharedflags.Bind(cmd, &format)
+	setup.BindFlags(cmd, &format)
 	return cmd
 }
 
 // stepFlags maps the accountant's names of a composed step to the flags.
-var stepFlags = exitstatus.WithFlags(exitstatus.BudgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "eps total": "--budget-eps"})
+var stepFlags = setup.WithFlags(setup.BudgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta", "k": "--steps", "eps total": "--budget-eps"})
 
 func newAccountComposeCmd() *cobra.Command {
 	var f struct {
 		Step  float64 `flag:"step-eps" required:""`
 		Delta float64 `flag:"step-delta"`
 		Steps int     `flag:"steps" required:""`
-		sharedflags.CompositionFlags
+		setup.CompositionFlags
 	}
 	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		step := accountant.Guarantee{Eps: f.Step, Delta: f.Delta}
@@ -77,7 +75,7 @@ func newAccountQueriesCmd() *cobra.Command {
 		Delta       float64 `flag:"step-delta"`
 		BudgetEps   float64 `flag:"budget-eps" required:""`
 		BudgetDelta float64 `flag:"budget-delta"`
-		sharedflags.CompositionFlags
+		setup.CompositionFlags
 	}
 	return newAccount("queries", "Largest number of (eps, delta)-DP queries within a total budget", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		d := report.AccountQueries{Method: f.Method, DeltaPrime: f.DeltaPrime, Step: accountant.Guarantee{Eps: f.Step, Delta: f.Delta},
@@ -96,7 +94,7 @@ func newAccountStepEpsCmd() *cobra.Command {
 		BudgetEps float64 `flag:"budget-eps" required:""`
 		Delta     float64 `flag:"step-delta"`
 		Steps     int     `flag:"steps" required:""`
-		sharedflags.CompositionFlags
+		setup.CompositionFlags
 	}
 	return newAccount("step-eps", "Largest per-step eps whose k-fold composition meets a total eps", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		d := report.AccountStepEps{Method: f.Method, DeltaPrime: f.DeltaPrime, Steps: f.Steps, BudgetEps: f.BudgetEps, StepDelta: f.Delta}
@@ -146,7 +144,7 @@ func newAccountGNMaxCmd() *cobra.Command {
 		Title      string                `flag:"title" help:"with --plot: title above the figure" default:"what it shows"`
 	}
 	return newAccount("gnmax", "Noise sigma of GNMax for a per-query (eps, delta) target", &f, targetFlags, func(cmd *cobra.Command) (report.Document, error) {
-		if err := sharedflags.CheckPlot(f.Plot); err != nil {
+		if err := setup.CheckPlot(f.Plot); err != nil {
 			return nil, err
 		}
 		tight := f.Search == noisymax.GNMaxTight
@@ -214,9 +212,9 @@ func newAccountShuffleGCmd() *cobra.Command {
 
 func newAccountRRCmd() *cobra.Command {
 	var f struct {
-		problem.Flags
-		RRComp  sharedflags.RRMethod `flag:"rr-composition"`
-		RRDelta float64              `flag:"rr-delta-prime"`
+		setup.ProblemFlags
+		RRComp  setup.RRMethod `flag:"rr-composition"`
+		RRDelta float64        `flag:"rr-delta-prime"`
 	}
 	names := map[string]string{"k": "--K", "delta": "--Delta", "delta'": "--rr-delta-prime"}
 	return newAccount("rr", "Randomized response's p_const for the majority of K private teachers", &f, names, func(cmd *cobra.Command) (report.Document, error) {

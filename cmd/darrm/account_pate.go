@@ -11,11 +11,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/input"
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
@@ -29,8 +26,8 @@ import (
 func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 
 type accountPATEFlags struct {
-	mechanisms.ClassFlags
-	input.VoteFlags
+	setup.ClassFlags
+	setup.VoteFlags
 	analysisFlags
 	K          int                   `flag:"K"`
 	Delta      float64               `flag:"target-delta" required:""`
@@ -54,7 +51,7 @@ func newAccountPATECmd() *cobra.Command {
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAccountPATE(cmd, &f, args) },
 	}, &f)
-	ledgeropen.AddWitnessFlag(cmd)
+	setup.AddWitnessFlag(cmd)
 	return cmd
 }
 
@@ -69,7 +66,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth}
 	var meta *votefile.LabelMeta
 	if f.Labels != "" {
-		file, err := input.Open(cmd, "--labels", f.Labels, input.WantLabels)
+		file, err := setup.OpenInput(cmd, "--labels", f.Labels, setup.WantLabels)
 		if err != nil {
 			return err
 		}
@@ -91,11 +88,11 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	info, err := mechanisms.Lookup(mech.Name(), votefile.ManyClasses)
+	info, err := setup.LookupMechanism(mech.Name(), votefile.ManyClasses)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if err := mechanisms.CheckSettings(cmd, info, stated); err != nil {
+	if err := setup.CheckMechanismSettings(cmd, info, stated); err != nil {
 		return err
 	}
 	switch {
@@ -105,7 +102,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		// With --labels the ledger is still the labels' reference.
 		return cli.Usagef("--seed draws a reproducible experiment (NOT FOR RELEASE), which is neither recorded nor charged: drop --ledger, or --seed")
 	case (fs.Changed("analyst") || fs.Changed("witness") || fs.Changed("ledger")) && f.Ledger == "":
-		return ledgeropen.Without(cmd, f.Ledger)
+		return setup.WithoutLedger(cmd, f.Ledger)
 	case f.Ledger != "" && f.Labels == "" && !f.Release:
 		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")
 	}
@@ -116,7 +113,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			}
 		}
 	} else if err := checkGNMax(mech); err != nil {
-		return exitstatus.Flagged(err, nil)
+		return setup.Flagged(err, nil)
 	}
 	in, file, err := f.OpenVotes(cmd, "VOTES", cli.InputArg(args))
 	if err != nil {
@@ -128,7 +125,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	}
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed), LedgerPath: ledger.Redact(f.Ledger)}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts); err != nil {
-		return exitstatus.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
+		return setup.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss", "teachers": "K, the teachers of " + cli.InputName(cli.InputArg(args)) + ","})
 	}
 	ledgerPath := ledger.Redact(f.Ledger)
@@ -166,7 +163,7 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 		src = noise.NewSeededSource(*seed)
 	} else if f.Ledger != "" {
 		o.Charge = func(cost accountant.Guarantee) error {
-			return ledgeropen.Error(f.chargeDraw(cmd, a.Binding, cost))
+			return setup.LedgerError(f.chargeDraw(cmd, a.Binding, cost))
 		}
 	}
 	st, err := a.ReleaseOnce(o, src)
@@ -188,7 +185,7 @@ const gnssMechanism provenance.MechanismName = "gnss"
 // budget with no room left for it is an ensemble.ErrBudget. The ledger is
 // opened for the charge only: the draw is recorded after it is closed.
 func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, cost accountant.Guarantee) error {
-	book := ledgeropen.Options(cmd)
+	book := setup.LedgerOptions(cmd)
 	book.Analyst = f.Analyst
 	l, err := ledger.Open(cmd.Context(), f.Ledger, book)
 	if err != nil {
@@ -199,7 +196,7 @@ func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, 
 	if err != nil {
 		return err
 	}
-	ledgeropen.PrintNotes(cmd.ErrOrStderr(), f.Ledger, l.Notes())
+	setup.PrintLedgerNotes(cmd.ErrOrStderr(), f.Ledger, l.Notes())
 	if allowed < 1 {
 		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, ledger.Redact(f.Ledger), cost)
 	}
@@ -214,7 +211,7 @@ func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, 
 // (pate.AccountOptions.Recorded), closing the ledger before the account: a
 // draw's charge opens it again.
 func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
-	l, err := ledgeropen.Read(cmd, path)
+	l, err := setup.ReadLedger(cmd, path)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +222,7 @@ func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, ledgeropen.Error(err)
+		return nil, setup.LedgerError(err)
 	}
 	return r, nil
 }
@@ -233,14 +230,14 @@ func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
 // ledgerStatus returns the state of the ledger at path, read after any
 // charge, with how many more queries of step it allows.
 func ledgerStatus(cmd *cobra.Command, path string, step accountant.Spend) (*ledger.Balance, error) {
-	l, err := ledgeropen.Read(cmd, path)
+	l, err := setup.ReadLedger(cmd, path)
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
 	st, err := l.BalanceFor(step)
 	if err != nil {
-		return nil, ledgeropen.Error(err)
+		return nil, setup.LedgerError(err)
 	}
 	return &st, nil
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/votefile"
 )
@@ -66,10 +66,10 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 // imply: the first (gnmax) unless a setting given is not one of its, else
 // the last, in the library's order, that takes such a setting (lnmax with
 // a Laplace scale, confident-gnmax with a threshold step); a setting that
-// the mechanism does not take is refused by mechanisms.CheckSettings.
-func implied(given map[string]string) mechanisms.Info {
-	var counts []mechanisms.Info
-	for _, m := range mechanisms.Table {
+// the mechanism does not take is refused by setup.CheckMechanismSettings.
+func implied(given map[string]string) setup.MechanismInfo {
+	var counts []setup.MechanismInfo
+	for _, m := range setup.MechanismTable {
 		if m.Input == votefile.ManyClasses {
 			counts = append(counts, m)
 		}
@@ -98,7 +98,7 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 	for k, v := range settings {
 		s := fmt.Sprint(v)
 		if x, ok := v.(float64); ok {
-			s = mechanisms.Num(x)
+			s = setup.Num(x)
 		}
 		out[strings.ReplaceAll(k, "_", "-")] = s
 	}
@@ -113,7 +113,7 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 // names its setting.
 func checkGNMax(mech ensemble.Mechanism) error {
 	g, _ := ensemble.GNMaxFamily(mech, 0) // counts, of any classes
-	if slices.Contains(mechanisms.FlagsOf(mech, votefile.ManyClasses), "sigma1") && !(g.Sigma1 > 0) {
+	if slices.Contains(setup.FlagsOf(mech, votefile.ManyClasses), "sigma1") && !(g.Sigma1 > 0) {
 		return &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
 	}
 	return g.Drawn().ValidateFor(0) // K is not known yet

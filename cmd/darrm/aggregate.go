@@ -10,16 +10,9 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
-	"github.com/darrm/darrm/cmd/darrm/internal/input"
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
-	"github.com/darrm/darrm/cmd/darrm/internal/problem"
-	"github.com/darrm/darrm/cmd/darrm/internal/ptr"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -33,10 +26,10 @@ import (
 func init() { subcommands = append(subcommands, newAggregateCmd) }
 
 type aggregateFlags struct {
-	problem.Flags
-	mechanisms.Config
-	sharedflags.CompositionFlags
-	mechanisms.ClassFlags
+	setup.ProblemFlags
+	setup.MechanismConfig
+	setup.CompositionFlags
+	setup.ClassFlags
 	Format      cliout.Format        `flag:"format"`
 	TargetEps   []float64            `flag:"target-eps"`
 	Seed        uint64               `flag:"seed"`
@@ -53,12 +46,12 @@ type aggregateFlags struct {
 	Accounting  string               `flag:"accounting" help:"ptr: as a whole, by generalized PTR"`
 	MaxQueries  int                  `flag:"max-queries" help:"with --accounting ptr: label the first N queries" default:"every query"`
 	Fallback    bool                 `flag:"fallback" help:"with --accounting ptr: on a failed test, label data-independently"`
-	input.VoteFlags
+	setup.VoteFlags
 	Mechanism provenance.MechanismName
 }
 
 func newAggregateCmd() *cobra.Command {
-	f := aggregateFlags{Out: "-", Accounting: ptr.DataIndependent}
+	f := aggregateFlags{Out: "-", Accounting: setup.DataIndependent}
 	cmd := newCmd("aggregate", &cobra.Command{
 		Use:   "aggregate [VOTES] [flags]",
 		Short: "Release one private majority label per query from K teachers' votes",
@@ -70,8 +63,8 @@ func newAggregateCmd() *cobra.Command {
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(ensemble.DaRRM{}.Name()), "aggregator (the list above)")
 	// A release's teachers are the votes' header's, or given: no default.
 	cli.SetDefaultText(cmd.Flags(), "the header's", "eps", "Delta")
-	sharedflags.HideComposition(cmd)
-	ledgeropen.AddWitnessFlag(cmd)
+	setup.HideComposition(cmd)
+	setup.AddWitnessFlag(cmd)
 	return cmd
 }
 
@@ -81,7 +74,7 @@ func newAggregateCmd() *cobra.Command {
 // together.
 func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Budget, *float64, error) {
 	fs := cmd.Flags()
-	if err := ledgeropen.Without(cmd, f.Ledger); err != nil {
+	if err := setup.WithoutLedger(cmd, f.Ledger); err != nil {
 		return nil, nil, err
 	}
 	total := cli.Given(fs, "total-delta", f.TotalDelta)
@@ -91,7 +84,7 @@ func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Budget, *float6
 	case eps && delta:
 		budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 		if err := budget.Validate(); err != nil {
-			return nil, nil, cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
+			return nil, nil, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 		}
 		return &budget, nil, nil
 	case eps || delta:
@@ -111,7 +104,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if cli.IsStdoutFile(f.Out, cmd.OutOrStdout()) {
 		f.Out = cli.Std // e.g. /dev/stdout: write to it, never replace it
 	}
-	sharedflags.CompositionIgnored(cmd)
+	setup.CompositionIgnored(cmd)
 	budget, totalDelta, err := f.budget(cmd)
 	if err != nil {
 		return err
@@ -121,11 +114,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	defer file.Close()
-	info, err := mechanisms.Lookup(f.Mechanism, in.Input())
+	info, err := setup.LookupMechanism(f.Mechanism, in.Input())
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
-	if err := mechanisms.CheckSettings(cmd, info, nil); err != nil {
+	if err := setup.CheckMechanismSettings(cmd, info, nil); err != nil {
 		return err
 	}
 	if err := f.checkAccounting(cmd, info, budget, name); err != nil {
@@ -139,7 +132,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	spec.Budget, spec.DeltaPrime, spec.TotalDelta = budget, f.DeltaPrime, totalDelta
-	if f.Accounting == ptr.Accounting {
+	if f.Accounting == setup.PTRAccounting {
 		spec.Budget = nil // PTR's own: the test and the proposal split it
 	}
 	p := rel.Problem.Problem
@@ -155,7 +148,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	spec.Mechanism = info.With(cmd.Flags(), values)
 	var led *runLedger
 	if f.Ledger != "" {
-		opts := ledgeropen.Options(cmd)
+		opts := setup.LedgerOptions(cmd)
 		opts.Analyst = f.Analyst
 		led = &runLedger{open: func() (*ledger.Ledger, error) { return ledger.Open(cmd.Context(), f.Ledger, opts) }, name: ledger.Redact(f.Ledger)}
 		defer led.close()
@@ -165,27 +158,27 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		done   ensemble.Released
 		tested *report.PTR
 	)
-	if f.Accounting == ptr.Accounting {
+	if f.Accounting == setup.PTRAccounting {
 		done, tested, err = f.releasePTR(cmd, name, spec, budget.Guarantee)
 	} else {
 		done, err = ensemble.Release(cmd.Context(), spec)
 	}
 	lines.Done()
-	gammasource.WarnNotStored(cmd, notStored)
+	setup.WarnNotStored(cmd, notStored)
 	if led != nil && led.begun {
-		ledgeropen.PrintNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
+		setup.PrintLedgerNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
 	}
 	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
-		return f.Config.ReleaseError(err, input)
+		return f.MechanismConfig.ReleaseError(err, input)
 	}
-	if err != nil && f.Accounting == ptr.Accounting && tested == nil {
+	if err != nil && f.Accounting == setup.PTRAccounting && tested == nil {
 		return err // no label: the test failed, or the ledger had no room for the total
 	}
 	if led != nil && led.begun {
 		st, err := led.BalanceFor(done.Aggregator.Privacy().Spend)
 		led.close()
 		if err != nil {
-			return ledgeropen.Error(err)
+			return setup.LedgerError(err)
 		}
 		rel.LedgerStatus = &st
 	}
@@ -221,7 +214,7 @@ type runLedger struct {
 	// ptr is a release accounted as a whole by generalized PTR
 	// (--accounting ptr), described as the run of a declared use it must
 	// be (its step still to be set), which a ledger whose use is declared
-	// matches (ptr.UseRefused); nil for a release per query. name is the
+	// matches (setup.PTRUseRefused); nil for a release per query. name is the
 	// ledger as given, without a password.
 	ptr  *ledger.UseRun
 	name string
@@ -239,7 +232,7 @@ func (r *runLedger) Begin(mechanism provenance.MechanismName, b provenance.Bindi
 	if r.ptr != nil {
 		release := *r.ptr
 		release.Mechanism, release.Step = mechanism, step
-		if err := ptr.UseRefused(l, r.name, release); err != nil {
+		if err := setup.PTRUseRefused(l, r.name, release); err != nil {
 			return 0, err
 		}
 	}
@@ -264,11 +257,11 @@ func (r *runLedger) close() {
 // (--target-eps), the one-vote problem of that target; for a multi-class
 // one, its flags, checked, whose noise is the discrete one releases draw.
 // It returns too the report to be, which the caller completes.
-func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanisms.Info, in votefile.Reader, input string) (ensemble.ReleaseSpec, report.Release, mechanisms.Values, error) {
+func (f *aggregateFlags) spec(cmd *cobra.Command, info setup.MechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, report.Release, setup.MechanismValues, error) {
 	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
 	spec := ensemble.ReleaseSpec{Votes: in, Header: f.CheckedHeader()}
-	mech := &f.Config
-	settings := mechanisms.Values{"delta": f.Target, "noise": noisymax.DiscreteNoise}
+	mech := &f.MechanismConfig
+	settings := setup.MechanismValues{"delta": f.Target, "noise": noisymax.DiscreteNoise}
 	var err error
 	switch {
 	case info.Input == votefile.TwoClass:
@@ -296,9 +289,9 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanisms.Info, in votef
 		if !info.OwnTarget() {
 			spec.Teachers = &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
 		}
-	case cmd.Flags().Changed("sigma2"): // the GNMax family (mechanisms.CheckSettings)
+	case cmd.Flags().Changed("sigma2"): // the GNMax family (setup.CheckMechanismSettings)
 		if err := info.With(cmd.Flags(), settings).Validate(); err != nil {
-			return spec, rel, settings, exitstatus.Flagged(err, nil)
+			return spec, rel, settings, setup.Flagged(err, nil)
 		}
 	}
 	return spec, rel, settings, nil
@@ -310,13 +303,13 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info mechanisms.Info, in votef
 // target is the release's own, the one-vote problem of --target-eps and
 // --delta; otherwise the teachers' eps and Delta of t, with --m and
 // --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info mechanisms.Info, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
+func (f *aggregateFlags) params(cmd *cobra.Command, info setup.MechanismInfo, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
 	line := f.Stated(cmd)
 	eps := "--eps"
 	tab, tabName := f.GammaTable()
 	if info.OwnTarget() {
 		var err error
-		if line, err = problem.OneVoteTarget(cmd.Flags(), f.TargetEps, line.TargetDelta); err != nil {
+		if line, err = setup.OneVoteTarget(cmd.Flags(), f.TargetEps, line.TargetDelta); err != nil {
 			return resolve.Resolved{}, err
 		}
 		if line.Eps == nil && (tab == nil || tab.Eps == nil) {
@@ -341,7 +334,7 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info mechanisms.Info, k int,
 // format unless --out-format says), the randomness of a release from
 // name, and the progress of each step on lines, the solve of
 // the gamma of src for problem p among them.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mechanisms.Info, spec *ensemble.ReleaseSpec, src *optimal.Source, p constraints.Problem, lines *cliout.Stages) {
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info setup.MechanismInfo, spec *ensemble.ReleaseSpec, src *optimal.Source, p constraints.Problem, lines *cliout.Stages) {
 	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
 	if spec.Sink.Format == votefile.FormatAuto {
 		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
@@ -349,7 +342,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info mech
 	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
 		spec.Random = noise.NewSeededSource(*seed)
 	}
-	spec.Certificate = f.Config.Watch(cmd, src, info, p, lines)
+	spec.Certificate = f.MechanismConfig.Watch(cmd, src, info, p, lines)
 	// The bytes read are the votes' own: of an .npz archive's array they
 	// are its uncompressed bytes, which the archive's size does not
 	// measure, so its progress counts queries.

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -30,7 +30,7 @@ import (
 // the one-vote relation. It returns the flags a release of the file
 // needs besides m's example settings: without a header, the teachers'
 // guarantee (for a mechanism that takes it) or the layout.
-func checkFile(t *testing.T, path string, m mechanisms.Info, id string, n int) []string {
+func checkFile(t *testing.T, path string, m setup.MechanismInfo, id string, n int) []string {
 	t.Helper()
 	delta := 1e-5
 	if m.Name == (ensemble.DSub{}).Name() { // its teachers must be pure DP
@@ -100,7 +100,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 	if testing.Short() {
 		n, fileLimit = 2_000, "16" // 8 kB of about 16 kB, above the ledger's own (its version-5 header and lines)
 	}
-	for i, m := range mechanisms.Table {
+	for i, m := range setup.MechanismTable {
 		fileChecks := i == 0 || !testing.Short()
 		t.Run(string(m.Name)+"/"+strings.ReplaceAll(m.Input.String(), " ", "-"), func(t *testing.T) {
 			dir := t.TempDir()

@@ -8,10 +8,8 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
-	"github.com/darrm/darrm/cmd/darrm/internal/ptr"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/pate"
@@ -21,10 +19,10 @@ import (
 // apply, before anything is read: PTR tests PATE's data-dependent cost,
 // of confident-gnmax or gnmax on class counts, within a budget, and reads
 // the votes twice (the test, then the labels), so not from standard input.
-func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanisms.Info, budget *accountant.Budget, name string) error {
+func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.MechanismInfo, budget *accountant.Budget, name string) error {
 	fs := cmd.Flags()
 	switch f.Accounting {
-	case ptr.DataIndependent:
+	case setup.DataIndependent:
 		if fs.Changed("max-queries") {
 			return cli.Usagef("--max-queries = %d goes with --accounting ptr: it is the proposal of a PTR release (a budget limits a data-independent one)", f.MaxQueries)
 		}
@@ -32,14 +30,14 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info mechanisms.Inf
 			return cli.Usagef("--fallback goes with --accounting ptr: it is what a PTR release whose test failed labels")
 		}
 		return nil
-	case ptr.Accounting:
+	case setup.PTRAccounting:
 	default:
-		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, ptr.DataIndependent, ptr.Accounting)
+		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, setup.DataIndependent, setup.PTRAccounting)
 	}
 	switch {
-	case !ptr.Tests(info):
+	case !setup.PTRTests(info):
 		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s on class counts",
-			info.Name, ptr.Names())
+			info.Name, setup.PTRNames())
 	case budget == nil:
 		return cli.Usagef("--accounting ptr needs --budget-eps and --budget-delta: the test and the proposal split the budget, and its total is published")
 	case fs.Changed("max-queries") && f.MaxQueries < 1:
@@ -73,11 +71,11 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 	if led, ok := spec.Ledger.(*runLedger); ok {
 		// The release as the run of a declared use it must be: its
 		// proposal, every query when --max-queries is not given.
-		settings, err := ptr.Settings(spec.Mechanism, in.Classes())
+		settings, err := setup.PTRSettings(spec.Mechanism, in.Classes())
 		if err != nil {
 			return ensemble.Released{}, nil, err
 		}
-		led.ptr = &ledger.UseRun{Accounting: ptr.Accounting, Queries: cmp.Or(f.MaxQueries, len(counts)), Budget: &budget, Settings: settings}
+		led.ptr = &ledger.UseRun{Accounting: setup.PTRAccounting, Queries: cmp.Or(f.MaxQueries, len(counts)), Budget: &budget, Settings: settings}
 	}
 	done, r, err := pate.ReleasePTR(cmd.Context(), spec, counts, opts)
 	switch {
@@ -89,11 +87,11 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 		}
 		return done, report.NewPTR(r, budget), err
 	case errors.Is(err, ensemble.ErrTestFailed):
-		return done, nil, &ptr.Failed{Plan: report.NewPTR(r, budget), Publish: done.Publish, Ledger: ledger.Redact(f.Ledger), Seeded: spec.Options.Experiment}
+		return done, nil, &setup.PTRFailed{Plan: report.NewPTR(r, budget), Publish: done.Publish, Ledger: ledger.Redact(f.Ledger), Seeded: spec.Options.Experiment}
 	case errors.Is(err, ensemble.ErrBudget) && done.Result.Released+done.Result.StoppedByBudget == 0:
 		return done, nil, err // a ledger without room for the total: nothing drawn
 	case err != nil && !errors.Is(err, ensemble.ErrBudget):
-		return done, nil, exitstatus.Flagged(err, ptr.FlagNames)
+		return done, nil, setup.Flagged(err, setup.PTRFlagNames)
 	}
 	return done, report.NewPTR(r, budget), err
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 )
 
 // TestAggregateOneSchema: aggregate --format json writes one schema for
@@ -28,7 +28,7 @@ func TestAggregateOneSchema(t *testing.T) {
 		keys, nulls []string
 	}
 	var runs []run
-	for _, m := range mechanisms.Table {
+	for _, m := range setup.MechanismTable {
 		name := string(m.Name) + "/" + strings.ReplaceAll(m.Input.String(), " ", "-")
 		dir := t.TempDir()
 		votes := filepath.Join(dir, "votes.csv")

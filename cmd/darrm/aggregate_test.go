@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/fixtures"
@@ -815,7 +815,7 @@ func TestBudgetStopWithheld(t *testing.T) {
 
 // exampleFlags returns the flags of m's example release, each setting as
 // its flag (the rest comes from the votes and their header).
-func exampleFlags(t *testing.T, m mechanisms.Info) []string {
+func exampleFlags(t *testing.T, m setup.MechanismInfo) []string {
 	t.Helper()
 	example := map[provenance.MechanismName][]string{
 		"darrm-one-vote": {"--target-eps", "0.3", "--delta", "1e-5"}, "confident-gnmax": {"--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"},
@@ -834,7 +834,7 @@ func exampleFlags(t *testing.T, m mechanisms.Info) []string {
 // every mechanism of the library, in its order.
 func TestSettingFlags(t *testing.T) {
 	fs := newAggregateCmd().Flags()
-	for _, m := range mechanisms.Table {
+	for _, m := range setup.MechanismTable {
 		seen := map[string]bool{}
 		for _, name := range m.Flags() {
 			if seen[name] {
@@ -848,7 +848,7 @@ func TestSettingFlags(t *testing.T) {
 	}
 	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
 		var names, want []provenance.MechanismName
-		for _, m := range mechanisms.Table {
+		for _, m := range setup.MechanismTable {
 			if m.Input == in {
 				names = append(names, m.Name)
 			}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 )
@@ -21,14 +21,14 @@ func TestRRBaseline(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		p      constraints.Problem
-		rr     sharedflags.RRMethod
+		rr     setup.RRMethod
 		dp     float64
 		rrComp string // the composition RR's label names
 	}{
-		{"approximate DP", constraints.New(11, 3, 0.1, 1e-5), sharedflags.AutoRR, 1e-5, "general"},
-		{"pure DP", constraints.Problem{K: 11, M: 2.5, Eps: 0.1}, sharedflags.AutoRR, 1e-5, "simple"},
-		{"pure teachers, delta > 0", constraints.Problem{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-6}, sharedflags.AutoRR, 1e-5, "simple"},
-		{"RR composition given", constraints.New(11, 3, 0.1, 1e-5), sharedflags.RRMethod{Method: accountant.Optimal}, 1e-6, "optimal"},
+		{"approximate DP", constraints.New(11, 3, 0.1, 1e-5), setup.AutoRR, 1e-5, "general"},
+		{"pure DP", constraints.Problem{K: 11, M: 2.5, Eps: 0.1}, setup.AutoRR, 1e-5, "simple"},
+		{"pure teachers, delta > 0", constraints.Problem{K: 11, M: 3, Eps: 0.1, TargetDelta: 1e-6}, setup.AutoRR, 1e-5, "simple"},
+		{"RR composition given", constraints.New(11, 3, 0.1, 1e-5), setup.RRMethod{Method: accountant.Optimal}, 1e-6, "optimal"},
 	} {
 		rr, err := gamma.RRBaseline(tc.p, tc.rr.For(tc.p.Delta), tc.dp)
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 )
@@ -22,7 +22,7 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rr, err := gamma.RRBaseline(p, sharedflags.AutoRR.For(p.Delta), 1e-5)
+	rr, err := gamma.RRBaseline(p, setup.AutoRR.For(p.Delta), 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,9 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
@@ -25,10 +22,10 @@ import (
 // (darrm plan's --budget-eps and --budget-delta). Each mechanism's total
 // is its total to publish, the least eps at the budget's delta of every
 // composition valid for the run (accountant.Account.Publish), as darrm
-// plan's is: --composition is hidden (sharedflags.HideComposition) and changes
+// plan's is: --composition is hidden (setup.HideComposition) and changes
 // nothing, which a note says when it is given (given).
 type totalFlags struct {
-	sharedflags.CompositionFlags
+	setup.CompositionFlags
 	BudgetEps   float64 `flag:"budget-eps"`
 	BudgetDelta float64 `flag:"budget-delta"`
 }
@@ -36,10 +33,10 @@ type totalFlags struct {
 // given says whether a comparison at equal totals was asked for, and
 // checks that its flags are complete: the budget, and the numbers of
 // queries of the flag queries (each checked as every count of queries is,
-// sharedflags.CheckRules). It notes on standard error that
-// --composition, if given, changes nothing (sharedflags.CompositionIgnored).
+// setup.CheckFlagRules). It notes on standard error that
+// --composition, if given, changes nothing (setup.CompositionIgnored).
 func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bool, error) {
-	sharedflags.CompositionIgnored(cmd)
+	setup.CompositionIgnored(cmd)
 	fs := cmd.Flags()
 	if !fs.Changed("budget-eps") && !fs.Changed("budget-delta") {
 		return false, nil
@@ -54,7 +51,7 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 	if err == nil {
 		err = t.Composition().Validate()
 	}
-	return true, cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
+	return true, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 }
 
 // budget returns the total budget.
@@ -72,15 +69,15 @@ func (t *totalFlags) heading(queries int) report.EqualTotals {
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
-	gammasource.Plan(cmd, &src, lines)
+	setup.PlanGamma(cmd, &src, lines)
 	budget := f.Totals.budget()
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers}}}
-	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"), src, mechanisms.RRComposition(f.RRComp, f.RRDelta, p.Delta))
+	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"), src, setup.RRComposition(f.RRComp, f.RRDelta, p.Delta))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {
 		compared, err := plan.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
 		if err != nil {
-			return nil, cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
+			return nil, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 		}
 		out = append(out, report.SolveEqualOf(f.Totals.heading(q), compared))
 	}
@@ -91,7 +88,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 // f.BudgetQueries queries: each planned from the problem p of the flags,
 // as darrm plan plans it, and simulated on the same teachers and seed
 // (simulateAtTotals).
-func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, infos []mechanisms.Info, teachers []float64) ([]report.SimEqual, error) {
+func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, infos []setup.MechanismInfo, teachers []float64) ([]report.SimEqual, error) {
 	budget := f.Totals.budget()
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers},
 		Teachers: &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}}, K: p.K, Classes: 2}
@@ -119,10 +116,10 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, info
 	for _, q := range f.BudgetQueries {
 		rows, err := simulateAtTotals(cmd.Context(), rs, f.Totals.budget(), q, teachers, f.Queries, f.Seed)
 		if errors.As(err, new(*optimal.SourceError)) {
-			return nil, gammasource.Error(err, "")
+			return nil, setup.GammaError(err, "")
 		}
 		if err != nil {
-			return nil, cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
+			return nil, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 		}
 		out = append(out, report.NewSimEqual(f.Totals.heading(q), rows))
 	}

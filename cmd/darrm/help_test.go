@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 )
 
 // helpScreen is the most lines a command's help may take besides its
@@ -176,7 +176,7 @@ func TestHelpNamesRealFlags(t *testing.T) {
 // lists in step with those it releases by.
 func TestAggregateHelpListsMechanisms(t *testing.T) {
 	help := helpOf(t, []string{"aggregate"})
-	for _, info := range mechanisms.Table {
+	for _, info := range setup.MechanismTable {
 		if !regexp.MustCompile(`[\s(:]` + regexp.QuoteMeta(string(info.Name)) + `[,;. )\s]`).MatchString(help) {
 			t.Errorf("aggregate --help does not list the mechanism %s", info.Name)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/input"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/internal/fixtures"
 	"github.com/darrm/darrm/internal/statedir"
 )
@@ -15,7 +15,7 @@ import (
 // kindFiles writes one file of each kind darrm writes into dir, each made
 // by the command that makes it, and returns them by kind. Its ledger is
 // recorded in a state folder of the test's own.
-func kindFiles(t *testing.T, dir string) map[*input.Kind]string {
+func kindFiles(t *testing.T, dir string) map[*setup.FileKind]string {
 	t.Helper()
 	t.Setenv(statedir.Env, t.TempDir())
 	p := func(name string) string { return filepath.Join(dir, name) }
@@ -41,8 +41,8 @@ func kindFiles(t *testing.T, dir string) map[*input.Kind]string {
 	os.WriteFile(p("g.csv"), []byte(csv), 0o644)
 	compact := strings.Join(strings.Fields(string(gammaJSON)), "")
 	os.WriteFile(p("compact.json"), []byte(compact+"\n"), 0o644)
-	return map[*input.Kind]string{input.KindVotes: votes, input.KindLabels: p("labels.csv"), input.KindLedger: p("k.ledger"),
-		input.KindGamma: p("g.json"), input.KindShard: p("part0.json")}
+	return map[*setup.FileKind]string{setup.KindVotes: votes, setup.KindLabels: p("labels.csv"), setup.KindLedger: p("k.ledger"),
+		setup.KindGamma: p("g.json"), setup.KindShard: p("part0.json")}
 }
 
 // TestSniff: each of darrm's files is recognised as what it is, written
@@ -52,12 +52,12 @@ func kindFiles(t *testing.T, dir string) map[*input.Kind]string {
 func TestSniff(t *testing.T) {
 	dir := t.TempDir()
 	for want, path := range kindFiles(t, dir) {
-		if got := input.SniffPath(path); got != want {
+		if got := setup.SniffPath(path); got != want {
 			t.Errorf("%s: sniffed as %v, want %s", filepath.Base(path), got, want.Name)
 		}
 	}
-	for name, want := range map[string]*input.Kind{"g.csv": input.KindGamma, "compact.json": input.KindGamma} {
-		if got := input.SniffPath(filepath.Join(dir, name)); got != want {
+	for name, want := range map[string]*setup.FileKind{"g.csv": setup.KindGamma, "compact.json": setup.KindGamma} {
+		if got := setup.SniffPath(filepath.Join(dir, name)); got != want {
 			t.Errorf("%s: sniffed as %v, want %s", name, got, want.Name)
 		}
 	}
@@ -66,7 +66,7 @@ func TestSniff(t *testing.T) {
 		"{\"id\":1,\"votes\":[" + strings.Repeat("0,", 40000) + "1]}\n"} {
 		path := filepath.Join(dir, "x")
 		os.WriteFile(path, []byte(s), 0o644)
-		if got := input.SniffPath(path); got != nil && !(got == input.KindJSONDoc && strings.HasPrefix(s, "{\n")) {
+		if got := setup.SniffPath(path); got != nil && !(got == setup.KindJSONDoc && strings.HasPrefix(s, "{\n")) {
 			t.Errorf("%q: sniffed as %s", s, got.Name)
 		}
 	}
@@ -84,30 +84,30 @@ func TestWrongKindOfFile(t *testing.T) {
 	kinds := kindFiles(t, dir)
 	readers := []struct {
 		role    string
-		accepts []*input.Kind
+		accepts []*setup.FileKind
 		args    func(path string) []string
 	}{
-		{"VOTES", []*input.Kind{input.KindVotes}, func(p string) []string { return []string{"aggregate", p, "--out", filepath.Join(dir, "out.csv")} }},
-		{"VOTES", []*input.Kind{input.KindVotes}, func(p string) []string {
+		{"VOTES", []*setup.FileKind{setup.KindVotes}, func(p string) []string { return []string{"aggregate", p, "--out", filepath.Join(dir, "out.csv")} }},
+		{"VOTES", []*setup.FileKind{setup.KindVotes}, func(p string) []string {
 			return []string{"account", "pate", p, "--sigma2", "40", "--target-delta", "1e-5"}
 		}},
-		{"--votes", []*input.Kind{input.KindVotes}, func(p string) []string {
+		{"--votes", []*setup.FileKind{setup.KindVotes}, func(p string) []string {
 			return []string{"ledger", "init", filepath.Join(dir, "new.ledger"), "--votes", p, "--budget-eps", "1", "--budget-delta", "1e-3"}
 		}},
-		{"--labels", []*input.Kind{input.KindLabels}, func(p string) []string {
-			return []string{"account", "pate", kinds[input.KindVotes], "--labels", p, "--target-delta", "1e-5"}
+		{"--labels", []*setup.FileKind{setup.KindLabels}, func(p string) []string {
+			return []string{"account", "pate", kinds[setup.KindVotes], "--labels", p, "--target-delta", "1e-5"}
 		}},
-		{"--gamma", []*input.Kind{input.KindGamma, input.KindShard}, func(p string) []string {
-			return []string{"aggregate", kinds[input.KindVotes], "--gamma", p, "--out", filepath.Join(dir, "out.csv")}
+		{"--gamma", []*setup.FileKind{setup.KindGamma, setup.KindShard}, func(p string) []string {
+			return []string{"aggregate", kinds[setup.KindVotes], "--gamma", p, "--out", filepath.Join(dir, "out.csv")}
 		}},
-		{"GAMMA", []*input.Kind{input.KindGamma, input.KindShard}, func(p string) []string { return []string{"verify", p} }},
-		{"PART", []*input.Kind{input.KindShard}, func(p string) []string { return []string{"separate", "merge", p} }},
-		{"FILE", []*input.Kind{input.KindGamma}, func(p string) []string {
+		{"GAMMA", []*setup.FileKind{setup.KindGamma, setup.KindShard}, func(p string) []string { return []string{"verify", p} }},
+		{"PART", []*setup.FileKind{setup.KindShard}, func(p string) []string { return []string{"separate", "merge", p} }},
+		{"FILE", []*setup.FileKind{setup.KindGamma}, func(p string) []string {
 			return []string{"plot", "gamma", p, "--out", filepath.Join(dir, "fig.svg")}
 		}},
-		{"ledger", []*input.Kind{input.KindLedger}, func(p string) []string { return []string{"ledger", "show", p} }},
-		{"ledger", []*input.Kind{input.KindLedger}, func(p string) []string {
-			return []string{"aggregate", kinds[input.KindVotes], "--ledger", p, "--out", filepath.Join(dir, "out.csv")}
+		{"ledger", []*setup.FileKind{setup.KindLedger}, func(p string) []string { return []string{"ledger", "show", p} }},
+		{"ledger", []*setup.FileKind{setup.KindLedger}, func(p string) []string {
+			return []string{"aggregate", kinds[setup.KindVotes], "--ledger", p, "--out", filepath.Join(dir, "out.csv")}
 		}},
 	}
 	for _, r := range readers {
@@ -125,13 +125,13 @@ func TestWrongKindOfFile(t *testing.T) {
 		}
 		args := r.args(mistyped)
 		_, stderr, code := darrm(t, "", args...)
-		want := r.role + " " + mistyped + ": no such file or directory; did you mean " + kinds[input.KindVotes] + "?"
+		want := r.role + " " + mistyped + ": no such file or directory; did you mean " + kinds[setup.KindVotes] + "?"
 		if code != exitUsage || !strings.Contains(stderr, want) {
 			t.Errorf("%v: exit %d: %s, want %q", args, code, stderr, want)
 		}
 	}
 	_, stderr, code := darrm(t, "", "ledger", "show", filepath.Join(dir, "k.ledgr"))
-	if code != exitUsage || !strings.Contains(stderr, "did you mean "+kinds[input.KindLedger]+"?") {
+	if code != exitUsage || !strings.Contains(stderr, "did you mean "+kinds[setup.KindLedger]+"?") {
 		t.Errorf("ledger show of a mistyped name: exit %d: %s", code, stderr)
 	}
 	// A JSON document spread over lines is no vote file, whatever it is.
@@ -143,7 +143,7 @@ func TestWrongKindOfFile(t *testing.T) {
 	}
 }
 
-func containsKind(ks []*input.Kind, k *input.Kind) bool {
+func containsKind(ks []*setup.FileKind, k *setup.FileKind) bool {
 	for _, x := range ks {
 		if x == k {
 			return true

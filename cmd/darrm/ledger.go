@@ -11,11 +11,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/input"
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -36,7 +33,7 @@ func newLedgerCmd() *cobra.Command {
 // from the flags.
 type ledgerInitFlags struct {
 	Votes string `flag:"votes" help:"take the ensemble's parameters from this vote file's header"`
-	input.VoteFlags
+	setup.VoteFlags
 	ensembleFlags
 	Relation    accountant.Relation `flag:"relation" help:"private-teachers or one-vote" default:"--votes', else %v"`
 	BudgetEps   float64             `flag:"budget-eps" required:""`
@@ -86,7 +83,7 @@ func newLedgerInitCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 			if err := budget.Validate(); err != nil {
-				return cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
+				return cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 			}
 			b, votes, err := f.binding(cmd)
 			if err != nil {
@@ -100,7 +97,7 @@ func newLedgerInitCmd() *cobra.Command {
 			}
 			filter, err := ledger.DefaultFilter(b, budget)
 			if err != nil {
-				return cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
+				return cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 			}
 			if f.Schedule != "" {
 				return ledgerInitSchedule(cmd, args[0], &f, b, budget, votes)
@@ -116,7 +113,7 @@ func newLedgerInitCmd() *cobra.Command {
 			named := cmd.Flags().Changed("filter")
 			if named {
 				if filter, err = ledger.NamedFilter(b, budget, hint, f.Filter); err != nil {
-					return cli.AsUsage(exitstatus.Flagged(err, map[string]string{"filter": "--filter"}))
+					return cli.AsUsage(setup.Flagged(err, map[string]string{"filter": "--filter"}))
 				}
 			}
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
@@ -126,7 +123,7 @@ func newLedgerInitCmd() *cobra.Command {
 			if use != nil && use.Run != nil {
 				uh, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, []ledger.UseRun{*use.Run})
 				if err != nil {
-					return cli.AsUsage(exitstatus.Flagged(err, use.Names))
+					return cli.AsUsage(setup.Flagged(err, use.Names))
 				}
 				if use.Run = &uh.Use[0]; !named {
 					h = uh
@@ -144,7 +141,7 @@ func newLedgerInitCmd() *cobra.Command {
 			})
 		},
 	}, &f)
-	sharedflags.Bind(cmd, &f.use)
+	setup.BindFlags(cmd, &f.use)
 	cmd.Flags().Lookup("classes").Usage = "classes C of --votes' class indices, or of --mechanism's votes"
 	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels to pay for: their aggregator, as aggregate takes it")
 	// The ensemble is --votes' header's, or given in full: no default.
@@ -200,7 +197,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, *vote
 		if err == nil {
 			err = b.Validate()
 		}
-		return b, nil, cli.AsUsage(exitstatus.Flagged(err, nil))
+		return b, nil, cli.AsUsage(setup.Flagged(err, nil))
 	}
 	if fs.Changed("relation") {
 		s.Relation = &f.Relation
@@ -237,7 +234,7 @@ func newLedgerShowCmd() *cobra.Command {
 
 func newLedgerVerifyCmd() *cobra.Command {
 	return newLedgerReadCmd("ledger-verify", "verify LEDGER", "Check every line of a ledger, its hash chain and totals, against your record",
-		func(_ *cobra.Command, err error) error { return ledgeropen.Error(err) },
+		func(_ *cobra.Command, err error) error { return setup.LedgerError(err) },
 		func(path string, l *ledger.Ledger) (report.Document, error) { return report.NewLedgerVerify(path, l) })
 }
 
@@ -256,7 +253,7 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := ledgeropen.Read(cmd, args[0])
+			l, err := setup.ReadLedger(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -273,7 +270,7 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 			return doc.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
-	ledgeropen.AddWitnessFlag(cmd)
+	setup.AddWitnessFlag(cmd)
 	return cmd
 }
 
@@ -286,12 +283,12 @@ func newLedgerAdoptCmd() *cobra.Command {
 		Short: "Record a ledger, as it is, as its ensemble's (to resolve a refusal on purpose)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			prev, l, err := ledgeropen.Options(cmd).Adopt(cmd.Context(), args[0])
+			prev, l, err := setup.LedgerOptions(cmd).Adopt(cmd.Context(), args[0])
 			if err != nil {
-				return ledgeropen.Error(err)
+				return setup.LedgerError(err)
 			}
 			defer l.Close()
-			ledgeropen.PrintNotes(cmd.ErrOrStderr(), args[0], l.Notes())
+			setup.PrintLedgerNotes(cmd.ErrOrStderr(), args[0], l.Notes())
 			return report.LedgerAdopted(cmd.OutOrStdout(), args[0], l, prev)
 		},
 	}, &f)
@@ -312,9 +309,9 @@ func newLedgerUpgradeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := ledgeropen.Options(cmd).Upgrade(cmd.Context(), args[0], b, f.Replace)
+			res, err := setup.LedgerOptions(cmd).Upgrade(cmd.Context(), args[0], b, f.Replace)
 			if err != nil {
-				return ledgeropen.Error(err)
+				return setup.LedgerError(err)
 			}
 			return report.LedgerUpgraded(cmd.OutOrStdout(), args[0], res)
 		},

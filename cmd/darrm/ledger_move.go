@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ledger"
 )
 
@@ -23,9 +23,9 @@ func newLedgerExportCmd() *cobra.Command {
 		Short: "Write a ledger (one kept in PostgreSQL) to a new ledger file that verifies offline",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			book := ledgeropen.Options(cmd)
+			book := setup.LedgerOptions(cmd)
 			if err := book.Export(cmd.Context(), args[0], args[1]); err != nil {
-				return ledgeropen.Error(err)
+				return setup.LedgerError(err)
 			}
 			return ledgerMoved(cmd, book, args[0], args[1], "exported to", "a copy for reading: releases go to the ledger itself")
 		},
@@ -41,9 +41,9 @@ func newLedgerImportCmd() *cobra.Command {
 		Short: "Move a ledger file into PostgreSQL, with its chain, for a team to share",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			book := ledgeropen.Options(cmd)
+			book := setup.LedgerOptions(cmd)
 			if err := book.Import(cmd.Context(), args[0], args[1]); err != nil {
-				return ledgeropen.Error(err)
+				return setup.LedgerError(err)
 			}
 			return ledgerMoved(cmd, book, args[0], args[1], "imported into",
 				"your record of its ensemble names it now: release there (a release on "+ledger.Redact(args[0])+" is refused)")
@@ -57,7 +57,7 @@ func ledgerMoved(cmd *cobra.Command, opts ledger.Options, from, to, how, then st
 	opts.ReadOnly = true
 	l, err := ledger.Open(cmd.Context(), to, opts)
 	if err != nil {
-		return ledgeropen.Error(err)
+		return setup.LedgerError(err)
 	}
 	defer l.Close()
 	b, err := l.Balance()

@@ -15,10 +15,8 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 )
@@ -54,7 +52,7 @@ func scheduleRuns(cmd *cobra.Command, path string, b provenance.Binding, budget 
 		sub := &cobra.Command{Use: "run", SilenceErrors: true, SilenceUsage: true}
 		sub.SetContext(cmd.Context())
 		sub.SetErr(cmd.ErrOrStderr())
-		sharedflags.Bind(sub, &u)
+		setup.BindFlags(sub, &u)
 		sub.Flags().StringVar((*string)(&u.Mechanism), "mechanism", "", "")
 		if err := sub.Flags().Parse(strings.Fields(line)); err != nil {
 			return nil, bad(cli.FlagValueError(err))
@@ -107,7 +105,7 @@ func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b p
 	}
 	h, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, runs)
 	if err != nil {
-		return cli.AsUsage(exitstatus.Flagged(err, map[string]string{"queries": "--schedule's --queries"}))
+		return cli.AsUsage(setup.Flagged(err, map[string]string{"queries": "--schedule's --queries"}))
 	}
 	return initLedger(cmd, path, f, b, h, func() error { return report.LedgerSchedule(cmd.OutOrStdout(), path, h) })
 }
@@ -120,11 +118,11 @@ func initLedger(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenanc
 	if h.Shares, err = parseShares(f.Shares); err != nil {
 		return err
 	}
-	opts := ledgeropen.Options(cmd)
+	opts := setup.LedgerOptions(cmd)
 	opts.Replace = f.Replace
 	prev, err := ledger.Create(cmd.Context(), path, h, opts)
 	if err != nil {
-		return ledgeropen.Error(err)
+		return setup.LedgerError(err)
 	}
 	if err := say(); err != nil {
 		return err
@@ -132,7 +130,7 @@ func initLedger(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenanc
 	opts.ReadOnly = true
 	l, err := ledger.Open(cmd.Context(), path, opts)
 	if err != nil {
-		return ledgeropen.Error(err)
+		return setup.LedgerError(err)
 	}
 	defer l.Close()
 	bal, err := l.Balance()

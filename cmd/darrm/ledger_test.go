@@ -696,7 +696,7 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 }
 
 // TestOneRangePerParameter: every privacy parameter that several
-// commands take has one rule, checked by one function (sharedflags.CheckRules, the
+// commands take has one rule, checked by one function (setup.CheckFlagRules, the
 // library's check of it), so that every command refuses the same values in
 // the same words, naming the flag, the value and the rule (exit 2), and
 // takes the edges of the range (issue 55: ledger init took --budget-delta

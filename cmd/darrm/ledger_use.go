@@ -14,11 +14,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
-	"github.com/darrm/darrm/cmd/darrm/internal/problem"
-	"github.com/darrm/darrm/cmd/darrm/internal/ptr"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
@@ -34,8 +30,8 @@ import (
 // Delta) are the ledger's binding), or a per-query (eps, delta) step;
 // and how many labels are expected.
 type ledgerUseFlags struct {
-	mechanisms.Config
-	mechanisms.ClassFlags
+	setup.MechanismConfig
+	setup.ClassFlags
 	M         float64   `flag:"m"`
 	Target    float64   `flag:"delta"`
 	TargetEps []float64 `flag:"target-eps"`
@@ -114,11 +110,11 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 	var labels string
 	// The declared label's eps and delta are the flags' that gave them:
 	// --step-eps and --step-delta, or a mechanism's settings, no flag.
-	names := exitstatus.BudgetFlags
+	names := setup.BudgetFlags
 	if step {
 		g := accountant.Guarantee{Eps: u.StepEps, Delta: u.StepDelta}
 		s, labels = accountant.ApproxStep(g), fmt.Sprintf("labels of %v each", g)
-		names = exitstatus.WithFlags(exitstatus.BudgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta"})
+		names = setup.WithFlags(setup.BudgetFlags, map[string]string{"eps": "--step-eps", "delta": "--step-delta"})
 	} else {
 		var err error
 		if run, labels, err = u.mechanismStep(cmd, b, budget, votes, classes); err != nil {
@@ -128,7 +124,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 	}
 	c, err := ledger.ChooseFilter(b, budget, s, u.Queries)
 	if err != nil {
-		return nil, cli.AsUsage(exitstatus.Flagged(err, names))
+		return nil, cli.AsUsage(setup.Flagged(err, names))
 	}
 	return &ledgerUse{Labels: labels, Run: run, Step: s, Choice: c, Names: names}, nil
 }
@@ -136,7 +132,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 // say says why a filter cannot hold the labels declared, naming the flags
 // that gave them.
 func (u *ledgerUse) say(err error) string {
-	if said, ok := exitstatus.FlagSaid(err, u.Names); ok {
+	if said, ok := setup.FlagSaid(err, u.Names); ok {
 		return said
 	}
 	return err.Error()
@@ -150,14 +146,14 @@ func (u *ledgerUse) say(err error) string {
 // votes of classes classes (two-class votes when --classes is not given).
 func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding, budget accountant.Budget, votes *votesRead, classes int) (*ledger.UseRun, string, error) {
 	fs := cmd.Flags()
-	var info mechanisms.Info
+	var info setup.MechanismInfo
 	var err error
 	switch {
 	case votes == nil:
-		info, err = mechanisms.LookupFlag(cmd, u.Mechanism)
+		info, err = setup.LookupFlag(cmd, u.Mechanism)
 	default:
 		classes = votes.Classes
-		if info, err = mechanisms.Lookup(u.Mechanism, votes.Input); err != nil {
+		if info, err = setup.LookupMechanism(u.Mechanism, votes.Input); err != nil {
 			err = cli.Usagef("--%v (the votes of --votes, as their metadata header or the reading flags state them)", err)
 		}
 	}
@@ -168,14 +164,14 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if err != nil {
 		return nil, "", err
 	}
-	s := planValues(fs, u.M, u.Target, mechanisms.RRComposition(u.RRComp, u.RRDelta, b.Each.Delta))
+	s := planValues(fs, u.M, u.Target, setup.RRComposition(u.RRComp, u.RRDelta, b.Each.Delta))
 	switch {
 	case info.Input == votefile.ManyClasses:
 		if classes == 0 {
 			return nil, "", cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
 	case info.OwnTarget():
-		line, err := problem.OneVoteTarget(fs, u.TargetEps, nil)
+		line, err := setup.OneVoteTarget(fs, u.TargetEps, nil)
 		if err != nil {
 			return nil, "", err
 		}
@@ -197,12 +193,12 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	r := requestOf(fs, info, b.K, classes, b.Each, budget, s, u.Workers)
 	agg, _, err := r.Aggregator(cmd.Context())
 	if errors.As(err, new(*optimal.SourceError)) {
-		return nil, "", gammasource.Error(err, "")
+		return nil, "", setup.GammaError(err, "")
 	}
 	if err != nil {
-		names := problem.Names(info.OwnTarget(), "--eps")
+		names := setup.ProblemNames(info.OwnTarget(), "--eps")
 		names["laplace scale"] = "--laplace-scale"
-		return nil, "", cli.AsUsage(exitstatus.Flagged(err, names))
+		return nil, "", cli.AsUsage(setup.Flagged(err, names))
 	}
 	priv := agg.Privacy()
 	if priv.Relation != b.Relation {
@@ -220,23 +216,23 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 // they do not apply, before any work: as aggregate --accounting ptr
 // takes them, a proposal and a budget of confident-gnmax or gnmax on
 // class counts.
-func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info mechanisms.Info) (bool, error) {
+func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info setup.MechanismInfo) (bool, error) {
 	switch u.Accounting {
-	case "", ptr.DataIndependent:
+	case "", setup.DataIndependent:
 		for _, n := range []string{"max-queries", "release-eps", "release-delta"} {
 			if fs.Changed(n) {
 				return false, cli.Usagef("--%s goes with --accounting ptr: it sets each release of a use of PTR releases", n)
 			}
 		}
 		return false, nil
-	case ptr.Accounting:
+	case setup.PTRAccounting:
 	default:
-		return false, cli.Usagef("--accounting = %q: must be %s or %s", u.Accounting, ptr.DataIndependent, ptr.Accounting)
+		return false, cli.Usagef("--accounting = %q: must be %s or %s", u.Accounting, setup.DataIndependent, setup.PTRAccounting)
 	}
 	switch {
-	case !ptr.Tests(info):
+	case !setup.PTRTests(info):
 		return false, cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s on class counts",
-			info.Name, ptr.Names())
+			info.Name, setup.PTRNames())
 	case !fs.Changed("max-queries") || !fs.Changed("release-eps") || !fs.Changed("release-delta"):
 		return false, cli.Usagef("--accounting ptr declares releases of a proposal within a budget, fixed now: give --max-queries, --release-eps and --release-delta, as aggregate takes --max-queries, --budget-eps and --budget-delta")
 	case u.MaxQueries < 1:
@@ -251,16 +247,16 @@ func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info mechanisms.Info) 
 // and the budget, as pate.ReleasePTR plans it), a function of the
 // settings alone, so that the ledger composes the releases exactly, as it
 // composes labels; and the releases in words.
-func (u *ledgerUseFlags) ptrRun(info mechanisms.Info, mech ensemble.Mechanism, classes int) (*ledger.UseRun, string, error) {
-	settings, err := ptr.Settings(mech, classes)
+func (u *ledgerUseFlags) ptrRun(info setup.MechanismInfo, mech ensemble.Mechanism, classes int) (*ledger.UseRun, string, error) {
+	settings, err := setup.PTRSettings(mech, classes)
 	if err != nil {
 		return nil, "", err
 	}
 	budget := accountant.Guarantee{Eps: u.ReleaseEps, Delta: u.ReleaseDelta}
 	r, err := pate.PlanPTR(mech, classes, pate.PTROptions{Budget: budget, Queries: u.MaxQueries})
 	if err != nil {
-		return nil, "", cli.AsUsage(exitstatus.Flagged(err, usePTRFlags))
+		return nil, "", cli.AsUsage(setup.Flagged(err, usePTRFlags))
 	}
-	run := &ledger.UseRun{Mechanism: info.Name, Step: accountant.ApproxStep(r.Publish), Accounting: ptr.Accounting, Queries: u.MaxQueries, Budget: &budget, Settings: settings}
+	run := &ledger.UseRun{Mechanism: info.Name, Step: accountant.ApproxStep(r.Publish), Accounting: setup.PTRAccounting, Queries: u.MaxQueries, Budget: &budget, Settings: settings}
 	return run, fmt.Sprintf("%s releases by generalized PTR of the first %d queries within %v, each charged its total %v", info.Name, u.MaxQueries, budget, r.Publish), nil
 }

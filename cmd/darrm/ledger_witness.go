@@ -2,7 +2,7 @@ package main
 
 // This file keeps witnesses of ledgers outside their stores: darrm ledger
 // checkpoint writes a ledger's state to a file a team keeps elsewhere,
-// which --witness (ledgeropen.AddWitnessFlag) gives to every command that
+// which --witness (setup.AddWitnessFlag) gives to every command that
 // opens a ledger.
 
 import (
@@ -10,7 +10,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 )
@@ -27,9 +27,9 @@ func newLedgerCheckpointCmd() *cobra.Command {
 			if cli.IsStdout(f.Out) {
 				return cli.Usagef("--out %s: a checkpoint is a file, kept where the ledger's store cannot reach it: name one", f.Out)
 			}
-			w, err := ledgeropen.Options(cmd).Checkpoint(cmd.Context(), args[0], f.Out)
+			w, err := setup.LedgerOptions(cmd).Checkpoint(cmd.Context(), args[0], f.Out)
 			if err != nil {
-				return ledgeropen.Error(err)
+				return setup.LedgerError(err)
 			}
 			r := w.Record
 			t := cliout.NewText(cmd.OutOrStdout())
@@ -39,6 +39,6 @@ func newLedgerCheckpointCmd() *cobra.Command {
 			return t.Close()
 		},
 	}, &f)
-	ledgeropen.AddWitnessFlag(cmd)
+	setup.AddWitnessFlag(cmd)
 	return cmd
 }

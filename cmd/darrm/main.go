@@ -16,7 +16,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 )
 
 func main() {
@@ -49,15 +49,15 @@ func stopAfter(ctx context.Context, grace time.Duration) {
 	<-ctx.Done()
 	time.Sleep(grace)
 	fmt.Fprintf(os.Stderr, "darrm: interrupted: still working %v after the signal: stopped\n", grace)
-	os.Exit(exitstatus.Interrupted)
+	os.Exit(setup.ExitInterrupted)
 }
 
 // run executes darrm with args and returns the process exit code. A
 // cancelled ctx (SIGINT, SIGTERM) stops long work at its next check.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	code := cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, exitstatus.Explain)
+	code := cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, setup.Explain)
 	// The answers of the one-bit compositions the command made, kept in
-	// the cache's folder when it opened the cache (gammasource.CacheFlags.Open).
+	// the cache's folder when it opened the cache (setup.CacheFlags.Open).
 	if err := accountant.SaveAnswers(); err != nil {
 		fmt.Fprintf(stderr, "darrm: note: the accountant's answers were not kept in the cache: %v\n", err)
 	}

@@ -10,20 +10,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/internal/cachedir"
 	"github.com/darrm/darrm/internal/pgtest"
 	"github.com/darrm/darrm/internal/statedir"
 )
 
-// The exit statuses the tests expect of the command (package exitstatus).
+// The exit statuses the tests expect of the command (package setup).
 const (
-	exitOK           = exitstatus.OK
-	exitFailure      = exitstatus.Failure
-	exitUsage        = exitstatus.Usage
-	exitNotCertified = exitstatus.NotCertified
-	exitBudget       = exitstatus.Budget
-	exitInterrupted  = exitstatus.Interrupted
+	exitOK           = setup.ExitOK
+	exitFailure      = setup.ExitFailure
+	exitUsage        = setup.ExitUsage
+	exitNotCertified = setup.ExitNotCertified
+	exitBudget       = setup.ExitBudget
+	exitInterrupted  = setup.ExitInterrupted
 )
 
 // sharedCache is the cache folder that TestMain gives the package's tests:

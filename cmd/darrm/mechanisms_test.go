@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
@@ -21,8 +21,8 @@ import (
 // votes; a setting needed and not given is asked for unless stated (a
 // label file's header) or not one the command has.
 func TestCheckSettings(t *testing.T) {
-	lookup := func(name provenance.MechanismName, in votefile.Input) mechanisms.Info {
-		info, err := mechanisms.Lookup(name, in)
+	lookup := func(name provenance.MechanismName, in votefile.Input) setup.MechanismInfo {
+		info, err := setup.LookupMechanism(name, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestCheckSettings(t *testing.T) {
 	rr, conf := lookup(ensemble.RR{}.Name(), votefile.TwoClass), lookup(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses)
 	for _, tc := range []struct {
 		name   string
-		info   mechanisms.Info
+		info   setup.MechanismInfo
 		flags  []string
 		stated []string
 		want   string // "" for no error
@@ -51,14 +51,14 @@ func TestCheckSettings(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		err := mechanisms.CheckSettings(cmd, tc.info, tc.stated)
+		err := setup.CheckMechanismSettings(cmd, tc.info, tc.stated)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 	// A command without the flags of a mechanism's needs asks for none.
 	bare := &cobra.Command{Use: "bare"}
-	if err := mechanisms.CheckSettings(bare, conf, nil); err != nil {
+	if err := setup.CheckMechanismSettings(bare, conf, nil); err != nil {
 		t.Errorf("needed, not the command's: %v", err)
 	}
 }
@@ -73,29 +73,29 @@ func TestMechanismWith(t *testing.T) {
 		name   provenance.MechanismName
 		in     votefile.Input
 		flags  []string
-		values mechanisms.Values
+		values setup.MechanismValues
 		want   ensemble.Mechanism
 	}{
-		{"darrm", votefile.TwoClass, []string{"--sigma2", "40"}, mechanisms.Values{"m": 3.0, "gamma": src},
+		{"darrm", votefile.TwoClass, []string{"--sigma2", "40"}, setup.MechanismValues{"m": 3.0, "gamma": src},
 			ensemble.DaRRM{Target: ensemble.Target{M: 3, Delta: ensemble.DefaultTargetDelta}, Gamma: src}},
-		{"rr", votefile.TwoClass, nil, mechanisms.Values{"m": 2.0, "delta": 1e-6, "rr-composition": comp},
+		{"rr", votefile.TwoClass, nil, setup.MechanismValues{"m": 2.0, "delta": 1e-6, "rr-composition": comp},
 			ensemble.RR{Target: ensemble.Target{M: 2, Delta: 1e-6}, Composition: comp}},
-		{"gnmax", votefile.TwoClass, []string{"--gnmax-search", "tight", "--sigma2", "40"}, mechanisms.Values{"m": 2.0, "noise": noisymax.DiscreteNoise},
+		{"gnmax", votefile.TwoClass, []string{"--gnmax-search", "tight", "--sigma2", "40"}, setup.MechanismValues{"m": 2.0, "noise": noisymax.DiscreteNoise},
 			ensemble.GNMax{Target: ensemble.Target{M: 2, Delta: ensemble.DefaultTargetDelta}, Search: noisymax.GNMaxTight}},
-		{"gnmax", votefile.ManyClasses, []string{"--gnmax-search", "tight", "--sigma2", "40", "--m", "5"}, mechanisms.Values{"delta": 1e-5, "noise": noisymax.DiscreteNoise},
+		{"gnmax", votefile.ManyClasses, []string{"--gnmax-search", "tight", "--sigma2", "40", "--m", "5"}, setup.MechanismValues{"delta": 1e-5, "noise": noisymax.DiscreteNoise},
 			ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
-		{"darrm-one-vote", votefile.TwoClass, nil, mechanisms.Values{"target-eps": 0.3, "gamma": src},
+		{"darrm-one-vote", votefile.TwoClass, nil, setup.MechanismValues{"target-eps": 0.3, "gamma": src},
 			ensemble.OneVoteDaRRM{Eps: 0.3, Gamma: src}},
-		{"confident-gnmax", votefile.ManyClasses, []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, mechanisms.Values{"delta": 1e-5},
+		{"confident-gnmax", votefile.ManyClasses, []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, setup.MechanismValues{"delta": 1e-5},
 			ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}},
-		{"lnmax", votefile.ManyClasses, []string{"--laplace-scale", "20", "--delta", "1e-5"}, mechanisms.Values{"noise": noisymax.DiscreteNoise},
+		{"lnmax", votefile.ManyClasses, []string{"--laplace-scale", "20", "--delta", "1e-5"}, setup.MechanismValues{"noise": noisymax.DiscreteNoise},
 			ensemble.LNMax{Scale: 20}},
 	} {
 		cmd := newAggregateCmd()
 		if err := cmd.Flags().Parse(tc.flags); err != nil {
 			t.Fatal(err)
 		}
-		info, err := mechanisms.Lookup(tc.name, tc.in)
+		info, err := setup.LookupMechanism(tc.name, tc.in)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,9 +8,8 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/patemnist"
 	"github.com/darrm/darrm/pate"
@@ -26,7 +25,7 @@ func newPATECmd() *cobra.Command {
 		Student  bool          `flag:"student" help:"also train and test a student on the answered labels"`
 		Seed     uint64        `flag:"seed"`
 		Format   cliout.Format `flag:"format"`
-		Cache    gammasource.CacheFlags
+		Cache    setup.CacheFlags
 		analysisFlags
 	}{Dataset: "mnist", Teachers: patemnist.Teachers, analysisFlags: analysisFlags{SSParams: ssDataFree}}
 	return newCmd("pate", &cobra.Command{
@@ -37,7 +36,7 @@ func newPATECmd() *cobra.Command {
 			start := time.Now()
 			p := patemnist.Params{K: f.Teachers, Mechanisms: patemnist.Mechanisms(), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: cliout.Note(cmd.ErrOrStderr())}
 			if err := p.Check(); err != nil {
-				return exitstatus.Flagged(err, map[string]string{"K": "--teachers"})
+				return setup.Flagged(err, map[string]string{"K": "--teachers"})
 			}
 			// 0, the default, asks every query.
 			if cmd.Flags().Changed("answered") && f.Answered < 1 {
@@ -67,7 +66,7 @@ func newPATECmd() *cobra.Command {
 			out, err := patemnist.Run(cmd.Context(), m, p)
 			prog.Done()
 			if err != nil {
-				return exitstatus.Flagged(err, map[string]string{"K": "--teachers"})
+				return setup.Flagged(err, map[string]string{"K": "--teachers"})
 			}
 			d := report.NewPATEExperiment(m.Name, out, p, time.Since(start))
 			return d.Write(cmd.OutOrStdout(), f.Format)

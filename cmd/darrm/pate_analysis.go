@@ -7,7 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/pate"
 )
@@ -29,7 +29,7 @@ func (f *analysisFlags) smooth(cmd *cobra.Command) (pate.SmoothParams, error) {
 	fs := cmd.Flags()
 	p, err := smoothParams(cli.Given(fs, "ss-order", f.SSOrder), cli.Given(fs, "beta", f.Beta), cli.Given(fs, "sigma-ss", f.SigmaSS), f.SSParams == ssFromVotes)
 	if err != nil {
-		return p, exitstatus.Flagged(err, map[string]string{"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
+		return p, setup.Flagged(err, map[string]string{"ss order": "--ss-order", "sigma ss": "--sigma-ss"})
 	}
 	if p.FromVotes && fs.Changed("beta") != fs.Changed("sigma-ss") {
 		return p, cli.Usagef("--ss-parameters from-votes chooses --beta and --sigma-ss together: fix both, or neither")

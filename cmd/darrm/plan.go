@@ -11,14 +11,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
-	"github.com/darrm/darrm/cmd/darrm/internal/input"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
-	"github.com/darrm/darrm/cmd/darrm/internal/problem"
-	"github.com/darrm/darrm/cmd/darrm/internal/ptr"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
@@ -31,11 +25,11 @@ import (
 func init() { subcommands = append(subcommands, newPlanCmd) }
 
 type planFlags struct {
-	problem.Flags
-	mechanisms.Config
-	sharedflags.CompositionFlags
-	mechanisms.ClassFlags
-	input.VoteFlags
+	setup.ProblemFlags
+	setup.MechanismConfig
+	setup.CompositionFlags
+	setup.ClassFlags
+	setup.VoteFlags
 	Format       cliout.Format     `flag:"format"`
 	TargetEps    []float64         `flag:"target-eps"`
 	BudgetEps    float64           `flag:"budget-eps" required:""`
@@ -60,7 +54,7 @@ type planFlags struct {
 }
 
 func newPlanCmd() *cobra.Command {
-	f := planFlags{Accounting: ptr.DataIndependent}
+	f := planFlags{Accounting: setup.DataIndependent}
 	cmd := newCmd("plan", &cobra.Command{
 		Use:   "plan (--mechanism NAME | --votes PROXY --queries Q) --budget-eps E --budget-delta D [flags]",
 		Short: "What a budget buys: the queries that fit, or the parameters for Q queries",
@@ -70,7 +64,7 @@ func newPlanCmd() *cobra.Command {
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator, as aggregate takes it (none: compare all on --votes)")
 	// Only fixed teachers have a partition that matters: no default.
 	cli.SetDefaultText(cmd.Flags(), "none", "partition")
-	sharedflags.HideComposition(cmd)
+	setup.HideComposition(cmd)
 	return cmd
 }
 
@@ -78,7 +72,7 @@ func newPlanCmd() *cobra.Command {
 // for a count or for parameters (plan.Make).
 func runPlan(cmd *cobra.Command, f *planFlags) error {
 	fs := cmd.Flags()
-	sharedflags.CompositionIgnored(cmd)
+	setup.CompositionIgnored(cmd)
 	if fs.Changed("private-votes") && f.Votes == "" {
 		return cli.Usagef("--private-votes goes with --votes: it is read only to refuse proxy votes that are the private ones")
 	}
@@ -98,17 +92,17 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return err
 	}
 	switch f.Accounting {
-	case ptr.DataIndependent:
-	case ptr.Accounting:
+	case setup.DataIndependent:
+	case setup.PTRAccounting:
 		return f.planPTR(cmd, info, r.Mechanism)
 	default:
-		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, ptr.DataIndependent, ptr.Accounting)
+		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, setup.DataIndependent, setup.PTRAccounting)
 	}
 	doc := report.Plan{Chosen: fs.Changed("queries")}
 	if doc.Analyst, r.Share, err = f.share(cmd); err != nil {
 		return err
 	}
-	scored := ptr.Tests(info) // of the GNMax family on class counts, as ptr.Tests says
+	scored := setup.PTRTests(info) // of the GNMax family on class counts, as setup.PTRTests says
 	if f.Votes != "" && !scored {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
@@ -163,7 +157,7 @@ func (f *planFlags) share(cmd *cobra.Command) (string, float64, error) {
 		err = ledger.CheckShares(shares)
 	}
 	if err != nil {
-		return "", 0, cli.AsUsage(exitstatus.Flagged(err, exitstatus.BudgetFlags))
+		return "", 0, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 	}
 	switch {
 	case len(shares) == 0 && fs.Changed("analyst"):
@@ -190,21 +184,21 @@ func (f *planFlags) share(cmd *cobra.Command) (string, float64, error) {
 // (plan.ManyClasses).
 func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	if errors.As(err, new(*optimal.SourceError)) {
-		return gammasource.Error(err, "")
+		return setup.GammaError(err, "")
 	}
 	delta := "--delta"
 	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {
 		delta = "--budget-delta (the per-query delta unless --delta is given)"
 	}
-	names := exitstatus.WithFlags(exitstatus.BudgetFlags, problem.Names(f.Mechanism == ensemble.OneVoteDaRRM{}.Name(), "--eps"))
-	return cli.AsUsage(exitstatus.Flagged(err, exitstatus.WithFlags(names, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
+	names := setup.WithFlags(setup.BudgetFlags, setup.ProblemNames(f.Mechanism == ensemble.OneVoteDaRRM{}.Name(), "--eps"))
+	return cli.AsUsage(setup.Flagged(err, setup.WithFlags(names, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
 		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "delta": delta})))
 }
 
 // request returns the plan's request from the flags, and the mechanism.
-func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, mechanisms.Info, error) {
+func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, setup.MechanismInfo, error) {
 	fs := cmd.Flags()
-	info, err := mechanisms.LookupFlag(cmd, f.Mechanism)
+	info, err := setup.LookupFlag(cmd, f.Mechanism)
 	if err != nil {
 		return plan.Request{}, info, err
 	}
@@ -212,7 +206,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		return plan.Request{}, info, cli.Usagef("--K: give the number of teachers (>= 1)")
 	}
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
-	s := planValues(fs, f.M, f.Target, mechanisms.RRComposition(f.RRComp, f.RRDelta, f.Delta))
+	s := planValues(fs, f.M, f.Target, setup.RRComposition(f.RRComp, f.RRDelta, f.Delta))
 	classes := 2
 	switch {
 	case info.Input == votefile.ManyClasses:
@@ -224,7 +218,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			s["sigma2"] = 1.0 // the plan chooses it; set, it says that gnmax labels counts
 		}
 	case info.OwnTarget():
-		line, err := problem.OneVoteTarget(fs, f.TargetEps, nil)
+		line, err := setup.OneVoteTarget(fs, f.TargetEps, nil)
 		if err != nil {
 			return plan.Request{}, info, err
 		}
@@ -235,7 +229,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			return plan.Request{}, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
 	}
-	if err := f.Config.PlanGamma(cmd, info, s, lines); err != nil {
+	if err := f.MechanismConfig.PlanGamma(cmd, info, s, lines); err != nil {
 		return plan.Request{}, info, err
 	}
 	r := requestOf(fs, info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
@@ -259,8 +253,8 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 // planValues returns the settings of a mechanism that a plan or a
 // ledger's use resolves from the flags fs: m, the per-query delta if
 // given, RR's composition comp, and the noise releases draw.
-func planValues(fs *pflag.FlagSet, m, delta float64, comp accountant.Composition) mechanisms.Values {
-	s := mechanisms.Values{"m": m, "rr-composition": comp, "noise": noisymax.DiscreteNoise}
+func planValues(fs *pflag.FlagSet, m, delta float64, comp accountant.Composition) setup.MechanismValues {
+	s := setup.MechanismValues{"m": m, "rr-composition": comp, "noise": noisymax.DiscreteNoise}
 	if fs.Changed("delta") {
 		s["delta"] = delta
 	}
@@ -273,7 +267,7 @@ func planValues(fs *pflag.FlagSet, m, delta float64, comp accountant.Composition
 // settings s and those of the flags fs, and workers goroutines of the
 // certificate: the per-query delta of a multi-class mechanism is the one
 // given, else the budget's.
-func requestOf(fs *pflag.FlagSet, info mechanisms.Info, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s mechanisms.Values, workers int) plan.Request {
+func requestOf(fs *pflag.FlagSet, info setup.MechanismInfo, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s setup.MechanismValues, workers int) plan.Request {
 	r := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: workers}}, K: k, Classes: classes}
 	switch _, given := s["delta"]; {
 	case info.Input == votefile.ManyClasses && !given:

@@ -11,9 +11,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
@@ -52,12 +51,12 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 	family := planValues(fs, 0, f.Target, accountant.Composition{})
 	family["sigma2"] = 1.0
-	info, _ := mechanisms.Lookup(ensemble.GNMax{}.Name(), votefile.ManyClasses)
+	info, _ := setup.LookupMechanism(ensemble.GNMax{}.Name(), votefile.ManyClasses)
 	base := requestOf(fs, info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
 	base.DeltaPrime, base.For, base.Queries, base.Proxy = f.DeltaPrime, f.For, f.Queries, &proxy
 	var src optimal.Source // darrm-one-vote's gamma, on two classes
 	if proxy.Classes == 2 {
-		if _, err := f.Config.Parse(cmd, "mechanism", []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}); err != nil {
+		if _, err := f.MechanismConfig.Parse(cmd, "mechanism", []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}); err != nil {
 			return err
 		}
 		if src, err = f.PlanSource(cmd, lines); err != nil {
@@ -116,7 +115,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 		}
 		defer closer.Close()
 		if err := p.CheckNotPrivate(private); err != nil {
-			return plan.Proxy{}, "", cli.AsUsage(exitstatus.Flagged(err, nil))
+			return plan.Proxy{}, "", cli.AsUsage(setup.Flagged(err, nil))
 		}
 	}
 	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning, which holds if they do not depend on the private data (the same teachers' votes on other queries do)", f.VotesAre, name)

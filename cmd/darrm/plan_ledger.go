@@ -11,7 +11,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
 )
@@ -47,12 +47,12 @@ var planPassed = []string{"delta-prime", "prior", "gamma", "no-solve", "cache-di
 // counted, which allows the planned labels, to the analyst planned for
 // when there are shares. Its words, each quoted for a POSIX shell; nil
 // for another plan.
-func ledgerInitOf(cmd *cobra.Command, info mechanisms.Info, p plan.Plan, shares []string) []string {
+func ledgerInitOf(cmd *cobra.Command, info setup.MechanismInfo, p plan.Plan, shares []string) []string {
 	r := p.Request
 	if r.For != plan.ForLedger {
 		return nil
 	}
-	args := []string{"darrm", "ledger", "init", "LEDGER", "--votes", "VOTES", "--budget-eps", mechanisms.Num(r.Budget.Eps), "--budget-delta", mechanisms.Num(r.Budget.Delta)}
+	args := []string{"darrm", "ledger", "init", "LEDGER", "--votes", "VOTES", "--budget-eps", setup.Num(r.Budget.Eps), "--budget-delta", setup.Num(r.Budget.Delta)}
 	if r.Filter != nil {
 		args = append(args, "--filter", r.Filter.String())
 	}
@@ -63,14 +63,14 @@ func ledgerInitOf(cmd *cobra.Command, info mechanisms.Info, p plan.Plan, shares 
 	// Its settings that are numbers, by their flags (the others are
 	// passed as given), with the teachers' guarantee of which m·eps is
 	// its target, and the per-query delta unless at its default.
-	keep := mechanisms.OnVotes(info.Input)
+	keep := setup.OnVotes(info.Input)
 	values, defaults := cli.FieldValues(r.Mechanism, keep), cli.FieldValues(info.Defaults(), keep)
 	if r.Teachers != nil {
 		values["eps"], values["Delta"] = r.Teachers.Eps, r.Teachers.Delta
 	}
 	for _, n := range info.Flags() {
 		if x, ok := values[n].(float64); ok && (n != "delta" || x != defaults[n]) {
-			args = append(args, "--"+n, mechanisms.Num(x))
+			args = append(args, "--"+n, setup.Num(x))
 		}
 	}
 	fs := cmd.Flags()

@@ -9,9 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
-	"github.com/darrm/darrm/cmd/darrm/internal/ptr"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/pate"
 )
@@ -30,11 +28,11 @@ const ptrPlanPass = 0.97
 // the plan's total, and the aggregate line that releases them. The
 // proposal is fixed on proxy votes, since one chosen from the private
 // votes would release something of them that no test accounts for.
-func (f *planFlags) planPTR(cmd *cobra.Command, info mechanisms.Info, mech ensemble.Mechanism) error {
+func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech ensemble.Mechanism) error {
 	fs := cmd.Flags()
 	switch {
-	case !ptr.Tests(info):
-		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans %s on class counts (--classes)", info.Name, ptr.Names())
+	case !setup.PTRTests(info):
+		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans %s on class counts (--classes)", info.Name, setup.PTRNames())
 	case fs.Changed("queries") || fs.Changed("for") || fs.Changed("share") || fs.Changed("filter") || fs.Changed("min-precision"):
 		return cli.Usagef("--accounting ptr plans the queries a PTR release proposes, on --votes, for the given settings: leave out --queries, --for, --share, --filter and --min-precision")
 	case !fs.Changed("classes") || !fs.Changed("K"):
@@ -48,7 +46,7 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanisms.Info, mech ensem
 	// The steps PTR tests, checked before the votes are read.
 	m, _ := ensemble.GNMaxFamily(mech, f.Classes)
 	if err := m.ValidateFor(0); err != nil {
-		return cli.AsUsage(exitstatus.Flagged(err, nil))
+		return cli.AsUsage(setup.Flagged(err, nil))
 	}
 	proxy, tuning, err := f.proxy(cmd, false)
 	if err != nil {
@@ -63,7 +61,7 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanisms.Info, mech ensem
 	opts := pate.PTROptions{Budget: budget, Abstain: true}
 	r, pass, err := pate.PTRQueries(cmd.Context(), proxy.Counts, f.K, f.Classes, mech, opts, ptrPlanPass)
 	if err != nil {
-		return cli.AsUsage(exitstatus.Flagged(err, ptr.FlagNames))
+		return cli.AsUsage(setup.Flagged(err, setup.PTRFlagNames))
 	}
 	n := r.Queries
 	if n == 0 {
@@ -75,10 +73,10 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info mechanisms.Info, mech ensem
 	}
 	line := fmt.Sprintf("darrm aggregate VOTES --input-format counts --mechanism %s", info.Name)
 	if m.Confident() {
-		line += fmt.Sprintf(" --threshold %s --sigma1 %s", mechanisms.Num(m.Threshold), mechanisms.Num(m.Sigma1))
+		line += fmt.Sprintf(" --threshold %s --sigma1 %s", setup.Num(m.Threshold), setup.Num(m.Sigma1))
 	}
 	line += fmt.Sprintf(" --sigma2 %s --delta %s --budget-eps %s --budget-delta %s --accounting ptr --max-queries %d --out labels.csv",
-		mechanisms.Num(m.Sigma2), mechanisms.Num(delta), mechanisms.Num(budget.Eps), mechanisms.Num(budget.Delta), n)
+		setup.Num(m.Sigma2), setup.Num(delta), setup.Num(budget.Eps), setup.Num(budget.Delta), n)
 	field := func(k string, v any) cliout.Field { return cliout.Field{Key: k, Val: v} }
 	return cliout.WriteRecord(cmd.OutOrStdout(), f.Format, cliout.Record{
 		field("accounting", "ptr"), field("argument", pate.PTRArgument), field("mechanism", string(info.Name)),

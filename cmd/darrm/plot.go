@@ -11,9 +11,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
-	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/gamma"
 )
@@ -41,7 +40,7 @@ func newPlot(use, short string, f any, p *plotFlags, draw func(cmd *cobra.Comman
 	return newCmd("plot-"+use, &cobra.Command{
 		Use: use + " FILE... --out FIGURE", Short: short, Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := sharedflags.CheckPlot(p.Out); err != nil {
+			if err := setup.CheckPlot(p.Out); err != nil {
 				return err
 			}
 			if err := figure.CheckCols(p.Cols); cmd.Flags().Changed("cols") && err != nil {
@@ -62,7 +61,7 @@ func newPlotGammaCmd() *cobra.Command {
 		Expected bool `flag:"expected" help:"add a row of the expected errors (Figure B.7)"`
 	}{plotFlags: plotFlags{Cols: 4}}
 	return newPlot("gamma", "Draw several solve --compare results (thesis Figures 3.2, B.4-B.7)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		docs, err := input.ReadJSON[report.Solve](cmd, "FILE", args, input.WantSolve)
+		docs, err := setup.ReadJSON[report.Solve](cmd, "FILE", args, setup.WantSolve)
 		if err != nil {
 			return nil, err
 		}
@@ -106,11 +105,11 @@ func newPlotShufflegCmd() *cobra.Command {
 		Reference []string         `flag:"reference" help:"reports to compare with, drawn thin and dashed"`
 	}{}
 	return newPlot("shuffleg", "Draw several shuffleg results as panels of one figure (thesis Figures 4.2, C.1-C.4)", &f, &f.plotFlags, func(cmd *cobra.Command, args []string) ([]cliout.Record, error) {
-		reports, err := input.ReadJSON[shuffleexp.Report](cmd, "FILE", args, input.WantShuffleg)
+		reports, err := setup.ReadJSON[shuffleexp.Report](cmd, "FILE", args, setup.WantShuffleg)
 		if err != nil {
 			return nil, err
 		}
-		refs, err := input.ReadJSON[shuffleexp.Report](cmd, "--reference", f.Reference, input.WantShuffleg)
+		refs, err := setup.ReadJSON[shuffleexp.Report](cmd, "--reference", f.Reference, setup.WantShuffleg)
 		if err != nil {
 			return nil, err
 		}

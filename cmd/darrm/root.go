@@ -6,9 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
 	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/experiments/datasets"
 )
 
@@ -26,12 +25,12 @@ func withHelp(name string, cmd *cobra.Command) *cobra.Command {
 
 // newCmd completes cmd: its long help and examples from help/HELP.txt
 // (withHelp; none when help is ""), the flags of the tagged fields of the
-// struct flags points to (sharedflags.Bind). It returns cmd.
+// struct flags points to (setup.BindFlags). It returns cmd.
 func newCmd(help string, cmd *cobra.Command, flags any) *cobra.Command {
 	if help != "" {
 		withHelp(help, cmd)
 	}
-	sharedflags.Bind(cmd, flags)
+	setup.BindFlags(cmd, flags)
 	return cmd
 }
 
@@ -80,10 +79,10 @@ func preRun(cmd *cobra.Command, args []string) error {
 	if err := cli.CheckRequired(cmd, args); err != nil {
 		return err
 	}
-	if err := sharedflags.CheckRules(cmd); err != nil {
+	if err := setup.CheckFlagRules(cmd); err != nil {
 		return err
 	}
-	ledgeropen.WarnPassword(cmd, args)
+	setup.WarnPassword(cmd, args)
 	if err := canonicalDataset(cmd); err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 )
 
 // walk calls f on every command of the tree.
@@ -34,7 +34,7 @@ func walk(c *cobra.Command, f func(*cobra.Command)) {
 // words (cli.SetDefaultText), beside the same help and default value.
 func TestSharedFlags(t *testing.T) {
 	byName := map[string]cli.Flag{}
-	for _, s := range sharedflags.Registry.Flags() {
+	for _, s := range setup.Registry.Flags() {
 		byName[s.Name] = s
 	}
 	used := map[string][]string{}
@@ -57,7 +57,7 @@ func TestSharedFlags(t *testing.T) {
 			}
 		})
 	})
-	for _, s := range sharedflags.Registry.Flags() {
+	for _, s := range setup.Registry.Flags() {
 		if len(used[s.Name]) == 0 {
 			t.Errorf("shared flag --%s is used by no command", s.Name)
 		}
@@ -88,7 +88,7 @@ func TestREADMEDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	for _, s := range sharedflags.Registry.Flags() {
+	for _, s := range setup.Registry.Flags() {
 		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
 		s.Add(fs, reflectNew(s))
 		def := fs.Lookup(s.Name).DefValue
@@ -297,7 +297,7 @@ func TestFlagValueErrors(t *testing.T) {
 			err = c.ParseFlags(rest)
 		}
 		if err == nil {
-			err = sharedflags.CheckRules(c)
+			err = setup.CheckFlagRules(c)
 		}
 		if err != nil {
 			t.Errorf("%v: %v", args, err)

@@ -10,12 +10,10 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
-	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/cmd/darrm/internal/shard"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
 )
@@ -24,7 +22,7 @@ func init() { subcommands = append(subcommands, newSeparateCmd) }
 
 func newSeparateCmd() *cobra.Command {
 	var f struct {
-		problem.Flags
+		setup.ProblemFlags
 		Workers int    `flag:"workers"`
 		Shard   string `flag:"shard" help:"which part: i/n, 0 <= i < n"`
 		FromEnv string `flag:"shard-from-env" help:"take the part from an array job's environment: slurm or k8s"`
@@ -46,7 +44,7 @@ func newSeparateCmd() *cobra.Command {
 					return err
 				}
 			}
-			if err := sharedflags.CheckWorkers(f.Workers); err != nil {
+			if err := setup.CheckWorkers(f.Workers); err != nil {
 				return err
 			}
 			tab, p, err := f.ReadGamma(cmd, args)
@@ -106,7 +104,7 @@ func newSeparateMergeCmd() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			docs, err := input.ReadJSON[report.Shard](cmd, "PART", args, input.WantShard)
+			docs, err := setup.ReadJSON[report.Shard](cmd, "PART", args, setup.WantShard)
 			if err != nil {
 				return err
 			}

@@ -12,9 +12,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -115,7 +114,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := sharedflags.CheckPlot(f.Plot); err != nil {
+	if err := setup.CheckPlot(f.Plot); err != nil {
 		return err
 	}
 	if err := cli.CheckFolder("data-dir", f.dataDir); err != nil {
@@ -123,7 +122,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	}
 	exp, info, err := spec.Build()
 	if err != nil {
-		return cli.AsUsage(exitstatus.Flagged(err, shufflegNames))
+		return cli.AsUsage(setup.Flagged(err, shufflegNames))
 	}
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, "shuffleg runs")
 	exp.Progress = func(done, total int) { prog.Update(int64(done), int64(total)) }
@@ -132,7 +131,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	if nc := (*shuffleexp.NonContractiveError)(nil); errors.As(err, &nc) {
 		return cli.Usagef("%v; pass --allow-noncontractive to run it anyway (the output is then marked)", err)
 	} else if err != nil {
-		return exitstatus.Flagged(err, shufflegNames)
+		return setup.Flagged(err, shufflegNames)
 	}
 	rep := shuffleexp.NewReport(exp, results, f.Task, info, search)
 	if f.Curves != "" {

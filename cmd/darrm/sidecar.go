@@ -9,8 +9,8 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -21,7 +21,7 @@ func init() { subcommands = append(subcommands, newSidecarCmd) }
 // the parts of its metadata header that its votes cannot say: the
 // ensemble's id, relation, kind, partition and the teachers' guarantee.
 type sidecarFlags struct {
-	input.VoteReadFlags
+	setup.VoteReadFlags
 	ensembleFlags
 	Relation accountant.Relation `flag:"relation" help:"private-teachers or one-vote: the guarantee's neighbours"`
 	Out      string              "flag:\"out\" help:\"the `FILE` to write (default VOTES.meta.json)\""
@@ -163,7 +163,7 @@ func headerFlagError(err error) error {
 		return cli.Usagef("%s: %s", flag, he.Rule)
 	}
 	if numberFields[field] {
-		// As every command names a number's flag (sharedflags.CheckRules).
+		// As every command names a number's flag (setup.CheckFlagRules).
 		return cli.Usagef("%s = %s: %s", flag, he.Value, he.Rule)
 	}
 	return cli.Usagef("%s %s: %s", flag, he.Value, he.Rule)

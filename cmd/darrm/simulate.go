@@ -7,10 +7,8 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
-	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -21,8 +19,8 @@ import (
 func init() { subcommands = append(subcommands, newSimulateCmd) }
 
 type simulateFlags struct {
-	problem.Flags
-	mechanisms.Config
+	setup.ProblemFlags
+	setup.MechanismConfig
 	Format     cliout.Format `flag:"format"`
 	Seed       uint64        `flag:"seed"`
 	Mechanisms []string      `flag:"mechanisms" help:"mechanisms to compare, comma-separated" default:"all that apply"`
@@ -42,7 +40,7 @@ func newSimulateCmd() *cobra.Command {
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, &f) },
 	}, &f)
-	sharedflags.HideComposition(cmd)
+	setup.HideComposition(cmd)
 	return cmd
 }
 
@@ -68,7 +66,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if len(names) == 0 {
 		names = defaultMechanisms(p.Problem)
 	}
-	infos, err := f.Config.Parse(cmd, "mechanisms", names)
+	infos, err := f.MechanismConfig.Parse(cmd, "mechanisms", names)
 	if err != nil {
 		return err
 	}

@@ -10,11 +10,9 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
-	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/lp"
@@ -24,19 +22,19 @@ import (
 func init() { subcommands = append(subcommands, newSolveCmd) }
 
 type solveFlags struct {
-	problem.Flags
-	problem.RelationFlags
-	Cache    gammasource.CacheFlags
-	Format   cliout.Format        `flag:"format"`
-	Workers  int                  `flag:"workers"`
-	Prior    gamma.Prior          `flag:"prior"`
-	Plot     string               `flag:"plot"`
-	RRComp   sharedflags.RRMethod `flag:"rr-composition"`
-	RRDelta  float64              `flag:"rr-delta-prime"`
-	Compare  bool                 `flag:"compare" help:"also compute and certify the baselines"`
-	Actual   []string             `flag:"actual" help:"--compare: p_i of the expected errors" default:"U(0,1), 0.5, U(0,0.1)"`
-	HighsLog bool                 `flag:"highs-log" help:"show HiGHS's solver log"`
-	SubSize  int                  `flag:"sub-size" help:"with --compare: teachers subsampled by gamma_Sub" default:"floor(m)"`
+	setup.ProblemFlags
+	setup.RelationFlags
+	Cache    setup.CacheFlags
+	Format   cliout.Format  `flag:"format"`
+	Workers  int            `flag:"workers"`
+	Prior    gamma.Prior    `flag:"prior"`
+	Plot     string         `flag:"plot"`
+	RRComp   setup.RRMethod `flag:"rr-composition"`
+	RRDelta  float64        `flag:"rr-delta-prime"`
+	Compare  bool           `flag:"compare" help:"also compute and certify the baselines"`
+	Actual   []string       `flag:"actual" help:"--compare: p_i of the expected errors" default:"U(0,1), 0.5, U(0,0.1)"`
+	HighsLog bool           `flag:"highs-log" help:"show HiGHS's solver log"`
+	SubSize  int            `flag:"sub-size" help:"with --compare: teachers subsampled by gamma_Sub" default:"floor(m)"`
 	Totals   totalFlags
 	Queries  []int `flag:"queries" help:"with --compare and a budget: also compare at equal totals"`
 }
@@ -49,7 +47,7 @@ func newSolveCmd() *cobra.Command {
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSolve(cmd, &f) },
 	}, &f)
-	sharedflags.HideComposition(cmd)
+	setup.HideComposition(cmd)
 	return f.WithRelation(cmd, &f.RelationFlags)
 }
 
@@ -59,7 +57,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := sharedflags.CheckWorkers(f.Workers); err != nil {
+	if err := setup.CheckWorkers(f.Workers); err != nil {
 		return err
 	}
 	coeffs, err := f.Prior.Coefficients(p.K)
@@ -82,7 +80,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	case equal && f.Format == cliout.CSV:
 		return cli.Usagef("--budget-eps: the comparison at equal totals is in the table and JSON; solve's CSV is the gamma file alone")
 	}
-	if err := sharedflags.CheckPlot(f.Plot); err != nil {
+	if err := setup.CheckPlot(f.Plot); err != nil {
 		return err
 	}
 	dir, err := f.Cache.Open()
@@ -91,7 +89,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	ctx := cmd.Context()
 	src := optimal.Source{Cache: dir, Prior: f.Prior, Options: optimal.Options{Workers: f.Workers, LP: lp.Options{Verbose: f.HighsLog}}}
-	l, err := gammasource.Load(ctx, cmd, src, p.Problem)
+	l, err := setup.LoadGamma(ctx, cmd, src, p.Problem)
 	if err != nil {
 		return err
 	}

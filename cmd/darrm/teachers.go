@@ -12,9 +12,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/patemnist"
 	"github.com/darrm/darrm/experiments/teachers"
@@ -48,7 +47,7 @@ func (f *trainingFlags) training(cmd *cobra.Command, setting accountant.Shares) 
 		tr.Sigma = f.Sigma
 	}
 	tr.Epochs = f.Epochs
-	return tr, exitstatus.Flagged(tr.Validate(), nil)
+	return tr, setup.Flagged(tr.Validate(), nil)
 }
 
 func newTeachersSub(use string) *cobra.Command {
@@ -60,7 +59,7 @@ func newTeachersSub(use string) *cobra.Command {
 		Training   trainingFlags
 		Seed       uint64        `flag:"seed"`
 		Format     cliout.Format `flag:"format"`
-		Cache      gammasource.CacheFlags
+		Cache      setup.CacheFlags
 		out        string
 	}{Training: trainingFlags{Epochs: transfer.Epochs}}
 	short := "Train (or load) the teachers and print their test accuracy"
@@ -96,7 +95,7 @@ func newTeachersSub(use string) *cobra.Command {
 			e, _, err := teachers.Cached(cmd.Context(), dir.Folder("teachers"), b, cfg, cliout.Note(cmd.ErrOrStderr()))
 			prog.Done()
 			if err != nil {
-				return exitstatus.Flagged(err, nil)
+				return setup.Flagged(err, nil)
 			}
 			if use == "train" {
 				return report.Teachers{Ensemble: e}.Write(cmd.OutOrStdout(), f.Format)
@@ -158,7 +157,7 @@ func newTeachersTuneCmd() *cobra.Command {
 // ten-class set dataset (as darrm pate does, so the two share the cache)
 // and prints them (train) or writes their vote counts on the queries, with
 // their metadata header (vote).
-func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf *trainingFlags, seed *uint64, cf *gammasource.CacheFlags, format cliout.Format, out string) error {
+func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf *trainingFlags, seed *uint64, cf *setup.CacheFlags, format cliout.Format, out string) error {
 	fs := cmd.Flags()
 	for _, fl := range []string{"nonprivate", "setting", "sigma"} {
 		if fs.Changed(fl) {
@@ -182,7 +181,7 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if fs.Changed("epochs") {
 		cfg.Epochs = tf.Epochs
 	}
-	if err := exitstatus.Flagged(cfg.Validate(), nil); err != nil {
+	if err := setup.Flagged(cfg.Validate(), nil); err != nil {
 		return err
 	}
 	dir, err := cf.Open()

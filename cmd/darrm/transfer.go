@@ -9,10 +9,8 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
@@ -32,7 +30,7 @@ func newTransferCmd() *cobra.Command {
 		Format  cliout.Format     `flag:"format"`
 		Plot    string            `flag:"plot"`
 		Workers int               `flag:"workers"`
-		Cache   gammasource.CacheFlags
+		Cache   setup.CacheFlags
 		Totals  totalFlags
 	}{Queries: []int{20, 50, 100}, Redraws: 10}
 	cmd := newCmd("transfer", &cobra.Command{
@@ -42,10 +40,10 @@ func newTransferCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
 			params := transfer.Params{M: f.M, Queries: f.Queries, Redraws: f.Redraws, Seed: f.Seed}
-			if err := sharedflags.CheckWorkers(f.Workers); err != nil {
+			if err := setup.CheckWorkers(f.Workers); err != nil {
 				return err
 			}
-			if err := sharedflags.CheckPlot(f.Plot); err != nil {
+			if err := setup.CheckPlot(f.Plot); err != nil {
 				return err
 			}
 			equal, err := f.Totals.given(cmd, "queries", f.Queries)
@@ -59,7 +57,7 @@ func newTransferCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := exitstatus.Flagged(params.Validate(b.Test.Len()), nil); err != nil {
+			if err := setup.Flagged(params.Validate(b.Test.Len()), nil); err != nil {
 				return err
 			}
 			gdir, err := f.Cache.Open()
@@ -80,7 +78,7 @@ func newTransferCmd() *cobra.Command {
 			src := optimal.Source{Cache: gdir, Prior: gamma.UniformPrior(), Options: optimal.Options{Workers: f.Workers}}
 			lines := cliout.NewStages(cmd.ErrOrStderr())
 			defer lines.Done()
-			gammasource.Plan(cmd, &src, lines)
+			setup.PlanGamma(cmd, &src, lines)
 			res, err := transfer.Run(cmd.Context(), b.Test, t, params, src)
 			if err != nil {
 				prog.Done()
@@ -96,7 +94,7 @@ func newTransferCmd() *cobra.Command {
 				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, src)
 				if err != nil {
 					prog.Done()
-					return cli.AsUsage(exitstatus.Flagged(err, nil))
+					return cli.AsUsage(setup.Flagged(err, nil))
 				}
 				out.EqualTotals = report.NewTransferEqual(ep.Budget.Guarantee, eq)
 			}
@@ -111,6 +109,6 @@ func newTransferCmd() *cobra.Command {
 			return out.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
-	sharedflags.HideComposition(cmd)
+	setup.HideComposition(cmd)
 	return cmd
 }

@@ -8,9 +8,8 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/problem"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/gamma"
 )
 
@@ -18,8 +17,8 @@ func init() { subcommands = append(subcommands, newVerifyCmd) }
 
 func newVerifyCmd() *cobra.Command {
 	var f struct {
-		problem.Flags
-		problem.RelationFlags
+		setup.ProblemFlags
+		setup.RelationFlags
 		Format  cliout.Format `flag:"format"`
 		Workers int           `flag:"workers"`
 	}
@@ -29,7 +28,7 @@ func newVerifyCmd() *cobra.Command {
 		Args:  cli.MaxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
-			if err := sharedflags.CheckWorkers(f.Workers); err != nil {
+			if err := setup.CheckWorkers(f.Workers); err != nil {
 				return err
 			}
 			tab, p, err := f.ReadGamma(cmd, args)

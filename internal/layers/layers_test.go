@@ -26,7 +26,7 @@ var layers = []struct {
 	{"release metadata", []string{"provenance"}},
 	{"releases and training", []string{"ensemble", "ledger", "pate", "shuffleg", "plan"}},
 	{"experiments", []string{"experiments/nn", "experiments/datasets", "experiments/dpsgd", "experiments/teachers", "experiments/transfer", "experiments/patemnist", "experiments/shuffleexp"}},
-	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report", "cmd/darrm/internal/resolve", "cmd/darrm/internal/gammasource", "cmd/darrm/internal/exitstatus", "cmd/darrm/internal/input", "cmd/darrm/internal/shard", "cmd/darrm/internal/problem", "cmd/darrm/internal/ledgeropen", "cmd/darrm/internal/sharedflags", "cmd/darrm/internal/outputs", "cmd/darrm/internal/mechanisms", "cmd/darrm/internal/ptr"}},
+	{"presentation", []string{"cmd/darrm/internal/cli", "cmd/darrm/internal/cliout", "cmd/darrm/internal/figure", "cmd/darrm/internal/curveplot", "cmd/darrm/internal/report", "cmd/darrm/internal/resolve", "cmd/darrm/internal/shard", "cmd/darrm/internal/outputs", "cmd/darrm/internal/setup"}},
 	{"the command", []string{"cmd/darrm"}},
 	{"the overview", []string{"."}},
 }

@@ -185,7 +185,7 @@ func checkBool(s string) error {
 }
 
 // ruledList is a ruled list, whose items it gives as pflag's list does
-// (the rules of the flags read them: cmd/darrm/internal/sharedflags's CheckRules).
+// (the rules of the flags read them: cmd/darrm/internal/setup.s CheckFlagRules).
 type ruledList struct{ ruled }
 
 func (r ruledList) GetSlice() []string { return r.Value.(pflag.SliceValue).GetSlice() }

@@ -1,8 +1,4 @@
-// Package mechanisms is darrm's command-line side of the mechanisms of
-// release (ensemble.Mechanisms): which flags each takes, as its fields'
-// tags name them, the one place that binds the flags into a mechanism
-// (Info.With), and the aggregators built from the flags (Config).
-package mechanisms
+package setup
 
 import (
 	"fmt"
@@ -21,13 +17,13 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Info is a mechanism of release as the command knows it, for
+// MechanismInfo is a mechanism of release as the command knows it, for
 // votes of one kind: its name and the votes it labels, the relation it
 // releases in (ensemble.Mechanism.Relation), whether it samples a gamma,
 // and the flags it needs (on vote counts, every one: no setting has a default)
 // or takes, as its fields' tags name them (FlagsOf); the
 // mechanism itself at its defaults, which the flags set (with).
-type Info struct {
+type MechanismInfo struct {
 	Name         provenance.MechanismName
 	Input        votefile.Input
 	Relation     accountant.Relation
@@ -37,7 +33,7 @@ type Info struct {
 }
 
 // ClassFlags define the flags of the multi-class mechanisms' settings,
-// which a mechanism reads from the command's flags (Info.With).
+// which a mechanism reads from the command's flags (MechanismInfo.With).
 type ClassFlags struct {
 	Sigma2       float64 `flag:"sigma2" help:"gnmax, confident-gnmax: noise on each class count (> 0)"`
 	Threshold    float64 `flag:"threshold" help:"confident-gnmax: answer when the noisy top count reaches this"`
@@ -51,13 +47,13 @@ type ClassFlags struct {
 var settingOrder = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "m", "eps", "Delta", "delta",
 	"prior", "gamma", "no-solve", "rr-composition", "rr-delta-prime", "gnmax-search"}
 
-// Table is every mechanism of release for each kind of votes,
+// MechanismTable is every mechanism of release for each kind of votes,
 // in the library's order (ensemble.Mechanisms): the two-class ones first.
-var Table = func() []Info {
-	var out []Info
+var MechanismTable = func() []MechanismInfo {
+	var out []MechanismInfo
 	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
 		for _, m := range ensemble.Mechanisms(in) {
-			info := Info{Name: m.Name(), Input: in, Relation: m.Relation(), mech: m}
+			info := MechanismInfo{Name: m.Name(), Input: in, Relation: m.Relation(), mech: m}
 			flags := FlagsOf(m, in)
 			info.Gamma = slices.Contains(flags, "gamma")
 			if in == votefile.ManyClasses {
@@ -91,26 +87,26 @@ func OnVotes(in votefile.Input) func(reflect.StructTag) bool {
 	}
 }
 
-// Values are values of a mechanism's settings by their flags,
+// MechanismValues are values of a mechanism's settings by their flags,
 // those that the command resolves rather than reads: its problem's m and
 // delta, darrm-one-vote's eps, the gamma source (by --gamma), RR's
 // composition (by --rr-composition), the noise releases draw.
-type Values map[string]any
+type MechanismValues map[string]any
 
 // With returns the mechanism with the settings values gives, the others
 // as the flags of fs give them, or at their defaults.
-func (m Info) With(fs *pflag.FlagSet, values Values) ensemble.Mechanism {
+func (m MechanismInfo) With(fs *pflag.FlagSet, values MechanismValues) ensemble.Mechanism {
 	v := reflect.New(reflect.TypeOf(m.mech))
 	v.Elem().Set(reflect.ValueOf(m.mech))
 	cli.SetFields(fs, v.Interface(), OnVotes(m.Input), values)
 	return v.Elem().Interface().(ensemble.Mechanism)
 }
 
-// Lookup returns the mechanism name for votes of kind in. A name known
+// LookupMechanism returns the mechanism name for votes of kind in. A name known
 // only for the other kind of votes is refused saying so.
-func Lookup(name provenance.MechanismName, in votefile.Input) (Info, error) {
+func LookupMechanism(name provenance.MechanismName, in votefile.Input) (MechanismInfo, error) {
 	var other []votefile.Input
-	for _, m := range Table {
+	for _, m := range MechanismTable {
 		switch {
 		case m.Name == name && m.Input == in:
 			return m, nil
@@ -119,33 +115,33 @@ func Lookup(name provenance.MechanismName, in votefile.Input) (Info, error) {
 		}
 	}
 	if len(other) > 0 {
-		return Info{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, mechanismNames(in))
+		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, mechanismNames(in))
 	}
-	return Info{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
+	return MechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
 		mechanismNames(votefile.TwoClass), mechanismNames(votefile.ManyClasses))
 }
 
 // OwnTarget reports whether the mechanism's per-query target is the
 // release's own (eps, delta) in the one-vote relation (--target-eps),
 // rather than m·eps of its teachers' guarantee.
-func (m Info) OwnTarget() bool { return slices.Contains(m.Takes, "target-eps") }
+func (m MechanismInfo) OwnTarget() bool { return slices.Contains(m.Takes, "target-eps") }
 
 // Flags returns the flags the mechanism takes, those it needs first.
-func (m Info) Flags() []string { return append(slices.Clone(m.Needs), m.Takes...) }
+func (m MechanismInfo) Flags() []string { return append(slices.Clone(m.Needs), m.Takes...) }
 
 // Defaults returns the mechanism at its defaults, as the library
 // registers it (ensemble.Mechanisms).
-func (m Info) Defaults() ensemble.Mechanism { return m.mech }
+func (m MechanismInfo) Defaults() ensemble.Mechanism { return m.mech }
 
 // LookupFlag resolves --mechanism name for a command that has
 // --classes: a multi-class mechanism when --classes is given or the name
 // is of no two-class one, else the two-class one.
-func LookupFlag(cmd *cobra.Command, name provenance.MechanismName) (Info, error) {
+func LookupFlag(cmd *cobra.Command, name provenance.MechanismName) (MechanismInfo, error) {
 	in := votefile.TwoClass
-	if _, err := Lookup(name, in); err != nil || cmd.Flags().Changed("classes") {
+	if _, err := LookupMechanism(name, in); err != nil || cmd.Flags().Changed("classes") {
 		in = votefile.ManyClasses
 	}
-	info, err := Lookup(name, in)
+	info, err := LookupMechanism(name, in)
 	if err != nil {
 		return info, cli.Usagef("--mechanism %v", err)
 	}
@@ -155,13 +151,13 @@ func LookupFlag(cmd *cobra.Command, name provenance.MechanismName) (Info, error)
 // mechanismNames lists the mechanisms for votes of kind in, as flags' help
 // and errors name them: separated by commas.
 func mechanismNames(in votefile.Input) string {
-	return join(func(m Info) bool { return m.Input == in })
+	return join(func(m MechanismInfo) bool { return m.Input == in })
 }
 
 // join lists the mechanisms that keep keeps, separated by commas.
-func join(keep func(Info) bool) string {
+func join(keep func(MechanismInfo) bool) string {
 	var names []provenance.MechanismName
-	for _, m := range Table {
+	for _, m := range MechanismTable {
 		if keep(m) {
 			names = append(names, m.Name)
 		}
@@ -169,25 +165,25 @@ func join(keep func(Info) bool) string {
 	return provenance.JoinMechanisms(names, ", ")
 }
 
-// CheckSettings refuses the flag of a setting (a flag that a mechanism
+// CheckMechanismSettings refuses the flag of a setting (a flag that a mechanism
 // needs or takes) that mechanism m does not take, naming the mechanisms
 // that do (each once) and their kind of votes, and asks for each flag it
 // needs that neither is given nor stated (the settings a label file's
 // header states, by their flags); a flag the command does not have is
 // never asked for.
-func CheckSettings(cmd *cobra.Command, m Info, stated []string) error {
+func CheckMechanismSettings(cmd *cobra.Command, m MechanismInfo, stated []string) error {
 	given := func(name string) (set, known bool) {
 		fl := cmd.Flags().Lookup(name)
 		return fl != nil && fl.Changed, fl != nil && fl.Name == name
 	}
 	takes := m.Flags()
-	for _, r := range Table {
+	for _, r := range MechanismTable {
 		for _, s := range r.Flags() {
 			if set, _ := given(s); !set || slices.Contains(takes, s) {
 				continue
 			}
 			var by []provenance.MechanismName
-			for _, o := range Table {
+			for _, o := range MechanismTable {
 				if slices.Contains(o.Flags(), s) && !slices.Contains(by, o.Name) {
 					by = append(by, o.Name)
 				}

@@ -1,4 +1,4 @@
-package gammasource
+package setup
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func TestGammaSourceError(t *testing.T) {
 		{&optimal.SourceError{Field: "CacheOnly", Err: other}, false, "--no-solve: entry damaged; run darrm solve with these parameters to replace it"},
 		{other, false, "entry damaged"},
 	} {
-		err := Error(tc.err, "g.json")
+		err := GammaError(tc.err, "g.json")
 		if cli.IsUsage(err) != tc.usage || err.Error() != tc.want {
 			t.Errorf("Error(%v) = %v (usage %t), want %q (usage %t)", tc.err, err, cli.IsUsage(err), tc.want, tc.usage)
 		}

@@ -1,4 +1,4 @@
-package sharedflags
+package setup
 
 import (
 	"fmt"

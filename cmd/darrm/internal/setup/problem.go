@@ -1,8 +1,4 @@
-// Package problem reads the DaRRM problem a darrm command works on from
-// its flags (--K, --m, --eps, --Delta, --delta, and --relation and
-// --target-eps where the command has them) and the gamma file it reads,
-// each value checked by its rule and an error named as its flag.
-package problem
+package setup
 
 import (
 	"github.com/spf13/cobra"
@@ -10,16 +6,14 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 )
 
-// Flags are the DaRRM problem (K, m, eps, Delta, delta) shared by
+// ProblemFlags are the DaRRM problem (K, m, eps, Delta, delta) shared by
 // solve, verify and the release commands.
-type Flags struct {
+type ProblemFlags struct {
 	K      int     `flag:"K"`
 	M      float64 `flag:"m"`
 	Eps    float64 `flag:"eps"`
@@ -41,13 +35,13 @@ type RelationFlags struct {
 
 // WithRelation gives the problem flags of cmd the relation flags r, which
 // cmd defines.
-func (f *Flags) WithRelation(cmd *cobra.Command, r *RelationFlags) *cobra.Command {
+func (f *ProblemFlags) WithRelation(cmd *cobra.Command, r *RelationFlags) *cobra.Command {
 	r.fs, f.relation = cmd.Flags(), r
 	return cmd
 }
 
 // Params returns the problem with K from --K, which is required.
-func (f *Flags) Params(cmd *cobra.Command) (resolve.Resolved, error) {
+func (f *ProblemFlags) Params(cmd *cobra.Command) (resolve.Resolved, error) {
 	if err := cli.RequireFlags(cmd, "K"); err != nil {
 		return resolve.Resolved{}, err
 	}
@@ -58,14 +52,14 @@ func (f *Flags) Params(cmd *cobra.Command) (resolve.Resolved, error) {
 // input (ReadGamma); the caller checks k against a given --K. Values the
 // command line does not state come from the files' stated, then from the
 // defaults.
-func (f *Flags) paramsForK(cmd *cobra.Command, k int, files ...resolve.Stated) (resolve.Resolved, error) {
+func (f *ProblemFlags) paramsForK(cmd *cobra.Command, k int, files ...resolve.Stated) (resolve.Resolved, error) {
 	return f.ParamsNamed(k, "--eps", f.Stated(cmd), files...)
 }
 
 // Stated is what the command line states of the problem; with relation
 // flags, --target-eps states the release's eps, which is the problem's eps
 // in the one-vote relation.
-func (f *Flags) Stated(cmd *cobra.Command) resolve.Stated {
+func (f *ProblemFlags) Stated(cmd *cobra.Command) resolve.Stated {
 	fs := cmd.Flags()
 	s := resolve.Stated{M: cli.Given(fs, "m", f.M), Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta), TargetDelta: cli.Given(fs, "delta", f.Target)}
 	if r := f.relation; r != nil {
@@ -81,20 +75,20 @@ func (f *Flags) Stated(cmd *cobra.Command) resolve.Stated {
 // from the first of files that states it, else the default, where line's
 // eps came from eps (a flag, or a vote file's metadata header), which an
 // error of m·eps names.
-func (f *Flags) ParamsNamed(k int, eps string, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
+func (f *ProblemFlags) ParamsNamed(k int, eps string, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
 	p := resolve.Problem(k, constraints.Problem{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]resolve.Stated{line}, files...)...)
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}
-	return p, exitstatus.Flagged(p.Validate(), Names(p.Relation == accountant.OneVote, eps))
+	return p, Flagged(p.Validate(), ProblemNames(p.Relation == accountant.OneVote, eps))
 }
 
-// Names maps the names of a DaRRM problem's parameters
+// ProblemNames maps the names of a DaRRM problem's parameters
 // (constraints.Problem.Validate) to the flags that give them, in every
 // command that takes one: in the one-vote relation eps and m·eps are the
 // release's --target-eps; else m·eps is --m times eps, the flag (or vote
 // file's header) that gave the teachers' eps.
-func Names(oneVote bool, eps string) map[string]string {
+func ProblemNames(oneVote bool, eps string) map[string]string {
 	if oneVote {
 		return map[string]string{"eps": "--target-eps", "m·eps": "--target-eps"}
 	}
@@ -105,7 +99,7 @@ func Names(oneVote bool, eps string) map[string]string {
 // in the one-vote relation the teachers' --m, --eps and --Delta (the
 // release's eps is --target-eps, or a gamma file's eps, and is required),
 // in DaRRM's --target-eps (the release's eps is m·eps).
-func (f *Flags) checkRelation(p resolve.Resolved, files []resolve.Stated) error {
+func (f *ProblemFlags) checkRelation(p resolve.Resolved, files []resolve.Stated) error {
 	if f.relation == nil {
 		return nil
 	}
@@ -160,13 +154,13 @@ func OneVoteTarget(fs *pflag.FlagSet, eps []float64, delta *float64) (resolve.St
 // which must have K+1 values for a --K given, and the problem it is for:
 // the parameters stated in the file with the command line, which takes
 // precedence.
-func (f *Flags) ReadGamma(cmd *cobra.Command, args []string) (gamma.Table, resolve.Resolved, error) {
+func (f *ProblemFlags) ReadGamma(cmd *cobra.Command, args []string) (gamma.Table, resolve.Resolved, error) {
 	name := cli.InputArg(args)
 	k := 0
 	if cmd.Flags().Changed("K") {
 		k = f.K
 	}
-	tab, err := input.ReadTable(cmd, "GAMMA", name, k)
+	tab, err := ReadTable(cmd, "GAMMA", name, k)
 	if err != nil {
 		return gamma.Table{}, resolve.Resolved{}, err
 	}

@@ -1,4 +1,4 @@
-package ptr
+package setup
 
 import (
 	"strings"
@@ -16,12 +16,12 @@ func TestPTRFailedMessage(t *testing.T) {
 	total := accountant.Total{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	for _, tc := range []struct {
 		name      string
-		e         Failed
+		e         PTRFailed
 		want, not string
 	}{
-		{"unseeded", Failed{Publish: total}, "the total (2, 1e-05)-DP to publish for this run, by generalized PTR, holds", "NOT FOR RELEASE"},
-		{"ledger", Failed{Publish: total, Ledger: "team.ledger"}, "charged to ledger team.ledger, whose total to publish is now (2, 1e-05)-DP", "NOT FOR RELEASE"},
-		{"seeded", Failed{Publish: total, Seeded: true}, "NOT FOR RELEASE", "to publish for this run"},
+		{"unseeded", PTRFailed{Publish: total}, "the total (2, 1e-05)-DP to publish for this run, by generalized PTR, holds", "NOT FOR RELEASE"},
+		{"ledger", PTRFailed{Publish: total, Ledger: "team.ledger"}, "charged to ledger team.ledger, whose total to publish is now (2, 1e-05)-DP", "NOT FOR RELEASE"},
+		{"seeded", PTRFailed{Publish: total, Seeded: true}, "NOT FOR RELEASE", "to publish for this run"},
 	} {
 		tc.e.Plan = &report.PTR{Queries: 600, TestEps: 1.1, TestDelta: 2e-7}
 		msg := tc.e.Error()

@@ -1,4 +1,4 @@
-package input
+package setup
 
 import (
 	"errors"
@@ -14,11 +14,11 @@ import (
 )
 
 // ReadTable reads the gamma file name (- for standard input), which role
-// names on the command line (Open), for k teachers (0: the file's;
+// names on the command line (OpenInput), for k teachers (0: the file's;
 // gamma.ReadTable): its errors name the file, after the flag for a
 // flag's, and the --K that k came from.
 func ReadTable(cmd *cobra.Command, role, name string, k int) (gamma.Table, error) {
-	in, err := Open(cmd, role, name, wantGamma)
+	in, err := OpenInput(cmd, role, name, wantGamma)
 	if err != nil {
 		return gamma.Table{}, err
 	}

@@ -1,9 +1,4 @@
-// Package ptr is generalized PTR as darrm's flags know it: the
-// accountings a release takes (--accounting), the mechanisms whose labels
-// PTR tests and the settings a declared use of PTR releases records, a
-// failed test's message, and the refusal of a PTR release that a ledger's
-// declared use does not hold.
-package ptr
+package setup
 
 import (
 	"bytes"
@@ -15,7 +10,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/mechanisms"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/plural"
@@ -31,26 +25,26 @@ import (
 // generalized PTR").
 const (
 	DataIndependent = "data-independent"
-	Accounting      = "ptr"
+	PTRAccounting   = "ptr"
 )
 
-// FlagNames are the flags that set the parameters of a PTR release.
-var FlagNames = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "queries": "--max-queries"}
+// PTRFlagNames are the flags that set the parameters of a PTR release.
+var PTRFlagNames = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "queries": "--max-queries"}
 
-// Tests reports whether generalized PTR tests the labels of mechanism
+// PTRTests reports whether generalized PTR tests the labels of mechanism
 // info: PATE's data-dependent cost, of the GNMax family on class counts
 // (ensemble.GNMaxFamily).
-func Tests(info mechanisms.Info) bool {
+func PTRTests(info MechanismInfo) bool {
 	_, family := ensemble.GNMaxFamily(info.Defaults(), 0) // counts, of any classes
 	return info.Input == votefile.ManyClasses && family
 }
 
-// Names names the mechanisms whose labels generalized PTR tests
-// (Tests), in alphabetical order: "a or b".
-func Names() string {
+// PTRNames names the mechanisms whose labels generalized PTR tests
+// (PTRTests), in alphabetical order: "a or b".
+func PTRNames() string {
 	var names []provenance.MechanismName
-	for _, m := range mechanisms.Table {
-		if Tests(m) {
+	for _, m := range MechanismTable {
+		if PTRTests(m) {
 			names = append(names, m.Name)
 		}
 	}
@@ -58,12 +52,12 @@ func Names() string {
 	return provenance.JoinMechanisms(names, " or ")
 }
 
-// Settings returns the settings of the steps of the mechanism of the
+// PTRSettings returns the settings of the steps of the mechanism of the
 // GNMax family whose labels of classes classes mech releases, as
 // pate.ReleasePTR tests and plans it (its noise the discrete Gaussian
 // unless set), as a label file's header states them: a declared use of
 // PTR releases records and matches them.
-func Settings(mech ensemble.Mechanism, classes int) (json.RawMessage, error) {
+func PTRSettings(mech ensemble.Mechanism, classes int) (json.RawMessage, error) {
 	m, ok := ensemble.GNMaxFamily(mech, classes)
 	if !ok {
 		return nil, fmt.Errorf("generalized PTR: %s on %d classes is not of the GNMax family", mech.Name(), classes)
@@ -71,16 +65,16 @@ func Settings(mech ensemble.Mechanism, classes int) (json.RawMessage, error) {
 	return json.Marshal(m.Drawn())
 }
 
-// Failed is a PTR release whose test failed: no label left, and its
+// PTRFailed is a PTR release whose test failed: no label left, and its
 // total to publish holds (exit 4, as a release its budget stopped).
-type Failed struct {
+type PTRFailed struct {
 	Plan    *report.PTR
 	Publish accountant.Total
 	Ledger  string // the ledger charged, redacted; "" for none
 	Seeded  bool   // --seed: the test's outcome is reproducible, no total holds
 }
 
-func (e *Failed) Error() string {
+func (e *PTRFailed) Error() string {
 	p := e.Plan
 	where := fmt.Sprintf("the total %v to publish for this run, by %s, holds: its output is that no label was released", e.Publish.Guarantee, pate.PTRArgument)
 	if e.Ledger != "" {
@@ -94,9 +88,9 @@ func (e *Failed) Error() string {
 }
 
 // Is reports that the release was stopped as a budget stops one.
-func (e *Failed) Is(target error) bool { return target == ensemble.ErrBudget }
+func (e *PTRFailed) Is(target error) bool { return target == ensemble.ErrBudget }
 
-// UseRefused refuses a PTR release, charged its total as one step, on
+// PTRUseRefused refuses a PTR release, charged its total as one step, on
 // the ledger l (named name) whose use is declared (ledger init
 // --mechanism or --schedule) when the run whose turn it is does not
 // declare it: a run of labels, each charged its mechanism's
@@ -104,7 +98,7 @@ func (e *Failed) Is(target error) bool { return target == ensemble.ErrBudget }
 // proposal, budget or total. It names the flag that differs and the run,
 // before the ledger is charged; the ledger's own match (Begin) refuses
 // any other step still.
-func UseRefused(l *ledger.Ledger, name string, release ledger.UseRun) error {
+func PTRUseRefused(l *ledger.Ledger, name string, release ledger.UseRun) error {
 	h := l.Header()
 	if h.Use == nil {
 		return nil
@@ -115,7 +109,7 @@ func UseRefused(l *ledger.Ledger, name string, release ledger.UseRun) error {
 	if len(h.Use) > 1 {
 		use = fmt.Sprintf("run %d of a schedule of %d runs, %s", i+1, len(h.Use), use)
 	}
-	if run.Accounting != Accounting {
+	if run.Accounting != PTRAccounting {
 		return cli.Usagef("--accounting ptr with --ledger %s: the ledger's use is declared (%s, by ledger init --mechanism or --schedule), labels each charged their mechanism's data-independent step; "+
 			"a release by generalized PTR is charged its total, %v, as one step, which that use does not hold: charge it to a ledger whose use declares it (ledger init --accounting ptr), or without a declared use, or release without --accounting ptr",
 			name, use, release.Step.Guarantee)

@@ -1,4 +1,4 @@
-package input
+package setup
 
 import (
 	"errors"
@@ -160,7 +160,7 @@ func (f *VoteReadFlags) Input(cmd *cobra.Command, role, name string) (io.Reader,
 	if err != nil {
 		return nil, votefile.Options{}, nil, err
 	}
-	file, err := Open(cmd, role, name, wantVotes)
+	file, err := OpenInput(cmd, role, name, wantVotes)
 	if err != nil {
 		return nil, votefile.Options{}, nil, err
 	}
@@ -220,7 +220,7 @@ func (f *VoteFlags) sidecar(cmd *cobra.Command, name string) (*sidecarFile, erro
 			return nil, cli.Usagef("%s %s is %s, not a regular file: a vote file's metadata header is a file of its own (--meta - reads it from standard input)", role, path, fileType(st.Mode()))
 		}
 	}
-	file, err := Open(cmd, role, path, wantSidecar)
+	file, err := OpenInput(cmd, role, path, wantSidecar)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,4 @@
-// Package ledgeropen opens darrm's privacy ledgers for a command, checked
-// against the witnesses its --witness gives, and says on its streams what
-// using a ledger found worth telling: its notes, a wait for its lock, and
-// its errors in the command's terms (what the commands that make or
-// change a ledger print is in report, ledgerinit.go).
-package ledgeropen
+package setup
 
 import (
 	"errors"
@@ -16,31 +11,29 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/input"
 	"github.com/darrm/darrm/ledger"
 )
 
-// Read reads the ledger at path whole (ledger.Open with Options.ReadOnly) and
+// ReadLedger reads the ledger at path whole (ledger.Open with Options.ReadOnly) and
 // prints what reading it found worth telling.
-func Read(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
-	opts := Options(cmd)
+func ReadLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
+	opts := LedgerOptions(cmd)
 	opts.ReadOnly = true
 	l, err := ledger.Open(cmd.Context(), path, opts)
 	if err != nil {
-		return nil, Error(err)
+		return nil, LedgerError(err)
 	}
-	PrintNotes(cmd.ErrOrStderr(), path, l.Notes())
+	PrintLedgerNotes(cmd.ErrOrStderr(), path, l.Notes())
 	return l, nil
 }
 
-// Options is the command's book of ledgers: your records in the state
+// LedgerOptions is the command's book of ledgers: your records in the state
 // folder (statedir.Default), a wait for the lock on a ledger or on its
-// record said on cmd's stderr (ledger.Options.Waiting), and a ledger lost
+// record said on cmd's stderr (ledger.LedgerOptions.Waiting), and a ledger lost
 // during a run (its server's connection) ending the command's context,
-// so that a release stops at once (ledger.Options.Lost), and every ledger
-// checked against the command's --witness files (ledger.Options.Witnesses).
-func Options(cmd *cobra.Command) ledger.Options {
+// so that a release stops at once (ledger.LedgerOptions.Lost), and every ledger
+// checked against the command's --witness files (ledger.LedgerOptions.Witnesses).
+func LedgerOptions(cmd *cobra.Command) ledger.Options {
 	// Every command that opens a ledger has --lock-timeout.
 	wait, err := cmd.Flags().GetDuration("lock-timeout")
 	if err != nil {
@@ -74,15 +67,15 @@ func WarnPassword(cmd *cobra.Command, args []string) {
 	for _, a := range args {
 		if ledger.HasPassword(a) && !seen[a] {
 			seen[a] = true
-			PrintNotes(cmd.ErrOrStderr(), a, []string{"warning: its URL holds a password, which other users of this machine can read while darrm runs (ps) and your shell keeps in its history: put it in ~/.pgpass or PGPASSWORD instead (docs/aggregate.md, \"A team\")"})
+			PrintLedgerNotes(cmd.ErrOrStderr(), a, []string{"warning: its URL holds a password, which other users of this machine can read while darrm runs (ps) and your shell keeps in its history: put it in ~/.pgpass or PGPASSWORD instead (docs/aggregate.md, \"A team\")"})
 		}
 	}
 }
 
-// Without refuses an empty --ledger, and --analyst or --witness
+// WithoutLedger refuses an empty --ledger, and --analyst or --witness
 // without --ledger: they name who charges the ledger and what it must
 // extend, and there is none.
-func Without(cmd *cobra.Command, ledger string) error {
+func WithoutLedger(cmd *cobra.Command, ledger string) error {
 	switch fs := cmd.Flags(); {
 	case ledger == "" && fs.Changed("ledger"):
 		// An unset variable in a script (--ledger "$LEDGER") must not
@@ -97,22 +90,22 @@ func Without(cmd *cobra.Command, ledger string) error {
 	return nil
 }
 
-// PrintNotes prints what opening the ledger at location found worth
+// PrintLedgerNotes prints what opening the ledger at location found worth
 // telling.
-func PrintNotes(w io.Writer, location string, notes []string) {
+func PrintLedgerNotes(w io.Writer, location string, notes []string) {
 	for _, n := range notes {
 		fmt.Fprintf(w, "darrm: ledger %s: %s\n", ledger.Redact(location), n)
 	}
 }
 
-// Error says a ledger's error in the command's terms: a file that is
+// LedgerError says a ledger's error in the command's terms: a file that is
 // another of darrm's (a vote file, a gamma) is named as what it is, a
 // missing one with the close names, a bad header parameter as its flag,
 // the option that replaces an ensemble's record on purpose
 // (ledger.Options.Replace) as --replace, and the filter of a ledger
 // that would take labels refused as ledger init's --filter.
-func Error(err error) error {
-	if msg := input.NotLedger(err); msg != "" {
+func LedgerError(err error) error {
+	if msg := NotLedger(err); msg != "" {
 		return cli.Usagef("%s", msg)
 	}
 	var (
@@ -125,7 +118,7 @@ func Error(err error) error {
 	case errors.As(err, &fe):
 		err = &worded{err, strings.Replace(err.Error(), fe.Error(), fe.Say(fmt.Sprintf("a ledger made with darrm ledger init --filter %v", accountant.Simple)), 1)}
 	}
-	return exitstatus.Flagged(err, exitstatus.BudgetFlags)
+	return Flagged(err, BudgetFlags)
 }
 
 // worded is err said in the command's words.
@@ -163,7 +156,7 @@ func (v *witnessValue) Set(path string) error {
 	return nil
 }
 
-// AddWitnessFlag adds --witness to cmd, whose ledger book (Options)
+// AddWitnessFlag adds --witness to cmd, whose ledger book (LedgerOptions)
 // then checks every ledger it opens against the witnesses given.
 func AddWitnessFlag(cmd *cobra.Command) {
 	cmd.Flags().Var(&witnessValue{}, "witness", "a checkpoint or label file the ledger must extend (repeatable)")

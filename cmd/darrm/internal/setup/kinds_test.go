@@ -1,4 +1,4 @@
-package input
+package setup
 
 import (
 	"os"
@@ -25,7 +25,7 @@ func TestInputKinds(t *testing.T) {
 	os.WriteFile(plain, []byte("0,1,1\n"), 0o644)
 	for _, tc := range []struct {
 		path string
-		kind *Kind
+		kind *FileKind
 		want Want
 		err  string
 	}{

@@ -1,9 +1,4 @@
-// Package exitstatus maps darrm's errors onto the exit status and the
-// message of the command: bad input exits 2, with a library's parameter
-// or setting named as the flag that sets it, unless labels may have left
-// before it, a certificate that fails 3, a budget that stops a release 4
-// (ensemble.ErrBudget), an interrupt 130, and anything else 1.
-package exitstatus
+package setup
 
 import (
 	"context"
@@ -22,12 +17,12 @@ import (
 // Exit codes. Scripts depend on them, so they are part of the CLI contract
 // (README, "Exit status"); Explain maps errors onto them.
 const (
-	OK           = 0
-	Failure      = 1   // an operation failed (I/O, solver, internal error)
-	Usage        = 2   // bad flags or bad input, or parameters to change: nothing was written
-	NotCertified = 3   // a noise function is not certified (m·eps, delta)-DP
-	Budget       = 4   // a privacy budget stopped the release
-	Interrupted  = 130 // SIGINT or SIGTERM
+	ExitOK           = 0
+	ExitFailure      = 1   // an operation failed (I/O, solver, internal error)
+	ExitUsage        = 2   // bad flags or bad input, or parameters to change: nothing was written
+	ExitNotCertified = 3   // a noise function is not certified (m·eps, delta)-DP
+	ExitBudget       = 4   // a privacy budget stopped the release
+	ExitInterrupted  = 130 // SIGINT or SIGTERM
 )
 
 // The kinds of error the libraries tell by behaviour (docs/design.md,
@@ -60,7 +55,7 @@ type (
 // connection lost, 1), and anything else 1.
 func Explain(err error) (status int, msg string) {
 	if err == nil {
-		return OK, ""
+		return ExitOK, ""
 	}
 	msg = optionWords(err, err.Error())
 	var (
@@ -72,15 +67,15 @@ func Explain(err error) (status int, msg string) {
 	)
 	switch {
 	case errors.As(err, &lo) && lo.ConnectionLost():
-		return Failure, msg
+		return ExitFailure, msg
 	case errors.Is(err, context.Canceled):
-		return Interrupted, msg
+		return ExitInterrupted, msg
 	case errors.Is(err, ensemble.ErrBudget):
-		return Budget, msg
+		return ExitBudget, msg
 	case errors.As(err, &sp) && sp.LabelsSpent() > 0:
-		return Failure, msg
+		return ExitFailure, msg
 	case errors.Is(err, gamma.ErrNotCertified):
-		return NotCertified, msg
+		return ExitNotCertified, msg
 	case errors.As(err, &pe), errors.As(err, &se):
 		// The flag's words replace the library's, with any context the
 		// library wrapped them in; the command's own context stays. The
@@ -92,11 +87,11 @@ func Explain(err error) (status int, msg string) {
 				msg = strings.Replace(msg, ff.Error(), ff.prefix+said, 1)
 			}
 		}
-		return Usage, msg
+		return ExitUsage, msg
 	case errors.As(err, &bi) && bi.BadInput(), errors.Is(err, optimal.ErrTooLarge):
-		return Usage, msg
+		return ExitUsage, msg
 	}
-	return Failure, msg
+	return ExitFailure, msg
 }
 
 // flagged is an error of a library call whose parameters a command's

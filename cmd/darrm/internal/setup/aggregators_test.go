@@ -1,4 +1,4 @@
-package mechanisms
+package setup
 
 import (
 	"strings"
@@ -20,16 +20,16 @@ import (
 func TestParse(t *testing.T) {
 	g := fixtures.Path("gamma-K11-m3.json") // private teachers
 	for _, c := range []struct {
-		f     Config
+		f     MechanismConfig
 		names []provenance.MechanismName
 		want  string
 	}{
-		{Config{}, []provenance.MechanismName{ensemble.DaRRM{}.Name(), ensemble.RR{}.Name()}, ""},
-		{Config{GammaFile: g}, []provenance.MechanismName{ensemble.DaRRM{}.Name()}, ""},
-		{Config{NoSolve: true}, []provenance.MechanismName{ensemble.RR{}.Name()}, "--no-solve applies to the mechanisms that sample a gamma"},
-		{Config{GammaFile: g, NoSolve: true}, []provenance.MechanismName{ensemble.DaRRM{}.Name()}, "--gamma and --no-solve exclude each other"},
-		{Config{GammaFile: g}, []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm"},
-		{Config{}, []provenance.MechanismName{"bogus"}, `--mechanism "bogus": must be one of`},
+		{MechanismConfig{}, []provenance.MechanismName{ensemble.DaRRM{}.Name(), ensemble.RR{}.Name()}, ""},
+		{MechanismConfig{GammaFile: g}, []provenance.MechanismName{ensemble.DaRRM{}.Name()}, ""},
+		{MechanismConfig{NoSolve: true}, []provenance.MechanismName{ensemble.RR{}.Name()}, "--no-solve applies to the mechanisms that sample a gamma"},
+		{MechanismConfig{GammaFile: g, NoSolve: true}, []provenance.MechanismName{ensemble.DaRRM{}.Name()}, "--gamma and --no-solve exclude each other"},
+		{MechanismConfig{GammaFile: g}, []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm"},
+		{MechanismConfig{}, []provenance.MechanismName{"bogus"}, `--mechanism "bogus": must be one of`},
 	} {
 		_, err := c.f.Parse(&cobra.Command{}, "mechanism", c.names)
 		switch {
@@ -38,7 +38,7 @@ func TestParse(t *testing.T) {
 		case c.want != "" && (!cli.IsUsage(err) || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%+v %v: %v, want a usage error containing %q", c.f, c.names, err, c.want)
 		case c.want == "" && c.f.GammaFile != "":
-			src, err := c.f.Source(Info{Relation: accountant.PrivateTeachers})
+			src, err := c.f.Source(MechanismInfo{Relation: accountant.PrivateTeachers})
 			if err != nil || c.f.table == nil || src.Given == nil || src.Name != "the gamma of "+g {
 				t.Errorf("%+v: the --gamma file not kept: source %+v, %v", c.f, src, err)
 			}
@@ -50,17 +50,17 @@ func TestParse(t *testing.T) {
 // mechanisms of the other relation the error names them and the mechanism
 // that samples a gamma in the gamma's relation.
 func TestTableRelation(t *testing.T) {
-	darrm, _ := Lookup(ensemble.DaRRM{}.Name(), votefile.TwoClass)
-	oneVote, _ := Lookup(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass)
+	darrm, _ := LookupMechanism(ensemble.DaRRM{}.Name(), votefile.TwoClass)
+	oneVote, _ := LookupMechanism(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass)
 	for _, c := range []struct {
 		rel   accountant.Relation
-		infos []Info
+		infos []MechanismInfo
 		want  string
 	}{
-		{accountant.PrivateTeachers, []Info{darrm}, ""},
-		{accountant.OneVote, []Info{darrm, oneVote}, ""},
-		{accountant.OneVote, []Info{darrm}, "darrm releases in the private-teachers relation: use --mechanism darrm-one-vote, or a gamma that darrm solve wrote for the private-teachers relation"},
-		{accountant.PrivateTeachers, []Info{oneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm, or a gamma that darrm solve wrote for the one-vote relation"},
+		{accountant.PrivateTeachers, []MechanismInfo{darrm}, ""},
+		{accountant.OneVote, []MechanismInfo{darrm, oneVote}, ""},
+		{accountant.OneVote, []MechanismInfo{darrm}, "darrm releases in the private-teachers relation: use --mechanism darrm-one-vote, or a gamma that darrm solve wrote for the private-teachers relation"},
+		{accountant.PrivateTeachers, []MechanismInfo{oneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm, or a gamma that darrm solve wrote for the one-vote relation"},
 	} {
 		err := tableRelation("g.json", c.rel, c.infos)
 		switch {

@@ -1,4 +1,4 @@
-package mechanisms
+package setup
 
 // This file builds the aggregators of darrm's commands from their flags:
 // the mechanisms named, the gamma each samples (a --gamma file, or
@@ -15,11 +15,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
-	"github.com/darrm/darrm/cmd/darrm/internal/gammasource"
-	"github.com/darrm/darrm/cmd/darrm/internal/input"
-	"github.com/darrm/darrm/cmd/darrm/internal/ledgeropen"
-	"github.com/darrm/darrm/cmd/darrm/internal/sharedflags"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
@@ -29,12 +24,12 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Config configures the aggregators of aggregate and simulate.
-type Config struct {
-	Cache       gammasource.CacheFlags
+// MechanismConfig configures the aggregators of aggregate and simulate.
+type MechanismConfig struct {
+	Cache       CacheFlags
 	Workers     int                  `flag:"workers"`
 	Prior       gamma.Prior          `flag:"prior"`
-	RRComp      sharedflags.RRMethod `flag:"rr-composition"`
+	RRComp      RRMethod             `flag:"rr-composition"`
 	RRDelta     float64              `flag:"rr-delta-prime"`
 	GNMaxSearch noisymax.GNMaxSearch `flag:"gnmax-search"`
 	GammaFile   string               `flag:"gamma" help:"darrm, darrm-one-vote: a gamma file to use instead of gamma_opt"`
@@ -46,22 +41,22 @@ type Config struct {
 
 // GammaTable returns the --gamma file that Check read, and its name; nil
 // without one.
-func (f *Config) GammaTable() (*gamma.Table, string) { return f.table, f.tableName }
+func (f *MechanismConfig) GammaTable() (*gamma.Table, string) { return f.table, f.tableName }
 
 // RRComposition returns the composition of randomized response's p_const
 // that --rr-composition (m) and --rr-delta-prime give for teachers whose
 // guarantee has this Delta.
-func RRComposition(m sharedflags.RRMethod, deltaPrime, teacherDelta float64) accountant.Composition {
+func RRComposition(m RRMethod, deltaPrime, teacherDelta float64) accountant.Composition {
 	return accountant.Composition{Method: m.For(teacherDelta), DeltaPrime: deltaPrime}
 }
 
 // Parse checks the flags for the mechanisms names, which flag gave, and
 // returns the mechanisms.
-func (f *Config) Parse(cmd *cobra.Command, flag string, names []provenance.MechanismName) ([]Info, error) {
-	infos := make([]Info, len(names))
+func (f *MechanismConfig) Parse(cmd *cobra.Command, flag string, names []provenance.MechanismName) ([]MechanismInfo, error) {
+	infos := make([]MechanismInfo, len(names))
 	for i, n := range names {
 		var err error
-		if infos[i], err = Lookup(n, votefile.TwoClass); err != nil {
+		if infos[i], err = LookupMechanism(n, votefile.TwoClass); err != nil {
 			return nil, cli.Usagef("--%s %q: must be one of %s", flag, n, mechanismNames(votefile.TwoClass))
 		}
 	}
@@ -70,14 +65,14 @@ func (f *Config) Parse(cmd *cobra.Command, flag string, names []provenance.Mecha
 
 // Check checks the flags for the two-class mechanisms infos, and reads
 // the --gamma file.
-func (f *Config) Check(cmd *cobra.Command, infos ...Info) error {
-	var sampling []Info // the mechanisms that sample a gamma
+func (f *MechanismConfig) Check(cmd *cobra.Command, infos ...MechanismInfo) error {
+	var sampling []MechanismInfo // the mechanisms that sample a gamma
 	for _, info := range infos {
 		if info.Gamma {
 			sampling = append(sampling, info)
 		}
 	}
-	if err := sharedflags.CheckWorkers(f.Workers); err != nil {
+	if err := CheckWorkers(f.Workers); err != nil {
 		return err
 	}
 	if (f.GammaFile != "" || f.NoSolve) && len(sampling) == 0 {
@@ -85,13 +80,13 @@ func (f *Config) Check(cmd *cobra.Command, infos ...Info) error {
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, join(func(info Info) bool { return info.Gamma }))
+		return cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, join(func(info MechanismInfo) bool { return info.Gamma }))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
 			return cli.Usagef("--gamma and --no-solve exclude each other: --no-solve reads gamma_opt from the cache")
 		}
-		tab, err := input.ReadTable(cmd, "--gamma", f.GammaFile, 0)
+		tab, err := ReadTable(cmd, "--gamma", f.GammaFile, 0)
 		if err != nil {
 			return err
 		}
@@ -105,7 +100,7 @@ func (f *Config) Check(cmd *cobra.Command, infos ...Info) error {
 // tableRelation returns nil when one of the mechanisms infos releases in
 // rel, the relation of the gamma of the file name, and otherwise a usage
 // error naming the mechanism that samples a gamma in rel.
-func tableRelation(name string, rel accountant.Relation, infos []Info) error {
+func tableRelation(name string, rel accountant.Relation, infos []MechanismInfo) error {
 	names := make([]provenance.MechanismName, len(infos))
 	for i, info := range infos {
 		if info.Relation == rel {
@@ -118,7 +113,7 @@ func tableRelation(name string, rel accountant.Relation, infos []Info) error {
 		release = accountant.PrivateTeachers
 	}
 	var use provenance.MechanismName // the last that samples a gamma in rel
-	for _, m := range Table {
+	for _, m := range MechanismTable {
 		if m.Gamma && m.Relation == rel {
 			use = m.Name
 		}
@@ -131,7 +126,7 @@ func tableRelation(name string, rel accountant.Relation, infos []Info) error {
 // that the flags were checked for (Check), for problem p (ensemble.New), with the settings of the
 // flags and, for a mechanism that samples a gamma, its gamma; label
 // describes it for people.
-func (s *Config) NewAggregator(cmd *cobra.Command, info Info, p constraints.Problem) (ensemble.Aggregator, string, error) {
+func (s *MechanismConfig) NewAggregator(cmd *cobra.Command, info MechanismInfo, p constraints.Problem) (ensemble.Aggregator, string, error) {
 	var src optimal.Source
 	if info.Gamma {
 		var err error
@@ -146,7 +141,7 @@ func (s *Config) NewAggregator(cmd *cobra.Command, info Info, p constraints.Prob
 	m := info.With(cmd.Flags(), s.Settings(p, src))
 	agg, label, err := ensemble.New(cmd.Context(), m, p.K, 2, accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}, opts)
 	lines.Done()
-	gammasource.WarnNotStored(cmd, notStored)
+	WarnNotStored(cmd, notStored)
 	if err != nil {
 		return nil, "", s.ReleaseError(err, "")
 	}
@@ -156,21 +151,21 @@ func (s *Config) NewAggregator(cmd *cobra.Command, info Info, p constraints.Prob
 // Watch shows on lines the solve of gamma_opt that src may run for
 // mechanism info held to p, and the certificate of the aggregator, whose
 // options it returns.
-func (s *Config) Watch(cmd *cobra.Command, src *optimal.Source, info Info, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
+func (s *MechanismConfig) Watch(cmd *cobra.Command, src *optimal.Source, info MechanismInfo, p constraints.Problem, lines *cliout.Stages) ensemble.Options {
 	q := p
 	if info.Relation == accountant.OneVote {
 		q = constraints.NewOneVote(p.K, p.MEps(), p.TargetDelta)
 	}
-	what := gammasource.Solving(q)
-	gammasource.Watch(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
+	what := Solving(q)
+	WatchSolve(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
 	cert := certifying(info.Name, p)
 	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(cert, 100).Set(int64(100 * x)) }}
 }
 
 // Settings returns the two-class settings of the flags for problem p (its
 // m and per-query delta as given) with the gamma source src.
-func (s *Config) Settings(p constraints.Problem, src optimal.Source) Values {
-	return Values{"m": p.M, "target-eps": p.MEps(), "delta": p.TargetDelta, "gamma": src, "rr-composition": RRComposition(s.RRComp, s.RRDelta, p.Delta)}
+func (s *MechanismConfig) Settings(p constraints.Problem, src optimal.Source) MechanismValues {
+	return MechanismValues{"m": p.M, "target-eps": p.MEps(), "delta": p.TargetDelta, "gamma": src, "rr-composition": RRComposition(s.RRComp, s.RRDelta, p.Delta)}
 }
 
 // certifying describes the certificate of mechanism name for p in a
@@ -182,26 +177,26 @@ func certifying(name provenance.MechanismName, p constraints.Problem) string {
 // ReleaseError says an error of ensemble.Release or ensemble.New in the
 // command's terms, by the step that failed; input names the votes of a
 // release.
-func (s *Config) ReleaseError(err error, input string) error {
+func (s *MechanismConfig) ReleaseError(err error, input string) error {
 	var re *ensemble.ReleaseError
 	if !errors.As(err, &re) {
 		return err
 	}
 	switch err = re.Err; re.Step {
 	case ensemble.StepGamma:
-		return gammasource.Error(err, s.tableName)
+		return GammaError(err, s.tableName)
 	case ensemble.StepBuild:
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
 		if !errors.Is(err, gamma.ErrNotCertified) && !errors.Is(err, context.Canceled) {
-			err = cli.AsUsage(exitstatus.Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
+			err = cli.AsUsage(Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
 		}
 	case ensemble.StepBinding:
 		err = fmt.Errorf("%s: %w (--mechanism)", input, err)
 	case ensemble.StepAccounting:
 		err = cli.AsUsage(err)
 	case ensemble.StepLedger:
-		err = ledgeropen.Error(err)
+		err = LedgerError(err)
 	}
 	return err
 }
@@ -209,7 +204,7 @@ func (s *Config) ReleaseError(err error, input string) error {
 // Source returns where the gamma of mechanism info comes from: the
 // --gamma file, when it is for the mechanism's relation, else gamma_opt
 // from the cache, solved on demand unless --no-solve.
-func (s *Config) Source(info Info) (optimal.Source, error) {
+func (s *MechanismConfig) Source(info MechanismInfo) (optimal.Source, error) {
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
 	if s.table != nil && s.table.InRelation() == info.Relation {
@@ -223,9 +218,9 @@ func (s *Config) Source(info Info) (optimal.Source, error) {
 // PlanSource returns where a plan's mechanism takes its noise function
 // for each problem the plan tries: gamma_opt from the cache, solved on
 // demand unless --no-solve, its solves shown on lines
-// (Plan). A --gamma file is refused: it is for one problem,
+// (PlanGamma). A --gamma file is refused: it is for one problem,
 // and a plan tries many.
-func (s *Config) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.Source, error) {
+func (s *MechanismConfig) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.Source, error) {
 	if s.table != nil {
 		return optimal.Source{}, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
 	}
@@ -234,14 +229,14 @@ func (s *Config) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.S
 	if src.Cache, err = s.Cache.Open(); err != nil {
 		return src, err
 	}
-	gammasource.Plan(cmd, &src, lines)
+	PlanGamma(cmd, &src, lines)
 	return src, nil
 }
 
 // PlanGamma gives s the gamma source of mechanism info when it samples
 // one: once the flags are checked for it, the source of a plan
 // (PlanSource), whose solves lines show.
-func (f *Config) PlanGamma(cmd *cobra.Command, info Info, s Values, lines *cliout.Stages) (err error) {
+func (f *MechanismConfig) PlanGamma(cmd *cobra.Command, info MechanismInfo, s MechanismValues, lines *cliout.Stages) (err error) {
 	if info.Gamma {
 		if err = f.Check(cmd, info); err == nil {
 			s["gamma"], err = f.PlanSource(cmd, lines)

@@ -1,4 +1,4 @@
-package mechanisms
+package setup
 
 import (
 	"reflect"
@@ -15,7 +15,7 @@ import (
 func TestMechanismFlags(t *testing.T) {
 	calibrated := []string{"m", "eps", "Delta", "delta"}
 	gammaFlags := []string{"prior", "gamma", "no-solve"}
-	want := []Info{
+	want := []MechanismInfo{
 		{Name: "darrm", Relation: accountant.PrivateTeachers, Gamma: true, Takes: append(slices.Clone(calibrated), gammaFlags...)},
 		{Name: "subsample", Relation: accountant.PrivateTeachers, Takes: calibrated},
 		{Name: "dsub", Relation: accountant.PrivateTeachers, Takes: calibrated},
@@ -26,11 +26,11 @@ func TestMechanismFlags(t *testing.T) {
 		{Name: "confident-gnmax", Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"}},
 		{Name: "lnmax", Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"laplace-scale"}},
 	}
-	if len(Table) != len(want) {
-		t.Fatalf("%d mechanisms, want %d", len(Table), len(want))
+	if len(MechanismTable) != len(want) {
+		t.Fatalf("%d mechanisms, want %d", len(MechanismTable), len(want))
 	}
 	for i, w := range want {
-		got := Table[i]
+		got := MechanismTable[i]
 		got.mech = nil
 		if !reflect.DeepEqual(got, w) {
 			t.Errorf("%s on %v: %+v, want %+v", w.Name, w.Input, got, w)

@@ -1,4 +1,4 @@
-package ledgeropen
+package setup
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/ledger"
@@ -26,13 +25,13 @@ func TestLedgerError(t *testing.T) {
 	near := filepath.Join(dir, "k.ledger")
 	os.WriteFile(near, nil, 0o644)
 	_, err := ledger.Open(context.Background(), filepath.Join(dir, "k.ledgr"), ledger.Options{ReadOnly: true})
-	if err = Error(err); !cli.IsUsage(err) || !strings.Contains(err.Error(), "did you mean "+near+"?") {
+	if err = LedgerError(err); !cli.IsUsage(err) || !strings.Contains(err.Error(), "did you mean "+near+"?") {
 		t.Errorf("a mistyped ledger: %v", err)
 	}
 	votes := filepath.Join(dir, "votes.csv")
 	os.WriteFile(votes, []byte(`# {"darrm-votes":1,"ensemble":"e","K":3,"classes":2}`+"\n0,1,1\n"), 0o644)
 	_, err = ledger.Open(context.Background(), votes, ledger.Options{ReadOnly: true})
-	if err = Error(err); !cli.IsUsage(err) || !strings.Contains(err.Error(), "is a vote file") {
+	if err = LedgerError(err); !cli.IsUsage(err) || !strings.Contains(err.Error(), "is a vote file") {
 		t.Errorf("a vote file as a ledger: %v", err)
 	}
 	// A second ledger: the library names Options.Replace, the
@@ -46,10 +45,10 @@ func TestLedgerError(t *testing.T) {
 	if !strings.Contains(err.Error(), "Create again with Options.Replace true") {
 		t.Errorf("a second ledger, from the library: %v", err)
 	}
-	if err = Error(err); !strings.Contains(err.Error(), "run the same darrm ledger init command with --replace") || strings.Contains(err.Error(), "Options.Replace") {
+	if err = LedgerError(err); !strings.Contains(err.Error(), "run the same darrm ledger init command with --replace") || strings.Contains(err.Error(), "Options.Replace") {
 		t.Errorf("a second ledger, from the command: %v", err)
 	}
-	if status, _ := exitstatus.Explain(err); status != exitstatus.Usage {
+	if status, _ := Explain(err); status != ExitUsage {
 		t.Errorf("a second ledger: exit status %d", status)
 	}
 	var w bytes.Buffer

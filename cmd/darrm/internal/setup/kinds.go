@@ -1,9 +1,4 @@
-// Package input opens the files darrm's commands read: it recognises
-// darrm's own kinds of file (vote and label files, ledgers, gammas, parts
-// of a certificate) by their first bytes, so that a file given where
-// another kind is read is refused as what it is, with what reads it, and
-// opens vote files as their flags and their metadata header say.
-package input
+package setup
 
 import (
 	"bufio"
@@ -21,33 +16,33 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Kind is a kind of file that darrm writes and its commands read,
+// FileKind is a kind of file that darrm writes and its commands read,
 // recognised by its start (sniff), so that a file given where another
 // kind is read is refused as what it is, with what reads it, rather than
 // with the first thing its parser trips on.
-type Kind struct {
+type FileKind struct {
 	Name string // e.g. "a gamma (darrm solve's output)"
 	Use  string // what reads it, as advice; "" for none
 }
 
 // The kinds of file that darrm writes, as sniff recognises them.
 var (
-	KindVotes  = &Kind{"a vote file (its first line is the votes' metadata header)", "give it as VOTES to darrm aggregate or darrm account pate, or as --votes to darrm ledger init"}
-	KindLabels = &Kind{"a label file (darrm aggregate's output)", "give it as --labels to darrm account pate"}
-	KindLedger = &Kind{"a privacy ledger (darrm ledger init's)", "give it as --ledger to darrm aggregate, or read it with darrm ledger show"}
-	KindGamma  = &Kind{"a gamma (darrm solve's or verify's output)", "give it as --gamma to darrm aggregate, or certify it with darrm verify (or with darrm separate, in parts)"}
-	KindShard  = &Kind{"a part of a certificate (darrm separate's output)", "combine the parts with darrm separate merge"}
+	KindVotes  = &FileKind{"a vote file (its first line is the votes' metadata header)", "give it as VOTES to darrm aggregate or darrm account pate, or as --votes to darrm ledger init"}
+	KindLabels = &FileKind{"a label file (darrm aggregate's output)", "give it as --labels to darrm account pate"}
+	KindLedger = &FileKind{"a privacy ledger (darrm ledger init's)", "give it as --ledger to darrm aggregate, or read it with darrm ledger show"}
+	KindGamma  = &FileKind{"a gamma (darrm solve's or verify's output)", "give it as --gamma to darrm aggregate, or certify it with darrm verify (or with darrm separate, in parts)"}
+	KindShard  = &FileKind{"a part of a certificate (darrm separate's output)", "combine the parts with darrm separate merge"}
 	// kindSolveTable is solve's table, for people: its gamma is rounded.
-	kindSolveTable = &Kind{"darrm solve's table, which rounds gamma to six digits for reading", "certify solve's --format json or --format csv, which hold gamma exactly"}
+	kindSolveTable = &FileKind{"darrm solve's table, which rounds gamma to six digits for reading", "certify solve's --format json or --format csv, which hold gamma exactly"}
 	// KindJSONDoc is a JSON document that is none of the above, spread
 	// over several lines: no line-oriented file (JSON lines) is one.
-	KindJSONDoc = &Kind{"a JSON document spread over several lines", "vote, label and ledger files hold one JSON value per line (JSON lines)"}
+	KindJSONDoc = &FileKind{"a JSON document spread over several lines", "vote, label and ledger files hold one JSON value per line (JSON lines)"}
 )
 
 // Want is what a command reads from a file.
 type Want struct {
 	what    string
-	accepts []*Kind
+	accepts []*FileKind
 	// lines is true for a line-oriented format, which a JSON document
 	// spread over several lines is not.
 	lines bool
@@ -55,15 +50,15 @@ type Want struct {
 
 // What darrm's commands read.
 var (
-	wantVotes  = Want{"a vote file", []*Kind{KindVotes}, true}
-	WantLabels = Want{"a label file", []*Kind{KindLabels}, true}
-	wantLedger = Want{"a ledger", []*Kind{KindLedger}, true}
+	wantVotes  = Want{"a vote file", []*FileKind{KindVotes}, true}
+	WantLabels = Want{"a label file", []*FileKind{KindLabels}, true}
+	wantLedger = Want{"a ledger", []*FileKind{KindLedger}, true}
 	// A sidecar holds a vote file's header alone, which may span lines.
-	wantSidecar = Want{"a vote file's metadata header", []*Kind{KindVotes}, false}
+	wantSidecar = Want{"a vote file's metadata header", []*FileKind{KindVotes}, false}
 	// A part of separate holds the gamma it certifies: verify reads it.
-	wantGamma    = Want{"a gamma", []*Kind{KindGamma, KindShard}, false}
-	WantShard    = Want{"a part of darrm separate's certificate", []*Kind{KindShard}, false}
-	WantSolve    = Want{"darrm solve's JSON output", []*Kind{KindGamma}, false}
+	wantGamma    = Want{"a gamma", []*FileKind{KindGamma, KindShard}, false}
+	WantShard    = Want{"a part of darrm separate's certificate", []*FileKind{KindShard}, false}
+	WantSolve    = Want{"darrm solve's JSON output", []*FileKind{KindGamma}, false}
 	WantShuffleg = Want{"darrm shuffleg's JSON output", nil, false}
 )
 
@@ -71,13 +66,13 @@ var (
 // document spread over lines the start of the document.
 const sniffBytes = 64 << 10
 
-// Open opens the file name (- for standard input) that role names on
+// OpenInput opens the file name (- for standard input) that role names on
 // the command line (a flag, "--labels", or an argument, "VOTES"), to be
 // read as want: a file that cannot be opened is a usage error naming role
 // (a missing one with the close names, cli.OpenInputContext), and a file
 // that sniff recognises as another kind than want's is refused as what it
 // is. The reader returned reads the file from its start.
-func Open(cmd *cobra.Command, role, name string, want Want) (io.ReadCloser, error) {
+func OpenInput(cmd *cobra.Command, role, name string, want Want) (io.ReadCloser, error) {
 	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
 	if err != nil {
 		if cli.IsUsage(err) {
@@ -98,11 +93,11 @@ func Open(cmd *cobra.Command, role, name string, want Want) (io.ReadCloser, erro
 
 // ReadJSON decodes each of the files names, which role names on the
 // command line, into a T (cli.DecodeJSON): each must be a JSON result of
-// darrm, and of a kind that want accepts (Open).
+// darrm, and of a kind that want accepts (OpenInput).
 func ReadJSON[T any](cmd *cobra.Command, role string, names []string, want Want) ([]T, error) {
 	out := make([]T, len(names))
 	for i, name := range names {
-		r, err := Open(cmd, role, name, want)
+		r, err := OpenInput(cmd, role, name, want)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +122,7 @@ func label(role, name string) string {
 
 // Check refuses a file of kind k (nil: not recognised) that want does not
 // accept, naming it by role and name.
-func (want Want) Check(role, name string, k *Kind) error {
+func (want Want) Check(role, name string, k *FileKind) error {
 	if k == nil || slices.Contains(want.accepts, k) || k == KindJSONDoc && !want.lines {
 		return nil
 	}
@@ -144,7 +139,7 @@ func (want Want) Check(role, name string, k *Kind) error {
 
 // SniffPath is sniff of the regular file path (nil for anything else:
 // a FIFO is not waited on, a device not read).
-func SniffPath(path string) *Kind {
+func SniffPath(path string) *FileKind {
 	st, err := os.Stat(path)
 	if err != nil || !st.Mode().IsRegular() {
 		return nil
@@ -166,7 +161,7 @@ func SniffPath(path string) *Kind {
 // FOR RELEASE) are passed over. It waits for the first lines only, and,
 // when a line opens a JSON document that does not end on it (which no
 // line-oriented file does), for the document's start. nil: none of these.
-func sniff(br *bufio.Reader) *Kind {
+func sniff(br *bufio.Reader) *FileKind {
 	return peek.Head(br, maxComments, kindOf, lineKind, KindJSONDoc)
 }
 
@@ -175,7 +170,7 @@ const maxComments = 3
 
 // lineKind recognises darrm's files that are not JSON by their first
 // line: solve's table for people, or its CSV.
-func lineKind(line []byte) *Kind {
+func lineKind(line []byte) *FileKind {
 	switch {
 	case report.IsSolveTable(line):
 		return kindSolveTable
@@ -186,7 +181,7 @@ func lineKind(line []byte) *Kind {
 }
 
 // kindOf recognises darrm's files by their first JSON object, obj.
-func kindOf(obj []byte) *Kind {
+func kindOf(obj []byte) *FileKind {
 	if labels, ok := votefile.IsHeader(obj); ok {
 		if labels {
 			return KindLabels

@@ -1,8 +1,4 @@
-// Package sharedflags holds the flags that name one concept in every
-// darrm command that has them: their names, defaults and help, defined
-// once, the types of their values that the libraries do not define, and
-// the rule each is checked by wherever it is given.
-package sharedflags
+package setup
 
 import (
 	"errors"
@@ -16,7 +12,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/curveplot"
-	"github.com/darrm/darrm/cmd/darrm/internal/exitstatus"
 	"github.com/darrm/darrm/cmd/darrm/internal/figure"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/gamma"
@@ -111,10 +106,10 @@ func deltaPrime(_ string, x float64) error { return param.DeltaPrime(x) }
 
 func steps(n int) error { return param.CountIn("steps", n, 1, accountant.CountLimit) }
 
-// CheckRules checks each flag of flagRules and countRules given to cmd
+// CheckFlagRules checks each flag of flagRules and countRules given to cmd
 // by its rule, and names the flag and the value as given (every value of
 // a list).
-func CheckRules(cmd *cobra.Command) error {
+func CheckFlagRules(cmd *cobra.Command) error {
 	var err error
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if err != nil {
@@ -156,10 +151,10 @@ func asFlag(name string, value any, err error) error {
 	return err
 }
 
-// Bind defines the flags of the tagged fields of the struct p points to
-// (cli.Registry.Bind): a shared flag takes its default and help from
+// BindFlags defines the flags of the tagged fields of the struct p points to
+// (cli.Registry.BindFlags): a shared flag takes its default and help from
 // Registry, any other from the field and its help tag.
-func Bind(cmd *cobra.Command, p any) { Registry.Bind(cmd.Flags(), p) }
+func BindFlags(cmd *cobra.Command, p any) { Registry.Bind(cmd.Flags(), p) }
 
 // CheckPlot refuses a --plot file that cannot be drawn, before any work;
 // "" is no plot.
@@ -172,7 +167,7 @@ func CheckPlot(path string) error {
 
 // CheckWorkers checks --workers before any work (param.Workers,
 // the rule of every library that takes a number of goroutines).
-func CheckWorkers(n int) error { return exitstatus.Flagged(param.Workers(n), nil) }
+func CheckWorkers(n int) error { return Flagged(param.Workers(n), nil) }
 
 // CompositionFlags are --composition and --delta-prime.
 type CompositionFlags struct {

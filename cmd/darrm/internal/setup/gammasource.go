@@ -1,8 +1,4 @@
-// Package gammasource gets darrm's commands the noise function gamma that
-// a release, a plan or a solve uses, from an optimal.Source (a gamma file
-// given, or gamma_opt from the cache, solved on demand), showing the solve
-// on standard error and saying its errors in terms of the flags.
-package gammasource
+package setup
 
 import (
 	"context"
@@ -57,13 +53,13 @@ func (f *CacheFlags) Open() (*cache.Dir, error) {
 	return nil, fmt.Errorf("%w (use --cache-dir or --no-cache)", err)
 }
 
-// Load returns the gamma that src gives for p (optimal.Source.Load),
+// LoadGamma returns the gamma that src gives for p (optimal.Source.LoadGamma),
 // with a progress line on a terminal while gamma_opt is solved, and
 // warnings for a cache entry that is replaced or that could not be
 // stored.
-func Load(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Problem) (optimal.Loaded, error) {
+func LoadGamma(ctx context.Context, cmd *cobra.Command, src optimal.Source, p constraints.Problem) (optimal.Loaded, error) {
 	prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, Solving(p))
-	Watch(cmd, &src, Solving(p), func() *cliout.Progress { return prog })
+	WatchSolve(cmd, &src, Solving(p), func() *cliout.Progress { return prog })
 	l, err := src.Load(ctx, p)
 	prog.Done()
 	if err == nil {
@@ -80,9 +76,9 @@ func Solving(p constraints.Problem) string {
 	return fmt.Sprintf("solving K=%d m=%g", p.K, p.M)
 }
 
-// Watch makes src show its solve of gamma_opt, described as what, on the
+// WatchSolve makes src show its solve of gamma_opt, described as what, on the
 // progress line prog returns, and tell of a cache entry it replaces.
-func Watch(cmd *cobra.Command, src *optimal.Source, what string, prog func() *cliout.Progress) {
+func WatchSolve(cmd *cobra.Command, src *optimal.Source, what string, prog func() *cliout.Progress) {
 	var eta solveETA
 	src.Options.Progress = func(s optimal.Progress) {
 		pr := prog()
@@ -100,21 +96,21 @@ func WarnNotStored(cmd *cobra.Command, err error) {
 	}
 }
 
-// Plan makes src, the gamma source of a plan, show on lines its solves of
+// PlanGamma makes src, the gamma source of a plan, show on lines its solves of
 // gamma_opt for the problems the plan tries, tell of a cache entry it
 // replaces and warn of one it could not store (WarnNotStored); the
 // caller ends lines when the plan is done.
-func Plan(cmd *cobra.Command, src *optimal.Source, lines *cliout.Stages) {
+func PlanGamma(cmd *cobra.Command, src *optimal.Source, lines *cliout.Stages) {
 	const what = "solving gamma_opt"
-	Watch(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
+	WatchSolve(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
 	src.OnNotStored = func(err error) { WarnNotStored(cmd, err) }
 }
 
-// Error says an optimal.SourceError in terms of the flags that set the
+// GammaError says an optimal.SourceError in terms of the flags that set the
 // source's fields: --gamma (the file given), --prior and --no-solve (with --no-cache),
 // as usage errors; a cache entry that cannot be read or used keeps its
 // error, and its exit status.
-func Error(err error, given string) error {
+func GammaError(err error, given string) error {
 	var se *optimal.SourceError
 	switch {
 	case !errors.As(err, &se):
