@@ -15,14 +15,6 @@ func BenchmarkComposeGeneral(b *testing.B) {
 	}
 }
 
-func benchOptimal(b *testing.B, eps float64, k int) {
-	step := Guarantee{eps, 1e-6}
-	for b.Loop() {
-		g, _ := composeOptimal(step, k, 1e-5)
-		sink = g.Eps
-	}
-}
-
 func BenchmarkMaxStepsOptimal(b *testing.B) {
 	step, budget := Guarantee{0.01, 1e-7}, Guarantee{2, 1e-3}
 	for b.Loop() {

@@ -51,5 +51,3 @@ func TestTextRoundTrip(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func second[T any](_ T, err error) error { return err }

@@ -42,12 +42,6 @@ func chainHash(version int, prev, kind string, raw []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// v1Hash is the hash of a version-1 line.
-func v1Hash(raw []byte) string {
-	s := sha256.Sum256(raw)
-	return hex.EncodeToString(s[:])
-}
-
 // encodeLine returns the line of a ledger of the given version of v (a
 // Header, a Spend or an ending) after the line of hash prev, with its line end, and
 // its hash.

@@ -36,6 +36,4 @@ func round(x float64, want string) string {
 	return fmt.Sprintf("%.*f", decimals, x)
 }
 
-func second[T any](_ T, err error) error { return err }
-
 var sink float64
