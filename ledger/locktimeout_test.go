@@ -10,19 +10,17 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/pgtest"
 )
 
-// TestLockTimeout: a run that waits for a lock gives up after
+// testPGLockTimeout: a run that waits for a lock gives up after
 // Options.LockTimeout, whoever holds it: another run on a ledger file or a
 // PostgreSQL ledger (its advisory lock), or a session that locked the
 // ledgers' table (LOCK TABLE ... IN ACCESS EXCLUSIVE MODE, as an
 // administrator might); the error names the holder and the wait, and no
 // line was appended. A negative timeout is refused, naming the field.
-func TestLockTimeout(t *testing.T) {
+func testPGLockTimeout(t *testing.T, db string) {
 	const timeout = 300 * time.Millisecond
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
-	db := pgtest.DB(t)
 	file := newLedger(t, budget)
 	pg := newPG(t, db, "timed", budget)
 	// holdRun holds the ledger at location as a run does.

@@ -163,8 +163,8 @@ func testPGLedger(t *testing.T, db string) {
 
 // TestPG runs the tests of PostgreSQL ledgers that can share one
 // database, each with ledgers of its own names (one database costs the
-// server 0.1-0.25 s to make); the one that drops the append-only trigger
-// runs last.
+// server 0.1-0.25 s to make); those that drop the append-only trigger
+// run last.
 func TestPG(t *testing.T) {
 	db := pgtest.DB(t)
 	for _, c := range []struct {
@@ -177,9 +177,12 @@ func TestPG(t *testing.T) {
 		{"WriteRetried", testPGWriteRetried},
 		{"ConcurrentProcesses", testPGConcurrentProcesses},
 		{"LockWait", testPGLockWait},
+		{"LockTimeout", testPGLockTimeout},
+		{"QueryAsLibpq", testPGQueryAsLibpq},
 		{"AppendOnly", testPGAppendOnly},
 		{"Analysts", testPGAnalysts},
 		{"Restored", testPGRestored},
+		{"Witness", testPGWitness},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}
@@ -356,7 +359,7 @@ func testPGAppendOnly(t *testing.T, db string) {
 // head as they were a run ago) is refused by the record of a user who
 // released since, as behind, like a file copied back. It drops the
 // trigger that would refuse the rows' deletion, as a restore would not
-// meet it: it runs last.
+// meet it: it runs at the end.
 func testPGRestored(t *testing.T, db string) {
 	u := newPG(t, db, "restored", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spendOn(t, book, u, 2, 1)

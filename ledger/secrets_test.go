@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/pgtest"
 )
 
 // TestRedactSecrets: whatever a password holds ('/', '?', '#', '@', ':',
@@ -108,11 +107,10 @@ func TestRedactMalformed(t *testing.T) {
 	}
 }
 
-// TestPGQueryAsLibpq: the URL's parameters reach the server as libpq
+// testPGQueryAsLibpq: the URL's parameters reach the server as libpq
 // reads them: %20 is a space and '+' itself, in libpq's documented
 // options=-c%20NAME%3DVALUE, and in any other parameter.
-func TestPGQueryAsLibpq(t *testing.T) {
-	db := pgtest.DB(t)
+func testPGQueryAsLibpq(t *testing.T, db string) {
 	sep := "?"
 	if strings.Contains(db, "?") {
 		sep = "&"
