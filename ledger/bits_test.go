@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/pgtest"
 )
 
 // testPairs returns n pairs of a one-bit release (a DaRRM label's, as
@@ -248,8 +247,8 @@ func TestOneBitChargesResumed(t *testing.T) {
 }
 
 // resignPG rewrites the rows of the ledger name in the database at db as
-// resign rewrites a file, as a superuser would: the append-only trigger
-// disabled, the rows and the head updated.
+// resign rewrites a file, as a superuser would: the guards dropped (the
+// append-only trigger among them), the rows and the head updated.
 func resignPG(t *testing.T, db, name string, edit func(n int, raw string) string) {
 	t.Helper()
 	conn, err := pgx.Connect(ctx, db)
@@ -278,7 +277,7 @@ func resignPG(t *testing.T, db, name string, edit func(n int, raw string) string
 	}
 	out := resignLines(t, in, edit)
 	// As a superuser would: the guards dropped.
-	if _, err := conn.Exec(ctx, "ALTER TABLE darrm.lines DISABLE TRIGGER append_only; ALTER TABLE darrm.ledgers DISABLE TRIGGER guard_ledger"); err != nil {
+	if _, err := conn.Exec(ctx, "DROP TRIGGER IF EXISTS append_only ON darrm.lines; DROP TRIGGER IF EXISTS guard_ledger ON darrm.ledgers"); err != nil {
 		t.Fatal(err)
 	}
 	var stop int64
@@ -297,14 +296,14 @@ func resignPG(t *testing.T, db, name string, edit func(n int, raw string) string
 	}
 }
 
-// TestPGOneBitCharges: on a PostgreSQL ledger as on a file, a read
+// testPGOneBitCharges: on a PostgreSQL ledger as on a file, a read
 // recomputes every one-bit line's charge, and a release that reads from
 // its record reads the row that holds the pairs a later row names (after
 // the rows it reads: one query at a time); its export reads the same. A
 // charge edited by a superuser, the trigger disabled and the chain hashed
-// again, is refused at its line by both.
-func TestPGOneBitCharges(t *testing.T) {
-	db := pgtest.DB(t)
+// again, is refused at its line by both. It drops the guards: it runs
+// at the end.
+func testPGOneBitCharges(t *testing.T, db string) {
 	u := newPG(t, db, "bits", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-3}})
 	listA, listB := testPairs(3000, 1), testPairs(2000, 2)
 	a, b := book, Options{StateDir: t.TempDir()}

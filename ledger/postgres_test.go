@@ -183,6 +183,7 @@ func TestPG(t *testing.T) {
 		{"Analysts", testPGAnalysts},
 		{"Restored", testPGRestored},
 		{"Witness", testPGWitness},
+		{"OneBitCharges", testPGOneBitCharges},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}
