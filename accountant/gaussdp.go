@@ -366,7 +366,7 @@ func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
 	if ok {
 		return v
 	}
-	v = dgDelta(eps, sums)
+	v = dgDelta(eps, sums, false)
 	a.mu.Lock()
 	if a.deltas == nil || len(a.deltas) >= maxDGAnswers {
 		a.deltas = map[dgQuery]float64{}
@@ -376,8 +376,20 @@ func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
 	return v
 }
 
-// dgDelta is discreteGaussianDelta, computed.
-func dgDelta(eps float64, sums []*dgSum) float64 {
+// dgAnchor is how many terms of dgDelta's estimate take their
+// exponential from the term before's, times e^(1/σ_a²), before one takes
+// math.Exp again.
+const dgAnchor = 64
+
+// dgDelta is discreteGaussianDelta, computed; with estimate set, the same
+// sum but for rounding, which only guides the search of the profile's
+// inverse (roots.EdgeGuided, which confirms its answer by the profile):
+// consecutive terms' exponents are 1/σ_a² apart but for their rounding,
+// so each exponential is carried over from the term before as a product
+// by e^(1/σ_a²), from math.Exp every dgAnchor terms: within a relative
+// 10^-14 (about 2·dgAnchor roundings), where the exponentials are most of
+// the profile's cost, and a search for ε evaluates it some thirty times.
+func dgDelta(eps float64, sums []*dgSum, estimate bool) float64 {
 	const u = 0x1p-53
 	a := sums[0]
 	b := &dgSum{sigma: 1, p: []float64{1}}
@@ -397,6 +409,7 @@ func dgDelta(eps float64, sums []*dgSum) float64 {
 	// The terms' constant parts, as the sums below group them.
 	above, shift := ca+cb-eps, eps-ca-cb
 	var sum, sumF float64
+	up, e := math.Exp(1/va), 0.0
 	for i, p := range a.p {
 		sa := float64(i - a.w)
 		// L > ε  ⇔  s_b < σ_b²(c_a + c_b - ε - s_a/σ_a²); the threshold
@@ -415,11 +428,21 @@ func dgDelta(eps float64, sums []*dgSum) float64 {
 		if j == 0 {
 			break
 		}
+		if estimate {
+			if i%dgAnchor == 0 {
+				e = math.Exp(shift + x + m)
+			} else {
+				e *= up
+			}
+		}
 		if p == 0 {
 			continue
 		}
+		if !estimate {
+			e = math.Exp(shift + x + m)
+		}
 		sumF += p * F[j]
-		inner := F[j] - math.Exp(shift+x+m)*G[j]
+		inner := F[j] - e*G[j]
 		if inner > 0 {
 			sum += p * inner
 		}

@@ -100,6 +100,7 @@ func newRunCurves(s Spend, k int, delta float64) runCurves {
 		return r
 	}
 	r.delta = func(eps float64) float64 { return discreteGaussianDelta(eps, sums) }
+	r.guess = func(eps float64) float64 { return dgDelta(eps, sums, true) }
 	return r
 }
 
