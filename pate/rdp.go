@@ -103,8 +103,15 @@ func logSumExpUp(ts []float64) float64 {
 		return m
 	}
 	s := outward.Exact(0)
-	for _, t := range ts {
-		s = s.Add(outward.Exp(outward.Exact(t).Sub(outward.Exact(m))))
+	var last uint64
+	var e outward.Interval
+	for i, t := range ts {
+		// A run of equal terms (gnmaxLogQ's classes of one count) has one
+		// exponential: the same argument, so the same interval.
+		if b := math.Float64bits(t); i == 0 || b != last {
+			last, e = b, outward.Exp(outward.Exact(t).Sub(outward.Exact(m)))
+		}
+		s = s.Add(e)
 	}
 	return outward.AddUp(m, outward.Log(s).Hi)
 }
