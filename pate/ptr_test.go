@@ -283,10 +283,16 @@ func bruteBitRDP(sigma, z, order float64) float64 {
 	for i := -50 * 256; i <= 50*256; i++ {
 		u := float64(i) / 256
 		a := clamp(u - z)
+		// Each Φ once: u + 0/σ is u, so b is a at j = 0.
+		pa, qa := logPhi(a), logPhi(-a)
 		for j := -1; j <= 1; j++ {
-			b := clamp(u + float64(j)/sigma - z)
-			t1 := order*logPhi(a) + (1-order)*logPhi(b)
-			t2 := order*logPhi(-a) + (1-order)*logPhi(-b)
+			pb, qb := pa, qa
+			if j != 0 {
+				b := clamp(u + float64(j)/sigma - z)
+				pb, qb = logPhi(b), logPhi(-b)
+			}
+			t1 := order*pa + (1-order)*pb
+			t2 := order*qa + (1-order)*qb
 			m := math.Max(t1, t2)
 			worst = math.Max(worst, (m+math.Log(math.Exp(t1-m)+math.Exp(t2-m)))/(order-1))
 		}
