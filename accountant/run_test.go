@@ -73,6 +73,7 @@ func bigDGSum(sigma float64, n int) ([]*big.Float, int) {
 		v.Quo(v, total)
 	}
 	dist := []*big.Float{bf512(1)}
+	pq := bf512(0) // each product, rounded to 512 bits as a new one would be
 	for range n {
 		next := make([]*big.Float, len(dist)+2*z)
 		for i := range next {
@@ -80,7 +81,7 @@ func bigDGSum(sigma float64, n int) ([]*big.Float, int) {
 		}
 		for i, p := range dist {
 			for j, q := range one {
-				next[i+j].Add(next[i+j], new(big.Float).SetPrec(bigPrec).Mul(p, q))
+				next[i+j].Add(next[i+j], pq.Mul(p, q))
 			}
 		}
 		dist = next
@@ -119,11 +120,11 @@ func bigDiscreteDelta(eps float64, parts []GaussianPart, k int) *big.Float {
 	ea, eb := expOf(a), expOf(b)
 	base := bigmath.Exp(new(big.Float).SetPrec(bigPrec).Sub(bf512(eps), c), bigPrec)
 	one := bf512(1)
-	sum := bf512(0)
+	sum, x := bf512(0), bf512(0)
 	for i, pa := range a.p {
 		fa := new(big.Float).SetPrec(bigPrec).Mul(base, ea[i])
 		for j, pb := range b.p {
-			x := new(big.Float).SetPrec(bigPrec).Mul(fa, eb[j])
+			x.Mul(fa, eb[j])
 			if x.Cmp(one) >= 0 {
 				continue
 			}
