@@ -62,6 +62,35 @@ type dgSum struct {
 	// of the same sums (half the sums a plan's tests made were repeats).
 	mu     sync.Mutex
 	deltas map[dgQuery]float64
+	// blocks holds, for dgDelta's estimate of this sum alone, each
+	// dgAnchor entries' sums of P[i] and of P[i]·e^(d/σ²), d = i mod
+	// dgAnchor: made on first use.
+	blocks  dgBlocks
+	blocksO sync.Once
+}
+
+// dgBlocks are a dgSum's sums by blocks of dgAnchor entries.
+type dgBlocks struct {
+	p, q []float64
+}
+
+// blockSums returns d's dgBlocks.
+func (d *dgSum) blockSums() dgBlocks {
+	d.blocksO.Do(func() {
+		v := d.sigma * d.sigma
+		var up [dgAnchor]float64
+		for i := range up {
+			up[i] = math.Exp(float64(i) / v)
+		}
+		n := len(d.p) / dgAnchor
+		b := dgBlocks{p: make([]float64, n), q: make([]float64, n)}
+		for i, p := range d.p[:n*dgAnchor] {
+			b.p[i/dgAnchor] += p
+			b.q[i/dgAnchor] += p * up[i%dgAnchor]
+		}
+		d.blocks = b
+	})
+	return d.blocks
 }
 
 // dgQuery is a question to discreteGaussianDelta of the sums whose first
@@ -389,6 +418,11 @@ const dgAnchor = 64
 // by e^(1/σ_a²), from math.Exp every dgAnchor terms: within a relative
 // 10^-14 (about 2·dgAnchor roundings), where the exponentials are most of
 // the profile's cost, and a search for ε evaluates it some thirty times.
+// Of one sum alone (every term's F and G are 1) the estimate adds a
+// block of dgAnchor terms whose last has L > ε at once, from the block's
+// sums (blockSums): one exponential a block. It leaves out the rounding
+// that makes a term on the boundary negative, cut to 0 in the profile:
+// at most τ of its mass.
 func dgDelta(eps float64, sums []*dgSum, estimate bool) float64 {
 	const u = 0x1p-53
 	a := sums[0]
@@ -410,7 +444,21 @@ func dgDelta(eps float64, sums []*dgSum, estimate bool) float64 {
 	above, shift := ca+cb-eps, eps-ca-cb
 	var sum, sumF float64
 	up, e := math.Exp(1/va), 0.0
-	for i, p := range a.p {
+	var blocks dgBlocks
+	if estimate && len(sums) == 1 {
+		blocks = a.blockSums()
+	}
+	for i := 0; i < len(a.p); i++ {
+		if b := i / dgAnchor; i%dgAnchor == 0 && b < len(blocks.p) {
+			// L > ε at the block's last term, so at each of its terms.
+			if last := float64(i + dgAnchor - 1 - a.w); vb*(above-last/va)+tau > 0 {
+				sumF += blocks.p[b]
+				sum += blocks.p[b] - math.Exp(shift+float64(i-a.w)/va+m)*blocks.q[b]
+				i += dgAnchor - 1
+				continue
+			}
+		}
+		p := a.p[i]
 		sa := float64(i - a.w)
 		// L > ε  ⇔  s_b < σ_b²(c_a + c_b - ε - s_a/σ_a²); the threshold
 		// is raised by τ, so that no term with L > ε is left out. It
