@@ -62,7 +62,7 @@ type dgSum struct {
 	// of the same sums (half the sums a plan's tests made were repeats).
 	mu     sync.Mutex
 	deltas map[dgQuery]float64
-	// blocks holds, for dgDelta's estimate of this sum alone, each
+	// blocks holds, for dgDelta's estimate of this sum first, each
 	// dgAnchor entries' sums of P[i] and of P[i]·e^(d/σ²), d = i mod
 	// dgAnchor: made on first use.
 	blocks  dgBlocks
@@ -418,11 +418,14 @@ const dgAnchor = 64
 // by e^(1/σ_a²), from math.Exp every dgAnchor terms: within a relative
 // 10^-14 (about 2·dgAnchor roundings), where the exponentials are most of
 // the profile's cost, and a search for ε evaluates it some thirty times.
-// Of one sum alone (every term's F and G are 1) the estimate adds a
-// block of dgAnchor terms whose last has L > ε at once, from the block's
-// sums (blockSums): one exponential a block. It leaves out the rounding
-// that makes a term on the boundary negative, cut to 0 in the profile:
-// at most τ of its mass.
+// The estimate adds a block of dgAnchor terms whose last sums the whole
+// of the second sum's window (every s_b has L > ε, so for each term of
+// the block it does) at once, from the block's sums (blockSums) and the
+// totals F and G: one exponential a block. Of two sums that is the left
+// of the first's window, often a third of it; of one sum alone (the
+// second then a single point) every block but the last before ε. It
+// leaves out the rounding that makes a term on the boundary negative,
+// cut to 0 in the profile: at most τ of its mass.
 func dgDelta(eps float64, sums []*dgSum, estimate bool) float64 {
 	const u = 0x1p-53
 	a := sums[0]
@@ -445,15 +448,17 @@ func dgDelta(eps float64, sums []*dgSum, estimate bool) float64 {
 	var sum, sumF float64
 	up, e := math.Exp(1/va), 0.0
 	var blocks dgBlocks
-	if estimate && len(sums) == 1 {
+	if estimate {
 		blocks = a.blockSums()
 	}
+	whole := len(b.p)
 	for i := 0; i < len(a.p); i++ {
-		if b := i / dgAnchor; i%dgAnchor == 0 && b < len(blocks.p) {
-			// L > ε at the block's last term, so at each of its terms.
-			if last := float64(i + dgAnchor - 1 - a.w); vb*(above-last/va)+tau > 0 {
-				sumF += blocks.p[b]
-				sum += blocks.p[b] - math.Exp(shift+float64(i-a.w)/va+m)*blocks.q[b]
+		if k := i / dgAnchor; i%dgAnchor == 0 && k < len(blocks.p) {
+			// The whole of b at the block's last term (j = len(b.p), as
+			// below), so at each of its terms.
+			if last := float64(i + dgAnchor - 1 - a.w); vb*(above-last/va)+tau > float64(b.w)+1 {
+				sumF += F[whole] * blocks.p[k]
+				sum += F[whole]*blocks.p[k] - math.Exp(shift+float64(i-a.w)/va+m)*G[whole]*blocks.q[k]
 				i += dgAnchor - 1
 				continue
 			}
