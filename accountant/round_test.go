@@ -31,14 +31,22 @@ func exactGeneral(steps []Guarantee, dp float64) (eps, delta *big.Float) {
 	sum, a, sq := bf(0), bf(0), bf(0)
 	keep := new(big.Float).SetPrec(uint(53 * (len(steps) + 2))).SetFloat64(1 - 0) // exact product
 	keep.Mul(keep, new(big.Float).SetPrec(keep.Prec()).Sub(bf(1), bf(dp)))
-	for _, s := range steps {
+	// A step's terms are those of the step before when its ε is the same
+	// (a run of identical steps): the exponential once per run, the same
+	// 256-bit values added.
+	var th, e2 *big.Float
+	for i, s := range steps {
 		e := bf(s.Eps)
 		sum.Add(sum, e)
-		ex := bigExp(e)
-		th := new(big.Float).SetPrec(refPrec).Sub(ex, bf(1))
-		th.Quo(th, new(big.Float).SetPrec(refPrec).Add(ex, bf(1)))
-		a.Add(a, th.Mul(th, e))
-		sq.Add(sq, new(big.Float).SetPrec(refPrec).Mul(e, e))
+		if i == 0 || s.Eps != steps[i-1].Eps {
+			ex := bigExp(e)
+			th = new(big.Float).SetPrec(refPrec).Sub(ex, bf(1))
+			th.Quo(th, new(big.Float).SetPrec(refPrec).Add(ex, bf(1)))
+			th.Mul(th, e)
+			e2 = new(big.Float).SetPrec(refPrec).Mul(e, e)
+		}
+		a.Add(a, th)
+		sq.Add(sq, e2)
 		keep.Mul(keep, new(big.Float).SetPrec(keep.Prec()).Sub(bf(1), bf(s.Delta)))
 	}
 	logE := bigLog(new(big.Float).SetPrec(refPrec).Add(bigExp(bf(1)), new(big.Float).SetPrec(refPrec).Quo(bigSqrt(sq), bf(dp))))
