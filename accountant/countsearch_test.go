@@ -25,6 +25,12 @@ func TestCountComposesTwice(t *testing.T) {
 		{"delta", Guarantee{Eps: 6, Delta: 1e-2}},
 		{"random", Guarantee{Eps: 8, Delta: 1e-8}},
 	} {
+		if testing.Short() && tc.budget.Eps == 8 && tc.bits == "pure" {
+			// Under -short without this budget, at a smaller size: the
+			// first pure budget's count takes the same path (the exact
+			// composition at n and n + 1, 2^19 points each), as "random".
+			continue
+		}
 		t.Run(fmt.Sprintf("%s %v", tc.bits, tc.budget), func(t *testing.T) {
 			forgetCompositions()
 			pairs := testBits()[tc.bits]
