@@ -693,12 +693,20 @@ func TestThresholdBound(t *testing.T) {
 // that a caller checking its context between adds is never held up by
 // one long charge at result), and the totals are those of charging every
 // query in order at each order, as one flush at the end did. Under -short
-// add flushes once before the last flush, not twice: the order is still
-// checked across a flush, at half the CPU.
+// at a smaller size: add flushes once before the last flush, not twice
+// (the order is still checked across a flush), at every eighth order of
+// the default grid and its last (31 of 240, 1.25 to 1000), each charged
+// by the same path.
 func TestAddFlushesInOrder(t *testing.T) {
 	flushes := 2
+	var orders []float64 // defaultOrders
 	if testing.Short() {
 		flushes = 1
+		all := defaultOrders()
+		for i := 0; i < len(all); i += 8 {
+			orders = append(orders, all[i])
+		}
+		orders = append(orders, all[len(all)-1])
 	}
 	for _, tc := range []struct {
 		name    string
@@ -708,7 +716,7 @@ func TestAddFlushesInOrder(t *testing.T) {
 		{"a release", []answer{answerGiven, answerWithheld, answerGiven}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
+			a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{Orders: orders})
 			if err != nil {
 				t.Fatal(err)
 			}
