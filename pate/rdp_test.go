@@ -30,9 +30,15 @@ func exactTheorem6(L, sigma, order float64) *big.Float {
 }
 
 func TestTheorem6AgainstBig(t *testing.T) {
+	// Under -short 200 draws of the 400, at a smaller size: the same
+	// ranges of σ, order and q, at least 50 of them checked.
+	draws := 400
+	if testing.Short() {
+		draws = 200
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	checked := 0
-	for range 400 {
+	for range draws {
 		sigma := math.Exp(r.Float64()*5 - 0.5) // 0.6 .. 90
 		order := 1 + math.Exp(r.Float64()*6-2)
 		L := -math.Exp(r.Float64() * 8) // q from e^-1 down to e^-3000
@@ -58,7 +64,7 @@ func TestTheorem6AgainstBig(t *testing.T) {
 			t.Errorf("sigma %v order %v log q %v: %v, exact %v", sigma, order, L, b.Hi, w)
 		}
 	}
-	if checked < 100 {
+	if checked < draws/4 {
 		t.Fatalf("only %d cases met Theorem 6's conditions", checked)
 	}
 }
@@ -482,7 +488,7 @@ func relations(k int) []neighbours {
 // and teachers that may abstain (every histogram of at most K votes,
 // neighbours a vote added, removed or moved).
 func TestLocalSensitivityBruteForce(t *testing.T) {
-	for _, c := range []struct {
+	for ci, c := range []struct {
 		k, classes   int
 		sigma, order float64
 		noise        noisymax.Noise
@@ -494,7 +500,13 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 			t.Fatalf("%+v: conditions C5 %v C6 %v", c, c5, c6)
 		}
 		g := newGNMaxLS(c.sigma, c.order, c.classes, c.noise)
-		for _, rel := range relations(c.k) {
+		for ri, rel := range relations(c.k) {
+			if testing.Short() && ri != ci%2 {
+				// Under -short each case in one relation, alternating
+				// (every case, both relations three times, both
+				// directions), at a smaller size.
+				continue
+			}
 			sp := newSpace(rel, c.classes)
 			hs := sp.hs
 			for _, dir := range []Directions{OneSided, BothDirections} {
