@@ -56,6 +56,12 @@ func sgmRDP(q, sigma float64, alpha int) (float64, error) {
 	}
 	var sum float64
 	for _, t := range terms {
+		// Below -745.2 math.Exp is 0 (on every architecture): such a term
+		// adds nothing, and at a small q nearly all of a high order's are
+		// (q = 10^-9: all but some 40 of 4,097 at order 4,096).
+		if t-maxT < -750 {
+			continue
+		}
 		sum += math.Exp(t - maxT)
 	}
 	logA := maxT + math.Log(sum)
