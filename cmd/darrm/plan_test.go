@@ -306,12 +306,12 @@ func TestPlanErrors(t *testing.T) {
 // TestPlanForLedger: Confident-GNMax planned with --for ledger for 300
 // queries at (2, 1e-5); ledger init with that budget and those labels
 // declared, then aggregate on the ledger releases all 300. Under -short
-// 100 queries (a third of the CPU): the ledger's count still exceeds the
-// neighbour's (100 against 90), the property checked.
+// at a smaller size: 30 queries (half the CPU of 100); the ledger's count
+// still exceeds the neighbour's (30 against 27), the property checked.
 func TestPlanForLedger(t *testing.T) {
 	n := 300
 	if testing.Short() {
-		n = 100
+		n = 30
 	}
 	queries := fmt.Sprint(n)
 	dir := t.TempDir()
