@@ -8,7 +8,14 @@ import (
 // The full MNIST, when fetched: 60,000 and 10,000 digits, every class
 // present, pixels scaled to [0, 1].
 func TestLoadMNIST(t *testing.T) {
-	for _, name := range []string{"mnist", "fashion-mnist"} {
+	names := []string{"mnist", "fashion-mnist"}
+	if testing.Short() {
+		// Under -short the same check at a smaller size: MNIST alone, by
+		// the same code; TestLoadBinaryFetched's fashion39 reads
+		// Fashion-MNIST's files whole.
+		names = names[:1]
+	}
+	for _, name := range names {
 		t.Run(name, func(t *testing.T) { testLoadMNIST(t, name) })
 	}
 }
