@@ -281,14 +281,21 @@ func (b *labelBounds) bound(bigR float64, output int, alpha []float64, x float64
 
 // privateTeacherBits returns the pairs of (*table).privateTeacherBits for
 // a label whose probabilities are f: teacherBitsOf's, kept for the next
-// release of the same p and f (teacherBitsMemo).
+// release of the same teachers and f (teacherBitsMemo).
 func privateTeacherBits(p constraints.Problem, f labelProbs) ([]accountant.BitPair, bool) {
-	if bits, ok := teacherBitsMemo.get(p, f); ok {
+	// The pairs are those of the teachers' corners and f alone: m and the
+	// target's delta say what a release certifies, not what its label
+	// reveals. Held without them, the pairs are found again where a search
+	// over m (package plan's for subsampling) tries every m of one
+	// subsample size.
+	key := p
+	key.M, key.TargetDelta = 0, 0
+	if bits, ok := teacherBitsMemo.get(key, f); ok {
 		return bits, true
 	}
 	bits, ok := teacherBitsOf(p, f)
 	if ok {
-		teacherBitsMemo.put(p, f, bits)
+		teacherBitsMemo.put(key, f, bits)
 	}
 	return bits, ok
 }

@@ -267,6 +267,39 @@ func TestSubsampleBits(t *testing.T) {
 	}
 }
 
+// TestTeacherBitsMemoWithoutM: the pairs of a label do not depend on m or
+// the target's delta, which privateTeacherBits' memo leaves out of its key:
+// two problems that differ only there give the same pairs, each computed
+// afresh, and the memo hands the first's to the second.
+func TestTeacherBitsMemoWithoutM(t *testing.T) {
+	g, err := gamma.Sub(11, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := labelProbs{one: make([]float64, 12), zero: make([]float64, 12), abs: 1e-14 + 0x1p-53}
+	for l := range f.one {
+		f.one[l] = probOne(g, l)
+		f.zero[l] = 1 - f.one[l]
+	}
+	for _, c := range []struct{ a, b constraints.Problem }{
+		{constraints.New(11, 3, 0.1, 1e-5), constraints.New(11, 3.7, 0.1, 1e-5)},
+		{constraints.New(11, 3, 0.1, 0), constraints.Problem{K: 11, M: 3.5, Eps: 0.1, TargetDelta: 1e-3}},
+	} {
+		want, okA := teacherBitsOf(c.a, f)
+		got, okB := teacherBitsOf(c.b, f)
+		if !okA || !okB || len(want) == 0 || !slices.Equal(got, want) {
+			t.Errorf("%+v and %+v: %d and %d pairs, equal %t", c.a, c.b, len(want), len(got), slices.Equal(got, want))
+		}
+		privateTeacherBits(c.a, f)
+		if held, ok := teacherBitsMemo.get(constraints.Problem{K: 11, Eps: 0.1, Delta: c.b.Delta, Relation: c.b.Relation}, f); !ok || !slices.Equal(held, want) {
+			t.Errorf("%+v: the memo holds %d pairs (%t) under the problem without m, want %d", c.a, len(held), ok, len(want))
+		}
+		if memo, ok := privateTeacherBits(c.b, f); !ok || !slices.Equal(memo, want) {
+			t.Errorf("%+v after %+v: %d pairs from the memo, want %d", c.b, c.a, len(memo), len(want))
+		}
+	}
+}
+
 // checkRandomTeachers checks that the label of agg, for teachers of p
 // whose vote probabilities are drawn at random inside their (ε, Δ)
 // region (mostly near its diagonal, where the worst cases are), never
