@@ -2,10 +2,12 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +170,41 @@ func TestDescriptionReproducesTotals(t *testing.T) {
 // 4 pure labels at 0.2 total 0.8 by simple composition and 1.897 by the
 // zCDP filter at δ 1e-6. Labels with δ > 0 and no curve are held by
 // simple composition alone.
+// TestNamedFilterAsOffered: NamedFilter gives the filter that
+// accountant.Budget.OpenFilters offers for the labels declared, for every
+// method, relation and budget (it takes those that do not depend on the
+// labels from the offer without them), and the same refusals.
+func TestNamedFilterAsOffered(t *testing.T) {
+	gaussian := accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: 0.5, Delta: 1e-6}, Gaussian: []accountant.GaussianPart{{Sigma: 4, Coords: 1}}}
+	pure := accountant.ApproxStep(accountant.Guarantee{Eps: 0.2})
+	bad := accountant.ApproxStep(accountant.Guarantee{Eps: -1})
+	methods := []accountant.Method{accountant.GDPFilter, accountant.ZCDPFilter, accountant.RenyiFilter, accountant.AdvancedFilter, accountant.Simple, accountant.General}
+	for _, b := range []provenance.Binding{bound, oneVote} {
+		for _, budget := range []accountant.Budget{{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1e-5}}, {Guarantee: accountant.Guarantee{Eps: 3}}, {Guarantee: accountant.Guarantee{Eps: -3}}} {
+			for _, step := range []*accountant.Spend{nil, &pure, &gaussian, &bad} {
+				offered, _, offerErr := budget.OpenFilters(b.Relation, step)
+				for _, m := range methods {
+					name := fmt.Sprintf("%v, budget %v, labels %v, %v", b.Relation, budget.Guarantee, step, m)
+					got, err := NamedFilter(b, budget, step, m)
+					var want *accountant.Filter
+					for _, c := range offered {
+						if c.Filter.Parts[0].Method == m {
+							want = &c.Filter
+							break
+						}
+					}
+					switch {
+					case want != nil && (err != nil || !reflect.DeepEqual(got, *want)):
+						t.Errorf("%s: %+v (%v), offered %+v", name, got, err, *want)
+					case want == nil && (err == nil || offered == nil && !strings.Contains(err.Error(), offerErr.Error())):
+						t.Errorf("%s: %+v (%v), want the offer's refusal %v", name, got, err, offerErr)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestChooseFilter(t *testing.T) {
 	pure := func(eps float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: eps}) }
 	simple := func(eps float64, budget accountant.Budget) int {
