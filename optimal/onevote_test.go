@@ -84,9 +84,11 @@ func denseOneVote(t *testing.T, k int, eps, delta, mu float64) float64 {
 // step: K = 51 takes half a second, the whole sweep some 16 s; -short
 // stops at K = 25.)
 func TestOneVoteMatchesDenseLP(t *testing.T) {
-	maxK := 51
+	maxK, stride := 51, 2
 	if testing.Short() {
-		maxK = 25
+		// Under -short the same check at a smaller size: K up to 25 in
+		// steps of 4, each budget and both priors still met.
+		maxK, stride = 25, 4
 	}
 	pure := [][2]float64{{0.1, 0}, {1, 0}}
 	approx := [][2]float64{{0.3, 1e-5}, {0.05, 0.01}, {2, 1e-3}}
@@ -95,7 +97,7 @@ func TestOneVoteMatchesDenseLP(t *testing.T) {
 		mu   float64
 	}
 	uniform, tp := prior{"uniform", 0.75}, prior{"tp", 0.85}
-	for i, k := 0, 1; k <= maxK; i, k = i+1, k+2 {
+	for i, k := 0, 1; k <= maxK; i, k = i+1, k+stride {
 		priors := []prior{uniform}
 		if k == 25 || k == 51 {
 			priors = append(priors, tp)
