@@ -426,7 +426,8 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 		oneMinusD := new(big.Float).SetPrec(prec).Sub(one, d)
 		return [][2]*big.Float{{zero, zero}, {one, one}, {zero, d}, {d, zero}, {oneMinusD, one}, {one, oneMinusD}, {hi, lo}, {lo, hi}}
 	}
-	exact := func(p constraints.Problem, cs [][2]*big.Float, c constraints.Config, f []float64, side int) *big.Float {
+	// dist is the law of L on one side of multiset c, in big floats.
+	dist := func(cs [][2]*big.Float, c constraints.Config, side int) []*big.Float {
 		a := []*big.Float{bf(1)}
 		for j, n := range c {
 			x := cs[j][side]
@@ -445,6 +446,11 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 				a = next
 			}
 		}
+		return a
+	}
+	// exact is the probability of the output whose probabilities given L
+	// are f, under the law a.
+	exact := func(a []*big.Float, f []float64) *big.Float {
 		s := bf(0)
 		for l, v := range a {
 			s.Add(s, new(big.Float).SetPrec(prec).Mul(v, bf(f[l])))
@@ -498,9 +504,10 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 				return // a sample of the multisets at K >= 9 (each sum costs O(K²) big products)
 			}
 			for side := range m.probs {
+				a := dist(cs, m.c, side)
 				for output, of := range [2][]float64{f.one, f.zero} {
 					got, gotErr := m.probs[side][output], m.err(side, output)
-					ref := exact(c.p, cs, m.c, of, side)
+					ref := exact(a, of)
 					diff, _ := new(big.Float).SetPrec(prec).Sub(bf(got), ref).Float64()
 					worst = math.Max(worst, math.Abs(diff))
 					if diff != 0 {
