@@ -223,15 +223,15 @@ func TestRowBinomialsMatchFactors(t *testing.T) {
 		{250, 250, 250, 250, 250, 250, 250, 251},
 		{1000, 1001, 0, 0, 0, 0, 0, 0},
 	} {
+		a, ap, err := p.pmfs(c, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, bp, err := p.pmfs(c, false)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, side := range []int{0, 1} {
-			a, ap, err := p.pmfs(c, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, bp, err := p.pmfs(c, false)
-			if err != nil {
-				t.Fatal(err)
-			}
 			got, want := [][]float64{a, ap}[side], [][]float64{b, bp}[side]
 			for l := range want {
 				if d := math.Abs(got[l] - want[l]); d > 4*float64(p.K)*0x1p-53*want[l] && d > 1e-300 {
