@@ -108,9 +108,10 @@ func expectedTotal(f accountant.Filter, budget accountant.Guarantee, step accoun
 // declared); an error names the methods it offers.
 func NamedFilter(b provenance.Binding, budget accountant.Budget, step *accountant.Spend, named accountant.Method) (accountant.Filter, error) {
 	// The labels declared choose only the Rényi filter's order and the
-	// advanced filter's slack: a filter offered without them is the one
-	// offered with them, found here without what every candidate allows
-	// of them (a search each, 35 of them when δ_B > 0).
+	// advanced filter's slack, and those two are offered only with them:
+	// every other filter is offered the same without them, so it is found
+	// here without what each candidate allows of the labels (a search
+	// each, 35 of them when δ_B > 0).
 	if step == nil || step.Check() == nil {
 		if all, _, err := budget.OpenFilters(b.Relation, nil); err == nil {
 			for _, c := range all {

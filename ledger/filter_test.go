@@ -159,17 +159,6 @@ func TestDescriptionReproducesTotals(t *testing.T) {
 	corruptAt(t, "description changed", readErr(path), 4, "prior")
 }
 
-// TestChooseFilter: what the filters of a ledger open to any use allow a
-// declared use, against independent counts (simple composition: the
-// largest k with k·ε within the budget, in exact arithmetic; the zCDP
-// filter: k·ρ converts, by zcdpEps, within the budget and (k+1)·ρ does
-// not), and the filter kept: the one that allows the most, the earlier of
-// equals. Every filter but simple composition of δ_B has a part of simple
-// composition of pure points beside it, so that it allows at least the
-// basic-composition count of labels with a pure point. Issue 47's case:
-// 4 pure labels at 0.2 total 0.8 by simple composition and 1.897 by the
-// zCDP filter at δ 1e-6. Labels with δ > 0 and no curve are held by
-// simple composition alone.
 // TestNamedFilterAsOffered: NamedFilter gives the filter that
 // accountant.Budget.OpenFilters offers for the labels declared, for every
 // method, relation and budget (it takes those that do not depend on the
@@ -205,6 +194,17 @@ func TestNamedFilterAsOffered(t *testing.T) {
 	}
 }
 
+// TestChooseFilter: what the filters of a ledger open to any use allow a
+// declared use, against independent counts (simple composition: the
+// largest k with k·ε within the budget, in exact arithmetic; the zCDP
+// filter: k·ρ converts, by zcdpEps, within the budget and (k+1)·ρ does
+// not), and the filter kept: the one that allows the most, the earlier of
+// equals. Every filter but simple composition of δ_B has a part of simple
+// composition of pure points beside it, so that it allows at least the
+// basic-composition count of labels with a pure point. Issue 47's case:
+// 4 pure labels at 0.2 total 0.8 by simple composition and 1.897 by the
+// zCDP filter at δ 1e-6. Labels with δ > 0 and no curve are held by
+// simple composition alone.
 func TestChooseFilter(t *testing.T) {
 	pure := func(eps float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: eps}) }
 	simple := func(eps float64, budget accountant.Budget) int {
