@@ -25,9 +25,8 @@ func TestRunEqual(t *testing.T) {
 	p := EqualParams{Budget: accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}},
 		Delta: 1e-5, Queries: []int{10, 100}, Redraws: 3, Seed: 1}
 	if testing.Short() {
-		// The everyday run: one Q, 3, whose compositions need no
-		// transform; at 10 the searches of GNMax's and RR's parameters
-		// composed runs of 8 to 15 labels by a transform 17 times.
+		// Under -short at a smaller size: one Q, 3 (its searches still
+		// compose runs of 2 and 3 labels by a transform, 18 times).
 		p.Queries = []int{3}
 	}
 	res, err := RunEqual(ctx, b.Test, tt, p, opt)
