@@ -283,12 +283,14 @@ func fftDGSum(sigma float64, n, z1, w int) *dgSum {
 		one[i] /= total
 	}
 	f := fourier.NewFFT(size)
-	c := f.Coefficients(nil, one)
+	var c []complex128
+	onOwnStack(func() { c = f.Coefficients(nil, one) })
 	for i, v := range c {
 		// The mass function is symmetric, so its transform is real.
 		c[i] = complex(math.Pow(real(v), float64(n)), 0)
 	}
-	seq := f.Sequence(nil, c)
+	var seq []float64
+	onOwnStack(func() { seq = f.Sequence(nil, c) })
 	d := &dgSum{sigma: sigma, n: n, w: w, p: make([]float64, 2*w+1)}
 	var neg float64
 	for s := -w; s <= w; s++ {
