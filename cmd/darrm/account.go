@@ -13,7 +13,7 @@ import (
 	"github.com/darrm/darrm/noisymax"
 )
 
-func init() { subcommands = append(subcommands, newAccountCmd) }
+func init() { subcommands = append(subcommands, subcommand{"account", newAccountCmd}) }
 
 // accountExtra holds the constructors of account subcommands defined in
 // other files.

@@ -23,7 +23,7 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-func init() { subcommands = append(subcommands, newAggregateCmd) }
+func init() { subcommands = append(subcommands, subcommand{"aggregate", newAggregateCmd}) }
 
 type aggregateFlags struct {
 	setup.ProblemFlags

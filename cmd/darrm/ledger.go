@@ -19,7 +19,7 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-func init() { subcommands = append(subcommands, newLedgerCmd) }
+func init() { subcommands = append(subcommands, subcommand{"ledger", newLedgerCmd}) }
 
 func newLedgerCmd() *cobra.Command {
 	return newGroupCmd("ledger", "A persistent privacy budget for one teacher ensemble, across runs",

@@ -55,7 +55,7 @@ func stopAfter(ctx context.Context, grace time.Duration) {
 // run executes darrm with args and returns the process exit code. A
 // cancelled ctx (SIGINT, SIGTERM) stops long work at its next check.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	code := cli.Execute(ctx, newRootCmd(), args, stdin, stdout, stderr, setup.Explain)
+	code := cli.Execute(ctx, newRootCmd(args...), args, stdin, stdout, stderr, setup.Explain)
 	// The answers of the one-bit compositions the command made, kept in
 	// the cache's folder when it opened the cache (setup.CacheFlags.Open).
 	if err := accountant.SaveAnswers(); err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/darrm/darrm/pate"
 )
 
-func init() { subcommands = append(subcommands, newPATECmd) }
+func init() { subcommands = append(subcommands, subcommand{"pate", newPATECmd}) }
 
 func newPATECmd() *cobra.Command {
 	f := struct {

@@ -22,7 +22,7 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-func init() { subcommands = append(subcommands, newPlanCmd) }
+func init() { subcommands = append(subcommands, subcommand{"plan", newPlanCmd}) }
 
 type planFlags struct {
 	setup.ProblemFlags

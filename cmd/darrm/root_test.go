@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -302,5 +303,70 @@ func TestFlagValueErrors(t *testing.T) {
 		if err != nil {
 			t.Errorf("%v: %v", args, err)
 		}
+	}
+}
+
+// TestOneCommandTree: a run builds only the command its first argument
+// names (newRootCmd), and says the same as with every command built: the
+// help of every command, an unknown flag (and one a letter off one of its
+// own), an unknown argument or subcommand, and a group run bare, each with
+// its exit status. Under -short at a smaller size: each command with one
+// of the first four in turn, not all of them.
+func TestOneCommandTree(t *testing.T) {
+	for _, c := range subcommands {
+		if got := c.build().Name(); got != c.name {
+			t.Errorf("command %s is registered as %s: a run on it would build every command", got, c.name)
+		}
+	}
+	var paths [][]string
+	walk(newRootCmd(), func(c *cobra.Command) {
+		if c.HasParent() {
+			paths = append(paths, strings.Fields(c.CommandPath())[1:])
+		}
+	})
+	execute := func(root *cobra.Command, args []string) string {
+		var out, errb bytes.Buffer
+		code := cli.Execute(context.Background(), root, args, strings.NewReader(""), &out, &errb, setup.Explain)
+		return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	for i, path := range paths {
+		c, _, err := newRootCmd().Find(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var near string
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if near == "" && !f.Hidden && len(f.Name) > 3 {
+				near = "--" + f.Name[:len(f.Name)-1]
+			}
+		})
+		suffixes := [][]string{{"--help"}, {"--no-such-flag"}, {near}, {"no-such-command"}}
+		if testing.Short() {
+			suffixes = suffixes[i%len(suffixes):][:1]
+		}
+		if c.HasSubCommands() {
+			suffixes = append(suffixes, nil)
+		}
+		for _, suffix := range suffixes {
+			args := append(slices.Clone(path), suffix...)
+			if all, one := execute(newRootCmd(), args), execute(newRootCmd(args...), args); one != all {
+				t.Errorf("darrm %q with its command alone:\n%s\nwith every command:\n%s", args, one, all)
+			}
+		}
+	}
+}
+
+// BenchmarkNewRootCmd builds the command tree as a run of darrm aggregate
+// does (one command) and as darrm help does (every command).
+func BenchmarkNewRootCmd(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		args []string
+	}{{"aggregate", []string{"aggregate", "--K", "11"}}, {"help", []string{"help"}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				newRootCmd(bc.args...)
+			}
+		})
 	}
 }

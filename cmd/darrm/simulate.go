@@ -16,7 +16,7 @@ import (
 	"github.com/darrm/darrm/provenance"
 )
 
-func init() { subcommands = append(subcommands, newSimulateCmd) }
+func init() { subcommands = append(subcommands, subcommand{"simulate", newSimulateCmd}) }
 
 type simulateFlags struct {
 	setup.ProblemFlags

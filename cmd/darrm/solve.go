@@ -19,7 +19,7 @@ import (
 	"github.com/darrm/darrm/optimal"
 )
 
-func init() { subcommands = append(subcommands, newSolveCmd) }
+func init() { subcommands = append(subcommands, subcommand{"solve", newSolveCmd}) }
 
 type solveFlags struct {
 	setup.ProblemFlags
