@@ -516,13 +516,14 @@ func syntheticMNIST(t *testing.T) {
 // darrm pate on a synthetic set: the JSON fields, the teachers
 // cached for a second run (and shared with teachers vote --classes, whose
 // counts account pate and aggregate read), bad input exiting 2. Under
-// -short the ensemble has 6 teachers, not 12.
+// -short the ensemble has 3 teachers, not 12 (the keys and the cache are
+// the same at any K).
 func TestPATEExperiment(t *testing.T) {
 	syntheticMNIST(t)
 	cache := t.TempDir()
 	teachers := "12"
 	if testing.Short() {
-		teachers = "6"
+		teachers = "3"
 	}
 	args := []string{"pate", "--teachers", teachers, "--student", "--format", "json", "--cache-dir", cache, "--seed", "2"}
 	out, stderr, code := darrm(t, "", args...)
@@ -631,13 +632,13 @@ func TestPATEExperiment(t *testing.T) {
 // publication one of its columns; one-sided columns named so; and on
 // fashion-mnist, on which the hyperparameters were tuned, no eps to
 // publish and no claim that anything was fixed without the votes. Under
-// -short the ensemble has 6 teachers, not 12 (the marks hold at any K).
+// -short the ensemble has 3 teachers, not 12 (the marks hold at any K).
 func TestPATEExperimentMarks(t *testing.T) {
 	syntheticMNIST(t)
 	cache := t.TempDir()
 	teachers := "12"
 	if testing.Short() {
-		teachers = "6"
+		teachers = "3"
 	}
 	run := func(args ...string) string {
 		t.Helper()
