@@ -264,9 +264,16 @@ func TestAccountBadInput(t *testing.T) {
 	}
 }
 
+// TestAccountGNMaxPlot: --plot draws the figure of the targets, and
+// refuses a format it cannot write. Under -short the figure is an SVG:
+// encoding a PNG is most of the run's CPU, and figure's TestWriteGNMax
+// writes this figure as one.
 func TestAccountGNMaxPlot(t *testing.T) {
 	dir := t.TempDir()
 	fig := filepath.Join(dir, "b8.png")
+	if testing.Short() {
+		fig = filepath.Join(dir, "b8.svg")
+	}
 	code, _, errOut := runCLI("account", "gnmax", "--target-eps", "0.2676,0.2556", "--target-delta", "3e-4", "--plot", fig, "--mark-lambda", "34.31,35.74")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
