@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,7 +93,7 @@ func TestOneVoteSeparateAgainstDefinition(t *testing.T) {
 					}
 					var got float64 = math.NaN()
 					for _, s := range sep.Top {
-						if fmtCfg(s.Config) == fmtCfg(c) {
+						if slices.Equal(s.Config, c) {
 							got = s.F
 						}
 					}
