@@ -45,13 +45,34 @@ const lowerBitTail = 20
 // (1 - e^(ε - ℓ_t - Σ))+ is at most 1, so the sum less that error is
 // below the exact one. Every other rounding is directed down.
 func lowerBitDelta(b bitLoss, k int, eps float64, window int) float64 {
+	return newLowerBitRun(b, k, window).delta(eps)
+}
+
+// lowerBitRun is what lowerBitDelta composes of k steps, none of which
+// depends on ε: the bound at several ε (TestLowerBitDelta asks ten)
+// needs the transform once.
+type lowerBitRun struct {
+	// inf is 1 - (1-ι)^k and mt k·m_t, both from below, and topLo the
+	// lower bound of ℓ_t.
+	inf, mt, topLo float64
+	// one: k = 1, the largest loss alone.
+	one bool
+	// r is the (k-1)-fold sum of the other losses on the grid of step
+	// h; nil when the bound is inf alone.
+	r *bitRun
+	h float64
+}
+
+// newLowerBitRun composes lowerBitDelta's k steps of b on a window of at
+// most window points.
+func newLowerBitRun(b bitLoss, k int, window int) lowerBitRun {
+	var l lowerBitRun
 	if k < 1 {
-		return 0
+		return l
 	}
 	// 1 - (1-ι)^k from below: k·log(1-ι) rounded up.
-	var inf float64
 	if b.infLo > 0 {
-		inf = math.Max(0, outward.Down(-math.Expm1(outward.Up(float64(k)*outward.Up(math.Log1p(-b.infLo), 2), 1)), 2))
+		l.inf = math.Max(0, outward.Down(-math.Expm1(outward.Up(float64(k)*outward.Up(math.Log1p(-b.infLo), 2), 1)), 2))
 	}
 	t := -1
 	for i, a := range b.atoms {
@@ -60,7 +81,7 @@ func lowerBitDelta(b bitLoss, k int, eps float64, window int) float64 {
 		}
 	}
 	if t < 0 {
-		return inf
+		return l
 	}
 	top := b.atoms[t]
 	// The other atoms, but those whose k-1 steps hold less than 2^-30 of
@@ -73,25 +94,17 @@ func lowerBitDelta(b bitLoss, k int, eps float64, window int) float64 {
 			rest = append(rest, a)
 		}
 	}
-	weight := func(x float64) float64 {
-		// 1 - e^(ε-x), x a lower bound of the loss: e^(ε-x) rounded up.
-		if !(x > eps) {
-			return 0
-		}
-		return math.Max(0, -outward.Up(math.Expm1(outward.AddUp(eps, -x)), 2))
-	}
-	mt := outward.MulDown(float64(k), massDown(top.n, b.scale))
+	l.topLo = top.lo
+	l.mt = outward.MulDown(float64(k), massDown(top.n, b.scale))
 	if k == 1 || len(rest) == 0 {
-		if k > 1 {
-			return inf
-		}
-		return outward.AddDown(inf, outward.MulDown(mt, weight(top.lo)))
+		l.one = k == 1
+		return l
 	}
 	m := k - 1
 	if m > 1<<32 {
 		// Index sums of so many steps could overflow the window's ends
 		// (below too: m times an index of at most span/h + 2).
-		return inf
+		return l
 	}
 	// The grid: its step h from the width of the window a provisional
 	// grid of 2^10 steps of the largest |loss| needs, then the window on
@@ -112,41 +125,59 @@ func lowerBitDelta(b bitLoss, k int, eps float64, window int) float64 {
 	for range 4 {
 		h = (float64(hi-lo) + float64(m)) * h / float64(window-4)
 		if !(h > 0 && float64(m)*(span/h+2) < 0x1p60) {
-			return inf
+			return l
 		}
 		c = lowerComp(rest, b.scale, h, m)
 		if lo, hi = lowerWindow(c); hi < lo {
-			return inf
+			return l
 		}
 		if fits = hi-lo+1 <= window; fits {
 			break
 		}
 	}
 	if !fits {
-		return inf
+		return l
 	}
-	r := &bitRun{k: m}
-	r.transform([]bitComp{c}, lo, hi, 2*math.Exp(1-lowerBitTail))
+	l.r, l.h = &bitRun{k: m}, h
+	l.r.transform([]bitComp{c}, lo, hi, 2*math.Exp(1-lowerBitTail))
+	return l
+}
+
+// delta returns lowerBitDelta at eps of the run's steps.
+func (l lowerBitRun) delta(eps float64) float64 {
+	weight := func(x float64) float64 {
+		// 1 - e^(ε-x), x a lower bound of the loss: e^(ε-x) rounded up.
+		if !(x > eps) {
+			return 0
+		}
+		return math.Max(0, -outward.Up(math.Expm1(outward.AddUp(eps, -x)), 2))
+	}
+	if l.one {
+		return outward.AddDown(l.inf, outward.MulDown(l.mt, weight(l.topLo)))
+	}
+	if l.r == nil {
+		return l.inf
+	}
 	var sum float64
-	for j, p := range r.p {
+	for j, p := range l.r.p {
 		if p == 0 {
 			continue
 		}
 		// A lower bound of s·h + ℓ_t, s the index sum.
-		s := float64(r.first + j)
-		x := s * h
-		if math.FMA(s, h, -x) < 0 {
+		s := float64(l.r.first + j)
+		x := s * l.h
+		if math.FMA(s, l.h, -x) < 0 {
 			x = math.Nextafter(x, math.Inf(-1))
 		}
-		sum += p * weight(outward.AddDown(x, top.lo))
+		sum += p * weight(outward.AddDown(x, l.topLo))
 	}
 	// Nonnegative terms: the sum is within a relative n ulps of its
 	// value, each product within one.
-	inner := outward.AddDown(outward.Down(sum, float64(len(r.p)+2)), -r.err)
+	inner := outward.AddDown(outward.Down(sum, float64(len(l.r.p)+2)), -l.r.err)
 	if !(inner > 0) {
-		return inf
+		return l.inf
 	}
-	return outward.AddDown(inf, outward.MulDown(mt, inner))
+	return outward.AddDown(l.inf, outward.MulDown(l.mt, inner))
 }
 
 // lowerWindow returns the window of index sums of c's k-fold sum that

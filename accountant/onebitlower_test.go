@@ -81,9 +81,10 @@ func TestLowerBitDelta(t *testing.T) {
 	sets := testBits()
 	sets["rare"] = rareBits()
 	// Under -short six ε of the ten and 80 steps of 60 to 100, at a
-	// smaller size: each ε composes its own transform, each count an
-	// exact one of 2^19 points; the ε where the rare loss once decides
-	// are all kept.
+	// smaller size: each ε sums over every sequence of atoms, each count
+	// composes an exact transform of 2^19 points; the ε where the rare
+	// loss once decides are all kept. The lower bound is composed once
+	// for every ε (newLowerBitRun), as lowerBitDelta composes it for one.
 	epsilons, counts := []float64{0, 0.05, 0.15, 0.3, 1, 3, 6.9, 6.95, 7, 7.1}, []int{60, 80, 100}
 	if testing.Short() {
 		epsilons, counts = []float64{0, 0.15, 1, 6.9, 6.95, 7}, []int{80}
@@ -91,8 +92,9 @@ func TestLowerBitDelta(t *testing.T) {
 	for name, pairs := range sets {
 		b := oneBitLoss(pairs)
 		for k := 1; k <= 3; k++ {
+			l := newLowerBitRun(b, k, lowerBitWindow)
 			for _, eps := range epsilons {
-				low := lowerBitDelta(b, k, eps, lowerBitWindow)
+				low := l.delta(eps)
 				ref := enumeratedDelta(b, k, eps)
 				if !(low >= 0) || low > ref*(1+1e-12) {
 					t.Errorf("%s, %d steps, eps %v: lower bound %.17g, above the enumerated delta %.17g", name, k, eps, low, ref)
@@ -111,8 +113,9 @@ func TestLowerBitDelta(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		l := newLowerBitRun(b, k, lowerBitWindow)
 		for _, eps := range []float64{6, 7, 8} {
-			low, up := lowerBitDelta(b, k, eps, lowerBitWindow), r.delta(eps)
+			low, up := l.delta(eps), r.delta(eps)
 			if low > up || low < 0.97*up {
 				t.Errorf("%d steps, eps %v: lower bound %.6g, exact composition's upper bound %.6g: want within 3%% below", k, eps, low, up)
 			}
