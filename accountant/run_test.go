@@ -124,9 +124,10 @@ func bigDiscreteDelta(eps float64, parts []GaussianPart, k int) *big.Float {
 	for i, pa := range a.p {
 		fa := new(big.Float).SetPrec(bigPrec).Mul(base, ea[i])
 		for j, pb := range b.p {
-			x.Mul(fa, eb[j])
-			if x.Cmp(one) >= 0 {
-				continue
+			// e^(s_b/σ_b²) rises with j, so once a term's factor is 1 or
+			// more every later one's is: none of them adds to the sum.
+			if x.Mul(fa, eb[j]); x.Cmp(one) >= 0 {
+				break
 			}
 			w := x.Sub(one, x)
 			w.Mul(w, pa)
