@@ -36,7 +36,16 @@ func sgmRDP(q, sigma float64, alpha int) (float64, error) {
 	}
 	a := float64(alpha)
 	logQ, log1mQ := math.Log(q), math.Log1p(-q)
-	lgA := logFactorial(alpha)
+	// logFactorial of 0..α, read from its table without a call per term
+	// (a curve's table of orders takes O(maxSGMOrder²) terms).
+	lf := logFactorials()
+	if alpha > maxSGMOrder {
+		lf = make([]float64, alpha+1)
+		for n := range lf {
+			lf[n] = logFactorial(n)
+		}
+	}
+	lgA := lf[alpha]
 	terms := make([]float64, 0, alpha+1)
 	maxT := math.Inf(-1)
 	for k := 0; k <= alpha; k++ {
@@ -44,12 +53,19 @@ func sgmRDP(q, sigma float64, alpha int) (float64, error) {
 		if q == 1 && k < alpha {
 			continue // (1-q)^{α-k} = 0
 		}
-		t := lgA - logFactorial(k) - logFactorial(alpha-k) + kf*logQ + (kf*kf-kf)/(2*sigma*sigma)
+		t := lgA - lf[k] - lf[alpha-k] + kf*logQ + (kf*kf-kf)/(2*sigma*sigma)
 		if k < alpha {
 			t += (a - kf) * log1mQ
 		}
 		terms = append(terms, t)
-		maxT = math.Max(maxT, t)
+		// math.Max(maxT, t), whose call is most of a term's cost where
+		// they are ordered.
+		switch {
+		case t > maxT:
+			maxT = t
+		case !(t < maxT):
+			maxT = math.Max(maxT, t) // equal (±0), or NaN
+		}
 	}
 	if math.IsInf(maxT, 1) {
 		return maxT, nil // e^{(k²-k)/(2σ²)} overflows: no bound at this order
@@ -73,8 +89,9 @@ func sgmRDP(q, sigma float64, alpha int) (float64, error) {
 }
 
 // logFactorial returns math.Lgamma(n + 1), n >= 0, from a table made once
-// up to maxSGMOrder: sgmRDP takes two for each of its α + 1 terms, and a
-// curve's O(maxSGMOrder²) terms spent most of their time in Lgamma.
+// up to maxSGMOrder: sgmRDP takes two for each of its α + 1 terms (from
+// the table itself up to that order), and a curve's O(maxSGMOrder²)
+// terms spent most of their time in Lgamma.
 func logFactorial(n int) float64 {
 	if n <= maxSGMOrder {
 		return logFactorials()[n]
