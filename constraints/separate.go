@@ -762,7 +762,13 @@ func (fs *familySide) prepare(c []float64, s, t int, d, scale float64, window in
 				move += tails[k+1] * (dv - h)
 				h = dv
 			}
-			mag = math.Max(mag, math.Abs(v))
+			// math.Max(mag, |v|) but for its call, most of this loop's
+			// cost: the comparison decides all but NaN.
+			if x := math.Abs(v); x > mag {
+				mag = x
+			} else if !(x <= mag) {
+				mag = math.Max(mag, x)
+			}
 		}
 		fs.bound[a] = scale*v0 + math.Abs(scale)*(move+slack*mag)
 	}
