@@ -42,6 +42,20 @@ func exactF(p Problem, c Config, gamma []float64, corners [][2]*big.Float) *big.
 		for j, n := range c {
 			x := corners[j][side]
 			notX := new(big.Float).SetPrec(prec).Sub(bfl(1), x)
+			if x.Sign() == 0 || x.Cmp(bfl(1)) == 0 {
+				// A teacher at 0 or 1 adds an exact 0 and an exact
+				// a[l]·1 to each entry: the pmf moves up by one when x is
+				// 1, and keeps its values either way (the one-vote
+				// relation's corners are all such).
+				for range n {
+					if x.Sign() == 0 {
+						a = append(a, bfl(0))
+					} else {
+						a = append([]*big.Float{bfl(0)}, a...)
+					}
+				}
+				continue
+			}
 			for range n {
 				next := make([]*big.Float, len(a)+1)
 				for l := range next {
