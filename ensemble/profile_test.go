@@ -432,6 +432,19 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 		for j, n := range c {
 			x := cs[j][side]
 			notX := new(big.Float).SetPrec(prec).Sub(bf(1), x)
+			if x.Sign() == 0 || x.Cmp(bf(1)) == 0 {
+				// A teacher at 0 or 1 adds an exact 0 and an exact
+				// a[l]·1 to each entry: the law moves up by one when x is
+				// 1, and keeps its values either way.
+				for range n {
+					if x.Sign() == 0 {
+						a = append(a, bf(0))
+					} else {
+						a = append([]*big.Float{bf(0)}, a...)
+					}
+				}
+				continue
+			}
 			for range n {
 				next := make([]*big.Float, len(a)+1)
 				for l := range next {
