@@ -24,3 +24,6 @@ func probeNamespace(runAs, string) error { return errors.New("user namespaces ar
 func idMapped(string, int) bool { return true }
 
 func setgroupsDenied() bool { return false }
+
+// memoryFolder: the temporary folder, as no memory file system is known.
+func memoryFolder() string { return "" }

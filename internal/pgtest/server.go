@@ -42,7 +42,8 @@ type server struct {
 
 // launch starts a supervisor, which makes a new server in a new temporary
 // folder and starts it, and returns when the server accepts connections.
-// A durable server has fsync and full page writes on.
+// A durable server has fsync and full page writes on; a server that is not
+// makes its folder in memory where it can (memoryFolder).
 func launch(durable bool) (*server, error) {
 	bin, err := findBin()
 	if err != nil {
@@ -52,7 +53,13 @@ func launch(durable bool) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: the test binary, to run as the server's supervisor: %w", err)
 	}
-	dir, err := os.MkdirTemp("", "darrm-pgtest-")
+	var dir string
+	if m := memoryFolder(); !durable && m != "" {
+		dir, err = os.MkdirTemp(m, "darrm-pgtest-")
+	}
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "darrm-pgtest-")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
