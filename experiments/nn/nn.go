@@ -107,14 +107,19 @@ func (n *Net) splitClasses(p []float64) (convW, convB, denseW, denseB []float64)
 
 // Workspace holds the activations of one example; reuse it across calls.
 type Workspace struct {
-	z      []float64 // pre-activations of the convolution, F × Out × Out
+	z []float64 // pre-activations of the convolution, F × Out × Out
+	// on lists the indices k of z > 0, the ReLUs that pass, in order: the
+	// dense layer's sums and gradients go through them alone, in z's order,
+	// rather than ask z > 0 of every z again for each class, a branch that
+	// a processor cannot predict.
+	on     []int32
 	logits []float64 // the C logits, then their softmax
 	dz     []float64 // the loss's gradient at z
 }
 
 // NewWorkspace returns a workspace for n.
 func (n *Net) NewWorkspace() *Workspace {
-	ws := &Workspace{z: make([]float64, n.F*Out*Out)}
+	ws := &Workspace{z: make([]float64, n.F*Out*Out), on: make([]int32, n.F*Out*Out)}
 	if n.Classes > 0 {
 		ws.logits, ws.dz = make([]float64, n.Classes), make([]float64, n.F*Out*Out)
 	}
@@ -125,33 +130,68 @@ func (n *Net) NewWorkspace() *Workspace {
 // pixels, row major).
 func (n *Net) Logit(x []float64, ws *Workspace) float64 {
 	cw, cb, dw, db := n.split(n.Params)
-	n.conv(cw, cb, x, ws.z)
+	n.conv(cw, cb, x, ws)
 	logit := *db
-	for k, z := range ws.z {
-		if z > 0 {
-			logit += dw[k] * z
-		}
+	for _, k := range ws.on {
+		logit += dw[k] * ws.z[k]
 	}
 	return logit
 }
 
-// conv writes into z the convolution layer's pre-activations for image
-// x, filter by filter, row by row: the input of both networks' dense
-// layer after ReLU.
-func (n *Net) conv(cw, cb, x, z []float64) {
+// conv writes into ws.z the convolution layer's pre-activations for image
+// x, filter by filter, row by row, the input of both networks' dense layer
+// after ReLU, and into ws.on the indices of those > 0. Each sum adds the
+// kernel's rows in order, each row's products in order.
+func (n *Net) conv(cw, cb, x []float64, ws *Workspace) {
+	z, on := ws.z, ws.on[:cap(ws.on)]
+	pos := 0
 	for f := 0; f < n.F; f++ {
-		w := cw[f*Kernel*Kernel : (f+1)*Kernel*Kernel]
+		w := kernelOf(cw, f)
+		zf := z[f*Out*Out : (f+1)*Out*Out]
 		for i := 0; i < Out; i++ {
 			for j := 0; j < Out; j++ {
+				p := patchAt(x, i, j)
 				v := cb[f]
-				base := Stride*i*Side + Stride*j
-				for u := 0; u < Kernel; u++ {
-					v += dot5(w[u*Kernel:u*Kernel+Kernel], x[base+u*Side:base+u*Side+Kernel])
+				v += dot5(kernelRow(w, 0), patchRow(p, 0))
+				v += dot5(kernelRow(w, 1), patchRow(p, 1))
+				v += dot5(kernelRow(w, 2), patchRow(p, 2))
+				v += dot5(kernelRow(w, 3), patchRow(p, 3))
+				v += dot5(kernelRow(w, 4), patchRow(p, 4))
+				zf[i*Out+j] = v
+				// Written always, kept when v > 0: no branch to mispredict.
+				on[pos] = int32((f*Out+i)*Out + j)
+				if v > 0 {
+					pos++
 				}
-				z[(f*Out+i)*Out+j] = v
 			}
 		}
 	}
+	ws.on = on[:pos]
+}
+
+// patch is the part of an image that one output of the convolution sees:
+// Kernel rows of Kernel pixels, Side pixels apart.
+type patch = [(Kernel-1)*Side + Kernel]float64
+
+// patchAt is the patch of image x under output (i, j) of the convolution:
+// one bounds check where a row each took one.
+func patchAt(x []float64, i, j int) *patch {
+	return (*patch)(x[Stride*i*Side+Stride*j:])
+}
+
+// patchRow is row u of patch p.
+func patchRow(p *patch, u int) *[Kernel]float64 {
+	return (*[Kernel]float64)(p[u*Side:])
+}
+
+// kernelOf is filter f's kernel (or its gradient) in cw.
+func kernelOf(cw []float64, f int) *[Kernel * Kernel]float64 {
+	return (*[Kernel * Kernel]float64)(cw[f*Kernel*Kernel:])
+}
+
+// kernelRow is row u of kernel w.
+func kernelRow(w *[Kernel * Kernel]float64, u int) *[Kernel]float64 {
+	return (*[Kernel]float64)(w[u*Kernel:])
 }
 
 // Predict returns the class of image x: 0 or 1 for a two-class network,
@@ -178,13 +218,11 @@ func (n *Net) Predict(x []float64, ws *Workspace) byte {
 func (n *Net) Logits(x []float64, ws *Workspace) []float64 {
 	cw, cb, dw, db := n.splitClasses(n.Params)
 	m := n.F * Out * Out
-	n.conv(cw, cb, x, ws.z)
+	n.conv(cw, cb, x, ws)
 	for c := range ws.logits {
-		l := db[c]
-		for k, z := range ws.z {
-			if z > 0 {
-				l += dw[c*m+k] * z
-			}
+		l, w := db[c], dw[c*m:(c+1)*m]
+		for _, k := range ws.on {
+			l += w[k] * ws.z[k]
 		}
 		ws.logits[c] = l
 	}
@@ -204,45 +242,42 @@ func (n *Net) Grad(x []float64, y float64, g []float64, ws *Workspace) float64 {
 	gcw, gcb, gdw, gdb := n.split(g)
 	d := sigmoid(logit) - y // dloss/dlogit
 	*gdb = d
-	for f := 0; f < n.F; f++ {
-		gw := gcw[f*Kernel*Kernel : (f+1)*Kernel*Kernel]
-		clear(gw)
-		var gb float64
-		for i := 0; i < Out; i++ {
-			for j := 0; j < Out; j++ {
-				k := (f*Out+i)*Out + j
-				z := ws.z[k]
-				if z <= 0 {
-					gdw[k] = 0
-					continue
-				}
-				gdw[k] = d * z
-				dz := d * dw[k]
-				gb += dz
-				base := Stride*i*Side + Stride*j
-				for u := 0; u < Kernel; u++ {
-					axpy5(dz, x[base+u*Side:base+u*Side+Kernel], gw[u*Kernel:u*Kernel+Kernel])
-				}
-			}
-		}
-		gcb[f] = gb
+	clear(gcw)
+	clear(gcb)
+	clear(gdw)
+	for _, k := range ws.on {
+		z := ws.z[k]
+		gdw[k] = d * z
+		dz := d * dw[k]
+		f, ij := int(k)/(Out*Out), int(k)%(Out*Out)
+		gcb[f] += dz
+		addPatch(dz, patchAt(x, ij/Out, ij%Out), kernelOf(gcw, f))
 	}
 	return softplus(logit) - y*logit
 }
 
 // dot5 returns the dot product of one row of a kernel and of an image
 // patch, Kernel = 5 values each.
-func dot5(w, x []float64) float64 {
+func dot5(w, x *[Kernel]float64) float64 {
 	return w[0]*x[0] + w[1]*x[1] + w[2]*x[2] + w[3]*x[3] + w[4]*x[4]
 }
 
 // axpy5 adds a·x to g, 5 values each: one row of a kernel's gradient.
-func axpy5(a float64, x, g []float64) {
+func axpy5(a float64, x, g *[Kernel]float64) {
 	g[0] += a * x[0]
 	g[1] += a * x[1]
 	g[2] += a * x[2]
 	g[3] += a * x[3]
 	g[4] += a * x[4]
+}
+
+// addPatch adds a·p to the kernel's gradient g, row by row.
+func addPatch(a float64, p *patch, g *[Kernel * Kernel]float64) {
+	axpy5(a, patchRow(p, 0), kernelRow(g, 0))
+	axpy5(a, patchRow(p, 1), kernelRow(g, 1))
+	axpy5(a, patchRow(p, 2), kernelRow(g, 2))
+	axpy5(a, patchRow(p, 3), kernelRow(g, 3))
+	axpy5(a, patchRow(p, 4), kernelRow(g, 4))
 }
 
 func sigmoid(t float64) float64 {
@@ -283,35 +318,25 @@ func (n *Net) gradClasses(x []float64, y int, g []float64, ws *Workspace) float6
 	m := n.F * Out * Out
 	copy(gdb, l)
 	clear(ws.dz)
+	clear(gdw)
 	for c, d := range l {
 		w, gw := dw[c*m:(c+1)*m], gdw[c*m:(c+1)*m]
-		for k, z := range ws.z {
-			if z <= 0 {
-				gw[k] = 0
-				continue
-			}
-			gw[k] = d * z
+		for _, k := range ws.on {
+			gw[k] = d * ws.z[k]
 			ws.dz[k] += d * w[k]
 		}
 	}
-	for f := 0; f < n.F; f++ {
-		gw := gcw[f*Kernel*Kernel : (f+1)*Kernel*Kernel]
-		clear(gw)
-		var gb float64
-		for i := 0; i < Out; i++ {
-			for j := 0; j < Out; j++ {
-				dz := ws.dz[(f*Out+i)*Out+j]
-				if dz == 0 {
-					continue
-				}
-				gb += dz
-				base := Stride*i*Side + Stride*j
-				for u := 0; u < Kernel; u++ {
-					axpy5(dz, x[base+u*Side:base+u*Side+Kernel], gw[u*Kernel:u*Kernel+Kernel])
-				}
-			}
+	// Only the z > 0 have a gradient dz off zero.
+	clear(gcw)
+	clear(gcb)
+	for _, k := range ws.on {
+		dz := ws.dz[k]
+		if dz == 0 {
+			continue
 		}
-		gcb[f] = gb
+		f, ij := int(k)/(Out*Out), int(k)%(Out*Out)
+		gcb[f] += dz
+		addPatch(dz, patchAt(x, ij/Out, ij%Out), kernelOf(gcw, f))
 	}
 	return loss
 }
