@@ -6,7 +6,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 )
@@ -17,8 +16,8 @@ import (
 // accuracy is a mean over the redraws, in [0, 1], with a spread.
 func TestRunEqual(t *testing.T) {
 	ctx := context.Background()
-	b := datasets.SyntheticBinary(550, 120, 3)
-	tt := trainSynthetic(t, b, accountant.Disjoint)
+	b := syntheticImages()
+	tt := trainSynthetic(t, accountant.Disjoint)
 	// gamma_opt solved without a cache: in the one-vote relation the
 	// greatest private gamma (gamma.OneVoteOpt).
 	var opt optimal.Source

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -17,10 +18,34 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// trainSynthetic trains K = 11 small private teachers in setting and
-// non-private ones on generated images.
-func trainSynthetic(t *testing.T, b *datasets.Binary, setting accountant.Shares) *Teachers {
+// synthetic holds the generated images of TestRunSynthetic and
+// TestRunEqual and the teachers trainSynthetic trained on them, by
+// setting: both tests ask for the disjoint ones, the same seed on the same
+// images, which a second training would give again bit for bit.
+var synthetic struct {
+	once    sync.Once
+	b       *datasets.Binary
+	mu      sync.Mutex
+	trained map[accountant.Shares]*Teachers
+}
+
+// syntheticImages returns the generated images of TestRunSynthetic and
+// TestRunEqual, made once.
+func syntheticImages() *datasets.Binary {
+	synthetic.once.Do(func() { synthetic.b = datasets.SyntheticBinary(550, 120, 3) })
+	return synthetic.b
+}
+
+// trainSynthetic returns K = 11 small private teachers in setting and
+// non-private ones trained on syntheticImages, trained at the first call.
+func trainSynthetic(t *testing.T, setting accountant.Shares) *Teachers {
 	t.Helper()
+	synthetic.mu.Lock()
+	defer synthetic.mu.Unlock()
+	if tt := synthetic.trained[setting]; tt != nil {
+		return tt
+	}
+	b := syntheticImages()
 	seed := uint64(5)
 	priv, pub := Thesis(setting).Configs("synthetic", b.Train.Len(), &seed)
 	priv.Filters, pub.Filters = 2, 2
@@ -34,7 +59,12 @@ func trainSynthetic(t *testing.T, b *datasets.Binary, setting accountant.Shares)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Teachers{Private: pe, NonPrivate: ne, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}}
+	tt := &Teachers{Private: pe, NonPrivate: ne, Guarantee: accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}}
+	if synthetic.trained == nil {
+		synthetic.trained = map[accountant.Shares]*Teachers{}
+	}
+	synthetic.trained[setting] = tt
+	return tt
 }
 
 // TestRunSynthetic runs the protocol on generated images with K = 11
@@ -45,7 +75,7 @@ func trainSynthetic(t *testing.T, b *datasets.Binary, setting accountant.Shares)
 // the teachers' own guarantee and wins at every Q; on shared data it is
 // their 11-fold composition, which the composition of few queries beats.
 func TestRunSynthetic(t *testing.T) {
-	b := datasets.SyntheticBinary(550, 120, 3)
+	b := syntheticImages()
 	ctx := context.Background()
 	var src optimal.Source // gamma_opt solved without a cache
 	teacher := accountant.Guarantee{Eps: 0.1, Delta: TeacherDelta}
@@ -59,7 +89,7 @@ func TestRunSynthetic(t *testing.T) {
 	}
 	var disjoint *Teachers
 	for _, setting := range []accountant.Shares{accountant.Disjoint, accountant.Shared} {
-		tt := trainSynthetic(t, b, setting)
+		tt := trainSynthetic(t, setting)
 		if setting == accountant.Disjoint {
 			disjoint = tt
 		}
