@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -235,16 +236,24 @@ func dataDir() string {
 // TestRealData loads the fetched datasets and checks the sizes of D and P.
 // It skips, saying so, when scripts/fetch-data.sh has not been run.
 func TestRealData(t *testing.T) {
-	tests := []struct {
+	type realCase struct {
 		name           string
 		loss           Task
 		nPriv, nPub, d int
-	}{
+	}
+	tests := []realCase{
 		{"mnist69", Mean, 1000, 1000, 784},
 		{"fashion-mnist", Mean, 1000, 1000, 784},
 		{"fashion-mnist", Regression, 1000, 1000, 784},
 		{"breast-cancer", Classification, 284, 285, 31},
 		{"diabetes", Regression, 207, 235, 10},
+	}
+	if testing.Short() {
+		// Under -short at a smaller size: Fashion-MNIST for one task, each
+		// dataset and each task still loaded once (every load of
+		// Fashion-MNIST decompresses its 47 MB of images, 0.4 s of CPU);
+		// its regression set is classSplit's, which TestClassSplit checks.
+		tests = slices.DeleteFunc(tests, func(tc realCase) bool { return tc.name == "fashion-mnist" && tc.loss == Regression })
 	}
 	for _, tc := range tests {
 		pair, err := Load(dataDir(), tc.name, tc.loss)
