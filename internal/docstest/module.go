@@ -36,8 +36,11 @@ type modPkg struct {
 	files           []string // its Go files, cgo's included (absolute)
 	testFiles       []string // its _test.go files, both packages (absolute)
 	types           *types.Package
-	tests           map[string]bool // the top-level names its test files declare
-	checking        bool
+	// tests holds the top-level names its test files declare, nil until a
+	// citation asks for a name its types lack (testNames): parsing every
+	// test file of the module took half of LoadModule's CPU.
+	tests    map[string]bool
+	checking bool
 }
 
 // listed is what go list says of a package.
@@ -137,17 +140,27 @@ func (m *Module) check(p *modPkg) (*types.Package, error) {
 	}
 	conf := types.Config{Importer: m, IgnoreFuncBodies: true, FakeImportC: true, Error: func(error) {}}
 	p.types, _ = conf.Check(p.path, m.fset, files, nil)
-	p.tests = map[string]bool{}
+	return p.types, nil
+}
+
+// testNames returns the top-level names p's test files declare, parsing
+// them at the first call.
+func (m *Module) testNames(p *modPkg) (map[string]bool, error) {
+	if p.tests != nil {
+		return p.tests, nil
+	}
+	tests := map[string]bool{}
 	for _, f := range p.testFiles {
 		af, err := parser.ParseFile(m.fset, f, nil, parser.SkipObjectResolution)
 		if err != nil {
 			return nil, err
 		}
 		for _, name := range declared(af) {
-			p.tests[name] = true
+			tests[name] = true
 		}
 	}
-	return p.types, nil
+	p.tests = tests
+	return tests, nil
 }
 
 // declared returns the names f declares at package level (not methods).
@@ -277,7 +290,11 @@ func (m *Module) resolve(p *modPkg, names []string, unqualified bool) error {
 	scope := p.types.Scope()
 	obj := scope.Lookup(names[0])
 	if obj == nil {
-		if _, ok := p.tests[names[0]]; ok && len(names) == 1 {
+		tests, err := m.testNames(p)
+		if err != nil {
+			return err
+		}
+		if tests[names[0]] && len(names) == 1 {
 			return nil // a test, an example or a test helper, cited as evidence
 		}
 		if unqualified && len(names) == 1 {
