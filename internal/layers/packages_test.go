@@ -13,12 +13,11 @@ import (
 func summaries(t *testing.T) map[string]string {
 	t.Helper()
 	sum := map[string]string{}
-	for _, line := range goList(t, "{{.ImportPath}}\t{{.Doc}}") {
-		path, doc, _ := strings.Cut(line, "\t")
-		p, _ := rel(path)
-		f := strings.SplitN(doc, " ", 3)
+	for _, l := range goList(t) {
+		p, _ := rel(l.ImportPath)
+		f := strings.SplitN(l.Doc, " ", 3)
 		if len(f) < 3 || f[0] != "Package" && f[0] != "Command" {
-			t.Errorf("%s: documentation %q does not start with Package or Command and its name", p, doc)
+			t.Errorf("%s: documentation %q does not start with Package or Command and its name", p, l.Doc)
 			continue
 		}
 		sum[p] = f[2]
