@@ -215,26 +215,29 @@ func Sqrt(a Interval) Interval {
 
 // Log1mExp returns log(1 - e^x) for x < 0, a decreasing function of x:
 // log1p(-e^x) below -log 2, log(-expm1 x) above, as each is accurate there.
+// An exact a takes its logarithm once for both ends.
 func Log1mExp(a Interval) Interval {
-	f := func(x float64, upward bool) float64 {
-		var v float64
-		if x < -math.Ln2 {
-			v = math.Log1p(-math.Exp(x))
-			// exp then log1p: the relative error of e^x (2 ulps) moves
-			// log1p(-e^x) by at most 2 ulps of e^x/(1-e^x) <= 1.
-			if upward {
-				return LibUp(v) + 4*ULP*math.Exp(x)
-			}
-			return LibDown(v) - 4*ULP*math.Exp(x)
-		}
-		e := -math.Expm1(x) // in (0, 1/2], relative error 1 ulp
-		v = math.Log(e)     // error: 1 ulp of v plus 2 ulps of e (absolute 2 ulps)
-		if upward {
-			return LibUp(v) + 4*ULP
-		}
-		return LibDown(v) - 4*ULP
+	v, err := log1mExp(a.Hi)
+	lo := LibDown(v) - err
+	if !a.exact() {
+		v, err = log1mExp(a.Lo)
 	}
-	return Interval{f(a.Hi, false), f(a.Lo, true)}
+	return Interval{lo, LibUp(v) + err}
+}
+
+// log1mExp returns log(1 - e^x) as computed, and what to add to LibUp's
+// widening of it (and take from LibDown's) for the error of the
+// exponential it passed through.
+func log1mExp(x float64) (v, err float64) {
+	if x < -math.Ln2 {
+		// exp then log1p: the relative error of e^x (2 ulps) moves
+		// log1p(-e^x) by at most 2 ulps of e^x/(1-e^x) <= 1.
+		e := math.Exp(x)
+		return math.Log1p(-e), 4 * ULP * e
+	}
+	// -expm1 x in (0, 1/2], relative error 1 ulp; log: 1 ulp of v plus
+	// 2 ulps of e (absolute 2 ulps).
+	return math.Log(-math.Expm1(x)), 4 * ULP
 }
 
 // LogAddExp returns log(e^a + e^b), increasing in both. Its ends are
