@@ -218,6 +218,7 @@ func checkGNMaxCounts(counts []int, sigma float64, noise noisymax.Noise) (int, e
 
 // gnmaxLogQ is checkedGNMaxLogQ for checked input with top the plurality.
 func gnmaxLogQ(counts []int, top int, sigma float64, noise noisymax.Noise) float64 {
+	terms := classTermsOf(sigma, noise, counts[top]+1)
 	ts := make([]float64, 0, len(counts)-1)
 	last, term := -1, 0.0 // a run of equal counts (sorted histograms) has one term
 	for i, n := range counts {
@@ -225,16 +226,77 @@ func gnmaxLogQ(counts []int, top int, sigma float64, noise noisymax.Noise) float
 			continue
 		}
 		if n != last {
-			last, term = n, classLogQUp(counts[top]-n, sigma, noise)
+			last, term = n, terms.at(counts[top]-n)
 		}
 		ts = append(ts, term)
 	}
 	l := logSumExpUp(ts)
 	if noise == noisymax.DiscreteNoise {
-		l = outward.AddUp(l, outward.LibUp(math.Log(discreteGNMaxExcess(sigma))))
+		l = outward.AddUp(l, terms.logExcess)
 	}
 	c := float64(len(counts))
 	return math.Min(l, outward.LibUp(math.Log1p(-1/c))+outward.ULP)
+}
+
+// classTerms are classLogQUp's terms at the gaps 0..len(up)-1 for one σ
+// and noise, and for discrete noise the logarithm of
+// discreteGNMaxExcess(σ), rounded up, that gnmaxLogQ adds: it takes them
+// for every count of every histogram an account charges, a neighbour's
+// search tries and the smooth sensitivity's walk visits, at gaps of at
+// most K (an erfc and a logarithm each), at one σ for a whole account.
+type classTerms struct {
+	sigma     float64
+	noise     noisymax.Noise
+	up        []float64
+	logExcess float64
+}
+
+// at returns classLogQUp(gap, σ, noise).
+func (t *classTerms) at(gap int) float64 {
+	if gap >= 0 && gap < len(t.up) {
+		return t.up[gap]
+	}
+	return classLogQUp(gap, t.sigma, t.noise)
+}
+
+// classTermsKey is what classTerms are a function of: σ's bits and the
+// noise.
+type classTermsKey struct {
+	sigma uint64
+	noise noisymax.Noise
+}
+
+// classTermsKept holds the terms made in this process, at most 2^20 of
+// them (8 MiB).
+var classTermsKept = kept[classTermsKey, *classTerms]{limit: 1 << 20}
+
+// maxClassTerms bounds the gaps classTermsOf tabulates: the teachers of
+// PATE's experiments, and of most ensembles, are far fewer.
+const maxClassTerms = 1 << 14
+
+// classTermsOf returns the terms for σ and noise, tabulated at the gaps
+// 0..n-1 at least (to maxClassTerms); at a larger gap, at computes its
+// term.
+func classTermsOf(sigma float64, noise noisymax.Noise, n int) *classTerms {
+	key := classTermsKey{math.Float64bits(sigma), noise}
+	n = min(n, maxClassTerms)
+	t, ok := classTermsKept.get(key)
+	if ok && len(t.up) >= n {
+		return t
+	}
+	size := max(n, 256)
+	if ok {
+		size = min(max(size, 2*len(t.up)), maxClassTerms)
+	}
+	t = &classTerms{sigma: sigma, noise: noise, up: make([]float64, size)}
+	for g := range t.up {
+		t.up[g] = classLogQUp(g, sigma, noise)
+	}
+	if noise == noisymax.DiscreteNoise {
+		t.logExcess = outward.LibUp(math.Log(discreteGNMaxExcess(sigma)))
+	}
+	classTermsKept.put(key, t, size)
+	return t
 }
 
 // classLogQUp returns an upper bound on the log of one class's term of
