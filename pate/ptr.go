@@ -505,7 +505,7 @@ func ptrOrder(b accountant.Guarantee, m ensemble.ConfidentGNMax, classes int) (f
 	}
 	top := order - 1
 	for k := 1; ; k++ {
-		if c5, c6 := smoothConditions(m.Sigma2, classes, order, m.Noise); c5 && c6 {
+		if smoothConditionsHold(m.Sigma2, classes, order, m.Noise) {
 			return order, nil
 		}
 		if order = 1 + math.Floor(4*top*math.Pow(2, -float64(k)/2))/4; order <= 1 {

@@ -455,24 +455,46 @@ func (a *rdpAccount) addLocalSensitivity(total []float64, i int, m lsModel) {
 // arguments is checked once per process. A noise other than noisymax.DiscreteNoise
 // or noisymax.ContinuousNoise (noisymax.UnsetNoise) establishes neither condition.
 func smoothConditions(sigma float64, classes int, order float64, noise noisymax.Noise) (c5, c6 bool) {
+	c := conditionsOf(sigma, classes, order, noise, true)
+	return c.c5, c.c6
+}
+
+// smoothConditionsHold reports whether conditions C5 and C6 both hold
+// (smoothConditions), without checking C5 where C6's first points show
+// that C6 fails: the rules that try orders until both hold (ruleOrder,
+// ptrOrder) need no more of the orders they pass over.
+func smoothConditionsHold(sigma float64, classes int, order float64, noise noisymax.Noise) bool {
+	c := conditionsOf(sigma, classes, order, noise, false)
+	return c.c5 && c.c6
+}
+
+// conditions is what checkSmoothConditions found: whether C5 and C6
+// hold, or, with failsC6, only that C6 fails (C5 unchecked, c5 false).
+type conditions struct{ c5, c6, failsC6 bool }
+
+// conditionsOf returns the conditions at the arguments, C5 checked unless
+// withC5 is false and C6 fails, as found before in this process where
+// they were.
+func conditionsOf(sigma float64, classes int, order float64, noise noisymax.Noise, withC5 bool) conditions {
 	if noise != noisymax.DiscreteNoise && noise != noisymax.ContinuousNoise {
-		return false, false
+		return conditions{}
 	}
 	key := conditionsKey{sigma, order, classes, noise}
 	if v, ok := conditionsSeen.Load(key); ok {
-		c := v.([2]bool)
-		return c[0], c[1]
+		if c := v.(conditions); !c.failsC6 || !withC5 {
+			return c
+		}
 	}
-	c5, c6 = checkSmoothConditions(sigma, classes, order, noise)
-	conditionsSeen.Store(key, [2]bool{c5, c6})
-	return c5, c6
+	c := checkSmoothConditions(sigma, classes, order, noise, withC5)
+	conditionsSeen.Store(key, c)
+	return c
 }
 
-// checkSmoothConditions is smoothConditions, computed.
-func checkSmoothConditions(sigma float64, classes int, order float64, noise noisymax.Noise) (c5, c6 bool) {
+// checkSmoothConditions is conditionsOf, computed.
+func checkSmoothConditions(sigma float64, classes int, order float64, noise noisymax.Noise, withC5 bool) conditions {
 	k := newCurve(gnmaxSlope(sigma), order)
 	if math.IsInf(k.logq0, -1) {
-		return true, true // β is constant
+		return conditions{c5: true, c6: true} // β is constant
 	}
 	moves := newQMoves(sigma, classes, noise)
 	const n = 4000
@@ -526,12 +548,15 @@ func checkSmoothConditions(sigma float64, classes int, order float64, noise nois
 	// after which every point passes: none is while β's largest value,
 	// λ/σ², is finite.
 	if !math.IsInf(k.ind.Hi, 1) && drops(c6At, sparse) {
-		return !drops(c5At, every), false
+		if !withC5 {
+			return conditions{failsC6: true}
+		}
+		return conditions{c5: !drops(c5At, every)}
 	}
 	if drops(c5At, every) {
-		return false, false
+		return conditions{}
 	}
-	return true, !drops(c6At, every)
+	return conditions{c5: true, c6: !drops(c6At, every)}
 }
 
 // conditionsKey and conditionsSeen memoise smoothConditions, a pure
@@ -542,7 +567,7 @@ type conditionsKey struct {
 	noise        noisymax.Noise
 }
 
-var conditionsSeen sync.Map // conditionsKey -> [2]bool
+var conditionsSeen sync.Map // conditionsKey -> conditions
 
 // evalMargin is the margin, relative to the data-independent total at the
 // same order, that a GNSS release adds to the smooth sensitivity for the

@@ -89,7 +89,7 @@ func ruleOrder(independent, sigma2 float64, noise noisymax.Noise, classes int) (
 	top := ruleOrderFactor * (independent - 1)
 	order := 1 + top
 	for k := 1; ; k++ {
-		if c5, c6 := smoothConditions(sigma2, classes, order, noise); c5 && c6 {
+		if smoothConditionsHold(sigma2, classes, order, noise) {
 			return order, nil
 		}
 		if order = 1 + math.Floor(4*top*math.Pow(2, -float64(k)/2))/4; order <= 1 {

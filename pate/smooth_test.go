@@ -43,6 +43,34 @@ func TestDataFreeSmooth(t *testing.T) {
 	}
 }
 
+// TestSmoothConditionsHoldThenBoth: smoothConditionsHold, which leaves
+// C5 unchecked where C6's first points fail, says whether both hold, and
+// smoothConditions asked after it at the same arguments still reports
+// C5 (checked then), not the false the rule's check left; at settings
+// where C6 fails with C5 holding (the first two: the order 1 + 2(λ_I - 1)
+// of TestDataFreeSmooth's C = 4 case, and one of λ_I = 28.5 at C = 10),
+// where both fail (the third) and where both hold (the last).
+func TestSmoothConditionsHoldThenBoth(t *testing.T) {
+	for _, tc := range []struct {
+		classes int
+		order   float64
+		c5, c6  bool
+	}{
+		{4, 134, true, false},
+		{10, 56, true, false},
+		{10, 58, false, false},
+		{4, 34.25, true, true},
+	} {
+		conditionsSeen.Delete(conditionsKey{40, tc.order, tc.classes, noisymax.DiscreteNoise})
+		if got := smoothConditionsHold(40, tc.classes, tc.order, noisymax.DiscreteNoise); got != (tc.c5 && tc.c6) {
+			t.Errorf("C = %d, order %v: both hold %v, want %v", tc.classes, tc.order, got, tc.c5 && tc.c6)
+		}
+		if c5, c6 := smoothConditions(40, tc.classes, tc.order, noisymax.DiscreteNoise); c5 != tc.c5 || c6 != tc.c6 {
+			t.Errorf("C = %d, order %v: C5 %v, C6 %v after the rule's check, want %v, %v", tc.classes, tc.order, c5, c6, tc.c5, tc.c6)
+		}
+	}
+}
+
 func TestSmoothParamsPublishable(t *testing.T) {
 	for _, tc := range []struct {
 		p    SmoothParams
