@@ -34,8 +34,15 @@ import (
 // Pr[Z <= k - 1] = Pr[Z >= 1 - k] (discreteTailLog).
 func logPass(v int, t, sigma1 float64, kind noisymax.Noise) (answer, withhold outward.Interval) {
 	if kind == noisymax.DiscreteNoise {
+		// One of k and 1 - k is at most 0, where discreteTailLog takes
+		// log(1 - ·) of its tail at the other: that tail is summed once.
 		k := math.Ceil(t) - float64(v)
-		return discreteTailLog(k, sigma1), discreteTailLog(1-k, sigma1)
+		if k >= 1 {
+			a := discreteTailLog(k, sigma1)
+			return a, outward.Log1mExp(a)
+		}
+		w := discreteTailLog(1-k, sigma1)
+		return outward.Log1mExp(w), w
 	}
 	s2 := outward.Exact(sigma1).Mul(outward.Sqrt(outward.Exact(2)))
 	x := outward.Exact(t).Sub(outward.Exact(float64(v))).Div(s2)
@@ -114,7 +121,7 @@ type ptrThresholdKey struct {
 }
 
 // ptrThresholds keeps the tables ptrThreshold made in this process. Each
-// costs K + 1 tails of the threshold step's noise (70 ms at K = 250,
+// costs K + 1 tails of the threshold step's noise (40 ms at K = 250,
 // σ1 = 150, discrete), and a process asks for the same again: every
 // bound a search of a plan's N tests (PTRQueries) is at the same
 // settings and order. Its cost is the intervals held (16 bytes each,
