@@ -107,14 +107,22 @@ func logSumExpUp(ts []float64) float64 {
 	var e outward.Interval
 	for i, t := range ts {
 		// A run of equal terms (gnmaxLogQ's classes of one count) has one
-		// exponential: the same argument, so the same interval.
+		// exponential: the same argument, so the same interval; the
+		// largest term's, e^[-0, 0], is expOfZero.
 		if b := math.Float64bits(t); i == 0 || b != last {
-			last, e = b, outward.Exp(outward.Exact(t).Sub(outward.Exact(m)))
+			last, e = b, expOfZero
+			if t != m {
+				e = outward.Exp(outward.Exact(t).Sub(outward.Exact(m)))
+			}
 		}
 		s = s.Add(e)
 	}
 	return outward.AddUp(m, outward.Log(s).Hi)
 }
+
+// expOfZero is e^{t - t} for a finite t, as logSumExpUp computes it: the
+// difference is [-0, 0], whatever t.
+var expOfZero = outward.Exp(outward.Exact(1).Sub(outward.Exact(1)))
 
 // checkedGNMaxLogQ returns log q̃, an upper bound on log Pr[GNMax(n) != i*] for
 // the vote counts n of C >= 2 classes and noise σ, i* the first class
