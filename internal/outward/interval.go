@@ -242,13 +242,14 @@ func log1mExp(x float64) (v, err float64) {
 
 // LogAddExp returns log(e^a + e^b), increasing in both. Its ends are
 // m + log1p(e^(n-m)) at the ends of a and b, m the larger, n the smaller;
-// at exact a and b both ends share that tail, evaluated once.
+// at exact a and b both ends share that tail, evaluated once, and
+// otherwise each end evaluates its own end of it alone.
 func LogAddExp(a, b Interval) Interval {
-	lo, hi := logAddExpEnds(a.Lo, b.Lo)
-	if !a.exact() || !b.exact() {
-		_, hi = logAddExpEnds(a.Hi, b.Hi)
+	if a.exact() && b.exact() {
+		lo, hi := logAddExpEnds(a.Lo, b.Lo)
+		return Interval{lo, hi}
 	}
-	return Interval{lo, hi}
+	return Interval{logAddExpEnd(a.Lo, b.Lo, false), logAddExpEnd(a.Hi, b.Hi, true)}
 }
 
 // logAddExpEnds returns log(e^x + e^y) rounded down and up.
@@ -260,4 +261,19 @@ func logAddExpEnds(x, y float64) (lo, hi float64) {
 	// m + log1p(e^(n-m)): evaluate the tail as an interval.
 	t := Log1p(Exp(Exact(n).Sub(Exact(m))))
 	return AddDown(m, t.Lo), AddUp(m, t.Hi)
+}
+
+// logAddExpEnd returns logAddExpEnds's upper end, or its lower, from the
+// end of the tail's interval it takes (Sub, Exp and Log1p rounded the
+// one way; each end of those is computed from the same end of its
+// argument).
+func logAddExpEnd(x, y float64, upward bool) float64 {
+	m, n := math.Max(x, y), math.Min(x, y)
+	if math.IsInf(n, -1) {
+		return m
+	}
+	if upward {
+		return AddUp(m, LibUp(math.Log1p(LibUp(math.Exp(AddUp(n, -m))))))
+	}
+	return AddDown(m, LibDown(math.Log1p(math.Max(LibDown(math.Exp(AddDown(n, -m))), 0))))
 }
