@@ -559,8 +559,9 @@ func checkSmoothConditions(sigma float64, classes int, order float64, noise nois
 	return conditions{c5: true, c6: !drops(c6At, every)}
 }
 
-// conditionsKey and conditionsSeen memoise smoothConditions, a pure
-// function of its arguments that costs tens of milliseconds.
+// conditionsKey and conditionsSeen memoise conditionsOf (smoothConditions,
+// smoothConditionsHold), a pure function of its arguments that costs tens
+// of milliseconds; a C5 left unchecked is checked when asked for.
 type conditionsKey struct {
 	sigma, order float64
 	classes      int
