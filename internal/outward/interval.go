@@ -249,7 +249,7 @@ func LogAddExp(a, b Interval) Interval {
 		lo, hi := logAddExpEnds(a.Lo, b.Lo)
 		return Interval{lo, hi}
 	}
-	return Interval{logAddExpEnd(a.Lo, b.Lo, false), logAddExpEnd(a.Hi, b.Hi, true)}
+	return Interval{logAddExpDown(a.Lo, b.Lo), LogAddExpUp(a.Hi, b.Hi)}
 }
 
 // logAddExpEnds returns log(e^x + e^y) rounded down and up.
@@ -263,17 +263,23 @@ func logAddExpEnds(x, y float64) (lo, hi float64) {
 	return AddDown(m, t.Lo), AddUp(m, t.Hi)
 }
 
-// logAddExpEnd returns logAddExpEnds's upper end, or its lower, from the
-// end of the tail's interval it takes (Sub, Exp and Log1p rounded the
-// one way; each end of those is computed from the same end of its
-// argument).
-func logAddExpEnd(x, y float64, upward bool) float64 {
+// LogAddExpUp returns LogAddExp(Exact(x), Exact(y)).Hi, log(e^x + e^y)
+// rounded up, without the lower end: the upper end of the tail's
+// interval alone (Sub, Exp and Log1p take each end of their result from
+// the same end of their argument).
+func LogAddExpUp(x, y float64) float64 {
 	m, n := math.Max(x, y), math.Min(x, y)
 	if math.IsInf(n, -1) {
 		return m
 	}
-	if upward {
-		return AddUp(m, LibUp(math.Log1p(LibUp(math.Exp(AddUp(n, -m))))))
+	return AddUp(m, LibUp(math.Log1p(LibUp(math.Exp(AddUp(n, -m))))))
+}
+
+// logAddExpDown is LogAddExpUp's lower end.
+func logAddExpDown(x, y float64) float64 {
+	m, n := math.Max(x, y), math.Min(x, y)
+	if math.IsInf(n, -1) {
+		return m
 	}
 	return AddDown(m, LibDown(math.Log1p(math.Max(LibDown(math.Exp(AddDown(n, -m))), 0))))
 }
