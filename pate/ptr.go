@@ -713,12 +713,22 @@ func newPTRBitRDP(sigma, z, order, width float64) (float64, error) {
 		_, e.hiU = clampSlack(hi)
 		return logsAt(e)
 	}
+	// end returns LogAddExp(t1, t2).Div(lm1).Hi: from the sum's upper end
+	// alone where the quotient is far from underflow and λ - 1 exact,
+	// where the lower end's quotient is not above the upper's (beside
+	// underflow, a quotient rounds up no higher at a lower numerator).
+	end := func(t1, t2 float64) float64 {
+		if s := outward.LogAddExpUp(t1, t2); s >= 0x1p-900 && lm1.Lo == lm1.Hi {
+			if q := outward.DivDirected(s, lm1.Lo, true); q >= 0x1p-900 {
+				return q
+			}
+		}
+		return outward.LogAddExp(outward.Exact(t1), outward.Exact(t2)).Div(lm1).Hi
+	}
 	cell := func(e0, e1 logs) float64 {
 		worst := 0.0
 		for _, t := range [][2]float64{{e0.lo1, e1.lo2}, {e0.hi1, e1.hi2}} {
-			t1 := outward.Exact(outward.AddUp(e1.p, t[0]))
-			t2 := outward.Exact(outward.AddUp(e0.f, t[1]))
-			worst = math.Max(worst, outward.LogAddExp(t1, t2).Div(lm1).Hi)
+			worst = math.Max(worst, end(outward.AddUp(e1.p, t[0]), outward.AddUp(e0.f, t[1])))
 		}
 		return worst
 	}
