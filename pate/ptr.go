@@ -327,7 +327,7 @@ func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (
 			err = ptrFallback(&r, m, opts.Budget.Delta*ptrShareTest)
 		}
 	} else {
-		r, err = newPTRRule(m, classes, queries, opts)
+		r, err = newPTRRule(m, classes, queries, opts, true)
 	}
 	if err != nil {
 		return r, err
@@ -354,8 +354,14 @@ type ptrRuleKey struct {
 // ten).
 var ptrRules = kept[ptrRuleKey, PTRResult]{limit: 256}
 
-// newPTRRule computes ptrRule's plan without a fallback.
-func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
+// newPTRRule computes ptrRule's plan without a fallback; without withTest
+// all of it but the test's own guarantee and the total to publish (Test
+// and Publish, left 0), which PTRQueries' search needs of none but the
+// plan it returns: the least conversion over the orders, whose Rényi DP
+// at the best order took most of a plan's CPU, is then computed only
+// where the conversion at the bound's order, which is at least that
+// least, exceeds the budget's ε.
+func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions, withTest bool) (PTRResult, error) {
 	b := opts.Budget
 	if err := param.Positive("budget eps", b.Eps); err != nil {
 		return PTRResult{}, fmt.Errorf("PATE PTR: %w", err)
@@ -383,6 +389,11 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 		if r.TestRDP, err = ptrTestRDP(r.Sigma, r.Margin, r.Order); err != nil {
 			return r, err
 		}
+		if !withTest {
+			if u, err := accountant.ImprovedConversion.ConvertRDP(r.TestRDP, r.Order, deltaTest); err == nil && u <= b.Eps {
+				break
+			}
+		}
 		if r.Test, err = ptrTestGuarantee(r.Sigma, r.Margin, r.Order, deltaTest); err != nil {
 			return r, err
 		}
@@ -408,7 +419,9 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 			return r, err
 		}
 		if e <= b.Eps {
-			r.Publish = accountant.Guarantee{Eps: math.Max(e, r.Test.Eps), Delta: math.Max(b.Delta, outward.AddUp(r.Test.Delta, r.FalsePass))}
+			if withTest {
+				r.Publish = accountant.Guarantee{Eps: math.Max(e, r.Test.Eps), Delta: math.Max(b.Delta, outward.AddUp(r.Test.Delta, r.FalsePass))}
+			}
 			break
 		}
 		r.Proposal -= math.Max(e-b.Eps, 1e-15) * float64(k+1)
@@ -952,8 +965,9 @@ func ptrSigma(z, order, a float64) float64 {
 // ptrPlan returns the plan of a PTR release of the first opts.Queries
 // queries of counts (every query when 0; what names them in errors) by
 // mech (ptrFamily, ptrRule) and the account of those queries at its order, whose test is
-// yet to be drawn.
-func ptrPlan(counts [][]int, teachers, classes int, mech ensemble.Mechanism, opts PTROptions, what string) (PTRResult, *rdpAccount, error) {
+// yet to be drawn. Without withTest the plan is newPTRRule's without the
+// test's guarantee, and without a fallback.
+func ptrPlan(counts [][]int, teachers, classes int, mech ensemble.Mechanism, opts PTROptions, what string, withTest bool) (PTRResult, *rdpAccount, error) {
 	m, err := ptrFamily(mech, classes)
 	if err != nil {
 		return PTRResult{}, nil, err
@@ -965,7 +979,12 @@ func ptrPlan(counts [][]int, teachers, classes int, mech ensemble.Mechanism, opt
 	if n > len(counts) {
 		return PTRResult{}, nil, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: float64(n), Rule: fmt.Sprintf("must be at most the %d queries of the %s", len(counts), what)})
 	}
-	r, err := ptrRule(m, classes, n, opts)
+	var r PTRResult
+	if withTest {
+		r, err = ptrRule(m, classes, n, opts)
+	} else {
+		r, err = newPTRRule(m, classes, n, opts, false)
+	}
 	if err != nil {
 		return r, nil, err
 	}
@@ -1000,7 +1019,7 @@ func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opt
 	if _, ok := ensemble.GNMaxFamily(s.Mechanism, s.Votes.Classes()); !ok {
 		return ensemble.Released{}, PTRResult{}, fmt.Errorf("PATE PTR: ReleaseSpec.Mechanism must be Confident-GNMax or GNMax on class counts, not %T", s.Mechanism)
 	}
-	r, acct, err := ptrPlan(counts, s.Votes.K(), s.Votes.Classes(), s.Mechanism, opts, "votes")
+	r, acct, err := ptrPlan(counts, s.Votes.K(), s.Votes.Classes(), s.Mechanism, opts, "votes", true)
 	if err != nil {
 		return ensemble.Released{}, r, err
 	}
@@ -1135,9 +1154,11 @@ func ptrDraw(g int, r PTRResult, src *noise.Source) (bool, error) {
 // planning on proxy votes that do not depend on the private training data
 // (synthetic, or of teachers trained on public data; not the same
 // teachers' votes on other queries): on votes that do, it is a function
-// of the private data, and so is a proposal chosen from it.
-func ptrPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions) (PTRResult, float64, error) {
-	r, acct, err := ptrPlan(proxy, teachers, classes, m, opts, "proxy votes")
+// of the private data, and so is a proposal chosen from it. Without
+// withTest the plan is ptrPlan's without the test's guarantee (the
+// probability is the same).
+func ptrPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions, withTest bool) (PTRResult, float64, error) {
+	r, acct, err := ptrPlan(proxy, teachers, classes, m, opts, "proxy votes", withTest)
 	if err != nil {
 		return r, 0, err
 	}
@@ -1163,21 +1184,35 @@ func PTRQueries(ctx context.Context, proxy [][]int, teachers, classes int, m ens
 	if !(pass > 0 && pass < 1) {
 		return PTRResult{}, 0, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "pass probability", Value: pass, Rule: "must be in (0, 1)"})
 	}
-	var best PTRResult
+	// The search's plans need no test guarantee (ptrPassProbability
+	// without it); the plan returned is ptrRule's, with it.
 	lo, hi, plo := 0, len(proxy)+1, 0.0
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		o := opts
 		o.Queries = mid
-		r, p, err := ptrPassProbability(ctx, proxy, teachers, classes, m, o)
+		_, p, err := ptrPassProbability(ctx, proxy, teachers, classes, m, o, false)
 		if err != nil {
 			return PTRResult{}, 0, err
 		}
 		if p >= pass {
-			lo, plo, best = mid, p, r
+			lo, plo = mid, p
 		} else {
 			hi = mid
 		}
+	}
+	if lo == 0 {
+		return PTRResult{}, plo, nil
+	}
+	g, err := ptrFamily(m, classes)
+	if err != nil {
+		return PTRResult{}, 0, err
+	}
+	o := opts
+	o.Queries = lo
+	best, err := ptrRule(g, classes, lo, o)
+	if err != nil {
+		return PTRResult{}, 0, err
 	}
 	return best, plo, nil
 }

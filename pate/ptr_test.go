@@ -616,11 +616,11 @@ func TestPTRQueries(t *testing.T) {
 		t.Fatalf("N = %d at pass probability %v", n, p)
 	}
 	opts.Queries = n
-	if want, q, err := ptrPassProbability(context.Background(), proxy, 250, 10, m, opts); err != nil || q != p || want != r {
+	if want, q, err := ptrPassProbability(context.Background(), proxy, 250, 10, m, opts, true); err != nil || q != p || want != r {
 		t.Errorf("the plan of N = %d: %+v at %v, want %+v at %v (%v)", n, r, p, want, q, err)
 	}
 	opts.Queries = n + 1
-	if _, q, err := ptrPassProbability(context.Background(), proxy, 250, 10, m, opts); err != nil || q >= 0.9 {
+	if _, q, err := ptrPassProbability(context.Background(), proxy, 250, 10, m, opts, true); err != nil || q >= 0.9 {
 		t.Errorf("N + 1 = %d passes with probability %v (%v), want below 0.9", n+1, q, err)
 	}
 }
