@@ -62,6 +62,13 @@ type dgSum struct {
 	// of the same sums (half the sums a plan's tests made were repeats).
 	mu     sync.Mutex
 	deltas map[dgQuery]float64
+	// inverse remembers, as deltas does, the least ε at a total δ that
+	// the exact composition of the same sums gives (dgEpsAt): a release's
+	// count, its total and its analysis totals, a plan's count, its
+	// ledger's and its check, each ask for it at the same δ of the same
+	// count (a plan asks four times), and each search evaluates the
+	// estimate some thirty times, which deltas does not keep.
+	inverse map[dgEpsQuery]bitAnswer
 	// blocks holds, for dgDelta's estimate of this sum first, each
 	// dgAnchor entries' sums of P[i] and of P[i]·e^(d/σ²), d = i mod
 	// dgAnchor: made on first use.
@@ -99,6 +106,14 @@ func (d *dgSum) blockSums() dgBlocks {
 type dgQuery struct {
 	sigma, eps uint64
 	n          int
+}
+
+// dgEpsQuery is a question to dgEpsAt of the sums whose first is kept:
+// the second's σ and count (n -1: none), the total δ and the ε the
+// search starts from, by their bits.
+type dgEpsQuery struct {
+	sigma, delta, hi uint64
+	n                int
 }
 
 // maxDGAnswers bounds the answers a sum remembers: beyond it they are
@@ -405,6 +420,32 @@ func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
 	a.deltas[q] = v
 	a.mu.Unlock()
 	return v
+}
+
+// dgEpsAt returns search(), the least ε at total δ delta, searched up
+// from hi, of the exact composition of sums (runCurves.exactEps), as
+// remembered: the search evaluates functions of the sums, delta and hi
+// alone, so an answer remembered is the one it would find again.
+func dgEpsAt(sums []*dgSum, delta, hi float64, search func() (float64, bool)) (float64, bool) {
+	a := sums[0]
+	q := dgEpsQuery{delta: math.Float64bits(delta), hi: math.Float64bits(hi), n: -1}
+	if len(sums) == 2 {
+		q.sigma, q.n = math.Float64bits(sums[1].sigma), sums[1].n
+	}
+	a.mu.Lock()
+	v, ok := a.inverse[q]
+	a.mu.Unlock()
+	if ok {
+		return v.eps, v.ok
+	}
+	v.eps, v.ok = search()
+	a.mu.Lock()
+	if a.inverse == nil || len(a.inverse) >= maxDGAnswers {
+		a.inverse = map[dgEpsQuery]bitAnswer{}
+	}
+	a.inverse[q] = v
+	a.mu.Unlock()
+	return v.eps, v.ok
 }
 
 // dgAnchor is how many terms of dgDelta's estimate take their

@@ -45,6 +45,9 @@ type runCurves struct {
 	// (lowerBitDelta), so that a count that does not fit is told without
 	// the exact composition (beyond).
 	lower func(eps float64) float64
+	// sums, for a discrete GaussianSpend, are the noise sums that delta
+	// composes, which remember exactEps's answers (dgEpsAt).
+	sums []*dgSum
 	// epsAt, when set, is the exact composition's ε at a total δ in
 	// closed form (LaplaceSpend), and delta is nil.
 	epsAt func(delta float64) (float64, bool)
@@ -101,6 +104,7 @@ func newRunCurves(s Spend, k int, delta float64) runCurves {
 	}
 	r.delta = func(eps float64) float64 { return discreteGaussianDelta(eps, sums) }
 	r.guess = func(eps float64) float64 { return dgDelta(eps, sums, true) }
+	r.sums = sums
 	return r
 }
 
@@ -158,6 +162,9 @@ func (r runCurves) exactEps(delta, hi float64) (float64, bool) {
 	if r.bits != nil {
 		q := bitQuery{k: r.k, window: r.window, x: delta, y: hi}
 		return r.bits.epsAt(q, func() (float64, bool) { return r.searchEps(delta, hi) })
+	}
+	if r.sums != nil {
+		return dgEpsAt(r.sums, delta, hi, func() (float64, bool) { return r.searchEps(delta, hi) })
 	}
 	return r.searchEps(delta, hi)
 }
