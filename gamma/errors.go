@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/darrm/darrm/internal/poissonbinom"
 )
@@ -156,26 +157,131 @@ func expectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate
 	if samples < 2 {
 		return ErrorEstimate{}, fmt.Errorf("expected error: %d samples: need at least 2", samples)
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	// Each draw convolves its p_i as it draws them (a.Sample's values and
-	// poissonbinom.PMF's steps, in the same order) in one distribution
-	// emptied for every draw: a draw allocated p and its pmf, and called
-	// the generator through a function value, a third of the draw's time.
-	empty, d := poissonbinom.New(0), poissonbinom.New(k)
-	alpha := make([]float64, 0, k+1)
 	var mean, m2 float64 // Welford's running moments
-	for n := 1; n <= samples; n++ {
-		d.Set(empty)
-		for range k {
-			if err := d.Add(a.lo + (a.hi-a.lo)*rng.Float64()); err != nil {
-				return ErrorEstimate{}, err
-			}
+	h := (k + 1) / 2
+	n := 0
+	err := drawDiffs(k, a, samples, seed, func(diffs []float64) {
+		// tvError's sum, of the same products in the same order.
+		var e float64
+		for j, d := range diffs {
+			e += (1 - g[h+j]) * d
 		}
-		alpha = d.AppendPMF(alpha[:0])
-		e := tvError(g, alpha)
+		e = math.Abs(e) / 2
+		n++
 		delta := e - mean
 		mean += delta / float64(n)
 		m2 += delta * (e - mean)
+	})
+	if err != nil {
+		return ErrorEstimate{}, err
 	}
 	return ErrorEstimate{Actual: a.name, Mean: mean, StdErr: math.Sqrt(m2 / float64(samples-1) / float64(samples)), Samples: samples}, nil
+}
+
+// drawDiffs calls fn with the differences alpha_{K-l} - alpha_l, l = H..K,
+// of the pmf alpha of each of samples draws of p under a (not fixed) for
+// k teachers from a PCG generator seeded with seed, in order: all that
+// tvError reads of a draw. A comparison (darrm compare, solve) measures
+// every gamma it prints under the same actual distributions with the same
+// seed, so it draws the same p for each: the differences of the draws
+// last made are kept (drawsMemo), where each gamma convolved every draw
+// again.
+func drawDiffs(k int, a Actual, samples int, seed uint64, fn func(diffs []float64)) error {
+	key := drawsKey{k: k, samples: samples, seed: seed, lo: math.Float64bits(a.lo), hi: math.Float64bits(a.hi)}
+	h := (k + 1) / 2
+	w := k - h + 1
+	if diffs := drawsMemo.get(key); diffs != nil {
+		for n := range samples {
+			fn(diffs[n*w : (n+1)*w])
+		}
+		return nil
+	}
+	keep := samples*w <= maxMemoDraws
+	diffs := make([]float64, 0, w)
+	if keep {
+		diffs = make([]float64, 0, samples*w)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	// Each draw convolves its p_i as it draws them (a.Sample's values and
+	// poissonbinom.PMF's steps, in the same order) in one distribution
+	// emptied for every draw.
+	empty, d := poissonbinom.New(0), poissonbinom.New(k)
+	alpha := make([]float64, 0, k+1)
+	for range samples {
+		d.Set(empty)
+		for range k {
+			if err := d.Add(a.lo + (a.hi-a.lo)*rng.Float64()); err != nil {
+				return err
+			}
+		}
+		alpha = d.AppendPMF(alpha[:0])
+		if !keep {
+			diffs = diffs[:0]
+		}
+		start := len(diffs)
+		for l := h; l <= k; l++ {
+			diffs = append(diffs, alpha[k-l]-alpha[l])
+		}
+		fn(diffs[start:])
+	}
+	if keep {
+		drawsMemo.put(key, diffs)
+	}
+	return nil
+}
+
+// drawsKey identifies the draws of drawDiffs: a's range by its bits.
+type drawsKey struct {
+	k, samples int
+	seed       uint64
+	lo, hi     uint64
+}
+
+// drawsMemo holds the differences of the draws drawDiffs last made, most
+// recent first, shared read-only: a gamma is measured under each actual
+// distribution in turn (expectedErrors). It holds at most maxMemoDraws
+// differences (expectedErrors' draws of one distribution take at most
+// 1e8/K, under 2^20 at K = 100).
+var drawsMemo diffsMemo
+
+// maxMemoDraws bounds drawsMemo: 2^21 differences, 16 MiB.
+const maxMemoDraws = 1 << 21
+
+// diffsMemo is a bounded list of drawDiffs' differences, safe for
+// concurrent use.
+type diffsMemo struct {
+	mu     sync.Mutex
+	recent []keptDiffs
+}
+
+// keptDiffs is the differences of the draws key names.
+type keptDiffs struct {
+	key   drawsKey
+	diffs []float64
+}
+
+func (m *diffsMemo) get(key drawsKey) []float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, e := range m.recent {
+		if e.key == key {
+			return e.diffs
+		}
+	}
+	return nil
+}
+
+// put keeps diffs first, and as many of the others as stay within
+// maxMemoDraws.
+func (m *diffsMemo) put(key drawsKey, diffs []float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	kept := []keptDiffs{{key, diffs}}
+	total := len(diffs)
+	for _, e := range m.recent {
+		if e.key != key && total+len(e.diffs) <= maxMemoDraws {
+			kept, total = append(kept, e), total+len(e.diffs)
+		}
+	}
+	m.recent = kept
 }

@@ -2,6 +2,7 @@ package gamma
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/darrm/darrm/internal/poissonbinom"
@@ -271,6 +272,46 @@ func TestTVErrorByEnumeration(t *testing.T) {
 			}
 			if !tc.symmetry && want < 1e-3 {
 				t.Errorf("p %v: error %v by enumeration: not a case that tells", tc.p, want)
+			}
+		}
+	}
+}
+
+// TestExpectedTVErrorDraws checks that expectedTVError averages the error
+// of the draws Actual.Sample makes from its seeded generator, to the bit,
+// for several gammas under several distributions in turn, as a comparison
+// measures them, so that the draws kept for the next gamma (drawsMemo)
+// are those it would make.
+func TestExpectedTVErrorDraws(t *testing.T) {
+	const k, samples = 11, 200
+	acts := []Actual{actualUniform, actualLow, {name: "U(0.4,0.9)", lo: 0.4, hi: 0.9}}
+	for i := range 4 {
+		g := make(Gamma, k+1)
+		for l := range g {
+			g[l] = math.Mod(float64(l*(i+3))/7, 1)
+		}
+		for _, a := range acts {
+			for _, seed := range []uint64{1, 2} {
+				rng := rand.New(rand.NewPCG(seed, 0x5eed))
+				var mean, m2 float64
+				for n := 1; n <= samples; n++ {
+					p, err := a.Sample(k, rng.Float64)
+					if err != nil {
+						t.Fatal(err)
+					}
+					e, err := g.TVError(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					delta := e - mean
+					mean += delta / float64(n)
+					m2 += delta * (e - mean)
+				}
+				want := ErrorEstimate{Actual: a.name, Mean: mean, StdErr: math.Sqrt(m2 / (samples - 1) / samples), Samples: samples}
+				got, err := expectedTVError(g, a, samples, seed)
+				if err != nil || got != want {
+					t.Errorf("gamma %d, %v, seed %d: %+v, %v; want %+v", i, a, seed, got, err, want)
+				}
 			}
 		}
 	}
