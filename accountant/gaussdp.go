@@ -401,25 +401,10 @@ func closedDGSum(sigma float64, n, w int) *dgSum {
 // (inner <= 1). So δ is at most (Σ P_a·inner + θ·Σ P_a·F)·(1 + those)
 // plus err_a + 1.01·err_b.
 func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
+	q := dgQuery{eps: math.Float64bits(eps)}
+	q.sigma, q.n = secondSum(sums)
 	a := sums[0]
-	q := dgQuery{eps: math.Float64bits(eps), n: -1}
-	if len(sums) == 2 {
-		q.sigma, q.n = math.Float64bits(sums[1].sigma), sums[1].n
-	}
-	a.mu.Lock()
-	v, ok := a.deltas[q]
-	a.mu.Unlock()
-	if ok {
-		return v
-	}
-	v = dgDelta(eps, sums, false)
-	a.mu.Lock()
-	if a.deltas == nil || len(a.deltas) >= maxDGAnswers {
-		a.deltas = map[dgQuery]float64{}
-	}
-	a.deltas[q] = v
-	a.mu.Unlock()
-	return v
+	return recall(&a.mu, &a.deltas, q, func() float64 { return dgDelta(eps, sums, false) })
 }
 
 // dgEpsAt returns search(), the least ε at total δ delta, searched up
@@ -427,25 +412,43 @@ func discreteGaussianDelta(eps float64, sums []*dgSum) float64 {
 // remembered: the search evaluates functions of the sums, delta and hi
 // alone, so an answer remembered is the one it would find again.
 func dgEpsAt(sums []*dgSum, delta, hi float64, search func() (float64, bool)) (float64, bool) {
+	q := dgEpsQuery{delta: math.Float64bits(delta), hi: math.Float64bits(hi)}
+	q.sigma, q.n = secondSum(sums)
 	a := sums[0]
-	q := dgEpsQuery{delta: math.Float64bits(delta), hi: math.Float64bits(hi), n: -1}
-	if len(sums) == 2 {
-		q.sigma, q.n = math.Float64bits(sums[1].sigma), sums[1].n
-	}
-	a.mu.Lock()
-	v, ok := a.inverse[q]
-	a.mu.Unlock()
-	if ok {
-		return v.eps, v.ok
-	}
-	v.eps, v.ok = search()
-	a.mu.Lock()
-	if a.inverse == nil || len(a.inverse) >= maxDGAnswers {
-		a.inverse = map[dgEpsQuery]bitAnswer{}
-	}
-	a.inverse[q] = v
-	a.mu.Unlock()
+	v := recall(&a.mu, &a.inverse, q, func() (v bitAnswer) {
+		v.eps, v.ok = search()
+		return v
+	})
 	return v.eps, v.ok
+}
+
+// secondSum returns what identifies the second of sums, its σ's bits and
+// its count, or (0, -1) when there is none: the first keeps the answers.
+func secondSum(sums []*dgSum) (sigma uint64, n int) {
+	if len(sums) == 2 {
+		return math.Float64bits(sums[1].sigma), sums[1].n
+	}
+	return 0, -1
+}
+
+// recall returns the answer to q that *m remembers, or else compute's,
+// which it remembers, beyond maxDGAnswers after forgetting the others;
+// mu guards *m.
+func recall[Q comparable, V any](mu *sync.Mutex, m *map[Q]V, q Q, compute func() V) V {
+	mu.Lock()
+	v, ok := (*m)[q]
+	mu.Unlock()
+	if ok {
+		return v
+	}
+	v = compute()
+	mu.Lock()
+	if *m == nil || len(*m) >= maxDGAnswers {
+		*m = map[Q]V{}
+	}
+	(*m)[q] = v
+	mu.Unlock()
+	return v
 }
 
 // dgAnchor is how many terms of dgDelta's estimate take their
