@@ -38,39 +38,11 @@ func exactCorners(p Problem) [][2]*big.Float {
 // exactF is the privacy cost f of configuration c in exact arithmetic.
 func exactF(p Problem, c Config, gamma []float64, corners [][2]*big.Float) *big.Float {
 	pmf := func(side int) []*big.Float {
-		a := []*big.Float{bfl(1)}
-		for j, n := range c {
-			x := corners[j][side]
-			notX := new(big.Float).SetPrec(prec).Sub(bfl(1), x)
-			if x.Sign() == 0 || x.Cmp(bfl(1)) == 0 {
-				// A teacher at 0 or 1 adds an exact 0 and an exact
-				// a[l]·1 to each entry: the pmf moves up by one when x is
-				// 1, and keeps its values either way (the one-vote
-				// relation's corners are all such).
-				for range n {
-					if x.Sign() == 0 {
-						a = append(a, bfl(0))
-					} else {
-						a = append([]*big.Float{bfl(0)}, a...)
-					}
-				}
-				continue
-			}
-			for range n {
-				next := make([]*big.Float, len(a)+1)
-				for l := range next {
-					next[l] = bfl(0)
-					if l < len(a) {
-						next[l].Add(next[l], new(big.Float).SetPrec(prec).Mul(a[l], notX))
-					}
-					if l > 0 {
-						next[l].Add(next[l], new(big.Float).SetPrec(prec).Mul(a[l-1], x))
-					}
-				}
-				a = next
-			}
+		ps := make([]*big.Float, len(c))
+		for j := range c {
+			ps[j] = corners[j][side]
 		}
-		return a
+		return bigmath.PoissonBinomial(ps, c, prec)
 	}
 	alpha, alphaP := pmf(0), pmf(1)
 	e := bexp(bfl(p.MEps()))

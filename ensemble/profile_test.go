@@ -428,38 +428,11 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 	}
 	// dist is the law of L on one side of multiset c, in big floats.
 	dist := func(cs [][2]*big.Float, c constraints.Config, side int) []*big.Float {
-		a := []*big.Float{bf(1)}
-		for j, n := range c {
-			x := cs[j][side]
-			notX := new(big.Float).SetPrec(prec).Sub(bf(1), x)
-			if x.Sign() == 0 || x.Cmp(bf(1)) == 0 {
-				// A teacher at 0 or 1 adds an exact 0 and an exact
-				// a[l]·1 to each entry: the law moves up by one when x is
-				// 1, and keeps its values either way.
-				for range n {
-					if x.Sign() == 0 {
-						a = append(a, bf(0))
-					} else {
-						a = append([]*big.Float{bf(0)}, a...)
-					}
-				}
-				continue
-			}
-			for range n {
-				next := make([]*big.Float, len(a)+1)
-				for l := range next {
-					next[l] = bf(0)
-					if l < len(a) {
-						next[l].Add(next[l], new(big.Float).SetPrec(prec).Mul(a[l], notX))
-					}
-					if l > 0 {
-						next[l].Add(next[l], new(big.Float).SetPrec(prec).Mul(a[l-1], x))
-					}
-				}
-				a = next
-			}
+		ps := make([]*big.Float, len(c))
+		for j := range c {
+			ps[j] = cs[j][side]
 		}
-		return a
+		return bigmath.PoissonBinomial(ps, c, prec)
 	}
 	// exact is the probability of the output whose probabilities given L
 	// are f, under the law a.

@@ -207,3 +207,42 @@ func Erfc(x *big.Float, prec uint) *big.Float {
 	}
 	return new(big.Float).SetPrec(w).Sub(big.NewFloat(1), erf).SetPrec(prec)
 }
+
+// PoissonBinomial returns the law of the number of ones among independent
+// bits, counts[j] of them 1 with probability ps[j], at precision prec: a
+// bit of probability 0 or 1 adds an exact 0 below or above the law, one
+// of another probability a step of the convolution.
+func PoissonBinomial(ps []*big.Float, counts []int, prec uint) []*big.Float {
+	zero := func() *big.Float { return new(big.Float).SetPrec(prec) }
+	a := []*big.Float{zero().SetInt64(1)}
+	for j, n := range counts {
+		x := ps[j]
+		switch {
+		case x.Sign() == 0:
+			for range n {
+				a = append(a, zero())
+			}
+		case x.Cmp(big.NewFloat(1)) == 0:
+			a = append(make([]*big.Float, n), a...)
+			for l := range n {
+				a[l] = zero()
+			}
+		default:
+			notX := zero().Sub(zero().SetInt64(1), x)
+			for range n {
+				next := make([]*big.Float, len(a)+1)
+				for l := range next {
+					next[l] = zero()
+					if l < len(a) {
+						next[l].Add(next[l], zero().Mul(a[l], notX))
+					}
+					if l > 0 {
+						next[l].Add(next[l], zero().Mul(a[l-1], x))
+					}
+				}
+				a = next
+			}
+		}
+	}
+	return a
+}
