@@ -15,7 +15,7 @@ import (
 // SmoothParams are the parameters of a smooth-sensitivity release of the
 // data-dependent cost (the PATE paper, Section 4): its Rényi order, the
 // smoothness β and the noise multiplier σ_ss. Each left 0 is set by
-// dataFreeSmooth, which sees no vote, unless FromVotes asks for the PATE
+// withDataFree, which sees no vote, unless FromVotes asks for the PATE
 // authors' choice: the data-dependent optimum as the order, β and σ_ss by
 // chooseGNSS. That choice looks at the votes, so the ε it
 // releases is not for publication.
@@ -30,7 +30,7 @@ func (p SmoothParams) publishable() bool {
 	return !p.FromVotes || p.Order != 0 && p.Beta != 0 && p.Sigma != 0
 }
 
-// The constants of dataFreeSmooth. They were set on the Confident-GNMax
+// The constants of withDataFree. They were set on the Confident-GNMax
 // votes of 250 teachers on Fashion-MNIST (T = 200, σ1 = 150, σ2 = 40; the
 // first 640, 2,000 and 5,000 queries), which neither darrm pate's
 // MNIST experiment nor a user's votes are (darrm pate --dataset
@@ -44,7 +44,7 @@ const (
 	ruleSSShare     = 1.0 / 128
 )
 
-// dataFreeSmooth returns darrm's rule for the parameters of a
+// withDataFree sets the parameters p leaves 0 by darrm's rule for a
 // smooth-sensitivity release that sees no vote. Its inputs are the
 // data-independent bound indep of the queries (a function of the
 // mechanism, of the number of queries and, for a release, of how many
@@ -61,17 +61,23 @@ const (
 //
 // The released ε is then a function of the release's outputs and of
 // parameters fixed before the votes were seen: publishable.
-func dataFreeSmooth(indep orderEps, sigma2 float64, noise noisymax.Noise, classes int) (SmoothParams, error) {
+func (p SmoothParams) withDataFree(indep orderEps, sigma2 float64, noise noisymax.Noise, classes int) (SmoothParams, error) {
 	slope, err := independentSlope(indep)
 	if err != nil {
-		return SmoothParams{}, err
+		return p, err
 	}
-	order, err := ruleOrder(indep.Order, sigma2, noise, classes)
-	if err != nil {
-		return SmoothParams{}, err
+	if p.Order == 0 {
+		if p.Order, err = ruleOrder(indep.Order, sigma2, noise, classes); err != nil {
+			return p, err
+		}
 	}
-	beta := ruleBeta / order
-	return SmoothParams{Order: order, Beta: beta, Sigma: ruleSigma(beta, slope)}, nil
+	if p.Beta == 0 {
+		p.Beta = ruleBeta / p.Order
+	}
+	if p.Sigma == 0 {
+		p.Sigma = ruleSigma(p.Beta, slope)
+	}
+	return p, nil
 }
 
 // independentSlope returns the data-independent Rényi DP per unit of
@@ -83,7 +89,7 @@ func independentSlope(indep orderEps) (float64, error) {
 	return indep.RDP / indep.Order, nil
 }
 
-// ruleOrder is dataFreeSmooth's order for the data-independent optimum
+// ruleOrder is withDataFree's order for the data-independent optimum
 // independent, GNMax's noise of deviation sigma2 on C classes.
 func ruleOrder(independent, sigma2 float64, noise noisymax.Noise, classes int) (float64, error) {
 	top := ruleOrderFactor * (independent - 1)
@@ -98,7 +104,7 @@ func ruleOrder(independent, sigma2 float64, noise noisymax.Noise, classes int) (
 	}
 }
 
-// ruleSigma is dataFreeSmooth's σ_ss at β for a data-independent cost of
+// ruleSigma is withDataFree's σ_ss at β for a data-independent cost of
 // slope per unit of order: (λe^{2β}/S)^{1/3} with S = λ·slope/128.
 func ruleSigma(beta, slope float64) float64 {
 	return math.Cbrt(math.Exp(2*beta) / (ruleSSShare * slope))
@@ -152,7 +158,7 @@ func releaseSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothPa
 
 // prepareSmooth computes the smooth-sensitivity release of acct's
 // data-dependent Rényi DP with parameters p, all but its draw: those p
-// leaves 0 set by dataFreeSmooth from res's data-independent bound or,
+// leaves 0 set by withDataFree from res's data-independent bound or,
 // with p.FromVotes, as the PATE authors choose them from the votes (the
 // order of res's data-dependent bound, β and σ_ss by
 // chooseGNSS); the draw is converted at delta by c. res is
@@ -169,20 +175,12 @@ func prepareSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothPa
 	case p.FromVotes && s.Order == 0:
 		s.Order = res.Dependent.Order
 	case !p.FromVotes:
-		slope, err := independentSlope(res.Independent)
-		if err == nil && s.Order == 0 {
-			s.Order, err = ruleOrder(res.Independent.Order, acct.mech.Sigma2, acct.mech.Noise, res.Classes)
-		}
+		q, err := p.withDataFree(res.Independent, acct.mech.Sigma2, acct.mech.Noise, res.Classes)
 		if err != nil {
 			s.Error = err.Error()
 			return s, nil
 		}
-		if s.Beta == 0 {
-			s.Beta = ruleBeta / s.Order
-		}
-		if s.Sigma == 0 {
-			s.Sigma = ruleSigma(s.Beta, slope)
-		}
+		s.Order, s.Beta, s.Sigma = q.Order, q.Beta, q.Sigma
 	}
 	ls, err := acct.localSensitivity(ctx, s.Order)
 	if ctx.Err() != nil {

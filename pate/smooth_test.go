@@ -10,9 +10,11 @@ import (
 	"github.com/darrm/darrm/noisymax"
 )
 
-// dataFreeSmooth: the order 1 + 2(λ_I - 1) where conditions C5 and C6 hold,
-// else the first of the orders below it that the rule tries where they do;
-// β = 0.4/λ and σ_ss from the data-independent slope.
+// TestDataFreeSmooth: withDataFree sets the order 1 + 2(λ_I - 1) where
+// conditions C5 and C6 hold, else the first of the orders below it that
+// the rule tries where they do; β = 0.4/λ and σ_ss from the
+// data-independent slope; and a parameter the caller fixed stays, the
+// others following it (β from a fixed order, σ_ss from a fixed β).
 func TestDataFreeSmooth(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	slope := 640 * (1/(2*150.0*150) + 1/(40.0*40))
@@ -26,7 +28,7 @@ func TestDataFreeSmooth(t *testing.T) {
 		// quarter, first holds at k = 2.
 		{4, 67.5, 34.25},
 	} {
-		p, err := dataFreeSmooth(orderEps{Order: tc.independent, RDP: slope * tc.independent}, m.Sigma2, m.Noise, tc.classes)
+		p, err := SmoothParams{}.withDataFree(orderEps{Order: tc.independent, RDP: slope * tc.independent}, m.Sigma2, m.Noise, tc.classes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +40,27 @@ func TestDataFreeSmooth(t *testing.T) {
 			t.Errorf("C = %d: conditions fail at the rule's order %v", tc.classes, p.Order)
 		}
 	}
-	if _, err := dataFreeSmooth(orderEps{Order: 2}, m.Sigma2, m.Noise, 10); err == nil {
+	indep := orderEps{Order: 6.5, RDP: slope * 6.5}
+	for _, fixed := range []SmoothParams{{Order: 7}, {Beta: 0.1}, {Sigma: 30}, {Order: 7, Beta: 0.1, Sigma: 30}} {
+		p, err := fixed.withDataFree(indep, m.Sigma2, m.Noise, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := SmoothParams{Order: 12, Beta: fixed.Beta, Sigma: fixed.Sigma}
+		if fixed.Order != 0 {
+			want.Order = fixed.Order
+		}
+		if want.Beta == 0 {
+			want.Beta = 0.4 / want.Order
+		}
+		if want.Sigma == 0 {
+			want.Sigma = math.Cbrt(128 * math.Exp(2*want.Beta) / slope)
+		}
+		if p.Order != want.Order || p.Beta != want.Beta || math.Abs(p.Sigma-want.Sigma) > 1e-12*want.Sigma {
+			t.Errorf("fixed %+v: %+v, want %+v", fixed, p, want)
+		}
+	}
+	if _, err := (SmoothParams{}).withDataFree(orderEps{Order: 2}, m.Sigma2, m.Noise, 10); err == nil {
 		t.Error("a rule without a data-independent cost")
 	}
 }
