@@ -6,10 +6,8 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/outward"
-	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -31,8 +29,8 @@ const (
 	// BothDirections bounds D_λ(M(x)‖M(x')) and D_λ(M(x')‖M(x)) for every
 	// neighbour x': a Rényi-DP guarantee at x. It applies the PATE
 	// paper's Theorem 6 with a q̃ that bounds the probability of missing
-	// the plurality at x and at every neighbour (checkedGNMaxNeighbourLogQ,
-	// thresholdNeighbourLogQ; docs/pate.md, "Both directions"). The
+	// the plurality at x and at every neighbour (gnmaxNeighbourLogQ,
+	// thresholdTable; docs/pate.md, "Both directions"). The
 	// default.
 	BothDirections Directions = iota
 	// OneSided is Theorem 6 as the PATE paper states and uses it: a bound
@@ -124,30 +122,6 @@ func logSumExpUp(ts []float64) float64 {
 // difference is [-0, 0], whatever t.
 var expOfZero = outward.Exp(outward.Exact(1).Sub(outward.Exact(1)))
 
-// checkedGNMaxLogQ returns log q̃, an upper bound on log Pr[GNMax(n) != i*] for
-// the vote counts n of C >= 2 classes and noise σ, i* the first class
-// with the most votes (PATE paper, Proposition 7): with noisymax.ContinuousNoise
-//
-//	q̃ = min(1 - 1/C, Σ_{i != i*} erfc((n_i* - n_i)/(2σ))/2),
-//
-// and with noisymax.DiscreteNoise the same with every gap shortened by 1/2,
-// a tie's term 1/2 + 1/(4σ√π), and the sum multiplied by
-// discreteGNMaxExcess(σ) (see docs/pate.md: for independent discrete
-// Gaussians the event "class i beats i*, or ties and wins the uniform
-// tie-break" has probability at most r·erfc((g - 1/2)/(2σ))/2 for g >= 1,
-// and r·(1/2 + 1/(4σ√π)) at g = 0, which also bounds a tie counted whole;
-// classLogQUp).
-// The cap 1 - 1/C holds for both: the plurality is the likeliest output.
-// The result is -Inf only when no class but i* exists, which C >= 2 rules
-// out, so it is always finite.
-func checkedGNMaxLogQ(counts []int, sigma float64, noise noisymax.Noise) (float64, error) {
-	top, err := checkGNMaxCounts(counts, sigma, noise)
-	if err != nil {
-		return 0, err
-	}
-	return gnmaxLogQ(counts, top, sigma, noise), nil
-}
-
 // neighbours is the relation between the vote histograms of K teachers
 // that the data-dependent analysis bounds over: one changed teacher. When
 // every teacher votes, its vote moves from one class to another (one
@@ -170,24 +144,6 @@ func (n neighbours) leastMax(classes int) int {
 	return leastMaxCount(n.teachers, classes)
 }
 
-// checkedGNMaxNeighbourLogQ returns log Q̃, the largest q̃ of checkedGNMaxLogQ over the
-// vote counts and every histogram one changed teacher away from them in
-// the relation rel (a vote moved between two classes, and with abstentions
-// a vote removed or added). Q̃ bounds the probability that GNMax misses
-// the plurality at the counts and, at each neighbour, that neighbour's
-// plurality, so the PATE paper's Theorem 6 at Q̃ (gnmaxRDP) bounds the
-// Rényi divergence between the two output distributions in both
-// directions (BothDirections; docs/pate.md).
-func checkedGNMaxNeighbourLogQ(counts []int, sigma float64, noise noisymax.Noise, rel neighbours) (float64, error) {
-	if _, err := checkGNMaxCounts(counts, sigma, noise); err != nil {
-		return 0, err
-	}
-	if s := castVotes(counts); s > rel.teachers || (!rel.abstain && s != rel.teachers) {
-		return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: "votes", Value: float64(s), Rule: countsRule(rel)})
-	}
-	return gnmaxNeighbourLogQ(counts, sigma, noise, rel), nil
-}
-
 // countsRule says what the counts of a histogram in the relation rel
 // must sum to.
 func countsRule(rel neighbours) string {
@@ -207,24 +163,22 @@ func castVotes(counts []int) int {
 	return s
 }
 
-// checkGNMaxCounts checks the arguments of checkedGNMaxLogQ and returns the first
-// class with the most votes.
-func checkGNMaxCounts(counts []int, sigma float64, noise noisymax.Noise) (int, error) {
-	if len(counts) < 2 {
-		return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: "classes", Value: float64(len(counts)), Rule: "must be >= 2"})
-	}
-	if err := noise.Check("sigma", sigma); err != nil {
-		return 0, fmt.Errorf("GNMax q: %w", err)
-	}
-	for i, n := range counts {
-		if n < 0 {
-			return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: fmt.Sprintf("count[%d]", i), Value: float64(n), Rule: "must be >= 0"})
-		}
-	}
-	return argmax(counts), nil
-}
-
-// gnmaxLogQ is checkedGNMaxLogQ for checked input with top the plurality.
+// gnmaxLogQ returns log q̃, an upper bound on log Pr[GNMax(n) != i*] for
+// the vote counts n of C >= 2 classes and noise σ, i* = top the first
+// class with the most votes (PATE paper, Proposition 7): with noisymax.ContinuousNoise
+//
+//	q̃ = min(1 - 1/C, Σ_{i != i*} erfc((n_i* - n_i)/(2σ))/2),
+//
+// and with noisymax.DiscreteNoise the same with every gap shortened by 1/2,
+// a tie's term 1/2 + 1/(4σ√π), and the sum multiplied by
+// discreteGNMaxExcess(σ) (see docs/pate.md: for independent discrete
+// Gaussians the event "class i beats i*, or ties and wins the uniform
+// tie-break" has probability at most r·erfc((g - 1/2)/(2σ))/2 for g >= 1,
+// and r·(1/2 + 1/(4σ√π)) at g = 0, which also bounds a tie counted whole;
+// classLogQUp).
+// The cap 1 - 1/C holds for both: the plurality is the likeliest output.
+// The result is -Inf only when no class but i* exists, which C >= 2 rules
+// out, so it is always finite.
 func gnmaxLogQ(counts []int, top int, sigma float64, noise noisymax.Noise) float64 {
 	terms := classTermsOf(sigma, noise, counts[top]+1)
 	ts := make([]float64, 0, len(counts)-1)
@@ -308,7 +262,7 @@ func classTermsOf(sigma float64, noise noisymax.Noise, n int) *classTerms {
 }
 
 // classLogQUp returns an upper bound on the log of one class's term of
-// q̃ (checkedGNMaxLogQ) at its gap g >= 0 to the plurality: for continuous
+// q̃ (gnmaxLogQ) at its gap g >= 0 to the plurality: for continuous
 // noise log(erfc(g/(2σ))/2); for discrete noise, before the factor
 // discreteGNMaxExcess, log(erfc((g - 1/2)/(2σ))/2), whose proof's last
 // step (docs/pate.md) needs g >= 1/4, and at a tie log(1/2 + 1/(4σ√π)),
@@ -330,8 +284,16 @@ func classLogQUp(gap int, sigma float64, noise noisymax.Noise) float64 {
 	return logErfcUp(x) - math.Ln2 + outward.ULP // log(erfc/2), Ln2 rounded
 }
 
-// gnmaxNeighbourLogQ is checkedGNMaxNeighbourLogQ for checked input. q̃ depends
-// on a histogram only through its multiset of counts, so a move between
+// gnmaxNeighbourLogQ returns log Q̃, the largest q̃ of gnmaxLogQ over the
+// vote counts and every histogram one changed teacher away from them in
+// the relation rel (a vote moved between two classes, and with abstentions
+// a vote removed or added). Q̃ bounds the probability that GNMax misses
+// the plurality at the counts and, at each neighbour, that neighbour's
+// plurality, so the PATE paper's Theorem 6 at Q̃ (curve) bounds the
+// Rényi divergence between the two output distributions in both
+// directions (BothDirections; docs/pate.md).
+//
+// q̃ depends on a histogram only through its multiset of counts, so a move between
 // two classes is tried once per pair of their counts, between the first
 // class of each count (the second, for two classes of one count): D² moves
 // for D distinct counts (D <= sqrt(2K) + 1), not a scan of C² pairs of
@@ -390,69 +352,6 @@ func gnmaxNeighbourLogQ(counts []int, sigma float64, noise noisymax.Noise, rel n
 	return l
 }
 
-// checkedThresholdLogQ returns, for the threshold step of Confident-GNMax (PATE
-// paper, Algorithm 1: answer when the largest count plus noise of
-// deviation sigma1 reaches threshold), log q̃ with q̃ an upper bound on
-// min(p, 1-p), p the probability of answering, and p itself (summed to
-// float64 precision, for expected counts of answered queries; not a
-// bound).
-//
-// With noisymax.ContinuousNoise p = erfc((T - v)/(σ√2))/2 for the largest count v.
-// With noisymax.DiscreteNoise the step answers when v + Z >= T, Z ~ N_Z(0, σ²), so
-// p = Pr[Z >= k], k = ceil(T) - v, summed over the integers with the
-// discrete Gaussian's own normaliser N = Σ_z e^{-z²/(2σ²)}; and for
-// k >= 1, Pr[Z >= k] <= (e^{-k²/(2σ²)} + ∫_k^∞ e^{-z²/(2σ²)}dz)/N with
-// N >= σ√(2π); 1 - p = Pr[Z >= 1 - k] likewise.
-func checkedThresholdLogQ(maxCount int, threshold, sigma1 float64, noise noisymax.Noise) (logq, p float64, err error) {
-	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
-		return 0, 0, err
-	}
-	logq, p = thresholdLogQ(maxCount, threshold, sigma1, noise)
-	return logq, p, nil
-}
-
-// thresholdNeighbourLogQ returns log Q̃ for the threshold step at largest
-// count v of a histogram over C classes in the relation rel: the largest
-// log q̃ of checkedThresholdLogQ at v and at v - 1 and v + 1 where they
-// lie in [rel.leastMax(C), K], the largest counts one changed teacher can
-// give (a vote moved, added or removed moves the largest count by at most
-// one; with abstentions it may fall below ⌈K/C⌉). Theorem 6 at Q̃
-// (thresholdRDP) bounds the Rényi divergence in both directions
-// (BothDirections).
-func thresholdNeighbourLogQ(maxCount int, rel neighbours, classes int, threshold, sigma1 float64, noise noisymax.Noise) (float64, error) {
-	if err := param.Count("teachers", rel.teachers, 1); err != nil {
-		return 0, fmt.Errorf("threshold q: %w", err)
-	}
-	if err := param.Count("classes", classes, 2); err != nil {
-		return 0, fmt.Errorf("threshold q: %w", err)
-	}
-	lo := rel.leastMax(classes)
-	if maxCount < lo || maxCount > rel.teachers {
-		return 0, fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "largest count", Value: float64(maxCount),
-			Rule: fmt.Sprintf("must be in [%d, K = %d]", lo, rel.teachers)})
-	}
-	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
-		return 0, err
-	}
-	return maxNear(func(w int) float64 {
-		l, _ := thresholdLogQ(w, threshold, sigma1, noise)
-		return l
-	}, maxCount, lo, rel.teachers), nil
-}
-
-func checkThreshold(maxCount int, threshold, sigma1 float64, noise noisymax.Noise) error {
-	if maxCount < 0 {
-		return fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "largest count", Value: float64(maxCount), Rule: "must be >= 0"})
-	}
-	if math.IsNaN(threshold) || math.IsInf(threshold, 0) {
-		return fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "threshold", Value: threshold, Rule: "must be a finite number"})
-	}
-	if err := noise.Check("sigma1", sigma1); err != nil {
-		return fmt.Errorf("threshold q: %w", err)
-	}
-	return nil
-}
-
 // leastMaxCount returns ⌈K/C⌉, the least largest count of K votes among C
 // classes.
 func leastMaxCount(teachers, classes int) int { return (teachers + classes - 1) / classes }
@@ -469,10 +368,15 @@ func maxNear(f func(w int) float64, v, lo, hi int) float64 {
 
 // thresholdTable returns, for the largest counts v = 0..K of a histogram
 // over C classes in the relation rel, log q̃ of the threshold step as
-// directions needs it (checkedThresholdLogQ for OneSided,
-// thresholdNeighbourLogQ for BothDirections; the latter only for
-// v >= rel.leastMax(C), the counts that occur) and the probability of
-// answering, for the threshold t and the noise of deviation sigma1.
+// directions needs it, and the probability of answering, for the
+// threshold t and the noise of deviation sigma1 (thresholdLogQ). For
+// OneSided it is q̃ at v. For BothDirections it is Q̃, the largest q̃ at v
+// and at v - 1 and v + 1 where they lie in [rel.leastMax(C), K], the
+// largest counts one changed teacher can give (a vote moved, added or
+// removed moves the largest count by at most one; with abstentions it may
+// fall below ⌈K/C⌉), set only for v >= rel.leastMax(C), the counts that
+// occur: Theorem 6 at Q̃ (curve) bounds the Rényi divergence in both
+// directions.
 func thresholdTable(t, sigma1 float64, noise noisymax.Noise, rel neighbours, classes int, directions Directions) (logq, p []float64) {
 	own := make([]float64, rel.teachers+1)
 	p = make([]float64, rel.teachers+1)
@@ -490,6 +394,19 @@ func thresholdTable(t, sigma1 float64, noise noisymax.Noise, rel neighbours, cla
 	return logq, p
 }
 
+// thresholdLogQ returns, for the threshold step of Confident-GNMax (PATE
+// paper, Algorithm 1: answer when the largest count v plus noise
+// of deviation σ reaches the threshold T), log q̃ with q̃ an upper bound on
+// min(p, 1-p), p the probability of answering, and p itself (summed to
+// float64 precision, for expected counts of answered queries; not a
+// bound).
+//
+// With noisymax.ContinuousNoise p = erfc((T - v)/(σ√2))/2 for the largest count v.
+// With noisymax.DiscreteNoise the step answers when v + Z >= T, Z ~ N_Z(0, σ²), so
+// p = Pr[Z >= k], k = ceil(T) - v, summed over the integers with the
+// discrete Gaussian's own normaliser N = Σ_z e^{-z²/(2σ²)}; and for
+// k >= 1, Pr[Z >= k] <= (e^{-k²/(2σ²)} + ∫_k^∞ e^{-z²/(2σ²)}dz)/N with
+// N >= σ√(2π); 1 - p = Pr[Z >= 1 - k] likewise.
 func thresholdLogQ(v int, t, sigma float64, noise noisymax.Noise) (logq, p float64) {
 	s2 := outward.Exact(sigma).Mul(outward.Sqrt(outward.Exact(2)))
 	if noise == noisymax.ContinuousNoise {
@@ -574,83 +491,33 @@ func discreteNorm(sigma float64) float64 {
 	}
 }
 
-// gnmaxRDPIndependent returns the data-independent Rényi DP at order λ
-// of GNMax with noise σ, λ/σ² (PATE paper, Proposition 8; the Gaussian
-// mechanism on counts whose L2 distance is at most √2). The threshold
-// step, whose input (the largest count) has sensitivity 1, has λ/(2σ1²):
-// thresholdRDPIndependent.
-func gnmaxRDPIndependent(sigma, order float64) (float64, error) {
-	if err := param.Positive("sigma", sigma); err != nil {
-		return 0, fmt.Errorf("GNMax RDP: %w", err)
-	}
-	if err := param.Alpha(order); err != nil {
-		return 0, fmt.Errorf("GNMax RDP: %w", err)
-	}
-	return newCurve(gnmaxSlope(sigma), order).ind.Hi, nil
-}
-
-// thresholdRDPIndependent returns λ/(2σ1²), the data-independent Rényi DP
-// at order λ of the threshold step with noise σ1.
-func thresholdRDPIndependent(sigma1, order float64) (float64, error) {
-	if err := param.Positive("sigma1", sigma1); err != nil {
-		return 0, fmt.Errorf("threshold RDP: %w", err)
-	}
-	if err := param.Alpha(order); err != nil {
-		return 0, fmt.Errorf("threshold RDP: %w", err)
-	}
-	return newCurve(thresholdSlope(sigma1), order).ind.Hi, nil
-}
-
-// gnmaxRDP returns the data-dependent Rényi DP at order λ of GNMax with
-// noise σ given q̃ = e^logq, an upper bound on the probability of missing
-// the plurality: the bound of the PATE paper's Theorem 6 with
-// μ2 = σ·sqrt(log 1/q̃), μ1 = μ2 + 1 (Proposition 10) where it applies and
-// is below λ/σ², else λ/σ². With q̃ from checkedGNMaxLogQ it bounds D_λ(M(x)‖M(x'))
-// only (OneSided); with Q̃ from checkedGNMaxNeighbourLogQ it bounds both
-// directions. It is the function β of the smooth-sensitivity analysis:
-// where q̃ is above the point q0 at which the two bounds cross it is λ/σ²
-// (see docs/pate.md).
-func gnmaxRDP(logq, sigma, order float64) (float64, error) {
-	if err := checkRDPArgs(logq, sigma, order); err != nil {
-		return 0, fmt.Errorf("GNMax RDP: %w", err)
-	}
-	return newCurve(gnmaxSlope(sigma), order).at(logq).Hi, nil
-}
-
-// thresholdRDP returns the data-dependent Rényi DP at order λ of the
-// threshold step with noise σ1 given q̃ = e^logq: gnmaxRDP's bound for
-// curves λ/(2σ1²), i.e. σ = √2·σ1. With q̃ from checkedThresholdLogQ it is
-// one-sided; with Q̃ from thresholdNeighbourLogQ it bounds both
-// directions.
-func thresholdRDP(logq, sigma1, order float64) (float64, error) {
-	if err := checkRDPArgs(logq, sigma1, order); err != nil {
-		return 0, fmt.Errorf("threshold RDP: %w", err)
-	}
-	return newCurve(thresholdSlope(sigma1), order).at(logq).Hi, nil
-}
-
-func checkRDPArgs(logq, sigma, order float64) error {
-	if !(logq <= 0) {
-		return &accountant.ParamError{Name: "log q", Value: logq, Rule: "must be <= 0"}
-	}
-	if err := param.Positive("sigma", sigma); err != nil {
-		return err
-	}
-	return param.Alpha(order)
-}
-
-// gnmaxSlope returns 1/σ², the slope of GNMax's Rényi curve ε(μ) = μ/σ².
+// gnmaxSlope returns 1/σ², the slope of GNMax's Rényi curve ε(μ) = μ/σ²:
+// its data-independent Rényi DP at order λ is λ/σ² (PATE paper,
+// Proposition 8; the Gaussian mechanism on counts whose L2 distance is at
+// most √2).
 func gnmaxSlope(sigma float64) outward.Interval {
 	return outward.Exact(1).Div(outward.Exact(sigma).Mul(outward.Exact(sigma)))
 }
 
-// thresholdSlope returns 1/(2σ1²).
+// thresholdSlope returns 1/(2σ1²): the threshold step's input, the
+// largest count, has sensitivity 1, so its data-independent Rényi DP at
+// order λ is λ/(2σ1²).
 func thresholdSlope(sigma1 float64) outward.Interval {
 	return outward.Exact(1).Div(outward.Exact(2).Mul(outward.Exact(sigma1).Mul(outward.Exact(sigma1))))
 }
 
-// curve is the data-dependent bound β(q) at one order for a mechanism
-// whose Rényi curves are ε(μ) = c·μ, with the crossing point logq0.
+// curve is the data-dependent bound β(q) at one order λ for a mechanism
+// whose Rényi curves are ε(μ) = c·μ, with the crossing point logq0: given
+// q̃ = e^logq, an upper bound on the probability of missing the
+// plurality, the bound of the PATE paper's Theorem 6 with
+// μ2 = σ·sqrt(log 1/q̃), μ1 = μ2 + 1 (Proposition 10; σ = 1/√c, so σ for
+// GNMax and √2·σ1 for the threshold step) where it applies and is below
+// c·λ, else c·λ. With q̃ from one histogram (gnmaxLogQ, thresholdLogQ) it
+// bounds D_λ(M(x)‖M(x')) only (OneSided); with Q̃ over the neighbours
+// (gnmaxNeighbourLogQ, thresholdTable) it bounds both directions. It is
+// the function β of the smooth-sensitivity analysis: where q̃ is above
+// the point q0 at which the two bounds cross it is c·λ (see
+// docs/pate.md).
 type curve struct {
 	c     outward.Interval
 	order float64
