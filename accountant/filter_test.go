@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/darrm/darrm/internal/outward"
 	"math"
 	"math/big"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/internal/bigmath"
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // bigPhi is Φ(x) = erfc(-x/√2)/2.

@@ -2,7 +2,10 @@ package accountant
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // TestSequence: a Sequence built run by run composes as the runs do
@@ -85,4 +88,36 @@ func TestPureBudget(t *testing.T) {
 			t.Errorf("MaxSteps of %v in %v, %v: %d (%v), want 9", step, pure, m, n, err)
 		}
 	}
+}
+
+// composed is a total of composed steps and the composition theorem that
+// gave it.
+type composed struct {
+	Guarantee
+	Method Method
+}
+
+// totals returns the totals of s that hold at once: simple composition
+// (Theorem 3.3.2), and, with slack deltaPrime, the optimal composition of
+// equal steps (Kairouz, Oh and Viswanath 2015, Thm 3.3; at most
+// maxOptimalSteps of them) or else general composition (their Thm 3.5,
+// for steps that differ). Simple composition is the only one without the
+// slack, so it is the one that keeps a pure-DP sequence pure. The empty
+// sequence is (0, 0)-DP by simple composition.
+func (s Sequence) totals(deltaPrime float64) ([]composed, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	if s.Steps == 0 {
+		return []composed{{Method: Simple}}, nil
+	}
+	if err := param.DeltaPrime(deltaPrime); err != nil {
+		return nil, fmt.Errorf("sequence: %w", err)
+	}
+	simple := composed{s.simple(), Simple}
+	if !s.Mixed && s.Steps <= maxOptimalSteps {
+		g, err := composeOptimal(s.Step, s.Steps, deltaPrime)
+		return []composed{simple, {g, Optimal}}, err
+	}
+	return []composed{simple, {s.general(deltaPrime), General}}, nil
 }

@@ -130,10 +130,6 @@ func Open(path string) (*Dir, error) {
 // Path returns the file that holds key's entry.
 func (d *Dir) Path(k Key) string { return filepath.Join(d.path, k.file(version)) }
 
-// root returns the cache's folder, where other caches (trained teachers)
-// keep their own subfolders.
-func (d *Dir) root() string { return d.path }
-
 // Folder returns the subfolder name of the cache's folder, where another
 // cache (the trained teachers') keeps its files; "" (no cache) when d is
 // nil, as with --no-cache.

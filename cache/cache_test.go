@@ -319,3 +319,7 @@ func TestFolder(t *testing.T) {
 		t.Errorf("Folder of no cache = %q, want \"\"", got)
 	}
 }
+
+// root returns the cache's folder, where other caches (trained teachers)
+// keep their own subfolders.
+func (d *Dir) root() string { return d.path }

@@ -279,13 +279,6 @@ func (c *certificates) add(k knownCertificate) {
 	c.made = append([]knownCertificate{k}, c.made[:min(len(c.made), maxCertified-1)]...)
 }
 
-// forget drops every certificate kept (tests that count certificates).
-func (c *certificates) forget() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.made = nil
-}
-
 // verify is the exhaustive certificate (gamma.Verify); tests count its
 // calls through it.
 var verify = gamma.Verify

@@ -123,3 +123,9 @@ func TestOneVoteAccounting(t *testing.T) {
 	}
 	t.Logf("budget %v: %d queries (the guarantee's optimal composition: %d); their totals: %v by the profile, %v by optimal composition, %v by the exact composition of the label's pairs", budget, n, plain, last.Guarantee, opt.Guarantee, exact.Guarantee)
 }
+
+// oneVoteProblem returns the one-vote problem of the per-query target
+// (m·eps, delta) of p.
+func oneVoteProblem(p constraints.Problem) constraints.Problem {
+	return constraints.NewOneVote(p.K, p.MEps(), p.TargetDelta)
+}

@@ -226,12 +226,6 @@ func Planned(m Mechanism, classes int) (setting string, with func(v float64) Mec
 	return m.planned(votesOf(m, classes))
 }
 
-// oneVoteProblem returns the one-vote problem of the per-query target
-// (m·eps, delta) of p.
-func oneVoteProblem(p constraints.Problem) constraints.Problem {
-	return constraints.NewOneVote(p.K, p.MEps(), p.TargetDelta)
-}
-
 // New returns the aggregator of m for k teachers voting among classes
 // classes, each (ε, Δ)-DP as teachers says (the teachers' guarantee plays
 // no part for the mechanisms of the one-vote relation), certified, and

@@ -34,17 +34,6 @@ func (h *halfspace) dot(v []float64) float64 {
 	return floats.Dot(h.a, v)
 }
 
-// addScaledTo adds c·a to v.
-func (h *halfspace) addScaledTo(v []float64, c float64) {
-	if h.a == nil {
-		for j, i := range h.idx {
-			v[i] += c * h.val[j]
-		}
-		return
-	}
-	floats.AddScaled(v, c, h.a)
-}
-
 // slack is how far x is inside h (negative when h is violated).
 func (h *halfspace) slack(x []float64) float64 { return h.dot(x) - h.b }
 

@@ -93,3 +93,14 @@ func TestProjectorInfeasible(t *testing.T) {
 		t.Errorf("x >= 1 and x <= 0: %v, want errInfeasible", err)
 	}
 }
+
+// addScaledTo adds c·a to v.
+func (h *halfspace) addScaledTo(v []float64, c float64) {
+	if h.a == nil {
+		for j, i := range h.idx {
+			v[i] += c * h.val[j]
+		}
+		return
+	}
+	floats.AddScaled(v, c, h.a)
+}

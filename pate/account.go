@@ -499,31 +499,6 @@ func (a *AccountResult) Queries() int {
 	return a.Result.Queries
 }
 
-// totals returns the totals at the account's δ of everything it covers,
-// each a valid bound, of which the caller publishes the one that the
-// release's report chooses (that of aggregate): without a draw, those of
-// a release of its queries as aggregate reports them (Release.Totals:
-// every query charged in full, its noise composed exactly, or by RDP and
-// the per-query compositions), the same whether or not the account is of
-// the release's labels, since which queries were answered is not fixed
-// before the run; with draws (AccountResult.Draws), one: the Rényi composition of the
-// queries' data-independent curve and every draw (rdpTotal).
-func (a *AccountResult) totals() ([]accountant.Total, error) {
-	if len(a.Draws) == 0 {
-		acc := a.Release
-		if acc.Steps = a.Queries(); acc.Steps == 0 {
-			return nil, nil
-		}
-		ts, err := acc.Totals()
-		if err != nil {
-			return nil, nil
-		}
-		return ts, nil
-	}
-	t, err := a.drawsTotal()
-	return []accountant.Total{t}, err
-}
-
 // Publish returns the total to publish at the account's δ of everything
 // it covers: without a draw, that of a release of its queries, chosen as
 // for every release (accountant.Account.Publish, the total aggregate

@@ -1,10 +1,11 @@
 package pate
 
 import (
-	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/noisymax"
 	"math"
 	"testing"
+
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // Reference values of the PATE authors' published tests
