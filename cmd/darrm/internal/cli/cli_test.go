@@ -781,6 +781,3 @@ func TestSetFields(t *testing.T) {
 		}
 	}
 }
-
-// Flags lists the shared flags.
-func (r *Registry) Flags() []Flag { return r.flags }

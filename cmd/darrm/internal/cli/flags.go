@@ -354,6 +354,9 @@ func NewRegistry(flags []Flag) *Registry {
 	return r
 }
 
+// Flags lists the shared flags.
+func (r *Registry) Flags() []Flag { return r.flags }
+
 // Bind defines a flag in fs for each field of the struct that p points to
 // whose tag names one (`flag:"name"`), storing into the field; it descends
 // into the fields without a tag that are structs (embedded or exported).
