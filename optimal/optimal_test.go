@@ -60,7 +60,7 @@ func fullLP(t *testing.T, p constraints.Problem, prior gamma.Prior) float64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.AddRow(row, p.Budget()); err != nil {
+		if err := s.AddRows([]lp.Cut{{Coeffs: row, Upper: p.Budget()}}); err != nil {
 			t.Fatal(err)
 		}
 		return true

@@ -135,18 +135,13 @@ func (s *Solver) DropRows(drop func(i int) bool) error {
 // constraint. Dropping them here first, conservatively, prevents that.
 const dropRel = 1e-9
 
-// AddRow adds the constraint coeffs·x <= upper. The row is scaled so that
-// its largest coefficient has magnitude 1, and coefficients below 1e-9 of
-// that are dropped conservatively: the most they can contribute within the
-// column bounds is subtracted from the right-hand side, so the stored row
-// is never looser than the given one.
-func (s *Solver) AddRow(coeffs []float64, upper float64) error {
-	return s.AddRows([]Cut{{Coeffs: coeffs, Upper: upper}})
-}
-
-// AddRows adds the rows of cuts in order, as AddRow does, in one call to
-// HiGHS. Every cut becomes a row, so that row i of the LP is the i-th
-// cut added, even a cut with no coefficient left.
+// AddRows adds the constraints coeffs·x <= upper of cuts in order, in one
+// call to HiGHS. Each row is scaled so that its largest coefficient has
+// magnitude 1, and coefficients below 1e-9 of that are dropped
+// conservatively: the most they can contribute within the column bounds
+// is subtracted from the right-hand side, so the stored row is never
+// looser than the given one. Every cut becomes a row, so that row i of the
+// LP is the i-th cut added, even a cut with no coefficient left.
 func (s *Solver) AddRows(cuts []Cut) error {
 	rows := make([]row, 0, len(cuts))
 	for _, c := range cuts {
@@ -164,7 +159,7 @@ func (s *Solver) AddRows(cuts []Cut) error {
 }
 
 // prepare scales a row and drops its tiny coefficients conservatively (see
-// AddRow).
+// AddRows).
 func (s *Solver) prepare(coeffs []float64, upper float64) (row, error) {
 	if len(coeffs) != len(s.lower) {
 		return row{}, fmt.Errorf("%d coefficients, want %d", len(coeffs), len(s.lower))
@@ -378,21 +373,6 @@ func (s *Solver) rebuild(set map[string]any) error {
 	}
 	s.h.Close()
 	s.h = h
-	return nil
-}
-
-// SetBounds sets the bounds of column j.
-func (s *Solver) SetBounds(j int, lower, upper float64) error {
-	if j < 0 || j >= len(s.lower) {
-		return fmt.Errorf("lp: column %d of %d", j, len(s.lower))
-	}
-	if !(lower <= upper) || math.IsInf(lower, 0) || math.IsInf(upper, 0) {
-		return fmt.Errorf("lp: bounds of column %d = [%v, %v]: must be finite with lower <= upper", j, lower, upper)
-	}
-	if err := s.h.SetColBounds(j, lower, upper); err != nil {
-		return fmt.Errorf("lp: set bounds of column %d: %w", j, err)
-	}
-	s.lower[j], s.upper[j] = lower, upper
 	return nil
 }
 

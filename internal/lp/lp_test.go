@@ -177,32 +177,6 @@ func TestDropRows(t *testing.T) {
 	}
 }
 
-func TestSetBounds(t *testing.T) {
-	s, err := New([]float64{1, 1}, []float64{0, 0}, []float64{1, 1}, true, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.SetBounds(0, 0.25, 0.25); err != nil {
-		t.Fatal(err)
-	}
-	sol, err := s.Solve(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sol.X[0] != 0.25 || sol.X[1] != 1 {
-		t.Errorf("x = %v, want [0.25 1]", sol.X)
-	}
-	for _, b := range [][2]float64{{1, 0}, {math.Inf(-1), 0}, {0, math.NaN()}} {
-		if err := s.SetBounds(1, b[0], b[1]); err == nil {
-			t.Errorf("SetBounds accepted [%v, %v]", b[0], b[1])
-		}
-	}
-	if err := s.SetBounds(2, 0, 1); err == nil {
-		t.Error("SetBounds accepted column 2 of 2")
-	}
-}
-
 // TestBound checks Solution.Bound: near the optimum when HiGHS's duals are
 // exact, on the far side of the optimum of the rows as given (not as
 // stored, tiny coefficients dropped), and a bound for any duals at all.
@@ -421,4 +395,9 @@ func TestDropRowsKeepsBasis(t *testing.T) {
 	if s.NumRows() != kept || math.Abs(after.Objective-before.Objective) > 1e-9*math.Abs(before.Objective) {
 		t.Errorf("after the drop: %d rows, objective %v; want %d rows, objective %v", s.NumRows(), after.Objective, kept, before.Objective)
 	}
+}
+
+// AddRow adds the one constraint coeffs·x <= upper (AddRows).
+func (s *Solver) AddRow(coeffs []float64, upper float64) error {
+	return s.AddRows([]Cut{{Coeffs: coeffs, Upper: upper}})
 }

@@ -29,9 +29,6 @@ func (s *Solver) NumRows() int { return 0 }
 // DropRows reports that solving needs cgo.
 func (s *Solver) DropRows(drop func(i int) bool) error { return errNoCgo }
 
-// AddRow reports that solving needs cgo.
-func (s *Solver) AddRow(coeffs []float64, upper float64) error { return errNoCgo }
-
 // AddRows reports that solving needs cgo.
 func (s *Solver) AddRows(cuts []Cut) error { return errNoCgo }
 
@@ -40,6 +37,3 @@ func (s *Solver) SetObjective(c []float64) error { return errNoCgo }
 
 // Solve reports that solving needs cgo.
 func (s *Solver) Solve(ctx context.Context) (Solution, error) { return Solution{}, errNoCgo }
-
-// SetBounds reports that solving needs cgo.
-func (s *Solver) SetBounds(j int, lower, upper float64) error { return errNoCgo }
