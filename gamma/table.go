@@ -3,6 +3,7 @@ package gamma
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -139,6 +140,9 @@ func readText(lines []string) (Gamma, error) {
 	col, first := -1, 0
 	for first < len(lines) && len(split(lines[first])) == 0 {
 		first++
+	}
+	if first == len(lines) {
+		return nil, errors.New("gamma table has no numbers: only comments (#) and blank lines")
 	}
 	if header := split(lines[first]); len(header) > 0 {
 		if _, err := strconv.ParseFloat(header[0], 64); err != nil {

@@ -46,6 +46,9 @@ func TestReadTableRejects(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"", "empty"},
 		{"  \n ", "empty"},
+		{"#000000000000000000", "no numbers"},
+		{"# a comment\n\n  # another, after a blank line", "no numbers"},
+		{"# {\"K\": 1}", "no numbers"},
 		{"1 0.5 x 1", `"x" is not a number`},
 		{"1 0.5 0.5", "3 values"},
 		{"1 0.5 0.4 1", "symmetric"},
