@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fuzzCommands are the commands that read a document a user gives on
+// standard input, as FuzzStdin runs them: a gamma and its problem to
+// certify (verify; separate, one shard of it) and votes to release
+// (aggregate, seeded: an experiment's labels).
+var fuzzCommands = []func(dir string) []string{
+	func(string) []string { return []string{"verify"} },
+	func(dir string) []string {
+		return []string{"separate", "--shard", "0/2", "--out", filepath.Join(dir, "part.json")}
+	},
+	func(dir string) []string {
+		return []string{"aggregate", "--seed", "1", "--out", filepath.Join(dir, "labels.csv"), "--no-cache"}
+	},
+}
+
+// FuzzStdin: whatever document a command reads from standard input, it
+// ends with exit status 0 (done), 1 (verify: not certified) or 2 (bad
+// input), never a panic or an internal error; and a document it refuses
+// leaves no output file. The seeds are the testdata's gamma and votes,
+// each given to every command; each command does its work on its own
+// (the gamma certified, one shard separated, the votes released).
+func FuzzStdin(f *testing.F) {
+	testdata, err := filepath.Abs(filepath.Join("..", "..", "testdata"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []struct {
+		name    string
+		command int
+	}{{"gamma-K11-m3.json", 0}, {"gamma-K11-m3.json", 1}, {"votes-K11.csv", 2}, {"votes-K11-one-vote.csv", -1}} {
+		b, err := os.ReadFile(filepath.Join(testdata, seed.name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for i := range fuzzCommands {
+			f.Add(uint8(i), b)
+		}
+		if seed.command >= 0 {
+			var out, errb bytes.Buffer
+			args := fuzzCommands[seed.command](f.TempDir())
+			if code := run(context.Background(), args, bytes.NewReader(b), &out, &errb); code != 0 {
+				f.Fatalf("darrm %v < %s: exit %d\n%s", args, seed.name, code, errb.String())
+			}
+		}
+	}
+	for i := range fuzzCommands {
+		f.Add(uint8(i), []byte("K,m,eps,Delta\n11,3,0.1,1e-5\nl,gamma\n0,1\n1,1\n"))
+	}
+	f.Fuzz(func(t *testing.T, cmd uint8, data []byte) {
+		dir := t.TempDir()
+		args := fuzzCommands[int(cmd)%len(fuzzCommands)](dir)
+		_, stderr, code := darrm(t, string(data), args...)
+		if code != 0 && code != 1 && code != 2 {
+			t.Fatalf("darrm %v: exit %d on %q\n%s", args, code, data, stderr)
+		}
+		if code == 2 {
+			if left := files(t, dir); len(left) != 0 {
+				t.Errorf("darrm %v refused its input (exit 2) and left %v\n%s", args, left, stderr)
+			}
+		}
+	})
+}
