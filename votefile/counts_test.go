@@ -112,7 +112,10 @@ func TestClassReader(t *testing.T) {
 	}
 }
 
-// No error quotes a whole row: a row's other fields never appear.
+// No error quotes a whole row: a row's other fields never appear. A row
+// read has C counts, none negative, summing to K, or, where teachers may
+// abstain (class labels -1, counts with K stated), to at most K, the
+// votes not cast counted as abstained.
 func FuzzClassReader(f *testing.F) {
 	for _, s := range []string{"3,1,0\n0,4,0\n", "id,a,b\nq1,2,3\n", "[1,2,3]\n[6,0,0]\n", "{\"id\":1,\"votes\":[1,2]}\n", "0,2,2\n1,9,1\n"} {
 		f.Add([]byte(s), uint8(0))
@@ -131,6 +134,7 @@ func FuzzClassReader(f *testing.F) {
 		}
 		r, err := newClassReader(bytes.NewReader(in), "f", opts)
 		if err == nil {
+			var notCast int64
 			for r.Next() {
 				q := r.Query()
 				sum := 0
@@ -140,11 +144,14 @@ func FuzzClassReader(f *testing.F) {
 					}
 					sum += n
 				}
-				if sum != r.K() || len(q.Counts) != r.Classes() {
-					t.Fatalf("row %v: K %d C %d", q.Counts, r.K(), r.Classes())
+				if sum > r.K() || sum < r.K() && !r.MayAbstain() || len(q.Counts) != r.Classes() {
+					t.Fatalf("row %v: K %d C %d, may abstain %v", q.Counts, r.K(), r.Classes(), r.MayAbstain())
 				}
+				notCast += int64(r.K() - sum)
 			}
-			err = r.Err()
+			if err = r.Err(); err == nil && r.Abstained() != notCast {
+				t.Fatalf("abstained %d, but the rows lack %d votes", r.Abstained(), notCast)
+			}
 		}
 		if err != nil && len(err.Error()) > 400 {
 			t.Fatalf("long error: %v", err)
