@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -66,6 +68,85 @@ func FuzzStdin(f *testing.F) {
 			if left := files(t, dir); len(left) != 0 {
 				t.Errorf("darrm %v refused its input (exit 2) and left %v\n%s", args, left, stderr)
 			}
+		}
+	})
+}
+
+// fileCommands are the commands that read a file a user names, as
+// FuzzFile runs them on the file in and writes into dir: solve's
+// documents to draw (plot gamma), a shard's part to combine (separate
+// merge), and PATE's teachers' labels to account (account pate).
+var fileCommands = []func(in, dir string) []string{
+	func(in, dir string) []string {
+		return []string{"plot", "gamma", in, "--out", filepath.Join(dir, "figure.svg")}
+	},
+	func(in, _ string) []string { return []string{"separate", "merge", in} },
+	func(in, _ string) []string {
+		return []string{"account", "pate", in, "--sigma2", "40", "--target-delta", "1e-5", "--classes", "10", "--teachers-in-rows"}
+	},
+}
+
+// FuzzFile: whatever file a command reads, it ends with exit status 0 or
+// 2 (bad input), never a panic or an internal error, and a file it
+// refuses leaves no output. The seeds are the documents each command
+// reads, made by darrm (solve --compare's JSON, one part of a
+// certificate of one shard) or the testdata's (PATE's teachers' labels),
+// each given to every command.
+func FuzzFile(f *testing.F) {
+	dir := f.TempDir()
+	made := func(name string, args ...string) []byte {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
+			f.Fatalf("darrm %v: exit %d\n%s", args, code, errb.String())
+		}
+		if name == "" {
+			return out.Bytes()
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
+	}
+	gammaFile, err := filepath.Abs(filepath.Join("..", "..", "testdata", "gamma-K11-m3.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	labels, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pate-teachers-labels-K25.npy"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	seeds := [][]byte{
+		made("", "solve", "--K", "11", "--m", "3", "--compare", "--format", "json", "--no-cache"),
+		made("part.json", "separate", gammaFile, "--shard", "0/1", "--out", filepath.Join(dir, "part.json")),
+		labels,
+	}
+	for i, b := range seeds {
+		in := filepath.Join(dir, "seed")
+		if err := os.WriteFile(in, b, 0o644); err != nil {
+			f.Fatal(err)
+		}
+		args := fileCommands[i](in, f.TempDir())
+		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
+			f.Fatalf("darrm %v on its seed: exit %d", args, code)
+		}
+		for j := range fileCommands {
+			f.Add(uint8(j), b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, cmd uint8, data []byte) {
+		in := filepath.Join(t.TempDir(), "input")
+		if err := os.WriteFile(in, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		args := fileCommands[int(cmd)%len(fileCommands)](in, dir)
+		_, stderr, code := darrm(t, "", args...)
+		if code != 0 && code != 2 {
+			t.Fatalf("darrm %v: exit %d on %q\n%s", args, code, data, stderr)
+		}
+		if left := files(t, dir); code == 2 && len(left) != 0 {
+			t.Errorf("darrm %v refused its input (exit 2) and left %v\n%s", args, left, stderr)
 		}
 	})
 }
