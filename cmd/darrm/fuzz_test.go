@@ -25,8 +25,9 @@ var fuzzCommands = []func(dir string) []string{
 }
 
 // FuzzStdin: whatever document a command reads from standard input, it
-// ends with exit status 0 (done), 1 (verify: not certified) or 2 (bad
-// input), never a panic or an internal error; and a document it refuses
+// ends with exit status 0 (done), 2 (bad input) or 3 (a gamma not
+// certified), never a panic or a failure (exit 1: an internal error, or
+// I/O, of which a temporary folder has none); and a document it refuses
 // leaves no output file. The seeds are the testdata's gamma and votes,
 // each given to every command; each command does its work on its own
 // (the gamma certified, one shard separated, the votes released).
@@ -54,14 +55,19 @@ func FuzzStdin(f *testing.F) {
 			}
 		}
 	}
+	uncertified := []byte(`{"K": 11, "m": 3, "eps": 0.1, "Delta": 1e-5, "gamma": [1,1,1,1,1,1,1,1,1,1,1,1]}`)
+	if code := run(context.Background(), fuzzCommands[0](""), bytes.NewReader(uncertified), io.Discard, io.Discard); code != 3 {
+		f.Fatalf("darrm verify of a gamma that is not private: exit %d, want 3", code)
+	}
 	for i := range fuzzCommands {
+		f.Add(uint8(i), uncertified)
 		f.Add(uint8(i), []byte("K,m,eps,Delta\n11,3,0.1,1e-5\nl,gamma\n0,1\n1,1\n"))
 	}
 	f.Fuzz(func(t *testing.T, cmd uint8, data []byte) {
 		dir := t.TempDir()
 		args := fuzzCommands[int(cmd)%len(fuzzCommands)](dir)
 		_, stderr, code := darrm(t, string(data), args...)
-		if code != 0 && code != 1 && code != 2 {
+		if code != 0 && code != 2 && code != 3 {
 			t.Fatalf("darrm %v: exit %d on %q\n%s", args, code, data, stderr)
 		}
 		if code == 2 {
@@ -75,7 +81,8 @@ func FuzzStdin(f *testing.F) {
 // fileCommands are the commands that read a file a user names, as
 // FuzzFile runs them on the file in and writes into dir: solve's
 // documents to draw (plot gamma), a shard's part to combine (separate
-// merge), and PATE's teachers' labels to account (account pate).
+// merge), PATE's teachers' labels to account (account pate), and a
+// ledger to show and to verify.
 var fileCommands = []func(in, dir string) []string{
 	func(in, dir string) []string {
 		return []string{"plot", "gamma", in, "--out", filepath.Join(dir, "figure.svg")}
@@ -84,24 +91,27 @@ var fileCommands = []func(in, dir string) []string{
 	func(in, _ string) []string {
 		return []string{"account", "pate", in, "--sigma2", "40", "--target-delta", "1e-5", "--classes", "10", "--teachers-in-rows"}
 	},
+	func(in, _ string) []string { return []string{"ledger", "show", in} },
+	func(in, _ string) []string { return []string{"ledger", "verify", in} },
 }
 
-// FuzzFile: whatever file a command reads, it ends with exit status 0 or
-// 2 (bad input), never a panic or an internal error, and a file it
-// refuses leaves no output. The seeds are the documents each command
-// reads, made by darrm (solve --compare's JSON, one part of a
-// certificate of one shard) or the testdata's (PATE's teachers' labels),
-// each given to every command.
+// FuzzFile: whatever file a command reads, it ends with exit status 0, 2
+// (bad input) or 3 (a certificate merged that is not certified), never a
+// panic or a failure (exit 1), and a file it refuses leaves no output.
+// The seeds are the documents each command reads, made by darrm (solve
+// --compare's JSON, one part of a certificate of one shard, a ledger with
+// a release charged) or the testdata's (PATE's teachers' labels), each
+// given to every command.
 func FuzzFile(f *testing.F) {
 	dir := f.TempDir()
-	made := func(name string, args ...string) []byte {
+	made := func(args ...string) []byte {
 		var out, errb bytes.Buffer
 		if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
 			f.Fatalf("darrm %v: exit %d\n%s", args, code, errb.String())
 		}
-		if name == "" {
-			return out.Bytes()
-		}
+		return out.Bytes()
+	}
+	read := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			f.Fatal(err)
@@ -116,10 +126,18 @@ func FuzzFile(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	votes := filepath.Join(filepath.Dir(gammaFile), "votes-K11.csv")
+	ledgerFile := filepath.Join(dir, "k11.ledger")
+	made("ledger", "init", ledgerFile, "--votes", votes, "--budget-eps", "10", "--budget-delta", "1e-3")
+	made("aggregate", votes, "--ledger", ledgerFile, "--seed", "1", "--out", filepath.Join(dir, "labels.csv"), "--no-cache")
+	made("separate", gammaFile, "--shard", "0/1", "--out", filepath.Join(dir, "part.json"))
+	ledger := read("k11.ledger")
 	seeds := [][]byte{
-		made("", "solve", "--K", "11", "--m", "3", "--compare", "--format", "json", "--no-cache"),
-		made("part.json", "separate", gammaFile, "--shard", "0/1", "--out", filepath.Join(dir, "part.json")),
+		made("solve", "--K", "11", "--m", "3", "--compare", "--format", "json", "--no-cache"),
+		read("part.json"),
 		labels,
+		ledger,
+		ledger,
 	}
 	for i, b := range seeds {
 		in := filepath.Join(dir, "seed")
@@ -142,7 +160,7 @@ func FuzzFile(f *testing.F) {
 		dir := t.TempDir()
 		args := fileCommands[int(cmd)%len(fileCommands)](in, dir)
 		_, stderr, code := darrm(t, "", args...)
-		if code != 0 && code != 2 {
+		if code != 0 && code != 2 && code != 3 {
 			t.Fatalf("darrm %v: exit %d on %q\n%s", args, code, data, stderr)
 		}
 		if left := files(t, dir); code == 2 && len(left) != 0 {
