@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/statedir"
 )
 
 // fuzzCommands are the commands that read a document a user gives on
@@ -103,6 +105,9 @@ var fileCommands = []func(in, dir string) []string{
 // a release charged) or the testdata's (PATE's teachers' labels), each
 // given to every command.
 func FuzzFile(f *testing.F) {
+	// Its own records, so that its ledger of the testdata's ensemble is
+	// not a second one beside another test's.
+	f.Setenv(statedir.Env, f.TempDir())
 	dir := f.TempDir()
 	made := func(args ...string) []byte {
 		var out, errb bytes.Buffer
