@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -152,6 +151,20 @@ func headerErr(field string, value any, rule string, args ...any) *HeaderError {
 	return &HeaderError{Field: field, Value: v, Rule: fmt.Sprintf(rule, args...)}
 }
 
+// showJSON shows a JSON value for an error message as the header writes
+// it, cut to 32 bytes: a header line may be long, and an error names the
+// field it is about, not the line.
+func showJSON(raw []byte) string {
+	if len(raw) <= 32 {
+		return string(raw)
+	}
+	cut := 32
+	for cut > 0 && !utf8.RuneStart(raw[cut]) {
+		cut--
+	}
+	return string(raw[:cut]) + "..."
+}
+
 // Validate checks the header's form, field by field and between fields:
 // the ensemble id, the classes, K (odd for 0/1 votes), the layout, and
 // teachers' groups whose counts sum to K. A broken rule is a
@@ -161,7 +174,7 @@ func (m *Meta) Validate() error {
 		return headerErr("ensemble", nil, "must name the teacher ensemble")
 	}
 	if len(m.Ensemble) > MaxEnsembleID || !utf8.ValidString(m.Ensemble) || strings.IndexFunc(m.Ensemble, unicode.IsControl) >= 0 {
-		return headerErr("ensemble", strconv.Quote(m.Ensemble), "must be printable UTF-8 text of at most %d bytes", MaxEnsembleID)
+		return headerErr("ensemble", show([]byte(m.Ensemble)), "must be printable UTF-8 text of at most %d bytes", MaxEnsembleID)
 	}
 	if !validClasses(m.Classes) {
 		return headerErr("classes", m.Classes, "must be in [2, %d] (at most as many classes as a row of counts can hold)", MaxClasses)
@@ -382,10 +395,10 @@ func object(b []byte, at string, allowed []string) (map[string]json.RawMessage, 
 		}
 		key, _ := tok.(string)
 		if _, dup := out[key]; dup {
-			return nil, headerErr(at, strconv.Quote(key), "repeated key")
+			return nil, headerErr(at, show([]byte(key)), "repeated key")
 		}
 		if !contains(allowed, key) {
-			return nil, headerErr(at, strconv.Quote(key), "unknown key: want %s", strings.Join(allowed, ", "))
+			return nil, headerErr(at, show([]byte(key)), "unknown key: want %s", strings.Join(allowed, ", "))
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
@@ -424,7 +437,7 @@ func field(obj map[string]json.RawMessage, key, at string, dst any) error {
 	if err := json.Unmarshal(raw, dst); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return headerErr(at, string(raw), "want %s", typeName(dst))
+			return headerErr(at, showJSON(raw), "want %s", typeName(dst))
 		}
 		return headerErr(at, nil, "%v", err)
 	}

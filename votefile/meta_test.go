@@ -115,6 +115,9 @@ func TestMetaRules(t *testing.T) {
 		{"null", swap(`"K":3`, `"K":null`), `header field K: must not be null`},
 		{"K string", swap(`"K":3`, `"K":"3"`), `header field K = "3": want an integer`},
 		{"K fraction", swap(`"K":3`, `"K":3.5`), `header field K = 3.5: want an integer`},
+		// A value or key of any length is cut to its first 32 bytes.
+		{"K a long array", swap(`"K":3`, `"K":[`+strings.Repeat("1,", 50)+`1]`), `header field K = [` + strings.Repeat("1,", 15) + `1...: want an integer`},
+		{"a long unknown key", swap(`"K":3`, `"K":3,"`+strings.Repeat("k", 50)+`":1`), `header field header = "` + strings.Repeat("k", 32) + `"...: unknown key`},
 		{"K even", swap(`"K":3`, `"K":4`), `header field K = 4: must be odd`},
 		{"empty id", swap(`"ensemble":"test-ensemble"`, `"ensemble":""`), `header field ensemble: must name the teacher ensemble`},
 		{"control in id", swap(`"ensemble":"test-ensemble"`, `"ensemble":"a\nb"`), `header field ensemble = "a\nb": must be printable`},

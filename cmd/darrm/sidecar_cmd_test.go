@@ -99,7 +99,7 @@ func TestSidecarCommandRefuses(t *testing.T) {
 		{"eps without Delta", append([]string{"--eps", "1", "--replace"}, pate...), "--eps and --Delta go together"},
 		{"K of the other axis", append([]string{"--K", "30", "--replace"}, pate...), "has 25 teachers, but K = 30 is stated"},
 		{"an ensemble id too long", []string{"--ensemble", strings.Repeat("e", 300), "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash", "--replace"},
-			"--ensemble " + `"` + strings.Repeat("e", 300) + `"` + ": must be printable UTF-8 text of at most 256 bytes"},
+			"--ensemble " + `"` + strings.Repeat("e", 32) + `"...` + ": must be printable UTF-8 text of at most 256 bytes"},
 		{"standard output", append([]string{"--out", "-"}, pate...), "--out -: a sidecar is a file of its own"},
 		{"the votes", append([]string{"--out", p("votes.npy"), "--replace"}, pate...), "--out " + p("votes.npy") + " is the vote file"},
 	} {
