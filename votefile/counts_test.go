@@ -267,13 +267,14 @@ func readCounts(in string, opts classOptions) error {
 }
 
 // quotesRow fails t when err quotes more of the input in than a value
-// cut for a message (40 bytes and its quotes), or runs beyond 1,000
-// bytes: an error names the field it is about, never a whole row of a
-// file that may hold millions of bytes on a line. Its advice, which is
-// fixed text (what a -1 means, the options to state), may be long.
+// cut for a message (32 bytes, whose backslashes and quotes %q doubles,
+// and its quotes: fewer than 100 bytes), or runs beyond 1,000 bytes: an
+// error names the field it is about, never a whole row of a file that
+// may hold millions of bytes on a line. Its advice, which is fixed text
+// (what a -1 means, the options to state), may be long.
 func quotesRow(t *testing.T, err error, in []byte) {
 	t.Helper()
-	const most = 64
+	const most = 100
 	msg := err.Error()
 	if len(msg) > 1000 {
 		t.Fatalf("an error of %d bytes: %v", len(msg), err)

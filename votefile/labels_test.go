@@ -73,6 +73,7 @@ func FuzzLabelReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		lr, err := NewLabelReader(strings.NewReader(in), "fuzz")
 		if err != nil {
+			quotesRow(t, err, []byte(in))
 			return
 		}
 		for lr.Next() {
@@ -80,6 +81,9 @@ func FuzzLabelReader(f *testing.F) {
 			if meta := lr.Meta(); r.Answered != (r.Label >= 0) || meta != nil && r.Label >= meta.Classes {
 				t.Fatalf("row %+v", r)
 			}
+		}
+		if err := lr.Err(); err != nil {
+			quotesRow(t, err, []byte(in))
 		}
 	})
 }

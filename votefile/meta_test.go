@@ -239,6 +239,7 @@ func FuzzVoteMeta(f *testing.F) {
 			if !errors.As(err, &he) {
 				t.Fatalf("%q: error is not a *HeaderError: %v", b, err)
 			}
+			quotesRow(t, err, b)
 			return
 		}
 		if err := m.Validate(); err != nil {

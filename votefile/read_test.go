@@ -94,6 +94,7 @@ func FuzzRead(f *testing.F) {
 		}
 		in, _, err := readVotes(bytes.NewReader(data), "fuzz", opts)
 		if err != nil {
+			quotesRow(t, err, data)
 			return
 		}
 		for in.Next() {
@@ -113,6 +114,9 @@ func FuzzRead(f *testing.F) {
 					t.Fatalf("query %d: votes %v count %d (%v), counts %v", q.Index, q.Votes, l, err, q.Counts)
 				}
 			}
+		}
+		if err := in.Err(); err != nil {
+			quotesRow(t, err, data)
 		}
 	})
 }

@@ -151,10 +151,10 @@ func FuzzReadSidecar(f *testing.F) {
 	f.Add(`{"darrm-votes":1}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		m, err := readSidecar(strings.NewReader(in), "fuzz")
-		if err == nil {
-			if err := m.Validate(); err != nil {
-				t.Fatalf("%q: read, but %v", in, err)
-			}
+		if err != nil {
+			quotesRow(t, err, []byte(in))
+		} else if err := m.Validate(); err != nil {
+			t.Fatalf("%q: read, but %v", in, err)
 		}
 	})
 }

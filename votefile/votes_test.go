@@ -238,6 +238,7 @@ func FuzzVoteReader(f *testing.F) {
 			if !errors.As(err, &fe) {
 				t.Fatalf("error is not a *formatError: %v", err)
 			}
+			quotesRow(t, err, data)
 			return
 		}
 		k := vr.K()
@@ -259,8 +260,11 @@ func FuzzVoteReader(f *testing.F) {
 			}
 		}
 		var fe *formatError
-		if err := vr.Err(); err != nil && !errors.As(err, &fe) {
-			t.Fatalf("error is not a *formatError: %v", err)
+		if err := vr.Err(); err != nil {
+			if !errors.As(err, &fe) {
+				t.Fatalf("error is not a *formatError: %v", err)
+			}
+			quotesRow(t, err, data)
 		}
 	})
 }
