@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -83,8 +84,9 @@ func FuzzStdin(f *testing.F) {
 // fileCommands are the commands that read a file a user names, as
 // FuzzFile runs them on the file in and writes into dir: solve's
 // documents to draw (plot gamma), a shard's part to combine (separate
-// merge), PATE's teachers' labels to account (account pate), and a
-// ledger to show and to verify.
+// merge), PATE's teachers' labels to account (account pate), a ledger to
+// show and to verify, and the schedule of a new ledger's runs (ledger
+// init --schedule).
 var fileCommands = []func(in, dir string) []string{
 	func(in, dir string) []string {
 		return []string{"plot", "gamma", in, "--out", filepath.Join(dir, "figure.svg")}
@@ -95,15 +97,24 @@ var fileCommands = []func(in, dir string) []string{
 	},
 	func(in, _ string) []string { return []string{"ledger", "show", in} },
 	func(in, _ string) []string { return []string{"ledger", "verify", in} },
+	func(in, dir string) []string {
+		scheduled++ // a new ensemble each time: one ledger to each
+		return []string{"ledger", "init", filepath.Join(dir, "scheduled.ledger"), "--ensemble", fmt.Sprintf("fuzz-%d", scheduled),
+			"--K", "250", "--classes", "10", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash",
+			"--budget-eps", "20", "--budget-delta", "1e-3", "--schedule", in}
+	},
 }
+
+// scheduled counts the ledgers FuzzFile declares a schedule for.
+var scheduled int
 
 // FuzzFile: whatever file a command reads, it ends with exit status 0, 2
 // (bad input) or 3 (a certificate merged that is not certified), never a
 // panic or a failure (exit 1), and a file it refuses leaves no output.
 // The seeds are the documents each command reads, made by darrm (solve
 // --compare's JSON, one part of a certificate of one shard, a ledger with
-// a release charged) or the testdata's (PATE's teachers' labels), each
-// given to every command.
+// a release charged), the testdata's (PATE's teachers' labels) or
+// written here (a schedule of two runs), each given to every command.
 func FuzzFile(f *testing.F) {
 	// Its own records, so that its ledger of the testdata's ensemble is
 	// not a second one beside another test's.
@@ -143,6 +154,7 @@ func FuzzFile(f *testing.F) {
 		labels,
 		ledger,
 		ledger,
+		[]byte("--mechanism gnmax --sigma2 40 --delta 1e-5 --queries 20\n# the rest\n--mechanism confident-gnmax --threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5\n"),
 	}
 	for i, b := range seeds {
 		in := filepath.Join(dir, "seed")
