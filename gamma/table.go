@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // maxTableBytes bounds the size of a gamma table read by ReadTable.
@@ -147,7 +148,7 @@ func readText(lines []string) (Gamma, error) {
 	if header := split(lines[first]); len(header) > 0 {
 		if _, err := strconv.ParseFloat(header[0], 64); err != nil {
 			if col = gammaColumn(header); col < 0 {
-				return nil, fmt.Errorf("gamma table, line %d: header %s has no gamma_opt column (nor a single gamma column)", first+1, quote(strings.Join(header, ",")))
+				return nil, fmt.Errorf("gamma table, line %d: header %s has no gamma_opt column (nor a single gamma column)", first+1, param.Quote(strings.Join(header, ",")))
 			}
 			first++
 		}
@@ -167,7 +168,7 @@ func readText(lines []string) (Gamma, error) {
 		for _, f := range fields {
 			v, err := strconv.ParseFloat(f, 64)
 			if err != nil {
-				return nil, fmt.Errorf("gamma table, line %d: %s is not a number", n+1, quote(f))
+				return nil, fmt.Errorf("gamma table, line %d: %s is not a number", n+1, param.Quote(f))
 			}
 			g = append(g, v)
 		}
@@ -191,12 +192,4 @@ func gammaColumn(header []string) int {
 		}
 	}
 	return found
-}
-
-// quote quotes s for an error message, cut to 40 bytes.
-func quote(s string) string {
-	if len(s) > 40 {
-		return strconv.Quote(s[:40]) + "..."
-	}
-	return strconv.Quote(s)
 }

@@ -345,7 +345,7 @@ func checkName(name string) error {
 		return paramError("ensemble", `""`, "name the teacher ensemble the budget is for")
 	}
 	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
-		return paramError("ensemble", strconv.Quote(name), "control characters are not allowed")
+		return paramError("ensemble", param.Quote(name), "control characters are not allowed")
 	}
 	return nil
 }
@@ -398,7 +398,7 @@ func checkHeader(h Header) error {
 		return err
 	}
 	if h.Relation == "" || strings.IndexFunc(h.Relation, unicode.IsControl) >= 0 {
-		return paramError("relation", strconv.Quote(h.Relation), "must name a neighbouring relation")
+		return paramError("relation", param.Quote(h.Relation), "must name a neighbouring relation")
 	}
 	if err := checkBudget(h.Budget); err != nil {
 		return err

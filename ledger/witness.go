@@ -10,10 +10,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -170,13 +170,13 @@ func parseCheckpoint(b []byte) (Record, error) {
 	case c.Ensemble == "":
 		return Record{}, field("ensemble", `""`, "must name the ensemble")
 	case !isHex(c.LedgerID, 32):
-		return Record{}, field("ledger_id", strconv.Quote(c.LedgerID), "must be a ledger's id, 32 hexadecimal digits")
+		return Record{}, field("ledger_id", param.Quote(c.LedgerID), "must be a ledger's id, 32 hexadecimal digits")
 	case c.Lines < 1:
 		return Record{}, field("lines", c.Lines, "must be >= 1")
 	case c.Size < 1:
 		return Record{}, field("size", c.Size, "must be >= 1")
 	case !isHex(c.Head, 64):
-		return Record{}, field("head", strconv.Quote(c.Head), "must be a line's SHA-256, 64 hexadecimal digits")
+		return Record{}, field("head", param.Quote(c.Head), "must be a line's SHA-256, 64 hexadecimal digits")
 	}
 	return Record{Version: recordVersion, Ensemble: c.Ensemble, LedgerID: c.LedgerID, Path: c.Path,
 		Lines: c.Lines, Size: c.Size, Head: c.Head, Updated: c.Time}, nil

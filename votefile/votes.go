@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/plural"
 )
 
@@ -469,13 +470,8 @@ func (r *voteReader) settle(n int, opts readOptions) error {
 	return nil
 }
 
-// show quotes a field for an error message, cut to 32 bytes.
-func show(b []byte) string {
-	if len(b) > 32 {
-		return fmt.Sprintf("%q...", b[:32])
-	}
-	return fmt.Sprintf("%q", b)
-}
+// show quotes a field for an error message, cut (param.Quote).
+func show(b []byte) string { return param.Quote(string(b)) }
 
 // validID checks an id: valid UTF-8 without NUL or line breaks.
 func validID(b []byte) bool {

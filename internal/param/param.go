@@ -8,6 +8,7 @@ package param
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Error reports a parameter outside its domain.
@@ -171,4 +172,17 @@ func Workers(n int) error {
 		return &Error{Name: "workers", Value: n, Rule: fmt.Sprintf("must be in [0, %d] (0: all cores)", MaxWorkers)}
 	}
 	return nil
+}
+
+// quoteMost is the most of a value Quote shows.
+const quoteMost = 32
+
+// Quote quotes a value a user gave, for an error message, cut to its
+// first 32 bytes: a field of a file may be as long as its line, and an
+// error names the value, it does not repeat it.
+func Quote(s string) string {
+	if len(s) > quoteMost {
+		return strconv.Quote(s[:quoteMost]) + "..."
+	}
+	return strconv.Quote(s)
 }

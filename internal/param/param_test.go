@@ -55,3 +55,20 @@ func TestChecks(t *testing.T) {
 		t.Errorf("setting error %q", se)
 	}
 }
+
+// TestQuote: a value is quoted whole up to 32 bytes, and cut to its first
+// 32 bytes after them, its escapes as strconv.Quote writes them.
+func TestQuote(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", `""`},
+		{"gnmax", `"gnmax"`},
+		{strings.Repeat("a", 32), `"` + strings.Repeat("a", 32) + `"`},
+		{strings.Repeat("a", 33), `"` + strings.Repeat("a", 32) + `"...`},
+		{"a\nb", `"a\nb"`},
+		{strings.Repeat(`\`, 40), `"` + strings.Repeat(`\\`, 32) + `"...`},
+	} {
+		if got := Quote(tc.in); got != tc.want {
+			t.Errorf("Quote(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
