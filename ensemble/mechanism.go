@@ -199,7 +199,7 @@ func lookup(name provenance.MechanismName, in votefile.Input) error {
 	m := registered(name)
 	switch {
 	case m == nil:
-		return fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
+		return fmt.Errorf("mechanism %s: must be one of %s (two-class votes) or %s (multi-class votes)", param.Quote(string(name)),
 			mechanismNames(votefile.TwoClass), mechanismNames(votefile.ManyClasses))
 	case !slices.Contains(m.inputs(), in):
 		return fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, m.inputs()[0], in, mechanismNames(in))

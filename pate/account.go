@@ -214,7 +214,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 			}
 			row := lr.Row()
 			if row.ID != q.Key() {
-				return nil, lr.Errorf("row %d: id %q, but query %d of the votes has id %q: the labels are of other votes", row.Index, row.ID, n, q.Key())
+				return nil, lr.Errorf("row %d: id %s, but query %d of the votes has id %s: the labels are of other votes", row.Index, param.Quote(row.ID), n, param.Quote(q.Key()))
 			}
 			a = answerWithheld
 			if row.Answered {

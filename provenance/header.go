@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
@@ -252,7 +251,7 @@ func (h *header) group(tg votefile.TeacherGroup, at string) (group, error) {
 		case n == replaceOne:
 			return g, headerErr(at+".source.neighbours", n, "darrm's releases and the teachers' cap need each teacher's guarantee for adding or removing a record, which one for replacing a record does not imply: state the add-remove guarantee")
 		case n != votefile.AddRemove:
-			return g, headerErr(at+".source.neighbours", strconv.Quote(n), "must be %s", votefile.AddRemove)
+			return g, headerErr(at+".source.neighbours", param.Quote(n), "must be %s", votefile.AddRemove)
 		}
 	}
 	run := []struct {
