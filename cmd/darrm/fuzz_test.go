@@ -84,8 +84,9 @@ func FuzzStdin(f *testing.F) {
 // fileCommands are the commands that read a file a user names, as
 // FuzzFile runs them on the file in and writes into dir: solve's
 // documents to draw (plot gamma), a shard's part to combine (separate
-// merge), PATE's teachers' labels to account (account pate) and to label
-// by GNMax (aggregate, seeded), a ledger to show and to verify, and the schedule of a new ledger's runs (ledger
+// merge), PATE's teachers' labels to account (account pate), to label by
+// GNMax (aggregate, seeded) and to plan on as public proxy votes (plan
+// --votes), a ledger to show and to verify, and the schedule of a new ledger's runs (ledger
 // init --schedule).
 var fileCommands = []func(in, dir string) []string{
 	func(in, dir string) []string {
@@ -98,6 +99,10 @@ var fileCommands = []func(in, dir string) []string{
 	func(in, dir string) []string {
 		return []string{"aggregate", in, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--classes", "10", "--teachers-in-rows",
 			"--partition", "keyed-hash", "--seed", "1", "--out", filepath.Join(dir, "labels.csv")}
+	},
+	func(in, _ string) []string {
+		return []string{"plan", "--votes", in, "--votes-are", "public", "--K", "25", "--classes", "10", "--teachers-in-rows",
+			"--queries", "100", "--budget-eps", "2", "--budget-delta", "1e-5", "--no-cache"}
 	},
 	func(in, _ string) []string { return []string{"ledger", "show", in} },
 	func(in, _ string) []string { return []string{"ledger", "verify", in} },
@@ -155,6 +160,7 @@ func FuzzFile(f *testing.F) {
 	seeds := [][]byte{
 		made("solve", "--K", "11", "--m", "3", "--compare", "--format", "json", "--no-cache"),
 		read("part.json"),
+		labels,
 		labels,
 		labels,
 		ledger,
