@@ -84,10 +84,11 @@ func FuzzStdin(f *testing.F) {
 // fileCommands are the commands that read a file a user names, as
 // FuzzFile runs them on the file in and writes into dir: solve's
 // documents to draw (plot gamma), a shard's part to combine (separate
-// merge), PATE's teachers' labels to account (account pate), to label by
-// GNMax (aggregate, seeded) and to plan on as public proxy votes (plan
-// --votes), a ledger to show and to verify, and the schedule of a new ledger's runs (ledger
-// init --schedule).
+// merge), PATE's teachers' labels (to account, account pate; to label by
+// GNMax, aggregate, seeded; to plan on as public proxy votes, plan
+// --votes; to state their header, sidecar), a ledger to show and to
+// verify, and the schedule of a new ledger's runs (ledger init
+// --schedule).
 var fileCommands = []func(in, dir string) []string{
 	func(in, dir string) []string {
 		return []string{"plot", "gamma", in, "--out", filepath.Join(dir, "figure.svg")}
@@ -103,6 +104,10 @@ var fileCommands = []func(in, dir string) []string{
 	func(in, _ string) []string {
 		return []string{"plan", "--votes", in, "--votes-are", "public", "--K", "25", "--classes", "10", "--teachers-in-rows",
 			"--queries", "100", "--budget-eps", "2", "--budget-delta", "1e-5", "--no-cache"}
+	},
+	func(in, dir string) []string {
+		return []string{"sidecar", in, "--ensemble", "x", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash",
+			"--classes", "10", "--teachers-in-rows", "--out", filepath.Join(dir, "votes.meta.json")}
 	},
 	func(in, _ string) []string { return []string{"ledger", "show", in} },
 	func(in, _ string) []string { return []string{"ledger", "verify", in} },
@@ -157,9 +162,11 @@ func FuzzFile(f *testing.F) {
 	made("aggregate", votes, "--ledger", ledgerFile, "--seed", "1", "--out", filepath.Join(dir, "labels.csv"), "--no-cache")
 	made("separate", gammaFile, "--shard", "0/1", "--out", filepath.Join(dir, "part.json"))
 	ledger := read("k11.ledger")
+	// seeds[i] is a document that fileCommands[i] reads.
 	seeds := [][]byte{
 		made("solve", "--K", "11", "--m", "3", "--compare", "--format", "json", "--no-cache"),
 		read("part.json"),
+		labels,
 		labels,
 		labels,
 		labels,
