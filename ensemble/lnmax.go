@@ -5,6 +5,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/discrete"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
@@ -134,10 +135,10 @@ func (g *lnmaxAggregator) Answer(q *votefile.Query, src *noise.Source) (int, boo
 // checkClasses checks the K teachers and C classes of a multi-class
 // aggregator, before it allocates anything per class.
 func checkClasses(teachers, classes int) error {
-	if teachers < 1 || classes < 2 || classes > votefile.MaxClasses {
-		return fmt.Errorf("K = %d, C = %d: need K >= 1 and C in [2, %d]", teachers, classes, votefile.MaxClasses)
+	if err := param.Count("K", teachers, 1); err != nil {
+		return err
 	}
-	return nil
+	return param.CountIn("classes", classes, 2, votefile.MaxClasses)
 }
 
 // noisyArgmax returns the class whose count plus a draw of noise is

@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -85,10 +86,11 @@ func TestReleaseMulti(t *testing.T) {
 func TestMaxClasses(t *testing.T) {
 	m := ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	for _, c := range []int{votefile.MaxClasses + 1, 4_000_000_000, 9_000_000_000_000_000_000} {
-		if _, err := newClassGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
+		want := fmt.Sprintf("classes = %d: must be an integer in [2, 524288]", c)
+		if _, err := newClassGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("gnmax with %d classes: %v", c, err)
 		}
-		if _, err := newLNMax(20, 3, c); err == nil || !strings.Contains(err.Error(), "C in [2, 524288]") {
+		if _, err := newLNMax(20, 3, c); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("lnmax with %d classes: %v", c, err)
 		}
 	}

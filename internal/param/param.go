@@ -117,7 +117,7 @@ func Alpha(alpha float64) error {
 // Count requires an integer n >= lo.
 func Count(name string, n, lo int) error {
 	if n < lo {
-		return &Error{Name: name, Value: float64(n), Rule: fmt.Sprintf("must be an integer >= %d", lo)}
+		return &Error{Name: name, Value: n, Rule: fmt.Sprintf("must be an integer >= %d", lo)}
 	}
 	return nil
 }
@@ -125,7 +125,7 @@ func Count(name string, n, lo int) error {
 // CountIn requires an integer n in [lo, hi].
 func CountIn(name string, n, lo, hi int) error {
 	if n < lo || n > hi {
-		return &Error{Name: name, Value: float64(n), Rule: fmt.Sprintf("must be an integer in [%d, %d]", lo, hi)}
+		return &Error{Name: name, Value: n, Rule: fmt.Sprintf("must be an integer in [%d, %d]", lo, hi)}
 	}
 	return nil
 }
