@@ -203,3 +203,46 @@ func FuzzFile(f *testing.F) {
 		}
 	})
 }
+
+// flagCommands are commands of numbers alone, as FuzzFlags runs them
+// with three of their flags' values a, b and c: a composition, GNMax's
+// calibration, a plan and DP-SGD's accounting.
+var flagCommands = []func(a, b, c string) []string{
+	func(a, b, c string) []string {
+		return []string{"account", "compose", "--step-eps", a, "--step-delta", b, "--steps", c, "--delta-prime", "0.1"}
+	},
+	func(a, b, _ string) []string { return []string{"account", "gnmax", "--target-eps", a, "--target-delta", b} },
+	func(a, b, c string) []string {
+		return []string{"plan", "--mechanism", "gnmax", "--K", a, "--classes", b, "--queries", c, "--budget-eps", "2", "--budget-delta", "1e-5", "--no-cache"}
+	},
+	func(a, b, c string) []string {
+		return []string{"account", "dpsgd", "--sigma", a, "--n", b, "--batch", c, "--epochs", "5", "--target-delta", "1e-4"}
+	},
+}
+
+// FuzzFlags: whatever numbers a command of numbers is given, it answers
+// or refuses them naming a flag (exit 0 or 2), never panicking or failing
+// (exit 1). The seeds are each command's documented example.
+func FuzzFlags(f *testing.F) {
+	for i, seed := range [][3]string{{"0.1", "1e-5", "10"}, {"0.2676", "3e-4", ""}, {"250", "10", "1000"}, {"12", "1024", "30"}} {
+		args := flagCommands[i](seed[0], seed[1], seed[2])
+		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
+			f.Fatalf("darrm %v: exit %d", args, code)
+		}
+		for j := range flagCommands {
+			f.Add(uint8(j), seed[0], seed[1], seed[2])
+		}
+	}
+	f.Add(uint8(0), "NaN", "-0", "1e308")
+	f.Add(uint8(2), "1", "0", "1") // refused by the multi-class check, which named no flag
+	f.Fuzz(func(t *testing.T, cmd uint8, a, b, c string) {
+		args := flagCommands[int(cmd)%len(flagCommands)](a, b, c)
+		_, stderr, code := darrm(t, "", args...)
+		if code != 0 && code != 2 {
+			t.Fatalf("darrm %q: exit %d\n%s", args, code, stderr)
+		}
+		if code == 2 && !strings.Contains(stderr, "--") {
+			t.Errorf("darrm %q: refused without naming a flag:\n%s", args, stderr)
+		}
+	})
+}
