@@ -211,7 +211,9 @@ var flagCommands = []func(a, b, c string) []string{
 	func(a, b, c string) []string {
 		return []string{"account", "compose", "--step-eps", a, "--step-delta", b, "--steps", c, "--delta-prime", "0.1"}
 	},
-	func(a, b, _ string) []string { return []string{"account", "gnmax", "--target-eps", a, "--target-delta", b} },
+	func(a, b, _ string) []string {
+		return []string{"account", "gnmax", "--target-eps", a, "--target-delta", b}
+	},
 	func(a, b, c string) []string {
 		return []string{"plan", "--mechanism", "gnmax", "--K", a, "--classes", b, "--queries", c, "--budget-eps", "2", "--budget-delta", "1e-5", "--no-cache"}
 	},
