@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // classLayout is the layout of a many-class vote file: inputCounts (a row
@@ -593,7 +595,7 @@ func (r *classReader) parseJSONL(line []byte, first bool) error {
 		}
 		for k := range obj {
 			if k != "id" && k != "votes" && k != "counts" {
-				return r.lr.errorf(0, "unknown key %s: want \"id\" and \"votes\" (or \"counts\")", show([]byte(k)))
+				return r.lr.errorf(0, "unknown key %s: want \"id\" and \"votes\" (or \"counts\")", param.Quote(k))
 			}
 		}
 		v, ok := obj["votes"]

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"codeberg.org/sbinet/npyio/npy"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // labelsKey is the key that makes a JSON object a label file's metadata
@@ -199,13 +200,13 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 	case !(m.Delta >= 0 && m.Delta < 1):
 		return nil, bad("delta", m.Delta, "must be in [0, 1)")
 	case (m.Accounting == "") != (m.Total == nil):
-		return nil, bad("accounting", show([]byte(m.Accounting)), "goes with the total it published (total), and only with one")
+		return nil, bad("accounting", param.Quote(m.Accounting), "goes with the total it published (total), and only with one")
 	case m.Total != nil && !(m.Total.Eps >= 0 && !math.IsInf(m.Total.Eps, 0) && m.Total.Delta >= 0 && m.Total.Delta < 1 && m.Total.Argument != ""):
 		return nil, bad("total", *m.Total, "must be a finite eps >= 0, a delta in [0, 1) and the argument's name")
 	case m.Total != nil && !(m.Total.BudgetEps >= 0 && !math.IsInf(m.Total.BudgetEps, 0) && m.Total.BudgetDelta >= 0 && m.Total.BudgetDelta < 1):
 		return nil, bad("total", *m.Total, "its budget must be a finite budget_eps >= 0 and a budget_delta in [0, 1)")
 	case m.Ledger != "" && !isLedgerID(m.Ledger):
-		return nil, bad("ledger", show([]byte(m.Ledger)), "must be a ledger's id, 32 hexadecimal digits")
+		return nil, bad("ledger", param.Quote(m.Ledger), "must be a ledger's id, 32 hexadecimal digits")
 	case m.LedgerLines == 0 && m.LedgerSize == 0 && m.LedgerHead == "":
 	case m.Ledger == "":
 		return nil, bad("ledger_lines", m.LedgerLines, "where a ledger was goes with the ledger's id (ledger)")
@@ -214,7 +215,7 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 	case m.LedgerSize < 1:
 		return nil, bad("ledger_size", m.LedgerSize, "must be >= 1")
 	case !isHex(m.LedgerHead, 64):
-		return nil, bad("ledger_head", show([]byte(m.LedgerHead)), "must be a ledger line's SHA-256, 64 hexadecimal digits")
+		return nil, bad("ledger_head", param.Quote(m.LedgerHead), "must be a ledger line's SHA-256, 64 hexadecimal digits")
 	}
 	return m, nil
 }
@@ -520,7 +521,7 @@ func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 		case len(fs) == 3 && string(fs[0].b) == "id" && string(fs[1].b) == "label" && string(fs[2].b) == "answered":
 			out.answered = true
 		default:
-			return nil, lr.errorf(0, "header row %s: want id,label or id,label,answered", show([]byte(h)))
+			return nil, lr.errorf(0, "header row %s: want id,label or id,label,answered", param.Quote(h))
 		}
 		if line, err = lr.nextNonBlank(); err == io.EOF {
 			return nil, lr.errorf(0, "no labels after the header row")

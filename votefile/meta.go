@@ -152,17 +152,12 @@ func headerErr(field string, value any, rule string, args ...any) *HeaderError {
 }
 
 // showJSON shows a JSON value for an error message as the header writes
-// it, cut to 32 bytes: a header line may be long, and an error names the
-// field it is about, not the line.
+// it, cut (param.Cut).
 func showJSON(raw []byte) string {
-	if len(raw) <= 32 {
-		return string(raw)
+	if c, cut := param.Cut(string(raw)); cut {
+		return c + "..."
 	}
-	cut := 32
-	for cut > 0 && !utf8.RuneStart(raw[cut]) {
-		cut--
-	}
-	return string(raw[:cut]) + "..."
+	return string(raw)
 }
 
 // Validate checks the header's form, field by field and between fields:
@@ -174,7 +169,7 @@ func (m *Meta) Validate() error {
 		return headerErr("ensemble", nil, "must name the teacher ensemble")
 	}
 	if len(m.Ensemble) > MaxEnsembleID || !utf8.ValidString(m.Ensemble) || strings.IndexFunc(m.Ensemble, unicode.IsControl) >= 0 {
-		return headerErr("ensemble", show([]byte(m.Ensemble)), "must be printable UTF-8 text of at most %d bytes", MaxEnsembleID)
+		return headerErr("ensemble", param.Quote(m.Ensemble), "must be printable UTF-8 text of at most %d bytes", MaxEnsembleID)
 	}
 	if !validClasses(m.Classes) {
 		return headerErr("classes", m.Classes, "must be in [2, %d] (at most as many classes as a row of counts can hold)", MaxClasses)
@@ -395,10 +390,10 @@ func object(b []byte, at string, allowed []string) (map[string]json.RawMessage, 
 		}
 		key, _ := tok.(string)
 		if _, dup := out[key]; dup {
-			return nil, headerErr(at, show([]byte(key)), "repeated key")
+			return nil, headerErr(at, param.Quote(key), "repeated key")
 		}
 		if !contains(allowed, key) {
-			return nil, headerErr(at, show([]byte(key)), "unknown key: want %s", strings.Join(allowed, ", "))
+			return nil, headerErr(at, param.Quote(key), "unknown key: want %s", strings.Join(allowed, ", "))
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"codeberg.org/sbinet/npyio/npy"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // The NumPy layout of a vote file: a 2-D array in the NPY format
@@ -218,18 +219,18 @@ func newNPYReader(r io.Reader) (rr *npy.Reader, err error) {
 func (a *npyArray) setType() (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("dtype %s: not a NumPy dtype this darrm reads", show([]byte(a.dtype)))
+			err = fmt.Errorf("dtype %s: not a NumPy dtype this darrm reads", param.Quote(a.dtype))
 		}
 	}()
 	if len(a.dtype) < 2 {
-		return fmt.Errorf("dtype %s: not a NumPy dtype this darrm reads", show([]byte(a.dtype)))
+		return fmt.Errorf("dtype %s: not a NumPy dtype this darrm reads", param.Quote(a.dtype))
 	}
 	t := npy.TypeFrom(a.dtype)
 	a.kind, a.size = t.Kind(), int(t.Size())
 	switch a.kind {
 	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 	default:
-		return fmt.Errorf("dtype %s (%v): want an integer or a float array of whole numbers", show([]byte(a.dtype)), t)
+		return fmt.Errorf("dtype %s (%v): want an integer or a float array of whole numbers", param.Quote(a.dtype), t)
 	}
 	a.order = binary.LittleEndian
 	if a.dtype[0] == '>' {
@@ -594,7 +595,7 @@ func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
 		}
 		rc, err := zf.Open()
 		if err != nil {
-			return nil, &formatError{File: name, Msg: fmt.Sprintf("array %s: %v", show([]byte(array)), err)}
+			return nil, &formatError{File: name, Msg: fmt.Sprintf("array %s: %v", param.Quote(array), err)}
 		}
 		f, err := open(rc, name+"["+strings.TrimSuffix(zf.Name, ".npy")+"]", FormatNPY)
 		if err != nil {
@@ -616,13 +617,13 @@ func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
 			names = append(names, fmt.Sprintf("and %d more", len(z.File)-listed))
 			break
 		}
-		names = append(names, show([]byte(strings.TrimSuffix(zf.Name, ".npy"))))
+		names = append(names, param.Quote(strings.TrimSuffix(zf.Name, ".npy")))
 	}
 	holds := "which holds no array"
 	if len(names) > 0 {
 		holds = "which holds " + strings.Join(names, ", ")
 	}
-	return nil, &formatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, %s", show([]byte(array)), holds)}
+	return nil, &formatError{File: name, Msg: fmt.Sprintf("no array %s in the archive, %s", param.Quote(array), holds)}
 }
 
 // csvMatrix reads a whole CSV file of class labels, one row per teacher

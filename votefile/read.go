@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/peek"
 )
 
@@ -104,7 +105,7 @@ func readVotes(r io.Reader, name string, opts Options) (Reader, []note, error) {
 	if opts.Array != "" {
 		ra, ok := r.(io.ReaderAt)
 		if !ok || opts.Size <= 0 {
-			return nil, nil, &formatError{File: name, Msg: fmt.Sprintf("array %s: an .npz archive is read from a file, not from a stream", show([]byte(opts.Array)))}
+			return nil, nil, &formatError{File: name, Msg: fmt.Sprintf("array %s: an .npz archive is read from a file, not from a stream", param.Quote(opts.Array))}
 		}
 		vf, err = openNPZ(ra, opts.Size, name, opts.Array)
 	} else {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Error reports a parameter outside its domain.
@@ -174,15 +175,28 @@ func Workers(n int) error {
 	return nil
 }
 
-// quoteMost is the most of a value Quote shows.
-const quoteMost = 32
+// cutMost is the most of a value Cut keeps.
+const cutMost = 32
 
-// Quote quotes a value a user gave, for an error message, cut to its
-// first 32 bytes: a field of a file may be as long as its line, and an
-// error names the value, it does not repeat it.
-func Quote(s string) string {
-	if len(s) > quoteMost {
-		return strconv.Quote(s[:quoteMost]) + "..."
+// Cut returns s cut for an error message to its first 32 bytes, at the
+// start of a character, and whether it cut: a field of a file may be as
+// long as its line, and an error names the value, it does not repeat it.
+func Cut(s string) (string, bool) {
+	if len(s) <= cutMost {
+		return s, false
 	}
-	return strconv.Quote(s)
+	n := cutMost
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+// Quote quotes a value a user gave, for an error message, cut (Cut).
+func Quote(s string) string {
+	c, cut := Cut(s)
+	if cut {
+		return strconv.Quote(c) + "..."
+	}
+	return strconv.Quote(c)
 }

@@ -56,8 +56,9 @@ func TestChecks(t *testing.T) {
 	}
 }
 
-// TestQuote: a value is quoted whole up to 32 bytes, and cut to its first
-// 32 bytes after them, its escapes as strconv.Quote writes them.
+// TestQuote: a value is quoted whole up to 32 bytes, and cut to at most
+// its first 32 bytes after them, at the start of a character, its escapes
+// as strconv.Quote writes them.
 func TestQuote(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"", `""`},
@@ -66,6 +67,8 @@ func TestQuote(t *testing.T) {
 		{strings.Repeat("a", 33), `"` + strings.Repeat("a", 32) + `"...`},
 		{"a\nb", `"a\nb"`},
 		{strings.Repeat(`\`, 40), `"` + strings.Repeat(`\\`, 32) + `"...`},
+		// The cut falls at the start of a character, never inside one.
+		{"a" + strings.Repeat("é", 20), `"a` + strings.Repeat("é", 15) + `"...`},
 	} {
 		if got := Quote(tc.in); got != tc.want {
 			t.Errorf("Quote(%q) = %s, want %s", tc.in, got, tc.want)
