@@ -11,7 +11,6 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/param"
-	"github.com/darrm/darrm/internal/poissonbinom"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
@@ -197,24 +196,6 @@ func probOne(g gamma.Gamma, l int) float64 {
 		return (1 + g[l]) / 2
 	}
 	return (1 - g[l]) / 2
-}
-
-// agreement returns the exact probability that DaRRM_g releases the
-// majority of the votes when teacher i votes 1 with probability p[i]:
-// sum_l alpha_l·(1 + g(l))/2 with alpha = PoissonBinomial(p).
-func agreement(g gamma.Gamma, p []float64) (float64, error) {
-	if len(p) != g.K() {
-		return 0, fmt.Errorf("agreement of gamma for K = %d teachers: got %d probabilities", g.K(), len(p))
-	}
-	alpha, err := poissonbinom.PMF(p)
-	if err != nil {
-		return 0, fmt.Errorf("agreement: %w", err)
-	}
-	var a float64
-	for l, v := range g {
-		a += alpha[l] * (1 + v) / 2
-	}
-	return a, nil
 }
 
 // certify runs the exhaustive certificate of g for p and reports whether

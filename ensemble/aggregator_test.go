@@ -439,7 +439,7 @@ func TestSubAccuracy(t *testing.T) {
 func TestAgreement(t *testing.T) {
 	g, _ := gamma.Sub(5, 3)
 	p := []float64{0.9, 0.8, 0.7, 0.4, 0.1}
-	a, err := agreement(g, p)
+	a, err := g.Agreement(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +467,7 @@ func TestAgreement(t *testing.T) {
 	if math.Abs(a-want) > 1e-15 {
 		t.Errorf("Agreement = %v, brute force %v", a, want)
 	}
-	if _, err := agreement(g, p[:3]); err == nil {
+	if _, err := g.Agreement(p[:3]); err == nil {
 		t.Error("Agreement accepted 3 probabilities for K = 5")
 	}
 }

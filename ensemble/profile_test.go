@@ -14,7 +14,6 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/bigmath"
-	"github.com/darrm/darrm/internal/poissonbinom"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 )
@@ -333,12 +332,13 @@ func checkRandomTeachers(t *testing.T, name string, p constraints.Problem, agg A
 				}
 			}
 		}
-		a, _ := poissonbinom.PMF(ps)
-		b, _ := poissonbinom.PMF(qs)
-		var pa, pb float64
-		for l := range a {
-			pa += a[l] * probOne(g, l)
-			pb += b[l] * probOne(g, l)
+		pa, err := g.LabelOne(ps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := g.LabelOne(qs)
+		if err != nil {
+			t.Fatal(err)
 		}
 		for i, alpha := range alphas {
 			if h, env := math.Max(hockey(pa, pb, alpha), hockey(pb, pa, alpha)), envs[i]; h > env+1e-12 {

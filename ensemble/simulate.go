@@ -21,7 +21,7 @@ type SimResult struct {
 	// Rate is Agree/Queries; Lo and Hi bound its 95% Wilson score interval.
 	Rate, Lo, Hi float64
 	// Exact is the exact probability that the label equals the majority of
-	// the votes (Agreement of the aggregator's gamma at the teachers' p).
+	// the votes (gamma.Gamma.Agreement of the aggregator's gamma at the teachers' p).
 	Exact float64
 	// TVError is the exact error of Definition 3.3.4, |Pr[label = 1] -
 	// Pr[majority = 1]| (gamma.Gamma.TVError).
@@ -63,7 +63,7 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 		if a.K() != k {
 			return nil, fmt.Errorf("simulate: %s has K = %d, the teachers K = %d", a.Name(), a.K(), k)
 		}
-		exact, err := agreement(a.Gamma(), p)
+		exact, err := a.Gamma().Agreement(p)
 		if err != nil {
 			return nil, err
 		}

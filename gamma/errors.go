@@ -49,6 +49,24 @@ func (g Gamma) LabelOne(p []float64) (float64, error) {
 	return one, nil
 }
 
+// Agreement returns the probability that DaRRM_gamma releases the
+// majority of the votes when teacher i votes 1 with probability p[i]:
+// sum_l alpha_l·(1 + gamma(l))/2 with alpha = PoissonBinomial(p).
+func (g Gamma) Agreement(p []float64) (float64, error) {
+	if len(p) != g.K() {
+		return 0, fmt.Errorf("agreement of gamma for K = %d teachers: got %d probabilities", g.K(), len(p))
+	}
+	alpha, err := poissonbinom.PMF(p)
+	if err != nil {
+		return 0, fmt.Errorf("agreement: %w", err)
+	}
+	var a float64
+	for l, v := range g {
+		a += alpha[l] * (1 + v) / 2
+	}
+	return a, nil
+}
+
 func tvError(g Gamma, alpha []float64) float64 {
 	k := g.K()
 	var e float64

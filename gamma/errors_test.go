@@ -131,11 +131,12 @@ func FuzzParseActual(f *testing.F) {
 	})
 }
 
-// TestLabelOne: Pr[label = 1] against a sum over every vote vector (2^K
-// of them, each with its probability, the release's 1 given its count by
-// Algorithm 1), for teachers of different accuracies and gammas, and its
-// distance to Pr[majority = 1] is TVError.
-func TestLabelOne(t *testing.T) {
+// TestLabelOneAgreement: Pr[label = 1] and Pr[label = majority] against
+// sums over every vote vector (2^K of them, each with its probability, the
+// release's label given its count by Algorithm 1), for teachers of
+// different accuracies and gammas; Pr[label = 1]'s distance to
+// Pr[majority = 1] is TVError.
+func TestLabelOneAgreement(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		g    Gamma
@@ -146,7 +147,7 @@ func TestLabelOne(t *testing.T) {
 		{"sloped", Gamma{0.9, 0.5, 0.1, 0.1, 0.5, 0.9}, []float64{0.9, 0.2, 0.75, 0.6, 0.55}},
 	} {
 		k := len(tc.p)
-		var want, maj float64
+		var want, maj, agree float64
 		for v := range 1 << k {
 			pr, l := 1.0, 0
 			for i, pi := range tc.p {
@@ -161,6 +162,7 @@ func TestLabelOne(t *testing.T) {
 				one, maj = (1+tc.g[l])/2, maj+pr
 			}
 			want += pr * one
+			agree += pr * (1 + tc.g[l]) / 2
 		}
 		got, err := tc.g.LabelOne(tc.p)
 		if err != nil {
@@ -173,9 +175,19 @@ func TestLabelOne(t *testing.T) {
 		if math.Abs(got-want) > 1e-14 || math.Abs(math.Abs(maj-got)-tv) > 1e-14 {
 			t.Errorf("%s: Pr[label = 1] %v, want %v; |Pr[majority = 1] - it| %v, TVError %v", tc.name, got, want, math.Abs(maj-got), tv)
 		}
+		a, err := tc.g.Agreement(tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(a-agree) > 1e-14 {
+			t.Errorf("%s: Agreement %v, want %v", tc.name, a, agree)
+		}
 	}
 	if _, err := (Gamma{1, 1, 1}).LabelOne([]float64{0.5}); err == nil {
-		t.Error("K = 2 gamma, 1 probability: no error")
+		t.Error("K = 2 gamma, 1 probability: LabelOne gave no error")
+	}
+	if _, err := (Gamma{1, 1, 1}).Agreement([]float64{0.5}); err == nil {
+		t.Error("K = 2 gamma, 1 probability: Agreement gave no error")
 	}
 }
 
