@@ -384,8 +384,22 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 	if r.Margin, r.FalsePass, err = falsePassMargin(b.Delta - deltaTest); err != nil {
 		return r, err
 	}
+	// The test alone converts, at any noise, to at least its Rényi DP of
+	// 0 converted: a budget below that allows no σ, which the search
+	// below would learn only at ptrSigmaMax, after hours of bounds.
+	orders := append(slices.Clone(ptrGuaranteeOrders), r.Order)
+	if floor := ptrTestFloor(orders, deltaTest); floor > b.Eps {
+		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("must be at least %v: the test alone is no better than (%v, %v)-DP at any noise (Rényi DP 0 converted at its share of the budget's delta, delta/50); raise it, or the budget's delta", floor, floor, deltaTest)})
+	}
 	r.Sigma = ptrSigma(r.Margin, r.Order, r.Order*rho*ptrStandIn)
 	for {
+		// Where even the lower bounds of the test's Rényi DP convert
+		// above the budget, so do its bounds: σ is raised without them,
+		// through the same steps, to the same σ.
+		if r.Sigma < ptrSigmaMax && ptrTestAbove(r.Sigma, orders, deltaTest, b.Eps) {
+			r.Sigma *= 1.05
+			continue
+		}
 		if r.TestRDP, err = ptrTestRDP(r.Sigma, r.Margin, r.Order); err != nil {
 			return r, err
 		}
@@ -397,14 +411,14 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 		if r.Test, err = ptrTestGuarantee(r.Sigma, r.Margin, r.Order, deltaTest); err != nil {
 			return r, err
 		}
-		if r.Test.Eps <= b.Eps || r.Sigma >= 1e6 {
+		if r.Test.Eps <= b.Eps || r.Sigma >= ptrSigmaMax {
 			break
 		}
 		// The rule's σ makes the test too costly on its own: more noise.
 		r.Sigma *= 1.05
 	}
 	if r.Test.Eps > b.Eps {
-		return r, fmt.Errorf("PATE PTR: the test alone is (%v, %v)-DP, above the budget's eps %v: raise the budget", r.Test.Eps, r.Test.Delta, b.Eps)
+		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("is below the test's own guarantee (%v, %v) at the most noise tried, sigma = %.6g: raise it", r.Test.Eps, r.Test.Delta, r.Sigma)})
 	}
 	cost, err := accountant.ImprovedConversion.ConvertRDP(r.TestRDP, r.Order, b.Delta)
 	if err != nil {
@@ -427,7 +441,7 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 		r.Proposal -= math.Max(e-b.Eps, 1e-15) * float64(k+1)
 	}
 	if !(r.Proposal > 0) {
-		return r, fmt.Errorf("PATE PTR: the test's cost at order %v (Renyi DP %v) leaves no room for a proposal within eps %v at delta %v", r.Order, r.TestRDP, b.Eps, b.Delta)
+		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("leaves no room for a proposal: the test's cost at order %v (Rényi DP %v) converts to %v at the budget's delta %v; raise it", r.Order, r.TestRDP, cost, b.Delta)})
 	}
 	return r, nil
 }
@@ -923,6 +937,39 @@ func ptrTestLower(sigma float64, orders []float64) []float64 {
 		}
 	}
 	return out
+}
+
+// ptrSigmaMax is the most noise newPTRRule's search raises σ to.
+const ptrSigmaMax = 1e6
+
+// ptrTestFloor returns the least conversion at delta over orders of a
+// Rényi DP of 0: no test's own guarantee (ptrTestGuarantee) is below it,
+// the conversion increasing with the Rényi DP. An order whose conversion
+// fails is left out.
+func ptrTestFloor(orders []float64, delta float64) float64 {
+	floor := math.Inf(1)
+	for _, o := range orders {
+		if e, err := accountant.ImprovedConversion.ConvertRDP(0, o, delta); err == nil {
+			floor = math.Min(floor, e)
+		}
+	}
+	return floor
+}
+
+// ptrTestAbove reports whether the lower bounds of the test's Rényi DP at
+// σ (ptrTestLower) convert above eps at delta at every order: then so do
+// its bounds (ptrTestRDP), and its guarantee, their least conversion
+// (ptrTestGuarantee), is above eps too. An order whose conversion fails
+// answers false, so that the bounds are computed and report it.
+func ptrTestAbove(sigma float64, orders []float64, delta, eps float64) bool {
+	lower := ptrTestLower(sigma, orders)
+	for i, o := range orders {
+		e, err := accountant.ImprovedConversion.ConvertRDP(lower[i], o, delta)
+		if err != nil || e <= eps {
+			return false
+		}
+	}
+	return true
 }
 
 // ptrStandIn is the stand-in of the bound's local sensitivity per

@@ -737,3 +737,57 @@ func TestReleasePTRSeeded(t *testing.T) {
 		t.Errorf("refused release drew the test (pass %v) or released %d queries (%d bytes)", r.Pass, out.Result.Released, labels.Len())
 	}
 }
+
+// TestPTRRuleSmallBudget: a budget below what the test alone can be at
+// any noise is refused at once, naming the budget's eps; one that needs
+// σ raised gives the σ of the search that bounds the test at every step
+// (the lower bounds only skip steps whose bounds would fail too), and
+// refuses, naming the budget's eps, where no proposal fits.
+func TestPTRRuleSmallBudget(t *testing.T) {
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.ContinuousNoise}
+	const classes, queries = 10, 20
+	budgetEps := func(err error) bool {
+		var pe *accountant.ParamError
+		return errors.As(err, &pe) && pe.Name == "budget eps"
+	}
+	if _, err := newPTRRule(m, classes, queries, PTROptions{Budget: accountant.Guarantee{Eps: 0.01, Delta: 1e-5}}, true); !budgetEps(err) || !strings.Contains(err.Error(), "at any noise") {
+		t.Errorf("budget (0.01, 1e-5): %v, want the budget's eps refused below the test's floor", err)
+	}
+	rho, err := m.RunSlope(queries, queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		eps       float64
+		noRoom    bool
+		shortMode bool
+	}{{0.25, true, true}, {0.4, false, false}} {
+		if testing.Short() && !c.shortMode {
+			continue
+		}
+		b := accountant.Guarantee{Eps: c.eps, Delta: 1e-5}
+		r, err := newPTRRule(m, classes, queries, PTROptions{Budget: b}, true)
+		if c.noRoom != budgetEps(err) || (!c.noRoom && err != nil) {
+			t.Fatalf("budget %v: %v", b, err)
+		}
+		deltaTest := b.Delta * ptrShareTest
+		sigma := ptrSigma(r.Margin, r.Order, r.Order*rho*ptrStandIn)
+		start := sigma
+		for {
+			g, err := ptrTestGuarantee(sigma, r.Margin, r.Order, deltaTest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Eps <= b.Eps || sigma >= ptrSigmaMax {
+				break
+			}
+			sigma *= 1.05
+		}
+		if r.Sigma != sigma || (c.noRoom && !(sigma > start)) {
+			t.Errorf("budget %v: sigma %v, the search bounding every step %v (from %v)", b, r.Sigma, sigma, start)
+		}
+		if floor := ptrTestFloor(append(slices.Clone(ptrGuaranteeOrders), r.Order), deltaTest); !(r.Test.Eps >= floor) {
+			t.Errorf("budget %v: the test's guarantee %v is below the floor %v", b, r.Test, floor)
+		}
+	}
+}

@@ -208,6 +208,10 @@ func TestAggregatePTRRefused(t *testing.T) {
 		{"max-queries 0", cat(gnmax, budget, []string{"--accounting", "ptr", "--max-queries", "0"}), false, "--max-queries = 0: must be >= 1"},
 		{"max-queries beyond", cat(gnmax, budget, []string{"--accounting", "ptr", "--max-queries", "41"}), false, "--max-queries = 41: must be at most the 40 queries of the votes"},
 		{"stdin", cat(gnmax, budget, []string{"--accounting", "ptr"}), true, "--accounting ptr reads the votes twice"},
+		// Below what the test alone is at any noise: refused at once (the
+		// search for σ ran for hours before), naming the flag.
+		{"budget below the test", cat(gnmax, []string{"--budget-eps", "0.01", "--budget-delta", "1e-5", "--accounting", "ptr"}), false, "--budget-eps = 0.01: must be at least 0.16"},
+		{"no room for a proposal", cat(gnmax, []string{"--budget-eps", "0.25", "--budget-delta", "1e-5", "--accounting", "ptr"}), false, "--budget-eps = 0.25: leaves no room for a proposal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "labels.csv")
@@ -332,6 +336,8 @@ func TestPlanPTR(t *testing.T) {
 		{[]string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "50", "--budget-eps", "2", "--budget-delta", "1e-5", "--accounting", "ptr"}, "--accounting ptr with --mechanism lnmax"},
 		{append(append([]string{}, base...), "--votes", high, "--queries", "10"), "leave out --queries"},
 		{[]string{"plan", "--K", "250", "--classes", "10", "--budget-eps", "2", "--budget-delta", "1e-5", "--votes", high, "--votes-are", "public", "--accounting", "ptr"}, "--accounting plans one mechanism"},
+		{[]string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--threshold", "200", "--sigma1", "150", "--sigma2", "10",
+			"--budget-eps", "0.01", "--budget-delta", "1e-5", "--votes", high, "--votes-are", "public", "--accounting", "ptr"}, "--budget-eps = 0.01: must be at least 0.16"},
 	} {
 		if _, stderr, code := darrm(t, "", tc.args...); code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.want)
@@ -597,6 +603,7 @@ func TestLedgerInitPTRUse(t *testing.T) {
 		{"mechanism", []string{"ledger", "init", led, "--votes", high, "--budget-eps", "8", "--budget-delta", "1e-4", "--mechanism", "lnmax", "--laplace-scale", "50",
 			"--accounting", "ptr", "--max-queries", "30", "--release-eps", "2", "--release-delta", "1e-5"}, "--accounting ptr with --mechanism lnmax: generalized PTR tests"},
 		{"release delta", append(slices.Clone(base), "--accounting", "ptr", "--max-queries", "30", "--release-eps", "2", "--release-delta", "0"), "--release-delta"},
+		{"release eps below the test", append(slices.Clone(base), "--accounting", "ptr", "--max-queries", "30", "--release-eps", "0.01", "--release-delta", "1e-5"), "--release-eps = 0.01: must be at least 0.16"},
 		{"no mechanism", []string{"ledger", "init", led, "--votes", high, "--budget-eps", "8", "--budget-delta", "1e-4", "--accounting", "ptr"}, "--accounting describes the labels the ledger will pay for"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
