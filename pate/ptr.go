@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
@@ -543,7 +544,8 @@ func ptrOrder(b accountant.Guarantee, m ensemble.ConfidentGNMax, classes int) (f
 			return order, nil
 		}
 		if order = 1 + math.Floor(4*top*math.Pow(2, -float64(k)/2))/4; order <= 1 {
-			return 0, fmt.Errorf("PATE PTR: conditions C5 and C6 fail at sigma2 = %v, C = %d at every order the rule tries (%v down to 1): fix the order", m.Sigma2, classes, 1+top)
+			return 0, fmt.Errorf("PATE PTR: %w", &accountant.SettingError{Name: "sigma2", Value: strconv.FormatFloat(m.Sigma2, 'g', -1, 64),
+				Rule: fmt.Sprintf("conditions C5 and C6 of the data-dependent bound fail for C = %d at every order the rule tries for the budget (%v, %v), %v down to 1: lower it, or change the budget", classes, b.Eps, b.Delta, 1+top)})
 		}
 	}
 }
