@@ -20,7 +20,7 @@ import (
 // ptrCounts writes n queries of 250 teachers' counts over 10 classes, the
 // largest count top to top + 9, to a file in dir with the ensemble's
 // metadata header, and returns its path.
-func ptrCounts(t *testing.T, dir, name string, n, top int) string {
+func ptrCounts(t testing.TB, dir, name string, n, top int) string {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString(`# {"darrm-votes":1,"ensemble":"ptr-k250","K":250,"classes":10,"layout":"counts","relation":"one-vote","kind":"fixed","partition":"keyed-hash","teachers":[{"count":250,"source":{"method":"none"}}]}` + "\n")
