@@ -215,6 +215,10 @@ func prepareSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothPa
 	if s.Deviation, err = gnssDeviation(s.SS+s.Margin, s.Sigma, s.Order); err != nil {
 		return s, err
 	}
+	if s.Deviation >= gnssMaxDeviation {
+		s.Error = fmt.Sprintf("smooth sensitivity: the noise's deviation %v, sigma ss times the smooth sensitivity, is 2^62 or more steps of the lattice 2^-40 the release is drawn on: a smaller sigma ss", s.Deviation)
+		return s, nil
+	}
 	s.center, s.delta, s.conv = rdp, delta, c
 	return s, nil
 }

@@ -288,6 +288,9 @@ func TestPATEBadInput(t *testing.T) {
 		{"seed without a draw", acct(votes, "--sigma2", "40", "--seed", "1"), []string{"--seed seeds the smooth-sensitivity draw of --release-estimate"}},
 		{"ledger for nothing", acct(votes, "--sigma2", "40", "--ledger", filepath.Join(dir, "none.ledger")), []string{"--ledger is the reference of --labels and is charged for --release-estimate"}},
 		{"lnmax draw", acct(votes, "--laplace-scale", "20", "--release-estimate"), []string{"--release-estimate: lnmax is accounted data-independently only"}},
+		// A deviation of 2^62 lattice steps or more is not drawn: the
+		// analysis says so, where the draw failed (exit 1).
+		{"sigma ss beyond the lattice", acct(votes, "--sigma2", "40", "--ss-order", "1e6", "--beta", "1e-7", "--sigma-ss", "1e15", "--release-estimate", "--seed", "1"), []string{"no smooth-sensitivity release to draw"}},
 		{"labels answered without label", acct(append([]string{votes, "--labels", badLabels}, confident...)...), []string{"line 2", "a label must be given exactly when the query was answered"}},
 		{"labels of other votes", acct(append([]string{votes, "--labels", otherIDs}, confident...)...), []string{"ids.csv, line 2", `id "x1"`, `has id "q1"`}},
 		{"labels missing", acct(append([]string{votes, "--labels", filepath.Join(dir, "none.csv")}, confident...)...), []string{"none.csv"}},
