@@ -165,10 +165,17 @@ func releaseSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothPa
 // acct's result at delta by c. A bound that does not apply is said in the
 // result's Error.
 func prepareSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothParams, delta float64, c accountant.Conversion) (smooth, error) {
-	named := func(err error) error {
-		return rename(err, map[string]string{"alpha": "ss order", "order": "ss order", "sigma": "sigma ss"})
-	}
 	s := smooth{Order: p.Order, Beta: p.Beta, Sigma: p.Sigma, FromVotes: !p.publishable()}
+	// fail reports a parameter out of its domain as the caller's, named
+	// as such, or, where the caller set none of them, in Error: the
+	// analysis does not apply at the parameters a rule chose.
+	fail := func(err error) (smooth, error) {
+		if p.Order == 0 && p.Beta == 0 && p.Sigma == 0 {
+			s.Error = err.Error()
+			return s, nil
+		}
+		return s, rename(err, map[string]string{"alpha": "ss order", "order": "ss order", "sigma": "sigma ss"})
+	}
 	switch {
 	case p.FromVotes && (p.Beta == 0) != (p.Sigma == 0):
 		return s, errors.New("smooth sensitivity: beta and sigma ss are chosen together from the votes: fix both, or neither")
@@ -192,7 +199,7 @@ func prepareSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothPa
 	}
 	rdp, err := acct.rdpDependent(s.Order)
 	if err != nil {
-		return s, named(err)
+		return fail(err)
 	}
 	if s.Margin, err = acct.margin(s.Order); err != nil {
 		return s, err
@@ -207,10 +214,10 @@ func prepareSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothPa
 		s.Beta, s.SS, s.Sigma = ch.Beta, ch.SS, ch.Sigma
 	}
 	if err != nil {
-		return s, named(err)
+		return fail(err)
 	}
 	if s.GNSS, err = gnssLatticeRDP(s.Beta, s.Sigma, s.Order); err != nil {
-		return s, named(err)
+		return fail(err)
 	}
 	if s.Deviation, err = gnssDeviation(s.SS+s.Margin, s.Sigma, s.Order); err != nil {
 		return s, err

@@ -1,7 +1,9 @@
 package pate
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -158,5 +160,49 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 		if ss.Order != first.Order || ss.Beta != first.Beta || ss.Sigma != first.Sigma || ss.Margin != first.Margin || ss.GNSS != first.GNSS {
 			t.Errorf("votes %d: %+v, the first votes' %+v", i, ss, first)
 		}
+	}
+}
+
+// TestPrepareSmoothOutOfDomain: parameters a rule chose that the analysis
+// does not cover (an order beyond 1/(2β) at 10^300) are said in Error, the
+// rest of the account standing; the same from the caller is the caller's
+// error, named; and a deviation of 2^62 lattice steps or more, which the
+// sampler does not draw, is said in Error too and leaves nothing to draw.
+func TestPrepareSmoothOutOfDomain(t *testing.T) {
+	m := paperMechanisms()[0].GNMax
+	counts, _ := syntheticCounts(20, 1)
+	account := func(orders []float64) (*rdpAccount, bounds) {
+		acct, err := newRDPAccount(m, 250, 10, rdpOptions{Orders: orders})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range counts {
+			if err := acct.add(c, answerUnknown); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := acct.result(paperDelta, accountant.PaperConversion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return acct, res
+	}
+	acct, res := account([]float64{1e300})
+	s, err := prepareSmooth(t.Context(), acct, res, SmoothParams{}, paperDelta, accountant.PaperConversion)
+	if err != nil || !strings.Contains(s.Error, "order") {
+		t.Errorf("the rule's order at 1e300: error %v, Error %q; want the analysis said not to apply", err, s.Error)
+	}
+	acct, res = account(nil)
+	_, err = prepareSmooth(t.Context(), acct, res, SmoothParams{Order: 20, Beta: 0.1}, paperDelta, accountant.PaperConversion)
+	var pe *accountant.ParamError
+	if !errors.As(err, &pe) || pe.Name != "ss order" {
+		t.Errorf("the caller's order 20 at beta 0.1: %v, want a ParamError on ss order", err)
+	}
+	s, err = prepareSmooth(t.Context(), acct, res, SmoothParams{Order: 1e6, Beta: 1e-7, Sigma: 1e15}, paperDelta, accountant.PaperConversion)
+	if err != nil || !strings.Contains(s.Error, "2^62 or more steps of the lattice") {
+		t.Fatalf("sigma ss 1e15: error %v, Error %q; want the deviation said too large", err, s.Error)
+	}
+	if err := s.Draw(noise.NewSeededSource(1)); !errors.Is(err, errNotPrepared) {
+		t.Errorf("a draw of it: %v, want errNotPrepared", err)
 	}
 }
