@@ -167,9 +167,17 @@ func (f *accountPATEFlags) releaseOnce(cmd *cobra.Command, a *pate.AccountResult
 		}
 	}
 	st, err := a.ReleaseOnce(o, src)
-	var again *pate.AgainError
-	if errors.As(err, &again) {
+	var (
+		again *pate.AgainError
+		bad   interface{ BadInput() bool }
+	)
+	switch {
+	case errors.As(err, &again):
 		return nil, cli.Usagef("--release-estimate: %v: give --ledger, or drop --release-estimate (the recorded draws are counted without it)", err)
+	case f.Release && errors.As(err, &bad) && bad.BadInput():
+		// A draw these votes and settings do not allow: the flag that
+		// asked for it.
+		return nil, cli.Usagef("--release-estimate: %v", err)
 	}
 	return st, err
 }

@@ -206,9 +206,10 @@ func FuzzFile(f *testing.F) {
 
 // flagCommands are commands of numbers alone, as FuzzFlags runs them
 // with three of their flags' values a, b and c: a composition, GNMax's
-// calibration, a plan, DP-SGD's accounting, and a release and a plan by
-// generalized PTR, whose settings decide the plan before any vote counts
-// (on the class counts of votes, a file of 40 queries).
+// calibration, a plan, DP-SGD's accounting, a release by generalized
+// PTR, whose settings decide the plan before any vote counts, a
+// smooth-sensitivity draw, and a plan by PTR (on the class counts of
+// votes, a file of 40 queries).
 var flagCommands = []func(votes, a, b, c string) []string{
 	func(_, a, b, c string) []string {
 		return []string{"account", "compose", "--step-eps", a, "--step-delta", b, "--steps", c, "--delta-prime", "0.1"}
@@ -227,6 +228,10 @@ var flagCommands = []func(votes, a, b, c string) []string{
 			"--accounting", "ptr", "--budget-eps", b, "--budget-delta", c, "--out", "-", "--seed", "1"}
 	},
 	func(votes, a, b, c string) []string {
+		return []string{"account", "pate", votes, "--threshold", "200", "--sigma1", "150", "--sigma2", a, "--target-delta", "1e-5",
+			"--ss-order", b, "--sigma-ss", c, "--release-estimate", "--seed", "1"}
+	},
+	func(votes, a, b, c string) []string {
 		return []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--threshold", "200", "--sigma1", "150", "--sigma2", a,
 			"--accounting", "ptr", "--budget-eps", b, "--budget-delta", c, "--votes", votes, "--votes-are", "public"}
 	},
@@ -238,7 +243,7 @@ var flagCommands = []func(votes, a, b, c string) []string{
 // command's documented example.
 func FuzzFlags(f *testing.F) {
 	votes := ptrCounts(f, f.TempDir(), "counts.csv", 40, 238)
-	for i, seed := range [][3]string{{"0.1", "1e-5", "10"}, {"0.2676", "3e-4", ""}, {"250", "10", "1000"}, {"12", "1024", "30"}, {"40", "2", "1e-5"}, {"10", "2", "1e-5"}} {
+	for i, seed := range [][3]string{{"0.1", "1e-5", "10"}, {"0.2676", "3e-4", ""}, {"250", "10", "1000"}, {"12", "1024", "30"}, {"40", "2", "1e-5"}, {"40", "20", "10"}, {"10", "2", "1e-5"}} {
 		args := flagCommands[i](votes, seed[0], seed[1], seed[2])
 		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
 			f.Fatalf("darrm %v: exit %d", args, code)
@@ -251,6 +256,7 @@ func FuzzFlags(f *testing.F) {
 	f.Add(uint8(2), "1", "0", "1")        // refused by the multi-class check, which named no flag
 	f.Add(uint8(4), "40", "0.01", "1e-5") // searched σ for hours
 	f.Add(uint8(4), "1e5", "2", "1e-5")   // C5 and C6 fail: exit 1, no flag named
+	f.Add(uint8(5), "40", "1e6", "1e15")  // a deviation beyond the lattice sampler: exit 1
 	f.Fuzz(func(t *testing.T, cmd uint8, a, b, c string) {
 		args := flagCommands[int(cmd)%len(flagCommands)](votes, a, b, c)
 		_, stderr, code := darrm(t, "", args...)
