@@ -38,7 +38,7 @@ func composeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	}
 	if k > maxOptimalSteps {
 		return Guarantee{}, fmt.Errorf("optimal composition: %w",
-			&ParamError{Name: "k", Value: float64(k), Rule: fmt.Sprintf("must be <= %d for optimal composition", maxOptimalSteps)})
+			&ParamError{Name: "k", Value: k, Rule: fmt.Sprintf("must be <= %d for optimal composition", maxOptimalSteps)})
 	}
 	c := newRRComp(step.Eps, k)
 	return Guarantee{

@@ -29,7 +29,7 @@ func sgmRDP(q, sigma float64, alpha int) (float64, error) {
 		return 0, fmt.Errorf("sampled Gaussian RDP: %w", err)
 	}
 	if alpha < 2 {
-		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &ParamError{Name: "alpha", Value: float64(alpha), Rule: "must be an integer >= 2"})
+		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &ParamError{Name: "alpha", Value: alpha, Rule: "must be an integer >= 2"})
 	}
 	if q == 0 {
 		return 0, nil

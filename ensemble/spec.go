@@ -317,7 +317,7 @@ func (w *Accounted) check(s ReleaseSpec) error {
 	case w.Test == nil:
 		return errors.New("ReleaseSpec.Accounted.Test is not set: a release accounted as a whole needs its test")
 	case w.Queries < 1:
-		return &accountant.ParamError{Name: "queries", Value: float64(w.Queries), Rule: "must be >= 1"}
+		return &accountant.ParamError{Name: "queries", Value: w.Queries, Rule: "must be >= 1"}
 	}
 	return nil
 }

@@ -371,7 +371,7 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget delta", Value: b.Delta, Rule: "must be in (0, 0.5): the test may pass falsely with a probability the delta holds"})
 	}
 	if queries < 1 {
-		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: float64(queries), Rule: "must be >= 1"})
+		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: queries, Rule: "must be >= 1"})
 	}
 	rho, err := m.RunSlope(queries, queries)
 	if err != nil {
@@ -1026,7 +1026,7 @@ func ptrPlan(counts [][]int, teachers, classes int, mech ensemble.Mechanism, opt
 		n = len(counts)
 	}
 	if n > len(counts) {
-		return PTRResult{}, nil, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: float64(n), Rule: fmt.Sprintf("must be at most the %d queries of the %s", len(counts), what)})
+		return PTRResult{}, nil, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: n, Rule: fmt.Sprintf("must be at most the %d queries of the %s", len(counts), what)})
 	}
 	var r PTRResult
 	if withTest {

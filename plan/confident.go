@@ -92,25 +92,25 @@ func rowKey(c []int) string {
 func (p Proxy) check(k, classes int) error {
 	switch {
 	case p.K != k:
-		return &accountant.ParamError{Name: "votes K", Value: float64(p.K), Rule: fmt.Sprintf("the proxy votes must be of the plan's K = %d teachers", k)}
+		return &accountant.ParamError{Name: "votes K", Value: p.K, Rule: fmt.Sprintf("the proxy votes must be of the plan's K = %d teachers", k)}
 	case p.Classes != classes:
-		return &accountant.ParamError{Name: "votes classes", Value: float64(p.Classes), Rule: fmt.Sprintf("the proxy votes must be over the plan's %d classes", classes)}
+		return &accountant.ParamError{Name: "votes classes", Value: p.Classes, Rule: fmt.Sprintf("the proxy votes must be over the plan's %d classes", classes)}
 	case len(p.Counts) == 0:
 		return &accountant.ParamError{Name: "votes queries", Value: 0, Rule: "the proxy votes must have at least one query"}
 	case p.Truth != nil && len(p.Truth) != len(p.Counts):
-		return &accountant.ParamError{Name: "labels", Value: float64(len(p.Truth)), Rule: fmt.Sprintf("must be one per proxy query (%d)", len(p.Counts))}
+		return &accountant.ParamError{Name: "labels", Value: len(p.Truth), Rule: fmt.Sprintf("must be one per proxy query (%d)", len(p.Counts))}
 	}
 	// Rows may sum to less than K (abstaining teachers), but rows that all
 	// sum to one n < K are the votes of n teachers read under the plan's K.
 	if n, same := commonSum(p.Counts); same && n < k {
-		return &accountant.ParamError{Name: "votes K", Value: float64(n), Rule: fmt.Sprintf("every proxy query has K = %d votes: the proxy votes must be of the plan's K = %d teachers", n, k)}
+		return &accountant.ParamError{Name: "votes K", Value: n, Rule: fmt.Sprintf("every proxy query has K = %d votes: the proxy votes must be of the plan's K = %d teachers", n, k)}
 	}
 	for i, c := range p.Counts {
 		if _, err := tally.Counts(c, k, classes); err != nil {
 			return fmt.Errorf("proxy votes, query %d: %w", i+1, err)
 		}
 		if p.Truth != nil && (p.Truth[i] < 0 || p.Truth[i] >= classes) {
-			return &accountant.ParamError{Name: "labels", Value: float64(p.Truth[i]), Rule: fmt.Sprintf("query %d: must be a class in [0, %d)", i+1, classes)}
+			return &accountant.ParamError{Name: "labels", Value: p.Truth[i], Rule: fmt.Sprintf("query %d: must be a class in [0, %d)", i+1, classes)}
 		}
 	}
 	return nil

@@ -246,7 +246,7 @@ func fixedTeachers(ctx context.Context, r Request) error {
 	case err != nil || c == nil:
 		return err
 	case c.Fits(r.Budget.Guarantee):
-		return &accountant.ParamError{Name: "queries", Value: float64(r.Queries), Rule: fmt.Sprintf(
+		return &accountant.ParamError{Name: "queries", Value: r.Queries, Rule: fmt.Sprintf(
 			"no parameter to plan: the teachers are fixed models whose cap %v, their only bound, is within the budget: every query is released whatever the parameters (count them instead)", c.Guarantee)}
 	}
 	return &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: "no parameter lets a query fit: " + c.Refusal(*r.Budget).Error()}
@@ -282,7 +282,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 		return Plan{}, &accountant.ParamError{Name: "share", Value: r.Share, Rule: "an analyst's share is of a ledger: plan for a new ledger (For ForLedger)"}
 	}
 	if queries < 1 || queries > accountant.CountLimit {
-		return Plan{}, &accountant.ParamError{Name: "queries", Value: float64(queries), Rule: fmt.Sprintf("must be in [1, %d], the counts the accountant counts exactly", accountant.CountLimit)}
+		return Plan{}, &accountant.ParamError{Name: "queries", Value: queries, Rule: fmt.Sprintf("must be in [1, %d], the counts the accountant counts exactly", accountant.CountLimit)}
 	}
 	k, err := knobOf(r, queries, ratio)
 	if err != nil {
@@ -304,7 +304,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 			}
 			b, berr := build(ctx, least)
 			if outOfRange(berr) {
-				return Plan{}, &noneFitError{&accountant.ParamError{Name: "queries", Value: float64(queries),
+				return Plan{}, &noneFitError{&accountant.ParamError{Name: "queries", Value: queries,
 					Rule: fmt.Sprintf("too many to plan: the %s they leave each query, %v, is beyond the mechanism's range (%v)", k.setting, k.value(nf.Least), berr)}}
 			}
 			if berr != nil {

@@ -62,7 +62,7 @@ func samplingRate(batch, n int) (float64, error) {
 		return 0, fmt.Errorf("DP-SGD: %w", err)
 	}
 	if batch < 1 || batch > n {
-		return 0, fmt.Errorf("DP-SGD: %w", &param.Error{Name: "batch", Value: float64(batch), Rule: fmt.Sprintf("must be an integer in [1, n] = [1, %d]", n)})
+		return 0, fmt.Errorf("DP-SGD: %w", &param.Error{Name: "batch", Value: batch, Rule: fmt.Sprintf("must be an integer in [1, n] = [1, %d]", n)})
 	}
 	return float64(batch) / float64(n), nil
 }
@@ -82,11 +82,11 @@ func epochSteps(epochs, batch, n int) (int, error) {
 	lo, carry := bits.Add64(lo, uint64(batch-1), 0)
 	hi += carry
 	if hi >= uint64(batch) {
-		return 0, fmt.Errorf("DP-SGD: %w", &param.Error{Name: "epochs", Value: float64(epochs), Rule: fmt.Sprintf("epochs·n/batch steps must be at most %d", accountant.CountLimit)})
+		return 0, fmt.Errorf("DP-SGD: %w", &param.Error{Name: "epochs", Value: epochs, Rule: fmt.Sprintf("epochs·n/batch steps must be at most %d", accountant.CountLimit)})
 	}
 	steps, _ := bits.Div64(hi, lo, uint64(batch))
 	if steps > accountant.CountLimit {
-		return 0, fmt.Errorf("DP-SGD: %w", &param.Error{Name: "epochs", Value: float64(epochs), Rule: fmt.Sprintf("epochs·n/batch = %d steps: must be at most %d", steps, accountant.CountLimit)})
+		return 0, fmt.Errorf("DP-SGD: %w", &param.Error{Name: "epochs", Value: epochs, Rule: fmt.Sprintf("epochs·n/batch = %d steps: must be at most %d", steps, accountant.CountLimit)})
 	}
 	return int(steps), nil
 }

@@ -133,7 +133,7 @@ type Outcome struct {
 // teachers. Run checks it too.
 func (p Params) Check() error {
 	if p.K < 1 {
-		return &accountant.ParamError{Name: "K", Value: float64(p.K), Rule: "must be >= 1"}
+		return &accountant.ParamError{Name: "K", Value: p.K, Rule: "must be >= 1"}
 	}
 	return nil
 }

@@ -114,7 +114,7 @@ func TestParamsCheck(t *testing.T) {
 	for _, k := range []int{0, -3} {
 		err := Params{K: k}.Check()
 		var pe *accountant.ParamError
-		if !errors.As(err, &pe) || pe.Name != "K" || pe.Value != float64(k) {
+		if !errors.As(err, &pe) || pe.Name != "K" || pe.Value != k {
 			t.Errorf("K = %d: %v, want a ParamError naming K", k, err)
 		}
 		if _, err := Run(context.Background(), nil, Params{K: k}); !errors.As(err, &pe) {

@@ -110,14 +110,14 @@ func (s Spec) Build() (*Experiment, datasets.Info, error) {
 	if s.Dataset == "synthetic" {
 		n, d := valueOr(s.N, DefaultN), valueOr(s.D, DefaultD)
 		if n < 2 {
-			return nil, info, &accountant.ParamError{Name: "n", Value: float64(n), Rule: "must be >= 2"}
+			return nil, info, &accountant.ParamError{Name: "n", Value: n, Rule: "must be >= 2"}
 		}
 		if d < 1 {
-			return nil, info, &accountant.ParamError{Name: "d", Value: float64(d), Rule: "must be >= 1"}
+			return nil, info, &accountant.ParamError{Name: "d", Value: d, Rule: "must be >= 1"}
 		}
 		// In float64: n·d overflows an int long before memory runs out.
 		if float64(n)*float64(d) > maxSyntheticValues {
-			return nil, info, &accountant.ParamError{Name: "n", Value: float64(n), Rule: fmt.Sprintf("n·d = %g values of each set of dimension d = %d: must be at most %d (512 MiB a set)", float64(n)*float64(d), d, maxSyntheticValues)}
+			return nil, info, &accountant.ParamError{Name: "n", Value: n, Rule: fmt.Sprintf("n·d = %g values of each set of dimension d = %d: must be at most %d (512 MiB a set)", float64(n)*float64(d), d, maxSyntheticValues)}
 		}
 		pair = datasets.Synthetic(dataTask(task.Loss), n, d, 1)
 	} else if pair, err = datasets.Load(s.DataDir, s.Dataset, dataTask(task.Loss)); err != nil {

@@ -180,7 +180,7 @@ const maxTeachers = 1 << 16
 // *accountant.ParamError that names its field (K, epochs, batch, lr).
 func (c Config) Validate() error {
 	if c.K > maxTeachers {
-		return fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(c.K), Rule: fmt.Sprintf("must be at most %d (each teacher is a network trained on its own share)", maxTeachers)})
+		return fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: c.K, Rule: fmt.Sprintf("must be at most %d (each teacher is a network trained on its own share)", maxTeachers)})
 	}
 	if c.Classes != 0 {
 		switch {
@@ -189,7 +189,7 @@ func (c Config) Validate() error {
 		case c.Private || c.Setting != accountant.Disjoint:
 			return fmt.Errorf("teachers: %d-class teachers are PATE's: non-private, on disjoint shares (GNMax's one-vote relation)", c.Classes)
 		case c.K < 1:
-			return fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(c.K), Rule: "must be >= 1"})
+			return fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: c.K, Rule: "must be >= 1"})
 		case c.Queries < 1:
 			return fmt.Errorf("teachers: %d queries: the teachers' votes are kept on >= 1 public images", c.Queries)
 		}
@@ -351,7 +351,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 		}
 		for i, idx := range shares {
 			if len(idx) == 0 {
-				return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(cfg.K), Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, b.Train.Len())})
+				return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: cfg.K, Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, b.Train.Len())})
 			}
 			data[i] = datasets.Subset(b.Train, idx)
 		}
@@ -446,7 +446,7 @@ func trainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble
 	}
 	for i, idx := range shares {
 		if len(idx) == 0 {
-			return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: float64(cfg.K), Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, m.Train.Len())})
+			return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: cfg.K, Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, m.Train.Len())})
 		}
 	}
 	queries := m.Test.Dataset(datasets.Range(0, cfg.Queries))

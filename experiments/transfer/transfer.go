@@ -77,11 +77,11 @@ func Thesis(setting accountant.Shares) Training {
 func (tr Training) Validate() error {
 	switch {
 	case tr.K < 1 || tr.K%2 == 0:
-		return &accountant.ParamError{Name: "K", Value: float64(tr.K), Rule: "must be odd and >= 1"}
+		return &accountant.ParamError{Name: "K", Value: tr.K, Rule: "must be odd and >= 1"}
 	case !(tr.Sigma > 0) || math.IsInf(tr.Sigma, 0):
 		return &accountant.ParamError{Name: "sigma", Value: tr.Sigma, Rule: "must be a finite number > 0"}
 	case tr.Epochs < 1:
-		return &accountant.ParamError{Name: "epochs", Value: float64(tr.Epochs), Rule: "must be an integer >= 1"}
+		return &accountant.ParamError{Name: "epochs", Value: tr.Epochs, Rule: "must be an integer >= 1"}
 	}
 	return nil
 }

@@ -125,7 +125,7 @@ func Tune(ctx context.Context, tasks []string, load func(string) (*datasets.Bina
 		return Hyper{}, nil, errors.New("tune: need a task, a seed and one value of each hyperparameter")
 	}
 	if n/tr.K < 1 {
-		return Hyper{}, nil, fmt.Errorf("tune: %w", &accountant.ParamError{Name: "K", Value: float64(tr.K), Rule: fmt.Sprintf("%d training images: each of the K teachers needs a share", n)})
+		return Hyper{}, nil, fmt.Errorf("tune: %w", &accountant.ParamError{Name: "K", Value: tr.K, Rule: fmt.Sprintf("%d training images: each of the K teachers needs a share", n)})
 	}
 	say := func(format string, args ...any) {
 		if note != nil {

@@ -139,7 +139,7 @@ func Teachers(k int, twoClass bool) error {
 		return err
 	}
 	if twoClass && k%2 == 0 {
-		return &Error{Name: "K", Value: float64(k), Rule: "must be odd for two-class votes (the majority of an even number of votes can tie)"}
+		return &Error{Name: "K", Value: k, Rule: "must be odd for two-class votes (the majority of an even number of votes can tie)"}
 	}
 	return nil
 }
