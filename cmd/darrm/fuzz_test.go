@@ -208,8 +208,9 @@ func FuzzFile(f *testing.F) {
 // with three of their flags' values a, b and c: a composition, GNMax's
 // calibration, a plan, DP-SGD's accounting, a release by generalized
 // PTR, whose settings decide the plan before any vote counts, a
-// smooth-sensitivity draw, and a plan by PTR (on the class counts of
-// votes, a file of 40 queries).
+// smooth-sensitivity draw, Gaussian mechanisms composed, the queries and
+// the step that fit a budget, randomized response's calibration, and a
+// plan by PTR (on the class counts of votes, a file of 40 queries).
 var flagCommands = []func(votes, a, b, c string) []string{
 	func(_, a, b, c string) []string {
 		return []string{"account", "compose", "--step-eps", a, "--step-delta", b, "--steps", c, "--delta-prime", "0.1"}
@@ -231,6 +232,18 @@ var flagCommands = []func(votes, a, b, c string) []string{
 		return []string{"account", "pate", votes, "--threshold", "200", "--sigma1", "150", "--sigma2", a, "--target-delta", "1e-5",
 			"--ss-order", b, "--sigma-ss", c, "--release-estimate", "--seed", "1"}
 	},
+	func(_, a, b, c string) []string {
+		return []string{"account", "gaussian", "--sigma", a, "--steps", b, "--target-delta", c, "--conversion", "improved"}
+	},
+	func(_, a, b, c string) []string {
+		return []string{"account", "queries", "--step-eps", a, "--step-delta", b, "--budget-eps", c, "--budget-delta", "0.02", "--composition", "optimal"}
+	},
+	func(_, a, b, c string) []string {
+		return []string{"account", "step-eps", "--budget-eps", a, "--step-delta", b, "--steps", c, "--composition", "optimal"}
+	},
+	func(_, a, b, c string) []string {
+		return []string{"account", "rr", "--K", a, "--m", b, "--delta", c, "--rr-composition", "general"}
+	},
 	func(votes, a, b, c string) []string {
 		return []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--threshold", "200", "--sigma1", "150", "--sigma2", a,
 			"--accounting", "ptr", "--budget-eps", b, "--budget-delta", c, "--votes", votes, "--votes-are", "public"}
@@ -243,7 +256,8 @@ var flagCommands = []func(votes, a, b, c string) []string{
 // command's documented example.
 func FuzzFlags(f *testing.F) {
 	votes := ptrCounts(f, f.TempDir(), "counts.csv", 40, 238)
-	for i, seed := range [][3]string{{"0.1", "1e-5", "10"}, {"0.2676", "3e-4", ""}, {"250", "10", "1000"}, {"12", "1024", "30"}, {"40", "2", "1e-5"}, {"40", "20", "10"}, {"10", "2", "1e-5"}} {
+	for i, seed := range [][3]string{{"0.1", "1e-5", "10"}, {"0.2676", "3e-4", ""}, {"250", "10", "1000"}, {"12", "1024", "30"}, {"40", "2", "1e-5"}, {"40", "20", "10"},
+		{"5", "100", "1e-5"}, {"0.2676", "3e-4", "10"}, {"1", "1e-6", "100"}, {"35", "6.4521", "0.1001"}, {"10", "2", "1e-5"}} {
 		args := flagCommands[i](votes, seed[0], seed[1], seed[2])
 		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
 			f.Fatalf("darrm %v: exit %d", args, code)
