@@ -89,33 +89,38 @@ func FuzzStdin(f *testing.F) {
 // --votes; to state their header, sidecar), a ledger to show and to
 // verify, and the schedule of a new ledger's runs (ledger init
 // --schedule).
-var fileCommands = []func(in, dir string) []string{
-	func(in, dir string) []string {
+var fileCommands = []func(in, dir, counts string) []string{
+	func(in, dir, _ string) []string {
 		return []string{"plot", "gamma", in, "--out", filepath.Join(dir, "figure.svg")}
 	},
-	func(in, _ string) []string { return []string{"separate", "merge", in} },
-	func(in, _ string) []string {
+	func(in, _, _ string) []string { return []string{"separate", "merge", in} },
+	func(in, _, _ string) []string {
 		return []string{"account", "pate", in, "--sigma2", "40", "--target-delta", "1e-5", "--classes", "10", "--teachers-in-rows"}
 	},
-	func(in, dir string) []string {
+	func(in, dir, _ string) []string {
 		return []string{"aggregate", in, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--classes", "10", "--teachers-in-rows",
 			"--partition", "keyed-hash", "--seed", "1", "--out", filepath.Join(dir, "labels.csv")}
 	},
-	func(in, _ string) []string {
+	func(in, _, _ string) []string {
 		return []string{"plan", "--votes", in, "--votes-are", "public", "--K", "25", "--classes", "10", "--teachers-in-rows",
 			"--queries", "100", "--budget-eps", "2", "--budget-delta", "1e-5", "--no-cache"}
 	},
-	func(in, dir string) []string {
+	func(in, dir, _ string) []string {
 		return []string{"sidecar", in, "--ensemble", "x", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash",
 			"--classes", "10", "--teachers-in-rows", "--out", filepath.Join(dir, "votes.meta.json")}
 	},
-	func(in, _ string) []string { return []string{"ledger", "show", in} },
-	func(in, _ string) []string { return []string{"ledger", "verify", in} },
-	func(in, dir string) []string {
+	func(in, _, _ string) []string { return []string{"ledger", "show", in} },
+	func(in, _, _ string) []string { return []string{"ledger", "verify", in} },
+	func(in, dir, _ string) []string {
 		scheduled++ // a new ensemble each time: one ledger to each
 		return []string{"ledger", "init", filepath.Join(dir, "scheduled.ledger"), "--ensemble", fmt.Sprintf("fuzz-%d", scheduled),
 			"--K", "250", "--classes", "10", "--relation", "one-vote", "--kind", "fixed", "--partition", "keyed-hash",
 			"--budget-eps", "20", "--budget-delta", "1e-3", "--schedule", in}
+	},
+	// A label file's header states how its labels were made, a PTR
+	// release's its budget: the account recomputes the plan from it.
+	func(in, _, counts string) []string {
+		return []string{"account", "pate", counts, "--labels", in, "--target-delta", "1e-5"}
 	},
 }
 
@@ -127,8 +132,9 @@ var scheduled int
 // panic or a failure (exit 1), and a file it refuses leaves no output.
 // The seeds are the documents each command reads, made by darrm (solve
 // --compare's JSON, one part of a certificate of one shard, a ledger with
-// a release charged), the testdata's (PATE's teachers' labels) or
-// written here (a schedule of two runs), each given to every command.
+// a release charged, the labels of a release by PTR), the testdata's
+// (PATE's teachers' labels) or written here (a schedule of two runs),
+// each given to every command.
 func FuzzFile(f *testing.F) {
 	// Its own records, so that its ledger of the testdata's ensemble is
 	// not a second one beside another test's.
@@ -162,6 +168,10 @@ func FuzzFile(f *testing.F) {
 	made("aggregate", votes, "--ledger", ledgerFile, "--seed", "1", "--out", filepath.Join(dir, "labels.csv"), "--no-cache")
 	made("separate", gammaFile, "--shard", "0/1", "--out", filepath.Join(dir, "part.json"))
 	ledger := read("k11.ledger")
+	counts := ptrCounts(f, dir, "counts.csv", 40, 238)
+	confident := []string{"aggregate", counts, "--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5", "--seed", "1"}
+	made(append(confident, "--accounting", "ptr", "--budget-eps", "2", "--budget-delta", "1e-5", "--out", filepath.Join(dir, "ptr.csv"))...)
+	made(append(confident, "--out", filepath.Join(dir, "confident.csv"))...)
 	// seeds[i] is a document that fileCommands[i] reads.
 	seeds := [][]byte{
 		made("solve", "--K", "11", "--m", "3", "--compare", "--format", "json", "--no-cache"),
@@ -173,13 +183,14 @@ func FuzzFile(f *testing.F) {
 		ledger,
 		ledger,
 		[]byte("--mechanism gnmax --sigma2 40 --delta 1e-5 --queries 20\n# the rest\n--mechanism confident-gnmax --threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5\n"),
+		read("ptr.csv"),
 	}
 	for i, b := range seeds {
 		in := filepath.Join(dir, "seed")
 		if err := os.WriteFile(in, b, 0o644); err != nil {
 			f.Fatal(err)
 		}
-		args := fileCommands[i](in, f.TempDir())
+		args := fileCommands[i](in, f.TempDir(), counts)
 		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
 			f.Fatalf("darrm %v on its seed: exit %d", args, code)
 		}
@@ -187,13 +198,17 @@ func FuzzFile(f *testing.F) {
 			f.Add(uint8(j), b)
 		}
 	}
+	f.Add(uint8(len(fileCommands)-1), read("confident.csv"))
+	// A PTR release's header within a budget the test alone exceeds: its
+	// plan searched for hours.
+	f.Add(uint8(len(fileCommands)-1), bytes.Replace(read("ptr.csv"), []byte(`"budget_eps":2,`), []byte(`"budget_eps":0.01,`), 1))
 	f.Fuzz(func(t *testing.T, cmd uint8, data []byte) {
 		in := filepath.Join(t.TempDir(), "input")
 		if err := os.WriteFile(in, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		args := fileCommands[int(cmd)%len(fileCommands)](in, dir)
+		args := fileCommands[int(cmd)%len(fileCommands)](in, dir, counts)
 		_, stderr, code := darrm(t, "", args...)
 		if code != 0 && code != 2 && code != 3 {
 			t.Fatalf("darrm %v: exit %d on %q\n%s", args, code, data, stderr)
