@@ -392,6 +392,12 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 	if floor := ptrTestFloor(orders, deltaTest); floor > b.Eps {
 		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("must be at least %v: the test alone is no better than (%v, %v)-DP at any noise (Rényi DP 0 converted at its share of the budget's delta, delta/50); raise it, or the budget's delta", floor, floor, deltaTest)})
 	}
+	// Nor does any noise leave room for a proposal where a Rényi DP of 0
+	// at the order converts above the budget: the proposal's and the
+	// test's convert to more.
+	if e, err := accountant.ImprovedConversion.ConvertRDP(0, r.Order, b.Delta); err == nil && e >= b.Eps {
+		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("leaves no room for a proposal at any noise: at the order %v the budget gives, a Rényi DP of 0 converts to %v at the budget's delta; raise it", r.Order, e)})
+	}
 	r.Sigma = ptrSigma(r.Margin, r.Order, r.Order*rho*ptrStandIn)
 	for {
 		// Where even the lower bounds of the test's Rényi DP convert

@@ -739,36 +739,41 @@ func TestReleasePTRSeeded(t *testing.T) {
 }
 
 // TestPTRRuleSmallBudget: a budget below what the test alone can be at
-// any noise is refused at once, naming the budget's eps; one that needs
-// σ raised gives the σ of the search that bounds the test at every step
-// (the lower bounds only skip steps whose bounds would fail too), and
-// refuses, naming the budget's eps, where no proposal fits.
+// any noise, or one whose order leaves no room for a proposal at any
+// noise, is refused at once, naming the budget's eps; one that needs σ
+// raised gives the σ of the search that bounds the test at every step
+// (the lower bounds only skip steps whose bounds would fail too), and,
+// where no proposal fits beside the test, is refused naming the budget's
+// eps.
 func TestPTRRuleSmallBudget(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.ContinuousNoise}
-	const classes, queries = 10, 20
+	gnmax := func(sigma2 float64) ensemble.ConfidentGNMax {
+		return ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: sigma2, Noise: noisymax.ContinuousNoise}
+	}
 	budgetEps := func(err error) bool {
 		var pe *accountant.ParamError
 		return errors.As(err, &pe) && pe.Name == "budget eps"
 	}
-	if _, err := newPTRRule(m, classes, queries, PTROptions{Budget: accountant.Guarantee{Eps: 0.01, Delta: 1e-5}}, true); !budgetEps(err) || !strings.Contains(err.Error(), "at any noise") {
-		t.Errorf("budget (0.01, 1e-5): %v, want the budget's eps refused below the test's floor", err)
-	}
-	rho, err := m.RunSlope(queries, queries)
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		eps  float64
+		want string
+	}{{0.01, "at any noise (Rényi DP 0"}, {0.25, "leaves no room for a proposal at any noise"}} {
+		if _, err := newPTRRule(gnmax(40), 10, 20, PTROptions{Budget: accountant.Guarantee{Eps: c.eps, Delta: 1e-5}}, true); !budgetEps(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("budget (%v, 1e-5): %v, want the budget's eps refused: %s", c.eps, err, c.want)
+		}
 	}
 	for _, c := range []struct {
-		eps       float64
-		noRoom    bool
-		shortMode bool
-	}{{0.25, true, true}, {0.4, false, false}} {
-		if testing.Short() && !c.shortMode {
-			continue
-		}
-		b := accountant.Guarantee{Eps: c.eps, Delta: 1e-5}
+		sigma2, eps float64
+		noRoom      bool
+	}{{5, 2, true}, {20, 1, false}} {
+		m, b := gnmax(c.sigma2), accountant.Guarantee{Eps: c.eps, Delta: 1e-5}
+		const classes, queries = 10, 300
 		r, err := newPTRRule(m, classes, queries, PTROptions{Budget: b}, true)
 		if c.noRoom != budgetEps(err) || (!c.noRoom && err != nil) {
-			t.Fatalf("budget %v: %v", b, err)
+			t.Fatalf("sigma2 %v, budget %v: %v", c.sigma2, b, err)
+		}
+		rho, err := m.RunSlope(queries, queries)
+		if err != nil {
+			t.Fatal(err)
 		}
 		deltaTest := b.Delta * ptrShareTest
 		sigma := ptrSigma(r.Margin, r.Order, r.Order*rho*ptrStandIn)
@@ -783,11 +788,11 @@ func TestPTRRuleSmallBudget(t *testing.T) {
 			}
 			sigma *= 1.05
 		}
-		if r.Sigma != sigma || (c.noRoom && !(sigma > start)) {
-			t.Errorf("budget %v: sigma %v, the search bounding every step %v (from %v)", b, r.Sigma, sigma, start)
+		if r.Sigma != sigma || !(sigma > start) {
+			t.Errorf("sigma2 %v, budget %v: sigma %v, the search bounding every step %v (from %v)", c.sigma2, b, r.Sigma, sigma, start)
 		}
 		if floor := ptrTestFloor(append(slices.Clone(ptrGuaranteeOrders), r.Order), deltaTest); !(r.Test.Eps >= floor) {
-			t.Errorf("budget %v: the test's guarantee %v is below the floor %v", b, r.Test, floor)
+			t.Errorf("sigma2 %v, budget %v: the test's guarantee %v is below the floor %v", c.sigma2, b, r.Test, floor)
 		}
 	}
 }
