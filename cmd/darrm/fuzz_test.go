@@ -133,8 +133,8 @@ var scheduled int
 // The seeds are the documents each command reads, made by darrm (solve
 // --compare's JSON, one part of a certificate of one shard, a ledger with
 // a release charged, the labels of a release by PTR), the testdata's
-// (PATE's teachers' labels) or written here (a schedule of two runs),
-// each given to every command.
+// (PATE's teachers' labels) or written here (a schedule of three runs,
+// one of releases by PTR), each given to every command.
 func FuzzFile(f *testing.F) {
 	// Its own records, so that its ledger of the testdata's ensemble is
 	// not a second one beside another test's.
@@ -182,7 +182,9 @@ func FuzzFile(f *testing.F) {
 		labels,
 		ledger,
 		ledger,
-		[]byte("--mechanism gnmax --sigma2 40 --delta 1e-5 --queries 20\n# the rest\n--mechanism confident-gnmax --threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5\n"),
+		[]byte("--mechanism gnmax --sigma2 40 --delta 1e-5 --queries 20\n" +
+			"--mechanism confident-gnmax --threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5 --accounting ptr --max-queries 30 --release-eps 2 --release-delta 1e-5 --queries 2\n" +
+			"# the rest\n--mechanism confident-gnmax --threshold 200 --sigma1 150 --sigma2 40 --delta 1e-5\n"),
 		read("ptr.csv"),
 	}
 	for i, b := range seeds {
