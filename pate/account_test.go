@@ -278,16 +278,7 @@ func TestAccountAbstentions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := newRDPAccount(m.GNMax, 250, 10, rdpOptions{Abstain: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range counts {
-		if err := want.add(c, answerUnknown); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r, _ := want.result(paperDelta, accountant.PaperConversion)
+	_, r := rdpAccountOf(t, m.GNMax, counts, rdpOptions{Abstain: true})
 	if !got.Abstain || got.Result.Dependent != r.Dependent || got.Result.Independent != r.Independent || got.Smooth.Error != "" {
 		t.Errorf("abstain %v, dependent %+v (noisymax %+v), independent %+v (%+v), smooth error %q", got.Abstain, got.Result.Dependent, r.Dependent, got.Result.Independent, r.Independent, got.Smooth.Error)
 	}

@@ -133,19 +133,7 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 				counts[q][q%10] = 250
 			}
 		}
-		acct, err := newRDPAccount(m, 250, 10, rdpOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range counts {
-			if err := acct.add(c, answerUnknown); err != nil {
-				t.Fatal(err)
-			}
-		}
-		res, err := acct.result(paperDelta, accountant.PaperConversion)
-		if err != nil {
-			t.Fatal(err)
-		}
+		acct, res := rdpAccountOf(t, m, counts, rdpOptions{})
 		ss, err := releaseSmooth(t.Context(), acct, res, SmoothParams{}, paperDelta, accountant.PaperConversion, noise.NewSeededSource(1))
 		if err != nil || ss.Error != "" {
 			t.Fatal(err, ss.Error)
@@ -171,28 +159,12 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 func TestPrepareSmoothOutOfDomain(t *testing.T) {
 	m := paperMechanisms()[0].GNMax
 	counts, _ := syntheticCounts(20, 1)
-	account := func(orders []float64) (*rdpAccount, bounds) {
-		acct, err := newRDPAccount(m, 250, 10, rdpOptions{Orders: orders})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range counts {
-			if err := acct.add(c, answerUnknown); err != nil {
-				t.Fatal(err)
-			}
-		}
-		res, err := acct.result(paperDelta, accountant.PaperConversion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return acct, res
-	}
-	acct, res := account([]float64{1e300})
+	acct, res := rdpAccountOf(t, m, counts, rdpOptions{Orders: []float64{1e300}})
 	s, err := prepareSmooth(t.Context(), acct, res, SmoothParams{}, paperDelta, accountant.PaperConversion)
 	if err != nil || !strings.Contains(s.Error, "order") {
 		t.Errorf("the rule's order at 1e300: error %v, Error %q; want the analysis said not to apply", err, s.Error)
 	}
-	acct, res = account(nil)
+	acct, res = rdpAccountOf(t, m, counts, rdpOptions{})
 	_, err = prepareSmooth(t.Context(), acct, res, SmoothParams{Order: 20, Beta: 0.1}, paperDelta, accountant.PaperConversion)
 	var pe *accountant.ParamError
 	if !errors.As(err, &pe) || pe.Name != "ss order" {
@@ -205,4 +177,25 @@ func TestPrepareSmoothOutOfDomain(t *testing.T) {
 	if err := s.Draw(noise.NewSeededSource(1)); !errors.Is(err, errNotPrepared) {
 		t.Errorf("a draw of it: %v, want errNotPrepared", err)
 	}
+}
+
+// rdpAccountOf returns the account of counts by m, 250 teachers over 10
+// classes, with opts, and its result at PATE's delta by the paper's
+// conversion.
+func rdpAccountOf(t *testing.T, m ensemble.ConfidentGNMax, counts [][]int, opts rdpOptions) (*rdpAccount, bounds) {
+	t.Helper()
+	acct, err := newRDPAccount(m, 250, 10, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range counts {
+		if err := acct.add(c, answerUnknown); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := acct.result(paperDelta, accountant.PaperConversion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acct, res
 }
