@@ -82,7 +82,12 @@ func ChooseFilter(b provenance.Binding, budget accountant.Budget, step accountan
 		c.Allowances = append(c.Allowances, a)
 	}
 	if err != nil {
-		return c, fmt.Errorf("ledger: no filter holds labels of %v under the budget %v: %w", step.Guarantee, budget, err)
+		// The budget's part that a label exceeds, its eps otherwise.
+		name, value := "budget eps", budget.Eps
+		if step.Delta > budget.Delta {
+			name, value = "budget delta", budget.Delta
+		}
+		return c, fmt.Errorf("ledger: %w: %w", &accountant.ParamError{Name: name, Value: value, Rule: fmt.Sprintf("no filter holds one label of %v within the budget %v", step.Guarantee, budget)}, err)
 	}
 	c.Filter = all[keep].Filter
 	return c, nil

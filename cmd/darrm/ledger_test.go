@@ -910,7 +910,7 @@ func TestOneRangePerParameter(t *testing.T) {
 			}
 		}
 	}
-	if _, e, code := darrm(t, "", append(cmds["ledger init steps"](), "--step-delta", "0.5")...); code != exitUsage || strings.Contains(e, delta) || !strings.Contains(e, "no filter holds labels of (0.1, 0.5)-DP") {
+	if _, e, code := darrm(t, "", append(cmds["ledger init steps"](), "--step-delta", "0.5")...); code != exitUsage || strings.Contains(e, delta) || !strings.Contains(e, "--budget-delta = 1e-05: no filter holds one label of (0.1, 0.5)-DP") {
 		t.Errorf("ledger init steps --step-delta 0.5: exit %d: %s\nwant exit 2 for the budget, not the range", code, e)
 	}
 }
