@@ -124,7 +124,8 @@ var fileCommands = []func(in, dir, counts string) []string{
 	},
 }
 
-// scheduled counts the ledgers FuzzFile declares a schedule for.
+// scheduled counts the ledgers FuzzFile declares a schedule for, and
+// those FuzzFlags makes.
 var scheduled int
 
 // FuzzFile: whatever file a command reads, it ends with exit status 0, 2
@@ -226,8 +227,9 @@ func FuzzFile(f *testing.F) {
 // calibration, a plan, DP-SGD's accounting, a release by generalized
 // PTR, whose settings decide the plan before any vote counts, a
 // smooth-sensitivity draw, Gaussian mechanisms composed, the queries and
-// the step that fit a budget, randomized response's calibration, and a
-// plan by PTR (on the class counts of votes, a file of 40 queries).
+// the step that fit a budget, randomized response's calibration, a
+// ledger's budget and its declared use, and a plan by PTR (on the class
+// counts of votes, a file of 40 queries).
 var flagCommands = []func(votes, a, b, c string) []string{
 	func(_, a, b, c string) []string {
 		return []string{"account", "compose", "--step-eps", a, "--step-delta", b, "--steps", c, "--delta-prime", "0.1"}
@@ -262,6 +264,11 @@ var flagCommands = []func(votes, a, b, c string) []string{
 		return []string{"account", "rr", "--K", a, "--m", b, "--delta", c, "--rr-composition", "general"}
 	},
 	func(votes, a, b, c string) []string {
+		scheduled++ // ledger init makes a new file: one name each
+		return []string{"ledger", "init", filepath.Join(filepath.Dir(votes), fmt.Sprintf("fuzz-%d.ledger", scheduled)), "--votes", votes, "--budget-eps", a, "--budget-delta", b,
+			"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5", "--queries", c, "--replace"}
+	},
+	func(votes, a, b, c string) []string {
 		return []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--threshold", "200", "--sigma1", "150", "--sigma2", a,
 			"--accounting", "ptr", "--budget-eps", b, "--budget-delta", c, "--votes", votes, "--votes-are", "public"}
 	},
@@ -274,7 +281,7 @@ var flagCommands = []func(votes, a, b, c string) []string{
 func FuzzFlags(f *testing.F) {
 	votes := ptrCounts(f, f.TempDir(), "counts.csv", 40, 238)
 	for i, seed := range [][3]string{{"0.1", "1e-5", "10"}, {"0.2676", "3e-4", ""}, {"250", "10", "1000"}, {"12", "1024", "30"}, {"40", "2", "1e-5"}, {"40", "20", "10"},
-		{"5", "100", "1e-5"}, {"0.2676", "3e-4", "10"}, {"1", "1e-6", "100"}, {"35", "6.4521", "0.1001"}, {"10", "2", "1e-5"}} {
+		{"5", "100", "1e-5"}, {"0.2676", "3e-4", "10"}, {"1", "1e-6", "100"}, {"35", "6.4521", "0.1001"}, {"10", "1e-4", "100"}, {"10", "2", "1e-5"}} {
 		args := flagCommands[i](votes, seed[0], seed[1], seed[2])
 		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
 			f.Fatalf("darrm %v: exit %d", args, code)
