@@ -26,8 +26,10 @@ func main() {
 	// on them, as for any stream that fails.
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go stopAfter(ctx, interruptGrace)
+	finished := make(chan struct{})
+	go stopAfter(ctx, finished, interruptGrace)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	close(finished)
 	stop()
 	os.Exit(code)
 }
@@ -38,16 +40,28 @@ func main() {
 var interruptGrace = time.Second
 
 // stopAfter ends the process, as interrupted, grace after ctx is done
-// (SIGINT, SIGTERM): the last resort for work that does not stop in time.
+// (SIGINT, SIGTERM), unless the command has finished by then (finished
+// is closed): the last resort for work that does not stop in time.
 // Every long loop checks ctx, and an LP solve stops at HiGHS's next
 // iteration, but HiGHS's presolve and crossover run to their end inside C,
 // which no check reaches. Nothing is lost
 // that a crash would keep: outputs are written to temporary files renamed
 // at the end, and a ledger charges labels before they leave, so a run
-// stopped here over-counts, never under-counts.
-func stopAfter(ctx context.Context, grace time.Duration) {
-	<-ctx.Done()
-	time.Sleep(grace)
+// stopped here over-counts, never under-counts. A command that finished
+// keeps its own exit status however long the process then takes to exit
+// (main's stop cancels ctx too: the race detector's exit took more than
+// a second on a loaded machine, and a finished release exited 130).
+func stopAfter(ctx context.Context, finished <-chan struct{}, grace time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-finished:
+		return
+	}
+	select {
+	case <-time.After(grace):
+	case <-finished:
+		return
+	}
 	fmt.Fprintf(os.Stderr, "darrm: interrupted: still working %v after the signal: stopped\n", grace)
 	os.Exit(setup.ExitInterrupted)
 }

@@ -47,13 +47,25 @@ func TestMain(m *testing.M) {
 		}
 		main()
 	}
-	if os.Getenv("GO_DARRM_STOP_AFTER") == "1" {
+	switch os.Getenv("GO_DARRM_STOP_AFTER") {
+	case "1":
 		// Work that never checks its context, interrupted: stopAfter
 		// ends the process (TestStopAfter).
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		go stopAfter(ctx, 10*time.Millisecond)
+		go stopAfter(ctx, nil, 10*time.Millisecond)
 		select {}
+	case "finished":
+		// A command that finished, its context then cancelled as main's
+		// stop does, and an exit slower than the grace: its status
+		// stands (TestStopAfter).
+		ctx, cancel := context.WithCancel(context.Background())
+		finished := make(chan struct{})
+		go stopAfter(ctx, finished, 10*time.Millisecond)
+		close(finished)
+		cancel()
+		time.Sleep(200 * time.Millisecond)
+		os.Exit(0)
 	}
 	dir, err := os.MkdirTemp("", "darrm-state-")
 	if err != nil {
