@@ -282,6 +282,78 @@ func TestRecord(t *testing.T) {
 	spend(t, moved, 1)
 }
 
+// TestAdoptRetires: Adopt of another ledger of the ensemble over the one
+// the record names retires that one where it is, as Create with replace
+// does, so that an analyst whose record still names it is refused by its
+// end line. Adopt of an older copy of the recorded ledger retires nothing,
+// nor does Adopt of a ledger put where the recorded one was.
+func TestAdoptRetires(t *testing.T) {
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	h := NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget))
+	mine, theirs := Options{StateDir: t.TempDir()}, Options{StateDir: t.TempDir()}
+	first, second := filepath.Join(t.TempDir(), "first.ledger"), filepath.Join(t.TempDir(), "second.ledger")
+	if _, err := mine.create(ctx, first, h, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := theirs.create(ctx, second, h, false); err != nil {
+		t.Fatal(err)
+	}
+	adopt := func(o Options, path string) (*Record, string) {
+		t.Helper()
+		prev, l, err := o.Adopt(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return prev, l.Header().ID
+	}
+	prev, secondID := adopt(mine, second)
+	if prev == nil || prev.LedgerID == secondID {
+		t.Fatalf("adopt of a second ledger: the record it replaced %+v", prev)
+	}
+	var ended *endedError
+	if err := openErr(first, Options{StateDir: t.TempDir()}); !errors.As(err, &ended) || ended.end.Successor != secondID || ended.end.Reason != reasonRetired {
+		t.Errorf("a release on the ledger adopt replaced: %v, want it retired for %.8s", err, secondID)
+	}
+
+	// An older copy of the recorded ledger, adopted: the same ledger,
+	// which goes on.
+	old, _ := os.ReadFile(second)
+	l, err := mine.forRun(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+		t.Fatal(err)
+	}
+	l.Reserve(1)
+	l.Settle(1)
+	l.Close()
+	os.WriteFile(second, old, 0o644)
+	if prev, id := adopt(mine, second); prev == nil || prev.LedgerID != id || prev.Lines <= 1 {
+		t.Errorf("adopt of an older copy: the record it replaced %+v", prev)
+	}
+	if err := openErr(second, mine); err != nil {
+		t.Errorf("the older copy adopted: %v", err)
+	}
+
+	// Another ledger put where the recorded one was: nothing there to
+	// retire.
+	third := filepath.Join(t.TempDir(), "third.ledger")
+	if _, err := (Options{StateDir: t.TempDir()}).create(ctx, third, h, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(third, second); err != nil {
+		t.Fatal(err)
+	}
+	if prev, id := adopt(mine, second); prev == nil || prev.LedgerID != secondID || id == secondID {
+		t.Errorf("adopt of a ledger in the recorded one's place: the record it replaced %+v", prev)
+	}
+	if err := openErr(second, mine); err != nil {
+		t.Errorf("the ledger adopted in the recorded one's place: %v", err)
+	}
+}
+
 // TestReadNeverWrites: reading a file as a ledger (ReadOnly, as darrm
 // ledger show does, or Open, as a release does) writes nothing to a file
 // that is no ledger, even one without a final line end; and ReadOnly

@@ -256,15 +256,15 @@ func (opts Options) retireReplaced(ctx context.Context, location string, h Heade
 func (opts Options) retire(ctx context.Context, location, ensemble, id string, e ending) error {
 	l, _, err := opts.open(ctx, location, false)
 	if err != nil {
-		return fmt.Errorf("ledger init --replace: retire the ledger it replaces: %w", err)
+		return fmt.Errorf("retire the ledger replaced: %w", err)
 	}
 	defer l.store.close()
 	if err := l.readHeader(); err != nil {
-		return fmt.Errorf("ledger init --replace: retire the ledger it replaces: %w", err)
+		return fmt.Errorf("retire the ledger replaced: %w", err)
 	}
 	switch {
 	case l.header.Ensemble != ensemble || id != "" && l.header.ID != id:
-		return fmt.Errorf("ledger init --replace: %s, which your record names as the ledger of ensemble %s (id %.8s), now holds ledger %.8s of ensemble %s: it is not the ledger to retire; move it away, or check which ledger the ensemble's budget is on (darrm ledger show)", l.path, ensemble, id, l.header.ID, l.header.Ensemble)
+		return fmt.Errorf("retire the ledger replaced: %s, which your record names as the ledger of ensemble %s (id %.8s), now holds ledger %.8s of ensemble %s: it is not the ledger to retire; move it away, or check which ledger the ensemble's budget is on (darrm ledger show)", l.path, ensemble, id, l.header.ID, l.header.Ensemble)
 	}
 	if err := l.scan(nil); err != nil {
 		return err
@@ -392,12 +392,32 @@ func (opts Options) open(ctx context.Context, location string, readOnly bool) (*
 // its ensemble, whatever the record said (which it returns, nil if there
 // was none): the way to resolve a *RecordError on purpose. The ledger
 // must pass every check of its own; a torn last line is cut off.
+//
+// Another ledger that the record named (another identity, elsewhere) is
+// then retired where it still is, as Create with replace retires it: two
+// live ledgers would give the ensemble its budget twice, to analysts
+// whose records name either. An older copy of the same ledger is not
+// another ledger, and is not retired.
 func (opts Options) Adopt(ctx context.Context, location string) (previous *Record, l *Ledger, err error) {
 	if l, _, err = opts.open(ctx, location, false); err != nil {
 		return nil, nil, err
 	}
 	if previous, err = l.load(ctx, opts, true, true); err != nil {
 		l.store.close()
+		return nil, nil, err
+	}
+	where, _, _, err := l.store.where()
+	if err == nil && previous != nil && previous.LedgerID != l.header.ID && previous.Path != where {
+		e := ending{Reason: reasonRetired, At: time.Now().UTC().Truncate(time.Second), Successor: l.header.ID, Where: where, By: opts.Analyst}
+		if err = opts.retire(ctx, previous.Path, l.header.Ensemble, previous.LedgerID, e); errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+		if err != nil {
+			err = fmt.Errorf("ledger %s is now the recorded ledger of ensemble %s, but the ledger your record named, %s (id %.8s), is not retired: %w", where, l.header.Ensemble, previous.Path, previous.LedgerID, err)
+		}
+	}
+	if err != nil {
+		l.Close()
 		return nil, nil, err
 	}
 	return previous, l, nil

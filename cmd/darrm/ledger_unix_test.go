@@ -174,8 +174,11 @@ func TestLedgerRefusals(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "darrm ledger adopt "+led) || !strings.Contains(stderr, "older copy was restored") {
 		t.Errorf("old copy: exit %d: %s", code, stderr)
 	}
-	if _, stderr, code := darrm(t, "", "ledger", "adopt", led); code != 0 || recorded(t, led) != 10 {
-		t.Errorf("adopt: exit %d: %s", code, stderr)
+	if out, stderr, code := darrm(t, "", "ledger", "adopt", led); code != 0 || recorded(t, led) != 10 || !containsFlat(out, "what it counted beyond these lines is forgotten") || containsFlat(out, "retired") {
+		t.Errorf("adopt of an older copy: exit %d: %s%s", code, out, stderr)
+	}
+	if out, stderr, code := darrm(t, "", "ledger", "adopt", led); code != 0 || !containsFlat(out, "your record had it so already") {
+		t.Errorf("adopt of the recorded ledger: exit %d: %s%s", code, out, stderr)
 	}
 	if _, e, code := darrm(t, "", release...); code != 0 {
 		t.Errorf("after adopt: %s", e)

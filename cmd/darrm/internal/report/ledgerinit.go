@@ -204,10 +204,18 @@ func LedgerAdopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Reco
 	path = ledger.Redact(path)
 	t := cliout.NewText(w)
 	t.Line("ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s", path, cliout.Escape(l.Header().Ensemble), l.Lines(), l.Head())
-	if prev == nil {
+	switch {
+	case prev == nil:
 		t.Line("there was no record of the ensemble before")
-	} else {
+	case prev.LedgerID != l.Header().ID:
+		// Retired by Adopt, where it still was.
 		replaced(t, prev)
+	case prev.Lines == l.Lines() && prev.Head == l.Head():
+		t.Line("your record had it so already")
+	default:
+		// This ledger, another copy or an older state of it: what the
+		// record knew beyond its lines is forgotten.
+		t.Line("your record had this ledger with %d lines, last line %.16s, on %s: what it counted beyond these lines is forgotten", prev.Lines, prev.Head, prev.Updated.Format("2006-01-02T15:04:05Z"))
 	}
 	return t.Close()
 }
