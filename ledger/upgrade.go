@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -99,7 +100,8 @@ type UpgradeResult struct {
 // ledger's binding. The old file is kept as backupName(path, version),
 // with a last line that darrm versions that read it refuse. The new
 // ledger is recorded as its ensemble's. An ensemble recorded with another
-// ledger is a *RecordError unless replace; a ledger that its record
+// ledger is a *RecordError unless replace, which retires that ledger where
+// it still is, as Create does; a ledger that its record
 // refuses (behind it, another copy) is refused as a release would refuse
 // it. Upgrading again after an interrupted upgrade completes it. A ledger
 // of the current version is read and checked (a *CorruptError if it is
@@ -212,6 +214,18 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 		return res, fmt.Errorf("ledger upgrade: %s is upgraded, but %w; record it with: darrm ledger adopt %s", path, err, shellQuote(path))
 	}
 	res.Runs, res.Filter = len(spends), nh.Filter
+	if res.Previous != nil {
+		// The other ledger the record named is retired where it still
+		// is, as Create with replace retires it; after the record's lock
+		// is released, since a run on it takes its own lock and then the
+		// record's.
+		st.close()
+		where, _ := filepath.Abs(path)
+		e := ending{Reason: reasonRetired, At: time.Now().UTC().Truncate(time.Second), Successor: nh.ID, Where: where, By: opts.Analyst}
+		if err := opts.retire(ctx, res.Previous.Path, nh.Ensemble, res.Previous.LedgerID, e); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, fmt.Errorf("ledger upgrade: %s is upgraded and recorded, but the ledger your record named, %s (id %.8s), is not retired: %w", path, res.Previous.Path, res.Previous.LedgerID, err)
+		}
+	}
 	return res, nil
 }
 

@@ -187,8 +187,15 @@ func TestUpgrade(t *testing.T) {
 	if _, err := os.Stat(backupName(second, 3)); err == nil {
 		t.Error("a refused upgrade kept a copy")
 	}
-	if _, err := book.Upgrade(ctx, second, provenance.Binding{}, true); err != nil {
-		t.Fatal(err)
+	res, err = book.Upgrade(ctx, second, provenance.Binding{}, true)
+	if err != nil || res.Previous == nil {
+		t.Fatalf("upgrade --replace of a second ledger: %+v, %v", res, err)
+	}
+	// The ledger the record named is retired where it is, as by Create
+	// with replace: refused to anyone.
+	var ended *endedError
+	if err := openErr(res.Previous.Path, Options{StateDir: t.TempDir()}); !errors.As(err, &ended) || ended.end.Reason != reasonRetired {
+		t.Errorf("the ledger upgrade --replace replaced, %s: %v, want it retired", res.Previous.Path, err)
 	}
 }
 
