@@ -243,7 +243,14 @@ func (opts Options) retireReplaced(ctx context.Context, location string, h Heade
 	if rec == nil || live != nil && rec.LedgerID == live.ID {
 		return nil
 	}
-	if err := opts.retire(ctx, rec.Path, h.Ensemble, rec.LedgerID, e); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	return opts.retireRecorded(ctx, rec, e, h.Ensemble)
+}
+
+// retireRecorded retires with e the ledger that rec names, where it still
+// is (a file moved or removed since is left), for the ledger that
+// replaces it: Create and Upgrade with replace, and Adopt.
+func (opts Options) retireRecorded(ctx context.Context, rec *Record, e ending, ensemble string) error {
+	if err := opts.retire(ctx, rec.Path, ensemble, rec.LedgerID, e); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -409,10 +416,7 @@ func (opts Options) Adopt(ctx context.Context, location string) (previous *Recor
 	where, _, _, err := l.store.where()
 	if err == nil && previous != nil && previous.LedgerID != l.header.ID && previous.Path != where {
 		e := ending{Reason: reasonRetired, At: time.Now().UTC().Truncate(time.Second), Successor: l.header.ID, Where: where, By: opts.Analyst}
-		if err = opts.retire(ctx, previous.Path, l.header.Ensemble, previous.LedgerID, e); errors.Is(err, fs.ErrNotExist) {
-			err = nil
-		}
-		if err != nil {
+		if err = opts.retireRecorded(ctx, previous, e, l.header.Ensemble); err != nil {
 			err = fmt.Errorf("ledger %s is now the recorded ledger of ensemble %s, but the ledger your record named, %s (id %.8s), is not retired: %w", where, l.header.Ensemble, previous.Path, previous.LedgerID, err)
 		}
 	}
