@@ -531,3 +531,42 @@ func TestPlanLedgerStory(t *testing.T) {
 		})
 	}
 }
+
+// TestLedgerAdoptSays: ledger adopt of a second ledger of the ensemble
+// retires the one the record named and says so, and a release on that one
+// is then refused to anyone; adopt of a ledger put in the recorded one's
+// place says there is none to retire.
+func TestLedgerAdoptSays(t *testing.T) {
+	dir := t.TempDir()
+	votes := smallVotes(t, dir, 4)
+	mine, theirs := t.TempDir(), t.TempDir()
+	t.Setenv(statedir.Env, mine)
+	first := newLedgerFile(t, dir, "adopted", votes)
+	t.Setenv(statedir.Env, theirs)
+	second := filepath.Join(t.TempDir(), "second.ledger")
+	if _, e, code := darrm(t, "", append([]string{"ledger", "init", second, "--ensemble", "adopted", "--budget-eps", "1e9", "--budget-delta", "0.5"}, binding3...)...); code != 0 {
+		t.Fatal(e)
+	}
+	t.Setenv(statedir.Env, mine)
+	if out, e, code := darrm(t, "", "ledger", "adopt", second); code != 0 || !containsFlat(out, "it replaces ledger "+first) || !containsFlat(out, "retired where it still is") {
+		t.Errorf("adopt of a second ledger: exit %d: %s%s", code, out, e)
+	}
+	t.Setenv(statedir.Env, theirs)
+	release := []string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--no-cache", "--out", filepath.Join(dir, "labels.csv")}
+	if _, e, code := darrm(t, "", append(release, "--ledger", first)...); code != exitUsage || !containsFlat(e, "was retired on") {
+		t.Errorf("a release on the ledger adopt replaced: exit %d: %s", code, e)
+	}
+
+	t.Setenv(statedir.Env, t.TempDir())
+	third := filepath.Join(t.TempDir(), "third.ledger")
+	if _, e, code := darrm(t, "", append([]string{"ledger", "init", third, "--ensemble", "adopted", "--budget-eps", "1e9", "--budget-delta", "0.5"}, binding3...)...); code != 0 {
+		t.Fatal(e)
+	}
+	if err := os.Rename(third, second); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(statedir.Env, mine)
+	if out, e, code := darrm(t, "", "ledger", "adopt", second); code != 0 || !containsFlat(out, "there is none to retire") {
+		t.Errorf("adopt of a ledger in the recorded one's place: exit %d: %s%s", code, out, e)
+	}
+}

@@ -7,6 +7,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -203,10 +204,16 @@ func useUnit(r ledger.UseRun) (one, many string) {
 func LedgerAdopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Record) error {
 	path = ledger.Redact(path)
 	t := cliout.NewText(w)
+	here := path
+	if !ledger.IsURL(path) {
+		here, _ = filepath.Abs(path)
+	}
 	t.Line("ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s", path, cliout.Escape(l.Header().Ensemble), l.Lines(), l.Head())
 	switch {
 	case prev == nil:
 		t.Line("there was no record of the ensemble before")
+	case prev.LedgerID != l.Header().ID && prev.Path == here:
+		t.Line("it replaces ledger %.8s, which your record had in this place (%d lines on %s): this ledger took its place, so there is none to retire", prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
 	case prev.LedgerID != l.Header().ID:
 		// Retired by Adopt, where it still was.
 		replaced(t, prev)
