@@ -21,7 +21,8 @@ type SimResult struct {
 	// Rate is Agree/Queries; Lo and Hi bound its 95% Wilson score interval.
 	Rate, Lo, Hi float64
 	// Exact is the exact probability that the label equals the majority of
-	// the votes (gamma.Gamma.Agreement of the aggregator's gamma at the teachers' p).
+	// the votes (gamma.Gamma.Agreement of the aggregator's gamma at the
+	// teachers' p).
 	Exact float64
 	// TVError is the exact error of Definition 3.3.4, |Pr[label = 1] -
 	// Pr[majority = 1]| (gamma.Gamma.TVError).

@@ -113,9 +113,9 @@ func chooseGNSS(rdp float64, ls []float64, order float64) (gnssChoice, error) {
 // exactly and whose outputs carry no low-order bits of the value.
 const gnssLattice = 0x1p-40
 
-// gnssMaxDeviation is 2^62 lattice steps, the least deviation that
+// gnssMaxDeviation is 2^62 lattice steps (2^22), the least deviation that
 // discrete.LatticeGaussian does not draw.
-var gnssMaxDeviation = math.Ldexp(gnssLattice, 62)
+const gnssMaxDeviation = gnssLattice * (1 << 62)
 
 // gnssMinSteps is the least deviation of the lattice noise, in lattice
 // steps, per square root of the order: it keeps the lattice's excess over

@@ -388,7 +388,7 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 	// The test alone converts, at any noise, to at least its Rényi DP of
 	// 0 converted: a budget below that allows no σ, which the search
 	// below would learn only at ptrSigmaMax, after hours of bounds.
-	orders := append(slices.Clone(ptrGuaranteeOrders), r.Order)
+	orders := ptrTestOrders(r.Order)
 	if floor := ptrTestFloor(orders, deltaTest); floor > b.Eps {
 		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("must be at least %v: the test alone is no better than (%v, %v)-DP at any noise (Rényi DP 0 converted at its share of the budget's delta, delta/50); raise it, or the budget's delta", floor, floor, deltaTest)})
 	}
@@ -489,7 +489,7 @@ func ptrFamily(m ensemble.Mechanism, classes int) (ensemble.ConfidentGNMax, erro
 // conversion of ρ_t(λ') + ρ_fb(λ') at δ_t, within the total's ε. The
 // total is the same with a fallback as without.
 func ptrFallback(r *PTRResult, m ensemble.ConfidentGNMax, deltaTest float64) error {
-	orders := append(slices.Clone(ptrGuaranteeOrders), r.Order)
+	orders := ptrTestOrders(r.Order)
 	lower := ptrTestLower(r.Sigma, orders)
 	// eps2 returns ε_2 for q queries, +Inf where the proposal does not
 	// hold the fallback at λ.
@@ -856,11 +856,19 @@ func ptrTestRDP(sigma, z, order float64) (float64, error) {
 // test's own Rényi DP is converted (ptrTestGuarantee); any set is valid.
 var ptrGuaranteeOrders = []float64{1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}
 
+// ptrTestOrders returns the orders at which the test's own Rényi DP is
+// converted: ptrGuaranteeOrders and order, the bound's. Its guarantee, its
+// floor and the skips of newPTRRule's search, and a fallback's ε_2 are
+// over the same orders.
+func ptrTestOrders(order float64) []float64 {
+	return append(slices.Clone(ptrGuaranteeOrders), order)
+}
+
 // ptrTestGuarantee returns the test's own (ε, delta): its Rényi DP
-// converted at delta, the least over ptrGuaranteeOrders and the order of
-// the bound (ptrLeastConversion).
+// converted at delta, the least over ptrTestOrders(order)
+// (ptrLeastConversion).
 func ptrTestGuarantee(sigma, z, order, delta float64) (accountant.Guarantee, error) {
-	orders := append(slices.Clone(ptrGuaranteeOrders), order)
+	orders := ptrTestOrders(order)
 	e, err := ptrLeastConversion(sigma, z, orders, ptrTestLower(sigma, orders), delta, 0)
 	return accountant.Guarantee{Eps: e, Delta: delta}, err
 }

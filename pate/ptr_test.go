@@ -332,7 +332,7 @@ func TestPTRBitRDPBruteForce(t *testing.T) {
 // the orders up to 8 (each bound a few milliseconds of CPU, where those at
 // 24 to 64 take a tenth of a second), which still rule each other out.
 func TestPTRLeastConversion(t *testing.T) {
-	orders := append(slices.Clone(ptrGuaranteeOrders), 10.2)
+	orders := ptrTestOrders(10.2)
 	if testing.Short() {
 		orders = []float64{1.5, 2, 3, 4, 6, 8}
 	}
@@ -510,7 +510,7 @@ func TestPTRFallback(t *testing.T) {
 		t.Fatalf("with a fallback of %d: total %v, without (fallback %d): %v", r.Fallback, r.Publish, plain.Fallback, plain.Publish)
 	}
 	slope := 1/(40*40.0) + 1/(2*150*150.0) // GNMax's λ/σ2², the threshold's λ/(2σ1²)
-	orders := append(slices.Clone(ptrGuaranteeOrders), r.Order)
+	orders := ptrTestOrders(r.Order)
 	brute := make([]float64, len(orders))
 	for i, o := range orders {
 		brute[i] = bruteBitRDP(r.Sigma, r.Margin, o)
@@ -791,7 +791,7 @@ func TestPTRRuleSmallBudget(t *testing.T) {
 		if r.Sigma != sigma || !(sigma > start) {
 			t.Errorf("sigma2 %v, budget %v: sigma %v, the search bounding every step %v (from %v)", c.sigma2, b, r.Sigma, sigma, start)
 		}
-		if floor := ptrTestFloor(append(slices.Clone(ptrGuaranteeOrders), r.Order), deltaTest); !(r.Test.Eps >= floor) {
+		if floor := ptrTestFloor(ptrTestOrders(r.Order), deltaTest); !(r.Test.Eps >= floor) {
 			t.Errorf("sigma2 %v, budget %v: the test's guarantee %v is below the floor %v", c.sigma2, b, r.Test, floor)
 		}
 	}
