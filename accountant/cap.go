@@ -3,6 +3,7 @@ package accountant
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/enum"
@@ -274,4 +275,37 @@ func (c *Cap) Refusal(budget Budget) error {
 		return nil
 	}
 	return &CapError{Cap: *c, Budget: budget}
+}
+
+// at returns the cap at total δ delta: the guarantee of the teachers'
+// models with the least ε whose δ is at most delta, and whether there is
+// one. Disjoint shares: the teacher's guarantee (parallel composition).
+// Shared data: the least of the K-fold simple composition and the
+// K-fold optimal composition (general beyond maxOptimalSteps) with the
+// slack that makes its total δ delta; each holds for the tuple of models
+// (TeacherCap).
+func (c Cap) at(delta float64) (Cap, bool) {
+	if c.Shares == Disjoint {
+		c.Guarantee, c.Method, c.DeltaPrime = c.Teacher, Simple, 0
+		return c, c.Teacher.Delta <= delta
+	}
+	best := newChooser(delta, math.Inf(-1))
+	if g, err := composeSimple(c.Teacher, c.K); err == nil {
+		best.offer(Total{Method: Simple, Guarantee: g})
+	}
+	if delta > 0 {
+		best.offer(slackTotal(c.Teacher, c.K, delta))
+	}
+	if !best.found {
+		return c, false
+	}
+	c.Guarantee, c.Method, c.DeltaPrime = best.best.Guarantee, best.best.Method, best.best.DeltaPrime
+	return c, true
+}
+
+// Fits reports whether the cap, at the budget's δ, is within it: then
+// every release from the teachers is within it.
+func (c Cap) Fits(budget Guarantee) bool {
+	at, ok := c.at(budget.Delta)
+	return ok && at.Eps <= budget.Eps
 }

@@ -256,3 +256,23 @@ func RRBits(keep float64, bit Guarantee) ([]BitPair, error) {
 	}
 	return out, nil
 }
+
+// pureEps returns the ε at δ = 0 of a OneBitSpend's pairs, and whether
+// they have one: the largest privacy loss of their dominating pair
+// (oneBitLoss), rounded up, when none of its losses is infinite (no pair
+// has a probability 0 or 1 that the other does not share). It is the
+// per-step pure loss, a point of the release's privacy profile.
+func (s Spend) pureEps() (float64, bool) {
+	if s.Kind != OneBitSpend || len(s.Bits) == 0 {
+		return 0, false
+	}
+	l := cachedBitCurves(s.Bits).loss
+	if l.inf > 0 || len(l.atoms) == 0 {
+		return 0, false
+	}
+	eps := 0.0
+	for _, a := range l.atoms {
+		eps = math.Max(eps, a.hi)
+	}
+	return eps, eps > 0
+}
