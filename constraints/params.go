@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"sync/atomic"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/decimal"
@@ -164,29 +163,7 @@ func (p Problem) H() int { return (p.K + 1) / 2 }
 // certificate hold a noise function to exactly this eps, so the guarantee
 // a release states is the one proven. In the one-vote relation (m = 1) it
 // is Eps.
-func (p Problem) MEps() float64 {
-	key := [2]uint64{math.Float64bits(p.M), math.Float64bits(p.Eps)}
-	if last := lastMEps.Load(); last != nil && last.key == key {
-		return last.meps
-	}
-	meps := decimal.Mul(p.M, p.Eps)
-	lastMEps.Store(&mEpsMemo{key, meps})
-	return meps
-}
-
-// mEpsMemo is an MEps already computed, keyed by the bits of M and Eps
-// so that a -0 is not taken for the 0 whose product has the other sign.
-type mEpsMemo struct {
-	key  [2]uint64
-	meps float64
-}
-
-// lastMEps holds the last MEps computed. The separation, the search and
-// Cost ask for it per worker and per multiset, and decimal.Mul's exact
-// product (big.Rat from the decimal strings) was a fifth of their CPU in
-// the package's tests; one problem at a time is the common case, so one
-// entry suffices.
-var lastMEps atomic.Pointer[mEpsMemo]
+func (p Problem) MEps() float64 { return decimal.Mul(p.M, p.Eps) }
 
 // E returns e^{m·eps}.
 func (p Problem) E() float64 { return math.Exp(p.MEps()) }

@@ -39,6 +39,32 @@ func TestMul(t *testing.T) {
 	}
 }
 
+// TestMulExact: Mul's product in 64 bits is mulRat's, the exact product
+// of the decimals rounded by big.Rat, bit for bit: short decimals as users
+// write them (the fast path), floats of 17 digits (big.Rat's), signs and
+// the ends of the range.
+func TestMulExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	short := func() float64 {
+		v, _ := strconv.ParseFloat(strconv.Itoa(r.IntN(100000))+"e"+strconv.Itoa(r.IntN(80)-40), 64)
+		if r.IntN(4) == 0 {
+			v = -v
+		}
+		return v
+	}
+	for range 4_000 {
+		for _, ab := range [][2]float64{{short(), short()}, {short(), r.Float64()}, {math.Exp(r.Float64()*1400 - 700), short()}} {
+			a, b := ab[0], ab[1]
+			if a == 0 || b == 0 {
+				continue
+			}
+			if got, want := Mul(a, b), mulRat(a, b); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("Mul(%v, %v) = %v, big.Rat's %v", a, b, got, want)
+			}
+		}
+	}
+}
+
 func TestFormatBound(t *testing.T) {
 	for _, tc := range []struct {
 		x    float64
