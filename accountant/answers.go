@@ -1,7 +1,6 @@
 package accountant
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
@@ -14,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/darrm/darrm/internal/atomicfile"
 )
@@ -27,17 +25,14 @@ import (
 // when the coarse composition that guides it (coarseRun) is right, and
 // at the next when the lower bound (lowerBitDelta) does not show that it
 // does not fit.
-// A command may keep the answers in a folder (KeepAnswers): a process
-// then reads the answers of a set of pairs when it first composes them
-// and writes those it added (SaveAnswers), so that a release asked again
-// composes nothing. An answer kept is the value the composition computed,
-// its bits written as they are: a count found from kept answers is the
-// count found without them, its last count fitting and the next not by
-// the same evaluations. A file is read only when its HMAC-SHA256, under a
-// secret the caller keeps apart from the folder (darrm's is in its private
-// state folder), is the one the process computes: an answer the process
-// did not compute, altered or forged in a shared cache folder, would let
-// a release claim a count its budget does not allow.
+// A Memo with a Dir keeps the answers in that folder: it reads the
+// answers of a set of pairs when it first composes them and writes those
+// it added (Save), so that a release asked again composes nothing. An
+// answer kept is the value the composition computed, its bits written as
+// they are: a count found from kept answers is the count found without
+// them, its last count fitting and the next not by the same evaluations.
+// A file is read only when its HMAC-SHA256 under the Memo's Secret is the
+// one the Memo computes (Memo).
 
 // answersVersion names the composition that computed the answers a file
 // keeps. It is part of every file's key, with the constants that shape
@@ -50,75 +45,26 @@ const answersVersion = 2
 // kind, under 150 bytes each.
 const maxAnswersBytes = 2 * maxBitAnswers * 150
 
-// answerFolder is the folder the process keeps its one-bit answers in
-// ("": none).
-var answerFolder struct {
-	sync.Mutex
-	dir    string
-	secret []byte
-	// gen counts the changes of folder or secret: SaveAnswers writes the
-	// answers added since the last (a process that kept answers in one
-	// folder and then in another writes to each its own).
-	gen int
-}
-
-// minAnswersSecret is the least length of KeepAnswers' secret.
+// minAnswersSecret is the least length of a Memo's Secret.
 const minAnswersSecret = 16
 
-// KeepAnswers makes the process keep the answers of its one-bit
-// compositions in the folder dir (created when first written), reading
-// there those of each set of pairs it composes and writing with
-// SaveAnswers those it adds, each file authenticated by secret (at least
-// 16 bytes, which the folder must not hold); dir "" keeps them in memory
-// only, the default. A file that cannot be read, or whose key or HMAC
-// does not match, is not used.
-func KeepAnswers(dir string, secret []byte) error {
-	if dir != "" && len(secret) < minAnswersSecret {
-		return fmt.Errorf("one-bit answers: a secret of %d bytes: needs at least %d", len(secret), minAnswersSecret)
-	}
-	if dir == "" {
-		secret = nil
-	}
-	answerFolder.Lock()
-	if dir != answerFolder.dir || !bytes.Equal(secret, answerFolder.secret) {
-		answerFolder.dir, answerFolder.secret = dir, slices.Clone(secret)
-		answerFolder.gen++
-	}
-	answerFolder.Unlock()
-	return nil
-}
-
-// answersGen returns the generation of KeepAnswers' folder and secret.
-func answersGen() int {
-	answerFolder.Lock()
-	defer answerFolder.Unlock()
-	return answerFolder.gen
-}
-
-// keptAnswers returns the folder and the secret of KeepAnswers, and
-// their generation.
-func keptAnswers() (string, []byte, int) {
-	answerFolder.Lock()
-	defer answerFolder.Unlock()
-	return answerFolder.dir, answerFolder.secret, answerFolder.gen
-}
-
-// SaveAnswers writes, to the folder of KeepAnswers, the answers of each
-// set of pairs the process keeps in memory to which it added answers
-// since KeepAnswers named that folder, beside those the folder kept (a
-// folder shared by processes keeps the answers of each); nothing without
-// a folder.
-func SaveAnswers() error {
-	dir, secret, gen := keptAnswers()
-	if dir == "" {
+// Save writes, to m's Dir, the answers of each set of pairs m keeps to
+// which it added answers since it read or wrote them, beside those the
+// folder kept (a folder shared by processes keeps the answers of each);
+// nothing without a Dir, or when m is nil.
+func (m *Memo) Save() error {
+	if m == nil || m.Dir == "" {
 		return nil
 	}
-	bitCurvesCache.Lock()
-	recent := append([]*bitCurves(nil), bitCurvesCache.recent...)
-	bitCurvesCache.Unlock()
+	if len(m.Secret) < minAnswersSecret {
+		return fmt.Errorf("one-bit answers: a secret of %d bytes: needs at least %d", len(m.Secret), minAnswersSecret)
+	}
+	m.bits.Lock()
+	recent := slices.Clone(m.bits.recent)
+	m.bits.Unlock()
 	var errs []error
 	for _, c := range recent {
-		if err := c.save(dir, secret, gen); err != nil {
+		if err := c.save(m.Dir, m.Secret); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -224,11 +170,11 @@ func (c *bitCurves) key() string {
 }
 
 // save writes c's answers to dir, with those kept there, when c added
-// some in generation gen of KeepAnswers since it read or wrote them.
-func (c *bitCurves) save(dir string, secret []byte, gen int) error {
+// some since it read or wrote them.
+func (c *bitCurves) save(dir string, secret []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.addedIn != gen {
+	if !c.added {
 		return nil
 	}
 	key := c.key()
@@ -281,6 +227,6 @@ func (c *bitCurves) save(dir string, secret []byte, gen int) error {
 	if err != nil {
 		return fmt.Errorf("one-bit answers: %w", err)
 	}
-	c.addedIn, c.readFrom = 0, dir
+	c.added, c.readFrom = false, dir
 	return nil
 }

@@ -13,28 +13,26 @@ import (
 // keeps are those found by composing, bit for bit, and composing nothing
 // (no run's transform is made); a file altered, signed under another
 // secret or of other pairs is not read; a secret too short is refused.
+// Each Memo is a process of its own: the second reads what the first
+// saved.
 func TestAnswersKept(t *testing.T) {
 	dir := t.TempDir()
 	secret := []byte("0123456789abcdef0123456789abcdef")
-	if err := KeepAnswers(dir, secret[:8]); err == nil {
-		t.Error("KeepAnswers took a secret of 8 bytes")
+	if err := (&Memo{Dir: dir, Secret: secret[:8]}).Save(); err == nil {
+		t.Error("Save took a secret of 8 bytes")
 	}
-	if err := KeepAnswers(dir, secret); err != nil {
-		t.Fatal(err)
-	}
-	defer KeepAnswers("", nil)
 	pairs := testBits()["pure"]
 	a := Account{Step: oneBitSpend(pairs), Budget: &Budget{Guarantee{Eps: 4, Delta: 1e-6}}}
-	count := func() (int, Total) {
+	count := func(m *Memo) (int, Total) {
 		t.Helper()
-		n, tot, err := a.MaxSteps(context.Background())
+		n, tot, err := a.MaxSteps(context.Background(), m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return n, tot
 	}
-	composed := func() bool {
-		c := recentBitCurves(pairs)
+	composed := func(m *Memo) bool {
+		c := m.bits.of(pairs)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		for _, r := range c.runs {
@@ -44,20 +42,20 @@ func TestAnswersKept(t *testing.T) {
 		}
 		return false
 	}
-	forgetCompositions()
-	n, tot := count()
-	if !composed() {
+	first := &Memo{Dir: dir, Secret: secret}
+	n, tot := count(first)
+	if !composed(first) {
 		t.Fatal("the first count composed nothing: the test asks nothing of the kept answers")
 	}
-	if err := SaveAnswers(); err != nil {
+	if err := first.Save(); err != nil {
 		t.Fatal(err)
 	}
-	forgetCompositions()
 	if n < 20 {
 		t.Fatalf("%d steps fit: the count asks no transform", n)
 	}
-	if m, again := count(); m != n || again != tot || composed() {
-		t.Errorf("from the kept answers: %d steps, %v (composed: %v); composing: %d, %v", m, again, composed(), n, tot)
+	again := &Memo{Dir: dir, Secret: secret}
+	if m, tot2 := count(again); m != n || tot2 != tot || composed(again) {
+		t.Errorf("from the kept answers: %d steps, %v (composed: %v); composing: %d, %v", m, tot2, composed(again), n, tot)
 	}
 
 	key := answersKey(pairs)
@@ -84,9 +82,9 @@ func TestAnswersKept(t *testing.T) {
 	if _, ok := readAnswers(dir, key, secret); ok {
 		t.Error("read an altered answer")
 	}
-	forgetCompositions()
-	if m, again := count(); m != n || again != tot || !composed() {
-		t.Errorf("beside an altered file: %d steps, %v (composed: %v); want %d, %v, composed", m, again, composed(), n, tot)
+	altered2 := &Memo{Dir: dir, Secret: secret}
+	if m, tot2 := count(altered2); m != n || tot2 != tot || !composed(altered2) {
+		t.Errorf("beside an altered file: %d steps, %v (composed: %v); want %d, %v, composed", m, tot2, composed(altered2), n, tot)
 	}
 	if matches, _ := filepath.Glob(filepath.Join(dir, "*")); len(matches) != 1 {
 		t.Errorf("the folder holds %v, want one file", matches)
@@ -98,12 +96,11 @@ func TestAnswersKept(t *testing.T) {
 // answers would say: bump answersVersion (so that no process reads the
 // answers of the composition before) and set the value here.
 func TestAnswersTripwire(t *testing.T) {
-	forgetCompositions()
-	r := newRunCurves(oneBitSpend(testBits()["pure"]), 20, 1e-6)
+	r := newRunCurves(new(Memo), oneBitSpend(testBits()["pure"]), 20, 1e-6)
 	if r.bits == nil {
 		t.Fatal("no one-bit composition")
 	}
-	if b, _ := r.bits.run(20, 1e-6); b.grid.direct || b.lambda == 0 {
+	if b, _ := r.bits.run(nil, 20, 1e-6); b.grid.direct || b.lambda == 0 {
 		t.Fatalf("20 steps composed directly (%v) or untilted (%v): the answer does not exercise the transform", b.grid.direct, b.lambda)
 	}
 	eps, ok := r.exactEps(1e-6, 1)

@@ -48,22 +48,10 @@ func BenchmarkPABISigmaImproved(b *testing.B) {
 	}
 }
 
-// forgetCompositions empties what the process keeps of one-bit
-// compositions and sums of discrete Gaussians, so that an iteration
-// composes afresh.
-func forgetCompositions() {
-	bitCurvesCache.Lock()
-	bitCurvesCache.recent = nil
-	bitCurvesCache.Unlock()
-	dgSums.Lock()
-	dgSums.recent = nil
-	dgSums.Unlock()
-}
-
 // oneBitSpend returns the OneBitSpend of pairs with the guarantee of
 // their profile at ε = 0.5.
 func oneBitSpend(pairs []BitPair) Spend {
-	r, _ := newBitRun([]bitPart{{oneBitLoss(pairs), 1}}, 0)
+	r, _ := newBitRun(nil, []bitPart{{oneBitLoss(pairs), 1}}, 0)
 	return Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 0.5, Delta: r.delta(0.5)}, Bits: pairs}
 }
 
@@ -72,7 +60,7 @@ func oneBitSpend(pairs []BitPair) Spend {
 func BenchmarkOneBitCompose(b *testing.B) {
 	loss := oneBitLoss(testBits()["delta"])
 	for b.Loop() {
-		r, _ := newBitRun([]bitPart{{loss, 20}}, 0)
+		r, _ := newBitRun(nil, []bitPart{{loss, 20}}, 0)
 		sink = r.delta(1)
 	}
 }
@@ -83,8 +71,7 @@ func BenchmarkMaxStepsOneBit(b *testing.B) {
 	s := oneBitSpend(testBits()["delta"])
 	budget := Guarantee{Eps: 8, Delta: 0.05}
 	for b.Loop() {
-		forgetCompositions()
-		n, _, _ := Account{Step: s, Budget: &Budget{budget}}.MaxSteps(context.Background())
+		n, _, _ := Account{Step: s, Budget: &Budget{budget}}.MaxSteps(context.Background(), nil)
 		sink = float64(n)
 	}
 }
@@ -101,10 +88,10 @@ func BenchmarkFitsRepeatedSearch(b *testing.B) {
 		steps = append(steps, oneBitSpend(pairs))
 	}
 	for b.Loop() {
-		forgetCompositions()
+		m := new(Memo)
 		for range 2 {
 			for _, s := range steps {
-				ok, _ := Account{Step: s, Steps: 20, Budget: &Budget{budget}}.Fits()
+				ok, _ := Account{Step: s, Steps: 20, Budget: &Budget{budget}}.Fits(m)
 				if ok {
 					sink++
 				}
@@ -120,11 +107,11 @@ func BenchmarkMaxStepsDiscreteGaussian(b *testing.B) {
 	s := Spend{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 1, Delta: 1e-6}, Discrete: true, Gaussian: []GaussianPart{{Sigma: 150, Coords: 1}, {Sigma: 40, Coords: 1}}}
 	budget := Guarantee{Eps: 2, Delta: 1e-5}
 	for b.Loop() {
-		forgetCompositions()
+		m := new(Memo)
 		a := Account{Step: s, Budget: &Budget{budget}}
-		n, _, _ := a.MaxSteps(context.Background())
+		n, _, _ := a.MaxSteps(context.Background(), m)
 		a.Steps = n
-		all, _ := a.Totals()
+		all, _ := a.Totals(m)
 		sink = float64(n + len(all))
 	}
 }
@@ -192,8 +179,7 @@ var darrmBits = []BitPair{
 func BenchmarkMaxStepsDaRRM(b *testing.B) {
 	s := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 0.1, Delta: 1.9999999990000004e-09}, Bits: darrmBits}
 	for b.Loop() {
-		forgetCompositions()
-		n, t, _ := Account{Step: s, Budget: &Budget{Guarantee{Eps: 8, Delta: 1e-8}}}.MaxSteps(context.Background())
+		n, t, _ := Account{Step: s, Budget: &Budget{Guarantee{Eps: 8, Delta: 1e-8}}}.MaxSteps(context.Background(), nil)
 		sink = float64(n) + t.Guarantee.Eps
 	}
 }
@@ -202,12 +188,11 @@ func BenchmarkMaxStepsDaRRM(b *testing.B) {
 // Confident-GNMax's two discrete Gaussians, each iteration at an ε not
 // asked before, as a search for ε asks it.
 func BenchmarkDiscreteGaussianDelta(b *testing.B) {
-	forgetCompositions()
-	sums, err := discreteSums([]GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}, 1000)
+	sums, err := discreteSums(nil, []GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}, 1000)
 	if err != nil {
 		b.Fatal(err)
 	}
-	one, err := discreteSums([]GaussianPart{{Sigma: 40, Coords: 2}}, 1000)
+	one, err := discreteSums(nil, []GaussianPart{{Sigma: 40, Coords: 2}}, 1000)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -222,7 +207,7 @@ func BenchmarkDiscreteGaussianDelta(b *testing.B) {
 // transform of 2^19 points, made once) at an ε not asked before, as each
 // probe of a search for ε sums it.
 func BenchmarkOneBitDelta(b *testing.B) {
-	r, err := newBitRun([]bitPart{{oneBitLoss(testBits()["delta"]), 300}}, 1e-8)
+	r, err := newBitRun(nil, []bitPart{{oneBitLoss(testBits()["delta"]), 300}}, 1e-8)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,12 +23,12 @@ import (
 // probes of the budget's ε cost less than three such searches. It only
 // guides the search: the count is the one the predicate finds. Once ctx
 // is done it composes no more (the search then ends with ctx's error).
-func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
+func (a Account) countGuess(ctx context.Context, m *Memo, budget Guarantee) int {
 	if a.Step.Kind != OneBitSpend || !(budget.Delta > 0) || len(a.Before) > 0 {
 		return 0
 	}
 	cheap := func(k int) (bool, error) {
-		c, _ := a.chooseBounds(k, budget.Delta, budget.Eps)
+		c, _ := a.chooseBounds(m, k, budget.Delta, budget.Eps)
 		return c.done(), nil
 	}
 	k0 := 0
@@ -45,13 +45,13 @@ func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
 		}
 		r, ok := runs[k]
 		if !ok {
-			if r, ok = a.coarseRun(k, budget.Delta); ok {
+			if r, ok = a.coarseRun(m, k, budget.Delta); ok {
 				runs[k] = r
 			}
 		}
 		return r, ok
 	}
-	if g, ok := rareCount(cachedBitCurves(a.Step.Bits).loss, budget); ok && g >= k0 {
+	if g, ok := rareCount(m.curvesOf(a.Step.Bits).loss, budget); ok && g >= k0 {
 		if n, ok := countNear(coarse, budget, g); ok {
 			return n
 		}
@@ -81,7 +81,7 @@ func (a Account) countGuess(ctx context.Context, budget Guarantee) int {
 	}
 	// ε = a·k + c·√k through (k1, e1) with a = μ, then through the last
 	// two points.
-	slope := cachedBitCurves(a.Step.Bits).loss.mean()
+	slope := m.curvesOf(a.Step.Bits).loss.mean()
 	c := (e1 - slope*float64(k1)) / math.Sqrt(float64(k1))
 	guess := solveCount(slope, c, budget.Eps)
 	for range 2 {
@@ -296,9 +296,9 @@ const coarseBitWindow = 1 << 15
 // decides nothing. Its answers are kept with the exact composition's
 // (bitQuery.window tells them apart), so that a count asked again
 // composes nothing, coarse or exact.
-func (a Account) coarseRun(k int, delta float64) (runCurves, bool) {
-	c := cachedBitCurves(a.Step.Bits)
-	b, err := newBitRunIn([]bitPart{{c.loss, k}}, delta, coarseBitWindow)
+func (a Account) coarseRun(m *Memo, k int, delta float64) (runCurves, bool) {
+	c := m.curvesOf(a.Step.Bits)
+	b, err := newBitRunIn(m.pool(), []bitPart{{c.loss, k}}, delta, coarseBitWindow)
 	if err != nil {
 		return runCurves{}, false
 	}

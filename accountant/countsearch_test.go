@@ -32,23 +32,23 @@ func TestCountComposesTwice(t *testing.T) {
 			continue
 		}
 		t.Run(fmt.Sprintf("%s %v", tc.bits, tc.budget), func(t *testing.T) {
-			forgetCompositions()
+			m := new(Memo)
 			pairs := testBits()[tc.bits]
 			a := Account{Step: oneBitSpend(pairs), Budget: &Budget{tc.budget}}
-			n, _, err := a.MaxSteps(context.Background())
+			n, _, err := a.MaxSteps(context.Background(), m)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := []int{n, n + 1}
-			if lowerBitDelta(cachedBitCurves(pairs).loss, n+1, tc.budget.Eps, lowerBitWindow) > tc.budget.Delta {
+			if lowerBitDelta(m.curvesOf(pairs).loss, n+1, tc.budget.Eps, lowerBitWindow) > tc.budget.Delta {
 				want = want[:1]
 			}
-			if made := exactMade(pairs); !slices.Equal(made, want) {
+			if made := exactMade(m, pairs); !slices.Equal(made, want) {
 				t.Errorf("%d steps fit; the exact composition was made at %v, want %v", n, made, want)
 			}
 			for k, want := range map[int]bool{n: true, n + 1: false} {
 				a.Steps = k
-				if ok, err := a.Fits(); err != nil || ok != want {
+				if ok, err := a.Fits(nil); err != nil || ok != want {
 					t.Errorf("%d steps fit: %v (%v), want %v", k, ok, err, want)
 				}
 			}
@@ -57,9 +57,9 @@ func TestCountComposesTwice(t *testing.T) {
 }
 
 // exactMade returns the step counts, in increasing order, at which the
-// exact composition of pairs was made.
-func exactMade(pairs []BitPair) []int {
-	c := recentBitCurves(pairs)
+// exact composition of pairs was made in m.
+func exactMade(m *Memo, pairs []BitPair) []int {
+	c := m.curvesOf(pairs)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var made []int
@@ -80,15 +80,15 @@ func exactMade(pairs []BitPair) []int {
 func TestCountRareLoss(t *testing.T) {
 	for _, budget := range []Guarantee{{Eps: 8, Delta: 1e-8}, {Eps: 7, Delta: 3e-9}} {
 		t.Run(fmt.Sprint(budget), func(t *testing.T) {
-			forgetCompositions()
+			m := new(Memo)
 			s := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 0.1, Delta: 2e-9}, Bits: darrmBits}
 			a := Account{Step: s, Budget: &Budget{budget}}
-			c := cachedBitCurves(darrmBits)
+			c := m.curvesOf(darrmBits)
 			g, ok := rareCount(c.loss, budget)
 			if !ok {
 				t.Fatalf("rareCount: %d, not decided by the rare loss", g)
 			}
-			n, _, err := a.MaxSteps(context.Background())
+			n, _, err := a.MaxSteps(context.Background(), m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func TestCountRareLoss(t *testing.T) {
 				t.Errorf("%d steps fit (roughDelta's count %d); the coarse composition was made at %v, want %v", n, g, coarse, want)
 			}
 			for _, k := range []int{n, n + 1} {
-				r, _ := a.coarseRun(k, budget.Delta)
+				r, _ := a.coarseRun(m, k, budget.Delta)
 				got, want := roughDelta(c.loss, k, budget.Eps, 0), r.delta(budget.Eps)
 				if math.Abs(got-want) > 0.01*want {
 					t.Errorf("%d steps: roughDelta %g, the coarse composition %g", k, got, want)
@@ -113,7 +113,7 @@ func TestCountRareLoss(t *testing.T) {
 			}
 			for k, want := range map[int]bool{n: true, n + 1: false} {
 				a.Steps = k
-				if ok, err := a.Fits(); err != nil || ok != want {
+				if ok, err := a.Fits(nil); err != nil || ok != want {
 					t.Errorf("%d steps fit: %v (%v), want %v", k, ok, err, want)
 				}
 			}

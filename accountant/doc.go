@@ -12,6 +12,12 @@
 // PATE's noisy-max aggregators (GNMax, Confident-GNMax, LNMax) are package
 // noisymax's, built on this one.
 //
+// The package keeps nothing from one call to the next of its own: a
+// function that composes takes a *Memo, its caller's, which keeps what it
+// computed for the calls that ask the same again (a release's count, its
+// total and its ledger's charges compose the same step); nil keeps
+// nothing.
+//
 // Every function cites the result it implements. Formulas of the thesis
 // (Chapter 3 and Appendix B for private majority ensembling, Chapter 4 for
 // DP-ShuffleG) are the defaults; tighter alternatives (the optimal composition of

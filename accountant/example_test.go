@@ -130,7 +130,7 @@ func ExampleTeacherCap() {
 func ExampleComposeRun() {
 	step := accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: 0.173291, Delta: 1e-5}, Discrete: true,
 		Gaussian: []accountant.GaussianPart{{Sigma: 40, Coords: 2}, {Sigma: 150, Coords: 1}}}
-	totals, err := accountant.ComposeRun(step, 194, 1e-5, 1e-5, accountant.ImprovedConversion)
+	totals, err := accountant.ComposeRun(nil, step, 194, 1e-5, 1e-5, accountant.ImprovedConversion)
 	if err != nil {
 		panic(err)
 	}

@@ -284,7 +284,8 @@ func (f Filter) has(m Method) (FilterPart, bool) {
 // as a version-4 ledger's simple filter does, one of pure losses only
 // those with a pure point; that a step fits only above its share is the
 // count's concern (MaxSteps), or the teachers' cap's.
-func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
+func (f Filter) Charge(m *Memo, s Spend, budget Guarantee) (Charge, error) {
+	m = m.forCall()
 	if err := f.Check(budget); err != nil {
 		return Charge{}, err
 	}
@@ -296,9 +297,9 @@ func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 	for _, p := range f.Parts {
 		switch p.Method {
 		case Simple:
-			g := pointFor(s, func(g Guarantee) float64 { return g.Eps/budget.Eps + share(g.Delta, p.Delta) })
+			g := pointFor(m, s, func(g Guarantee) float64 { return g.Eps/budget.Eps + share(g.Delta, p.Delta) })
 			epsOK := func(n, e float64) bool { return outward.MulUp(n, e) <= budget.Eps }
-			g = mostStepsPoint(s, g, func(k int) float64 {
+			g = mostStepsPoint(m, s, g, func(k int) float64 {
 				n := float64(k)
 				return largestBelow(outward.DivDirected(budget.Eps, n, false), func(e float64) bool { return epsOK(n, e) })
 			}, func(k int, g Guarantee) bool {
@@ -308,11 +309,11 @@ func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 			c.Point, held = &g, held || g.Delta == 0 || p.Delta > 0
 		case AdvancedFilter:
 			v := advancedBudget(budget.Eps, p.Slack)
-			g := pointFor(s, func(g Guarantee) float64 { return g.Eps*g.Eps/v + share(g.Delta, p.Delta-p.Slack) })
+			g := pointFor(m, s, func(g Guarantee) float64 { return g.Eps*g.Eps/v + share(g.Delta, p.Delta-p.Slack) })
 			epsOK := func(n, e float64) bool {
 				return advancedEps(outward.MulUp(n, outward.MulUp(e, e)), p.Slack) <= budget.Eps
 			}
-			g = mostStepsPoint(s, g, func(k int) float64 {
+			g = mostStepsPoint(m, s, g, func(k int) float64 {
 				n := float64(k)
 				return largestBelow(outward.Down(math.Sqrt(v/n), 2), func(e float64) bool { return epsOK(n, e) })
 			}, func(k int, g Guarantee) bool {
@@ -321,15 +322,15 @@ func (f Filter) Charge(s Spend, budget Guarantee) (Charge, error) {
 			})
 			c.Advanced, held = &g, held || g.Delta == 0 || p.Delta > p.Slack
 		case ZCDPFilter:
-			if rho, ok := stepRho(s); ok {
+			if rho, ok := stepRho(m, s); ok {
 				c.Rho, held = &rho, true
 			}
 		case GDPFilter:
-			if mu2, tail, ok := stepMu2(s); ok {
+			if mu2, tail, ok := stepMu2(m, s); ok {
 				c.Mu2, c.MuDelta, held = &mu2, tail, true
 			}
 		case RenyiFilter:
-			if r, ok := stepRenyi(s, p.Order); ok {
+			if r, ok := stepRenyi(m, s, p.Order); ok {
 				c.Renyi, held = &r, true
 			}
 		}
@@ -502,8 +503,8 @@ func (p FilterPart) total(seq Sequence, budget Guarantee) (Guarantee, bool, erro
 // when every count up to the most a Sequence holds fits, that many,
 // CountLimit - spent.Steps: the budget limits no run of practical
 // length. The charge is Charge's: an error when no part can hold s.
-func (f Filter) MaxSteps(spent Sequence, s Spend, budget Guarantee) (int, error) {
-	c, err := f.Charge(s, budget)
+func (f Filter) MaxSteps(m *Memo, spent Sequence, s Spend, budget Guarantee) (int, error) {
+	c, err := f.Charge(m, s, budget)
 	if err != nil {
 		return 0, err
 	}

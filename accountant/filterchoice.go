@@ -45,7 +45,8 @@ const maxSlackHalvings = 12
 // simple composition of pure points in the one-vote relation (Gaussian
 // noise, discrete Laplace noise and pure labels), simple composition of
 // δ_B in the private-teachers relation, whose labels are (ε, δ)-DP.
-func (budget Budget) OpenFilters(r Relation, hint *Spend) ([]FilterCandidate, int, error) {
+func (budget Budget) OpenFilters(m *Memo, r Relation, hint *Spend) ([]FilterCandidate, int, error) {
+	m = m.forCall()
 	if err := budget.Validate(); err != nil {
 		return nil, 0, err
 	}
@@ -57,17 +58,17 @@ func (budget Budget) OpenFilters(r Relation, hint *Spend) ([]FilterCandidate, in
 	d := budget.Delta
 	pure := FilterPart{Method: Simple}
 	if !(d > 0) {
-		c := candidate(Filter{Parts: []FilterPart{pure}}, budget, hint)
+		c := candidate(m, Filter{Parts: []FilterPart{pure}}, budget, hint)
 		return []FilterCandidate{c}, 0, nil
 	}
 	out := []FilterCandidate{
-		candidate(Filter{Parts: []FilterPart{{Method: GDPFilter, Delta: d}, pure}}, budget, hint),
-		candidate(Filter{Parts: []FilterPart{{Method: ZCDPFilter, Delta: d}, pure}}, budget, hint),
+		candidate(m, Filter{Parts: []FilterPart{{Method: GDPFilter, Delta: d}, pure}}, budget, hint),
+		candidate(m, Filter{Parts: []FilterPart{{Method: ZCDPFilter, Delta: d}, pure}}, budget, hint),
 	}
 	if hint != nil {
 		var best FilterCandidate
 		for _, a := range renyiOrders {
-			c := candidate(Filter{Parts: []FilterPart{{Method: RenyiFilter, Delta: d, Order: a}, pure}}, budget, hint)
+			c := candidate(m, Filter{Parts: []FilterPart{{Method: RenyiFilter, Delta: d, Order: a}, pure}}, budget, hint)
 			if best.Filter.Parts == nil || c.Steps > best.Steps {
 				best = c
 			}
@@ -76,14 +77,14 @@ func (budget Budget) OpenFilters(r Relation, hint *Spend) ([]FilterCandidate, in
 		best = FilterCandidate{}
 		for j := range maxSlackHalvings + 1 {
 			slack := math.Ldexp(d, -j)
-			c := candidate(Filter{Parts: []FilterPart{{Method: AdvancedFilter, Delta: d, Slack: slack}, pure}}, budget, hint)
+			c := candidate(m, Filter{Parts: []FilterPart{{Method: AdvancedFilter, Delta: d, Slack: slack}, pure}}, budget, hint)
 			if best.Filter.Parts == nil || c.Steps > best.Steps {
 				best = c
 			}
 		}
 		out = append(out, best)
 	}
-	out = append(out, candidate(Filter{Parts: []FilterPart{{Method: Simple, Delta: d}}}, budget, hint))
+	out = append(out, candidate(m, Filter{Parts: []FilterPart{{Method: Simple, Delta: d}}}, budget, hint))
 	if hint == nil {
 		if r == OneVote {
 			return out, 0, nil
@@ -106,10 +107,10 @@ func (budget Budget) OpenFilters(r Relation, hint *Spend) ([]FilterCandidate, in
 var errNoFilter = errors.New("no filter holds a step of the labels expected within the budget")
 
 // candidate returns f with what it allows of hint.
-func candidate(f Filter, budget Budget, hint *Spend) FilterCandidate {
+func candidate(m *Memo, f Filter, budget Budget, hint *Spend) FilterCandidate {
 	c := FilterCandidate{Filter: f, Steps: -1}
 	if hint != nil {
-		c.Steps, c.Err = f.MaxSteps(Sequence{}, *hint, budget.Guarantee)
+		c.Steps, c.Err = f.MaxSteps(m, Sequence{}, *hint, budget.Guarantee)
 	}
 	return c
 }

@@ -11,9 +11,9 @@ import (
 // pointFor returns the point of s's privacy profile of least cost: its
 // guarantee, or its pure point (a one-bit release's largest loss,
 // Spend.pureEps). Ties keep the guarantee.
-func pointFor(s Spend, cost func(Guarantee) float64) Guarantee {
+func pointFor(m *Memo, s Spend, cost func(Guarantee) float64) Guarantee {
 	g := s.Guarantee
-	if eps, ok := s.pureEps(); ok {
+	if eps, ok := s.pureEps(m); ok {
 		if p := (Guarantee{Eps: eps}); cost(p) < cost(g) {
 			return p
 		}
@@ -30,11 +30,11 @@ func pointFor(s Spend, cost func(Guarantee) float64) Guarantee {
 // (δ(ε_k) grows with k). It depends on the step's description and the
 // budget alone, so it is chosen before the step runs, as the simple and
 // advanced filters allow; g is returned for every other step.
-func mostStepsPoint(s Spend, g Guarantee, epsFor func(k int) float64, holds func(k int, p Guarantee) bool) Guarantee {
+func mostStepsPoint(m *Memo, s Spend, g Guarantee, epsFor func(k int) float64, holds func(k int, p Guarantee) bool) Guarantee {
 	if s.Kind != OneBitSpend || len(s.Bits) == 0 {
 		return g
 	}
-	pairs := cachedBitCurves(s.Bits).dominating
+	pairs := m.curvesOf(s.Bits).dominating
 	at := func(k int) (Guarantee, bool) {
 		e := epsFor(k)
 		p := Guarantee{Eps: e, Delta: bitProfile(pairs, e)}
@@ -105,14 +105,14 @@ func bitProfile(pairs []BitPair, eps float64) float64 {
 // and for discrete Laplace noise its coordinates' Coords·(1/b)²/2, each
 // coordinate randomized response with ε = 1/b (laplaceRun), zCDP
 // composing by adding.
-func stepRho(s Spend) (float64, bool) {
+func stepRho(m *Memo, s Spend) (float64, bool) {
 	best, ok := s.rho()
 	take := func(r float64) {
 		if !ok || r < best {
 			best, ok = r, true
 		}
 	}
-	if eps, pure := s.pureEps(); pure {
+	if eps, pure := s.pureEps(m); pure {
 		take(upPositive(eps*eps/2, 2))
 	}
 	if s.Kind == LaplaceSpend {
@@ -132,7 +132,7 @@ func stepRho(s Spend) (float64, bool) {
 // window's tail per coordinate; discrete Laplace noise Coords·μ_{1/b}²
 // (each coordinate randomized response with ε = 1/b, pureMu); a pure
 // step or a one-bit release's pure point μ_ε² (pureMu).
-func stepMu2(s Spend) (mu2, tail float64, ok bool) {
+func stepMu2(memo *Memo, s Spend) (mu2, tail float64, ok bool) {
 	take := func(m, t float64) {
 		if !ok || m < mu2 {
 			mu2, tail, ok = m, t, true
@@ -148,7 +148,7 @@ func stepMu2(s Spend) (mu2, tail float64, ok bool) {
 				m = outward.AddUp(m, upPositive(c*r*r, 4))
 				continue
 			}
-			g := cachedDGCert(p.Sigma)
+			g := memo.dgCert(p.Sigma)
 			if !g.ok {
 				held = false
 				break
@@ -165,7 +165,7 @@ func stepMu2(s Spend) (mu2, tail float64, ok bool) {
 			take(outward.MulUp(float64(s.Laplace.Coords), outward.MulUp(m, m)), 0)
 		}
 	}
-	eps, pure := s.pureEps()
+	eps, pure := s.pureEps(memo)
 	if s.pure() {
 		eps, pure = s.Eps, true
 	}
@@ -184,8 +184,8 @@ func stepMu2(s Spend) (mu2, tail float64, ok bool) {
 // coordinate of discrete Laplace noise (rrRenyi), and a one-bit
 // release's dominating pair's when none of its losses is infinite
 // (bitRenyi).
-func stepRenyi(s Spend, alpha float64) (float64, bool) {
-	best, ok := s.rdp(alpha)
+func stepRenyi(m *Memo, s Spend, alpha float64) (float64, bool) {
+	best, ok := s.rdp(m, alpha)
 	take := func(r float64, good bool) {
 		if good && (!ok || r < best) {
 			best, ok = r, true
@@ -194,7 +194,7 @@ func stepRenyi(s Spend, alpha float64) (float64, bool) {
 	if s.pure() {
 		take(rrRenyi(s.Eps, alpha))
 	}
-	if eps, pure := s.pureEps(); pure {
+	if eps, pure := s.pureEps(m); pure {
 		take(rrRenyi(eps, alpha))
 	}
 	if s.Kind == LaplaceSpend {
@@ -203,7 +203,7 @@ func stepRenyi(s Spend, alpha float64) (float64, bool) {
 		}
 	}
 	if s.Kind == OneBitSpend && len(s.Bits) > 0 {
-		take(bitRenyi(cachedBitCurves(s.Bits).loss, alpha))
+		take(bitRenyi(m.curvesOf(s.Bits).loss, alpha))
 	}
 	return best, ok
 }

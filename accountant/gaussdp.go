@@ -143,33 +143,37 @@ func (d *dgSum) prefixes() dgPrefix {
 	return d.prefix
 }
 
-// maxDGPoints bounds the points of the sums of discrete Gaussians the
-// process keeps (the most recent is kept whatever its size): a count's
+// maxDGPoints bounds the points of the sums of discrete Gaussians a
+// Memo keeps (the most recent is kept whatever its size): a count's
 // search, the release's total at the count found and its totals ask
 // for the same sums.
 const maxDGPoints = 1 << 22
 
-// dgSums keeps the sums of discrete Gaussians last made, most recent
-// first.
-var dgSums struct {
+// recentDGSums is the sums of discrete Gaussians a Memo keeps, the last
+// made, most recent first.
+type recentDGSums struct {
 	sync.Mutex
 	recent []*dgSum
 }
 
-// cachedDGSum returns newDGSum(sigma, n), made once while it is among
-// the sums last asked for. The sum is made outside the lock: goroutines
-// that compose at other σ or counts do not wait for it.
-func cachedDGSum(sigma float64, n int) (*dgSum, error) {
-	if d := findDGSum(sigma, n); d != nil {
+// dgSum returns newDGSum(sigma, n), made once while it is among the sums
+// m last asked for (every time when m is nil). The sum is made outside
+// the lock: goroutines that compose at other σ or counts do not wait for
+// it.
+func (m *Memo) dgSum(sigma float64, n int) (*dgSum, error) {
+	if m == nil {
+		return newDGSum(sigma, n)
+	}
+	if d := m.dgSums.find(sigma, n); d != nil {
 		return d, nil
 	}
 	d, err := newDGSum(sigma, n)
 	if err != nil {
 		return nil, err
 	}
-	dgSums.Lock()
-	defer dgSums.Unlock()
-	recent := append([]*dgSum{d}, dgSums.recent...)
+	m.dgSums.Lock()
+	defer m.dgSums.Unlock()
+	recent := append([]*dgSum{d}, m.dgSums.recent...)
 	held := 0
 	for i, r := range recent {
 		held += len(r.p)
@@ -178,16 +182,16 @@ func cachedDGSum(sigma float64, n int) (*dgSum, error) {
 			break
 		}
 	}
-	dgSums.recent = recent
+	m.dgSums.recent = recent
 	return d, nil
 }
 
-// findDGSum returns the kept sum of n discrete Gaussians of parameter
-// sigma, moved to the front, or nil.
-func findDGSum(sigma float64, n int) *dgSum {
-	dgSums.Lock()
-	defer dgSums.Unlock()
-	recent := dgSums.recent
+// find returns the kept sum of n discrete Gaussians of parameter sigma,
+// moved to the front, or nil.
+func (s *recentDGSums) find(sigma float64, n int) *dgSum {
+	s.Lock()
+	defer s.Unlock()
+	recent := s.recent
 	for i, d := range recent {
 		if d.sigma == sigma && d.n == n {
 			copy(recent[1:i+1], recent[:i])
@@ -554,7 +558,7 @@ func dgDelta(eps float64, sums []*dgSum, estimate bool) float64 {
 // discreteSums returns the noise sums of k steps of a discrete
 // GaussianSpend, one per distinct σ; an error when there are more than
 // two.
-func discreteSums(parts []GaussianPart, k int) ([]*dgSum, error) {
+func discreteSums(m *Memo, parts []GaussianPart, k int) ([]*dgSum, error) {
 	var sigmas []float64
 	count := map[float64]int{}
 	for _, p := range parts {
@@ -575,7 +579,7 @@ func discreteSums(parts []GaussianPart, k int) ([]*dgSum, error) {
 	}
 	var out []*dgSum
 	for _, s := range sigmas {
-		d, err := cachedDGSum(s, count[s])
+		d, err := m.dgSum(s, count[s])
 		if err != nil {
 			return nil, err
 		}

@@ -211,9 +211,9 @@ func dgCertify(sigma float64) dgGDP {
 	return dgGDP{mu: outward.Up(mu, 4), tail: tail, ok: mu > 0}
 }
 
-// dgCerts keeps dgCertify's answers by σ: a ledger charges the same
-// noise run after run.
-var dgCerts struct {
+// dgCertTable is dgCertify's answers a Memo keeps, by σ: a ledger
+// charges the same noise run after run.
+type dgCertTable struct {
 	sync.Mutex
 	by map[float64]dgGDP
 }
@@ -221,20 +221,25 @@ var dgCerts struct {
 // maxDGCerts bounds the σ whose certificates are kept.
 const maxDGCerts = 64
 
-// cachedDGCert returns dgCertify(sigma), made once while kept.
-func cachedDGCert(sigma float64) dgGDP {
-	dgCerts.Lock()
-	g, ok := dgCerts.by[sigma]
-	dgCerts.Unlock()
+// dgCert returns dgCertify(sigma), made once while m keeps it (every
+// time when m is nil).
+func (m *Memo) dgCert(sigma float64) dgGDP {
+	if m == nil {
+		return dgCertify(sigma)
+	}
+	t := &m.dgCerts
+	t.Lock()
+	g, ok := t.by[sigma]
+	t.Unlock()
 	if ok {
 		return g
 	}
 	g = dgCertify(sigma)
-	dgCerts.Lock()
-	defer dgCerts.Unlock()
-	if dgCerts.by == nil || len(dgCerts.by) >= maxDGCerts {
-		dgCerts.by = map[float64]dgGDP{}
+	t.Lock()
+	defer t.Unlock()
+	if t.by == nil || len(t.by) >= maxDGCerts {
+		t.by = map[float64]dgGDP{}
 	}
-	dgCerts.by[sigma] = g
+	t.by[sigma] = g
 	return g
 }

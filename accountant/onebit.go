@@ -166,9 +166,9 @@ func (b bitLoss) mean() float64 {
 // whatever the order of its pairs. A private-teacher label's tens of
 // thousands of pairs come down to a few tens, which a ledger line can
 // hold. A spend of another kind is returned as it is.
-func (s Spend) Dominating() Spend {
+func (s Spend) Dominating(m *Memo) Spend {
 	if s.Kind == OneBitSpend {
-		s.Bits = slices.Clone(cachedBitCurves(s.Bits).dominating)
+		s.Bits = slices.Clone(m.forCall().curvesOf(s.Bits).dominating)
 	}
 	return s
 }
@@ -262,11 +262,11 @@ func RRBits(keep float64, bit Guarantee) ([]BitPair, error) {
 // (oneBitLoss), rounded up, when none of its losses is infinite (no pair
 // has a probability 0 or 1 that the other does not share). It is the
 // per-step pure loss, a point of the release's privacy profile.
-func (s Spend) pureEps() (float64, bool) {
+func (s Spend) pureEps(m *Memo) (float64, bool) {
 	if s.Kind != OneBitSpend || len(s.Bits) == 0 {
 		return 0, false
 	}
-	l := cachedBitCurves(s.Bits).loss
+	l := m.curvesOf(s.Bits).loss
 	if l.inf > 0 || len(l.atoms) == 0 {
 		return 0, false
 	}

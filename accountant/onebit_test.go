@@ -157,7 +157,7 @@ func TestOneBitRunAgainstBig(t *testing.T) {
 				continue // the reference sums C(k+m-1, m-1) multisets
 			}
 			run++
-			r, err := newBitRun([]bitPart{{b, k}}, 0)
+			r, err := newBitRun(nil, []bitPart{{b, k}}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,10 +203,10 @@ func TestOneBitRunAgainstOptimal(t *testing.T) {
 		// The pairs' own guarantee: a pure one at the largest loss, or
 		// (ε, δ) with ε = 0.5 and its profile there.
 		if b.inf == 0 {
-			r, _ := newBitRun([]bitPart{{b, 1}}, 0)
+			r, _ := newBitRun(nil, []bitPart{{b, 1}}, 0)
 			g = Guarantee{Eps: r.hi}
 		} else {
-			r, _ := newBitRun([]bitPart{{b, 1}}, 0)
+			r, _ := newBitRun(nil, []bitPart{{b, 1}}, 0)
 			g = Guarantee{Eps: 0.5, Delta: r.delta(0.5)}
 			if name == "random" {
 				g = Guarantee{Eps: 2, Delta: r.delta(2)}
@@ -228,7 +228,7 @@ func TestOneBitRunAgainstOptimal(t *testing.T) {
 			if opt.Delta >= 0.5 {
 				continue
 			}
-			tot, err := ComposeRun(s, k, opt.Delta, 1e-5, ImprovedConversion)
+			tot, err := ComposeRun(nil, s, k, opt.Delta, 1e-5, ImprovedConversion)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -309,7 +309,7 @@ func TestOneBitGridAgainstBig(t *testing.T) {
 			if k > 3 && len(b.atoms) > 4 {
 				continue
 			}
-			r, err := newBitRun([]bitPart{{b, k}}, 0)
+			r, err := newBitRun(nil, []bitPart{{b, k}}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -358,7 +358,7 @@ func TestOneBitGridAgainstBig(t *testing.T) {
 // run's of the larger loss, the other's atoms split onto it.
 func TestOneBitScheduleFFTAgainstDirect(t *testing.T) {
 	parts := []bitPart{{oneBitLoss(testBits()["pure"]), 12}, {oneBitLoss(testBits()["rr"]), 9}}
-	r, err := newBitRun(parts, 0)
+	r, err := newBitRun(nil, parts, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestOneBitFFTAgainstDirect(t *testing.T) {
 	}
 	for _, name := range []string{"pure", "delta"} {
 		b := oneBitLoss(testBits()[name])
-		r, err := newBitRun([]bitPart{{b, k}}, 0)
+		r, err := newBitRun(nil, []bitPart{{b, k}}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -488,7 +488,7 @@ func TestDominatingBits(t *testing.T) {
 		{Parts: []FilterPart{{Method: RenyiFilter, Delta: 1e-3, Order: 8}}},
 		{Parts: []FilterPart{{Method: ZCDPFilter, Delta: 1e-3}}},
 	}
-	dominating := func(pairs []BitPair) []BitPair { return Spend{Kind: OneBitSpend, Bits: pairs}.Dominating().Bits }
+	dominating := func(pairs []BitPair) []BitPair { return Spend{Kind: OneBitSpend, Bits: pairs}.Dominating(nil).Bits }
 	for name, pairs := range sets {
 		kept := dominating(pairs)
 		reversed := slices.Clone(pairs)
@@ -511,8 +511,8 @@ func TestDominatingBits(t *testing.T) {
 		few := all
 		few.Bits = kept
 		for _, f := range filters {
-			cw, errW := f.Charge(all, budget)
-			cg, errG := f.Charge(few, budget)
+			cw, errW := f.Charge(nil, all, budget)
+			cg, errG := f.Charge(nil, few, budget)
 			w, _ := json.Marshal(cw)
 			g, _ := json.Marshal(cg)
 			if string(g) != string(w) || fmt.Sprint(errG) != fmt.Sprint(errW) {
@@ -550,7 +550,7 @@ func TestOneBitRunSearch(t *testing.T) {
 				continue
 			}
 			run++
-			r, err := newBitRun([]bitPart{{oneBitLoss(pairs), k}}, 0)
+			r, err := newBitRun(nil, []bitPart{{oneBitLoss(pairs), k}}, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -588,32 +588,27 @@ func TestOneBitRunSearch(t *testing.T) {
 	}
 }
 
-// TestOneBitAnswersRemembered: what the process remembers of a set of
-// pairs (bitCurves) is what computing afresh gives, also when several
+// TestOneBitAnswersRemembered: what a Memo remembers of a set of pairs
+// (bitCurves) is what computing afresh gives, also when several
 // goroutines ask at once.
 func TestOneBitAnswersRemembered(t *testing.T) {
 	pairs := manyBits()
-	r, _ := newBitRun([]bitPart{{oneBitLoss(pairs), 1}}, 0)
+	r, _ := newBitRun(nil, []bitPart{{oneBitLoss(pairs), 1}}, 0)
 	s := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 2, Delta: r.delta(2)}, Bits: pairs}
 	budget := Guarantee{Eps: 8, Delta: 1e-3}
-	ask := func() ([]Total, int) {
-		all, err := ComposeRun(s, 40, 1e-5, 1e-5, ImprovedConversion)
+	ask := func(m *Memo) ([]Total, int) {
+		all, err := ComposeRun(m, s, 40, 1e-5, 1e-5, ImprovedConversion)
 		if err != nil {
 			t.Error(err)
 		}
-		n, _, err := Account{Step: s, Budget: &Budget{budget}}.MaxSteps(context.Background())
+		n, _, err := Account{Step: s, Budget: &Budget{budget}}.MaxSteps(context.Background(), m)
 		if err != nil {
 			t.Error(err)
 		}
 		return all, n
 	}
-	forget := func() {
-		bitCurvesCache.Lock()
-		bitCurvesCache.recent = nil
-		bitCurvesCache.Unlock()
-	}
-	forget()
-	fresh, n := ask()
+	memo := new(Memo)
+	fresh, n := ask(memo)
 	if len(fresh) == 0 || fresh[len(fresh)-1].Method != Exact || n < 1 {
 		t.Fatalf("totals %v, %d steps fit", fresh, n)
 	}
@@ -622,7 +617,7 @@ func TestOneBitAnswersRemembered(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			again, m := ask()
+			again, m := ask(memo)
 			if !slices.Equal(again, fresh) || m != n {
 				t.Errorf("remembered %v and %d steps, fresh %v and %d", again, m, fresh, n)
 			}
@@ -688,25 +683,23 @@ func TestTailEdge(t *testing.T) {
 	}
 }
 
-// TestOneBitCurvesKept: the process keeps the answers of up to
-// maxBitCurves sets of pairs, and the compositions of the most recent
-// maxRunCurves only; a set asked again is moved to the front.
+// TestOneBitCurvesKept: a Memo keeps the answers of up to maxBitCurves
+// sets of pairs, and the compositions of the most recent maxRunCurves
+// only; a set asked again is moved to the front.
 func TestOneBitCurvesKept(t *testing.T) {
-	bitCurvesCache.Lock()
-	bitCurvesCache.recent = nil
-	bitCurvesCache.Unlock()
+	m := new(Memo)
 	sets := make([][]BitPair, maxBitCurves+2)
 	for i := range sets {
 		var err error
 		if sets[i], err = RRBits(0.2+0.005*float64(i), Guarantee{Eps: 1, Delta: 1e-6}); err != nil {
 			t.Fatal(err)
 		}
-		c := cachedBitCurves(sets[i])
-		if _, err := c.run(5, 0); err != nil {
+		c := m.curvesOf(sets[i])
+		if _, err := c.run(nil, 5, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	recent := bitCurvesCache.recent
+	recent := m.bits.recent
 	if len(recent) != maxBitCurves {
 		t.Fatalf("%d sets kept, want %d", len(recent), maxBitCurves)
 	}
@@ -719,10 +712,10 @@ func TestOneBitCurvesKept(t *testing.T) {
 		}
 	}
 	old := recent[maxRunCurves+3]
-	if c := cachedBitCurves(old.pairs); c != old || bitCurvesCache.recent[0] != old {
+	if c := m.curvesOf(old.pairs); c != old || m.bits.recent[0] != old {
 		t.Fatal("a kept set asked again is not moved to the front")
 	}
-	if len(bitCurvesCache.recent[maxRunCurves].runs) != 0 {
+	if len(m.bits.recent[maxRunCurves].runs) != 0 {
 		t.Error("the set pushed past the most recent keeps its compositions")
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// bitCurves is what the process knows of one OneBitSpend's pairs: their
+// bitCurves is what a Memo knows of one OneBitSpend's pairs: their
 // dominating pair, and the answers its compositions gave, by step count.
 // A release's count and its totals, a plan's search and its check, and a
 // process that releases several times ask the same questions of the
@@ -24,10 +24,10 @@ type bitCurves struct {
 	runs []*bitRun
 	// answersKey is the key of the pairs' answers in a folder
 	// (answersKey, made on first use), readFrom the folder whose answers
-	// were read, and addedIn the generation of KeepAnswers in which
-	// answers were last added (0: none since they were written).
+	// were read, and added says that answers were added since they were
+	// read or written.
 	answersKey, readFrom string
-	addedIn              int
+	added                bool
 }
 
 // bitQuery is a question to the composition of k steps on a window of
@@ -47,7 +47,7 @@ type bitAnswer struct {
 }
 
 const (
-	// maxBitCurves bounds the sets of pairs whose answers the process
+	// maxBitCurves bounds the sets of pairs whose answers a Memo
 	// keeps, and maxBitPairs the pairs they hold together (the first is
 	// kept whatever its size). A plan's search for a noise level asks of
 	// a set of pairs per level, and a command that plans or simulates
@@ -66,29 +66,31 @@ const (
 	maxBitAnswers = 1 << 12
 )
 
-// bitCurvesCache keeps the bitCurves of the pairs last used, most recent
-// first.
-var bitCurvesCache struct {
+// recentBits is the bitCurves a Memo keeps, of the pairs last used, most
+// recent first.
+type recentBits struct {
 	sync.Mutex
 	recent []*bitCurves
 }
 
-// cachedBitCurves returns the bitCurves of pairs, with the answers kept
-// in the folder of KeepAnswers.
-func cachedBitCurves(pairs []BitPair) *bitCurves {
-	c := recentBitCurves(pairs)
-	if dir, secret, _ := keptAnswers(); dir != "" {
-		c.load(dir, secret)
+// curvesOf returns the bitCurves of pairs, with the answers kept in m's
+// Dir; new ones, kept nowhere, when m is nil.
+func (m *Memo) curvesOf(pairs []BitPair) *bitCurves {
+	if m == nil {
+		return new(recentBits).of(pairs)
+	}
+	c := m.bits.of(pairs)
+	if m.Dir != "" && len(m.Secret) >= minAnswersSecret {
+		c.load(m.Dir, m.Secret)
 	}
 	return c
 }
 
-// recentBitCurves returns the bitCurves of pairs that the process keeps,
-// or new ones.
-func recentBitCurves(pairs []BitPair) *bitCurves {
-	bitCurvesCache.Lock()
-	defer bitCurvesCache.Unlock()
-	recent := bitCurvesCache.recent
+// of returns the bitCurves of pairs that b keeps, or new ones.
+func (b *recentBits) of(pairs []BitPair) *bitCurves {
+	b.Lock()
+	defer b.Unlock()
+	recent := b.recent
 	for i, c := range recent {
 		if slices.Equal(c.pairs, pairs) {
 			copy(recent[1:i+1], recent[:i])
@@ -111,7 +113,7 @@ func recentBitCurves(pairs []BitPair) *bitCurves {
 		}
 	}
 	dropRuns(recent)
-	bitCurvesCache.recent = recent
+	b.recent = recent
 	return c
 }
 
@@ -127,10 +129,11 @@ func dropRuns(recent []*bitCurves) {
 }
 
 // run returns the composition of k steps for questions at total δ
-// delta (newBitRun), made once while it is among the last maxBitRuns
-// asked for: the runs of one k and one tilt are the same.
-func (c *bitCurves) run(k int, delta float64) (*bitRun, error) {
-	r, err := newBitRun([]bitPart{{c.loss, k}}, delta)
+// delta (newBitRun, its transforms from pool), made once while it is
+// among the last maxBitRuns asked for: the runs of one k and one tilt are
+// the same.
+func (c *bitCurves) run(pool *transformPool, k int, delta float64) (*bitRun, error) {
+	r, err := newBitRun(pool, []bitPart{{c.loss, k}}, delta)
 	if err != nil {
 		return nil, err
 	}
@@ -157,12 +160,11 @@ func (c *bitCurves) delta(q bitQuery, f func(float64) float64) float64 {
 		return v
 	}
 	v = f(q.x)
-	gen := answersGen()
 	c.mu.Lock()
 	if len(c.deltas) >= maxBitAnswers {
 		clear(c.deltas)
 	}
-	c.deltas[q], c.addedIn = v, gen
+	c.deltas[q], c.added = v, true
 	c.mu.Unlock()
 	return v
 }
@@ -185,12 +187,11 @@ func (c *bitCurves) epsAt(q bitQuery, search func() (float64, bool)) (float64, b
 		return a.eps, a.ok
 	}
 	a.eps, a.ok = search()
-	gen := answersGen()
 	c.mu.Lock()
 	if len(c.inverse) >= maxBitAnswers {
 		clear(c.inverse)
 	}
-	c.inverse[q], c.addedIn = a, gen
+	c.inverse[q], c.added = a, true
 	c.mu.Unlock()
 	return a.eps, a.ok
 }

@@ -21,8 +21,8 @@ func (r *bitRun) transform(comps []bitComp, lo, hi int, tails float64) {
 	// tails', which err bounds.
 	w := hi - lo + 1
 	size := 1 << bits.Len(uint(w-1))
-	tr := takeTransform(size)
-	defer putTransform(tr)
+	tr := r.pool.take(size)
+	defer r.pool.put(tr)
 	one := tr.seq
 	// size is a power of two: s & (size-1) is s modulo size, negative s
 	// included (two's complement).
@@ -92,14 +92,14 @@ type transform struct {
 	coeff []complex128
 }
 
-// transforms keeps transforms for reuse, the most recently used first: a
-// run's search composes at many step counts, each a transform of the
-// same size (the window's points are about maxBitWindow whatever the
-// count), whose setup (twiddle factors, about a tenth of a transform
-// when profiled) and buffers need not be redone. A sync.Pool, which a
-// garbage collection empties, lost them between most transforms: the
-// searches allocate enough to collect every few.
-var transforms struct {
+// transformPool keeps transforms for reuse, the most recently used
+// first: a run's search composes at many step counts, each a transform of
+// the same size (the window's points are about maxBitWindow whatever the
+// count), whose setup (twiddle factors, about a tenth of a transform when
+// profiled) and buffers need not be redone. A sync.Pool, which a garbage
+// collection empties, lost them between most transforms: the searches
+// allocate enough to collect every few. A Memo holds one.
+type transformPool struct {
 	sync.Mutex
 	kept []*transform
 }
@@ -110,28 +110,34 @@ var transforms struct {
 // arrays of the size: 20 MiB at maxBitWindow).
 const maxTransforms = 3
 
-// takeTransform returns a transform of size points.
-func takeTransform(size int) *transform {
-	transforms.Lock()
-	for i, t := range transforms.kept {
-		if len(t.seq) == size {
-			transforms.kept = slices.Delete(transforms.kept, i, i+1)
-			transforms.Unlock()
-			return t
+// take returns a transform of size points, from p when it keeps one
+// (p may be nil).
+func (p *transformPool) take(size int) *transform {
+	if p != nil {
+		p.Lock()
+		for i, t := range p.kept {
+			if len(t.seq) == size {
+				p.kept = slices.Delete(p.kept, i, i+1)
+				p.Unlock()
+				return t
+			}
 		}
+		p.Unlock()
 	}
-	transforms.Unlock()
 	return &transform{f: fourier.NewFFT(size), seq: make([]float64, size), coeff: make([]complex128, size/2+1)}
 }
 
-// putTransform gives t back for reuse.
-func putTransform(t *transform) {
-	transforms.Lock()
-	defer transforms.Unlock()
-	transforms.kept = slices.Insert(transforms.kept, 0, t)
-	if len(transforms.kept) > maxTransforms {
-		transforms.kept[maxTransforms] = nil
-		transforms.kept = transforms.kept[:maxTransforms]
+// put gives t back to p for reuse (nothing when p is nil).
+func (p *transformPool) put(t *transform) {
+	if p == nil {
+		return
+	}
+	p.Lock()
+	defer p.Unlock()
+	p.kept = slices.Insert(p.kept, 0, t)
+	if len(p.kept) > maxTransforms {
+		p.kept[maxTransforms] = nil
+		p.kept = p.kept[:maxTransforms]
 	}
 }
 

@@ -109,7 +109,7 @@ func TestLowerBitDelta(t *testing.T) {
 	}
 	b := oneBitLoss(rareBits())
 	for _, k := range counts {
-		r, err := newBitRun([]bitPart{{b, k}}, 1e-8)
+		r, err := newBitRun(nil, []bitPart{{b, k}}, 1e-8)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,26 +138,26 @@ func TestCountLowerBound(t *testing.T) {
 	}
 	for _, budget := range budgets {
 		t.Run(fmt.Sprint(budget), func(t *testing.T) {
-			forgetCompositions()
+			m := new(Memo)
 			pairs := rareBits()
 			a := Account{Step: oneBitSpend(pairs), Budget: &Budget{budget}}
-			n, _, err := a.MaxSteps(context.Background())
+			n, _, err := a.MaxSteps(context.Background(), m)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if made := exactMade(pairs); len(made) != 1 || made[0] != n {
+			if made := exactMade(m, pairs); len(made) != 1 || made[0] != n {
 				t.Errorf("%d steps fit; the exact composition was made at %v, want %v", n, made, []int{n})
 			}
-			b := cachedBitCurves(pairs).loss
+			b := m.curvesOf(pairs).loss
 			if low := lowerBitDelta(b, n+1, budget.Eps, lowerBitWindow); !(low > budget.Delta) {
 				t.Errorf("the lower bound at %d steps is %g, within the budget", n+1, low)
 			}
 			for k, want := range map[int]bool{n: true, n + 1: false} {
 				a.Steps = k
-				if ok, err := a.Fits(); err != nil || ok != want {
+				if ok, err := a.Fits(nil); err != nil || ok != want {
 					t.Errorf("%d steps fit: %v (%v), want %v", k, ok, err, want)
 				}
-				r, err := newBitRun([]bitPart{{b, k}}, budget.Delta)
+				r, err := newBitRun(nil, []bitPart{{b, k}}, budget.Delta)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -61,7 +61,8 @@ type bitRun struct {
 	// tailP[j] and tailE[j] sum p and p·e^-loss over the entries from
 	// start+j on (estimate), made on first use.
 	tailP, tailE []float64
-	fill         func() // computes p, err and rel (ready)
+	fill         func()         // computes p, err and rel (ready)
+	pool         *transformPool // transform's; nil: its own
 	once, tails  sync.Once
 }
 
@@ -112,14 +113,14 @@ type bitPart struct {
 // needed there (the Chernoff bound's, of the tilted distribution when
 // tilted: a rare loss of 7.4 beside common ones of ±0.16 sets the range,
 // not the width), one as much finer as that window allows.
-func newBitRun(parts []bitPart, delta float64) (*bitRun, error) {
-	return newBitRunIn(parts, delta, maxBitWindow)
+func newBitRun(pool *transformPool, parts []bitPart, delta float64) (*bitRun, error) {
+	return newBitRunIn(pool, parts, delta, maxBitWindow)
 }
 
 // newBitRunIn is newBitRun on a window of at most window points, a
 // power of two: a coarser grid, whose transform costs less, for an
 // estimate that only guides a search (coarseDelta).
-func newBitRunIn(parts []bitPart, delta float64, window int) (*bitRun, error) {
+func newBitRunIn(pool *transformPool, parts []bitPart, delta float64, window int) (*bitRun, error) {
 	var k int
 	var keep float64
 	var top bitAtom
@@ -133,7 +134,7 @@ func newBitRunIn(parts []bitPart, delta float64, window int) (*bitRun, error) {
 			top = t
 		}
 	}
-	r := &bitRun{k: k, inf: math.Min(1, outward.Up(-math.Expm1(keep), 3+float64(len(parts))))}
+	r := &bitRun{k: k, inf: math.Min(1, outward.Up(-math.Expm1(keep), 3+float64(len(parts)))), pool: pool}
 	if top.n == nil || top.n.Cmp(top.d) <= 0 {
 		r.empty = true
 		return r, nil

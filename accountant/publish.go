@@ -172,7 +172,8 @@ func (a Account) check() error {
 // A total with Err set says that no guarantee reaches the total δ (a δ
 // given below the per-step δ, for instance). Every total says where its δ
 // comes from (Total.DeltaFrom).
-func (a Account) Publish() (Total, error) {
+func (a Account) Publish(m *Memo) (Total, error) {
+	m = m.forCall()
 	if err := a.check(); err != nil {
 		return Total{}, fmt.Errorf("total to publish: %w", err)
 	}
@@ -191,7 +192,7 @@ func (a Account) Publish() (Total, error) {
 	if err := param.CountIn("steps", a.Steps, 1, CountLimit); err != nil {
 		return Total{}, fmt.Errorf("total to publish: %w", err)
 	}
-	c := a.choose(a.Steps, delta, math.Inf(-1))
+	c := a.choose(m, a.Steps, delta, math.Inf(-1))
 	switch {
 	case !c.found && a.Cap != nil:
 		return Total{DeltaFrom: from, Err: fmt.Errorf("no guarantee of %d steps of %v reaches a total delta of %g: the teachers are fixed models, "+
@@ -221,7 +222,8 @@ func (a Account) Publish() (Total, error) {
 // budget. More than CountLimit steps that fit is a *BeyondCountError. The
 // search, up to a hundred exact compositions, ends with ctx's error once
 // ctx is done.
-func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
+func (a Account) MaxSteps(ctx context.Context, m *Memo) (int, Total, error) {
+	m = m.forCall()
 	if a.Budget == nil || a.Filter != nil {
 		return 0, Total{}, errors.New("max run steps: needs a run's account with a budget")
 	}
@@ -229,7 +231,7 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 		return 0, Total{}, fmt.Errorf("max run steps: %w", err)
 	}
 	if one, before, ok := a.merged(); ok && before > 0 {
-		n, t, err := one.MaxSteps(ctx)
+		n, t, err := one.MaxSteps(ctx, m)
 		switch {
 		case err != nil || n == Unlimited:
 			return n, t, err
@@ -252,7 +254,7 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
-		c := a.choose(k, budget.Delta, budget.Eps)
+		c := a.choose(m, k, budget.Delta, budget.Eps)
 		return c.found && c.best.Guarantee.Eps <= budget.Eps, nil
 	}
 	if ok, err := fits(1); err != nil || !ok {
@@ -260,7 +262,7 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 	}
 	var n int
 	var err error
-	if guess := a.countGuess(ctx, budget); guess > 0 {
+	if guess := a.countGuess(ctx, m, budget); guess > 0 {
 		n, err = roots.LastNear(1, guess, CountLimit, fits)
 		if errors.Is(err, roots.ErrLimitFits) {
 			err = &BeyondCountError{Budget: *a.Budget}
@@ -272,7 +274,7 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 		return 0, Total{}, fmt.Errorf("max run steps: %w", err)
 	}
 	a.Steps = n
-	t, err := a.Publish()
+	t, err := a.Publish(m)
 	return n, t, err
 }
 
@@ -285,11 +287,12 @@ func (a Account) MaxSteps(ctx context.Context) (int, Total, error) {
 // valid for them); when more than CountLimit fit, the release is held to
 // that many, a limit it never meets. The search ends with ctx's error
 // once ctx is done.
-func (a Account) Allowed(ctx context.Context) (int, Total, error) {
-	n, t, err := a.MaxSteps(ctx)
+func (a Account) Allowed(ctx context.Context, m *Memo) (int, Total, error) {
+	m = m.forCall()
+	n, t, err := a.MaxSteps(ctx, m)
 	if errors.As(err, new(*BeyondCountError)) {
 		n, a.Steps = CountLimit, CountLimit
-		t, err = a.Publish()
+		t, err = a.Publish(m)
 	}
 	if err != nil {
 		return 0, Total{}, fmt.Errorf("budget: %w", err)
@@ -299,7 +302,8 @@ func (a Account) Allowed(ctx context.Context) (int, Total, error) {
 
 // Fits reports whether the Steps steps of a run fit its budget: the
 // predicate on which MaxSteps searches.
-func (a Account) Fits() (bool, error) {
+func (a Account) Fits(m *Memo) (bool, error) {
+	m = m.forCall()
 	if a.Budget == nil || a.Filter != nil {
 		return false, errors.New("run fits: needs a run's account with a budget")
 	}
@@ -309,7 +313,7 @@ func (a Account) Fits() (bool, error) {
 	if err := param.CountIn("steps", a.Steps, 1, CountLimit); err != nil {
 		return false, fmt.Errorf("run fits: %w", err)
 	}
-	c := a.choose(a.Steps, a.Budget.Delta, a.Budget.Eps)
+	c := a.choose(m, a.Steps, a.Budget.Delta, a.Budget.Eps)
 	return c.found && c.best.Guarantee.Eps <= a.Budget.Eps, nil
 }
 
@@ -323,7 +327,8 @@ func (a Account) Fits() (bool, error) {
 // and, when a point of the profile composes to a smaller ε than the
 // guarantee, the optimal composition of the best point (ComposeProfile).
 // The one to publish is Publish's.
-func (a Account) Totals() ([]Total, error) {
+func (a Account) Totals(m *Memo) ([]Total, error) {
+	m = m.forCall()
 	if a.Filter != nil {
 		return nil, errors.New("run totals: needs a run's account")
 	}
@@ -333,13 +338,13 @@ func (a Account) Totals() ([]Total, error) {
 	if len(a.Before) > 0 {
 		// A schedule's compositions are chooseSchedule's: its total to
 		// publish is the least of them.
-		t, err := a.Publish()
+		t, err := a.Publish(m)
 		return []Total{t.Capped(a.Cap)}, err
 	}
 	out := allTotals(a.Step.Guarantee, a.Steps, a.DeltaPrime)
 	if a.Step.Kind != ApproxSpend {
 		if delta, _ := a.TotalDelta(); delta > 0 {
-			if all, err := ComposeRun(a.Step, a.Steps, delta, a.DeltaPrime, ImprovedConversion); err == nil {
+			if all, err := ComposeRun(m, a.Step, a.Steps, delta, a.DeltaPrime, ImprovedConversion); err == nil {
 				out = all
 			}
 		}
@@ -399,7 +404,7 @@ func (c *chooser) offerCap(cp *Cap) bool {
 // cheap ones first, and stops once one is at most enough; of a schedule
 // (Before), chooseSchedule's. With a teachers' cap it offers the cap
 // alone: it is the only bound of fixed private teachers (Cap).
-func (a Account) choose(k int, delta, enough float64) *chooser {
+func (a Account) choose(m *Memo, k int, delta, enough float64) *chooser {
 	if a.Cap != nil {
 		c := newChooser(delta, enough)
 		c.offerCap(a.Cap)
@@ -408,24 +413,24 @@ func (a Account) choose(k int, delta, enough float64) *chooser {
 	if len(a.Before) > 0 {
 		if one, before, ok := a.merged(); ok {
 			n, _ := addSteps(k, before)
-			return one.choose(n, delta, enough)
+			return one.choose(m, n, delta, enough)
 		}
-		return chooseSchedule(a.schedule(k), delta, enough)
+		return chooseSchedule(m, a.schedule(k), delta, enough)
 	}
-	c, hi := a.chooseBounds(k, delta, enough)
+	c, hi := a.chooseBounds(m, k, delta, enough)
 	if !(delta > 0) || c.done() {
 		return c
 	}
-	return a.chooseExact(c, newRunCurves(a.Step, k, delta), hi)
+	return a.chooseExact(m, c, newRunCurves(m, a.Step, k, delta), hi)
 }
 
 // chooseBounds offers the totals of k steps that choose offers before
 // the exact composition of the dominating pairs, cheap ones first,
 // until one is at most enough, and returns where the search for the
 // exact composition's ε starts: the RDP total's ε, else 1.
-func (a Account) chooseBounds(k int, delta, enough float64) (*chooser, float64) {
+func (a Account) chooseBounds(m *Memo, k int, delta, enough float64) (*chooser, float64) {
 	c := newChooser(delta, enough)
-	points := a.points()
+	points := a.points(m)
 	// Simple composition of the guarantee and of each point: the totals
 	// without a slack, the only ones at δ = 0.
 	if g, err := composeSimple(a.Step.Guarantee, k); err == nil {
@@ -457,7 +462,7 @@ func (a Account) chooseBounds(k int, delta, enough float64) (*chooser, float64) 
 	if c.done() {
 		return c, 1
 	}
-	r := runCurves{s: a.Step, k: k}
+	r := runCurves{s: a.Step, k: k, memo: m}
 	hi, ok := r.renyiEps(delta, ImprovedConversion)
 	if ok {
 		c.offer(Total{Method: Renyi, Guarantee: Guarantee{Eps: hi, Delta: delta}})
@@ -473,7 +478,7 @@ func (a Account) chooseBounds(k int, delta, enough float64) (*chooser, float64) 
 // chooseExact continues choose with the exact composition of the
 // dominating pairs, which the totals of chooseBounds did not decide:
 // hi is where its search for ε starts.
-func (a Account) chooseExact(c *chooser, r runCurves, hi float64) *chooser {
+func (a Account) chooseExact(m *Memo, c *chooser, r runCurves, hi float64) *chooser {
 	delta, enough := c.delta, c.enough
 	if r.epsAt != nil {
 		if e, ok := r.epsAt(delta); ok {
@@ -517,14 +522,14 @@ func (a Account) chooseExact(c *chooser, r runCurves, hi float64) *chooser {
 // and for a one-bit release whose pairs bound its privacy loss the pure
 // point (ε_pure, 0) of those pairs, when it is not the guarantee itself
 // or already among them.
-func (a Account) points() []Guarantee {
+func (a Account) points(m *Memo) []Guarantee {
 	out := make([]Guarantee, 0, len(a.Profile)+1)
 	for _, p := range a.Profile {
 		if p != a.Step.Guarantee {
 			out = append(out, p)
 		}
 	}
-	if eps, ok := a.Step.pureEps(); ok {
+	if eps, ok := a.Step.pureEps(m); ok {
 		p := Guarantee{Eps: eps}
 		if p != a.Step.Guarantee && !containsPoint(out, p) {
 			out = append(out, p)

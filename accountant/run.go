@@ -33,6 +33,7 @@ func addSteps(a, b int) (int, bool) {
 type runCurves struct {
 	s     Spend
 	k     int
+	memo  *Memo                     // what the run's questions keep
 	delta func(eps float64) float64 // nil: no exact composition
 	// guess, when set, estimates delta cheaply to guide exactEps's
 	// search (roots.EdgeGuided).
@@ -62,15 +63,15 @@ type runCurves struct {
 // exact distribution of its privacy loss (at most two distinct σ), a
 // one-bit release by the privacy loss distribution of its dominating
 // pair, discretised pessimistically.
-func newRunCurves(s Spend, k int, delta float64) runCurves {
-	r := runCurves{s: s, k: k}
+func newRunCurves(m *Memo, s Spend, k int, delta float64) runCurves {
+	r := runCurves{s: s, k: k, memo: m}
 	if s.Kind == LaplaceSpend {
 		r.epsAt = laplaceRun(*s.Laplace, k)
 		return r
 	}
 	if s.Kind == OneBitSpend {
-		c := cachedBitCurves(s.Bits)
-		b, err := c.run(k, delta)
+		c := m.curvesOf(s.Bits)
+		b, err := c.run(m.pool(), k, delta)
 		if err != nil {
 			r.missing = err.Error()
 			return r
@@ -97,7 +98,7 @@ func newRunCurves(s Spend, k int, delta float64) runCurves {
 		r.delta = func(eps float64) float64 { return gdpDelta(eps, mu2) }
 		return r
 	}
-	sums, err := discreteSums(s.Gaussian, k)
+	sums, err := discreteSums(m, s.Gaussian, k)
 	if err != nil {
 		r.missing = err.Error()
 		return r
@@ -140,12 +141,12 @@ func (r runCurves) renyiEps(delta float64, c Conversion) (float64, bool) {
 		eps, _, err := c.RhoToDP(outward.MulUp(float64(r.k), rho), delta)
 		return eps, err == nil
 	}
-	if _, ok := r.s.rdp(2); !ok {
+	if _, ok := r.s.rdp(r.memo, 2); !ok {
 		return 0, false
 	}
 	best := math.Inf(1)
 	for a := 2; a <= maxSGMOrder; a++ {
-		one, _ := r.s.rdp(float64(a))
+		one, _ := r.s.rdp(r.memo, float64(a))
 		eps, err := c.ConvertRDP(outward.MulUp(float64(r.k), one), float64(a), delta)
 		if err == nil && eps < best {
 			best = eps
@@ -251,7 +252,7 @@ func laplaceRun(p LaplacePart, k int) func(delta float64) (float64, bool) {
 // RDP composition under conversion c (Renyi) and the exact composition of
 // its dominating pairs (Exact). Each is a valid bound; the smallest that
 // meets a budget is the one to use (Best, MaxRunSteps).
-func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Total, error) {
+func ComposeRun(m *Memo, s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Total, error) {
 	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
@@ -262,7 +263,7 @@ func ComposeRun(s Spend, k int, delta, deltaPrime float64, c Conversion) ([]Tota
 		return nil, fmt.Errorf("compose run: %w", err)
 	}
 	out := allTotals(s.Guarantee, k, deltaPrime)
-	r := newRunCurves(s, k, delta)
+	r := newRunCurves(m.forCall(), s, k, delta)
 	eps, ok := r.renyiEps(delta, c)
 	if ok {
 		out = append(out, Total{Method: Renyi, Guarantee: Guarantee{Eps: eps, Delta: delta}})

@@ -159,7 +159,7 @@ func TestDiscreteGaussianDeltaAgainstBig(t *testing.T) {
 		{9, []GaussianPart{{Sigma: 2, Coords: 2}}, 2},
 		{6, []GaussianPart{{Sigma: 2, Coords: 2}, {Sigma: 3, Coords: 1}}, 1},
 	} {
-		sums, err := discreteSums(c.parts, c.k)
+		sums, err := discreteSums(nil, c.parts, c.k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestRenyiStepsConfident(t *testing.T) {
 		want int
 	}{{ImprovedConversion, 167}, {PaperConversion, 123}} {
 		renyi := func(k int) float64 {
-			tot, err := ComposeRun(confident, k, 1e-5, 1e-5, c.conv)
+			tot, err := ComposeRun(nil, confident, k, 1e-5, 1e-5, c.conv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +216,7 @@ func TestComposeRunExactBelowRenyi(t *testing.T) {
 		{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 1, Delta: 1e-6}, Discrete: true, Gaussian: []GaussianPart{{Sigma: 5, Coords: 2}}},
 	} {
 		for _, k := range []int{1, 10, 100} {
-			tot, err := ComposeRun(s, k, 1e-6, 1e-5, ImprovedConversion)
+			tot, err := ComposeRun(nil, s, k, 1e-6, 1e-5, ImprovedConversion)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +224,7 @@ func TestComposeRunExactBelowRenyi(t *testing.T) {
 			if exact.Method != Exact || renyi.Method != Renyi || exact.Guarantee.Eps > renyi.Guarantee.Eps {
 				t.Errorf("%v x %d: exact %v, rdp %v", s.Gaussian, k, exact, renyi)
 			}
-			r := newRunCurves(s, k, 1e-6)
+			r := newRunCurves(nil, s, k, 1e-6)
 			if e := exact.Guarantee.Eps; r.delta(e) > 1e-6 || r.delta(e*(1-1e-6)) <= 1e-6 {
 				t.Errorf("%v x %d: exact eps %g: delta %g there, %g at 1e-6 less", s.Gaussian, k, e, r.delta(e), r.delta(e*(1-1e-6)))
 			}
@@ -253,11 +253,11 @@ func TestOneBitOfGaussian(t *testing.T) {
 		t.Errorf("rho of the bit %v (%v), of its noise %v (%v)", rb, okB, rn, okN)
 	}
 	for _, q := range []int{10, 100} {
-		nt, err := ComposeRun(noise, q, 1e-5, 1e-5, ImprovedConversion)
+		nt, err := ComposeRun(nil, noise, q, 1e-5, 1e-5, ImprovedConversion)
 		if err != nil {
 			t.Fatal(err)
 		}
-		bt, err := ComposeRun(bit, q, 1e-5, 1e-5, ImprovedConversion)
+		bt, err := ComposeRun(nil, bit, q, 1e-5, 1e-5, ImprovedConversion)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,18 +327,16 @@ func TestClosedDGSum(t *testing.T) {
 	}
 }
 
-// TestDGSumKept: a sum of discrete Gaussians asked again is the one made
-// first, equal to one made afresh, and the sums kept hold at most
-// maxDGPoints points beside the most recent.
+// TestDGSumKept: a sum of discrete Gaussians asked again of a Memo is the
+// one made first, equal to one made afresh, and the sums kept hold at
+// most maxDGPoints points beside the most recent.
 func TestDGSumKept(t *testing.T) {
-	dgSums.Lock()
-	dgSums.recent = nil
-	dgSums.Unlock()
-	a, err := cachedDGSum(3, 40)
+	m := new(Memo)
+	a, err := m.dgSum(3, 40)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, _ := cachedDGSum(3, 40); b != a {
+	if b, _ := m.dgSum(3, 40); b != a {
 		t.Error("the sum asked again was made again")
 	}
 	fresh, _ := newDGSum(3, 40)
@@ -348,16 +346,16 @@ func TestDGSumKept(t *testing.T) {
 	// Windows of 1.44, 1.49 and 1.54 million points: the last two are
 	// kept.
 	for _, sigma := range []float64{3e4, 3.1e4, 3.2e4} {
-		if _, err := cachedDGSum(sigma, 1); err != nil {
+		if _, err := m.dgSum(sigma, 1); err != nil {
 			t.Fatal(err)
 		}
 	}
 	held := 0
-	for _, d := range dgSums.recent[1:] {
+	for _, d := range m.dgSums.recent[1:] {
 		held += len(d.p)
 	}
-	if held > maxDGPoints || len(dgSums.recent) != 2 {
-		t.Errorf("%d sums kept, %d points beside the most recent", len(dgSums.recent), held)
+	if held > maxDGPoints || len(m.dgSums.recent) != 2 {
+		t.Errorf("%d sums kept, %d points beside the most recent", len(m.dgSums.recent), held)
 	}
 }
 
@@ -379,8 +377,9 @@ func TestDiscreteGaussianSearchGuided(t *testing.T) {
 		{[]GaussianPart{{Sigma: 6, Coords: 1}, {Sigma: 4.5, Coords: 3}}, 50},
 	} {
 		s := Spend{Kind: GaussianSpend, Discrete: true, Gaussian: c.parts}
+		m := new(Memo) // the sums, made once for the three deltas
 		for _, delta := range []float64{1e-3, 1e-6, 1e-10} {
-			guided := newRunCurves(s, c.k, delta)
+			guided := newRunCurves(m, s, c.k, delta)
 			if guided.delta == nil || guided.guess == nil {
 				t.Fatalf("%v x %d: no exact composition: %s", c.parts, c.k, guided.missing)
 			}

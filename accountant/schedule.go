@@ -94,14 +94,14 @@ func (a Account) schedule(k int) []Run {
 //     them, composed simply: the split is searched among a few (equal,
 //     by steps, and for two runs nine shares of the first), the best
 //     kept.
-func chooseSchedule(runs []Run, delta, enough float64) *chooser {
+func chooseSchedule(m *Memo, runs []Run, delta, enough float64) *chooser {
 	c := newChooser(delta, enough)
 	var seq Sequence
 	pure := 0.0
 	allPure := true
 	for _, r := range runs {
 		seq, _ = seq.Add(r.Step.Guarantee, r.Steps)
-		if eps, ok := runPureEps(r); ok && allPure {
+		if eps, ok := runPureEps(m, r); ok && allPure {
 			pure = outward.AddUp(pure, outward.MulUp(float64(r.Steps), eps))
 		} else {
 			allPure = false
@@ -118,14 +118,14 @@ func chooseSchedule(runs []Run, delta, enough float64) *chooser {
 		c.offer(Total{Method: General, DeltaPrime: slack, Guarantee: seq.general(slack)})
 	}
 	hi := 1.0
-	if e, ok := scheduleRenyi(runs, delta); ok {
+	if e, ok := scheduleRenyi(m, runs, delta); ok {
 		hi = e
 		c.offer(Total{Method: Renyi, Guarantee: Guarantee{Eps: e, Delta: delta}})
 	}
 	if c.done() {
 		return c
 	}
-	exact, why := scheduleCurves(runs, delta)
+	exact, why := scheduleCurves(m, runs, delta)
 	composed := false
 	if exact.epsAt != nil {
 		if e, ok := exact.epsAt(delta); ok {
@@ -147,13 +147,13 @@ func chooseSchedule(runs []Run, delta, enough float64) *chooser {
 	if c.done() || composed {
 		return c
 	}
-	splitTotals(c, runs, delta)
+	splitTotals(m, c, runs, delta)
 	return c
 }
 
 // runPureEps returns the least pure ε of one step of r: its guarantee's
 // when pure, its pairs' largest loss, a profile point with δ = 0.
-func runPureEps(r Run) (float64, bool) {
+func runPureEps(m *Memo, r Run) (float64, bool) {
 	best, ok := 0.0, false
 	take := func(e float64) {
 		if !ok || e < best {
@@ -163,7 +163,7 @@ func runPureEps(r Run) (float64, bool) {
 	if r.Step.Delta == 0 {
 		take(r.Step.Eps)
 	}
-	if e, pure := r.Step.pureEps(); pure {
+	if e, pure := r.Step.pureEps(m); pure {
 		take(e)
 	}
 	for _, p := range r.Profile {
@@ -186,11 +186,11 @@ func slackForLog(logKeep, total float64) float64 {
 // improved conversion, and whether every run has a Rényi curve: from
 // the zCDP slopes exactly when every run has one (stepRho), else at the
 // best order of renyiOrders (stepRenyi).
-func scheduleRenyi(runs []Run, delta float64) (float64, bool) {
+func scheduleRenyi(m *Memo, runs []Run, delta float64) (float64, bool) {
 	var rho float64
 	slopes := true
 	for _, r := range runs {
-		s, ok := stepRho(r.Step)
+		s, ok := stepRho(m, r.Step)
 		if !ok {
 			slopes = false
 			break
@@ -207,7 +207,7 @@ func scheduleRenyi(runs []Run, delta float64) (float64, bool) {
 		var sum float64
 		ok := true
 		for _, r := range runs {
-			d, has := stepRenyi(r.Step, a)
+			d, has := stepRenyi(m, r.Step, a)
 			if !has {
 				ok = false
 				break
@@ -231,7 +231,7 @@ func scheduleRenyi(runs []Run, delta float64) (float64, bool) {
 // at total δ delta, when one distribution of the privacy loss holds
 // them all (chooseSchedule), and, when it is not their exact
 // composition or there is none, why.
-func scheduleCurves(runs []Run, delta float64) (runCurves, string) {
+func scheduleCurves(m *Memo, runs []Run, delta float64) (runCurves, string) {
 	kinds := map[SpendKind]bool{}
 	discrete := map[bool]bool{}
 	total := 0
@@ -245,8 +245,8 @@ func scheduleCurves(runs []Run, delta float64) (runCurves, string) {
 	for _, r := range runs {
 		sameScale = sameScale && *r.Step.Laplace == LaplacePart{Scale: one.Laplace.Scale, Coords: r.Step.Laplace.Coords}
 	}
-	if parts, ok := bitParts(runs); ok && !sameScale {
-		b, err := newBitRun(parts, delta)
+	if parts, ok := bitParts(m, runs); ok && !sameScale {
+		b, err := newBitRun(m.pool(), parts, delta)
 		if err != nil {
 			return runCurves{}, err.Error()
 		}
@@ -267,16 +267,16 @@ func scheduleCurves(runs []Run, delta float64) (runCurves, string) {
 			}
 		}
 		s := Spend{Kind: GaussianSpend, Guarantee: one.Guarantee, Gaussian: parts, Discrete: one.Discrete}
-		r := newRunCurves(s, 1, delta)
+		r := newRunCurves(m, s, 1, delta)
 		if r.delta != nil {
 			return r, ""
 		}
-		if g, ok := gaussianCurves(runs); ok {
+		if g, ok := gaussianCurves(m, runs); ok {
 			return g, r.missing + "; composed by Gaussian DP with the discrete noise's certified mu"
 		}
 		return runCurves{}, r.missing
 	case one.Kind == GaussianSpend:
-		if g, ok := gaussianCurves(runs); ok {
+		if g, ok := gaussianCurves(m, runs); ok {
 			return g, "continuous and discrete noise; composed by Gaussian DP with the discrete noise's certified mu"
 		}
 		return runCurves{}, "continuous and discrete noise, and a discrete sigma without a certified mu"
@@ -302,13 +302,13 @@ func scheduleCurves(runs []Run, delta float64) (runCurves, string) {
 // with its ε (which dominates every ε-DP pair, Kairouz, Oh and Viswanath
 // 2015, Thm 2.1); discrete Laplace noise's coordinates, each randomized
 // response with ε = 1/b (laplaceRun).
-func bitParts(runs []Run) ([]bitPart, bool) {
+func bitParts(m *Memo, runs []Run) ([]bitPart, bool) {
 	var parts []bitPart
 	for _, r := range runs {
 		s := r.Step
 		switch {
 		case s.Kind == OneBitSpend && len(s.Bits) > 0:
-			parts = append(parts, bitPart{cachedBitCurves(s.Bits).loss, r.Steps})
+			parts = append(parts, bitPart{m.curvesOf(s.Bits).loss, r.Steps})
 		case s.Kind == LaplaceSpend:
 			n, ok := steps(s.Laplace.Coords, r.Steps)
 			if !ok {
@@ -342,10 +342,10 @@ func rrPairsOut(eps float64) []BitPair {
 // coordinates' windows' tails (each step's pair is within that total
 // variation of one that is μ_σ-Gaussian DP, on both sides); false when a
 // discrete σ has no certificate.
-func gaussianCurves(runs []Run) (runCurves, bool) {
+func gaussianCurves(memo *Memo, runs []Run) (runCurves, bool) {
 	var mu2, tails float64
 	for _, r := range runs {
-		m, t, ok := stepMu2(Spend{Kind: GaussianSpend, Gaussian: r.Step.Gaussian, Discrete: r.Step.Discrete})
+		m, t, ok := stepMu2(memo, Spend{Kind: GaussianSpend, Gaussian: r.Step.Gaussian, Discrete: r.Step.Discrete})
 		if !ok {
 			return runCurves{}, false
 		}
@@ -360,7 +360,7 @@ func gaussianCurves(runs []Run) (runCurves, bool) {
 
 // splitTotals offers the simple composition of the runs' own totals to
 // publish at splits of delta among them (chooseSchedule).
-func splitTotals(c *chooser, runs []Run, delta float64) {
+func splitTotals(m *Memo, c *chooser, runs []Run, delta float64) {
 	var splits [][]float64
 	equal := make([]float64, len(runs))
 	bySteps := make([]float64, len(runs))
@@ -388,7 +388,7 @@ func splitTotals(c *chooser, runs []Run, delta float64) {
 		for i, r := range runs {
 			d := outward.Down(delta*w[i]*(1-0x1p-40), 1)
 			sum = outward.AddUp(sum, d)
-			t, err := Account{Step: r.Step, Profile: r.Profile, Steps: r.Steps, Delta: &d}.Publish()
+			t, err := Account{Step: r.Step, Profile: r.Profile, Steps: r.Steps, Delta: &d}.Publish(m)
 			if err != nil || t.Err != nil {
 				ok = false
 				break

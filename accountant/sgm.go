@@ -130,24 +130,29 @@ type sgmCurve struct {
 	rdp      []float64
 }
 
-// maxSGMCurves bounds the curves the process keeps.
+// maxSGMCurves bounds the curves a Memo keeps.
 const maxSGMCurves = 8
 
-// sgmCurves keeps the curves last used, most recent first: a search over
-// step counts (MaxRunSteps) converts the same curve at every count, and
-// computing it costs O(maxSGMOrder²) terms, a good part of a second.
-var sgmCurves struct {
+// recentSGMCurves is the curves a Memo keeps, the last used, most
+// recent first: a search over step counts converts the same curve at
+// every count, and computing it costs O(maxSGMOrder²) terms, a good part
+// of a second.
+type recentSGMCurves struct {
 	sync.Mutex
 	recent []*sgmCurve
 }
 
 // sgmRDPAt returns sgmRDP(q, sigma, alpha), alpha in [2, maxSGMOrder],
-// from the curve of (q, sigma), computing the orders up to alpha not yet
-// known.
-func sgmRDPAt(q, sigma float64, alpha int) (float64, error) {
-	sgmCurves.Lock()
-	defer sgmCurves.Unlock()
-	recent := sgmCurves.recent
+// from the curve of (q, sigma) m keeps, computing the orders up to alpha
+// not yet known (every order up to alpha when m is nil).
+func (m *Memo) sgmRDPAt(q, sigma float64, alpha int) (float64, error) {
+	if m == nil {
+		m = new(Memo)
+	}
+	s := &m.sgm
+	s.Lock()
+	defer s.Unlock()
+	recent := s.recent
 	var c *sgmCurve
 	for i, r := range recent {
 		if r.q == q && r.sigma == sigma {
@@ -158,7 +163,7 @@ func sgmRDPAt(q, sigma float64, alpha int) (float64, error) {
 	}
 	if c == nil {
 		c = &sgmCurve{q: q, sigma: sigma}
-		sgmCurves.recent = append([]*sgmCurve{c}, recent[:min(len(recent), maxSGMCurves-1)]...)
+		s.recent = append([]*sgmCurve{c}, recent[:min(len(recent), maxSGMCurves-1)]...)
 	}
 	for a := len(c.rdp) + 2; a <= alpha; a++ {
 		r, err := sgmRDP(q, sigma, a)
@@ -180,9 +185,11 @@ func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error
 	if err := c.Check(delta); err != nil {
 		return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 	}
+	// The curve is made as far as the search asks, each order once.
+	curve := new(Memo)
 	best, bestAlpha := math.Inf(1), 0
 	for a := 2; a <= maxSGMOrder; a++ {
-		r, err := sgmRDPAt(s.Q, s.Sigma, a)
+		r, err := curve.sgmRDPAt(s.Q, s.Sigma, a)
 		if err != nil {
 			return 0, 0, fmt.Errorf("DP-SGD: %w", err)
 		}

@@ -204,7 +204,7 @@ func (s Spend) rho() (float64, bool) {
 // alpha > 1 (both directions), and whether s has an RDP curve: ρα for a
 // zCDP step, capped at ε for a PureSpend (Bun and Steinke 2016, Prop.
 // 3.3), and the sampled Gaussian's at integer orders (sgmRDP).
-func (s Spend) rdp(alpha float64) (float64, bool) {
+func (s Spend) rdp(m *Memo, alpha float64) (float64, bool) {
 	if rho, ok := s.rho(); ok {
 		r := outward.MulUp(rho, alpha)
 		if s.pure() {
@@ -213,7 +213,7 @@ func (s Spend) rdp(alpha float64) (float64, bool) {
 		return r, true
 	}
 	if s.Kind == SampledGaussianSpend && alpha == math.Trunc(alpha) && alpha >= 2 && alpha <= maxSGMOrder {
-		r, err := sgmRDPAt(s.Q, s.Sigma, int(alpha))
+		r, err := m.sgmRDPAt(s.Q, s.Sigma, int(alpha))
 		return r, err == nil && !math.IsInf(r, 1)
 	}
 	return 0, false

@@ -16,17 +16,16 @@ import (
 // answersFolder is the cache's subfolder of the accountant's answers.
 const answersFolder = "onebit"
 
-// KeepAnswers makes the accountant keep the answers of its one-bit
-// compositions in the folder onebit of d (accountant.KeepAnswers;
-// accountant.SaveAnswers saves them), so that a budget asked again
-// composes nothing, authenticated by the secret in the user's private
-// state folder (answersSecret). With no secret, it keeps them in memory
-// only.
-func (d *Dir) KeepAnswers() {
-	if secret, err := answersSecret(); err == nil && accountant.KeepAnswers(d.Folder(answersFolder), secret) == nil {
-		return
+// KeepAnswers makes m keep the answers of its one-bit compositions in the
+// folder onebit of d (accountant.Memo's Dir; accountant.Memo.Save saves
+// them), so that a budget asked again composes nothing, authenticated by
+// the secret in the user's private state folder (answersSecret). With no
+// secret, m keeps them in memory only. Call it before m's first use.
+func (d *Dir) KeepAnswers(m *accountant.Memo) {
+	m.Dir, m.Secret = "", nil
+	if secret, err := answersSecret(); err == nil {
+		m.Dir, m.Secret = d.Folder(answersFolder), secret
 	}
-	_ = accountant.KeepAnswers("", nil) // always accepted
 }
 
 // answersSecretBytes is the length of the secret of the accountant's
@@ -34,7 +33,7 @@ func (d *Dir) KeepAnswers() {
 const answersSecretBytes = 32
 
 // answersSecret returns the secret that authenticates the accountant's
-// answers (accountant.KeepAnswers): the file answers.key of the state
+// answers (KeepAnswers): the file answers.key of the state
 // folder (statedir.Default, private to the user, where the ledgers'
 // records are), made of random bytes when there is none. The cache folder
 // may be shared or synced; an answer read from it counts only if written

@@ -31,7 +31,7 @@ func newAccounting(ctx context.Context, priv Privacy, b provenance.Binding, c ac
 	}
 	a.Budget = &accountant.Budget{Guarantee: *budget}
 	a.acc.Budget = a.Budget
-	a.MaxQueries, a.Allows, err = a.acc.Allowed(ctx)
+	a.MaxQueries, a.Allows, err = a.acc.Allowed(ctx, nil)
 	return a, err
 }
 
@@ -49,7 +49,7 @@ func (a accounting) Totals(labels int) []accountant.Total {
 		return nil
 	}
 	a.acc.Steps = labels
-	out, err := a.acc.Totals()
+	out, err := a.acc.Totals(nil)
 	if err != nil {
 		return nil
 	}
@@ -59,7 +59,7 @@ func (a accounting) Totals(labels int) []accountant.Total {
 // Publish returns the total to publish of labels labels.
 func (a accounting) Publish(labels int) (accountant.Total, error) {
 	a.acc.Steps = labels
-	return a.acc.Publish()
+	return a.acc.Publish(nil)
 }
 
 // ptr returns a pointer to a copy of v.

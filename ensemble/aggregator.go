@@ -125,6 +125,11 @@ type Options struct {
 	Workers int
 	// Progress, if set, receives the progress of the certificate in [0, 1].
 	Progress func(float64)
+	// Memo keeps what is computed for the calls that ask again
+	// (accountant.Memo): the certificates of the gammas certified, a
+	// label's pairs, and, for Release, the accountant's compositions of
+	// the labels. nil keeps nothing from one call to the next.
+	Memo *accountant.Memo
 	// known is a certificate that Release computed as it loaded the gamma
 	// from a cache (optimal.Source.Certify); only this package sets it, so
 	// no caller can hand an aggregator a certificate it did not compute.
@@ -205,30 +210,37 @@ func probOne(g gamma.Gamma, l int) float64 {
 //
 // A certificate that opts already holds for exactly p and g is not
 // computed again: Release certifies a cached gamma once, as it loads it.
-// Nor is one the process computed lately (certified): a plan builds the
+// Nor is one that opts.Memo keeps (certificatesIn): a plan builds the
 // aggregator of its answer at its last probe, again to count what the
 // budget buys there, and again to simulate or measure it.
 func certify(ctx context.Context, p constraints.Problem, g gamma.Gamma, slack float64, opts Options) (gamma.Certificate, bool, error) {
 	var cert gamma.Certificate
 	if k := opts.known; k != nil && k.p == p && slices.Equal(k.g, g) {
 		cert = k.cert
-	} else if k, ok := certified.find(p, g); ok {
+	} else if k, ok := certificatesIn(opts.Memo).find(p, g); ok {
 		cert = k.cert
 	} else {
 		var err error
 		if cert, err = verify(ctx, p, g, gamma.VerifyOptions{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 			return gamma.Certificate{}, false, err
 		}
-		certified.add(knownCertificate{p: p, g: slices.Clone(g), cert: cert})
+		certificatesIn(opts.Memo).add(knownCertificate{p: p, g: slices.Clone(g), cert: cert})
 	}
 	ok := cert.Status == gamma.Certified && cert.MaxF+cert.ErrBound+slack <= cert.Budget
 	return cert, ok, nil
 }
 
-// certified keeps the certificates the process computed last, most
-// recent first: a certificate is a function of the problem and the gamma
-// alone, and each is kept with a copy of its gamma.
-var certified certificates
+// certificatesKey is the key of the certificates a Memo keeps for this
+// package.
+type certificatesKey struct{}
+
+// certificatesIn returns the certificates m keeps, the last computed,
+// most recent first: a certificate is a function of the problem and the
+// gamma alone, and each is kept with a copy of its gamma. A nil m keeps
+// none.
+func certificatesIn(m *accountant.Memo) *certificates {
+	return m.Keep(certificatesKey{}, func() any { return new(certificates) }).(*certificates)
+}
 
 // maxCertified bounds the certificates kept.
 const maxCertified = 8

@@ -42,16 +42,16 @@ func (m DaRRM) planned(votefile.Input) (string, func(float64) Mechanism) {
 	return "m", func(v float64) Mechanism { m.M = v; return m }
 }
 
-func (m DaRRM) labeler(b *build) (Labeler, string, error) {
+func (m DaRRM) labeler(ctx context.Context, b *build) (Labeler, string, error) {
 	p, err := m.problem(b.k, b.teachers)
 	if err != nil {
 		return nil, "", err
 	}
-	g, err := b.gamma(m.Name(), m.Gamma, p)
+	g, err := b.gamma(ctx, m.Name(), m.Gamma, p)
 	if err != nil {
 		return nil, "", err
 	}
-	d, err := newPrivateDaRRM(b.ctx, p, g.g, b.opts)
+	d, err := newPrivateDaRRM(ctx, p, g.g, b.opts)
 	if err != nil {
 		return nil, "", err
 	}
@@ -87,7 +87,7 @@ func newPrivateDaRRM(ctx context.Context, p constraints.Problem, g gamma.Gamma, 
 	if err != nil {
 		return nil, err
 	}
-	if bits, ok := d.privateTeacherBits(p); ok {
+	if bits, ok := d.privateTeacherBits(opts.Memo, p); ok {
 		d.privacy.Kind, d.privacy.Bits = accountant.OneBitSpend, bits
 	} else {
 		d.privacy.CurveMissing = tooManyConfigs(p)

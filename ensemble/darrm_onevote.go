@@ -54,16 +54,16 @@ func (m OneVoteDaRRM) planned(votefile.Input) (string, func(float64) Mechanism) 
 	return "target eps", func(v float64) Mechanism { m.Eps = v; return m }
 }
 
-func (m OneVoteDaRRM) labeler(b *build) (Labeler, string, error) {
+func (m OneVoteDaRRM) labeler(ctx context.Context, b *build) (Labeler, string, error) {
 	q := constraints.NewOneVote(b.k, m.Eps, m.Delta)
 	if err := param.GuaranteeDelta("delta", q.TargetDelta); err != nil {
 		return nil, "", err
 	}
-	g, err := b.gamma(m.Name(), m.Gamma, q)
+	g, err := b.gamma(ctx, m.Name(), m.Gamma, q)
 	if err != nil {
 		return nil, "", err
 	}
-	d, err := newOneVoteDaRRM(b.ctx, q, g.g, b.opts)
+	d, err := newOneVoteDaRRM(ctx, q, g.g, b.opts)
 	if err != nil {
 		return nil, "", err
 	}

@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -101,7 +102,7 @@ func (m GNMax) family() ConfidentGNMax {
 	return ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
 }
 
-func (m GNMax) labeler(b *build) (Labeler, string, error) {
+func (m GNMax) labeler(ctx context.Context, b *build) (Labeler, string, error) {
 	if b.in == votefile.ManyClasses {
 		return classLabeler(m.counts(), b.k, b.classes, max(m.Delta, 0))
 	}

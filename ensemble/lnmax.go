@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
@@ -58,7 +59,7 @@ func (LNMax) planned(votefile.Input) (string, func(float64) Mechanism) {
 	return "Laplace scale", func(v float64) Mechanism { return LNMax{Scale: v} }
 }
 
-func (m LNMax) labeler(b *build) (Labeler, string, error) {
+func (m LNMax) labeler(ctx context.Context, b *build) (Labeler, string, error) {
 	agg, err := newLNMax(m.Scale, b.k, b.classes)
 	if err != nil {
 		return nil, "", err

@@ -54,7 +54,7 @@ type Mechanism interface {
 	// that has no default on votes of kind in (unset), if any.
 	unsetSetting(in votefile.Input) error
 	// labeler builds its labeler for b and says what it is in words.
-	labeler(b *build) (Labeler, string, error)
+	labeler(ctx context.Context, b *build) (Labeler, string, error)
 	// settings returns its settings that a label file's header states,
 	// a value whose JSON is their object (nil for none: its guarantee
 	// says all); fromHeader returns the mechanism of the header h, with
@@ -248,7 +248,6 @@ func New(ctx context.Context, m Mechanism, k, classes int, teachers accountant.G
 // among classes classes, votes of kind in, each teacher (ε, Δ)-DP as
 // teachers says (for a mechanism calibrated to them), and the options.
 type build struct {
-	ctx        context.Context
 	in         votefile.Input
 	k, classes int
 	teachers   accountant.Guarantee
@@ -263,8 +262,8 @@ func newLabeler(ctx context.Context, m Mechanism, in votefile.Input, k, classes 
 	if in == votefile.TwoClass && classes != 2 {
 		return nil, "", &ReleaseError{Step: StepBuild, Err: fmt.Errorf("%s: %d classes: it labels 0/1 votes", m.Name(), classes)}
 	}
-	b := &build{ctx: ctx, in: in, k: k, classes: classes, teachers: teachers, opts: opts}
-	l, label, err := m.labeler(b)
+	b := &build{in: in, k: k, classes: classes, teachers: teachers, opts: opts}
+	l, label, err := m.labeler(ctx, b)
 	if err != nil {
 		if _, ok := err.(*ReleaseError); !ok {
 			err = &ReleaseError{Step: StepBuild, Err: err}
@@ -284,7 +283,7 @@ type sampledGamma struct {
 // gamma returns the noise function of problem q from src, certified as
 // the aggregator will sample it, and how a description names it, for the
 // mechanism name. An error is a *ReleaseError at StepGamma.
-func (b *build) gamma(name provenance.MechanismName, src GammaSource, q constraints.Problem) (sampledGamma, error) {
+func (b *build) gamma(ctx context.Context, name provenance.MechanismName, src GammaSource, q constraints.Problem) (sampledGamma, error) {
 	if src == nil {
 		return sampledGamma{}, &ReleaseError{Step: StepGamma, Err: fmt.Errorf("Mechanism.Gamma is not set: %s samples its gamma from a source: optimal.Source, say", name)}
 	}
@@ -298,7 +297,7 @@ func (b *build) gamma(name provenance.MechanismName, src GammaSource, q constrai
 	}
 	var sg sampledGamma
 	var err error
-	if sg.g, sg.words, err = src.Gamma(b.ctx, q, certify); err != nil {
+	if sg.g, sg.words, err = src.Gamma(ctx, q, certify); err != nil {
 		return sampledGamma{}, &ReleaseError{Step: StepGamma, Err: err}
 	}
 	return sg, nil

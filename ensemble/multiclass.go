@@ -1,6 +1,7 @@
 package ensemble
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -171,7 +172,7 @@ func (m ConfidentGNMax) WithThreshold(t, sigma1 float64) Mechanism {
 // family returns the settings of m's steps (Delta zero).
 func (m ConfidentGNMax) family() ConfidentGNMax { m.Delta = 0; return m }
 
-func (m ConfidentGNMax) labeler(b *build) (Labeler, string, error) {
+func (m ConfidentGNMax) labeler(ctx context.Context, b *build) (Labeler, string, error) {
 	return classLabeler(m.Drawn(), b.k, b.classes, m.Delta)
 }
 

@@ -128,7 +128,7 @@ func BenchmarkPrivateTeacherRelease(b *testing.B) {
 		if err != nil || out.Result.Released != 100 || out.MaxQueries != 160 {
 			b.Fatal(err, out.Result, out.Account.Budget)
 		}
-		if ts, err := out.Account.Totals(); err != nil || len(ts) == 0 {
+		if ts, err := out.Account.Totals(nil); err != nil || len(ts) == 0 {
 			b.Fatal("no totals")
 		}
 	}

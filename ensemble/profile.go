@@ -73,8 +73,8 @@ const maxBitConfigs = 1 << 17
 // α at once): the pairs at every corner multiset, each widened by a
 // proven bound of its rounding (labelBounds: the larger up, the smaller
 // down, with directed rounding), dominate the label at every α.
-func (tb *table) privateTeacherBits(p constraints.Problem) ([]accountant.BitPair, bool) {
-	return privateTeacherBits(p, tb.labelProbs())
+func (tb *table) privateTeacherBits(m *accountant.Memo, p constraints.Problem) ([]accountant.BitPair, bool) {
+	return privateTeacherBits(m, p, tb.labelProbs())
 }
 
 // labelProbs returns the label's probabilities as privateTeacherBits
@@ -280,9 +280,9 @@ func (b *labelBounds) bound(bigR float64, output int, alpha []float64, x float64
 }
 
 // privateTeacherBits returns the pairs of (*table).privateTeacherBits for
-// a label whose probabilities are f: teacherBitsOf's, kept for the next
-// release of the same teachers and f (teacherBitsMemo).
-func privateTeacherBits(p constraints.Problem, f labelProbs) ([]accountant.BitPair, bool) {
+// a label whose probabilities are f: teacherBitsOf's, kept in m for the
+// next release of the same teachers and f (teacherBitsIn).
+func privateTeacherBits(m *accountant.Memo, p constraints.Problem, f labelProbs) ([]accountant.BitPair, bool) {
 	// The pairs are those of the teachers' corners and f alone: m and the
 	// target's delta say what a release certifies, not what its label
 	// reveals. Held without them, the pairs are found again where a search
@@ -290,25 +290,31 @@ func privateTeacherBits(p constraints.Problem, f labelProbs) ([]accountant.BitPa
 	// subsample size.
 	key := p
 	key.M, key.TargetDelta = 0, 0
-	if bits, ok := teacherBitsMemo.get(key, f); ok {
+	kept := teacherBitsIn(m)
+	if bits, ok := kept.get(key, f); ok {
 		return bits, true
 	}
 	bits, ok := teacherBitsOf(p, f)
 	if ok {
-		teacherBitsMemo.put(key, f, bits)
+		kept.put(key, f, bits)
 	}
 	return bits, ok
 }
 
-// teacherBitsMemo holds the pairs of the releases last described, most
-// recent first: a command builds the same release more than once (a
-// simulation plans it, then runs it), and every release of a process
-// with the same problem and noise function has the same pairs, each
-// costing a pass over every corner multiset (31,824 at K = 11). It is
-// bounded by maxMemoEntries and maxMemoPairs.
-var teacherBitsMemo bitsMemo
+// teacherBitsKey is the key of the pairs a Memo keeps for this package.
+type teacherBitsKey struct{}
 
-// Bounds of teacherBitsMemo: a few releases, and at most 4 MiB of pairs.
+// teacherBitsIn returns the pairs of the releases last described that m
+// keeps, most recent first: a command builds the same release more than
+// once (a simulation plans it, then runs it), and every release with the
+// same problem and noise function has the same pairs, each costing a
+// pass over every corner multiset (31,824 at K = 11). They are bounded by
+// maxMemoEntries and maxMemoPairs; a nil m keeps none.
+func teacherBitsIn(m *accountant.Memo) *bitsMemo {
+	return m.Keep(teacherBitsKey{}, func() any { return new(bitsMemo) }).(*bitsMemo)
+}
+
+// Bounds of teacherBitsIn's pairs: a few releases, and at most 4 MiB of pairs.
 const (
 	maxMemoEntries = 8
 	maxMemoPairs   = 1 << 18

@@ -159,7 +159,7 @@ func TestOneVoteProfileAdaptive(t *testing.T) {
 			// The exact composition of the label's pairs (OneBitSpend):
 			// never below the worst adaptive adversary, never above
 			// optimal composition of the guarantee.
-			run, err := accountant.ComposeRun(priv.Spend, k, total.Delta, 1e-3, accountant.ImprovedConversion)
+			run, err := accountant.ComposeRun(nil, priv.Spend, k, total.Delta, 1e-3, accountant.ImprovedConversion)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,12 +289,13 @@ func TestTeacherBitsMemoWithoutM(t *testing.T) {
 		if !okA || !okB || len(want) == 0 || !slices.Equal(got, want) {
 			t.Errorf("%+v and %+v: %d and %d pairs, equal %t", c.a, c.b, len(want), len(got), slices.Equal(got, want))
 		}
-		privateTeacherBits(c.a, f)
-		if held, ok := teacherBitsMemo.get(constraints.Problem{K: 11, Eps: 0.1, Delta: c.b.Delta, Relation: c.b.Relation}, f); !ok || !slices.Equal(held, want) {
+		memo := new(accountant.Memo)
+		privateTeacherBits(memo, c.a, f)
+		if held, ok := teacherBitsIn(memo).get(constraints.Problem{K: 11, Eps: 0.1, Delta: c.b.Delta, Relation: c.b.Relation}, f); !ok || !slices.Equal(held, want) {
 			t.Errorf("%+v: the memo holds %d pairs (%t) under the problem without m, want %d", c.a, len(held), ok, len(want))
 		}
-		if memo, ok := privateTeacherBits(c.b, f); !ok || !slices.Equal(memo, want) {
-			t.Errorf("%+v after %+v: %d pairs from the memo, want %d", c.b, c.a, len(memo), len(want))
+		if kept, ok := privateTeacherBits(memo, c.b, f); !ok || !slices.Equal(kept, want) {
+			t.Errorf("%+v after %+v: %d pairs from the memo, want %d", c.b, c.a, len(kept), len(want))
 		}
 	}
 }
@@ -378,7 +379,7 @@ func checkExactBelowOptimal(t *testing.T, name string, priv Privacy) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := accountant.ComposeRun(priv.Spend, k, opt.Delta, 1e-5, accountant.ImprovedConversion)
+		run, err := accountant.ComposeRun(nil, priv.Spend, k, opt.Delta, 1e-5, accountant.ImprovedConversion)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -513,7 +514,7 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 	// Every teacher at (Δ, 0): the pair keeps its Q (Pr[1 | L = 0] of
 	// about 5e-13), not 0, and its mirror its 1 - P.
 	tb, _ := newTable(issue55Gamma)
-	bits, ok := tb.privateTeacherBits(issue55)
+	bits, ok := tb.privateTeacherBits(nil, issue55)
 	if !ok {
 		t.Fatal("no pairs")
 	}
@@ -562,7 +563,7 @@ func TestGNMaxBits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := accountant.ComposeRun(priv.Spend, 100, opt.Delta, 1e-5, accountant.ImprovedConversion)
+	run, err := accountant.ComposeRun(nil, priv.Spend, 100, opt.Delta, 1e-5, accountant.ImprovedConversion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -637,6 +638,7 @@ func TestTeacherBitsMemo(t *testing.T) {
 	if len(cases) <= maxMemoEntries {
 		t.Fatalf("%d cases, not more than the memo's %d entries", len(cases), maxMemoEntries)
 	}
+	memo := new(accountant.Memo)
 	for round := range 2 {
 		for i, c := range cases {
 			want, ok := teacherBitsOf(c.p, c.f)
@@ -644,7 +646,7 @@ func TestTeacherBitsMemo(t *testing.T) {
 				t.Fatalf("case %d: no pairs", i)
 			}
 			for range 2 {
-				got, ok := privateTeacherBits(c.p, c.f)
+				got, ok := privateTeacherBits(memo, c.p, c.f)
 				if !ok || !slices.Equal(got, want) {
 					t.Errorf("round %d, case %d (%+v): privateTeacherBits gives %d pairs (%v), teacherBitsOf %d", round, i, c.p, len(got), ok, len(want))
 				}

@@ -49,7 +49,7 @@ func (m RR) planned(votefile.Input) (string, func(float64) Mechanism) {
 	return "m", func(v float64) Mechanism { m.M = v; return m }
 }
 
-func (m RR) labeler(b *build) (Labeler, string, error) {
+func (m RR) labeler(ctx context.Context, b *build) (Labeler, string, error) {
 	p, err := m.problem(b.k, b.teachers)
 	if err != nil {
 		return nil, "", err
@@ -61,7 +61,7 @@ func (m RR) labeler(b *build) (Labeler, string, error) {
 	if c.DeltaPrime == 0 {
 		c.DeltaPrime = accountant.DefaultDeltaPrime
 	}
-	r, err := newRR(b.ctx, p, c.Method, c.DeltaPrime, b.opts)
+	r, err := newRR(ctx, p, c.Method, c.DeltaPrime, b.opts)
 	if err != nil {
 		return nil, "", err
 	}
@@ -105,7 +105,7 @@ func newRR(ctx context.Context, p constraints.Problem, method accountant.Method,
 	// of the teachers when there are not too many, else from the
 	// majority's guarantee that p_const was chosen for
 	// (gamma.NewRRConst), a looser region.
-	bits, ok := tb.privateTeacherBits(p)
+	bits, ok := tb.privateTeacherBits(opts.Memo, p)
 	if !ok {
 		maj, err := accountant.Composition{Method: method, DeltaPrime: deltaPrime}.Compose(teachers(p), p.K)
 		if err != nil {

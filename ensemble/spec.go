@@ -66,8 +66,10 @@ type ReleaseSpec struct {
 	// Random is the randomness of the labels; nil means crypto/rand
 	// (noise.NewSource).
 	Random *noise.Source
-	// Certificate tunes the certificate of the aggregator, Options the
-	// release (ReleaseTo).
+	// Certificate tunes the certificate of the aggregator, and its Memo
+	// keeps what the release computes (its count, its total, its ledger's
+	// charges) for the calls that ask again; Options tunes the release
+	// (ReleaseTo).
 	Certificate Options
 	Options     ReleaseOptions
 }
@@ -206,6 +208,11 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	if err != nil {
 		return fail(StepBuild, err)
 	}
+	if s.Certificate.Memo == nil {
+		// The release's count, its total and its ledger's charges compose
+		// the same labels: a memo of this call's own.
+		s.Certificate.Memo = new(accountant.Memo)
+	}
 	in := s.Votes
 	if out.Aggregator, out.Label, err = newLabeler(ctx, s.Mechanism, in.Input(), in.K(), in.Classes(), teachers, s.Certificate); err != nil {
 		var re *ReleaseError
@@ -230,7 +237,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	}
 	if s.Budget != nil {
 		out.Account.Budget = s.Budget
-		if out.MaxQueries, out.Allows, err = out.Account.Allowed(ctx); err != nil {
+		if out.MaxQueries, out.Allows, err = out.Account.Allowed(ctx, s.Certificate.Memo); err != nil {
 			return fail(StepAccounting, err)
 		}
 		if out.MaxQueries != accountant.Unlimited {
@@ -292,7 +299,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 			return fail(StepLedger, err)
 		}
 	case out.Result.Released > 0:
-		if out.Publish, err = out.Account.Publish(); err != nil {
+		if out.Publish, err = out.Account.Publish(s.Certificate.Memo); err != nil {
 			return fail(StepLabels, err)
 		}
 	default:

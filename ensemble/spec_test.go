@@ -26,7 +26,6 @@ import (
 func countVerify(t *testing.T) *atomic.Int64 {
 	t.Helper()
 	var n atomic.Int64
-	certified.forget()
 	old := verify
 	verify = func(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts gamma.VerifyOptions) (gamma.Certificate, error) {
 		n.Add(1)
@@ -187,17 +186,19 @@ func TestReleaseBudgetStop(t *testing.T) {
 	}
 }
 
-// TestCertifiedOnce: building the same aggregator again (a plan's last
-// probe, its count, its simulation) reuses the certificate of exactly its
-// problem and gamma; another gamma or problem is certified anew, and a
-// gamma that failed its certificate fails it again without a new one.
+// TestCertifiedOnce: building the same aggregator again with one Memo (a
+// plan's last probe, its count, its simulation) reuses the certificate of
+// exactly its problem and gamma; another gamma or problem is certified
+// anew, and a gamma that failed its certificate fails it again without a
+// new one. Without a Memo each build certifies.
 func TestCertifiedOnce(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	g := optGamma(t, p)
 	n := countVerify(t)
+	opts := Options{Memo: new(accountant.Memo)}
 	for range 3 {
-		if _, err := newPrivateDaRRM(ctx, p, g, Options{}); err != nil {
+		if _, err := newPrivateDaRRM(ctx, p, g, opts); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -207,12 +208,12 @@ func TestCertifiedOnce(t *testing.T) {
 	other := slices.Clone(g)
 	other[0] *= 0.5
 	other[len(other)-1] *= 0.5
-	if _, err := newPrivateDaRRM(ctx, p, other, Options{}); err != nil {
+	if _, err := newPrivateDaRRM(ctx, p, other, opts); err != nil {
 		t.Fatal(err)
 	}
 	// At another problem the same gamma gets a certificate of its own,
 	// whatever it finds.
-	if _, err := newPrivateDaRRM(ctx, constraints.New(11, 3, 0.11, 1e-5), g, Options{}); err != nil && !errors.Is(err, gamma.ErrNotCertified) {
+	if _, err := newPrivateDaRRM(ctx, constraints.New(11, 3, 0.11, 1e-5), g, opts); err != nil && !errors.Is(err, gamma.ErrNotCertified) {
 		t.Fatal(err)
 	}
 	if got := n.Load(); got != 3 {
@@ -220,18 +221,17 @@ func TestCertifiedOnce(t *testing.T) {
 	}
 	one := slices.Repeat([]float64{1}, len(g))
 	for range 2 {
-		if _, err := newPrivateDaRRM(ctx, p, one, Options{}); !errors.Is(err, gamma.ErrNotCertified) {
+		if _, err := newPrivateDaRRM(ctx, p, one, opts); !errors.Is(err, gamma.ErrNotCertified) {
 			t.Errorf("the exact majority: err = %v, want ErrNotCertified", err)
 		}
 	}
 	if got := n.Load(); got != 4 {
 		t.Errorf("the exact majority built twice: %d certificates in all, want 4", got)
 	}
-}
-
-// forget drops every certificate kept (tests that count certificates).
-func (c *certificates) forget() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.made = nil
+	if _, err := newPrivateDaRRM(ctx, p, g, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Load(); got != 5 {
+		t.Errorf("a build without a Memo: %d certificates in all, want 5", got)
+	}
 }

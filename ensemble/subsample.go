@@ -64,12 +64,12 @@ func (m DSub) planned(votefile.Input) (string, func(float64) Mechanism) {
 	return "m", func(v float64) Mechanism { m.M = v; return m }
 }
 
-func (m Subsample) labeler(b *build) (Labeler, string, error) {
+func (m Subsample) labeler(ctx context.Context, b *build) (Labeler, string, error) {
 	p, err := m.problem(b.k, b.teachers)
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := newSubsample(b.ctx, p, b.opts)
+	s, err := newSubsample(ctx, p, b.opts)
 	if err != nil {
 		return nil, "", err
 	}
@@ -77,12 +77,12 @@ func (m Subsample) labeler(b *build) (Labeler, string, error) {
 	return s, s.words("Algorithm 8"), nil
 }
 
-func (m DSub) labeler(b *build) (Labeler, string, error) {
+func (m DSub) labeler(ctx context.Context, b *build) (Labeler, string, error) {
 	p, err := m.problem(b.k, b.teachers)
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := newDoubleSubsample(b.ctx, p, b.opts)
+	s, err := newDoubleSubsample(ctx, p, b.opts)
 	if err != nil {
 		return nil, "", err
 	}
@@ -151,7 +151,7 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 			Source:      fmt.Sprintf("Lemma 3.4.1 (subsampling %d of %d is DaRRM with gamma_Sub) and the exhaustive certificate of gamma_Sub", s, p.K),
 			Certificate: &cert,
 		}
-		return sub.describe(p), nil
+		return sub.describe(opts.Memo, p), nil
 	}
 	compEps, compDelta := outward.MulUp(float64(s), p.Eps), constraints.DefaultTargetDelta(p.Delta, float64(s))
 	if compEps > p.MEps() || compDelta > p.TargetDelta {
@@ -169,7 +169,7 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 				s, p.K, discrete.Realised(sub.keep)),
 			Certificate: &cert,
 		}
-		return sub.describe(p), nil
+		return sub.describe(opts.Memo, p), nil
 	}
 	sub.privacy = Privacy{
 		Spend:    accountant.ApproxStep(target(p)),
@@ -177,7 +177,7 @@ func newSubsample(ctx context.Context, p constraints.Problem, opts Options) (*su
 		Source: fmt.Sprintf("composition: the label is post-processing of %d (eps, Delta)-DP teachers, (%g, %.6g)-DP together (Kairouz-Oh-Viswanath 2015 Thm 3.3, i = 0); the certificate of gamma_Sub is %v (max f / budget = %.15g)",
 			s, compEps, compDelta, cert.Status, cert.Ratio),
 	}
-	return sub.describe(p), nil
+	return sub.describe(opts.Memo, p), nil
 }
 
 // newDoubleSubsample returns the majority of 2·floor(m)-1 subsampled
@@ -219,7 +219,7 @@ func newDoubleSubsample(ctx context.Context, p constraints.Problem, opts Options
 		source += fmt.Sprintf(", scaled by c = %.15g (gamma_DSub itself is exactly tight)", discrete.Realised(sub.keep))
 	}
 	sub.privacy = Privacy{Spend: accountant.ApproxStep(target(p)), Teachers: teachers(p), Source: source, Certificate: &cert}
-	return sub.describe(p), nil
+	return sub.describe(opts.Memo, p), nil
 }
 
 // scaleToCertify returns the keep threshold of c·g, with c = 1 - O(1e-13)
@@ -309,7 +309,7 @@ func (s *subsampleAggregator) Aggregate(votes []byte, src *noise.Source) (byte, 
 // corner multiset of the teachers (privateTeacherBits), when there are
 // not too many, and returns s: Pr[1 | L = l] is probOne of the gamma it
 // realises, gamma_Sub accurate to 1e-14 (subSlack).
-func (s *subsampleAggregator) describe(p constraints.Problem) *subsampleAggregator {
+func (s *subsampleAggregator) describe(m *accountant.Memo, p constraints.Problem) *subsampleAggregator {
 	// gamma_Sub is within 1e-14 of what subsampling realises; Pr[0] is
 	// computed as 1 - Pr[1], one rounding more.
 	f := labelProbs{one: make([]float64, s.k+1), zero: make([]float64, s.k+1), abs: 1e-14 + 0x1p-53}
@@ -317,7 +317,7 @@ func (s *subsampleAggregator) describe(p constraints.Problem) *subsampleAggregat
 		f.one[l] = probOne(s.g, l)
 		f.zero[l] = 1 - f.one[l]
 	}
-	if bits, ok := privateTeacherBits(p, f); ok {
+	if bits, ok := privateTeacherBits(m, p, f); ok {
 		s.privacy.Kind, s.privacy.Bits = accountant.OneBitSpend, bits
 	} else {
 		s.privacy.CurveMissing = tooManyConfigs(p)

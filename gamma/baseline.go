@@ -172,12 +172,14 @@ type fixedLabelOne struct {
 // (expectedErrors), and Pr[label = 1] under each that fixes every p_i.
 // coeffs are the prior's (Prior.Coefficients) for K = g.K(); with no
 // actual distributions it measures the utility and surrogate error alone,
-// as optimal does for the gamma it solves.
-func (g Gamma) Measure(coeffs []float64, actuals []Actual) (Measurement, error) {
+// as optimal does for the gamma it solves. memo keeps the draws of the
+// actual distributions for the next gamma measured under them
+// (accountant.Memo; nil: nothing kept).
+func (g Gamma) Measure(memo *accountant.Memo, coeffs []float64, actuals []Actual) (Measurement, error) {
 	if want := len(g.upper()); len(coeffs) != want {
 		return Measurement{}, fmt.Errorf("measure gamma for K = %d: %d coefficients of the prior, want %d", g.K(), len(coeffs), want)
 	}
-	errs, err := expectedErrors(g, actuals)
+	errs, err := expectedErrors(memo, g, actuals)
 	if err != nil {
 		return Measurement{}, err
 	}
@@ -204,12 +206,12 @@ func (g Gamma) Measure(coeffs []float64, actuals []Actual) (Measurement, error) 
 // sampled with about 2·10^8/K² Poisson-binomial steps in all (between 500
 // and 20,000 draws), from a fixed seed: these are evaluations, not private
 // releases, and a fixed seed makes the tables reproducible.
-func expectedErrors(g Gamma, actuals []Actual) ([]ErrorEstimate, error) {
+func expectedErrors(memo *accountant.Memo, g Gamma, actuals []Actual) ([]ErrorEstimate, error) {
 	k := g.K()
 	samples := min(20000, max(500, 200_000_000/(k*k)))
 	var out []ErrorEstimate
 	for _, a := range actuals {
-		est, err := expectedTVError(g, a, samples, 1)
+		est, err := expectedTVError(memo, g, a, samples, 1)
 		if err != nil {
 			return nil, fmt.Errorf("expected error under %v: %w", a, err)
 		}

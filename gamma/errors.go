@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/poissonbinom"
 )
 
@@ -162,7 +163,7 @@ type ErrorEstimate struct {
 // It is exact when the p_i are fixed; otherwise it averages samples draws
 // of p from a PCG generator seeded with seed (the error is an absolute
 // value of a multilinear function of p, which has no closed-form mean).
-func expectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate, error) {
+func expectedTVError(memo *accountant.Memo, g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate, error) {
 	k := g.K()
 	if a.fixed != nil {
 		p, err := a.Sample(k, nil)
@@ -178,7 +179,7 @@ func expectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate
 	var mean, m2 float64 // Welford's running moments
 	h := (k + 1) / 2
 	n := 0
-	err := drawDiffs(k, a, samples, seed, func(diffs []float64) {
+	err := drawDiffs(memo, k, a, samples, seed, func(diffs []float64) {
 		// tvError's sum, of the same products in the same order.
 		var e float64
 		for j, d := range diffs {
@@ -202,19 +203,20 @@ func expectedTVError(g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate
 // tvError reads of a draw. A comparison (darrm compare, solve) measures
 // every gamma it prints under the same actual distributions with the same
 // seed, so it draws the same p for each: the differences of the draws
-// last made are kept (drawsMemo), where each gamma convolved every draw
-// again.
-func drawDiffs(k int, a Actual, samples int, seed uint64, fn func(diffs []float64)) error {
+// last made are kept in memo (drawsIn), where each gamma convolved every
+// draw again.
+func drawDiffs(memo *accountant.Memo, k int, a Actual, samples int, seed uint64, fn func(diffs []float64)) error {
 	key := drawsKey{k: k, samples: samples, seed: seed, lo: math.Float64bits(a.lo), hi: math.Float64bits(a.hi)}
 	h := (k + 1) / 2
 	w := k - h + 1
-	if diffs := drawsMemo.get(key); diffs != nil {
+	kept := drawsIn(memo)
+	if diffs := kept.get(key); diffs != nil {
 		for n := range samples {
 			fn(diffs[n*w : (n+1)*w])
 		}
 		return nil
 	}
-	keep := samples*w <= maxMemoDraws
+	keep := memo != nil && samples*w <= maxMemoDraws
 	diffs := make([]float64, 0, w)
 	if keep {
 		diffs = make([]float64, 0, samples*w)
@@ -243,7 +245,7 @@ func drawDiffs(k int, a Actual, samples int, seed uint64, fn func(diffs []float6
 		fn(diffs[start:])
 	}
 	if keep {
-		drawsMemo.put(key, diffs)
+		kept.put(key, diffs)
 	}
 	return nil
 }
@@ -255,14 +257,20 @@ type drawsKey struct {
 	lo, hi     uint64
 }
 
-// drawsMemo holds the differences of the draws drawDiffs last made, most
-// recent first, shared read-only: a gamma is measured under each actual
-// distribution in turn (expectedErrors). It holds at most maxMemoDraws
-// differences (expectedErrors' draws of one distribution take at most
-// 1e8/K, under 2^20 at K = 100).
-var drawsMemo diffsMemo
+// drawsKey is the key of the draws a Memo keeps for this package.
+type drawsMemoKey struct{}
 
-// maxMemoDraws bounds drawsMemo: 2^21 differences, 16 MiB.
+// drawsIn returns the differences of the draws drawDiffs last made that m
+// keeps, most recent first, shared read-only: a gamma is measured under
+// each actual distribution in turn (expectedErrors), and a comparison
+// measures each gamma under the same ones. It holds at most maxMemoDraws
+// differences (expectedErrors' draws of one distribution take at most
+// 1e8/K, under 2^20 at K = 100); a nil m keeps none.
+func drawsIn(m *accountant.Memo) *diffsMemo {
+	return m.Keep(drawsMemoKey{}, func() any { return new(diffsMemo) }).(*diffsMemo)
+}
+
+// maxMemoDraws bounds the differences a Memo keeps: 2^21, 16 MiB.
 const maxMemoDraws = 1 << 21
 
 // diffsMemo is a bounded list of drawDiffs' differences, safe for

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/poissonbinom"
 )
 
@@ -73,26 +74,26 @@ func TestTVError(t *testing.T) {
 
 func TestExpectedTVError(t *testing.T) {
 	g, _ := Sub(11, 3)
-	exact, err := expectedTVError(g, actualHalf, 0, 0)
+	exact, err := expectedTVError(nil, g, actualHalf, 0, 0)
 	if err != nil || !exact.Exact || exact.Mean != 0 {
 		t.Errorf("p = 0.5: %+v, %v; want exact 0", exact, err)
 	}
-	a, _ := expectedTVError(g, actualUniform, 4000, 1)
-	b, _ := expectedTVError(g, actualUniform, 4000, 1)
+	a, _ := expectedTVError(nil, g, actualUniform, 4000, 1)
+	b, _ := expectedTVError(nil, g, actualUniform, 4000, 1)
 	if a != b {
 		t.Errorf("same seed, different estimates: %+v, %+v", a, b)
 	}
-	ref, _ := expectedTVError(g, actualUniform, 200000, 2)
+	ref, _ := expectedTVError(nil, g, actualUniform, 200000, 2)
 	if math.Abs(a.Mean-ref.Mean) > 4*a.StdErr || a.StdErr <= 0 {
 		t.Errorf("estimate %v ± %v, reference %v", a.Mean, a.StdErr, ref.Mean)
 	}
 	// With all p_i < 1/2 the majority is 0 with high probability and
 	// gamma_Sub(3) errs where subsampling flips it.
-	low, _ := expectedTVError(g, actualLow, 2000, 3)
+	low, _ := expectedTVError(nil, g, actualLow, 2000, 3)
 	if !(low.Mean > 0 && low.Mean < 0.1) {
 		t.Errorf("U(0,0.1) error %v, want small and positive", low.Mean)
 	}
-	if _, err := expectedTVError(g, actualUniform, 1, 0); err == nil {
+	if _, err := expectedTVError(nil, g, actualUniform, 1, 0); err == nil {
 		t.Error("one sample accepted")
 	}
 }
@@ -205,11 +206,11 @@ func TestMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := g.Measure(coeffs, actuals)
+	m, err := g.Measure(nil, coeffs, actuals)
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs, err := expectedErrors(g, actuals)
+	errs, err := expectedErrors(nil, g, actuals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("LabelOne %s = %v, want %v", l.Actual, l.Value, want)
 		}
 	}
-	if _, err := g.Measure(coeffs[1:], actuals); err == nil {
+	if _, err := g.Measure(nil, coeffs[1:], actuals); err == nil {
 		t.Error("Measure with coefficients for another K: no error")
 	}
 }
@@ -292,11 +293,12 @@ func TestTVErrorByEnumeration(t *testing.T) {
 // TestExpectedTVErrorDraws checks that expectedTVError averages the error
 // of the draws Actual.Sample makes from its seeded generator, to the bit,
 // for several gammas under several distributions in turn, as a comparison
-// measures them, so that the draws kept for the next gamma (drawsMemo)
-// are those it would make.
+// measures them, so that the draws a Memo keeps for the next gamma
+// (drawsIn) are those it would make.
 func TestExpectedTVErrorDraws(t *testing.T) {
 	const k, samples = 11, 200
 	acts := []Actual{actualUniform, actualLow, {name: "U(0.4,0.9)", lo: 0.4, hi: 0.9}}
+	memo := new(accountant.Memo)
 	for i := range 4 {
 		g := make(Gamma, k+1)
 		for l := range g {
@@ -320,7 +322,7 @@ func TestExpectedTVErrorDraws(t *testing.T) {
 					m2 += delta * (e - mean)
 				}
 				want := ErrorEstimate{Actual: a.name, Mean: mean, StdErr: math.Sqrt(m2 / (samples - 1) / samples), Samples: samples}
-				got, err := expectedTVError(g, a, samples, seed)
+				got, err := expectedTVError(memo, g, a, samples, seed)
 				if err != nil || got != want {
 					t.Errorf("gamma %d, %v, seed %d: %+v, %v; want %+v", i, a, seed, got, err, want)
 				}

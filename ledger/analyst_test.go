@@ -178,7 +178,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		if err != nil || want < 2 {
 			t.Fatalf("ShareAllows: %d, %v; the test needs 2 labels or more", want, err)
 		}
-		whole, err := f.MaxSteps(accountant.Sequence{}, pure, shareBudget.Guarantee)
+		whole, err := f.MaxSteps(nil, accountant.Sequence{}, pure, shareBudget.Guarantee)
 		if err != nil || whole <= want {
 			t.Fatalf("the ledger allows %d labels (%v), alice's share %d: the test needs fewer in the share", whole, err, want)
 		}

@@ -40,7 +40,7 @@ func (l *Ledger) ruleFor(step accountant.Spend) (rule, error) {
 	if !r.firstRun || r.filter != nil {
 		return r, nil
 	}
-	f, err := l.header.firstRunFilter(step)
+	f, err := l.header.firstRunFilter(l.memo, step)
 	if err != nil {
 		return r, err
 	}
@@ -92,12 +92,12 @@ func shareLabels(f float64, n int) int {
 // f gives an analyst, as a guarantee: on a ledger open to any use, f of
 // its budget; of a declared use, the exact composition of the first of
 // its labels that the share gives (shareLabels), at the budget's δ.
-func (h Header) shareBudget(f float64) (accountant.Guarantee, error) {
+func (h Header) shareBudget(m *accountant.Memo, f float64) (accountant.Guarantee, error) {
 	if h.Use == nil {
 		return scaleBudget(h.Budget.Guarantee, f), nil
 	}
 	if n := shareLabels(f, useSteps(h.Use)); n > 0 {
-		return h.useSpent(n)
+		return h.useSpent(m, n)
 	}
 	return accountant.Guarantee{}, nil
 }
@@ -120,7 +120,7 @@ func (h Header) ShareAllows(step accountant.Spend, f float64) (int, error) {
 		return 0, errors.New("ledger: a header with neither a declared use nor a filter's parts: not a new ledger's")
 	}
 	whole := accountant.Filter{Parts: h.Parts}
-	c, err := whole.Charge(step, h.Budget.Guarantee)
+	c, err := whole.Charge(nil, step, h.Budget.Guarantee)
 	if err != nil {
 		return 0, err
 	}
@@ -181,20 +181,20 @@ func (l *Ledger) composeUse(seq accountant.Sequence) (accountant.Guarantee, bool
 	case seq.Steps == 0:
 		return accountant.Guarantee{}, true, nil
 	}
-	g, err := l.header.useSpent(seq.Steps)
+	g, err := l.header.useSpent(l.memo, seq.Steps)
 	return g, true, err
 }
 
 // useSpent returns the exact composition of the first n > 0 steps of the
 // declared use of a ledger with header h.
-func (h Header) useSpent(n int) (accountant.Guarantee, error) {
-	return useTotal(useAccount(h.Use, n, &h.Budget))
+func (h Header) useSpent(m *accountant.Memo, n int) (accountant.Guarantee, error) {
+	return useTotal(m, useAccount(h.Use, n, &h.Budget))
 }
 
 // useTotal returns the exact composition of the steps of a, an account of
 // labels of a declared use with at least one, at its budget's δ.
-func useTotal(a accountant.Account) (accountant.Guarantee, error) {
-	t, err := a.Publish()
+func useTotal(m *accountant.Memo, a accountant.Account) (accountant.Guarantee, error) {
+	t, err := a.Publish(m)
 	if err == nil && t.Err != nil {
 		err = t.Err
 	}
@@ -213,13 +213,13 @@ func (h Header) Spent(step accountant.Spend, n int, share float64) (accountant.G
 		return accountant.Guarantee{}, nil
 	}
 	if h.Use != nil {
-		return h.useSpent(n)
+		return h.useSpent(nil, n)
 	}
 	if len(h.Parts) == 0 {
 		return accountant.Guarantee{}, errors.New("ledger: a header with neither a declared use nor a filter's parts: not a new ledger's")
 	}
 	f := accountant.Filter{Parts: h.Parts}
-	c, err := f.Charge(step, h.Budget.Guarantee)
+	c, err := f.Charge(nil, step, h.Budget.Guarantee)
 	if err != nil {
 		return accountant.Guarantee{}, err
 	}
@@ -303,7 +303,7 @@ func (l *Ledger) balance(r rule) (Balance, error) {
 	b := Balance{Ensemble: h.Ensemble, Relation: h.Relation, Budget: h.Budget, Queries: q, Composition: m, Cap: l.cap, Free: l.free(),
 		FilterPending: r.firstRun && r.filter == nil, FilterChosen: l.chose && l.chain.rule.filter != nil}
 	b.Total, b.Bound = l.cap.Total(q)
-	b.Publish, err = l.header.publish(m, l.cap)
+	b.Publish, err = l.header.publish(l.memo, m, l.cap)
 	return b, err
 }
 
@@ -323,24 +323,24 @@ func (l *Ledger) Publish() (accountant.Total, error) {
 // ledger with header h, before any teachers' cap (Balance.Publish): its
 // filter's budget, or for a declared use the composition of every label
 // it allows.
-func (h Header) Publish() (accountant.Total, error) { return h.publish(h.Filter, nil) }
+func (h Header) Publish() (accountant.Total, error) { return h.publish(nil, h.Filter, nil) }
 
 // publish is Publish of a ledger held by filter (the method of its
 // filter's first part, which lines state when its first run chose it),
 // with the teachers' cap c (nil: none), which is then the total alone.
-func (h Header) publish(filter accountant.Method, c *accountant.Cap) (accountant.Total, error) {
+func (h Header) publish(m *accountant.Memo, filter accountant.Method, c *accountant.Cap) (accountant.Total, error) {
 	if h.Use != nil {
 		// The whole use's total, fixed at init: a stop at any count is
 		// post-processing of it.
 		a := useAccount(h.Use, useSteps(h.Use), &h.Budget)
 		a.Cap = c
-		t, err := a.Publish()
+		t, err := a.Publish(m)
 		// The δ of the budget of a ledger, which every release on it is
 		// charged to.
 		t.DeltaFrom = accountant.LedgerDelta
 		return t, err
 	}
-	return accountant.Account{Filter: &filter, Budget: &h.Budget, Cap: c}.Publish()
+	return accountant.Account{Filter: &filter, Budget: &h.Budget, Cap: c}.Publish(m)
 }
 
 // allowance returns how many more labels that step describes the budget,
@@ -372,7 +372,7 @@ func (l *Ledger) allowance(step accountant.Spend, limit int) (int, error) {
 		}
 		charge = &c
 	}
-	s := spendOf(l.version, "-", "", step, charge)
+	s := spendOf(l.memo, l.version, "-", "", step, charge)
 	fits := func(k int) (bool, error) {
 		seq, err := r.add(l.chain.spent, s, k)
 		if err != nil {
@@ -504,7 +504,7 @@ func (l *Ledger) withinShare(r rule, s Spend, k int) (accountant.Guarantee, bool
 func (l *Ledger) composeShare(r rule, seq accountant.Sequence, use []int, f float64, held bool) (accountant.Guarantee, bool, error) {
 	if held && l.held > 0 {
 		var err error
-		if seq, err = r.add(seq, spendOf(l.version, l.run, l.mech, l.step, l.charge), l.held); err != nil {
+		if seq, err = r.add(seq, spendOf(l.memo, l.version, l.run, l.mech, l.step, l.charge), l.held); err != nil {
 			return accountant.Guarantee{}, false, err
 		}
 		if l.header.Use != nil {
@@ -514,19 +514,19 @@ func (l *Ledger) composeShare(r rule, seq accountant.Sequence, use []int, f floa
 	if l.header.Use == nil {
 		return l.composeWithin(r, seq, f)
 	}
-	g, err := l.header.usedSpent(use)
+	g, err := l.header.usedSpent(l.memo, use)
 	return g, seq.Steps <= shareLabels(f, useSteps(l.header.Use)), err
 }
 
 // usedSpent returns the exact composition, at the budget's δ, of counts[i]
 // labels of each run i of the declared use of a ledger with header h: what
 // labels released in those runs, by whichever analysts, spend.
-func (h Header) usedSpent(counts []int) (accountant.Guarantee, error) {
+func (h Header) usedSpent(m *accountant.Memo, counts []int) (accountant.Guarantee, error) {
 	a := useCounts(h.Use, counts, &h.Budget)
 	if a.Steps == 0 {
 		return accountant.Guarantee{}, nil
 	}
-	return useTotal(a)
+	return useTotal(m, a)
 }
 
 // AnalystSpend is what the runs of one analyst have spent of a ledger.
@@ -594,7 +594,7 @@ func (l *Ledger) Analysts() ([]AnalystSpend, error) {
 		switch {
 		case !ok && l.header.Use != nil:
 			// The analyst's own labels of each run, not the use's first.
-			if a.Spent, err = l.header.usedSpent(a.use); err != nil {
+			if a.Spent, err = l.header.usedSpent(l.memo, a.use); err != nil {
 				return nil, err
 			}
 			continue
@@ -604,7 +604,7 @@ func (l *Ledger) Analysts() ([]AnalystSpend, error) {
 			}
 			continue
 		}
-		share, err := l.header.shareBudget(f)
+		share, err := l.header.shareBudget(l.memo, f)
 		if err != nil {
 			return nil, err
 		}

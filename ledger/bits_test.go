@@ -112,7 +112,7 @@ func TestOneBitCharges(t *testing.T) {
 	}
 	path := made(t)
 	spends := spendsOf(t, path)
-	kept := accountant.Spend{Kind: accountant.OneBitSpend, Bits: listA}.Dominating().Bits
+	kept := accountant.Spend{Kind: accountant.OneBitSpend, Bits: listA}.Dominating(nil).Bits
 	if len(kept) >= len(listA)/10 || len(spends[2].Bits) != len(kept) || spends[2].BitsSHA256 != bitsDigest(kept) {
 		t.Fatalf("line 2 holds %d pairs of digest %s; want the %d of %d that dominate the others", len(spends[2].Bits), spends[2].BitsSHA256, len(kept), len(listA))
 	}
@@ -129,7 +129,7 @@ func TestOneBitCharges(t *testing.T) {
 	}
 	chargeLine := func(n int) string {
 		s := spends[n]
-		c, err := (&accountant.Filter{Parts: simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-3}}).Parts}).Charge(s.charged(kept), accountant.Guarantee{Eps: 4, Delta: 1e-3})
+		c, err := (&accountant.Filter{Parts: simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-3}}).Parts}).Charge(nil, s.charged(kept), accountant.Guarantee{Eps: 4, Delta: 1e-3})
 		if err != nil {
 			t.Fatal(err)
 		}

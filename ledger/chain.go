@@ -56,6 +56,7 @@ type rule struct {
 	filter   *accountant.Filter
 	budget   accountant.Guarantee
 	firstRun bool
+	memo     *accountant.Memo // what the charges keep (Options.Memo)
 }
 
 // withLine returns r as the spend line s sets it: on a ledger whose first
@@ -104,7 +105,7 @@ func (r rule) charge(step accountant.Spend) (accountant.Charge, error) {
 	if err := step.Check(); err != nil {
 		return accountant.Charge{}, err
 	}
-	return r.filter.Charge(step.Dominating(), r.budget)
+	return r.filter.Charge(r.memo, step.Dominating(r.memo), r.budget)
 }
 
 // checkCharge reports whether the charge s states is the one the filter
@@ -532,7 +533,7 @@ func (s *runSet) has(id string) bool {
 // end no line, and the size of the lines before Upgrade's mark on a
 // version-3 ledger, -1 if it has none.
 func (l *Ledger) walk(to pos, each func(c *chain, before Spend, line []byte) error) (chain, pos, []byte, int64, error) {
-	c := start(l.header.rule(), l.headerHash, int64(len(l.headerLine))+1)
+	c := start(l.header.rule(l.memo), l.headerHash, int64(len(l.headerLine))+1)
 	mark := int64(-1)
 	n, off := 0, int64(0)
 	end, tail, err := l.store.lines(pos{}, to, func(b []byte) error {
@@ -625,7 +626,7 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 		if rec.Head != l.headerHash || rec.Size != int64(len(l.headerLine))+1 {
 			return false, nil
 		}
-		c = start(l.header.rule(), l.headerHash, rec.Size)
+		c = start(l.header.rule(l.memo), l.headerHash, rec.Size)
 	} else {
 		b, ok, err := l.store.lineAt(vouched)
 		if !ok || err != nil {
@@ -649,7 +650,7 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 		if err != nil {
 			return false, nil
 		}
-		if c, err = at(l.header.rule(), rec.Lines, hash, s, pairs); err != nil {
+		if c, err = at(l.header.rule(l.memo), rec.Lines, hash, s, pairs); err != nil {
 			return false, nil
 		}
 		c.bits, c.end = bits, rec.Size

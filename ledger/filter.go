@@ -69,12 +69,14 @@ func ChooseFilter(b provenance.Binding, budget accountant.Budget, step accountan
 	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
 		return FilterChoice{}, paramError("queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts")
 	}
-	all, keep, err := budget.OpenFilters(b.Relation, &step)
+	// The candidates' counts and totals compose the same labels.
+	m := new(accountant.Memo)
+	all, keep, err := budget.OpenFilters(m, b.Relation, &step)
 	c := FilterChoice{Expected: expected}
 	for _, f := range all {
 		a := filterAllowance{Filter: f.Filter, Labels: f.Steps, Err: f.Err}
 		if a.Err == nil && expected > 0 {
-			a.Total, a.Fits, a.Err = expectedTotal(f.Filter, budget.Guarantee, step, expected)
+			a.Total, a.Fits, a.Err = expectedTotal(m, f.Filter, budget.Guarantee, step, expected)
 		}
 		if a.Err != nil {
 			a = filterAllowance{Filter: f.Filter, Err: a.Err}
@@ -95,8 +97,8 @@ func ChooseFilter(b provenance.Binding, budget accountant.Budget, step accountan
 
 // expectedTotal returns the total of expected labels that step describes
 // by filter f, and whether they fit the budget.
-func expectedTotal(f accountant.Filter, budget accountant.Guarantee, step accountant.Spend, expected int) (accountant.Guarantee, bool, error) {
-	ch, err := f.Charge(step, budget)
+func expectedTotal(m *accountant.Memo, f accountant.Filter, budget accountant.Guarantee, step accountant.Spend, expected int) (accountant.Guarantee, bool, error) {
+	ch, err := f.Charge(m, step, budget)
 	if err != nil {
 		return accountant.Guarantee{}, false, err
 	}
@@ -117,8 +119,9 @@ func NamedFilter(b provenance.Binding, budget accountant.Budget, step *accountan
 	// every other filter is offered the same without them, so it is found
 	// here without what each candidate allows of the labels (a search
 	// each, 35 of them when δ_B > 0).
+	m := new(accountant.Memo)
 	if step == nil || step.Check() == nil {
-		if all, _, err := budget.OpenFilters(b.Relation, nil); err == nil {
+		if all, _, err := budget.OpenFilters(m, b.Relation, nil); err == nil {
 			for _, c := range all {
 				if c.Filter.Parts[0].Method == named {
 					return c.Filter, nil
@@ -126,7 +129,7 @@ func NamedFilter(b provenance.Binding, budget accountant.Budget, step *accountan
 			}
 		}
 	}
-	all, _, err := budget.OpenFilters(b.Relation, step)
+	all, _, err := budget.OpenFilters(m, b.Relation, step)
 	if err != nil && all == nil {
 		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
 	}

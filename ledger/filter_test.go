@@ -171,7 +171,7 @@ func TestNamedFilterAsOffered(t *testing.T) {
 	for _, b := range []provenance.Binding{bound, oneVote} {
 		for _, budget := range []accountant.Budget{{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1e-5}}, {Guarantee: accountant.Guarantee{Eps: 3}}, {Guarantee: accountant.Guarantee{Eps: -3}}} {
 			for _, step := range []*accountant.Spend{nil, &pure, &gaussian, &bad} {
-				offered, _, offerErr := budget.OpenFilters(b.Relation, step)
+				offered, _, offerErr := budget.OpenFilters(nil, b.Relation, step)
 				for _, m := range methods {
 					name := fmt.Sprintf("%v, budget %v, labels %v, %v", b.Relation, budget.Guarantee, step, m)
 					got, err := NamedFilter(b, budget, step, m)

@@ -102,7 +102,7 @@ func NewHeader(b provenance.Binding, budget accountant.Budget, deltaPrime float6
 // simple composition); with δ_B = 0, simple composition of pure points,
 // the one filter accountant.Budget.OpenFilters offers.
 func DefaultFilter(b provenance.Binding, budget accountant.Budget) (accountant.Filter, error) {
-	all, _, err := budget.OpenFilters(b.Relation, nil)
+	all, _, err := budget.OpenFilters(nil, b.Relation, nil)
 	if err != nil {
 		return accountant.Filter{}, fmt.Errorf("ledger: %w", err)
 	}
@@ -119,17 +119,17 @@ func DefaultFilter(b provenance.Binding, budget accountant.Budget) (accountant.F
 // from its parameters, when no run has released anything, it depends on
 // no output: it is a filter fixed before the first step, as one named at
 // init is (docs/accountant.md).
-func (h Header) firstRunFilter(step accountant.Spend) (accountant.Filter, error) {
+func (h Header) firstRunFilter(m *accountant.Memo, step accountant.Spend) (accountant.Filter, error) {
 	var r accountant.Relation
 	if err := r.UnmarshalText([]byte(h.Relation)); err != nil {
 		return accountant.Filter{}, err
 	}
-	all, keep, err := h.Budget.OpenFilters(r, &step)
+	all, keep, err := h.Budget.OpenFilters(m, r, &step)
 	if err != nil {
 		// No filter allows one such label within the budget: the one
 		// kept without a hint may still charge them, and a teachers' cap
 		// within the budget makes them free.
-		all, keep, err = h.Budget.OpenFilters(r, nil)
+		all, keep, err = h.Budget.OpenFilters(m, r, nil)
 	}
 	if err != nil {
 		return accountant.Filter{}, err
@@ -147,9 +147,9 @@ func (h Header) openFilter() *accountant.Filter {
 }
 
 // rule returns how the spend lines of a ledger with header h add to its
-// sums.
-func (h Header) rule() rule {
-	return rule{version: h.Version, filter: h.openFilter(), budget: h.Budget.Guarantee, firstRun: h.FirstRunFilter}
+// sums, its charges keeping what they compute in m.
+func (h Header) rule(m *accountant.Memo) rule {
+	return rule{version: h.Version, filter: h.openFilter(), budget: h.Budget.Guarantee, firstRun: h.FirstRunFilter, memo: m}
 }
 
 // bind sets the parameters h binds to b's (its ensemble, relation and
@@ -283,7 +283,7 @@ func (s Spend) charged(pairs []accountant.BitPair) accountant.Spend {
 // use; nil otherwise): the guarantee, and the description of a kind that
 // has more, a one-bit release with the pairs that dominate its others
 // (Spend.Bits: a line after one that holds them names it instead).
-func spendOf(version int, run string, mechanism provenance.MechanismName, step accountant.Spend, c *accountant.Charge) Spend {
+func spendOf(m *accountant.Memo, version int, run string, mechanism provenance.MechanismName, step accountant.Spend, c *accountant.Charge) Spend {
 	s := Spend{Run: run, Mechanism: mechanism, Eps: step.Eps, Delta: step.Delta}
 	if version >= Version {
 		s.Kind, s.Gaussian, s.Discrete, s.Laplace, s.Charge = step.Kind, step.Gaussian, step.Discrete, step.Laplace, c
@@ -292,7 +292,7 @@ func spendOf(version int, run string, mechanism provenance.MechanismName, step a
 			// step() reads a pure guarantee without a kind as PureSpend.
 			s.Kind = accountant.ApproxSpend
 		case s.Kind == accountant.OneBitSpend:
-			s.Bits = step.Dominating().Bits
+			s.Bits = step.Dominating(m).Bits
 			s.Kind, s.BitsSHA256 = accountant.ApproxSpend, bitsDigest(s.Bits)
 			if len(step.Gaussian) > 0 {
 				s.Kind = accountant.GaussianSpend

@@ -76,6 +76,11 @@ type Options struct {
 	// Replace has Create start the ensemble's budget again, for a caller
 	// who means it: the ledgers the new one replaces are retired first.
 	Replace bool
+	// Memo keeps what the accountant computed of the ledgers' steps for
+	// the calls that ask again (accountant.Memo): a ledger charges the
+	// same step at each of its lines. nil keeps nothing from one call to
+	// the next.
+	Memo *accountant.Memo
 }
 
 // Open opens the ledger at location, a file or postgres://...?ledger=NAME
@@ -157,7 +162,7 @@ func (opts Options) create(ctx context.Context, location string, h Header, repla
 		return nil, err
 	}
 	if h.Use != nil {
-		if err := fitsUse(h); err != nil {
+		if err := fitsUse(opts.Memo, h); err != nil {
 			return nil, err
 		}
 	}
@@ -329,12 +334,13 @@ type Ledger struct {
 	tail      []byte // bytes after the last line end: a torn line
 	marked    bool   // a version-3 ledger that Upgrade has marked
 	notes     []string
-	recordErr error  // what the record says against a ledger read only
-	recorded  bool   // a ledger read only has a record that agrees
-	state     *state // the record's file, for a run
-	broken    error  // a write failed and could not be undone
-	run       string // this process's run id, once it has begun
-	analyst   string // who charges this run (Options.Analyst)
+	recordErr error            // what the record says against a ledger read only
+	recorded  bool             // a ledger read only has a record that agrees
+	state     *state           // the record's file, for a run
+	broken    error            // a write failed and could not be undone
+	run       string           // this process's run id, once it has begun
+	analyst   string           // who charges this run (Options.Analyst)
+	memo      *accountant.Memo // Options.Memo
 	// share, when the ledger gives shares, is this run's analyst's part
 	// of the budget, and mine the spends of the analyst's runs before
 	// this one.
@@ -382,7 +388,7 @@ func (opts Options) open(ctx context.Context, location string, readOnly bool) (*
 	if err != nil {
 		return nil, false, err
 	}
-	l := &Ledger{path: where, store: s, readOnly: readOnly, analyst: opts.Analyst}
+	l := &Ledger{path: where, store: s, readOnly: readOnly, analyst: opts.Analyst, memo: opts.Memo}
 	if p, ok := s.(*pgStore); ok && p.overridden != "" {
 		l.notes = append(l.notes, p.overridden)
 	}

@@ -45,11 +45,11 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 	var err error
 	if step.Kind == accountant.OneBitSpend {
 		if err = step.Check(); err == nil {
-			recorded = step.Dominating()
+			recorded = step.Dominating(l.memo)
 		}
 	}
 	if err == nil {
-		err = checkSpend(l.version, spendOf(l.version, "-", mechanism, recorded, nil))
+		err = checkSpend(l.version, spendOf(l.memo, l.version, "-", mechanism, recorded, nil))
 	}
 	if err != nil {
 		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step.Guarantee, err)
@@ -109,7 +109,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 				l.mine, l.mineUse = a.seq, a.use
 			}
 		}
-		share, err := l.header.shareBudget(f)
+		share, err := l.header.shareBudget(l.memo, f)
 		if err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ func (l *Ledger) Reserve(labels int) error {
 	if l.settled {
 		return fmt.Errorf("ledger %s: reserve %d labels: the run is settled (a run ends with its final line)", l.path, labels)
 	}
-	own := spendOf(l.version, l.run, l.mech, l.step, l.charge)
+	own := spendOf(l.memo, l.version, l.run, l.mech, l.step, l.charge)
 	seq, err := l.rule.add(l.base, own, labels)
 	var total accountant.Guarantee
 	fits := false
@@ -199,7 +199,7 @@ func (l *Ledger) write(labels int, final bool) error {
 		return l.broken
 	}
 	base := l.base
-	s := spendOf(l.version, l.run, l.mech, l.step, l.charge)
+	s := spendOf(l.memo, l.version, l.run, l.mech, l.step, l.charge)
 	s.Analyst = l.analyst
 	if l.rule.firstRun {
 		s.Filter = l.rule.filter.Parts

@@ -112,7 +112,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 		return res, err
 	}
 	defer s.close()
-	old := &Ledger{path: path, store: s, readOnly: true}
+	old := &Ledger{path: path, store: s, readOnly: true, memo: opts.Memo}
 	first, err := s.first()
 	if err != nil && err != io.EOF {
 		return res, fmt.Errorf("ledger %s: read: %w", path, err)

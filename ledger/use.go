@@ -67,6 +67,9 @@ func (r UseRun) Counts() string {
 // advance, which holds for queries chosen adaptively and for a stop at
 // any time (a stop is post-processing of the whole schedule).
 func NewUseHeader(ctx context.Context, b provenance.Binding, budget accountant.Budget, deltaPrime float64, runs []UseRun) (Header, error) {
+	// The count of the last run and the check of the whole compose the
+	// same steps.
+	m := new(accountant.Memo)
 	h := NewHeader(b, budget, deltaPrime, accountant.Filter{})
 	h.Filter, h.FirstRunFilter, h.Use = accountant.Exact, false, append([]UseRun(nil), runs...)
 	if err := checkUse(h.Use, false); err != nil {
@@ -79,7 +82,7 @@ func NewUseHeader(ctx context.Context, b provenance.Binding, budget accountant.B
 			a.Before = append(a.Before, accountant.Run{Step: a.Step, Profile: a.Profile, Steps: a.Steps})
 		}
 		a.Step, a.Profile, a.Steps = last.Step, last.Profile, 0
-		n, _, err := a.MaxSteps(ctx)
+		n, _, err := a.MaxSteps(ctx, m)
 		switch {
 		case errors.As(err, new(*accountant.BeyondCountError)):
 			n = accountant.CountLimit - useSteps(before)
@@ -91,7 +94,7 @@ func NewUseHeader(ctx context.Context, b provenance.Binding, budget accountant.B
 		}
 		last.Labels = n
 	}
-	if err := fitsUse(h); err != nil {
+	if err := fitsUse(m, h); err != nil {
 		return h, err
 	}
 	return h, nil
@@ -126,9 +129,9 @@ func checkUse(runs []UseRun, fixed bool) error {
 }
 
 // fitsUse reports whether the whole schedule of h fits its budget.
-func fitsUse(h Header) error {
+func fitsUse(m *accountant.Memo, h Header) error {
 	a := useAccount(h.Use, useSteps(h.Use), &h.Budget)
-	ok, err := a.Fits()
+	ok, err := a.Fits(m)
 	if err != nil {
 		return fmt.Errorf("ledger: the use declared: %w", err)
 	}

@@ -110,7 +110,7 @@ func checkClaims(e *cache.Entry, key cache.Key) error {
 	if err != nil {
 		return fmt.Errorf("prior %q: %v", key.Prior, err)
 	}
-	m, err := gamma.Gamma(e.Gamma).Measure(coeffs, nil)
+	m, err := gamma.Gamma(e.Gamma).Measure(nil, coeffs, nil)
 	if err != nil {
 		return err
 	}

@@ -179,7 +179,7 @@ func solveM1(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
-	m, err := sub.Measure(coeffs, nil)
+	m, err := sub.Measure(nil, coeffs, nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
@@ -405,7 +405,7 @@ func (r *Result) measure(before gamma.Gamma, coeffs []float64, ub float64, start
 	if !slices.Equal(before, r.Gamma) {
 		r.Passes++
 	}
-	m, err := r.Gamma.Measure(coeffs, nil)
+	m, err := r.Gamma.Measure(nil, coeffs, nil)
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,11 @@ type AccountOptions struct {
 	// ensemble and state the mechanism and per-label (ε, δ) of one of
 	// them, with at most the labels it charged.
 	Recorded *Recorded
+	// Memo keeps what the account computes for the calls that ask again
+	// (accountant.Memo): the curves and terms of its bounds, the plan of
+	// a PTR release, and its total (AccountResult.Publish). nil keeps
+	// nothing from one call to the next.
+	Memo *accountant.Memo
 }
 
 // Recorded are the releases that the privacy ledger Ledger, of id ID and
@@ -182,7 +187,8 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b)
 		return out, err
 	}
-	acct, err := newRDPAccount(opts.GNMax(), in.K(), in.Classes(), rdpOptions{Orders: opts.Orders, Directions: opts.Directions, Abstain: out.Abstain})
+	mo := memoIn(opts.Memo)
+	acct, err := newRDPAccount(opts.GNMax(), in.K(), in.Classes(), rdpOptions{Orders: opts.Orders, Directions: opts.Directions, Abstain: out.Abstain, memo: mo})
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +247,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	} else if lr != nil && lr.Err() != nil {
 		return nil, lr.Err()
 	}
-	if out.PTR, err = labelsPTR(opts, in.Classes(), queries); err != nil {
+	if out.PTR, err = labelsPTR(mo, opts, in.Classes(), queries); err != nil {
 		return nil, err
 	}
 	if r, lr := opts.Recorded, opts.Labels; r != nil && lr != nil && lr.Meta() != nil && out.PTR == nil {
@@ -511,7 +517,7 @@ func (a *AccountResult) Publish() (accountant.Total, error) {
 	if len(a.Draws) == 0 {
 		acc := a.Release
 		acc.Steps = a.Queries()
-		return acc.Publish()
+		return acc.Publish(a.Options.Memo)
 	}
 	return a.drawsTotal()
 }

@@ -211,7 +211,7 @@ func TestTotalsAreTheRelease(t *testing.T) {
 		t.Fatalf("release: %v, want stopped by its budget", err)
 	}
 	n := done.Result.Released
-	released, err := done.Account.Totals()
+	released, err := done.Account.Totals(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,11 +278,11 @@ func TestAccountAbstentions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, r := rdpAccountOf(t, m.GNMax, counts, rdpOptions{Abstain: true})
+	_, r := rdpAccountOf(t, m.GNMax, counts, rdpOptions{memo: testMemo, Abstain: true})
 	if !got.Abstain || got.Result.Dependent != r.Dependent || got.Result.Independent != r.Independent || got.Smooth.Error != "" {
 		t.Errorf("abstain %v, dependent %+v (noisymax %+v), independent %+v (%+v), smooth error %q", got.Abstain, got.Result.Dependent, r.Dependent, got.Result.Independent, r.Independent, got.Smooth.Error)
 	}
-	without, err := newRDPAccount(m.GNMax, 250, 10, rdpOptions{})
+	without, err := newRDPAccount(m.GNMax, 250, 10, rdpOptions{memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func (a *AccountResult) totals() ([]accountant.Total, error) {
 		if acc.Steps = a.Queries(); acc.Steps == 0 {
 			return nil, nil
 		}
-		ts, err := acc.Totals()
+		ts, err := acc.Totals(nil)
 		if err != nil {
 			return nil, nil
 		}

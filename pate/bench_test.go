@@ -14,7 +14,7 @@ import (
 // (T = 200, σ1 = 150, σ2 = 40, K = 250, C = 10) with n queries of skewed
 // votes, at the default orders.
 func benchPATE(b *testing.B, n int) *rdpAccount {
-	a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
+	a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{memo: testMemo})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func BenchmarkGNMaxNeighbourLogQManyClasses(b *testing.B) {
 		h[i] = 1
 	}
 	for b.Loop() {
-		gnmaxNeighbourLogQ(h, 40, noisymax.DiscreteNoise, neighbours{teachers: len(h)})
+		gnmaxNeighbourLogQ(testMemo, h, 40, noisymax.DiscreteNoise, neighbours{teachers: len(h)})
 	}
 }
 
@@ -81,3 +81,9 @@ func BenchmarkPTRTestRDP(b *testing.B) {
 		}
 	}
 }
+
+// testMemo is the memo of the package's tests: the terms, curves,
+// conditions and PTR tables that many tests and many histograms of one
+// test ask for again are made once per test binary, as a program holding
+// one accountant.Memo makes them once.
+var testMemo = memoIn(new(accountant.Memo))

@@ -70,6 +70,7 @@ type rdpAccount struct {
 	answered    int
 	ind, dep    []float64 // totals per order (upper bounds) of the first done queries
 	done        int
+	mo          *memo // what the account's bounds keep (rdpOptions.memo)
 }
 
 // rdpOptions are the choices of a PATE analysis that are not the
@@ -91,6 +92,9 @@ type rdpOptions struct {
 	// for the relation given. A bound for abstentions holds for votes
 	// without them too (it ranges over more neighbours).
 	Abstain bool
+	// memo keeps the curves, terms and conditions the account's bounds
+	// make (memoIn); nil: the account's own.
+	memo *memo
 }
 
 // maxAccountTeachers bounds the teachers of an rdpAccount: its tables and
@@ -122,14 +126,17 @@ func newRDPAccount(m ensemble.ConfidentGNMax, teachers, classes int, opt rdpOpti
 		return nil, fmt.Errorf("PATE account: no orders")
 	}
 	a := &rdpAccount{mech: m, directions: opt.Directions, orders: append([]float64(nil), orders...), teachers: teachers, classes: classes, abstain: opt.Abstain,
-		ind: make([]float64, len(orders)), dep: make([]float64, len(orders)), mode: -1}
+		ind: make([]float64, len(orders)), dep: make([]float64, len(orders)), mode: -1, mo: opt.memo}
+	if a.mo == nil {
+		a.mo = memoIn(nil)
+	}
 	for _, o := range orders {
 		if err := param.Alpha(o); err != nil {
 			return nil, fmt.Errorf("PATE account: %w", err)
 		}
-		a.gn = append(a.gn, newCurve(gnmaxSlope(m.Sigma2), o))
+		a.gn = append(a.gn, newCurve(a.mo, gnmaxSlope(m.Sigma2), o))
 		if m.Confident() {
-			a.th = append(a.th, newCurve(thresholdSlope(m.Sigma1), o))
+			a.th = append(a.th, newCurve(a.mo, thresholdSlope(m.Sigma1), o))
 		}
 	}
 	if m.Confident() {
@@ -185,9 +192,9 @@ func (a *rdpAccount) add(counts []int, ans answer) error {
 	}
 	var logq2 float64
 	if a.directions == OneSided {
-		logq2 = gnmaxLogQ(counts, top, a.mech.Sigma2, a.mech.Noise)
+		logq2 = gnmaxLogQ(a.mo, counts, top, a.mech.Sigma2, a.mech.Noise)
 	} else {
-		logq2 = gnmaxNeighbourLogQ(counts, a.mech.Sigma2, a.mech.Noise, a.neighbours())
+		logq2 = gnmaxNeighbourLogQ(a.mo, counts, a.mech.Sigma2, a.mech.Noise, a.neighbours())
 	}
 	if ans == answerGiven {
 		a.answered++
@@ -352,9 +359,9 @@ func (a *rdpAccount) rdpDependent(order float64) (float64, error) {
 		return 0, fmt.Errorf("PATE account: %w", err)
 	}
 	var gn, th *curve
-	gn = newCurve(gnmaxSlope(a.mech.Sigma2), order)
+	gn = newCurve(a.mo, gnmaxSlope(a.mech.Sigma2), order)
 	if a.mech.Confident() {
-		th = newCurve(thresholdSlope(a.mech.Sigma1), order)
+		th = newCurve(a.mo, thresholdSlope(a.mech.Sigma1), order)
 	}
 	var total float64
 	for i := range a.answers {

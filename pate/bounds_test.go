@@ -21,7 +21,7 @@ func oneQuery(counts []int, sigma float64, noise noisymax.Noise, delta float64) 
 	wrap := func(err error) error {
 		return fmt.Errorf("GNMax of %d counts (C classes) summing to %d (K teachers): %w", len(counts), teachers, err)
 	}
-	a, err := newRDPAccount(ensemble.ConfidentGNMax{Sigma2: sigma, Noise: noise}, teachers, len(counts), rdpOptions{})
+	a, err := newRDPAccount(ensemble.ConfidentGNMax{Sigma2: sigma, Noise: noise}, teachers, len(counts), rdpOptions{memo: testMemo})
 	if err != nil {
 		return bounds{}, wrap(err)
 	}
@@ -55,7 +55,7 @@ func TestGNMaxDataDependent(t *testing.T) {
 		for _, n := range tc.counts {
 			k += n
 		}
-		a, err := newRDPAccount(ensemble.ConfidentGNMax{Sigma2: tc.sigma, Noise: tc.noise}, k, len(tc.counts), rdpOptions{})
+		a, err := newRDPAccount(ensemble.ConfidentGNMax{Sigma2: tc.sigma, Noise: tc.noise}, k, len(tc.counts), rdpOptions{memo: testMemo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestAccountExamples(t *testing.T) {
 		{BothDirections, "both      data-independent eps 1.699, data-dependent eps 0.472 (not for publication)"},
 		{OneSided, "one-sided data-independent eps 1.699, data-dependent eps 0.468 (not for publication)"},
 	} {
-		acct, err := newRDPAccount(m, 250, 10, rdpOptions{Directions: tc.dir})
+		acct, err := newRDPAccount(m, 250, 10, rdpOptions{memo: testMemo, Directions: tc.dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestPATENoiseUnset(t *testing.T) {
 	var zero noisymax.Noise
 	counts := []int{8, 2}
 	_, _, thErr := checkedThresholdLogQ(8, 5, 2, zero)
-	_, acctErr := newRDPAccount(ensemble.ConfidentGNMax{Sigma2: 2}, 10, 2, rdpOptions{})
+	_, acctErr := newRDPAccount(ensemble.ConfidentGNMax{Sigma2: 2}, 10, 2, rdpOptions{memo: testMemo})
 	_, oneErr := oneQuery(counts, 2, zero, 1e-5)
 	for name, err := range map[string]error{
 		"checkedGNMaxLogQ":          second(checkedGNMaxLogQ(counts, 2, zero)),
@@ -190,7 +190,7 @@ func TestPATENoiseUnset(t *testing.T) {
 			t.Errorf("%s with the zero noise: %v, want an error naming the noise", name, err)
 		}
 	}
-	if c5, c6 := smoothConditions(40, 10, 20, zero); c5 || c6 {
+	if c5, c6 := smoothConditions(testMemo, 40, 10, 20, zero); c5 || c6 {
 		t.Errorf("smoothConditions with the zero noise = %v, %v; want neither established", c5, c6)
 	}
 }

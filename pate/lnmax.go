@@ -86,7 +86,7 @@ func lnmaxAccount(b float64, queries int, delta float64, orders []float64, c acc
 	if queries == 0 || delta == 0 {
 		return r, nil
 	}
-	all, err := accountant.ComposeRun(s, queries, delta, accountant.DefaultDeltaPrime, c)
+	all, err := accountant.ComposeRun(nil, s, queries, delta, accountant.DefaultDeltaPrime, c)
 	if err != nil {
 		return lnmaxResult{}, fmt.Errorf("LNMax: %w", err)
 	}

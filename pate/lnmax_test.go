@@ -89,9 +89,9 @@ func TestEvalMarginCoversRounding(t *testing.T) {
 		order := 1.25 + r.Float64()*100
 		noise := []noisymax.Noise{noisymax.DiscreteNoise, noisymax.ContinuousNoise}[r.IntN(2)]
 		counts := randomCounts(r, k, c)
-		lq := gnmaxLogQ(counts, argmax(counts), sigma, noise)
+		lq := gnmaxLogQ(testMemo, counts, argmax(counts), sigma, noise)
 		for _, slope := range []outward.Interval{gnmaxSlope(sigma), thresholdSlope(sigma)} {
-			cv := newCurve(slope, order)
+			cv := newCurve(testMemo, slope, order)
 			ind := cv.ind.Hi
 			b := cv.at(lq)
 			w := (b.Hi - b.Lo) / ind
@@ -113,7 +113,7 @@ func TestEvalMarginCoversRounding(t *testing.T) {
 func TestAccountTeachersBound(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	var pe *accountant.ParamError
-	if _, err := newRDPAccount(m, maxAccountTeachers+1, 10, rdpOptions{}); !errors.As(err, &pe) || pe.Name != "teachers" {
+	if _, err := newRDPAccount(m, maxAccountTeachers+1, 10, rdpOptions{memo: testMemo}); !errors.As(err, &pe) || pe.Name != "teachers" {
 		t.Errorf("K = maxAccountTeachers+1: %v", err)
 	}
 	if _, err := oneQuery([]int{math.MaxInt, math.MaxInt, 1}, 40, noisymax.DiscreteNoise, 1e-5); !errors.As(err, &pe) || pe.Name != "teachers" {

@@ -171,11 +171,13 @@ func labelTotals(agg ensemble.Labeler, slope func(queries, labels int) (float64,
 			return accountant.Total{}, nil, err
 		}
 		acc.Delta, acc.Steps = &opts.Delta, asked
-		t, err := acc.Publish()
+		// The total and the totals compose the same run.
+		memo := new(accountant.Memo)
+		t, err := acc.Publish(memo)
 		if asked == 0 {
 			return t, nil, err
 		}
-		ts, terr := acc.Totals()
+		ts, terr := acc.Totals(memo)
 		if terr != nil {
 			ts = nil
 		}

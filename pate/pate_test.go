@@ -41,7 +41,7 @@ func TestLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acct, _ := newRDPAccount(m.GNMax, 250, 10, rdpOptions{})
+		acct, _ := newRDPAccount(m.GNMax, 250, 10, rdpOptions{memo: testMemo})
 		answered, right := 0, 0
 		for q, l := range res.Labels {
 			a := answerWithheld
@@ -116,7 +116,7 @@ func TestLabelAnswered(t *testing.T) {
 	if res.Answered != 20 || !res.Reached || len(res.Labels) != res.Queries || res.Queries <= 20 || res.Labels[res.Queries-1] < 0 {
 		t.Fatalf("answered %d of %d asked, reached %v, last label %v", res.Answered, res.Queries, res.Reached, res.Labels[len(res.Labels)-1])
 	}
-	acct, _ := newRDPAccount(m.GNMax, 250, 10, rdpOptions{})
+	acct, _ := newRDPAccount(m.GNMax, 250, 10, rdpOptions{memo: testMemo})
 	for q, l := range res.Labels {
 		a := answerWithheld
 		if l >= 0 {

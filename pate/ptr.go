@@ -21,8 +21,9 @@ import (
 // proves every bound below.
 
 // PTROptions are the settings of a release of PATE's labels by generalized
-// Propose-Test-Release (ReleasePTR). Every one is fixed before the
-// votes are seen: none is chosen from them.
+// Propose-Test-Release, which its plan fixes (PlanPTR) and the release
+// holds (ReleasePTR). Every one is fixed before the votes are seen: none
+// is chosen from them.
 type PTROptions struct {
 	// Budget is the (ε, δ) to publish, δ > 0.
 	Budget accountant.Guarantee
@@ -68,28 +69,51 @@ type PTRResult struct {
 	// the data-independent release labels if the test fails
 	// (PTROptions.Fallback); 0 labels none.
 	Fallback int
+
+	// planned is what PlanPTR or PTRQueries made the plan for, which a
+	// release holds it to (ReleasePTR); zero for a plan of another making.
+	planned ptrPlanned
 }
 
-// ReleasePTR releases the labels of s by generalized Propose-Test-Release:
+// ptrPlanned is what a plan of a PTR release was made for: the settings
+// of the mechanism's steps as PTR tests them (ptrFamily), the classes, the
+// budget and whether teachers may abstain.
+type ptrPlanned struct {
+	mech    ensemble.ConfidentGNMax
+	classes int
+	budget  accountant.Guarantee
+	abstain bool
+}
+
+// ReleasePTR releases the labels of s by generalized Propose-Test-Release
+// as plan, PlanPTR's (or PTRQueries') for s's mechanism and classes, says:
 // ensemble.Release of s (Confident-GNMax or GNMax on class counts),
 // accounted as a whole (ensemble.Accounted, "ptr"): it labels the first
-// opts.Queries queries (every query of counts when 0) only if the test of
-// PTR (docs/pate.md) passes on counts, the counts of s.Votes, drawn from
-// s.Random (crypto/rand when nil), and publishes the total of the
-// PTRResult, by PTRArgument, whether it passes or not; a ledger of s is
-// charged that total as one step before the test is drawn. A failed test
-// is ensemble.ErrTestFailed, with no label released, or, with
-// opts.Fallback, the first PTRResult.Fallback queries labelled by the
-// data-independent release. s takes no budget: opts.Budget is the
-// release's.
-func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opts PTROptions) (ensemble.Released, PTRResult, error) {
+// plan.Queries queries only if the test of PTR (docs/pate.md) passes on
+// counts, the counts of s.Votes, drawn from s.Random (crypto/rand when
+// nil), and publishes the plan's total, by PTRArgument, whether it passes
+// or not; a ledger of s is charged that total as one step before the test
+// is drawn. A failed test is ensemble.ErrTestFailed, with no label
+// released, or, with a fallback (PTROptions.Fallback), the first
+// plan.Fallback queries labelled by the data-independent release. s takes
+// no budget: the plan's is the release's. The bounds the test draws on
+// keep what they compute in s.Certificate.Memo.
+func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, plan PTRResult) (ensemble.Released, PTRResult, error) {
 	if s.Votes == nil {
 		return ensemble.Released{}, PTRResult{}, fmt.Errorf("PATE PTR: ReleaseSpec.Votes is not set")
 	}
 	if _, ok := ensemble.GNMaxFamily(s.Mechanism, s.Votes.Classes()); !ok {
 		return ensemble.Released{}, PTRResult{}, fmt.Errorf("PATE PTR: ReleaseSpec.Mechanism must be Confident-GNMax or GNMax on class counts, not %T", s.Mechanism)
 	}
-	r, acct, err := ptrPlan(counts, s.Votes.K(), s.Votes.Classes(), s.Mechanism, opts, "votes", true)
+	r := plan
+	m, err := ptrFamily(s.Mechanism, s.Votes.Classes())
+	if err != nil {
+		return ensemble.Released{}, r, err
+	}
+	if p := r.planned; p.mech != m || p.classes != s.Votes.Classes() {
+		return ensemble.Released{}, r, fmt.Errorf("PATE PTR: the plan is not PlanPTR's for the release's mechanism (%v) on %d classes", s.Mechanism.Name(), s.Votes.Classes())
+	}
+	acct, err := ptrAccount(memoIn(s.Certificate.Memo), counts, r.Queries, s.Votes.K(), s.Votes.Classes(), m, r.Order, r.planned.abstain, "votes")
 	if err != nil {
 		return ensemble.Released{}, r, err
 	}
@@ -110,7 +134,7 @@ func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opt
 	s.Votes = &testedVotes{Reader: s.Votes, counts: counts}
 	s.Accounted = &ensemble.Accounted{Accounting: "ptr", Queries: r.Queries, Fallback: r.Fallback,
 		Total:  accountant.Total{Guarantee: r.Publish, DeltaFrom: accountant.BudgetDelta, Argument: PTRArgument, ArgumentSource: ptrSource},
-		Budget: opts.Budget,
+		Budget: r.planned.budget,
 		Test: func(ctx context.Context) (bool, error) {
 			var err error
 			r.Pass, err = acct.ptrTest(ctx, r, src)

@@ -19,6 +19,25 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
+// ptrMemo is the memo of the tests' plans: a plan costs up to a second of
+// CPU, and several tests release with the same settings, as a program
+// holding one accountant.Memo would.
+var ptrMemo = new(accountant.Memo)
+
+// releasePTR plans a PTR release of the first opts.Queries queries of
+// counts (every query when 0) by s's mechanism (PlanPTR) and releases s as
+// the plan says (ReleasePTR), as darrm aggregate --accounting ptr does.
+func releasePTR(s ensemble.ReleaseSpec, counts [][]int, opts PTROptions) (ensemble.Released, PTRResult, error) {
+	if opts.Queries == 0 {
+		opts.Queries = len(counts)
+	}
+	plan, err := PlanPTR(ptrMemo, s.Mechanism, s.Votes.Classes(), opts)
+	if err != nil {
+		return ensemble.Released{}, plan, err
+	}
+	return ReleasePTR(context.Background(), s, counts, plan)
+}
+
 // synthCounts returns n queries of k teachers' counts over c classes: in
 // a share high of them each teacher votes the query's class with
 // probability 0.95, in the others with probability 0.3, and otherwise a
@@ -74,7 +93,7 @@ func TestPTRLocalSensitivityBruteForce(t *testing.T) {
 			ls := make([][]float64, len(hs))
 			varies := false
 			for i, h := range hs {
-				acct, err := newRDPAccount(c.m, c.k, c.cl, rdpOptions{Orders: []float64{c.order}, Abstain: c.abstain})
+				acct, err := newRDPAccount(c.m, c.k, c.cl, rdpOptions{memo: testMemo, Orders: []float64{c.order}, Abstain: c.abstain})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -146,7 +165,7 @@ func TestPTRDistanceLipschitz(t *testing.T) {
 			near := make([][]int, n)
 			var margin float64
 			for i, h := range sp.hs {
-				acct, err := newRDPAccount(c.m, c.k, c.cl, rdpOptions{Orders: []float64{c.order}, Abstain: c.abstain})
+				acct, err := newRDPAccount(c.m, c.k, c.cl, rdpOptions{memo: testMemo, Orders: []float64{c.order}, Abstain: c.abstain})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -211,14 +230,14 @@ func TestPTRDistanceLipschitz(t *testing.T) {
 func TestPTRFalsePassRate(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	votes := synthCounts(rand.New(rand.NewPCG(7, 8)), 40, 250, 10, 0.5)
-	r, err := ptrRule(m, 10, len(votes), PTROptions{Budget: accountant.Guarantee{Eps: 4, Delta: 0.05 / (1 - ptrShareTest)}})
+	r, err := ptrRule(testMemo, m, 10, len(votes), PTROptions{Budget: accountant.Guarantee{Eps: 4, Delta: 0.05 / (1 - ptrShareTest)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if math.Abs(r.FalsePass-0.05) > 1e-6 {
 		t.Fatalf("false-pass bound %v, want 0.05", r.FalsePass)
 	}
-	acct, err := newRDPAccount(m, 250, 10, rdpOptions{Orders: []float64{r.Order}})
+	acct, err := newRDPAccount(m, 250, 10, rdpOptions{memo: testMemo, Orders: []float64{r.Order}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +332,7 @@ func TestPTRBitRDPBruteForce(t *testing.T) {
 		{20, 5, 30},
 		{1, 1, 1.5},
 	} {
-		got, err := ptrTestRDP(c.sigma, c.z, c.order)
+		got, err := ptrTestRDP(testMemo, c.sigma, c.z, c.order)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,7 +363,7 @@ func TestPTRLeastConversion(t *testing.T) {
 		rdp := make([]float64, len(orders))
 		for i, o := range orders {
 			var err error
-			if rdp[i], err = ptrTestRDP(c.sigma, c.z, o); err != nil {
+			if rdp[i], err = ptrTestRDP(testMemo, c.sigma, c.z, o); err != nil {
 				t.Fatal(err)
 			}
 			if !(lower[i] > 0 && lower[i] <= rdp[i]) {
@@ -363,7 +382,7 @@ func TestPTRLeastConversion(t *testing.T) {
 				}
 				want = math.Min(want, e)
 			}
-			got, err := ptrLeastConversion(c.sigma, c.z, orders, lower, c.delta, slope)
+			got, err := ptrLeastConversion(testMemo, c.sigma, c.z, orders, lower, c.delta, slope)
 			if err != nil || got != want {
 				t.Errorf("%+v, slope %v: least conversion %v (%v), over every order %v", c, slope, got, err, want)
 			}
@@ -417,7 +436,7 @@ func TestPTRTotal(t *testing.T) {
 		budgets = budgets[:1]
 	}
 	for _, b := range budgets {
-		r, err := ptrRule(m, 10, 300, PTROptions{Budget: b})
+		r, err := ptrRule(testMemo, m, 10, 300, PTROptions{Budget: b})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -442,7 +461,7 @@ func TestPTRTotal(t *testing.T) {
 
 	votes := synthCounts(rand.New(rand.NewPCG(3, 4)), 50, 250, 10, 0.5)
 	const order = 8.0
-	acct, err := newRDPAccount(m, 250, 10, rdpOptions{Orders: []float64{order}})
+	acct, err := newRDPAccount(m, 250, 10, rdpOptions{memo: testMemo, Orders: []float64{order}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,11 +517,11 @@ func TestPTRFallback(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	b := accountant.Guarantee{Eps: 2, Delta: 1e-5}
 	const n = 600
-	plain, err := ptrRule(m, 10, n, PTROptions{Budget: b})
+	plain, err := ptrRule(testMemo, m, 10, n, PTROptions{Budget: b})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ptrRule(m, 10, n, PTROptions{Budget: b, Fallback: true})
+	r, err := ptrRule(testMemo, m, 10, n, PTROptions{Budget: b, Fallback: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,7 +554,7 @@ func TestPTRFallback(t *testing.T) {
 	var labels bytes.Buffer
 	s := ensemble.ReleaseSpec{Votes: countsReader(t, counts, accountant.OneVote), Mechanism: ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5},
 		Sink: ensemble.LabelSink{Stdout: &labels}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}}
-	out, rel, err := ReleasePTR(context.Background(), s, counts, PTROptions{Budget: b, Fallback: true})
+	out, rel, err := releasePTR(s, counts, PTROptions{Budget: b, Fallback: true})
 	if !errors.Is(err, ensemble.ErrTestFailed) || rel.Pass || out.Result.Released != r.Fallback || out.Publish.Guarantee != r.Publish {
 		t.Fatalf("release: %v, pass %v, %d released, total %v; want the test failed, the fallback's %d and %v", err, rel.Pass, out.Result.Released, out.Publish.Guarantee, r.Fallback, r.Publish)
 	}
@@ -546,7 +565,7 @@ func TestPTRFallback(t *testing.T) {
 	if h := lr.Meta(); h == nil || h.Total == nil || h.Total.FallbackOf != n {
 		t.Errorf("label header %+v, want the fallback of the %d queries proposed", h, n)
 	}
-	got, err := labelsPTR(AccountOptions{Labels: lr, Mechanism: m}, 10, r.Fallback)
+	got, err := labelsPTR(testMemo, AccountOptions{Labels: lr, Mechanism: m}, 10, r.Fallback)
 	if err != nil || got.Publish != r.Publish || got.Pass {
 		t.Errorf("account of the fallback's labels: %+v, %v; want the total %v, not passed", got, err, r.Publish)
 	}
@@ -571,7 +590,7 @@ func TestPTRBoundHoldsExactly(t *testing.T) {
 		}
 		worst := 0.0
 		for _, x := range relHistograms(rel, 3) {
-			acct, err := newRDPAccount(m, rel.teachers, 3, rdpOptions{Orders: []float64{order}, Abstain: rel.abstain})
+			acct, err := newRDPAccount(m, rel.teachers, 3, rdpOptions{memo: testMemo, Orders: []float64{order}, Abstain: rel.abstain})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -607,7 +626,7 @@ func TestPTRQueries(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	proxy := synthCounts(rand.New(rand.NewPCG(5, 6)), 400, 250, 10, 0.5)
 	opts := PTROptions{Budget: accountant.Guarantee{Eps: 1, Delta: 1e-5}}
-	r, p, err := PTRQueries(context.Background(), proxy, 250, 10, m, opts, 0.9)
+	r, p, err := PTRQueries(context.Background(), nil, proxy, 250, 10, m, opts, 0.9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,11 +635,11 @@ func TestPTRQueries(t *testing.T) {
 		t.Fatalf("N = %d at pass probability %v", n, p)
 	}
 	opts.Queries = n
-	if want, q, err := ptrPassProbability(context.Background(), proxy, 250, 10, m, opts, true); err != nil || q != p || want != r {
+	if want, q, err := ptrPassProbability(context.Background(), testMemo, proxy, 250, 10, m, opts, true); err != nil || q != p || want != r {
 		t.Errorf("the plan of N = %d: %+v at %v, want %+v at %v (%v)", n, r, p, want, q, err)
 	}
 	opts.Queries = n + 1
-	if _, q, err := ptrPassProbability(context.Background(), proxy, 250, 10, m, opts, true); err != nil || q >= 0.9 {
+	if _, q, err := ptrPassProbability(context.Background(), testMemo, proxy, 250, 10, m, opts, true); err != nil || q >= 0.9 {
 		t.Errorf("N + 1 = %d passes with probability %v (%v), want below 0.9", n+1, q, err)
 	}
 }
@@ -651,7 +670,7 @@ func TestReleasePTR(t *testing.T) {
 				var labels bytes.Buffer
 				s := ensemble.ReleaseSpec{Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m,
 					Sink: ensemble.LabelSink{Stdout: &labels}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}}
-				out, r, err := ReleasePTR(context.Background(), s, counts, PTROptions{Budget: budget, Queries: tc.queries})
+				out, r, err := releasePTR(s, counts, PTROptions{Budget: budget, Queries: tc.queries})
 				switch {
 				case tc.pass && err != nil && !errors.Is(err, ensemble.ErrBudget):
 					t.Fatalf("release: %v", err)
@@ -706,7 +725,7 @@ func TestReleasePTRVotesChanged(t *testing.T) {
 	var labels bytes.Buffer
 	s := ensemble.ReleaseSpec{Votes: countsReader(t, read, accountant.OneVote), Mechanism: m,
 		Sink: ensemble.LabelSink{Stdout: &labels}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}}
-	out, r, err := ReleasePTR(context.Background(), s, counts, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: 40})
+	out, r, err := releasePTR(s, counts, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: 40})
 	if !r.Pass {
 		t.Fatalf("the test failed (%v); the case needs one that passes", err)
 	}
@@ -724,12 +743,12 @@ func TestReleasePTRVotesChanged(t *testing.T) {
 func TestReleasePTRSeeded(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
 	// TestReleasePTR's votes and proposal, whose plan (a second of CPU,
-	// made before the refusal) the process keeps.
+	// made before the refusal) ptrMemo keeps.
 	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), 60, 250, 10, 1)
 	var labels bytes.Buffer
 	s := ensemble.ReleaseSpec{Votes: countsReader(t, counts, accountant.OneVote), Mechanism: m,
 		Sink: ensemble.LabelSink{Stdout: &labels}, Random: noise.NewSeededSource(3)}
-	out, r, err := ReleasePTR(context.Background(), s, counts, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: 40})
+	out, r, err := releasePTR(s, counts, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: 40})
 	if err == nil || !strings.Contains(err.Error(), "seeded") {
 		t.Fatalf("seeded release without Experiment: %v, want it refused", err)
 	}
@@ -757,7 +776,7 @@ func TestPTRRuleSmallBudget(t *testing.T) {
 		eps  float64
 		want string
 	}{{0.01, "at any noise (Rényi DP 0"}, {0.25, "leaves no room for a proposal at any noise"}} {
-		if _, err := newPTRRule(gnmax(40), 10, 20, PTROptions{Budget: accountant.Guarantee{Eps: c.eps, Delta: 1e-5}}, true); !budgetEps(err) || !strings.Contains(err.Error(), c.want) {
+		if _, err := newPTRRule(testMemo, gnmax(40), 10, 20, PTROptions{Budget: accountant.Guarantee{Eps: c.eps, Delta: 1e-5}}, true); !budgetEps(err) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("budget (%v, 1e-5): %v, want the budget's eps refused: %s", c.eps, err, c.want)
 		}
 	}
@@ -767,7 +786,7 @@ func TestPTRRuleSmallBudget(t *testing.T) {
 	}{{5, 2, true}, {20, 1, false}} {
 		m, b := gnmax(c.sigma2), accountant.Guarantee{Eps: c.eps, Delta: 1e-5}
 		const classes, queries = 10, 300
-		r, err := newPTRRule(m, classes, queries, PTROptions{Budget: b}, true)
+		r, err := newPTRRule(testMemo, m, classes, queries, PTROptions{Budget: b}, true)
 		if c.noRoom != budgetEps(err) || (!c.noRoom && err != nil) {
 			t.Fatalf("sigma2 %v, budget %v: %v", c.sigma2, b, err)
 		}
@@ -776,10 +795,10 @@ func TestPTRRuleSmallBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 		deltaTest := b.Delta * ptrShareTest
-		sigma := ptrSigma(r.Margin, r.Order, r.Order*rho*ptrStandIn)
+		sigma := ptrSigma(testMemo, r.Margin, r.Order, r.Order*rho*ptrStandIn)
 		start := sigma
 		for {
-			g, err := ptrTestGuarantee(sigma, r.Margin, r.Order, deltaTest)
+			g, err := ptrTestGuarantee(testMemo, sigma, r.Margin, r.Order, deltaTest)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -128,17 +128,17 @@ func logPhiDownAt(x float64) float64 {
 //	log(Φ(A(u1))^λ·Φ(e(u0))^{1-λ} + Φ(-A(u0))^λ·Φ(-e(u1))^{1-λ})/(λ - 1),
 //
 // every logarithm bounded outward. It is made once per arguments while
-// kept (ptrBits).
-func ptrBitRDP(sigma, z, order, width float64) (float64, error) {
+// mo keeps it (maxBits).
+func ptrBitRDP(mo *memo, sigma, z, order, width float64) (float64, error) {
 	key := ptrBitKey{math.Float64bits(sigma), math.Float64bits(z), math.Float64bits(order), math.Float64bits(width)}
-	if r, ok := ptrBits.get(key); ok {
+	if r, ok := mo.bits.get(key); ok {
 		return r, nil
 	}
 	r, err := newPTRBitRDP(sigma, z, order, width)
 	if err != nil {
 		return r, err
 	}
-	ptrBits.put(key, r, 1)
+	mo.bits.put(key, r, 1)
 	return r, nil
 }
 
@@ -146,14 +146,14 @@ func ptrBitRDP(sigma, z, order, width float64) (float64, error) {
 // bits (-0 and 0 apart).
 type ptrBitKey struct{ sigma, z, order, width uint64 }
 
-// ptrBits keeps the bounds ptrBitRDP made in this process. Each costs
-// up to 20 ms, and one process asks for many again: ptrSigma's searches
-// for the plans of different query counts (a plan on proxy votes tries
-// about ten) start at the same σs, and a plan's test, its guarantee and
-// its fallback each take the test's Rényi DP at the same orders (a plan
-// on proxy votes made 114 bounds, 55 of them different). It holds at
-// most 4,096 (each some 50 bytes).
-var ptrBits = kept[ptrBitKey, float64]{limit: 1 << 12}
+// maxBits bounds the bounds of ptrBitRDP a memo keeps (each some 50
+// bytes). Each costs up to 20 ms, and one plan asks for many again:
+// ptrSigma's searches for the plans of different query counts (a plan on
+// proxy votes tries about ten) start at the same σs, and a plan's test,
+// its guarantee and its fallback each take the test's Rényi DP at the
+// same orders (a plan on proxy votes made 114 bounds, 55 of them
+// different).
+const maxBits = 1 << 12
 
 // newPTRBitRDP computes ptrBitRDP's bound.
 func newPTRBitRDP(sigma, z, order, width float64) (float64, error) {
@@ -304,8 +304,8 @@ const (
 // ptrTestRDP returns the test's Rényi DP at order: ptrBitRDP at ptrWidth,
 // or 1/(256σ) if narrower (a cell's bound exceeds the supremum by about
 // its width against the shift 1/σ: within 1% there).
-func ptrTestRDP(sigma, z, order float64) (float64, error) {
-	return ptrBitRDP(sigma, z, order, math.Min(ptrWidth, 1/(256*sigma)))
+func ptrTestRDP(mo *memo, sigma, z, order float64) (float64, error) {
+	return ptrBitRDP(mo, sigma, z, order, math.Min(ptrWidth, 1/(256*sigma)))
 }
 
 // ptrGuaranteeOrders are the orders, besides the bound's, at which the
@@ -323,9 +323,9 @@ func ptrTestOrders(order float64) []float64 {
 // ptrTestGuarantee returns the test's own (ε, delta): its Rényi DP
 // converted at delta, the least over ptrTestOrders(order)
 // (ptrLeastConversion).
-func ptrTestGuarantee(sigma, z, order, delta float64) (accountant.Guarantee, error) {
+func ptrTestGuarantee(mo *memo, sigma, z, order, delta float64) (accountant.Guarantee, error) {
 	orders := ptrTestOrders(order)
-	e, err := ptrLeastConversion(sigma, z, orders, ptrTestLower(sigma, orders), delta, 0)
+	e, err := ptrLeastConversion(mo, sigma, z, orders, ptrTestLower(sigma, orders), delta, 0)
 	return accountant.Guarantee{Eps: e, Delta: delta}, err
 }
 
@@ -339,7 +339,7 @@ func ptrTestGuarantee(sigma, z, order, delta float64) (accountant.Guarantee, err
 // computed. The orders are tried from the least conversion of the lower
 // bounds up, so that the least is found before the orders it rules out:
 // the result is the least over every order, to the bit.
-func ptrLeastConversion(sigma, z float64, orders, lower []float64, delta, slope float64) (float64, error) {
+func ptrLeastConversion(mo *memo, sigma, z float64, orders, lower []float64, delta, slope float64) (float64, error) {
 	type try struct{ order, floor float64 }
 	tries := make([]try, len(orders))
 	for i, o := range orders {
@@ -355,7 +355,7 @@ func ptrLeastConversion(sigma, z float64, orders, lower []float64, delta, slope 
 		if t.floor >= best {
 			break
 		}
-		r, err := ptrTestRDP(sigma, z, t.order)
+		r, err := ptrTestRDP(mo, sigma, z, t.order)
 		if err != nil {
 			return best, err
 		}

@@ -84,15 +84,15 @@ func discreteTailLog(k, sigma float64) outward.Interval {
 // [0, K] and both orders of v and w (a changed teacher moves the largest
 // count by at most one): a query whose largest count is v costs at most
 // t(v) + pi(v)·(e^{(λ-1)B} - 1)/(λ - 1) in both directions, B the GNMax
-// step's bound. The tables are made once per settings while kept
-// (ptrThresholds), and shared: callers only read them.
-func ptrThreshold(m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
+// step's bound. The tables are made once per settings while mo keeps
+// them (maxThresholdIntervals), and shared: callers only read them.
+func ptrThreshold(mo *memo, m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
 	key := ptrThresholdKey{m.Threshold, m.Sigma1, m.Noise, teachers, math.Float64bits(order)}
-	if tab, ok := ptrThresholds.get(key); ok {
+	if tab, ok := mo.thresholds.get(key); ok {
 		return tab[0], tab[1]
 	}
 	t, pi = newPTRThreshold(m, teachers, order)
-	ptrThresholds.put(key, [2][]outward.Interval{t, pi}, len(t)+len(pi))
+	mo.thresholds.put(key, [2][]outward.Interval{t, pi}, len(t)+len(pi))
 	return t, pi
 }
 
@@ -105,14 +105,14 @@ type ptrThresholdKey struct {
 	order             uint64
 }
 
-// ptrThresholds keeps the tables ptrThreshold made in this process. Each
-// costs K + 1 tails of the threshold step's noise (40 ms at K = 250,
-// σ1 = 150, discrete), and a process asks for the same again: every
-// bound a search of a plan's N tests (PTRQueries) is at the same
-// settings and order. Its cost is the intervals held (16 bytes each,
-// 2(K + 1) a pair of tables), at most 2^21, so that many plans at a large
-// K hold at most 32 MiB.
-var ptrThresholds = kept[ptrThresholdKey, [2][]outward.Interval]{limit: 1 << 21}
+// maxThresholdIntervals bounds the tables of ptrThreshold a memo keeps.
+// Each costs K + 1 tails of the threshold step's noise (40 ms at K = 250,
+// σ1 = 150, discrete), and a search asks for the same again: every bound
+// a search of a plan's N tests (PTRQueries) is at the same settings and
+// order. Its cost is the intervals held (16 bytes each, 2(K + 1) a pair
+// of tables), at most 2^21, so that many plans at a large K hold at most
+// 32 MiB.
+const maxThresholdIntervals = 1 << 21
 
 // newPTRThreshold computes ptrThreshold's tables.
 func newPTRThreshold(m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
@@ -170,15 +170,15 @@ func (a *rdpAccount) ptrBound(ctx context.Context, order float64) (f float64, ls
 	if a.directions != BothDirections || a.mode == answerGiven {
 		return 0, nil, fmt.Errorf("PATE PTR: the account must be in both directions, with no answers known")
 	}
-	if c5, c6 := smoothConditions(a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
+	if c5, c6 := smoothConditions(a.mo, a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
 		return 0, nil, fmt.Errorf("PATE PTR: conditions C5 = %v, C6 = %v at sigma2 = %v, C = %d, order %v: the sensitivity analysis does not apply (pick another order or more noise)",
 			c5, c6, a.mech.Sigma2, a.classes, order)
 	}
-	g := newGNMaxLS(a.mech.Sigma2, order, a.classes, a.mech.Noise)
+	g := newGNMaxLS(a.mo, a.mech.Sigma2, order, a.classes, a.mech.Noise)
 	model := lsModel{g: g, scale: 1, ind: g.k.ind.Hi}
 	var t, pi []outward.Interval
 	if a.mech.Confident() {
-		t, pi = ptrThreshold(a.mech, a.teachers, order)
+		t, pi = ptrThreshold(a.mo, a.mech, a.teachers, order)
 		model.th = &thresholdLS{beta: t, lo: a.neighbours().leastMax(a.classes)}
 		model.weight = make([]float64, len(pi))
 		pad := 0.0

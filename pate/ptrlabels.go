@@ -15,7 +15,7 @@ import (
 // votes), which must publish the total the header states. The plan is a
 // function of the settings alone, so the account recomputes what
 // aggregate published without its test.
-func labelsPTR(opts AccountOptions, classes, n int) (*PTRResult, error) {
+func labelsPTR(mo *memo, opts AccountOptions, classes, n int) (*PTRResult, error) {
 	lr := opts.Labels
 	if lr == nil || lr.Meta() == nil || lr.Meta().Accounting == "" {
 		return nil, nil
@@ -32,7 +32,7 @@ func labelsPTR(opts AccountOptions, classes, n int) (*PTRResult, error) {
 	if t.FallbackOf > 0 {
 		proposed = t.FallbackOf // the test failed: the labels are the fallback's
 	}
-	r, err := ptrRule(opts.GNMax(), classes, proposed, PTROptions{Budget: budget, Fallback: t.FallbackOf > 0})
+	r, err := ptrRule(mo, opts.GNMax(), classes, proposed, PTROptions{Budget: budget, Fallback: t.FallbackOf > 0})
 	if err != nil {
 		return nil, lr.HeaderErrorf("accounting ptr within the budget %v: %v", budget, err)
 	}

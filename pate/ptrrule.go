@@ -29,9 +29,9 @@ const ptrShareTest = 0.02
 //     within the budget's ε;
 //   - the proposal: the largest Rényi DP at λ that, added to the test's,
 //     converts to the budget's ε at its δ.
-func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
+func ptrRule(mo *memo, m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
 	key := ptrRuleKey{m: m, classes: classes, queries: queries, budget: opts.Budget, fallback: opts.Fallback}
-	r, ok := ptrRules.get(key)
+	r, ok := mo.rules.get(key)
 	if ok {
 		return r, nil
 	}
@@ -42,16 +42,16 @@ func ptrRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (
 		// of its labels, reuse the plan a plain release made.
 		plain := opts
 		plain.Fallback = false
-		if r, err = ptrRule(m, classes, queries, plain); err == nil {
-			err = ptrFallback(&r, m, opts.Budget.Delta*ptrShareTest)
+		if r, err = ptrRule(mo, m, classes, queries, plain); err == nil {
+			err = ptrFallback(mo, &r, m, opts.Budget.Delta*ptrShareTest)
 		}
 	} else {
-		r, err = newPTRRule(m, classes, queries, opts, true)
+		r, err = newPTRRule(mo, m, classes, queries, opts, true)
 	}
 	if err != nil {
 		return r, err
 	}
-	ptrRules.put(key, r, 1)
+	mo.rules.put(key, r, 1)
 	return r, nil
 }
 
@@ -63,15 +63,13 @@ type ptrRuleKey struct {
 	fallback         bool
 }
 
-// ptrRules keeps the plans ptrRule made in this process. A plan is a
-// function of the settings alone and costs up to a second of CPU (most of
-// it ptrSigma's search), and a process asks for the same plan again: a
-// plan on proxy votes reports the N its search ended on, an account of
-// labels recomputes the plan of the release that made them, and a
-// program (or a test) that releases with the same settings again needs
-// it each time. It holds at most 256 plans (a search of N adds about
-// ten).
-var ptrRules = kept[ptrRuleKey, PTRResult]{limit: 256}
+// maxRules bounds the plans of ptrRule a memo keeps. A plan is a function
+// of the settings alone and costs up to a second of CPU (most of it
+// ptrSigma's search), and a caller asks for the same plan again: a plan
+// on proxy votes reports the N its search ended on, and a program (or a
+// test) that plans with the same settings again needs it each time (a
+// search of N adds about ten).
+const maxRules = 256
 
 // newPTRRule computes ptrRule's plan without a fallback; without withTest
 // all of it but the test's own guarantee and the total to publish (Test
@@ -80,7 +78,7 @@ var ptrRules = kept[ptrRuleKey, PTRResult]{limit: 256}
 // at the best order took most of a plan's CPU, is then computed only
 // where the conversion at the bound's order, which is at least that
 // least, exceeds the budget's ε.
-func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions, withTest bool) (PTRResult, error) {
+func newPTRRule(mo *memo, m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions, withTest bool) (PTRResult, error) {
 	b := opts.Budget
 	if err := param.Positive("budget eps", b.Eps); err != nil {
 		return PTRResult{}, fmt.Errorf("PATE PTR: %w", err)
@@ -96,7 +94,7 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 		return PTRResult{}, err
 	}
 	r := PTRResult{Queries: queries}
-	if r.Order, err = ptrOrder(b, m, classes); err != nil {
+	if r.Order, err = ptrOrder(mo, b, m, classes); err != nil {
 		return r, err
 	}
 	deltaTest := b.Delta * ptrShareTest
@@ -116,7 +114,7 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 	if e, err := accountant.ImprovedConversion.ConvertRDP(0, r.Order, b.Delta); err == nil && e >= b.Eps {
 		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("leaves no room for a proposal at any noise: at the order %v the budget gives, a Rényi DP of 0 converts to %v at the budget's delta; raise it", r.Order, e)})
 	}
-	r.Sigma = ptrSigma(r.Margin, r.Order, r.Order*rho*ptrStandIn)
+	r.Sigma = ptrSigma(mo, r.Margin, r.Order, r.Order*rho*ptrStandIn)
 	for {
 		// Where even the lower bounds of the test's Rényi DP convert
 		// above the budget, so do its bounds: σ is raised without them,
@@ -125,7 +123,7 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 			r.Sigma *= 1.05
 			continue
 		}
-		if r.TestRDP, err = ptrTestRDP(r.Sigma, r.Margin, r.Order); err != nil {
+		if r.TestRDP, err = ptrTestRDP(mo, r.Sigma, r.Margin, r.Order); err != nil {
 			return r, err
 		}
 		if !withTest {
@@ -133,7 +131,7 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 				break
 			}
 		}
-		if r.Test, err = ptrTestGuarantee(r.Sigma, r.Margin, r.Order, deltaTest); err != nil {
+		if r.Test, err = ptrTestGuarantee(mo, r.Sigma, r.Margin, r.Order, deltaTest); err != nil {
 			return r, err
 		}
 		if r.Test.Eps <= b.Eps || r.Sigma >= ptrSigmaMax {
@@ -176,13 +174,20 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 // (ptrFamily), every field of PTRResult but Pass: a function of the
 // settings alone, so that the total a release publishes, and a ledger
 // charges it, is known before any vote is read (a ledger's declared use
-// of PTR releases counts them by it).
-func PlanPTR(m ensemble.Mechanism, classes int, opts PTROptions) (PTRResult, error) {
+// of PTR releases counts them by it), and the release (ReleasePTR) draws
+// its test as the plan says. memo keeps what the plan computes for the
+// calls that ask again (accountant.Memo; nil: nothing kept).
+func PlanPTR(memo *accountant.Memo, m ensemble.Mechanism, classes int, opts PTROptions) (PTRResult, error) {
 	g, err := ptrFamily(m, classes)
 	if err != nil {
 		return PTRResult{}, err
 	}
-	return ptrRule(g, classes, opts.Queries, opts)
+	r, err := ptrRule(memoIn(memo), g, classes, opts.Queries, opts)
+	if err != nil {
+		return r, err
+	}
+	r.planned = ptrPlanned{mech: g, classes: classes, budget: opts.Budget, abstain: opts.Abstain}
+	return r, nil
 }
 
 // ptrFamily returns the settings of the steps of m, of the GNMax family on
@@ -206,7 +211,7 @@ func ptrFamily(m ensemble.Mechanism, classes int) (ensemble.ConfidentGNMax, erro
 // the fallback composed, ε_2 = min over ptrGuaranteeOrders and λ of the
 // conversion of ρ_t(λ') + ρ_fb(λ') at δ_t, within the total's ε. The
 // total is the same with a fallback as without.
-func ptrFallback(r *PTRResult, m ensemble.ConfidentGNMax, deltaTest float64) error {
+func ptrFallback(mo *memo, r *PTRResult, m ensemble.ConfidentGNMax, deltaTest float64) error {
 	orders := ptrTestOrders(r.Order)
 	lower := ptrTestLower(r.Sigma, orders)
 	// eps2 returns ε_2 for q queries, +Inf where the proposal does not
@@ -219,7 +224,7 @@ func ptrFallback(r *PTRResult, m ensemble.ConfidentGNMax, deltaTest float64) err
 		if outward.MulUp(r.Order, slope) > r.Proposal {
 			return math.Inf(1), nil
 		}
-		return ptrLeastConversion(r.Sigma, r.Margin, orders, lower, deltaTest, slope)
+		return ptrLeastConversion(mo, r.Sigma, r.Margin, orders, lower, deltaTest, slope)
 	}
 	lo, hi := 0, r.Queries+1
 	for hi-lo > 1 {
@@ -244,7 +249,7 @@ func ptrFallback(r *PTRResult, m ensemble.ConfidentGNMax, deltaTest float64) err
 // conditions C5 and C6 fail there for m's σ2 and C, the first of
 // 1 + (λ - 1)·2^{-k/2} (k = 1, 2, ..., rounded down to a quarter) where
 // they hold.
-func ptrOrder(b accountant.Guarantee, m ensemble.ConfidentGNMax, classes int) (float64, error) {
+func ptrOrder(mo *memo, b accountant.Guarantee, m ensemble.ConfidentGNMax, classes int) (float64, error) {
 	lo, hi := 1e-12, 1e3 // ρ: RhoToDP's ε increases with it
 	for range 200 {
 		mid := math.Sqrt(lo * hi)
@@ -264,7 +269,7 @@ func ptrOrder(b accountant.Guarantee, m ensemble.ConfidentGNMax, classes int) (f
 	}
 	top := order - 1
 	for k := 1; ; k++ {
-		if smoothConditionsHold(m.Sigma2, classes, order, m.Noise) {
+		if smoothConditionsHold(mo, m.Sigma2, classes, order, m.Noise) {
 			return order, nil
 		}
 		if order = 1 + math.Floor(4*top*math.Pow(2, -float64(k)/2))/4; order <= 1 {
@@ -285,9 +290,9 @@ const ptrStandIn = 1.0 / 128
 // ptrSearchWidth) plus its margin z·σ·a, a the stand-in local sensitivity
 // per changed teacher, over σ in [1, 10^4] by golden-section search on
 // log σ (the first term falls in σ, the second grows).
-func ptrSigma(z, order, a float64) float64 {
+func ptrSigma(mo *memo, z, order, a float64) float64 {
 	obj := func(s float64) float64 {
-		r, err := ptrBitRDP(s, z, order, ptrSearchWidth)
+		r, err := ptrBitRDP(mo, s, z, order, ptrSearchWidth)
 		if err != nil {
 			return math.Inf(1)
 		}
@@ -313,10 +318,10 @@ func ptrSigma(z, order, a float64) float64 {
 
 // ptrPlan returns the plan of a PTR release of the first opts.Queries
 // queries of counts (every query when 0; what names them in errors) by
-// mech (ptrFamily, ptrRule) and the account of those queries at its order, whose test is
-// yet to be drawn. Without withTest the plan is newPTRRule's without the
-// test's guarantee, and without a fallback.
-func ptrPlan(counts [][]int, teachers, classes int, mech ensemble.Mechanism, opts PTROptions, what string, withTest bool) (PTRResult, *rdpAccount, error) {
+// mech (ptrFamily, ptrRule) and the account of those queries at its order
+// (ptrAccount), whose test is yet to be drawn. Without withTest the plan
+// is newPTRRule's without the test's guarantee, and without a fallback.
+func ptrPlan(mo *memo, counts [][]int, teachers, classes int, mech ensemble.Mechanism, opts PTROptions, what string, withTest bool) (PTRResult, *rdpAccount, error) {
 	m, err := ptrFamily(mech, classes)
 	if err != nil {
 		return PTRResult{}, nil, err
@@ -325,26 +330,46 @@ func ptrPlan(counts [][]int, teachers, classes int, mech ensemble.Mechanism, opt
 	if n == 0 {
 		n = len(counts)
 	}
-	if n > len(counts) {
-		return PTRResult{}, nil, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: n, Rule: fmt.Sprintf("must be at most the %d queries of the %s", len(counts), what)})
+	if err := ptrProposed(counts, n, what); err != nil {
+		return PTRResult{}, nil, err
 	}
 	var r PTRResult
 	if withTest {
-		r, err = ptrRule(m, classes, n, opts)
+		r, err = ptrRule(mo, m, classes, n, opts)
 	} else {
-		r, err = newPTRRule(m, classes, n, opts, false)
+		r, err = newPTRRule(mo, m, classes, n, opts, false)
 	}
 	if err != nil {
 		return r, nil, err
 	}
-	acct, err := newRDPAccount(m, teachers, classes, rdpOptions{Orders: []float64{r.Order}, Abstain: opts.Abstain})
+	acct, err := ptrAccount(mo, counts, n, teachers, classes, m, r.Order, opts.Abstain, what)
+	return r, acct, err
+}
+
+// ptrAccount returns the account, at the order of a plan, of the first n
+// queries of counts (what names them in errors) by m, whose test is yet
+// to be drawn.
+func ptrAccount(mo *memo, counts [][]int, n, teachers, classes int, m ensemble.ConfidentGNMax, order float64, abstain bool, what string) (*rdpAccount, error) {
+	if err := ptrProposed(counts, n, what); err != nil {
+		return nil, err
+	}
+	acct, err := newRDPAccount(m, teachers, classes, rdpOptions{Orders: []float64{order}, Abstain: abstain, memo: mo})
 	if err != nil {
-		return r, nil, err
+		return nil, err
 	}
 	for i, c := range counts[:n] {
 		if err := acct.add(c, answerUnknown); err != nil {
-			return r, nil, fmt.Errorf("query %d: %w", i+1, err)
+			return nil, fmt.Errorf("query %d: %w", i+1, err)
 		}
 	}
-	return r, acct, nil
+	return acct, nil
+}
+
+// ptrProposed reports whether counts (what names them) hold the n
+// queries proposed.
+func ptrProposed(counts [][]int, n int, what string) error {
+	if n > len(counts) {
+		return fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: n, Rule: fmt.Sprintf("must be at most the %d queries of the %s", len(counts), what)})
+	}
+	return nil
 }

@@ -20,8 +20,8 @@ import (
 // of the private data, and so is a proposal chosen from it. Without
 // withTest the plan is ptrPlan's without the test's guarantee (the
 // probability is the same).
-func ptrPassProbability(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions, withTest bool) (PTRResult, float64, error) {
-	r, acct, err := ptrPlan(proxy, teachers, classes, m, opts, "proxy votes", withTest)
+func ptrPassProbability(ctx context.Context, mo *memo, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions, withTest bool) (PTRResult, float64, error) {
+	r, acct, err := ptrPlan(mo, proxy, teachers, classes, m, opts, "proxy votes", withTest)
 	if err != nil {
 		return r, 0, err
 	}
@@ -42,19 +42,21 @@ func ptrPassProbability(ctx context.Context, proxy [][]int, teachers, classes in
 // private training data (synthetic, or of teachers trained on public
 // data; not the same teachers' votes on other queries): on votes that do,
 // it is a function of the private data, and so is a proposal chosen from
-// it.
-func PTRQueries(ctx context.Context, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions, pass float64) (PTRResult, float64, error) {
+// it. memo keeps what the search computes for the calls that ask again
+// (accountant.Memo; nil: the search's own, forgotten when it returns).
+func PTRQueries(ctx context.Context, memo *accountant.Memo, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions, pass float64) (PTRResult, float64, error) {
 	if !(pass > 0 && pass < 1) {
 		return PTRResult{}, 0, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "pass probability", Value: pass, Rule: "must be in (0, 1)"})
 	}
 	// The search's plans need no test guarantee (ptrPassProbability
 	// without it); the plan returned is ptrRule's, with it.
+	mo := memoIn(memo)
 	lo, hi, plo := 0, len(proxy)+1, 0.0
 	for hi-lo > 1 {
 		mid := lo + (hi-lo)/2
 		o := opts
 		o.Queries = mid
-		_, p, err := ptrPassProbability(ctx, proxy, teachers, classes, m, o, false)
+		_, p, err := ptrPassProbability(ctx, mo, proxy, teachers, classes, m, o, false)
 		if err != nil {
 			return PTRResult{}, 0, err
 		}
@@ -73,9 +75,10 @@ func PTRQueries(ctx context.Context, proxy [][]int, teachers, classes int, m ens
 	}
 	o := opts
 	o.Queries = lo
-	best, err := ptrRule(g, classes, lo, o)
+	best, err := ptrRule(mo, g, classes, lo, o)
 	if err != nil {
 		return PTRResult{}, 0, err
 	}
+	best.planned = ptrPlanned{mech: g, classes: classes, budget: opts.Budget, abstain: opts.Abstain}
 	return best, plo, nil
 }

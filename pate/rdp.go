@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/outward"
@@ -179,8 +178,8 @@ func castVotes(counts []int) int {
 // The cap 1 - 1/C holds for both: the plurality is the likeliest output.
 // The result is -Inf only when no class but i* exists, which C >= 2 rules
 // out, so it is always finite.
-func gnmaxLogQ(counts []int, top int, sigma float64, noise noisymax.Noise) float64 {
-	terms := classTermsOf(sigma, noise, counts[top]+1)
+func gnmaxLogQ(mo *memo, counts []int, top int, sigma float64, noise noisymax.Noise) float64 {
+	terms := classTermsOf(mo, sigma, noise, counts[top]+1)
 	ts := make([]float64, 0, len(counts)-1)
 	last, term := -1, 0.0 // a run of equal counts (sorted histograms) has one term
 	for i, n := range counts {
@@ -228,9 +227,8 @@ type classTermsKey struct {
 	noise noisymax.Noise
 }
 
-// classTermsKept holds the terms made in this process, at most 2^20 of
-// them (8 MiB).
-var classTermsKept = kept[classTermsKey, *classTerms]{limit: 1 << 20}
+// maxKeptClassTerms bounds the terms a memo keeps: 2^20 of them (8 MiB).
+const maxKeptClassTerms = 1 << 20
 
 // maxClassTerms bounds the gaps classTermsOf tabulates: the teachers of
 // PATE's experiments, and of most ensembles, are far fewer.
@@ -239,10 +237,10 @@ const maxClassTerms = 1 << 14
 // classTermsOf returns the terms for σ and noise, tabulated at the gaps
 // 0..n-1 at least (to maxClassTerms); at a larger gap, at computes its
 // term.
-func classTermsOf(sigma float64, noise noisymax.Noise, n int) *classTerms {
+func classTermsOf(mo *memo, sigma float64, noise noisymax.Noise, n int) *classTerms {
 	key := classTermsKey{math.Float64bits(sigma), noise}
 	n = min(n, maxClassTerms)
-	t, ok := classTermsKept.get(key)
+	t, ok := mo.classTerms.get(key)
 	if ok && len(t.up) >= n {
 		return t
 	}
@@ -257,7 +255,7 @@ func classTermsOf(sigma float64, noise noisymax.Noise, n int) *classTerms {
 	if noise == noisymax.DiscreteNoise {
 		t.logExcess = outward.LibUp(math.Log(discreteGNMaxExcess(sigma)))
 	}
-	classTermsKept.put(key, t, size)
+	mo.classTerms.put(key, t, size)
 	return t
 }
 
@@ -301,8 +299,8 @@ func classLogQUp(gap int, sigma float64, noise noisymax.Noise) float64 {
 // abstentions a vote removed from, or added to, a class is likewise tried
 // once per count: a removal from the plurality can raise q̃ above every
 // move (two classes: (5, 4) to (4, 4), a tie no move reaches).
-func gnmaxNeighbourLogQ(counts []int, sigma float64, noise noisymax.Noise, rel neighbours) float64 {
-	l := gnmaxLogQ(counts, argmax(counts), sigma, noise)
+func gnmaxNeighbourLogQ(mo *memo, counts []int, sigma float64, noise noisymax.Noise, rel neighbours) float64 {
+	l := gnmaxLogQ(mo, counts, argmax(counts), sigma, noise)
 	var values []int          // the distinct counts, in order of first class
 	first := map[int][2]int{} // per count, its first two classes (-1: none)
 	for i, n := range counts {
@@ -315,7 +313,7 @@ func gnmaxNeighbourLogQ(counts []int, sigma float64, noise noisymax.Noise, rel n
 		}
 	}
 	y := slices.Clone(counts)
-	at := func() { l = math.Max(l, gnmaxLogQ(y, argmax(y), sigma, noise)) }
+	at := func() { l = math.Max(l, gnmaxLogQ(mo, y, argmax(y), sigma, noise)) }
 	for _, na := range values {
 		if na == 0 {
 			continue
@@ -530,22 +528,14 @@ type curve struct {
 // the same noise makes the same curve at each of its orders again (a
 // plan's search, account pate after a release). A curve is never changed
 // once made.
-func newCurve(c outward.Interval, order float64) *curve {
+func newCurve(mo *memo, c outward.Interval, order float64) *curve {
 	key := curveKey{c, order}
-	curves.Lock()
-	k, ok := curves.made[key]
-	curves.Unlock()
-	if ok {
+	if k, ok := mo.curves.get(key); ok {
 		return k
 	}
-	k = &curve{c: c, order: order, ind: c.Mul(outward.Exact(order))}
+	k := &curve{c: c, order: order, ind: c.Mul(outward.Exact(order))}
 	k.logq0 = k.crossing()
-	curves.Lock()
-	defer curves.Unlock()
-	if curves.made == nil || len(curves.made) >= maxCurves {
-		curves.made = map[curveKey]*curve{}
-	}
-	curves.made[key] = k
+	mo.curves.put(key, k, 1)
 	return k
 }
 
@@ -555,15 +545,9 @@ type curveKey struct {
 	order float64
 }
 
-// maxCurves bounds the curves kept (a hundred orders for each of a
-// hundred noise levels); beyond it they are made again.
+// maxCurves bounds the curves a memo keeps (a hundred orders for each of
+// a hundred noise levels); beyond it they are made again.
 const maxCurves = 1 << 14
-
-// curves are the curves made, by slope and order.
-var curves struct {
-	sync.Mutex
-	made map[curveKey]*curve
-}
 
 // theorem6 returns the PATE paper's Theorem 6 bound at order λ for
 // q̃ = e^L with μ2 = sqrt(-L/c), μ1 = μ2 + 1 and ε_i = c·μ_i (upper ends

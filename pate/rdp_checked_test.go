@@ -19,7 +19,7 @@ func checkedGNMaxLogQ(counts []int, sigma float64, noise noisymax.Noise) (float6
 	if err != nil {
 		return 0, err
 	}
-	return gnmaxLogQ(counts, top, sigma, noise), nil
+	return gnmaxLogQ(testMemo, counts, top, sigma, noise), nil
 }
 
 // checkedGNMaxNeighbourLogQ is gnmaxNeighbourLogQ with its arguments
@@ -31,7 +31,7 @@ func checkedGNMaxNeighbourLogQ(counts []int, sigma float64, noise noisymax.Noise
 	if s := castVotes(counts); s > rel.teachers || (!rel.abstain && s != rel.teachers) {
 		return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: "votes", Value: float64(s), Rule: countsRule(rel)})
 	}
-	return gnmaxNeighbourLogQ(counts, sigma, noise, rel), nil
+	return gnmaxNeighbourLogQ(testMemo, counts, sigma, noise, rel), nil
 }
 
 // checkGNMaxCounts checks the arguments of checkedGNMaxLogQ and returns the first
@@ -106,7 +106,7 @@ func gnmaxRDPIndependent(sigma, order float64) (float64, error) {
 	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
 	}
-	return newCurve(gnmaxSlope(sigma), order).ind.Hi, nil
+	return newCurve(testMemo, gnmaxSlope(sigma), order).ind.Hi, nil
 }
 
 // thresholdRDPIndependent returns the threshold step's data-independent
@@ -118,7 +118,7 @@ func thresholdRDPIndependent(sigma1, order float64) (float64, error) {
 	if err := param.Alpha(order); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)
 	}
-	return newCurve(thresholdSlope(sigma1), order).ind.Hi, nil
+	return newCurve(testMemo, thresholdSlope(sigma1), order).ind.Hi, nil
 }
 
 // gnmaxRDP returns GNMax's data-dependent Rényi DP at order λ with
@@ -127,7 +127,7 @@ func gnmaxRDP(logq, sigma, order float64) (float64, error) {
 	if err := checkRDPArgs(logq, sigma, order); err != nil {
 		return 0, fmt.Errorf("GNMax RDP: %w", err)
 	}
-	return newCurve(gnmaxSlope(sigma), order).at(logq).Hi, nil
+	return newCurve(testMemo, gnmaxSlope(sigma), order).at(logq).Hi, nil
 }
 
 // thresholdRDP returns the threshold step's data-dependent Rényi DP at
@@ -136,7 +136,7 @@ func thresholdRDP(logq, sigma1, order float64) (float64, error) {
 	if err := checkRDPArgs(logq, sigma1, order); err != nil {
 		return 0, fmt.Errorf("threshold RDP: %w", err)
 	}
-	return newCurve(thresholdSlope(sigma1), order).at(logq).Hi, nil
+	return newCurve(testMemo, thresholdSlope(sigma1), order).at(logq).Hi, nil
 }
 
 func checkRDPArgs(logq, sigma, order float64) error {

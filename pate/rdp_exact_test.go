@@ -226,8 +226,8 @@ func gnmaxDirections(t *testing.T, x []int, sigma, order float64, rel neighbours
 // paper's one-sided value and darrm's default, both directions, over the
 // neighbours of x in rel.
 func gnmaxBounds(x []int, sigma, order float64, rel neighbours) (oneSided, both float64) {
-	k := newCurve(gnmaxSlope(sigma), order)
-	return k.at(gnmaxLogQ(x, argmax(x), sigma, noisymax.DiscreteNoise)).Hi, k.at(gnmaxNeighbourLogQ(x, sigma, noisymax.DiscreteNoise, rel)).Hi
+	k := newCurve(testMemo, gnmaxSlope(sigma), order)
+	return k.at(gnmaxLogQ(testMemo, x, argmax(x), sigma, noisymax.DiscreteNoise)).Hi, k.at(gnmaxNeighbourLogQ(testMemo, x, sigma, noisymax.DiscreteNoise, rel)).Hi
 }
 
 // The examples of the PATE paper's one-sided bound failing in the other
@@ -347,7 +347,7 @@ func TestThresholdBothDirections(t *testing.T) {
 			oneTab, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, rel, c, OneSided)
 			bothTab, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, rel, c, BothDirections)
 			movesTab, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, moves, c, BothDirections)
-			cv := newCurve(thresholdSlope(sigma), order)
+			cv := newCurve(testMemo, thresholdSlope(sigma), order)
 			one, both, onlyMoves := cv.at(oneTab[v]).Hi, cv.at(bothTab[v]).Hi, cv.at(movesTab[v]).Hi
 			if l, err := thresholdNeighbourLogQ(v, rel, c, thr, sigma, noisymax.DiscreteNoise); err != nil || l != bothTab[v] {
 				t.Fatalf("thresholdNeighbourLogQ %v, %v; table %v", l, err, bothTab[v])
@@ -459,7 +459,7 @@ func TestPATEAccountBothDirections(t *testing.T) {
 		revLo, rev := renyi(q, p, c.order)
 		charged := map[Directions]float64{}
 		for _, dir := range []Directions{BothDirections, OneSided} {
-			a, err := newRDPAccount(c.m, rel.teachers, len(c.counts), rdpOptions{Orders: []float64{c.order}, Directions: dir, Abstain: rel.abstain})
+			a, err := newRDPAccount(c.m, rel.teachers, len(c.counts), rdpOptions{memo: testMemo, Orders: []float64{c.order}, Directions: dir, Abstain: rel.abstain})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -474,7 +474,7 @@ func TestPATEAccountBothDirections(t *testing.T) {
 				t.Errorf("%s %v: result %v, %v; charged %v", c.name, dir, r.Directions, r.RDPDependent, charged[dir])
 			}
 		}
-		def, err := newRDPAccount(c.m, rel.teachers, len(c.counts), rdpOptions{Orders: []float64{c.order}, Abstain: rel.abstain})
+		def, err := newRDPAccount(c.m, rel.teachers, len(c.counts), rdpOptions{memo: testMemo, Orders: []float64{c.order}, Abstain: rel.abstain})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -528,7 +528,7 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 					continue
 				}
 				account := func(h []int) *rdpAccount {
-					a, err := newRDPAccount(c.m, k, classes, rdpOptions{Orders: []float64{order}, Directions: dir, Abstain: rel.abstain})
+					a, err := newRDPAccount(c.m, k, classes, rdpOptions{memo: testMemo, Orders: []float64{order}, Directions: dir, Abstain: rel.abstain})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -572,7 +572,7 @@ func TestThresholdLocalSensitivityNeedsAbstentions(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 1, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}
 	rel := neighbours{abstain: true, teachers: k}
 	logq, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, rel, classes, OneSided)
-	beta := newThresholdLS(m.Sigma1, order, logq, 0).beta
+	beta := newThresholdLS(testMemo, m.Sigma1, order, logq, 0).beta
 	trueLS := make([]float64, k+1) // by largest count: its neighbours' are within one
 	for _, h := range relHistograms(rel, classes) {
 		v := slices.Max(h)
@@ -583,7 +583,7 @@ func TestThresholdLocalSensitivityNeedsAbstentions(t *testing.T) {
 	}
 	under := 0
 	for _, lo := range []int{0, leastMaxCount(k, classes)} {
-		th := newThresholdLS(m.Sigma1, order, logq, lo)
+		th := newThresholdLS(testMemo, m.Sigma1, order, logq, lo)
 		for x := 0; x <= k; x++ {
 			a := th.distances(x)
 			for v, ls := range trueLS {

@@ -28,7 +28,7 @@ func TestPATEReferenceGNMaxLocalSensitivity(t *testing.T) {
 		{[]int{1000, 500, 300, 200, 0}, 2000, 250, 10, append(append(rep(0, 298), 2.77693450548e-7, 2.10853979548e-6), rep(2.73113623988e-6, 1700)...)},
 	}
 	for _, c := range cases {
-		g := newGNMaxLS(c.sigma, c.order, len(c.counts), noisymax.ContinuousNoise)
+		g := newGNMaxLS(testMemo, c.sigma, c.order, len(c.counts), noisymax.ContinuousNoise)
 		got := g.distances(c.counts, neighbours{teachers: c.teachers})
 		for d, w := range c.want {
 			if !closeTo(got[d], w, 1e-6, 1e-14) {
@@ -74,7 +74,7 @@ func TestPATEReferenceThresholdLocalSensitivity(t *testing.T) {
 	for _, c := range cases {
 		m := ensemble.ConfidentGNMax{Threshold: c.t, Sigma1: 2, Sigma2: 1, Noise: noisymax.ContinuousNoise}
 		logq, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, neighbours{teachers: teachers}, 3, OneSided)
-		th := newThresholdLS(m.Sigma1, 10, logq, 0)
+		th := newThresholdLS(testMemo, m.Sigma1, 10, logq, 0)
 		for d, w := range c.want {
 			got := 0.0
 			for _, v := range []int{top - d, top + d} {
@@ -94,7 +94,7 @@ func TestPATEReferenceConditions(t *testing.T) {
 		sigma  float64
 		c5, c6 bool
 	}{{20, true, false}, {30, true, true}} {
-		c5, c6 := smoothConditions(c.sigma, 10, 25, noisymax.ContinuousNoise)
+		c5, c6 := smoothConditions(testMemo, c.sigma, 10, 25, noisymax.ContinuousNoise)
 		if c5 != c.c5 || c6 != c.c6 {
 			t.Errorf("sigma %v: C5, C6 = %v, %v, want %v, %v", c.sigma, c5, c6, c.c5, c.c6)
 		}

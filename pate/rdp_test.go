@@ -42,7 +42,7 @@ func TestTheorem6AgainstBig(t *testing.T) {
 		sigma := math.Exp(r.Float64()*5 - 0.5) // 0.6 .. 90
 		order := 1 + math.Exp(r.Float64()*6-2)
 		L := -math.Exp(r.Float64() * 8) // q from e^-1 down to e^-3000
-		k := newCurve(gnmaxSlope(sigma), order)
+		k := newCurve(testMemo, gnmaxSlope(sigma), order)
 		b, ok := k.theorem6(L)
 		if !ok {
 			continue
@@ -234,9 +234,9 @@ func TestQMovesHoldAtTies(t *testing.T) {
 			m := newQMoves(sigma, classes, noisymax.DiscreteNoise)
 			for _, rel := range relations(10) {
 				for _, h := range relHistograms(rel, classes) {
-					up, down := m.both(gnmaxLogQ(h, argmax(h), sigma, noisymax.DiscreteNoise))
+					up, down := m.both(gnmaxLogQ(testMemo, h, argmax(h), sigma, noisymax.DiscreteNoise))
 					for _, y := range relNeighbours(rel, h) {
-						if l := gnmaxLogQ(y, argmax(y), sigma, noisymax.DiscreteNoise); l > up || l < down {
+						if l := gnmaxLogQ(testMemo, y, argmax(y), sigma, noisymax.DiscreteNoise); l > up || l < down {
 							t.Errorf("sigma %v, abstain %v: log q̃ at %v is %v, outside [%v, %v] from %v", sigma, rel.abstain, y, l, down, up, h)
 						}
 					}
@@ -496,10 +496,10 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 		{12, 3, 1, 2, noisymax.ContinuousNoise}, {12, 3, 1, 2, noisymax.DiscreteNoise}, {14, 3, 1.5, 2, noisymax.ContinuousNoise},
 		{10, 4, 0.8, 1.5, noisymax.DiscreteNoise}, {16, 2, 1.2, 2, noisymax.ContinuousNoise}, {12, 4, 1, 2, noisymax.DiscreteNoise},
 	} {
-		if c5, c6 := smoothConditions(c.sigma, c.classes, c.order, c.noise); !c5 || !c6 {
+		if c5, c6 := smoothConditions(testMemo, c.sigma, c.classes, c.order, c.noise); !c5 || !c6 {
 			t.Fatalf("%+v: conditions C5 %v C6 %v", c, c5, c6)
 		}
-		g := newGNMaxLS(c.sigma, c.order, c.classes, c.noise)
+		g := newGNMaxLS(testMemo, c.sigma, c.order, c.classes, c.noise)
 		for ri, rel := range relations(c.k) {
 			if testing.Short() && ri != ci%2 {
 				// Under -short each case in one relation, alternating
@@ -512,9 +512,9 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 			for _, dir := range []Directions{OneSided, BothDirections} {
 				beta := make([]float64, len(hs))
 				for i, h := range hs {
-					lq := gnmaxLogQ(h, argmax(h), c.sigma, c.noise)
+					lq := gnmaxLogQ(testMemo, h, argmax(h), c.sigma, c.noise)
 					if dir == BothDirections {
-						lq = gnmaxNeighbourLogQ(h, c.sigma, c.noise, rel)
+						lq = gnmaxNeighbourLogQ(testMemo, h, c.sigma, c.noise, rel)
 					}
 					beta[i] = g.k.at(lq).Hi
 				}
@@ -551,9 +551,9 @@ func TestLocalSensitivityBruteForce(t *testing.T) {
 // beyond) the walk ends and A(d) is the plateau.
 func TestLocalSensitivityAbstainWalk(t *testing.T) {
 	const sigma = 2.0
-	g := newGNMaxLS(sigma, 5, 3, noisymax.ContinuousNoise)
+	g := newGNMaxLS(testMemo, sigma, 5, 3, noisymax.ContinuousNoise)
 	x := []int{4, 0, 0}
-	if l := gnmaxLogQ(x, 0, sigma, noisymax.ContinuousNoise); !(l > g.k.logq0) {
+	if l := gnmaxLogQ(testMemo, x, 0, sigma, noisymax.ContinuousNoise); !(l > g.k.logq0) {
 		t.Fatalf("%v: log q̃ %v not above log q0 %v: the walk lowers nothing", x, l, g.k.logq0)
 	}
 	a := g.distances(x, neighbours{abstain: true, teachers: 12})
@@ -562,7 +562,7 @@ func TestLocalSensitivityAbstainWalk(t *testing.T) {
 		t.Errorf("A(2) = %v with abstentions, A(1) = %v without; the plateau %v", a[2], moves[1], g.plateau)
 	}
 	for d := 1; d <= 2; d++ {
-		want := math.Max(a[d-1], g.lsAt(gnmaxLogQ([]int{4 + d, 0, 0}, 0, sigma, noisymax.ContinuousNoise)))
+		want := math.Max(a[d-1], g.lsAt(gnmaxLogQ(testMemo, []int{4 + d, 0, 0}, 0, sigma, noisymax.ContinuousNoise)))
 		if a[d] != want {
 			t.Errorf("A(%d) = %v, want the local sensitivity at (%d, 0, 0), %v", d, a[d], 4+d, want)
 		}
@@ -588,7 +588,7 @@ func TestTheorem6NonDecreasingBelowQ(t *testing.T) {
 		sigma := math.Exp(r.Float64()*5 - 0.5)
 		order := 1 + math.Exp(r.Float64()*6-2)
 		L := -math.Exp(r.Float64() * 8)
-		if _, ok := newCurve(gnmaxSlope(sigma), order).theorem6(L); !ok {
+		if _, ok := newCurve(testMemo, gnmaxSlope(sigma), order).theorem6(L); !ok {
 			continue
 		}
 		checked++
@@ -644,14 +644,14 @@ func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
 		sigma := 0.5 + 4*r.Float64()
 		for _, rel := range []neighbours{{teachers: sum(h)}, {abstain: true, teachers: sum(h) + r.IntN(3)}} {
 			for _, noise := range []noisymax.Noise{noisymax.DiscreteNoise, noisymax.ContinuousNoise} {
-				want := gnmaxLogQ(h, argmax(h), sigma, noise)
+				want := gnmaxLogQ(testMemo, h, argmax(h), sigma, noise)
 				for _, y := range relNeighbours(rel, h) {
-					want = math.Max(want, gnmaxLogQ(y, argmax(y), sigma, noise))
+					want = math.Max(want, gnmaxLogQ(testMemo, y, argmax(y), sigma, noise))
 				}
-				if got := gnmaxNeighbourLogQ(h, sigma, noise, rel); got != want {
+				if got := gnmaxNeighbourLogQ(testMemo, h, sigma, noise, rel); got != want {
 					t.Fatalf("%v, %+v, sigma %v, %v: %v, every neighbour gives %v", h, rel, sigma, noise, got, want)
 				}
-				if rel.abstain && gnmaxNeighbourLogQ(h, sigma, noise, neighbours{teachers: sum(h)}) < want {
+				if rel.abstain && gnmaxNeighbourLogQ(testMemo, h, sigma, noise, neighbours{teachers: sum(h)}) < want {
 					beyondMoves++
 				}
 			}
@@ -659,7 +659,7 @@ func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
 	}
 	for _, noise := range []noisymax.Noise{noisymax.DiscreteNoise, noisymax.ContinuousNoise} {
 		h := []int{5, 4}
-		if moves, all := gnmaxNeighbourLogQ(h, 1, noise, neighbours{teachers: 9}), gnmaxNeighbourLogQ(h, 1, noise, neighbours{abstain: true, teachers: 9}); !(all > moves) {
+		if moves, all := gnmaxNeighbourLogQ(testMemo, h, 1, noise, neighbours{teachers: 9}), gnmaxNeighbourLogQ(testMemo, h, 1, noise, neighbours{abstain: true, teachers: 9}); !(all > moves) {
 			t.Errorf("%v %v: log Q̃ with abstentions %v, without %v: the removal to (4, 4) is not counted", h, noise, all, moves)
 		}
 	}
@@ -695,7 +695,7 @@ func TestThresholdBound(t *testing.T) {
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &pe) || pe.Name != "threshold" || pe.Value != tc.m.Threshold)) {
 			t.Errorf("threshold %v, sigma1 %v: %v", tc.m.Threshold, tc.m.Sigma1, err)
 		}
-		if _, err := newRDPAccount(tc.m, 250, 10, rdpOptions{}); tc.ok != (err == nil) {
+		if _, err := newRDPAccount(tc.m, 250, 10, rdpOptions{memo: testMemo}); tc.ok != (err == nil) {
 			t.Errorf("account at threshold %v: %v", tc.m.Threshold, err)
 		}
 	}
@@ -728,7 +728,7 @@ func TestAddFlushesInOrder(t *testing.T) {
 		{"a release", []answer{answerGiven, answerWithheld, answerGiven}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{Orders: orders})
+			a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{memo: testMemo, Orders: orders})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -765,7 +765,7 @@ func TestAddFlushesInOrder(t *testing.T) {
 // hundreds of thousands of queries, returns its context's error once the
 // context is done, not a sensitivity of the queries it reached.
 func TestLocalSensitivityCancelled(t *testing.T) {
-	a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{})
+	a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
@@ -163,10 +162,11 @@ type gnmaxLS struct {
 	plateau float64
 	sigma   float64
 	noise   noisymax.Noise
+	mo      *memo // what its bounds keep
 }
 
-func newGNMaxLS(sigma, order float64, classes int, noise noisymax.Noise) *gnmaxLS {
-	g := &gnmaxLS{k: newCurve(gnmaxSlope(sigma), order), moves: newQMoves(sigma, classes, noise), sigma: sigma, noise: noise}
+func newGNMaxLS(mo *memo, sigma, order float64, classes int, noise noisymax.Noise) *gnmaxLS {
+	g := &gnmaxLS{k: newCurve(mo, gnmaxSlope(sigma), order), moves: newQMoves(sigma, classes, noise), sigma: sigma, noise: noise, mo: mo}
 	if math.IsInf(g.k.logq0, -1) {
 		g.logq1 = math.Inf(-1)
 		g.plateau = 0
@@ -213,7 +213,7 @@ func (g *gnmaxLS) distances(counts []int, rel neighbours) []float64 {
 	v := slices.Clone(counts)
 	slices.SortFunc(v, func(a, b int) int { return b - a })
 	cast := castVotes(v)
-	L := gnmaxLogQ(v, 0, g.sigma, g.noise)
+	L := gnmaxLogQ(g.mo, v, 0, g.sigma, g.noise)
 	if L >= g.logq1 && L <= g.k.logq0 {
 		return res
 	}
@@ -237,7 +237,7 @@ walk:
 				break walk
 			}
 			slices.SortFunc(v, func(a, b int) int { return b - a })
-			L = gnmaxLogQ(v, 0, g.sigma, g.noise)
+			L = gnmaxLogQ(g.mo, v, 0, g.sigma, g.noise)
 		}
 		if L >= g.logq1 && L <= g.k.logq0 || (right && L > g.k.logq0) || (!right && L < g.logq1) {
 			break // the plateau from here on
@@ -260,8 +260,8 @@ type thresholdLS struct {
 // newThresholdLS tabulates β at one order from the threshold step's log q̃
 // at each largest count 0..K, as the account charges it, for the
 // threshold step's noise of deviation sigma1.
-func newThresholdLS(sigma1, order float64, logq []float64, lo int) *thresholdLS {
-	k := newCurve(thresholdSlope(sigma1), order)
+func newThresholdLS(mo *memo, sigma1, order float64, logq []float64, lo int) *thresholdLS {
+	k := newCurve(mo, thresholdSlope(sigma1), order)
 	t := &thresholdLS{beta: make([]outward.Interval, len(logq)), lo: lo}
 	for v, L := range logq {
 		t.beta[v] = k.at(L)
@@ -321,14 +321,14 @@ func (a *rdpAccount) localSensitivity(ctx context.Context, order float64) ([]flo
 	if err := param.Alpha(order); err != nil {
 		return nil, fmt.Errorf("PATE smooth sensitivity: %w", err)
 	}
-	if c5, c6 := smoothConditions(a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
+	if c5, c6 := smoothConditions(a.mo, a.mech.Sigma2, a.classes, order, a.mech.Noise); !c5 || !c6 {
 		return nil, fmt.Errorf("PATE smooth sensitivity: conditions C5 = %v, C6 = %v at sigma2 = %v, C = %d, order %v: the analysis does not apply (pick another order or more noise)",
 			c5, c6, a.mech.Sigma2, a.classes, order)
 	}
-	g := newGNMaxLS(a.mech.Sigma2, order, a.classes, a.mech.Noise)
+	g := newGNMaxLS(a.mo, a.mech.Sigma2, order, a.classes, a.mech.Noise)
 	m := lsModel{g: g, weight: a.thP, ind: g.k.ind.Hi, scale: 1, pad: 1e-15}
 	if a.mech.Confident() {
-		m.th = newThresholdLS(a.mech.Sigma1, order, a.thLogQ, a.neighbours().leastMax(a.classes))
+		m.th = newThresholdLS(a.mo, a.mech.Sigma1, order, a.thLogQ, a.neighbours().leastMax(a.classes))
 	}
 	return a.sumLocalSensitivity(ctx, m)
 }
@@ -454,8 +454,8 @@ func (a *rdpAccount) addLocalSensitivity(total []float64, i int, m lsModel) {
 // rounding of β). The conditions do not depend on the votes; each set of
 // arguments is checked once per process. A noise other than noisymax.DiscreteNoise
 // or noisymax.ContinuousNoise (noisymax.UnsetNoise) establishes neither condition.
-func smoothConditions(sigma float64, classes int, order float64, noise noisymax.Noise) (c5, c6 bool) {
-	c := conditionsOf(sigma, classes, order, noise, true)
+func smoothConditions(mo *memo, sigma float64, classes int, order float64, noise noisymax.Noise) (c5, c6 bool) {
+	c := conditionsOf(mo, sigma, classes, order, noise, true)
 	return c.c5, c.c6
 }
 
@@ -463,8 +463,8 @@ func smoothConditions(sigma float64, classes int, order float64, noise noisymax.
 // (smoothConditions), without checking C5 where C6's first points show
 // that C6 fails: the rules that try orders until both hold (ruleOrder,
 // ptrOrder) need no more of the orders they pass over.
-func smoothConditionsHold(sigma float64, classes int, order float64, noise noisymax.Noise) bool {
-	c := conditionsOf(sigma, classes, order, noise, false)
+func smoothConditionsHold(mo *memo, sigma float64, classes int, order float64, noise noisymax.Noise) bool {
+	c := conditionsOf(mo, sigma, classes, order, noise, false)
 	return c.c5 && c.c6
 }
 
@@ -473,26 +473,24 @@ func smoothConditionsHold(sigma float64, classes int, order float64, noise noisy
 type conditions struct{ c5, c6, failsC6 bool }
 
 // conditionsOf returns the conditions at the arguments, C5 checked unless
-// withC5 is false and C6 fails, as found before in this process where
-// they were.
-func conditionsOf(sigma float64, classes int, order float64, noise noisymax.Noise, withC5 bool) conditions {
+// withC5 is false and C6 fails, as mo keeps them where they were found
+// before.
+func conditionsOf(mo *memo, sigma float64, classes int, order float64, noise noisymax.Noise, withC5 bool) conditions {
 	if noise != noisymax.DiscreteNoise && noise != noisymax.ContinuousNoise {
 		return conditions{}
 	}
 	key := conditionsKey{sigma, order, classes, noise}
-	if v, ok := conditionsSeen.Load(key); ok {
-		if c := v.(conditions); !c.failsC6 || !withC5 {
-			return c
-		}
+	if c, ok := mo.conditions.get(key); ok && (!c.failsC6 || !withC5) {
+		return c
 	}
-	c := checkSmoothConditions(sigma, classes, order, noise, withC5)
-	conditionsSeen.Store(key, c)
+	c := checkSmoothConditions(mo, sigma, classes, order, noise, withC5)
+	mo.conditions.put(key, c, 1)
 	return c
 }
 
 // checkSmoothConditions is conditionsOf, computed.
-func checkSmoothConditions(sigma float64, classes int, order float64, noise noisymax.Noise, withC5 bool) conditions {
-	k := newCurve(gnmaxSlope(sigma), order)
+func checkSmoothConditions(mo *memo, sigma float64, classes int, order float64, noise noisymax.Noise, withC5 bool) conditions {
+	k := newCurve(mo, gnmaxSlope(sigma), order)
 	if math.IsInf(k.logq0, -1) {
 		return conditions{c5: true, c6: true} // β is constant
 	}
@@ -559,16 +557,17 @@ func checkSmoothConditions(sigma float64, classes int, order float64, noise nois
 	return conditions{c5: true, c6: !drops(c6At, every)}
 }
 
-// conditionsKey and conditionsSeen memoise conditionsOf (smoothConditions,
-// smoothConditionsHold), a pure function of its arguments that costs tens
-// of milliseconds; a C5 left unchecked is checked when asked for.
+// conditionsKey is what a memo keeps conditionsOf's answers by
+// (smoothConditions, smoothConditionsHold), a pure function of its
+// arguments that costs tens of milliseconds; a C5 left unchecked is
+// checked when asked for. maxConditions bounds the answers kept.
 type conditionsKey struct {
 	sigma, order float64
 	classes      int
 	noise        noisymax.Noise
 }
 
-var conditionsSeen sync.Map // conditionsKey -> conditions
+const maxConditions = 1 << 12
 
 // evalMargin is the margin, relative to the data-independent total at the
 // same order, that a GNSS release adds to the smooth sensitivity for the

@@ -61,13 +61,13 @@ const (
 //
 // The released ε is then a function of the release's outputs and of
 // parameters fixed before the votes were seen: publishable.
-func (p SmoothParams) withDataFree(indep orderEps, sigma2 float64, noise noisymax.Noise, classes int) (SmoothParams, error) {
+func (p SmoothParams) withDataFree(mo *memo, indep orderEps, sigma2 float64, noise noisymax.Noise, classes int) (SmoothParams, error) {
 	slope, err := independentSlope(indep)
 	if err != nil {
 		return p, err
 	}
 	if p.Order == 0 {
-		if p.Order, err = ruleOrder(indep.Order, sigma2, noise, classes); err != nil {
+		if p.Order, err = ruleOrder(mo, indep.Order, sigma2, noise, classes); err != nil {
 			return p, err
 		}
 	}
@@ -91,11 +91,11 @@ func independentSlope(indep orderEps) (float64, error) {
 
 // ruleOrder is withDataFree's order for the data-independent optimum
 // independent, GNMax's noise of deviation sigma2 on C classes.
-func ruleOrder(independent, sigma2 float64, noise noisymax.Noise, classes int) (float64, error) {
+func ruleOrder(mo *memo, independent, sigma2 float64, noise noisymax.Noise, classes int) (float64, error) {
 	top := ruleOrderFactor * (independent - 1)
 	order := 1 + top
 	for k := 1; ; k++ {
-		if smoothConditionsHold(sigma2, classes, order, noise) {
+		if smoothConditionsHold(mo, sigma2, classes, order, noise) {
 			return order, nil
 		}
 		if order = 1 + math.Floor(4*top*math.Pow(2, -float64(k)/2))/4; order <= 1 {
@@ -182,7 +182,7 @@ func prepareSmooth(ctx context.Context, acct *rdpAccount, res bounds, p SmoothPa
 	case p.FromVotes && s.Order == 0:
 		s.Order = res.Dependent.Order
 	case !p.FromVotes:
-		q, err := p.withDataFree(res.Independent, acct.mech.Sigma2, acct.mech.Noise, res.Classes)
+		q, err := p.withDataFree(acct.mo, res.Independent, acct.mech.Sigma2, acct.mech.Noise, res.Classes)
 		if err != nil {
 			s.Error = err.Error()
 			return s, nil

@@ -30,7 +30,7 @@ func TestDataFreeSmooth(t *testing.T) {
 		// quarter, first holds at k = 2.
 		{4, 67.5, 34.25},
 	} {
-		p, err := SmoothParams{}.withDataFree(orderEps{Order: tc.independent, RDP: slope * tc.independent}, m.Sigma2, m.Noise, tc.classes)
+		p, err := SmoothParams{}.withDataFree(testMemo, orderEps{Order: tc.independent, RDP: slope * tc.independent}, m.Sigma2, m.Noise, tc.classes)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,13 +38,13 @@ func TestDataFreeSmooth(t *testing.T) {
 		if p.Order != tc.want || p.Beta != beta || math.Abs(p.Sigma-math.Cbrt(128*math.Exp(2*beta)/slope)) > 1e-12*p.Sigma || p.FromVotes || !p.publishable() {
 			t.Errorf("C = %d, lambda_I = %v: %+v, want order %v", tc.classes, tc.independent, p, tc.want)
 		}
-		if c5, c6 := smoothConditions(m.Sigma2, tc.classes, p.Order, m.Noise); !c5 || !c6 {
+		if c5, c6 := smoothConditions(testMemo, m.Sigma2, tc.classes, p.Order, m.Noise); !c5 || !c6 {
 			t.Errorf("C = %d: conditions fail at the rule's order %v", tc.classes, p.Order)
 		}
 	}
 	indep := orderEps{Order: 6.5, RDP: slope * 6.5}
 	for _, fixed := range []SmoothParams{{Order: 7}, {Beta: 0.1}, {Sigma: 30}, {Order: 7, Beta: 0.1, Sigma: 30}} {
-		p, err := fixed.withDataFree(indep, m.Sigma2, m.Noise, 10)
+		p, err := fixed.withDataFree(testMemo, indep, m.Sigma2, m.Noise, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestDataFreeSmooth(t *testing.T) {
 			t.Errorf("fixed %+v: %+v, want %+v", fixed, p, want)
 		}
 	}
-	if _, err := (SmoothParams{}).withDataFree(orderEps{Order: 2}, m.Sigma2, m.Noise, 10); err == nil {
+	if _, err := (SmoothParams{}).withDataFree(testMemo, orderEps{Order: 2}, m.Sigma2, m.Noise, 10); err == nil {
 		t.Error("a rule without a data-independent cost")
 	}
 }
@@ -85,11 +85,11 @@ func TestSmoothConditionsHoldThenBoth(t *testing.T) {
 		{10, 58, false, false},
 		{4, 34.25, true, true},
 	} {
-		conditionsSeen.Delete(conditionsKey{40, tc.order, tc.classes, noisymax.DiscreteNoise})
-		if got := smoothConditionsHold(40, tc.classes, tc.order, noisymax.DiscreteNoise); got != (tc.c5 && tc.c6) {
+		mo := memoIn(nil)
+		if got := smoothConditionsHold(mo, 40, tc.classes, tc.order, noisymax.DiscreteNoise); got != (tc.c5 && tc.c6) {
 			t.Errorf("C = %d, order %v: both hold %v, want %v", tc.classes, tc.order, got, tc.c5 && tc.c6)
 		}
-		if c5, c6 := smoothConditions(40, tc.classes, tc.order, noisymax.DiscreteNoise); c5 != tc.c5 || c6 != tc.c6 {
+		if c5, c6 := smoothConditions(mo, 40, tc.classes, tc.order, noisymax.DiscreteNoise); c5 != tc.c5 || c6 != tc.c6 {
 			t.Errorf("C = %d, order %v: C5 %v, C6 %v after the rule's check, want %v, %v", tc.classes, tc.order, c5, c6, tc.c5, tc.c6)
 		}
 	}
@@ -133,7 +133,7 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 				counts[q][q%10] = 250
 			}
 		}
-		acct, res := rdpAccountOf(t, m, counts, rdpOptions{})
+		acct, res := rdpAccountOf(t, m, counts, rdpOptions{memo: testMemo})
 		ss, err := releaseSmooth(t.Context(), acct, res, SmoothParams{}, paperDelta, accountant.PaperConversion, noise.NewSeededSource(1))
 		if err != nil || ss.Error != "" {
 			t.Fatal(err, ss.Error)
@@ -159,12 +159,12 @@ func TestReleaseSmoothDataFree(t *testing.T) {
 func TestPrepareSmoothOutOfDomain(t *testing.T) {
 	m := paperMechanisms()[0].GNMax
 	counts, _ := syntheticCounts(20, 1)
-	acct, res := rdpAccountOf(t, m, counts, rdpOptions{Orders: []float64{1e300}})
+	acct, res := rdpAccountOf(t, m, counts, rdpOptions{memo: testMemo, Orders: []float64{1e300}})
 	s, err := prepareSmooth(t.Context(), acct, res, SmoothParams{}, paperDelta, accountant.PaperConversion)
 	if err != nil || !strings.Contains(s.Error, "order") {
 		t.Errorf("the rule's order at 1e300: error %v, Error %q; want the analysis said not to apply", err, s.Error)
 	}
-	acct, res = rdpAccountOf(t, m, counts, rdpOptions{})
+	acct, res = rdpAccountOf(t, m, counts, rdpOptions{memo: testMemo})
 	_, err = prepareSmooth(t.Context(), acct, res, SmoothParams{Order: 20, Beta: 0.1}, paperDelta, accountant.PaperConversion)
 	var pe *accountant.ParamError
 	if !errors.As(err, &pe) || pe.Name != "ss order" {

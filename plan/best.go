@@ -60,6 +60,7 @@ func Compare(ctx context.Context, base Request, src optimal.Source) (Comparison,
 	if base.Proxy == nil {
 		return Comparison{}, errors.New("plan: Compare's base.Proxy is not set: a comparison scores the plans on proxy votes")
 	}
+	base = base.withMemo()
 	queries, proxy := base.Queries, *base.Proxy
 	if err := proxy.check(base.K, base.Classes); err != nil {
 		return Comparison{}, err

@@ -78,6 +78,17 @@ type Request struct {
 	ratios []float64
 }
 
+// withMemo returns r with a memo (ensemble.Options.Memo): r's own, or,
+// when it has none, a new one, so that the one call that takes r keeps
+// what its search computes for itself alone (its probes and its checks
+// build and count the same mechanisms again).
+func (r Request) withMemo() Request {
+	if r.Certificate.Memo == nil {
+		r.Certificate.Memo = new(accountant.Memo)
+	}
+	return r
+}
+
 // Count is what a budget buys for a mechanism and its parameters.
 type Count struct {
 	// Run is the number of queries one run held to the budget releases
@@ -125,6 +136,7 @@ type built struct {
 	acc        accountant.Account
 	maxQueries int
 	allows     accountant.Total
+	memo       *accountant.Memo // the request's (ensemble.Options.Memo)
 }
 
 // Aggregator returns the aggregator of r's mechanism and parameters, built
@@ -177,7 +189,7 @@ func build(ctx context.Context, r Request) (built, error) {
 	if err != nil {
 		return built{}, err
 	}
-	b := built{agg: agg, label: label, binding: bindingOf(agg, r)}
+	b := built{agg: agg, label: label, binding: bindingOf(agg, r), memo: r.Certificate.Memo}
 	deltaPrime := r.DeltaPrime
 	if deltaPrime == 0 {
 		deltaPrime = accountant.DefaultDeltaPrime
@@ -186,7 +198,7 @@ func build(ctx context.Context, r Request) (built, error) {
 		return built{}, err
 	}
 	b.acc.Budget = r.Budget
-	if b.maxQueries, b.allows, err = b.acc.Allowed(ctx); err != nil {
+	if b.maxQueries, b.allows, err = b.acc.Allowed(ctx, b.memo); err != nil {
 		return built{}, err
 	}
 	return b, nil
@@ -225,7 +237,7 @@ func fits(ctx context.Context, r Request, queries int) (bool, error) {
 		}
 		return err == nil && n >= queries, nil
 	}
-	return accountant.Account{Step: priv.Spend, Profile: priv.Profile, Steps: queries, Budget: r.Budget}.Fits()
+	return accountant.Account{Step: priv.Spend, Profile: priv.Profile, Steps: queries, Budget: r.Budget}.Fits(r.Certificate.Memo)
 }
 
 // runQueries returns the number of queries a run of b releases.
@@ -301,7 +313,7 @@ func count(ctx context.Context, r Request) (Count, error) {
 func noFit(b built, budget accountant.Budget, k int) error {
 	acc := b.acc
 	acc.Steps = k
-	t, err := acc.Publish()
+	t, err := acc.Publish(b.memo)
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
 	if acc.Cap != nil {
 		// Fixed teachers: the cap, which no parameter moves, says why.

@@ -296,7 +296,7 @@ type countCase struct {
 // (σ2 40) 897 and confident-gnmax (200, 150, 40) 866 in (8, 1e-12).
 func countCases() []countCase {
 	budget := func(eps, delta float64) Request {
-		return Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}}}}
+		return Request{ReleaseSpec: ensemble.ReleaseSpec{Certificate: ensemble.Options{Memo: testMemo}, Budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}}}}
 	}
 	two := func(name provenance.MechanismName, p constraints.Problem, eps, delta float64) Request {
 		return twoClass(budget(eps, delta), name, p, name == ensemble.OneVoteDaRRM{}.Name())

@@ -42,8 +42,12 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 		return nil, err
 	}
 	out := make([]Equal, len(rs))
+	memo := new(accountant.Memo) // of the requests that bring none
 	for i, r := range rs {
 		r.Budget = &budget
+		if r.Certificate.Memo == nil {
+			r.Certificate.Memo = memo
+		}
 		out[i].Mechanism = r.Mechanism.Name()
 		pl, err := parameters(ctx, r, queries)
 		var pe *accountant.ParamError

@@ -39,7 +39,7 @@ func TestEqualTotals(t *testing.T) {
 	teachers := constraints.Problem{K: 11, M: 1, Eps: teachersEps, Delta: 1e-8}
 	oneVote := request(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass, constraints.NewOneVote(11, 1, 0), 2, 1, 0)
 	gnmax := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 11, TargetDelta: 1e-5}, 2, 1, 0)
-	base := Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1}}}}
+	base := Request{ReleaseSpec: ensemble.ReleaseSpec{Certificate: ensemble.Options{Memo: testMemo}, Budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1}}}}
 	rr := twoClass(base, ensemble.RR{}.Name(), teachers, false)
 	sub := twoClass(base, ensemble.Subsample{}.Name(), teachers, false)
 	lnmax := request(ensemble.LNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 11}, 2, 1, 0)

@@ -75,10 +75,10 @@ func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ense
 			h.Filter = *r.Filter
 			return h, 0, 0, err
 		}
-		if _, err := f.Charge(priv.Spend, budget.Guarantee); err != nil {
+		if _, err := f.Charge(r.Certificate.Memo, priv.Spend, budget.Guarantee); err != nil {
 			return h, 0, 0, &unheldError{fmt.Errorf("plan: ledger (%v): %w", f, err)}
 		}
-		if all, err = f.MaxSteps(accountant.Sequence{}, priv.Spend, budget.Guarantee); err != nil {
+		if all, err = f.MaxSteps(r.Certificate.Memo, accountant.Sequence{}, priv.Spend, budget.Guarantee); err != nil {
 			return h, 0, 0, fmt.Errorf("plan: ledger (%v): %w", f, err)
 		}
 	}

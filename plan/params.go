@@ -212,6 +212,7 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // on class counts) or chooses it on them (Confident-GNMax, which needs
 // them: onProxy).
 func Make(ctx context.Context, r Request) (Plan, error) {
+	r = r.withMemo()
 	if r.Queries == 0 {
 		c, err := count(ctx, r)
 		return Plan{Request: r, Count: c}, err
@@ -367,7 +368,7 @@ func guess(ctx context.Context, at func(float64) Request, queries int) func(floa
 		}
 		s := agg.Privacy().Spend
 		s.Discrete = false
-		ok, err := accountant.Account{Step: s, Steps: queries, Budget: q.Budget}.Fits()
+		ok, err := accountant.Account{Step: s, Steps: queries, Budget: q.Budget}.Fits(q.Certificate.Memo)
 		return err == nil && ok
 	}
 }

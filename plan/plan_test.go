@@ -150,7 +150,7 @@ func TestConfidentGNMax(t *testing.T) {
 	g, _ := gnmaxOf(pl.Request)
 	spend := accountant.Spend{Kind: accountant.GaussianSpend, Discrete: true, Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5},
 		Gaussian: []accountant.GaussianPart{{Sigma: g.Sigma2, Coords: 2}, {Sigma: g.Sigma1, Coords: 1}}}
-	totals, err := accountant.ComposeRun(spend, 300, 1e-5, accountant.DefaultDeltaPrime, accountant.ImprovedConversion)
+	totals, err := accountant.ComposeRun(nil, spend, 300, 1e-5, accountant.DefaultDeltaPrime, accountant.ImprovedConversion)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	if err != nil {
 		return err
 	}
-	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth}
+	opts := pate.AccountOptions{Delta: f.Delta, Orders: f.Orders, Conversion: f.Conversion, Directions: f.Directions, Smooth: smooth, Memo: setup.Memo(cmd)}
 	var meta *votefile.LabelMeta
 	if f.Labels != "" {
 		file, err := setup.OpenInput(cmd, "--labels", f.Labels, setup.WantLabels)

@@ -184,7 +184,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	rel.Released = done
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
-	rel.LedgerPath, rel.Analysis, rel.Elapsed, rel.PTR = ledger.Redact(f.Ledger), f.Analysis, time.Since(start), tested
+	rel.LedgerPath, rel.Analysis, rel.Elapsed, rel.PTR, rel.Memo = ledger.Redact(f.Ledger), f.Analysis, time.Since(start), tested, setup.Memo(cmd)
 	out, err := report.NewSummary(rel)
 	if err != nil {
 		return err
@@ -281,7 +281,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info setup.MechanismInfo, in v
 		p := rel.Problem.Problem
 		var src optimal.Source
 		if info.Gamma {
-			if src, err = mech.Source(info); err != nil {
+			if src, err = mech.Source(setup.Memo(cmd), info); err != nil {
 				return spec, rel, settings, err
 			}
 		}

@@ -67,17 +67,21 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 	if err != nil {
 		return ensemble.Released{}, nil, err
 	}
-	opts := pate.PTROptions{Budget: budget, Queries: f.MaxQueries, Abstain: in.MayAbstain(), Fallback: f.Fallback}
+	// The proposal: every query when --max-queries is not given.
+	opts := pate.PTROptions{Budget: budget, Queries: cmp.Or(f.MaxQueries, len(counts)), Abstain: in.MayAbstain(), Fallback: f.Fallback}
 	if led, ok := spec.Ledger.(*runLedger); ok {
-		// The release as the run of a declared use it must be: its
-		// proposal, every query when --max-queries is not given.
+		// The release as the run of a declared use it must be.
 		settings, err := setup.PTRSettings(spec.Mechanism, in.Classes())
 		if err != nil {
 			return ensemble.Released{}, nil, err
 		}
-		led.ptr = &ledger.UseRun{Accounting: setup.PTRAccounting, Queries: cmp.Or(f.MaxQueries, len(counts)), Budget: &budget, Settings: settings}
+		led.ptr = &ledger.UseRun{Accounting: setup.PTRAccounting, Queries: opts.Queries, Budget: &budget, Settings: settings}
 	}
-	done, r, err := pate.ReleasePTR(cmd.Context(), spec, counts, opts)
+	plan, err := pate.PlanPTR(spec.Certificate.Memo, spec.Mechanism, in.Classes(), opts)
+	if err != nil {
+		return ensemble.Released{}, nil, setup.Flagged(err, setup.PTRFlagNames)
+	}
+	done, r, err := pate.ReleasePTR(cmd.Context(), spec, counts, plan)
 	switch {
 	case errors.Is(err, ensemble.ErrTestFailed) && done.Result.Released > 0:
 		// The fallback's labels: the summary says the test failed, and

@@ -296,7 +296,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 		{"simple", accountant.Guarantee{Eps: 0.01, Delta: 1e-6}}, // not even one
 	} {
 		fits := func(k int) bool {
-			ok, err := (accountant.Account{Step: step, Steps: k, Budget: &accountant.Budget{Guarantee: tc.budget}}).Fits()
+			ok, err := (accountant.Account{Step: step, Steps: k, Budget: &accountant.Budget{Guarantee: tc.budget}}).Fits(nil)
 			if err != nil {
 				t.Fatalf("%s %v: fits %d: %v", tc.method, tc.budget, k, err)
 			}

@@ -71,7 +71,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 	defer lines.Done()
 	setup.PlanGamma(cmd, &src, lines)
 	budget := f.Totals.budget()
-	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers}}}
+	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers, Memo: setup.Memo(cmd)}}}
 	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"), src, setup.RRComposition(f.RRComp, f.RRDelta, p.Delta))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {
@@ -90,7 +90,7 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 // (simulateAtTotals).
 func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, infos []setup.MechanismInfo, teachers []float64) ([]report.SimEqual, error) {
 	budget := f.Totals.budget()
-	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers},
+	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers, Memo: setup.Memo(cmd)},
 		Teachers: &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}}, K: p.K, Classes: 2}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()

@@ -190,7 +190,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if info.OwnTarget() {
 		classes = 2
 	}
-	r := requestOf(fs, info, b.K, classes, b.Each, budget, s, u.Workers)
+	r := requestOf(setup.Memo(cmd), fs, info, b.K, classes, b.Each, budget, s, u.Workers)
 	agg, _, err := r.Aggregator(cmd.Context())
 	if errors.As(err, new(*optimal.SourceError)) {
 		return nil, "", setup.GammaError(err, "")
@@ -205,7 +205,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		return nil, "", cli.Usagef("--mechanism %s releases in the %v relation; this ledger is for the %v relation", info.Name, priv.Relation, b.Relation)
 	}
 	if ptr {
-		return u.ptrRun(info, r.Mechanism, classes)
+		return u.ptrRun(r.Certificate.Memo, info, r.Mechanism, classes)
 	}
 	return &ledger.UseRun{Mechanism: info.Name, Step: priv.Spend, Profile: priv.Profile}, fmt.Sprintf("%s labels, each %v", info.Name, priv.Guarantee), nil
 }
@@ -247,13 +247,13 @@ func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info setup.MechanismIn
 // and the budget, as pate.ReleasePTR plans it), a function of the
 // settings alone, so that the ledger composes the releases exactly, as it
 // composes labels; and the releases in words.
-func (u *ledgerUseFlags) ptrRun(info setup.MechanismInfo, mech ensemble.Mechanism, classes int) (*ledger.UseRun, string, error) {
+func (u *ledgerUseFlags) ptrRun(memo *accountant.Memo, info setup.MechanismInfo, mech ensemble.Mechanism, classes int) (*ledger.UseRun, string, error) {
 	settings, err := setup.PTRSettings(mech, classes)
 	if err != nil {
 		return nil, "", err
 	}
 	budget := accountant.Guarantee{Eps: u.ReleaseEps, Delta: u.ReleaseDelta}
-	r, err := pate.PlanPTR(mech, classes, pate.PTROptions{Budget: budget, Queries: u.MaxQueries})
+	r, err := pate.PlanPTR(memo, mech, classes, pate.PTROptions{Budget: budget, Queries: u.MaxQueries})
 	if err != nil {
 		return nil, "", cli.AsUsage(setup.Flagged(err, usePTRFlags))
 	}

@@ -69,12 +69,12 @@ func stopAfter(ctx context.Context, finished <-chan struct{}, grace time.Duratio
 // run executes darrm with args and returns the process exit code. A
 // cancelled ctx (SIGINT, SIGTERM) stops long work at its next check.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	code := cli.Execute(ctx, newRootCmd(args...), args, stdin, stdout, stderr, setup.Explain)
+	memo := new(accountant.Memo)
+	code := cli.Execute(setup.WithMemo(ctx, memo), newRootCmd(args...), args, stdin, stdout, stderr, setup.Explain)
 	// The answers of the one-bit compositions the command made, kept in
 	// the cache's folder when it opened the cache (setup.CacheFlags.Open).
-	if err := accountant.SaveAnswers(); err != nil {
+	if err := memo.Save(); err != nil {
 		fmt.Fprintf(stderr, "darrm: note: the accountant's answers were not kept in the cache: %v\n", err)
 	}
-	_ = accountant.KeepAnswers("", nil) // always accepted
 	return code
 }

@@ -52,7 +52,7 @@ func newPATECmd() *cobra.Command {
 			} else if err != nil {
 				return err
 			}
-			dir, err := f.Cache.Open()
+			dir, err := f.Cache.Open(setup.Memo(cmd))
 			if err != nil {
 				return err
 			}

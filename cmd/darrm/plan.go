@@ -232,7 +232,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 	if err := f.MechanismConfig.PlanGamma(cmd, info, s, lines); err != nil {
 		return plan.Request{}, info, err
 	}
-	r := requestOf(fs, info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
+	r := requestOf(setup.Memo(cmd), fs, info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
 	r.DeltaPrime = f.DeltaPrime
 	if f.Kind == provenance.Fixed && !fs.Changed("partition") {
 		return r, info, cli.Usagef("--partition: give the data split of fixed teachers (keyed-hash, file-position or shared): their cap, the only bound of their labels, depends on it")
@@ -267,8 +267,8 @@ func planValues(fs *pflag.FlagSet, m, delta float64, comp accountant.Composition
 // settings s and those of the flags fs, and workers goroutines of the
 // certificate: the per-query delta of a multi-class mechanism is the one
 // given, else the budget's.
-func requestOf(fs *pflag.FlagSet, info setup.MechanismInfo, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s setup.MechanismValues, workers int) plan.Request {
-	r := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: workers}}, K: k, Classes: classes}
+func requestOf(memo *accountant.Memo, fs *pflag.FlagSet, info setup.MechanismInfo, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s setup.MechanismValues, workers int) plan.Request {
+	r := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: workers, Memo: memo}}, K: k, Classes: classes}
 	switch _, given := s["delta"]; {
 	case info.Input == votefile.ManyClasses && !given:
 		s["delta"] = budget.Delta

@@ -52,7 +52,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	family := planValues(fs, 0, f.Target, accountant.Composition{})
 	family["sigma2"] = 1.0
 	info, _ := setup.LookupMechanism(ensemble.GNMax{}.Name(), votefile.ManyClasses)
-	base := requestOf(fs, info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
+	base := requestOf(setup.Memo(cmd), fs, info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
 	base.DeltaPrime, base.For, base.Queries, base.Proxy = f.DeltaPrime, f.For, f.Queries, &proxy
 	var src optimal.Source // darrm-one-vote's gamma, on two classes
 	if proxy.Classes == 2 {

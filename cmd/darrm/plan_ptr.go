@@ -59,7 +59,7 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 	// Abstentions allowed, as aggregate reads counts under a stated K: the
 	// bound tested covers more neighbours, never fewer.
 	opts := pate.PTROptions{Budget: budget, Abstain: true}
-	r, pass, err := pate.PTRQueries(cmd.Context(), proxy.Counts, f.K, f.Classes, mech, opts, ptrPlanPass)
+	r, pass, err := pate.PTRQueries(cmd.Context(), setup.Memo(cmd), proxy.Counts, f.K, f.Classes, mech, opts, ptrPlanPass)
 	if err != nil {
 		return cli.AsUsage(setup.Flagged(err, setup.PTRFlagNames))
 	}

@@ -83,7 +83,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	if err := setup.CheckPlot(f.Plot); err != nil {
 		return err
 	}
-	dir, err := f.Cache.Open()
+	dir, err := f.Cache.Open(setup.Memo(cmd))
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,9 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.
 // (gamma.Gamma.Measure), and each baseline certified (gamma.Verify) and measured,
 // in the order of bases.
 func compare(ctx context.Context, p constraints.Problem, opt gamma.Gamma, bases []gamma.Baseline, coeffs []float64, actuals []gamma.Actual, workers int) ([]gamma.ErrorEstimate, []report.Evaluation, error) {
-	m, err := opt.Measure(coeffs, actuals)
+	// Every gamma is measured under the same draws, made once.
+	memo := new(accountant.Memo)
+	m, err := opt.Measure(memo, coeffs, actuals)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,7 +165,7 @@ func compare(ctx context.Context, p constraints.Problem, opt gamma.Gamma, bases 
 		if err != nil {
 			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
 		}
-		bm, err := b.Gamma.Measure(coeffs, actuals)
+		bm, err := b.Gamma.Measure(memo, coeffs, actuals)
 		if err != nil {
 			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
 		}

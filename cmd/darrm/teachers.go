@@ -83,7 +83,7 @@ func newTeachersSub(use string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir, err := f.Cache.Open()
+			dir, err := f.Cache.Open(setup.Memo(cmd))
 			if err != nil {
 				return err
 			}
@@ -184,7 +184,7 @@ func runTeachersClasses(cmd *cobra.Command, use, dataset string, classes int, tf
 	if err := setup.Flagged(cfg.Validate(), nil); err != nil {
 		return err
 	}
-	dir, err := cf.Open()
+	dir, err := cf.Open(setup.Memo(cmd))
 	if err != nil {
 		return err
 	}

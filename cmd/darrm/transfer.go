@@ -60,7 +60,7 @@ func newTransferCmd() *cobra.Command {
 			if err := setup.Flagged(params.Validate(b.Test.Len()), nil); err != nil {
 				return err
 			}
-			gdir, err := f.Cache.Open()
+			gdir, err := f.Cache.Open(setup.Memo(cmd))
 			if err != nil {
 				return err
 			}

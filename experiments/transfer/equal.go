@@ -66,7 +66,9 @@ func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualP
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
 	k := t.NonPrivate.Config.K
-	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &p.Budget, DeltaPrime: p.DeltaPrime}}
+	// Every Q plans, builds and counts the same mechanisms again: one memo
+	// for the run.
+	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &p.Budget, DeltaPrime: p.DeltaPrime, Certificate: ensemble.Options{Memo: new(accountant.Memo)}}}
 	rs := oneVoteRequests(base, k, p.Delta, src)
 	queries := queriesOf(t.NonPrivate.Votes(test))
 	var out []EqualResult

@@ -324,6 +324,8 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 	}
 	privQueries, pubQueries := queriesOf(t.Private.Votes(test)), queriesOf(t.NonPrivate.Votes(test))
 	out := &Outcome{Cap: cp, SharedCap: &shared}
+	// The totals at each Q compose the same labels of each mechanism.
+	memo := new(accountant.Memo)
 	for _, name := range Mechanisms {
 		c, err := crossover(name, aggs[name].Privacy().Guarantee, capOf(name, cp), capOf(name, &shared))
 		if err != nil {
@@ -351,7 +353,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 			if err != nil {
 				return nil, fmt.Errorf("transfer: %s: %w", name, err)
 			}
-			comp, total, err := runTotal(acc, q)
+			comp, total, err := runTotal(memo, acc, q)
 			if err != nil {
 				return nil, fmt.Errorf("transfer: %s at Q = %d: %w", name, q, err)
 			}
@@ -377,9 +379,9 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 // models) the cap at every Q: it is the only bound of fixed teachers
 // (accountant.Cap); the general composition, or the profile's when it is
 // tighter, is kept beside it as analysis.
-func runTotal(acc accountant.Account, q int) (comp accountant.Guarantee, total accountant.Total, err error) {
+func runTotal(memo *accountant.Memo, acc accountant.Account, q int) (comp accountant.Guarantee, total accountant.Total, err error) {
 	acc.Steps = q
-	ts, _ := acc.Totals()
+	ts, _ := acc.Totals(memo)
 	i := slices.IndexFunc(ts, func(t accountant.Total) bool { return t.Method == accountant.General && t.Point == nil })
 	if i < 0 || ts[i].Err != nil {
 		return comp, total, fmt.Errorf("no general composition of the queries among the totals %v", ts)
@@ -392,7 +394,7 @@ func runTotal(acc accountant.Account, q int) (comp accountant.Guarantee, total a
 		return comp, total, nil
 	}
 	if s := acc.Step; s.Kind != accountant.ApproxSpend {
-		run, err := accountant.ComposeRun(s, q, comp.Delta, DeltaPrime, accountant.ImprovedConversion)
+		run, err := accountant.ComposeRun(memo, s, q, comp.Delta, DeltaPrime, accountant.ImprovedConversion)
 		if err != nil {
 			return comp, total, err
 		}

@@ -184,6 +184,9 @@ type Release struct {
 	Elapsed  time.Duration
 	// PTR is the plan of a release by generalized PTR, nil otherwise.
 	PTR *PTR
+	// Memo is the run's, in which the analysis totals compose the labels
+	// again (accountant.Memo).
+	Memo *accountant.Memo
 }
 
 // NewSummary is the summary of the release r (NewAggregate), as the
@@ -225,7 +228,7 @@ func NewAggregate(r Release) (Aggregate, error) {
 	// its labels covers its test.
 	if acc := r.Account; res.Released > 0 && r.Publish.Argument == "" {
 		acc.Steps = res.Released
-		if ts, err := acc.Totals(); err == nil {
+		if ts, err := acc.Totals(r.Memo); err == nil {
 			out.Totals = newTotals(ts)
 		}
 	}

@@ -118,7 +118,7 @@ func TestAggregateReadsBack(t *testing.T) {
 	}
 	// Every key of a total is there, null where it has no value; the
 	// values are the accountant's.
-	ts, err := done.Account.Totals()
+	ts, err := done.Account.Totals(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func releasedBy(t *testing.T, agg ensemble.Labeler, b provenance.Binding, res en
 	acc.Steps = res.Released
 	done := ensemble.Released{Aggregator: agg, Account: acc, CapNote: note, Result: res}
 	if res.Released > 0 {
-		if done.Publish, err = acc.Publish(); err != nil {
+		if done.Publish, err = acc.Publish(nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -130,7 +130,7 @@ func (s *MechanismConfig) NewAggregator(cmd *cobra.Command, info MechanismInfo, 
 	var src optimal.Source
 	if info.Gamma {
 		var err error
-		if src, err = s.Source(info); err != nil {
+		if src, err = s.Source(Memo(cmd), info); err != nil {
 			return nil, "", err
 		}
 	}
@@ -159,7 +159,7 @@ func (s *MechanismConfig) Watch(cmd *cobra.Command, src *optimal.Source, info Me
 	what := Solving(q)
 	WatchSolve(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
 	cert := certifying(info.Name, p)
-	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(cert, 100).Set(int64(100 * x)) }}
+	return ensemble.Options{Workers: s.Workers, Progress: func(x float64) { lines.At(cert, 100).Set(int64(100 * x)) }, Memo: Memo(cmd)}
 }
 
 // Settings returns the two-class settings of the flags for problem p (its
@@ -203,14 +203,15 @@ func (s *MechanismConfig) ReleaseError(err error, input string) error {
 
 // Source returns where the gamma of mechanism info comes from: the
 // --gamma file, when it is for the mechanism's relation, else gamma_opt
-// from the cache, solved on demand unless --no-solve.
-func (s *MechanismConfig) Source(info MechanismInfo) (optimal.Source, error) {
+// from the cache, solved on demand unless --no-solve, the cache keeping
+// memo's one-bit answers (CacheFlags.Open).
+func (s *MechanismConfig) Source(memo *accountant.Memo, info MechanismInfo) (optimal.Source, error) {
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
 	if s.table != nil && s.table.InRelation() == info.Relation {
 		src.Given, src.Name = s.table.Gamma, "the gamma of "+s.tableName
 	} else {
-		src.Cache, err = s.Cache.Open()
+		src.Cache, err = s.Cache.Open(memo)
 	}
 	return src, err
 }
@@ -226,7 +227,7 @@ func (s *MechanismConfig) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (
 	}
 	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
-	if src.Cache, err = s.Cache.Open(); err != nil {
+	if src.Cache, err = s.Cache.Open(Memo(cmd)); err != nil {
 		return src, err
 	}
 	PlanGamma(cmd, &src, lines)

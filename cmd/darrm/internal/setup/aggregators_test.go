@@ -38,7 +38,7 @@ func TestParse(t *testing.T) {
 		case c.want != "" && (!cli.IsUsage(err) || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%+v %v: %v, want a usage error containing %q", c.f, c.names, err, c.want)
 		case c.want == "" && c.f.GammaFile != "":
-			src, err := c.f.Source(MechanismInfo{Relation: accountant.PrivateTeachers})
+			src, err := c.f.Source(nil, MechanismInfo{Relation: accountant.PrivateTeachers})
 			if err != nil || c.f.table == nil || src.Given == nil || src.Name != "the gamma of "+g {
 				t.Errorf("%+v: the --gamma file not kept: source %+v, %v", c.f, src, err)
 			}

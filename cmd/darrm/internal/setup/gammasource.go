@@ -26,19 +26,21 @@ type CacheFlags struct {
 	NoCache bool   `flag:"no-cache"`
 }
 
-// Open returns the cache, or nil with --no-cache, where the accountant
-// keeps the answers of its one-bit compositions (cache.Dir.KeepAnswers;
-// run saves them), so that a budgeted release or plan asked again
-// composes nothing.
-func (f *CacheFlags) Open() (*cache.Dir, error) {
+// Open returns the cache, or nil with --no-cache, where memo, the run's
+// (Memo), keeps the answers of its one-bit compositions
+// (cache.Dir.KeepAnswers; run saves them), so that a budgeted release or
+// plan asked again composes nothing; with --no-cache memo keeps them in
+// memory only.
+func (f *CacheFlags) Open(memo *accountant.Memo) (*cache.Dir, error) {
 	if f.NoCache {
-		_ = accountant.KeepAnswers("", nil) // in memory only: always accepted
 		return nil, nil
 	}
 	d, err := cache.Open(f.Dir)
 	switch {
 	case err == nil:
-		d.KeepAnswers()
+		if memo != nil {
+			d.KeepAnswers(memo)
+		}
 		return d, nil
 	case errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist):
 		// A file where the folder, or a folder above it, should be: bad

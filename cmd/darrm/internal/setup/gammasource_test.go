@@ -40,12 +40,12 @@ func TestGammaSourceError(t *testing.T) {
 // TestOpen: --no-cache opens none; a file where the cache folder should be
 // is a usage error naming the flag.
 func TestOpen(t *testing.T) {
-	if d, err := (&CacheFlags{NoCache: true}).Open(); d != nil || err != nil {
+	if d, err := (&CacheFlags{NoCache: true}).Open(nil); d != nil || err != nil {
 		t.Errorf("--no-cache: %v, %v", d, err)
 	}
 	file := filepath.Join(t.TempDir(), "f")
 	os.WriteFile(file, nil, 0o644)
-	_, err := (&CacheFlags{Dir: file}).Open()
+	_, err := (&CacheFlags{Dir: file}).Open(nil)
 	if !cli.IsUsage(err) || !strings.HasPrefix(err.Error(), "--cache-dir "+file+": not a folder") {
 		t.Errorf("a file as --cache-dir: %v", err)
 	}

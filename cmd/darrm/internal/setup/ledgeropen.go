@@ -32,7 +32,8 @@ func ReadLedger(cmd *cobra.Command, path string) (*ledger.Ledger, error) {
 // record said on cmd's stderr (ledger.LedgerOptions.Waiting), and a ledger lost
 // during a run (its server's connection) ending the command's context,
 // so that a release stops at once (ledger.LedgerOptions.Lost), and every ledger
-// checked against the command's --witness files (ledger.LedgerOptions.Witnesses).
+// checked against the command's --witness files (ledger.LedgerOptions.Witnesses),
+// the charges of its steps composed in the run's memo (Memo).
 func LedgerOptions(cmd *cobra.Command) ledger.Options {
 	// Every command that opens a ledger has --lock-timeout.
 	wait, err := cmd.Flags().GetDuration("lock-timeout")
@@ -50,6 +51,7 @@ func LedgerOptions(cmd *cobra.Command) ledger.Options {
 		},
 		Lost:        func(err error) { cli.Stop(cmd, err) },
 		LockTimeout: wait,
+		Memo:        Memo(cmd),
 	}
 }
 
