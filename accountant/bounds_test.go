@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // extremeSpends are descriptions at the ends of what Spend.Check and the
@@ -73,12 +75,12 @@ func TestComposeRunExtremes(t *testing.T) {
 	}
 	for _, k := range []int{0, 1<<53 + 1, math.MaxInt} {
 		_, err := ComposeRun(nil, extremeSpends()["one bit ramp"], k, 1e-5, 1e-6, ImprovedConversion)
-		var pe *ParamError
+		var pe *param.Error
 		if !errors.As(err, &pe) || pe.Name != "steps" {
-			t.Errorf("ComposeRun of %d steps: %v, want a ParamError on steps", k, err)
+			t.Errorf("ComposeRun of %d steps: %v, want a param.Error on steps", k, err)
 		}
 		if _, err := (Account{Step: extremeSpends()["one bit ramp"], Steps: k, Budget: &Budget{budget}, DeltaPrime: 1e-6}).Fits(nil); !errors.As(err, &pe) || pe.Name != "steps" {
-			t.Errorf("Fits of %d steps: %v, want a ParamError on steps", k, err)
+			t.Errorf("Fits of %d steps: %v, want a param.Error on steps", k, err)
 		}
 	}
 }
@@ -198,9 +200,9 @@ func TestDerivedNamedAsGiven(t *testing.T) {
 			return err
 		}, "eps"},
 	} {
-		var pe *ParamError
+		var pe *param.Error
 		if err := c.err(); !errors.As(err, &pe) || pe.Name != c.want {
-			t.Errorf("%s: %v, want a ParamError naming %s", c.name, err, c.want)
+			t.Errorf("%s: %v, want a param.Error naming %s", c.name, err, c.want)
 		}
 	}
 }

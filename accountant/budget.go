@@ -17,7 +17,7 @@ type Composition struct {
 
 // Validate checks the slack: δ' in (0, 1). Simple composition does not use
 // it and still refuses it outside (0, 1), so that a slack given by mistake
-// is never silently ignored. A bad value is a *ParamError naming
+// is never silently ignored. A bad value is a parameter error naming
 // "delta'".
 func (c Composition) Validate() error { return param.DeltaPrime(c.DeltaPrime) }
 
@@ -32,7 +32,7 @@ type Budget struct {
 
 // Validate checks the budget, of a run, a plan or a ledger, whichever
 // command gives it: ε > 0 and finite, δ in [0, 0.5] (param.GuaranteeDelta: a
-// total at δ >= 1/2 says nothing). A bad value is a *ParamError naming
+// total at δ >= 1/2 says nothing). A bad value is a parameter error naming
 // "budget eps" or "budget delta".
 func (b Budget) Validate() error {
 	if err := param.Positive("budget eps", b.Eps); err != nil {

@@ -15,7 +15,7 @@ func TestBudgetValidate(t *testing.T) {
 	ok := Composition{Method: General, DeltaPrime: 1e-5}
 	// The rules of Budget.Validate, the one check of a budget: an ε as
 	// every step's, a δ as every total's (param.GuaranteeDelta).
-	positive, deltaRule := "must be a finite number > 0", param.GuaranteeDelta("", 1).(*ParamError).Rule
+	positive, deltaRule := "must be a finite number > 0", param.GuaranteeDelta("", 1).(*param.Error).Rule
 	for _, tc := range []struct {
 		name string
 		b    Budget
@@ -44,12 +44,12 @@ func TestBudgetValidate(t *testing.T) {
 		if _, merr := tc.c.MaxSteps(Guarantee{Eps: 0.1}, tc.b); tc.c.Method != Simple && (merr == nil) != (err == nil) {
 			t.Errorf("%s: MaxSteps: %v, the budget and the composition: %v", tc.name, merr, err)
 		}
-		var pe *ParamError
+		var pe *param.Error
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
 		case tc.want != "" && !errors.As(err, &pe):
-			t.Errorf("%s: err %v, want a *ParamError", tc.name, err)
+			t.Errorf("%s: err %v, want a *param.Error", tc.name, err)
 		case tc.want != "" && (pe.Name != tc.want || pe.Rule != tc.rule):
 			t.Errorf("%s: %s: %s, want %s: %s", tc.name, pe.Name, pe.Rule, tc.want, tc.rule)
 		}

@@ -16,7 +16,7 @@ import (
 // change any number).
 // A Shares prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type Shares = enum.Value[sharesTable]
+type Shares int
 
 const (
 	// Disjoint shares: each record is in at most one teacher's share, and
@@ -31,12 +31,16 @@ const (
 	Shared
 )
 
-var sharesNames = enum.Names[Shares]{Type: "Shares", What: "shares", List: []string{Disjoint: "disjoint", Shared: "shared"}}
+var sharesNames = enum.Names[Shares]{What: "shares", List: []string{Disjoint: "disjoint", Shared: "shared"}}
 
-// sharesTable gives Shares its names (enum.Value).
-type sharesTable struct{}
+// String returns the name of s.
+func (s Shares) String() string { return sharesNames.String(s) }
 
-func (sharesTable) Names() *enum.Names[Shares] { return &sharesNames }
+// MarshalText returns the name of s.
+func (s Shares) MarshalText() ([]byte, error) { return []byte(sharesNames.String(s)), nil }
+
+// UnmarshalText sets s from its name.
+func (s *Shares) UnmarshalText(text []byte) error { return sharesNames.Unmarshal(s, text) }
 
 // Cap is the teacher-level post-processing cap of an ensemble of fixed
 // teachers (TeacherCap): a guarantee of the K trained models together, and
@@ -144,7 +148,7 @@ func TeacherCap(teacher Guarantee, k int, shares Shares, deltaPrime float64) (Ca
 		return c, nil
 	case Shared:
 	default:
-		return Cap{}, fmt.Errorf("teacher cap: %w", &SettingError{Name: "shares", Value: shares.String(), Rule: "must be disjoint or shared"})
+		return Cap{}, fmt.Errorf("teacher cap: %w", &param.SettingError{Name: "shares", Value: shares.String(), Rule: "must be disjoint or shared"})
 	}
 	if err := param.DeltaPrime(deltaPrime); err != nil {
 		return Cap{}, fmt.Errorf("teacher cap: %w", err)
@@ -198,7 +202,7 @@ func tighter(a, b Guarantee) bool {
 // composition of the queries) or TeachersBound (the teacher-level cap).
 // A Bound prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type Bound = enum.Value[boundTable]
+type Bound int
 
 const (
 	// QueriesBound is the composition of the released queries'
@@ -208,12 +212,16 @@ const (
 	TeachersBound
 )
 
-var boundNames = enum.Names[Bound]{Type: "Bound", What: "bound", List: []string{QueriesBound: "queries", TeachersBound: "teachers"}}
+var boundNames = enum.Names[Bound]{What: "bound", List: []string{QueriesBound: "queries", TeachersBound: "teachers"}}
 
-// boundTable gives Bound its names (enum.Value).
-type boundTable struct{}
+// String returns the name of b.
+func (b Bound) String() string { return boundNames.String(b) }
 
-func (boundTable) Names() *enum.Names[Bound] { return &boundNames }
+// MarshalText returns the name of b.
+func (b Bound) MarshalText() ([]byte, error) { return []byte(boundNames.String(b)), nil }
+
+// UnmarshalText sets b from its name.
+func (b *Bound) UnmarshalText(text []byte) error { return boundNames.Unmarshal(b, text) }
 
 // Total returns the total of releases whose composition over the
 // queries is queries, from teachers with cap c (nil: none), and which of

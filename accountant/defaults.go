@@ -72,7 +72,7 @@ type Total struct {
 // stated; LedgerDelta, a ledger's budget's.
 // A DeltaOrigin prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type DeltaOrigin = enum.Value[deltaOriginTable]
+type DeltaOrigin int
 
 const (
 	// DefaultDelta is 1 - (1-δ)^k·(1-δ') of the per-step δ over the k
@@ -86,13 +86,17 @@ const (
 	LedgerDelta
 )
 
-var deltaOriginNames = enum.Names[DeltaOrigin]{Type: "DeltaOrigin", What: "delta origin", List: []string{
+var deltaOriginNames = enum.Names[DeltaOrigin]{What: "delta origin", List: []string{
 	DefaultDelta: "default", BudgetDelta: "budget", StatedDelta: "total-delta", LedgerDelta: "ledger-budget"}}
 
-// deltaOriginTable gives DeltaOrigin its names (enum.Value).
-type deltaOriginTable struct{}
+// String returns the name of d.
+func (d DeltaOrigin) String() string { return deltaOriginNames.String(d) }
 
-func (deltaOriginTable) Names() *enum.Names[DeltaOrigin] { return &deltaOriginNames }
+// MarshalText returns the name of d.
+func (d DeltaOrigin) MarshalText() ([]byte, error) { return []byte(deltaOriginNames.String(d)), nil }
+
+// UnmarshalText sets d from its name.
+func (d *DeltaOrigin) UnmarshalText(text []byte) error { return deltaOriginNames.Unmarshal(d, text) }
 
 // Name is the method's name; "profile" for the composition of a point of
 // the per-query privacy profile (Point); "teachers' cap" and the cap's

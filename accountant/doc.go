@@ -25,10 +25,10 @@
 // and Steinke / Balle et al.) are offered beside them and are used only when
 // asked for.
 //
-// Bad input (NaN, ±Inf, out-of-domain values) is reported as a *ParamError
+// Bad input (NaN, ±Inf, out-of-domain values) is reported as a parameter error
 // naming the parameter, its value and the rule; no function clamps an input
 // or panics on one. Settings that do not go together are reported as a
-// *SettingError. Callers tell the two by behaviour (docs/design.md,
+// setting error. Callers tell the two by behaviour (docs/design.md,
 // "Conventions"): a bad parameter has Param() (name string, value any,
 // rule string), a setting Setting() (name, value, rule string), as the
 // parameter errors of the other packages do.

@@ -5,10 +5,12 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // TestBadInput checks that every entry point rejects out-of-domain input with
-// a *ParamError naming the parameter and its value, and does not panic.
+// a parameter error naming the parameter and its value, and does not panic.
 func TestBadInput(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	ok := Guarantee{0.1, 1e-5}
@@ -66,9 +68,9 @@ func TestBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.call()
-			var pe *ParamError
+			var pe *param.Error
 			if !errors.As(err, &pe) {
-				t.Fatalf("error %v is not a *ParamError", err)
+				t.Fatalf("error %v is not a *param.Error", err)
 			}
 			if pe.Name != tt.param {
 				t.Errorf("error names %q, want %q (%v)", pe.Name, tt.param, err)

@@ -45,7 +45,7 @@ func checkFilter(f Method, budget Guarantee) error {
 		return nil
 	case ZCDPFilter:
 		if !(budget.Delta > 0) {
-			return &ParamError{Name: "budget-delta", Value: budget.Delta, Rule: "must be > 0 for the zcdp-filter (use the simple filter for a pure-DP budget)"}
+			return &param.Error{Name: "budget-delta", Value: budget.Delta, Rule: "must be > 0 for the zcdp-filter (use the simple filter for a pure-DP budget)"}
 		}
 		return nil
 	}
@@ -222,7 +222,7 @@ func (f Filter) Check(budget Guarantee) error {
 	var sum float64
 	for _, p := range f.Parts {
 		bad := func(rule string) error {
-			return fmt.Errorf("filter %v: %w", f, &ParamError{Name: "filter", Value: p.Method.String(), Rule: rule})
+			return fmt.Errorf("filter %v: %w", f, &param.Error{Name: "filter", Value: p.Method.String(), Rule: rule})
 		}
 		switch p.Method {
 		case Simple, ZCDPFilter, RenyiFilter, AdvancedFilter, GDPFilter:
@@ -255,7 +255,7 @@ func (f Filter) Check(budget Guarantee) error {
 		sum = outward.AddUp(sum, p.Delta)
 	}
 	if sum > budget.Delta {
-		return fmt.Errorf("filter %v: %w", f, &ParamError{Name: "filter", Value: sum, Rule: fmt.Sprintf("the shares of delta must sum to at most the budget's delta %v", budget.Delta)})
+		return fmt.Errorf("filter %v: %w", f, &param.Error{Name: "filter", Value: sum, Rule: fmt.Sprintf("the shares of delta must sum to at most the budget's delta %v", budget.Delta)})
 	}
 	return nil
 }

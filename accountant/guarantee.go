@@ -18,15 +18,6 @@ func (g Guarantee) String() string {
 	return fmt.Sprintf("(%s, %s)-DP", decimal.FormatBound(g.Eps), decimal.FormatBound(g.Delta))
 }
 
-// ParamError reports a parameter outside its domain: its Name, Value and
-// the Rule it breaks.
-type ParamError = param.Error
-
-// SettingError reports a setting, one of named choices, that does not go
-// with the others: a search with a conversion it does not use, an order
-// rule with another conversion than its own.
-type SettingError = param.SettingError
-
 // checkStep validates the guarantee of one composed mechanism: ε > 0 and
 // δ in [0, 1).
 func checkStep(prefix string, g Guarantee) error {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // BitPair is a pair of output distributions of a one-bit release on two
@@ -234,7 +235,7 @@ func logRatio(n, d *big.Int, up bool) float64 {
 // which gives a pair that dominates it.
 func RRBits(keep float64, bit Guarantee) ([]BitPair, error) {
 	if !(keep >= 0 && keep <= 1) {
-		return nil, &ParamError{Name: "keep", Value: keep, Rule: "must be in [0, 1]"}
+		return nil, &param.Error{Name: "keep", Value: keep, Rule: "must be in [0, 1]"}
 	}
 	if err := checkStep("bit ", bit); err != nil {
 		return nil, err

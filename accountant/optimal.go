@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 )
 
@@ -38,7 +39,7 @@ func composeOptimal(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	}
 	if k > maxOptimalSteps {
 		return Guarantee{}, fmt.Errorf("optimal composition: %w",
-			&ParamError{Name: "k", Value: k, Rule: fmt.Sprintf("must be <= %d for optimal composition", maxOptimalSteps)})
+			&param.Error{Name: "k", Value: k, Rule: fmt.Sprintf("must be <= %d for optimal composition", maxOptimalSteps)})
 	}
 	c := newRRComp(step.Eps, k)
 	return Guarantee{

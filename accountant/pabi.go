@@ -113,7 +113,7 @@ func (p PABI) sigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 	if !ok {
 		// A target no σ meets in floating point (ε near 0, σ near +Inf)
 		// is the target's fault, the caller's parameter.
-		return 0, 0, fmt.Errorf("PABI: %w", &ParamError{Name: "eps", Value: target.Eps, Rule: fmt.Sprintf("no sigma near %v meets (eps, %v) in floating point", math.Sqrt(coef/rho), target.Delta)})
+		return 0, 0, fmt.Errorf("PABI: %w", &param.Error{Name: "eps", Value: target.Eps, Rule: fmt.Sprintf("no sigma near %v meets (eps, %v) in floating point", math.Sqrt(coef/rho), target.Delta)})
 	}
 	return sigma, alpha, nil
 }
@@ -123,7 +123,7 @@ func (p PABI) sigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 // value) or AlphaTable43 (the rule of Table 4.3).
 // A AlphaRule prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type AlphaRule = enum.Value[alphaRuleTable]
+type AlphaRule int
 
 const (
 	// AlphaExact minimises the bound over α exactly.
@@ -133,12 +133,16 @@ const (
 	AlphaTable43
 )
 
-var alphaRuleNames = enum.Names[AlphaRule]{Type: "AlphaRule", What: "alpha rule", List: []string{AlphaExact: "exact", AlphaTable43: "table-4.3"}}
+var alphaRuleNames = enum.Names[AlphaRule]{What: "alpha rule", List: []string{AlphaExact: "exact", AlphaTable43: "table-4.3"}}
 
-// alphaRuleTable gives AlphaRule its names (enum.Value).
-type alphaRuleTable struct{}
+// String returns the name of a.
+func (a AlphaRule) String() string { return alphaRuleNames.String(a) }
 
-func (alphaRuleTable) Names() *enum.Names[AlphaRule] { return &alphaRuleNames }
+// MarshalText returns the name of a.
+func (a AlphaRule) MarshalText() ([]byte, error) { return []byte(alphaRuleNames.String(a)), nil }
+
+// UnmarshalText sets a from its name.
+func (a *AlphaRule) UnmarshalText(text []byte) error { return alphaRuleNames.Unmarshal(a, text) }
 
 // parseAlphaRule parses "exact" or "table-4.3".
 func parseAlphaRule(s string) (AlphaRule, error) { return alphaRuleNames.Parse(s) }
@@ -172,12 +176,12 @@ func (p PABI) Calibrate(target Guarantee, c Conversion, r AlphaRule) (sigma, alp
 	return 0, 0, 0, fmt.Errorf("PABI: unknown alpha rule %v", r)
 }
 
-// CheckAlphaRule reports, as a *SettingError, an order rule r of PABI's
+// CheckAlphaRule reports, as a setting error, an order rule r of PABI's
 // calibration that does not go with the conversion c: Table 4.3's rule goes
 // with the paper's conversion only.
 func (c Conversion) CheckAlphaRule(r AlphaRule) error {
 	if r == AlphaTable43 && c != PaperConversion {
-		return &SettingError{Name: "alpha rule", Value: r.String(), Rule: fmt.Sprintf("Table 4.3's order is defined with the paper's conversion, not %v", c)}
+		return &param.SettingError{Name: "alpha rule", Value: r.String(), Rule: fmt.Sprintf("Table 4.3's order is defined with the paper's conversion, not %v", c)}
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 func thesisRuns() []PABI {
@@ -152,9 +154,9 @@ func TestPABICalibrate(t *testing.T) {
 				t.Errorf("%v %v %v: eps %v, bound at (sigma, alpha) %v, target %v", p, tc.rule, tc.conv, eps, at, target.Eps)
 			}
 		}
-		var se *SettingError
+		var se *param.SettingError
 		if _, _, _, err := p.Calibrate(target, ImprovedConversion, AlphaTable43); !errors.As(err, &se) || se.Name != "alpha rule" {
-			t.Errorf("%v: Table 4.3's rule with the improved conversion: %v, want a *SettingError", p, err)
+			t.Errorf("%v: Table 4.3's rule with the improved conversion: %v, want a *param.SettingError", p, err)
 		}
 	}
 	for _, s := range []string{"exact", "table-4.3"} {
@@ -181,7 +183,7 @@ func TestCheckAlphaRule(t *testing.T) {
 		{AlphaTable43, ImprovedConversion, false},
 	} {
 		err := tc.c.CheckAlphaRule(tc.r)
-		var se *SettingError
+		var se *param.SettingError
 		if tc.ok && err != nil || !tc.ok && (!errors.As(err, &se) || err.Error() != "alpha rule table-4.3: Table 4.3's order is defined with the paper's conversion, not improved") {
 			t.Errorf("%v with %v: %v", tc.r, tc.c, err)
 		}

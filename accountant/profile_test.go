@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/big"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // bigCanonicalDelta returns, with 512-bit arithmetic, the hockey-stick
@@ -88,7 +90,7 @@ func TestComposeProfileRules(t *testing.T) {
 	if tot := profileTotal(ts); err != nil || tot == nil || tot.Name() != "profile" || *tot.Point != (Guarantee{0.31, 0}) || !(tot.Guarantee.Eps < opt.Eps) || tot.Guarantee.Delta != opt.Delta {
 		t.Errorf("the profile's total: %+v, %v", ts, err)
 	}
-	var pe *ParamError
+	var pe *param.Error
 	if _, _, err := ComposeProfile(step, []Guarantee{{math.NaN(), 0}}, 5, 1e-5); !errors.As(err, &pe) {
 		t.Errorf("a NaN point: %v", err)
 	}

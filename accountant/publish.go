@@ -107,7 +107,7 @@ func (a Account) check() error {
 		case RenyiFilter, AdvancedFilter, GDPFilter:
 			// Filter.Check gives these parts a share of δ > 0.
 			if !(a.Budget.Delta > 0) {
-				return &ParamError{Name: "budget-delta", Value: a.Budget.Delta, Rule: fmt.Sprintf("must be > 0 for the %v", *a.Filter)}
+				return &param.Error{Name: "budget-delta", Value: a.Budget.Delta, Rule: fmt.Sprintf("must be > 0 for the %v", *a.Filter)}
 			}
 			return nil
 		}

@@ -93,7 +93,7 @@ func (g Gaussian) Rho() (float64, error) {
 	// is the σ's fault, not the slope's, which no caller set.
 	rho := float64(g.Steps) * one
 	if !(rho > 0) || math.IsInf(rho, 1) {
-		return 0, fmt.Errorf("Gaussian mechanism: %w", &ParamError{Name: "sigma", Value: g.Sigma,
+		return 0, fmt.Errorf("Gaussian mechanism: %w", &param.Error{Name: "sigma", Value: g.Sigma,
 			Rule: fmt.Sprintf("the run's zCDP slope steps·(sensitivity/sigma)²/2 = %v over %d steps: must be a finite number > 0 in floating point", rho, g.Steps)})
 	}
 	return rho, nil
@@ -193,7 +193,7 @@ func rhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 	eps, L := target.Eps, -math.Log(target.Delta)
 	// An ε so small that the slope it allows underflows has no calibration:
 	// said as ε, the caller's, not as the slope.
-	tooSmall := &ParamError{Name: "eps", Value: eps, Rule: "too small: the zCDP slope it allows underflows to 0"}
+	tooSmall := &param.Error{Name: "eps", Value: eps, Rule: "too small: the zCDP slope it allows underflows to 0"}
 	if c == PaperConversion {
 		s := math.Sqrt(L+eps) + math.Sqrt(L)
 		rho = eps * eps / (s * s)
@@ -246,7 +246,7 @@ func (c Conversion) SigmaFor(coef float64, target Guarantee) (sigma, alpha float
 		return 0, 0, err
 	}
 	if !ok {
-		return 0, 0, &ParamError{Name: "eps", Value: target.Eps, Rule: fmt.Sprintf("no sigma near %v meets (eps, %v) in floating point", math.Sqrt(coef/rho), target.Delta)}
+		return 0, 0, &param.Error{Name: "eps", Value: target.Eps, Rule: fmt.Sprintf("no sigma near %v meets (eps, %v) in floating point", math.Sqrt(coef/rho), target.Delta)}
 	}
 	return sigma, alpha, nil
 }

@@ -23,13 +23,13 @@ import (
 // overflows gives +Inf, no bound at that order.
 func sgmRDP(q, sigma float64, alpha int) (float64, error) {
 	if !(q >= 0 && q <= 1) {
-		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &ParamError{Name: "q", Value: q, Rule: "must be a sampling rate in [0, 1]"})
+		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &param.Error{Name: "q", Value: q, Rule: "must be a sampling rate in [0, 1]"})
 	}
 	if err := param.Positive("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("sampled Gaussian RDP: %w", err)
 	}
 	if alpha < 2 {
-		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &ParamError{Name: "alpha", Value: alpha, Rule: "must be an integer >= 2"})
+		return 0, fmt.Errorf("sampled Gaussian RDP: %w", &param.Error{Name: "alpha", Value: alpha, Rule: "must be an integer >= 2"})
 	}
 	if q == 0 {
 		return 0, nil
@@ -211,7 +211,7 @@ func (s SGM) Eps(delta float64, c Conversion) (eps float64, alpha int, err error
 		}
 	}
 	if bestAlpha == 0 {
-		return 0, 0, fmt.Errorf("DP-SGD: %w", &ParamError{Name: "sigma", Value: s.Sigma, Rule: fmt.Sprintf("too small for %d steps at sampling rate %v: their RDP is infinite in floating point at every order", s.Steps, s.Q)})
+		return 0, 0, fmt.Errorf("DP-SGD: %w", &param.Error{Name: "sigma", Value: s.Sigma, Rule: fmt.Sprintf("too small for %d steps at sampling rate %v: their RDP is infinite in floating point at every order", s.Steps, s.Q)})
 	}
 	return best, bestAlpha, nil
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/big"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // TestSGMRDPReference checks the sampled Gaussian RDP against the values
@@ -106,8 +108,8 @@ func TestGaussian(t *testing.T) {
 		t.Errorf("optimal order: eps %v at %v (%v), want %v at %v", opt, optAlpha, err, wantEps, wantAlpha)
 	}
 	for _, bad := range []Gaussian{{1, 5, 0}, {0, 5, 1}, {1, -1, 1}} {
-		if _, _, err := bad.Eps(1e-5, 0, PaperConversion); !errors.As(err, new(*ParamError)) {
-			t.Errorf("%+v: %v, want a ParamError", bad, err)
+		if _, _, err := bad.Eps(1e-5, 0, PaperConversion); !errors.As(err, new(*param.Error)) {
+			t.Errorf("%+v: %v, want a param.Error", bad, err)
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 // or LaplaceSpend (discrete Laplace noise on integer coordinates).
 // A SpendKind prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type SpendKind = enum.Value[spendKindTable]
+type SpendKind int
 
 const (
 	// ApproxSpend is known by its (ε, δ) guarantee alone.
@@ -43,12 +43,16 @@ const (
 	LaplaceSpend
 )
 
-var spendKindNames = enum.Names[SpendKind]{Type: "SpendKind", What: "spend kind", List: []string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian", OneBitSpend: "one-bit", LaplaceSpend: "laplace"}}
+var spendKindNames = enum.Names[SpendKind]{What: "spend kind", List: []string{ApproxSpend: "approx", PureSpend: "pure", GaussianSpend: "gaussian", SampledGaussianSpend: "sampled-gaussian", OneBitSpend: "one-bit", LaplaceSpend: "laplace"}}
 
-// spendKindTable gives SpendKind its names (enum.Value).
-type spendKindTable struct{}
+// String returns the name of s.
+func (s SpendKind) String() string { return spendKindNames.String(s) }
 
-func (spendKindTable) Names() *enum.Names[SpendKind] { return &spendKindNames }
+// MarshalText returns the name of s.
+func (s SpendKind) MarshalText() ([]byte, error) { return []byte(spendKindNames.String(s)), nil }
+
+// UnmarshalText sets s from its name.
+func (s *SpendKind) UnmarshalText(text []byte) error { return spendKindNames.Unmarshal(s, text) }
 
 // GaussianPart is Coords coordinates of a query, each moved by at most 1
 // between neighbouring inputs and released with Gaussian noise of
@@ -119,7 +123,7 @@ func (s Spend) Check() error {
 	case ApproxSpend:
 	case PureSpend:
 		if s.Delta != 0 {
-			return fmt.Errorf("pure spend: %w", &ParamError{Name: "delta", Value: s.Delta, Rule: "must be 0 for a pure-DP step"})
+			return fmt.Errorf("pure spend: %w", &param.Error{Name: "delta", Value: s.Delta, Rule: "must be 0 for a pure-DP step"})
 		}
 	case GaussianSpend:
 		if len(s.Gaussian) == 0 {
@@ -130,7 +134,7 @@ func (s Spend) Check() error {
 		}
 	case SampledGaussianSpend:
 		if !(s.Q > 0 && s.Q <= 1) {
-			return fmt.Errorf("sampled Gaussian spend: %w", &ParamError{Name: "q", Value: s.Q, Rule: "must be in (0, 1]"})
+			return fmt.Errorf("sampled Gaussian spend: %w", &param.Error{Name: "q", Value: s.Q, Rule: "must be in (0, 1]"})
 		}
 		if err := param.Positive("sigma", s.Sigma); err != nil {
 			return fmt.Errorf("sampled Gaussian spend: %w", err)
@@ -142,7 +146,7 @@ func (s Spend) Check() error {
 		for _, b := range s.Bits {
 			for _, x := range [2]float64{b.P, b.Q} {
 				if !(x >= 0 && x <= 1) {
-					return fmt.Errorf("one-bit spend: %w", &ParamError{Name: "bits", Value: x, Rule: "a probability must be in [0, 1]"})
+					return fmt.Errorf("one-bit spend: %w", &param.Error{Name: "bits", Value: x, Rule: "a probability must be in [0, 1]"})
 				}
 			}
 		}

@@ -76,11 +76,11 @@ func DefaultTargetDelta(teacherDelta, m float64) float64 {
 }
 
 // fieldError is a problem parameter out of its domain, an
-// *accountant.ParamError under the name the thesis writes it by, with the
+// parameter error under the name the thesis writes it by, with the
 // field of Problem that holds it.
 type fieldError struct {
 	field string // "K", "M", "Eps", "Delta", "TargetDelta" or "Relation"
-	err   *accountant.ParamError
+	err   *param.Error
 }
 
 func (e *fieldError) Error() string {
@@ -103,11 +103,11 @@ func (e *fieldError) Unwrap() error { return e.err }
 func (e *fieldError) ProblemField() string { return e.field }
 
 // Validate checks the parameters and names the first one that is out of
-// range, as an *accountant.ParamError.
+// range, as a parameter error.
 func (p Problem) Validate() error {
 	fields := map[string]string{"K": "K", "m": "M", "eps": "Eps", "Delta": "Delta", "delta": "TargetDelta", "relation": "Relation"}
 	bad := func(name string, v any, rule string, args ...any) error {
-		pe := &accountant.ParamError{Name: name, Value: v, Rule: fmt.Sprintf(rule, args...)}
+		pe := &param.Error{Name: name, Value: v, Rule: fmt.Sprintf(rule, args...)}
 		if f, ok := fields[name]; ok {
 			return &fieldError{field: f, err: pe}
 		}
@@ -119,7 +119,7 @@ func (p Problem) Validate() error {
 	// take [0, 0.5]), then the rules of the problem that
 	// relate them.
 	field := func(err error) error {
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if errors.As(err, &pe) {
 			if f, ok := fields[pe.Name]; ok {
 				return &fieldError{field: f, err: pe}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 func benchName(p Problem) string {
@@ -135,7 +135,7 @@ func TestNewFillsTheDefaultDelta(t *testing.T) {
 		t.Errorf("pure DP: New(101, 10, 0.1, 0) = %+v (%v)", p, p.Validate())
 	}
 	err := Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5}.Validate()
-	var pe *accountant.ParamError
+	var pe *param.Error
 	var pf interface{ ProblemField() string }
 	if !errors.As(err, &pe) || pe.Name != "delta" || !errors.As(err, &pf) || pf.ProblemField() != "TargetDelta" ||
 		!strings.Contains(err.Error(), "delta (the release's delta, Problem.TargetDelta) = 0") || !strings.Contains(err.Error(), "constraints.New") {

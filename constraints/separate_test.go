@@ -10,7 +10,6 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/param"
 )
 
@@ -181,7 +180,7 @@ func TestSeparateRejectsNegativeWorkers(t *testing.T) {
 			t.Errorf("workers %d: param.Workers %v, Separate %v; want ok = %v", tc.n, err, serr, tc.ok)
 			continue
 		}
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if !tc.ok && (!errors.As(serr, &pe) || pe.Name != "workers" || pe.Value != tc.n) {
 			t.Errorf("workers %d: Separate's error %v is not the ParamError of workers", tc.n, serr)
 		}

@@ -45,7 +45,7 @@ func (m GNMax) Validate() error {
 		return err
 	}
 	if m.Delta == DefaultTargetDelta {
-		return &accountant.ParamError{Name: "delta", Value: 0.0, Rule: "must be given: Gaussian noise is not pure DP"}
+		return &param.Error{Name: "delta", Value: 0.0, Rule: "must be given: Gaussian noise is not pure DP"}
 	}
 	return param.ConversionDelta("delta", m.Delta)
 }

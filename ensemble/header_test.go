@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
@@ -63,7 +63,7 @@ func TestMechanismOf(t *testing.T) {
 }
 
 // TestMechanismValidate: each mechanism checks its own settings, a bad
-// one a *accountant.ParamError that names it: Confident-GNMax's threshold
+// one a parameter error that names it: Confident-GNMax's threshold
 // step needs sigma1 > 0, GNMax's sigma2 is the parameters' own rule
 // (ConfidentGNMax.Validate), a target's m at least 1, a δ in
 // [0, 0.5].
@@ -83,7 +83,7 @@ func TestMechanismValidate(t *testing.T) {
 		{LNMax{Scale: 20}, ""},
 	} {
 		err := tc.m.Validate()
-		var pe *accountant.ParamError
+		var pe *param.Error
 		switch {
 		case tc.name == "" && err != nil:
 			t.Errorf("%#v: %v", tc.m, err)

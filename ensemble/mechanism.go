@@ -35,7 +35,7 @@ type Mechanism interface {
 	// Name is the mechanism's name, as a label file's header states it.
 	Name() provenance.MechanismName
 	// Validate checks the mechanism's own settings, a bad one a
-	// *accountant.ParamError that names it; the rules that relate them to
+	// parameter error that names it; the rules that relate them to
 	// the teachers and the votes are New's.
 	Validate() error
 
@@ -113,7 +113,7 @@ const DefaultTargetDelta = -1.0
 // default.
 func (t Target) validate() error {
 	if !(t.M >= 1) || math.IsInf(t.M, 1) {
-		return &accountant.ParamError{Name: "m", Value: t.M, Rule: "must be in [1, K]"}
+		return &param.Error{Name: "m", Value: t.M, Rule: "must be in [1, K]"}
 	}
 	if t.Delta != DefaultTargetDelta {
 		return param.GuaranteeDelta("delta", t.Delta)

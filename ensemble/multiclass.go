@@ -44,7 +44,7 @@ func (ConfidentGNMax) Name() provenance.MechanismName { return "confident-gnmax"
 // (their noise and σ, a finite threshold) and δ.
 func (m ConfidentGNMax) Validate() error {
 	if !(m.Sigma1 > 0) {
-		return &accountant.ParamError{Name: "sigma1", Value: m.Sigma1, Rule: "must be > 0"}
+		return &param.Error{Name: "sigma1", Value: m.Sigma1, Rule: "must be > 0"}
 	}
 	if err := m.Drawn().checkSteps(); err != nil {
 		return err
@@ -64,7 +64,7 @@ func (m ConfidentGNMax) checkSteps() error {
 	}
 	if m.Sigma1 == 0 {
 		if m.Threshold != 0 {
-			return &accountant.ParamError{Name: "threshold", Value: m.Threshold, Rule: "needs sigma1 > 0 (the threshold step's noise)"}
+			return &param.Error{Name: "threshold", Value: m.Threshold, Rule: "needs sigma1 > 0 (the threshold step's noise)"}
 		}
 		return nil
 	}
@@ -72,7 +72,7 @@ func (m ConfidentGNMax) checkSteps() error {
 		return err
 	}
 	if math.IsNaN(m.Threshold) || math.IsInf(m.Threshold, 0) {
-		return &accountant.ParamError{Name: "threshold", Value: m.Threshold, Rule: "must be a finite number"}
+		return &param.Error{Name: "threshold", Value: m.Threshold, Rule: "must be a finite number"}
 	}
 	return nil
 }
@@ -94,7 +94,7 @@ func (m ConfidentGNMax) ValidateFor(teachers int) error {
 		return err
 	}
 	if hi := float64(teachers) + thresholdReach*m.Sigma1; teachers > 0 && m.Confident() && !(m.Threshold >= 0 && m.Threshold <= hi) {
-		return &accountant.ParamError{Name: "threshold", Value: m.Threshold, Rule: fmt.Sprintf("must be in [0, K + %d·sigma1] = [0, %v]: below 0 it is the threshold 0, and beyond no query is ever answered (yet each is charged)", thresholdReach, hi)}
+		return &param.Error{Name: "threshold", Value: m.Threshold, Rule: fmt.Sprintf("must be in [0, K + %d·sigma1] = [0, %v]: below 0 it is the threshold 0, and beyond no query is ever answered (yet each is charged)", thresholdReach, hi)}
 	}
 	return nil
 }

@@ -324,7 +324,7 @@ func (w *Accounted) check(s ReleaseSpec) error {
 	case w.Test == nil:
 		return errors.New("ReleaseSpec.Accounted.Test is not set: a release accounted as a whole needs its test")
 	case w.Queries < 1:
-		return &accountant.ParamError{Name: "queries", Value: w.Queries, Rule: "must be >= 1"}
+		return &param.Error{Name: "queries", Value: w.Queries, Rule: "must be >= 1"}
 	}
 	return nil
 }
@@ -359,7 +359,7 @@ func (charged) Settle(int) error  { return nil }
 // [0, 1), and only without a budget, whose δ is the one.
 func checkTotalDelta(delta float64, budget *accountant.Budget) error {
 	if budget != nil {
-		return &accountant.ParamError{Name: "total delta", Value: delta, Rule: "must not be given with a budget: the total is stated at the budget's delta"}
+		return &param.Error{Name: "total delta", Value: delta, Rule: "must not be given with a budget: the total is stated at the budget's delta"}
 	}
 	return param.GuaranteeDelta("total delta", delta)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // TestRRConst: p_const comes from Lemma B.1.1's (tau, lambda) and
@@ -39,7 +40,7 @@ func TestRRConst(t *testing.T) {
 			t.Errorf("%+v by %v: RR's gamma is %v, p_const %v", tc.p, tc.comp, b.Gamma[0], rr.PConst)
 		}
 	}
-	var pe *accountant.ParamError
+	var pe *param.Error
 	if _, err := NewRRConst(constraints.New(11, 3, 0.1, 1e-5), accountant.General, 0); !errors.As(err, &pe) || pe.Name != "delta'" {
 		t.Errorf("slack 0: %v", err)
 	}

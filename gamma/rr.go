@@ -59,10 +59,10 @@ func rrParams(teacher accountant.Guarantee, K int, m accountant.Method, deltaPri
 	if !(tau > 0) || math.IsInf(tau, 1) {
 		// The teachers' ε, not τ, which no caller set, is out of what
 		// floating point composes.
-		return 0, 0, fmt.Errorf("RR parameters: %w", &accountant.ParamError{Name: "eps", Value: teacher.Eps, Rule: fmt.Sprintf("the majority's composition gives tau = %v: the teachers' eps must be large enough that it is a finite number > 0", tau)})
+		return 0, 0, fmt.Errorf("RR parameters: %w", &param.Error{Name: "eps", Value: teacher.Eps, Rule: fmt.Sprintf("the majority's composition gives tau = %v: the teachers' eps must be large enough that it is a finite number > 0", tau)})
 	}
 	if !(total.Delta < 1) {
-		return 0, 0, fmt.Errorf("RR parameters: %w", &accountant.ParamError{Name: "Delta", Value: teacher.Delta, Rule: fmt.Sprintf("the majority of K = %d teachers composes to lambda = %v: the teachers' Delta must be small enough that it is < 1", K, total.Delta)})
+		return 0, 0, fmt.Errorf("RR parameters: %w", &param.Error{Name: "Delta", Value: teacher.Delta, Rule: fmt.Sprintf("the majority of K = %d teachers composes to lambda = %v: the teachers' Delta must be small enough that it is < 1", K, total.Delta)})
 	}
 	return tau, total.Delta, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // pconstLemma is Lemma B.1.1's bound as printed, unsimplified.
@@ -74,7 +75,7 @@ func TestRRParamsReference(t *testing.T) {
 
 // TestRRErrors: a parameter out of its domain, or a derived one that
 // floating point cannot hold (a τ that underflows, a λ rounded to 1), is
-// refused as a *accountant.ParamError naming the parameter the caller set.
+// refused as a parameter error naming the parameter the caller set.
 func TestRRErrors(t *testing.T) {
 	ok := accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
 	for _, tt := range []struct {
@@ -95,7 +96,7 @@ func TestRRErrors(t *testing.T) {
 		}},
 	} {
 		err := tt.call()
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if !errors.As(err, &pe) || pe.Name != tt.param {
 			t.Errorf("%s: %v, want a *ParamError naming %s", tt.name, err, tt.param)
 			continue

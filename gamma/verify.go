@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Status is the verdict of a certificate: Certified (private, the zero
@@ -17,7 +18,7 @@ import (
 // private in float64) or Violated (not private).
 // A Status prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type Status = enum.Value[statusTable]
+type Status int
 
 const (
 	// Certified: max f + error bound <= budget. DaRRM_gamma is (m·eps, delta)-DP.
@@ -31,12 +32,16 @@ const (
 	Violated
 )
 
-var statusNames = enum.Names[Status]{Type: "Status", What: "certificate status", List: []string{Certified: "certified", Tight: "tight", Violated: "violated"}}
+var statusNames = enum.Names[Status]{What: "certificate status", List: []string{Certified: "certified", Tight: "tight", Violated: "violated"}}
 
-// statusTable gives Status its names (enum.Value).
-type statusTable struct{}
+// String returns the name of s.
+func (s Status) String() string { return statusNames.String(s) }
 
-func (statusTable) Names() *enum.Names[Status] { return &statusNames }
+// MarshalText returns the name of s.
+func (s Status) MarshalText() ([]byte, error) { return []byte(statusNames.String(s)), nil }
+
+// UnmarshalText sets s from its name.
+func (s *Status) UnmarshalText(text []byte) error { return statusNames.Unmarshal(s, text) }
 
 // Certificate is the outcome of the exhaustive privacy check of a gamma
 // (docs/solve.md, "Certification"): the maximum of the privacy cost f over all
@@ -169,7 +174,7 @@ func Certify(ctx context.Context, p constraints.Problem, g Gamma, opts VerifyOpt
 		if !(c > 0) {
 			// A parameter of the problem, not a failure: its budget is
 			// below what floating point can certify.
-			return nil, cert, fmt.Errorf("certify K=%d: %w", p.K, &accountant.ParamError{Name: "m·eps", Value: p.MEps(),
+			return nil, cert, fmt.Errorf("certify K=%d: %w", p.K, &param.Error{Name: "m·eps", Value: p.MEps(),
 				Rule: fmt.Sprintf("its budget e^{m·eps} - 1 + 2·delta = %g is too small to certify against the rounding error %g", cert.Budget, cert.ErrBound)})
 		}
 		g = sampled(g.Scale(c))

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/param"
 )
 
 func TestVerifyRejectsInfeasibleGamma(t *testing.T) {
@@ -137,7 +137,7 @@ func TestCertifyTinyBudget(t *testing.T) {
 	p := constraints.New(11, 1, 1e-17, 0)
 	ones, _ := Const(11, 1)
 	_, _, err := Certify(context.Background(), p, ones, VerifyOptions{})
-	var pe *accountant.ParamError
+	var pe *param.Error
 	if !errors.As(err, &pe) || pe.Name != "m·eps" {
 		t.Errorf("Certify at m·eps = 1e-17: %v, want a ParamError on m·eps", err)
 	}

@@ -89,7 +89,7 @@ func ChooseFilter(b provenance.Binding, budget accountant.Budget, step accountan
 		if step.Delta > budget.Delta {
 			name, value = "budget delta", budget.Delta
 		}
-		return c, fmt.Errorf("ledger: %w: %w", &accountant.ParamError{Name: name, Value: value, Rule: fmt.Sprintf("no filter holds one label of %v within the budget %v", step.Guarantee, budget)}, err)
+		return c, fmt.Errorf("ledger: %w: %w", &param.Error{Name: name, Value: value, Rule: fmt.Sprintf("no filter holds one label of %v within the budget %v", step.Guarantee, budget)}, err)
 	}
 	c.Filter = all[keep].Filter
 	return c, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -300,7 +301,7 @@ func TestChooseFilter(t *testing.T) {
 		expected int
 		param    string
 	}{{b3, -1, "queries"}, {b3, 1 << 62, "queries"}, {accountant.Budget{Guarantee: accountant.Guarantee{Delta: 1e-5}}, 4, "budget eps"}, {accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1}}, 4, "budget delta"}, {accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 0.9}}, 4, "budget delta"}} {
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if _, err := ChooseFilter(oneVote, c.budget, pure(0.2), c.expected); !errors.As(err, &pe) || pe.Name != c.param {
 			t.Errorf("budget %v, %d labels expected: %v, want a ParamError on %s", c.budget, c.expected, err, c.param)
 		}

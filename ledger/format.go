@@ -325,7 +325,7 @@ func bitsDigest(bits []accountant.BitPair) string {
 // header names it ("ensemble", "relation", "delta-prime", "filter" or
 // "queries"), with its value as text.
 func paramError(name, value, rule string) error {
-	return fmt.Errorf("ledger: %w", &accountant.ParamError{Name: name, Value: value, Rule: rule})
+	return fmt.Errorf("ledger: %w", &param.Error{Name: name, Value: value, Rule: rule})
 }
 
 // bindError is a header whose ensemble parameters are missing or invalid.

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // testPGLockTimeout: a run that waits for a lock gives up after
@@ -124,7 +125,7 @@ func testPGLockTimeout(t *testing.T, db string) {
 		t.Errorf("init while the table is locked: %v", err)
 	}
 	release()
-	var pe *accountant.ParamError
+	var pe *param.Error
 	if _, err := (Options{StateDir: book.StateDir, LockTimeout: -time.Second}).forRun(ctx, file); !errors.As(err, &pe) || pe.Name != "LockTimeout" {
 		t.Errorf("a negative LockTimeout: %v", err)
 	}

@@ -18,6 +18,6 @@
 //
 // It is built on accountant, whose guarantees, conversions and
 // compositions it uses, and whose error types it reports: a number out of
-// its domain is an *accountant.ParamError, settings that do not go
-// together an *accountant.SettingError.
+// its domain is a parameter error, settings that do not go
+// together a setting error.
 package noisymax

@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // TestBadInput checks that the calibrations of GNMax reject out-of-domain
-// input with a *accountant.ParamError naming the parameter and its value.
+// input with a parameter error naming the parameter and its value.
 func TestBadInput(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	ok := accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
@@ -35,7 +36,7 @@ func TestBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.call()
-			var pe *accountant.ParamError
+			var pe *param.Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("error %v is not a *ParamError", err)
 			}
@@ -52,7 +53,7 @@ func TestBadInput(t *testing.T) {
 // TestBitTeachersBound: the two-class GNMax bit's curve, O(K) at each
 // point, refuses a K beyond what a calibration evaluates in a second.
 func TestBitTeachersBound(t *testing.T) {
-	var pe *accountant.ParamError
+	var pe *param.Error
 	if _, err := gnmaxBitDelta(1, 5, math.MaxInt); !errors.As(err, &pe) || pe.Name != "K" {
 		t.Errorf("gnmaxBitDelta at K = MaxInt: %v", err)
 	}

@@ -41,7 +41,7 @@ func GNMaxObjective(target accountant.Guarantee, lambdas []float64) (lambda, sig
 	}
 	for _, l := range lambdas {
 		if !(l > 1) || math.IsInf(l, 1) {
-			return nil, nil, fmt.Errorf("GNMax: %w", &accountant.ParamError{Name: "lambda", Value: l, Rule: "must be a finite order > 1"})
+			return nil, nil, fmt.Errorf("GNMax: %w", &param.Error{Name: "lambda", Value: l, Rule: "must be a finite order > 1"})
 		}
 		den := target.Eps + math.Log(target.Delta)/(l-1)
 		if den > 1e-12*target.Eps {
@@ -82,7 +82,7 @@ func gnmaxSigmaGrid(target accountant.Guarantee) (sigma, lambda float64, err err
 		}
 	}
 	if math.IsInf(best, 1) {
-		return 0, 0, fmt.Errorf("GNMax grid search: %w", &accountant.ParamError{Name: "eps", Value: target.Eps,
+		return 0, 0, fmt.Errorf("GNMax grid search: %w", &param.Error{Name: "eps", Value: target.Eps,
 			Rule: fmt.Sprintf("too small for the grid: lambda_min = log(1/delta)/eps + 1 = %v leaves no grid point below %v", -math.Log(target.Delta)/target.Eps+1, float64(gnmaxGridMax))})
 	}
 	return math.Sqrt(best), lambda, nil
@@ -107,7 +107,7 @@ func gnmaxSigma(target accountant.Guarantee, c accountant.Conversion) (sigma, la
 // (minimised exactly) or GNMaxTight (the exact privacy curve, no RDP).
 // A GNMaxSearch prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type GNMaxSearch = enum.Value[gNMaxSearchTable]
+type GNMaxSearch int
 
 const (
 	// GNMaxGrid is the paper's grid search over λ with the paper's
@@ -123,12 +123,16 @@ const (
 	GNMaxTight
 )
 
-var gnmaxSearchNames = enum.Names[GNMaxSearch]{Type: "GNMaxSearch", What: "GNMax search", List: []string{GNMaxGrid: "grid", GNMaxExact: "exact", GNMaxTight: "tight"}}
+var gnmaxSearchNames = enum.Names[GNMaxSearch]{What: "GNMax search", List: []string{GNMaxGrid: "grid", GNMaxExact: "exact", GNMaxTight: "tight"}}
 
-// gNMaxSearchTable gives GNMaxSearch its names (enum.Value).
-type gNMaxSearchTable struct{}
+// String returns the name of g.
+func (g GNMaxSearch) String() string { return gnmaxSearchNames.String(g) }
 
-func (gNMaxSearchTable) Names() *enum.Names[GNMaxSearch] { return &gnmaxSearchNames }
+// MarshalText returns the name of g.
+func (g GNMaxSearch) MarshalText() ([]byte, error) { return []byte(gnmaxSearchNames.String(g)), nil }
+
+// UnmarshalText sets g from its name.
+func (g *GNMaxSearch) UnmarshalText(text []byte) error { return gnmaxSearchNames.Unmarshal(g, text) }
 
 // parseGNMaxSearch parses "grid", "exact" or "tight".
 func parseGNMaxSearch(s string) (GNMaxSearch, error) { return gnmaxSearchNames.Parse(s) }
@@ -141,13 +145,13 @@ func CalibrateGNMax(target accountant.Guarantee, s GNMaxSearch, c accountant.Con
 	switch s {
 	case GNMaxGrid:
 		if c != accountant.PaperConversion {
-			return 0, 0, &accountant.SettingError{Name: "search", Value: s.String(), Rule: fmt.Sprintf("the paper's search uses the paper's conversion only, not %v (use the exact search)", c)}
+			return 0, 0, &param.SettingError{Name: "search", Value: s.String(), Rule: fmt.Sprintf("the paper's search uses the paper's conversion only, not %v (use the exact search)", c)}
 		}
 		return gnmaxSigmaGrid(target)
 	case GNMaxExact:
 		return gnmaxSigma(target, c)
 	case GNMaxTight:
-		return 0, 0, &accountant.SettingError{Name: "search", Value: s.String(), Rule: "depends on the number of teachers K: use GNMaxSigmaTight"}
+		return 0, 0, &param.SettingError{Name: "search", Value: s.String(), Rule: "depends on the number of teachers K: use GNMaxSigmaTight"}
 	}
 	return 0, 0, fmt.Errorf("GNMax: unknown search %v", s)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // TestGNMaxExact checks that the exact σ meets the target at its λ, that a
@@ -106,7 +107,7 @@ func TestCalibrateGNMax(t *testing.T) {
 			t.Errorf("%v %v: sigma %v, %v; want %v", tc.s, tc.c, sigma, err, tc.sigma)
 		}
 	}
-	var se *accountant.SettingError
+	var se *param.SettingError
 	if _, _, err := CalibrateGNMax(target, GNMaxGrid, accountant.ImprovedConversion); !errors.As(err, &se) || se.Name != "search" || se.Value != "grid" {
 		t.Errorf("grid search with the improved conversion: %v, want a *SettingError for the search", err)
 	}

@@ -292,7 +292,7 @@ func GNMaxSigmaTight(target accountant.Guarantee, k int) (float64, error) {
 	for !meets(hi) {
 		lo, hi = hi, 2*hi
 		if hi > 1e15 {
-			return 0, fmt.Errorf("GNMax tight: %w", &accountant.ParamError{Name: "eps", Value: target.Eps, Rule: "too small: no sigma up to 1e15 meets it"})
+			return 0, fmt.Errorf("GNMax tight: %w", &param.Error{Name: "eps", Value: target.Eps, Rule: "too small: no sigma up to 1e15 meets it"})
 		}
 	}
 	for lo == hi || meets(lo) {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // A scale whose per-query ε = 2/b is above MaxLNMaxEps (or overflows to
@@ -13,7 +13,7 @@ import (
 func TestLNMaxScaleBound(t *testing.T) {
 	for _, b := range []float64{1e-310, 1e-300, 1e-10, 0.0199} {
 		_, err := LNMaxSpend(b)
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if !errors.As(err, &pe) || pe.Name != "laplace scale" || pe.Value != b {
 			t.Errorf("scale %v: %v, want a ParamError naming the laplace scale", b, err)
 		}

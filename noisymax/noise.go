@@ -3,7 +3,6 @@ package noisymax
 import (
 	"fmt"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/param"
@@ -59,9 +58,9 @@ func checkNoiseKind(n Noise) error {
 	case DiscreteNoise, ContinuousNoise:
 		return nil
 	case UnsetNoise:
-		return &accountant.SettingError{Name: "noise", Value: n.String(), Rule: "must be set, to DiscreteNoise (darrm's releases) or ContinuousNoise (the PATE paper's): their bounds differ"}
+		return &param.SettingError{Name: "noise", Value: n.String(), Rule: "must be set, to DiscreteNoise (darrm's releases) or ContinuousNoise (the PATE paper's): their bounds differ"}
 	}
-	return &accountant.SettingError{Name: "noise", Value: n.String(), Rule: "must be DiscreteNoise or ContinuousNoise"}
+	return &param.SettingError{Name: "noise", Value: n.String(), Rule: "must be DiscreteNoise or ContinuousNoise"}
 }
 
 // MinDiscreteSigma is the least σ accepted with DiscreteNoise (a plan
@@ -81,7 +80,7 @@ func (n Noise) Check(name string, sigma float64) error {
 		return err
 	}
 	if n == DiscreteNoise && !(sigma >= MinDiscreteSigma && sigma <= discrete.MaxScale) {
-		return &accountant.ParamError{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", MinDiscreteSigma, discrete.MaxScale)}
+		return &param.Error{Name: name, Value: sigma, Rule: fmt.Sprintf("must be in [%v, %v] for discrete Gaussian noise", MinDiscreteSigma, discrete.MaxScale)}
 	}
 	return nil
 }

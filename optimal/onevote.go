@@ -30,7 +30,7 @@ func solveOneVote(ctx context.Context, p constraints.Problem, coeffs []float64, 
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d one-vote: %w", p.K, err)
 	}
-	ub, rows, err := oneVoteBound(ctx, p, coeffs, opts.LP)
+	ub, rows, err := oneVoteBound(ctx, p, coeffs, opts.highs())
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d one-vote: %w", p.K, err)
 	}

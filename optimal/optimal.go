@@ -61,9 +61,13 @@ type Options struct {
 	Start gamma.Gamma
 	// Progress, if set, receives the state of the solve.
 	Progress func(Progress)
-	// LP configures HiGHS.
-	LP lp.Options
+	// HiGHSLog lets HiGHS print its log to standard output; darrm keeps
+	// it quiet by default.
+	HiGHSLog bool
 }
+
+// highs returns the options of HiGHS that o sets.
+func (o Options) highs() lp.Options { return lp.Options{Verbose: o.HiGHSLog} }
 
 // DefaultTol is the relative gap at which the cutting-plane loop stops
 // when Options.Tol is 0: a progress line estimates the time left from it.
@@ -226,7 +230,7 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	for i := range upper {
 		upper[i] = 1
 	}
-	solver, err := lp.New(coeffs, lower, upper, true, opts.LP)
+	solver, err := lp.New(coeffs, lower, upper, true, opts.highs())
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}

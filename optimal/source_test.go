@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // TestSourceLoad runs a Source through its cases in order, on one cache:
@@ -117,7 +117,7 @@ func putTampered(t *testing.T, d *cache.Dir, e *cache.Entry) {
 func TestSourceLoadValidatesFirst(t *testing.T) {
 	for _, p := range []constraints.Problem{constraints.New(999999999, 2, 0.1, 0), constraints.NewOneVote(999999999, 1, 0)} {
 		_, err := Source{Prior: gamma.UniformPrior()}.Load(context.Background(), p)
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if !errors.As(err, &pe) || pe.Name != "K" {
 			t.Errorf("K = %d, %v: %v, want a ParamError on K", p.K, p.Relation, err)
 		}

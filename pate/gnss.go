@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 )
@@ -48,7 +47,7 @@ func gnssRDP(beta, sigma, order float64) (float64, error) {
 	}
 	lb := outward.Exact(order).Mul(outward.Exact(beta))
 	if !(lb.Hi < 0.5) {
-		return 0, fmt.Errorf("GNSS: %w", &accountant.ParamError{Name: "order", Value: order, Rule: fmt.Sprintf("must be below 1/(2·beta) = %v", 0.5/beta)})
+		return 0, fmt.Errorf("GNSS: %w", &param.Error{Name: "order", Value: order, Rule: fmt.Sprintf("must be below 1/(2·beta) = %v", 0.5/beta)})
 	}
 	a := outward.Exact(order).Mul(outward.Exp(outward.Exact(2 * beta))).Div(outward.Exact(sigma).Mul(outward.Exact(sigma)))
 	b := lb.Sub(outward.Log1p(outward.Exact(-2).Mul(lb)).Mul(outward.Exact(0.5))).Div(outward.Exact(order).Sub(outward.Exact(1)))

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 )
 
@@ -112,7 +113,7 @@ func TestEvalMarginCoversRounding(t *testing.T) {
 // is the sum of counts that would overflow an int.
 func TestAccountTeachersBound(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
-	var pe *accountant.ParamError
+	var pe *param.Error
 	if _, err := newRDPAccount(m, maxAccountTeachers+1, 10, rdpOptions{memo: testMemo}); !errors.As(err, &pe) || pe.Name != "teachers" {
 		t.Errorf("K = maxAccountTeachers+1: %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
@@ -769,7 +770,7 @@ func TestPTRRuleSmallBudget(t *testing.T) {
 		return ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: sigma2, Noise: noisymax.ContinuousNoise}
 	}
 	budgetEps := func(err error) bool {
-		var pe *accountant.ParamError
+		var pe *param.Error
 		return errors.As(err, &pe) && pe.Name == "budget eps"
 	}
 	for _, c := range []struct {

@@ -17,7 +17,7 @@ import (
 func falsePassMargin(delta float64) (z, bound float64, err error) {
 	lo, hi := 0.0, 40.0
 	if falsePass(hi) > delta {
-		return 0, 0, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget delta", Value: delta, Rule: "too small for a test"})
+		return 0, 0, fmt.Errorf("PATE PTR: %w", &param.Error{Name: "budget delta", Value: delta, Rule: "too small for a test"})
 	}
 	for hi-lo > 1e-9 {
 		mid := (lo + hi) / 2

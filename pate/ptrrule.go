@@ -84,10 +84,10 @@ func newPTRRule(mo *memo, m ensemble.ConfidentGNMax, classes, queries int, opts 
 		return PTRResult{}, fmt.Errorf("PATE PTR: %w", err)
 	}
 	if !(b.Delta > 0 && b.Delta < 0.5) {
-		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget delta", Value: b.Delta, Rule: "must be in (0, 0.5): the test may pass falsely with a probability the delta holds"})
+		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &param.Error{Name: "budget delta", Value: b.Delta, Rule: "must be in (0, 0.5): the test may pass falsely with a probability the delta holds"})
 	}
 	if queries < 1 {
-		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: queries, Rule: "must be >= 1"})
+		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &param.Error{Name: "queries", Value: queries, Rule: "must be >= 1"})
 	}
 	rho, err := m.RunSlope(queries, queries)
 	if err != nil {
@@ -106,13 +106,13 @@ func newPTRRule(mo *memo, m ensemble.ConfidentGNMax, classes, queries int, opts 
 	// below would learn only at ptrSigmaMax, after hours of bounds.
 	orders := ptrTestOrders(r.Order)
 	if floor := ptrTestFloor(orders, deltaTest); floor > b.Eps {
-		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("must be at least %v: the test alone is no better than (%v, %v)-DP at any noise (Rényi DP 0 converted at its share of the budget's delta, delta/50); raise it, or the budget's delta", floor, floor, deltaTest)})
+		return r, fmt.Errorf("PATE PTR: %w", &param.Error{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("must be at least %v: the test alone is no better than (%v, %v)-DP at any noise (Rényi DP 0 converted at its share of the budget's delta, delta/50); raise it, or the budget's delta", floor, floor, deltaTest)})
 	}
 	// Nor does any noise leave room for a proposal where a Rényi DP of 0
 	// at the order converts above the budget: the proposal's and the
 	// test's convert to more.
 	if e, err := accountant.ImprovedConversion.ConvertRDP(0, r.Order, b.Delta); err == nil && e >= b.Eps {
-		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("leaves no room for a proposal at any noise: at the order %v the budget gives, a Rényi DP of 0 converts to %v at the budget's delta; raise it", r.Order, e)})
+		return r, fmt.Errorf("PATE PTR: %w", &param.Error{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("leaves no room for a proposal at any noise: at the order %v the budget gives, a Rényi DP of 0 converts to %v at the budget's delta; raise it", r.Order, e)})
 	}
 	r.Sigma = ptrSigma(mo, r.Margin, r.Order, r.Order*rho*ptrStandIn)
 	for {
@@ -141,7 +141,7 @@ func newPTRRule(mo *memo, m ensemble.ConfidentGNMax, classes, queries int, opts 
 		r.Sigma *= 1.05
 	}
 	if r.Test.Eps > b.Eps {
-		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("is below the test's own guarantee (%v, %v) at the most noise tried, sigma = %.6g: raise it", r.Test.Eps, r.Test.Delta, r.Sigma)})
+		return r, fmt.Errorf("PATE PTR: %w", &param.Error{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("is below the test's own guarantee (%v, %v) at the most noise tried, sigma = %.6g: raise it", r.Test.Eps, r.Test.Delta, r.Sigma)})
 	}
 	cost, err := accountant.ImprovedConversion.ConvertRDP(r.TestRDP, r.Order, b.Delta)
 	if err != nil {
@@ -164,7 +164,7 @@ func newPTRRule(mo *memo, m ensemble.ConfidentGNMax, classes, queries int, opts 
 		r.Proposal -= math.Max(e-b.Eps, 1e-15) * float64(k+1)
 	}
 	if !(r.Proposal > 0) {
-		return r, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("leaves no room for a proposal: the test's cost at order %v (Rényi DP %v) converts to %v at the budget's delta %v; raise it", r.Order, r.TestRDP, cost, b.Delta)})
+		return r, fmt.Errorf("PATE PTR: %w", &param.Error{Name: "budget eps", Value: b.Eps, Rule: fmt.Sprintf("leaves no room for a proposal: the test's cost at order %v (Rényi DP %v) converts to %v at the budget's delta %v; raise it", r.Order, r.TestRDP, cost, b.Delta)})
 	}
 	return r, nil
 }
@@ -273,7 +273,7 @@ func ptrOrder(mo *memo, b accountant.Guarantee, m ensemble.ConfidentGNMax, class
 			return order, nil
 		}
 		if order = 1 + math.Floor(4*top*math.Pow(2, -float64(k)/2))/4; order <= 1 {
-			return 0, fmt.Errorf("PATE PTR: %w", &accountant.SettingError{Name: "sigma2", Value: strconv.FormatFloat(m.Sigma2, 'g', -1, 64),
+			return 0, fmt.Errorf("PATE PTR: %w", &param.SettingError{Name: "sigma2", Value: strconv.FormatFloat(m.Sigma2, 'g', -1, 64),
 				Rule: fmt.Sprintf("conditions C5 and C6 of the data-dependent bound fail for C = %d at every order the rule tries for the budget (%v, %v), %v down to 1: lower it, or change the budget", classes, b.Eps, b.Delta, 1+top)})
 		}
 	}
@@ -369,7 +369,7 @@ func ptrAccount(mo *memo, counts [][]int, n, teachers, classes int, m ensemble.C
 // queries proposed.
 func ptrProposed(counts [][]int, n int, what string) error {
 	if n > len(counts) {
-		return fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "queries", Value: n, Rule: fmt.Sprintf("must be at most the %d queries of the %s", len(counts), what)})
+		return fmt.Errorf("PATE PTR: %w", &param.Error{Name: "queries", Value: n, Rule: fmt.Sprintf("must be at most the %d queries of the %s", len(counts), what)})
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // ptrPassProbability returns the plan of a PTR release by m (as PlanPTR
@@ -46,7 +47,7 @@ func ptrPassProbability(ctx context.Context, mo *memo, proxy [][]int, teachers, 
 // (accountant.Memo; nil: the search's own, forgotten when it returns).
 func PTRQueries(ctx context.Context, memo *accountant.Memo, proxy [][]int, teachers, classes int, m ensemble.Mechanism, opts PTROptions, pass float64) (PTRResult, float64, error) {
 	if !(pass > 0 && pass < 1) {
-		return PTRResult{}, 0, fmt.Errorf("PATE PTR: %w", &accountant.ParamError{Name: "pass probability", Value: pass, Rule: "must be in (0, 1)"})
+		return PTRResult{}, 0, fmt.Errorf("PATE PTR: %w", &param.Error{Name: "pass probability", Value: pass, Rule: "must be in (0, 1)"})
 	}
 	// The search's plans need no test guarantee (ptrPassProbability
 	// without it); the plan returned is ptrRule's, with it.

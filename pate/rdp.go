@@ -22,7 +22,7 @@ import (
 // value) or OneSided (the PATE paper's Theorem 6 as stated, no guarantee).
 // A Directions prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type Directions = enum.Value[directionsTable]
+type Directions int
 
 const (
 	// BothDirections bounds D_λ(M(x)‖M(x')) and D_λ(M(x')‖M(x)) for every
@@ -41,12 +41,16 @@ const (
 	OneSided
 )
 
-var directionNames = enum.Names[Directions]{Type: "Directions", What: "directions", List: []string{BothDirections: "both", OneSided: "one-sided"}}
+var directionNames = enum.Names[Directions]{What: "directions", List: []string{BothDirections: "both", OneSided: "one-sided"}}
 
-// directionsTable gives Directions its names (enum.Value).
-type directionsTable struct{}
+// String returns the name of d.
+func (d Directions) String() string { return directionNames.String(d) }
 
-func (directionsTable) Names() *enum.Names[Directions] { return &directionNames }
+// MarshalText returns the name of d.
+func (d Directions) MarshalText() ([]byte, error) { return []byte(directionNames.String(d)), nil }
+
+// UnmarshalText sets d from its name.
+func (d *Directions) UnmarshalText(text []byte) error { return directionNames.Unmarshal(d, text) }
 
 // parseDirections parses "both" or "one-sided".
 func parseDirections(s string) (Directions, error) { return directionNames.Parse(s) }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -29,7 +28,7 @@ func checkedGNMaxNeighbourLogQ(counts []int, sigma float64, noise noisymax.Noise
 		return 0, err
 	}
 	if s := castVotes(counts); s > rel.teachers || (!rel.abstain && s != rel.teachers) {
-		return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: "votes", Value: float64(s), Rule: countsRule(rel)})
+		return 0, fmt.Errorf("GNMax q: %w", &param.Error{Name: "votes", Value: float64(s), Rule: countsRule(rel)})
 	}
 	return gnmaxNeighbourLogQ(testMemo, counts, sigma, noise, rel), nil
 }
@@ -38,14 +37,14 @@ func checkedGNMaxNeighbourLogQ(counts []int, sigma float64, noise noisymax.Noise
 // class with the most votes.
 func checkGNMaxCounts(counts []int, sigma float64, noise noisymax.Noise) (int, error) {
 	if len(counts) < 2 {
-		return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: "classes", Value: float64(len(counts)), Rule: "must be >= 2"})
+		return 0, fmt.Errorf("GNMax q: %w", &param.Error{Name: "classes", Value: float64(len(counts)), Rule: "must be >= 2"})
 	}
 	if err := noise.Check("sigma", sigma); err != nil {
 		return 0, fmt.Errorf("GNMax q: %w", err)
 	}
 	for i, n := range counts {
 		if n < 0 {
-			return 0, fmt.Errorf("GNMax q: %w", &accountant.ParamError{Name: fmt.Sprintf("count[%d]", i), Value: float64(n), Rule: "must be >= 0"})
+			return 0, fmt.Errorf("GNMax q: %w", &param.Error{Name: fmt.Sprintf("count[%d]", i), Value: float64(n), Rule: "must be >= 0"})
 		}
 	}
 	return argmax(counts), nil
@@ -72,7 +71,7 @@ func thresholdNeighbourLogQ(maxCount int, rel neighbours, classes int, threshold
 	}
 	lo := rel.leastMax(classes)
 	if maxCount < lo || maxCount > rel.teachers {
-		return 0, fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "largest count", Value: float64(maxCount),
+		return 0, fmt.Errorf("threshold q: %w", &param.Error{Name: "largest count", Value: float64(maxCount),
 			Rule: fmt.Sprintf("must be in [%d, K = %d]", lo, rel.teachers)})
 	}
 	if err := checkThreshold(maxCount, threshold, sigma1, noise); err != nil {
@@ -86,10 +85,10 @@ func thresholdNeighbourLogQ(maxCount int, rel neighbours, classes int, threshold
 
 func checkThreshold(maxCount int, threshold, sigma1 float64, noise noisymax.Noise) error {
 	if maxCount < 0 {
-		return fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "largest count", Value: float64(maxCount), Rule: "must be >= 0"})
+		return fmt.Errorf("threshold q: %w", &param.Error{Name: "largest count", Value: float64(maxCount), Rule: "must be >= 0"})
 	}
 	if math.IsNaN(threshold) || math.IsInf(threshold, 0) {
-		return fmt.Errorf("threshold q: %w", &accountant.ParamError{Name: "threshold", Value: threshold, Rule: "must be a finite number"})
+		return fmt.Errorf("threshold q: %w", &param.Error{Name: "threshold", Value: threshold, Rule: "must be a finite number"})
 	}
 	if err := noise.Check("sigma1", sigma1); err != nil {
 		return fmt.Errorf("threshold q: %w", err)
@@ -141,7 +140,7 @@ func thresholdRDP(logq, sigma1, order float64) (float64, error) {
 
 func checkRDPArgs(logq, sigma, order float64) error {
 	if !(logq <= 0) {
-		return &accountant.ParamError{Name: "log q", Value: logq, Rule: "must be <= 0"}
+		return &param.Error{Name: "log q", Value: logq, Rule: "must be <= 0"}
 	}
 	if err := param.Positive("sigma", sigma); err != nil {
 		return err

@@ -10,10 +10,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/bigmath"
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 )
 
@@ -691,7 +691,7 @@ func TestThresholdBound(t *testing.T) {
 		{ensemble.ConfidentGNMax{Threshold: 250 + 1501, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
 	} {
 		err := tc.m.ValidateFor(250)
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &pe) || pe.Name != "threshold" || pe.Value != tc.m.Threshold)) {
 			t.Errorf("threshold %v, sigma1 %v: %v", tc.m.Threshold, tc.m.Sigma1, err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/discrete"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -272,11 +273,11 @@ func (s *smooth) Cost() (accountant.Guarantee, error) {
 	return accountant.Guarantee{Eps: eps, Delta: s.delta}, err
 }
 
-// rename returns err with its *accountant.ParamError renamed by names,
+// rename returns err with its parameter error renamed by names,
 // so that a parameter of the smooth-sensitivity release is not taken for
 // the account's own of the same name.
 func rename(err error, names map[string]string) error {
-	var pe *accountant.ParamError
+	var pe *param.Error
 	if !errors.As(err, &pe) {
 		return err
 	}

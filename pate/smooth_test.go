@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -166,7 +167,7 @@ func TestPrepareSmoothOutOfDomain(t *testing.T) {
 	}
 	acct, res = rdpAccountOf(t, m, counts, rdpOptions{memo: testMemo})
 	_, err = prepareSmooth(t.Context(), acct, res, SmoothParams{Order: 20, Beta: 0.1}, paperDelta, accountant.PaperConversion)
-	var pe *accountant.ParamError
+	var pe *param.Error
 	if !errors.As(err, &pe) || pe.Name != "ss order" {
 		t.Errorf("the caller's order 20 at beta 0.1: %v, want a ParamError on ss order", err)
 	}

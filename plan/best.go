@@ -9,8 +9,8 @@ import (
 
 	"gonum.org/v1/gonum/integrate/quad"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 )
@@ -22,7 +22,7 @@ type Comparison struct {
 	// Plans are the mechanisms compared, in the order Compare lists them,
 	// each with its expected utility on the proxy votes (Plan.Utility), or
 	// why it has none (NoFit: a budget that fits not even the least
-	// generous value of its parameter, a *accountant.ParamError on
+	// generous value of its parameter, a parameter error on
 	// budget-eps, or a least precision no threshold reaches).
 	Plans []Equal
 	// Best is the index in Plans of the plan with the most expected
@@ -103,7 +103,7 @@ func Compare(ctx context.Context, base Request, src optimal.Source) (Comparison,
 	for _, p := range ps {
 		pl, err := p.plan()
 		s := Equal{Mechanism: p.name}
-		var pe *accountant.ParamError
+		var pe *param.Error
 		switch {
 		case errors.As(err, &pe) && pe.Name == "budget-eps", errors.As(err, new(*precisionError)):
 			s.NoFit = err

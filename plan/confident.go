@@ -10,7 +10,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/votefile"
 )
@@ -75,7 +75,7 @@ func (p Proxy) CheckNotPrivate(private votefile.Reader) error {
 	if err := private.Err(); err != nil || n != len(p.Counts) {
 		return err
 	}
-	return &accountant.SettingError{Name: "votes", Value: p.Name, Rule: fmt.Sprintf("the same %d queries as the private votes (the same counts, in any order): proxy votes must not depend on the private data (synthetic votes, or votes of teachers trained on public data), never the queries to be released", n)}
+	return &param.SettingError{Name: "votes", Value: p.Name, Rule: fmt.Sprintf("the same %d queries as the private votes (the same counts, in any order): proxy votes must not depend on the private data (synthetic votes, or votes of teachers trained on public data), never the queries to be released", n)}
 }
 
 // rowKey returns a map key of a row of counts.
@@ -92,25 +92,25 @@ func rowKey(c []int) string {
 func (p Proxy) check(k, classes int) error {
 	switch {
 	case p.K != k:
-		return &accountant.ParamError{Name: "votes K", Value: p.K, Rule: fmt.Sprintf("the proxy votes must be of the plan's K = %d teachers", k)}
+		return &param.Error{Name: "votes K", Value: p.K, Rule: fmt.Sprintf("the proxy votes must be of the plan's K = %d teachers", k)}
 	case p.Classes != classes:
-		return &accountant.ParamError{Name: "votes classes", Value: p.Classes, Rule: fmt.Sprintf("the proxy votes must be over the plan's %d classes", classes)}
+		return &param.Error{Name: "votes classes", Value: p.Classes, Rule: fmt.Sprintf("the proxy votes must be over the plan's %d classes", classes)}
 	case len(p.Counts) == 0:
-		return &accountant.ParamError{Name: "votes queries", Value: 0, Rule: "the proxy votes must have at least one query"}
+		return &param.Error{Name: "votes queries", Value: 0, Rule: "the proxy votes must have at least one query"}
 	case p.Truth != nil && len(p.Truth) != len(p.Counts):
-		return &accountant.ParamError{Name: "labels", Value: len(p.Truth), Rule: fmt.Sprintf("must be one per proxy query (%d)", len(p.Counts))}
+		return &param.Error{Name: "labels", Value: len(p.Truth), Rule: fmt.Sprintf("must be one per proxy query (%d)", len(p.Counts))}
 	}
 	// Rows may sum to less than K (abstaining teachers), but rows that all
 	// sum to one n < K are the votes of n teachers read under the plan's K.
 	if n, same := commonSum(p.Counts); same && n < k {
-		return &accountant.ParamError{Name: "votes K", Value: n, Rule: fmt.Sprintf("every proxy query has K = %d votes: the proxy votes must be of the plan's K = %d teachers", n, k)}
+		return &param.Error{Name: "votes K", Value: n, Rule: fmt.Sprintf("every proxy query has K = %d votes: the proxy votes must be of the plan's K = %d teachers", n, k)}
 	}
 	for i, c := range p.Counts {
 		if _, err := tally.Counts(c, k, classes); err != nil {
 			return fmt.Errorf("proxy votes, query %d: %w", i+1, err)
 		}
 		if p.Truth != nil && (p.Truth[i] < 0 || p.Truth[i] >= classes) {
-			return &accountant.ParamError{Name: "labels", Value: p.Truth[i], Rule: fmt.Sprintf("query %d: must be a class in [0, %d)", i+1, classes)}
+			return &param.Error{Name: "labels", Value: p.Truth[i], Rule: fmt.Sprintf("query %d: must be a class in [0, %d)", i+1, classes)}
 		}
 	}
 	return nil
@@ -202,7 +202,7 @@ func confidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy) (P
 		return Plan{}, err
 	}
 	if !(r.MinPrecision >= 0 && r.MinPrecision < 1) {
-		return Plan{}, &accountant.ParamError{Name: "min-precision", Value: r.MinPrecision, Rule: "must be in [0, 1)"}
+		return Plan{}, &param.Error{Name: "min-precision", Value: r.MinPrecision, Rule: "must be in [0, 1)"}
 	}
 	ratios := r.ratios
 	if ratios == nil {
@@ -210,7 +210,7 @@ func confidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy) (P
 	}
 	for _, ratio := range ratios {
 		if !(ratio > 0) || math.IsInf(ratio, 0) {
-			return Plan{}, &accountant.ParamError{Name: "ratio", Value: ratio, Rule: "sigma1/sigma2 must be > 0 and finite"}
+			return Plan{}, &param.Error{Name: "ratio", Value: ratio, Rule: "sigma1/sigma2 must be > 0 and finite"}
 		}
 	}
 	best, rps, err := confident(ctx, r, queries, ratios, proxy, r.MinPrecision)

@@ -308,7 +308,7 @@ func count(ctx context.Context, r Request) (Count, error) {
 }
 
 // noFit returns the error for a budget in which not even k queries of b
-// fit: a ParamError on the budget's ε that names the smallest ε, at the
+// fit: a parameter error on the budget's ε that names the smallest ε, at the
 // budget's δ, of k queries' total to publish, and its result.
 func noFit(b built, budget accountant.Budget, k int) error {
 	acc := b.acc
@@ -317,14 +317,14 @@ func noFit(b built, budget accountant.Budget, k int) error {
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
 	if acc.Cap != nil {
 		// Fixed teachers: the cap, which no parameter moves, says why.
-		return &accountant.ParamError{Name: "budget-eps", Value: budget.Eps, Rule: rule + ": " + acc.Cap.Refusal(budget).Error()}
+		return &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: rule + ": " + acc.Cap.Refusal(budget).Error()}
 	}
 	if err == nil && t.Err == nil {
 		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, decimal.FormatBound(t.Guarantee.Eps), t.Name())
 	} else {
 		rule += fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta)
 	}
-	return &accountant.ParamError{Name: "budget-eps", Value: budget.Eps, Rule: rule}
+	return &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: rule}
 }
 
 // fitWords says that k queries fit, for an error.
@@ -346,7 +346,7 @@ func (r Request) validate() error {
 		return err
 	}
 	if r.Share != 0 && !(r.Share > 0 && r.Share <= 1) {
-		return &accountant.ParamError{Name: "share", Value: r.Share, Rule: "an analyst's share of a ledger is a fraction in (0, 1]"}
+		return &param.Error{Name: "share", Value: r.Share, Rule: "an analyst's share of a ledger is a fraction in (0, 1]"}
 	}
 	if r.DeltaPrime != 0 {
 		return param.DeltaPrime(r.DeltaPrime)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -18,7 +19,7 @@ type Equal struct {
 	Mechanism provenance.MechanismName
 	Plan      Plan
 	// NoFit says why not even the least generous value of the parameter
-	// fits the queries in the budget (a *accountant.ParamError naming
+	// fits the queries in the budget (a parameter error naming
 	// budget-eps and the smallest budget that fits), nil when Plan is set.
 	NoFit error
 }
@@ -50,7 +51,7 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 		}
 		out[i].Mechanism = r.Mechanism.Name()
 		pl, err := parameters(ctx, r, queries)
-		var pe *accountant.ParamError
+		var pe *param.Error
 		switch {
 		case errors.As(err, &pe) && pe.Name == "budget-eps":
 			out[i].NoFit = err

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -40,7 +41,7 @@ func TestPlanFixedTeachers(t *testing.T) {
 		c := pl.Count
 		switch {
 		case tc.run == 0:
-			if err == nil || !errors.As(err, new(*accountant.ParamError)) || !strings.Contains(err.Error(), "not proved for fixed teachers") {
+			if err == nil || !errors.As(err, new(*param.Error)) || !strings.Contains(err.Error(), "not proved for fixed teachers") {
 				t.Errorf("%s: %+v, %v; want no label and why", tc.name, c, err)
 			}
 		case err != nil:

@@ -7,6 +7,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
 )
@@ -15,7 +16,7 @@ import (
 // (ForRun) or a new ledger (ForLedger).
 // A Target prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type Target = enum.Value[targetTable]
+type Target int
 
 const (
 	// ForRun fits the queries to one run held to the budget (darrm
@@ -30,12 +31,16 @@ const (
 	ForLedger
 )
 
-var targetNames = enum.Names[Target]{Type: "Target", List: []string{ForRun: "run", ForLedger: "ledger"}, Or: true}
+var targetNames = enum.Names[Target]{List: []string{ForRun: "run", ForLedger: "ledger"}, Or: true}
 
-// targetTable gives Target its names (enum.Value).
-type targetTable struct{}
+// String returns the name of t.
+func (t Target) String() string { return targetNames.String(t) }
 
-func (targetTable) Names() *enum.Names[Target] { return &targetNames }
+// MarshalText returns the name of t.
+func (t Target) MarshalText() ([]byte, error) { return []byte(targetNames.String(t)), nil }
+
+// UnmarshalText sets t from its name.
+func (t *Target) UnmarshalText(text []byte) error { return targetNames.Unmarshal(t, text) }
 
 // ledgerCount returns the header of a new ledger bound to b with r's
 // budget whose labels priv describes, the labels it allows to r's
@@ -114,7 +119,7 @@ func (e *unheldError) Unwrap() error { return e.err }
 
 // noLedgerFit returns the error for a budget on whose new ledger not even
 // queries queries of r, the least generous value x of k searched, fit: a
-// ParamError on the budget's ε that says what that value allows, and why
+// parameter error on the budget's ε that says what that value allows, and why
 // when no filter holds it.
 func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64) error {
 	agg, _, err := r.Aggregator(ctx)
@@ -131,5 +136,5 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 	if err != nil {
 		rule = fmt.Sprintf("not even %s %s: at the least generous %s searched, %v (per query %v): %v", fitWords(queries), of, k.setting, k.value(x), priv.Guarantee, err)
 	}
-	return &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: rule}
+	return &param.Error{Name: "budget-eps", Value: r.Budget.Eps, Rule: rule}
 }

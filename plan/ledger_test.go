@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
@@ -192,7 +193,7 @@ func TestPlanForShare(t *testing.T) {
 		to    Target
 	}{{1.5, ForLedger}, {-0.1, ForLedger}, {0.4, ForRun}} {
 		r.For, r.Share = c.to, c.share
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if _, err := parameters(ctx, r, queries); !errors.As(err, &pe) || pe.Name != "share" {
 			t.Errorf("a share %v for a %v: %v, want a ParamError naming the share", c.share, c.to, err)
 		}
@@ -200,7 +201,7 @@ func TestPlanForShare(t *testing.T) {
 }
 
 // TestPlanForLedgerNoFit: a plan for a ledger whose filter holds none of
-// the queries at any value is a ParamError on budget-eps that says so:
+// the queries at any value is a parameter error on budget-eps that says so:
 // simple composition sums the per-query δ, and 20 queries of δ = 1e-5
 // exceed a budget δ of 1e-5 whatever σ2.
 // TestPlanForLedgerGDP: Confident-GNMax planned for 2,000 queries on a
@@ -250,7 +251,7 @@ func TestPlanForLedgerGDPRatio(t *testing.T) {
 	gdp := accountant.GDPFilter
 	r.For, r.Filter, r.ratios = ForLedger, &gdp, []float64{30}
 	_, err := confidentGNMax(context.Background(), r, 300, proxy)
-	var pe *accountant.ParamError
+	var pe *param.Error
 	if !errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, "on a new ledger") {
 		t.Errorf("err %v, want a ParamError on budget-eps that names the ledger", err)
 	}
@@ -274,7 +275,7 @@ func TestPlanForLedgerNoFit(t *testing.T) {
 	simple := accountant.Simple
 	r.For, r.Filter = ForLedger, &simple
 	_, err := parameters(context.Background(), r, 20)
-	var pe *accountant.ParamError
+	var pe *param.Error
 	if !errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, "on a new ledger") {
 		t.Errorf("err %v, want a ParamError on budget-eps that names the ledger", err)
 	}

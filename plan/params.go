@@ -222,7 +222,7 @@ func Make(ctx context.Context, r Request) (Plan, error) {
 	}
 	if isConfident(r.Mechanism) || r.Proxy != nil {
 		if r.Proxy == nil {
-			return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
+			return Plan{}, &param.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
 		}
 		return onProxy(ctx, r, r.Queries, *r.Proxy)
 	}
@@ -247,10 +247,10 @@ func fixedTeachers(ctx context.Context, r Request) error {
 	case err != nil || c == nil:
 		return err
 	case c.Fits(r.Budget.Guarantee):
-		return &accountant.ParamError{Name: "queries", Value: r.Queries, Rule: fmt.Sprintf(
+		return &param.Error{Name: "queries", Value: r.Queries, Rule: fmt.Sprintf(
 			"no parameter to plan: the teachers are fixed models whose cap %v, their only bound, is within the budget: every query is released whatever the parameters (count them instead)", c.Guarantee)}
 	}
-	return &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: "no parameter lets a query fit: " + c.Refusal(*r.Budget).Error()}
+	return &param.Error{Name: "budget-eps", Value: r.Budget.Eps, Rule: "no parameter lets a query fit: " + c.Refusal(*r.Budget).Error()}
 }
 
 // parameters returns the most generous value of the parameter r's
@@ -264,7 +264,7 @@ func fixedTeachers(ctx context.Context, r Request) error {
 // votes (onProxy).
 func parameters(ctx context.Context, r Request, queries int) (Plan, error) {
 	if isConfident(r.Mechanism) {
-		return Plan{}, &accountant.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
+		return Plan{}, &param.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
 	}
 	pl, err := search(ctx, r, queries, 0)
 	if err != nil {
@@ -280,10 +280,10 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 		return Plan{}, err
 	}
 	if r.Share != 0 && r.For != ForLedger {
-		return Plan{}, &accountant.ParamError{Name: "share", Value: r.Share, Rule: "an analyst's share is of a ledger: plan for a new ledger (For ForLedger)"}
+		return Plan{}, &param.Error{Name: "share", Value: r.Share, Rule: "an analyst's share is of a ledger: plan for a new ledger (For ForLedger)"}
 	}
 	if queries < 1 || queries > accountant.CountLimit {
-		return Plan{}, &accountant.ParamError{Name: "queries", Value: queries, Rule: fmt.Sprintf("must be in [1, %d], the counts the accountant counts exactly", accountant.CountLimit)}
+		return Plan{}, &param.Error{Name: "queries", Value: queries, Rule: fmt.Sprintf("must be in [1, %d], the counts the accountant counts exactly", accountant.CountLimit)}
 	}
 	k, err := knobOf(r, queries, ratio)
 	if err != nil {
@@ -305,7 +305,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 			}
 			b, berr := build(ctx, least)
 			if outOfRange(berr) {
-				return Plan{}, &noneFitError{&accountant.ParamError{Name: "queries", Value: queries,
+				return Plan{}, &noneFitError{&param.Error{Name: "queries", Value: queries,
 					Rule: fmt.Sprintf("too many to plan: the %s they leave each query, %v, is beyond the mechanism's range (%v)", k.setting, k.value(nf.Least), berr)}}
 			}
 			if berr != nil {
@@ -314,7 +314,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 			return Plan{}, &noneFitError{noFit(b, *r.Budget, queries)}
 		}
 		if unheld := (*unheldError)(nil); errors.As(err, &unheld) {
-			return Plan{}, &noneFitError{&accountant.ParamError{Name: "filter", Value: r.Filter.String(),
+			return Plan{}, &noneFitError{&param.Error{Name: "filter", Value: r.Filter.String(),
 				Rule: fmt.Sprintf("holds no %s searched, up to the most generous, %v: %v", k.setting, k.value(k.max), unheld.err)}}
 		}
 		return Plan{}, err

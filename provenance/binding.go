@@ -433,7 +433,7 @@ func (b Binding) Validate() error {
 
 // teachersRule checks a teacher's (eps, Delta) guarantee, as a binding
 // and a header state it: eps finite and > 0 (param.Positive), Delta in
-// [0, 1) (param.Delta), each a *param.Error named "eps" or "Delta".
+// [0, 1) (param.Delta), each a parameter error named "eps" or "Delta".
 func teachersRule(g accountant.Guarantee) error {
 	if err := param.Positive("eps", g.Eps); err != nil {
 		return err

@@ -14,7 +14,7 @@ import (
 // The zero value is none of them.
 // A Order prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type Order = enum.Value[orderTable]
+type Order int
 
 // The three orders of Section 4.3.3.
 const (
@@ -27,12 +27,16 @@ const (
 	IG
 )
 
-var orderNames = enum.Names[Order]{Type: "Order", What: "order", List: []string{RR: "rr", SO: "so", IG: "ig"}, Fold: true}
+var orderNames = enum.Names[Order]{What: "order", List: []string{RR: "rr", SO: "so", IG: "ig"}, Fold: true}
 
-// orderTable gives Order its names (enum.Value).
-type orderTable struct{}
+// String returns the name of o.
+func (o Order) String() string { return orderNames.String(o) }
 
-func (orderTable) Names() *enum.Names[Order] { return &orderNames }
+// MarshalText returns the name of o.
+func (o Order) MarshalText() ([]byte, error) { return []byte(orderNames.String(o)), nil }
+
+// UnmarshalText sets o from its name.
+func (o *Order) UnmarshalText(text []byte) error { return orderNames.Unmarshal(o, text) }
 
 // Algorithm is one instantiation of the generalised shuffled gradient
 // framework (Algorithm 3), following Table 4.1: DPShuffleG, PrivPub,

@@ -18,7 +18,7 @@ func (t Task) String() string { return fmt.Sprintf("%v + %v", t.Loss, t.Reg) }
 
 // Validate reports a loss that is none of the package's, or a
 // regulariser of the package's with its parameter out of its domain: an
-// *accountant.ParamError names the ball's radius C or the weight lambda.
+// parameter error names the ball's radius C or the weight lambda.
 func (t Task) Validate() error {
 	switch t.Loss {
 	case SquaredDistance, SquaredError, Logistic:

@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/darrm/darrm/internal/param"
 	"gonum.org/v1/gonum/floats"
-
-	"github.com/darrm/darrm/accountant"
 )
 
 // Regularizer is the convex regulariser ψ of the objective G = F + ψ
@@ -91,21 +90,21 @@ func (l L1) prox(x []float64, t float64) {
 func (l L1) String() string { return fmt.Sprintf("l1(%g)", l.Lambda) }
 
 // checkRegularizer validates the parameter of one of the package's
-// regularisers: an *accountant.ParamError names the ball's radius C or the
+// regularisers: a parameter error names the ball's radius C or the
 // weight lambda.
 func checkRegularizer(r Regularizer) error {
 	switch r := r.(type) {
 	case Ball:
 		if !(r.Radius > 0) || math.IsInf(r.Radius, 0) {
-			return fmt.Errorf("ball: %w", &accountant.ParamError{Name: "C", Value: r.Radius, Rule: "must be a finite number > 0"})
+			return fmt.Errorf("ball: %w", &param.Error{Name: "C", Value: r.Radius, Rule: "must be a finite number > 0"})
 		}
 	case Ridge:
 		if !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0) {
-			return fmt.Errorf("ridge: %w", &accountant.ParamError{Name: "lambda", Value: r.Lambda, Rule: "must be a finite number >= 0"})
+			return fmt.Errorf("ridge: %w", &param.Error{Name: "lambda", Value: r.Lambda, Rule: "must be a finite number >= 0"})
 		}
 	case L1:
 		if !(r.Lambda >= 0) || math.IsInf(r.Lambda, 0) {
-			return fmt.Errorf("l1: %w", &accountant.ParamError{Name: "lambda", Value: r.Lambda, Rule: "must be a finite number >= 0"})
+			return fmt.Errorf("l1: %w", &param.Error{Name: "lambda", Value: r.Lambda, Rule: "must be a finite number >= 0"})
 		}
 	case nil:
 		return fmt.Errorf("regularizer: must not be nil")

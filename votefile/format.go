@@ -13,7 +13,7 @@ import (
 // file. What the rows hold is the file's Layout.
 // A Format prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type Format = enum.Value[formatTable]
+type Format int
 
 const (
 	// FormatAuto detects the format from the first non-blank line: JSON
@@ -31,13 +31,17 @@ const (
 	FormatNPY
 )
 
-var formatNames = enum.Names[Format]{Type: "Format", What: "format", List: []string{FormatAuto: "auto", FormatCSV: "csv", FormatJSONL: "jsonl", FormatNPY: "npy"},
+var formatNames = enum.Names[Format]{What: "format", List: []string{FormatAuto: "auto", FormatCSV: "csv", FormatJSONL: "jsonl", FormatNPY: "npy"},
 	Also: map[string]Format{"ndjson": FormatJSONL}, Fold: true, Or: true}
 
-// formatTable gives Format its names (enum.Value).
-type formatTable struct{}
+// String returns the name of f.
+func (f Format) String() string { return formatNames.String(f) }
 
-func (formatTable) Names() *enum.Names[Format] { return &formatNames }
+// MarshalText returns the name of f.
+func (f Format) MarshalText() ([]byte, error) { return []byte(formatNames.String(f)), nil }
+
+// UnmarshalText sets f from its name.
+func (f *Format) UnmarshalText(text []byte) error { return formatNames.Unmarshal(f, text) }
 
 // Presence says whether a vote file has a header row or an id column:
 // "auto" (the zero value) decides from the file, "yes" forces the header or
@@ -45,7 +49,7 @@ func (formatTable) Names() *enum.Names[Format] { return &formatNames }
 // as a flag or a configuration gives it.
 // A Presence prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type Presence = enum.Value[presenceTable]
+type Presence int
 
 const (
 	autoDetect Presence = iota // "auto": decided from the file (see Open)
@@ -53,13 +57,17 @@ const (
 	absent                     // "no"
 )
 
-var presenceNames = enum.Names[Presence]{Type: "Presence", List: []string{autoDetect: "auto", present: "yes", absent: "no"},
+var presenceNames = enum.Names[Presence]{List: []string{autoDetect: "auto", present: "yes", absent: "no"},
 	Also: map[string]Presence{"true": present, "false": absent}, Fold: true, Or: true}
 
-// presenceTable gives Presence its names (enum.Value).
-type presenceTable struct{}
+// String returns the name of p.
+func (p Presence) String() string { return presenceNames.String(p) }
 
-func (presenceTable) Names() *enum.Names[Presence] { return &presenceNames }
+// MarshalText returns the name of p.
+func (p Presence) MarshalText() ([]byte, error) { return []byte(presenceNames.String(p)), nil }
+
+// UnmarshalText sets p from its name.
+func (p *Presence) UnmarshalText(text []byte) error { return presenceNames.Unmarshal(p, text) }
 
 // readOptions describe a vote file; the zero value detects everything.
 type readOptions struct {

@@ -49,7 +49,7 @@ func (h Hint) String() string {
 // reads either way, and one way is false.
 // A Orientation prints and reads as its name (its String, MarshalText and
 // UnmarshalText).
-type Orientation = enum.Value[orientationTable]
+type Orientation int
 
 const (
 	// orientationUnstated is the zero value: a matrix of class labels
@@ -63,12 +63,16 @@ const (
 	TeachersInRows
 )
 
-var orientationNames = enum.Names[Orientation]{Type: "Orientation", What: "orientation", List: []string{QueriesInRows: "queries-in-rows", TeachersInRows: "teachers-in-rows"}, Zero: "unstated"}
+var orientationNames = enum.Names[Orientation]{What: "orientation", List: []string{QueriesInRows: "queries-in-rows", TeachersInRows: "teachers-in-rows"}, Zero: "unstated"}
 
-// orientationTable gives Orientation its names (enum.Value).
-type orientationTable struct{}
+// String returns the name of o.
+func (o Orientation) String() string { return orientationNames.String(o) }
 
-func (orientationTable) Names() *enum.Names[Orientation] { return &orientationNames }
+// MarshalText returns the name of o.
+func (o Orientation) MarshalText() ([]byte, error) { return []byte(orientationNames.String(o)), nil }
+
+// UnmarshalText sets o from its name.
+func (o *Orientation) UnmarshalText(text []byte) error { return orientationNames.Unmarshal(o, text) }
 
 // orientationHint is the hint to state orientation o.
 func orientationHint(o Orientation) Hint { return Hint{optOrientation, o.String()} }

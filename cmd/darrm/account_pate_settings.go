@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -109,12 +109,12 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 // threshold step when it takes --sigma1, which must be > 0, and the steps'
 // own checks (ValidateFor of the settings ensemble.GNMaxFamily returns),
 // its noise, when unset, the discrete noise that releases draw
-// (pate.AccountOptions). A bad value is a *accountant.ParamError that
+// (pate.AccountOptions). A bad value is a parameter error that
 // names its setting.
 func checkGNMax(mech ensemble.Mechanism) error {
 	g, _ := ensemble.GNMaxFamily(mech, 0) // counts, of any classes
 	if slices.Contains(setup.FlagsOf(mech, votefile.ManyClasses), "sigma1") && !(g.Sigma1 > 0) {
-		return &accountant.ParamError{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
+		return &param.Error{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
 	}
 	return g.Drawn().ValidateFor(0) // K is not known yet
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // TestRRBaseline: randomized response's composition is --rr-composition's,
@@ -44,7 +45,7 @@ func TestRRBaseline(t *testing.T) {
 		}
 	}
 	_, err := gamma.RRBaseline(constraints.New(11, 3, 0.1, 1e-5), accountant.General, 0)
-	if pe := (*accountant.ParamError)(nil); !errors.As(err, &pe) {
+	if pe := (*param.Error)(nil); !errors.As(err, &pe) {
 		t.Errorf("RR slack out of range: %v, want a parameter error", err)
 	}
 }

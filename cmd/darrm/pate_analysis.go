@@ -5,10 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/pate"
 )
 
@@ -39,7 +39,7 @@ func (f *analysisFlags) smooth(cmd *cobra.Command) (pate.SmoothParams, error) {
 
 // smoothParams returns the parameters of a smooth-sensitivity release of
 // which the flags give those not nil, each checked: the order > 1, β > 0
-// and σ_ss > 0 (else a *accountant.ParamError naming "ss order", "beta"
+// and σ_ss > 0 (else a parameter error naming "ss order", "beta"
 // or "sigma ss"); the others are left open (0), to be chosen as
 // fromVotes says (pate.SmoothParams).
 func smoothParams(order, beta, sigma *float64, fromVotes bool) (pate.SmoothParams, error) {
@@ -54,7 +54,7 @@ func smoothParams(order, beta, sigma *float64, fromVotes bool) (pate.SmoothParam
 			continue
 		}
 		if !(*v.given > v.min) {
-			return p, &accountant.ParamError{Name: v.name, Value: *v.given, Rule: fmt.Sprintf("must be > %g", v.min)}
+			return p, &param.Error{Name: v.name, Value: *v.given, Rule: fmt.Sprintf("must be > %g", v.min)}
 		}
 		*v.dst = *v.given
 	}
@@ -65,16 +65,20 @@ func smoothParams(order, beta, sigma *float64, fromVotes bool) (pate.SmoothParam
 // the flags leave open are chosen, ssDataFree by pate's data-free rule,
 // which sees no vote, or ssFromVotes by the PATE authors' choice from the
 // votes (pate.SmoothParams.FromVotes).
-type ssChoice = enum.Value[ssTable]
+type ssChoice int
 
 const (
 	ssDataFree ssChoice = iota
 	ssFromVotes
 )
 
-// ssTable gives ssChoice its names (enum.Value).
-type ssTable struct{}
+// String returns the name of s.
+func (s ssChoice) String() string { return ssNames.String(s) }
 
-func (ssTable) Names() *enum.Names[ssChoice] { return &ssNames }
+// MarshalText returns the name of s.
+func (s ssChoice) MarshalText() ([]byte, error) { return []byte(ssNames.String(s)), nil }
 
-var ssNames = enum.Names[ssChoice]{List: []string{ssDataFree: "data-free", ssFromVotes: "from-votes"}, Or: true, Type: "ssChoice"}
+// UnmarshalText sets s from its name.
+func (s *ssChoice) UnmarshalText(text []byte) error { return ssNames.Unmarshal(s, text) }
+
+var ssNames = enum.Names[ssChoice]{List: []string{ssDataFree: "data-free", ssFromVotes: "from-votes"}, Or: true}

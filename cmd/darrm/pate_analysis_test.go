@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/pate"
 )
 
@@ -21,7 +21,7 @@ func TestSmoothParams(t *testing.T) {
 		order, beta, sigma *float64
 		name               string
 	}{{v(1), nil, nil, "ss order"}, {nil, v(0), nil, "beta"}, {nil, nil, v(-2), "sigma ss"}, {v(math.NaN()), nil, nil, "ss order"}} {
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if _, err := smoothParams(tc.order, tc.beta, tc.sigma, false); !errors.As(err, &pe) || pe.Name != tc.name {
 			t.Errorf("%s: error %v", tc.name, err)
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/lp"
 	"github.com/darrm/darrm/optimal"
 )
 
@@ -88,7 +87,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 		return err
 	}
 	ctx := cmd.Context()
-	src := optimal.Source{Cache: dir, Prior: f.Prior, Options: optimal.Options{Workers: f.Workers, LP: lp.Options{Verbose: f.HighsLog}}}
+	src := optimal.Source{Cache: dir, Prior: f.Prior, Options: optimal.Options{Workers: f.Workers, HiGHSLog: f.HighsLog}}
 	l, err := setup.LoadGamma(ctx, cmd, src, p.Problem)
 	if err != nil {
 		return err

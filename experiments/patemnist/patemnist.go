@@ -29,6 +29,7 @@ import (
 	"github.com/darrm/darrm/experiments/dpsgd"
 	"github.com/darrm/darrm/experiments/nn"
 	"github.com/darrm/darrm/experiments/teachers"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"
@@ -133,7 +134,7 @@ type Outcome struct {
 // teachers. Run checks it too.
 func (p Params) Check() error {
 	if p.K < 1 {
-		return &accountant.ParamError{Name: "K", Value: p.K, Rule: "must be >= 1"}
+		return &param.Error{Name: "K", Value: p.K, Rule: "must be >= 1"}
 	}
 	return nil
 }

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/pate"
 )
 
@@ -113,7 +113,7 @@ func TestParamsCheck(t *testing.T) {
 	}
 	for _, k := range []int{0, -3} {
 		err := Params{K: k}.Check()
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if !errors.As(err, &pe) || pe.Name != "K" || pe.Value != k {
 			t.Errorf("K = %d: %v, want a ParamError naming K", k, err)
 		}

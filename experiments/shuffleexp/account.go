@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -15,14 +16,14 @@ import (
 // Parameters an algorithm does not use are ignored.
 func accountingPlan(a shuffleg.Algorithm, epochs, s, n, nd int) (shuffleg.Plan, error) {
 	if epochs < 1 {
-		return shuffleg.Plan{}, &accountant.ParamError{Name: "epochs", Value: epochs, Rule: "must be an integer >= 1"}
+		return shuffleg.Plan{}, &param.Error{Name: "epochs", Value: epochs, Rule: "must be an integer >= 1"}
 	}
 	pl := shuffleg.Plan{Algorithm: a, Epochs: epochs, PrivEpochs: epochs}
 	switch a {
 	case shuffleg.DPShuffleG:
 	case shuffleg.PrivPub, shuffleg.PubPriv:
 		if s < 1 || s > epochs-1 {
-			return shuffleg.Plan{}, fmt.Errorf("%v: %w", a, &accountant.ParamError{Name: "S", Value: s, Rule: fmt.Sprintf("must be an integer in [1, epochs-1] = [1, %d]", epochs-1)})
+			return shuffleg.Plan{}, fmt.Errorf("%v: %w", a, &param.Error{Name: "S", Value: s, Rule: fmt.Sprintf("must be an integer in [1, epochs-1] = [1, %d]", epochs-1)})
 		}
 		pl.PrivEpochs = s
 		if a == shuffleg.PubPriv {
@@ -30,10 +31,10 @@ func accountingPlan(a shuffleg.Algorithm, epochs, s, n, nd int) (shuffleg.Plan, 
 		}
 	case shuffleg.Interleaved:
 		if n < 1 {
-			return shuffleg.Plan{}, fmt.Errorf("%v: %w", a, &accountant.ParamError{Name: "n", Value: n, Rule: "must be an integer >= 1"})
+			return shuffleg.Plan{}, fmt.Errorf("%v: %w", a, &param.Error{Name: "n", Value: n, Rule: "must be an integer >= 1"})
 		}
 		if nd < 1 || nd > n {
-			return shuffleg.Plan{}, fmt.Errorf("%v: %w", a, &accountant.ParamError{Name: "n_d", Value: nd, Rule: fmt.Sprintf("must be an integer in [1, n] = [1, %d]", n)})
+			return shuffleg.Plan{}, fmt.Errorf("%v: %w", a, &param.Error{Name: "n_d", Value: nd, Rule: fmt.Sprintf("must be an integer in [1, n] = [1, %d]", n)})
 		}
 		pl.N, pl.ND = n, nd
 	default:

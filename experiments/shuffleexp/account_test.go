@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -112,14 +113,14 @@ func TestAccounting(t *testing.T) {
 		a       NoiseRequest
 		targets []float64 // of the rows, 0 at the given σ
 		n       []int     // calibrations per row
-		param   string    // of an *accountant.ParamError
+		param   string    // of a parameter error
 	}{
 		{"at sigma", NoiseRequest{Algorithms: []shuffleg.Algorithm{shuffleg.DPShuffleG, shuffleg.PrivPub}, Epochs: 10, S: 5, G: 1, Delta: 1e-6, Sigma: &sigma}, []float64{0, 0}, []int{2, 2}, ""},
 		{"to targets", NoiseRequest{Algorithms: []shuffleg.Algorithm{shuffleg.Interleaved}, Epochs: 10, N: 10, ND: 5, G: 1, Delta: 1e-6, Targets: []float64{1, 2}}, []float64{1, 2}, []int{3, 3}, ""},
 		{"no S", NoiseRequest{Algorithms: []shuffleg.Algorithm{shuffleg.PubPriv}, Epochs: 10, G: 1, Delta: 1e-6, Targets: []float64{1}}, nil, nil, "S"},
 	} {
 		rows, err := tc.a.Run()
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if tc.param != "" {
 			if !errors.As(err, &pe) || pe.Name != tc.param {
 				t.Errorf("%s: %v, want a ParamError for %s", tc.name, err, tc.param)

@@ -183,12 +183,12 @@ func (e *Experiment) check() error {
 }
 
 // checkSettings checks every field but Problem. A number out of its domain
-// is an *accountant.ParamError naming the field: eps, delta, p, epochs,
+// is a parameter error naming the field: eps, delta, p, epochs,
 // runs, clip, lr or workers; an alpha rule with another conversion than
-// its own an *accountant.SettingError.
+// its own a setting error.
 func (e *Experiment) checkSettings() error {
 	bad := func(name string, v float64, rule string) error {
-		return &accountant.ParamError{Name: name, Value: v, Rule: rule}
+		return &param.Error{Name: name, Value: v, Rule: rule}
 	}
 	switch {
 	case len(e.Algorithms) == 0:

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -53,7 +53,7 @@ const maxSyntheticValues = 1 << 26
 // 4.7.1 states it: mean estimation, f(x; q) = ½·||x − q||² with ψ the
 // indicator of the ball of the given radius; ridge regression, the squared
 // error with ψ = (λ/2)·||x||²; or lasso logistic regression, the logistic
-// loss with ψ = λ·||x||₁. Another name is an *accountant.SettingError.
+// loss with ψ = λ·||x||₁. Another name is a setting error.
 func newTask(name string, radius, lambda float64) (shuffleg.Task, error) {
 	switch name {
 	case "mean":
@@ -63,7 +63,7 @@ func newTask(name string, radius, lambda float64) (shuffleg.Task, error) {
 	case "lasso-logistic":
 		return shuffleg.Task{Loss: shuffleg.Logistic, Reg: shuffleg.L1{Lambda: lambda}}, nil
 	}
-	return shuffleg.Task{}, &accountant.SettingError{Name: "task", Value: strconv.Quote(name), Rule: "must be one of " + strings.Join(taskNames, ", ")}
+	return shuffleg.Task{}, &param.SettingError{Name: "task", Value: strconv.Quote(name), Rule: "must be one of " + strings.Join(taskNames, ", ")}
 }
 
 // dataTask returns the kind of problem loss l belongs to, which selects a
@@ -82,8 +82,8 @@ func dataTask(l shuffleg.Loss) datasets.Task {
 // the dataset (generated for "synthetic", else read from DataDir), and the
 // dataset's catalog entry. An unknown task, a parameter stated for a task
 // or dataset it does not apply to (C, lambda, n, d), or settings that do
-// not go together (alpha rule) are an *accountant.SettingError; a number
-// out of its domain is an *accountant.ParamError naming the field (eps,
+// not go together (alpha rule) are a setting error; a number
+// out of its domain is a parameter error naming the field (eps,
 // delta, p, clip, epochs, runs, workers, lr, C (the radius), lambda, n or
 // d); the dataset's files must be there (a *datasets.MissingError says how
 // to fetch them).
@@ -110,14 +110,14 @@ func (s Spec) Build() (*Experiment, datasets.Info, error) {
 	if s.Dataset == "synthetic" {
 		n, d := valueOr(s.N, DefaultN), valueOr(s.D, DefaultD)
 		if n < 2 {
-			return nil, info, &accountant.ParamError{Name: "n", Value: n, Rule: "must be >= 2"}
+			return nil, info, &param.Error{Name: "n", Value: n, Rule: "must be >= 2"}
 		}
 		if d < 1 {
-			return nil, info, &accountant.ParamError{Name: "d", Value: d, Rule: "must be >= 1"}
+			return nil, info, &param.Error{Name: "d", Value: d, Rule: "must be >= 1"}
 		}
 		// In float64: n·d overflows an int long before memory runs out.
 		if float64(n)*float64(d) > maxSyntheticValues {
-			return nil, info, &accountant.ParamError{Name: "n", Value: n, Rule: fmt.Sprintf("n·d = %g values of each set of dimension d = %d: must be at most %d (512 MiB a set)", float64(n)*float64(d), d, maxSyntheticValues)}
+			return nil, info, &param.Error{Name: "n", Value: n, Rule: fmt.Sprintf("n·d = %g values of each set of dimension d = %d: must be at most %d (512 MiB a set)", float64(n)*float64(d), d, maxSyntheticValues)}
 		}
 		pair = datasets.Synthetic(dataTask(task.Loss), n, d, 1)
 	} else if pair, err = datasets.Load(s.DataDir, s.Dataset, dataTask(task.Loss)); err != nil {
@@ -134,11 +134,11 @@ func (s Spec) Build() (*Experiment, datasets.Info, error) {
 	return &e, pair.Info, nil
 }
 
-// checkStated refuses, as an *accountant.SettingError, a parameter that s
+// checkStated refuses, as a setting error, a parameter that s
 // states for a task or dataset it does not apply to.
 func (s Spec) checkStated() error {
 	misplaced := func(name string, v any, rule string) error {
-		return &accountant.SettingError{Name: name, Value: fmt.Sprint(v), Rule: rule}
+		return &param.SettingError{Name: name, Value: fmt.Sprint(v), Rule: rule}
 	}
 	const syntheticOnly = "applies to the dataset synthetic only"
 	switch {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/experiments/datasets"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/shuffleg"
 )
 
@@ -47,8 +48,8 @@ func TestSpecBuildRejects(t *testing.T) {
 	dataset := func(s *Spec, name string) { s.Dataset, s.N, s.D = name, nil, nil }
 	for _, tc := range []struct {
 		mod     func(*Spec)
-		param   string // the ParamError's name, or
-		setting string // the SettingError's name, and
+		param   string // the parameter error's name, or
+		setting string // the setting error's name, and
 		want    string // a part of the error
 	}{
 		{func(s *Spec) { s.Eps = 0 }, "eps", "", ""},
@@ -88,8 +89,8 @@ func TestSpecBuildRejects(t *testing.T) {
 		s := goodSpec()
 		tc.mod(&s)
 		_, _, err := s.Build()
-		var pe *accountant.ParamError
-		var se *accountant.SettingError
+		var pe *param.Error
+		var se *param.SettingError
 		switch {
 		case err == nil:
 			t.Errorf("%+v: no error", s)

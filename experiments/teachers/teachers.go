@@ -48,6 +48,7 @@ import (
 	"github.com/darrm/darrm/experiments/dpsgd"
 	"github.com/darrm/darrm/experiments/nn"
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -177,10 +178,10 @@ func (c Config) Key() string {
 const maxTeachers = 1 << 16
 
 // Validate checks the configuration: a value out of its range is a
-// *accountant.ParamError that names its field (K, epochs, batch, lr).
+// parameter error that names its field (K, epochs, batch, lr).
 func (c Config) Validate() error {
 	if c.K > maxTeachers {
-		return fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: c.K, Rule: fmt.Sprintf("must be at most %d (each teacher is a network trained on its own share)", maxTeachers)})
+		return fmt.Errorf("teachers: %w", &param.Error{Name: "K", Value: c.K, Rule: fmt.Sprintf("must be at most %d (each teacher is a network trained on its own share)", maxTeachers)})
 	}
 	if c.Classes != 0 {
 		switch {
@@ -189,7 +190,7 @@ func (c Config) Validate() error {
 		case c.Private || c.Setting != accountant.Disjoint:
 			return fmt.Errorf("teachers: %d-class teachers are PATE's: non-private, on disjoint shares (GNMax's one-vote relation)", c.Classes)
 		case c.K < 1:
-			return fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: c.K, Rule: "must be >= 1"})
+			return fmt.Errorf("teachers: %w", &param.Error{Name: "K", Value: c.K, Rule: "must be >= 1"})
 		case c.Queries < 1:
 			return fmt.Errorf("teachers: %d queries: the teachers' votes are kept on >= 1 public images", c.Queries)
 		}
@@ -209,7 +210,7 @@ func (c Config) Validate() error {
 	}
 	// A non-private teacher's SGD run (a private one's is DP's).
 	sgd := func(name string, v float64, rule string) error {
-		return fmt.Errorf("teachers: SGD: %w", &accountant.ParamError{Name: name, Value: v, Rule: rule})
+		return fmt.Errorf("teachers: SGD: %w", &param.Error{Name: name, Value: v, Rule: rule})
 	}
 	switch {
 	case c.Private:
@@ -351,7 +352,7 @@ func Train(ctx context.Context, b *datasets.Binary, cfg Config) (*Ensemble, erro
 		}
 		for i, idx := range shares {
 			if len(idx) == 0 {
-				return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: cfg.K, Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, b.Train.Len())})
+				return nil, fmt.Errorf("teachers: %w", &param.Error{Name: "K", Value: cfg.K, Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, b.Train.Len())})
 			}
 			data[i] = datasets.Subset(b.Train, idx)
 		}
@@ -446,7 +447,7 @@ func trainClasses(ctx context.Context, m *datasets.MNIST, cfg Config) (*Ensemble
 	}
 	for i, idx := range shares {
 		if len(idx) == 0 {
-			return nil, fmt.Errorf("teachers: %w", &accountant.ParamError{Name: "K", Value: cfg.K, Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, m.Train.Len())})
+			return nil, fmt.Errorf("teachers: %w", &param.Error{Name: "K", Value: cfg.K, Rule: fmt.Sprintf("teacher %d has no training images of the %d: too many teachers for the training set", i, m.Train.Len())})
 		}
 	}
 	queries := m.Test.Dataset(datasets.Range(0, cfg.Queries))

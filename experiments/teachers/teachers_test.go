@@ -19,6 +19,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/dpsgd"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -541,7 +542,7 @@ func TestWriteChecksMeta(t *testing.T) {
 }
 
 // TestValidateNames: a configuration's value out of range is a
-// *accountant.ParamError naming its field, as a command names its flag.
+// parameter error naming its field, as a command names its flag.
 func TestValidateNames(t *testing.T) {
 	for _, tc := range []struct {
 		edit func(*Config)
@@ -555,7 +556,7 @@ func TestValidateNames(t *testing.T) {
 	} {
 		c := classesConfig(1)
 		tc.edit(&c)
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if err := c.Validate(); !errors.As(err, &pe) || pe.Name != tc.name {
 			t.Errorf("%s: error %v", tc.name, err)
 		}

@@ -73,15 +73,15 @@ func Thesis(setting accountant.Shares) Training {
 }
 
 // Validate checks K (odd, >= 1), σ (> 0) and the epochs (>= 1); a bad
-// value is an *accountant.ParamError naming K, sigma or epochs.
+// value is a parameter error naming K, sigma or epochs.
 func (tr Training) Validate() error {
 	switch {
 	case tr.K < 1 || tr.K%2 == 0:
-		return &accountant.ParamError{Name: "K", Value: tr.K, Rule: "must be odd and >= 1"}
+		return &param.Error{Name: "K", Value: tr.K, Rule: "must be odd and >= 1"}
 	case !(tr.Sigma > 0) || math.IsInf(tr.Sigma, 0):
-		return &accountant.ParamError{Name: "sigma", Value: tr.Sigma, Rule: "must be a finite number > 0"}
+		return &param.Error{Name: "sigma", Value: tr.Sigma, Rule: "must be a finite number > 0"}
 	case tr.Epochs < 1:
-		return &accountant.ParamError{Name: "epochs", Value: tr.Epochs, Rule: "must be an integer >= 1"}
+		return &param.Error{Name: "epochs", Value: tr.Epochs, Rule: "must be an integer >= 1"}
 	}
 	return nil
 }
@@ -248,10 +248,10 @@ const maxRedraws = 1 << 20
 
 // Validate checks the protocol for a public set of n images: M in [1, K],
 // redraws in [1, maxRedraws], and each Q in [1, n]. A bad value is an
-// *accountant.ParamError naming m, redraws or queries.
+// parameter error naming m, redraws or queries.
 func (p Params) Validate(n int) error {
 	bad := func(name string, v float64, rule string, args ...any) error {
-		return &accountant.ParamError{Name: name, Value: v, Rule: fmt.Sprintf(rule, args...)}
+		return &param.Error{Name: name, Value: v, Rule: fmt.Sprintf(rule, args...)}
 	}
 	if err := param.M(p.M, K); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/dpsgd"
 	"github.com/darrm/darrm/experiments/teachers"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
 )
@@ -253,7 +254,7 @@ func TestParamsValidate(t *testing.T) {
 		p := good
 		p.Queries = slices.Clone(good.Queries)
 		tc.mod(&p)
-		var pe *accountant.ParamError
+		var pe *param.Error
 		if err := p.Validate(100); !errors.As(err, &pe) || pe.Name != tc.name {
 			t.Errorf("%+v: %v, want a ParamError for %s", p, err, tc.name)
 		}

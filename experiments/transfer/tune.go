@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/teachers"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Hyper are the teachers' hyperparameters: the network's filter count and
@@ -125,7 +126,7 @@ func Tune(ctx context.Context, tasks []string, load func(string) (*datasets.Bina
 		return Hyper{}, nil, errors.New("tune: need a task, a seed and one value of each hyperparameter")
 	}
 	if n/tr.K < 1 {
-		return Hyper{}, nil, fmt.Errorf("tune: %w", &accountant.ParamError{Name: "K", Value: tr.K, Rule: fmt.Sprintf("%d training images: each of the K teachers needs a share", n)})
+		return Hyper{}, nil, fmt.Errorf("tune: %w", &param.Error{Name: "K", Value: tr.K, Rule: fmt.Sprintf("%d training images: each of the K teachers needs a share", n)})
 	}
 	say := func(format string, args ...any) {
 		if note != nil {

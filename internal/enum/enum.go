@@ -29,35 +29,6 @@ type Names[T ~int] struct {
 	// Or words the rule in Parse's error "must be a, b or c", not "must
 	// be one of a, b, c".
 	Or bool
-	// Type is the name String gives a value without a name, Type(v); ""
-	// is the Go type's own name (a Value's alias needs it said).
-	Type string
-}
-
-// Table gives the names of the enumeration V: a Value's names.
-type Table[V ~int] interface{ Names() *Names[V] }
-
-// Value is a value of an enumeration exported for its values alone: the
-// package declares it as an alias, type Kind = enum.Value[kinds], whose
-// table type (kinds) gives the names, and its constants of type Kind.
-// Value is the one String, MarshalText and UnmarshalText of every such
-// enumeration, so that each prints and reads as its name (a flag, a JSON
-// or config value) without a copy of the three methods per type.
-type Value[T Table[Value[T]]] int
-
-// String returns the name of v (Names.String).
-func (v Value[T]) String() string {
-	var t T
-	return t.Names().String(v)
-}
-
-// MarshalText returns the name of v.
-func (v Value[T]) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
-
-// UnmarshalText sets v from its name (Names.Unmarshal).
-func (v *Value[T]) UnmarshalText(b []byte) error {
-	var t T
-	return t.Names().Unmarshal(v, b)
 }
 
 // String returns the name of v: Zero for an unnamed zero value, and
@@ -69,11 +40,7 @@ func (n Names[T]) String(v T) string {
 	case i == 0 && n.Zero != "":
 		return n.Zero
 	default:
-		name := n.Type
-		if name == "" {
-			name = reflect.TypeFor[T]().Name()
-		}
-		return fmt.Sprintf("%s(%d)", name, i)
+		return fmt.Sprintf("%s(%d)", reflect.TypeFor[T]().Name(), i)
 	}
 }
 

@@ -100,20 +100,24 @@ func TestParseOptions(t *testing.T) {
 	}
 }
 
-// shade is an enumeration exported for its values: an alias of Value.
-type shade = Value[shades]
+// shade is an enumeration exported for its values, its methods its
+// Names', as a package declares one.
+type shade int
 
-type shades struct{}
+var shadeNames = Names[shade]{What: "shade", List: []string{1: "light", 2: "dark"}}
 
-func (shades) Names() *Names[shade] { return &shadeNames }
+func (s shade) String() string                   { return shadeNames.String(s) }
+func (s shade) MarshalText() ([]byte, error)     { return []byte(shadeNames.String(s)), nil }
+func (s *shade) UnmarshalText(text []byte) error { return shadeNames.Unmarshal(s, text) }
 
-var shadeNames = Names[shade]{What: "shade", List: []string{1: "light", 2: "dark"}, Type: "Shade"}
-
+// TestValue: a value prints and reads as its name, one without a name as
+// its type and number (shade(5)), and a name that parses to none leaves
+// the value as it was.
 func TestValue(t *testing.T) {
 	for _, tc := range []struct {
 		v    shade
 		want string
-	}{{1, "light"}, {2, "dark"}, {0, "Shade(0)"}, {5, "Shade(5)"}} {
+	}{{1, "light"}, {2, "dark"}, {0, "shade(0)"}, {5, "shade(5)"}} {
 		if got := tc.v.String(); got != tc.want {
 			t.Errorf("String(%d) = %q, want %q", int(tc.v), got, tc.want)
 		}

@@ -1,8 +1,9 @@
 // Package param checks the numbers darrm's privacy analyses take and
 // reports one out of its domain as an *Error naming the parameter, its
 // value and the rule it breaks, and settings that do not go together as a
-// *SettingError: the error types of package accountant (ParamError,
-// SettingError), shared with the packages built on it.
+// *SettingError: the one error type of each kind that every package of
+// darrm returns, which callers tell apart by their methods (Param,
+// Setting).
 package param
 
 import (

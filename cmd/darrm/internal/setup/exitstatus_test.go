@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -22,10 +22,10 @@ import (
 // TestExplain maps every kind of error onto its exit status and message:
 // Explain is the one place where that happens.
 func TestExplain(t *testing.T) {
-	accParam := &accountant.ParamError{Name: "laplace scale", Value: -1, Rule: "must be a finite number > 0"}
-	setting := &accountant.SettingError{Name: "search", Value: "grid", Rule: "the paper's search uses the paper's conversion only"}
-	conParam := &accountant.ParamError{Name: "m·eps", Value: 0.5, Rule: "must be > 0"}
-	ledParam := fmt.Errorf("ledger: %w", &accountant.ParamError{Name: "budget-eps", Value: "-1", Rule: "must be > 0"})
+	accParam := &param.Error{Name: "laplace scale", Value: -1, Rule: "must be a finite number > 0"}
+	setting := &param.SettingError{Name: "search", Value: "grid", Rule: "the paper's search uses the paper's conversion only"}
+	conParam := &param.Error{Name: "m·eps", Value: 0.5, Rule: "must be > 0"}
+	ledParam := fmt.Errorf("ledger: %w", &param.Error{Name: "budget-eps", Value: "-1", Rule: "must be > 0"})
 	// a malformed vote file, as votefile reports it: a sidecar that is not
 	// a header
 	_, err := votefile.Open("v.csv", votefile.Options{In: strings.NewReader("1\n"), MetaIn: strings.NewReader("[1]"), MetaFile: "v.csv.meta.json"})
