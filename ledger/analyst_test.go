@@ -168,13 +168,13 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		b := unique(bound)
 		pure := accountant.ApproxStep(accountant.Guarantee{Eps: 0.1})
 		run := runOf(pure)
-		f, err := NamedFilter(b, shareBudget, &pure, accountant.ZCDPFilter)
+		f, err := NamedFilter(nil, b, shareBudget, &pure, accountant.ZCDPFilter)
 		if err != nil {
 			t.Fatal(err)
 		}
 		h := NewHeader(b, shareBudget, 1e-5, f)
 		h.Shares = map[string]float64{"alice": 0.4}
-		want, err := h.ShareAllows(pure, 0.4)
+		want, err := h.ShareAllows(nil, pure, 0.4)
 		if err != nil || want < 2 {
 			t.Fatalf("ShareAllows: %d, %v; the test needs 2 labels or more", want, err)
 		}

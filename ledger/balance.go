@@ -109,7 +109,7 @@ func (h Header) shareBudget(m *accountant.Memo, f float64) (accountant.Guarantee
 // most whose composition by its filter meets both the budget and f of it,
 // each label charged as a release charges it. A plan for an analyst's
 // share counts by it.
-func (h Header) ShareAllows(step accountant.Spend, f float64) (int, error) {
+func (h Header) ShareAllows(m *accountant.Memo, step accountant.Spend, f float64) (int, error) {
 	if !(f > 0 && f <= 1) {
 		return 0, paramError("shares", fmt.Sprint(f), "a share is a fraction of the budget in (0, 1]")
 	}
@@ -120,7 +120,7 @@ func (h Header) ShareAllows(step accountant.Spend, f float64) (int, error) {
 		return 0, errors.New("ledger: a header with neither a declared use nor a filter's parts: not a new ledger's")
 	}
 	whole := accountant.Filter{Parts: h.Parts}
-	c, err := whole.Charge(nil, step, h.Budget.Guarantee)
+	c, err := whole.Charge(m, step, h.Budget.Guarantee)
 	if err != nil {
 		return 0, err
 	}
@@ -208,18 +208,18 @@ func useTotal(m *accountant.Memo, a accountant.Account) (accountant.Guarantee, e
 // states it): for a declared use, the exact composition of its first n
 // steps at the budget's δ (step is then the use's); on a ledger open to
 // any use, their total by its filter held to share of its budget.
-func (h Header) Spent(step accountant.Spend, n int, share float64) (accountant.Guarantee, error) {
+func (h Header) Spent(m *accountant.Memo, step accountant.Spend, n int, share float64) (accountant.Guarantee, error) {
 	if n == 0 {
 		return accountant.Guarantee{}, nil
 	}
 	if h.Use != nil {
-		return h.useSpent(nil, n)
+		return h.useSpent(m, n)
 	}
 	if len(h.Parts) == 0 {
 		return accountant.Guarantee{}, errors.New("ledger: a header with neither a declared use nor a filter's parts: not a new ledger's")
 	}
 	f := accountant.Filter{Parts: h.Parts}
-	c, err := f.Charge(nil, step, h.Budget.Guarantee)
+	c, err := f.Charge(m, step, h.Budget.Guarantee)
 	if err != nil {
 		return accountant.Guarantee{}, err
 	}
@@ -323,7 +323,9 @@ func (l *Ledger) Publish() (accountant.Total, error) {
 // ledger with header h, before any teachers' cap (Balance.Publish): its
 // filter's budget, or for a declared use the composition of every label
 // it allows.
-func (h Header) Publish() (accountant.Total, error) { return h.publish(nil, h.Filter, nil) }
+func (h Header) Publish(m *accountant.Memo) (accountant.Total, error) {
+	return h.publish(m, h.Filter, nil)
+}
 
 // publish is Publish of a ledger held by filter (the method of its
 // filter's first part, which lines state when its first run chose it),

@@ -50,7 +50,7 @@ type FilterChoice struct {
 // public budget and relation, it depends on no output, as it must; chosen
 // after runs (from what they spent) it would not be a filter any theorem
 // covers, so a ledger's filter never changes (Upgrade keeps it too).
-func ChooseFilter(b provenance.Binding, budget accountant.Budget, step accountant.Spend, expected int) (FilterChoice, error) {
+func ChooseFilter(m *accountant.Memo, b provenance.Binding, budget accountant.Budget, step accountant.Spend, expected int) (FilterChoice, error) {
 	if err := checkBudget(budget); err != nil {
 		return FilterChoice{}, err
 	}
@@ -69,8 +69,11 @@ func ChooseFilter(b provenance.Binding, budget accountant.Budget, step accountan
 	if _, err := (accountant.Sequence{}).AddSpend(step, expected); err != nil || expected < 0 {
 		return FilterChoice{}, paramError("queries", fmt.Sprint(expected), "must be >= 0 (0: not said), and at most as many labels as the accountant counts")
 	}
-	// The candidates' counts and totals compose the same labels.
-	m := new(accountant.Memo)
+	if m == nil {
+		// The candidates' counts and totals compose the same labels: a
+		// memo of this call's own.
+		m = new(accountant.Memo)
+	}
 	all, keep, err := budget.OpenFilters(m, b.Relation, &step)
 	c := FilterChoice{Expected: expected}
 	for _, f := range all {
@@ -113,13 +116,15 @@ func expectedTotal(m *accountant.Memo, f accountant.Filter, budget accountant.Gu
 // part is the method named, of those accountant.Budget.OpenFilters offers for
 // the relation, budget and the labels step describes (nil: none
 // declared); an error names the methods it offers.
-func NamedFilter(b provenance.Binding, budget accountant.Budget, step *accountant.Spend, named accountant.Method) (accountant.Filter, error) {
+func NamedFilter(m *accountant.Memo, b provenance.Binding, budget accountant.Budget, step *accountant.Spend, named accountant.Method) (accountant.Filter, error) {
 	// The labels declared choose only the Rényi filter's order and the
 	// advanced filter's slack, and those two are offered only with them:
 	// every other filter is offered the same without them, so it is found
 	// here without what each candidate allows of the labels (a search
 	// each, 35 of them when δ_B > 0).
-	m := new(accountant.Memo)
+	if m == nil {
+		m = new(accountant.Memo) // of this call's own
+	}
 	if step == nil || step.Check() == nil {
 		if all, _, err := budget.OpenFilters(m, b.Relation, nil); err == nil {
 			for _, c := range all {

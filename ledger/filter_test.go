@@ -175,7 +175,7 @@ func TestNamedFilterAsOffered(t *testing.T) {
 				offered, _, offerErr := budget.OpenFilters(nil, b.Relation, step)
 				for _, m := range methods {
 					name := fmt.Sprintf("%v, budget %v, labels %v, %v", b.Relation, budget.Guarantee, step, m)
-					got, err := NamedFilter(b, budget, step, m)
+					got, err := NamedFilter(nil, b, budget, step, m)
 					var want *accountant.Filter
 					for _, c := range offered {
 						if c.Filter.Parts[0].Method == m {
@@ -244,7 +244,7 @@ func TestChooseFilter(t *testing.T) {
 		{"pure labels at 1e-10", oneVote, b3, pure(1e-10), 100, simple(1e-10, b3), accountant.CountLimit, 0, 0, 0},
 		{"pure labels at 1e-17, private teachers", bound, b3, pure(1e-17), 0, accountant.CountLimit, accountant.CountLimit, 0, 0, 0},
 	} {
-		ch, err := ChooseFilter(c.b, c.budget, c.step, c.expected)
+		ch, err := ChooseFilter(nil, c.b, c.budget, c.step, c.expected)
 		if c.name == "nothing fits" {
 			if err == nil {
 				t.Errorf("%s: kept %v", c.name, ch.Filter)
@@ -293,7 +293,7 @@ func TestChooseFilter(t *testing.T) {
 			t.Errorf("%s: totals of %d labels: simple %v; want %g", c.name, c.expected, s.Total, c.simpleEps)
 		}
 	}
-	if _, err := ChooseFilter(oneVote, b3, accountant.Spend{}, 0); err == nil {
+	if _, err := ChooseFilter(nil, oneVote, b3, accountant.Spend{}, 0); err == nil {
 		t.Error("no labels declared: no error")
 	}
 	for _, c := range []struct {
@@ -302,7 +302,7 @@ func TestChooseFilter(t *testing.T) {
 		param    string
 	}{{b3, -1, "queries"}, {b3, 1 << 62, "queries"}, {accountant.Budget{Guarantee: accountant.Guarantee{Delta: 1e-5}}, 4, "budget eps"}, {accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 1}}, 4, "budget delta"}, {accountant.Budget{Guarantee: accountant.Guarantee{Eps: 3, Delta: 0.9}}, 4, "budget delta"}} {
 		var pe *param.Error
-		if _, err := ChooseFilter(oneVote, c.budget, pure(0.2), c.expected); !errors.As(err, &pe) || pe.Name != c.param {
+		if _, err := ChooseFilter(nil, oneVote, c.budget, pure(0.2), c.expected); !errors.As(err, &pe) || pe.Name != c.param {
 			t.Errorf("budget %v, %d labels expected: %v, want a ParamError on %s", c.budget, c.expected, err, c.param)
 		}
 	}

@@ -71,7 +71,7 @@ func TestFirstRunFilter(t *testing.T) {
 		{"approximate labels, private teachers", bound, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 10, Delta: 1e-3}}, accountant.ApproxStep(step), pure(0.1), 33},
 	} {
 		b := unique(c.b)
-		choice, err := ChooseFilter(b, c.budget, c.first, 0)
+		choice, err := ChooseFilter(nil, b, c.budget, c.first, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

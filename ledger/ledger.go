@@ -86,6 +86,11 @@
 // input, not a failure: its error has BadInput() bool, true; a header
 // parameter out of its domain has Param() (name string, value any, rule
 // string), as the accountant's does.
+//
+// What the accountant computes of a ledger's steps is kept in the caller's
+// accountant.Memo: Options.Memo for a ledger opened, the argument m of a
+// function on a new ledger's header (nil keeps nothing from one call to
+// the next).
 package ledger
 
 // Version is the version of the file format. Version 5 states in its

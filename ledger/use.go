@@ -66,10 +66,12 @@ func (r UseRun) Counts() string {
 // Its filter is accountant.Exact: the composition of steps fixed in
 // advance, which holds for queries chosen adaptively and for a stop at
 // any time (a stop is post-processing of the whole schedule).
-func NewUseHeader(ctx context.Context, b provenance.Binding, budget accountant.Budget, deltaPrime float64, runs []UseRun) (Header, error) {
-	// The count of the last run and the check of the whole compose the
-	// same steps.
-	m := new(accountant.Memo)
+func NewUseHeader(ctx context.Context, m *accountant.Memo, b provenance.Binding, budget accountant.Budget, deltaPrime float64, runs []UseRun) (Header, error) {
+	if m == nil {
+		// The count of the last run and the check of the whole compose
+		// the same steps: a memo of this call's own.
+		m = new(accountant.Memo)
+	}
 	h := NewHeader(b, budget, deltaPrime, accountant.Filter{})
 	h.Filter, h.FirstRunFilter, h.Use = accountant.Exact, false, append([]UseRun(nil), runs...)
 	if err := checkUse(h.Use, false); err != nil {

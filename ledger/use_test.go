@@ -70,7 +70,7 @@ func TestDeclaredUse(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			want := rrCount(c.eps, c.budget)
 			b := unique(oneVote)
-			h, err := NewUseHeader(ctx, b, c.budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(c.eps)}})
+			h, err := NewUseHeader(ctx, nil, b, c.budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(c.eps)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestDeclaredUse(t *testing.T) {
 	// Other settings, and a schedule's runs out of order, are refused.
 	b := unique(oneVote)
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-6}}
-	h, err := NewUseHeader(ctx, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(0.3), Labels: 5}, {Mechanism: "darrm-one-vote", Step: pure(0.5)}})
+	h, err := NewUseHeader(ctx, nil, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(0.3), Labels: 5}, {Mechanism: "darrm-one-vote", Step: pure(0.5)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestDeclaredUseShares(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := unique(oneVote)
-			h, err := NewUseHeader(ctx, b, c.budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(c.eps)}})
+			h, err := NewUseHeader(ctx, nil, b, c.budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(c.eps)}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +186,7 @@ func TestDeclaredUseShares(t *testing.T) {
 			want := map[string]int{}
 			for name, f := range c.shares {
 				want[name] = int(math.Round(f*100)) * n / 100
-				if got, err := h.ShareAllows(pure(c.eps), f); err != nil || got != want[name] {
+				if got, err := h.ShareAllows(nil, pure(c.eps), f); err != nil || got != want[name] {
 					t.Errorf("ShareAllows(%v) of %d labels: %d, %v; want %d", f, n, got, err, want[name])
 				}
 			}
@@ -245,7 +245,7 @@ func TestDeclaredUseShares(t *testing.T) {
 				}
 			}
 			bal, err := l.Balance()
-			if whole, _ := h.Publish(); err != nil || bal.Publish.Guarantee != whole.Guarantee {
+			if whole, _ := h.Publish(nil); err != nil || bal.Publish.Guarantee != whole.Guarantee {
 				t.Errorf("to publish: %+v, %v; want the whole use's %v", bal.Publish, err, whole.Guarantee)
 			}
 		})
@@ -269,7 +269,7 @@ func testScheduleShares(t *testing.T, shares map[string]float64) {
 	pure := func(e float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: e}) }
 	b := unique(oneVote)
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-6}}
-	h, err := NewUseHeader(ctx, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(0.2), Labels: 6}, {Mechanism: "darrm-one-vote", Step: pure(0.5)}})
+	h, err := NewUseHeader(ctx, nil, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(0.2), Labels: 6}, {Mechanism: "darrm-one-vote", Step: pure(0.5)}})
 	if err != nil {
 		t.Fatal(err)
 	}

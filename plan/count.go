@@ -296,11 +296,11 @@ func count(ctx context.Context, r Request) (Count, error) {
 	if c.Ledger > 0 {
 		// What the ledger publishes, as ledger show and a release on it
 		// print it (ledger.Header.Publish).
-		if c.LedgerPublish, err = h.Publish(); err != nil {
+		if c.LedgerPublish, err = h.Publish(r.Certificate.Memo); err != nil {
 			return c, err
 		}
 		c.header, c.step = h, priv.Spend
-		if c.LedgerTotal, err = h.Spent(priv.Spend, c.Ledger, r.share()); err != nil {
+		if c.LedgerTotal, err = h.Spent(r.Certificate.Memo, priv.Spend, c.Ledger, r.share()); err != nil {
 			return c, err
 		}
 	}

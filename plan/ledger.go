@@ -69,12 +69,12 @@ func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ense
 	if r.Filter == nil {
 		run := ledger.UseRun{Mechanism: r.Mechanism.Name(), Step: priv.Spend, Profile: priv.Profile}
 		var err error
-		if h, err = ledger.NewUseHeader(ctx, b, budget, accountant.DefaultDeltaPrime, []ledger.UseRun{run}); err != nil {
+		if h, err = ledger.NewUseHeader(ctx, r.Certificate.Memo, b, budget, accountant.DefaultDeltaPrime, []ledger.UseRun{run}); err != nil {
 			return h, 0, 0, err
 		}
 		all = h.Use[0].Labels
 	} else {
-		f, err := ledger.NamedFilter(b, budget, &priv.Spend, *r.Filter)
+		f, err := ledger.NamedFilter(r.Certificate.Memo, b, budget, &priv.Spend, *r.Filter)
 		h = ledger.NewHeader(b, budget, accountant.DefaultDeltaPrime, f)
 		if err != nil {
 			h.Filter = *r.Filter
@@ -90,7 +90,7 @@ func ledgerCount(ctx context.Context, b provenance.Binding, r Request, priv ense
 	if r.Share == 0 {
 		return h, all, all, nil
 	}
-	n, err := h.ShareAllows(priv.Spend, r.Share)
+	n, err := h.ShareAllows(r.Certificate.Memo, priv.Spend, r.Share)
 	if err != nil {
 		return h, 0, all, fmt.Errorf("plan: ledger (%v), a share %v of it: %w", h.Filter, r.Share, err)
 	}

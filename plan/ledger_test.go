@@ -106,14 +106,14 @@ func releaseOnLedger(ctx context.Context, dir string, pl Plan, votes Proxy, budg
 	priv := agg.Privacy()
 	h := ledger.NewHeader(bind, budget, accountant.DefaultDeltaPrime, accountant.Filter{})
 	if pl.Request.Filter != nil {
-		f, err := ledger.NamedFilter(bind, budget, &priv.Spend, *pl.Request.Filter)
+		f, err := ledger.NamedFilter(nil, bind, budget, &priv.Spend, *pl.Request.Filter)
 		if err != nil {
 			return ensemble.ReleaseResult{}, err
 		}
 		h = ledger.NewHeader(bind, budget, accountant.DefaultDeltaPrime, f)
 	} else {
 		run := ledger.UseRun{Mechanism: pl.Request.Mechanism.Name(), Step: priv.Spend, Profile: priv.Profile}
-		if h, err = ledger.NewUseHeader(ctx, bind, budget, accountant.DefaultDeltaPrime, []ledger.UseRun{run}); err != nil {
+		if h, err = ledger.NewUseHeader(ctx, nil, bind, budget, accountant.DefaultDeltaPrime, []ledger.UseRun{run}); err != nil {
 			return ensemble.ReleaseResult{}, err
 		}
 	}

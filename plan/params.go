@@ -389,7 +389,7 @@ func verify(ctx context.Context, pl *Plan) error {
 	if pl.Request.For == ForLedger {
 		// What the planned queries spend, as ledger show prints it once
 		// they are released, not all the ledger allows.
-		if pl.Count.LedgerTotal, err = pl.Count.header.Spent(pl.Count.step, pl.Queries, pl.Request.share()); err != nil {
+		if pl.Count.LedgerTotal, err = pl.Count.header.Spent(pl.Request.Certificate.Memo, pl.Count.step, pl.Queries, pl.Request.share()); err != nil {
 			return err
 		}
 	}

@@ -112,7 +112,7 @@ func newLedgerInitCmd() *cobra.Command {
 			}
 			named := cmd.Flags().Changed("filter")
 			if named {
-				if filter, err = ledger.NamedFilter(b, budget, hint, f.Filter); err != nil {
+				if filter, err = ledger.NamedFilter(setup.Memo(cmd), b, budget, hint, f.Filter); err != nil {
 					return cli.AsUsage(setup.Flagged(err, map[string]string{"filter": "--filter"}))
 				}
 			}
@@ -121,7 +121,7 @@ func newLedgerInitCmd() *cobra.Command {
 			// first: the ledger composes its steps exactly, as one run,
 			// unless --filter opens it to any use.
 			if use != nil && use.Run != nil {
-				uh, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, []ledger.UseRun{*use.Run})
+				uh, err := ledger.NewUseHeader(cmd.Context(), setup.Memo(cmd), b, budget, f.DeltaPrime, []ledger.UseRun{*use.Run})
 				if err != nil {
 					return cli.AsUsage(setup.Flagged(err, use.Names))
 				}

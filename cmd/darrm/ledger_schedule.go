@@ -103,7 +103,7 @@ func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b p
 	if err != nil {
 		return err
 	}
-	h, err := ledger.NewUseHeader(cmd.Context(), b, budget, f.DeltaPrime, runs)
+	h, err := ledger.NewUseHeader(cmd.Context(), setup.Memo(cmd), b, budget, f.DeltaPrime, runs)
 	if err != nil {
 		return cli.AsUsage(setup.Flagged(err, map[string]string{"queries": "--schedule's --queries"}))
 	}

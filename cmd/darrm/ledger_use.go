@@ -122,7 +122,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 		}
 		s = run.Step
 	}
-	c, err := ledger.ChooseFilter(b, budget, s, u.Queries)
+	c, err := ledger.ChooseFilter(setup.Memo(cmd), b, budget, s, u.Queries)
 	if err != nil {
 		return nil, cli.AsUsage(setup.Flagged(err, names))
 	}

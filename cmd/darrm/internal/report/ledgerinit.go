@@ -53,7 +53,7 @@ func LedgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 			f := h.Shares[name]
 			share := fmt.Sprintf("%q %v of the budget", name, f)
 			if h.Use != nil {
-				n, err := h.ShareAllows(h.Use[0].Step, f)
+				n, err := h.ShareAllows(nil, h.Use[0].Step, f) // of a declared use: its counts alone
 				if err != nil {
 					return err
 				}
