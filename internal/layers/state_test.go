@@ -33,23 +33,24 @@ type typed struct {
 	shipped bool
 }
 
-// library is the library's packages, type-checked once for the tests.
-var library struct {
-	once sync.Once
-	pkgs []typed
-	err  error
-}
+// library is the library's packages, type-checked once for the tests
+// against the export data of their imports (go list -export).
+var library = sync.OnceValues(func() ([]typed, error) {
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		return nil, err
+	}
+	return typeCheck(dir)
+})
 
-// typedLibrary returns the library's packages, type-checked against the
-// export data of their imports (go list -export).
+// typedLibrary returns the library's packages (library).
 func typedLibrary(t *testing.T) []typed {
 	t.Helper()
-	dir := root(t)
-	library.once.Do(func() { library.pkgs, library.err = typeCheck(dir) })
-	if library.err != nil {
-		t.Fatal(library.err)
+	pkgs, err := library()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return library.pkgs
+	return pkgs
 }
 
 func typeCheck(dir string) ([]typed, error) {
