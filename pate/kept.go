@@ -2,8 +2,8 @@ package pate
 
 import "sync"
 
-// kept holds the values a pure function made in this process, by its
-// arguments, for the next call with the same ones. What it holds is
+// kept holds the values a pure function made, by its arguments, for the
+// next call with the same ones (a memo's tables). What it holds is
 // bounded: once a value would take the cost of those held past limit,
 // all are forgotten first.
 type kept[K comparable, V any] struct {

@@ -452,7 +452,7 @@ func (a *rdpAccount) addLocalSensitivity(total []float64, i int, m lsModel) {
 // log(-log q) from log q0 (resp. log B_l(q0)) down to log q = -10^6 and
 // allows a decrease of 1e-12 relative to the values compared (the
 // rounding of β). The conditions do not depend on the votes; each set of
-// arguments is checked once per process. A noise other than noisymax.DiscreteNoise
+// arguments is checked once while mo keeps it. A noise other than noisymax.DiscreteNoise
 // or noisymax.ContinuousNoise (noisymax.UnsetNoise) establishes neither condition.
 func smoothConditions(mo *memo, sigma float64, classes int, order float64, noise noisymax.Noise) (c5, c6 bool) {
 	c := conditionsOf(mo, sigma, classes, order, noise, true)
