@@ -15,7 +15,7 @@ import (
 // runCLI runs darrm in-process and returns the exit code, stdout and stderr.
 func runCLI(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(""), &stdout, &stderr)
+	code := runWith(testMemo, context.Background(), args, strings.NewReader(""), &stdout, &stderr)
 	return code, stdout.String(), joinError(stderr.String())
 }
 

@@ -280,7 +280,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _, err := ensemble.New(context.Background(), ensemble.DaRRM{Target: ensemble.Target{M: 3, Delta: ensemble.DefaultTargetDelta}, Gamma: optimal.Source{Given: g}}, 11, 2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, ensemble.Options{})
+	d, _, err := ensemble.New(context.Background(), ensemble.DaRRM{Target: ensemble.Target{M: 3, Delta: ensemble.DefaultTargetDelta}, Gamma: optimal.Source{Given: g}}, 11, 2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, ensemble.Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 		{"simple", accountant.Guarantee{Eps: 0.01, Delta: 1e-6}}, // not even one
 	} {
 		fits := func(k int) bool {
-			ok, err := (accountant.Account{Step: step, Steps: k, Budget: &accountant.Budget{Guarantee: tc.budget}}).Fits(nil)
+			ok, err := (accountant.Account{Step: step, Steps: k, Budget: &accountant.Budget{Guarantee: tc.budget}}).Fits(testMemo)
 			if err != nil {
 				t.Fatalf("%s %v: fits %d: %v", tc.method, tc.budget, k, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/constraints"
@@ -24,9 +25,15 @@ import (
 func darrm(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	code = runWith(testMemo, context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return out.String(), joinError(errb.String()), code
 }
+
+// testMemo is the memo of the runs of darrm: the compositions, certificates
+// and plans that many tests ask again are made once per test binary, as
+// one run's memo makes them once; what each run keeps on disk is its own
+// cache folder's (runWith).
+var testMemo = new(accountant.Memo)
 
 // joinError undoes, in stderr, the wrapping of the error that ends it
 // (cli.Execute prints it last, from a line "darrm: ", its continuation

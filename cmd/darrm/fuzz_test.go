@@ -53,13 +53,13 @@ func FuzzStdin(f *testing.F) {
 		if seed.command >= 0 {
 			var out, errb bytes.Buffer
 			args := fuzzCommands[seed.command](f.TempDir())
-			if code := run(context.Background(), args, bytes.NewReader(b), &out, &errb); code != 0 {
+			if code := runWith(testMemo, context.Background(), args, bytes.NewReader(b), &out, &errb); code != 0 {
 				f.Fatalf("darrm %v < %s: exit %d\n%s", args, seed.name, code, errb.String())
 			}
 		}
 	}
 	uncertified := []byte(`{"K": 11, "m": 3, "eps": 0.1, "Delta": 1e-5, "gamma": [1,1,1,1,1,1,1,1,1,1,1,1]}`)
-	if code := run(context.Background(), fuzzCommands[0](""), bytes.NewReader(uncertified), io.Discard, io.Discard); code != 3 {
+	if code := runWith(testMemo, context.Background(), fuzzCommands[0](""), bytes.NewReader(uncertified), io.Discard, io.Discard); code != 3 {
 		f.Fatalf("darrm verify of a gamma that is not private: exit %d, want 3", code)
 	}
 	for i := range fuzzCommands {
@@ -143,7 +143,7 @@ func FuzzFile(f *testing.F) {
 	dir := f.TempDir()
 	made := func(args ...string) []byte {
 		var out, errb bytes.Buffer
-		if code := run(context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
+		if code := runWith(testMemo, context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
 			f.Fatalf("darrm %v: exit %d\n%s", args, code, errb.String())
 		}
 		return out.Bytes()
@@ -194,7 +194,7 @@ func FuzzFile(f *testing.F) {
 			f.Fatal(err)
 		}
 		args := fileCommands[i](in, f.TempDir(), counts)
-		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
+		if code := runWith(testMemo, context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
 			f.Fatalf("darrm %v on its seed: exit %d", args, code)
 		}
 		for j := range fileCommands {
@@ -283,7 +283,7 @@ func FuzzFlags(f *testing.F) {
 	for i, seed := range [][3]string{{"0.1", "1e-5", "10"}, {"0.2676", "3e-4", ""}, {"250", "10", "1000"}, {"12", "1024", "30"}, {"40", "2", "1e-5"}, {"40", "20", "10"},
 		{"5", "100", "1e-5"}, {"0.2676", "3e-4", "10"}, {"1", "1e-6", "100"}, {"35", "6.4521", "0.1001"}, {"10", "1e-4", "100"}, {"10", "2", "1e-5"}} {
 		args := flagCommands[i](votes, seed[0], seed[1], seed[2])
-		if code := run(context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
+		if code := runWith(testMemo, context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
 			f.Fatalf("darrm %v: exit %d", args, code)
 		}
 		for j := range flagCommands {

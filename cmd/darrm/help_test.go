@@ -33,7 +33,7 @@ const maxExamples = 3
 func helpOf(t *testing.T, path []string) string {
 	t.Helper()
 	var out, errb bytes.Buffer
-	if code := run(context.Background(), append(path, "--help"), strings.NewReader(""), &out, &errb); code != 0 {
+	if code := runWith(testMemo, context.Background(), append(path, "--help"), strings.NewReader(""), &out, &errb); code != 0 {
 		t.Fatalf("darrm %s --help: exit %d: %s", strings.Join(path, " "), code, errb.String())
 	}
 	return out.String()

@@ -69,12 +69,18 @@ func stopAfter(ctx context.Context, finished <-chan struct{}, grace time.Duratio
 // run executes darrm with args and returns the process exit code. A
 // cancelled ctx (SIGINT, SIGTERM) stops long work at its next check.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	memo := new(accountant.Memo)
+	return runWith(new(accountant.Memo), ctx, args, stdin, stdout, stderr)
+}
+
+// runWith is run with memo, the run's (setup.WithMemo), whose cache
+// folder, when the command opens one (setup.CacheFlags.Open), keeps the
+// answers of the one-bit compositions it made: once the command ends it
+// saves them there, and memo keeps no folder for a later run.
+func runWith(memo *accountant.Memo, ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	code := cli.Execute(setup.WithMemo(ctx, memo), newRootCmd(args...), args, stdin, stdout, stderr, setup.Explain)
-	// The answers of the one-bit compositions the command made, kept in
-	// the cache's folder when it opened the cache (setup.CacheFlags.Open).
 	if err := memo.Save(); err != nil {
 		fmt.Fprintf(stderr, "darrm: note: the accountant's answers were not kept in the cache: %v\n", err)
 	}
+	memo.Dir, memo.Secret = "", nil
 	return code
 }

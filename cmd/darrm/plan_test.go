@@ -218,7 +218,7 @@ func TestPlanParameters(t *testing.T) {
 	sigma1, sigma2 := number(t, doc, "sigma1"), number(t, doc, "sigma2")
 	spend := accountant.Spend{Kind: accountant.GaussianSpend, Discrete: true, Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5},
 		Gaussian: []accountant.GaussianPart{{Sigma: sigma2, Coords: 2}, {Sigma: sigma1, Coords: 1}}}
-	totals, err := accountant.ComposeRun(nil, spend, 300, 1e-5, accountant.DefaultDeltaPrime, accountant.ImprovedConversion)
+	totals, err := accountant.ComposeRun(testMemo, spend, 300, 1e-5, accountant.DefaultDeltaPrime, accountant.ImprovedConversion)
 	if err != nil {
 		t.Fatal(err)
 	}

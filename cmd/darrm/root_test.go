@@ -127,7 +127,7 @@ func TestWriteErrors(t *testing.T) {
 		{"--version"},
 	} {
 		var stderr bytes.Buffer
-		code := run(context.Background(), args, strings.NewReader(""), failWriter{}, &stderr)
+		code := runWith(testMemo, context.Background(), args, strings.NewReader(""), failWriter{}, &stderr)
 		if code != exitFailure || !strings.Contains(stderr.String(), "no space left") {
 			t.Errorf("%v to a full device: exit %d, stderr %q", args, code, stderr.String())
 		}

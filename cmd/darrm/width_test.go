@@ -193,7 +193,7 @@ func TestErrorWidths(t *testing.T) {
 			"must be in [0, 0.5]: above delta = 0.5, a guarantee allows publishing a record more often than not"},
 	} {
 		var out, errb bytes.Buffer
-		code := run(context.Background(), tc.args, strings.NewReader(""), &out, &errb)
+		code := runWith(testMemo, context.Background(), tc.args, strings.NewReader(""), &out, &errb)
 		lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
 		for _, l := range lines {
 			if n := utf8.RuneCountInString(l); n > cliout.Width {

@@ -33,6 +33,9 @@ type CacheFlags struct {
 // memory only.
 func (f *CacheFlags) Open(memo *accountant.Memo) (*cache.Dir, error) {
 	if f.NoCache {
+		if memo != nil {
+			memo.Dir, memo.Secret = "", nil
+		}
 		return nil, nil
 	}
 	d, err := cache.Open(f.Dir)
