@@ -62,17 +62,17 @@ type keptAbove struct {
 	by map[any]any
 }
 
-// Keep returns what m keeps under key, made by make at the first call
-// with key; a nil m keeps nothing and returns make(). It is how a package
-// above the accountant keeps what it made in its caller's Memo (ensemble,
-// gamma and pate do): key is a value of a type of that package's own, as
-// a context.Context's keys are, so that no other package's collides, and
-// make returns an empty table, safe for concurrent use and bounded, which
-// the package then fills. make is called with m's lock held: it must not
-// call m.
-func (m *Memo) Keep(key any, make func() any) any {
+// Keep returns what m keeps under key, made by newTable at the first call
+// with key; a nil m keeps nothing and returns newTable(). It is how a
+// package above the accountant keeps what it made in its caller's Memo
+// (ensemble, gamma and pate do): key is a value of a type of that
+// package's own, as a context.Context's keys are, so that no other
+// package's collides, and newTable returns an empty table, safe for
+// concurrent use and bounded, which the package then fills. newTable is
+// called with m's lock held: it must not call m.
+func (m *Memo) Keep(key any, newTable func() any) any {
 	if m == nil {
-		return make()
+		return newTable()
 	}
 	m.kept.Lock()
 	defer m.kept.Unlock()
@@ -81,7 +81,7 @@ func (m *Memo) Keep(key any, make func() any) any {
 		if m.kept.by == nil {
 			m.kept.by = map[any]any{}
 		}
-		v = make()
+		v = newTable()
 		m.kept.by[key] = v
 	}
 	return v
