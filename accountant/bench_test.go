@@ -218,3 +218,9 @@ func BenchmarkOneBitDelta(b *testing.B) {
 		sink = r.delta(eps)
 	}
 }
+
+// testMemo is the memo of the package's tests: the compositions that many
+// tests ask of the same steps are made once per test binary, as a
+// command's one Memo makes them once for its run. A test that counts what
+// is composed holds a Memo of its own.
+var testMemo = new(Memo)

@@ -53,7 +53,7 @@ func TestComposeRunExtremes(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		for _, k := range counts {
-			tot, err := ComposeRun(nil, s, k, 1e-5, 1e-6, ImprovedConversion)
+			tot, err := ComposeRun(testMemo, s, k, 1e-5, 1e-6, ImprovedConversion)
 			if err != nil {
 				t.Errorf("%s, %d steps: %v", name, k, err)
 			}
@@ -62,11 +62,11 @@ func TestComposeRunExtremes(t *testing.T) {
 					t.Errorf("%s, %d steps: %v total %v", name, k, x.Method, x.Guarantee)
 				}
 			}
-			if _, err := (Account{Step: s, Steps: k, Budget: &Budget{budget}, DeltaPrime: 1e-6}).Fits(nil); err != nil {
+			if _, err := (Account{Step: s, Steps: k, Budget: &Budget{budget}, DeltaPrime: 1e-6}).Fits(testMemo); err != nil {
 				t.Errorf("%s, Fits of %d steps: %v", name, k, err)
 			}
 		}
-		n, _, err := Account{Step: s, Budget: &Budget{budget}, DeltaPrime: 1e-6}.MaxSteps(context.Background(), nil)
+		n, _, err := Account{Step: s, Budget: &Budget{budget}, DeltaPrime: 1e-6}.MaxSteps(context.Background(), testMemo)
 		var beyond *BeyondCountError
 		if err != nil && !errors.As(err, &beyond) {
 			t.Errorf("%s: MaxSteps: %v", name, err)
@@ -74,12 +74,12 @@ func TestComposeRunExtremes(t *testing.T) {
 		t.Logf("%s: MaxSteps %d, %v", name, n, err)
 	}
 	for _, k := range []int{0, 1<<53 + 1, math.MaxInt} {
-		_, err := ComposeRun(nil, extremeSpends()["one bit ramp"], k, 1e-5, 1e-6, ImprovedConversion)
+		_, err := ComposeRun(testMemo, extremeSpends()["one bit ramp"], k, 1e-5, 1e-6, ImprovedConversion)
 		var pe *param.Error
 		if !errors.As(err, &pe) || pe.Name != "steps" {
 			t.Errorf("ComposeRun of %d steps: %v, want a param.Error on steps", k, err)
 		}
-		if _, err := (Account{Step: extremeSpends()["one bit ramp"], Steps: k, Budget: &Budget{budget}, DeltaPrime: 1e-6}).Fits(nil); !errors.As(err, &pe) || pe.Name != "steps" {
+		if _, err := (Account{Step: extremeSpends()["one bit ramp"], Steps: k, Budget: &Budget{budget}, DeltaPrime: 1e-6}).Fits(testMemo); !errors.As(err, &pe) || pe.Name != "steps" {
 			t.Errorf("Fits of %d steps: %v, want a param.Error on steps", k, err)
 		}
 	}
@@ -125,7 +125,7 @@ func FuzzComposeRun(f *testing.F) {
 			if s.Check() != nil {
 				continue
 			}
-			_, err := ComposeRun(nil, s, k, 1e-5, 1e-6, ImprovedConversion)
+			_, err := ComposeRun(testMemo, s, k, 1e-5, 1e-6, ImprovedConversion)
 			if (k < 1 || k > 1<<53) != (err != nil) {
 				t.Errorf("%v, %d steps: %v", s.Kind, k, err)
 			}
@@ -138,7 +138,7 @@ func FuzzComposeRun(f *testing.F) {
 // coordinates is composed by its RDP curve alone.
 func ExampleComposeRun_bounded() {
 	s := Spend{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 1e-12, Delta: 1e-5}, Gaussian: []GaussianPart{{Sigma: 1e15, Coords: 2}}, Discrete: true}
-	tot, err := ComposeRun(nil, s, 400000, 1e-5, 1e-6, ImprovedConversion)
+	tot, err := ComposeRun(testMemo, s, 400000, 1e-5, 1e-6, ImprovedConversion)
 	if err != nil {
 		fmt.Println(err)
 	}
@@ -167,7 +167,7 @@ func TestMaxStepsBeyond(t *testing.T) {
 	for name, search := range map[string]func() (int, error){
 		"MaxSteps": func() (int, error) { return opt.MaxSteps(tiny, Budget{budget}) },
 		"Account.MaxSteps": func() (int, error) {
-			n, _, err := Account{Step: ApproxStep(tiny), Profile: []Guarantee{tiny}, Budget: &Budget{budget}, DeltaPrime: 1e-6}.MaxSteps(context.Background(), nil)
+			n, _, err := Account{Step: ApproxStep(tiny), Profile: []Guarantee{tiny}, Budget: &Budget{budget}, DeltaPrime: 1e-6}.MaxSteps(context.Background(), testMemo)
 			return n, err
 		},
 	} {

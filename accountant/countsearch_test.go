@@ -48,7 +48,7 @@ func TestCountComposesTwice(t *testing.T) {
 			}
 			for k, want := range map[int]bool{n: true, n + 1: false} {
 				a.Steps = k
-				if ok, err := a.Fits(nil); err != nil || ok != want {
+				if ok, err := a.Fits(testMemo); err != nil || ok != want {
 					t.Errorf("%d steps fit: %v (%v), want %v", k, ok, err, want)
 				}
 			}
@@ -113,7 +113,7 @@ func TestCountRareLoss(t *testing.T) {
 			}
 			for k, want := range map[int]bool{n: true, n + 1: false} {
 				a.Steps = k
-				if ok, err := a.Fits(nil); err != nil || ok != want {
+				if ok, err := a.Fits(testMemo); err != nil || ok != want {
 					t.Errorf("%d steps fit: %v (%v), want %v", k, ok, err, want)
 				}
 			}

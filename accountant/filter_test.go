@@ -367,7 +367,7 @@ func TestFilterCountsAgainstReferences(t *testing.T) {
 		mub2.Mul(mub2, mub2)
 		check := func(name string, f Filter, s Spend, want int) {
 			t.Helper()
-			got, err := f.MaxSteps(nil, Sequence{}, s, b)
+			got, err := f.MaxSteps(testMemo, Sequence{}, s, b)
 			if err != nil || got != want {
 				t.Errorf("%v, %s under %v: %d steps (%v), reference %d", b, name, f, got, err, want)
 			}
@@ -425,10 +425,10 @@ func TestFilterCountsAgainstReferences(t *testing.T) {
 		v := math.Pow(math.Sqrt(2*l+2*b.Eps)-math.Sqrt(2*l), 2)
 		nA := min(int(v/0.09), bigFloor(bf(d/2), bf(3e-14)))
 		check("approx, advanced", Filter{Parts: []FilterPart{{Method: AdvancedFilter, Delta: d, Slack: d / 2}}}, approx, nA)
-		if _, err := (Filter{Parts: []FilterPart{{Method: GDPFilter, Delta: d}, {Method: ZCDPFilter}}}).MaxSteps(nil, Sequence{}, approx, b); err == nil {
+		if _, err := (Filter{Parts: []FilterPart{{Method: GDPFilter, Delta: d}, {Method: ZCDPFilter}}}).MaxSteps(testMemo, Sequence{}, approx, b); err == nil {
 			t.Errorf("%v: a filter with a zCDP part of no delta checks", b)
 		}
-		if _, err := part(GDPFilter, d).MaxSteps(nil, Sequence{}, approx, b); err == nil {
+		if _, err := part(GDPFilter, d).MaxSteps(testMemo, Sequence{}, approx, b); err == nil {
 			t.Errorf("%v: the Gaussian-DP filter holds an (ε, δ) step", b)
 		}
 	}
@@ -506,16 +506,16 @@ func TestFilterUnionBruteForce(t *testing.T) {
 func TestFilterCharge(t *testing.T) {
 	b := Guarantee{8, 1e-8}
 	f := Filter{Parts: []FilterPart{{Method: ZCDPFilter, Delta: 1e-8}, {Method: Simple}}}
-	c, err := f.Charge(nil, oneVoteStep, b)
+	c, err := f.Charge(testMemo, oneVoteStep, b)
 	if err != nil || c.Point == nil || c.Point.Delta != 0 || !(c.Point.Eps > 0.2 && c.Point.Eps < 0.2000000050) || c.Rho == nil || *c.Rho != upPositive(c.Point.Eps*c.Point.Eps/2, 2) {
 		t.Errorf("darrm-one-vote's charge %+v (%v)", c, err)
 	}
 	cheap := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 0.1, Delta: 1e-6}, Bits: []BitPair{{0.7, 0.3}}}
-	if c, err := part(Simple, 1e-3).Charge(nil, cheap, Guarantee{10, 1e-3}); err != nil || *c.Point != cheap.Guarantee {
+	if c, err := part(Simple, 1e-3).Charge(testMemo, cheap, Guarantee{10, 1e-3}); err != nil || *c.Point != cheap.Guarantee {
 		t.Errorf("a guarantee cheaper than the pure point (%v): charged %+v (%v)", oneBitLoss(cheap.Bits).top().hi, c.Point, err)
 	}
 	lap := Spend{Kind: LaplaceSpend, Guarantee: Guarantee{Eps: 0.1}, Laplace: &LaplacePart{Scale: 20, Coords: 2}}
-	if c, err := part(ZCDPFilter, 1e-5).Charge(nil, lap, Guarantee{8, 1e-5}); err != nil || math.Abs(*c.Rho-0.0025) > 1e-15 {
+	if c, err := part(ZCDPFilter, 1e-5).Charge(testMemo, lap, Guarantee{8, 1e-5}); err != nil || math.Abs(*c.Rho-0.0025) > 1e-15 {
 		t.Errorf("LNMax's ρ %v (%v), want 2·(1/20)²/2 = 0.0025", c.Rho, err)
 	}
 	seq, err := f.Add(Sequence{}, Charge{Guarantee: Guarantee{Eps: 1, Delta: 1e-5}, Point: &Guarantee{Eps: 1, Delta: 1e-5}}, 3)
@@ -547,7 +547,7 @@ func TestFilterJSON(t *testing.T) {
 		t.Errorf("a version-4 sequence writes %s, want %s", raw, want)
 	}
 	g := Filter{Parts: []FilterPart{{Method: GDPFilter, Delta: 1e-5}, {Method: RenyiFilter, Delta: 1e-6, Order: 4}, {Method: Simple}}}
-	c, err := g.Charge(nil, confidentStep, Guarantee{2, 2e-5})
+	c, err := g.Charge(testMemo, confidentStep, Guarantee{2, 2e-5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,14 +598,14 @@ func TestFilterCheck(t *testing.T) {
 // budget leave none.
 func TestFilterMaxStepsBeyond(t *testing.T) {
 	s := Spend{Kind: PureSpend, Guarantee: Guarantee{Eps: 1e-300}}
-	n, err := part(Simple, 0).MaxSteps(nil, Sequence{}, s, Guarantee{1, 0})
+	n, err := part(Simple, 0).MaxSteps(testMemo, Sequence{}, s, Guarantee{1, 0})
 	if err != nil || n != CountLimit {
 		t.Errorf("%d (%v), want %d", n, err, CountLimit)
 	}
 	f := part(Simple, 0)
-	c, _ := f.Charge(nil, Spend{Kind: PureSpend, Guarantee: Guarantee{Eps: 0.5}}, Guarantee{1, 0})
+	c, _ := f.Charge(testMemo, Spend{Kind: PureSpend, Guarantee: Guarantee{Eps: 0.5}}, Guarantee{1, 0})
 	spent, _ := f.Add(Sequence{}, c, 3)
-	if n, err := f.MaxSteps(nil, spent, s, Guarantee{1, 0}); n != 0 || err != nil {
+	if n, err := f.MaxSteps(testMemo, spent, s, Guarantee{1, 0}); n != 0 || err != nil {
 		t.Errorf("after the budget is spent: %d (%v)", n, err)
 	}
 }
@@ -617,13 +617,13 @@ func TestFilterMaxStepsBeyond(t *testing.T) {
 // points.
 func TestOpenFilters(t *testing.T) {
 	b := Guarantee{8, 1e-8}
-	cands, keep, err := (Budget{Guarantee: b}).OpenFilters(nil, OneVote, &oneVoteStep)
+	cands, keep, err := (Budget{Guarantee: b}).OpenFilters(testMemo, OneVote, &oneVoteStep)
 	if err != nil {
 		t.Fatal(err)
 	}
 	best := 0
 	for _, f := range []Filter{part(Simple, 1e-8), part(ZCDPFilter, 1e-8), part(GDPFilter, 1e-8), {Parts: []FilterPart{{Method: RenyiFilter, Delta: 1e-8, Order: 8}}}} {
-		n, _ := f.MaxSteps(nil, Sequence{}, oneVoteStep, b)
+		n, _ := f.MaxSteps(testMemo, Sequence{}, oneVoteStep, b)
 		best = max(best, n)
 	}
 	if got := cands[keep].Steps; got < best || got < 39 {
@@ -632,20 +632,20 @@ func TestOpenFilters(t *testing.T) {
 	for _, c := range cands {
 		t.Logf("%v: %d (%v)", c.Filter, c.Steps, c.Err)
 	}
-	if _, keep, err := (Budget{Guarantee: b}).OpenFilters(nil, OneVote, nil); err != nil || keep != 0 {
+	if _, keep, err := (Budget{Guarantee: b}).OpenFilters(testMemo, OneVote, nil); err != nil || keep != 0 {
 		t.Errorf("no hint, one vote: %d (%v)", keep, err)
 	}
-	if cands, keep, err := (Budget{Guarantee: b}).OpenFilters(nil, PrivateTeachers, nil); err != nil || cands[keep].Filter.String() != "simple(1e-08)" {
+	if cands, keep, err := (Budget{Guarantee: b}).OpenFilters(testMemo, PrivateTeachers, nil); err != nil || cands[keep].Filter.String() != "simple(1e-08)" {
 		t.Errorf("no hint, private teachers: %v (%v)", cands[keep].Filter, err)
 	}
-	if cands, _, err := (Budget{Guarantee: Guarantee{3, 0}}).OpenFilters(nil, OneVote, nil); err != nil || len(cands) != 1 || cands[0].Filter.String() != "simple(0)" {
+	if cands, _, err := (Budget{Guarantee: Guarantee{3, 0}}).OpenFilters(testMemo, OneVote, nil); err != nil || len(cands) != 1 || cands[0].Filter.String() != "simple(0)" {
 		t.Errorf("pure budget: %v (%v)", cands, err)
 	}
 	sgm := Spend{Kind: SampledGaussianSpend, Guarantee: Guarantee{Eps: 1, Delta: 1e-5}, Q: 0.01, Sigma: 2}
-	if cands, keep, err := (Budget{Guarantee: Guarantee{2, 1e-5}}).OpenFilters(nil, OneVote, &sgm); err != nil || cands[keep].Filter.Parts[0].Method != RenyiFilter {
+	if cands, keep, err := (Budget{Guarantee: Guarantee{2, 1e-5}}).OpenFilters(testMemo, OneVote, &sgm); err != nil || cands[keep].Filter.Parts[0].Method != RenyiFilter {
 		t.Errorf("sampled Gaussian: kept %v (%v)", cands[keep].Filter, err)
 	}
-	if _, _, err := (Budget{Guarantee: Guarantee{0.1, 1e-10}}).OpenFilters(nil, OneVote, &Spend{Kind: ApproxSpend, Guarantee: Guarantee{Eps: 1, Delta: 0.1}}); !errors.Is(err, errNoFilter) {
+	if _, _, err := (Budget{Guarantee: Guarantee{0.1, 1e-10}}).OpenFilters(testMemo, OneVote, &Spend{Kind: ApproxSpend, Guarantee: Guarantee{Eps: 1, Delta: 0.1}}); !errors.Is(err, errNoFilter) {
 		t.Errorf("a hint no filter holds: %v", err)
 	}
 }
@@ -681,13 +681,13 @@ func TestIssueTable(t *testing.T) {
 		b := c.budget
 		var counts []string
 		for _, f := range []Filter{part(Simple, b.Delta), part(ZCDPFilter, b.Delta), part(GDPFilter, b.Delta), {Parts: []FilterPart{{Method: AdvancedFilter, Delta: b.Delta, Slack: b.Delta / 2}}}} {
-			n, err := f.MaxSteps(nil, Sequence{}, c.step, b)
+			n, err := f.MaxSteps(testMemo, Sequence{}, c.step, b)
 			counts = append(counts, fmt.Sprintf("%v %d", f, n))
 			if err != nil && !strings.Contains(err.Error(), "no part") {
 				t.Errorf("%s, %v: %v", c.name, f, err)
 			}
 		}
-		cands, keep, err := (Budget{Guarantee: b}).OpenFilters(nil, OneVote, &c.step)
+		cands, keep, err := (Budget{Guarantee: b}).OpenFilters(testMemo, OneVote, &c.step)
 		if err != nil || cands[keep].Steps < c.filters {
 			t.Errorf("%s: the open filter %v allows %d (%v), want at least %d", c.name, cands[keep].Filter, cands[keep].Steps, err, c.filters)
 		}
@@ -696,12 +696,12 @@ func TestIssueTable(t *testing.T) {
 			continue
 		}
 		a := Account{Step: c.step, Budget: &Budget{b}}
-		n, total, err := a.MaxSteps(t.Context(), nil)
+		n, total, err := a.MaxSteps(t.Context(), testMemo)
 		if err != nil || n != c.run || !total.Guarantee.Within(b) {
 			t.Errorf("%s: one run of %d steps (%v, %v), want %d", c.name, n, total.Guarantee, err, c.run)
 		}
 		a.Steps = n
-		if ok, err := a.Fits(nil); !ok || err != nil {
+		if ok, err := a.Fits(testMemo); !ok || err != nil {
 			t.Errorf("%s: the declared use of %d steps does not fit (%v)", c.name, n, err)
 		}
 	}
@@ -819,11 +819,11 @@ func TestFilterProfilePoint(t *testing.T) {
 			if c.gain != (was < want) {
 				t.Fatalf("the guarantee or the pure point allows %d, the profile %d", was, want)
 			}
-			n, err := f.MaxSteps(nil, Sequence{}, s, b)
+			n, err := f.MaxSteps(testMemo, Sequence{}, s, b)
 			if err != nil || n != want {
 				t.Fatalf("%d steps (%v), the profile's best point allows %d", n, err, want)
 			}
-			ch, err := f.Charge(nil, s, b)
+			ch, err := f.Charge(testMemo, s, b)
 			if err != nil {
 				t.Fatal(err)
 			}

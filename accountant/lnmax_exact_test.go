@@ -69,7 +69,7 @@ func TestLNMaxExactAgainstBig(t *testing.T) {
 		delta float64
 	}{{20, 10, 1e-5}, {20, 100, 1e-5}, {5, 50, 1e-6}, {50, 300, 1e-5}} {
 		s := Spend{Kind: LaplaceSpend, Guarantee: Guarantee{Eps: 2 / c.b}, Laplace: &LaplacePart{Scale: c.b, Coords: 2}}
-		tot, err := ComposeRun(nil, s, c.k, c.delta, 1e-5, ImprovedConversion)
+		tot, err := ComposeRun(testMemo, s, c.k, c.delta, 1e-5, ImprovedConversion)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -228,7 +228,7 @@ func TestOneBitRunAgainstOptimal(t *testing.T) {
 			if opt.Delta >= 0.5 {
 				continue
 			}
-			tot, err := ComposeRun(nil, s, k, opt.Delta, 1e-5, ImprovedConversion)
+			tot, err := ComposeRun(testMemo, s, k, opt.Delta, 1e-5, ImprovedConversion)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -488,7 +488,9 @@ func TestDominatingBits(t *testing.T) {
 		{Parts: []FilterPart{{Method: RenyiFilter, Delta: 1e-3, Order: 8}}},
 		{Parts: []FilterPart{{Method: ZCDPFilter, Delta: 1e-3}}},
 	}
-	dominating := func(pairs []BitPair) []BitPair { return Spend{Kind: OneBitSpend, Bits: pairs}.Dominating(nil).Bits }
+	dominating := func(pairs []BitPair) []BitPair {
+		return Spend{Kind: OneBitSpend, Bits: pairs}.Dominating(testMemo).Bits
+	}
 	for name, pairs := range sets {
 		kept := dominating(pairs)
 		reversed := slices.Clone(pairs)
@@ -511,8 +513,8 @@ func TestDominatingBits(t *testing.T) {
 		few := all
 		few.Bits = kept
 		for _, f := range filters {
-			cw, errW := f.Charge(nil, all, budget)
-			cg, errG := f.Charge(nil, few, budget)
+			cw, errW := f.Charge(testMemo, all, budget)
+			cg, errG := f.Charge(testMemo, few, budget)
 			w, _ := json.Marshal(cw)
 			g, _ := json.Marshal(cg)
 			if string(g) != string(w) || fmt.Sprint(errG) != fmt.Sprint(errW) {

@@ -154,7 +154,7 @@ func TestCountLowerBound(t *testing.T) {
 			}
 			for k, want := range map[int]bool{n: true, n + 1: false} {
 				a.Steps = k
-				if ok, err := a.Fits(nil); err != nil || ok != want {
+				if ok, err := a.Fits(testMemo); err != nil || ok != want {
 					t.Errorf("%d steps fit: %v (%v), want %v", k, ok, err, want)
 				}
 				r, err := newBitRun(nil, []bitPart{{b, k}}, budget.Delta)

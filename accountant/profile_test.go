@@ -82,11 +82,11 @@ func TestComposeProfileRules(t *testing.T) {
 		if err != nil || got != opt || point != step {
 			t.Errorf("profile %v: %v at %v, %v; want optimal %v", profile, got, point, err, opt)
 		}
-		if ts, err := (Account{Step: ApproxStep(step), Profile: profile, Steps: 50, DeltaPrime: 1e-5}).Totals(nil); err != nil || profileTotal(ts) != nil {
+		if ts, err := (Account{Step: ApproxStep(step), Profile: profile, Steps: 50, DeltaPrime: 1e-5}).Totals(testMemo); err != nil || profileTotal(ts) != nil {
 			t.Errorf("profile %v: the run's totals have a profile's: %v, %v", profile, ts, err)
 		}
 	}
-	ts, err := (Account{Step: ApproxStep(step), Profile: []Guarantee{{0.31, 0}}, Steps: 50, DeltaPrime: 1e-5}).Totals(nil)
+	ts, err := (Account{Step: ApproxStep(step), Profile: []Guarantee{{0.31, 0}}, Steps: 50, DeltaPrime: 1e-5}).Totals(testMemo)
 	if tot := profileTotal(ts); err != nil || tot == nil || tot.Name() != "profile" || *tot.Point != (Guarantee{0.31, 0}) || !(tot.Guarantee.Eps < opt.Eps) || tot.Guarantee.Delta != opt.Delta {
 		t.Errorf("the profile's total: %+v, %v", ts, err)
 	}
@@ -107,7 +107,7 @@ func TestMaxStepsProfile(t *testing.T) {
 			t.Fatal(err)
 		}
 		a := Account{Step: ApproxStep(step), Profile: profile, Budget: &Budget{budget}}
-		n, total, err := a.MaxSteps(context.Background(), nil)
+		n, total, err := a.MaxSteps(context.Background(), testMemo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestMaxStepsProfile(t *testing.T) {
 			t.Errorf("budget %v: %d steps total %v", budget, n, total.Guarantee)
 		}
 		a.Steps = n + 1
-		if g, _ := a.Publish(nil); g.Err == nil && g.Guarantee.Within(budget) {
+		if g, _ := a.Publish(testMemo); g.Err == nil && g.Guarantee.Within(budget) {
 			t.Errorf("budget %v: %d steps allowed, but %d total %v", budget, n, n+1, g.Guarantee)
 		}
 		t.Logf("budget %v: %d steps by %s (optimal composition of the guarantee: %d)", budget, n, total.Name(), opt)

@@ -34,7 +34,7 @@ func TestPublishAtTheDelta(t *testing.T) {
 		{"no budget, a pure total", Account{Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 100, Delta: ptr(0.0), DeltaPrime: 1e-5}, 0, "simple", 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.a.Publish(nil)
+			got, err := tc.a.Publish(testMemo)
 			if err != nil || got.Err != nil {
 				t.Fatalf("%v %v", err, got.Err)
 			}
@@ -112,7 +112,7 @@ func TestPublishOneBit(t *testing.T) {
 		{3, 0.03, ""},
 	} {
 		a := Account{Step: step, Steps: tc.k, Delta: &tc.delta, DeltaPrime: 1e-5}
-		got, err := a.Publish(nil)
+		got, err := a.Publish(testMemo)
 		if err != nil || got.Err != nil {
 			t.Fatalf("k=%d delta=%g: %v %v", tc.k, tc.delta, err, got.Err)
 		}
@@ -139,7 +139,7 @@ func TestPublishOneBit(t *testing.T) {
 // no total; a bad account is an error.
 func TestPublishNoTotal(t *testing.T) {
 	a := Account{Step: ApproxStep(Guarantee{Eps: 0.1, Delta: 1e-5}), Steps: 10, Delta: ptr(1e-6), DeltaPrime: 1e-5}
-	if got, err := a.Publish(nil); err != nil || got.Err == nil {
+	if got, err := a.Publish(testMemo); err != nil || got.Err == nil {
 		t.Errorf("total %v (%v), want none", got, err)
 	}
 	for name, bad := range map[string]Account{
@@ -153,9 +153,9 @@ func TestPublishNoTotal(t *testing.T) {
 		"bad a point":  {Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 1, Profile: []Guarantee{{Eps: math.Inf(1)}}, DeltaPrime: 1e-5},
 		"no max steps": {Step: ApproxStep(Guarantee{Eps: 0.1}), Steps: 1, DeltaPrime: 1e-5},
 	} {
-		_, err := bad.Publish(nil)
+		_, err := bad.Publish(testMemo)
 		if name == "no max steps" {
-			_, _, err = bad.MaxSteps(context.Background(), nil)
+			_, _, err = bad.MaxSteps(context.Background(), testMemo)
 		}
 		if err == nil {
 			t.Errorf("%s: no error", name)
@@ -168,12 +168,12 @@ func TestPublishNoTotal(t *testing.T) {
 // budget's δ alone, and why none when the cap is not within the budget.
 func TestPublishLedger(t *testing.T) {
 	budget := Guarantee{Eps: 3, Delta: 1e-3}
-	got, err := Account{Filter: ptr(ZCDPFilter), Budget: &Budget{budget}}.Publish(nil)
+	got, err := Account{Filter: ptr(ZCDPFilter), Budget: &Budget{budget}}.Publish(testMemo)
 	if err != nil || got.Guarantee != budget || !got.Filter || got.Name() != "zcdp-filter budget" || !strings.Contains(got.Reference(), "fixed before the first run") {
 		t.Errorf("zcdp filter: %+v %v (%s)", got, err, got.Reference())
 	}
 	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
-	got, err = Account{Filter: ptr(Simple), Budget: &Budget{budget}, Cap: &shared}.Publish(nil)
+	got, err = Account{Filter: ptr(Simple), Budget: &Budget{budget}, Cap: &shared}.Publish(testMemo)
 	if err != nil || got.Cap == nil || got.Bound != TeachersBound || got.Guarantee.Delta > budget.Delta || got.Guarantee.Eps >= shared.Eps {
 		t.Errorf("with a cap: %+v %v", got, err)
 	}
@@ -181,7 +181,7 @@ func TestPublishLedger(t *testing.T) {
 		t.Errorf("the cap: %s, %s", got.Name(), got.Reference())
 	}
 	for _, b := range []Guarantee{{Eps: 3, Delta: 1e-8}, {Eps: 0.5, Delta: 1e-3}} {
-		got, err = Account{Filter: ptr(Simple), Budget: &Budget{b}, Cap: &shared}.Publish(nil)
+		got, err = Account{Filter: ptr(Simple), Budget: &Budget{b}, Cap: &shared}.Publish(testMemo)
 		if err != nil || !errors.As(got.Err, new(*CapError)) || got.Filter {
 			t.Errorf("a cap over the budget %v: %+v %v", b, got, err)
 		}
@@ -224,7 +224,7 @@ func TestFixedTeachersCapOnly(t *testing.T) {
 		{"fixed, shared: the cap within the budget at its delta", &shared, Guarantee{Eps: 1, Delta: 1e-3}, Unlimited},
 	} {
 		a := Account{Step: step, Profile: profile, Cap: tc.cap, Budget: &Budget{tc.budget}, DeltaPrime: 1e-5}
-		n, total, err := a.MaxSteps(context.Background(), nil)
+		n, total, err := a.MaxSteps(context.Background(), testMemo)
 		if err != nil || n != tc.want {
 			t.Errorf("%s: %d steps (%v), want %d", tc.name, n, err, tc.want)
 			continue
@@ -240,14 +240,14 @@ func TestFixedTeachersCapOnly(t *testing.T) {
 		// say the same: within the budget only by the cap, which is
 		// their total whenever it reaches the budget's delta.
 		a.Steps = 5
-		ok, err := a.Fits(nil)
-		p, perr := a.Publish(nil)
+		ok, err := a.Fits(testMemo)
+		p, perr := a.Publish(testMemo)
 		if err != nil || perr != nil || ok != (n != 0) || tc.cap == nil && (p.Err != nil || p.Cap != nil) ||
 			tc.cap != nil && (p.Err == nil) != reaches(*tc.cap, tc.budget.Delta) || p.Err == nil && (p.Cap != nil) != (tc.cap != nil) {
 			t.Errorf("%s: 5 steps fit %v (%v); publish %+v (%v)", tc.name, ok, err, p, perr)
 		}
 		// Every analysis total of fixed teachers is the cap.
-		totals, err := a.Totals(nil)
+		totals, err := a.Totals(testMemo)
 		for _, tot := range totals {
 			if err != nil || (tc.cap != nil) != (tot.Bound == TeachersBound) {
 				t.Errorf("%s: total %+v (%v)", tc.name, tot, err)
@@ -307,7 +307,7 @@ func TestMaxSteps(t *testing.T) {
 	for _, disc := range []bool{true, false} {
 		s := confident
 		s.Discrete = disc
-		n, total, err := Account{Step: s, Budget: &Budget{budget}}.MaxSteps(context.Background(), nil)
+		n, total, err := Account{Step: s, Budget: &Budget{budget}}.MaxSteps(context.Background(), testMemo)
 		if err != nil || n != 194 || total.Method != Exact || !total.Guarantee.Within(budget) {
 			t.Errorf("discrete %v: %d steps, %v by %s (%v); want 194 by exact", disc, n, total.Guarantee, total.Name(), err)
 		}
@@ -318,27 +318,27 @@ func TestMaxSteps(t *testing.T) {
 	eps, _ := step.pureEps(nil)
 	for _, b := range []Guarantee{{Eps: 2, Delta: 0}, {Eps: 2, Delta: 1e-12}, {Eps: eps, Delta: 0}} {
 		a := Account{Step: step, Budget: &Budget{b}}
-		n, total, err := a.MaxSteps(context.Background(), nil)
+		n, total, err := a.MaxSteps(context.Background(), testMemo)
 		if err != nil || n < int(b.Eps/eps) || !total.Guarantee.Within(b) {
 			t.Errorf("budget %v: %d steps, %v by %s (%v); want at least %d by the pure loss %g", b, n, total.Guarantee, total.Name(), err, int(b.Eps/eps), eps)
 		}
 		a.Steps = n + 1
-		if ok, err := a.Fits(nil); ok || err != nil {
+		if ok, err := a.Fits(testMemo); ok || err != nil {
 			t.Errorf("budget %v: %d steps fit too (%v)", b, n+1, err)
 		}
 	}
 	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
 	a := Account{Step: ApproxStep(Guarantee{Eps: 0.3, Delta: 3e-5}), Cap: &shared, Budget: &Budget{Guarantee{Eps: 1, Delta: 1e-3}}}
-	if n, total, err := a.MaxSteps(context.Background(), nil); n != Unlimited || err != nil || total.Cap == nil {
+	if n, total, err := a.MaxSteps(context.Background(), testMemo); n != Unlimited || err != nil || total.Cap == nil {
 		t.Errorf("a cap within the budget at its delta: %d, %+v, %v", n, total, err)
 	}
 	// The cap's δ is above the budget's: no step, though 3 compose
 	// within it; the cap alone bounds fixed teachers.
 	a.Budget = &Budget{Guarantee{Eps: 1, Delta: 1e-4}}
-	if n, total, err := a.MaxSteps(context.Background(), nil); n != 0 || err != nil || !errors.As(total.Err, new(*CapError)) {
+	if n, total, err := a.MaxSteps(context.Background(), testMemo); n != 0 || err != nil || !errors.As(total.Err, new(*CapError)) {
 		t.Errorf("a cap over the budget: %d by %s (%v, %v), want 0 and why", n, total.Name(), total.Err, err)
 	}
-	if n, _, err := (Account{Step: ApproxStep(Guarantee{Eps: 3}), Budget: &Budget{Guarantee{Eps: 1, Delta: 0.1}}}).MaxSteps(context.Background(), nil); n != 0 || err != nil {
+	if n, _, err := (Account{Step: ApproxStep(Guarantee{Eps: 3}), Budget: &Budget{Guarantee{Eps: 1, Delta: 0.1}}}).MaxSteps(context.Background(), testMemo); n != 0 || err != nil {
 		t.Errorf("not even one: %d (%v)", n, err)
 	}
 }
@@ -349,7 +349,7 @@ func TestPublishJSON(t *testing.T) {
 	budget := Guarantee{Eps: 3, Delta: 1e-3}
 	shared, _ := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-5}, 11, Shared, 1e-5)
 	for _, a := range []Account{{Filter: ptr(Simple), Budget: &Budget{budget}}, {Filter: ptr(Simple), Budget: &Budget{budget}, Cap: &shared}} {
-		got, err := a.Publish(nil)
+		got, err := a.Publish(testMemo)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -417,7 +417,7 @@ func TestPublishSaysInexact(t *testing.T) {
 		{"two sigmas", two, ""},
 		{"a guarantee", ApproxStep(Guarantee{Eps: 0.1, Delta: 1e-12}), ""},
 	} {
-		n, tot, err := Account{Step: c.s, Budget: &Budget{budget}, DeltaPrime: 1e-5}.MaxSteps(context.Background(), nil)
+		n, tot, err := Account{Step: c.s, Budget: &Budget{budget}, DeltaPrime: 1e-5}.MaxSteps(context.Background(), testMemo)
 		if err != nil || n < 1 {
 			t.Fatalf("%s: %d steps, %v", c.name, n, err)
 		}

@@ -159,7 +159,7 @@ func TestDiscreteGaussianDeltaAgainstBig(t *testing.T) {
 		{9, []GaussianPart{{Sigma: 2, Coords: 2}}, 2},
 		{6, []GaussianPart{{Sigma: 2, Coords: 2}, {Sigma: 3, Coords: 1}}, 1},
 	} {
-		sums, err := discreteSums(nil, c.parts, c.k)
+		sums, err := discreteSums(testMemo, c.parts, c.k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +188,7 @@ func TestRenyiStepsConfident(t *testing.T) {
 		want int
 	}{{ImprovedConversion, 167}, {PaperConversion, 123}} {
 		renyi := func(k int) float64 {
-			tot, err := ComposeRun(nil, confident, k, 1e-5, 1e-5, c.conv)
+			tot, err := ComposeRun(testMemo, confident, k, 1e-5, 1e-5, c.conv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +216,7 @@ func TestComposeRunExactBelowRenyi(t *testing.T) {
 		{Kind: GaussianSpend, Guarantee: Guarantee{Eps: 1, Delta: 1e-6}, Discrete: true, Gaussian: []GaussianPart{{Sigma: 5, Coords: 2}}},
 	} {
 		for _, k := range []int{1, 10, 100} {
-			tot, err := ComposeRun(nil, s, k, 1e-6, 1e-5, ImprovedConversion)
+			tot, err := ComposeRun(testMemo, s, k, 1e-6, 1e-5, ImprovedConversion)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +224,7 @@ func TestComposeRunExactBelowRenyi(t *testing.T) {
 			if exact.Method != Exact || renyi.Method != Renyi || exact.Guarantee.Eps > renyi.Guarantee.Eps {
 				t.Errorf("%v x %d: exact %v, rdp %v", s.Gaussian, k, exact, renyi)
 			}
-			r := newRunCurves(nil, s, k, 1e-6)
+			r := newRunCurves(testMemo, s, k, 1e-6)
 			if e := exact.Guarantee.Eps; r.delta(e) > 1e-6 || r.delta(e*(1-1e-6)) <= 1e-6 {
 				t.Errorf("%v x %d: exact eps %g: delta %g there, %g at 1e-6 less", s.Gaussian, k, e, r.delta(e), r.delta(e*(1-1e-6)))
 			}
@@ -253,11 +253,11 @@ func TestOneBitOfGaussian(t *testing.T) {
 		t.Errorf("rho of the bit %v (%v), of its noise %v (%v)", rb, okB, rn, okN)
 	}
 	for _, q := range []int{10, 100} {
-		nt, err := ComposeRun(nil, noise, q, 1e-5, 1e-5, ImprovedConversion)
+		nt, err := ComposeRun(testMemo, noise, q, 1e-5, 1e-5, ImprovedConversion)
 		if err != nil {
 			t.Fatal(err)
 		}
-		bt, err := ComposeRun(nil, bit, q, 1e-5, 1e-5, ImprovedConversion)
+		bt, err := ComposeRun(testMemo, bit, q, 1e-5, 1e-5, ImprovedConversion)
 		if err != nil {
 			t.Fatal(err)
 		}

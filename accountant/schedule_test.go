@@ -51,12 +51,12 @@ func refRRSchedule(e1 float64, k1 int, e2 float64, k2 int, eps float64) float64 
 func TestSchedule(t *testing.T) {
 	ctx := t.Context()
 	b := Guarantee{1, 1e-5}
-	n, _, err := Account{Step: gnmaxStep, Budget: &Budget{b}, Before: []Run{{Step: gnmaxStep, Steps: 20}}}.MaxSteps(ctx, nil)
+	n, _, err := Account{Step: gnmaxStep, Budget: &Budget{b}, Before: []Run{{Step: gnmaxStep, Steps: 20}}}.MaxSteps(ctx, testMemo)
 	if err != nil || n != 57-20 {
 		t.Errorf("GNMax after 20 of its steps: %d (%v), want 37", n, err)
 	}
-	one, _ := Account{Step: gnmaxStep, Steps: 57, Budget: &Budget{b}}.Publish(nil)
-	split, _ := Account{Step: gnmaxStep, Steps: 37, Budget: &Budget{b}, Before: []Run{{Step: gnmaxStep, Steps: 20}}}.Publish(nil)
+	one, _ := Account{Step: gnmaxStep, Steps: 57, Budget: &Budget{b}}.Publish(testMemo)
+	split, _ := Account{Step: gnmaxStep, Steps: 37, Budget: &Budget{b}, Before: []Run{{Step: gnmaxStep, Steps: 20}}}.Publish(testMemo)
 	if one.Guarantee != split.Guarantee {
 		t.Errorf("57 steps publish %v, 20 then 37 %v", one.Guarantee, split.Guarantee)
 	}
@@ -66,7 +66,7 @@ func TestSchedule(t *testing.T) {
 	}
 	for _, bb := range []Guarantee{{2, 1e-5}, {8, 1e-12}} {
 		a := Account{Step: cont(40), Budget: &Budget{bb}, Before: []Run{{Step: cont(25), Steps: 30}}}
-		n, total, err := a.MaxSteps(ctx, nil)
+		n, total, err := a.MaxSteps(ctx, testMemo)
 		mub := refMuB(bb.Eps, bb.Delta)
 		mub.Mul(mub, mub)
 		mub.Sub(mub, bf(30*2.0/625))
@@ -78,9 +78,9 @@ func TestSchedule(t *testing.T) {
 
 	bc := Guarantee{2, 1e-5}
 	mixed := Account{Step: gnmaxStep, Budget: &Budget{bc}, Before: []Run{{Step: confidentStep, Steps: 100}}}
-	n, total, err := mixed.MaxSteps(ctx, nil)
+	n, total, err := mixed.MaxSteps(ctx, testMemo)
 	merged := Spend{Kind: GaussianSpend, Guarantee: gnmaxStep.Guarantee, Gaussian: []GaussianPart{{Sigma: 40, Coords: 2 * (100 + n)}, {Sigma: 150, Coords: 100}}, Discrete: true}
-	all, _ := ComposeRun(nil, merged, 1, bc.Delta, DefaultDeltaPrime, ImprovedConversion)
+	all, _ := ComposeRun(testMemo, merged, 1, bc.Delta, DefaultDeltaPrime, ImprovedConversion)
 	ref := all[len(all)-1]
 	if err != nil || total.Method != Exact || total.Inexact != "" || ref.Method != Exact || total.Guarantee.Eps > ref.Guarantee.Eps*(1+1e-9) || n < 90 {
 		t.Errorf("GNMax after 100 Confident-GNMax: %d, %v %v (%v); their noise composed at once %v", n, total.Method, total.Guarantee, err, ref.Guarantee)
@@ -96,13 +96,13 @@ func TestSchedule(t *testing.T) {
 		}
 		a := Account{Step: Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: c.e2}, Bits: rrPairs(c.e2)}, Budget: &Budget{c.budget},
 			Before: []Run{{Step: Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: c.e1}, Bits: rrPairs(c.e1)}, Steps: c.k1}}}
-		n, _, err := a.MaxSteps(ctx, nil)
+		n, _, err := a.MaxSteps(ctx, testMemo)
 		name := fmt.Sprintf("%d of randomized response %g, then %g, in %v", c.k1, c.e1, c.e2, c.budget)
 		if err != nil || n < 1 {
 			t.Fatalf("%s: %d (%v)", name, n, err)
 		}
 		a.Steps = n
-		pub, err := a.Publish(nil)
+		pub, err := a.Publish(testMemo)
 		if err != nil || pub.Inexact != "" || pub.Method != Exact || !pub.Guarantee.Within(c.budget) {
 			t.Errorf("%s: published %v by %v (%v), inexact %q", name, pub.Guarantee, pub.Method, err, pub.Inexact)
 		}
@@ -118,13 +118,13 @@ func TestSchedule(t *testing.T) {
 
 	pureThenGauss := Account{Step: cont(40), Budget: &Budget{bc}, Before: []Run{{Step: Spend{Kind: PureSpend, Guarantee: Guarantee{Eps: 0.05}}, Steps: 10}}}
 	pureThenGauss.Steps = 50
-	if pub, err := pureThenGauss.Publish(nil); err != nil || pub.Inexact == "" || pub.Err != nil {
+	if pub, err := pureThenGauss.Publish(testMemo); err != nil || pub.Inexact == "" || pub.Err != nil {
 		t.Errorf("pure then Gaussian: %+v (%v)", pub, err)
 	}
 	if d, _ := (Account{Step: oneVoteStep, Steps: 5, DeltaPrime: 1e-5, Before: []Run{{Step: oneVoteStep, Steps: 5}}}).TotalDelta(); math.Abs(d-(1-math.Pow(1-1e-9, 10)*(1-1e-5))) > 1e-15 {
 		t.Errorf("the default total δ of 5 + 5 steps: %g", d)
 	}
-	if _, err := (Account{Step: gnmaxStep, Steps: 1, Budget: &Budget{b}, Before: []Run{{Step: gnmaxStep}}}).Publish(nil); err == nil {
+	if _, err := (Account{Step: gnmaxStep, Steps: 1, Budget: &Budget{b}, Before: []Run{{Step: gnmaxStep}}}).Publish(testMemo); err == nil {
 		t.Error("a run of no steps before is accepted")
 	}
 }
