@@ -49,7 +49,7 @@ func (a accounting) Totals(labels int) []accountant.Total {
 		return nil
 	}
 	a.acc.Steps = labels
-	out, err := a.acc.Totals(nil)
+	out, err := a.acc.Totals(testMemo)
 	if err != nil {
 		return nil
 	}
@@ -59,7 +59,7 @@ func (a accounting) Totals(labels int) []accountant.Total {
 // Publish returns the total to publish of labels labels.
 func (a accounting) Publish(labels int) (accountant.Total, error) {
 	a.acc.Steps = labels
-	return a.acc.Publish(nil)
+	return a.acc.Publish(testMemo)
 }
 
 // ptr returns a pointer to a copy of v.

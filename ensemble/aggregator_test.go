@@ -111,7 +111,7 @@ func checkDistribution(t *testing.T, agg Aggregator, seed uint64, want func(l in
 func TestDaRRMDistribution(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	g := optGamma(t, p)
-	d, err := newPrivateDaRRM(context.Background(), p, g, Options{})
+	d, err := newPrivateDaRRM(context.Background(), p, g, Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestDaRRMDistribution(t *testing.T) {
 
 func TestRRDistribution(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	r, err := newRR(context.Background(), p, accountant.Simple, 0, Options{})
+	r, err := newRR(context.Background(), p, accountant.Simple, 0, Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestSubsampleDistribution(t *testing.T) {
 		size int
 	}{{3, 3}, {2, 2}, {1, 1}, {3.7, 3}} {
 		p := constraints.New(11, tc.m, 0.1, 1e-5)
-		s, err := newSubsample(context.Background(), p, Options{})
+		s, err := newSubsample(context.Background(), p, Options{Memo: testMemo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +220,7 @@ func TestSubsampleDistribution(t *testing.T) {
 func TestSubsampleGuarantee(t *testing.T) {
 	ctx := context.Background()
 	// m = 3: gamma_Sub certifies (m·eps, delta) with room to spare.
-	s, err := newSubsample(ctx, constraints.New(11, 3, 0.1, 1e-5), Options{})
+	s, err := newSubsample(ctx, constraints.New(11, 3, 0.1, 1e-5), Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestSubsampleGuarantee(t *testing.T) {
 		t.Errorf("m = 3: source %q, certificate %v", s.Privacy().Source, s.Privacy().Certificate)
 	}
 	// m = 1: gamma_Sub is exactly tight (Lemma 3.4.2); composition proves it.
-	s, err = newSubsample(ctx, constraints.New(11, 1, 0.1, 1e-5), Options{})
+	s, err = newSubsample(ctx, constraints.New(11, 1, 0.1, 1e-5), Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestSubsampleGuarantee(t *testing.T) {
 		eps, meps float64
 		scaled    bool
 	}{{0.7, 2.1, false}, {0.1, 0.3, true}} {
-		s, err := newSubsample(ctx, constraints.New(11, 3, tc.eps, 0), Options{})
+		s, err := newSubsample(ctx, constraints.New(11, 3, tc.eps, 0), Options{Memo: testMemo})
 		if err != nil {
 			t.Fatalf("eps = %v, Delta = 0: %v", tc.eps, err)
 		}
@@ -266,7 +266,7 @@ func TestSubsampleGuarantee(t *testing.T) {
 
 func TestDoubleSubsample(t *testing.T) {
 	ctx := context.Background()
-	if _, err := newDoubleSubsample(ctx, constraints.New(11, 3, 0.1, 1e-5), Options{}); err == nil || !strings.Contains(err.Error(), "Delta = 0") {
+	if _, err := newDoubleSubsample(ctx, constraints.New(11, 3, 0.1, 1e-5), Options{Memo: testMemo}); err == nil || !strings.Contains(err.Error(), "Delta = 0") {
 		t.Errorf("Delta > 0: err = %v", err)
 	}
 	for _, tc := range []struct {
@@ -274,7 +274,7 @@ func TestDoubleSubsample(t *testing.T) {
 		size int
 	}{{3, 5}, {1, 1}, {6, 11}} {
 		p := constraints.New(11, tc.m, 0.1, 0)
-		d, err := newDoubleSubsample(ctx, p, Options{})
+		d, err := newDoubleSubsample(ctx, p, Options{Memo: testMemo})
 		if err != nil {
 			t.Fatalf("m = %v: %v", tc.m, err)
 		}
@@ -295,7 +295,7 @@ func TestDoubleSubsample(t *testing.T) {
 	// With delta > 0 the budget has room: no scaling.
 	p := constraints.New(11, 3, 0.1, 0)
 	p.TargetDelta = 1e-6
-	d, err := newDoubleSubsample(ctx, p, Options{})
+	d, err := newDoubleSubsample(ctx, p, Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestDaRRMRejects(t *testing.T) {
 		"asymmetric":    {gamma.Gamma{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0.5}, "symmetric"},
 		"out of range":  {gamma.Gamma{2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2}, "[0, 1]"},
 	} {
-		_, err := newPrivateDaRRM(ctx, p, tc.g, Options{})
+		_, err := newPrivateDaRRM(ctx, p, tc.g, Options{Memo: testMemo})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to mention %q", name, err, tc.want)
 		}
@@ -397,7 +397,7 @@ func TestDaRRMRejects(t *testing.T) {
 	}
 	// gamma_Sub at m = 1 meets the budget exactly: tight, not certified.
 	sub, _ := gamma.Sub(11, 1)
-	if _, err := newPrivateDaRRM(ctx, p, sub, Options{}); !errors.Is(err, gamma.ErrNotCertified) || !strings.Contains(err.Error(), "tight") {
+	if _, err := newPrivateDaRRM(ctx, p, sub, Options{Memo: testMemo}); !errors.Is(err, gamma.ErrNotCertified) || !strings.Contains(err.Error(), "tight") {
 		t.Errorf("tight gamma: err = %v", err)
 	}
 }
@@ -471,3 +471,9 @@ func TestAgreement(t *testing.T) {
 		t.Error("Agreement accepted 3 probabilities for K = 5")
 	}
 }
+
+// testMemo is the memo of the package's tests: the certificates, pairs
+// and compositions that many tests ask of the same aggregators are made
+// once per test binary, as a command's one Memo makes them once for its
+// run. A test that counts what is computed holds a Memo of its own.
+var testMemo = new(accountant.Memo)

@@ -68,7 +68,7 @@ func TestReleaseChecksHeader(t *testing.T) {
 	at := func(eps float64, k int) Aggregator {
 		p := constraints.New(k, 1, 0.1, 1e-5)
 		p.Eps = eps
-		d, err := newPrivateDaRRM(ctx, p, make(gamma.Gamma, k+1), Options{})
+		d, err := newPrivateDaRRM(ctx, p, make(gamma.Gamma, k+1), Options{Memo: testMemo})
 		if err != nil {
 			t.Fatal(err)
 		}

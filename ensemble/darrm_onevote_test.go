@@ -27,7 +27,7 @@ func TestOneVoteDaRRM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := newOneVoteDaRRM(ctx, p, g, Options{})
+	d, err := newOneVoteDaRRM(ctx, p, g, Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,17 +54,17 @@ func TestOneVoteDaRRMRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newOneVoteDaRRM(ctx, p, trap, Options{}); !errors.Is(err, gamma.ErrNotCertified) {
+	if _, err := newOneVoteDaRRM(ctx, p, trap, Options{Memo: testMemo}); !errors.Is(err, gamma.ErrNotCertified) {
 		t.Errorf("a gamma certified only before rounding: %v, want ErrNotCertified", err)
 	}
 	one, _ := gamma.Const(3, 1)
-	if _, err := newOneVoteDaRRM(ctx, p, one, Options{}); !errors.Is(err, gamma.ErrNotCertified) || !strings.Contains(err.Error(), "violated") {
+	if _, err := newOneVoteDaRRM(ctx, p, one, Options{Memo: testMemo}); !errors.Is(err, gamma.ErrNotCertified) || !strings.Contains(err.Error(), "violated") {
 		t.Errorf("the plain majority: %v", err)
 	}
-	if _, err := newOneVoteDaRRM(ctx, constraints.New(11, 3, 0.1, 1e-5), optGamma(t, constraints.New(11, 3, 0.1, 1e-5)), Options{}); err == nil {
+	if _, err := newOneVoteDaRRM(ctx, constraints.New(11, 3, 0.1, 1e-5), optGamma(t, constraints.New(11, 3, 0.1, 1e-5)), Options{Memo: testMemo}); err == nil {
 		t.Error("NewOneVoteDaRRM accepted a private-teachers problem")
 	}
-	if _, err := newPrivateDaRRM(ctx, p, gamma.Gamma{0, 0, 0, 0}, Options{}); err == nil || !strings.Contains(err.Error(), "one-vote") {
+	if _, err := newPrivateDaRRM(ctx, p, gamma.Gamma{0, 0, 0, 0}, Options{Memo: testMemo}); err == nil || !strings.Contains(err.Error(), "one-vote") {
 		t.Errorf("NewDaRRM with a one-vote problem: %v", err)
 	}
 }
@@ -92,7 +92,7 @@ func oneVoteGamma(t testing.TB, p constraints.Problem) gamma.Gamma {
 // queries the guarantee alone allows.
 func TestOneVoteAccounting(t *testing.T) {
 	p := constraints.NewOneVote(11, 0.2654, 3e-4)
-	d, err := newOneVoteDaRRM(context.Background(), p, oneVoteGamma(t, p), Options{})
+	d, err := newOneVoteDaRRM(context.Background(), p, oneVoteGamma(t, p), Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestMechanismBuild(t *testing.T) {
 		{GNMax{Target: target, Search: noisymax.GNMaxGrid}, "(grid search)"},
 		{OneVoteDaRRM{Eps: p.MEps(), Delta: p.TargetDelta, Gamma: optimal.Source{Given: oneVoteGamma(t, p)}}, "DaRRM in the one-vote relation with a gamma given"},
 	} {
-		agg, label, err := New(ctx, tc.m, p.K, 2, teachers, Options{})
+		agg, label, err := New(ctx, tc.m, p.K, 2, teachers, Options{Memo: testMemo})
 		if err != nil {
 			t.Errorf("%s: %v", tc.m.Name(), err)
 			continue
@@ -45,14 +45,14 @@ func TestMechanismBuild(t *testing.T) {
 		}
 	}
 	// dsub needs Delta = 0; its description names Theorem 3.5.1.
-	if agg, label, err := New(ctx, DSub{Target: Target{M: 3, Delta: DefaultTargetDelta}}, 11, 2, accountant.Guarantee{Eps: 0.1}, Options{}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
+	if agg, label, err := New(ctx, DSub{Target: Target{M: 3, Delta: DefaultTargetDelta}}, 11, 2, accountant.Guarantee{Eps: 0.1}, Options{Memo: testMemo}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
 		t.Errorf("dsub: %v, %q", err, label)
 	}
 	if err := lookup("median", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
 		t.Errorf("unknown mechanism: %v", err)
 	}
 	// A gamma that is not (m·eps, delta)-DP is refused by the certificate.
-	if _, _, err := New(ctx, DaRRM{Target: target, Gamma: optimal.Source{Given: slices.Repeat([]float64{1}, 12)}}, 11, 2, teachers, Options{}); !errors.Is(err, gamma.ErrNotCertified) {
+	if _, _, err := New(ctx, DaRRM{Target: target, Gamma: optimal.Source{Given: slices.Repeat([]float64{1}, 12)}}, 11, 2, teachers, Options{Memo: testMemo}); !errors.Is(err, gamma.ErrNotCertified) {
 		t.Errorf("gamma = 1: %v, want ErrNotCertified", err)
 	}
 }
@@ -107,7 +107,7 @@ func TestRegistry(t *testing.T) {
 		if !slices.Contains(registered(m.Name()).inputs(), e.in) || votesOf(m, classes) != e.in {
 			t.Errorf("%s on %v: registered for %v, labels %v", m.Name(), e.in, registered(m.Name()).inputs(), votesOf(m, classes))
 		}
-		agg, label, err := New(ctx, m, 11, classes, teachers, Options{})
+		agg, label, err := New(ctx, m, 11, classes, teachers, Options{Memo: testMemo})
 		if err != nil {
 			t.Errorf("%s on %v: %v", m.Name(), e.in, err)
 			continue

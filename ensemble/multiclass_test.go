@@ -163,13 +163,13 @@ func TestClassGNMaxBit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bit, err := accountant.ComposeRun(nil, g.Privacy().Spend, 20, 1e-5, 1e-5, accountant.ImprovedConversion)
+	bit, err := accountant.ComposeRun(testMemo, g.Privacy().Spend, 20, 1e-5, 1e-5, accountant.ImprovedConversion)
 	if err != nil {
 		t.Fatal(err)
 	}
 	gauss := g.Privacy().Spend
 	gauss.Kind, gauss.Bits = accountant.GaussianSpend, nil
-	noiseTotals, err := accountant.ComposeRun(nil, gauss, 20, 1e-5, 1e-5, accountant.ImprovedConversion)
+	noiseTotals, err := accountant.ComposeRun(testMemo, gauss, 20, 1e-5, 1e-5, accountant.ImprovedConversion)
 	if err != nil {
 		t.Fatal(err)
 	}

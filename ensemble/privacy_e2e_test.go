@@ -172,7 +172,7 @@ func TestPrivacyEndToEnd(t *testing.T) {
 		t.Fatalf("the region of an eps-DP teacher has 4 vertices, got %v", vs)
 	}
 	for _, newSub := range []func(context.Context, constraints.Problem, Options) (*subsampleAggregator, error){newSubsample, newDoubleSubsample} {
-		s, err := newSub(context.Background(), pure, Options{})
+		s, err := newSub(context.Background(), pure, Options{Memo: testMemo})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -124,7 +124,7 @@ func TestOneVoteProfileAdaptive(t *testing.T) {
 		if g, _, err = gamma.Certify(ctx, p, g, gamma.VerifyOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		d, err := newOneVoteDaRRM(ctx, p, g, Options{})
+		d, err := newOneVoteDaRRM(ctx, p, g, Options{Memo: testMemo})
 		if err != nil {
 			t.Fatal(c.name, err)
 		}
@@ -159,7 +159,7 @@ func TestOneVoteProfileAdaptive(t *testing.T) {
 			// The exact composition of the label's pairs (OneBitSpend):
 			// never below the worst adaptive adversary, never above
 			// optimal composition of the guarantee.
-			run, err := accountant.ComposeRun(nil, priv.Spend, k, total.Delta, 1e-3, accountant.ImprovedConversion)
+			run, err := accountant.ComposeRun(testMemo, priv.Spend, k, total.Delta, 1e-3, accountant.ImprovedConversion)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestRRCurve(t *testing.T) {
 		m, eps, del float64
 	}{{11, 3, 0.0885, 1e-4}, {35, 6.4521, 0.0885, 1e-4}, {11, 3, 0.1, 0}} {
 		p := constraints.New(c.k, c.m, c.eps, c.del)
-		r, err := newRR(context.Background(), p, accountant.General, 0.1, Options{})
+		r, err := newRR(context.Background(), p, accountant.General, 0.1, Options{Memo: testMemo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func TestRRCurve(t *testing.T) {
 // totals are never above optimal composition of the guarantee.
 func TestPrivateTeacherBits(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	d, err := newPrivateDaRRM(context.Background(), p, optGamma(t, p), Options{})
+	d, err := newPrivateDaRRM(context.Background(), p, optGamma(t, p), Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestSubsampleBits(t *testing.T) {
 		{"subsample", newSubsample, constraints.New(11, 3, 0.1, 1e-5)},
 		{"dsub", newDoubleSubsample, constraints.New(11, 3, 0.1, 0)},
 	} {
-		s, err := c.new(context.Background(), c.p, Options{})
+		s, err := c.new(context.Background(), c.p, Options{Memo: testMemo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +379,7 @@ func checkExactBelowOptimal(t *testing.T, name string, priv Privacy) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		run, err := accountant.ComposeRun(nil, priv.Spend, k, opt.Delta, 1e-5, accountant.ImprovedConversion)
+		run, err := accountant.ComposeRun(testMemo, priv.Spend, k, opt.Delta, 1e-5, accountant.ImprovedConversion)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -514,7 +514,7 @@ func TestPrivateTeacherBitsAgainstBig(t *testing.T) {
 	// Every teacher at (Δ, 0): the pair keeps its Q (Pr[1 | L = 0] of
 	// about 5e-13), not 0, and its mirror its 1 - P.
 	tb, _ := newTable(issue55Gamma)
-	bits, ok := tb.privateTeacherBits(nil, issue55)
+	bits, ok := tb.privateTeacherBits(testMemo, issue55)
 	if !ok {
 		t.Fatal("no pairs")
 	}
@@ -563,7 +563,7 @@ func TestGNMaxBits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := accountant.ComposeRun(nil, priv.Spend, 100, opt.Delta, 1e-5, accountant.ImprovedConversion)
+	run, err := accountant.ComposeRun(testMemo, priv.Spend, 100, opt.Delta, 1e-5, accountant.ImprovedConversion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,7 +584,7 @@ func TestCurveMissingSaid(t *testing.T) {
 		p    constraints.Problem
 		said bool
 	}{{constraints.New(25, 3, 0.1, 1e-9), true}, {constraints.New(11, 3, 0.1, 1e-9), false}} {
-		s, err := newSubsample(ctx, c.p, Options{})
+		s, err := newSubsample(ctx, c.p, Options{Memo: testMemo})
 		if err != nil {
 			t.Fatal(err)
 		}

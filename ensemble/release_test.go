@@ -103,7 +103,7 @@ func labelsOf(out string) string {
 // (0, 0)-DP and certifies for any budget.
 func zeroDaRRM(t *testing.T, k int) Aggregator {
 	t.Helper()
-	d, err := newPrivateDaRRM(context.Background(), constraints.New(k, 1, 0.1, 1e-5), make(gamma.Gamma, k+1), Options{})
+	d, err := newPrivateDaRRM(context.Background(), constraints.New(k, 1, 0.1, 1e-5), make(gamma.Gamma, k+1), Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}

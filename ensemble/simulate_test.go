@@ -38,15 +38,15 @@ func TestWilson(t *testing.T) {
 func TestSimulateTarget(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	d, err := newPrivateDaRRM(ctx, p, optGamma(t, p), Options{})
+	d, err := newPrivateDaRRM(ctx, p, optGamma(t, p), Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newSubsample(ctx, p, Options{})
+	s, err := newSubsample(ctx, p, Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := newRR(ctx, p, accountant.Simple, 0, Options{})
+	r, err := newRR(ctx, p, accountant.Simple, 0, Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestSimulateTarget(t *testing.T) {
 func TestSimulateChunks(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	s, err := newSubsample(ctx, p, Options{})
+	s, err := newSubsample(ctx, p, Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,15 +17,15 @@ func aggregators(t testing.TB) []Aggregator {
 	t.Helper()
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
-	d, err := newPrivateDaRRM(ctx, p, optGamma(t, p), Options{})
+	d, err := newPrivateDaRRM(ctx, p, optGamma(t, p), Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newSubsample(ctx, p, Options{})
+	s, err := newSubsample(ctx, p, Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := newRR(ctx, p, accountant.General, accountant.DefaultDeltaPrime, Options{})
+	r, err := newRR(ctx, p, accountant.General, accountant.DefaultDeltaPrime, Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}

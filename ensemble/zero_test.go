@@ -209,7 +209,7 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 					t.Errorf("labels from crypto/rand marked %q", notForRelease)
 				}
 			}},
-		{field: "Certificate", name: DaRRM{}.Name(), input: two, zero: func(s *ReleaseSpec) { s.Certificate = Options{} }},
+		{field: "Certificate", name: DaRRM{}.Name(), input: two, zero: func(s *ReleaseSpec) { s.Certificate = Options{Memo: testMemo} }},
 		{field: "Ledger", name: LNMax{}.Name(), input: many, zero: func(s *ReleaseSpec) { s.Ledger = nil }},
 	} {
 		t.Run(tc.field+"/"+string(tc.name), func(t *testing.T) {
@@ -239,7 +239,7 @@ func TestReleaseToZeroSink(t *testing.T) {
 	ctx := context.Background()
 	var out bytes.Buffer
 	s := zeroSpec(t, LNMax{}.Name(), votefile.ManyClasses, &out)
-	agg, _, err := New(ctx, s.Mechanism, s.Votes.K(), s.Votes.Classes(), accountant.Guarantee{}, Options{})
+	agg, _, err := New(ctx, s.Mechanism, s.Votes.K(), s.Votes.Classes(), accountant.Guarantee{}, Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
