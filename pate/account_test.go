@@ -63,7 +63,7 @@ func TestAccount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return AccountOptions{Mechanism: m.mech(), Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr}
+		return AccountOptions{Memo: ptrMemo, Mechanism: m.mech(), Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr}
 	}
 	a, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts())
 	if err != nil {
@@ -89,7 +89,7 @@ func TestAccount(t *testing.T) {
 		t.Errorf("sigma2 80 against labels at 40: %v", err)
 	}
 	var te *provenance.TeachersError
-	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Mechanism: paperMechanisms()[1].mech(), Delta: paperDelta}); !errors.As(err, &te) || te.Field != "relation" {
+	if _, err := Account(t.Context(), countsReader(t, counts, accountant.PrivateTeachers), AccountOptions{Memo: ptrMemo, Mechanism: paperMechanisms()[1].mech(), Delta: paperDelta}); !errors.As(err, &te) || te.Field != "relation" {
 		t.Errorf("votes in the private-teachers relation: %v", err)
 	}
 }
@@ -122,7 +122,7 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := AccountOptions{Mechanism: s, Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr}
+		opts := AccountOptions{Memo: ptrMemo, Mechanism: s, Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr}
 		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts)
 		var bad interface{ BadInput() bool }
 		if !errors.As(err, &bad) || !bad.BadInput() || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "eps") {
@@ -172,7 +172,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		opts := AccountOptions{Mechanism: s, Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger}
+		opts := AccountOptions{Memo: ptrMemo, Mechanism: s, Delta: paperDelta, Conversion: accountant.PaperConversion, Labels: lr, Recorded: &tc.ledger}
 		_, err = Account(t.Context(), countsReader(t, counts, accountant.OneVote), opts)
 		var bad interface{ BadInput() bool }
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &bad) || !strings.Contains(err.Error(), "ledger L"))) {
@@ -263,7 +263,7 @@ func TestAccountAbstentions(t *testing.T) {
 		}
 	}
 	m := paperMechanisms()[0]
-	opts := AccountOptions{Mechanism: m.mech(), Delta: paperDelta, Conversion: accountant.PaperConversion}
+	opts := AccountOptions{Memo: ptrMemo, Mechanism: m.mech(), Delta: paperDelta, Conversion: accountant.PaperConversion}
 	// votefile.WriteCounts writes rows of K votes only.
 	meta := provenance.Binding{Ensemble: "acct", Teachers: provenance.Teachers{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(10, votefile.LayoutCounts)
 	file, err := meta.AppendHeader(nil, votefile.FormatCSV)

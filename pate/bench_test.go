@@ -86,4 +86,4 @@ func BenchmarkPTRTestRDP(b *testing.B) {
 // conditions and PTR tables that many tests and many histograms of one
 // test ask for again are made once per test binary, as a program holding
 // one accountant.Memo makes them once.
-var testMemo = memoIn(new(accountant.Memo))
+var testMemo = memoIn(ptrMemo)

@@ -21,7 +21,7 @@ import (
 // PATE's setting with smooth-sensitivity parameters smooth.
 func optionsOf(smooth SmoothParams) AccountOptions {
 	m := paperMechanisms()[0]
-	return AccountOptions{Mechanism: m.mech(), Delta: paperDelta, Conversion: accountant.PaperConversion, Smooth: smooth}
+	return AccountOptions{Memo: ptrMemo, Mechanism: m.mech(), Delta: paperDelta, Conversion: accountant.PaperConversion, Smooth: smooth}
 }
 
 // prepared returns Account's prepared (not drawn) release of counts by

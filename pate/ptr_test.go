@@ -20,9 +20,10 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// ptrMemo is the memo of the tests' plans: a plan costs up to a second of
-// CPU, and several tests release with the same settings, as a program
-// holding one accountant.Memo would.
+// ptrMemo is the memo of the package's tests (testMemo is this package's
+// part of it): a plan costs up to a second of CPU, and several tests plan,
+// release and account with the same settings, as a program holding one
+// accountant.Memo would.
 var ptrMemo = new(accountant.Memo)
 
 // releasePTR plans a PTR release of the first opts.Queries queries of
@@ -566,7 +567,7 @@ func TestPTRFallback(t *testing.T) {
 	if h := lr.Meta(); h == nil || h.Total == nil || h.Total.FallbackOf != n {
 		t.Errorf("label header %+v, want the fallback of the %d queries proposed", h, n)
 	}
-	got, err := labelsPTR(testMemo, AccountOptions{Labels: lr, Mechanism: m}, 10, r.Fallback)
+	got, err := labelsPTR(testMemo, AccountOptions{Memo: ptrMemo, Labels: lr, Mechanism: m}, 10, r.Fallback)
 	if err != nil || got.Publish != r.Publish || got.Pass {
 		t.Errorf("account of the fallback's labels: %+v, %v; want the total %v, not passed", got, err, r.Publish)
 	}
