@@ -637,8 +637,17 @@ func TestPTRQueries(t *testing.T) {
 		t.Fatalf("N = %d at pass probability %v", n, p)
 	}
 	opts.Queries = n
-	if want, q, err := ptrPassProbability(context.Background(), testMemo, proxy, 250, 10, m, opts, true); err != nil || q != p || want != r {
-		t.Errorf("the plan of N = %d: %+v at %v, want %+v at %v (%v)", n, r, p, want, q, err)
+	g, err := ptrFamily(m, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (ptrPlanned{mech: g, classes: 10, budget: opts.Budget}); r.planned != want {
+		t.Errorf("the plan of N = %d is for %+v, want %+v", n, r.planned, want)
+	}
+	got := r
+	got.planned = ptrPlanned{} // the search's own plans record nothing
+	if want, q, err := ptrPassProbability(context.Background(), testMemo, proxy, 250, 10, m, opts, true); err != nil || q != p || want != got {
+		t.Errorf("the plan of N = %d: %+v at %v, want %+v at %v (%v)", n, got, p, want, q, err)
 	}
 	opts.Queries = n + 1
 	if _, q, err := ptrPassProbability(context.Background(), testMemo, proxy, 250, 10, m, opts, true); err != nil || q >= 0.9 {
@@ -814,6 +823,38 @@ func TestPTRRuleSmallBudget(t *testing.T) {
 		}
 		if floor := ptrTestFloor(ptrTestOrders(r.Order), deltaTest); !(r.Test.Eps >= floor) {
 			t.Errorf("sigma2 %v, budget %v: the test's guarantee %v is below the floor %v", c.sigma2, b, r.Test, floor)
+		}
+	}
+}
+
+// TestReleasePTRHoldsToItsPlan: a release draws its test as the plan
+// PlanPTR made for its mechanism and classes says, and refuses a plan of
+// another making or for other settings before anything is drawn.
+func TestReleasePTRHoldsToItsPlan(t *testing.T) {
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
+	// TestReleasePTR's proposal, whose plan ptrMemo keeps.
+	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), 60, 250, 10, 1)
+	plan, err := PlanPTR(ptrMemo, m, 10, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := plan
+	forged.planned = ptrPlanned{}
+	for _, tc := range []struct {
+		name string
+		mech ensemble.Mechanism
+		plan PTRResult
+	}{
+		{"another mechanism", ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}, plan},
+		{"other settings", ensemble.ConfidentGNMax{Threshold: 190, Sigma1: 150, Sigma2: 40, Delta: 1e-5}, plan},
+		{"not PlanPTR's", m, forged},
+	} {
+		var labels bytes.Buffer
+		s := ensemble.ReleaseSpec{Votes: countsReader(t, counts, accountant.OneVote), Mechanism: tc.mech,
+			Sink: ensemble.LabelSink{Stdout: &labels}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}}
+		out, r, err := ReleasePTR(context.Background(), s, counts, tc.plan)
+		if err == nil || !strings.Contains(err.Error(), "not PlanPTR's") || r.Pass || out.Result.Released != 0 || labels.Len() != 0 {
+			t.Errorf("%s: %v, pass %v, %d released; want the plan refused", tc.name, err, r.Pass, out.Result.Released)
 		}
 	}
 }
