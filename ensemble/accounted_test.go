@@ -22,7 +22,7 @@ type stepLedger struct {
 	limit int
 }
 
-func (l *stepLedger) Begin(_ provenance.MechanismName, _ provenance.Binding, step accountant.Spend, limit int) (int, error) {
+func (l *stepLedger) Begin(_ context.Context, _ provenance.MechanismName, _ provenance.Binding, step accountant.Spend, limit int) (int, error) {
 	l.step, l.limit = step, limit
 	return limit, nil
 }

@@ -245,12 +245,12 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	}
 	switch {
 	case s.Ledger != nil && s.Accounted != nil:
-		if err := s.Accounted.charge(s.Ledger, s.Mechanism.Name(), out.Binding); err != nil {
+		if err := s.Accounted.charge(ctx, s.Ledger, s.Mechanism.Name(), out.Binding); err != nil {
 			return fail(StepLedger, err)
 		}
 		sink.Ledger = charged{s.Ledger}
 	case s.Ledger != nil:
-		if limit, err = s.Ledger.Begin(s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
+		if limit, err = s.Ledger.Begin(ctx, s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
 			return fail(StepLedger, err)
 		}
 		sink.Ledger = s.Ledger
@@ -326,18 +326,18 @@ func (w *Accounted) check(s ReleaseSpec) error {
 // its test is drawn, as account pate charges a smooth-sensitivity draw:
 // the test and the labels leave under that one guarantee, never per
 // query.
-func (w *Accounted) charge(l Ledger, mechanism provenance.MechanismName, b provenance.Binding) error {
-	allowed, err := l.Begin(mechanism, b, accountant.ApproxStep(w.Total.Guarantee), 1)
+func (w *Accounted) charge(ctx context.Context, l Ledger, mechanism provenance.MechanismName, b provenance.Binding) error {
+	allowed, err := l.Begin(ctx, mechanism, b, accountant.ApproxStep(w.Total.Guarantee), 1)
 	if err != nil {
 		return err
 	}
 	if allowed < 1 {
 		return fmt.Errorf("%w: the release's total %v is beyond what the ledger's budget has left: nothing released", ErrBudget, w.Total.Guarantee)
 	}
-	if err := l.Reserve(1); err != nil {
+	if err := l.Reserve(ctx, 1); err != nil {
 		return err
 	}
-	return l.Settle(1)
+	return l.Settle(ctx, 1)
 }
 
 // charged is a ledger charged for a release as a whole (Accounted.charge):
@@ -345,8 +345,8 @@ func (w *Accounted) charge(l Ledger, mechanism provenance.MechanismName, b prove
 // the ledger was.
 type charged struct{ Ledger }
 
-func (charged) Reserve(int) error { return nil }
-func (charged) Settle(int) error  { return nil }
+func (charged) Reserve(context.Context, int) error { return nil }
+func (charged) Settle(context.Context, int) error  { return nil }
 
 // checkTotalDelta checks the total δ a release states its total at: in
 // [0, 1), and only without a budget, whose δ is the one.

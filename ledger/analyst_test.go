@@ -69,16 +69,16 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			if err := l.begin("darrm", binding(t, l), step); err != nil {
+			if err := l.begin(ctx, "darrm", binding(t, l), step); err != nil {
 				return 0, err
 			}
 			allowed, err := l.allowance(step, -1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = l.Reserve(reserve)
+			err = l.Reserve(ctx, reserve)
 			if err == nil {
-				err = l.Settle(reserve)
+				err = l.Settle(ctx, reserve)
 			}
 			return allowed, err
 		}
@@ -111,7 +111,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		if want := []string{"alice", user, "bob ä"}; strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("the runs' analysts: %q, want %q", got, want)
 		}
-		sums, err := l.Analysts()
+		sums, err := l.Analysts(ctx)
 		if err != nil || len(sums) != 3 || sums[0].Runs != 1 || sums[0].Labels != 1 || sums[0].ShareBudget != nil || sums[0].Spent != step {
 			t.Errorf("Analysts: %+v, %v; want three of one run of one label of %v each, no share", sums, err, step)
 		}
@@ -151,7 +151,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		sums, err := l.Analysts()
+		sums, err := l.Analysts(ctx)
 		if err != nil || len(sums) != 2 || sums[0].Analyst != "alice" || sums[0].Runs != 2 || sums[0].Labels != aliceMax ||
 			sums[0].ShareBudget == nil || *sums[0].ShareBudget != alice || sums[1].Analyst != "bob" || sums[1].Runs != 0 || sums[1].Share != 0.2 {
 			t.Errorf("Analysts: %+v, %v; want alice's 2 runs of %d labels within %v, and bob's share unused", sums, err, aliceMax, alice)
@@ -194,7 +194,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		sums, err := l.Analysts()
+		sums, err := l.Analysts(ctx)
 		share := accountant.Guarantee{Eps: 0.4 * shareBudget.Eps, Delta: 0.4 * shareBudget.Delta}
 		if err != nil || len(sums) != 1 || sums[0].Labels != want || sums[0].Spent.Delta != share.Delta || !sums[0].Spent.Within(share) || sums[0].ShareLabels != 0 {
 			t.Errorf("Analysts: %+v, %v; want alice's %d labels spent at her share's delta, within %v", sums, err, want, share)

@@ -107,7 +107,7 @@ func firstLine(f *os.File) ([]byte, error) {
 	return append([]byte(nil), b...), err
 }
 
-func (s *fileStore) lines(from, to pos, each func([]byte) error) (pos, []byte, error) {
+func (s *fileStore) lines(_ context.Context, from, to pos, each func([]byte) error) (pos, []byte, error) {
 	r := newLineReader(io.NewSectionReader(s.f, from.off, to.off-from.off))
 	if to.n-from.n == 1 {
 		// One line, well under the 4 KiB read, which a longer one grows.
@@ -130,11 +130,13 @@ func (s *fileStore) lines(from, to pos, each func([]byte) error) (pos, []byte, e
 	return end, nil, nil
 }
 
-func (s *fileStore) lineAt(at pos) ([]byte, bool, error) { return lineEndingAt(s.f, at.off) }
+func (s *fileStore) lineAt(_ context.Context, at pos) ([]byte, bool, error) {
+	return lineEndingAt(s.f, at.off)
+}
 
 // append writes b after the last whole line and syncs it, or cuts it off
 // again.
-func (s *fileStore) append(at pos, _ string, b []byte, _ string) error {
+func (s *fileStore) append(_ context.Context, at pos, _ string, b []byte, _ string) error {
 	_, err := s.f.WriteAt(b, at.off)
 	if err == nil {
 		if err = s.f.Sync(); err != nil {

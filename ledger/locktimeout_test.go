@@ -104,11 +104,11 @@ func testPGLockTimeout(t *testing.T, db string) {
 		t.Fatal(err)
 	}
 	r.Close()
-	st, err := openState(ctx, book, r.Header().Ensemble)
+	st, err := openState(book, r.Header().Ensemble)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.lock(); err != nil {
+	if err := st.lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	_, err = (Options{StateDir: book.StateDir, LockTimeout: timeout}).forRun(ctx, file)

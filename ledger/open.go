@@ -181,12 +181,12 @@ func (opts Options) create(ctx context.Context, location string, h Header, repla
 			return nil, err
 		}
 		defer db.close()
-		if err := db.absent(h.ID, h.Ensemble); err != nil {
+		if err := db.absent(ctx, h.ID, h.Ensemble); err != nil {
 			if !replace || !errors.As(err, &live) || live.Other == "" || live.SameID {
 				return nil, err
 			}
 		}
-		create = func() (string, uint64, uint64, error) { return db.redacted, 0, 0, db.create(h, b) }
+		create = func() (string, uint64, uint64, error) { return db.redacted, 0, 0, db.create(ctx, h, b) }
 	} else if _, err := os.Lstat(location); err == nil {
 		return nil, existsError(location)
 	}
@@ -210,7 +210,7 @@ func (opts Options) create(ctx context.Context, location string, h Header, repla
 	if err != nil {
 		return nil, err
 	}
-	if err := st.write(newRecord(h, head, where, dev, ino, 1, int64(len(b)), head)); err != nil {
+	if err := st.write(ctx, newRecord(h, head, where, dev, ino, 1, int64(len(b)), head)); err != nil {
 		if IsURL(location) {
 			return nil, fmt.Errorf("ledger %s is made, but %w; record it with: darrm ledger adopt %s", where, err, shellQuote(where))
 		}
@@ -230,7 +230,7 @@ func (opts Options) retireReplaced(ctx context.Context, location string, h Heade
 			return err
 		}
 	}
-	st, err := openState(ctx, opts, h.Ensemble)
+	st, err := openState(opts, h.Ensemble)
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (opts Options) retire(ctx context.Context, location, ensemble, id string, e
 	case l.header.Ensemble != ensemble || id != "" && l.header.ID != id:
 		return fmt.Errorf("retire the ledger replaced: %s, which your record names as the ledger of ensemble %s (id %.8s), now holds ledger %.8s of ensemble %s: it is not the ledger to retire; move it away, or check which ledger the ensemble's budget is on (darrm ledger show)", l.path, ensemble, id, l.header.ID, l.header.Ensemble)
 	}
-	if err := l.scan(nil); err != nil {
+	if err := l.scan(ctx, nil); err != nil {
 		return err
 	}
 	if err := l.cutTail(); err != nil || l.chain.closedBy != nil {
@@ -282,7 +282,7 @@ func (opts Options) retire(ctx context.Context, location, ensemble, id string, e
 	if e.By == "" {
 		e.By = l.store.user()
 	}
-	return l.end(e)
+	return l.end(ctx, e)
 }
 
 // openRecord opens and locks the record of ensemble for a command that
@@ -290,11 +290,11 @@ func (opts Options) retire(ctx context.Context, location, ensemble, id string, e
 // is none, or when it is damaged and replace replaces it. Close the
 // state.
 func openRecord(ctx context.Context, opts Options, replace bool, ensemble string) (*state, *Record, error) {
-	st, err := openState(ctx, opts, ensemble)
+	st, err := openState(opts, ensemble)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := st.lock(); err != nil {
+	if err := st.lock(ctx); err != nil {
 		st.close()
 		return nil, nil, err
 	}
@@ -450,13 +450,13 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	if err := l.readHeader(); err != nil {
 		return nil, err
 	}
-	st, err := openState(ctx, opts, l.header.Ensemble)
+	st, err := openState(opts, l.header.Ensemble)
 	if err != nil {
 		return nil, err
 	}
 	if !l.readOnly {
 		// Held from the check of the record to its update.
-		if err := st.lock(); err != nil {
+		if err := st.lock(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -484,12 +484,12 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	}
 	resumed := false
 	if check != nil && !l.readOnly && check.LedgerID == l.header.ID && check.Size > 0 {
-		if resumed, err = l.resume(check); err != nil {
+		if resumed, err = l.resume(ctx, check); err != nil {
 			return nil, err
 		}
 	}
 	if !resumed {
-		if err := l.scan(check); err != nil {
+		if err := l.scan(ctx, check); err != nil {
 			return nil, err
 		}
 	}
@@ -504,7 +504,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 		l.recordErr = err
 	}
 	for _, w := range opts.Witnesses {
-		if err := l.checkWitness(w); err != nil {
+		if err := l.checkWitness(ctx, w); err != nil {
 			return nil, err
 		}
 		l.notes = append(l.notes, fmt.Sprintf("extends witness %s: its line %d is the one the witness saw", w.File, w.Record.Lines))
@@ -522,7 +522,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	}
 	where, dev, ino, err := l.store.where()
 	if err == nil {
-		err = st.write(newRecord(l.header, l.headerHash, where, dev, ino, l.chain.n, l.size, l.chain.head))
+		err = st.write(ctx, newRecord(l.header, l.headerHash, where, dev, ino, l.chain.n, l.size, l.chain.head))
 	}
 	if err != nil {
 		return nil, err

@@ -13,7 +13,6 @@ import (
 type pgLedger struct {
 	*pgLocation
 	conn *pgx.Conn
-	ctx  context.Context
 }
 
 // newPGLedger connects to the database of the PostgreSQL ledger at
@@ -31,13 +30,13 @@ func newPGLedger(ctx context.Context, location string, opts Options) (*pgLedger,
 	if err != nil {
 		return nil, err
 	}
-	db := &pgLedger{pgLocation: p, conn: conn, ctx: ctx}
+	db := &pgLedger{pgLocation: p, conn: conn}
 	p.holder = func() string { return p.lockHolder(db.conn, 0) }
-	if err := db.makeSchema(); err != nil {
+	if err := db.makeSchema(ctx); err != nil {
 		db.close()
 		return nil, err
 	}
-	if err := db.absent("", ""); err != nil {
+	if err := db.absent(ctx, "", ""); err != nil {
 		db.close()
 		return nil, err
 	}
@@ -47,39 +46,39 @@ func newPGLedger(ctx context.Context, location string, opts Options) (*pgLedger,
 // makeSchema makes the database's darrm schema when it has none, and
 // upgrades it when it is of an earlier version, once even when several
 // darrm make ledgers in it at once.
-func (db *pgLedger) makeSchema() error {
-	v, err := db.schema(db.ctx, db.conn)
+func (db *pgLedger) makeSchema(ctx context.Context) error {
+	v, err := db.schema(ctx, db.conn)
 	if err != nil || v == schemaVersion {
 		return err
 	}
 	if v > 0 {
-		return db.upgradeSchema(db.ctx, db.conn)
+		return db.upgradeSchema(ctx, db.conn)
 	}
-	err = pgx.BeginFunc(db.ctx, db.conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(db.ctx, "SELECT pg_advisory_xact_lock($1, 0)", lockSpace); err != nil {
+	err = pgx.BeginFunc(ctx, db.conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, 0)", lockSpace); err != nil {
 			return err
 		}
 		var exists bool
-		if err := tx.QueryRow(db.ctx, "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = 'darrm')").Scan(&exists); err != nil || exists {
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = 'darrm')").Scan(&exists); err != nil || exists {
 			return err
 		}
-		_, err := tx.Exec(db.ctx, schemaSQL)
+		_, err := tx.Exec(ctx, schemaSQL)
 		return err
 	})
 	if err != nil {
 		return db.fail("make the schema of darrm's ledgers in database "+db.cfg.Database, err)
 	}
-	_, err = db.schema(db.ctx, db.conn)
+	_, err = db.schema(ctx, db.conn)
 	return err
 }
 
 // upgradeSchema upgrades the database's darrm schema of an earlier
 // none of that identity and no live one of that ensemble.
-func (db *pgLedger) absent(id, ensemble string) error {
+func (db *pgLedger) absent(ctx context.Context, id, ensemble string) error {
 	var name string
 	var first []byte
 	var live bool
-	err := db.conn.QueryRow(db.ctx, `SELECT name, NOT retired, (SELECT line FROM darrm.lines WHERE ledger = l.key AND n = 1) FROM darrm.ledgers l
+	err := db.conn.QueryRow(ctx, `SELECT name, NOT retired, (SELECT line FROM darrm.lines WHERE ledger = l.key AND n = 1) FROM darrm.ledgers l
 		WHERE name = $1 OR id = $2 OR ensemble = $3 AND NOT retired ORDER BY name = $1 DESC, id = $2 DESC LIMIT 1`, db.name, id, ensemble).Scan(&name, &live, &first)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -104,9 +103,9 @@ func (db *pgLedger) existsError(first []byte) *takenError {
 
 // create makes the ledger of header h, whose line is b (with its line
 // end), in one transaction.
-func (db *pgLedger) create(h Header, b []byte) error {
-	return db.insert(h, func(tx pgx.Tx, key int32) error {
-		_, err := tx.Exec(db.ctx, "INSERT INTO darrm.lines (ledger, n, line, stop) VALUES ($1, 1, $2, $3)", key, b[:len(b)-1], int64(len(b)))
+func (db *pgLedger) create(ctx context.Context, h Header, b []byte) error {
+	return db.insert(ctx, h, func(tx pgx.Tx, key int32) error {
+		_, err := tx.Exec(ctx, "INSERT INTO darrm.lines (ledger, n, line, stop) VALUES ($1, 1, $2, $3)", key, b[:len(b)-1], int64(len(b)))
 		return err
 	})
 }
@@ -115,13 +114,13 @@ func (db *pgLedger) create(h Header, b []byte) error {
 // (rows, which move its head on), in one transaction that commits only
 // once it is durable: a name, an identity or a live ensemble taken
 // meanwhile is a *takenError.
-func (db *pgLedger) insert(h Header, rows func(tx pgx.Tx, key int32) error) error {
-	err := pgx.BeginFunc(db.ctx, db.conn, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(db.ctx, durableSQL); err != nil {
+func (db *pgLedger) insert(ctx context.Context, h Header, rows func(tx pgx.Tx, key int32) error) error {
+	err := pgx.BeginFunc(ctx, db.conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, durableSQL); err != nil {
 			return err
 		}
 		var key int32
-		err := tx.QueryRow(db.ctx, "INSERT INTO darrm.ledgers (name, lines, size, head, id, ensemble) VALUES ($1, 0, 0, '', $2, $3) RETURNING key",
+		err := tx.QueryRow(ctx, "INSERT INTO darrm.ledgers (name, lines, size, head, id, ensemble) VALUES ($1, 0, 0, '', $2, $3) RETURNING key",
 			db.name, h.ID, h.Ensemble).Scan(&key)
 		if err != nil {
 			return err
@@ -130,7 +129,7 @@ func (db *pgLedger) insert(h Header, rows func(tx pgx.Tx, key int32) error) erro
 	})
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23505" {
-		if err := db.absent(h.ID, h.Ensemble); err != nil {
+		if err := db.absent(ctx, h.ID, h.Ensemble); err != nil {
 			return err
 		}
 	}

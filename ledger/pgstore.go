@@ -25,11 +25,7 @@ type pgStore struct {
 	key  int32
 	// header is the ledger's first line, read with its key: a line is
 	// never changed.
-	header []byte
-	// ctx is the run's, which bounds every read; writes outlive it a
-	// little (writeGrace), so that a settlement after an interrupt is
-	// written.
-	ctx      context.Context
+	header   []byte
 	readOnly bool
 
 	// The watchdog: a goroutine that waits on the idle connection, and
@@ -59,7 +55,7 @@ func openPG(ctx context.Context, location string, readOnly bool, opts Options) (
 	if err != nil {
 		return nil, err
 	}
-	s := &pgStore{pgLocation: p, conn: conn, ctx: ctx, readOnly: readOnly, lostCh: make(chan struct{}), onLost: opts.Lost}
+	s := &pgStore{pgLocation: p, conn: conn, readOnly: readOnly, lostCh: make(chan struct{}), onLost: opts.Lost}
 	p.holder = func() string {
 		// Asked between the run's statements: the watchdog waits on the
 		// connection then.
@@ -84,7 +80,7 @@ func openPG(ctx context.Context, location string, readOnly bool, opts Options) (
 		err = p.checkRow(r)
 	}
 	if err == nil && !readOnly {
-		err = s.lock(opts.Waiting)
+		err = s.lock(ctx, opts.Waiting)
 	}
 	if err != nil {
 		closeConn(conn)
@@ -98,9 +94,9 @@ func openPG(ctx context.Context, location string, readOnly bool, opts Options) (
 
 // lock takes the ledger's advisory lock for the session, waiting while
 // another run holds it.
-func (s *pgStore) lock(waiting func(string)) error {
+func (s *pgStore) lock(ctx context.Context, waiting func(string)) error {
 	var got bool
-	if err := s.conn.QueryRow(s.ctx, "SELECT pg_try_advisory_lock($1, $2)", lockSpace, s.key).Scan(&got); err != nil {
+	if err := s.conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", lockSpace, s.key).Scan(&got); err != nil {
 		return s.fail("lock the ledger", err)
 	}
 	if got {
@@ -109,14 +105,14 @@ func (s *pgStore) lock(waiting func(string)) error {
 	if waiting != nil {
 		waiting("ledger " + s.redacted)
 	}
-	if _, err := s.conn.Exec(s.ctx, "SELECT pg_advisory_lock($1, $2)", lockSpace, s.key); err != nil {
-		if s.ctx.Err() != nil {
+	if _, err := s.conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", lockSpace, s.key); err != nil {
+		if ctx.Err() != nil {
 			// Told nothing, the server would go on waiting, and take the
 			// lock for a moment when the other run ends.
 			c, cancel := context.WithTimeout(context.Background(), time.Second)
 			s.conn.PgConn().CancelRequest(c)
 			cancel()
-			return s.ctx.Err()
+			return ctx.Err()
 		}
 		return s.fail("lock the ledger", err)
 	}
@@ -192,9 +188,8 @@ func (s *pgStore) cause() error {
 	}
 }
 
-// use runs f on the connection, the watchdog paused, with the run's
-// context.
-func (s *pgStore) use(f func(ctx context.Context) error) error {
+// use runs f on the connection, the watchdog paused.
+func (s *pgStore) use(f func() error) error {
 	if err := s.cause(); err != nil {
 		return err
 	}
@@ -203,7 +198,7 @@ func (s *pgStore) use(f func(ctx context.Context) error) error {
 	if err := s.cause(); err != nil {
 		return err
 	}
-	return f(s.ctx)
+	return f()
 }
 
 func (s *pgStore) first() ([]byte, error) {
@@ -216,10 +211,10 @@ func (s *pgStore) first() ([]byte, error) {
 	return s.header, nil
 }
 
-func (s *pgStore) lines(from, to pos, each func([]byte) error) (pos, []byte, error) {
+func (s *pgStore) lines(ctx context.Context, from, to pos, each func([]byte) error) (pos, []byte, error) {
 	end := from
 	var lines, size int64 // the head's
-	err := s.use(func(ctx context.Context) error {
+	err := s.use(func() error {
 		// One statement, one snapshot: the rows and the head as one commit
 		// left them, and the number of rows up to line from.n, so that a
 		// run that reads from the line its record vouches for still finds
@@ -277,10 +272,10 @@ func isLost(err error) bool {
 	return errors.As(err, &le)
 }
 
-func (s *pgStore) lineAt(at pos) ([]byte, bool, error) {
+func (s *pgStore) lineAt(ctx context.Context, at pos) ([]byte, bool, error) {
 	var b []byte
 	var stop int64
-	err := s.use(func(ctx context.Context) error {
+	err := s.use(func() error {
 		return s.conn.QueryRow(ctx, "SELECT line, stop FROM darrm.lines WHERE ledger = $1 AND n = $2", s.key, int64(at.n)).Scan(&b, &stop)
 	})
 	switch {
@@ -292,16 +287,16 @@ func (s *pgStore) lineAt(at pos) ([]byte, bool, error) {
 	return b, stop == at.off && len(b) <= maxLineBytes, nil
 }
 
-// writeContext returns the context of a write: the run's, but outliving
-// an interrupt by writeGrace, so that a settlement is written after one,
-// and bounded by writeTimeout.
-func (s *pgStore) writeContext() (context.Context, context.CancelFunc) {
+// writeContext returns the context of a write of a run whose context is
+// run: run's, but outliving an interrupt by writeGrace, so that a
+// settlement is written after one, and bounded by writeTimeout.
+func writeContext(run context.Context) (context.Context, context.CancelFunc) {
 	grace := writeTimeout
-	if s.ctx.Err() != nil {
+	if run.Err() != nil {
 		grace = writeGrace
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), grace)
-	stop := context.AfterFunc(s.ctx, func() {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(run), grace)
+	stop := context.AfterFunc(run, func() {
 		t := time.AfterFunc(writeGrace, cancel)
 		context.AfterFunc(ctx, func() { t.Stop() })
 	})
@@ -315,7 +310,7 @@ func (s *pgStore) writeContext() (context.Context, context.CancelFunc) {
 // run took it meanwhile, and a head that is this very line (a write whose
 // commit got through before the connection broke) is success. A head that
 // is neither is an error: another process wrote to the ledger.
-func (s *pgStore) append(at pos, head string, b []byte, hash string) error {
+func (s *pgStore) append(run context.Context, at pos, head string, b []byte, hash string) error {
 	if s.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", s.redacted)
 	}
@@ -324,7 +319,7 @@ func (s *pgStore) append(at pos, head string, b []byte, hash string) error {
 	}
 	s.pause()
 	defer s.resume()
-	ctx, cancel := s.writeContext()
+	ctx, cancel := writeContext(run)
 	defer cancel()
 	line, stop := b[:len(b)-1], at.off+int64(len(b))
 	var down time.Time // when the connection was first found lost
@@ -339,7 +334,7 @@ func (s *pgStore) append(at pos, head string, b []byte, hash string) error {
 			}
 		}
 		if isLost(err) || !retryable(err) || ctx.Err() != nil {
-			return s.writeErr(ctx, err)
+			return s.writeErr(ctx, run, err)
 		}
 		if s.conn.IsClosed() && down.IsZero() {
 			down = time.Now()
@@ -352,7 +347,7 @@ func (s *pgStore) append(at pos, head string, b []byte, hash string) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return s.writeErr(ctx, err)
+			return s.writeErr(ctx, run, err)
 		case <-t.C:
 		}
 	}
@@ -455,14 +450,15 @@ func (s *pgStore) reconnect(ctx context.Context) error {
 	}
 }
 
-// writeErr is the error of an append.
-func (s *pgStore) writeErr(ctx context.Context, err error) error {
+// writeErr is the error of an append of a run whose context is run, in
+// ctx (writeContext).
+func (s *pgStore) writeErr(ctx, run context.Context, err error) error {
 	var moved *movedOnError
 	var ended *endedError
 	switch {
 	case err == nil, isLost(err), errors.As(err, &moved), errors.As(err, &ended):
 		return err
-	case ctx.Err() != nil && s.ctx.Err() == nil:
+	case ctx.Err() != nil && run.Err() == nil:
 		err = fmt.Errorf("%w (no write got through in %v)", err, writeTimeout)
 	}
 	return s.fail("append to the ledger", err)

@@ -52,10 +52,10 @@ func BenchmarkPGReleases(b *testing.B) {
 					return fmt.Errorf("allowance %d: %v", allowed, err)
 				}
 				defer l.Close()
-				if err := l.Reserve(1); err != nil {
+				if err := l.Reserve(ctx, 1); err != nil {
 					return err
 				}
-				if err := l.Settle(1); err != nil {
+				if err := l.Settle(ctx, 1); err != nil {
 					return err
 				}
 				_, err = l.BalanceFor(g)

@@ -72,13 +72,13 @@ func spendOn(t *testing.T, bk Options, location string, reserve, settle int) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Reserve(reserve); err != nil {
+	if err := l.Reserve(ctx, reserve); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Settle(settle); err != nil {
+	if err := l.Settle(ctx, settle); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -131,7 +131,7 @@ func testPGLedger(t *testing.T, db string) {
 	l.Close()
 
 	// The record names the ledger by its URL without the password.
-	st, err := openState(ctx, book, l.Header().Ensemble)
+	st, err := openState(book, l.Header().Ensemble)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -213,9 +213,8 @@ type state struct {
 	ensemble string
 	lockf    *os.File
 	locked   bool
-	// ctx ends a wait for the lock (an interrupt), for as long as the
-	// state is open: a run takes the lock again after every write.
-	ctx     context.Context
+	// waiting is told of a wait for the lock, which a run takes again
+	// after every write.
 	waiting func()
 	timeout time.Duration // Options.LockTimeout
 	// last is what this process last wrote: only write sets it, so that a
@@ -225,8 +224,8 @@ type state struct {
 }
 
 // openState opens the record of ensemble (not locked). A wait for its
-// lock ends with ctx, and is told to opts.Waiting.
-func openState(ctx context.Context, opts Options, ensemble string) (*state, error) {
+// lock is told to opts.Waiting.
+func openState(opts Options, ensemble string) (*state, error) {
 	dir, err := opts.stateDir()
 	if err != nil {
 		return nil, err
@@ -237,7 +236,7 @@ func openState(ctx context.Context, opts Options, ensemble string) (*state, erro
 	}
 	dir = filepath.Join(dir, "ledgers")
 	sum := sha256.Sum256([]byte(ensemble))
-	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, ctx: ctx, timeout: timeout}
+	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, timeout: timeout}
 	s.waiting = opts.waiting(fmt.Sprintf("the record of ensemble %s (%s)", ensemble, s.path))
 	return s, nil
 }
@@ -245,8 +244,9 @@ func openState(ctx context.Context, opts Options, ensemble string) (*state, erro
 // lock takes the record's lock, which serialises the check and update of
 // the record by runs on different ledgers of one ensemble. It is held for
 // short spells, but one of them is a run's check of its whole ledger, so
-// a wait for it ends on an interrupt like a wait for the ledger's.
-func (s *state) lock() error {
+// a wait for it ends on an interrupt (ctx done) like a wait for the
+// ledger's.
+func (s *state) lock(ctx context.Context) error {
 	if s.locked {
 		return nil
 	}
@@ -260,11 +260,11 @@ func (s *state) lock() error {
 		}
 		s.lockf = f
 	}
-	if err := lock(s.ctx, s.lockf, true, s.waiting, s.timeout); err != nil {
+	if err := lock(ctx, s.lockf, true, s.waiting, s.timeout); err != nil {
 		if err == errLockTimeout {
 			return &lockTimeoutError{what: "ledger record " + s.path, timeout: s.timeout, holder: "another darrm run"}
 		}
-		if s.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return fmt.Errorf("ledger record %s: waiting for its lock: %w", s.path, err)
 		}
 		return fmt.Errorf("ledger record %s: lock: %w", s.path, err)
@@ -315,8 +315,8 @@ func (s *state) read() (*Record, error) {
 // it). The rename is durable once the folder is synced; a crash before
 // that leaves the record before, which is behind the ledger, never ahead
 // of it.
-func (s *state) write(r Record) error {
-	if err := s.lock(); err != nil {
+func (s *state) write(ctx context.Context, r Record) error {
+	if err := s.lock(ctx); err != nil {
 		return err
 	}
 	b, err := json.Marshal(r)
@@ -341,17 +341,17 @@ func (s *state) write(r Record) error {
 // another ledger of the ensemble (a copy, or one made by init --replace)
 // has been used meanwhile, and the record, which now vouches for that
 // one, is left as it is.
-func (s *state) advance(lines int, size int64, head string) error {
-	return s.update(func(r *Record) { r.Lines, r.Size, r.Head = lines, size, head })
+func (s *state) advance(ctx context.Context, lines int, size int64, head string) error {
+	return s.update(ctx, func(r *Record) { r.Lines, r.Size, r.Head = lines, size, head })
 }
 
 // update changes the record by edit, if it is still the one this run
 // last wrote (advance).
-func (s *state) update(edit func(*Record)) error {
+func (s *state) update(ctx context.Context, edit func(*Record)) error {
 	if s == nil || s.last == nil {
 		return errors.New("the ledger's record was not read")
 	}
-	if err := s.lock(); err != nil {
+	if err := s.lock(ctx); err != nil {
 		return err
 	}
 	defer s.unlock()
@@ -366,5 +366,5 @@ func (s *state) update(edit func(*Record)) error {
 	r := last
 	edit(&r)
 	r.Updated = time.Now().UTC().Truncate(time.Second)
-	return s.write(r)
+	return s.write(ctx, r)
 }

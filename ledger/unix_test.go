@@ -37,7 +37,7 @@ func fsizeHelper(path string) int {
 	}
 	defer l.Close()
 	b, _ := l.Header().binding()
-	if err := l.begin("darrm", b, accountant.ApproxStep(step)); err != nil {
+	if err := l.begin(ctx, "darrm", b, accountant.ApproxStep(step)); err != nil {
 		fmt.Println(err)
 		return 1
 	}
@@ -45,7 +45,7 @@ func fsizeHelper(path string) int {
 	var old syscall.Rlimit
 	syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old)
 	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: uint64(st.Size()) + 50, Max: old.Max})
-	err = l.Reserve(5)
+	err = l.Reserve(ctx, 5)
 	fmt.Printf("reserve: %v\n", err)
 	after, _ := os.Stat(path)
 	fmt.Printf("size: %d before, %d after\n", st.Size(), after.Size())
@@ -53,7 +53,7 @@ func fsizeHelper(path string) int {
 	if err == nil {
 		return 1
 	}
-	if err := l.Settle(0); err != nil {
+	if err := l.Settle(ctx, 0); err != nil {
 		fmt.Printf("settle: %v\n", err)
 		return 1
 	}
@@ -118,11 +118,11 @@ func TestLockWait(t *testing.T) {
 // checking its ledger would, until the test ends.
 func holdRecordLock(t *testing.T, ensemble string) string {
 	t.Helper()
-	st, err := openState(ctx, Options{}, ensemble)
+	st, err := openState(Options{}, ensemble)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.lock(); err != nil {
+	if err := st.lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	other, err := os.Open(st.lockf.Name()) // another open file: flock locks it apart
@@ -148,12 +148,12 @@ func TestRecordLockWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := run.Header()
-	if err := run.begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
+	if err := run.begin(ctx, "darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
 	record := holdRecordLock(t, h.Ensemble)
 	cancel()
-	if err := run.Reserve(1); !errors.Is(err, context.Canceled) {
+	if err := run.Reserve(c, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("a reservation while the record is held, interrupted: %v", err)
 	}
 	run.Close()

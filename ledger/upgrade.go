@@ -125,7 +125,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	if old.format != chained3 {
 		// Nothing to upgrade, if nothing is damaged: a damaged ledger is
 		// said to be so, not to be current.
-		if err := old.scan(nil); err != nil {
+		if err := old.scan(ctx, nil); err != nil {
 			return res, err
 		}
 		res.Current, res.Filter = true, old.header.Filter
@@ -151,11 +151,11 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	}
 	defer st.close()
 	own := rec != nil && rec.LedgerID == old.header.ID
-	if err := old.scan(rec); err != nil {
+	if err := old.scan(ctx, rec); err != nil {
 		return res, err
 	}
 	var spends []Spend
-	if err := old.Runs(func(s Spend) error { spends = append(spends, s); return nil }); err != nil {
+	if err := old.Runs(ctx, func(s Spend) error { spends = append(spends, s); return nil }); err != nil {
 		return res, err
 	}
 	nh.Filter = version3Filter
@@ -207,7 +207,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	if fi, err = os.Stat(path); err == nil {
 		abs, _ := filepath.Abs(path)
 		dev, ino := fileID(fi)
-		err = st.write(newRecord(nh, hh, abs, dev, ino, lines, size, head))
+		err = st.write(ctx, newRecord(nh, hh, abs, dev, ino, lines, size, head))
 	}
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %s is upgraded, but %w; record it with: darrm ledger adopt %s", path, err, shellQuote(path))

@@ -66,7 +66,7 @@ func writeV3Budget(t *testing.T, path string, b provenance.Binding, budget accou
 // no byte count.
 func recordOld(t *testing.T, opts Options, h Header, path string, lines int, head string) {
 	t.Helper()
-	st, err := openState(ctx, opts, h.Ensemble)
+	st, err := openState(opts, h.Ensemble)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func recordOld(t *testing.T, opts Options, h Header, path string, lines int, hea
 	fi, _ := os.Stat(path)
 	dev, ino := fileID(fi)
 	r := newRecord(h, "", path, dev, ino, lines, 0, head)
-	if err := st.write(r); err != nil {
+	if err := st.write(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 }

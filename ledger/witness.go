@@ -201,7 +201,7 @@ func isHex(s string, n int) bool {
 // more lines than the ledger has, or of a line that the ledger does not
 // hold where the witness saw it, is a *RecordError. The ledger extends
 // the witness when it holds the witnessed line.
-func (l *Ledger) checkWitness(w Witness) error {
+func (l *Ledger) checkWitness(ctx context.Context, w Witness) error {
 	r := w.Record
 	if r.Ensemble != l.header.Ensemble {
 		return &witnessError{File: w.File, Reason: fmt.Sprintf("it witnesses a ledger of ensemble %s, and ledger %s is of ensemble %s: give witnesses of this ledger's ensemble", r.Ensemble, l.path, l.header.Ensemble)}
@@ -215,7 +215,7 @@ func (l *Ledger) checkWitness(w Witness) error {
 	case r.Lines > l.chain.n:
 		e.kind = behind
 	default:
-		holds, err := l.holds(r.Lines, r.Size, r.Head)
+		holds, err := l.holds(ctx, r.Lines, r.Size, r.Head)
 		if err != nil || holds {
 			return err
 		}
@@ -228,14 +228,14 @@ func (l *Ledger) checkWitness(w Witness) error {
 // the hash head. It reads that line alone (store.lineAt), so that a
 // release that reads only the lines after its record checks an older
 // witness at the cost of one line.
-func (l *Ledger) holds(n int, size int64, head string) (bool, error) {
+func (l *Ledger) holds(ctx context.Context, n int, size int64, head string) (bool, error) {
 	switch {
 	case n == l.chain.n:
 		return size == l.size && head == l.chain.head, nil
 	case n == 1:
 		return size == int64(len(l.headerLine))+1 && head == l.headerHash, nil
 	}
-	b, ok, err := l.store.lineAt(pos{n: n, off: size})
+	b, ok, err := l.store.lineAt(ctx, pos{n: n, off: size})
 	if err != nil {
 		return false, fmt.Errorf("ledger %s: read line %d: %w", l.path, n, err)
 	}

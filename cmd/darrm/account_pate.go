@@ -200,7 +200,7 @@ func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, 
 		return err
 	}
 	defer l.Close()
-	allowed, err := l.Begin(gnssMechanism, b, accountant.ApproxStep(cost), 1)
+	allowed, err := l.Begin(cmd.Context(), gnssMechanism, b, accountant.ApproxStep(cost), 1)
 	if err != nil {
 		return err
 	}
@@ -208,10 +208,10 @@ func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, 
 	if allowed < 1 {
 		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, ledger.Redact(f.Ledger), cost)
 	}
-	if err := l.Reserve(1); err != nil {
+	if err := l.Reserve(cmd.Context(), 1); err != nil {
 		return err
 	}
-	return l.Settle(1)
+	return l.Settle(cmd.Context(), 1)
 }
 
 // recordedIn returns the releases the ledger at path charged, the
@@ -225,7 +225,7 @@ func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
 	}
 	defer l.Close()
 	r := &pate.Recorded{Ledger: ledger.Redact(path), ID: l.Header().ID, Ensemble: l.Header().Ensemble}
-	err = l.Runs(func(s ledger.Spend) error {
+	err = l.Runs(cmd.Context(), func(s ledger.Spend) error {
 		r.Releases = append(r.Releases, pate.RecordedRelease{Mechanism: s.Mechanism, PerQuery: accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, Labels: s.Queries})
 		return nil
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -150,7 +151,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if f.Ledger != "" {
 		opts := setup.LedgerOptions(cmd)
 		opts.Analyst = f.Analyst
-		led = &runLedger{open: func() (*ledger.Ledger, error) { return ledger.Open(cmd.Context(), f.Ledger, opts) }, name: ledger.Redact(f.Ledger)}
+		led = &runLedger{open: func(ctx context.Context) (*ledger.Ledger, error) { return ledger.Open(ctx, f.Ledger, opts) }, name: ledger.Redact(f.Ledger)}
 		defer led.close()
 		spec.Ledger = led
 	}
@@ -210,7 +211,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 // they were.
 type runLedger struct {
 	*ledger.Ledger
-	open func() (*ledger.Ledger, error)
+	open func(ctx context.Context) (*ledger.Ledger, error)
 	// ptr is a release accounted as a whole by generalized PTR
 	// (--accounting ptr), described as the run of a declared use it must
 	// be (its step still to be set), which a ledger whose use is declared
@@ -223,8 +224,8 @@ type runLedger struct {
 }
 
 // Begin opens the ledger and begins the run on it.
-func (r *runLedger) Begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error) {
-	l, err := r.open()
+func (r *runLedger) Begin(ctx context.Context, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error) {
+	l, err := r.open(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -236,7 +237,7 @@ func (r *runLedger) Begin(mechanism provenance.MechanismName, b provenance.Bindi
 			return 0, err
 		}
 	}
-	n, err := l.Begin(mechanism, b, step, limit)
+	n, err := l.Begin(ctx, mechanism, b, step, limit)
 	r.begun = err == nil
 	return n, err
 }

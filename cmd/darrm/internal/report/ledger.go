@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -35,16 +36,16 @@ type LedgerShow struct {
 }
 
 // NewLedgerShow is the document of the open ledger l, read from path.
-func NewLedgerShow(path string, l *ledger.Ledger) (LedgerShow, error) {
+func NewLedgerShow(ctx context.Context, path string, l *ledger.Ledger) (LedgerShow, error) {
 	b, err := l.Balance()
 	if err != nil {
 		return LedgerShow{}, err
 	}
-	a, err := l.Analysts()
+	a, err := l.Analysts(ctx)
 	if len(a) == 1 && a[0].Analyst == "" {
 		a = nil // no run names an analyst
 	}
-	return LedgerShow{Path: path, Header: l.Header(), Balance: b, Runs: l.Runs, HasRuns: l.Lines() > 1, Analysts: a}, err
+	return LedgerShow{Path: path, Header: l.Header(), Balance: b, Runs: func(each func(ledger.Spend) error) error { return l.Runs(ctx, each) }, HasRuns: l.Lines() > 1, Analysts: a}, err
 }
 
 // analysts are the sums of a ledger's spends per analyst: JSON's list of
