@@ -261,6 +261,9 @@ func (opts Options) retireRecorded(ctx context.Context, rec *Record, e ending, e
 // left as it is. It reads the ledger whole, without the record (which
 // Init holds), and refuses one of another ensemble or identity.
 func (opts Options) retire(ctx context.Context, location, ensemble, id string, e ending) error {
+	// Who retires a ledger in PostgreSQL is its database user, whom the
+	// database checks, whatever the analyst named for the ledger made.
+	opts.Analyst = ""
 	l, _, err := opts.open(ctx, location, false)
 	if err != nil {
 		return fmt.Errorf("retire the ledger replaced: %w", err)
@@ -279,8 +282,8 @@ func (opts Options) retire(ctx context.Context, location, ensemble, id string, e
 	if err := l.cutTail(); err != nil || l.chain.closedBy != nil {
 		return err
 	}
-	if e.By == "" {
-		e.By = l.store.user()
+	if u := l.store.user(); u != "" {
+		e.By = u
 	}
 	return l.end(ctx, e)
 }
@@ -381,6 +384,10 @@ func (opts Options) open(ctx context.Context, location string, readOnly bool) (*
 	s, where, settled, err := openStore(ctx, location, readOnly, opts)
 	if err != nil {
 		return nil, false, err
+	}
+	if u := s.user(); u != "" && opts.Analyst != "" && opts.Analyst != u {
+		s.close()
+		return nil, false, paramError("analyst", strconv.Quote(opts.Analyst), fmt.Sprintf("the analyst of a run on a ledger in PostgreSQL is the database user that charges it, here %q, which the database checks: leave the analyst out, or connect as %q", u, opts.Analyst))
 	}
 	l := &Ledger{path: where, store: s, readOnly: readOnly, analyst: opts.Analyst}
 	if p, ok := s.(*pgStore); ok && p.overridden != "" {

@@ -86,6 +86,10 @@ func (p *pgLocation) fail(what string, err error) error {
 			return mk(true, "database %s does not exist on %s: fix the URL's database, or create it (createdb %s)", db, p.server(), db)
 		case "42501":
 			return mk(true, "user %s may not %s: %s: ask the ledgers' owner for the GRANTs of an analyst (docs/aggregate.md, \"A team\")", user, what, pe.Message)
+		case "DRM03", "DRM04":
+			// A line that the database's guards refuse: darrm writes none
+			// but one that another user would have to settle or retire.
+			return mk(true, "the database refused to %s: %s", what, strings.TrimPrefix(pe.Message, "darrm: "))
 		case "53300":
 			return mk(false, "%s has no connection free (%s): try again later", p.server(), pe.Message)
 		case "57P01", "57P02", "57P03":

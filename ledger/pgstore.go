@@ -25,7 +25,9 @@ type pgStore struct {
 	key  int32
 	// header is the ledger's first line, read with its key: a line is
 	// never changed.
-	header   []byte
+	header []byte
+	// row is what the ledger's row said when it was opened.
+	row      pgRow
 	readOnly bool
 
 	// The watchdog: a goroutine that waits on the idle connection, and
@@ -76,7 +78,7 @@ func openPG(ctx context.Context, location string, readOnly bool, opts Options) (
 		return err
 	})
 	if err == nil {
-		s.key, s.header = r.key, r.first
+		s.key, s.header, s.row = r.key, r.first, r
 		err = p.checkRow(r)
 	}
 	if err == nil && !readOnly {
@@ -468,7 +470,7 @@ func (s *pgStore) cut(pos) error { return nil } // a row is whole or absent
 
 func (s *pgStore) where() (string, uint64, uint64, error) { return s.redacted, 0, 0, nil }
 
-func (s *pgStore) user() string { return s.cfg.User }
+func (s *pgStore) user() string { return s.row.user }
 
 func (s *pgStore) close() error {
 	s.pause()
