@@ -628,7 +628,7 @@ func (l *Ledger) resume(ctx context.Context, rec *Record) (bool, error) {
 		}
 		c = start(l.header.rule(), l.headerHash, rec.Size)
 	} else {
-		b, ok, err := l.store.lineAt(ctx, vouched)
+		b, ok, err := l.store.lineAt(ctx, vouched, vouched)
 		if !ok || err != nil {
 			return false, err
 		}
@@ -639,7 +639,8 @@ func (l *Ledger) resume(ctx context.Context, rec *Record) (bool, error) {
 		// This line or a later one may name a pair list that a line
 		// before it holds: that line alone is read.
 		bits := &pairBook{from: rec.Lines, fetch: func(ctx context.Context, at bitsAt) ([]byte, bool, error) {
-			return l.store.lineAt(ctx, pos{n: at.Line, off: at.End})
+			// The line a checked line names.
+			return l.store.lineAt(ctx, pos{n: at.Line, off: at.End}, pos{n: at.Line, off: at.End})
 		}}
 		pairs, err := bits.pairsOf(rec.Lines, s)
 		if err == errUnread {
@@ -676,7 +677,7 @@ func (l *Ledger) resume(ctx context.Context, rec *Record) (bool, error) {
 			return false, err
 		}
 		if !unread {
-			l.chain, l.size, l.tail, l.recHash = c, end.off, tail, rec.Head
+			l.chain, l.size, l.tail, l.recHash, l.vouched = c, end.off, tail, rec.Head, vouched
 			return true, nil
 		}
 		if ok, err := c.bits.readWanted(ctx, l.version); !ok || err != nil {

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,9 +131,35 @@ func (s *fileStore) lines(_ context.Context, from, to pos, each func([]byte) err
 	return end, nil, nil
 }
 
-func (s *fileStore) lineAt(_ context.Context, at pos) ([]byte, bool, error) {
+func (s *fileStore) lineAt(_ context.Context, at, known pos) ([]byte, bool, error) {
+	if at.n != known.n {
+		if ok, err := s.endsBetween(min(at.off, known.off), max(at.off, known.off), abs(at.n-known.n)); !ok || err != nil {
+			return nil, false, err
+		}
+	}
 	return lineEndingAt(s.f, at.off)
 }
+
+// endsBetween reports whether the file holds n line ends between the
+// bytes from and to (from included).
+func (s *fileStore) endsBetween(from, to int64, n int) (bool, error) {
+	buf := make([]byte, 64<<10)
+	count := 0
+	for at := from; at < to && count <= n; {
+		k, err := s.f.ReadAt(buf[:min(int64(len(buf)), to-at)], at)
+		count += bytes.Count(buf[:k], []byte{'\n'})
+		at += int64(k)
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return count == n, nil
+}
+
+func abs(n int) int { return max(n, -n) }
 
 // append writes b after the last whole line and syncs it, or cuts it off
 // again.

@@ -326,9 +326,12 @@ type Ledger struct {
 	cap        *accountant.Cap // the teachers' cap on every total, if any
 	// chain is the ledger as read: its whole lines, the last one's hash
 	// and spend, and every run's spend so far.
-	chain     chain
-	size      int64  // bytes of the whole lines
-	recHash   string // hash of the line the record names, when read
+	chain   chain
+	size    int64  // bytes of the whole lines
+	recHash string // hash of the line the record names, when read
+	// vouched is the line the record vouches for, where a run resumed
+	// from it: its number and end are known without reading before it.
+	vouched   pos
 	tail      []byte // bytes after the last line end: a torn line
 	marked    bool   // a version-3 ledger that Upgrade has marked
 	notes     []string

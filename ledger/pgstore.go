@@ -274,7 +274,7 @@ func isLost(err error) bool {
 	return errors.As(err, &le)
 }
 
-func (s *pgStore) lineAt(ctx context.Context, at pos) ([]byte, bool, error) {
+func (s *pgStore) lineAt(ctx context.Context, at, _ pos) ([]byte, bool, error) {
 	var b []byte
 	var stop int64
 	err := s.use(func() error {

@@ -89,6 +89,9 @@ const (
 	// record keeps in PostgreSQL: the file it was imported from, or an
 	// export of it, a copy for reading.
 	moved
+	// lowered is a ledger that counts fewer labels of a run than a label
+	// file of that run holds: its count was lowered after they left.
+	lowered
 )
 
 // RecordError is a ledger that disagrees with its ensemble's record. It
@@ -108,6 +111,12 @@ type RecordError struct {
 	// Witness says that Record is a witness (Options.Witnesses), read from
 	// File, not your record of the ensemble.
 	Witness bool
+	// Run, Counted and Labels, for a ledger that a label file's labels
+	// refute, are that file's run, the labels the ledger counts of it and
+	// the labels the file holds.
+	Run     string
+	Counted int
+	Labels  int
 }
 
 func (e *RecordError) Error() string {
@@ -156,7 +165,7 @@ func (e *RecordError) sayWitness() string {
 	r := e.Record
 	seen := fmt.Sprintf("ledger %s of ensemble %s", short(r.LedgerID), e.Ensemble)
 	if r.Path != "" {
-		seen += " at " + r.Path
+		seen += " at " + printable(r.Path)
 	}
 	seen += fmt.Sprintf(" with %d lines", r.Lines)
 	if !r.Updated.IsZero() {
@@ -164,12 +173,14 @@ func (e *RecordError) sayWitness() string {
 	}
 	q := shellQuote(e.Path)
 	switch e.kind {
+	case lowered:
+		return fmt.Sprintf("ledger %s counts %d labels of run %s, which reserved the labels of witness %s at its line %d, but that label file holds %d: the run's count was lowered after its labels left (a settlement written by hand). Restore the ledger from a good copy, or go on from the copy the witness saw; nothing can be released against it as it is", e.Path, e.Counted, e.Run, printable(e.File), r.Lines, e.Labels)
 	case secondLedger:
-		return fmt.Sprintf("ledger %s (id %s) is not the ledger that witness %s saw: the witness saw %s. A second ledger of the ensemble (made again, imported again, or put in the other's place) would give it its budget again. Release on the ledger the witness saw; if this one replaced it on purpose, leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)", e.Path, short(e.ID), e.File, seen)
+		return fmt.Sprintf("ledger %s (id %s) is not the ledger that witness %s saw: the witness saw %s. A second ledger of the ensemble (made again, imported again, or put in the other's place) would give it its budget again. Release on the ledger the witness saw; if this one replaced it on purpose, leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)", e.Path, short(e.ID), printable(e.File), seen)
 	case behind:
-		return fmt.Sprintf("ledger %s is behind witness %s: it has %d lines, the witness saw %s: lines were removed, or an older copy (a backup) was restored, and a release on it would spend again what the lost lines counted. Use the newest copy of the ledger; if you mean to go on from this one as it is, forgetting the spends after its line %d, leave that witness out and run: darrm ledger adopt %s", e.Path, e.File, e.Lines, seen, e.Lines, q)
+		return fmt.Sprintf("ledger %s is behind witness %s: it has %d lines, the witness saw %s: lines were removed, or an older copy (a backup) was restored, and a release on it would spend again what the lost lines counted. Use the newest copy of the ledger; if you mean to go on from this one as it is, forgetting the spends after its line %d, leave that witness out and run: darrm ledger adopt %s", e.Path, printable(e.File), e.Lines, seen, e.Lines, q)
 	}
-	return fmt.Sprintf("ledger %s has forked from witness %s: its line %d is not the one the witness saw (%s): another copy of the ledger went its own way, or its lines were rewritten. Use the copy the witness saw; if you mean to go on from this one as it is, leave that witness out and run: darrm ledger adopt %s", e.Path, e.File, r.Lines, seen, q)
+	return fmt.Sprintf("ledger %s has forked from witness %s: its line %d is not the one the witness saw (%s): another copy of the ledger went its own way, or its lines were rewritten. Use the copy the witness saw; if you mean to go on from this one as it is, leave that witness out and run: darrm ledger adopt %s", e.Path, printable(e.File), r.Lines, seen, q)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.

@@ -23,8 +23,12 @@ type store interface {
 	lines(ctx context.Context, from, to pos, each func(b []byte) error) (end pos, tail []byte, err error)
 	// lineAt returns line at.n, without reading the lines before it, when
 	// it ends at byte at.off; false when the store holds no such line
-	// there.
-	lineAt(ctx context.Context, at pos) ([]byte, bool, error)
+	// there. known is a line the caller has read where it is, its number
+	// and end (at itself, when the caller vouches for at.n): a store that
+	// cannot find a line by its number (a file) counts the line ends
+	// between the two, so that a line at the right byte but of another
+	// number is not taken for it.
+	lineAt(ctx context.Context, at, known pos) ([]byte, bool, error)
 	// append writes b, a line with its line end, of hash hash, as line
 	// at.n+1 after line at.n, of hash head, and returns when it is
 	// durable; a write that fails is undone or never happened. An append
