@@ -38,6 +38,9 @@ type chain struct {
 	// closedBy is the ledger's end, when line n is an end line: no line
 	// follows it.
 	closedBy *ending
+	// past, for a ledger read from its start that continues another, is
+	// that ledger as its lines are read.
+	past *pastChain
 }
 
 // start returns the chain of a ledger of the given version read up to
@@ -361,6 +364,9 @@ func (c *chain) next(path string, b []byte) error {
 	if c.closedBy != nil {
 		return corrupt("a line after the ledger's end (line %d, %s): an ended ledger is never appended to", c.n, c.closedBy.Reason)
 	}
+	if c.past != nil && c.past.n < c.past.claim.Lines {
+		return c.nextPast(path, b)
+	}
 	if isEndLine(b) {
 		prev, e, h, err := parseEndLine(c.rule.version, b)
 		switch {
@@ -382,6 +388,11 @@ func (c *chain) next(path string, b []byte) error {
 	if reason := c.follows(s); reason != "" {
 		return corrupt("%s", reason)
 	}
+	if c.past != nil {
+		if reason := c.past.carry(s); reason != "" {
+			return corrupt("%s", reason)
+		}
+	}
 	want := c.spent
 	if s.Run == c.last.Run {
 		want = *c.last.Prior
@@ -400,7 +411,7 @@ func (c *chain) next(path string, b []byte) error {
 	if err != nil {
 		return corrupt("spend: %v", err)
 	}
-	next.runs, next.ended, next.bits, next.end = c.runs, c.ended, c.bits, c.end+int64(len(b))+1
+	next.runs, next.ended, next.bits, next.end, next.past = c.runs, c.ended, c.bits, c.end+int64(len(b))+1, c.past
 	next.bits.keep(bitsAt{Line: n, End: next.end}, s)
 	if s.Run != c.last.Run {
 		next.runs++
@@ -534,6 +545,9 @@ func (s *runSet) has(id string) bool {
 // version-3 ledger, -1 if it has none.
 func (l *Ledger) walk(ctx context.Context, to pos, each func(c *chain, before Spend, line []byte) error) (chain, pos, []byte, int64, error) {
 	c := start(l.header.rule(), l.headerHash, int64(len(l.headerLine))+1)
+	if u := l.header.Upgraded; u != nil && u.Past > 0 {
+		c.past = newPast(*u, l.header.Ensemble)
+	}
 	mark := int64(-1)
 	n, off := 0, int64(0)
 	end, tail, err := l.store.lines(ctx, pos{}, to, func(b []byte) error {
@@ -589,6 +603,9 @@ func (l *Ledger) scan(ctx context.Context, rec *Record) error {
 	})
 	if err != nil {
 		return err
+	}
+	if reason := c.past.done(); reason != "" {
+		return &CorruptError{Path: l.path, Line: c.n + 1, Reason: reason}
 	}
 	l.chain, l.size, l.tail, l.recHash = c, end.off, tail, recHash
 	if mark >= 0 {

@@ -506,7 +506,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	if err := l.endErr(); err != nil && !l.readOnly && !(l.importing && l.chain.closedBy.Reason == reasonExported) {
 		return nil, err
 	}
-	if err := l.checkRecord(check, st.path, settled); err != nil {
+	if err := l.checkRecord(ctx, check, st.path, settled); err != nil {
 		var re *RecordError
 		if !l.readOnly || !errors.As(err, &re) {
 			return nil, err
@@ -522,6 +522,9 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	if l.readOnly {
 		l.recorded = rec != nil && l.recordErr == nil
 		l.noteVersion()
+		if note := l.header.continuesNote(); note != "" {
+			l.notes = append(l.notes, note)
+		}
 		if err := l.endErr(); err != nil {
 			l.notes = append(l.notes, err.Error())
 		}
@@ -583,7 +586,7 @@ func (l *Ledger) noteVersion() {
 // checkRecord checks the ledger against its ensemble's record rec (nil
 // for none), read from file, and judges a torn last line; settled says no
 // write can be under way.
-func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
+func (l *Ledger) checkRecord(ctx context.Context, rec *Record, file string, settled bool) error {
 	torn := len(l.tail) > 0
 	if torn {
 		p := linePrefix(l.chain.head)
@@ -594,9 +597,11 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 	if rec != nil {
 		lines := l.chain.n
 		e := &RecordError{Path: l.path, Ensemble: l.header.Ensemble, Record: *rec, File: file, Lines: lines}
+		elsewhere := rec.LedgerID == l.header.ID && IsURL(rec.Path) && IsURL(l.path) && !samePlace(rec.Path, l.path)
+		if ok, err := l.continues(ctx, rec, e); ok {
+			return err
+		}
 		switch {
-		case rec.LedgerID != l.header.ID && l.upgradedFrom(rec):
-			e = nil
 		case rec.LedgerID != l.header.ID:
 			e.kind = secondLedger
 			e.ID = l.header.ID
@@ -604,6 +609,8 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 			e.kind = moved
 		case torn && lines+1 == rec.Lines:
 			e.kind = tornAfterSync
+		case lines < rec.Lines && elsewhere:
+			e.kind = copied
 		case lines < rec.Lines:
 			e.kind = behind
 		case l.recHash != rec.Head:
@@ -614,6 +621,9 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 		if e != nil {
 			return e
 		}
+		if elsewhere {
+			l.notes = append(l.notes, fmt.Sprintf("your record of ensemble %s named this ledger (id %s) at %s: the ledger here is a copy of it (an import), and from now on your record names this one; release on one copy only, and retire or remove the other", l.header.Ensemble, short(l.header.ID), rec.Path))
+		}
 	} else if l.readOnly {
 		l.notes = append(l.notes, fmt.Sprintf("you have no record of ensemble %s yet: the first release that uses this ledger makes one", l.header.Ensemble))
 	}
@@ -623,13 +633,14 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 	return nil
 }
 
-// upgradedFrom reports whether rec is a record of the ledger that this
-// one was upgraded from (Upgraded), as it was then or behind it: the
-// upgrade carried over every spend up to its last line, so this ledger
-// carries on from it.
-func (l *Ledger) upgradedFrom(rec *Record) bool {
-	u := l.header.Upgraded
-	return u != nil && u.ID != "" && rec.LedgerID == u.ID && (rec.Lines < u.Lines || rec.Lines == u.Lines && rec.Head == u.Head)
+// samePlace reports whether the PostgreSQL ledger locations a and b (a
+// record's, without its password) name one ledger: the same server,
+// database and name, whoever connects.
+func samePlace(a, b string) bool {
+	pa, erra := parsePG(a)
+	pb, errb := parsePG(b)
+	return erra == nil && errb == nil && pa.name == pb.name && pa.cfg.Database == pb.cfg.Database &&
+		pa.cfg.Host == pb.cfg.Host && pa.cfg.Port == pb.cfg.Port
 }
 
 // cutTail cuts off a torn last line (checkRecord has judged it): a write

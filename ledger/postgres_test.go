@@ -184,6 +184,7 @@ func TestPG(t *testing.T) {
 		{"Restored", testPGRestored},
 		{"Witness", testPGWitness},
 		{"OneBitCharges", testPGOneBitCharges},
+		{"Continued", testPGContinued},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}

@@ -92,6 +92,16 @@ const (
 	// lowered is a ledger that counts fewer labels of a run than a label
 	// file of that run holds: its count was lowered after they left.
 	lowered
+	// copied is a PostgreSQL ledger behind the record of the same ledger
+	// elsewhere (another database, or name): a copy of it, imported
+	// there and charged there since.
+	copied
+	// pastDiffers is a ledger that claims to continue the recorded one
+	// (Header.Upgraded) but does not carry its recorded line.
+	pastDiffers
+	// unchecked is a ledger that claims to continue the recorded one but
+	// carries none of its lines to check the claim by.
+	unchecked
 )
 
 // RecordError is a ledger that disagrees with its ensemble's record. It
@@ -153,6 +163,10 @@ func (e *RecordError) Say(replace string) string {
 		return fmt.Sprintf("ledger %s has %d lines, but %s: lines were removed, or an older copy was restored. Use the newest copy; if you mean to go on from this %s as it is, forgetting the spends after its line %d, run: darrm ledger adopt %s", e.Path, e.Lines, seen, this, e.Lines, q)
 	case moved:
 		return fmt.Sprintf("ledger %s is a file copy of a ledger kept in PostgreSQL: %s. Release there, so that every spend is counted once; this file (the one imported, or an export) is for reading. If you mean to go on from this file instead, run: darrm ledger adopt %s", e.Path, seen, q)
+	case copied:
+		return fmt.Sprintf("ledger %s has %d lines, but %s: the same ledger, a copy of it imported there and charged there since, which this one is behind. Release there, so that every spend is counted once; if you mean to go on from this copy instead, forgetting the spends after its line %d, run: darrm ledger adopt %s", e.Path, e.Lines, seen, e.Lines, q)
+	case pastDiffers, unchecked:
+		return e.sayPast(seen, "your record", "run: darrm ledger adopt "+q)
 	case tornAfterSync:
 		return fmt.Sprintf("ledger %s: its last line (line %d) is cut short, but %s: that line was written in full (its fsync had returned), so the file was cut afterwards. Restore it from a good copy; if you mean to go on without that line, run: darrm ledger adopt %s", e.Path, e.Lines+1, seen, q)
 	}
@@ -173,6 +187,8 @@ func (e *RecordError) sayWitness() string {
 	}
 	q := shellQuote(e.Path)
 	switch e.kind {
+	case pastDiffers, unchecked:
+		return e.sayPast(seen, "witness "+printable(e.File), "leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)")
 	case lowered:
 		return fmt.Sprintf("ledger %s counts %d labels of run %s, which reserved the labels of witness %s at its line %d, but that label file holds %d: the run's count was lowered after its labels left (a settlement written by hand). Restore the ledger from a good copy, or go on from the copy the witness saw; nothing can be released against it as it is", e.Path, e.Counted, e.Run, printable(e.File), r.Lines, e.Labels)
 	case secondLedger:
@@ -181,6 +197,17 @@ func (e *RecordError) sayWitness() string {
 		return fmt.Sprintf("ledger %s is behind witness %s: it has %d lines, the witness saw %s: lines were removed, or an older copy (a backup) was restored, and a release on it would spend again what the lost lines counted. Use the newest copy of the ledger; if you mean to go on from this one as it is, forgetting the spends after its line %d, leave that witness out and run: darrm ledger adopt %s", e.Path, printable(e.File), e.Lines, seen, e.Lines, q)
 	}
 	return fmt.Sprintf("ledger %s has forked from witness %s: its line %d is not the one the witness saw (%s): another copy of the ledger went its own way, or its lines were rewritten. Use the copy the witness saw; if you mean to go on from this one as it is, leave that witness out and run: darrm ledger adopt %s", e.Path, printable(e.File), r.Lines, seen, q)
+}
+
+// sayPast returns the message of a ledger that claims to continue the one
+// that who saw (seen), which it cannot show it does, with what to do if
+// it does on purpose.
+func (e *RecordError) sayPast(seen, who, purpose string) string {
+	r := e.Record
+	if e.kind == unchecked {
+		return fmt.Sprintf("ledger %s (id %s) claims to continue ledger %s (an upgrade by a darrm before it carried the old lines), but carries none of its lines, so %s cannot be checked against it: %s saw %s. Release on the ledger %s saw, or keep it for reading; if this ledger continues it and you mean to go on from it, %s", e.Path, short(e.ID), short(r.LedgerID), who, who, seen, who, purpose)
+	}
+	return fmt.Sprintf("ledger %s (id %s) claims to continue ledger %s, but does not carry its line %d as %s saw it: %s saw %s. It carries another past, or one cut before that line (a forged upgrade, or a ledger that went on after it): release on the ledger %s saw; if this one continues it and you mean to go on from it, %s", e.Path, short(e.ID), short(r.LedgerID), r.Lines, who, who, seen, who, purpose)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.

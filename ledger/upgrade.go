@@ -161,7 +161,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	nh.Filter = version3Filter
 	switch {
 	case own:
-		if err := old.checkRecord(rec, st.path, true); err != nil {
+		if err := old.checkRecord(ctx, rec, st.path, true); err != nil {
 			return res, err
 		}
 	case rec != nil && !replace:
@@ -178,7 +178,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 		return res, err
 	}
 	nh.ID = hex.EncodeToString(id[:])
-	nh.Upgraded = &upgraded{Version: old.version, Lines: old.chain.n, SHA256: hex.EncodeToString(sum.Sum(nil)), ID: old.header.ID, Head: old.chain.head}
+	nh.Upgraded = &upgraded{Version: old.version, Lines: old.chain.n, SHA256: hex.EncodeToString(sum.Sum(nil)), ID: old.header.ID, Head: old.chain.head, Past: old.chain.n}
 
 	// The new ledger, complete and synced, beside the old one; then the old
 	// file kept under its backup name and made unusable for the darrm
@@ -191,7 +191,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	var size int64
 	var hh, head string
 	err = atomicfile.Replace(path, perm, func(tmp *os.File) (err error) {
-		if size, hh, head, err = writeUpgraded(tmp, nh, spends); err != nil {
+		if size, hh, head, err = writeUpgraded(tmp, nh, io.NewSectionReader(f, 0, old.size), spends); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 		return nil
@@ -202,7 +202,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %w", err)
 	}
-	lines := 1 + len(spends)
+	lines := 1 + nh.Upgraded.Past + len(spends)
 	var fi fs.FileInfo
 	if fi, err = os.Stat(path); err == nil {
 		abs, _ := filepath.Abs(path)
@@ -259,10 +259,11 @@ func retire(f *os.File, path, backup string, old *Ledger) error {
 	return nil
 }
 
-// writeUpgraded writes to w the ledger of header h and the spends, each
-// line with the totals of the spends before it, and returns its size and
-// the hashes of its header and of its last line.
-func writeUpgraded(w io.Writer, h Header, spends []Spend) (size int64, hh, head string, err error) {
+// writeUpgraded writes to w the ledger of header h, the lines of the old
+// ledger that past reads (h.Upgraded.Past of them), each in a past line,
+// and the spends, each line with the totals of the spends before it, and
+// returns its size and the hashes of its header and of its last line.
+func writeUpgraded(w io.Writer, h Header, past io.Reader, spends []Spend) (size int64, hh, head string, err error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	line, head, err := encodeLine(h.Version, "", h)
 	if err != nil {
@@ -271,6 +272,16 @@ func writeUpgraded(w io.Writer, h Header, spends []Spend) (size int64, hh, head 
 	hh = head
 	bw.Write(line)
 	size = int64(len(line))
+	r := newLineReader(past)
+	for range h.Upgraded.Past {
+		b, err := r.next()
+		if err != nil {
+			return 0, "", "", fmt.Errorf("read the old ledger again: %w", err)
+		}
+		line, head = encodePast(h.Version, head, b)
+		bw.Write(line)
+		size += int64(len(line))
+	}
 	var prior accountant.Sequence
 	for _, s := range spends {
 		p := prior

@@ -242,9 +242,10 @@ func (l *Ledger) checkWitness(ctx context.Context, w Witness) error {
 		return &witnessError{File: w.File, Reason: fmt.Sprintf("it witnesses a ledger of ensemble %s, and ledger %s is of ensemble %s: give witnesses of this ledger's ensemble", printable(r.Ensemble), l.path, l.header.Ensemble)}
 	}
 	e := &RecordError{Path: l.path, Ensemble: l.header.Ensemble, Record: r, File: w.File, Lines: l.chain.n, Witness: true}
+	if ok, err := l.continues(ctx, &r, e); ok {
+		return err
+	}
 	switch {
-	case r.LedgerID != l.header.ID && l.upgradedFrom(&r):
-		return nil
 	case r.LedgerID != l.header.ID:
 		e.kind, e.ID = secondLedger, l.header.ID
 	case r.Lines > l.chain.n:
