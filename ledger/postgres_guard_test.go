@@ -380,3 +380,39 @@ func TestPGDumpRestored(t *testing.T) {
 		t.Error("the restored database took a copy of a header under another row")
 	}
 }
+
+// TestPGImportElsewhere: a ledger exported from database 1 and imported
+// into database 2 (the way back after database 1 was lost) is the same
+// ledger: an analyst whose record names it in database 1 releases on the
+// import with a note that says so, and database 1's copy, if it comes
+// back, is then refused as behind the same ledger elsewhere, not said to
+// be an older copy restored.
+func TestPGImportElsewhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two databases: without -short")
+	}
+	first := newPG(t, pgtest.DB(t), "team", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	alice := Options{StateDir: t.TempDir()}
+	spendOn(t, alice, first, 2, 2)
+	out := filepath.Join(t.TempDir(), "team.ledger")
+	if err := book.Export(ctx, first, out); err != nil {
+		t.Fatal(err)
+	}
+	second := pgURL(pgtest.DB(t), "team")
+	if err := (Options{StateDir: t.TempDir()}).Import(ctx, out, second); err != nil {
+		t.Fatal(err)
+	}
+	l, err := alice.forRun(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(l.Notes(), "; "); !strings.Contains(notes, "the ledger here is a copy of it (an import)") || !strings.Contains(notes, Redact(first)) {
+		t.Errorf("alice's first release on the import: notes %q", notes)
+	}
+	l.Close()
+	spendOn(t, alice, second, 1, 1)
+	err = openErr(first, alice)
+	if re := (*RecordError)(nil); !errors.As(err, &re) || re.kind != copied || !strings.Contains(err.Error(), "a copy of it imported there and charged there since") {
+		t.Errorf("database 1's copy after releases on database 2: %v", err)
+	}
+}
