@@ -3,6 +3,10 @@ package ledger
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -193,4 +197,218 @@ func mustRead(t *testing.T, location string) *Ledger {
 	}
 	t.Cleanup(func() { l.Close() })
 	return l
+}
+
+// ownerRole makes a role name that logs in, owns darrm's schema in the
+// database of the ledger URL location (made by the test's superuser, with
+// darrm's guard, or, with own, made by that role, without it), and
+// returns its URL of location; analysts are then granted what they need.
+func ownerRole(t *testing.T, db, name string) string {
+	t.Helper()
+	role := pgx.Identifier{name}.Sanitize()
+	dbName := strings.TrimPrefix(mustParse(t, db).Path, "/")
+	for _, sql := range []string{
+		"CREATE ROLE " + role + " LOGIN PASSWORD 'owner-pw'",
+		"GRANT CREATE ON DATABASE " + pgx.Identifier{dbName}.Sanitize() + " TO " + role,
+	} {
+		if err := sqlExec(t, db, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		sqlExec(t, db, "DROP OWNED BY "+role+" CASCADE")
+		sqlExec(t, db, "DROP ROLE IF EXISTS "+role)
+	})
+	u := mustParse(t, db)
+	u.User = url.UserPassword(name, "owner-pw")
+	return u.String()
+}
+
+// giveSchema makes the role name the owner of darrm's schema, its tables
+// and functions in the database db, as an administrator would.
+func giveSchema(t *testing.T, db, name string) {
+	t.Helper()
+	role := pgx.Identifier{name}.Sanitize()
+	sql := "ALTER SCHEMA darrm OWNER TO " + role + "; ALTER TABLE darrm.ledgers OWNER TO " + role + "; ALTER TABLE darrm.lines OWNER TO " + role +
+		"; ALTER TABLE darrm.schema_version OWNER TO " + role
+	for _, f := range []string{"append_line", "guard_ledger", "refuse_edit"} {
+		sql += "; ALTER FUNCTION darrm." + f + "() OWNER TO " + role
+	}
+	if err := sqlExec(t, db, sql); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPGOwnerGuarded: in a database whose schema a superuser made (with
+// darrm's guard against DDL), the tables' owner, who logs in, can no
+// longer change the tables as issue 87 did (ALTER COLUMN ... TYPE ...
+// USING, which fires no row trigger, to move a ledger's tail away and its
+// head back), nor in any other way that would make the triggers moot:
+// each is refused by the database, and the ledger charges every label.
+func TestPGOwnerGuarded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("roles of their own: without -short")
+	}
+	db := pgtest.DB(t)
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	u := newPG(t, db, "team", budget)
+	other := newPG(t, db, "other", budget)
+	owner := ownerRole(t, db, "owner_"+strings.TrimPrefix(strings.TrimPrefix(mustParse(t, db).Path, "/"), "darrm_test_"))
+	giveSchema(t, db, mustParse(t, owner).User.Username())
+	alice := analystURL(t, u, "alice")
+	aliceBook := Options{StateDir: t.TempDir()}
+	for range 5 {
+		spendOn(t, aliceBook, alice, 30, 30)
+	}
+	spendOn(t, book, other, 1, 1)
+	conn := connectAs(t, owner)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA mine"); err != nil {
+		t.Fatal(err)
+	}
+	var key, otherKey int32
+	if err := conn.QueryRow(ctx, "SELECT (SELECT key FROM darrm.ledgers WHERE name = 'team'), (SELECT key FROM darrm.ledgers WHERE name = 'other')").Scan(&key, &otherKey); err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{
+		// Issue 87's: the tail moved to another ledger's row, the head back.
+		fmt.Sprintf("ALTER TABLE darrm.lines ALTER COLUMN ledger TYPE integer USING (CASE WHEN ledger = %d AND n > 6 THEN %d ELSE ledger END)", key, otherKey),
+		fmt.Sprintf("ALTER TABLE darrm.ledgers ALTER COLUMN lines TYPE bigint USING (CASE WHEN key = %d THEN 6 ELSE lines END)", key),
+		"ALTER TABLE darrm.lines ALTER COLUMN line TYPE bytea USING (substring(line FROM 1))",
+		"ALTER TABLE darrm.lines DISABLE TRIGGER append_only",
+		"DROP TRIGGER append_line ON darrm.lines",
+		"CREATE OR REPLACE FUNCTION darrm.refuse_edit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN OLD; END $$",
+		"ALTER FUNCTION darrm.append_line() SECURITY INVOKER",
+		"ALTER FUNCTION darrm.append_line() RESET search_path",
+		"CREATE RULE skip AS ON INSERT TO darrm.lines DO INSTEAD NOTHING",
+		"ALTER TABLE darrm.lines ENABLE ROW LEVEL SECURITY",
+		"CREATE POLICY hide ON darrm.lines USING (n < 6)",
+		"CREATE TABLE mine.more () INHERITS (darrm.lines)",
+		"ALTER TABLE darrm.lines SET UNLOGGED",
+		"ALTER TABLE darrm.lines DROP CONSTRAINT lines_pkey",
+		"ALTER TABLE darrm.lines RENAME TO lines_old",
+		"ALTER SCHEMA darrm RENAME TO darrm_old",
+		"DROP SCHEMA darrm CASCADE",
+		"CREATE TRIGGER quiet BEFORE INSERT ON darrm.lines FOR EACH ROW EXECUTE FUNCTION darrm.refuse_edit()",
+	} {
+		_, err := conn.Exec(ctx, sql)
+		if err == nil || !strings.Contains(err.Error(), "refused by darrm's guard") {
+			t.Errorf("the owner: %s: %v, want it refused by the guard", sql, err)
+		}
+	}
+	for _, sql := range []string{
+		"TRUNCATE darrm.lines CASCADE",
+		"ALTER TABLE darrm.lines DISABLE TRIGGER ALL",
+		"CREATE RULE hide AS ON SELECT TO darrm.lines DO INSTEAD SELECT * FROM darrm.lines WHERE n < 6",
+		"DELETE FROM darrm.lines WHERE n > 6",
+		"UPDATE darrm.ledgers SET lines = 6 WHERE name = 'team'",
+		"UPDATE darrm.schema_version SET version = 1",
+		"SET session_replication_role = replica",
+		"DROP EVENT TRIGGER darrm_guard",
+		"ALTER EVENT TRIGGER darrm_guard DISABLE",
+		"UPDATE darrm_guard.sealed SET fingerprint = ''",
+		"DROP SCHEMA darrm_guard CASCADE",
+	} {
+		if _, err := conn.Exec(ctx, sql); err == nil {
+			t.Errorf("the owner: %s: accepted", sql)
+		}
+	}
+	spendOn(t, aliceBook, alice, 1, 1)
+	if spent, _, lines := readAll(t, u); spent.Steps != 151 || lines != 13 {
+		t.Errorf("after the owner's attempts: %d labels, %d lines; want 151 labels in 13 lines", spent.Steps, lines)
+	}
+}
+
+// TestPGOwnerUnguarded: in a database whose schema its tables' owner made
+// (no guard: the owner is no superuser), the owner can do what issue 87
+// did, rewriting the tables without firing a row trigger so that a ledger
+// of 150 labels counts 90; that rollback is refused by the team's witness
+// folder, which the releases after the rollback's state left, for a
+// fresh analyst who has neither a record nor a witness of their own, and
+// ledger show says that the database has no guard. The owner's forged
+// continuation of the ledger, imported elsewhere, is refused too, and the
+// team's checkpoint is not overwritten with it.
+func TestPGOwnerUnguarded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("roles of their own: without -short")
+	}
+	db := pgtest.DB(t)
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	owner := ownerRole(t, db, "owner_"+strings.TrimPrefix(strings.TrimPrefix(mustParse(t, db).Path, "/"), "darrm_test_"))
+	team := t.TempDir()
+	ownerBook := Options{StateDir: t.TempDir(), WitnessDir: team}
+	u, other := pgURL(owner, "team"), pgURL(owner, "other")
+	for _, name := range []string{u, other} {
+		if _, err := ownerBook.create(ctx, name, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oconn := connectAs(t, owner)
+	alice := analystURL(t, pgURL(db, "team"), "alice")
+	aliceBook := Options{StateDir: t.TempDir(), WitnessDir: team}
+	for range 5 {
+		spendOn(t, aliceBook, alice, 30, 30)
+	}
+	fresh := func() Options { return Options{StateDir: t.TempDir(), WitnessDir: team} }
+	if l, err := fresh().readOnly(ctx, u); err != nil {
+		t.Fatal(err)
+	} else if notes := strings.Join(l.Notes(), "; "); !strings.Contains(notes, "has no guard against DDL") {
+		t.Errorf("ledger show of an unguarded database: notes %q", notes)
+	} else {
+		l.Close()
+	}
+	var key, otherKey int32
+	if err := oconn.QueryRow(ctx, "SELECT (SELECT key FROM darrm.ledgers WHERE name = 'team'), (SELECT key FROM darrm.ledgers WHERE name = 'other')").Scan(&key, &otherKey); err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	var head string
+	if err := oconn.QueryRow(ctx, "SELECT stop, convert_from(line, 'UTF8')::jsonb->>'sha256' FROM darrm.lines WHERE ledger = $1 AND n = 7", key).Scan(&size, &head); err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{
+		fmt.Sprintf("ALTER TABLE darrm.lines ALTER COLUMN ledger TYPE integer USING (CASE WHEN ledger = %d AND n > 7 THEN %d ELSE ledger END)", key, otherKey),
+		fmt.Sprintf("ALTER TABLE darrm.ledgers ALTER COLUMN lines TYPE bigint USING (CASE WHEN key = %d THEN 7 ELSE lines END), ALTER COLUMN size TYPE bigint USING (CASE WHEN key = %d THEN %d ELSE size END), ALTER COLUMN head TYPE text USING (CASE WHEN key = %d THEN '%s' ELSE head END)", key, key, size, key, head),
+	} {
+		if _, err := oconn.Exec(ctx, sql); err != nil {
+			t.Fatalf("the owner, without the guard: %s: %v", sql, err)
+		}
+	}
+	if spent, _, _ := readAll(t, u); spent.Steps != 90 {
+		t.Fatalf("the rewritten ledger counts %d labels, want the 90 of issue 87's rollback", spent.Steps)
+	}
+	if err := openErr(u, Options{StateDir: t.TempDir()}); err != nil {
+		t.Errorf("a fresh analyst without the team's folder: %v (nothing of theirs catches it)", err)
+	}
+	cp, _ := fresh().teamCheckpoint(mustRead(t, u).Header().Ensemble)
+	wantWitnessError(t, "a fresh analyst with the team's folder", openErr(u, fresh()), behind, cp, "is behind witness")
+	recordError(t, "alice, whose record saw the 150", openErr(alice, Options{StateDir: aliceBook.StateDir}), behind)
+
+	// The forged continuation: a ledger that claims to continue the team's
+	// ledger, carrying none of its lines, imported into another database.
+	forged := filepath.Join(t.TempDir(), "forged.ledger")
+	x := mustRead(t, alice)
+	claim := upgraded{Version: Version, Lines: 1_000_000, SHA256: strings.Repeat("0", 64), ID: x.ID(), Head: head}
+	h := x.Header()
+	h.ID, h.Upgraded = strings.Repeat("f", 32), &claim
+	b, _, err := encodeLine(Version, "", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(forged, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := pgURL(pgtest.DB(t), "team")
+	if err := (Options{StateDir: t.TempDir()}).Import(ctx, forged, elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	var re *RecordError
+	if err := openErr(elsewhere, fresh()); !errors.As(err, &re) || re.kind != unchecked {
+		t.Errorf("a fresh analyst with the team's folder, on the forged continuation: %v", err)
+	}
+	if _, err := fresh().Checkpoint(ctx, elsewhere, cp); !errors.As(err, &re) {
+		t.Errorf("a checkpoint of the forged continuation over the team's: %v", err)
+	}
+	if w, err := ReadWitness(cp); err != nil || w.Record.LedgerID != x.ID() || w.Record.Lines != 11 {
+		t.Errorf("the team's checkpoint after: %+v, %v; want the team's ledger at 11 lines", w.Record, err)
+	}
 }

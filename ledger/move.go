@@ -143,5 +143,8 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 	if err != nil {
 		return fmt.Errorf("ledger %s is imported into %s, but %w; record it with: darrm ledger adopt %s", l.path, db.redacted, err, shellQuote(db.redacted))
 	}
+	if l.team != "" {
+		return l.leave(newRecord(l.header, l.headerHash, db.redacted, 0, 0, lines, size, head), false)
+	}
 	return nil
 }

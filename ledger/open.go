@@ -76,6 +76,16 @@ type Options struct {
 	// Replace has Create start the ensemble's budget again, for a caller
 	// who means it: the ledgers the new one replaces are retired first.
 	Replace bool
+	// WitnessDir, if set, is a team's witness folder: an absolute path to
+	// a folder that the ledgers' stores cannot write (another machine,
+	// the team's repository, a network share that the database's
+	// administrators cannot write), holding a checkpoint of each
+	// ensemble's ledger. Every ledger opened is checked against its
+	// ensemble's checkpoint there, as against Witnesses, and every run
+	// leaves its ledger's state there once it has settled (as Create,
+	// Adopt, Import and Upgrade do), so that a rollback after a release is
+	// refused by every analyst who uses the folder.
+	WitnessDir string
 }
 
 // Open opens the ledger at location, a file or postgres://...?ledger=NAME
@@ -206,16 +216,34 @@ func (opts Options) create(ctx context.Context, location string, h Header, repla
 	if rec != nil && !replace {
 		return nil, &RecordError{kind: secondLedger, Path: Redact(location), Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
 	}
+	team, err := opts.teamCheckpoint(h.Ensemble)
+	if err != nil {
+		return nil, err
+	}
+	seen, err := readTeamCheckpoint(team)
+	if err != nil {
+		return nil, err
+	}
+	if seen != nil && !replace {
+		return nil, &RecordError{kind: secondLedger, Path: Redact(location), Ensemble: h.Ensemble, Record: seen.Record, File: team, Command: "init", Witness: true}
+	}
 	where, dev, ino, err := create()
 	if err != nil {
 		return nil, err
 	}
-	if err := st.write(ctx, newRecord(h, head, where, dev, ino, 1, int64(len(b)), head)); err != nil {
+	r := newRecord(h, head, where, dev, ino, 1, int64(len(b)), head)
+	if err := st.write(ctx, r); err != nil {
 		if IsURL(location) {
 			return nil, fmt.Errorf("ledger %s is made, but %w; record it with: darrm ledger adopt %s", where, err, shellQuote(where))
 		}
 		os.Remove(location)
 		return nil, fmt.Errorf("ledger: write %s: %w", location, err)
+	}
+	if team != "" {
+		r.Device, r.Inode = 0, 0
+		if err := writeCheckpoint(team, r, seen != nil); err != nil {
+			return rec, fmt.Errorf("ledger %s is made and recorded, but the team's checkpoint %s is not written: %w", where, printable(team), err)
+		}
 	}
 	return rec, nil
 }
@@ -331,7 +359,10 @@ type Ledger struct {
 	recHash string // hash of the line the record names, when read
 	// vouched is the line the record vouches for, where a run resumed
 	// from it: its number and end are known without reading before it.
-	vouched   pos
+	vouched pos
+	// team, for a run, is its ensemble's checkpoint in the team's
+	// witness folder (Options.WitnessDir), which it leaves once settled.
+	team      string
 	tail      []byte // bytes after the last line end: a torn line
 	marked    bool   // a version-3 ledger that Upgrade has marked
 	notes     []string
@@ -396,6 +427,11 @@ func (opts Options) open(ctx context.Context, location string, readOnly bool) (*
 	if p, ok := s.(*pgStore); ok && p.overridden != "" {
 		l.notes = append(l.notes, p.overridden)
 	}
+	if p, ok := s.(*pgStore); ok && readOnly {
+		if note := p.guardNote(); note != "" {
+			l.notes = append(l.notes, note)
+		}
+	}
 	if l.analyst == "" {
 		l.analyst = s.user()
 	}
@@ -429,6 +465,9 @@ func (opts Options) Adopt(ctx context.Context, location string) (previous *Recor
 		if err = opts.retireRecorded(ctx, previous, e, l.header.Ensemble); err != nil {
 			err = fmt.Errorf("ledger %s is now the recorded ledger of ensemble %s, but the ledger your record named, %s (id %.8s), is not retired: %w", where, l.header.Ensemble, previous.Path, previous.LedgerID, err)
 		}
+	}
+	if err == nil {
+		err = l.leaveCheckpoint(true)
 	}
 	if err != nil {
 		l.Close()
@@ -513,7 +552,11 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 		}
 		l.recordErr = err
 	}
-	for _, w := range opts.Witnesses {
+	witnesses, team, err := opts.teamWitnesses(l.header.Ensemble)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range witnesses {
 		if err := l.checkWitness(ctx, w); err != nil {
 			return nil, err
 		}
@@ -541,7 +584,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 		return nil, err
 	}
 	st.unlock()
-	l.state, ok = st, true
+	l.state, l.team, ok = st, team, true
 	return rec, nil
 }
 

@@ -62,7 +62,10 @@ func (db *pgLedger) makeSchema(ctx context.Context) error {
 		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = 'darrm')").Scan(&exists); err != nil || exists {
 			return err
 		}
-		_, err := tx.Exec(ctx, schemaSQL)
+		if _, err := tx.Exec(ctx, schemaSQL); err != nil {
+			return err
+		}
+		_, err := makeGuard(ctx, tx)
 		return err
 	})
 	if err != nil {
@@ -72,7 +75,8 @@ func (db *pgLedger) makeSchema(ctx context.Context) error {
 	return err
 }
 
-// upgradeSchema upgrades the database's darrm schema of an earlier
+// absent checks that the database has no ledger of this name, and, for
+// a ledger of identity id and ensemble ensemble ("" when not yet known),
 // none of that identity and no live one of that ensemble.
 func (db *pgLedger) absent(ctx context.Context, id, ensemble string) error {
 	var name string

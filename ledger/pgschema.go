@@ -443,7 +443,10 @@ func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
 		if _, err := tx.Exec(ctx, durableSQL); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, sql)
+		if _, err := tx.Exec(ctx, sql); err != nil {
+			return err
+		}
+		_, err := makeGuard(ctx, tx)
 		return err
 	})
 	var pe *pgconn.PgError

@@ -141,7 +141,7 @@ func (e *RecordError) Error() string {
 // and a command that sets it by a flag says the flag.
 func (e *RecordError) Say(replace string) string {
 	if e.Witness {
-		return e.sayWitness()
+		return e.sayWitness(replace)
 	}
 	r := e.Record
 	seen := fmt.Sprintf("your record of ensemble %s (%s) says its ledger is %s (id %s) with %d lines, as of %s",
@@ -175,7 +175,7 @@ func (e *RecordError) Say(replace string) string {
 
 // sayWitness returns the message of a ledger that disagrees with a
 // witness.
-func (e *RecordError) sayWitness() string {
+func (e *RecordError) sayWitness(replace string) string {
 	r := e.Record
 	seen := fmt.Sprintf("ledger %s of ensemble %s", short(r.LedgerID), e.Ensemble)
 	if r.Path != "" {
@@ -186,6 +186,9 @@ func (e *RecordError) sayWitness() string {
 		seen += ", as of " + r.Updated.Format(time.RFC3339)
 	}
 	q := shellQuote(e.Path)
+	if e.Command != "" {
+		return fmt.Sprintf("ledger %s %s: the team's checkpoint %s witnesses %s: the ensemble has a ledger, and a second one would give it its budget again. Keep using it; if you retire it and mean to start a new budget on purpose, %s", e.Command, e.Path, printable(e.File), seen, replace)
+	}
 	switch e.kind {
 	case pastDiffers, unchecked:
 		return e.sayPast(seen, "witness "+printable(e.File), "leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)")

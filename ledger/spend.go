@@ -239,6 +239,9 @@ func (l *Ledger) write(ctx context.Context, labels int, final bool) error {
 		}
 		return err
 	}
+	if final {
+		return l.leaveCheckpoint(false)
+	}
 	return nil
 }
 

@@ -72,8 +72,13 @@ func backupName(path string, version int) string { return path + ".v" + strconv.
 // UpgradeResult is what Upgrade did.
 type UpgradeResult struct {
 	// Current says that the ledger was of the current version already:
-	// Upgrade changed nothing.
+	// Upgrade changed nothing in it.
 	Current bool
+	// Guard, for a ledger in PostgreSQL, says whether its database has
+	// darrm's guard against DDL (a change of its tables that no trigger
+	// sees), which Upgrade makes when the user is a superuser and the
+	// database has none, and why not when it has none.
+	Guard GuardState
 	// From is the old ledger's version.
 	From int
 	// Runs is the number of runs whose spends were carried over.
@@ -129,7 +134,10 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 			return res, err
 		}
 		res.Current, res.Filter = true, old.header.Filter
-		return res, nil
+		if p, ok := s.(*pgStore); ok {
+			res.Guard, err = p.guard(ctx)
+		}
+		return res, err
 	}
 	file, ok := s.(*fileStore)
 	if !ok {
@@ -204,10 +212,16 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	}
 	lines := 1 + nh.Upgraded.Past + len(spends)
 	var fi fs.FileInfo
+	var team string
 	if fi, err = os.Stat(path); err == nil {
 		abs, _ := filepath.Abs(path)
 		dev, ino := fileID(fi)
 		err = st.write(ctx, newRecord(nh, hh, abs, dev, ino, lines, size, head))
+		if team, _ = opts.teamCheckpoint(nh.Ensemble); err == nil && team != "" {
+			// The upgraded ledger carries the old one's lines: it extends
+			// a checkpoint of it.
+			err = (&Ledger{team: team}).leave(newRecord(nh, hh, abs, 0, 0, lines, size, head), true)
+		}
 	}
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %s is upgraded, but %w; record it with: darrm ledger adopt %s", path, err, shellQuote(path))

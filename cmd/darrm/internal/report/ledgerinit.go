@@ -233,6 +233,16 @@ func LedgerUpgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
 	t := cliout.NewText(w)
 	if res.Current {
 		t.Line("ledger %s is of version %d, the current one: there is nothing to upgrade", path, ledger.Version)
+		if g := res.Guard; ledger.IsURL(path) {
+			switch {
+			case g.Made:
+				t.Line("its database now has darrm's guard against DDL: no role but a superuser changes darrm's tables (ALTER TABLE, CREATE OR REPLACE FUNCTION), not even their owner, %s", cliout.Escape(g.Owner))
+			case g.Guarded:
+				t.Line("its database has darrm's guard against DDL: no role but a superuser changes darrm's tables")
+			default:
+				t.Line("its database has no guard against DDL: their owner, %s, can change darrm's tables without firing their triggers; a superuser makes the guard by running this command", cliout.Escape(g.Owner))
+			}
+		}
 		return t.Close()
 	}
 	t.Line("ledger %s upgraded from version %d to version %d: the spends of %s carried over; filter %v, kept from version %d (a ledger's filter is fixed before its first run: another is a new ledger's choice, darrm ledger init --filter); the old file is kept as %s",

@@ -224,4 +224,4 @@ func WithFlags(names, more map[string]string) map[string]string {
 // BudgetFlags maps the accountant's names of a budget's values
 // (accountant.Budget.Validate) to the flags that give them.
 var BudgetFlags = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "delta'": "--delta-prime",
-	"shares": "--share", "analyst": "--analyst"}
+	"shares": "--share", "analyst": "--analyst", "WitnessDir": "--witness-dir", "LockTimeout": "--lock-timeout"}

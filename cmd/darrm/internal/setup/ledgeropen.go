@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -39,8 +40,13 @@ func LedgerOptions(cmd *cobra.Command) ledger.Options {
 	if err != nil {
 		wait = ledger.DefaultLockTimeout
 	}
+	dir := os.Getenv(WitnessDirEnv)
+	if f := cmd.Flags().Lookup("witness-dir"); f != nil && f.Changed {
+		dir = f.Value.String()
+	}
 	return ledger.Options{
-		Witnesses: witnesses(cmd),
+		Witnesses:  witnesses(cmd),
+		WitnessDir: dir,
 		Waiting: func(what string) {
 			who := "another darrm run is using it"
 			if strings.HasPrefix(what, "the tables of ") {
@@ -160,6 +166,18 @@ func (v *witnessValue) Set(path string) error {
 // then checks every ledger it opens against the witnesses given.
 func AddWitnessFlag(cmd *cobra.Command) {
 	cmd.Flags().Var(&witnessValue{}, "witness", "a checkpoint or label file the ledger must extend (repeatable)")
+	AddWitnessDirFlag(cmd)
+}
+
+// WitnessDirEnv is the environment variable that names a team's witness
+// folder (ledger.Options.WitnessDir) for every command, when no
+// --witness-dir does: set it once for every analyst of a team.
+const WitnessDirEnv = "DARRM_WITNESS_DIR"
+
+// AddWitnessDirFlag adds --witness-dir, a team's witness folder
+// (ledger.Options.WitnessDir), to a command that opens or makes ledgers.
+func AddWitnessDirFlag(cmd *cobra.Command) {
+	cmd.Flags().String("witness-dir", "", "a team's folder of checkpoints that every release checks and leaves ($"+WitnessDirEnv+")")
 }
 
 // witnesses returns the witnesses given to cmd by --witness, if it has
