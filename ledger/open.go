@@ -126,11 +126,18 @@ func Create(ctx context.Context, location string, h Header, opts Options) (previ
 // is 0.
 const DefaultLockTimeout = 30 * time.Second
 
+// MaxLockTimeout is the longest wait for a lock (Options.LockTimeout):
+// the longest a PostgreSQL server's lock_timeout takes, 2^31-1 ms, which
+// a wait for a file's lock keeps too, one rule for both.
+const MaxLockTimeout = (1<<31 - 1) * time.Millisecond
+
 // lockTimeout returns the bound of a wait for a lock (LockTimeout).
 func (opts Options) lockTimeout() (time.Duration, error) {
 	switch {
 	case opts.LockTimeout < 0:
 		return 0, paramError("LockTimeout", opts.LockTimeout.String(), "must be positive, or 0 for the default wait")
+	case opts.LockTimeout > MaxLockTimeout:
+		return 0, paramError("LockTimeout", opts.LockTimeout.String(), fmt.Sprintf("must be at most %v, the longest wait for a lock that a PostgreSQL server takes (its lock_timeout)", MaxLockTimeout))
 	case opts.LockTimeout == 0:
 		return DefaultLockTimeout, nil
 	}
@@ -271,14 +278,14 @@ func (opts Options) retireReplaced(ctx context.Context, location string, h Heade
 	if rec == nil || live != nil && rec.LedgerID == live.ID {
 		return nil
 	}
-	return opts.retireRecorded(ctx, rec, e, h.Ensemble)
+	return opts.retireRecorded(ctx, rec, location, e, h.Ensemble)
 }
 
 // retireRecorded retires with e the ledger that rec names, where it still
 // is (a file moved or removed since is left), for the ledger that
 // replaces it: Create and Upgrade with replace, and Adopt.
-func (opts Options) retireRecorded(ctx context.Context, rec *Record, e ending, ensemble string) error {
-	if err := opts.retire(ctx, rec.Path, ensemble, rec.LedgerID, e); err != nil && !errors.Is(err, fs.ErrNotExist) {
+func (opts Options) retireRecorded(ctx context.Context, rec *Record, current string, e ending, ensemble string) error {
+	if err := opts.retire(ctx, withPassword(rec.Path, current), ensemble, rec.LedgerID, e); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -462,7 +469,7 @@ func (opts Options) Adopt(ctx context.Context, location string) (previous *Recor
 	where, _, _, err := l.store.where()
 	if err == nil && previous != nil && previous.LedgerID != l.header.ID && previous.Path != where {
 		e := ending{Reason: reasonRetired, At: time.Now().UTC().Truncate(time.Second), Successor: l.header.ID, Where: where, By: opts.Analyst}
-		if err = opts.retireRecorded(ctx, previous, e, l.header.Ensemble); err != nil {
+		if err = opts.retireRecorded(ctx, previous, location, e, l.header.Ensemble); err != nil {
 			err = fmt.Errorf("ledger %s is now the recorded ledger of ensemble %s, but the ledger your record named, %s (id %.8s), is not retired: %w", where, l.header.Ensemble, previous.Path, previous.LedgerID, err)
 		}
 	}

@@ -296,3 +296,46 @@ func scrub(msg string, secrets []string) string {
 	}
 	return b.String()
 }
+
+// withPassword returns recorded, a PostgreSQL ledger's location as a
+// record keeps it (Redact: its password ***), as a run connects to it:
+// with the password of current, the location of a command on the same
+// server as the same user, or else without one, for the driver to find
+// in PGPASSWORD or the password file. Any other location is returned as
+// it is.
+func withPassword(recorded, current string) string {
+	if !IsURL(recorded) || !strings.Contains(recorded, "***") {
+		return recorded
+	}
+	scheme, rest, _ := strings.Cut(recorded, "://")
+	user := ""
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		if u, p, ok := strings.Cut(rest[:at], ":"); ok && p == "***" {
+			user, rest = u, rest[at+1:]
+		}
+	}
+	if path, query, ok := strings.Cut(rest, "?"); ok {
+		var kept []string
+		for _, p := range strings.Split(query, "&") {
+			if k, v, _ := strings.Cut(p, "="); v != "***" || k != "password" && k != "sslpassword" {
+				kept = append(kept, p)
+			}
+		}
+		rest = path + "?" + strings.Join(kept, "&")
+	}
+	auth := ""
+	if user != "" {
+		auth = user + "@"
+	}
+	bare := scheme + "://" + auth + rest
+	if !IsURL(current) {
+		return bare
+	}
+	r, errR := parsePG(bare)
+	c, errC := parsePG(current)
+	if errR != nil || errC != nil || c.cfg.Password == "" || r.cfg.Host != c.cfg.Host || r.cfg.Port != c.cfg.Port || r.cfg.User != c.cfg.User {
+		return bare
+	}
+	escaped := strings.TrimPrefix(url.UserPassword("", c.cfg.Password).String(), ":")
+	return scheme + "://" + user + ":" + escaped + "@" + rest
+}

@@ -416,3 +416,49 @@ func TestPGImportElsewhere(t *testing.T) {
 		t.Errorf("database 1's copy after releases on database 2: %v", err)
 	}
 }
+
+// TestPGRetireRecordedPassword: init --replace retires the ledger that
+// your record names, whose URL held a password when it was recorded (the
+// record keeps ***): with the password of the new ledger's URL, on the
+// same server as the same user, or else with the one that PGPASSWORD
+// gives, never with "***".
+func TestPGRetireRecordedPassword(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two databases: without -short")
+	}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	db, db2 := pgtest.DB(t), pgtest.DB(t)
+	retired := func(name, location string) {
+		t.Helper()
+		l := mustRead(t, location)
+		if e := l.chain.closedBy; e == nil || e.Reason != reasonRetired {
+			t.Errorf("%s: the ledger the record named is not retired: %+v", name, e)
+		}
+	}
+	for _, c := range []struct {
+		name, next string
+		env        bool
+	}{
+		{"replaced in another database of the server", pgURL(db2, "new"), false},
+		{"replaced by a file", filepath.Join(t.TempDir(), "new.ledger"), true},
+	} {
+		bk := Options{StateDir: t.TempDir()}
+		old := pgURL(db, "old "+c.name)
+		b := unique(bound)
+		if _, err := bk.create(ctx, old, NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bk.create(ctx, c.next, NewHeader(b, budget, 1e-5, simpleFilter(budget)), true); c.env && err == nil {
+			t.Errorf("%s, without PGPASSWORD: retired with no password", c.name)
+		} else if !c.env && err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if c.env {
+			t.Setenv("PGPASSWORD", password(t, db))
+			if _, err := bk.create(ctx, c.next+".2", NewHeader(b, budget, 1e-5, simpleFilter(budget)), true); err != nil {
+				t.Fatalf("%s, with PGPASSWORD: %v", c.name, err)
+			}
+		}
+		retired(c.name, old)
+	}
+}

@@ -220,6 +220,7 @@ func (l *Ledger) write(ctx context.Context, labels int, final bool) error {
 		return err
 	}
 	if err := l.store.append(ctx, pos{n: l.chain.n, off: l.size}, l.chain.head, b, h); err != nil {
+		err = midRun(err, l.held)
 		var broken *brokenError
 		if errors.As(err, &broken) || l.store.cause() != nil {
 			l.broken = err
@@ -233,7 +234,7 @@ func (l *Ledger) write(ctx context.Context, labels int, final bool) error {
 	l.chain = next
 	l.held, l.settled = labels, final
 	if err := l.state.advance(ctx, l.chain.n, l.size, l.chain.head); err != nil {
-		err = fmt.Errorf("ledger %s: the spend is written, but %w", l.path, err)
+		err = fmt.Errorf("ledger %s: the spend is written, but %w", l.path, midRun(err, labels))
 		if errors.Is(err, errRecordChanged) {
 			l.broken = err
 		}

@@ -235,7 +235,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 		st.close()
 		where, _ := filepath.Abs(path)
 		e := ending{Reason: reasonRetired, At: time.Now().UTC().Truncate(time.Second), Successor: nh.ID, Where: where, By: opts.Analyst}
-		if err := opts.retireRecorded(ctx, res.Previous, e, nh.Ensemble); err != nil {
+		if err := opts.retireRecorded(ctx, res.Previous, location, e, nh.Ensemble); err != nil {
 			return res, fmt.Errorf("ledger upgrade: %s is upgraded and recorded, but the ledger your record named, %s (id %.8s), is not retired: %w", path, res.Previous.Path, res.Previous.LedgerID, err)
 		}
 	}
