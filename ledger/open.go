@@ -435,7 +435,12 @@ func (opts Options) open(ctx context.Context, location string, readOnly bool) (*
 		l.notes = append(l.notes, p.overridden)
 	}
 	if p, ok := s.(*pgStore); ok && readOnly {
-		if note := p.guardNote(); note != "" {
+		note, err := p.guardNote(ctx)
+		if err != nil {
+			s.close()
+			return nil, false, err
+		}
+		if note != "" {
 			l.notes = append(l.notes, note)
 		}
 	}

@@ -114,15 +114,31 @@ type GuardState struct {
 	OwnerLogsIn bool
 }
 
+// guardState reads whether the store's database has darrm's guard
+// against DDL and who owns darrm's tables: what a reader tells, which a
+// run does not ask.
+func (s *pgStore) guardState(ctx context.Context) (GuardState, error) {
+	var st GuardState
+	err := s.use(func() error {
+		return s.conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'darrm_guard' AND evtenabled <> 'D'),
+			coalesce(o.rolname, ''), coalesce(o.rolcanlogin, false)
+			FROM pg_class c LEFT JOIN pg_roles o ON o.oid = c.relowner WHERE c.oid = to_regclass('darrm.lines')`).Scan(&st.Guarded, &st.Owner, &st.OwnerLogsIn)
+	})
+	if err != nil {
+		return st, s.fail("read the guard of darrm's tables in database "+s.cfg.Database, err)
+	}
+	return st, nil
+}
+
 // guard makes darrm's guard against DDL in the store's database, when
 // its user is a superuser and it has none (a schema that the ledgers'
 // owner made), and returns whether the database has it.
 func (s *pgStore) guard(ctx context.Context) (GuardState, error) {
-	st := GuardState{Guarded: s.row.guarded, Owner: s.row.owner, OwnerLogsIn: s.row.ownerLogsIn}
-	if st.Guarded {
-		return st, nil
+	st, err := s.guardState(ctx)
+	if err != nil || st.Guarded {
+		return st, err
 	}
-	err := s.use(func() error {
+	err = s.use(func() error {
 		return pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
 			var err error
 			st.Guarded, err = makeGuard(ctx, tx)
@@ -138,13 +154,14 @@ func (s *pgStore) guard(ctx context.Context) (GuardState, error) {
 
 // guardNote says, of a ledger whose database has no guard against DDL,
 // who can rewrite it without its triggers; "" when it has one.
-func (s *pgStore) guardNote() string {
-	if s.row.guarded {
-		return ""
+func (s *pgStore) guardNote(ctx context.Context) (string, error) {
+	st, err := s.guardState(ctx)
+	if err != nil || st.Guarded {
+		return "", err
 	}
 	logs := "a role that no one logs in as, but that its members can act as"
-	if s.row.ownerLogsIn {
+	if st.OwnerLogsIn {
 		logs = "a role that can log in"
 	}
-	return s.sayf("database %s has no guard against DDL: the owner of darrm's tables, %s (%s), can change them without firing their triggers (ALTER TABLE), and only a witness newer than such a rewrite catches it; a superuser makes the guard with: darrm ledger upgrade %s", s.cfg.Database, s.row.owner, logs, shellQuote(s.redacted))
+	return s.sayf("database %s has no guard against DDL: the owner of darrm's tables, %s (%s), can change them without firing their triggers (ALTER TABLE), and only a witness newer than such a rewrite catches it; a superuser makes the guard with: darrm ledger upgrade %s", s.cfg.Database, st.Owner, logs, shellQuote(s.redacted)), nil
 }

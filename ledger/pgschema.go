@@ -346,13 +346,6 @@ type pgRow struct {
 	first        []byte // the first line, nil when it has none
 	// user is the session's database user, who charges the runs.
 	user string
-	// guarded says that darrm's guard against DDL holds the schema
-	// (guardDDLSQL); owner is the tables' owner, and ownerLogsIn whether
-	// that role can log in: without the guard, it can rewrite the tables
-	// without firing their triggers.
-	guarded     bool
-	owner       string
-	ownerLogsIn bool
 }
 
 // find returns the row of the ledger p names, in one query, whatever the
@@ -367,12 +360,9 @@ func (p *pgLocation) find(ctx context.Context, conn *pgx.Conn) (pgRow, error) {
 		r            pgRow
 	)
 	err := conn.QueryRow(ctx, `SELECT v.version, l.key, to_jsonb(l)->>'id', to_jsonb(l)->>'ensemble',
-		(SELECT line FROM ONLY darrm.lines WHERE ledger = l.key AND n = 1), session_user,
-		EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'darrm_guard' AND evtenabled <> 'D'),
-		coalesce(o.rolname, ''), coalesce(o.rolcanlogin, false)
-		FROM darrm.schema_version v LEFT JOIN ONLY darrm.ledgers l ON l.name = $1
-		LEFT JOIN pg_class c ON c.oid = to_regclass('darrm.lines') LEFT JOIN pg_roles o ON o.oid = c.relowner`,
-		p.name).Scan(&v, &key, &id, &ensemble, &first, &r.user, &r.guarded, &r.owner, &r.ownerLogsIn)
+		(SELECT line FROM ONLY darrm.lines WHERE ledger = l.key AND n = 1), session_user
+		FROM darrm.schema_version v LEFT JOIN ONLY darrm.ledgers l ON l.name = $1`,
+		p.name).Scan(&v, &key, &id, &ensemble, &first, &r.user)
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && (pe.Code == "3F000" || pe.Code == "42P01"), errors.Is(err, pgx.ErrNoRows):

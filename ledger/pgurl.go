@@ -140,6 +140,7 @@ func parsePG(location string) (*pgLocation, error) {
 	// down) is noticed within seconds, not the system's two hours.
 	d := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: time.Second, Count: 3}}
 	cfg.DialFunc = d.DialContext
+	preferOnOneConnection(cfg)
 	p := &pgLocation{redacted: where, name: name, cfg: cfg, secrets: secretsOf(location, cfg.Password)}
 	p.overridden = p.overrides(base, params)
 	return p, nil
