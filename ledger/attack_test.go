@@ -106,6 +106,8 @@ func TestPGAnalystAttacks(t *testing.T) {
 	if err := run.Reserve(ctx, 88); err != nil {
 		t.Fatal(err)
 	}
+	// Bob's label file, which holds the 88.
+	labels := Witness{File: "bob's labels", Labels: 88, Record: Record{Ensemble: run.Header().Ensemble, LedgerID: run.ID(), Lines: run.Lines(), Size: run.Size(), Head: run.Head()}}
 	conn := connectAs(t, alice)
 	refused := func(name string, err error, says string) {
 		t.Helper()
@@ -127,6 +129,8 @@ func TestPGAnalystAttacks(t *testing.T) {
 			appendForged(t, conn, "team", forge(func(s *Spend) { s.Queries, s.Final = 0, true })), "names analyst bob, but user alice writes it")
 		refused("a settlement of 0 of bob's run, naming alice, "+when,
 			appendForged(t, conn, "team", forge(func(s *Spend) { s.Queries, s.Final, s.Analyst = 0, true, "alice" })), "is of run "+run.run+", which user bob charged")
+		refused("a reservation of bob's run, naming alice, "+when,
+			appendForged(t, conn, "team", forge(func(s *Spend) { s.Queries, s.Analyst = 100, "alice" })), "is of run "+run.run+", which user bob charged")
 	}
 	refused("a run of alice's naming bob", appendForged(t, conn, "team", forge(func(s *Spend) {
 		s.Run, s.Queries, s.Final, s.Prior.Steps = "a1ice0000000000f", 1, true, s.Prior.Steps+s.Queries
@@ -169,6 +173,15 @@ func TestPGAnalystAttacks(t *testing.T) {
 	spent, _, _ := readAll(t, u)
 	if spent.Steps != 5+88+2 {
 		t.Errorf("the ledger counts %d labels; alice released 7 and bob's run reserved 88", spent.Steps)
+	}
+	// Bob's label file witnesses his run's 88, in the database's rows.
+	if err := openErr(u, Options{StateDir: t.TempDir(), Witnesses: []Witness{labels}}); err != nil {
+		t.Errorf("bob's label file of 88 labels: %v", err)
+	}
+	labels.Labels = 89
+	var re *RecordError
+	if err := openErr(u, Options{StateDir: t.TempDir(), Witnesses: []Witness{labels}}); !errors.As(err, &re) || re.kind != lowered {
+		t.Errorf("a label file of 89 labels of bob's run of 88: %v", err)
 	}
 	// Alice naming bob in darrm is refused before anything.
 	aliceAsBob := aliceBook

@@ -214,6 +214,7 @@ func (s *pgStore) first() ([]byte, error) {
 }
 
 func (s *pgStore) lines(ctx context.Context, from, to pos, each func([]byte) error) (pos, []byte, error) {
+	var stopped error // each's error, which stopped the read
 	end := from
 	var lines, size int64 // the head's
 	err := s.use(func() error {
@@ -252,6 +253,7 @@ func (s *pgStore) lines(ctx context.Context, from, to pos, each func([]byte) err
 				return &CorruptError{Path: s.redacted, Line: end.n + 1, Reason: fmt.Sprintf("its row ends at byte %d of the ledger, but the line holds %d bytes after byte %d: the row was changed", *stop, len(b)+1, end.off)}
 			}
 			if err := each(b); err != nil {
+				stopped = err
 				return err
 			}
 			end = pos{n: end.n + 1, off: *stop}
@@ -260,6 +262,8 @@ func (s *pgStore) lines(ctx context.Context, from, to pos, each func([]byte) err
 	})
 	var ce *CorruptError
 	switch {
+	case stopped != nil:
+		err = stopped // the caller's own
 	case err != nil && err != errLongLine && !errors.As(err, &ce) && !isLost(err):
 		err = s.fail("read the ledger", err)
 	case err == nil && to == everything && (lines != int64(end.n) || size != end.off):
