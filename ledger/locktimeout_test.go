@@ -132,8 +132,8 @@ func testPGLockTimeout(t *testing.T, db string) {
 			}
 		}
 	}
-	if l, err := (Options{StateDir: book.StateDir, LockTimeout: MaxLockTimeout}).forRun(ctx, pg); err != nil {
-		t.Errorf("LockTimeout %v, the longest: %v", MaxLockTimeout, err)
+	if l, err := (Options{StateDir: book.StateDir, LockTimeout: maxLockTimeout}).forRun(ctx, pg); err != nil {
+		t.Errorf("LockTimeout %v, the longest: %v", maxLockTimeout, err)
 	} else {
 		l.Close()
 	}

@@ -126,18 +126,18 @@ func Create(ctx context.Context, location string, h Header, opts Options) (previ
 // is 0.
 const DefaultLockTimeout = 30 * time.Second
 
-// MaxLockTimeout is the longest wait for a lock (Options.LockTimeout):
+// maxLockTimeout is the longest wait for a lock (Options.LockTimeout):
 // the longest a PostgreSQL server's lock_timeout takes, 2^31-1 ms, which
 // a wait for a file's lock keeps too, one rule for both.
-const MaxLockTimeout = (1<<31 - 1) * time.Millisecond
+const maxLockTimeout = (1<<31 - 1) * time.Millisecond
 
 // lockTimeout returns the bound of a wait for a lock (LockTimeout).
 func (opts Options) lockTimeout() (time.Duration, error) {
 	switch {
 	case opts.LockTimeout < 0:
 		return 0, paramError("LockTimeout", opts.LockTimeout.String(), "must be positive, or 0 for the default wait")
-	case opts.LockTimeout > MaxLockTimeout:
-		return 0, paramError("LockTimeout", opts.LockTimeout.String(), fmt.Sprintf("must be at most %v, the longest wait for a lock that a PostgreSQL server takes (its lock_timeout)", MaxLockTimeout))
+	case opts.LockTimeout > maxLockTimeout:
+		return 0, paramError("LockTimeout", opts.LockTimeout.String(), fmt.Sprintf("must be at most %v, the longest wait for a lock that a PostgreSQL server takes (its lock_timeout)", maxLockTimeout))
 	case opts.LockTimeout == 0:
 		return DefaultLockTimeout, nil
 	}
