@@ -19,8 +19,9 @@ import (
 // upgrade URL), refuses every command of a role that is not a superuser
 // that changes darrm's tables, their columns, triggers, constraints,
 // rules, policies or inheritance, its functions or its schema (a
-// fingerprint of them in the catalogs, sealed by the last superuser who
-// changed them) or that rewrites one of its tables. It lives in a schema
+// fingerprint of them in the catalogs, by name, so that a dump restored
+// keeps it, sealed by the last superuser who changed them) or that
+// rewrites one of its tables. It lives in a schema
 // of its own, darrm_guard, which the superuser owns, so that the owner of
 // darrm's schema cannot drop it. A superuser can still do anything (drop
 // the guard, set session_replication_role): only witnesses outside the
@@ -36,24 +37,24 @@ GRANT SELECT ON darrm_guard.sealed TO PUBLIC;
 CREATE FUNCTION darrm_guard.fingerprint() RETURNS text LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp AS $$
 SELECT md5(coalesce(string_agg(x, E'\n' ORDER BY x), '')) FROM (
-	SELECT format('schema %s %s %s', n.oid, n.nspname, n.nspowner) x FROM pg_namespace n WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('relation %s %s %s %s %s %s %s %s %s', c.oid, c.relname, c.relnamespace, c.relkind, c.relowner, c.relpersistence,
+	SELECT format('schema %s %s', n.nspname, pg_get_userbyid(n.nspowner)) x FROM pg_namespace n WHERE n.nspname = 'darrm'
+	UNION ALL SELECT format('relation %s %s %s %s %s %s %s', c.oid::regclass, c.relkind, pg_get_userbyid(c.relowner), c.relpersistence,
 		c.relrowsecurity, c.relforcerowsecurity, c.relhasrules)
 		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('column %s %s %s %s %s', a.attrelid, a.attnum, a.attname, a.atttypid, a.attnotnull)
+	UNION ALL SELECT format('column %s %s %s %s %s', a.attrelid::regclass, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull)
 		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname = 'darrm' AND a.attnum > 0 AND NOT a.attisdropped
-	UNION ALL SELECT format('trigger %s %s %s %s %s', t.tgrelid, t.tgname, t.tgfoid, t.tgenabled, t.tgtype)
+	UNION ALL SELECT format('trigger %s %s %s %s %s', t.tgrelid::regclass, t.tgname, t.tgfoid::regprocedure, t.tgenabled, t.tgtype)
 		FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('function %s %s %s %s %s %s', p.oid, p.proname, p.proowner, p.prosecdef, p.proconfig, md5(p.prosrc))
+	UNION ALL SELECT format('function %s %s %s %s %s', p.oid::regprocedure, pg_get_userbyid(p.proowner), p.prosecdef, p.proconfig, md5(p.prosrc))
 		FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('constraint %s %s %s %s', co.conrelid, co.conname, co.contype, pg_get_constraintdef(co.oid))
+	UNION ALL SELECT format('constraint %s %s %s %s', co.conrelid::regclass, co.conname, co.contype, pg_get_constraintdef(co.oid))
 		FROM pg_constraint co JOIN pg_class c ON c.oid = co.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('inherits %s %s', i.inhrelid, i.inhparent)
+	UNION ALL SELECT format('inherits %s %s', i.inhrelid::regclass, i.inhparent::regclass)
 		FROM pg_inherits i JOIN pg_class c ON c.oid IN (i.inhrelid, i.inhparent) JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('policy %s %s', p.polrelid, p.polname)
+	UNION ALL SELECT format('policy %s %s', p.polrelid::regclass, p.polname)
 		FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('rule %s %s %s', r.ev_class, r.rulename, r.ev_enabled)
+	UNION ALL SELECT format('rule %s %s %s', r.ev_class::regclass, r.rulename, r.ev_enabled)
 		FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
 ) f
 $$;
