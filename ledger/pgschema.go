@@ -163,7 +163,8 @@ BEGIN
 		hs := hj->'spend';
 		IF hs->>'run' = NEW.run THEN
 			IF NOT own AND h.writer IS DISTINCT FROM who THEN
-				RAISE EXCEPTION 'darrm: line % of ledger % is of run %, which user % charged: only the analyst of a run writes its lines, its settlement among them', NEW.n, l.name, NEW.run, coalesce(h.writer, 'before darrm knew who')
+				RAISE EXCEPTION 'darrm: line % of ledger % is of run %, which %: only the analyst of a run writes its lines, its settlement among them', NEW.n, l.name, NEW.run,
+					coalesce('user ' || h.writer || ' charged', 'was charged before the database knew who writes a line')
 					USING ERRCODE = 'DRM04';
 			END IF;
 			IF (hs->>'final')::boolean THEN

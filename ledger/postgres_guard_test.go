@@ -462,3 +462,89 @@ func TestPGRetireRecordedPassword(t *testing.T) {
 		retired(c.name, old)
 	}
 }
+
+// putV2 copies the ledger file at file into a database of schema version
+// 2 as ledger name, its lines appended one by one through that schema's
+// triggers, as darrm of that version wrote them.
+func putV2(t *testing.T, db, file, name string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	ok, ensemble, id := headerIdentity([]byte(lines[0]))
+	if !ok {
+		t.Fatal("no header")
+	}
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var key int32
+	if err := conn.QueryRow(ctx, "INSERT INTO darrm.ledgers (name, lines, size, head, id, ensemble) VALUES ($1, 0, 0, '', $2, $3) RETURNING key", name, id, ensemble).Scan(&key); err != nil {
+		t.Fatal(err)
+	}
+	stop := 0
+	for i, ln := range lines {
+		stop += len(ln) + 1
+		if _, err := conn.Exec(ctx, "INSERT INTO darrm.lines VALUES ($1, $2, $3, $4)", key, i+1, []byte(ln), stop); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPGUpgradeSchema2: a database of schema version 2 (no writer of a
+// line known) is upgraded by the first run of its owner, here a
+// superuser, with the guard against DDL: its ledgers keep their lines and
+// totals, a release charges them, a run killed before version 3 stays
+// charged (no one may settle it, the database not knowing who wrote
+// it), and no line of an ended run is appended again.
+func TestPGUpgradeSchema2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a database of its own: without -short")
+	}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	file := newLedger(t, budget)
+	spendOn(t, book, file, 3, 2)
+	reserveKilled(t, book, file, 4)
+	want, _, lines := readAll(t, file)
+	db := pgtest.DB(t)
+	sql, err := os.ReadFile(filepath.Join("testdata", "schema-v2.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlExec(t, db, string(sql)); err != nil {
+		t.Fatal(err)
+	}
+	putV2(t, db, file, "old")
+	u := pgURL(db, "old")
+	if got, _, n := readAll(t, u); got != want || n != lines {
+		t.Fatalf("read in schema 2: %+v, %d lines", got, n)
+	}
+	fresh := Options{StateDir: t.TempDir()}
+	conn := connectAs(t, u)
+	last := mustRead(t, u).chain.last
+	last.Queries, last.Final, last.Analyst = 0, true, pgUser(t, db)
+	l, err := fresh.forRun(ctx, u) // the owner's first run upgrades the schema
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if err := appendForged(t, conn, "old", last); err == nil || !strings.Contains(err.Error(), "was charged before the database knew who writes a line") {
+		t.Errorf("a settlement of 0 of the run killed before the upgrade: %v", err)
+	}
+	spendOn(t, fresh, u, 1, 1)
+	var v int
+	var guarded bool
+	if err := conn.QueryRow(ctx, "SELECT (SELECT version FROM darrm.schema_version), EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'darrm_guard')").Scan(&v, &guarded); err != nil || v != schemaVersion || !guarded {
+		t.Errorf("the upgraded schema: version %d, guarded %v: %v", v, guarded, err)
+	}
+	if got, _, n := readAll(t, u); got.Steps != want.Steps+1 || n != lines+2 {
+		t.Errorf("after the upgrade and a release: %d labels, %d lines", got.Steps, n)
+	}
+	if err := appendForged(t, conn, "old", last); err == nil || !strings.Contains(err.Error(), "which ended before it") {
+		t.Errorf("a settlement of 0 of the run killed before the upgrade, after another run: %v", err)
+	}
+}
