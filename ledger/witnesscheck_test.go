@@ -1,14 +1,10 @@
 package ledger
 
 import (
-	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/votefile"
@@ -67,85 +63,5 @@ func TestLabelFileWitnessesSettlement(t *testing.T) {
 	wantWitnessError(t, "the killed run's label file", witnessErr(t, witnessed(t, labels, later), path), lowered, labels, "counts 0 labels of run")
 	if err := witnessErr(t, witnessed(t, honest, later), path); err != nil {
 		t.Errorf("the honest run's label file: %v", err)
-	}
-}
-
-// TestWitnessFiles: a FIFO given as a witness is refused at once, not
-// waited on; a checkpoint whose ensemble or path holds an escape
-// sequence or a NUL is refused, printed escaped; a checkpoint whose line
-// number is off by one, its bytes and hash those of a line the ledger
-// holds, is refused, before or after the line a release resumes from.
-func TestWitnessFiles(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip(err)
-	}
-	done := make(chan error, 1)
-	go func() { _, err := ReadWitness(fifo); done <- err }()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
-			t.Errorf("a FIFO as a witness: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a FIFO as a witness: still waiting after 5 s")
-	}
-
-	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
-	for range 4 {
-		spend(t, path, 1)
-	}
-	cp := checkpointOf(t, book, path)
-	b, err := os.ReadFile(cp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, field := range []string{"ensemble", "path"} {
-		var c map[string]any
-		if err := json.Unmarshal(b, &c); err != nil {
-			t.Fatal(err)
-		}
-		c[field] = "x\x1b[31m\x00"
-		bad := filepath.Join(dir, field+".checkpoint")
-		out, _ := json.Marshal(c)
-		if err := os.WriteFile(bad, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := ReadWitness(bad)
-		if err == nil || !strings.Contains(err.Error(), field+` = "x\x1b[31m\x00": control characters are not allowed`) || strings.ContainsAny(err.Error(), "\x1b\x00") {
-			t.Errorf("a checkpoint whose %s holds ESC and NUL: %v", field, err)
-		}
-	}
-
-	// A checkpoint of line 3 said to be of line 2 or 4, its bytes and
-	// hash line 3's, for a reader (which knows every line's number) and a
-	// run that resumes from its record, before or after the line it
-	// vouches for.
-	l := mustRead(t, path)
-	var lines []pos
-	var heads []string
-	if _, err := l.again(ctx, func(c *chain, _ Spend, _ []byte) error {
-		lines, heads = append(lines, pos{n: c.n, off: c.end}), append(heads, c.head)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	l.Close() // a reader holds a file ledger's lock, shared
-	for _, at := range []int{3, 7} {
-		for _, off := range []int{-1, 1} {
-			w := Witness{File: "off-by-one", Record: Record{Ensemble: l.Header().Ensemble, LedgerID: l.ID(), Lines: at + off, Size: lines[at-1].off, Head: heads[at-1]}}
-			for name, bk := range map[string]Options{"a reader": {StateDir: t.TempDir(), ReadOnly: true}, "a run": book} {
-				bk.Witnesses = []Witness{w}
-				l, err := Open(ctx, path, bk)
-				if err == nil {
-					l.Close()
-				}
-				var re *RecordError
-				if !errors.As(err, &re) || re.kind != diverged {
-					t.Errorf("%s, a checkpoint of line %d said to be of line %d: %v", name, at, at+off, err)
-				}
-			}
-		}
 	}
 }
