@@ -568,6 +568,10 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	if err != nil {
 		return nil, err
 	}
+	if adopt {
+		// The team's checkpoint is replaced on purpose, as the record is.
+		witnesses = opts.Witnesses
+	}
 	for _, w := range witnesses {
 		if err := l.checkWitness(ctx, w); err != nil {
 			return nil, err

@@ -69,3 +69,29 @@ func TestWitnessDir(t *testing.T) {
 		t.Errorf("a relative witness folder: %v", err)
 	}
 }
+
+// TestWitnessDirAdopt: ledger adopt of a ledger that the team's checkpoint
+// refuses (a copy put back on purpose) records it and moves the team's
+// checkpoint to it, as it does the record: the releases after it go on.
+func TestWitnessDirAdopt(t *testing.T) {
+	team := t.TempDir()
+	bk := Options{StateDir: t.TempDir(), WitnessDir: team}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	path := filepath.Join(t.TempDir(), "team.ledger")
+	if _, err := bk.create(ctx, path, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(t.TempDir(), "backup.ledger")
+	copyFile(t, path, backup)
+	spendOn(t, bk, path, 2, 2)
+	copyFile(t, backup, path)
+	if err := openErr(path, bk); err == nil {
+		t.Fatal("the copy put back: accepted")
+	}
+	if _, l, err := bk.Adopt(ctx, path); err != nil {
+		t.Fatalf("adopt: %v", err)
+	} else {
+		l.Close()
+	}
+	spendOn(t, Options{StateDir: t.TempDir(), WitnessDir: team}, path, 1, 1)
+}
