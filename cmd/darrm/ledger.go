@@ -142,7 +142,6 @@ func newLedgerInitCmd() *cobra.Command {
 		},
 	}, &f)
 	setup.BindFlags(cmd, &f.use)
-	setup.AddWitnessDirFlag(cmd)
 	cmd.Flags().Lookup("classes").Usage = "classes C of --votes' class indices, or of --mechanism's votes"
 	cmd.Flags().StringVar((*string)(&f.use.Mechanism), "mechanism", "", "declare the labels to pay for: their aggregator, as aggregate takes it")
 	// The ensemble is --votes' header's, or given in full: no default.
@@ -283,7 +282,7 @@ func newLedgerAdoptCmd() *cobra.Command {
 	var f struct {
 		LockTimeout time.Duration `flag:"lock-timeout"`
 	}
-	cmd := newCmd("ledger-adopt", &cobra.Command{
+	return newCmd("ledger-adopt", &cobra.Command{
 		Use:   "adopt LEDGER",
 		Short: "Record a ledger, as it is, as its ensemble's (to resolve a refusal on purpose)",
 		Args:  cobra.ExactArgs(1),
@@ -297,8 +296,6 @@ func newLedgerAdoptCmd() *cobra.Command {
 			return report.LedgerAdopted(cmd.OutOrStdout(), args[0], l, prev)
 		},
 	}, &f)
-	setup.AddWitnessDirFlag(cmd)
-	return cmd
 }
 
 func newLedgerUpgradeCmd() *cobra.Command {
@@ -325,6 +322,5 @@ func newLedgerUpgradeCmd() *cobra.Command {
 	}, &f)
 	// The flags may only repeat the old ledger's binding.
 	cli.SetDefaultText(cmd.Flags(), "the ledger's", "eps", "Delta", "kind", "partition")
-	setup.AddWitnessDirFlag(cmd)
 	return cmd
 }

@@ -36,7 +36,7 @@ func newLedgerImportCmd() *cobra.Command {
 	var f struct {
 		LockTimeout time.Duration `flag:"lock-timeout"`
 	}
-	cmd := newCmd("ledger-import", &cobra.Command{
+	return newCmd("ledger-import", &cobra.Command{
 		Use:   "import FILE URL",
 		Short: "Move a ledger file into PostgreSQL, with its chain, for a team to share",
 		Args:  cobra.ExactArgs(2),
@@ -49,8 +49,6 @@ func newLedgerImportCmd() *cobra.Command {
 				"your record of its ensemble names it now: release there (a release on "+ledger.Redact(args[0])+" is refused)")
 		},
 	}, &f)
-	setup.AddWitnessDirFlag(cmd)
-	return cmd
 }
 
 // ledgerMoved reads the ledger at to, which from was moved (how) to, as

@@ -27,9 +27,11 @@ func TestLedgerWitnessFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	led := filepath.Join(dir, "k.ledger")
-	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "100", "--budget-delta", "0.5", "--witness-dir", team); code != 0 {
+	t.Setenv("DARRM_WITNESS_DIR", team)
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "100", "--budget-delta", "0.5"); code != 0 {
 		t.Fatal(e)
 	}
+	t.Setenv("DARRM_WITNESS_DIR", "")
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip(err)

@@ -166,7 +166,7 @@ func (v *witnessValue) Set(path string) error {
 // then checks every ledger it opens against the witnesses given.
 func AddWitnessFlag(cmd *cobra.Command) {
 	cmd.Flags().Var(&witnessValue{}, "witness", "a checkpoint or label file the ledger must extend (repeatable)")
-	AddWitnessDirFlag(cmd)
+	addWitnessDirFlag(cmd)
 }
 
 // WitnessDirEnv is the environment variable that names a team's witness
@@ -174,10 +174,12 @@ func AddWitnessFlag(cmd *cobra.Command) {
 // --witness-dir does: set it once for every analyst of a team.
 const WitnessDirEnv = "DARRM_WITNESS_DIR"
 
-// AddWitnessDirFlag adds --witness-dir, a team's witness folder
-// (ledger.Options.WitnessDir), to a command that opens or makes ledgers.
-func AddWitnessDirFlag(cmd *cobra.Command) {
-	cmd.Flags().String("witness-dir", "", "a team's folder of checkpoints that every release checks and leaves ($"+WitnessDirEnv+")")
+// addWitnessDirFlag adds --witness-dir, a team's witness folder
+// (ledger.Options.WitnessDir), to a command that takes --witness; every
+// other command that opens or makes ledgers takes the folder from
+// $DARRM_WITNESS_DIR alone.
+func addWitnessDirFlag(cmd *cobra.Command) {
+	cmd.Flags().String("witness-dir", "", "a team's folder of checkpoints, checked and left ($"+WitnessDirEnv+")")
 }
 
 // witnesses returns the witnesses given to cmd by --witness, if it has
