@@ -39,14 +39,21 @@ func TestPreferOnOneConnection(t *testing.T) {
 		got := make(chan string, 8)
 		go func() {
 			defer close(got)
-			for range 2 {
+			for range 3 {
 				c, err := ln.Accept()
 				if err != nil {
 					return
 				}
-				got <- "connection"
 				var req [8]byte
-				if _, err := io.ReadFull(c, req[:]); err != nil || binary.BigEndian.Uint32(req[4:]) != 80877103 {
+				_, err = io.ReadFull(c, req[:])
+				if err == nil && binary.BigEndian.Uint32(req[4:]) == 80877102 {
+					// A CancelRequest pgx may send when the failed
+					// attempt is torn down: not a connection to use.
+					c.Close()
+					continue
+				}
+				got <- "connection"
+				if err != nil || binary.BigEndian.Uint32(req[4:]) != 80877103 {
 					got <- "no SSLRequest"
 					c.Close()
 					continue
