@@ -25,7 +25,7 @@ import (
 // records of the user's ledgers are kept) go to both ledger calls. (The
 // example keeps its ledger and its records in a folder of its own; the
 // zero Options keep the records in $XDG_STATE_HOME/darrm.)
-func Example_ledgeredRelease() {
+func ExampleRelease_ledger() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "darrm-example")
 	if err != nil {

@@ -3,12 +3,10 @@ package ensemble
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/param"
-	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -51,6 +49,11 @@ type ReleaseSpec struct {
 	Budget     *accountant.Budget
 	DeltaPrime float64
 	TotalDelta *float64
+	// MaxQueries, if not 0, is the number of queries to release, the
+	// first ones (a share of a file of queries); the later ones are read
+	// and checked, and counted as not requested (ReleaseResult.NotRequested).
+	// A budget or a ledger may stop the release before them.
+	MaxQueries int
 	// Ledger, if not nil, is the ledger charged for the release, opened
 	// for a run by the caller, who closes it after (ledger.Open; a
 	// file or postgres://...?ledger=NAME): Release begins the run bound to
@@ -124,27 +127,6 @@ type Released struct {
 	Publish accountant.Total
 }
 
-// ErrBudget is a release that its budget, or its ledger's, stopped before
-// its last query: Release's error is it (errors.Is), beside the counts of
-// its Released.Result.
-var ErrBudget = errors.New("privacy budget reached")
-
-// A budgetError is a release that its budget stopped: the rows of
-// Result.Released queries were released and written, the
-// Result.StoppedByBudget queries after them were read and checked but not
-// released.
-type budgetError struct {
-	Result ReleaseResult
-}
-
-func (e *budgetError) Error() string {
-	r := e.Result
-	return fmt.Sprintf("%v: released %d of %s, %d not released", ErrBudget, r.Released, plural.Of(r.Released+r.StoppedByBudget, "query", "queries"), r.StoppedByBudget)
-}
-
-// Is reports whether target is ErrBudget.
-func (e *budgetError) Is(target error) bool { return target == ErrBudget }
-
 // Step is a step of a release, which a *ReleaseError names: StepGamma
 // (loading the gamma), StepBuild (building and certifying the
 // aggregator), StepBinding (the votes' header, provenance.Check),
@@ -193,12 +175,15 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 // charged at the same per-query step, and writes the labels to the sink
 // (ReleaseTo).
 //
-// An error is a *ReleaseError naming the step that failed, except a
-// release that its budget or its ledger stopped before the last query:
-// its labels are written and it returns an error that is ErrBudget
-// (errors.Is) beside the completed Released, whose Result counts the
-// queries released and those stopped. Released holds what was
-// done before an error.
+// A release that its budget or its ledger (or an analyst's share of it)
+// stopped before the last query is no error: its labels are written, and
+// Released.Result counts the queries released and those stopped
+// (StoppedByBudget), as it counts those after s.MaxQueries
+// (NotRequested); an accounted release whose total the ledger has no room
+// for releases none, writes nothing and counts its Queries as stopped.
+// An error is a *ReleaseError naming the step that failed, or
+// ErrTestFailed (an accounted release whose test failed, with no
+// fallback: no label). Released holds what was done before an error.
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var out Released
 	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
@@ -221,19 +206,28 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	if out.Account, out.CapNote, err = priv.Account(out.Binding, s.DeltaPrime); err != nil {
 		return fail(StepAccounting, err)
 	}
-	limit, sink := -1, s.Sink
+	// requested is the number of queries the caller asks for (-1: every
+	// one), limit the number the release may label.
+	requested, sink := -1, s.Sink
+	if s.MaxQueries < 0 {
+		return fail(StepAccounting, &accountant.ParamError{Name: "ReleaseSpec.MaxQueries", Value: s.MaxQueries, Rule: "must be >= 1, or 0 for every query"})
+	}
+	if s.MaxQueries > 0 {
+		requested = s.MaxQueries
+	}
 	if w := s.Accounted; w != nil {
 		if err := w.check(s); err != nil {
 			return fail(StepAccounting, err)
 		}
-		limit = w.Queries
+		requested = w.Queries
 	}
+	limit := requested
 	if s.Budget != nil {
 		out.Account.Budget = s.Budget
 		if out.MaxQueries, out.Allows, err = out.Account.Allowed(ctx); err != nil {
 			return fail(StepAccounting, err)
 		}
-		if out.MaxQueries != accountant.Unlimited {
+		if out.MaxQueries != accountant.Unlimited && (limit < 0 || out.MaxQueries < limit) {
 			limit = out.MaxQueries
 		}
 	}
@@ -245,8 +239,17 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	}
 	switch {
 	case s.Ledger != nil && s.Accounted != nil:
-		if err := s.Accounted.charge(ctx, s.Ledger, s.Mechanism.Name(), out.Binding); err != nil {
+		room, err := s.Accounted.charge(ctx, s.Ledger, s.Mechanism.Name(), out.Binding)
+		if err != nil {
 			return fail(StepLedger, err)
+		}
+		if !room {
+			// Nothing drawn, nothing charged: a stop at the budget.
+			out.Result.StoppedByBudget = s.Accounted.Queries
+			if out.Publish, err = s.Ledger.Publish(); err != nil {
+				return fail(StepLedger, err)
+			}
+			return out, nil
 		}
 		sink.Ledger = charged{s.Ledger}
 	case s.Ledger != nil:
@@ -284,6 +287,10 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options, s.Accounted); err != nil {
 		return fail(StepLabels, err)
 	}
+	if read := out.Result.Released + out.Result.StoppedByBudget; requested >= 0 && read > requested {
+		out.Result.NotRequested = read - requested
+		out.Result.StoppedByBudget -= out.Result.NotRequested
+	}
 	out.Account.Steps = out.Result.Released
 	switch {
 	case s.Accounted != nil && s.Ledger == nil:
@@ -298,22 +305,18 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	default:
 		_, out.Publish.DeltaFrom = out.Account.TotalDelta()
 	}
-	var berr error
-	if out.Result.StoppedByBudget > 0 {
-		berr = &budgetError{Result: out.Result}
-	}
-	if s.Accounted != nil && s.Accounted.failed {
-		berr = errors.Join(ErrTestFailed, berr)
-	}
-	return out, berr
+	return out, nil
 }
 
-// check refuses an accounted release of s with a budget or a total δ
-// (its total is its argument's), no test, or no query.
+// check refuses an accounted release of s with a budget, a total δ (its
+// total is its argument's) or MaxQueries (its proposal is its own), no
+// test, or no query.
 func (w *Accounted) check(s ReleaseSpec) error {
 	switch {
 	case s.Budget != nil || s.TotalDelta != nil:
 		return errors.New("ReleaseSpec.Accounted goes without Budget and TotalDelta: the total of a release accounted as a whole is its argument's")
+	case s.MaxQueries != 0:
+		return errors.New("ReleaseSpec.Accounted goes without MaxQueries: the queries of a release accounted as a whole are its Queries, the proposal its total holds for")
 	case w.Test == nil:
 		return errors.New("ReleaseSpec.Accounted.Test is not set: a release accounted as a whole needs its test")
 	case w.Queries < 1:
@@ -325,19 +328,17 @@ func (w *Accounted) check(s ReleaseSpec) error {
 // charge charges the ledger l one step of the release's total, before
 // its test is drawn, as account pate charges a smooth-sensitivity draw:
 // the test and the labels leave under that one guarantee, never per
-// query.
-func (w *Accounted) charge(ctx context.Context, l Ledger, mechanism provenance.MechanismName, b provenance.Binding) error {
+// query. It reports whether the ledger had room for it: without, nothing
+// is charged.
+func (w *Accounted) charge(ctx context.Context, l Ledger, mechanism provenance.MechanismName, b provenance.Binding) (bool, error) {
 	allowed, err := l.Begin(ctx, mechanism, b, accountant.ApproxStep(w.Total.Guarantee), 1)
-	if err != nil {
-		return err
-	}
-	if allowed < 1 {
-		return fmt.Errorf("%w: the release's total %v is beyond what the ledger's budget has left: nothing released", ErrBudget, w.Total.Guarantee)
+	if err != nil || allowed < 1 {
+		return false, err
 	}
 	if err := l.Reserve(ctx, 1); err != nil {
-		return err
+		return false, err
 	}
-	return l.Settle(ctx, 1)
+	return true, l.Settle(ctx, 1)
 }
 
 // charged is a ledger charged for a release as a whole (Accounted.charge):

@@ -275,7 +275,8 @@ type PTRResult struct {
 	Pass    bool
 	Queries int
 	// Publish is the total to publish, by the argument PTRArgument
-	// (docs/pate.md, "A data-dependent guarantee: generalized PTR").
+	// (docs/pate.md, "A data-dependent guarantee: generalized PTR"): the
+	// budget's ε itself, in its own decimal.
 	Publish accountant.Guarantee
 	// Order is the Rényi order of the bound tested, Proposal the bound
 	// proposed at it; Sigma the deviation of the test's noise, in changed
@@ -291,6 +292,10 @@ type PTRResult struct {
 	// the data-independent release labels if the test fails
 	// (PTROptions.Fallback); 0 labels none.
 	Fallback int
+	// converted is the ε the test and the proposal convert to, within
+	// the budget's: the total that label files written before the total
+	// was the budget's ε state (labelsPTR accepts it).
+	converted float64
 }
 
 // ptrShareTest is the share of the budget's δ that the test's own
@@ -441,7 +446,11 @@ func newPTRRule(m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions
 		}
 		if e <= b.Eps {
 			if withTest {
-				r.Publish = accountant.Guarantee{Eps: math.Max(e, r.Test.Eps), Delta: math.Max(b.Delta, outward.AddUp(r.Test.Delta, r.FalsePass))}
+				// The total is the budget's ε, which the conversion and
+				// the test's own ε are within: a bound as the user wrote
+				// it (2, not 1.9999999999999998).
+				r.converted = math.Max(e, r.Test.Eps)
+				r.Publish = accountant.Guarantee{Eps: b.Eps, Delta: math.Max(b.Delta, outward.AddUp(r.Test.Delta, r.FalsePass))}
 			}
 			break
 		}
@@ -1069,12 +1078,14 @@ func ptrPlan(counts [][]int, teachers, classes int, mech ensemble.Mechanism, opt
 // opts.Queries queries (every query of counts when 0) only if the test of
 // PTR (docs/pate.md) passes on counts, the counts of s.Votes, drawn from
 // s.Random (crypto/rand when nil), and publishes the total of the
-// PTRResult, by PTRArgument, whether it passes or not; a ledger of s is
-// charged that total as one step before the test is drawn. A failed test
-// is ensemble.ErrTestFailed, with no label released, or, with
-// opts.Fallback, the first PTRResult.Fallback queries labelled by the
-// data-independent release. s takes no budget: opts.Budget is the
-// release's.
+// PTRResult, by PTRArgument, whether it passes or not (PTRResult.Pass);
+// a ledger of s is charged that total as one step before the test is
+// drawn. A failed test is ensemble.ErrTestFailed, with no label
+// released, or, with opts.Fallback, no error and the first
+// PTRResult.Fallback queries labelled by the data-independent release.
+// The queries after the proposal are not requested
+// (ensemble.ReleaseResult.NotRequested). s takes no budget and no
+// MaxQueries: opts.Budget is the release's, opts.Queries its proposal.
 func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, opts PTROptions) (ensemble.Released, PTRResult, error) {
 	if s.Votes == nil {
 		return ensemble.Released{}, PTRResult{}, fmt.Errorf("PATE PTR: ReleaseSpec.Votes is not set")
@@ -1313,7 +1324,7 @@ func labelsPTR(opts AccountOptions, classes, n int) (*PTRResult, error) {
 		return nil, lr.HeaderErrorf("it states a fallback of a PTR release of %d queries, which labels %d within the budget %v, not its %d labelled queries: the header does not describe this release",
 			t.FallbackOf, r.Fallback, budget, n)
 	}
-	if stated := (accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}); r.Publish != stated {
+	if stated := (accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}); r.Publish != stated && (accountant.Guarantee{Eps: r.converted, Delta: r.Publish.Delta}) != stated {
 		what := fmt.Sprintf("its %d labelled queries", n)
 		if t.FallbackOf > 0 {
 			what = fmt.Sprintf("%d proposed queries", proposed)

@@ -190,7 +190,7 @@ const gnssMechanism provenance.MechanismName = "gnss"
 // --ledger for the teachers b, before it is drawn (pate.Once.Charge): one
 // step of its (ε, δ) as converted, so that a zcdp-filter ledger refuses it
 // (GNSS's RDP holds only below order 1/(2β): it has no zCDP slope). A
-// budget with no room left for it is an ensemble.ErrBudget. The ledger is
+// budget with no room left for it is an setup.ErrBudget. The ledger is
 // opened for the charge only: the draw is recorded after it is closed.
 func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, cost accountant.Guarantee) error {
 	book := setup.LedgerOptions(cmd)
@@ -206,7 +206,7 @@ func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, 
 	}
 	setup.PrintLedgerNotes(cmd.ErrOrStderr(), f.Ledger, l.Notes())
 	if allowed < 1 {
-		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, ledger.Redact(f.Ledger), cost)
+		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", setup.ErrBudget, ledger.Redact(f.Ledger), cost)
 	}
 	if err := l.Reserve(cmd.Context(), 1); err != nil {
 		return err

@@ -45,7 +45,7 @@ type aggregateFlags struct {
 	OutFormat   votefile.Format      `flag:"out-format" help:"labels: csv, jsonl or npy (auto: by --out's extension)"`
 	Partition   provenance.Partition `flag:"partition" help:"data split: keyed-hash, file-position or shared" default:"the header's"`
 	Accounting  string               `flag:"accounting" help:"ptr: as a whole, by generalized PTR"`
-	MaxQueries  int                  `flag:"max-queries" help:"with --accounting ptr: label the first N queries" default:"every query"`
+	MaxQueries  int                  `flag:"max-queries" help:"release the first N queries (ptr: its proposal)" default:"every query"`
 	Fallback    bool                 `flag:"fallback" help:"with --accounting ptr: on a failed test, label data-independently"`
 	setup.VoteFlags
 	Mechanism provenance.MechanismName
@@ -132,9 +132,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec.Budget, spec.DeltaPrime, spec.TotalDelta = budget, f.DeltaPrime, totalDelta
+	spec.Budget, spec.DeltaPrime, spec.TotalDelta, spec.MaxQueries = budget, f.DeltaPrime, totalDelta, f.MaxQueries
 	if f.Accounting == setup.PTRAccounting {
-		spec.Budget = nil // PTR's own: the test and the proposal split it
+		// PTR's own: the test and the proposal split the budget, and
+		// --max-queries is the proposal.
+		spec.Budget, spec.MaxQueries = nil, 0
 	}
 	p := rel.Problem.Problem
 	if info.Input == votefile.ManyClasses {
@@ -169,14 +171,15 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if led != nil && led.begun {
 		setup.PrintLedgerNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
 	}
-	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
+	if err != nil && !errors.Is(err, setup.ErrBudget) {
 		return f.MechanismConfig.ReleaseError(err, input)
 	}
-	if err != nil && f.Accounting == setup.PTRAccounting && tested == nil {
-		return err // no label: the test failed, or the ledger had no room for the total
-	}
+	// What is left, err, is an outcome that exits 4 after the summary: a
+	// PTR test that failed, or a ledger with no room for a PTR release's
+	// total (nothing drawn).
+	stop := err
 	if led != nil && led.begun {
-		st, err := led.BalanceFor(done.Aggregator.Privacy().Spend)
+		st, err := led.BalanceFor(led.step)
 		led.close()
 		if err != nil {
 			return setup.LedgerError(err)
@@ -197,8 +200,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err := out.Write(w, f.Format); err != nil {
 		return err
 	}
+	if stop != nil {
+		return stop
+	}
 	if stopped := rel.Stopped(); stopped != "" {
-		return fmt.Errorf("%w: %s", ensemble.ErrBudget, stopped)
+		return fmt.Errorf("%w: %s", setup.ErrBudget, stopped)
 	}
 	return nil
 }
@@ -219,8 +225,10 @@ type runLedger struct {
 	// ledger as given, without a password.
 	ptr  *ledger.UseRun
 	name string
-	// begun says that the run has begun on the ledger.
+	// begun says that the run has begun on the ledger, charged step by
+	// step (a PTR release's total as one).
 	begun bool
+	step  accountant.Spend
 }
 
 // Begin opens the ledger and begins the run on it.
@@ -238,7 +246,7 @@ func (r *runLedger) Begin(ctx context.Context, mechanism provenance.MechanismNam
 		}
 	}
 	n, err := l.Begin(ctx, mechanism, b, step, limit)
-	r.begun = err == nil
+	r.begun, r.step = err == nil, step
 	return n, err
 }
 

@@ -129,7 +129,7 @@ func newLedgerInitCmd() *cobra.Command {
 					h = uh
 				}
 			}
-			return initLedger(cmd, args[0], &f, b, h, func() error {
+			return initLedger(cmd, args[0], &f, b, h, hint, func() error {
 				if use == nil {
 					return nil
 				}

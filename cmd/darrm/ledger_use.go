@@ -43,7 +43,7 @@ type ledgerUseFlags struct {
 	// budget (ReleaseEps, ReleaseDelta), as aggregate's --max-queries,
 	// --budget-eps and --budget-delta give them.
 	Accounting   string  `flag:"accounting" help:"ptr: as a whole, by generalized PTR"`
-	MaxQueries   int     `flag:"max-queries" help:"with --accounting ptr: label the first N queries" default:"every query"`
+	MaxQueries   int     `flag:"max-queries" help:"release the first N queries (ptr: its proposal)" default:"every query"`
 	ReleaseEps   float64 `flag:"release-eps" help:"with --accounting ptr: each release's --budget-eps"`
 	ReleaseDelta float64 `flag:"release-delta" help:"with --accounting ptr: each release's --budget-delta"`
 	Mechanism    provenance.MechanismName

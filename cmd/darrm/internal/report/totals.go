@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
@@ -247,4 +248,15 @@ func newBudget(done ensemble.Released, stopped int) *Budget {
 		out.Why = done.Allows.Err.Error()
 	}
 	return out
+}
+
+// theName is the name of the result behind a total (Total.Name), as a
+// sentence says it after "by": a budget or a cap with its article ("by
+// the gdp-filter budget"), a composition or an argument without ("by
+// exact", "by generalized PTR").
+func theName(name string) string {
+	if strings.HasSuffix(name, "budget") || strings.HasPrefix(name, "teachers' cap") {
+		return "the " + name
+	}
+	return name
 }
