@@ -51,6 +51,9 @@ type planFlags struct {
 	// a release by generalized PTR on --votes.
 	Accounting string `flag:"accounting" help:"ptr: the proposal of a PTR release"`
 	Mechanism  provenance.MechanismName
+	// proxyHeader says that --votes has a metadata header (in the file or
+	// a sidecar), which the votes to be released then have too.
+	proxyHeader bool
 }
 
 func newPlanCmd() *cobra.Command {
