@@ -101,6 +101,7 @@ func preRun(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	setup.WarnPassword(cmd, args)
+	setup.WarnSeeded(cmd)
 	if err := canonicalDataset(cmd); err != nil {
 		return err
 	}

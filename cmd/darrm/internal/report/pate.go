@@ -127,10 +127,39 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 	} else {
 		rec = append(rec, field("reference", "Papernot et al. 2018 (Theorem 6, Proposition 7, smooth sensitivity and GNSS); "+o.Conversion.Reference()))
 	}
+	var warnings []string
+	if d.seededLabels() {
+		warnings = append(warnings, seededLabels)
+	}
 	if d.Seed != nil {
-		rec = append(rec, field("seed", *d.Seed), field("warning", NotForRelease))
+		rec = append(rec, field("seed", *d.Seed))
+		warnings = append(warnings, NotForRelease)
+	}
+	if len(warnings) > 0 {
+		rec = append(rec, field("warning", strings.Join(warnings, "; ")))
+	}
+	if f == cliout.Table && d.seededLabels() {
+		// First, as a seeded release's summary says it.
+		t := cliout.NewText(w)
+		t.Line("*** NOT FOR RELEASE: the labels were drawn from a seeded generator: publish nothing of them ***")
+		if err := t.Close(); err != nil {
+			return err
+		}
 	}
 	return writeMarked(w, f, rec, d.marks(), d.tags())
+}
+
+// seededLabels is what account pate says of labels drawn from a seeded
+// generator: nothing of them may be published.
+const seededLabels = "NOT FOR RELEASE: the labels were drawn from a seeded generator (their header's for_release is false), " +
+	"so anyone who knows the seed can remove their noise: publish nothing of them, no total either; " +
+	"eps_guarantee is what the release would guarantee with its noise from crypto/rand (analysis)"
+
+// seededLabels reports whether the labels accounted for (--labels) say
+// that they were drawn from a seeded generator (votefile.LabelMeta.ForRelease).
+func (d AccountPATE) seededLabels() bool {
+	l := d.Options.Labels
+	return l != nil && l.Meta() != nil && !l.Meta().ForRelease
 }
 
 // analysisRecord returns the fields of the data-dependent analysis of the
@@ -294,7 +323,10 @@ func (d AccountPATE) guarantee() (cliout.Record, error) {
 			field("ledger_spent", "what every release charged to the ledger "+d.LedgerPath+" has spent, by "+l.Composition.String()+
 				" (a realised cost, analysis); the ledger's total is not the one to publish here: "+why))
 	}
-	if d.ledgerLabels() != "" {
+	switch {
+	case d.seededLabels():
+		return append(rec, field("publish", nil)), nil // nothing: not for release
+	case d.ledgerLabels() != "":
 		return append(rec, field("publish", "ledger")), nil
 	}
 	return append(rec, field("publish", "eps_guarantee")), nil
@@ -357,7 +389,10 @@ func (d AccountPATE) marks() map[string]string {
 		m[k] = notForPublication
 	}
 	m["eps_guarantee"] = "PUBLISH: the guarantee"
-	if d.ledgerLabels() != "" {
+	switch {
+	case d.seededLabels():
+		m["eps_guarantee"] = "NOT FOR RELEASE: publish nothing"
+	case d.ledgerLabels() != "":
 		m["eps_guarantee"] = "these labels alone: publish the ledger's"
 	}
 	return m
@@ -400,7 +435,9 @@ func (d AccountPATE) publication(rec cliout.Record) cliout.Record {
 		}
 	}
 	line := "publish eps_guarantee at delta_guarantee as the guarantee (a bound; its theorem in guarantee)"
-	if id := d.ledgerLabels(); id != "" {
+	if d.seededLabels() {
+		line = seededLabels
+	} else if id := d.ledgerLabels(); id != "" {
 		line = "these labels were charged to the ledger of id " + id + ": publish that ledger's total, for every release charged to it " +
 			"(darrm ledger show LEDGER; here with --ledger LEDGER); eps_guarantee at delta_guarantee bounds these labels alone, as one run, and is analysis"
 	}

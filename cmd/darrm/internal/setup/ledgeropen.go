@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // ReadLedger reads the ledger at path whole (ledger.Open with Options.ReadOnly) and
@@ -142,6 +143,9 @@ func (e *worded) Unwrap() error { return e.err }
 type witnessValue struct {
 	files     []string
 	witnesses []ledger.Witness
+	// seeded are the label files among them whose labels were drawn from
+	// a seeded generator (WarnSeeded).
+	seeded []string
 }
 
 func (v *witnessValue) String() string { return strings.Join(v.files, ",") }
@@ -159,7 +163,40 @@ func (v *witnessValue) Set(path string) error {
 		return fmt.Errorf("%s", msg)
 	}
 	v.files, v.witnesses = append(v.files, path), append(v.witnesses, w)
+	if seededLabels(path) {
+		v.seeded = append(v.seeded, path)
+	}
 	return nil
+}
+
+// seededLabels reports whether the file at path is a label file whose
+// header says that its labels were drawn from a seeded generator
+// (votefile.LabelMeta.ForRelease false).
+func seededLabels(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	lr, err := votefile.NewLabelReader(f, path)
+	return err == nil && lr.Meta() != nil && !lr.Meta().ForRelease
+}
+
+// WarnSeeded says, for every --witness of cmd that is a label file of a
+// seeded run (for_release false), that it is not for release: a command
+// that reads labels never offers them for publication, and the total to
+// publish of a ledger is not theirs.
+func WarnSeeded(cmd *cobra.Command) {
+	f := cmd.Flags().Lookup("witness")
+	if f == nil {
+		return
+	}
+	if v, ok := f.Value.(*witnessValue); ok {
+		for _, path := range v.seeded {
+			cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("witness %s: NOT FOR RELEASE: its labels were drawn from a seeded generator (their header's for_release is false), "+
+				"so anyone who knows the seed can remove their noise: publish nothing of them; the ledger's total to publish is not theirs", path))
+		}
+	}
 }
 
 // AddWitnessFlag adds --witness to cmd, whose ledger book (LedgerOptions)
