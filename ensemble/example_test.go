@@ -25,7 +25,7 @@ import (
 // (3·0.1, 1-(1-1e-5)^3)-DP, the default delta for m = 3.
 var (
 	teachers = accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
-	target   = ensemble.Target{M: 3, Delta: ensemble.DefaultTargetDelta}
+	target   = ensemble.Target{M: 3}
 )
 
 // DaRRM with gamma_opt from a file, for the thesis' setting.

@@ -43,7 +43,7 @@ func (m GNMax) Validate() error {
 	if err := m.counts().checkSteps(); err != nil {
 		return err
 	}
-	if m.Delta == DefaultTargetDelta {
+	if m.Delta == 0 {
 		return &accountant.ParamError{Name: "delta", Value: 0.0, Rule: "must be given: Gaussian noise is not pure DP"}
 	}
 	return param.ConversionDelta("delta", m.Delta)
@@ -72,7 +72,7 @@ func (m GNMax) unsetSetting(in votefile.Input) error {
 		return m.needM()
 	case m.Sigma2 == 0:
 		return unset("Mechanism.Sigma2", "%s needs the noise of its answer, sigma2 > 0", m.Name())
-	case m.Delta == 0 || m.Delta == DefaultTargetDelta:
+	case m.Delta == 0:
 		return unset("Mechanism.Delta", "%s needs the per-query delta > 0 of its guarantee: Gaussian noise is not pure DP", m.Name())
 	}
 	return nil

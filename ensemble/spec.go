@@ -184,6 +184,23 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 // An error is a *ReleaseError naming the step that failed, or
 // ErrTestFailed (an accounted release whose test failed, with no
 // fallback: no label). Released holds what was done before an error.
+//
+// A ledgered release of votes with their metadata header (a NumPy file
+// and its sidecar, votes.npy.meta.json), onto a new ledger of a budget
+// (2, 1e-5), as ExampleRelease_ledger runs it:
+//
+//	votes, err := votefile.Open("votes.npy", votefile.Options{})
+//	h, err := ledger.VotesHeader(votes.Meta(), 2, 1e-5)
+//	_, err = ledger.Create(ctx, "pate.ledger", h, ledger.Options{})
+//	l, err := ledger.Open(ctx, "pate.ledger", ledger.Options{}) // l.Close() after
+//	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
+//		Votes:     votes,
+//		Mechanism: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40},
+//		Ledger:    l,
+//		Sink:      ensemble.LabelSink{Path: "labels.csv"},
+//	})
+//	// err == nil: out.Result.Released labels in labels.csv, out.Result.StoppedByBudget
+//	// stopped by the ledger's budget, out.Publish the total to publish.
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var out Released
 	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }

@@ -69,6 +69,13 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, accountant.Guarantee, error) {
 // aggregator of m, says is out of its domain: a field of the problem
 // (constraints.Problem.Validate) is the mechanism's, or the teachers'.
 func specField(m Mechanism, err error) error {
+	if te := (*targetDeltaError)(nil); errors.As(err, &te) {
+		// A Target's δ below its teachers' Δ (Target.problem): the field
+		// as the spec holds it.
+		named := *te
+		named.field = "ReleaseSpec.Mechanism.Delta"
+		return &named
+	}
 	var pf interface{ ProblemField() string }
 	if !errors.As(err, &pf) {
 		return err

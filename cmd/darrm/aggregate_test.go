@@ -280,7 +280,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _, err := ensemble.New(context.Background(), ensemble.DaRRM{Target: ensemble.Target{M: 3, Delta: ensemble.DefaultTargetDelta}, Gamma: optimal.Source{Given: g}}, 11, 2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, ensemble.Options{})
+	d, _, err := ensemble.New(context.Background(), ensemble.DaRRM{Target: ensemble.Target{M: 3}, Gamma: optimal.Source{Given: g}}, 11, 2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, ensemble.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
