@@ -134,8 +134,15 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	if doc.Draw, err = f.releaseOnce(cmd, doc.AccountResult, doc.Seed, ledgerPath); err != nil {
-		return err
+	// A draw its ledger has no room for is stopped by the budget (exit
+	// 4), after the account's document, as every outcome prints one.
+	doc.Draw, err = f.releaseOnce(cmd, doc.AccountResult, doc.Seed, ledgerPath)
+	stopped := err
+	if !errors.Is(err, setup.ErrBudget) {
+		if err != nil {
+			return err
+		}
+		stopped = nil
 	}
 	if f.Ledger != "" {
 		if doc.Ledger, err = ledgerStatus(cmd, f.Ledger, doc.Release.Step); err != nil {
@@ -143,7 +150,10 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		}
 		doc.PublishLedger = doc.AccountResult.LedgerCovers(ledgerPath)
 	}
-	return doc.Write(cmd.OutOrStdout(), f.Format)
+	if err := doc.Write(cmd.OutOrStdout(), f.Format); err != nil {
+		return err
+	}
+	return stopped
 }
 
 // releaseOnce settles the account's smooth-sensitivity draws
