@@ -284,7 +284,7 @@ func (d AccountPATE) covers() string {
 	}
 	if k := len(d.Draws); k > 0 {
 		what += " and " + plural.Of(k, "smooth-sensitivity draw", "smooth-sensitivity draws") + " on these votes (every draw recorded on them, with any settings"
-		if k > d.Draw.Draws {
+		if d.Draw != nil && k > d.Draw.Draws {
 			what += ", and this seeded experiment's"
 		}
 		what += ")"
