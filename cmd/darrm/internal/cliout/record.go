@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
 )
 
 // Field is one named value of a result.
