@@ -216,7 +216,12 @@ func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, 
 	}
 	setup.PrintLedgerNotes(cmd.ErrOrStderr(), f.Ledger, l.Notes())
 	if allowed < 1 {
-		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", setup.ErrBudget, ledger.Redact(f.Ledger), cost)
+		what := "its budget"
+		if st, err := l.BalanceFor(accountant.ApproxStep(cost)); err == nil && st.ShareBound && st.Share != nil {
+			// The analyst's share, not the budget, is what stops it.
+			what = fmt.Sprintf("analyst %q's share of its budget, %v,", st.Analyst, *st.Share)
+		}
+		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what %s has left: nothing drawn", setup.ErrBudget, ledger.Redact(f.Ledger), cost, what)
 	}
 	if err := l.Reserve(cmd.Context(), 1); err != nil {
 		return err
