@@ -182,6 +182,34 @@ func printedInTable(t *testing.T, table, lead string) string {
 	return strings.Join(lines, "\n")
 }
 
+// planLine runs darrm plan with args and returns the command it prints
+// under key in its JSON, after checking that its table prints the same
+// words after its line that starts with lead (printedInTable).
+func planLine(t *testing.T, args []string, key, lead string) string {
+	t.Helper()
+	stdout, stderr, code := darrm(t, "", append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, stderr)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("plan's JSON %v: %s", err, stdout)
+	}
+	line, _ := doc[key].(string)
+	if line == "" {
+		t.Fatalf("plan's JSON has no %s: %s", key, stdout)
+	}
+	table, stderr, code := darrm(t, "", args...)
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, stderr)
+	}
+	printed := printedInTable(t, table, lead)
+	if got := strings.Join(shellWords(t, printed), " "); got != line {
+		t.Errorf("the table prints\n%s\nwhich reads %q, the JSON %q", printed, got, line)
+	}
+	return line
+}
+
 // TestPrintedCommandsRun: every command plan prints for the user to run
 // next runs as printed on the votes it was planned for, pasted from the
 // table (its lines continued) or taken from the JSON, with the
@@ -208,29 +236,12 @@ func TestPrintedCommandsRun(t *testing.T) {
 				t.Run(k.name+"/"+name, func(t *testing.T) {
 					args := append([]string{"plan", "--K", "250", "--classes", "10", "--votes", k.proxy, "--votes-are", "public", "--accounting", "ptr"}, mech...)
 					args = append(append(args, budget...), k.read...)
-					stdout, stderr, code := darrm(t, "", append(args, "--format", "json")...)
-					if code != 0 {
-						t.Fatalf("plan: exit %d: %s", code, stderr)
-					}
-					var doc struct {
-						Aggregate string `json:"aggregate"`
-					}
-					if err := json.Unmarshal([]byte(stdout), &doc); err != nil || doc.Aggregate == "" {
-						t.Fatalf("plan's JSON %v: %s", err, stdout)
-					}
+					line := planLine(t, args, "aggregate", "To release them")
 					out := filepath.Join(t.TempDir(), "labels.csv")
 					t.Chdir(filepath.Dir(out))
-					runPrinted(t, doc.Aggregate, map[string]string{"VOTES": k.private})
+					runPrinted(t, line, map[string]string{"VOTES": k.private})
 					if _, err := os.Stat(out); err != nil {
 						t.Errorf("the printed aggregate wrote no labels: %v", err)
-					}
-					table, stderr, code := darrm(t, "", args...)
-					if code != 0 {
-						t.Fatalf("plan: exit %d: %s", code, stderr)
-					}
-					printed := printedInTable(t, table, "To release them")
-					if got := strings.Join(shellWords(t, printed), " "); got != doc.Aggregate {
-						t.Errorf("the table prints\n%s\nwhich reads %q, the JSON %q", printed, got, doc.Aggregate)
 					}
 				})
 			}
@@ -275,26 +286,11 @@ func TestPrintedCommandsRun(t *testing.T) {
 					args = append(args, budget...)
 				}
 				args = append(args, tc.votes.read...)
-				stdout, stderr, code := darrm(t, "", append(args, "--format", "json")...)
-				if code != 0 {
-					t.Fatalf("plan: exit %d: %s", code, stderr)
+				line := planLine(t, args, "ledger_init", "To make the ledger")
+				if regexp.MustCompile(`\bVOTES\b`).FindAllString(line, -1) == nil {
+					t.Errorf("ledger init %q names no VOTES", line)
 				}
-				var doc struct {
-					LedgerInit string `json:"ledger_init"`
-				}
-				if err := json.Unmarshal([]byte(stdout), &doc); err != nil || doc.LedgerInit == "" {
-					t.Fatalf("plan's JSON %v: %s", err, stdout)
-				}
-				led := filepath.Join(t.TempDir(), "new.ledger")
-				runPrinted(t, doc.LedgerInit, map[string]string{"LEDGER": led, "VOTES": tc.votes.private})
-				table, _, _ := darrm(t, "", args...)
-				printed := printedInTable(t, table, "To make the ledger")
-				if got := strings.Join(shellWords(t, printed), " "); got != doc.LedgerInit {
-					t.Errorf("the table prints\n%s\nwhich reads %q, the JSON %q", printed, got, doc.LedgerInit)
-				}
-				if regexp.MustCompile(`\bVOTES\b`).FindAllString(doc.LedgerInit, -1) == nil {
-					t.Errorf("ledger init %q names no VOTES", doc.LedgerInit)
-				}
+				runPrinted(t, line, map[string]string{"LEDGER": filepath.Join(t.TempDir(), "new.ledger"), "VOTES": tc.votes.private})
 			})
 		}
 	})
