@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -45,7 +46,18 @@ func NewLedgerShow(ctx context.Context, path string, l *ledger.Ledger) (LedgerSh
 	if len(a) == 1 && a[0].Analyst == "" {
 		a = nil // no run names an analyst
 	}
-	return LedgerShow{Path: path, Header: l.Header(), Balance: b, Runs: func(each func(ledger.Spend) error) error { return l.Runs(ctx, each) }, HasRuns: l.RunCount() > 0, Analysts: a}, err
+	if err != nil {
+		return LedgerShow{}, err
+	}
+	runs := func(each func(ledger.Spend) error) error { return l.Runs(ctx, each) }
+	// A run: its lines may not be the ledger's (a ledger retired before
+	// its first run holds a header and its end).
+	errFound := errors.New("a run")
+	err = runs(func(ledger.Spend) error { return errFound })
+	if err != nil && !errors.Is(err, errFound) {
+		return LedgerShow{}, err
+	}
+	return LedgerShow{Path: path, Header: l.Header(), Balance: b, Runs: runs, HasRuns: errors.Is(err, errFound), Analysts: a}, nil
 }
 
 // analysts are the sums of a ledger's spends per analyst: JSON's list of
