@@ -25,6 +25,18 @@ func (l *Ledger) Begin(ctx context.Context, mechanism provenance.MechanismName, 
 	return l.allowance(step, limit)
 }
 
+// RunFilter returns the filter the run begun is charged by (Begin): the
+// filter of a ledger open to any use, the one its first run chose among
+// them; nil for a declared use, which composes its steps exactly, and for
+// a version-4 ledger's filter of one method. A release charged per draw
+// (ensemble.ProgressiveGNMax) asks it for a Gaussian-DP part.
+func (l *Ledger) RunFilter() *accountant.Filter {
+	if l.run == "" || l.header.Use != nil {
+		return nil
+	}
+	return l.rule.filter
+}
+
 // begin starts this run's spend, charged by the Options's analyst: mechanism, the description of one label
 // (its guarantee, and its noise when it has a curve), and the ensemble
 // the release states (b), which must be the one the ledger is bound to:
