@@ -95,6 +95,16 @@ func (m GNMax) planned(in votefile.Input) (string, func(float64) Mechanism) {
 	return "sigma2", func(v float64) Mechanism { m.Sigma2 = v; return m }
 }
 
+// chargedPerDraw: GNMax on class counts, each label's draw charged to a
+// Gaussian-DP filter (a GNMax on 0/1 votes has none: its σ is calibrated
+// to a per-query target).
+func (m GNMax) chargedPerDraw() (Mechanism, bool) {
+	if m.Sigma2 == 0 {
+		return nil, false
+	}
+	return ProgressiveGNMax{Levels: Levels{m.Sigma2}}, true
+}
+
 // family returns m's settings as Confident-GNMax without the threshold
 // step, its noise as set.
 func (m GNMax) family() ConfidentGNMax {

@@ -16,7 +16,8 @@ import (
 
 // Mechanism is a release mechanism with its settings: a value of DaRRM,
 // OneVoteDaRRM, Subsample, DSub, RR or GNMax on the teachers' 0/1 votes,
-// or of GNMax, ConfidentGNMax or LNMax on vote counts of C classes. The
+// or of GNMax, ConfidentGNMax, LNMax or ProgressiveGNMax on vote counts
+// of C classes. The
 // set is closed: no other package adds one. New builds any of them, and
 // Release releases with it; a label file's header states it, and
 // MechanismOf reads it back.
@@ -69,7 +70,7 @@ type Mechanism interface {
 // mechanisms are the mechanisms a release can use, the two-class ones
 // first, each at its defaults: a mechanism's one registration.
 var mechanisms = []Mechanism{DaRRM{Target: defaultTarget}, Subsample{defaultTarget}, DSub{defaultTarget}, RR{Target: defaultTarget},
-	GNMax{Target: defaultTarget}, OneVoteDaRRM{}, ConfidentGNMax{}, LNMax{}}
+	GNMax{Target: defaultTarget}, OneVoteDaRRM{}, ConfidentGNMax{}, LNMax{}, ProgressiveGNMax{}}
 
 // defaultTarget is a Target at its defaults: m unset, the default δ.
 var defaultTarget = Target{}

@@ -78,6 +78,7 @@ func examples() []struct {
 		{GNMax{Target: t}, two}, {OneVoteDaRRM{Eps: 0.3, Delta: 1e-5, Gamma: zeros}, two},
 		{GNMax{Target: Target{Delta: delta}, Sigma2: 40}, many}, {ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}, many},
 		{LNMax{Scale: 20}, many},
+		{ProgressiveGNMax{Levels: Levels{100, 75, 56, 45}, Kappa: 1.2, GiveUp: 0.25, Threshold: 7, Sigma1: 200, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, many},
 	}
 }
 
@@ -174,6 +175,9 @@ func TestPlanned(t *testing.T) {
 			setting, want = "sigma2", m
 		case LNMax:
 			setting, want = "Laplace scale", LNMax{Scale: 7}
+		case ProgressiveGNMax:
+			m.Kappa = 7
+			setting, want = "kappa", m
 		}
 		got, with := Planned(e.m, classes)
 		if got != setting || !reflect.DeepEqual(with(7), want) {
@@ -240,7 +244,7 @@ func TestMechanismLists(t *testing.T) {
 		want []provenance.MechanismName
 	}{
 		{votefile.TwoClass, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
-		{votefile.ManyClasses, []provenance.MechanismName{"gnmax", "confident-gnmax", "lnmax"}},
+		{votefile.ManyClasses, []provenance.MechanismName{"gnmax", "confident-gnmax", "lnmax", "progressive-gnmax"}},
 	} {
 		var got []provenance.MechanismName
 		for _, m := range Mechanisms(tc.in) {

@@ -152,7 +152,7 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	labelSettings(agg.Mechanism(), &meta)
 	if whole != nil {
 		meta.Accounting = whole.Accounting
-		meta.Total = &votefile.LabelTotal{Eps: whole.Total.Guarantee.Eps, Delta: whole.Total.Guarantee.Delta, Argument: whole.Total.Argument,
+		meta.Total = &votefile.LabelTotal{Eps: whole.Total.Guarantee.Eps, Delta: whole.Total.Guarantee.Delta, Argument: whole.Total.Name(),
 			BudgetEps: whole.Budget.Eps, BudgetDelta: whole.Budget.Delta}
 		if whole.failed {
 			meta.Total.FallbackOf = whole.Queries

@@ -119,6 +119,12 @@ type Released struct {
 	MaxQueries int
 	Allows     accountant.Total
 	Result     ReleaseResult
+	// Draws and Mu2, of a release charged per draw (ProgressiveGNMax),
+	// count the draws charged and the Gaussian-DP μ² they sum to: what
+	// the run used of its filter's μ_B², analysis (its total to publish
+	// is the filter's budget).
+	Draws int
+	Mu2   float64
 	// Publish is the total to publish (accountant.Account.Publish): the
 	// ledger's (Ledger.Publish) when the release was charged to one, else
 	// the run's, of its Result.Released rows; when no label was
@@ -239,7 +245,14 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		requested = w.Queries
 	}
 	limit := requested
-	if s.Budget != nil {
+	meter, perDraw := drawsOf(out.Aggregator)
+	var stated *Accounted
+	if perDraw {
+		// No count is fixed in advance: the filter stops the run.
+		if stated, err = filterAccount(s, &out.Account); err != nil {
+			return fail(StepAccounting, err)
+		}
+	} else if s.Budget != nil {
 		out.Account.Budget = s.Budget
 		if out.MaxQueries, out.Allows, err = out.Account.Allowed(ctx); err != nil {
 			return fail(StepAccounting, err)
@@ -255,6 +268,11 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		out.Account.Delta = s.TotalDelta
 	}
 	switch {
+	case s.Ledger != nil && perDraw:
+		if err := chargeLedger(ctx, s.Ledger, out.Aggregator, meter, out.Binding); err != nil {
+			return fail(StepLedger, err)
+		}
+		sink.Ledger = drawsLedger{s.Ledger, meter}
 	case s.Ledger != nil && s.Accounted != nil:
 		room, err := s.Accounted.charge(ctx, s.Ledger, s.Mechanism.Name(), out.Binding)
 		if err != nil {
@@ -301,7 +319,10 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 			s.Accounted, limit = &fb, w.Fallback
 		}
 	}
-	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options, s.Accounted); err != nil {
+	if stated == nil {
+		stated = s.Accounted
+	}
+	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options, stated); err != nil {
 		return fail(StepLabels, err)
 	}
 	if read := out.Result.Released + out.Result.StoppedByBudget; requested >= 0 && read > requested {
@@ -309,7 +330,12 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		out.Result.StoppedByBudget -= out.Result.NotRequested
 	}
 	out.Account.Steps = out.Result.Released
+	if perDraw {
+		out.Draws, out.Mu2 = meter.used()
+	}
 	switch {
+	case perDraw && s.Ledger == nil:
+		out.Publish = stated.Total
 	case s.Accounted != nil && s.Ledger == nil:
 	case s.Ledger != nil:
 		if out.Publish, err = s.Ledger.Publish(); err != nil {
@@ -323,6 +349,39 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		_, out.Publish.DeltaFrom = out.Account.TotalDelta()
 	}
 	return out, nil
+}
+
+// drawsOf returns the filter of agg when it is charged per draw
+// (ProgressiveGNMax's labeler), and whether it is.
+func drawsOf(agg Labeler) (*drawMeter, bool) {
+	d, ok := agg.(interface{ drawMeter() *drawMeter })
+	if !ok {
+		return nil, false
+	}
+	return d.drawMeter(), true
+}
+
+// filterAccount makes acc, the account of a release of s charged per
+// draw, the account of its Gaussian-DP filter, whose budget is its total
+// to publish (accountant.Account.Publish of the filter), and returns what
+// its label file's header states of it: the accounting and the total.
+// Such a release takes no other accounting and no total δ: the
+// budget's is the one.
+func filterAccount(s ReleaseSpec, acc *accountant.Account) (*Accounted, error) {
+	switch {
+	case s.Accounted != nil:
+		return nil, errors.New("ReleaseSpec.Accounted goes without a mechanism charged per draw, which its Gaussian-DP filter accounts")
+	case s.TotalDelta != nil:
+		return nil, &accountant.ParamError{Name: "total delta", Value: *s.TotalDelta, Rule: "must not be given to a release charged per draw: its total is its filter's budget, at the budget's delta"}
+	}
+	gdp := accountant.GDPFilter
+	acc.Filter, acc.Budget = &gdp, s.Budget
+	t, err := acc.Publish()
+	if err != nil {
+		return nil, err
+	}
+	t.DeltaFrom = accountant.BudgetDelta
+	return &Accounted{Accounting: FilterAccounting, Total: t, Budget: s.Budget.Guarantee}, nil
 }
 
 // check refuses an accounted release of s with a budget, a total δ (its
