@@ -106,14 +106,28 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	case f.Ledger != "" && f.Labels == "" && !f.Release:
 		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")
 	}
-	if _, lnmax := mech.(ensemble.LNMax); lnmax {
+	_, lnmax := mech.(ensemble.LNMax)
+	_, perDraw := setup.PerDraw(info)
+	switch {
+	case lnmax:
 		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "ledger", "release-estimate"} {
 			if fs.Changed(fl) {
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
 			}
 		}
-	} else if err := checkGNMax(mech); err != nil {
-		return setup.Flagged(err, nil)
+	case perDraw:
+		if f.Labels == "" {
+			return cli.Usagef("--labels: %s is accounted by the Gaussian-DP filter that charged its release's draws: give the release's labels, whose header states its settings and the filter's budget", mech.Name())
+		}
+		for _, fl := range []string{"noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "release-estimate", "orders", "conversion"} {
+			if fs.Changed(fl) {
+				return cli.Usagef("--%s: %s is accounted by its Gaussian-DP filter's budget alone, which needs no noise model, Renyi orders, conversion or smooth sensitivity", fl, mech.Name())
+			}
+		}
+	default:
+		if err := checkGNMax(mech); err != nil {
+			return setup.Flagged(err, nil)
+		}
 	}
 	in, file, err := f.OpenVotes(cmd, "VOTES", cli.InputArg(args))
 	if err != nil {
@@ -136,13 +150,16 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	}
 	// A draw its ledger has no room for is stopped by the budget (exit
 	// 4), after the account's document, as every outcome prints one.
-	doc.Draw, err = f.releaseOnce(cmd, doc.AccountResult, doc.Seed, ledgerPath)
-	stopped := err
-	if !errors.Is(err, setup.ErrBudget) {
-		if err != nil {
-			return err
+	var stopped error
+	if !perDraw {
+		doc.Draw, err = f.releaseOnce(cmd, doc.AccountResult, doc.Seed, ledgerPath)
+		stopped = err
+		if !errors.Is(err, setup.ErrBudget) {
+			if err != nil {
+				return err
+			}
+			stopped = nil
 		}
-		stopped = nil
 	}
 	if f.Ledger != "" {
 		if doc.Ledger, err = ledgerStatus(cmd, f.Ledger, doc.Release.Step); err != nil {

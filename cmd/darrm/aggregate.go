@@ -44,7 +44,7 @@ type aggregateFlags struct {
 	Out         string               `flag:"out" help:"file for the labels, written atomically (- for stdout)"`
 	OutFormat   votefile.Format      `flag:"out-format" help:"labels: csv, jsonl or npy (auto: by --out's extension)"`
 	Partition   provenance.Partition `flag:"partition" help:"data split: keyed-hash, file-position or shared" default:"the header's"`
-	Accounting  string               `flag:"accounting" help:"ptr: as a whole, by generalized PTR"`
+	Accounting  string               `flag:"accounting" help:"ptr: as a whole, by generalized PTR; gdp-filter: each draw charged to a Gaussian-DP filter"`
 	MaxQueries  int                  `flag:"max-queries" help:"release the first N queries (ptr: its proposal)" default:"every query"`
 	Fallback    bool                 `flag:"fallback" help:"with --accounting ptr: on a failed test, label data-independently"`
 	setup.VoteFlags
@@ -149,6 +149,9 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	src.OnNotStored = func(err error) { notStored = err }
 	values["gamma"] = src
 	spec.Mechanism = info.With(cmd.Flags(), values)
+	if f.Accounting == setup.FilterAccounting {
+		spec.Mechanism, _ = ensemble.ChargedPerDraw(spec.Mechanism) // checkAccounting: it has one
+	}
 	var led *runLedger
 	if f.Ledger != "" {
 		opts := setup.LedgerOptions(cmd)

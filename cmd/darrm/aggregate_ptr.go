@@ -25,15 +25,29 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.Mechanis
 	if fs.Changed("max-queries") && f.MaxQueries < 1 {
 		return cli.Usagef("--max-queries = %d: must be >= 1 (the first queries to release)", f.MaxQueries)
 	}
+	charged, only := setup.PerDraw(info)
+	if only && !fs.Changed("accounting") {
+		f.Accounting = setup.FilterAccounting // its only accounting
+	}
 	switch f.Accounting {
-	case setup.DataIndependent:
+	case setup.DataIndependent, setup.FilterAccounting:
 		if fs.Changed("fallback") {
 			return cli.Usagef("--fallback goes with --accounting ptr: it is what a PTR release whose test failed labels")
+		}
+		switch {
+		case f.Accounting == setup.DataIndependent && only:
+			return cli.Usagef("--accounting %s with --mechanism %s: its draws are chosen from its earlier outputs, so no composition fixed in advance counts them: it is charged per draw to a Gaussian-DP filter (--accounting %s, its default)",
+				setup.DataIndependent, info.Name, setup.FilterAccounting)
+		case f.Accounting == setup.DataIndependent:
+		case !charged:
+			return cli.Usagef("--accounting %s with --mechanism %s: each draw charged to a Gaussian-DP filter before it is drawn is the accounting of %s on class counts", setup.FilterAccounting, info.Name, setup.PerDrawNames())
+		case budget == nil:
+			return cli.Usagef("--accounting %s needs --budget-eps and --budget-delta: the budget of the Gaussian-DP filter that each draw is charged to, the total to publish", setup.FilterAccounting)
 		}
 		return nil
 	case setup.PTRAccounting:
 	default:
-		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, setup.DataIndependent, setup.PTRAccounting)
+		return cli.Usagef("--accounting = %q: must be %s, %s or %s", f.Accounting, setup.DataIndependent, setup.PTRAccounting, setup.FilterAccounting)
 	}
 	switch {
 	case !setup.PTRTests(info):

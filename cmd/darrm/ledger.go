@@ -161,7 +161,7 @@ var readFlags = []string{"input-format", "header", "id", "teachers-in-rows", "qu
 // accounting and proposal of a use of PTR releases. Its
 // help names them in groups (help/ledger-init.txt) rather than one line
 // each, so that the flags of the ledger itself stand out.
-var initAsAggregate = append(slices.Clone(readFlags), "threshold", "sigma1", "sigma2", "laplace-scale", "m", "delta", "target-eps",
+var initAsAggregate = append(slices.Clone(readFlags), "threshold", "sigma1", "sigma2", "levels", "kappa", "give-up", "laplace-scale", "m", "delta", "target-eps",
 	"gamma", "gnmax-search", "prior", "no-solve", "rr-composition", "rr-delta-prime", "cache-dir", "no-cache", "workers",
 	"accounting", "max-queries")
 

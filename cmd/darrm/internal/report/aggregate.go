@@ -70,6 +70,9 @@ type Aggregate struct {
 	Analysis bool `json:"-"`
 	// PTR is the plan of a release by generalized PTR, null otherwise.
 	PTR *PTR `json:"ptr"`
+	// Filter is the use of the Gaussian-DP filter of a release charged
+	// per draw (progressive-gnmax), null otherwise.
+	Filter *FilterUse `json:"filter"`
 	// Header says that the vote file has a header row; Label describes
 	// the mechanism; Layout, K and Classes are the votes'.
 	Header  bool   `json:"header"`
@@ -124,6 +127,16 @@ type PerQuery struct {
 	// the totals; RelationText says it in words.
 	Relation     string `json:"relation"`
 	RelationText string `json:"relation_text"`
+}
+
+// FilterUse is what a release charged per draw took of its Gaussian-DP
+// filter: the draws charged and the μ² they sum to, of the budget's μ_B²
+// (analysis: the total to publish is the budget).
+type FilterUse struct {
+	Method accountant.Method `json:"method"`
+	Draws  int               `json:"draws"`
+	Mu2    float64           `json:"mu2_spent"`
+	Role   string            `json:"role"`
 }
 
 // Ledger is the state of the privacy ledger a release was charged to,
@@ -226,6 +239,9 @@ func NewAggregate(r Release) (Aggregate, error) {
 	// released (a failed test's output is that none was).
 	out.Publish = Publish{Total: r.Publish, None: r.LedgerStatus == nil && res.Released == 0 && r.Publish.Argument == ""}
 	out.PTR = r.PTR
+	if f := r.Account.Filter; f != nil {
+		out.Filter = &FilterUse{Method: *f, Draws: r.Draws, Mu2: r.Mu2, Role: "analysis: what the run used of its budget; the total to publish is the budget"}
+	}
 	// A total by an argument is the release's only one: no composition of
 	// its labels covers its test.
 	if acc := r.Account; res.Released > 0 && r.Publish.Argument == "" {
@@ -334,7 +350,11 @@ func (out Aggregate) writeLabels(t *cliout.Text) {
 		return
 	}
 	labels := fmt.Sprintf("labels: %s (%s): %d of %s released, every one answered", out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"))
-	if out.Threshold != nil {
+	switch {
+	case out.Levels != nil:
+		labels = fmt.Sprintf("labels: %s (%s): %d of %s released, %d answered, %d withheld (an empty label, answered 0: the threshold step, or no level's gap reached its bar)",
+			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld)
+	case out.Threshold != nil:
 		labels = fmt.Sprintf("labels: %s (%s): %d of %s released, %d answered, %d withheld by the threshold step (an empty label, answered 0)",
 			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld)
 	}
@@ -386,7 +406,7 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 	switch {
 	case out.PTR != nil && out.Released == 0:
 		what = "run, which released no query"
-	case out.Threshold != nil:
+	case out.Threshold != nil || out.Levels != nil:
 		what += fmt.Sprintf(" (%d answered, %d withheld)", out.Answered, out.Withheld)
 	}
 	out.writePublish(t, what)
@@ -404,6 +424,14 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 	}
 	var params string
 	switch {
+	case out.Levels != nil:
+		params = fmt.Sprintf("levels %s, kappa = %g", joinFloats(out.Levels), *out.Kappa)
+		if out.GiveUp != nil {
+			params += fmt.Sprintf(", give-up %g", *out.GiveUp)
+		}
+		if out.Threshold != nil {
+			params += fmt.Sprintf(", T = %g, sigma1 = %g", *out.Threshold, *out.Sigma1)
+		}
 	case out.Scale != nil:
 		params = fmt.Sprintf("b = %g", *out.Scale)
 	case out.Threshold != nil:
@@ -412,9 +440,13 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 		params = fmt.Sprintf("sigma2 = %g", *out.Sigma2)
 	}
 	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, params, *out.Noise)
-	if out.PTR != nil {
+	switch {
+	case out.PTR != nil:
 		out.writePerQuery(t, "per released query: ", ", each label's own guarantee: the release is accounted as a whole, by the total above")
-	} else {
+	case out.Filter != nil:
+		out.writePerQuery(t, "per released query: at most ", " (every draw taken); each draw charged to the filter only when drawn")
+		t.Line("filter: %d draws charged, mu^2 = %.6g of the budget's (analysis: what the run used; publish the budget above)", out.Filter.Draws, out.Filter.Mu2)
+	default:
 		out.writePerQuery(t, "per released query: ", ", charged whether or not it was answered")
 	}
 	out.writeAccount(t, fmt.Sprintf("the %s", what), "each a valid bound for them")
@@ -435,9 +467,12 @@ func (out Aggregate) writePublish(t *cliout.Text, what string) {
 		t.Line("  why: %s", p.why())
 	case p.known():
 		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(p.Guarantee), what, p.Name(), t.Note(p.Reference()))
-		if p.Argument != "" {
+		switch {
+		case p.Argument != "":
 			t.Line("  at %s; the one total of this release, its test and its labels: no composition of the labels covers the test", deltaWords[p.DeltaFrom])
-		} else {
+		case out.Filter != nil:
+			t.Line("  at %s; the one total of this release: every draw was charged to the filter before it was drawn, and the run stopped when the next query's draws might not fit", deltaWords[p.DeltaFrom])
+		default:
 			t.Line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
 		}
 		if p.Inexact != "" {
@@ -463,6 +498,8 @@ func (out Aggregate) writeBudget(t *cliout.Text) {
 	b := out.Budget
 	switch {
 	case b == nil:
+	case b.Filter:
+		t.Line("budget: (%g, %g), of the Gaussian-DP filter that each draw is charged to: no number of queries is fixed in advance", b.Eps, b.Delta)
 	case b.Unlimited:
 		t.Line("budget: (%g, %g) allows every query: the teachers' cap %s is within it %s", b.Eps, b.Delta,
 			formatTotal(b.AllowedBy.Guarantee), t.Note(b.AllowedBy.Reference()))
@@ -474,6 +511,15 @@ func (out Aggregate) writeBudget(t *cliout.Text) {
 		t.Line("budget: (%g, %g) allows %s, %s by %s %s", b.Eps, b.Delta, plural.Of(b.MaxQueries, "query", "queries"),
 			formatTotal(b.AllowedBy.Guarantee), b.AllowedBy.Name(), t.Note(b.AllowedBy.Reference()))
 	}
+}
+
+// joinFloats formats xs separated by commas.
+func joinFloats(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
 }
 
 // writeTime prints how long the release took, and its rate of queries

@@ -210,6 +210,11 @@ type Budget struct {
 	AllowedBy  *AllowedTotal `json:"allowed_by"`
 	Why        string        `json:"why"`
 	Stopped    bool          `json:"stopped"`
+	// Filter says that the budget is a Gaussian-DP filter's, which
+	// charges each draw of a release charged per draw and stops it when
+	// the next query's draws might not fit: it fixes no number of queries
+	// in advance (MaxQueries 0, AllowedBy null).
+	Filter bool `json:"filter"`
 }
 
 // AllowedTotal is a total that a budget allows, and the result that
@@ -240,8 +245,9 @@ func newBudget(done ensemble.Released, stopped int) *Budget {
 	if b == nil {
 		return nil
 	}
-	out := &Budget{Budget: *b, MaxQueries: done.MaxQueries, Unlimited: done.MaxQueries == accountant.Unlimited, Stopped: stopped > 0}
+	out := &Budget{Budget: *b, MaxQueries: done.MaxQueries, Unlimited: done.MaxQueries == accountant.Unlimited, Stopped: stopped > 0, Filter: done.Account.Filter != nil}
 	switch {
+	case out.Filter:
 	case done.MaxQueries != 0:
 		out.AllowedBy = &AllowedTotal{Total: done.Allows}
 	case done.Allows.Err != nil:

@@ -20,13 +20,39 @@ import (
 )
 
 // The accountings of a release (--accounting): per query, by a
-// composition of the mechanism's data-independent guarantee, or as a
+// composition of the mechanism's data-independent guarantee; as a
 // whole by generalized PTR (docs/pate.md, "A data-dependent guarantee:
-// generalized PTR").
+// generalized PTR"); or per draw, each draw charged to a Gaussian-DP
+// filter before it is drawn (docs/pate.md, "Progressive GNMax").
 const (
-	DataIndependent = "data-independent"
-	PTRAccounting   = "ptr"
+	DataIndependent  = "data-independent"
+	PTRAccounting    = "ptr"
+	FilterAccounting = ensemble.FilterAccounting
 )
+
+// PerDraw reports whether mechanism info can be charged per draw to a
+// Gaussian-DP filter (ensemble.ChargedPerDraw), and whether that is its
+// only accounting (it is its own form charged per draw).
+func PerDraw(info MechanismInfo) (charged, only bool) {
+	m, ok := ensemble.ChargedPerDraw(info.Defaults())
+	if !ok || info.Input != votefile.ManyClasses {
+		return false, false
+	}
+	return true, m.Name() == info.Name
+}
+
+// PerDrawNames names the mechanisms that can be charged per draw
+// (PerDraw), in alphabetical order: "a, b or c".
+func PerDrawNames() string {
+	var names []provenance.MechanismName
+	for _, m := range MechanismTable {
+		if ok, _ := PerDraw(m); ok {
+			names = append(names, m.Name)
+		}
+	}
+	slices.Sort(names)
+	return provenance.JoinMechanisms(names, ", ")
+}
 
 // PTRFlagNames are the flags that set the parameters of a PTR release.
 var PTRFlagNames = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "queries": "--max-queries"}
