@@ -669,8 +669,12 @@ func (r Release) Stopped() string {
 	case res.Released == 0 && r.PTR != nil:
 		return fmt.Sprintf("%sthe %s proposed not released: nothing drawn or charged, no label file written", by, plural.Of(res.StoppedByBudget, "query", "queries"))
 	case res.Withheld > 0:
-		return fmt.Sprintf("%sreleased %d of %s (%d answered, %d withheld by the threshold step), %d not released; %s holds the %d released",
-			by, res.Released, queries, res.Released-res.Withheld, res.Withheld, res.StoppedByBudget, r.Output, res.Released)
+		withheld := " by the threshold step"
+		if r.Account.Filter != nil {
+			withheld = "" // the threshold step, or no level's gap reached its bar
+		}
+		return fmt.Sprintf("%sreleased %d of %s (%d answered, %d withheld%s), %d not released; %s holds the %d released",
+			by, res.Released, queries, res.Released-res.Withheld, res.Withheld, withheld, res.StoppedByBudget, r.Output, res.Released)
 	}
 	return fmt.Sprintf("%sreleased %d of %s, %d not released; %s holds the %d released", by, res.Released, queries, res.StoppedByBudget, r.Output, res.Released)
 }

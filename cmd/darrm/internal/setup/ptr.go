@@ -41,6 +41,19 @@ func PerDraw(info MechanismInfo) (charged, only bool) {
 	return true, m.Name() == info.Name
 }
 
+// PerDrawOnlyNames names the mechanisms charged per draw alone (PerDraw),
+// in alphabetical order: "a, b".
+func PerDrawOnlyNames() string {
+	var names []provenance.MechanismName
+	for _, m := range MechanismTable {
+		if _, only := PerDraw(m); only {
+			names = append(names, m.Name)
+		}
+	}
+	slices.Sort(names)
+	return provenance.JoinMechanisms(names, ", ")
+}
+
 // PerDrawNames names the mechanisms that can be charged per draw
 // (PerDraw), in alphabetical order: "a, b or c".
 func PerDrawNames() string {
