@@ -165,7 +165,7 @@ func (m ProgressiveGNMax) checkBudget() error {
 		return err
 	}
 	if !(m.Budget.Delta > 0) {
-		return &accountant.ParamError{Name: "budget-delta", Value: m.Budget.Delta, Rule: "must be > 0: a Gaussian-DP filter has no pure guarantee"}
+		return &accountant.ParamError{Name: "budget delta", Value: m.Budget.Delta, Rule: "must be > 0: a Gaussian-DP filter has no pure guarantee"}
 	}
 	return nil
 }
@@ -264,6 +264,12 @@ type progressive struct {
 	privacy                  Privacy
 	sum                      []float64
 	ties                     []int
+	// trace, set by tests only, sees each draw after it is drawn: its
+	// step (Draws' index) and the noisy values (the largest count plus
+	// noise, or every count plus noise), to compute the privacy loss of
+	// the whole transcript.
+	trace func(step int, noisy []int64)
+	noisy []int64
 }
 
 // newProgressive returns progressive GNMax m for K teachers and C
@@ -413,8 +419,12 @@ func (p *progressive) Answer(q *votefile.Query, src *noise.Source) (int, bool, e
 		if err := p.meter.pay(step); err != nil {
 			return -1, false, err
 		}
+		v := int64(counts[top]) + p.s0.Sample(src)
+		if p.trace != nil {
+			p.trace(step, []int64{v})
+		}
 		step++
-		if float64(int64(counts[top])+p.s0.Sample(src)) < p.threshold {
+		if float64(v) < p.threshold {
 			return -1, false, nil
 		}
 	}
@@ -425,8 +435,16 @@ func (p *progressive) Answer(q *votefile.Query, src *noise.Source) (int, bool, e
 			return -1, false, err
 		}
 		w := p.weights[j]
+		p.noisy = p.noisy[:0]
 		for c, n := range counts {
-			p.sum[c] += w * float64(int64(n)+g.Sample(src))
+			y := int64(n) + g.Sample(src)
+			p.sum[c] += w * float64(y)
+			if p.trace != nil {
+				p.noisy = append(p.noisy, y)
+			}
+		}
+		if p.trace != nil {
+			p.trace(step+j, p.noisy)
 		}
 		best, gap := p.top()
 		switch {

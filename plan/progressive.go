@@ -148,12 +148,12 @@ func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, er
 		return ProgressivePlan{}, err
 	}
 	if !(r.Budget.Delta > 0) {
-		return ProgressivePlan{}, &accountant.ParamError{Name: "budget-delta", Value: r.Budget.Delta, Rule: "must be > 0: a Gaussian-DP filter has no pure guarantee"}
+		return ProgressivePlan{}, &accountant.ParamError{Name: "budget delta", Value: r.Budget.Delta, Rule: "must be > 0: a Gaussian-DP filter has no pure guarantee"}
 	}
 	filter := accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.GDPFilter, Delta: r.Budget.Delta}}}
 	muB2, ok := filter.GDPBudget(r.Budget)
 	if !ok || !(muB2 > 0) || math.IsInf(muB2, 0) {
-		return ProgressivePlan{}, &accountant.ParamError{Name: "budget-eps", Value: r.Budget.Eps, Rule: "its Gaussian-DP filter must hold a finite, positive mu_B^2"}
+		return ProgressivePlan{}, &accountant.ParamError{Name: "budget eps", Value: r.Budget.Eps, Rule: "its Gaussian-DP filter must hold a finite, positive mu_B^2"}
 	}
 	s := newSimulator(p, r.Seed)
 	out := ProgressivePlan{MuBudget2: muB2, MinAgreement: minAgree, Seed: r.Seed}
