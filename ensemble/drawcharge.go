@@ -159,8 +159,13 @@ func (m *drawMeter) used() (draws int, mu2 float64) { return m.draws, m.spent.Mu
 const unitSigma = 1024
 
 // chunkQueries is how many queries' worth of units, at the most a query
-// can cost, a ledger is reserved ahead: a line of the ledger (a write
-// and an fsync) every chunkQueries queries, not one per draw.
+// can cost, a ledger is reserved ahead at least (and a sixteenth of what
+// it allows); each reservation after reserves ahead at least as much as
+// all before it, so that a run writes a few lines (a write and an fsync
+// each; log2 of its queries over chunkQueries at most), not one per draw.
+// The run holds the ledger for its whole length (no other run charges it
+// meanwhile), and its last line settles what its draws used: what it
+// reserved beyond stays charged only if it never settles (a crash).
 const chunkQueries = 64
 
 // unitLedger is a ledger charged for a run per draw: in units of one
@@ -240,7 +245,7 @@ func (u *unitLedger) cover(next, spent accountant.Sequence) error {
 	case n <= u.reserved:
 		return nil
 	}
-	r := min(u.allowed, n+u.chunk)
+	r := min(u.allowed, n+max(u.chunk, u.reserved, u.allowed/16))
 	if err := u.reserve(r); err != nil {
 		return err
 	}

@@ -417,7 +417,7 @@ func TestProgressiveOnALedger(t *testing.T) {
 	if !errors.Is(err, ErrBudget) {
 		t.Fatalf("a ledger allowing fewer draws than the budget: %v", err)
 	}
-	if len(l.reserves) == 0 || len(l.reserves) > 1+out.Result.Released/chunkQueries || len(l.settles) != 1 {
+	if len(l.reserves) == 0 || len(l.reserves) > 2+int(math.Log2(1+float64(out.Result.Released)/chunkQueries)) || len(l.settles) != 1 {
 		t.Fatalf("%d queries released: reservations %v, settlements %v", out.Result.Released, l.reserves, l.settles)
 	}
 	for i := 1; i < len(l.reserves); i++ {

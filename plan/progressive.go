@@ -23,19 +23,25 @@ import (
 // votes it picks settings whose labels agree with the MNIST teachers'
 // plurality about as often, and are right about as often as today's
 // Confident-GNMax labels (docs/pate.md, "Progressive GNMax").
-const DefaultMinAgreement = 0.99
+const DefaultMinAgreement = 0.985
 
 // lowConsensusShare is the share of the proxy's queries, those whose
 // plurality count is lowest, on which the plan guards against the
 // winner's curse of many looks (ProgressivePlan.Low).
 const lowConsensusShare = 0.2
 
+// lowTolerance is how far below the baseline's agreement on the
+// low-consensus queries a plan's may estimate, for the Monte Carlo error
+// of both estimates (where both are near 1, a difference of 10^-5 is
+// noise, not a winner's curse).
+const lowTolerance = 0.005
+
 // Replicates of the noise per proxy query: to choose (selection), and,
 // with fresh noise, to check the choice (verification).
 const (
 	selectReplicates = 3
 	verifyReplicates = 12
-	verifyCandidates = 40
+	verifyCandidates = 400
 )
 
 // ProgressiveRequest asks for the settings of progressive GNMax that
@@ -67,7 +73,8 @@ type ProgressivePlan struct {
 	MuBudget2, Cost float64
 	// Low is the guard against the winner's curse: on the proxy's
 	// queries of lowest consensus, the plan's labels agree with their
-	// plurality at least as often as Confident-GNMax's.
+	// plurality at least as often as Confident-GNMax's (but for
+	// lowTolerance).
 	Low LowConsensus
 	// Candidates counts the settings scored, Feasible those that met
 	// MinAgreement and the guard in selection, Checked those checked with
@@ -214,7 +221,11 @@ func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, er
 				for _, th := range steps {
 					out.Candidates++
 					e := sc.at(s, th, muB2)
-					if !(e.agreement >= minAgree && e.low >= low) || e.answered <= 0 {
+					// In selection, the agreement's lower bound (two
+					// standard errors): on a small proxy, the noise that
+					// ranks the candidates would otherwise pick those
+					// whose estimate it inflated most.
+					if !(e.agreement-2*e.agreementSE >= minAgree && e.low >= low-lowTolerance) || e.answered <= 0 {
 						continue
 					}
 					out.Feasible++
@@ -231,16 +242,21 @@ func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, er
 	if low, err = baseline(verifyReplicates, seed); err != nil {
 		return out, err
 	}
+	checked := map[string]*runState{} // by ladder: κ, g and the threshold step only score it
 	for _, c := range feasible {
 		out.Checked++
-		st, err := s.run(ctx, c.m, verifyReplicates, seed)
-		if err != nil {
-			return out, err
+		key := fmt.Sprint(c.m.Levels)
+		st := checked[key]
+		if st == nil {
+			if st, err = s.run(ctx, ensemble.ProgressiveGNMax{Levels: c.m.Levels}, verifyReplicates, seed); err != nil {
+				return out, err
+			}
+			checked[key] = st
 		}
 		var sc ladderScore
 		st.score(c.m.Kappa, c.m.GiveUp, &sc)
 		e := sc.at(s, s.step(c.m.Threshold, c.m.Sigma1), muB2)
-		if e.agreement >= minAgree && e.low >= low {
+		if e.agreement >= minAgree && e.low >= low-lowTolerance {
 			c.m.Budget = r.Budget
 			out.Mechanism, out.Queries, out.Answered, out.Agreement, out.Cost = c.m, e.queries, e.answered, e.agreement, e.cost
 			out.Low.Agreement, out.Low.Baseline = e.low, low
@@ -453,13 +469,14 @@ func (s *simulator) run(ctx context.Context, m ensemble.ProgressiveGNMax, replic
 type ladderScore struct {
 	cost, answer, agree []float64
 	lowAnswer, lowAgree []float64
+	reps                int
 }
 
 // score sums, for κ and give-up fraction g, each query's expected ladder
 // cost, answer and agreement by its plurality count into sc.
 func (st *runState) score(kappa, g float64, sc *ladderScore) {
 	k := st.s.p.K
-	*sc = ladderScore{cost: make([]float64, k+1), answer: make([]float64, k+1), agree: make([]float64, k+1), lowAnswer: make([]float64, k+1), lowAgree: make([]float64, k+1)}
+	*sc = ladderScore{cost: make([]float64, k+1), answer: make([]float64, k+1), agree: make([]float64, k+1), lowAnswer: make([]float64, k+1), lowAgree: make([]float64, k+1), reps: st.reps}
 	last := len(st.dev) - 1
 	giveUp := g * kappa * st.dev[last]
 	r := float64(st.reps)
@@ -494,9 +511,12 @@ func (st *runState) score(kappa, g float64, sc *ladderScore) {
 	}
 }
 
-// estimate is a candidate's expectations with a threshold step.
+// estimate is a candidate's expectations with a threshold step, and
+// the standard error of its agreement as a proportion of the simulated
+// answers (sampled is their number).
 type estimate struct {
 	queries, answered, agreement, low, cost float64
+	sampled, agreementSE                    float64
 }
 
 // at returns the expectations of sc with threshold step th under μ_B².
@@ -515,6 +535,8 @@ func (sc *ladderScore) at(s *simulator, th thresholdStep, muB2 float64) estimate
 	e.answered = e.queries * answer / n
 	if answer > 0 {
 		e.agreement = agree / answer
+		e.sampled = answer * float64(sc.reps)
+		e.agreementSE = math.Sqrt(math.Max(e.agreement*(1-e.agreement), 1/e.sampled) / e.sampled)
 	}
 	e.low = sc.lowAgreement(s, th.pass)
 	return e

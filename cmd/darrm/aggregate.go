@@ -44,7 +44,7 @@ type aggregateFlags struct {
 	Out         string               `flag:"out" help:"file for the labels, written atomically (- for stdout)"`
 	OutFormat   votefile.Format      `flag:"out-format" help:"labels: csv, jsonl or npy (auto: by --out's extension)"`
 	Partition   provenance.Partition `flag:"partition" help:"data split: keyed-hash, file-position or shared" default:"the header's"`
-	Accounting  string               `flag:"accounting" help:"ptr: as a whole, by generalized PTR; gdp-filter: each draw charged to a Gaussian-DP filter"`
+	Accounting  string               `flag:"accounting" help:"ptr: generalized PTR; gdp-filter: per draw"`
 	MaxQueries  int                  `flag:"max-queries" help:"release the first N queries (ptr: its proposal)" default:"every query"`
 	Fallback    bool                 `flag:"fallback" help:"with --accounting ptr: on a failed test, label data-independently"`
 	setup.VoteFlags

@@ -819,7 +819,9 @@ func exampleFlags(t *testing.T, m setup.MechanismInfo) []string {
 	t.Helper()
 	example := map[provenance.MechanismName][]string{
 		"darrm-one-vote": {"--target-eps", "0.3", "--delta", "1e-5"}, "confident-gnmax": {"--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"},
-		"lnmax": {"--laplace-scale", "20"}}[m.Name]
+		"lnmax": {"--laplace-scale", "20"},
+		// Charged per draw to its filter, whose budget holds 8,000 queries.
+		"progressive-gnmax": {"--levels", "20,15", "--kappa", "1", "--budget-eps", "80", "--budget-delta", "0.1"}}[m.Name]
 	switch {
 	case m.Input == votefile.ManyClasses && m.Name == (ensemble.GNMax{}).Name():
 		example = []string{"--sigma2", "40", "--delta", "1e-5"}

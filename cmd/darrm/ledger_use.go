@@ -42,7 +42,7 @@ type ledgerUseFlags struct {
 	// --accounting ptr), each of the proposal MaxQueries within the
 	// budget (ReleaseEps, ReleaseDelta), as aggregate's --max-queries,
 	// --budget-eps and --budget-delta give them.
-	Accounting   string  `flag:"accounting" help:"ptr: as a whole, by generalized PTR"`
+	Accounting   string  `flag:"accounting" help:"ptr: generalized PTR; gdp-filter: per draw"`
 	MaxQueries   int     `flag:"max-queries" help:"release the first N queries (ptr: its proposal)" default:"every query"`
 	ReleaseEps   float64 `flag:"release-eps" help:"with --accounting ptr: each release's --budget-eps"`
 	ReleaseDelta float64 `flag:"release-delta" help:"with --accounting ptr: each release's --budget-delta"`

@@ -92,8 +92,7 @@ func newPATECmd() *cobra.Command {
 			return d.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "progressive-gnmax, in place of PATE's confident-gnmax and gnmax")
-	cli.SetDefaultText(cmd.Flags(), "PATE's two", "mechanism")
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "progressive-gnmax, to run in place of PATE's two")
 	return cmd
 }
 

@@ -41,8 +41,8 @@ type planFlags struct {
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public or released (private is refused)"`
 	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, only to refuse them as --votes"`
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least precision of answered labels, in [0, 1)"`
-	MinAgreement float64           `flag:"min-agreement" help:"progressive-gnmax: least agreement of the labels with the proxy's plurality, in (0, 1)" default:"0.99"`
-	SimSeed      uint64            `flag:"sim-seed" help:"progressive-gnmax: seed of the plan's simulation on the proxy votes"`
+	MinAgreement float64           `flag:"min-agreement" help:"progressive-gnmax: least label agreement with --votes" default:"0.985"`
+	SimSeed      uint64            `flag:"sim-seed" help:"progressive-gnmax: seed of the simulation on --votes"`
 	Shares       []string          `flag:"share" help:"the new ledger's shares, as ledger init takes them: NAME=FRACTION"`
 	Analyst      string            `flag:"analyst"`
 	// The teachers' kind and partition, as their votes' header will state

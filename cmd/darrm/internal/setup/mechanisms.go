@@ -36,11 +36,11 @@ type MechanismInfo struct {
 // which a mechanism reads from the command's flags (MechanismInfo.With).
 type ClassFlags struct {
 	Sigma2       float64         `flag:"sigma2" help:"gnmax, confident-gnmax: noise on each class count (> 0)"`
-	Threshold    float64         `flag:"threshold" help:"confident-gnmax, progressive-gnmax: answer when the noisy top count reaches this"`
-	Sigma1       float64         `flag:"sigma1" help:"confident-gnmax, progressive-gnmax: noise of the threshold step (> 0)"`
-	Levels       ensemble.Levels `flag:"levels" help:"progressive-gnmax: noise of the average after each draw, decreasing (100,75,56,45)"`
-	Kappa        float64         `flag:"kappa" help:"progressive-gnmax: label when the average's top-two gap is >= kappa·√2·level"`
-	GiveUp       float64         `flag:"give-up" help:"progressive-gnmax: give up a query early below this fraction of the last bar (0: never)"`
+	Threshold    float64         `flag:"threshold" help:"confident-, progressive-gnmax: answer when the noisy top count hits it"`
+	Sigma1       float64         `flag:"sigma1" help:"confident-, progressive-gnmax: noise of the threshold step (> 0)"`
+	Levels       ensemble.Levels `flag:"levels" help:"progressive-gnmax: the noise of the average at each level, decreasing"`
+	Kappa        float64         `flag:"kappa" help:"progressive-gnmax: a label leaves when its gap >= kappa·√2·level"`
+	GiveUp       float64         `flag:"give-up" help:"progressive-gnmax: give up below this share of the last bar (0: never)"`
 	LaplaceScale float64         `flag:"laplace-scale" help:"lnmax: scale b of the Laplace noise on each count (> 0)"`
 }
 
