@@ -178,7 +178,8 @@ func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, er
 		}
 		var sc ladderScore
 		st.score(0, 0, &sc)
-		return sc.lowAgreement(s, s.step(m.Threshold, m.Sigma1).pass), nil
+		a, _ := sc.lowAgreement(s, s.step(m.Threshold, m.Sigma1).pass)
+		return a, nil
 	}
 	low, err := baseline(selectReplicates, r.Seed)
 	if err != nil {
@@ -221,11 +222,11 @@ func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, er
 				for _, th := range steps {
 					out.Candidates++
 					e := sc.at(s, th, muB2)
-					// In selection, the agreement's lower bound (two
+					// In selection, the agreements' lower bounds (two
 					// standard errors): on a small proxy, the noise that
 					// ranks the candidates would otherwise pick those
-					// whose estimate it inflated most.
-					if !(e.agreement-2*e.agreementSE >= minAgree && e.low >= low-lowTolerance) || e.answered <= 0 {
+					// whose estimates it inflated most.
+					if !(e.agreement-2*e.agreementSE >= minAgree && e.low-2*e.lowSE >= low-lowTolerance) || e.answered <= 0 {
 						continue
 					}
 					out.Feasible++
@@ -516,7 +517,7 @@ func (st *runState) score(kappa, g float64, sc *ladderScore) {
 // answers (sampled is their number).
 type estimate struct {
 	queries, answered, agreement, low, cost float64
-	sampled, agreementSE                    float64
+	sampled, agreementSE, lowSE             float64
 }
 
 // at returns the expectations of sc with threshold step th under μ_B².
@@ -538,14 +539,19 @@ func (sc *ladderScore) at(s *simulator, th thresholdStep, muB2 float64) estimate
 		e.sampled = answer * float64(sc.reps)
 		e.agreementSE = math.Sqrt(math.Max(e.agreement*(1-e.agreement), 1/e.sampled) / e.sampled)
 	}
-	e.low = sc.lowAgreement(s, th.pass)
+	var lowSampled float64
+	e.low, lowSampled = sc.lowAgreement(s, th.pass)
+	if lowSampled > 0 {
+		e.lowSE = math.Sqrt(math.Max(e.low*(1-e.low), 1/lowSampled) / lowSampled)
+	}
 	return e
 }
 
 // lowAgreement is the agreement of the answers on the low-consensus
 // queries with the threshold step's pass probability pass at each
-// plurality count; 1 when none is answered (no label, none wrong).
-func (sc *ladderScore) lowAgreement(s *simulator, pass []float64) float64 {
+// plurality count, 1 when none is answered (no label, none wrong), and
+// the number of simulated answers it is a proportion of.
+func (sc *ladderScore) lowAgreement(s *simulator, pass []float64) (float64, float64) {
 	var a, g float64
 	for _, t := range s.tops {
 		if t > s.lowTop {
@@ -555,9 +561,9 @@ func (sc *ladderScore) lowAgreement(s *simulator, pass []float64) float64 {
 		g += pass[t] * sc.lowAgree[t]
 	}
 	if !(a > 0) {
-		return 1
+		return 1, 0
 	}
-	return g / a
+	return g / a, a * float64(sc.reps)
 }
 
 // thresholdPass returns the probability that a plurality count t plus
