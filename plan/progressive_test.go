@@ -147,6 +147,11 @@ func TestProgressivePlanRefuses(t *testing.T) {
 			t.Errorf("%+v: %v, want a ParamError on %s", tc.r.MinAgreement, err, tc.name)
 		}
 	}
+	// Make counts or fits queries to a budget, which a filter does not.
+	r := Request{ReleaseSpec: ensemble.ReleaseSpec{Mechanism: ensemble.ProgressiveGNMax{Levels: ensemble.Levels{40}, Kappa: 1}, Budget: &accountant.Budget{Guarantee: budget}}, K: 100, Classes: 5}
+	if _, err := Make(context.Background(), r); !errors.As(err, new(*accountant.SettingError)) {
+		t.Errorf("Make of progressive GNMax: %v", err)
+	}
 	// Forty queries cannot show an agreement of 0.999 with confidence.
 	_, err := Progressive(context.Background(), ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: 0.999})
 	var se *accountant.SettingError
