@@ -773,10 +773,10 @@ pate_progressive() {
 				print "|---|---|---|---|---|---|---|"
 			}
 			printf "| %s | %.4f | %d | %d | %.4f | %g | %.4f |\n", v("seed"), v("teachers_accuracy_mean"), v("queries"), v("answered"), v("accuracy"), v("eps_guarantee"), v("student_accuracy")
-			n++; asked += v("queries"); answered += v("answered"); acc += v("accuracy"); student += v("student_accuracy")
+			runs++; asked += v("queries"); answered += v("answered"); acc += v("accuracy"); student += v("student_accuracy")
 		}
 		END {
-			printf "| mean | | %.1f | %.1f | %.4f | 2 | %.4f |\n", asked / n, answered / n, acc / n, student / n
+			printf "| mean | | %.1f | %.1f | %.4f | 2 | %.4f |\n", asked / runs, answered / runs, acc / runs, student / runs
 			print ""
 			print "\\* not for publication: computed from the private votes. The rest are functions of the released labels and of settings fixed before the votes were seen (the answered count and the accuracies against the public queries` true labels); eps guarantee is the filter`s budget, at delta = 1e-5."
 		}' "$work/progressive.csv" | tr '`' "'"
