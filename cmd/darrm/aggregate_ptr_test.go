@@ -628,7 +628,7 @@ func TestLedgerInitPTRUse(t *testing.T) {
 	}{
 		{"no proposal", append(slices.Clone(base), "--accounting", "ptr", "--release-eps", "2", "--release-delta", "1e-5"), "give --max-queries, --release-eps and --release-delta"},
 		{"max-queries alone", append(slices.Clone(base), "--max-queries", "30"), "--max-queries goes with --accounting ptr"},
-		{"accounting", append(slices.Clone(base), "--accounting", "whole"), `--accounting = "whole": must be data-independent, ptr or gdp-filter`},
+		{"accounting", append(slices.Clone(base), "--accounting", "whole"), `--accounting = "whole": must be data-independent or ptr`},
 		{"mechanism", []string{"ledger", "init", led, "--votes", high, "--budget-eps", "8", "--budget-delta", "1e-4", "--mechanism", "lnmax", "--laplace-scale", "50",
 			"--accounting", "ptr", "--max-queries", "30", "--release-eps", "2", "--release-delta", "1e-5"}, "--accounting ptr with --mechanism lnmax: generalized PTR tests"},
 		{"release delta", append(slices.Clone(base), "--accounting", "ptr", "--max-queries", "30", "--release-eps", "2", "--release-delta", "0"), "--release-delta"},
