@@ -145,7 +145,7 @@ func (m *drawMeter) pay(i int) error {
 	return nil
 }
 
-// Spent returns the draws charged and the Gaussian-DP μ² they sum to
+// used returns the draws charged and the Gaussian-DP μ² they sum to
 // (the filter's sum, rounded up): what the run used of its budget's
 // μ_B², which is analysis (the total to publish is the budget).
 func (m *drawMeter) used() (draws int, mu2 float64) { return m.draws, m.spent.Mu2 }

@@ -126,7 +126,8 @@ func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.
 
 // releaseTo is ReleaseTo for the binding b of agg to the votes of in
 // (releaseBinding), of a release accounted as a whole by whole, if not nil,
-// whose header says so.
+// whose header says so: generalized PTR's (Accounted), or the Gaussian-DP
+// filter's of a release charged per draw (filterAccount).
 func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenance.Binding, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions, whole *Accounted) (ReleaseResult, error) {
 	var res ReleaseResult
 	if err := sink.check(); err != nil {
