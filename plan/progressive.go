@@ -23,7 +23,7 @@ import (
 // votes it picks settings whose labels agree with the MNIST teachers'
 // plurality about as often, and are right about as often as today's
 // Confident-GNMax labels (docs/pate.md, "Progressive GNMax").
-const DefaultMinAgreement = 0.985
+const DefaultMinAgreement = 0.9875
 
 // lowConsensusShare is the share of the proxy's queries, those whose
 // plurality count is lowest, on which the plan guards against the

@@ -41,7 +41,7 @@ type planFlags struct {
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public or released (private is refused)"`
 	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, only to refuse them as --votes"`
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least precision of answered labels, in [0, 1)"`
-	MinAgreement float64           `flag:"min-agreement" help:"progressive-gnmax: least label agreement with --votes" default:"0.985"`
+	MinAgreement float64           `flag:"min-agreement" help:"progressive-gnmax: least label agreement with --votes" default:"0.9875"`
 	SimSeed      uint64            `flag:"sim-seed" help:"progressive-gnmax: seed of the simulation on --votes"`
 	Shares       []string          `flag:"share" help:"the new ledger's shares, as ledger init takes them: NAME=FRACTION"`
 	Analyst      string            `flag:"analyst"`
