@@ -30,7 +30,7 @@
 // and ensemble.Release is a release in one call, from an
 // ensemble.ReleaseSpec (the votes, the mechanism, the teachers'
 // guarantee, the budget, the ledger, the label sink;
-// ensemble.Example_ledgeredRelease: from a NumPy file with its sidecar
+// ensemble.ExampleRelease_ledger: from a NumPy file with its sidecar
 // to labels on a ledger); ensemble.ReleaseTo writes the labels of an aggregator
 // already built; ensemble.Simulate compares the mechanisms on synthetic
 // teachers. Package noise draws the randomness: noise.NewSource from

@@ -496,6 +496,28 @@ func (p FilterPart) total(seq Sequence, budget Guarantee) (Guarantee, bool, erro
 	return Guarantee{}, false, fmt.Errorf("filter part %v: not a filter", p.Method)
 }
 
+// GDPBudget returns μ_B² of the Gaussian-DP part of f under budget: the
+// largest sum of μ_i² its halting rule holds (to a relative 1e-9, below
+// it), and whether f has such a part. It is what a plan divides by the
+// μ² a step costs on average; the filter itself decides each step
+// (Total).
+func (f Filter) GDPBudget(budget Guarantee) (float64, bool) {
+	p, ok := f.has(GDPFilter)
+	if !ok || f.Check(budget) != nil {
+		return 0, false
+	}
+	muDelta, _ := gdpBounds(p, budget.Eps)
+	holds := func(mu2 float64) bool { return gdpDelta(budget.Eps, mu2) <= muDelta }
+	hi := 1.0
+	for holds(hi) {
+		if hi > 1e300 {
+			return math.Inf(1), true
+		}
+		hi *= 2
+	}
+	return roots.Edge(hi, 0, 1e-9, holds), true
+}
+
 // MaxSteps returns the largest number k of further steps that s
 // describes that f holds within budget after the steps spent (the
 // filter's halting rule, Total, after Add of k charges): the last k

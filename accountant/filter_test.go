@@ -844,3 +844,34 @@ func TestFilterProfilePoint(t *testing.T) {
 		})
 	}
 }
+
+// TestGDPBudget: μ_B² of a Gaussian-DP part is the largest sum of μ² its
+// rule holds: at (2, 1e-5) 0.25155 (where μ-GDP's closed-form profile at
+// ε = 2, δ(ε) = Φ(μ/2 - ε/μ) - e^ε·Φ(-μ/2 - ε/μ), is the part's δ less
+// its reserve for tails), growing with ε up to budgets whose e^ε
+// overflows (the profile then in log space, never a bound of 0 or NaN);
+// a filter without the part has none.
+func TestGDPBudget(t *testing.T) {
+	f := Filter{Parts: []FilterPart{{Method: GDPFilter, Delta: 1e-5}, {Method: Simple}}}
+	mu2, ok := f.GDPBudget(Guarantee{Eps: 2, Delta: 1e-5})
+	phi := func(x float64) float64 { return math.Erfc(-x/math.Sqrt2) / 2 }
+	curve := func(mu2, eps float64) float64 {
+		mu := math.Sqrt(mu2)
+		return phi(mu/2-eps/mu) - math.Exp(eps)*phi(-mu/2-eps/mu)
+	}
+	target := 1e-5 * (1 - gdpReserve)
+	if !ok || math.Abs(mu2-0.25155) > 5e-5 || curve(mu2, 2) > target || curve(mu2*(1+1e-6), 2) <= target*(1-1e-4) {
+		t.Errorf("mu_B^2 at (2, 1e-5) = %v, %v: its profile %v, the target %v", mu2, ok, curve(mu2, 2), target)
+	}
+	prev := 0.0
+	for _, eps := range []float64{0.5, 2, 10, 100, 700, 800, 1e4} {
+		m, ok := f.GDPBudget(Guarantee{Eps: eps, Delta: 1e-5})
+		if !ok || !(m > prev) || math.IsInf(m, 0) {
+			t.Errorf("eps %v: mu_B^2 %v, %v (after %v)", eps, m, ok, prev)
+		}
+		prev = m
+	}
+	if _, ok := (Filter{Parts: []FilterPart{{Method: ZCDPFilter, Delta: 1e-5}}}).GDPBudget(Guarantee{Eps: 2, Delta: 1e-5}); ok {
+		t.Error("a zCDP filter has a mu_B")
+	}
+}

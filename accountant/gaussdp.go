@@ -33,8 +33,16 @@ func gdpDelta(eps, mu2 float64) float64 {
 	// Φ(x) = erfc(-x/√2)/2.
 	_, a := erfcIval(e.Div(mu).Sub(half).Div(root2))
 	b, _ := erfcIval(e.Div(mu).Add(half).Div(root2))
-	ee := outward.Exp(e)
-	d := outward.AddUp(a/2, -outward.MulDown(ee.Lo, b/2))
+	// A lower bound of e^ε·Φ(-μ/2 - ε/μ): beyond e^709 (ε of a budget no
+	// one publishes, but one a user may type) in log space, where e^ε
+	// overflows and Inf·Φ would be no bound; 0 when Φ's bound is 0.
+	var term float64
+	if ee := outward.Exp(e); !math.IsInf(ee.Lo, 1) {
+		term = outward.MulDown(ee.Lo, b/2)
+	} else if b > 0 {
+		term = outward.Down(math.Exp(outward.AddDown(e.Lo, outward.Down(math.Log(b/2), 2))), 2)
+	}
+	d := outward.AddUp(a/2, -term)
 	return math.Min(math.Max(d, 0), 1)
 }
 

@@ -20,20 +20,26 @@ type stepLedger struct {
 	fakeLedger
 	step  accountant.Spend
 	limit int
+	full  bool // no room left: Begin allows none
 }
 
-func (l *stepLedger) Begin(_ provenance.MechanismName, _ provenance.Binding, step accountant.Spend, limit int) (int, error) {
+func (l *stepLedger) Begin(_ context.Context, _ provenance.MechanismName, _ provenance.Binding, step accountant.Spend, limit int) (int, error) {
 	l.step, l.limit = step, limit
+	if l.full {
+		return 0, nil
+	}
 	return limit, nil
 }
 
 // TestReleaseAccounted: a release accounted as a whole is refused with a
-// budget, a total δ, no test or no query; its test runs after the
+// budget, a total δ, MaxQueries, no test or no query; its test runs after the
 // ledger's one charge of its total and before any label: a failed test
 // writes nothing and is ErrTestFailed, a test's error is the accounting
-// step's, and a pass labels the first Queries queries (the rest stopped
-// as by a budget) under a header that states the accounting and the
-// total, which Release publishes.
+// step's, and a pass labels the first Queries queries (the rest not
+// requested, and no error) under a header that states the accounting and
+// the total, which Release publishes. A ledger with no room for the
+// total stops it before the test, an outcome and no error: nothing
+// drawn, written or charged, its queries counted as stopped.
 func TestReleaseAccounted(t *testing.T) {
 	total := accountant.Total{Guarantee: accountant.Guarantee{Eps: 1.5, Delta: 1e-5}, Argument: "an argument", ArgumentSource: "a proof"}
 	errTest := errors.New("test broke")
@@ -41,16 +47,20 @@ func TestReleaseAccounted(t *testing.T) {
 		name     string
 		queries  int
 		budget   bool
+		max      int
 		test     func(context.Context) (bool, error)
 		want     error
 		released int
 		noLedger bool
+		full     bool
 	}{
-		{name: "pass", queries: 3, test: func(context.Context) (bool, error) { return true, nil }, want: ErrBudget, released: 3},
+		{name: "pass", queries: 3, test: func(context.Context) (bool, error) { return true, nil }, released: 3},
 		{name: "pass all", queries: 5, test: func(context.Context) (bool, error) { return true, nil }, released: 5, noLedger: true},
 		{name: "fail", queries: 3, test: func(context.Context) (bool, error) { return false, nil }, want: ErrTestFailed},
+		{name: "ledger full", queries: 3, full: true, test: func(context.Context) (bool, error) { return true, nil }},
 		{name: "test error", queries: 3, test: func(context.Context) (bool, error) { return false, errTest }, want: errTest},
 		{name: "budget", queries: 3, budget: true, test: func(context.Context) (bool, error) { return true, nil }},
+		{name: "max queries", queries: 3, max: 2, test: func(context.Context) (bool, error) { return true, nil }},
 		{name: "no test", queries: 3},
 		{name: "no query", test: func(context.Context) (bool, error) { return true, nil }},
 	} {
@@ -61,7 +71,7 @@ func TestReleaseAccounted(t *testing.T) {
 				t.Fatal(err)
 			}
 			var labels bytes.Buffer
-			led := &stepLedger{}
+			led := &stepLedger{full: tc.full}
 			tested := false
 			s := ReleaseSpec{Votes: in, Mechanism: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 2, Noise: noisymax.DiscreteNoise},
 				Sink: LabelSink{Stdout: &labels, Format: votefile.FormatCSV}, Random: noise.NewSeededSource(1), Options: ReleaseOptions{Experiment: true}, Ledger: led,
@@ -78,11 +88,12 @@ func TestReleaseAccounted(t *testing.T) {
 					return tc.test(ctx)
 				}
 			}
+			s.MaxQueries = tc.max
 			if tc.budget {
 				s.Budget = &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 			}
 			out, err := Release(context.Background(), s)
-			if tc.test == nil || tc.budget || tc.queries == 0 {
+			if tc.test == nil || tc.budget || tc.max != 0 || tc.queries == 0 {
 				var re *ReleaseError
 				if !errors.As(err, &re) || re.Step != StepAccounting || tested || labels.Len() != 0 {
 					t.Errorf("error %v, tested %v, wrote %q: want refused at accounting before anything", err, tested, labels.String())
@@ -92,8 +103,14 @@ func TestReleaseAccounted(t *testing.T) {
 			if !errors.Is(err, tc.want) || tc.want == nil && err != nil {
 				t.Fatalf("error %v, want %v", err, tc.want)
 			}
+			if tc.full && (tested || labels.Len() != 0 || len(led.reserves) != 0 || out.Result != (ReleaseResult{StoppedByBudget: tc.queries})) {
+				t.Errorf("a full ledger: tested %v, wrote %q, reserves %v, result %+v; want nothing but the %d stopped", tested, labels.String(), led.reserves, out.Result, tc.queries)
+			}
 			if out.Result.Released != tc.released || (tc.released == 0) != (labels.Len() == 0) {
 				t.Errorf("released %d, wrote %d bytes; want %d", out.Result.Released, labels.Len(), tc.released)
+			}
+			if tc.released > 0 && (out.Result.StoppedByBudget != 0 || out.Result.NotRequested != 5-tc.released) {
+				t.Errorf("%+v: want the %d queries after the proposal not requested, none stopped", out.Result, 5-tc.released)
 			}
 			if tc.released == 0 {
 				return

@@ -158,7 +158,7 @@ func TestReleaseChecksHeaderOnce(t *testing.T) {
 		{"header checked by the caller, teachers given", &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, true, 0},
 	} {
 		in := open()
-		s := ReleaseSpec{Votes: in, Mechanism: RR{Target: Target{M: 3, Delta: DefaultTargetDelta}}, Teachers: tc.teachers,
+		s := ReleaseSpec{Votes: in, Mechanism: RR{Target: Target{M: 3}}, Teachers: tc.teachers,
 			Sink: LabelSink{Stdout: &bytes.Buffer{}, Format: votefile.FormatCSV}, Random: noise.NewSeededSource(1), Options: ReleaseOptions{Experiment: true}}
 		if tc.checked {
 			h, err := provenance.CheckHeader(in.Meta())
@@ -180,7 +180,7 @@ func TestReleaseChecksHeaderOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := ReleaseSpec{Votes: open(), Header: other, Mechanism: RR{Target: Target{M: 3, Delta: DefaultTargetDelta}},
+	s := ReleaseSpec{Votes: open(), Header: other, Mechanism: RR{Target: Target{M: 3}},
 		Sink: LabelSink{Stdout: &bytes.Buffer{}, Format: votefile.FormatCSV}, Random: noise.NewSeededSource(1), Options: ReleaseOptions{Experiment: true}}
 	var re *ReleaseError
 	if _, err := Release(context.Background(), s); !errors.As(err, &re) || re.Step != StepBuild || !strings.Contains(err.Error(), "ReleaseSpec.Header") {

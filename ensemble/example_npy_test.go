@@ -12,7 +12,8 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// A ledgered release from a NumPy file with its sidecar, in three of
+// A ledgered release from a NumPy file with its sidecar (Release's
+// documentation shows its calls), in three of
 // darrm's packages (votefile, ensemble, ledger): the class labels of 25
 // non-private teachers on 60 queries (testdata/votes.npy) and the
 // metadata header beside them (votes.npy.meta.json: the ensemble, its
@@ -25,7 +26,7 @@ import (
 // records of the user's ledgers are kept) go to both ledger calls. (The
 // example keeps its ledger and its records in a folder of its own; the
 // zero Options keep the records in $XDG_STATE_HOME/darrm.)
-func Example_ledgeredRelease() {
+func ExampleRelease_ledger() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "darrm-example")
 	if err != nil {
@@ -40,7 +41,7 @@ func Example_ledgeredRelease() {
 		log.Fatal(err)
 	}
 	defer votes.Close()
-	h, err := ledger.VotesHeader(votes.Meta(), 10, 1e-5)
+	h, err := ledger.VotesHeader(votes.Meta(), 2, 1e-5)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -67,5 +68,5 @@ func Example_ledgeredRelease() {
 	// Output:
 	// header from votes.npy.meta.json
 	// 60 labels released, each (0.170279, 1e-05)-DP
-	// to publish: (10, 1e-05)-DP by gdp-filter budget
+	// to publish: (2, 1e-05)-DP by gdp-filter budget
 }

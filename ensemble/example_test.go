@@ -3,7 +3,6 @@ package ensemble_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -26,7 +25,7 @@ import (
 // (3·0.1, 1-(1-1e-5)^3)-DP, the default delta for m = 3.
 var (
 	teachers = accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
-	target   = ensemble.Target{M: 3, Delta: ensemble.DefaultTargetDelta}
+	target   = ensemble.Target{M: 3}
 )
 
 // DaRRM with gamma_opt from a file, for the thesis' setting.
@@ -237,7 +236,9 @@ func ExampleRelease() {
 		Random:  noise.NewSeededSource(1),
 		Options: ensemble.ReleaseOptions{Experiment: true},
 	})
-	fmt.Println("stopped by the budget:", errors.Is(err, ensemble.ErrBudget))
+	if err != nil {
+		log.Fatal(err) // a stop at the budget is no error: out.Result counts it
+	}
 	fmt.Println(out.Label)
 	fmt.Printf("%d released, %d stopped by the budget, at (%.2g, %.2g)-DP each\n", out.Result.Released, out.Result.StoppedByBudget, out.Aggregator.Privacy().Eps, out.Aggregator.Privacy().Delta)
 	fmt.Printf("the run's budget allows them by %s\n", out.Allows.Name())
@@ -248,7 +249,6 @@ func ExampleRelease() {
 	fmt.Printf("ledger: (%.2g, %.2g) of its (10, 0.01) spent\n", bal.Total.Eps, bal.Total.Delta)
 	fmt.Printf("to publish: %v by %s\n", out.Publish.Guarantee, out.Publish.Name())
 	// Output:
-	// stopped by the budget: false
 	// DaRRM with gamma_opt (prior uniform), solved now
 	// 20 released, 0 stopped by the budget, at (0.3, 3e-05)-DP each
 	// the run's budget allows them by teachers' cap (optimal)

@@ -44,7 +44,7 @@ func (m GNMax) Validate() error {
 	if err := m.counts().checkSteps(); err != nil {
 		return err
 	}
-	if m.Delta == DefaultTargetDelta {
+	if m.Delta == 0 {
 		return &param.Error{Name: "delta", Value: 0.0, Rule: "must be given: Gaussian noise is not pure DP"}
 	}
 	return param.ConversionDelta("delta", m.Delta)
@@ -73,7 +73,7 @@ func (m GNMax) unsetSetting(in votefile.Input) error {
 		return m.needM()
 	case m.Sigma2 == 0:
 		return unset("Mechanism.Sigma2", "%s needs the noise of its answer, sigma2 > 0", m.Name())
-	case m.Delta == 0 || m.Delta == DefaultTargetDelta:
+	case m.Delta == 0:
 		return unset("Mechanism.Delta", "%s needs the per-query delta > 0 of its guarantee: Gaussian noise is not pure DP", m.Name())
 	}
 	return nil
@@ -94,6 +94,16 @@ func (m GNMax) planned(in votefile.Input) (string, func(float64) Mechanism) {
 		return "m", func(v float64) Mechanism { m.M = v; return m }
 	}
 	return "sigma2", func(v float64) Mechanism { m.Sigma2 = v; return m }
+}
+
+// chargedPerDraw: GNMax on class counts, each label's draw charged to a
+// Gaussian-DP filter (a GNMax on 0/1 votes has none: its σ is calibrated
+// to a per-query target).
+func (m GNMax) chargedPerDraw() (Mechanism, bool) {
+	if m.Sigma2 == 0 {
+		return nil, false
+	}
+	return ProgressiveGNMax{Levels: Levels{m.Sigma2}}, true
 }
 
 // family returns m's settings as Confident-GNMax without the threshold

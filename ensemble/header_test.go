@@ -76,7 +76,7 @@ func TestMechanismValidate(t *testing.T) {
 		{ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: delta}, ""},
 		{ConfidentGNMax{Threshold: 200, Sigma2: 40, Delta: delta}, "sigma1"},
 		{GNMax{Target: Target{Delta: delta}, Sigma2: -1}, "sigma2"},
-		{GNMax{Target: Target{M: 3, Delta: DefaultTargetDelta}}, ""},
+		{GNMax{Target: Target{M: 3}}, ""},
 		{DaRRM{Target: Target{M: 0.5}}, "m"},
 		{Subsample{Target: Target{M: 3, Delta: big}}, "delta"},
 		{OneVoteDaRRM{Eps: 0, Delta: delta}, "target eps"},

@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/darrm/darrm/noise"
@@ -42,7 +43,9 @@ func Label(ctx context.Context, queries []votefile.Query, answer func(q *votefil
 // labelLoop is the label loop (Label): it asks answer for the labels of
 // the queries of in, up to limit of them (no limit when limit < 0), and
 // returns how many queries it read after the limit: read, and so checked,
-// but not asked (a release's StoppedByBudget).
+// but not asked (a release's StoppedByBudget). A labeler charged per draw
+// whose filter has no room for the next query (errFilterFull) sets the
+// limit there.
 // progress, if set, hears every progressEvery queries how many were read.
 // A cancellation of ctx during the last reads (e.g. while waiting on a
 // pipe) is an error too, so that a release stops before its last labels
@@ -54,12 +57,19 @@ func labelLoop(ctx context.Context, in queryReader, answer func(*votefile.Query,
 		q := in.Query()
 		if limit < 0 || asked < limit {
 			l, answered, err := answer(q, src)
-			if err != nil {
+			switch {
+			case errors.Is(err, errFilterFull):
+				// A labeler charged per draw has no room for this query:
+				// nothing was drawn for it, and the run ends here.
+				limit = asked
+				notAsked++
+			case err != nil:
 				return notAsked, fmt.Errorf("query %d: %w", q.Index, err)
-			}
-			asked++
-			if stop, err := each(q, l, answered); stop || err != nil {
-				return notAsked, err
+			default:
+				asked++
+				if stop, err := each(q, l, answered); stop || err != nil {
+					return notAsked, err
+				}
 			}
 		} else {
 			notAsked++

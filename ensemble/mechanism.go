@@ -16,7 +16,8 @@ import (
 
 // Mechanism is a release mechanism with its settings: a value of DaRRM,
 // OneVoteDaRRM, Subsample, DSub, RR or GNMax on the teachers' 0/1 votes,
-// or of GNMax, ConfidentGNMax or LNMax on vote counts of C classes. The
+// or of GNMax, ConfidentGNMax, LNMax or ProgressiveGNMax on vote counts
+// of C classes. The
 // set is closed: no other package adds one. New builds any of them, and
 // Release releases with it; a label file's header states it, and
 // MechanismOf reads it back.
@@ -69,10 +70,10 @@ type Mechanism interface {
 // mechanisms are the mechanisms a release can use, the two-class ones
 // first, each at its defaults: a mechanism's one registration.
 var mechanisms = []Mechanism{DaRRM{Target: defaultTarget}, Subsample{defaultTarget}, DSub{defaultTarget}, RR{Target: defaultTarget},
-	GNMax{Target: defaultTarget}, OneVoteDaRRM{}, ConfidentGNMax{}, LNMax{}}
+	GNMax{Target: defaultTarget}, OneVoteDaRRM{}, ConfidentGNMax{}, LNMax{}, ProgressiveGNMax{}}
 
 // defaultTarget is a Target at its defaults: m unset, the default δ.
-var defaultTarget = Target{Delta: DefaultTargetDelta}
+var defaultTarget = Target{}
 
 // A GammaSource gives the noise function that DaRRM and OneVoteDaRRM
 // sample, for their problem; optimal.Source is one. The release takes it
@@ -97,28 +98,23 @@ var (
 
 // Target is the per-query target (m·ε, δ) of a mechanism for private
 // teachers, each (ε, Δ)-DP (thesis Problem 3.1.1): M is the privacy
-// allowance, in [1, K]; Delta the per-query δ, DefaultTargetDelta for the
-// thesis' default. (GNMax on vote counts holds its per-query δ here too,
-// without M.)
+// allowance, in [1, K]; Delta the per-query δ, 0 for the thesis' default
+// 1-(1-Δ)^m of the teachers' Δ (constraints.DefaultTargetDelta). A δ
+// given is at least the teachers' Δ, so 0 is no other target: the
+// default of teachers with Δ = 0 is 0 itself. (GNMax on vote counts holds
+// its per-query δ here too, without M: there it has no default.)
 type Target struct {
 	M     float64 `json:"-" flag:"m" votes:"two-class"`
 	Delta float64 `json:"-" flag:"delta"`
 }
 
-// DefaultTargetDelta as a Target's Delta is the thesis' default per-query δ,
-// 1-(1-Δ)^m of the teachers' Δ (constraints.DefaultTargetDelta).
-const DefaultTargetDelta = -1.0
-
-// validate checks M and Delta as given: m >= 1, δ in [0, 0.5] or the
-// default.
+// validate checks M and Delta as given: m >= 1, δ in [0, 0.5] (0: the
+// default).
 func (t Target) validate() error {
 	if !(t.M >= 1) || math.IsInf(t.M, 1) {
 		return &param.Error{Name: "m", Value: t.M, Rule: "must be in [1, K]"}
 	}
-	if t.Delta != DefaultTargetDelta {
-		return param.GuaranteeDelta("delta", t.Delta)
-	}
-	return nil
+	return param.GuaranteeDelta("delta", t.Delta)
 }
 
 // needM refuses a target without its allowance m, which has no default.
@@ -131,8 +127,9 @@ func (t Target) needM() error {
 
 // problem returns the problem that t is held to for k teachers, each
 // (ε, Δ)-DP as teachers says: (m·ε, δ), m in [1, K] (param.M) and δ the
-// thesis' default when not given, which must be in [0, 0.5]
-// (param.GuaranteeDelta).
+// thesis' default when not given (0), which must be in [0, 0.5]
+// (param.GuaranteeDelta); a δ given below the teachers' Δ is refused
+// naming Target.Delta, the field the caller set.
 func (t Target) problem(k int, teachers accountant.Guarantee) (constraints.Problem, error) {
 	p := constraints.Problem{K: k, M: t.M, Eps: teachers.Eps, Delta: teachers.Delta, TargetDelta: t.Delta}
 	// m first: the default δ is computed from it, and a bad m would
@@ -140,11 +137,34 @@ func (t Target) problem(k int, teachers accountant.Guarantee) (constraints.Probl
 	if err := param.M(t.M, k); err != nil {
 		return p, err
 	}
-	if t.Delta == DefaultTargetDelta {
-		p.TargetDelta = constraints.DefaultTargetDelta(teachers.Delta, t.M)
+	def := constraints.DefaultTargetDelta(teachers.Delta, t.M)
+	switch {
+	case t.Delta == 0:
+		p.TargetDelta = def
+	case t.Delta < teachers.Delta:
+		// The rule of the problem's δ (constraints.Problem.Validate),
+		// named by the field the caller set.
+		return p, &targetDeltaError{field: "Target.Delta", def: def, err: &param.Error{Name: "delta", Value: t.Delta,
+			Rule: fmt.Sprintf("must be >= Delta = %v: DaRRM's problem holds a release to at least its teachers' delta", teachers.Delta)}}
 	}
 	return p, param.GuaranteeDelta("delta", p.TargetDelta)
 }
+
+// targetDeltaError is a Target's δ out of its domain, an
+// *param.Error of the problem's δ (so that a program names it
+// as it names that one), said as the field the caller set (field) with
+// the default that 0 gives (def).
+type targetDeltaError struct {
+	field string
+	def   float64
+	err   *param.Error
+}
+
+func (e *targetDeltaError) Error() string {
+	return fmt.Sprintf("%s = %v: %s (0 gives the thesis' default 1-(1-Delta)^m = %.6g)", e.field, e.err.Value, e.err.Rule, e.def)
+}
+
+func (e *targetDeltaError) Unwrap() error { return e.err }
 
 // needGamma returns err, or, without one, the error of a mechanism name
 // that samples a gamma and has no source of it.
@@ -161,8 +181,7 @@ func built(p constraints.Problem) Target {
 }
 
 // Mechanisms returns the mechanisms that label votes of kind in, in the
-// order registered, each at its defaults (a Target's δ
-// DefaultTargetDelta, every other setting zero).
+// order registered, each at its defaults (every setting zero).
 func Mechanisms(in votefile.Input) []Mechanism {
 	var out []Mechanism
 	for _, m := range mechanisms {

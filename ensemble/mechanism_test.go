@@ -3,6 +3,7 @@ package ensemble
 import (
 	"context"
 	"errors"
+	"github.com/darrm/darrm/internal/param"
 	"math"
 	"reflect"
 	"slices"
@@ -24,7 +25,7 @@ func TestMechanismBuild(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	teachers := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
-	target := Target{M: 3, Delta: DefaultTargetDelta}
+	target := Target{M: 3}
 	for _, tc := range []struct {
 		m     Mechanism
 		label string
@@ -45,7 +46,7 @@ func TestMechanismBuild(t *testing.T) {
 		}
 	}
 	// dsub needs Delta = 0; its description names Theorem 3.5.1.
-	if agg, label, err := New(ctx, DSub{Target: Target{M: 3, Delta: DefaultTargetDelta}}, 11, 2, accountant.Guarantee{Eps: 0.1}, Options{Memo: testMemo}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
+	if agg, label, err := New(ctx, DSub{Target: Target{M: 3}}, 11, 2, accountant.Guarantee{Eps: 0.1}, Options{Memo: testMemo}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
 		t.Errorf("dsub: %v, %q", err, label)
 	}
 	if err := lookup("median", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
@@ -66,7 +67,7 @@ func examples() []struct {
 	in votefile.Input
 } {
 	zeros := optimal.Source{Given: make([]float64, 12)}
-	t := Target{M: 3, Delta: DefaultTargetDelta}
+	t := Target{M: 3}
 	delta := 1e-5
 	two, many := votefile.TwoClass, votefile.ManyClasses
 	return []struct {
@@ -78,6 +79,7 @@ func examples() []struct {
 		{GNMax{Target: t}, two}, {OneVoteDaRRM{Eps: 0.3, Delta: 1e-5, Gamma: zeros}, two},
 		{GNMax{Target: Target{Delta: delta}, Sigma2: 40}, many}, {ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}, many},
 		{LNMax{Scale: 20}, many},
+		{ProgressiveGNMax{Levels: Levels{100, 75, 56, 45}, Kappa: 1.2, GiveUp: 0.25, Threshold: 7, Sigma1: 200, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, many},
 	}
 }
 
@@ -174,6 +176,9 @@ func TestPlanned(t *testing.T) {
 			setting, want = "sigma2", m
 		case LNMax:
 			setting, want = "Laplace scale", LNMax{Scale: 7}
+		case ProgressiveGNMax:
+			m.Kappa = 7
+			setting, want = "kappa", m
 		}
 		got, with := Planned(e.m, classes)
 		if got != setting || !reflect.DeepEqual(with(7), want) {
@@ -240,13 +245,13 @@ func TestMechanismLists(t *testing.T) {
 		want []provenance.MechanismName
 	}{
 		{votefile.TwoClass, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
-		{votefile.ManyClasses, []provenance.MechanismName{"gnmax", "confident-gnmax", "lnmax"}},
+		{votefile.ManyClasses, []provenance.MechanismName{"gnmax", "confident-gnmax", "lnmax", "progressive-gnmax"}},
 	} {
 		var got []provenance.MechanismName
 		for _, m := range Mechanisms(tc.in) {
 			got = append(got, m.Name())
 			// At its defaults: a Target's delta is the default, not 0.
-			if f := reflect.ValueOf(m).FieldByName("Target"); f.IsValid() && f.Interface() != (Target{Delta: DefaultTargetDelta}) {
+			if f := reflect.ValueOf(m).FieldByName("Target"); f.IsValid() && f.Interface() != (Target{}) {
 				t.Errorf("%s: registered with %+v, want the default delta", m.Name(), f.Interface())
 			}
 		}
@@ -299,5 +304,29 @@ func TestTotalsAtExtremes(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTargetDeltaZero: a Target's Delta left at 0 is the thesis' default
+// δ for every mechanism of private teachers, and one given below the
+// teachers' Δ is refused naming Target.Delta, the field the caller set,
+// never the constraints.New the caller did not call.
+func TestTargetDeltaZero(t *testing.T) {
+	ctx := context.Background()
+	teachers := accountant.Guarantee{Eps: 0.1, Delta: 1e-5}
+	want := constraints.DefaultTargetDelta(1e-5, 3)
+	for _, m := range []Mechanism{Subsample{Target: Target{M: 3}}, RR{Target: Target{M: 3}}, GNMax{Target: Target{M: 3}}} {
+		agg, _, err := New(ctx, m, 11, 2, teachers, Options{})
+		if err != nil || agg.Privacy().Delta != want {
+			t.Errorf("%s with Target.Delta 0: %v, delta %v; want the default %v", m.Name(), err, agg.Privacy().Delta, want)
+		}
+	}
+	_, _, err := New(ctx, Subsample{Target: Target{M: 3, Delta: 1e-6}}, 11, 2, teachers, Options{})
+	if err == nil || !strings.HasPrefix(err.Error(), "Target.Delta = 1e-06: must be >= Delta = 1e-05") || strings.Contains(err.Error(), "constraints.New") {
+		t.Errorf("Target.Delta 1e-6 below the teachers' 1e-5: %v, want refused naming Target.Delta", err)
+	}
+	var pe *param.Error
+	if !errors.As(err, &pe) || pe.Name != "delta" {
+		t.Errorf("%v: want the problem's delta underneath, as a program names it", err)
 	}
 }

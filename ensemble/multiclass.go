@@ -169,6 +169,12 @@ func (m ConfidentGNMax) WithThreshold(t, sigma1 float64) Mechanism {
 	return m
 }
 
+// chargedPerDraw: Confident-GNMax charged when drawn, its GNMax step
+// drawn and charged only when its threshold step answered.
+func (m ConfidentGNMax) chargedPerDraw() (Mechanism, bool) {
+	return ProgressiveGNMax{Levels: Levels{m.Sigma2}, Threshold: m.Threshold, Sigma1: m.Sigma1}, true
+}
+
 // family returns the settings of m's steps (Delta zero).
 func (m ConfidentGNMax) family() ConfidentGNMax { m.Delta = 0; return m }
 

@@ -21,8 +21,13 @@ type ReleaseResult struct {
 	// rows hold a label: they are answered.
 	Withheld int
 	// StoppedByBudget is the number of queries after the limit, which
-	// were read and checked but not released.
+	// were read and checked but not released: an outcome, not an error
+	// (Release, ReleaseTo).
 	StoppedByBudget int
+	// NotRequested is the number of queries after the first
+	// ReleaseSpec.MaxQueries (or an accounted release's proposal), read
+	// and checked but not released, as the caller asked: not a stop.
+	NotRequested int
 }
 
 // notForRelease is the comment line a release drawn from a seeded Source

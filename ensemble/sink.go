@@ -24,13 +24,13 @@ type Ledger interface {
 	// by mechanism, from the ensemble that b states, and returns how many
 	// labels the ledger allows it: at most limit when limit >= 0,
 	// accountant.Unlimited when nothing bounds them and limit < 0.
-	Begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error)
+	Begin(ctx context.Context, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error)
 	// Reserve records, before they leave, that labels will then have been
 	// released by this run in all; an error keeps them back.
-	Reserve(labels int) error
+	Reserve(ctx context.Context, labels int) error
 	// Settle records how many labels this run released in all, once it
 	// has ended.
-	Settle(labels int) error
+	Settle(ctx context.Context, labels int) error
 	// Publish is the total to publish of every release charged to the
 	// ledger, this run's included (accountant.Account.Publish).
 	Publish() (accountant.Total, error)
@@ -70,9 +70,9 @@ type LabelSink struct {
 
 // settle settles labels on the sink's ledger, if any, joining its error
 // to err.
-func (s LabelSink) settle(err error, labels int) error {
+func (s LabelSink) settle(ctx context.Context, err error, labels int) error {
 	if s.Ledger != nil {
-		err = errors.Join(err, s.Ledger.Settle(labels))
+		err = errors.Join(err, s.Ledger.Settle(ctx, labels))
 	}
 	return err
 }
@@ -119,23 +119,24 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
 	b, err := releaseBinding(in, agg, opts.Partition, nil)
 	if err != nil {
-		return ReleaseResult{}, sink.settle(fmt.Errorf("release: %w", err), 0)
+		return ReleaseResult{}, sink.settle(ctx, fmt.Errorf("release: %w", err), 0)
 	}
 	return releaseTo(ctx, in, agg, b, src, sink, limit, opts, nil)
 }
 
 // releaseTo is ReleaseTo for the binding b of agg to the votes of in
 // (releaseBinding), of a release accounted as a whole by whole, if not nil,
-// whose header says so.
+// whose header says so: generalized PTR's (Accounted), or the Gaussian-DP
+// filter's of a release charged per draw (filterAccount).
 func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenance.Binding, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions, whole *Accounted) (ReleaseResult, error) {
 	var res ReleaseResult
 	if err := sink.check(); err != nil {
-		return res, sink.settle(err, 0)
+		return res, sink.settle(ctx, err, 0)
 	}
 	if sink.Format == votefile.FormatAuto {
 		sink.Format = votefile.LabelFormat(sink.Path, in.Format())
 	}
-	settle := sink.settle
+	settle := func(err error, labels int) error { return sink.settle(ctx, err, labels) }
 	var comments []string
 	if _, seeded := src.Seeded(); seeded {
 		if !opts.Experiment {
@@ -152,7 +153,7 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	labelSettings(agg.Mechanism(), &meta)
 	if whole != nil {
 		meta.Accounting = whole.Accounting
-		meta.Total = &votefile.LabelTotal{Eps: whole.Total.Guarantee.Eps, Delta: whole.Total.Guarantee.Delta, Argument: whole.Total.Argument,
+		meta.Total = &votefile.LabelTotal{Eps: whole.Total.Guarantee.Eps, Delta: whole.Total.Guarantee.Delta, Argument: whole.Total.Name(),
 			BudgetEps: whole.Budget.Eps, BudgetDelta: whole.Budget.Delta}
 		if whole.failed {
 			meta.Total.FallbackOf = whole.Queries
@@ -179,12 +180,12 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 			return meta.HeaderLine()
 		}
 		if sink.Ledger != nil {
-			lw.Reserve = sink.Ledger.Reserve
+			lw.Reserve = func(labels int) error { return sink.Ledger.Reserve(ctx, labels) }
 		}
 		res, err = release(ctx, in, agg, src, lw, limit, opts)
 		if err == nil && sink.Ledger != nil {
 			// Into a file, the labels leave when it is renamed, after this.
-			err = sink.Ledger.Settle(res.Released)
+			err = sink.Ledger.Settle(ctx, res.Released)
 		}
 		return err
 	}

@@ -27,7 +27,7 @@ type fakeLedger struct {
 
 var errFakeBudget = errors.New("fake budget reached")
 
-func (l *fakeLedger) Reserve(n int) error {
+func (l *fakeLedger) Reserve(_ context.Context, n int) error {
 	if l.limit > 0 && n > l.limit {
 		return errFakeBudget
 	}
@@ -35,12 +35,12 @@ func (l *fakeLedger) Reserve(n int) error {
 	return nil
 }
 
-func (l *fakeLedger) Settle(n int) error {
+func (l *fakeLedger) Settle(_ context.Context, n int) error {
 	l.settles = append(l.settles, n)
 	return nil
 }
 
-func (l *fakeLedger) Begin(provenance.MechanismName, provenance.Binding, accountant.Spend, int) (int, error) {
+func (l *fakeLedger) Begin(context.Context, provenance.MechanismName, provenance.Binding, accountant.Spend, int) (int, error) {
 	return -1, nil
 }
 

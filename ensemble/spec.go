@@ -3,12 +3,10 @@ package ensemble
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
 	"github.com/darrm/darrm/internal/param"
-	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -51,6 +49,11 @@ type ReleaseSpec struct {
 	Budget     *accountant.Budget
 	DeltaPrime float64
 	TotalDelta *float64
+	// MaxQueries, if not 0, is the number of queries to release, the
+	// first ones (a share of a file of queries); the later ones are read
+	// and checked, and counted as not requested (ReleaseResult.NotRequested).
+	// A budget or a ledger may stop the release before them.
+	MaxQueries int
 	// Ledger, if not nil, is the ledger charged for the release, opened
 	// for a run by the caller, who closes it after (ledger.Open; a
 	// file or postgres://...?ledger=NAME): Release begins the run bound to
@@ -118,6 +121,12 @@ type Released struct {
 	MaxQueries int
 	Allows     accountant.Total
 	Result     ReleaseResult
+	// Draws and Mu2, of a release charged per draw (ProgressiveGNMax),
+	// count the draws charged and the Gaussian-DP μ² they sum to: what
+	// the run used of its filter's μ_B², analysis (its total to publish
+	// is the filter's budget).
+	Draws int
+	Mu2   float64
 	// Publish is the total to publish (accountant.Account.Publish): the
 	// ledger's (Ledger.Publish) when the release was charged to one, else
 	// the run's, of its Result.Released rows; when no label was
@@ -125,27 +134,6 @@ type Released struct {
 	// (Total.DeltaFrom).
 	Publish accountant.Total
 }
-
-// ErrBudget is a release that its budget, or its ledger's, stopped before
-// its last query: Release's error is it (errors.Is), beside the counts of
-// its Released.Result.
-var ErrBudget = errors.New("privacy budget reached")
-
-// A budgetError is a release that its budget stopped: the rows of
-// Result.Released queries were released and written, the
-// Result.StoppedByBudget queries after them were read and checked but not
-// released.
-type budgetError struct {
-	Result ReleaseResult
-}
-
-func (e *budgetError) Error() string {
-	r := e.Result
-	return fmt.Sprintf("%v: released %d of %s, %d not released", ErrBudget, r.Released, plural.Of(r.Released+r.StoppedByBudget, "query", "queries"), r.StoppedByBudget)
-}
-
-// Is reports whether target is ErrBudget.
-func (e *budgetError) Is(target error) bool { return target == ErrBudget }
 
 // Step is a step of a release, which a *ReleaseError names: StepGamma
 // (loading the gamma), StepBuild (building and certifying the
@@ -195,12 +183,32 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 // charged at the same per-query step, and writes the labels to the sink
 // (ReleaseTo).
 //
-// An error is a *ReleaseError naming the step that failed, except a
-// release that its budget or its ledger stopped before the last query:
-// its labels are written and it returns an error that is ErrBudget
-// (errors.Is) beside the completed Released, whose Result counts the
-// queries released and those stopped. Released holds what was
-// done before an error.
+// A release that its budget or its ledger (or an analyst's share of it)
+// stopped before the last query is no error: its labels are written, and
+// Released.Result counts the queries released and those stopped
+// (StoppedByBudget), as it counts those after s.MaxQueries
+// (NotRequested); an accounted release whose total the ledger has no room
+// for releases none, writes nothing and counts its Queries as stopped.
+// An error is a *ReleaseError naming the step that failed, or
+// ErrTestFailed (an accounted release whose test failed, with no
+// fallback: no label). Released holds what was done before an error.
+//
+// A ledgered release of votes with their metadata header (a NumPy file
+// and its sidecar, votes.npy.meta.json), onto a new ledger of a budget
+// (2, 1e-5), as ExampleRelease_ledger runs it:
+//
+//	votes, err := votefile.Open("votes.npy", votefile.Options{})
+//	h, err := ledger.VotesHeader(votes.Meta(), 2, 1e-5)
+//	_, err = ledger.Create(ctx, "pate.ledger", h, ledger.Options{})
+//	l, err := ledger.Open(ctx, "pate.ledger", ledger.Options{}) // l.Close() after
+//	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
+//		Votes:     votes,
+//		Mechanism: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40},
+//		Ledger:    l,
+//		Sink:      ensemble.LabelSink{Path: "labels.csv"},
+//	})
+//	// err == nil: out.Result.Released labels in labels.csv, out.Result.StoppedByBudget
+//	// stopped by the ledger's budget, out.Publish the total to publish.
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	var out Released
 	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
@@ -228,19 +236,35 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	if out.Account, out.CapNote, err = priv.Account(out.Binding, s.DeltaPrime); err != nil {
 		return fail(StepAccounting, err)
 	}
-	limit, sink := -1, s.Sink
+	// requested is the number of queries the caller asks for (-1: every
+	// one), limit the number the release may label.
+	requested, sink := -1, s.Sink
+	if s.MaxQueries < 0 {
+		return fail(StepAccounting, &param.Error{Name: "ReleaseSpec.MaxQueries", Value: s.MaxQueries, Rule: "must be >= 1, or 0 for every query"})
+	}
+	if s.MaxQueries > 0 {
+		requested = s.MaxQueries
+	}
 	if w := s.Accounted; w != nil {
 		if err := w.check(s); err != nil {
 			return fail(StepAccounting, err)
 		}
-		limit = w.Queries
+		requested = w.Queries
 	}
-	if s.Budget != nil {
+	limit := requested
+	meter, perDraw := drawsOf(out.Aggregator)
+	var stated *Accounted
+	if perDraw {
+		// No count is fixed in advance: the filter stops the run.
+		if stated, err = filterAccount(s, &out.Account); err != nil {
+			return fail(StepAccounting, err)
+		}
+	} else if s.Budget != nil {
 		out.Account.Budget = s.Budget
 		if out.MaxQueries, out.Allows, err = out.Account.Allowed(ctx, s.Certificate.Memo); err != nil {
 			return fail(StepAccounting, err)
 		}
-		if out.MaxQueries != accountant.Unlimited {
+		if out.MaxQueries != accountant.Unlimited && (limit < 0 || out.MaxQueries < limit) {
 			limit = out.MaxQueries
 		}
 	}
@@ -251,13 +275,27 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		out.Account.Delta = s.TotalDelta
 	}
 	switch {
-	case s.Ledger != nil && s.Accounted != nil:
-		if err := s.Accounted.charge(s.Ledger, s.Mechanism.Name(), out.Binding); err != nil {
+	case s.Ledger != nil && perDraw:
+		if err := chargeLedger(ctx, s.Ledger, out.Aggregator, meter, out.Binding); err != nil {
 			return fail(StepLedger, err)
+		}
+		sink.Ledger = drawsLedger{s.Ledger, meter}
+	case s.Ledger != nil && s.Accounted != nil:
+		room, err := s.Accounted.charge(ctx, s.Ledger, s.Mechanism.Name(), out.Binding)
+		if err != nil {
+			return fail(StepLedger, err)
+		}
+		if !room {
+			// Nothing drawn, nothing charged: a stop at the budget.
+			out.Result.StoppedByBudget = s.Accounted.Queries
+			if out.Publish, err = s.Ledger.Publish(); err != nil {
+				return fail(StepLedger, err)
+			}
+			return out, nil
 		}
 		sink.Ledger = charged{s.Ledger}
 	case s.Ledger != nil:
-		if limit, err = s.Ledger.Begin(s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
+		if limit, err = s.Ledger.Begin(ctx, s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
 			return fail(StepLedger, err)
 		}
 		sink.Ledger = s.Ledger
@@ -288,11 +326,23 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 			s.Accounted, limit = &fb, w.Fallback
 		}
 	}
-	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options, s.Accounted); err != nil {
+	if stated == nil {
+		stated = s.Accounted
+	}
+	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options, stated); err != nil {
 		return fail(StepLabels, err)
 	}
+	if read := out.Result.Released + out.Result.StoppedByBudget; requested >= 0 && read > requested {
+		out.Result.NotRequested = read - requested
+		out.Result.StoppedByBudget -= out.Result.NotRequested
+	}
 	out.Account.Steps = out.Result.Released
+	if perDraw {
+		out.Draws, out.Mu2 = meter.used()
+	}
 	switch {
+	case perDraw && s.Ledger == nil:
+		out.Publish = stated.Total
 	case s.Accounted != nil && s.Ledger == nil:
 	case s.Ledger != nil:
 		if out.Publish, err = s.Ledger.Publish(); err != nil {
@@ -305,22 +355,51 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	default:
 		_, out.Publish.DeltaFrom = out.Account.TotalDelta()
 	}
-	var berr error
-	if out.Result.StoppedByBudget > 0 {
-		berr = &budgetError{Result: out.Result}
-	}
-	if s.Accounted != nil && s.Accounted.failed {
-		berr = errors.Join(ErrTestFailed, berr)
-	}
-	return out, berr
+	return out, nil
 }
 
-// check refuses an accounted release of s with a budget or a total δ
-// (its total is its argument's), no test, or no query.
+// drawsOf returns the filter of agg when it is charged per draw
+// (ProgressiveGNMax's labeler), and whether it is.
+func drawsOf(agg Labeler) (*drawMeter, bool) {
+	d, ok := agg.(interface{ drawMeter() *drawMeter })
+	if !ok {
+		return nil, false
+	}
+	return d.drawMeter(), true
+}
+
+// filterAccount makes acc, the account of a release of s charged per
+// draw, the account of its Gaussian-DP filter, whose budget is its total
+// to publish (accountant.Account.Publish of the filter), and returns what
+// its label file's header states of it: the accounting and the total.
+// Such a release takes no other accounting and no total δ: the
+// budget's is the one.
+func filterAccount(s ReleaseSpec, acc *accountant.Account) (*Accounted, error) {
+	switch {
+	case s.Accounted != nil:
+		return nil, errors.New("ReleaseSpec.Accounted goes without a mechanism charged per draw, which its Gaussian-DP filter accounts")
+	case s.TotalDelta != nil:
+		return nil, &param.Error{Name: "total delta", Value: *s.TotalDelta, Rule: "must not be given to a release charged per draw: its total is its filter's budget, at the budget's delta"}
+	}
+	gdp := accountant.GDPFilter
+	acc.Filter, acc.Budget = &gdp, s.Budget
+	t, err := acc.Publish(s.Certificate.Memo)
+	if err != nil {
+		return nil, err
+	}
+	t.DeltaFrom = accountant.BudgetDelta
+	return &Accounted{Accounting: FilterAccounting, Total: t, Budget: s.Budget.Guarantee}, nil
+}
+
+// check refuses an accounted release of s with a budget, a total δ (its
+// total is its argument's) or MaxQueries (its proposal is its own), no
+// test, or no query.
 func (w *Accounted) check(s ReleaseSpec) error {
 	switch {
 	case s.Budget != nil || s.TotalDelta != nil:
 		return errors.New("ReleaseSpec.Accounted goes without Budget and TotalDelta: the total of a release accounted as a whole is its argument's")
+	case s.MaxQueries != 0:
+		return errors.New("ReleaseSpec.Accounted goes without MaxQueries: the queries of a release accounted as a whole are its Queries, the proposal its total holds for")
 	case w.Test == nil:
 		return errors.New("ReleaseSpec.Accounted.Test is not set: a release accounted as a whole needs its test")
 	case w.Queries < 1:
@@ -332,19 +411,17 @@ func (w *Accounted) check(s ReleaseSpec) error {
 // charge charges the ledger l one step of the release's total, before
 // its test is drawn, as account pate charges a smooth-sensitivity draw:
 // the test and the labels leave under that one guarantee, never per
-// query.
-func (w *Accounted) charge(l Ledger, mechanism provenance.MechanismName, b provenance.Binding) error {
-	allowed, err := l.Begin(mechanism, b, accountant.ApproxStep(w.Total.Guarantee), 1)
-	if err != nil {
-		return err
+// query. It reports whether the ledger had room for it: without, nothing
+// is charged.
+func (w *Accounted) charge(ctx context.Context, l Ledger, mechanism provenance.MechanismName, b provenance.Binding) (bool, error) {
+	allowed, err := l.Begin(ctx, mechanism, b, accountant.ApproxStep(w.Total.Guarantee), 1)
+	if err != nil || allowed < 1 {
+		return false, err
 	}
-	if allowed < 1 {
-		return fmt.Errorf("%w: the release's total %v is beyond what the ledger's budget has left: nothing released", ErrBudget, w.Total.Guarantee)
+	if err := l.Reserve(ctx, 1); err != nil {
+		return false, err
 	}
-	if err := l.Reserve(1); err != nil {
-		return err
-	}
-	return l.Settle(1)
+	return true, l.Settle(ctx, 1)
 }
 
 // charged is a ledger charged for a release as a whole (Accounted.charge):
@@ -352,8 +429,8 @@ func (w *Accounted) charge(l Ledger, mechanism provenance.MechanismName, b prove
 // the ledger was.
 type charged struct{ Ledger }
 
-func (charged) Reserve(int) error { return nil }
-func (charged) Settle(int) error  { return nil }
+func (charged) Reserve(context.Context, int) error { return nil }
+func (charged) Settle(context.Context, int) error  { return nil }
 
 // checkTotalDelta checks the total δ a release states its total at: in
 // [0, 1), and only without a budget, whose δ is the one.

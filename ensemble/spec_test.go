@@ -137,8 +137,9 @@ func (s certifiedBy) Gamma(ctx context.Context, p constraints.Problem, certify f
 }
 
 // TestReleaseBudgetStop: a release its budget stops writes the labels it
-// answered and returns an error that is ErrBudget and carries the counts;
-// each step's failure names its step.
+// answered and returns no error, its result the counts (an outcome, not
+// a failure), as does one of MaxQueries, whose later queries are not
+// requested, not stopped; each step's failure names its step.
 func TestReleaseBudgetStop(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.Problem{K: 3, M: 1, Eps: 0.5, TargetDelta: 0}
@@ -153,18 +154,36 @@ func TestReleaseBudgetStop(t *testing.T) {
 		}
 		return s
 	}
-	s := spec(&accountant.Guarantee{Eps: 1}, Subsample{}.Name(), 0)
-	out, err := Release(ctx, s)
-	var be *budgetError
-	if !errors.Is(err, ErrBudget) || !errors.As(err, &be) {
-		t.Fatalf("budget (1, 0) for (0.5, 0) per query: %v, want ErrBudget", err)
+	for _, tc := range []struct {
+		name   string
+		budget *accountant.Guarantee
+		max    int
+		want   ReleaseResult
+	}{
+		{"budget", &accountant.Guarantee{Eps: 1}, 0, ReleaseResult{Released: 2, StoppedByBudget: 2}},
+		{"max queries", nil, 3, ReleaseResult{Released: 3, NotRequested: 1}},
+		{"max queries within the budget", &accountant.Guarantee{Eps: 1}, 1, ReleaseResult{Released: 1, NotRequested: 3}},
+		{"budget before max queries", &accountant.Guarantee{Eps: 1}, 3, ReleaseResult{Released: 2, StoppedByBudget: 1, NotRequested: 1}},
+		{"max queries beyond the votes", nil, 9, ReleaseResult{Released: 4}},
+	} {
+		s := spec(tc.budget, Subsample{}.Name(), 0)
+		s.MaxQueries = tc.max
+		out, err := Release(ctx, s)
+		if err != nil {
+			t.Fatalf("%s: %v, want no error: the counts say what stopped the release", tc.name, err)
+		}
+		if out.Result != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, out.Result, tc.want)
+		}
+		labels, err := os.ReadFile(s.Sink.Path)
+		if err != nil || strings.Count(string(labels), "\n") != 3+tc.want.Released {
+			t.Errorf("%s: labels %q, %v", tc.name, labels, err)
+		}
 	}
-	if be.Result != (ReleaseResult{Released: 2, StoppedByBudget: 2}) || out.Result != be.Result {
-		t.Errorf("budget stop: %+v (returned %+v), want 2 released, 2 stopped by the budget", be.Result, out.Result)
-	}
-	labels, err := os.ReadFile(s.Sink.Path)
-	if err != nil || strings.Count(string(labels), "\n") < 4 {
-		t.Errorf("labels of a budget stop: %q, %v", labels, err)
+	s := spec(nil, Subsample{}.Name(), 0)
+	s.MaxQueries = -1
+	if _, err := Release(ctx, s); err == nil || !strings.Contains(err.Error(), "MaxQueries") {
+		t.Errorf("MaxQueries -1: %v, want refused naming the field", err)
 	}
 	cacheOnly := spec(nil, DaRRM{}.Name(), 0)
 	cacheOnly.Mechanism = DaRRM{Target: built(p), Gamma: optimal.Source{CacheOnly: true}}
@@ -180,7 +199,7 @@ func TestReleaseBudgetStop(t *testing.T) {
 	} {
 		_, err := Release(ctx, tc.spec)
 		var re *ReleaseError
-		if !errors.As(err, &re) || re.Step != tc.step || errors.Is(err, ErrBudget) {
+		if !errors.As(err, &re) || re.Step != tc.step {
 			t.Errorf("%s: %v, want a failure at step %d", tc.name, err, tc.step)
 		}
 	}

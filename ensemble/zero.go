@@ -53,6 +53,18 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, accountant.Guarantee, error) {
 		}
 		teachers = *s.Teachers
 	}
+	if f, ok := m.(filtered); ok {
+		// The filter's budget is the release's: given once, in either.
+		switch b := f.budget(); {
+		case s.Budget == nil && b != (accountant.Guarantee{}):
+			s.Budget = &accountant.Budget{Guarantee: b}
+		case s.Budget != nil && b == (accountant.Guarantee{}):
+			s.Mechanism = f.withBudget(s.Budget.Guarantee)
+			m = s.Mechanism
+		case s.Budget != nil && b != s.Budget.Guarantee:
+			return s, teachers, fmt.Errorf("ReleaseSpec.Budget %v is not the budget %v of the mechanism's Gaussian-DP filter: give one", s.Budget.Guarantee, b)
+		}
+	}
 	if err := m.unsetSetting(in); err != nil {
 		return s, teachers, err
 	}
@@ -65,10 +77,25 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, accountant.Guarantee, error) {
 	return s, teachers, nil
 }
 
+// filtered is a mechanism held to the budget of its Gaussian-DP filter,
+// which is its total to publish (ProgressiveGNMax).
+type filtered interface {
+	Mechanism
+	budget() accountant.Guarantee
+	withBudget(accountant.Guarantee) Mechanism
+}
+
 // specField names the field of a ReleaseSpec that err, from building the
 // aggregator of m, says is out of its domain: a field of the problem
 // (constraints.Problem.Validate) is the mechanism's, or the teachers'.
 func specField(m Mechanism, err error) error {
+	if te := (*targetDeltaError)(nil); errors.As(err, &te) {
+		// A Target's δ below its teachers' Δ (Target.problem): the field
+		// as the spec holds it.
+		named := *te
+		named.field = "ReleaseSpec.Mechanism.Delta"
+		return &named
+	}
 	var pf interface{ ProblemField() string }
 	if !errors.As(err, &pf) {
 		return err

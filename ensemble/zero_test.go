@@ -173,8 +173,8 @@ func TestReleaseSpecZeroValues(t *testing.T) {
 			}
 		}},
 		{field: "Mechanism.Delta", name: ConfidentGNMax{}.Name(), input: many, zero: conf(func(m *ConfidentGNMax) { m.Delta = 0 }), want: "ReleaseSpec.Mechanism.Delta"},
-		{field: "Mechanism.Delta", name: Subsample{}.Name(), input: two, zero: sub(func(m *Subsample) { m.Delta = 0 }), want: "ReleaseSpec.Mechanism.Delta"},
-		{field: "Mechanism.Delta", name: Subsample{}.Name(), input: two, zero: sub(func(m *Subsample) { m.Delta = DefaultTargetDelta }),
+		{field: "Mechanism.Delta", name: Subsample{}.Name(), input: two, zero: sub(func(m *Subsample) { m.Delta = 1e-6 }), want: "ReleaseSpec.Mechanism.Delta = 1e-06: must be >= Delta = 1e-05"},
+		{field: "Mechanism.Delta", name: Subsample{}.Name(), input: two, zero: sub(func(m *Subsample) { m.Delta = 0 }),
 			check: func(t *testing.T, out Released, _ string) {
 				if d := out.Aggregator.Privacy().Delta; d != constraints.DefaultTargetDelta(1e-5, 3) {
 					t.Errorf("delta %v: want the thesis' default", d)

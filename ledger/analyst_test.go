@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/darrm/darrm/accountant"
 )
 
@@ -27,11 +29,16 @@ func TestAnalysts(t *testing.T) {
 			t.Fatal(err)
 		}
 		return path
-	}, "")
+	}, "", func(_ *testing.T, name, location string) (Options, string) {
+		bk := book
+		bk.Analyst = name
+		return bk, location
+	})
 }
 
-// testPGAnalysts is TestAnalysts on PostgreSQL ledgers, whose runs
-// record the database user when the Options names no analyst.
+// testPGAnalysts is TestAnalysts on PostgreSQL ledgers, whose analysts
+// are the database users that charge them: each analyst logs in as a
+// role of their name, and a run records the database user.
 func testPGAnalysts(t *testing.T, db string) {
 	n := 0
 	testAnalysts(t, func(h Header) string {
@@ -41,7 +48,48 @@ func testPGAnalysts(t *testing.T, db string) {
 			t.Fatal(err)
 		}
 		return u
-	}, pgUser(t, db))
+	}, pgUser(t, db), func(t *testing.T, name, location string) (Options, string) {
+		if name == "" {
+			return book, location
+		}
+		return book, analystURL(t, location, name)
+	})
+}
+
+// analystURL returns location, a ledger's URL in a test's database, as
+// the analyst name logs in to it: a role of that name, made on the
+// test's server with the GRANTs of an analyst of docs/aggregate.md ("A
+// team"), dropped when the test ends.
+func analystURL(t *testing.T, location, name string) string {
+	t.Helper()
+	u := mustParse(t, location)
+	admin := *u
+	admin.RawQuery = ""
+	role := pgx.Identifier{name}.Sanitize()
+	var exists bool
+	conn, err := pgx.Connect(ctx, admin.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_roles WHERE rolname = $1)", name).Scan(&exists); err != nil {
+		t.Fatal(err)
+	}
+	sqls := analystGrants(role)
+	if !exists {
+		sqls = append([]string{"CREATE ROLE " + role + " LOGIN PASSWORD 'analyst-pw'"}, sqls...)
+		t.Cleanup(func() {
+			sqlExec(t, admin.String(), "DROP OWNED BY "+role)
+			sqlExec(t, admin.String(), "DROP ROLE IF EXISTS "+role)
+		})
+	}
+	for _, sql := range sqls {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	u.User = url.UserPassword(name, "analyst-pw")
+	return u.String()
 }
 
 // pgUser is the user of the URL db.
@@ -56,29 +104,29 @@ func pgUser(t *testing.T, db string) string {
 
 // testAnalysts checks analysts and shares on the ledgers made by mk; a
 // run whose Options names no analyst records user.
-func testAnalysts(t *testing.T, mk func(Header) string, user string) {
-	as := func(name string) Options { bk := book; bk.Analyst = name; return bk }
-	// run opens a run of analyst bk on the ledger at location and returns
-	// its allowance, the error of a reservation of reserve labels, and
-	// settles them.
-	runOf := func(step accountant.Spend) func(*testing.T, Options, string, int) (int, error) {
-		return func(t *testing.T, bk Options, location string, reserve int) (int, error) {
+func testAnalysts(t *testing.T, mk func(Header) string, user string, login func(t *testing.T, name, location string) (Options, string)) {
+	// run opens a run of analyst name on the ledger at location and
+	// returns its allowance, the error of a reservation of reserve
+	// labels, and settles them.
+	runOf := func(step accountant.Spend) func(*testing.T, string, string, int) (int, error) {
+		return func(t *testing.T, name string, location string, reserve int) (int, error) {
 			t.Helper()
+			bk, location := login(t, name, location)
 			l, err := bk.forRun(ctx, location)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			if err := l.begin("darrm", binding(t, l), step); err != nil {
+			if err := l.begin(ctx, "darrm", binding(t, l), step); err != nil {
 				return 0, err
 			}
 			allowed, err := l.allowance(step, -1)
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = l.Reserve(reserve)
+			err = l.Reserve(ctx, reserve)
 			if err == nil {
-				err = l.Settle(reserve)
+				err = l.Settle(ctx, reserve)
 			}
 			return allowed, err
 		}
@@ -95,7 +143,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 	t.Run("Recorded", func(t *testing.T) {
 		u := mk(NewHeader(unique(bound), shareBudget, 1e-5, simpleFilter(shareBudget)))
 		for _, c := range []struct{ analyst, want string }{{"alice", "alice"}, {"", user}, {"bob ä", "bob ä"}} {
-			if _, err := run(t, as(c.analyst), u, 1); err != nil {
+			if _, err := run(t, c.analyst, u, 1); err != nil {
 				t.Fatalf("analyst %q: %v", c.analyst, err)
 			}
 		}
@@ -111,11 +159,11 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		if want := []string{"alice", user, "bob ä"}; strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("the runs' analysts: %q, want %q", got, want)
 		}
-		sums, err := l.Analysts()
+		sums, err := l.Analysts(ctx)
 		if err != nil || len(sums) != 3 || sums[0].Runs != 1 || sums[0].Labels != 1 || sums[0].ShareBudget != nil || sums[0].Spent != step {
 			t.Errorf("Analysts: %+v, %v; want three of one run of one label of %v each, no share", sums, err, step)
 		}
-		if _, err := as("a\x01").forRun(ctx, u); err == nil || !strings.Contains(err.Error(), "analyst") {
+		if _, err := (Options{StateDir: book.StateDir, Analyst: "a\x01"}).forRun(ctx, u); err == nil || !strings.Contains(err.Error(), "analyst") {
 			t.Errorf("an analyst's name with a control character: %v", err)
 		}
 	})
@@ -129,18 +177,18 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 		if aliceMax >= ledgerMax || aliceMax < 3 {
 			t.Fatalf("alice's share allows %d labels, the ledger %d: the test needs fewer than the ledger's, and 3", aliceMax, ledgerMax)
 		}
-		if allowed, err := run(t, as("alice"), u, 2); allowed != aliceMax || err != nil {
+		if allowed, err := run(t, "alice", u, 2); allowed != aliceMax || err != nil {
 			t.Errorf("alice's first run: allowance %d, %v; want %d, her share's", allowed, err, aliceMax)
 		}
-		allowed, err := run(t, as("alice"), u, aliceMax-1)
+		allowed, err := run(t, "alice", u, aliceMax-1)
 		if allowed != aliceMax-2 || !errors.Is(err, errBudget) || !strings.Contains(err.Error(), `"alice"'s share 0.5`) {
 			t.Errorf("alice beyond her share: allowance %d, %v; want %d and a refusal naming her share", allowed, err, aliceMax-2)
 		}
-		if _, err := run(t, as("alice"), u, aliceMax-2); err != nil {
+		if _, err := run(t, "alice", u, aliceMax-2); err != nil {
 			t.Errorf("alice within her share: %v", err)
 		}
 		for _, who := range []string{"carol", ""} {
-			_, err := run(t, as(who), u, 1)
+			_, err := run(t, who, u, 1)
 			var se *shareError
 			if !errors.As(err, &se) || !isBad(err) || !strings.Contains(err.Error(), `("alice", "bob")`) {
 				t.Errorf("analyst %q, without a share: %v, want a *shareError naming the shares", who, err)
@@ -151,7 +199,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		sums, err := l.Analysts()
+		sums, err := l.Analysts(ctx)
 		if err != nil || len(sums) != 2 || sums[0].Analyst != "alice" || sums[0].Runs != 2 || sums[0].Labels != aliceMax ||
 			sums[0].ShareBudget == nil || *sums[0].ShareBudget != alice || sums[1].Analyst != "bob" || sums[1].Runs != 0 || sums[1].Share != 0.2 {
 			t.Errorf("Analysts: %+v, %v; want alice's 2 runs of %d labels within %v, and bob's share unused", sums, err, aliceMax, alice)
@@ -183,10 +231,10 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 			t.Fatalf("the ledger allows %d labels (%v), alice's share %d: the test needs fewer in the share", whole, err, want)
 		}
 		u := mk(h)
-		if allowed, err := run(t, as("alice"), u, want+1); allowed != want || !errors.Is(err, errBudget) {
+		if allowed, err := run(t, "alice", u, want+1); allowed != want || !errors.Is(err, errBudget) {
 			t.Errorf("alice: allowance %d, a reservation of %d: %v; want %d and a refusal", allowed, want+1, err, want)
 		}
-		if _, err := run(t, as("alice"), u, want); err != nil {
+		if _, err := run(t, "alice", u, want); err != nil {
 			t.Errorf("alice's %d labels: %v", want, err)
 		}
 		l, err := book.readOnly(ctx, u)
@@ -194,7 +242,7 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string) {
 			t.Fatal(err)
 		}
 		defer l.Close()
-		sums, err := l.Analysts()
+		sums, err := l.Analysts(ctx)
 		share := accountant.Guarantee{Eps: 0.4 * shareBudget.Eps, Delta: 0.4 * shareBudget.Delta}
 		if err != nil || len(sums) != 1 || sums[0].Labels != want || sums[0].Spent.Delta != share.Delta || !sums[0].Spent.Within(share) || sums[0].ShareLabels != 0 {
 			t.Errorf("Analysts: %+v, %v; want alice's %d labels spent at her share's delta, within %v", sums, err, want, share)

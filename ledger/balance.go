@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -558,7 +559,7 @@ type AnalystSpend struct {
 // Analysts returns the spends of each analyst who charged the ledger, in
 // the order of their first runs, then the analysts given a share who have
 // not charged it yet. It reads the ledger again from its start.
-func (l *Ledger) Analysts() ([]AnalystSpend, error) {
+func (l *Ledger) Analysts(ctx context.Context) ([]AnalystSpend, error) {
 	var sums []AnalystSpend
 	index := map[string]int{}
 	add := func(name string) *AnalystSpend {
@@ -570,7 +571,7 @@ func (l *Ledger) Analysts() ([]AnalystSpend, error) {
 		}
 		return &sums[i]
 	}
-	err := l.Runs(func(s Spend) error {
+	err := l.Runs(ctx, func(s Spend) error {
 		a := add(s.Analyst)
 		if l.header.Use != nil && s.Prior != nil {
 			a.use = useLabels(l.header.Use, a.use, s.Prior.Steps, s.Queries)

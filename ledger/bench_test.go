@@ -49,14 +49,14 @@ func largeLedger(tb testing.TB, runs int) string {
 		tb.Fatal(err)
 	}
 	f.Close()
-	st, err := openState(ctx, Options{}, h.Ensemble)
+	st, err := openState(Options{}, h.Ensemble)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer st.close()
 	fi, _ := os.Stat(path)
 	dev, ino := fileID(fi)
-	if err := st.write(newRecord(h, hh, path, dev, ino, 1+2*runs, size, head)); err != nil {
+	if err := st.write(ctx, newRecord(h, hh, path, dev, ino, 1+2*runs, size, head)); err != nil {
 		tb.Fatal(err)
 	}
 	return path
@@ -85,10 +85,10 @@ func BenchmarkReleaseOnLargeLedger(b *testing.B) {
 				if err != nil || allowed != 1 {
 					b.Fatalf("allowance %d: %v", allowed, err)
 				}
-				if err := l.Reserve(1); err != nil {
+				if err := l.Reserve(ctx, 1); err != nil {
 					b.Fatal(err)
 				}
-				if err := l.Settle(1); err != nil {
+				if err := l.Settle(ctx, 1); err != nil {
 					b.Fatal(err)
 				}
 				if _, err := l.BalanceFor(accountant.ApproxStep(g)); err != nil {

@@ -37,13 +37,13 @@ func bitRun(t *testing.T, bk Options, location string, pairs []accountant.BitPai
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.begin("darrm", binding(t, l), accountant.Spend{Kind: accountant.OneBitSpend, Guarantee: step, Bits: pairs}); err != nil {
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.Spend{Kind: accountant.OneBitSpend, Guarantee: step, Bits: pairs}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Reserve(reserve); err != nil {
+	if err := l.Reserve(ctx, reserve); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Settle(settle); err != nil {
+	if err := l.Settle(ctx, settle); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -359,7 +359,7 @@ func TestOneBitRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = l.begin("darrm", binding(t, l), accountant.Spend{Kind: accountant.OneBitSpend, Guarantee: step, Bits: tc.pairs})
+		err = l.begin(ctx, "darrm", binding(t, l), accountant.Spend{Kind: accountant.OneBitSpend, Guarantee: step, Bits: tc.pairs})
 		l.Close()
 		if err == nil || !strings.Contains(err.Error(), tc.rule) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, tc.rule)

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +38,9 @@ type chain struct {
 	// closedBy is the ledger's end, when line n is an end line: no line
 	// follows it.
 	closedBy *ending
+	// past, for a ledger read from its start that continues another, is
+	// that ledger as its lines are read.
+	past *pastChain
 }
 
 // start returns the chain of a ledger of the given version read up to
@@ -153,7 +157,7 @@ type pairBook struct {
 	// line from, reads a line before it that a later line names (wanted,
 	// of the list of digest want: readWanted); nil for a ledger read from
 	// its start.
-	fetch  func(at bitsAt) ([]byte, bool, error)
+	fetch  func(ctx context.Context, at bitsAt) ([]byte, bool, error)
 	from   int
 	wanted bitsAt
 	want   string
@@ -215,8 +219,8 @@ func (b *pairBook) pairsOf(n int, s Spend) ([]accountant.BitPair, error) {
 
 // readWanted reads the line that pairsOf found wanted and keeps its
 // pairs, and reports whether it holds the list wanted.
-func (b *pairBook) readWanted(version int) (bool, error) {
-	line, ok, err := b.fetch(b.wanted)
+func (b *pairBook) readWanted(ctx context.Context, version int) (bool, error) {
+	line, ok, err := b.fetch(ctx, b.wanted)
 	if !ok || err != nil {
 		return false, err
 	}
@@ -361,6 +365,9 @@ func (c *chain) next(path string, b []byte) error {
 	if c.closedBy != nil {
 		return corrupt("a line after the ledger's end (line %d, %s): an ended ledger is never appended to", c.n, c.closedBy.Reason)
 	}
+	if c.past != nil && c.past.n < c.past.claim.Lines {
+		return c.nextPast(path, b)
+	}
 	if isEndLine(b) {
 		prev, e, h, err := parseEndLine(c.rule.version, b)
 		switch {
@@ -382,6 +389,11 @@ func (c *chain) next(path string, b []byte) error {
 	if reason := c.follows(s); reason != "" {
 		return corrupt("%s", reason)
 	}
+	if c.past != nil {
+		if reason := c.past.carry(s); reason != "" {
+			return corrupt("%s", reason)
+		}
+	}
 	want := c.spent
 	if s.Run == c.last.Run {
 		want = *c.last.Prior
@@ -400,7 +412,7 @@ func (c *chain) next(path string, b []byte) error {
 	if err != nil {
 		return corrupt("spend: %v", err)
 	}
-	next.runs, next.ended, next.bits, next.end = c.runs, c.ended, c.bits, c.end+int64(len(b))+1
+	next.runs, next.ended, next.bits, next.end, next.past = c.runs, c.ended, c.bits, c.end+int64(len(b))+1, c.past
 	next.bits.keep(bitsAt{Line: n, End: next.end}, s)
 	if s.Run != c.last.Run {
 		next.runs++
@@ -532,11 +544,14 @@ func (s *runSet) has(id string) bool {
 // It returns the chain, where it stopped and the bytes after that which
 // end no line, and the size of the lines before Upgrade's mark on a
 // version-3 ledger, -1 if it has none.
-func (l *Ledger) walk(to pos, each func(c *chain, before Spend, line []byte) error) (chain, pos, []byte, int64, error) {
+func (l *Ledger) walk(ctx context.Context, to pos, each func(c *chain, before Spend, line []byte) error) (chain, pos, []byte, int64, error) {
 	c := start(l.header.rule(l.memo), l.headerHash, int64(len(l.headerLine))+1)
+	if u := l.header.Upgraded; u != nil && u.Past > 0 {
+		c.past = newPast(*u, l.header.Ensemble)
+	}
 	mark := int64(-1)
 	n, off := 0, int64(0)
-	end, tail, err := l.store.lines(pos{}, to, func(b []byte) error {
+	end, tail, err := l.store.lines(ctx, pos{}, to, func(b []byte) error {
 		n++
 		if n == 1 && !bytes.Equal(b, l.headerLine) {
 			return &CorruptError{Path: l.path, Line: 1, Reason: "the header changed while the ledger was read"}
@@ -579,9 +594,9 @@ func (l *Ledger) readErr(n int, err error) error {
 // scan reads every line from the start, checks each and the chain, and
 // keeps the spends' totals; rec, if any, names a line whose hash to
 // remember.
-func (l *Ledger) scan(rec *Record) error {
+func (l *Ledger) scan(ctx context.Context, rec *Record) error {
 	recHash := ""
-	c, end, tail, mark, err := l.walk(everything, func(c *chain, _ Spend, _ []byte) error {
+	c, end, tail, mark, err := l.walk(ctx, everything, func(c *chain, _ Spend, _ []byte) error {
 		if rec != nil && rec.Lines == c.n {
 			recHash = c.head
 		}
@@ -589,6 +604,9 @@ func (l *Ledger) scan(rec *Record) error {
 	})
 	if err != nil {
 		return err
+	}
+	if reason := c.past.done(); reason != "" {
+		return &CorruptError{Path: l.path, Line: c.n + 1, Reason: reason}
 	}
 	l.chain, l.size, l.tail, l.recHash = c, end.off, tail, recHash
 	if mark >= 0 {
@@ -611,13 +629,13 @@ func (l *Ledger) scan(rec *Record) error {
 // first spend line follows. It reports false, having kept nothing, when
 // the ledger does not hold those lines there (cut, edited, re-signed,
 // another copy): a full scan then says why.
-func (l *Ledger) resume(rec *Record) (bool, error) {
+func (l *Ledger) resume(ctx context.Context, rec *Record) (bool, error) {
 	if rec.Header != "" && rec.Header != l.headerHash {
 		return false, nil
 	}
 	var c chain
 	if rec.Lines > 1 {
-		if ok, err := l.firstSpendFollows(); !ok || err != nil {
+		if ok, err := l.firstSpendFollows(ctx); !ok || err != nil {
 			return false, err
 		}
 	}
@@ -628,7 +646,7 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 		}
 		c = start(l.header.rule(l.memo), l.headerHash, rec.Size)
 	} else {
-		b, ok, err := l.store.lineAt(vouched)
+		b, ok, err := l.store.lineAt(ctx, vouched, vouched)
 		if !ok || err != nil {
 			return false, err
 		}
@@ -638,11 +656,14 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 		}
 		// This line or a later one may name a pair list that a line
 		// before it holds: that line alone is read.
-		bits := &pairBook{from: rec.Lines, fetch: func(at bitsAt) ([]byte, bool, error) { return l.store.lineAt(pos{n: at.Line, off: at.End}) }}
+		bits := &pairBook{from: rec.Lines, fetch: func(ctx context.Context, at bitsAt) ([]byte, bool, error) {
+			// The line a checked line names.
+			return l.store.lineAt(ctx, pos{n: at.Line, off: at.End}, pos{n: at.Line, off: at.End})
+		}}
 		pairs, err := bits.pairsOf(rec.Lines, s)
 		if err == errUnread {
 			var ok bool
-			if ok, err = bits.readWanted(l.version); !ok || err != nil {
+			if ok, err = bits.readWanted(ctx, l.version); !ok || err != nil {
 				return false, err
 			}
 			pairs, err = bits.pairsOf(rec.Lines, s)
@@ -659,7 +680,7 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 	// Read again, from the vouched line, after each line read alone.
 	for from := c; ; c = from {
 		unread := false
-		end, tail, err := l.store.lines(vouched, everything, func(b []byte) error {
+		end, tail, err := l.store.lines(ctx, vouched, everything, func(b []byte) error {
 			if unread {
 				return nil
 			}
@@ -674,10 +695,10 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 			return false, err
 		}
 		if !unread {
-			l.chain, l.size, l.tail, l.recHash = c, end.off, tail, rec.Head
+			l.chain, l.size, l.tail, l.recHash, l.vouched = c, end.off, tail, rec.Head, vouched
 			return true, nil
 		}
-		if ok, err := c.bits.readWanted(l.version); !ok || err != nil {
+		if ok, err := c.bits.readWanted(ctx, l.version); !ok || err != nil {
 			return false, err
 		}
 	}
@@ -687,10 +708,10 @@ func (l *Ledger) resume(rec *Record) (bool, error) {
 // spend, follows its header in the chain: a header edited and re-signed
 // on its own breaks that link. A record of an earlier darrm does not know
 // the header's hash, so this link is what vouches for the header then.
-func (l *Ledger) firstSpendFollows() (bool, error) {
+func (l *Ledger) firstSpendFollows(ctx context.Context) (bool, error) {
 	var follows bool
 	from := pos{n: 1, off: int64(len(l.headerLine)) + 1}
-	_, _, err := l.store.lines(from, pos{n: 2, off: from.off + maxLineBytes + 1}, func(b []byte) error {
+	_, _, err := l.store.lines(ctx, from, pos{n: 2, off: from.off + maxLineBytes + 1}, func(b []byte) error {
 		prev, _, _, err := parseSpendLine(l.version, b)
 		follows = err == nil && prev == l.headerHash
 		return nil
@@ -707,8 +728,8 @@ func (l *Ledger) firstSpendFollows() (bool, error) {
 // Runs calls each with the spend of every run, in the order of the
 // ledger (the last line of each run, read again and checked as it is
 // read), and stops at the first error.
-func (l *Ledger) Runs(each func(Spend) error) error {
-	c, err := l.again(func(c *chain, before Spend, _ []byte) error {
+func (l *Ledger) Runs(ctx context.Context, each func(Spend) error) error {
+	c, err := l.again(ctx, func(c *chain, before Spend, _ []byte) error {
 		if before.Run != "" && c.last.Run != before.Run {
 			return each(before)
 		}
@@ -722,8 +743,8 @@ func (l *Ledger) Runs(each func(Spend) error) error {
 
 // again reads the ledger again from its start up to the line read first
 // (walk), which it must still end with.
-func (l *Ledger) again(each func(c *chain, before Spend, line []byte) error) (chain, error) {
-	c, _, _, _, err := l.walk(pos{n: l.chain.n, off: l.size}, each)
+func (l *Ledger) again(ctx context.Context, each func(c *chain, before Spend, line []byte) error) (chain, error) {
+	c, _, _, _, err := l.walk(ctx, pos{n: l.chain.n, off: l.size}, each)
 	if err == nil && (c.n != l.chain.n || c.head != l.chain.head) {
 		err = fmt.Errorf("ledger %s changed while it was read: its line %d is not the one read first", l.path, l.chain.n)
 	}

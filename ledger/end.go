@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,7 +117,7 @@ func (l *Ledger) endErr() error {
 
 // end appends the end e to a ledger opened for a run (Open) with no run
 // of its own under way: no release may charge it from then on.
-func (l *Ledger) end(e ending) error {
+func (l *Ledger) end(ctx context.Context, e ending) error {
 	switch {
 	case l.readOnly:
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
@@ -129,13 +130,13 @@ func (l *Ledger) end(e ending) error {
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
-	if err := l.store.append(pos{n: l.chain.n, off: l.size}, l.chain.head, b, hash); err != nil {
+	if err := l.store.append(ctx, pos{n: l.chain.n, off: l.size}, l.chain.head, b, hash); err != nil {
 		return err
 	}
 	l.size += int64(len(b))
 	l.chain.n, l.chain.head, l.chain.end, l.chain.closedBy = l.chain.n+1, hash, l.size, &e
 	if l.state != nil {
-		return l.state.advance(l.chain.n, l.size, l.chain.head)
+		return l.state.advance(ctx, l.chain.n, l.size, l.chain.head)
 	}
 	return nil
 }

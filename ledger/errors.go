@@ -208,8 +208,25 @@ type lockTimeoutError struct {
 	what    string // what the lock guards: "ledger LOCATION", "ledger record PATH"
 	timeout time.Duration
 	holder  string // who holds it: "another darrm run", or a session
+	// held, for a wait in the middle of a run, is the labels it had
+	// reserved before: they may have left, and stay charged.
+	held int
+	run  bool
 }
 
 func (e *lockTimeoutError) Error() string {
+	if e.run {
+		return fmt.Sprintf("%s: gave up after waiting %v for a lock held by %s, in the middle of a run that had reserved %d labels before: they stay charged, whether or not they left; run again once it is done, or wait longer (darrm's --lock-timeout, Options.LockTimeout)", e.what, e.timeout, e.holder, e.held)
+	}
 	return fmt.Sprintf("%s: gave up after waiting %v for a lock held by %s: nothing was written, no label released; run again once it is done, or wait longer (darrm's --lock-timeout, Options.LockTimeout)", e.what, e.timeout, e.holder)
+}
+
+// midRun marks a wait for a lock in err, if any, as one in the middle of
+// a run that had reserved held labels before (none: nothing was written).
+func midRun(err error, held int) error {
+	var lt *lockTimeoutError
+	if held > 0 && errors.As(err, &lt) {
+		lt.run, lt.held = true, held
+	}
+	return err
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -107,7 +108,7 @@ func firstLine(f *os.File) ([]byte, error) {
 	return append([]byte(nil), b...), err
 }
 
-func (s *fileStore) lines(from, to pos, each func([]byte) error) (pos, []byte, error) {
+func (s *fileStore) lines(_ context.Context, from, to pos, each func([]byte) error) (pos, []byte, error) {
 	r := newLineReader(io.NewSectionReader(s.f, from.off, to.off-from.off))
 	if to.n-from.n == 1 {
 		// One line, well under the 4 KiB read, which a longer one grows.
@@ -130,11 +131,39 @@ func (s *fileStore) lines(from, to pos, each func([]byte) error) (pos, []byte, e
 	return end, nil, nil
 }
 
-func (s *fileStore) lineAt(at pos) ([]byte, bool, error) { return lineEndingAt(s.f, at.off) }
+func (s *fileStore) lineAt(_ context.Context, at, known pos) ([]byte, bool, error) {
+	if at.n != known.n {
+		if ok, err := s.endsBetween(min(at.off, known.off), max(at.off, known.off), abs(at.n-known.n)); !ok || err != nil {
+			return nil, false, err
+		}
+	}
+	return lineEndingAt(s.f, at.off)
+}
+
+// endsBetween reports whether the file holds n line ends between the
+// bytes from and to (from included).
+func (s *fileStore) endsBetween(from, to int64, n int) (bool, error) {
+	buf := make([]byte, 64<<10)
+	count := 0
+	for at := from; at < to && count <= n; {
+		k, err := s.f.ReadAt(buf[:min(int64(len(buf)), to-at)], at)
+		count += bytes.Count(buf[:k], []byte{'\n'})
+		at += int64(k)
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return count == n, nil
+}
+
+func abs(n int) int { return max(n, -n) }
 
 // append writes b after the last whole line and syncs it, or cuts it off
 // again.
-func (s *fileStore) append(at pos, _ string, b []byte, _ string) error {
+func (s *fileStore) append(_ context.Context, at pos, _ string, b []byte, _ string) error {
 	_, err := s.f.WriteAt(b, at.off)
 	if err == nil {
 		if err = s.f.Sync(); err != nil {

@@ -87,13 +87,13 @@ func TestZCDPFilterTargets(t *testing.T) {
 	if err != nil || allowed != 167 {
 		t.Fatalf("allowance %d (%v), want 167", allowed, err)
 	}
-	if err := l.Reserve(allowed + 1); !errors.Is(err, errBudget) {
+	if err := l.Reserve(ctx, allowed+1); !errors.Is(err, errBudget) {
 		t.Errorf("%d queries: %v", allowed+1, err)
 	}
-	if err := l.Reserve(allowed); err != nil {
+	if err := l.Reserve(ctx, allowed); err != nil {
 		t.Fatal(err)
 	}
-	l.Settle(allowed)
+	l.Settle(ctx, allowed)
 	bal, err := l.Balance()
 	l.Close()
 	rho := 167 * (1.0/(40*40) + 1.0/(2*150*150)) // 1/σ2² + 1/(2σ1²) per query
@@ -107,10 +107,10 @@ func TestZCDPFilterTargets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Reserve(20); err != nil {
+		if err := l.Reserve(ctx, 20); err != nil {
 			t.Fatal(err)
 		}
-		l.Settle(20)
+		l.Settle(ctx, 20)
 		l.Close()
 	}
 	r, err := book.readOnly(ctx, path)
@@ -147,8 +147,8 @@ func TestDescriptionReproducesTotals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l.Reserve(10)
-		l.Settle(10)
+		l.Reserve(ctx, 10)
+		l.Settle(ctx, 10)
 		l.Close()
 	}
 	resign(t, path, func(n int, raw string) string {
@@ -326,12 +326,12 @@ func TestFilterBitOfGaussian(t *testing.T) {
 			t.Fatal(err)
 		}
 		counts = append(counts, allowed)
-		if err := l.Reserve(1); err != nil {
+		if err := l.Reserve(ctx, 1); err != nil {
 			t.Fatal(err)
 		}
-		l.Settle(1)
+		l.Settle(ctx, 1)
 		var kinds []accountant.SpendKind
-		if err := l.Runs(func(r Spend) error { kinds = append(kinds, r.Kind); return nil }); err != nil {
+		if err := l.Runs(ctx, func(r Spend) error { kinds = append(kinds, r.Kind); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		l.Close()
@@ -359,10 +359,10 @@ func TestAllowanceBeyondCount(t *testing.T) {
 		if err != nil || allowed != want {
 			t.Fatalf("limit %d: allowed %d, %v; want %d", limit, allowed, err, want)
 		}
-		if err := l.Reserve(20); err != nil {
+		if err := l.Reserve(ctx, 20); err != nil {
 			t.Fatal(err)
 		}
-		l.Settle(20)
+		l.Settle(ctx, 20)
 		st, err := l.BalanceFor(gnmax1e9)
 		if err != nil || st.QueriesLeft == nil || *st.QueriesLeft != accountant.CountLimit {
 			t.Errorf("limit %d: status %+v, %v; want %d left", limit, st, err, accountant.CountLimit)

@@ -31,13 +31,13 @@ func release(t *testing.T, path string, mechanism provenance.MechanismName, step
 	t.Helper()
 	l := open(t, path)
 	defer l.Close()
-	if err := l.begin(mechanism, binding(t, l), step); err != nil {
+	if err := l.begin(ctx, mechanism, binding(t, l), step); err != nil {
 		return Spend{}, err
 	}
-	if err := l.Reserve(n); err != nil {
+	if err := l.Reserve(ctx, n); err != nil {
 		return Spend{}, err
 	}
-	if err := l.Settle(n); err != nil {
+	if err := l.Settle(ctx, n); err != nil {
 		return Spend{}, err
 	}
 	return l.chain.last, nil

@@ -182,10 +182,16 @@ type upgraded struct {
 	Lines  int    `json:"lines"`
 	SHA256 string `json:"sha256"`
 	// ID and Head, for an old ledger with a hash chain, are
-	// its id and the hash of its last line: a user's record of the old
-	// ledger vouches for this one up to there (checkRecord).
+	// its id and the hash of its last line.
 	ID   string `json:"id,omitempty"`
 	Head string `json:"head,omitempty"`
+	// Past is the number of the old ledger's lines that this one
+	// carries, each in a past line after its header (continues): all of
+	// them, Lines, so that a record or witness of the old ledger is
+	// checked against its very line. 0 in a ledger that an earlier darrm
+	// upgraded, which carries none and satisfies no record or witness of
+	// the old ledger.
+	Past int `json:"past,omitempty"`
 }
 
 // Spend is one record: run Run had handed out, or was about to hand out,

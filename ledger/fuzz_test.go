@@ -30,13 +30,13 @@ func FuzzLedgerFile(f *testing.F) {
 		}
 		b, err := l.Header().binding()
 		if err == nil {
-			err = l.begin("darrm", b, accountant.ApproxStep(step))
+			err = l.begin(ctx, "darrm", b, accountant.ApproxStep(step))
 		}
 		if err == nil {
-			err = l.Reserve(n)
+			err = l.Reserve(ctx, n)
 		}
 		if err == nil {
-			err = l.Settle(n)
+			err = l.Settle(ctx, n)
 		}
 		l.Close()
 		if err != nil {
@@ -68,8 +68,8 @@ func FuzzLedgerFile(f *testing.F) {
 		if l, err := (Options{StateDir: state}).readOnly(ctx, path); err == nil {
 			_, _ = l.Balance()
 			_, _ = l.Publish()
-			_ = l.Runs(func(Spend) error { return nil })
-			_, _ = l.Analysts()
+			_ = l.Runs(ctx, func(Spend) error { return nil })
+			_, _ = l.Analysts(ctx)
 			l.Close()
 		}
 		if l, err := (Options{StateDir: state}).forRun(ctx, path); err == nil {

@@ -275,9 +275,9 @@ func TestRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lo.begin("darrm", binding(t, lo), accountant.ApproxStep(step))
-	lo.Reserve(1)
-	lo.Settle(1)
+	lo.begin(ctx, "darrm", binding(t, lo), accountant.ApproxStep(step))
+	lo.Reserve(ctx, 1)
+	lo.Settle(ctx, 1)
 	lo.Close()
 	spend(t, moved, 1)
 }
@@ -323,11 +323,11 @@ func TestAdoptRetires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
-	l.Reserve(1)
-	l.Settle(1)
+	l.Reserve(ctx, 1)
+	l.Settle(ctx, 1)
 	l.Close()
 	os.WriteFile(second, old, 0o644)
 	if prev, id := adopt(mine, second); prev == nil || prev.LedgerID != id || prev.Lines <= 1 {
@@ -433,20 +433,20 @@ func TestRecordNeverFallsBack(t *testing.T) {
 	path := newLedger(t, budget)
 	spend(t, path, 1)
 	run := open(t, path)
-	if err := run.begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
+	if err := run.begin(ctx, "darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
-	if err := run.Reserve(5); err != nil {
+	if err := run.Reserve(ctx, 5); err != nil {
 		t.Fatal(err)
 	}
 	other := filepath.Join(t.TempDir(), "other.ledger")
 	b, _ := os.ReadFile(path)
 	os.WriteFile(other, b, 0o644)
 	spend(t, other, 7)
-	if err := run.Settle(5); err == nil || !strings.Contains(err.Error(), "changed during this run") {
+	if err := run.Settle(ctx, 5); err == nil || !strings.Contains(err.Error(), "changed during this run") {
 		t.Errorf("settle after another ledger was used: %v", err)
 	}
-	if err := run.Settle(0); err == nil {
+	if err := run.Settle(ctx, 0); err == nil {
 		t.Errorf("a second settle was taken")
 	}
 	run.Close()
@@ -466,10 +466,10 @@ func TestReplaceWaitsForRun(t *testing.T) {
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
 	path := newLedger(t, budget)
 	run := open(t, path)
-	if err := run.begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
+	if err := run.begin(ctx, "darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
-	if err := run.Reserve(5); err != nil {
+	if err := run.Reserve(ctx, 5); err != nil {
 		t.Fatal(err)
 	}
 	other := filepath.Join(t.TempDir(), "other.ledger")
@@ -489,7 +489,7 @@ func TestReplaceWaitsForRun(t *testing.T) {
 	case err := <-done:
 		t.Fatalf("init --replace did not wait for the run: %v", err)
 	}
-	if err := run.Settle(4); err != nil {
+	if err := run.Settle(ctx, 4); err != nil {
 		t.Fatalf("the run's settlement while a replacement waits: %v", err)
 	}
 	run.Close()
@@ -654,7 +654,7 @@ func TestHeaderResigned(t *testing.T) {
 func forgetHeader(t *testing.T, path string) {
 	t.Helper()
 	l := open(t, path)
-	st, err := openState(ctx, Options{}, l.Header().Ensemble)
+	st, err := openState(Options{}, l.Header().Ensemble)
 	l.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -665,7 +665,7 @@ func forgetHeader(t *testing.T, path string) {
 		t.Fatalf("record %+v: %v", r, err)
 	}
 	r.Header = ""
-	if err := st.write(*r); err != nil {
+	if err := st.write(ctx, *r); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -64,7 +64,7 @@ func newLedger(t *testing.T, budget accountant.Budget) string {
 func runs(t *testing.T, l *Ledger) []Spend {
 	t.Helper()
 	var all []Spend
-	if err := l.Runs(func(s Spend) error { all = append(all, s); return nil }); err != nil {
+	if err := l.Runs(ctx, func(s Spend) error { all = append(all, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return all
@@ -88,13 +88,13 @@ func spend(t *testing.T, path string, n int) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Reserve(n); err != nil {
+	if err := l.Reserve(ctx, n); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Settle(n); err != nil {
+	if err := l.Settle(ctx, n); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -128,10 +128,10 @@ func TestBudgetAcrossRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Reserve(1); !errors.Is(err, errBudget) {
+	if err := l.Reserve(ctx, 1); !errors.Is(err, errBudget) {
 		t.Errorf("a label beyond the budget: %v", err)
 	}
 	l.Close()
@@ -159,7 +159,7 @@ func TestRelationAndInitChecks(t *testing.T) {
 	defer l.Close()
 	oneVote := binding(t, l)
 	oneVote.Relation, oneVote.Partition = accountant.OneVote, provenance.KeyedHash
-	if err := l.begin("gnmax", oneVote, accountant.ApproxStep(step)); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
+	if err := l.begin(ctx, "gnmax", oneVote, accountant.ApproxStep(step)); err == nil || !strings.Contains(err.Error(), "cannot share a budget") {
 		t.Errorf("a one-vote spend on a private-teachers ledger: %v", err)
 	}
 	if _, err := book.create(ctx, path, NewHeader(bound, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 1}})), false); err == nil {
@@ -210,12 +210,12 @@ func TestInitNonPrivateOneVote(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.begin("gnmax", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.1, Delta: 1e-6})); err != nil {
+	if err := l.begin(ctx, "gnmax", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.1, Delta: 1e-6})); err != nil {
 		t.Errorf("a release from the same ensemble: %v", err)
 	}
 	other := b
 	other.K = 251
-	if err := l.begin("gnmax", other, accountant.ApproxStep(accountant.Guarantee{Eps: 0.1, Delta: 1e-6})); err == nil {
+	if err := l.begin(ctx, "gnmax", other, accountant.ApproxStep(accountant.Guarantee{Eps: 0.1, Delta: 1e-6})); err == nil {
 		t.Error("a release from 251 teachers accepted by a ledger of 250")
 	}
 }
@@ -351,7 +351,7 @@ func helper(spec string) int {
 		return 1
 	}
 	b, _ := l.Header().binding()
-	if err := l.begin("darrm", b, accountant.ApproxStep(step)); err != nil {
+	if err := l.begin(ctx, "darrm", b, accountant.ApproxStep(step)); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -362,7 +362,7 @@ func helper(spec string) int {
 	w := bufio.NewWriter(os.Stdout)
 	stepNo := 0
 	for i := 1; i <= allowed; i++ {
-		if err := l.Reserve(i); err != nil {
+		if err := l.Reserve(ctx, i); err != nil {
 			return 1
 		}
 		if stepNo++; stepNo == kill {
@@ -374,7 +374,7 @@ func helper(spec string) int {
 			os.Exit(9)
 		}
 	}
-	if err := l.Settle(allowed); err != nil {
+	if err := l.Settle(ctx, allowed); err != nil {
 		return 1
 	}
 	return 0
@@ -515,10 +515,10 @@ func TestOpenRun(t *testing.T) {
 		if allowed != w {
 			t.Errorf("limit %d: allowance %d, want %d", limit, allowed, w)
 		}
-		if err := l.Reserve(3); err != nil {
+		if err := l.Reserve(ctx, 3); err != nil {
 			t.Errorf("reserve after OpenRun: %v", err)
 		}
-		l.Settle(0)
+		l.Settle(ctx, 0)
 		l.Close()
 	}
 	oneVote := b
@@ -559,7 +559,7 @@ func TestBinding(t *testing.T) {
 	} {
 		b := own
 		tc.edit(&b)
-		err := l.begin("darrm", b, accountant.ApproxStep(step))
+		err := l.begin(ctx, "darrm", b, accountant.ApproxStep(step))
 		var be *bindingError
 		if !errors.As(err, &be) || len(be.Diffs) != len(tc.want) {
 			t.Errorf("%+v: %v, want a *bindingError with %d differences", b, err, len(tc.want))
@@ -573,7 +573,7 @@ func TestBinding(t *testing.T) {
 	}
 	headerless := provenance.Binding{Teachers: provenance.Teachers{K: 11, Each: bound.Each, Relation: accountant.PrivateTeachers}}
 	var be *bindingError
-	if err := l.begin("darrm", headerless, accountant.ApproxStep(step)); !errors.As(err, &be) || !be.Unstated {
+	if err := l.begin(ctx, "darrm", headerless, accountant.ApproxStep(step)); !errors.As(err, &be) || !be.Unstated {
 		t.Errorf("a release without a header, of the ledger's K and teachers: %v, want a *bindingError with Unstated", err)
 	}
 }
@@ -597,7 +597,7 @@ func TestCap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.begin("darrm", b, accountant.ApproxStep(step)); err != nil {
+		if err := l.begin(ctx, "darrm", b, accountant.ApproxStep(step)); err != nil {
 			t.Fatal(err)
 		}
 		return l
@@ -610,10 +610,10 @@ func TestCap(t *testing.T) {
 	if n, _ := l.allowance(accountant.ApproxStep(step), 7); n != 7 {
 		t.Errorf("allowance with a limit: %d", n)
 	}
-	if err := l.Reserve(1000); err != nil {
+	if err := l.Reserve(ctx, 1000); err != nil {
 		t.Fatalf("a free release was refused: %v", err)
 	}
-	l.Settle(1000)
+	l.Settle(ctx, 1000)
 	st, err := l.BalanceFor(accountant.ApproxStep(step))
 	q, _ := accountant.Composition{Method: accountant.Simple}.Compose(step, 1000)
 	if err != nil || st.Total != fixed.Each || st.Bound != accountant.TeachersBound || st.Queries != q || !st.Free || st.QueriesLeft != nil || st.Cap.Rule() != "parallel" {
@@ -641,7 +641,7 @@ func TestCap(t *testing.T) {
 		if n, err := l.allowance(accountant.ApproxStep(tc.step), -1); n != 0 || err != nil {
 			t.Errorf("shared, budget %v below the cap: allowance %d (%v), want 0", tc.budget, n, err)
 		}
-		if err := l.Reserve(1); !errors.Is(err, errBudget) || !errors.As(err, new(*accountant.CapError)) {
+		if err := l.Reserve(ctx, 1); !errors.Is(err, errBudget) || !errors.As(err, new(*accountant.CapError)) {
 			t.Errorf("budget %v: one label: %v", tc.budget, err)
 		}
 		if b, err := l.Balance(); err != nil || b.Free || b.Bound != accountant.QueriesBound || b.Total != (accountant.Guarantee{}) || !errors.As(b.Publish.Err, new(*accountant.CapError)) {
@@ -669,13 +669,13 @@ func TestPureBudget(t *testing.T) {
 		t.Fatalf("allowance of %v in %v: %d (%v), want 9", pure, budget, allowed, err)
 	}
 	defer l.Close()
-	if err := l.Reserve(10); !errors.Is(err, errBudget) {
+	if err := l.Reserve(ctx, 10); !errors.Is(err, errBudget) {
 		t.Errorf("10 labels: %v", err)
 	}
-	if err := l.Reserve(9); err != nil {
+	if err := l.Reserve(ctx, 9); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Settle(9); err != nil {
+	if err := l.Settle(ctx, 9); err != nil {
 		t.Fatal(err)
 	}
 	bal, err := l.Balance()
@@ -739,7 +739,7 @@ func openRun(ctx context.Context, bk Options, location string, mechanism provena
 	if err != nil {
 		return nil, 0, err
 	}
-	allowed, err := l.Begin(mechanism, b, step, limit)
+	allowed, err := l.Begin(ctx, mechanism, b, step, limit)
 	if err != nil {
 		l.Close()
 		return nil, 0, err

@@ -28,6 +28,7 @@ type line struct {
 	Header *json.RawMessage `json:"header,omitempty"`
 	Spend  *json.RawMessage `json:"spend,omitempty"`
 	End    *json.RawMessage `json:"end,omitempty"`
+	Past   *json.RawMessage `json:"past,omitempty"`
 	SHA256 string           `json:"sha256"`
 }
 

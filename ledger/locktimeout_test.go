@@ -105,11 +105,11 @@ func testPGLockTimeout(t *testing.T, db string) {
 		t.Fatal(err)
 	}
 	r.Close()
-	st, err := openState(ctx, book, r.Header().Ensemble)
+	st, err := openState(book, r.Header().Ensemble)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.lock(); err != nil {
+	if err := st.lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	_, err = (Options{StateDir: book.StateDir, LockTimeout: timeout}).forRun(ctx, file)
@@ -126,8 +126,37 @@ func testPGLockTimeout(t *testing.T, db string) {
 	}
 	release()
 	var pe *param.Error
-	if _, err := (Options{StateDir: book.StateDir, LockTimeout: -time.Second}).forRun(ctx, file); !errors.As(err, &pe) || pe.Name != "LockTimeout" {
-		t.Errorf("a negative LockTimeout: %v", err)
+	for _, bad := range []time.Duration{-time.Second, 600 * time.Hour} {
+		for _, location := range []string{file, pg} {
+			if _, err := (Options{StateDir: book.StateDir, LockTimeout: bad}).forRun(ctx, location); !errors.As(err, &pe) || pe.Name != "LockTimeout" {
+				t.Errorf("LockTimeout %v on %s: %v", bad, location, err)
+			}
+		}
+	}
+	if l, err := (Options{StateDir: book.StateDir, LockTimeout: maxLockTimeout}).forRun(ctx, pg); err != nil {
+		t.Errorf("LockTimeout %v, the longest: %v", maxLockTimeout, err)
+	} else {
+		l.Close()
+	}
+
+	// A run that gives up a wait after its first labels left does not say
+	// that none did.
+	run, err := (Options{StateDir: book.StateDir, LockTimeout: timeout}).forRun(ctx, pg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	if err := run.begin(ctx, "darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Reserve(ctx, 88); err != nil {
+		t.Fatal(err)
+	}
+	release = holdTable(pg)
+	err = run.Reserve(ctx, 100)
+	release()
+	if err == nil || strings.Contains(err.Error(), "no label released") || !strings.Contains(err.Error(), "in the middle of a run that had reserved 88 labels before: they stay charged") {
+		t.Errorf("a wait given up after 88 labels were reserved: %v", err)
 	}
 }
 

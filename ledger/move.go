@@ -46,7 +46,7 @@ func (opts Options) Export(ctx context.Context, location, file string) error {
 	// A link, unlike a rename, never replaces a file made meanwhile.
 	err = atomicfile.WriteNew(file, 0o644, func(f *os.File) error {
 		w := bufio.NewWriterSize(f, 1<<20)
-		if _, err := l.again(func(_ *chain, _ Spend, b []byte) error {
+		if _, err := l.again(ctx, func(_ *chain, _ Spend, b []byte) error {
 			w.Write(b)
 			return w.WriteByte('\n')
 		}); err != nil {
@@ -102,12 +102,12 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 		return err
 	}
 	defer db.close()
-	if err := db.absent(l.header.ID, l.header.Ensemble); err != nil {
+	if err := db.absent(ctx, l.header.ID, l.header.Ensemble); err != nil {
 		return err
 	}
 	// The lines up to the archive's end line, if any: the ledger as it was.
 	lines, size, head := l.chain.n, l.size, l.chain.head
-	err = db.insert(l.header, func(tx pgx.Tx, key int32) error {
+	err = db.insert(ctx, l.header, func(tx pgx.Tx, key int32) error {
 		var rows [][]any
 		var at int64
 		flush := func() error {
@@ -115,7 +115,7 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 			rows = rows[:0]
 			return err
 		}
-		_, err := l.again(func(c *chain, _ Spend, b []byte) error {
+		_, err := l.again(ctx, func(c *chain, _ Spend, b []byte) error {
 			if c.closedBy != nil {
 				lines, size = c.n-1, at
 				return nil
@@ -136,12 +136,15 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 	if err != nil {
 		return err
 	}
-	err = l.state.update(func(r *Record) {
+	err = l.state.update(ctx, func(r *Record) {
 		r.Path, r.Device, r.Inode = db.redacted, 0, 0
 		r.Lines, r.Size, r.Head = lines, size, head
 	})
 	if err != nil {
 		return fmt.Errorf("ledger %s is imported into %s, but %w; record it with: darrm ledger adopt %s", l.path, db.redacted, err, shellQuote(db.redacted))
+	}
+	if l.team != "" {
+		return l.leave(newRecord(l.header, l.headerHash, db.redacted, 0, 0, lines, size, head), false)
 	}
 	return nil
 }

@@ -81,6 +81,16 @@ type Options struct {
 	// same step at each of its lines. nil keeps nothing from one call to
 	// the next.
 	Memo *accountant.Memo
+	// WitnessDir, if set, is a team's witness folder: an absolute path to
+	// a folder that the ledgers' stores cannot write (another machine,
+	// the team's repository, a network share that the database's
+	// administrators cannot write), holding a checkpoint of each
+	// ensemble's ledger. Every ledger opened is checked against its
+	// ensemble's checkpoint there, as against Witnesses, and every run
+	// leaves its ledger's state there once it has settled (as Create,
+	// Adopt, Import and Upgrade do), so that a rollback after a release is
+	// refused by every analyst who uses the folder.
+	WitnessDir string
 }
 
 // Open opens the ledger at location, a file or postgres://...?ledger=NAME
@@ -121,11 +131,18 @@ func Create(ctx context.Context, location string, h Header, opts Options) (previ
 // is 0.
 const DefaultLockTimeout = 30 * time.Second
 
+// maxLockTimeout is the longest wait for a lock (Options.LockTimeout):
+// the longest a PostgreSQL server's lock_timeout takes, 2^31-1 ms, which
+// a wait for a file's lock keeps too, one rule for both.
+const maxLockTimeout = (1<<31 - 1) * time.Millisecond
+
 // lockTimeout returns the bound of a wait for a lock (LockTimeout).
 func (opts Options) lockTimeout() (time.Duration, error) {
 	switch {
 	case opts.LockTimeout < 0:
 		return 0, paramError("LockTimeout", opts.LockTimeout.String(), "must be positive, or 0 for the default wait")
+	case opts.LockTimeout > maxLockTimeout:
+		return 0, paramError("LockTimeout", opts.LockTimeout.String(), fmt.Sprintf("must be at most %v, the longest wait for a lock that a PostgreSQL server takes (its lock_timeout)", maxLockTimeout))
 	case opts.LockTimeout == 0:
 		return DefaultLockTimeout, nil
 	}
@@ -186,12 +203,12 @@ func (opts Options) create(ctx context.Context, location string, h Header, repla
 			return nil, err
 		}
 		defer db.close()
-		if err := db.absent(h.ID, h.Ensemble); err != nil {
+		if err := db.absent(ctx, h.ID, h.Ensemble); err != nil {
 			if !replace || !errors.As(err, &live) || live.Other == "" || live.SameID {
 				return nil, err
 			}
 		}
-		create = func() (string, uint64, uint64, error) { return db.redacted, 0, 0, db.create(h, b) }
+		create = func() (string, uint64, uint64, error) { return db.redacted, 0, 0, db.create(ctx, h, b) }
 	} else if _, err := os.Lstat(location); err == nil {
 		return nil, existsError(location)
 	}
@@ -211,16 +228,34 @@ func (opts Options) create(ctx context.Context, location string, h Header, repla
 	if rec != nil && !replace {
 		return nil, &RecordError{kind: secondLedger, Path: Redact(location), Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
 	}
+	team, err := opts.teamCheckpoint(h.Ensemble)
+	if err != nil {
+		return nil, err
+	}
+	seen, err := readTeamCheckpoint(team)
+	if err != nil {
+		return nil, err
+	}
+	if seen != nil && !replace {
+		return nil, &RecordError{kind: secondLedger, Path: Redact(location), Ensemble: h.Ensemble, Record: seen.Record, File: team, Command: "init", Witness: true}
+	}
 	where, dev, ino, err := create()
 	if err != nil {
 		return nil, err
 	}
-	if err := st.write(newRecord(h, head, where, dev, ino, 1, int64(len(b)), head)); err != nil {
+	r := newRecord(h, head, where, dev, ino, 1, int64(len(b)), head)
+	if err := st.write(ctx, r); err != nil {
 		if IsURL(location) {
 			return nil, fmt.Errorf("ledger %s is made, but %w; record it with: darrm ledger adopt %s", where, err, shellQuote(where))
 		}
 		os.Remove(location)
 		return nil, fmt.Errorf("ledger: write %s: %w", location, err)
+	}
+	if team != "" {
+		r.Device, r.Inode = 0, 0
+		if err := writeCheckpoint(team, r, seen != nil); err != nil {
+			return rec, fmt.Errorf("ledger %s is made and recorded, but the team's checkpoint %s is not written: %w", where, printable(team), err)
+		}
 	}
 	return rec, nil
 }
@@ -235,7 +270,7 @@ func (opts Options) retireReplaced(ctx context.Context, location string, h Heade
 			return err
 		}
 	}
-	st, err := openState(ctx, opts, h.Ensemble)
+	st, err := openState(opts, h.Ensemble)
 	if err != nil {
 		return err
 	}
@@ -248,14 +283,14 @@ func (opts Options) retireReplaced(ctx context.Context, location string, h Heade
 	if rec == nil || live != nil && rec.LedgerID == live.ID {
 		return nil
 	}
-	return opts.retireRecorded(ctx, rec, e, h.Ensemble)
+	return opts.retireRecorded(ctx, rec, location, e, h.Ensemble)
 }
 
 // retireRecorded retires with e the ledger that rec names, where it still
 // is (a file moved or removed since is left), for the ledger that
 // replaces it: Create and Upgrade with replace, and Adopt.
-func (opts Options) retireRecorded(ctx context.Context, rec *Record, e ending, ensemble string) error {
-	if err := opts.retire(ctx, rec.Path, ensemble, rec.LedgerID, e); err != nil && !errors.Is(err, fs.ErrNotExist) {
+func (opts Options) retireRecorded(ctx context.Context, rec *Record, current string, e ending, ensemble string) error {
+	if err := opts.retire(ctx, withPassword(rec.Path, current), ensemble, rec.LedgerID, e); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -266,6 +301,9 @@ func (opts Options) retireRecorded(ctx context.Context, rec *Record, e ending, e
 // left as it is. It reads the ledger whole, without the record (which
 // Init holds), and refuses one of another ensemble or identity.
 func (opts Options) retire(ctx context.Context, location, ensemble, id string, e ending) error {
+	// Who retires a ledger in PostgreSQL is its database user, whom the
+	// database checks, whatever the analyst named for the ledger made.
+	opts.Analyst = ""
 	l, _, err := opts.open(ctx, location, false)
 	if err != nil {
 		return fmt.Errorf("retire the ledger replaced: %w", err)
@@ -278,16 +316,16 @@ func (opts Options) retire(ctx context.Context, location, ensemble, id string, e
 	case l.header.Ensemble != ensemble || id != "" && l.header.ID != id:
 		return fmt.Errorf("retire the ledger replaced: %s, which your record names as the ledger of ensemble %s (id %.8s), now holds ledger %.8s of ensemble %s: it is not the ledger to retire; move it away, or check which ledger the ensemble's budget is on (darrm ledger show)", l.path, ensemble, id, l.header.ID, l.header.Ensemble)
 	}
-	if err := l.scan(nil); err != nil {
+	if err := l.scan(ctx, nil); err != nil {
 		return err
 	}
 	if err := l.cutTail(); err != nil || l.chain.closedBy != nil {
 		return err
 	}
-	if e.By == "" {
-		e.By = l.store.user()
+	if u := l.store.user(); u != "" {
+		e.By = u
 	}
-	return l.end(e)
+	return l.end(ctx, e)
 }
 
 // openRecord opens and locks the record of ensemble for a command that
@@ -295,11 +333,11 @@ func (opts Options) retire(ctx context.Context, location, ensemble, id string, e
 // is none, or when it is damaged and replace replaces it. Close the
 // state.
 func openRecord(ctx context.Context, opts Options, replace bool, ensemble string) (*state, *Record, error) {
-	st, err := openState(ctx, opts, ensemble)
+	st, err := openState(opts, ensemble)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := st.lock(); err != nil {
+	if err := st.lock(ctx); err != nil {
 		st.close()
 		return nil, nil, err
 	}
@@ -328,9 +366,15 @@ type Ledger struct {
 	cap        *accountant.Cap // the teachers' cap on every total, if any
 	// chain is the ledger as read: its whole lines, the last one's hash
 	// and spend, and every run's spend so far.
-	chain     chain
-	size      int64  // bytes of the whole lines
-	recHash   string // hash of the line the record names, when read
+	chain   chain
+	size    int64  // bytes of the whole lines
+	recHash string // hash of the line the record names, when read
+	// vouched is the line the record vouches for, where a run resumed
+	// from it: its number and end are known without reading before it.
+	vouched pos
+	// team, for a run, is its ensemble's checkpoint in the team's
+	// witness folder (Options.WitnessDir), which it leaves once settled.
+	team      string
 	tail      []byte // bytes after the last line end: a torn line
 	marked    bool   // a version-3 ledger that Upgrade has marked
 	notes     []string
@@ -388,9 +432,23 @@ func (opts Options) open(ctx context.Context, location string, readOnly bool) (*
 	if err != nil {
 		return nil, false, err
 	}
+	if u := s.user(); u != "" && opts.Analyst != "" && opts.Analyst != u {
+		s.close()
+		return nil, false, paramError("analyst", strconv.Quote(opts.Analyst), fmt.Sprintf("the analyst of a run on a ledger in PostgreSQL is the database user that charges it, here %q, which the database checks: leave the analyst out, or connect as %q", u, opts.Analyst))
+	}
 	l := &Ledger{path: where, store: s, readOnly: readOnly, analyst: opts.Analyst, memo: opts.Memo}
 	if p, ok := s.(*pgStore); ok && p.overridden != "" {
 		l.notes = append(l.notes, p.overridden)
+	}
+	if p, ok := s.(*pgStore); ok && readOnly {
+		note, err := p.guardNote(ctx)
+		if err != nil {
+			s.close()
+			return nil, false, err
+		}
+		if note != "" {
+			l.notes = append(l.notes, note)
+		}
 	}
 	if l.analyst == "" {
 		l.analyst = s.user()
@@ -422,9 +480,12 @@ func (opts Options) Adopt(ctx context.Context, location string) (previous *Recor
 	where, _, _, err := l.store.where()
 	if err == nil && previous != nil && previous.LedgerID != l.header.ID && previous.Path != where {
 		e := ending{Reason: reasonRetired, At: time.Now().UTC().Truncate(time.Second), Successor: l.header.ID, Where: where, By: opts.Analyst}
-		if err = opts.retireRecorded(ctx, previous, e, l.header.Ensemble); err != nil {
+		if err = opts.retireRecorded(ctx, previous, location, e, l.header.Ensemble); err != nil {
 			err = fmt.Errorf("ledger %s is now the recorded ledger of ensemble %s, but the ledger your record named, %s (id %.8s), is not retired: %w", where, l.header.Ensemble, previous.Path, previous.LedgerID, err)
 		}
+	}
+	if err == nil {
+		err = l.leaveCheckpoint(true)
 	}
 	if err != nil {
 		l.Close()
@@ -456,13 +517,13 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	if err := l.readHeader(); err != nil {
 		return nil, err
 	}
-	st, err := openState(ctx, opts, l.header.Ensemble)
+	st, err := openState(opts, l.header.Ensemble)
 	if err != nil {
 		return nil, err
 	}
 	if !l.readOnly {
 		// Held from the check of the record to its update.
-		if err := st.lock(); err != nil {
+		if err := st.lock(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -490,27 +551,35 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	}
 	resumed := false
 	if check != nil && !l.readOnly && check.LedgerID == l.header.ID && check.Size > 0 {
-		if resumed, err = l.resume(check); err != nil {
+		if resumed, err = l.resume(ctx, check); err != nil {
 			return nil, err
 		}
 	}
 	if !resumed {
-		if err := l.scan(check); err != nil {
+		if err := l.scan(ctx, check); err != nil {
 			return nil, err
 		}
 	}
 	if err := l.endErr(); err != nil && !l.readOnly && !(l.importing && l.chain.closedBy.Reason == reasonExported) {
 		return nil, err
 	}
-	if err := l.checkRecord(check, st.path, settled); err != nil {
+	if err := l.checkRecord(ctx, check, st.path, settled); err != nil {
 		var re *RecordError
 		if !l.readOnly || !errors.As(err, &re) {
 			return nil, err
 		}
 		l.recordErr = err
 	}
-	for _, w := range opts.Witnesses {
-		if err := l.checkWitness(w); err != nil {
+	witnesses, team, err := opts.teamWitnesses(l.header.Ensemble)
+	if err != nil {
+		return nil, err
+	}
+	if adopt {
+		// The team's checkpoint is replaced on purpose, as the record is.
+		witnesses = opts.Witnesses
+	}
+	for _, w := range witnesses {
+		if err := l.checkWitness(ctx, w); err != nil {
 			return nil, err
 		}
 		l.notes = append(l.notes, fmt.Sprintf("extends witness %s: its line %d is the one the witness saw", w.File, w.Record.Lines))
@@ -518,6 +587,9 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	if l.readOnly {
 		l.recorded = rec != nil && l.recordErr == nil
 		l.noteVersion()
+		if note := l.header.continuesNote(); note != "" {
+			l.notes = append(l.notes, note)
+		}
 		if err := l.endErr(); err != nil {
 			l.notes = append(l.notes, err.Error())
 		}
@@ -528,13 +600,13 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	}
 	where, dev, ino, err := l.store.where()
 	if err == nil {
-		err = st.write(newRecord(l.header, l.headerHash, where, dev, ino, l.chain.n, l.size, l.chain.head))
+		err = st.write(ctx, newRecord(l.header, l.headerHash, where, dev, ino, l.chain.n, l.size, l.chain.head))
 	}
 	if err != nil {
 		return nil, err
 	}
 	st.unlock()
-	l.state, ok = st, true
+	l.state, l.team, ok = st, team, true
 	return rec, nil
 }
 
@@ -579,7 +651,7 @@ func (l *Ledger) noteVersion() {
 // checkRecord checks the ledger against its ensemble's record rec (nil
 // for none), read from file, and judges a torn last line; settled says no
 // write can be under way.
-func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
+func (l *Ledger) checkRecord(ctx context.Context, rec *Record, file string, settled bool) error {
 	torn := len(l.tail) > 0
 	if torn {
 		p := linePrefix(l.chain.head)
@@ -590,9 +662,11 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 	if rec != nil {
 		lines := l.chain.n
 		e := &RecordError{Path: l.path, Ensemble: l.header.Ensemble, Record: *rec, File: file, Lines: lines}
+		elsewhere := rec.LedgerID == l.header.ID && IsURL(rec.Path) && IsURL(l.path) && !samePlace(rec.Path, l.path)
+		if ok, err := l.continues(ctx, rec, e); ok {
+			return err
+		}
 		switch {
-		case rec.LedgerID != l.header.ID && l.upgradedFrom(rec):
-			e = nil
 		case rec.LedgerID != l.header.ID:
 			e.kind = secondLedger
 			e.ID = l.header.ID
@@ -600,6 +674,8 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 			e.kind = moved
 		case torn && lines+1 == rec.Lines:
 			e.kind = tornAfterSync
+		case lines < rec.Lines && elsewhere:
+			e.kind = copied
 		case lines < rec.Lines:
 			e.kind = behind
 		case l.recHash != rec.Head:
@@ -610,6 +686,9 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 		if e != nil {
 			return e
 		}
+		if elsewhere {
+			l.notes = append(l.notes, fmt.Sprintf("your record of ensemble %s named this ledger (id %s) at %s: the ledger here is a copy of it (an import), and from now on your record names this one; release on one copy only, and retire or remove the other", l.header.Ensemble, short(l.header.ID), rec.Path))
+		}
 	} else if l.readOnly {
 		l.notes = append(l.notes, fmt.Sprintf("you have no record of ensemble %s yet: the first release that uses this ledger makes one", l.header.Ensemble))
 	}
@@ -619,13 +698,14 @@ func (l *Ledger) checkRecord(rec *Record, file string, settled bool) error {
 	return nil
 }
 
-// upgradedFrom reports whether rec is a record of the ledger that this
-// one was upgraded from (Upgraded), as it was then or behind it: the
-// upgrade carried over every spend up to its last line, so this ledger
-// carries on from it.
-func (l *Ledger) upgradedFrom(rec *Record) bool {
-	u := l.header.Upgraded
-	return u != nil && u.ID != "" && rec.LedgerID == u.ID && (rec.Lines < u.Lines || rec.Lines == u.Lines && rec.Head == u.Head)
+// samePlace reports whether the PostgreSQL ledger locations a and b (a
+// record's, without its password) name one ledger: the same server,
+// database and name, whoever connects.
+func samePlace(a, b string) bool {
+	pa, erra := parsePG(a)
+	pb, errb := parsePG(b)
+	return erra == nil && errb == nil && pa.name == pb.name && pa.cfg.Database == pb.cfg.Database &&
+		pa.cfg.Host == pb.cfg.Host && pa.cfg.Port == pb.cfg.Port
 }
 
 // cutTail cuts off a torn last line (checkRecord has judged it): a write

@@ -40,7 +40,7 @@ func TestPGServerStopped(t *testing.T) {
 	if err != nil || allowed != 10 {
 		t.Fatalf("%d allowed: %v", allowed, err)
 	}
-	if err := l.Reserve(3); err != nil {
+	if err := l.Reserve(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
 	srv.Stop(t)
@@ -55,7 +55,7 @@ func TestPGServerStopped(t *testing.T) {
 		t.Fatal("the run did not hear that its server stopped")
 	}
 	var lost interface{ ConnectionLost() bool }
-	if err := l.Settle(2); !errors.As(err, &lost) {
+	if err := l.Settle(ctx, 2); !errors.As(err, &lost) {
 		t.Errorf("a settlement after the server stopped: %v", err)
 	}
 	l.Close()
@@ -201,10 +201,10 @@ func testPGWriteRetried(t *testing.T, location string) {
 			t.Fatal(err)
 		}
 		p.arm(cut)
-		if err := l.Reserve(2); err != nil {
+		if err := l.Reserve(ctx, 2); err != nil {
 			t.Errorf("cut %s: the reservation: %v", cut, err)
 		}
-		if err := l.Settle(2); err != nil {
+		if err := l.Settle(ctx, 2); err != nil {
 			t.Errorf("cut %s: the settlement: %v", cut, err)
 		}
 		l.Close()
@@ -233,18 +233,18 @@ func pgHelper(spec string) int {
 	defer l.Close()
 	b, _ := l.Header().binding()
 	allowed := 0
-	if err = l.begin("darrm", b, accountant.ApproxStep(step)); err == nil {
+	if err = l.begin(ctx, "darrm", b, accountant.ApproxStep(step)); err == nil {
 		allowed, err = l.allowance(accountant.ApproxStep(step), want)
 	}
 	w := bufio.NewWriter(os.Stdout)
 	for i := 1; i <= allowed && err == nil; i++ {
-		if err = l.Reserve(i); err == nil {
+		if err = l.Reserve(ctx, i); err == nil {
 			fmt.Fprintf(w, "released %d\n", i)
 			err = w.Flush()
 		}
 	}
 	if err == nil {
-		err = l.Settle(allowed)
+		err = l.Settle(ctx, allowed)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

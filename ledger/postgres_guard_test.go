@@ -380,3 +380,171 @@ func TestPGDumpRestored(t *testing.T) {
 		t.Error("the restored database took a copy of a header under another row")
 	}
 }
+
+// TestPGImportElsewhere: a ledger exported from database 1 and imported
+// into database 2 (the way back after database 1 was lost) is the same
+// ledger: an analyst whose record names it in database 1 releases on the
+// import with a note that says so, and database 1's copy, if it comes
+// back, is then refused as behind the same ledger elsewhere, not said to
+// be an older copy restored.
+func TestPGImportElsewhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two databases: without -short")
+	}
+	first := newPG(t, pgtest.DB(t), "team", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	alice := Options{StateDir: t.TempDir()}
+	spendOn(t, alice, first, 2, 2)
+	out := filepath.Join(t.TempDir(), "team.ledger")
+	if err := book.Export(ctx, first, out); err != nil {
+		t.Fatal(err)
+	}
+	second := pgURL(pgtest.DB(t), "team")
+	if err := (Options{StateDir: t.TempDir()}).Import(ctx, out, second); err != nil {
+		t.Fatal(err)
+	}
+	l, err := alice.forRun(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(l.Notes(), "; "); !strings.Contains(notes, "the ledger here is a copy of it (an import)") || !strings.Contains(notes, Redact(first)) {
+		t.Errorf("alice's first release on the import: notes %q", notes)
+	}
+	l.Close()
+	spendOn(t, alice, second, 1, 1)
+	err = openErr(first, alice)
+	if re := (*RecordError)(nil); !errors.As(err, &re) || re.kind != copied || !strings.Contains(err.Error(), "a copy of it imported there and charged there since") {
+		t.Errorf("database 1's copy after releases on database 2: %v", err)
+	}
+}
+
+// TestPGRetireRecordedPassword: init --replace retires the ledger that
+// your record names, whose URL held a password when it was recorded (the
+// record keeps ***): with the password of the new ledger's URL, on the
+// same server as the same user, or else with the one that PGPASSWORD
+// gives, never with "***".
+func TestPGRetireRecordedPassword(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two databases: without -short")
+	}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	db, db2 := pgtest.DB(t), pgtest.DB(t)
+	retired := func(name, location string) {
+		t.Helper()
+		l := mustRead(t, location)
+		if e := l.chain.closedBy; e == nil || e.Reason != reasonRetired {
+			t.Errorf("%s: the ledger the record named is not retired: %+v", name, e)
+		}
+	}
+	for _, c := range []struct {
+		name, next string
+		env        bool
+	}{
+		{"replaced in another database of the server", pgURL(db2, "new"), false},
+		{"replaced by a file", filepath.Join(t.TempDir(), "new.ledger"), true},
+	} {
+		bk := Options{StateDir: t.TempDir()}
+		old := pgURL(db, "old "+c.name)
+		b := unique(bound)
+		if _, err := bk.create(ctx, old, NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := bk.create(ctx, c.next, NewHeader(b, budget, 1e-5, simpleFilter(budget)), true); c.env && err == nil {
+			t.Errorf("%s, without PGPASSWORD: retired with no password", c.name)
+		} else if !c.env && err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if c.env {
+			t.Setenv("PGPASSWORD", password(t, db))
+			if _, err := bk.create(ctx, c.next+".2", NewHeader(b, budget, 1e-5, simpleFilter(budget)), true); err != nil {
+				t.Fatalf("%s, with PGPASSWORD: %v", c.name, err)
+			}
+		}
+		retired(c.name, old)
+	}
+}
+
+// putV2 copies the ledger file at file into a database of schema version
+// 2 as ledger name, its lines appended one by one through that schema's
+// triggers, as darrm of that version wrote them.
+func putV2(t *testing.T, db, file, name string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	ok, ensemble, id := headerIdentity([]byte(lines[0]))
+	if !ok {
+		t.Fatal("no header")
+	}
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var key int32
+	if err := conn.QueryRow(ctx, "INSERT INTO darrm.ledgers (name, lines, size, head, id, ensemble) VALUES ($1, 0, 0, '', $2, $3) RETURNING key", name, id, ensemble).Scan(&key); err != nil {
+		t.Fatal(err)
+	}
+	stop := 0
+	for i, ln := range lines {
+		stop += len(ln) + 1
+		if _, err := conn.Exec(ctx, "INSERT INTO darrm.lines VALUES ($1, $2, $3, $4)", key, i+1, []byte(ln), stop); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPGUpgradeSchema2: a database of schema version 2 (no writer of a
+// line known) is upgraded by the first run of its owner, here a
+// superuser, with the guard against DDL: its ledgers keep their lines and
+// totals, a release charges them, a run killed before version 3 stays
+// charged (no one may settle it, the database not knowing who wrote
+// it), and no line of an ended run is appended again.
+func TestPGUpgradeSchema2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a database of its own: without -short")
+	}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	file := newLedger(t, budget)
+	spendOn(t, book, file, 3, 2)
+	reserveKilled(t, book, file, 4)
+	want, _, lines := readAll(t, file)
+	db := pgtest.DB(t)
+	sql, err := os.ReadFile(filepath.Join("testdata", "schema-v2.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlExec(t, db, string(sql)); err != nil {
+		t.Fatal(err)
+	}
+	putV2(t, db, file, "old")
+	u := pgURL(db, "old")
+	if got, _, n := readAll(t, u); got != want || n != lines {
+		t.Fatalf("read in schema 2: %+v, %d lines", got, n)
+	}
+	fresh := Options{StateDir: t.TempDir()}
+	conn := connectAs(t, u)
+	last := mustRead(t, u).chain.last
+	last.Queries, last.Final, last.Analyst = 0, true, pgUser(t, db)
+	l, err := fresh.forRun(ctx, u) // the owner's first run upgrades the schema
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if err := appendForged(t, conn, "old", last); err == nil || !strings.Contains(err.Error(), "was charged before the database knew who writes a line") {
+		t.Errorf("a settlement of 0 of the run killed before the upgrade: %v", err)
+	}
+	spendOn(t, fresh, u, 1, 1)
+	var v int
+	var guarded bool
+	if err := conn.QueryRow(ctx, "SELECT (SELECT version FROM darrm.schema_version), EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'darrm_guard')").Scan(&v, &guarded); err != nil || v != schemaVersion || !guarded {
+		t.Errorf("the upgraded schema: version %d, guarded %v: %v", v, guarded, err)
+	}
+	if got, _, n := readAll(t, u); got.Steps != want.Steps+1 || n != lines+2 {
+		t.Errorf("after the upgrade and a release: %d labels, %d lines", got.Steps, n)
+	}
+	if err := appendForged(t, conn, "old", last); err == nil || !strings.Contains(err.Error(), "which ended before it") {
+		t.Errorf("a settlement of 0 of the run killed before the upgrade, after another run: %v", err)
+	}
+}

@@ -72,13 +72,13 @@ func spendOn(t *testing.T, bk Options, location string, reserve, settle int) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Reserve(reserve); err != nil {
+	if err := l.Reserve(ctx, reserve); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Settle(settle); err != nil {
+	if err := l.Settle(ctx, settle); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -131,7 +131,7 @@ func testPGLedger(t *testing.T, db string) {
 	l.Close()
 
 	// The record names the ledger by its URL without the password.
-	st, err := openState(ctx, book, l.Header().Ensemble)
+	st, err := openState(book, l.Header().Ensemble)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +184,7 @@ func TestPG(t *testing.T) {
 		{"Restored", testPGRestored},
 		{"Witness", testPGWitness},
 		{"OneBitCharges", testPGOneBitCharges},
+		{"Continued", testPGContinued},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.test(t, db) })
 	}
@@ -274,10 +275,20 @@ func testPGRefusals(t *testing.T, db string) {
 			}
 		}
 	}
-	if err := sqlExec(t, db, "UPDATE darrm.schema_version SET version = $1", schemaVersion+1); err != nil {
+	// An administrator's edit: the guards refuse it even to the tables'
+	// owner.
+	setVersion := func(v int) error {
+		return sqlExec(t, db, fmt.Sprintf(`ALTER TABLE darrm.schema_version DISABLE TRIGGER guard_version;
+			UPDATE darrm.schema_version SET version = %d;
+			ALTER TABLE darrm.schema_version ENABLE TRIGGER guard_version`, v))
+	}
+	if err := sqlExec(t, db, "UPDATE darrm.schema_version SET version = $1", schemaVersion+1); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("the schema's version changed: %v", err)
+	}
+	if err := setVersion(schemaVersion + 1); err != nil {
 		t.Fatal(err)
 	}
-	defer sqlExec(t, db, "UPDATE darrm.schema_version SET version = $1", schemaVersion)
+	defer setVersion(schemaVersion)
 	_, err := book.forRun(ctx, u)
 	if want := fmt.Sprintf("schema of version %d; this darrm knows version %d: use a newer darrm", schemaVersion+1, schemaVersion); err == nil || !strings.Contains(err.Error(), want) || !isBad(err) {
 		t.Errorf("a later schema: %v", err)
@@ -455,23 +466,30 @@ func testPGExportImport(t *testing.T, db string) {
 	}
 }
 
-// TestPGRoles: the roles docs/aggregate.md gives ("A team"): an owner who
-// may create ledgers makes the schema with the first, and grants
-// analysts what charging needs; an analyst charges, but may neither make
-// a ledger nor change or delete its rows.
+// TestPGRoles: the roles docs/aggregate.md gives ("A team"): an
+// administrator (a superuser) makes the schema, with its guard, with the
+// first ledger, and grants makers and analysts what they need; a maker
+// makes ledgers and retires its own, not another's; an analyst charges,
+// but may neither make a ledger nor change or delete its rows, nor retire
+// one.
 func TestPGRoles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the roles need a database of their own: without -short")
 	}
 	db := pgtest.DB(t)
 	suffix := strings.TrimPrefix(strings.TrimPrefix(mustParse(t, db).Path, "/"), "darrm_test_")
-	owner, analysts, alice := "owner_"+suffix, "analysts_"+suffix, "alice_"+suffix
-	dbName := strings.TrimPrefix(mustParse(t, db).Path, "/")
+	makers, maker, analysts, alice := "makers_"+suffix, "maker_"+suffix, "analysts_"+suffix, "alice_"+suffix
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	admin := newPG(t, db, "first", budget)
 	for _, sql := range []string{
-		"CREATE ROLE " + owner + " LOGIN PASSWORD 'owner-pw'",
+		"CREATE ROLE " + makers + " NOLOGIN",
+		"CREATE ROLE " + maker + " LOGIN PASSWORD 'maker-pw' IN ROLE " + makers,
 		"CREATE ROLE " + analysts + " NOLOGIN",
 		"CREATE ROLE " + alice + " LOGIN PASSWORD 'alice-pw' IN ROLE " + analysts,
-		"GRANT CREATE ON DATABASE " + dbName + " TO " + owner,
+		"GRANT USAGE ON SCHEMA darrm TO " + makers + ", " + analysts,
+		"GRANT SELECT ON ALL TABLES IN SCHEMA darrm TO " + makers + ", " + analysts,
+		"GRANT INSERT ON darrm.ledgers, darrm.lines TO " + makers,
+		"GRANT INSERT ON darrm.lines TO " + analysts,
 	} {
 		if err := sqlExec(t, db, sql); err != nil {
 			var pe interface{ SQLState() string }
@@ -482,8 +500,8 @@ func TestPGRoles(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		sqlExec(t, db, "DROP OWNED BY "+owner+", "+analysts+", "+alice+" CASCADE")
-		for _, r := range []string{alice, analysts, owner} {
+		sqlExec(t, db, "DROP OWNED BY "+maker+", "+makers+", "+analysts+", "+alice+" CASCADE")
+		for _, r := range []string{alice, analysts, maker, makers} {
 			sqlExec(t, db, "DROP ROLE IF EXISTS "+r)
 		}
 	})
@@ -495,21 +513,18 @@ func TestPGRoles(t *testing.T) {
 		}
 		return pgURL(p.String(), name)
 	}
-	ledgerOf := as(owner, "owner-pw", "team")
-	if _, err := book.create(ctx, ledgerOf, NewHeader(unique(bound), accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})), false); err != nil {
+	team := as(maker, "maker-pw", "team")
+	b := unique(bound)
+	makerBook := Options{StateDir: t.TempDir()}
+	if _, err := makerBook.create(ctx, team, NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); err != nil {
 		t.Fatal(err)
-	}
-	for _, grant := range analystGrants(analysts) {
-		if err := sqlExec(t, as(owner, "owner-pw", ""), grant); err != nil {
-			t.Fatalf("%s: %v", grant, err)
-		}
 	}
 	aliceBook := Options{StateDir: t.TempDir()}
 	spendOn(t, aliceBook, as(alice, "alice-pw", "team"), 3, 2)
-	if spent, _, _ := readAll(t, ledgerOf); spent.Steps != 2 {
+	if spent, _, _ := readAll(t, team); spent.Steps != 2 {
 		t.Errorf("alice's run: %d labels counted, want 2", spent.Steps)
 	}
-	_, err := aliceBook.create(ctx, as(alice, "alice-pw", "alice's own"), NewHeader(unique(bound), accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}, 1e-5, simpleFilter(accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})), false)
+	_, err := aliceBook.create(ctx, as(alice, "alice-pw", "alice's own"), NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false)
 	if err == nil || !strings.Contains(err.Error(), "may not make ledger") || !strings.Contains(err.Error(), "GRANTs") || !isBad(err) {
 		t.Errorf("an analyst's init: %v", err)
 	}
@@ -522,6 +537,20 @@ func TestPGRoles(t *testing.T) {
 		if err := sqlExec(t, as(alice, "alice-pw", ""), sql); err == nil || !strings.Contains(err.Error(), "permission denied") {
 			t.Errorf("alice: %s: %v, want it refused", sql, err)
 		}
+	}
+	// The maker retires its own ledger, not the administrator's.
+	firstBinding, err := mustRead(t, admin).Header().binding()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (Options{StateDir: t.TempDir()}).create(ctx, as(maker, "maker-pw", "second"), NewHeader(firstBinding, budget, 1e-5, simpleFilter(budget)), true); err == nil || !strings.Contains(err.Error(), "may not retire ledger first: only the role that made it") || !isBad(err) {
+		t.Errorf("a maker's init --replace of the administrator's ledger: %v", err)
+	}
+	if _, err := makerBook.create(ctx, as(maker, "maker-pw", "team 2"), NewHeader(b, budget, 1e-5, simpleFilter(budget)), true); err != nil {
+		t.Errorf("the maker's init --replace of its own ledger: %v", err)
+	}
+	if e := mustRead(t, team).chain.closedBy; e == nil || e.By != maker {
+		t.Errorf("the maker's ledger after its replacement: end %+v, want one by %s", e, maker)
 	}
 }
 

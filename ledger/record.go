@@ -89,6 +89,19 @@ const (
 	// record keeps in PostgreSQL: the file it was imported from, or an
 	// export of it, a copy for reading.
 	moved
+	// lowered is a ledger that counts fewer labels of a run than a label
+	// file of that run holds: its count was lowered after they left.
+	lowered
+	// copied is a PostgreSQL ledger behind the record of the same ledger
+	// elsewhere (another database, or name): a copy of it, imported
+	// there and charged there since.
+	copied
+	// pastDiffers is a ledger that claims to continue the recorded one
+	// (Header.Upgraded) but does not carry its recorded line.
+	pastDiffers
+	// unchecked is a ledger that claims to continue the recorded one but
+	// carries none of its lines to check the claim by.
+	unchecked
 )
 
 // RecordError is a ledger that disagrees with its ensemble's record. It
@@ -108,6 +121,12 @@ type RecordError struct {
 	// Witness says that Record is a witness (Options.Witnesses), read from
 	// File, not your record of the ensemble.
 	Witness bool
+	// Run, Counted and Labels, for a ledger that a label file's labels
+	// refute, are that file's run, the labels the ledger counts of it and
+	// the labels the file holds.
+	Run     string
+	Counted int
+	Labels  int
 }
 
 func (e *RecordError) Error() string {
@@ -122,7 +141,7 @@ func (e *RecordError) Error() string {
 // and a command that sets it by a flag says the flag.
 func (e *RecordError) Say(replace string) string {
 	if e.Witness {
-		return e.sayWitness()
+		return e.sayWitness(replace)
 	}
 	r := e.Record
 	seen := fmt.Sprintf("your record of ensemble %s (%s) says its ledger is %s (id %s) with %d lines, as of %s",
@@ -144,6 +163,10 @@ func (e *RecordError) Say(replace string) string {
 		return fmt.Sprintf("ledger %s has %d lines, but %s: lines were removed, or an older copy was restored. Use the newest copy; if you mean to go on from this %s as it is, forgetting the spends after its line %d, run: darrm ledger adopt %s", e.Path, e.Lines, seen, this, e.Lines, q)
 	case moved:
 		return fmt.Sprintf("ledger %s is a file copy of a ledger kept in PostgreSQL: %s. Release there, so that every spend is counted once; this file (the one imported, or an export) is for reading. If you mean to go on from this file instead, run: darrm ledger adopt %s", e.Path, seen, q)
+	case copied:
+		return fmt.Sprintf("ledger %s has %d lines, but %s: the same ledger, a copy of it imported there and charged there since, which this one is behind. Release there, so that every spend is counted once; if you mean to go on from this copy instead, forgetting the spends after its line %d, run: darrm ledger adopt %s", e.Path, e.Lines, seen, e.Lines, q)
+	case pastDiffers, unchecked:
+		return e.sayPast(seen, "your record", "run: darrm ledger adopt "+q)
 	case tornAfterSync:
 		return fmt.Sprintf("ledger %s: its last line (line %d) is cut short, but %s: that line was written in full (its fsync had returned), so the file was cut afterwards. Restore it from a good copy; if you mean to go on without that line, run: darrm ledger adopt %s", e.Path, e.Lines+1, seen, q)
 	}
@@ -152,24 +175,42 @@ func (e *RecordError) Say(replace string) string {
 
 // sayWitness returns the message of a ledger that disagrees with a
 // witness.
-func (e *RecordError) sayWitness() string {
+func (e *RecordError) sayWitness(replace string) string {
 	r := e.Record
 	seen := fmt.Sprintf("ledger %s of ensemble %s", short(r.LedgerID), e.Ensemble)
 	if r.Path != "" {
-		seen += " at " + r.Path
+		seen += " at " + printable(r.Path)
 	}
 	seen += fmt.Sprintf(" with %d lines", r.Lines)
 	if !r.Updated.IsZero() {
 		seen += ", as of " + r.Updated.Format(time.RFC3339)
 	}
 	q := shellQuote(e.Path)
-	switch e.kind {
-	case secondLedger:
-		return fmt.Sprintf("ledger %s (id %s) is not the ledger that witness %s saw: the witness saw %s. A second ledger of the ensemble (made again, imported again, or put in the other's place) would give it its budget again. Release on the ledger the witness saw; if this one replaced it on purpose, leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)", e.Path, short(e.ID), e.File, seen)
-	case behind:
-		return fmt.Sprintf("ledger %s is behind witness %s: it has %d lines, the witness saw %s: lines were removed, or an older copy (a backup) was restored, and a release on it would spend again what the lost lines counted. Use the newest copy of the ledger; if you mean to go on from this one as it is, forgetting the spends after its line %d, leave that witness out and run: darrm ledger adopt %s", e.Path, e.File, e.Lines, seen, e.Lines, q)
+	if e.Command != "" {
+		return fmt.Sprintf("ledger %s %s: the team's checkpoint %s witnesses %s: the ensemble has a ledger, and a second one would give it its budget again. Keep using it; if you retire it and mean to start a new budget on purpose, %s", e.Command, e.Path, printable(e.File), seen, replace)
 	}
-	return fmt.Sprintf("ledger %s has forked from witness %s: its line %d is not the one the witness saw (%s): another copy of the ledger went its own way, or its lines were rewritten. Use the copy the witness saw; if you mean to go on from this one as it is, leave that witness out and run: darrm ledger adopt %s", e.Path, e.File, r.Lines, seen, q)
+	switch e.kind {
+	case pastDiffers, unchecked:
+		return e.sayPast(seen, "witness "+printable(e.File), "leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)")
+	case lowered:
+		return fmt.Sprintf("ledger %s counts %d labels of run %s, which reserved the labels of witness %s at its line %d, but that label file holds %d: the run's count was lowered after its labels left (a settlement written by hand). Restore the ledger from a good copy, or go on from the copy the witness saw; nothing can be released against it as it is", e.Path, e.Counted, e.Run, printable(e.File), r.Lines, e.Labels)
+	case secondLedger:
+		return fmt.Sprintf("ledger %s (id %s) is not the ledger that witness %s saw: the witness saw %s. A second ledger of the ensemble (made again, imported again, or put in the other's place) would give it its budget again. Release on the ledger the witness saw; if this one replaced it on purpose, leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)", e.Path, short(e.ID), printable(e.File), seen)
+	case behind:
+		return fmt.Sprintf("ledger %s is behind witness %s: it has %d lines, the witness saw %s: lines were removed, or an older copy (a backup) was restored, and a release on it would spend again what the lost lines counted. Use the newest copy of the ledger; if you mean to go on from this one as it is, forgetting the spends after its line %d, leave that witness out and run: darrm ledger adopt %s", e.Path, printable(e.File), e.Lines, seen, e.Lines, q)
+	}
+	return fmt.Sprintf("ledger %s has forked from witness %s: its line %d is not the one the witness saw (%s): another copy of the ledger went its own way, or its lines were rewritten. Use the copy the witness saw; if you mean to go on from this one as it is, leave that witness out and run: darrm ledger adopt %s", e.Path, printable(e.File), r.Lines, seen, q)
+}
+
+// sayPast returns the message of a ledger that claims to continue the one
+// that who saw (seen), which it cannot show it does, with what to do if
+// it does on purpose.
+func (e *RecordError) sayPast(seen, who, purpose string) string {
+	r := e.Record
+	if e.kind == unchecked {
+		return fmt.Sprintf("ledger %s (id %s) claims to continue ledger %s (an upgrade by a darrm before it carried the old lines), but carries none of its lines, so %s cannot be checked against it: %s saw %s. Release on the ledger %s saw, or keep it for reading; if this ledger continues it and you mean to go on from it, %s", e.Path, short(e.ID), short(r.LedgerID), who, who, seen, who, purpose)
+	}
+	return fmt.Sprintf("ledger %s (id %s) claims to continue ledger %s, but does not carry its line %d as %s saw it: %s saw %s. It carries another past, or one cut before that line (a forged upgrade, or a ledger that went on after it): release on the ledger %s saw; if this one continues it and you mean to go on from it, %s", e.Path, short(e.ID), short(r.LedgerID), r.Lines, who, who, seen, who, purpose)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
@@ -213,9 +254,8 @@ type state struct {
 	ensemble string
 	lockf    *os.File
 	locked   bool
-	// ctx ends a wait for the lock (an interrupt), for as long as the
-	// state is open: a run takes the lock again after every write.
-	ctx     context.Context
+	// waiting is told of a wait for the lock, which a run takes again
+	// after every write.
 	waiting func()
 	timeout time.Duration // Options.LockTimeout
 	// last is what this process last wrote: only write sets it, so that a
@@ -225,8 +265,8 @@ type state struct {
 }
 
 // openState opens the record of ensemble (not locked). A wait for its
-// lock ends with ctx, and is told to opts.Waiting.
-func openState(ctx context.Context, opts Options, ensemble string) (*state, error) {
+// lock is told to opts.Waiting.
+func openState(opts Options, ensemble string) (*state, error) {
 	dir, err := opts.stateDir()
 	if err != nil {
 		return nil, err
@@ -237,7 +277,7 @@ func openState(ctx context.Context, opts Options, ensemble string) (*state, erro
 	}
 	dir = filepath.Join(dir, "ledgers")
 	sum := sha256.Sum256([]byte(ensemble))
-	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, ctx: ctx, timeout: timeout}
+	s := &state{path: filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), ensemble: ensemble, timeout: timeout}
 	s.waiting = opts.waiting(fmt.Sprintf("the record of ensemble %s (%s)", ensemble, s.path))
 	return s, nil
 }
@@ -245,8 +285,9 @@ func openState(ctx context.Context, opts Options, ensemble string) (*state, erro
 // lock takes the record's lock, which serialises the check and update of
 // the record by runs on different ledgers of one ensemble. It is held for
 // short spells, but one of them is a run's check of its whole ledger, so
-// a wait for it ends on an interrupt like a wait for the ledger's.
-func (s *state) lock() error {
+// a wait for it ends on an interrupt (ctx done) like a wait for the
+// ledger's.
+func (s *state) lock(ctx context.Context) error {
 	if s.locked {
 		return nil
 	}
@@ -260,11 +301,11 @@ func (s *state) lock() error {
 		}
 		s.lockf = f
 	}
-	if err := lock(s.ctx, s.lockf, true, s.waiting, s.timeout); err != nil {
+	if err := lock(ctx, s.lockf, true, s.waiting, s.timeout); err != nil {
 		if err == errLockTimeout {
 			return &lockTimeoutError{what: "ledger record " + s.path, timeout: s.timeout, holder: "another darrm run"}
 		}
-		if s.ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return fmt.Errorf("ledger record %s: waiting for its lock: %w", s.path, err)
 		}
 		return fmt.Errorf("ledger record %s: lock: %w", s.path, err)
@@ -315,8 +356,8 @@ func (s *state) read() (*Record, error) {
 // it). The rename is durable once the folder is synced; a crash before
 // that leaves the record before, which is behind the ledger, never ahead
 // of it.
-func (s *state) write(r Record) error {
-	if err := s.lock(); err != nil {
+func (s *state) write(ctx context.Context, r Record) error {
+	if err := s.lock(ctx); err != nil {
 		return err
 	}
 	b, err := json.Marshal(r)
@@ -341,17 +382,17 @@ func (s *state) write(r Record) error {
 // another ledger of the ensemble (a copy, or one made by init --replace)
 // has been used meanwhile, and the record, which now vouches for that
 // one, is left as it is.
-func (s *state) advance(lines int, size int64, head string) error {
-	return s.update(func(r *Record) { r.Lines, r.Size, r.Head = lines, size, head })
+func (s *state) advance(ctx context.Context, lines int, size int64, head string) error {
+	return s.update(ctx, func(r *Record) { r.Lines, r.Size, r.Head = lines, size, head })
 }
 
 // update changes the record by edit, if it is still the one this run
 // last wrote (advance).
-func (s *state) update(edit func(*Record)) error {
+func (s *state) update(ctx context.Context, edit func(*Record)) error {
 	if s == nil || s.last == nil {
 		return errors.New("the ledger's record was not read")
 	}
-	if err := s.lock(); err != nil {
+	if err := s.lock(ctx); err != nil {
 		return err
 	}
 	defer s.unlock()
@@ -366,5 +407,5 @@ func (s *state) update(edit func(*Record)) error {
 	r := last
 	edit(&r)
 	r.Updated = time.Now().UTC().Truncate(time.Second)
-	return s.write(r)
+	return s.write(ctx, r)
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -17,11 +18,23 @@ import (
 // most limit when limit >= 0, accountant.Unlimited when the teachers' cap
 // is within the budget and limit < 0. It refuses what begin refuses.
 // Reserve before labels leave, Settle once they have, then Close.
-func (l *Ledger) Begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error) {
-	if err := l.begin(mechanism, b, step); err != nil {
+func (l *Ledger) Begin(ctx context.Context, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error) {
+	if err := l.begin(ctx, mechanism, b, step); err != nil {
 		return 0, err
 	}
 	return l.allowance(step, limit)
+}
+
+// RunFilter returns the filter the run begun is charged by (Begin): the
+// filter of a ledger open to any use, the one its first run chose among
+// them; nil for a declared use, which composes its steps exactly, and for
+// a version-4 ledger's filter of one method. A release charged per draw
+// (ensemble.ProgressiveGNMax) asks it for a Gaussian-DP part.
+func (l *Ledger) RunFilter() *accountant.Filter {
+	if l.run == "" || l.header.Use != nil {
+		return nil
+	}
+	return l.rule.filter
 }
 
 // begin starts this run's spend, charged by the Options's analyst: mechanism, the description of one label
@@ -35,7 +48,7 @@ func (l *Ledger) Begin(mechanism provenance.MechanismName, b provenance.Binding,
 // shares, an analyst without one is refused (*shareError), and the
 // analyst's runs before this one are read, so that a reservation beyond
 // the share is refused as one beyond the budget is.
-func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend) error {
+func (l *Ledger) begin(ctx context.Context, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
 	}
@@ -100,7 +113,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 		if !ok {
 			return &shareError{Path: l.path, Analyst: l.analyst, Shares: l.header.Shares}
 		}
-		sums, err := l.Analysts()
+		sums, err := l.Analysts(ctx)
 		if err != nil {
 			return err
 		}
@@ -124,7 +137,7 @@ func (l *Ledger) begin(mechanism provenance.MechanismName, b provenance.Binding,
 // Reserve records, on disk, that this run will have handed out labels
 // labels in all. It is called before they leave the process.
 // A reservation beyond the budget is refused with errBudget.
-func (l *Ledger) Reserve(labels int) error {
+func (l *Ledger) Reserve(ctx context.Context, labels int) error {
 	if labels <= l.held {
 		return nil
 	}
@@ -165,7 +178,7 @@ func (l *Ledger) Reserve(labels int) error {
 		}
 		return fmt.Errorf("ledger %s: %w", l.path, err)
 	}
-	return l.write(labels, false)
+	return l.write(ctx, labels, false)
 }
 
 // Settle records the exact number of labels this run handed out, at
@@ -174,7 +187,7 @@ func (l *Ledger) Reserve(labels int) error {
 // follow its final line, so that an appended line can never lower what
 // a run counts; the count settled first stands, an over-count at worst),
 // one of more is an error.
-func (l *Ledger) Settle(labels int) error {
+func (l *Ledger) Settle(ctx context.Context, labels int) error {
 	if l.run == "" {
 		return nil
 	}
@@ -184,14 +197,14 @@ func (l *Ledger) Settle(labels int) error {
 	if l.settled {
 		return l.broken
 	}
-	return l.write(labels, true)
+	return l.write(ctx, labels, true)
 }
 
 // write appends this run's spend of labels and advances the record. A
 // write that fails is cut off again (the file truncated to its last whole
 // line and synced) before write returns, so that nothing is ever appended
 // after a fragment; if that fails too, the ledger takes no more writes.
-func (l *Ledger) write(labels int, final bool) error {
+func (l *Ledger) write(ctx context.Context, labels int, final bool) error {
 	if l.run == "" {
 		return fmt.Errorf("ledger: Begin was not called")
 	}
@@ -218,7 +231,8 @@ func (l *Ledger) write(labels int, final bool) error {
 	if err != nil {
 		return err
 	}
-	if err := l.store.append(pos{n: l.chain.n, off: l.size}, l.chain.head, b, h); err != nil {
+	if err := l.store.append(ctx, pos{n: l.chain.n, off: l.size}, l.chain.head, b, h); err != nil {
+		err = midRun(err, l.held)
 		var broken *brokenError
 		if errors.As(err, &broken) || l.store.cause() != nil {
 			l.broken = err
@@ -231,12 +245,15 @@ func (l *Ledger) write(labels int, final bool) error {
 	next.bits.keep(bitsAt{Line: next.n, End: next.end}, s)
 	l.chain = next
 	l.held, l.settled = labels, final
-	if err := l.state.advance(l.chain.n, l.size, l.chain.head); err != nil {
-		err = fmt.Errorf("ledger %s: the spend is written, but %w", l.path, err)
+	if err := l.state.advance(ctx, l.chain.n, l.size, l.chain.head); err != nil {
+		err = fmt.Errorf("ledger %s: the spend is written, but %w", l.path, midRun(err, labels))
 		if errors.Is(err, errRecordChanged) {
 			l.broken = err
 		}
 		return err
+	}
+	if final {
+		return l.leaveCheckpoint(false)
 	}
 	return nil
 }

@@ -20,16 +20,20 @@ type store interface {
 	// line to.n or byte to.off, whichever comes first, and returns the
 	// position after the last one and the bytes after it that end no line
 	// (a torn last line of a file). A line too long is errLongLine.
-	lines(from, to pos, each func(b []byte) error) (end pos, tail []byte, err error)
+	lines(ctx context.Context, from, to pos, each func(b []byte) error) (end pos, tail []byte, err error)
 	// lineAt returns line at.n, without reading the lines before it, when
 	// it ends at byte at.off; false when the store holds no such line
-	// there.
-	lineAt(at pos) ([]byte, bool, error)
+	// there. known is a line the caller has read where it is, its number
+	// and end (at itself, when the caller vouches for at.n): a store that
+	// cannot find a line by its number (a file) counts the line ends
+	// between the two, so that a line at the right byte but of another
+	// number is not taken for it.
+	lineAt(ctx context.Context, at, known pos) ([]byte, bool, error)
 	// append writes b, a line with its line end, of hash hash, as line
 	// at.n+1 after line at.n, of hash head, and returns when it is
 	// durable; a write that fails is undone or never happened. An append
 	// after a line other than the store's last fails.
-	append(at pos, head string, b []byte, hash string) error
+	append(ctx context.Context, at pos, head string, b []byte, hash string) error
 	// cut cuts off what follows at: a torn last line.
 	cut(at pos) error
 	// where says where the ledger is, for its record: a file's absolute

@@ -16,16 +16,16 @@ func runOf(t *testing.T, path string, g accountant.Guarantee, settle int, reserv
 	t.Helper()
 	l := open(t, path)
 	defer l.Close()
-	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(g)); err != nil {
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(g)); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range reserve {
-		if err := l.Reserve(n); err != nil {
+		if err := l.Reserve(ctx, n); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if settle >= 0 {
-		if err := l.Settle(settle); err != nil {
+		if err := l.Settle(ctx, settle); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -214,23 +214,23 @@ func TestStructureLineMoved(t *testing.T) {
 func TestSettleOnce(t *testing.T) {
 	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	l := open(t, path)
-	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Reserve(6); err != nil {
+	if err := l.Reserve(ctx, 6); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Settle(5); err != nil {
+	if err := l.Settle(ctx, 5); err != nil {
 		t.Fatal(err)
 	}
 	size := len(mustReadFile(t, path))
-	if err := l.Settle(0); err != nil {
+	if err := l.Settle(ctx, 0); err != nil {
 		t.Errorf("a second settlement of fewer labels: %v", err)
 	}
-	if err := l.Settle(6); err == nil {
+	if err := l.Settle(ctx, 6); err == nil {
 		t.Error("a second settlement of more labels was taken")
 	}
-	if err := l.Reserve(7); err == nil {
+	if err := l.Reserve(ctx, 7); err == nil {
 		t.Error("a reservation after the settlement was taken")
 	}
 	l.Close()

@@ -4,6 +4,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -37,7 +38,7 @@ func fsizeHelper(path string) int {
 	}
 	defer l.Close()
 	b, _ := l.Header().binding()
-	if err := l.begin("darrm", b, accountant.ApproxStep(step)); err != nil {
+	if err := l.begin(ctx, "darrm", b, accountant.ApproxStep(step)); err != nil {
 		fmt.Println(err)
 		return 1
 	}
@@ -45,7 +46,7 @@ func fsizeHelper(path string) int {
 	var old syscall.Rlimit
 	syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old)
 	syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: uint64(st.Size()) + 50, Max: old.Max})
-	err = l.Reserve(5)
+	err = l.Reserve(ctx, 5)
 	fmt.Printf("reserve: %v\n", err)
 	after, _ := os.Stat(path)
 	fmt.Printf("size: %d before, %d after\n", st.Size(), after.Size())
@@ -53,7 +54,7 @@ func fsizeHelper(path string) int {
 	if err == nil {
 		return 1
 	}
-	if err := l.Settle(0); err != nil {
+	if err := l.Settle(ctx, 0); err != nil {
 		fmt.Printf("settle: %v\n", err)
 		return 1
 	}
@@ -118,11 +119,11 @@ func TestLockWait(t *testing.T) {
 // checking its ledger would, until the test ends.
 func holdRecordLock(t *testing.T, ensemble string) string {
 	t.Helper()
-	st, err := openState(ctx, Options{}, ensemble)
+	st, err := openState(Options{}, ensemble)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.lock(); err != nil {
+	if err := st.lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	other, err := os.Open(st.lockf.Name()) // another open file: flock locks it apart
@@ -148,12 +149,12 @@ func TestRecordLockWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := run.Header()
-	if err := run.begin("darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
+	if err := run.begin(ctx, "darrm", binding(t, run), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
 	record := holdRecordLock(t, h.Ensemble)
 	cancel()
-	if err := run.Reserve(1); !errors.Is(err, context.Canceled) {
+	if err := run.Reserve(c, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("a reservation while the record is held, interrupted: %v", err)
 	}
 	run.Close()
@@ -233,6 +234,86 @@ func TestInitOverExisting(t *testing.T) {
 		}
 		if rec, _ := os.ReadDir(filepath.Join(state, "ledgers")); len(rec) > 0 {
 			t.Errorf("%s: a record was written: %v", c.path, rec)
+		}
+	}
+}
+
+// TestWitnessFiles: a FIFO given as a witness is refused at once, not
+// waited on; a checkpoint whose ensemble or path holds an escape
+// sequence or a NUL is refused, printed escaped; a checkpoint whose line
+// number is off by one, its bytes and hash those of a line the ledger
+// holds, is refused, before or after the line a release resumes from.
+func TestWitnessFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ReadWitness(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("a FIFO as a witness: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a FIFO as a witness: still waiting after 5 s")
+	}
+
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	for range 4 {
+		spend(t, path, 1)
+	}
+	cp := checkpointOf(t, book, path)
+	b, err := os.ReadFile(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{"ensemble", "path"} {
+		var c map[string]any
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		c[field] = "x\x1b[31m\x00"
+		bad := filepath.Join(dir, field+".checkpoint")
+		out, _ := json.Marshal(c)
+		if err := os.WriteFile(bad, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadWitness(bad)
+		if err == nil || !strings.Contains(err.Error(), field+` = "x\x1b[31m\x00": control characters are not allowed`) || strings.ContainsAny(err.Error(), "\x1b\x00") {
+			t.Errorf("a checkpoint whose %s holds ESC and NUL: %v", field, err)
+		}
+	}
+
+	// A checkpoint of line 3 said to be of line 2 or 4, its bytes and
+	// hash line 3's, for a reader (which knows every line's number) and a
+	// run that resumes from its record, before or after the line it
+	// vouches for.
+	l := mustRead(t, path)
+	var lines []pos
+	var heads []string
+	if _, err := l.again(ctx, func(c *chain, _ Spend, _ []byte) error {
+		lines, heads = append(lines, pos{n: c.n, off: c.end}), append(heads, c.head)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close() // a reader holds a file ledger's lock, shared
+	for _, at := range []int{3, 7} {
+		for _, off := range []int{-1, 1} {
+			w := Witness{File: "off-by-one", Record: Record{Ensemble: l.Header().Ensemble, LedgerID: l.ID(), Lines: at + off, Size: lines[at-1].off, Head: heads[at-1]}}
+			for name, bk := range map[string]Options{"a reader": {StateDir: t.TempDir(), ReadOnly: true}, "a run": book} {
+				bk.Witnesses = []Witness{w}
+				l, err := Open(ctx, path, bk)
+				if err == nil {
+					l.Close()
+				}
+				var re *RecordError
+				if !errors.As(err, &re) || re.kind != diverged {
+					t.Errorf("%s, a checkpoint of line %d said to be of line %d: %v", name, at, at+off, err)
+				}
+			}
 		}
 	}
 }

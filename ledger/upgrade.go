@@ -72,8 +72,13 @@ func backupName(path string, version int) string { return path + ".v" + strconv.
 // UpgradeResult is what Upgrade did.
 type UpgradeResult struct {
 	// Current says that the ledger was of the current version already:
-	// Upgrade changed nothing.
+	// Upgrade changed nothing in it.
 	Current bool
+	// Guard, for a ledger in PostgreSQL, says whether its database has
+	// darrm's guard against DDL (a change of its tables that no trigger
+	// sees), which Upgrade makes when the user is a superuser and the
+	// database has none, and why not when it has none.
+	Guard GuardState
 	// From is the old ledger's version.
 	From int
 	// Runs is the number of runs whose spends were carried over.
@@ -125,11 +130,14 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	if old.format != chained3 {
 		// Nothing to upgrade, if nothing is damaged: a damaged ledger is
 		// said to be so, not to be current.
-		if err := old.scan(nil); err != nil {
+		if err := old.scan(ctx, nil); err != nil {
 			return res, err
 		}
 		res.Current, res.Filter = true, old.header.Filter
-		return res, nil
+		if p, ok := s.(*pgStore); ok {
+			res.Guard, err = p.guard(ctx)
+		}
+		return res, err
 	}
 	file, ok := s.(*fileStore)
 	if !ok {
@@ -151,17 +159,17 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	}
 	defer st.close()
 	own := rec != nil && rec.LedgerID == old.header.ID
-	if err := old.scan(rec); err != nil {
+	if err := old.scan(ctx, rec); err != nil {
 		return res, err
 	}
 	var spends []Spend
-	if err := old.Runs(func(s Spend) error { spends = append(spends, s); return nil }); err != nil {
+	if err := old.Runs(ctx, func(s Spend) error { spends = append(spends, s); return nil }); err != nil {
 		return res, err
 	}
 	nh.Filter = version3Filter
 	switch {
 	case own:
-		if err := old.checkRecord(rec, st.path, true); err != nil {
+		if err := old.checkRecord(ctx, rec, st.path, true); err != nil {
 			return res, err
 		}
 	case rec != nil && !replace:
@@ -178,7 +186,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 		return res, err
 	}
 	nh.ID = hex.EncodeToString(id[:])
-	nh.Upgraded = &upgraded{Version: old.version, Lines: old.chain.n, SHA256: hex.EncodeToString(sum.Sum(nil)), ID: old.header.ID, Head: old.chain.head}
+	nh.Upgraded = &upgraded{Version: old.version, Lines: old.chain.n, SHA256: hex.EncodeToString(sum.Sum(nil)), ID: old.header.ID, Head: old.chain.head, Past: old.chain.n}
 
 	// The new ledger, complete and synced, beside the old one; then the old
 	// file kept under its backup name and made unusable for the darrm
@@ -191,7 +199,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	var size int64
 	var hh, head string
 	err = atomicfile.Replace(path, perm, func(tmp *os.File) (err error) {
-		if size, hh, head, err = writeUpgraded(tmp, nh, spends); err != nil {
+		if size, hh, head, err = writeUpgraded(tmp, nh, io.NewSectionReader(f, 0, old.size), spends); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 		return nil
@@ -202,12 +210,18 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %w", err)
 	}
-	lines := 1 + len(spends)
+	lines := 1 + nh.Upgraded.Past + len(spends)
 	var fi fs.FileInfo
+	var team string
 	if fi, err = os.Stat(path); err == nil {
 		abs, _ := filepath.Abs(path)
 		dev, ino := fileID(fi)
-		err = st.write(newRecord(nh, hh, abs, dev, ino, lines, size, head))
+		err = st.write(ctx, newRecord(nh, hh, abs, dev, ino, lines, size, head))
+		if team, _ = opts.teamCheckpoint(nh.Ensemble); err == nil && team != "" {
+			// The upgraded ledger carries the old one's lines: it extends
+			// a checkpoint of it.
+			err = (&Ledger{team: team}).leave(newRecord(nh, hh, abs, 0, 0, lines, size, head), true)
+		}
 	}
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %s is upgraded, but %w; record it with: darrm ledger adopt %s", path, err, shellQuote(path))
@@ -221,7 +235,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 		st.close()
 		where, _ := filepath.Abs(path)
 		e := ending{Reason: reasonRetired, At: time.Now().UTC().Truncate(time.Second), Successor: nh.ID, Where: where, By: opts.Analyst}
-		if err := opts.retireRecorded(ctx, res.Previous, e, nh.Ensemble); err != nil {
+		if err := opts.retireRecorded(ctx, res.Previous, location, e, nh.Ensemble); err != nil {
 			return res, fmt.Errorf("ledger upgrade: %s is upgraded and recorded, but the ledger your record named, %s (id %.8s), is not retired: %w", path, res.Previous.Path, res.Previous.LedgerID, err)
 		}
 	}
@@ -259,10 +273,11 @@ func retire(f *os.File, path, backup string, old *Ledger) error {
 	return nil
 }
 
-// writeUpgraded writes to w the ledger of header h and the spends, each
-// line with the totals of the spends before it, and returns its size and
-// the hashes of its header and of its last line.
-func writeUpgraded(w io.Writer, h Header, spends []Spend) (size int64, hh, head string, err error) {
+// writeUpgraded writes to w the ledger of header h, the lines of the old
+// ledger that past reads (h.Upgraded.Past of them), each in a past line,
+// and the spends, each line with the totals of the spends before it, and
+// returns its size and the hashes of its header and of its last line.
+func writeUpgraded(w io.Writer, h Header, past io.Reader, spends []Spend) (size int64, hh, head string, err error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	line, head, err := encodeLine(h.Version, "", h)
 	if err != nil {
@@ -271,6 +286,16 @@ func writeUpgraded(w io.Writer, h Header, spends []Spend) (size int64, hh, head 
 	hh = head
 	bw.Write(line)
 	size = int64(len(line))
+	r := newLineReader(past)
+	for range h.Upgraded.Past {
+		b, err := r.next()
+		if err != nil {
+			return 0, "", "", fmt.Errorf("read the old ledger again: %w", err)
+		}
+		line, head = encodePast(h.Version, head, b)
+		bw.Write(line)
+		size += int64(len(line))
+	}
 	var prior accountant.Sequence
 	for _, s := range spends {
 		p := prior

@@ -66,7 +66,7 @@ func writeV3Budget(t *testing.T, path string, b provenance.Binding, budget accou
 // no byte count.
 func recordOld(t *testing.T, opts Options, h Header, path string, lines int, head string) {
 	t.Helper()
-	st, err := openState(ctx, opts, h.Ensemble)
+	st, err := openState(opts, h.Ensemble)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func recordOld(t *testing.T, opts Options, h Header, path string, lines int, hea
 	fi, _ := os.Stat(path)
 	dev, ino := fileID(fi)
 	r := newRecord(h, "", path, dev, ino, lines, 0, head)
-	if err := st.write(r); err != nil {
+	if err := st.write(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -107,8 +107,18 @@ func TestUpgrade(t *testing.T) {
 	head, lines := old.Head(), old.Lines()
 	old.Close()
 	recordOld(t, Options{}, h, path, lines, head)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var older struct{ SHA256 string }
+	if err := json.Unmarshal([]byte(strings.Split(string(b), "\n")[lines-2]), &older); err != nil {
+		t.Fatal(err)
+	}
 	other := Options{StateDir: t.TempDir()}
-	recordOld(t, other, h, path, lines-1, "an older line")
+	recordOld(t, other, h, path, lines-1, older.SHA256)
+	forged := Options{StateDir: t.TempDir()}
+	recordOld(t, forged, h, path, lines-1, strings.Repeat("0", 64))
 	var ve *versionError
 	if err := openErr(path, Options{}); !errors.As(err, &ve) || ve.Version != 3 || !strings.Contains(err.Error(), "darrm ledger upgrade "+path) {
 		t.Fatalf("a run on version 3: %v", err)
@@ -164,6 +174,7 @@ func TestUpgrade(t *testing.T) {
 	} else {
 		l.Close()
 	}
+	recordError(t, "a record of a line the old ledger never had", openErr(path, forged), pastDiffers)
 	stranger := Options{StateDir: t.TempDir()}
 	recordOld(t, stranger, Header{Ensemble: h.Ensemble, ID: "fedcba9876543210fedcba9876543210"}, path, 2, "x")
 	recordError(t, "a record of another ledger", openErr(path, stranger), secondLedger)

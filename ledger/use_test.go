@@ -85,16 +85,16 @@ func TestDeclaredUse(t *testing.T) {
 					t.Fatal(err)
 				}
 				if allowed == 0 {
-					if err := l.Reserve(1); !errors.Is(err, errBudget) {
+					if err := l.Reserve(ctx, 1); !errors.Is(err, errBudget) {
 						t.Errorf("a label past the use: %v, want the budget's refusal", err)
 					}
 					l.Close()
 					break
 				}
-				if err := l.Reserve(allowed); err != nil {
+				if err := l.Reserve(ctx, allowed); err != nil {
 					t.Fatal(err)
 				}
-				l.Settle(allowed)
+				l.Settle(ctx, allowed)
 				l.Close()
 				released += allowed
 			}
@@ -136,11 +136,11 @@ func TestDeclaredUse(t *testing.T) {
 	if err != nil || allowed != 5 {
 		t.Fatalf("the first run: %d allowed (%v), want 5", allowed, err)
 	}
-	if err := l.Reserve(6); !errors.Is(err, errBudget) {
+	if err := l.Reserve(ctx, 6); !errors.Is(err, errBudget) {
 		t.Errorf("6 labels of a run of 5: %v", err)
 	}
-	l.Reserve(5)
-	l.Settle(5)
+	l.Reserve(ctx, 5)
+	l.Settle(ctx, 5)
 	l.Close()
 	if _, _, err := openRun(ctx, book, path, "darrm-one-vote", b, pure(0.3), -1); !errors.As(err, &ue) || ue.Index != 1 {
 		t.Errorf("the first run's labels after it: %v, want a *useError naming run 2", err)
@@ -200,7 +200,7 @@ func TestDeclaredUseShares(t *testing.T) {
 						t.Fatal(err)
 					}
 					if allowed == 0 {
-						err := l.Reserve(1)
+						err := l.Reserve(ctx, 1)
 						if !errors.Is(err, errBudget) || !strings.Contains(err.Error(), fmt.Sprintf("%q's share %v of the %d labels", name, c.shares[name], n)) {
 							t.Errorf("%s: a label past her share: %v, want a refusal naming the share", name, err)
 						}
@@ -211,10 +211,10 @@ func TestDeclaredUseShares(t *testing.T) {
 						l.Close()
 						break
 					}
-					if err := l.Reserve(allowed); err != nil {
+					if err := l.Reserve(ctx, allowed); err != nil {
 						t.Fatal(err)
 					}
-					l.Settle(allowed)
+					l.Settle(ctx, allowed)
 					l.Close()
 					released += allowed
 				}
@@ -233,7 +233,7 @@ func TestDeclaredUseShares(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer l.Close()
-			sums, err := l.Analysts()
+			sums, err := l.Analysts(ctx)
 			if err != nil || len(sums) != 2 {
 				t.Fatalf("Analysts: %+v, %v", sums, err)
 			}
@@ -290,10 +290,10 @@ func testScheduleShares(t *testing.T, shares map[string]float64) {
 			t.Fatalf("%s: %d allowed (%v), want %d", name, allowed, err, n)
 		}
 		defer l.Close()
-		if err := l.Reserve(n); err != nil {
+		if err := l.Reserve(ctx, n); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Settle(n); err != nil {
+		if err := l.Settle(ctx, n); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -305,7 +305,7 @@ func testScheduleShares(t *testing.T, shares map[string]float64) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	sums, err := l.Analysts()
+	sums, err := l.Analysts(ctx)
 	if err != nil || len(sums) != 2 {
 		t.Fatalf("Analysts: %+v, %v", sums, err)
 	}

@@ -10,7 +10,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/param"
@@ -36,6 +40,12 @@ type Witness struct {
 	// Head; from a checkpoint also the ledger's location (Path, without
 	// a password) and when it was taken (Updated).
 	Record Record
+	// Labels, for a label file, is the number of labels it holds, which
+	// the run that reserved them (the run of its line Record.Lines) must
+	// count: a ledger that settles that run below them was lowered after
+	// the labels left. 0 for a checkpoint, which witnesses every
+	// settlement up to its line by that line's hash.
+	Labels int
 }
 
 // checkpointKey is the key that makes a JSON object a checkpoint file;
@@ -71,9 +81,19 @@ type witnessError struct {
 
 func (e *witnessError) Error() string {
 	if e.Out {
-		return fmt.Sprintf("checkpoint %s: %s", e.File, e.Reason)
+		return fmt.Sprintf("checkpoint %s: %s", printable(e.File), e.Reason)
 	}
-	return fmt.Sprintf("witness %s: %s", e.File, e.Reason)
+	return fmt.Sprintf("witness %s: %s", printable(e.File), e.Reason)
+}
+
+// printable returns s as a message shows it: as it is, or, when it holds
+// a control character (an escape sequence a terminal would act on, a
+// NUL), quoted with the character escaped.
+func printable(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
@@ -97,7 +117,8 @@ func readWitness(path string) (w Witness, isCheckpoint bool, err error) {
 	bad := func(reason string, args ...any) (Witness, bool, error) {
 		return Witness{}, false, &witnessError{File: path, Reason: fmt.Sprintf(reason, args...)}
 	}
-	f, err := os.Open(path)
+	// Not blocking on a FIFO, which the check below then refuses.
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonBlock, 0)
 	if err != nil {
 		return Witness{}, false, fmt.Errorf("witness: %w", err)
 	}
@@ -142,8 +163,17 @@ func readWitness(path string) (w Witness, isCheckpoint bool, err error) {
 		return bad("its header names ledger %s but not the line that reserved its labels (written by an earlier darrm): keep a checkpoint of the ledger (darrm ledger checkpoint) instead", short(m.Ledger))
 	case m.Ensemble == "":
 		return bad("its header names ledger %s but no ensemble", short(m.Ledger))
+	case checkName(m.Ensemble) != nil:
+		return bad("its header's ensemble %s has control characters: it is no ensemble a ledger keeps", param.Quote(m.Ensemble))
 	}
-	return Witness{File: path, Record: Record{Version: recordVersion, Ensemble: m.Ensemble, LedgerID: m.Ledger,
+	labels := 0
+	for lr.Next() {
+		labels++
+	}
+	if err := lr.Err(); err != nil {
+		return bad("a label file whose labels cannot all be read, so it cannot say how many its run released: %v", err)
+	}
+	return Witness{File: path, Labels: labels, Record: Record{Version: recordVersion, Ensemble: m.Ensemble, LedgerID: m.Ledger,
 		Lines: m.LedgerLines, Size: m.LedgerSize, Head: m.LedgerHead}}, false, nil
 }
 
@@ -169,6 +199,10 @@ func parseCheckpoint(b []byte) (Record, error) {
 		return Record{}, field(checkpointKey, c.Version, fmt.Sprintf("this darrm reads version %d", checkpointVersion))
 	case c.Ensemble == "":
 		return Record{}, field("ensemble", `""`, "must name the ensemble")
+	case checkName(c.Ensemble) != nil:
+		return Record{}, field("ensemble", param.Quote(c.Ensemble), "control characters are not allowed")
+	case strings.IndexFunc(c.Path, unicode.IsControl) >= 0 || !utf8.ValidString(c.Path):
+		return Record{}, field("path", param.Quote(c.Path), "control characters are not allowed")
 	case !isHex(c.LedgerID, 32):
 		return Record{}, field("ledger_id", param.Quote(c.LedgerID), "must be a ledger's id, 32 hexadecimal digits")
 	case c.Lines < 1:
@@ -200,42 +234,109 @@ func isHex(s string, n int) bool {
 // ledger of the ensemble (but the one this one was upgraded from), or of
 // more lines than the ledger has, or of a line that the ledger does not
 // hold where the witness saw it, is a *RecordError. The ledger extends
-// the witness when it holds the witnessed line.
-func (l *Ledger) checkWitness(w Witness) error {
+// the witness when it holds the witnessed line, and, for a label file,
+// when it counts the file's labels in that line's run.
+func (l *Ledger) checkWitness(ctx context.Context, w Witness) error {
 	r := w.Record
 	if r.Ensemble != l.header.Ensemble {
-		return &witnessError{File: w.File, Reason: fmt.Sprintf("it witnesses a ledger of ensemble %s, and ledger %s is of ensemble %s: give witnesses of this ledger's ensemble", r.Ensemble, l.path, l.header.Ensemble)}
+		return &witnessError{File: w.File, Reason: fmt.Sprintf("it witnesses a ledger of ensemble %s, and ledger %s is of ensemble %s: give witnesses of this ledger's ensemble", printable(r.Ensemble), l.path, l.header.Ensemble)}
 	}
 	e := &RecordError{Path: l.path, Ensemble: l.header.Ensemble, Record: r, File: w.File, Lines: l.chain.n, Witness: true}
+	if ok, err := l.continues(ctx, &r, e); ok {
+		return err
+	}
 	switch {
-	case r.LedgerID != l.header.ID && l.upgradedFrom(&r):
-		return nil
 	case r.LedgerID != l.header.ID:
 		e.kind, e.ID = secondLedger, l.header.ID
 	case r.Lines > l.chain.n:
 		e.kind = behind
 	default:
-		holds, err := l.holds(r.Lines, r.Size, r.Head)
-		if err != nil || holds {
+		holds, err := l.holds(ctx, r.Lines, r.Size, r.Head)
+		switch {
+		case err != nil:
 			return err
+		case !holds:
+			e.kind = diverged
+		case w.Labels == 0:
+			return nil
+		default:
+			e.Run, e.Counted, err = l.runAt(ctx, pos{n: r.Lines, off: r.Size})
+			if err != nil || e.Counted >= w.Labels {
+				return err
+			}
+			e.kind, e.Labels = lowered, w.Labels
 		}
-		e.kind = diverged
 	}
 	return e
+}
+
+// runAt returns the run of the spend line at (a line the ledger holds
+// there) and the labels the last of its lines counts: the lines of a run
+// follow one another, so that its last is the last of its run after at.
+// It reads those lines alone, a batch at a time.
+func (l *Ledger) runAt(ctx context.Context, at pos) (run string, labels int, err error) {
+	b, ok, err := l.store.lineAt(ctx, at, at)
+	if err != nil || !ok || isEndLine(b) {
+		return "", 0, err
+	}
+	_, s, _, err := parseSpendLine(l.version, b)
+	if err != nil {
+		return "", 0, &CorruptError{Path: l.path, Line: at.n, Reason: err.Error()}
+	}
+	run, labels = s.Run, s.Queries
+	errDone := errors.New("the run's lines have ended")
+	const batch = 64
+	for from := at; ; {
+		read := 0
+		end, _, err := l.store.lines(ctx, from, pos{n: from.n + batch, off: everything.off}, func(b []byte) error {
+			read++
+			if isEndLine(b) {
+				return errDone
+			}
+			_, s, _, err := parseSpendLine(l.version, b)
+			switch {
+			case err != nil:
+				return &CorruptError{Path: l.path, Line: from.n + read, Reason: err.Error()}
+			case s.Run != run:
+				return errDone
+			}
+			labels = s.Queries
+			return nil
+		})
+		switch {
+		case err == errDone:
+			return run, labels, nil
+		case err != nil:
+			return "", 0, l.readErr(from.n+read, err)
+		case read < batch:
+			return run, labels, nil
+		}
+		from = end
+	}
 }
 
 // holds reports whether the ledger's line n ends at byte size and has
 // the hash head. It reads that line alone (store.lineAt), so that a
 // release that reads only the lines after its record checks an older
-// witness at the cost of one line.
-func (l *Ledger) holds(n int, size int64, head string) (bool, error) {
+// witness at the cost of one line, and, in a file, of a count of the line
+// ends between it and the nearest line the ledger knows the number of.
+func (l *Ledger) holds(ctx context.Context, n int, size int64, head string) (bool, error) {
+	first := pos{n: 1, off: int64(len(l.headerLine)) + 1}
 	switch {
 	case n == l.chain.n:
 		return size == l.size && head == l.chain.head, nil
 	case n == 1:
-		return size == int64(len(l.headerLine))+1 && head == l.headerHash, nil
+		return size == first.off && head == l.headerHash, nil
+	case n < 1 || n > l.chain.n || size < first.off || size > l.size:
+		return false, nil
 	}
-	b, ok, err := l.store.lineAt(pos{n: n, off: size})
+	known := first
+	for _, k := range []pos{l.vouched, {n: l.chain.n, off: l.size}} {
+		if k.n > 0 && abs64(k.off-size) < abs64(known.off-size) {
+			known = k
+		}
+	}
+	b, ok, err := l.store.lineAt(ctx, pos{n: n, off: size}, known)
 	if err != nil {
 		return false, fmt.Errorf("ledger %s: read line %d: %w", l.path, n, err)
 	}
@@ -310,3 +411,6 @@ func (opts Options) Checkpoint(ctx context.Context, location, path string) (Witn
 	}
 	return Witness{File: path, Record: r}, nil
 }
+
+// abs64 returns |x|.
+func abs64(x int64) int64 { return max(x, -x) }

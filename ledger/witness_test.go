@@ -33,15 +33,15 @@ func releaseLabels(t *testing.T, bk Options, location string, n int) string {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if err := l.begin("darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Reserve(n); err != nil {
+	if err := l.Reserve(ctx, n); err != nil {
 		t.Fatal(err)
 	}
 	m := votefile.LabelMeta{Mechanism: "darrm", K: bound.K, Classes: 2, Relation: "private-teachers", Eps: step.Eps, Delta: step.Delta,
 		Ensemble: l.Header().Ensemble, ForRelease: true, Ledger: l.Header().ID, LedgerLines: l.Lines(), LedgerSize: l.Size(), LedgerHead: l.Head()}
-	if err := l.Settle(n); err != nil {
+	if err := l.Settle(ctx, n); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "labels.csv")

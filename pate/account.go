@@ -116,6 +116,11 @@ type AccountResult struct {
 	// nil otherwise: its total, not a composition of the labels, is the
 	// one to publish.
 	PTR *PTRResult
+	// Filter is the account of the labels of a release charged per draw
+	// to a Gaussian-DP filter (progressive GNMax), nil otherwise: the
+	// filter's budget is the one total; Result, Smooth and Release are
+	// then zero (no data-dependent analysis is offered for it).
+	Filter *FilterAccount
 	// Release is the account of a release of the queries accounted (of
 	// the labels, with labels) by the library path of every release
 	// (ensemble.Privacy.Account of the mechanism's per-query privacy, its
@@ -171,6 +176,9 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	}
 	out := &AccountResult{Options: opts, Teachers: in.K(), Classes: in.Classes(), Realised: opts.Labels != nil, Binding: b,
 		Abstain: in.MayAbstain() || (opts.Labels != nil && opts.Labels.Meta() != nil && opts.Labels.Meta().Abstain)}
+	if perDraw(opts.Mechanism) {
+		return accountPerDraw(ctx, in, opts, out)
+	}
 	if err := checkLabels(in, opts); err != nil {
 		return nil, err
 	}
@@ -499,8 +507,11 @@ func count(ctx context.Context, in votefile.Reader) (int, error) {
 // Queries returns the number of queries accounted: the labelled ones,
 // with labels.
 func (a *AccountResult) Queries() int {
-	if a.LNMax != nil {
+	switch {
+	case a.LNMax != nil:
 		return a.LNMax.Queries
+	case a.Filter != nil:
+		return a.Filter.Queries
 	}
 	return a.Result.Queries
 }
@@ -511,7 +522,10 @@ func (a *AccountResult) Queries() int {
 // publishes for the same labels); with draws, their Rényi composition
 // with the queries (rdpTotal).
 func (a *AccountResult) Publish() (accountant.Total, error) {
-	if a.PTR != nil {
+	switch {
+	case a.Filter != nil:
+		return a.Filter.Total, nil
+	case a.PTR != nil:
 		return a.ptrTotal()
 	}
 	if len(a.Draws) == 0 {

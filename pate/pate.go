@@ -87,6 +87,9 @@ type Result struct {
 // accounts for them as opts says, releasing the data-dependent ε by smooth
 // sensitivity (releaseSmooth).
 func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechanism, opts Labelling, src *noise.Source) (Result, error) {
+	if perDraw(m) {
+		return labelPerDraw(counts, teachers, classes, truth, m, opts, src)
+	}
 	g, _ := ensemble.GNMaxFamily(m, classes)
 	if g.Sigma2 == 0 {
 		return Result{}, fmt.Errorf("pate: %s labels 0/1 votes, not class counts", m.Name())
@@ -146,6 +149,51 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 		res.EpsReleased = &ss.Eps
 	}
 	res.Publish, res.Totals, err = labelTotals(agg, g.RunSlope, len(counts), res.Queries, opts, ss)
+	return res, err
+}
+
+// labelPerDraw is Label for a mechanism charged per draw to a
+// Gaussian-DP filter (progressive GNMax, its budget set), built as a
+// release builds it: the queries are asked in order until the filter has
+// no room for the next one's draws (or the opts.Answered-th answer), and
+// the total to publish is the filter's budget. No data-dependent bound
+// is offered for it (SSError says so).
+func labelPerDraw(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechanism, opts Labelling, src *noise.Source) (Result, error) {
+	agg, err := build(m, teachers, classes)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Mechanism: m.Name(), Directions: opts.Directions, SSError: "not offered: every draw was charged to the Gaussian-DP filter before it was drawn, and its budget is the guarantee"}
+	queries := make([]votefile.Query, len(counts))
+	for i, c := range counts {
+		queries[i] = votefile.Query{Index: i + 1, Counts: c}
+	}
+	right := 0
+	err = ensemble.Label(context.Background(), queries, agg.Answer, src, func(q *votefile.Query, label int, answered bool) (bool, error) {
+		if answered {
+			res.Answered++
+			if label == truth[q.Index-1] {
+				right++
+			}
+		}
+		res.Labels = append(res.Labels, label)
+		return opts.Answered > 0 && res.Answered == opts.Answered, nil
+	})
+	if err != nil {
+		return res, err
+	}
+	res.Reached = opts.Answered == 0 || res.Answered == opts.Answered
+	res.Queries = len(res.Labels)
+	if res.Answered > 0 {
+		res.Accuracy = float64(right) / float64(res.Answered)
+	}
+	budget := accountant.Budget{Guarantee: agg.Privacy().Guarantee}
+	if f, ok := m.(ensemble.ProgressiveGNMax); ok {
+		budget.Guarantee = f.Budget
+	}
+	gdp := accountant.GDPFilter
+	res.Publish, err = (accountant.Account{Filter: &gdp, Budget: &budget}).Publish(nil)
+	res.Publish.DeltaFrom, res.Delta = accountant.BudgetDelta, budget.Delta
 	return res, err
 }
 

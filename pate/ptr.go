@@ -53,7 +53,8 @@ type PTRResult struct {
 	Pass    bool
 	Queries int
 	// Publish is the total to publish, by the argument PTRArgument
-	// (docs/pate.md, "A data-dependent guarantee: generalized PTR").
+	// (docs/pate.md, "A data-dependent guarantee: generalized PTR"): the
+	// budget's ε itself, in its own decimal.
 	Publish accountant.Guarantee
 	// Order is the Rényi order of the bound tested, Proposal the bound
 	// proposed at it; Sigma the deviation of the test's noise, in changed
@@ -73,6 +74,10 @@ type PTRResult struct {
 	// planned is what PlanPTR or PTRQueries made the plan for, which a
 	// release holds it to (ReleasePTR); zero for a plan of another making.
 	planned ptrPlanned
+	// converted is the ε the test and the proposal convert to, within
+	// the budget's: the total that label files written before the total
+	// was the budget's ε state (labelsPTR accepts it).
+	converted float64
 }
 
 // ptrPlanned is what a plan of a PTR release was made for: the settings
@@ -93,10 +98,13 @@ type ptrPlanned struct {
 // counts, the counts of s.Votes, drawn from s.Random (crypto/rand when
 // nil), and publishes the plan's total, by PTRArgument, whether it passes
 // or not; a ledger of s is charged that total as one step before the test
-// is drawn. A failed test is ensemble.ErrTestFailed, with no label
-// released, or, with a fallback (PTROptions.Fallback), the first
-// plan.Fallback queries labelled by the data-independent release. s takes
-// no budget: the plan's is the release's. The bounds the test draws on
+// is drawn (PTRResult.Pass says whether it passed). A failed test is
+// ensemble.ErrTestFailed, with no label released, or, with a fallback
+// (PTROptions.Fallback), no error and the first plan.Fallback queries
+// labelled by the data-independent release. The queries after the
+// proposal are not requested (ensemble.ReleaseResult.NotRequested). s
+// takes no budget and no MaxQueries: the plan's budget is the release's,
+// its Queries the proposal. The bounds the test draws on
 // keep what they compute in s.Certificate.Memo.
 func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, plan PTRResult) (ensemble.Released, PTRResult, error) {
 	if s.Votes == nil {

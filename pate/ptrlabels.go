@@ -40,7 +40,7 @@ func labelsPTR(mo *memo, opts AccountOptions, classes, n int) (*PTRResult, error
 		return nil, lr.HeaderErrorf("it states a fallback of a PTR release of %d queries, which labels %d within the budget %v, not its %d labelled queries: the header does not describe this release",
 			t.FallbackOf, r.Fallback, budget, n)
 	}
-	if stated := (accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}); r.Publish != stated {
+	if stated := (accountant.Guarantee{Eps: t.Eps, Delta: t.Delta}); r.Publish != stated && (accountant.Guarantee{Eps: r.converted, Delta: r.Publish.Delta}) != stated {
 		what := fmt.Sprintf("its %d labelled queries", n)
 		if t.FallbackOf > 0 {
 			what = fmt.Sprintf("%d proposed queries", proposed)

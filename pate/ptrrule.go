@@ -157,7 +157,11 @@ func newPTRRule(mo *memo, m ensemble.ConfidentGNMax, classes, queries int, opts 
 		}
 		if e <= b.Eps {
 			if withTest {
-				r.Publish = accountant.Guarantee{Eps: math.Max(e, r.Test.Eps), Delta: math.Max(b.Delta, outward.AddUp(r.Test.Delta, r.FalsePass))}
+				// The total is the budget's ε, which the conversion and
+				// the test's own ε are within: a bound as the user wrote
+				// it (2, not 1.9999999999999998).
+				r.converted = math.Max(e, r.Test.Eps)
+				r.Publish = accountant.Guarantee{Eps: b.Eps, Delta: math.Max(b.Delta, outward.AddUp(r.Test.Delta, r.FalsePass))}
 			}
 			break
 		}

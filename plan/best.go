@@ -66,7 +66,7 @@ func Compare(ctx context.Context, base Request, src optimal.Source) (Comparison,
 		return Comparison{}, err
 	}
 	family, ok := base.Mechanism.(ensemble.GNMax)
-	if !ok || family.Delta == ensemble.DefaultTargetDelta {
+	if !ok || family.Delta == 0 {
 		return Comparison{}, errors.New("plan: Compare's base.Mechanism is GNMax on class counts with the family's per-query delta")
 	}
 	// Each planned mechanism on the counts, its noise at the family's and

@@ -46,7 +46,7 @@ func Candidates(base Request, p constraints.Problem, deltaGiven bool, src optima
 			{Name: "rr", Request: rs[2]},
 		}
 	}
-	t := ensemble.Target{M: p.M, Delta: ensemble.DefaultTargetDelta}
+	t := ensemble.Target{M: p.M} // the default delta
 	if deltaGiven {
 		t.Delta = p.TargetDelta
 	}

@@ -17,7 +17,7 @@ import (
 func twoClass(base Request, name provenance.MechanismName, p constraints.Problem, deltaGiven bool) Request {
 	r := base
 	r.K, r.Classes = p.K, 2
-	t := ensemble.Target{M: p.M, Delta: ensemble.DefaultTargetDelta}
+	t := ensemble.Target{M: p.M}
 	if deltaGiven {
 		t.Delta = p.TargetDelta
 	}

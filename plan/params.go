@@ -210,9 +210,14 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // planned by with which r.Queries queries fit r.Budget in r.For's target
 // (parameters), and with r.Proxy scores the plan on those votes (GNMax
 // on class counts) or chooses it on them (Confident-GNMax, which needs
-// them: onProxy).
+// them: onProxy). A mechanism charged per draw alone (progressive GNMax)
+// has no count a budget buys: Progressive plans it.
 func Make(ctx context.Context, r Request) (Plan, error) {
 	r = r.withMemo()
+	if c, ok := ensemble.ChargedPerDraw(r.Mechanism); ok && r.Mechanism != nil && c.Name() == r.Mechanism.Name() {
+		return Plan{}, &param.SettingError{Name: "mechanism", Value: string(r.Mechanism.Name()),
+			Rule: "is charged per draw to a Gaussian-DP filter, which fixes no count of queries: plan it on proxy votes (Progressive)"}
+	}
 	if r.Queries == 0 {
 		c, err := count(ctx, r)
 		return Plan{Request: r, Count: c}, err

@@ -134,12 +134,12 @@ func (m *LabelMeta) HeaderLine() string {
 // labelKeys are the keys of a label file's header, and teacherKeys and
 // totalKeys those of its teachers and total objects.
 var (
-	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head", "accounting", "total"}
+	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "levels", "kappa", "give_up", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head", "accounting", "total"}
 	teacherKeys = []string{"eps", "Delta"}
 	totalKeys   = []string{"eps", "delta", "argument", "budget_eps", "budget_delta", "fallback_of"}
 	// settingKeys are the keys of labelKeys that the mechanisms' settings
 	// use (LabelMeta.Settings).
-	settingKeys = labelKeys[6:11]
+	settingKeys = labelKeys[6:14]
 )
 
 // parseLabelMeta reads a label file's header from its JSON object: known

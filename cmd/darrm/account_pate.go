@@ -106,14 +106,28 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	case f.Ledger != "" && f.Labels == "" && !f.Release:
 		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")
 	}
-	if _, lnmax := mech.(ensemble.LNMax); lnmax {
+	_, lnmax := mech.(ensemble.LNMax)
+	_, perDraw := setup.PerDraw(info)
+	switch {
+	case lnmax:
 		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "ledger", "release-estimate"} {
 			if fs.Changed(fl) {
 				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
 			}
 		}
-	} else if err := checkGNMax(mech); err != nil {
-		return setup.Flagged(err, nil)
+	case perDraw:
+		if f.Labels == "" {
+			return cli.Usagef("--labels: %s is accounted by the Gaussian-DP filter that charged its release's draws: give the release's labels, whose header states its settings and the filter's budget", mech.Name())
+		}
+		for _, fl := range []string{"noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "release-estimate", "orders", "conversion"} {
+			if fs.Changed(fl) {
+				return cli.Usagef("--%s: %s is accounted by its Gaussian-DP filter's budget alone, which needs no noise model, Renyi orders, conversion or smooth sensitivity", fl, mech.Name())
+			}
+		}
+	default:
+		if err := checkGNMax(mech); err != nil {
+			return setup.Flagged(err, nil)
+		}
 	}
 	in, file, err := f.OpenVotes(cmd, "VOTES", cli.InputArg(args))
 	if err != nil {
@@ -134,8 +148,18 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	if doc.Draw, err = f.releaseOnce(cmd, doc.AccountResult, doc.Seed, ledgerPath); err != nil {
-		return err
+	// A draw its ledger has no room for is stopped by the budget (exit
+	// 4), after the account's document, as every outcome prints one.
+	var stopped error
+	if !perDraw {
+		doc.Draw, err = f.releaseOnce(cmd, doc.AccountResult, doc.Seed, ledgerPath)
+		stopped = err
+		if !errors.Is(err, setup.ErrBudget) {
+			if err != nil {
+				return err
+			}
+			stopped = nil
+		}
 	}
 	if f.Ledger != "" {
 		if doc.Ledger, err = ledgerStatus(cmd, f.Ledger, doc.Release.Step); err != nil {
@@ -143,7 +167,10 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 		}
 		doc.PublishLedger = doc.AccountResult.LedgerCovers(ledgerPath)
 	}
-	return doc.Write(cmd.OutOrStdout(), f.Format)
+	if err := doc.Write(cmd.OutOrStdout(), f.Format); err != nil {
+		return err
+	}
+	return stopped
 }
 
 // releaseOnce settles the account's smooth-sensitivity draws
@@ -190,7 +217,7 @@ const gnssMechanism provenance.MechanismName = "gnss"
 // --ledger for the teachers b, before it is drawn (pate.Once.Charge): one
 // step of its (ε, δ) as converted, so that a zcdp-filter ledger refuses it
 // (GNSS's RDP holds only below order 1/(2β): it has no zCDP slope). A
-// budget with no room left for it is an ensemble.ErrBudget. The ledger is
+// budget with no room left for it is an setup.ErrBudget. The ledger is
 // opened for the charge only: the draw is recorded after it is closed.
 func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, cost accountant.Guarantee) error {
 	book := setup.LedgerOptions(cmd)
@@ -200,18 +227,23 @@ func (f *accountPATEFlags) chargeDraw(cmd *cobra.Command, b provenance.Binding, 
 		return err
 	}
 	defer l.Close()
-	allowed, err := l.Begin(gnssMechanism, b, accountant.ApproxStep(cost), 1)
+	allowed, err := l.Begin(cmd.Context(), gnssMechanism, b, accountant.ApproxStep(cost), 1)
 	if err != nil {
 		return err
 	}
 	setup.PrintLedgerNotes(cmd.ErrOrStderr(), f.Ledger, l.Notes())
 	if allowed < 1 {
-		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what its budget has left: nothing drawn", ensemble.ErrBudget, ledger.Redact(f.Ledger), cost)
+		what := "its budget"
+		if st, err := l.BalanceFor(accountant.ApproxStep(cost)); err == nil && st.ShareBound && st.Share != nil {
+			// The analyst's share, not the budget, is what stops it.
+			what = fmt.Sprintf("analyst %q's share of its budget, %v,", st.Analyst, *st.Share)
+		}
+		return fmt.Errorf("%w: ledger %s: a smooth-sensitivity draw costs %v, beyond what %s has left: nothing drawn", setup.ErrBudget, ledger.Redact(f.Ledger), cost, what)
 	}
-	if err := l.Reserve(1); err != nil {
+	if err := l.Reserve(cmd.Context(), 1); err != nil {
 		return err
 	}
-	return l.Settle(1)
+	return l.Settle(cmd.Context(), 1)
 }
 
 // recordedIn returns the releases the ledger at path charged, the
@@ -225,7 +257,7 @@ func recordedIn(cmd *cobra.Command, path string) (*pate.Recorded, error) {
 	}
 	defer l.Close()
 	r := &pate.Recorded{Ledger: ledger.Redact(path), ID: l.Header().ID, Ensemble: l.Header().Ensemble}
-	err = l.Runs(func(s ledger.Spend) error {
+	err = l.Runs(cmd.Context(), func(s ledger.Spend) error {
 		r.Releases = append(r.Releases, pate.RecordedRelease{Mechanism: s.Mechanism, PerQuery: accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, Labels: s.Queries})
 		return nil
 	})

@@ -20,7 +20,7 @@ import (
 // pateSettings are the flags of the settings of the mechanisms an account
 // takes, in the order their agreement with a label file's header is
 // checked.
-var pateSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "noise"}
+var pateSettings = []string{"threshold", "sigma1", "sigma2", "levels", "kappa", "give-up", "laplace-scale", "noise"}
 
 // settle returns the mechanism of an account of labels whose label file's
 // header is m (nil: no labels, or no header), and the settings that header
@@ -65,12 +65,16 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 // implied returns the mechanism on class counts that the settings given
 // imply: the first (gnmax) unless a setting given is not one of its, else
 // the last, in the library's order, that takes such a setting (lnmax with
-// a Laplace scale, confident-gnmax with a threshold step); a setting that
-// the mechanism does not take is refused by setup.CheckMechanismSettings.
+// a Laplace scale, confident-gnmax with a threshold step), of those not
+// charged per draw alone (their account needs their labels); a setting
+// that the mechanism does not take is refused by
+// setup.CheckMechanismSettings.
 func implied(given map[string]string) setup.MechanismInfo {
 	var counts []setup.MechanismInfo
 	for _, m := range setup.MechanismTable {
-		if m.Input == votefile.ManyClasses {
+		// A mechanism charged per draw alone is accounted from its labels'
+		// header, never implied by settings.
+		if _, only := setup.PerDraw(m); m.Input == votefile.ManyClasses && !only {
 			counts = append(counts, m)
 		}
 	}
@@ -97,8 +101,17 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 	out := map[string]string{}
 	for k, v := range settings {
 		s := fmt.Sprint(v)
-		if x, ok := v.(float64); ok {
+		switch x := v.(type) {
+		case float64:
 			s = setup.Num(x)
+		case []any: // a list of numbers, as its flag takes it: 100,75,56
+			var nums []string
+			for _, e := range x {
+				if f, ok := e.(float64); ok {
+					nums = append(nums, setup.Num(f))
+				}
+			}
+			s = strings.Join(nums, ",")
 		}
 		out[strings.ReplaceAll(k, "_", "-")] = s
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -43,8 +44,8 @@ type aggregateFlags struct {
 	Out         string               `flag:"out" help:"file for the labels, written atomically (- for stdout)"`
 	OutFormat   votefile.Format      `flag:"out-format" help:"labels: csv, jsonl or npy (auto: by --out's extension)"`
 	Partition   provenance.Partition `flag:"partition" help:"data split: keyed-hash, file-position or shared" default:"the header's"`
-	Accounting  string               `flag:"accounting" help:"ptr: as a whole, by generalized PTR"`
-	MaxQueries  int                  `flag:"max-queries" help:"with --accounting ptr: label the first N queries" default:"every query"`
+	Accounting  string               `flag:"accounting" help:"ptr: generalized PTR; gdp-filter: per draw"`
+	MaxQueries  int                  `flag:"max-queries" help:"release the first N queries (ptr: its proposal)" default:"every query"`
 	Fallback    bool                 `flag:"fallback" help:"with --accounting ptr: on a failed test, label data-independently"`
 	setup.VoteFlags
 	Mechanism provenance.MechanismName
@@ -131,9 +132,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec.Budget, spec.DeltaPrime, spec.TotalDelta = budget, f.DeltaPrime, totalDelta
+	spec.Budget, spec.DeltaPrime, spec.TotalDelta, spec.MaxQueries = budget, f.DeltaPrime, totalDelta, f.MaxQueries
 	if f.Accounting == setup.PTRAccounting {
-		spec.Budget = nil // PTR's own: the test and the proposal split it
+		// PTR's own: the test and the proposal split the budget, and
+		// --max-queries is the proposal.
+		spec.Budget, spec.MaxQueries = nil, 0
 	}
 	p := rel.Problem.Problem
 	if info.Input == votefile.ManyClasses {
@@ -146,11 +149,14 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	src.OnNotStored = func(err error) { notStored = err }
 	values["gamma"] = src
 	spec.Mechanism = info.With(cmd.Flags(), values)
+	if f.Accounting == setup.FilterAccounting {
+		spec.Mechanism, _ = ensemble.ChargedPerDraw(spec.Mechanism) // checkAccounting: it has one
+	}
 	var led *runLedger
 	if f.Ledger != "" {
 		opts := setup.LedgerOptions(cmd)
 		opts.Analyst = f.Analyst
-		led = &runLedger{open: func() (*ledger.Ledger, error) { return ledger.Open(cmd.Context(), f.Ledger, opts) }, name: ledger.Redact(f.Ledger)}
+		led = &runLedger{open: func(ctx context.Context) (*ledger.Ledger, error) { return ledger.Open(ctx, f.Ledger, opts) }, name: ledger.Redact(f.Ledger)}
 		defer led.close()
 		spec.Ledger = led
 	}
@@ -168,14 +174,15 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if led != nil && led.begun {
 		setup.PrintLedgerNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
 	}
-	if err != nil && !errors.Is(err, ensemble.ErrBudget) {
+	if err != nil && !errors.Is(err, setup.ErrBudget) {
 		return f.MechanismConfig.ReleaseError(err, input)
 	}
-	if err != nil && f.Accounting == setup.PTRAccounting && tested == nil {
-		return err // no label: the test failed, or the ledger had no room for the total
-	}
+	// What is left, err, is an outcome that exits 4 after the summary: a
+	// PTR test that failed, or a ledger with no room for a PTR release's
+	// total (nothing drawn).
+	stop := err
 	if led != nil && led.begun {
-		st, err := led.BalanceFor(done.Aggregator.Privacy().Spend)
+		st, err := led.BalanceFor(led.step)
 		led.close()
 		if err != nil {
 			return setup.LedgerError(err)
@@ -196,8 +203,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if err := out.Write(w, f.Format); err != nil {
 		return err
 	}
+	if stop != nil {
+		return stop
+	}
 	if stopped := rel.Stopped(); stopped != "" {
-		return fmt.Errorf("%w: %s", ensemble.ErrBudget, stopped)
+		return fmt.Errorf("%w: %s", setup.ErrBudget, stopped)
 	}
 	return nil
 }
@@ -210,7 +220,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 // they were.
 type runLedger struct {
 	*ledger.Ledger
-	open func() (*ledger.Ledger, error)
+	open func(ctx context.Context) (*ledger.Ledger, error)
 	// ptr is a release accounted as a whole by generalized PTR
 	// (--accounting ptr), described as the run of a declared use it must
 	// be (its step still to be set), which a ledger whose use is declared
@@ -218,13 +228,15 @@ type runLedger struct {
 	// ledger as given, without a password.
 	ptr  *ledger.UseRun
 	name string
-	// begun says that the run has begun on the ledger.
+	// begun says that the run has begun on the ledger, charged step by
+	// step (a PTR release's total as one).
 	begun bool
+	step  accountant.Spend
 }
 
 // Begin opens the ledger and begins the run on it.
-func (r *runLedger) Begin(mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error) {
-	l, err := r.open()
+func (r *runLedger) Begin(ctx context.Context, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error) {
+	l, err := r.open(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -236,8 +248,8 @@ func (r *runLedger) Begin(mechanism provenance.MechanismName, b provenance.Bindi
 			return 0, err
 		}
 	}
-	n, err := l.Begin(mechanism, b, step, limit)
-	r.begun = err == nil
+	n, err := l.Begin(ctx, mechanism, b, step, limit)
+	r.begun, r.step = err == nil, step
 	return n, err
 }
 

@@ -15,24 +15,39 @@ import (
 	"github.com/darrm/darrm/pate"
 )
 
-// checkAccounting refuses --accounting and --max-queries where they do not
-// apply, before anything is read: PTR tests PATE's data-dependent cost,
-// of confident-gnmax or gnmax on class counts, within a budget, and reads
-// the votes twice (the test, then the labels), so not from standard input.
+// checkAccounting refuses --accounting, --max-queries and --fallback where
+// they do not apply, before anything is read: PTR tests PATE's
+// data-dependent cost, of confident-gnmax or gnmax on class counts,
+// within a budget, and reads the votes twice (the test, then the labels),
+// so not from standard input.
 func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.MechanismInfo, budget *accountant.Budget, name string) error {
 	fs := cmd.Flags()
+	if fs.Changed("max-queries") && f.MaxQueries < 1 {
+		return cli.Usagef("--max-queries = %d: must be >= 1 (the first queries to release)", f.MaxQueries)
+	}
+	charged, only := setup.PerDraw(info)
+	if only && !fs.Changed("accounting") {
+		f.Accounting = setup.FilterAccounting // its only accounting
+	}
 	switch f.Accounting {
-	case setup.DataIndependent:
-		if fs.Changed("max-queries") {
-			return cli.Usagef("--max-queries = %d goes with --accounting ptr: it is the proposal of a PTR release (a budget limits a data-independent one)", f.MaxQueries)
-		}
+	case setup.DataIndependent, setup.FilterAccounting:
 		if fs.Changed("fallback") {
 			return cli.Usagef("--fallback goes with --accounting ptr: it is what a PTR release whose test failed labels")
+		}
+		switch {
+		case f.Accounting == setup.DataIndependent && only:
+			return cli.Usagef("--accounting %s with --mechanism %s: its draws are chosen from its earlier outputs, so no composition fixed in advance counts them: it is charged per draw to a Gaussian-DP filter (--accounting %s, its default)",
+				setup.DataIndependent, info.Name, setup.FilterAccounting)
+		case f.Accounting == setup.DataIndependent:
+		case !charged:
+			return cli.Usagef("--accounting %s with --mechanism %s: each draw charged to a Gaussian-DP filter before it is drawn is the accounting of %s on class counts", setup.FilterAccounting, info.Name, setup.PerDrawNames())
+		case budget == nil:
+			return cli.Usagef("--accounting %s needs --budget-eps and --budget-delta: the budget of the Gaussian-DP filter that each draw is charged to, the total to publish", setup.FilterAccounting)
 		}
 		return nil
 	case setup.PTRAccounting:
 	default:
-		return cli.Usagef("--accounting = %q: must be %s or %s", f.Accounting, setup.DataIndependent, setup.PTRAccounting)
+		return cli.Usagef("--accounting = %q: must be %s, %s or %s", f.Accounting, setup.DataIndependent, setup.PTRAccounting, setup.FilterAccounting)
 	}
 	switch {
 	case !setup.PTRTests(info):
@@ -40,8 +55,6 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.Mechanis
 			info.Name, setup.PTRNames())
 	case budget == nil:
 		return cli.Usagef("--accounting ptr needs --budget-eps and --budget-delta: the test and the proposal split the budget, and its total is published")
-	case fs.Changed("max-queries") && f.MaxQueries < 1:
-		return cli.Usagef("--max-queries = %d: must be >= 1", f.MaxQueries)
 	case name == cli.Std:
 		return cli.Usagef("--accounting ptr reads the votes twice, for the test and then for the labels: give VOTES as a file, not standard input")
 	}
@@ -83,19 +96,22 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 	}
 	done, r, err := pate.ReleasePTR(cmd.Context(), spec, counts, plan)
 	switch {
-	case errors.Is(err, ensemble.ErrTestFailed) && done.Result.Released > 0:
-		// The fallback's labels: the summary says the test failed, and
-		// the queries left are stopped as by a budget (exit 4).
-		if !errors.Is(err, ensemble.ErrBudget) {
-			err = nil
-		}
-		return done, report.NewPTR(r, budget), err
 	case errors.Is(err, ensemble.ErrTestFailed):
-		return done, nil, &setup.PTRFailed{Plan: report.NewPTR(r, budget), Publish: done.Publish, Ledger: ledger.Redact(f.Ledger), Seeded: spec.Options.Experiment}
-	case errors.Is(err, ensemble.ErrBudget) && done.Result.Released+done.Result.StoppedByBudget == 0:
-		return done, nil, err // a ledger without room for the total: nothing drawn
-	case err != nil && !errors.Is(err, ensemble.ErrBudget):
+		plan := report.NewPTR(r, budget)
+		return done, plan, &setup.PTRFailed{Plan: plan, Publish: done.Publish, Ledger: ledger.Redact(f.Ledger), Seeded: spec.Options.Experiment}
+	case err != nil:
 		return done, nil, setup.Flagged(err, setup.PTRFlagNames)
+	case done.Result.Released == 0:
+		// The ledger had no room for the total: nothing drawn, nothing
+		// charged, the proposal stopped by the budget (exit 4).
+		plan := report.NewPTR(r, budget)
+		plan.Passed = nil
+		return done, plan, nil
+	case !r.Pass:
+		// The fallback's labels: the summary says so, and the run exits
+		// as a failed test does (4).
+		plan := report.NewPTR(r, budget)
+		return done, plan, &setup.PTRFailed{Plan: plan, Publish: done.Publish, Ledger: ledger.Redact(f.Ledger), Seeded: spec.Options.Experiment, Fallback: done.Result.Released}
 	}
-	return done, report.NewPTR(r, budget), err
+	return done, report.NewPTR(r, budget), nil
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -137,7 +138,7 @@ func TestStdoutReaderGone(t *testing.T) {
 	}
 	defer l.Close()
 	var spends []ledger.Spend
-	if err := l.Runs(func(s ledger.Spend) error { spends = append(spends, s); return nil }); err != nil {
+	if err := l.Runs(context.Background(), func(s ledger.Spend) error { spends = append(spends, s); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(spends) != 1 || !spends[0].Final || spends[0].Queries != said || said == 0 {

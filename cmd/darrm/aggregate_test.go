@@ -280,7 +280,7 @@ func TestAggregateBudgetStopsExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, _, err := ensemble.New(context.Background(), ensemble.DaRRM{Target: ensemble.Target{M: 3, Delta: ensemble.DefaultTargetDelta}, Gamma: optimal.Source{Given: g}}, 11, 2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, ensemble.Options{Memo: testMemo})
+	d, _, err := ensemble.New(context.Background(), ensemble.DaRRM{Target: ensemble.Target{M: 3}, Gamma: optimal.Source{Given: g}}, 11, 2, accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, ensemble.Options{Memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -819,7 +819,9 @@ func exampleFlags(t *testing.T, m setup.MechanismInfo) []string {
 	t.Helper()
 	example := map[provenance.MechanismName][]string{
 		"darrm-one-vote": {"--target-eps", "0.3", "--delta", "1e-5"}, "confident-gnmax": {"--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5"},
-		"lnmax": {"--laplace-scale", "20"}}[m.Name]
+		"lnmax": {"--laplace-scale", "20"},
+		// Charged per draw to its filter, whose budget holds 8,000 queries.
+		"progressive-gnmax": {"--levels", "20,15", "--kappa", "1", "--budget-eps", "80", "--budget-delta", "0.1"}}[m.Name]
 	switch {
 	case m.Input == votefile.ManyClasses && m.Name == (ensemble.GNMax{}).Name():
 		example = []string{"--sigma2", "40", "--delta", "1e-5"}

@@ -129,7 +129,7 @@ func newLedgerInitCmd() *cobra.Command {
 					h = uh
 				}
 			}
-			return initLedger(cmd, args[0], &f, b, h, func() error {
+			return initLedger(cmd, args[0], &f, b, h, hint, func() error {
 				if use == nil {
 					return nil
 				}
@@ -161,7 +161,7 @@ var readFlags = []string{"input-format", "header", "id", "teachers-in-rows", "qu
 // accounting and proposal of a use of PTR releases. Its
 // help names them in groups (help/ledger-init.txt) rather than one line
 // each, so that the flags of the ledger itself stand out.
-var initAsAggregate = append(slices.Clone(readFlags), "threshold", "sigma1", "sigma2", "laplace-scale", "m", "delta", "target-eps",
+var initAsAggregate = append(slices.Clone(readFlags), "threshold", "sigma1", "sigma2", "levels", "kappa", "give-up", "laplace-scale", "m", "delta", "target-eps",
 	"gamma", "gnmax-search", "prior", "no-solve", "rr-composition", "rr-delta-prime", "cache-dir", "no-cache", "workers",
 	"accounting", "max-queries")
 
@@ -229,13 +229,17 @@ func newLedgerShowCmd() *cobra.Command {
 			fmt.Fprintf(cmd.ErrOrStderr(), "darrm: warning: %v\n", err)
 			return nil
 		},
-		func(path string, l *ledger.Ledger) (report.Document, error) { return report.NewLedgerShow(path, l) })
+		func(cmd *cobra.Command, path string, l *ledger.Ledger) (report.Document, error) {
+			return report.NewLedgerShow(cmd.Context(), path, l)
+		})
 }
 
 func newLedgerVerifyCmd() *cobra.Command {
 	return newLedgerReadCmd("ledger-verify", "verify LEDGER", "Check every line of a ledger, its hash chain and totals, against your record",
 		func(_ *cobra.Command, err error) error { return setup.LedgerError(err) },
-		func(path string, l *ledger.Ledger) (report.Document, error) { return report.NewLedgerVerify(path, l) })
+		func(_ *cobra.Command, path string, l *ledger.Ledger) (report.Document, error) {
+			return report.NewLedgerVerify(path, l)
+		})
 }
 
 // newLedgerReadCmd is a command that reads a ledger without writing it
@@ -243,7 +247,7 @@ func newLedgerVerifyCmd() *cobra.Command {
 // refuses is passed to onRecordErr: reading needs no record, so show
 // warns and goes on, while verify, which vouches for the ledger, fails.
 // A ledger that a --witness refuses fails both: the check was asked for.
-func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, error) error, newDoc func(string, *ledger.Ledger) (report.Document, error)) *cobra.Command {
+func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, error) error, newDoc func(*cobra.Command, string, *ledger.Ledger) (report.Document, error)) *cobra.Command {
 	var f struct {
 		Format      cliout.Format `flag:"format"`
 		LockTimeout time.Duration `flag:"lock-timeout"`
@@ -263,7 +267,7 @@ func newLedgerReadCmd(help, use, short string, onRecordErr func(*cobra.Command, 
 					return err
 				}
 			}
-			doc, err := newDoc(ledger.Redact(args[0]), l)
+			doc, err := newDoc(cmd, ledger.Redact(args[0]), l)
 			if err != nil {
 				return err
 			}

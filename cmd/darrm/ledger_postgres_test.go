@@ -82,8 +82,16 @@ func TestLedgerInPostgres(t *testing.T) {
 	run(0, "ledger", "verify", u)
 	run(0, "ledger", "verify", u, "--format", "json")
 	run(0, "ledger", "adopt", u)
-	if out, _ := run(0, "ledger", "upgrade", u); !strings.Contains(out, "nothing to upgrade") {
-		t.Errorf("ledger upgrade of a PostgreSQL ledger: %s", out)
+	if out, _ := run(0, "ledger", "upgrade", u); !strings.Contains(out, "nothing to upgrade") || !strings.Contains(out, "has darrm's guard against DDL") {
+		t.Errorf("ledger upgrade of a PostgreSQL ledger (its schema made by the tests' superuser): %s", out)
+	}
+	// A wait longer than the server's lock_timeout takes, and an analyst
+	// who is not the database user, are refused naming their flags.
+	if _, stderr := run(2, "aggregate", votes, "--ledger", u, "--lock-timeout", "600h", "--out", filepath.Join(dir, "no.csv")); !strings.Contains(stderr, "--lock-timeout = 600h0m0s: must be at most") {
+		t.Errorf("--lock-timeout 600h on PostgreSQL: %s", stderr)
+	}
+	if _, stderr := run(2, "aggregate", votes, "--ledger", u, "--analyst", "bob", "--out", filepath.Join(dir, "no.csv")); !strings.Contains(stderr, `--analyst = "bob": the analyst of a run on a ledger in PostgreSQL is the database user`) {
+		t.Errorf("--analyst of another user on PostgreSQL: %s", stderr)
 	}
 	exported := filepath.Join(dir, "exported.ledger")
 	run(0, "ledger", "export", u, exported)

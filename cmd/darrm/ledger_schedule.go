@@ -107,15 +107,19 @@ func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b p
 	if err != nil {
 		return cli.AsUsage(setup.Flagged(err, map[string]string{"queries": "--schedule's --queries"}))
 	}
-	return initLedger(cmd, path, f, b, h, func() error { return report.LedgerSchedule(cmd.OutOrStdout(), path, h) })
+	return initLedger(cmd, path, f, b, h, nil, func() error { return report.LedgerSchedule(cmd.OutOrStdout(), path, h) })
 }
 
 // initLedger creates the ledger at path with the header h and the
-// analysts' shares of --share, says how its runs are held (say), and
-// prints the ledger as read back.
-func initLedger(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenance.Binding, h ledger.Header, say func() error) error {
+// analysts' shares of --share, each of which must allow a step of its use
+// or of the labels declared (step, nil for none: sharesAllow), says how
+// its runs are held (say), and prints the ledger as read back.
+func initLedger(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenance.Binding, h ledger.Header, step *accountant.Spend, say func() error) error {
 	var err error
 	if h.Shares, err = parseShares(f.Shares); err != nil {
+		return err
+	}
+	if err := sharesAllow(setup.Memo(cmd), h, step); err != nil {
 		return err
 	}
 	opts := setup.LedgerOptions(cmd)

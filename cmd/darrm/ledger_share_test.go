@@ -38,6 +38,19 @@ func TestLedgerShares(t *testing.T) {
 			t.Errorf("--share %s: exit %d, %q; want %d and %q", c.share, code, e, exitUsage, c.want)
 		}
 	}
+	// A share that allows no step of the labels declared is refused,
+	// named, with why: its analyst could release nothing.
+	none := filepath.Join(dir, "none.ledger")
+	declared := []string{"ledger", "init", none, "--votes", votes, "--budget-eps", "1", "--budget-delta", "1e-5",
+		"--mechanism", "darrm-one-vote", "--target-eps", "0.1", "--delta", "1e-7", "--share", "alice=0.05", "--share", "bob=0.95"}
+	for _, filter := range [][]string{nil, {"--filter", "simple"}} {
+		if _, e, code := darrm(t, "", append(declared, filter...)...); code != exitUsage || !strings.Contains(unwrapped(e), "--share alice=0.05 allows no label") {
+			t.Errorf("a share of no label (%v): exit %d, %q; want %d, the share named", filter, code, e, exitUsage)
+		}
+		if _, err := os.Stat(none); !os.IsNotExist(err) {
+			t.Errorf("a refused ledger init left %s (%v)", none, err)
+		}
+	}
 	if _, e, code := darrm(t, "", append(init, "--share", "alice=0.5", "--share", "bob=0.2")...); code != 0 {
 		t.Fatal(e)
 	}
@@ -57,9 +70,10 @@ func TestLedgerShares(t *testing.T) {
 	if decode(t, out, &doc); code != exitBudget || doc.Released == 0 || doc.Released >= 10 {
 		t.Errorf("alice: exit %d, %d released, %s; want her share's labels, fewer than the ledger's 10", code, doc.Released, e)
 	}
-	// Her share stopped her, not the budget: the status says so.
-	if doc.Ledger.Analyst != "alice" || !doc.Ledger.ShareBound {
-		t.Errorf("alice's release: ledger status %+v, want her share named as what bounds her", doc.Ledger)
+	// Her share stopped her, not the budget: the status says so, and so
+	// does the error the run ends with.
+	if doc.Ledger.Analyst != "alice" || !doc.Ledger.ShareBound || !strings.Contains(unwrapped(e), `analyst "alice"'s share of ledger`) {
+		t.Errorf("alice's release: ledger status %+v, %q; want her share named as what bounds her", doc.Ledger, e)
 	}
 	aliceLabels := doc.Released
 	for _, c := range []struct {

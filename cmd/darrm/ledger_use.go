@@ -42,8 +42,8 @@ type ledgerUseFlags struct {
 	// --accounting ptr), each of the proposal MaxQueries within the
 	// budget (ReleaseEps, ReleaseDelta), as aggregate's --max-queries,
 	// --budget-eps and --budget-delta give them.
-	Accounting   string  `flag:"accounting" help:"ptr: as a whole, by generalized PTR"`
-	MaxQueries   int     `flag:"max-queries" help:"with --accounting ptr: label the first N queries" default:"every query"`
+	Accounting   string  `flag:"accounting" help:"ptr: generalized PTR; gdp-filter: per draw"`
+	MaxQueries   int     `flag:"max-queries" help:"release the first N queries (ptr: its proposal)" default:"every query"`
 	ReleaseEps   float64 `flag:"release-eps" help:"with --accounting ptr: each release's --budget-eps"`
 	ReleaseDelta float64 `flag:"release-delta" help:"with --accounting ptr: each release's --budget-delta"`
 	Mechanism    provenance.MechanismName
@@ -66,7 +66,7 @@ type ledgerUse struct {
 }
 
 // useFlagNames are the flags that describe the labels declared.
-var useFlagNames = []string{"classes", "m", "delta", "target-eps", "queries", "sigma2", "sigma1", "threshold", "laplace-scale",
+var useFlagNames = []string{"classes", "m", "delta", "target-eps", "queries", "sigma2", "sigma1", "threshold", "levels", "kappa", "give-up", "laplace-scale",
 	"prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search",
 	"accounting", "max-queries", "release-eps", "release-delta"}
 
@@ -159,6 +159,10 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	}
 	if err != nil {
 		return nil, "", err
+	}
+	if _, only := setup.PerDraw(info); only || u.Accounting == setup.FilterAccounting {
+		return nil, "", cli.Usagef("--mechanism %s charged per draw: a declared use counts a fixed sequence of steps, composed exactly, and a run whose draws each follow from the outputs before it is no fixed sequence (a fixed count cannot count an adaptive run): "+
+			"charge its releases to a ledger open to any use, whose Gaussian-DP filter charges each draw (ledger init --filter gdp-filter)", info.Name)
 	}
 	ptr, err := u.ptrAccounting(fs, info)
 	if err != nil {

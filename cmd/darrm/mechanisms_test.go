@@ -77,11 +77,11 @@ func TestMechanismWith(t *testing.T) {
 		want   ensemble.Mechanism
 	}{
 		{"darrm", votefile.TwoClass, []string{"--sigma2", "40"}, setup.MechanismValues{"m": 3.0, "gamma": src},
-			ensemble.DaRRM{Target: ensemble.Target{M: 3, Delta: ensemble.DefaultTargetDelta}, Gamma: src}},
+			ensemble.DaRRM{Target: ensemble.Target{M: 3}, Gamma: src}},
 		{"rr", votefile.TwoClass, nil, setup.MechanismValues{"m": 2.0, "delta": 1e-6, "rr-composition": comp},
 			ensemble.RR{Target: ensemble.Target{M: 2, Delta: 1e-6}, Composition: comp}},
 		{"gnmax", votefile.TwoClass, []string{"--gnmax-search", "tight", "--sigma2", "40"}, setup.MechanismValues{"m": 2.0, "noise": noisymax.DiscreteNoise},
-			ensemble.GNMax{Target: ensemble.Target{M: 2, Delta: ensemble.DefaultTargetDelta}, Search: noisymax.GNMaxTight}},
+			ensemble.GNMax{Target: ensemble.Target{M: 2}, Search: noisymax.GNMaxTight}},
 		{"gnmax", votefile.ManyClasses, []string{"--gnmax-search", "tight", "--sigma2", "40", "--m", "5"}, setup.MechanismValues{"delta": 1e-5, "noise": noisymax.DiscreteNoise},
 			ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
 		{"darrm-one-vote", votefile.TwoClass, nil, setup.MechanismValues{"target-eps": 0.3, "gamma": src},

@@ -6,13 +6,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/patemnist"
 	"github.com/darrm/darrm/pate"
+	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
 )
 
 func init() { subcommands = append(subcommands, subcommand{"pate", newPATECmd}) }
@@ -27,16 +31,32 @@ func newPATECmd() *cobra.Command {
 		Format   cliout.Format `flag:"format"`
 		Cache    setup.CacheFlags
 		analysisFlags
+		// A mechanism charged per draw in place of PATE's two, its
+		// settings and its filter's budget, on the first --queries.
+		Mechanism   provenance.MechanismName
+		Class       setup.ClassFlags
+		BudgetEps   float64 `flag:"budget-eps"`
+		BudgetDelta float64 `flag:"budget-delta"`
+		Queries     int     `flag:"queries" help:"ask the first N queries only (the private votes)" default:"every query"`
 	}{Dataset: "mnist", Teachers: patemnist.Teachers, analysisFlags: analysisFlags{SSParams: ssDataFree}}
-	return newCmd("pate", &cobra.Command{
+	cmd := newCmd("pate", &cobra.Command{
 		Use:   "pate [--dataset mnist] [--teachers 250] [--student] [flags]",
 		Short: "PATE's MNIST experiment: Confident-GNMax and GNMax labels, their accuracy and eps",
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			p := patemnist.Params{K: f.Teachers, Mechanisms: patemnist.Mechanisms(), Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: cliout.Note(cmd.ErrOrStderr())}
+			p := patemnist.Params{K: f.Teachers, Mechanisms: patemnist.Mechanisms(), Queries: f.Queries, Seed: cli.Given(cmd.Flags(), "seed", f.Seed), Note: cliout.Note(cmd.ErrOrStderr())}
 			if err := p.Check(); err != nil {
-				return setup.Flagged(err, map[string]string{"K": "--teachers"})
+				return setup.Flagged(err, map[string]string{"K": "--teachers", "queries": "--queries"})
+			}
+			if cmd.Flags().Changed("mechanism") {
+				m, err := perDrawMechanism(cmd, f.Mechanism, f.BudgetEps, f.BudgetDelta)
+				if err != nil {
+					return err
+				}
+				p.Mechanisms = []ensemble.Mechanism{m}
+			} else if err := withoutMechanism(cmd); err != nil {
+				return err
 			}
 			// 0, the default, asks every query.
 			if cmd.Flags().Changed("answered") && f.Answered < 1 {
@@ -66,10 +86,58 @@ func newPATECmd() *cobra.Command {
 			out, err := patemnist.Run(cmd.Context(), m, p)
 			prog.Done()
 			if err != nil {
-				return setup.Flagged(err, map[string]string{"K": "--teachers"})
+				return setup.Flagged(err, map[string]string{"K": "--teachers", "queries": "--queries"})
 			}
 			d := report.NewPATEExperiment(m.Name, out, p, time.Since(start))
 			return d.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "progressive-gnmax, to run in place of PATE's two")
+	return cmd
+}
+
+// perDrawMechanism returns the mechanism --mechanism names, charged per
+// draw alone, with the settings of the flags and the budget of its
+// Gaussian-DP filter, checked: darrm pate runs it in place of PATE's two.
+func perDrawMechanism(cmd *cobra.Command, name provenance.MechanismName, eps, delta float64) (ensemble.Mechanism, error) {
+	fs := cmd.Flags()
+	info, err := setup.LookupMechanism(name, votefile.ManyClasses)
+	if _, only := setup.PerDraw(info); err != nil || !only {
+		return nil, cli.Usagef("--mechanism %s: darrm pate runs PATE's confident-gnmax and gnmax, or in their place %s", name, setup.PerDrawOnlyNames())
+	}
+	if err := setup.CheckMechanismSettings(cmd, info, nil); err != nil {
+		return nil, err
+	}
+	if !fs.Changed("budget-eps") || !fs.Changed("budget-delta") {
+		return nil, cli.Usagef("--mechanism %s needs --budget-eps and --budget-delta: the budget of the Gaussian-DP filter each draw is charged to, the total to publish", name)
+	}
+	for _, n := range []string{"directions", "ss-parameters", "ss-order", "beta", "sigma-ss"} {
+		if fs.Changed(n) {
+			return nil, cli.Usagef("--%s: %s is accounted by its Gaussian-DP filter's budget alone: no data-dependent bound or smooth-sensitivity draw", n, name)
+		}
+	}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}}
+	if err := budget.Validate(); err != nil {
+		return nil, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
+	}
+	m, _ := ensemble.ChargedPerDraw(info.With(fs, nil))
+	pg, ok := m.(ensemble.ProgressiveGNMax)
+	if !ok {
+		return nil, cli.Usagef("--mechanism %s: darrm pate runs %s", name, setup.PerDrawOnlyNames())
+	}
+	pg.Budget = budget.Guarantee
+	if err := pg.Validate(); err != nil {
+		return nil, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
+	}
+	return pg, nil
+}
+
+// withoutMechanism refuses the flags of --mechanism without it.
+func withoutMechanism(cmd *cobra.Command) error {
+	for _, n := range []string{"budget-eps", "budget-delta", "levels", "kappa", "give-up", "threshold", "sigma1", "sigma2", "laplace-scale"} {
+		if cmd.Flags().Changed(n) {
+			return cli.Usagef("--%s goes with --mechanism: PATE's two mechanisms run with the paper's settings", n)
+		}
+	}
+	return nil
 }

@@ -268,7 +268,7 @@ func TestPATEBadInput(t *testing.T) {
 		{"sigma2 NaN", acct(votes, "--sigma2", "NaN"), []string{"sigma2", "NaN"}},
 		{"laplace and sigma2", acct(votes, "--sigma2", "40", "--laplace-scale", "20"), []string{"--sigma2 is not a setting of lnmax", "(--sigma2 is a setting of gnmax, confident-gnmax)"}},
 		// A Laplace scale implies lnmax even beside a threshold step's settings.
-		{"laplace and threshold", acct(votes, "--threshold", "200", "--sigma1", "150", "--laplace-scale", "20"), []string{"--threshold is not a setting of lnmax", "(--threshold is a setting of confident-gnmax)"}},
+		{"laplace and threshold", acct(votes, "--threshold", "200", "--sigma1", "150", "--laplace-scale", "20"), []string{"--threshold is not a setting of lnmax", "(--threshold is a setting of confident-gnmax, progressive-gnmax)"}},
 		{"laplace 0", acct(votes, "--laplace-scale", "0"), []string{"laplace-scale", "0"}},
 		{"lnmax labels", acct(votes, "--laplace-scale", "20", "--labels", shortLabels), []string{"--labels: lnmax is accounted data-independently only"}},
 		{"order 1", acct(votes, "--sigma2", "40", "--orders", "1,2"), []string{"--orders", "1"}},

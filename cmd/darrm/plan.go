@@ -41,6 +41,8 @@ type planFlags struct {
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public or released (private is refused)"`
 	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, only to refuse them as --votes"`
 	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least precision of answered labels, in [0, 1)"`
+	MinAgreement float64           `flag:"min-agreement" help:"progressive-gnmax: least label agreement with --votes" default:"0.9875"`
+	SimSeed      uint64            `flag:"sim-seed" help:"progressive-gnmax: seed of the simulation on --votes"`
 	Shares       []string          `flag:"share" help:"the new ledger's shares, as ledger init takes them: NAME=FRACTION"`
 	Analyst      string            `flag:"analyst"`
 	// The teachers' kind and partition, as their votes' header will state
@@ -51,10 +53,13 @@ type planFlags struct {
 	// a release by generalized PTR on --votes.
 	Accounting string `flag:"accounting" help:"ptr: the proposal of a PTR release"`
 	Mechanism  provenance.MechanismName
+	// proxyHeader says that --votes has a metadata header (in the file or
+	// a sidecar), which the votes to be released then have too.
+	proxyHeader bool
 }
 
 func newPlanCmd() *cobra.Command {
-	f := planFlags{Accounting: setup.DataIndependent}
+	f := planFlags{Accounting: setup.DataIndependent, MinAgreement: plan.DefaultMinAgreement, SimSeed: 1}
 	cmd := newCmd("plan", &cobra.Command{
 		Use:   "plan (--mechanism NAME | --votes PROXY --queries Q) --budget-eps E --budget-delta D [flags]",
 		Short: "What a budget buys: the queries that fit, or the parameters for Q queries",
@@ -84,6 +89,14 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			return cli.Usagef("--accounting plans one mechanism: give --mechanism")
 		}
 		return runCompare(cmd, f)
+	}
+	if info, err := setup.LookupMechanism(f.Mechanism, votefile.ManyClasses); err == nil {
+		if _, only := setup.PerDraw(info); only {
+			return f.planPerDraw(cmd, info)
+		}
+	}
+	if fs.Changed("min-agreement") || fs.Changed("sim-seed") {
+		return cli.Usagef("--min-agreement and --sim-seed plan a mechanism charged per draw (--mechanism %s)", setup.PerDrawOnlyNames())
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()

@@ -95,6 +95,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 		return plan.Proxy{}, "", err
 	}
 	defer closer.Close()
+	f.proxyHeader = in.Meta() != nil
 	name := cli.InputName(f.Votes)
 	if in.Input() == votefile.TwoClass && !compare {
 		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)

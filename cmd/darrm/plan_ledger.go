@@ -56,6 +56,7 @@ func ledgerInitOf(cmd *cobra.Command, info setup.MechanismInfo, p plan.Plan, sha
 	if r.Filter != nil {
 		args = append(args, "--filter", r.Filter.String())
 	}
+	args = append(args, votesReading(cmd)...)
 	args = append(args, "--mechanism", string(info.Name), "--K", strconv.Itoa(r.K))
 	if info.Input == votefile.ManyClasses {
 		args = append(args, "--classes", strconv.Itoa(r.Classes))
@@ -95,6 +96,37 @@ func ledgerInitOf(cmd *cobra.Command, info setup.MechanismInfo, p plan.Plan, sha
 		args[i] = shellWord(a)
 	}
 	return args
+}
+
+// votesReading returns the flags, as given to cmd, that say how its
+// --votes were read, but --meta (the proxy's own header): a command that
+// darrm prints for the votes to be released reads them alike, as plan
+// reads --private-votes.
+func votesReading(cmd *cobra.Command) []string {
+	var words []string
+	for _, n := range readFlags {
+		fl := cmd.Flags().Lookup(n)
+		switch {
+		case n == "meta" || fl == nil || !fl.Changed:
+		case fl.Value.Type() == "bool" && fl.Value.String() == "true":
+			words = append(words, "--"+n)
+		case fl.Value.Type() == "bool":
+			words = append(words, "--"+n+"="+fl.Value.String())
+		default:
+			words = append(words, "--"+n, fl.Value.String())
+		}
+	}
+	return words
+}
+
+// shellLine joins words into a command line, each quoted for a POSIX
+// shell where it needs it (shellWord).
+func shellLine(words []string) string {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		quoted[i] = shellWord(w)
+	}
+	return strings.Join(quoted, " ")
 }
 
 // shellWord quotes s for a POSIX shell when it needs it, for a command

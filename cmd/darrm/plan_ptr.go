@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/pate"
@@ -52,6 +53,10 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 	if err != nil {
 		return err
 	}
+	if !f.proxyHeader && !fs.Changed("partition") {
+		return cli.Usagef("--accounting ptr: --votes %s has no metadata header, so the aggregate line the plan prints must state the data split that the release asserts, as aggregate takes it: "+
+			"give --kind fixed --partition keyed-hash (teachers on keyed-hash shares: one record changes one vote), or the votes' header in a sidecar (darrm sidecar)", cli.InputName(f.Votes))
+	}
 	if proxy.K != f.K || proxy.Classes != f.Classes {
 		return cli.Usagef("--votes %s: K = %d, classes = %d, but --K %d --classes %d", cli.InputName(f.Votes), proxy.K, proxy.Classes, f.K, f.Classes)
 	}
@@ -71,19 +76,40 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 	if fs.Changed("delta") {
 		delta = f.Target
 	}
-	line := fmt.Sprintf("darrm aggregate VOTES --input-format counts --mechanism %s", info.Name)
-	if m.Confident() {
-		line += fmt.Sprintf(" --threshold %s --sigma1 %s", setup.Num(m.Threshold), setup.Num(m.Sigma1))
+	// The votes to be released are read as --votes was (--private-votes
+	// too), with K stated, as the plan allowed abstentions; without a
+	// metadata header, the line states the data split the release asserts.
+	words := append([]string{"darrm", "aggregate", "VOTES"}, votesReading(cmd)...)
+	words = append(words, "--K", strconv.Itoa(f.K), "--classes", strconv.Itoa(f.Classes))
+	if fs.Changed("partition") {
+		words = append(words, "--partition", f.Partition.String())
 	}
-	line += fmt.Sprintf(" --sigma2 %s --delta %s --budget-eps %s --budget-delta %s --accounting ptr --max-queries %d --out labels.csv",
-		setup.Num(m.Sigma2), setup.Num(delta), setup.Num(budget.Eps), setup.Num(budget.Delta), n)
+	words = append(words, "--mechanism", string(info.Name))
+	if m.Confident() {
+		words = append(words, "--threshold", setup.Num(m.Threshold), "--sigma1", setup.Num(m.Sigma1))
+	}
+	words = append(words, "--sigma2", setup.Num(m.Sigma2), "--delta", setup.Num(delta), "--budget-eps", setup.Num(budget.Eps), "--budget-delta", setup.Num(budget.Delta),
+		"--accounting", "ptr", "--max-queries", strconv.Itoa(n), "--out", "labels.csv")
 	field := func(k string, v any) cliout.Field { return cliout.Field{Key: k, Val: v} }
-	return cliout.WriteRecord(cmd.OutOrStdout(), f.Format, cliout.Record{
+	rec := cliout.Record{
 		field("accounting", "ptr"), field("argument", pate.PTRArgument), field("mechanism", string(info.Name)),
 		field("budget_eps", budget.Eps), field("budget_delta", budget.Delta),
 		field("queries", n), field("pass_probability", pass), field("pass_target", ptrPlanPass), field("proxy_queries", len(proxy.Counts)),
 		field("publish_eps", r.Publish.Eps), field("publish_delta", r.Publish.Delta), field("test_eps", r.Test.Eps), field("test_delta", r.Test.Delta),
-		field("order", r.Order), field("proposal_rdp", r.Proposal), field("tuning", tuning), field("aggregate", line),
-		field("note", "the proposal: run aggregate with --max-queries "+strconv.Itoa(n)+" on the private votes; never choose it from them"),
-	})
+		field("order", r.Order), field("proposal_rdp", r.Proposal), field("tuning", tuning),
+	}
+	if f.Format != cliout.Table {
+		rec = append(rec, field("aggregate", shellLine(words)))
+	}
+	rec = append(rec, field("note", "the proposal: run aggregate with --max-queries "+strconv.Itoa(n)+" on the private votes; never choose it from them"))
+	w := cmd.OutOrStdout()
+	if err := cliout.WriteRecord(w, f.Format, rec); err != nil || f.Format != cliout.Table {
+		return err
+	}
+	// The command, to be run as printed: its lines continued, not wrapped.
+	for i, word := range words {
+		words[i] = shellWord(word)
+	}
+	_, err = fmt.Fprintf(w, "\nTo release them (VOTES: the votes to release, read as --votes was):\n%s\n", report.ShellLines(words, cliout.Width))
+	return err
 }

@@ -51,9 +51,10 @@ var subcommands []subcommand
 // commands, only the one that args[0] names exactly, if it names one,
 // since the run cannot reach another; else (no args, help, completion, a
 // misspelt command, a flag first) all of them, which it lists or suggests
-// from. Building every command, hundreds of flags bound by reflection, was
-// most of the start-up work of a short run. Help, usage, errors and exit
-// statuses are the same either way (TestOneCommandTree).
+// from; for --version alone, none. Building every command, hundreds of
+// flags bound by reflection, was most of the start-up work of a short
+// run. Help, usage, errors and exit statuses are the same either way
+// (TestOneCommandTree).
 func newRootCmd(args ...string) *cobra.Command {
 	root := withHelp("darrm", &cobra.Command{
 		Use:     "darrm",
@@ -71,6 +72,9 @@ func newRootCmd(args ...string) *cobra.Command {
 	root.SetUsageTemplate(cli.UsageTemplate)
 	root.SetFlagErrorFunc(cli.FlagErrorFunc)
 	named := len(args) > 0 && slices.ContainsFunc(subcommands, func(c subcommand) bool { return c.name == args[0] })
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-v") {
+		return root // the version alone: no command to build
+	}
 	for _, c := range subcommands {
 		if !named || c.name == args[0] {
 			root.AddCommand(c.build())
@@ -101,6 +105,7 @@ func preRun(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	setup.WarnPassword(cmd, args)
+	setup.WarnSeeded(cmd)
 	if err := canonicalDataset(cmd); err != nil {
 		return err
 	}

@@ -329,6 +329,11 @@ func TestOneCommandTree(t *testing.T) {
 		code := cli.Execute(context.Background(), root, args, strings.NewReader(""), &out, &errb, setup.Explain)
 		return fmt.Sprintf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
+	for _, args := range [][]string{{"--version"}, {"-v"}} {
+		if all, one := execute(newRootCmd(), args), execute(newRootCmd(args...), args); one != all || !strings.Contains(one, "darrm ") {
+			t.Errorf("darrm %q with no command:\n%s\nwith every command:\n%s", args, one, all)
+		}
+	}
 	for i, path := range paths {
 		c, _, err := newRootCmd().Find(path)
 		if err != nil {

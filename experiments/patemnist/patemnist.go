@@ -103,9 +103,11 @@ func TeacherConfig(dataset string, k, classes, queries int, seed *uint64) teache
 // Params are the experiment's.
 type Params struct {
 	// K is the number of teachers; Mechanisms label the queries as
-	// Labelling says.
+	// Labelling says: the first Queries of them (0: every one, the first
+	// half of the test set).
 	K          int
 	Mechanisms []ensemble.Mechanism
+	Queries    int
 	pate.Labelling
 	// Student, if set, trains a student on the first mechanism's labels.
 	Student *Student
@@ -124,7 +126,8 @@ type Params struct {
 type Outcome struct {
 	Teachers *teachers.Ensemble
 	Cached   bool
-	// Queries is the first half of the test set, Holdout the other half.
+	// Queries are the queries asked of the first half of the test set,
+	// Holdout the other half.
 	Queries, Holdout int
 	Results          []pate.Result
 	Student          *StudentResult
@@ -135,6 +138,9 @@ type Outcome struct {
 func (p Params) Check() error {
 	if p.K < 1 {
 		return &param.Error{Name: "K", Value: p.K, Rule: "must be >= 1"}
+	}
+	if p.Queries < 0 {
+		return &param.Error{Name: "queries", Value: p.Queries, Rule: "must be >= 0 (0: every query)"}
 	}
 	return nil
 }
@@ -154,12 +160,18 @@ func Run(ctx context.Context, m *datasets.MNIST, p Params) (*Outcome, error) {
 	}
 	out := &Outcome{Teachers: e, Cached: cached, Queries: q, Holdout: m.Test.Len() - q}
 	counts := e.Counts()
+	if p.Queries > 0 {
+		if p.Queries > q {
+			return nil, &param.Error{Name: "queries", Value: p.Queries, Rule: fmt.Sprintf("must be at most the %d queries, the first half of the test set", q)}
+		}
+		counts, out.Queries = counts[:p.Queries], p.Queries
+	}
 	src := noise.NewSource()
 	if p.Seed != nil {
 		src = noise.NewSeededSource(*p.Seed)
 	}
 	for _, mech := range p.Mechanisms {
-		res, err := pate.Label(counts, p.K, m.Classes, m.Test.Labels[:q], mech, p.Labelling, src)
+		res, err := pate.Label(counts, p.K, m.Classes, m.Test.Labels[:len(counts)], mech, p.Labelling, src)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", mech.Name(), err)
 		}

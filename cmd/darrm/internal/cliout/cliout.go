@@ -12,9 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
-	"github.com/olekukonko/tablewriter/tw"
 	"golang.org/x/term"
 )
 
@@ -78,15 +75,16 @@ func WriteTable(w io.Writer, header []string, rows [][]string) error {
 		for _, j := range cols {
 			h = append(h, header[j])
 		}
-		// Headers are shown as written: automatic formatting upper-cases
-		// them and spaces out symbols, which mangles names like "E err
-		// U(0,1)".
-		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeaderAlignment(tw.AlignLeft))
-		t.Header(h)
-		if err := t.Bulk(sub); err != nil {
-			return err
+		b := newBox(w, boxWidths(h, sub))
+		b.Start()
+		b.Row(h)
+		if len(sub) > 0 {
+			b.Rule()
 		}
-		if err := t.Render(); err != nil {
+		for _, r := range sub {
+			b.Row(r)
+		}
+		if err := b.End(); err != nil {
 			return err
 		}
 	}
@@ -138,7 +136,7 @@ func columnGroups(header []string, rows [][]string, width int) [][]int {
 func cellWidth(s string) int {
 	w := 0
 	for l := range strings.SplitSeq(s, "\n") {
-		w = max(w, twwidth.Width(l))
+		w = max(w, DisplayWidth(l))
 	}
 	return w
 }

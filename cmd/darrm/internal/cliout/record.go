@@ -8,10 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
-	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Field is one named value of a result.
@@ -107,7 +103,7 @@ const noteWidth = 60
 // cell returns v as a table's cell: v, or the marker of the note that says
 // it when it is wider than noteWidth.
 func (t *Text) cell(v string) string {
-	if twwidth.Width(v) > noteWidth {
+	if DisplayWidth(v) > noteWidth {
 		return t.Note(v)
 	}
 	return v
@@ -179,12 +175,12 @@ func (c *Widths) Add(r Record) {
 	if c.keys == nil {
 		c.keys = r.keys()
 		for _, k := range c.keys {
-			c.w = append(c.w, twwidth.Width(k))
+			c.w = append(c.w, DisplayWidth(k))
 		}
 	}
 	for i, v := range r.Values(false) {
 		if i < len(c.w) {
-			c.w[i] = max(c.w[i], twwidth.Width(v))
+			c.w[i] = max(c.w[i], DisplayWidth(v))
 		}
 	}
 }
@@ -203,7 +199,7 @@ type Stream struct {
 	// csv
 	cw *csv.Writer
 	// table
-	table      *tablewriter.Table
+	table      *box
 	headerDone bool
 	keys       []string
 }
@@ -231,14 +227,10 @@ func NewStream(w io.Writer, f Format, common Record, widths Widths) (*Stream, er
 		s.cw = csv.NewWriter(w)
 		return s, nil
 	}
-	pc := tw.NewMapper[int, int]()
-	for j, wd := range widths.w {
-		pc.Set(j, wd+2) // the padding of a cell
-	}
 	s.keys = widths.keys
-	s.table = tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithStreaming(tw.StreamConfig{Enable: true}), tablewriter.WithWidths(tw.CellWidth{PerColumn: pc}))
-	return s, s.table.Start()
+	s.table = newBox(w, widths.w)
+	s.table.Start()
+	return s, nil
 }
 
 // Row prints one result.
@@ -274,10 +266,13 @@ func (s *Stream) Row(r Record) error {
 		return s.cw.Error()
 	}
 	if !s.headerDone {
-		s.table.Header(s.keys)
+		s.table.Row(s.keys)
+		s.table.Rule()
 		s.headerDone = true
 	}
-	return s.table.Append(r.Values(false))
+	s.table.Row(r.Values(false))
+	// Row by row, as a reader of a long stream expects.
+	return s.table.Flush()
 }
 
 // Close ends the results; with no row at all, it is an error.
@@ -293,7 +288,7 @@ func (s *Stream) Close() error {
 		s.cw.Flush()
 		return s.cw.Error()
 	}
-	if err := s.table.Close(); err != nil {
+	if err := s.table.End(); err != nil {
 		return err
 	}
 	t := NewText(s.w)
@@ -308,11 +303,11 @@ func joinWithin(items []string, sep string, width int) []string {
 	var lines []string
 	line := ""
 	for _, it := range items {
-		if line != "" && twwidth.Width(line)+len(sep)+twwidth.Width(it) > width {
+		if line != "" && DisplayWidth(line)+len(sep)+DisplayWidth(it) > width {
 			lines = append(lines, line)
 			line = ""
 		}
-		if line == "" && twwidth.Width(it) > width {
+		if line == "" && DisplayWidth(it) > width {
 			lines = append(lines, Wrap(it, width)...)
 			continue
 		}

@@ -40,12 +40,14 @@ type Aggregate struct {
 	// file and charged (answered or not), Answered those with a label,
 	// Withheld those a threshold step withheld (released without a
 	// label), StoppedByBudget those after the budget's limit, read and
-	// checked but not released.
+	// checked but not released, NotRequested those after the first
+	// --max-queries (or a PTR release's proposal), likewise, as asked.
 	Queries         int `json:"queries"`
 	Released        int `json:"released"`
 	Answered        int `json:"answered"`
 	Withheld        int `json:"withheld"`
 	StoppedByBudget int `json:"stopped_by_budget"`
+	NotRequested    int `json:"not_requested"`
 	// Publish is the one total to publish; Totals, each a valid bound of
 	// the release's labels, are analysis (TotalsRole says so).
 	Publish    Publish `json:"publish"`
@@ -68,6 +70,9 @@ type Aggregate struct {
 	Analysis bool `json:"-"`
 	// PTR is the plan of a release by generalized PTR, null otherwise.
 	PTR *PTR `json:"ptr"`
+	// Filter is the use of the Gaussian-DP filter of a release charged
+	// per draw (progressive-gnmax), null otherwise.
+	Filter *FilterUse `json:"filter"`
 	// Header says that the vote file has a header row; Label describes
 	// the mechanism; Layout, K and Classes are the votes'.
 	Header  bool   `json:"header"`
@@ -122,6 +127,16 @@ type PerQuery struct {
 	// the totals; RelationText says it in words.
 	Relation     string `json:"relation"`
 	RelationText string `json:"relation_text"`
+}
+
+// FilterUse is what a release charged per draw took of its Gaussian-DP
+// filter: the draws charged and the μ² they sum to, of the budget's μ_B²
+// (analysis: the total to publish is the budget).
+type FilterUse struct {
+	Method accountant.Method `json:"method"`
+	Draws  int               `json:"draws"`
+	Mu2    float64           `json:"mu2_spent"`
+	Role   string            `json:"role"`
 }
 
 // Ledger is the state of the privacy ledger a release was charged to,
@@ -207,14 +222,15 @@ func NewAggregate(r Release) (Aggregate, error) {
 		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
 		PerQuery: PerQuery{Eps: priv.Eps, Delta: priv.Delta, Source: priv.Source, Relation: priv.Relation.String(), RelationText: priv.Relation.Describe()},
-		Queries:  res.Released + res.StoppedByBudget, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld, StoppedByBudget: res.StoppedByBudget,
+		Queries:  res.Released + res.StoppedByBudget + res.NotRequested, Released: res.Released, Answered: res.Released - res.Withheld, Withheld: res.Withheld,
+		StoppedByBudget: res.StoppedByBudget, NotRequested: res.NotRequested,
 		TotalsRole: analysisRole, Cap: r.Account.Cap, CapNote: r.CapNote, Budget: newBudget(r.Released, res.StoppedByBudget),
 		Randomness: randomnessOf(r.Seed), ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
 		Header: r.Votes.HasHeader(), Label: r.Label, Layout: r.Votes.Layout().String(), K: r.Aggregator.K(), Classes: r.Aggregator.Classes(),
 		settings: s, NotForPublication: []string{},
 	}
 	if r.Elapsed > 0 {
-		out.QueriesPerSecond = float64(res.Released+res.StoppedByBudget) / r.Elapsed.Seconds()
+		out.QueriesPerSecond = float64(out.Queries) / r.Elapsed.Seconds()
 	}
 	if r.HeaderFile != "" {
 		out.VotesHeaderFile = &r.HeaderFile
@@ -222,8 +238,13 @@ func NewAggregate(r Release) (Aggregate, error) {
 	if r.LedgerStatus != nil {
 		out.Ledger = &Ledger{Path: r.LedgerPath, Balance: *r.LedgerStatus}
 	}
-	out.Publish = Publish{Total: r.Publish, None: r.LedgerStatus == nil && res.Released == 0}
+	// A release accounted as a whole publishes its total whatever it
+	// released (a failed test's output is that none was).
+	out.Publish = Publish{Total: r.Publish, None: r.LedgerStatus == nil && res.Released == 0 && r.Publish.Argument == ""}
 	out.PTR = r.PTR
+	if f := r.Account.Filter; f != nil {
+		out.Filter = &FilterUse{Method: *f, Draws: r.Draws, Mu2: r.Mu2, Role: "analysis: what the run used of its budget; the total to publish is the budget"}
+	}
 	// A total by an argument is the release's only one: no composition of
 	// its labels covers its test.
 	if acc := r.Account; res.Released > 0 && r.Publish.Argument == "" {
@@ -251,7 +272,8 @@ func NewAggregate(r Release) (Aggregate, error) {
 	if agg, ok := r.Aggregator.(ensemble.Aggregator); ok {
 		out.Gamma, out.Certificate = agg.Gamma(), agg.Privacy().Certificate
 	}
-	if r.Votes.MayAbstain() {
+	// A PTR release whose test failed read no query to label.
+	if r.Votes.MayAbstain() && (r.PTR == nil || res.Released > 0) {
 		n := r.Votes.Abstained()
 		out.Abstained, out.NotForPublication = &n, []string{"votes_abstained"}
 	}
@@ -260,13 +282,13 @@ func NewAggregate(r Release) (Aggregate, error) {
 
 // csvHeader is the header of a release's summary in CSV, for every
 // mechanism: a row per analysis total, then the total to publish.
-var csvHeader = []string{"mechanism", "queries", "released", "answered", "withheld", "stopped_by_budget", "eps_per_query", "delta_per_query",
+var csvHeader = []string{"mechanism", "queries", "released", "answered", "withheld", "stopped_by_budget", "not_requested", "eps_per_query", "delta_per_query",
 	"method", "delta_prime", "eps_total", "delta_total", "total_bound", "for_release", "role"}
 
 // writeCSV writes the summary's rows under csvHeader.
 func (out Aggregate) writeCSV(w io.Writer) error {
 	lead := []string{string(out.Mechanism), fmt.Sprint(out.Queries), fmt.Sprint(out.Released), fmt.Sprint(out.Answered), fmt.Sprint(out.Withheld),
-		fmt.Sprint(out.StoppedByBudget), cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}
+		fmt.Sprint(out.StoppedByBudget), fmt.Sprint(out.NotRequested), cliout.Float(out.PerQuery.Eps), cliout.Float(out.PerQuery.Delta)}
 	row := func(cells ...string) []string {
 		return append(append(lead[:len(lead):len(lead)], cells...), fmt.Sprint(out.ForRelease))
 	}
@@ -322,13 +344,28 @@ func (out Aggregate) writeTwoClassText(w io.Writer) error {
 // writeLabels says where the labels went, how many of the queries were
 // released and answered, and what stopped a release that the budget did.
 func (out Aggregate) writeLabels(t *cliout.Text) {
+	if p := out.PTR; p != nil && out.Released == 0 {
+		why := "the test of the " + plural.Of(p.Queries, "query", "queries") + " proposed FAILED"
+		if p.Passed == nil {
+			why = fmt.Sprintf("STOPPED by %s: the %s proposed not released", out.stoppedBy(), plural.Of(p.Queries, "query", "queries"))
+		}
+		t.Line("labels: none released, no label file written: %s", why)
+		return
+	}
 	labels := fmt.Sprintf("labels: %s (%s): %d of %s released, every one answered", out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"))
-	if out.Threshold != nil {
+	switch {
+	case out.Levels != nil:
+		labels = fmt.Sprintf("labels: %s (%s): %d of %s released, %d answered, %d withheld (an empty label, answered 0: the threshold step, or no level's gap reached its bar)",
+			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld)
+	case out.Threshold != nil:
 		labels = fmt.Sprintf("labels: %s (%s): %d of %s released, %d answered, %d withheld by the threshold step (an empty label, answered 0)",
 			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld)
 	}
 	if out.StoppedByBudget > 0 {
-		labels += fmt.Sprintf("; STOPPED by the %s: %d not released", out.stoppedBy(), out.StoppedByBudget)
+		labels += fmt.Sprintf("; STOPPED by %s: %d not released", out.stoppedBy(), out.StoppedByBudget)
+	}
+	if out.NotRequested > 0 {
+		labels += fmt.Sprintf("; the %d after the first %d not requested (--max-queries), not released", out.NotRequested, out.Queries-out.NotRequested)
 	}
 	t.Line("%s", labels)
 }
@@ -369,7 +406,10 @@ func (out Aggregate) writePerQuery(t *cliout.Text, lead, rest string) {
 func (out Aggregate) writeMultiText(w io.Writer) error {
 	t := cliout.NewText(w)
 	what := plural.Of(out.Released, "query", "queries") + " released"
-	if out.Threshold != nil {
+	switch {
+	case out.PTR != nil && out.Released == 0:
+		what = "run, which released no query"
+	case out.Threshold != nil || out.Levels != nil:
 		what += fmt.Sprintf(" (%d answered, %d withheld)", out.Answered, out.Withheld)
 	}
 	out.writePublish(t, what)
@@ -387,6 +427,14 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 	}
 	var params string
 	switch {
+	case out.Levels != nil:
+		params = fmt.Sprintf("levels %s, kappa = %g", joinFloats(out.Levels), *out.Kappa)
+		if out.GiveUp != nil {
+			params += fmt.Sprintf(", give-up %g", *out.GiveUp)
+		}
+		if out.Threshold != nil {
+			params += fmt.Sprintf(", T = %g, sigma1 = %g", *out.Threshold, *out.Sigma1)
+		}
 	case out.Scale != nil:
 		params = fmt.Sprintf("b = %g", *out.Scale)
 	case out.Threshold != nil:
@@ -395,9 +443,13 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 		params = fmt.Sprintf("sigma2 = %g", *out.Sigma2)
 	}
 	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, params, *out.Noise)
-	if out.PTR != nil {
+	switch {
+	case out.PTR != nil:
 		out.writePerQuery(t, "per released query: ", ", each label's own guarantee: the release is accounted as a whole, by the total above")
-	} else {
+	case out.Filter != nil:
+		out.writePerQuery(t, "per released query: at most ", " (every draw taken); each draw charged to the filter only when drawn")
+		t.Line("filter: %d draws charged, mu^2 = %.6g of the budget's (analysis: what the run used; publish the budget above)", out.Filter.Draws, out.Filter.Mu2)
+	default:
 		out.writePerQuery(t, "per released query: ", ", charged whether or not it was answered")
 	}
 	out.writeAccount(t, fmt.Sprintf("the %s", what), "each a valid bound for them")
@@ -413,14 +465,17 @@ func (out Aggregate) writePublish(t *cliout.Text, what string) {
 	p := out.Publish
 	switch {
 	case p.known() && p.source() == "ledger":
-		t.Line("TO PUBLISH: %s for every release charged to the ledger, by the %s %s",
-			formatTotal(p.Guarantee), p.Name(), t.Note(p.Reference()))
+		t.Line("TO PUBLISH: %s for every release charged to the ledger, by %s %s",
+			formatTotal(p.Guarantee), theName(p.Name()), t.Note(p.Reference()))
 		t.Line("  why: %s", p.why())
 	case p.known():
 		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(p.Guarantee), what, p.Name(), t.Note(p.Reference()))
-		if p.Argument != "" {
+		switch {
+		case p.Argument != "":
 			t.Line("  at %s; the one total of this release, its test and its labels: no composition of the labels covers the test", deltaWords[p.DeltaFrom])
-		} else {
+		case out.Filter != nil:
+			t.Line("  at %s; the one total of this release: every draw was charged to the filter before it was drawn, and the run stopped when the next query's draws might not fit", deltaWords[p.DeltaFrom])
+		default:
 			t.Line("  at %s; other totals hold too, as analysis (--analysis, JSON)", deltaWords[p.DeltaFrom])
 		}
 		if p.Inexact != "" {
@@ -446,6 +501,8 @@ func (out Aggregate) writeBudget(t *cliout.Text) {
 	b := out.Budget
 	switch {
 	case b == nil:
+	case b.Filter:
+		t.Line("budget: (%g, %g), of the Gaussian-DP filter that each draw is charged to: no number of queries is fixed in advance", b.Eps, b.Delta)
 	case b.Unlimited:
 		t.Line("budget: (%g, %g) allows every query: the teachers' cap %s is within it %s", b.Eps, b.Delta,
 			formatTotal(b.AllowedBy.Guarantee), t.Note(b.AllowedBy.Reference()))
@@ -457,6 +514,15 @@ func (out Aggregate) writeBudget(t *cliout.Text) {
 		t.Line("budget: (%g, %g) allows %s, %s by %s %s", b.Eps, b.Delta, plural.Of(b.MaxQueries, "query", "queries"),
 			formatTotal(b.AllowedBy.Guarantee), b.AllowedBy.Name(), t.Note(b.AllowedBy.Reference()))
 	}
+}
+
+// joinFloats formats xs separated by commas.
+func joinFloats(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
 }
 
 // writeTime prints how long the release took, and its rate of queries
@@ -476,7 +542,7 @@ func (out Aggregate) stoppedBy() string {
 	if l := out.Ledger; l != nil && l.ShareBound {
 		return fmt.Sprintf("analyst %q's share of the budget", l.Analyst)
 	}
-	return "budget"
+	return "the budget"
 }
 
 // writeAccount prints the ledger's state, the teachers' cap, the
@@ -495,15 +561,16 @@ func (out Aggregate) writeAccount(t *cliout.Text, what, how string) {
 			spent += fmt.Sprintf("; analyst %q's runs spent %s of their share %s", l.Analyst, formatTotal(*l.AnalystSpent), shareText(l.ShareLabels, *l.Share))
 		}
 		var left string
+		one, many := "more such query", "more such queries"
 		if out.PTR != nil {
-			// Counted in the per-query step, the queries left would
-			// say nothing of a release by generalized PTR, which a
-			// ledger charges its total as one step.
-			left = "a further release by generalized PTR is charged its own total as one step, if the budget still holds it"
-		} else if n := l.QueriesLeft; n != nil {
-			left = Allowed(*n, "more such query", "more such queries") + " allowed"
+			// A ledger charges a release by generalized PTR its total
+			// as one step.
+			one, many = "more such release by generalized PTR (its total charged as one step)", "more such releases by generalized PTR (each its total charged as one step)"
+		}
+		if n := l.QueriesLeft; n != nil {
+			left = Allowed(*n, one, many) + " allowed"
 			if l.ShareBound {
-				left += fmt.Sprintf(" by analyst %q's share of it, %s", l.Analyst, formatTotal(*l.Share))
+				left += fmt.Sprintf(" by analyst %q's share of it, %s", l.Analyst, shareText(l.ShareLabels, *l.Share))
 			}
 		} else {
 			left = fmt.Sprintf("every further release from these teachers is free: their cap %s is within the budget", formatTotal(l.Cap.Guarantee))
@@ -592,12 +659,25 @@ func (out Aggregate) describeTeachers() string {
 // threshold step withheld is released (and charged) but not answered.
 func (r Release) Stopped() string {
 	res := r.Result
-	switch queries := plural.Of(res.Released+res.StoppedByBudget, "query", "queries"); {
-	case res.StoppedByBudget > 0 && res.Withheld > 0:
-		return fmt.Sprintf("released %d of %s (%d answered, %d withheld by the threshold step), %d not released; %s holds the %d released",
-			res.Released, queries, res.Released-res.Withheld, res.Withheld, res.StoppedByBudget, r.Output, res.Released)
-	case res.StoppedByBudget > 0:
-		return fmt.Sprintf("released %d of %s, %d not released; %s holds the %d released", res.Released, queries, res.StoppedByBudget, r.Output, res.Released)
+	if res.StoppedByBudget == 0 {
+		return ""
 	}
-	return ""
+	var by string
+	if l := r.LedgerStatus; l != nil && l.ShareBound && l.Share != nil {
+		// The analyst's share, not the budget, is what stopped it.
+		by = fmt.Sprintf("analyst %q's share of ledger %s, %s, allows no more: ", l.Analyst, r.LedgerPath, shareText(l.ShareLabels, *l.Share))
+	}
+	queries := plural.Of(res.Released+res.StoppedByBudget, "query", "queries")
+	switch {
+	case res.Released == 0 && r.PTR != nil:
+		return fmt.Sprintf("%sthe %s proposed not released: nothing drawn or charged, no label file written", by, plural.Of(res.StoppedByBudget, "query", "queries"))
+	case res.Withheld > 0:
+		withheld := " by the threshold step"
+		if r.Account.Filter != nil {
+			withheld = "" // the threshold step, or no level's gap reached its bar
+		}
+		return fmt.Sprintf("%sreleased %d of %s (%d answered, %d withheld%s), %d not released; %s holds the %d released",
+			by, res.Released, queries, res.Released-res.Withheld, res.Withheld, withheld, res.StoppedByBudget, r.Output, res.Released)
+	}
+	return fmt.Sprintf("%sreleased %d of %s, %d not released; %s holds the %d released", by, res.Released, queries, res.StoppedByBudget, r.Output, res.Released)
 }

@@ -44,7 +44,7 @@ func TestNewAggregate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer led.Close()
-	if _, err := led.Begin("rr", b, rr.Privacy().Spend, -1); err != nil {
+	if _, err := led.Begin(context.Background(), "rr", b, rr.Privacy().Spend, -1); err != nil {
 		t.Fatal(err)
 	}
 	st, err := led.BalanceFor(rr.Privacy().Spend)

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -35,16 +37,27 @@ type LedgerShow struct {
 }
 
 // NewLedgerShow is the document of the open ledger l, read from path.
-func NewLedgerShow(path string, l *ledger.Ledger) (LedgerShow, error) {
+func NewLedgerShow(ctx context.Context, path string, l *ledger.Ledger) (LedgerShow, error) {
 	b, err := l.Balance()
 	if err != nil {
 		return LedgerShow{}, err
 	}
-	a, err := l.Analysts()
+	a, err := l.Analysts(ctx)
 	if len(a) == 1 && a[0].Analyst == "" {
 		a = nil // no run names an analyst
 	}
-	return LedgerShow{Path: path, Header: l.Header(), Balance: b, Runs: l.Runs, HasRuns: l.Lines() > 1, Analysts: a}, err
+	if err != nil {
+		return LedgerShow{}, err
+	}
+	runs := func(each func(ledger.Spend) error) error { return l.Runs(ctx, each) }
+	// A run: its lines may not be the ledger's (a ledger retired before
+	// its first run holds a header and its end).
+	errFound := errors.New("a run")
+	err = runs(func(ledger.Spend) error { return errFound })
+	if err != nil && !errors.Is(err, errFound) {
+		return LedgerShow{}, err
+	}
+	return LedgerShow{Path: path, Header: l.Header(), Balance: b, Runs: runs, HasRuns: errors.Is(err, errFound), Analysts: a}, nil
 }
 
 // analysts are the sums of a ledger's spends per analyst: JSON's list of
@@ -92,31 +105,48 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 	}
 	total := func(x float64) any { return boundIn(f, x) }
 	common := cliout.Record{field("ledger", text(d.Path)), field("version", h.Version), field("ensemble", text(h.Ensemble)), field("relation", text(h.Relation))}
+	// absent adds a field the ledger has no value of: left out of JSON,
+	// so that a key is there only with its value, an empty CSV cell, and
+	// in a table the words why (table).
+	absent := func(key, table string) {
+		switch f {
+		case cliout.JSON:
+		case cliout.Table:
+			common = append(common, field(key, table))
+		default:
+			common = append(common, field(key, ""))
+		}
+	}
 	if t := h.Teachers; t != nil {
-		teps, tdelta := any(t.Eps), any(t.Delta)
+		common = append(common, field("K", t.K))
 		if t.Eps == 0 && t.Delta == 0 && h.Relation == accountant.OneVote.String() {
 			// Not 0-DP teachers: teachers with no guarantee, which the
 			// one-vote relation does not need.
-			teps, tdelta = provenance.NonPrivateOneVote, provenance.NonPrivateOneVote
+			absent("teachers_eps", provenance.NonPrivateOneVote)
+			absent("teachers_Delta", provenance.NonPrivateOneVote)
+		} else {
+			common = append(common, field("teachers_eps", t.Eps), field("teachers_Delta", t.Delta))
 		}
-		common = append(common, field("K", t.K), field("teachers_eps", teps), field("teachers_Delta", tdelta), field("kind", t.Kind.String()), field("partition", t.Partition.String()))
+		common = append(common, field("kind", t.Kind.String()), field("partition", t.Partition.String()))
 	} else {
-		common = append(common, field("K", ""), field("teachers_eps", ""), field("teachers_Delta", ""), field("kind", ""), field("partition", ""))
+		for _, k := range []string{"K", "teachers_eps", "teachers_Delta", "kind", "partition"} {
+			absent(k, "")
+		}
 	}
-	method, why := LedgerPublish(b)
+	common = append(common, field("budget_eps", h.Budget.Eps), field("budget_delta", h.Budget.Delta), field("delta_prime", h.DeltaPrime))
+	common = append(common, publishFields(f, b)...)
 	composition := any(b.Composition)
 	if b.FilterPending {
 		composition = "chosen by its first release"
 	}
-	common = append(common, field("budget_eps", h.Budget.Eps), field("budget_delta", h.Budget.Delta), field("delta_prime", h.DeltaPrime),
-		field("publish_eps", total(b.Publish.Guarantee.Eps)), field("publish_delta", total(b.Publish.Guarantee.Delta)), field("publish_method", method),
-		field("publish_why", why),
-		field("spent_eps", total(b.Total.Eps)), field("spent_delta", total(b.Total.Delta)), field("spent_bound", b.Bound.String()), field("composition", composition),
+	common = append(common, field("spent_eps", total(b.Total.Eps)), field("spent_delta", total(b.Total.Delta)), field("spent_bound", b.Bound.String()), field("composition", composition),
 		field("queries_eps", total(b.Queries.Eps)), field("queries_delta", total(b.Queries.Delta)))
 	if c := b.Cap; c != nil {
 		common = append(common, field("cap_eps", total(c.Eps)), field("cap_delta", total(c.Delta)), field("cap_rule", c.Rule()))
 	} else {
-		common = append(common, field("cap_eps", ""), field("cap_delta", ""), field("cap_rule", ""))
+		absent("cap_eps", "")
+		absent("cap_delta", "")
+		absent("cap_rule", "")
 	}
 	free := ""
 	if b.Free {
@@ -185,9 +215,32 @@ func (d LedgerVerify) Write(w io.Writer, f cliout.Format) error {
 		path = cliout.Escape(path)
 	}
 	b := d.Balance
-	return cliout.WriteRecord(w, f, cliout.Record{field("ledger", path), field("version", d.Version), field("lines", d.Lines), field("runs", d.Runs),
-		field("checked", "every line, the hash chain and the totals each line carries"), field("record", d.Record),
-		field("spent_eps", b.Total.Eps), field("spent_delta", b.Total.Delta), field("spent_bound", b.Bound.String()), field("composition", b.Composition)})
+	rec := cliout.Record{field("ledger", path), field("version", d.Version), field("lines", d.Lines), field("runs", d.Runs),
+		field("checked", "every line, the hash chain and the totals each line carries"), field("record", d.Record)}
+	rec = append(rec, publishFields(f, b)...)
+	composition := any(b.Composition)
+	if b.FilterPending {
+		composition = "chosen by its first release"
+	}
+	return cliout.WriteRecord(w, f, append(rec, field("spent_eps", boundIn(f, b.Total.Eps)), field("spent_delta", boundIn(f, b.Total.Delta)),
+		field("spent_bound", b.Bound.String()), field("composition", composition)))
+}
+
+// publishFields are the fields of a ledger's total to publish, the same
+// in ledger show and ledger verify, in format f (a table rounds it up, as
+// every total: boundIn): its ε and δ, the result that gives it and why it
+// is the one (LedgerPublish); without one (the teachers' cap not within
+// the budget), no ε and δ, and why.
+func publishFields(f cliout.Format, b ledger.Balance) cliout.Record {
+	method, why := LedgerPublish(b)
+	var rec cliout.Record
+	switch {
+	case b.Publish.Err == nil:
+		rec = cliout.Record{field("publish_eps", boundIn(f, b.Publish.Guarantee.Eps)), field("publish_delta", boundIn(f, b.Publish.Guarantee.Delta))}
+	case f != cliout.JSON:
+		rec = cliout.Record{field("publish_eps", ""), field("publish_delta", "")}
+	}
+	return append(rec, field("publish_method", method), field("publish_why", why))
 }
 
 // formatTotal prints a privacy total for people: each number rounded up

@@ -39,13 +39,13 @@ func TestLedgerShow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := l.Begin("rr", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.5, Delta: 1e-6}), -1); err != nil {
+		if _, err := l.Begin(context.Background(), "rr", b, accountant.ApproxStep(accountant.Guarantee{Eps: 0.5, Delta: 1e-6}), -1); err != nil {
 			t.Fatal(err)
 		}
-		if tc.spend > 0 && (l.Reserve(tc.spend) != nil || l.Settle(tc.spend) != nil) {
+		if tc.spend > 0 && (l.Reserve(context.Background(), tc.spend) != nil || l.Settle(context.Background(), tc.spend) != nil) {
 			t.Fatalf("%s: charging %d labels failed", tc.name, tc.spend)
 		}
-		doc, err := NewLedgerShow(path, l)
+		doc, err := NewLedgerShow(context.Background(), path, l)
 		var b bytes.Buffer
 		if err == nil {
 			err = doc.Write(&b, cliout.CSV)

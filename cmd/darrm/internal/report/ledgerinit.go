@@ -41,7 +41,7 @@ func LedgerInitialized(w io.Writer, path string, b provenance.Binding, h ledger.
 	}
 	t.Line("ledger %s: bound to %s; budget %v (delta' = %g), %s", path, cliout.Escape(b.String()), h.Budget, h.DeltaPrime, held)
 	name, why := LedgerPublish(bal)
-	t.Line("to publish: %v for every release charged to it, by the %s; why: %s", bal.Publish.Guarantee, name, why)
+	t.Line("to publish: %v for every release charged to it, by %s; why: %s", bal.Publish.Guarantee, theName(name), why)
 	if len(h.Shares) > 0 {
 		names := make([]string, 0, len(h.Shares))
 		for name := range h.Shares {
@@ -135,12 +135,18 @@ func (d FilterChoice) Write(w io.Writer) error {
 		row(fmt.Sprintf("  %-*s  ", width, accountant.Exact.String()+":"), fmt.Sprintf("allows %s: the declared use's steps composed exactly, as one run "+
 			"(valid for queries chosen adaptively and a stop at any time; other settings are then refused)", Allowed(d.Run.Labels, one, many)))
 	}
+	said := map[string]bool{} // why filters cannot hold them, said once
 	for _, a := range choice.Allowances {
 		name := fmt.Sprintf("  %-*s  ", width, a.Filter.String()+":")
 		var cell string
 		switch {
 		case a.Err != nil:
-			cell = "cannot hold them: " + d.Say(a.Err)
+			why := strings.Replace(d.Say(a.Err), "the filter "+a.Filter.String(), "the filter", 1)
+			cell = "cannot hold them: " + why
+			if said[why] {
+				cell = "cannot hold them, for the reason above"
+			}
+			said[why] = true
 		case expected == 0:
 			cell = "allows " + Allowed(a.Labels, one, many)
 		default:
@@ -233,6 +239,16 @@ func LedgerUpgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
 	t := cliout.NewText(w)
 	if res.Current {
 		t.Line("ledger %s is of version %d, the current one: there is nothing to upgrade", path, ledger.Version)
+		if g := res.Guard; ledger.IsURL(path) {
+			switch {
+			case g.Made:
+				t.Line("its database now has darrm's guard against DDL: no role but a superuser changes darrm's tables (ALTER TABLE, CREATE OR REPLACE FUNCTION), not even their owner, %s", cliout.Escape(g.Owner))
+			case g.Guarded:
+				t.Line("its database has darrm's guard against DDL: no role but a superuser changes darrm's tables")
+			default:
+				t.Line("its database has no guard against DDL: their owner, %s, can change darrm's tables without firing their triggers; a superuser makes the guard by running this command", cliout.Escape(g.Owner))
+			}
+		}
 		return t.Close()
 	}
 	t.Line("ledger %s upgraded from version %d to version %d: the spends of %s carried over; filter %v, kept from version %d (a ledger's filter is fixed before its first run: another is a new ledger's choice, darrm ledger init --filter); the old file is kept as %s",

@@ -44,7 +44,7 @@ const notForPublication = "not for publication"
 // parameters of the smooth-sensitivity release, with what it released,
 // when they were chosen from the votes.
 func (d AccountPATE) NotForPublication() []string {
-	if d.LNMax != nil {
+	if d.LNMax != nil || d.Filter != nil {
 		return []string{}
 	}
 	out := []string{"eps_data_dependent", "order", "smooth_sensitivity", "noise_deviation"}
@@ -68,6 +68,8 @@ func (d AccountPATE) NotForPublication() []string {
 // publish charges every query in full.
 func (d AccountPATE) Cost() string {
 	switch {
+	case d.Filter != nil:
+		return "filter"
 	case d.Realised:
 		return "realised"
 	case d.LNMax == nil && d.Options.GNMax().Confident():
@@ -87,6 +89,8 @@ var costNote = map[string]string{
 		"(Pr[answer] times the GNMax step's cost), no run's guarantee",
 	"realised":    realisedNote + "; eps_guarantee charges every query both steps, the composition of every step the mechanism could take",
 	"any release": "every release of these queries answers each of them: the costs are any release's",
+	"filter": "eps_guarantee is the budget of the Gaussian-DP filter that charged every draw of the release before it was drawn (its labels' header states it; the account recomputes it from the header's settings); " +
+		"eps_per_query is what a query taking every draw would cost alone, analysis",
 }
 
 // Write prints the document in format f.
@@ -113,6 +117,26 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 			field("eps_data_dependent", nil), field("eps_released", nil),
 			field("data_dependent", "not offered for lnmax: darrm gives its data-independent guarantee only (each query (2/b, 0)-DP; the total the smallest of Q·2/b, the Renyi composition of min(2/b, lambda·2/b²) and the exact composition of its noise)"),
 		}
+	} else if r := d.Filter; r != nil {
+		m := r.Mechanism
+		var t1, s1 any
+		if m.Sigma1 != 0 {
+			t1, s1 = m.Threshold, m.Sigma1
+		}
+		var unlabelled any
+		if d.Unlabelled > 0 {
+			unlabelled = d.Unlabelled
+		}
+		rec = cliout.Record{
+			field("mechanism", o.Mechanism.Name()), field("noise", "discrete Gaussian"), field("levels", []float64(m.Levels)), field("kappa", m.Kappa), field("give_up", m.GiveUp),
+			field("threshold", t1), field("sigma1", s1),
+			field("teachers", d.Teachers), field("classes", d.Classes), field("abstain", d.Abstain), field("neighbours", neighbours(d.Abstain)),
+			field("queries", r.Queries), field("answered", r.Answered), field("withheld", r.Withheld), field("unlabelled", unlabelled),
+			field("accounting", ensemble.FilterAccounting), field("budget_eps", m.Budget.Eps), field("budget_delta", m.Budget.Delta),
+			field("eps_per_query", r.PerQuery.Eps), field("delta_per_query", r.PerQuery.Delta),
+			field("eps_data_dependent", nil), field("eps_released", nil),
+			field("data_dependent", "not offered: every draw was charged to the filter before it was drawn, so its budget is the guarantee, and no data-dependent bound is computed"),
+		}
 	} else {
 		rec = d.analysisRecord()
 	}
@@ -122,15 +146,47 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 	}
 	rec = append(rec, g...)
 	rec = append(rec, d.publication(rec)...)
-	if d.LNMax != nil {
+	switch {
+	case d.LNMax != nil:
 		rec = append(rec, field("reference", "Papernot et al. 2017 (LNMax, Sec. 2.1); Bun and Steinke 2016 (Prop. 3.3); "+o.Conversion.Reference()))
-	} else {
+	case d.Filter != nil:
+		rec = append(rec, field("reference", "Smith and Thakurta 2022 (fully adaptive composition for Gaussian DP); Dong, Roth and Su 2022 (Gaussian DP); Canonne, Kamath and Steinke 2020 (the discrete Gaussian)"))
+	default:
 		rec = append(rec, field("reference", "Papernot et al. 2018 (Theorem 6, Proposition 7, smooth sensitivity and GNSS); "+o.Conversion.Reference()))
 	}
+	var warnings []string
+	if d.seededLabels() {
+		warnings = append(warnings, seededLabels)
+	}
 	if d.Seed != nil {
-		rec = append(rec, field("seed", *d.Seed), field("warning", NotForRelease))
+		rec = append(rec, field("seed", *d.Seed))
+		warnings = append(warnings, NotForRelease)
+	}
+	if len(warnings) > 0 {
+		rec = append(rec, field("warning", strings.Join(warnings, "; ")))
+	}
+	if f == cliout.Table && d.seededLabels() {
+		// First, as a seeded release's summary says it.
+		t := cliout.NewText(w)
+		t.Line("*** NOT FOR RELEASE: the labels were drawn from a seeded generator: publish nothing of them ***")
+		if err := t.Close(); err != nil {
+			return err
+		}
 	}
 	return writeMarked(w, f, rec, d.marks(), d.tags())
+}
+
+// seededLabels is what account pate says of labels drawn from a seeded
+// generator: nothing of them may be published.
+const seededLabels = "NOT FOR RELEASE: the labels were drawn from a seeded generator (their header's for_release is false), " +
+	"so anyone who knows the seed can remove their noise: publish nothing of them, no total either; " +
+	"eps_guarantee is what the release would guarantee with its noise from crypto/rand (analysis)"
+
+// seededLabels reports whether the labels accounted for (--labels) say
+// that they were drawn from a seeded generator (votefile.LabelMeta.ForRelease).
+func (d AccountPATE) seededLabels() bool {
+	l := d.Options.Labels
+	return l != nil && l.Meta() != nil && !l.Meta().ForRelease
 }
 
 // analysisRecord returns the fields of the data-dependent analysis of the
@@ -239,6 +295,12 @@ func (d AccountPATE) covers() string {
 	n := d.Queries()
 	what := "any release of the " + plural.Of(n, "query", "queries") + " (every query charged in full, answered or not)"
 	switch {
+	case d.Filter != nil:
+		what = fmt.Sprintf("the release of the %s (%d answered), each draw charged before it was drawn to a Gaussian-DP filter of the budget its labels' header states, which stopped the run when the next query's draws might not fit",
+			plural.Of(n, "labelled query", "labelled queries"), d.Filter.Answered)
+		if d.Unlabelled > 0 {
+			what += "; the " + plural.Of(d.Unlabelled, "query", "queries") + " after the last label were not released"
+		}
 	case d.PTR != nil:
 		t := d.Options.Labels.Meta().Total
 		what = fmt.Sprintf("the release of the %s as a whole, its test included (a release by generalized PTR within the budget %v its labels' header states; its plan: order %.4g, proposal %.4g, the test's own %v, false pass <= %.2g)",
@@ -255,7 +317,7 @@ func (d AccountPATE) covers() string {
 	}
 	if k := len(d.Draws); k > 0 {
 		what += " and " + plural.Of(k, "smooth-sensitivity draw", "smooth-sensitivity draws") + " on these votes (every draw recorded on them, with any settings"
-		if k > d.Draw.Draws {
+		if d.Draw != nil && k > d.Draw.Draws {
 			what += ", and this seeded experiment's"
 		}
 		what += ")"
@@ -294,7 +356,10 @@ func (d AccountPATE) guarantee() (cliout.Record, error) {
 			field("ledger_spent", "what every release charged to the ledger "+d.LedgerPath+" has spent, by "+l.Composition.String()+
 				" (a realised cost, analysis); the ledger's total is not the one to publish here: "+why))
 	}
-	if d.ledgerLabels() != "" {
+	switch {
+	case d.seededLabels():
+		return append(rec, field("publish", nil)), nil // nothing: not for release
+	case d.ledgerLabels() != "":
 		return append(rec, field("publish", "ledger")), nil
 	}
 	return append(rec, field("publish", "eps_guarantee")), nil
@@ -357,7 +422,10 @@ func (d AccountPATE) marks() map[string]string {
 		m[k] = notForPublication
 	}
 	m["eps_guarantee"] = "PUBLISH: the guarantee"
-	if d.ledgerLabels() != "" {
+	switch {
+	case d.seededLabels():
+		m["eps_guarantee"] = "NOT FOR RELEASE: publish nothing"
+	case d.ledgerLabels() != "":
 		m["eps_guarantee"] = "these labels alone: publish the ledger's"
 	}
 	return m
@@ -400,7 +468,9 @@ func (d AccountPATE) publication(rec cliout.Record) cliout.Record {
 		}
 	}
 	line := "publish eps_guarantee at delta_guarantee as the guarantee (a bound; its theorem in guarantee)"
-	if id := d.ledgerLabels(); id != "" {
+	if d.seededLabels() {
+		line = seededLabels
+	} else if id := d.ledgerLabels(); id != "" {
 		line = "these labels were charged to the ledger of id " + id + ": publish that ledger's total, for every release charged to it " +
 			"(darrm ledger show LEDGER; here with --ledger LEDGER); eps_guarantee at delta_guarantee bounds these labels alone, as one run, and is analysis"
 	}

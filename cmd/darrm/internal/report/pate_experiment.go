@@ -138,6 +138,11 @@ func NewPATEExperiment(dataset string, out *patemnist.Outcome, p patemnist.Param
 	default:
 		d.Publication = "publish each mechanism's eps_guarantee as the guarantee of its labels (a bound: guarantee), with the answered counts and the labels' and the student's accuracy (the released labels against the public queries' true labels); eps_data_independent and " + released + " are analysis, not the guarantee"
 	}
+	for _, r := range d.Results {
+		if r.Levels != nil {
+			d.Publication += fmt.Sprintf("; %s's eps_guarantee is the budget of the Gaussian-DP filter that each of its draws was charged to before it was drawn (Smith and Thakurta 2022), which stopped its run when the next query's draws might not fit; it has no data-dependent or released value", r.Mechanism)
+		}
+	}
 	d.Publication += "; eps_data_independent, eps_data_dependent and eps_released are realised costs (the threshold step charged on every query asked, the GNMax step only where it answered, summed after the fact): analysis, no guarantee; the mechanisms label the same votes, so publishing the labels of both costs both guarantees, composed"
 	if p.Directions == pate.OneSided {
 		d.Publication += "; the data-dependent values, released ones too, are one-sided (the PATE paper's Theorem 6 as stated): no differential-privacy guarantee"
@@ -151,6 +156,12 @@ type PATEMechanism struct {
 	Threshold *float64                 `json:"threshold,omitempty"`
 	Sigma1    *float64                 `json:"sigma1,omitempty"`
 	Sigma2    float64                  `json:"sigma2"`
+	// Levels, Kappa and GiveUp are progressive GNMax's (darrm pate
+	// --mechanism progressive-gnmax), whose Sigma2 is 0; its
+	// EpsGuarantee is its Gaussian-DP filter's budget.
+	Levels []float64 `json:"levels,omitempty"`
+	Kappa  *float64  `json:"kappa,omitempty"`
+	GiveUp *float64  `json:"give_up,omitempty"`
 	// Queries counts the queries asked, Answered those answered;
 	// Reached says whether the answers reached darrm pate --answered.
 	Queries        int      `json:"queries"`
@@ -174,7 +185,11 @@ type PATEMechanism struct {
 // settings are m (ensemble.Mechanism's GNMax).
 func NewPATEMechanism(m ensemble.Mechanism, r pate.Result) PATEMechanism {
 	s := settingsOf(m)
-	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: *s.Sigma2, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
+	var sigma2 float64
+	if s.Sigma2 != nil {
+		sigma2 = *s.Sigma2
+	}
+	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: sigma2, Levels: s.Levels, Kappa: s.Kappa, GiveUp: s.GiveUp, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
 		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: r.Publish.Guarantee.Eps, SSError: r.SSError, Delta: r.Delta}
 	row.Threshold, row.Sigma1 = s.Threshold, s.Sigma1
 	if ss := r.Smooth; ss.Order != 0 {

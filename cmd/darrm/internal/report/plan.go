@@ -135,7 +135,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	}
 	// The command, to be run as printed: its lines continued, not wrapped.
 	_, err := fmt.Fprintf(w, "\nTo make the ledger (LEDGER: a new file; VOTES: the votes to release, whose header binds it):\n%s\n",
-		shellLines(d.LedgerInit, cliout.Width))
+		ShellLines(d.LedgerInit, cliout.Width))
 	return err
 }
 
@@ -170,11 +170,11 @@ func filterReference(f accountant.Method) string {
 	return f.Reference()
 }
 
-// shellLines joins the words of a shell command into lines of at most
+// ShellLines joins the words of a shell command into lines of at most
 // width columns where it can, a flag kept with its value, each line but
 // the last ended by " \\" and the next indented, so that the command
 // runs as printed.
-func shellLines(words []string, width int) string {
+func ShellLines(words []string, width int) string {
 	var groups []string
 	for i := 0; i < len(words); i++ {
 		g := words[i]

@@ -16,9 +16,11 @@ import (
 type PTR struct {
 	BudgetEps   float64 `json:"budget_eps"`
 	BudgetDelta float64 `json:"budget_delta"`
-	// Queries is the proposal, the first queries labelled on a pass.
-	Queries int  `json:"queries_proposed"`
-	Passed  bool `json:"passed"`
+	// Queries is the proposal, the first queries labelled on a pass;
+	// Passed whether the test passed, null when it was not drawn (the
+	// ledger had no room for the total).
+	Queries int   `json:"queries_proposed"`
+	Passed  *bool `json:"passed"`
 	// Order is the Rényi order of the bound tested, ProposalRDP the bound
 	// proposed at it, TestRDP the test's Rényi DP there; TestEps and
 	// TestDelta the test's own guarantee, FalsePass the probability
@@ -36,7 +38,7 @@ type PTR struct {
 
 // NewPTR is the summary of the PTR release r under budget.
 func NewPTR(r pate.PTRResult, budget accountant.Guarantee) *PTR {
-	return &PTR{BudgetEps: budget.Eps, BudgetDelta: budget.Delta, Queries: r.Queries, Passed: r.Pass, Order: r.Order,
+	return &PTR{BudgetEps: budget.Eps, BudgetDelta: budget.Delta, Queries: r.Queries, Passed: &r.Pass, Order: r.Order,
 		ProposalRDP: r.Proposal, TestRDP: r.TestRDP, TestEps: r.Test.Eps, TestDelta: r.Test.Delta, FalsePass: r.FalsePass, Fallback: r.Fallback}
 }
 
@@ -44,7 +46,9 @@ func NewPTR(r pate.PTRResult, budget accountant.Guarantee) *PTR {
 func (p *PTR) write(t *cliout.Text) {
 	outcome := "the test FAILED: no label released"
 	switch {
-	case p.Passed:
+	case p.Passed == nil:
+		outcome = "the test was not drawn: the ledger has no room for the total; nothing charged, no label released"
+	case *p.Passed:
 		outcome = "the test passed: the " + plural.Of(p.Queries, "query", "queries") + " proposed released"
 	case p.Fallback > 0:
 		outcome = "the test FAILED: the first " + plural.Of(p.Fallback, "query", "queries") + " released by the data-independent fallback, within what the test left"

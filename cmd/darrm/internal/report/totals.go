@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
@@ -209,6 +210,11 @@ type Budget struct {
 	AllowedBy  *AllowedTotal `json:"allowed_by"`
 	Why        string        `json:"why"`
 	Stopped    bool          `json:"stopped"`
+	// Filter says that the budget is a Gaussian-DP filter's, which
+	// charges each draw of a release charged per draw and stops it when
+	// the next query's draws might not fit: it fixes no number of queries
+	// in advance (MaxQueries 0, AllowedBy null).
+	Filter bool `json:"filter"`
 }
 
 // AllowedTotal is a total that a budget allows, and the result that
@@ -239,12 +245,24 @@ func newBudget(done ensemble.Released, stopped int) *Budget {
 	if b == nil {
 		return nil
 	}
-	out := &Budget{Budget: *b, MaxQueries: done.MaxQueries, Unlimited: done.MaxQueries == accountant.Unlimited, Stopped: stopped > 0}
+	out := &Budget{Budget: *b, MaxQueries: done.MaxQueries, Unlimited: done.MaxQueries == accountant.Unlimited, Stopped: stopped > 0, Filter: done.Account.Filter != nil}
 	switch {
+	case out.Filter:
 	case done.MaxQueries != 0:
 		out.AllowedBy = &AllowedTotal{Total: done.Allows}
 	case done.Allows.Err != nil:
 		out.Why = done.Allows.Err.Error()
 	}
 	return out
+}
+
+// theName is the name of the result behind a total (Total.Name), as a
+// sentence says it after "by": a budget or a cap with its article ("by
+// the gdp-filter budget"), a composition or an argument without ("by
+// exact", "by generalized PTR").
+func theName(name string) string {
+	if strings.HasSuffix(name, "budget") || strings.HasPrefix(name, "teachers' cap") {
+		return "the " + name
+	}
+	return name
 }

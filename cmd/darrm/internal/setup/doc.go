@@ -39,7 +39,7 @@
 //   - the exit status and message of each error (exitstatus.go): bad input
 //     exits 2, with a library's parameter or setting named as the flag that
 //     sets it, unless labels may have left before it, a certificate that
-//     fails 3, a budget that stops a release 4 (ensemble.ErrBudget), an
+//     fails 3, a budget that stops a release 4 (ErrBudget), an
 //     interrupt 130, and anything else 1.
 //
 // They are one package because each leans on the others (a mechanism's

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/votefile"
@@ -24,6 +23,13 @@ const (
 	ExitBudget       = 4   // a privacy budget stopped the release
 	ExitInterrupted  = 130 // SIGINT or SIGTERM
 )
+
+// ErrBudget is a command that a privacy budget stopped (exit 4): a
+// release that its budget, its ledger or an analyst's share stopped
+// before the last query (an outcome the library counts,
+// ensemble.ReleaseResult.StoppedByBudget, not an error), a PTR test that
+// failed (PTRFailed), or a draw its ledger has no room for.
+var ErrBudget = errors.New("privacy budget reached")
 
 // The kinds of error the libraries tell by behaviour (docs/design.md,
 // "Errors"): a parameter out of its domain names itself, its value and its
@@ -70,7 +76,7 @@ func Explain(err error) (status int, msg string) {
 		return ExitFailure, msg
 	case errors.Is(err, context.Canceled):
 		return ExitInterrupted, msg
-	case errors.Is(err, ensemble.ErrBudget):
+	case errors.Is(err, ErrBudget):
 		return ExitBudget, msg
 	case errors.As(err, &sp) && sp.LabelsSpent() > 0:
 		return ExitFailure, msg
@@ -224,4 +230,4 @@ func WithFlags(names, more map[string]string) map[string]string {
 // BudgetFlags maps the accountant's names of a budget's values
 // (accountant.Budget.Validate) to the flags that give them.
 var BudgetFlags = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "delta'": "--delta-prime",
-	"shares": "--share", "analyst": "--analyst"}
+	"shares": "--share", "analyst": "--analyst", "WitnessDir": "--witness-dir", "LockTimeout": "--lock-timeout"}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/darrm/darrm/cache"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/param"
@@ -46,7 +45,7 @@ func TestExplain(t *testing.T) {
 		{"too large", fmt.Errorf("solve K=1001 m=10: %w", optimal.ErrTooLarge), ExitUsage, "solve K=1001 m=10: " + optimal.ErrTooLarge.Error()},
 		{"library not certified", fmt.Errorf("x is %w (m·eps, delta)-DP", gamma.ErrNotCertified), ExitNotCertified, "x is not certified (m·eps, delta)-DP"},
 		{"not certified", fmt.Errorf("gamma is %w", gamma.ErrNotCertified), ExitNotCertified, "gamma is not certified"},
-		{"budget", fmt.Errorf("%w: 3 left", ensemble.ErrBudget), ExitBudget, "privacy budget reached: 3 left"},
+		{"budget", fmt.Errorf("%w: 3 left", ErrBudget), ExitBudget, "privacy budget reached: 3 left"},
 		{"interrupted", fmt.Errorf("verify K=11: %w", context.Canceled), ExitInterrupted, "verify K=11: context canceled"},
 
 		// A parameter is named as the flag that sets it, dropping what the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ledger"
+	"github.com/darrm/darrm/votefile"
 )
 
 // ReadLedger reads the ledger at path whole (ledger.Open with Options.ReadOnly) and
@@ -40,8 +42,13 @@ func LedgerOptions(cmd *cobra.Command) ledger.Options {
 	if err != nil {
 		wait = ledger.DefaultLockTimeout
 	}
+	dir := os.Getenv(WitnessDirEnv)
+	if f := cmd.Flags().Lookup("witness-dir"); f != nil && f.Changed {
+		dir = f.Value.String()
+	}
 	return ledger.Options{
-		Witnesses: witnesses(cmd),
+		Witnesses:  witnesses(cmd),
+		WitnessDir: dir,
 		Waiting: func(what string) {
 			who := "another darrm run is using it"
 			if strings.HasPrefix(what, "the tables of ") {
@@ -138,6 +145,9 @@ func (e *worded) Unwrap() error { return e.err }
 type witnessValue struct {
 	files     []string
 	witnesses []ledger.Witness
+	// seeded are the label files among them whose labels were drawn from
+	// a seeded generator (WarnSeeded).
+	seeded []string
 }
 
 func (v *witnessValue) String() string { return strings.Join(v.files, ",") }
@@ -155,13 +165,60 @@ func (v *witnessValue) Set(path string) error {
 		return fmt.Errorf("%s", msg)
 	}
 	v.files, v.witnesses = append(v.files, path), append(v.witnesses, w)
+	if seededLabels(path) {
+		v.seeded = append(v.seeded, path)
+	}
 	return nil
+}
+
+// seededLabels reports whether the file at path is a label file whose
+// header says that its labels were drawn from a seeded generator
+// (votefile.LabelMeta.ForRelease false).
+func seededLabels(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	lr, err := votefile.NewLabelReader(f, path)
+	return err == nil && lr.Meta() != nil && !lr.Meta().ForRelease
+}
+
+// WarnSeeded says, for every --witness of cmd that is a label file of a
+// seeded run (for_release false), that it is not for release: a command
+// that reads labels never offers them for publication, and the total to
+// publish of a ledger is not theirs.
+func WarnSeeded(cmd *cobra.Command) {
+	f := cmd.Flags().Lookup("witness")
+	if f == nil {
+		return
+	}
+	if v, ok := f.Value.(*witnessValue); ok {
+		for _, path := range v.seeded {
+			cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("witness %s: NOT FOR RELEASE: its labels were drawn from a seeded generator (their header's for_release is false), "+
+				"so anyone who knows the seed can remove their noise: publish nothing of them; the ledger's total to publish is not theirs", path))
+		}
+	}
 }
 
 // AddWitnessFlag adds --witness to cmd, whose ledger book (LedgerOptions)
 // then checks every ledger it opens against the witnesses given.
 func AddWitnessFlag(cmd *cobra.Command) {
 	cmd.Flags().Var(&witnessValue{}, "witness", "a checkpoint or label file the ledger must extend (repeatable)")
+	addWitnessDirFlag(cmd)
+}
+
+// WitnessDirEnv is the environment variable that names a team's witness
+// folder (ledger.Options.WitnessDir) for every command, when no
+// --witness-dir does: set it once for every analyst of a team.
+const WitnessDirEnv = "DARRM_WITNESS_DIR"
+
+// addWitnessDirFlag adds --witness-dir, a team's witness folder
+// (ledger.Options.WitnessDir), to a command that takes --witness; every
+// other command that opens or makes ledgers takes the folder from
+// $DARRM_WITNESS_DIR alone.
+func addWitnessDirFlag(cmd *cobra.Command) {
+	cmd.Flags().String("witness-dir", "", "a team's folder of checkpoints, checked and left ($"+WitnessDirEnv+")")
 }
 
 // witnesses returns the witnesses given to cmd by --witness, if it has

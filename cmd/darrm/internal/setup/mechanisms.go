@@ -20,8 +20,8 @@ import (
 // MechanismInfo is a mechanism of release as the command knows it, for
 // votes of one kind: its name and the votes it labels, the relation it
 // releases in (ensemble.Mechanism.Relation), whether it samples a gamma,
-// and the flags it needs (on vote counts, every one: no setting has a default)
-// or takes, as its fields' tags name them (FlagsOf); the
+// and the flags it needs (on vote counts, every one but those its field's
+// tag says are optional: no other setting has a default) or takes, as its fields' tags name them (FlagsOf); the
 // mechanism itself at its defaults, which the flags set (with).
 type MechanismInfo struct {
 	Name         provenance.MechanismName
@@ -35,16 +35,19 @@ type MechanismInfo struct {
 // ClassFlags define the flags of the multi-class mechanisms' settings,
 // which a mechanism reads from the command's flags (MechanismInfo.With).
 type ClassFlags struct {
-	Sigma2       float64 `flag:"sigma2" help:"gnmax, confident-gnmax: noise on each class count (> 0)"`
-	Threshold    float64 `flag:"threshold" help:"confident-gnmax: answer when the noisy top count reaches this"`
-	Sigma1       float64 `flag:"sigma1" help:"confident-gnmax: noise of the threshold step (> 0)"`
-	LaplaceScale float64 `flag:"laplace-scale" help:"lnmax: scale b of the Laplace noise on each count (> 0)"`
+	Sigma2       float64         `flag:"sigma2" help:"gnmax, confident-gnmax: noise on each class count (> 0)"`
+	Threshold    float64         `flag:"threshold" help:"confident-, progressive-gnmax: answer when the noisy top count hits it"`
+	Sigma1       float64         `flag:"sigma1" help:"confident-, progressive-gnmax: noise of the threshold step (> 0)"`
+	Levels       ensemble.Levels `flag:"levels" help:"progressive-gnmax: the noise of the average at each level, decreasing"`
+	Kappa        float64         `flag:"kappa" help:"progressive-gnmax: a label leaves when its gap >= kappa·√2·level"`
+	GiveUp       float64         `flag:"give-up" help:"progressive-gnmax: give up below this share of the last bar (0: never)"`
+	LaplaceScale float64         `flag:"laplace-scale" help:"lnmax: scale b of the Laplace noise on each count (> 0)"`
 }
 
 // settingOrder is the order in which help and errors list the flags of a
 // mechanism's settings: a field's flag not listed here (--noise, account
 // pate's own) is not one.
-var settingOrder = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "m", "eps", "Delta", "delta",
+var settingOrder = []string{"threshold", "sigma1", "sigma2", "levels", "kappa", "give-up", "laplace-scale", "target-eps", "m", "eps", "Delta", "delta",
 	"prior", "gamma", "no-solve", "rr-composition", "rr-delta-prime", "gnmax-search"}
 
 // MechanismTable is every mechanism of release for each kind of votes,
@@ -57,7 +60,19 @@ var MechanismTable = func() []MechanismInfo {
 			flags := FlagsOf(m, in)
 			info.Gamma = slices.Contains(flags, "gamma")
 			if in == votefile.ManyClasses {
-				info.Needs = flags
+				// Every setting on counts is needed but those its tag
+				// says are optional (`optional:""`).
+				optional := cli.FieldFlags(m, func(tag reflect.StructTag) bool {
+					_, opt := tag.Lookup("optional")
+					return opt && OnVotes(in)(tag)
+				})
+				for _, fl := range flags {
+					if slices.Contains(optional, fl) {
+						info.Takes = append(info.Takes, fl)
+					} else {
+						info.Needs = append(info.Needs, fl)
+					}
+				}
 			} else {
 				info.Takes = flags
 			}

@@ -11,7 +11,7 @@ import (
 
 // TestMechanismFlags: the flags of each mechanism, which its fields' tags
 // name, are those its help and errors list, in their order, and those
-// it needs on vote counts.
+// it needs on vote counts (all but those tagged optional, which it takes).
 func TestMechanismFlags(t *testing.T) {
 	calibrated := []string{"m", "eps", "Delta", "delta"}
 	gammaFlags := []string{"prior", "gamma", "no-solve"}
@@ -25,6 +25,7 @@ func TestMechanismFlags(t *testing.T) {
 		{Name: "gnmax", Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"sigma2", "delta"}},
 		{Name: "confident-gnmax", Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"threshold", "sigma1", "sigma2", "delta"}},
 		{Name: "lnmax", Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"laplace-scale"}},
+		{Name: "progressive-gnmax", Input: votefile.ManyClasses, Relation: accountant.OneVote, Needs: []string{"levels", "kappa"}, Takes: []string{"threshold", "sigma1", "give-up"}},
 	}
 	if len(MechanismTable) != len(want) {
 		t.Fatalf("%d mechanisms, want %d", len(MechanismTable), len(want))

@@ -20,13 +20,52 @@ import (
 )
 
 // The accountings of a release (--accounting): per query, by a
-// composition of the mechanism's data-independent guarantee, or as a
+// composition of the mechanism's data-independent guarantee; as a
 // whole by generalized PTR (docs/pate.md, "A data-dependent guarantee:
-// generalized PTR").
+// generalized PTR"); or per draw, each draw charged to a Gaussian-DP
+// filter before it is drawn (docs/pate.md, "Progressive GNMax").
 const (
-	DataIndependent = "data-independent"
-	PTRAccounting   = "ptr"
+	DataIndependent  = "data-independent"
+	PTRAccounting    = "ptr"
+	FilterAccounting = ensemble.FilterAccounting
 )
+
+// PerDraw reports whether mechanism info can be charged per draw to a
+// Gaussian-DP filter (ensemble.ChargedPerDraw), and whether that is its
+// only accounting (it is its own form charged per draw).
+func PerDraw(info MechanismInfo) (charged, only bool) {
+	m, ok := ensemble.ChargedPerDraw(info.Defaults())
+	if !ok || info.Input != votefile.ManyClasses {
+		return false, false
+	}
+	return true, m.Name() == info.Name
+}
+
+// PerDrawOnlyNames names the mechanisms charged per draw alone (PerDraw),
+// in alphabetical order: "a, b".
+func PerDrawOnlyNames() string {
+	var names []provenance.MechanismName
+	for _, m := range MechanismTable {
+		if _, only := PerDraw(m); only {
+			names = append(names, m.Name)
+		}
+	}
+	slices.Sort(names)
+	return provenance.JoinMechanisms(names, ", ")
+}
+
+// PerDrawNames names the mechanisms that can be charged per draw
+// (PerDraw), in alphabetical order: "a, b or c".
+func PerDrawNames() string {
+	var names []provenance.MechanismName
+	for _, m := range MechanismTable {
+		if ok, _ := PerDraw(m); ok {
+			names = append(names, m.Name)
+		}
+	}
+	slices.Sort(names)
+	return provenance.JoinMechanisms(names, ", ")
+}
 
 // PTRFlagNames are the flags that set the parameters of a PTR release.
 var PTRFlagNames = map[string]string{"budget eps": "--budget-eps", "budget delta": "--budget-delta", "queries": "--max-queries"}
@@ -65,17 +104,23 @@ func PTRSettings(mech ensemble.Mechanism, classes int) (json.RawMessage, error) 
 	return json.Marshal(m.Drawn())
 }
 
-// PTRFailed is a PTR release whose test failed: no label left, and its
-// total to publish holds (exit 4, as a release its budget stopped).
+// PTRFailed is a PTR release whose test failed: no label left, or the
+// data-independent fallback's Fallback labels, and its total to publish
+// holds (exit 4, as a release its budget stopped).
 type PTRFailed struct {
-	Plan    *report.PTR
-	Publish accountant.Total
-	Ledger  string // the ledger charged, redacted; "" for none
-	Seeded  bool   // --seed: the test's outcome is reproducible, no total holds
+	Plan     *report.PTR
+	Publish  accountant.Total
+	Ledger   string // the ledger charged, redacted; "" for none
+	Seeded   bool   // --seed: the test's outcome is reproducible, no total holds
+	Fallback int    // the queries the fallback labelled (--fallback)
 }
 
 func (e *PTRFailed) Error() string {
 	p := e.Plan
+	if e.Fallback > 0 {
+		return fmt.Sprintf("generalized PTR: the test FAILED on the %s proposed: the first %d released by the data-independent fallback (--fallback), within the total %v to publish for this run, by %s",
+			plural.Of(p.Queries, "query", "queries"), e.Fallback, e.Publish.Guarantee, pate.PTRArgument)
+	}
 	where := fmt.Sprintf("the total %v to publish for this run, by %s, holds: its output is that no label was released", e.Publish.Guarantee, pate.PTRArgument)
 	if e.Ledger != "" {
 		where = fmt.Sprintf("the release's total was charged to ledger %s, whose total to publish is now %v", e.Ledger, e.Publish.Guarantee)
@@ -88,7 +133,7 @@ func (e *PTRFailed) Error() string {
 }
 
 // Is reports that the release was stopped as a budget stops one.
-func (e *PTRFailed) Is(target error) bool { return target == ensemble.ErrBudget }
+func (e *PTRFailed) Is(target error) bool { return target == ErrBudget }
 
 // PTRUseRefused refuses a PTR release, charged its total as one step, on
 // the ledger l (named name) whose use is declared (ledger init
@@ -127,7 +172,13 @@ func PTRUseRefused(l *ledger.Ledger, name string, release ledger.UseRun) error {
 	case release.Budget.Delta != run.Budget.Delta:
 		differs = fmt.Sprintf("--budget-delta %v, where the use's releases are each within delta %v", release.Budget.Delta, run.Budget.Delta)
 	case release.Step.Kind != run.Step.Kind || release.Step.Guarantee != run.Step.Guarantee:
-		differs = fmt.Sprintf("the votes' classes give the total %v, where the use's total is %v", release.Step.Guarantee, run.Step.Guarantee)
+		got, want := release.Step.Guarantee.String(), run.Step.Guarantee.String()
+		if got == want {
+			// Totals that differ beyond the digits a guarantee prints.
+			got = fmt.Sprintf("(%v, %v)", release.Step.Guarantee.Eps, release.Step.Guarantee.Delta)
+			want = fmt.Sprintf("(%v, %v)", run.Step.Guarantee.Eps, run.Step.Guarantee.Delta)
+		}
+		differs = fmt.Sprintf("the votes' classes give the total %s, where the use's total is %s", got, want)
 	default:
 		return nil
 	}

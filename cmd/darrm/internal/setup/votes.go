@@ -28,6 +28,10 @@ type VoteFlags struct {
 	// header is the header of the votes OpenVotes opened last
 	// (CheckedHeader).
 	header *provenance.CheckedHeader
+	// noted is the vote file whose notes (its sidecar, what the reader
+	// decided) OpenVotes printed: a command that opens the votes again
+	// (a PTR release: the test, then the labels) says them once.
+	noted string
 }
 
 // VoteReadFlags say how to read a vote file but its header: the flags
@@ -114,8 +118,14 @@ func (f *VoteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.R
 		return nil, nil, err
 	}
 	opts.In = r
+	again := f.noted == name
+	note := func(n string) {
+		if !again {
+			cliout.Note(cmd.ErrOrStderr())(n)
+		}
+	}
 	opts.Note = func(n string) {
-		cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("%v (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")", n))
+		note(fmt.Sprintf("%v (as --input-format counts says; docs/aggregate.md, \"Vote counts without a flag\")", n))
 	}
 	if sc != nil {
 		defer sc.Close()
@@ -130,7 +140,7 @@ func (f *VoteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.R
 	if sc != nil {
 		// The header a release binds to a ledger is never taken silently.
 		f.headerFile = sc.name
-		cliout.Note(cmd.ErrOrStderr())(fmt.Sprintf("%s: metadata header from %s (%s)", cli.InputName(name), sc.name, sc.why))
+		note(fmt.Sprintf("%s: metadata header from %s (%s)", cli.InputName(name), sc.name, sc.why))
 	}
 	if err == nil {
 		// What the header states is checked before anything else uses it,
@@ -143,6 +153,7 @@ func (f *VoteFlags) OpenVotes(cmd *cobra.Command, role, name string) (votefile.R
 		done.Close()
 		return nil, nil, err
 	}
+	f.noted = name
 	return in, done, nil
 }
 

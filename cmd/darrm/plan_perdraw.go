@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/plan"
+)
+
+// planPerDraw prints the plan of a mechanism charged per draw to a
+// Gaussian-DP filter (plan.Progressive), chosen on the proxy votes of
+// --votes for the budget, at the least agreement --min-agreement with
+// their plurality, and the aggregate line that releases with it: its
+// settings and budget, never a number chosen from the private votes.
+func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) error {
+	fs := cmd.Flags()
+	for _, n := range []string{"queries", "for", "share", "analyst", "filter", "min-precision", "kind", "partition", "delta"} {
+		if fs.Changed(n) {
+			return cli.Usagef("--%s: %s is planned on --votes for its Gaussian-DP filter's budget alone, which fixes no number of queries: leave it out", n, info.Name)
+		}
+	}
+	for _, n := range info.Flags() {
+		if fs.Changed(n) {
+			return cli.Usagef("--%s is what the plan of %s chooses: leave it out", n, info.Name)
+		}
+	}
+	if fs.Changed("accounting") && f.Accounting != setup.FilterAccounting {
+		return cli.Usagef("--accounting %s with --mechanism %s: it is charged per draw to a Gaussian-DP filter (--accounting %s, its default)", f.Accounting, info.Name, setup.FilterAccounting)
+	}
+	proxy, tuning, err := f.proxy(cmd, false)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fs.Changed("K") && proxy.K != f.K:
+		return cli.Usagef("--votes %s: K = %d, but --K %d", cli.InputName(f.Votes), proxy.K, f.K)
+	case fs.Changed("classes") && proxy.Classes != f.Classes:
+		return cli.Usagef("--votes %s: %d classes, but --classes %d", cli.InputName(f.Votes), proxy.Classes, f.Classes)
+	}
+	budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
+	req := plan.ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: f.MinAgreement, Seed: f.SimSeed}
+	p, err := plan.Progressive(cmd.Context(), req)
+	if err != nil {
+		return cli.AsUsage(setup.Flagged(err, setup.WithFlags(setup.BudgetFlags, map[string]string{"min-agreement": "--min-agreement",
+			"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
+	}
+	m := p.Mechanism
+	line := []string{"darrm aggregate VOTES --input-format counts --mechanism", string(info.Name), "--levels", levelsText(m.Levels), "--kappa", setup.Num(m.Kappa)}
+	if m.GiveUp != 0 {
+		line = append(line, "--give-up", setup.Num(m.GiveUp))
+	}
+	if m.Sigma1 != 0 {
+		line = append(line, "--threshold", setup.Num(m.Threshold), "--sigma1", setup.Num(m.Sigma1))
+	}
+	line = append(line, "--budget-eps", setup.Num(budget.Eps), "--budget-delta", setup.Num(budget.Delta), "--out labels.csv")
+	var t1, s1 any
+	if m.Sigma1 != 0 {
+		t1, s1 = m.Threshold, m.Sigma1
+	}
+	gdp := accountant.GDPFilter
+	total, err := (accountant.Account{Filter: &gdp, Budget: &accountant.Budget{Guarantee: budget}}).Publish(setup.Memo(cmd))
+	if err != nil {
+		return err
+	}
+	field := func(k string, v any) cliout.Field { return cliout.Field{Key: k, Val: v} }
+	low := p.Low
+	return cliout.WriteRecord(cmd.OutOrStdout(), f.Format, cliout.Record{
+		field("accounting", setup.FilterAccounting), field("argument", total.Name()+": "+total.Reference()), field("mechanism", string(info.Name)),
+		field("levels", []float64(m.Levels)), field("kappa", m.Kappa), field("give_up", m.GiveUp), field("threshold", t1), field("sigma1", s1),
+		field("budget_eps", budget.Eps), field("budget_delta", budget.Delta), field("publish_eps", total.Guarantee.Eps), field("publish_delta", total.Guarantee.Delta),
+		field("mu_budget_squared", p.MuBudget2), field("min_agreement", p.MinAgreement),
+		field("expected_queries", p.Queries), field("expected_answered", p.Answered), field("expected_agreement", p.Agreement), field("expected_cost_per_query", p.Cost),
+		field("low_consensus_top", low.Top), field("low_consensus_queries", low.Queries), field("low_consensus_agreement", low.Agreement),
+		field("low_consensus_baseline", low.Baseline), field("low_consensus_baseline_mechanism", fmt.Sprintf("confident-gnmax --threshold %s --sigma1 %s --sigma2 %s",
+			setup.Num(low.BaselineMechanism.Threshold), setup.Num(low.BaselineMechanism.Sigma1), setup.Num(low.BaselineMechanism.Sigma2))),
+		field("candidates", p.Candidates), field("feasible", p.Feasible), field("checked", p.Checked), field("sim_seed", p.Seed),
+		field("proxy_queries", len(proxy.Counts)), field("tuning", tuning), field("aggregate", strings.Join(line, " ")),
+		field("note", "expected_* and low_consensus_* are estimates on the proxy votes (continuous noise of the deviations drawn, the best candidates checked again with fresh noise), not for publication as results on the private votes; "+
+			"the guard: on the proxy's lowest-consensus fifth (plurality count <= low_consensus_top) the labels agree with the plurality at least as often as the baseline's; run aggregate with these settings on the private votes: the total to publish is the budget"),
+	})
+}
+
+// levelsText formats levels as --levels takes them: 100,75,56,45.
+func levelsText(l ensemble.Levels) string {
+	b, _ := l.MarshalText()
+	return string(b)
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/internal/statedir"
+)
+
+// TestProgressiveCommands: plan --mechanism progressive-gnmax on proxy
+// votes prints an aggregate line that runs as pasted (VOTES replaced),
+// whose labels state the mechanism, its settings and the filter's budget,
+// which the release publishes and account pate --labels publishes again,
+// refusing a header edited to another budget; confident-gnmax charged when
+// drawn (--accounting gdp-filter) is its one-level form; bad settings are
+// refused naming their flag.
+func TestProgressiveCommands(t *testing.T) {
+	t.Setenv(statedir.Env, t.TempDir())
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 400, func(i int) []int { return plurality(90+(i*37)%161, i%10) })
+	proxy := countsFile(t, dir, "proxy.csv", 400, func(i int) []int { return plurality(90+(i*53)%161, (i*3)%10) })
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
+	out, e, code := darrm(t, "", append([]string{"plan", "--mechanism", "progressive-gnmax", "--votes", proxy, "--votes-are", "public", "--format", "json"}, budget...)...)
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, e)
+	}
+	doc := decodeJSON(t, out)
+	line, _ := doc["aggregate"].(string)
+	if !strings.HasPrefix(line, "darrm aggregate VOTES ") || number(t, doc, "expected_answered") <= 0 || number(t, doc, "low_consensus_agreement") < number(t, doc, "low_consensus_baseline") {
+		t.Fatalf("plan: %s", out)
+	}
+	labels := filepath.Join(dir, "labels.csv")
+	var args []string
+	for _, w := range strings.Fields(line)[1:] {
+		switch w {
+		case "VOTES":
+			w = votes
+		case "labels.csv":
+			w = labels
+		}
+		args = append(args, w)
+	}
+	out, e, code = darrm(t, "", append(args, "--seed", "1", "--format", "json")...)
+	if code != 0 && code != 4 {
+		t.Fatalf("%v: exit %d: %s", args, code, e)
+	}
+	sum := decodeJSON(t, out)
+	pub, _ := sum["publish"].(map[string]any)
+	if number(t, sum, "answered") < 1 || pub == nil || pub["eps"] != 2.0 || pub["delta"] != 1e-5 || sum["filter"] == nil {
+		t.Fatalf("summary: %s", out)
+	}
+	b, err := os.ReadFile(labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"mechanism":"progressive-gnmax"`, `"levels":[`, `"kappa":`, `"accounting":"gdp-filter"`, `"total":{"eps":2,"delta":0.00001,"argument":"gdp-filter budget","budget_eps":2,"budget_delta":0.00001}`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("label header lacks %s:\n%.600s", want, b)
+		}
+	}
+	out, e, code = darrm(t, "", "account", "pate", votes, "--labels", labels, "--target-delta", "1e-5", "--format", "json")
+	if acc := decodeJSON(t, out); code != 0 || acc["eps_guarantee"] != 2.0 || acc["delta_guarantee"] != 1e-5 || acc["guarantee_method"] != "gdp-filter budget" {
+		t.Fatalf("account pate: exit %d: %s %s", code, out, e)
+	}
+	edited := filepath.Join(dir, "edited.csv")
+	if err := os.WriteFile(edited, []byte(strings.Replace(string(b), `"budget_eps":2`, `"budget_eps":3`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := darrm(t, "", "account", "pate", votes, "--labels", edited, "--target-delta", "1e-5"); code != 2 || !containsFlat(e, "the header does not describe this release") {
+		t.Errorf("an edited budget: exit %d: %s", code, e)
+	}
+	// Confident-GNMax charged when drawn.
+	charged := filepath.Join(dir, "charged.csv")
+	if _, e, code := darrm(t, "", append([]string{"aggregate", votes, "--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5",
+		"--accounting", "gdp-filter", "--seed", "1", "--out", charged}, budget...)...); code != 0 && code != 4 {
+		t.Fatalf("confident-gnmax --accounting gdp-filter: exit %d: %s", code, e)
+	}
+	if b, _ := os.ReadFile(charged); !strings.Contains(string(b), `"levels":[40],"kappa":0,"threshold":200,"sigma1":150`) {
+		t.Errorf("charged when drawn: %.400s", b)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--levels", "40,50", "--kappa", "1"}, "--levels"},
+		{[]string{"--levels", "40,x", "--kappa", "1"}, "--levels"},
+		{[]string{"--levels", "80,40", "--kappa", "-1"}, "--kappa"},
+		{[]string{"--levels", "80,40", "--kappa", "1", "--give-up", "2"}, "--give-up"},
+		{[]string{"--levels", "80,40", "--kappa", "1", "--threshold", "100"}, "--threshold"},
+		{[]string{"--levels", "80,40"}, "--kappa is required"},
+		{[]string{"--levels", "80,40", "--kappa", "1", "--accounting", "data-independent"}, "charged per draw"},
+		{[]string{"--levels", "80,40", "--kappa", "1", "--sigma2", "40"}, "--sigma2 is not a setting of progressive-gnmax"},
+	} {
+		args := append([]string{"aggregate", votes, "--mechanism", "progressive-gnmax", "--out", filepath.Join(dir, "bad.csv")}, tc.args...)
+		if !strings.Contains(strings.Join(tc.args, " "), "required") {
+			args = append(args, budget...)
+		}
+		if _, e, code := darrm(t, "", args...); code != 2 || !containsFlat(e, tc.want) {
+			t.Errorf("%v: exit %d: %s", tc.args, code, e)
+		}
+	}
+	if _, e, code := darrm(t, "", "aggregate", votes, "--mechanism", "progressive-gnmax", "--levels", "80,40", "--kappa", "1", "--out", filepath.Join(dir, "bad.csv")); code != 2 || !containsFlat(e, "--budget-eps and --budget-delta") {
+		t.Errorf("no budget: exit %d: %s", code, e)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad.csv")); err == nil {
+		t.Error("a refused release wrote labels")
+	}
+}
+
+// TestProgressiveLedger: a release charged per draw to a ledger open to
+// any use is charged in units reserved before the draws and publishes the
+// ledger's budget; a declared use of it is refused at ledger init, saying
+// why, and a ledger whose filter has no Gaussian-DP part refuses it.
+func TestProgressiveLedger(t *testing.T) {
+	t.Setenv(statedir.Env, t.TempDir())
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 300, func(i int) []int { return plurality(120+i%130, i%10) })
+	budget := []string{"--budget-eps", "2", "--budget-delta", "1e-5"}
+	mech := []string{"--mechanism", "progressive-gnmax", "--levels", "80,60,45", "--kappa", "1.2", "--give-up", "0.5"}
+	led := filepath.Join(dir, "open.ledger")
+	if _, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--votes", votes, "--filter", "gdp-filter"}, budget...)...); code != 0 {
+		t.Fatal(e)
+	}
+	labels := filepath.Join(dir, "labels.csv")
+	out, e, code := darrm(t, "", append(append([]string{"aggregate", votes, "--ledger", led, "--out", labels, "--format", "json"}, mech...), budget...)...)
+	if code != 0 && code != 4 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	sum := decodeJSON(t, out)
+	if pub, _ := sum["publish"].(map[string]any); pub == nil || pub["eps"] != 2.0 {
+		t.Errorf("publish: %s", out)
+	}
+	b, _ := os.ReadFile(led)
+	if lines := strings.Count(string(b), "\n"); lines < 3 || lines > 4+int(number(t, sum, "released"))/32 {
+		t.Errorf("%d ledger lines for %v queries", lines, sum["released"])
+	}
+	if _, e, code := darrm(t, "", "account", "pate", votes, "--labels", labels, "--target-delta", "1e-5", "--ledger", led); code != 0 {
+		t.Errorf("account pate --ledger: exit %d: %s", code, e)
+	}
+	if _, e, code := darrm(t, "", append(append([]string{"ledger", "init", filepath.Join(dir, "use.ledger"), "--votes", votes}, mech...), budget...)...); code != 2 || !containsFlat(e, "a fixed count cannot count an adaptive run") {
+		t.Errorf("a declared use: exit %d: %s", code, e)
+	}
+	t.Setenv(statedir.Env, t.TempDir()) // another analyst's record: one ledger per ensemble in each
+	zcdp := filepath.Join(dir, "zcdp.ledger")
+	if _, e, code := darrm(t, "", append([]string{"ledger", "init", zcdp, "--votes", votes, "--filter", "zcdp-filter"}, budget...)...); code != 0 {
+		t.Fatal(e)
+	}
+	if _, e, code := darrm(t, "", append(append([]string{"aggregate", votes, "--ledger", zcdp, "--out", filepath.Join(dir, "z.csv")}, mech...), budget...)...); code == 0 || code == 4 || !containsFlat(e, "gdp-filter") {
+		t.Errorf("a zcdp-filter ledger: exit %d: %s", code, e)
+	}
+}

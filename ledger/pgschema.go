@@ -1,0 +1,457 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// A ledger in PostgreSQL is the rows of one database's schema darrm: a
+// row of darrm.ledgers per ledger (its name, the identity and ensemble
+// its header states, whether it is retired, the role that made it, and
+// its head: the number of its lines, their bytes and the hash of the
+// last), and a row of darrm.lines per line, holding the line exactly as
+// a ledger file holds it, with its number, the byte just past it in the
+// file form and the role that wrote it. schemaSQL makes them, and the
+// guards that hold whoever writes, short of a superuser or of the
+// tables' owner in a database without darrm's guard against DDL
+// (guardDDLSQL):
+//   - a line row is only appended (append_only), and only as the line
+//     after the head, whose hash it names as its prev; appending it moves
+//     the head on (append_line), so that an analyst needs no UPDATE on
+//     any table;
+//   - a line is one that darrm writes, or it never becomes the head: its
+//     layout, kind and hash are checked, a spend line's run and counts,
+//     and what the lines of a run may say (chain.follows), so that a
+//     malformed line cannot stop every release;
+//   - a line belongs to the database user (session_user) that writes it:
+//     a spend line names it as its analyst, the lines of a run after its
+//     first are its analyst's alone, so that no one settles (lowers)
+//     another's run, and only the role that made a ledger retires it,
+//     naming itself;
+//   - a ledger's first line is the header of the identity and ensemble
+//     its row states;
+//   - at most one ledger of an ensemble is live (ledgers_live, a unique
+//     index), and an identity is never used twice (a unique key): a copy
+//     imported again or a second ledger made for an ensemble is refused;
+//   - a ledger row is never renamed, given another identity or maker,
+//     reopened once retired, moved back or deleted, and only its lines
+//     move its head (guard_ledger): one ledger cannot be swapped for
+//     another. Retiring is a line (an end line, Ledger.end), which sets
+//     the row's retired.
+// The lines of a ledger made in the same transaction (ledger init, ledger
+// import: its row's made_in) are the maker's, whoever they name: an
+// import copies every analyst's lines.
+
+// schemaVersion is the version of the schema darrm keeps ledgers in; a
+// database of a later one is refused (a newer darrm made it), one of an
+// earlier one is upgraded by the first run of its owner (migrateSQL).
+const schemaVersion = 3
+
+// guardSQL makes the indexes, functions and triggers of schema version
+// 3, in a database whose tables have its columns.
+const guardSQL = `
+CREATE UNIQUE INDEX ledgers_live ON darrm.ledgers (ensemble) WHERE NOT retired;
+CREATE INDEX lines_run ON darrm.lines (ledger, run) WHERE run IS NOT NULL;
+CREATE FUNCTION darrm.refuse_edit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RAISE EXCEPTION 'darrm: % of darrm.% refused: darrm ledger lines are only appended, and its tables only changed by darrm', TG_OP, TG_TABLE_NAME
+		USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+CREATE TRIGGER append_only BEFORE UPDATE OR DELETE ON darrm.lines
+	FOR EACH ROW EXECUTE FUNCTION darrm.refuse_edit();
+CREATE TRIGGER append_only_truncate BEFORE TRUNCATE ON darrm.lines
+	FOR EACH STATEMENT EXECUTE FUNCTION darrm.refuse_edit();
+CREATE TRIGGER guard_version BEFORE INSERT OR UPDATE OR DELETE ON darrm.schema_version
+	FOR EACH ROW EXECUTE FUNCTION darrm.refuse_edit();
+CREATE TRIGGER guard_version_truncate BEFORE TRUNCATE ON darrm.schema_version
+	FOR EACH STATEMENT EXECUTE FUNCTION darrm.refuse_edit();
+CREATE FUNCTION darrm.append_line() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+	l darrm.ledgers%ROWTYPE;
+	who text := session_user;
+	own boolean;
+	m text[];
+	kind text;
+	plen int;
+	len int := octet_length(NEW.line);
+	raw bytea;
+	hash text;
+	v int;
+	j jsonb;
+	h darrm.lines%ROWTYPE;
+	hj jsonb;
+	hs jsonb;
+	q numeric;
+	before numeric := 0;
+	same text[] := ARRAY['run', 'time', 'queries', 'final', 'prior', 'bits', 'bits_at'];
+BEGIN
+	SELECT * INTO STRICT l FROM ONLY darrm.ledgers WHERE key = NEW.ledger FOR UPDATE;
+	own := l.made_in = pg_current_xact_id();
+	NEW.writer := who;
+	NEW.run := NULL;
+	IF l.retired THEN
+		RAISE EXCEPTION 'darrm: ledger % is retired: no line follows its end', l.name USING ERRCODE = 'DRM02';
+	END IF;
+	m := regexp_match(encode(substring(NEW.line FROM 1 FOR 90), 'escape'), '^\{"prev":"([0-9a-f]{64}|)","(header|past|spend|end)":');
+	IF NEW.n <> l.lines + 1 OR NEW.stop <> l.size + len + 1 OR m IS NOT NULL AND m[1] <> l.head THEN
+		RAISE EXCEPTION 'darrm: line % of ledger % does not follow its head, line % of hash %', NEW.n, l.name, l.lines, l.head USING ERRCODE = 'DRM01';
+	END IF;
+	IF m IS NULL OR len < 90 OR encode(substring(NEW.line FROM len - 76), 'escape') !~ '^,"sha256":"[0-9a-f]{64}"\}$' THEN
+		RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: a line is {"prev":"<hash>","<header, spend or end>":{...},"sha256":"<hash>"} as darrm writes it', NEW.n, l.name
+			USING ERRCODE = 'DRM03';
+	END IF;
+	kind := m[2];
+	plen := 14 + length(m[1]) + length(kind);
+	raw := substring(NEW.line FROM plen + 1 FOR len - plen - 77);
+	hash := encode(substring(NEW.line FROM len - 65 FOR 64), 'escape');
+	BEGIN
+		j := convert_from(raw, 'UTF8')::jsonb;
+		v := CASE WHEN kind = 'header' THEN (j->>'version')::int ELSE l.version END;
+	EXCEPTION WHEN others THEN
+		RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: its % is no JSON object darrm writes', NEW.n, l.name, kind USING ERRCODE = 'DRM03';
+	END;
+	IF jsonb_typeof(j) IS DISTINCT FROM 'object' OR (NEW.n = 1) <> (kind = 'header') OR kind = 'past' AND NOT own THEN
+		RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: a ledger''s first line is its header, and no other line is; the lines of the ledger it continues are carried when it is made', NEW.n, l.name
+			USING ERRCODE = 'DRM03';
+	END IF;
+	IF encode(sha256(convert_to(format(E'darrm-ledger/%s\n%s\n%s\n', v, m[1], kind), 'UTF8') || raw), 'hex') <> hash THEN
+		RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: its sha256 does not match its content', NEW.n, l.name USING ERRCODE = 'DRM03';
+	END IF;
+	IF kind = 'header' THEN
+		IF j->>'id' IS DISTINCT FROM l.id OR j->>'ensemble' IS DISTINCT FROM l.ensemble THEN
+			RAISE EXCEPTION 'darrm: the header of ledger % is not of the identity and ensemble of its row', l.name USING ERRCODE = 'DRM01';
+		END IF;
+		IF v NOT IN (4, 5) THEN
+			RAISE EXCEPTION 'darrm: the header of ledger % is of version %: a ledger in PostgreSQL is of version 4 or 5', l.name, v USING ERRCODE = 'DRM03';
+		END IF;
+	ELSIF kind = 'end' THEN
+		IF j->>'reason' IS DISTINCT FROM 'retired' OR coalesce(j->>'successor', '') = '' THEN
+			RAISE EXCEPTION 'darrm: line % of ledger % ends it, but not as retired for a ledger that replaced it: a ledger in PostgreSQL ends only so', NEW.n, l.name USING ERRCODE = 'DRM03';
+		END IF;
+		IF j->>'by' IS DISTINCT FROM who THEN
+			RAISE EXCEPTION 'darrm: line % of ledger % says that % retired it, but user % writes it: an end line names the user that writes it', NEW.n, l.name, coalesce(j->>'by', 'no one'), who
+				USING ERRCODE = 'DRM03';
+		END IF;
+		IF NOT pg_has_role(who, l.maker, 'MEMBER') THEN
+			RAISE EXCEPTION 'darrm: user % may not retire ledger %: only the role that made it, %, retires it', who, l.name, l.maker USING ERRCODE = 'DRM04';
+		END IF;
+	ELSIF kind = 'spend' THEN
+		BEGIN
+			q := (j->>'queries')::numeric;
+			IF jsonb_typeof(j->'run') IS DISTINCT FROM 'string' OR coalesce(j->>'run', '') = '' OR jsonb_typeof(j->'queries') IS DISTINCT FROM 'number'
+				OR jsonb_typeof(j->'final') IS DISTINCT FROM 'boolean' OR jsonb_typeof(j->'prior'->'steps') IS DISTINCT FROM 'number' OR q < 0 OR q <> trunc(q) THEN
+				RAISE EXCEPTION 'spend';
+			END IF;
+		EXCEPTION WHEN others THEN
+			RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: a spend states its run, its labels (queries), whether it is final and the labels before it (prior)', NEW.n, l.name
+				USING ERRCODE = 'DRM03';
+		END;
+		IF NOT own AND j->>'analyst' IS DISTINCT FROM who THEN
+			RAISE EXCEPTION 'darrm: line % of ledger % names analyst %, but user % writes it: a spend line names the database user that charges it', NEW.n, l.name, coalesce(j->>'analyst', 'no one'), who
+				USING ERRCODE = 'DRM03';
+		END IF;
+		NEW.run := j->>'run';
+		SELECT * INTO STRICT h FROM ONLY darrm.lines WHERE ledger = l.key AND n = l.lines;
+		hj := convert_from(h.line, 'UTF8')::jsonb;
+		hs := hj->'spend';
+		IF hs->>'run' = NEW.run THEN
+			IF NOT own AND h.writer IS DISTINCT FROM who THEN
+				RAISE EXCEPTION 'darrm: line % of ledger % is of run %, which %: only the analyst of a run writes its lines, its settlement among them', NEW.n, l.name, NEW.run,
+					coalesce('user ' || h.writer || ' charged', 'was charged before the database knew who writes a line')
+					USING ERRCODE = 'DRM04';
+			END IF;
+			IF (hs->>'final')::boolean THEN
+				RAISE EXCEPTION 'darrm: line % of ledger % is of run %, after its final line', NEW.n, l.name, NEW.run USING ERRCODE = 'DRM03';
+			ELSIF j - same <> hs - same THEN
+				RAISE EXCEPTION 'darrm: line % of ledger % changes run %''s spend: a run hands out labels of one mechanism and guarantee', NEW.n, l.name, NEW.run USING ERRCODE = 'DRM03';
+			ELSIF j->'prior' <> hs->'prior' THEN
+				RAISE EXCEPTION 'darrm: line % of ledger % changes the totals before run %', NEW.n, l.name, NEW.run USING ERRCODE = 'DRM03';
+			ELSIF (j->>'final')::boolean AND q > (hs->>'queries')::numeric THEN
+				RAISE EXCEPTION 'darrm: line % of ledger % settles % labels of run %, which reserved %', NEW.n, l.name, q, NEW.run, hs->>'queries' USING ERRCODE = 'DRM03';
+			ELSIF NOT (j->>'final')::boolean AND q <= (hs->>'queries')::numeric THEN
+				RAISE EXCEPTION 'darrm: line % of ledger % reserves % labels of run %, after %: a run''s reservations only rise', NEW.n, l.name, q, NEW.run, hs->>'queries' USING ERRCODE = 'DRM03';
+			END IF;
+		ELSE
+			IF EXISTS (SELECT FROM ONLY darrm.lines WHERE ledger = l.key AND run = NEW.run) THEN
+				RAISE EXCEPTION 'darrm: line % of ledger % is of run %, which ended before it', NEW.n, l.name, NEW.run USING ERRCODE = 'DRM03';
+			END IF;
+			IF hs IS NOT NULL THEN
+				before := (hs->'prior'->>'steps')::numeric + (hs->>'queries')::numeric;
+			END IF;
+			IF (j->'prior'->>'steps')::numeric <> before THEN
+				RAISE EXCEPTION 'darrm: line % of ledger % counts % labels before it; the lines before it count %', NEW.n, l.name, j->'prior'->>'steps', before USING ERRCODE = 'DRM03';
+			END IF;
+		END IF;
+	END IF;
+	UPDATE ONLY darrm.ledgers SET lines = NEW.n, size = NEW.stop, head = hash, retired = kind = 'end', version = v WHERE key = NEW.ledger;
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER append_line BEFORE INSERT ON darrm.lines
+	FOR EACH ROW EXECUTE FUNCTION darrm.append_line();
+CREATE FUNCTION darrm.guard_ledger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'INSERT' THEN
+		IF NEW.lines <> 0 OR NEW.size <> 0 OR NEW.head <> '' OR NEW.retired OR NEW.version <> 0 THEN
+			RAISE EXCEPTION 'darrm: a ledger row is made empty; its lines move its head' USING ERRCODE = 'insufficient_privilege';
+		END IF;
+		NEW.maker := session_user;
+		NEW.made_in := pg_current_xact_id();
+		NEW.created := now();
+		RETURN NEW;
+	END IF;
+	IF TG_OP <> 'UPDATE' OR pg_trigger_depth() < 2 OR NEW.key <> OLD.key OR NEW.name <> OLD.name OR NEW.id <> OLD.id OR NEW.ensemble <> OLD.ensemble
+		OR NEW.created <> OLD.created OR NEW.maker <> OLD.maker OR NEW.made_in <> OLD.made_in OR OLD.retired OR NEW.lines <> OLD.lines + 1 THEN
+		RAISE EXCEPTION 'darrm ledgers are never renamed, reopened, moved back or deleted, and only their lines move their heads: % refused', TG_OP
+			USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	RETURN NEW;
+END
+$$;
+CREATE TRIGGER guard_ledger BEFORE INSERT OR UPDATE OR DELETE ON darrm.ledgers
+	FOR EACH ROW EXECUTE FUNCTION darrm.guard_ledger();
+CREATE TRIGGER guard_ledger_truncate BEFORE TRUNCATE ON darrm.ledgers
+	FOR EACH STATEMENT EXECUTE FUNCTION darrm.refuse_edit();
+`
+
+// tablesSQL makes the schema's tables of version 3, without its guards.
+const tablesSQL = `
+CREATE SCHEMA darrm;
+CREATE TABLE darrm.schema_version (version integer NOT NULL);
+INSERT INTO darrm.schema_version VALUES (3);
+CREATE TABLE darrm.ledgers (
+	key integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	name text NOT NULL UNIQUE,
+	lines bigint NOT NULL,
+	size bigint NOT NULL,
+	head text NOT NULL,
+	created timestamptz NOT NULL DEFAULT now(),
+	id text NOT NULL UNIQUE,
+	ensemble text NOT NULL,
+	retired boolean NOT NULL DEFAULT false,
+	maker text NOT NULL DEFAULT session_user,
+	made_in xid8 NOT NULL DEFAULT pg_current_xact_id(),
+	version integer NOT NULL DEFAULT 0
+);
+CREATE TABLE darrm.lines (
+	ledger integer NOT NULL REFERENCES darrm.ledgers (key),
+	n bigint NOT NULL,
+	line bytea NOT NULL,
+	stop bigint NOT NULL,
+	writer text,
+	run text,
+	PRIMARY KEY (ledger, n)
+);
+`
+
+// schemaSQL makes the schema, version schemaVersion.
+const schemaSQL = tablesSQL + guardSQL
+
+// migrate1SQL upgrades a database of schema version 1, which stated no
+// ledger's identity and let a second ledger of an ensemble be made, to
+// the tables of version 2: each row takes the identity and ensemble of
+// its header. Two ledgers of one identity fail the unique key, and the
+// upgrade with it (duplicatesSQL names them, and two live ledgers of one
+// ensemble, first).
+const migrate1SQL = `
+ALTER TABLE darrm.ledgers ADD COLUMN id text, ADD COLUMN ensemble text, ADD COLUMN retired boolean NOT NULL DEFAULT false;
+UPDATE darrm.ledgers l SET id = h.j->'header'->>'id', ensemble = h.j->'header'->>'ensemble'
+	FROM (SELECT ledger, convert_from(line, 'UTF8')::jsonb j FROM darrm.lines WHERE n = 1) h WHERE h.ledger = l.key;
+ALTER TABLE darrm.ledgers ALTER id SET NOT NULL, ALTER ensemble SET NOT NULL, ADD UNIQUE (id);
+`
+
+// migrate2SQL upgrades a database of the tables of version 2 (its
+// functions and triggers dropped) to those of version 3: each ledger's
+// maker is the tables' owner, who made ledgers before, and the writer of
+// its lines is not known (no one continues a run of them).
+const migrate2SQL = `
+ALTER TABLE darrm.ledgers ADD COLUMN maker text, ADD COLUMN made_in xid8, ADD COLUMN version integer NOT NULL DEFAULT 0;
+UPDATE darrm.ledgers l SET maker = (SELECT tableowner FROM pg_tables WHERE schemaname = 'darrm' AND tablename = 'ledgers'), made_in = '0',
+	version = coalesce((SELECT (convert_from(line, 'UTF8')::jsonb->'header'->>'version')::int FROM darrm.lines WHERE ledger = l.key AND n = 1), 0);
+ALTER TABLE darrm.ledgers ALTER maker SET NOT NULL, ALTER maker SET DEFAULT session_user,
+	ALTER made_in SET NOT NULL, ALTER made_in SET DEFAULT pg_current_xact_id();
+ALTER TABLE darrm.lines ADD COLUMN writer text, ADD COLUMN run text;
+UPDATE darrm.lines SET run = convert_from(line, 'UTF8')::jsonb->'spend'->>'run';
+UPDATE darrm.schema_version SET version = 3;
+`
+
+// dropGuard2SQL drops the functions and triggers of schema version 2,
+// before its tables are upgraded.
+const dropGuard2SQL = `
+DROP TRIGGER IF EXISTS append_line ON darrm.lines;
+DROP TRIGGER IF EXISTS append_only ON darrm.lines;
+DROP TRIGGER IF EXISTS append_only_truncate ON darrm.lines;
+DROP TRIGGER IF EXISTS guard_ledger ON darrm.ledgers;
+DROP TRIGGER IF EXISTS guard_ledger_truncate ON darrm.ledgers;
+DROP FUNCTION IF EXISTS darrm.append_line();
+DROP FUNCTION IF EXISTS darrm.guard_ledger();
+DROP FUNCTION IF EXISTS darrm.refuse_edit();
+DROP INDEX IF EXISTS darrm.ledgers_live;
+`
+
+// duplicatesSQL lists, in a database of schema version 1, the ledgers
+// that share an ensemble (a copy shares its identity too): what the
+// upgrade to version 2 refuses.
+const duplicatesSQL = `SELECT string_agg(name, ', ' ORDER BY key), coalesce(h.j->'header'->>'ensemble', '?')
+	FROM darrm.ledgers l JOIN (SELECT ledger, convert_from(line, 'UTF8')::jsonb j FROM darrm.lines WHERE n = 1) h ON h.ledger = l.key
+	GROUP BY h.j->'header'->>'ensemble' HAVING count(*) > 1`
+
+// durableSQL makes the transaction it runs in wait for its commit to be
+// on disk, whatever the server, the database, the role or the URL's
+// options say (synchronous_commit off acknowledges a commit before it is
+// durable): a charge is durable before its labels leave. It is SET LOCAL
+// synchronous_commit TO on, as a query, so that an append is one
+// statement.
+const durableSQL = `SELECT set_config('synchronous_commit', 'on', true)`
+
+// appendSQL appends line $2+1 to ledger $1 at byte $4, durably
+// (durableSQL), in one statement: the trigger append_line moves the head
+// on to it when the head is line $2, whose hash the line names as its
+// prev, and refuses it otherwise, so that a run that lost its lock (its
+// connection) can never append twice or after another.
+const appendSQL = `INSERT INTO darrm.lines (ledger, n, line, stop) SELECT $1, $2 + 1, $3, $4 FROM (` + durableSQL + `) durable`
+
+// lockSpace is the first key of the advisory locks of darrm's runs, the
+// ledger's row key the second: "darm".
+const lockSpace int32 = 0x6461726d
+
+// schema reports the version of the database's darrm schema, 0 when it
+// has none.
+func (p *pgLocation) schema(ctx context.Context, conn *pgx.Conn) (int, error) {
+	var v int
+	err := conn.QueryRow(ctx, "SELECT version FROM darrm.schema_version").Scan(&v)
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && (pe.Code == "3F000" || pe.Code == "42P01"):
+		return 0, nil
+	case err != nil:
+		return 0, p.fail("read the ledgers of database "+p.cfg.Database, err)
+	case v > schemaVersion:
+		return v, &serverError{where: p.redacted, bad: true, reason: p.sayf("database %s keeps its ledgers in darrm's schema of version %d; this darrm knows version %d: use a newer darrm", p.cfg.Database, v, schemaVersion)}
+	}
+	return v, nil
+}
+
+// pgRow is what the row of a ledger in darrm.ledgers says of it.
+type pgRow struct {
+	key          int32
+	version      int    // the database's schema's
+	id, ensemble string // "" in a database of schema version 1
+	first        []byte // the first line, nil when it has none
+	// user is the session's database user, who charges the runs.
+	user string
+}
+
+// find returns the row of the ledger p names, in one query, whatever the
+// version of the database's schema: a *NotLedgerError when the database
+// has no such ledger (or no ledgers).
+func (p *pgLocation) find(ctx context.Context, conn *pgx.Conn) (pgRow, error) {
+	var (
+		v            int
+		key          *int32
+		id, ensemble *string
+		first        []byte
+		r            pgRow
+	)
+	err := conn.QueryRow(ctx, `SELECT v.version, l.key, to_jsonb(l)->>'id', to_jsonb(l)->>'ensemble',
+		(SELECT line FROM ONLY darrm.lines WHERE ledger = l.key AND n = 1), session_user
+		FROM darrm.schema_version v LEFT JOIN ONLY darrm.ledgers l ON l.name = $1`,
+		p.name).Scan(&v, &key, &id, &ensemble, &first, &r.user)
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && (pe.Code == "3F000" || pe.Code == "42P01"), errors.Is(err, pgx.ErrNoRows):
+		v = 0
+	case err != nil:
+		return pgRow{}, p.fail("read the ledgers of database "+p.cfg.Database, err)
+	case v > schemaVersion:
+		_, err := p.schema(ctx, conn)
+		return pgRow{}, err
+	}
+	none := func(what string) error {
+		return &NotLedgerError{Path: p.redacted, Reason: what + " (create it with darrm ledger init)", Err: fs.ErrNotExist}
+	}
+	switch {
+	case v == 0:
+		return pgRow{}, none(p.sayf("database %s holds no darrm ledgers, so no ledger %s", p.cfg.Database, p.name))
+	case key == nil:
+		return pgRow{}, none(p.sayf("database %s has no ledger named %s", p.cfg.Database, p.name))
+	}
+	r.key, r.version, r.first = *key, v, first
+	if id != nil && ensemble != nil {
+		r.id, r.ensemble = *id, *ensemble
+	}
+	return r, nil
+}
+
+// checkRow checks that the ledger's row states the identity and ensemble
+// of its header: a row whose name was moved onto another ledger's lines
+// (by the tables' owner with the guards dropped) is not the ledger its
+// name was given to.
+func (p *pgLocation) checkRow(r pgRow) error {
+	if r.version < 2 || r.first == nil {
+		return nil
+	}
+	ok, ensemble, id := headerIdentity(r.first)
+	if !ok || id == r.id && ensemble == r.ensemble {
+		return nil
+	}
+	return &CorruptError{Path: p.redacted, Line: 1, Reason: fmt.Sprintf("the row of ledger %s in database %s names ledger %s of ensemble %s, but its header is ledger %s of ensemble %s: the row was changed without darrm (a name moved onto another ledger's lines)", p.name, p.cfg.Database, r.id, r.ensemble, id, ensemble)}
+}
+
+// upgradeSchema upgrades the database's darrm schema of an earlier
+// version to schemaVersion (migrate1SQL, migrate2SQL), once even when
+// several darrm do at once: a run that charges a ledger needs its guards.
+// Only the tables' owner may; two ledgers of one ensemble are refused,
+// named.
+func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
+	var dup, ensemble string
+	from := 0
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, 0)", lockSpace); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, "SELECT version FROM darrm.schema_version").Scan(&from); err != nil || from >= schemaVersion {
+			return err
+		}
+		sql := dropGuard2SQL + migrate2SQL + guardSQL
+		if from == 1 {
+			err := tx.QueryRow(ctx, duplicatesSQL+" LIMIT 1").Scan(&dup, &ensemble)
+			switch {
+			case err == nil:
+				return nil
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			}
+			sql = migrate1SQL + sql
+		}
+		if _, err := tx.Exec(ctx, durableSQL); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, sql); err != nil {
+			return err
+		}
+		_, err := makeGuard(ctx, tx)
+		return err
+	})
+	var pe *pgconn.PgError
+	switch {
+	case dup != "":
+		return &serverError{where: p.redacted, bad: true, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version 1, and ledgers %s are all of ensemble %s: its budget is counted more than once (a copy imported again, or a second ledger made for it). This darrm charges a database only where one ledger of an ensemble is live: keep one of them and remove the others (docs/aggregate.md, \"Upgrading a database\")", p.cfg.Database, dup, ensemble)}
+	case errors.As(err, &pe) && pe.Code == "42501":
+		return &serverError{where: p.redacted, bad: true, err: err, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version %d, which does not stop another user from settling an analyst's run%s; user %s may not upgrade it to version %d: the ledgers' owner upgrades it with darrm ledger upgrade %s", p.cfg.Database, from, map[bool]string{true: " or a second live ledger of an ensemble"}[from == 1], p.cfg.User, schemaVersion, shellQuote(p.redacted))}
+	case err != nil:
+		return p.fail("upgrade the schema of darrm's ledgers in database "+p.cfg.Database, err)
+	}
+	return nil
+}
+
+// absent checks that the database has no ledger of this name, and, for
+// a ledger of identity id and ensemble ensemble ("" when not yet known),
+// none of that identity and no live one of that ensemble.

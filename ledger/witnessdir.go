@@ -1,0 +1,121 @@
+package ledger
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/darrm/darrm/internal/atomicfile"
+)
+
+// A team's witness folder (Options.WitnessDir) holds, for each ensemble,
+// a checkpoint of its ledger that every release leaves and every run and
+// reader checks: a witness that no one has to remember to give, kept
+// where the ledger's store cannot write (a folder the database's owner
+// cannot write: another machine, the team's repository, a network share),
+// so that a ledger rolled back (a backup restored, its rows rewritten by
+// its tables' owner) or put in another's place is refused by every
+// analyst who uses the folder, whose releases since the rollback left a
+// newer checkpoint there, not only by one whose own record saw them.
+
+// teamCheckpoint returns the checkpoint of ensemble in opts's witness
+// folder, "" without one: <first 32 hex digits of the SHA-256 of the
+// ensemble>.checkpoint, as a record is named.
+func (opts Options) teamCheckpoint(ensemble string) (string, error) {
+	if opts.WitnessDir == "" {
+		return "", nil
+	}
+	if !filepath.IsAbs(opts.WitnessDir) {
+		return "", paramError("WitnessDir", opts.WitnessDir, "must be an absolute path: a relative one would name another folder from each working directory")
+	}
+	sum := sha256.Sum256([]byte(ensemble))
+	return filepath.Join(opts.WitnessDir, hex.EncodeToString(sum[:16])+".checkpoint"), nil
+}
+
+// readTeamCheckpoint reads the checkpoint at path of a team's witness
+// folder: nil when there is none yet; anything else there is refused.
+func readTeamCheckpoint(path string) (*Witness, error) {
+	if path == "" {
+		return nil, nil
+	}
+	w, isCheckpoint, err := readWitness(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err == nil && !isCheckpoint:
+		return nil, &witnessError{File: path, Reason: "is a label file, in the team's witness folder: that folder holds the checkpoints darrm writes there"}
+	case err != nil:
+		return nil, err
+	}
+	return &w, nil
+}
+
+// leaveCheckpoint writes the ledger's state now to its checkpoint in the
+// team's witness folder (Ledger.team), if any: over a checkpoint of the
+// same ledger that it extends (one its open checked, which only this run
+// can have moved on since, holding the ledger), or, with over, over any
+// checkpoint (a ledger made, adopted or upgraded on purpose in another's
+// place); never over a checkpoint of another ledger otherwise.
+func (l *Ledger) leaveCheckpoint(over bool) error {
+	if l.team == "" {
+		return nil
+	}
+	where, _, _, err := l.store.where()
+	if err != nil {
+		return err
+	}
+	return l.leave(newRecord(l.header, l.headerHash, where, 0, 0, l.chain.n, l.size, l.chain.head), over)
+}
+
+// leave writes the state r of the ledger (at r.Path) to its checkpoint
+// in the team's witness folder, as leaveCheckpoint does.
+func (l *Ledger) leave(r Record, over bool) error {
+	old, err := readTeamCheckpoint(l.team)
+	if err != nil {
+		return fmt.Errorf("ledger %s: the team's checkpoint: %w", r.Path, err)
+	}
+	if old != nil && !over && (old.Record.LedgerID != r.LedgerID || old.Record.Lines > r.Lines) {
+		return fmt.Errorf("ledger %s: the team's checkpoint %s now witnesses ledger %s with %d lines, not one that this ledger (id %s, %d lines) extends: another ledger of the ensemble was used or made meanwhile; it is left as it is", r.Path, printable(l.team), short(old.Record.LedgerID), old.Record.Lines, short(r.LedgerID), r.Lines)
+	}
+	if err := writeCheckpoint(l.team, r, old != nil); err != nil {
+		return fmt.Errorf("ledger %s: leave the team's checkpoint: %w", r.Path, err)
+	}
+	return nil
+}
+
+// writeCheckpoint writes the checkpoint of the state r to path: a new
+// file, or with replace in place of the one there, atomically.
+func writeCheckpoint(path string, r Record, replace bool) error {
+	c := checkpoint{Version: checkpointVersion, Ensemble: r.Ensemble, LedgerID: r.LedgerID, Lines: r.Lines, Size: r.Size, Head: r.Head, Path: r.Path, Time: r.Updated}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	fill := func(f *os.File) error {
+		_, err := f.Write(append(b, '\n'))
+		return err
+	}
+	if replace {
+		return atomicfile.Write(path, 0o644, fill)
+	}
+	return atomicfile.WriteNew(path, 0o644, fill)
+}
+
+// teamWitnesses returns opts's witnesses of ensemble with the checkpoint
+// of its team's witness folder, if any, and that checkpoint's path.
+func (opts Options) teamWitnesses(ensemble string) ([]Witness, string, error) {
+	path, err := opts.teamCheckpoint(ensemble)
+	if err != nil {
+		return nil, "", err
+	}
+	w, err := readTeamCheckpoint(path)
+	if err != nil || w == nil {
+		return opts.Witnesses, path, err
+	}
+	return append(append([]Witness(nil), opts.Witnesses...), *w), path, nil
+}

@@ -1,0 +1,97 @@
+package ledger
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// TestWitnessDir: with a team's witness folder, every release leaves the
+// ledger's state there and every run and reader checks it, so that a
+// backup restored after a release is refused for an analyst who has
+// never used the ledger (no record, no witness given), as it is not
+// without the folder; a second ledger of the ensemble is refused at init
+// unless it replaces the first; a relative folder is refused.
+func TestWitnessDir(t *testing.T) {
+	team := t.TempDir()
+	as := func() Options { return Options{StateDir: t.TempDir(), WitnessDir: team} }
+	alice, bob := as(), as()
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	path := filepath.Join(t.TempDir(), "team.ledger")
+	h := NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget))
+	if _, err := alice.create(ctx, path, h, false); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := alice.teamCheckpoint(h.Ensemble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := func() Record {
+		t.Helper()
+		w, err := ReadWitness(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w.Record
+	}
+	if r := state(); r.Lines != 1 {
+		t.Errorf("after init, the team's checkpoint: %+v", r)
+	}
+	spendOn(t, alice, path, 3, 3)
+	backup := filepath.Join(t.TempDir(), "backup.ledger")
+	copyFile(t, path, backup)
+	spendOn(t, bob, path, 4, 4)
+	if r := state(); r.Lines != 5 {
+		t.Errorf("after two releases, the team's checkpoint: %+v, want 5 lines", r)
+	}
+	copyFile(t, backup, path)
+	if err := openErr(path, Options{StateDir: t.TempDir()}); err != nil {
+		t.Errorf("the backup restored, for an analyst without the folder: %v (nothing catches it)", err)
+	}
+	wantWitnessError(t, "the backup restored, for a fresh analyst with the folder", witnessErr(t, as(), path), behind, cp, "lines were removed, or an older copy")
+
+	// A second ledger of the ensemble, by an analyst without a record.
+	second := filepath.Join(t.TempDir(), "second.ledger")
+	var re *RecordError
+	if _, err := as().create(ctx, second, h, false); !errors.As(err, &re) || re.kind != secondLedger || !strings.Contains(err.Error(), "the team's checkpoint") {
+		t.Errorf("a second ledger of the ensemble: %v", err)
+	}
+	if _, err := os.Stat(second); err == nil {
+		t.Error("the second ledger was made")
+	}
+	rel := as()
+	rel.WitnessDir = "relative/folder"
+	if err := openErr(path, rel); err == nil || !strings.Contains(err.Error(), "WitnessDir") {
+		t.Errorf("a relative witness folder: %v", err)
+	}
+}
+
+// TestWitnessDirAdopt: ledger adopt of a ledger that the team's checkpoint
+// refuses (a copy put back on purpose) records it and moves the team's
+// checkpoint to it, as it does the record: the releases after it go on.
+func TestWitnessDirAdopt(t *testing.T) {
+	team := t.TempDir()
+	bk := Options{StateDir: t.TempDir(), WitnessDir: team}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	path := filepath.Join(t.TempDir(), "team.ledger")
+	if _, err := bk.create(ctx, path, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(t.TempDir(), "backup.ledger")
+	copyFile(t, path, backup)
+	spendOn(t, bk, path, 2, 2)
+	copyFile(t, backup, path)
+	if err := openErr(path, bk); err == nil {
+		t.Fatal("the copy put back: accepted")
+	}
+	if _, l, err := bk.Adopt(ctx, path); err != nil {
+		t.Fatalf("adopt: %v", err)
+	} else {
+		l.Close()
+	}
+	spendOn(t, Options{StateDir: t.TempDir(), WitnessDir: team}, path, 1, 1)
+}

@@ -1,0 +1,162 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"github.com/darrm/darrm/internal/param"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/votefile"
+)
+
+// progressiveProxy returns n queries of K = 100 teachers over 5 classes,
+// of every consensus: a plurality of 25 to 100 votes, the rest spread
+// below it.
+func progressiveProxy(n int, seed uint64) Proxy {
+	r := rand.New(rand.NewPCG(seed, 1))
+	p := Proxy{K: 100, Classes: 5, Name: "synthetic"}
+	for range n {
+		c := make([]int, 5)
+		top := r.IntN(5)
+		c[top] = 25 + r.IntN(76)
+		for left := 100 - c[top]; left > 0; {
+			if i := r.IntN(5); i != top && c[i] < c[top]-1 {
+				c[i]++
+				left--
+			}
+		}
+		p.Counts = append(p.Counts, c)
+	}
+	return p
+}
+
+// labelRates labels each query of counts reps times with m through its own
+// labeler (ensemble.New: discrete noise, each draw charged, a budget that
+// labels every query), and returns the share of the labels that agree
+// with the plurality, and the number of labels.
+func labelRates(t *testing.T, m ensemble.Mechanism, k, classes int, counts [][]int, reps int) (float64, int) {
+	t.Helper()
+	agg, _, err := ensemble.New(context.Background(), m, k, classes, accountant.Guarantee{}, ensemble.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := noise.NewSeededSource(11)
+	var answered, agree int
+	for range reps {
+		for i, c := range counts {
+			label, ok, err := agg.Answer(&votefile.Query{Index: i + 1, Counts: c}, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok {
+				answered++
+				if label == (Proxy{Counts: [][]int{c}}).truth(0) {
+					agree++
+				}
+			}
+		}
+	}
+	if answered == 0 {
+		return 1, 0
+	}
+	return float64(agree) / float64(answered), answered
+}
+
+// TestProgressivePlan: the plan's settings, released through the
+// mechanism's own labeler on the proxy, agree with its plurality at least
+// as often as asked (within the sampling error), and on its
+// lowest-consensus fifth at least as often as Confident-GNMax's
+// (the guard); the plan is a function of the proxy and the seed.
+func TestProgressivePlan(t *testing.T) {
+	for _, a := range []float64{0.97, 0.6} { // 0.6: the guard decides
+		checkPlan(t, progressiveProxy(300, 1), a)
+	}
+}
+
+func checkPlan(t *testing.T, proxy Proxy, minAgree float64) {
+	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	p, err := Progressive(context.Background(), ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: minAgree, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Mechanism
+	if m.Validate() != nil || m.Budget != budget || !(p.Answered > 0) || p.Agreement < minAgree || p.Low.Agreement < p.Low.Baseline-lowTolerance {
+		t.Fatalf("plan %+v", p)
+	}
+	// Every query labelled: a budget far above the run's.
+	wide := m
+	wide.Budget = accountant.Guarantee{Eps: 60, Delta: 1e-5}
+	agree, n := labelRates(t, wide, proxy.K, proxy.Classes, proxy.Counts, 20)
+	if se := 0.5 / float64(n); agree < minAgree-2*se-0.01 {
+		t.Errorf("the plan's labels agree %.4f of %d times, asked %v", agree, n, minAgree)
+	}
+	var low [][]int
+	for _, c := range proxy.Counts {
+		if maxOf(c) <= p.Low.Top {
+			low = append(low, c)
+		}
+	}
+	ours, n1 := labelRates(t, wide, proxy.K, proxy.Classes, low, 40)
+	base, err := chargedForm(p.Low.BaselineMechanism)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.Budget = wide.Budget
+	theirs, n2 := labelRates(t, base, proxy.K, proxy.Classes, low, 40)
+	if n1 > 0 && ours < theirs-0.03 {
+		t.Errorf("least agreement %v: on the %d low-consensus queries the plan's labels agree %.3f (%d), Confident-GNMax's %.3f (%d)", minAgree, len(low), ours, n1, theirs, n2)
+	}
+	if !testing.Short() {
+		again, err := Progressive(context.Background(), ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: minAgree, Seed: 3})
+		if err != nil || !reflect.DeepEqual(again, p) {
+			t.Errorf("the same request planned %+v, then %+v (%v)", p, again, err)
+		}
+	}
+}
+
+func maxOf(c []int) int {
+	m := c[0]
+	for _, x := range c {
+		m = max(m, x)
+	}
+	return m
+}
+
+// TestProgressivePlanRefuses: a least agreement out of (0, 1), a budget
+// without delta, proxy votes of no query, and an agreement no setting
+// reaches are refused, naming what.
+func TestProgressivePlanRefuses(t *testing.T) {
+	proxy := progressiveProxy(40, 2)
+	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	for _, tc := range []struct {
+		r    ProgressiveRequest
+		name string
+	}{
+		{ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: 1}, "min-agreement"},
+		{ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: -0.5}, "min-agreement"},
+		{ProgressiveRequest{Proxy: proxy, Budget: accountant.Guarantee{Eps: 2}}, "budget delta"},
+		{ProgressiveRequest{Proxy: Proxy{K: 100, Classes: 5}, Budget: budget}, "votes queries"},
+	} {
+		_, err := Progressive(context.Background(), tc.r)
+		var pe *param.Error
+		if !errors.As(err, &pe) || pe.Name != tc.name {
+			t.Errorf("%+v: %v, want a ParamError on %s", tc.r.MinAgreement, err, tc.name)
+		}
+	}
+	// Make counts or fits queries to a budget, which a filter does not.
+	r := Request{ReleaseSpec: ensemble.ReleaseSpec{Mechanism: ensemble.ProgressiveGNMax{Levels: ensemble.Levels{40}, Kappa: 1}, Budget: &accountant.Budget{Guarantee: budget}}, K: 100, Classes: 5}
+	if _, err := Make(context.Background(), r); !errors.As(err, new(*param.SettingError)) {
+		t.Errorf("Make of progressive GNMax: %v", err)
+	}
+	// Forty queries cannot show an agreement of 0.999 with confidence.
+	_, err := Progressive(context.Background(), ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: 0.999})
+	var se *param.SettingError
+	if !errors.As(err, &se) || se.Name != "min-agreement" {
+		t.Errorf("an agreement out of reach: %v", err)
+	}
+}
