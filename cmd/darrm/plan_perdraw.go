@@ -2,13 +2,14 @@ package main
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/plan"
@@ -21,7 +22,7 @@ import (
 // settings and budget, never a number chosen from the private votes.
 func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) error {
 	fs := cmd.Flags()
-	for _, n := range []string{"queries", "for", "share", "analyst", "filter", "min-precision", "kind", "partition", "delta"} {
+	for _, n := range []string{"queries", "for", "share", "analyst", "filter", "min-precision", "delta"} {
 		if fs.Changed(n) {
 			return cli.Usagef("--%s: %s is planned on --votes for its Gaussian-DP filter's budget alone, which fixes no number of queries: leave it out", n, info.Name)
 		}
@@ -39,6 +40,9 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 		return err
 	}
 	switch {
+	case !f.proxyHeader && !fs.Changed("partition"):
+		return cli.Usagef("--votes %s has no metadata header, so the aggregate line the plan prints must state the data split that the release asserts, as aggregate takes it: "+
+			"give --kind fixed --partition keyed-hash (teachers on keyed-hash shares: one record changes one vote), or the votes' header in a sidecar (darrm sidecar)", cli.InputName(f.Votes))
 	case fs.Changed("K") && proxy.K != f.K:
 		return cli.Usagef("--votes %s: K = %d, but --K %d", cli.InputName(f.Votes), proxy.K, f.K)
 	case fs.Changed("classes") && proxy.Classes != f.Classes:
@@ -52,14 +56,22 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 			"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
 	}
 	m := p.Mechanism
-	line := []string{"darrm aggregate VOTES --input-format counts --mechanism", string(info.Name), "--levels", levelsText(m.Levels), "--kappa", setup.Num(m.Kappa)}
+	// The votes to be released are read as --votes was, K and C stated
+	// (class labels need them), and without a metadata header with the
+	// data split the release asserts: the line runs as printed.
+	line := append([]string{"darrm", "aggregate", "VOTES"}, votesReading(cmd)...)
+	line = append(line, "--K", strconv.Itoa(proxy.K), "--classes", strconv.Itoa(proxy.Classes))
+	if fs.Changed("partition") {
+		line = append(line, "--partition", f.Partition.String())
+	}
+	line = append(line, "--mechanism", string(info.Name), "--levels", levelsText(m.Levels), "--kappa", setup.Num(m.Kappa))
 	if m.GiveUp != 0 {
 		line = append(line, "--give-up", setup.Num(m.GiveUp))
 	}
 	if m.Sigma1 != 0 {
 		line = append(line, "--threshold", setup.Num(m.Threshold), "--sigma1", setup.Num(m.Sigma1))
 	}
-	line = append(line, "--budget-eps", setup.Num(budget.Eps), "--budget-delta", setup.Num(budget.Delta), "--out labels.csv")
+	line = append(line, "--budget-eps", setup.Num(budget.Eps), "--budget-delta", setup.Num(budget.Delta), "--out", "labels.csv")
 	var t1, s1 any
 	if m.Sigma1 != 0 {
 		t1, s1 = m.Threshold, m.Sigma1
@@ -71,7 +83,7 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 	}
 	field := func(k string, v any) cliout.Field { return cliout.Field{Key: k, Val: v} }
 	low := p.Low
-	return cliout.WriteRecord(cmd.OutOrStdout(), f.Format, cliout.Record{
+	rec := cliout.Record{
 		field("accounting", setup.FilterAccounting), field("argument", total.Name()+": "+total.Reference()), field("mechanism", string(info.Name)),
 		field("levels", []float64(m.Levels)), field("kappa", m.Kappa), field("give_up", m.GiveUp), field("threshold", t1), field("sigma1", s1),
 		field("budget_eps", budget.Eps), field("budget_delta", budget.Delta), field("publish_eps", total.Guarantee.Eps), field("publish_delta", total.Guarantee.Delta),
@@ -81,10 +93,23 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 		field("low_consensus_baseline", low.Baseline), field("low_consensus_baseline_mechanism", fmt.Sprintf("confident-gnmax --threshold %s --sigma1 %s --sigma2 %s",
 			setup.Num(low.BaselineMechanism.Threshold), setup.Num(low.BaselineMechanism.Sigma1), setup.Num(low.BaselineMechanism.Sigma2))),
 		field("candidates", p.Candidates), field("feasible", p.Feasible), field("checked", p.Checked), field("sim_seed", p.Seed),
-		field("proxy_queries", len(proxy.Counts)), field("tuning", tuning), field("aggregate", strings.Join(line, " ")),
+		field("proxy_queries", len(proxy.Counts)), field("tuning", tuning),
 		field("note", "expected_* and low_consensus_* are estimates on the proxy votes (continuous noise of the deviations drawn, the best candidates checked again with fresh noise), not for publication as results on the private votes; "+
 			"the guard: on the proxy's lowest-consensus fifth (plurality count <= low_consensus_top) the labels agree with the plurality at least as often as the baseline's; run aggregate with these settings on the private votes: the total to publish is the budget"),
-	})
+	}
+	if f.Format != cliout.Table {
+		rec = append(rec, field("aggregate", shellLine(line)))
+	}
+	w := cmd.OutOrStdout()
+	if err := cliout.WriteRecord(w, f.Format, rec); err != nil || f.Format != cliout.Table {
+		return err
+	}
+	// The command, to be run as printed: its lines continued, not wrapped.
+	for i, word := range line {
+		line[i] = shellWord(word)
+	}
+	_, err = fmt.Fprintf(w, "\nTo release them (VOTES: the votes to release, read as --votes was):\n%s\n", report.ShellLines(line, cliout.Width))
+	return err
 }
 
 // levelsText formats levels as --levels takes them: 100,75,56,45.

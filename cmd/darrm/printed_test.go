@@ -247,6 +247,23 @@ func TestPrintedCommandsRun(t *testing.T) {
 			}
 		}
 	})
+	t.Run("progressive", func(t *testing.T) {
+		for _, k := range kinds {
+			if testing.Short() && k.name != "labels NumPy" {
+				continue // its search takes seconds: one layout under -short
+			}
+			t.Run(k.name, func(t *testing.T) {
+				args := append([]string{"plan", "--K", "250", "--classes", "10", "--votes", k.proxy, "--votes-are", "public", "--mechanism", "progressive-gnmax", "--min-agreement", "0.5"}, budget...)
+				line := planLine(t, append(args, k.read...), "aggregate", "To release them")
+				out := filepath.Join(t.TempDir(), "labels.csv")
+				t.Chdir(filepath.Dir(out))
+				runPrinted(t, line, map[string]string{"VOTES": k.private})
+				if _, err := os.Stat(out); err != nil {
+					t.Errorf("the printed aggregate wrote no labels: %v", err)
+				}
+			})
+		}
+	})
 	t.Run("ledger", func(t *testing.T) {
 		one := []string{"--queries", "20", "--for", "ledger"}
 		// The thesis' votes of teachers that are a fresh mechanism per
