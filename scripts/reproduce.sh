@@ -754,7 +754,7 @@ pate_progressive() {
 	say "pate-progressive: darrm plan --mechanism progressive-gnmax --votes fashion-counts.csv --votes-are public --budget-eps 2 --budget-delta 1e-5"
 	"$darrm" plan --mechanism progressive-gnmax --votes "$work/fashion-counts.csv" --votes-are public --budget-eps 2 --budget-delta 1e-5 --format csv > "$work/progressive-plan.csv"
 	line=$(csv_awk '{ print v("aggregate") }' "$work/progressive-plan.csv")
-	args=${line#*VOTES --input-format counts }
+	args="--mechanism ${line#* --mechanism }"
 	args=${args% --out labels.csv}
 	for seed in 1 2 3; do
 		say "pate-progressive: darrm pate --dataset mnist --teachers 250 --seed $seed $args --queries 4000 --student"
