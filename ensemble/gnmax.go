@@ -23,7 +23,7 @@ import (
 // of C classes it adds discrete Gaussian noise of deviation Sigma2 (> 0)
 // to each count (Noise zero: noisymax.DiscreteNoise, which releases draw)
 // and its guarantee is at Target.Delta, which it needs (> 0); M is not
-// used.
+// used. ConfidentGNMax embeds it: GNMax after a threshold step.
 //
 // A label file's header states Sigma2 and Noise, by their JSON keys.
 type GNMax struct {
@@ -41,7 +41,7 @@ func (m GNMax) Validate() error {
 	if m.Sigma2 == 0 {
 		return m.Target.validate()
 	}
-	if err := m.counts().checkSteps(); err != nil {
+	if err := m.Steps().Drawn().Check(); err != nil {
 		return err
 	}
 	if m.Delta == 0 {
@@ -50,9 +50,9 @@ func (m GNMax) Validate() error {
 	return param.ConversionDelta("delta", m.Delta)
 }
 
-// counts returns GNMax on C-class counts as Confident-GNMax without the
-// threshold step, its noise set.
-func (m GNMax) counts() ConfidentGNMax { return m.family().Drawn() }
+// Steps returns its label step on class counts as PATE's analyses take
+// it (no threshold step), its noise as set.
+func (m GNMax) Steps() noisymax.Steps { return noisymax.Steps{Sigma2: m.Sigma2, Noise: m.Noise} }
 
 // inputs: given its Sigma2, GNMax labels counts alone.
 func (m GNMax) inputs() []votefile.Input {
@@ -106,15 +106,11 @@ func (m GNMax) chargedPerDraw() (Mechanism, bool) {
 	return ProgressiveGNMax{Levels: Levels{m.Sigma2}}, true
 }
 
-// family returns m's settings as Confident-GNMax without the threshold
-// step, its noise as set.
-func (m GNMax) family() ConfidentGNMax {
-	return ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
-}
-
 func (m GNMax) labeler(ctx context.Context, b *build) (Labeler, string, error) {
 	if b.in == votefile.ManyClasses {
-		return classLabeler(m.counts(), b.k, b.classes, max(m.Delta, 0))
+		g := m.Steps().Drawn()
+		delta := max(m.Delta, 0)
+		return classLabeler(GNMax{Target: Target{Delta: delta}, Sigma2: m.Sigma2, Noise: g.Noise}, g, b.k, b.classes, delta)
 	}
 	p, err := m.problem(b.k, b.teachers)
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 func TestMechanismOf(t *testing.T) {
 	delta := 1e-5
 	for _, m := range []Mechanism{
-		ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise, Delta: delta},
-		ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise, Delta: delta},
+		ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
+		ConfidentGNMax{Threshold: 0, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
 		GNMax{Target: Target{Delta: delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise},
 		GNMax{Target: Target{Delta: delta}, Sigma2: 21.67, Noise: noisymax.ContinuousNoise},
 		LNMax{Scale: 20},
@@ -73,8 +73,8 @@ func TestMechanismValidate(t *testing.T) {
 		m    Mechanism
 		name string // "" for valid
 	}{
-		{ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: delta}, ""},
-		{ConfidentGNMax{Threshold: 200, Sigma2: 40, Delta: delta}, "sigma1"},
+		{ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: delta}, Sigma2: 40}}, ""},
+		{ConfidentGNMax{Threshold: 200, GNMax: GNMax{Target: Target{Delta: delta}, Sigma2: 40}}, "sigma1"},
 		{GNMax{Target: Target{Delta: delta}, Sigma2: -1}, "sigma2"},
 		{GNMax{Target: Target{M: 3}}, ""},
 		{DaRRM{Target: Target{M: 0.5}}, "m"},

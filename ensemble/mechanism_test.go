@@ -77,7 +77,7 @@ func examples() []struct {
 		{DaRRM{Target: t, Gamma: zeros}, two}, {Subsample{Target: t}, two}, {DSub{Target: t}, two},
 		{RR{Target: t, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, two},
 		{GNMax{Target: t}, two}, {OneVoteDaRRM{Eps: 0.3, Delta: 1e-5, Gamma: zeros}, two},
-		{GNMax{Target: Target{Delta: delta}, Sigma2: 40}, many}, {ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}, many},
+		{GNMax{Target: Target{Delta: delta}, Sigma2: 40}, many}, {ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 40}}, many},
 		{LNMax{Scale: 20}, many},
 		{ProgressiveGNMax{Levels: Levels{100, 75, 56, 45}, Kappa: 1.2, GiveUp: 0.25, Threshold: 7, Sigma1: 200, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, many},
 	}
@@ -143,7 +143,7 @@ func TestPlanned(t *testing.T) {
 		}
 		var setting string
 		var want Mechanism
-		var family ConfidentGNMax
+		var family noisymax.Steps
 		switch m := e.m.(type) {
 		case DaRRM:
 			m.M = 7
@@ -166,12 +166,11 @@ func TestPlanned(t *testing.T) {
 				setting, want = "m", m
 				break
 			}
-			family = ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
+			family = m.Steps()
 			m.Sigma2 = 7
 			setting, want = "sigma2", m
 		case ConfidentGNMax:
-			family = m
-			family.Delta = 0
+			family = m.Steps()
 			m.Sigma2 = 7
 			setting, want = "sigma2", m
 		case LNMax:
@@ -184,9 +183,9 @@ func TestPlanned(t *testing.T) {
 		if got != setting || !reflect.DeepEqual(with(7), want) {
 			t.Errorf("%s on %v: plans %q, set to 7 %#v; want %q, %#v", e.m.Name(), e.in, got, with(7), setting, want)
 		}
-		g, ok := GNMaxFamily(e.m, classes)
+		g, ok := Steps(e.m, classes)
 		if ok != (family.Sigma2 != 0) || g != family {
-			t.Errorf("%s on %v: GNMaxFamily = %+v, %v; want %+v", e.m.Name(), e.in, g, ok, family)
+			t.Errorf("%s on %v: Steps = %+v, %v; want %+v", e.m.Name(), e.in, g, ok, family)
 		}
 	}
 }
@@ -269,12 +268,8 @@ func TestMechanismLists(t *testing.T) {
 func TestTotalsAtExtremes(t *testing.T) {
 	ctx := context.Background()
 	var labelers []Labeler
-	for _, m := range []ConfidentGNMax{
-		{Sigma2: 1e15, Noise: noisymax.DiscreteNoise},
-		{Sigma2: 0.5, Noise: noisymax.DiscreteNoise},
-		{Threshold: 200, Sigma1: 1e15, Sigma2: 1e15, Noise: noisymax.DiscreteNoise},
-	} {
-		g, err := newClassGNMax(m, 250, 2, 1e-5)
+	for _, m := range []GNMax{} {
+		g, err := classOf(m, 250, 2, 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -287,8 +288,8 @@ func newProgressive(memo *accountant.Memo, m ProgressiveGNMax, teachers, classes
 	if err := checkClasses(teachers, classes); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name(), err)
 	}
-	if hi := float64(teachers) + thresholdReach*m.Sigma1; m.confident() && !(m.Threshold >= 0 && m.Threshold <= hi) {
-		return nil, &param.Error{Name: "threshold", Value: m.Threshold, Rule: fmt.Sprintf("must be in [0, K + %d·sigma1] = [0, %v]: below 0 it is the threshold 0, and beyond no query is ever answered (yet each is charged)", thresholdReach, hi)}
+	if err := (noisymax.Steps{Threshold: m.Threshold, Sigma1: m.Sigma1}).CheckThreshold(teachers); err != nil {
+		return nil, err
 	}
 	p := &progressive{mech: m, teachers: teachers, classes: classes, threshold: math.Ceil(m.Threshold), sum: make([]float64, classes), ties: make([]int, 0, classes)}
 	var steps []drawStep

@@ -81,7 +81,7 @@ func TestProgressiveSettings(t *testing.T) {
 // drawn are progressive GNMax of one level, their σ2, with κ = 0 (and the
 // threshold step); GNMax on 0/1 votes and the others have no such form.
 func TestChargedPerDraw(t *testing.T) {
-	c, ok := ChargedPerDraw(ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5})
+	c, ok := ChargedPerDraw(ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 40}})
 	if want := (ProgressiveGNMax{Levels: Levels{40}, Threshold: 200, Sigma1: 150}); !ok || !equalProgressive(c, want) {
 		t.Errorf("confident-gnmax: %+v, %v", c, ok)
 	}

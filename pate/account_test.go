@@ -141,7 +141,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 	m := paperMechanisms()[1] // gnmax alone: its eps follows from sigma2
 	agg, labels := releaseLabels(t, m, counts)
 	g := agg.Privacy().Guarantee
-	forged, err := build(classMechanism(ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{Sigma2: 400, Noise: noisymax.DiscreteNoise}, paperDelta), 250, 10)
+	forged, err := build(classMechanism(ensemble.GNMax{}.Name(), noisymax.Steps{Sigma2: 400, Noise: noisymax.DiscreteNoise}, paperDelta), 250, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,8 +93,8 @@ func noiseMax(r Request) float64 {
 // gnmaxOf returns the parameters of r's mechanism of the GNMax family on
 // class counts (GNMax given its Sigma2 or on more than two classes,
 // Confident-GNMax), and whether it is one.
-func gnmaxOf(r Request) (ensemble.ConfidentGNMax, bool) {
-	return ensemble.GNMaxFamily(r.Mechanism, r.Classes)
+func gnmaxOf(r Request) (noisymax.Steps, bool) {
+	return ensemble.Steps(r.Mechanism, r.Classes)
 }
 
 // isGNMax says whether m is GNMax, not Confident-GNMax.
@@ -127,7 +127,7 @@ func withThreshold(r Request, t float64) Request {
 // confidentOf returns Confident-GNMax of the noise and per-query δ of g,
 // GNMax on class counts, its σ1, σ2 and threshold for a plan to choose.
 func confidentOf(g ensemble.GNMax) ensemble.Mechanism {
-	return ensemble.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: g.Noise, Delta: g.Delta}
+	return ensemble.ConfidentGNMax{Sigma1: 1, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: g.Delta}, Sigma2: 1, Noise: g.Noise}}
 }
 
 // knobOf returns the parameter r's mechanism is planned by

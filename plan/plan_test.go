@@ -103,7 +103,7 @@ func TestParameters(t *testing.T) {
 func TestQueries(t *testing.T) {
 	ctx := context.Background()
 	r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
-	r.Mechanism = ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise, Delta: r.Mechanism.(ensemble.ConfidentGNMax).Delta}
+	r.Mechanism = ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: r.Mechanism.(ensemble.ConfidentGNMax).Delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise}}
 	c, err := count(ctx, r)
 	if err != nil {
 		t.Fatal(err)

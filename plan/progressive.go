@@ -166,7 +166,7 @@ func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, er
 	s := newSimulator(p, r.Seed)
 	out := ProgressivePlan{MuBudget2: muB2, MinAgreement: minAgree, Seed: r.Seed}
 	k := float64(p.K)
-	base := ensemble.ConfidentGNMax{Threshold: math.Round(0.8 * k), Sigma1: round(0.6 * k), Sigma2: round(0.16 * k)}
+	base := ensemble.ConfidentGNMax{Threshold: math.Round(0.8 * k), Sigma1: round(0.6 * k), GNMax: ensemble.GNMax{Sigma2: round(0.16 * k)}}
 	out.Low.BaselineMechanism, out.Low.Top, out.Low.Queries = base, s.lowTop, s.lowCount
 	baseline := func(replicates int, seed uint64) (float64, error) {
 		m, err := chargedForm(base)

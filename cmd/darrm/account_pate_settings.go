@@ -120,14 +120,14 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 
 // checkGNMax checks the settings of mech, of the GNMax family: a
 // threshold step when it takes --sigma1, which must be > 0, and the steps'
-// own checks (ValidateFor of the settings ensemble.GNMaxFamily returns),
+// own checks (ValidateFor of the settings ensemble.Steps returns),
 // its noise, when unset, the discrete noise that releases draw
 // (pate.AccountOptions). A bad value is a parameter error that
 // names its setting.
 func checkGNMax(mech ensemble.Mechanism) error {
-	g, _ := ensemble.GNMaxFamily(mech, 0) // counts, of any classes
+	g, _ := ensemble.Steps(mech, 0) // counts, of any classes
 	if slices.Contains(setup.FlagsOf(mech, votefile.ManyClasses), "sigma1") && !(g.Sigma1 > 0) {
 		return &param.Error{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
 	}
-	return g.Drawn().ValidateFor(0) // K is not known yet
+	return g.Drawn().CheckFor(0) // K is not known yet
 }

@@ -87,7 +87,7 @@ func TestMechanismWith(t *testing.T) {
 		{"darrm-one-vote", votefile.TwoClass, nil, setup.MechanismValues{"target-eps": 0.3, "gamma": src},
 			ensemble.OneVoteDaRRM{Eps: 0.3, Gamma: src}},
 		{"confident-gnmax", votefile.ManyClasses, []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, setup.MechanismValues{"delta": 1e-5},
-			ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}},
+			ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}},
 		{"lnmax", votefile.ManyClasses, []string{"--laplace-scale", "20", "--delta", "1e-5"}, setup.MechanismValues{"noise": noisymax.DiscreteNoise},
 			ensemble.LNMax{Scale: 20}},
 	} {

@@ -45,8 +45,8 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 		}
 	}
 	// The steps PTR tests, checked before the votes are read.
-	m, _ := ensemble.GNMaxFamily(mech, f.Classes)
-	if err := m.ValidateFor(0); err != nil {
+	m, _ := ensemble.Steps(mech, f.Classes)
+	if err := m.CheckFor(0); err != nil {
 		return cli.AsUsage(setup.Flagged(err, nil))
 	}
 	proxy, tuning, err := f.proxy(cmd, false)

@@ -72,9 +72,9 @@ var PTRFlagNames = map[string]string{"budget eps": "--budget-eps", "budget delta
 
 // PTRTests reports whether generalized PTR tests the labels of mechanism
 // info: PATE's data-dependent cost, of the GNMax family on class counts
-// (ensemble.GNMaxFamily).
+// (ensemble.Steps).
 func PTRTests(info MechanismInfo) bool {
-	_, family := ensemble.GNMaxFamily(info.Defaults(), 0) // counts, of any classes
+	_, family := ensemble.Steps(info.Defaults(), 0) // counts, of any classes
 	return info.Input == votefile.ManyClasses && family
 }
 
@@ -97,7 +97,7 @@ func PTRNames() string {
 // unless set), as a label file's header states them: a declared use of
 // PTR releases records and matches them.
 func PTRSettings(mech ensemble.Mechanism, classes int) (json.RawMessage, error) {
-	m, ok := ensemble.GNMaxFamily(mech, classes)
+	m, ok := ensemble.Steps(mech, classes)
 	if !ok {
 		return nil, fmt.Errorf("generalized PTR: %s on %d classes is not of the GNMax family", mech.Name(), classes)
 	}
