@@ -73,7 +73,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := MechanismOf(lr.Meta())
+	m, err := Mechanisms().FromHeader(lr.Meta())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,8 +23,8 @@ import (
 // header states its settings but Delta (the header's own) by their JSON
 // keys.
 type ConfidentGNMax struct {
-	Threshold float64 `json:"threshold" flag:"threshold"`
-	Sigma1    float64 `json:"sigma1" flag:"sigma1"`
+	Threshold float64 `json:"threshold" flag:"threshold" help:"answer when the noisy top count hits it"`
+	Sigma1    float64 `json:"sigma1" flag:"sigma1" help:"noise of the threshold step (> 0)"`
 	GNMax
 }
 
@@ -52,11 +52,19 @@ func (m ConfidentGNMax) Steps() noisymax.Steps {
 	return s
 }
 
-func (ConfidentGNMax) inputs() []votefile.Input       { return manyClassVotes }
-func (ConfidentGNMax) Relation() accountant.Relation  { return accountant.OneVote }
-func (ConfidentGNMax) calibrated(votefile.Input) bool { return false }
+// Votes returns the multi-class votes.
+func (ConfidentGNMax) Votes() []votefile.Input { return onManyClasses() }
 
-func (m ConfidentGNMax) unsetSetting(votefile.Input) error {
+// Needs nothing beside its settings.
+func (ConfidentGNMax) Needs(votefile.Input) Needs { return Needs{} }
+
+// Words: its threshold step and σ2, and what withholds a label.
+func (m ConfidentGNMax) Words() (settings, withheld string) {
+	return fmt.Sprintf("T = %g, sigma1 = %g, sigma2 = %g", m.Threshold, m.Sigma1, m.Sigma2), "by the threshold step (an empty label, answered 0)"
+}
+
+// Missing: σ2, δ and σ1.
+func (m ConfidentGNMax) Missing(votefile.Input) error {
 	switch {
 	case m.Sigma2 == 0:
 		return unset("Mechanism.Sigma2", "%s needs the noise of its answer, sigma2 > 0", m.Name())
@@ -68,26 +76,21 @@ func (m ConfidentGNMax) unsetSetting(votefile.Input) error {
 	return nil
 }
 
-func (m ConfidentGNMax) settings() any { return m }
-
-func (ConfidentGNMax) fromHeader(h *labelHeader) (Mechanism, error) {
+// FromHeader: its settings, at the header's per-query δ.
+func (ConfidentGNMax) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
 	var m ConfidentGNMax
-	err := h.decode(m.Name(), &m)
-	m.Delta = h.meta.Delta
+	err := decode(meta, m.Name(), &m)
+	m.Delta = meta.Delta
 	return m, err
 }
 
-// planned: σ2 (a plan sets σ1 at its ratio to it).
-func (m ConfidentGNMax) planned(votefile.Input) (string, func(float64) Mechanism) {
-	return "sigma2", func(v float64) Mechanism { m.Sigma2 = v; return m }
-}
-
-// WithThreshold returns m with the threshold step of threshold t and
-// noise deviation sigma1: what a plan chooses on proxy votes, beside the
-// σ2 it is planned by (Planned).
-func (m ConfidentGNMax) WithThreshold(t, sigma1 float64) Mechanism {
-	m.Threshold, m.Sigma1 = t, sigma1
-	return m
+// Plan: σ2, scored as GNMax's on the answered queries, and the threshold
+// step, which a plan chooses on proxy votes (σ1 at a ratio to σ2).
+func (m ConfidentGNMax) Plan(in votefile.Input) Planned {
+	p := m.GNMax.Plan(in)
+	p.With = func(v float64) Mechanism { m.Sigma2 = v; return m }
+	p.Threshold = func(t, sigma1 float64) Mechanism { m.Threshold, m.Sigma1 = t, sigma1; return m }
+	return p
 }
 
 // chargedPerDraw: Confident-GNMax charged when drawn, its GNMax step
@@ -96,10 +99,11 @@ func (m ConfidentGNMax) chargedPerDraw() (Mechanism, bool) {
 	return ProgressiveGNMax{Levels: Levels{m.Sigma2}, Threshold: m.Threshold, Sigma1: m.Sigma1}, true
 }
 
-func (m ConfidentGNMax) labeler(ctx context.Context, b *build) (Labeler, string, error) {
+// Labeler builds Confident-GNMax on the counts.
+func (m ConfidentGNMax) Labeler(_ context.Context, _ votefile.Input, k, classes int, _ accountant.Guarantee, _ Options) (Labeler, string, error) {
 	g := m.Steps().Drawn()
 	m.Noise = g.Noise
-	return classLabeler(m, g, b.k, b.classes, m.Delta)
+	return classLabeler(m, g, k, classes, m.Delta)
 }
 
 // Steps returns the steps of m as PATE's analyses take them (its noise as

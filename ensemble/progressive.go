@@ -175,11 +175,34 @@ func (m ProgressiveGNMax) checkBudget() error {
 // confident reports whether m has the threshold step.
 func (m ProgressiveGNMax) confident() bool { return m.Sigma1 != 0 }
 
-func (ProgressiveGNMax) inputs() []votefile.Input       { return manyClassVotes }
-func (ProgressiveGNMax) Relation() accountant.Relation  { return accountant.OneVote }
-func (ProgressiveGNMax) calibrated(votefile.Input) bool { return false }
+// Votes returns the multi-class votes.
+func (ProgressiveGNMax) Votes() []votefile.Input { return onManyClasses() }
 
-func (m ProgressiveGNMax) unsetSetting(votefile.Input) error {
+// Relation returns the one-vote relation.
+func (ProgressiveGNMax) Relation() accountant.Relation { return accountant.OneVote }
+
+// Needs: the budget of its filter.
+func (ProgressiveGNMax) Needs(votefile.Input) Needs { return Needs{Budget: true} }
+
+// Words: its ladder, κ, give-up fraction and threshold step, and what
+// withholds a label.
+func (m ProgressiveGNMax) Words() (settings, withheld string) {
+	levels := make([]string, len(m.Levels))
+	for i, x := range m.Levels {
+		levels[i] = fmt.Sprint(x)
+	}
+	settings = fmt.Sprintf("levels %s, kappa = %g", strings.Join(levels, ","), m.Kappa)
+	if m.GiveUp != 0 {
+		settings += fmt.Sprintf(", give-up %g", m.GiveUp)
+	}
+	if m.Threshold != 0 {
+		settings += fmt.Sprintf(", T = %g, sigma1 = %g", m.Threshold, m.Sigma1)
+	}
+	return settings, "(an empty label, answered 0: the threshold step, or no level's gap reached its bar)"
+}
+
+// Missing: its ladder and its filter's budget.
+func (m ProgressiveGNMax) Missing(votefile.Input) error {
 	switch {
 	case len(m.Levels) == 0:
 		return unset("Mechanism.Levels", "%s needs its ladder of noise levels, decreasing deviations such as 100,75,56,45", m.Name())
@@ -189,21 +212,20 @@ func (m ProgressiveGNMax) unsetSetting(votefile.Input) error {
 	return nil
 }
 
-func (m ProgressiveGNMax) settings() any { return m }
-
-func (ProgressiveGNMax) fromHeader(h *labelHeader) (Mechanism, error) {
+// FromHeader: its settings, and the budget of its filter, the header's
+// total.
+func (ProgressiveGNMax) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
 	var m ProgressiveGNMax
-	err := h.decode(m.Name(), &m)
-	if t := h.meta.Total; t != nil {
+	err := decode(meta, m.Name(), &m)
+	if t := meta.Total; t != nil {
 		m.Budget = accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}
 	}
 	return m, err
 }
 
-// planned: κ (the plan of progressive GNMax is its own: pate.PlanProgressive).
-func (m ProgressiveGNMax) planned(votefile.Input) (string, func(float64) Mechanism) {
-	return "kappa", func(v float64) Mechanism { m.Kappa = v; return m }
-}
+// Plan: none by a parameter; progressive GNMax is planned on its own, on
+// proxy votes.
+func (ProgressiveGNMax) Plan(votefile.Input) Planned { return Planned{} }
 
 // chargedPerDraw: it is.
 func (m ProgressiveGNMax) chargedPerDraw() (Mechanism, bool) { return m, true }
@@ -230,14 +252,14 @@ func ChargedPerDraw(m Mechanism) (Mechanism, bool) {
 	return c.chargedPerDraw()
 }
 
-// labeler builds progressive GNMax for K teachers over C classes: its
+// Labeler builds progressive GNMax for K teachers over C classes: its
 // draws' samplers and charges under the budget.
-func (m ProgressiveGNMax) labeler(_ context.Context, b *build) (Labeler, string, error) {
-	agg, err := newProgressive(b.opts.Memo, m, b.k, b.classes)
+func (m ProgressiveGNMax) Labeler(_ context.Context, _ votefile.Input, k, classes int, _ accountant.Guarantee, opts Options) (Labeler, string, error) {
+	agg, err := newProgressive(opts.Memo, m, k, classes)
 	if err != nil {
 		return nil, "", err
 	}
-	words := fmt.Sprintf("progressive GNMax: discrete Gaussian noise on the %d class counts down the ladder %v (kappa = %g", b.classes, m.Levels, m.Kappa)
+	words := fmt.Sprintf("progressive GNMax: discrete Gaussian noise on the %d class counts down the ladder %v (kappa = %g", classes, m.Levels, m.Kappa)
 	if m.GiveUp > 0 {
 		words += fmt.Sprintf(", given up below %g of the last bar", m.GiveUp)
 	}

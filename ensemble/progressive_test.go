@@ -505,7 +505,7 @@ func TestProgressiveHeader(t *testing.T) {
 	if h.Mechanism != "progressive-gnmax" || h.Accounting != FilterAccounting || h.Total == nil || h.Total.Eps != 4 || h.Total.BudgetEps != 4 || h.Total.BudgetDelta != 1e-6 || !h.ForRelease {
 		t.Errorf("header %+v, total %+v", h, h.Total)
 	}
-	got, err := MechanismOf(h)
+	got, err := Mechanisms().FromHeader(h)
 	m.Budget = budget.Guarantee
 	if err != nil || !equalProgressive(got, m) || got.(ProgressiveGNMax).Budget != m.Budget {
 		t.Errorf("read back %+v, %v; want %+v", got, err, m)

@@ -150,7 +150,9 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	if sink.Ledger != nil {
 		meta.Ledger = sink.Ledger.ID()
 	}
-	labelSettings(agg.Mechanism(), &meta)
+	if err := labelSettings(agg.Mechanism(), &meta); err != nil {
+		return res, settle(err, 0)
+	}
 	if whole != nil {
 		meta.Accounting = whole.Accounting
 		meta.Total = &votefile.LabelTotal{Eps: whole.Total.Guarantee.Eps, Delta: whole.Total.Guarantee.Delta, Argument: whole.Total.Name(),

@@ -332,7 +332,7 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 		return lr.Errorf("labels of ensemble %s, but the votes are of ensemble %s", m.Ensemble, in.Meta().Ensemble)
 	}
 	g := opts.GNMax()
-	stated, err := ensemble.MechanismOf(m)
+	stated, err := ensemble.Mechanisms().FromHeader(m)
 	if err != nil {
 		return lr.HeaderErrorf("%v", err)
 	}
@@ -427,7 +427,7 @@ func classMechanism(name provenance.MechanismName, g noisymax.Steps, delta float
 
 // agree returns an error naming both values of the first setting of g,
 // the account's, that contradicts stated, the mechanism a label file's
-// header states (ensemble.MechanismOf), or that it does not have.
+// header states (ensemble.Registry.FromHeader), or that it does not have.
 func agree(g noisymax.Steps, stated ensemble.Mechanism) error {
 	h, _ := ensemble.Steps(stated, countsOnly)
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
@@ -468,7 +468,7 @@ func agree(g noisymax.Steps, stated ensemble.Mechanism) error {
 // Confident-GNMax or LNMax, or none.
 func (o AccountOptions) checkMechanism() error {
 	var names []provenance.MechanismName
-	for _, m := range ensemble.Mechanisms(votefile.ManyClasses) {
+	for _, m := range ensemble.Mechanisms().On(votefile.ManyClasses) {
 		names = append(names, m.Name())
 	}
 	switch {

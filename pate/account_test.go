@@ -118,7 +118,7 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 			t.Fatal(err)
 		}
 		// As darrm account pate does: the settings are the header's.
-		s, err := ensemble.MechanismOf(lr.Meta())
+		s, err := ensemble.Mechanisms().FromHeader(lr.Meta())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := ensemble.MechanismOf(lr.Meta())
+		s, err := ensemble.Mechanisms().FromHeader(lr.Meta())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,7 +45,7 @@ func accountPerDraw(ctx context.Context, in votefile.Reader, opts AccountOptions
 		return nil, fmt.Errorf("pate: %s is accounted by the Gaussian-DP filter that charged its release's draws: give the release's labels, whose header states the filter's budget", opts.Mechanism.Name())
 	}
 	m := lr.Meta()
-	stated, err := ensemble.MechanismOf(m)
+	stated, err := ensemble.Mechanisms().FromHeader(m)
 	if err != nil {
 		return nil, lr.HeaderErrorf("%v", err)
 	}

@@ -3,10 +3,11 @@ package plan
 import (
 	"context"
 	"errors"
-	"github.com/darrm/darrm/internal/param"
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"

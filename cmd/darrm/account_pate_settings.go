@@ -40,7 +40,7 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 	if m == nil {
 		return implied(given).With(fs, nil), nil, nil
 	}
-	mech, err := ensemble.MechanismOf(m)
+	mech, err := ensemble.Mechanisms().FromHeader(m)
 	if err != nil {
 		return nil, nil, err
 	}

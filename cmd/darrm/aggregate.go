@@ -284,7 +284,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info setup.MechanismInfo, in v
 		if info.OwnTarget() {
 			rel.Teachers = provenance.TeacherGuarantee{FromFlags: true}
 		} else if rel.Teachers, err = f.CheckedHeader().ReleaseTeachers(provenance.Stated{Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta),
-			Calibrated: ensemble.Calibrated(in.Meta())}); err != nil {
+			Calibrated: ensemble.Mechanisms().Calibrated(in.Meta())}); err != nil {
 			return spec, rel, settings, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
 		}
 		if rel.Problem, err = f.params(cmd, info, in.K(), input, rel.Teachers); err != nil {

@@ -855,7 +855,7 @@ func TestSettingFlags(t *testing.T) {
 				names = append(names, m.Name)
 			}
 		}
-		for _, m := range ensemble.Mechanisms(in) {
+		for _, m := range ensemble.Mechanisms().On(in) {
 			want = append(want, m.Name())
 		}
 		if !slices.Equal(names, want) {

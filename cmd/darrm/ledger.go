@@ -215,7 +215,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, *vote
 	if meta == nil {
 		return provenance.Binding{}, nil, cli.Usagef("--votes %s has no metadata header: state it in a sidecar beside the votes (%s, or --meta FILE: the header's JSON object, docs/aggregate.md) or give the ensemble's parameters as flags", name, votefile.SidecarPath(name))
 	}
-	s.Calibrated = ensemble.Calibrated(meta)
+	s.Calibrated = ensemble.Mechanisms().Calibrated(meta)
 	b, err := provenance.Check(meta, s)
 	if err != nil {
 		return b, nil, fmt.Errorf("--votes %s: %w", name, in.HeaderError(err))

@@ -135,8 +135,8 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return cli.Usagef("--share plans for an analyst's share of a new ledger: give --for ledger")
 	} else {
 		r.For, r.Queries = f.For, f.Queries
-		for _, s := range r.Chosen() {
-			if n := report.FlagOf(s); fs.Changed(n) {
+		for _, n := range r.Chosen() {
+			if fs.Changed(n) {
 				return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 			}
 		}

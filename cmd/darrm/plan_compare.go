@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
@@ -49,20 +50,24 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
-	family := planValues(fs, 0, f.Target, accountant.Composition{})
-	family["sigma2"] = 1.0
-	info, _ := setup.LookupMechanism(ensemble.GNMax{}.Name(), votefile.ManyClasses)
-	base := requestOf(setup.Memo(cmd), fs, info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
+	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: f.Workers, Memo: setup.Memo(cmd)}}, K: f.K, Classes: proxy.Classes}
 	base.DeltaPrime, base.For, base.Queries, base.Proxy = f.DeltaPrime, f.For, f.Queries, &proxy
-	var src optimal.Source // darrm-one-vote's gamma, on two classes
+	var src optimal.Source // the gamma of a mechanism of 0/1 votes, on two classes
 	if proxy.Classes == 2 {
-		if _, err := f.MechanismConfig.Parse(cmd, "mechanism", []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}); err != nil {
+		var sampling []setup.MechanismInfo // those of 0/1 votes compared that sample a gamma
+		for _, info := range setup.MechanismTable {
+			if info.Input == votefile.TwoClass && info.Gamma && info.Relation == accountant.OneVote {
+				sampling = append(sampling, info)
+			}
+		}
+		if err := f.MechanismConfig.Check(cmd, sampling...); err != nil {
 			return err
 		}
 		if src, err = f.PlanSource(cmd, lines); err != nil {
 			return err
 		}
 	}
+	ms := compared(fs, f.Target, budget.Delta, src)
 	if fs.Changed("filter") {
 		if err := planFilter(f.Filter, budget.Guarantee); err != nil {
 			return err
@@ -70,7 +75,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		base.Filter = &f.Filter
 	}
 	base.MinPrecision = f.MinPrecision
-	c, err := plan.Compare(cmd.Context(), base, src)
+	c, err := plan.Compare(cmd.Context(), base, ms)
 	if err != nil {
 		return f.planError(cmd, err)
 	}
@@ -121,4 +126,28 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 	}
 	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning, which holds if they do not depend on the private data (the same teachers' votes on other queries do)", f.VotesAre, name)
 	return p, tuning, nil
+}
+
+// compared returns every registered mechanism, each once, with the
+// settings of the flags fs that a comparison does not plan: the per-query
+// delta given, else the budget's (budgetDelta), the noise releases draw,
+// and the gamma source src; a mechanism that labels vote counts is bound
+// for them.
+func compared(fs *pflag.FlagSet, delta, budgetDelta float64, src optimal.Source) []ensemble.Mechanism {
+	values := planValues(fs, 0, delta, accountant.Composition{})
+	if !fs.Changed("delta") {
+		values["delta"] = budgetDelta
+	}
+	values["gamma"], values["target-eps"] = src, 1.0
+	var ms []ensemble.Mechanism
+	seen := map[provenance.MechanismName]bool{}
+	for _, in := range []votefile.Input{votefile.ManyClasses, votefile.TwoClass} {
+		for _, info := range setup.MechanismTable {
+			if info.Input == in && !seen[info.Name] {
+				seen[info.Name] = true
+				ms = append(ms, info.With(fs, values))
+			}
+		}
+	}
+	return ms
 }

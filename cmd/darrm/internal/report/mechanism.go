@@ -49,12 +49,3 @@ func TargetOf(m ensemble.Mechanism) (ensemble.Target, bool) {
 	}
 	return ensemble.Target{}, false
 }
-
-// FlagOf names a setting that a plan chooses (plan.Plan.Parameter) by the
-// flag that gives it.
-func FlagOf(setting string) string {
-	if f, ok := map[string]string{"target eps": "target-eps", "Laplace scale": "laplace-scale"}[setting]; ok {
-		return f
-	}
-	return setting
-}

@@ -107,7 +107,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 			field("share_note", "ledger_queries are what the share allows the analyst at release (of a declared use, floor(share x ledger_all_queries)), ledger_spent what they spend against the share; a share is an allocation inside the ledger's one budget, not a guarantee: what is published is the ledger's"))
 	}
 	if d.Chosen {
-		rec = append(rec, field("for", r.For.String()), field("planned", FlagOf(p.Parameter)))
+		rec = append(rec, field("for", r.For.String()), field("planned", p.Flag))
 		// At the largest value allowed (m = K) there is no neighbour: the
 		// values are absent (null, empty) and at_limit says why.
 		var nb, nq any

@@ -219,13 +219,14 @@ func (s *MechanismConfig) Source(memo *accountant.Memo, info MechanismInfo) (opt
 // PlanSource returns where a plan's mechanism takes its noise function
 // for each problem the plan tries: gamma_opt from the cache, solved on
 // demand unless --no-solve, its solves shown on lines
-// (PlanGamma). A --gamma file is refused: it is for one problem,
-// and a plan tries many.
+// (PlanGamma), named "gamma_opt" in its descriptions, cached or solved
+// alike. A --gamma file is refused: it is for one problem, and a plan
+// tries many.
 func (s *MechanismConfig) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.Source, error) {
 	if s.table != nil {
 		return optimal.Source{}, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
 	}
-	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
+	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}, Name: "gamma_opt"}
 	var err error
 	if src.Cache, err = s.Cache.Open(Memo(cmd)); err != nil {
 		return src, err

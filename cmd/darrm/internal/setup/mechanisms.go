@@ -55,7 +55,7 @@ var settingOrder = []string{"threshold", "sigma1", "sigma2", "levels", "kappa", 
 var MechanismTable = func() []MechanismInfo {
 	var out []MechanismInfo
 	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
-		for _, m := range ensemble.Mechanisms(in) {
+		for _, m := range ensemble.Mechanisms().On(in) {
 			info := MechanismInfo{Name: m.Name(), Input: in, Relation: m.Relation(), mech: m}
 			flags := FlagsOf(m, in)
 			info.Gamma = slices.Contains(flags, "gamma")
