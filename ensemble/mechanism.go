@@ -109,6 +109,10 @@ type Planned struct {
 	// scores it on proxy votes; nil for a mechanism of 0/1 votes, whose
 	// label a plan scores by its noise function exactly.
 	Expect func(counts []int, class int) float64
+	// OnProxy, if set, is its plan of its own, on proxy votes, of every
+	// setting, for the budget of its Gaussian-DP filter (progressive
+	// GNMax's): Setting is then "".
+	OnProxy func(ctx context.Context, r ProxyRequest) (ProxyPlan, error)
 }
 
 // A Registry is the mechanisms a program releases with, each at its

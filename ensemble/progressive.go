@@ -223,9 +223,9 @@ func (ProgressiveGNMax) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) 
 	return m, err
 }
 
-// Plan: none by a parameter; progressive GNMax is planned on its own, on
-// proxy votes.
-func (ProgressiveGNMax) Plan(votefile.Input) Planned { return Planned{} }
+// Plan: its plan of its own, on proxy votes: its ladder, κ, give-up
+// fraction and threshold step (planOnProxy).
+func (m ProgressiveGNMax) Plan(votefile.Input) Planned { return Planned{OnProxy: m.planOnProxy} }
 
 // chargedPerDraw: it is.
 func (m ProgressiveGNMax) chargedPerDraw() (Mechanism, bool) { return m, true }

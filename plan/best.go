@@ -174,3 +174,24 @@ func answeredAll(correct float64, queries int, proxy Proxy) *Utility {
 	q := float64(queries)
 	return &Utility{Correct: correct / float64(len(proxy.Counts)) * q, Answered: q, On: proxy.describe(queries)}
 }
+
+// OnProxy plans m, a mechanism of vote counts planned on its own
+// (ensemble.Planned.OnProxy: progressive GNMax), on the proxy votes for
+// the budget of its Gaussian-DP filter, at the least agreement
+// minAgreement of its labels with each query's class (the proxy's truth,
+// else its plurality; 0: the mechanism's default), its simulation seeded
+// by seed: a function of the public proxy votes and the seed alone.
+func OnProxy(ctx context.Context, m ensemble.Mechanism, proxy Proxy, budget accountant.Guarantee, minAgreement float64, seed uint64) (ensemble.ProxyPlan, error) {
+	own := m.Plan(votefile.ManyClasses).OnProxy
+	if own == nil {
+		return ensemble.ProxyPlan{}, fmt.Errorf("plan: %s is not planned on its own on proxy votes", m.Name())
+	}
+	if err := proxy.check(proxy.K, proxy.Classes); err != nil {
+		return ensemble.ProxyPlan{}, err
+	}
+	truth := make([]int, len(proxy.Counts))
+	for i := range truth {
+		truth[i] = proxy.truth(i)
+	}
+	return own(ctx, ensemble.ProxyRequest{K: proxy.K, Classes: proxy.Classes, Counts: proxy.Counts, Truth: truth, Budget: budget, MinAgreement: minAgreement, Seed: seed})
+}

@@ -203,7 +203,7 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // (parameters), and with r.Proxy scores the plan on those votes (GNMax
 // on class counts) or chooses it on them (Confident-GNMax, which needs
 // them: onProxy). A mechanism charged per draw alone (progressive GNMax)
-// has no count a budget buys: Progressive plans it.
+// has no count a budget buys: its own plan plans it (OnProxy).
 func Make(ctx context.Context, r Request) (Plan, error) {
 	r = r.withMemo()
 	if r.Mechanism != nil && r.Mechanism.Needs(r.votes()).Budget {

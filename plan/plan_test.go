@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
@@ -354,4 +355,29 @@ func pateVotes(n, k, classes int, abstain float64, seed uint64) Proxy {
 		p.Truth = append(p.Truth, truth)
 	}
 	return p
+}
+
+// TestOnProxy: a mechanism planned on its own is planned by its own plan
+// on the proxy votes, checked as every plan checks them, and refused by
+// Make, which counts or fits queries to a budget, which a filter does
+// not; a mechanism planned by a setting has no plan of its own.
+func TestOnProxy(t *testing.T) {
+	ctx := context.Background()
+	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	m := ensemble.ProgressiveGNMax{Levels: ensemble.Levels{40}, Kappa: 1}
+	r := Request{ReleaseSpec: ensemble.ReleaseSpec{Mechanism: m, Budget: &accountant.Budget{Guarantee: budget}}, K: 100, Classes: 5}
+	if _, err := Make(ctx, r); !errors.As(err, new(*param.SettingError)) {
+		t.Errorf("Make of progressive GNMax: %v", err)
+	}
+	var pe *param.Error
+	if _, err := OnProxy(ctx, m, Proxy{K: 100, Classes: 5}, budget, 0, 1); !errors.As(err, &pe) || pe.Name != "votes queries" {
+		t.Errorf("no proxy query: %v", err)
+	}
+	if _, err := OnProxy(ctx, ensemble.LNMax{Scale: 2}, synth(10, 100, 5, 1), budget, 0, 1); err == nil {
+		t.Error("LNMax planned on its own")
+	}
+	p, err := OnProxy(ctx, m, synth(60, 100, 5, 1), budget, 0.6, 1)
+	if err != nil || p.Mechanism.Budget != budget || p.MinAgreement != 0.6 {
+		t.Errorf("a plan on synthetic votes: %+v, %v", p, err)
+	}
 }

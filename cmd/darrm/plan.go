@@ -59,7 +59,7 @@ type planFlags struct {
 }
 
 func newPlanCmd() *cobra.Command {
-	f := planFlags{Accounting: setup.DataIndependent, MinAgreement: plan.DefaultMinAgreement, SimSeed: 1}
+	f := planFlags{Accounting: setup.DataIndependent, SimSeed: 1}
 	cmd := newCmd("plan", &cobra.Command{
 		Use:   "plan (--mechanism NAME | --votes PROXY --queries Q) --budget-eps E --budget-delta D [flags]",
 		Short: "What a budget buys: the queries that fit, or the parameters for Q queries",

@@ -16,7 +16,7 @@ import (
 )
 
 // planPerDraw prints the plan of a mechanism charged per draw to a
-// Gaussian-DP filter (plan.Progressive), chosen on the proxy votes of
+// Gaussian-DP filter (plan.OnProxy), chosen on the proxy votes of
 // --votes for the budget, at the least agreement --min-agreement with
 // their plurality, and the aggregate line that releases with it: its
 // settings and budget, never a number chosen from the private votes.
@@ -49,8 +49,7 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 		return cli.Usagef("--votes %s: %d classes, but --classes %d", cli.InputName(f.Votes), proxy.Classes, f.Classes)
 	}
 	budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-	req := plan.ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: f.MinAgreement, Seed: f.SimSeed}
-	p, err := plan.Progressive(cmd.Context(), req)
+	p, err := plan.OnProxy(cmd.Context(), info.Defaults(), proxy, budget, f.MinAgreement, f.SimSeed)
 	if err != nil {
 		return cli.AsUsage(setup.Flagged(err, setup.WithFlags(setup.BudgetFlags, map[string]string{"min-agreement": "--min-agreement",
 			"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
