@@ -243,13 +243,18 @@ func (m ProgressiveGNMax) budget() accountant.Guarantee { return m.Budget }
 // level σ2 with κ = 0 (the average of one draw is the draw, its argmax
 // released whatever its gap) and Confident-GNMax's threshold step, whose
 // GNMax step is then drawn, and charged, only when the threshold step
-// answered.
-func ChargedPerDraw(m Mechanism) (Mechanism, bool) {
+// answered. The form returned is held to the budget b of its filter
+// when b is not zero.
+func ChargedPerDraw(m Mechanism, b accountant.Guarantee) (Mechanism, bool) {
 	c, ok := m.(interface{ chargedPerDraw() (Mechanism, bool) })
 	if !ok {
 		return nil, false
 	}
-	return c.chargedPerDraw()
+	d, ok := c.chargedPerDraw()
+	if f, filter := d.(filtered); ok && filter && b != (accountant.Guarantee{}) {
+		d = f.withBudget(b)
+	}
+	return d, ok
 }
 
 // Labeler builds progressive GNMax for K teachers over C classes: its

@@ -294,7 +294,7 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 
 // chargedForm returns Confident-GNMax c charged when drawn.
 func chargedForm(c ConfidentGNMax) (ProgressiveGNMax, error) {
-	m, ok := ChargedPerDraw(c)
+	m, ok := ChargedPerDraw(c, accountant.Guarantee{})
 	p, is := m.(ProgressiveGNMax)
 	if !ok || !is {
 		return ProgressiveGNMax{}, errors.New("ensemble: Confident-GNMax has no form charged per draw")

@@ -15,10 +15,10 @@ import (
 )
 
 // A Ledger keeps the privacy that releases spend: a *ledger.Ledger, which
-// the caller opens for a run (ledger.Open) and closes after it, or a
-// value that opens one in Begin, so that no lock is held while the
-// aggregator is built (darrm aggregate's). The release takes it as this
-// interface, so that it links no store.
+// the caller opens for a run (ledger.Open) and closes after it, after
+// Prepare has built the aggregator, so that no lock is held while a gamma
+// is solved (Prepared.Label). The release takes it as this interface, so
+// that it links no store.
 type Ledger interface {
 	// Begin begins the run of a release of labels that step describes,
 	// by mechanism, from the ensemble that b states, and returns how many

@@ -30,7 +30,7 @@ type FilterAccount struct {
 // that charges each of its draws (ensemble.ChargedPerDraw: progressive
 // GNMax).
 func perDraw(m ensemble.Mechanism) bool {
-	c, ok := ensemble.ChargedPerDraw(m)
+	c, ok := ensemble.ChargedPerDraw(m, accountant.Guarantee{})
 	return ok && m != nil && c.Name() == m.Name()
 }
 

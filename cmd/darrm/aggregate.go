@@ -150,7 +150,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	values["gamma"] = src
 	spec.Mechanism = info.With(cmd.Flags(), values)
 	if f.Accounting == setup.FilterAccounting {
-		spec.Mechanism, _ = ensemble.ChargedPerDraw(spec.Mechanism) // checkAccounting: it has one
+		spec.Mechanism, _ = ensemble.ChargedPerDraw(spec.Mechanism, accountant.Guarantee{}) // checkAccounting: it has one
 	}
 	var led *runLedger
 	if f.Ledger != "" {

@@ -120,16 +120,11 @@ func perDrawMechanism(cmd *cobra.Command, name provenance.MechanismName, eps, de
 	if err := budget.Validate(); err != nil {
 		return nil, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 	}
-	m, _ := ensemble.ChargedPerDraw(info.With(fs, nil))
-	pg, ok := m.(ensemble.ProgressiveGNMax)
-	if !ok {
-		return nil, cli.Usagef("--mechanism %s: darrm pate runs %s", name, setup.PerDrawOnlyNames())
-	}
-	pg.Budget = budget.Guarantee
-	if err := pg.Validate(); err != nil {
+	m, _ := ensemble.ChargedPerDraw(info.With(fs, nil), budget.Guarantee)
+	if err := m.Validate(); err != nil {
 		return nil, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 	}
-	return pg, nil
+	return m, nil
 }
 
 // withoutMechanism refuses the flags of --mechanism without it.

@@ -34,7 +34,7 @@ const (
 // Gaussian-DP filter (ensemble.ChargedPerDraw), and whether that is its
 // only accounting (it is its own form charged per draw).
 func PerDraw(info MechanismInfo) (charged, only bool) {
-	m, ok := ensemble.ChargedPerDraw(info.Defaults())
+	m, ok := ensemble.ChargedPerDraw(info.Defaults(), accountant.Guarantee{})
 	if !ok || info.Input != votefile.ManyClasses {
 		return false, false
 	}
