@@ -20,7 +20,7 @@ import (
 // of gamma_opt (from a cache or solved) or of a gamma given.
 type DaRRM struct {
 	Target
-	Gamma GammaSource `json:"-" flag:"gamma,prior,no-solve"`
+	Gamma GammaSource `json:"-" flag:"prior,gamma,no-solve"`
 }
 
 // Name returns "darrm".

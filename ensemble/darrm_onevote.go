@@ -19,7 +19,7 @@ import (
 type OneVoteDaRRM struct {
 	Eps   float64     `json:"-" flag:"target-eps"`
 	Delta float64     `json:"-" flag:"delta"`
-	Gamma GammaSource `json:"-" flag:"gamma,prior,no-solve"`
+	Gamma GammaSource `json:"-" flag:"prior,gamma,no-solve"`
 }
 
 // Name returns "darrm-one-vote".
@@ -43,7 +43,7 @@ func (OneVoteDaRRM) Relation() accountant.Relation { return accountant.OneVote }
 func (OneVoteDaRRM) Needs(votefile.Input) Needs { return Needs{Eps: true, Gamma: true} }
 
 // Words says nothing: the label of a two-class release says it.
-func (OneVoteDaRRM) Words() (settings, withheld string) { return "", "" }
+func (OneVoteDaRRM) Words() Words { return Words{} }
 
 // Missing: its eps, and a γ source.
 func (m OneVoteDaRRM) Missing(votefile.Input) error {

@@ -69,7 +69,9 @@ func (GNMax) Relation() accountant.Relation { return accountant.OneVote }
 func (GNMax) Needs(in votefile.Input) Needs { return Needs{Teachers: in == votefile.TwoClass} }
 
 // Words: its σ2 on counts.
-func (m GNMax) Words() (settings, withheld string) { return fmt.Sprintf("sigma2 = %g", m.Sigma2), "" }
+func (m GNMax) Words() Words {
+	return Words{Settings: fmt.Sprintf("sigma2 = %g", m.Sigma2), Noise: gaussianWords}
+}
 
 // Missing: on 0/1 votes m, on counts σ2 and δ; a σ2 on 0/1 votes is
 // refused.

@@ -40,7 +40,9 @@ func (LNMax) Relation() accountant.Relation { return accountant.OneVote }
 func (LNMax) Needs(votefile.Input) Needs { return Needs{} }
 
 // Words: its scale.
-func (m LNMax) Words() (settings, withheld string) { return fmt.Sprintf("b = %g", m.Scale), "" }
+func (m LNMax) Words() Words {
+	return Words{Settings: fmt.Sprintf("b = %g", m.Scale), Noise: laplaceWords}
+}
 
 // Missing: its scale.
 func (m LNMax) Missing(votefile.Input) error {

@@ -31,7 +31,11 @@ import (
 // source's), `help:"..."` says what it is, `votes:"two-class"` or
 // `votes:"multi-class"` the one kind of votes it is a setting on, and
 // `optional:""` that it may be left at zero on vote counts (every other
-// setting on counts is needed): a program binds its flags by them.
+// setting on counts is needed): a program binds its flags by them. A
+// setting with a help tag is the mechanism's own, whose flag a program
+// defines from the tags; the others are set by a program's own flags (a
+// target, a γ source, a composition) or by the program itself (the noise
+// releases draw).
 type Mechanism interface {
 	// Name is the mechanism's name, as a label file's header states it.
 	Name() provenance.MechanismName
@@ -64,12 +68,25 @@ type Mechanism interface {
 	FromHeader(meta *votefile.LabelMeta) (Mechanism, error)
 	// Plan says what a plan chooses of it on votes of kind in (Planned).
 	Plan(in votefile.Input) Planned
-	// Words says its settings in words, as a release's summary prints
-	// them on vote counts ("T = 200, sigma1 = 150, sigma2 = 40"; "" on
-	// 0/1 votes, whose label says them), and what withholds a query's
-	// label ("" when it answers every query).
-	Words() (settings, withheld string)
+	// Words says it in words as a release's summary does on vote counts
+	// (Words); on 0/1 votes its label says it.
+	Words() Words
 }
+
+// Words say a mechanism of vote counts as a release's summary prints it:
+// its settings ("T = 200, sigma1 = 150, sigma2 = 40"), the noise it adds
+// to the counts, and what withholds a query's label, after "N withheld"
+// ("" when it answers every query). A mechanism of 0/1 votes says none:
+// its label says it.
+type Words struct {
+	Settings, Noise, Withheld string
+}
+
+// Words of the noise the noisy-max mechanisms add to the counts.
+const (
+	gaussianWords = "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
+	laplaceWords  = "discrete Laplace of scale b, sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
+)
 
 // Needs is what a caller resolves for a mechanism on one kind of votes,
 // beside its own settings (Mechanism.Needs), as gonum's optimize.Method
@@ -256,7 +273,7 @@ func (Target) Needs(votefile.Input) Needs { return Needs{Teachers: true} }
 func (t Target) Missing(votefile.Input) error { return t.needM() }
 
 // Words says nothing: the label of a two-class release says it.
-func (Target) Words() (settings, withheld string) { return "", "" }
+func (Target) Words() Words { return Words{} }
 
 // needM refuses a target without its allowance m, which has no default.
 func (t Target) needM() error {
@@ -327,10 +344,10 @@ func built(p constraints.Problem) Target {
 	return Target{M: p.M, Delta: p.TargetDelta}
 }
 
-// votesOf returns the kind of votes m labels when they are of classes
+// VotesOf returns the kind of votes m labels when they are of classes
 // classes: two-class votes for two classes, unless m labels counts alone
 // (ConfidentGNMax, LNMax, GNMax given its Sigma2).
-func votesOf(m Mechanism, classes int) votefile.Input {
+func VotesOf(m Mechanism, classes int) votefile.Input {
 	if classes == 2 && m.Votes()[0] == votefile.TwoClass {
 		return votefile.TwoClass
 	}
@@ -348,7 +365,7 @@ func votesOf(m Mechanism, classes int) votefile.Input {
 // label says nothing, is refused for every mechanism. An error is a
 // *ReleaseError at StepGamma or StepBuild.
 func New(ctx context.Context, m Mechanism, k, classes int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
-	in := votesOf(m, classes)
+	in := VotesOf(m, classes)
 	if !slices.Contains(m.Votes(), in) {
 		return nil, "", &ReleaseError{Step: StepBuild, Err: labelsOther(m, in, Mechanisms())}
 	}

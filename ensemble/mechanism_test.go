@@ -107,8 +107,8 @@ func TestRegistry(t *testing.T) {
 			teachers.Delta = 0
 		}
 		r, err := Mechanisms().Lookup(m.Name(), e.in)
-		if err != nil || votesOf(m, classes) != e.in {
-			t.Errorf("%s on %v: registered for it: %v; labels %v", m.Name(), e.in, err, votesOf(m, classes))
+		if err != nil || VotesOf(m, classes) != e.in {
+			t.Errorf("%s on %v: registered for it: %v; labels %v", m.Name(), e.in, err, VotesOf(m, classes))
 		}
 		if reflect.TypeOf(r) != reflect.TypeOf(m) {
 			t.Errorf("%s: registered as %T", m.Name(), r)
@@ -179,7 +179,7 @@ func TestPlanned(t *testing.T) {
 		case ProgressiveGNMax:
 			setting = "" // planned on its own
 		}
-		p := e.m.Plan(votesOf(e.m, classes))
+		p := e.m.Plan(VotesOf(e.m, classes))
 		switch {
 		case p.Setting != setting:
 			t.Errorf("%s on %v: plans %q, want %q", e.m.Name(), e.in, p.Setting, setting)

@@ -59,8 +59,9 @@ func (ConfidentGNMax) Votes() []votefile.Input { return onManyClasses() }
 func (ConfidentGNMax) Needs(votefile.Input) Needs { return Needs{} }
 
 // Words: its threshold step and σ2, and what withholds a label.
-func (m ConfidentGNMax) Words() (settings, withheld string) {
-	return fmt.Sprintf("T = %g, sigma1 = %g, sigma2 = %g", m.Threshold, m.Sigma1, m.Sigma2), "by the threshold step (an empty label, answered 0)"
+func (m ConfidentGNMax) Words() Words {
+	return Words{Settings: fmt.Sprintf("T = %g, sigma1 = %g, sigma2 = %g", m.Threshold, m.Sigma1, m.Sigma2), Noise: gaussianWords,
+		Withheld: "by the threshold step (an empty label, answered 0)"}
 }
 
 // Missing: σ2, δ and σ1.
@@ -112,7 +113,7 @@ func (m ConfidentGNMax) Labeler(_ context.Context, _ votefile.Input, k, classes 
 // Sigma2 or on classes other than 2 (0 for counts of any classes).
 func Steps(m Mechanism, classes int) (noisymax.Steps, bool) {
 	f, ok := m.(interface{ Steps() noisymax.Steps })
-	if !ok || votesOf(m, classes) != votefile.ManyClasses {
+	if !ok || VotesOf(m, classes) != votefile.ManyClasses {
 		return noisymax.Steps{}, false
 	}
 	return f.Steps(), true

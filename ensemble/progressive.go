@@ -50,11 +50,11 @@ import (
 // A label file's header states Levels, Kappa, GiveUp, Threshold and
 // Sigma1 by their JSON keys, and the filter's budget as the total.
 type ProgressiveGNMax struct {
-	Levels    Levels  `json:"levels" flag:"levels"`
-	Kappa     float64 `json:"kappa" flag:"kappa"`
-	GiveUp    float64 `json:"give_up,omitempty" flag:"give-up" optional:""`
-	Threshold float64 `json:"threshold,omitempty" flag:"threshold" optional:""`
-	Sigma1    float64 `json:"sigma1,omitempty" flag:"sigma1" optional:""`
+	Levels    Levels  `json:"levels" flag:"levels" help:"the noise of the average at each level, decreasing"`
+	Kappa     float64 `json:"kappa" flag:"kappa" help:"a label leaves when its gap >= kappa·√2·level"`
+	GiveUp    float64 `json:"give_up,omitempty" flag:"give-up" optional:"" help:"give up below this share of the last bar (0: never)"`
+	Threshold float64 `json:"threshold,omitempty" flag:"threshold" optional:"" help:"answer when the noisy top count hits it"`
+	Sigma1    float64 `json:"sigma1,omitempty" flag:"sigma1" optional:"" help:"noise of the threshold step (> 0)"`
 	// Budget is the (ε, δ) of the run's Gaussian-DP filter: its total to
 	// publish. Release sets it from ReleaseSpec.Budget.
 	Budget accountant.Guarantee `json:"-"`
@@ -186,19 +186,19 @@ func (ProgressiveGNMax) Needs(votefile.Input) Needs { return Needs{Budget: true}
 
 // Words: its ladder, κ, give-up fraction and threshold step, and what
 // withholds a label.
-func (m ProgressiveGNMax) Words() (settings, withheld string) {
+func (m ProgressiveGNMax) Words() Words {
 	levels := make([]string, len(m.Levels))
 	for i, x := range m.Levels {
 		levels[i] = fmt.Sprint(x)
 	}
-	settings = fmt.Sprintf("levels %s, kappa = %g", strings.Join(levels, ","), m.Kappa)
+	settings := fmt.Sprintf("levels %s, kappa = %g", strings.Join(levels, ","), m.Kappa)
 	if m.GiveUp != 0 {
 		settings += fmt.Sprintf(", give-up %g", m.GiveUp)
 	}
 	if m.Threshold != 0 {
 		settings += fmt.Sprintf(", T = %g, sigma1 = %g", m.Threshold, m.Sigma1)
 	}
-	return settings, "(an empty label, answered 0: the threshold step, or no level's gap reached its bar)"
+	return Words{Settings: settings, Noise: gaussianWords, Withheld: "(an empty label, answered 0: the threshold step, or no level's gap reached its bar)"}
 }
 
 // Missing: its ladder and its filter's budget.

@@ -127,6 +127,10 @@ type Released struct {
 	// is the filter's budget).
 	Draws int
 	Mu2   float64
+	// Charged is the step the release's run on its ledger is charged by
+	// (Ledger.Begin: a label's, a unit of a release charged per draw, or
+	// an accounted release's total), nil when no run began on one.
+	Charged *accountant.Spend
 	// Publish is the total to publish (accountant.Account.Publish): the
 	// ledger's (Ledger.Publish) when the release was charged to one, else
 	// the run's, of its Result.Released rows; when no label was
@@ -328,12 +332,15 @@ func (p *Prepared) Label(ctx context.Context, l Ledger) (Released, error) {
 		if err := chargeLedger(ctx, l, out.Aggregator, p.meter, out.Binding); err != nil {
 			return fail(StepLedger, err)
 		}
+		out.Charged = &p.meter.ledger.unit
 		sink.Ledger = drawsLedger{l, p.meter}
 	case l != nil && s.Accounted != nil:
 		room, err := s.Accounted.charge(ctx, l, s.Mechanism.Name(), out.Binding)
 		if err != nil {
 			return fail(StepLedger, err)
 		}
+		step := accountant.ApproxStep(s.Accounted.Total.Guarantee)
+		out.Charged = &step
 		if !room {
 			// Nothing drawn, nothing charged: a stop at the budget.
 			out.Result.StoppedByBudget = s.Accounted.Queries
@@ -347,6 +354,7 @@ func (p *Prepared) Label(ctx context.Context, l Ledger) (Released, error) {
 		if limit, err = l.Begin(ctx, s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
 			return fail(StepLedger, err)
 		}
+		out.Charged = &priv.Spend
 		sink.Ledger = l
 	}
 	src := s.Random

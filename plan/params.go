@@ -101,14 +101,9 @@ func stepsOf(r Request) (noisymax.Steps, bool) {
 	return ensemble.Steps(r.Mechanism, r.Classes)
 }
 
-// votes returns the kind of votes r's mechanism labels for r's classes:
-// two-class votes for two classes, unless it labels counts alone.
-func (r Request) votes() votefile.Input {
-	if v := r.Mechanism.Votes(); r.Classes == 2 && v[0] == votefile.TwoClass {
-		return votefile.TwoClass
-	}
-	return votefile.ManyClasses
-}
+// votes returns the kind of votes r's mechanism labels for r's classes
+// (ensemble.VotesOf).
+func (r Request) votes() votefile.Input { return ensemble.VotesOf(r.Mechanism, r.Classes) }
 
 // planned returns what a plan chooses of r's mechanism on its votes
 // (ensemble.Mechanism.Plan).

@@ -98,7 +98,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, info
 	rs := make([]plan.Request, len(infos))
 	for i, info := range infos {
 		var src optimal.Source
-		if info.Gamma {
+		if info.Uses.Gamma {
 			var err error
 			if src, err = f.PlanSource(cmd, lines); err != nil {
 				return nil, err

@@ -28,7 +28,6 @@ type planFlags struct {
 	setup.ProblemFlags
 	setup.MechanismConfig
 	setup.CompositionFlags
-	setup.ClassFlags
 	setup.VoteFlags
 	Format       cliout.Format     `flag:"format"`
 	TargetEps    []float64         `flag:"target-eps"`
@@ -56,16 +55,18 @@ type planFlags struct {
 	// proxyHeader says that --votes has a metadata header (in the file or
 	// a sidecar), which the votes to be released then have too.
 	proxyHeader bool
+	ms          *setup.Mechanisms
 }
 
-func newPlanCmd() *cobra.Command {
-	f := planFlags{Accounting: setup.DataIndependent, SimSeed: 1}
+func newPlanCmd(ms *setup.Mechanisms) *cobra.Command {
+	f := planFlags{Accounting: setup.DataIndependent, SimSeed: 1, ms: ms}
 	cmd := newCmd("plan", &cobra.Command{
 		Use:   "plan (--mechanism NAME | --votes PROXY --queries Q) --budget-eps E --budget-delta D [flags]",
 		Short: "What a budget buys: the queries that fit, or the parameters for Q queries",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
+	ms.BindSettings(cmd, votefile.TwoClass, votefile.ManyClasses)
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator, as aggregate takes it (none: compare all on --votes)")
 	// Only fixed teachers have a partition that matters: no default.
 	cli.SetDefaultText(cmd.Flags(), "none", "partition")
@@ -90,13 +91,13 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		}
 		return runCompare(cmd, f)
 	}
-	if info, err := setup.LookupMechanism(f.Mechanism, votefile.ManyClasses); err == nil {
+	if info, err := f.ms.Lookup(f.Mechanism, votefile.ManyClasses); err == nil {
 		if _, only := setup.PerDraw(info); only {
 			return f.planPerDraw(cmd, info)
 		}
 	}
 	if fs.Changed("min-agreement") || fs.Changed("sim-seed") {
-		return cli.Usagef("--min-agreement and --sim-seed plan a mechanism charged per draw (--mechanism %s)", setup.PerDrawOnlyNames())
+		return cli.Usagef("--min-agreement and --sim-seed plan a mechanism charged per draw (--mechanism %s)", f.ms.PerDrawOnlyNames())
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
@@ -120,7 +121,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
 	}
 	if !doc.Chosen {
-		for _, n := range info.Needs {
+		for _, n := range info.Required {
 			if n != "delta" && !fs.Changed(n) {
 				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
 			}
@@ -141,7 +142,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			}
 		}
 		// A threshold is chosen on proxy votes, given or synthetic.
-		if slices.Contains(info.Needs, "threshold") || scored && f.Votes != "" {
+		if slices.Contains(info.Required, "threshold") || scored && f.Votes != "" {
 			proxy, tuning, err := f.proxy(cmd, false)
 			if err != nil {
 				return err
@@ -203,15 +204,16 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {
 		delta = "--budget-delta (the per-query delta unless --delta is given)"
 	}
-	names := setup.WithFlags(setup.BudgetFlags, setup.ProblemNames(f.Mechanism == ensemble.OneVoteDaRRM{}.Name(), "--eps"))
-	return cli.AsUsage(setup.Flagged(err, setup.WithFlags(names, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
+	info, _ := f.ms.LookupFlag(cmd, f.Mechanism)
+	names := setup.WithFlags(setup.BudgetFlags, setup.ProblemNames(info.Uses.Eps, "--eps"))
+	return cli.AsUsage(setup.Flagged(err, setup.WithFlags(names, map[string]string{"min-precision": "--min-precision",
 		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "delta": delta})))
 }
 
 // request returns the plan's request from the flags, and the mechanism.
 func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, setup.MechanismInfo, error) {
 	fs := cmd.Flags()
-	info, err := setup.LookupFlag(cmd, f.Mechanism)
+	info, err := f.ms.LookupFlag(cmd, f.Mechanism)
 	if err != nil {
 		return plan.Request{}, info, err
 	}
@@ -227,10 +229,12 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			return plan.Request{}, info, cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
 		classes = f.Classes
-		if !fs.Changed("sigma2") {
-			s["sigma2"] = 1.0 // the plan chooses it; set, it says that gnmax labels counts
+		// The setting a plan chooses, when not given: set, it says that
+		// the mechanism labels counts (ensemble.VotesOf).
+		if fl := info.Defaults().Plan(info.Input).Flag; fl != "" && !fs.Changed(fl) {
+			s[fl] = 1.0
 		}
-	case info.OwnTarget():
+	case info.Uses.Eps:
 		line, err := setup.OneVoteTarget(fs, f.TargetEps, nil)
 		if err != nil {
 			return plan.Request{}, info, err
@@ -242,7 +246,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			return plan.Request{}, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
 	}
-	if err := f.MechanismConfig.PlanGamma(cmd, info, s, lines); err != nil {
+	if err := f.MechanismConfig.PlanGamma(cmd, f.ms, info, s, lines); err != nil {
 		return plan.Request{}, info, err
 	}
 	r := requestOf(setup.Memo(cmd), fs, info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
@@ -285,7 +289,7 @@ func requestOf(memo *accountant.Memo, fs *pflag.FlagSet, info setup.MechanismInf
 	switch _, given := s["delta"]; {
 	case info.Input == votefile.ManyClasses && !given:
 		s["delta"] = budget.Delta
-	case info.Input == votefile.TwoClass && !info.OwnTarget():
+	case info.Input == votefile.TwoClass && !info.Uses.Eps:
 		r.Teachers = &teachers
 	}
 	r.Mechanism = info.With(fs, s)

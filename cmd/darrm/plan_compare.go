@@ -21,10 +21,6 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// comparedSettings are the flags of one mechanism's parameters, which a
-// comparison plans for each mechanism.
-var comparedSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "m", "eps", "Delta"}
-
 // runCompare asks the library for the comparison of every mechanism that
 // fits the proxy votes of --votes (plan.Compare) for --queries of the
 // budget, and prints it.
@@ -38,7 +34,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	case !fs.Changed("K"):
 		return cli.Usagef("--K: give the number of teachers (>= 1)")
 	}
-	for _, n := range comparedSettings {
+	for _, n := range f.ms.Chosen() {
 		if fs.Changed(n) {
 			return cli.Usagef("--%s is one mechanism's: a comparison plans each mechanism's parameters (give --mechanism to plan or count one)", n)
 		}
@@ -55,19 +51,19 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	var src optimal.Source // the gamma of a mechanism of 0/1 votes, on two classes
 	if proxy.Classes == 2 {
 		var sampling []setup.MechanismInfo // those of 0/1 votes compared that sample a gamma
-		for _, info := range setup.MechanismTable {
-			if info.Input == votefile.TwoClass && info.Gamma && info.Relation == accountant.OneVote {
+		for _, info := range f.ms.All() {
+			if info.Input == votefile.TwoClass && info.Uses.Gamma && info.Relation == accountant.OneVote {
 				sampling = append(sampling, info)
 			}
 		}
-		if err := f.MechanismConfig.Check(cmd, sampling...); err != nil {
+		if err := f.MechanismConfig.Check(cmd, f.ms, sampling...); err != nil {
 			return err
 		}
 		if src, err = f.PlanSource(cmd, lines); err != nil {
 			return err
 		}
 	}
-	ms := compared(fs, f.Target, budget.Delta, src)
+	ms := compared(f.ms, fs, f.Target, budget.Delta, src)
 	if fs.Changed("filter") {
 		if err := planFilter(f.Filter, budget.Guarantee); err != nil {
 			return err
@@ -133,7 +129,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 // delta given, else the budget's (budgetDelta), the noise releases draw,
 // and the gamma source src; a mechanism that labels vote counts is bound
 // for them.
-func compared(fs *pflag.FlagSet, delta, budgetDelta float64, src optimal.Source) []ensemble.Mechanism {
+func compared(reg *setup.Mechanisms, fs *pflag.FlagSet, delta, budgetDelta float64, src optimal.Source) []ensemble.Mechanism {
 	values := planValues(fs, 0, delta, accountant.Composition{})
 	if !fs.Changed("delta") {
 		values["delta"] = budgetDelta
@@ -142,7 +138,7 @@ func compared(fs *pflag.FlagSet, delta, budgetDelta float64, src optimal.Source)
 	var ms []ensemble.Mechanism
 	seen := map[provenance.MechanismName]bool{}
 	for _, in := range []votefile.Input{votefile.ManyClasses, votefile.TwoClass} {
-		for _, info := range setup.MechanismTable {
+		for _, info := range reg.All() {
 			if info.Input == in && !seen[info.Name] {
 				seen[info.Name] = true
 				ms = append(ms, info.With(fs, values))

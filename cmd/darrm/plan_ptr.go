@@ -33,13 +33,13 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 	fs := cmd.Flags()
 	switch {
 	case !setup.PTRTests(info):
-		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans %s on class counts (--classes)", info.Name, setup.PTRNames())
+		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans %s on class counts (--classes)", info.Name, f.ms.PTRNames())
 	case fs.Changed("queries") || fs.Changed("for") || fs.Changed("share") || fs.Changed("filter") || fs.Changed("min-precision"):
 		return cli.Usagef("--accounting ptr plans the queries a PTR release proposes, on --votes, for the given settings: leave out --queries, --for, --share, --filter and --min-precision")
 	case !fs.Changed("classes") || !fs.Changed("K"):
 		return cli.Usagef("--accounting ptr needs --K and --classes of the votes to release")
 	}
-	for _, n := range info.Needs {
+	for _, n := range info.Required {
 		if n != "delta" && !fs.Changed(n) {
 			return cli.Usagef("--accounting ptr with %s needs --%s: the test is of the settings given", info.Name, n)
 		}

@@ -30,10 +30,11 @@ type simulateFlags struct {
 	// BudgetQueries are the numbers of queries Q of a comparison at equal
 	// totals: --queries is the size of the simulation.
 	BudgetQueries []int `flag:"budget-queries" help:"also compare at equal totals over these numbers of queries"`
+	ms            *setup.Mechanisms
 }
 
-func newSimulateCmd() *cobra.Command {
-	f := simulateFlags{Teachers: "U(0.5,1)", Queries: 100000}
+func newSimulateCmd(ms *setup.Mechanisms) *cobra.Command {
+	f := simulateFlags{Teachers: "U(0.5,1)", Queries: 100000, ms: ms}
 	cmd := newCmd("simulate", &cobra.Command{
 		Use:   "simulate --K K [--m m] [flags]",
 		Short: "Compare the aggregators on synthetic teachers at the same privacy target",
@@ -66,7 +67,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if len(names) == 0 {
 		names = defaultMechanisms(p.Problem)
 	}
-	infos, err := f.MechanismConfig.Parse(cmd, "mechanisms", names)
+	infos, err := f.MechanismConfig.Parse(cmd, f.ms, "mechanisms", names)
 	if err != nil {
 		return err
 	}

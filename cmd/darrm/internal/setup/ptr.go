@@ -41,30 +41,29 @@ func PerDraw(info MechanismInfo) (charged, only bool) {
 	return true, m.Name() == info.Name
 }
 
-// PerDrawOnlyNames names the mechanisms charged per draw alone (PerDraw),
-// in alphabetical order: "a, b".
-func PerDrawOnlyNames() string {
-	var names []provenance.MechanismName
-	for _, m := range MechanismTable {
-		if _, only := PerDraw(m); only {
-			names = append(names, m.Name)
-		}
-	}
-	slices.Sort(names)
-	return provenance.JoinMechanisms(names, ", ")
+// PerDrawOnlyNames names the mechanisms of ms charged per draw alone
+// (PerDraw), in alphabetical order: "a, b".
+func (ms *Mechanisms) PerDrawOnlyNames() string {
+	return ms.sorted(func(m MechanismInfo) bool { _, only := PerDraw(m); return only }, ", ")
 }
 
-// PerDrawNames names the mechanisms that can be charged per draw
+// PerDrawNames names the mechanisms of ms that can be charged per draw
 // (PerDraw), in alphabetical order: "a, b or c".
-func PerDrawNames() string {
+func (ms *Mechanisms) PerDrawNames() string {
+	return ms.sorted(func(m MechanismInfo) bool { ok, _ := PerDraw(m); return ok }, ", ")
+}
+
+// sorted lists the names of the mechanisms that keep keeps, each once, in
+// alphabetical order, separated by sep.
+func (ms *Mechanisms) sorted(keep func(MechanismInfo) bool, sep string) string {
 	var names []provenance.MechanismName
-	for _, m := range MechanismTable {
-		if ok, _ := PerDraw(m); ok {
+	for _, m := range ms.infos {
+		if keep(m) && !slices.Contains(names, m.Name) {
 			names = append(names, m.Name)
 		}
 	}
 	slices.Sort(names)
-	return provenance.JoinMechanisms(names, ", ")
+	return provenance.JoinMechanisms(names, sep)
 }
 
 // PTRFlagNames are the flags that set the parameters of a PTR release.
@@ -78,18 +77,9 @@ func PTRTests(info MechanismInfo) bool {
 	return info.Input == votefile.ManyClasses && family
 }
 
-// PTRNames names the mechanisms whose labels generalized PTR tests
+// PTRNames names the mechanisms of ms whose labels generalized PTR tests
 // (PTRTests), in alphabetical order: "a or b".
-func PTRNames() string {
-	var names []provenance.MechanismName
-	for _, m := range MechanismTable {
-		if PTRTests(m) {
-			names = append(names, m.Name)
-		}
-	}
-	slices.Sort(names)
-	return provenance.JoinMechanisms(names, " or ")
-}
+func (ms *Mechanisms) PTRNames() string { return ms.sorted(PTRTests, " or ") }
 
 // PTRSettings returns the settings of the steps of the mechanism of the
 // GNMax family whose labels of classes classes mech releases, as
