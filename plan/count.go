@@ -274,6 +274,17 @@ func count(ctx context.Context, r Request) (Count, error) {
 	return c, nil
 }
 
+// ShareAllows returns the labels that a share f of the new ledger the
+// count is of allows (ledger.Header.ShareAllows), so that whoever plans a
+// ledger's shares can check that each of them allows a label, as ledger
+// init does. A count with no ledger (Ledger 0) allows none.
+func (c Count) ShareAllows(m *accountant.Memo, f float64) (int, error) {
+	if c.Ledger == 0 {
+		return 0, nil
+	}
+	return c.header.ShareAllows(m, c.step, f)
+}
+
 // noFit returns the error for a budget in which not even k queries of b
 // fit: a parameter error on the budget's ε that names the smallest ε, at the
 // budget's δ, of k queries' total to publish, and its result.

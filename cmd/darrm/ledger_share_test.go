@@ -264,6 +264,9 @@ func TestPlanShare(t *testing.T) {
 		{[]string{"--sigma2", "50", "--share", "alice=1.5"}, "--share"},
 		{[]string{"--sigma2", "50", "--share", "alice"}, "want NAME=FRACTION"},
 		{[]string{"--sigma2", "50", "--analyst", "alice"}, "give the ledger's shares with --share"},
+		// The plan's ledger init would refuse bob's share: floor(0.001 x 121) labels.
+		{[]string{"--queries", "120", "--for", "ledger", "--share", "alice=0.999", "--share", "bob=0.001", "--analyst", "alice"}, `--share bob=0.001 allows none of the new ledger's 121 labels`},
+		{[]string{"--queries", "120", "--for", "ledger", "--filter", "zcdp-filter", "--share", "alice=0.999", "--share", "bob=0.001", "--analyst", "alice"}, `--share bob=0.001 allows none`},
 	} {
 		if _, e, code := darrm(t, "", append(base, c.args...)...); code != exitUsage || !strings.Contains(e, c.want) {
 			t.Errorf("plan %q: exit %d, %q; want %d and %q", c.args, code, e, exitUsage, c.want)

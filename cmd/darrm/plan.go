@@ -154,6 +154,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return f.planError(cmd, err)
 	}
 	if doc.Chosen {
+		if err := planSharesAllow(cmd, doc.Plan, f.Shares); err != nil {
+			return err
+		}
 		doc.LedgerInit = ledgerInitOf(cmd, info, doc.Plan, f.Shares)
 	}
 	lines.Done() // before the output: the solves of gamma_opt are over

@@ -4,6 +4,8 @@ package main
 // ledger's use (ledgerInitOf).
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,6 +100,31 @@ func ledgerInitOf(cmd *cobra.Command, info setup.MechanismInfo, p plan.Plan, sha
 	return args
 }
 
+// planSharesAllow refuses a plan for an analyst's share of a new ledger
+// whose other shares (--share, as given) allow no label of it
+// (plan.Count.ShareAllows): the ledger init it prints would refuse them
+// (sharesAllow), and the plan would hand the team a command that fails.
+func planSharesAllow(cmd *cobra.Command, p plan.Plan, given []string) error {
+	if p.Request.Share == 0 {
+		return nil
+	}
+	shares, err := parseShares(given)
+	if err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(shares)) {
+		n, err := p.Count.ShareAllows(setup.Memo(cmd), shares[name])
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return cli.Usagef("--share %s=%v allows none of the new ledger's %d labels, each %v, which ledger init refuses; give %q a larger share",
+				name, shares[name], p.Count.LedgerAll, p.Count.PerQuery, name)
+		}
+	}
+	return nil
+}
+
 // votesReading returns the flags, as given to cmd, that say how its
 // --votes were read, but --meta (the proxy's own header): a command that
 // darrm prints for the votes to be released reads them alike, as plan
@@ -107,7 +134,8 @@ func votesReading(cmd *cobra.Command) []string {
 	for _, n := range readFlags {
 		fl := cmd.Flags().Lookup(n)
 		switch {
-		case n == "meta" || fl == nil || !fl.Changed:
+		case n == "meta" || fl == nil || !fl.Changed || fl.Value.String() == fl.DefValue:
+			// A default given says nothing the line must repeat.
 		case fl.Value.Type() == "bool" && fl.Value.String() == "true":
 			words = append(words, "--"+n)
 		case fl.Value.Type() == "bool":
