@@ -89,13 +89,15 @@ func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 	q := pl.Request
 	v := func(x float64) *float64 { return &x }
 	s := settingsOf(q.Mechanism)
-	switch m := q.Mechanism.(type) {
-	case ensemble.OneVoteDaRRM:
-		r.TargetEps, r.Delta = v(m.Eps), v(pl.Count.PerQuery.Delta)
-	case ensemble.LNMax:
-		r.LaplaceScale = s.Scale
-	default:
-		r.Threshold, r.Sigma1, r.Sigma2, r.Delta = s.Threshold, s.Sigma1, s.Sigma2, v(pl.Count.PerQuery.Delta)
+	r.Threshold, r.Sigma1, r.Sigma2, r.LaplaceScale = s.Threshold, s.Sigma1, s.Sigma2, s.Scale
+	ns := numbers(q.Mechanism, ensemble.VotesOf(q.Mechanism, q.Classes))
+	for _, n := range ns {
+		if n.flag == "target-eps" {
+			r.TargetEps = v(n.v)
+		}
+	}
+	if hasDelta(ns) {
+		r.Delta = v(pl.Count.PerQuery.Delta)
 	}
 }
 
