@@ -93,7 +93,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	out := report.NewSimulate(p, f.Teachers, teachers, f.Seed, res, labels)
+	out := report.NewSimulate(p, f.Teachers, teachers, f.Seed, res, labels, f.ms.Default().Name)
 	if equal {
 		if out.EqualTotals, err = f.equalTotals(cmd, p, infos, teachers); err != nil {
 			return err

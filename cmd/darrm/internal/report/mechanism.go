@@ -36,6 +36,14 @@ func settingsOf(m ensemble.Mechanism) settings {
 	return s
 }
 
+// valueOf returns *p, or 0 when p is nil.
+func valueOf(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
 // number is a setting of a mechanism that is a number, by its flag.
 type number struct {
 	flag string
