@@ -130,7 +130,9 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	spec.Budget, spec.DeltaPrime, spec.TotalDelta, spec.MaxQueries = budget, f.DeltaPrime, totalDelta, f.MaxQueries
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	var notStored error
-	f.startRelease(cmd, name, info, &spec, values, rel.Problem.Problem, lines, func(err error) { notStored = err })
+	if err := f.startRelease(cmd, name, info, &spec, values, rel.Problem.Problem, lines, func(err error) { notStored = err }); err != nil {
+		return err
+	}
 	var (
 		done   ensemble.Released
 		tested *report.PTR

@@ -39,11 +39,6 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info setup.MechanismInfo, in v
 	settings := setup.MechanismValues{"delta": f.Target, "noise": noisymax.DiscreteNoise}
 	var err error
 	if info.Input == votefile.ManyClasses {
-		// Its own settings, checked before anything is built, each named
-		// by its flag.
-		if err := info.With(cmd.Flags(), settings).Validate(); err != nil {
-			return spec, rel, settings, setup.Flagged(err, nil)
-		}
 		return spec, rel, settings, nil
 	}
 	if err = mech.Check(cmd, f.ms, info); err != nil {
@@ -107,13 +102,14 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info setup.MechanismInfo, k 
 }
 
 // startRelease completes spec with its mechanism, bound once from the
-// flags and the settings that values resolves (charged per draw with
+// flags and the settings that values resolves, a multi-class one's own
+// settings checked, each named by its flag (charged per draw with
 // --accounting gdp-filter), the sink of the labels (in the votes' format
 // unless --out-format says), the randomness of a release from name, and
 // the progress of each step on lines, the solve of the gamma of the
 // source in values for problem p among them, a solve whose result the
 // cache did not keep said to notStored.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info setup.MechanismInfo, spec *ensemble.ReleaseSpec, values setup.MechanismValues, p constraints.Problem, lines *cliout.Stages, notStored func(error)) {
+func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info setup.MechanismInfo, spec *ensemble.ReleaseSpec, values setup.MechanismValues, p constraints.Problem, lines *cliout.Stages, notStored func(error)) error {
 	if info.Input == votefile.ManyClasses {
 		p = constraints.Problem{K: spec.Votes.K(), TargetDelta: f.Target}
 	}
@@ -122,6 +118,11 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info setu
 	src.OnNotStored = notStored
 	values["gamma"] = src
 	spec.Mechanism = info.With(cmd.Flags(), values)
+	if info.Input == votefile.ManyClasses {
+		if err := spec.Mechanism.Validate(); err != nil {
+			return setup.Flagged(err, nil)
+		}
+	}
 	if f.Accounting == setup.FilterAccounting {
 		spec.Mechanism, _ = ensemble.ChargedPerDraw(spec.Mechanism, accountant.Guarantee{}) // checkAccounting: it has one
 	}
@@ -146,4 +147,5 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info setu
 		}
 		lines.At("releasing labels", total).Set(done)
 	}}
+	return nil
 }
