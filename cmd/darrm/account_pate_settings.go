@@ -76,8 +76,7 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 
 // implied returns the mechanism on class counts that the settings given
 // imply: the first (gnmax) unless a setting given is not one of its, else
-// the last, in the library's order, that takes such a setting (lnmax with
-// a Laplace scale, confident-gnmax with a threshold step), of those not
+// the last, in the registry's order, that takes such a setting, of those not
 // charged per draw alone (their account needs their labels); a setting
 // that the mechanism does not take is refused by
 // setup.Mechanisms.CheckSettings.

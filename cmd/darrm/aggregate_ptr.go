@@ -17,8 +17,8 @@ import (
 
 // checkAccounting refuses --accounting, --max-queries and --fallback where
 // they do not apply, before anything is read: PTR tests PATE's
-// data-dependent cost, of confident-gnmax or gnmax on class counts,
-// within a budget, and reads the votes twice (the test, then the labels),
+// data-dependent cost, of the mechanisms setup.PTRTests says, within a
+// budget, and reads the votes twice (the test, then the labels),
 // so not from standard input.
 func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.MechanismInfo, budget *accountant.Budget, name string) error {
 	fs := cmd.Flags()
@@ -52,7 +52,7 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.Mechanis
 	switch {
 	case !setup.PTRTests(info):
 		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s on class counts",
-			info.Name, f.ms.PTRNames())
+			info.Name, f.ms.PTRNames(" or "))
 	case budget == nil:
 		return cli.Usagef("--accounting ptr needs --budget-eps and --budget-delta: the test and the proposal split the budget, and its total is published")
 	case name == cli.Std:

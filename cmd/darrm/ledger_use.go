@@ -225,8 +225,8 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 // generalized PTR of mechanism info (--accounting ptr), and refuses
 // --accounting, --max-queries, --release-eps and --release-delta where
 // they do not apply, before any work: as aggregate --accounting ptr
-// takes them, a proposal and a budget of confident-gnmax or gnmax on
-// class counts.
+// takes them, a proposal and a budget of a mechanism that PTR tests
+// (setup.PTRTests).
 func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info setup.MechanismInfo) (bool, error) {
 	switch u.Accounting {
 	case "", setup.DataIndependent:
@@ -243,7 +243,7 @@ func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info setup.MechanismIn
 	switch {
 	case !setup.PTRTests(info):
 		return false, cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s on class counts",
-			info.Name, u.ms.PTRNames())
+			info.Name, u.ms.PTRNames(" or "))
 	case !fs.Changed("max-queries") || !fs.Changed("release-eps") || !fs.Changed("release-delta"):
 		return false, cli.Usagef("--accounting ptr declares releases of a proposal within a budget, fixed now: give --max-queries, --release-eps and --release-delta, as aggregate takes --max-queries, --budget-eps and --budget-delta")
 	case u.MaxQueries < 1:

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -39,7 +38,7 @@ type planFlags struct {
 	Votes        string            `flag:"votes" help:"proxy votes to score the plan on (never the ones to release)"`
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public or released (private is refused)"`
 	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, only to refuse them as --votes"`
-	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least precision of answered labels, in [0, 1)"`
+	MinPrecision float64           `flag:"min-precision" help:"least precision of answered labels, in [0, 1)"`
 	MinAgreement float64           `flag:"min-agreement" help:"progressive-gnmax: least label agreement with --votes" default:"0.9875"`
 	SimSeed      uint64            `flag:"sim-seed" help:"progressive-gnmax: seed of the simulation on --votes"`
 	Shares       []string          `flag:"share" help:"the new ledger's shares, as ledger init takes them: NAME=FRACTION"`
@@ -67,6 +66,10 @@ func newPlanCmd(ms *setup.Mechanisms) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
 	ms.BindSettings(cmd, votefile.TwoClass, votefile.ManyClasses)
+	// A least precision is of the labels of a mechanism whose plan chooses
+	// a threshold step on proxy votes.
+	fl := cmd.Flags().Lookup("min-precision")
+	fl.Usage = ms.Names(func(m setup.MechanismInfo) bool { return m.Defaults().Plan(m.Input).Threshold != nil }, ", ") + ": " + fl.Usage
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator, as aggregate takes it (none: compare all on --votes)")
 	// Only fixed teachers have a partition that matters: no default.
 	cli.SetDefaultText(cmd.Flags(), "none", "partition")
@@ -118,7 +121,7 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	scored := setup.PTRTests(info) // of the GNMax family on class counts, as setup.PTRTests says
 	if f.Votes != "" && !scored {
-		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
+		return cli.Usagef("--votes scores the plans of %s (--classes); %s is planned without them", f.ms.PTRNames(" and "), info.Name)
 	}
 	if !doc.Chosen {
 		for _, n := range info.Required {
@@ -142,8 +145,8 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 			}
 		}
 		// A threshold is chosen on proxy votes, given or synthetic.
-		if slices.Contains(info.Required, "threshold") || scored && f.Votes != "" {
-			proxy, tuning, err := f.proxy(cmd, false)
+		if info.Defaults().Plan(info.Input).Threshold != nil || scored && f.Votes != "" {
+			proxy, tuning, err := f.proxy(cmd, info.Name)
 			if err != nil {
 				return err
 			}

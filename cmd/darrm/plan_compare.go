@@ -39,7 +39,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 			return cli.Usagef("--%s is one mechanism's: a comparison plans each mechanism's parameters (give --mechanism to plan or count one)", n)
 		}
 	}
-	proxy, tuning, err := f.proxy(cmd, true)
+	proxy, tuning, err := f.proxy(cmd, "")
 	if err != nil {
 		return err
 	}
@@ -80,12 +80,13 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	return report.NewPlanCompare(c, e, f.For, f.MinPrecision, tuning).Write(cmd.OutOrStdout(), f.Format)
 }
 
-// proxy reads the proxy votes of --votes, refusing private ones, and says
-// how they were used; 0/1 votes only for a comparison (two classes).
-func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string, error) {
+// proxy reads the proxy votes of --votes that mechanism of is planned on
+// ("" for a comparison), refusing private ones, and says how they were
+// used; 0/1 votes only for a comparison (two classes).
+func (f *planFlags) proxy(cmd *cobra.Command, of provenance.MechanismName) (plan.Proxy, string, error) {
 	switch {
 	case f.Votes == "":
-		return plan.Proxy{}, "", cli.Usagef("confident-gnmax is planned on proxy votes: give --votes FILE (votes that do not depend on the private data: synthetic, or of teachers trained on public data) and --votes-are")
+		return plan.Proxy{}, "", cli.Usagef("%s is planned on proxy votes: give --votes FILE (votes that do not depend on the private data: synthetic, or of teachers trained on public data) and --votes-are", of)
 	case f.VotesAre == "private":
 		return plan.Proxy{}, "", cli.Usagef("--votes-are private: refused: choosing parameters on the private votes is itself a release of them, whose cost a plan does not charge (Papernot and Steinke 2022, Rényi DP of hyperparameter tuning); give votes that do not depend on the private data, or votes released under DP")
 	case f.VotesAre != "public" && f.VotesAre != "released":
@@ -98,8 +99,8 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 	defer closer.Close()
 	f.proxyHeader = in.Meta() != nil
 	name := cli.InputName(f.Votes)
-	if in.Input() == votefile.TwoClass && !compare {
-		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)
+	if in.Input() == votefile.TwoClass && of != "" {
+		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: %s is planned on class counts or indices (--classes, --input-format counts)", name, of)
 	}
 	p, err := plan.ReadProxy(in, name)
 	if err != nil {

@@ -33,7 +33,7 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 	fs := cmd.Flags()
 	switch {
 	case !setup.PTRTests(info):
-		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans %s on class counts (--classes)", info.Name, f.ms.PTRNames())
+		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans %s on class counts (--classes)", info.Name, f.ms.PTRNames(" or "))
 	case fs.Changed("queries") || fs.Changed("for") || fs.Changed("share") || fs.Changed("filter") || fs.Changed("min-precision"):
 		return cli.Usagef("--accounting ptr plans the queries a PTR release proposes, on --votes, for the given settings: leave out --queries, --for, --share, --filter and --min-precision")
 	case !fs.Changed("classes") || !fs.Changed("K"):
@@ -49,7 +49,7 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 	if err := m.CheckFor(0); err != nil {
 		return cli.AsUsage(setup.Flagged(err, nil))
 	}
-	proxy, tuning, err := f.proxy(cmd, false)
+	proxy, tuning, err := f.proxy(cmd, info.Name)
 	if err != nil {
 		return err
 	}

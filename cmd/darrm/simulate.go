@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
 )
 
 func init() { subcommands = append(subcommands, subcommand{"simulate", newSimulateCmd}) }
@@ -41,6 +42,7 @@ func newSimulateCmd(ms *setup.Mechanisms) *cobra.Command {
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, &f) },
 	}, &f)
+	ms.BindSettings(cmd, votefile.TwoClass)
 	setup.HideComposition(cmd)
 	return cmd
 }

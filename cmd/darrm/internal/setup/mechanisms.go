@@ -319,7 +319,7 @@ func eachSetting(v reflect.Value, keep func(reflect.StructTag) bool, fn func(nam
 }
 
 // abbreviate shortens a list of names that all end alike after a hyphen,
-// "confident-gnmax, progressive-gnmax", to "confident-, progressive-gnmax".
+// "fast-max, slow-max", to "fast-, slow-max".
 func abbreviate(list string) string {
 	names := strings.Split(list, ", ")
 	_, suffix, ok := strings.Cut(names[0], "-")

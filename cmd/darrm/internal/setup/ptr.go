@@ -78,8 +78,8 @@ func PTRTests(info MechanismInfo) bool {
 }
 
 // PTRNames names the mechanisms of ms whose labels generalized PTR tests
-// (PTRTests), in alphabetical order: "a or b".
-func (ms *Mechanisms) PTRNames() string { return ms.sorted(PTRTests, " or ") }
+// (PTRTests), in alphabetical order, separated by sep ("a or b").
+func (ms *Mechanisms) PTRNames(sep string) string { return ms.sorted(PTRTests, sep) }
 
 // PTRSettings returns the settings of the steps of the mechanism of the
 // GNMax family whose labels of classes classes mech releases, as
