@@ -9,8 +9,8 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
@@ -67,7 +67,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		names[i] = provenance.MechanismName(n)
 	}
 	if len(names) == 0 {
-		names = defaultMechanisms(p.Problem)
+		names = transfer.Simulated(p.Problem)
 	}
 	infos, err := f.MechanismConfig.Parse(cmd, f.ms, "mechanisms", names)
 	if err != nil {
@@ -102,23 +102,6 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		}
 	}
 	return out.Write(cmd.OutOrStdout(), f.Format)
-}
-
-// defaultMechanisms are the mechanisms simulate compares on problem p
-// when none is named, in the registry's order: dsub only for Delta = 0
-// (Theorem 3.5.1), gnmax only for delta > 0 (a Gaussian mechanism is not
-// pure DP), and darrm-one-vote beside it, at the same per-query target in
-// the same relation.
-func defaultMechanisms(p constraints.Problem) []provenance.MechanismName {
-	names := []provenance.MechanismName{ensemble.DaRRM{}.Name(), ensemble.Subsample{}.Name()}
-	if p.Delta == 0 {
-		names = append(names, ensemble.DSub{}.Name())
-	}
-	names = append(names, ensemble.RR{}.Name())
-	if p.TargetDelta > 0 {
-		names = append(names, ensemble.GNMax{}.Name(), ensemble.OneVoteDaRRM{}.Name())
-	}
-	return names
 }
 
 // teachersOf returns the probabilities p_i with which K synthetic teachers

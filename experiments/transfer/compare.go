@@ -3,7 +3,8 @@ package transfer
 // This file holds the comparisons at equal totals of the thesis' noise
 // functions (darrm solve --compare, the transfer experiment): the
 // mechanisms that release with each, planned for one total (plan.EqualTotals)
-// and measured at their plans' parameters.
+// and measured at their plans' parameters; and the mechanisms its
+// simulation compares.
 
 import (
 	"context"
@@ -17,6 +18,7 @@ import (
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Candidate is a noise function of a comparison at equal totals with the
@@ -69,6 +71,23 @@ func Candidates(base plan.Request, p constraints.Problem, deltaGiven bool, src o
 		cs = append(cs, with("dsub", ensemble.DSub{Target: t}))
 	}
 	return append(cs, with("rr", ensemble.RR{Target: t, Composition: rr}))
+}
+
+// Simulated returns the mechanisms the thesis' simulation on synthetic
+// teachers compares on problem p (darrm simulate), in the registry's
+// order: dsub only for Delta = 0 (Theorem 3.5.1), gnmax only for
+// delta > 0 (a Gaussian mechanism is not pure DP), and darrm-one-vote
+// beside it, at the same per-query target in the same relation.
+func Simulated(p constraints.Problem) []provenance.MechanismName {
+	names := []provenance.MechanismName{ensemble.DaRRM{}.Name(), ensemble.Subsample{}.Name()}
+	if p.Delta == 0 {
+		names = append(names, ensemble.DSub{}.Name())
+	}
+	names = append(names, ensemble.RR{}.Name())
+	if p.TargetDelta > 0 {
+		names = append(names, ensemble.GNMax{}.Name(), ensemble.OneVoteDaRRM{}.Name())
+	}
+	return names
 }
 
 // gnmaxGamma returns the noise function of the label that GNMax releases
