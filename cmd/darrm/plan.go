@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -13,7 +12,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
@@ -164,38 +162,6 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	lines.Done() // before the output: the solves of gamma_opt are over
 	return doc.Write(cmd.OutOrStdout(), f.Format)
-}
-
-// share returns the analyst a plan is for and their share of a new
-// ledger, from --share (as ledger init takes them, checked alike) and
-// --analyst, which names one of them (needed when there are several);
-// none without --share.
-func (f *planFlags) share(cmd *cobra.Command) (string, float64, error) {
-	fs := cmd.Flags()
-	shares, err := parseShares(f.Shares)
-	if err == nil {
-		err = ledger.CheckShares(shares)
-	}
-	if err != nil {
-		return "", 0, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
-	}
-	switch {
-	case len(shares) == 0 && fs.Changed("analyst"):
-		return "", 0, cli.Usagef("--analyst names whose --share to plan for: give the ledger's shares with --share NAME=FRACTION")
-	case len(shares) == 0:
-		return "", 0, nil
-	case !fs.Changed("analyst") && len(shares) > 1:
-		return "", 0, cli.Usagef("--analyst: give whose --share to plan for, one of %s", strings.Join(shareNames(shares), ", "))
-	case !fs.Changed("analyst"):
-		for name, share := range shares {
-			return name, share, nil
-		}
-	}
-	share, ok := shares[f.Analyst]
-	if !ok {
-		return "", 0, cli.Usagef("--analyst %q has no --share: plan for one of %s", f.Analyst, strings.Join(shareNames(shares), ", "))
-	}
-	return f.Analyst, share, nil
 }
 
 // planError says a library error in terms of the flags: the gamma
