@@ -142,7 +142,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		// PTR's own: the test and the proposal split the budget, and
 		// --max-queries is the proposal.
 		spec.Budget, spec.MaxQueries = nil, 0
-		done, tested, led, err = f.releasePTR(cmd, name, spec, budget.Guarantee)
+		done, tested, err = f.releasePTR(cmd, name, &spec, budget.Guarantee)
+		led, _ = spec.Ledger.(*ledger.Ledger)
 	} else {
 		done, led, err = f.release(cmd, spec)
 	}

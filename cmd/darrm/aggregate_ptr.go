@@ -65,18 +65,10 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.Mechanis
 // (pate.ReleasePTR) within budget, its proposal the first --max-queries
 // queries of the votes, or every query, never a number chosen from them:
 // it reads the votes named name once for the test's counts, and spec's
-// reader labels them. With --ledger it opens the ledger, which it
-// returns for the caller to read and close, and refuses a release its
-// declared use does not hold (setup.PTRUseRefused) before anything is
-// charged.
-func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemble.ReleaseSpec, budget accountant.Guarantee) (ensemble.Released, *report.PTR, *ledger.Ledger, error) {
-	done, plan, err := f.releasePTROn(cmd, name, &spec, budget)
-	l, _ := spec.Ledger.(*ledger.Ledger)
-	return done, plan, l, err
-}
-
-// releasePTROn is releasePTR, the ledger it opens in spec.
-func (f *aggregateFlags) releasePTROn(cmd *cobra.Command, name string, spec *ensemble.ReleaseSpec, budget accountant.Guarantee) (ensemble.Released, *report.PTR, error) {
+// reader labels them. With --ledger it opens the ledger into spec, for
+// the caller to read and close, and refuses a release its declared use
+// does not hold (setup.PTRUseRefused) before anything is charged.
+func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec *ensemble.ReleaseSpec, budget accountant.Guarantee) (ensemble.Released, *report.PTR, error) {
 	in, file, err := f.OpenVotes(cmd, "VOTES", name)
 	if err != nil {
 		return ensemble.Released{}, nil, err
