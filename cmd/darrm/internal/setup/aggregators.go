@@ -57,7 +57,7 @@ func (f *MechanismConfig) Parse(cmd *cobra.Command, ms *Mechanisms, flag string,
 	for i, n := range names {
 		var err error
 		if infos[i], err = ms.Lookup(n, votefile.TwoClass); err != nil {
-			return nil, cli.Usagef("--%s %q: must be one of %s", flag, n, ms.Names(On(votefile.TwoClass), ", "))
+			return nil, cli.Usagef("--%s %q: must be one of %s", flag, n, ms.Names(ofKind(votefile.TwoClass), ", "))
 		}
 	}
 	return infos, f.Check(cmd, ms, infos...)

@@ -230,8 +230,8 @@ func (ms *Mechanisms) Names(keep func(MechanismInfo) bool, sep string) string {
 	return provenance.JoinMechanisms(names, sep)
 }
 
-// On keeps the mechanisms for votes of kind in (Names).
-func On(in votefile.Input) func(MechanismInfo) bool {
+// ofKind keeps the mechanisms for votes of kind in (Names).
+func ofKind(in votefile.Input) func(MechanismInfo) bool {
 	return func(m MechanismInfo) bool { return m.Input == in }
 }
 
