@@ -25,8 +25,9 @@
 // # Release labels
 //
 // Package ensemble releases private majority votes: a mechanism is a value
-// of one closed set of types with its settings (ensemble.DaRRM,
-// ensemble.GNMax, ...), ensemble.New builds it,
+// with its settings that describes itself (ensemble.Mechanism: its
+// settings' tags, its header, its plan), darrm's registered in
+// ensemble.Mechanisms beside any a program adds, ensemble.New builds it,
 // and ensemble.Release is a release in one call, from an
 // ensemble.ReleaseSpec (the votes, the mechanism, the teachers'
 // guarantee, the budget, the ledger, the label sink;

@@ -85,7 +85,7 @@ func mechanismOf(name provenance.MechanismName, p constraints.Problem, src optim
 	case GNMax{}.Name():
 		return GNMax{Target: t}
 	case ConfidentGNMax{}.Name():
-		return ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: p.TargetDelta}
+		return ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: p.TargetDelta}, Sigma2: 40}}
 	case LNMax{}.Name():
 		return LNMax{Scale: 20}
 	}

@@ -22,7 +22,7 @@ import (
 // ReleaseTo takes either.
 type Labeler interface {
 	// Name is the mechanism's short name, as the registry knows it
-	// (Registry, LookupMechanism).
+	// (Registry.Lookup).
 	Name() provenance.MechanismName
 	// K is the number of teachers, Classes the number of classes.
 	K() int

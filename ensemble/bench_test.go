@@ -150,11 +150,11 @@ func benchCounts(n int) []byte {
 // Confident-GNMax (T = 200, σ1 = 150, σ2 = 40), GNMax (σ = 40) and LNMax
 // (b = 20), for K = 250 and C = 10.
 func benchMulti(b *testing.B) []Labeler {
-	cg, err := newClassGNMax(ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
+	cg, err := classOf(ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}}, 250, 10, 1e-5)
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, _ := newClassGNMax(ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
+	g, _ := classOf(GNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, 1e-5)
 	l, _ := newLNMax(20, 250, 10)
 	return []Labeler{cg, g, l}
 }

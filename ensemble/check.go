@@ -2,34 +2,11 @@ package ensemble
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
-
-// Calibrated reports whether a registered mechanism for the votes meta
-// heads (nil: none), in its relation, is calibrated to a teachers' (ε, Δ):
-// whether its settings take eps (two-class GNMax's target is m·ε). It is
-// the registry's answer to provenance.Check, which accepts a guarantee
-// stated for non-private teachers only for such votes
-// (provenance.Stated.Calibrated).
-func Calibrated(meta *votefile.Meta) bool {
-	if meta == nil {
-		return false
-	}
-	var rel accountant.Relation
-	if rel.UnmarshalText([]byte(meta.Relation)) != nil {
-		return false // provenance.Check refuses the header
-	}
-	for _, m := range mechanisms {
-		if slices.Contains(m.inputs(), meta.Input()) && m.Relation() == rel && m.calibrated(meta.Input()) {
-			return true
-		}
-	}
-	return false
-}
 
 // releaseBinding checks agg against the votes of in as ReleaseTo does,
 // before anything is drawn: a two-class aggregator needs 0/1 votes and a
@@ -49,7 +26,7 @@ func releaseBinding(in votefile.Reader, agg Labeler, partition provenance.Partit
 	}
 	priv := agg.Privacy()
 	s := provenance.Stated{By: fmt.Sprintf("the %s mechanism", agg.Name()), K: agg.K(), Classes: agg.Classes(), Relation: &priv.Relation,
-		Partition: partition, Release: true, Calibrated: Calibrated(in.Meta())}
+		Partition: partition, Release: true, Calibrated: priv.Teachers != (accountant.Guarantee{})}
 	if priv.Teachers != (accountant.Guarantee{}) {
 		s.Eps, s.Delta = &priv.Teachers.Eps, &priv.Teachers.Delta
 	}

@@ -50,7 +50,7 @@ func TestReleaseTeachers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		got, err := h.ReleaseTeachers(provenance.Stated{Eps: tc.eps, Delta: tc.delta, Calibrated: Calibrated(tc.meta)})
+		got, err := h.ReleaseTeachers(provenance.Stated{Eps: tc.eps, Delta: tc.delta, Calibrated: Mechanisms().Calibrated(tc.meta)})
 		var te *provenance.TeachersError
 		if tc.field == "" && (err != nil || got != tc.want) || tc.field != "" && (!errors.As(err, &te) || te.Field != tc.field) {
 			t.Errorf("%s: %+v, %v; want %+v, error field %q", tc.name, got, err, tc.want, tc.field)
@@ -126,7 +126,7 @@ func TestCalibrated(t *testing.T) {
 		{2, votefile.LayoutCounts, accountant.OneVote, false},
 	} {
 		m := &votefile.Meta{Classes: tc.classes, Layout: tc.layout, Relation: tc.rel.String()}
-		if got := Calibrated(m); got != tc.want {
+		if got := Mechanisms().Calibrated(m); got != tc.want {
 			t.Errorf("%d classes, layout %v, %v: calibrated %t, want %t", tc.classes, tc.layout, tc.rel, got, tc.want)
 		}
 	}

@@ -20,43 +20,44 @@ import (
 // of gamma_opt (from a cache or solved) or of a gamma given.
 type DaRRM struct {
 	Target
-	Gamma GammaSource `json:"-" flag:"gamma,prior,no-solve"`
+	Gamma GammaSource `json:"-" flag:"prior,gamma,no-solve"`
 }
 
 // Name returns "darrm".
 func (DaRRM) Name() provenance.MechanismName { return "darrm" }
 
-// Validate checks m and δ.
-func (m DaRRM) Validate() error { return m.Target.validate() }
+// Needs: the teachers' guarantee, and a γ source.
+func (DaRRM) Needs(votefile.Input) Needs { return Needs{Teachers: true, Gamma: true} }
 
-func (DaRRM) inputs() []votefile.Input            { return twoClassVotes }
-func (DaRRM) Relation() accountant.Relation       { return accountant.PrivateTeachers }
-func (DaRRM) calibrated(votefile.Input) bool      { return true }
-func (m DaRRM) unsetSetting(votefile.Input) error { return needGamma(m.Name(), m.Gamma, m.needM()) }
-func (DaRRM) settings() any                       { return nil }
-func (m DaRRM) fromHeader(h *labelHeader) (Mechanism, error) {
-	return DaRRM{Target: h.delta()}, h.decode(m.Name(), nil)
+// Missing: m, and a γ source.
+func (m DaRRM) Missing(votefile.Input) error { return needGamma(m.Name(), m.Gamma, m.needM()) }
+
+// FromHeader: its per-query δ (m is not stated).
+func (m DaRRM) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	return DaRRM{Target: Target{Delta: meta.Delta}}, decode(meta, m.Name(), nil)
 }
 
-func (m DaRRM) planned(votefile.Input) (string, func(float64) Mechanism) {
-	return "m", func(v float64) Mechanism { m.M = v; return m }
+// Plan: its allowance m.
+func (m DaRRM) Plan(votefile.Input) Planned {
+	return planM(func(v float64) Mechanism { m.M = v; return m })
 }
 
-func (m DaRRM) labeler(ctx context.Context, b *build) (Labeler, string, error) {
-	p, err := m.problem(b.k, b.teachers)
+// Labeler builds DaRRM for its problem, its γ loaded from its source.
+func (m DaRRM) Labeler(ctx context.Context, _ votefile.Input, k, _ int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
+	p, err := m.problem(k, teachers)
 	if err != nil {
 		return nil, "", err
 	}
-	g, err := b.gamma(ctx, m.Name(), m.Gamma, p)
+	g, words, err := loadGamma(ctx, m.Name(), m.Gamma, p, &opts)
 	if err != nil {
 		return nil, "", err
 	}
-	d, err := newPrivateDaRRM(ctx, p, g.g, b.opts)
+	d, err := newPrivateDaRRM(ctx, p, g, opts)
 	if err != nil {
 		return nil, "", err
 	}
 	d.mech = DaRRM{Target: built(p)}
-	return d, "DaRRM with " + g.words, nil
+	return d, "DaRRM with " + words, nil
 }
 
 // darrmAggregator is Algorithm 1 with a certified noise function: the majority of

@@ -19,7 +19,7 @@ import (
 type OneVoteDaRRM struct {
 	Eps   float64     `json:"-" flag:"target-eps"`
 	Delta float64     `json:"-" flag:"delta"`
-	Gamma GammaSource `json:"-" flag:"gamma,prior,no-solve"`
+	Gamma GammaSource `json:"-" flag:"prior,gamma,no-solve"`
 }
 
 // Name returns "darrm-one-vote".
@@ -33,12 +33,20 @@ func (m OneVoteDaRRM) Validate() error {
 	return param.GuaranteeDelta("delta", m.Delta)
 }
 
-func (OneVoteDaRRM) inputs() []votefile.Input       { return twoClassVotes }
-func (OneVoteDaRRM) Relation() accountant.Relation  { return accountant.OneVote }
-func (OneVoteDaRRM) calibrated(votefile.Input) bool { return false }
-func (OneVoteDaRRM) settings() any                  { return nil }
+// Votes returns the two-class votes.
+func (OneVoteDaRRM) Votes() []votefile.Input { return onTwoClass() }
 
-func (m OneVoteDaRRM) unsetSetting(votefile.Input) error {
+// Relation returns the one-vote relation.
+func (OneVoteDaRRM) Relation() accountant.Relation { return accountant.OneVote }
+
+// Needs: its own target eps, and a γ source.
+func (OneVoteDaRRM) Needs(votefile.Input) Needs { return Needs{Eps: true, Gamma: true} }
+
+// Words says nothing: the label of a two-class release says it.
+func (OneVoteDaRRM) Words() Words { return Words{} }
+
+// Missing: its eps, and a γ source.
+func (m OneVoteDaRRM) Missing(votefile.Input) error {
 	var err error
 	if m.Eps == 0 {
 		err = unset("Mechanism.Eps", "%s needs the release's eps > 0", m.Name())
@@ -46,29 +54,33 @@ func (m OneVoteDaRRM) unsetSetting(votefile.Input) error {
 	return needGamma(m.Name(), m.Gamma, err)
 }
 
-func (m OneVoteDaRRM) fromHeader(h *labelHeader) (Mechanism, error) {
-	return OneVoteDaRRM{Eps: h.meta.Eps, Delta: h.meta.Delta}, h.decode(m.Name(), nil)
+// FromHeader: the per-query (ε, δ) the header states.
+func (m OneVoteDaRRM) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	return OneVoteDaRRM{Eps: meta.Eps, Delta: meta.Delta}, decode(meta, m.Name(), nil)
 }
 
-func (m OneVoteDaRRM) planned(votefile.Input) (string, func(float64) Mechanism) {
-	return "target eps", func(v float64) Mechanism { m.Eps = v; return m }
+// Plan: its target eps.
+func (m OneVoteDaRRM) Plan(votefile.Input) Planned {
+	return Planned{Setting: "target eps", Flag: "target-eps", With: func(v float64) Mechanism { m.Eps = v; return m }}
 }
 
-func (m OneVoteDaRRM) labeler(ctx context.Context, b *build) (Labeler, string, error) {
-	q := constraints.NewOneVote(b.k, m.Eps, m.Delta)
+// Labeler builds DaRRM in the one-vote relation for its target, its γ
+// loaded from its source.
+func (m OneVoteDaRRM) Labeler(ctx context.Context, _ votefile.Input, k, _ int, _ accountant.Guarantee, opts Options) (Labeler, string, error) {
+	q := constraints.NewOneVote(k, m.Eps, m.Delta)
 	if err := param.GuaranteeDelta("delta", q.TargetDelta); err != nil {
 		return nil, "", err
 	}
-	g, err := b.gamma(ctx, m.Name(), m.Gamma, q)
+	g, words, err := loadGamma(ctx, m.Name(), m.Gamma, q, &opts)
 	if err != nil {
 		return nil, "", err
 	}
-	d, err := newOneVoteDaRRM(ctx, q, g.g, b.opts)
+	d, err := newOneVoteDaRRM(ctx, q, g, opts)
 	if err != nil {
 		return nil, "", err
 	}
 	d.mech = OneVoteDaRRM{Eps: q.Eps, Delta: q.TargetDelta}
-	return d, "DaRRM in the one-vote relation with " + g.words, nil
+	return d, "DaRRM in the one-vote relation with " + words, nil
 }
 
 // newOneVoteDaRRM returns DaRRM_g in the one-vote relation: the majority of

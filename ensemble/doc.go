@@ -35,7 +35,7 @@
 // it against the votes' header, checked once (provenance.CheckHeader,
 // ReleaseSpec.Header),
 // accounts for it and charges the ledger, and ReleaseTo writes the labels
-// under the query limit of the budget; MechanismOf reads a label file's
+// under the query limit of the budget; Registry.FromHeader reads a label file's
 // header back into its mechanism; Simulate compares the mechanisms on
 // synthetic teachers.
 //

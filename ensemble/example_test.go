@@ -158,7 +158,7 @@ b,60,40,30,30,20,20,20,10,10,10
 	if err != nil {
 		log.Fatal(err)
 	}
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}
 	agg, _, err := ensemble.New(context.Background(), m, in.K(), in.Classes(), accountant.Guarantee{}, ensemble.Options{})
 	if err != nil {
 		log.Fatal(err)
@@ -304,7 +304,7 @@ func ExampleRelease_inMemory() {
 	defer l.Close()
 	out, err := ensemble.Release(ctx, ensemble.ReleaseSpec{
 		Votes:     votes,
-		Mechanism: ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5},
+		Mechanism: ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}},
 		Ledger:    l,
 		Sink:      ensemble.LabelSink{Stdout: &labels},
 		// A seed makes the example reproducible: its labels are not for

@@ -23,13 +23,13 @@ import (
 // of C classes it adds discrete Gaussian noise of deviation Sigma2 (> 0)
 // to each count (Noise zero: noisymax.DiscreteNoise, which releases draw)
 // and its guarantee is at Target.Delta, which it needs (> 0); M is not
-// used.
+// used. ConfidentGNMax embeds it: GNMax after a threshold step.
 //
 // A label file's header states Sigma2 and Noise, by their JSON keys.
 type GNMax struct {
 	Target
 	Search noisymax.GNMaxSearch `json:"-" flag:"gnmax-search" votes:"two-class"`
-	Sigma2 float64              `json:"sigma2" flag:"sigma2" votes:"multi-class"`
+	Sigma2 float64              `json:"sigma2" flag:"sigma2" votes:"multi-class" help:"noise on each class count (> 0)"`
 	Noise  noisymax.Noise       `json:"noise,omitempty" flag:"noise" votes:"multi-class"`
 }
 
@@ -39,9 +39,9 @@ func (GNMax) Name() provenance.MechanismName { return "gnmax" }
 // Validate checks m and δ, or σ and δ with Sigma2.
 func (m GNMax) Validate() error {
 	if m.Sigma2 == 0 {
-		return m.Target.validate()
+		return m.Target.Validate()
 	}
-	if err := m.counts().checkSteps(); err != nil {
+	if err := m.Steps().Drawn().Check(); err != nil {
 		return err
 	}
 	if m.Delta == 0 {
@@ -50,22 +50,32 @@ func (m GNMax) Validate() error {
 	return param.ConversionDelta("delta", m.Delta)
 }
 
-// counts returns GNMax on C-class counts as Confident-GNMax without the
-// threshold step, its noise set.
-func (m GNMax) counts() ConfidentGNMax { return m.family().Drawn() }
+// Steps returns its label step on class counts as PATE's analyses take
+// it (no threshold step), its noise as set.
+func (m GNMax) Steps() noisymax.Steps { return noisymax.Steps{Sigma2: m.Sigma2, Noise: m.Noise} }
 
-// inputs: given its Sigma2, GNMax labels counts alone.
-func (m GNMax) inputs() []votefile.Input {
+// Votes: given its Sigma2, GNMax labels counts alone.
+func (m GNMax) Votes() []votefile.Input {
 	if m.Sigma2 != 0 {
-		return manyClassVotes
+		return onManyClasses()
 	}
 	return []votefile.Input{votefile.TwoClass, votefile.ManyClasses}
 }
 
-func (GNMax) Relation() accountant.Relation     { return accountant.OneVote }
-func (GNMax) calibrated(in votefile.Input) bool { return in == votefile.TwoClass }
+// Relation returns the one-vote relation.
+func (GNMax) Relation() accountant.Relation { return accountant.OneVote }
 
-func (m GNMax) unsetSetting(in votefile.Input) error {
+// Needs: on 0/1 votes, the teachers' guarantee of its target m·ε.
+func (GNMax) Needs(in votefile.Input) Needs { return Needs{Teachers: in == votefile.TwoClass} }
+
+// Words: its σ2 on counts.
+func (m GNMax) Words() Words {
+	return Words{Settings: fmt.Sprintf("sigma2 = %g", m.Sigma2), Noise: gaussianWords}
+}
+
+// Missing: on 0/1 votes m, on counts σ2 and δ; a σ2 on 0/1 votes is
+// refused.
+func (m GNMax) Missing(in votefile.Input) error {
 	switch {
 	case in == votefile.TwoClass && m.Sigma2 != 0:
 		return fmt.Errorf("ReleaseSpec.Mechanism.Sigma2 = %g: on two-class votes GNMax's sigma is calibrated to its target (m·eps, delta): leave it 0", m.Sigma2)
@@ -79,21 +89,21 @@ func (m GNMax) unsetSetting(in votefile.Input) error {
 	return nil
 }
 
-func (m GNMax) settings() any { return m }
-
-func (GNMax) fromHeader(h *labelHeader) (Mechanism, error) {
-	var m GNMax
-	err := h.decode(m.Name(), &m)
-	m.Target = h.delta()
+// FromHeader: its σ2 and noise, at the header's per-query δ.
+func (m GNMax) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	err := decode(meta, m.Name(), &m)
+	m.Target = Target{Delta: meta.Delta}
 	return m, err
 }
 
-// planned: on two-class votes its allowance m, on counts its σ.
-func (m GNMax) planned(in votefile.Input) (string, func(float64) Mechanism) {
+// Plan: on two-class votes its allowance m, on counts its σ, scored as
+// continuous Gaussian noise of that σ on each count.
+func (m GNMax) Plan(in votefile.Input) Planned {
 	if in == votefile.TwoClass {
-		return "m", func(v float64) Mechanism { m.M = v; return m }
+		return planM(func(v float64) Mechanism { m.M = v; return m })
 	}
-	return "sigma2", func(v float64) Mechanism { m.Sigma2 = v; return m }
+	return Planned{Setting: "sigma2", Flag: "sigma2", With: func(v float64) Mechanism { m.Sigma2 = v; return m },
+		Expect: func(counts []int, class int) float64 { return argmaxGaussian(counts, class, m.Sigma2) }}
 }
 
 // chargedPerDraw: GNMax on class counts, each label's draw charged to a
@@ -106,17 +116,15 @@ func (m GNMax) chargedPerDraw() (Mechanism, bool) {
 	return ProgressiveGNMax{Levels: Levels{m.Sigma2}}, true
 }
 
-// family returns m's settings as Confident-GNMax without the threshold
-// step, its noise as set.
-func (m GNMax) family() ConfidentGNMax {
-	return ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
-}
-
-func (m GNMax) labeler(ctx context.Context, b *build) (Labeler, string, error) {
-	if b.in == votefile.ManyClasses {
-		return classLabeler(m.counts(), b.k, b.classes, max(m.Delta, 0))
+// Labeler builds GNMax on counts of its σ2, or on 0/1 votes its σ
+// calibrated to its target.
+func (m GNMax) Labeler(_ context.Context, in votefile.Input, k, classes int, teachers accountant.Guarantee, _ Options) (Labeler, string, error) {
+	if in == votefile.ManyClasses {
+		g := m.Steps().Drawn()
+		delta := max(m.Delta, 0)
+		return classLabeler(GNMax{Target: Target{Delta: delta}, Sigma2: m.Sigma2, Noise: g.Noise}, g, k, classes, delta)
 	}
-	p, err := m.problem(b.k, b.teachers)
+	p, err := m.problem(k, teachers)
 	if err != nil {
 		return nil, "", err
 	}

@@ -14,36 +14,33 @@ import (
 )
 
 // labelSettings writes the settings of m that a label file's header
-// states into meta: the JSON object of m's settings (Mechanism.settings),
-// none for a nil m or a mechanism whose guarantee says all.
-func labelSettings(m Mechanism, meta *votefile.LabelMeta) {
+// states into meta: m's JSON, the object of its settings, none for a nil
+// m or a mechanism whose guarantee says all (its JSON is {}).
+func labelSettings(m Mechanism, meta *votefile.LabelMeta) error {
 	meta.Settings = nil
-	if m == nil || m.settings() == nil {
-		return
+	if m == nil {
+		return nil
 	}
-	raw, err := json.Marshal(m.settings())
+	raw, err := json.Marshal(m)
 	if err != nil {
-		panic(err) // numbers of a built aggregator are finite
+		return fmt.Errorf("%s: its settings for the label file's header: %w", m.Name(), err)
 	}
-	meta.Settings = raw
+	if string(raw) != "{}" {
+		meta.Settings = raw
+	}
+	return nil
 }
 
-// labelHeader is a label file's header as a mechanism reads its settings
-// from it.
-type labelHeader struct {
-	meta *votefile.LabelMeta
-}
-
-// decode reads the header's settings into v, a pointer to the settings
-// of a mechanism of that name (nil for one that has none): each must be
-// stated (every release states them all, and an absent one read as 0
-// would account a mechanism the labels were not made by: a threshold of 0
-// is a setting like any other), but one it marks omitempty, and none
+// decode reads the settings the header meta states into v, a pointer to
+// the settings of the mechanism name (nil for one that has none): each
+// must be stated (every release states them all, and an absent one read
+// as 0 would account a mechanism the labels were not made by: a threshold
+// of 0 is a setting like any other), but one it marks omitempty, and none
 // that it does not have.
-func (h *labelHeader) decode(name provenance.MechanismName, v any) error {
+func decode(meta *votefile.LabelMeta, name provenance.MechanismName, v any) error {
 	var got map[string]json.RawMessage
-	if len(h.meta.Settings) > 0 {
-		if err := json.Unmarshal(h.meta.Settings, &got); err != nil {
+	if len(meta.Settings) > 0 {
+		if err := json.Unmarshal(meta.Settings, &got); err != nil {
 			return err
 		}
 	}
@@ -64,7 +61,7 @@ func (h *labelHeader) decode(name provenance.MechanismName, v any) error {
 	if len(got) == 0 {
 		return nil
 	}
-	return json.Unmarshal(h.meta.Settings, v)
+	return json.Unmarshal(meta.Settings, v)
 }
 
 // jsonKeys returns the JSON keys of the fields of the struct type t, its
@@ -92,19 +89,15 @@ func jsonKeys(t reflect.Type) (all, required []string) {
 	return all, required
 }
 
-// delta returns the per-query δ the header states, as a Target's.
-func (h *labelHeader) delta() Target {
-	return Target{Delta: h.meta.Delta}
-}
-
-// MechanismOf returns the mechanism whose labels a label file's header
-// meta describes, with the settings it states: the GNMax family's σs,
-// threshold and noise and their per-query δ, LNMax's scale; of
-// darrm-one-vote its (ε, δ); of the mechanisms for private teachers, whose
-// header states their per-query δ but not m, their δ (M is 0). The names
-// the header states (the mechanism, the relation, the partition, the
-// noise) are checked, and an unknown one refused.
-func MechanismOf(meta *votefile.LabelMeta) (Mechanism, error) {
+// FromHeader returns the mechanism of r whose labels a label file's
+// header meta describes, with the settings it states
+// (Mechanism.FromHeader): the GNMax family's σs, threshold and noise and
+// their per-query δ, LNMax's scale; of darrm-one-vote its (ε, δ); of the
+// mechanisms for private teachers, whose header states their per-query δ
+// but not m, their δ (M is 0). The names the header states (the
+// mechanism, the relation, the partition, the noise) are checked, and an
+// unknown one refused.
+func (r Registry) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
 	var rel accountant.Relation
 	if err := rel.UnmarshalText([]byte(meta.Relation)); err != nil {
 		return nil, fmt.Errorf("label file header: %v", err)
@@ -116,11 +109,18 @@ func MechanismOf(meta *votefile.LabelMeta) (Mechanism, error) {
 		}
 	}
 	name := provenance.MechanismName(meta.Mechanism)
-	r := registered(name)
-	if r == nil {
-		return nil, fmt.Errorf("label file header: %v", lookup(name, votefile.ManyClasses))
+	var m Mechanism
+	for _, x := range r {
+		if x.Name() == name {
+			m = x
+			break
+		}
 	}
-	m, err := r.fromHeader(&labelHeader{meta: meta})
+	if m == nil {
+		_, err := r.Lookup(name, votefile.ManyClasses)
+		return nil, fmt.Errorf("label file header: %v", err)
+	}
+	m, err := m.FromHeader(meta)
 	if err != nil {
 		return nil, fmt.Errorf("label file header: %v", err)
 	}

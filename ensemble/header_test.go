@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/internal/param"
@@ -19,8 +18,8 @@ import (
 func TestMechanismOf(t *testing.T) {
 	delta := 1e-5
 	for _, m := range []Mechanism{
-		ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise, Delta: delta},
-		ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise, Delta: delta},
+		ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
+		ConfidentGNMax{Threshold: 0, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
 		GNMax{Target: Target{Delta: delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise},
 		GNMax{Target: Target{Delta: delta}, Sigma2: 21.67, Noise: noisymax.ContinuousNoise},
 		LNMax{Scale: 20},
@@ -28,13 +27,13 @@ func TestMechanismOf(t *testing.T) {
 	} {
 		meta := &votefile.LabelMeta{Mechanism: m.Name().String(), Relation: "one-vote", Partition: "keyed-hash", Eps: 0.3, Delta: delta}
 		labelSettings(m, meta)
-		got, err := MechanismOf(meta)
+		got, err := Mechanisms().FromHeader(meta)
 		if err != nil || !reflect.DeepEqual(got, m) {
 			t.Errorf("%#v read back as %#v, %v", m, got, err)
 		}
 	}
 	ok := &votefile.LabelMeta{Mechanism: "gnmax", Relation: "one-vote", Partition: "keyed-hash", Settings: []byte(`{"sigma2":40,"noise":"discrete"}`)}
-	if _, err := MechanismOf(ok); err != nil {
+	if _, err := Mechanisms().FromHeader(ok); err != nil {
 		t.Fatalf("%+v: %v", ok, err)
 	}
 	settings := func(mech, s string) func(*votefile.LabelMeta) {
@@ -56,7 +55,7 @@ func TestMechanismOf(t *testing.T) {
 	} {
 		bad := *ok
 		edit(&bad)
-		if m, err := MechanismOf(&bad); err == nil {
+		if m, err := Mechanisms().FromHeader(&bad); err == nil {
 			t.Errorf("%+v read as %#v", bad, m)
 		}
 	}
@@ -73,8 +72,8 @@ func TestMechanismValidate(t *testing.T) {
 		m    Mechanism
 		name string // "" for valid
 	}{
-		{ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: delta}, ""},
-		{ConfidentGNMax{Threshold: 200, Sigma2: 40, Delta: delta}, "sigma1"},
+		{ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: delta}, Sigma2: 40}}, ""},
+		{ConfidentGNMax{Threshold: 200, GNMax: GNMax{Target: Target{Delta: delta}, Sigma2: 40}}, "sigma1"},
 		{GNMax{Target: Target{Delta: delta}, Sigma2: -1}, "sigma2"},
 		{GNMax{Target: Target{M: 3}}, ""},
 		{DaRRM{Target: Target{M: 0.5}}, "m"},
@@ -94,8 +93,8 @@ func TestMechanismValidate(t *testing.T) {
 }
 
 // TestMechanismJSON: a mechanism's JSON is the object of its settings
-// that a label file's header states ({} for none), and LNMax's adds to it
-// only the noise that releases draw.
+// that a label file's header states ({} for none: the header states
+// none).
 func TestMechanismJSON(t *testing.T) {
 	for _, e := range examples() {
 		raw, err := json.Marshal(e.m)
@@ -104,12 +103,11 @@ func TestMechanismJSON(t *testing.T) {
 			continue
 		}
 		meta := &votefile.LabelMeta{}
-		labelSettings(e.m, meta)
+		if err := labelSettings(e.m, meta); err != nil {
+			t.Fatal(err)
+		}
 		want := string(meta.Settings)
-		switch {
-		case e.m.Name() == (LNMax{}).Name():
-			want = strings.Replace(want, `,"noise":"discrete"`, "", 1)
-		case want == "":
+		if want == "" {
 			want = "{}"
 		}
 		if string(raw) != want {

@@ -15,7 +15,7 @@ import (
 // in both formats and both layouts: the header (how the labels were
 // made) and every row, with its query's key, label and answer.
 func TestLabelsRoundTrip(t *testing.T) {
-	g, err := newClassGNMax(ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: noisymax.DiscreteNoise}, 10, 3, 1e-5)
+	g, err := classOf(ConfidentGNMax{Threshold: 8, Sigma1: 0.6, GNMax: GNMax{Sigma2: 0.6, Noise: noisymax.DiscreteNoise}}, 10, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 			if tc.name == "counts" {
 				m := g.Mechanism().(ConfidentGNMax)
 				m.Threshold = 3
-				agg, _ = newClassGNMax(m, in.K(), in.Classes(), 1e-5)
+				agg, _ = classOf(m, in.K(), in.Classes(), 1e-5)
 			}
 			out, _, err := releaseOut(t, in, agg, noise.NewSeededSource(3), -1, ReleaseOptions{Experiment: true, Partition: provenance.KeyedHash}, f)
 			if err != nil {
@@ -73,7 +73,7 @@ func TestLabelsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := MechanismOf(lr.Meta())
+	m, err := Mechanisms().FromHeader(lr.Meta())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
@@ -17,7 +18,7 @@ import (
 // LNMax is PATE's Laplace NoisyMax on vote counts of C classes: discrete
 // Laplace noise of the Scale on each count.
 type LNMax struct {
-	Scale float64 `json:"laplace_scale" flag:"laplace-scale"`
+	Scale float64 `json:"laplace_scale" flag:"laplace-scale" help:"scale b of the Laplace noise on each count (> 0)"`
 }
 
 // Name returns "lnmax".
@@ -29,11 +30,22 @@ func (m LNMax) Validate() error {
 	return err
 }
 
-func (LNMax) inputs() []votefile.Input       { return manyClassVotes }
-func (LNMax) Relation() accountant.Relation  { return accountant.OneVote }
-func (LNMax) calibrated(votefile.Input) bool { return false }
+// Votes returns the multi-class votes.
+func (LNMax) Votes() []votefile.Input { return onManyClasses() }
 
-func (m LNMax) unsetSetting(votefile.Input) error {
+// Relation returns the one-vote relation.
+func (LNMax) Relation() accountant.Relation { return accountant.OneVote }
+
+// Needs nothing beside its scale.
+func (LNMax) Needs(votefile.Input) Needs { return Needs{} }
+
+// Words: its scale.
+func (m LNMax) Words() Words {
+	return Words{Settings: fmt.Sprintf("b = %g", m.Scale), Noise: laplaceWords}
+}
+
+// Missing: its scale.
+func (m LNMax) Missing(votefile.Input) error {
 	if m.Scale == 0 {
 		return unset("Mechanism.Scale", "%s needs the scale b > 0 of its Laplace noise", m.Name())
 	}
@@ -43,28 +55,37 @@ func (m LNMax) unsetSetting(votefile.Input) error {
 // lnmaxSettings are LNMax's settings as a label file's header states
 // them: with its noise, which releases draw discrete.
 type lnmaxSettings struct {
-	LNMax
+	Scale float64        `json:"laplace_scale"`
 	Noise noisymax.Noise `json:"noise,omitempty"`
 }
 
-func (m LNMax) settings() any { return lnmaxSettings{m, noisymax.DiscreteNoise} }
+// MarshalJSON returns its settings as a label file's header states them:
+// its scale and its noise, the discrete Laplace releases draw.
+func (m LNMax) MarshalJSON() ([]byte, error) {
+	return json.Marshal(lnmaxSettings{m.Scale, noisymax.DiscreteNoise})
+}
 
-func (LNMax) fromHeader(h *labelHeader) (Mechanism, error) {
+// FromHeader: its scale.
+func (LNMax) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
 	var s lnmaxSettings
-	err := h.decode(LNMax{}.Name(), &s)
-	return s.LNMax, err
+	err := decode(meta, LNMax{}.Name(), &s)
+	return LNMax{Scale: s.Scale}, err
 }
 
-func (LNMax) planned(votefile.Input) (string, func(float64) Mechanism) {
-	return "Laplace scale", func(v float64) Mechanism { return LNMax{Scale: v} }
+// Plan: its scale, scored as continuous Laplace noise of that scale on
+// each count.
+func (m LNMax) Plan(votefile.Input) Planned {
+	return Planned{Setting: "Laplace scale", Flag: "laplace-scale", With: func(v float64) Mechanism { m.Scale = v; return m },
+		Expect: func(counts []int, class int) float64 { return argmaxLaplace(counts, class, m.Scale) }}
 }
 
-func (m LNMax) labeler(ctx context.Context, b *build) (Labeler, string, error) {
-	agg, err := newLNMax(m.Scale, b.k, b.classes)
+// Labeler builds LNMax of its scale on the counts.
+func (m LNMax) Labeler(_ context.Context, _ votefile.Input, k, classes int, _ accountant.Guarantee, _ Options) (Labeler, string, error) {
+	agg, err := newLNMax(m.Scale, k, classes)
 	if err != nil {
 		return nil, "", err
 	}
-	return agg, fmt.Sprintf("LNMax: discrete Laplace noise of scale b = %g on the %d class counts", m.Scale, b.classes), nil
+	return agg, fmt.Sprintf("LNMax: discrete Laplace noise of scale b = %g on the %d class counts", m.Scale, classes), nil
 }
 
 // lnmaxAggregator is PATE's Laplace noisy max (LNMax; Papernot et al.

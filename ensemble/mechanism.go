@@ -14,66 +14,203 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// Mechanism is a release mechanism with its settings: a value of DaRRM,
-// OneVoteDaRRM, Subsample, DSub, RR or GNMax on the teachers' 0/1 votes,
-// or of GNMax, ConfidentGNMax, LNMax or ProgressiveGNMax on vote counts
-// of C classes. The
-// set is closed: no other package adds one. New builds any of them, and
-// Release releases with it; a label file's header states it, and
-// MechanismOf reads it back.
+// Mechanism is a release mechanism with its settings: a value whose
+// methods say all that a release, a plan and a program ask of it, so that
+// none of them knows a mechanism by name. darrm's are DaRRM,
+// OneVoteDaRRM, Subsample, DSub, RR and GNMax on the teachers' 0/1 votes,
+// and GNMax, ConfidentGNMax, LNMax and ProgressiveGNMax on vote counts of C
+// classes (Mechanisms); a package of its own may implement one (every
+// method and type is exported) and release with it by the same path,
+// checked by the same checks.
 //
-// Each mechanism is one value whose methods say all a release asks of it,
-// in its own file: the votes it labels, the relation of its guarantee,
-// the settings it needs, how its labeler is built, and what a label
-// file's header states of it. A mechanism's JSON (encoding/json) is the
-// object of its settings that such a header states, {} for one whose
-// guarantee says all. A setting's field tag `flag:"name"` names the
-// command-line flag that sets it, as darrm names it (first, when several
-// flags together give it), and `votes:"two-class"` or `votes:"multi-class"`
-// the one kind of votes it is a setting on: a program binds its flags by
-// them. Adding one is its file, its test and its line in mechanisms.
+// Its settings are its exported fields. A field's tag `json:"key"` is its
+// key in the object of the settings that a label file's header states:
+// the mechanism's JSON (encoding/json), none when that is {} (its
+// guarantee says all). Its tag `flag:"name"` names the command-line flag
+// that sets it (first, when several flags together give it, as a γ
+// source's), `help:"..."` says what it is, `votes:"two-class"` or
+// `votes:"multi-class"` the one kind of votes it is a setting on, and
+// `optional:""` that it may be left at zero on vote counts (every other
+// setting on counts is needed): a program binds its flags by them. A
+// setting with a help tag is the mechanism's own, whose flag a program
+// defines from the tags; the others are set by a program's own flags (a
+// target, a γ source, a composition) or by the program itself (the noise
+// releases draw).
 type Mechanism interface {
 	// Name is the mechanism's name, as a label file's header states it.
 	Name() provenance.MechanismName
 	// Validate checks the mechanism's own settings, a bad one a
-	// parameter error that names it; the rules that relate them to
-	// the teachers and the votes are New's.
+	// parameter error that names it by its flag; the rules that relate
+	// them to the teachers and the votes are Labeler's.
 	Validate() error
-
 	// Relation is the neighbouring relation that its guarantee is stated
 	// in: the private teachers' (accountant.PrivateTeachers) for DaRRM,
 	// Subsample, DSub and RR, the one-vote relation for the others.
 	Relation() accountant.Relation
-
-	// inputs returns the kinds of votes it labels, two-class first.
-	inputs() []votefile.Input
-	// calibrated reports whether, on votes of kind in, its target is
-	// m·ε of the teachers' ε (provenance.Stated.Calibrated): a release
-	// then needs the teachers' guarantee.
-	calibrated(in votefile.Input) bool
-	// unsetSetting returns the error of a setting left at a zero value
-	// that has no default on votes of kind in (unset), if any.
-	unsetSetting(in votefile.Input) error
-	// labeler builds its labeler for b and says what it is in words.
-	labeler(ctx context.Context, b *build) (Labeler, string, error)
-	// settings returns its settings that a label file's header states,
-	// a value whose JSON is their object (nil for none: its guarantee
-	// says all); fromHeader returns the mechanism of the header h, with
-	// the settings it states (labelHeader.decode).
-	settings() any
-	fromHeader(h *labelHeader) (Mechanism, error)
-	// planned returns the setting a plan chooses for it on votes of
-	// kind in and the mechanism with that setting v (Planned).
-	planned(in votefile.Input) (setting string, with func(v float64) Mechanism)
+	// Votes returns the kinds of votes it labels, two-class first.
+	Votes() []votefile.Input
+	// Needs says what a caller resolves for it on votes of kind in,
+	// beside its own settings (Needs).
+	Needs(in votefile.Input) Needs
+	// Missing returns the error of a setting left at a zero value that
+	// has no default on votes of kind in, naming it as a field of a
+	// ReleaseSpec (unset), nil when none is.
+	Missing(in votefile.Input) error
+	// Labeler builds its labeler for k teachers voting among classes
+	// classes on votes of kind in, each teacher (ε, Δ)-DP as teachers
+	// says when it Needs them, with the options opts (a γ loaded from a
+	// source is certified once, as it is sampled), its privacy
+	// certified where it is built, and says what it is in words.
+	Labeler(ctx context.Context, in votefile.Input, k, classes int, teachers accountant.Guarantee, opts Options) (Labeler, string, error)
+	// FromHeader returns the mechanism of this name that the label file's
+	// header meta states, with the settings it states, each one stated
+	// (Registry.FromHeader checks the header's names first).
+	FromHeader(meta *votefile.LabelMeta) (Mechanism, error)
+	// Plan says what a plan chooses of it on votes of kind in (Planned).
+	Plan(in votefile.Input) Planned
+	// Words says it in words as a release's summary does on vote counts
+	// (Words); on 0/1 votes its label says it.
+	Words() Words
 }
 
-// mechanisms are the mechanisms a release can use, the two-class ones
-// first, each at its defaults: a mechanism's one registration.
-var mechanisms = []Mechanism{DaRRM{Target: defaultTarget}, Subsample{defaultTarget}, DSub{defaultTarget}, RR{Target: defaultTarget},
-	GNMax{Target: defaultTarget}, OneVoteDaRRM{}, ConfidentGNMax{}, LNMax{}, ProgressiveGNMax{}}
+// Words say a mechanism of vote counts as a release's summary prints it:
+// its settings ("T = 200, sigma1 = 150, sigma2 = 40"), the noise it adds
+// to the counts, and what withholds a query's label, after "N withheld"
+// ("" when it answers every query). A mechanism of 0/1 votes says none:
+// its label says it.
+type Words struct {
+	Settings, Noise, Withheld string
+}
 
-// defaultTarget is a Target at its defaults: m unset, the default δ.
-var defaultTarget = Target{}
+// Words of the noise the noisy-max mechanisms add to the counts.
+const (
+	gaussianWords = "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
+	laplaceWords  = "discrete Laplace of scale b, sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
+)
+
+// Needs is what a caller resolves for a mechanism on one kind of votes,
+// beside its own settings (Mechanism.Needs), as gonum's optimize.Method
+// says what it uses.
+type Needs struct {
+	// Teachers: its per-query target is m·ε of its teachers' (ε, Δ) and a
+	// δ (Target), so a release needs the teachers' guarantee.
+	Teachers bool
+	// Eps: its per-query target is its own (ε, δ), its setting tagged
+	// flag "target-eps" (darrm-one-vote's).
+	Eps bool
+	// Gamma: it samples a noise function from a GammaSource, its setting
+	// tagged flag "gamma".
+	Gamma bool
+	// Budget: it is charged per draw to a Gaussian-DP filter alone, whose
+	// budget, the release's, is its total to publish (ChargedPerDraw).
+	Budget bool
+}
+
+// Planned is what a plan chooses of a mechanism on votes of one kind
+// (Mechanism.Plan): the one setting a plan of parameters searches, or a
+// plan of its own.
+type Planned struct {
+	// Setting names the kind of setting a plan searches, as a plan reports
+	// it: "m" (an allowance in [1, K]), "target eps" (a per-query ε),
+	// "sigma2" (a Gaussian deviation on each count) or "Laplace scale";
+	// "" for none. Flag is the flag that sets it, and With returns the
+	// mechanism with that setting v.
+	Setting, Flag string
+	With          func(v float64) Mechanism
+	// Threshold, if set, returns the mechanism with a threshold step of
+	// threshold t and deviation sigma1 (flags "threshold" and "sigma1"),
+	// which a plan chooses on proxy votes beside Setting.
+	Threshold func(t, sigma1 float64) Mechanism
+	// Expect, if set, returns the probability that its label of a query
+	// with these class counts, answered, is the class, scored as a plan
+	// scores it on proxy votes; nil for a mechanism of 0/1 votes, whose
+	// label a plan scores by its noise function exactly.
+	Expect func(counts []int, class int) float64
+	// OnProxy, if set, is its plan of its own, on proxy votes, of every
+	// setting, for the budget of its Gaussian-DP filter (progressive
+	// GNMax's): Setting is then "".
+	OnProxy func(ctx context.Context, r ProxyRequest) (ProxyPlan, error)
+}
+
+// A Registry is the mechanisms a program releases with, each at its
+// defaults, the two-class ones first: darrm's (Mechanisms), to which a
+// program may add its own. It is a value: a program keeps its own, and
+// no package variable holds one.
+type Registry []Mechanism
+
+// Mechanisms returns darrm's mechanisms, in a new Registry.
+func Mechanisms() Registry {
+	return Registry{DaRRM{}, Subsample{}, DSub{}, RR{}, GNMax{}, OneVoteDaRRM{}, ConfidentGNMax{}, LNMax{}, ProgressiveGNMax{}}
+}
+
+// On returns the mechanisms of r that label votes of kind in, in order.
+func (r Registry) On(in votefile.Input) []Mechanism {
+	var out []Mechanism
+	for _, m := range r {
+		if slices.Contains(m.Votes(), in) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Names lists the names of the mechanisms of r that label votes of kind
+// in, separated by commas.
+func (r Registry) Names(in votefile.Input) string {
+	var names []provenance.MechanismName
+	for _, m := range r.On(in) {
+		names = append(names, m.Name())
+	}
+	return provenance.JoinMechanisms(names, ", ")
+}
+
+// Lookup returns the mechanism of r of the name that labels votes of
+// kind in. A name that labels only the other kind of votes is refused
+// saying so, an unknown one with the names of r.
+func (r Registry) Lookup(name provenance.MechanismName, in votefile.Input) (Mechanism, error) {
+	var m Mechanism
+	for _, x := range r {
+		if x.Name() == name {
+			m = x
+			break
+		}
+	}
+	switch {
+	case m == nil:
+		return nil, fmt.Errorf("mechanism %s: must be one of %s (two-class votes) or %s (multi-class votes)", param.Quote(string(name)),
+			r.Names(votefile.TwoClass), r.Names(votefile.ManyClasses))
+	case !slices.Contains(m.Votes(), in):
+		return nil, labelsOther(m, in, r)
+	}
+	return m, nil
+}
+
+// labelsOther is the error of mechanism m on votes of kind in, which it
+// does not label: the mechanisms of r that do.
+func labelsOther(m Mechanism, in votefile.Input, r Registry) error {
+	return fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", m.Name(), m.Votes()[0], in, r.Names(in))
+}
+
+// Calibrated reports whether a mechanism of r for the votes meta heads
+// (nil: none), in their relation, is calibrated to a teachers' (ε, Δ):
+// whether it Needs them. It is the registry's answer to provenance.Check,
+// which accepts a guarantee stated for non-private teachers only for
+// such votes (provenance.Stated.Calibrated).
+func (r Registry) Calibrated(meta *votefile.Meta) bool {
+	if meta == nil {
+		return false
+	}
+	var rel accountant.Relation
+	if rel.UnmarshalText([]byte(meta.Relation)) != nil {
+		return false // provenance.Check refuses the header
+	}
+	for _, m := range r.On(meta.Input()) {
+		if m.Relation() == rel && m.Needs(meta.Input()).Teachers {
+			return true
+		}
+	}
+	return false
+}
 
 // A GammaSource gives the noise function that DaRRM and OneVoteDaRRM
 // sample, for their problem; optimal.Source is one. The release takes it
@@ -89,12 +226,10 @@ type GammaSource interface {
 	Gamma(ctx context.Context, p constraints.Problem, certify func(context.Context, constraints.Problem, gamma.Gamma) (gamma.Certificate, error)) (gamma.Gamma, string, error)
 }
 
-// twoClassVotes and manyClassVotes are the inputs of a mechanism of 0/1 votes
-// and of one of vote counts.
-var (
-	twoClassVotes  = []votefile.Input{votefile.TwoClass}
-	manyClassVotes = []votefile.Input{votefile.ManyClasses}
-)
+// onTwoClass and onManyClasses are the kinds of votes of a mechanism of 0/1
+// votes and of one of vote counts (Mechanism.Votes), a new slice each.
+func onTwoClass() []votefile.Input    { return []votefile.Input{votefile.TwoClass} }
+func onManyClasses() []votefile.Input { return []votefile.Input{votefile.ManyClasses} }
 
 // Target is the per-query target (m·ε, δ) of a mechanism for private
 // teachers, each (ε, Δ)-DP (thesis Problem 3.1.1): M is the privacy
@@ -108,14 +243,37 @@ type Target struct {
 	Delta float64 `json:"-" flag:"delta"`
 }
 
-// validate checks M and Delta as given: m >= 1, δ in [0, 0.5] (0: the
+// The methods of a Target are those a mechanism for private teachers
+// shares through it (DaRRM, Subsample, DSub, RR): it labels 0/1 votes,
+// its guarantee is in the private teachers' relation, it needs their
+// guarantee, its allowance m has no default, and a release's summary
+// says it by its label.
+
+// Validate checks M and Delta as given: m >= 1, δ in [0, 0.5] (0: the
 // default).
-func (t Target) validate() error {
+func (t Target) Validate() error {
 	if !(t.M >= 1) || math.IsInf(t.M, 1) {
 		return &param.Error{Name: "m", Value: t.M, Rule: "must be in [1, K]"}
 	}
 	return param.GuaranteeDelta("delta", t.Delta)
 }
+
+// Votes returns the two-class votes.
+func (Target) Votes() []votefile.Input { return onTwoClass() }
+
+// Relation returns the private teachers' relation.
+func (Target) Relation() accountant.Relation { return accountant.PrivateTeachers }
+
+// Needs says that a mechanism of the target needs its teachers'
+// guarantee.
+func (Target) Needs(votefile.Input) Needs { return Needs{Teachers: true} }
+
+// Missing refuses a target without its allowance m, which has no
+// default.
+func (t Target) Missing(votefile.Input) error { return t.needM() }
+
+// Words says nothing: the label of a two-class release says it.
+func (Target) Words() Words { return Words{} }
 
 // needM refuses a target without its allowance m, which has no default.
 func (t Target) needM() error {
@@ -123,6 +281,12 @@ func (t Target) needM() error {
 		return unset("Mechanism.M", "the privacy allowance m in [1, K]: each label is (m·eps, delta)-DP")
 	}
 	return nil
+}
+
+// planM returns the plan of a mechanism planned by its allowance m, which
+// with sets.
+func planM(with func(m float64) Mechanism) Planned {
+	return Planned{Setting: "m", Flag: "m", With: with}
 }
 
 // problem returns the problem that t is held to for k teachers, each
@@ -180,69 +344,14 @@ func built(p constraints.Problem) Target {
 	return Target{M: p.M, Delta: p.TargetDelta}
 }
 
-// Mechanisms returns the mechanisms that label votes of kind in, in the
-// order registered, each at its defaults (every setting zero).
-func Mechanisms(in votefile.Input) []Mechanism {
-	var out []Mechanism
-	for _, m := range mechanisms {
-		if slices.Contains(m.inputs(), in) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// mechanismNames lists the names of the mechanisms that label votes of
-// kind in, separated by commas.
-func mechanismNames(in votefile.Input) string {
-	var names []provenance.MechanismName
-	for _, m := range Mechanisms(in) {
-		names = append(names, m.Name())
-	}
-	return provenance.JoinMechanisms(names, ", ")
-}
-
-// registered returns the registered mechanism of the name, nil for none.
-func registered(name provenance.MechanismName) Mechanism {
-	for _, m := range mechanisms {
-		if m.Name() == name {
-			return m
-		}
-	}
-	return nil
-}
-
-// lookup checks that the mechanism name labels votes of kind in. A name
-// that labels only the other kind of votes is refused saying so.
-func lookup(name provenance.MechanismName, in votefile.Input) error {
-	m := registered(name)
-	switch {
-	case m == nil:
-		return fmt.Errorf("mechanism %s: must be one of %s (two-class votes) or %s (multi-class votes)", param.Quote(string(name)),
-			mechanismNames(votefile.TwoClass), mechanismNames(votefile.ManyClasses))
-	case !slices.Contains(m.inputs(), in):
-		return fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, m.inputs()[0], in, mechanismNames(in))
-	}
-	return nil
-}
-
-// votesOf returns the kind of votes m labels when they are of classes
+// VotesOf returns the kind of votes m labels when they are of classes
 // classes: two-class votes for two classes, unless m labels counts alone
 // (ConfidentGNMax, LNMax, GNMax given its Sigma2).
-func votesOf(m Mechanism, classes int) votefile.Input {
-	if classes == 2 && m.inputs()[0] == votefile.TwoClass {
+func VotesOf(m Mechanism, classes int) votefile.Input {
+	if classes == 2 && m.Votes()[0] == votefile.TwoClass {
 		return votefile.TwoClass
 	}
 	return votefile.ManyClasses
-}
-
-// Planned returns the setting of m that a plan chooses when m labels
-// votes of classes classes: "m", the allowance of a mechanism for private
-// teachers; "target eps", darrm-one-vote's eps; "sigma2", the noise of the
-// GNMax family on class counts; or "Laplace scale", LNMax's. With
-// returns m with that setting v.
-func Planned(m Mechanism, classes int) (setting string, with func(v float64) Mechanism) {
-	return m.planned(votesOf(m, classes))
 }
 
 // New returns the aggregator of m for k teachers voting among classes
@@ -256,21 +365,11 @@ func Planned(m Mechanism, classes int) (setting string, with func(v float64) Mec
 // label says nothing, is refused for every mechanism. An error is a
 // *ReleaseError at StepGamma or StepBuild.
 func New(ctx context.Context, m Mechanism, k, classes int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
-	in := votesOf(m, classes)
-	if err := lookup(m.Name(), in); err != nil {
-		return nil, "", &ReleaseError{Step: StepBuild, Err: err}
+	in := VotesOf(m, classes)
+	if !slices.Contains(m.Votes(), in) {
+		return nil, "", &ReleaseError{Step: StepBuild, Err: labelsOther(m, in, Mechanisms())}
 	}
 	return newLabeler(ctx, m, in, k, classes, teachers, opts)
-}
-
-// build is what a mechanism's labeler is built for: K teachers voting
-// among classes classes, votes of kind in, each teacher (ε, Δ)-DP as
-// teachers says (for a mechanism calibrated to them), and the options.
-type build struct {
-	in         votefile.Input
-	k, classes int
-	teachers   accountant.Guarantee
-	opts       Options
 }
 
 // newLabeler is New for m on votes of kind in: the one path from a
@@ -281,8 +380,7 @@ func newLabeler(ctx context.Context, m Mechanism, in votefile.Input, k, classes 
 	if in == votefile.TwoClass && classes != 2 {
 		return nil, "", &ReleaseError{Step: StepBuild, Err: fmt.Errorf("%s: %d classes: it labels 0/1 votes", m.Name(), classes)}
 	}
-	b := &build{in: in, k: k, classes: classes, teachers: teachers, opts: opts}
-	l, label, err := m.labeler(ctx, b)
+	l, label, err := m.Labeler(ctx, in, k, classes, teachers, opts)
 	if err != nil {
 		if _, ok := err.(*ReleaseError); !ok {
 			err = &ReleaseError{Step: StepBuild, Err: err}
@@ -292,32 +390,27 @@ func newLabeler(ctx context.Context, m Mechanism, in votefile.Input, k, classes 
 	return l, label, nil
 }
 
-// sampledGamma is the noise function a mechanism that samples one
-// samples, and how its description names it.
-type sampledGamma struct {
-	g     gamma.Gamma
-	words string
-}
-
-// gamma returns the noise function of problem q from src, certified as
-// the aggregator will sample it, and how a description names it, for the
-// mechanism name. An error is a *ReleaseError at StepGamma.
-func (b *build) gamma(ctx context.Context, name provenance.MechanismName, src GammaSource, q constraints.Problem) (sampledGamma, error) {
+// loadGamma returns the noise function of problem q from src, for the
+// mechanism name (a nil src is an error that says it needs one),
+// certified as the aggregator will sample it (the certificate is kept in
+// opts, so that the aggregator built from it with opts certifies it no
+// more), and how a description names it. An error is a *ReleaseError at
+// StepGamma.
+func loadGamma(ctx context.Context, name provenance.MechanismName, src GammaSource, q constraints.Problem, opts *Options) (gamma.Gamma, string, error) {
 	if src == nil {
-		return sampledGamma{}, &ReleaseError{Step: StepGamma, Err: fmt.Errorf("Mechanism.Gamma is not set: %s samples its gamma from a source: optimal.Source, say", name)}
+		return nil, "", &ReleaseError{Step: StepGamma, Err: fmt.Errorf("Mechanism.Gamma is not set: %s samples its gamma from a source: optimal.Source, say", name)}
 	}
 	certify := func(ctx context.Context, q constraints.Problem, g gamma.Gamma) (gamma.Certificate, error) {
 		_, sampled := newTable(g)
-		cert, _, err := certify(ctx, q, sampled, 0, b.opts)
+		cert, _, err := certify(ctx, q, sampled, 0, *opts)
 		if err == nil {
-			b.opts.known = &knownCertificate{p: q, g: sampled, cert: cert}
+			opts.known = &knownCertificate{p: q, g: sampled, cert: cert}
 		}
 		return cert, err
 	}
-	var sg sampledGamma
-	var err error
-	if sg.g, sg.words, err = src.Gamma(ctx, q, certify); err != nil {
-		return sampledGamma{}, &ReleaseError{Step: StepGamma, Err: err}
+	g, words, err := src.Gamma(ctx, q, certify)
+	if err != nil {
+		return nil, "", &ReleaseError{Step: StepGamma, Err: err}
 	}
-	return sg, nil
+	return g, words, nil
 }

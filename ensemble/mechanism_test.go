@@ -49,7 +49,7 @@ func TestMechanismBuild(t *testing.T) {
 	if agg, label, err := New(ctx, DSub{Target: Target{M: 3}}, 11, 2, accountant.Guarantee{Eps: 0.1}, Options{Memo: testMemo}); err != nil || agg.Name() != "dsub" || !strings.Contains(label, "majority of 5 of the 11") {
 		t.Errorf("dsub: %v, %q", err, label)
 	}
-	if err := lookup("median", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
+	if _, err := Mechanisms().Lookup("median", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "darrm, subsample, dsub, rr, gnmax") {
 		t.Errorf("unknown mechanism: %v", err)
 	}
 	// A gamma that is not (m·eps, delta)-DP is refused by the certificate.
@@ -77,7 +77,7 @@ func examples() []struct {
 		{DaRRM{Target: t, Gamma: zeros}, two}, {Subsample{Target: t}, two}, {DSub{Target: t}, two},
 		{RR{Target: t, Composition: accountant.Composition{Method: accountant.General, DeltaPrime: 1e-5}}, two},
 		{GNMax{Target: t}, two}, {OneVoteDaRRM{Eps: 0.3, Delta: 1e-5, Gamma: zeros}, two},
-		{GNMax{Target: Target{Delta: delta}, Sigma2: 40}, many}, {ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}, many},
+		{GNMax{Target: Target{Delta: delta}, Sigma2: 40}, many}, {ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 40}}, many},
 		{LNMax{Scale: 20}, many},
 		{ProgressiveGNMax{Levels: Levels{100, 75, 56, 45}, Kappa: 1.2, GiveUp: 0.25, Threshold: 7, Sigma1: 200, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, many},
 	}
@@ -91,8 +91,8 @@ func TestRegistry(t *testing.T) {
 	ctx := context.Background()
 	ex := examples()
 	var n int
-	for _, m := range mechanisms {
-		n += len(m.inputs())
+	for _, m := range Mechanisms() {
+		n += len(m.Votes())
 	}
 	if len(ex) != n {
 		t.Fatalf("%d examples for the %d mechanisms and inputs registered", len(ex), n)
@@ -106,8 +106,12 @@ func TestRegistry(t *testing.T) {
 		if m.Name() == (DSub{}).Name() {
 			teachers.Delta = 0
 		}
-		if !slices.Contains(registered(m.Name()).inputs(), e.in) || votesOf(m, classes) != e.in {
-			t.Errorf("%s on %v: registered for %v, labels %v", m.Name(), e.in, registered(m.Name()).inputs(), votesOf(m, classes))
+		r, err := Mechanisms().Lookup(m.Name(), e.in)
+		if err != nil || VotesOf(m, classes) != e.in {
+			t.Errorf("%s on %v: registered for it: %v; labels %v", m.Name(), e.in, err, VotesOf(m, classes))
+		}
+		if reflect.TypeOf(r) != reflect.TypeOf(m) {
+			t.Errorf("%s: registered as %T", m.Name(), r)
 		}
 		agg, label, err := New(ctx, m, 11, classes, teachers, Options{Memo: testMemo})
 		if err != nil {
@@ -117,17 +121,14 @@ func TestRegistry(t *testing.T) {
 		if agg.Name() != m.Name() || agg.Classes() != classes || agg.Privacy().Relation != m.Relation() || twoClass(agg) != (e.in == votefile.TwoClass) || label == "" {
 			t.Errorf("%s on %v: built %s, %d classes, relation %v, label %q", m.Name(), e.in, agg.Name(), agg.Classes(), agg.Privacy().Relation, label)
 		}
-		if err := lookup(m.Name(), e.in); err != nil {
-			t.Errorf("lookup of %s on %v: %v", m.Name(), e.in, err)
-		}
 		if got := agg.Mechanism(); got == nil || got.Name() != m.Name() || got.Validate() != nil {
 			t.Errorf("%s on %v: built as %#v", m.Name(), e.in, got)
 		}
 	}
-	if err := lookup("darrm", votefile.ManyClasses); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
+	if _, err := Mechanisms().Lookup("darrm", votefile.ManyClasses); err == nil || !strings.Contains(err.Error(), "darrm labels two-class votes, not multi-class votes") {
 		t.Errorf("darrm on multi-class votes: %v", err)
 	}
-	if err := lookup("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
+	if _, err := Mechanisms().Lookup("lnmax", votefile.TwoClass); err == nil || !strings.Contains(err.Error(), "lnmax labels multi-class votes") {
 		t.Errorf("lnmax on two-class votes: %v", err)
 	}
 }
@@ -143,7 +144,7 @@ func TestPlanned(t *testing.T) {
 		}
 		var setting string
 		var want Mechanism
-		var family ConfidentGNMax
+		var family noisymax.Steps
 		switch m := e.m.(type) {
 		case DaRRM:
 			m.M = 7
@@ -166,27 +167,39 @@ func TestPlanned(t *testing.T) {
 				setting, want = "m", m
 				break
 			}
-			family = ConfidentGNMax{Sigma2: m.Sigma2, Noise: m.Noise}
+			family = m.Steps()
 			m.Sigma2 = 7
 			setting, want = "sigma2", m
 		case ConfidentGNMax:
-			family = m
-			family.Delta = 0
+			family = m.Steps()
 			m.Sigma2 = 7
 			setting, want = "sigma2", m
 		case LNMax:
 			setting, want = "Laplace scale", LNMax{Scale: 7}
 		case ProgressiveGNMax:
-			m.Kappa = 7
-			setting, want = "kappa", m
+			setting = "" // planned on its own
 		}
-		got, with := Planned(e.m, classes)
-		if got != setting || !reflect.DeepEqual(with(7), want) {
-			t.Errorf("%s on %v: plans %q, set to 7 %#v; want %q, %#v", e.m.Name(), e.in, got, with(7), setting, want)
+		p := e.m.Plan(VotesOf(e.m, classes))
+		switch {
+		case p.Setting != setting:
+			t.Errorf("%s on %v: plans %q, want %q", e.m.Name(), e.in, p.Setting, setting)
+		case setting != "" && !reflect.DeepEqual(p.With(7), want):
+			t.Errorf("%s on %v: set to 7 %#v; want %#v", e.m.Name(), e.in, p.With(7), want)
+		case setting != "" && !slices.Contains(flagsOf(e.m), p.Flag):
+			t.Errorf("%s on %v: planned by --%s, not one of its flags %v", e.m.Name(), e.in, p.Flag, flagsOf(e.m))
+		case (p.Expect != nil) != (e.in == votefile.ManyClasses && setting != ""):
+			t.Errorf("%s on %v: scored on proxy votes: %v", e.m.Name(), e.in, p.Expect != nil)
+		case p.Expect != nil:
+			// At the setting 7, the plurality of 10, 2, 1 is likelier than
+			// a class of 1, and no probability is out of [0, 1].
+			x := p.With(7).Plan(e.in).Expect
+			if top, low := x([]int{10, 2, 1}, 0), x([]int{10, 2, 1}, 2); !(top > low && top <= 1 && low >= 0) {
+				t.Errorf("%s at 7: scores the plurality %v, a class of one vote %v", e.m.Name(), top, low)
+			}
 		}
-		g, ok := GNMaxFamily(e.m, classes)
+		g, ok := Steps(e.m, classes)
 		if ok != (family.Sigma2 != 0) || g != family {
-			t.Errorf("%s on %v: GNMaxFamily = %+v, %v; want %+v", e.m.Name(), e.in, g, ok, family)
+			t.Errorf("%s on %v: Steps = %+v, %v; want %+v", e.m.Name(), e.in, g, ok, family)
 		}
 	}
 }
@@ -248,7 +261,7 @@ func TestMechanismLists(t *testing.T) {
 		{votefile.ManyClasses, []provenance.MechanismName{"gnmax", "confident-gnmax", "lnmax", "progressive-gnmax"}},
 	} {
 		var got []provenance.MechanismName
-		for _, m := range Mechanisms(tc.in) {
+		for _, m := range Mechanisms().On(tc.in) {
 			got = append(got, m.Name())
 			// At its defaults: a Target's delta is the default, not 0.
 			if f := reflect.ValueOf(m).FieldByName("Target"); f.IsValid() && f.Interface() != (Target{}) {
@@ -269,12 +282,8 @@ func TestMechanismLists(t *testing.T) {
 func TestTotalsAtExtremes(t *testing.T) {
 	ctx := context.Background()
 	var labelers []Labeler
-	for _, m := range []ConfidentGNMax{
-		{Sigma2: 1e15, Noise: noisymax.DiscreteNoise},
-		{Sigma2: 0.5, Noise: noisymax.DiscreteNoise},
-		{Threshold: 200, Sigma1: 1e15, Sigma2: 1e15, Noise: noisymax.DiscreteNoise},
-	} {
-		g, err := newClassGNMax(m, 250, 2, 1e-5)
+	for _, m := range []GNMax{} {
+		g, err := classOf(m, 250, 2, 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,4 +338,22 @@ func TestTargetDeltaZero(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Name != "delta" {
 		t.Errorf("%v: want the problem's delta underneath, as a program names it", err)
 	}
+}
+
+// flagsOf returns the flags that the fields of m name by their tags.
+func flagsOf(m Mechanism) []string {
+	var out []string
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if tag, ok := f.Tag.Lookup("flag"); ok {
+				out = append(out, strings.Split(tag, ",")...)
+			} else if f.Anonymous {
+				walk(v.Field(i))
+			}
+		}
+	}
+	walk(reflect.ValueOf(m))
+	return out
 }

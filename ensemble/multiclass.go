@@ -7,7 +7,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/discrete"
-	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
@@ -17,125 +16,56 @@ import (
 )
 
 // ConfidentGNMax is Confident-GNMax on vote counts of C classes
-// (Papernot et al. 2018, Algorithm 1): a query is answered only if its
-// largest count plus noise of deviation Sigma1 > 0 reaches Threshold, and
-// an answered query gets GNMax's label, the argmax of the counts plus
-// noise of deviation Sigma2; its guarantee is at the per-query Delta > 0.
-// A zero Noise is noisymax.DiscreteNoise, which releases draw. A label
-// file's header states its settings but Delta (the header's own) by their
-// JSON keys.
-//
-// With Sigma1 = 0 (and no Threshold) the value is GNMax on the counts,
-// without the threshold step: the settings that GNMaxFamily returns for
-// GNMax and that package pate accounts. Validate refuses it as a
-// mechanism (it is GNMax); ValidateFor and RunSlope take it.
+// (Papernot et al. 2018, Algorithm 1): GNMax (the one it embeds, with its
+// σ2, noise and per-query δ) after a threshold step, which answers a query
+// only if its largest count plus noise of deviation Sigma1 > 0 reaches
+// Threshold; its guarantee is at the per-query Delta > 0. A label file's
+// header states its settings but Delta (the header's own) by their JSON
+// keys.
 type ConfidentGNMax struct {
-	Threshold float64        `json:"threshold" flag:"threshold"`
-	Sigma1    float64        `json:"sigma1" flag:"sigma1"`
-	Sigma2    float64        `json:"sigma2" flag:"sigma2"`
-	Noise     noisymax.Noise `json:"noise,omitempty" flag:"noise"`
-	Delta     float64        `json:"-" flag:"delta"`
+	Threshold float64 `json:"threshold" flag:"threshold" help:"answer when the noisy top count hits it"`
+	Sigma1    float64 `json:"sigma1" flag:"sigma1" help:"noise of the threshold step (> 0)"`
+	GNMax
 }
 
 // Name returns "confident-gnmax".
 func (ConfidentGNMax) Name() provenance.MechanismName { return "confident-gnmax" }
 
 // Validate checks the threshold step's σ1 > 0, the steps' own rules
-// (their noise and σ, a finite threshold) and δ.
+// (noisymax.Steps.Check: their noise, as a release draws it, and σ, a
+// finite threshold) and δ.
 func (m ConfidentGNMax) Validate() error {
 	if !(m.Sigma1 > 0) {
 		return &param.Error{Name: "sigma1", Value: m.Sigma1, Rule: "must be > 0"}
 	}
-	if err := m.Drawn().checkSteps(); err != nil {
+	if err := m.Steps().Drawn().Check(); err != nil {
 		return err
 	}
 	return param.ConversionDelta("delta", m.Delta)
 }
 
-// Confident reports whether m has the threshold step (Sigma1 != 0).
-func (m ConfidentGNMax) Confident() bool { return m.Sigma1 != 0 }
-
-// checkSteps checks the noise and σ of each step, and a finite
-// threshold; Sigma1 = 0 is GNMax, whose threshold must be 0. Delta is not
-// read.
-func (m ConfidentGNMax) checkSteps() error {
-	if err := m.Noise.Check("sigma2", m.Sigma2); err != nil {
-		return err
-	}
-	if m.Sigma1 == 0 {
-		if m.Threshold != 0 {
-			return &param.Error{Name: "threshold", Value: m.Threshold, Rule: "needs sigma1 > 0 (the threshold step's noise)"}
-		}
-		return nil
-	}
-	if err := m.Noise.Check("sigma1", m.Sigma1); err != nil {
-		return err
-	}
-	if math.IsNaN(m.Threshold) || math.IsInf(m.Threshold, 0) {
-		return &param.Error{Name: "threshold", Value: m.Threshold, Rule: "must be a finite number"}
-	}
-	return nil
+// Steps returns the settings of m's steps as PATE's analyses take them,
+// its noise as set.
+func (m ConfidentGNMax) Steps() noisymax.Steps {
+	s := m.GNMax.Steps()
+	s.Threshold, s.Sigma1 = m.Threshold, m.Sigma1
+	return s
 }
 
-// thresholdReach is how many σ1 above K a threshold may lie: beyond it the
-// step answers no query (Pr[N(0, 1) >= 10] < 10^-23), yet every query is
-// charged for it.
-const thresholdReach = 10
+// Votes returns the multi-class votes.
+func (ConfidentGNMax) Votes() []votefile.Input { return onManyClasses() }
 
-// ValidateFor checks the steps of m (their noise, as set, and σ; δ is not
-// read) for K teachers: a threshold step must be able to both answer and
-// withhold, so its threshold is in [0, K + 10·σ1]. Below 0 it is the
-// threshold 0 (no count is negative); beyond, no query is ever answered.
-// A setting that does nothing is refused rather than charged. Sigma1 = 0
-// is GNMax's settings. Teachers = 0 (K not known yet) checks the steps
-// alone.
-func (m ConfidentGNMax) ValidateFor(teachers int) error {
-	if err := m.checkSteps(); err != nil {
-		return err
-	}
-	if hi := float64(teachers) + thresholdReach*m.Sigma1; teachers > 0 && m.Confident() && !(m.Threshold >= 0 && m.Threshold <= hi) {
-		return &param.Error{Name: "threshold", Value: m.Threshold, Rule: fmt.Sprintf("must be in [0, K + %d·sigma1] = [0, %v]: below 0 it is the threshold 0, and beyond no query is ever answered (yet each is charged)", thresholdReach, hi)}
-	}
-	return nil
+// Needs nothing beside its settings.
+func (ConfidentGNMax) Needs(votefile.Input) Needs { return Needs{} }
+
+// Words: its threshold step and σ2, and what withholds a label.
+func (m ConfidentGNMax) Words() Words {
+	return Words{Settings: fmt.Sprintf("T = %g, sigma1 = %g, sigma2 = %g", m.Threshold, m.Sigma1, m.Sigma2), Noise: gaussianWords,
+		Withheld: "by the threshold step (an empty label, answered 0)"}
 }
 
-// RunSlope returns the slope ρ of the data-independent Rényi curve ρ·λ of
-// queries threshold steps and labels label steps of m (for GNMax, which
-// has no threshold step, labels steps), rounded up: the curve of a run
-// that asks at most queries and labels at most labels of them, whichever
-// they are. GNMax's label is λ/σ2²-RDP (a changed vote moves two counts by
-// one), the threshold step λ/(2σ1²).
-func (m ConfidentGNMax) RunSlope(queries, labels int) (float64, error) {
-	if err := m.checkSteps(); err != nil {
-		return 0, fmt.Errorf("PATE: %w", err)
-	}
-	if queries < 0 || labels < 0 {
-		return 0, fmt.Errorf("PATE: %d queries, %d labels: must be >= 0", queries, labels)
-	}
-	one := outward.Exact(1)
-	square := func(s float64) outward.Interval { return outward.Exact(s).Mul(outward.Exact(s)) }
-	r := one.Div(square(m.Sigma2)).Mul(outward.Exact(float64(labels)))
-	if m.Confident() {
-		r = r.Add(one.Div(outward.Exact(2).Mul(square(m.Sigma1))).Mul(outward.Exact(float64(queries))))
-	}
-	return r.Hi, nil
-}
-
-// Drawn returns m as a release draws it: its noise, when unset, the
-// discrete Gaussian. It is the one place of that default, which a label
-// file's header, a PTR test and an account all state.
-func (m ConfidentGNMax) Drawn() ConfidentGNMax {
-	if m.Noise == noisymax.UnsetNoise {
-		m.Noise = noisymax.DiscreteNoise
-	}
-	return m
-}
-
-func (ConfidentGNMax) inputs() []votefile.Input       { return manyClassVotes }
-func (ConfidentGNMax) Relation() accountant.Relation  { return accountant.OneVote }
-func (ConfidentGNMax) calibrated(votefile.Input) bool { return false }
-
-func (m ConfidentGNMax) unsetSetting(votefile.Input) error {
+// Missing: σ2, δ and σ1.
+func (m ConfidentGNMax) Missing(votefile.Input) error {
 	switch {
 	case m.Sigma2 == 0:
 		return unset("Mechanism.Sigma2", "%s needs the noise of its answer, sigma2 > 0", m.Name())
@@ -147,26 +77,21 @@ func (m ConfidentGNMax) unsetSetting(votefile.Input) error {
 	return nil
 }
 
-func (m ConfidentGNMax) settings() any { return m }
-
-func (ConfidentGNMax) fromHeader(h *labelHeader) (Mechanism, error) {
+// FromHeader: its settings, at the header's per-query δ.
+func (ConfidentGNMax) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
 	var m ConfidentGNMax
-	err := h.decode(m.Name(), &m)
-	m.Delta = h.meta.Delta
+	err := decode(meta, m.Name(), &m)
+	m.Delta = meta.Delta
 	return m, err
 }
 
-// planned: σ2 (a plan sets σ1 at its ratio to it).
-func (m ConfidentGNMax) planned(votefile.Input) (string, func(float64) Mechanism) {
-	return "sigma2", func(v float64) Mechanism { m.Sigma2 = v; return m }
-}
-
-// WithThreshold returns m with the threshold step of threshold t and
-// noise deviation sigma1: what a plan chooses on proxy votes, beside the
-// σ2 it is planned by (Planned).
-func (m ConfidentGNMax) WithThreshold(t, sigma1 float64) Mechanism {
-	m.Threshold, m.Sigma1 = t, sigma1
-	return m
+// Plan: σ2, scored as GNMax's on the answered queries, and the threshold
+// step, which a plan chooses on proxy votes (σ1 at a ratio to σ2).
+func (m ConfidentGNMax) Plan(in votefile.Input) Planned {
+	p := m.GNMax.Plan(in)
+	p.With = func(v float64) Mechanism { m.Sigma2 = v; return m }
+	p.Threshold = func(t, sigma1 float64) Mechanism { m.Threshold, m.Sigma1 = t, sigma1; return m }
+	return p
 }
 
 // chargedPerDraw: Confident-GNMax charged when drawn, its GNMax step
@@ -175,33 +100,33 @@ func (m ConfidentGNMax) chargedPerDraw() (Mechanism, bool) {
 	return ProgressiveGNMax{Levels: Levels{m.Sigma2}, Threshold: m.Threshold, Sigma1: m.Sigma1}, true
 }
 
-// family returns the settings of m's steps (Delta zero).
-func (m ConfidentGNMax) family() ConfidentGNMax { m.Delta = 0; return m }
-
-func (m ConfidentGNMax) labeler(ctx context.Context, b *build) (Labeler, string, error) {
-	return classLabeler(m.Drawn(), b.k, b.classes, m.Delta)
+// Labeler builds Confident-GNMax on the counts.
+func (m ConfidentGNMax) Labeler(_ context.Context, _ votefile.Input, k, classes int, _ accountant.Guarantee, _ Options) (Labeler, string, error) {
+	g := m.Steps().Drawn()
+	m.Noise = g.Noise
+	return classLabeler(m, g, k, classes, m.Delta)
 }
 
-// GNMaxFamily returns the settings of m's steps as they are set (a zero
-// Noise unset, Delta zero; GNMax's without the threshold step) when m is
-// of the GNMax family on the class counts of votes of classes classes,
-// and whether it is: ConfidentGNMax, and GNMax given its Sigma2 or on
-// classes other than 2 (0 for counts of any classes).
-func GNMaxFamily(m Mechanism, classes int) (ConfidentGNMax, bool) {
-	f, ok := m.(interface{ family() ConfidentGNMax })
-	if !ok || votesOf(m, classes) != votefile.ManyClasses {
-		return ConfidentGNMax{}, false
+// Steps returns the steps of m as PATE's analyses take them (its noise as
+// set) when m is of the GNMax family on the class counts of votes of
+// classes classes, and whether it is: ConfidentGNMax, and GNMax given its
+// Sigma2 or on classes other than 2 (0 for counts of any classes).
+func Steps(m Mechanism, classes int) (noisymax.Steps, bool) {
+	f, ok := m.(interface{ Steps() noisymax.Steps })
+	if !ok || VotesOf(m, classes) != votefile.ManyClasses {
+		return noisymax.Steps{}, false
 	}
-	return f.family(), true
+	return f.Steps(), true
 }
 
-// classLabeler returns the labeler of g (GNMax or Confident-GNMax) for K
-// teachers and C classes, its guarantee at delta, and says what it is.
-func classLabeler(g ConfidentGNMax, teachers, classes int, delta float64) (Labeler, string, error) {
+// classLabeler returns the labeler of m (GNMax or Confident-GNMax) of
+// the steps g, as drawn, for K teachers and C classes, its guarantee at
+// delta, and says what it is.
+func classLabeler(m Mechanism, g noisymax.Steps, teachers, classes int, delta float64) (Labeler, string, error) {
 	if err := param.GuaranteeDelta("delta", delta); err != nil {
 		return nil, "", err
 	}
-	agg, err := newClassGNMax(g, teachers, classes, delta)
+	agg, err := newClassGNMax(m, g, teachers, classes, delta)
 	if err != nil {
 		return nil, "", err
 	}
@@ -233,7 +158,8 @@ func classLabeler(g ConfidentGNMax, teachers, classes int, delta float64) (Label
 // probabilities (noisymax.GNMaxBitPairs), whose exact composition a run
 // uses, with the noise's zCDP slope beside them.
 type classGNMax struct {
-	mech      ConfidentGNMax
+	mech      Mechanism
+	steps     noisymax.Steps
 	teachers  int
 	classes   int
 	s1, s2    *discrete.Gaussian
@@ -242,99 +168,77 @@ type classGNMax struct {
 	threshold float64
 }
 
-// newClassGNMax returns the aggregator m (m.Noise must be
-// noisymax.DiscreteNoise) for K teachers and C classes, with the
-// per-query guarantee at delta of ConfidentGNMax.Privacy.
-func newClassGNMax(m ConfidentGNMax, teachers, classes int, delta float64) (*classGNMax, error) {
-	if m.Noise != noisymax.DiscreteNoise {
-		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (noisymax.DiscreteNoise), not %v", gnmaxName(m), m.Noise)
+// newClassGNMax returns the aggregator of m, of the steps g (g.Noise
+// must be noisymax.DiscreteNoise), for K teachers and C classes, with the
+// per-query guarantee at delta of stepsPrivacy.
+func newClassGNMax(m Mechanism, g noisymax.Steps, teachers, classes int, delta float64) (*classGNMax, error) {
+	if g.Noise != noisymax.DiscreteNoise {
+		return nil, fmt.Errorf("%s: releases draw discrete Gaussian noise (noisymax.DiscreteNoise), not %v", m.Name(), g.Noise)
 	}
-	if err := m.ValidateFor(teachers); err != nil {
-		return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
+	if err := g.CheckFor(teachers); err != nil {
+		return nil, fmt.Errorf("%s: %w", m.Name(), err)
 	}
 	if err := checkClasses(teachers, classes); err != nil {
-		return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
+		return nil, fmt.Errorf("%s: %w", m.Name(), err)
 	}
-	m.Delta = delta
-	priv, err := m.Privacy()
+	priv, err := stepsPrivacy(m.Name(), g, delta)
 	if err != nil {
 		return nil, err
 	}
-	g := &classGNMax{mech: m, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(m.Threshold), privacy: priv}
-	if g.s2, err = discrete.NewGaussian(m.Sigma2); err != nil {
+	c := &classGNMax{mech: m, steps: g, teachers: teachers, classes: classes, ties: make([]int, 0, classes), threshold: math.Ceil(g.Threshold), privacy: priv}
+	if c.s2, err = discrete.NewGaussian(g.Sigma2); err != nil {
 		return nil, err
 	}
-	if m.Confident() {
-		if g.s1, err = discrete.NewGaussian(m.Sigma1); err != nil {
+	if g.Confident() {
+		if c.s1, err = discrete.NewGaussian(g.Sigma1); err != nil {
 			return nil, err
 		}
 	}
-	if classes == 2 && !m.Confident() {
+	if classes == 2 && !g.Confident() {
 		// The label is one bit: its exact composition is that of its
 		// pairs of output probabilities, tighter than the noise's.
-		bits, err := noisymax.GNMaxBitPairs(m.Sigma2, teachers, m.Noise)
+		bits, err := noisymax.GNMaxBitPairs(g.Sigma2, teachers, g.Noise)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", gnmaxName(m), err)
+			return nil, fmt.Errorf("%s: %w", m.Name(), err)
 		}
-		g.privacy.Kind, g.privacy.Bits = accountant.OneBitSpend, bits
-		g.privacy.Source += fmt.Sprintf("; with two classes the label is one bit, 1 with probability Pr[D < 2l - K] + Pr[D = 2l - K]/2 at l votes for class 1 (D the difference of two N_Z(0, %.6g^2)), and a run composes its pairs of output probabilities exactly", m.Sigma2)
+		c.privacy.Kind, c.privacy.Bits = accountant.OneBitSpend, bits
+		c.privacy.Source += fmt.Sprintf("; with two classes the label is one bit, 1 with probability Pr[D < 2l - K] + Pr[D = 2l - K]/2 at l votes for class 1 (D the difference of two N_Z(0, %.6g^2)), and a run composes its pairs of output probabilities exactly", g.Sigma2)
 	}
-	return g, nil
+	return c, nil
 }
 
-// Privacy returns the per-query privacy of m, Confident-GNMax or (Sigma1
-// = 0) GNMax on C-class vote counts, at m.Delta: the guarantee its
+// stepsPrivacy returns the per-query privacy of the mechanism name of the
+// steps g on C-class vote counts, at delta: the guarantee its
 // data-independent Rényi curve gives under the paper's conversion, every
 // query charged as if answered, and its Gaussian noise as the curve
 // (continuous noise too, for the account of a release darrm did not
 // draw: pate.Account).
-func (m ConfidentGNMax) Privacy() (Privacy, error) {
-	delta := m.Delta
-	rho, err := m.RunSlope(1, 1)
-	if err != nil {
+func stepsPrivacy(name provenance.MechanismName, g noisymax.Steps, delta float64) (Privacy, error) {
+	if _, err := g.RunSlope(1, 1); err != nil {
 		return Privacy{}, err
 	}
-	eps, order, err := accountant.PaperConversion.RhoToDP(rho, delta)
+	spend, order, err := g.Spend(delta)
 	if err != nil {
-		return Privacy{}, fmt.Errorf("%s: %w", gnmaxName(m), err)
+		return Privacy{}, fmt.Errorf("%s: %w", name, err)
 	}
-	steps := fmt.Sprintf("lambda/sigma2^2 = lambda/%.6g^2", m.Sigma2)
-	if m.Confident() {
-		steps += fmt.Sprintf(" plus the threshold step's lambda/(2 sigma1^2), sigma1 = %.6g", m.Sigma1)
+	steps := fmt.Sprintf("lambda/sigma2^2 = lambda/%.6g^2", g.Sigma2)
+	if g.Confident() {
+		steps += fmt.Sprintf(" plus the threshold step's lambda/(2 sigma1^2), sigma1 = %.6g", g.Sigma1)
 	}
-	discrete := m.Noise == noisymax.DiscreteNoise
 	kind, ref := "discrete", "; Canonne, Kamath and Steinke 2020"
-	if !discrete {
+	if !spend.Discrete {
 		kind, ref = "continuous", ""
 	}
 	return Privacy{
 		Source: fmt.Sprintf("%s with %s Gaussian noise is (lambda, %s)-RDP for every lambda (Papernot et al. 2018 Sec. 4%s), (eps, delta)-DP at lambda = %.6g (Theorem B.4.1); every query charged as answered, independently of the votes; assumes a record changes at most one teacher's vote",
-			gnmaxName(m), kind, steps, ref, order),
+			name, kind, steps, ref, order),
 		Relation: accountant.OneVote,
-		Spend:    accountant.Spend{Kind: accountant.GaussianSpend, Guarantee: accountant.Guarantee{Eps: eps, Delta: delta}, Discrete: discrete, Gaussian: gnmaxParts(m)},
+		Spend:    spend,
 	}, nil
 }
 
-// gnmaxParts returns the Gaussian parts of one query of m: the label's
-// two counts that a changed vote moves (σ2), and the threshold step's
-// largest count (σ1).
-func gnmaxParts(m ConfidentGNMax) []accountant.GaussianPart {
-	parts := []accountant.GaussianPart{{Sigma: m.Sigma2, Coords: 2}}
-	if m.Confident() {
-		parts = append(parts, accountant.GaussianPart{Sigma: m.Sigma1, Coords: 1})
-	}
-	return parts
-}
-
-func gnmaxName(m ConfidentGNMax) provenance.MechanismName {
-	if m.Confident() {
-		return ConfidentGNMax{}.Name()
-	}
-	return GNMax{}.Name()
-}
-
 // Name returns "gnmax" or "confident-gnmax".
-func (g *classGNMax) Name() provenance.MechanismName { return gnmaxName(g.mech) }
+func (g *classGNMax) Name() provenance.MechanismName { return g.mech.Name() }
 
 // K returns the number of teachers.
 func (g *classGNMax) K() int { return g.teachers }
@@ -345,16 +249,9 @@ func (g *classGNMax) Classes() int { return g.classes }
 // Privacy returns the data-independent per-query guarantee.
 func (g *classGNMax) Privacy() Privacy { return g.privacy }
 
-// Mechanism returns GNMax of σ2, or Confident-GNMax of T, σ1 and σ2,
-// with the noise and the per-query δ.
-func (g *classGNMax) Mechanism() Mechanism {
-	m, delta := g.mech, g.privacy.Delta
-	if m.Confident() {
-		m.Delta = delta
-		return m
-	}
-	return GNMax{Target: Target{Delta: delta}, Sigma2: m.Sigma2, Noise: m.Noise}
-}
+// Mechanism returns GNMax, or Confident-GNMax, with its settings and the
+// per-query δ.
+func (g *classGNMax) Mechanism() Mechanism { return g.mech }
 
 // Answer returns the private label of query q from its C vote counts,
 // which sum to K, and whether it was answered (the label is -1 when

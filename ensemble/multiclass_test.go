@@ -16,8 +16,8 @@ import (
 )
 
 func TestClassGNMaxLabels(t *testing.T) {
-	m := ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}
-	g, err := newClassGNMax(m, 50, 4, 1e-5)
+	m := GNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	g, err := classOf(m, 50, 4, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +43,8 @@ func TestClassGNMaxLabels(t *testing.T) {
 	if _, _, err := g.Answer(&votefile.Query{Counts: []int{25, 24, 0, 0}}, src); err != nil {
 		t.Errorf("counts summing to 49 for K = 50, one teacher abstaining: %v", err)
 	}
-	c := ConfidentGNMax{Threshold: 40, Sigma1: 1, Sigma2: 1, Noise: noisymax.DiscreteNoise}
-	cg, err := newClassGNMax(c, 50, 4, 1e-5)
+	c := ConfidentGNMax{Threshold: 40, Sigma1: 1, GNMax: GNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}}
+	cg, err := classOf(c, 50, 4, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestClassGNMaxLabels(t *testing.T) {
 	if l, ans, _ := cg.Answer(&votefile.Query{Counts: []int{48, 2, 0, 0}}, src); !ans || l != 0 {
 		t.Error("largest count 48 withheld at threshold 40")
 	}
-	if _, err := newClassGNMax(ConfidentGNMax{Sigma2: 1, Noise: noisymax.ContinuousNoise}, 50, 4, 1e-5); err == nil {
+	if _, err := classOf(GNMax{Sigma2: 1, Noise: noisymax.ContinuousNoise}, 50, 4, 1e-5); err == nil {
 		t.Error("continuous noise accepted for a release")
 	}
 }
@@ -64,7 +64,7 @@ func TestReleaseMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := newClassGNMax(ConfidentGNMax{Threshold: 8, Sigma1: 0.6, Sigma2: 0.6, Noise: noisymax.DiscreteNoise}, 10, 3, 1e-5)
+	g, err := classOf(ConfidentGNMax{Threshold: 8, Sigma1: 0.6, GNMax: GNMax{Sigma2: 0.6, Noise: noisymax.DiscreteNoise}}, 10, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,10 +84,10 @@ func TestReleaseMulti(t *testing.T) {
 // TestMaxClasses: the aggregators refuse more classes than MaxClasses
 // before they allocate anything per class, and take that many.
 func TestMaxClasses(t *testing.T) {
-	m := ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := GNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	for _, c := range []int{votefile.MaxClasses + 1, 4_000_000_000, 9_000_000_000_000_000_000} {
 		want := fmt.Sprintf("classes = %d: must be an integer in [2, 524288]", c)
-		if _, err := newClassGNMax(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := classOf(m, 3, c, 1e-5); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("gnmax with %d classes: %v", c, err)
 		}
 		if _, err := newLNMax(20, 3, c); err == nil || !strings.Contains(err.Error(), want) {
@@ -121,8 +121,8 @@ func TestClassGNMaxBit(t *testing.T) {
 		k     int
 		sigma float64
 	}{{3, 0.8}, {11, 4.6}} {
-		m := ConfidentGNMax{Sigma2: c.sigma, Noise: noisymax.DiscreteNoise}
-		g, err := newClassGNMax(m, c.k, 2, 1e-5)
+		m := GNMax{Sigma2: c.sigma, Noise: noisymax.DiscreteNoise}
+		g, err := classOf(m, c.k, 2, 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,8 +158,8 @@ func TestClassGNMaxBit(t *testing.T) {
 		}
 	}
 	const k, sigma = 11, 4.6
-	m := ConfidentGNMax{Sigma2: sigma, Noise: noisymax.DiscreteNoise}
-	g, err := newClassGNMax(m, k, 2, 1e-5)
+	m := GNMax{Sigma2: sigma, Noise: noisymax.DiscreteNoise}
+	g, err := classOf(m, k, 2, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,10 +177,13 @@ func TestClassGNMaxBit(t *testing.T) {
 		t.Errorf("20 queries: the bit's total %v, the noise's %v", b, n)
 	}
 	for _, c := range []struct {
-		m       ConfidentGNMax
+		m       Mechanism
 		classes int
-	}{{m, 3}, {ConfidentGNMax{Threshold: 8, Sigma1: 3, Sigma2: sigma, Noise: noisymax.DiscreteNoise}, 2}} {
-		g, err := newClassGNMax(c.m, k, c.classes, 1e-5)
+	}{{m, 3}, {ConfidentGNMax{Threshold: 8, Sigma1: 3, GNMax: GNMax{Sigma2: sigma, Noise: noisymax.DiscreteNoise}}, 2}} {
+		g, err := classOf(c.m.(interface {
+			Mechanism
+			Steps() noisymax.Steps
+		}), k, c.classes, 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,72 +193,21 @@ func TestClassGNMaxBit(t *testing.T) {
 	}
 }
 
-// TestRunSlope: the slope of a run of Q threshold steps and N label steps
-// is N/σ2² + Q/(2σ1²), rounded up (GNMax: N/σ2²); one step of each is
-// one query's, the slope a release charges; negative counts are refused.
-func TestRunSlope(t *testing.T) {
-	cg := ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
-	g := ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}
-	for _, tc := range []struct {
-		m               ConfidentGNMax
-		queries, labels int
-		want            float64
-	}{
-		{cg, 5000, 286, 286/1600.0 + 5000/45000.0},
-		{cg, 194, 194, 194/1600.0 + 194/45000.0},
-		{cg, 10, 0, 10 / 45000.0},
-		{cg, 1, 1, 1/1600.0 + 1/45000.0},
-		{g, 5000, 300, 300 / 1600.0},
-	} {
-		got, err := tc.m.RunSlope(tc.queries, tc.labels)
-		if err != nil || got < tc.want || got > tc.want*(1+1e-14) {
-			t.Errorf("%+v, %d, %d: %v (%v), want %v rounded up", tc.m, tc.queries, tc.labels, got, err, tc.want)
-		}
+// TestConfidentValidate: Confident-GNMax needs its delta, and its noise
+// unset is the discrete noise releases draw.
+func TestConfidentValidate(t *testing.T) {
+	if err := (ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Sigma2: 40}}).Validate(); err == nil || !strings.Contains(err.Error(), "delta") {
+		t.Errorf("no delta: %v, want delta refused", err)
 	}
-	if _, err := cg.RunSlope(-1, 0); err == nil {
-		t.Error("-1 queries accepted")
-	}
-	if _, err := (ConfidentGNMax{Sigma2: 40}).RunSlope(1, 1); err == nil {
-		t.Error("unset noise accepted")
+	if err := (ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 40}}).Validate(); err != nil {
+		t.Errorf("a zero noise is the discrete noise releases draw: %v", err)
 	}
 }
 
-// TestValidateFor: the steps are checked as set (an unset noise is
-// refused), GNMax's settings (sigma1 = 0) take no threshold, and for K
-// teachers a threshold step's threshold is in [0, K + 10·sigma1]; K = 0,
-// not known yet, checks the steps alone. Validate, the mechanism's own
-// check, refuses GNMax's settings and needs its delta.
-func TestValidateFor(t *testing.T) {
-	d := noisymax.DiscreteNoise
-	for _, tc := range []struct {
-		m        ConfidentGNMax
-		teachers int
-		bad      string // a word of the error, "" for none
-	}{
-		{ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: d}, 250, ""},
-		{ConfidentGNMax{Threshold: 1750, Sigma1: 150, Sigma2: 40, Noise: d}, 250, ""},
-		{ConfidentGNMax{Threshold: 1751, Sigma1: 150, Sigma2: 40, Noise: d}, 250, "K + 10·sigma1"},
-		{ConfidentGNMax{Threshold: -1, Sigma1: 150, Sigma2: 40, Noise: d}, 250, "threshold"},
-		{ConfidentGNMax{Threshold: 1751, Sigma1: 150, Sigma2: 40, Noise: d}, 0, ""},
-		{ConfidentGNMax{Sigma2: 40, Noise: d}, 250, ""},
-		{ConfidentGNMax{Threshold: 5, Sigma2: 40, Noise: d}, 250, "needs sigma1"},
-		{ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}, 250, "noise"},
-		{ConfidentGNMax{Threshold: 200, Sigma1: 0.1, Sigma2: 40, Noise: d}, 250, "sigma1"},
-		{ConfidentGNMax{Threshold: 200, Sigma1: 0.1, Sigma2: 40, Noise: noisymax.ContinuousNoise}, 250, ""},
-	} {
-		err := tc.m.ValidateFor(tc.teachers)
-		if (err != nil) != (tc.bad != "") || err != nil && !strings.Contains(err.Error(), tc.bad) {
-			t.Errorf("%+v for K = %d: %v, want an error with %q", tc.m, tc.teachers, err, tc.bad)
-		}
-	}
-	gnmax := ConfidentGNMax{Sigma2: 40, Delta: 1e-5}
-	if err := gnmax.Validate(); err == nil || !strings.Contains(err.Error(), "sigma1") {
-		t.Errorf("GNMax's settings as a mechanism: %v, want sigma1 refused", err)
-	}
-	if err := (ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40}).Validate(); err == nil || !strings.Contains(err.Error(), "delta") {
-		t.Errorf("no delta: %v, want delta refused", err)
-	}
-	if err := (ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}).Validate(); err != nil {
-		t.Errorf("a zero noise is the discrete noise releases draw: %v", err)
-	}
+// classOf is newClassGNMax of m's own steps.
+func classOf(m interface {
+	Mechanism
+	Steps() noisymax.Steps
+}, teachers, classes int, delta float64) (*classGNMax, error) {
+	return newClassGNMax(m, m.Steps(), teachers, classes, delta)
 }

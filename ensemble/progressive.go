@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -49,11 +50,11 @@ import (
 // A label file's header states Levels, Kappa, GiveUp, Threshold and
 // Sigma1 by their JSON keys, and the filter's budget as the total.
 type ProgressiveGNMax struct {
-	Levels    Levels  `json:"levels" flag:"levels"`
-	Kappa     float64 `json:"kappa" flag:"kappa"`
-	GiveUp    float64 `json:"give_up,omitempty" flag:"give-up" optional:""`
-	Threshold float64 `json:"threshold,omitempty" flag:"threshold" optional:""`
-	Sigma1    float64 `json:"sigma1,omitempty" flag:"sigma1" optional:""`
+	Levels    Levels  `json:"levels" flag:"levels" help:"the noise of the average at each level, decreasing"`
+	Kappa     float64 `json:"kappa" flag:"kappa" help:"a label leaves when its gap >= kappa·√2·level"`
+	GiveUp    float64 `json:"give_up,omitempty" flag:"give-up" optional:"" help:"give up below this share of the last bar (0: never)"`
+	Threshold float64 `json:"threshold,omitempty" flag:"threshold" optional:"" help:"answer when the noisy top count hits it"`
+	Sigma1    float64 `json:"sigma1,omitempty" flag:"sigma1" optional:"" help:"noise of the threshold step (> 0)"`
 	// Budget is the (ε, δ) of the run's Gaussian-DP filter: its total to
 	// publish. Release sets it from ReleaseSpec.Budget.
 	Budget accountant.Guarantee `json:"-"`
@@ -174,11 +175,34 @@ func (m ProgressiveGNMax) checkBudget() error {
 // confident reports whether m has the threshold step.
 func (m ProgressiveGNMax) confident() bool { return m.Sigma1 != 0 }
 
-func (ProgressiveGNMax) inputs() []votefile.Input       { return manyClassVotes }
-func (ProgressiveGNMax) Relation() accountant.Relation  { return accountant.OneVote }
-func (ProgressiveGNMax) calibrated(votefile.Input) bool { return false }
+// Votes returns the multi-class votes.
+func (ProgressiveGNMax) Votes() []votefile.Input { return onManyClasses() }
 
-func (m ProgressiveGNMax) unsetSetting(votefile.Input) error {
+// Relation returns the one-vote relation.
+func (ProgressiveGNMax) Relation() accountant.Relation { return accountant.OneVote }
+
+// Needs: the budget of its filter.
+func (ProgressiveGNMax) Needs(votefile.Input) Needs { return Needs{Budget: true} }
+
+// Words: its ladder, κ, give-up fraction and threshold step, and what
+// withholds a label.
+func (m ProgressiveGNMax) Words() Words {
+	levels := make([]string, len(m.Levels))
+	for i, x := range m.Levels {
+		levels[i] = fmt.Sprint(x)
+	}
+	settings := fmt.Sprintf("levels %s, kappa = %g", strings.Join(levels, ","), m.Kappa)
+	if m.GiveUp != 0 {
+		settings += fmt.Sprintf(", give-up %g", m.GiveUp)
+	}
+	if m.Threshold != 0 {
+		settings += fmt.Sprintf(", T = %g, sigma1 = %g", m.Threshold, m.Sigma1)
+	}
+	return Words{Settings: settings, Noise: gaussianWords, Withheld: "(an empty label, answered 0: the threshold step, or no level's gap reached its bar)"}
+}
+
+// Missing: its ladder and its filter's budget.
+func (m ProgressiveGNMax) Missing(votefile.Input) error {
 	switch {
 	case len(m.Levels) == 0:
 		return unset("Mechanism.Levels", "%s needs its ladder of noise levels, decreasing deviations such as 100,75,56,45", m.Name())
@@ -188,21 +212,20 @@ func (m ProgressiveGNMax) unsetSetting(votefile.Input) error {
 	return nil
 }
 
-func (m ProgressiveGNMax) settings() any { return m }
-
-func (ProgressiveGNMax) fromHeader(h *labelHeader) (Mechanism, error) {
+// FromHeader: its settings, and the budget of its filter, the header's
+// total.
+func (ProgressiveGNMax) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
 	var m ProgressiveGNMax
-	err := h.decode(m.Name(), &m)
-	if t := h.meta.Total; t != nil {
+	err := decode(meta, m.Name(), &m)
+	if t := meta.Total; t != nil {
 		m.Budget = accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}
 	}
 	return m, err
 }
 
-// planned: κ (the plan of progressive GNMax is its own: pate.PlanProgressive).
-func (m ProgressiveGNMax) planned(votefile.Input) (string, func(float64) Mechanism) {
-	return "kappa", func(v float64) Mechanism { m.Kappa = v; return m }
-}
+// Plan: its plan of its own, on proxy votes: its ladder, κ, give-up
+// fraction and threshold step (planOnProxy).
+func (m ProgressiveGNMax) Plan(votefile.Input) Planned { return Planned{OnProxy: m.planOnProxy} }
 
 // chargedPerDraw: it is.
 func (m ProgressiveGNMax) chargedPerDraw() (Mechanism, bool) { return m, true }
@@ -220,23 +243,28 @@ func (m ProgressiveGNMax) budget() accountant.Guarantee { return m.Budget }
 // level σ2 with κ = 0 (the average of one draw is the draw, its argmax
 // released whatever its gap) and Confident-GNMax's threshold step, whose
 // GNMax step is then drawn, and charged, only when the threshold step
-// answered.
-func ChargedPerDraw(m Mechanism) (Mechanism, bool) {
+// answered. The form returned is held to the budget b of its filter
+// when b is not zero.
+func ChargedPerDraw(m Mechanism, b accountant.Guarantee) (Mechanism, bool) {
 	c, ok := m.(interface{ chargedPerDraw() (Mechanism, bool) })
 	if !ok {
 		return nil, false
 	}
-	return c.chargedPerDraw()
+	d, ok := c.chargedPerDraw()
+	if f, filter := d.(filtered); ok && filter && b != (accountant.Guarantee{}) {
+		d = f.withBudget(b)
+	}
+	return d, ok
 }
 
-// labeler builds progressive GNMax for K teachers over C classes: its
+// Labeler builds progressive GNMax for K teachers over C classes: its
 // draws' samplers and charges under the budget.
-func (m ProgressiveGNMax) labeler(_ context.Context, b *build) (Labeler, string, error) {
-	agg, err := newProgressive(b.opts.Memo, m, b.k, b.classes)
+func (m ProgressiveGNMax) Labeler(_ context.Context, _ votefile.Input, k, classes int, _ accountant.Guarantee, opts Options) (Labeler, string, error) {
+	agg, err := newProgressive(opts.Memo, m, k, classes)
 	if err != nil {
 		return nil, "", err
 	}
-	words := fmt.Sprintf("progressive GNMax: discrete Gaussian noise on the %d class counts down the ladder %v (kappa = %g", b.classes, m.Levels, m.Kappa)
+	words := fmt.Sprintf("progressive GNMax: discrete Gaussian noise on the %d class counts down the ladder %v (kappa = %g", classes, m.Levels, m.Kappa)
 	if m.GiveUp > 0 {
 		words += fmt.Sprintf(", given up below %g of the last bar", m.GiveUp)
 	}
@@ -287,8 +315,8 @@ func newProgressive(memo *accountant.Memo, m ProgressiveGNMax, teachers, classes
 	if err := checkClasses(teachers, classes); err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name(), err)
 	}
-	if hi := float64(teachers) + thresholdReach*m.Sigma1; m.confident() && !(m.Threshold >= 0 && m.Threshold <= hi) {
-		return nil, &param.Error{Name: "threshold", Value: m.Threshold, Rule: fmt.Sprintf("must be in [0, K + %d·sigma1] = [0, %v]: below 0 it is the threshold 0, and beyond no query is ever answered (yet each is charged)", thresholdReach, hi)}
+	if err := (noisymax.Steps{Threshold: m.Threshold, Sigma1: m.Sigma1}).CheckThreshold(teachers); err != nil {
+		return nil, err
 	}
 	p := &progressive{mech: m, teachers: teachers, classes: classes, threshold: math.Ceil(m.Threshold), sum: make([]float64, classes), ties: make([]int, 0, classes)}
 	var steps []drawStep

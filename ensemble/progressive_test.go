@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/darrm/darrm/internal/param"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/noise"
@@ -81,15 +82,19 @@ func TestProgressiveSettings(t *testing.T) {
 // drawn are progressive GNMax of one level, their σ2, with κ = 0 (and the
 // threshold step); GNMax on 0/1 votes and the others have no such form.
 func TestChargedPerDraw(t *testing.T) {
-	c, ok := ChargedPerDraw(ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5})
+	c, ok := ChargedPerDraw(ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 40}}, accountant.Guarantee{})
 	if want := (ProgressiveGNMax{Levels: Levels{40}, Threshold: 200, Sigma1: 150}); !ok || !equalProgressive(c, want) {
 		t.Errorf("confident-gnmax: %+v, %v", c, ok)
 	}
-	if g, ok := ChargedPerDraw(GNMax{Sigma2: 40}); !ok || !equalProgressive(g, ProgressiveGNMax{Levels: Levels{40}}) {
+	if g, ok := ChargedPerDraw(GNMax{Sigma2: 40}, accountant.Guarantee{}); !ok || !equalProgressive(g, ProgressiveGNMax{Levels: Levels{40}}) {
 		t.Errorf("gnmax: %+v, %v", g, ok)
 	}
+	b := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	if g, ok := ChargedPerDraw(GNMax{Sigma2: 40}, b); !ok || g.(ProgressiveGNMax).Budget != b || g.Validate() != nil {
+		t.Errorf("gnmax held to %v: %+v, %v", b, g, ok)
+	}
 	for _, m := range []Mechanism{GNMax{Target: Target{M: 3}}, LNMax{Scale: 20}, DaRRM{}} {
-		if _, ok := ChargedPerDraw(m); ok {
+		if _, ok := ChargedPerDraw(m, accountant.Guarantee{}); ok {
 			t.Errorf("%s: charged per draw", m.Name())
 		}
 	}
@@ -505,7 +510,7 @@ func TestProgressiveHeader(t *testing.T) {
 	if h.Mechanism != "progressive-gnmax" || h.Accounting != FilterAccounting || h.Total == nil || h.Total.Eps != 4 || h.Total.BudgetEps != 4 || h.Total.BudgetDelta != 1e-6 || !h.ForRelease {
 		t.Errorf("header %+v, total %+v", h, h.Total)
 	}
-	got, err := MechanismOf(h)
+	got, err := Mechanisms().FromHeader(h)
 	m.Budget = budget.Guarantee
 	if err != nil || !equalProgressive(got, m) || got.(ProgressiveGNMax).Budget != m.Budget {
 		t.Errorf("read back %+v, %v; want %+v", got, err, m)

@@ -27,7 +27,7 @@ func (RR) Name() provenance.MechanismName { return "rr" }
 
 // Validate checks m, δ and the composition's slack, when given.
 func (m RR) Validate() error {
-	if err := m.Target.validate(); err != nil {
+	if err := m.Target.Validate(); err != nil {
 		return err
 	}
 	if m.Composition.DeltaPrime != 0 {
@@ -36,21 +36,19 @@ func (m RR) Validate() error {
 	return nil
 }
 
-func (RR) inputs() []votefile.Input            { return twoClassVotes }
-func (RR) Relation() accountant.Relation       { return accountant.PrivateTeachers }
-func (RR) calibrated(votefile.Input) bool      { return true }
-func (m RR) unsetSetting(votefile.Input) error { return m.needM() }
-func (RR) settings() any                       { return nil }
-func (m RR) fromHeader(h *labelHeader) (Mechanism, error) {
-	return RR{Target: h.delta()}, h.decode(m.Name(), nil)
+// FromHeader: its per-query δ (m is not stated).
+func (m RR) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	return RR{Target: Target{Delta: meta.Delta}}, decode(meta, m.Name(), nil)
 }
 
-func (m RR) planned(votefile.Input) (string, func(float64) Mechanism) {
-	return "m", func(v float64) Mechanism { m.M = v; return m }
+// Plan: its allowance m.
+func (m RR) Plan(votefile.Input) Planned {
+	return planM(func(v float64) Mechanism { m.M = v; return m })
 }
 
-func (m RR) labeler(ctx context.Context, b *build) (Labeler, string, error) {
-	p, err := m.problem(b.k, b.teachers)
+// Labeler builds randomized response for its problem.
+func (m RR) Labeler(ctx context.Context, _ votefile.Input, k, _ int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
+	p, err := m.problem(k, teachers)
 	if err != nil {
 		return nil, "", err
 	}
@@ -61,7 +59,7 @@ func (m RR) labeler(ctx context.Context, b *build) (Labeler, string, error) {
 	if c.DeltaPrime == 0 {
 		c.DeltaPrime = accountant.DefaultDeltaPrime
 	}
-	r, err := newRR(ctx, p, c.Method, c.DeltaPrime, b.opts)
+	r, err := newRR(ctx, p, c.Method, c.DeltaPrime, opts)
 	if err != nil {
 		return nil, "", err
 	}

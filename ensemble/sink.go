@@ -15,10 +15,10 @@ import (
 )
 
 // A Ledger keeps the privacy that releases spend: a *ledger.Ledger, which
-// the caller opens for a run (ledger.Open) and closes after it, or a
-// value that opens one in Begin, so that no lock is held while the
-// aggregator is built (darrm aggregate's). The release takes it as this
-// interface, so that it links no store.
+// the caller opens for a run (ledger.Open) and closes after it, after
+// Prepare has built the aggregator, so that no lock is held while a gamma
+// is solved (Prepared.Label). The release takes it as this interface, so
+// that it links no store.
 type Ledger interface {
 	// Begin begins the run of a release of labels that step describes,
 	// by mechanism, from the ensemble that b states, and returns how many
@@ -150,7 +150,9 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	if sink.Ledger != nil {
 		meta.Ledger = sink.Ledger.ID()
 	}
-	labelSettings(agg.Mechanism(), &meta)
+	if err := labelSettings(agg.Mechanism(), &meta); err != nil {
+		return res, settle(err, 0)
+	}
 	if whole != nil {
 		meta.Accounting = whole.Accounting
 		meta.Total = &votefile.LabelTotal{Eps: whole.Total.Guarantee.Eps, Delta: whole.Total.Guarantee.Delta, Argument: whole.Total.Name(),

@@ -127,6 +127,10 @@ type Released struct {
 	// is the filter's budget).
 	Draws int
 	Mu2   float64
+	// Charged is the step the release's run on its ledger is charged by
+	// (Ledger.Begin: a label's, a unit of a release charged per draw, or
+	// an accounted release's total), nil when no run began on one.
+	Charged *accountant.Spend
 	// Publish is the total to publish (accountant.Account.Publish): the
 	// ledger's (Ledger.Publish) when the release was charged to one, else
 	// the run's, of its Result.Released rows; when no label was
@@ -176,12 +180,12 @@ func (e *ReleaseError) Error() string { return e.Err.Error() }
 func (e *ReleaseError) Unwrap() error { return e.Err }
 
 // Release labels the queries of s.Votes with the mechanism of s, in one
-// call: it loads its gamma if it samples one and builds and certifies the
-// aggregator (New: the gamma is certified once, as it is sampled), binds it to the votes (provenance.Check: the one check of the
-// votes against what the mechanism states), accounts for it under the
-// budget (Privacy.Account, accountant.Account.Allowed), opens the ledger bound to the same binding and
-// charged at the same per-query step, and writes the labels to the sink
-// (ReleaseTo).
+// call: Prepare (it loads its gamma if it samples one and builds and
+// certifies the aggregator, binds it to the votes and accounts for it
+// under the budget), then Label with s.Ledger (it begins the run on the
+// ledger, bound to the same binding and charged at the same per-query
+// step, and writes the labels to the sink). A caller that solves a gamma
+// and holds a ledger calls the two itself, opening the ledger between.
 //
 // A release that its budget or its ledger (or an analyst's share of it)
 // stopped before the last query is no error: its labels are written, and
@@ -210,8 +214,41 @@ func (e *ReleaseError) Unwrap() error { return e.Err }
 //	// err == nil: out.Result.Released labels in labels.csv, out.Result.StoppedByBudget
 //	// stopped by the ledger's budget, out.Publish the total to publish.
 func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
-	var out Released
-	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
+	p, err := Prepare(ctx, s)
+	if err != nil {
+		return p.Released, err
+	}
+	return p.Label(ctx, s.Ledger)
+}
+
+// Prepared is a release built, bound and accounted for (Prepare), whose
+// labels Label writes, charged to the ledger its caller opened then.
+type Prepared struct {
+	// Released is what the release has done so far: its aggregator and
+	// description, its binding, its account and what its budget allows.
+	Released
+	s ReleaseSpec
+	// requested is the number of queries the caller asks for (-1: every
+	// one), limit the number the release may label.
+	requested, limit int
+	meter            *drawMeter
+	perDraw          bool
+	stated           *Accounted
+}
+
+// Prepare does what a release does before it charges a ledger: it loads
+// its gamma if it samples one and builds and certifies the aggregator
+// (New: the gamma is certified once, as it is sampled), binds it to the
+// votes (provenance.Check: the one check of the votes against what the
+// mechanism states), and accounts for it under the budget
+// (Privacy.Account, accountant.Account.Allowed). s.Ledger is not read: the
+// caller opens the ledger after, so that no lock is held while a gamma is
+// solved, and hands it to Label. An error is a *ReleaseError naming the
+// step that failed; the Prepared holds what was done before it.
+func Prepare(ctx context.Context, s ReleaseSpec) (*Prepared, error) {
+	p := &Prepared{}
+	out := &p.Released
+	fail := func(step Step, err error) (*Prepared, error) { return p, &ReleaseError{Step: step, Err: err} }
 	s, teachers, err := s.withDefaults()
 	if err != nil {
 		return fail(StepBuild, err)
@@ -227,7 +264,7 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		if errors.As(err, &re) {
 			re.Err = specField(s.Mechanism, re.Err)
 		}
-		return out, err
+		return p, err
 	}
 	if out.Binding, err = releaseBinding(in, out.Aggregator, s.Options.Partition, s.Header); err != nil {
 		return fail(StepBinding, err)
@@ -236,27 +273,24 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	if out.Account, out.CapNote, err = priv.Account(out.Binding, s.DeltaPrime); err != nil {
 		return fail(StepAccounting, err)
 	}
-	// requested is the number of queries the caller asks for (-1: every
-	// one), limit the number the release may label.
-	requested, sink := -1, s.Sink
+	p.requested = -1
 	if s.MaxQueries < 0 {
 		return fail(StepAccounting, &param.Error{Name: "ReleaseSpec.MaxQueries", Value: s.MaxQueries, Rule: "must be >= 1, or 0 for every query"})
 	}
 	if s.MaxQueries > 0 {
-		requested = s.MaxQueries
+		p.requested = s.MaxQueries
 	}
 	if w := s.Accounted; w != nil {
 		if err := w.check(s); err != nil {
 			return fail(StepAccounting, err)
 		}
-		requested = w.Queries
+		p.requested = w.Queries
 	}
-	limit := requested
-	meter, perDraw := drawsOf(out.Aggregator)
-	var stated *Accounted
-	if perDraw {
+	p.limit = p.requested
+	p.meter, p.perDraw = drawsOf(out.Aggregator)
+	if p.perDraw {
 		// No count is fixed in advance: the filter stops the run.
-		if stated, err = filterAccount(s, &out.Account); err != nil {
+		if p.stated, err = filterAccount(s, &out.Account); err != nil {
 			return fail(StepAccounting, err)
 		}
 	} else if s.Budget != nil {
@@ -264,8 +298,8 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		if out.MaxQueries, out.Allows, err = out.Account.Allowed(ctx, s.Certificate.Memo); err != nil {
 			return fail(StepAccounting, err)
 		}
-		if out.MaxQueries != accountant.Unlimited && (limit < 0 || out.MaxQueries < limit) {
-			limit = out.MaxQueries
+		if out.MaxQueries != accountant.Unlimited && (p.limit < 0 || out.MaxQueries < p.limit) {
+			p.limit = out.MaxQueries
 		}
 	}
 	if s.TotalDelta != nil {
@@ -274,36 +308,60 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 		}
 		out.Account.Delta = s.TotalDelta
 	}
+	p.s = s
+	return p, nil
+}
+
+// Label writes the labels of the prepared release to its sink, charged to
+// the ledger l, if not nil, which the caller opened for the run
+// (ledger.Open) and closes after: it begins the run on l, bound to the
+// votes and charged at the release's per-query step (or per draw, or its
+// total as one step: Accounted), which may lower the number of queries
+// released; reserves before each batch of labels leaves and settles after
+// (ReleaseTo); and reads the total to publish. An error is a
+// *ReleaseError naming the step that failed, or ErrTestFailed (an
+// accounted release whose test failed, with no fallback: no label).
+// Released holds what was done before an error.
+func (p *Prepared) Label(ctx context.Context, l Ledger) (Released, error) {
+	s, out := p.s, p.Released
+	fail := func(step Step, err error) (Released, error) { return out, &ReleaseError{Step: step, Err: err} }
+	limit, sink, priv := p.limit, s.Sink, out.Aggregator.Privacy()
+	var err error
 	switch {
-	case s.Ledger != nil && perDraw:
-		if err := chargeLedger(ctx, s.Ledger, out.Aggregator, meter, out.Binding); err != nil {
+	case l != nil && p.perDraw:
+		if err := chargeLedger(ctx, l, out.Aggregator, p.meter, out.Binding); err != nil {
 			return fail(StepLedger, err)
 		}
-		sink.Ledger = drawsLedger{s.Ledger, meter}
-	case s.Ledger != nil && s.Accounted != nil:
-		room, err := s.Accounted.charge(ctx, s.Ledger, s.Mechanism.Name(), out.Binding)
+		out.Charged = &p.meter.ledger.unit
+		sink.Ledger = drawsLedger{l, p.meter}
+	case l != nil && s.Accounted != nil:
+		room, err := s.Accounted.charge(ctx, l, s.Mechanism.Name(), out.Binding)
 		if err != nil {
 			return fail(StepLedger, err)
 		}
+		step := accountant.ApproxStep(s.Accounted.Total.Guarantee)
+		out.Charged = &step
 		if !room {
 			// Nothing drawn, nothing charged: a stop at the budget.
 			out.Result.StoppedByBudget = s.Accounted.Queries
-			if out.Publish, err = s.Ledger.Publish(); err != nil {
+			if out.Publish, err = l.Publish(); err != nil {
 				return fail(StepLedger, err)
 			}
 			return out, nil
 		}
-		sink.Ledger = charged{s.Ledger}
-	case s.Ledger != nil:
-		if limit, err = s.Ledger.Begin(ctx, s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
+		sink.Ledger = charged{l}
+	case l != nil:
+		if limit, err = l.Begin(ctx, s.Mechanism.Name(), out.Binding, priv.Spend, limit); err != nil {
 			return fail(StepLedger, err)
 		}
-		sink.Ledger = s.Ledger
+		out.Charged = &priv.Spend
+		sink.Ledger = l
 	}
 	src := s.Random
 	if src == nil {
 		src = noise.NewSource()
 	}
+	stated := p.stated
 	if w := s.Accounted; w != nil {
 		out.Publish = w.Total
 		pass, err := w.Test(ctx)
@@ -311,8 +369,8 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 			return fail(StepAccounting, err)
 		}
 		if !pass && w.Fallback == 0 {
-			if s.Ledger != nil {
-				if out.Publish, err = s.Ledger.Publish(); err != nil {
+			if l != nil {
+				if out.Publish, err = l.Publish(); err != nil {
 					return fail(StepLedger, err)
 				}
 			}
@@ -329,23 +387,23 @@ func Release(ctx context.Context, s ReleaseSpec) (Released, error) {
 	if stated == nil {
 		stated = s.Accounted
 	}
-	if out.Result, err = releaseTo(ctx, in, out.Aggregator, out.Binding, src, sink, limit, s.Options, stated); err != nil {
+	if out.Result, err = releaseTo(ctx, s.Votes, out.Aggregator, out.Binding, src, sink, limit, s.Options, stated); err != nil {
 		return fail(StepLabels, err)
 	}
-	if read := out.Result.Released + out.Result.StoppedByBudget; requested >= 0 && read > requested {
-		out.Result.NotRequested = read - requested
+	if read := out.Result.Released + out.Result.StoppedByBudget; p.requested >= 0 && read > p.requested {
+		out.Result.NotRequested = read - p.requested
 		out.Result.StoppedByBudget -= out.Result.NotRequested
 	}
 	out.Account.Steps = out.Result.Released
-	if perDraw {
-		out.Draws, out.Mu2 = meter.used()
+	if p.perDraw {
+		out.Draws, out.Mu2 = p.meter.used()
 	}
 	switch {
-	case perDraw && s.Ledger == nil:
+	case p.perDraw && l == nil:
 		out.Publish = stated.Total
-	case s.Accounted != nil && s.Ledger == nil:
-	case s.Ledger != nil:
-		if out.Publish, err = s.Ledger.Publish(); err != nil {
+	case s.Accounted != nil && l == nil:
+	case l != nil:
+		if out.Publish, err = l.Publish(); err != nil {
 			return fail(StepLedger, err)
 		}
 	case out.Result.Released > 0:

@@ -33,43 +33,33 @@ func (Subsample) Name() provenance.MechanismName { return "subsample" }
 // Name returns "dsub".
 func (DSub) Name() provenance.MechanismName { return "dsub" }
 
-// Validate checks m and δ.
-func (m Subsample) Validate() error { return m.Target.validate() }
-
-// Validate checks m and δ.
-func (m DSub) Validate() error { return m.Target.validate() }
-
-func (Subsample) inputs() []votefile.Input            { return twoClassVotes }
-func (Subsample) Relation() accountant.Relation       { return accountant.PrivateTeachers }
-func (Subsample) calibrated(votefile.Input) bool      { return true }
-func (m Subsample) unsetSetting(votefile.Input) error { return m.needM() }
-func (Subsample) settings() any                       { return nil }
-func (m Subsample) fromHeader(h *labelHeader) (Mechanism, error) {
-	return Subsample{Target: h.delta()}, h.decode(m.Name(), nil)
+// FromHeader: its per-query δ (m is not stated).
+func (m Subsample) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	return Subsample{Target{Delta: meta.Delta}}, decode(meta, m.Name(), nil)
 }
 
-func (m Subsample) planned(votefile.Input) (string, func(float64) Mechanism) {
-	return "m", func(v float64) Mechanism { m.M = v; return m }
-}
-func (DSub) inputs() []votefile.Input            { return twoClassVotes }
-func (DSub) Relation() accountant.Relation       { return accountant.PrivateTeachers }
-func (DSub) calibrated(votefile.Input) bool      { return true }
-func (m DSub) unsetSetting(votefile.Input) error { return m.needM() }
-func (DSub) settings() any                       { return nil }
-func (m DSub) fromHeader(h *labelHeader) (Mechanism, error) {
-	return DSub{Target: h.delta()}, h.decode(m.Name(), nil)
+// FromHeader: its per-query δ (m is not stated).
+func (m DSub) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	return DSub{Target{Delta: meta.Delta}}, decode(meta, m.Name(), nil)
 }
 
-func (m DSub) planned(votefile.Input) (string, func(float64) Mechanism) {
-	return "m", func(v float64) Mechanism { m.M = v; return m }
+// Plan: its allowance m.
+func (m Subsample) Plan(votefile.Input) Planned {
+	return planM(func(v float64) Mechanism { m.M = v; return m })
 }
 
-func (m Subsample) labeler(ctx context.Context, b *build) (Labeler, string, error) {
-	p, err := m.problem(b.k, b.teachers)
+// Plan: its allowance m.
+func (m DSub) Plan(votefile.Input) Planned {
+	return planM(func(v float64) Mechanism { m.M = v; return m })
+}
+
+// Labeler builds the majority of floor(m) teachers for its problem.
+func (m Subsample) Labeler(ctx context.Context, _ votefile.Input, k, _ int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
+	p, err := m.problem(k, teachers)
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := newSubsample(ctx, p, b.opts)
+	s, err := newSubsample(ctx, p, opts)
 	if err != nil {
 		return nil, "", err
 	}
@@ -77,12 +67,13 @@ func (m Subsample) labeler(ctx context.Context, b *build) (Labeler, string, erro
 	return s, s.words("Algorithm 8"), nil
 }
 
-func (m DSub) labeler(ctx context.Context, b *build) (Labeler, string, error) {
-	p, err := m.problem(b.k, b.teachers)
+// Labeler builds the majority of 2·floor(m)-1 teachers for its problem.
+func (m DSub) Labeler(ctx context.Context, _ votefile.Input, k, _ int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
+	p, err := m.problem(k, teachers)
 	if err != nil {
 		return nil, "", err
 	}
-	s, err := newDoubleSubsample(ctx, p, b.opts)
+	s, err := newDoubleSubsample(ctx, p, opts)
 	if err != nil {
 		return nil, "", err
 	}

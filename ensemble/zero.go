@@ -3,6 +3,7 @@ package ensemble
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/provenance"
@@ -27,16 +28,16 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, accountant.Guarantee, error) {
 	m := s.Mechanism
 	if m == nil {
 		return s, teachers, unset("Mechanism", "the mechanism: one of %s (two-class votes) or %s (multi-class votes)",
-			mechanismNames(votefile.TwoClass), mechanismNames(votefile.ManyClasses))
+			Mechanisms().Names(votefile.TwoClass), Mechanisms().Names(votefile.ManyClasses))
 	}
 	in := s.Votes.Input()
-	if err := lookup(m.Name(), in); err != nil {
-		return s, teachers, fmt.Errorf("ReleaseSpec.Mechanism: %w", err)
+	if !slices.Contains(m.Votes(), in) {
+		return s, teachers, fmt.Errorf("ReleaseSpec.Mechanism: %w", labelsOther(m, in, Mechanisms()))
 	}
 	if s.Header != nil && s.Header.Meta() != s.Votes.Meta() {
 		return s, teachers, errors.New("ReleaseSpec.Header is the check of another header than the one of Votes (Votes.Meta)")
 	}
-	if m.calibrated(in) {
+	if m.Needs(in).Teachers {
 		if s.Teachers == nil {
 			var err error
 			if s.Header == nil {
@@ -44,7 +45,7 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, accountant.Guarantee, error) {
 			}
 			var t provenance.TeacherGuarantee
 			if err == nil {
-				t, err = s.Header.ReleaseTeachers(provenance.Stated{Calibrated: Calibrated(s.Votes.Meta())})
+				t, err = s.Header.ReleaseTeachers(provenance.Stated{Calibrated: true})
 			}
 			if err != nil {
 				return s, teachers, fmt.Errorf("ReleaseSpec.Teachers is not set, and the votes do not state them: %w", err)
@@ -65,7 +66,7 @@ func (s ReleaseSpec) withDefaults() (ReleaseSpec, accountant.Guarantee, error) {
 			return s, teachers, fmt.Errorf("ReleaseSpec.Budget %v is not the budget %v of the mechanism's Gaussian-DP filter: give one", s.Budget.Guarantee, b)
 		}
 	}
-	if err := m.unsetSetting(in); err != nil {
+	if err := m.Missing(in); err != nil {
 		return s, teachers, err
 	}
 	if s.DeltaPrime == 0 {
@@ -101,7 +102,7 @@ func specField(m Mechanism, err error) error {
 		return err
 	}
 	field := map[string]string{"M": "Mechanism.M", "TargetDelta": "Mechanism.Delta", "Eps": "Teachers.Eps", "Delta": "Teachers.Delta", "K": "Votes"}[pf.ProblemField()]
-	if _, ok := m.(OneVoteDaRRM); ok && pf.ProblemField() == "Eps" {
+	if m.Needs(votefile.TwoClass).Eps && pf.ProblemField() == "Eps" {
 		field = "Mechanism.Eps"
 	}
 	if field == "" {

@@ -70,7 +70,7 @@ func zeroSpec(t *testing.T, name provenance.MechanismName, input votefile.Input,
 	case GNMax{}.Name():
 		s.Mechanism = GNMax{Target: target, Search: noisymax.GNMaxGrid}
 	case ConfidentGNMax{}.Name():
-		s.Mechanism = ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise, Delta: 1e-5}
+		s.Mechanism = ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 40, Noise: noisymax.DiscreteNoise}}
 	case LNMax{}.Name():
 		s.Mechanism = LNMax{Scale: 20}
 	}

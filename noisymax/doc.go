@@ -1,7 +1,9 @@
 // Package noisymax gives the privacy analyses of PATE's noisy-max
 // aggregators: GNMax, Confident-GNMax and LNMax, their noise, noise
 // calibrations and data-independent guarantees, as functions of plain
-// numbers (their settings are package ensemble's mechanisms).
+// numbers (Steps: the threshold step and the label step of the GNMax
+// family; their settings as mechanisms of release are package
+// ensemble's).
 //
 // GNMax releases the class whose vote count plus Gaussian noise is
 // largest; Confident-GNMax first checks with noise that the largest count

@@ -37,7 +37,7 @@ const MaxLNMaxEps = 100.0
 // up, or LNMaxSpend's error on the scale.
 func lnmaxEps(b float64) (float64, error) {
 	if !(b > 0 && b <= discrete.MaxScale) || !(outward.Exact(2).Div(outward.Exact(b)).Hi <= MaxLNMaxEps) {
-		return 0, &param.Error{Name: "laplace scale", Value: b, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise; below %v its per-query eps 2/b is above %v, a guarantee that says nothing)",
+		return 0, &param.Error{Name: "laplace-scale", Value: b, Rule: fmt.Sprintf("must be in [%v, %v] (discrete Laplace noise; below %v its per-query eps 2/b is above %v, a guarantee that says nothing)",
 			2/MaxLNMaxEps, discrete.MaxScale, 2/MaxLNMaxEps, MaxLNMaxEps)}
 	}
 	return outward.Exact(2).Div(outward.Exact(b)).Hi, nil
@@ -48,7 +48,7 @@ func lnmaxEps(b float64) (float64, error) {
 // moves, with its guarantee (2/b, 0), ε rounded up. The scale must be at
 // most discrete.MaxScale, and large enough that ε is at most MaxLNMaxEps:
 // one rule, said in the same words whichever end it breaks, a
-// parameter error that names the laplace scale.
+// parameter error that names the laplace-scale (its flag).
 func LNMaxSpend(b float64) (accountant.Spend, error) {
 	eps, err := lnmaxEps(b)
 	if err != nil {

@@ -14,7 +14,7 @@ func TestLNMaxScaleBound(t *testing.T) {
 	for _, b := range []float64{1e-310, 1e-300, 1e-10, 0.0199} {
 		_, err := LNMaxSpend(b)
 		var pe *param.Error
-		if !errors.As(err, &pe) || pe.Name != "laplace scale" || pe.Value != b {
+		if !errors.As(err, &pe) || pe.Name != "laplace-scale" || pe.Value != b {
 			t.Errorf("scale %v: %v, want a ParamError naming the laplace scale", b, err)
 		}
 	}

@@ -293,11 +293,14 @@ func releaseAccounting(opts AccountOptions, k, classes int, b provenance.Binding
 			delta = lr.Meta().Delta
 		}
 		g := opts.GNMax()
-		g.Delta = delta
-		var err error
-		if priv, err = g.Privacy(); err != nil {
+		if _, err := g.RunSlope(1, 1); err != nil {
 			return accountant.Account{}, err
 		}
+		spend, _, err := g.Spend(delta)
+		if err != nil {
+			return accountant.Account{}, fmt.Errorf("%s: %w", opts.Mechanism.Name(), err)
+		}
+		priv = ensemble.Privacy{Spend: spend, Relation: accountant.OneVote}
 	}
 	deltaPrime := opts.Delta
 	if deltaPrime == 0 {
@@ -329,7 +332,7 @@ func checkLabels(in votefile.Reader, opts AccountOptions) error {
 		return lr.Errorf("labels of ensemble %s, but the votes are of ensemble %s", m.Ensemble, in.Meta().Ensemble)
 	}
 	g := opts.GNMax()
-	stated, err := ensemble.MechanismOf(m)
+	stated, err := ensemble.Mechanisms().FromHeader(m)
 	if err != nil {
 		return lr.HeaderErrorf("%v", err)
 	}
@@ -384,7 +387,7 @@ func chargedStep(m *votefile.LabelMeta) accountant.Guarantee {
 // cost). The threshold plays no part in the per-label guarantee, so an
 // edited threshold is not found here. Two-class GNMax labels (continuous
 // noise, σ calibrated to the target) are not rebuilt.
-func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g ensemble.ConfidentGNMax) error {
+func checkStated(lr *votefile.LabelReader, m *votefile.LabelMeta, g noisymax.Steps) error {
 	if m.Classes == 2 && g.Noise == noisymax.ContinuousNoise {
 		return nil
 	}
@@ -413,20 +416,20 @@ func build(m ensemble.Mechanism, k, classes int) (ensemble.Labeler, error) {
 
 // classMechanism returns the mechanism name of the GNMax family on class
 // counts with the parameters g, its guarantee at delta.
-func classMechanism(name provenance.MechanismName, g ensemble.ConfidentGNMax, delta float64) ensemble.Mechanism {
-	if name == (ensemble.ConfidentGNMax{}).Name() {
-		g.Delta = delta
-		return g
-	}
+func classMechanism(name provenance.MechanismName, g noisymax.Steps, delta float64) ensemble.Mechanism {
 	// Its Sigma2 says that it labels counts, whatever their classes.
-	return ensemble.GNMax{Target: ensemble.Target{Delta: delta}, Sigma2: g.Sigma2, Noise: g.Noise}
+	gnmax := ensemble.GNMax{Target: ensemble.Target{Delta: delta}, Sigma2: g.Sigma2, Noise: g.Noise}
+	if name == (ensemble.ConfidentGNMax{}).Name() {
+		return ensemble.ConfidentGNMax{Threshold: g.Threshold, Sigma1: g.Sigma1, GNMax: gnmax}
+	}
+	return gnmax
 }
 
 // agree returns an error naming both values of the first setting of g,
 // the account's, that contradicts stated, the mechanism a label file's
-// header states (ensemble.MechanismOf), or that it does not have.
-func agree(g ensemble.ConfidentGNMax, stated ensemble.Mechanism) error {
-	h, _ := ensemble.GNMaxFamily(stated, countsOnly)
+// header states (ensemble.Registry.FromHeader), or that it does not have.
+func agree(g noisymax.Steps, stated ensemble.Mechanism) error {
+	h, _ := ensemble.Steps(stated, countsOnly)
 	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	noise := func(n noisymax.Noise) string {
 		if n == noisymax.UnsetNoise {
@@ -465,7 +468,7 @@ func agree(g ensemble.ConfidentGNMax, stated ensemble.Mechanism) error {
 // Confident-GNMax or LNMax, or none.
 func (o AccountOptions) checkMechanism() error {
 	var names []provenance.MechanismName
-	for _, m := range ensemble.Mechanisms(votefile.ManyClasses) {
+	for _, m := range ensemble.Mechanisms().On(votefile.ManyClasses) {
 		names = append(names, m.Name())
 	}
 	switch {
@@ -480,15 +483,15 @@ func (o AccountOptions) checkMechanism() error {
 // GNMax returns the settings of the account's mechanism of the GNMax
 // family, with the noise the release drew (a zero noise the discrete
 // noise releases draw); the zero value for LNMax.
-func (o AccountOptions) GNMax() ensemble.ConfidentGNMax {
+func (o AccountOptions) GNMax() noisymax.Steps {
 	if _, ok := o.Mechanism.(ensemble.LNMax); ok {
-		return ensemble.ConfidentGNMax{}
+		return noisymax.Steps{}
 	}
-	g, _ := ensemble.GNMaxFamily(o.Mechanism, countsOnly)
+	g, _ := ensemble.Steps(o.Mechanism, countsOnly)
 	return g.Drawn()
 }
 
-// countsOnly says to ensemble.GNMaxFamily that an account's votes are
+// countsOnly says to ensemble.Steps that an account's votes are
 // counts, whatever their classes.
 const countsOnly = 0
 
@@ -547,7 +550,7 @@ func (a *AccountResult) drawsTotal() (accountant.Total, error) {
 }
 
 // rdpTotal returns the total at delta of queries whose data-independent
-// Rényi DP is rho·λ at every order λ (ensemble.ConfidentGNMax.RunSlope:
+// Rényi DP is rho·λ at every order λ (noisymax.Steps.RunSlope:
 // Papernot et al. 2018, Proposition 8, and the discrete Gaussian's curve,
 // Canonne, Kamath and Steinke 2020) and of the smooth-sensitivity draws
 // draws, each (λ, GNSS)-RDP by the PATE paper's Theorem 23

@@ -118,7 +118,7 @@ func TestAccountRefusesContradictoryHeader(t *testing.T) {
 			t.Fatal(err)
 		}
 		// As darrm account pate does: the settings are the header's.
-		s, err := ensemble.MechanismOf(lr.Meta())
+		s, err := ensemble.Mechanisms().FromHeader(lr.Meta())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +141,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 	m := paperMechanisms()[1] // gnmax alone: its eps follows from sigma2
 	agg, labels := releaseLabels(t, m, counts)
 	g := agg.Privacy().Guarantee
-	forged, err := build(classMechanism(ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{Sigma2: 400, Noise: noisymax.DiscreteNoise}, paperDelta), 250, 10)
+	forged, err := build(classMechanism(ensemble.GNMax{}.Name(), noisymax.Steps{Sigma2: 400, Noise: noisymax.DiscreteNoise}, paperDelta), 250, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestAccountAgainstLedger(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := ensemble.MechanismOf(lr.Meta())
+		s, err := ensemble.Mechanisms().FromHeader(lr.Meta())
 		if err != nil {
 			t.Fatal(err)
 		}

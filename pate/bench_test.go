@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 )
 
@@ -14,7 +13,7 @@ import (
 // (T = 200, σ1 = 150, σ2 = 40, K = 250, C = 10) with n queries of skewed
 // votes, at the default orders.
 func benchPATE(b *testing.B, n int) *rdpAccount {
-	a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{memo: testMemo})
+	a, err := newRDPAccount(noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{memo: testMemo})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // answer says what became of one query of a release: answerUnknown (the
@@ -52,7 +52,7 @@ func defaultOrders() []float64 {
 // the smooth-sensitivity analysis (localSensitivity): memory grows as
 // queries × classes.
 type rdpAccount struct {
-	mech       ensemble.ConfidentGNMax
+	mech       noisymax.Steps
 	directions Directions
 	orders     []float64
 	gn, th     []*curve
@@ -105,11 +105,11 @@ const maxAccountTeachers = 1 << 20
 
 // newRDPAccount returns an empty account for mechanism m, K teachers
 // (at most maxAccountTeachers) and C classes, analysed as opt says.
-func newRDPAccount(m ensemble.ConfidentGNMax, teachers, classes int, opt rdpOptions) (*rdpAccount, error) {
+func newRDPAccount(m noisymax.Steps, teachers, classes int, opt rdpOptions) (*rdpAccount, error) {
 	if err := param.CountIn("teachers", teachers, 1, maxAccountTeachers); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
-	if err := m.ValidateFor(teachers); err != nil {
+	if err := m.CheckFor(teachers); err != nil {
 		return nil, fmt.Errorf("PATE account: %w", err)
 	}
 	if err := param.Count("classes", classes, 2); err != nil {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 )
 
@@ -21,7 +20,7 @@ func oneQuery(counts []int, sigma float64, noise noisymax.Noise, delta float64) 
 	wrap := func(err error) error {
 		return fmt.Errorf("GNMax of %d counts (C classes) summing to %d (K teachers): %w", len(counts), teachers, err)
 	}
-	a, err := newRDPAccount(ensemble.ConfidentGNMax{Sigma2: sigma, Noise: noise}, teachers, len(counts), rdpOptions{memo: testMemo})
+	a, err := newRDPAccount(noisymax.Steps{Sigma2: sigma, Noise: noise}, teachers, len(counts), rdpOptions{memo: testMemo})
 	if err != nil {
 		return bounds{}, wrap(err)
 	}
@@ -55,7 +54,7 @@ func TestGNMaxDataDependent(t *testing.T) {
 		for _, n := range tc.counts {
 			k += n
 		}
-		a, err := newRDPAccount(ensemble.ConfidentGNMax{Sigma2: tc.sigma, Noise: tc.noise}, k, len(tc.counts), rdpOptions{memo: testMemo})
+		a, err := newRDPAccount(noisymax.Steps{Sigma2: tc.sigma, Noise: tc.noise}, k, len(tc.counts), rdpOptions{memo: testMemo})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +99,7 @@ func TestGNMaxDataDependent(t *testing.T) {
 // releases draw, whose data-dependent bound is far below the
 // data-independent one at sigma = 10 and no lower at sigma = 40.
 func TestAccountExamples(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	for _, tc := range []struct {
 		dir  Directions
 		want string
@@ -176,7 +175,7 @@ func TestPATENoiseUnset(t *testing.T) {
 	var zero noisymax.Noise
 	counts := []int{8, 2}
 	_, _, thErr := checkedThresholdLogQ(8, 5, 2, zero)
-	_, acctErr := newRDPAccount(ensemble.ConfidentGNMax{Sigma2: 2}, 10, 2, rdpOptions{memo: testMemo})
+	_, acctErr := newRDPAccount(noisymax.Steps{Sigma2: 2}, 10, 2, rdpOptions{memo: testMemo})
 	_, oneErr := oneQuery(counts, 2, zero, 1e-5)
 	for name, err := range map[string]error{
 		"checkedGNMaxLogQ":          second(checkedGNMaxLogQ(counts, 2, zero)),

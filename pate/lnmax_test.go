@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
@@ -112,7 +111,7 @@ func TestEvalMarginCoversRounding(t *testing.T) {
 // may hold is refused by name before they are allocated, including when K
 // is the sum of counts that would overflow an int.
 func TestAccountTeachersBound(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	var pe *param.Error
 	if _, err := newRDPAccount(m, maxAccountTeachers+1, 10, rdpOptions{memo: testMemo}); !errors.As(err, &pe) || pe.Name != "teachers" {
 		t.Errorf("K = maxAccountTeachers+1: %v", err)

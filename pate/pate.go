@@ -90,7 +90,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	if perDraw(m) {
 		return labelPerDraw(counts, teachers, classes, truth, m, opts, src)
 	}
-	g, _ := ensemble.GNMaxFamily(m, classes)
+	g, _ := ensemble.Steps(m, classes)
 	if g.Sigma2 == 0 {
 		return Result{}, fmt.Errorf("pate: %s labels 0/1 votes, not class counts", m.Name())
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // syntheticCounts returns n queries of 250 votes over 10 classes whose
@@ -84,7 +84,7 @@ func TestLabel(t *testing.T) {
 
 // labelTotal is the total of a run of Label that may ask queries
 // threshold steps and labels GNMax steps, with the draw of ss.
-func labelTotal(t *testing.T, m ensemble.ConfidentGNMax, queries, labels int, ss smooth) accountant.Total {
+func labelTotal(t *testing.T, m noisymax.Steps, queries, labels int, ss smooth) accountant.Total {
 	t.Helper()
 	rho, err := m.RunSlope(queries, labels)
 	if err != nil {

@@ -30,7 +30,7 @@ type FilterAccount struct {
 // that charges each of its draws (ensemble.ChargedPerDraw: progressive
 // GNMax).
 func perDraw(m ensemble.Mechanism) bool {
-	c, ok := ensemble.ChargedPerDraw(m)
+	c, ok := ensemble.ChargedPerDraw(m, accountant.Guarantee{})
 	return ok && m != nil && c.Name() == m.Name()
 }
 
@@ -45,7 +45,7 @@ func accountPerDraw(ctx context.Context, in votefile.Reader, opts AccountOptions
 		return nil, fmt.Errorf("pate: %s is accounted by the Gaussian-DP filter that charged its release's draws: give the release's labels, whose header states the filter's budget", opts.Mechanism.Name())
 	}
 	m := lr.Meta()
-	stated, err := ensemble.MechanismOf(m)
+	stated, err := ensemble.Mechanisms().FromHeader(m)
 	if err != nil {
 		return nil, lr.HeaderErrorf("%v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noise"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -84,7 +85,7 @@ type PTRResult struct {
 // of the mechanism's steps as PTR tests them (ptrFamily), the classes, the
 // budget and whether teachers may abstain.
 type ptrPlanned struct {
-	mech    ensemble.ConfidentGNMax
+	mech    noisymax.Steps
 	classes int
 	budget  accountant.Guarantee
 	abstain bool
@@ -110,7 +111,7 @@ func ReleasePTR(ctx context.Context, s ensemble.ReleaseSpec, counts [][]int, pla
 	if s.Votes == nil {
 		return ensemble.Released{}, PTRResult{}, fmt.Errorf("PATE PTR: ReleaseSpec.Votes is not set")
 	}
-	if _, ok := ensemble.GNMaxFamily(s.Mechanism, s.Votes.Classes()); !ok {
+	if _, ok := ensemble.Steps(s.Mechanism, s.Votes.Classes()); !ok {
 		return ensemble.Released{}, PTRResult{}, fmt.Errorf("PATE PTR: ReleaseSpec.Mechanism must be Confident-GNMax or GNMax on class counts, not %T", s.Mechanism)
 	}
 	r := plan

@@ -78,15 +78,15 @@ func TestPTRLocalSensitivityBruteForce(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		k, cl   int
-		m       ensemble.ConfidentGNMax
+		m       noisymax.Steps
 		order   float64
 		abstain bool
 	}{
-		{"confident-gnmax", 14, 3, ensemble.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
-		{"confident-gnmax abstain", 12, 3, ensemble.ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, true},
-		{"confident-gnmax continuous", 14, 3, ensemble.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1.5, Noise: noisymax.ContinuousNoise}, 2, false},
-		{"confident-gnmax four classes", 10, 4, ensemble.ConfidentGNMax{Threshold: 6, Sigma1: 1, Sigma2: 0.8, Noise: noisymax.DiscreteNoise}, 1.5, true},
-		{"gnmax", 12, 3, ensemble.ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
+		{"confident-gnmax", 14, 3, noisymax.Steps{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
+		{"confident-gnmax abstain", 12, 3, noisymax.Steps{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, true},
+		{"confident-gnmax continuous", 14, 3, noisymax.Steps{Threshold: 10, Sigma1: 2, Sigma2: 1.5, Noise: noisymax.ContinuousNoise}, 2, false},
+		{"confident-gnmax four classes", 10, 4, noisymax.Steps{Threshold: 6, Sigma1: 1, Sigma2: 0.8, Noise: noisymax.DiscreteNoise}, 1.5, true},
+		{"gnmax", 12, 3, noisymax.Steps{Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sp := newSpace(neighbours{abstain: c.abstain, teachers: c.k}, c.cl)
@@ -151,13 +151,13 @@ func TestPTRDistanceLipschitz(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		k, cl   int
-		m       ensemble.ConfidentGNMax
+		m       noisymax.Steps
 		order   float64
 		abstain bool
 	}{
-		{"confident-gnmax", 14, 3, ensemble.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
-		{"confident-gnmax abstain", 12, 3, ensemble.ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, true},
-		{"gnmax", 12, 3, ensemble.ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
+		{"confident-gnmax", 14, 3, noisymax.Steps{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
+		{"confident-gnmax abstain", 12, 3, noisymax.Steps{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, true},
+		{"gnmax", 12, 3, noisymax.Steps{Sigma2: 1, Noise: noisymax.DiscreteNoise}, 2, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sp := newSpace(neighbours{abstain: c.abstain, teachers: c.k}, c.cl)
@@ -230,7 +230,7 @@ func TestPTRDistanceLipschitz(t *testing.T) {
 // distance to instability -1, the bound is the rate, up to the slack:
 // Φ(-z + 2^-20 + 2^-40) against Φ(-z)).
 func TestPTRFalsePassRate(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	votes := synthCounts(rand.New(rand.NewPCG(7, 8)), 40, 250, 10, 0.5)
 	r, err := ptrRule(testMemo, m, 10, len(votes), PTROptions{Budget: accountant.Guarantee{Eps: 4, Delta: 0.05 / (1 - ptrShareTest)}})
 	if err != nil {
@@ -432,7 +432,7 @@ func TestPTRDrawPassProbability(t *testing.T) {
 // it plans within one budget, not three: each plan and its brute force
 // take about a second of CPU, and the pieces are the same code at each.
 func TestPTRTotal(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.ContinuousNoise}
+	m := noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.ContinuousNoise}
 	budgets := []accountant.Guarantee{{Eps: 2, Delta: 1e-5}, {Eps: 4, Delta: 1e-6}, {Eps: 8, Delta: 1e-8}}
 	if testing.Short() {
 		budgets = budgets[:1]
@@ -516,7 +516,7 @@ func TestPTRTotal(t *testing.T) {
 // release whose test fails then labels the Q queries, its header stating
 // the proposal, and an account of those labels recomputes its total.
 func TestPTRFallback(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	b := accountant.Guarantee{Eps: 2, Delta: 1e-5}
 	const n = 600
 	plain, err := ptrRule(testMemo, m, 10, n, PTROptions{Budget: b})
@@ -554,7 +554,7 @@ func TestPTRFallback(t *testing.T) {
 
 	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), n, 250, 10, 0)
 	var labels bytes.Buffer
-	s := ensemble.ReleaseSpec{Votes: countsReader(t, counts, accountant.OneVote), Mechanism: ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5},
+	s := ensemble.ReleaseSpec{Votes: countsReader(t, counts, accountant.OneVote), Mechanism: ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}},
 		Sink: ensemble.LabelSink{Stdout: &labels}, Random: noise.NewSeededSource(3), Options: ensemble.ReleaseOptions{Experiment: true}}
 	out, rel, err := releasePTR(s, counts, PTROptions{Budget: b, Fallback: true})
 	if err != nil || rel.Pass || out.Result.Released != r.Fallback || out.Publish.Guarantee != r.Publish {
@@ -567,7 +567,7 @@ func TestPTRFallback(t *testing.T) {
 	if h := lr.Meta(); h == nil || h.Total == nil || h.Total.FallbackOf != n {
 		t.Errorf("label header %+v, want the fallback of the %d queries proposed", h, n)
 	}
-	got, err := labelsPTR(testMemo, AccountOptions{Memo: ptrMemo, Labels: lr, Mechanism: m}, 10, r.Fallback)
+	got, err := labelsPTR(testMemo, AccountOptions{Memo: ptrMemo, Labels: lr, Mechanism: classMechanism(ensemble.ConfidentGNMax{}.Name(), m, 1e-5)}, 10, r.Fallback)
 	if err != nil || got.Publish != r.Publish || got.Pass {
 		t.Errorf("account of the fallback's labels: %+v, %v; want the total %v, not passed", got, err, r.Publish)
 	}
@@ -579,7 +579,7 @@ func TestPTRFallback(t *testing.T) {
 // its neighbours, summed over the discrete noise (exactThreshold,
 // exactGNMax), at small K and C, with and without abstaining teachers.
 func TestPTRBoundHoldsExactly(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	m := noisymax.Steps{Threshold: 10, Sigma1: 2, Sigma2: 1, Noise: noisymax.DiscreteNoise}
 	const order = 2.0
 	for _, rel := range relations(12) {
 		out := func(x []int) []float64 {
@@ -625,7 +625,7 @@ func TestPTRQueries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a search of PTR plans takes seconds")
 	}
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}}
 	proxy := synthCounts(rand.New(rand.NewPCG(5, 6)), 400, 250, 10, 0.5)
 	opts := PTROptions{Budget: accountant.Guarantee{Eps: 1, Delta: 1e-5}}
 	r, p, err := PTRQueries(context.Background(), nil, proxy, 250, 10, m, opts, 0.9)
@@ -662,7 +662,7 @@ func TestPTRQueries(t *testing.T) {
 // nothing is written. Either way the total published is the plan's, by
 // PTRArgument, within the budget; the same seed draws the same test.
 func TestReleasePTR(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
 	for _, tc := range []struct {
 		name       string
@@ -723,7 +723,7 @@ func TestReleasePTR(t *testing.T) {
 // test was drawn on; a reader whose rows differ from them (a file changed
 // between the test's read and the release's) stops at the first such row.
 func TestReleasePTRVotesChanged(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}
 	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), 60, 250, 10, 1)
 	read := make([][]int, len(counts))
 	for i := range counts {
@@ -752,7 +752,7 @@ func TestReleasePTRVotesChanged(t *testing.T) {
 // anyone who knows the seed could read, is refused before the test unless
 // the run is declared an experiment.
 func TestReleasePTRSeeded(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}
 	// TestReleasePTR's votes and proposal, whose plan (a second of CPU,
 	// made before the refusal) ptrMemo keeps.
 	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), 60, 250, 10, 1)
@@ -776,8 +776,8 @@ func TestReleasePTRSeeded(t *testing.T) {
 // where no proposal fits beside the test, is refused naming the budget's
 // eps.
 func TestPTRRuleSmallBudget(t *testing.T) {
-	gnmax := func(sigma2 float64) ensemble.ConfidentGNMax {
-		return ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: sigma2, Noise: noisymax.ContinuousNoise}
+	gnmax := func(sigma2 float64) noisymax.Steps {
+		return noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: sigma2, Noise: noisymax.ContinuousNoise}
 	}
 	budgetEps := func(err error) bool {
 		var pe *param.Error
@@ -831,7 +831,7 @@ func TestPTRRuleSmallBudget(t *testing.T) {
 // PlanPTR made for its mechanism and classes says, and refuses a plan of
 // another making or for other settings before anything is drawn.
 func TestReleasePTRHoldsToItsPlan(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}
 	// TestReleasePTR's proposal, whose plan ptrMemo keeps.
 	counts := synthCounts(rand.New(rand.NewPCG(7, 8)), 60, 250, 10, 1)
 	plan, err := PlanPTR(ptrMemo, m, 10, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: 40})
@@ -846,7 +846,7 @@ func TestReleasePTRHoldsToItsPlan(t *testing.T) {
 		plan PTRResult
 	}{
 		{"another mechanism", ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}, plan},
-		{"other settings", ensemble.ConfidentGNMax{Threshold: 190, Sigma1: 150, Sigma2: 40, Delta: 1e-5}, plan},
+		{"other settings", ensemble.ConfidentGNMax{Threshold: 190, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}, plan},
 		{"not PlanPTR's", m, forged},
 	} {
 		var labels bytes.Buffer

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -86,7 +85,7 @@ func discreteTailLog(k, sigma float64) outward.Interval {
 // t(v) + pi(v)·(e^{(λ-1)B} - 1)/(λ - 1) in both directions, B the GNMax
 // step's bound. The tables are made once per settings while mo keeps
 // them (maxThresholdIntervals), and shared: callers only read them.
-func ptrThreshold(mo *memo, m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
+func ptrThreshold(mo *memo, m noisymax.Steps, teachers int, order float64) (t, pi []outward.Interval) {
 	key := ptrThresholdKey{m.Threshold, m.Sigma1, m.Noise, teachers, math.Float64bits(order)}
 	if tab, ok := mo.thresholds.get(key); ok {
 		return tab[0], tab[1]
@@ -115,7 +114,7 @@ type ptrThresholdKey struct {
 const maxThresholdIntervals = 1 << 21
 
 // newPTRThreshold computes ptrThreshold's tables.
-func newPTRThreshold(m ensemble.ConfidentGNMax, teachers int, order float64) (t, pi []outward.Interval) {
+func newPTRThreshold(m noisymax.Steps, teachers int, order float64) (t, pi []outward.Interval) {
 	logP := make([]outward.Interval, teachers+1)
 	logF := make([]outward.Interval, teachers+1)
 	for v := range logP {

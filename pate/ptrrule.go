@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/noisymax"
 )
 
 // ptrShareTest is the share of the budget's δ that the test's own
@@ -29,7 +30,7 @@ const ptrShareTest = 0.02
 //     within the budget's ε;
 //   - the proposal: the largest Rényi DP at λ that, added to the test's,
 //     converts to the budget's ε at its δ.
-func ptrRule(mo *memo, m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions) (PTRResult, error) {
+func ptrRule(mo *memo, m noisymax.Steps, classes, queries int, opts PTROptions) (PTRResult, error) {
 	key := ptrRuleKey{m: m, classes: classes, queries: queries, budget: opts.Budget, fallback: opts.Fallback}
 	r, ok := mo.rules.get(key)
 	if ok {
@@ -57,7 +58,7 @@ func ptrRule(mo *memo, m ensemble.ConfidentGNMax, classes, queries int, opts PTR
 
 // ptrRuleKey is what a plan of ptrRule is a function of: the settings.
 type ptrRuleKey struct {
-	m                ensemble.ConfidentGNMax
+	m                noisymax.Steps
 	classes, queries int
 	budget           accountant.Guarantee
 	fallback         bool
@@ -78,7 +79,7 @@ const maxRules = 256
 // at the best order took most of a plan's CPU, is then computed only
 // where the conversion at the bound's order, which is at least that
 // least, exceeds the budget's ε.
-func newPTRRule(mo *memo, m ensemble.ConfidentGNMax, classes, queries int, opts PTROptions, withTest bool) (PTRResult, error) {
+func newPTRRule(mo *memo, m noisymax.Steps, classes, queries int, opts PTROptions, withTest bool) (PTRResult, error) {
 	b := opts.Budget
 	if err := param.Positive("budget eps", b.Eps); err != nil {
 		return PTRResult{}, fmt.Errorf("PATE PTR: %w", err)
@@ -195,11 +196,11 @@ func PlanPTR(memo *accountant.Memo, m ensemble.Mechanism, classes int, opts PTRO
 }
 
 // ptrFamily returns the settings of the steps of m, of the GNMax family on
-// the class counts of votes of classes classes (ensemble.GNMaxFamily),
+// the class counts of votes of classes classes (ensemble.Steps),
 // which PTR tests, its noise the discrete Gaussian unless set, as a
 // release draws it.
-func ptrFamily(m ensemble.Mechanism, classes int) (ensemble.ConfidentGNMax, error) {
-	g, ok := ensemble.GNMaxFamily(m, classes)
+func ptrFamily(m ensemble.Mechanism, classes int) (noisymax.Steps, error) {
+	g, ok := ensemble.Steps(m, classes)
 	if !ok {
 		return g, fmt.Errorf("PATE PTR: the mechanism must be Confident-GNMax or GNMax on class counts, not %T", m)
 	}
@@ -215,7 +216,7 @@ func ptrFamily(m ensemble.Mechanism, classes int) (ensemble.ConfidentGNMax, erro
 // the fallback composed, ε_2 = min over ptrGuaranteeOrders and λ of the
 // conversion of ρ_t(λ') + ρ_fb(λ') at δ_t, within the total's ε. The
 // total is the same with a fallback as without.
-func ptrFallback(mo *memo, r *PTRResult, m ensemble.ConfidentGNMax, deltaTest float64) error {
+func ptrFallback(mo *memo, r *PTRResult, m noisymax.Steps, deltaTest float64) error {
 	orders := ptrTestOrders(r.Order)
 	lower := ptrTestLower(r.Sigma, orders)
 	// eps2 returns ε_2 for q queries, +Inf where the proposal does not
@@ -253,7 +254,7 @@ func ptrFallback(mo *memo, r *PTRResult, m ensemble.ConfidentGNMax, deltaTest fl
 // conditions C5 and C6 fail there for m's σ2 and C, the first of
 // 1 + (λ - 1)·2^{-k/2} (k = 1, 2, ..., rounded down to a quarter) where
 // they hold.
-func ptrOrder(mo *memo, b accountant.Guarantee, m ensemble.ConfidentGNMax, classes int) (float64, error) {
+func ptrOrder(mo *memo, b accountant.Guarantee, m noisymax.Steps, classes int) (float64, error) {
 	lo, hi := 1e-12, 1e3 // ρ: RhoToDP's ε increases with it
 	for range 200 {
 		mid := math.Sqrt(lo * hi)
@@ -353,7 +354,7 @@ func ptrPlan(mo *memo, counts [][]int, teachers, classes int, mech ensemble.Mech
 // ptrAccount returns the account, at the order of a plan, of the first n
 // queries of counts (what names them in errors) by m, whose test is yet
 // to be drawn.
-func ptrAccount(mo *memo, counts [][]int, n, teachers, classes int, m ensemble.ConfidentGNMax, order float64, abstain bool, what string) (*rdpAccount, error) {
+func ptrAccount(mo *memo, counts [][]int, n, teachers, classes int, m noisymax.Steps, order float64, abstain bool, what string) (*rdpAccount, error) {
 	if err := ptrProposed(counts, n, what); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -343,7 +342,7 @@ func TestThresholdBothDirections(t *testing.T) {
 			// Thresholds within 8σ1 of v keep both outcomes' probabilities
 			// far from underflow.
 			thr := float64(v) + (2*r.Float64()-1)*8*sigma
-			m := ensemble.ConfidentGNMax{Threshold: thr, Sigma1: sigma, Sigma2: 1, Noise: noisymax.DiscreteNoise}
+			m := noisymax.Steps{Threshold: thr, Sigma1: sigma, Sigma2: 1, Noise: noisymax.DiscreteNoise}
 			oneTab, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, rel, c, OneSided)
 			bothTab, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, rel, c, BothDirections)
 			movesTab, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, moves, c, BothDirections)
@@ -432,17 +431,17 @@ func TestThresholdAnswerProbabilityExact(t *testing.T) {
 func TestPATEAccountBothDirections(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		m        ensemble.ConfidentGNMax
+		m        noisymax.Steps
 		counts   []int
 		teachers int // 0: the counts' sum, every teacher voting
 		ans      answer
 		order    float64
 		other    []int // the neighbour with the larger reverse divergence
 	}{
-		{"gnmax", ensemble.ConfidentGNMax{Sigma2: 2, Noise: noisymax.DiscreteNoise}, []int{20, 0, 0}, 0, answerGiven, 5, []int{19, 1, 0}},
-		{"gnmax", ensemble.ConfidentGNMax{Sigma2: 0.5, Noise: noisymax.DiscreteNoise}, []int{6, 0}, 0, answerGiven, 2, []int{5, 1}},
-		{"threshold", ensemble.ConfidentGNMax{Threshold: 8, Sigma1: 0.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, []int{5, 5}, 0, answerWithheld, 2, []int{6, 4}},
-		{"threshold, abstentions", ensemble.ConfidentGNMax{Threshold: 2, Sigma1: 0.7, Sigma2: 1, Noise: noisymax.DiscreteNoise}, []int{5, 3}, 10, answerWithheld, 2, []int{4, 3}},
+		{"gnmax", noisymax.Steps{Sigma2: 2, Noise: noisymax.DiscreteNoise}, []int{20, 0, 0}, 0, answerGiven, 5, []int{19, 1, 0}},
+		{"gnmax", noisymax.Steps{Sigma2: 0.5, Noise: noisymax.DiscreteNoise}, []int{6, 0}, 0, answerGiven, 2, []int{5, 1}},
+		{"threshold", noisymax.Steps{Threshold: 8, Sigma1: 0.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, []int{5, 5}, 0, answerWithheld, 2, []int{6, 4}},
+		{"threshold, abstentions", noisymax.Steps{Threshold: 2, Sigma1: 0.7, Sigma2: 1, Noise: noisymax.DiscreteNoise}, []int{5, 3}, 10, answerWithheld, 2, []int{4, 3}},
 	} {
 		rel := neighbours{teachers: sum(c.counts)}
 		if c.teachers > 0 {
@@ -511,13 +510,13 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 		sp := newSpace(rel, classes)
 		hs := sp.hs
 		for ci, c := range []struct {
-			m   ensemble.ConfidentGNMax
+			m   noisymax.Steps
 			ans answer
 		}{
-			{ensemble.ConfidentGNMax{Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerGiven},
-			{ensemble.ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerGiven},
-			{ensemble.ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerWithheld},
-			{ensemble.ConfidentGNMax{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerUnknown},
+			{noisymax.Steps{Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerGiven},
+			{noisymax.Steps{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerGiven},
+			{noisymax.Steps{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerWithheld},
+			{noisymax.Steps{Threshold: 8, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}, answerUnknown},
 		} {
 			for di, dir := range []Directions{BothDirections, OneSided} {
 				if testing.Short() && di != (ci+ri)%2 {
@@ -569,7 +568,7 @@ func TestPATEAccountLocalSensitivityBruteForce(t *testing.T) {
 // account's, reaching 0, bounds. The check above cannot fail unnoticed.
 func TestThresholdLocalSensitivityNeedsAbstentions(t *testing.T) {
 	const k, classes, order = 12, 3, 2.0
-	m := ensemble.ConfidentGNMax{Threshold: 1, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	m := noisymax.Steps{Threshold: 1, Sigma1: 1.5, Sigma2: 1, Noise: noisymax.DiscreteNoise}
 	rel := neighbours{abstain: true, teachers: k}
 	logq, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, rel, classes, OneSided)
 	beta := newThresholdLS(testMemo, m.Sigma1, order, logq, 0).beta

@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 )
 
@@ -72,7 +71,7 @@ func TestPATEReferenceThresholdLocalSensitivity(t *testing.T) {
 	}
 	const teachers, top = 30, 20
 	for _, c := range cases {
-		m := ensemble.ConfidentGNMax{Threshold: c.t, Sigma1: 2, Sigma2: 1, Noise: noisymax.ContinuousNoise}
+		m := noisymax.Steps{Threshold: c.t, Sigma1: 2, Sigma2: 1, Noise: noisymax.ContinuousNoise}
 		logq, _ := thresholdTable(m.Threshold, m.Sigma1, m.Noise, neighbours{teachers: teachers}, 3, OneSided)
 		th := newThresholdLS(testMemo, m.Sigma1, 10, logq, 0)
 		for d, w := range c.want {

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/bigmath"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
@@ -679,18 +678,18 @@ func TestGNMaxNeighbourLogQEveryPair(t *testing.T) {
 // own settings (T = 300 for K = 250, σ1 = 200) pass.
 func TestThresholdBound(t *testing.T) {
 	for _, tc := range []struct {
-		m  ensemble.ConfidentGNMax
+		m  noisymax.Steps
 		ok bool
 	}{
-		{ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
-		{ensemble.ConfidentGNMax{Threshold: 300, Sigma1: 200, Sigma2: 100, Noise: noisymax.DiscreteNoise}, true},
-		{ensemble.ConfidentGNMax{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
-		{ensemble.ConfidentGNMax{Threshold: 250 + 1500, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
-		{ensemble.ConfidentGNMax{Threshold: -1, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
-		{ensemble.ConfidentGNMax{Threshold: 1e300, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
-		{ensemble.ConfidentGNMax{Threshold: 250 + 1501, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
+		{noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
+		{noisymax.Steps{Threshold: 300, Sigma1: 200, Sigma2: 100, Noise: noisymax.DiscreteNoise}, true},
+		{noisymax.Steps{Threshold: 0, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
+		{noisymax.Steps{Threshold: 250 + 1500, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, true},
+		{noisymax.Steps{Threshold: -1, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
+		{noisymax.Steps{Threshold: 1e300, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
+		{noisymax.Steps{Threshold: 250 + 1501, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, false},
 	} {
-		err := tc.m.ValidateFor(250)
+		err := tc.m.CheckFor(250)
 		var pe *param.Error
 		if tc.ok != (err == nil) || (!tc.ok && (!errors.As(err, &pe) || pe.Name != "threshold" || pe.Value != tc.m.Threshold)) {
 			t.Errorf("threshold %v, sigma1 %v: %v", tc.m.Threshold, tc.m.Sigma1, err)
@@ -728,7 +727,7 @@ func TestAddFlushesInOrder(t *testing.T) {
 		{"a release", []answer{answerGiven, answerWithheld, answerGiven}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{memo: testMemo, Orders: orders})
+			a, err := newRDPAccount(noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{memo: testMemo, Orders: orders})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -765,7 +764,7 @@ func TestAddFlushesInOrder(t *testing.T) {
 // hundreds of thousands of queries, returns its context's error once the
 // context is done, not a sensitivity of the queries it reached.
 func TestLocalSensitivityCancelled(t *testing.T) {
-	a, err := newRDPAccount(ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{memo: testMemo})
+	a, err := newRDPAccount(noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}, 250, 10, rdpOptions{memo: testMemo})
 	if err != nil {
 		t.Fatal(err)
 	}

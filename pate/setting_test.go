@@ -13,7 +13,7 @@ const paperDelta = 1e-5
 // as an account takes them (AccountOptions).
 type paperMech struct {
 	Name  provenance.MechanismName
-	GNMax ensemble.ConfidentGNMax
+	GNMax noisymax.Steps
 }
 
 // mech returns the mechanism, its guarantee at paperDelta.
@@ -24,7 +24,7 @@ func (m paperMech) mech() ensemble.Mechanism { return classMechanism(m.Name, m.G
 // σ1 = 150, σ2 = 40 and GNMax with σ = 40, with discrete Gaussian noise.
 func paperMechanisms() []paperMech {
 	return []paperMech{
-		{Name: ensemble.ConfidentGNMax{}.Name(), GNMax: ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
-		{Name: ensemble.GNMax{}.Name(), GNMax: ensemble.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}},
+		{Name: ensemble.ConfidentGNMax{}.Name(), GNMax: noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
+		{Name: ensemble.GNMax{}.Name(), GNMax: noisymax.Steps{Sigma2: 40, Noise: noisymax.DiscreteNoise}},
 	}
 }

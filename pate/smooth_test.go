@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
@@ -19,7 +18,7 @@ import (
 // data-independent slope; and a parameter the caller fixed stays, the
 // others following it (β from a fixed order, σ_ss from a fixed β).
 func TestDataFreeSmooth(t *testing.T) {
-	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	m := noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
 	slope := 640 * (1/(2*150.0*150) + 1/(40.0*40))
 	for _, tc := range []struct {
 		classes           int
@@ -183,7 +182,7 @@ func TestPrepareSmoothOutOfDomain(t *testing.T) {
 // rdpAccountOf returns the account of counts by m, 250 teachers over 10
 // classes, with opts, and its result at PATE's delta by the paper's
 // conversion.
-func rdpAccountOf(t *testing.T, m ensemble.ConfidentGNMax, counts [][]int, opts rdpOptions) (*rdpAccount, bounds) {
+func rdpAccountOf(t *testing.T, m noisymax.Steps, counts [][]int, opts rdpOptions) (*rdpAccount, bounds) {
 	t.Helper()
 	acct, err := newRDPAccount(m, 250, 10, opts)
 	if err != nil {

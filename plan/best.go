@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/integrate/quad"
-
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/param"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Comparison is every mechanism that fits the proxy votes, each planned
@@ -34,26 +32,26 @@ type Comparison struct {
 	Left []string
 }
 
-// Compare plans every mechanism that fits the proxy votes base.Proxy
-// (needed) for base.Queries queries of base.Budget in base.For's target,
-// scores each on the votes, and names the one with the most expected
-// correct labels: GNMax, Confident-GNMax (onProxy) and LNMax on class
-// counts, and, for two classes of K odd teachers who all vote,
-// darrm-one-vote (its gamma from src, pure per query).
-// Every plan has the same total budget and target, so their utilities
-// compare at equal totals. base.MinPrecision sets
-// Confident-GNMax's threshold, and a mechanism whose expected precision
-// falls short of it is not the best.
+// Compare plans every mechanism of ms that fits the proxy votes
+// base.Proxy (needed) for base.Queries queries of base.Budget in
+// base.For's target, scores each on the votes, and names the one with the
+// most expected correct labels: those on class counts that a plan scores
+// on proxy votes (ensemble.Planned.Expect; with a threshold step, chosen
+// on them: onProxy), in the order of ms, then, for two classes of K odd
+// teachers who all vote, those of 0/1 votes in the one-vote relation,
+// scored exactly by their noise function. A mechanism calibrated to its
+// teachers' guarantee (ensemble.Needs.Teachers), planned on its own, or
+// not planned by a setting is not compared; one of 0/1 votes that the
+// votes do not fit is left out, saying why (Comparison.Left). Every plan
+// has the same total budget and target, so their utilities compare at
+// equal totals. base.MinPrecision sets a threshold step's threshold, and
+// a mechanism whose expected precision falls short of it is not the best.
 //
 // base gives K, the classes, the budget, its slack, the target, the
-// filter and the certificate's options; its Mechanism is GNMax on class
-// counts whose Delta is the per-query δ of the GNMax family (> 0) and
-// whose Noise is their noise; the mechanisms and their settings are
-// Compare's. Each label is
-// scored as its noise would be were it continuous (GNMax's Gaussian, as
-// GNMax scores it; LNMax's Laplace, pArgmaxLaplace), darrm-one-vote's
-// exactly from its gamma.
-func Compare(ctx context.Context, base Request, src optimal.Source) (Comparison, error) {
+// filter and the certificate's options; its Mechanism is not read. Each
+// mechanism of ms comes with its settings but the one a plan chooses: a
+// per-query δ and noise, a γ source.
+func Compare(ctx context.Context, base Request, ms []ensemble.Mechanism) (Comparison, error) {
 	if err := base.validate(); err != nil {
 		return Comparison{}, err
 	}
@@ -65,42 +63,39 @@ func Compare(ctx context.Context, base Request, src optimal.Source) (Comparison,
 	if err := proxy.check(base.K, base.Classes); err != nil {
 		return Comparison{}, err
 	}
-	family, ok := base.Mechanism.(ensemble.GNMax)
-	if !ok || family.Delta == 0 {
-		return Comparison{}, errors.New("plan: Compare's base.Mechanism is GNMax on class counts with the family's per-query delta")
-	}
-	// Each planned mechanism on the counts, its noise at the family's and
-	// its scale the plan's to choose: a GNMax's Sigma2 says that it labels
-	// counts.
-	many := func(m ensemble.Mechanism) Request {
-		r := base
-		r.Mechanism = m
-		return r
-	}
-	gnmax := ensemble.GNMax{Target: ensemble.Target{Delta: family.Delta}, Sigma2: 1, Noise: family.Noise}
-	confident := confidentOf(family)
 	c := Comparison{Best: -1}
 	type planner struct {
 		name provenance.MechanismName
 		plan func() (Plan, error)
 	}
-	ps := []planner{
-		{gnmax.Name(), func() (Plan, error) { return gnmaxOnProxy(ctx, many(gnmax), queries, proxy) }},
-		{confident.Name(), func() (Plan, error) { return confidentGNMax(ctx, many(confident), queries, proxy) }},
-		{ensemble.LNMax{}.Name(), func() (Plan, error) { return scoreLNMax(ctx, many(ensemble.LNMax{}), queries, proxy) }},
-	}
-	if why := oneVoteFits(proxy); why != "" {
-		if proxy.Classes == 2 {
-			c.Left = append(c.Left, fmt.Sprintf("%s: %s", ensemble.OneVoteDaRRM{}.Name(), why))
+	var counts, two []planner
+	for _, m := range ms {
+		r := base
+		r.Mechanism = m
+		if slices.Contains(m.Votes(), votefile.ManyClasses) {
+			r.Classes = proxy.Classes
+			if p := m.Plan(votefile.ManyClasses); p.Setting != "" && !m.Needs(votefile.ManyClasses).Teachers && (p.Expect != nil || p.Threshold != nil) {
+				// At a first value of its setting, which the plan
+				// chooses: a mechanism that labels either kind of votes
+				// (GNMax) then labels counts.
+				r.Mechanism = p.With(1)
+				counts = append(counts, planner{m.Name(), func() (Plan, error) { return onProxy(ctx, r, queries, proxy) }})
+			}
+			continue
 		}
-	} else {
-		ps = append(ps, planner{ensemble.OneVoteDaRRM{}.Name(), func() (Plan, error) {
-			r := base
-			r.Mechanism, r.Classes = ensemble.OneVoteDaRRM{Eps: 1, Gamma: src}, 2
-			return scoreOneVote(ctx, r, queries, proxy)
-		}})
+		if p := m.Plan(votefile.TwoClass); p.Setting == "" || m.Needs(votefile.TwoClass).Teachers || m.Relation() != accountant.OneVote {
+			continue
+		}
+		if why := twoClassFits(proxy); why != "" {
+			if proxy.Classes == 2 {
+				c.Left = append(c.Left, fmt.Sprintf("%s: %s", m.Name(), why))
+			}
+			continue
+		}
+		r.Classes = 2
+		two = append(two, planner{m.Name(), func() (Plan, error) { return scoreExactly(ctx, r, queries, proxy) }})
 	}
-	for _, p := range ps {
+	for _, p := range append(counts, two...) {
 		pl, err := p.plan()
 		s := Equal{Mechanism: p.name}
 		var pe *param.Error
@@ -121,10 +116,10 @@ func Compare(ctx context.Context, base Request, src optimal.Source) (Comparison,
 	return c, nil
 }
 
-// oneVoteFits says why darrm-one-vote does not fit the proxy votes, ""
-// when it does: two classes of K odd teachers who all vote (it releases
-// the majority of 0/1 votes).
-func oneVoteFits(proxy Proxy) string {
+// twoClassFits says why a mechanism of 0/1 votes does not fit the proxy
+// votes, "" when they do: two classes of K odd teachers who all vote (it
+// releases the majority of 0/1 votes).
+func twoClassFits(proxy Proxy) string {
 	if proxy.Classes != 2 {
 		return "it labels two classes"
 	}
@@ -137,39 +132,25 @@ func oneVoteFits(proxy Proxy) string {
 	return ""
 }
 
-// scoreLNMax returns the plan of LNMax's scale for queries queries
-// (parameters) with its expected correct labels on the proxy votes, the
-// discrete Laplace noise scored as continuous noise of the same scale
-// (pArgmaxLaplace).
-func scoreLNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
+// scoreExactly returns the plan of the setting of r's mechanism of 0/1
+// votes for queries queries (parameters) with its expected correct labels
+// on the two-class proxy votes, exactly: with l votes for class 1, the
+// label is the majority with probability (1 + γ(l))/2, γ its aggregator's
+// noise function as sampled (ensemble.Aggregator.Gamma).
+func scoreExactly(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
 	pl, err := parameters(ctx, r, queries)
 	if err != nil {
 		return Plan{}, err
 	}
-	var c float64
-	for i, counts := range proxy.Counts {
-		if i%256 == 0 && ctx.Err() != nil {
-			return Plan{}, ctx.Err()
-		}
-		c += pArgmaxLaplace(counts, proxy.truth(i), pl.Request.Mechanism.(ensemble.LNMax).Scale)
-	}
-	pl.Utility = answeredAll(c, queries, proxy)
-	return pl, nil
-}
-
-// scoreOneVote returns the plan of darrm-one-vote's per-query ε for
-// queries queries (parameters) with its expected correct labels on the
-// two-class proxy votes, exactly: with l votes for class 1, the label is
-// the majority with probability (1 + γ(l))/2.
-func scoreOneVote(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
-	pl, err := parameters(ctx, r, queries)
+	agg, _, err := pl.Request.Aggregator(ctx)
 	if err != nil {
 		return Plan{}, err
 	}
-	g, err := released(ctx, pl.Request)
-	if err != nil {
-		return Plan{}, err
+	a, ok := agg.(ensemble.Aggregator)
+	if !ok {
+		return Plan{}, fmt.Errorf("plan: %s releases no noise function of the majority", r.Mechanism.Name())
 	}
+	g := a.Gamma()
 	var c float64
 	for i, counts := range proxy.Counts {
 		l := counts[1]
@@ -194,61 +175,23 @@ func answeredAll(correct float64, queries int, proxy Proxy) *Utility {
 	return &Utility{Correct: correct / float64(len(proxy.Counts)) * q, Answered: q, On: proxy.describe(queries)}
 }
 
-// legendre16 are the nodes and weights of 16-point Gauss-Legendre
-// quadrature on [-1, 1].
-var legendre16 = func() (g struct{ nodes, weights [16]float64 }) {
-	quad.Legendre{}.FixedLocations(g.nodes[:], g.weights[:], -1, 1)
-	return g
-}()
-
-// pArgmaxLaplace returns the probability that class j has the largest of
-// the counts c plus independent Laplace noise of scale b (continuous, so
-// that ties have probability 0): ∫ f(z) Π_{i≠j} F(c_j - c_i + z) dz, f
-// and F the Laplace density and distribution function, over [-36b, 36b]
-// (beyond, below e^-36/2). The integrand has kinks at z = 0 and
-// z = c_i - c_j, and between them it is a sum of exponentials of rates up
-// to (m + 1)/b, m the factors: 16-point Gauss-Legendre on pieces between
-// kinks at most 10b/(m + 1) wide keeps the rule's error near
-// 5.4^32/32! < 1e-12 of the piece's mass. TestPArgmaxLaplace checks it
-// against the closed form for two classes and a fine rule for more.
-func pArgmaxLaplace(c []int, j int, b float64) float64 {
-	const lim = 36.0 // in units of b
-	cuts := []float64{-lim, 0, lim}
-	var ds []float64 // (c_j - c_i)/b
-	for i, n := range c {
-		d := float64(c[j]-n) / b
-		if i == j || d > 2*lim { // F(d + z) is 1 to double precision
-			continue
-		}
-		ds = append(ds, d)
-		if -d > -lim && -d < lim {
-			cuts = append(cuts, -d)
-		}
+// OnProxy plans m, a mechanism of vote counts planned on its own
+// (ensemble.Planned.OnProxy: progressive GNMax), on the proxy votes for
+// the budget of its Gaussian-DP filter, at the least agreement
+// minAgreement of its labels with each query's class (the proxy's truth,
+// else its plurality; 0: the mechanism's default), its simulation seeded
+// by seed: a function of the public proxy votes and the seed alone.
+func OnProxy(ctx context.Context, m ensemble.Mechanism, proxy Proxy, budget accountant.Guarantee, minAgreement float64, seed uint64) (ensemble.ProxyPlan, error) {
+	own := m.Plan(votefile.ManyClasses).OnProxy
+	if own == nil {
+		return ensemble.ProxyPlan{}, fmt.Errorf("plan: %s is not planned on its own on proxy votes", m.Name())
 	}
-	slices.Sort(cuts)
-	cuts = slices.Compact(cuts)
-	width := math.Min(1, 10/float64(len(ds)+1))
-	g := legendre16
-	var sum float64
-	for k := 0; k+1 < len(cuts); k++ {
-		lo, hi := cuts[k], cuts[k+1]
-		n := math.Ceil((hi - lo) / width)
-		w := (hi - lo) / n
-		for p := 0.0; p < n; p++ {
-			a := lo + p*w
-			for q, x := range g.nodes {
-				z := a + w*(x+1)/2
-				v := math.Exp(-math.Abs(z)) / 2
-				for _, d := range ds {
-					if t := d + z; t < 0 {
-						v *= math.Exp(t) / 2
-					} else {
-						v *= 1 - math.Exp(-t)/2
-					}
-				}
-				sum += v * g.weights[q] * w / 2
-			}
-		}
+	if err := proxy.check(proxy.K, proxy.Classes); err != nil {
+		return ensemble.ProxyPlan{}, err
 	}
-	return sum
+	truth := make([]int, len(proxy.Counts))
+	for i := range truth {
+		truth[i] = proxy.truth(i)
+	}
+	return own(ctx, ensemble.ProxyRequest{K: proxy.K, Classes: proxy.Classes, Counts: proxy.Counts, Truth: truth, Budget: budget, MinAgreement: minAgreement, Seed: seed})
 }

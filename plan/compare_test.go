@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -58,7 +59,7 @@ func TestCompare(t *testing.T) {
 			base := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: tc.proxy.K, TargetDelta: tc.delta}, tc.proxy.Classes, tc.eps, tc.delta)
 			base.For, base.Queries, base.Proxy = tc.target, tc.queries, &tc.proxy
 			base.MinPrecision, base.ratios = tc.prec, []float64{1.5, 4}
-			c, err := Compare(ctx, base, optimal.Source{})
+			c, err := Compare(ctx, base, compared(tc.proxy.K, tc.delta))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,4 +93,27 @@ func TestCompare(t *testing.T) {
 			}
 		})
 	}
+}
+
+// compared returns darrm's mechanisms as a comparison takes them: on
+// counts at the per-query delta, with the noise releases draw, and
+// darrm-one-vote's gamma_opt solved without a cache.
+func compared(k int, delta float64) []ensemble.Mechanism {
+	var ms []ensemble.Mechanism
+	for _, m := range ensemble.Mechanisms() {
+		switch m := m.(type) {
+		case ensemble.GNMax:
+			m.Delta, m.Noise = delta, noisymax.DiscreteNoise
+			ms = append(ms, m)
+		case ensemble.ConfidentGNMax:
+			m.Delta, m.Noise = delta, noisymax.DiscreteNoise
+			ms = append(ms, m)
+		case ensemble.OneVoteDaRRM:
+			m.Eps, m.Gamma = 1, optimal.Source{Name: "gamma_opt"}
+			ms = append(ms, m)
+		default:
+			ms = append(ms, m)
+		}
+	}
+	return ms
 }

@@ -166,22 +166,23 @@ var frontierPrecisions = []float64{0.9, 0.95, 0.99}
 // settings have σ1/σ2 from 1 (200/200) to 3.75 (150/40).
 var defaultRatios = []float64{1, 1.5, 2, 3, 4, 6, 10}
 
-// onProxy returns the plan of r's mechanism on class counts, gnmax or
-// confident-gnmax, for queries queries, with its expected utility on the
-// proxy votes: GNMax's σ2 (parameters) scored on them, or the
-// Confident-GNMax parameters (T, σ1, σ2) chosen on them (with r's least
-// precision, which gnmax does not use).
+// onProxy returns the plan of r's mechanism on class counts for queries
+// queries with its expected utility on the proxy votes: its setting
+// (parameters) scored on them, or, with a threshold step, its threshold,
+// σ1 and setting chosen on them (with r's least precision, which a
+// mechanism without one does not use).
 func onProxy(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
-	if isConfident(r.Mechanism) {
+	if r.planned().Threshold != nil {
 		return confidentGNMax(ctx, r, queries, proxy)
 	}
-	return gnmaxOnProxy(ctx, r, queries, proxy)
+	return scoreOnProxy(ctx, r, queries, proxy)
 }
 
-// confidentGNMax returns the Confident-GNMax parameters (T, σ1, σ2) with
-// which queries queries fit r.Budget in r.For's target (parameters, for
-// each σ1/σ2 ratio) and whose expected number of correct answered labels
-// on the proxy votes is largest, among the thresholds whose expected
+// confidentGNMax returns the parameters (T, σ1, σ2) of r's mechanism
+// with a threshold step (Confident-GNMax's) with which queries queries
+// fit r.Budget in r.For's target (parameters, for each σ1/σ2 ratio) and
+// whose expected number of correct answered labels on the proxy votes is
+// largest, among the thresholds whose expected
 // precision reaches r.MinPrecision and that answer at least one proxy
 // query in expectation (a precision measured on less is not measured).
 // The label step's discrete Gaussian noise is scored as continuous noise
@@ -195,8 +196,8 @@ func onProxy(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, er
 // *precisionError that says the best precision reachable and the largest
 // number of queries that reaches MinPrecision.
 func confidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
-	if !isConfident(r.Mechanism) {
-		return Plan{}, fmt.Errorf("plan: confidentGNMax plans confident-gnmax, not %s", r.Mechanism.Name())
+	if r.planned().Threshold == nil {
+		return Plan{}, fmt.Errorf("plan: %s has no threshold step to plan on proxy votes", r.Mechanism.Name())
 	}
 	if err := proxy.check(r.K, r.Classes); err != nil {
 		return Plan{}, err
@@ -300,12 +301,11 @@ type ratioPlan struct {
 // planRatio searches the σ2 of ratio σ1/σ2 with which queries fit (search)
 // and scores it on the proxy votes.
 func planRatio(ctx context.Context, r Request, queries int, ratio float64, proxy Proxy) (ratioPlan, error) {
-	pl, err := search(ctx, withThreshold(r, float64(r.K)), queries, ratio) // any valid threshold
+	pl, err := search(ctx, r, queries, ratio)
 	if err != nil {
 		return ratioPlan{}, err
 	}
-	g, _ := gnmaxOf(pl.Request)
-	sc, err := score(ctx, proxy, g.Sigma1, g.Sigma2)
+	sc, err := score(ctx, proxy, ratio*pl.Value, pl.Request.planned().Expect)
 	return ratioPlan{ratio: ratio, plan: pl, scores: sc}, err
 }
 
@@ -320,7 +320,8 @@ func (rp ratioPlan) utility(t int) ThresholdUtility {
 // higher thresholds that reach the frontier's precisions expect.
 func (rp ratioPlan) at(t int) Plan {
 	pl := rp.plan
-	pl.Request = withThreshold(pl.Request, float64(t))
+	pl.threshold, pl.sigma1 = float64(t), rp.ratio*pl.Value
+	pl.Request = withStep(pl.Request, pl.threshold, pl.sigma1)
 	u := rp.utility(t)
 	pl.Utility = &Utility{Correct: u.Correct, Answered: u.Answered, Thresholds: []ThresholdUtility{u}}
 	for _, p := range frontierPrecisions {
@@ -351,11 +352,12 @@ type scores struct {
 	n                 float64
 }
 
-// score returns the scores of (σ1, σ2) on the proxy votes. The threshold
-// step sees only a query's largest count, so queries are grouped by it:
-// (K+1)² terms for the thresholds, beside a quadrature per query for the
-// label (pArgmax).
-func score(ctx context.Context, proxy Proxy, sigma1, sigma2 float64) (scores, error) {
+// score returns the scores on the proxy votes of a threshold step of
+// deviation σ1 before a label that expect scores (ensemble.Planned.Expect).
+// The threshold step sees only a query's largest count, so queries are
+// grouped by it: (K+1)² terms for the thresholds, beside one score per
+// query for the label.
+func score(ctx context.Context, proxy Proxy, sigma1 float64, expect func([]int, int) float64) (scores, error) {
 	k := proxy.K
 	queries := make([]float64, k+1) // by largest count
 	correct := make([]float64, k+1)
@@ -365,7 +367,7 @@ func score(ctx context.Context, proxy Proxy, sigma1, sigma2 float64) (scores, er
 		}
 		m := maxCount(c)
 		queries[m]++
-		correct[m] += pArgmax(c, proxy.truth(i), sigma2)
+		correct[m] += expect(c, proxy.truth(i))
 	}
 	tail := discreteTail(sigma1)
 	s := scores{correct: make([]float64, k+1), answered: make([]float64, k+1), n: float64(len(proxy.Counts))}
@@ -423,14 +425,16 @@ func (p Proxy) describe(queries int) string {
 		p.Name, len(p.Counts), p.K, p.Classes, truth, queries)
 }
 
-// gnmaxOnProxy returns the plan of GNMax's σ2 (parameters) with its expected
-// number of correct labels on the proxy votes, the label's discrete
-// Gaussian noise scored as continuous noise of the same σ2 (as
-// confidentGNMax scores its label step): beside a Confident-GNMax plan of
-// the same budget, what the threshold step costs or buys.
-func gnmaxOnProxy(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
-	if _, counts := gnmaxOf(r); !counts || !isGNMax(r.Mechanism) {
-		return Plan{}, fmt.Errorf("plan: GNMax plans gnmax on class counts, not %s", r.Mechanism.Name())
+// scoreOnProxy returns the plan of the setting of r's mechanism on class
+// counts (parameters) with its expected number of correct labels on the
+// proxy votes, its label scored as its Plan says (ensemble.Planned.Expect:
+// GNMax's discrete Gaussian noise as continuous noise of the same σ2, as
+// confidentGNMax scores its label step; LNMax's discrete Laplace noise
+// as continuous): beside a Confident-GNMax plan of the same budget, what
+// the threshold step costs or buys.
+func scoreOnProxy(ctx context.Context, r Request, queries int, proxy Proxy) (Plan, error) {
+	if r.votes() != votefile.ManyClasses || r.planned().Expect == nil {
+		return Plan{}, fmt.Errorf("plan: %s is not scored on proxy votes of class counts", r.Mechanism.Name())
 	}
 	if err := proxy.check(r.K, r.Classes); err != nil {
 		return Plan{}, err
@@ -439,13 +443,15 @@ func gnmaxOnProxy(ctx context.Context, r Request, queries int, proxy Proxy) (Pla
 	if err != nil {
 		return Plan{}, err
 	}
+	expect := pl.Request.planned().Expect
 	var c float64
 	for i, counts := range proxy.Counts {
-		g, _ := gnmaxOf(pl.Request)
-		c += pArgmax(counts, proxy.truth(i), g.Sigma2)
+		if i%256 == 0 && ctx.Err() != nil {
+			return Plan{}, ctx.Err()
+		}
+		c += expect(counts, proxy.truth(i))
 	}
-	q := float64(queries)
-	pl.Utility = &Utility{Correct: c / float64(len(proxy.Counts)) * q, Answered: q, On: proxy.describe(queries)}
+	pl.Utility = answeredAll(c, queries, proxy)
 	return pl, nil
 }
 
@@ -489,58 +495,6 @@ func discreteTail(sigma float64) func(t int) float64 {
 		}
 		return tail[t+l] / norm
 	}
-}
-
-// pArgmax returns the probability that class j has the largest of the
-// counts c plus independent N(0, σ²) noise: ∫ φ(z) Π_{i≠j}
-// Φ((c_j - c_i)/σ + z) dz, by the trapezoid rule on [-9, 9] (beyond, the
-// integrand is below 1e-18). Classes of equal counts share a factor, and
-// a factor that is 1 to double precision over the whole range (Φ(x) for
-// x > 8.3) is left out. The integrand is entire: the rule's error is
-// about its Fourier transform at 2π/h, which for a product of φ and m
-// factors Φ falls like e^(-ω²/(2(m+1))); a step h with (2π/h)² >=
-// 72(m+1) puts it near e^-36 (TestPArgmax checks 1e-12 against a rule 16
-// times finer, up to 1,000 classes).
-func pArgmax(c []int, j int, sigma float64) float64 {
-	const lim = 9.0
-	type factor struct {
-		d     float64 // (c_j - c_i)/σ
-		times int
-	}
-	var fs []factor
-	m := 0
-next:
-	for i, n := range c {
-		d := float64(c[j]-n) / sigma
-		if i == j || d-lim > 8.3 {
-			continue
-		}
-		m++
-		for k := range fs {
-			if fs[k].d == d {
-				fs[k].times++
-				continue next
-			}
-		}
-		fs = append(fs, factor{d, 1})
-	}
-	h := 1 / max(4, math.Ceil(math.Sqrt(72*float64(m+1))/(2*math.Pi)))
-	var sum float64
-	for i := -int(lim / h); i <= int(lim/h); i++ {
-		z := float64(i) * h
-		v := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
-		for _, f := range fs {
-			if v == 0 {
-				break
-			}
-			phi := 0.5 * math.Erfc(-(f.d+z)/math.Sqrt2)
-			for range f.times {
-				v *= phi
-			}
-		}
-		sum += v
-	}
-	return sum * h
 }
 
 // commonSum returns the sum of the first row of counts and whether every

@@ -6,13 +6,11 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -43,10 +41,6 @@ type Request struct {
 	// ledger's one budget, not a guarantee: the total to publish is the
 	// ledger's.
 	Share float64
-	// RRGamma has darrm-one-vote sample randomized response's largest
-	// constant gamma of each problem instead of its own
-	// (gamma.RRBaseline).
-	RRGamma bool
 	// Queries is the number of queries a plan of parameters fits to the
 	// budget (Make, Compare); 0 has Make count what the budget buys at
 	// the mechanism's settings instead.
@@ -141,8 +135,7 @@ type built struct {
 
 // Aggregator returns the aggregator of r's mechanism and parameters, built
 // as darrm aggregate builds it (ensemble.New), and says what it is in
-// words. A plan names a gamma from a cache or solved "gamma_opt" unless
-// its source, an optimal.Source, has a Name.
+// words.
 func (r Request) Aggregator(ctx context.Context) (ensemble.Labeler, string, error) {
 	if r.Mechanism == nil {
 		return nil, "", errors.New("plan: Request.Mechanism is not set")
@@ -151,33 +144,7 @@ func (r Request) Aggregator(ctx context.Context) (ensemble.Labeler, string, erro
 	if r.Teachers != nil {
 		teachers = *r.Teachers
 	}
-	m := r.Mechanism
-	switch g := m.(type) {
-	case ensemble.DaRRM:
-		g.Gamma = named(g.Gamma)
-		m = g
-	case ensemble.OneVoteDaRRM:
-		g.Gamma = named(g.Gamma)
-		if r.RRGamma {
-			b, err := gamma.RRBaseline(constraints.NewOneVote(r.K, g.Eps, g.Delta), 0, 0)
-			if err != nil {
-				return nil, "", err
-			}
-			g.Gamma = optimal.Source{Given: b.Gamma, Name: "randomized response's constant gamma"}
-		}
-		m = g
-	}
-	return ensemble.New(ctx, m, r.K, r.Classes, teachers, r.Certificate)
-}
-
-// named returns src named "gamma_opt" when it is an optimal.Source
-// without a Name.
-func named(src ensemble.GammaSource) ensemble.GammaSource {
-	if o, ok := src.(optimal.Source); ok && o.Name == "" {
-		o.Name = "gamma_opt"
-		return o
-	}
-	return src
+	return ensemble.New(ctx, r.Mechanism, r.K, r.Classes, teachers, r.Certificate)
 }
 
 // build builds the aggregator of r (aggregator) and its account under

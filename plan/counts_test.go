@@ -301,7 +301,7 @@ func countCases() []countCase {
 	two := func(name provenance.MechanismName, p constraints.Problem, eps, delta float64) Request {
 		return twoClass(budget(eps, delta), name, p, name == ensemble.OneVoteDaRRM{}.Name())
 	}
-	many := func(name provenance.MechanismName, g ensemble.ConfidentGNMax, scale, eps, delta float64) Request {
+	many := func(name provenance.MechanismName, g noisymax.Steps, scale, eps, delta float64) Request {
 		return manyClasses(budget(eps, delta), name, g, scale, 250, 10, nil)
 	}
 	issue := constraints.Problem{K: 11, M: 2, Eps: 0.05, Delta: 1e-9}
@@ -309,10 +309,10 @@ func countCases() []countCase {
 	pure := constraints.Problem{K: 11, M: 3, Eps: 0.1}
 	oneVote := constraints.Problem{K: 11, M: 1, Eps: 0.3, TargetDelta: 1e-5}
 	gnmax2 := constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5}
-	g40 := ensemble.ConfidentGNMax{Sigma2: 40, Noise: noisymax.DiscreteNoise}
-	g3 := ensemble.ConfidentGNMax{Sigma2: 3, Noise: noisymax.DiscreteNoise}
-	conf := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
-	conf3 := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 3, Sigma2: 2, Noise: noisymax.DiscreteNoise}
+	g40 := noisymax.Steps{Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	g3 := noisymax.Steps{Sigma2: 3, Noise: noisymax.DiscreteNoise}
+	conf := noisymax.Steps{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise}
+	conf3 := noisymax.Steps{Threshold: 200, Sigma1: 3, Sigma2: 2, Noise: noisymax.DiscreteNoise}
 	return []countCase{
 		{"darrm, issue 55", two(ensemble.DaRRM{}.Name(), issue, 8, 1e-8), 5e-5, false},
 		{"darrm", two(ensemble.DaRRM{}.Name(), issue, 2, 1e-5), 5e-5, false},
@@ -334,8 +334,8 @@ func countCases() []countCase {
 		{"confident-gnmax, issue 55", many(ensemble.ConfidentGNMax{}.Name(), conf, 0, 8, 1e-12), 0, false},
 		{"confident-gnmax", many(ensemble.ConfidentGNMax{}.Name(), conf, 0, 2, 1e-5), 0, false},
 		{"confident-gnmax, sigmas 3, 2", many(ensemble.ConfidentGNMax{}.Name(), conf3, 0, 12, 1e-12), 0, true},
-		{"lnmax", many(ensemble.LNMax{}.Name(), ensemble.ConfidentGNMax{}, 20, 8, 1e-12), 0, true},
-		{"lnmax", many(ensemble.LNMax{}.Name(), ensemble.ConfidentGNMax{}, 20, 2, 1e-5), 0, false},
+		{"lnmax", many(ensemble.LNMax{}.Name(), noisymax.Steps{}, 20, 8, 1e-12), 0, true},
+		{"lnmax", many(ensemble.LNMax{}.Name(), noisymax.Steps{}, 20, 2, 1e-5), 0, false},
 	}
 }
 

@@ -6,10 +6,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/param"
-	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -62,27 +59,4 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 		}
 	}
 	return out, nil
-}
-
-// oneVote returns the requests of a comparison in the one-vote relation
-// for K teachers on two classes, each a copy of base (its budget, slack
-// and options) with its mechanism: darrm-one-vote (gamma_opt from src),
-// GNMax on two classes with discrete noise,
-// as darrm aggregate --classes 2 releases it, and randomized response on
-// the majority, which is darrm-one-vote releasing RR's constant gamma
-// (gamma.RRBaseline), the largest constant gamma of the relation.
-// Each is pure at the per-query delta 0 but GNMax, whose per-query delta
-// is delta (> 0: Gaussian noise is not pure DP).
-func oneVote(base Request, k int, delta float64, src optimal.Source) []Request {
-	with := func(m ensemble.Mechanism) Request {
-		r := base
-		r.Mechanism, r.K, r.Classes = m, k, 2
-		return r
-	}
-	oneVote := ensemble.OneVoteDaRRM{Eps: base.Budget.Eps, Gamma: src}
-	rr := with(oneVote)
-	rr.RRGamma = true
-	// Its Sigma2, which the plan chooses, says that it labels counts.
-	gnmax := ensemble.GNMax{Target: ensemble.Target{Delta: delta}, Sigma2: 1, Noise: noisymax.DiscreteNoise}
-	return []Request{with(oneVote), with(gnmax), rr}
 }

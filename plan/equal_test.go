@@ -64,8 +64,7 @@ func TestEqualTotals(t *testing.T) {
 		return 0
 	}
 	setM := func(r *Request, v float64) {
-		_, with := ensemble.Planned(r.Mechanism, r.Classes)
-		r.Mechanism = with(v)
+		r.Mechanism = r.planned().With(v)
 	}
 	ms := []mechanism{
 		{oneVote, func(r Request) float64 { return r.Mechanism.(ensemble.OneVoteDaRRM).Eps * generosity }, func(r *Request, v float64) {
@@ -172,11 +171,11 @@ func TestChosen(t *testing.T) {
 		in   votefile.Input
 		want []string
 	}{
-		{ensemble.DaRRM{}.Name(), votefile.TwoClass, []string{settingM}},
-		{ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass, []string{settingTargetEps}},
-		{ensemble.GNMax{}.Name(), votefile.ManyClasses, []string{settingSigma2}},
-		{ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, []string{settingSigma2, settingSigma1, settingThreshold}},
-		{ensemble.LNMax{}.Name(), votefile.ManyClasses, []string{settingLaplaceScale}},
+		{ensemble.DaRRM{}.Name(), votefile.TwoClass, []string{"m"}},
+		{ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass, []string{"target-eps"}},
+		{ensemble.GNMax{}.Name(), votefile.ManyClasses, []string{"sigma2"}},
+		{ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, []string{"sigma2", "sigma1", "threshold"}},
+		{ensemble.LNMax{}.Name(), votefile.ManyClasses, []string{"laplace-scale"}},
 	} {
 		r := request(c.name, c.in, constraints.Problem{K: 11, M: 1, Eps: 1}, 10, 1, 1e-5)
 		if got := r.Chosen(); !slices.Equal(got, c.want) {

@@ -16,7 +16,7 @@ import (
 func ExampleMake() {
 	r := plan.Request{
 		ReleaseSpec: ensemble.ReleaseSpec{
-			Mechanism: ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5},
+			Mechanism: ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}},
 			Budget:    &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}},
 		},
 		K: 250, Classes: 10,

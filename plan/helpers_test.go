@@ -48,7 +48,7 @@ func twoClass(base Request, name provenance.MechanismName, p constraints.Problem
 // of scale, on the votes of k teachers over classes classes, as darrm plan
 // plans it: the per-query delta of the GNMax family is delta when given,
 // else the budget's.
-func manyClasses(base Request, name provenance.MechanismName, g ensemble.ConfidentGNMax, scale float64, k, classes int, delta *float64) Request {
+func manyClasses(base Request, name provenance.MechanismName, g noisymax.Steps, scale float64, k, classes int, delta *float64) Request {
 	r := base
 	r.K, r.Classes = k, classes
 	d := base.Budget.Delta
@@ -65,8 +65,7 @@ func manyClasses(base Request, name provenance.MechanismName, g ensemble.Confide
 	case ensemble.GNMax{}.Name():
 		r.Mechanism = ensemble.GNMax{Target: ensemble.Target{Delta: d}, Sigma2: g.Sigma2, Noise: g.Noise}
 	case ensemble.ConfidentGNMax{}.Name():
-		g.Delta = d
-		r.Mechanism = g
+		r.Mechanism = ensemble.ConfidentGNMax{Threshold: g.Threshold, Sigma1: g.Sigma1, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: d}, Sigma2: g.Sigma2, Noise: g.Noise}}
 	case ensemble.LNMax{}.Name():
 		r.Mechanism = ensemble.LNMax{Scale: scale}
 	}
@@ -83,7 +82,7 @@ func request(name provenance.MechanismName, in votefile.Input, p constraints.Pro
 		r.Classes = classes
 		return r
 	}
-	return manyClasses(base, name, ensemble.ConfidentGNMax{}, 0, p.K, classes, &p.TargetDelta)
+	return manyClasses(base, name, noisymax.Steps{}, 0, p.K, classes, &p.TargetDelta)
 }
 
 // testMemo is the memo of the package's tests' requests: the mechanisms,

@@ -227,7 +227,7 @@ func TestPlanForLedgerGDP(t *testing.T) {
 				if pl.Count.Filter != filter || pl.Count.Ledger < queries {
 					t.Fatalf("%v: the ledger allows %d by %v, want >= %d by %v", filter, pl.Count.Ledger, pl.Count.Filter, queries, filter)
 				}
-				g, _ := gnmaxOf(pl.Request)
+				g, _ := stepsOf(pl.Request)
 				sigma2[filter] = g.Sigma2
 			}
 			t.Logf("(%v, 1e-5), %d queries: sigma2 %v by the gdp-filter, %v by the zcdp-filter", eps, queries, sigma2[accountant.GDPFilter], sigma2[accountant.ZCDPFilter])
@@ -244,7 +244,7 @@ func TestPlanForLedgerGDP(t *testing.T) {
 func TestPlanForLedgerGDPRatio(t *testing.T) {
 	proxy := pateVotes(200, 250, 10, 0.05, 1)
 	pl := planGDPCase(t, 0.8, accountant.GDPFilter, 300, proxy, []float64{1, 30})
-	if g, _ := gnmaxOf(pl.Request); g.Sigma1 != g.Sigma2 || pl.Count.Ledger < 300 {
+	if g, _ := stepsOf(pl.Request); g.Sigma1 != g.Sigma2 || pl.Count.Ledger < 300 {
 		t.Errorf("sigma1 %v, sigma2 %v, %d allowed: want the ratio 1, >= 300", g.Sigma1, g.Sigma2, pl.Count.Ledger)
 	}
 	r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 0.8, 1e-5)

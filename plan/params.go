@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
 )
 
 // generosity is how much more generous the neighbour a plan checks is
@@ -32,9 +33,10 @@ type Plan struct {
 	// Queries is the number of queries planned for.
 	Queries int
 	// Parameter is the setting chosen, by its name: "m", "target eps",
-	// "sigma2" (with "sigma1" and "threshold" for confident-gnmax) or
-	// "Laplace scale"; Value is its value.
+	// "sigma2" (with sigma1 and the threshold of a threshold step) or
+	// "Laplace scale"; Flag the flag that sets it; Value is its value.
 	Parameter string
+	Flag      string
 	Value     float64
 	// Count is what the budget buys at the plan's parameters: Count.Run
 	// >= Queries.
@@ -53,6 +55,9 @@ type Plan struct {
 
 	knob knob    // the parameter searched
 	x    float64 // its value in units of generosity
+	// threshold and sigma1 are the threshold step a plan on proxy votes
+	// chose (ratioPlan.at), of a mechanism that has one.
+	threshold, sigma1 float64
 }
 
 // knob is the parameter a plan chooses for a mechanism, in units of
@@ -60,6 +65,7 @@ type Plan struct {
 // scale is 1/x.
 type knob struct {
 	setting  string
+	flag     string // the flag that sets it
 	set      func(r *Request, x float64)
 	value    func(x float64) float64
 	min, max float64 // the least and most generous x the mechanism allows (0, +Inf: none known)
@@ -72,8 +78,6 @@ const (
 	settingM            = "m"
 	settingTargetEps    = "target eps"
 	settingSigma2       = "sigma2"
-	settingSigma1       = "sigma1"
-	settingThreshold    = "threshold"
 	settingLaplaceScale = "Laplace scale"
 )
 
@@ -82,52 +86,34 @@ const (
 const noiseMin = 1 / discrete.MaxScale
 
 // noiseMax returns the most generous x of the Gaussian noise σ = 1/x of
-// r's GNMax family: the least σ of discrete noise, none for continuous.
+// r's mechanism: the least σ of discrete noise, for the GNMax family
+// drawn discrete; none known otherwise.
 func noiseMax(r Request) float64 {
-	if g, _ := gnmaxOf(r); g.Noise == noisymax.DiscreteNoise || g.Noise == noisymax.UnsetNoise {
+	if g, ok := stepsOf(r); ok && (g.Noise == noisymax.DiscreteNoise || g.Noise == noisymax.UnsetNoise) {
 		return 1 / noisymax.MinDiscreteSigma
 	}
 	return math.Inf(1)
 }
 
-// gnmaxOf returns the parameters of r's mechanism of the GNMax family on
-// class counts (GNMax given its Sigma2 or on more than two classes,
-// Confident-GNMax), and whether it is one.
-func gnmaxOf(r Request) (ensemble.ConfidentGNMax, bool) {
-	return ensemble.GNMaxFamily(r.Mechanism, r.Classes)
+// stepsOf returns the steps of r's mechanism when it is of the GNMax
+// family on class counts (ensemble.Steps), and whether it is.
+func stepsOf(r Request) (noisymax.Steps, bool) {
+	return ensemble.Steps(r.Mechanism, r.Classes)
 }
 
-// isGNMax says whether m is GNMax, not Confident-GNMax.
-func isGNMax(m ensemble.Mechanism) bool {
-	_, ok := m.(ensemble.GNMax)
-	return ok
-}
+// votes returns the kind of votes r's mechanism labels for r's classes
+// (ensemble.VotesOf).
+func (r Request) votes() votefile.Input { return ensemble.VotesOf(r.Mechanism, r.Classes) }
 
-// thresholded is a mechanism with a threshold step (Confident-GNMax),
-// whose threshold and σ1 a plan chooses on proxy votes beside the σ2 it
-// is planned by (ensemble.Planned).
-type thresholded interface {
-	WithThreshold(t, sigma1 float64) ensemble.Mechanism
-}
+// planned returns what a plan chooses of r's mechanism on its votes
+// (ensemble.Mechanism.Plan).
+func (r Request) planned() ensemble.Planned { return r.Mechanism.Plan(r.votes()) }
 
-// isConfident says whether m has a threshold step.
-func isConfident(m ensemble.Mechanism) bool {
-	_, ok := m.(thresholded)
-	return ok
-}
-
-// withThreshold returns r, whose mechanism has a threshold step, with its
-// threshold t (its σ1 as set).
-func withThreshold(r Request, t float64) Request {
-	g, _ := gnmaxOf(r)
-	r.Mechanism = r.Mechanism.(thresholded).WithThreshold(t, g.Sigma1)
+// withStep returns r with the threshold step of threshold t and deviation
+// sigma1 set on its mechanism, which has one (ensemble.Planned.Threshold).
+func withStep(r Request, t, sigma1 float64) Request {
+	r.Mechanism = r.planned().Threshold(t, sigma1)
 	return r
-}
-
-// confidentOf returns Confident-GNMax of the noise and per-query δ of g,
-// GNMax on class counts, its σ1, σ2 and threshold for a plan to choose.
-func confidentOf(g ensemble.GNMax) ensemble.Mechanism {
-	return ensemble.ConfidentGNMax{Sigma1: 1, Sigma2: 1, Noise: g.Noise, Delta: g.Delta}
 }
 
 // knobOf returns the parameter r's mechanism is planned by
@@ -141,8 +127,8 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	// A zCDP guess for a Gaussian scale: the slope the budget allows,
 	// shared by the queries.
 	rho := zcdpBudget(r.Budget.Guarantee)
-	setting, _ := ensemble.Planned(r.Mechanism, r.Classes)
-	confident := isConfident(r.Mechanism)
+	pl := r.planned()
+	setting, confident := pl.Setting, pl.Threshold != nil
 	var k knob
 	switch setting {
 	case settingTargetEps:
@@ -160,31 +146,32 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	default:
 		return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", r.Mechanism.Name())
 	}
-	k.setting = setting
+	k.setting, k.flag = setting, pl.Flag
+	// A threshold step's σ1 is ratio·σ2, at a threshold valid for any σ1
+	// (K): the threshold plays no part in what a budget buys, and a plan
+	// chooses it after (ratioPlan.at).
 	k.set = func(r *Request, x float64) {
-		_, with := ensemble.Planned(r.Mechanism, r.Classes)
-		r.Mechanism = with(k.value(x))
-		if m, ok := r.Mechanism.(thresholded); ok {
-			g, _ := gnmaxOf(*r)
-			r.Mechanism = m.WithThreshold(g.Threshold, ratio/x)
+		r.Mechanism = r.planned().With(k.value(x))
+		if confident {
+			*r = withStep(*r, float64(r.K), ratio*k.value(x))
 		}
 	}
 	return k, nil
 }
 
-// Chosen returns the settings that a plan of r's mechanism chooses
-// (Make), which a request to plan must leave open:
-// the target eps, m, sigma2 (Confident-GNMax: with sigma1 and the
-// threshold) or the Laplace scale; none for a mechanism not planned.
+// Chosen returns the flags of the settings that a plan of r's mechanism
+// chooses (Make), which a request to plan must leave open: the one its
+// Plan names (target-eps, m, sigma2 or laplace-scale, say) and, with a
+// threshold step, sigma1 and threshold; none for a mechanism not planned.
 func (r Request) Chosen() []string {
 	k, err := knobOf(r, 1, 1)
 	if err != nil {
 		return nil
 	}
-	if isConfident(r.Mechanism) {
-		return []string{k.setting, settingSigma1, settingThreshold}
+	if r.planned().Threshold != nil {
+		return []string{k.flag, "sigma1", "threshold"}
 	}
-	return []string{k.setting}
+	return []string{k.flag}
 }
 
 // zcdpGrow is the bracket's step from a zCDP guess of a Gaussian scale:
@@ -211,12 +198,12 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 // (parameters), and with r.Proxy scores the plan on those votes (GNMax
 // on class counts) or chooses it on them (Confident-GNMax, which needs
 // them: onProxy). A mechanism charged per draw alone (progressive GNMax)
-// has no count a budget buys: Progressive plans it.
+// has no count a budget buys: its own plan plans it (OnProxy).
 func Make(ctx context.Context, r Request) (Plan, error) {
 	r = r.withMemo()
-	if c, ok := ensemble.ChargedPerDraw(r.Mechanism); ok && r.Mechanism != nil && c.Name() == r.Mechanism.Name() {
+	if r.Mechanism != nil && r.Mechanism.Needs(r.votes()).Budget {
 		return Plan{}, &param.SettingError{Name: "mechanism", Value: string(r.Mechanism.Name()),
-			Rule: "is charged per draw to a Gaussian-DP filter, which fixes no count of queries: plan it on proxy votes (Progressive)"}
+			Rule: "is charged per draw to a Gaussian-DP filter, which fixes no count of queries: plan it on proxy votes (its own plan, ensemble.Planned.OnProxy)"}
 	}
 	if r.Queries == 0 {
 		c, err := count(ctx, r)
@@ -225,9 +212,9 @@ func Make(ctx context.Context, r Request) (Plan, error) {
 	if err := fixedTeachers(ctx, r); err != nil {
 		return Plan{}, err
 	}
-	if isConfident(r.Mechanism) || r.Proxy != nil {
+	if r.planned().Threshold != nil || r.Proxy != nil {
 		if r.Proxy == nil {
-			return Plan{}, &param.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
+			return Plan{}, &param.SettingError{Name: "votes", Value: "none", Rule: fmt.Sprintf("%s is planned on proxy votes (Request.Proxy)", r.Mechanism.Name())}
 		}
 		return onProxy(ctx, r, r.Queries, *r.Proxy)
 	}
@@ -268,8 +255,8 @@ func fixedTeachers(ctx context.Context, r Request) error {
 // which must not. Confident-GNMax needs proxy
 // votes (onProxy).
 func parameters(ctx context.Context, r Request, queries int) (Plan, error) {
-	if isConfident(r.Mechanism) {
-		return Plan{}, &param.SettingError{Name: "votes", Value: "none", Rule: "confident-gnmax is planned on proxy votes (Request.Proxy)"}
+	if r.planned().Threshold != nil {
+		return Plan{}, &param.SettingError{Name: "votes", Value: "none", Rule: fmt.Sprintf("%s is planned on proxy votes (Request.Proxy)", r.Mechanism.Name())}
 	}
 	pl, err := search(ctx, r, queries, 0)
 	if err != nil {
@@ -340,7 +327,7 @@ func search(ctx context.Context, r Request, queries int, ratio float64) (Plan, e
 			return Plan{}, err
 		}
 	}
-	return Plan{Request: at(x), Queries: queries, Parameter: k.setting, Value: k.value(x), AtLimit: atLimit, knob: k, x: x}, nil
+	return Plan{Request: at(x), Queries: queries, Parameter: k.setting, Flag: k.flag, Value: k.value(x), AtLimit: atLimit, knob: k, x: x}, nil
 }
 
 // noneFitError says that no value of the parameter lets the queries fit
@@ -359,7 +346,7 @@ func (e *noneFitError) Unwrap() error { return e.err }
 // for any other mechanism or target.
 func guess(ctx context.Context, at func(float64) Request, queries int) func(float64) bool {
 	r := at(1)
-	if _, counts := gnmaxOf(r); r.For != ForRun || !counts {
+	if _, counts := stepsOf(r); r.For != ForRun || !counts {
 		return nil
 	}
 	if agg, _, err := r.Aggregator(ctx); err != nil || agg.Privacy().Spend.Kind != accountant.GaussianSpend || !agg.Privacy().Spend.Discrete {

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/votefile"
 )
@@ -103,7 +103,7 @@ func TestParameters(t *testing.T) {
 func TestQueries(t *testing.T) {
 	ctx := context.Background()
 	r := request(ensemble.ConfidentGNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
-	r.Mechanism = ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise, Delta: r.Mechanism.(ensemble.ConfidentGNMax).Delta}
+	r.Mechanism = ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: r.Mechanism.(ensemble.ConfidentGNMax).Delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise}}
 	c, err := count(ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestConfidentGNMax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, _ := gnmaxOf(pl.Request)
+	g, _ := stepsOf(pl.Request)
 	spend := accountant.Spend{Kind: accountant.GaussianSpend, Discrete: true, Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5},
 		Gaussian: []accountant.GaussianPart{{Sigma: g.Sigma2, Coords: 2}, {Sigma: g.Sigma1, Coords: 1}}}
 	totals, err := accountant.ComposeRun(nil, spend, 300, 1e-5, accountant.DefaultDeltaPrime, accountant.ImprovedConversion)
@@ -176,7 +176,7 @@ func TestConfidentGNMax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gn, err := gnmaxOnProxy(ctx, gr, 300, synth(300, 250, 10, 2))
+	gn, err := scoreOnProxy(ctx, gr, 300, synth(300, 250, 10, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,97 +195,6 @@ func TestConfidentGNMax(t *testing.T) {
 // asParam reports whether err holds an error that names a parameter.
 func asParam(err error, target *interface{ Param() (string, any, string) }) bool {
 	return err != nil && errors.As(err, target)
-}
-
-// TestPArgmax: pArgmax's trapezoid rule agrees with one in steps of 1/64
-// over [-12, 12] to 1e-12, for counts close and far apart, ties and
-// abstentions, small and large noise, and up to 1,000 classes.
-func TestPArgmax(t *testing.T) {
-	fine := func(c []int, j int, sigma float64) float64 {
-		const h = 1.0 / 64
-		var sum float64
-		for z := -12.0; z <= 12; z += h {
-			v := math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
-			for i, n := range c {
-				if i != j {
-					v *= 0.5 * math.Erfc(-(float64(c[j]-n)/sigma+z)/math.Sqrt2)
-				}
-			}
-			sum += v
-		}
-		return sum * h
-	}
-	// many returns c counts of 10 to 14, the first 13.
-	many := func(c int) []int {
-		out := make([]int, c)
-		for i := range out {
-			out[i] = 10 + (i*7)%5
-		}
-		out[0] = 13
-		return out
-	}
-	for _, tc := range []struct {
-		c     []int
-		sigma float64
-	}{
-		{[]int{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}, 40},
-		{[]int{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}, 2},
-		{[]int{60, 40, 30, 30, 20, 20, 20, 10, 10, 10}, 40},
-		{[]int{60, 59, 30, 30, 20, 20, 20, 10, 1, 0}, 0.5},
-		{[]int{100, 100, 30}, 10},
-		{[]int{3, 2}, 150},
-		{[]int{25, 25, 25, 25, 25, 25, 25, 25, 25, 12}, 5},
-		{many(30), 1},
-		{many(1000), 0.3},
-	} {
-		for j := range min(len(tc.c), 2) {
-			got, want := pArgmax(tc.c, j, tc.sigma), fine(tc.c, j, tc.sigma)
-			if math.Abs(got-want) > 1e-12 {
-				t.Errorf("counts %v, class %d, sigma %g: %v, want %v", tc.c, j, tc.sigma, got, want)
-			}
-		}
-	}
-}
-
-// pateVotes returns n queries of k teachers over classes classes as PATE's
-// teachers vote on MNIST-like data: each query has a true class and a
-// class it is confused with; three in four are easy (each teacher right
-// with probability 0.85 to 0.99), one in six harder (0.5 to 0.85), the
-// rest hard (0.15 to 0.5); a teacher that is wrong votes for the
-// confusable class with probability 0.6, else for a class at random; each
-// teacher abstains with probability abstain. The truth is each query's
-// true class.
-func pateVotes(n, k, classes int, abstain float64, seed uint64) Proxy {
-	rng := rand.New(rand.NewPCG(seed, 2))
-	p := Proxy{K: k, Classes: classes, Name: "pate-like"}
-	for range n {
-		truth := rng.IntN(classes)
-		conf := (truth + 1 + rng.IntN(classes-1)) % classes
-		var acc float64
-		switch u := rng.Float64(); {
-		case u < 0.75:
-			acc = 0.85 + 0.14*rng.Float64()
-		case u < 0.92:
-			acc = 0.5 + 0.35*rng.Float64()
-		default:
-			acc = 0.15 + 0.35*rng.Float64()
-		}
-		c := make([]int, classes)
-		for range k {
-			switch {
-			case rng.Float64() < abstain:
-			case rng.Float64() < acc:
-				c[truth]++
-			case rng.Float64() < 0.6:
-				c[conf]++
-			default:
-				c[rng.IntN(classes)]++
-			}
-		}
-		p.Counts = append(p.Counts, c)
-		p.Truth = append(p.Truth, truth)
-	}
-	return p
 }
 
 // TestConfidentGNMaxThresholds: with every query charged both steps, the
@@ -308,7 +217,7 @@ func TestConfidentGNMaxThresholds(t *testing.T) {
 			t.Fatal(err)
 		}
 		u := pl.Utility
-		g, _ := gnmaxOf(pl.Request)
+		g, _ := stepsOf(pl.Request)
 		if got := g.Threshold; (got == 0) != tc.zero || u.Correct < tc.minPrecision*u.Answered {
 			t.Errorf("min-precision %v: threshold %v, %v correct of %v answered", tc.minPrecision, got, u.Correct, u.Answered)
 		}
@@ -361,73 +270,6 @@ func TestConfidentGNMaxUnreachable(t *testing.T) {
 	}
 }
 
-// TestPArgmaxLaplace: pArgmaxLaplace against the closed form for two
-// classes, where the difference of two Laplace variables of scale b has
-// Pr[D < d] = 1 - e^(-d/b)(1 + d/(2b))/2 for d >= 0, and against a
-// Simpson's rule between the integrand's kinks over [-40b, 40b] for more
-// classes; the
-// probabilities of a query's classes sum to 1.
-func TestPArgmaxLaplace(t *testing.T) {
-	for _, tc := range []struct {
-		c []int
-		b float64
-	}{
-		{[]int{3, 2}, 1}, {[]int{130, 120}, 20}, {[]int{0, 250}, 0.5}, {[]int{7, 7}, 3},
-		{[]int{240, 5, 5, 0, 0, 0, 0, 0, 0, 0}, 40},
-		{[]int{60, 40, 30, 30, 20, 20, 20, 10, 10, 10}, 5},
-		{[]int{60, 59, 30, 30, 20, 20, 20, 10, 1, 0}, 0.7},
-		{[]int{25, 25, 25, 25, 25, 25, 25, 25, 25, 12}, 100},
-	} {
-		var total float64
-		for j := range tc.c {
-			got := pArgmaxLaplace(tc.c, j, tc.b)
-			total += got
-			var want float64
-			if j >= 2 {
-				continue // the sum checks the others
-			}
-			if len(tc.c) == 2 {
-				d := float64(tc.c[j] - tc.c[1-j])
-				want = 1 - math.Exp(-math.Abs(d)/tc.b)*(1+math.Abs(d)/(2*tc.b))/2
-				if d < 0 {
-					want = 1 - want
-				}
-			} else {
-				f := func(z float64) float64 {
-					v := math.Exp(-math.Abs(z)/tc.b) / (2 * tc.b)
-					for i, n := range tc.c {
-						if x := float64(tc.c[j]-n) + z; i != j && x < 0 {
-							v *= math.Exp(x/tc.b) / 2
-						} else if i != j {
-							v *= 1 - math.Exp(-x/tc.b)/2
-						}
-					}
-					return v
-				}
-				cuts := []float64{-40 * tc.b, 0, 40 * tc.b}
-				for _, n := range tc.c {
-					cuts = append(cuts, float64(n-tc.c[j]))
-				}
-				slices.Sort(cuts)
-				for k := 0; k+1 < len(cuts); k++ {
-					const steps = 4096
-					lo, h := cuts[k], (cuts[k+1]-cuts[k])/steps
-					for i := 0; i < steps; i += 2 {
-						x := lo + float64(i)*h
-						want += h / 3 * (f(x) + 4*f(x+h) + f(x+2*h))
-					}
-				}
-			}
-			if tol := 1e-9; math.Abs(got-want) > tol {
-				t.Errorf("counts %v, class %d, b %g: %v, want %v", tc.c, j, tc.b, got, want)
-			}
-		}
-		if math.Abs(total-1) > 1e-9 {
-			t.Errorf("counts %v, b %g: the classes' probabilities sum to %v", tc.c, tc.b, total)
-		}
-	}
-}
-
 // TestCheckNotPrivate: proxy votes with the private votes' rows in
 // another order are refused, naming the votes; a strict part of them, a
 // superset, other counts or another K are not the private votes.
@@ -472,4 +314,70 @@ func shortOr[T int | float64](short, full T) T {
 		return short
 	}
 	return full
+}
+
+// pateVotes returns n queries of k teachers over classes classes as PATE's
+// teachers vote on MNIST-like data: each query has a true class and a
+// class it is confused with; three in four are easy (each teacher right
+// with probability 0.85 to 0.99), one in six harder (0.5 to 0.85), the
+// rest hard (0.15 to 0.5); a teacher that is wrong votes for the
+// confusable class with probability 0.6, else for a class at random; each
+// teacher abstains with probability abstain. The truth is each query's
+// true class.
+func pateVotes(n, k, classes int, abstain float64, seed uint64) Proxy {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	p := Proxy{K: k, Classes: classes, Name: "pate-like"}
+	for range n {
+		truth := rng.IntN(classes)
+		conf := (truth + 1 + rng.IntN(classes-1)) % classes
+		var acc float64
+		switch u := rng.Float64(); {
+		case u < 0.75:
+			acc = 0.85 + 0.14*rng.Float64()
+		case u < 0.92:
+			acc = 0.5 + 0.35*rng.Float64()
+		default:
+			acc = 0.15 + 0.35*rng.Float64()
+		}
+		c := make([]int, classes)
+		for range k {
+			switch {
+			case rng.Float64() < abstain:
+			case rng.Float64() < acc:
+				c[truth]++
+			case rng.Float64() < 0.6:
+				c[conf]++
+			default:
+				c[rng.IntN(classes)]++
+			}
+		}
+		p.Counts = append(p.Counts, c)
+		p.Truth = append(p.Truth, truth)
+	}
+	return p
+}
+
+// TestOnProxy: a mechanism planned on its own is planned by its own plan
+// on the proxy votes, checked as every plan checks them, and refused by
+// Make, which counts or fits queries to a budget, which a filter does
+// not; a mechanism planned by a setting has no plan of its own.
+func TestOnProxy(t *testing.T) {
+	ctx := context.Background()
+	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	m := ensemble.ProgressiveGNMax{Levels: ensemble.Levels{40}, Kappa: 1}
+	r := Request{ReleaseSpec: ensemble.ReleaseSpec{Mechanism: m, Budget: &accountant.Budget{Guarantee: budget}}, K: 100, Classes: 5}
+	if _, err := Make(ctx, r); !errors.As(err, new(*param.SettingError)) {
+		t.Errorf("Make of progressive GNMax: %v", err)
+	}
+	var pe *param.Error
+	if _, err := OnProxy(ctx, m, Proxy{K: 100, Classes: 5}, budget, 0, 1); !errors.As(err, &pe) || pe.Name != "votes queries" {
+		t.Errorf("no proxy query: %v", err)
+	}
+	if _, err := OnProxy(ctx, ensemble.LNMax{Scale: 2}, synth(10, 100, 5, 1), budget, 0, 1); err == nil {
+		t.Error("LNMax planned on its own")
+	}
+	p, err := OnProxy(ctx, m, synth(60, 100, 5, 1), budget, 0.6, 1)
+	if err != nil || p.Mechanism.Budget != budget || p.MinAgreement != 0.6 {
+		t.Errorf("a plan on synthetic votes: %+v, %v", p, err)
+	}
 }

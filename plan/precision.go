@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/votefile"
 )
 
 // precisionError says that no Confident-GNMax plan of the queries asked
@@ -38,17 +39,17 @@ func (e *precisionError) Error() string {
 // words with the figures: the precision reachable and the queries that
 // reach the one asked.
 func (e *precisionError) Param() (string, any, string) {
-	g, _ := gnmaxOf(e.BestPlan.Request)
-	u := e.BestPlan.Utility
+	b := e.BestPlan
+	u := b.Utility
 	rule := fmt.Sprintf("no threshold of a plan of %d queries reaches it on the proxy votes: the best expected precision is %.4g (threshold %v, sigma1 %.4g, sigma2 %.4g: %.1f correct of %.1f answered)",
-		e.Queries, e.Best, g.Threshold, g.Sigma1, g.Sigma2, u.Correct, u.Answered)
+		e.Queries, e.Best, b.threshold, b.sigma1, b.Value, u.Correct, u.Answered)
 	if e.Reach == nil {
 		return "min-precision", e.Asked, rule + "; no number of queries reaches it"
 	}
-	g, _ = gnmaxOf(e.Reach.Request)
-	u = e.Reach.Utility
+	r := e.Reach
+	u = r.Utility
 	return "min-precision", e.Asked, rule + fmt.Sprintf("; at most %d queries reach %v (threshold %v, sigma1 %.4g, sigma2 %.4g: %.1f correct of %.1f answered)",
-		e.Reach.Queries, e.Asked, g.Threshold, g.Sigma1, g.Sigma2, u.Correct, u.Answered)
+		r.Queries, e.Asked, r.threshold, r.sigma1, r.Value, u.Correct, u.Answered)
 }
 
 // unreachable returns the *precisionError of a plan of queries that no
@@ -116,7 +117,7 @@ const maxReachTries = 4
 func mostReaching(ctx context.Context, r Request, rp ratioPlan, proxy Proxy, p float64) (int, error) {
 	// gap returns the best precision at σ2 less p: >= 0 where p is reached.
 	gap := func(sigma2 float64) (float64, error) {
-		s, err := score(ctx, proxy, rp.ratio*sigma2, sigma2)
+		s, err := score(ctx, proxy, rp.ratio*sigma2, rp.plan.Request.planned().With(sigma2).Plan(votefile.ManyClasses).Expect)
 		if err != nil {
 			return 0, err
 		}
@@ -125,8 +126,7 @@ func mostReaching(ctx context.Context, r Request, rp ratioPlan, proxy Proxy, p f
 		}
 		return -1, nil
 	}
-	g, _ := gnmaxOf(rp.plan.Request)
-	hi := g.Sigma2 // does not reach p
+	hi := rp.plan.Value // σ2: does not reach p
 	ghi, err := gap(hi)
 	if err != nil {
 		return 0, err

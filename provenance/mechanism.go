@@ -6,7 +6,7 @@ import "strings"
 // header states it (votefile.LabelMeta.Mechanism) and a ledger's run
 // records it. The mechanisms themselves are ensemble's types, and each
 // gives its own name (ensemble.Mechanism's Name: ensemble.GNMax{}.Name()
-// is "gnmax"); ensemble.MechanismOf reads a header's name back into one.
+// is "gnmax"); ensemble.Registry.FromHeader reads a header's name back into one.
 type MechanismName string
 
 // String returns the mechanism's name.

@@ -30,7 +30,7 @@ const labelsVersion = 1
 // comment lines read the labels alone; NewLabelReader reads it. Every
 // field is public: the mechanism and its parameters, none of the votes.
 // Package ensemble reads back the mechanism it states
-// (ensemble.MechanismOf).
+// (ensemble.Registry.FromHeader).
 type LabelMeta struct {
 	// Mechanism names the mechanism; K and Classes are its teachers and
 	// classes.

@@ -17,13 +17,13 @@ func init() { subcommands = append(subcommands, subcommand{"account", newAccount
 
 // accountExtra holds the constructors of account subcommands defined in
 // other files.
-var accountExtra []func() *cobra.Command
+var accountExtra []func(*setup.Mechanisms) *cobra.Command
 
-func newAccountCmd() *cobra.Command {
+func newAccountCmd(ms *setup.Mechanisms) *cobra.Command {
 	subs := []*cobra.Command{newAccountComposeCmd(), newAccountQueriesCmd(), newAccountStepEpsCmd(), newAccountGaussianCmd(),
 		newAccountDPSGDCmd(), newAccountGNMaxCmd(), newAccountShuffleGCmd(), newAccountRRCmd()}
 	for _, c := range accountExtra {
-		subs = append(subs, c())
+		subs = append(subs, c(ms))
 	}
 	return newGroupCmd("account", "Privacy accounting: composition, RDP conversion, DP-SGD, GNMax, PATE, DP-ShuffleG, RR", subs...)
 }

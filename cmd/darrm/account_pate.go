@@ -26,7 +26,6 @@ import (
 func init() { accountExtra = append(accountExtra, newAccountPATECmd) }
 
 type accountPATEFlags struct {
-	setup.ClassFlags
 	setup.VoteFlags
 	analysisFlags
 	K          int                   `flag:"K"`
@@ -41,16 +40,18 @@ type accountPATEFlags struct {
 	Wait       time.Duration         `flag:"lock-timeout"`
 	Release    bool                  `flag:"release-estimate" help:"draw eps_released (a release); only a --ledger counts every draw"`
 	Format     cliout.Format         `flag:"format"`
+	ms         *setup.Mechanisms
 }
 
-func newAccountPATECmd() *cobra.Command {
-	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: ssDataFree}, Noise: noisymax.DiscreteNoise}
+func newAccountPATECmd(ms *setup.Mechanisms) *cobra.Command {
+	f := accountPATEFlags{analysisFlags: analysisFlags{SSParams: ssDataFree}, Noise: noisymax.DiscreteNoise, ms: ms}
 	cmd := newCmd("account-pate", &cobra.Command{
 		Use:   "pate [VOTES] [flags]",
 		Short: "PATE's accounting of GNMax, Confident-GNMax or LNMax on multi-class votes",
 		Args:  cli.MaxArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return runAccountPATE(cmd, &f, args) },
 	}, &f)
+	ms.BindSettings(cmd, votefile.ManyClasses)
 	setup.AddWitnessFlag(cmd)
 	return cmd
 }
@@ -88,11 +89,11 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 			return err
 		}
 	}
-	info, err := setup.LookupMechanism(mech.Name(), votefile.ManyClasses)
+	info, err := f.ms.Lookup(mech.Name(), votefile.ManyClasses)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if err := setup.CheckMechanismSettings(cmd, info, stated); err != nil {
+	if err := f.ms.CheckSettings(cmd, info, stated); err != nil {
 		return err
 	}
 	switch {
@@ -106,13 +107,16 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	case f.Ledger != "" && f.Labels == "" && !f.Release:
 		return cli.Usagef("--ledger is the reference of --labels and is charged for --release-estimate: give either, or drop --ledger")
 	}
-	_, lnmax := mech.(ensemble.LNMax)
+	// PATE's data-dependent analysis is of the noisy-max steps of the
+	// GNMax family (ensemble.Steps); a mechanism charged per draw is
+	// accounted by its filter; any other data-independently only.
+	_, steps := ensemble.Steps(mech, 0)
 	_, perDraw := setup.PerDraw(info)
 	switch {
-	case lnmax:
+	case !steps && !perDraw:
 		for _, fl := range []string{"labels", "noise", "directions", "ss-parameters", "ss-order", "beta", "sigma-ss", "seed", "ledger", "release-estimate"} {
 			if fs.Changed(fl) {
-				return cli.Usagef("--%s: lnmax is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl)
+				return cli.Usagef("--%s: %s is accounted data-independently only, which needs no release, noise model or smooth sensitivity", fl, mech.Name())
 			}
 		}
 	case perDraw:
@@ -139,7 +143,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	}
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed), LedgerPath: ledger.Redact(f.Ledger)}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts); err != nil {
-		return setup.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta", "laplace scale": "--laplace-scale",
+		return setup.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss", "teachers": "K, the teachers of " + cli.InputName(cli.InputArg(args)) + ","})
 	}
 	ledgerPath := ledger.Redact(f.Ledger)

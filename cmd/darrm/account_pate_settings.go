@@ -17,14 +17,25 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// pateSettings are the flags of the settings of the mechanisms an account
-// takes, in the order their agreement with a label file's header is
+// pateSettings returns the flags of the settings of the mechanisms on
+// vote counts that cmd has, each once, and the noise labels were drawn
+// with, in the order their agreement with a label file's header is
 // checked.
-var pateSettings = []string{"threshold", "sigma1", "sigma2", "levels", "kappa", "give-up", "laplace-scale", "noise"}
+func (f *accountPATEFlags) pateSettings(cmd *cobra.Command) []string {
+	var out []string
+	for _, m := range f.ms.All() {
+		for _, s := range m.Flags() {
+			if m.Input == votefile.ManyClasses && cmd.Flags().Lookup(s) != nil && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return append(out, "noise")
+}
 
 // settle returns the mechanism of an account of labels whose label file's
 // header is m (nil: no labels, or no header), and the settings that header
-// states (their flags): the header's mechanism (ensemble.MechanismOf),
+// states (their flags): the header's mechanism (ensemble.Registry.FromHeader),
 // with which every setting given must agree (a flag may repeat the
 // header's value, never contradict it, nor give a setting its mechanism
 // does not have); without a header, the mechanism the settings given
@@ -32,21 +43,22 @@ var pateSettings = []string{"threshold", "sigma1", "sigma2", "levels", "kappa", 
 func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (ensemble.Mechanism, []string, error) {
 	fs := cmd.Flags()
 	given := map[string]string{} // as a header's settings read (num), as pflag prints them
-	for _, n := range pateSettings {
+	settings := f.pateSettings(cmd)
+	for _, n := range settings {
 		if fl := fs.Lookup(n); fl.Changed {
 			given[n] = fl.Value.String()
 		}
 	}
 	if m == nil {
-		return implied(given).With(fs, nil), nil, nil
+		return f.implied(given).With(fs, nil), nil, nil
 	}
-	mech, err := ensemble.MechanismOf(m)
+	mech, err := f.ms.Registry().FromHeader(m)
 	if err != nil {
 		return nil, nil, err
 	}
 	header := headerSettings(m)
 	var stated []string
-	for _, n := range pateSettings {
+	for _, n := range settings {
 		h := header[n]
 		if h != "" {
 			stated = append(stated, n)
@@ -64,14 +76,13 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 
 // implied returns the mechanism on class counts that the settings given
 // imply: the first (gnmax) unless a setting given is not one of its, else
-// the last, in the library's order, that takes such a setting (lnmax with
-// a Laplace scale, confident-gnmax with a threshold step), of those not
+// the last, in the registry's order, that takes such a setting, of those not
 // charged per draw alone (their account needs their labels); a setting
 // that the mechanism does not take is refused by
-// setup.CheckMechanismSettings.
-func implied(given map[string]string) setup.MechanismInfo {
+// setup.Mechanisms.CheckSettings.
+func (f *accountPATEFlags) implied(given map[string]string) setup.MechanismInfo {
 	var counts []setup.MechanismInfo
-	for _, m := range setup.MechanismTable {
+	for _, m := range f.ms.All() {
 		// A mechanism charged per draw alone is accounted from its labels'
 		// header, never implied by settings.
 		if _, only := setup.PerDraw(m); m.Input == votefile.ManyClasses && !only {
@@ -90,7 +101,7 @@ func implied(given map[string]string) setup.MechanismInfo {
 }
 
 // headerSettings returns the settings a label file's header m states
-// (votefile.LabelMeta.Settings, which ensemble.MechanismOf has read), by
+// (votefile.LabelMeta.Settings, which ensemble.Registry.FromHeader has read), by
 // their flags (laplace_scale is --laplace-scale): a number as a flag
 // takes it, the noise by its name. A parameter is stated whatever its
 // value (a threshold of 0 is a threshold); the noise is not when the
@@ -120,14 +131,14 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 
 // checkGNMax checks the settings of mech, of the GNMax family: a
 // threshold step when it takes --sigma1, which must be > 0, and the steps'
-// own checks (ValidateFor of the settings ensemble.GNMaxFamily returns),
+// own checks (ValidateFor of the settings ensemble.Steps returns),
 // its noise, when unset, the discrete noise that releases draw
 // (pate.AccountOptions). A bad value is a parameter error that
 // names its setting.
 func checkGNMax(mech ensemble.Mechanism) error {
-	g, _ := ensemble.GNMaxFamily(mech, 0) // counts, of any classes
+	g, _ := ensemble.Steps(mech, 0) // counts, of any classes
 	if slices.Contains(setup.FlagsOf(mech, votefile.ManyClasses), "sigma1") && !(g.Sigma1 > 0) {
 		return &param.Error{Name: "sigma1", Value: g.Sigma1, Rule: "must be > 0"}
 	}
-	return g.Drawn().ValidateFor(0) // K is not known yet
+	return g.Drawn().CheckFor(0) // K is not known yet
 }

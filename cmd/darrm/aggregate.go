@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -12,14 +11,9 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
-	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
-	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -30,7 +24,6 @@ type aggregateFlags struct {
 	setup.ProblemFlags
 	setup.MechanismConfig
 	setup.CompositionFlags
-	setup.ClassFlags
 	Format      cliout.Format        `flag:"format"`
 	TargetEps   []float64            `flag:"target-eps"`
 	Seed        uint64               `flag:"seed"`
@@ -49,10 +42,11 @@ type aggregateFlags struct {
 	Fallback    bool                 `flag:"fallback" help:"with --accounting ptr: on a failed test, label data-independently"`
 	setup.VoteFlags
 	Mechanism provenance.MechanismName
+	ms        *setup.Mechanisms
 }
 
-func newAggregateCmd() *cobra.Command {
-	f := aggregateFlags{Out: "-", Accounting: setup.DataIndependent}
+func newAggregateCmd(ms *setup.Mechanisms) *cobra.Command {
+	f := aggregateFlags{Out: "-", Accounting: setup.DataIndependent, ms: ms}
 	cmd := newCmd("aggregate", &cobra.Command{
 		Use:   "aggregate [VOTES] [flags]",
 		Short: "Release one private majority label per query from K teachers' votes",
@@ -61,7 +55,8 @@ func newAggregateCmd() *cobra.Command {
 		// Check names the argument so in its errors.
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(ensemble.DaRRM{}.Name()), "aggregator (the list above)")
+	ms.BindSettings(cmd, votefile.TwoClass, votefile.ManyClasses)
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(ms.Default().Name), "aggregator (the list above)")
 	// A release's teachers are the votes' header's, or given: no default.
 	cli.SetDefaultText(cmd.Flags(), "the header's", "eps", "Delta")
 	setup.HideComposition(cmd)
@@ -95,9 +90,9 @@ func (f *aggregateFlags) budget(cmd *cobra.Command) (*accountant.Budget, *float6
 }
 
 // runAggregate releases the labels of the vote file args names: flags ->
-// spec -> ensemble.Release -> report. It chooses the reader (0/1 votes,
-// or multi-class votes) and the settings of the aggregator, and the
-// library does the rest.
+// spec -> ensemble.Prepare -> the ledger opened -> Prepared.Label ->
+// report. It chooses the reader (0/1 votes, or multi-class votes) and the
+// settings of the mechanism, and the library does the rest.
 func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	start := time.Now()
 	name := cli.InputArg(args)
@@ -115,11 +110,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	defer file.Close()
-	info, err := setup.LookupMechanism(f.Mechanism, in.Input())
+	info, err := f.ms.Lookup(f.Mechanism, in.Input())
 	if err != nil {
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
-	if err := setup.CheckMechanismSettings(cmd, info, nil); err != nil {
+	if err := f.ms.CheckSettings(cmd, info, nil); err != nil {
 		return err
 	}
 	if err := f.checkAccounting(cmd, info, budget, name); err != nil {
@@ -133,46 +128,32 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 		return err
 	}
 	spec.Budget, spec.DeltaPrime, spec.TotalDelta, spec.MaxQueries = budget, f.DeltaPrime, totalDelta, f.MaxQueries
-	if f.Accounting == setup.PTRAccounting {
-		// PTR's own: the test and the proposal split the budget, and
-		// --max-queries is the proposal.
-		spec.Budget, spec.MaxQueries = nil, 0
-	}
-	p := rel.Problem.Problem
-	if info.Input == votefile.ManyClasses {
-		p = constraints.Problem{K: in.K(), TargetDelta: f.Target}
-	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
-	src, _ := values["gamma"].(optimal.Source)
-	f.startRelease(cmd, name, info, &spec, &src, p, lines)
 	var notStored error
-	src.OnNotStored = func(err error) { notStored = err }
-	values["gamma"] = src
-	spec.Mechanism = info.With(cmd.Flags(), values)
-	if f.Accounting == setup.FilterAccounting {
-		spec.Mechanism, _ = ensemble.ChargedPerDraw(spec.Mechanism) // checkAccounting: it has one
-	}
-	var led *runLedger
-	if f.Ledger != "" {
-		opts := setup.LedgerOptions(cmd)
-		opts.Analyst = f.Analyst
-		led = &runLedger{open: func(ctx context.Context) (*ledger.Ledger, error) { return ledger.Open(ctx, f.Ledger, opts) }, name: ledger.Redact(f.Ledger)}
-		defer led.close()
-		spec.Ledger = led
+	if err := f.startRelease(cmd, name, info, &spec, values, rel.Problem.Problem, lines, func(err error) { notStored = err }); err != nil {
+		return err
 	}
 	var (
 		done   ensemble.Released
 		tested *report.PTR
+		led    *ledger.Ledger
 	)
 	if f.Accounting == setup.PTRAccounting {
-		done, tested, err = f.releasePTR(cmd, name, spec, budget.Guarantee)
+		// PTR's own: the test and the proposal split the budget, and
+		// --max-queries is the proposal.
+		spec.Budget, spec.MaxQueries = nil, 0
+		done, tested, err = f.releasePTR(cmd, name, &spec, budget.Guarantee)
+		led, _ = spec.Ledger.(*ledger.Ledger)
 	} else {
-		done, err = ensemble.Release(cmd.Context(), spec)
+		done, led, err = f.release(cmd, spec)
 	}
 	lines.Done()
 	setup.WarnNotStored(cmd, notStored)
-	if led != nil && led.begun {
-		setup.PrintLedgerNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
+	if led != nil {
+		defer led.Close()
+		if done.Charged != nil {
+			setup.PrintLedgerNotes(cmd.ErrOrStderr(), f.Ledger, led.Notes())
+		}
 	}
 	if err != nil && !errors.Is(err, setup.ErrBudget) {
 		return f.MechanismConfig.ReleaseError(err, input)
@@ -181,9 +162,8 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	// PTR test that failed, or a ledger with no room for a PTR release's
 	// total (nothing drawn).
 	stop := err
-	if led != nil && led.begun {
-		st, err := led.BalanceFor(led.step)
-		led.close()
+	if led != nil && done.Charged != nil {
+		st, err := led.BalanceFor(*done.Charged)
 		if err != nil {
 			return setup.LedgerError(err)
 		}
@@ -212,161 +192,37 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	return nil
 }
 
-// runLedger is the ledger of a release (ensemble.Ledger), opened only when
-// the release begins its run on it (Begin), after the aggregator is built
-// and accounted for: a solve of gamma_opt, which may take minutes, then
-// holds no lock on a ledger that other analysts wait for (--lock-timeout),
-// and a release refused before it leaves the ledger and its record as
-// they were.
-type runLedger struct {
-	*ledger.Ledger
-	open func(ctx context.Context) (*ledger.Ledger, error)
-	// ptr is a release accounted as a whole by generalized PTR
-	// (--accounting ptr), described as the run of a declared use it must
-	// be (its step still to be set), which a ledger whose use is declared
-	// matches (setup.PTRUseRefused); nil for a release per query. name is the
-	// ledger as given, without a password.
-	ptr  *ledger.UseRun
-	name string
-	// begun says that the run has begun on the ledger, charged step by
-	// step (a PTR release's total as one).
-	begun bool
-	step  accountant.Spend
-}
-
-// Begin opens the ledger and begins the run on it.
-func (r *runLedger) Begin(ctx context.Context, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend, limit int) (int, error) {
-	l, err := r.open(ctx)
+// release builds, binds and accounts for the release of spec
+// (ensemble.Prepare: a solve of gamma_opt, which may take minutes, holds
+// no lock on a ledger that other analysts wait for, --lock-timeout), then
+// opens --ledger, if given, and writes the labels charged to it
+// (ensemble.Prepared.Label): a release refused before it leaves the
+// ledger and its record as they were. It returns the ledger opened, for
+// the caller to read and close.
+func (f *aggregateFlags) release(cmd *cobra.Command, spec ensemble.ReleaseSpec) (ensemble.Released, *ledger.Ledger, error) {
+	p, err := ensemble.Prepare(cmd.Context(), spec)
 	if err != nil {
-		return 0, err
+		return p.Released, nil, err
 	}
-	r.Ledger = l
-	if r.ptr != nil {
-		release := *r.ptr
-		release.Mechanism, release.Step = mechanism, step
-		if err := setup.PTRUseRefused(l, r.name, release); err != nil {
-			return 0, err
-		}
+	var l ensemble.Ledger
+	led, err := f.openLedger(cmd)
+	if err != nil {
+		return p.Released, nil, ledgerStep(err)
 	}
-	n, err := l.Begin(ctx, mechanism, b, step, limit)
-	r.begun, r.step = err == nil, step
-	return n, err
+	if led != nil {
+		l = led
+	}
+	done, err := p.Label(cmd.Context(), l)
+	return done, led, err
 }
 
-// close closes the ledger, if it was opened.
-func (r *runLedger) close() {
-	if r.Ledger != nil {
-		r.Ledger.Close()
-		r.Ledger = nil
+// openLedger opens --ledger for a run, charged by --analyst; nil without
+// one.
+func (f *aggregateFlags) openLedger(cmd *cobra.Command) (*ledger.Ledger, error) {
+	if f.Ledger == "" {
+		return nil, nil
 	}
-}
-
-// spec returns the release of the votes of in by mechanism info as the
-// flags say, without its budget and its mechanism, whose settings it
-// returns: for a two-class one, the problem of the flags, K and the
-// teachers' guarantee of the votes (their header, else --eps and
-// --Delta), or, for a mechanism whose target is the release's own
-// (--target-eps), the one-vote problem of that target; for a multi-class
-// one, its flags, checked, whose noise is the discrete one releases draw.
-// It returns too the report to be, which the caller completes.
-func (f *aggregateFlags) spec(cmd *cobra.Command, info setup.MechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, report.Release, setup.MechanismValues, error) {
-	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
-	spec := ensemble.ReleaseSpec{Votes: in, Header: f.CheckedHeader()}
-	mech := &f.MechanismConfig
-	settings := setup.MechanismValues{"delta": f.Target, "noise": noisymax.DiscreteNoise}
-	var err error
-	switch {
-	case info.Input == votefile.TwoClass:
-		if err = mech.Check(cmd, info); err != nil {
-			return spec, rel, settings, err
-		}
-		fs := cmd.Flags()
-		if info.OwnTarget() {
-			rel.Teachers = provenance.TeacherGuarantee{FromFlags: true}
-		} else if rel.Teachers, err = f.CheckedHeader().ReleaseTeachers(provenance.Stated{Eps: cli.Given(fs, "eps", f.Eps), Delta: cli.Given(fs, "Delta", f.Delta),
-			Calibrated: ensemble.Calibrated(in.Meta())}); err != nil {
-			return spec, rel, settings, fmt.Errorf("%s: %w (--eps, --Delta)", input, err)
-		}
-		if rel.Problem, err = f.params(cmd, info, in.K(), input, rel.Teachers); err != nil {
-			return spec, rel, settings, err
-		}
-		p := rel.Problem.Problem
-		var src optimal.Source
-		if info.Gamma {
-			if src, err = mech.Source(setup.Memo(cmd), info); err != nil {
-				return spec, rel, settings, err
-			}
-		}
-		settings = mech.Settings(p, src)
-		if !info.OwnTarget() {
-			spec.Teachers = &accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
-		}
-	case cmd.Flags().Changed("sigma2"): // the GNMax family (setup.CheckMechanismSettings)
-		if err := info.With(cmd.Flags(), settings).Validate(); err != nil {
-			return spec, rel, settings, setup.Flagged(err, nil)
-		}
-	}
-	return spec, rel, settings, nil
-}
-
-// params returns the problem: K from the vote file (which the caller
-// checked against --K) and the rest from the flags or, with --gamma, from
-// what the gamma file states (as darrm verify does): for a mechanism whose
-// target is the release's own, the one-vote problem of --target-eps and
-// --delta; otherwise the teachers' eps and Delta of t, with --m and
-// --delta.
-func (f *aggregateFlags) params(cmd *cobra.Command, info setup.MechanismInfo, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
-	line := f.Stated(cmd)
-	eps := "--eps"
-	tab, tabName := f.GammaTable()
-	if info.OwnTarget() {
-		var err error
-		if line, err = setup.OneVoteTarget(cmd.Flags(), f.TargetEps, line.TargetDelta); err != nil {
-			return resolve.Resolved{}, err
-		}
-		if line.Eps == nil && (tab == nil || tab.Eps == nil) {
-			return resolve.Resolved{}, cli.Usagef("%s needs the release's eps: give --target-eps (and --delta, 0 unless given)", info.Name)
-		}
-	} else {
-		line.Eps, line.Delta = &t.Eps, &t.Delta
-		if !t.FromFlags {
-			eps = "eps " + cliout.Float(t.Eps) + " of the metadata header of " + input
-		}
-	}
-	if tab != nil {
-		if kg := tab.Gamma.K(); kg != k {
-			return resolve.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", tabName, kg, input, k)
-		}
-		return f.ParamsNamed(k, eps, line, resolve.FromTable(*tab))
-	}
-	return f.ParamsNamed(k, eps, line)
-}
-
-// startRelease completes spec with the sink of the labels (in the votes'
-// format unless --out-format says), the randomness of a release from
-// name, and the progress of each step on lines, the solve of
-// the gamma of src for problem p among them.
-func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info setup.MechanismInfo, spec *ensemble.ReleaseSpec, src *optimal.Source, p constraints.Problem, lines *cliout.Stages) {
-	spec.Sink = ensemble.LabelSink{Path: f.Out, Stdout: cmd.OutOrStdout(), Format: f.OutFormat}
-	if spec.Sink.Format == votefile.FormatAuto {
-		spec.Sink.Format = votefile.LabelFormat(f.Out, spec.Votes.Format())
-	}
-	if seed := cli.Given(cmd.Flags(), "seed", f.Seed); seed != nil {
-		spec.Random = noise.NewSeededSource(*seed)
-	}
-	spec.Certificate = f.MechanismConfig.Watch(cmd, src, info, p, lines)
-	// The bytes read are the votes' own: of an .npz archive's array they
-	// are its uncompressed bytes, which the archive's size does not
-	// measure, so its progress counts queries.
-	total := cli.InputSize(name)
-	if f.Array != "" {
-		total = -1
-	}
-	spec.Options = ensemble.ReleaseOptions{Partition: f.Partition, Experiment: spec.Random != nil, Progress: func(n int, b int64) {
-		done := int64(n)
-		if total > 0 {
-			done = b
-		}
-		lines.At("releasing labels", total).Set(done)
-	}}
+	opts := setup.LedgerOptions(cmd)
+	opts.Analyst = f.Analyst
+	return ledger.Open(cmd.Context(), f.Ledger, opts)
 }

@@ -53,7 +53,7 @@ func checkFile(t *testing.T, path string, m setup.MechanismInfo, id string, n in
 		b.Write(head)
 	} else if m.Input == votefile.ManyClasses {
 		flags = []string{"--input-format", "counts"}
-	} else if slices.Contains(m.Takes, "eps") {
+	} else if slices.Contains(m.Optional, "eps") {
 		flags = []string{"--eps", "0.1", "--Delta", strconv.FormatFloat(delta, 'g', -1, 64)}
 	}
 	// The rows are appended without fmt: the SIGTERM check writes 100,000.
@@ -100,7 +100,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 	if testing.Short() {
 		n, fileLimit = 2_000, "16" // 8 kB of about 16 kB, above the ledger's own (its version-5 header and lines)
 	}
-	for i, m := range setup.MechanismTable {
+	for i, m := range testMechanisms().All() {
 		fileChecks := i == 0 || !testing.Short()
 		t.Run(string(m.Name)+"/"+strings.ReplaceAll(m.Input.String(), " ", "-"), func(t *testing.T) {
 			dir := t.TempDir()

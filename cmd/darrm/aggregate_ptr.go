@@ -17,8 +17,8 @@ import (
 
 // checkAccounting refuses --accounting, --max-queries and --fallback where
 // they do not apply, before anything is read: PTR tests PATE's
-// data-dependent cost, of confident-gnmax or gnmax on class counts,
-// within a budget, and reads the votes twice (the test, then the labels),
+// data-dependent cost, of the mechanisms setup.PTRTests says, within a
+// budget, and reads the votes twice (the test, then the labels),
 // so not from standard input.
 func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.MechanismInfo, budget *accountant.Budget, name string) error {
 	fs := cmd.Flags()
@@ -40,7 +40,7 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.Mechanis
 				setup.DataIndependent, info.Name, setup.FilterAccounting)
 		case f.Accounting == setup.DataIndependent:
 		case !charged:
-			return cli.Usagef("--accounting %s with --mechanism %s: each draw charged to a Gaussian-DP filter before it is drawn is the accounting of %s on class counts", setup.FilterAccounting, info.Name, setup.PerDrawNames())
+			return cli.Usagef("--accounting %s with --mechanism %s: each draw charged to a Gaussian-DP filter before it is drawn is the accounting of %s on class counts", setup.FilterAccounting, info.Name, f.ms.PerDrawNames())
 		case budget == nil:
 			return cli.Usagef("--accounting %s needs --budget-eps and --budget-delta: the budget of the Gaussian-DP filter that each draw is charged to, the total to publish", setup.FilterAccounting)
 		}
@@ -52,7 +52,7 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.Mechanis
 	switch {
 	case !setup.PTRTests(info):
 		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s on class counts",
-			info.Name, setup.PTRNames())
+			info.Name, f.ms.PTRNames(" or "))
 	case budget == nil:
 		return cli.Usagef("--accounting ptr needs --budget-eps and --budget-delta: the test and the proposal split the budget, and its total is published")
 	case name == cli.Std:
@@ -65,8 +65,10 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.Mechanis
 // (pate.ReleasePTR) within budget, its proposal the first --max-queries
 // queries of the votes, or every query, never a number chosen from them:
 // it reads the votes named name once for the test's counts, and spec's
-// reader labels them.
-func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemble.ReleaseSpec, budget accountant.Guarantee) (ensemble.Released, *report.PTR, error) {
+// reader labels them. With --ledger it opens the ledger into spec, for
+// the caller to read and close, and refuses a release its declared use
+// does not hold (setup.PTRUseRefused) before anything is charged.
+func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec *ensemble.ReleaseSpec, budget accountant.Guarantee) (ensemble.Released, *report.PTR, error) {
 	in, file, err := f.OpenVotes(cmd, "VOTES", name)
 	if err != nil {
 		return ensemble.Released{}, nil, err
@@ -82,19 +84,14 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 	}
 	// The proposal: every query when --max-queries is not given.
 	opts := pate.PTROptions{Budget: budget, Queries: cmp.Or(f.MaxQueries, len(counts)), Abstain: in.MayAbstain(), Fallback: f.Fallback}
-	if led, ok := spec.Ledger.(*runLedger); ok {
-		// The release as the run of a declared use it must be.
-		settings, err := setup.PTRSettings(spec.Mechanism, in.Classes())
-		if err != nil {
-			return ensemble.Released{}, nil, err
-		}
-		led.ptr = &ledger.UseRun{Accounting: setup.PTRAccounting, Queries: opts.Queries, Budget: &budget, Settings: settings}
-	}
 	plan, err := pate.PlanPTR(spec.Certificate.Memo, spec.Mechanism, in.Classes(), opts)
 	if err != nil {
 		return ensemble.Released{}, nil, setup.Flagged(err, setup.PTRFlagNames)
 	}
-	done, r, err := pate.ReleasePTR(cmd.Context(), spec, counts, plan)
+	if err := f.ptrLedger(cmd, spec, in.Classes(), budget, opts.Queries, plan); err != nil {
+		return ensemble.Released{}, nil, err
+	}
+	done, r, err := pate.ReleasePTR(cmd.Context(), *spec, counts, plan)
 	switch {
 	case errors.Is(err, ensemble.ErrTestFailed):
 		plan := report.NewPTR(r, budget)
@@ -114,4 +111,32 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec ensemb
 		return done, plan, &setup.PTRFailed{Plan: plan, Publish: done.Publish, Ledger: ledger.Redact(f.Ledger), Seeded: spec.Options.Experiment, Fallback: done.Result.Released}
 	}
 	return done, report.NewPTR(r, budget), nil
+}
+
+// ptrLedger opens --ledger, if given, into spec for a release by
+// generalized PTR of the plan for votes of classes classes, its proposal
+// queries within budget: a ledger whose use is declared must declare it,
+// the release described as the run it must be (setup.PTRUseRefused),
+// before anything is drawn or charged.
+func (f *aggregateFlags) ptrLedger(cmd *cobra.Command, spec *ensemble.ReleaseSpec, classes int, budget accountant.Guarantee, queries int, plan pate.PTRResult) error {
+	l, err := f.openLedger(cmd)
+	if err != nil || l == nil {
+		return ledgerStep(err)
+	}
+	spec.Ledger = l
+	settings, err := setup.PTRSettings(spec.Mechanism, classes)
+	if err != nil {
+		return err
+	}
+	run := ledger.UseRun{Mechanism: spec.Mechanism.Name(), Step: accountant.ApproxStep(plan.Publish), Accounting: setup.PTRAccounting, Queries: queries, Budget: &budget, Settings: settings}
+	return ledgerStep(setup.PTRUseRefused(l, ledger.Redact(f.Ledger), run))
+}
+
+// ledgerStep says err, if not nil, as the error of a release's ledger
+// (ensemble.StepLedger).
+func ledgerStep(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ensemble.ReleaseError{Step: ensemble.StepLedger, Err: err}
 }

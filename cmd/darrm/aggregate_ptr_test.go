@@ -73,7 +73,7 @@ func TestAggregatePTR(t *testing.T) {
 		// often), a third of the bounds and sensitivities to compute; the
 		// fallback count is then the plan's (pate.PlanPTR).
 		lowQueries, lowTop = 200, 160
-		plan, err := pate.PlanPTR(testMemo, ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}, 10,
+		plan, err := pate.PlanPTR(testMemo, ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}, 10,
 			pate.PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: lowQueries, Fallback: true})
 		if err != nil {
 			t.Fatal(err)

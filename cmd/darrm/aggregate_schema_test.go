@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 )
 
 // TestAggregateOneSchema: aggregate --format json writes one schema for
@@ -34,7 +32,7 @@ func TestAggregateOneSchema(t *testing.T) {
 		keys, nulls []string
 	}
 	var runs []run
-	for _, m := range setup.MechanismTable {
+	for _, m := range testMechanisms().All() {
 		name := string(m.Name) + "/" + strings.ReplaceAll(m.Input.String(), " ", "-")
 		dir := t.TempDir()
 		votes := filepath.Join(dir, "votes.csv")

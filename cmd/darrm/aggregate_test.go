@@ -835,8 +835,8 @@ func exampleFlags(t *testing.T, m setup.MechanismInfo) []string {
 // of darrm aggregate, once in what it needs and takes; the table holds
 // every mechanism of the library, in its order.
 func TestSettingFlags(t *testing.T) {
-	fs := newAggregateCmd().Flags()
-	for _, m := range setup.MechanismTable {
+	fs := newAggregateCmd(testMechanisms()).Flags()
+	for _, m := range testMechanisms().All() {
 		seen := map[string]bool{}
 		for _, name := range m.Flags() {
 			if seen[name] {
@@ -850,12 +850,12 @@ func TestSettingFlags(t *testing.T) {
 	}
 	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
 		var names, want []provenance.MechanismName
-		for _, m := range setup.MechanismTable {
+		for _, m := range testMechanisms().All() {
 			if m.Input == in {
 				names = append(names, m.Name)
 			}
 		}
-		for _, m := range ensemble.Mechanisms(in) {
+		for _, m := range ensemble.Mechanisms().On(in) {
 			want = append(want, m.Name())
 		}
 		if !slices.Equal(names, want) {

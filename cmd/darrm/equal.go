@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
@@ -65,17 +66,17 @@ func (t *totalFlags) heading(queries int) report.EqualTotals {
 }
 
 // equalTotals compares gamma_opt of p and its baselines at equal totals
-// over each of f.Queries queries (plan.Candidates, plan.CompareAtTotals).
+// over each of f.Queries queries (transfer.Candidates, transfer.CompareAtTotals).
 func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src optimal.Source, coeffs []float64, actuals []gamma.Actual) ([]report.SolveEqual, error) {
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	setup.PlanGamma(cmd, &src, lines)
 	budget := f.Totals.budget()
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers, Memo: setup.Memo(cmd)}}}
-	cs := plan.Candidates(base, p.Problem, cmd.Flags().Changed("delta"), src, setup.RRComposition(f.RRComp, f.RRDelta, p.Delta))
+	cs := transfer.Candidates(base, p.Problem, cmd.Flags().Changed("delta"), src, setup.RRComposition(f.RRComp, f.RRDelta, p.Delta))
 	var out []report.SolveEqual
 	for _, q := range f.Queries {
-		compared, err := plan.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
+		compared, err := transfer.CompareAtTotals(cmd.Context(), cs, f.Totals.budget(), q, coeffs, actuals)
 		if err != nil {
 			return nil, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 		}
@@ -97,7 +98,7 @@ func (f *simulateFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, info
 	rs := make([]plan.Request, len(infos))
 	for i, info := range infos {
 		var src optimal.Source
-		if info.Gamma {
+		if info.Uses.Gamma {
 			var err error
 			if src, err = f.PlanSource(cmd, lines); err != nil {
 				return nil, err

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 )
 
 // helpScreen is the most lines a command's help may take besides its
@@ -176,7 +175,7 @@ func TestHelpNamesRealFlags(t *testing.T) {
 // lists in step with those it releases by.
 func TestAggregateHelpListsMechanisms(t *testing.T) {
 	help := helpOf(t, []string{"aggregate"})
-	for _, info := range setup.MechanismTable {
+	for _, info := range testMechanisms().All() {
 		if !regexp.MustCompile(`[\s(:]` + regexp.QuoteMeta(string(info.Name)) + `[,;. )\s]`).MatchString(help) {
 			t.Errorf("aggregate --help does not list the mechanism %s", info.Name)
 		}
@@ -205,7 +204,7 @@ func TestLedgerInitHelp(t *testing.T) {
 	}
 	initCmd.Flags().VisitAll(func(f *pflag.Flag) {
 		named := strings.Contains(initCmd.Long, "--"+f.Name+",") || strings.Contains(initCmd.Long, "--"+f.Name+")") || strings.Contains(initCmd.Long, "--"+f.Name+".")
-		grouped := slices.Contains(initAsAggregate, f.Name)
+		grouped := slices.Contains(initAsAggregate(testMechanisms()), f.Name)
 		switch {
 		case grouped && (!named || listed[f.Name] || !f.Hidden):
 			t.Errorf("--%s: named in the description %v, listed %v, hidden %v: want named only", f.Name, named, listed[f.Name], f.Hidden)

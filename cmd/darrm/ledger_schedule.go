@@ -28,7 +28,7 @@ import (
 // with # are skipped. Each run is built as --mechanism builds its use,
 // for the ensemble b and the votes read by --votes (nil: none), of
 // classes classes.
-func scheduleRuns(cmd *cobra.Command, path string, b provenance.Binding, budget accountant.Budget, votes *votesRead, classes int) ([]ledger.UseRun, error) {
+func scheduleRuns(cmd *cobra.Command, ms *setup.Mechanisms, path string, b provenance.Binding, budget accountant.Budget, votes *votesRead, classes int) ([]ledger.UseRun, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, cli.Usagef("--schedule: %v", err)
@@ -48,11 +48,11 @@ func scheduleRuns(cmd *cobra.Command, path string, b provenance.Binding, budget 
 		if last > 0 && runs[len(runs)-1].Labels == 0 {
 			return nil, bad(fmt.Errorf("line %d has no --queries: only the last run may take the rest of the budget", last))
 		}
-		var u ledgerUseFlags
+		u := ledgerUseFlags{ms: ms}
 		sub := &cobra.Command{Use: "run", SilenceErrors: true, SilenceUsage: true}
 		sub.SetContext(cmd.Context())
 		sub.SetErr(cmd.ErrOrStderr())
-		setup.BindFlags(sub, &u)
+		u.bind(sub)
 		sub.Flags().StringVar((*string)(&u.Mechanism), "mechanism", "", "")
 		if err := sub.Flags().Parse(strings.Fields(line)); err != nil {
 			return nil, bad(cli.FlagValueError(err))
@@ -94,12 +94,12 @@ func scheduleRuns(cmd *cobra.Command, path string, b provenance.Binding, budget 
 // them, and --filter, which would open the ledger to any use, are
 // refused with it.
 func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b provenance.Binding, budget accountant.Budget, votes *votesRead) error {
-	for _, n := range append([]string{"mechanism", "step-eps", "step-delta", "filter"}, useFlagNames...) {
+	for _, n := range append([]string{"mechanism", "step-eps", "step-delta", "filter"}, f.use.flagNames()...) {
 		if cmd.Flags().Changed(n) && !(n == "classes" || n == "cache-dir" || n == "no-cache" || n == "workers" || n == "no-solve") {
 			return cli.Usagef("--schedule and --%s exclude each other: each run of the schedule gives its own settings on its line", n)
 		}
 	}
-	runs, err := scheduleRuns(cmd, f.Schedule, b, budget, votes, f.Classes)
+	runs, err := scheduleRuns(cmd, f.use.ms, f.Schedule, b, budget, votes, f.Classes)
 	if err != nil {
 		return err
 	}

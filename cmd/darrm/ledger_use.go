@@ -31,7 +31,6 @@ import (
 // and how many labels are expected.
 type ledgerUseFlags struct {
 	setup.MechanismConfig
-	setup.ClassFlags
 	M         float64   `flag:"m"`
 	Target    float64   `flag:"delta"`
 	TargetEps []float64 `flag:"target-eps"`
@@ -47,6 +46,14 @@ type ledgerUseFlags struct {
 	ReleaseEps   float64 `flag:"release-eps" help:"with --accounting ptr: each release's --budget-eps"`
 	ReleaseDelta float64 `flag:"release-delta" help:"with --accounting ptr: each release's --budget-delta"`
 	Mechanism    provenance.MechanismName
+	ms           *setup.Mechanisms
+}
+
+// bind defines u's flags in cmd, the settings of the mechanisms among
+// them (setup.Mechanisms.BindSettings).
+func (u *ledgerUseFlags) bind(cmd *cobra.Command) {
+	setup.BindFlags(cmd, u)
+	u.ms.BindSettings(cmd, votefile.TwoClass, votefile.ManyClasses)
 }
 
 // ledgerUse is a use of a new ledger declared by its flags: the labels,
@@ -65,10 +72,12 @@ type ledgerUse struct {
 	Names map[string]string
 }
 
-// useFlagNames are the flags that describe the labels declared.
-var useFlagNames = []string{"classes", "m", "delta", "target-eps", "queries", "sigma2", "sigma1", "threshold", "levels", "kappa", "give-up", "laplace-scale",
-	"prior", "gamma", "no-solve", "cache-dir", "no-cache", "workers", "rr-composition", "rr-delta-prime", "gnmax-search",
-	"accounting", "max-queries", "release-eps", "release-delta"}
+// flagNames returns the flags that describe the labels declared: the
+// settings of the mechanisms among them.
+func (u *ledgerUseFlags) flagNames() []string {
+	return append(append([]string{"classes", "queries"}, u.ms.SettingFlags()...), "cache-dir", "no-cache", "workers",
+		"accounting", "max-queries", "release-eps", "release-delta")
+}
 
 // usePTRFlags are the flags of a declared use of releases by generalized
 // PTR, and the library's names of the parameters they give.
@@ -98,7 +107,7 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 	case step && !fs.Changed("step-eps"):
 		return nil, cli.Usagef("--step-delta goes with --step-eps: the per-query (eps, delta) of the labels declared")
 	case !mech && !step:
-		for _, n := range useFlagNames {
+		for _, n := range u.flagNames() {
 			if fs.Changed(n) && !(votes != nil && n == "classes") {
 				return nil, cli.Usagef("--%s describes the labels the ledger will pay for: declare them with --mechanism (or --step-eps)", n)
 			}
@@ -150,10 +159,10 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	var err error
 	switch {
 	case votes == nil:
-		info, err = setup.LookupFlag(cmd, u.Mechanism)
+		info, err = u.ms.LookupFlag(cmd, u.Mechanism)
 	default:
 		classes = votes.Classes
-		if info, err = setup.LookupMechanism(u.Mechanism, votes.Input); err != nil {
+		if info, err = u.ms.Lookup(u.Mechanism, votes.Input); err != nil {
 			err = cli.Usagef("--%v (the votes of --votes, as their metadata header or the reading flags state them)", err)
 		}
 	}
@@ -174,7 +183,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		if classes == 0 {
 			return nil, "", cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
-	case info.OwnTarget():
+	case info.Uses.Eps:
 		line, err := setup.OneVoteTarget(fs, u.TargetEps, nil)
 		if err != nil {
 			return nil, "", err
@@ -188,10 +197,10 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
-	if err := u.PlanGamma(cmd, info, s, lines); err != nil {
+	if err := u.PlanGamma(cmd, u.ms, info, s, lines); err != nil {
 		return nil, "", err
 	}
-	if info.OwnTarget() {
+	if info.Uses.Eps {
 		classes = 2
 	}
 	r := requestOf(setup.Memo(cmd), fs, info, b.K, classes, b.Each, budget, s, u.Workers)
@@ -200,9 +209,7 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		return nil, "", setup.GammaError(err, "")
 	}
 	if err != nil {
-		names := setup.ProblemNames(info.OwnTarget(), "--eps")
-		names["laplace scale"] = "--laplace-scale"
-		return nil, "", cli.AsUsage(setup.Flagged(err, names))
+		return nil, "", cli.AsUsage(setup.Flagged(err, setup.ProblemNames(info.Uses.Eps, "--eps")))
 	}
 	priv := agg.Privacy()
 	if priv.Relation != b.Relation {
@@ -218,8 +225,8 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 // generalized PTR of mechanism info (--accounting ptr), and refuses
 // --accounting, --max-queries, --release-eps and --release-delta where
 // they do not apply, before any work: as aggregate --accounting ptr
-// takes them, a proposal and a budget of confident-gnmax or gnmax on
-// class counts.
+// takes them, a proposal and a budget of a mechanism that PTR tests
+// (setup.PTRTests).
 func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info setup.MechanismInfo) (bool, error) {
 	switch u.Accounting {
 	case "", setup.DataIndependent:
@@ -236,7 +243,7 @@ func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info setup.MechanismIn
 	switch {
 	case !setup.PTRTests(info):
 		return false, cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR tests PATE's data-dependent cost, of %s on class counts",
-			info.Name, setup.PTRNames())
+			info.Name, u.ms.PTRNames(" or "))
 	case !fs.Changed("max-queries") || !fs.Changed("release-eps") || !fs.Changed("release-delta"):
 		return false, cli.Usagef("--accounting ptr declares releases of a proposal within a budget, fixed now: give --max-queries, --release-eps and --release-delta, as aggregate takes --max-queries, --budget-eps and --budget-delta")
 	case u.MaxQueries < 1:

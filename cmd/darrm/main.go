@@ -17,6 +17,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
+	"github.com/darrm/darrm/ensemble"
 )
 
 func main() {
@@ -77,7 +78,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // answers of the one-bit compositions it made: once the command ends it
 // saves them there, and memo keeps no folder for a later run.
 func runWith(memo *accountant.Memo, ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	code := cli.Execute(setup.WithMemo(ctx, memo), newRootCmd(args...), args, stdin, stdout, stderr, setup.Explain)
+	return runOf(setup.NewMechanisms(ensemble.Mechanisms()), memo, ctx, args, stdin, stdout, stderr)
+}
+
+// runOf is runWith with the mechanisms of release ms: darrm's, or a
+// test's that registers one of its own.
+func runOf(ms *setup.Mechanisms, memo *accountant.Memo, ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	code := cli.Execute(setup.WithMemo(ctx, memo), newRootCmdOf(ms, args...), args, stdin, stdout, stderr, setup.Explain)
 	if err := memo.Save(); err != nil {
 		fmt.Fprintf(stderr, "darrm: note: the accountant's answers were not kept in the cache: %v\n", err)
 	}

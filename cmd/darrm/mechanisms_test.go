@@ -22,7 +22,7 @@ import (
 // label file's header) or not one the command has.
 func TestCheckSettings(t *testing.T) {
 	lookup := func(name provenance.MechanismName, in votefile.Input) setup.MechanismInfo {
-		info, err := setup.LookupMechanism(name, in)
+		info, err := testMechanisms().Lookup(name, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestCheckSettings(t *testing.T) {
 		{"needed", conf, []string{"sigma2", "sigma1"}, nil, "--threshold is required by confident-gnmax"},
 		{"needed, stated", conf, []string{"sigma1", "threshold", "delta"}, []string{"sigma2"}, ""},
 	} {
-		cmd := newAggregateCmd()
+		cmd := newAggregateCmd(testMechanisms())
 		for _, n := range tc.flags {
 			v := "1"
 			if n == "rr-composition" {
@@ -51,14 +51,14 @@ func TestCheckSettings(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		err := setup.CheckMechanismSettings(cmd, tc.info, tc.stated)
+		err := testMechanisms().CheckSettings(cmd, tc.info, tc.stated)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 	// A command without the flags of a mechanism's needs asks for none.
 	bare := &cobra.Command{Use: "bare"}
-	if err := setup.CheckMechanismSettings(bare, conf, nil); err != nil {
+	if err := testMechanisms().CheckSettings(bare, conf, nil); err != nil {
 		t.Errorf("needed, not the command's: %v", err)
 	}
 }
@@ -87,15 +87,15 @@ func TestMechanismWith(t *testing.T) {
 		{"darrm-one-vote", votefile.TwoClass, nil, setup.MechanismValues{"target-eps": 0.3, "gamma": src},
 			ensemble.OneVoteDaRRM{Eps: 0.3, Gamma: src}},
 		{"confident-gnmax", votefile.ManyClasses, []string{"--threshold", "200", "--sigma1", "150", "--sigma2", "40"}, setup.MechanismValues{"delta": 1e-5},
-			ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Delta: 1e-5}},
+			ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}},
 		{"lnmax", votefile.ManyClasses, []string{"--laplace-scale", "20", "--delta", "1e-5"}, setup.MechanismValues{"noise": noisymax.DiscreteNoise},
 			ensemble.LNMax{Scale: 20}},
 	} {
-		cmd := newAggregateCmd()
+		cmd := newAggregateCmd(testMechanisms())
 		if err := cmd.Flags().Parse(tc.flags); err != nil {
 			t.Fatal(err)
 		}
-		info, err := setup.LookupMechanism(tc.name, tc.in)
+		info, err := testMechanisms().Lookup(tc.name, tc.in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,3 +104,6 @@ func TestMechanismWith(t *testing.T) {
 		}
 	}
 }
+
+// testMechanisms returns darrm's mechanisms as the command knows them.
+func testMechanisms() *setup.Mechanisms { return setup.NewMechanisms(ensemble.Mechanisms()) }

@@ -21,7 +21,7 @@ import (
 
 func init() { subcommands = append(subcommands, subcommand{"pate", newPATECmd}) }
 
-func newPATECmd() *cobra.Command {
+func newPATECmd(ms *setup.Mechanisms) *cobra.Command {
 	f := struct {
 		Dataset  string        `flag:"dataset" help:"ten-class image set: mnist (PATE's) or fashion-mnist"`
 		Teachers int           `flag:"teachers" help:"number of teachers K (>= 1), each on its keyed-hash share"`
@@ -34,7 +34,6 @@ func newPATECmd() *cobra.Command {
 		// A mechanism charged per draw in place of PATE's two, its
 		// settings and its filter's budget, on the first --queries.
 		Mechanism   provenance.MechanismName
-		Class       setup.ClassFlags
 		BudgetEps   float64 `flag:"budget-eps"`
 		BudgetDelta float64 `flag:"budget-delta"`
 		Queries     int     `flag:"queries" help:"ask the first N queries only (the private votes)" default:"every query"`
@@ -50,12 +49,12 @@ func newPATECmd() *cobra.Command {
 				return setup.Flagged(err, map[string]string{"K": "--teachers", "queries": "--queries"})
 			}
 			if cmd.Flags().Changed("mechanism") {
-				m, err := perDrawMechanism(cmd, f.Mechanism, f.BudgetEps, f.BudgetDelta)
+				m, err := perDrawMechanism(cmd, ms, f.Mechanism, f.BudgetEps, f.BudgetDelta)
 				if err != nil {
 					return err
 				}
 				p.Mechanisms = []ensemble.Mechanism{m}
-			} else if err := withoutMechanism(cmd); err != nil {
+			} else if err := withoutMechanism(cmd, ms); err != nil {
 				return err
 			}
 			// 0, the default, asks every query.
@@ -92,20 +91,25 @@ func newPATECmd() *cobra.Command {
 			return d.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
-	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "progressive-gnmax, to run in place of PATE's two")
+	ms.BindSettings(cmd, votefile.ManyClasses)
+	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", ms.PerDrawOnlyNames()+", to run in place of PATE's two")
 	return cmd
 }
 
 // perDrawMechanism returns the mechanism --mechanism names, charged per
 // draw alone, with the settings of the flags and the budget of its
 // Gaussian-DP filter, checked: darrm pate runs it in place of PATE's two.
-func perDrawMechanism(cmd *cobra.Command, name provenance.MechanismName, eps, delta float64) (ensemble.Mechanism, error) {
+func perDrawMechanism(cmd *cobra.Command, ms *setup.Mechanisms, name provenance.MechanismName, eps, delta float64) (ensemble.Mechanism, error) {
 	fs := cmd.Flags()
-	info, err := setup.LookupMechanism(name, votefile.ManyClasses)
+	info, err := ms.Lookup(name, votefile.ManyClasses)
 	if _, only := setup.PerDraw(info); err != nil || !only {
-		return nil, cli.Usagef("--mechanism %s: darrm pate runs PATE's confident-gnmax and gnmax, or in their place %s", name, setup.PerDrawOnlyNames())
+		var paper []provenance.MechanismName
+		for _, m := range patemnist.Mechanisms() {
+			paper = append(paper, m.Name())
+		}
+		return nil, cli.Usagef("--mechanism %s: darrm pate runs PATE's %s, or in their place %s", name, provenance.JoinMechanisms(paper, " and "), ms.PerDrawOnlyNames())
 	}
-	if err := setup.CheckMechanismSettings(cmd, info, nil); err != nil {
+	if err := ms.CheckSettings(cmd, info, nil); err != nil {
 		return nil, err
 	}
 	if !fs.Changed("budget-eps") || !fs.Changed("budget-delta") {
@@ -120,22 +124,22 @@ func perDrawMechanism(cmd *cobra.Command, name provenance.MechanismName, eps, de
 	if err := budget.Validate(); err != nil {
 		return nil, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 	}
-	m, _ := ensemble.ChargedPerDraw(info.With(fs, nil))
-	pg, ok := m.(ensemble.ProgressiveGNMax)
-	if !ok {
-		return nil, cli.Usagef("--mechanism %s: darrm pate runs %s", name, setup.PerDrawOnlyNames())
-	}
-	pg.Budget = budget.Guarantee
-	if err := pg.Validate(); err != nil {
+	m, _ := ensemble.ChargedPerDraw(info.With(fs, nil), budget.Guarantee)
+	if err := m.Validate(); err != nil {
 		return nil, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 	}
-	return pg, nil
+	return m, nil
 }
 
-// withoutMechanism refuses the flags of --mechanism without it.
-func withoutMechanism(cmd *cobra.Command) error {
-	for _, n := range []string{"budget-eps", "budget-delta", "levels", "kappa", "give-up", "threshold", "sigma1", "sigma2", "laplace-scale"} {
-		if cmd.Flags().Changed(n) {
+// withoutMechanism refuses the flags of --mechanism without it: its
+// filter's budget and the settings of the mechanisms of ms.
+func withoutMechanism(cmd *cobra.Command, ms *setup.Mechanisms) error {
+	flags := []string{"budget-eps", "budget-delta"}
+	for _, m := range ms.All() {
+		flags = append(flags, m.Flags()...)
+	}
+	for _, n := range flags {
+		if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
 			return cli.Usagef("--%s goes with --mechanism: PATE's two mechanisms run with the paper's settings", n)
 		}
 	}

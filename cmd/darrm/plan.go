@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -14,7 +12,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
@@ -28,7 +25,6 @@ type planFlags struct {
 	setup.ProblemFlags
 	setup.MechanismConfig
 	setup.CompositionFlags
-	setup.ClassFlags
 	setup.VoteFlags
 	Format       cliout.Format     `flag:"format"`
 	TargetEps    []float64         `flag:"target-eps"`
@@ -40,7 +36,7 @@ type planFlags struct {
 	Votes        string            `flag:"votes" help:"proxy votes to score the plan on (never the ones to release)"`
 	VotesAre     string            `flag:"votes-are" help:"what --votes are: public or released (private is refused)"`
 	PrivateVotes string            `flag:"private-votes" help:"the votes to be released, only to refuse them as --votes"`
-	MinPrecision float64           `flag:"min-precision" help:"confident-gnmax: least precision of answered labels, in [0, 1)"`
+	MinPrecision float64           `flag:"min-precision" help:"least precision of answered labels, in [0, 1)"`
 	MinAgreement float64           `flag:"min-agreement" help:"progressive-gnmax: least label agreement with --votes" default:"0.9875"`
 	SimSeed      uint64            `flag:"sim-seed" help:"progressive-gnmax: seed of the simulation on --votes"`
 	Shares       []string          `flag:"share" help:"the new ledger's shares, as ledger init takes them: NAME=FRACTION"`
@@ -56,16 +52,22 @@ type planFlags struct {
 	// proxyHeader says that --votes has a metadata header (in the file or
 	// a sidecar), which the votes to be released then have too.
 	proxyHeader bool
+	ms          *setup.Mechanisms
 }
 
-func newPlanCmd() *cobra.Command {
-	f := planFlags{Accounting: setup.DataIndependent, MinAgreement: plan.DefaultMinAgreement, SimSeed: 1}
+func newPlanCmd(ms *setup.Mechanisms) *cobra.Command {
+	f := planFlags{Accounting: setup.DataIndependent, SimSeed: 1, ms: ms}
 	cmd := newCmd("plan", &cobra.Command{
 		Use:   "plan (--mechanism NAME | --votes PROXY --queries Q) --budget-eps E --budget-delta D [flags]",
 		Short: "What a budget buys: the queries that fit, or the parameters for Q queries",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runPlan(cmd, &f) },
 	}, &f)
+	ms.BindSettings(cmd, votefile.TwoClass, votefile.ManyClasses)
+	// A least precision is of the labels of a mechanism whose plan chooses
+	// a threshold step on proxy votes.
+	fl := cmd.Flags().Lookup("min-precision")
+	fl.Usage = ms.Names(func(m setup.MechanismInfo) bool { return m.Defaults().Plan(m.Input).Threshold != nil }, ", ") + ": " + fl.Usage
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator, as aggregate takes it (none: compare all on --votes)")
 	// Only fixed teachers have a partition that matters: no default.
 	cli.SetDefaultText(cmd.Flags(), "none", "partition")
@@ -90,13 +92,13 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		}
 		return runCompare(cmd, f)
 	}
-	if info, err := setup.LookupMechanism(f.Mechanism, votefile.ManyClasses); err == nil {
+	if info, err := f.ms.Lookup(f.Mechanism, votefile.ManyClasses); err == nil {
 		if _, only := setup.PerDraw(info); only {
 			return f.planPerDraw(cmd, info)
 		}
 	}
 	if fs.Changed("min-agreement") || fs.Changed("sim-seed") {
-		return cli.Usagef("--min-agreement and --sim-seed plan a mechanism charged per draw (--mechanism %s)", setup.PerDrawOnlyNames())
+		return cli.Usagef("--min-agreement and --sim-seed plan a mechanism charged per draw (--mechanism %s)", f.ms.PerDrawOnlyNames())
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
@@ -117,10 +119,10 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	scored := setup.PTRTests(info) // of the GNMax family on class counts, as setup.PTRTests says
 	if f.Votes != "" && !scored {
-		return cli.Usagef("--votes scores the plans of confident-gnmax and gnmax (--classes); %s is planned without them", info.Name)
+		return cli.Usagef("--votes scores the plans of %s (--classes); %s is planned without them", f.ms.PTRNames(" and "), info.Name)
 	}
 	if !doc.Chosen {
-		for _, n := range info.Needs {
+		for _, n := range info.Required {
 			if n != "delta" && !fs.Changed(n) {
 				return cli.Usagef("%s needs --%s to count the queries it fits (or --queries to plan it)", info.Name, n)
 			}
@@ -135,14 +137,14 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 		return cli.Usagef("--share plans for an analyst's share of a new ledger: give --for ledger")
 	} else {
 		r.For, r.Queries = f.For, f.Queries
-		for _, s := range r.Chosen() {
-			if n := report.FlagOf(s); fs.Changed(n) {
+		for _, n := range r.Chosen() {
+			if fs.Changed(n) {
 				return cli.Usagef("--%s is what a plan of --queries chooses: leave it out (or leave out --queries to count the queries it fits)", n)
 			}
 		}
 		// A threshold is chosen on proxy votes, given or synthetic.
-		if slices.Contains(info.Needs, "threshold") || scored && f.Votes != "" {
-			proxy, tuning, err := f.proxy(cmd, false)
+		if info.Defaults().Plan(info.Input).Threshold != nil || scored && f.Votes != "" {
+			proxy, tuning, err := f.proxy(cmd, info.Name)
 			if err != nil {
 				return err
 			}
@@ -162,38 +164,6 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	return doc.Write(cmd.OutOrStdout(), f.Format)
 }
 
-// share returns the analyst a plan is for and their share of a new
-// ledger, from --share (as ledger init takes them, checked alike) and
-// --analyst, which names one of them (needed when there are several);
-// none without --share.
-func (f *planFlags) share(cmd *cobra.Command) (string, float64, error) {
-	fs := cmd.Flags()
-	shares, err := parseShares(f.Shares)
-	if err == nil {
-		err = ledger.CheckShares(shares)
-	}
-	if err != nil {
-		return "", 0, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
-	}
-	switch {
-	case len(shares) == 0 && fs.Changed("analyst"):
-		return "", 0, cli.Usagef("--analyst names whose --share to plan for: give the ledger's shares with --share NAME=FRACTION")
-	case len(shares) == 0:
-		return "", 0, nil
-	case !fs.Changed("analyst") && len(shares) > 1:
-		return "", 0, cli.Usagef("--analyst: give whose --share to plan for, one of %s", strings.Join(shareNames(shares), ", "))
-	case !fs.Changed("analyst"):
-		for name, share := range shares {
-			return name, share, nil
-		}
-	}
-	share, ok := shares[f.Analyst]
-	if !ok {
-		return "", 0, cli.Usagef("--analyst %q has no --share: plan for one of %s", f.Analyst, strings.Join(shareNames(shares), ", "))
-	}
-	return f.Analyst, share, nil
-}
-
 // planError says a library error in terms of the flags: the gamma
 // source's (Error), and the per-query delta of a multi-class
 // mechanism is --budget-delta's unless --delta is given
@@ -206,15 +176,16 @@ func (f *planFlags) planError(cmd *cobra.Command, err error) error {
 	if fs := cmd.Flags(); fs.Changed("classes") && !fs.Changed("delta") {
 		delta = "--budget-delta (the per-query delta unless --delta is given)"
 	}
-	names := setup.WithFlags(setup.BudgetFlags, setup.ProblemNames(f.Mechanism == ensemble.OneVoteDaRRM{}.Name(), "--eps"))
-	return cli.AsUsage(setup.Flagged(err, setup.WithFlags(names, map[string]string{"laplace scale": "--laplace-scale", "min-precision": "--min-precision",
+	info, _ := f.ms.LookupFlag(cmd, f.Mechanism)
+	names := setup.WithFlags(setup.BudgetFlags, setup.ProblemNames(info.Uses.Eps, "--eps"))
+	return cli.AsUsage(setup.Flagged(err, setup.WithFlags(names, map[string]string{"min-precision": "--min-precision",
 		"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries", "delta": delta})))
 }
 
 // request returns the plan's request from the flags, and the mechanism.
 func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Request, setup.MechanismInfo, error) {
 	fs := cmd.Flags()
-	info, err := setup.LookupFlag(cmd, f.Mechanism)
+	info, err := f.ms.LookupFlag(cmd, f.Mechanism)
 	if err != nil {
 		return plan.Request{}, info, err
 	}
@@ -230,10 +201,12 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			return plan.Request{}, info, cli.Usagef("--classes: give the number of classes of %s's votes", info.Name)
 		}
 		classes = f.Classes
-		if !fs.Changed("sigma2") {
-			s["sigma2"] = 1.0 // the plan chooses it; set, it says that gnmax labels counts
+		// The setting a plan chooses, when not given: set, it says that
+		// the mechanism labels counts (ensemble.VotesOf).
+		if fl := info.Defaults().Plan(info.Input).Flag; fl != "" && !fs.Changed(fl) {
+			s[fl] = 1.0
 		}
-	case info.OwnTarget():
+	case info.Uses.Eps:
 		line, err := setup.OneVoteTarget(fs, f.TargetEps, nil)
 		if err != nil {
 			return plan.Request{}, info, err
@@ -245,7 +218,7 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 			return plan.Request{}, info, cli.Usagef("%s needs --target-eps to count the queries it fits (or --queries to plan it)", info.Name)
 		}
 	}
-	if err := f.MechanismConfig.PlanGamma(cmd, info, s, lines); err != nil {
+	if err := f.MechanismConfig.PlanGamma(cmd, f.ms, info, s, lines); err != nil {
 		return plan.Request{}, info, err
 	}
 	r := requestOf(setup.Memo(cmd), fs, info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
@@ -288,7 +261,7 @@ func requestOf(memo *accountant.Memo, fs *pflag.FlagSet, info setup.MechanismInf
 	switch _, given := s["delta"]; {
 	case info.Input == votefile.ManyClasses && !given:
 		s["delta"] = budget.Delta
-	case info.Input == votefile.TwoClass && !info.OwnTarget():
+	case info.Input == votefile.TwoClass && !info.Uses.Eps:
 		r.Teachers = &teachers
 	}
 	r.Mechanism = info.With(fs, s)

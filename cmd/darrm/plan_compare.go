@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
@@ -19,10 +20,6 @@ import (
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
-
-// comparedSettings are the flags of one mechanism's parameters, which a
-// comparison plans for each mechanism.
-var comparedSettings = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "m", "eps", "Delta"}
 
 // runCompare asks the library for the comparison of every mechanism that
 // fits the proxy votes of --votes (plan.Compare) for --queries of the
@@ -37,32 +34,36 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	case !fs.Changed("K"):
 		return cli.Usagef("--K: give the number of teachers (>= 1)")
 	}
-	for _, n := range comparedSettings {
+	for _, n := range f.ms.Chosen() {
 		if fs.Changed(n) {
 			return cli.Usagef("--%s is one mechanism's: a comparison plans each mechanism's parameters (give --mechanism to plan or count one)", n)
 		}
 	}
-	proxy, tuning, err := f.proxy(cmd, true)
+	proxy, tuning, err := f.proxy(cmd, "")
 	if err != nil {
 		return err
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
-	family := planValues(fs, 0, f.Target, accountant.Composition{})
-	family["sigma2"] = 1.0
-	info, _ := setup.LookupMechanism(ensemble.GNMax{}.Name(), votefile.ManyClasses)
-	base := requestOf(setup.Memo(cmd), fs, info, f.K, proxy.Classes, accountant.Guarantee{}, budget, family, f.Workers)
+	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: f.Workers, Memo: setup.Memo(cmd)}}, K: f.K, Classes: proxy.Classes}
 	base.DeltaPrime, base.For, base.Queries, base.Proxy = f.DeltaPrime, f.For, f.Queries, &proxy
-	var src optimal.Source // darrm-one-vote's gamma, on two classes
+	var src optimal.Source // the gamma of a mechanism of 0/1 votes, on two classes
 	if proxy.Classes == 2 {
-		if _, err := f.MechanismConfig.Parse(cmd, "mechanism", []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}); err != nil {
+		var sampling []setup.MechanismInfo // those of 0/1 votes compared that sample a gamma
+		for _, info := range f.ms.All() {
+			if info.Input == votefile.TwoClass && info.Uses.Gamma && info.Relation == accountant.OneVote {
+				sampling = append(sampling, info)
+			}
+		}
+		if err := f.MechanismConfig.Check(cmd, f.ms, sampling...); err != nil {
 			return err
 		}
 		if src, err = f.PlanSource(cmd, lines); err != nil {
 			return err
 		}
 	}
+	ms := compared(f.ms, fs, f.Target, budget.Delta, src)
 	if fs.Changed("filter") {
 		if err := planFilter(f.Filter, budget.Guarantee); err != nil {
 			return err
@@ -70,7 +71,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 		base.Filter = &f.Filter
 	}
 	base.MinPrecision = f.MinPrecision
-	c, err := plan.Compare(cmd.Context(), base, src)
+	c, err := plan.Compare(cmd.Context(), base, ms)
 	if err != nil {
 		return f.planError(cmd, err)
 	}
@@ -79,12 +80,13 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	return report.NewPlanCompare(c, e, f.For, f.MinPrecision, tuning).Write(cmd.OutOrStdout(), f.Format)
 }
 
-// proxy reads the proxy votes of --votes, refusing private ones, and says
-// how they were used; 0/1 votes only for a comparison (two classes).
-func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string, error) {
+// proxy reads the proxy votes of --votes that mechanism of is planned on
+// ("" for a comparison), refusing private ones, and says how they were
+// used; 0/1 votes only for a comparison (two classes).
+func (f *planFlags) proxy(cmd *cobra.Command, of provenance.MechanismName) (plan.Proxy, string, error) {
 	switch {
 	case f.Votes == "":
-		return plan.Proxy{}, "", cli.Usagef("confident-gnmax is planned on proxy votes: give --votes FILE (votes that do not depend on the private data: synthetic, or of teachers trained on public data) and --votes-are")
+		return plan.Proxy{}, "", cli.Usagef("%s is planned on proxy votes: give --votes FILE (votes that do not depend on the private data: synthetic, or of teachers trained on public data) and --votes-are", of)
 	case f.VotesAre == "private":
 		return plan.Proxy{}, "", cli.Usagef("--votes-are private: refused: choosing parameters on the private votes is itself a release of them, whose cost a plan does not charge (Papernot and Steinke 2022, Rényi DP of hyperparameter tuning); give votes that do not depend on the private data, or votes released under DP")
 	case f.VotesAre != "public" && f.VotesAre != "released":
@@ -97,8 +99,8 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 	defer closer.Close()
 	f.proxyHeader = in.Meta() != nil
 	name := cli.InputName(f.Votes)
-	if in.Input() == votefile.TwoClass && !compare {
-		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: confident-gnmax is planned on class counts or indices (--classes, --input-format counts)", name)
+	if in.Input() == votefile.TwoClass && of != "" {
+		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: %s is planned on class counts or indices (--classes, --input-format counts)", name, of)
 	}
 	p, err := plan.ReadProxy(in, name)
 	if err != nil {
@@ -121,4 +123,28 @@ func (f *planFlags) proxy(cmd *cobra.Command, compare bool) (plan.Proxy, string,
 	}
 	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning, which holds if they do not depend on the private data (the same teachers' votes on other queries do)", f.VotesAre, name)
 	return p, tuning, nil
+}
+
+// compared returns every registered mechanism, each once, with the
+// settings of the flags fs that a comparison does not plan: the per-query
+// delta given, else the budget's (budgetDelta), the noise releases draw,
+// and the gamma source src; a mechanism that labels vote counts is bound
+// for them.
+func compared(reg *setup.Mechanisms, fs *pflag.FlagSet, delta, budgetDelta float64, src optimal.Source) []ensemble.Mechanism {
+	values := planValues(fs, 0, delta, accountant.Composition{})
+	if !fs.Changed("delta") {
+		values["delta"] = budgetDelta
+	}
+	values["gamma"], values["target-eps"] = src, 1.0
+	var ms []ensemble.Mechanism
+	seen := map[provenance.MechanismName]bool{}
+	for _, in := range []votefile.Input{votefile.ManyClasses, votefile.TwoClass} {
+		for _, info := range reg.All() {
+			if info.Input == in && !seen[info.Name] {
+				seen[info.Name] = true
+				ms = append(ms, info.With(fs, values))
+			}
+		}
+	}
+	return ms
 }

@@ -1,7 +1,7 @@
 package main
 
-// This file writes the ledger init that declares a plan's labels as a new
-// ledger's use (ledgerInitOf).
+// This file plans for a new ledger: an analyst's share of it (share), and
+// the ledger init that declares a plan's labels as its use (ledgerInitOf).
 
 import (
 	"maps"
@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
+	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
 )
@@ -166,4 +167,36 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// share returns the analyst a plan is for and their share of a new
+// ledger, from --share (as ledger init takes them, checked alike) and
+// --analyst, which names one of them (needed when there are several);
+// none without --share.
+func (f *planFlags) share(cmd *cobra.Command) (string, float64, error) {
+	fs := cmd.Flags()
+	shares, err := parseShares(f.Shares)
+	if err == nil {
+		err = ledger.CheckShares(shares)
+	}
+	if err != nil {
+		return "", 0, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
+	}
+	switch {
+	case len(shares) == 0 && fs.Changed("analyst"):
+		return "", 0, cli.Usagef("--analyst names whose --share to plan for: give the ledger's shares with --share NAME=FRACTION")
+	case len(shares) == 0:
+		return "", 0, nil
+	case !fs.Changed("analyst") && len(shares) > 1:
+		return "", 0, cli.Usagef("--analyst: give whose --share to plan for, one of %s", strings.Join(shareNames(shares), ", "))
+	case !fs.Changed("analyst"):
+		for name, share := range shares {
+			return name, share, nil
+		}
+	}
+	share, ok := shares[f.Analyst]
+	if !ok {
+		return "", 0, cli.Usagef("--analyst %q has no --share: plan for one of %s", f.Analyst, strings.Join(shareNames(shares), ", "))
+	}
+	return f.Analyst, share, nil
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // planPerDraw prints the plan of a mechanism charged per draw to a
-// Gaussian-DP filter (plan.Progressive), chosen on the proxy votes of
+// Gaussian-DP filter (plan.OnProxy), chosen on the proxy votes of
 // --votes for the budget, at the least agreement --min-agreement with
 // their plurality, and the aggregate line that releases with it: its
 // settings and budget, never a number chosen from the private votes.
@@ -35,7 +35,7 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 	if fs.Changed("accounting") && f.Accounting != setup.FilterAccounting {
 		return cli.Usagef("--accounting %s with --mechanism %s: it is charged per draw to a Gaussian-DP filter (--accounting %s, its default)", f.Accounting, info.Name, setup.FilterAccounting)
 	}
-	proxy, tuning, err := f.proxy(cmd, false)
+	proxy, tuning, err := f.proxy(cmd, info.Name)
 	if err != nil {
 		return err
 	}
@@ -49,8 +49,7 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 		return cli.Usagef("--votes %s: %d classes, but --classes %d", cli.InputName(f.Votes), proxy.Classes, f.Classes)
 	}
 	budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
-	req := plan.ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: f.MinAgreement, Seed: f.SimSeed}
-	p, err := plan.Progressive(cmd.Context(), req)
+	p, err := plan.OnProxy(cmd.Context(), info.Defaults(), proxy, budget, f.MinAgreement, f.SimSeed)
 	if err != nil {
 		return cli.AsUsage(setup.Flagged(err, setup.WithFlags(setup.BudgetFlags, map[string]string{"min-agreement": "--min-agreement",
 			"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
@@ -90,8 +89,8 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 		field("mu_budget_squared", p.MuBudget2), field("min_agreement", p.MinAgreement),
 		field("expected_queries", p.Queries), field("expected_answered", p.Answered), field("expected_agreement", p.Agreement), field("expected_cost_per_query", p.Cost),
 		field("low_consensus_top", low.Top), field("low_consensus_queries", low.Queries), field("low_consensus_agreement", low.Agreement),
-		field("low_consensus_baseline", low.Baseline), field("low_consensus_baseline_mechanism", fmt.Sprintf("confident-gnmax --threshold %s --sigma1 %s --sigma2 %s",
-			setup.Num(low.BaselineMechanism.Threshold), setup.Num(low.BaselineMechanism.Sigma1), setup.Num(low.BaselineMechanism.Sigma2))),
+		field("low_consensus_baseline", low.Baseline), field("low_consensus_baseline_mechanism", fmt.Sprintf("%s --threshold %s --sigma1 %s --sigma2 %s",
+			low.BaselineMechanism.Name(), setup.Num(low.BaselineMechanism.Threshold), setup.Num(low.BaselineMechanism.Sigma1), setup.Num(low.BaselineMechanism.Sigma2))),
 		field("candidates", p.Candidates), field("feasible", p.Feasible), field("checked", p.Checked), field("sim_seed", p.Seed),
 		field("proxy_queries", len(proxy.Counts)), field("tuning", tuning),
 		field("note", "expected_* and low_consensus_* are estimates on the proxy votes (continuous noise of the deviations drawn, the best candidates checked again with fresh noise), not for publication as results on the private votes; "+

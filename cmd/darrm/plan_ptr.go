@@ -33,23 +33,23 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 	fs := cmd.Flags()
 	switch {
 	case !setup.PTRTests(info):
-		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans %s on class counts (--classes)", info.Name, setup.PTRNames())
+		return cli.Usagef("--accounting ptr with --mechanism %s: generalized PTR plans %s on class counts (--classes)", info.Name, f.ms.PTRNames(" or "))
 	case fs.Changed("queries") || fs.Changed("for") || fs.Changed("share") || fs.Changed("filter") || fs.Changed("min-precision"):
 		return cli.Usagef("--accounting ptr plans the queries a PTR release proposes, on --votes, for the given settings: leave out --queries, --for, --share, --filter and --min-precision")
 	case !fs.Changed("classes") || !fs.Changed("K"):
 		return cli.Usagef("--accounting ptr needs --K and --classes of the votes to release")
 	}
-	for _, n := range info.Needs {
+	for _, n := range info.Required {
 		if n != "delta" && !fs.Changed(n) {
 			return cli.Usagef("--accounting ptr with %s needs --%s: the test is of the settings given", info.Name, n)
 		}
 	}
 	// The steps PTR tests, checked before the votes are read.
-	m, _ := ensemble.GNMaxFamily(mech, f.Classes)
-	if err := m.ValidateFor(0); err != nil {
+	m, _ := ensemble.Steps(mech, f.Classes)
+	if err := m.CheckFor(0); err != nil {
 		return cli.AsUsage(setup.Flagged(err, nil))
 	}
-	proxy, tuning, err := f.proxy(cmd, false)
+	proxy, tuning, err := f.proxy(cmd, info.Name)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 )
 
-func init() { subcommands = append(subcommands, subcommand{"plot", newPlotCmd}) }
+func init() { subcommands = append(subcommands, subcommand{"plot", plain(newPlotCmd)}) }
 
 func newPlotCmd() *cobra.Command {
 	return newGroupCmd("plot", "Draw figures of several settings from saved JSON results",

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
 )
 
@@ -36,10 +37,17 @@ func newCmd(help string, cmd *cobra.Command, flags any) *cobra.Command {
 }
 
 // subcommand is one of darrm's commands: its name, as the first argument
-// of a run gives it (newRootCmd), and its constructor.
+// of a run gives it (newRootCmd), and its constructor, given the
+// mechanisms of release of the run (those of the commands that release,
+// plan or account with a mechanism).
 type subcommand struct {
 	name  string
-	build func() *cobra.Command
+	build func(*setup.Mechanisms) *cobra.Command
+}
+
+// plain is the constructor of a command that takes no mechanism.
+func plain(build func() *cobra.Command) func(*setup.Mechanisms) *cobra.Command {
+	return func(*setup.Mechanisms) *cobra.Command { return build() }
 }
 
 // subcommands holds darrm's commands. Each command file registers its
@@ -47,7 +55,14 @@ type subcommand struct {
 // editing this file.
 var subcommands []subcommand
 
-// newRootCmd builds darrm's command tree for a run on args: of darrm's
+// newRootCmd builds darrm's command tree for a run on args with darrm's
+// mechanisms (ensemble.Mechanisms): newRootCmdOf.
+func newRootCmd(args ...string) *cobra.Command {
+	return newRootCmdOf(setup.NewMechanisms(ensemble.Mechanisms()), args...)
+}
+
+// newRootCmdOf builds darrm's command tree for a run on args, whose
+// commands release, plan and account with the mechanisms ms: of darrm's
 // commands, only the one that args[0] names exactly, if it names one,
 // since the run cannot reach another; else (no args, help, completion, a
 // misspelt command, a flag first) all of them, which it lists or suggests
@@ -55,7 +70,7 @@ var subcommands []subcommand
 // flags bound by reflection, was most of the start-up work of a short
 // run. Help, usage, errors and exit statuses are the same either way
 // (TestOneCommandTree).
-func newRootCmd(args ...string) *cobra.Command {
+func newRootCmdOf(ms *setup.Mechanisms, args ...string) *cobra.Command {
 	root := withHelp("darrm", &cobra.Command{
 		Use:     "darrm",
 		Short:   "Certified optimal private majority ensembling (DaRRM)",
@@ -77,7 +92,7 @@ func newRootCmd(args ...string) *cobra.Command {
 	}
 	for _, c := range subcommands {
 		if !named || c.name == args[0] {
-			root.AddCommand(c.build())
+			root.AddCommand(c.build(ms))
 		}
 	}
 	return root

@@ -314,7 +314,7 @@ func TestFlagValueErrors(t *testing.T) {
 // of the first four in turn, not all of them.
 func TestOneCommandTree(t *testing.T) {
 	for _, c := range subcommands {
-		if got := c.build().Name(); got != c.name {
+		if got := c.build(testMechanisms()).Name(); got != c.name {
 			t.Errorf("command %s is registered as %s: a run on it would build every command", got, c.name)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/darrm/darrm/internal/atomicfile"
 )
 
-func init() { subcommands = append(subcommands, subcommand{"separate", newSeparateCmd}) }
+func init() { subcommands = append(subcommands, subcommand{"separate", plain(newSeparateCmd)}) }
 
 func newSeparateCmd() *cobra.Command {
 	var f struct {

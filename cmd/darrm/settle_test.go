@@ -57,7 +57,7 @@ func TestSettle(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		case c.want == "" && mech.Name() != c.mech:
 			t.Errorf("%s: mechanism %s, want %s", c.name, mech.Name(), c.mech)
-		case c.want == "" && c.meta != nil && (setup.Num(mech.(ensemble.ConfidentGNMax).Threshold) != headerSettings(c.meta)["threshold"] || !slices.Equal(stated, []string{"threshold", "sigma1", "sigma2", "noise"})):
+		case c.want == "" && c.meta != nil && (setup.Num(mech.(ensemble.ConfidentGNMax).Threshold) != headerSettings(c.meta)["threshold"] || !slices.Equal(stated, []string{"sigma2", "threshold", "sigma1", "noise"})):
 			t.Errorf("%s: mechanism %+v, stated %v", c.name, mech, stated)
 		}
 	}
@@ -79,6 +79,8 @@ func TestSettle(t *testing.T) {
 
 // pateCmd returns darrm account pate's command and its flags.
 func pateCmd() (*cobra.Command, *accountPATEFlags) {
-	f := &accountPATEFlags{Noise: noisymax.DiscreteNoise}
-	return newCmd("account-pate", &cobra.Command{Use: "pate"}, f), f
+	f := &accountPATEFlags{Noise: noisymax.DiscreteNoise, ms: testMechanisms()}
+	cmd := newCmd("account-pate", &cobra.Command{Use: "pate"}, f)
+	f.ms.BindSettings(cmd, votefile.ManyClasses)
+	return cmd, f
 }

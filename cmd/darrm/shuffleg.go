@@ -20,7 +20,7 @@ import (
 	"github.com/darrm/darrm/shuffleg"
 )
 
-func init() { subcommands = append(subcommands, subcommand{"shuffleg", newShufflegCmd}) }
+func init() { subcommands = append(subcommands, subcommand{"shuffleg", plain(newShufflegCmd)}) }
 
 type shufflegFlags struct {
 	Task       string                `flag:"task" help:"task: mean, ridge or lasso-logistic (required)"`

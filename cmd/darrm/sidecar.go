@@ -15,7 +15,7 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-func init() { subcommands = append(subcommands, subcommand{"sidecar", newSidecarCmd}) }
+func init() { subcommands = append(subcommands, subcommand{"sidecar", plain(newSidecarCmd)}) }
 
 // sidecarFlags say how to read a vote file, as aggregate reads it, and
 // the parts of its metadata header that its votes cannot say: the

@@ -9,11 +9,12 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
 )
 
 func init() { subcommands = append(subcommands, subcommand{"simulate", newSimulateCmd}) }
@@ -30,16 +31,18 @@ type simulateFlags struct {
 	// BudgetQueries are the numbers of queries Q of a comparison at equal
 	// totals: --queries is the size of the simulation.
 	BudgetQueries []int `flag:"budget-queries" help:"also compare at equal totals over these numbers of queries"`
+	ms            *setup.Mechanisms
 }
 
-func newSimulateCmd() *cobra.Command {
-	f := simulateFlags{Teachers: "U(0.5,1)", Queries: 100000}
+func newSimulateCmd(ms *setup.Mechanisms) *cobra.Command {
+	f := simulateFlags{Teachers: "U(0.5,1)", Queries: 100000, ms: ms}
 	cmd := newCmd("simulate", &cobra.Command{
 		Use:   "simulate --K K [--m m] [flags]",
 		Short: "Compare the aggregators on synthetic teachers at the same privacy target",
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, &f) },
 	}, &f)
+	ms.BindSettings(cmd, votefile.TwoClass)
 	setup.HideComposition(cmd)
 	return cmd
 }
@@ -64,9 +67,9 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		names[i] = provenance.MechanismName(n)
 	}
 	if len(names) == 0 {
-		names = defaultMechanisms(p.Problem)
+		names = transfer.Simulated(p.Problem)
 	}
-	infos, err := f.MechanismConfig.Parse(cmd, "mechanisms", names)
+	infos, err := f.MechanismConfig.Parse(cmd, f.ms, "mechanisms", names)
 	if err != nil {
 		return err
 	}
@@ -92,30 +95,13 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	if err != nil {
 		return err
 	}
-	out := report.NewSimulate(p, f.Teachers, teachers, f.Seed, res, labels)
+	out := report.NewSimulate(p, f.Teachers, teachers, f.Seed, res, labels, f.ms.Default().Name)
 	if equal {
 		if out.EqualTotals, err = f.equalTotals(cmd, p, infos, teachers); err != nil {
 			return err
 		}
 	}
 	return out.Write(cmd.OutOrStdout(), f.Format)
-}
-
-// defaultMechanisms are the mechanisms simulate compares on problem p
-// when none is named, in the registry's order: dsub only for Delta = 0
-// (Theorem 3.5.1), gnmax only for delta > 0 (a Gaussian mechanism is not
-// pure DP), and darrm-one-vote beside it, at the same per-query target in
-// the same relation.
-func defaultMechanisms(p constraints.Problem) []provenance.MechanismName {
-	names := []provenance.MechanismName{ensemble.DaRRM{}.Name(), ensemble.Subsample{}.Name()}
-	if p.Delta == 0 {
-		names = append(names, ensemble.DSub{}.Name())
-	}
-	names = append(names, ensemble.RR{}.Name())
-	if p.TargetDelta > 0 {
-		names = append(names, ensemble.GNMax{}.Name(), ensemble.OneVoteDaRRM{}.Name())
-	}
-	return names
 }
 
 // teachersOf returns the probabilities p_i with which K synthetic teachers

@@ -1,30 +1,10 @@
 package main
 
 import (
-	"slices"
 	"testing"
 
-	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/noise"
-	"github.com/darrm/darrm/provenance"
 )
-
-func TestDefaultMechanisms(t *testing.T) {
-	for _, tc := range []struct {
-		delta, target float64
-		want          []provenance.MechanismName
-	}{
-		{1e-5, 3e-5, []provenance.MechanismName{"darrm", "subsample", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 1e-6, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr", "gnmax", "darrm-one-vote"}},
-		{0, 0, []provenance.MechanismName{"darrm", "subsample", "dsub", "rr"}},
-	} {
-		p := constraints.New(11, 3, 0.1, tc.delta)
-		p.TargetDelta = tc.target
-		if got := defaultMechanisms(p); !slices.Equal(got, tc.want) {
-			t.Errorf("Delta %v delta %v: %v, want %v", tc.delta, tc.target, got, tc.want)
-		}
-	}
-}
 
 func TestTeachersOf(t *testing.T) {
 	src := noise.NewSeededSource(1)

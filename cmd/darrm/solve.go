@@ -18,7 +18,7 @@ import (
 	"github.com/darrm/darrm/optimal"
 )
 
-func init() { subcommands = append(subcommands, subcommand{"solve", newSolveCmd}) }
+func init() { subcommands = append(subcommands, subcommand{"solve", plain(newSolveCmd)}) }
 
 type solveFlags struct {
 	setup.ProblemFlags

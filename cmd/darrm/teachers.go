@@ -21,7 +21,7 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-func init() { subcommands = append(subcommands, subcommand{"teachers", newTeachersCmd}) }
+func init() { subcommands = append(subcommands, subcommand{"teachers", plain(newTeachersCmd)}) }
 
 func newTeachersCmd() *cobra.Command {
 	return newGroupCmd("teachers", "Train the transfer experiment's teachers, write their votes, tune them",

@@ -17,7 +17,7 @@ import (
 	"github.com/darrm/darrm/optimal"
 )
 
-func init() { subcommands = append(subcommands, subcommand{"transfer", newTransferCmd}) }
+func init() { subcommands = append(subcommands, subcommand{"transfer", plain(newTransferCmd)}) }
 
 func newTransferCmd() *cobra.Command {
 	f := struct {

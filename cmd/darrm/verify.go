@@ -13,7 +13,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 )
 
-func init() { subcommands = append(subcommands, subcommand{"verify", newVerifyCmd}) }
+func init() { subcommands = append(subcommands, subcommand{"verify", plain(newVerifyCmd)}) }
 
 func newVerifyCmd() *cobra.Command {
 	var f struct {

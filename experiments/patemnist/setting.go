@@ -23,7 +23,7 @@ const (
 func Mechanisms() []ensemble.Mechanism {
 	delta := Delta
 	return []ensemble.Mechanism{
-		ensemble.ConfidentGNMax{Threshold: threshold, Sigma1: sigma1, Sigma2: sigma2, Noise: noisymax.DiscreteNoise, Delta: Delta},
+		ensemble.ConfidentGNMax{Threshold: threshold, Sigma1: sigma1, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: Delta}, Sigma2: sigma2, Noise: noisymax.DiscreteNoise}},
 		ensemble.GNMax{Target: ensemble.Target{Delta: delta}, Sigma2: sigma2, Noise: noisymax.DiscreteNoise},
 	}
 }

@@ -28,7 +28,7 @@ type EqualParams struct {
 }
 
 // EqualMechanisms are the mechanisms compared at equal totals, in the
-// order of plan.Candidates in the one-vote relation (oneVoteRequests): all
+// order of Candidates in the one-vote relation (oneVoteRequests): all
 // on the non-private teachers, whose totals have no cap.
 var EqualMechanisms = []string{"darrm-one-vote", "gnmax", "rr"}
 
@@ -44,10 +44,10 @@ type EqualResult struct {
 }
 
 // oneVoteRequests returns the requests of darrm solve --compare in the
-// one-vote relation for k teachers on two classes (plan.Candidates), each
+// one-vote relation for k teachers on two classes (Candidates), each
 // a copy of base, GNMax's at the per-query delta (> 0).
 func oneVoteRequests(base plan.Request, k int, delta float64, src optimal.Source) []plan.Request {
-	cs := plan.Candidates(base, constraints.NewOneVote(k, base.Budget.Eps, delta), true, src, accountant.Composition{})
+	cs := Candidates(base, constraints.NewOneVote(k, base.Budget.Eps, delta), true, src, accountant.Composition{})
 	rs := make([]plan.Request, len(cs))
 	for i, c := range cs {
 		rs[i] = c.Request

@@ -505,15 +505,17 @@ func FieldValues(v any, keep func(reflect.StructTag) bool) map[string]any {
 }
 
 // SetFields sets the fields of the struct p points to that FieldFlags
-// names, each by its first flag: to values[name] when it is there, else,
-// when the flag was given in fs, to the flag's value read back from its
-// text (a number, or a TextValue) if it reads as one (a list does not). A
-// field of another type takes its value from values alone.
+// names: to values[name] when one of its flags is there, else, when its
+// first flag was given in fs, to the flag's value read back from its text
+// (a number, or a TextValue) if it reads as one (a list does not). A field
+// of another type takes its value from values alone.
 func SetFields(fs *pflag.FlagSet, p any, keep func(reflect.StructTag) bool, values map[string]any) {
 	eachFlagField(reflect.ValueOf(p).Elem(), keep, func(names []string, f reflect.Value) {
-		if v, ok := values[names[0]]; ok {
-			f.Set(reflect.ValueOf(v))
-			return
+		for _, n := range names {
+			if v, ok := values[n]; ok {
+				f.Set(reflect.ValueOf(v))
+				return
+			}
 		}
 		fl := fs.Lookup(names[0])
 		if fl == nil || !fl.Changed {
@@ -528,16 +530,17 @@ func SetFields(fs *pflag.FlagSet, p any, keep func(reflect.StructTag) bool, valu
 }
 
 // eachFlagField calls fn with the flags of each field of the struct v
-// that names some (FieldFlags) and keep keeps, and the field.
+// that names some (FieldFlags) and keep keeps, and the field, descending
+// into an embedded struct without flags, whose fields keep judges.
 func eachFlagField(v reflect.Value, keep func(reflect.StructTag) bool, fn func(names []string, f reflect.Value)) {
 	for i := range v.NumField() {
 		field := v.Type().Field(i)
 		switch tag, ok := field.Tag.Lookup("flag"); {
-		case keep != nil && !keep(field.Tag):
-		case ok:
-			fn(strings.Split(tag, ","), v.Field(i))
-		case field.Anonymous && field.Type.Kind() == reflect.Struct:
+		case !ok && field.Anonymous && field.Type.Kind() == reflect.Struct:
 			eachFlagField(v.Field(i), keep, fn)
+		case !ok || keep != nil && !keep(field.Tag):
+		default:
+			fn(strings.Split(tag, ","), v.Field(i))
 		}
 	}
 }

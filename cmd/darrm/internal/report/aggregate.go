@@ -114,8 +114,10 @@ type Aggregate struct {
 	// NotForPublication, the keys not to publish.
 	Abstained         *int64   `json:"votes_abstained"`
 	NotForPublication []string `json:"not_for_publication"`
-	// problem is the two-class problem, for the table.
+	// problem is the two-class problem, for the table, and words the
+	// multi-class mechanism in words (ensemble.Mechanism.Words).
 	problem *Problem
+	words   ensemble.Words
 }
 
 // PerQuery is the guarantee of one released label and what proves it.
@@ -254,11 +256,8 @@ func NewAggregate(r Release) (Aggregate, error) {
 		}
 	}
 	if r.Votes.Input() == votefile.ManyClasses {
-		noise := "discrete Gaussian N_Z(0, sigma^2), sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
-		if s.Scale != nil {
-			noise = "discrete Laplace of scale b, sampled exactly (Canonne, Kamath and Steinke 2020); ties broken uniformly"
-		}
-		out.Noise = &noise
+		out.words = r.Aggregator.Mechanism().Words()
+		out.Noise = &out.words.Noise
 	} else {
 		p := NewProblem(r.Problem)
 		source, differ := "header", r.Teachers.Heterogeneous // where the teachers' eps and Delta came from
@@ -353,13 +352,9 @@ func (out Aggregate) writeLabels(t *cliout.Text) {
 		return
 	}
 	labels := fmt.Sprintf("labels: %s (%s): %d of %s released, every one answered", out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"))
-	switch {
-	case out.Levels != nil:
-		labels = fmt.Sprintf("labels: %s (%s): %d of %s released, %d answered, %d withheld (an empty label, answered 0: the threshold step, or no level's gap reached its bar)",
-			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld)
-	case out.Threshold != nil:
-		labels = fmt.Sprintf("labels: %s (%s): %d of %s released, %d answered, %d withheld by the threshold step (an empty label, answered 0)",
-			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld)
+	if w := out.words.Withheld; w != "" {
+		labels = fmt.Sprintf("labels: %s (%s): %d of %s released, %d answered, %d withheld %s",
+			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld, w)
 	}
 	if out.StoppedByBudget > 0 {
 		labels += fmt.Sprintf("; STOPPED by %s: %d not released", out.stoppedBy(), out.StoppedByBudget)
@@ -409,7 +404,7 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 	switch {
 	case out.PTR != nil && out.Released == 0:
 		what = "run, which released no query"
-	case out.Threshold != nil || out.Levels != nil:
+	case out.words.Withheld != "":
 		what += fmt.Sprintf(" (%d answered, %d withheld)", out.Answered, out.Withheld)
 	}
 	out.writePublish(t, what)
@@ -425,24 +420,7 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 	if m := out.VotesHeader; m != nil {
 		t.Line("teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation", m.Ensemble, m.Kind, m.Relation, m.Partition)
 	}
-	var params string
-	switch {
-	case out.Levels != nil:
-		params = fmt.Sprintf("levels %s, kappa = %g", joinFloats(out.Levels), *out.Kappa)
-		if out.GiveUp != nil {
-			params += fmt.Sprintf(", give-up %g", *out.GiveUp)
-		}
-		if out.Threshold != nil {
-			params += fmt.Sprintf(", T = %g, sigma1 = %g", *out.Threshold, *out.Sigma1)
-		}
-	case out.Scale != nil:
-		params = fmt.Sprintf("b = %g", *out.Scale)
-	case out.Threshold != nil:
-		params = fmt.Sprintf("T = %g, sigma1 = %g, sigma2 = %g", *out.Threshold, *out.Sigma1, *out.Sigma2)
-	default:
-		params = fmt.Sprintf("sigma2 = %g", *out.Sigma2)
-	}
-	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, params, *out.Noise)
+	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, out.words.Settings, out.words.Noise)
 	switch {
 	case out.PTR != nil:
 		out.writePerQuery(t, "per released query: ", ", each label's own guarantee: the release is accounted as a whole, by the total above")
@@ -514,15 +492,6 @@ func (out Aggregate) writeBudget(t *cliout.Text) {
 		t.Line("budget: (%g, %g) allows %s, %s by %s %s", b.Eps, b.Delta, plural.Of(b.MaxQueries, "query", "queries"),
 			formatTotal(b.AllowedBy.Guarantee), b.AllowedBy.Name(), t.Note(b.AllowedBy.Reference()))
 	}
-}
-
-// joinFloats formats xs separated by commas.
-func joinFloats(xs []float64) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
 }
 
 // writeTime prints how long the release took, and its rate of queries

@@ -162,7 +162,7 @@ func TestNewSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := build(t, ensemble.ConfidentGNMax{Threshold: 8, Sigma1: 2, Sigma2: 2, Delta: 1e-5}, 10, 3, accountant.Guarantee{})
+	g := build(t, ensemble.ConfidentGNMax{Threshold: 8, Sigma1: 2, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 2}}, 10, 3, accountant.Guarantee{})
 	// the binding a release makes of headerless votes (provenance.Check)
 	rel := g.Privacy().Relation
 	b, err := provenance.Check(in.Meta(), provenance.Stated{K: g.K(), Classes: g.Classes(), Relation: &rel, Partition: provenance.KeyedHash, Release: true})

@@ -34,7 +34,7 @@ func NewPlanned(e plan.Equal) Planned {
 		return Planned{Mechanism: e.Mechanism, NoFit: e.NoFit.Error()}
 	}
 	c := e.Plan.Count
-	return Planned{Mechanism: e.Mechanism, Parameter: FlagOf(e.Plan.Parameter), Value: e.Plan.Value,
+	return Planned{Mechanism: e.Mechanism, Parameter: e.Plan.Flag, Value: e.Plan.Value,
 		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
 		Publish: &Publish{Total: c.Total}}
 }
@@ -179,7 +179,7 @@ func NewSolveEqual(e EqualTotals, rows []SolveEqualRow) SolveEqual {
 
 // SolveEqualOf is solve's comparison at the total e of the candidates cs
 // planned and measured for it (plan.CompareAtTotals).
-func SolveEqualOf(e EqualTotals, cs []plan.Compared) SolveEqual {
+func SolveEqualOf(e EqualTotals, cs []transfer.Compared) SolveEqual {
 	rows := make([]SolveEqualRow, len(cs))
 	for i, c := range cs {
 		m := c.Measurement

@@ -2,8 +2,12 @@ package report
 
 import (
 	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/votefile"
 )
 
 // settings are the settings of a mechanism of the GNMax family or of
@@ -32,29 +36,46 @@ func settingsOf(m ensemble.Mechanism) settings {
 	return s
 }
 
-// TargetOf returns the per-query target of a mechanism for private
-// teachers (and of two-class GNMax), and whether m has one.
-func TargetOf(m ensemble.Mechanism) (ensemble.Target, bool) {
-	switch m := m.(type) {
-	case ensemble.DaRRM:
-		return m.Target, true
-	case ensemble.Subsample:
-		return m.Target, true
-	case ensemble.DSub:
-		return m.Target, true
-	case ensemble.RR:
-		return m.Target, true
-	case ensemble.GNMax:
-		return m.Target, m.Sigma2 == 0
+// valueOf returns *p, or 0 when p is nil.
+func valueOf(p *float64) float64 {
+	if p == nil {
+		return 0
 	}
-	return ensemble.Target{}, false
+	return *p
 }
 
-// FlagOf names a setting that a plan chooses (plan.Plan.Parameter) by the
-// flag that gives it.
-func FlagOf(setting string) string {
-	if f, ok := map[string]string{"target eps": "target-eps", "Laplace scale": "laplace-scale"}[setting]; ok {
-		return f
+// number is a setting of a mechanism that is a number, by its flag.
+type number struct {
+	flag string
+	v    float64
+}
+
+// numbers returns the settings of m on votes of kind in that are numbers
+// (float64), in the order of its fields, each by its first flag (its
+// fields' tags, ensemble.Mechanism): what a plan says of a mechanism,
+// whatever it is.
+func numbers(m ensemble.Mechanism, in votefile.Input) []number {
+	var out []number
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name, flag := f.Tag.Lookup("flag")
+			kind, only := f.Tag.Lookup("votes")
+			switch {
+			case !flag && f.Anonymous && f.Type.Kind() == reflect.Struct:
+				walk(v.Field(i))
+			case !flag || only && !strings.HasPrefix(in.String(), kind+" ") || f.Type.Kind() != reflect.Float64:
+			default:
+				out = append(out, number{strings.Split(name, ",")[0], v.Field(i).Float()})
+			}
+		}
 	}
-	return setting
+	walk(reflect.ValueOf(m))
+	return out
+}
+
+// hasDelta reports whether the settings ns hold a per-query delta.
+func hasDelta(ns []number) bool {
+	return slices.ContainsFunc(ns, func(n number) bool { return n.flag == "delta" })
 }

@@ -108,7 +108,7 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 			order, bound = nil, "exact composition (2Q randomized responses of 1/b)"
 		}
 		rec = cliout.Record{
-			field("mechanism", o.Mechanism.Name()), field("noise", "discrete Laplace"), field("laplace_scale", o.Mechanism.(ensemble.LNMax).Scale),
+			field("mechanism", o.Mechanism.Name()), field("noise", "discrete Laplace"), field("laplace_scale", valueOf(settingsOf(o.Mechanism).Scale)),
 			field("teachers", d.Teachers), field("classes", d.Classes), field("abstain", d.Abstain), field("neighbours", neighbours(d.Abstain)),
 			field("queries", r.Queries), field("expected_answered", float64(r.Queries)),
 			field("delta", o.Delta), field("conversion", o.Conversion.String()), field("cost", d.Cost()),

@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/votefile"
 )
 
 // Plan is the document of darrm plan: a mechanism's parameters, each
@@ -41,24 +42,25 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	r := p.Request
 	c := p.Count
 	rec := cliout.Record{field("mechanism", string(r.Mechanism.Name())), field("K", r.K)}
-	t, twoClass := TargetOf(r.Mechanism)
-	m, oneVote := r.Mechanism.(ensemble.OneVoteDaRRM)
-	if !twoClass && !oneVote {
+	in := ensemble.VotesOf(r.Mechanism, r.Classes)
+	if in == votefile.ManyClasses {
 		rec = append(rec, field("classes", r.Classes))
 	}
-	s := settingsOf(r.Mechanism)
-	switch {
-	case oneVote:
-		rec = append(rec, field("target_eps", m.Eps), field("delta", c.PerQuery.Delta))
-	case twoClass:
-		rec = append(rec, field("m", t.M), field("eps", r.Teachers.Eps), field("Delta", r.Teachers.Delta), field("delta", c.PerQuery.Delta))
-	case s.Scale != nil:
-		rec = append(rec, field("laplace_scale", *s.Scale))
-	default:
-		if s.Threshold != nil {
-			rec = append(rec, field("threshold", *s.Threshold), field("sigma1", *s.Sigma1))
+	// Its settings that are numbers, by their flags, with the teachers'
+	// guarantee of which m·eps is the target, and the per-query delta
+	// last.
+	ns := numbers(r.Mechanism, in)
+	for _, n := range ns {
+		switch {
+		case n.flag == "delta":
+		case n.flag == "m" && r.Teachers != nil:
+			rec = append(rec, field("m", n.v), field("eps", r.Teachers.Eps), field("Delta", r.Teachers.Delta))
+		default:
+			rec = append(rec, field(strings.ReplaceAll(n.flag, "-", "_"), n.v))
 		}
-		rec = append(rec, field("sigma2", *s.Sigma2), field("delta", c.PerQuery.Delta))
+	}
+	if hasDelta(ns) {
+		rec = append(rec, field("delta", c.PerQuery.Delta))
 	}
 	queries := c.Run
 	if d.Chosen {
@@ -107,7 +109,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 			field("share_note", "ledger_queries are what the share allows the analyst at release (of a declared use, floor(share x ledger_all_queries)), ledger_spent what they spend against the share; a share is an allocation inside the ledger's one budget, not a guarantee: what is published is the ledger's"))
 	}
 	if d.Chosen {
-		rec = append(rec, field("for", r.For.String()), field("planned", FlagOf(p.Parameter)))
+		rec = append(rec, field("for", r.For.String()), field("planned", p.Flag))
 		// At the largest value allowed (m = K) there is no neighbour: the
 		// values are absent (null, empty) and at_limit says why.
 		var nb, nq any

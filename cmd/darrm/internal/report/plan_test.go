@@ -24,7 +24,7 @@ func TestPlanKeys(t *testing.T) {
 		var m ensemble.Mechanism
 		switch name {
 		case ensemble.ConfidentGNMax{}.Name():
-			m = ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, Sigma2: 40, Noise: noisymax.DiscreteNoise, Delta: delta}
+			m = ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: delta}, Sigma2: 40, Noise: noisymax.DiscreteNoise}}
 		case ensemble.LNMax{}.Name():
 			m = ensemble.LNMax{Scale: 20}
 		case ensemble.OneVoteDaRRM{}.Name():

@@ -34,6 +34,8 @@ type PlanCompare struct {
 	// its least precision allows, and Thresholds what higher ones cost.
 	ThresholdNote string `json:"threshold_note,omitempty"`
 	Thresholds    string `json:"thresholds,omitempty"`
+	// thresholdsOf is the mechanism whose thresholds they are.
+	thresholdsOf string
 }
 
 // PlanCompareRow is one mechanism of PlanCompare: its plan (the total is
@@ -73,7 +75,7 @@ func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecisio
 			row.setParameters(pl)
 			row.Correct, row.Answered, d.UtilityOn = pl.Utility.Correct, pl.Utility.Answered, pl.Utility.On
 			if len(pl.Utility.Thresholds) > 0 {
-				d.ThresholdNote, d.Thresholds = thresholdNote, thresholdsText(pl.Utility.Thresholds)
+				d.ThresholdNote, d.Thresholds, d.thresholdsOf = thresholdNote, thresholdsText(pl.Utility.Thresholds), string(s.Mechanism)
 			}
 		}
 		if i == c.Best {
@@ -89,13 +91,15 @@ func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 	q := pl.Request
 	v := func(x float64) *float64 { return &x }
 	s := settingsOf(q.Mechanism)
-	switch m := q.Mechanism.(type) {
-	case ensemble.OneVoteDaRRM:
-		r.TargetEps, r.Delta = v(m.Eps), v(pl.Count.PerQuery.Delta)
-	case ensemble.LNMax:
-		r.LaplaceScale = s.Scale
-	default:
-		r.Threshold, r.Sigma1, r.Sigma2, r.Delta = s.Threshold, s.Sigma1, s.Sigma2, v(pl.Count.PerQuery.Delta)
+	r.Threshold, r.Sigma1, r.Sigma2, r.LaplaceScale = s.Threshold, s.Sigma1, s.Sigma2, s.Scale
+	ns := numbers(q.Mechanism, ensemble.VotesOf(q.Mechanism, q.Classes))
+	for _, n := range ns {
+		if n.flag == "target-eps" {
+			r.TargetEps = v(n.v)
+		}
+	}
+	if hasDelta(ns) {
+		r.Delta = v(pl.Count.PerQuery.Delta)
 	}
 }
 
@@ -171,7 +175,7 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		t.Line("  left out: %s", l)
 	}
 	if d.Thresholds != "" {
-		t.Line("  confident-gnmax: %s (%s)", d.Thresholds, d.ThresholdNote)
+		t.Line("  %s: %s (%s)", d.thresholdsOf, d.Thresholds, d.ThresholdNote)
 	}
 	if d.UtilityOn != "" {
 		t.Line("  correct, answered: expected labels on %s", d.UtilityOn)

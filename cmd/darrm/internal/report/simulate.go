@@ -50,9 +50,9 @@ type SimResult struct {
 // NewSimulate is the document of a simulation of seed on teachers whose
 // probabilities of voting 1, probs, the description teachers gave: the
 // results res of ensemble.Simulate, whose aggregators labels describe,
-// and the mechanisms whose interval darrm's lies above.
-func NewSimulate(p resolve.Resolved, teachers string, probs []float64, seed uint64, res []ensemble.SimResult, labels []string) Simulate {
-	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: above(res, ensemble.DaRRM{}.Name()),
+// and the mechanisms whose interval that of subject (darrm's) lies above.
+func NewSimulate(p resolve.Resolved, teachers string, probs []float64, seed uint64, res []ensemble.SimResult, labels []string, subject provenance.MechanismName) Simulate {
+	out := Simulate{Problem: NewProblem(p), Teachers: teachers, P: probs, Seed: seed, Above: above(res, subject),
 		Note: "a simulation with a seeded generator, not a private release: agreement with the majority of synthetic teachers"}
 	for i, r := range res {
 		out.Queries = r.Queries

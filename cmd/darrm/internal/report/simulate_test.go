@@ -36,7 +36,7 @@ func TestNewSimulate(t *testing.T) {
 		for i, r := range tc.res {
 			labels[i] = "the " + string(r.Name)
 		}
-		out := NewSimulate(p, "U(0.5,1)", []float64{0.6, 0.7, 0.8}, 5, tc.res, labels)
+		out := NewSimulate(p, "U(0.5,1)", []float64{0.6, 0.7, 0.8}, 5, tc.res, labels, "darrm")
 		if out.K != 3 || out.Queries != 100 || out.Seed != 5 || out.Teachers != "U(0.5,1)" || out.Note == "" || !slices.Equal(out.Above, tc.above) || len(out.Results) != len(tc.res) {
 			t.Fatalf("%s: %+v", tc.name, out)
 		}

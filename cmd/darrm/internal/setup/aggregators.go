@@ -32,8 +32,8 @@ type MechanismConfig struct {
 	RRComp      RRMethod             `flag:"rr-composition"`
 	RRDelta     float64              `flag:"rr-delta-prime"`
 	GNMaxSearch noisymax.GNMaxSearch `flag:"gnmax-search"`
-	GammaFile   string               `flag:"gamma" help:"darrm, darrm-one-vote: a gamma file to use instead of gamma_opt"`
-	NoSolve     bool                 `flag:"no-solve" help:"darrm, darrm-one-vote: gamma_opt from the cache only"`
+	GammaFile   string               `flag:"gamma" help:"a gamma file to use instead of gamma_opt"`
+	NoSolve     bool                 `flag:"no-solve" help:"gamma_opt from the cache only"`
 	// table is the --gamma file, read by Check, and tableName its name.
 	table     *gamma.Table
 	tableName string
@@ -50,25 +50,25 @@ func RRComposition(m RRMethod, deltaPrime, teacherDelta float64) accountant.Comp
 	return accountant.Composition{Method: m.For(teacherDelta), DeltaPrime: deltaPrime}
 }
 
-// Parse checks the flags for the mechanisms names, which flag gave, and
-// returns the mechanisms.
-func (f *MechanismConfig) Parse(cmd *cobra.Command, flag string, names []provenance.MechanismName) ([]MechanismInfo, error) {
+// Parse checks the flags for the two-class mechanisms of ms names,
+// which flag gave, and returns the mechanisms.
+func (f *MechanismConfig) Parse(cmd *cobra.Command, ms *Mechanisms, flag string, names []provenance.MechanismName) ([]MechanismInfo, error) {
 	infos := make([]MechanismInfo, len(names))
 	for i, n := range names {
 		var err error
-		if infos[i], err = LookupMechanism(n, votefile.TwoClass); err != nil {
-			return nil, cli.Usagef("--%s %q: must be one of %s", flag, n, mechanismNames(votefile.TwoClass))
+		if infos[i], err = ms.Lookup(n, votefile.TwoClass); err != nil {
+			return nil, cli.Usagef("--%s %q: must be one of %s", flag, n, ms.Names(ofKind(votefile.TwoClass), ", "))
 		}
 	}
-	return infos, f.Check(cmd, infos...)
+	return infos, f.Check(cmd, ms, infos...)
 }
 
-// Check checks the flags for the two-class mechanisms infos, and reads
-// the --gamma file.
-func (f *MechanismConfig) Check(cmd *cobra.Command, infos ...MechanismInfo) error {
+// Check checks the flags for the two-class mechanisms infos of ms, and
+// reads the --gamma file.
+func (f *MechanismConfig) Check(cmd *cobra.Command, ms *Mechanisms, infos ...MechanismInfo) error {
 	var sampling []MechanismInfo // the mechanisms that sample a gamma
 	for _, info := range infos {
-		if info.Gamma {
+		if info.Uses.Gamma {
 			sampling = append(sampling, info)
 		}
 	}
@@ -80,7 +80,7 @@ func (f *MechanismConfig) Check(cmd *cobra.Command, infos ...MechanismInfo) erro
 		if f.GammaFile == "" {
 			flag = "--no-solve"
 		}
-		return cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, join(func(info MechanismInfo) bool { return info.Gamma }))
+		return cli.Usagef("%s applies to the mechanisms that sample a gamma (%s), none of which is in use", flag, ms.Names(func(info MechanismInfo) bool { return info.Uses.Gamma }, ", "))
 	}
 	if f.GammaFile != "" {
 		if f.NoSolve {
@@ -92,7 +92,7 @@ func (f *MechanismConfig) Check(cmd *cobra.Command, infos ...MechanismInfo) erro
 		}
 		f.table, f.tableName = &tab, cli.InputName(f.GammaFile)
 		// A gamma is private only in the relation it was certified in.
-		return tableRelation(f.tableName, tab.InRelation(), sampling)
+		return tableRelation(ms, f.tableName, tab.InRelation(), sampling)
 	}
 	return nil
 }
@@ -100,7 +100,7 @@ func (f *MechanismConfig) Check(cmd *cobra.Command, infos ...MechanismInfo) erro
 // tableRelation returns nil when one of the mechanisms infos releases in
 // rel, the relation of the gamma of the file name, and otherwise a usage
 // error naming the mechanism that samples a gamma in rel.
-func tableRelation(name string, rel accountant.Relation, infos []MechanismInfo) error {
+func tableRelation(ms *Mechanisms, name string, rel accountant.Relation, infos []MechanismInfo) error {
 	names := make([]provenance.MechanismName, len(infos))
 	for i, info := range infos {
 		if info.Relation == rel {
@@ -113,8 +113,8 @@ func tableRelation(name string, rel accountant.Relation, infos []MechanismInfo) 
 		release = accountant.PrivateTeachers
 	}
 	var use provenance.MechanismName // the last that samples a gamma in rel
-	for _, m := range MechanismTable {
-		if m.Gamma && m.Relation == rel {
+	for _, m := range ms.All() {
+		if m.Uses.Gamma && m.Relation == rel {
 			use = m.Name
 		}
 	}
@@ -128,7 +128,7 @@ func tableRelation(name string, rel accountant.Relation, infos []MechanismInfo) 
 // describes it for people.
 func (s *MechanismConfig) NewAggregator(cmd *cobra.Command, info MechanismInfo, p constraints.Problem) (ensemble.Aggregator, string, error) {
 	var src optimal.Source
-	if info.Gamma {
+	if info.Uses.Gamma {
 		var err error
 		if src, err = s.Source(Memo(cmd), info); err != nil {
 			return nil, "", err
@@ -189,7 +189,7 @@ func (s *MechanismConfig) ReleaseError(err error, input string) error {
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
 		if !errors.Is(err, gamma.ErrNotCertified) && !errors.Is(err, context.Canceled) {
-			err = cli.AsUsage(Flagged(err, map[string]string{"laplace scale": "--laplace-scale"}))
+			err = cli.AsUsage(Flagged(err, nil))
 		}
 	case ensemble.StepBinding:
 		err = fmt.Errorf("%s: %w (--mechanism)", input, err)
@@ -219,13 +219,14 @@ func (s *MechanismConfig) Source(memo *accountant.Memo, info MechanismInfo) (opt
 // PlanSource returns where a plan's mechanism takes its noise function
 // for each problem the plan tries: gamma_opt from the cache, solved on
 // demand unless --no-solve, its solves shown on lines
-// (PlanGamma). A --gamma file is refused: it is for one problem,
-// and a plan tries many.
+// (PlanGamma), named "gamma_opt" in its descriptions, cached or solved
+// alike. A --gamma file is refused: it is for one problem, and a plan
+// tries many.
 func (s *MechanismConfig) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (optimal.Source, error) {
 	if s.table != nil {
 		return optimal.Source{}, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
 	}
-	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
+	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}, Name: "gamma_opt"}
 	var err error
 	if src.Cache, err = s.Cache.Open(Memo(cmd)); err != nil {
 		return src, err
@@ -237,9 +238,9 @@ func (s *MechanismConfig) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (
 // PlanGamma gives s the gamma source of mechanism info when it samples
 // one: once the flags are checked for it, the source of a plan
 // (PlanSource), whose solves lines show.
-func (f *MechanismConfig) PlanGamma(cmd *cobra.Command, info MechanismInfo, s MechanismValues, lines *cliout.Stages) (err error) {
-	if info.Gamma {
-		if err = f.Check(cmd, info); err == nil {
+func (f *MechanismConfig) PlanGamma(cmd *cobra.Command, ms *Mechanisms, info MechanismInfo, s MechanismValues, lines *cliout.Stages) (err error) {
+	if info.Uses.Gamma {
+		if err = f.Check(cmd, ms, info); err == nil {
 			s["gamma"], err = f.PlanSource(cmd, lines)
 		}
 	}

@@ -31,7 +31,7 @@ func TestParse(t *testing.T) {
 		{MechanismConfig{GammaFile: g}, []provenance.MechanismName{ensemble.OneVoteDaRRM{}.Name()}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm"},
 		{MechanismConfig{}, []provenance.MechanismName{"bogus"}, `--mechanism "bogus": must be one of`},
 	} {
-		_, err := c.f.Parse(&cobra.Command{}, "mechanism", c.names)
+		_, err := c.f.Parse(&cobra.Command{}, NewMechanisms(ensemble.Mechanisms()), "mechanism", c.names)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%+v %v: %v", c.f, c.names, err)
@@ -50,8 +50,9 @@ func TestParse(t *testing.T) {
 // mechanisms of the other relation the error names them and the mechanism
 // that samples a gamma in the gamma's relation.
 func TestTableRelation(t *testing.T) {
-	darrm, _ := LookupMechanism(ensemble.DaRRM{}.Name(), votefile.TwoClass)
-	oneVote, _ := LookupMechanism(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass)
+	ms := NewMechanisms(ensemble.Mechanisms())
+	darrm, _ := ms.Lookup(ensemble.DaRRM{}.Name(), votefile.TwoClass)
+	oneVote, _ := ms.Lookup(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass)
 	for _, c := range []struct {
 		rel   accountant.Relation
 		infos []MechanismInfo
@@ -62,7 +63,7 @@ func TestTableRelation(t *testing.T) {
 		{accountant.OneVote, []MechanismInfo{darrm}, "darrm releases in the private-teachers relation: use --mechanism darrm-one-vote, or a gamma that darrm solve wrote for the private-teachers relation"},
 		{accountant.PrivateTeachers, []MechanismInfo{oneVote}, "darrm-one-vote releases in the one-vote relation: use --mechanism darrm, or a gamma that darrm solve wrote for the one-vote relation"},
 	} {
-		err := tableRelation("g.json", c.rel, c.infos)
+		err := tableRelation(ms, "g.json", c.rel, c.infos)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%v gamma for %v: %v", c.rel, c.infos[0].Name, err)

@@ -17,80 +17,100 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
+// Mechanisms are the mechanisms of release of a run of darrm, as its
+// commands know them: a registry (ensemble.Registry) that the command
+// tree holds, each mechanism on each kind of votes it labels, in the
+// registry's order, the two-class ones first, with the flags of its
+// settings as its fields' tags name them. A test builds the tree on a
+// registry of its own; nothing here is a package variable.
+type Mechanisms struct {
+	reg   ensemble.Registry
+	infos []MechanismInfo
+}
+
 // MechanismInfo is a mechanism of release as the command knows it, for
 // votes of one kind: its name and the votes it labels, the relation it
-// releases in (ensemble.Mechanism.Relation), whether it samples a gamma,
-// and the flags it needs (on vote counts, every one but those its field's
-// tag says are optional: no other setting has a default) or takes, as its fields' tags name them (FlagsOf); the
-// mechanism itself at its defaults, which the flags set (with).
+// releases in, what the command resolves for it (Uses: its teachers'
+// guarantee, its own target eps, a gamma source, a filter's budget), and
+// the flags of its settings that it needs (on vote counts every one but
+// those its field's tag says are optional: no other has a default) or
+// takes (FlagsOf); the mechanism itself at its defaults, which the flags
+// set (With).
 type MechanismInfo struct {
-	Name         provenance.MechanismName
-	Input        votefile.Input
-	Relation     accountant.Relation
-	Gamma        bool
-	Needs, Takes []string
-	mech         ensemble.Mechanism
+	Name               provenance.MechanismName
+	Input              votefile.Input
+	Relation           accountant.Relation
+	Uses               ensemble.Needs
+	Required, Optional []string
+	mech               ensemble.Mechanism
 }
 
-// ClassFlags define the flags of the multi-class mechanisms' settings,
-// which a mechanism reads from the command's flags (MechanismInfo.With).
-type ClassFlags struct {
-	Sigma2       float64         `flag:"sigma2" help:"gnmax, confident-gnmax: noise on each class count (> 0)"`
-	Threshold    float64         `flag:"threshold" help:"confident-, progressive-gnmax: answer when the noisy top count hits it"`
-	Sigma1       float64         `flag:"sigma1" help:"confident-, progressive-gnmax: noise of the threshold step (> 0)"`
-	Levels       ensemble.Levels `flag:"levels" help:"progressive-gnmax: the noise of the average at each level, decreasing"`
-	Kappa        float64         `flag:"kappa" help:"progressive-gnmax: a label leaves when its gap >= kappa·√2·level"`
-	GiveUp       float64         `flag:"give-up" help:"progressive-gnmax: give up below this share of the last bar (0: never)"`
-	LaplaceScale float64         `flag:"laplace-scale" help:"lnmax: scale b of the Laplace noise on each count (> 0)"`
-}
-
-// settingOrder is the order in which help and errors list the flags of a
-// mechanism's settings: a field's flag not listed here (--noise, account
-// pate's own) is not one.
-var settingOrder = []string{"threshold", "sigma1", "sigma2", "levels", "kappa", "give-up", "laplace-scale", "target-eps", "m", "eps", "Delta", "delta",
-	"prior", "gamma", "no-solve", "rr-composition", "rr-delta-prime", "gnmax-search"}
-
-// MechanismTable is every mechanism of release for each kind of votes,
-// in the library's order (ensemble.Mechanisms): the two-class ones first.
-var MechanismTable = func() []MechanismInfo {
-	var out []MechanismInfo
+// NewMechanisms returns the mechanisms of reg as the command knows them.
+func NewMechanisms(reg ensemble.Registry) *Mechanisms {
+	ms := &Mechanisms{reg: reg}
 	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
-		for _, m := range ensemble.Mechanisms(in) {
-			info := MechanismInfo{Name: m.Name(), Input: in, Relation: m.Relation(), mech: m}
-			flags := FlagsOf(m, in)
-			info.Gamma = slices.Contains(flags, "gamma")
-			if in == votefile.ManyClasses {
-				// Every setting on counts is needed but those its tag
-				// says are optional (`optional:""`).
-				optional := cli.FieldFlags(m, func(tag reflect.StructTag) bool {
-					_, opt := tag.Lookup("optional")
-					return opt && OnVotes(in)(tag)
-				})
-				for _, fl := range flags {
-					if slices.Contains(optional, fl) {
-						info.Takes = append(info.Takes, fl)
-					} else {
-						info.Needs = append(info.Needs, fl)
-					}
+		for _, m := range reg.On(in) {
+			info := MechanismInfo{Name: m.Name(), Input: in, Relation: m.Relation(), Uses: m.Needs(in), mech: m}
+			for _, fl := range FlagsOf(m, in) {
+				if in == votefile.ManyClasses && !slices.Contains(optional(m, in), fl) {
+					info.Required = append(info.Required, fl)
+				} else {
+					info.Optional = append(info.Optional, fl)
 				}
-			} else {
-				info.Takes = flags
 			}
-			out = append(out, info)
+			ms.infos = append(ms.infos, info)
+		}
+	}
+	return ms
+}
+
+// Registry returns the registry of the mechanisms.
+func (ms *Mechanisms) Registry() ensemble.Registry { return ms.reg }
+
+// All returns every mechanism on every kind of votes it labels, the
+// two-class ones first.
+func (ms *Mechanisms) All() []MechanismInfo { return ms.infos }
+
+// Default returns the mechanism a release uses when none is named: the
+// registry's first.
+func (ms *Mechanisms) Default() MechanismInfo { return ms.infos[0] }
+
+// optional returns the flags of m's settings on votes of kind in whose
+// tag says that they may be left at zero (`optional:""`).
+func optional(m ensemble.Mechanism, in votefile.Input) []string {
+	return cli.FieldFlags(m, func(tag reflect.StructTag) bool {
+		_, opt := tag.Lookup("optional")
+		return opt && OnVotes(in)(tag)
+	})
+}
+
+// drawn is the flag of the setting that the command sets itself, never
+// from a flag of a release: the noise releases draw (an account's --noise
+// says which noise labels were drawn with).
+const drawn = "noise"
+
+// FlagsOf returns the flags of the settings of m on votes of kind in, as
+// its fields' tags name them (OnVotes): first its own settings (a field
+// with a help tag: the command defines its flag from it, BindSettings),
+// in the order of its fields, then the others, the flags of its target,
+// its gamma source or its composition that the command defines itself,
+// in the order of its fields; with m, the teachers' --eps and --Delta
+// after it, of which m·eps is its target.
+func FlagsOf(m ensemble.Mechanism, in votefile.Input) []string {
+	own := cli.FieldFlags(m, func(tag reflect.StructTag) bool {
+		_, help := tag.Lookup("help")
+		return help && OnVotes(in)(tag)
+	})
+	out := slices.Clone(own)
+	for _, fl := range cli.FieldFlags(m, OnVotes(in)) {
+		if !slices.Contains(own, fl) && fl != drawn {
+			out = append(out, fl)
+		}
+		if fl == "m" {
+			out = append(out, "eps", "Delta")
 		}
 	}
 	return out
-}()
-
-// FlagsOf returns the flags of the settings of m on votes of
-// kind in, in settingOrder: those its fields' tags name, and with m the
-// teachers' --eps and --Delta, of which m·eps is its target.
-func FlagsOf(m ensemble.Mechanism, in votefile.Input) []string {
-	flags := cli.FieldFlags(m, OnVotes(in))
-	if slices.Contains(flags, "m") {
-		flags = append(flags, "eps", "Delta")
-	}
-	return slices.DeleteFunc(slices.Clone(settingOrder), func(s string) bool { return !slices.Contains(flags, s) })
 }
 
 // OnVotes keeps the fields of a mechanism that are settings on votes of
@@ -117,94 +137,125 @@ func (m MechanismInfo) With(fs *pflag.FlagSet, values MechanismValues) ensemble.
 	return v.Elem().Interface().(ensemble.Mechanism)
 }
 
-// LookupMechanism returns the mechanism name for votes of kind in. A name known
-// only for the other kind of votes is refused saying so.
-func LookupMechanism(name provenance.MechanismName, in votefile.Input) (MechanismInfo, error) {
-	var other []votefile.Input
-	for _, m := range MechanismTable {
-		switch {
-		case m.Name == name && m.Input == in:
-			return m, nil
-		case m.Name == name:
-			other = append(other, m.Input)
+// SettingFlags returns the flags of the settings of every mechanism,
+// each once, in the registry's order: those a command that takes a
+// mechanism's settings has, but the teachers' --eps and --Delta, which
+// are the ensemble's.
+func (ms *Mechanisms) SettingFlags() []string {
+	var out []string
+	for _, m := range ms.infos {
+		for _, fl := range m.Flags() {
+			if fl != "eps" && fl != "Delta" && !slices.Contains(out, fl) {
+				out = append(out, fl)
+			}
 		}
 	}
-	if len(other) > 0 {
-		return MechanismInfo{}, fmt.Errorf("mechanism %s labels %v, not %v: for these votes use one of %s", name, other[0], in, mechanismNames(in))
-	}
-	return MechanismInfo{}, fmt.Errorf("mechanism %q: must be one of %s (two-class votes) or %s (multi-class votes)", name,
-		mechanismNames(votefile.TwoClass), mechanismNames(votefile.ManyClasses))
+	return out
 }
 
-// OwnTarget reports whether the mechanism's per-query target is the
-// release's own (eps, delta) in the one-vote relation (--target-eps),
-// rather than m·eps of its teachers' guarantee.
-func (m MechanismInfo) OwnTarget() bool { return slices.Contains(m.Takes, "target-eps") }
+// Chosen returns the flags of the settings that a plan of parameters
+// chooses for one mechanism or another (ensemble.Planned: its setting,
+// and a threshold step it chooses on proxy votes), each once, in the
+// registry's order; with m, the teachers' --eps and --Delta, of which
+// m·eps is the target.
+func (ms *Mechanisms) Chosen() []string {
+	var out []string
+	add := func(flags ...string) {
+		for _, fl := range flags {
+			if !slices.Contains(out, fl) {
+				out = append(out, fl)
+			}
+		}
+	}
+	for _, m := range ms.infos {
+		p := m.mech.Plan(m.Input)
+		if p.Threshold != nil {
+			add("threshold", "sigma1")
+		}
+		if p.Flag != "" {
+			add(p.Flag)
+		}
+		if p.Flag == "m" {
+			add("eps", "Delta")
+		}
+	}
+	return out
+}
 
 // Flags returns the flags the mechanism takes, those it needs first.
-func (m MechanismInfo) Flags() []string { return append(slices.Clone(m.Needs), m.Takes...) }
+func (m MechanismInfo) Flags() []string { return append(slices.Clone(m.Required), m.Optional...) }
 
-// Defaults returns the mechanism at its defaults, as the library
-// registers it (ensemble.Mechanisms).
+// Defaults returns the mechanism at its defaults, as the registry holds
+// it.
 func (m MechanismInfo) Defaults() ensemble.Mechanism { return m.mech }
+
+// Lookup returns the mechanism name for votes of kind in. A name known
+// only for the other kind of votes is refused saying so.
+func (ms *Mechanisms) Lookup(name provenance.MechanismName, in votefile.Input) (MechanismInfo, error) {
+	if _, err := ms.reg.Lookup(name, in); err != nil {
+		return MechanismInfo{}, err
+	}
+	for _, m := range ms.infos {
+		if m.Name == name && m.Input == in {
+			return m, nil
+		}
+	}
+	panic("setup: a mechanism of the registry without its info") // NewMechanisms made one of each
+}
 
 // LookupFlag resolves --mechanism name for a command that has
 // --classes: a multi-class mechanism when --classes is given or the name
 // is of no two-class one, else the two-class one.
-func LookupFlag(cmd *cobra.Command, name provenance.MechanismName) (MechanismInfo, error) {
+func (ms *Mechanisms) LookupFlag(cmd *cobra.Command, name provenance.MechanismName) (MechanismInfo, error) {
 	in := votefile.TwoClass
-	if _, err := LookupMechanism(name, in); err != nil || cmd.Flags().Changed("classes") {
+	if _, err := ms.Lookup(name, in); err != nil || cmd.Flags().Changed("classes") {
 		in = votefile.ManyClasses
 	}
-	info, err := LookupMechanism(name, in)
+	info, err := ms.Lookup(name, in)
 	if err != nil {
 		return info, cli.Usagef("--mechanism %v", err)
 	}
 	return info, nil
 }
 
-// mechanismNames lists the mechanisms for votes of kind in, as flags' help
-// and errors name them: separated by commas.
-func mechanismNames(in votefile.Input) string {
-	return join(func(m MechanismInfo) bool { return m.Input == in })
-}
-
-// join lists the mechanisms that keep keeps, separated by commas.
-func join(keep func(MechanismInfo) bool) string {
+// Names lists the names of the mechanisms that keep keeps, each once, in
+// the registry's order, separated by sep.
+func (ms *Mechanisms) Names(keep func(MechanismInfo) bool, sep string) string {
 	var names []provenance.MechanismName
-	for _, m := range MechanismTable {
-		if keep(m) {
+	for _, m := range ms.infos {
+		if keep(m) && !slices.Contains(names, m.Name) {
 			names = append(names, m.Name)
 		}
 	}
-	return provenance.JoinMechanisms(names, ", ")
+	return provenance.JoinMechanisms(names, sep)
 }
 
-// CheckMechanismSettings refuses the flag of a setting (a flag that a mechanism
+// ofKind keeps the mechanisms for votes of kind in (Names).
+func ofKind(in votefile.Input) func(MechanismInfo) bool {
+	return func(m MechanismInfo) bool { return m.Input == in }
+}
+
+// CheckSettings refuses the flag of a setting (a flag that a mechanism
 // needs or takes) that mechanism m does not take, naming the mechanisms
 // that do (each once) and their kind of votes, and asks for each flag it
 // needs that neither is given nor stated (the settings a label file's
 // header states, by their flags); a flag the command does not have is
-// never asked for.
-func CheckMechanismSettings(cmd *cobra.Command, m MechanismInfo, stated []string) error {
+// never asked for, nor named among those m takes.
+func (ms *Mechanisms) CheckSettings(cmd *cobra.Command, m MechanismInfo, stated []string) error {
+	fs := cmd.Flags()
 	given := func(name string) (set, known bool) {
-		fl := cmd.Flags().Lookup(name)
+		fl := fs.Lookup(name)
 		return fl != nil && fl.Changed, fl != nil && fl.Name == name
 	}
-	takes := m.Flags()
-	for _, r := range MechanismTable {
+	takes := slices.DeleteFunc(m.Flags(), func(s string) bool { _, known := given(s); return !known })
+	for _, r := range ms.infos {
 		for _, s := range r.Flags() {
-			if set, _ := given(s); !set || slices.Contains(takes, s) {
+			if set, _ := given(s); !set || slices.Contains(m.Flags(), s) {
 				continue
 			}
-			var by []provenance.MechanismName
-			for _, o := range MechanismTable {
-				if slices.Contains(o.Flags(), s) && !slices.Contains(by, o.Name) {
-					by = append(by, o.Name)
-				}
-			}
+			others := ms.Names(func(o MechanismInfo) bool { return slices.Contains(o.Flags(), s) }, ", ")
 			msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", s, m.Name, m.Input, strings.Join(takes, ", --"))
-			if others := provenance.JoinMechanisms(by, ", "); r.Input != m.Input {
+			if r.Input != m.Input {
 				msg += fmt.Sprintf(" (--%s is a setting of %s on %v: --input-format counts, --classes C, or a metadata header that states them)", s, others, r.Input)
 			} else {
 				msg += fmt.Sprintf(" (--%s is a setting of %s)", s, others)
@@ -212,12 +263,78 @@ func CheckMechanismSettings(cmd *cobra.Command, m MechanismInfo, stated []string
 			return cli.Usagef("%s", msg)
 		}
 	}
-	for _, s := range m.Needs {
+	for _, s := range m.Required {
 		if set, known := given(s); known && !set && !slices.Contains(stated, s) {
 			return cli.Usagef("--%s is required by %s", s, m.Name)
 		}
 	}
 	return nil
+}
+
+// BindSettings defines in cmd the flag of each setting of the mechanisms
+// on votes of the kinds given that is their own (its field has a help
+// tag) and that cmd does not define already, once, from the first
+// mechanism that has it: its type the field's, its help the tag's after
+// the names of the mechanisms that take it ("confident-, progressive-gnmax:
+// ..."); and names so the mechanisms that sample a gamma in the help of
+// --gamma and --no-solve, when cmd has them. A mechanism's settings are
+// then read from cmd's flags (MechanismInfo.With).
+func (ms *Mechanisms) BindSettings(cmd *cobra.Command, kinds ...votefile.Input) {
+	fs := cmd.Flags()
+	on := func(m MechanismInfo) bool { return slices.Contains(kinds, m.Input) }
+	for _, info := range ms.infos {
+		if !on(info) {
+			continue
+		}
+		eachSetting(reflect.ValueOf(info.mech), OnVotes(info.Input), func(name, help string, t reflect.Type) {
+			if fs.Lookup(name) != nil {
+				return
+			}
+			by := ms.Names(func(o MechanismInfo) bool { return on(o) && slices.Contains(o.Flags(), name) }, ", ")
+			cli.Flag{Name: name, Default: reflect.Zero(t).Interface(), Usage: abbreviate(by) + ": " + help}.Add(fs, reflect.New(t).Interface())
+		})
+	}
+	for _, name := range []string{"gamma", "no-solve"} {
+		if fl := fs.Lookup(name); fl != nil {
+			fl.Usage = abbreviate(ms.Names(func(m MechanismInfo) bool { return m.Uses.Gamma }, ", ")) + ": " + fl.Usage
+		}
+	}
+}
+
+// eachSetting calls fn with the flag, help and type of each field of the
+// struct v that keep keeps and that has a help tag, in order, descending
+// into embedded structs.
+func eachSetting(v reflect.Value, keep func(reflect.StructTag) bool, fn func(name, help string, t reflect.Type)) {
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		name, flag := f.Tag.Lookup("flag")
+		help, helped := f.Tag.Lookup("help")
+		switch {
+		case !flag && f.Anonymous && f.Type.Kind() == reflect.Struct:
+			eachSetting(v.Field(i), keep, fn)
+		case flag && helped && keep(f.Tag):
+			fn(strings.Split(name, ",")[0], help, f.Type)
+		}
+	}
+}
+
+// abbreviate shortens a list of names that all end alike after a hyphen,
+// "fast-max, slow-max", to "fast-, slow-max".
+func abbreviate(list string) string {
+	names := strings.Split(list, ", ")
+	_, suffix, ok := strings.Cut(names[0], "-")
+	for _, n := range names {
+		if _, s, dash := strings.Cut(n, "-"); !dash || s != suffix {
+			ok = false
+		}
+	}
+	if !ok || len(names) < 2 {
+		return list
+	}
+	for i := range names[:len(names)-1] {
+		names[i] = strings.TrimSuffix(names[i], suffix)
+	}
+	return strings.Join(names, ", ")
 }
 
 // Num formats a setting's value as a flag takes it.

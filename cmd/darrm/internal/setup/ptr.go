@@ -34,37 +34,36 @@ const (
 // Gaussian-DP filter (ensemble.ChargedPerDraw), and whether that is its
 // only accounting (it is its own form charged per draw).
 func PerDraw(info MechanismInfo) (charged, only bool) {
-	m, ok := ensemble.ChargedPerDraw(info.Defaults())
+	m, ok := ensemble.ChargedPerDraw(info.Defaults(), accountant.Guarantee{})
 	if !ok || info.Input != votefile.ManyClasses {
 		return false, false
 	}
 	return true, m.Name() == info.Name
 }
 
-// PerDrawOnlyNames names the mechanisms charged per draw alone (PerDraw),
-// in alphabetical order: "a, b".
-func PerDrawOnlyNames() string {
-	var names []provenance.MechanismName
-	for _, m := range MechanismTable {
-		if _, only := PerDraw(m); only {
-			names = append(names, m.Name)
-		}
-	}
-	slices.Sort(names)
-	return provenance.JoinMechanisms(names, ", ")
+// PerDrawOnlyNames names the mechanisms of ms charged per draw alone
+// (PerDraw), in alphabetical order: "a, b".
+func (ms *Mechanisms) PerDrawOnlyNames() string {
+	return ms.sorted(func(m MechanismInfo) bool { _, only := PerDraw(m); return only }, ", ")
 }
 
-// PerDrawNames names the mechanisms that can be charged per draw
+// PerDrawNames names the mechanisms of ms that can be charged per draw
 // (PerDraw), in alphabetical order: "a, b or c".
-func PerDrawNames() string {
+func (ms *Mechanisms) PerDrawNames() string {
+	return ms.sorted(func(m MechanismInfo) bool { ok, _ := PerDraw(m); return ok }, ", ")
+}
+
+// sorted lists the names of the mechanisms that keep keeps, each once, in
+// alphabetical order, separated by sep.
+func (ms *Mechanisms) sorted(keep func(MechanismInfo) bool, sep string) string {
 	var names []provenance.MechanismName
-	for _, m := range MechanismTable {
-		if ok, _ := PerDraw(m); ok {
+	for _, m := range ms.infos {
+		if keep(m) && !slices.Contains(names, m.Name) {
 			names = append(names, m.Name)
 		}
 	}
 	slices.Sort(names)
-	return provenance.JoinMechanisms(names, ", ")
+	return provenance.JoinMechanisms(names, sep)
 }
 
 // PTRFlagNames are the flags that set the parameters of a PTR release.
@@ -72,24 +71,15 @@ var PTRFlagNames = map[string]string{"budget eps": "--budget-eps", "budget delta
 
 // PTRTests reports whether generalized PTR tests the labels of mechanism
 // info: PATE's data-dependent cost, of the GNMax family on class counts
-// (ensemble.GNMaxFamily).
+// (ensemble.Steps).
 func PTRTests(info MechanismInfo) bool {
-	_, family := ensemble.GNMaxFamily(info.Defaults(), 0) // counts, of any classes
+	_, family := ensemble.Steps(info.Defaults(), 0) // counts, of any classes
 	return info.Input == votefile.ManyClasses && family
 }
 
-// PTRNames names the mechanisms whose labels generalized PTR tests
-// (PTRTests), in alphabetical order: "a or b".
-func PTRNames() string {
-	var names []provenance.MechanismName
-	for _, m := range MechanismTable {
-		if PTRTests(m) {
-			names = append(names, m.Name)
-		}
-	}
-	slices.Sort(names)
-	return provenance.JoinMechanisms(names, " or ")
-}
+// PTRNames names the mechanisms of ms whose labels generalized PTR tests
+// (PTRTests), in alphabetical order, separated by sep ("a or b").
+func (ms *Mechanisms) PTRNames(sep string) string { return ms.sorted(PTRTests, sep) }
 
 // PTRSettings returns the settings of the steps of the mechanism of the
 // GNMax family whose labels of classes classes mech releases, as
@@ -97,7 +87,7 @@ func PTRNames() string {
 // unless set), as a label file's header states them: a declared use of
 // PTR releases records and matches them.
 func PTRSettings(mech ensemble.Mechanism, classes int) (json.RawMessage, error) {
-	m, ok := ensemble.GNMaxFamily(mech, classes)
+	m, ok := ensemble.Steps(mech, classes)
 	if !ok {
 		return nil, fmt.Errorf("generalized PTR: %s on %d classes is not of the GNMax family", mech.Name(), classes)
 	}

@@ -1,4 +1,10 @@
-package plan
+package transfer
+
+// This file holds the comparisons at equal totals of the thesis' noise
+// functions (darrm solve --compare, the transfer experiment): the
+// mechanisms that release with each, planned for one total (plan.EqualTotals)
+// and measured at their plans' parameters; and the mechanisms its
+// simulation compares.
 
 import (
 	"context"
@@ -11,6 +17,8 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
+	"github.com/darrm/darrm/plan"
+	"github.com/darrm/darrm/provenance"
 )
 
 // Candidate is a noise function of a comparison at equal totals with the
@@ -19,7 +27,7 @@ import (
 // planned aggregator releases with (released).
 type Candidate struct {
 	Name    string
-	Request Request
+	Request plan.Request
 }
 
 // Candidates returns the noise functions that darrm solve --compare
@@ -33,7 +41,10 @@ type Candidate struct {
 // the baselines (subsample, dsub when Delta = delta = 0, rr by rr), each
 // planned by its allowance m, at the per-query delta p.TargetDelta when
 // deltaGiven, else at the thesis' default for each m.
-func Candidates(base Request, p constraints.Problem, deltaGiven bool, src optimal.Source, rr accountant.Composition) []Candidate {
+func Candidates(base plan.Request, p constraints.Problem, deltaGiven bool, src optimal.Source, rr accountant.Composition) []Candidate {
+	if src.Name == "" {
+		src.Name = "gamma_opt"
+	}
 	if p.Relation == accountant.OneVote {
 		delta := p.TargetDelta
 		if delta == 0 {
@@ -62,6 +73,23 @@ func Candidates(base Request, p constraints.Problem, deltaGiven bool, src optima
 	return append(cs, with("rr", ensemble.RR{Target: t, Composition: rr}))
 }
 
+// Simulated returns the mechanisms the thesis' simulation on synthetic
+// teachers compares on problem p (darrm simulate), in the registry's
+// order: dsub only for Delta = 0 (Theorem 3.5.1), gnmax only for
+// delta > 0 (a Gaussian mechanism is not pure DP), and darrm-one-vote
+// beside it, at the same per-query target in the same relation.
+func Simulated(p constraints.Problem) []provenance.MechanismName {
+	names := []provenance.MechanismName{ensemble.DaRRM{}.Name(), ensemble.Subsample{}.Name()}
+	if p.Delta == 0 {
+		names = append(names, ensemble.DSub{}.Name())
+	}
+	names = append(names, ensemble.RR{}.Name())
+	if p.TargetDelta > 0 {
+		names = append(names, ensemble.GNMax{}.Name(), ensemble.OneVoteDaRRM{}.Name())
+	}
+	return names
+}
+
 // gnmaxGamma returns the noise function of the label that GNMax releases
 // on two classes of k votes with discrete noise sigma on each count, as
 // oneVote plans it: gamma(l) = |2·Pr[1 | l] - 1| of its exact
@@ -83,7 +111,7 @@ func gnmaxGamma(k int, sigma float64) (gamma.Gamma, error) {
 // its noise function at the plan's parameters, measured.
 type Compared struct {
 	Candidate
-	Equal
+	plan.Equal
 	Measurement gamma.Measurement
 }
 
@@ -92,11 +120,11 @@ type Compared struct {
 // plan's parameters (gamma.Gamma.Measure, under the prior's coefficients and the
 // actual distributions).
 func CompareAtTotals(ctx context.Context, cs []Candidate, budget accountant.Budget, queries int, coeffs []float64, actuals []gamma.Actual) ([]Compared, error) {
-	rs := make([]Request, len(cs))
+	rs := make([]plan.Request, len(cs))
 	for i, c := range cs {
 		rs[i] = c.Request
 	}
-	eqs, err := EqualTotals(ctx, rs, budget, queries)
+	eqs, err := plan.EqualTotals(ctx, rs, budget, queries)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +149,7 @@ func CompareAtTotals(ctx context.Context, cs []Candidate, budget accountant.Budg
 // releases the majority: the one a two-class aggregator samples, and for
 // GNMax on two classes that of its label's exact probabilities
 // (gnmaxGamma).
-func released(ctx context.Context, r Request) (gamma.Gamma, error) {
+func released(ctx context.Context, r plan.Request) (gamma.Gamma, error) {
 	agg, _, err := r.Aggregator(ctx)
 	if err != nil {
 		return nil, err
@@ -129,9 +157,44 @@ func released(ctx context.Context, r Request) (gamma.Gamma, error) {
 	if a, ok := agg.(ensemble.Aggregator); ok {
 		return a.Gamma(), nil
 	}
-	g, counts := gnmaxOf(r)
-	if !counts || !isGNMax(r.Mechanism) || r.Classes != 2 {
-		return nil, fmt.Errorf("plan: %s on %d classes releases no noise function of the majority", r.Mechanism.Name(), r.Classes)
+	g, ok := r.Mechanism.(ensemble.GNMax)
+	if !ok || r.Classes != 2 {
+		return nil, fmt.Errorf("transfer: %s on %d classes releases no noise function of the majority", r.Mechanism.Name(), r.Classes)
 	}
 	return gnmaxGamma(r.K, g.Sigma2)
+}
+
+// oneVote returns the requests of a comparison in the one-vote relation
+// for K teachers on two classes, each a copy of base (its budget, slack
+// and options) with its mechanism: darrm-one-vote (gamma_opt from src),
+// GNMax on two classes with discrete noise,
+// as darrm aggregate --classes 2 releases it, and randomized response on
+// the majority, which is darrm-one-vote releasing RR's constant gamma
+// (gamma.RRBaseline), the largest constant gamma of the relation.
+// Each is pure at the per-query delta 0 but GNMax, whose per-query delta
+// is delta (> 0: Gaussian noise is not pure DP).
+func oneVote(base plan.Request, k int, delta float64, src optimal.Source) []plan.Request {
+	with := func(m ensemble.Mechanism) plan.Request {
+		r := base
+		r.Mechanism, r.K, r.Classes = m, k, 2
+		return r
+	}
+	oneVote := ensemble.OneVoteDaRRM{Eps: base.Budget.Eps, Gamma: src}
+	rr := with(ensemble.OneVoteDaRRM{Eps: base.Budget.Eps, Gamma: rrGamma{}})
+	// Its Sigma2, which the plan chooses, says that it labels counts.
+	gnmax := ensemble.GNMax{Target: ensemble.Target{Delta: delta}, Sigma2: 1, Noise: noisymax.DiscreteNoise}
+	return []plan.Request{with(oneVote), with(gnmax), rr}
+}
+
+// rrGamma is the γ source of randomized response on the majority in the
+// one-vote relation: for each problem, RR's largest constant gamma
+// (gamma.RRBaseline), which the aggregator certifies as it samples it.
+type rrGamma struct{}
+
+func (rrGamma) Gamma(_ context.Context, p constraints.Problem, _ func(context.Context, constraints.Problem, gamma.Gamma) (gamma.Certificate, error)) (gamma.Gamma, string, error) {
+	b, err := gamma.RRBaseline(p, 0, 0)
+	if err != nil {
+		return nil, "", err
+	}
+	return b.Gamma, "randomized response's constant gamma", nil
 }

@@ -1,15 +1,15 @@
-package plan
+package ensemble
 
 import (
 	"context"
 	"errors"
-	"github.com/darrm/darrm/internal/param"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 
+	"github.com/darrm/darrm/internal/param"
+
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/votefile"
 )
@@ -17,9 +17,9 @@ import (
 // progressiveProxy returns n queries of K = 100 teachers over 5 classes,
 // of every consensus: a plurality of 25 to 100 votes, the rest spread
 // below it.
-func progressiveProxy(n int, seed uint64) Proxy {
+func progressiveProxy(n int, seed uint64) ProxyRequest {
 	r := rand.New(rand.NewPCG(seed, 1))
-	p := Proxy{K: 100, Classes: 5, Name: "synthetic"}
+	p := ProxyRequest{K: 100, Classes: 5}
 	for range n {
 		c := make([]int, 5)
 		top := r.IntN(5)
@@ -30,7 +30,7 @@ func progressiveProxy(n int, seed uint64) Proxy {
 				left--
 			}
 		}
-		p.Counts = append(p.Counts, c)
+		p.Counts, p.Truth = append(p.Counts, c), append(p.Truth, top)
 	}
 	return p
 }
@@ -39,9 +39,9 @@ func progressiveProxy(n int, seed uint64) Proxy {
 // labeler (ensemble.New: discrete noise, each draw charged, a budget that
 // labels every query), and returns the share of the labels that agree
 // with the plurality, and the number of labels.
-func labelRates(t *testing.T, m ensemble.Mechanism, k, classes int, counts [][]int, reps int) (float64, int) {
+func labelRates(t *testing.T, m Mechanism, k, classes int, counts [][]int, reps int) (float64, int) {
 	t.Helper()
-	agg, _, err := ensemble.New(context.Background(), m, k, classes, accountant.Guarantee{}, ensemble.Options{})
+	agg, _, err := New(context.Background(), m, k, classes, accountant.Guarantee{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func labelRates(t *testing.T, m ensemble.Mechanism, k, classes int, counts [][]i
 			}
 			if ok {
 				answered++
-				if label == (Proxy{Counts: [][]int{c}}).truth(0) {
+				if label == maxAt(c) {
 					agree++
 				}
 			}
@@ -78,9 +78,11 @@ func TestProgressivePlan(t *testing.T) {
 	}
 }
 
-func checkPlan(t *testing.T, proxy Proxy, minAgree float64) {
+func checkPlan(t *testing.T, proxy ProxyRequest, minAgree float64) {
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
-	p, err := Progressive(context.Background(), ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: minAgree, Seed: 3})
+	r := proxy
+	r.Budget, r.MinAgreement, r.Seed = budget, minAgree, 3
+	p, err := ProgressiveGNMax{}.planOnProxy(context.Background(), r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func checkPlan(t *testing.T, proxy Proxy, minAgree float64) {
 		t.Errorf("least agreement %v: on the %d low-consensus queries the plan's labels agree %.3f (%d), Confident-GNMax's %.3f (%d)", minAgree, len(low), ours, n1, theirs, n2)
 	}
 	if !testing.Short() {
-		again, err := Progressive(context.Background(), ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: minAgree, Seed: 3})
+		again, err := ProgressiveGNMax{}.planOnProxy(context.Background(), r)
 		if err != nil || !reflect.DeepEqual(again, p) {
 			t.Errorf("the same request planned %+v, then %+v (%v)", p, again, err)
 		}
@@ -127,34 +129,44 @@ func maxOf(c []int) int {
 	return m
 }
 
+// maxAt returns the first class of the largest count.
+func maxAt(c []int) int {
+	best := 0
+	for i, x := range c {
+		if x > c[best] {
+			best = i
+		}
+	}
+	return best
+}
+
 // TestProgressivePlanRefuses: a least agreement out of (0, 1), a budget
 // without delta, proxy votes of no query, and an agreement no setting
 // reaches are refused, naming what.
 func TestProgressivePlanRefuses(t *testing.T) {
 	proxy := progressiveProxy(40, 2)
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	req := func(p ProxyRequest, b accountant.Guarantee, a float64) ProxyRequest {
+		p.Budget, p.MinAgreement = b, a
+		return p
+	}
 	for _, tc := range []struct {
-		r    ProgressiveRequest
+		r    ProxyRequest
 		name string
 	}{
-		{ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: 1}, "min-agreement"},
-		{ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: -0.5}, "min-agreement"},
-		{ProgressiveRequest{Proxy: proxy, Budget: accountant.Guarantee{Eps: 2}}, "budget delta"},
-		{ProgressiveRequest{Proxy: Proxy{K: 100, Classes: 5}, Budget: budget}, "votes queries"},
+		{req(proxy, budget, 1), "min-agreement"},
+		{req(proxy, budget, -0.5), "min-agreement"},
+		{req(proxy, accountant.Guarantee{Eps: 2}, 0), "budget delta"},
+		{req(ProxyRequest{K: 100, Classes: 5}, budget, 0), "votes queries"},
 	} {
-		_, err := Progressive(context.Background(), tc.r)
+		_, err := ProgressiveGNMax{}.planOnProxy(context.Background(), tc.r)
 		var pe *param.Error
 		if !errors.As(err, &pe) || pe.Name != tc.name {
 			t.Errorf("%+v: %v, want a ParamError on %s", tc.r.MinAgreement, err, tc.name)
 		}
 	}
-	// Make counts or fits queries to a budget, which a filter does not.
-	r := Request{ReleaseSpec: ensemble.ReleaseSpec{Mechanism: ensemble.ProgressiveGNMax{Levels: ensemble.Levels{40}, Kappa: 1}, Budget: &accountant.Budget{Guarantee: budget}}, K: 100, Classes: 5}
-	if _, err := Make(context.Background(), r); !errors.As(err, new(*param.SettingError)) {
-		t.Errorf("Make of progressive GNMax: %v", err)
-	}
 	// Forty queries cannot show an agreement of 0.999 with confidence.
-	_, err := Progressive(context.Background(), ProgressiveRequest{Proxy: proxy, Budget: budget, MinAgreement: 0.999})
+	_, err := ProgressiveGNMax{}.planOnProxy(context.Background(), req(proxy, budget, 0.999))
 	var se *param.SettingError
 	if !errors.As(err, &se) || se.Name != "min-agreement" {
 		t.Errorf("an agreement out of reach: %v", err)

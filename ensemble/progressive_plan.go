@@ -1,30 +1,31 @@
-package plan
+package ensemble
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/darrm/darrm/internal/param"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
 
+	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/tally"
+
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/ensemble"
 )
 
-// This file plans progressive GNMax (ensemble.ProgressiveGNMax) on proxy
-// votes: its ladder of levels, κ, give-up fraction and threshold step,
-// for the labels its Gaussian-DP filter's budget buys.
+// This file plans progressive GNMax on proxy votes, its plan of its own
+// (Planned.OnProxy): its ladder of levels, κ, give-up fraction and
+// threshold step, for the labels its Gaussian-DP filter's budget buys.
 
-// DefaultMinAgreement is the least agreement with the proxy's plurality
+// defaultMinAgreement is the least agreement with the proxy's plurality
 // that a plan of progressive GNMax asks of its labels when the request
 // states none: on darrm's Fashion-MNIST votes as the proxy of its MNIST
 // votes it picks settings whose labels agree with the MNIST teachers'
 // plurality about as often, and are right about as often as today's
 // Confident-GNMax labels (docs/pate.md, "Progressive GNMax").
-const DefaultMinAgreement = 0.9875
+const defaultMinAgreement = 0.9875
 
 // lowConsensusShare is the share of the proxy's queries, those whose
 // plurality count is lowest, on which the plan guards against the
@@ -45,26 +46,49 @@ const (
 	verifyCandidates = 400
 )
 
-// ProgressiveRequest asks for the settings of progressive GNMax that
-// label the most queries of votes like Proxy within Budget, the budget of
-// its Gaussian-DP filter, with labels that agree with the proxy's
-// plurality (Proxy.Truth when given) at least MinAgreement of the time
-// (0: DefaultMinAgreement). The noise of the simulation comes from seeded
+// ProxyRequest asks a mechanism planned on its own (Planned.OnProxy)
+// for the settings that label the most queries of votes like the proxy
+// votes Counts, of K teachers over Classes classes, within Budget, the
+// budget of its Gaussian-DP filter, with labels that agree with each
+// query's class Truth (the proxy's plurality, or the true class) at least
+// MinAgreement of the time (0: the mechanism's default, 0.9875 for
+// progressive GNMax). The noise of the simulation comes from seeded
 // streams derived from Seed: a plan is reproducible, and uses only the
 // public proxy votes.
-type ProgressiveRequest struct {
-	Proxy        Proxy
+type ProxyRequest struct {
+	K, Classes   int
+	Counts       [][]int
+	Truth        []int
 	Budget       accountant.Guarantee
 	MinAgreement float64
 	Seed         uint64
 }
 
-// ProgressivePlan is a plan of progressive GNMax: the mechanism with its
+// check refuses proxy votes that are not counts of K teachers over the
+// classes, one class each: plan.Proxy's checks, for a caller that calls
+// Planned.OnProxy itself.
+func (r ProxyRequest) check() error {
+	if len(r.Counts) == 0 || len(r.Truth) != len(r.Counts) {
+		return &param.Error{Name: "votes queries", Value: len(r.Counts), Rule: fmt.Sprintf("the proxy votes must have at least one query, each with its class (%d given)", len(r.Truth))}
+	}
+	for i, c := range r.Counts {
+		if _, err := tally.Counts(c, r.K, r.Classes); err != nil {
+			return fmt.Errorf("proxy votes, query %d: %w", i+1, err)
+		}
+		if r.Truth[i] < 0 || r.Truth[i] >= r.Classes {
+			return &param.Error{Name: "labels", Value: r.Truth[i], Rule: fmt.Sprintf("query %d: must be a class in [0, %d)", i+1, r.Classes)}
+		}
+	}
+	return nil
+}
+
+// ProxyPlan is a plan of a mechanism on proxy votes (Planned.OnProxy):
+// progressive GNMax's: the mechanism with its
 // settings and budget, and what it is expected to do on votes like the
 // proxy's within the budget, measured with noise that did not choose it
 // (fresh seeds), and the guard that chose among the candidates.
-type ProgressivePlan struct {
-	Mechanism ensemble.ProgressiveGNMax
+type ProxyPlan struct {
+	Mechanism ProgressiveGNMax
 	// Queries is the expected number of queries a release asks before
 	// its filter stops it, Answered the labels among them, Agreement the
 	// share of those that agree with the proxy's plurality (or truth).
@@ -94,7 +118,7 @@ type ProgressivePlan struct {
 type LowConsensus struct {
 	Top, Queries        int
 	Agreement, Baseline float64
-	BaselineMechanism   ensemble.ConfidentGNMax
+	BaselineMechanism   ConfidentGNMax
 }
 
 // ladderShape is a ladder of the search: its first and last levels as
@@ -125,48 +149,48 @@ func kappas() []float64 {
 	return out
 }
 
-// Progressive plans progressive GNMax on r.Proxy: of every ladder shape,
+// planOnProxy plans progressive GNMax on the proxy votes of r: of every ladder shape,
 // κ, give-up fraction and threshold step it scores (each scaled to K), the
 // settings whose expected labels within the budget are most, among those
 // whose labels agree with the proxy's plurality at least r.MinAgreement of
 // the time and, on the proxy's lowest-consensus fifth, at least as often
 // as Confident-GNMax's (the guard: many looks let noise-inflated gaps pass
 // a small κ). Each candidate is scored with continuous Gaussian noise of
-// the deviations a release draws (ensemble.ProgressiveGNMax.Draws) and
+// the deviations a release draws (ProgressiveGNMax.Draws) and
 // the threshold step's pass probability in closed form, a query's cost
 // 1/σ² per coordinate drawn; the best are checked again with fresh noise
 // (verifyReplicates), in order, until one still meets both conditions,
 // so that the noise that chose a candidate does not vouch for it. The
 // expected labels are the budget's μ_B² (accountant.Filter.GDPBudget)
 // over a query's expected cost, times the answer rate.
-func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, error) {
-	p := r.Proxy
+func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyPlan, error) {
+	p := r
 	minAgree := r.MinAgreement
 	if minAgree == 0 {
-		minAgree = DefaultMinAgreement
+		minAgree = defaultMinAgreement
 	}
 	if !(minAgree > 0 && minAgree < 1) {
-		return ProgressivePlan{}, &param.Error{Name: "min-agreement", Value: minAgree, Rule: "must be in (0, 1)"}
+		return ProxyPlan{}, &param.Error{Name: "min-agreement", Value: minAgree, Rule: "must be in (0, 1)"}
 	}
-	if err := p.check(p.K, p.Classes); err != nil {
-		return ProgressivePlan{}, err
+	if err := p.check(); err != nil {
+		return ProxyPlan{}, err
 	}
 	b := accountant.Budget{Guarantee: r.Budget}
 	if err := b.Validate(); err != nil {
-		return ProgressivePlan{}, err
+		return ProxyPlan{}, err
 	}
 	if !(r.Budget.Delta > 0) {
-		return ProgressivePlan{}, &param.Error{Name: "budget delta", Value: r.Budget.Delta, Rule: "must be > 0: a Gaussian-DP filter has no pure guarantee"}
+		return ProxyPlan{}, &param.Error{Name: "budget delta", Value: r.Budget.Delta, Rule: "must be > 0: a Gaussian-DP filter has no pure guarantee"}
 	}
 	filter := accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.GDPFilter, Delta: r.Budget.Delta}}}
 	muB2, ok := filter.GDPBudget(r.Budget)
 	if !ok || !(muB2 > 0) || math.IsInf(muB2, 0) {
-		return ProgressivePlan{}, &param.Error{Name: "budget eps", Value: r.Budget.Eps, Rule: "its Gaussian-DP filter must hold a finite, positive mu_B^2"}
+		return ProxyPlan{}, &param.Error{Name: "budget eps", Value: r.Budget.Eps, Rule: "its Gaussian-DP filter must hold a finite, positive mu_B^2"}
 	}
 	s := newSimulator(p, r.Seed)
-	out := ProgressivePlan{MuBudget2: muB2, MinAgreement: minAgree, Seed: r.Seed}
+	out := ProxyPlan{MuBudget2: muB2, MinAgreement: minAgree, Seed: r.Seed}
 	k := float64(p.K)
-	base := ensemble.ConfidentGNMax{Threshold: math.Round(0.8 * k), Sigma1: round(0.6 * k), Sigma2: round(0.16 * k)}
+	base := ConfidentGNMax{Threshold: math.Round(0.8 * k), Sigma1: round(0.6 * k), GNMax: GNMax{Sigma2: round(0.16 * k)}}
 	out.Low.BaselineMechanism, out.Low.Top, out.Low.Queries = base, s.lowTop, s.lowCount
 	baseline := func(replicates int, seed uint64) (float64, error) {
 		m, err := chargedForm(base)
@@ -187,7 +211,7 @@ func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, er
 		return out, err
 	}
 	type candidate struct {
-		m        ensemble.ProgressiveGNMax
+		m        ProgressiveGNMax
 		answered float64
 	}
 	// The best verifyCandidates feasible settings, most labels first, the
@@ -209,7 +233,7 @@ func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, er
 		if levels == nil {
 			continue
 		}
-		st, err := s.run(ctx, ensemble.ProgressiveGNMax{Levels: levels}, selectReplicates, r.Seed)
+		st, err := s.run(ctx, ProgressiveGNMax{Levels: levels}, selectReplicates, r.Seed)
 		if err != nil {
 			return out, err
 		}
@@ -231,7 +255,7 @@ func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, er
 						continue
 					}
 					out.Feasible++
-					keep(candidate{ensemble.ProgressiveGNMax{Levels: levels, Kappa: kappa, GiveUp: g, Threshold: th.t, Sigma1: th.sigma}, e.answered})
+					keep(candidate{ProgressiveGNMax{Levels: levels, Kappa: kappa, GiveUp: g, Threshold: th.t, Sigma1: th.sigma}, e.answered})
 				}
 			}
 		}
@@ -250,7 +274,7 @@ func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, er
 		key := fmt.Sprint(c.m.Levels)
 		st := checked[key]
 		if st == nil {
-			if st, err = s.run(ctx, ensemble.ProgressiveGNMax{Levels: c.m.Levels}, verifyReplicates, seed); err != nil {
+			if st, err = s.run(ctx, ProgressiveGNMax{Levels: c.m.Levels}, verifyReplicates, seed); err != nil {
 				return out, err
 			}
 			checked[key] = st
@@ -269,11 +293,11 @@ func Progressive(ctx context.Context, r ProgressiveRequest) (ProgressivePlan, er
 }
 
 // chargedForm returns Confident-GNMax c charged when drawn.
-func chargedForm(c ensemble.ConfidentGNMax) (ensemble.ProgressiveGNMax, error) {
-	m, ok := ensemble.ChargedPerDraw(c)
-	p, is := m.(ensemble.ProgressiveGNMax)
+func chargedForm(c ConfidentGNMax) (ProgressiveGNMax, error) {
+	m, ok := ChargedPerDraw(c, accountant.Guarantee{})
+	p, is := m.(ProgressiveGNMax)
 	if !ok || !is {
-		return ensemble.ProgressiveGNMax{}, errors.New("plan: Confident-GNMax has no form charged per draw")
+		return ProgressiveGNMax{}, errors.New("ensemble: Confident-GNMax has no form charged per draw")
 	}
 	return p, nil
 }
@@ -305,9 +329,9 @@ func ladderShapes(k float64) []ladderShape {
 // levels returns the ladder of the shape for K teachers, each level
 // rounded (round), or nil when the rounding leaves it not decreasing or a
 // level below 1.
-func (sh ladderShape) levels(k float64) ensemble.Levels {
+func (sh ladderShape) levels(k float64) Levels {
 	s1, sk := sh.first*k, sh.last*k
-	out := make(ensemble.Levels, sh.n)
+	out := make(Levels, sh.n)
 	for j := range out {
 		x := sk
 		if sh.n > 1 {
@@ -318,7 +342,7 @@ func (sh ladderShape) levels(k float64) ensemble.Levels {
 			return nil
 		}
 	}
-	if (ensemble.ProgressiveGNMax{Levels: out}).Validate() != nil {
+	if (ProgressiveGNMax{Levels: out}).Validate() != nil {
 		return nil
 	}
 	return out
@@ -350,7 +374,7 @@ func (s *simulator) thresholdSteps() []thresholdStep {
 
 // step returns the threshold step of T and σ1 (none when σ1 is 0) with
 // its pass probability at each plurality count, of the deviation a
-// release draws (ensemble.ProgressiveGNMax.Draws), and its cost 1/σ1².
+// release draws (ProgressiveGNMax.Draws), and its cost 1/σ1².
 func (s *simulator) step(t, sigma float64) thresholdStep {
 	th := thresholdStep{t: t, sigma: sigma, pass: make([]float64, s.p.K+1)}
 	if sigma == 0 {
@@ -359,7 +383,7 @@ func (s *simulator) step(t, sigma float64) thresholdStep {
 		}
 		return th
 	}
-	drawn := ensemble.ProgressiveGNMax{Levels: ensemble.Levels{1}, Threshold: t, Sigma1: sigma}.Draws()[0].Sigma
+	drawn := ProgressiveGNMax{Levels: Levels{1}, Threshold: t, Sigma1: sigma}.Draws()[0].Sigma
 	pass := s.thresholdPass(t, drawn)
 	for i := range th.pass {
 		th.pass[i] = pass(i)
@@ -371,7 +395,7 @@ func (s *simulator) step(t, sigma float64) thresholdStep {
 // simulator holds the proxy queries, grouped by their plurality count,
 // and the lowest-consensus share of them.
 type simulator struct {
-	p    Proxy
+	p    ProxyRequest
 	seed uint64
 	// top is each query's plurality count, truth its plurality (or true
 	// class), tops the plurality counts that occur, in order; lowTop the
@@ -381,11 +405,11 @@ type simulator struct {
 	lowTop, lowCount int
 }
 
-func newSimulator(p Proxy, seed uint64) *simulator {
+func newSimulator(p ProxyRequest, seed uint64) *simulator {
 	s := &simulator{p: p, seed: seed, top: make([]int, len(p.Counts)), truth: make([]int, len(p.Counts))}
 	for i, c := range p.Counts {
 		s.top[i] = slices.Max(c)
-		s.truth[i] = p.truth(i)
+		s.truth[i] = p.Truth[i]
 	}
 	sorted := slices.Sorted(slices.Values(s.top))
 	s.tops = slices.Compact(slices.Clone(sorted))
@@ -415,7 +439,7 @@ type runState struct {
 // run simulates the ladder of m (its draws as a release draws them:
 // Draws, continuous noise of those deviations) on every query, replicates
 // times, from streams of seed.
-func (s *simulator) run(ctx context.Context, m ensemble.ProgressiveGNMax, replicates int, seed uint64) (*runState, error) {
+func (s *simulator) run(ctx context.Context, m ProgressiveGNMax, replicates int, seed uint64) (*runState, error) {
 	var sig []float64
 	for _, d := range m.Draws() {
 		if d.Coords == 2 {

@@ -1,4 +1,4 @@
-package plan_test
+package transfer_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
@@ -36,7 +37,7 @@ func ExampleCompareAtTotals() {
 	// one-vote relation it is the greatest private gamma, for every prior
 	// (gamma.OneVoteOpt), which needs one LP solve only for its bound.
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget}}
-	cs := plan.Candidates(base, constraints.NewOneVote(11, budget.Eps, 1e-5), true, optimal.Source{}, accountant.Composition{})
+	cs := transfer.Candidates(base, constraints.NewOneVote(11, budget.Eps, 1e-5), true, optimal.Source{}, accountant.Composition{})
 	right, err := gamma.ParseActual("0.75")
 	if err != nil {
 		fmt.Println(err)
@@ -48,7 +49,7 @@ func ExampleCompareAtTotals() {
 		return
 	}
 	const q = 10
-	cmp, err := plan.CompareAtTotals(ctx, cs, budget, q, coeffs, []gamma.Actual{right})
+	cmp, err := transfer.CompareAtTotals(ctx, cs, budget, q, coeffs, []gamma.Actual{right})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -78,7 +79,7 @@ func TestCompareAtTotalsHundred(t *testing.T) {
 	}
 	ctx := context.Background()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}}
-	cs := plan.Candidates(plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget}}, constraints.NewOneVote(11, budget.Eps, 1e-5), true, optimal.Source{}, accountant.Composition{})
+	cs := transfer.Candidates(plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget}}, constraints.NewOneVote(11, budget.Eps, 1e-5), true, optimal.Source{}, accountant.Composition{})
 	right, err := gamma.ParseActual("0.75")
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestCompareAtTotalsHundred(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmp, err := plan.CompareAtTotals(ctx, cs, budget, 100, coeffs, []gamma.Actual{right})
+	cmp, err := transfer.CompareAtTotals(ctx, cs, budget, 100, coeffs, []gamma.Actual{right})
 	if err != nil {
 		t.Fatal(err)
 	}
