@@ -221,13 +221,19 @@ func (ms *Mechanisms) LookupFlag(cmd *cobra.Command, name provenance.MechanismNa
 // Names lists the names of the mechanisms that keep keeps, each once, in
 // the registry's order, separated by sep.
 func (ms *Mechanisms) Names(keep func(MechanismInfo) bool, sep string) string {
+	return provenance.JoinMechanisms(ms.names(keep), sep)
+}
+
+// names returns the names of the mechanisms that keep keeps, each once, in
+// the registry's order.
+func (ms *Mechanisms) names(keep func(MechanismInfo) bool) []provenance.MechanismName {
 	var names []provenance.MechanismName
 	for _, m := range ms.infos {
 		if keep(m) && !slices.Contains(names, m.Name) {
 			names = append(names, m.Name)
 		}
 	}
-	return provenance.JoinMechanisms(names, sep)
+	return names
 }
 
 // ofKind keeps the mechanisms for votes of kind in (Names).
