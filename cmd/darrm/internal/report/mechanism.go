@@ -37,10 +37,11 @@ func settingsOf(m ensemble.Mechanism) settings {
 	return s
 }
 
-// valueOf returns *p, or 0 when p is nil.
-func valueOf(p *float64) float64 {
+// valueOf returns *p, or the zero value when p is nil.
+func valueOf[T any](p *T) T {
 	if p == nil {
-		return 0
+		var zero T
+		return zero
 	}
 	return *p
 }
