@@ -75,8 +75,7 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 	if m.Sigma1 != 0 {
 		t1, s1 = m.Threshold, m.Sigma1
 	}
-	gdp := accountant.GDPFilter
-	total, err := (accountant.Account{Filter: &gdp, Budget: &accountant.Budget{Guarantee: budget}}).Publish(setup.Memo(cmd))
+	total, err := (accountant.Account{Filter: new(accountant.GDPFilter), Budget: &accountant.Budget{Guarantee: budget}}).Publish(setup.Memo(cmd))
 	if err != nil {
 		return err
 	}
