@@ -67,7 +67,7 @@ func analystURL(t *testing.T, location, name string) string {
 	admin.RawQuery = ""
 	role := pgx.Identifier{name}.Sanitize()
 	var exists bool
-	conn, err := pgx.Connect(ctx, admin.String())
+	conn, err := pgConnect(ctx, admin.String())
 	if err != nil {
 		t.Fatal(err)
 	}
