@@ -107,7 +107,8 @@ func votesReading(cmd *cobra.Command) []string {
 	for _, n := range readFlags {
 		fl := cmd.Flags().Lookup(n)
 		switch {
-		case n == "meta" || fl == nil || !fl.Changed:
+		case n == "meta" || fl == nil || !fl.Changed || fl.Value.String() == fl.DefValue:
+			// A default given says nothing the line must repeat.
 		case fl.Value.Type() == "bool" && fl.Value.String() == "true":
 			words = append(words, "--"+n)
 		case fl.Value.Type() == "bool":
