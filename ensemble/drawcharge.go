@@ -23,10 +23,6 @@ import (
 // Gaussian noise, and sets aside, in δ, the mass outside the window that
 // μ is certified on. Its budget (ε_B, δ_B) is the run's total to publish.
 
-// FilterAccounting is how a label file's header names the accounting of
-// a release charged per draw (votefile.LabelMeta.Accounting).
-const FilterAccounting = "gdp-filter"
-
 // errFilterFull is what Answer returns when the next query's draws might
 // not all fit the filter: nothing is drawn for it, and the run ends.
 var errFilterFull = errors.New("the Gaussian-DP filter has no room for the next query's draws")

@@ -29,7 +29,7 @@ const defaultMinAgreement = 0.9875
 
 // lowConsensusShare is the share of the proxy's queries, those whose
 // plurality count is lowest, on which the plan guards against the
-// winner's curse of many looks (ProgressivePlan.Low).
+// winner's curse of many looks (ProxyPlan.LowAgreement).
 const lowConsensusShare = 0.2
 
 // lowTolerance is how far below the baseline's agreement on the
@@ -96,29 +96,22 @@ type ProxyPlan struct {
 	// MuBudget2 is μ_B² of the filter's budget, and Cost the expected μ²
 	// of one query.
 	MuBudget2, Cost float64
-	// Low is the guard against the winner's curse: on the proxy's
-	// queries of lowest consensus, the plan's labels agree with their
-	// plurality at least as often as Confident-GNMax's (but for
-	// lowTolerance).
-	Low LowConsensus
+	// The guard against the winner's curse, on the proxy's queries whose
+	// plurality count is at most LowTop (the lowest-consensus fifth,
+	// LowQueries of them): LowAgreement is the agreement with their
+	// plurality of the plan's labels, LowBaseline that of the labels of
+	// Baseline, Confident-GNMax with PATE's MNIST settings scaled to K
+	// (T = 0.8K, σ1 = 0.6K, σ2 = 0.16K: 200, 150 and 40 at K = 250); the
+	// plan's is at least the baseline's (but for lowTolerance).
+	LowTop, LowQueries        int
+	LowAgreement, LowBaseline float64
+	Baseline                  ConfidentGNMax
 	// Candidates counts the settings scored, Feasible those that met
 	// MinAgreement and the guard in selection, Checked those checked with
 	// fresh noise before one held.
 	Candidates, Feasible, Checked int
 	MinAgreement                  float64
 	Seed                          uint64
-}
-
-// LowConsensus is the guard of a plan on the queries of the proxy whose
-// plurality count is at most Top (the lowest-consensus fifth, Queries of
-// them): the agreement with their plurality of the plan's labels and of
-// the labels of Baseline, Confident-GNMax with PATE's MNIST settings
-// scaled to K (T = 0.8K, σ1 = 0.6K, σ2 = 0.16K: 200, 150 and 40 at K =
-// 250), and their expected labels among those queries per query asked.
-type LowConsensus struct {
-	Top, Queries        int
-	Agreement, Baseline float64
-	BaselineMechanism   ConfidentGNMax
 }
 
 // ladderShape is a ladder of the search: its first and last levels as
@@ -191,7 +184,7 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 	out := ProxyPlan{MuBudget2: muB2, MinAgreement: minAgree, Seed: r.Seed}
 	k := float64(p.K)
 	base := ConfidentGNMax{Threshold: math.Round(0.8 * k), Sigma1: round(0.6 * k), GNMax: GNMax{Sigma2: round(0.16 * k)}}
-	out.Low.BaselineMechanism, out.Low.Top, out.Low.Queries = base, s.lowTop, s.lowCount
+	out.Baseline, out.LowTop, out.LowQueries = base, s.lowTop, s.lowCount
 	baseline := func(replicates int, seed uint64) (float64, error) {
 		m, err := chargedForm(base)
 		if err != nil {
@@ -285,7 +278,7 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 		if e.agreement >= minAgree && e.low >= low-lowTolerance {
 			c.m.Budget = r.Budget
 			out.Mechanism, out.Queries, out.Answered, out.Agreement, out.Cost = c.m, e.queries, e.answered, e.agreement, e.cost
-			out.Low.Agreement, out.Low.Baseline = e.low, low
+			out.LowAgreement, out.LowBaseline = e.low, low
 			return out, nil
 		}
 	}

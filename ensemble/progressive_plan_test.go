@@ -87,7 +87,7 @@ func checkPlan(t *testing.T, proxy ProxyRequest, minAgree float64) {
 		t.Fatal(err)
 	}
 	m := p.Mechanism
-	if m.Validate() != nil || m.Budget != budget || !(p.Answered > 0) || p.Agreement < minAgree || p.Low.Agreement < p.Low.Baseline-lowTolerance {
+	if m.Validate() != nil || m.Budget != budget || !(p.Answered > 0) || p.Agreement < minAgree || p.LowAgreement < p.LowBaseline-lowTolerance {
 		t.Fatalf("plan %+v", p)
 	}
 	// Every query labelled: a budget far above the run's.
@@ -99,12 +99,12 @@ func checkPlan(t *testing.T, proxy ProxyRequest, minAgree float64) {
 	}
 	var low [][]int
 	for _, c := range proxy.Counts {
-		if maxOf(c) <= p.Low.Top {
+		if maxOf(c) <= p.LowTop {
 			low = append(low, c)
 		}
 	}
 	ours, n1 := labelRates(t, wide, proxy.K, proxy.Classes, low, 40)
-	base, err := chargedForm(p.Low.BaselineMechanism)
+	base, err := chargedForm(p.Baseline)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -507,7 +507,7 @@ func TestProgressiveHeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := lr.Meta()
-	if h.Mechanism != "progressive-gnmax" || h.Accounting != FilterAccounting || h.Total == nil || h.Total.Eps != 4 || h.Total.BudgetEps != 4 || h.Total.BudgetDelta != 1e-6 || !h.ForRelease {
+	if h.Mechanism != "progressive-gnmax" || h.Accounting != accountant.GDPFilter.String() || h.Total == nil || h.Total.Eps != 4 || h.Total.BudgetEps != 4 || h.Total.BudgetDelta != 1e-6 || !h.ForRelease {
 		t.Errorf("header %+v, total %+v", h, h.Total)
 	}
 	got, err := Mechanisms().FromHeader(h)

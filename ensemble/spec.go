@@ -446,7 +446,7 @@ func filterAccount(s ReleaseSpec, acc *accountant.Account) (*Accounted, error) {
 		return nil, err
 	}
 	t.DeltaFrom = accountant.BudgetDelta
-	return &Accounted{Accounting: FilterAccounting, Total: t, Budget: s.Budget.Guarantee}, nil
+	return &Accounted{Accounting: accountant.GDPFilter.String(), Total: t, Budget: s.Budget.Guarantee}, nil
 }
 
 // check refuses an accounted release of s with a budget, a total δ (its

@@ -69,7 +69,7 @@ func connectAs(t *testing.T, location string) *pgx.Conn {
 	t.Helper()
 	u := mustParse(t, location)
 	u.RawQuery = ""
-	conn, err := pgx.Connect(ctx, u.String())
+	conn, err := pgConnect(ctx, u.String())
 	if err != nil {
 		t.Fatal(err)
 	}

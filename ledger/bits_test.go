@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/darrm/darrm/accountant"
 )
 
@@ -251,7 +249,7 @@ func TestOneBitChargesResumed(t *testing.T) {
 // append-only trigger among them), the rows and the head updated.
 func resignPG(t *testing.T, db, name string, edit func(n int, raw string) string) {
 	t.Helper()
-	conn, err := pgx.Connect(ctx, db)
+	conn, err := pgConnect(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/param"
 )
@@ -35,7 +33,7 @@ func testPGLockTimeout(t *testing.T, db string) {
 	// holdTable locks the table of the ledgers as an administrator's
 	// session.
 	holdTable := func(string) func() {
-		conn, err := pgx.Connect(ctx, db)
+		conn, err := pgConnect(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}

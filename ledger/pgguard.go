@@ -100,11 +100,11 @@ func makeGuard(ctx context.Context, tx pgx.Tx) (bool, error) {
 	return true, nil
 }
 
-// GuardState says whether the database of a PostgreSQL ledger has darrm's
+// guardState says whether the database of a PostgreSQL ledger has darrm's
 // guard against DDL, which refuses a change of darrm's tables that no
 // trigger sees (ALTER TABLE ... DISABLE TRIGGER, ALTER COLUMN ... USING)
 // to every role but a superuser.
-type GuardState struct {
+type guardState struct {
 	// Guarded says that it has.
 	Guarded bool
 	// Made says that Upgrade made it now.
@@ -115,11 +115,11 @@ type GuardState struct {
 	OwnerLogsIn bool
 }
 
-// guardState reads whether the store's database has darrm's guard
+// readGuard reads whether the store's database has darrm's guard
 // against DDL and who owns darrm's tables: what a reader tells, which a
 // run does not ask.
-func (s *pgStore) guardState(ctx context.Context) (GuardState, error) {
-	var st GuardState
+func (s *pgStore) readGuard(ctx context.Context) (guardState, error) {
+	var st guardState
 	err := s.use(func() error {
 		return s.conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'darrm_guard' AND evtenabled <> 'D'),
 			coalesce(o.rolname, ''), coalesce(o.rolcanlogin, false)
@@ -134,8 +134,8 @@ func (s *pgStore) guardState(ctx context.Context) (GuardState, error) {
 // guard makes darrm's guard against DDL in the store's database, when
 // its user is a superuser and it has none (a schema that the ledgers'
 // owner made), and returns whether the database has it.
-func (s *pgStore) guard(ctx context.Context) (GuardState, error) {
-	st, err := s.guardState(ctx)
+func (s *pgStore) guard(ctx context.Context) (guardState, error) {
+	st, err := s.readGuard(ctx)
 	if err != nil || st.Guarded {
 		return st, err
 	}
@@ -156,7 +156,7 @@ func (s *pgStore) guard(ctx context.Context) (GuardState, error) {
 // guardNote says, of a ledger whose database has no guard against DDL,
 // who can rewrite it without its triggers; "" when it has one.
 func (s *pgStore) guardNote(ctx context.Context) (string, error) {
-	st, err := s.guardState(ctx)
+	st, err := s.readGuard(ctx)
 	if err != nil || st.Guarded {
 		return "", err
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/pgtest"
 )
@@ -56,7 +54,7 @@ func TestPGDurableAfterCrash(t *testing.T) {
 		if spent.Steps != 3*round {
 			t.Errorf("round %d: after a crash, %d labels charged; the releases handed out %d", round, spent.Steps, 3*round)
 		}
-		conn, err := pgx.Connect(ctx, db)
+		conn, err := pgConnect(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +217,7 @@ func putV1(t *testing.T, db, file, name string) {
 		t.Fatal(err)
 	}
 	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
-	conn, err := pgx.Connect(ctx, db)
+	conn, err := pgConnect(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +265,7 @@ func TestPGUpgradeSchema(t *testing.T) {
 	if got, _, n := readAll(t, u); got.Steps != want.Steps+1 || n != lines+2 {
 		t.Errorf("after the upgrade and a release: %d labels, %d lines", got.Steps, n)
 	}
-	conn, err := pgx.Connect(ctx, db)
+	conn, err := pgConnect(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +475,7 @@ func putV2(t *testing.T, db, file, name string) {
 	if !ok {
 		t.Fatal("no header")
 	}
-	conn, err := pgx.Connect(ctx, db)
+	conn, err := pgConnect(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,11 +24,25 @@ import (
 // pgURL returns the URL of the ledger name in the database at db.
 func pgURL(db, name string) string { return db + "?ledger=" + url.QueryEscape(name) }
 
+// pgConnect connects to the database at url as the ledger does, asking
+// for TLS on the connection it then uses (preferOnOneConnection): pgx
+// alone dials a second time when the server has no TLS, as the tests'
+// throwaway server has not, and each connection costs the server a
+// process.
+func pgConnect(ctx context.Context, url string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	preferOnOneConnection(cfg)
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
 // sqlExec runs statements on the database at db as its superuser (the
 // test's), as an administrator with psql would.
 func sqlExec(t *testing.T, db string, sql string, args ...any) error {
 	t.Helper()
-	conn, err := pgx.Connect(ctx, db)
+	conn, err := pgConnect(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,11 +74,13 @@ type UpgradeResult struct {
 	// Current says that the ledger was of the current version already:
 	// Upgrade changed nothing in it.
 	Current bool
-	// Guard, for a ledger in PostgreSQL, says whether its database has
+	// Guarded, for a ledger in PostgreSQL, says whether its database has
 	// darrm's guard against DDL (a change of its tables that no trigger
-	// sees), which Upgrade makes when the user is a superuser and the
-	// database has none, and why not when it has none.
-	Guard GuardState
+	// sees), which Upgrade makes (GuardMade) when the user is a superuser
+	// and the database has none; TablesOwner is the role that owns
+	// darrm's tables, which can change them without the guard.
+	Guarded, GuardMade bool
+	TablesOwner        string
 	// From is the old ledger's version.
 	From int
 	// Runs is the number of runs whose spends were carried over.
@@ -135,7 +137,9 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 		}
 		res.Current, res.Filter = true, old.header.Filter
 		if p, ok := s.(*pgStore); ok {
-			res.Guard, err = p.guard(ctx)
+			var g guardState
+			g, err = p.guard(ctx)
+			res.Guarded, res.GuardMade, res.TablesOwner = g.Guarded, g.Made, g.Owner
 		}
 		return res, err
 	}

@@ -57,8 +57,8 @@ func accountPerDraw(ctx context.Context, in votefile.Reader, opts AccountOptions
 		return nil, lr.Errorf("labels of K = %d teachers over %d classes, but the votes have K = %d over %d", m.K, m.Classes, in.K(), in.Classes())
 	case m.Ensemble != "" && in.Meta() != nil && m.Ensemble != in.Meta().Ensemble:
 		return nil, lr.Errorf("labels of ensemble %s, but the votes are of ensemble %s", m.Ensemble, in.Meta().Ensemble)
-	case m.Accounting != ensemble.FilterAccounting || m.Total == nil:
-		return nil, lr.HeaderErrorf("accounting %q: the labels of %s are accounted by the Gaussian-DP filter each draw was charged to (accounting %s), whose budget the header states as the total", m.Accounting, m.Mechanism, ensemble.FilterAccounting)
+	case m.Accounting != accountant.GDPFilter.String() || m.Total == nil:
+		return nil, lr.HeaderErrorf("accounting %q: the labels of %s are accounted by the Gaussian-DP filter each draw was charged to (accounting %s), whose budget the header states as the total", m.Accounting, m.Mechanism, accountant.GDPFilter)
 	}
 	if g, ok := opts.Mechanism.(ensemble.ProgressiveGNMax); ok {
 		g.Budget = mech.Budget

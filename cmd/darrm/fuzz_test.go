@@ -124,6 +124,23 @@ var fileCommands = []func(in, dir, counts string) []string{
 	},
 }
 
+// crossed returns the commands, of n, that a seed made for command i is
+// given to: every command, as a fuzzer starts from; under -short, only i,
+// whose run on it the target has checked, and the regression seeds added
+// one by one: the cross product runs each command many times more on
+// another's input, which it mostly refuses (in the CLI, some seconds of
+// CPU), and runs without -short.
+func crossed(i, n int) []int {
+	if testing.Short() {
+		return []int{i}
+	}
+	all := make([]int, n)
+	for j := range all {
+		all[j] = j
+	}
+	return all
+}
+
 // scheduled counts the ledgers FuzzFile declares a schedule for, and
 // those FuzzFlags makes.
 var scheduled int
@@ -197,7 +214,7 @@ func FuzzFile(f *testing.F) {
 		if code := runWith(testMemo, context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
 			f.Fatalf("darrm %v on its seed: exit %d", args, code)
 		}
-		for j := range fileCommands {
+		for _, j := range crossed(i, len(fileCommands)) {
 			f.Add(uint8(j), b)
 		}
 	}
@@ -286,7 +303,7 @@ func FuzzFlags(f *testing.F) {
 		if code := runWith(testMemo, context.Background(), args, strings.NewReader(""), io.Discard, io.Discard); code != 0 {
 			f.Fatalf("darrm %v: exit %d", args, code)
 		}
-		for j := range flagCommands {
+		for _, j := range crossed(i, len(flagCommands)) {
 			f.Add(uint8(j), seed[0], seed[1], seed[2])
 		}
 	}

@@ -69,16 +69,15 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 	if err != nil {
 		return err
 	}
-	low := p.Low
 	rec := cliout.Record{
 		field("accounting", setup.FilterAccounting), field("argument", total.Name()+": "+total.Reference()), field("mechanism", string(info.Name)),
 		field("levels", []float64(m.Levels)), field("kappa", m.Kappa), field("give_up", m.GiveUp), field("threshold", t1), field("sigma1", s1),
 		field("budget_eps", budget.Eps), field("budget_delta", budget.Delta), field("publish_eps", total.Guarantee.Eps), field("publish_delta", total.Guarantee.Delta),
 		field("mu_budget_squared", p.MuBudget2), field("min_agreement", p.MinAgreement),
 		field("expected_queries", p.Queries), field("expected_answered", p.Answered), field("expected_agreement", p.Agreement), field("expected_cost_per_query", p.Cost),
-		field("low_consensus_top", low.Top), field("low_consensus_queries", low.Queries), field("low_consensus_agreement", low.Agreement),
-		field("low_consensus_baseline", low.Baseline), field("low_consensus_baseline_mechanism", fmt.Sprintf("%s --threshold %s --sigma1 %s --sigma2 %s",
-			low.BaselineMechanism.Name(), setup.Num(low.BaselineMechanism.Threshold), setup.Num(low.BaselineMechanism.Sigma1), setup.Num(low.BaselineMechanism.Sigma2))),
+		field("low_consensus_top", p.LowTop), field("low_consensus_queries", p.LowQueries), field("low_consensus_agreement", p.LowAgreement),
+		field("low_consensus_baseline", p.LowBaseline), field("low_consensus_baseline_mechanism", fmt.Sprintf("%s --threshold %s --sigma1 %s --sigma2 %s",
+			p.Baseline.Name(), setup.Num(p.Baseline.Threshold), setup.Num(p.Baseline.Sigma1), setup.Num(p.Baseline.Sigma2))),
 		field("candidates", p.Candidates), field("feasible", p.Feasible), field("checked", p.Checked), field("sim_seed", p.Seed),
 		field("proxy_queries", len(proxy.Counts)), field("tuning", tuning),
 		field("note", "expected_* and low_consensus_* are estimates on the proxy votes (continuous noise of the deviations drawn, the best candidates checked again with fresh noise), not for publication as results on the private votes; "+

@@ -94,13 +94,13 @@ func DB(t testing.TB) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return newDB(t, admin, "", true)
+		return newDB(t, admin, admin.String(), "", true)
 	}
 	srv, err := sharedServer()
 	if err != nil {
 		fail(t, unavailableBecause(err, " and "+EnvURL+" names no server"))
 	}
-	return newDB(t, srv.adminURL(), srv.createOptions(), true)
+	return newDB(t, srv.adminURL(), srv.plainURL(), srv.createOptions(), true)
 }
 
 // sharedServer returns the test binary's server, starting it on the first
@@ -143,7 +143,7 @@ func NewServer(t testing.TB) *Server {
 // server when t ends.
 func (s *Server) DB(t testing.TB) string {
 	t.Helper()
-	return newDB(t, s.srv.adminURL(), s.srv.createOptions(), false)
+	return newDB(t, s.srv.adminURL(), s.srv.plainURL(), s.srv.createOptions(), false)
 }
 
 // Stop shuts the server down as pg_ctl stop does by default (fast: open
@@ -236,22 +236,23 @@ func parseAdminURL(s string) (*url.URL, error) {
 }
 
 // newDB creates a database with a new name on the server admin reaches,
-// with CREATE DATABASE's options, dropped when t ends if drop is set, and
-// returns admin's URL with that database.
-func newDB(t testing.TB, admin *url.URL, options string, drop bool) string {
+// connecting to conn (admin's URL, or one that says how to reach the
+// server better), with CREATE DATABASE's options, dropped when t ends if
+// drop is set, and returns admin's URL with that database.
+func newDB(t testing.TB, admin *url.URL, conn, options string, drop bool) string {
 	t.Helper()
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
 	}
 	name := "darrm_test_" + hex.EncodeToString(b[:])
-	if err := execSQL(admin, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+options); err != nil {
+	if err := execSQL(conn, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+options); err != nil {
 		t.Fatalf("pgtest: create database %s on %s: %v", name, admin.Host, err)
 	}
 	if drop {
 		t.Cleanup(func() {
 			// FORCE ends the sessions a test left open.
-			if err := execSQL(admin, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			if err := execSQL(conn, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
 				t.Errorf("pgtest: drop database %s on %s: %v", name, admin.Host, err)
 			}
 		})
@@ -262,10 +263,10 @@ func newDB(t testing.TB, admin *url.URL, options string, drop bool) string {
 }
 
 // execSQL runs one statement on a connection of its own to admin.
-func execSQL(admin *url.URL, sql string) error {
+func execSQL(admin string, sql string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, admin.String())
+	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,9 @@ func query[T any](t *testing.T, conn *pgx.Conn, sql string) T {
 // table; both are dropped when the tests end. On the throwaway server a
 // commit returns once it is written to the operating system.
 func TestDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the package's server (initdb and a start: about 2 s of CPU), which the ledger's TestPG runs on under -short too; runs without -short")
+	}
 	names := make([]string, 2)
 	t.Run("group", func(t *testing.T) {
 		for i := range names {

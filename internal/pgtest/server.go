@@ -156,6 +156,15 @@ func (s *server) adminURL() *url.URL {
 	}
 }
 
+// plainURL is adminURL asking for no TLS, which the server has not: pgx's
+// default, sslmode prefer, asks for it and then dials again without, and
+// each connection costs the server a process.
+func (s *server) plainURL() string {
+	u := s.adminURL()
+	u.RawQuery = "sslmode=disable"
+	return u.String()
+}
+
 // createOptions are the options of CREATE DATABASE on s. On a server that
 // does not sync, copying the template's files (FILE_COPY, PostgreSQL 15 and
 // later) costs less CPU than writing them through the WAL, the default:

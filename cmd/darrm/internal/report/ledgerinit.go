@@ -239,14 +239,14 @@ func LedgerUpgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
 	t := cliout.NewText(w)
 	if res.Current {
 		t.Line("ledger %s is of version %d, the current one: there is nothing to upgrade", path, ledger.Version)
-		if g := res.Guard; ledger.IsURL(path) {
+		if ledger.IsURL(path) {
 			switch {
-			case g.Made:
-				t.Line("its database now has darrm's guard against DDL: no role but a superuser changes darrm's tables (ALTER TABLE, CREATE OR REPLACE FUNCTION), not even their owner, %s", cliout.Escape(g.Owner))
-			case g.Guarded:
+			case res.GuardMade:
+				t.Line("its database now has darrm's guard against DDL: no role but a superuser changes darrm's tables (ALTER TABLE, CREATE OR REPLACE FUNCTION), not even their owner, %s", cliout.Escape(res.TablesOwner))
+			case res.Guarded:
 				t.Line("its database has darrm's guard against DDL: no role but a superuser changes darrm's tables")
 			default:
-				t.Line("its database has no guard against DDL: their owner, %s, can change darrm's tables without firing their triggers; a superuser makes the guard by running this command", cliout.Escape(g.Owner))
+				t.Line("its database has no guard against DDL: their owner, %s, can change darrm's tables without firing their triggers; a superuser makes the guard by running this command", cliout.Escape(res.TablesOwner))
 			}
 		}
 		return t.Close()

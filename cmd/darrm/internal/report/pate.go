@@ -10,7 +10,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
@@ -132,7 +131,7 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 			field("threshold", t1), field("sigma1", s1),
 			field("teachers", d.Teachers), field("classes", d.Classes), field("abstain", d.Abstain), field("neighbours", neighbours(d.Abstain)),
 			field("queries", r.Queries), field("answered", r.Answered), field("withheld", r.Withheld), field("unlabelled", unlabelled),
-			field("accounting", ensemble.FilterAccounting), field("budget_eps", m.Budget.Eps), field("budget_delta", m.Budget.Delta),
+			field("accounting", accountant.GDPFilter.String()), field("budget_eps", m.Budget.Eps), field("budget_delta", m.Budget.Delta),
 			field("eps_per_query", r.PerQuery.Eps), field("delta_per_query", r.PerQuery.Delta),
 			field("eps_data_dependent", nil), field("eps_released", nil),
 			field("data_dependent", "not offered: every draw was charged to the filter before it was drawn, so its budget is the guarantee, and no data-dependent bound is computed"),

@@ -27,7 +27,7 @@ import (
 const (
 	DataIndependent  = "data-independent"
 	PTRAccounting    = "ptr"
-	FilterAccounting = ensemble.FilterAccounting
+	FilterAccounting = "gdp-filter" // accountant.GDPFilter's name, as a label file's header states it
 )
 
 // PerDraw reports whether mechanism info can be charged per draw to a

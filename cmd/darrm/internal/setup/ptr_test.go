@@ -30,3 +30,11 @@ func TestPTRFailedMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterAccounting: --accounting's per-draw name is the name of the
+// filter each draw is charged to, as the label file's header states it.
+func TestFilterAccounting(t *testing.T) {
+	if FilterAccounting != accountant.GDPFilter.String() {
+		t.Errorf("FilterAccounting = %q, the filter is %q", FilterAccounting, accountant.GDPFilter)
+	}
+}
