@@ -64,7 +64,7 @@ func newAccountComposeCmd() *cobra.Command {
 	}
 	return newAccount("compose", "Total privacy of k composed (eps, delta)-DP steps (e.g. Q queries)", &f, stepFlags, func(*cobra.Command) (report.Document, error) {
 		step := accountant.Guarantee{Eps: f.Step, Delta: f.Delta}
-		total, err := accountant.Composition{Method: f.Method, DeltaPrime: f.DeltaPrime}.Compose(step, f.Steps)
+		total, err := f.Composition().Compose(step, f.Steps)
 		return report.AccountCompose{Method: f.Method, DeltaPrime: f.DeltaPrime, Steps: f.Steps, Step: step, Total: total}, err
 	})
 }
@@ -84,7 +84,7 @@ func newAccountQueriesCmd() *cobra.Command {
 		if d.Queries, err = f.Composition().MaxSteps(d.Step, accountant.Budget{Guarantee: d.Budget}); err != nil || d.Queries == 0 {
 			return d, err
 		}
-		d.Total, err = accountant.Composition{Method: f.Method, DeltaPrime: f.DeltaPrime}.Compose(d.Step, d.Queries)
+		d.Total, err = f.Composition().Compose(d.Step, d.Queries)
 		return d, err
 	})
 }
@@ -102,7 +102,7 @@ func newAccountStepEpsCmd() *cobra.Command {
 		if d.Step, err = f.Composition().StepEps(f.BudgetEps, f.Delta, f.Steps); err != nil {
 			return nil, err
 		}
-		d.Total, err = accountant.Composition{Method: f.Method, DeltaPrime: f.DeltaPrime}.Compose(accountant.Guarantee{Eps: d.Step, Delta: f.Delta}, f.Steps)
+		d.Total, err = f.Composition().Compose(accountant.Guarantee{Eps: d.Step, Delta: f.Delta}, f.Steps)
 		return d, err
 	})
 }

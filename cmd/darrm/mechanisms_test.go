@@ -107,3 +107,7 @@ func TestMechanismWith(t *testing.T) {
 
 // testMechanisms returns darrm's mechanisms as the command knows them.
 func testMechanisms() *setup.Mechanisms { return setup.NewMechanisms(ensemble.Mechanisms()) }
+
+// newRootCmd builds darrm's command tree for a run on args with darrm's
+// mechanisms (ensemble.Mechanisms): newRootCmdOf.
+func newRootCmd(args ...string) *cobra.Command { return newRootCmdOf(testMechanisms(), args...) }

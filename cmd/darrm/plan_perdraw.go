@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/plan"
@@ -55,15 +53,7 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 			"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
 	}
 	m := p.Mechanism
-	// The votes to be released are read as --votes was, K and C stated
-	// (class labels need them), and without a metadata header with the
-	// data split the release asserts: the line runs as printed.
-	line := append([]string{"darrm", "aggregate", "VOTES"}, votesReading(cmd)...)
-	line = append(line, "--K", strconv.Itoa(proxy.K), "--classes", strconv.Itoa(proxy.Classes))
-	if fs.Changed("partition") {
-		line = append(line, "--partition", f.Partition.String())
-	}
-	line = append(line, "--mechanism", string(info.Name), "--levels", levelsText(m.Levels), "--kappa", setup.Num(m.Kappa))
+	line := append(f.aggregateLine(cmd, proxy.K, proxy.Classes, info.Name), "--levels", levelsText(m.Levels), "--kappa", setup.Num(m.Kappa))
 	if m.GiveUp != 0 {
 		line = append(line, "--give-up", setup.Num(m.GiveUp))
 	}
@@ -75,12 +65,10 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 	if m.Sigma1 != 0 {
 		t1, s1 = m.Threshold, m.Sigma1
 	}
-	gdp := accountant.GDPFilter
-	total, err := (accountant.Account{Filter: &gdp, Budget: &accountant.Budget{Guarantee: budget}}).Publish(setup.Memo(cmd))
+	total, err := (accountant.Account{Filter: new(accountant.GDPFilter), Budget: &accountant.Budget{Guarantee: budget}}).Publish(setup.Memo(cmd))
 	if err != nil {
 		return err
 	}
-	field := func(k string, v any) cliout.Field { return cliout.Field{Key: k, Val: v} }
 	rec := cliout.Record{
 		field("accounting", setup.FilterAccounting), field("argument", total.Name()+": "+total.Reference()), field("mechanism", string(info.Name)),
 		field("levels", []float64(m.Levels)), field("kappa", m.Kappa), field("give_up", m.GiveUp), field("threshold", t1), field("sigma1", s1),
@@ -95,19 +83,7 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 		field("note", "expected_* and low_consensus_* are estimates on the proxy votes (continuous noise of the deviations drawn, the best candidates checked again with fresh noise), not for publication as results on the private votes; "+
 			"the guard: on the proxy's lowest-consensus fifth (plurality count <= low_consensus_top) the labels agree with the plurality at least as often as the baseline's; run aggregate with these settings on the private votes: the total to publish is the budget"),
 	}
-	if f.Format != cliout.Table {
-		rec = append(rec, field("aggregate", shellLine(line)))
-	}
-	w := cmd.OutOrStdout()
-	if err := cliout.WriteRecord(w, f.Format, rec); err != nil || f.Format != cliout.Table {
-		return err
-	}
-	// The command, to be run as printed: its lines continued, not wrapped.
-	for i, word := range line {
-		line[i] = shellWord(word)
-	}
-	_, err = fmt.Fprintf(w, "\nTo release them (VOTES: the votes to release, read as --votes was):\n%s\n", report.ShellLines(line, cliout.Width))
-	return err
+	return writePlan(cmd, f.Format, rec, line)
 }
 
 // levelsText formats levels as --levels takes them: 100,75,56,45.

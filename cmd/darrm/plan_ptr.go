@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/pate"
+	"github.com/darrm/darrm/provenance"
 )
 
 // ptrPlanPass is the probability on the proxy votes with which the test
@@ -76,21 +77,13 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 	if fs.Changed("delta") {
 		delta = f.Target
 	}
-	// The votes to be released are read as --votes was (--private-votes
-	// too), with K stated, as the plan allowed abstentions; without a
-	// metadata header, the line states the data split the release asserts.
-	words := append([]string{"darrm", "aggregate", "VOTES"}, votesReading(cmd)...)
-	words = append(words, "--K", strconv.Itoa(f.K), "--classes", strconv.Itoa(f.Classes))
-	if fs.Changed("partition") {
-		words = append(words, "--partition", f.Partition.String())
-	}
-	words = append(words, "--mechanism", string(info.Name))
+	// K is stated as the plan allowed abstentions (aggregateLine).
+	words := f.aggregateLine(cmd, f.K, f.Classes, info.Name)
 	if m.Confident() {
 		words = append(words, "--threshold", setup.Num(m.Threshold), "--sigma1", setup.Num(m.Sigma1))
 	}
 	words = append(words, "--sigma2", setup.Num(m.Sigma2), "--delta", setup.Num(delta), "--budget-eps", setup.Num(budget.Eps), "--budget-delta", setup.Num(budget.Delta),
 		"--accounting", "ptr", "--max-queries", strconv.Itoa(n), "--out", "labels.csv")
-	field := func(k string, v any) cliout.Field { return cliout.Field{Key: k, Val: v} }
 	rec := cliout.Record{
 		field("accounting", "ptr"), field("argument", pate.PTRArgument), field("mechanism", string(info.Name)),
 		field("budget_eps", budget.Eps), field("budget_delta", budget.Delta),
@@ -98,18 +91,42 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 		field("publish_eps", r.Publish.Eps), field("publish_delta", r.Publish.Delta), field("test_eps", r.Test.Eps), field("test_delta", r.Test.Delta),
 		field("order", r.Order), field("proposal_rdp", r.Proposal), field("tuning", tuning),
 	}
-	if f.Format != cliout.Table {
+	return writePlan(cmd, f.Format, rec, words, field("note", "the proposal: run aggregate with --max-queries "+strconv.Itoa(n)+" on the private votes; never choose it from them"))
+}
+
+// aggregateLine starts the aggregate line that a plan on proxy votes
+// prints, to be run as printed: the votes to release read as --votes was
+// (--private-votes too), K and C stated (class labels need them), the
+// data split the release asserts when --votes has no metadata header
+// (--partition), and the mechanism.
+func (f *planFlags) aggregateLine(cmd *cobra.Command, k, classes int, name provenance.MechanismName) []string {
+	words := append([]string{"darrm", "aggregate", "VOTES"}, votesReading(cmd)...)
+	words = append(words, "--K", strconv.Itoa(k), "--classes", strconv.Itoa(classes))
+	if cmd.Flags().Changed("partition") {
+		words = append(words, "--partition", f.Partition.String())
+	}
+	return append(words, "--mechanism", string(name))
+}
+
+// writePlan writes the record rec of a plan that releases by the
+// aggregate line words: in JSON or CSV with the line as its field
+// "aggregate", before the fields last; in a table, the line after it,
+// continued across lines, not wrapped, to be run as printed.
+func writePlan(cmd *cobra.Command, format cliout.Format, rec cliout.Record, words []string, last ...cliout.Field) error {
+	if format != cliout.Table {
 		rec = append(rec, field("aggregate", shellLine(words)))
 	}
-	rec = append(rec, field("note", "the proposal: run aggregate with --max-queries "+strconv.Itoa(n)+" on the private votes; never choose it from them"))
+	rec = append(rec, last...)
 	w := cmd.OutOrStdout()
-	if err := cliout.WriteRecord(w, f.Format, rec); err != nil || f.Format != cliout.Table {
+	if err := cliout.WriteRecord(w, format, rec); err != nil || format != cliout.Table {
 		return err
 	}
-	// The command, to be run as printed: its lines continued, not wrapped.
 	for i, word := range words {
 		words[i] = shellWord(word)
 	}
-	_, err = fmt.Fprintf(w, "\nTo release them (VOTES: the votes to release, read as --votes was):\n%s\n", report.ShellLines(words, cliout.Width))
+	_, err := fmt.Fprintf(w, "\nTo release them (VOTES: the votes to release, read as --votes was):\n%s\n", report.ShellLines(words, cliout.Width))
 	return err
 }
+
+// field is a field of a plan's record.
+func field(key string, val any) cliout.Field { return cliout.Field{Key: key, Val: val} }

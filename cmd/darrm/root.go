@@ -9,7 +9,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/outputs"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
 )
 
@@ -37,7 +36,7 @@ func newCmd(help string, cmd *cobra.Command, flags any) *cobra.Command {
 }
 
 // subcommand is one of darrm's commands: its name, as the first argument
-// of a run gives it (newRootCmd), and its constructor, given the
+// of a run gives it (newRootCmdOf), and its constructor, given the
 // mechanisms of release of the run (those of the commands that release,
 // plan or account with a mechanism).
 type subcommand struct {
@@ -54,12 +53,6 @@ func plain(build func() *cobra.Command) func(*setup.Mechanisms) *cobra.Command {
 // command in an init function, so that commands can be added without
 // editing this file.
 var subcommands []subcommand
-
-// newRootCmd builds darrm's command tree for a run on args with darrm's
-// mechanisms (ensemble.Mechanisms): newRootCmdOf.
-func newRootCmd(args ...string) *cobra.Command {
-	return newRootCmdOf(setup.NewMechanisms(ensemble.Mechanisms()), args...)
-}
 
 // newRootCmdOf builds darrm's command tree for a run on args, whose
 // commands release, plan and account with the mechanisms ms: of darrm's

@@ -492,7 +492,7 @@ func RequireFlags(cmd *cobra.Command, names ...string) error {
 // and leaves out the fields keep refuses (nil: none).
 func FieldFlags(v any, keep func(reflect.StructTag) bool) []string {
 	var out []string
-	eachFlagField(reflect.ValueOf(v), keep, func(names []string, _ reflect.Value) { out = append(out, names...) })
+	EachFlagField(reflect.ValueOf(v), keep, func(names []string, _ reflect.StructTag, _ reflect.Value) { out = append(out, names...) })
 	return out
 }
 
@@ -500,7 +500,7 @@ func FieldFlags(v any, keep func(reflect.StructTag) bool) []string {
 // their first flag.
 func FieldValues(v any, keep func(reflect.StructTag) bool) map[string]any {
 	out := map[string]any{}
-	eachFlagField(reflect.ValueOf(v), keep, func(names []string, f reflect.Value) { out[names[0]] = f.Interface() })
+	EachFlagField(reflect.ValueOf(v), keep, func(names []string, _ reflect.StructTag, f reflect.Value) { out[names[0]] = f.Interface() })
 	return out
 }
 
@@ -510,7 +510,7 @@ func FieldValues(v any, keep func(reflect.StructTag) bool) map[string]any {
 // (a number, or a TextValue) if it reads as one (a list does not). A field
 // of another type takes its value from values alone.
 func SetFields(fs *pflag.FlagSet, p any, keep func(reflect.StructTag) bool, values map[string]any) {
-	eachFlagField(reflect.ValueOf(p).Elem(), keep, func(names []string, f reflect.Value) {
+	EachFlagField(reflect.ValueOf(p).Elem(), keep, func(names []string, _ reflect.StructTag, f reflect.Value) {
 		for _, n := range names {
 			if v, ok := values[n]; ok {
 				f.Set(reflect.ValueOf(v))
@@ -529,18 +529,19 @@ func SetFields(fs *pflag.FlagSet, p any, keep func(reflect.StructTag) bool, valu
 	})
 }
 
-// eachFlagField calls fn with the flags of each field of the struct v
-// that names some (FieldFlags) and keep keeps, and the field, descending
-// into an embedded struct without flags, whose fields keep judges.
-func eachFlagField(v reflect.Value, keep func(reflect.StructTag) bool, fn func(names []string, f reflect.Value)) {
+// EachFlagField calls fn with the flags of each field of the struct v
+// that names some (FieldFlags) and keep keeps, its tag and the field, in
+// order, descending into an embedded struct without flags, whose fields
+// keep judges: the one walk of the settings a struct's tags name.
+func EachFlagField(v reflect.Value, keep func(reflect.StructTag) bool, fn func(names []string, tag reflect.StructTag, f reflect.Value)) {
 	for i := range v.NumField() {
 		field := v.Type().Field(i)
 		switch tag, ok := field.Tag.Lookup("flag"); {
 		case !ok && field.Anonymous && field.Type.Kind() == reflect.Struct:
-			eachFlagField(v.Field(i), keep, fn)
+			EachFlagField(v.Field(i), keep, fn)
 		case !ok || keep != nil && !keep(field.Tag):
 		default:
-			fn(strings.Split(tag, ","), v.Field(i))
+			fn(strings.Split(tag, ","), field.Tag, v.Field(i))
 		}
 	}
 }

@@ -187,7 +187,7 @@ func (d AccountShuffleg) Write(w io.Writer, f cliout.Format) error {
 		common = append(common, field("S", *d.S))
 	}
 	if d.N != nil || d.ND != nil {
-		common = append(common, field("n", valueOr(d.N)), field("n_d", valueOr(d.ND)))
+		common = append(common, field("n", valueOf(d.N)), field("n_d", valueOf(d.ND)))
 	}
 	var rows []cliout.Record
 	for _, n := range d.Rows {
@@ -228,11 +228,3 @@ func (d AccountRR) Write(w io.Writer, f cliout.Format) error {
 
 // field is a record's field.
 func field(key string, val any) cliout.Field { return cliout.Field{Key: key, Val: val} }
-
-// valueOr returns *p, or 0 when p is nil.
-func valueOr(p *int) int {
-	if p == nil {
-		return 0
-	}
-	return *p
-}

@@ -273,8 +273,7 @@ func NewAggregate(r Release) (Aggregate, error) {
 	}
 	// A PTR release whose test failed read no query to label.
 	if r.Votes.MayAbstain() && (r.PTR == nil || res.Released > 0) {
-		n := r.Votes.Abstained()
-		out.Abstained, out.NotForPublication = &n, []string{"votes_abstained"}
+		out.Abstained, out.NotForPublication = new(r.Votes.Abstained()), []string{"votes_abstained"}
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/votefile"
 )
@@ -36,10 +37,11 @@ func settingsOf(m ensemble.Mechanism) settings {
 	return s
 }
 
-// valueOf returns *p, or 0 when p is nil.
-func valueOf(p *float64) float64 {
+// valueOf returns *p, or the zero value when p is nil.
+func valueOf[T any](p *T) T {
 	if p == nil {
-		return 0
+		var zero T
+		return zero
 	}
 	return *p
 }
@@ -56,22 +58,15 @@ type number struct {
 // whatever it is.
 func numbers(m ensemble.Mechanism, in votefile.Input) []number {
 	var out []number
-	var walk func(v reflect.Value)
-	walk = func(v reflect.Value) {
-		for i := range v.NumField() {
-			f := v.Type().Field(i)
-			name, flag := f.Tag.Lookup("flag")
-			kind, only := f.Tag.Lookup("votes")
-			switch {
-			case !flag && f.Anonymous && f.Type.Kind() == reflect.Struct:
-				walk(v.Field(i))
-			case !flag || only && !strings.HasPrefix(in.String(), kind+" ") || f.Type.Kind() != reflect.Float64:
-			default:
-				out = append(out, number{strings.Split(name, ",")[0], v.Field(i).Float()})
-			}
-		}
+	onVotes := func(tag reflect.StructTag) bool {
+		kind, only := tag.Lookup("votes")
+		return !only || strings.HasPrefix(in.String(), kind+" ")
 	}
-	walk(reflect.ValueOf(m))
+	cli.EachFlagField(reflect.ValueOf(m), onVotes, func(names []string, _ reflect.StructTag, v reflect.Value) {
+		if v.Kind() == reflect.Float64 {
+			out = append(out, number{names[0], v.Float()})
+		}
+	})
 	return out
 }
 

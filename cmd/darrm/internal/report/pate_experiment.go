@@ -185,11 +185,7 @@ type PATEMechanism struct {
 // settings are m (ensemble.Mechanism's GNMax).
 func NewPATEMechanism(m ensemble.Mechanism, r pate.Result) PATEMechanism {
 	s := settingsOf(m)
-	var sigma2 float64
-	if s.Sigma2 != nil {
-		sigma2 = *s.Sigma2
-	}
-	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: sigma2, Levels: s.Levels, Kappa: s.Kappa, GiveUp: s.GiveUp, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
+	row := PATEMechanism{Mechanism: r.Mechanism, Sigma2: valueOf(s.Sigma2), Levels: s.Levels, Kappa: s.Kappa, GiveUp: s.GiveUp, Queries: r.Queries, Answered: r.Answered, Reached: r.Reached, Accuracy: r.Accuracy,
 		Directions: r.Directions.String(), EpsIndependent: r.EpsIndependent, EpsDependent: r.EpsDependent, Order: r.Order, EpsReleased: r.EpsReleased, EpsGuarantee: r.Publish.Guarantee.Eps, SSError: r.SSError, Delta: r.Delta}
 	row.Threshold, row.Sigma1 = s.Threshold, s.Sigma1
 	if ss := r.Smooth; ss.Order != 0 {

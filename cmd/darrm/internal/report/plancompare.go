@@ -89,17 +89,16 @@ func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecisio
 // setParameters sets the row's parameters from the plan's request.
 func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 	q := pl.Request
-	v := func(x float64) *float64 { return &x }
 	s := settingsOf(q.Mechanism)
 	r.Threshold, r.Sigma1, r.Sigma2, r.LaplaceScale = s.Threshold, s.Sigma1, s.Sigma2, s.Scale
 	ns := numbers(q.Mechanism, ensemble.VotesOf(q.Mechanism, q.Classes))
 	for _, n := range ns {
 		if n.flag == "target-eps" {
-			r.TargetEps = v(n.v)
+			r.TargetEps = new(n.v)
 		}
 	}
 	if hasDelta(ns) {
-		r.Delta = v(pl.Count.PerQuery.Delta)
+		r.Delta = new(pl.Count.PerQuery.Delta)
 	}
 }
 

@@ -97,10 +97,7 @@ const drawn = "noise"
 // in the order of its fields; with m, the teachers' --eps and --Delta
 // after it, of which m·eps is its target.
 func FlagsOf(m ensemble.Mechanism, in votefile.Input) []string {
-	own := cli.FieldFlags(m, func(tag reflect.StructTag) bool {
-		_, help := tag.Lookup("help")
-		return help && OnVotes(in)(tag)
-	})
+	own := cli.FieldFlags(m, ownSettings(in))
 	out := slices.Clone(own)
 	for _, fl := range cli.FieldFlags(m, OnVotes(in)) {
 		if !slices.Contains(own, fl) && fl != drawn {
@@ -111,6 +108,15 @@ func FlagsOf(m ensemble.Mechanism, in votefile.Input) []string {
 		}
 	}
 	return out
+}
+
+// ownSettings keeps the fields of a mechanism that are its own settings
+// on votes of kind in: those with a help tag (FlagsOf, BindSettings).
+func ownSettings(in votefile.Input) func(reflect.StructTag) bool {
+	return func(tag reflect.StructTag) bool {
+		_, help := tag.Lookup("help")
+		return help && OnVotes(in)(tag)
+	}
 }
 
 // OnVotes keeps the fields of a mechanism that are settings on votes of
@@ -221,13 +227,19 @@ func (ms *Mechanisms) LookupFlag(cmd *cobra.Command, name provenance.MechanismNa
 // Names lists the names of the mechanisms that keep keeps, each once, in
 // the registry's order, separated by sep.
 func (ms *Mechanisms) Names(keep func(MechanismInfo) bool, sep string) string {
+	return provenance.JoinMechanisms(ms.names(keep), sep)
+}
+
+// names returns the names of the mechanisms that keep keeps, each once, in
+// the registry's order.
+func (ms *Mechanisms) names(keep func(MechanismInfo) bool) []provenance.MechanismName {
 	var names []provenance.MechanismName
 	for _, m := range ms.infos {
 		if keep(m) && !slices.Contains(names, m.Name) {
 			names = append(names, m.Name)
 		}
 	}
-	return provenance.JoinMechanisms(names, sep)
+	return names
 }
 
 // ofKind keeps the mechanisms for votes of kind in (Names).
@@ -286,34 +298,18 @@ func (ms *Mechanisms) BindSettings(cmd *cobra.Command, kinds ...votefile.Input) 
 		if !on(info) {
 			continue
 		}
-		eachSetting(reflect.ValueOf(info.mech), OnVotes(info.Input), func(name, help string, t reflect.Type) {
+		cli.EachFlagField(reflect.ValueOf(info.mech), ownSettings(info.Input), func(names []string, tag reflect.StructTag, v reflect.Value) {
+			name, t := names[0], v.Type()
 			if fs.Lookup(name) != nil {
 				return
 			}
 			by := ms.Names(func(o MechanismInfo) bool { return on(o) && slices.Contains(o.Flags(), name) }, ", ")
-			cli.Flag{Name: name, Default: reflect.Zero(t).Interface(), Usage: abbreviate(by) + ": " + help}.Add(fs, reflect.New(t).Interface())
+			cli.Flag{Name: name, Default: reflect.Zero(t).Interface(), Usage: abbreviate(by) + ": " + tag.Get("help")}.Add(fs, reflect.New(t).Interface())
 		})
 	}
 	for _, name := range []string{"gamma", "no-solve"} {
 		if fl := fs.Lookup(name); fl != nil {
 			fl.Usage = abbreviate(ms.Names(func(m MechanismInfo) bool { return m.Uses.Gamma }, ", ")) + ": " + fl.Usage
-		}
-	}
-}
-
-// eachSetting calls fn with the flag, help and type of each field of the
-// struct v that keep keeps and that has a help tag, in order, descending
-// into embedded structs.
-func eachSetting(v reflect.Value, keep func(reflect.StructTag) bool, fn func(name, help string, t reflect.Type)) {
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		name, flag := f.Tag.Lookup("flag")
-		help, helped := f.Tag.Lookup("help")
-		switch {
-		case !flag && f.Anonymous && f.Type.Kind() == reflect.Struct:
-			eachSetting(v.Field(i), keep, fn)
-		case flag && helped && keep(f.Tag):
-			fn(strings.Split(name, ",")[0], help, f.Type)
 		}
 	}
 }

@@ -138,8 +138,7 @@ func (f *ProblemFlags) checkRelation(p resolve.Resolved, files []resolve.Stated)
 // not given is 0: pure. More than one eps is a usage error: a release
 // has one.
 func OneVoteTarget(fs *pflag.FlagSet, eps []float64, delta *float64) (resolve.Stated, error) {
-	rel := accountant.OneVote
-	s := resolve.Stated{Relation: &rel, TargetDelta: delta}
+	s := resolve.Stated{Relation: new(accountant.OneVote), TargetDelta: delta}
 	switch {
 	case !fs.Changed("target-eps") || len(eps) == 0:
 	case len(eps) == 1:

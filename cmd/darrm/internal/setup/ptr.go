@@ -56,14 +56,7 @@ func (ms *Mechanisms) PerDrawNames() string {
 // sorted lists the names of the mechanisms that keep keeps, each once, in
 // alphabetical order, separated by sep.
 func (ms *Mechanisms) sorted(keep func(MechanismInfo) bool, sep string) string {
-	var names []provenance.MechanismName
-	for _, m := range ms.infos {
-		if keep(m) && !slices.Contains(names, m.Name) {
-			names = append(names, m.Name)
-		}
-	}
-	slices.Sort(names)
-	return provenance.JoinMechanisms(names, sep)
+	return provenance.JoinMechanisms(slices.Sorted(slices.Values(ms.names(keep))), sep)
 }
 
 // PTRFlagNames are the flags that set the parameters of a PTR release.
