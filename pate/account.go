@@ -215,24 +215,14 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		}
 		a := answerUnknown
 		if lr := opts.Labels; lr != nil {
-			if !lr.Next() {
-				if err := lr.Err(); err != nil {
-					return nil, err
-				}
-				if n == 1 {
-					return nil, lr.Errorf("no label rows: nothing was released")
-				}
+			var ended bool
+			if a, ended, err = labelOf(lr, q, n); err != nil {
+				return nil, err
+			}
+			if ended {
 				labelled = false
 				out.Unlabelled++
 				continue
-			}
-			row := lr.Row()
-			if row.ID != q.Key() {
-				return nil, lr.Errorf("row %d: id %s, but query %d of the votes has id %s: the labels are of other votes", row.Index, param.Quote(row.ID), n, param.Quote(q.Key()))
-			}
-			a = answerWithheld
-			if row.Answered {
-				a = answerGiven
 			}
 		}
 		queries = n
@@ -250,10 +240,10 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	if err := in.Err(); err != nil {
 		return nil, err
 	}
-	if lr := opts.Labels; lr != nil && labelled && lr.Next() {
-		return nil, lr.Errorf("row %d: more rows than the votes have queries", lr.Row().Index)
-	} else if lr != nil && lr.Err() != nil {
-		return nil, lr.Err()
+	if lr := opts.Labels; lr != nil {
+		if err := labelsEnd(lr, labelled); err != nil {
+			return nil, err
+		}
 	}
 	if out.PTR, err = labelsPTR(mo, opts, in.Classes(), queries); err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -102,23 +101,17 @@ func accountPerDraw(ctx context.Context, in votefile.Reader, opts AccountOptions
 			out.Unlabelled++
 			continue
 		}
-		if !lr.Next() {
-			if err := lr.Err(); err != nil {
-				return nil, err
-			}
-			if n == 1 {
-				return nil, lr.Errorf("no label rows: nothing was released")
-			}
+		a, ended, err := labelOf(lr, q, n)
+		if err != nil {
+			return nil, err
+		}
+		if ended {
 			labelled = false
 			out.Unlabelled++
 			continue
 		}
-		row := lr.Row()
-		if row.ID != q.Key() {
-			return nil, lr.Errorf("row %d: id %s, but query %d of the votes has id %s: the labels are of other votes", row.Index, param.Quote(row.ID), n, param.Quote(q.Key()))
-		}
 		fa.Queries++
-		if row.Answered {
+		if a == answerGiven {
 			fa.Answered++
 		} else {
 			fa.Withheld++
@@ -127,10 +120,8 @@ func accountPerDraw(ctx context.Context, in votefile.Reader, opts AccountOptions
 	if err := in.Err(); err != nil {
 		return nil, err
 	}
-	if labelled && lr.Next() {
-		return nil, lr.Errorf("row %d: more rows than the votes have queries", lr.Row().Index)
-	} else if lr.Err() != nil {
-		return nil, lr.Err()
+	if err := labelsEnd(lr, labelled); err != nil {
+		return nil, err
 	}
 	out.Votes, out.Filter = key.sum(), fa
 	return out, nil
