@@ -10,7 +10,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
-	"github.com/darrm/darrm/internal/headercheck"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -135,29 +134,36 @@ func TestCalibrated(t *testing.T) {
 // TestReleaseChecksHeaderOnce: Release checks the votes' metadata header
 // once (provenance.CheckHeader), for the teachers' guarantee and the
 // binding alike, when the caller did not (ReleaseSpec.Header nil); not
-// again when the caller did; and refuses a check of another header.
+// again when the caller did; and refuses a check of another header. The
+// votes' Meta turns into a header that fails the check after the reads
+// a release may make: a release that reads it once more (checks it twice,
+// or again after its caller) fails, and one that does not read it at all
+// (checks nothing) labels a header that fails the check.
 func TestReleaseChecksHeaderOnce(t *testing.T) {
 	head, _ := statedMeta(5, 0.1, 1e-5).AppendHeader(nil, votefile.FormatCSV)
 	votes := string(head) + "1,1,1,0,0\n0,0,0,1,1\n"
-	open := func() votefile.Reader {
+	open := func(reads int) votefile.Reader {
 		in, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader(votes)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return in
+		return &metaReads{Reader: in, left: reads}
 	}
 	for _, tc := range []struct {
 		name     string
 		teachers *accountant.Guarantee
-		checked  bool  // the caller checked the header (ReleaseSpec.Header)
-		want     int64 // checks by Release
+		checked  bool // the caller checked the header (ReleaseSpec.Header)
+		reads    int  // the reads of Meta before it fails the check
+		wantErr  bool
 	}{
-		{"teachers from the header", nil, false, 1},
-		{"teachers given", &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, false, 1},
-		{"header checked by the caller", nil, true, 0},
-		{"header checked by the caller, teachers given", &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, true, 0},
+		{"teachers from the header", nil, false, 1, false},
+		{"teachers given", &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, false, 1, false},
+		{"teachers from the header, no check passes", nil, false, 0, true},
+		{"teachers given, no check passes", &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, false, 0, true},
+		{"header checked by the caller", nil, true, 1, false},
+		{"header checked by the caller, teachers given", &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, true, 1, false},
 	} {
-		in := open()
+		in := open(tc.reads)
 		s := ReleaseSpec{Votes: in, Mechanism: RR{Target: Target{M: 3}}, Teachers: tc.teachers,
 			Sink: LabelSink{Stdout: &bytes.Buffer{}, Format: votefile.FormatCSV}, Random: noise.NewSeededSource(1), Options: ReleaseOptions{Experiment: true}}
 		if tc.checked {
@@ -167,23 +173,42 @@ func TestReleaseChecksHeaderOnce(t *testing.T) {
 			}
 			s.Header = h
 		}
-		before := headercheck.Checks()
 		out, err := Release(context.Background(), s)
-		if err != nil || out.Result.Released != 2 {
-			t.Fatalf("%s: released %d: %v", tc.name, out.Result.Released, err)
-		}
-		if n := headercheck.Checks() - before; n != tc.want {
-			t.Errorf("%s: Release checked the header %d times, want %d", tc.name, n, tc.want)
+		switch {
+		case tc.wantErr && err == nil:
+			t.Errorf("%s: released %d labels of a header that fails the check", tc.name, out.Result.Released)
+		case tc.wantErr && !strings.Contains(err.Error(), `relation "no-such-relation"`):
+			t.Errorf("%s: %v, want the header's check refusing its relation", tc.name, err)
+		case !tc.wantErr && (err != nil || out.Result.Released != 2):
+			t.Errorf("%s: released %d: %v (a second check of the header?)", tc.name, out.Result.Released, err)
 		}
 	}
 	other, err := provenance.CheckHeader(statedMeta(5, 0.1, 1e-5))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := ReleaseSpec{Votes: open(), Header: other, Mechanism: RR{Target: Target{M: 3}},
+	s := ReleaseSpec{Votes: open(1), Header: other, Mechanism: RR{Target: Target{M: 3}},
 		Sink: LabelSink{Stdout: &bytes.Buffer{}, Format: votefile.FormatCSV}, Random: noise.NewSeededSource(1), Options: ReleaseOptions{Experiment: true}}
 	var re *ReleaseError
 	if _, err := Release(context.Background(), s); !errors.As(err, &re) || re.Step != StepBuild || !strings.Contains(err.Error(), "ReleaseSpec.Header") {
 		t.Errorf("the check of another header: %v, want refused at build naming ReleaseSpec.Header", err)
 	}
+}
+
+// metaReads is votes whose Meta is their header for its first left
+// reads, and after those one of the same file that fails the check (its
+// relation unknown): the same pointer, so that a CheckedHeader made from
+// an earlier read still belongs to these votes.
+type metaReads struct {
+	votefile.Reader
+	left int
+}
+
+func (r *metaReads) Meta() *votefile.Meta {
+	m := r.Reader.Meta()
+	if r.left == 0 {
+		m.Relation = "no-such-relation"
+	}
+	r.left--
+	return m
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -53,6 +54,11 @@ type AccountOptions struct {
 	// a PTR release, and its total (AccountResult.Publish). nil keeps
 	// nothing from one call to the next.
 	Memo *accountant.Memo
+	// Header is the votes' metadata header, checked where they were
+	// opened (provenance.CheckHeader of the votes' Meta), which the
+	// account compares with and does not check again; nil: Account
+	// checks it, once.
+	Header *provenance.CheckedHeader
 }
 
 // Recorded are the releases that the privacy ledger Ledger, of id ID and
@@ -169,8 +175,18 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	if err := opts.checkMechanism(); err != nil {
 		return nil, err
 	}
+	h := opts.Header
+	switch {
+	case h == nil:
+		var err error
+		if h, err = provenance.CheckHeader(in.Meta()); err != nil {
+			return nil, err
+		}
+	case h.Meta() != in.Meta():
+		return nil, errors.New("AccountOptions.Header is the check of another header than the one of the votes (their Meta)")
+	}
 	oneVote := accountant.OneVote
-	b, err := provenance.Check(in.Meta(), provenance.Stated{By: "the " + string(opts.Mechanism.Name()) + " mechanism", Relation: &oneVote})
+	b, err := h.Check(provenance.Stated{By: "the " + string(opts.Mechanism.Name()) + " mechanism", Relation: &oneVote})
 	if err != nil {
 		return nil, err
 	}

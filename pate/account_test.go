@@ -94,6 +94,33 @@ func TestAccount(t *testing.T) {
 	}
 }
 
+// TestAccountChecksHeaderOnce: Account compares with the votes' header
+// its caller checked (AccountOptions.Header) and does not check it again
+// (a header that would now fail the check is accounted), checks it itself
+// when not given, and refuses the check of another header.
+func TestAccountChecksHeaderOnce(t *testing.T) {
+	counts, _ := syntheticCounts(20, 4)
+	opts := AccountOptions{Memo: ptrMemo, Mechanism: paperMechanisms()[0].mech(), Delta: paperDelta}
+	in := countsReader(t, counts, accountant.OneVote)
+	h, err := provenance.CheckHeader(in.Meta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Meta().Relation = "no-such-relation"
+	given := opts
+	given.Header = h
+	if _, err := Account(t.Context(), in, given); err != nil {
+		t.Errorf("the header checked by the caller: %v (checked again?)", err)
+	}
+	if _, err := Account(t.Context(), in, opts); err == nil || !strings.Contains(err.Error(), `relation "no-such-relation"`) {
+		t.Errorf("no header given: %v, want Account's check refusing the relation", err)
+	}
+	other := countsReader(t, counts, accountant.OneVote)
+	if _, err := Account(t.Context(), other, given); err == nil || !strings.Contains(err.Error(), "AccountOptions.Header") {
+		t.Errorf("the check of another header: %v, want refused naming AccountOptions.Header", err)
+	}
+}
+
 // TestAccountRefusesContradictoryHeader: a label header whose settings do
 // not give its own stated per-label (eps, delta) is damaged input (issue
 // 40, item 3): sigma2 edited from 40 to 400 (which would report a tenth of

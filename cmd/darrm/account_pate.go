@@ -141,6 +141,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	if fs.Changed("K") && f.K != in.K() {
 		return cli.Usagef("--K = %d but %s has K = %d teachers", f.K, cli.InputName(cli.InputArg(args)), in.K())
 	}
+	opts.Header = f.CheckedHeader()
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed), LedgerPath: ledger.Redact(f.Ledger)}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts); err != nil {
 		return setup.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta",

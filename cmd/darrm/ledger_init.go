@@ -184,7 +184,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, *vote
 		return provenance.Binding{}, nil, cli.Usagef("--votes %s has no metadata header: state it in a sidecar beside the votes (%s, or --meta FILE: the header's JSON object, docs/aggregate.md) or give the ensemble's parameters as flags", name, votefile.SidecarPath(name))
 	}
 	s.Calibrated = f.use.ms.Registry().Calibrated(meta)
-	b, err := provenance.Check(meta, s)
+	b, err := f.CheckedHeader().Check(s)
 	if err != nil {
 		return b, nil, fmt.Errorf("--votes %s: %w", name, in.HeaderError(err))
 	}
