@@ -113,7 +113,7 @@ func (m GNMax) chargedPerDraw() (Mechanism, bool) {
 	if m.Sigma2 == 0 {
 		return nil, false
 	}
-	return ProgressiveGNMax{Levels: Levels{m.Sigma2}}, true
+	return ProgressiveGNMax{Levels: []float64{m.Sigma2}}, true
 }
 
 // Labeler builds GNMax on counts of its σ2, or on 0/1 votes its σ

@@ -79,7 +79,7 @@ func examples() []struct {
 		{GNMax{Target: t}, two}, {OneVoteDaRRM{Eps: 0.3, Delta: 1e-5, Gamma: zeros}, two},
 		{GNMax{Target: Target{Delta: delta}, Sigma2: 40}, many}, {ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 40}}, many},
 		{LNMax{Scale: 20}, many},
-		{ProgressiveGNMax{Levels: Levels{100, 75, 56, 45}, Kappa: 1.2, GiveUp: 0.25, Threshold: 7, Sigma1: 200, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, many},
+		{ProgressiveGNMax{Levels: []float64{100, 75, 56, 45}, Kappa: 1.2, GiveUp: 0.25, Threshold: 7, Sigma1: 200, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}, many},
 	}
 }
 

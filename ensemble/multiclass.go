@@ -97,7 +97,7 @@ func (m ConfidentGNMax) Plan(in votefile.Input) Planned {
 // chargedPerDraw: Confident-GNMax charged when drawn, its GNMax step
 // drawn and charged only when its threshold step answered.
 func (m ConfidentGNMax) chargedPerDraw() (Mechanism, bool) {
-	return ProgressiveGNMax{Levels: Levels{m.Sigma2}, Threshold: m.Threshold, Sigma1: m.Sigma1}, true
+	return ProgressiveGNMax{Levels: []float64{m.Sigma2}, Threshold: m.Threshold, Sigma1: m.Sigma1}, true
 }
 
 // Labeler builds Confident-GNMax on the counts.

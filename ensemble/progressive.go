@@ -2,10 +2,8 @@ package ensemble
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
@@ -50,50 +48,15 @@ import (
 // A label file's header states Levels, Kappa, GiveUp, Threshold and
 // Sigma1 by their JSON keys, and the filter's budget as the total.
 type ProgressiveGNMax struct {
-	Levels    Levels  `json:"levels" flag:"levels" help:"the noise of the average at each level, decreasing"`
-	Kappa     float64 `json:"kappa" flag:"kappa" help:"a label leaves when its gap >= kappa·√2·level"`
-	GiveUp    float64 `json:"give_up,omitempty" flag:"give-up" optional:"" help:"give up below this share of the last bar (0: never)"`
-	Threshold float64 `json:"threshold,omitempty" flag:"threshold" optional:"" help:"answer when the noisy top count hits it"`
-	Sigma1    float64 `json:"sigma1,omitempty" flag:"sigma1" optional:"" help:"noise of the threshold step (> 0)"`
+	Levels    []float64 `json:"levels" flag:"levels" help:"the noise of the average at each level, decreasing"`
+	Kappa     float64   `json:"kappa" flag:"kappa" help:"a label leaves when its gap >= kappa·√2·level"`
+	GiveUp    float64   `json:"give_up,omitempty" flag:"give-up" optional:"" help:"give up below this share of the last bar (0: never)"`
+	Threshold float64   `json:"threshold,omitempty" flag:"threshold" optional:"" help:"answer when the noisy top count hits it"`
+	Sigma1    float64   `json:"sigma1,omitempty" flag:"sigma1" optional:"" help:"noise of the threshold step (> 0)"`
 	// Budget is the (ε, δ) of the run's Gaussian-DP filter: its total to
 	// publish. Release sets it from ReleaseSpec.Budget.
 	Budget accountant.Guarantee `json:"-"`
 }
-
-// Levels are the ladder of progressive GNMax: the deviations s_1 > s_2 >
-// ... > s_k of the average of the draws at each level. It reads and
-// prints as numbers separated by commas ("100,75,56,45"), and is a JSON
-// array.
-type Levels []float64
-
-// MarshalText returns the levels separated by commas.
-func (l Levels) MarshalText() ([]byte, error) {
-	s := make([]string, len(l))
-	for i, x := range l {
-		s[i] = strconv.FormatFloat(x, 'g', -1, 64)
-	}
-	return []byte(strings.Join(s, ",")), nil
-}
-
-// UnmarshalText reads numbers separated by commas.
-func (l *Levels) UnmarshalText(b []byte) error {
-	var out Levels
-	for _, f := range strings.Split(string(b), ",") {
-		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil {
-			return fmt.Errorf("levels %s: %q is not a number: give the deviations as numbers separated by commas, such as 100,75,56,45", param.Quote(string(b)), f)
-		}
-		out = append(out, x)
-	}
-	*l = out
-	return nil
-}
-
-// MarshalJSON returns the levels as an array of numbers.
-func (l Levels) MarshalJSON() ([]byte, error) { return json.Marshal([]float64(l)) }
-
-// UnmarshalJSON reads an array of numbers.
-func (l *Levels) UnmarshalJSON(b []byte) error { return json.Unmarshal(b, (*[]float64)(l)) }
 
 // Limits of a ladder: at most maxLevels levels, each at least
 // minLevel; kappa at most maxKappa (beyond, a query needs a gap of

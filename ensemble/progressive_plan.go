@@ -322,9 +322,9 @@ func ladderShapes(k float64) []ladderShape {
 // levels returns the ladder of the shape for K teachers, each level
 // rounded (round), or nil when the rounding leaves it not decreasing or a
 // level below 1.
-func (sh ladderShape) levels(k float64) Levels {
+func (sh ladderShape) levels(k float64) []float64 {
 	s1, sk := sh.first*k, sh.last*k
-	out := make(Levels, sh.n)
+	out := make([]float64, sh.n)
 	for j := range out {
 		x := sk
 		if sh.n > 1 {
@@ -376,7 +376,7 @@ func (s *simulator) step(t, sigma float64) thresholdStep {
 		}
 		return th
 	}
-	drawn := ProgressiveGNMax{Levels: Levels{1}, Threshold: t, Sigma1: sigma}.Draws()[0].Sigma
+	drawn := ProgressiveGNMax{Levels: []float64{1}, Threshold: t, Sigma1: sigma}.Draws()[0].Sigma
 	pass := s.thresholdPass(t, drawn)
 	for i := range th.pass {
 		th.pass[i] = pass(i)

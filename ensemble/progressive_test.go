@@ -42,7 +42,7 @@ func muBudget(t *testing.T, budget accountant.Guarantee) float64 {
 // naming it, and a ladder whose draw's μ the accountant does not certify
 // (levels too close) names --levels.
 func TestProgressiveSettings(t *testing.T) {
-	ok := ProgressiveGNMax{Levels: Levels{100, 75, 56, 45}, Kappa: 1.2, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
+	ok := ProgressiveGNMax{Levels: []float64{100, 75, 56, 45}, Kappa: 1.2, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	if _, err := newProgressive(testMemo, ok, 250, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +51,11 @@ func TestProgressiveSettings(t *testing.T) {
 		name string
 	}{
 		{func(m *ProgressiveGNMax) { m.Levels = nil }, "levels"},
-		{func(m *ProgressiveGNMax) { m.Levels = Levels{40, 50} }, "levels"},
-		{func(m *ProgressiveGNMax) { m.Levels = Levels{40, 0.5} }, "levels"},
-		{func(m *ProgressiveGNMax) { m.Levels = Levels{math.Inf(1), 40} }, "levels"},
-		{func(m *ProgressiveGNMax) { m.Levels = make(Levels, 17) }, "levels"},
-		{func(m *ProgressiveGNMax) { m.Levels = Levels{100, 99.9} }, "levels"}, // a draw of deviation 2236: not certified
+		{func(m *ProgressiveGNMax) { m.Levels = []float64{40, 50} }, "levels"},
+		{func(m *ProgressiveGNMax) { m.Levels = []float64{40, 0.5} }, "levels"},
+		{func(m *ProgressiveGNMax) { m.Levels = []float64{math.Inf(1), 40} }, "levels"},
+		{func(m *ProgressiveGNMax) { m.Levels = make([]float64, 17) }, "levels"},
+		{func(m *ProgressiveGNMax) { m.Levels = []float64{100, 99.9} }, "levels"}, // a draw of deviation 2236: not certified
 		{func(m *ProgressiveGNMax) { m.Kappa = -1 }, "kappa"},
 		{func(m *ProgressiveGNMax) { m.Kappa = math.NaN() }, "kappa"},
 		{func(m *ProgressiveGNMax) { m.Kappa = 51 }, "kappa"},
@@ -68,7 +68,7 @@ func TestProgressiveSettings(t *testing.T) {
 		{func(m *ProgressiveGNMax) { m.Budget.Eps = -1 }, "budget eps"},
 	} {
 		m := ok
-		m.Levels = append(Levels(nil), ok.Levels...)
+		m.Levels = append([]float64(nil), ok.Levels...)
 		tc.edit(&m)
 		_, err := newProgressive(testMemo, m, 250, 10)
 		var pe *param.Error
@@ -83,10 +83,10 @@ func TestProgressiveSettings(t *testing.T) {
 // threshold step); GNMax on 0/1 votes and the others have no such form.
 func TestChargedPerDraw(t *testing.T) {
 	c, ok := ChargedPerDraw(ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 40}}, accountant.Guarantee{})
-	if want := (ProgressiveGNMax{Levels: Levels{40}, Threshold: 200, Sigma1: 150}); !ok || !equalProgressive(c, want) {
+	if want := (ProgressiveGNMax{Levels: []float64{40}, Threshold: 200, Sigma1: 150}); !ok || !equalProgressive(c, want) {
 		t.Errorf("confident-gnmax: %+v, %v", c, ok)
 	}
-	if g, ok := ChargedPerDraw(GNMax{Sigma2: 40}, accountant.Guarantee{}); !ok || !equalProgressive(g, ProgressiveGNMax{Levels: Levels{40}}) {
+	if g, ok := ChargedPerDraw(GNMax{Sigma2: 40}, accountant.Guarantee{}); !ok || !equalProgressive(g, ProgressiveGNMax{Levels: []float64{40}}) {
 		t.Errorf("gnmax: %+v, %v", g, ok)
 	}
 	b := accountant.Guarantee{Eps: 2, Delta: 1e-5}
@@ -176,7 +176,7 @@ func TestProgressivePrivacyLossMonteCarlo(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 4, Delta: 1e-3}
 	// κ = 50 never releases: every query takes the threshold step and both
 	// levels until the filter is full.
-	m := ProgressiveGNMax{Levels: Levels{3, 2}, Kappa: 50, Threshold: 0, Sigma1: 3, Budget: budget}
+	m := ProgressiveGNMax{Levels: []float64{3, 2}, Kappa: 50, Threshold: 0, Sigma1: 3, Budget: budget}
 	d, dd := []int{6, 3, 2}, []int{5, 4, 2} // teacher 0 votes class 0, or class 1
 	p, err := newProgressive(testMemo, m, 11, 3)
 	if err != nil {
@@ -310,8 +310,8 @@ func TestProgressiveMatchesSimulation(t *testing.T) {
 		rows[q] = c
 	}
 	for _, m := range []ProgressiveGNMax{
-		{Levels: Levels{20, 15, 11, 9}, Kappa: 1.2, GiveUp: 0.5, Threshold: 30, Sigma1: 20},
-		{Levels: Levels{9.6}, Threshold: 48, Sigma1: 36}, // Confident-GNMax charged when drawn
+		{Levels: []float64{20, 15, 11, 9}, Kappa: 1.2, GiveUp: 0.5, Threshold: 30, Sigma1: 20},
+		{Levels: []float64{9.6}, Threshold: 48, Sigma1: 36}, // Confident-GNMax charged when drawn
 	} {
 		m.Budget = accountant.Guarantee{Eps: 80, Delta: 1e-5} // labels every query
 		meta := provenance.Binding{Ensemble: "sim", Teachers: provenance.Teachers{K: k, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(4, votefile.LayoutCounts)
@@ -407,7 +407,7 @@ func TestProgressiveOnALedger(t *testing.T) {
 		rows[i] = []int{30 + i%20, 20 - i%20, 10}
 	}
 	meta := provenance.Binding{Ensemble: "led", Teachers: provenance.Teachers{K: 60, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(3, votefile.LayoutCounts)
-	m := ProgressiveGNMax{Levels: Levels{24, 16, 12}, Kappa: 1, GiveUp: 0.5, Threshold: 20, Sigma1: 24, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
+	m := ProgressiveGNMax{Levels: []float64{24, 16, 12}, Kappa: 1, GiveUp: 0.5, Threshold: 20, Sigma1: 24, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	gdp := &accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.GDPFilter, Delta: 1e-5}, {Method: accountant.Simple}}}
 	run := func(l *drawLedger, path string) (Released, error) {
 		in, err := votefile.ReadRows(rows, meta)
@@ -486,7 +486,7 @@ func TestProgressiveOnALedger(t *testing.T) {
 func TestProgressiveHeader(t *testing.T) {
 	rows := [][]int{{9, 1, 0}, {5, 5, 0}, {0, 2, 8}}
 	meta := provenance.Binding{Ensemble: "hdr", Teachers: provenance.Teachers{K: 10, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(3, votefile.LayoutCounts)
-	m := ProgressiveGNMax{Levels: Levels{8, 6}, Kappa: 0.5, GiveUp: 0.25, Threshold: 3, Sigma1: 5}
+	m := ProgressiveGNMax{Levels: []float64{8, 6}, Kappa: 0.5, GiveUp: 0.25, Threshold: 3, Sigma1: 5}
 	budget := &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-6}}
 	path := filepath.Join(t.TempDir(), "labels.csv")
 	in, _ := votefile.ReadRows(rows, meta)

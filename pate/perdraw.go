@@ -3,6 +3,7 @@ package pate
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
@@ -130,15 +131,7 @@ func accountPerDraw(ctx context.Context, in votefile.Reader, opts AccountOptions
 // equalSettings reports whether a and b have the same settings and
 // budget.
 func equalSettings(a, b ensemble.ProgressiveGNMax) bool {
-	if len(a.Levels) != len(b.Levels) {
-		return false
-	}
-	for i := range a.Levels {
-		if a.Levels[i] != b.Levels[i] {
-			return false
-		}
-	}
-	return a.Kappa == b.Kappa && a.GiveUp == b.GiveUp && a.Threshold == b.Threshold && a.Sigma1 == b.Sigma1 && a.Budget == b.Budget
+	return slices.Equal(a.Levels, b.Levels) && a.Kappa == b.Kappa && a.GiveUp == b.GiveUp && a.Threshold == b.Threshold && a.Sigma1 == b.Sigma1 && a.Budget == b.Budget
 }
 
 // chargedPerDraw checks the header m of labels charged per draw against

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -9,7 +10,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/plan"
 )
 
@@ -71,7 +71,7 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 	}
 	rec := cliout.Record{
 		field("accounting", setup.FilterAccounting), field("argument", total.Name()+": "+total.Reference()), field("mechanism", string(info.Name)),
-		field("levels", []float64(m.Levels)), field("kappa", m.Kappa), field("give_up", m.GiveUp), field("threshold", t1), field("sigma1", s1),
+		field("levels", m.Levels), field("kappa", m.Kappa), field("give_up", m.GiveUp), field("threshold", t1), field("sigma1", s1),
 		field("budget_eps", budget.Eps), field("budget_delta", budget.Delta), field("publish_eps", total.Guarantee.Eps), field("publish_delta", total.Guarantee.Delta),
 		field("mu_budget_squared", p.MuBudget2), field("min_agreement", p.MinAgreement),
 		field("expected_queries", p.Queries), field("expected_answered", p.Answered), field("expected_agreement", p.Agreement), field("expected_cost_per_query", p.Cost),
@@ -87,7 +87,10 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 }
 
 // levelsText formats levels as --levels takes them: 100,75,56,45.
-func levelsText(l ensemble.Levels) string {
-	b, _ := l.MarshalText()
-	return string(b)
+func levelsText(l []float64) string {
+	s := make([]string, len(l))
+	for i, x := range l {
+		s[i] = setup.Num(x)
+	}
+	return strings.Join(s, ",")
 }

@@ -507,8 +507,8 @@ func FieldValues(v any, keep func(reflect.StructTag) bool) map[string]any {
 // SetFields sets the fields of the struct p points to that FieldFlags
 // names: to values[name] when one of its flags is there, else, when its
 // first flag was given in fs, to the flag's value read back from its text
-// (a number, or a TextValue) if it reads as one (a list does not). A field
-// of another type takes its value from values alone.
+// (a number, a list of numbers, or a TextValue) if it reads as one. A
+// field of another type takes its value from values alone.
 func SetFields(fs *pflag.FlagSet, p any, keep func(reflect.StructTag) bool, values map[string]any) {
 	EachFlagField(reflect.ValueOf(p).Elem(), keep, func(names []string, _ reflect.StructTag, f reflect.Value) {
 		for _, n := range names {
@@ -521,10 +521,19 @@ func SetFields(fs *pflag.FlagSet, p any, keep func(reflect.StructTag) bool, valu
 		if fl == nil || !fl.Changed {
 			return
 		}
-		if u, ok := f.Addr().Interface().(encoding.TextUnmarshaler); ok {
-			_ = u.UnmarshalText([]byte(fl.Value.String())) // the flag read it
-		} else if x, err := strconv.ParseFloat(fl.Value.String(), 64); err == nil && f.Kind() == reflect.Float64 {
-			f.SetFloat(x)
+		switch p := f.Addr().Interface().(type) {
+		case encoding.TextUnmarshaler:
+			_ = p.UnmarshalText([]byte(fl.Value.String())) // the flag read it
+		case *[]float64:
+			*p = nil
+			for _, t := range fl.Value.(interface{ GetSlice() []string }).GetSlice() {
+				x, _ := strconv.ParseFloat(t, 64) // the flag read it, and prints it exactly
+				*p = append(*p, x)
+			}
+		default:
+			if x, err := strconv.ParseFloat(fl.Value.String(), 64); err == nil && f.Kind() == reflect.Float64 {
+				f.SetFloat(x)
+			}
 		}
 	})
 }
