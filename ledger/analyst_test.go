@@ -41,6 +41,9 @@ func TestAnalysts(t *testing.T) {
 // role of their name, and a run records the database user.
 func testPGAnalysts(t *testing.T, db string) {
 	n := 0
+	// The URL each analyst logs in with, by test, ledger and name: the
+	// role is made once for the test that logs in first.
+	logins := map[[3]string]string{}
 	testAnalysts(t, func(h Header) string {
 		n++
 		u := pgURL(db, "team "+string(rune('a'+n)))
@@ -52,7 +55,11 @@ func testPGAnalysts(t *testing.T, db string) {
 		if name == "" {
 			return book, location
 		}
-		return book, analystURL(t, location, name)
+		key := [3]string{t.Name(), location, name}
+		if _, ok := logins[key]; !ok {
+			logins[key] = analystURL(t, location, name)
+		}
+		return book, logins[key]
 	})
 }
 
@@ -79,8 +86,7 @@ func analystURL(t *testing.T, location, name string) string {
 	if !exists {
 		sqls = append([]string{"CREATE ROLE " + role + " LOGIN PASSWORD 'analyst-pw'"}, sqls...)
 		t.Cleanup(func() {
-			sqlExec(t, admin.String(), "DROP OWNED BY "+role)
-			sqlExec(t, admin.String(), "DROP ROLE IF EXISTS "+role)
+			sqlExec(t, admin.String(), "DROP OWNED BY "+role+"; DROP ROLE IF EXISTS "+role)
 		})
 	}
 	for _, sql := range sqls {

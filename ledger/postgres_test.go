@@ -39,17 +39,44 @@ func pgConnect(ctx context.Context, url string) (*pgx.Conn, error) {
 }
 
 // sqlExec runs statements on the database at db as its superuser (the
-// test's), as an administrator with psql would.
+// test's), as an administrator with psql would, in a session of their
+// own.
 func sqlExec(t *testing.T, db string, sql string, args ...any) error {
+	t.Helper()
+	s := sessionOn(t, db)
+	defer s.close()
+	return s.exec(sql, args...)
+}
+
+// session is a connection to a test's database as its superuser, for
+// statements run as an administrator would with psql.
+type session struct {
+	conn *pgx.Conn
+}
+
+// sessionOn connects to the database at db for t; the session ends when
+// t does, or at close. A test that runs several statements of an
+// administrator runs them in one session: each connection costs the
+// server a process, about 50 ms of its CPU.
+func sessionOn(t *testing.T, db string) *session {
 	t.Helper()
 	conn, err := pgConnect(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, sql, args...)
+	s := &session{conn: conn}
+	t.Cleanup(s.close)
+	return s
+}
+
+// exec runs statements in the session.
+func (s *session) exec(sql string, args ...any) error {
+	_, err := s.conn.Exec(ctx, sql, args...)
 	return err
 }
+
+// close ends the session.
+func (s *session) close() { s.conn.Close(ctx) }
 
 // password returns the password in the URL db.
 func password(t *testing.T, db string) string {
@@ -291,12 +318,13 @@ func testPGRefusals(t *testing.T, db string) {
 	}
 	// An administrator's edit: the guards refuse it even to the tables'
 	// owner.
+	admin := sessionOn(t, db)
 	setVersion := func(v int) error {
-		return sqlExec(t, db, fmt.Sprintf(`ALTER TABLE darrm.schema_version DISABLE TRIGGER guard_version;
+		return admin.exec(fmt.Sprintf(`ALTER TABLE darrm.schema_version DISABLE TRIGGER guard_version;
 			UPDATE darrm.schema_version SET version = %d;
 			ALTER TABLE darrm.schema_version ENABLE TRIGGER guard_version`, v))
 	}
-	if err := sqlExec(t, db, "UPDATE darrm.schema_version SET version = $1", schemaVersion+1); err == nil || !strings.Contains(err.Error(), "refused") {
+	if err := admin.exec("UPDATE darrm.schema_version SET version = $1", schemaVersion+1); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("the schema's version changed: %v", err)
 	}
 	if err := setVersion(schemaVersion + 1); err != nil {
@@ -334,12 +362,13 @@ func testPGAppendOnly(t *testing.T, db string) {
 		spendOn(t, book, u, 2, 1)
 		spendOn(t, book, last, 2, 1)
 	}
+	admin := sessionOn(t, db)
 	for _, sql := range []string{
 		"UPDATE darrm.lines SET line = line WHERE n = 3",
 		"DELETE FROM darrm.lines WHERE n = 3",
 		"TRUNCATE darrm.lines CASCADE",
 	} {
-		if err := sqlExec(t, db, sql); err == nil || !strings.Contains(err.Error(), "only appended") {
+		if err := admin.exec(sql); err == nil || !strings.Contains(err.Error(), "only appended") {
 			t.Errorf("%s: %v, want it refused", sql, err)
 		}
 	}
@@ -347,10 +376,10 @@ func testPGAppendOnly(t *testing.T, db string) {
 
 	// The record of this book vouches for the last line; a new one's for
 	// none.
-	if err := sqlExec(t, db, "DROP TRIGGER append_only ON darrm.lines"); err != nil {
+	if err := admin.exec("DROP TRIGGER append_only ON darrm.lines"); err != nil {
 		t.Fatal(err)
 	}
-	if err := sqlExec(t, db, "DELETE FROM darrm.lines WHERE n = 4 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'kept')"); err != nil {
+	if err := admin.exec("DELETE FROM darrm.lines WHERE n = 4 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'kept')"); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Options{StateDir: t.TempDir()}.readOnly(ctx, u)
@@ -359,7 +388,7 @@ func testPGAppendOnly(t *testing.T, db string) {
 	corruptAt(t, "another analyst's release, a row deleted", err, 4, "a row of the ledger was deleted")
 	_, err = book.forRun(ctx, u) // whose record vouches for the last line
 	corruptAt(t, "a release whose record vouches for a later line, a row deleted", err, lines, "holds "+strconv.Itoa(lines-1)+" rows up to line")
-	if err := sqlExec(t, db, "DELETE FROM darrm.lines WHERE n = $1 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'last')", lines); err != nil {
+	if err := admin.exec("DELETE FROM darrm.lines WHERE n = $1 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'last')", lines); err != nil {
 		t.Fatal(err)
 	}
 	_, err = book.forRun(ctx, last)
@@ -371,10 +400,10 @@ func testPGAppendOnly(t *testing.T, db string) {
 	u2 := newPG(t, db, "appended", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spendOn(t, book, u2, 2, 1)
 	const copyLast = "INSERT INTO darrm.lines SELECT ledger, n + 1, line, stop + length(line) + 1 FROM darrm.lines WHERE n = 3 AND ledger = (SELECT key FROM darrm.ledgers WHERE name = 'appended')"
-	if err := sqlExec(t, db, copyLast); err == nil || !strings.Contains(err.Error(), "does not follow its head") {
+	if err := admin.exec(copyLast); err == nil || !strings.Contains(err.Error(), "does not follow its head") {
 		t.Errorf("a row appended by hand: %v", err)
 	}
-	if err := sqlExec(t, db, "ALTER TABLE darrm.lines DISABLE TRIGGER append_line; "+copyLast+"; ALTER TABLE darrm.lines ENABLE TRIGGER append_line"); err != nil {
+	if err := admin.exec("ALTER TABLE darrm.lines DISABLE TRIGGER append_line; " + copyLast + "; ALTER TABLE darrm.lines ENABLE TRIGGER append_line"); err != nil {
 		t.Fatal(err)
 	}
 	_, err = book.forRun(ctx, u2)

@@ -88,7 +88,7 @@ func TestDB(t *testing.T) {
 	admin := os.Getenv(EnvURL)
 	if admin == "" {
 		t.Logf("the server runs %s in %s", shared.srv.as, shared.srv.dir)
-		if m := memoryFolder(); m != "" && filepath.Dir(shared.srv.dir) != m {
+		if m := MemoryFolder(); m != "" && filepath.Dir(shared.srv.dir) != m {
 			t.Errorf("the shared server's folder is %s, not in %s, the memory file system", shared.srv.dir, m)
 		}
 		admin = shared.srv.adminURL().String()
@@ -116,7 +116,7 @@ func TestServerStopStart(t *testing.T) {
 		t.Skip("starts a server of its own (initdb: about 1 s of CPU); runs without -short")
 	}
 	s := NewServer(t)
-	if m := memoryFolder(); m != "" && filepath.Dir(s.srv.dir) == m {
+	if m := MemoryFolder(); m != "" && filepath.Dir(s.srv.dir) == m {
 		t.Errorf("the durable server's folder %s is in memory", s.srv.dir)
 	}
 	url := s.DB(t)

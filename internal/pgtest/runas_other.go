@@ -25,5 +25,5 @@ func idMapped(string, int) bool { return true }
 
 func setgroupsDenied() bool { return false }
 
-// memoryFolder: the temporary folder, as no memory file system is known.
-func memoryFolder() string { return "" }
+// MemoryFolder: the temporary folder, as no memory file system is known.
+func MemoryFolder() string { return "" }

@@ -40,10 +40,20 @@ type server struct {
 	major int    // its major version
 }
 
+// The temporary folder as the test binary started, before a TestMain
+// points TMPDIR into memory for its package's tests (MemoryFolder): a
+// durable server keeps its folder there, and the shared server makes its
+// own in memory only where the user's TMPDIR named no folder.
+var (
+	startTMPDIR = os.Getenv("TMPDIR")
+	startTemp   = os.TempDir()
+)
+
 // launch starts a supervisor, which makes a new server in a new temporary
 // folder and starts it, and returns when the server accepts connections.
-// A durable server has fsync and full page writes on; a server that is not
-// makes its folder in memory where it can (memoryFolder).
+// A durable server has fsync and full page writes on, and its folder in
+// the temporary folder the test binary started with; a server that is not
+// makes its folder in memory where it can (MemoryFolder).
 func launch(durable bool) (*server, error) {
 	bin, err := findBin()
 	if err != nil {
@@ -54,11 +64,15 @@ func launch(durable bool) (*server, error) {
 		return nil, fmt.Errorf("pgtest: the test binary, to run as the server's supervisor: %w", err)
 	}
 	var dir string
-	if m := memoryFolder(); !durable && m != "" {
+	if m := MemoryFolder(); !durable && m != "" {
 		dir, err = os.MkdirTemp(m, "darrm-pgtest-")
 	}
 	if dir == "" {
-		dir, err = os.MkdirTemp("", "darrm-pgtest-")
+		temp := "" // TMPDIR, as the package's tests have it
+		if durable {
+			temp = startTemp
+		}
+		dir, err = os.MkdirTemp(temp, "darrm-pgtest-")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
