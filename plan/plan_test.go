@@ -364,7 +364,7 @@ func pateVotes(n, k, classes int, abstain float64, seed uint64) Proxy {
 func TestOnProxy(t *testing.T) {
 	ctx := context.Background()
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
-	m := ensemble.ProgressiveGNMax{Levels: ensemble.Levels{40}, Kappa: 1}
+	m := ensemble.ProgressiveGNMax{Levels: []float64{40}, Kappa: 1}
 	r := Request{ReleaseSpec: ensemble.ReleaseSpec{Mechanism: m, Budget: &accountant.Budget{Guarantee: budget}}, K: 100, Classes: 5}
 	if _, err := Make(ctx, r); !errors.As(err, new(*param.SettingError)) {
 		t.Errorf("Make of progressive GNMax: %v", err)
