@@ -115,14 +115,14 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 		switch x := v.(type) {
 		case float64:
 			s = setup.Num(x)
-		case []any: // a list of numbers, as its flag takes it: 100,75,56
-			var nums []string
+		case []any: // a list of numbers, as its flag takes it
+			var nums []float64
 			for _, e := range x {
 				if f, ok := e.(float64); ok {
-					nums = append(nums, setup.Num(f))
+					nums = append(nums, f)
 				}
 			}
-			s = strings.Join(nums, ",")
+			s = setup.Nums(nums)
 		}
 		out[strings.ReplaceAll(k, "_", "-")] = s
 	}

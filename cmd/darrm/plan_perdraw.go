@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -53,7 +52,7 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 			"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
 	}
 	m := p.Mechanism
-	line := append(f.aggregateLine(cmd, proxy.K, proxy.Classes, info.Name), "--levels", levelsText(m.Levels), "--kappa", setup.Num(m.Kappa))
+	line := append(f.aggregateLine(cmd, proxy.K, proxy.Classes, info.Name), "--levels", setup.Nums(m.Levels), "--kappa", setup.Num(m.Kappa))
 	if m.GiveUp != 0 {
 		line = append(line, "--give-up", setup.Num(m.GiveUp))
 	}
@@ -84,13 +83,4 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 			"the guard: on the proxy's lowest-consensus fifth (plurality count <= low_consensus_top) the labels agree with the plurality at least as often as the baseline's; run aggregate with these settings on the private votes: the total to publish is the budget"),
 	}
 	return writePlan(cmd, f.Format, rec, line)
-}
-
-// levelsText formats levels as --levels takes them: 100,75,56,45.
-func levelsText(l []float64) string {
-	s := make([]string, len(l))
-	for i, x := range l {
-		s[i] = setup.Num(x)
-	}
-	return strings.Join(s, ",")
 }

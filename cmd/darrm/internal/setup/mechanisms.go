@@ -335,3 +335,12 @@ func abbreviate(list string) string {
 
 // Num formats a setting's value as a flag takes it.
 func Num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// Nums formats a list of numbers as a flag takes it: 100,75,56.
+func Nums(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = Num(x)
+	}
+	return strings.Join(s, ",")
+}
