@@ -47,6 +47,9 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 	for _, n := range settings {
 		if fl := fs.Lookup(n); fl.Changed {
 			given[n] = fl.Value.String()
+			if l, ok := fl.Value.(interface{ GetSlice() []string }); ok {
+				given[n] = strings.Join(l.GetSlice(), ",") // a list, as a header's reads
+			}
 		}
 	}
 	if m == nil {
