@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/param"
@@ -117,7 +118,7 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 		s := fmt.Sprint(v)
 		switch x := v.(type) {
 		case float64:
-			s = setup.Num(x)
+			s = cliout.Float(x)
 		case []any: // a list of numbers, as its flag takes it
 			var nums []float64
 			for _, e := range x {
@@ -125,7 +126,7 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 					nums = append(nums, f)
 				}
 			}
-			s = setup.Nums(nums)
+			s = cliout.Floats(nums)
 		}
 		out[strings.ReplaceAll(k, "_", "-")] = s
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
@@ -56,7 +57,7 @@ func ledgerInitOf(cmd *cobra.Command, info setup.MechanismInfo, p plan.Plan, sha
 	if r.For != plan.ForLedger {
 		return nil
 	}
-	args := []string{"darrm", "ledger", "init", "LEDGER", "--votes", "VOTES", "--budget-eps", setup.Num(r.Budget.Eps), "--budget-delta", setup.Num(r.Budget.Delta)}
+	args := []string{"darrm", "ledger", "init", "LEDGER", "--votes", "VOTES", "--budget-eps", cliout.Float(r.Budget.Eps), "--budget-delta", cliout.Float(r.Budget.Delta)}
 	if r.Filter != nil {
 		args = append(args, "--filter", r.Filter.String())
 	}
@@ -108,7 +109,7 @@ func settingArgs(info setup.MechanismInfo, mech ensemble.Mechanism, more map[str
 	var args []string
 	for _, n := range info.Flags() {
 		if x, ok := values[n].(float64); ok && (n != "delta" || x != defaults[n]) {
-			args = append(args, "--"+n, setup.Num(x))
+			args = append(args, "--"+n, cliout.Float(x))
 		}
 	}
 	return args

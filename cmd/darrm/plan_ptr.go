@@ -76,7 +76,7 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 	// K is stated as the plan allowed abstentions (aggregateLine); the
 	// per-query delta is the budget's unless --delta is given.
 	words := append(f.aggregateLine(cmd, f.K, f.Classes, info.Name), settingArgs(info, mech, nil)...)
-	words = append(words, "--budget-eps", setup.Num(budget.Eps), "--budget-delta", setup.Num(budget.Delta),
+	words = append(words, "--budget-eps", cliout.Float(budget.Eps), "--budget-delta", cliout.Float(budget.Delta),
 		"--accounting", "ptr", "--max-queries", strconv.Itoa(n), "--out", "labels.csv")
 	rec := cliout.Record{
 		field("accounting", "ptr"), field("argument", pate.PTRArgument), field("mechanism", string(info.Name)),

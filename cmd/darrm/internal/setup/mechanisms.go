@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -331,16 +330,4 @@ func abbreviate(list string) string {
 		names[i] = strings.TrimSuffix(names[i], suffix)
 	}
 	return strings.Join(names, ", ")
-}
-
-// Num formats a setting's value as a flag takes it.
-func Num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-
-// Nums formats a list of numbers as a flag takes it: 100,75,56.
-func Nums(xs []float64) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = Num(x)
-	}
-	return strings.Join(s, ",")
 }
