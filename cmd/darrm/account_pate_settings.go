@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/param"
@@ -47,6 +48,9 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 	for _, n := range settings {
 		if fl := fs.Lookup(n); fl.Changed {
 			given[n] = fl.Value.String()
+			if l, ok := fl.Value.(interface{ GetSlice() []string }); ok {
+				given[n] = strings.Join(l.GetSlice(), ",") // a list, as a header's reads
+			}
 		}
 	}
 	if m == nil {
@@ -114,15 +118,15 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 		s := fmt.Sprint(v)
 		switch x := v.(type) {
 		case float64:
-			s = setup.Num(x)
-		case []any: // a list of numbers, as its flag takes it: 100,75,56
-			var nums []string
+			s = cliout.Float(x)
+		case []any: // a list of numbers, as its flag takes it
+			var nums []float64
 			for _, e := range x {
 				if f, ok := e.(float64); ok {
-					nums = append(nums, setup.Num(f))
+					nums = append(nums, f)
 				}
 			}
-			s = strings.Join(nums, ",")
+			s = cliout.Floats(nums)
 		}
 		out[strings.ReplaceAll(k, "_", "-")] = s
 	}

@@ -172,10 +172,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	rel.Released = done
 	rel.Input, rel.Output, rel.Votes, rel.Sink, rel.Seed = input, cli.OutputName(f.Out), in, spec.Sink, cli.Given(cmd.Flags(), "seed", f.Seed)
 	rel.LedgerPath, rel.Analysis, rel.Elapsed, rel.PTR, rel.Memo = ledger.Redact(f.Ledger), f.Analysis, time.Since(start), tested, setup.Memo(cmd)
-	out, err := report.NewSummary(rel)
-	if err != nil {
-		return err
-	}
+	out := report.NewAggregate(rel)
 	w := cmd.OutOrStdout()
 	if spec.Sink.ToStdout() {
 		w = cmd.ErrOrStderr()

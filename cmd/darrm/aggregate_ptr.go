@@ -92,25 +92,26 @@ func (f *aggregateFlags) releasePTR(cmd *cobra.Command, name string, spec *ensem
 		return ensemble.Released{}, nil, err
 	}
 	done, r, err := pate.ReleasePTR(cmd.Context(), *spec, counts, plan)
-	switch {
-	case errors.Is(err, ensemble.ErrTestFailed):
-		plan := report.NewPTR(r, budget)
-		return done, plan, &setup.PTRFailed{Plan: plan, Publish: done.Publish, Ledger: ledger.Redact(f.Ledger), Seeded: spec.Options.Experiment}
-	case err != nil:
+	if err != nil && !errors.Is(err, ensemble.ErrTestFailed) {
 		return done, nil, setup.Flagged(err, setup.PTRFlagNames)
+	}
+	summary := report.NewPTR(r, budget)
+	failed := &setup.PTRFailed{Plan: summary, Publish: done.Publish, Ledger: ledger.Redact(f.Ledger), Seeded: spec.Options.Experiment}
+	switch {
+	case err != nil:
+		return done, summary, failed
 	case done.Result.Released == 0:
 		// The ledger had no room for the total: nothing drawn, nothing
 		// charged, the proposal stopped by the budget (exit 4).
-		plan := report.NewPTR(r, budget)
-		plan.Passed = nil
-		return done, plan, nil
+		summary.Passed = nil
+		return done, summary, nil
 	case !r.Pass:
 		// The fallback's labels: the summary says so, and the run exits
 		// as a failed test does (4).
-		plan := report.NewPTR(r, budget)
-		return done, plan, &setup.PTRFailed{Plan: plan, Publish: done.Publish, Ledger: ledger.Redact(f.Ledger), Seeded: spec.Options.Experiment, Fallback: done.Result.Released}
+		failed.Fallback = done.Result.Released
+		return done, summary, failed
 	}
-	return done, report.NewPTR(r, budget), nil
+	return done, summary, nil
 }
 
 // ptrLedger opens --ledger, if given, into spec for a release by
@@ -124,12 +125,11 @@ func (f *aggregateFlags) ptrLedger(cmd *cobra.Command, spec *ensemble.ReleaseSpe
 		return ledgerStep(err)
 	}
 	spec.Ledger = l
-	settings, err := setup.PTRSettings(spec.Mechanism, classes)
+	run, err := setup.PTRRun(spec.Mechanism, classes, budget, queries, plan)
 	if err != nil {
 		return err
 	}
-	run := ledger.UseRun{Mechanism: spec.Mechanism.Name(), Step: accountant.ApproxStep(plan.Publish), Accounting: setup.PTRAccounting, Queries: queries, Budget: &budget, Settings: settings}
-	return ledgerStep(setup.PTRUseRefused(l, ledger.Redact(f.Ledger), run))
+	return ledgerStep(setup.PTRUseRefused(l, ledger.Redact(f.Ledger), *run))
 }
 
 // ledgerStep says err, if not nil, as the error of a release's ledger

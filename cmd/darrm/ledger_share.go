@@ -8,6 +8,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
@@ -89,7 +90,7 @@ func sharesAllow(memo *accountant.Memo, h ledger.Header, step *accountant.Spend)
 			least := math.Ceil(1e4/float64(all)) / 1e4 // of one step, rounded up to 4 decimals
 			return cli.Usagef("--share %s=%v allows no %s: a share of a declared use is a whole number of its %s, and %v of its %s is none; "+
 				"give %q a share of at least %s, or a budget that holds more %s",
-				name, f, one, counts, f, plural.Of(all, one, counts), name, strconv.FormatFloat(least, 'g', -1, 64), counts)
+				name, f, one, counts, f, plural.Of(all, one, counts), name, cliout.Float(least), counts)
 		}
 		return cli.Usagef("--share %s=%v allows no label declared (%v each): %q's part of the budget holds none; give a larger share", name, f, s.Guarantee, name)
 	}

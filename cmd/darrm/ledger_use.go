@@ -259,15 +259,11 @@ func (u *ledgerUseFlags) ptrAccounting(fs *pflag.FlagSet, info setup.MechanismIn
 // settings alone, so that the ledger composes the releases exactly, as it
 // composes labels; and the releases in words.
 func (u *ledgerUseFlags) ptrRun(memo *accountant.Memo, info setup.MechanismInfo, mech ensemble.Mechanism, classes int) (*ledger.UseRun, string, error) {
-	settings, err := setup.PTRSettings(mech, classes)
-	if err != nil {
-		return nil, "", err
-	}
 	budget := accountant.Guarantee{Eps: u.ReleaseEps, Delta: u.ReleaseDelta}
 	r, err := pate.PlanPTR(memo, mech, classes, pate.PTROptions{Budget: budget, Queries: u.MaxQueries})
 	if err != nil {
 		return nil, "", cli.AsUsage(setup.Flagged(err, usePTRFlags))
 	}
-	run := &ledger.UseRun{Mechanism: info.Name, Step: accountant.ApproxStep(r.Publish), Accounting: setup.PTRAccounting, Queries: u.MaxQueries, Budget: &budget, Settings: settings}
-	return run, fmt.Sprintf("%s releases by generalized PTR of the first %d queries within %v, each charged its total %v", info.Name, u.MaxQueries, budget, r.Publish), nil
+	run, err := setup.PTRRun(mech, classes, budget, u.MaxQueries, r)
+	return run, fmt.Sprintf("%s releases by generalized PTR of the first %d queries within %v, each charged its total %v", info.Name, u.MaxQueries, budget, r.Publish), err
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
@@ -55,7 +57,7 @@ func ledgerInitOf(cmd *cobra.Command, info setup.MechanismInfo, p plan.Plan, sha
 	if r.For != plan.ForLedger {
 		return nil
 	}
-	args := []string{"darrm", "ledger", "init", "LEDGER", "--votes", "VOTES", "--budget-eps", setup.Num(r.Budget.Eps), "--budget-delta", setup.Num(r.Budget.Delta)}
+	args := []string{"darrm", "ledger", "init", "LEDGER", "--votes", "VOTES", "--budget-eps", cliout.Float(r.Budget.Eps), "--budget-delta", cliout.Float(r.Budget.Delta)}
 	if r.Filter != nil {
 		args = append(args, "--filter", r.Filter.String())
 	}
@@ -64,19 +66,13 @@ func ledgerInitOf(cmd *cobra.Command, info setup.MechanismInfo, p plan.Plan, sha
 	if info.Input == votefile.ManyClasses {
 		args = append(args, "--classes", strconv.Itoa(r.Classes))
 	}
-	// Its settings that are numbers, by their flags (the others are
-	// passed as given), with the teachers' guarantee of which m·eps is
-	// its target, and the per-query delta unless at its default.
-	keep := setup.OnVotes(info.Input)
-	values, defaults := cli.FieldValues(r.Mechanism, keep), cli.FieldValues(info.Defaults(), keep)
+	// Its settings that are numbers (the others are passed as given),
+	// with the teachers' guarantee of which m·eps is its target.
+	var teachers map[string]any
 	if r.Teachers != nil {
-		values["eps"], values["Delta"] = r.Teachers.Eps, r.Teachers.Delta
+		teachers = map[string]any{"eps": r.Teachers.Eps, "Delta": r.Teachers.Delta}
 	}
-	for _, n := range info.Flags() {
-		if x, ok := values[n].(float64); ok && (n != "delta" || x != defaults[n]) {
-			args = append(args, "--"+n, setup.Num(x))
-		}
-	}
+	args = append(args, settingArgs(info, r.Mechanism, teachers)...)
 	fs := cmd.Flags()
 	for _, n := range planPassed {
 		if fl := fs.Lookup(n); fl != nil && fl.Changed {
@@ -97,6 +93,24 @@ func ledgerInitOf(cmd *cobra.Command, info setup.MechanismInfo, p plan.Plan, sha
 	args = append(args, "--queries", strconv.Itoa(queries))
 	for i, a := range args {
 		args[i] = shellWord(a)
+	}
+	return args
+}
+
+// settingArgs returns the flags and values of the settings of mech, a
+// mechanism of info, that are numbers, in the order of its flags, with
+// more values by their flags (the teachers' guarantee): all but the
+// per-query delta at its default, as a command line that darrm prints
+// states them.
+func settingArgs(info setup.MechanismInfo, mech ensemble.Mechanism, more map[string]any) []string {
+	keep := setup.OnVotes(info.Input)
+	values, defaults := cli.FieldValues(mech, keep), cli.FieldValues(info.Defaults(), keep)
+	maps.Copy(values, more)
+	var args []string
+	for _, n := range info.Flags() {
+		if x, ok := values[n].(float64); ok && (n != "delta" || x != defaults[n]) {
+			args = append(args, "--"+n, cliout.Float(x))
+		}
 	}
 	return args
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -53,14 +52,14 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 			"votes K": "--votes: K", "votes classes": "--votes: classes", "votes queries": "--votes: queries"})))
 	}
 	m := p.Mechanism
-	line := append(f.aggregateLine(cmd, proxy.K, proxy.Classes, info.Name), "--levels", levelsText(m.Levels), "--kappa", setup.Num(m.Kappa))
+	line := append(f.aggregateLine(cmd, proxy.K, proxy.Classes, info.Name), "--levels", cliout.Floats(m.Levels), "--kappa", cliout.Float(m.Kappa))
 	if m.GiveUp != 0 {
-		line = append(line, "--give-up", setup.Num(m.GiveUp))
+		line = append(line, "--give-up", cliout.Float(m.GiveUp))
 	}
 	if m.Sigma1 != 0 {
-		line = append(line, "--threshold", setup.Num(m.Threshold), "--sigma1", setup.Num(m.Sigma1))
+		line = append(line, "--threshold", cliout.Float(m.Threshold), "--sigma1", cliout.Float(m.Sigma1))
 	}
-	line = append(line, "--budget-eps", setup.Num(budget.Eps), "--budget-delta", setup.Num(budget.Delta), "--out", "labels.csv")
+	line = append(line, "--budget-eps", cliout.Float(budget.Eps), "--budget-delta", cliout.Float(budget.Delta), "--out", "labels.csv")
 	var t1, s1 any
 	if m.Sigma1 != 0 {
 		t1, s1 = m.Threshold, m.Sigma1
@@ -77,20 +76,11 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 		field("expected_queries", p.Queries), field("expected_answered", p.Answered), field("expected_agreement", p.Agreement), field("expected_cost_per_query", p.Cost),
 		field("low_consensus_top", p.LowTop), field("low_consensus_queries", p.LowQueries), field("low_consensus_agreement", p.LowAgreement),
 		field("low_consensus_baseline", p.LowBaseline), field("low_consensus_baseline_mechanism", fmt.Sprintf("%s --threshold %s --sigma1 %s --sigma2 %s",
-			p.Baseline.Name(), setup.Num(p.Baseline.Threshold), setup.Num(p.Baseline.Sigma1), setup.Num(p.Baseline.Sigma2))),
+			p.Baseline.Name(), cliout.Float(p.Baseline.Threshold), cliout.Float(p.Baseline.Sigma1), cliout.Float(p.Baseline.Sigma2))),
 		field("candidates", p.Candidates), field("feasible", p.Feasible), field("checked", p.Checked), field("sim_seed", p.Seed),
 		field("proxy_queries", len(proxy.Counts)), field("tuning", tuning),
 		field("note", "expected_* and low_consensus_* are estimates on the proxy votes (continuous noise of the deviations drawn, the best candidates checked again with fresh noise), not for publication as results on the private votes; "+
 			"the guard: on the proxy's lowest-consensus fifth (plurality count <= low_consensus_top) the labels agree with the plurality at least as often as the baseline's; run aggregate with these settings on the private votes: the total to publish is the budget"),
 	}
 	return writePlan(cmd, f.Format, rec, line)
-}
-
-// levelsText formats levels as --levels takes them: 100,75,56,45.
-func levelsText(l []float64) string {
-	s := make([]string, len(l))
-	for i, x := range l {
-		s[i] = setup.Num(x)
-	}
-	return strings.Join(s, ",")
 }

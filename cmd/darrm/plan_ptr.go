@@ -73,16 +73,10 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 	if n == 0 {
 		return cli.Usagef("--accounting ptr: not one query of --votes %s passes the test with probability %g within the budget (%g, %g): raise the budget or the noise", cli.InputName(f.Votes), ptrPlanPass, budget.Eps, budget.Delta)
 	}
-	delta := f.BudgetDelta
-	if fs.Changed("delta") {
-		delta = f.Target
-	}
-	// K is stated as the plan allowed abstentions (aggregateLine).
-	words := f.aggregateLine(cmd, f.K, f.Classes, info.Name)
-	if m.Confident() {
-		words = append(words, "--threshold", setup.Num(m.Threshold), "--sigma1", setup.Num(m.Sigma1))
-	}
-	words = append(words, "--sigma2", setup.Num(m.Sigma2), "--delta", setup.Num(delta), "--budget-eps", setup.Num(budget.Eps), "--budget-delta", setup.Num(budget.Delta),
+	// K is stated as the plan allowed abstentions (aggregateLine); the
+	// per-query delta is the budget's unless --delta is given.
+	words := append(f.aggregateLine(cmd, f.K, f.Classes, info.Name), settingArgs(info, mech, nil)...)
+	words = append(words, "--budget-eps", cliout.Float(budget.Eps), "--budget-delta", cliout.Float(budget.Delta),
 		"--accounting", "ptr", "--max-queries", strconv.Itoa(n), "--out", "labels.csv")
 	rec := cliout.Record{
 		field("accounting", "ptr"), field("argument", pate.PTRArgument), field("mechanism", string(info.Name)),

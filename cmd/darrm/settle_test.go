@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/setup"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -57,7 +57,7 @@ func TestSettle(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		case c.want == "" && mech.Name() != c.mech:
 			t.Errorf("%s: mechanism %s, want %s", c.name, mech.Name(), c.mech)
-		case c.want == "" && c.meta != nil && (setup.Num(mech.(ensemble.ConfidentGNMax).Threshold) != headerSettings(c.meta)["threshold"] || !slices.Equal(stated, []string{"sigma2", "threshold", "sigma1", "noise"})):
+		case c.want == "" && c.meta != nil && (cliout.Float(mech.(ensemble.ConfidentGNMax).Threshold) != headerSettings(c.meta)["threshold"] || !slices.Equal(stated, []string{"sigma2", "threshold", "sigma1", "noise"})):
 			t.Errorf("%s: mechanism %+v, stated %v", c.name, mech, stated)
 		}
 	}
@@ -83,4 +83,24 @@ func pateCmd() (*cobra.Command, *accountPATEFlags) {
 	cmd := newCmd("account-pate", &cobra.Command{Use: "pate"}, f)
 	f.ms.BindSettings(cmd, votefile.ManyClasses)
 	return cmd, f
+}
+
+// TestSettleList: a list given (--levels) is compared with the header's
+// as a list of numbers, not in pflag's own words ([80.000000,...]): one
+// that repeats the header's is taken, one that contradicts it is refused
+// naming both lists as the flag takes them.
+func TestSettleList(t *testing.T) {
+	meta := &votefile.LabelMeta{Mechanism: "progressive-gnmax", Relation: "one-vote", Settings: []byte(`{"levels":[80,71.5,63],"kappa":1.45}`)}
+	for _, c := range []struct{ levels, want string }{
+		{"80,71.5,63", ""},
+		{"80,71", "levels = 80,71 given, but the label file's header states levels = 80,71.5,63"},
+	} {
+		cmd, pf := pateCmd()
+		if err := cmd.Flags().Set("levels", c.levels); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := pf.settle(cmd, meta); c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("--levels %s: %v, want %q", c.levels, err, c.want)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,7 +67,7 @@ func newShufflegCmd() *cobra.Command {
 	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "folder of the datasets")
 	cli.SetDefaultText(cmd.Flags(), "$"+datasets.EnvDir+" or $XDG_DATA_HOME/darrm", "data-dir")
 	// The thesis' delta (Section 4.7.4) when not given.
-	cli.SetDefaultText(cmd.Flags(), strconv.FormatFloat(shuffleexp.DefaultDelta, 'g', -1, 64), "target-delta")
+	cli.SetDefaultText(cmd.Flags(), cliout.Float(shuffleexp.DefaultDelta), "target-delta")
 	return cmd
 }
 

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -214,7 +215,7 @@ func (floatsValue) Type() string { return "floats" }
 func (f floatsValue) GetSlice() []string {
 	out := make([]string, len(*f.p))
 	for i, x := range *f.p {
-		out[i] = strconv.FormatFloat(x, 'g', -1, 64)
+		out[i] = cliout.Float(x)
 	}
 	return out
 }

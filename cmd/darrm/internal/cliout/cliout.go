@@ -158,6 +158,16 @@ func WriteCSV(w io.Writer, header []string, rows [][]string) error {
 // that tables and CSV lose no precision.
 func Float(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
+// Floats formats a list of numbers as a flag of a list takes it, each by
+// Float: 100,75,56.
+func Floats(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = Float(x)
+	}
+	return strings.Join(s, ",")
+}
+
 // FloatN formats x with n significant digits for human-readable tables.
 func FloatN(x float64, n int) string { return strconv.FormatFloat(x, 'g', n, 64) }
 

@@ -175,7 +175,7 @@ func (r Randomness) write(t *cliout.Text) {
 }
 
 // Release is a release of private labels (ensemble.Release), as
-// NewSummary summarises it: what it did, and the command's side of it.
+// NewAggregate summarises it: what it did, and the command's side of it.
 type Release struct {
 	ensemble.Released
 	// Mechanism names the aggregator, which Label describes.
@@ -206,17 +206,13 @@ type Release struct {
 	Memo *accountant.Memo
 }
 
-// NewSummary is the summary of the release r (NewAggregate), as the
-// document a command prints.
-func NewSummary(r Release) (Document, error) { return NewAggregate(r) }
-
 // NewAggregate is the summary of the release r, for every mechanism and
 // number of classes: the guarantee of each label, the counts, the total
 // to publish, the analysis totals of the labels released with the
 // teachers' cap, the budget, the ledger's state after the release; and
 // the two-class problem and the gamma sampled, or the multi-class
 // mechanism's noise and the votes not cast, with the others' keys null.
-func NewAggregate(r Release) (Aggregate, error) {
+func NewAggregate(r Release) Aggregate {
 	res := r.Result
 	priv := r.Aggregator.Privacy()
 	s := settingsOf(r.Aggregator.Mechanism())
@@ -275,7 +271,7 @@ func NewAggregate(r Release) (Aggregate, error) {
 	if r.Votes.MayAbstain() && (r.PTR == nil || res.Released > 0) {
 		out.Abstained, out.NotForPublication = new(r.Votes.Abstained()), []string{"votes_abstained"}
 	}
-	return out, nil
+	return out
 }
 
 // csvHeader is the header of a release's summary in CSV, for every

@@ -134,13 +134,8 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 		}
 	}
 	common = append(common, field("budget_eps", h.Budget.Eps), field("budget_delta", h.Budget.Delta), field("delta_prime", h.DeltaPrime))
-	common = append(common, publishFields(f, b)...)
-	composition := any(b.Composition)
-	if b.FilterPending {
-		composition = "chosen by its first release"
-	}
-	common = append(common, field("spent_eps", total(b.Total.Eps)), field("spent_delta", total(b.Total.Delta)), field("spent_bound", b.Bound.String()), field("composition", composition),
-		field("queries_eps", total(b.Queries.Eps)), field("queries_delta", total(b.Queries.Delta)))
+	common = append(append(common, publishFields(f, b)...), spentFields(f, b)...)
+	common = append(common, field("queries_eps", total(b.Queries.Eps)), field("queries_delta", total(b.Queries.Delta)))
 	if c := b.Cap; c != nil {
 		common = append(common, field("cap_eps", total(c.Eps)), field("cap_delta", total(c.Delta)), field("cap_rule", c.Rule()))
 	} else {
@@ -217,13 +212,20 @@ func (d LedgerVerify) Write(w io.Writer, f cliout.Format) error {
 	b := d.Balance
 	rec := cliout.Record{field("ledger", path), field("version", d.Version), field("lines", d.Lines), field("runs", d.Runs),
 		field("checked", "every line, the hash chain and the totals each line carries"), field("record", d.Record)}
-	rec = append(rec, publishFields(f, b)...)
+	return cliout.WriteRecord(w, f, append(append(rec, publishFields(f, b)...), spentFields(f, b)...))
+}
+
+// spentFields are the fields of what a ledger has spent, the same in
+// ledger show and ledger verify, in format f (a table rounds it up:
+// boundIn): its ε and δ, which bound gives them and by which
+// composition, or that its first release has yet to choose one.
+func spentFields(f cliout.Format, b ledger.Balance) cliout.Record {
 	composition := any(b.Composition)
 	if b.FilterPending {
 		composition = "chosen by its first release"
 	}
-	return cliout.WriteRecord(w, f, append(rec, field("spent_eps", boundIn(f, b.Total.Eps)), field("spent_delta", boundIn(f, b.Total.Delta)),
-		field("spent_bound", b.Bound.String()), field("composition", composition)))
+	return cliout.Record{field("spent_eps", boundIn(f, b.Total.Eps)), field("spent_delta", boundIn(f, b.Total.Delta)),
+		field("spent_bound", b.Bound.String()), field("composition", composition)}
 }
 
 // publishFields are the fields of a ledger's total to publish, the same

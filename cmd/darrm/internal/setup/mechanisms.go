@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -332,6 +331,3 @@ func abbreviate(list string) string {
 	}
 	return strings.Join(names, ", ")
 }
-
-// Num formats a setting's value as a flag takes it.
-func Num(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

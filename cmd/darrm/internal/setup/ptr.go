@@ -74,17 +74,23 @@ func PTRTests(info MechanismInfo) bool {
 // (PTRTests), in alphabetical order, separated by sep ("a or b").
 func (ms *Mechanisms) PTRNames(sep string) string { return ms.sorted(PTRTests, sep) }
 
-// PTRSettings returns the settings of the steps of the mechanism of the
-// GNMax family whose labels of classes classes mech releases, as
-// pate.ReleasePTR tests and plans it (its noise the discrete Gaussian
-// unless set), as a label file's header states them: a declared use of
-// PTR releases records and matches them.
-func PTRSettings(mech ensemble.Mechanism, classes int) (json.RawMessage, error) {
+// PTRRun returns the run of a ledger's use that a release by generalized
+// PTR of mech on votes of classes classes is, its proposal queries
+// within budget and plan pate.PlanPTR's plan of it: one step, the total
+// it publishes, with the settings of the steps of the GNMax family that
+// pate.ReleasePTR tests (its noise the discrete Gaussian unless set), as
+// a label file's header states them; a declared use of PTR releases
+// records and matches them.
+func PTRRun(mech ensemble.Mechanism, classes int, budget accountant.Guarantee, queries int, plan pate.PTRResult) (*ledger.UseRun, error) {
 	m, ok := ensemble.Steps(mech, classes)
 	if !ok {
 		return nil, fmt.Errorf("generalized PTR: %s on %d classes is not of the GNMax family", mech.Name(), classes)
 	}
-	return json.Marshal(m.Drawn())
+	settings, err := json.Marshal(m.Drawn())
+	if err != nil {
+		return nil, err
+	}
+	return &ledger.UseRun{Mechanism: mech.Name(), Step: accountant.ApproxStep(plan.Publish), Accounting: PTRAccounting, Queries: queries, Budget: &budget, Settings: settings}, nil
 }
 
 // PTRFailed is a PTR release whose test failed: no label left, or the
