@@ -329,20 +329,12 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv("GO_LEDGER_PG"); spec != "" {
 		os.Exit(pgHelper(spec))
 	}
-	// The tests' folders, and their helper processes', which inherit
-	// TMPDIR, go to memory where TMPDIR is unset (pgtest.MemoryFolder):
-	// the ledgers and records they make are synced at every line, and a
-	// file made and synced on a disk costs several times the CPU. No test
-	// here rests on what reaches the disk but those of a server of their
-	// own (pgtest.NewServer), which keeps its folder on the disk.
-	tmp := ""
-	if mem := pgtest.MemoryFolder(); mem != "" {
-		var err error
-		if tmp, err = os.MkdirTemp(mem, "darrm-ledger-tests-"); err != nil {
-			panic(err)
-		}
-		os.Setenv("TMPDIR", tmp)
-	}
+	// The tests' folders, and their helper processes', go to memory where
+	// TMPDIR is unset: the ledgers and records they make are synced at
+	// every line, and a file made and synced on a disk costs several times
+	// the CPU. No test here rests on what reaches the disk but those of a
+	// server of their own, which keeps its folder on the disk.
+	removeTemp := pgtest.TempInMemory()
 	// The records of every test, and of the helper processes, which
 	// inherit it, go to a temporary folder, never the user's.
 	dir, err := os.MkdirTemp("", "darrm-ledger-state-")
@@ -352,9 +344,7 @@ func TestMain(m *testing.M) {
 	os.Setenv(statedir.Env, dir)
 	code := pgtest.Run(m)
 	os.RemoveAll(dir)
-	if tmp != "" {
-		os.RemoveAll(tmp)
-	}
+	removeTemp()
 	os.Exit(code)
 }
 

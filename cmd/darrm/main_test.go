@@ -67,6 +67,10 @@ func TestMain(m *testing.M) {
 		time.Sleep(200 * time.Millisecond)
 		os.Exit(0)
 	}
+	// The tests' files (vote files, labels, ledgers synced at every
+	// line, caches), and those of the processes they start, go to memory
+	// where TMPDIR is unset: none rests on reaching the disk.
+	removeTemp := pgtest.TempInMemory()
 	dir, err := os.MkdirTemp("", "darrm-state-")
 	if err != nil {
 		panic(err)
@@ -76,6 +80,7 @@ func TestMain(m *testing.M) {
 	os.Setenv(cachedir.Env, sharedCache)
 	code := pgtest.Run(m)
 	os.RemoveAll(dir)
+	removeTemp()
 	os.Exit(code)
 }
 

@@ -53,6 +53,25 @@ var shared struct {
 	err     error // why the server could not start: every later DB call fails alike
 }
 
+// TempInMemory points TMPDIR, for the tests of the package and the
+// processes they start, which inherit it, at a new folder in memory
+// (MemoryFolder) where there is one, and returns what removes it: for
+// tests that make many files that are synced (ledgers, records) and rest
+// on none reaching the disk. A server of a test's own (NewServer) keeps
+// its folder on the disk whatever TMPDIR says.
+func TempInMemory() (remove func()) {
+	mem := MemoryFolder()
+	if mem == "" {
+		return func() {}
+	}
+	dir, err := os.MkdirTemp(mem, "darrm-tests-")
+	if err != nil {
+		return func() {} // the disk's temporary folder serves as well
+	}
+	os.Setenv("TMPDIR", dir)
+	return func() { os.RemoveAll(dir) }
+}
+
 // Run runs the tests of m and then stops the server that DB started for
 // them, if any; it returns m.Run's exit code, or 1 when the server did not
 // stop cleanly.
