@@ -39,7 +39,7 @@ func newTransferCmd() *cobra.Command {
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
-			params := transfer.Params{M: f.M, Queries: f.Queries, Redraws: f.Redraws, Seed: f.Seed}
+			params := transfer.Params{M: f.M, Queries: f.Queries, Redraws: f.Redraws, Seed: f.Seed, Memo: setup.Memo(cmd)}
 			if err := setup.CheckWorkers(f.Workers); err != nil {
 				return err
 			}
@@ -90,7 +90,7 @@ func newTransferCmd() *cobra.Command {
 				// GNMax's per-query delta is the budget's, as darrm plan's
 				// without --delta.
 				ep := transfer.EqualParams{Budget: f.Totals.budget(), DeltaPrime: f.Totals.DeltaPrime, Delta: f.Totals.BudgetDelta,
-					Queries: f.Queries, Redraws: f.Redraws, Seed: params.Seed}
+					Queries: f.Queries, Redraws: f.Redraws, Seed: params.Seed, Memo: params.Memo}
 				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, src)
 				if err != nil {
 					prog.Done()

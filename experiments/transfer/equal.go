@@ -25,6 +25,9 @@ type EqualParams struct {
 	Queries []int
 	Redraws int
 	Seed    uint64
+	// Memo keeps the plans and compositions for the calls that ask again
+	// (accountant.Memo); nil: one of the run's own.
+	Memo *accountant.Memo
 }
 
 // EqualMechanisms are the mechanisms compared at equal totals, in the
@@ -67,8 +70,12 @@ func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualP
 	}
 	k := t.NonPrivate.Config.K
 	// Every Q plans, builds and counts the same mechanisms again: one memo
-	// for the run.
-	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &p.Budget, DeltaPrime: p.DeltaPrime, Certificate: ensemble.Options{Memo: new(accountant.Memo)}}}
+	// for the run at least.
+	memo := p.Memo
+	if memo == nil {
+		memo = new(accountant.Memo)
+	}
+	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &p.Budget, DeltaPrime: p.DeltaPrime, Certificate: ensemble.Options{Memo: memo}}}
 	rs := oneVoteRequests(base, k, p.Delta, src)
 	queries := queriesOf(t.NonPrivate.Votes(test))
 	var out []EqualResult

@@ -171,6 +171,10 @@ type Params struct {
 	Queries []int   // numbers of queries Q
 	Redraws int     // query sets drawn per Q
 	Seed    uint64  // of the query draws and the mechanisms' noise: an experiment
+	// Memo keeps the mechanisms' certificates and the compositions of
+	// their totals for the calls that ask again (accountant.Memo); nil:
+	// one of the run's own.
+	Memo *accountant.Memo
 }
 
 // Result is one mechanism at one Q. Its total over the Q queries is the
@@ -318,14 +322,17 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the teachers' cap on shared data: %w", err)
 	}
-	aggs, err := aggregators(ctx, prm, src)
+	// The totals at each Q compose the same labels of each mechanism.
+	memo := p.Memo
+	if memo == nil {
+		memo = new(accountant.Memo)
+	}
+	aggs, err := aggregators(ctx, prm, src, memo)
 	if err != nil {
 		return nil, err
 	}
 	privQueries, pubQueries := queriesOf(t.Private.Votes(test)), queriesOf(t.NonPrivate.Votes(test))
 	out := &Outcome{Cap: cp, SharedCap: &shared}
-	// The totals at each Q compose the same labels of each mechanism.
-	memo := new(accountant.Memo)
 	for _, name := range Mechanisms {
 		c, err := crossover(name, aggs[name].Privacy().Guarantee, capOf(name, cp), capOf(name, &shared))
 		if err != nil {
@@ -485,8 +492,9 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 
 // aggregators builds the mechanisms through ensemble.New, as a release
 // builds them: all but the majority at the same per-label target, darrm
-// and darrm-one-vote with gamma_opt of their relation from src.
-func aggregators(ctx context.Context, p constraints.Problem, src optimal.Source) (map[string]labeller, error) {
+// and darrm-one-vote with gamma_opt of their relation from src, each
+// certified once in memo.
+func aggregators(ctx context.Context, p constraints.Problem, src optimal.Source, memo *accountant.Memo) (map[string]labeller, error) {
 	out := map[string]labeller{}
 	t := ensemble.Target{M: p.M, Delta: p.TargetDelta}
 	teachers := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
@@ -501,7 +509,7 @@ func aggregators(ctx context.Context, p constraints.Problem, src optimal.Source)
 		{"gnmax-tight", ensemble.GNMax{Target: t, Search: noisymax.GNMaxTight}},
 		{"darrm-one-vote", ensemble.OneVoteDaRRM{Eps: p.MEps(), Delta: p.TargetDelta, Gamma: src}},
 	} {
-		l, _, err := ensemble.New(ctx, row.m, p.K, 2, teachers, ensemble.Options{})
+		l, _, err := ensemble.New(ctx, row.m, p.K, 2, teachers, ensemble.Options{Memo: memo})
 		if err != nil {
 			return nil, fmt.Errorf("transfer: %s: %w", row.name, err)
 		}
