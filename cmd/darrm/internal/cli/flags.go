@@ -23,9 +23,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 )
 
 // Flag is a flag's name, typed default and help. Default is an int,
