@@ -16,7 +16,6 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
 )
@@ -33,7 +32,8 @@ type Candidate struct {
 // Candidates returns the noise functions that darrm solve --compare
 // compares for problem p, each with the mechanism that releases with it,
 // each request a copy of base (its budget, slack and options), for p.K
-// teachers on two classes, gamma_opt from src. In the one-vote relation
+// teachers on two classes, gamma_opt from src (an optimal.Source, which
+// a comparison names gamma_opt). In the one-vote relation
 // they are oneVote's: gamma_opt, GNMax (its label scored by its exact
 // probabilities, gnmaxGamma), at the per-query delta p.TargetDelta, else
 // the budget's, and RR. In the private-teachers relation, for teachers
@@ -41,10 +41,7 @@ type Candidate struct {
 // the baselines (subsample, dsub when Delta = delta = 0, rr by rr), each
 // planned by its allowance m, at the per-query delta p.TargetDelta when
 // deltaGiven, else at the thesis' default for each m.
-func Candidates(base plan.Request, p constraints.Problem, deltaGiven bool, src optimal.Source, rr accountant.Composition) []Candidate {
-	if src.Name == "" {
-		src.Name = "gamma_opt"
-	}
+func Candidates(base plan.Request, p constraints.Problem, deltaGiven bool, src ensemble.GammaSource, rr accountant.Composition) []Candidate {
 	if p.Relation == accountant.OneVote {
 		delta := p.TargetDelta
 		if delta == 0 {
@@ -173,7 +170,7 @@ func released(ctx context.Context, r plan.Request) (gamma.Gamma, error) {
 // (gamma.RRBaseline), the largest constant gamma of the relation.
 // Each is pure at the per-query delta 0 but GNMax, whose per-query delta
 // is delta (> 0: Gaussian noise is not pure DP).
-func oneVote(base plan.Request, k int, delta float64, src optimal.Source) []plan.Request {
+func oneVote(base plan.Request, k int, delta float64, src ensemble.GammaSource) []plan.Request {
 	with := func(m ensemble.Mechanism) plan.Request {
 		r := base
 		r.Mechanism, r.K, r.Classes = m, k, 2

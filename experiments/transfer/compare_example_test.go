@@ -37,7 +37,7 @@ func ExampleCompareAtTotals() {
 	// one-vote relation it is the greatest private gamma, for every prior
 	// (gamma.OneVoteOpt), which needs one LP solve only for its bound.
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget}}
-	cs := transfer.Candidates(base, constraints.NewOneVote(11, budget.Eps, 1e-5), true, optimal.Source{}, accountant.Composition{})
+	cs := transfer.Candidates(base, constraints.NewOneVote(11, budget.Eps, 1e-5), true, optimal.Source{Name: "gamma_opt"}, accountant.Composition{})
 	right, err := gamma.ParseActual("0.75")
 	if err != nil {
 		fmt.Println(err)
@@ -79,7 +79,7 @@ func TestCompareAtTotalsHundred(t *testing.T) {
 	}
 	ctx := context.Background()
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}}
-	cs := transfer.Candidates(plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget}}, constraints.NewOneVote(11, budget.Eps, 1e-5), true, optimal.Source{}, accountant.Composition{})
+	cs := transfer.Candidates(plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget}}, constraints.NewOneVote(11, budget.Eps, 1e-5), true, optimal.Source{Name: "gamma_opt"}, accountant.Composition{})
 	right, err := gamma.ParseActual("0.75")
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/datasets"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
 )
 
@@ -49,7 +48,7 @@ type EqualResult struct {
 // oneVoteRequests returns the requests of darrm solve --compare in the
 // one-vote relation for k teachers on two classes (Candidates), each
 // a copy of base, GNMax's at the per-query delta (> 0).
-func oneVoteRequests(base plan.Request, k int, delta float64, src optimal.Source) []plan.Request {
+func oneVoteRequests(base plan.Request, k int, delta float64, src ensemble.GammaSource) []plan.Request {
 	cs := Candidates(base, constraints.NewOneVote(k, base.Budget.Eps, delta), true, src, accountant.Composition{})
 	rs := make([]plan.Request, len(cs))
 	for i, c := range cs {
@@ -64,7 +63,7 @@ func oneVoteRequests(base plan.Request, k int, delta float64, src optimal.Source
 // from src), its labels drawn, at the plan's parameters, for the same
 // Redraws sets of Q public images as Run draws, from the non-private
 // teachers' votes, and scored against the true labels.
-func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualParams, src optimal.Source) ([]EqualResult, error) {
+func RunEqual(ctx context.Context, test *datasets.Dataset, t *Teachers, p EqualParams, src ensemble.GammaSource) ([]EqualResult, error) {
 	if err := (Params{M: 1, Queries: p.Queries, Redraws: p.Redraws}).Validate(test.Len()); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}

@@ -32,7 +32,6 @@ import (
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
-	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -297,7 +296,7 @@ type labeller interface {
 // points of its label's privacy profile (Privacy.Profile) is composed at
 // the best of them when that is tighter than the general composition that
 // Result's Composition reports.
-func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src optimal.Source) (*Outcome, error) {
+func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src ensemble.GammaSource) (*Outcome, error) {
 	if err := p.Validate(test.Len()); err != nil {
 		return nil, fmt.Errorf("transfer: %w", err)
 	}
@@ -494,7 +493,7 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 // builds them: all but the majority at the same per-label target, darrm
 // and darrm-one-vote with gamma_opt of their relation from src, each
 // certified once in memo.
-func aggregators(ctx context.Context, p constraints.Problem, src optimal.Source, memo *accountant.Memo) (map[string]labeller, error) {
+func aggregators(ctx context.Context, p constraints.Problem, src ensemble.GammaSource, memo *accountant.Memo) (map[string]labeller, error) {
 	out := map[string]labeller{}
 	t := ensemble.Target{M: p.M, Delta: p.TargetDelta}
 	teachers := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
