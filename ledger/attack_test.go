@@ -192,16 +192,6 @@ func TestPGAnalystAttacks(t *testing.T) {
 	}
 }
 
-// mustLine returns line n of the ledger of row key.
-func mustLine(t *testing.T, conn *pgx.Conn, key int32, n int) []byte {
-	t.Helper()
-	var b []byte
-	if err := conn.QueryRow(ctx, "SELECT line FROM darrm.lines WHERE ledger = $1 AND n = $2", key, n).Scan(&b); err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // mustRead reads the ledger at location whole, with no record.
 func mustRead(t *testing.T, location string) *Ledger {
 	t.Helper()

@@ -130,9 +130,6 @@ func open(r io.Reader, name string, format Format) (*voteFile, error) {
 // Meta returns the file's metadata header, or nil if it has none.
 func (f *voteFile) Meta() *Meta { return f.vr.meta }
 
-// Format returns the file's format, CSV or JSONL.
-func (f *voteFile) Format() Format { return f.vr.format }
-
 // manyClasses reports whether the file's header says it holds counts or
 // votes among more than two classes (Meta.Input), or, without a header,
 // whether it is a NumPy array (counts, or class labels of C classes).
