@@ -168,10 +168,11 @@ func dgCertify(sigma float64) dgGDP {
 	}
 	s := int(math.Ceil(dgWindowSigmas*sigma)) + 1
 	v2 := 2 * sigma * sigma
-	// pa[i] = Σ_{y=-S}^{i-S-1} e^(-y²/2σ²), the window's masses below
-	// t = i - S, and pb[i] the same from y = -S-1: Q' = Q restricted to
-	// W is P moved up by one, so B_t sums P's masses from -S-1 to t-2,
-	// pb[t+S-1]. Both sums over the window are the same (the mirror).
+	// pa[i] = Σ_{y=-S}^{i-S-2} e^(-y²/2σ²), the window's masses below
+	// t = i - S - 1 (A_t is pa[t+S+1]), and pb[i] the same from y = -S-1:
+	// Q' = Q restricted to W is P moved up by one, so B_t sums P's masses
+	// from -S-1 to t-2, pb[t+S]. Both sums over the window are the same
+	// (the mirror).
 	n := 2*s + 3
 	pa, pb := make([]float64, n+1), make([]float64, n+1)
 	var xmax float64
