@@ -465,6 +465,25 @@ func TestProgressiveOnALedger(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Into a stream that breaks after 2,000 bytes: the labels that
+	// may have left are within the filter's budget, which the error says
+	// (not as many queries at the per-query guarantee, which assumes every
+	// draw taken), and the units settled are those reserved for them.
+	in, err := votefile.ReadRows(rows, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l3 := &drawLedger{allowed: 1 << 30, filter: gdp}
+	wide := m
+	wide.Budget.Eps = 8 // labels beyond the stream's 2,000 bytes
+	_, err = Release(context.Background(), ReleaseSpec{Votes: in, Mechanism: wide, Ledger: l3, Random: noise.NewSeededSource(9),
+		Sink: LabelSink{Stdout: &breakAfter{left: 2000}}, Options: ReleaseOptions{Experiment: true}})
+	if want := "their privacy cost is within the release's total, (8, 1e-05)-DP by the gdp-filter budget"; !errors.Is(err, errPipe) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a stream that breaks: %v, want %q", err, want)
+	}
+	if len(l3.settles) != 1 || len(l3.reserves) == 0 || l3.settles[0] <= 0 || l3.settles[0] > l3.reserves[len(l3.reserves)-1] {
+		t.Errorf("a stream that breaks: reserved %v, settled %v", l3.reserves, l3.settles)
+	}
 	// A ledger whose filter has no Gaussian-DP part, or says none.
 	for _, f := range []*accountant.Filter{nil, {Parts: []accountant.FilterPart{{Method: accountant.ZCDPFilter, Delta: 1e-5}, {Method: accountant.Simple}}}} {
 		l := &drawLedger{allowed: 1 << 20, filter: f}
@@ -477,6 +496,18 @@ func TestProgressiveOnALedger(t *testing.T) {
 			t.Errorf("filter %v: labels written", f)
 		}
 	}
+}
+
+// breakAfter is a stream that takes left bytes, then fails with errPipe.
+type breakAfter struct{ left int }
+
+func (w *breakAfter) Write(b []byte) (int, error) {
+	n := min(len(b), w.left)
+	w.left -= n
+	if n < len(b) {
+		return n, errPipe
+	}
+	return n, nil
 }
 
 // TestProgressiveHeader: the label file's header states the mechanism,

@@ -210,7 +210,7 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 			default:
 				// A temporary file with a name may have been read by any
 				// process of the user while it was written.
-				err = streamFailed(err, lw, priv, "the temporary file of "+sink.Path, settle)
+				err = streamFailed(err, lw, priv, whole, "the temporary file of "+sink.Path, settle)
 			}
 			return res, err
 		}
@@ -219,25 +219,33 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 		if err = run(w); err == nil {
 			return res, out.Commit()
 		}
-		return res, streamFailed(err, lw, priv, name, settle)
+		return res, streamFailed(err, lw, priv, whole, name, settle)
 	}
 	if err := run(w); err != nil {
-		return res, streamFailed(err, lw, priv, name, settle)
+		return res, streamFailed(err, lw, priv, whole, name, settle)
 	}
 	return res, nil
 }
 
 // streamFailed completes the error of a release into a stream (standard
 // output, a device, a FIFO) that failed: the labels that may have left
-// are counted in it and settled.
-func streamFailed(err error, lw *votefile.LabelWriter, priv Privacy, name string, settle func(error, int) error) error {
+// are counted in it and settled. Their cost is that of as many queries
+// at the per-query guarantee, or, for a release accounted as a whole
+// (whole: generalized PTR's, or the Gaussian-DP filter's of a release
+// charged per draw, whose per-query guarantee assumes every draw taken),
+// within that release's total.
+func streamFailed(err error, lw *votefile.LabelWriter, priv Privacy, whole *Accounted, name string, settle func(error, int) error) error {
 	left := 0
 	if lw != nil {
 		left = lw.Written()
 	}
 	if left > 0 {
-		err = &spentError{Labels: left, Err: fmt.Errorf("%w (%s may have reached %s, counting any label cut part-way: their privacy cost is that of %s at %v)", err,
-			plural.Of(left, "label", "labels"), name, plural.Of(left, "query", "queries"), priv.Guarantee)}
+		cost := fmt.Sprintf("that of %s at %v", plural.Of(left, "query", "queries"), priv.Guarantee)
+		if whole != nil {
+			cost = fmt.Sprintf("within the release's total, %v by the %s", whole.Total.Guarantee, whole.Total.Name())
+		}
+		err = &spentError{Labels: left, Err: fmt.Errorf("%w (%s may have reached %s, counting any label cut part-way: their privacy cost is %s)", err,
+			plural.Of(left, "label", "labels"), name, cost)}
 	}
 	return settle(err, left)
 }
