@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -133,6 +134,17 @@ func initAsAggregate(ms *setup.Mechanisms) []string {
 	return append(append(slices.Clone(readFlags), ms.SettingFlags()...), "cache-dir", "no-cache", "workers", "accounting", "max-queries")
 }
 
+// requiredFlags returns the flags that state a teacher ensemble without
+// --votes in relation r.
+func requiredFlags(r accountant.Relation) []string {
+	if r == accountant.OneVote {
+		// Non-private teachers: one record changes one vote whatever
+		// they are, so no guarantee of theirs is needed.
+		return []string{"ensemble", "K", "kind", "partition"}
+	}
+	return []string{"ensemble", "K", "eps", "Delta", "kind", "partition"}
+}
+
 // binding returns the ensemble's parameters (provenance.Check) and, with
 // --votes, what else aggregate reads of the votes (nil without): the vote
 // file's header, which the flags given must agree with, or the flags
@@ -149,13 +161,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, *vote
 				return provenance.Binding{}, nil, cli.Usagef("--%s says how to read the --votes file: give --votes, or leave it out", n)
 			}
 		}
-		required := []string{"ensemble", "K", "eps", "Delta", "kind", "partition"}
-		if f.Relation == accountant.OneVote {
-			// Non-private teachers: one record changes one vote whatever
-			// they are, so no guarantee of theirs is needed.
-			required = []string{"ensemble", "K", "kind", "partition"}
-		}
-		if err := cli.RequireFlags(cmd, required...); err != nil {
+		if err := cli.RequireFlags(cmd, requiredFlags(f.Relation)...); err != nil {
 			return provenance.Binding{}, nil, cli.Usagef("%v (or take them from a vote file's header with --votes)", err)
 		}
 		s.Relation = &f.Relation
@@ -181,7 +187,7 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, *vote
 	name := cli.InputName(f.Votes)
 	meta := in.Meta()
 	if meta == nil {
-		return provenance.Binding{}, nil, cli.Usagef("--votes %s has no metadata header: state it in a sidecar beside the votes (%s, or --meta FILE: the header's JSON object, docs/aggregate.md) or give the ensemble's parameters as flags", name, votefile.SidecarPath(name))
+		return provenance.Binding{}, nil, cli.Usagef("--votes %s has no metadata header: state it in a sidecar beside the votes (%s, or --meta FILE: the header's JSON object, docs/aggregate.md) or, instead of --votes, give the ensemble's parameters as flags (--%s)", name, votefile.SidecarPath(name), strings.Join(requiredFlags(f.Relation), ", --"))
 	}
 	s.Calibrated = f.use.ms.Registry().Calibrated(meta)
 	b, err := f.CheckedHeader().Check(s)

@@ -30,7 +30,8 @@ func TestSidecarLedger(t *testing.T) {
 	release := []string{"aggregate", p("votes.npy"), "--mechanism", "confident-gnmax", "--threshold", "150", "--sigma1", "100", "--sigma2", "40", "--delta", "1e-5", "--ledger", p("pate.ledger"), "--out", p("labels.npy"), "--format", "json"}
 
 	// No header: ledger init and a release on a ledger are refused.
-	if _, e, code := darrm(t, "", "ledger", "init", p("pate.ledger"), "--votes", p("votes.npy"), "--teachers-in-rows", "--classes", "10", "--K", "250", "--budget-eps", "2", "--budget-delta", "1e-5"); code != exitUsage || !strings.Contains(e, "has no metadata header: state it in a sidecar") {
+	if _, e, code := darrm(t, "", "ledger", "init", p("pate.ledger"), "--votes", p("votes.npy"), "--teachers-in-rows", "--classes", "10", "--K", "250", "--budget-eps", "2", "--budget-delta", "1e-5"); code != exitUsage || !strings.Contains(e, "has no metadata header: state it in a sidecar") ||
+		!containsFlat(e, "instead of --votes, give the ensemble's parameters as flags (--ensemble, --K, --eps, --Delta, --kind, --partition)") {
 		t.Fatalf("ledger init without a header: exit %d: %s", code, e)
 	}
 	if err := os.WriteFile(p("votes.npy.meta.json"), []byte(pateSidecar+"\n"), 0o644); err != nil {
