@@ -71,9 +71,6 @@ func (f *solveFlags) equalTotals(cmd *cobra.Command, p resolve.Resolved, src opt
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
 	setup.PlanGamma(cmd, &src, lines)
-	if src.Name == "" {
-		src.Name = "gamma_opt"
-	}
 	budget := f.Totals.budget()
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, DeltaPrime: f.Totals.DeltaPrime, Certificate: ensemble.Options{Workers: f.Workers, Memo: setup.Memo(cmd)}}}
 	cs := transfer.Candidates(base, p.Problem, cmd.Flags().Changed("delta"), src, setup.RRComposition(f.RRComp, f.RRDelta, p.Delta))

@@ -91,10 +91,7 @@ func newTransferCmd() *cobra.Command {
 				// without --delta.
 				ep := transfer.EqualParams{Budget: f.Totals.budget(), DeltaPrime: f.Totals.DeltaPrime, Delta: f.Totals.BudgetDelta,
 					Queries: f.Queries, Redraws: f.Redraws, Seed: params.Seed, Memo: params.Memo}
-				// Its plans name gamma_opt as solve --compare's do.
-				named := src
-				named.Name = "gamma_opt"
-				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, named)
+				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, src)
 				if err != nil {
 					prog.Done()
 					return cli.AsUsage(setup.Flagged(err, nil))

@@ -32,8 +32,8 @@ type Candidate struct {
 // Candidates returns the noise functions that darrm solve --compare
 // compares for problem p, each with the mechanism that releases with it,
 // each request a copy of base (its budget, slack and options), for p.K
-// teachers on two classes, gamma_opt from src (an optimal.Source, which
-// a comparison names gamma_opt). In the one-vote relation
+// teachers on two classes, gamma_opt from src (an optimal.Source, say).
+// In the one-vote relation
 // they are oneVote's: gamma_opt, GNMax (its label scored by its exact
 // probabilities, gnmaxGamma), at the per-query delta p.TargetDelta, else
 // the budget's, and RR. In the private-teachers relation, for teachers

@@ -226,7 +226,7 @@ func (s *MechanismConfig) PlanSource(cmd *cobra.Command, lines *cliout.Stages) (
 	if s.table != nil {
 		return optimal.Source{}, cli.Usagef("--gamma: a plan solves gamma_opt for each value it tries; leave --gamma out")
 	}
-	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}, Name: "gamma_opt"}
+	src := optimal.Source{Prior: s.Prior, CacheOnly: s.NoSolve, Options: optimal.Options{Workers: s.Workers}}
 	var err error
 	if src.Cache, err = s.Cache.Open(Memo(cmd)); err != nil {
 		return src, err

@@ -101,11 +101,15 @@ func WarnNotStored(cmd *cobra.Command, err error) {
 	}
 }
 
-// PlanGamma makes src, the gamma source of a plan, show on lines its solves of
+// PlanGamma makes src, the gamma source of a plan, named "gamma_opt" in
+// its descriptions when it has no name, show on lines its solves of
 // gamma_opt for the problems the plan tries, tell of a cache entry it
 // replaces and warn of one it could not store (WarnNotStored); the
 // caller ends lines when the plan is done.
 func PlanGamma(cmd *cobra.Command, src *optimal.Source, lines *cliout.Stages) {
+	if src.Name == "" {
+		src.Name = "gamma_opt"
+	}
 	const what = "solving gamma_opt"
 	WatchSolve(cmd, src, what, func() *cliout.Progress { return lines.At(what, -1) })
 	src.OnNotStored = func(err error) { WarnNotStored(cmd, err) }
