@@ -144,10 +144,13 @@ func (m *drawMeter) pay(i int) error {
 	return nil
 }
 
-// used returns the draws charged and the Gaussian-DP μ² they sum to
-// (the filter's sum, rounded up): what the run used of its budget's
-// μ_B², which is analysis (the total to publish is the budget).
-func (m *drawMeter) used() (draws int, mu2 float64) { return m.draws, m.spent.Mu2 }
+// used returns the draws charged, the Gaussian-DP μ² they sum to (the
+// filter's sum, rounded up) and the budget's μ_B²: what the run used of
+// its budget, which is analysis (the total to publish is the budget).
+func (m *drawMeter) used() (draws int, mu2, muB2 float64) {
+	muB2, _ = m.filter.GDPBudget(m.budget)
+	return m.draws, m.spent.Mu2, muB2
+}
 
 // unitSigma is the deviation of the unit a ledger is charged in: a run
 // charged per draw reserves and settles units of the μ² (and tail) of

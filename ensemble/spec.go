@@ -123,10 +123,11 @@ type Released struct {
 	Result     ReleaseResult
 	// Draws and Mu2, of a release charged per draw (ProgressiveGNMax),
 	// count the draws charged and the Gaussian-DP μ² they sum to: what
-	// the run used of its filter's μ_B², analysis (its total to publish
-	// is the filter's budget).
+	// the run used of its filter's μ_B², MuB2, analysis (its total to
+	// publish is the filter's budget).
 	Draws int
 	Mu2   float64
+	MuB2  float64
 	// Charged is the step the release's run on its ledger is charged by
 	// (Ledger.Begin: a label's, a unit of a release charged per draw, or
 	// an accounted release's total), nil when no run began on one.
@@ -396,7 +397,7 @@ func (p *Prepared) Label(ctx context.Context, l Ledger) (Released, error) {
 	}
 	out.Account.Steps = out.Result.Released
 	if p.perDraw {
-		out.Draws, out.Mu2 = p.meter.used()
+		out.Draws, out.Mu2, out.MuB2 = p.meter.used()
 	}
 	switch {
 	case p.perDraw && l == nil:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +51,13 @@ func TestProgressiveCommands(t *testing.T) {
 	pub, _ := sum["publish"].(map[string]any)
 	if number(t, sum, "answered") < 1 || pub == nil || pub["eps"] != 2.0 || pub["delta"] != 1e-5 || sum["filter"] == nil {
 		t.Fatalf("summary: %s", out)
+	}
+	// The filter's μ_B² is that of a μ-GDP mechanism (2, 1e-5)-DP by Dong,
+	// Roth and Su's curve, less a sliver of δ set aside for the discrete
+	// Gaussian's tails; the run used some of it and no more.
+	filter, _ := sum["filter"].(map[string]any)
+	if spent, muB2, ref := number(t, filter, "mu2_spent"), number(t, filter, "mu2_budget"), gdpMu(2, 1e-5); !(spent > 0 && spent <= muB2 && muB2 <= ref*ref && muB2 > 0.999*ref*ref) {
+		t.Errorf("filter: mu^2 spent %v of mu_B^2 %v, want within mu^2 = %v of (2, 1e-5): %s", spent, muB2, ref*ref, out)
 	}
 	b, err := os.ReadFile(labels)
 	if err != nil {
@@ -150,4 +158,21 @@ func TestProgressiveLedger(t *testing.T) {
 	if _, e, code := darrm(t, "", append(append([]string{"aggregate", votes, "--ledger", zcdp, "--out", filepath.Join(dir, "z.csv")}, mech...), budget...)...); code == 0 || code == 4 || !containsFlat(e, "gdp-filter") {
 		t.Errorf("a zcdp-filter ledger: exit %d: %s", code, e)
 	}
+}
+
+// gdpMu returns the μ of the μ-GDP mechanism that is (eps, delta)-DP and
+// no more: δ(ε) = Φ(-ε/μ + μ/2) - e^ε·Φ(-ε/μ - μ/2) (Dong, Roth and Su
+// 2022, Corollary 2.13), which rises with μ, solved by bisection.
+func gdpMu(eps, delta float64) float64 {
+	phi := func(x float64) float64 { return math.Erfc(-x/math.Sqrt2) / 2 }
+	lo, hi := 1e-3, 50.0
+	for range 200 {
+		mu := (lo + hi) / 2
+		if phi(-eps/mu+mu/2)-math.Exp(eps)*phi(-eps/mu-mu/2) > delta {
+			hi = mu
+		} else {
+			lo = mu
+		}
+	}
+	return lo
 }

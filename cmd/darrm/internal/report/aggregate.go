@@ -138,6 +138,7 @@ type FilterUse struct {
 	Method accountant.Method `json:"method"`
 	Draws  int               `json:"draws"`
 	Mu2    float64           `json:"mu2_spent"`
+	MuB2   float64           `json:"mu2_budget"`
 	Role   string            `json:"role"`
 }
 
@@ -241,7 +242,7 @@ func NewAggregate(r Release) Aggregate {
 	out.Publish = Publish{Total: r.Publish, None: r.LedgerStatus == nil && res.Released == 0 && r.Publish.Argument == ""}
 	out.PTR = r.PTR
 	if f := r.Account.Filter; f != nil {
-		out.Filter = &FilterUse{Method: *f, Draws: r.Draws, Mu2: r.Mu2, Role: "analysis: what the run used of its budget; the total to publish is the budget"}
+		out.Filter = &FilterUse{Method: *f, Draws: r.Draws, Mu2: r.Mu2, MuB2: r.MuB2, Role: "analysis: what the run used of its budget; the total to publish is the budget"}
 	}
 	// A total by an argument is the release's only one: no composition of
 	// its labels covers its test.
@@ -421,7 +422,7 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 		out.writePerQuery(t, "per released query: ", ", each label's own guarantee: the release is accounted as a whole, by the total above")
 	case out.Filter != nil:
 		out.writePerQuery(t, "per released query: at most ", " (every draw taken); each draw charged to the filter only when drawn")
-		t.Line("filter: %d draws charged, mu^2 = %.6g of the budget's (analysis: what the run used; publish the budget above)", out.Filter.Draws, out.Filter.Mu2)
+		t.Line("filter: %d draws charged, sum of mu^2 = %.6g of the budget's mu_B^2 = %.6g (analysis: what the run used; publish the budget above)", out.Filter.Draws, out.Filter.Mu2, out.Filter.MuB2)
 	default:
 		out.writePerQuery(t, "per released query: ", ", charged whether or not it was answered")
 	}
