@@ -308,6 +308,9 @@ func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, e
 		if err := dec.Decode(&ln); err != nil {
 			return "", s, "", fmt.Errorf("not a ledger line: %v", err)
 		}
+		if err := exactKeys(b, lineKeys); err != nil {
+			return "", s, "", fmt.Errorf("not a ledger line: %v", err)
+		}
 		if ln.Spend == nil || ln.Header != nil || ln.Prev == nil {
 			return "", s, "", errors.New("want a header on the first line and spends after it, each with prev")
 		}
@@ -315,6 +318,9 @@ func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, e
 	}
 	if chainHash(version, prev, "spend", raw) != hash {
 		return "", s, "", errors.New("sha256 does not match the content: the line was changed")
+	}
+	if err := exactKeys(raw, spendKeys); err != nil {
+		return "", s, "", fmt.Errorf("spend: %v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

@@ -60,6 +60,9 @@ func parseEndLine(version int, b []byte) (prev string, e ending, hash string, er
 	if err := dec.Decode(&ln); err != nil {
 		return "", e, "", fmt.Errorf("not a ledger line: %v", err)
 	}
+	if err := exactKeys(b, lineKeys); err != nil {
+		return "", e, "", fmt.Errorf("not a ledger line: %v", err)
+	}
 	if ln.End == nil || ln.Prev == nil || ln.Spend != nil || ln.Header != nil {
 		return "", e, "", errors.New("an end line states its end and nothing else")
 	}
@@ -68,6 +71,9 @@ func parseEndLine(version int, b []byte) (prev string, e ending, hash string, er
 	}
 	dec = json.NewDecoder(bytes.NewReader(*ln.End))
 	dec.DisallowUnknownFields()
+	if err := exactKeys(*ln.End, endKeys); err != nil {
+		return "", e, "", fmt.Errorf("end: %v", err)
+	}
 	if err := dec.Decode(&e); err != nil {
 		return "", e, "", fmt.Errorf("end: %v", err)
 	}

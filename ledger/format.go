@@ -508,6 +508,12 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 	if err := dec.Decode(&l.header); err != nil {
 		return "", corrupt("header: %v", err)
 	}
+	if err := exactKeys(b, lineKeys); err != nil {
+		return "", corrupt("%v", err)
+	}
+	if err := exactKeys(*ln.Header, headerKeys); err != nil {
+		return "", corrupt("header: %v", err)
+	}
 	if err := checkHeader(l.header); err != nil {
 		return "", corrupt("header: %v", err)
 	}

@@ -1,0 +1,230 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// exactKeys checks that raw, the JSON of a ledger line or of its content,
+// names each field of the type that keys describes by its exact JSON
+// name, at most once, in every object it holds. encoding/json matches a
+// key to a field ignoring case, the last match winning, where
+// PostgreSQL's jsonb, which the database's trigger reads a line with,
+// matches exactly: a line with "run" and "Run" would be one run to the
+// trigger and another to darrm, which could then take it for another
+// analyst's settlement. A line darrm writes passes (it writes each field
+// once, by its name); what the decoder refuses anyway (an unknown key, a
+// value of the wrong type) is left to it.
+func exactKeys(raw []byte, keys *keyTree) error {
+	i, err := keys.scan(raw, 0, "")
+	if err == nil && blanks(raw, i) != len(raw) {
+		err = errTruncated
+	}
+	return err
+}
+
+// keyTree is what exactKeys knows of a type that encoding/json decodes
+// into: the fields of a struct by their JSON names, the element of a
+// slice, array or map; nil for a type whose keys are not fields (a type
+// that decodes itself, an interface).
+type keyTree struct {
+	fields map[string]*keyTree
+	elem   *keyTree
+	isMap  bool
+}
+
+// The key trees of the lines of a ledger, made once: read only after.
+var (
+	lineKeys   = keysOf(reflect.TypeFor[line]())
+	spendKeys  = keysOf(reflect.TypeFor[Spend]())
+	endKeys    = keysOf(reflect.TypeFor[ending]())
+	headerKeys = keysOf(reflect.TypeFor[Header]())
+)
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// keysOf returns the key tree of t.
+func keysOf(t reflect.Type) *keyTree {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		k := &keyTree{fields: map[string]*keyTree{}}
+		fieldsOf(t, k.fields)
+		return k
+	case reflect.Slice, reflect.Array:
+		return &keyTree{elem: keysOf(t.Elem())}
+	case reflect.Map:
+		return &keyTree{elem: keysOf(t.Elem()), isMap: true}
+	}
+	return nil
+}
+
+// fieldsOf adds to fields the JSON name and key tree of each field that
+// encoding/json decodes into a struct of type t: its exported fields, by
+// their tag's name or their own, then those of the structs it embeds
+// without a tag, which its own fields hide.
+func fieldsOf(t reflect.Type, fields map[string]*keyTree) {
+	var embedded []reflect.Type
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		switch {
+		case f.Anonymous && name == "" && ft.Kind() == reflect.Struct:
+			embedded = append(embedded, ft)
+		case !f.IsExported():
+		default:
+			if name == "" {
+				name = f.Name
+			}
+			fields[name] = keysOf(f.Type)
+		}
+	}
+	for _, e := range embedded {
+		promoted := map[string]*keyTree{}
+		fieldsOf(e, promoted)
+		for name, k := range promoted {
+			if _, hidden := fields[name]; !hidden {
+				fields[name] = k
+			}
+		}
+	}
+}
+
+// scan reads the JSON value that begins at b[i] (after blanks), to be
+// decoded into the type of k, at path (for the error), checking its
+// objects' keys (exactKeys), and returns the index just past it. A key
+// with an escape is refused: darrm writes none, and it could spell a
+// field's name by other bytes.
+func (k *keyTree) scan(b []byte, i int, path string) (int, error) {
+	i = blanks(b, i)
+	if i >= len(b) {
+		return i, errTruncated
+	}
+	switch b[i] {
+	case '{':
+		var seen []string
+		i = blanks(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, nil
+		}
+		for {
+			if i >= len(b) || b[i] != '"' {
+				return i, errTruncated
+			}
+			end := bytes.IndexByte(b[i+1:], '"')
+			if end < 0 {
+				return i, errTruncated
+			}
+			key := string(b[i+1 : i+1+end])
+			at := strings.TrimPrefix(path+"."+key, ".")
+			if strings.IndexByte(key, '\\') >= 0 {
+				return i, fmt.Errorf("key %s: an escape in a key (darrm writes none)", at)
+			}
+			for _, s := range seen {
+				if s == key {
+					return i, fmt.Errorf("key %s: given twice", at)
+				}
+			}
+			seen = append(seen, key)
+			var next *keyTree
+			switch {
+			case k != nil && k.fields != nil:
+				f, ok := k.fields[key]
+				if !ok {
+					return i, fmt.Errorf("key %s: not a field of the line (darrm names each by its exact name)", at)
+				}
+				next = f
+			case k != nil && k.isMap:
+				next = k.elem
+			}
+			i = blanks(b, i+end+2)
+			if i >= len(b) || b[i] != ':' {
+				return i, errTruncated
+			}
+			var err error
+			if i, err = next.scan(b, i+1, at); err != nil {
+				return i, err
+			}
+			i = blanks(b, i)
+			switch {
+			case i < len(b) && b[i] == ',':
+				i = blanks(b, i+1)
+			case i < len(b) && b[i] == '}':
+				return i + 1, nil
+			default:
+				return i, errTruncated
+			}
+		}
+	case '[':
+		var elem *keyTree
+		if k != nil && !k.isMap {
+			elem = k.elem
+		}
+		i = blanks(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return i + 1, nil
+		}
+		for n := 0; ; n++ {
+			var err error
+			if i, err = elem.scan(b, i, fmt.Sprintf("%s[%d]", path, n)); err != nil {
+				return i, err
+			}
+			i = blanks(b, i)
+			switch {
+			case i < len(b) && b[i] == ',':
+				i++
+			case i < len(b) && b[i] == ']':
+				return i + 1, nil
+			default:
+				return i, errTruncated
+			}
+		}
+	case '"':
+		for i++; i < len(b); i++ {
+			switch b[i] {
+			case '\\':
+				i++
+			case '"':
+				return i + 1, nil
+			}
+		}
+		return i, errTruncated
+	}
+	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
+		i++
+	}
+	return i, nil
+}
+
+// errTruncated is JSON that ends before its value does, or is no JSON.
+var errTruncated = errors.New("not JSON")
+
+// blanks returns the index of the first byte of b from i on that is not
+// JSON's white space.
+func blanks(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}

@@ -1,0 +1,114 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/darrm/darrm/accountant"
+)
+
+// TestExactKeys: a spend or end line that names a field by a key of
+// another case than darrm's ("Run" for "run", at any depth) or twice is
+// refused, its hash recomputed so that only its keys are wrong: Go's
+// decoder would take "Run" for the run where PostgreSQL's jsonb, which
+// the database's trigger checks a line with, takes "run" (the audit of
+// round nine settled another analyst's run so). Lines as darrm writes
+// them pass.
+func TestExactKeys(t *testing.T) {
+	head := strings.Repeat("a", 64)
+	at := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	prior, err := accountant.Sequence{}.Add(accountant.Guarantee{Eps: 0.05}, 138)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spend := Spend{Run: "0123456789abcdef", Analyst: "bob", Time: at, Mechanism: "darrm", Eps: 0.05, Queries: 0, Final: true, Prior: &prior}
+	b, _, err := encodeLine(Version, head, spend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, raw, _, ok := splitSpendLine(bytes.TrimSuffix(b, []byte("\n")))
+	if !ok {
+		t.Fatalf("not a spend line: %s", b)
+	}
+	// rewrite returns the spend line of the spend JSON edited by edit,
+	// hashed anew.
+	rewrite := func(kind string, edit func(string) string) []byte {
+		j := edit(string(raw))
+		return []byte(`{"prev":"` + head + `","` + kind + `":` + j + `,"sha256":"` + chainHash(Version, head, kind, []byte(j)) + `"}`)
+	}
+	same := func(s string) string { return s }
+	if _, got, _, err := parseSpendLine(Version, rewrite("spend", same)); err != nil || got.Run != spend.Run {
+		t.Fatalf("the line as darrm writes it: %v, run %q", err, got.Run)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(string) string
+		want string
+	}{
+		{"a run of another case after the run", func(s string) string {
+			return strings.Replace(s, `"analyst":"bob"`, `"analyst":"bob","Run":"fedcba9876543210"`, 1)
+		}, "key Run"},
+		{"the run twice", func(s string) string {
+			return strings.Replace(s, `"analyst":"bob"`, `"analyst":"bob","run":"fedcba9876543210"`, 1)
+		}, "key run: given twice"},
+		{"an analyst of another case alone", func(s string) string { return strings.Replace(s, `"analyst":`, `"Analyst":`, 1) }, "key Analyst"},
+		{"a count of labels of another case", func(s string) string { return strings.Replace(s, `"queries":0`, `"queries":0,"Queries":88`, 1) }, "key Queries"},
+		{"the prior's steps of another case, nested", func(s string) string { return strings.Replace(s, `"steps":138`, `"steps":138,"Steps":50`, 1) }, "key prior.Steps"},
+		{"a key folded by Unicode (the Kelvin sign)", func(s string) string { return strings.Replace(s, `"mechanism":`, "\"\u212aind\":\"pure\",\"mechanism\":", 1) }, "key \u212aind"},
+		{"a run spelt by an escape", func(s string) string {
+			return strings.Replace(s, `"analyst":"bob"`, `"analyst":"bob","\u0052un":"fedcba9876543210"`, 1)
+		}, "an escape in a key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := rewrite("spend", tc.edit)
+			if bytes.Equal(line, rewrite("spend", same)) {
+				t.Fatal("the edit changed nothing")
+			}
+			_, got, _, err := parseSpendLine(Version, line)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: err %v (run %q, analyst %q, queries %d), want %q", line, err, got.Run, got.Analyst, got.Queries, tc.want)
+			}
+		})
+	}
+
+	e := ending{Reason: reasonRetired, At: at, By: "alice", Successor: "x"}
+	eb, _, err := encodeLine(Version, head, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := parseEndLine(Version, bytes.TrimSuffix(eb, []byte("\n"))); err != nil {
+		t.Fatalf("an end line as darrm writes it: %v", err)
+	}
+	j := strings.Replace(string(eb[len(`{"prev":"`)+64+len(`","end":`):bytes.LastIndex(eb, []byte(`,"sha256"`))]), `"by":"alice"`, `"by":"alice","By":"mallory"`, 1)
+	forged := []byte(`{"prev":"` + head + `","end":` + j + `,"sha256":"` + chainHash(Version, head, "end", []byte(j)) + `"}`)
+	if _, got, _, err := parseEndLine(Version, forged); err == nil || !strings.Contains(err.Error(), "key By") {
+		t.Errorf("an end line naming who ended it twice: err %v (by %q)", err, got.By)
+	}
+}
+
+// FuzzExactKeys: no input panics the key check or passes it with a key
+// of a spend that is not a field's exact name: a JSON object that passes
+// and decodes holds, at its top, only keys of Spend.
+func FuzzExactKeys(f *testing.F) {
+	f.Add([]byte(`{"run":"a","queries":1,"prior":{"steps":2}}`))
+	f.Add([]byte(`{"run":"a","Run":"b"}`))
+	f.Add([]byte(`[{"x":[1,"\"}",{}]}, "\\"]`))
+	f.Add([]byte(`{"gaussian":[{"sigma":1}],"bits":[[0.5,0.25]]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if exactKeys(b, spendKeys) != nil {
+			return
+		}
+		var top map[string]json.RawMessage
+		if json.Unmarshal(b, &top) != nil {
+			return
+		}
+		for k := range top {
+			if _, ok := spendKeys.fields[k]; !ok {
+				t.Fatalf("%s passes with key %q", b, k)
+			}
+		}
+	})
+}
