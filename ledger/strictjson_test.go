@@ -57,7 +57,9 @@ func TestExactKeys(t *testing.T) {
 		{"an analyst of another case alone", func(s string) string { return strings.Replace(s, `"analyst":`, `"Analyst":`, 1) }, "key Analyst"},
 		{"a count of labels of another case", func(s string) string { return strings.Replace(s, `"queries":0`, `"queries":0,"Queries":88`, 1) }, "key Queries"},
 		{"the prior's steps of another case, nested", func(s string) string { return strings.Replace(s, `"steps":138`, `"steps":138,"Steps":50`, 1) }, "key prior.Steps"},
-		{"a key folded by Unicode (the Kelvin sign)", func(s string) string { return strings.Replace(s, `"mechanism":`, "\"\u212aind\":\"pure\",\"mechanism\":", 1) }, "key \u212aind"},
+		{"a key folded by Unicode (the Kelvin sign)", func(s string) string {
+			return strings.Replace(s, `"mechanism":`, "\"\u212aind\":\"pure\",\"mechanism\":", 1)
+		}, "key \u212aind"},
 		{"a run spelt by an escape", func(s string) string {
 			return strings.Replace(s, `"analyst":"bob"`, `"analyst":"bob","\u0052un":"fedcba9876543210"`, 1)
 		}, "an escape in a key"},
