@@ -49,15 +49,24 @@ import (
 
 // schemaVersion is the version of the schema darrm keeps ledgers in; a
 // database of a later one is refused (a newer darrm made it), one of an
-// earlier one is upgraded by the first run of its owner (migrateSQL).
-const schemaVersion = 3
+// earlier one is upgraded by the first run of its owner (upgradeSchema).
+// Version 4 pins every function of the schema to the catalog's names
+// (search_path), which version 3's guard_ledger took from its caller's.
+const schemaVersion = 4
 
 // guardSQL makes the indexes, functions and triggers of schema version
-// 3, in a database whose tables have its columns.
+// 4, in a database whose tables have its columns. Every function is
+// pinned to the catalog's names (SET search_path = pg_catalog, pg_temp;
+// PostgreSQL never looks up a function or an operator in pg_temp), so
+// that no caller's search_path changes what an operator, a
+// pg_trigger_depth() or a pg_current_xact_id() of a trigger is. The
+// tables' defaults (session_user, pg_current_xact_id(), now()) were
+// bound when the tables were made, and guard_ledger overwrites them.
 const guardSQL = `
 CREATE UNIQUE INDEX ledgers_live ON darrm.ledgers (ensemble) WHERE NOT retired;
 CREATE INDEX lines_run ON darrm.lines (ledger, run) WHERE run IS NOT NULL;
-CREATE FUNCTION darrm.refuse_edit() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION darrm.refuse_edit() RETURNS trigger LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
 	RAISE EXCEPTION 'darrm: % of darrm.% refused: darrm ledger lines are only appended, and its tables only changed by darrm', TG_OP, TG_TABLE_NAME
 		USING ERRCODE = 'insufficient_privilege';
@@ -93,7 +102,7 @@ DECLARE
 	same text[] := ARRAY['run', 'time', 'queries', 'final', 'prior', 'bits', 'bits_at'];
 BEGIN
 	SELECT * INTO STRICT l FROM ONLY darrm.ledgers WHERE key = NEW.ledger FOR UPDATE;
-	own := l.made_in = pg_current_xact_id();
+	own := l.made_in = pg_catalog.pg_current_xact_id();
 	NEW.writer := who;
 	NEW.run := NULL;
 	IF l.retired THEN
@@ -196,18 +205,19 @@ END
 $$;
 CREATE TRIGGER append_line BEFORE INSERT ON darrm.lines
 	FOR EACH ROW EXECUTE FUNCTION darrm.append_line();
-CREATE FUNCTION darrm.guard_ledger() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION darrm.guard_ledger() RETURNS trigger LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
 	IF TG_OP = 'INSERT' THEN
 		IF NEW.lines <> 0 OR NEW.size <> 0 OR NEW.head <> '' OR NEW.retired OR NEW.version <> 0 THEN
 			RAISE EXCEPTION 'darrm: a ledger row is made empty; its lines move its head' USING ERRCODE = 'insufficient_privilege';
 		END IF;
 		NEW.maker := session_user;
-		NEW.made_in := pg_current_xact_id();
-		NEW.created := now();
+		NEW.made_in := pg_catalog.pg_current_xact_id();
+		NEW.created := pg_catalog.now();
 		RETURN NEW;
 	END IF;
-	IF TG_OP <> 'UPDATE' OR pg_trigger_depth() < 2 OR NEW.key <> OLD.key OR NEW.name <> OLD.name OR NEW.id <> OLD.id OR NEW.ensemble <> OLD.ensemble
+	IF TG_OP <> 'UPDATE' OR pg_catalog.pg_trigger_depth() < 2 OR NEW.key <> OLD.key OR NEW.name <> OLD.name OR NEW.id <> OLD.id OR NEW.ensemble <> OLD.ensemble
 		OR NEW.created <> OLD.created OR NEW.maker <> OLD.maker OR NEW.made_in <> OLD.made_in OR OLD.retired OR NEW.lines <> OLD.lines + 1 THEN
 		RAISE EXCEPTION 'darrm ledgers are never renamed, reopened, moved back or deleted, and only their lines move their heads: % refused', TG_OP
 			USING ERRCODE = 'insufficient_privilege';
@@ -221,11 +231,12 @@ CREATE TRIGGER guard_ledger_truncate BEFORE TRUNCATE ON darrm.ledgers
 	FOR EACH STATEMENT EXECUTE FUNCTION darrm.refuse_edit();
 `
 
-// tablesSQL makes the schema's tables of version 3, without its guards.
+// tablesSQL makes the schema's tables of version 3 and 4 (which has the
+// tables of 3), without its guards.
 const tablesSQL = `
 CREATE SCHEMA darrm;
 CREATE TABLE darrm.schema_version (version integer NOT NULL);
-INSERT INTO darrm.schema_version VALUES (3);
+INSERT INTO darrm.schema_version VALUES (4);
 CREATE TABLE darrm.ledgers (
 	key integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	name text NOT NULL UNIQUE,
@@ -279,21 +290,44 @@ ALTER TABLE darrm.ledgers ALTER maker SET NOT NULL, ALTER maker SET DEFAULT sess
 	ALTER made_in SET NOT NULL, ALTER made_in SET DEFAULT pg_current_xact_id();
 ALTER TABLE darrm.lines ADD COLUMN writer text, ADD COLUMN run text;
 UPDATE darrm.lines SET run = convert_from(line, 'UTF8')::jsonb->'spend'->>'run';
-UPDATE darrm.schema_version SET version = 3;
 `
 
-// dropGuard2SQL drops the functions and triggers of schema version 2,
-// before its tables are upgraded.
-const dropGuard2SQL = `
+// dropGuardSQL drops the indexes, functions and triggers of schema
+// version 1, 2 or 3 (guardSQL's), before its tables are upgraded and
+// guardSQL makes those of the current version. The lines are kept as
+// they are: a line that version 3 took stays (its writer names who wrote
+// it).
+const dropGuardSQL = `
 DROP TRIGGER IF EXISTS append_line ON darrm.lines;
 DROP TRIGGER IF EXISTS append_only ON darrm.lines;
 DROP TRIGGER IF EXISTS append_only_truncate ON darrm.lines;
 DROP TRIGGER IF EXISTS guard_ledger ON darrm.ledgers;
 DROP TRIGGER IF EXISTS guard_ledger_truncate ON darrm.ledgers;
+DROP TRIGGER IF EXISTS guard_version ON darrm.schema_version;
+DROP TRIGGER IF EXISTS guard_version_truncate ON darrm.schema_version;
 DROP FUNCTION IF EXISTS darrm.append_line();
 DROP FUNCTION IF EXISTS darrm.guard_ledger();
 DROP FUNCTION IF EXISTS darrm.refuse_edit();
 DROP INDEX IF EXISTS darrm.ledgers_live;
+DROP INDEX IF EXISTS darrm.lines_run;
+`
+
+// ownFunctionsSQL gives the functions that an upgrade made to the owner
+// of darrm's tables, who owned those it replaced, when a superuser
+// upgrades a schema that another role owns: append_line acts as its
+// owner (SECURITY DEFINER), and the owner keeps the functions of its
+// schema.
+const ownFunctionsSQL = `
+DO $$
+DECLARE
+	f regprocedure;
+BEGIN
+	FOR f IN SELECT p.oid FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'darrm'::regnamespace
+		AND p.proowner <> (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = 'darrm.lines'::regclass) LOOP
+		EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %I', f, (SELECT pg_catalog.pg_get_userbyid(c.relowner) FROM pg_catalog.pg_class c WHERE c.oid = 'darrm.lines'::regclass));
+	END LOOP;
+END
+$$;
 `
 
 // duplicatesSQL lists, in a database of schema version 1, the ledgers
@@ -420,8 +454,9 @@ func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
 		if err := tx.QueryRow(ctx, "SELECT version FROM darrm.schema_version").Scan(&from); err != nil || from >= schemaVersion {
 			return err
 		}
-		sql := dropGuard2SQL + migrate2SQL + guardSQL
-		if from == 1 {
+		migrate := ""
+		switch from {
+		case 1:
 			err := tx.QueryRow(ctx, duplicatesSQL+" LIMIT 1").Scan(&dup, &ensemble)
 			switch {
 			case err == nil:
@@ -429,8 +464,11 @@ func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
 			case !errors.Is(err, pgx.ErrNoRows):
 				return err
 			}
-			sql = migrate1SQL + sql
+			migrate = migrate1SQL + migrate2SQL
+		case 2:
+			migrate = migrate2SQL
 		}
+		sql := dropGuardSQL + migrate + fmt.Sprintf("UPDATE darrm.schema_version SET version = %d;\n", schemaVersion) + guardSQL + ownFunctionsSQL
 		if _, err := tx.Exec(ctx, durableSQL); err != nil {
 			return err
 		}
@@ -445,11 +483,38 @@ func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
 	case dup != "":
 		return &serverError{where: p.redacted, bad: true, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version 1, and ledgers %s are all of ensemble %s: its budget is counted more than once (a copy imported again, or a second ledger made for it). This darrm charges a database only where one ledger of an ensemble is live: keep one of them and remove the others (docs/aggregate.md, \"Upgrading a database\")", p.cfg.Database, dup, ensemble)}
 	case errors.As(err, &pe) && pe.Code == "42501":
-		return &serverError{where: p.redacted, bad: true, err: err, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version %d, which does not stop another user from settling an analyst's run%s; user %s may not upgrade it to version %d: the ledgers' owner upgrades it with darrm ledger upgrade %s", p.cfg.Database, from, map[bool]string{true: " or a second live ledger of an ensemble"}[from == 1], p.cfg.User, schemaVersion, shellQuote(p.redacted))}
+		return &serverError{where: p.redacted, bad: true, err: err, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version %d, which %s; user %s may not upgrade it to version %d: %s",
+			p.cfg.Database, from, oldSchemaLets[from], p.cfg.User, schemaVersion, p.upgrader(ctx, conn))}
 	case err != nil:
 		return p.fail("upgrade the schema of darrm's ledgers in database "+p.cfg.Database, err)
 	}
 	return nil
+}
+
+// oldSchemaLets says what a schema of an earlier version lets a user do
+// that the current one refuses.
+var oldSchemaLets = map[int]string{
+	1: "does not stop another user from settling an analyst's run or a second live ledger of an ensemble",
+	2: "does not stop another user from settling an analyst's run",
+	3: "lets the owner of its tables settle an analyst's run through its own search_path",
+}
+
+// upgrader says who may upgrade the database's schema, and how: the
+// owner of darrm's tables, or, where darrm's guard against DDL refuses
+// every other role's change of them, a superuser.
+func (p *pgLocation) upgrader(ctx context.Context, conn *pgx.Conn) string {
+	var guarded bool
+	var owner string
+	err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'darrm_guard' AND evtenabled <> 'D'),
+		coalesce((SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('darrm.lines')), '')`).Scan(&guarded, &owner)
+	cmd := "darrm ledger upgrade " + shellQuote(p.redacted)
+	switch {
+	case err != nil:
+		return "the owner of darrm's tables upgrades it (a superuser, where darrm's guard against DDL is in place) with: " + cmd
+	case guarded:
+		return "darrm's guard against DDL lets only a superuser change darrm's tables, its owner " + owner + " included: a superuser upgrades it with: " + cmd
+	}
+	return "the owner of darrm's tables, " + owner + ", upgrades it with: " + cmd
 }
 
 // absent checks that the database has no ledger of this name, and, for

@@ -1,0 +1,213 @@
+package ledger
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/pgtest"
+)
+
+// This file runs the attacks of the audit of issue 87 on darrm's schema
+// of version 3: the tables' owner, with darrm's guard, shadowing the
+// operators of guard_ledger through its search_path.
+
+// shadowSQL makes, in a schema evil of the user's own, a
+// pg_trigger_depth() of 2 and operators <> and + that say what the
+// owner wants: what the owner of darrm's tables puts first in its
+// search_path so that a function of darrm's that names them unqualified,
+// and is not pinned to the catalog's, takes them.
+const shadowSQL = `
+CREATE SCHEMA evil;
+CREATE FUNCTION evil.pg_trigger_depth() RETURNS int LANGUAGE sql AS 'SELECT 2';
+CREATE FUNCTION evil.ne(xid8, xid8) RETURNS boolean LANGUAGE sql AS 'SELECT false';
+CREATE FUNCTION evil.ne_text(text, text) RETURNS boolean LANGUAGE sql AS 'SELECT false';
+CREATE FUNCTION evil.plus(bigint, integer) RETURNS bigint LANGUAGE sql AS 'SELECT $1';
+CREATE OPERATOR evil.<> (LEFTARG = xid8, RIGHTARG = xid8, FUNCTION = evil.ne);
+CREATE OPERATOR evil.<> (LEFTARG = text, RIGHTARG = text, FUNCTION = evil.ne_text);
+CREATE OPERATOR evil.+ (LEFTARG = bigint, RIGHTARG = integer, FUNCTION = evil.plus);
+`
+
+// TestPGOwnerSearchPath: the tables' owner, in a database with darrm's
+// guard, shadows guard_ledger's pg_trigger_depth() and operators in a
+// schema of its own, and, with no DDL on darrm's objects, sets its
+// ledger's made_in to its own transaction (so that append_line takes its
+// lines as the maker's own, unchecked) to settle alice's killed run of
+// 88 labels at 0, and renames the ledger: the database refuses both, and
+// the ledger charges the 88.
+func TestPGOwnerSearchPath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("roles of their own: without -short")
+	}
+	db := pgtest.DB(t)
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	u := newPG(t, db, "team", budget)
+	owner := ownerRole(t, db, "owner_"+strings.TrimPrefix(strings.TrimPrefix(mustParse(t, db).Path, "/"), "darrm_test_"))
+	giveSchema(t, db, mustParse(t, owner).User.Username())
+	alice := analystURL(t, u, "alice")
+	aliceBook := Options{StateDir: t.TempDir()}
+	spendOn(t, aliceBook, alice, 5, 5)
+	reserveKilled(t, aliceBook, alice, 88)
+	conn := connectAs(t, owner)
+	if _, err := conn.Exec(ctx, shadowSQL); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, _, s := headLine(t, conn, "team")
+	s.Queries, s.Final = 0, true
+	tx := func(sql string, then func()) error {
+		t.Helper()
+		if _, err := conn.Exec(ctx, "BEGIN; SET LOCAL search_path = evil, pg_catalog"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := conn.Exec(ctx, sql)
+		if err == nil && then != nil {
+			then()
+		}
+		end := "ROLLBACK"
+		if err == nil {
+			end = "COMMIT"
+		}
+		if _, err := conn.Exec(ctx, end); err != nil {
+			t.Fatal(err)
+		}
+		return err
+	}
+	const refused = "darrm ledgers are never renamed"
+	err := tx("UPDATE darrm.ledgers SET made_in = pg_catalog.pg_current_xact_id() WHERE name = 'team'", func() {
+		if err := appendForged(t, conn, "team", s); err == nil {
+			t.Errorf("the owner settled alice's killed run at 0 as the ledger's maker")
+		}
+	})
+	if err == nil || !strings.Contains(err.Error(), refused) {
+		t.Errorf("the owner, its search_path first, gives its ledger its own transaction: %v, want it refused (%q)", err, refused)
+	}
+	if err := tx("UPDATE darrm.ledgers SET name = 'renamed' WHERE name = 'team'", nil); err == nil || !strings.Contains(err.Error(), refused) {
+		t.Errorf("the owner, its search_path first, renames the ledger: %v, want it refused (%q)", err, refused)
+	}
+	if spent, _, lines := readAll(t, u); spent.Steps != 93 || lines != 4 {
+		t.Errorf("after the owner's attempts: %d labels, %d lines; want alice's 5 and the 88 of her killed run, in 4 lines", spent.Steps, lines)
+	}
+}
+
+// putV3 copies the ledger file at file into a database of schema
+// version 3 or earlier as ledger name, its row and lines made in one
+// transaction through that schema's triggers, as darrm's import did.
+func putV3(t *testing.T, db, file, name string) {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	ok, ensemble, id := headerIdentity([]byte(lines[0]))
+	if !ok {
+		t.Fatal("no header")
+	}
+	conn, err := pgConnect(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		var key int32
+		if err := tx.QueryRow(ctx, "INSERT INTO darrm.ledgers (name, lines, size, head, id, ensemble) VALUES ($1, 0, 0, '', $2, $3) RETURNING key", name, id, ensemble).Scan(&key); err != nil {
+			return err
+		}
+		stop := 0
+		for i, ln := range lines {
+			stop += len(ln) + 1
+			if _, err := tx.Exec(ctx, "INSERT INTO darrm.lines (ledger, n, line, stop) VALUES ($1, $2, $3, $4)", key, i+1, []byte(ln), stop); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPGUpgradeSchema3: a database of schema version 3, its ledgers kept,
+// is upgraded to the current version: without darrm's guard, by the
+// first run of its tables' owner; with it, by a superuser's, the owner's
+// and an analyst's refused, naming who upgrades it. Its functions are
+// then pinned to the catalog's names, and the guard still refuses the
+// owner's changes.
+func TestPGUpgradeSchema3(t *testing.T) {
+	if testing.Short() {
+		t.Skip("databases and roles of their own: without -short")
+	}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	file := newLedger(t, budget)
+	spendOn(t, book, file, 3, 2)
+	reserveKilled(t, book, file, 4)
+	want, _, lines := readAll(t, file)
+	v3, err := os.ReadFile(filepath.Join("testdata", "schema-v3.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgraded := func(name, u string) {
+		t.Helper()
+		var v int
+		var pinned bool
+		conn := connectAs(t, u)
+		err := conn.QueryRow(ctx, `SELECT (SELECT version FROM darrm.schema_version),
+			(SELECT bool_and(coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)) FROM pg_proc p WHERE p.pronamespace = 'darrm'::regnamespace)`).Scan(&v, &pinned)
+		if err != nil || v != schemaVersion || !pinned {
+			t.Errorf("%s: version %d, every function pinned to the catalog's names %v: %v", name, v, pinned, err)
+		}
+		if got, _, n := readAll(t, u); got.Steps != want.Steps+1 || n != lines+2 {
+			t.Errorf("%s: after the upgrade and a release, %d labels in %d lines; want %d in %d", name, got.Steps, n, want.Steps+1, lines+2)
+		}
+	}
+
+	// Without the guard: the owner made the schema, and upgrades it.
+	db := pgtest.DB(t)
+	owner := ownerRole(t, db, "owner_"+strings.TrimPrefix(strings.TrimPrefix(mustParse(t, db).Path, "/"), "darrm_test_"))
+	if err := sqlExec(t, owner, string(v3)); err != nil {
+		t.Fatal(err)
+	}
+	putV3(t, owner, file, "old")
+	u := pgURL(owner, "old")
+	if got, _, n := readAll(t, u); got != want || n != lines {
+		t.Fatalf("read in schema 3: %+v, %d lines", got, n)
+	}
+	alice := analystURL(t, pgURL(db, "old"), "alice")
+	ownerName := mustParse(t, owner).User.Username()
+	if err := openErr(alice, Options{StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "the owner of darrm's tables, "+ownerName+", upgrades it with: darrm ledger upgrade") || !isBad(err) {
+		t.Errorf("alice's run on schema 3 without the guard: %v", err)
+	}
+	spendOn(t, Options{StateDir: t.TempDir()}, u, 1, 1) // the owner's first run upgrades it
+	upgraded("the owner's upgrade", u)
+
+	// With the guard: only a superuser upgrades it.
+	db = pgtest.DB(t)
+	if err := sqlExec(t, db, string(v3)+guardDDLSQL); err != nil {
+		t.Fatal(err)
+	}
+	putV3(t, db, file, "old")
+	owner = ownerRole(t, db, "owner_"+strings.TrimPrefix(strings.TrimPrefix(mustParse(t, db).Path, "/"), "darrm_test_"))
+	ownerName = mustParse(t, owner).User.Username()
+	sql := "ALTER SCHEMA darrm OWNER TO " + ownerName + "; ALTER TABLE darrm.ledgers OWNER TO " + ownerName + "; ALTER TABLE darrm.lines OWNER TO " + ownerName +
+		"; ALTER TABLE darrm.schema_version OWNER TO " + ownerName + "; ALTER FUNCTION darrm.append_line() OWNER TO " + ownerName +
+		"; ALTER FUNCTION darrm.guard_ledger() OWNER TO " + ownerName + "; ALTER FUNCTION darrm.refuse_edit() OWNER TO " + ownerName
+	if err := sqlExec(t, db, sql); err != nil {
+		t.Fatal(err)
+	}
+	u = pgURL(db, "old")
+	alice = analystURL(t, u, "alice")
+	for who, at := range map[string]string{"the owner": pgURL(owner, "old"), "alice": alice} {
+		if err := openErr(at, Options{StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "a superuser upgrades it with: darrm ledger upgrade") || !isBad(err) {
+			t.Errorf("%s's run on schema 3 with the guard: %v", who, err)
+		}
+	}
+	spendOn(t, Options{StateDir: t.TempDir()}, u, 1, 1) // the superuser's first run upgrades it
+	upgraded("the superuser's upgrade", u)
+	if _, err := connectAs(t, owner).Exec(ctx, "ALTER FUNCTION darrm.guard_ledger() RESET search_path"); err == nil || !strings.Contains(err.Error(), "refused by darrm's guard") {
+		t.Errorf("the owner unpins guard_ledger after the upgrade: %v", err)
+	}
+}
