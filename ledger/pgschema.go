@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,8 +27,12 @@ import (
 //     any table;
 //   - a line is one that darrm writes, or it never becomes the head: its
 //     layout, kind and hash are checked, a spend line's run and counts,
-//     and what the lines of a run may say (chain.follows), so that a
-//     malformed line cannot stop every release;
+//     and what the lines of a run may say (chain.follows), and its JSON
+//     is one that darrm reads as the database does (each key once, in
+//     lowercase but in the header, a spend's or an end's keys darrm's
+//     own, a spend's counts plain integers: bad_key), so that a
+//     malformed line cannot stop every release nor say one thing to the
+//     database and another to darrm;
 //   - a line belongs to the database user (session_user) that writes it:
 //     a spend line names it as its analyst, the lines of a run after its
 //     first are its analyst's alone, so that no one settles (lowers)
@@ -51,8 +56,29 @@ import (
 // database of a later one is refused (a newer darrm made it), one of an
 // earlier one is upgraded by the first run of its owner (upgradeSchema).
 // Version 4 pins every function of the schema to the catalog's names
-// (search_path), which version 3's guard_ledger took from its caller's.
+// (search_path), which version 3's guard_ledger took from its caller's,
+// and refuses a line whose JSON darrm would read otherwise than the
+// database does (darrm.bad_key).
 const schemaVersion = 4
+
+// The keys of the JSON of a spend line and of an end line that darrm
+// writes (Spend, ending), and the counts of a spend line, which Go
+// decodes as integers (every int of Spend): the database refuses any
+// other key, and a count written otherwise than as a plain integer, so
+// that a line it takes is one darrm reads. A field added to Spend or
+// ending needs a new schema version (TestSchemaKeysAreSpends).
+var (
+	spendKeys = []string{"run", "analyst", "time", "mechanism", "eps", "delta", "kind", "gaussian", "discrete", "bits_sha256", "laplace",
+		"bits", "bits_at", "charge", "filter_parts", "queries", "final", "prior"}
+	endKeys     = []string{"reason", "at", "by", "successor", "where", "from"}
+	spendCounts = []string{"queries", "prior.steps", "prior.curveless", "prior.gdp_less", "prior.rdp_less", "gaussian.*.coords",
+		"laplace.coords", "bits_at.line", "bits_at.end"}
+)
+
+// sqlArray is names as an SQL array of text.
+func sqlArray(names []string) string {
+	return "ARRAY['" + strings.Join(names, "', '") + "']"
+}
 
 // guardSQL makes the indexes, functions and triggers of schema version
 // 4, in a database whose tables have its columns. Every function is
@@ -62,9 +88,30 @@ const schemaVersion = 4
 // pg_trigger_depth() or a pg_current_xact_id() of a trigger is. The
 // tables' defaults (session_user, pg_current_xact_id(), now()) were
 // bound when the tables were made, and guard_ledger overwrites them.
-const guardSQL = `
+var guardSQL = strings.NewReplacer("{spend_keys}", sqlArray(spendKeys), "{end_keys}", sqlArray(endKeys), "{spend_counts}", sqlArray(spendCounts)).Replace(`
 CREATE UNIQUE INDEX ledgers_live ON darrm.ledgers (ensemble) WHERE NOT retired;
 CREATE INDEX lines_run ON darrm.lines (ledger, run) WHERE run IS NOT NULL;
+CREATE FUNCTION darrm.bad_key(j json, plain boolean, counts text[]) RETURNS text LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp AS $$
+WITH RECURSIVE t(id, parent, at, gen, key, v) AS (
+	SELECT '', NULL::text, NULL::text, NULL::text, NULL::text, j
+	UNION ALL
+	SELECT t.id || e.id, t.id, coalesce(t.at || e.sep, '') || e.at, coalesce(t.gen || '.', '') || e.gen, e.key, e.v
+	FROM t, LATERAL (
+		SELECT to_json(o.key)::text, o.key, '.', o.key, o.key, o.value FROM json_each(CASE json_typeof(t.v) WHEN 'object' THEN t.v END) o
+		UNION ALL
+		SELECT format('[%s]', a.i), format('[%s]', a.i - 1), '', '*', NULL, a.value
+			FROM json_array_elements(CASE json_typeof(t.v) WHEN 'array' THEN t.v END) WITH ORDINALITY a(value, i)
+	) e(id, at, sep, gen, key, v)
+)
+SELECT bad FROM (
+	SELECT 1, format('key %s appears twice', min(at)) FROM t WHERE key IS NOT NULL GROUP BY parent, key HAVING count(*) > 1
+	UNION ALL
+	SELECT 2, format('key %s is not written in lowercase letters, digits and _', at) FROM t WHERE plain AND key COLLATE "C" !~ '^[a-z0-9_]+$'
+	UNION ALL
+	SELECT 3, format('%s is %s, not a count (a plain integer)', at, v) FROM t WHERE gen = ANY (counts) AND v::text !~ '^(0|[1-9][0-9]{0,17})$'
+) b(o, bad) ORDER BY o LIMIT 1
+$$;
 CREATE FUNCTION darrm.refuse_edit() RETURNS trigger LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -100,6 +147,7 @@ DECLARE
 	q numeric;
 	before numeric := 0;
 	same text[] := ARRAY['run', 'time', 'queries', 'final', 'prior', 'bits', 'bits_at'];
+	bad text;
 BEGIN
 	SELECT * INTO STRICT l FROM ONLY darrm.ledgers WHERE key = NEW.ledger FOR UPDATE;
 	own := l.made_in = pg_catalog.pg_current_xact_id();
@@ -132,6 +180,22 @@ BEGIN
 	END IF;
 	IF encode(sha256(convert_to(format(E'darrm-ledger/%s\n%s\n%s\n', v, m[1], kind), 'UTF8') || raw), 'hex') <> hash THEN
 		RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: its sha256 does not match its content', NEW.n, l.name USING ERRCODE = 'DRM03';
+	END IF;
+	-- jsonb keeps the last of two equal keys, Go's encoding/json the last
+	-- key that matches a field whatever its case: a line is one that both
+	-- read alike (each key once, in lowercase, no other than darrm's), its
+	-- counts integers that Go decodes. The header is its maker's, whose
+	-- JSON keeps Go's own names (K, Delta) and the analysts' (shares).
+	IF kind <> 'past' THEN
+		bad := darrm.bad_key(convert_from(raw, 'UTF8')::json, kind <> 'header', CASE WHEN kind = 'spend' THEN {spend_counts} END);
+		IF bad IS NULL AND kind IN ('spend', 'end') THEN
+			SELECT format('key %s is not one darrm writes', k) INTO bad FROM jsonb_object_keys(j) k
+				WHERE k <> ALL (CASE WHEN kind = 'spend' THEN {spend_keys} ELSE {end_keys} END) LIMIT 1;
+		END IF;
+		IF bad IS NOT NULL THEN
+			RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: in its %, %: darrm writes each key of an object once, in lowercase, and its counts as plain integers', NEW.n, l.name, kind, bad
+				USING ERRCODE = 'DRM03';
+		END IF;
 	END IF;
 	IF kind = 'header' THEN
 		IF j->>'id' IS DISTINCT FROM l.id OR j->>'ensemble' IS DISTINCT FROM l.ensemble THEN
@@ -229,7 +293,7 @@ CREATE TRIGGER guard_ledger BEFORE INSERT OR UPDATE OR DELETE ON darrm.ledgers
 	FOR EACH ROW EXECUTE FUNCTION darrm.guard_ledger();
 CREATE TRIGGER guard_ledger_truncate BEFORE TRUNCATE ON darrm.ledgers
 	FOR EACH STATEMENT EXECUTE FUNCTION darrm.refuse_edit();
-`
+`)
 
 // tablesSQL makes the schema's tables of version 3 and 4 (which has the
 // tables of 3), without its guards.
@@ -263,7 +327,7 @@ CREATE TABLE darrm.lines (
 `
 
 // schemaSQL makes the schema, version schemaVersion.
-const schemaSQL = tablesSQL + guardSQL
+var schemaSQL = tablesSQL + guardSQL
 
 // migrate1SQL upgrades a database of schema version 1, which stated no
 // ledger's identity and let a second ledger of an ensemble be made, to
@@ -308,6 +372,7 @@ DROP TRIGGER IF EXISTS guard_version_truncate ON darrm.schema_version;
 DROP FUNCTION IF EXISTS darrm.append_line();
 DROP FUNCTION IF EXISTS darrm.guard_ledger();
 DROP FUNCTION IF EXISTS darrm.refuse_edit();
+DROP FUNCTION IF EXISTS darrm.bad_key(json, boolean, text[]);
 DROP INDEX IF EXISTS darrm.ledgers_live;
 DROP INDEX IF EXISTS darrm.lines_run;
 `
@@ -496,7 +561,7 @@ func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
 var oldSchemaLets = map[int]string{
 	1: "does not stop another user from settling an analyst's run or a second live ledger of an ensemble",
 	2: "does not stop another user from settling an analyst's run",
-	3: "lets the owner of its tables settle an analyst's run through its own search_path",
+	3: "lets the owner of its tables settle an analyst's run through its own search_path, and an analyst write a line that darrm reads otherwise than the database (a key twice or in capitals) or cannot read (a count of 0.0)",
 }
 
 // upgrader says who may upgrade the database's schema, and how: the

@@ -1,10 +1,16 @@
 package ledger
 
 import (
+	"encoding"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -14,7 +20,10 @@ import (
 
 // This file runs the attacks of the audit of issue 87 on darrm's schema
 // of version 3: the tables' owner, with darrm's guard, shadowing the
-// operators of guard_ledger through its search_path.
+// operators of guard_ledger through its search_path; an analyst writing
+// a line that the database reads otherwise than darrm (a key twice, or
+// in another case, which Go's encoding/json matches to a field) or that
+// darrm cannot read (a count of 0.0).
 
 // shadowSQL makes, in a schema evil of the user's own, a
 // pg_trigger_depth() of 2 and operators <> and + that say what the
@@ -90,6 +99,137 @@ func TestPGOwnerSearchPath(t *testing.T) {
 	}
 	if spent, _, lines := readAll(t, u); spent.Steps != 93 || lines != 4 {
 		t.Errorf("after the owner's attempts: %d labels, %d lines; want alice's 5 and the 88 of her killed run, in 4 lines", spent.Steps, lines)
+	}
+}
+
+// TestPGAnalystKeys: an analyst writes lines whose JSON the database
+// and darrm would read apart, each hashed as darrm hashes a line: a key
+// in another case than darrm's (Go's encoding/json takes "Run" for run,
+// "ſteps" for steps, the last of them winning, where the database reads
+// only run), a key twice, a count that Go does not decode as an integer
+// (0.0, 1e0: a line that no release could read, which would stop them
+// all), a key that darrm does not write. The database refuses each,
+// naming the key; the plain line is then taken, and the ledger charges
+// every label.
+func TestPGAnalystKeys(t *testing.T) {
+	if testing.Short() {
+		t.Skip("roles of their own: without -short")
+	}
+	db := pgtest.DB(t)
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	u := newPG(t, db, "team", budget)
+	bob, alice := analystURL(t, u, "bob"), analystURL(t, u, "alice")
+	spendOn(t, Options{StateDir: t.TempDir()}, alice, 5, 5)
+	reserveKilled(t, Options{StateDir: t.TempDir()}, bob, 88)
+	conn := connectAs(t, alice)
+	key, n, stop, head, s := headLine(t, conn, "team")
+	prior, _, _ := readAll(t, u) // the totals before alice's next run: bob's 88 among them
+	mine := s
+	mine.Run, mine.Analyst, mine.Queries, mine.Final, mine.Prior = "a11ce0000000000f", "alice", 1, true, &prior
+	b, err := json.Marshal(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := string(b)
+	run, steps := `"run":"a11ce0000000000f"`, fmt.Sprintf(`"prior":{"steps":%d`, prior.Steps)
+	for _, c := range []struct{ name, old, new, says string }{
+		{"bob's run as Run", run, run + `,"Run":"` + s.Run + `"`, "key Run is not written in lowercase"},
+		{"bob as Analyst", `"analyst":"alice"`, `"analyst":"alice","Analyst":"bob"`, "key Analyst is not written in lowercase"},
+		{"Queries", `"queries":1,`, `"queries":1,"Queries":0,`, "key Queries is not written in lowercase"},
+		{"Prior", `"prior":{`, `"Prior":{"steps":0},"prior":{`, "key Prior is not written in lowercase"},
+		{"prior's Steps", steps, steps + `,"Steps":0`, "key prior.Steps is not written in lowercase"},
+		{"prior's ſteps", steps, steps + `,"ſteps":0`, "key prior.ſteps is not written in lowercase"},
+		{"run twice, once escaped", run, run + `,"r\u0075n":"` + s.Run + `"`, "key run appears twice"},
+		{"prior's steps twice", steps, steps + `,"steps":0`, "key prior.steps appears twice"},
+		{"queries 0.0", `"queries":1,`, `"queries":0.0,`, "queries is 0.0, not a count"},
+		{"queries 1e0", `"queries":1,`, `"queries":1e0,`, "queries is 1e0, not a count"},
+		{"prior's steps as a decimal", steps, steps + ".0", fmt.Sprintf("prior.steps is %d.0, not a count", prior.Steps)},
+		{"a key darrm does not write", `"final":true`, `"final":true,"note":"bob"`, "key note is not one darrm writes"},
+	} {
+		raw := strings.Replace(plain, c.old, c.new, 1)
+		if raw == plain {
+			t.Fatalf("%s: no %s in %s", c.name, c.old, plain)
+		}
+		line := `{"prev":"` + head + `","spend":` + raw + `,"sha256":"` + chainHash(Version, head, "spend", []byte(raw)) + `"}`
+		if err := appendRaw(conn, key, n, stop, []byte(line)); err == nil || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), "is not a ledger line") {
+			t.Errorf("alice's line with %s: %v, want it refused (%q)", c.name, err, c.says)
+		}
+	}
+	line := `{"prev":"` + head + `","spend":` + plain + `,"sha256":"` + chainHash(Version, head, "spend", b) + `"}`
+	if err := appendRaw(conn, key, n, stop, []byte(line)); err != nil {
+		t.Errorf("alice's plain line: %v", err)
+	}
+	if spent, _, _ := readAll(t, u); spent.Steps != 5+88+1 {
+		t.Errorf("the ledger counts %d labels; alice released 6 and bob's run reserved 88", spent.Steps)
+	}
+	// The maker's end line is checked alike.
+	mconn := connectAs(t, u)
+	key, n, stop, head, _ = headLine(t, mconn, "team")
+	b, err = json.Marshal(ending{Reason: reasonRetired, At: time.Now().UTC(), By: pgUser(t, db), Successor: strings.Repeat("e", 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := strings.Replace(string(b), `"reason"`, `"note":"x","reason"`, 1)
+	line = `{"prev":"` + head + `","end":` + raw + `,"sha256":"` + chainHash(Version, head, "end", []byte(raw)) + `"}`
+	if err := appendRaw(mconn, key, n, stop, []byte(line)); err == nil || !strings.Contains(err.Error(), "in its end, key note is not one darrm writes") {
+		t.Errorf("the maker's end line with a key darrm does not write: %v", err)
+	}
+}
+
+// TestSchemaKeysAreSpends: the keys that the database lets a spend line
+// and an end line hold are the JSON names of Spend's and ending's fields,
+// and the counts it checks are every integer of Spend: a field added
+// needs a new schema version, whose keys say it.
+func TestSchemaKeysAreSpends(t *testing.T) {
+	top := func(v any) []string {
+		var keys []string
+		ty := reflect.TypeOf(v)
+		for i := range ty.NumField() {
+			keys = append(keys, strings.Split(ty.Field(i).Tag.Get("json"), ",")[0])
+		}
+		return keys
+	}
+	var counts []string
+	var walk func(path string, ty reflect.Type)
+	walk = func(path string, ty reflect.Type) {
+		for _, m := range []reflect.Type{reflect.TypeFor[json.Marshaler](), reflect.TypeFor[encoding.TextMarshaler]()} {
+			if ty.Implements(m) || reflect.PointerTo(ty).Implements(m) {
+				return // a string, or what its method writes
+			}
+		}
+		switch ty.Kind() {
+		case reflect.Pointer:
+			walk(path, ty.Elem())
+		case reflect.Slice:
+			walk(path+".*", ty.Elem())
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			counts = append(counts, strings.TrimPrefix(path, "."))
+		case reflect.Struct:
+			for i := range ty.NumField() {
+				f := ty.Field(i)
+				name := strings.Split(f.Tag.Get("json"), ",")[0]
+				switch {
+				case !f.IsExported() || name == "-":
+				case f.Anonymous && name == "":
+					walk(path, f.Type)
+				default:
+					walk(path+"."+name, f.Type)
+				}
+			}
+		}
+	}
+	walk("", reflect.TypeFor[Spend]())
+	for _, c := range []struct {
+		name      string
+		got, want []string
+	}{
+		{"spend keys", spendKeys, top(Spend{})},
+		{"end keys", endKeys, top(ending{})},
+		{"spend counts", spendCounts, counts},
+	} {
+		if !slices.Equal(slices.Sorted(slices.Values(c.got)), slices.Sorted(slices.Values(c.want))) {
+			t.Errorf("the schema's %s: %q; the Go types' %q", c.name, c.got, c.want)
+		}
 	}
 }
 
