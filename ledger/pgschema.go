@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -29,8 +30,8 @@ import (
 //     layout, kind and hash are checked, a spend line's run and counts,
 //     and what the lines of a run may say (chain.follows), and its JSON
 //     is one that darrm reads as the database does (each key once, in
-//     lowercase but in the header, a spend's or an end's keys darrm's
-//     own, a spend's counts plain integers: bad_key), so that a
+//     lowercase but in the header, a spend's or an end's keys and the
+//     types of their values darrm's own: bad_key), so that a
 //     malformed line cannot stop every release nor say one thing to the
 //     database and another to darrm;
 //   - a line belongs to the database user (session_user) that writes it:
@@ -61,23 +62,41 @@ import (
 // database does (darrm.bad_key).
 const schemaVersion = 4
 
-// The keys of the JSON of a spend line and of an end line that darrm
-// writes (Spend, ending), and the counts of a spend line, which Go
-// decodes as integers (every int of Spend): the database refuses any
-// other key, and a count written otherwise than as a plain integer, so
-// that a line it takes is one darrm reads. A field added to Spend or
-// ending needs a new schema version (TestSchemaKeysAreSpends).
+// spendShape and endShape are the JSON of a spend line and of an end
+// line as darrm writes it (Spend, ending): each key's path (its parents'
+// keys, * for an element of an array) and what its value is, a JSON
+// type, a count (a Go int: a plain non-negative integer), a number that
+// Go decodes as a float64, or a time as Go writes it (RFC 3339). The
+// database refuses any other key and any value of another type (null
+// aside, which Go reads as nothing), so that a line it takes is one
+// darrm decodes. A field added to Spend or ending needs a new schema
+// version (TestSchemaShapeIsSpends).
 var (
-	spendKeys = []string{"run", "analyst", "time", "mechanism", "eps", "delta", "kind", "gaussian", "discrete", "bits_sha256", "laplace",
-		"bits", "bits_at", "charge", "filter_parts", "queries", "final", "prior"}
-	endKeys     = []string{"reason", "at", "by", "successor", "where", "from"}
-	spendCounts = []string{"queries", "prior.steps", "prior.curveless", "prior.gdp_less", "prior.rdp_less", "gaussian.*.coords",
-		"laplace.coords", "bits_at.line", "bits_at.end"}
+	spendShape = map[string]string{
+		"analyst": "string", "bits": "array", "bits.*": "object", "bits.*.p": "number", "bits.*.q": "number", "bits_at": "object",
+		"bits_at.end": "count", "bits_at.line": "count", "bits_sha256": "string", "charge": "object", "charge.advanced": "object",
+		"charge.advanced.delta": "number", "charge.advanced.eps": "number", "charge.delta": "number", "charge.eps": "number",
+		"charge.gdp_delta": "number", "charge.gdp_mu2": "number", "charge.point": "object", "charge.point.delta": "number",
+		"charge.point.eps": "number", "charge.rdp": "number", "charge.rho": "number", "delta": "number", "discrete": "boolean",
+		"eps": "number", "filter_parts": "array", "filter_parts.*": "object", "filter_parts.*.delta": "number",
+		"filter_parts.*.filter": "string", "filter_parts.*.order": "number", "filter_parts.*.slack": "number", "final": "boolean",
+		"gaussian": "array", "gaussian.*": "object", "gaussian.*.coords": "count", "gaussian.*.sigma": "number", "kind": "string",
+		"laplace": "object", "laplace.coords": "count", "laplace.scale": "number", "mechanism": "string", "prior": "object",
+		"prior.advanced_delta": "number", "prior.advanced_eps_sq": "number", "prior.curveless": "count", "prior.gdp_delta": "number",
+		"prior.gdp_less": "count", "prior.gdp_mu2": "number", "prior.mixed": "boolean", "prior.point": "object",
+		"prior.point.delta": "number", "prior.point.eps": "number", "prior.point_delta": "number", "prior.point_eps": "number",
+		"prior.point_mixed": "boolean", "prior.rdp": "number", "prior.rdp_less": "count", "prior.rho": "number", "prior.step": "object",
+		"prior.step.delta": "number", "prior.step.eps": "number", "prior.steps": "count", "prior.sum_delta": "number",
+		"prior.sum_eps": "number", "prior.sum_eps_sq": "number", "prior.sum_eps_tanh": "number", "prior.sum_log_keep": "number",
+		"queries": "count", "run": "string", "time": "time",
+	}
+	endShape = map[string]string{"at": "time", "by": "string", "from": "string", "reason": "string", "successor": "string", "where": "string"}
 )
 
-// sqlArray is names as an SQL array of text.
-func sqlArray(names []string) string {
-	return "ARRAY['" + strings.Join(names, "', '") + "']"
+// sqlShape is shape as an SQL literal of type jsonb.
+func sqlShape(shape map[string]string) string {
+	b, _ := json.Marshal(shape) // a map of strings, which always encodes
+	return "'" + string(b) + "'::jsonb"
 }
 
 // guardSQL makes the indexes, functions and triggers of schema version
@@ -88,10 +107,10 @@ func sqlArray(names []string) string {
 // pg_trigger_depth() or a pg_current_xact_id() of a trigger is. The
 // tables' defaults (session_user, pg_current_xact_id(), now()) were
 // bound when the tables were made, and guard_ledger overwrites them.
-var guardSQL = strings.NewReplacer("{spend_keys}", sqlArray(spendKeys), "{end_keys}", sqlArray(endKeys), "{spend_counts}", sqlArray(spendCounts)).Replace(`
+var guardSQL = strings.NewReplacer("{spend_shape}", sqlShape(spendShape), "{end_shape}", sqlShape(endShape)).Replace(`
 CREATE UNIQUE INDEX ledgers_live ON darrm.ledgers (ensemble) WHERE NOT retired;
 CREATE INDEX lines_run ON darrm.lines (ledger, run) WHERE run IS NOT NULL;
-CREATE FUNCTION darrm.bad_key(j json, plain boolean, counts text[]) RETURNS text LANGUAGE sql IMMUTABLE
+CREATE FUNCTION darrm.bad_key(j json, plain boolean, shape jsonb) RETURNS text LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp AS $$
 WITH RECURSIVE t(id, parent, at, gen, key, v) AS (
 	SELECT '', NULL::text, NULL::text, NULL::text, NULL::text, j
@@ -109,7 +128,17 @@ SELECT bad FROM (
 	UNION ALL
 	SELECT 2, format('key %s is not written in lowercase letters, digits and _', at) FROM t WHERE plain AND key COLLATE "C" !~ '^[a-z0-9_]+$'
 	UNION ALL
-	SELECT 3, format('%s is %s, not a count (a plain integer)', at, v) FROM t WHERE gen = ANY (counts) AND v::text !~ '^(0|[1-9][0-9]{0,17})$'
+	SELECT 3, format('key %s is not one darrm writes', at) FROM t WHERE key IS NOT NULL AND NOT shape ? gen
+	UNION ALL
+	SELECT 4, format('%s is %s, not %s', at, v, CASE shape->>gen WHEN 'count' THEN 'a count (a plain integer)' WHEN 'number' THEN 'a number of a float64'
+		WHEN 'time' THEN 'a time as darrm writes it (RFC 3339)' ELSE 'a JSON ' || (shape->>gen) END)
+	FROM t WHERE shape ? gen AND json_typeof(v) <> 'null' AND NOT CASE shape->>gen
+		WHEN 'count' THEN v::text ~ '^(0|[1-9][0-9]{0,17})$'
+		WHEN 'number' THEN CASE WHEN json_typeof(v) = 'number' THEN abs(v::text::numeric) <= 1.7976931348623157e308 ELSE false END
+		WHEN 'time' THEN CASE WHEN v::text ~ '^"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"$'
+			THEN substr(v::text, 10, 2)::int <= extract(day FROM make_date(2000 + substr(v::text, 2, 4)::int % 400, substr(v::text, 7, 2)::int, 1) + interval '1 month' - interval '1 day')
+			ELSE false END
+		ELSE json_typeof(v) = shape->>gen END
 ) b(o, bad) ORDER BY o LIMIT 1
 $$;
 CREATE FUNCTION darrm.refuse_edit() RETURNS trigger LANGUAGE plpgsql
@@ -183,17 +212,14 @@ BEGIN
 	END IF;
 	-- jsonb keeps the last of two equal keys, Go's encoding/json the last
 	-- key that matches a field whatever its case: a line is one that both
-	-- read alike (each key once, in lowercase, no other than darrm's), its
-	-- counts integers that Go decodes. The header is its maker's, whose
-	-- JSON keeps Go's own names (K, Delta) and the analysts' (shares).
+	-- read alike (each key once, in lowercase), and one that Go decodes
+	-- (no key but darrm's, each value of its type). The header is its
+	-- maker's, whose JSON keeps Go's own names (K, Delta) and the
+	-- analysts' (shares).
 	IF kind <> 'past' THEN
-		bad := darrm.bad_key(convert_from(raw, 'UTF8')::json, kind <> 'header', CASE WHEN kind = 'spend' THEN {spend_counts} END);
-		IF bad IS NULL AND kind IN ('spend', 'end') THEN
-			SELECT format('key %s is not one darrm writes', k) INTO bad FROM jsonb_object_keys(j) k
-				WHERE k <> ALL (CASE WHEN kind = 'spend' THEN {spend_keys} ELSE {end_keys} END) LIMIT 1;
-		END IF;
+		bad := darrm.bad_key(convert_from(raw, 'UTF8')::json, kind <> 'header', CASE kind WHEN 'spend' THEN {spend_shape} WHEN 'end' THEN {end_shape} END);
 		IF bad IS NOT NULL THEN
-			RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: in its %, %: darrm writes each key of an object once, in lowercase, and its counts as plain integers', NEW.n, l.name, kind, bad
+			RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: in its %, %: darrm writes each key of an object once, in lowercase, and a value of its type', NEW.n, l.name, kind, bad
 				USING ERRCODE = 'DRM03';
 		END IF;
 	END IF;
@@ -372,7 +398,7 @@ DROP TRIGGER IF EXISTS guard_version_truncate ON darrm.schema_version;
 DROP FUNCTION IF EXISTS darrm.append_line();
 DROP FUNCTION IF EXISTS darrm.guard_ledger();
 DROP FUNCTION IF EXISTS darrm.refuse_edit();
-DROP FUNCTION IF EXISTS darrm.bad_key(json, boolean, text[]);
+DROP FUNCTION IF EXISTS darrm.bad_key(json, boolean, jsonb);
 DROP INDEX IF EXISTS darrm.ledgers_live;
 DROP INDEX IF EXISTS darrm.lines_run;
 `

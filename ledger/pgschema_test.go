@@ -4,10 +4,10 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,9 +106,10 @@ func TestPGOwnerSearchPath(t *testing.T) {
 // and darrm would read apart, each hashed as darrm hashes a line: a key
 // in another case than darrm's (Go's encoding/json takes "Run" for run,
 // "ſteps" for steps, the last of them winning, where the database reads
-// only run), a key twice, a count that Go does not decode as an integer
-// (0.0, 1e0: a line that no release could read, which would stop them
-// all), a key that darrm does not write. The database refuses each,
+// only run), a key twice; and lines that darrm could not decode, which
+// would stop every release: a count that is no Go int (0.0, 1e0), a key
+// that darrm does not write, a value of another type, a number out of a
+// float64's range, a time that is none. The database refuses each,
 // naming the key; the plain line is then taken, and the ledger charges
 // every label.
 func TestPGAnalystKeys(t *testing.T) {
@@ -132,6 +133,15 @@ func TestPGAnalystKeys(t *testing.T) {
 	}
 	plain := string(b)
 	run, steps := `"run":"a11ce0000000000f"`, fmt.Sprintf(`"prior":{"steps":%d`, prior.Steps)
+	e, err := json.Marshal(mine.Eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := json.Marshal(mine.Time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps, when := `"eps":`+string(e)+`,`, `"time":`+string(w)
 	for _, c := range []struct{ name, old, new, says string }{
 		{"bob's run as Run", run, run + `,"Run":"` + s.Run + `"`, "key Run is not written in lowercase"},
 		{"bob as Analyst", `"analyst":"alice"`, `"analyst":"alice","Analyst":"bob"`, "key Analyst is not written in lowercase"},
@@ -145,6 +155,11 @@ func TestPGAnalystKeys(t *testing.T) {
 		{"queries 1e0", `"queries":1,`, `"queries":1e0,`, "queries is 1e0, not a count"},
 		{"prior's steps as a decimal", steps, steps + ".0", fmt.Sprintf("prior.steps is %d.0, not a count", prior.Steps)},
 		{"a key darrm does not write", `"final":true`, `"final":true,"note":"bob"`, "key note is not one darrm writes"},
+		{"a key darrm does not write in prior", steps, steps + `,"zz":1`, "key prior.zz is not one darrm writes"},
+		{"final as a number", `"final":true`, `"final":1`, "final is 1, not a JSON boolean"},
+		{"eps out of a float64's range", eps, `"eps":1e400,`, "eps is 1e400, not a number of a float64"},
+		{"eps as a string", eps, `"eps":"0.3",`, `eps is "0.3", not a number of a float64`},
+		{"a time that is none", when, `"time":"2026-02-30T00:00:00Z"`, `time is "2026-02-30T00:00:00Z", not a time as darrm writes it`},
 	} {
 		raw := strings.Replace(plain, c.old, c.new, 1)
 		if raw == plain {
@@ -176,59 +191,82 @@ func TestPGAnalystKeys(t *testing.T) {
 	}
 }
 
-// TestSchemaKeysAreSpends: the keys that the database lets a spend line
-// and an end line hold are the JSON names of Spend's and ending's fields,
-// and the counts it checks are every integer of Spend: a field added
-// needs a new schema version, whose keys say it.
-func TestSchemaKeysAreSpends(t *testing.T) {
-	top := func(v any) []string {
-		var keys []string
-		ty := reflect.TypeOf(v)
-		for i := range ty.NumField() {
-			keys = append(keys, strings.Split(ty.Field(i).Tag.Get("json"), ",")[0])
-		}
-		return keys
-	}
-	var counts []string
+// jsonShape is the shape of the JSON that encoding/json writes of a
+// value of type ty, as spendShape states it: each key's path (its
+// parents' keys, * for an element of an array) and its JSON type.
+func jsonShape(t *testing.T, ty reflect.Type) map[string]string {
+	shape := map[string]string{}
 	var walk func(path string, ty reflect.Type)
 	walk = func(path string, ty reflect.Type) {
-		for _, m := range []reflect.Type{reflect.TypeFor[json.Marshaler](), reflect.TypeFor[encoding.TextMarshaler]()} {
-			if ty.Implements(m) || reflect.PointerTo(ty).Implements(m) {
-				return // a string, or what its method writes
-			}
+		for ty.Kind() == reflect.Pointer {
+			ty = ty.Elem()
+		}
+		switch {
+		case ty == reflect.TypeFor[time.Time]():
+			shape[path] = "time"
+			return
+		case ty.Implements(reflect.TypeFor[json.Marshaler]()) || reflect.PointerTo(ty).Implements(reflect.TypeFor[json.Marshaler]()):
+			t.Fatalf("%s: %s writes its own JSON", path, ty)
+		case ty.Implements(reflect.TypeFor[encoding.TextMarshaler]()):
+			shape[path] = "string"
+			return
 		}
 		switch ty.Kind() {
-		case reflect.Pointer:
-			walk(path, ty.Elem())
-		case reflect.Slice:
-			walk(path+".*", ty.Elem())
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-			counts = append(counts, strings.TrimPrefix(path, "."))
+			shape[path] = "count"
+		case reflect.Float32, reflect.Float64:
+			shape[path] = "number"
+		case reflect.Bool:
+			shape[path] = "boolean"
+		case reflect.String:
+			shape[path] = "string"
+		case reflect.Slice:
+			shape[path] = "array"
+			walk(path+".*", ty.Elem())
 		case reflect.Struct:
+			if path != "" {
+				shape[path] = "object"
+			}
 			for i := range ty.NumField() {
 				f := ty.Field(i)
 				name := strings.Split(f.Tag.Get("json"), ",")[0]
 				switch {
 				case !f.IsExported() || name == "-":
 				case f.Anonymous && name == "":
+					delete(shape, path)
 					walk(path, f.Type)
+					if path != "" {
+						shape[path] = "object"
+					}
+				case path == "":
+					walk(name, f.Type)
 				default:
 					walk(path+"."+name, f.Type)
 				}
 			}
+		default:
+			t.Fatalf("%s: %s, a type of no shape", path, ty)
 		}
 	}
-	walk("", reflect.TypeFor[Spend]())
+	walk("", ty)
+	return shape
+}
+
+// TestSchemaShapeIsSpends: the shape of a spend line and of an end line
+// that the database lets through is the JSON that encoding/json writes
+// of a Spend and of an ending: a field added to either needs a new schema
+// version, whose shape says it.
+func TestSchemaShapeIsSpends(t *testing.T) {
 	for _, c := range []struct {
-		name      string
-		got, want []string
+		name string
+		got  map[string]string
+		ty   reflect.Type
 	}{
-		{"spend keys", spendKeys, top(Spend{})},
-		{"end keys", endKeys, top(ending{})},
-		{"spend counts", spendCounts, counts},
+		{"spend", spendShape, reflect.TypeFor[Spend]()},
+		{"end", endShape, reflect.TypeFor[ending]()},
 	} {
-		if !slices.Equal(slices.Sorted(slices.Values(c.got)), slices.Sorted(slices.Values(c.want))) {
-			t.Errorf("the schema's %s: %q; the Go types' %q", c.name, c.got, c.want)
+		if want := jsonShape(t, c.ty); !maps.Equal(c.got, want) {
+			t.Errorf("the schema's shape of a line's %s: %v; the Go type's: %v", c.name, c.got, want)
 		}
 	}
 }
