@@ -46,9 +46,9 @@ import (
 //     imported again or a second ledger made for an ensemble is refused;
 //   - a ledger row is never renamed, given another identity or maker,
 //     reopened once retired, moved back or deleted, and only its lines
-//     move its head (guard_ledger): one ledger cannot be swapped for
-//     another. Retiring is a line (an end line, Ledger.end), which sets
-//     the row's retired.
+//     move its head, to the line appended (guard_ledger, check_head): one
+//     ledger cannot be swapped for another. Retiring is a line (an end
+//     line, Ledger.end), which sets the row's retired.
 // The lines of a ledger made in the same transaction (ledger init, ledger
 // import: its row's made_in) are the maker's, whoever they name: an
 // import copies every analyst's lines.
@@ -317,6 +317,25 @@ END
 $$;
 CREATE TRIGGER guard_ledger BEFORE INSERT OR UPDATE OR DELETE ON darrm.ledgers
 	FOR EACH ROW EXECUTE FUNCTION darrm.guard_ledger();
+-- pg_trigger_depth() is 2 in append_line's UPDATE, but in a trigger of
+-- the owner's own too: check_head holds, when the transaction commits,
+-- every move of a head to the line it names, which only append_line
+-- inserts, so that no head moves past the last line.
+CREATE FUNCTION darrm.check_head() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+	IF NOT EXISTS (SELECT FROM ONLY darrm.lines r WHERE r.ledger = NEW.key AND r.n = NEW.lines AND r.stop = NEW.size
+		AND encode(substring(r.line FROM octet_length(r.line) - 65 FOR 64), 'escape') = NEW.head
+		AND NEW.retired = (encode(substring(r.line FROM 1 FOR 90), 'escape') ~ '^\{"prev":"([0-9a-f]{64}|)","end":')
+		AND NEW.version = CASE WHEN r.n = 1 THEN (convert_from(r.line, 'UTF8')::jsonb->'header'->>'version')::int ELSE OLD.version END) THEN
+		RAISE EXCEPTION 'darrm: the head of ledger % was moved to line % of hash %, which is not its line %: only an appended line moves a head', NEW.name, NEW.lines, NEW.head, NEW.lines
+			USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	RETURN NULL;
+END
+$$;
+CREATE CONSTRAINT TRIGGER check_head AFTER UPDATE ON darrm.ledgers DEFERRABLE INITIALLY DEFERRED
+	FOR EACH ROW EXECUTE FUNCTION darrm.check_head();
 CREATE TRIGGER guard_ledger_truncate BEFORE TRUNCATE ON darrm.ledgers
 	FOR EACH STATEMENT EXECUTE FUNCTION darrm.refuse_edit();
 `)
@@ -393,10 +412,12 @@ DROP TRIGGER IF EXISTS append_only ON darrm.lines;
 DROP TRIGGER IF EXISTS append_only_truncate ON darrm.lines;
 DROP TRIGGER IF EXISTS guard_ledger ON darrm.ledgers;
 DROP TRIGGER IF EXISTS guard_ledger_truncate ON darrm.ledgers;
+DROP TRIGGER IF EXISTS check_head ON darrm.ledgers;
 DROP TRIGGER IF EXISTS guard_version ON darrm.schema_version;
 DROP TRIGGER IF EXISTS guard_version_truncate ON darrm.schema_version;
 DROP FUNCTION IF EXISTS darrm.append_line();
 DROP FUNCTION IF EXISTS darrm.guard_ledger();
+DROP FUNCTION IF EXISTS darrm.check_head();
 DROP FUNCTION IF EXISTS darrm.refuse_edit();
 DROP FUNCTION IF EXISTS darrm.bad_key(json, boolean, jsonb);
 DROP INDEX IF EXISTS darrm.ledgers_live;

@@ -46,8 +46,10 @@ CREATE OPERATOR evil.+ (LEFTARG = bigint, RIGHTARG = integer, FUNCTION = evil.pl
 // schema of its own, and, with no DDL on darrm's objects, sets its
 // ledger's made_in to its own transaction (so that append_line takes its
 // lines as the maker's own, unchecked) to settle alice's killed run of
-// 88 labels at 0, and renames the ledger: the database refuses both, and
-// the ledger charges the 88.
+// 88 labels at 0, and renames the ledger; and moves the ledger's head
+// past its last line from a trigger of its own, where guard_ledger's
+// pg_trigger_depth() is 2 as in append_line, which would stop every
+// release: the database refuses each, and the ledger charges the 88.
 func TestPGOwnerSearchPath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("roles of their own: without -short")
@@ -96,6 +98,19 @@ func TestPGOwnerSearchPath(t *testing.T) {
 	}
 	if err := tx("UPDATE darrm.ledgers SET name = 'renamed' WHERE name = 'team'", nil); err == nil || !strings.Contains(err.Error(), refused) {
 		t.Errorf("the owner, its search_path first, renames the ledger: %v, want it refused (%q)", err, refused)
+	}
+	// pg_trigger_depth() is 2 in a trigger of the owner's own, which
+	// moves the head past the last line and retires the ledger.
+	_, err = conn.Exec(ctx, `CREATE TABLE evil.t (x int);
+		CREATE FUNCTION evil.move() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			UPDATE darrm.ledgers SET lines = lines + 1, head = repeat('0', 64), retired = true WHERE name = 'team';
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER move BEFORE INSERT ON evil.t FOR EACH ROW EXECUTE FUNCTION evil.move();
+		INSERT INTO evil.t VALUES (1)`)
+	if err == nil || !strings.Contains(err.Error(), "only an appended line moves a head") {
+		t.Errorf("the owner moves the head from a trigger of its own: %v, want it refused", err)
 	}
 	if spent, _, lines := readAll(t, u); spent.Steps != 93 || lines != 4 {
 		t.Errorf("after the owner's attempts: %d labels, %d lines; want alice's 5 and the 88 of her killed run, in 4 lines", spent.Steps, lines)
