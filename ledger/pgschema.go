@@ -619,14 +619,14 @@ func (p *pgLocation) upgrader(ctx context.Context, conn *pgx.Conn) string {
 	var owner string
 	err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'darrm_guard' AND evtenabled <> 'D'),
 		coalesce((SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('darrm.lines')), '')`).Scan(&guarded, &owner)
-	cmd := "darrm ledger upgrade " + shellQuote(p.redacted)
+	cmd := "run darrm ledger upgrade " + shellQuote(p.redacted)
 	switch {
 	case err != nil:
-		return "the owner of darrm's tables upgrades it (a superuser, where darrm's guard against DDL is in place) with: " + cmd
+		return cmd + " logged in as the owner of darrm's tables (as a superuser, where darrm's guard against DDL is in place)"
 	case guarded:
-		return "darrm's guard against DDL lets only a superuser change darrm's tables, its owner " + owner + " included: a superuser upgrades it with: " + cmd
+		return "darrm's guard against DDL lets only a superuser change darrm's tables, their owner " + owner + " included: " + cmd + " logged in as a superuser"
 	}
-	return "the owner of darrm's tables, " + owner + ", upgrades it with: " + cmd
+	return cmd + " logged in as the owner of darrm's tables, " + owner + " (or a member of it)"
 }
 
 // absent checks that the database has no ledger of this name, and, for

@@ -371,7 +371,7 @@ func TestPGUpgradeSchema3(t *testing.T) {
 	}
 	alice := analystURL(t, pgURL(db, "old"), "alice")
 	ownerName := mustParse(t, owner).User.Username()
-	if err := openErr(alice, Options{StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "the owner of darrm's tables, "+ownerName+", upgrades it with: darrm ledger upgrade") || !isBad(err) {
+	if err := openErr(alice, Options{StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "logged in as the owner of darrm's tables, "+ownerName) || !isBad(err) {
 		t.Errorf("alice's run on schema 3 without the guard: %v", err)
 	}
 	spendOn(t, Options{StateDir: t.TempDir()}, u, 1, 1) // the owner's first run upgrades it
@@ -394,7 +394,7 @@ func TestPGUpgradeSchema3(t *testing.T) {
 	u = pgURL(db, "old")
 	alice = analystURL(t, u, "alice")
 	for who, at := range map[string]string{"the owner": pgURL(owner, "old"), "alice": alice} {
-		if err := openErr(at, Options{StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "a superuser upgrades it with: darrm ledger upgrade") || !isBad(err) {
+		if err := openErr(at, Options{StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "darrm ledger upgrade "+shellQuote(Redact(at))+" logged in as a superuser") || !isBad(err) {
 			t.Errorf("%s's run on schema 3 with the guard: %v", who, err)
 		}
 	}
