@@ -235,8 +235,8 @@ func giveSchema(t *testing.T, db, name string) {
 	role := pgx.Identifier{name}.Sanitize()
 	sql := "ALTER SCHEMA darrm OWNER TO " + role + "; ALTER TABLE darrm.ledgers OWNER TO " + role + "; ALTER TABLE darrm.lines OWNER TO " + role +
 		"; ALTER TABLE darrm.schema_version OWNER TO " + role
-	for _, f := range []string{"append_line", "guard_ledger", "refuse_edit"} {
-		sql += "; ALTER FUNCTION darrm." + f + "() OWNER TO " + role
+	for _, f := range []string{"append_line()", "guard_ledger()", "check_head()", "refuse_edit()", "bad_key(json, boolean, jsonb)"} {
+		sql += "; ALTER FUNCTION darrm." + f + " OWNER TO " + role
 	}
 	if err := sqlExec(t, db, sql); err != nil {
 		t.Fatal(err)

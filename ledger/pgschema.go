@@ -2,9 +2,11 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,8 +28,12 @@ import (
 //     any table;
 //   - a line is one that darrm writes, or it never becomes the head: its
 //     layout, kind and hash are checked, a spend line's run and counts,
-//     and what the lines of a run may say (chain.follows), so that a
-//     malformed line cannot stop every release;
+//     and what the lines of a run may say (chain.follows), and its JSON
+//     is one that darrm reads as the database does (each key once, in
+//     lowercase but in the header, a spend's or an end's keys and the
+//     types of their values darrm's own: bad_key), so that a
+//     malformed line cannot stop every release nor say one thing to the
+//     database and another to darrm;
 //   - a line belongs to the database user (session_user) that writes it:
 //     a spend line names it as its analyst, the lines of a run after its
 //     first are its analyst's alone, so that no one settles (lowers)
@@ -40,24 +46,103 @@ import (
 //     imported again or a second ledger made for an ensemble is refused;
 //   - a ledger row is never renamed, given another identity or maker,
 //     reopened once retired, moved back or deleted, and only its lines
-//     move its head (guard_ledger): one ledger cannot be swapped for
-//     another. Retiring is a line (an end line, Ledger.end), which sets
-//     the row's retired.
+//     move its head, to the line appended (guard_ledger, check_head): one
+//     ledger cannot be swapped for another. Retiring is a line (an end
+//     line, Ledger.end), which sets the row's retired.
 // The lines of a ledger made in the same transaction (ledger init, ledger
 // import: its row's made_in) are the maker's, whoever they name: an
 // import copies every analyst's lines.
 
 // schemaVersion is the version of the schema darrm keeps ledgers in; a
 // database of a later one is refused (a newer darrm made it), one of an
-// earlier one is upgraded by the first run of its owner (migrateSQL).
-const schemaVersion = 3
+// earlier one is upgraded by the first run of its owner (upgradeSchema).
+// Version 4 pins every function of the schema to the catalog's names
+// (search_path), which version 3's guard_ledger took from its caller's,
+// and refuses a line whose JSON darrm would read otherwise than the
+// database does (darrm.bad_key).
+const schemaVersion = 4
+
+// spendShape and endShape are the JSON of a spend line and of an end
+// line as darrm writes it (Spend, ending): each key's path (its parents'
+// keys, * for an element of an array) and what its value is, a JSON
+// type, a count (a Go int: a plain non-negative integer), a number that
+// Go decodes as a float64, or a time as Go writes it (RFC 3339). The
+// database refuses any other key and any value of another type (null
+// aside, which Go reads as nothing), so that a line it takes is one
+// darrm decodes. A field added to Spend or ending needs a new schema
+// version (TestSchemaShapeIsSpends).
+var (
+	spendShape = map[string]string{
+		"analyst": "string", "bits": "array", "bits.*": "object", "bits.*.p": "number", "bits.*.q": "number", "bits_at": "object",
+		"bits_at.end": "count", "bits_at.line": "count", "bits_sha256": "string", "charge": "object", "charge.advanced": "object",
+		"charge.advanced.delta": "number", "charge.advanced.eps": "number", "charge.delta": "number", "charge.eps": "number",
+		"charge.gdp_delta": "number", "charge.gdp_mu2": "number", "charge.point": "object", "charge.point.delta": "number",
+		"charge.point.eps": "number", "charge.rdp": "number", "charge.rho": "number", "delta": "number", "discrete": "boolean",
+		"eps": "number", "filter_parts": "array", "filter_parts.*": "object", "filter_parts.*.delta": "number",
+		"filter_parts.*.filter": "string", "filter_parts.*.order": "number", "filter_parts.*.slack": "number", "final": "boolean",
+		"gaussian": "array", "gaussian.*": "object", "gaussian.*.coords": "count", "gaussian.*.sigma": "number", "kind": "string",
+		"laplace": "object", "laplace.coords": "count", "laplace.scale": "number", "mechanism": "string", "prior": "object",
+		"prior.advanced_delta": "number", "prior.advanced_eps_sq": "number", "prior.curveless": "count", "prior.gdp_delta": "number",
+		"prior.gdp_less": "count", "prior.gdp_mu2": "number", "prior.mixed": "boolean", "prior.point": "object",
+		"prior.point.delta": "number", "prior.point.eps": "number", "prior.point_delta": "number", "prior.point_eps": "number",
+		"prior.point_mixed": "boolean", "prior.rdp": "number", "prior.rdp_less": "count", "prior.rho": "number", "prior.step": "object",
+		"prior.step.delta": "number", "prior.step.eps": "number", "prior.steps": "count", "prior.sum_delta": "number",
+		"prior.sum_eps": "number", "prior.sum_eps_sq": "number", "prior.sum_eps_tanh": "number", "prior.sum_log_keep": "number",
+		"queries": "count", "run": "string", "time": "time",
+	}
+	endShape = map[string]string{"at": "time", "by": "string", "from": "string", "reason": "string", "successor": "string", "where": "string"}
+)
+
+// sqlShape is shape as an SQL literal of type jsonb.
+func sqlShape(shape map[string]string) string {
+	b, _ := json.Marshal(shape) // a map of strings, which always encodes
+	return "'" + string(b) + "'::jsonb"
+}
 
 // guardSQL makes the indexes, functions and triggers of schema version
-// 3, in a database whose tables have its columns.
-const guardSQL = `
+// 4, in a database whose tables have its columns. Every function is
+// pinned to the catalog's names (SET search_path = pg_catalog, pg_temp;
+// PostgreSQL never looks up a function or an operator in pg_temp), so
+// that no caller's search_path changes what an operator, a
+// pg_trigger_depth() or a pg_current_xact_id() of a trigger is. The
+// tables' defaults (session_user, pg_current_xact_id(), now()) were
+// bound when the tables were made, and guard_ledger overwrites them.
+var guardSQL = strings.NewReplacer("{spend_shape}", sqlShape(spendShape), "{end_shape}", sqlShape(endShape)).Replace(`
 CREATE UNIQUE INDEX ledgers_live ON darrm.ledgers (ensemble) WHERE NOT retired;
 CREATE INDEX lines_run ON darrm.lines (ledger, run) WHERE run IS NOT NULL;
-CREATE FUNCTION darrm.refuse_edit() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION darrm.bad_key(j json, plain boolean, shape jsonb) RETURNS text LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp AS $$
+WITH RECURSIVE t(id, parent, at, gen, key, v) AS (
+	SELECT '', NULL::text, NULL::text, NULL::text, NULL::text, j
+	UNION ALL
+	SELECT t.id || e.id, t.id, coalesce(t.at || e.sep, '') || e.at, coalesce(t.gen || '.', '') || e.gen, e.key, e.v
+	FROM t, LATERAL (
+		SELECT to_json(o.key)::text, o.key, '.', o.key, o.key, o.value FROM json_each(CASE json_typeof(t.v) WHEN 'object' THEN t.v END) o
+		UNION ALL
+		SELECT format('[%s]', a.i), format('[%s]', a.i - 1), '', '*', NULL, a.value
+			FROM json_array_elements(CASE json_typeof(t.v) WHEN 'array' THEN t.v END) WITH ORDINALITY a(value, i)
+	) e(id, at, sep, gen, key, v)
+)
+SELECT bad FROM (
+	SELECT 1, format('key %s appears twice', min(at)) FROM t WHERE key IS NOT NULL GROUP BY parent, key HAVING count(*) > 1
+	UNION ALL
+	SELECT 2, format('key %s is not written in lowercase letters, digits and _', at) FROM t WHERE plain AND key COLLATE "C" !~ '^[a-z0-9_]+$'
+	UNION ALL
+	SELECT 3, format('key %s is not one darrm writes', at) FROM t WHERE key IS NOT NULL AND NOT shape ? gen
+	UNION ALL
+	SELECT 4, format('%s is %s, not %s', at, v, CASE shape->>gen WHEN 'count' THEN 'a count (a plain integer)' WHEN 'number' THEN 'a number of a float64'
+		WHEN 'time' THEN 'a time as darrm writes it (RFC 3339)' ELSE 'a JSON ' || (shape->>gen) END)
+	FROM t WHERE shape ? gen AND json_typeof(v) <> 'null' AND NOT CASE shape->>gen
+		WHEN 'count' THEN v::text ~ '^(0|[1-9][0-9]{0,17})$'
+		WHEN 'number' THEN CASE WHEN json_typeof(v) = 'number' THEN abs(v::text::numeric) <= 1.7976931348623157e308 ELSE false END
+		WHEN 'time' THEN CASE WHEN v::text ~ '^"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"$'
+			THEN substr(v::text, 10, 2)::int <= extract(day FROM make_date(2000 + substr(v::text, 2, 4)::int % 400, substr(v::text, 7, 2)::int, 1) + interval '1 month' - interval '1 day')
+			ELSE false END
+		ELSE json_typeof(v) = shape->>gen END
+) b(o, bad) ORDER BY o LIMIT 1
+$$;
+CREATE FUNCTION darrm.refuse_edit() RETURNS trigger LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
 	RAISE EXCEPTION 'darrm: % of darrm.% refused: darrm ledger lines are only appended, and its tables only changed by darrm', TG_OP, TG_TABLE_NAME
 		USING ERRCODE = 'insufficient_privilege';
@@ -91,9 +176,10 @@ DECLARE
 	q numeric;
 	before numeric := 0;
 	same text[] := ARRAY['run', 'time', 'queries', 'final', 'prior', 'bits', 'bits_at'];
+	bad text;
 BEGIN
 	SELECT * INTO STRICT l FROM ONLY darrm.ledgers WHERE key = NEW.ledger FOR UPDATE;
-	own := l.made_in = pg_current_xact_id();
+	own := l.made_in = pg_catalog.pg_current_xact_id();
 	NEW.writer := who;
 	NEW.run := NULL;
 	IF l.retired THEN
@@ -123,6 +209,19 @@ BEGIN
 	END IF;
 	IF encode(sha256(convert_to(format(E'darrm-ledger/%s\n%s\n%s\n', v, m[1], kind), 'UTF8') || raw), 'hex') <> hash THEN
 		RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: its sha256 does not match its content', NEW.n, l.name USING ERRCODE = 'DRM03';
+	END IF;
+	-- jsonb keeps the last of two equal keys, Go's encoding/json the last
+	-- key that matches a field whatever its case: a line is one that both
+	-- read alike (each key once, in lowercase), and one that Go decodes
+	-- (no key but darrm's, each value of its type). The header is its
+	-- maker's, whose JSON keeps Go's own names (K, Delta) and the
+	-- analysts' (shares).
+	IF kind <> 'past' THEN
+		bad := darrm.bad_key(convert_from(raw, 'UTF8')::json, kind <> 'header', CASE kind WHEN 'spend' THEN {spend_shape} WHEN 'end' THEN {end_shape} END);
+		IF bad IS NOT NULL THEN
+			RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: in its %, %: darrm writes each key of an object once, in lowercase, and a value of its type', NEW.n, l.name, kind, bad
+				USING ERRCODE = 'DRM03';
+		END IF;
 	END IF;
 	IF kind = 'header' THEN
 		IF j->>'id' IS DISTINCT FROM l.id OR j->>'ensemble' IS DISTINCT FROM l.ensemble THEN
@@ -196,18 +295,19 @@ END
 $$;
 CREATE TRIGGER append_line BEFORE INSERT ON darrm.lines
 	FOR EACH ROW EXECUTE FUNCTION darrm.append_line();
-CREATE FUNCTION darrm.guard_ledger() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION darrm.guard_ledger() RETURNS trigger LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
 	IF TG_OP = 'INSERT' THEN
 		IF NEW.lines <> 0 OR NEW.size <> 0 OR NEW.head <> '' OR NEW.retired OR NEW.version <> 0 THEN
 			RAISE EXCEPTION 'darrm: a ledger row is made empty; its lines move its head' USING ERRCODE = 'insufficient_privilege';
 		END IF;
 		NEW.maker := session_user;
-		NEW.made_in := pg_current_xact_id();
-		NEW.created := now();
+		NEW.made_in := pg_catalog.pg_current_xact_id();
+		NEW.created := pg_catalog.now();
 		RETURN NEW;
 	END IF;
-	IF TG_OP <> 'UPDATE' OR pg_trigger_depth() < 2 OR NEW.key <> OLD.key OR NEW.name <> OLD.name OR NEW.id <> OLD.id OR NEW.ensemble <> OLD.ensemble
+	IF TG_OP <> 'UPDATE' OR pg_catalog.pg_trigger_depth() < 2 OR NEW.key <> OLD.key OR NEW.name <> OLD.name OR NEW.id <> OLD.id OR NEW.ensemble <> OLD.ensemble
 		OR NEW.created <> OLD.created OR NEW.maker <> OLD.maker OR NEW.made_in <> OLD.made_in OR OLD.retired OR NEW.lines <> OLD.lines + 1 THEN
 		RAISE EXCEPTION 'darrm ledgers are never renamed, reopened, moved back or deleted, and only their lines move their heads: % refused', TG_OP
 			USING ERRCODE = 'insufficient_privilege';
@@ -217,15 +317,35 @@ END
 $$;
 CREATE TRIGGER guard_ledger BEFORE INSERT OR UPDATE OR DELETE ON darrm.ledgers
 	FOR EACH ROW EXECUTE FUNCTION darrm.guard_ledger();
+-- pg_trigger_depth() is 2 in append_line's UPDATE, but in a trigger of
+-- the owner's own too: check_head holds, when the transaction commits,
+-- every move of a head to the line it names, which only append_line
+-- inserts, so that no head moves past the last line.
+CREATE FUNCTION darrm.check_head() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+	IF NOT EXISTS (SELECT FROM ONLY darrm.lines r WHERE r.ledger = NEW.key AND r.n = NEW.lines AND r.stop = NEW.size
+		AND encode(substring(r.line FROM octet_length(r.line) - 65 FOR 64), 'escape') = NEW.head
+		AND NEW.retired = (encode(substring(r.line FROM 1 FOR 90), 'escape') ~ '^\{"prev":"([0-9a-f]{64}|)","end":')
+		AND NEW.version = CASE WHEN r.n = 1 THEN (convert_from(r.line, 'UTF8')::jsonb->'header'->>'version')::int ELSE OLD.version END) THEN
+		RAISE EXCEPTION 'darrm: the head of ledger % was moved to line % of hash %, which is not its line %: only an appended line moves a head', NEW.name, NEW.lines, NEW.head, NEW.lines
+			USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	RETURN NULL;
+END
+$$;
+CREATE CONSTRAINT TRIGGER check_head AFTER UPDATE ON darrm.ledgers DEFERRABLE INITIALLY DEFERRED
+	FOR EACH ROW EXECUTE FUNCTION darrm.check_head();
 CREATE TRIGGER guard_ledger_truncate BEFORE TRUNCATE ON darrm.ledgers
 	FOR EACH STATEMENT EXECUTE FUNCTION darrm.refuse_edit();
-`
+`)
 
-// tablesSQL makes the schema's tables of version 3, without its guards.
+// tablesSQL makes the schema's tables of version 3 and 4 (which has the
+// tables of 3), without its guards.
 const tablesSQL = `
 CREATE SCHEMA darrm;
 CREATE TABLE darrm.schema_version (version integer NOT NULL);
-INSERT INTO darrm.schema_version VALUES (3);
+INSERT INTO darrm.schema_version VALUES (4);
 CREATE TABLE darrm.ledgers (
 	key integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	name text NOT NULL UNIQUE,
@@ -252,7 +372,7 @@ CREATE TABLE darrm.lines (
 `
 
 // schemaSQL makes the schema, version schemaVersion.
-const schemaSQL = tablesSQL + guardSQL
+var schemaSQL = tablesSQL + guardSQL
 
 // migrate1SQL upgrades a database of schema version 1, which stated no
 // ledger's identity and let a second ledger of an ensemble be made, to
@@ -279,21 +399,47 @@ ALTER TABLE darrm.ledgers ALTER maker SET NOT NULL, ALTER maker SET DEFAULT sess
 	ALTER made_in SET NOT NULL, ALTER made_in SET DEFAULT pg_current_xact_id();
 ALTER TABLE darrm.lines ADD COLUMN writer text, ADD COLUMN run text;
 UPDATE darrm.lines SET run = convert_from(line, 'UTF8')::jsonb->'spend'->>'run';
-UPDATE darrm.schema_version SET version = 3;
 `
 
-// dropGuard2SQL drops the functions and triggers of schema version 2,
-// before its tables are upgraded.
-const dropGuard2SQL = `
+// dropGuardSQL drops the indexes, functions and triggers of schema
+// version 1, 2 or 3 (guardSQL's), before its tables are upgraded and
+// guardSQL makes those of the current version. The lines are kept as
+// they are: a line that version 3 took stays (its writer names who wrote
+// it).
+const dropGuardSQL = `
 DROP TRIGGER IF EXISTS append_line ON darrm.lines;
 DROP TRIGGER IF EXISTS append_only ON darrm.lines;
 DROP TRIGGER IF EXISTS append_only_truncate ON darrm.lines;
 DROP TRIGGER IF EXISTS guard_ledger ON darrm.ledgers;
 DROP TRIGGER IF EXISTS guard_ledger_truncate ON darrm.ledgers;
+DROP TRIGGER IF EXISTS check_head ON darrm.ledgers;
+DROP TRIGGER IF EXISTS guard_version ON darrm.schema_version;
+DROP TRIGGER IF EXISTS guard_version_truncate ON darrm.schema_version;
 DROP FUNCTION IF EXISTS darrm.append_line();
 DROP FUNCTION IF EXISTS darrm.guard_ledger();
+DROP FUNCTION IF EXISTS darrm.check_head();
 DROP FUNCTION IF EXISTS darrm.refuse_edit();
+DROP FUNCTION IF EXISTS darrm.bad_key(json, boolean, jsonb);
 DROP INDEX IF EXISTS darrm.ledgers_live;
+DROP INDEX IF EXISTS darrm.lines_run;
+`
+
+// ownFunctionsSQL gives the functions that an upgrade made to the owner
+// of darrm's tables, who owned those it replaced, when a superuser
+// upgrades a schema that another role owns: append_line acts as its
+// owner (SECURITY DEFINER), and the owner keeps the functions of its
+// schema.
+const ownFunctionsSQL = `
+DO $$
+DECLARE
+	f regprocedure;
+BEGIN
+	FOR f IN SELECT p.oid FROM pg_catalog.pg_proc p WHERE p.pronamespace = 'darrm'::regnamespace
+		AND p.proowner <> (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = 'darrm.lines'::regclass) LOOP
+		EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %I', f, (SELECT pg_catalog.pg_get_userbyid(c.relowner) FROM pg_catalog.pg_class c WHERE c.oid = 'darrm.lines'::regclass));
+	END LOOP;
+END
+$$;
 `
 
 // duplicatesSQL lists, in a database of schema version 1, the ledgers
@@ -420,8 +566,9 @@ func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
 		if err := tx.QueryRow(ctx, "SELECT version FROM darrm.schema_version").Scan(&from); err != nil || from >= schemaVersion {
 			return err
 		}
-		sql := dropGuard2SQL + migrate2SQL + guardSQL
-		if from == 1 {
+		migrate := ""
+		switch from {
+		case 1:
 			err := tx.QueryRow(ctx, duplicatesSQL+" LIMIT 1").Scan(&dup, &ensemble)
 			switch {
 			case err == nil:
@@ -429,8 +576,11 @@ func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
 			case !errors.Is(err, pgx.ErrNoRows):
 				return err
 			}
-			sql = migrate1SQL + sql
+			migrate = migrate1SQL + migrate2SQL
+		case 2:
+			migrate = migrate2SQL
 		}
+		sql := dropGuardSQL + migrate + fmt.Sprintf("UPDATE darrm.schema_version SET version = %d;\n", schemaVersion) + guardSQL + ownFunctionsSQL
 		if _, err := tx.Exec(ctx, durableSQL); err != nil {
 			return err
 		}
@@ -445,11 +595,38 @@ func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
 	case dup != "":
 		return &serverError{where: p.redacted, bad: true, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version 1, and ledgers %s are all of ensemble %s: its budget is counted more than once (a copy imported again, or a second ledger made for it). This darrm charges a database only where one ledger of an ensemble is live: keep one of them and remove the others (docs/aggregate.md, \"Upgrading a database\")", p.cfg.Database, dup, ensemble)}
 	case errors.As(err, &pe) && pe.Code == "42501":
-		return &serverError{where: p.redacted, bad: true, err: err, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version %d, which does not stop another user from settling an analyst's run%s; user %s may not upgrade it to version %d: the ledgers' owner upgrades it with darrm ledger upgrade %s", p.cfg.Database, from, map[bool]string{true: " or a second live ledger of an ensemble"}[from == 1], p.cfg.User, schemaVersion, shellQuote(p.redacted))}
+		return &serverError{where: p.redacted, bad: true, err: err, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version %d, which %s; user %s may not upgrade it to version %d: %s",
+			p.cfg.Database, from, oldSchemaLets[from], p.cfg.User, schemaVersion, p.upgrader(ctx, conn))}
 	case err != nil:
 		return p.fail("upgrade the schema of darrm's ledgers in database "+p.cfg.Database, err)
 	}
 	return nil
+}
+
+// oldSchemaLets says what a schema of an earlier version lets a user do
+// that the current one refuses.
+var oldSchemaLets = map[int]string{
+	1: "does not stop another user from settling an analyst's run or a second live ledger of an ensemble",
+	2: "does not stop another user from settling an analyst's run",
+	3: "lets the owner of its tables settle an analyst's run through its own search_path, and an analyst write a line that darrm reads otherwise than the database (a key twice or in capitals) or cannot read (a count of 0.0)",
+}
+
+// upgrader says who may upgrade the database's schema, and how: the
+// owner of darrm's tables, or, where darrm's guard against DDL refuses
+// every other role's change of them, a superuser.
+func (p *pgLocation) upgrader(ctx context.Context, conn *pgx.Conn) string {
+	var guarded bool
+	var owner string
+	err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'darrm_guard' AND evtenabled <> 'D'),
+		coalesce((SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('darrm.lines')), '')`).Scan(&guarded, &owner)
+	cmd := "run darrm ledger upgrade " + shellQuote(p.redacted)
+	switch {
+	case err != nil:
+		return cmd + " logged in as the owner of darrm's tables (as a superuser, where darrm's guard against DDL is in place)"
+	case guarded:
+		return "darrm's guard against DDL lets only a superuser change darrm's tables, their owner " + owner + " included: " + cmd + " logged in as a superuser"
+	}
+	return cmd + " logged in as the owner of darrm's tables, " + owner + " (or a member of it)"
 }
 
 // absent checks that the database has no ledger of this name, and, for

@@ -153,11 +153,11 @@ func TestPGOneLiveLedger(t *testing.T) {
 
 	// The guards dropped, the owner swaps the names of the live ledger
 	// and the retired one.
-	err = sqlExec(t, db, `ALTER TABLE darrm.ledgers DISABLE TRIGGER guard_ledger;
+	err = sqlExec(t, db, `ALTER TABLE darrm.ledgers DISABLE TRIGGER guard_ledger, DISABLE TRIGGER check_head;
 		UPDATE darrm.ledgers SET name = 'swap' WHERE name = 'first';
 		UPDATE darrm.ledgers SET name = 'first' WHERE name = 'second';
 		UPDATE darrm.ledgers SET name = 'second' WHERE name = 'swap';
-		ALTER TABLE darrm.ledgers ENABLE TRIGGER guard_ledger`)
+		ALTER TABLE darrm.ledgers ENABLE TRIGGER guard_ledger, ENABLE TRIGGER check_head`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,9 +167,9 @@ func TestPGOneLiveLedger(t *testing.T) {
 	if err := openErr(second, Options{StateDir: t.TempDir()}); !errors.As(err, &ended) {
 		t.Errorf("a swapped name: %v", err)
 	}
-	err = sqlExec(t, db, `ALTER TABLE darrm.ledgers DISABLE TRIGGER guard_ledger;
+	err = sqlExec(t, db, `ALTER TABLE darrm.ledgers DISABLE TRIGGER guard_ledger, DISABLE TRIGGER check_head;
 		UPDATE darrm.ledgers SET id = 'forged' WHERE name = 'first';
-		ALTER TABLE darrm.ledgers ENABLE TRIGGER guard_ledger`)
+		ALTER TABLE darrm.ledgers ENABLE TRIGGER guard_ledger, ENABLE TRIGGER check_head`)
 	if err != nil {
 		t.Fatal(err)
 	}
