@@ -52,7 +52,8 @@ func (db *pgLedger) makeSchema(ctx context.Context) error {
 		return err
 	}
 	if v > 0 {
-		return db.upgradeSchema(ctx, db.conn)
+		_, err := db.upgradeSchema(ctx, db.conn)
+		return err
 	}
 	err = pgx.BeginFunc(ctx, db.conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, 0)", lockSpace); err != nil {

@@ -555,10 +555,11 @@ func (p *pgLocation) checkRow(r pgRow) error {
 // version to schemaVersion (migrate1SQL, migrate2SQL), once even when
 // several darrm do at once: a run that charges a ledger needs its guards.
 // Only the tables' owner may; two ledgers of one ensemble are refused,
-// named.
-func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
+// named. It returns the version it upgraded from, 0 when it found the
+// schema current (another darrm upgraded it first).
+func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) (int, error) {
 	var dup, ensemble string
-	from := 0
+	from, upgraded := 0, false
 	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, 0)", lockSpace); err != nil {
 			return err
@@ -588,19 +589,22 @@ func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) error {
 			return err
 		}
 		_, err := makeGuard(ctx, tx)
+		upgraded = err == nil
 		return err
 	})
 	var pe *pgconn.PgError
 	switch {
 	case dup != "":
-		return &serverError{where: p.redacted, bad: true, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version 1, and ledgers %s are all of ensemble %s: its budget is counted more than once (a copy imported again, or a second ledger made for it). This darrm charges a database only where one ledger of an ensemble is live: keep one of them and remove the others (docs/aggregate.md, \"Upgrading a database\")", p.cfg.Database, dup, ensemble)}
+		return 0, &serverError{where: p.redacted, bad: true, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version 1, and ledgers %s are all of ensemble %s: its budget is counted more than once (a copy imported again, or a second ledger made for it). This darrm charges a database only where one ledger of an ensemble is live: keep one of them and remove the others (docs/aggregate.md, \"A team: one ledger in PostgreSQL\")", p.cfg.Database, dup, ensemble)}
 	case errors.As(err, &pe) && pe.Code == "42501":
-		return &serverError{where: p.redacted, bad: true, err: err, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version %d, which %s; user %s may not upgrade it to version %d: %s",
+		return 0, &serverError{where: p.redacted, bad: true, err: err, reason: fmt.Sprintf("database %s keeps its ledgers in darrm's schema of version %d, which %s; user %s may not upgrade it to version %d: %s",
 			p.cfg.Database, from, oldSchemaLets[from], p.cfg.User, schemaVersion, p.upgrader(ctx, conn))}
 	case err != nil:
-		return p.fail("upgrade the schema of darrm's ledgers in database "+p.cfg.Database, err)
+		return 0, p.fail("upgrade the schema of darrm's ledgers in database "+p.cfg.Database, err)
+	case !upgraded:
+		return 0, nil
 	}
-	return nil
+	return from, nil
 }
 
 // oldSchemaLets says what a schema of an earlier version lets a user do

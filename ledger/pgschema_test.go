@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/darrm/darrm/provenance"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/darrm/darrm/accountant"
@@ -398,7 +400,14 @@ func TestPGUpgradeSchema3(t *testing.T) {
 			t.Errorf("%s's run on schema 3 with the guard: %v", who, err)
 		}
 	}
-	spendOn(t, Options{StateDir: t.TempDir()}, u, 1, 1) // the superuser's first run upgrades it
+	// The superuser's darrm ledger upgrade upgrades it, and says so.
+	if res, err := (Options{StateDir: t.TempDir()}).Upgrade(ctx, u, provenance.Binding{}, false); err != nil || !res.Current || res.SchemaFrom != 3 || !res.Guarded {
+		t.Fatalf("the superuser's darrm ledger upgrade: %+v, %v", res, err)
+	}
+	if res, err := (Options{StateDir: t.TempDir()}).Upgrade(ctx, u, provenance.Binding{}, false); err != nil || res.SchemaFrom != 0 {
+		t.Errorf("darrm ledger upgrade again: %+v, %v (the schema is current)", res, err)
+	}
+	spendOn(t, Options{StateDir: t.TempDir()}, u, 1, 1)
 	upgraded("the superuser's upgrade", u)
 	if _, err := connectAs(t, owner).Exec(ctx, "ALTER FUNCTION darrm.guard_ledger() RESET search_path"); err == nil || !strings.Contains(err.Error(), "refused by darrm's guard") {
 		t.Errorf("the owner unpins guard_ledger after the upgrade: %v", err)

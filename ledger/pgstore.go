@@ -29,6 +29,9 @@ type pgStore struct {
 	// row is what the ledger's row said when it was opened.
 	row      pgRow
 	readOnly bool
+	// schemaFrom is the version of darrm's schema that opening the
+	// ledger upgraded the database from, 0 when it was current.
+	schemaFrom int
 
 	// The watchdog: a goroutine that waits on the idle connection, and
 	// the end of its wait.
@@ -71,7 +74,7 @@ func openPG(ctx context.Context, location string, readOnly bool, opts Options) (
 	err = p.told(opts.Waiting, func() (err error) {
 		r, err = p.find(ctx, conn)
 		if err == nil && !readOnly && r.version < schemaVersion {
-			if err = p.upgradeSchema(ctx, conn); err == nil {
+			if s.schemaFrom, err = p.upgradeSchema(ctx, conn); err == nil {
 				r, err = p.find(ctx, conn)
 			}
 		}

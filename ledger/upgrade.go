@@ -81,6 +81,10 @@ type UpgradeResult struct {
 	// darrm's tables, which can change them without the guard.
 	Guarded, GuardMade bool
 	TablesOwner        string
+	// SchemaFrom, for a ledger in PostgreSQL, is the version of darrm's
+	// schema that Upgrade upgraded its database from (to the current
+	// one), 0 when it was current.
+	SchemaFrom int
 	// From is the old ledger's version.
 	From int
 	// Runs is the number of runs whose spends were carried over.
@@ -139,7 +143,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 		if p, ok := s.(*pgStore); ok {
 			var g guardState
 			g, err = p.guard(ctx)
-			res.Guarded, res.GuardMade, res.TablesOwner = g.Guarded, g.Made, g.Owner
+			res.Guarded, res.GuardMade, res.TablesOwner, res.SchemaFrom = g.Guarded, g.Made, g.Owner, p.schemaFrom
 		}
 		return res, err
 	}

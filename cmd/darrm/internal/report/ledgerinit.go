@@ -239,6 +239,9 @@ func LedgerUpgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
 	t := cliout.NewText(w)
 	if res.Current {
 		t.Line("ledger %s is of version %d, the current one: there is nothing to upgrade", path, ledger.Version)
+		if res.SchemaFrom > 0 {
+			t.Line("its database's darrm schema was upgraded from version %d to this darrm's (docs/aggregate.md, \"A team: one ledger in PostgreSQL\")", res.SchemaFrom)
+		}
 		if ledger.IsURL(path) {
 			switch {
 			case res.GuardMade:
