@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"encoding"
 	"encoding/json"
 	"errors"
@@ -114,8 +113,8 @@ func fieldsOf(t reflect.Type, fields map[string]*keyTree) {
 // scan reads the JSON value that begins at b[i] (after blanks), to be
 // decoded into the type of k, at path (for the error), checking its
 // objects' keys (exactKeys), and returns the index just past it. A key
-// with an escape is refused: darrm writes none, and it could spell a
-// field's name by other bytes.
+// with an escape is read as both decoders read it, unescaped ("r\u0075n"
+// is run to both).
 func (k *keyTree) scan(b []byte, i int, path string) (int, error) {
 	i = blanks(b, i)
 	if i >= len(b) {
@@ -132,15 +131,15 @@ func (k *keyTree) scan(b []byte, i int, path string) (int, error) {
 			if i >= len(b) || b[i] != '"' {
 				return i, errTruncated
 			}
-			end := bytes.IndexByte(b[i+1:], '"')
+			end, escaped := stringEnd(b, i)
 			if end < 0 {
 				return i, errTruncated
 			}
-			key := string(b[i+1 : i+1+end])
-			at := strings.TrimPrefix(path+"."+key, ".")
-			if strings.IndexByte(key, '\\') >= 0 {
-				return i, fmt.Errorf("key %s: an escape in a key (darrm writes none)", at)
+			key := string(b[i+1 : end-1])
+			if escaped && json.Unmarshal(b[i:end], &key) != nil {
+				return i, errTruncated
 			}
+			at := strings.TrimPrefix(path+"."+key, ".")
 			for _, s := range seen {
 				if s == key {
 					return i, fmt.Errorf("key %s: given twice", at)
@@ -158,7 +157,7 @@ func (k *keyTree) scan(b []byte, i int, path string) (int, error) {
 			case k != nil && k.isMap:
 				next = k.elem
 			}
-			i = blanks(b, i+end+2)
+			i = blanks(b, end)
 			if i >= len(b) || b[i] != ':' {
 				return i, errTruncated
 			}
@@ -201,20 +200,33 @@ func (k *keyTree) scan(b []byte, i int, path string) (int, error) {
 			}
 		}
 	case '"':
-		for i++; i < len(b); i++ {
-			switch b[i] {
-			case '\\':
-				i++
-			case '"':
-				return i + 1, nil
-			}
+		end, _ := stringEnd(b, i)
+		if end < 0 {
+			return i, errTruncated
 		}
-		return i, errTruncated
+		return end, nil
 	}
 	for i < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[i])) {
 		i++
 	}
 	return i, nil
+}
+
+// stringEnd returns the index just past the JSON string that begins at
+// b[i] (its opening quote), -1 when it does not end, and whether it holds
+// an escape.
+func stringEnd(b []byte, i int) (int, bool) {
+	escaped := false
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			escaped = true
+			i++
+		case '"':
+			return i + 1, escaped
+		}
+	}
+	return -1, escaped
 }
 
 // errTruncated is JSON that ends before its value does, or is no JSON.

@@ -43,6 +43,12 @@ func TestExactKeys(t *testing.T) {
 	if _, got, _, err := parseSpendLine(Version, rewrite("spend", same)); err != nil || got.Run != spend.Run {
 		t.Fatalf("the line as darrm writes it: %v, run %q", err, got.Run)
 	}
+	// A key spelt by an escape reads to darrm as to the database: the
+	// field it names (the database's bad_key unescapes it too).
+	escaped := rewrite("spend", func(s string) string { return strings.Replace(s, `"run":`, `"r\u0075n":`, 1) })
+	if _, got, _, err := parseSpendLine(Version, escaped); err != nil || got.Run != spend.Run {
+		t.Errorf("a run spelt r\u0075n: %v, run %q", err, got.Run)
+	}
 	for _, tc := range []struct {
 		name string
 		edit func(string) string
@@ -60,9 +66,15 @@ func TestExactKeys(t *testing.T) {
 		{"a key folded by Unicode (the Kelvin sign)", func(s string) string {
 			return strings.Replace(s, `"mechanism":`, "\"\u212aind\":\"pure\",\"mechanism\":", 1)
 		}, "key \u212aind"},
-		{"a run spelt by an escape", func(s string) string {
+		{"a run of another case spelt by an escape", func(s string) string {
 			return strings.Replace(s, `"analyst":"bob"`, `"analyst":"bob","\u0052un":"fedcba9876543210"`, 1)
-		}, "an escape in a key"},
+		}, "key Run"},
+		{"the run again, spelt by an escape", func(s string) string {
+			return strings.Replace(s, `"analyst":"bob"`, `"analyst":"bob","r\u0075n":"fedcba9876543210"`, 1)
+		}, "key run: given twice"},
+		{"an escaped quote in a key", func(s string) string {
+			return strings.Replace(s, `"analyst":"bob"`, `"analyst":"bob","r\"un":"fedcba9876543210"`, 1)
+		}, `key r"un: not a field`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := rewrite("spend", tc.edit)
