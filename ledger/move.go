@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -46,7 +47,14 @@ func (opts Options) Export(ctx context.Context, location, file string) error {
 	// A link, unlike a rename, never replaces a file made meanwhile.
 	err = atomicfile.WriteNew(file, 0o644, func(f *os.File) error {
 		w := bufio.NewWriterSize(f, 1<<20)
+		n := 0
 		if _, err := l.again(ctx, func(_ *chain, _ Spend, b []byte) error {
+			// A file holds a line to its line end: a line that holds one
+			// (which a database of schema version 3 took) would read as
+			// two.
+			if n++; bytes.ContainsAny(b, "\r\n") {
+				return fmt.Errorf("line %d holds a line break, which a ledger file cannot hold: the ledger stays where it is, and no file was written", n)
+			}
 			w.Write(b)
 			return w.WriteByte('\n')
 		}); err != nil {
