@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,9 @@ import (
 // columns, a column's collation or default), and planting, before a
 // superuser upgrades the schema or makes the guard, code of its own that
 // the superuser's writes would run (a trigger, a CHECK constraint, a
-// column default, an overload of darrm.bad_key).
+// column default, an overload of darrm.bad_key); an analyst writing a
+// line with a line break, or a number that Go reads as 0 and the
+// database does not.
 
 // escalateSQL makes, in schema own of the user's, functions that make
 // the role owner a superuser when a superuser runs them: a trigger's
@@ -300,5 +303,59 @@ func TestPGUpgradeSchema3Planted(t *testing.T) {
 	spendOn(t, Options{StateDir: t.TempDir()}, analystURL(t, pgURL(db, "old"), "alice"), 1, 1)
 	if got, _, n := readAll(t, pgURL(db, "old")); got.Steps != want.Steps+1 || n != lines+2 {
 		t.Errorf("after the upgrade and alice's release: %d labels in %d lines; want %d in %d", got.Steps, n, want.Steps+1, lines+2)
+	}
+}
+
+// TestPGAnalystLineBreaks: an analyst writes, by hand, a line of its own
+// run with a line feed or a carriage return between two keys (valid
+// JSON, which the file form of the ledger, ledger export, would split),
+// or a number so small that Go reads it as 0 while the database reads
+// it as it is: the database refuses each; the plain line is taken.
+func TestPGAnalystLineBreaks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("roles of their own: without -short")
+	}
+	db := pgtest.DB(t)
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	u := newPG(t, db, "team", budget)
+	alice := analystURL(t, u, "alice")
+	spendOn(t, Options{StateDir: t.TempDir()}, alice, 5, 5)
+	conn := connectAs(t, alice)
+	key, n, stop, head, s := headLine(t, conn, "team")
+	prior, _, _ := readAll(t, u)
+	mine := s
+	mine.Run, mine.Queries, mine.Final, mine.Prior = "a11ce0000000000f", 1, true, &prior
+	b, err := json.Marshal(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := string(b)
+	line := func(raw string) []byte {
+		return []byte(`{"prev":"` + head + `","spend":` + raw + `,"sha256":"` + chainHash(Version, head, "spend", []byte(raw)) + `"}`)
+	}
+	e, err := json.Marshal(mine.Eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := `"eps":` + string(e) + `,`
+	for _, c := range []struct{ name, old, new, says string }{
+		{"a line feed", `"final":true`, "\n" + `"final":true`, "on one line"},
+		{"a carriage return", `"final":true`, "\r" + `"final":true`, "on one line"},
+		{"eps of 1e-400", eps, `"eps":1e-400,`, "eps is 1e-400, not a number of a float64"},
+		{"eps of -2e-324", eps, `"eps":-2e-324,`, "eps is -2e-324, not a number of a float64"},
+	} {
+		raw := strings.Replace(plain, c.old, c.new, 1)
+		if raw == plain {
+			t.Fatalf("%s: no %s in %s", c.name, c.old, plain)
+		}
+		if err := appendRaw(conn, key, n, stop, line(raw)); err == nil || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), "is not a ledger line") {
+			t.Errorf("alice's line with %s: %v, want it refused (%q)", c.name, err, c.says)
+		}
+	}
+	if err := appendRaw(conn, key, n, stop, line(plain)); err != nil {
+		t.Errorf("alice's plain line: %v", err)
+	}
+	if spent, _, _ := readAll(t, u); spent.Steps != 6 {
+		t.Errorf("the ledger counts %d labels; alice released 6", spent.Steps)
 	}
 }

@@ -59,7 +59,9 @@ import (
 // Version 4 pins every function of the schema to the catalog's names
 // (search_path), which version 3's guard_ledger took from its caller's,
 // and refuses a line whose JSON darrm would read otherwise than the
-// database does (darrm.bad_key). Version 5 comes with the guard against DDL of this darrm (guardTag), made
+// database does (darrm.bad_key). Version 5 refuses a line that holds a
+// line break or a number that Go reads as 0 and the database does not,
+// and comes with the guard against DDL of this darrm (guardTag), made
 // once the schema has nothing of the tables' owner's own (cleanSQL).
 const schemaVersion = 5
 
@@ -135,7 +137,8 @@ SELECT bad FROM (
 		WHEN 'time' THEN 'a time as darrm writes it (RFC 3339)' ELSE 'a JSON ' || (shape->>gen) END)
 	FROM t WHERE shape ? gen AND json_typeof(v) <> 'null' AND NOT CASE shape->>gen
 		WHEN 'count' THEN v::text ~ '^(0|[1-9][0-9]{0,17})$'
-		WHEN 'number' THEN CASE WHEN json_typeof(v) = 'number' THEN abs(v::text::numeric) <= 1.7976931348623157e308 ELSE false END
+		WHEN 'number' THEN CASE WHEN json_typeof(v) = 'number' THEN abs(v::text::numeric) <= 1.7976931348623157e308
+			AND (v::text::numeric = 0 OR abs(v::text::numeric) >= 2.4703282292062328e-324) ELSE false END
 		WHEN 'time' THEN CASE WHEN v::text ~ '^"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"$'
 			THEN substr(v::text, 10, 2)::int <= extract(day FROM make_date(2000 + substr(v::text, 2, 4)::int % 400, substr(v::text, 7, 2)::int, 1) + interval '1 month' - interval '1 day')
 			ELSE false END
@@ -190,8 +193,11 @@ BEGIN
 	IF NEW.n <> l.lines + 1 OR NEW.stop <> l.size + len + 1 OR m IS NOT NULL AND m[1] <> l.head THEN
 		RAISE EXCEPTION 'darrm: line % of ledger % does not follow its head, line % of hash %', NEW.n, l.name, l.lines, l.head USING ERRCODE = 'DRM01';
 	END IF;
-	IF m IS NULL OR len < 90 OR encode(substring(NEW.line FROM len - 76), 'escape') !~ '^,"sha256":"[0-9a-f]{64}"\}$' THEN
-		RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: a line is {"prev":"<hash>","<header, spend or end>":{...},"sha256":"<hash>"} as darrm writes it', NEW.n, l.name
+	-- A line break in a line would split it in the file form (ledger
+	-- export), which darrm reads line by line.
+	IF m IS NULL OR len < 90 OR encode(substring(NEW.line FROM len - 76), 'escape') !~ '^,"sha256":"[0-9a-f]{64}"\}$'
+		OR position('\x0a'::bytea IN NEW.line) > 0 OR position('\x0d'::bytea IN NEW.line) > 0 THEN
+		RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: a line is {"prev":"<hash>","<header, spend or end>":{...},"sha256":"<hash>"} as darrm writes it, on one line', NEW.n, l.name
 			USING ERRCODE = 'DRM03';
 	END IF;
 	kind := m[2];
