@@ -147,6 +147,31 @@ func rebuild(ctx context.Context, tx pgx.Tx, migrate string) error {
 	return err
 }
 
+// foreignTablesSQL names, for a superuser's session, each of darrm's
+// tables that is not a plain table of its own (a view, whose query runs
+// functions as whoever reads it; a table with a parent or a child), ""
+// when there is none or the user is no superuser.
+const foreignTablesSQL = `SELECT coalesce(string_agg(pg_catalog.format('%s (%s)', c.oid::pg_catalog.regclass,
+	CASE WHEN c.relkind <> 'r' THEN pg_catalog.format('a relation of kind %s', c.relkind) ELSE 'a table with a parent or a child' END), ', '), '')
+	FROM pg_catalog.pg_class c WHERE (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user)
+	AND c.oid IN (pg_catalog.to_regclass('darrm.schema_version'), pg_catalog.to_regclass('darrm.ledgers'), pg_catalog.to_regclass('darrm.lines'))
+	AND (c.relkind <> 'r' OR EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE c.oid IN (i.inhrelid, i.inhparent)))`
+
+// vet refuses a superuser's session on a database where one of darrm's
+// tables is not a plain table, before darrm reads any of them: a view's
+// query, which the tables' owner of a database without the guard can put
+// in a table's place, runs its functions as the superuser who reads it.
+func (p *pgLocation) vet(ctx context.Context, conn *pgx.Conn) error {
+	var bad string
+	if err := conn.QueryRow(ctx, foreignTablesSQL).Scan(&bad); err != nil {
+		return p.fail("read the tables of darrm's schema in database "+p.cfg.Database, err)
+	}
+	if bad != "" {
+		return &serverError{where: p.redacted, bad: true, reason: p.sayf("in database %s, %s: darrm does not read, as a superuser, a table of darrm's that is not a plain table, whose owner's functions would run as the superuser: a superuser removes it (what remains of darrm's schema, darrm's guard against DDL then keeps)", p.cfg.Database, bad)}
+	}
+	return nil
+}
+
 // secure makes darrm's guard against DDL of this darrm in the database
 // of conn, whose schema is of the current version, when the session's
 // user is a superuser and the database has none or an earlier darrm's:

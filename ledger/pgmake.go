@@ -48,6 +48,9 @@ func newPGLedger(ctx context.Context, location string, opts Options) (*pgLedger,
 // darrm make ledgers in it at once; a superuser makes darrm's guard
 // against DDL where it has none of this darrm's (secure).
 func (db *pgLedger) makeSchema(ctx context.Context) error {
+	if err := db.vet(ctx, db.conn); err != nil {
+		return err
+	}
 	v, err := db.schema(ctx, db.conn)
 	switch {
 	case err != nil:

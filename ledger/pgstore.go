@@ -75,6 +75,9 @@ func openPG(ctx context.Context, location string, readOnly bool, opts Options) (
 	}
 	var r pgRow
 	err = p.told(opts.Waiting, func() (err error) {
+		if err := p.vet(ctx, conn); err != nil {
+			return err
+		}
 		r, err = p.find(ctx, conn)
 		if err == nil && !readOnly && r.version < schemaVersion {
 			if s.schemaFrom, err = p.upgradeSchema(ctx, conn); err == nil {
