@@ -370,3 +370,79 @@ func TestPGAnalystLineBreaks(t *testing.T) {
 		t.Errorf("the ledger counts %d labels; alice released 6", spent.Steps)
 	}
 }
+
+// TestPGOldGuard: a database of schema version 4 with the guard against
+// DDL of the darrm that made it (testdata/guard-v4.sql), whose
+// fingerprint missed a trigger's condition: the tables' owner switches
+// append_line off in its own session, and plants a condition on
+// guard_ledger that would make it a superuser when a superuser writes.
+// No one's run goes on there but a superuser's, which upgrades the
+// schema: an analyst's and the owner's are refused, naming the command
+// a superuser runs, and a reader is told; the superuser's darrm ledger
+// upgrade removes both conditions and makes this darrm's guard, which
+// refuses them from then on, and the owner stays what it was.
+func TestPGOldGuard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("databases and roles of their own: without -short")
+	}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	file := newLedger(t, budget)
+	spendOn(t, book, file, 3, 2)
+	want, _, lines := readAll(t, file)
+	var sql []byte
+	for _, f := range []string{"schema-v4.sql", "guard-v4.sql"} {
+		b, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sql = append(sql, b...)
+	}
+	db := pgtest.DB(t)
+	if err := sqlExec(t, db, string(sql)); err != nil {
+		t.Fatal(err)
+	}
+	putV3(t, db, file, "old")
+	owner := ownerRole(t, db, "owner_"+strings.TrimPrefix(strings.TrimPrefix(mustParse(t, db).Path, "/"), "darrm_test_"))
+	ownerName := mustParse(t, owner).User.Username()
+	giveSchema(t, db, ownerName)
+	u := pgURL(db, "old")
+	alice := analystURL(t, u, "alice")
+	conn := connectAs(t, owner)
+	const off = `WHEN (current_setting('audit.off', true) IS DISTINCT FROM 'on')`
+	if _, err := conn.Exec(ctx, escalateSQL(ownerName)+
+		"CREATE OR REPLACE TRIGGER append_line BEFORE INSERT ON darrm.lines FOR EACH ROW "+off+" EXECUTE FUNCTION darrm.append_line();"+
+		"CREATE OR REPLACE TRIGGER guard_ledger BEFORE INSERT OR UPDATE OR DELETE ON darrm.ledgers FOR EACH ROW WHEN (own.trap()) EXECUTE FUNCTION darrm.guard_ledger()"); err != nil {
+		t.Fatalf("the owner, under the earlier darrm's guard: %v", err)
+	}
+	for who, at := range map[string]string{"the owner": pgURL(owner, "old"), "alice": alice} {
+		if err := openErr(at, Options{StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "darrm ledger upgrade "+shellQuote(Redact(at))+" logged in as a superuser") || !isBad(err) {
+			t.Errorf("%s's run under the earlier darrm's guard: %v", who, err)
+		}
+	}
+	if l, err := (Options{StateDir: t.TempDir()}).readOnly(ctx, alice); err != nil {
+		t.Errorf("alice's read under the earlier darrm's guard: %v", err)
+	} else {
+		if notes := strings.Join(l.Notes(), "; "); !strings.Contains(notes, "has the guard against DDL of an earlier darrm") {
+			t.Errorf("alice's read under the earlier darrm's guard: notes %q", notes)
+		}
+		l.Close()
+	}
+	if res, err := (Options{StateDir: t.TempDir()}).Upgrade(ctx, u, provenance.Binding{}, false); err != nil || res.SchemaFrom != 4 || !res.Guarded {
+		t.Fatalf("the superuser's darrm ledger upgrade: %+v, %v", res, err)
+	}
+	var conditions int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_trigger WHERE tgrelid IN ('darrm.lines'::regclass, 'darrm.ledgers'::regclass) AND tgqual IS NOT NULL").Scan(&conditions); err != nil || conditions != 0 {
+		t.Errorf("after the upgrade, %d triggers with a condition (%v)", conditions, err)
+	}
+	spendOn(t, Options{StateDir: t.TempDir()}, u, 1, 1)
+	spendOn(t, Options{StateDir: t.TempDir()}, alice, 1, 1)
+	if isSuper(t, db, ownerName) {
+		t.Errorf("the owner's condition on guard_ledger ran as the superuser")
+	}
+	if got, _, n := readAll(t, u); got.Steps != want.Steps+2 || n != lines+4 {
+		t.Errorf("after the upgrade and two releases: %d labels in %d lines; want %d in %d", got.Steps, n, want.Steps+2, lines+4)
+	}
+	if _, err := conn.Exec(ctx, "CREATE OR REPLACE TRIGGER append_line BEFORE INSERT ON darrm.lines FOR EACH ROW "+off+" EXECUTE FUNCTION darrm.append_line()"); err == nil || !strings.Contains(err.Error(), "refused by darrm's guard") {
+		t.Errorf("the owner's condition on append_line under this darrm's guard: %v", err)
+	}
+}
