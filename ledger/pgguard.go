@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -27,35 +26,60 @@ import (
 // the guard, set session_replication_role): only witnesses outside the
 // database catch that (docs/aggregate.md, "Threat model and guarantees").
 
+// guardTag marks darrm's guard of this darrm (a comment on schema
+// darrm_guard, which only a superuser changes): a guard without it is an
+// earlier darrm's, whose fingerprint missed a trigger's condition, a
+// column's collation and default and an index's expression, and that
+// sealed whatever the schema held when it was made; a superuser's run,
+// init or upgrade makes it anew (secure).
+const guardTag = "darrm guard 2"
+
 // guardDDLSQL makes darrm's guard against DDL in a database that has
-// darrm's schema, as a superuser.
+// darrm's schema, as a superuser. Its fingerprint holds every part of
+// darrm's objects that can run code or change what a row means: a
+// trigger's whole definition (its events, columns, condition, function
+// and arguments) and whether it is enabled, a column's type, collation,
+// default, identity and generation, an index's definition, a
+// constraint's, a function's (its source, language, settings and
+// security), a policy's and a rule's, and every object in schema darrm.
 const guardDDLSQL = `
 CREATE SCHEMA darrm_guard;
+COMMENT ON SCHEMA darrm_guard IS '` + guardTag + `';
 GRANT USAGE ON SCHEMA darrm_guard TO PUBLIC;
 CREATE TABLE darrm_guard.sealed (fingerprint text NOT NULL);
 GRANT SELECT ON darrm_guard.sealed TO PUBLIC;
 CREATE FUNCTION darrm_guard.fingerprint() RETURNS text LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp AS $$
+WITH s AS (SELECT oid FROM pg_namespace WHERE nspname = 'darrm'), r AS (SELECT c.oid FROM pg_class c WHERE c.relnamespace IN (SELECT oid FROM s))
 SELECT md5(coalesce(string_agg(x, E'\n' ORDER BY x), '')) FROM (
 	SELECT format('schema %s %s', n.nspname, pg_get_userbyid(n.nspowner)) x FROM pg_namespace n WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('relation %s %s %s %s %s %s %s', c.oid::regclass, c.relkind, pg_get_userbyid(c.relowner), c.relpersistence,
-		c.relrowsecurity, c.relforcerowsecurity, c.relhasrules)
-		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('column %s %s %s %s %s', a.attrelid::regclass, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull)
-		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = 'darrm' AND a.attnum > 0 AND NOT a.attisdropped
-	UNION ALL SELECT format('trigger %s %s %s %s %s', t.tgrelid::regclass, t.tgname, t.tgfoid::regprocedure, t.tgenabled, t.tgtype)
-		FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('function %s %s %s %s %s', p.oid::regprocedure, pg_get_userbyid(p.proowner), p.prosecdef, p.proconfig, md5(p.prosrc))
-		FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'darrm'
+	UNION ALL SELECT format('object %s', pg_describe_object(d.classid, d.objid, d.objsubid))
+		FROM pg_depend d WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid IN (SELECT oid FROM s)
+	UNION ALL SELECT format('relation %s %s %s %s %s %s %s %s', c.oid::regclass, c.relkind, pg_get_userbyid(c.relowner), c.relpersistence,
+		c.relrowsecurity, c.relforcerowsecurity, c.relhasrules, c.relispartition)
+		FROM pg_class c WHERE c.oid IN (SELECT oid FROM r)
+	UNION ALL SELECT format('column %s %s %s %s %s %s %s %s %s', a.attrelid::regclass, a.attnum, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+		a.attcollation::regcollation, a.attidentity, a.attgenerated, pg_get_expr(ad.adbin, ad.adrelid))
+		FROM pg_attribute a LEFT JOIN pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum
+		WHERE a.attrelid IN (SELECT oid FROM r) AND a.attnum > 0 AND NOT a.attisdropped
+	UNION ALL SELECT format('trigger %s %s %s', t.tgrelid::regclass, t.tgenabled, CASE WHEN t.tgisinternal
+		THEN format('internal %s %s %s', (SELECT conname FROM pg_constraint WHERE oid = t.tgconstraint), t.tgfoid::regprocedure, t.tgtype)
+		ELSE pg_get_triggerdef(t.oid) END)
+		FROM pg_trigger t WHERE t.tgrelid IN (SELECT oid FROM r)
+	UNION ALL SELECT format('function %s %s %s %s', p.oid::regprocedure, pg_get_userbyid(p.proowner), p.prokind,
+		CASE WHEN p.prokind = 'a' THEN md5(p.prosrc) ELSE md5(pg_get_functiondef(p.oid)) END)
+		FROM pg_proc p WHERE p.pronamespace IN (SELECT oid FROM s)
 	UNION ALL SELECT format('constraint %s %s %s %s', co.conrelid::regclass, co.conname, co.contype, pg_get_constraintdef(co.oid))
-		FROM pg_constraint co JOIN pg_class c ON c.oid = co.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
+		FROM pg_constraint co WHERE co.conrelid IN (SELECT oid FROM r)
+	UNION ALL SELECT format('index %s %s', i.indexrelid::regclass, pg_get_indexdef(i.indexrelid))
+		FROM pg_index i WHERE i.indrelid IN (SELECT oid FROM r)
 	UNION ALL SELECT format('inherits %s %s', i.inhrelid::regclass, i.inhparent::regclass)
-		FROM pg_inherits i JOIN pg_class c ON c.oid IN (i.inhrelid, i.inhparent) JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('policy %s %s', p.polrelid::regclass, p.polname)
-		FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
-	UNION ALL SELECT format('rule %s %s %s', r.ev_class::regclass, r.rulename, r.ev_enabled)
-		FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'darrm'
+		FROM pg_inherits i WHERE i.inhrelid IN (SELECT oid FROM r) OR i.inhparent IN (SELECT oid FROM r)
+	UNION ALL SELECT format('policy %s %s %s %s %s %s %s', p.polrelid::regclass, p.polname, p.polcmd, p.polpermissive, p.polroles::regrole[],
+		pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid))
+		FROM pg_policy p WHERE p.polrelid IN (SELECT oid FROM r)
+	UNION ALL SELECT format('rule %s %s %s %s', w.ev_class::regclass, w.rulename, w.ev_enabled, pg_get_ruledef(w.oid))
+		FROM pg_rewrite w WHERE w.ev_class IN (SELECT oid FROM r)
 ) f
 $$;
 CREATE FUNCTION darrm_guard.check() RETURNS event_trigger LANGUAGE plpgsql
@@ -84,20 +108,111 @@ CREATE EVENT TRIGGER darrm_guard ON ddl_command_end EXECUTE FUNCTION darrm_guard
 CREATE EVENT TRIGGER darrm_guard_rewrite ON table_rewrite EXECUTE FUNCTION darrm_guard.check();
 `
 
-// makeGuard makes darrm's guard against DDL in the database of conn, within
-// tx, when the session's user is a superuser and the database has none:
-// it reports whether the database has the guard now.
-func makeGuard(ctx context.Context, tx pgx.Tx) (bool, error) {
-	var super, has bool
-	err := tx.QueryRow(ctx, `SELECT (SELECT rolsuper FROM pg_roles WHERE rolname = session_user),
-		EXISTS (SELECT FROM pg_namespace WHERE nspname = 'darrm_guard')`).Scan(&super, &has)
-	if err != nil || has || !super {
-		return has, err
+// unguardSQL drops darrm's guard against DDL, of whichever darrm, so
+// that a superuser makes it anew (guardDDLSQL).
+const unguardSQL = `
+DROP EVENT TRIGGER IF EXISTS darrm_guard;
+DROP EVENT TRIGGER IF EXISTS darrm_guard_rewrite;
+DROP SCHEMA IF EXISTS darrm_guard CASCADE;
+`
+
+// guardStateSQL reads whether the session's user is a superuser, whether
+// the database has darrm's guard against DDL (of any darrm), and whether
+// it is this darrm's (guardTag).
+const guardStateSQL = `SELECT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user),
+	(SELECT count(*) = 2 FROM pg_catalog.pg_event_trigger WHERE evtname IN ('darrm_guard', 'darrm_guard_rewrite') AND evtenabled <> 'D'),
+	coalesce(pg_catalog.obj_description(pg_catalog.to_regnamespace('darrm_guard'), 'pg_namespace') = '` + guardTag + `', false)`
+
+// rebuild, within tx, which holds the schema's lock, rids darrm's schema
+// of what darrm does not make (cleanSQL), runs migrate (the upgrade of
+// its tables, if any) and makes darrm's indexes, functions and triggers
+// (guardSQL), all with the catalog's search_path; when the session's
+// user is a superuser, it makes darrm's guard against DDL anew, sealing
+// the schema as darrm made it. Nothing of the tables' owner's runs
+// before cleanSQL has removed it.
+func rebuild(ctx context.Context, tx pgx.Tx, migrate string) error {
+	var super bool
+	if err := tx.QueryRow(ctx, "SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user").Scan(&super); err != nil {
+		return err
 	}
-	if _, err := tx.Exec(ctx, guardDDLSQL); err != nil {
-		return false, fmt.Errorf("make darrm's guard against DDL: %w", err)
+	sql := "SET LOCAL search_path = pg_catalog, pg_temp;\n"
+	if super {
+		sql += unguardSQL
 	}
-	return true, nil
+	sql += cleanSQL + migrate + guardSQL + ownFunctionsSQL
+	if super {
+		sql += guardDDLSQL
+	}
+	_, err := tx.Exec(ctx, sql)
+	return err
+}
+
+// foreignTablesSQL names, for a superuser's session, each of darrm's
+// tables that is not a plain table of its own (a view, whose query runs
+// functions as whoever reads it; a table with a parent or a child), ""
+// when there is none or the user is no superuser.
+const foreignTablesSQL = `SELECT coalesce(string_agg(pg_catalog.format('%s (%s)', c.oid::pg_catalog.regclass,
+	CASE WHEN c.relkind <> 'r' THEN pg_catalog.format('a relation of kind %s', c.relkind) ELSE 'a table with a parent or a child' END), ', '), '')
+	FROM pg_catalog.pg_class c WHERE (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user)
+	AND c.oid IN (pg_catalog.to_regclass('darrm.schema_version'), pg_catalog.to_regclass('darrm.ledgers'), pg_catalog.to_regclass('darrm.lines'))
+	AND (c.relkind <> 'r' OR EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE c.oid IN (i.inhrelid, i.inhparent)))`
+
+// vet refuses a superuser's session on a database where one of darrm's
+// tables is not a plain table, before darrm reads any of them: a view's
+// query, which the tables' owner of a database without the guard can put
+// in a table's place, runs its functions as the superuser who reads it.
+func (p *pgLocation) vet(ctx context.Context, conn *pgx.Conn) error {
+	var bad string
+	if err := conn.QueryRow(ctx, foreignTablesSQL).Scan(&bad); err != nil {
+		return p.fail("read the tables of darrm's schema in database "+p.cfg.Database, err)
+	}
+	if bad != "" {
+		return &serverError{where: p.redacted, bad: true, reason: p.sayf("in database %s, %s: darrm does not read, as a superuser, a table of darrm's that is not a plain table, whose owner's functions would run as the superuser: a superuser removes it (what remains of darrm's schema, darrm's guard against DDL then keeps)", p.cfg.Database, bad)}
+	}
+	return nil
+}
+
+// secure makes darrm's guard against DDL of this darrm in the database
+// of conn, whose schema is of the current version, when the session's
+// user is a superuser and the database has none or an earlier darrm's:
+// it rebuilds the schema first (rebuild), so that the superuser's run
+// that follows never runs what the tables' owner planted, and reports
+// whether it did. A run of another user on a database whose guard is an
+// earlier darrm's is refused (a *serverError that says who renews it):
+// that guard lets the tables' owner switch darrm's triggers off.
+func (p *pgLocation) secure(ctx context.Context, conn *pgx.Conn) (bool, error) {
+	var super, guarded, current bool
+	if err := conn.QueryRow(ctx, guardStateSQL).Scan(&super, &guarded, &current); err != nil {
+		return false, p.fail("read the guard of darrm's tables in database "+p.cfg.Database, err)
+	}
+	switch {
+	case guarded && current:
+		return false, nil
+	case guarded && !super:
+		return false, &serverError{where: p.redacted, bad: true, reason: p.sayf("database %s has the guard against DDL of an earlier darrm, which lets the owner of darrm's tables switch their triggers off with a condition of its own (settling an analyst's run), and which this darrm does not run on: a superuser renews it with: darrm ledger upgrade %s", p.cfg.Database, shellQuote(p.redacted))}
+	case !super:
+		return false, nil
+	}
+	made := false
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, 0)", lockSpace); err != nil {
+			return err
+		}
+		var v int
+		if err := tx.QueryRow(ctx, guardStateSQL).Scan(&super, &guarded, &current); err != nil || guarded && current {
+			return err
+		}
+		if err := tx.QueryRow(ctx, "SELECT version FROM darrm.schema_version").Scan(&v); err != nil || v != schemaVersion {
+			return err
+		}
+		err := rebuild(ctx, tx, "")
+		made = err == nil
+		return err
+	})
+	if err != nil {
+		return false, p.fail("make darrm's guard against DDL in database "+p.cfg.Database, err)
+	}
+	return made, nil
 }
 
 // guardState says whether the database of a PostgreSQL ledger has darrm's
@@ -105,8 +220,8 @@ func makeGuard(ctx context.Context, tx pgx.Tx) (bool, error) {
 // trigger sees (ALTER TABLE ... DISABLE TRIGGER, ALTER COLUMN ... USING)
 // to every role but a superuser.
 type guardState struct {
-	// Guarded says that it has.
-	Guarded bool
+	// Guarded says that it has, and Current that it is this darrm's.
+	Guarded, Current bool
 	// Made says that Upgrade made it now.
 	Made bool
 	// Owner is the role that owns darrm's tables, and OwnerLogsIn whether
@@ -120,45 +235,37 @@ type guardState struct {
 // run does not ask.
 func (s *pgStore) readGuard(ctx context.Context) (guardState, error) {
 	var st guardState
+	var super bool
 	err := s.use(func() error {
-		return s.conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'darrm_guard' AND evtenabled <> 'D'),
-			coalesce(o.rolname, ''), coalesce(o.rolcanlogin, false)
-			FROM pg_class c LEFT JOIN pg_roles o ON o.oid = c.relowner WHERE c.oid = to_regclass('darrm.lines')`).Scan(&st.Guarded, &st.Owner, &st.OwnerLogsIn)
+		return s.conn.QueryRow(ctx, `SELECT g.*, coalesce(o.rolname, ''), coalesce(o.rolcanlogin, false)
+			FROM (`+guardStateSQL+`) g LEFT JOIN pg_class c ON c.oid = to_regclass('darrm.lines') LEFT JOIN pg_roles o ON o.oid = c.relowner`).Scan(&super, &st.Guarded, &st.Current, &st.Owner, &st.OwnerLogsIn)
 	})
 	if err != nil {
 		return st, s.fail("read the guard of darrm's tables in database "+s.cfg.Database, err)
 	}
+	st.Current = st.Guarded && st.Current
 	return st, nil
 }
 
-// guard makes darrm's guard against DDL in the store's database, when
-// its user is a superuser and it has none (a schema that the ledgers'
-// owner made), and returns whether the database has it.
+// guard says whether the store's database has darrm's guard against DDL,
+// which opening it for a run made when its user is a superuser and it
+// had none of this darrm's (secure).
 func (s *pgStore) guard(ctx context.Context) (guardState, error) {
 	st, err := s.readGuard(ctx)
-	if err != nil || st.Guarded {
-		return st, err
-	}
-	err = s.use(func() error {
-		return pgx.BeginFunc(ctx, s.conn, func(tx pgx.Tx) error {
-			var err error
-			st.Guarded, err = makeGuard(ctx, tx)
-			return err
-		})
-	})
-	if err != nil {
-		return st, s.fail("make darrm's guard against DDL in database "+s.cfg.Database, err)
-	}
-	st.Made = st.Guarded
-	return st, nil
+	st.Made = s.guardMade
+	return st, err
 }
 
-// guardNote says, of a ledger whose database has no guard against DDL,
-// who can rewrite it without its triggers; "" when it has one.
+// guardNote says, of a ledger whose database has no guard against DDL or
+// an earlier darrm's, who can rewrite it without its triggers; "" when
+// it has this darrm's.
 func (s *pgStore) guardNote(ctx context.Context) (string, error) {
 	st, err := s.readGuard(ctx)
-	if err != nil || st.Guarded {
+	if err != nil || st.Current {
 		return "", err
+	}
+	if st.Guarded {
+		return s.sayf("database %s has the guard against DDL of an earlier darrm, which lets the owner of darrm's tables, %s, switch their triggers off with a condition of its own; this darrm runs no release on it until a superuser renews it with: darrm ledger upgrade %s", s.cfg.Database, st.Owner, shellQuote(s.redacted)), nil
 	}
 	logs := "a role that no one logs in as, but that its members can act as"
 	if st.OwnerLogsIn {

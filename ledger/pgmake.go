@@ -45,14 +45,24 @@ func newPGLedger(ctx context.Context, location string, opts Options) (*pgLedger,
 
 // makeSchema makes the database's darrm schema when it has none, and
 // upgrades it when it is of an earlier version, once even when several
-// darrm make ledgers in it at once.
+// darrm make ledgers in it at once; a superuser makes darrm's guard
+// against DDL where it has none of this darrm's (secure).
 func (db *pgLedger) makeSchema(ctx context.Context) error {
-	v, err := db.schema(ctx, db.conn)
-	if err != nil || v == schemaVersion {
+	if err := db.vet(ctx, db.conn); err != nil {
 		return err
 	}
-	if v > 0 {
-		_, err := db.upgradeSchema(ctx, db.conn)
+	v, err := db.schema(ctx, db.conn)
+	switch {
+	case err != nil:
+		return err
+	case v == schemaVersion:
+		_, err := db.secure(ctx, db.conn)
+		return err
+	case v > 0:
+		if _, err := db.upgradeSchema(ctx, db.conn); err != nil {
+			return err
+		}
+		_, err := db.secure(ctx, db.conn)
 		return err
 	}
 	err = pgx.BeginFunc(ctx, db.conn, func(tx pgx.Tx) error {
@@ -63,16 +73,18 @@ func (db *pgLedger) makeSchema(ctx context.Context) error {
 		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = 'darrm')").Scan(&exists); err != nil || exists {
 			return err
 		}
-		if _, err := tx.Exec(ctx, schemaSQL); err != nil {
+		if _, err := tx.Exec(ctx, tablesSQL); err != nil {
 			return err
 		}
-		_, err := makeGuard(ctx, tx)
-		return err
+		return rebuild(ctx, tx, "")
 	})
 	if err != nil {
 		return db.fail("make the schema of darrm's ledgers in database "+db.cfg.Database, err)
 	}
-	_, err = db.schema(ctx, db.conn)
+	v, err = db.schema(ctx, db.conn)
+	if err == nil && v == schemaVersion {
+		_, err = db.secure(ctx, db.conn)
+	}
 	return err
 }
 

@@ -18,7 +18,7 @@ import (
 // its head: the number of its lines, their bytes and the hash of the
 // last), and a row of darrm.lines per line, holding the line exactly as
 // a ledger file holds it, with its number, the byte just past it in the
-// file form and the role that wrote it. schemaSQL makes them, and the
+// file form and the role that wrote it. tablesSQL and guardSQL make them, and the
 // guards that hold whoever writes, short of a superuser or of the
 // tables' owner in a database without darrm's guard against DDL
 // (guardDDLSQL):
@@ -59,8 +59,11 @@ import (
 // Version 4 pins every function of the schema to the catalog's names
 // (search_path), which version 3's guard_ledger took from its caller's,
 // and refuses a line whose JSON darrm would read otherwise than the
-// database does (darrm.bad_key).
-const schemaVersion = 4
+// database does (darrm.bad_key). Version 5 refuses a line that holds a
+// line break or a number that Go reads as 0 and the database does not,
+// and comes with the guard against DDL of this darrm (guardTag), made
+// once the schema has nothing of the tables' owner's own (cleanSQL).
+const schemaVersion = 5
 
 // spendShape and endShape are the JSON of a spend line and of an end
 // line as darrm writes it (Spend, ending): each key's path (its parents'
@@ -100,7 +103,7 @@ func sqlShape(shape map[string]string) string {
 }
 
 // guardSQL makes the indexes, functions and triggers of schema version
-// 4, in a database whose tables have its columns. Every function is
+// 5, in a database whose tables have its columns. Every function is
 // pinned to the catalog's names (SET search_path = pg_catalog, pg_temp;
 // PostgreSQL never looks up a function or an operator in pg_temp), so
 // that no caller's search_path changes what an operator, a
@@ -134,7 +137,8 @@ SELECT bad FROM (
 		WHEN 'time' THEN 'a time as darrm writes it (RFC 3339)' ELSE 'a JSON ' || (shape->>gen) END)
 	FROM t WHERE shape ? gen AND json_typeof(v) <> 'null' AND NOT CASE shape->>gen
 		WHEN 'count' THEN v::text ~ '^(0|[1-9][0-9]{0,17})$'
-		WHEN 'number' THEN CASE WHEN json_typeof(v) = 'number' THEN abs(v::text::numeric) <= 1.7976931348623157e308 ELSE false END
+		WHEN 'number' THEN CASE WHEN json_typeof(v) = 'number' THEN abs(v::text::numeric) <= 1.7976931348623157e308
+			AND (v::text::numeric = 0 OR abs(v::text::numeric) >= 2.4703282292062328e-324) ELSE false END
 		WHEN 'time' THEN CASE WHEN v::text ~ '^"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"$'
 			THEN substr(v::text, 10, 2)::int <= extract(day FROM make_date(2000 + substr(v::text, 2, 4)::int % 400, substr(v::text, 7, 2)::int, 1) + interval '1 month' - interval '1 day')
 			ELSE false END
@@ -189,8 +193,11 @@ BEGIN
 	IF NEW.n <> l.lines + 1 OR NEW.stop <> l.size + len + 1 OR m IS NOT NULL AND m[1] <> l.head THEN
 		RAISE EXCEPTION 'darrm: line % of ledger % does not follow its head, line % of hash %', NEW.n, l.name, l.lines, l.head USING ERRCODE = 'DRM01';
 	END IF;
-	IF m IS NULL OR len < 90 OR encode(substring(NEW.line FROM len - 76), 'escape') !~ '^,"sha256":"[0-9a-f]{64}"\}$' THEN
-		RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: a line is {"prev":"<hash>","<header, spend or end>":{...},"sha256":"<hash>"} as darrm writes it', NEW.n, l.name
+	-- A line break in a line would split it in the file form (ledger
+	-- export), which darrm reads line by line.
+	IF m IS NULL OR len < 90 OR encode(substring(NEW.line FROM len - 76), 'escape') !~ '^,"sha256":"[0-9a-f]{64}"\}$'
+		OR position('\x0a'::bytea IN NEW.line) > 0 OR position('\x0d'::bytea IN NEW.line) > 0 THEN
+		RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: a line is {"prev":"<hash>","<header, spend or end>":{...},"sha256":"<hash>"} as darrm writes it, on one line', NEW.n, l.name
 			USING ERRCODE = 'DRM03';
 	END IF;
 	kind := m[2];
@@ -217,7 +224,7 @@ BEGIN
 	-- maker's, whose JSON keeps Go's own names (K, Delta) and the
 	-- analysts' (shares).
 	IF kind <> 'past' THEN
-		bad := darrm.bad_key(convert_from(raw, 'UTF8')::json, kind <> 'header', CASE kind WHEN 'spend' THEN {spend_shape} WHEN 'end' THEN {end_shape} END);
+		bad := darrm.bad_key(convert_from(raw, 'UTF8')::json, (kind <> 'header')::boolean, (CASE kind WHEN 'spend' THEN {spend_shape} WHEN 'end' THEN {end_shape} END)::jsonb);
 		IF bad IS NOT NULL THEN
 			RAISE EXCEPTION 'darrm: line % of ledger % is not a ledger line: in its %, %: darrm writes each key of an object once, in lowercase, and a value of its type', NEW.n, l.name, kind, bad
 				USING ERRCODE = 'DRM03';
@@ -340,12 +347,12 @@ CREATE TRIGGER guard_ledger_truncate BEFORE TRUNCATE ON darrm.ledgers
 	FOR EACH STATEMENT EXECUTE FUNCTION darrm.refuse_edit();
 `)
 
-// tablesSQL makes the schema's tables of version 3 and 4 (which has the
-// tables of 3), without its guards.
+// tablesSQL makes the schema's tables of version 3, 4 and 5 (which have
+// the tables of 3), without its guards.
 const tablesSQL = `
 CREATE SCHEMA darrm;
 CREATE TABLE darrm.schema_version (version integer NOT NULL);
-INSERT INTO darrm.schema_version VALUES (4);
+INSERT INTO darrm.schema_version VALUES (5);
 CREATE TABLE darrm.ledgers (
 	key integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	name text NOT NULL UNIQUE,
@@ -370,9 +377,6 @@ CREATE TABLE darrm.lines (
 	PRIMARY KEY (ledger, n)
 );
 `
-
-// schemaSQL makes the schema, version schemaVersion.
-var schemaSQL = tablesSQL + guardSQL
 
 // migrate1SQL upgrades a database of schema version 1, which stated no
 // ledger's identity and let a second ledger of an ensemble be made, to
@@ -401,27 +405,101 @@ ALTER TABLE darrm.lines ADD COLUMN writer text, ADD COLUMN run text;
 UPDATE darrm.lines SET run = convert_from(line, 'UTF8')::jsonb->'spend'->>'run';
 `
 
-// dropGuardSQL drops the indexes, functions and triggers of schema
-// version 1, 2 or 3 (guardSQL's), before its tables are upgraded and
-// guardSQL makes those of the current version. The lines are kept as
-// they are: a line that version 3 took stays (its writer names who wrote
-// it).
-const dropGuardSQL = `
-DROP TRIGGER IF EXISTS append_line ON darrm.lines;
-DROP TRIGGER IF EXISTS append_only ON darrm.lines;
-DROP TRIGGER IF EXISTS append_only_truncate ON darrm.lines;
-DROP TRIGGER IF EXISTS guard_ledger ON darrm.ledgers;
-DROP TRIGGER IF EXISTS guard_ledger_truncate ON darrm.ledgers;
-DROP TRIGGER IF EXISTS check_head ON darrm.ledgers;
-DROP TRIGGER IF EXISTS guard_version ON darrm.schema_version;
-DROP TRIGGER IF EXISTS guard_version_truncate ON darrm.schema_version;
-DROP FUNCTION IF EXISTS darrm.append_line();
-DROP FUNCTION IF EXISTS darrm.guard_ledger();
-DROP FUNCTION IF EXISTS darrm.check_head();
-DROP FUNCTION IF EXISTS darrm.refuse_edit();
-DROP FUNCTION IF EXISTS darrm.bad_key(json, boolean, jsonb);
-DROP INDEX IF EXISTS darrm.ledgers_live;
-DROP INDEX IF EXISTS darrm.lines_run;
+// cleanSQL removes from darrm's schema, before anything writes a row of
+// its tables (an upgrade's UPDATE among them), every trigger, rule,
+// policy, CHECK or exclusion constraint, foreign key but the lines' to
+// their ledger, index but a key's, column default but darrm's and
+// function (every overload) of schema darrm, whoever made it: guardSQL
+// then makes darrm's own. Whatever darrm does not make and cannot remove
+// without losing what it holds (a table, a sequence, a type or another
+// object in schema darrm, a column darrm does not make or of another type
+// or collation, an inheritance), or that still uses an object outside
+// pg_catalog and darrm (a column's type, a key's operator class), is
+// refused, named: a superuser who upgrades the schema or makes darrm's
+// guard never runs, nor seals, code that the tables' owner wrote (a
+// trigger on darrm.schema_version of the owner's own, an overload of
+// darrm.bad_key that makes every call ambiguous). It runs with the
+// catalog's search_path (rebuild).
+const cleanSQL = `
+DO $clean$
+DECLARE
+	mine CONSTANT regclass[] := ARRAY['darrm.schema_version'::regclass, 'darrm.ledgers'::regclass, 'darrm.lines'::regclass];
+	r record;
+	bad text;
+BEGIN
+	SELECT string_agg(what, '; ' ORDER BY what) INTO bad FROM (
+		SELECT pg_describe_object(d.classid, d.objid, d.objsubid) FROM pg_depend d
+			WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid = 'darrm'::regnamespace AND d.deptype = 'n' AND d.classid <> 'pg_proc'::regclass
+			AND NOT (d.classid = 'pg_class'::regclass AND d.objid = ANY (mine) AND (SELECT relkind FROM pg_class WHERE oid = d.objid) = 'r')
+			AND NOT (d.classid = 'pg_class'::regclass AND EXISTS (SELECT FROM pg_depend s JOIN pg_attribute a ON a.attrelid = s.refobjid AND a.attnum = s.refobjsubid
+				WHERE s.classid = 'pg_class'::regclass AND s.objid = d.objid AND s.deptype = 'i' AND s.refobjid = 'darrm.ledgers'::regclass AND a.attname = 'key' AND a.attidentity = 'a'))
+		UNION ALL
+		SELECT format('column %s.%I of type %s%s%s%s', a.attrelid::regclass, a.attname, format_type(a.atttypid, a.atttypmod),
+			CASE WHEN a.attcollation <> t.typcollation THEN ' collation ' || a.attcollation::regcollation END,
+			CASE WHEN a.attgenerated <> '' THEN ' generated' END, CASE WHEN a.attidentity <> '' THEN ' identity' END)
+			FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid
+			LEFT JOIN (VALUES ('darrm.schema_version'::regclass, 'version', 'integer'::regtype, ''),
+				('darrm.ledgers'::regclass, 'key', 'integer'::regtype, 'a'), ('darrm.ledgers'::regclass, 'name', 'text'::regtype, ''),
+				('darrm.ledgers'::regclass, 'lines', 'bigint'::regtype, ''), ('darrm.ledgers'::regclass, 'size', 'bigint'::regtype, ''),
+				('darrm.ledgers'::regclass, 'head', 'text'::regtype, ''), ('darrm.ledgers'::regclass, 'created', 'timestamptz'::regtype, ''),
+				('darrm.ledgers'::regclass, 'id', 'text'::regtype, ''), ('darrm.ledgers'::regclass, 'ensemble', 'text'::regtype, ''),
+				('darrm.ledgers'::regclass, 'retired', 'boolean'::regtype, ''), ('darrm.ledgers'::regclass, 'maker', 'text'::regtype, ''),
+				('darrm.ledgers'::regclass, 'made_in', 'xid8'::regtype, ''), ('darrm.ledgers'::regclass, 'version', 'integer'::regtype, ''),
+				('darrm.lines'::regclass, 'ledger', 'integer'::regtype, ''), ('darrm.lines'::regclass, 'n', 'bigint'::regtype, ''),
+				('darrm.lines'::regclass, 'line', 'bytea'::regtype, ''), ('darrm.lines'::regclass, 'stop', 'bigint'::regtype, ''),
+				('darrm.lines'::regclass, 'writer', 'text'::regtype, ''), ('darrm.lines'::regclass, 'run', 'text'::regtype, '')
+			) e(rel, col, typ, ident) ON e.rel = a.attrelid AND e.col = a.attname
+			WHERE a.attrelid = ANY (mine) AND a.attnum > 0 AND NOT a.attisdropped
+			AND (e.col IS NULL OR a.atttypid <> e.typ OR a.atttypmod <> -1 OR a.attcollation <> t.typcollation OR a.attgenerated <> '' OR a.attidentity <> e.ident)
+		UNION ALL
+		SELECT format('inheritance of %s from %s', i.inhrelid::regclass, i.inhparent::regclass) FROM pg_inherits i
+			WHERE i.inhrelid = ANY (mine) OR i.inhparent = ANY (mine)
+	) b(what);
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'darrm: schema darrm holds what darrm does not make: %', bad
+			USING ERRCODE = 'DRM05', HINT = 'a superuser drops it, or moves it out of schema darrm, before darrm upgrades the schema or makes its guard against DDL';
+	END IF;
+	FOR r IN SELECT t.tgrelid::regclass rel, t.tgname FROM pg_trigger t WHERE t.tgrelid = ANY (mine) AND NOT t.tgisinternal LOOP
+		EXECUTE format('DROP TRIGGER %I ON %s', r.tgname, r.rel);
+	END LOOP;
+	FOR r IN SELECT w.ev_class::regclass rel, w.rulename FROM pg_rewrite w WHERE w.ev_class = ANY (mine) LOOP
+		EXECUTE format('DROP RULE %I ON %s', r.rulename, r.rel);
+	END LOOP;
+	FOR r IN SELECT p.polrelid::regclass rel, p.polname FROM pg_policy p WHERE p.polrelid = ANY (mine) LOOP
+		EXECUTE format('DROP POLICY %I ON %s', r.polname, r.rel);
+	END LOOP;
+	FOR r IN SELECT c.oid::regclass rel FROM pg_class c WHERE c.oid = ANY (mine) AND (c.relrowsecurity OR c.relforcerowsecurity) LOOP
+		EXECUTE format('ALTER TABLE %s DISABLE ROW LEVEL SECURITY, NO FORCE ROW LEVEL SECURITY', r.rel);
+	END LOOP;
+	FOR r IN SELECT co.conrelid::regclass rel, co.conname FROM pg_constraint co WHERE co.conrelid = ANY (mine)
+		AND (co.contype IN ('c', 'x') OR co.contype = 'f' AND NOT (co.conrelid = 'darrm.lines'::regclass AND co.confrelid = 'darrm.ledgers'::regclass)) LOOP
+		EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', r.rel, r.conname);
+	END LOOP;
+	FOR r IN SELECT i.indexrelid::regclass idx FROM pg_index i WHERE i.indrelid = ANY (mine)
+		AND NOT EXISTS (SELECT FROM pg_constraint co WHERE co.conindid = i.indexrelid AND co.conrelid = i.indrelid AND co.contype IN ('p', 'u')) LOOP
+		EXECUTE format('DROP INDEX %s', r.idx);
+	END LOOP;
+	FOR r IN SELECT a.attrelid::regclass rel, a.attname, e.def FROM pg_attribute a
+		LEFT JOIN (VALUES ('created', 'pg_catalog.now()'), ('retired', 'false'), ('maker', 'SESSION_USER'), ('made_in', 'pg_catalog.pg_current_xact_id()'),
+			('version', '0')) e(col, def) ON a.attrelid = 'darrm.ledgers'::regclass AND e.col = a.attname
+		WHERE a.attrelid = ANY (mine) AND a.attnum > 0 AND NOT a.attisdropped AND (a.atthasdef OR e.def IS NOT NULL) LOOP
+		EXECUTE format('ALTER TABLE %s ALTER COLUMN %I %s', r.rel, r.attname, coalesce('SET DEFAULT ' || r.def, 'DROP DEFAULT'));
+	END LOOP;
+	FOR r IN SELECT p.oid::regprocedure f, p.prokind FROM pg_proc p WHERE p.pronamespace = 'darrm'::regnamespace ORDER BY p.prokind <> 'a' LOOP
+		EXECUTE format('DROP %s %s', CASE r.prokind WHEN 'a' THEN 'AGGREGATE' WHEN 'p' THEN 'PROCEDURE' ELSE 'FUNCTION' END, r.f);
+	END LOOP;
+	SELECT string_agg(DISTINCT format('%s uses %s', pg_describe_object(d.classid, d.objid, d.objsubid), pg_describe_object(d.refclassid, d.refobjid, d.refobjsubid)), '; ') INTO bad
+		FROM (SELECT * FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid IN (SELECT oid FROM pg_class WHERE relnamespace = 'darrm'::regnamespace)
+			OR d.classid = 'pg_constraint'::regclass AND d.objid IN (SELECT oid FROM pg_constraint WHERE conrelid = ANY (mine))
+			OR d.classid = 'pg_attrdef'::regclass AND d.objid IN (SELECT oid FROM pg_attrdef WHERE adrelid = ANY (mine))
+			OFFSET 0) d
+		WHERE (pg_identify_object(d.refclassid, d.refobjid, 0)).schema NOT IN ('pg_catalog', 'darrm');
+	IF bad IS NOT NULL THEN
+		RAISE EXCEPTION 'darrm: schema darrm uses objects of another schema than pg_catalog, whose owner can change what they do: %', bad
+			USING ERRCODE = 'DRM05', HINT = 'a superuser removes them before darrm upgrades the schema or makes its guard against DDL';
+	END IF;
+END
+$clean$;
 `
 
 // ownFunctionsSQL gives the functions that an upgrade made to the owner
@@ -581,14 +659,10 @@ func (p *pgLocation) upgradeSchema(ctx context.Context, conn *pgx.Conn) (int, er
 		case 2:
 			migrate = migrate2SQL
 		}
-		sql := dropGuardSQL + migrate + fmt.Sprintf("UPDATE darrm.schema_version SET version = %d;\n", schemaVersion) + guardSQL + ownFunctionsSQL
 		if _, err := tx.Exec(ctx, durableSQL); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, sql); err != nil {
-			return err
-		}
-		_, err := makeGuard(ctx, tx)
+		err := rebuild(ctx, tx, migrate+fmt.Sprintf("UPDATE darrm.schema_version SET version = %d;\n", schemaVersion))
 		upgraded = err == nil
 		return err
 	})
@@ -613,6 +687,7 @@ var oldSchemaLets = map[int]string{
 	1: "does not stop another user from settling an analyst's run or a second live ledger of an ensemble",
 	2: "does not stop another user from settling an analyst's run",
 	3: "lets the owner of its tables settle an analyst's run through its own search_path, and an analyst write a line that darrm reads otherwise than the database (a key twice or in capitals) or cannot read (a count of 0.0)",
+	4: "has a guard against DDL that lets the owner of its tables switch a trigger off with a condition of its own (settling an analyst's run) and run code of its own as a superuser that writes its rows, and lets an analyst write a line with a line break",
 }
 
 // upgrader says who may upgrade the database's schema, and how: the

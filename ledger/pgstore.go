@@ -41,6 +41,9 @@ type pgStore struct {
 	lostCh    chan struct{}
 	lostErr   error
 	onLost    func(error) // Options.Lost
+	// guardMade says that opening the store made darrm's guard against
+	// DDL (secure).
+	guardMade bool
 }
 
 var _ store = (*pgStore)(nil)
@@ -72,11 +75,17 @@ func openPG(ctx context.Context, location string, readOnly bool, opts Options) (
 	}
 	var r pgRow
 	err = p.told(opts.Waiting, func() (err error) {
+		if err := p.vet(ctx, conn); err != nil {
+			return err
+		}
 		r, err = p.find(ctx, conn)
 		if err == nil && !readOnly && r.version < schemaVersion {
 			if s.schemaFrom, err = p.upgradeSchema(ctx, conn); err == nil {
 				r, err = p.find(ctx, conn)
 			}
+		}
+		if err == nil && !readOnly {
+			s.guardMade, err = p.secure(ctx, conn)
 		}
 		return err
 	})
