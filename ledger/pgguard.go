@@ -135,7 +135,10 @@ func rebuild(ctx context.Context, tx pgx.Tx, migrate string) error {
 	if err := tx.QueryRow(ctx, "SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user").Scan(&super); err != nil {
 		return err
 	}
-	sql := "SET LOCAL search_path = pg_catalog, pg_temp;\n"
+	// The tables locked first, so that the catalogs cleanSQL reads after
+	// hold every trigger, rule or index another session made on them: one
+	// that committed while this waited is seen, and none comes after.
+	sql := "SET LOCAL search_path = pg_catalog, pg_temp;\nLOCK TABLE darrm.schema_version, darrm.ledgers, darrm.lines IN ACCESS EXCLUSIVE MODE;\n"
 	if super {
 		sql += unguardSQL
 	}
@@ -149,13 +152,24 @@ func rebuild(ctx context.Context, tx pgx.Tx, migrate string) error {
 
 // foreignTablesSQL names, for a superuser's session, each of darrm's
 // tables that is not a plain table of its own (a view, whose query runs
-// functions as whoever reads it; a table with a parent or a child), ""
+// functions as whoever reads it; a table with a parent or a child; a
+// table with a column of a type of another schema than the catalog's,
+// whose cast to json or output function a read of its rows runs), ""
 // when there is none or the user is no superuser.
-const foreignTablesSQL = `SELECT coalesce(string_agg(pg_catalog.format('%s (%s)', c.oid::pg_catalog.regclass,
-	CASE WHEN c.relkind <> 'r' THEN pg_catalog.format('a relation of kind %s', c.relkind) ELSE 'a table with a parent or a child' END), ', '), '')
-	FROM pg_catalog.pg_class c WHERE (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user)
-	AND c.oid IN (pg_catalog.to_regclass('darrm.schema_version'), pg_catalog.to_regclass('darrm.ledgers'), pg_catalog.to_regclass('darrm.lines'))
-	AND (c.relkind <> 'r' OR EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE c.oid IN (i.inhrelid, i.inhparent)))`
+const foreignTablesSQL = `SELECT coalesce(string_agg(what, ', '), '')
+	FROM (SELECT ARRAY[pg_catalog.to_regclass('darrm.schema_version'), pg_catalog.to_regclass('darrm.ledgers'), pg_catalog.to_regclass('darrm.lines')]::pg_catalog.oid[]) d(darrm_tables),
+	LATERAL (
+	SELECT pg_catalog.format('%s (%s)', c.oid::pg_catalog.regclass,
+		CASE WHEN c.relkind <> 'r' THEN pg_catalog.format('a relation of kind %s', c.relkind) ELSE 'a table with a parent or a child' END)
+		FROM pg_catalog.pg_class c WHERE c.oid = ANY (darrm_tables)
+		AND (c.relkind <> 'r' OR EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE c.oid IN (i.inhrelid, i.inhparent)))
+	UNION ALL
+	SELECT pg_catalog.format('column %s.%I of type %s', a.attrelid::pg_catalog.regclass, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod))
+		FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid LEFT JOIN pg_catalog.pg_type e ON e.oid = t.typelem
+		WHERE a.attrelid = ANY (darrm_tables) AND a.attnum > 0 AND NOT a.attisdropped
+		AND (t.typnamespace <> 'pg_catalog'::pg_catalog.regnamespace OR e.typnamespace <> 'pg_catalog'::pg_catalog.regnamespace)
+) f(what)
+	WHERE (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user)`
 
 // vet refuses a superuser's session on a database where one of darrm's
 // tables is not a plain table, before darrm reads any of them: a view's
@@ -167,7 +181,7 @@ func (p *pgLocation) vet(ctx context.Context, conn *pgx.Conn) error {
 		return p.fail("read the tables of darrm's schema in database "+p.cfg.Database, err)
 	}
 	if bad != "" {
-		return &serverError{where: p.redacted, bad: true, reason: p.sayf("in database %s, %s: darrm does not read, as a superuser, a table of darrm's that is not a plain table, whose owner's functions would run as the superuser: a superuser removes it (what remains of darrm's schema, darrm's guard against DDL then keeps)", p.cfg.Database, bad)}
+		return &serverError{where: p.redacted, bad: true, reason: p.sayf("in database %s, %s: darrm does not read, as a superuser, a table of darrm's that is not a plain table of the catalog's types, whose owner's functions would run as the superuser: a superuser removes it (what remains of darrm's schema, darrm's guard against DDL then keeps)", p.cfg.Database, bad)}
 	}
 	return nil
 }

@@ -492,6 +492,7 @@ BEGIN
 		FROM (SELECT * FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid IN (SELECT oid FROM pg_class WHERE relnamespace = 'darrm'::regnamespace)
 			OR d.classid = 'pg_constraint'::regclass AND d.objid IN (SELECT oid FROM pg_constraint WHERE conrelid = ANY (mine))
 			OR d.classid = 'pg_attrdef'::regclass AND d.objid IN (SELECT oid FROM pg_attrdef WHERE adrelid = ANY (mine))
+			OR d.classid = 'pg_trigger'::regclass AND d.objid IN (SELECT oid FROM pg_trigger WHERE tgrelid = ANY (mine))
 			OFFSET 0) d
 		WHERE (pg_identify_object(d.refclassid, d.refobjid, 0)).schema NOT IN ('pg_catalog', 'darrm');
 	IF bad IS NOT NULL THEN

@@ -136,6 +136,15 @@ func parsePG(location string) (*pgLocation, error) {
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok && !strings.Contains(cfg.RuntimeParams["options"], "application_name") {
 		cfg.RuntimeParams["application_name"] = "darrm"
 	}
+	// darrm's statements name its tables by their schema, and every
+	// function and operator they call is the catalog's: a search_path of
+	// the server's default ("$user", public) would let whoever can make a
+	// schema named for the user, or write public, put a function of the
+	// same name and a closer type first (to_jsonb(darrm.ledgers)), which
+	// would run as the user, a superuser or an analyst, and could settle
+	// the analyst's run. It outranks the URL's options, as lock_timeout
+	// does.
+	cfg.RuntimeParams["search_path"] = "pg_catalog, pg_temp"
 	// A server that goes away without a word (a cable pulled, a machine
 	// down) is noticed within seconds, not the system's two hours.
 	d := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: 5 * time.Second, Interval: time.Second, Count: 3}}

@@ -109,14 +109,16 @@ func TestRedactMalformed(t *testing.T) {
 
 // testPGQueryAsLibpq: the URL's parameters reach the server as libpq
 // reads them: %20 is a space and '+' itself, in libpq's documented
-// options=-c%20NAME%3DVALUE, and in any other parameter.
+// options=-c%20NAME%3DVALUE, and in any other parameter; but the
+// search_path is darrm's, the catalog's, whatever the options say.
 func testPGQueryAsLibpq(t *testing.T, db string) {
 	sep := "?"
 	if strings.Contains(db, "?") {
 		sep = "&"
 	}
 	for _, c := range []struct{ query, show, want string }{
-		{"options=-c%20search_path%3Dfoo", "search_path", "foo"},
+		{"options=-c%20work_mem%3D5MB", "work_mem", "5MB"},
+		{"options=-c%20search_path%3Dfoo", "search_path", "pg_catalog, pg_temp"},
 		{"options=-c%20application_name%3Dx%2By", "application_name", "x+y"},
 		{"application_name=a+b%20c", "application_name", "a+b c"},
 	} {
