@@ -95,7 +95,10 @@ ALTER TABLE darrm.ledgers ADD COLUMN z darrm.e DEFAULT 'a'`); err != nil {
 	for what, err := range map[string]error{
 		"read":    func() error { _, err := (Options{StateDir: t.TempDir()}).readOnly(ctx, u); return err }(),
 		"release": openErr(u, Options{StateDir: t.TempDir()}),
-		"upgrade": func() error { _, err := (Options{StateDir: t.TempDir()}).Upgrade(ctx, u, provenance.Binding{}, false); return err }(),
+		"upgrade": func() error {
+			_, err := (Options{StateDir: t.TempDir()}).Upgrade(ctx, u, provenance.Binding{}, false)
+			return err
+		}(),
 	} {
 		if err == nil || !strings.Contains(err.Error(), "column darrm.ledgers.z of type darrm.e: darrm does not read, as a superuser") || !isBad(err) {
 			t.Errorf("the superuser's %s: %v", what, err)
