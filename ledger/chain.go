@@ -553,7 +553,7 @@ func (s *runSet) has(id string) bool {
 func (l *Ledger) walk(ctx context.Context, to pos, each func(c *chain, before Spend, line []byte) error) (chain, pos, []byte, int64, error) {
 	c := start(l.header.rule(l.memo), l.headerHash, int64(len(l.headerLine))+1)
 	if u := l.header.Upgraded; u != nil && u.Past > 0 {
-		c.past = newPast(*u, l.header.Ensemble)
+		c.past = newPast(l.header)
 	}
 	mark := int64(-1)
 	n, off := 0, int64(0)

@@ -27,7 +27,10 @@ import (
 // pastChain is the ledger that a ledger continues, as its past lines are
 // read.
 type pastChain struct {
-	claim    upgraded
+	claim upgraded
+	// head is the continuing ledger's header, which must be the old
+	// one's but for what an upgrade gives it (sameHeader).
+	head     Header
 	ensemble string  // the continuing ledger's, which the old one must be of
 	old      *Ledger // its header, once read
 	c        chain   // its chain, up to its line c.n
@@ -41,9 +44,22 @@ type pastChain struct {
 	carried int
 }
 
-// newPast returns the past of a ledger whose header claims u.
-func newPast(u upgraded, ensemble string) *pastChain {
-	return &pastChain{claim: u, ensemble: ensemble, sum: sha256.New()}
+// newPast returns the past of a ledger of header h, which claims to
+// continue another (h.Upgraded).
+func newPast(h Header) *pastChain {
+	return &pastChain{claim: *h.Upgraded, head: h, ensemble: h.Ensemble, sum: sha256.New()}
+}
+
+// sameHeader reports whether h, the header of a ledger that continues
+// the ledger of header old, is old's but for what Upgrade gives it: its
+// version, identity, filter (version3Filter) and claim. An upgrade keeps
+// the budget, δ', relation, teachers, creation, shares and use: a
+// continuation that changes one is a new budget that passes for the old.
+func sameHeader(h, old Header) bool {
+	h.Version, h.ID, h.Filter, h.Upgraded = old.Version, old.ID, old.Filter, old.Upgraded
+	a, errA := json.Marshal(h)
+	b, errB := json.Marshal(old)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
 }
 
 // encodePast returns the past line of a ledger of the given version after
@@ -110,8 +126,16 @@ func (c *chain) nextPast(path string, b []byte) error {
 		if err != nil {
 			return err
 		}
-		if p.old.header.ID != p.claim.ID || p.old.version != p.claim.Version || p.old.header.Ensemble != p.ensemble {
+		switch {
+		case p.old.header.ID != p.claim.ID || p.old.version != p.claim.Version || p.old.header.Ensemble != p.ensemble:
 			return corrupt("it carries the header of ledger %s of version %d, ensemble %s; it claims to continue ledger %s of version %d, of its own ensemble", short(p.old.header.ID), p.old.version, p.old.header.Ensemble, short(p.claim.ID), p.claim.Version)
+		case p.claim.Version != version3:
+			// A ledger of version 4 or later is never upgraded: one that
+			// claims to continue it, carrying its lines and a line more,
+			// would settle a run of it anew (the fourth audit of issue 87).
+			return corrupt("it claims to continue ledger %s of version %d, but darrm continues (upgrades) only ledgers of version 3: this is no upgrade of it", short(p.claim.ID), p.claim.Version)
+		case !sameHeader(p.head, p.old.header):
+			return corrupt("its header is not that of ledger %s, which it claims to continue: an upgrade keeps the budget, delta', relation, teachers, creation, shares and use of the ledger it upgrades", short(p.claim.ID))
 		}
 		p.c = start(p.old.header.rule(nil), hh, int64(len(old))+1)
 	} else {

@@ -177,15 +177,25 @@ func resignAfter(t *testing.T, prev []byte, s Spend) []byte {
 // place of l.
 func forgedContinuation(t *testing.T, path string, l *Ledger, claim upgraded, past [][]byte) {
 	t.Helper()
-	h := l.Header()
-	h.ID, h.Upgraded = strings.Repeat("f", 32), &claim
-	line, head, err := encodeLine(Version, "", h)
+	forgedWith(t, path, Version, l.Header(), claim, past)
+}
+
+// forgedWith writes at path a ledger of the given version (version 4 is
+// what Upgrade makes of one of version 3) of header h that claims to
+// continue another (claim) and carries the lines past.
+func forgedWith(t *testing.T, path string, version int, h Header, claim upgraded, past [][]byte) {
+	t.Helper()
+	h.Version, h.ID, h.Upgraded = version, strings.Repeat("f", 32), &claim
+	if version == version4 {
+		h.Filter = version3Filter
+	}
+	line, head, err := encodeLine(version, "", h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := append([]byte(nil), line...)
 	for _, b := range past {
-		line, head = encodePast(Version, head, b)
+		line, head = encodePast(version, head, b)
 		out = append(out, line...)
 	}
 	if err := os.WriteFile(path, out, 0o644); err != nil {
@@ -198,7 +208,10 @@ func forgedContinuation(t *testing.T, path string, l *Ledger, claim upgraded, pa
 // place: every witness and record of X accepted it. Now a claim that
 // carries none of X's lines satisfies no witness or record of X, one that
 // carries fewer lines than it claims is damage, and one that carries X's
-// lines, all of them, must carry X's runs too.
+// lines, all of them, must carry X's runs too. A continuation is of a
+// ledger of version 3 alone, whose header it keeps: the fourth audit's
+// maker carried a current ledger's lines and a line more, which settled
+// a killed run at 0, and a continuation could raise the budget.
 func TestForgedContinuation(t *testing.T) {
 	x := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	for range 5 {
@@ -232,20 +245,49 @@ func TestForgedContinuation(t *testing.T) {
 		t.Errorf("X's checkpoint after: %+v, %v", w, err)
 	}
 
-	short := filepath.Join(dir, "short.ledger")
-	claim := million
-	claim.Past = claim.Lines
-	forgedContinuation(t, short, l, claim, xlines[:1])
-	if err := witnessErr(t, witnessed(t, witness), short); err == nil || !strings.Contains(err.Error(), "but ends after carrying 1 of them") {
-		t.Errorf("a continuation that carries 1 of its million lines, a witness of X: %v", err)
-	}
-
+	// X is of the current version, which darrm never upgrades: a ledger
+	// that claims to continue it, carrying its lines (and, as the fourth
+	// audit's maker did, a line more that settles a killed run of X at
+	// 0), is damage.
 	all := filepath.Join(dir, "all.ledger")
-	claim = million
+	claim := million
 	claim.Lines, claim.Past = len(xlines), len(xlines)
 	forgedContinuation(t, all, l, claim, xlines)
-	if _, err := (Options{StateDir: t.TempDir()}).readOnly(ctx, all); err == nil || !strings.Contains(err.Error(), "carries 0 of the 5 runs") {
-		t.Errorf("a continuation that carries X's lines but none of its runs: %v", err)
+	if err := witnessErr(t, witnessed(t, witness), all); err == nil || !strings.Contains(err.Error(), "darrm continues (upgrades) only ledgers of version 3") {
+		t.Errorf("a continuation of X, of the current version, a witness of X: %v", err)
+	}
+
+	// Y is of version 3: a continuation must carry all its lines, and its
+	// runs, under Y's own header (its budget kept).
+	y := filepath.Join(dir, "y.ledger")
+	yh := writeV3(t, y, unique(bound), v3Runs())
+	yb, _ := os.ReadFile(y)
+	ysum := sha256.Sum256(yb)
+	var ylines [][]byte
+	for _, ln := range strings.Split(strings.TrimSuffix(string(yb), "\n"), "\n") {
+		ylines = append(ylines, []byte(ln))
+	}
+	ly := mustRead(t, y)
+	defer ly.Close()
+	yclaim := upgraded{Version: version3, Lines: len(ylines), Past: len(ylines), SHA256: hex.EncodeToString(ysum[:]), ID: yh.ID, Head: ly.Head()}
+	short := filepath.Join(dir, "short.ledger")
+	shortClaim := yclaim
+	shortClaim.Lines, shortClaim.Past = 1_000_000, 1_000_000
+	forgedWith(t, short, version4, ly.Header(), shortClaim, ylines[:1])
+	if _, err := (Options{StateDir: t.TempDir()}).readOnly(ctx, short); err == nil || !strings.Contains(err.Error(), "but ends after carrying 1 of them") {
+		t.Errorf("a continuation of Y that carries 1 of its million lines: %v", err)
+	}
+	noRuns := filepath.Join(dir, "noruns.ledger")
+	forgedWith(t, noRuns, version4, ly.Header(), yclaim, ylines)
+	if _, err := (Options{StateDir: t.TempDir()}).readOnly(ctx, noRuns); err == nil || !strings.Contains(err.Error(), "carries 0 of the 3 runs") {
+		t.Errorf("a continuation that carries Y's lines but none of its runs: %v", err)
+	}
+	richer := filepath.Join(dir, "richer.ledger")
+	rich := ly.Header()
+	rich.Budget.Eps *= 10
+	forgedWith(t, richer, version4, rich, yclaim, ylines)
+	if _, err := (Options{StateDir: t.TempDir()}).readOnly(ctx, richer); err == nil || !strings.Contains(err.Error(), "its header is not that of ledger") {
+		t.Errorf("a continuation of Y with ten times its budget: %v", err)
 	}
 }
 
