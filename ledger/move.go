@@ -152,7 +152,7 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 		return fmt.Errorf("ledger %s is imported into %s, but %w; record it with: darrm ledger adopt %s", l.path, db.redacted, err, shellQuote(db.redacted))
 	}
 	if l.team != "" {
-		return l.leave(newRecord(l.header, l.headerHash, db.redacted, 0, 0, lines, size, head), false)
+		return l.leave(ctx, newRecord(l.header, l.headerHash, db.redacted, 0, 0, lines, size, head), false)
 	}
 	return nil
 }

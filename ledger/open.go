@@ -485,7 +485,7 @@ func (opts Options) Adopt(ctx context.Context, location string) (previous *Recor
 		}
 	}
 	if err == nil {
-		err = l.leaveCheckpoint(true)
+		err = l.leaveCheckpoint(ctx, true)
 	}
 	if err != nil {
 		l.Close()

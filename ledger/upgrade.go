@@ -228,7 +228,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 		if team, _ = opts.teamCheckpoint(nh.Ensemble); err == nil && team != "" {
 			// The upgraded ledger carries the old one's lines: it extends
 			// a checkpoint of it.
-			err = (&Ledger{team: team}).leave(newRecord(nh, hh, abs, 0, 0, lines, size, head), true)
+			err = (&Ledger{team: team}).leave(ctx, newRecord(nh, hh, abs, 0, 0, lines, size, head), true)
 		}
 	}
 	if err != nil {

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -61,7 +62,7 @@ func readTeamCheckpoint(path string) (*Witness, error) {
 // can have moved on since, holding the ledger), or, with over, over any
 // checkpoint (a ledger made, adopted or upgraded on purpose in another's
 // place); never over a checkpoint of another ledger otherwise.
-func (l *Ledger) leaveCheckpoint(over bool) error {
+func (l *Ledger) leaveCheckpoint(ctx context.Context, over bool) error {
 	if l.team == "" {
 		return nil
 	}
@@ -69,18 +70,28 @@ func (l *Ledger) leaveCheckpoint(over bool) error {
 	if err != nil {
 		return err
 	}
-	return l.leave(newRecord(l.header, l.headerHash, where, 0, 0, l.chain.n, l.size, l.chain.head), over)
+	return l.leave(ctx, newRecord(l.header, l.headerHash, where, 0, 0, l.chain.n, l.size, l.chain.head), over)
 }
 
 // leave writes the state r of the ledger (at r.Path) to its checkpoint
-// in the team's witness folder, as leaveCheckpoint does.
-func (l *Ledger) leave(r Record, over bool) error {
+// in the team's witness folder, as leaveCheckpoint does: unless over, only
+// where the ledger extends the checkpoint there (it holds the line the
+// checkpoint saw), so that a copy of the ledger that went its own way
+// (one put in the ledger's place during a run) never takes the
+// checkpoint from the ledger it forked from.
+func (l *Ledger) leave(ctx context.Context, r Record, over bool) error {
 	old, err := readTeamCheckpoint(l.team)
 	if err != nil {
 		return fmt.Errorf("ledger %s: the team's checkpoint: %w", r.Path, err)
 	}
-	if old != nil && !over && (old.Record.LedgerID != r.LedgerID || old.Record.Lines > r.Lines) {
-		return fmt.Errorf("ledger %s: the team's checkpoint %s now witnesses ledger %s with %d lines, not one that this ledger (id %s, %d lines) extends: another ledger of the ensemble was used or made meanwhile; it is left as it is", r.Path, printable(l.team), short(old.Record.LedgerID), old.Record.Lines, short(r.LedgerID), r.Lines)
+	extends := old == nil || over
+	if !extends && old.Record.LedgerID == r.LedgerID && old.Record.Lines <= r.Lines {
+		if extends, err = l.holds(ctx, old.Record.Lines, old.Record.Size, old.Record.Head); err != nil {
+			return err
+		}
+	}
+	if !extends {
+		return fmt.Errorf("ledger %s: the team's checkpoint %s now witnesses ledger %s with %d lines, last line %.16s, which this ledger (id %s, %d lines) does not hold: another ledger of the ensemble, or another copy of this one, was used or made meanwhile; it is left as it is", r.Path, printable(l.team), short(old.Record.LedgerID), old.Record.Lines, old.Record.Head, short(r.LedgerID), r.Lines)
 	}
 	if err := writeCheckpoint(l.team, r, old != nil); err != nil {
 		return fmt.Errorf("ledger %s: leave the team's checkpoint: %w", r.Path, err)

@@ -95,3 +95,74 @@ func TestWitnessDirAdopt(t *testing.T) {
 	}
 	spendOn(t, Options{StateDir: t.TempDir(), WitnessDir: team}, path, 1, 1)
 }
+
+// TestWitnessDirFork: while alice's release runs (its labels reserved,
+// not yet settled), whoever can write the file puts an earlier copy in
+// the ledger's place (or a second copy is used): bob's release on the
+// copy is refused, behind the team's checkpoint that alice's reservation
+// left before her labels left (the fifth audit of issue 87 delivered 320
+// labels where 160 were allowed, the checkpoint then moved onto the
+// copy); and a copy that went its own way never takes the checkpoint
+// from the ledger it forked from.
+func TestWitnessDirFork(t *testing.T) {
+	team := t.TempDir()
+	as := func() Options { return Options{StateDir: t.TempDir(), WitnessDir: team} }
+	alice, bob := as(), as()
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	path := filepath.Join(t.TempDir(), "team.ledger")
+	h := NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget))
+	if _, err := alice.create(ctx, path, h, false); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := alice.teamCheckpoint(h.Ensemble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copied := filepath.Join(t.TempDir(), "copy.ledger")
+	copyFile(t, path, copied)
+
+	l, err := alice.forRun(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Reserve(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := ReadWitness(cp); err != nil || w.Record.Lines != 2 {
+		t.Fatalf("after alice's reservation, the team's checkpoint: %+v, %v; want her line 2", w, err)
+	}
+	// The copy, from before alice's run, in the ledger's place.
+	if err := os.Rename(copied, path); err != nil {
+		t.Fatal(err)
+	}
+	wantWitnessError(t, "bob's release on the copy put in the ledger's place during alice's run", openErr(path, bob), behind, cp, "lines were removed, or an older copy")
+
+	// A copy that went its own way (bob's run on it without the folder)
+	// cannot take the checkpoint: alice's settlement, on the file she
+	// holds, extends it.
+	spendOn(t, Options{StateDir: t.TempDir()}, path, 4, 4)
+	forked := Options{StateDir: t.TempDir(), WitnessDir: team}
+	fl, err := forked.forRun(ctx, path)
+	if err == nil {
+		fl.Close()
+		t.Errorf("a run on the fork with the folder: opened")
+	}
+	if err := l.Settle(ctx, 3); err != nil {
+		t.Fatalf("alice's settlement on the ledger she holds: %v", err)
+	}
+	if w, err := ReadWitness(cp); err != nil || w.Record.Lines != 3 || w.Record.Head != l.Head() {
+		t.Errorf("after alice settled, the team's checkpoint: %+v, %v; want her line 3", w, err)
+	}
+	// The fork, three lines long too, does not hold alice's line 3: it
+	// never replaces her checkpoint.
+	fork := mustRead(t, path)
+	defer fork.Close()
+	fork.team = cp
+	if err := fork.leaveCheckpoint(ctx, false); err == nil || !strings.Contains(err.Error(), "does not hold") {
+		t.Errorf("the fork leaves its checkpoint over alice's: %v", err)
+	}
+}
