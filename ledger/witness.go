@@ -365,6 +365,11 @@ func (l *Ledger) holds(ctx context.Context, n int, size int64, head string) (boo
 // refused, as the line it writes may not yet be on disk. It returns the
 // witness written.
 func (opts Options) Checkpoint(ctx context.Context, location, path string) (Witness, error) {
+	unlock, err := lockFolder(ctx, path)
+	if err != nil {
+		return Witness{}, fmt.Errorf("checkpoint: %w", err)
+	}
+	defer unlock()
 	old, isCheckpoint, err := readWitness(path)
 	var we *witnessError
 	switch {

@@ -80,6 +80,11 @@ func (l *Ledger) leaveCheckpoint(ctx context.Context, over bool) error {
 // (one put in the ledger's place during a run) never takes the
 // checkpoint from the ledger it forked from.
 func (l *Ledger) leave(ctx context.Context, r Record, over bool) error {
+	unlock, err := lockFolder(ctx, l.team)
+	if err != nil {
+		return fmt.Errorf("ledger %s: the team's checkpoint: %w", r.Path, err)
+	}
+	defer unlock()
 	old, err := readTeamCheckpoint(l.team)
 	if err != nil {
 		return fmt.Errorf("ledger %s: the team's checkpoint: %w", r.Path, err)
@@ -97,6 +102,29 @@ func (l *Ledger) leave(ctx context.Context, r Record, over bool) error {
 		return fmt.Errorf("ledger %s: leave the team's checkpoint: %w", r.Path, err)
 	}
 	return nil
+}
+
+// lockFolder holds the folder of the checkpoint at path, until the
+// function it returns is called, against every other darrm that reads,
+// checks and writes a checkpoint there (leave, Checkpoint): two runs on
+// two copies of a ledger that checked the checkpoint one after the
+// other, each before the other wrote, would both pass and both deliver
+// their labels (the sixth audit of issue 87: 320 where 160 were
+// allowed). It locks the folder itself, so that it leaves no file.
+func lockFolder(ctx context.Context, path string) (func(), error) {
+	dir := filepath.Dir(path)
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := lock(ctx, d, true, nil, DefaultLockTimeout); err != nil {
+		d.Close()
+		if err == errLockTimeout {
+			return nil, fmt.Errorf("gave up after waiting %v for the lock on folder %s, which another darrm holds while it writes a checkpoint there", DefaultLockTimeout, printable(dir))
+		}
+		return nil, fmt.Errorf("lock folder %s: %w", printable(dir), err)
+	}
+	return func() { d.Close() }, nil
 }
 
 // writeCheckpoint writes the checkpoint of the state r to path: a new

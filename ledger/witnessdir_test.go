@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/darrm/darrm/accountant"
 )
@@ -164,5 +165,56 @@ func TestWitnessDirFork(t *testing.T) {
 	fork.team = cp
 	if err := fork.leaveCheckpoint(ctx, false); err == nil || !strings.Contains(err.Error(), "does not hold") {
 		t.Errorf("the fork leaves its checkpoint over alice's: %v", err)
+	}
+}
+
+// TestWitnessDirRace: two runs on two copies of a ledger, each checking
+// the team's checkpoint before the other writes it, would both pass and
+// both deliver their labels (the sixth audit of issue 87: 320 where 160
+// were allowed); a run reads, checks and writes the checkpoint holding
+// the folder, so that a run whose copy's state another wrote meanwhile
+// sees it and is refused before its labels leave. Here the test holds
+// the folder while the other copy's state is written, as a run's leave
+// does, and alice's reservation waits for it.
+func TestWitnessDirRace(t *testing.T) {
+	team := t.TempDir()
+	alice := Options{StateDir: t.TempDir(), WitnessDir: team}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	path := filepath.Join(t.TempDir(), "team.ledger")
+	h := NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget))
+	if _, err := alice.create(ctx, path, h, false); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := alice.teamCheckpoint(h.Ensemble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "copy.ledger")
+	copyFile(t, path, other)
+	spendOn(t, Options{StateDir: t.TempDir()}, other, 4, 4) // bob's run on the copy
+	bobState := checkpointOf(t, Options{StateDir: t.TempDir()}, other)
+
+	l, err := alice.forRun(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockFolder(ctx, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reserved := make(chan error, 1)
+	go func() { reserved <- l.Reserve(ctx, 3) }()
+	time.Sleep(200 * time.Millisecond) // alice's reservation is at the folder's lock
+	copyFile(t, bobState, cp)
+	unlock()
+	if err := <-reserved; err == nil || !strings.Contains(err.Error(), "does not hold") {
+		t.Errorf("alice's reservation after bob's copy wrote the checkpoint: %v", err)
+	}
+	if w, err := ReadWitness(cp); err != nil || w.Record.Lines != 3 {
+		t.Errorf("the team's checkpoint after: %+v, %v; want bob's, which alice's reservation did not replace", w, err)
 	}
 }
