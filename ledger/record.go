@@ -160,7 +160,7 @@ func (e *RecordError) Say(replace string) string {
 		}
 		return fmt.Sprintf("ledger %s (id %s) is a second ledger for ensemble %s: %s. Two ledgers would give the ensemble its budget twice. Use %s; if this ledger replaces it on purpose, run: darrm ledger adopt %s", e.Path, short(e.ID), e.Ensemble, seen, r.Path, q)
 	case behind:
-		return fmt.Sprintf("ledger %s has %d lines, but %s: lines were removed, or an older copy was restored. Use the newest copy; if you mean to go on from this %s as it is, forgetting the spends after its line %d, run: darrm ledger adopt %s", e.Path, e.Lines, seen, this, e.Lines, q)
+		return fmt.Sprintf("ledger %s has %d lines, but %s: lines were removed, or an older copy was restored, or it is a copy that went its own way (runs on two copies). Use the newest copy; if you mean to go on from this %s as it is, forgetting every spend it does not hold (those after its line %d, or, of a copy that went its own way, the other copy's), run: darrm ledger adopt %s", e.Path, e.Lines, seen, this, e.Lines, q)
 	case moved:
 		return fmt.Sprintf("ledger %s is a file copy of a ledger kept in PostgreSQL: %s. Release there, so that every spend is counted once; this file (the one imported, or an export) is for reading. If you mean to go on from this file instead, run: darrm ledger adopt %s", e.Path, seen, q)
 	case copied:
@@ -197,7 +197,7 @@ func (e *RecordError) sayWitness(replace string) string {
 	case secondLedger:
 		return fmt.Sprintf("ledger %s (id %s) is not the ledger that witness %s saw: the witness saw %s. A second ledger of the ensemble (made again, imported again, or put in the other's place) would give it its budget again. Release on the ledger the witness saw; if this one replaced it on purpose, leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)", e.Path, short(e.ID), printable(e.File), seen)
 	case behind:
-		return fmt.Sprintf("ledger %s is behind witness %s: it has %d lines, the witness saw %s: lines were removed, or an older copy (a backup) was restored, and a release on it would spend again what the lost lines counted. Use the newest copy of the ledger; if you mean to go on from this one as it is, forgetting the spends after its line %d, leave that witness out and run: darrm ledger adopt %s", e.Path, printable(e.File), e.Lines, seen, e.Lines, q)
+		return fmt.Sprintf("ledger %s is behind witness %s: it has %d lines, the witness saw %s: lines were removed, or an older copy (a backup) was restored, or it is a copy that went its own way (runs on two copies), and a release on it would spend again what the lines it lacks counted. Use the newest copy of the ledger; if you mean to go on from this one as it is, forgetting every spend it does not hold (those after its line %d, or, of a copy that went its own way, the other copy's), leave that witness out and run: darrm ledger adopt %s", e.Path, printable(e.File), e.Lines, seen, e.Lines, q)
 	}
 	return fmt.Sprintf("ledger %s has forked from witness %s: its line %d is not the one the witness saw (%s): another copy of the ledger went its own way, or its lines were rewritten. Use the copy the witness saw; if you mean to go on from this one as it is, leave that witness out and run: darrm ledger adopt %s", e.Path, printable(e.File), r.Lines, seen, q)
 }
