@@ -227,8 +227,13 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 		err = st.write(ctx, newRecord(nh, hh, abs, dev, ino, lines, size, head))
 		if team, _ = opts.teamCheckpoint(nh.Ensemble); err == nil && team != "" {
 			// The upgraded ledger carries the old one's lines: it extends
-			// a checkpoint of it.
-			err = (&Ledger{team: team}).leave(ctx, newRecord(nh, hh, abs, 0, 0, lines, size, head), true)
+			// a checkpoint of it, and, unless replace, takes only a
+			// checkpoint of the ledger it upgrades that that ledger holds:
+			// an upgrade of another copy of it, or of another ledger,
+			// never takes the checkpoint (the seventh audit of issue 87:
+			// two copies upgraded apart delivered twice the budget).
+			old.team = team
+			err = old.leave(ctx, newRecord(nh, hh, abs, 0, 0, lines, size, head), replace)
 		}
 	}
 	if err != nil {

@@ -344,9 +344,17 @@ func (l *Ledger) holds(ctx context.Context, n int, size int64, head string) (boo
 		return false, nil
 	}
 	parse := parseSpendLine
-	if isEndLine(b) {
+	switch {
+	case isEndLine(b):
 		parse = func(v int, b []byte) (string, Spend, string, error) {
 			prev, _, hash, err := parseEndLine(v, b)
+			return prev, Spend{}, hash, err
+		}
+	case isPastLine(b):
+		// A line that a ledger continuing another carries of it: where
+		// an upgrade of a ledger without runs leaves the checkpoint.
+		parse = func(v int, b []byte) (string, Spend, string, error) {
+			prev, _, hash, err := parsePastLine(v, b)
 			return prev, Spend{}, hash, err
 		}
 	}

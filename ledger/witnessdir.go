@@ -89,8 +89,10 @@ func (l *Ledger) leave(ctx context.Context, r Record, over bool) error {
 	if err != nil {
 		return fmt.Errorf("ledger %s: the team's checkpoint: %w", r.Path, err)
 	}
+	// The checkpoint is of the ledger of r, or of l, the ledger that r's
+	// continues (Upgrade): l must hold its line.
 	extends := old == nil || over
-	if !extends && old.Record.LedgerID == r.LedgerID && old.Record.Lines <= r.Lines {
+	if !extends && (old.Record.LedgerID == r.LedgerID && old.Record.Lines <= r.Lines || old.Record.LedgerID == l.header.ID) {
 		if extends, err = l.holds(ctx, old.Record.Lines, old.Record.Size, old.Record.Head); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/provenance"
 )
 
 // TestWitnessDir: with a team's witness folder, every release leaves the
@@ -217,4 +218,58 @@ func TestWitnessDirRace(t *testing.T) {
 	if w, err := ReadWitness(cp); err != nil || w.Record.Lines != 3 {
 		t.Errorf("the team's checkpoint after: %+v, %v; want bob's, which alice's reservation did not replace", w, err)
 	}
+}
+
+// TestWitnessDirUpgradeCopies: two copies of a ledger of version 3,
+// upgraded apart with the team's folder set: the first upgrade takes
+// the checkpoint, the second (another analyst, no record, no --replace)
+// does not, and its ledger is refused by the folder (the seventh audit
+// of issue 87 delivered 18 labels where 9 were allowed, the second
+// upgrade having taken the checkpoint); an upgrade of a ledger without
+// runs leaves a checkpoint at a line it carries, which its releases
+// extend.
+func TestWitnessDirUpgradeCopies(t *testing.T) {
+	team := t.TempDir()
+	as := func() Options { return Options{StateDir: t.TempDir(), WitnessDir: team} }
+	dir := t.TempDir()
+	path, copied := filepath.Join(dir, "team.ledger"), filepath.Join(dir, "copy.ledger")
+	h := writeV3(t, path, unique(bound), v3Runs())
+	copyFile(t, path, copied)
+	alice, bob := as(), as()
+	if _, err := alice.Upgrade(ctx, path, provenance.Binding{}, false); err != nil {
+		t.Fatalf("alice's upgrade: %v", err)
+	}
+	cp, err := alice.teamCheckpoint(h.Ensemble)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := ReadWitness(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Upgrade(ctx, copied, provenance.Binding{}, false); err == nil || !strings.Contains(err.Error(), "does not hold") {
+		t.Errorf("bob's upgrade of his copy: %v", err)
+	}
+	if after, err := ReadWitness(cp); err != nil || after.Record != w.Record {
+		t.Errorf("the team's checkpoint after bob's upgrade: %+v, %v; want alice's %+v", after.Record, err, w.Record)
+	}
+	if err := openErr(copied, as()); err == nil {
+		t.Error("a release on bob's upgraded copy, with the folder: opened")
+	}
+	spendOn(t, alice, path, 2, 2)
+
+	// A ledger of version 3 without runs: its upgrade's checkpoint is at
+	// a line it carries.
+	empty := filepath.Join(t.TempDir(), "empty.ledger")
+	eh := writeV3(t, empty, unique(bound), nil)
+	carol := Options{StateDir: t.TempDir(), WitnessDir: t.TempDir()}
+	if _, err := carol.Upgrade(ctx, empty, provenance.Binding{}, false); err != nil {
+		t.Fatalf("the upgrade of a ledger without runs: %v", err)
+	}
+	if ecp, err := carol.teamCheckpoint(eh.Ensemble); err != nil {
+		t.Fatal(err)
+	} else if ew, err := ReadWitness(ecp); err != nil || ew.Record.Lines != 2 {
+		t.Fatalf("its checkpoint: %+v, %v; want its line 2, the old header carried", ew.Record, err)
+	}
+	spendOn(t, carol, empty, 1, 1)
 }
