@@ -126,7 +126,7 @@ func newLedgerAdoptCmd() *cobra.Command {
 func newLedgerUpgradeCmd() *cobra.Command {
 	var f struct {
 		ensembleFlags
-		Replace     bool          `flag:"replace" help:"record the upgraded ledger as the ensemble's over another"`
+		Replace     bool          `flag:"replace" help:"record it as the ensemble's, and the team's checkpoint of it, over another"`
 		LockTimeout time.Duration `flag:"lock-timeout"`
 	}
 	cmd := newCmd("ledger-upgrade", &cobra.Command{
