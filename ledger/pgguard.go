@@ -172,9 +172,10 @@ const foreignTablesSQL = `SELECT coalesce(string_agg(what, ', '), '')
 	WHERE (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = session_user)`
 
 // vet refuses a superuser's session on a database where one of darrm's
-// tables is not a plain table, before darrm reads any of them: a view's
-// query, which the tables' owner of a database without the guard can put
-// in a table's place, runs its functions as the superuser who reads it.
+// tables is not a plain table of the catalog's types (foreignTablesSQL),
+// before darrm reads any of them: a view's query, or a column type's cast,
+// which the tables' owner of a database without the guard can put there,
+// runs its functions as the superuser who reads it.
 func (p *pgLocation) vet(ctx context.Context, conn *pgx.Conn) error {
 	var bad string
 	if err := conn.QueryRow(ctx, foreignTablesSQL).Scan(&bad); err != nil {
@@ -249,16 +250,25 @@ type guardState struct {
 // run does not ask.
 func (s *pgStore) readGuard(ctx context.Context) (guardState, error) {
 	var st guardState
-	var super bool
-	err := s.use(func() error {
-		return s.conn.QueryRow(ctx, `SELECT g.*, coalesce(o.rolname, ''), coalesce(o.rolcanlogin, false)
-			FROM (`+guardStateSQL+`) g LEFT JOIN pg_class c ON c.oid = to_regclass('darrm.lines') LEFT JOIN pg_roles o ON o.oid = c.relowner`).Scan(&super, &st.Guarded, &st.Current, &st.Owner, &st.OwnerLogsIn)
+	err := s.use(func() (err error) {
+		st, err = guardOf(ctx, s.conn)
+		return err
 	})
 	if err != nil {
 		return st, s.fail("read the guard of darrm's tables in database "+s.cfg.Database, err)
 	}
-	st.Current = st.Guarded && st.Current
 	return st, nil
+}
+
+// guardOf reads, on conn, whether its database has darrm's guard against
+// DDL (of this darrm, Current) and who owns darrm's tables.
+func guardOf(ctx context.Context, conn *pgx.Conn) (guardState, error) {
+	var st guardState
+	var super bool
+	err := conn.QueryRow(ctx, `SELECT g.*, coalesce(o.rolname, ''), coalesce(o.rolcanlogin, false)
+		FROM (`+guardStateSQL+`) g LEFT JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('darrm.lines') LEFT JOIN pg_catalog.pg_roles o ON o.oid = c.relowner`).Scan(&super, &st.Guarded, &st.Current, &st.Owner, &st.OwnerLogsIn)
+	st.Current = st.Guarded && st.Current
+	return st, err
 }
 
 // guard says whether the store's database has darrm's guard against DDL,

@@ -695,18 +695,15 @@ var oldSchemaLets = map[int]string{
 // owner of darrm's tables, or, where darrm's guard against DDL refuses
 // every other role's change of them, a superuser.
 func (p *pgLocation) upgrader(ctx context.Context, conn *pgx.Conn) string {
-	var guarded bool
-	var owner string
-	err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_event_trigger WHERE evtname = 'darrm_guard' AND evtenabled <> 'D'),
-		coalesce((SELECT pg_get_userbyid(relowner) FROM pg_class WHERE oid = to_regclass('darrm.lines')), '')`).Scan(&guarded, &owner)
+	st, err := guardOf(ctx, conn)
 	cmd := "run darrm ledger upgrade " + shellQuote(p.redacted)
 	switch {
 	case err != nil:
 		return cmd + " logged in as the owner of darrm's tables (as a superuser, where darrm's guard against DDL is in place)"
-	case guarded:
-		return "darrm's guard against DDL lets only a superuser change darrm's tables, their owner " + owner + " included: " + cmd + " logged in as a superuser"
+	case st.Guarded:
+		return "darrm's guard against DDL lets only a superuser change darrm's tables, their owner " + st.Owner + " included: " + cmd + " logged in as a superuser"
 	}
-	return cmd + " logged in as the owner of darrm's tables, " + owner + " (or a member of it)"
+	return cmd + " logged in as the owner of darrm's tables, " + st.Owner + " (or a member of it)"
 }
 
 // absent checks that the database has no ledger of this name, and, for
