@@ -10,8 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/darrm/darrm/internal/atomicfile"
+	"github.com/darrm/darrm/internal/plural"
 )
 
 // A team's witness folder (Options.WitnessDir) holds, for each ensemble,
@@ -102,6 +104,11 @@ func (l *Ledger) leave(ctx context.Context, r Record, over bool) error {
 	}
 	if err := writeCheckpoint(l.team, r, old != nil); err != nil {
 		return fmt.Errorf("ledger %s: leave the team's checkpoint: %w", r.Path, err)
+	}
+	if over && old != nil && (old.Record.LedgerID != r.LedgerID || old.Record.Lines != r.Lines || old.Record.Head != r.Head) {
+		// Said as the record replaced is said: every analyst who uses the
+		// folder now checks against this ledger, not the one it witnessed.
+		l.notes = append(l.notes, fmt.Sprintf("the team's checkpoint %s witnessed ledger %s with %s, last line %.16s (%s, on %s); it now witnesses this ledger, with %s, last line %.16s", printable(l.team), short(old.Record.LedgerID), plural.Of(old.Record.Lines, "line", "lines"), old.Record.Head, printable(old.Record.Path), old.Record.Updated.Format(time.RFC3339), plural.Of(r.Lines, "line", "lines"), r.Head))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,12 +91,24 @@ func TestWitnessDirAdopt(t *testing.T) {
 	if err := openErr(path, bk); err == nil {
 		t.Fatal("the copy put back: accepted")
 	}
-	if _, l, err := bk.Adopt(ctx, path); err != nil {
+	_, l, err := bk.Adopt(ctx, path)
+	if err != nil {
 		t.Fatalf("adopt: %v", err)
-	} else {
-		l.Close()
 	}
+	// Adopt says which checkpoint it replaced, as it says which record.
+	want := fmt.Sprintf("witnessed ledger %s with 3 lines", short(l.Header().ID))
+	if notes := strings.Join(l.Notes(), "\n"); !strings.Contains(notes, "the team's checkpoint") || !strings.Contains(notes, want) || !strings.Contains(notes, "it now witnesses this ledger, with 1 line,") {
+		t.Errorf("adopt's notes: %q, want the checkpoint it replaced (%q)", notes, want)
+	}
+	l.Close()
 	spendOn(t, Options{StateDir: t.TempDir(), WitnessDir: team}, path, 1, 1)
+	if _, l, err = bk.Adopt(ctx, path); err != nil {
+		t.Fatalf("adopt again: %v", err)
+	}
+	defer l.Close()
+	if notes := strings.Join(l.Notes(), "\n"); strings.Contains(notes, "checkpoint") {
+		t.Errorf("adopt of the ledger the checkpoint already witnesses: %q, want no note of it", notes)
+	}
 }
 
 // TestWitnessDirFork: while alice's release runs (its labels reserved,

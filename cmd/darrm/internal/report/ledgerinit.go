@@ -22,7 +22,7 @@ import (
 // replaced says which record of an ensemble's ledger a command
 // replaced.
 func replaced(t *cliout.Text, prev *ledger.Record) {
-	t.Line("it replaces ledger %s (id %.8s, %d lines as your record had it on %s), retired where it still is: its last line now says so, and no release charges it", cliout.Escape(prev.Path), prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
+	t.Line("it replaces ledger %s (id %.8s, %s as your record had it on %s), retired where it still is: its last line now says so, and no release charges it", cliout.Escape(prev.Path), prev.LedgerID, plural.Of(prev.Lines, "line", "lines"), prev.Updated.Format("2006-01-02T15:04:05Z"))
 }
 
 // LedgerInitialized says that ledger init made the ledger path with header h,
@@ -214,12 +214,12 @@ func LedgerAdopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Reco
 	if !ledger.IsURL(path) {
 		here, _ = filepath.Abs(path)
 	}
-	t.Line("ledger %s is now the recorded ledger of ensemble %s: %d lines, last line %.16s", path, cliout.Escape(l.Header().Ensemble), l.Lines(), l.Head())
+	t.Line("ledger %s is now the recorded ledger of ensemble %s: %s, last line %.16s", path, cliout.Escape(l.Header().Ensemble), plural.Of(l.Lines(), "line", "lines"), l.Head())
 	switch {
 	case prev == nil:
 		t.Line("there was no record of the ensemble before")
 	case prev.LedgerID != l.Header().ID && prev.Path == here:
-		t.Line("it replaces ledger %.8s, which your record had in this place (%d lines on %s): this ledger took its place, so there is none to retire", prev.LedgerID, prev.Lines, prev.Updated.Format("2006-01-02T15:04:05Z"))
+		t.Line("it replaces ledger %.8s, which your record had in this place (%s on %s): this ledger took its place, so there is none to retire", prev.LedgerID, plural.Of(prev.Lines, "line", "lines"), prev.Updated.Format("2006-01-02T15:04:05Z"))
 	case prev.LedgerID != l.Header().ID:
 		// Retired by Adopt, where it still was.
 		replaced(t, prev)
@@ -228,7 +228,7 @@ func LedgerAdopted(w io.Writer, path string, l *ledger.Ledger, prev *ledger.Reco
 	default:
 		// This ledger, another copy or an older state of it: what the
 		// record knew beyond its lines is forgotten.
-		t.Line("your record had this ledger with %d lines, last line %.16s, on %s: what it counted beyond these lines is forgotten", prev.Lines, prev.Head, prev.Updated.Format("2006-01-02T15:04:05Z"))
+		t.Line("your record had this ledger with %s, last line %.16s, on %s: what it counted beyond these lines is forgotten", plural.Of(prev.Lines, "line", "lines"), prev.Head, prev.Updated.Format("2006-01-02T15:04:05Z"))
 	}
 	return t.Close()
 }
