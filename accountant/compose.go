@@ -57,7 +57,7 @@ const (
 
 var methodNames = enum.Names[Method]{What: "method", List: []string{Simple: "simple", General: "general", Optimal: "optimal", Exact: "exact", Renyi: "rdp", ZCDPFilter: "zcdp-filter", RenyiFilter: "rdp-filter", AdvancedFilter: "advanced-filter", GDPFilter: "gdp-filter"}}
 
-// String returns the method's name (parseMethod).
+// String returns the method's name.
 func (m Method) String() string { return methodNames.String(m) }
 
 // Reference names the result that m implements, for output that must say
@@ -90,16 +90,13 @@ func (m Method) Reference() string {
 // Optimal).
 func (m Method) Slack() bool { return m == General || m == Optimal }
 
-// parseMethod parses a method's name: "simple", "general", "optimal",
-// "exact", "rdp", "zcdp-filter", "rdp-filter", "advanced-filter" or
-// "gdp-filter".
-func parseMethod(s string) (Method, error) { return methodNames.Parse(s) }
-
 // MarshalText returns the name of m, so that a Method reads and prints as
 // text (a flag, a JSON or config value).
 func (m Method) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
-// UnmarshalText sets m from its name (parseMethod).
+// UnmarshalText sets m from its name: "simple", "general", "optimal",
+// "exact", "rdp", "zcdp-filter", "rdp-filter", "advanced-filter" or
+// "gdp-filter".
 func (m *Method) UnmarshalText(b []byte) error { return methodNames.Unmarshal(m, b) }
 
 // Compose returns the guarantee of k adaptively composed (ε, δ)-DP steps

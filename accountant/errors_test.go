@@ -87,12 +87,13 @@ func FuzzParseMethod(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		m, err := parseMethod(s)
+		var m Method
+		err := m.UnmarshalText([]byte(s))
 		if err != nil {
 			return
 		}
 		if m.String() != s {
-			t.Errorf("ParseMethod(%q).String() = %q", s, m.String())
+			t.Errorf("Method.UnmarshalText(%q), then String() = %q", s, m.String())
 		}
 	})
 }
@@ -102,12 +103,13 @@ func FuzzParseConversion(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := parseConversion(s)
+		var c Conversion
+		err := c.UnmarshalText([]byte(s))
 		if err != nil {
 			return
 		}
 		if c.String() != s {
-			t.Errorf("ParseConversion(%q).String() = %q", s, c.String())
+			t.Errorf("Conversion.UnmarshalText(%q), then String() = %q", s, c.String())
 		}
 	})
 }

@@ -141,11 +141,8 @@ func (a AlphaRule) String() string { return alphaRuleNames.String(a) }
 // MarshalText returns the name of a.
 func (a AlphaRule) MarshalText() ([]byte, error) { return []byte(alphaRuleNames.String(a)), nil }
 
-// UnmarshalText sets a from its name.
+// UnmarshalText sets a from its name: "exact" or "table-4.3".
 func (a *AlphaRule) UnmarshalText(text []byte) error { return alphaRuleNames.Unmarshal(a, text) }
-
-// parseAlphaRule parses "exact" or "table-4.3".
-func parseAlphaRule(s string) (AlphaRule, error) { return alphaRuleNames.Parse(s) }
 
 // Calibrate returns the smallest σ with which the run is (ε, δ)-DP under
 // conversion c when α is chosen by rule r (exactly, or by Table

@@ -160,12 +160,13 @@ func TestPABICalibrate(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"exact", "table-4.3"} {
-		if r, err := parseAlphaRule(s); err != nil || r.String() != s {
-			t.Errorf("ParseAlphaRule(%q) = %v, %v", s, r, err)
+		var r AlphaRule
+		if err := r.UnmarshalText([]byte(s)); err != nil || r.String() != s {
+			t.Errorf("AlphaRule.UnmarshalText(%q) = %v, %v", s, r, err)
 		}
 	}
-	if _, err := parseAlphaRule("optimal"); err == nil || !strings.Contains(err.Error(), "exact, table-4.3") {
-		t.Errorf("ParseAlphaRule(optimal): %v", err)
+	if err := new(AlphaRule).UnmarshalText([]byte("optimal")); err == nil || !strings.Contains(err.Error(), "exact, table-4.3") {
+		t.Errorf("AlphaRule.UnmarshalText(optimal): %v", err)
 	}
 }
 

@@ -42,14 +42,11 @@ func (c Conversion) Reference() string {
 	return c.String()
 }
 
-// parseConversion parses "paper" or "improved".
-func parseConversion(s string) (Conversion, error) { return conversionNames.Parse(s) }
-
 // MarshalText returns the name of c, so that a Conversion reads and prints as
 // text (a flag, a JSON or config value).
 func (c Conversion) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
-// UnmarshalText sets c from its name (parseConversion).
+// UnmarshalText sets c from its name: "paper" or "improved".
 func (c *Conversion) UnmarshalText(b []byte) error { return conversionNames.Unmarshal(c, b) }
 
 // gaussianRho returns ρ = Δ²/(2σ²), the slope of the Gaussian mechanism's

@@ -131,11 +131,8 @@ func (g GNMaxSearch) String() string { return gnmaxSearchNames.String(g) }
 // MarshalText returns the name of g.
 func (g GNMaxSearch) MarshalText() ([]byte, error) { return []byte(gnmaxSearchNames.String(g)), nil }
 
-// UnmarshalText sets g from its name.
+// UnmarshalText sets g from its name: "grid", "exact" or "tight".
 func (g *GNMaxSearch) UnmarshalText(text []byte) error { return gnmaxSearchNames.Unmarshal(g, text) }
-
-// parseGNMaxSearch parses "grid", "exact" or "tight".
-func parseGNMaxSearch(s string) (GNMaxSearch, error) { return gnmaxSearchNames.Parse(s) }
 
 // CalibrateGNMax returns GNMax's noise σ and order λ for a per-query target
 // by search s under conversion c: gnmaxSigmaGrid, which is defined with the

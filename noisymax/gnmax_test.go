@@ -115,12 +115,13 @@ func TestCalibrateGNMax(t *testing.T) {
 		t.Errorf("tight calibration without K: %v, want a *SettingError naming GNMaxSigmaTight", err)
 	}
 	for _, s := range []string{"grid", "exact", "tight"} {
-		if v, err := parseGNMaxSearch(s); err != nil || v.String() != s {
-			t.Errorf("parseGNMaxSearch(%q) = %v, %v", s, v, err)
+		var v GNMaxSearch
+		if err := v.UnmarshalText([]byte(s)); err != nil || v.String() != s {
+			t.Errorf("GNMaxSearch.UnmarshalText(%q) = %v, %v", s, v, err)
 		}
 	}
-	if _, err := parseGNMaxSearch("Grid"); err == nil {
-		t.Error("parseGNMaxSearch accepted Grid")
+	if err := new(GNMaxSearch).UnmarshalText([]byte("Grid")); err == nil {
+		t.Error("GNMaxSearch.UnmarshalText accepted Grid")
 	}
 }
 

@@ -36,9 +36,6 @@ var noiseNames = enum.Names[Noise]{What: "noise", List: []string{DiscreteNoise: 
 // String returns "discrete", "continuous" or, for the zero value, "unset".
 func (n Noise) String() string { return noiseNames.String(n) }
 
-// parseNoise parses "discrete" or "continuous".
-func parseNoise(s string) (Noise, error) { return noiseNames.Parse(s) }
-
 // MarshalText returns the name of n; UnsetNoise, which names no noise, is
 // an error.
 func (n Noise) MarshalText() ([]byte, error) {
@@ -48,7 +45,7 @@ func (n Noise) MarshalText() ([]byte, error) {
 	return []byte(n.String()), nil
 }
 
-// UnmarshalText sets n from its name (parseNoise).
+// UnmarshalText sets n from its name: "discrete" or "continuous".
 func (n *Noise) UnmarshalText(b []byte) error { return noiseNames.Unmarshal(n, b) }
 
 // checkNoiseKind refuses a Noise that is not DiscreteNoise or

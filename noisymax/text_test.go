@@ -46,8 +46,8 @@ func TestPATEEnumNames(t *testing.T) {
 	}
 	for _, name := range []string{"laplace", "", "unset"} {
 		want := fmt.Sprintf("noise %q: must be one of discrete, continuous", name)
-		if _, err := parseNoise(name); err == nil || err.Error() != want {
-			t.Errorf("parseNoise(%q): %v, want %q", name, err, want)
+		if err := new(Noise).UnmarshalText([]byte(name)); err == nil || err.Error() != want {
+			t.Errorf("Noise.UnmarshalText(%q): %v, want %q", name, err, want)
 		}
 	}
 }

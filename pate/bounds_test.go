@@ -162,7 +162,7 @@ func TestDirectionsText(t *testing.T) {
 	if OneSided.String() != "one-sided" || BothDirections.String() != "both" || Directions(7).String() != "Directions(7)" {
 		t.Errorf("names %v %v %v", OneSided, BothDirections, Directions(7))
 	}
-	if _, err := parseDirections("symmetric"); err == nil || err.Error() != `directions "symmetric": must be one of both, one-sided` {
+	if err := new(Directions).UnmarshalText([]byte("symmetric")); err == nil || err.Error() != `directions "symmetric": must be one of both, one-sided` {
 		t.Errorf("bad directions: %v", err)
 	}
 }

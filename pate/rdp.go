@@ -49,11 +49,8 @@ func (d Directions) String() string { return directionNames.String(d) }
 // MarshalText returns the name of d.
 func (d Directions) MarshalText() ([]byte, error) { return []byte(directionNames.String(d)), nil }
 
-// UnmarshalText sets d from its name.
+// UnmarshalText sets d from its name: "both" or "one-sided".
 func (d *Directions) UnmarshalText(text []byte) error { return directionNames.Unmarshal(d, text) }
-
-// parseDirections parses "both" or "one-sided".
-func parseDirections(s string) (Directions, error) { return directionNames.Parse(s) }
 
 // discreteGNMaxExcess returns r = 1 + 3·e^{-π²σ²}, for σ >= 0.5 an upper
 // bound on 2σ√π·θ/N², where N = Σ_k e^{-k²/(2σ²)} normalises the
