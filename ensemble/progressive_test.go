@@ -440,6 +440,19 @@ func TestProgressiveOnALedger(t *testing.T) {
 	if float64(settled)*(*unit.Mu2) < out.Mu2 || float64(settled-1)*(*unit.Mu2) > out.Mu2*(1+1e-12) || settled > l.reserves[len(l.reserves)-1] {
 		t.Errorf("settled %d units of %v for draws of mu^2 %v (reserved %v)", settled, *unit.Mu2, out.Mu2, l.reserves)
 	}
+	// QueryUnits is a query's units, every draw taken: the fewest whose
+	// sums hold its draws' (a ledger's units left over it are the queries
+	// at least that the ledger has room for).
+	query, err := (accountant.Filter{Parts: gdp.Parts[:1]}).Charge(testMemo, accountant.Spend{Kind: accountant.GaussianSpend, Discrete: true, Gaussian: m.Draws(), Guarantee: accountant.Guarantee{Eps: 1, Delta: m.Budget.Delta}}, m.Budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holds := func(n int) bool {
+		return float64(n)*(*unit.Mu2) >= *query.Mu2*(1-1e-12) && float64(n)*unit.MuDelta >= query.MuDelta*(1-1e-12)
+	}
+	if u := out.QueryUnits; u <= 0 || !holds(u) || holds(u-1) {
+		t.Errorf("QueryUnits %d: units of mu^2 %v and tail %v for a query of mu^2 %v and tail %v", u, *unit.Mu2, unit.MuDelta, *query.Mu2, query.MuDelta)
+	}
 	// Every draw covered when drawn: with a trace, the reservation made
 	// before it holds the units of the draws up to it.
 	agg, _, err := New(context.Background(), m, 60, 3, accountant.Guarantee{}, Options{})

@@ -132,6 +132,11 @@ type Released struct {
 	// (Ledger.Begin: a label's, a unit of a release charged per draw, or
 	// an accounted release's total), nil when no run began on one.
 	Charged *accountant.Spend
+	// QueryUnits, of a release charged per draw to a ledger, is the most
+	// units (Charged) that one query's draws take, every draw taken: a
+	// count of units the ledger allows is room for at least that count
+	// over QueryUnits more queries.
+	QueryUnits int
 	// Publish is the total to publish (accountant.Account.Publish): the
 	// ledger's (Ledger.Publish) when the release was charged to one, else
 	// the run's, of its Result.Released rows; when no label was
@@ -333,7 +338,7 @@ func (p *Prepared) Label(ctx context.Context, l Ledger) (Released, error) {
 		if err := chargeLedger(ctx, l, out.Aggregator, p.meter, out.Binding); err != nil {
 			return fail(StepLedger, err)
 		}
-		out.Charged = &p.meter.ledger.unit
+		out.Charged, out.QueryUnits = &p.meter.ledger.unit, p.meter.ledger.chunk/chunkQueries
 		sink.Ledger = drawsLedger{l, p.meter}
 	case l != nil && s.Accounted != nil:
 		room, err := s.Accounted.charge(ctx, l, s.Mechanism.Name(), out.Binding)

@@ -147,6 +147,11 @@ type FilterUse struct {
 type Ledger struct {
 	Path string `json:"path"`
 	ledger.Balance
+	// QueryUnits, of a release charged per draw, is the most units of the
+	// ledger's charge that one query's draws take (every draw taken):
+	// QueriesLeft then counts units, room for at least QueriesLeft over
+	// QueryUnits more queries; null otherwise.
+	QueryUnits *int `json:"query_units"`
 }
 
 // Randomness says where the noise of a release came from.
@@ -236,6 +241,9 @@ func NewAggregate(r Release) Aggregate {
 	}
 	if r.LedgerStatus != nil {
 		out.Ledger = &Ledger{Path: r.LedgerPath, Balance: *r.LedgerStatus}
+		if r.QueryUnits > 0 {
+			out.Ledger.QueryUnits = &r.QueryUnits
+		}
 	}
 	// A release accounted as a whole publishes its total whatever it
 	// released (a failed test's output is that none was).
@@ -534,6 +542,11 @@ func (out Aggregate) writeAccount(t *cliout.Text, what, how string) {
 		}
 		if n := l.QueriesLeft; n != nil {
 			left = Allowed(*n, one, many) + " allowed"
+			if u := l.QueryUnits; u != nil {
+				// A release charged per draw is charged in units, which
+				// a query's draws take as many of as they need.
+				left = fmt.Sprintf("%s of its charge allowed, room for at least %s (every draw taken: a query whose draws stop early takes fewer)", Allowed(*n, "more unit", "more units"), Allowed(*n / *u, "more query", "more queries"))
+			}
 			if l.ShareBound {
 				left += fmt.Sprintf(" by analyst %q's share of it, %s", l.Analyst, shareText(l.ShareLabels, *l.Share))
 			}

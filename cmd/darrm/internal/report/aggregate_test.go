@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/resolve"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
@@ -91,6 +92,43 @@ func TestNewAggregate(t *testing.T) {
 			t.Errorf("%s: for release %t, randomness %+v", tc.name, out.ForRelease, out.Randomness)
 		case (out.Ledger != nil) != (tc.led != nil) || tc.led != nil && (out.Ledger.Path != path || out.Ledger.Ensemble != "e"):
 			t.Errorf("%s: ledger %+v", tc.name, out.Ledger)
+		}
+	}
+}
+
+// TestAggregateLedgerUnits: the ledger's room after a release charged per
+// draw is stated in the units it charges and as the queries, every draw
+// taken, that they hold at least; after any other release, in queries.
+func TestAggregateLedgerUnits(t *testing.T) {
+	rr := build(t, ensemble.RR{Target: ensemble.Target{M: 1, Delta: 1e-5}}, 3, 2, accountant.Guarantee{Eps: 0.5, Delta: 1e-5})
+	votes, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader("1,0,1\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := 250
+	for _, tc := range []struct {
+		units      int
+		text, json string
+	}{
+		{0, "250 more such queries allowed", `"query_units":null`},
+		{100, "250 more units of its charge allowed, room for at least 2 more queries (every draw taken", `"query_units":100`},
+	} {
+		done := releasedBy(t, rr, provenance.Binding{}, ensemble.ReleaseResult{Released: 1})
+		done.QueryUnits = tc.units
+		out := NewAggregate(Release{Released: done, Mechanism: "rr", Input: "votes.csv", Output: "-", Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV},
+			LedgerPath: "l.ledger", LedgerStatus: &ledger.Balance{Ensemble: "e", QueriesLeft: &left}})
+		var text, js strings.Builder
+		if err := out.Write(&text, cliout.Table); err != nil {
+			t.Fatal(err)
+		}
+		if err := out.Write(&js, cliout.JSON); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(strings.Fields(text.String()), " "); !strings.Contains(got, tc.text) {
+			t.Errorf("%d units a query: the text says %q, want %q", tc.units, got, tc.text)
+		}
+		if got := strings.Join(strings.Fields(js.String()), ""); !strings.Contains(got, tc.json) {
+			t.Errorf("%d units a query: the JSON says %s, want %s", tc.units, got, tc.json)
 		}
 	}
 }
