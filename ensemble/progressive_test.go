@@ -570,3 +570,71 @@ func TestProgressiveHeader(t *testing.T) {
 		t.Errorf("a total delta: %v", err)
 	}
 }
+
+// TestLeastUnits: the fewest units a label file of a release charged per
+// draw says its run cost are at most what the run settled (every honest
+// run passes its own label file) and more than its labels (a settlement
+// of as many units as labels, written by hand, is caught); for the
+// one-level forms (Confident-GNMax, GNMax charged per draw), whose every
+// label's draws its answered column tells, within a unit of it. Labels
+// of a mechanism not charged per draw have none.
+func TestLeastUnits(t *testing.T) {
+	budget := accountant.Guarantee{Eps: 1, Delta: 1e-5}
+	confident, _ := ChargedPerDraw(ConfidentGNMax{Threshold: 40, Sigma1: 20, GNMax: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 12}}, budget)
+	gnmax, _ := ChargedPerDraw(GNMax{Target: Target{Delta: 1e-5}, Sigma2: 12}, budget)
+	gdp := &accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.GDPFilter, Delta: 1e-5}, {Method: accountant.Simple}}}
+	meta := provenance.Binding{Ensemble: "least", Teachers: provenance.Teachers{K: 60, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(3, votefile.LayoutCounts)
+	for _, c := range []struct {
+		name  string
+		m     Mechanism
+		tight bool
+	}{
+		{"progressive with a threshold step", ProgressiveGNMax{Levels: []float64{24, 16, 12}, Kappa: 1, GiveUp: 0.5, Threshold: 40, Sigma1: 20, Budget: budget}, false},
+		{"progressive", ProgressiveGNMax{Levels: []float64{24, 16, 12}, Kappa: 1.5, Budget: budget}, false},
+		{"confident-gnmax charged per draw", confident, true},
+		{"gnmax charged per draw", gnmax, true},
+	} {
+		for seed := range uint64(4) {
+			rows := make([][]int, 600)
+			for i := range rows {
+				top := 20 + int((uint64(i)*7+seed*13)%40)
+				rows[i] = []int{top, 60 - top, 0}
+			}
+			in, err := votefile.ReadRows(rows, meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "labels.csv")
+			l := &drawLedger{allowed: 1 << 30, filter: gdp}
+			if _, err := Release(context.Background(), ReleaseSpec{Votes: in, Mechanism: c.m, Ledger: l, Random: noise.NewSeededSource(seed),
+				Sink: LabelSink{Path: path}, Options: ReleaseOptions{Experiment: true}}); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lr, err := votefile.NewLabelReader(f, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			answered, withheld := 0, 0
+			for lr.Next() {
+				if lr.Row().Answered {
+					answered++
+				} else {
+					withheld++
+				}
+			}
+			f.Close()
+			least, ok, err := LeastUnits(lr.Meta(), answered, withheld)
+			settled := l.settles[len(l.settles)-1]
+			if err != nil || !ok || least > settled || least <= answered+withheld || c.tight && settled-least > 2 {
+				t.Errorf("%s, seed %d: %d answered, %d withheld: least %d units (%v, %v), settled %d", c.name, seed, answered, withheld, least, ok, err, settled)
+			}
+		}
+	}
+	if n, ok, err := LeastUnits(&votefile.LabelMeta{Mechanism: "gnmax"}, 5, 5); n != 0 || ok || err != nil {
+		t.Errorf("labels of gnmax, charged per query: %d, %v, %v", n, ok, err)
+	}
+}

@@ -123,10 +123,13 @@ type RecordError struct {
 	Witness bool
 	// Run, Counted and Labels, for a ledger that a label file's labels
 	// refute, are that file's run, the labels the ledger counts of it and
-	// the labels the file holds.
+	// the labels the file holds; Units, for a run charged per draw, the
+	// fewest units of its charge those labels cost (Witness.Units), which
+	// Counted then counts.
 	Run     string
 	Counted int
 	Labels  int
+	Units   int
 }
 
 func (e *RecordError) Error() string {
@@ -193,6 +196,9 @@ func (e *RecordError) sayWitness(replace string) string {
 	case pastDiffers, unchecked:
 		return e.sayPast(seen, "witness "+printable(e.File), "leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)")
 	case lowered:
+		if e.Units > 0 {
+			return fmt.Sprintf("ledger %s counts %d units of run %s, which reserved the draws of witness %s at its line %d, but the %d labels of that label file cost at least %d units (each draw is charged before it is drawn, and each label took at least its query's first draw): the run's count was lowered after its labels left (a settlement written by hand). Restore the ledger from a good copy, or go on from the copy the witness saw; nothing can be released against it as it is", e.Path, e.Counted, e.Run, printable(e.File), r.Lines, e.Labels, e.Units)
+		}
 		return fmt.Sprintf("ledger %s counts %d labels of run %s, which reserved the labels of witness %s at its line %d, but that label file holds %d: the run's count was lowered after its labels left (a settlement written by hand). Restore the ledger from a good copy, or go on from the copy the witness saw; nothing can be released against it as it is", e.Path, e.Counted, e.Run, printable(e.File), r.Lines, e.Labels)
 	case secondLedger:
 		return fmt.Sprintf("ledger %s (id %s) is not the ledger that witness %s saw: the witness saw %s. A second ledger of the ensemble (made again, imported again, or put in the other's place) would give it its budget again. Release on the ledger the witness saw; if this one replaced it on purpose, leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)", e.Path, short(e.ID), printable(e.File), seen)

@@ -46,6 +46,17 @@ type Witness struct {
 	// the labels left. 0 for a checkpoint, which witnesses every
 	// settlement up to its line by that line's hash.
 	Labels int
+	// Answered, for a label file, is how many of its labels answered
+	// their query (the others were withheld); Meta is its metadata
+	// header.
+	Answered int
+	Meta     *votefile.LabelMeta
+	// Units, for a label file of a release charged per draw, whose run's
+	// lines count units of a Gaussian-DP charge rather than labels, is
+	// the fewest units its labels can have cost, which its run must count
+	// instead of Labels: ReadWitness leaves it 0, and a caller that knows
+	// the mechanism sets it (ensemble.LeastUnits, as darrm's commands do).
+	Units int
 }
 
 // checkpointKey is the key that makes a JSON object a checkpoint file;
@@ -166,14 +177,17 @@ func readWitness(path string) (w Witness, isCheckpoint bool, err error) {
 	case checkName(m.Ensemble) != nil:
 		return bad("its header's ensemble %s has control characters: it is no ensemble a ledger keeps", param.Quote(m.Ensemble))
 	}
-	labels := 0
+	labels, answered := 0, 0
 	for lr.Next() {
 		labels++
+		if lr.Row().Answered {
+			answered++
+		}
 	}
 	if err := lr.Err(); err != nil {
 		return bad("a label file whose labels cannot all be read, so it cannot say how many its run released: %v", err)
 	}
-	return Witness{File: path, Labels: labels, Record: Record{Version: recordVersion, Ensemble: m.Ensemble, LedgerID: m.Ledger,
+	return Witness{File: path, Labels: labels, Answered: answered, Meta: m, Record: Record{Version: recordVersion, Ensemble: m.Ensemble, LedgerID: m.Ledger,
 		Lines: m.LedgerLines, Size: m.LedgerSize, Head: m.LedgerHead}}, false, nil
 }
 
@@ -257,14 +271,18 @@ func (l *Ledger) checkWitness(ctx context.Context, w Witness) error {
 			return err
 		case !holds:
 			e.kind = diverged
-		case w.Labels == 0:
+		case w.Labels == 0 && w.Units == 0:
 			return nil
 		default:
+			least := w.Labels
+			if w.Units > 0 {
+				least = w.Units
+			}
 			e.Run, e.Counted, err = l.runAt(ctx, pos{n: r.Lines, off: r.Size})
-			if err != nil || e.Counted >= w.Labels {
+			if err != nil || e.Counted >= least {
 				return err
 			}
-			e.kind, e.Labels = lowered, w.Labels
+			e.kind, e.Labels, e.Units = lowered, w.Labels, w.Units
 		}
 	}
 	return e

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,5 +64,35 @@ func TestLabelFileWitnessesSettlement(t *testing.T) {
 	wantWitnessError(t, "the killed run's label file", witnessErr(t, witnessed(t, labels, later), path), lowered, labels, "counts 0 labels of run")
 	if err := witnessErr(t, witnessed(t, honest, later), path); err != nil {
 		t.Errorf("the honest run's label file: %v", err)
+	}
+}
+
+// TestLabelFileWitnessesUnits: a label file of a run charged per draw,
+// whose lines count units of its draws' charge, witnesses the fewest
+// units its labels cost (Witness.Units, which the caller sets), not its
+// labels: a run counted below them is refused, naming both; one counted
+// at them passes.
+func TestLabelFileWitnessesUnits(t *testing.T) {
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	labels := reserveKilled(t, book, path, 88)
+	for _, c := range []struct {
+		units int
+		says  string
+	}{
+		{88, ""},
+		{89, "counts 88 units of run"},
+	} {
+		bk := witnessed(t, labels)
+		bk.Witnesses[0].Units = c.units
+		err := witnessErr(t, bk, path)
+		switch {
+		case c.says == "" && err != nil:
+			t.Errorf("a run counted at the %d units its labels cost: %v", c.units, err)
+		case c.says != "":
+			wantWitnessError(t, fmt.Sprintf("a run counted below the %d units its labels cost", c.units), err, lowered, labels, c.says)
+			if err != nil && !strings.Contains(err.Error(), "but the 88 labels of that label file cost at least 89 units") {
+				t.Errorf("%v: want it to say what the labels cost", err)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -175,4 +176,75 @@ func gdpMu(eps, delta float64) float64 {
 		}
 	}
 	return lo
+}
+
+// TestProgressiveLabelFileWitnessesDraws: the label file of a release
+// charged per draw witnesses what its labels' draws cost, not their
+// number. Its run's lines count units of the draws' charge (about 10^-6
+// of μ² each), so a settlement of as many units as the file has labels,
+// written by hand after the run was killed past its reservation, lowered
+// the run to almost nothing while its label file, given as a witness,
+// vouched for it (the ninth audit of issue 87: 143 labels delivered where
+// one run's 80 were allowed). Now the file witnesses the fewest units its
+// labels can have cost (ensemble.LeastUnits): ledger verify and a release
+// refuse the settlement, and accept the run's own.
+func TestProgressiveLabelFileWitnessesDraws(t *testing.T) {
+	t.Setenv(statedir.Env, t.TempDir())
+	t.Setenv("DARRM_WITNESS_DIR", "")
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 300, func(i int) []int { return plurality(120+i%130, i%10) })
+	budget := []string{"--budget-eps", "0.5", "--budget-delta", "1e-5"}
+	for _, c := range []struct {
+		name string
+		mech []string
+	}{
+		{"progressive-gnmax", []string{"--mechanism", "progressive-gnmax", "--levels", "80,60,45", "--kappa", "1.2", "--give-up", "0.5", "--threshold", "150", "--sigma1", "120"}},
+		{"confident-gnmax charged per draw", []string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5", "--accounting", "gdp-filter"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv(statedir.Env, t.TempDir())
+			led := filepath.Join(t.TempDir(), "open.ledger")
+			if _, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--votes", votes, "--filter", "gdp-filter"}, budget...)...); code != 0 {
+				t.Fatal(e)
+			}
+			labels := filepath.Join(dir, c.name+".csv")
+			if _, e, code := darrm(t, "", append(append([]string{"aggregate", votes, "--ledger", led, "--out", labels}, c.mech...), budget...)...); code != 0 && code != 4 {
+				t.Fatalf("exit %d: %s", code, e)
+			}
+			if _, e, code := darrm(t, "", "ledger", "verify", led, "--witness", labels); code != 0 {
+				t.Fatalf("the run's own settlement, with its label file: exit %d: %s", code, e)
+			}
+			raw, err := os.ReadFile(led)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(labels)
+			n := strings.Count(string(b), "\n") - 2 // the metadata header and the row of names
+			if n < 2 {
+				t.Fatalf("%d labels released", n)
+			}
+			// The run killed after its reservation: its settlement never
+			// written; then one of n units written by hand.
+			ls := strings.SplitAfter(string(raw), "\n")
+			if err := os.WriteFile(led, []byte(strings.Join(ls[:len(ls)-2], "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			appendForged(t, led, 0, func(s map[string]any) { s["queries"], s["final"] = n, true })
+			t.Setenv(statedir.Env, t.TempDir()) // an analyst with no record: the witness alone can tell
+			if _, e, code := darrm(t, "", "ledger", "verify", led); code != 0 {
+				t.Fatalf("the forged settlement, without the witness (a file cannot tell who wrote it): exit %d: %s", code, e)
+			}
+			_, e, code := darrm(t, "", "ledger", "verify", led, "--witness", labels)
+			if code != exitUsage || !containsFlat(e, fmt.Sprintf("counts %d units of run", n)) || !containsFlat(e, fmt.Sprintf("but the %d labels of that label file cost at least", n)) {
+				t.Errorf("ledger verify --witness: exit %d: %s", code, e)
+			}
+			out := filepath.Join(dir, c.name+"-more.csv")
+			if _, e, code := darrm(t, "", append(append([]string{"aggregate", votes, "--ledger", led, "--out", out, "--witness", labels}, c.mech...), budget...)...); code != exitUsage || !containsFlat(e, "the run's count was lowered after its labels left") {
+				t.Errorf("a release given the label file: exit %d: %s", code, e)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Error("a release on the lowered ledger wrote labels")
+			}
+		})
+	}
 }
