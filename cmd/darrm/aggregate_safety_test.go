@@ -58,8 +58,8 @@ func TestShortWriteCounts(t *testing.T) {
 // TestOutputTargets: --out is refused when it is the ledger (by its name,
 // a hard link or a symbolic link), the vote file or a gamma cache entry;
 // /dev/stdout redirected to a file writes to standard output. (--out as a
-// symbolic link, a FIFO or a device is checked for every mechanism by
-// TestEveryCheckOfEveryMechanism.)
+// symbolic link is checked for every mechanism, a FIFO or a device for the
+// first, for every one without -short, by TestEveryCheckOfEveryMechanism.)
 func TestOutputTargets(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 50)
