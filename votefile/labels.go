@@ -78,6 +78,15 @@ type LabelMeta struct {
 	LedgerLines int    `json:"ledger_lines,omitempty"`
 	LedgerSize  int64  `json:"ledger_size,omitempty"`
 	LedgerHead  string `json:"ledger_head,omitempty"`
+	// LedgerUnits is true when the rows have the units column: each
+	// states the units of the ledger's charge that the run's draws had
+	// taken when it was written, a release charged per draw
+	// (ensemble.ProgressiveGNMax) to a ledger, whose run that ledger
+	// counts in those units, not in labels. The ledger reserved them
+	// before the draws were drawn, so a settlement of the run below the
+	// last row's was lowered after that label left (ledger.ReadWitness).
+	// false without a ledger, and for files of an earlier darrm.
+	LedgerUnits bool `json:"ledger_units,omitempty"`
 	// Accounting names how the release was accounted when not per query
 	// ("ptr": as a whole, by generalized PTR), "" when it was; Total is
 	// then the total it published, by the argument it names.
@@ -134,7 +143,7 @@ func (m *LabelMeta) HeaderLine() string {
 // labelKeys are the keys of a label file's header, and teacherKeys and
 // totalKeys those of its teachers and total objects.
 var (
-	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "levels", "kappa", "give_up", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head", "accounting", "total"}
+	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "levels", "kappa", "give_up", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head", "ledger_units", "accounting", "total"}
 	teacherKeys = []string{"eps", "Delta"}
 	totalKeys   = []string{"eps", "delta", "argument", "budget_eps", "budget_delta", "fallback_of"}
 	// settingKeys are the keys of labelKeys that the mechanisms' settings
@@ -207,6 +216,8 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 		return nil, bad("total", *m.Total, "its budget must be a finite budget_eps >= 0 and a budget_delta in [0, 1)")
 	case m.Ledger != "" && !isLedgerID(m.Ledger):
 		return nil, bad("ledger", param.Quote(m.Ledger), "must be a ledger's id, 32 hexadecimal digits")
+	case m.LedgerUnits && m.Ledger == "":
+		return nil, bad("ledger_units", m.LedgerUnits, "the units of a ledger's charge go with the ledger's id (ledger)")
 	case m.LedgerLines == 0 && m.LedgerSize == 0 && m.LedgerHead == "":
 	case m.Ledger == "":
 		return nil, bad("ledger_lines", m.LedgerLines, "where a ledger was goes with the ledger's id (ledger)")
@@ -228,7 +239,8 @@ const labelBuffer = 256 << 10
 // header row, or JSON lines {"id": ..., "label": <class>}; with the
 // answered column (multi-class votes), "id,label,answered" with an empty
 // label for a query not answered, or {"id": ..., "label": <class> or null,
-// "answered": true|false}. The id is the query's id column or, without
+// "answered": true|false}; with the units column (Units), ",units" and
+// "units": <n> after them. The id is the query's id column or, without
 // one, its position in the vote file. Nothing else about a query is
 // written. Rows are buffered; Written counts those that may have reached
 // the underlying writer, i.e. have been released.
@@ -255,9 +267,20 @@ type LabelWriter struct {
 	// reserved the labels (LabelMeta.LedgerLines). A NumPy label file has
 	// no comment lines.
 	Header func() string
+	// Units, if set before the first label is written, adds the units
+	// column (LabelMeta.LedgerUnits): each row states what it returns
+	// when the row is written, a whole number >= 0 that never decreases;
+	// an error fails the write. A NumPy label file has no room for it.
+	Units func() (int, error)
 	// comments is the end of the comment lines in buf, until the first
 	// flush: where Header's line goes.
 	comments int
+	// started is set once the CSV header row, whose columns Units
+	// decides, is in buf; units once the rows have the units column, and
+	// lastUnits is the last row's.
+	started   bool
+	units     bool
+	lastUnits int
 }
 
 // NewLabelWriter returns a writer of labels in format (FormatCSV or
@@ -280,16 +303,28 @@ func NewLabelWriter(w io.Writer, format Format, answered bool, comments ...strin
 	for _, c := range comments {
 		lw.buf = append(append(lw.buf, c...), '\n')
 	}
-	lw.comments = len(lw.buf)
-	if format == FormatCSV {
+	lw.comments, lw.head = len(lw.buf), len(lw.buf)
+	return lw, nil
+}
+
+// start writes the CSV header row, once, before the first row or flush:
+// the columns are known then (Units is set or not).
+func (lw *LabelWriter) start() {
+	if lw.started {
+		return
+	}
+	lw.started, lw.units = true, lw.Units != nil
+	if lw.format == FormatCSV {
 		lw.buf = append(lw.buf, "id,label"...)
-		if answered {
+		if lw.answered {
 			lw.buf = append(lw.buf, ",answered"...)
+		}
+		if lw.units {
+			lw.buf = append(lw.buf, ",units"...)
 		}
 		lw.buf = append(lw.buf, '\n')
 	}
 	lw.head = len(lw.buf)
-	return lw, nil
 }
 
 // WriteLabel writes the row of q: its label, or none when it was not
@@ -305,6 +340,18 @@ func (lw *LabelWriter) WriteLabel(q *Query, label int, answered bool) error {
 		lw.npy = append(lw.npy, int64(label))
 		lw.pending++
 		return nil
+	}
+	lw.start()
+	units := 0
+	if lw.units {
+		var err error
+		if units, err = lw.Units(); err == nil && units < lw.lastUnits {
+			err = fmt.Errorf("units %d after %d: the units column never decreases", units, lw.lastUnits)
+		}
+		if err != nil {
+			return err
+		}
+		lw.lastUnits = units
 	}
 	b := lw.buf
 	if lw.format == FormatJSONL {
@@ -322,6 +369,9 @@ func (lw *LabelWriter) WriteLabel(q *Query, label int, answered bool) error {
 				b[len(b)-1] = '1'
 			}
 		}
+		if lw.units {
+			b = strconv.AppendInt(append(b, ','), int64(units), 10)
+		}
 		b = append(b, '\n')
 	} else {
 		b = append(b, `,"label":`...)
@@ -332,6 +382,9 @@ func (lw *LabelWriter) WriteLabel(q *Query, label int, answered bool) error {
 		}
 		if lw.answered {
 			b = strconv.AppendBool(append(b, `,"answered":`...), answered)
+		}
+		if lw.units {
+			b = strconv.AppendInt(append(b, `,"units":`...), int64(units), 10)
 		}
 		b = append(b, "}\n"...)
 	}
@@ -362,6 +415,7 @@ func (lw *LabelWriter) Flush() error {
 	if lw.npy != nil {
 		return lw.flushNPY()
 	}
+	lw.start()
 	if len(lw.buf) == 0 && lw.Header == nil {
 		return nil
 	}
@@ -458,6 +512,10 @@ type labelRow struct {
 	// Label is the class released, -1 when the query was not answered.
 	Label    int
 	Answered bool
+	// Units is the units column's (LabelMeta.LedgerUnits): the units of
+	// the ledger's charge that the run's draws had taken when the row was
+	// written; 0 in a file without it.
+	Units int
 }
 
 // LabelReader streams a label file that ensemble.ReleaseTo wrote, in constant
@@ -469,6 +527,7 @@ type LabelReader struct {
 	meta     *LabelMeta
 	metaLine int  // the header's line
 	answered bool // the rows have the answered column
+	units    bool // and the units column
 	row      labelRow
 	rows
 	npy *npyArray // the labels of a NumPy label file
@@ -510,24 +569,39 @@ func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 		var keys map[string]json.RawMessage
 		json.Unmarshal(line, &keys) // a line that is no object fails in parse
 		_, out.answered = keys["answered"]
+		_, out.units = keys["units"]
 	} else {
 		lr.format = FormatCSV
 		fs, err := lr.split(line)
 		if err != nil {
 			return nil, err
 		}
-		switch h := string(line); {
-		case len(fs) == 2 && string(fs[0].b) == "id" && string(fs[1].b) == "label":
-		case len(fs) == 3 && string(fs[0].b) == "id" && string(fs[1].b) == "label" && string(fs[2].b) == "answered":
+		names := make([]string, len(fs))
+		for i, f := range fs {
+			names[i] = string(f.b)
+		}
+		switch {
+		case slices.Equal(names, []string{"id", "label"}):
+		case slices.Equal(names, []string{"id", "label", "answered"}):
 			out.answered = true
+		case slices.Equal(names, []string{"id", "label", "units"}):
+			out.units = true
+		case slices.Equal(names, []string{"id", "label", "answered", "units"}):
+			out.answered, out.units = true, true
 		default:
-			return nil, lr.errorf(0, "header row %s: want id,label or id,label,answered", param.Quote(h))
+			return nil, lr.errorf(0, "header row %s: want id,label or id,label,answered (and a units column last, for a release charged per draw to a ledger)", param.Quote(string(line)))
 		}
 		if line, err = lr.nextNonBlank(); err == io.EOF {
 			return nil, lr.errorf(0, "no labels after the header row")
 		} else if err != nil {
 			return nil, err
 		}
+	}
+	switch stated := out.meta != nil && out.meta.LedgerUnits; {
+	case out.units && !stated:
+		return nil, lr.errorf(0, "a units column, which goes with a metadata header that says the rows state units (ledger_units), and only with one")
+	case stated && !out.units:
+		return nil, lr.errorf(0, "no units column, which the metadata header says the rows have (ledger_units)")
 	}
 	if err := out.parse(line); err != nil {
 		return nil, err
@@ -627,15 +701,24 @@ func (r *LabelReader) parse(line []byte) error {
 			ID       json.RawMessage `json:"id"`
 			Label    json.RawMessage `json:"label"`
 			Answered *bool           `json:"answered"`
+			Units    json.RawMessage `json:"units"`
 		}
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&j); err != nil || j.ID == nil || j.Label == nil || (j.Answered != nil) != r.answered {
-			want := `{"id": ..., "label": ...}`
+		if err := dec.Decode(&j); err != nil || j.ID == nil || j.Label == nil || (j.Answered != nil) != r.answered || (j.Units != nil) != r.units {
+			want := `"id": ..., "label": ...`
 			if r.answered {
-				want = `{"id": ..., "label": ..., "answered": true|false}`
+				want += `, "answered": true|false`
 			}
-			return lr.errorf(0, "want a JSON object %s, as in the first row", want)
+			if r.units {
+				want += `, "units": <units>`
+			}
+			return lr.errorf(0, "want a JSON object {%s}, as in the first row", want)
+		}
+		if r.units {
+			if err := row.setUnits(j.Units, r.row.Units); err != nil {
+				return lr.errorf(0, "%v", err)
+			}
 		}
 		if err := json.Unmarshal(j.ID, &row.ID); err != nil {
 			row.ID = string(j.ID) // a number, as written
@@ -651,7 +734,10 @@ func (r *LabelReader) parse(line []byte) error {
 		}
 		want := 2
 		if r.answered {
-			want = 3
+			want++
+		}
+		if r.units {
+			want++
 		}
 		if len(fs) != want {
 			return lr.errorf(0, "%d columns, want %d (as the header row)", len(fs), want)
@@ -666,6 +752,11 @@ func (r *LabelReader) parse(line []byte) error {
 				return lr.errorf(3, "answered %s: must be 0 or 1", show(fs[2].b))
 			}
 			row.Answered = a == "1"
+		}
+		if r.units {
+			if err := row.setUnits(fs[want-1].b, r.row.Units); err != nil {
+				return lr.errorf(want, "%v", err)
+			}
 		}
 	}
 	if labelled != row.Answered {
@@ -687,6 +778,25 @@ func (r *LabelReader) parse(line []byte) error {
 	r.row = row
 	return nil
 }
+
+// setUnits reads a row's units, which follow the last row's, last: a
+// whole number >= 0, written plainly (digits, no sign, no leading zero),
+// at most the accountant's count limit (2^53), and at least last.
+func (row *labelRow) setUnits(b []byte, last int) error {
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	switch {
+	case err != nil || n < 0 || n > maxUnits || strconv.FormatInt(n, 10) != string(b):
+		return fmt.Errorf("units %s: must be a whole number in [0, %d], written plainly", show(b), maxUnits)
+	case int(n) < last:
+		return fmt.Errorf("units %d after %d: the units a run's draws had taken never decrease from one row to the next", n, last)
+	}
+	row.Units = int(n)
+	return nil
+}
+
+// maxUnits bounds the units column: the largest count of steps the
+// accountant counts (accountant.CountLimit).
+const maxUnits = 1 << 53
 
 // isLedgerID reports whether s is a ledger's id: 32 lower-case
 // hexadecimal digits.
