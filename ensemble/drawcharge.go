@@ -260,7 +260,11 @@ func (u *unitLedger) cover(next, spent accountant.Sequence) error {
 // sink sees it: the draws were reserved before they were drawn
 // (unitLedger.cover), so the labels reserve nothing more, and a run that
 // released labels settles the units of every draw charged (a run that
-// released none, its file removed unread, settles none).
+// released none, its file removed unread, settles none). Each row of
+// the label file states the units of the draws charged when it was
+// written (units, the label file's units column), all reserved before
+// that row's label was drawn: a settlement of the run below the last
+// row's was lowered after that label left (ledger.ReadWitness).
 type drawsLedger struct {
 	Ledger
 	m *drawMeter
@@ -268,11 +272,15 @@ type drawsLedger struct {
 
 func (drawsLedger) Reserve(context.Context, int) error { return nil }
 
+// units returns the units of the draws charged so far, as Settle would
+// settle them.
+func (d drawsLedger) units() (int, error) { return d.m.ledger.units(d.m.spent) }
+
 func (d drawsLedger) Settle(ctx context.Context, labels int) error {
 	if labels == 0 {
 		return d.Ledger.Settle(ctx, 0)
 	}
-	n, err := d.m.ledger.units(d.m.spent)
+	n, err := d.units()
 	if err != nil {
 		return err
 	}
