@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/pgtest"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -69,8 +70,9 @@ func TestLabelFileWitnessesSettlement(t *testing.T) {
 
 // reserveKilledUnits is reserveKilled for a run charged per draw: it
 // reserves units and writes a label file whose rows state units (the
-// units column, in format), and never settles.
-func reserveKilledUnits(t *testing.T, bk Options, location string, reserve int, units []int, format votefile.Format) string {
+// units column, in format); it settles settle units, or never if settle
+// < 0 (the run killed).
+func reserveKilledUnits(t *testing.T, bk Options, location string, reserve int, units []int, format votefile.Format, settle int) string {
 	t.Helper()
 	l, err := bk.forRun(ctx, location)
 	if err != nil {
@@ -104,6 +106,11 @@ func reserveKilledUnits(t *testing.T, bk Options, location string, reserve int, 
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if settle >= 0 {
+		if err := l.Settle(ctx, settle); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return path
 }
 
@@ -120,7 +127,7 @@ func TestLabelFileWitnessesUnits(t *testing.T) {
 	for _, format := range []votefile.Format{votefile.FormatCSV, votefile.FormatJSONL} {
 		for _, rows := range []int{len(units), 3, 1} {
 			path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 200, Delta: 0.1}})
-			full := reserveKilledUnits(t, book, path, 500, units, format)
+			full := reserveKilledUnits(t, book, path, 500, units, format, -1)
 			// The stream cut after rows rows: their lines alone.
 			b, err := os.ReadFile(full)
 			if err != nil {
@@ -171,5 +178,33 @@ func TestLabelFileWitnessesUnits(t *testing.T) {
 	labels := reserveKilled(t, book, path, 88)
 	if w, err := ReadWitness(labels); err != nil || w.Labels != 88 || w.Units != 0 {
 		t.Errorf("a label file without units: %+v, %v", w, err)
+	}
+}
+
+// TestPGLabelFileWitnessesUnits: on PostgreSQL, the same witness of
+// units: a run charged per draw whose analyst settled it (theirs to
+// settle) at its label file's last row's units passes; one settled a unit
+// below is refused by that label file.
+func TestPGLabelFileWitnessesUnits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("PostgreSQL: without -short")
+	}
+	db := pgtest.DB(t)
+	units := []int{40, 95, 180}
+	for _, settle := range []int{180, 179} {
+		u := pgURL(db, fmt.Sprintf("units%d", settle))
+		budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 200, Delta: 0.1}}
+		if _, err := book.create(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
+			t.Fatal(err)
+		}
+		labels := reserveKilledUnits(t, book, u, 300, units, votefile.FormatCSV, settle)
+		err := witnessErr(t, witnessed(t, labels), u)
+		if settle == 180 {
+			if err != nil {
+				t.Errorf("settled at the last row's units: %v", err)
+			}
+			continue
+		}
+		wantWitnessError(t, "settled a unit below the last row's units", err, lowered, labels, "counts 179 units of run")
 	}
 }
