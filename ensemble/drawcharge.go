@@ -10,7 +10,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/provenance"
-	"github.com/darrm/darrm/votefile"
 )
 
 // A mechanism charged per draw (ProgressiveGNMax) pays each draw of noise
@@ -260,7 +259,11 @@ func (u *unitLedger) cover(next, spent accountant.Sequence) error {
 // sink sees it: the draws were reserved before they were drawn
 // (unitLedger.cover), so the labels reserve nothing more, and a run that
 // released labels settles the units of every draw charged (a run that
-// released none, its file removed unread, settles none).
+// released none, its file removed unread, settles none). Each row of
+// the label file states the units of the draws charged when it was
+// written (units, the label file's units column), all reserved before
+// that row's label was drawn: a settlement of the run below the last
+// row's was lowered after that label left (ledger.ReadWitness).
 type drawsLedger struct {
 	Ledger
 	m *drawMeter
@@ -268,11 +271,15 @@ type drawsLedger struct {
 
 func (drawsLedger) Reserve(context.Context, int) error { return nil }
 
+// units returns the units of the draws charged so far, as Settle would
+// settle them.
+func (d drawsLedger) units() (int, error) { return d.m.ledger.units(d.m.spent) }
+
 func (d drawsLedger) Settle(ctx context.Context, labels int) error {
 	if labels == 0 {
 		return d.Ledger.Settle(ctx, 0)
 	}
-	n, err := d.m.ledger.units(d.m.spent)
+	n, err := d.units()
 	if err != nil {
 		return err
 	}
@@ -333,58 +340,4 @@ func gdpHolds(f accountant.Filter) bool {
 		}
 	}
 	return gdp
-}
-
-// LeastUnits returns the fewest units of a ledger's charge (unitSigma)
-// that the run of a label file charged per draw can have been settled
-// at honestly, from the file's metadata header and its answered and
-// withheld labels, and whether the file is of such a run (its header
-// names progressive-gnmax, which Confident-GNMax and GNMax charged per
-// draw name too). Every query of a label took its first draw (the
-// threshold step, or else the first level), and an answered one the
-// first level as well, each charged before it was drawn, so a count of
-// the run below this was lowered after its labels left (a settlement
-// written by hand for a run killed after its reservation): the count of
-// labels alone, a few units, says nothing of the draws. It is a floor:
-// draws at later levels are not seen in a label file, so a count between
-// it and what the draws cost is not caught (docs/aggregate.md).
-func LeastUnits(meta *votefile.LabelMeta, answered, withheld int) (int, bool, error) {
-	var p ProgressiveGNMax
-	if meta == nil || meta.Mechanism != string(p.Name()) {
-		return 0, false, nil
-	}
-	mech, err := p.FromHeader(meta)
-	if err != nil {
-		return 0, true, err
-	}
-	p = mech.(ProgressiveGNMax)
-	if err := p.Validate(); err != nil {
-		return 0, true, err
-	}
-	if answered < 0 || withheld < 0 {
-		return 0, true, fmt.Errorf("%d answered and %d withheld labels: counts must be >= 0", answered, withheld)
-	}
-	var steps []drawStep
-	for _, d := range p.Draws() {
-		steps = append(steps, drawStep{sigma: d.Sigma, coords: d.Coords, name: "a draw", param: "levels"})
-	}
-	m, err := newDrawMeter(new(accountant.Memo), p.Budget, steps)
-	if err != nil {
-		return 0, true, err
-	}
-	u, err := newUnitLedger(m)
-	if err != nil {
-		return 0, true, err
-	}
-	seq, err := m.filter.Add(accountant.Sequence{}, m.charges[0], answered+withheld)
-	if err == nil && p.confident() {
-		seq, err = m.filter.Add(seq, m.charges[1], answered)
-	}
-	if err != nil {
-		return 0, true, err
-	}
-	// Rounded down, and one unit less: the run summed the same charges
-	// rounded up in another order, so its sums can differ in the last
-	// bits.
-	return max(int(seq.Mu2/u.mu2)-1, 0), true, nil
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -571,70 +574,110 @@ func TestProgressiveHeader(t *testing.T) {
 	}
 }
 
-// TestLeastUnits: the fewest units a label file of a release charged per
-// draw says its run cost are at most what the run settled (every honest
-// run passes its own label file) and more than its labels (a settlement
-// of as many units as labels, written by hand, is caught); for the
-// one-level forms (Confident-GNMax, GNMax charged per draw), whose every
-// label's draws its answered column tells, within a unit of it. Labels
-// of a mechanism not charged per draw have none.
-func TestLeastUnits(t *testing.T) {
+// TestLabelFileUnits: the label file of a release charged per draw to a
+// ledger states, on each row, the units of the draws charged when it was
+// written: non-decreasing, never above what the ledger had reserved when
+// the row left, and the last row's exactly what the run settled (every
+// honest run passes its own label file, and a settlement one unit below
+// is caught: ledger.TestLabelFileWitnessesUnits). Its header says the
+// column is there. Without a ledger, or charged per query, there is no
+// such column.
+func TestLabelFileUnits(t *testing.T) {
 	budget := accountant.Guarantee{Eps: 1, Delta: 1e-5}
 	confident, _ := ChargedPerDraw(ConfidentGNMax{Threshold: 40, Sigma1: 20, GNMax: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 12}}, budget)
 	gnmax, _ := ChargedPerDraw(GNMax{Target: Target{Delta: 1e-5}, Sigma2: 12}, budget)
 	gdp := &accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.GDPFilter, Delta: 1e-5}, {Method: accountant.Simple}}}
-	meta := provenance.Binding{Ensemble: "least", Teachers: provenance.Teachers{K: 60, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(3, votefile.LayoutCounts)
+	meta := provenance.Binding{Ensemble: "units", Teachers: provenance.Teachers{K: 60, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(3, votefile.LayoutCounts)
+	rows := func(seed uint64) votefile.Reader {
+		rows := make([][]int, 600)
+		for i := range rows {
+			top := 20 + int((uint64(i)*7+seed*13)%40)
+			rows[i] = []int{top, 60 - top, 0}
+		}
+		in, err := votefile.ReadRows(rows, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	// read returns the header and the rows' units of a label file.
+	read := func(t *testing.T, r io.Reader) (*votefile.LabelMeta, []int) {
+		t.Helper()
+		lr, err := votefile.NewLabelReader(r, "labels")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var units []int
+		for lr.Next() {
+			units = append(units, lr.Row().Units)
+		}
+		if err := lr.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return lr.Meta(), units
+	}
 	for _, c := range []struct {
-		name  string
-		m     Mechanism
-		tight bool
+		name string
+		m    Mechanism
 	}{
-		{"progressive with a threshold step", ProgressiveGNMax{Levels: []float64{24, 16, 12}, Kappa: 1, GiveUp: 0.5, Threshold: 40, Sigma1: 20, Budget: budget}, false},
-		{"progressive", ProgressiveGNMax{Levels: []float64{24, 16, 12}, Kappa: 1.5, Budget: budget}, false},
-		{"confident-gnmax charged per draw", confident, true},
-		{"gnmax charged per draw", gnmax, true},
+		{"progressive with a threshold step", ProgressiveGNMax{Levels: []float64{24, 16, 12}, Kappa: 1, GiveUp: 0.5, Threshold: 40, Sigma1: 20, Budget: budget}},
+		{"progressive", ProgressiveGNMax{Levels: []float64{24, 16, 12}, Kappa: 1.5, Budget: budget}},
+		{"confident-gnmax charged per draw", confident},
+		{"gnmax charged per draw", gnmax},
 	} {
-		for seed := range uint64(4) {
-			rows := make([][]int, 600)
-			for i := range rows {
-				top := 20 + int((uint64(i)*7+seed*13)%40)
-				rows[i] = []int{top, 60 - top, 0}
-			}
-			in, err := votefile.ReadRows(rows, meta)
-			if err != nil {
-				t.Fatal(err)
-			}
-			path := filepath.Join(t.TempDir(), "labels.csv")
+		for seed := range uint64(3) {
 			l := &drawLedger{allowed: 1 << 30, filter: gdp}
-			if _, err := Release(context.Background(), ReleaseSpec{Votes: in, Mechanism: c.m, Ledger: l, Random: noise.NewSeededSource(seed),
-				Sink: LabelSink{Path: path}, Options: ReleaseOptions{Experiment: true}}); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lr, err := votefile.NewLabelReader(f, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			answered, withheld := 0, 0
-			for lr.Next() {
-				if lr.Row().Answered {
-					answered++
-				} else {
-					withheld++
+			// Each write checks the rows it carries out against the
+			// ledger's reservations so far.
+			var out strings.Builder
+			w := writerFunc(func(p []byte) (int, error) {
+				if len(l.reserves) == 0 {
+					t.Fatalf("%s: labels left before any reservation", c.name)
 				}
+				reserved := l.reserves[len(l.reserves)-1]
+				for _, line := range strings.Split(string(p), "\n") {
+					f := strings.Split(line, ",")
+					if n, err := strconv.Atoi(f[len(f)-1]); err == nil && len(f) == 4 && n > reserved {
+						t.Fatalf("%s: row %q left with %d units reserved", c.name, line, reserved)
+					}
+				}
+				return out.Write(p)
+			})
+			if _, err := Release(context.Background(), ReleaseSpec{Votes: rows(seed), Mechanism: c.m, Ledger: l, Random: noise.NewSeededSource(seed),
+				Sink: LabelSink{Stdout: w}, Options: ReleaseOptions{Experiment: true}}); err != nil {
+				t.Fatal(err)
 			}
-			f.Close()
-			least, ok, err := LeastUnits(lr.Meta(), answered, withheld)
+			h, units := read(t, strings.NewReader(out.String()))
 			settled := l.settles[len(l.settles)-1]
-			if err != nil || !ok || least > settled || least <= answered+withheld || c.tight && settled-least > 2 {
-				t.Errorf("%s, seed %d: %d answered, %d withheld: least %d units (%v, %v), settled %d", c.name, seed, answered, withheld, least, ok, err, settled)
+			if !h.LedgerUnits || len(units) < 2 || units[0] <= 0 || !slices.IsSorted(units) || units[len(units)-1] != settled {
+				t.Errorf("%s, seed %d: header units %v, rows' units %v..., settled %d", c.name, seed, h.LedgerUnits, units[:min(len(units), 5)], settled)
+			}
+			if steps := len(slices.Compact(slices.Clone(units))); steps < len(units)/2 {
+				t.Errorf("%s, seed %d: the units of %d rows take %d values: not a step a query", c.name, seed, len(units), steps)
 			}
 		}
+		// Without a ledger: no column.
+		var out strings.Builder
+		if _, err := Release(context.Background(), ReleaseSpec{Votes: rows(0), Mechanism: c.m, Budget: &accountant.Budget{Guarantee: budget}, Random: noise.NewSeededSource(1),
+			Sink: LabelSink{Stdout: &out}, Options: ReleaseOptions{Experiment: true}}); err != nil {
+			t.Fatal(err)
+		}
+		if h, units := read(t, strings.NewReader(out.String())); h.LedgerUnits || slices.Max(units) != 0 || strings.Contains(out.String(), "units\n") {
+			t.Errorf("%s without a ledger: a units column", c.name)
+		}
 	}
-	if n, ok, err := LeastUnits(&votefile.LabelMeta{Mechanism: "gnmax"}, 5, 5); n != 0 || ok || err != nil {
-		t.Errorf("labels of gnmax, charged per query: %d, %v, %v", n, ok, err)
+	// Charged per query, on a ledger: no column.
+	var out strings.Builder
+	if _, err := Release(context.Background(), ReleaseSpec{Votes: rows(0), Mechanism: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 12}, Ledger: &fakeLedger{}, Random: noise.NewSeededSource(1),
+		Sink: LabelSink{Stdout: &out}, Options: ReleaseOptions{Experiment: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := read(t, strings.NewReader(out.String())); h.LedgerUnits || h.Ledger == "" {
+		t.Errorf("gnmax charged per query: header %+v", h)
 	}
 }
+
+// writerFunc is an io.Writer of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

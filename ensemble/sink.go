@@ -149,6 +149,9 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 		Eps: priv.Guarantee.Eps, Delta: priv.Guarantee.Delta, Ensemble: b.Ensemble, Abstain: in.MayAbstain(), ForRelease: len(comments) == 0}
 	if sink.Ledger != nil {
 		meta.Ledger = sink.Ledger.ID()
+		// A run charged per draw is counted in units of its draws' charge:
+		// each row states those taken when it was written.
+		_, meta.LedgerUnits = sink.Ledger.(drawsLedger)
 	}
 	if err := labelSettings(agg.Mechanism(), &meta); err != nil {
 		return res, settle(err, 0)
@@ -183,6 +186,9 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 		}
 		if sink.Ledger != nil {
 			lw.Reserve = func(labels int) error { return sink.Ledger.Reserve(ctx, labels) }
+		}
+		if d, ok := sink.Ledger.(drawsLedger); ok {
+			lw.Units = d.units
 		}
 		res, err = release(ctx, in, agg, src, lw, limit, opts)
 		if err == nil && sink.Ledger != nil {

@@ -124,8 +124,8 @@ type RecordError struct {
 	// Run, Counted and Labels, for a ledger that a label file's labels
 	// refute, are that file's run, the labels the ledger counts of it and
 	// the labels the file holds; Units, for a run charged per draw, the
-	// fewest units of its charge those labels cost (Witness.Units), which
-	// Counted then counts.
+	// units of its charge those labels cost (Witness.Units), which Counted
+	// then counts.
 	Run     string
 	Counted int
 	Labels  int
@@ -197,7 +197,7 @@ func (e *RecordError) sayWitness(replace string) string {
 		return e.sayPast(seen, "witness "+printable(e.File), "leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)")
 	case lowered:
 		if e.Units > 0 {
-			return fmt.Sprintf("ledger %s counts %d units of run %s, which reserved the draws of witness %s at its line %d, but the %d labels of that label file cost at least %d units (each draw is charged before it is drawn, and each label took at least its query's first draw): the run's count was lowered after its labels left (a settlement written by hand). Restore the ledger from a good copy, or go on from the copy the witness saw; nothing can be released against it as it is", e.Path, e.Counted, e.Run, printable(e.File), r.Lines, e.Labels, e.Units)
+			return fmt.Sprintf("ledger %s counts %d units of run %s, which reserved the draws of witness %s at its line %d, but the %d labels of that label file cost at least %d units (its last row states the units its run's draws had taken when that label was written, each reserved before it was drawn): the run's count was lowered after its labels left (a settlement written by hand). Restore the ledger from a good copy, or go on from the copy the witness saw; nothing can be released against it as it is", e.Path, e.Counted, e.Run, printable(e.File), r.Lines, e.Labels, e.Units)
 		}
 		return fmt.Sprintf("ledger %s counts %d labels of run %s, which reserved the labels of witness %s at its line %d, but that label file holds %d: the run's count was lowered after its labels left (a settlement written by hand). Restore the ledger from a good copy, or go on from the copy the witness saw; nothing can be released against it as it is", e.Path, e.Counted, e.Run, printable(e.File), r.Lines, e.Labels)
 	case secondLedger:

@@ -46,16 +46,13 @@ type Witness struct {
 	// the labels left. 0 for a checkpoint, which witnesses every
 	// settlement up to its line by that line's hash.
 	Labels int
-	// Answered, for a label file, is how many of its labels answered
-	// their query (the others were withheld); Meta is its metadata
-	// header.
-	Answered int
-	Meta     *votefile.LabelMeta
 	// Units, for a label file of a release charged per draw, whose run's
 	// lines count units of a Gaussian-DP charge rather than labels, is
-	// the fewest units its labels can have cost, which its run must count
-	// instead of Labels: ReadWitness leaves it 0, and a caller that knows
-	// the mechanism sets it (ensemble.LeastUnits, as darrm's commands do).
+	// its last row's units (votefile.LabelMeta.LedgerUnits): those its
+	// run's draws had taken when that label was written, each reserved
+	// before it was drawn, which the run must count instead of Labels. 0
+	// for a file without the units column (charged per query, or written
+	// by an earlier darrm), whose run must count its Labels.
 	Units int
 }
 
@@ -113,7 +110,9 @@ func (e *witnessError) BadInput() bool { return true }
 // ReadWitness reads the witness in the file at path: a checkpoint
 // (Options.Checkpoint) or a label file of darrm aggregate charged to a
 // ledger (CSV or JSON lines, whose metadata header states the ledger's
-// line that reserved its labels), recognised by their content. A file
+// line that reserved its labels, and whose rows, of a release charged
+// per draw, the units its draws had taken: Witness.Units), recognised by
+// their content. A file
 // that is neither, or one that witnesses no ledger (labels charged to
 // none, or written by a darrm whose header does not state the line), is
 // an error naming path.
@@ -177,17 +176,14 @@ func readWitness(path string) (w Witness, isCheckpoint bool, err error) {
 	case checkName(m.Ensemble) != nil:
 		return bad("its header's ensemble %s has control characters: it is no ensemble a ledger keeps", param.Quote(m.Ensemble))
 	}
-	labels, answered := 0, 0
+	labels, units := 0, 0
 	for lr.Next() {
-		labels++
-		if lr.Row().Answered {
-			answered++
-		}
+		labels, units = labels+1, lr.Row().Units
 	}
 	if err := lr.Err(); err != nil {
 		return bad("a label file whose labels cannot all be read, so it cannot say how many its run released: %v", err)
 	}
-	return Witness{File: path, Labels: labels, Answered: answered, Meta: m, Record: Record{Version: recordVersion, Ensemble: m.Ensemble, LedgerID: m.Ledger,
+	return Witness{File: path, Labels: labels, Units: units, Record: Record{Version: recordVersion, Ensemble: m.Ensemble, LedgerID: m.Ledger,
 		Lines: m.LedgerLines, Size: m.LedgerSize, Head: m.LedgerHead}}, false, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/pgtest"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -67,32 +68,143 @@ func TestLabelFileWitnessesSettlement(t *testing.T) {
 	}
 }
 
+// reserveKilledUnits is reserveKilled for a run charged per draw: it
+// reserves units and writes a label file whose rows state units (the
+// units column, in format); it settles settle units, or never if settle
+// < 0 (the run killed).
+func reserveKilledUnits(t *testing.T, bk Options, location string, reserve int, units []int, format votefile.Format, settle int) string {
+	t.Helper()
+	l, err := bk.forRun(ctx, location)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.store.close()
+	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Reserve(ctx, reserve); err != nil {
+		t.Fatal(err)
+	}
+	m := votefile.LabelMeta{Mechanism: "darrm", K: bound.K, Classes: 2, Relation: "private-teachers", Eps: step.Eps, Delta: step.Delta,
+		Ensemble: l.Header().Ensemble, ForRelease: true, Ledger: l.Header().ID, LedgerLines: l.Lines(), LedgerSize: l.Size(), LedgerHead: l.Head(), LedgerUnits: true}
+	var b strings.Builder
+	lw, err := votefile.NewLabelWriter(&b, format, true, m.HeaderLine())
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	lw.Units = func() (int, error) { return units[i], nil }
+	for i = range units {
+		if err := lw.WriteLabel(&votefile.Query{Index: i + 1}, 1, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := lw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "labels."+format.String())
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if settle >= 0 {
+		if err := l.Settle(ctx, settle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
+}
+
 // TestLabelFileWitnessesUnits: a label file of a run charged per draw,
-// whose lines count units of its draws' charge, witnesses the fewest
-// units its labels cost (Witness.Units, which the caller sets), not its
-// labels: a run counted below them is refused, naming both; one counted
-// at them passes.
+// whose lines count units of its draws' charge, witnesses its last row's
+// units (ReadWitness sets Witness.Units, for every caller), not its
+// labels: the run killed after its reservation and settled by hand at
+// those units passes; at one unit less it is refused, naming both. The
+// file cut after a row (a stream the run was killed writing) witnesses
+// that row's units, exactly. A label file without the units column (an
+// earlier darrm's, or charged per query) witnesses its labels.
 func TestLabelFileWitnessesUnits(t *testing.T) {
-	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
-	labels := reserveKilled(t, book, path, 88)
-	for _, c := range []struct {
-		units int
-		says  string
-	}{
-		{88, ""},
-		{89, "counts 88 units of run"},
-	} {
-		bk := witnessed(t, labels)
-		bk.Witnesses[0].Units = c.units
-		err := witnessErr(t, bk, path)
-		switch {
-		case c.says == "" && err != nil:
-			t.Errorf("a run counted at the %d units its labels cost: %v", c.units, err)
-		case c.says != "":
-			wantWitnessError(t, fmt.Sprintf("a run counted below the %d units its labels cost", c.units), err, lowered, labels, c.says)
-			if err != nil && !strings.Contains(err.Error(), "but the 88 labels of that label file cost at least 89 units") {
-				t.Errorf("%v: want it to say what the labels cost", err)
+	units := []int{40, 95, 95, 180, 230, 310}
+	for _, format := range []votefile.Format{votefile.FormatCSV, votefile.FormatJSONL} {
+		for _, rows := range []int{len(units), 3, 1} {
+			path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 200, Delta: 0.1}})
+			full := reserveKilledUnits(t, book, path, 500, units, format, -1)
+			// The stream cut after rows rows: their lines alone.
+			b, err := os.ReadFile(full)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.SplitAfter(string(b), "\n")
+			keep := 1 + rows // the header
+			if format == votefile.FormatCSV {
+				keep++ // the row of names
+			}
+			labels := full + ".cut"
+			if err := os.WriteFile(labels, []byte(strings.Join(lines[:keep], "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := units[rows-1]
+			if w, err := ReadWitness(labels); err != nil || w.Labels != rows || w.Units != want {
+				t.Fatalf("%v, %d rows: witness %+v, %v; want %d labels and the last row's %d units", format, rows, w, err, rows, want)
+			}
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := mustRead(t, path)
+			last := l.chain.last
+			l.Close()
+			for _, settled := range []int{want, want - 1, rows} {
+				if err := os.WriteFile(path, raw, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				last.Queries, last.Final = settled, true
+				appendSpend(t, path, last)
+				err := witnessErr(t, witnessed(t, labels), path)
+				name := fmt.Sprintf("%v, %d rows (units %d), settled at %d", format, rows, want, settled)
+				switch {
+				case settled >= want && err != nil:
+					t.Errorf("%s: %v", name, err)
+				case settled < want:
+					wantWitnessError(t, name, err, lowered, labels, fmt.Sprintf("counts %d units of run", settled))
+					if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("but the %d labels of that label file cost at least %d units", rows, want)) {
+						t.Errorf("%s: %v: want it to say what the labels cost", name, err)
+					}
+				}
 			}
 		}
+	}
+	// Without the column, the labels are what the file witnesses.
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	labels := reserveKilled(t, book, path, 88)
+	if w, err := ReadWitness(labels); err != nil || w.Labels != 88 || w.Units != 0 {
+		t.Errorf("a label file without units: %+v, %v", w, err)
+	}
+}
+
+// TestPGLabelFileWitnessesUnits: on PostgreSQL, the same witness of
+// units: a run charged per draw whose analyst settled it (theirs to
+// settle) at its label file's last row's units passes; one settled a unit
+// below is refused by that label file.
+func TestPGLabelFileWitnessesUnits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("PostgreSQL: without -short")
+	}
+	db := pgtest.DB(t)
+	units := []int{40, 95, 180}
+	for _, settle := range []int{180, 179} {
+		u := pgURL(db, fmt.Sprintf("units%d", settle))
+		budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 200, Delta: 0.1}}
+		if _, err := book.create(ctx, u, NewHeader(unique(bound), budget, 1e-5, simpleFilter(budget)), false); err != nil {
+			t.Fatal(err)
+		}
+		labels := reserveKilledUnits(t, book, u, 300, units, votefile.FormatCSV, settle)
+		err := witnessErr(t, witnessed(t, labels), u)
+		if settle == 180 {
+			if err != nil {
+				t.Errorf("settled at the last row's units: %v", err)
+			}
+			continue
+		}
+		wantWitnessError(t, "settled a unit below the last row's units", err, lowered, labels, "counts 179 units of run")
 	}
 }

@@ -6,219 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"codeberg.org/sbinet/npyio/npy"
 	"github.com/darrm/darrm/internal/param"
 )
-
-// labelsKey is the key that makes a JSON object a label file's metadata
-// header; its value is the header's version.
-const labelsKey = "darrm-labels"
-
-// labelsVersion is the version of the label files' header this darrm
-// writes, and the only one it reads.
-const labelsVersion = 1
-
-// LabelMeta is the metadata header of a label file: how its labels were
-// made, as plain data, each field as the file writes it. The release
-// writes it first (ensemble.ReleaseTo), as a comment line "# " followed
-// by its JSON object (in CSV and in JSON lines), so that readers that skip
-// comment lines read the labels alone; NewLabelReader reads it. Every
-// field is public: the mechanism and its parameters, none of the votes.
-// Package ensemble reads back the mechanism it states
-// (ensemble.Registry.FromHeader).
-type LabelMeta struct {
-	// Mechanism names the mechanism; K and Classes are its teachers and
-	// classes.
-	Mechanism string `json:"mechanism"`
-	K         int    `json:"K"`
-	Classes   int    `json:"classes"`
-	// Relation names the neighbouring relation of each row's guarantee.
-	Relation string `json:"relation"`
-	// Partition is how the teachers' data were split, by the votes'
-	// header or as the release asserted it; "" when neither said.
-	Partition string `json:"partition,omitempty"`
-	// Settings are the mechanism's settings as the mechanism writes them
-	// (ensemble), a JSON object whose keys (settingKeys) the header holds
-	// beside its own, after Partition; nil when it states none.
-	Settings json.RawMessage `json:"-"`
-	// Eps and Delta are the guarantee of each row.
-	Eps   float64 `json:"eps"`
-	Delta float64 `json:"delta"`
-	// Ensemble is the teacher ensemble's id, "" when the votes did not
-	// state it; Teachers is each teacher's (ε, Δ) the release assumed,
-	// nil for none.
-	Ensemble string         `json:"ensemble,omitempty"`
-	Teachers *LabelTeachers `json:"teachers,omitempty"`
-	// Abstain is true when the votes were read with abstaining teachers
-	// allowed (Reader.MayAbstain): class labels, of which -1 is a teacher that
-	// did not vote, or counts under a stated K that may sum to fewer.
-	// The header is written before the votes are read, so it records
-	// that abstentions were allowed; the release's summary counts those
-	// that occurred.
-	Abstain bool `json:"abstain,omitempty"`
-	// ForRelease is false for labels drawn from a seeded source.
-	ForRelease bool `json:"for_release"`
-	// Ledger is the id of the ledger the labels were charged to (its
-	// header's, 32 hexadecimal digits), "" when none was: the total to
-	// publish of such labels is the ledger's, not theirs alone.
-	Ledger string `json:"ledger,omitempty"`
-	// LedgerLines, LedgerSize and LedgerHead are where that ledger was
-	// when the labels left: its number of lines, their bytes and the
-	// hash of the last, the line that reserved the file's first labels
-	// (for a file of no labels, the last line when the release began); 0
-	// and "" when Ledger is "" or the file was written by an earlier
-	// darrm. A state the ledger had, the header is a witness of it: a
-	// ledger that is behind it or forked from it has lost spends
-	// (ledger.ReadWitness).
-	LedgerLines int    `json:"ledger_lines,omitempty"`
-	LedgerSize  int64  `json:"ledger_size,omitempty"`
-	LedgerHead  string `json:"ledger_head,omitempty"`
-	// Accounting names how the release was accounted when not per query
-	// ("ptr": as a whole, by generalized PTR), "" when it was; Total is
-	// then the total it published, by the argument it names.
-	Accounting string      `json:"accounting,omitempty"`
-	Total      *LabelTotal `json:"total,omitempty"`
-}
-
-// LabelTotal is the total a release accounted as a whole published, as a
-// label file's header states it.
-type LabelTotal struct {
-	Eps      float64 `json:"eps"`
-	Delta    float64 `json:"delta"`
-	Argument string  `json:"argument"`
-	// BudgetEps and BudgetDelta are the budget the total was planned
-	// within, a setting of the release (PTR's: its total is a function of
-	// the budget, the mechanism and the queries labelled), from which an
-	// account recomputes the total; 0 when not stated.
-	BudgetEps   float64 `json:"budget_eps,omitempty"`
-	BudgetDelta float64 `json:"budget_delta,omitempty"`
-	// FallbackOf is, when the release's test failed and the labels are
-	// its data-independent fallback, the number of queries it proposed;
-	// 0 otherwise.
-	FallbackOf int `json:"fallback_of,omitempty"`
-}
-
-// LabelTeachers is the guarantee of each teacher that a release assumed,
-// as a label file's header states it.
-type LabelTeachers struct {
-	Eps   float64 `json:"eps"`
-	Delta float64 `json:"Delta"`
-}
-
-// HeaderLine returns the header's line in a label file, "# " and the JSON
-// object, without its line end: a LabelWriter's comment line.
-func (m *LabelMeta) HeaderLine() string {
-	type fields LabelMeta
-	raw, err := json.Marshal(struct {
-		Version int `json:"darrm-labels"`
-		*fields
-	}{labelsVersion, (*fields)(m)})
-	if err != nil {
-		panic(err) // numbers of a built aggregator are finite
-	}
-	// The settings' keys go before eps, the first key after Partition
-	// that every header has: a JSON string escapes its quotes, so the
-	// first `,"eps":` is the key.
-	if s := bytes.TrimSpace(m.Settings); len(s) > 2 {
-		i := bytes.Index(raw, []byte(`,"eps":`))
-		raw = slices.Concat(raw[:i+1], s[1:len(s)-1], raw[i:])
-	}
-	return "# " + string(raw)
-}
-
-// labelKeys are the keys of a label file's header, and teacherKeys and
-// totalKeys those of its teachers and total objects.
-var (
-	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "levels", "kappa", "give_up", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head", "accounting", "total"}
-	teacherKeys = []string{"eps", "Delta"}
-	totalKeys   = []string{"eps", "delta", "argument", "budget_eps", "budget_delta", "fallback_of"}
-	// settingKeys are the keys of labelKeys that the mechanisms' settings
-	// use (LabelMeta.Settings).
-	settingKeys = labelKeys[6:14]
-)
-
-// parseLabelMeta reads a label file's header from its JSON object: known
-// keys only, each once (encoding/json would keep the last of a repeated
-// key, so a header could state one value to a reader and another to
-// darrm), this version, every field in its domain.
-func parseLabelMeta(b []byte) (*LabelMeta, error) {
-	obj, err := object(b, "label file header", labelKeys)
-	if err == nil && obj["teachers"] != nil && string(obj["teachers"]) != "null" {
-		_, err = object(obj["teachers"], "label file header teachers", teacherKeys)
-	}
-	if err == nil && obj["total"] != nil && string(obj["total"]) != "null" {
-		_, err = object(obj["total"], "label file header total", totalKeys)
-	}
-	if err != nil {
-		return nil, err
-	}
-	// The settings are the mechanism's to read: the header's own keys
-	// are decoded without them.
-	var settings []string
-	for _, k := range settingKeys {
-		if v, ok := obj[k]; ok {
-			settings = append(settings, strconv.Quote(k)+":"+string(v))
-			delete(obj, k)
-		}
-	}
-	if b, err = json.Marshal(obj); err != nil {
-		return nil, fmt.Errorf("label file header: %v", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	m := &LabelMeta{Eps: math.NaN(), Delta: math.NaN()}
-	if settings != nil {
-		m.Settings = json.RawMessage("{" + strings.Join(settings, ",") + "}")
-	}
-	type fields LabelMeta
-	j := struct {
-		Version int `json:"darrm-labels"`
-		*fields
-	}{-1, (*fields)(m)}
-	if err := dec.Decode(&j); err != nil {
-		return nil, fmt.Errorf("label file header: %v", err)
-	}
-	bad := func(field string, v any, rule string) error {
-		return fmt.Errorf("label file header: %s = %v: %s", field, v, rule)
-	}
-	switch {
-	case j.Version != labelsVersion:
-		return nil, bad(labelsKey, j.Version, fmt.Sprintf("this darrm reads version %d", labelsVersion))
-	case m.Mechanism == "":
-		return nil, bad("mechanism", `""`, "must name the mechanism")
-	case m.K < 1:
-		return nil, bad("K", m.K, "must be >= 1")
-	case m.Classes < 2:
-		return nil, bad("classes", m.Classes, "must be >= 2")
-	case !(m.Eps >= 0) || math.IsInf(m.Eps, 0):
-		return nil, bad("eps", m.Eps, "must be a finite number >= 0")
-	case !(m.Delta >= 0 && m.Delta < 1):
-		return nil, bad("delta", m.Delta, "must be in [0, 1)")
-	case (m.Accounting == "") != (m.Total == nil):
-		return nil, bad("accounting", param.Quote(m.Accounting), "goes with the total it published (total), and only with one")
-	case m.Total != nil && !(m.Total.Eps >= 0 && !math.IsInf(m.Total.Eps, 0) && m.Total.Delta >= 0 && m.Total.Delta < 1 && m.Total.Argument != ""):
-		return nil, bad("total", *m.Total, "must be a finite eps >= 0, a delta in [0, 1) and the argument's name")
-	case m.Total != nil && !(m.Total.BudgetEps >= 0 && !math.IsInf(m.Total.BudgetEps, 0) && m.Total.BudgetDelta >= 0 && m.Total.BudgetDelta < 1):
-		return nil, bad("total", *m.Total, "its budget must be a finite budget_eps >= 0 and a budget_delta in [0, 1)")
-	case m.Ledger != "" && !isLedgerID(m.Ledger):
-		return nil, bad("ledger", param.Quote(m.Ledger), "must be a ledger's id, 32 hexadecimal digits")
-	case m.LedgerLines == 0 && m.LedgerSize == 0 && m.LedgerHead == "":
-	case m.Ledger == "":
-		return nil, bad("ledger_lines", m.LedgerLines, "where a ledger was goes with the ledger's id (ledger)")
-	case m.LedgerLines < 1:
-		return nil, bad("ledger_lines", m.LedgerLines, "must be >= 1")
-	case m.LedgerSize < 1:
-		return nil, bad("ledger_size", m.LedgerSize, "must be >= 1")
-	case !isHex(m.LedgerHead, 64):
-		return nil, bad("ledger_head", param.Quote(m.LedgerHead), "must be a ledger line's SHA-256, 64 hexadecimal digits")
-	}
-	return m, nil
-}
 
 // labelBuffer is how many bytes of labels a LabelWriter collects before
 // it writes them out.
@@ -228,7 +21,8 @@ const labelBuffer = 256 << 10
 // header row, or JSON lines {"id": ..., "label": <class>}; with the
 // answered column (multi-class votes), "id,label,answered" with an empty
 // label for a query not answered, or {"id": ..., "label": <class> or null,
-// "answered": true|false}. The id is the query's id column or, without
+// "answered": true|false}; with the units column (Units), ",units" and
+// "units": <n> after them. The id is the query's id column or, without
 // one, its position in the vote file. Nothing else about a query is
 // written. Rows are buffered; Written counts those that may have reached
 // the underlying writer, i.e. have been released.
@@ -255,9 +49,20 @@ type LabelWriter struct {
 	// reserved the labels (LabelMeta.LedgerLines). A NumPy label file has
 	// no comment lines.
 	Header func() string
+	// Units, if set before the first label is written, adds the units
+	// column (LabelMeta.LedgerUnits): each row states what it returns
+	// when the row is written, a whole number >= 0 that never decreases;
+	// an error fails the write. A NumPy label file has no room for it.
+	Units func() (int, error)
 	// comments is the end of the comment lines in buf, until the first
 	// flush: where Header's line goes.
 	comments int
+	// started is set once the CSV header row, whose columns Units
+	// decides, is in buf; units once the rows have the units column, and
+	// lastUnits is the last row's.
+	started   bool
+	units     bool
+	lastUnits int
 }
 
 // NewLabelWriter returns a writer of labels in format (FormatCSV or
@@ -280,16 +85,28 @@ func NewLabelWriter(w io.Writer, format Format, answered bool, comments ...strin
 	for _, c := range comments {
 		lw.buf = append(append(lw.buf, c...), '\n')
 	}
-	lw.comments = len(lw.buf)
-	if format == FormatCSV {
+	lw.comments, lw.head = len(lw.buf), len(lw.buf)
+	return lw, nil
+}
+
+// start writes the CSV header row, once, before the first row or flush:
+// the columns are known then (Units is set or not).
+func (lw *LabelWriter) start() {
+	if lw.started {
+		return
+	}
+	lw.started, lw.units = true, lw.Units != nil
+	if lw.format == FormatCSV {
 		lw.buf = append(lw.buf, "id,label"...)
-		if answered {
+		if lw.answered {
 			lw.buf = append(lw.buf, ",answered"...)
+		}
+		if lw.units {
+			lw.buf = append(lw.buf, ",units"...)
 		}
 		lw.buf = append(lw.buf, '\n')
 	}
 	lw.head = len(lw.buf)
-	return lw, nil
 }
 
 // WriteLabel writes the row of q: its label, or none when it was not
@@ -305,6 +122,18 @@ func (lw *LabelWriter) WriteLabel(q *Query, label int, answered bool) error {
 		lw.npy = append(lw.npy, int64(label))
 		lw.pending++
 		return nil
+	}
+	lw.start()
+	units := 0
+	if lw.units {
+		var err error
+		if units, err = lw.Units(); err == nil && units < lw.lastUnits {
+			err = fmt.Errorf("units %d after %d: the units column never decreases", units, lw.lastUnits)
+		}
+		if err != nil {
+			return err
+		}
+		lw.lastUnits = units
 	}
 	b := lw.buf
 	if lw.format == FormatJSONL {
@@ -322,6 +151,9 @@ func (lw *LabelWriter) WriteLabel(q *Query, label int, answered bool) error {
 				b[len(b)-1] = '1'
 			}
 		}
+		if lw.units {
+			b = strconv.AppendInt(append(b, ','), int64(units), 10)
+		}
 		b = append(b, '\n')
 	} else {
 		b = append(b, `,"label":`...)
@@ -332,6 +164,9 @@ func (lw *LabelWriter) WriteLabel(q *Query, label int, answered bool) error {
 		}
 		if lw.answered {
 			b = strconv.AppendBool(append(b, `,"answered":`...), answered)
+		}
+		if lw.units {
+			b = strconv.AppendInt(append(b, `,"units":`...), int64(units), 10)
 		}
 		b = append(b, "}\n"...)
 	}
@@ -362,6 +197,7 @@ func (lw *LabelWriter) Flush() error {
 	if lw.npy != nil {
 		return lw.flushNPY()
 	}
+	lw.start()
 	if len(lw.buf) == 0 && lw.Header == nil {
 		return nil
 	}
@@ -458,6 +294,10 @@ type labelRow struct {
 	// Label is the class released, -1 when the query was not answered.
 	Label    int
 	Answered bool
+	// Units is the units column's (LabelMeta.LedgerUnits): the units of
+	// the ledger's charge that the run's draws had taken when the row was
+	// written; 0 in a file without it.
+	Units int
 }
 
 // LabelReader streams a label file that ensemble.ReleaseTo wrote, in constant
@@ -469,6 +309,7 @@ type LabelReader struct {
 	meta     *LabelMeta
 	metaLine int  // the header's line
 	answered bool // the rows have the answered column
+	units    bool // and the units column
 	row      labelRow
 	rows
 	npy *npyArray // the labels of a NumPy label file
@@ -510,24 +351,39 @@ func NewLabelReader(r io.Reader, name string) (*LabelReader, error) {
 		var keys map[string]json.RawMessage
 		json.Unmarshal(line, &keys) // a line that is no object fails in parse
 		_, out.answered = keys["answered"]
+		_, out.units = keys["units"]
 	} else {
 		lr.format = FormatCSV
 		fs, err := lr.split(line)
 		if err != nil {
 			return nil, err
 		}
-		switch h := string(line); {
-		case len(fs) == 2 && string(fs[0].b) == "id" && string(fs[1].b) == "label":
-		case len(fs) == 3 && string(fs[0].b) == "id" && string(fs[1].b) == "label" && string(fs[2].b) == "answered":
+		names := make([]string, len(fs))
+		for i, f := range fs {
+			names[i] = string(f.b)
+		}
+		switch {
+		case slices.Equal(names, []string{"id", "label"}):
+		case slices.Equal(names, []string{"id", "label", "answered"}):
 			out.answered = true
+		case slices.Equal(names, []string{"id", "label", "units"}):
+			out.units = true
+		case slices.Equal(names, []string{"id", "label", "answered", "units"}):
+			out.answered, out.units = true, true
 		default:
-			return nil, lr.errorf(0, "header row %s: want id,label or id,label,answered", param.Quote(h))
+			return nil, lr.errorf(0, "header row %s: want id,label or id,label,answered (and a units column last, for a release charged per draw to a ledger)", param.Quote(string(line)))
 		}
 		if line, err = lr.nextNonBlank(); err == io.EOF {
 			return nil, lr.errorf(0, "no labels after the header row")
 		} else if err != nil {
 			return nil, err
 		}
+	}
+	switch stated := out.meta != nil && out.meta.LedgerUnits; {
+	case out.units && !stated:
+		return nil, lr.errorf(0, "a units column, which goes with a metadata header that says the rows state units (ledger_units), and only with one")
+	case stated && !out.units:
+		return nil, lr.errorf(0, "no units column, which the metadata header says the rows have (ledger_units)")
 	}
 	if err := out.parse(line); err != nil {
 		return nil, err
@@ -627,15 +483,24 @@ func (r *LabelReader) parse(line []byte) error {
 			ID       json.RawMessage `json:"id"`
 			Label    json.RawMessage `json:"label"`
 			Answered *bool           `json:"answered"`
+			Units    json.RawMessage `json:"units"`
 		}
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&j); err != nil || j.ID == nil || j.Label == nil || (j.Answered != nil) != r.answered {
-			want := `{"id": ..., "label": ...}`
+		if err := dec.Decode(&j); err != nil || j.ID == nil || j.Label == nil || (j.Answered != nil) != r.answered || (j.Units != nil) != r.units {
+			want := `"id": ..., "label": ...`
 			if r.answered {
-				want = `{"id": ..., "label": ..., "answered": true|false}`
+				want += `, "answered": true|false`
 			}
-			return lr.errorf(0, "want a JSON object %s, as in the first row", want)
+			if r.units {
+				want += `, "units": <units>`
+			}
+			return lr.errorf(0, "want a JSON object {%s}, as in the first row", want)
+		}
+		if r.units {
+			if err := row.setUnits(j.Units, r.row.Units); err != nil {
+				return lr.errorf(0, "%v", err)
+			}
 		}
 		if err := json.Unmarshal(j.ID, &row.ID); err != nil {
 			row.ID = string(j.ID) // a number, as written
@@ -651,7 +516,10 @@ func (r *LabelReader) parse(line []byte) error {
 		}
 		want := 2
 		if r.answered {
-			want = 3
+			want++
+		}
+		if r.units {
+			want++
 		}
 		if len(fs) != want {
 			return lr.errorf(0, "%d columns, want %d (as the header row)", len(fs), want)
@@ -666,6 +534,11 @@ func (r *LabelReader) parse(line []byte) error {
 				return lr.errorf(3, "answered %s: must be 0 or 1", show(fs[2].b))
 			}
 			row.Answered = a == "1"
+		}
+		if r.units {
+			if err := row.setUnits(fs[want-1].b, r.row.Units); err != nil {
+				return lr.errorf(want, "%v", err)
+			}
 		}
 	}
 	if labelled != row.Answered {
@@ -688,19 +561,21 @@ func (r *LabelReader) parse(line []byte) error {
 	return nil
 }
 
-// isLedgerID reports whether s is a ledger's id: 32 lower-case
-// hexadecimal digits.
-func isLedgerID(s string) bool { return isHex(s, 32) }
-
-// isHex reports whether s is n lower-case hexadecimal digits.
-func isHex(s string, n int) bool {
-	if len(s) != n {
-		return false
+// setUnits reads a row's units, which follow the last row's, last: a
+// whole number >= 0, written plainly (digits, no sign, no leading zero),
+// at most the accountant's count limit (2^53), and at least last.
+func (row *labelRow) setUnits(b []byte, last int) error {
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	switch {
+	case err != nil || n < 0 || n > maxUnits || strconv.FormatInt(n, 10) != string(b):
+		return fmt.Errorf("units %s: must be a whole number in [0, %d], written plainly", show(b), maxUnits)
+	case int(n) < last:
+		return fmt.Errorf("units %d after %d: the units a run's draws had taken never decrease from one row to the next", n, last)
 	}
-	for _, r := range s {
-		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f') {
-			return false
-		}
-	}
-	return true
+	row.Units = int(n)
+	return nil
 }
+
+// maxUnits bounds the units column: the largest count of steps the
+// accountant counts (accountant.CountLimit).
+const maxUnits = 1 << 53

@@ -3,6 +3,7 @@ package votefile
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,17 +71,25 @@ func FuzzLabelReader(f *testing.F) {
 	f.Add("id,label\n1,0\n2,1\n")
 	f.Add("id,label,answered\nq1,3,1\nq2,,0\n")
 	f.Add("# NOT FOR RELEASE\n# {\"darrm-labels\":1,\"mechanism\":\"gnmax\",\"K\":4,\"classes\":3,\"relation\":\"one-vote\",\"eps\":0.5,\"delta\":0,\"for_release\":false}\n{\"id\":\"a\",\"label\":2,\"answered\":true}\n")
+	f.Add(unitsHead + "id,label,answered,units\nq1,3,1,40\nq2,,0,40\nq3,1,1,95\n")
+	f.Add(unitsHead + "{\"id\":1,\"label\":2,\"answered\":true,\"units\":7}\n{\"id\":2,\"label\":null,\"answered\":false,\"units\":9}\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		lr, err := NewLabelReader(strings.NewReader(in), "fuzz")
 		if err != nil {
 			quotesRow(t, err, []byte(in))
 			return
 		}
+		last := 0
 		for lr.Next() {
 			r := lr.Row()
-			if meta := lr.Meta(); r.Answered != (r.Label >= 0) || meta != nil && r.Label >= meta.Classes {
+			meta := lr.Meta()
+			if r.Answered != (r.Label >= 0) || meta != nil && r.Label >= meta.Classes {
 				t.Fatalf("row %+v", r)
 			}
+			if units := meta != nil && meta.LedgerUnits; r.Units < last || !units && r.Units != 0 || units && meta.Ledger == "" {
+				t.Fatalf("row %+v after units %d (header %+v)", r, last, meta)
+			}
+			last = r.Units
 		}
 		if err := lr.Err(); err != nil {
 			quotesRow(t, err, []byte(in))
@@ -178,5 +187,119 @@ func TestLabelMetaSettings(t *testing.T) {
 				t.Errorf("%s, mechanism %q: read back %+v (settings %s)", tc.name, mech, got, got.Settings)
 			}
 		}
+	}
+}
+
+// unitsHead is the metadata header of labels of a release charged per
+// draw to a ledger, whose rows have the units column.
+const unitsHead = `# {"darrm-labels":1,"mechanism":"progressive-gnmax","K":4,"classes":3,"relation":"one-vote","levels":[40,30],"kappa":1,"give_up":0.5,"noise":"discrete","eps":0.5,"delta":0.00001,"for_release":true,"ledger":"0123456789abcdef0123456789abcdef","ledger_lines":2,"ledger_size":90,"ledger_head":"` + "abababababababababababababababababababababababababababababababab" + `","ledger_units":true,"accounting":"gdp-filter","total":{"eps":0.5,"delta":0.00001,"argument":"gdp-filter budget"}}` + "\n"
+
+// TestLabelUnits: the units column goes out, in CSV and JSON lines, when
+// the writer's Units is set, and its header row names it; it reads back
+// row by row; a writer refuses units that decrease. A reader refuses a
+// units column that the header does not state (or no header), a header
+// that states it over rows without it, and a column that is not a
+// non-decreasing sequence of whole numbers >= 0 written plainly.
+func TestLabelUnits(t *testing.T) {
+	for _, format := range []Format{FormatCSV, FormatJSONL} {
+		for _, answered := range []bool{false, true} {
+			var b strings.Builder
+			lw, err := NewLabelWriter(&b, format, answered)
+			if err != nil {
+				t.Fatal(err)
+			}
+			units := []int{3, 3, 8, 1 << 40}
+			i := 0
+			lw.Units = func() (int, error) { return units[i], nil }
+			lw.Header = func() string { return strings.TrimSuffix(unitsHead, "\n") }
+			for i = range units {
+				if err := lw.WriteLabel(&Query{Index: i + 1}, 1, i != 1 || !answered); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := lw.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if format == FormatCSV && !strings.Contains(b.String(), ",units\n") {
+				t.Errorf("%v, answered %v: no units column in the header row: %q", format, answered, b.String())
+			}
+			lr, err := NewLabelReader(strings.NewReader(b.String()), "units")
+			var got []int
+			for err == nil && lr.Next() {
+				got = append(got, lr.Row().Units)
+			}
+			if err == nil {
+				err = lr.Err()
+			}
+			if err != nil || !slices.Equal(got, units) {
+				t.Errorf("%v, answered %v: read back units %v (%v), want %v, from %q", format, answered, got, err, units, b.String())
+			}
+		}
+	}
+	var b strings.Builder
+	lw, _ := NewLabelWriter(&b, FormatCSV, true)
+	next := 5
+	lw.Units = func() (int, error) { return next, nil }
+	if err := lw.WriteLabel(&Query{Index: 1}, 1, true); err != nil {
+		t.Fatal(err)
+	}
+	next = 4
+	if err := lw.WriteLabel(&Query{Index: 2}, 1, true); err == nil || !strings.Contains(err.Error(), "never decreases") {
+		t.Errorf("units that decrease, written: %v", err)
+	}
+
+	noUnits := strings.Replace(unitsHead, `,"ledger_units":true`, "", 1)
+	csvRow := func(units string) string {
+		return unitsHead + "id,label,answered,units\nq1,2,1,5\nq2,,0," + units + "\n"
+	}
+	jsonRow := func(units string) string {
+		return unitsHead + `{"id":1,"label":2,"answered":true,"units":5}` + "\n" + `{"id":2,"label":null,"answered":false,"units":` + units + "}\n"
+	}
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"a units column without a header", "id,label,answered,units\nq1,2,1,5\n", "a units column, which goes with a metadata header"},
+		{"a units column the header does not state", noUnits + "id,label,answered,units\nq1,2,1,5\n", "a units column, which goes with a metadata header"},
+		{"a JSON units key the header does not state", noUnits + `{"id":1,"label":2,"answered":true,"units":5}` + "\n", "a units column, which goes with"},
+		{"a header that states units over rows without", unitsHead + "id,label,answered\nq1,2,1\n", "no units column, which the metadata header says"},
+		{"JSON rows without units under a header that states them", unitsHead + `{"id":1,"label":2,"answered":true}` + "\n", "no units column, which the metadata header says"},
+		{"units stated without a ledger", strings.Replace(unitsHead, `"ledger":"0123456789abcdef0123456789abcdef","ledger_lines":2,"ledger_size":90,"ledger_head":"abababababababababababababababababababababababababababababababab",`, "", 1) + "id,label,answered,units\nq1,2,1,5\n", "ledger_units = true: the units of a ledger's charge go with the ledger's id"},
+		{"units before answered", unitsHead + "id,label,units,answered\nq1,2,5,1\n", "want id,label or id,label,answered"},
+		{"a row without units", unitsHead + "id,label,answered,units\nq1,2,1,5\nq2,,0\n", "3 columns, want 4"},
+		{"units that decrease", csvRow("4"), "units 4 after 5: the units a run's draws had taken never decrease"},
+		{"negative units", csvRow("-6"), `units "-6": must be a whole number`},
+		{"empty units", csvRow(""), `units "": must be a whole number`},
+		{"units with a sign", csvRow("+6"), `units "+6": must be a whole number`},
+		{"units with a leading zero", csvRow("07"), `units "07": must be a whole number`},
+		{"fractional units", csvRow("7.0"), `units "7.0": must be a whole number`},
+		{"units in exponent form", csvRow("1e3"), `units "1e3": must be a whole number`},
+		{"units past 2^53", csvRow("9007199254740993"), `units "9007199254740993": must be a whole number in [0, 9007199254740992]`},
+		{"units past int64", csvRow("99999999999999999999"), "must be a whole number"},
+		{"JSON units that decrease", jsonRow("4"), "units 4 after 5"},
+		{"JSON fractional units", jsonRow("5.5"), `units "5.5"`},
+		{"JSON units as a string", jsonRow(`"6"`), `units "\"6\""`},
+		{"JSON units null", jsonRow("null"), `units "null"`},
+		{"JSON negative units", jsonRow("-1"), `units "-1"`},
+		{"JSON units in exponent form", jsonRow("6e0"), `units "6e0"`},
+		{"a JSON row without units", unitsHead + `{"id":1,"label":2,"answered":true,"units":5}` + "\n" + `{"id":2,"label":null,"answered":false}` + "\n", `"units": <units>}, as in the first row`},
+	} {
+		lr, err := NewLabelReader(strings.NewReader(tc.in), "l.csv")
+		for err == nil && lr.Next() {
+		}
+		if err == nil {
+			err = lr.Err()
+		}
+		var fe *formatError
+		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a *formatError with %q", tc.name, err, tc.want)
+		}
+	}
+	// Equal units are allowed (a query whose draws were charged within
+	// the same unit), and so is 0.
+	lr, err := NewLabelReader(strings.NewReader(csvRow("5")), "l.csv")
+	for err == nil && lr.Next() {
+	}
+	if err != nil || lr.Err() != nil || lr.Row().Units != 5 {
+		t.Errorf("units that repeat: %v, %v", err, lr.Err())
 	}
 }

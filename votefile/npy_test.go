@@ -378,7 +378,7 @@ func TestNPYLabelWriter(t *testing.T) {
 	for lr.Next() {
 		rows = append(rows, *lr.Row())
 	}
-	want := []labelRow{{1, 1, "1", 3, true}, {2, 2, "2", 0, true}, {3, 3, "3", -1, false}, {4, 4, "4", 9, true}}
+	want := []labelRow{{1, 1, "1", 3, true, 0}, {2, 2, "2", 0, true, 0}, {3, 3, "3", -1, false, 0}, {4, 4, "4", 9, true, 0}}
 	if lr.Err() != nil || !reflect.DeepEqual(rows, want) || lr.Meta() != nil {
 		t.Errorf("rows %v, %v, want %v", rows, lr.Err(), want)
 	}

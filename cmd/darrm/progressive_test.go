@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/internal/statedir"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestProgressiveCommands: plan --mechanism progressive-gnmax on proxy
@@ -179,21 +180,49 @@ func gdpMu(eps, delta float64) float64 {
 }
 
 // TestProgressiveLabelFileWitnessesDraws: the label file of a release
-// charged per draw witnesses what its labels' draws cost, not their
-// number. Its run's lines count units of the draws' charge (about 10^-6
-// of μ² each), so a settlement of as many units as the file has labels,
-// written by hand after the run was killed past its reservation, lowered
-// the run to almost nothing while its label file, given as a witness,
-// vouched for it (the ninth audit of issue 87: 143 labels delivered where
-// one run's 80 were allowed). Now the file witnesses the fewest units its
-// labels can have cost (ensemble.LeastUnits): ledger verify and a release
-// refuse the settlement, and accept the run's own.
+// charged per draw witnesses what its labels' draws cost, exactly, not
+// their number nor a floor. Its run's lines count units of the draws'
+// charge (about 10^-6 of μ² each), so a settlement of as many units as
+// the file has labels, written by hand after the run was killed past its
+// reservation, lowered the run to almost nothing while its label file,
+// given as a witness, vouched for it (the ninth audit of issue 87: 143
+// labels delivered where one run's 80 were allowed); a floor from its
+// labels' first draws still let a settlement of half the draws' cost
+// pass (102 where about 70). Now each row states the units its run's
+// draws had taken (the units column), and the last row's are the
+// witness's: ledger verify and a release refuse a settlement one unit
+// below them, and accept one at them; the file cut after a row (a
+// stream cut) witnesses that row's units.
 func TestProgressiveLabelFileWitnessesDraws(t *testing.T) {
 	t.Setenv(statedir.Env, t.TempDir())
 	t.Setenv("DARRM_WITNESS_DIR", "")
 	dir := t.TempDir()
 	votes := countsFile(t, dir, "votes.csv", 300, func(i int) []int { return plurality(120+i%130, i%10) })
 	budget := []string{"--budget-eps", "0.5", "--budget-delta", "1e-5"}
+	// unitsOf returns the label file's labels and each row's units.
+	unitsOf := func(t *testing.T, path string) []int {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		lr, err := votefile.NewLabelReader(f, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := lr.Meta(); m == nil || !m.LedgerUnits {
+			t.Fatalf("%s: header %+v does not say that its rows state units", path, m)
+		}
+		var units []int
+		for lr.Next() {
+			units = append(units, lr.Row().Units)
+		}
+		if err := lr.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return units
+	}
 	for _, c := range []struct {
 		name string
 		mech []string
@@ -218,32 +247,59 @@ func TestProgressiveLabelFileWitnessesDraws(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, _ := os.ReadFile(labels)
-			n := strings.Count(string(b), "\n") - 2 // the metadata header and the row of names
-			if n < 2 {
+			units := unitsOf(t, labels)
+			n := len(units)
+			if n < 3 {
 				t.Fatalf("%d labels released", n)
 			}
 			// The run killed after its reservation: its settlement never
-			// written; then one of n units written by hand.
+			// written (the honest one settled the last row's units).
 			ls := strings.SplitAfter(string(raw), "\n")
-			if err := os.WriteFile(led, []byte(strings.Join(ls[:len(ls)-2], "")), 0o644); err != nil {
+			if !strings.Contains(ls[len(ls)-2], fmt.Sprintf(`"queries":%d,"final":true`, units[n-1])) {
+				t.Fatalf("the run settled %s, its last row states %d units", ls[len(ls)-2], units[n-1])
+			}
+			killed := []byte(strings.Join(ls[:len(ls)-2], ""))
+			// A stream cut after its second row: that row's units.
+			b, err := os.ReadFile(labels)
+			if err != nil {
 				t.Fatal(err)
 			}
-			appendForged(t, led, 0, func(s map[string]any) { s["queries"], s["final"] = n, true })
+			cut := filepath.Join(dir, c.name+"-cut.csv")
+			if err := os.WriteFile(cut, []byte(strings.Join(strings.SplitAfter(string(b), "\n")[:4], "")), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			t.Setenv(statedir.Env, t.TempDir()) // an analyst with no record: the witness alone can tell
-			if _, e, code := darrm(t, "", "ledger", "verify", led); code != 0 {
-				t.Fatalf("the forged settlement, without the witness (a file cannot tell who wrote it): exit %d: %s", code, e)
-			}
-			_, e, code := darrm(t, "", "ledger", "verify", led, "--witness", labels)
-			if code != exitUsage || !containsFlat(e, fmt.Sprintf("counts %d units of run", n)) || !containsFlat(e, fmt.Sprintf("but the %d labels of that label file cost at least", n)) {
-				t.Errorf("ledger verify --witness: exit %d: %s", code, e)
-			}
-			out := filepath.Join(dir, c.name+"-more.csv")
-			if _, e, code := darrm(t, "", append(append([]string{"aggregate", votes, "--ledger", led, "--out", out, "--witness", labels}, c.mech...), budget...)...); code != exitUsage || !containsFlat(e, "the run's count was lowered after its labels left") {
-				t.Errorf("a release given the label file: exit %d: %s", code, e)
-			}
-			if _, err := os.Stat(out); err == nil {
-				t.Error("a release on the lowered ledger wrote labels")
+			for _, f := range []struct {
+				witness       string
+				labels, units int
+			}{{labels, n, units[n-1]}, {cut, 2, units[1]}} {
+				for _, settled := range []int{f.units, f.units - 1, f.labels} {
+					if err := os.WriteFile(led, killed, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					appendForged(t, led, 0, func(s map[string]any) { s["queries"], s["final"] = settled, true })
+					name := fmt.Sprintf("%d labels of %d units, settled at %d", f.labels, f.units, settled)
+					if _, e, code := darrm(t, "", "ledger", "verify", led); code != 0 {
+						t.Fatalf("%s, without the witness (a file cannot tell who wrote it): exit %d: %s", name, code, e)
+					}
+					_, e, code := darrm(t, "", "ledger", "verify", led, "--witness", f.witness)
+					if settled == f.units {
+						if code != 0 {
+							t.Errorf("%s: ledger verify --witness: exit %d: %s", name, code, e)
+						}
+						continue
+					}
+					if code != exitUsage || !containsFlat(e, fmt.Sprintf("counts %d units of run", settled)) || !containsFlat(e, fmt.Sprintf("but the %d labels of that label file cost at least %d units", f.labels, f.units)) {
+						t.Errorf("%s: ledger verify --witness: exit %d: %s", name, code, e)
+					}
+					out := filepath.Join(dir, c.name+"-more.csv")
+					if _, e, code := darrm(t, "", append(append([]string{"aggregate", votes, "--ledger", led, "--out", out, "--witness", f.witness}, c.mech...), budget...)...); code != exitUsage || !containsFlat(e, "the run's count was lowered after its labels left") {
+						t.Errorf("%s: a release given the label file: exit %d: %s", name, code, e)
+					}
+					if _, err := os.Stat(out); err == nil {
+						t.Errorf("%s: a release on the lowered ledger wrote labels", name)
+					}
+				}
 			}
 		})
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/votefile"
 )
@@ -164,15 +163,6 @@ func (v *witnessValue) Set(path string) error {
 		// The flag's error names the file already.
 		msg := strings.TrimPrefix(strings.TrimPrefix(err.Error(), "witness "+path+": "), "witness: ")
 		return fmt.Errorf("%s", msg)
-	}
-	// The labels of a release charged per draw are counted in units of
-	// its draws' charge: the file witnesses the fewest its labels cost.
-	units, perDraw, err := ensemble.LeastUnits(w.Meta, w.Answered, w.Labels-w.Answered)
-	switch {
-	case err != nil:
-		return fmt.Errorf("a label file of a release charged per draw whose header does not say what its draws cost: %v", err)
-	case perDraw:
-		w.Units = units
 	}
 	v.files, v.witnesses = append(v.files, path), append(v.witnesses, w)
 	if seededLabels(path) {
