@@ -3,6 +3,7 @@ package ensemble
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -170,5 +171,78 @@ func TestProgressivePlanRefuses(t *testing.T) {
 	var se *param.SettingError
 	if !errors.As(err, &se) || se.Name != "min-agreement" {
 		t.Errorf("an agreement out of reach: %v", err)
+	}
+}
+
+// randomProxy returns n queries of k teachers over classes classes: each
+// query's plurality drawn from every consensus, the rest of the votes
+// spread below it and some teachers abstaining, its class the plurality
+// but for one query in eight whose class is another (a wrong plurality).
+func randomProxy(k, classes, n int, seed uint64) ProxyRequest {
+	r := rand.New(rand.NewPCG(seed, 2))
+	p := ProxyRequest{K: k, Classes: classes}
+	for range n {
+		c := make([]int, classes)
+		voters := k - r.IntN(k/10+1)
+		top := r.IntN(classes)
+		c[top] = (voters + classes - 1) / classes
+		c[top] += r.IntN(voters - c[top] + 1)
+		for left := voters - c[top]; left > 0; {
+			if i := r.IntN(classes); i != top && c[i] < c[top] {
+				c[i]++
+				left--
+			}
+		}
+		truth := top
+		if r.IntN(8) == 0 {
+			truth = r.IntN(classes)
+		}
+		p.Counts, p.Truth = append(p.Counts, c), append(p.Truth, truth)
+	}
+	return p
+}
+
+// TestPlanSearchMatchesOracle: the plan search returns, for proxies of
+// every size, K and number of classes, the plan of its straightforward
+// form (oraclePlan) to the bit, counts of candidates and errors included.
+func TestPlanSearchMatchesOracle(t *testing.T) {
+	type tc struct {
+		k, classes, n int
+		minAgree      float64
+	}
+	cases := []tc{
+		{100, 5, 1, 0.5}, {11, 2, 9, 0.6}, {5, 3, 12, 0.5}, {30, 4, 25, 0.8},
+		{250, 10, 30, 0.9}, {60, 1, 6, 0.5}, {1, 2, 4, 0.5}, {100, 5, 40, 0.999},
+	}
+	if !testing.Short() {
+		cases = append(cases, tc{250, 10, 300, 0}, tc{100, 5, 200, 0.97}, tc{17, 3, 150, 0.7}, tc{1000, 7, 120, 0.95})
+	}
+	for i, c := range cases {
+		r := randomProxy(c.k, c.classes, c.n, uint64(i))
+		r.Budget, r.MinAgreement, r.Seed = accountant.Guarantee{Eps: 2, Delta: 1e-5}, c.minAgree, uint64(7*i)
+		want, werr := oraclePlan(context.Background(), r)
+		got, err := ProgressiveGNMax{}.planOnProxy(context.Background(), r)
+		if g, w := fmt.Sprintf("%#v %v", got, err), fmt.Sprintf("%#v %v", want, werr); g != w {
+			t.Errorf("K %d, %d classes, %d queries, least agreement %v:\nplanned %s\noracle  %s", c.k, c.classes, c.n, c.minAgree, g, w)
+		}
+	}
+}
+
+// BenchmarkPlanOnProxy: the plan search on 500 queries of K = 250
+// teachers over 10 classes, beside its straightforward form (oracle).
+func BenchmarkPlanOnProxy(b *testing.B) {
+	r := randomProxy(250, 10, 500, 1)
+	r.Budget, r.Seed = accountant.Guarantee{Eps: 2, Delta: 1e-5}, 1
+	for _, bc := range []struct {
+		name string
+		plan func(context.Context, ProxyRequest) (ProxyPlan, error)
+	}{{"oracle", oraclePlan}, {"search", ProgressiveGNMax{}.planOnProxy}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := bc.plan(context.Background(), r); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
