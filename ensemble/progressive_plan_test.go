@@ -306,8 +306,8 @@ func TestLadderScoreMatchesOracle(t *testing.T) {
 			for u, top := range s.tops {
 				at := u*len(ks) + i
 				same := sameBits([]float64{sc.cost[at], sc.answer[at], sc.agree[at]}, []float64{o.cost[top], o.answer[top], o.agree[top]})
-				if u < s.lowRows {
-					same = same && sameBits([]float64{sc.lowAnswer[at], sc.lowAgree[at]}, []float64{o.lowAnswer[top], o.lowAgree[top]})
+				if u < s.lowRows { // the low-consensus sums are these
+					same = same && sameBits([]float64{sc.answer[at], sc.agree[at]}, []float64{o.lowAnswer[top], o.lowAgree[top]})
 				}
 				if !same {
 					t.Fatalf("trial %d (%d levels, %d replicates, g %v): κ %v, plurality count %d: the sums differ from the oracle's", trial, levels, reps, g, kappa, top)

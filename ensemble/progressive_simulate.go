@@ -169,15 +169,15 @@ func (s *simulator) run(ctx context.Context, m ProgressiveGNMax, replicates int,
 // ladderScore is, for a ladder, a give-up fraction and each κ of an
 // ascending list, the candidate's expected cost of the ladder, answers
 // and agreeing answers per query, summed by plurality count (the
-// threshold step's pass probability depends on it alone), over every
-// query and over the low-consensus ones. The sums of κ_i at the plurality
-// count tops[u] are at u·len(kappas)+i: a query adds to those of every κ
-// at once, and a threshold step reads them in order. Each sum adds its
-// queries in their order, as a score of that κ alone would.
+// threshold step's pass probability depends on it alone); those of the
+// low-consensus queries are the sums of the lowest plurality counts. The
+// sums of κ_i at the plurality count tops[u] are at u·len(kappas)+i: a
+// query adds to those of every κ at once, and a threshold step reads them
+// in order. Each sum adds its queries in their order, as a score of that
+// κ alone would.
 type ladderScore struct {
 	kappas              []float64
 	cost, answer, agree []float64
-	lowAnswer, lowAgree []float64
 	reps                int
 	// Scratch: the give-up test's side for each κ; a/reps for a answers;
 	// each replicate's outcomes of one query (walkOutcomes) and the next
@@ -211,7 +211,6 @@ func (sc *ladderScore) reset(s *simulator, kappas []float64, reps int) {
 	sc.kappas, sc.reps = kappas, reps
 	size := len(s.tops) * nk
 	sc.cost, sc.answer, sc.agree = grow(sc.cost, size), grow(sc.answer, size), grow(sc.agree, size)
-	sc.lowAnswer, sc.lowAgree = grow(sc.lowAnswer, s.lowRows*nk), grow(sc.lowAgree, s.lowRows*nk)
 	sc.giveUp, sc.share = grow(sc.giveUp, nk), grow(sc.share, reps+1)
 	for i := range sc.sums {
 		sc.sums[i] = grow(sc.sums[i], nk)
@@ -241,7 +240,6 @@ func (st *runState) score(kappas []float64, g float64, sc *ladderScore) {
 			sc.outcomes[rep] = st.walkOutcomes(q, rep, kappas, sc.giveUp, sc.outcomes[rep])
 		}
 		u := st.s.row[q]
-		low := u < st.s.lowRows
 		// The κ between two ends of the replicates' outcomes share the
 		// query's cost, answers and agreeing answers; the cost adds in
 		// the replicates' order, as a walk of one κ adds it.
@@ -271,10 +269,6 @@ func (st *runState) score(kappas []float64, g float64, sc *ladderScore) {
 			addTo(sc.cost[at:][:n], c/r)
 			addTo(sc.answer[at:][:n], sc.share[a])
 			addTo(sc.agree[at:][:n], sc.share[ag])
-			if low {
-				addTo(sc.lowAnswer[at:][:n], sc.share[a])
-				addTo(sc.lowAgree[at:][:n], sc.share[ag])
-			}
 			start = end
 		}
 	}
@@ -379,17 +373,20 @@ func (sc *ladderScore) at(s *simulator, th thresholdStep, muB2 float64, e []esti
 	for _, x := range sc.sums {
 		clear(x)
 	}
-	for u, t := range s.tops {
-		p := th.pass[t]
-		addScaled(cost, p, sc.cost[u*nk:])
-		addScaled(answer, p, sc.answer[u*nk:])
-		addScaled(agree, p, sc.agree[u*nk:])
+	// The sums of the low-consensus queries are those of every query
+	// when the lowest plurality counts are added.
+	add := func(from, to int) {
+		for u := from; u < to; u++ {
+			p := th.pass[s.tops[u]]
+			addScaled(cost, p, sc.cost[u*nk:])
+			addScaled(answer, p, sc.answer[u*nk:])
+			addScaled(agree, p, sc.agree[u*nk:])
+		}
 	}
-	for u, t := range s.tops[:s.lowRows] {
-		p := th.pass[t]
-		addScaled(lowAnswer, p, sc.lowAnswer[u*nk:])
-		addScaled(lowAgree, p, sc.lowAgree[u*nk:])
-	}
+	add(0, s.lowRows)
+	copy(lowAnswer, answer)
+	copy(lowAgree, agree)
+	add(s.lowRows, len(s.tops))
 	n := float64(len(s.p.Counts))
 	for i := range e {
 		e[i] = estimate{cost: th.cost + cost[i]/n}
