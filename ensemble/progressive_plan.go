@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
@@ -203,20 +206,34 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 	if err != nil {
 		return out, err
 	}
-	// Each ladder's search keeps the best candidates of its ladder; their
-	// lists are then kept in the order of the search, on which the ties of
-	// best.keep depend: a candidate not among the best of its ladder is not
-	// among the best of all (a feasible candidate answers, so its expected
-	// labels are not NaN and order it), so the best of all are those of
-	// one pass.
-	w := &ladderSearch{s: s, steps: s.thresholdSteps(), kappas: kappas(), muB2: muB2, minAgree: minAgree, low: low, seed: r.Seed}
-	var feasible best
+	// The ladders are searched on up to GOMAXPROCS goroutines, each search
+	// keeping the best candidates of its ladder; their lists are then kept
+	// in the order of the search, on which the ties of best.keep depend: a
+	// candidate not among the best of its ladder is not among the best of
+	// all (a feasible candidate answers, so its expected labels are not
+	// NaN and order it), so the best of all are those of one pass, on any
+	// number of goroutines.
+	var ladders [][]float64
 	for _, shape := range ladderShapes(k) {
-		levels := shape.levels(k)
-		if levels == nil {
-			continue
+		if levels := shape.levels(k); levels != nil {
+			ladders = append(ladders, levels)
 		}
-		f := w.search(ctx, levels)
+	}
+	steps, ks := s.thresholdSteps(), kappas()
+	found := make([]ladderFound, len(ladders))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(ladders)) {
+		w := &ladderSearch{s: s, steps: steps, kappas: ks, muB2: muB2, minAgree: minAgree, low: low, seed: r.Seed}
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(ladders); i = int(next.Add(1) - 1) {
+				found[i] = w.search(ctx, ladders[i])
+			}
+		})
+	}
+	wg.Wait()
+	var feasible best
+	for _, f := range found {
 		if f.err != nil {
 			return out, f.err
 		}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/darrm/darrm/internal/param"
@@ -369,4 +370,32 @@ func syntheticRun(rng *rand.Rand, s *simulator, levels, reps int, ks []float64, 
 // sameBits reports whether a and b hold the same float64 values, bit for bit.
 func sameBits(a, b []float64) bool {
 	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
+}
+
+// TestProgressivePlanCancelled: a plan whose context ends, before it or
+// in its search of the ladders, stops with the context's error.
+func TestProgressivePlanCancelled(t *testing.T) {
+	r := randomProxy(100, 5, 300, 8)
+	r.Budget = accountant.Guarantee{Eps: 2, Delta: 1e-5}
+	// The baseline's simulation of 300 queries asks the context twice.
+	for _, n := range []int64{0, 2, 40} {
+		ctx := &endsAfter{Context: context.Background(), n: n}
+		if _, err := (ProgressiveGNMax{}).planOnProxy(ctx, r); !errors.Is(err, context.Canceled) {
+			t.Errorf("a plan cancelled after %d looks: %v, want %v", n, err, context.Canceled)
+		}
+	}
+}
+
+// endsAfter is a context that ends when asked after n looks at it.
+type endsAfter struct {
+	context.Context
+	looks atomic.Int64
+	n     int64
+}
+
+func (c *endsAfter) Err() error {
+	if c.looks.Add(1) > c.n {
+		return context.Canceled
+	}
+	return nil
 }
