@@ -285,7 +285,8 @@ func TestSimulationMatchesOracle(t *testing.T) {
 // eight levels, one to twelve replicates, give-up fractions 0 to 2, κ
 // lists of the search, of one κ (0 among them), uneven and with repeats,
 // and gaps that fall on a κ or a give-up test's side exactly, just beside
-// them, at 0, +Inf and NaN.
+// them, at 0, +Inf and NaN. (Run it with GOAMD64=v3 too: a build that
+// fuses multiplications and additions must fuse both alike.)
 func TestLadderScoreMatchesOracle(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	r := randomProxy(100, 5, 80, 5)
@@ -305,7 +306,7 @@ func TestLadderScoreMatchesOracle(t *testing.T) {
 			var o oracleScore
 			ost.score(kappa, g, &o)
 			for u, top := range s.tops {
-				at := u*len(ks) + i
+				at := u*sc.stride + i
 				same := sameBits([]float64{sc.cost[at], sc.answer[at], sc.agree[at]}, []float64{o.cost[top], o.answer[top], o.agree[top]})
 				if u < s.lowRows { // the low-consensus sums are these
 					same = same && sameBits([]float64{sc.answer[at], sc.agree[at]}, []float64{o.lowAnswer[top], o.lowAgree[top]})

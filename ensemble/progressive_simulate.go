@@ -171,21 +171,24 @@ func (s *simulator) run(ctx context.Context, m ProgressiveGNMax, replicates int,
 // and agreeing answers per query, summed by plurality count (the
 // threshold step's pass probability depends on it alone); those of the
 // low-consensus queries are the sums of the lowest plurality counts. The
-// sums of κ_i at the plurality count tops[u] are at u·len(kappas)+i: a
-// query adds to those of every κ at once, and a threshold step reads them
-// in order. Each sum adds its queries in their order, as a score of that
-// κ alone would.
+// sums of κ_i at the plurality count tops[u] are at u·stride+i, stride
+// len(kappas) rounded up to a multiple of 4 (addWeighted): a query adds to
+// those of every κ at once, and a threshold step reads them in order.
+// Each sum adds its queries in their order, as a score of that κ alone
+// would.
 type ladderScore struct {
-	kappas              []float64
+	stride              int
 	cost, answer, agree []float64
 	reps                int
 	// Scratch: the give-up test's side for each κ; a/reps for a answers;
 	// each replicate's outcomes of one query (walkOutcomes) and the next
-	// of each to add; the sums of a threshold step (at).
+	// of each to add; the sums of a threshold step and its pass
+	// probability at each plurality count (at).
 	giveUp, share []float64
 	outcomes      [][]outcome
 	next          []int
 	sums          [5][]float64
+	weights       []float64
 }
 
 // outcome is where the walks of a replicate stop for the κ below end, from
@@ -208,12 +211,12 @@ func (sc *ladderScore) reset(s *simulator, kappas []float64, reps int) {
 		clear(x)
 		return x
 	}
-	sc.kappas, sc.reps = kappas, reps
-	size := len(s.tops) * nk
+	sc.reps, sc.stride = reps, (nk+3)&^3
+	size := len(s.tops) * sc.stride
 	sc.cost, sc.answer, sc.agree = grow(sc.cost, size), grow(sc.answer, size), grow(sc.agree, size)
 	sc.giveUp, sc.share = grow(sc.giveUp, nk), grow(sc.share, reps+1)
 	for i := range sc.sums {
-		sc.sums[i] = grow(sc.sums[i], nk)
+		sc.sums[i] = grow(sc.sums[i], sc.stride)
 	}
 	for len(sc.outcomes) < reps {
 		sc.outcomes = append(sc.outcomes, nil)
@@ -265,7 +268,7 @@ func (st *runState) score(kappas []float64, g float64, sc *ladderScore) {
 					next[rep]++
 				}
 			}
-			at, n := u*nk+start, end-start
+			at, n := u*sc.stride+start, end-start
 			addTo(sc.cost[at:][:n], c/r)
 			addTo(sc.answer[at:][:n], sc.share[a])
 			addTo(sc.agree[at:][:n], sc.share[ag])
@@ -368,25 +371,25 @@ type estimate struct {
 // at sets e[i] to the expectations of κ_i's scores in sc with threshold
 // step th under μ_B².
 func (sc *ladderScore) at(s *simulator, th thresholdStep, muB2 float64, e []estimate) {
-	nk := len(sc.kappas)
 	cost, answer, agree, lowAnswer, lowAgree := sc.sums[0], sc.sums[1], sc.sums[2], sc.sums[3], sc.sums[4]
 	for _, x := range sc.sums {
 		clear(x)
 	}
+	w := sc.weights[:0]
+	for _, t := range s.tops {
+		w = append(w, th.pass[t])
+	}
+	sc.weights = w
 	// The sums of the low-consensus queries are those of every query
 	// when the lowest plurality counts are added.
-	add := func(from, to int) {
-		for u := from; u < to; u++ {
-			p := th.pass[s.tops[u]]
-			addScaled(cost, p, sc.cost[u*nk:])
-			addScaled(answer, p, sc.answer[u*nk:])
-			addScaled(agree, p, sc.agree[u*nk:])
-		}
-	}
-	add(0, s.lowRows)
+	low := s.lowRows * sc.stride
+	addWeighted(cost, w, sc.cost)
+	addWeighted(answer, w[:s.lowRows], sc.answer[:low])
+	addWeighted(agree, w[:s.lowRows], sc.agree[:low])
 	copy(lowAnswer, answer)
 	copy(lowAgree, agree)
-	add(s.lowRows, len(s.tops))
+	addWeighted(answer, w[s.lowRows:], sc.answer[low:])
+	addWeighted(agree, w[s.lowRows:], sc.agree[low:])
 	n := float64(len(s.p.Counts))
 	for i := range e {
 		e[i] = estimate{cost: th.cost + cost[i]/n}
@@ -408,11 +411,26 @@ func (sc *ladderScore) at(s *simulator, th thresholdStep, muB2 float64, e []esti
 	}
 }
 
-// addScaled adds p·x[i] to sum[i], for each i of sum.
-func addScaled(sum []float64, p float64, x []float64) {
-	x = x[:len(sum)]
-	for i := range sum {
-		sum[i] += p * x[i]
+// addWeighted adds Σ_u w[u]·x[u·len(sum)+i] to sum[i], for each i,
+// adding in the order of u; len(sum) is a multiple of 4. Each sum is held
+// in a register as it adds, as the straightforward loop over u holds it,
+// and each w[u] multiplies several: where the compiler fuses a
+// multiplication and an addition (FMA: GOAMD64=v3, arm64), a fused step
+// rounds once, and it fuses these as it fuses that loop's, not as it
+// would a sum in memory or a multiplier used once. Four sums at a time,
+// so that none waits on its own last addition.
+func addWeighted(sum, w, x []float64) {
+	nk := len(sum)
+	for i := 0; i+4 <= nk; i += 4 {
+		a0, a1, a2, a3 := sum[i], sum[i+1], sum[i+2], sum[i+3]
+		for u, p := range w {
+			r := x[u*nk+i:][:4]
+			a0 += p * r[0]
+			a1 += p * r[1]
+			a2 += p * r[2]
+			a3 += p * r[3]
+		}
+		sum[i], sum[i+1], sum[i+2], sum[i+3] = a0, a1, a2, a3
 	}
 }
 
