@@ -48,6 +48,11 @@ const (
 	verifyCandidates = 400
 )
 
+// searchMemory bounds the memory of the ladders' simulations that the
+// search's goroutines hold beyond the first's: on a machine of many cores,
+// a proxy of many queries would otherwise hold one simulation per core.
+const searchMemory = 256 << 20
+
 // ProxyRequest asks a mechanism planned on its own (Planned.OnProxy)
 // for the settings that label the most queries of votes like the proxy
 // votes Counts, of K teachers over Classes classes, within Budget, the
@@ -223,7 +228,8 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 	found := make([]ladderFound, len(ladders))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(ladders)) {
+	workers := min(runtime.GOMAXPROCS(0), len(ladders), 1+searchMemory/max(1, simulationBytes(len(r.Counts), selectReplicates, slices.Max(levelCounts))))
+	for range workers {
 		w := &ladderSearch{s: s, steps: steps, kappas: ks, muB2: muB2, minAgree: minAgree, low: low, seed: r.Seed}
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(ladders); i = int(next.Add(1) - 1) {

@@ -103,6 +103,12 @@ type runState struct {
 	cost   []float64 // μ² of the draws up to level j, in all
 }
 
+// simulationBytes is the memory of a runState of n queries, replicates
+// and levels: z and z·S_j, 8 bytes each, and ok, 1.
+func simulationBytes(n, replicates, levels int) int {
+	return n * replicates * levels * (8 + 8 + 1)
+}
+
 // run simulates the ladder of m (its draws as a release draws them:
 // Draws, continuous noise of those deviations) on every query, replicates
 // times, from streams of seed; in the memory of into unless it is nil (a
