@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
@@ -45,6 +47,11 @@ const (
 	verifyReplicates = 12
 	verifyCandidates = 400
 )
+
+// searchMemory bounds the memory of the ladders' simulations that the
+// search's goroutines hold beyond the first's: on a machine of many cores,
+// a proxy of many queries would otherwise hold one simulation per core.
+const searchMemory = 256 << 20
 
 // ProxyRequest asks a mechanism planned on its own (Planned.OnProxy)
 // for the settings that label the most queries of votes like the proxy
@@ -190,67 +197,56 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 		if err != nil {
 			return 0, err
 		}
-		st, err := s.run(ctx, m, replicates, seed)
+		st, err := s.run(ctx, m, replicates, seed, nil)
 		if err != nil {
 			return 0, err
 		}
 		var sc ladderScore
-		st.score(0, 0, &sc)
-		a, _ := sc.lowAgreement(s, s.step(m.Threshold, m.Sigma1).pass)
-		return a, nil
+		var e [1]estimate
+		st.score([]float64{0}, 0, &sc)
+		sc.at(s, s.step(m.Threshold, m.Sigma1), 1, e[:]) // μ_B² does not enter the agreement
+		return e[0].low, nil
 	}
 	low, err := baseline(selectReplicates, r.Seed)
 	if err != nil {
 		return out, err
 	}
-	type candidate struct {
-		m        ProgressiveGNMax
-		answered float64
-	}
-	// The best verifyCandidates feasible settings, most labels first, the
-	// earlier of equals.
-	var feasible []candidate
-	keep := func(c candidate) {
-		i := sort.Search(len(feasible), func(i int) bool { return feasible[i].answered < c.answered })
-		if i == verifyCandidates {
-			return
-		}
-		feasible = slices.Insert(feasible, i, c)
-		if len(feasible) > verifyCandidates {
-			feasible = feasible[:verifyCandidates]
-		}
-	}
-	steps := s.thresholdSteps()
+	// The ladders are searched on up to GOMAXPROCS goroutines, each search
+	// keeping the best candidates of its ladder; their lists are then kept
+	// in the order of the search, on which the ties of best.keep depend: a
+	// candidate not among the best of its ladder is not among the best of
+	// all (a feasible candidate answers, so its expected labels are not
+	// NaN and order it), so the best of all are those of one pass, on any
+	// number of goroutines.
+	var ladders [][]float64
 	for _, shape := range ladderShapes(k) {
-		levels := shape.levels(k)
-		if levels == nil {
-			continue
+		if levels := shape.levels(k); levels != nil {
+			ladders = append(ladders, levels)
 		}
-		st, err := s.run(ctx, ProgressiveGNMax{Levels: levels}, selectReplicates, r.Seed)
-		if err != nil {
-			return out, err
-		}
-		for _, kappa := range kappas() {
-			for _, g := range giveUps {
-				if len(levels) == 1 && g != 0 {
-					continue // a one-level ladder gives up at its last level only
-				}
-				var sc ladderScore
-				st.score(kappa, g, &sc)
-				for _, th := range steps {
-					out.Candidates++
-					e := sc.at(s, th, muB2)
-					// In selection, the agreements' lower bounds (two
-					// standard errors): on a small proxy, the noise that
-					// ranks the candidates would otherwise pick those
-					// whose estimates it inflated most.
-					if !(e.agreement-2*e.agreementSE >= minAgree && e.low-2*e.lowSE >= low-lowTolerance) || e.answered <= 0 {
-						continue
-					}
-					out.Feasible++
-					keep(candidate{ProgressiveGNMax{Levels: levels, Kappa: kappa, GiveUp: g, Threshold: th.t, Sigma1: th.sigma}, e.answered})
-				}
+	}
+	steps, ks := s.thresholdSteps(), kappas()
+	found := make([]ladderFound, len(ladders))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), len(ladders), 1+searchMemory/max(1, simulationBytes(len(r.Counts), selectReplicates, slices.Max(levelCounts))))
+	for range workers {
+		w := &ladderSearch{s: s, steps: steps, kappas: ks, muB2: muB2, minAgree: minAgree, low: low, seed: r.Seed}
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(ladders); i = int(next.Add(1) - 1) {
+				found[i] = w.search(ctx, ladders[i])
 			}
+		})
+	}
+	wg.Wait()
+	var feasible best
+	for _, f := range found {
+		if f.err != nil {
+			return out, f.err
+		}
+		out.Candidates += f.candidates
+		out.Feasible += f.feasible
+		for _, c := range f.best {
+			feasible.keep(c)
 		}
 	}
 	if len(feasible) == 0 {
@@ -267,14 +263,16 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 		key := fmt.Sprint(c.m.Levels)
 		st := checked[key]
 		if st == nil {
-			if st, err = s.run(ctx, ProgressiveGNMax{Levels: c.m.Levels}, verifyReplicates, seed); err != nil {
+			if st, err = s.run(ctx, ProgressiveGNMax{Levels: c.m.Levels}, verifyReplicates, seed, nil); err != nil {
 				return out, err
 			}
 			checked[key] = st
 		}
 		var sc ladderScore
-		st.score(c.m.Kappa, c.m.GiveUp, &sc)
-		e := sc.at(s, s.step(c.m.Threshold, c.m.Sigma1), muB2)
+		var est [1]estimate
+		st.score([]float64{c.m.Kappa}, c.m.GiveUp, &sc)
+		sc.at(s, s.step(c.m.Threshold, c.m.Sigma1), muB2, est[:])
+		e := est[0]
 		if e.agreement >= minAgree && e.low >= low-lowTolerance {
 			c.m.Budget = r.Budget
 			out.Mechanism, out.Queries, out.Answered, out.Agreement, out.Cost = c.m, e.queries, e.answered, e.agreement, e.cost
@@ -283,6 +281,97 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 		}
 	}
 	return out, &param.SettingError{Name: "min-agreement", Value: fmt.Sprint(minAgree), Rule: fmt.Sprintf("none of the %d best settings found reaches it again with fresh noise (and the low-consensus guard): lower it, or give proxy votes of more consensus", out.Checked)}
+}
+
+// candidate is a setting of the search and its expected labels.
+type candidate struct {
+	m        ProgressiveGNMax
+	answered float64
+}
+
+// best holds the verifyCandidates feasible settings of most expected
+// labels, most first, the earlier found of equals first.
+type best []candidate
+
+// keep adds c, found after every candidate before it, if it is among the
+// best.
+func (b *best) keep(c candidate) {
+	i := sort.Search(len(*b), func(i int) bool { return (*b)[i].answered < c.answered })
+	if i == verifyCandidates {
+		return
+	}
+	*b = slices.Insert(*b, i, c)
+	if len(*b) > verifyCandidates {
+		*b = (*b)[:verifyCandidates]
+	}
+}
+
+// ladderFound is what the search found on one ladder: how many
+// candidates it scored, how many were feasible, and the best of those.
+type ladderFound struct {
+	candidates, feasible int
+	best                 best
+	err                  error
+}
+
+// ladderSearch searches one ladder after another, in memory of its own:
+// every κ, give-up fraction and threshold step with it, against the least
+// agreement minAgree and the baseline's low-consensus agreement low.
+type ladderSearch struct {
+	s                   *simulator
+	steps               []thresholdStep
+	kappas              []float64
+	muB2, minAgree, low float64
+	seed                uint64
+	st                  *runState
+	sc                  ladderScore
+	est                 []estimate
+}
+
+// search scores the candidates of the ladder levels. Every κ of a give-up
+// fraction is scored in one pass over the queries, and with each
+// threshold step in one pass over the plurality counts, into
+// est[(g·len(steps)+step)·len(kappas)+κ]; the candidates are then read
+// in the order of the search (κ, give-up fraction, threshold step), on
+// which the ties of best.keep depend.
+func (w *ladderSearch) search(ctx context.Context, levels []float64) ladderFound {
+	var f ladderFound
+	var err error
+	if w.st, err = w.s.run(ctx, ProgressiveGNMax{Levels: levels}, selectReplicates, w.seed, w.st); err != nil {
+		return ladderFound{err: err}
+	}
+	nk, ns := len(w.kappas), len(w.steps)
+	w.est = slices.Grow(w.est[:0], len(giveUps)*ns*nk)[:len(giveUps)*ns*nk]
+	for gi, g := range giveUps {
+		if len(levels) == 1 && g != 0 {
+			continue // a one-level ladder gives up at its last level only
+		}
+		w.st.score(w.kappas, g, &w.sc)
+		for si, th := range w.steps {
+			w.sc.at(w.s, th, w.muB2, w.est[(gi*ns+si)*nk:][:nk])
+		}
+	}
+	for ki, kappa := range w.kappas {
+		for gi, g := range giveUps {
+			if len(levels) == 1 && g != 0 {
+				continue
+			}
+			for si, th := range w.steps {
+				f.candidates++
+				e := w.est[(gi*ns+si)*nk+ki]
+				// In selection, the agreements' lower bounds (two
+				// standard errors): on a small proxy, the noise that
+				// ranks the candidates would otherwise pick those whose
+				// estimates it inflated most.
+				if !(e.agreement-2*e.agreementSE >= w.minAgree && e.low-2*e.lowSE >= w.low-lowTolerance) || e.answered <= 0 {
+					continue
+				}
+				f.feasible++
+				f.best.keep(candidate{ProgressiveGNMax{Levels: levels, Kappa: kappa, GiveUp: g, Threshold: th.t, Sigma1: th.sigma}, e.answered})
+			}
+		}
+	}
+	return f
 }
 
 // chargedForm returns Confident-GNMax c charged when drawn.
@@ -339,256 +428,4 @@ func (sh ladderShape) levels(k float64) []float64 {
 		return nil
 	}
 	return out
-}
-
-// thresholdStep is a threshold step of the search: T and σ1, none when
-// σ1 is 0; with, once made (s.step), the probability that each plurality
-// count passes it and the μ² of its draw.
-type thresholdStep struct {
-	t, sigma float64
-	pass     []float64
-	cost     float64
-}
-
-// thresholdSteps returns none and the threshold steps searched for K
-// teachers, made.
-func (s *simulator) thresholdSteps() []thresholdStep {
-	k := float64(s.p.K)
-	out := []thresholdStep{s.step(0, 0)}
-	for _, t := range thresholdTs {
-		for _, x := range thresholdSigmas {
-			if sigma := round(x * k); sigma >= 1 {
-				out = append(out, s.step(math.Round(t*k), sigma))
-			}
-		}
-	}
-	return out
-}
-
-// step returns the threshold step of T and σ1 (none when σ1 is 0) with
-// its pass probability at each plurality count, of the deviation a
-// release draws (ProgressiveGNMax.Draws), and its cost 1/σ1².
-func (s *simulator) step(t, sigma float64) thresholdStep {
-	th := thresholdStep{t: t, sigma: sigma, pass: make([]float64, s.p.K+1)}
-	if sigma == 0 {
-		for i := range th.pass {
-			th.pass[i] = 1
-		}
-		return th
-	}
-	drawn := ProgressiveGNMax{Levels: []float64{1}, Threshold: t, Sigma1: sigma}.Draws()[0].Sigma
-	pass := s.thresholdPass(t, drawn)
-	for i := range th.pass {
-		th.pass[i] = pass(i)
-	}
-	th.cost = 1 / (drawn * drawn)
-	return th
-}
-
-// simulator holds the proxy queries, grouped by their plurality count,
-// and the lowest-consensus share of them.
-type simulator struct {
-	p    ProxyRequest
-	seed uint64
-	// top is each query's plurality count, truth its plurality (or true
-	// class), tops the plurality counts that occur, in order; lowTop the
-	// plurality count at or below which a query is of low consensus,
-	// lowCount how many are.
-	top, truth, tops []int
-	lowTop, lowCount int
-}
-
-func newSimulator(p ProxyRequest, seed uint64) *simulator {
-	s := &simulator{p: p, seed: seed, top: make([]int, len(p.Counts)), truth: make([]int, len(p.Counts))}
-	for i, c := range p.Counts {
-		s.top[i] = slices.Max(c)
-		s.truth[i] = p.Truth[i]
-	}
-	sorted := slices.Sorted(slices.Values(s.top))
-	s.tops = slices.Compact(slices.Clone(sorted))
-	s.lowTop = sorted[max(0, int(math.Ceil(lowConsensusShare*float64(len(sorted))))-1)]
-	for _, t := range s.top {
-		if t <= s.lowTop {
-			s.lowCount++
-		}
-	}
-	return s
-}
-
-// runState is the simulated ladder of a mechanism on every proxy query:
-// for each query, replicate and level, the average's gap in units of
-// √2·S_j (S_j its deviation), whether its argmax is the plurality, and
-// each level's cost.
-type runState struct {
-	s      *simulator
-	levels int
-	reps   int
-	z      []float64 // [query][rep][level]
-	ok     []bool
-	dev    []float64 // S_j
-	cost   []float64 // μ² of the draws up to level j, in all
-}
-
-// run simulates the ladder of m (its draws as a release draws them:
-// Draws, continuous noise of those deviations) on every query, replicates
-// times, from streams of seed.
-func (s *simulator) run(ctx context.Context, m ProgressiveGNMax, replicates int, seed uint64) (*runState, error) {
-	var sig []float64
-	for _, d := range m.Draws() {
-		if d.Coords == 2 {
-			sig = append(sig, d.Sigma)
-		}
-	}
-	n, c := len(s.p.Counts), s.p.Classes
-	st := &runState{s: s, levels: len(sig), reps: replicates, z: make([]float64, n*replicates*len(sig)), ok: make([]bool, n*replicates*len(sig))}
-	var precision, cost float64
-	for _, x := range sig {
-		precision += 1 / (x * x)
-		cost += 2 / (x * x)
-		st.dev = append(st.dev, 1/math.Sqrt(precision))
-		st.cost = append(st.cost, cost)
-	}
-	sum := make([]float64, c)
-	for q, counts := range s.p.Counts {
-		if q%256 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		rng := rand.New(rand.NewPCG(seed, uint64(q)))
-		for rep := range replicates {
-			clear(sum)
-			w := 0.0
-			for j, x := range sig {
-				wj := 1 / (x * x)
-				w += wj
-				for i, v := range counts {
-					sum[i] += wj * (float64(v) + x*rng.NormFloat64())
-				}
-				first, second, arg := math.Inf(-1), math.Inf(-1), 0
-				for i, v := range sum {
-					switch {
-					case v > first:
-						second, first, arg = first, v, i
-					case v > second:
-						second = v
-					}
-				}
-				at := (q*replicates+rep)*len(sig) + j
-				st.z[at] = (first - second) / w / (math.Sqrt2 * st.dev[j])
-				st.ok[at] = arg == s.truth[q]
-			}
-		}
-	}
-	return st, nil
-}
-
-// ladderScore is a candidate's expected cost of the ladder, answers and agreeing
-// answers per query, summed by plurality count (the threshold step's pass
-// probability depends on it alone), over every query and over the
-// low-consensus ones.
-type ladderScore struct {
-	cost, answer, agree []float64
-	lowAnswer, lowAgree []float64
-	reps                int
-}
-
-// score sums, for κ and give-up fraction g, each query's expected ladder
-// cost, answer and agreement by its plurality count into sc.
-func (st *runState) score(kappa, g float64, sc *ladderScore) {
-	k := st.s.p.K
-	*sc = ladderScore{cost: make([]float64, k+1), answer: make([]float64, k+1), agree: make([]float64, k+1), lowAnswer: make([]float64, k+1), lowAgree: make([]float64, k+1), reps: st.reps}
-	last := len(st.dev) - 1
-	giveUp := g * kappa * st.dev[last]
-	r := float64(st.reps)
-	for q := range st.s.p.Counts {
-		var c, a, ag float64
-		for rep := range st.reps {
-			base := (q*st.reps + rep) * st.levels
-			for j := range st.levels {
-				z := st.z[base+j]
-				if z >= kappa {
-					c += st.cost[j]
-					a++
-					if st.ok[base+j] {
-						ag++
-					}
-					break
-				}
-				if j == last || z*st.dev[j] < giveUp {
-					c += st.cost[j]
-					break
-				}
-			}
-		}
-		t := st.s.top[q]
-		sc.cost[t] += c / r
-		sc.answer[t] += a / r
-		sc.agree[t] += ag / r
-		if t <= st.s.lowTop {
-			sc.lowAnswer[t] += a / r
-			sc.lowAgree[t] += ag / r
-		}
-	}
-}
-
-// estimate is a candidate's expectations with a threshold step, and
-// the standard error of its agreement as a proportion of the simulated
-// answers (sampled is their number).
-type estimate struct {
-	queries, answered, agreement, low, cost float64
-	sampled, agreementSE, lowSE             float64
-}
-
-// at returns the expectations of sc with threshold step th under μ_B².
-func (sc *ladderScore) at(s *simulator, th thresholdStep, muB2 float64) estimate {
-	n := float64(len(s.p.Counts))
-	var cost, answer, agree float64
-	for _, t := range s.tops {
-		p := th.pass[t]
-		cost += p * sc.cost[t]
-		answer += p * sc.answer[t]
-		agree += p * sc.agree[t]
-	}
-	var e estimate
-	e.cost = th.cost + cost/n
-	e.queries = muB2 / e.cost
-	e.answered = e.queries * answer / n
-	if answer > 0 {
-		e.agreement = agree / answer
-		e.sampled = answer * float64(sc.reps)
-		e.agreementSE = math.Sqrt(math.Max(e.agreement*(1-e.agreement), 1/e.sampled) / e.sampled)
-	}
-	var lowSampled float64
-	e.low, lowSampled = sc.lowAgreement(s, th.pass)
-	if lowSampled > 0 {
-		e.lowSE = math.Sqrt(math.Max(e.low*(1-e.low), 1/lowSampled) / lowSampled)
-	}
-	return e
-}
-
-// lowAgreement is the agreement of the answers on the low-consensus
-// queries with the threshold step's pass probability pass at each
-// plurality count, 1 when none is answered (no label, none wrong), and
-// the number of simulated answers it is a proportion of.
-func (sc *ladderScore) lowAgreement(s *simulator, pass []float64) (float64, float64) {
-	var a, g float64
-	for _, t := range s.tops {
-		if t > s.lowTop {
-			break
-		}
-		a += pass[t] * sc.lowAnswer[t]
-		g += pass[t] * sc.lowAgree[t]
-	}
-	if !(a > 0) {
-		return 1, 0
-	}
-	return g / a, a * float64(sc.reps)
-}
-
-// thresholdPass returns the probability that a plurality count t plus
-// noise of deviation sigma reaches the threshold T, the discrete noise
-// taken as continuous with a continuity correction: Pr[t + Z >= ceil(T)]
-// ≈ Φ((t - ceil(T) + 1/2)/σ).
-func (s *simulator) thresholdPass(threshold, sigma float64) func(int) float64 {
-	c := math.Ceil(threshold) - 0.5
-	return func(t int) float64 { return 0.5 * math.Erfc(-(float64(t)-c)/(sigma*math.Sqrt2)) }
 }
