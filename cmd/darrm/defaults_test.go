@@ -149,8 +149,7 @@ func TestStatedDefaultsUsed(t *testing.T) {
 	for _, args := range runs {
 		// A first run fills the cache folder, so that every run after it
 		// reads the same entries (a run without one computes anew each
-		// time: a second would cost as much again, a plan of progressive
-		// GNMax 1.4 s).
+		// time: a second would cost as much again).
 		if given(args, "cache-dir") {
 			darrm(t, "", args...)
 		}
