@@ -52,6 +52,8 @@ func (r *bitRun) transform(comps []bitComp, lo, hi int, tails float64) {
 	var seq []float64
 	onOwnStack(func() { seq = tr.f.Sequence(one, prod) })
 	r.first, r.p = lo, make([]float64, w)
+	// blockMax too, in the same pass over the window.
+	r.blockMax = make([]float64, (w+rawBlock-1)/rawBlock)
 	var neg float64
 	for s := lo; s <= hi; s++ {
 		v := seq[s&mask] / float64(size)
@@ -63,6 +65,9 @@ func (r *bitRun) transform(comps []bitComp, lo, hi int, tails float64) {
 			v = math.Min(1, v*math.Exp(r.cgf-r.lambda*float64(s)))
 		}
 		r.p[s-lo] = v
+		if b := (s - lo) / rawBlock; v > r.blockMax[b] {
+			r.blockMax[b] = v
+		}
 	}
 	r.err = neg + transformErr(size, comps) + tails
 }
@@ -247,5 +252,15 @@ func (r *bitRun) direct(comps []bitComp) {
 		}
 	}
 	r.p = cur
+	if support != nil {
+		// blockMax from the few nonzero entries (positive scans them all
+		// otherwise).
+		r.blockMax = make([]float64, (len(cur)+rawBlock-1)/rawBlock)
+		for _, i := range support {
+			if b := i / rawBlock; cur[i] > r.blockMax[b] {
+				r.blockMax[b] = cur[i]
+			}
+		}
+	}
 	r.rel = float64(ulps) * outward.ULP
 }

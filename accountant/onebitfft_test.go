@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -87,6 +88,10 @@ func TestDirectUnchanged(t *testing.T) {
 			if math.Float64bits(r.p[j]) != math.Float64bits(want[j]) {
 				t.Fatalf("case %d (n %d, %v): p[%d] = %v, was %v", i, n, comps, j, r.p[j], want[j])
 			}
+		}
+		r.positive()
+		if !slices.Equal(r.blockMax, blockMaxOf(want)) {
+			t.Fatalf("case %d (n %d, %v): blockMax is not p's", i, n, comps)
 		}
 	}
 }

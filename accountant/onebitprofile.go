@@ -7,13 +7,17 @@ import (
 	"github.com/darrm/darrm/internal/outward"
 )
 
-// positive sets start and blockMax. The losses of the entries are not
-// kept: loss computes each from its index when it is asked, and a search
-// asks for few of them (rawDelta sums only the entries that move its
-// sum, estimate and above a few each), where a run's window holds up to
-// 2^19.
+// positive sets start, and blockMax when the composition did not (its
+// transform and its sparse direct sums set it as they write p). The
+// losses of the entries are not kept: loss computes each from its index
+// when it is asked, and a search asks for few of them (rawDelta sums
+// only the entries that move its sum, estimate and above a few each),
+// where a run's window holds up to 2^19.
 func (r *bitRun) positive() {
 	r.start = min(len(r.p), max(0, 1-r.first))
+	if r.blockMax != nil {
+		return
+	}
 	r.blockMax = make([]float64, (len(r.p)+rawBlock-1)/rawBlock)
 	for i, p := range r.p {
 		if b := i / rawBlock; p > r.blockMax[b] {

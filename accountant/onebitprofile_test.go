@@ -3,22 +3,26 @@ package accountant
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
 
 // profileOracle is the profile's sums as they were made before the
-// losses were computed on demand and the estimate's suffix sums kept per
-// block (issue 88): every entry's loss and both suffix sums at every
-// entry, kept in arrays. The run's answers must be these, bit for bit.
+// losses were computed on demand, the estimate's suffix sums kept per
+// block and the blocks' largest entries found as p was written (issue
+// 88): every entry's loss and both suffix sums at every entry, kept in
+// arrays, and blockMax from a scan of p. The run's answers must be
+// these, bit for bit.
 type profileOracle struct {
 	r            *bitRun
 	losses       []float64
 	tailP, tailE []float64
+	blockMax     []float64
 }
 
 func newProfileOracle(r *bitRun) profileOracle {
-	o := profileOracle{r: r, losses: make([]float64, len(r.p)-r.start)}
+	o := profileOracle{r: r, losses: make([]float64, len(r.p)-r.start), blockMax: blockMaxOf(r.p)}
 	for j := range o.losses {
 		o.losses[j] = r.loss(r.first + r.start + j)
 	}
@@ -37,6 +41,18 @@ func newProfileOracle(r *bitRun) profileOracle {
 		o.tailE[j] = o.tailE[j+1] + p*e
 	}
 	return o
+}
+
+// blockMaxOf returns the largest entry of each block of rawBlock entries
+// of p.
+func blockMaxOf(p []float64) []float64 {
+	out := make([]float64, (len(p)+rawBlock-1)/rawBlock)
+	for i, v := range p {
+		if b := i / rawBlock; v > out[b] {
+			out[b] = v
+		}
+	}
+	return out
 }
 
 func (o profileOracle) above(eps float64) int {
@@ -58,7 +74,7 @@ func (o profileOracle) delta(eps float64) float64 {
 	}
 	var sum float64
 	for i := from; i < len(r.p); i++ {
-		if i%rawBlock == 0 && sum > 0x1p-900 && r.blockMax[i/rawBlock] < sum*0x1p-54 {
+		if i%rawBlock == 0 && sum > 0x1p-900 && o.blockMax[i/rawBlock] < sum*0x1p-54 {
 			i += rawBlock - 1
 			continue
 		}
@@ -132,6 +148,9 @@ func TestProfileSumsUnchanged(t *testing.T) {
 		}
 		r.ready()
 		o := newProfileOracle(r)
+		if !slices.Equal(r.blockMax, o.blockMax) {
+			t.Fatalf("pairs %v, k %d, delta %g, window %d: blockMax is not p's", pairs, k, delta, window)
+		}
 		for j := range 200 {
 			var eps float64
 			switch j % 4 {
