@@ -52,6 +52,8 @@ func (r *bitRun) transform(comps []bitComp, lo, hi int, tails float64) {
 	var seq []float64
 	onOwnStack(func() { seq = tr.f.Sequence(one, prod) })
 	r.first, r.p = lo, make([]float64, w)
+	// blockMax too, in the same pass over the window.
+	r.blockMax = make([]float64, (w+rawBlock-1)/rawBlock)
 	var neg float64
 	for s := lo; s <= hi; s++ {
 		v := seq[s&mask] / float64(size)
@@ -63,6 +65,9 @@ func (r *bitRun) transform(comps []bitComp, lo, hi int, tails float64) {
 			v = math.Min(1, v*math.Exp(r.cgf-r.lambda*float64(s)))
 		}
 		r.p[s-lo] = v
+		if b := (s - lo) / rawBlock; v > r.blockMax[b] {
+			r.blockMax[b] = v
+		}
 	}
 	r.err = neg + transformErr(size, comps) + tails
 }
@@ -172,27 +177,90 @@ const maxDirect = 1 << 25
 // of nonnegative numbers, so each entry is within a relative
 // Σ k·(m+1) ulps of the exact value (m a part's masses), which rel
 // carries.
+//
+// Each step adds, for every nonzero entry i of the last step's sum in
+// increasing order, its product by each mass at i + that mass's index:
+// while the nonzero entries are few beside the sum's width (a grid of
+// 2^18 steps of lmax holds a few atoms), only they are visited, and the
+// sums are the same, term by term and in the same order, as over every
+// entry. The steps take turns between two sums, the last step's of the
+// final width, the other of the width before it.
 func (r *bitRun) direct(comps []bitComp) {
 	r.first = 0
-	cur, width := []float64{1}, 0
+	var steps, width, before int
+	for _, c := range comps {
+		if c.k > 0 {
+			steps += c.k
+			before = width + (c.k-1)*(r.n-c.imin)
+			width += c.k * (r.n - c.imin)
+		}
+	}
+	var sums [2][]float64
+	sums[steps%2] = make([]float64, width+1)
+	if steps > 1 {
+		sums[(steps+1)%2] = make([]float64, before+1)
+	}
+	cur := []float64{1}
+	// support lists the entries of cur that may be nonzero, increasing;
+	// nil: any of them.
+	support, step := []int{0}, 0
 	var ulps int
 	for _, c := range comps {
 		r.first += c.k * c.imin
 		ulps += c.k * (len(c.mass) + 1)
 		for range c.k {
-			width += r.n - c.imin
-			next := make([]float64, width+1)
-			for i, v := range cur {
+			step++
+			next := sums[step%2][:len(cur)+r.n-c.imin]
+			var touched []int
+			if support != nil && len(support)*len(c.mass) <= len(next)/16 {
+				touched = make([]int, 0, len(support)*len(c.mass))
+			}
+			visits := len(cur)
+			if support != nil {
+				visits = len(support)
+			}
+			for x := range visits {
+				i := x
+				if support != nil {
+					i = support[x]
+				}
+				v := cur[i]
 				if v == 0 {
 					continue
 				}
 				for j, m := range c.mass {
-					next[i+c.idx[j]-c.imin] += v * m
+					t := i + c.idx[j] - c.imin
+					next[t] += v * m
+					if touched != nil {
+						touched = append(touched, t)
+					}
 				}
 			}
-			cur = next
+			// cur is the next step's sum: zero again where it was written.
+			if support != nil {
+				for _, i := range support {
+					cur[i] = 0
+				}
+			} else {
+				clear(cur)
+			}
+			if touched != nil {
+				slices.Sort(touched)
+				touched = slices.Compact(touched)
+			}
+			cur, support = next, touched
 		}
 	}
 	r.p = cur
+	if support != nil {
+		// blockMax from the few nonzero entries (positive scans them all
+		// otherwise).
+		r.blockMax = make([]float64, (len(cur)+rawBlock-1)/rawBlock)
+		for _, i := range support {
+			if b := i / rawBlock; cur[i] > r.blockMax[b] {
+				r.blockMax[b] = cur[i]
+			}
+		}
+	}
 	r.rel = float64(ulps) * outward.ULP
 }

@@ -7,12 +7,16 @@ import (
 	"github.com/darrm/darrm/internal/outward"
 )
 
-// positive sets start, losses and blockMax.
+// positive sets start, and blockMax when the composition did not (its
+// transform and its sparse direct sums set it as they write p). The
+// losses of the entries are not kept: loss computes each from its index
+// when it is asked, and a search asks for few of them (rawDelta sums
+// only the entries that move its sum, estimate and above a few each),
+// where a run's window holds up to 2^19.
 func (r *bitRun) positive() {
 	r.start = min(len(r.p), max(0, 1-r.first))
-	r.losses = make([]float64, len(r.p)-r.start)
-	for j := range r.losses {
-		r.losses[j] = r.loss(r.first + r.start + j)
+	if r.blockMax != nil {
+		return
 	}
 	r.blockMax = make([]float64, (len(r.p)+rawBlock-1)/rawBlock)
 	for i, p := range r.p {
@@ -27,9 +31,10 @@ func (r *bitRun) positive() {
 // move its sum at once.
 const rawBlock = 256
 
-// above returns the index in losses of the first loss above eps.
+// above returns the index, counted from start, of the first entry whose
+// loss is above eps: the losses from start on increase.
 func (r *bitRun) above(eps float64) int {
-	return sort.Search(len(r.losses), func(j int) bool { return r.losses[j] > eps })
+	return sort.Search(len(r.p)-r.start, func(j int) bool { return r.lossOf(r.start+j) > eps })
 }
 
 // loss returns an upper bound of the loss of index sum s.
@@ -143,12 +148,7 @@ func (r *bitRun) rawDelta(eps float64) float64 {
 }
 
 // lossOf returns the loss of p[i] (loss).
-func (r *bitRun) lossOf(i int) float64 {
-	if i >= r.start {
-		return r.losses[i-r.start]
-	}
-	return r.loss(r.first + i)
-}
+func (r *bitRun) lossOf(i int) float64 { return r.loss(r.first + i) }
 
 // estimateAnchor is how many entries of the window estimate's e^-L is
 // carried by products between two exponentials.
@@ -161,30 +161,64 @@ const estimateAnchor = 64
 //
 // Consecutive losses from start on are a grid step h apart but for
 // their rounding up (loss), so e^-L is carried down the window as a
-// product by e^h, from math.Exp of a loss every estimateAnchor entries:
-// within a relative 10^-13, where an exponential per entry cost more
-// than the rest of a release's search for its ε.
+// product by e^h, from math.Exp of a loss every estimateAnchor entries
+// (counted from the window's last): within a relative 10^-13, where an
+// exponential per entry cost more than the rest of a release's search
+// for its ε.
 func (r *bitRun) estimate(eps float64) float64 {
 	if r.empty || eps < 0 {
 		return r.delta(eps)
 	}
 	r.ready()
-	r.tails.Do(func() {
-		n := len(r.losses)
-		r.tailP, r.tailE = make([]float64, n+1), make([]float64, n+1)
-		up := math.Exp(r.hi / float64(r.n))
-		var e float64
-		for j := n - 1; j >= 0; j-- {
-			if (n-1-j)%estimateAnchor == 0 {
-				e = math.Exp(-r.losses[j])
-			} else {
-				e *= up
-			}
-			p := r.p[r.start+j]
-			r.tailP[j] = r.tailP[j+1] + p
-			r.tailE[j] = r.tailE[j+1] + p*e
+	r.tails.Do(r.suffixSums)
+	p, e := r.tailSums(r.above(eps))
+	return r.bound(max(0, p-math.Exp(eps)*e), eps)
+}
+
+// suffixSums sets up (e^h), and tailP and tailE: the sums of p and
+// p·e^-L over the entries after each block of estimateAnchor entries
+// counted down from the last (each block's product e^-L starts at the
+// exponential of its last entry's loss), which tailSums completes
+// within a block, in the same order of sums and products. A run's window
+// is up to 2^19 entries: the sums at every entry, 8 MiB, cost more to
+// allocate than a block costs to complete at each estimate.
+func (r *bitRun) suffixSums() {
+	n := len(r.p) - r.start
+	blocks := (n + estimateAnchor - 1) / estimateAnchor
+	r.up = math.Exp(r.hi / float64(r.n))
+	r.tailP, r.tailE = make([]float64, blocks+1), make([]float64, blocks+1)
+	for b := range blocks {
+		top := n - 1 - b*estimateAnchor
+		r.tailP[b+1], r.tailE[b+1] = r.blockSums(top, max(0, top-estimateAnchor+1), r.tailP[b], r.tailE[b])
+	}
+}
+
+// tailSums returns the sums of p and p·e^-L over the entries from
+// start + j on (0 <= j <= n, n the entries from start on).
+func (r *bitRun) tailSums(j int) (float64, float64) {
+	n := len(r.p) - r.start
+	if j >= n {
+		return r.tailP[0], r.tailE[0]
+	}
+	b := (n - 1 - j) / estimateAnchor
+	return r.blockSums(n-1-b*estimateAnchor, j, r.tailP[b], r.tailE[b])
+}
+
+// blockSums adds to sp and se, the sums over the entries after top, those
+// of entries top down to j (counted from start) of one block, top its
+// last: its e^-L from the exponential of top's loss, carried down by
+// products by e^h.
+func (r *bitRun) blockSums(top, j int, sp, se float64) (float64, float64) {
+	var e float64
+	for i := top; i >= j; i-- {
+		if i == top {
+			e = math.Exp(-r.lossOf(r.start + i))
+		} else {
+			e *= r.up
 		}
-	})
-	j := r.above(eps)
-	return r.bound(max(0, r.tailP[j]-math.Exp(eps)*r.tailE[j]), eps)
+		p := r.p[r.start+i]
+		sp += p
+		se += p * e
+	}
+	return sp, se
 }

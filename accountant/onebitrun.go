@@ -52,15 +52,16 @@ type bitRun struct {
 	lambda, cgf float64
 	grid        bitGrid // the layout composed
 	// start is the index of p's first entry of positive loss, the only
-	// ones above an ε >= 0, and losses theirs (loss), in increasing
-	// order: the profile's search evaluates it many times.
-	start  int
-	losses []float64
+	// ones above an ε >= 0: the profile's search evaluates them many
+	// times.
+	start int
 	// blockMax[b] is the largest entry of p[b·rawBlock:][:rawBlock].
 	blockMax []float64
-	// tailP[j] and tailE[j] sum p and p·e^-loss over the entries from
-	// start+j on (estimate), made on first use.
+	// tailP[b] and tailE[b] sum p and p·e^-loss over the entries after
+	// the last b blocks of estimateAnchor entries from start on, and up
+	// is e^h (suffixSums), made on first use (estimate).
 	tailP, tailE []float64
+	up           float64
 	fill         func()         // computes p, err and rel (ready)
 	pool         *transformPool // transform's; nil: its own
 	once, tails  sync.Once
