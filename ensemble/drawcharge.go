@@ -174,7 +174,8 @@ const chunkQueries = 64
 // step of unit (Ledger.Begin's step), each of μ² mu2 and tail tail under
 // the ledger's Gaussian-DP filter, whose sums of units then hold the
 // draws' sums. allowed is the units the ledger allows the run, reserved
-// those reserved on it.
+// those reserved on it; perQuery the units of one query's draws at most
+// (every draw taken).
 type unitLedger struct {
 	// reserve reserves units on the ledger for the run, within the
 	// release's context (Ledger.Reserve).
@@ -182,7 +183,7 @@ type unitLedger struct {
 	unit              accountant.Spend
 	mu2, tail         float64
 	allowed, reserved int
-	chunk             int
+	perQuery          int
 }
 
 // newUnitLedger returns the ledger l, whose run is not yet begun, to be
@@ -202,11 +203,9 @@ func newUnitLedger(m *drawMeter) (*unitLedger, error) {
 	if err != nil {
 		return nil, err
 	}
-	per, err := u.units(one)
-	if err != nil {
+	if u.perQuery, err = u.units(one); err != nil {
 		return nil, err
 	}
-	u.chunk = per * chunkQueries
 	return u, nil
 }
 
@@ -247,7 +246,7 @@ func (u *unitLedger) cover(next, spent accountant.Sequence) error {
 	case n <= u.reserved:
 		return nil
 	}
-	r := min(u.allowed, n+max(u.chunk, u.reserved, u.allowed/16))
+	r := min(u.allowed, n+max(u.perQuery*chunkQueries, u.reserved, u.allowed/16))
 	if err := u.reserve(r); err != nil {
 		return err
 	}

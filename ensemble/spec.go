@@ -338,7 +338,7 @@ func (p *Prepared) Label(ctx context.Context, l Ledger) (Released, error) {
 		if err := chargeLedger(ctx, l, out.Aggregator, p.meter, out.Binding); err != nil {
 			return fail(StepLedger, err)
 		}
-		out.Charged, out.QueryUnits = &p.meter.ledger.unit, p.meter.ledger.chunk/chunkQueries
+		out.Charged, out.QueryUnits = &p.meter.ledger.unit, p.meter.ledger.perQuery
 		sink.Ledger = drawsLedger{l, p.meter}
 	case l != nil && s.Accounted != nil:
 		room, err := s.Accounted.charge(ctx, l, s.Mechanism.Name(), out.Binding)
