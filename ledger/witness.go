@@ -112,7 +112,8 @@ func (e *witnessError) BadInput() bool { return true }
 // ledger (CSV or JSON lines, whose metadata header states the ledger's
 // line that reserved its labels, and whose rows, of a release charged
 // per draw, the units its draws had taken: Witness.Units), recognised by
-// their content. A file
+// their content; a label file whose last line was cut part-way (a stream
+// stopped mid-write) witnesses the rows before it. A file
 // that is neither, or one that witnesses no ledger (labels charged to
 // none, or written by a darrm whose header does not state the line), is
 // an error naming path.
@@ -159,7 +160,32 @@ func readWitness(path string) (w Witness, isCheckpoint bool, err error) {
 		}
 		return Witness{File: path, Record: r}, true, nil
 	}
-	lr, err := votefile.NewLabelReader(br, path)
+	w, err = labelWitness(br, path)
+	if err != nil {
+		// A stream that stopped while a flush was being written (the run
+		// killed blocked on a pipe, its reader gone, its disk full) ends
+		// in a row cut part-way: the rows before it left whole, and
+		// witness the run as far as they go (the cut row's label, counted
+		// by the run, only adds to what they witness).
+		if end, cut, cerr := lastLineEnd(f, st.Size()); cerr == nil && cut && end > 0 {
+			if _, serr := f.Seek(0, io.SeekStart); serr == nil {
+				if whole, werr := labelWitness(bufio.NewReader(io.LimitReader(f, end)), path); werr == nil {
+					return whole, false, nil
+				}
+			}
+		}
+		return Witness{}, false, err
+	}
+	return w, false, nil
+}
+
+// labelWitness reads the witness of the label file r (its metadata
+// header and rows); path names it in errors (*witnessError).
+func labelWitness(r io.Reader, path string) (Witness, error) {
+	bad := func(reason string, args ...any) (Witness, error) {
+		return Witness{}, &witnessError{File: path, Reason: fmt.Sprintf(reason, args...)}
+	}
+	lr, err := votefile.NewLabelReader(r, path)
 	if err != nil {
 		return bad("neither a checkpoint (darrm ledger checkpoint) nor a label file: %v", err)
 	}
@@ -184,7 +210,28 @@ func readWitness(path string) (w Witness, isCheckpoint bool, err error) {
 		return bad("a label file whose labels cannot all be read, so it cannot say how many its run released: %v", err)
 	}
 	return Witness{File: path, Labels: labels, Units: units, Record: Record{Version: recordVersion, Ensemble: m.Ensemble, LedgerID: m.Ledger,
-		Lines: m.LedgerLines, Size: m.LedgerSize, Head: m.LedgerHead}}, false, nil
+		Lines: m.LedgerLines, Size: m.LedgerSize, Head: m.LedgerHead}}, nil
+}
+
+// lastLineEnd returns the bytes of the file f (of size bytes) up to and
+// with its last line end, and whether its last line has none (it was cut
+// part-way); end is 0 when no line ends.
+func lastLineEnd(f *os.File, size int64) (end int64, cut bool, err error) {
+	buf := make([]byte, 4096)
+	for at := size; at > 0; {
+		n := min(int64(len(buf)), at)
+		at -= n
+		if _, err := f.ReadAt(buf[:n], at); err != nil {
+			return 0, false, err
+		}
+		if at+n == size && buf[n-1] == '\n' {
+			return size, false, nil
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return at + int64(i) + 1, true, nil
+		}
+	}
+	return 0, size > 0, nil
 }
 
 // parseCheckpoint reads a checkpoint file's content b: one JSON object of

@@ -181,6 +181,70 @@ func TestLabelFileWitnessesUnits(t *testing.T) {
 	}
 }
 
+// TestLabelFileCutMidRow: a stream that stops while a flush is being
+// written (the run killed blocked on a pipe, its reader gone, its disk
+// or quota full) ends in a row cut part-way. Such a label file witnesses
+// the rows before the cut: their labels, and the units of the last of
+// them (the tenth audit of issue 87 found it refused as unreadable, so
+// that it told a settlement lowered to 0 from the honest ledger in
+// neither case). A cut anywhere in the last row, in either format, and a
+// label file charged per query cut in its last row, witness the rows
+// before it; a file whose rows cannot be read before its last line end
+// is still refused.
+func TestLabelFileCutMidRow(t *testing.T) {
+	units := []int{40, 95, 95, 180, 230, 310}
+	for _, format := range []votefile.Format{votefile.FormatCSV, votefile.FormatJSONL} {
+		path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 200, Delta: 0.1}})
+		full := reserveKilledUnits(t, book, path, 500, units, format, -1)
+		b, err := os.ReadFile(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := mustRead(t, path)
+		last := l.chain.last
+		l.Close()
+		last.Queries, last.Final = 0, true
+		appendSpend(t, path, last)
+		lastRow := strings.LastIndexByte(string(b[:len(b)-1]), '\n') + 1
+		for cut := lastRow + 1; cut < len(b); cut++ {
+			name := fmt.Sprintf("%v cut %d bytes into its last row %q", format, cut-lastRow, b[lastRow:])
+			labels := filepath.Join(t.TempDir(), "cut."+format.String())
+			if err := os.WriteFile(labels, b[:cut], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w, err := ReadWitness(labels)
+			// A cut that leaves a row darrm reads (units of fewer digits,
+			// no lower than the row before) witnesses it as it reads.
+			if err != nil || w.Labels < len(units)-1 || w.Units < units[len(units)-2] || w.Units > units[len(units)-1] {
+				t.Errorf("%s: witness %+v, %v; want at least the %d rows before it and their last units, %d", name, w, err, len(units)-1, units[len(units)-2])
+				continue
+			}
+			wantWitnessError(t, name+", the run settled at 0 by hand", witnessErr(t, witnessed(t, labels), path), lowered, labels, "counts 0 units of run")
+		}
+	}
+	// Charged per query: the labels before the cut row.
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	labels := reserveKilled(t, book, path, 88)
+	b, err := os.ReadFile(labels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(labels, b[:len(b)-2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if w, err := ReadWitness(labels); err != nil || w.Labels != 87 || w.Units != 0 {
+		t.Errorf("a label file charged per query, its last row cut: %+v, %v; want the 87 labels before it", w, err)
+	}
+	// A row that cannot be read before the last line end is no cut.
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	if err := os.WriteFile(bad, []byte(strings.Replace(string(b), "1,0\n1,0\n", "1,0\n1,x\n", 1)+"1,"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadWitness(bad); err == nil || !strings.Contains(err.Error(), "cannot all be read") {
+		t.Errorf("a label file with a bad row and a cut last row: %v; want it refused as one whose labels cannot all be read", err)
+	}
+}
+
 // TestPGLabelFileWitnessesUnits: on PostgreSQL, the same witness of
 // units: a run charged per draw whose analyst settled it (theirs to
 // settle) at its label file's last row's units passes; one settled a unit
