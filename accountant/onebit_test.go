@@ -564,7 +564,7 @@ func TestOneBitRunSearch(t *testing.T) {
 				var want float64
 				for i, p := range r.p {
 					if l := r.loss(r.first + i); p > 0 && l > eps {
-						want += p * -math.Expm1(eps-l)
+						want += float64(p * -math.Expm1(eps-l)) // as rawDelta rounds
 					}
 				}
 				if got := r.rawDelta(eps); got != want {

@@ -130,6 +130,9 @@ func (r *bitRun) rawDelta(eps float64) float64 {
 	if eps >= 0 {
 		from = r.start + r.above(eps)
 	}
+	// Each product is rounded before it is added (the conversions, here
+	// and in estimate's sums): a build that fuses multiply-adds (arm64,
+	// GOAMD64=v3) rounds as written, as every other build does.
 	var sum float64
 	for i := from; i < len(r.p); i++ {
 		if i%rawBlock == 0 && sum > 0x1p-900 && r.blockMax[i/rawBlock] < sum*0x1p-54 {
@@ -141,7 +144,7 @@ func (r *bitRun) rawDelta(eps float64) float64 {
 			continue
 		}
 		if l := r.lossOf(i); l > eps {
-			sum += p * -math.Expm1(eps-l)
+			sum += float64(p * -math.Expm1(eps-l))
 		}
 	}
 	return sum
@@ -172,7 +175,7 @@ func (r *bitRun) estimate(eps float64) float64 {
 	r.ready()
 	r.tails.Do(r.suffixSums)
 	p, e := r.tailSums(r.above(eps))
-	return r.bound(max(0, p-math.Exp(eps)*e), eps)
+	return r.bound(max(0, p-float64(math.Exp(eps)*e)), eps)
 }
 
 // suffixSums sets up (e^h), and tailP and tailE: the sums of p and
@@ -218,7 +221,7 @@ func (r *bitRun) blockSums(top, j int, sp, se float64) (float64, float64) {
 		}
 		p := r.p[r.start+i]
 		sp += p
-		se += p * e
+		se += float64(p * e)
 	}
 	return sp, se
 }

@@ -38,7 +38,7 @@ func newProfileOracle(r *bitRun) profileOracle {
 		}
 		p := r.p[r.start+j]
 		o.tailP[j] = o.tailP[j+1] + p
-		o.tailE[j] = o.tailE[j+1] + p*e
+		o.tailE[j] = o.tailE[j+1] + float64(p*e)
 	}
 	return o
 }
@@ -83,7 +83,7 @@ func (o profileOracle) delta(eps float64) float64 {
 			continue
 		}
 		if l := o.lossOf(i); l > eps {
-			sum += p * -math.Expm1(eps-l)
+			sum += float64(p * -math.Expm1(eps-l))
 		}
 	}
 	return r.bound(sum, eps)
@@ -94,7 +94,7 @@ func (o profileOracle) estimate(eps float64) float64 {
 		return o.delta(eps)
 	}
 	j := o.above(eps)
-	return o.r.bound(max(0, o.tailP[j]-math.Exp(eps)*o.tailE[j]), eps)
+	return o.r.bound(max(0, o.tailP[j]-float64(math.Exp(eps)*o.tailE[j])), eps)
 }
 
 // TestProfileSumsUnchanged: the profile of a one-bit composition and its

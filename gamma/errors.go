@@ -68,11 +68,15 @@ func (g Gamma) Agreement(p []float64) (float64, error) {
 	return a, nil
 }
 
+// tvError is the total variation error of g on votes of pmf alpha. Each
+// product is rounded before it is added (the conversion), on a build that
+// fuses multiply-adds (arm64, GOAMD64=v3) as on any other: the same bits
+// on every machine, and expectedTVError's sum the same as this one.
 func tvError(g Gamma, alpha []float64) float64 {
 	k := g.K()
 	var e float64
 	for l := (k + 1) / 2; l <= k; l++ {
-		e += (1 - g[l]) * (alpha[k-l] - alpha[l])
+		e += float64((1 - g[l]) * (alpha[k-l] - alpha[l]))
 	}
 	return math.Abs(e) / 2
 }
@@ -183,13 +187,13 @@ func expectedTVError(memo *accountant.Memo, g Gamma, a Actual, samples int, seed
 		// tvError's sum, of the same products in the same order.
 		var e float64
 		for j, d := range diffs {
-			e += (1 - g[h+j]) * d
+			e += float64((1 - g[h+j]) * d)
 		}
 		e = math.Abs(e) / 2
 		n++
 		delta := e - mean
 		mean += delta / float64(n)
-		m2 += delta * (e - mean)
+		m2 += float64(delta * (e - mean))
 	})
 	if err != nil {
 		return ErrorEstimate{}, err

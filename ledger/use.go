@@ -74,6 +74,15 @@ func NewUseHeader(ctx context.Context, m *accountant.Memo, b provenance.Binding,
 	}
 	h := NewHeader(b, budget, deltaPrime, accountant.Filter{})
 	h.Filter, h.FirstRunFilter, h.Use = accountant.Exact, false, append([]UseRun(nil), runs...)
+	// A one-bit step is kept by the pairs that dominate its others, as a
+	// spend line keeps it: the same privacy loss distribution, in a few
+	// tens of pairs where a private-teacher label lists tens of
+	// thousands, which made the header of DaRRM at K = 13 longer than a
+	// ledger's line may be (maxLineBytes), and ledger init refused the
+	// ledger it had just written.
+	for i := range h.Use {
+		h.Use[i].Step = h.Use[i].Step.Dominating(m)
+	}
 	if err := checkUse(h.Use, false); err != nil {
 		return h, err
 	}
@@ -244,15 +253,17 @@ func (e *useError) BadInput() bool { return true }
 // of the use whose turn it is after spent labels, a *useError otherwise,
 // and the count of labels up to that run's end. The steps are compared
 // by their encodings, as the header records them, so that a description
-// equal in every value matches.
+// equal in every value matches; a one-bit step by its dominating pairs,
+// which a header keeps (NewUseHeader), where one written before kept
+// them all.
 func (l *Ledger) matchUse(mechanism provenance.MechanismName, step accountant.Spend, spent int) (int, error) {
 	i, end := l.header.UseTurn(spent)
 	r := l.header.Use[i]
-	want, err := json.Marshal(r.Step)
+	want, err := json.Marshal(r.Step.Dominating(l.memo))
 	if err != nil {
 		return 0, err
 	}
-	got, err := json.Marshal(step)
+	got, err := json.Marshal(step.Dominating(l.memo))
 	if err != nil {
 		return 0, err
 	}

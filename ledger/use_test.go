@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -332,5 +334,76 @@ func TestShareLabels(t *testing.T) {
 		if got := shareLabels(c.f, c.n); got != c.labels {
 			t.Errorf("a share %v of %d labels: %d, want %d", c.f, c.n, got, c.labels)
 		}
+	}
+}
+
+// TestDeclaredOneBitUseDominating: a declared use of one-bit labels is
+// kept in the header by its dominating pairs, as a spend line keeps them:
+// a step of 40,000 pairs (randomized response at ε = 0.4 and pairs it
+// dominates, some 2.4 MB listed whole) makes a ledger that opens, where
+// its header was longer than a ledger's line may be and the ledger
+// written was refused; its runs match the step given with every pair;
+// and a header written before, with every pair, still matches them.
+func TestDeclaredOneBitUseDominating(t *testing.T) {
+	const e0 = 0.4
+	hi := math.Exp(e0) / (1 + math.Exp(e0))
+	rng := rand.New(rand.NewPCG(13, 40000))
+	bits := []accountant.BitPair{{P: hi, Q: 1 - hi}}
+	for len(bits) < 40000 {
+		p := 0.5 + (hi-0.5)*rng.Float64()
+		q := 1 - p + (2*p-1)*rng.Float64() // q in [1-p, p]: dominated by RR's pair
+		bits = append(bits, accountant.BitPair{P: p, Q: q})
+	}
+	step := accountant.Spend{Kind: accountant.OneBitSpend, Guarantee: accountant.Guarantee{Eps: e0}, Bits: bits}
+	if err := step.Check(); err != nil {
+		t.Fatal(err)
+	}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-6}}
+	for _, c := range []struct {
+		name  string
+		whole bool // the header as written before: every pair
+	}{{"dominating", false}, {"every pair", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			b := unique(oneVote)
+			h, err := NewUseHeader(ctx, nil, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: step, Labels: 9}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(h.Use[0].Step.Bits); n > 100 {
+				t.Fatalf("the header keeps %d pairs of the step's %d, want its dominating few", n, len(bits))
+			}
+			if c.whole {
+				h.Use[0].Step.Bits = bits[:5000] // within a line, with the pair that dominates
+			}
+			path := filepath.Join(t.TempDir(), "use.ledger")
+			if _, err := book.create(ctx, path, h, false); err != nil {
+				t.Fatal(err)
+			}
+			// Randomized response at ε = 0.3 with the same guarantee: other
+			// dominating pairs, another mechanism.
+			lo := math.Exp(0.3) / (1 + math.Exp(0.3))
+			other := step
+			other.Bits = []accountant.BitPair{{P: lo, Q: 1 - lo}}
+			if _, _, err := openRun(ctx, book, path, "darrm-one-vote", b, other, -1); !errors.As(err, new(*useError)) {
+				t.Errorf("a run of another step: %v, want a *useError", err)
+			}
+			shuffled := step
+			shuffled.Bits = slices.Clone(bits)
+			rng.Shuffle(len(shuffled.Bits), func(i, j int) { shuffled.Bits[i], shuffled.Bits[j] = shuffled.Bits[j], shuffled.Bits[i] })
+			l, allowed, err := openRun(ctx, book, path, "darrm-one-vote", b, shuffled, -1)
+			if err != nil || allowed != 9 {
+				t.Fatalf("a run of the step given with every pair: %d allowed (%v), want 9", allowed, err)
+			}
+			if err := l.Reserve(ctx, 9); err != nil {
+				t.Fatal(err)
+			}
+			l.Settle(ctx, 9)
+			l.Close()
+			r, err := book.readOnly(ctx, path)
+			if err != nil {
+				t.Fatalf("the ledger after its run: %v", err)
+			}
+			r.Close()
+		})
 	}
 }

@@ -254,7 +254,9 @@ func TestSolveTooLarge(t *testing.T) {
 
 // TestFixtureIsCurrent keeps the shared fixture testdata/gamma-K11-m3.json,
 // which the cgo-free packages test against instead of solving, equal to
-// what Solve returns today.
+// what Solve returns today, within the solver's tolerance: a build that
+// fuses multiply-adds (arm64, GOAMD64=v3) solves rows that differ in
+// their last bits, and a vertex up to 2e-12 away.
 func TestFixtureIsCurrent(t *testing.T) {
 	fix, err := fixtures.GammaK11M3()
 	if err != nil {
@@ -262,7 +264,7 @@ func TestFixtureIsCurrent(t *testing.T) {
 	}
 	r := mustOpt(t, constraints.New(11, 3, 0.1, 1e-5), gamma.UniformPrior())
 	for l, v := range r.Gamma {
-		if math.Abs(v-fix[l]) > 1e-12 {
+		if math.Abs(v-fix[l]) > 1e-9 {
 			t.Fatalf("gamma(%d) = %.17g, fixture has %.17g: regenerate it with darrm solve --K 11 --m 3 --no-cache --format json", l, v, fix[l])
 		}
 	}

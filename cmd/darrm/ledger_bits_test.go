@@ -98,6 +98,20 @@ func TestLedgerOneBitChargeEdited(t *testing.T) {
 	}
 }
 
+// mulAdd is x*y + z as written, which a build that fuses multiply-adds
+// compiles to one operation, rounded once.
+//
+//go:noinline
+func mulAdd(x, y, z float64) float64 { return x*y + z }
+
+// fusesMulAdd reports whether this build fuses multiply-adds, as Go's
+// specification allows (arm64; amd64 at GOAMD64=v3): (1+2^-30)² is
+// 1 + 2^-29 + 2^-60, which one rounding keeps and two lose.
+func fusesMulAdd() bool {
+	const x = 1 + 0x1p-30
+	return mulAdd(x, x, -(1+0x1p-29)) != 0
+}
+
 // TestLedgerOpenProfilePoint: issue 68's case. On a ledger open to any
 // use held by simple composition at (8, 1e-8), DaRRM labels of K = 11
 // private teachers (0.05, 1e-9), m = 2, each (0.1, 2e-9)-DP, are charged
@@ -115,7 +129,12 @@ func TestLedgerOpenProfilePoint(t *testing.T) {
 		Ledger int `json:"ledger_queries"`
 	}
 	decode(t, out, &p)
-	if code != 0 || p.Run != 79 || p.Ledger != 12 {
+	// A build that fuses multiply-adds (arm64, GOAMD64=v3) solves a
+	// gamma_opt within the solver's tolerance of this one (1e-12), whose
+	// least probabilities, near 1e-12, move by some percent, and the
+	// declared use's count with them: 81 at GOAMD64=v3.
+	runOK := p.Run == 79 || fusesMulAdd() && p.Run >= 75 && p.Run <= 85
+	if code != 0 || !runOK || p.Ledger != 12 {
 		t.Errorf("plan: exit %d, %d in a run and %d on an open ledger, want 79 and 12: %s", code, p.Run, p.Ledger, e)
 	}
 	led := filepath.Join(dir, "open.ledger")

@@ -107,12 +107,15 @@ func (d *Dist) add(p float64) {
 	top := d.hi + 1
 	// The support, from the top down, each value read once (the loop is
 	// the inner one of every pmf a problem lists): the same products and
-	// sums as pmf[l] = q·pmf[l] + p·pmf[l-1].
+	// sums as pmf[l] = q·pmf[l] + p·pmf[l-1], each product rounded on its
+	// own (the conversions): a build that fuses multiply-adds (arm64,
+	// GOAMD64=v3) would otherwise round once where others round twice,
+	// and the same problem would certify other bits on other machines.
 	s := d.pmf[d.lo : top+1]
 	x := s[len(s)-1]
 	for l := len(s) - 1; l > 0; l-- {
 		y := s[l-1]
-		s[l] = q*x + p*y
+		s[l] = float64(q*x) + float64(p*y)
 		x = y
 	}
 	s[0] = q * x // pmf[lo-1] is zero

@@ -202,7 +202,7 @@ func TestAddSkipsZeros(t *testing.T) {
 		for _, pi := range p {
 			pmf = append(pmf, 0)
 			for l := len(pmf) - 1; l > 0; l-- {
-				pmf[l] = (1-pi)*pmf[l] + pi*pmf[l-1]
+				pmf[l] = float64((1-pi)*pmf[l]) + float64(pi*pmf[l-1]) // as add rounds
 			}
 			pmf[0] *= 1 - pi
 		}
