@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -175,6 +177,37 @@ func TestOneBitCharges(t *testing.T) {
 		resign(t, path, tc.edit)
 		corruptAt(t, name, readErr(path), tc.line, tc.reason)
 		corruptAt(t, name+", a release without a record", openErr(path, Options{StateDir: t.TempDir()}), tc.line, tc.reason)
+	}
+
+	// A charge that differs only in rounding, as a darrm built otherwise
+	// states it, is refused all the same, saying so instead of asking for
+	// a restore; one that differs by more is an edit.
+	for _, tc := range []struct {
+		name     string
+		scale    func(float64) float64
+		rounding bool
+	}{
+		{"two ulps lower", func(x float64) float64 { return math.Nextafter(math.Nextafter(x, 0), 0) }, true},
+		{"an ulp higher", func(x float64) float64 { return math.Nextafter(x, 1) }, true},
+		{"a millionth lower", func(x float64) float64 { return x * (1 - 1e-6) }, false},
+	} {
+		path := made(t)
+		resign(t, path, func(n int, raw string) string {
+			if n == 2 || n == 3 {
+				return editSpend(t, raw, func(s *Spend) { s.Charge.Point.Eps = tc.scale(s.Charge.Point.Eps) })
+			}
+			return raw
+		})
+		for _, err := range []error{readErr(path), openErr(path, Options{StateDir: t.TempDir()})} {
+			corruptAt(t, tc.name, err, 2, "charges its step, "+chargeLine(2))
+			var ce *CorruptError
+			if errors.As(err, &ce) && ce.rounding != tc.rounding {
+				t.Errorf("%s: %v, want rounding %v", tc.name, err, tc.rounding)
+			}
+			if msg := fmt.Sprint(err); strings.Contains(msg, "differ only in their last digits") != tc.rounding || strings.Contains(msg, "restored from a good copy") == tc.rounding {
+				t.Errorf("%s: %s", tc.name, msg)
+			}
+		}
 	}
 
 	// Lines without pairs, of a darrm before they were kept, before the
