@@ -12,24 +12,35 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// reserveKilled runs a release of n labels on the ledger at location
-// with bk that is killed after its labels left: it reserves them, writes
-// them to a label file, whose path it returns, and never settles.
-func reserveKilled(t *testing.T, bk Options, location string, n int) string {
+// reserved begins a run of darrm labels on the ledger at location with
+// bk and reserves n of them (labels, or units of a run charged per
+// draw); it returns the run, which the caller closes (l.store.close: no
+// settlement), and the metadata of its label file.
+func reserved(t *testing.T, bk Options, location string, n int) (*Ledger, votefile.LabelMeta) {
 	t.Helper()
 	l, err := bk.forRun(ctx, location)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.store.close()
 	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
+		l.store.close()
 		t.Fatal(err)
 	}
 	if err := l.Reserve(ctx, n); err != nil {
+		l.store.close()
 		t.Fatal(err)
 	}
-	m := votefile.LabelMeta{Mechanism: "darrm", K: bound.K, Classes: 2, Relation: "private-teachers", Eps: step.Eps, Delta: step.Delta,
+	return l, votefile.LabelMeta{Mechanism: "darrm", K: bound.K, Classes: 2, Relation: "private-teachers", Eps: step.Eps, Delta: step.Delta,
 		Ensemble: l.Header().Ensemble, ForRelease: true, Ledger: l.Header().ID, LedgerLines: l.Lines(), LedgerSize: l.Size(), LedgerHead: l.Head()}
+}
+
+// reserveKilled runs a release of n labels on the ledger at location
+// with bk that is killed after its labels left: it reserves them, writes
+// them to a label file, whose path it returns, and never settles.
+func reserveKilled(t *testing.T, bk Options, location string, n int) string {
+	t.Helper()
+	l, m := reserved(t, bk, location, n)
+	defer l.store.close()
 	path := filepath.Join(t.TempDir(), "labels.csv")
 	if err := os.WriteFile(path, []byte(m.HeaderLine()+"\nid,label\n"+strings.Repeat("1,0\n", n)), 0o644); err != nil {
 		t.Fatal(err)
@@ -74,19 +85,9 @@ func TestLabelFileWitnessesSettlement(t *testing.T) {
 // < 0 (the run killed).
 func reserveKilledUnits(t *testing.T, bk Options, location string, reserve int, units []int, format votefile.Format, settle int) string {
 	t.Helper()
-	l, err := bk.forRun(ctx, location)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, m := reserved(t, bk, location, reserve)
 	defer l.store.close()
-	if err := l.begin(ctx, "darrm", binding(t, l), accountant.ApproxStep(step)); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Reserve(ctx, reserve); err != nil {
-		t.Fatal(err)
-	}
-	m := votefile.LabelMeta{Mechanism: "darrm", K: bound.K, Classes: 2, Relation: "private-teachers", Eps: step.Eps, Delta: step.Delta,
-		Ensemble: l.Header().Ensemble, ForRelease: true, Ledger: l.Header().ID, LedgerLines: l.Lines(), LedgerSize: l.Size(), LedgerHead: l.Head(), LedgerUnits: true}
+	m.LedgerUnits = true
 	var b strings.Builder
 	lw, err := votefile.NewLabelWriter(&b, format, true, m.HeaderLine())
 	if err != nil {
