@@ -180,6 +180,21 @@ type Charge struct {
 	Renyi *float64 `json:"rdp,omitempty"`
 }
 
+// buildMargin is the relative margin, 2^-48 (16 units in the last
+// place), by which a charge states each quantity it computes through the
+// math library above the value computed (margined): a darrm built for
+// another architecture or GOAMD64 level computes it to other last digits
+// (its math library, fused multiply-adds: 3 units in progressive GNMax's
+// μ²), and a reader of a ledger accepts a charge only when each quantity
+// is at least the one it computes (Filter.Covers). A count moves only
+// where a quantity computed lies within the margin below its edge: a
+// design at exactly the budget's share, such as (0.3, 10⁻⁶)-DP labels
+// computed 8.6·10⁻¹⁰ below it, keeps its count.
+const buildMargin = 0x1p-48
+
+// margined returns x raised by buildMargin.
+func margined(x float64) float64 { return outward.MulUp(x, 1+buildMargin) }
+
 // gdpReserve is the share of a GDPFilter part's δ set aside for the
 // masses outside the windows of discrete Gaussian noise: 2^-20 of it,
 // far more than any practical count of steps uses (2e^-128 a
@@ -279,12 +294,21 @@ func (f Filter) has(m Method) (FilterPart, bool) {
 // which the most of its steps fit the part (mostStepsPoint) when that
 // holds more of them; the least zCDP slope, Gaussian-DP μ² and Rényi
 // divergence at the part's order that the description proves (stepRho,
-// stepMu2, stepRenyi). An error says that no part can hold the step: it is then
-// refused. A part with a share of δ for its steps' δ holds every step,
+// stepMu2, stepRenyi). Each quantity computed through the math library
+// is margined (buildMargin), so that every build's charge covers the
+// step as every other build computes it (Covers). An error says that no part
+// can hold the step: it is then refused. A part with a share of δ for its steps' δ holds every step,
 // as a version-4 ledger's simple filter does, one of pure losses only
 // those with a pure point; that a step fits only above its share is the
 // count's concern (MaxSteps), or the teachers' cap's.
 func (f Filter) Charge(m *Memo, s Spend, budget Guarantee) (Charge, error) {
+	return f.charge(m, s, budget, false)
+}
+
+// charge is Charge, or with least the least charge that covers the step
+// on this build (Covers): each quantity as computed, without its margin,
+// and the points' least (pointFor, mostStepsPoint).
+func (f Filter) charge(m *Memo, s Spend, budget Guarantee, least bool) (Charge, error) {
 	m = m.forCall()
 	if err := f.Check(budget); err != nil {
 		return Charge{}, err
@@ -292,45 +316,58 @@ func (f Filter) Charge(m *Memo, s Spend, budget Guarantee) (Charge, error) {
 	if err := s.Check(); err != nil {
 		return Charge{}, err
 	}
+	up := margined
+	if least {
+		up = func(x float64) float64 { return x }
+	}
+	pick := func(stated, low Guarantee) *Guarantee {
+		if least {
+			return &low
+		}
+		return &stated
+	}
 	c := Charge{Guarantee: s.Guarantee}
 	held := false
 	for _, p := range f.Parts {
 		switch p.Method {
 		case Simple:
-			g := pointFor(m, s, func(g Guarantee) float64 { return g.Eps/budget.Eps + share(g.Delta, p.Delta) })
+			g, gl := pointFor(m, s, func(g Guarantee) float64 { return g.Eps/budget.Eps + share(g.Delta, p.Delta) })
 			epsOK := func(n, e float64) bool { return outward.MulUp(n, e) <= budget.Eps }
-			g = mostStepsPoint(m, s, g, func(k int) float64 {
+			g, gl = mostStepsPoint(m, s, g, gl, func(k int) float64 {
 				n := float64(k)
 				return largestBelow(outward.DivDirected(budget.Eps, n, false), func(e float64) bool { return epsOK(n, e) })
 			}, func(k int, g Guarantee) bool {
 				n := float64(k)
 				return epsOK(n, g.Eps) && outward.MulUp(n, g.Delta) <= p.Delta
 			})
-			c.Point, held = &g, held || g.Delta == 0 || p.Delta > 0
+			c.Point, held = pick(g, gl), held || g.Delta == 0 || p.Delta > 0
 		case AdvancedFilter:
 			v := advancedBudget(budget.Eps, p.Slack)
-			g := pointFor(m, s, func(g Guarantee) float64 { return g.Eps*g.Eps/v + share(g.Delta, p.Delta-p.Slack) })
+			g, gl := pointFor(m, s, func(g Guarantee) float64 { return g.Eps*g.Eps/v + share(g.Delta, p.Delta-p.Slack) })
 			epsOK := func(n, e float64) bool {
 				return advancedEps(outward.MulUp(n, outward.MulUp(e, e)), p.Slack) <= budget.Eps
 			}
-			g = mostStepsPoint(m, s, g, func(k int) float64 {
+			g, gl = mostStepsPoint(m, s, g, gl, func(k int) float64 {
 				n := float64(k)
 				return largestBelow(outward.Down(math.Sqrt(v/n), 2), func(e float64) bool { return epsOK(n, e) })
 			}, func(k int, g Guarantee) bool {
 				n := float64(k)
 				return epsOK(n, g.Eps) && outward.AddUp(p.Slack, outward.MulUp(n, g.Delta)) <= p.Delta
 			})
-			c.Advanced, held = &g, held || g.Delta == 0 || p.Delta > p.Slack
+			c.Advanced, held = pick(g, gl), held || g.Delta == 0 || p.Delta > p.Slack
 		case ZCDPFilter:
 			if rho, ok := stepRho(m, s); ok {
+				rho = up(rho)
 				c.Rho, held = &rho, true
 			}
 		case GDPFilter:
 			if mu2, tail, ok := stepMu2(m, s); ok {
-				c.Mu2, c.MuDelta, held = &mu2, tail, true
+				mu2 = up(mu2)
+				c.Mu2, c.MuDelta, held = &mu2, up(tail), true
 			}
 		case RenyiFilter:
 			if r, ok := stepRenyi(m, s, p.Order); ok {
+				r = up(r)
 				c.Renyi, held = &r, true
 			}
 		}
@@ -343,6 +380,62 @@ func (f Filter) Charge(m *Memo, s Spend, budget Guarantee) (Charge, error) {
 		return c, fmt.Errorf("no part of the filter %v can hold a step of %v (%v): it has no pure point, zCDP slope, Gaussian-DP mu or Renyi curve that they need, and none has a share of delta for its delta%s", f, s.Guarantee, s.Kind, why)
 	}
 	return c, nil
+}
+
+// Covers reports whether c, the charge that a ledger's line states for
+// a step that s describes, charges each part of f under budget at least
+// the least charge that covers the step on this build: Charge's, each
+// quantity without its margin, and each point one of the step's privacy
+// profile chosen by Charge's rule (pointFor, mostStepsPoint), so that a
+// charge at or above it in every coordinate is a point or bound of the
+// step chosen before it ran; c must have the same quantities. A charge
+// that Charge returned on any build covers its step (its margins exceed
+// another build's rounding); one edited below the step's cost does not.
+func (f Filter) Covers(m *Memo, s Spend, budget Guarantee, c Charge) error {
+	least, err := f.charge(m, s, budget, true)
+	if err != nil {
+		return err
+	}
+	if c.Guarantee != least.Guarantee {
+		return fmt.Errorf("its guarantee %v is not the step's, %v", c.Guarantee, least.Guarantee)
+	}
+	points := []struct {
+		name      string
+		got, want *Guarantee
+	}{{"point", c.Point, least.Point}, {"advanced", c.Advanced, least.Advanced}}
+	for _, p := range points {
+		switch {
+		case (p.got == nil) != (p.want == nil):
+			return fmt.Errorf("its %s %v, where the step's least charge has %v", p.name, p.got, p.want)
+		case p.got != nil && !(p.got.Eps >= p.want.Eps && p.got.Delta >= p.want.Delta):
+			return fmt.Errorf("its %s (%s, %s) is below the step's least, (%s, %s)", p.name,
+				fmtValue(&p.got.Eps), fmtValue(&p.got.Delta), fmtValue(&p.want.Eps), fmtValue(&p.want.Delta))
+		}
+	}
+	values := []struct {
+		name      string
+		got, want *float64
+	}{{"rho", c.Rho, least.Rho}, {"gdp_mu2", c.Mu2, least.Mu2}, {"gdp_delta", &c.MuDelta, &least.MuDelta}, {"rdp", c.Renyi, least.Renyi}}
+	for _, v := range values {
+		switch {
+		case (v.got == nil) != (v.want == nil):
+			return fmt.Errorf("its %s %v, where the step's least charge has %v", v.name, fmtValue(v.got), fmtValue(v.want))
+		case v.got != nil && !(*v.got >= *v.want):
+			return fmt.Errorf("its %s %v is below the step's least, %v", v.name, *v.got, *v.want)
+		}
+	}
+	if least.Mu2 == nil && c.MuDelta != 0 {
+		return fmt.Errorf("its gdp_delta %v, where the step's least charge has no Gaussian-DP mu", c.MuDelta)
+	}
+	return nil
+}
+
+// fmtValue formats a quantity of a charge that may be absent.
+func fmtValue(x *float64) string {
+	if x == nil {
+		return "none"
+	}
+	return strconv.FormatFloat(*x, 'g', -1, 64)
 }
 
 // share returns delta as a share of a part's δ: +Inf when the part has

@@ -8,36 +8,42 @@ import (
 	"github.com/darrm/darrm/internal/roots"
 )
 
-// pointFor returns the point of s's privacy profile of least cost: its
+// pointFor returns the point of s's privacy profile of least cost, as
+// a charge states it and at least as a charge must (least): its
 // guarantee, or its pure point (a one-bit release's largest loss,
-// Spend.pureEps). Ties keep the guarantee.
-func pointFor(m *Memo, s Spend, cost func(Guarantee) float64) Guarantee {
+// Spend.pureEps, margined as stated). Ties keep the guarantee.
+func pointFor(m *Memo, s Spend, cost func(Guarantee) float64) (stated, least Guarantee) {
 	g := s.Guarantee
 	if eps, ok := s.pureEps(m); ok {
-		if p := (Guarantee{Eps: eps}); cost(p) < cost(g) {
-			return p
+		if p := (Guarantee{Eps: margined(eps)}); cost(p) < cost(g) {
+			return p, Guarantee{Eps: eps}
 		}
 	}
-	return g
+	return g, g
 }
 
 // mostStepsPoint returns the point of a one-bit release's privacy
-// profile at which a part holds the most steps of s, or g, a point of
-// it, when g holds as many: for each k the point (ε_k, δ(ε_k)), ε_k =
-// epsFor(k) the largest ε at which k steps meet the part's condition on
-// ε, holds k steps when holds(k, point) (both its conditions, summed as
-// Filter.Total sums them), and the largest such k is found by search
-// (δ(ε_k) grows with k). It depends on the step's description and the
-// budget alone, so it is chosen before the step runs, as the simple and
-// advanced filters allow; g is returned for every other step.
-func mostStepsPoint(m *Memo, s Spend, g Guarantee, epsFor func(k int) float64, holds func(k int, p Guarantee) bool) Guarantee {
+// profile at which a part holds the most steps of s, as a charge states
+// it and at least as a charge must (least), or g, gl (pointFor's), when
+// g holds as many: for each k the point (ε_k, δ(ε_k)), δ margined as
+// stated, ε_k = epsFor(k) the largest ε at which k steps meet the part's
+// condition on ε, holds k steps when holds(k, point) (both its
+// conditions, summed as Filter.Total sums them), and the largest such k
+// is found by search (δ(ε_k) grows with k); least is (ε_k, δ(ε_k)), the
+// point a charge stated before charges carried a margin. The simple
+// part's ε_k is the same on every build; the advanced part's (its
+// condition takes a logarithm) may not be, and a line whose ε_k is
+// below the reader's is refused. It depends on the step's description
+// and the budget alone, so it is chosen before the step runs, as the
+// simple and advanced filters allow; g is returned for every other step.
+func mostStepsPoint(m *Memo, s Spend, g, gl Guarantee, epsFor func(k int) float64, holds func(k int, p Guarantee) bool) (stated, least Guarantee) {
 	if s.Kind != OneBitSpend || len(s.Bits) == 0 {
-		return g
+		return g, gl
 	}
 	pairs := m.curvesOf(s.Bits).dominating
 	at := func(k int) (Guarantee, bool) {
 		e := epsFor(k)
-		p := Guarantee{Eps: e, Delta: bitProfile(pairs, e)}
+		p := Guarantee{Eps: e, Delta: margined(bitProfile(pairs, e))}
 		return p, e > 0 && holds(k, p)
 	}
 	k, err := roots.Last(0, CountLimit, func(k int) (bool, error) {
@@ -50,13 +56,13 @@ func mostStepsPoint(m *Memo, s Spend, g Guarantee, epsFor func(k int) float64, h
 	if errors.Is(err, roots.ErrLimitFits) {
 		k = CountLimit
 	} else if err != nil || k == 0 {
-		return g
+		return g, gl
 	}
 	if holds(k, g) {
-		return g
+		return g, gl
 	}
 	p, _ := at(k)
-	return p
+	return p, Guarantee{Eps: p.Eps, Delta: bitProfile(pairs, p.Eps)}
 }
 
 // largestBelow returns e, or the first value below it, stepping down an
