@@ -112,11 +112,14 @@ func (r rule) charge(step accountant.Spend) (accountant.Charge, error) {
 	return r.filter.Charge(r.memo, step.Dominating(r.memo), r.budget)
 }
 
-// checkCharge reports whether the charge s states is the one the filter
-// of a ledger open to any use charges its description (nil on any other
-// ledger), a one-bit release's with its pairs: a line cannot charge less
-// than its step costs. A one-bit release without pairs (a line written
-// before the lists were kept, pairBook.unlisted) is not checked.
+// checkCharge reports whether the charge s states covers its
+// description on a ledger open to any use (nil on any other ledger), a
+// one-bit release's with its pairs (accountant.Filter.Covers): a line
+// cannot charge less than its step costs, as this darrm computes it. A
+// line of another build's darrm charges other last digits, above that
+// by the margin its charge carries. A one-bit release without pairs (a
+// line written before the lists were kept, pairBook.unlisted) is not
+// checked.
 func (r rule) checkCharge(s Spend, pairs []accountant.BitPair) error {
 	if r.filter == nil {
 		if s.Charge != nil {
@@ -127,20 +130,26 @@ func (r rule) checkCharge(s Spend, pairs []accountant.BitPair) error {
 	if s.BitsSHA256 != "" && pairs == nil {
 		return nil
 	}
-	want, err := r.charge(s.charged(pairs))
+	step := s.charged(pairs)
+	if s.Charge != nil && step.Check() == nil && r.filter.Covers(r.memo, step.Dominating(r.memo), r.budget, *s.Charge) == nil {
+		return nil
+	}
+	// Refused: recompute the charge to say why.
+	want, err := r.charge(step)
 	if err != nil {
 		return fmt.Errorf("its step: %v", err)
 	}
+	if s.Charge == nil {
+		return errors.New("no charge: a line of a ledger open to any use states what its filter charges a label")
+	}
+	cover := r.filter.Covers(r.memo, step.Dominating(r.memo), r.budget, *s.Charge)
 	w, _ := json.Marshal(want)
 	got, _ := json.Marshal(s.Charge)
-	if !bytes.Equal(w, got) {
-		err := fmt.Errorf("its charge %s is not the one the filter %v charges its step, %s", got, *r.filter, w)
-		if sameButRounding(w, got) {
-			return &roundingError{err}
-		}
-		return err
+	err = fmt.Errorf("its charge %s is not the one the filter %v charges its step, %s (%v)", got, *r.filter, w, cover)
+	if sameButRounding(w, got) {
+		return &roundingError{err}
 	}
-	return nil
+	return err
 }
 
 // maxHeldPairs bounds the pairs of the distinct lists that a read of a

@@ -18,15 +18,16 @@ type CorruptError struct {
 	Path   string
 	Line   int
 	Reason string
-	// rounding says that the line's charge differs from this darrm's only
+	// rounding says that the line's charge is below its step's cost only
 	// in rounding (roundingError): most likely a line of a darrm built
-	// otherwise, on a ledger that is sound.
+	// otherwise before charges carried a margin, on a ledger that is
+	// sound.
 	rounding bool
 }
 
 func (e *CorruptError) Error() string {
 	if e.rounding {
-		return fmt.Sprintf("ledger %s, line %d: %s; the two differ only in their last digits, as a darrm built otherwise (for another processor architecture, or another GOAMD64 level) computes them: if such a darrm wrote the line, the ledger is sound, and darrm built as that one verifies it and releases on it; this one releases nothing on it (docs/aggregate.md, \"A team: one ledger in PostgreSQL\")", e.Path, e.Line, e.Reason)
+		return fmt.Sprintf("ledger %s, line %d: %s; the two differ only in their last digits, as a darrm built otherwise (for another processor architecture, or another GOAMD64 level) computed them before charges carried a margin above them: if such a darrm wrote the line, the ledger is sound, and darrm built as that one verifies it and releases on it; this one releases nothing on it (docs/aggregate.md, \"A team: one ledger in PostgreSQL\")", e.Path, e.Line, e.Reason)
 	}
 	return fmt.Sprintf("ledger %s, line %d: %s; no release is possible until it is restored from a good copy (docs/aggregate.md, \"After an error\")", e.Path, e.Line, e.Reason)
 }

@@ -7,20 +7,21 @@ import (
 	"slices"
 )
 
-// roundingError is a line whose charge differs from the one this darrm
-// computes only in rounding: most likely the line of a darrm built
-// otherwise, whose Go math library and fused multiply-adds (arm64,
-// GOAMD64=v3) round some charges to other last digits. It is refused all
-// the same: a line may not charge less than this darrm computes, and a
-// check that would accept another build's rounding without letting an
-// edit charge less is not built yet.
+// roundingError is a line whose charge is below its step's cost, as this
+// darrm computes it, only in rounding: most likely the line of a darrm
+// built otherwise (its Go math library and fused multiply-adds, on arm64
+// or at GOAMD64=v3, round some quantities to other last digits) before
+// charges carried the margin that covers that (accountant.Filter.Covers).
+// It is refused all the same: a line may not charge less than this darrm
+// computes.
 type roundingError struct{ err error }
 
 func (e *roundingError) Error() string { return e.err.Error() }
 
 // sameButRounding reports whether the JSON values a and b have the same
-// shape (keys, lengths, kinds) and numbers within a relative 1e-9 of
-// each other: another build's rounding, far from any edit that matters.
+// shape (keys, lengths, kinds) and numbers within a relative 1e-8 of
+// each other: another build's rounding, with or without the margin a
+// charge carries, far from any edit that matters.
 func sameButRounding(a, b []byte) bool {
 	decode := func(x []byte) (any, bool) {
 		d := json.NewDecoder(bytes.NewReader(x))
@@ -57,7 +58,7 @@ func nearJSON(a, b any) bool {
 		}
 		x, errx := a.Float64()
 		y, erry := b.Float64()
-		return errx == nil && erry == nil && math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
+		return errx == nil && erry == nil && math.Abs(x-y) <= 1e-8*math.Max(math.Abs(x), math.Abs(y))
 	}
 	return a == b
 }
