@@ -74,8 +74,18 @@ func newDrawMeter(memo *accountant.Memo, budget accountant.Guarantee, steps []dr
 	if err != nil {
 		return nil, err
 	}
-	if all.Guarantee, _, err = m.filter.Total(one, budget); err != nil {
+	var fits bool
+	if all.Guarantee, fits, err = m.filter.Total(one, budget); err != nil {
 		return nil, err
+	}
+	if !fits {
+		// No query could begin (begin): say why, not that a budget
+		// nothing was charged to is spent.
+		why := fmt.Sprintf("its mu_B^2: one query's draws are %v by the filter", all.Guarantee)
+		if all.Guarantee.Eps <= budget.Eps {
+			why = "its share of delta for the discrete Gaussian noise's tails, 2^-20 of delta over 1 + e^eps, which shrinks as eps grows: a smaller eps holds more"
+		}
+		return nil, &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: fmt.Sprintf("the Gaussian-DP filter of %v must hold one query's draws, every one taken; they exceed %s", budget, why)}
 	}
 	m.query = all
 	return m, nil

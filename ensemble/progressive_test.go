@@ -14,9 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/darrm/darrm/internal/param"
-
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -124,6 +123,23 @@ func TestDrawMeterHoldsBudget(t *testing.T) {
 			steps = append(steps, drawStep{sigma: 2 + 30*r.Float64(), coords: 1 + r.IntN(2), param: "levels"})
 		}
 		m, err := newDrawMeter(testMemo, budget, steps)
+		var pe *param.Error
+		if errors.As(err, &pe) && pe.Name == "budget-eps" {
+			// Refused: a query's every draw must not fit μ_B², so that no
+			// query could begin (its μ² is the same under any budget).
+			wide, err := newDrawMeter(testMemo, accountant.Guarantee{Eps: 50, Delta: budget.Delta}, steps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var worst float64
+			for _, c := range wide.charges {
+				worst += *c.Mu2
+			}
+			if !(worst > muB*muB) {
+				t.Errorf("trial %d: refused, %v, where a query's draws cost at most %v of mu_B^2 %v", trial, pe, worst, muB*muB)
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -681,3 +697,30 @@ func TestLabelFileUnits(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestDrawMeterRefusesNoQuery: a budget whose Gaussian-DP filter cannot
+// hold one query's every draw is refused before any is drawn, naming
+// --budget-eps and the part that does not fit: at ε = 100 the share of δ
+// for the discrete Gaussian tails (2^-20·δ/(1 + e^ε), 3.5e-55 here, under
+// nine draws' 5e-56 each), at ε = 0.001 μ_B²; ε = 80 holds queries.
+func TestDrawMeterRefusesNoQuery(t *testing.T) {
+	m := ProgressiveGNMax{Levels: []float64{80, 71, 63, 56, 50, 44, 39, 35}, Kappa: 1.45, GiveUp: 0.5, Threshold: 200, Sigma1: 200}
+	draws := m.Draws()
+	steps := []drawStep{{sigma: draws[0].Sigma, coords: 1, param: "sigma1"}}
+	for _, d := range draws[1:] {
+		steps = append(steps, drawStep{sigma: d.Sigma, coords: d.Coords, param: "levels"})
+	}
+	for _, c := range []struct {
+		eps  float64
+		want string // "" when it holds queries
+	}{{100, "tails"}, {0.001, "mu_B^2"}, {80, ""}} {
+		_, err := newDrawMeter(testMemo, accountant.Guarantee{Eps: c.eps, Delta: 1e-5}, steps)
+		var pe *param.Error
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("eps %v: %v", c.eps, err)
+		case c.want != "" && (!errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, c.want)):
+			t.Errorf("eps %v: %v, want a parameter error on budget-eps naming %s", c.eps, err, c.want)
+		}
+	}
+}
