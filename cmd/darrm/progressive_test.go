@@ -17,8 +17,8 @@ import (
 // whose labels state the mechanism, its settings and the filter's budget,
 // which the release publishes and account pate --labels publishes again,
 // refusing a header edited to another budget; confident-gnmax charged when
-// drawn (--accounting gdp-filter) is its one-level form; bad settings are
-// refused naming their flag.
+// drawn (--accounting gdp-filter) is its one-level form; bad settings, and
+// a budget whose filter holds no query, are refused naming their flag.
 func TestProgressiveCommands(t *testing.T) {
 	t.Setenv(statedir.Env, t.TempDir())
 	dir := t.TempDir()
@@ -113,6 +113,12 @@ func TestProgressiveCommands(t *testing.T) {
 	}
 	if _, e, code := darrm(t, "", "aggregate", votes, "--mechanism", "progressive-gnmax", "--levels", "80,40", "--kappa", "1", "--out", filepath.Join(dir, "bad.csv")); code != 2 || !containsFlat(e, "--budget-eps and --budget-delta") {
 		t.Errorf("no budget: exit %d: %s", code, e)
+	}
+	// A budget whose filter holds no query: at eps 100 the share of delta
+	// for the discrete Gaussian's tails is under nine draws' tails.
+	if _, e, code := darrm(t, "", "aggregate", votes, "--mechanism", "progressive-gnmax", "--levels", "80,71,63,56,50,44,39,35", "--kappa", "1.45",
+		"--threshold", "200", "--sigma1", "200", "--budget-eps", "100", "--budget-delta", "1e-5", "--out", filepath.Join(dir, "bad.csv")); code != 2 || !containsFlat(e, "--budget-eps = 100") || !containsFlat(e, "tails") {
+		t.Errorf("a budget that holds no query: exit %d: %s", code, e)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "bad.csv")); err == nil {
 		t.Error("a refused release wrote labels")
