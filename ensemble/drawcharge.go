@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/darrm/darrm/internal/param"
 	"math"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/outward"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -160,6 +160,52 @@ func (m *drawMeter) pay(i int) error {
 func (m *drawMeter) used() (draws int, mu2, muB2 float64) {
 	muB2, _ = m.filter.GDPBudget(m.budget)
 	return m.draws, m.spent.Mu2, muB2
+}
+
+// tailQueries returns how many queries the filter's share of δ for the
+// discrete Gaussian noise's tails holds alone (+Inf when the draws have
+// none), a query's tails taken as its every draw's scaled by mu2, a
+// query's expected μ², over their μ² (the share of its draws an average
+// query takes, by μ²): a bound that a count of μ² alone must meet, which
+// binds only at a very large ε (the share is 2^-20·δ over 1 + e^ε).
+func (m *drawMeter) tailQueries(mu2 float64) float64 {
+	var t, all float64
+	for _, c := range m.charges {
+		t, all = outward.AddUp(t, c.MuDelta), outward.AddUp(all, *c.Mu2)
+	}
+	if t == 0 {
+		return math.Inf(1)
+	}
+	t = outward.MulUp(t, math.Min(1, mu2/all))
+	// One query's tails alone, as a step the filter adds (a step states
+	// a guarantee: the first draw's, which the Gaussian-DP part ignores).
+	var zero float64
+	tails := accountant.Charge{Guarantee: m.charges[0].Guarantee, Mu2: &zero, MuDelta: t}
+	fits := func(k int) bool {
+		seq, err := m.filter.Add(accountant.Sequence{}, tails, k)
+		if err != nil {
+			return false
+		}
+		_, ok, err := m.filter.Total(seq, m.budget)
+		return err == nil && ok
+	}
+	hi := 1
+	for hi < 1<<52 && fits(hi) {
+		hi *= 2
+	}
+	if fits(hi) {
+		return math.Inf(1)
+	}
+	lo := 0 // fits(lo); !fits(hi)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return float64(lo)
 }
 
 // unitSigma is the deviation of the unit a ledger is charged in: a run

@@ -97,8 +97,10 @@ func (r ProxyRequest) check() error {
 type ProxyPlan struct {
 	Mechanism ProgressiveGNMax
 	// Queries is the expected number of queries a release asks before
-	// its filter stops it, Answered the labels among them, Agreement the
-	// share of those that agree with the proxy's plurality (or truth).
+	// its filter stops it (its μ_B² over a query's expected μ², at most
+	// the queries that the filter's share of δ for the tails holds),
+	// Answered the labels among them, Agreement the share of
+	// those that agree with the proxy's plurality (or truth).
 	Queries, Answered, Agreement float64
 	// MuBudget2 is μ_B² of the filter's budget, and Cost the expected μ²
 	// of one query.
@@ -258,6 +260,7 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 		return out, err
 	}
 	checked := map[string]*runState{} // by ladder: κ, g and the threshold step only score it
+	var refused error                 // the first setting a release does not build
 	for _, c := range feasible {
 		out.Checked++
 		key := fmt.Sprint(c.m.Levels)
@@ -275,10 +278,31 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 		e := est[0]
 		if e.agreement >= minAgree && e.low >= low-lowTolerance {
 			c.m.Budget = r.Budget
+			// The setting planned is one a release builds (its filter
+			// holds one query's every draw), else the next; its queries
+			// are at most what the share of δ for the tails holds, which
+			// the search, counting μ², does not see (it binds only at a
+			// very large ε).
+			pr, err := newProgressive(nil, c.m, r.K, r.Classes)
+			if err != nil {
+				if refused == nil {
+					refused = err
+				}
+				continue
+			}
+			if q := pr.meter.tailQueries(e.cost); q < e.queries {
+				e.answered *= q / e.queries
+				e.queries = q
+			}
 			out.Mechanism, out.Queries, out.Answered, out.Agreement, out.Cost = c.m, e.queries, e.answered, e.agreement, e.cost
 			out.LowAgreement, out.LowBaseline = e.low, low
 			return out, nil
 		}
+	}
+	if pe := new(param.Error); errors.As(refused, &pe) {
+		return out, &param.Error{Name: pe.Name, Value: pe.Value, Rule: fmt.Sprintf("none of the %d best settings found is one a release builds: %s", out.Checked, pe.Rule)}
+	} else if refused != nil {
+		return out, fmt.Errorf("none of the %d best settings found is one a release builds: %w", out.Checked, refused)
 	}
 	return out, &param.SettingError{Name: "min-agreement", Value: fmt.Sprint(minAgree), Rule: fmt.Sprintf("none of the %d best settings found reaches it again with fresh noise (and the low-consensus guard): lower it, or give proxy votes of more consensus", out.Checked)}
 }

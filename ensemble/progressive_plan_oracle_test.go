@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -121,6 +122,7 @@ func oraclePlan(ctx context.Context, r ProxyRequest) (ProxyPlan, error) {
 		return out, err
 	}
 	checked := map[string]*oracleState{}
+	var refused error
 	for _, c := range feasible {
 		out.Checked++
 		key := fmt.Sprint(c.m.Levels)
@@ -136,10 +138,26 @@ func oraclePlan(ctx context.Context, r ProxyRequest) (ProxyPlan, error) {
 		e := sc.at(s, s.step(c.m.Threshold, c.m.Sigma1), muB2)
 		if e.agreement >= minAgree && e.low >= low-lowTolerance {
 			c.m.Budget = r.Budget
+			pr, err := newProgressive(nil, c.m, r.K, r.Classes)
+			if err != nil {
+				if refused == nil {
+					refused = err
+				}
+				continue
+			}
+			if q := pr.meter.tailQueries(e.cost); q < e.queries {
+				e.answered *= q / e.queries
+				e.queries = q
+			}
 			out.Mechanism, out.Queries, out.Answered, out.Agreement, out.Cost = c.m, e.queries, e.answered, e.agreement, e.cost
 			out.LowAgreement, out.LowBaseline = e.low, low
 			return out, nil
 		}
+	}
+	if pe := new(param.Error); errors.As(refused, &pe) {
+		return out, &param.Error{Name: pe.Name, Value: pe.Value, Rule: fmt.Sprintf("none of the %d best settings found is one a release builds: %s", out.Checked, pe.Rule)}
+	} else if refused != nil {
+		return out, fmt.Errorf("none of the %d best settings found is one a release builds: %w", out.Checked, refused)
 	}
 	return out, &param.SettingError{Name: "min-agreement", Value: fmt.Sprint(minAgree), Rule: fmt.Sprintf("none of the %d best settings found reaches it again with fresh noise (and the low-consensus guard): lower it, or give proxy votes of more consensus", out.Checked)}
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -145,8 +146,9 @@ func maxAt(c []int) int {
 }
 
 // TestProgressivePlanRefuses: a least agreement out of (0, 1), a budget
-// without delta, proxy votes of no query, and an agreement no setting
-// reaches are refused, naming what.
+// without delta, proxy votes of no query, an agreement no setting
+// reaches, and a proxy none of whose settings a release builds are
+// refused, naming what.
 func TestProgressivePlanRefuses(t *testing.T) {
 	proxy := progressiveProxy(40, 2)
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
@@ -169,8 +171,17 @@ func TestProgressivePlanRefuses(t *testing.T) {
 			t.Errorf("%+v: %v, want a ParamError on %s", tc.r.MinAgreement, err, tc.name)
 		}
 	}
+	// Eleven teachers: every setting's levels have deviations so small
+	// that one query's every draw exceeds μ_B² at (2, 1e-5), so no
+	// release could begin, and the plan says so instead of planning one.
+	small := randomProxy(11, 2, 9, 0)
+	small.Budget, small.MinAgreement, small.Seed = budget, 0.6, 0
+	_, err := ProgressiveGNMax{}.planOnProxy(context.Background(), small)
+	if pe := new(param.Error); !errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, "is one a release builds") {
+		t.Errorf("a proxy of 11 teachers: %v, want a ParamError on budget-eps saying no setting builds", err)
+	}
 	// Forty queries cannot show an agreement of 0.999 with confidence.
-	_, err := ProgressiveGNMax{}.planOnProxy(context.Background(), req(proxy, budget, 0.999))
+	_, err = ProgressiveGNMax{}.planOnProxy(context.Background(), req(proxy, budget, 0.999))
 	var se *param.SettingError
 	if !errors.As(err, &se) || se.Name != "min-agreement" {
 		t.Errorf("an agreement out of reach: %v", err)

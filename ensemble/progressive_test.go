@@ -724,3 +724,55 @@ func TestDrawMeterRefusesNoQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestTailQueries: the queries a plan counts by the filter's share of δ
+// for the tails are those the meter lets begin when every query takes
+// every draw (at ε so large that μ_B² holds far more), scaled by the
+// share of its draws' μ² an average query takes; none is a bound at
+// ε = 2.
+func TestTailQueries(t *testing.T) {
+	for _, c := range []struct {
+		levels []float64
+		eps    float64
+	}{{[]float64{80, 63, 50}, 100}, {[]float64{80, 70, 61, 53, 46, 40}, 97}} {
+		m := ProgressiveGNMax{Levels: c.levels, Kappa: 1.45, GiveUp: 0.5, Budget: accountant.Guarantee{Eps: c.eps, Delta: 1e-5}}
+		p, err := newProgressive(testMemo, m, 250, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meter := p.meter
+		var all float64
+		for _, ch := range meter.charges {
+			all += *ch.Mu2
+		}
+		full := 0
+		for ; full < 100000; full++ {
+			if err := meter.begin(); errors.Is(err, errFilterFull) {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			for i := range meter.charges {
+				if err := meter.pay(i); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		// The meter sums the tails a draw at a time, tailQueries a query
+		// at a time: their roundings may part at the last query.
+		if q := meter.tailQueries(all); full == 0 || math.Abs(q-float64(full)) > 1 {
+			t.Errorf("levels %v at eps %v: %v queries by the tails, every draw taken; the meter began %d", c.levels, c.eps, q, full)
+		}
+		if q, half := meter.tailQueries(all), meter.tailQueries(all/2); !(half >= 2*q-1 && half <= 2*q+1) {
+			t.Errorf("levels %v at eps %v: %v queries taking every draw, %v taking half of them by mu^2", c.levels, c.eps, q, half)
+		}
+	}
+	m := ProgressiveGNMax{Levels: []float64{80, 40}, Kappa: 1, GiveUp: 0.5, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
+	p, err := newProgressive(testMemo, m, 250, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := p.meter.tailQueries(1); q < 1e12 {
+		t.Errorf("at eps 2 the tails hold %v queries: a bound that a plan would see", q)
+	}
+}
