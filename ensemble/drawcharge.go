@@ -85,7 +85,7 @@ func newDrawMeter(memo *accountant.Memo, budget accountant.Guarantee, steps []dr
 		if all.Guarantee.Eps <= budget.Eps {
 			why = "its share of delta for the discrete Gaussian noise's tails, 2^-20 of delta over 1 + e^eps, which shrinks as eps grows: a smaller eps holds more"
 		}
-		return nil, &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: fmt.Sprintf("the Gaussian-DP filter of %v must hold one query's draws, every one taken; they exceed %s", budget, why)}
+		return nil, &param.Error{Name: "budget eps", Value: budget.Eps, Rule: fmt.Sprintf("the Gaussian-DP filter of %v must hold one query's draws, every one taken; they exceed %s", budget, why)}
 	}
 	m.query = all
 	return m, nil

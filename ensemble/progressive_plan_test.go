@@ -177,8 +177,8 @@ func TestProgressivePlanRefuses(t *testing.T) {
 	small := randomProxy(11, 2, 9, 0)
 	small.Budget, small.MinAgreement, small.Seed = budget, 0.6, 0
 	_, err := ProgressiveGNMax{}.planOnProxy(context.Background(), small)
-	if pe := new(param.Error); !errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, "is one a release builds") {
-		t.Errorf("a proxy of 11 teachers: %v, want a ParamError on budget-eps saying no setting builds", err)
+	if pe := new(param.Error); !errors.As(err, &pe) || pe.Name != "budget eps" || !strings.Contains(pe.Rule, "is one a release builds") {
+		t.Errorf("a proxy of 11 teachers: %v, want a ParamError on budget eps saying no setting builds", err)
 	}
 	// Forty queries cannot show an agreement of 0.999 with confidence.
 	_, err = ProgressiveGNMax{}.planOnProxy(context.Background(), req(proxy, budget, 0.999))

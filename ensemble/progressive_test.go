@@ -124,7 +124,7 @@ func TestDrawMeterHoldsBudget(t *testing.T) {
 		}
 		m, err := newDrawMeter(testMemo, budget, steps)
 		var pe *param.Error
-		if errors.As(err, &pe) && pe.Name == "budget-eps" {
+		if errors.As(err, &pe) && pe.Name == "budget eps" {
 			// Refused: a query's every draw must not fit μ_B², so that no
 			// query could begin (its μ² is the same under any budget).
 			wide, err := newDrawMeter(testMemo, accountant.Guarantee{Eps: 50, Delta: budget.Delta}, steps)
@@ -719,8 +719,8 @@ func TestDrawMeterRefusesNoQuery(t *testing.T) {
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("eps %v: %v", c.eps, err)
-		case c.want != "" && (!errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, c.want)):
-			t.Errorf("eps %v: %v, want a parameter error on budget-eps naming %s", c.eps, err, c.want)
+		case c.want != "" && (!errors.As(err, &pe) || pe.Name != "budget eps" || !strings.Contains(pe.Rule, c.want)):
+			t.Errorf("eps %v: %v, want a parameter error on budget eps naming %s", c.eps, err, c.want)
 		}
 	}
 }
