@@ -120,7 +120,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info setu
 	spec.Mechanism = info.With(cmd.Flags(), values)
 	if info.Input == votefile.ManyClasses {
 		if err := spec.Mechanism.Validate(); err != nil {
-			return setup.Flagged(err, nil)
+			return setup.Flagged(err, setup.BudgetFlags)
 		}
 	}
 	if f.Accounting == setup.FilterAccounting {

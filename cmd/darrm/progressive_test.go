@@ -120,6 +120,10 @@ func TestProgressiveCommands(t *testing.T) {
 		"--threshold", "200", "--sigma1", "200", "--budget-eps", "100", "--budget-delta", "1e-5", "--out", filepath.Join(dir, "bad.csv")); code != 2 || !containsFlat(e, "--budget-eps = 100") || !containsFlat(e, "tails") {
 		t.Errorf("a budget that holds no query: exit %d: %s", code, e)
 	}
+	if _, e, code := darrm(t, "", "aggregate", votes, "--mechanism", "progressive-gnmax", "--levels", "80,40", "--kappa", "1",
+		"--budget-eps", "2", "--budget-delta", "0", "--out", filepath.Join(dir, "bad.csv")); code != 2 || !containsFlat(e, "--budget-delta = 0") {
+		t.Errorf("a budget of delta 0: exit %d: %s", code, e)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "bad.csv")); err == nil {
 		t.Error("a refused release wrote labels")
 	}

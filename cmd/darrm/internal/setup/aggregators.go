@@ -189,7 +189,7 @@ func (s *MechanismConfig) ReleaseError(err error, input string) error {
 		// A certificate failure exits 3; any other error is a parameter
 		// the mechanism cannot serve (exit 2).
 		if !errors.Is(err, gamma.ErrNotCertified) && !errors.Is(err, context.Canceled) {
-			err = cli.AsUsage(Flagged(err, nil))
+			err = cli.AsUsage(Flagged(err, BudgetFlags))
 		}
 	case ensemble.StepBinding:
 		err = fmt.Errorf("%s: %w (--mechanism)", input, err)
