@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -81,9 +82,9 @@ func newDrawMeter(memo *accountant.Memo, budget accountant.Guarantee, steps []dr
 	if !fits {
 		// No query could begin (begin): say why, not that a budget
 		// nothing was charged to is spent.
-		why := fmt.Sprintf("its mu_B^2: one query's draws are %v by the filter", all.Guarantee)
+		why := fmt.Sprintf("its mu_B^2: one query's draws are %v by the filter (a larger eps or delta holds more)", all.Guarantee)
 		if all.Guarantee.Eps <= budget.Eps {
-			why = "its share of delta for the discrete Gaussian noise's tails, 2^-20 of delta over 1 + e^eps, which shrinks as eps grows: a smaller eps holds more"
+			why = "its share of delta for the discrete Gaussian noise's tails, 2^-20 of delta over 1 + e^eps, which shrinks as eps grows: a smaller eps, or a larger delta, holds more"
 		}
 		return nil, &param.Error{Name: "budget eps", Value: budget.Eps, Rule: fmt.Sprintf("the Gaussian-DP filter of %v must hold one query's draws, every one taken; they exceed %s", budget, why)}
 	}
@@ -168,44 +169,34 @@ func (m *drawMeter) used() (draws int, mu2, muB2 float64) {
 // query's expected μ², over their μ² (the share of its draws an average
 // query takes, by μ²): a bound that a count of μ² alone must meet, which
 // binds only at a very large ε (the share is 2^-20·δ over 1 + e^ε).
-func (m *drawMeter) tailQueries(mu2 float64) float64 {
+func (m *drawMeter) tailQueries(mu2 float64) (float64, error) {
 	var t, all float64
 	for _, c := range m.charges {
 		t, all = outward.AddUp(t, c.MuDelta), outward.AddUp(all, *c.Mu2)
 	}
 	if t == 0 {
-		return math.Inf(1)
+		return math.Inf(1), nil
 	}
 	t = outward.MulUp(t, math.Min(1, mu2/all))
 	// One query's tails alone, as a step the filter adds (a step states
 	// a guarantee: the first draw's, which the Gaussian-DP part ignores).
 	var zero float64
 	tails := accountant.Charge{Guarantee: m.charges[0].Guarantee, Mu2: &zero, MuDelta: t}
-	fits := func(k int) bool {
+	k, err := roots.Last(0, 1<<52, func(k int) (bool, error) {
 		seq, err := m.filter.Add(accountant.Sequence{}, tails, k)
 		if err != nil {
-			return false
+			return false, err
 		}
 		_, ok, err := m.filter.Total(seq, m.budget)
-		return err == nil && ok
+		return ok, err
+	})
+	switch {
+	case errors.Is(err, roots.ErrLimitFits):
+		return math.Inf(1), nil
+	case err != nil:
+		return 0, err
 	}
-	hi := 1
-	for hi < 1<<52 && fits(hi) {
-		hi *= 2
-	}
-	if fits(hi) {
-		return math.Inf(1)
-	}
-	lo := 0 // fits(lo); !fits(hi)
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if fits(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return float64(lo)
+	return float64(k), nil
 }
 
 // unitSigma is the deviation of the unit a ledger is charged in: a run

@@ -259,8 +259,9 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 	if low, err = baseline(verifyReplicates, seed); err != nil {
 		return out, err
 	}
-	checked := map[string]*runState{} // by ladder: κ, g and the threshold step only score it
-	var refused error                 // the first setting a release does not build
+	checked := map[string]*runState{}        // by ladder: κ, g and the threshold step only score it
+	var refused error                        // the first setting a release does not build
+	unbuilt, memo := 0, new(accountant.Memo) // the settings a release does not build; their certificates
 	for _, c := range feasible {
 		out.Checked++
 		key := fmt.Sprint(c.m.Levels)
@@ -283,14 +284,19 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 			// are at most what the share of δ for the tails holds, which
 			// the search, counting μ², does not see (it binds only at a
 			// very large ε).
-			pr, err := newProgressive(nil, c.m, r.K, r.Classes)
+			pr, err := newProgressive(memo, c.m, r.K, r.Classes)
 			if err != nil {
 				if refused == nil {
 					refused = err
 				}
+				unbuilt++
 				continue
 			}
-			if q := pr.meter.tailQueries(e.cost); q < e.queries {
+			q, err := pr.meter.tailQueries(e.cost)
+			if err != nil {
+				return out, err
+			}
+			if q < e.queries {
 				e.answered *= q / e.queries
 				e.queries = q
 			}
@@ -299,10 +305,12 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 			return out, nil
 		}
 	}
-	if pe := new(param.Error); errors.As(refused, &pe) {
-		return out, &param.Error{Name: pe.Name, Value: pe.Value, Rule: fmt.Sprintf("none of the %d best settings found is one a release builds: %s", out.Checked, pe.Rule)}
-	} else if refused != nil {
-		return out, fmt.Errorf("none of the %d best settings found is one a release builds: %w", out.Checked, refused)
+	if refused != nil {
+		why := fmt.Sprintf("of the %d best settings found, %d reach the least agreement again with fresh noise (and the low-consensus guard), and none of them is one a release builds", out.Checked, unbuilt)
+		if pe := new(param.Error); errors.As(refused, &pe) {
+			return out, &param.Error{Name: pe.Name, Value: pe.Value, Rule: why + ": " + pe.Rule}
+		}
+		return out, fmt.Errorf("%s: %w", why, refused)
 	}
 	return out, &param.SettingError{Name: "min-agreement", Value: fmt.Sprint(minAgree), Rule: fmt.Sprintf("none of the %d best settings found reaches it again with fresh noise (and the low-consensus guard): lower it, or give proxy votes of more consensus", out.Checked)}
 }

@@ -123,6 +123,7 @@ func oraclePlan(ctx context.Context, r ProxyRequest) (ProxyPlan, error) {
 	}
 	checked := map[string]*oracleState{}
 	var refused error
+	unbuilt, memo := 0, new(accountant.Memo)
 	for _, c := range feasible {
 		out.Checked++
 		key := fmt.Sprint(c.m.Levels)
@@ -138,14 +139,19 @@ func oraclePlan(ctx context.Context, r ProxyRequest) (ProxyPlan, error) {
 		e := sc.at(s, s.step(c.m.Threshold, c.m.Sigma1), muB2)
 		if e.agreement >= minAgree && e.low >= low-lowTolerance {
 			c.m.Budget = r.Budget
-			pr, err := newProgressive(nil, c.m, r.K, r.Classes)
+			pr, err := newProgressive(memo, c.m, r.K, r.Classes)
 			if err != nil {
 				if refused == nil {
 					refused = err
 				}
+				unbuilt++
 				continue
 			}
-			if q := pr.meter.tailQueries(e.cost); q < e.queries {
+			q, err := pr.meter.tailQueries(e.cost)
+			if err != nil {
+				return out, err
+			}
+			if q < e.queries {
 				e.answered *= q / e.queries
 				e.queries = q
 			}
@@ -154,10 +160,12 @@ func oraclePlan(ctx context.Context, r ProxyRequest) (ProxyPlan, error) {
 			return out, nil
 		}
 	}
-	if pe := new(param.Error); errors.As(refused, &pe) {
-		return out, &param.Error{Name: pe.Name, Value: pe.Value, Rule: fmt.Sprintf("none of the %d best settings found is one a release builds: %s", out.Checked, pe.Rule)}
-	} else if refused != nil {
-		return out, fmt.Errorf("none of the %d best settings found is one a release builds: %w", out.Checked, refused)
+	if refused != nil {
+		why := fmt.Sprintf("of the %d best settings found, %d reach the least agreement again with fresh noise (and the low-consensus guard), and none of them is one a release builds", out.Checked, unbuilt)
+		if pe := new(param.Error); errors.As(refused, &pe) {
+			return out, &param.Error{Name: pe.Name, Value: pe.Value, Rule: why + ": " + pe.Rule}
+		}
+		return out, fmt.Errorf("%s: %w", why, refused)
 	}
 	return out, &param.SettingError{Name: "min-agreement", Value: fmt.Sprint(minAgree), Rule: fmt.Sprintf("none of the %d best settings found reaches it again with fresh noise (and the low-consensus guard): lower it, or give proxy votes of more consensus", out.Checked)}
 }

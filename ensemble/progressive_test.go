@@ -760,11 +760,15 @@ func TestTailQueries(t *testing.T) {
 		}
 		// The meter sums the tails a draw at a time, tailQueries a query
 		// at a time: their roundings may part at the last query.
-		if q := meter.tailQueries(all); full == 0 || math.Abs(q-float64(full)) > 1 {
+		q, err := meter.tailQueries(all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full == 0 || math.Abs(q-float64(full)) > 1 {
 			t.Errorf("levels %v at eps %v: %v queries by the tails, every draw taken; the meter began %d", c.levels, c.eps, q, full)
 		}
-		if q, half := meter.tailQueries(all), meter.tailQueries(all/2); !(half >= 2*q-1 && half <= 2*q+1) {
-			t.Errorf("levels %v at eps %v: %v queries taking every draw, %v taking half of them by mu^2", c.levels, c.eps, q, half)
+		if half, err := meter.tailQueries(all / 2); err != nil || !(half >= 2*q-1 && half <= 2*q+1) {
+			t.Errorf("levels %v at eps %v: %v queries taking every draw, %v taking half of them by mu^2 (%v)", c.levels, c.eps, q, half, err)
 		}
 	}
 	m := ProgressiveGNMax{Levels: []float64{80, 40}, Kappa: 1, GiveUp: 0.5, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
@@ -772,7 +776,7 @@ func TestTailQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := p.meter.tailQueries(1); q < 1e12 {
-		t.Errorf("at eps 2 the tails hold %v queries: a bound that a plan would see", q)
+	if q, err := p.meter.tailQueries(1); err != nil || q < 1e12 {
+		t.Errorf("at eps 2 the tails hold %v queries (%v): a bound that a plan would see", q, err)
 	}
 }
