@@ -408,8 +408,8 @@ func (f Filter) Covers(m *Memo, s Spend, budget Guarantee, c Charge) error {
 		case (p.got == nil) != (p.want == nil):
 			return fmt.Errorf("its %s %v, where the step's least charge has %v", p.name, p.got, p.want)
 		case p.got != nil && !(p.got.Eps >= p.want.Eps && p.got.Delta >= p.want.Delta):
-			return fmt.Errorf("its %s (%s, %s) is below the step's least, (%s, %s)", p.name,
-				fmtValue(&p.got.Eps), fmtValue(&p.got.Delta), fmtValue(&p.want.Eps), fmtValue(&p.want.Delta))
+			// In full: a Guarantee prints six digits, which hide the gap.
+			return fmt.Errorf("its %s (%v, %v) is below the step's least, (%v, %v)", p.name, p.got.Eps, p.got.Delta, p.want.Eps, p.want.Delta)
 		}
 	}
 	values := []struct {
@@ -435,7 +435,7 @@ func fmtValue(x *float64) string {
 	if x == nil {
 		return "none"
 	}
-	return strconv.FormatFloat(*x, 'g', -1, 64)
+	return fmt.Sprint(*x)
 }
 
 // share returns delta as a share of a part's δ: +Inf when the part has

@@ -131,8 +131,11 @@ func (r rule) checkCharge(s Spend, pairs []accountant.BitPair) error {
 		return nil
 	}
 	step := s.charged(pairs)
-	if s.Charge != nil && step.Check() == nil && r.filter.Covers(r.memo, step.Dominating(r.memo), r.budget, *s.Charge) == nil {
-		return nil
+	var cover error
+	if s.Charge != nil && step.Check() == nil {
+		if cover = r.filter.Covers(r.memo, step.Dominating(r.memo), r.budget, *s.Charge); cover == nil {
+			return nil
+		}
 	}
 	// Refused: recompute the charge to say why.
 	want, err := r.charge(step)
@@ -142,7 +145,6 @@ func (r rule) checkCharge(s Spend, pairs []accountant.BitPair) error {
 	if s.Charge == nil {
 		return errors.New("no charge: a line of a ledger open to any use states what its filter charges a label")
 	}
-	cover := r.filter.Covers(r.memo, step.Dominating(r.memo), r.budget, *s.Charge)
 	w, _ := json.Marshal(want)
 	got, _ := json.Marshal(s.Charge)
 	err = fmt.Errorf("its charge %s is not the one the filter %v charges its step, %s (%v)", got, *r.filter, w, cover)
