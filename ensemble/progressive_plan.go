@@ -279,26 +279,13 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 		e := est[0]
 		if e.agreement >= minAgree && e.low >= low-lowTolerance {
 			c.m.Budget = r.Budget
-			// The setting planned is one a release builds (its filter
-			// holds one query's every draw), else the next; its queries
-			// are at most what the share of δ for the tails holds, which
-			// the search, counting μ², does not see (it binds only at a
-			// very large ε).
-			pr, err := newProgressive(memo, c.m, r.K, r.Classes)
-			if err != nil {
+			// The setting planned is one a release builds, else the next.
+			if e.queries, e.answered, err = buildable(memo, c.m, r.K, r.Classes, e.queries, e.answered, e.cost); err != nil {
 				if refused == nil {
 					refused = err
 				}
 				unbuilt++
 				continue
-			}
-			q, err := pr.meter.tailQueries(e.cost)
-			if err != nil {
-				return out, err
-			}
-			if q < e.queries {
-				e.answered *= q / e.queries
-				e.queries = q
 			}
 			out.Mechanism, out.Queries, out.Answered, out.Agreement, out.Cost = c.m, e.queries, e.answered, e.agreement, e.cost
 			out.LowAgreement, out.LowBaseline = e.low, low
@@ -306,13 +293,42 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 		}
 	}
 	if refused != nil {
-		why := fmt.Sprintf("of the %d best settings found, %d reach the least agreement again with fresh noise (and the low-consensus guard), and none of them is one a release builds", out.Checked, unbuilt)
-		if pe := new(param.Error); errors.As(refused, &pe) {
-			return out, &param.Error{Name: pe.Name, Value: pe.Value, Rule: why + ": " + pe.Rule}
-		}
-		return out, fmt.Errorf("%s: %w", why, refused)
+		return out, unbuiltError(out.Checked, unbuilt, refused)
 	}
 	return out, &param.SettingError{Name: "min-agreement", Value: fmt.Sprint(minAgree), Rule: fmt.Sprintf("none of the %d best settings found reaches it again with fresh noise (and the low-consensus guard): lower it, or give proxy votes of more consensus", out.Checked)}
+}
+
+// buildable returns the expected queries and answers of progressive
+// GNMax m for K teachers over C classes, a query's expected μ² cost, at
+// most what its filter's share of δ for the tails holds (which a count of
+// μ², as the search's, does not see; it binds only at a very large ε), or
+// why a release does not build m (its filter does not hold one query's
+// every draw, say).
+func buildable(memo *accountant.Memo, m ProgressiveGNMax, k, classes int, queries, answered, cost float64) (float64, float64, error) {
+	p, err := newProgressive(memo, m, k, classes)
+	if err != nil {
+		return 0, 0, err
+	}
+	q, err := p.meter.tailQueries(cost)
+	if err != nil {
+		return 0, 0, err
+	}
+	if q < queries {
+		answered *= q / queries
+		queries = q
+	}
+	return queries, answered, nil
+}
+
+// unbuiltError says that of the checked best settings, the unbuilt that
+// reached the least agreement are none of them one a release builds,
+// refused the first's refusal; a parameter's stays the parameter's.
+func unbuiltError(checked, unbuilt int, refused error) error {
+	why := fmt.Sprintf("of the %d best settings found, %d reach the least agreement again with fresh noise (and the low-consensus guard), and none of them is one a release builds", checked, unbuilt)
+	if pe := new(param.Error); errors.As(refused, &pe) {
+		return &param.Error{Name: pe.Name, Value: pe.Value, Rule: why + ": " + pe.Rule}
+	}
+	return fmt.Errorf("%s: %w", why, refused)
 }
 
 // candidate is a setting of the search and its expected labels.

@@ -2,7 +2,6 @@ package ensemble
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -139,21 +138,12 @@ func oraclePlan(ctx context.Context, r ProxyRequest) (ProxyPlan, error) {
 		e := sc.at(s, s.step(c.m.Threshold, c.m.Sigma1), muB2)
 		if e.agreement >= minAgree && e.low >= low-lowTolerance {
 			c.m.Budget = r.Budget
-			pr, err := newProgressive(memo, c.m, r.K, r.Classes)
-			if err != nil {
+			if e.queries, e.answered, err = buildable(memo, c.m, r.K, r.Classes, e.queries, e.answered, e.cost); err != nil {
 				if refused == nil {
 					refused = err
 				}
 				unbuilt++
 				continue
-			}
-			q, err := pr.meter.tailQueries(e.cost)
-			if err != nil {
-				return out, err
-			}
-			if q < e.queries {
-				e.answered *= q / e.queries
-				e.queries = q
 			}
 			out.Mechanism, out.Queries, out.Answered, out.Agreement, out.Cost = c.m, e.queries, e.answered, e.agreement, e.cost
 			out.LowAgreement, out.LowBaseline = e.low, low
@@ -161,11 +151,7 @@ func oraclePlan(ctx context.Context, r ProxyRequest) (ProxyPlan, error) {
 		}
 	}
 	if refused != nil {
-		why := fmt.Sprintf("of the %d best settings found, %d reach the least agreement again with fresh noise (and the low-consensus guard), and none of them is one a release builds", out.Checked, unbuilt)
-		if pe := new(param.Error); errors.As(refused, &pe) {
-			return out, &param.Error{Name: pe.Name, Value: pe.Value, Rule: why + ": " + pe.Rule}
-		}
-		return out, fmt.Errorf("%s: %w", why, refused)
+		return out, unbuiltError(out.Checked, unbuilt, refused)
 	}
 	return out, &param.SettingError{Name: "min-agreement", Value: fmt.Sprint(minAgree), Rule: fmt.Sprintf("none of the %d best settings found reaches it again with fresh noise (and the low-consensus guard): lower it, or give proxy votes of more consensus", out.Checked)}
 }
