@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,6 +33,21 @@ type UseRun struct {
 	Queries    int                      `json:"queries,omitempty"`
 	Budget     *accountant.Guarantee    `json:"budget,omitempty"`
 	Settings   json.RawMessage          `json:"settings,omitempty"`
+	// Margin says that the ledger composes Step and Profile widened by
+	// the margin of another build's last digits (composed), and holds a
+	// release whose step lies within them: a ledger made before it
+	// composes them as they are.
+	Margin bool `json:"margin,omitempty"`
+}
+
+// composed returns the step and the points of its profile that the
+// ledger composes for r, and holds a release's step to (matchUse): as
+// declared, or, with Margin, widened (accountant.Spend.Declared).
+func (r UseRun) composed() (accountant.Spend, []accountant.Guarantee) {
+	if !r.Margin {
+		return r.Step, r.Profile
+	}
+	return r.Step.Declared(r.Profile)
 }
 
 // usePTR is the Accounting of a run of releases by generalized PTR, as
@@ -80,8 +94,14 @@ func NewUseHeader(ctx context.Context, m *accountant.Memo, b provenance.Binding,
 	// thousands, which made the header of DaRRM at K = 13 longer than a
 	// ledger's line may be (maxLineBytes), and ledger init refused the
 	// ledger it had just written.
+	// A label's step is composed with the margin that another build of
+	// darrm's digits need (Margin): a team's machines may differ, and a
+	// release on any of them is held to the step so widened (matchUse),
+	// which then bounds it. A PTR release's step is its budget, which
+	// its flags state.
 	for i := range h.Use {
 		h.Use[i].Step = h.Use[i].Step.Dominating(m)
+		h.Use[i].Margin = h.Use[i].Accounting != usePTR
 	}
 	if err := checkUse(h.Use, false); err != nil {
 		return h, err
@@ -92,7 +112,8 @@ func NewUseHeader(ctx context.Context, m *accountant.Memo, b provenance.Binding,
 		if a.Steps > 0 {
 			a.Before = append(a.Before, accountant.Run{Step: a.Step, Profile: a.Profile, Steps: a.Steps})
 		}
-		a.Step, a.Profile, a.Steps = last.Step, last.Profile, 0
+		a.Step, a.Profile = last.composed()
+		a.Steps = 0
 		n, _, err := a.MaxSteps(ctx, m)
 		switch {
 		case errors.As(err, new(*accountant.BeyondCountError)):
@@ -187,7 +208,8 @@ func useCounts(runs []UseRun, counts []int, budget *accountant.Budget) accountan
 		if a.Steps > 0 {
 			a.Before = append(a.Before, accountant.Run{Step: a.Step, Profile: a.Profile, Steps: a.Steps})
 		}
-		a.Step, a.Profile, a.Steps = r.Step, r.Profile, k
+		a.Step, a.Profile = r.composed()
+		a.Steps = k
 	}
 	return a
 }
@@ -251,23 +273,16 @@ func (e *useError) BadInput() bool { return true }
 
 // matchUse returns nil when a release of mechanism with step is the run
 // of the use whose turn it is after spent labels, a *useError otherwise,
-// and the count of labels up to that run's end. The steps are compared
-// by their encodings, as the header records them, so that a description
-// equal in every value matches; a one-bit step by its dominating pairs,
-// which a header keeps (NewUseHeader), where one written before kept
-// them all.
+// and the count of labels up to that run's end. The step declared must
+// hold the release's (accountant.Spend.Declares): the same step but for
+// another build's last digits, and no less private in any quantity, so
+// that the composition declared bounds it; a one-bit step is compared by
+// its dominating pairs.
 func (l *Ledger) matchUse(mechanism provenance.MechanismName, step accountant.Spend, spent int) (int, error) {
 	i, end := l.header.UseTurn(spent)
 	r := l.header.Use[i]
-	want, err := json.Marshal(r.Step.Dominating(l.memo))
-	if err != nil {
-		return 0, err
-	}
-	got, err := json.Marshal(step.Dominating(l.memo))
-	if err != nil {
-		return 0, err
-	}
-	if mechanism != r.Mechanism || !bytes.Equal(want, got) {
+	declared, _ := r.composed()
+	if mechanism != r.Mechanism || !declared.Dominating(l.memo).Declares(step.Dominating(l.memo)) {
 		return 0, &useError{Path: l.path, Run: r, Index: i, Runs: len(l.header.Use), Mechanism: mechanism, Step: step}
 	}
 	return end, nil

@@ -407,3 +407,60 @@ func TestDeclaredOneBitUseDominating(t *testing.T) {
 		})
 	}
 }
+
+// TestDeclaredUseAnotherBuild: a ledger whose use is declared holds a
+// release whose step another build of darrm computed, its pairs a few
+// units in the last place away and those near the diagonal further (two
+// builds' DaRRM at K = 11 differed by 5e-12 relative there, and one kept
+// a pair the other dropped): the header declares it with the margin
+// (UseRun.Margin), composes it widened, and the release runs. A header
+// written before the margin holds the same build's step, and refuses
+// another build's that is less private by a unit in the last place.
+func TestDeclaredUseAnotherBuild(t *testing.T) {
+	step := accountant.Spend{Kind: accountant.OneBitSpend, Guarantee: accountant.Guarantee{Eps: 0.6, Delta: 6e-5},
+		Bits: []accountant.BitPair{{P: 0.4397637001073, Q: 0.3172019002753}, {P: 0.17980960374268606, Q: 0.15782599447285142}, {P: 4.022338018277364e-12, Q: 4.0223380180558285e-12}}}
+	other := step
+	other.Bits = []accountant.BitPair{
+		{P: math.Nextafter(0.4397637001073, 1), Q: math.Nextafter(0.3172019002753, 0)},
+		{P: 0.17980960374268606, Q: 0.15782599447285142},
+		{P: 4.022338018257226e-12, Q: 4.02233801803569e-12},
+		{P: 4.022338018237088e-12, Q: 4.022338018015552e-12},
+	}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-3}}
+	for _, c := range []struct {
+		name   string
+		margin bool
+		ok     bool
+	}{{"declared with the margin", true, true}, {"declared before the margin", false, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			b := unique(oneVote)
+			h, err := NewUseHeader(ctx, nil, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: step, Labels: 9}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !h.Use[0].Margin {
+				t.Fatal("a new header's run is declared without the margin")
+			}
+			h.Use[0].Margin = c.margin
+			path := filepath.Join(t.TempDir(), "use.ledger")
+			if _, err := book.create(ctx, path, h, false); err != nil {
+				t.Fatal(err)
+			}
+			l, allowed, err := openRun(ctx, book, path, "darrm-one-vote", b, step, -1)
+			if err != nil || allowed != 9 {
+				t.Fatalf("the step declared: %d allowed (%v), want 9", allowed, err)
+			}
+			l.Close()
+			l, allowed, err = openRun(ctx, book, path, "darrm-one-vote", b, other, -1)
+			if c.ok && (err != nil || allowed != 9) {
+				t.Errorf("another build's step: %d allowed (%v), want 9", allowed, err)
+			}
+			if !c.ok && !errors.As(err, new(*useError)) {
+				t.Errorf("another build's step, less private by an ulp: %d allowed (%v), want a *useError", allowed, err)
+			}
+			if l != nil {
+				l.Close()
+			}
+		})
+	}
+}

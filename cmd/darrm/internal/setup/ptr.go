@@ -160,7 +160,7 @@ func PTRUseRefused(l *ledger.Ledger, name string, release ledger.UseRun) error {
 		differs = fmt.Sprintf("--budget-eps %v, where the use's releases are each within eps %v", release.Budget.Eps, run.Budget.Eps)
 	case release.Budget.Delta != run.Budget.Delta:
 		differs = fmt.Sprintf("--budget-delta %v, where the use's releases are each within delta %v", release.Budget.Delta, run.Budget.Delta)
-	case release.Step.Kind != run.Step.Kind || release.Step.Guarantee != run.Step.Guarantee:
+	case !run.Step.Declares(release.Step):
 		got, want := release.Step.Guarantee.String(), run.Step.Guarantee.String()
 		if got == want {
 			// Totals that differ beyond the digits a guarantee prints.
