@@ -10,21 +10,26 @@ import (
 // declares them before its first run (a declared use, composed exactly in
 // advance): each quantity of s that an exact composition takes from its
 // description moved by buildMargin towards less privacy (a sampling rate
-// and each pair's larger probability raised, each noise scale and pair's
-// smaller probability lowered), and, for a one-bit step, each point's δ
-// raised to at least its widened pairs' δ there. The step that a release
+// and each pair's larger probability raised, each continuous noise scale
+// and pair's smaller probability lowered). The step that a release
 // computes on another build of darrm, whose last digits differ
 // (buildMargin), then lies within it (Declares), and what the declaration
-// composes bounds that release's privacy. A pair's probabilities move by
-// the margin of the nearer of 0 and 1, so that neither it nor its
-// complement, which the composition also uses, reaches 0. The (ε, δ) of
-// s, which simple compositions add up to the budget, is kept: a design
-// at exactly the budget's share keeps its count.
+// composes bounds that release's privacy.
+//
+// A pair's probabilities move by the margin of the nearer of 0 and 1, so
+// that neither it nor its complement, which the composition also uses,
+// reaches 0 (near 1 that is a unit in the last place). The (ε, δ) of s,
+// which simple compositions add up to the budget, is kept, so that a
+// design at exactly the budget's share keeps its count, and so is the
+// discrete Gaussian's σ, a flag's, whose δ is not monotone in it. Each
+// point of a one-bit step's profile is raised to at least its widened
+// pairs' δ there; a step whose noise was widened keeps no point, which
+// only its own σ made valid.
 func (s Spend) Declared(profile []Guarantee) (Spend, []Guarantee) {
 	d := s
 	d.Q = min(margined(s.Q), 1)
 	d.Sigma = lowered(s.Sigma)
-	if s.Gaussian != nil {
+	if s.Gaussian != nil && !s.Discrete {
 		d.Gaussian = make([]GaussianPart, len(s.Gaussian))
 		for i, p := range s.Gaussian {
 			d.Gaussian[i] = GaussianPart{Sigma: lowered(p.Sigma), Coords: p.Coords}
@@ -44,11 +49,14 @@ func (s Spend) Declared(profile []Guarantee) (Spend, []Guarantee) {
 		}
 	}
 	var points []Guarantee
-	for _, p := range profile {
-		if d.Kind == OneBitSpend {
+	switch d.Kind {
+	case ApproxSpend, PureSpend:
+		points = profile
+	case OneBitSpend:
+		for _, p := range profile {
 			p.Delta = min(max(p.Delta, bitsDeltaUp(d.Bits, p.Eps)), 1)
+			points = append(points, p)
 		}
-		points = append(points, p)
 	}
 	return d, points
 }
@@ -90,14 +98,18 @@ func (d Spend) Declares(s Spend) bool {
 }
 
 // dominated reports whether s is of d's kind and no less private than d
-// in any quantity it states.
+// in any quantity it states: its (ε, δ) and sampling rate at most d's, its
+// continuous noise at least d's, its discrete Gaussian noise d's, each of
+// its pairs a post-processing of one of d's.
 func dominated(s, d Spend) bool {
 	if s.Kind != d.Kind || s.Eps > d.Eps || s.Delta > d.Delta || s.Discrete != d.Discrete ||
 		s.Q > d.Q || s.Sigma < d.Sigma || len(s.Gaussian) != len(d.Gaussian) || (s.Laplace == nil) != (d.Laplace == nil) {
 		return false
 	}
 	for i, p := range s.Gaussian {
-		if p.Coords != d.Gaussian[i].Coords || p.Sigma < d.Gaussian[i].Sigma {
+		// The discrete Gaussian's δ is not monotone in σ: only its own
+		// σ bounds it.
+		if p.Coords != d.Gaussian[i].Coords || p.Sigma < d.Gaussian[i].Sigma || s.Discrete && p.Sigma != d.Gaussian[i].Sigma {
 			return false
 		}
 	}

@@ -107,6 +107,31 @@ func TestDeclared(t *testing.T) {
 		t.Errorf("another sigma held: more noise %v, less %v", g.Declares(more), g.Declares(less))
 	}
 
+	// The discrete Gaussian's δ is not monotone in σ: a step of it holds
+	// only its own σ.
+	discrete := gauss
+	discrete.Discrete = true
+	dd, _ := discrete.Declared(nil)
+	for _, n := range []int{-1, 1} {
+		o := discrete
+		o.Gaussian = []GaussianPart{{Sigma: ulps(150, n), Coords: 1}, {Sigma: 40, Coords: 2}}
+		if dd.Declares(o) {
+			t.Errorf("a discrete Gaussian step held σ1 %v ulp away", n)
+		}
+	}
+	if !dd.Declares(discrete) {
+		t.Error("a discrete Gaussian step does not hold itself")
+	}
+
+	// A step whose noise is widened keeps no point of its profile, which
+	// only its own noise made valid; one known by its (ε, δ) keeps them.
+	if _, p := gauss.Declared([]Guarantee{{Eps: 3, Delta: 1e-3}}); p != nil {
+		t.Errorf("a Gaussian step declared keeps the points %v", p)
+	}
+	if _, p := approx.Declared([]Guarantee{{Eps: 3, Delta: 1e-3}}); len(p) != 1 || p[0] != (Guarantee{Eps: 3, Delta: 1e-3}) {
+		t.Errorf("an approx step declared with the points %v", p)
+	}
+
 	// The points declared bound the widened pairs' δ.
 	points := []Guarantee{{Eps: 0.6, Delta: 6e-5}, {Eps: 0.3, Delta: 0.05}, {Eps: 0.33, Delta: 0}}
 	dBits, dPoints := oneBit.Declared(points)
