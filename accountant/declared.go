@@ -23,7 +23,7 @@ import (
 // design at exactly the budget's share keeps its count, and so is the
 // discrete Gaussian's σ, a flag's, whose δ is not monotone in it. Each
 // point of a one-bit step's profile is raised to at least its widened
-// pairs' δ there; a step whose noise was widened keeps no point, which
+// pairs' δ there (bitProfile, the pairs kept ordered larger first); a step whose noise was widened keeps no point, which
 // only its own σ made valid.
 func (s Spend) Declared(profile []Guarantee) (Spend, []Guarantee) {
 	d := s
@@ -54,26 +54,11 @@ func (s Spend) Declared(profile []Guarantee) (Spend, []Guarantee) {
 		points = profile
 	case OneBitSpend:
 		for _, p := range profile {
-			p.Delta = min(max(p.Delta, bitsDeltaUp(d.Bits, p.Eps)), 1)
+			p.Delta = min(max(p.Delta, bitProfile(d.Bits, p.Eps)), 1)
 			points = append(points, p)
 		}
 	}
 	return d, points
-}
-
-// bitsDeltaUp returns an upper bound of the δ at eps of one release whose
-// pairs are bits: the largest hockey-stick divergence of a pair, in
-// either direction, P - e^ε·Q or (1-Q) - e^ε·(1-P) for P >= Q.
-func bitsDeltaUp(bits []BitPair, eps float64) float64 {
-	e := outward.Exp(outward.Exact(eps)).Lo
-	delta := 0.0
-	for _, b := range bits {
-		hi, lo := max(b.P, b.Q), min(b.P, b.Q)
-		delta = max(delta,
-			outward.AddUp(hi, -outward.MulDown(e, lo)),
-			outward.AddUp(outward.AddUp(1, -lo), -outward.MulDown(e, outward.AddDown(1, -hi))))
-	}
-	return delta
 }
 
 // lowered returns x lowered by buildMargin, at least 0.

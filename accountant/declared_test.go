@@ -28,9 +28,9 @@ func rrPair(eps float64) BitPair {
 // last place either way and its pairs near the diagonal further (the pairs
 // of DaRRM at K = 11 that two builds computed differed by 5e-12 relative
 // there), and refuses another step: another kind, another (ε, δ) (which
-// it keeps, a unit above), a noise or a pair either more or less private. What it holds it bounds: every pair
-// is a post-processing of a declared one, and every point declared is at
-// least the widened pairs' δ there.
+// it keeps, a unit above), a noise or a pair either more or less private.
+// What it holds it bounds: every pair is a post-processing of a declared
+// one, and every point declared is at least the widened pairs' δ there.
 func TestDeclared(t *testing.T) {
 	oneBit := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 0.6, Delta: 6e-5},
 		Bits: []BitPair{{P: 0.4397637001073, Q: 0.3172019002753}, {P: 0.17980960374268606, Q: 0.15782599447285142}, {P: 4.022338018277364e-12, Q: 4.0223380180558285e-12}}}
@@ -136,8 +136,8 @@ func TestDeclared(t *testing.T) {
 	points := []Guarantee{{Eps: 0.6, Delta: 6e-5}, {Eps: 0.3, Delta: 0.05}, {Eps: 0.33, Delta: 0}}
 	dBits, dPoints := oneBit.Declared(points)
 	for i, p := range dPoints {
-		if p.Eps != points[i].Eps || p.Delta < points[i].Delta || p.Delta < bitsDeltaUp(dBits.Bits, p.Eps) {
-			t.Errorf("point %v declared as %v, under its widened pairs' δ %g", points[i], p, bitsDeltaUp(dBits.Bits, p.Eps))
+		if p.Eps != points[i].Eps || p.Delta < points[i].Delta || p.Delta < bitProfile(dBits.Bits, p.Eps) {
+			t.Errorf("point %v declared as %v, under its widened pairs' δ %g", points[i], p, bitProfile(dBits.Bits, p.Eps))
 		}
 	}
 }

@@ -94,6 +94,7 @@ func NewUseHeader(ctx context.Context, m *accountant.Memo, b provenance.Binding,
 	// thousands, which made the header of DaRRM at K = 13 longer than a
 	// ledger's line may be (maxLineBytes), and ledger init refused the
 	// ledger it had just written.
+	//
 	// A label's step is composed with the margin that another build of
 	// darrm's digits need (Margin): a team's machines may differ, and a
 	// release on any of them is held to the step so widened (matchUse),
