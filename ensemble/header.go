@@ -15,18 +15,19 @@ import (
 
 // labelSettings writes the settings of m that a label file's header
 // states into meta: m's JSON, the object of its settings, none for a nil
-// m or a mechanism whose guarantee says all (its JSON is {}).
+// m or a mechanism whose guarantee says all (its JSON is {}). A setting
+// whose key is one of the header's own is refused (LabelMeta.SetSettings).
 func labelSettings(m Mechanism, meta *votefile.LabelMeta) error {
 	meta.Settings = nil
 	if m == nil {
 		return nil
 	}
 	raw, err := json.Marshal(m)
+	if err == nil {
+		err = meta.SetSettings(raw)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: its settings for the label file's header: %w", m.Name(), err)
-	}
-	if string(raw) != "{}" {
-		meta.Settings = raw
 	}
 	return nil
 }

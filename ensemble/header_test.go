@@ -49,8 +49,10 @@ func TestMechanismOf(t *testing.T) {
 		settings("confident-gnmax", `{"sigma1":150,"sigma2":40,"noise":"discrete"}`),
 		settings("confident-gnmax", `{"threshold":0,"sigma2":40,"noise":"discrete"}`),
 		settings("lnmax", `{"noise":"discrete"}`),
-		// Nor is a setting of another mechanism, or one of none.
+		// Nor is a setting of another mechanism, of a mechanism darrm
+		// does not know, or one of none.
 		settings("gnmax", `{"sigma2":40,"threshold":200}`),
+		settings("gnmax", `{"sigma2":40,"noise":"discrete","width":20}`),
 		settings("darrm", `{"sigma2":40}`),
 	} {
 		bad := *ok

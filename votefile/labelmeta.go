@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/darrm/darrm/internal/param"
@@ -40,8 +40,11 @@ type LabelMeta struct {
 	// header or as the release asserted it; "" when neither said.
 	Partition string `json:"partition,omitempty"`
 	// Settings are the mechanism's settings as the mechanism writes them
-	// (ensemble), a JSON object whose keys (settingKeys) the header holds
-	// beside its own, after Partition; nil when it states none.
+	// (ensemble; SetSettings), a JSON object whose keys the header holds
+	// beside its own, after Partition: every key that is not the header's
+	// own is a setting, whichever mechanism made the labels, for the
+	// mechanism to read back (ensemble.Registry.FromHeader); nil when it
+	// states none.
 	Settings json.RawMessage `json:"-"`
 	// Eps and Delta are the guarantee of each row.
 	Eps   float64 `json:"eps"`
@@ -116,6 +119,28 @@ type LabelTeachers struct {
 	Delta float64 `json:"Delta"`
 }
 
+// SetSettings sets Settings to raw, the JSON object of the settings of
+// the mechanism that made the labels, none when it is {}. A key of the
+// header's own (eps, ledger, ...) is refused, as is a key stated twice:
+// the header would state it twice, and no reader could tell which is the
+// setting.
+func (m *LabelMeta) SetSettings(raw json.RawMessage) error {
+	obj, err := object(raw, "settings", nil)
+	if err != nil {
+		return err
+	}
+	for k := range obj {
+		if contains(labelKeys, k) {
+			return headerErr("settings", param.Quote(k), "a key of the label file's header itself: a mechanism's setting needs another")
+		}
+	}
+	m.Settings = nil
+	if len(obj) > 0 {
+		m.Settings = raw
+	}
+	return nil
+}
+
 // HeaderLine returns the header's line in a label file, "# " and the JSON
 // object, without its line end: a LabelWriter's comment line.
 func (m *LabelMeta) HeaderLine() string {
@@ -137,23 +162,24 @@ func (m *LabelMeta) HeaderLine() string {
 	return "# " + string(raw)
 }
 
-// labelKeys are the keys of a label file's header, and teacherKeys and
-// totalKeys those of its teachers and total objects.
+// labelKeys are the keys of a label file's header that are its own
+// (every other key is a setting of its mechanism, LabelMeta.Settings),
+// and teacherKeys and totalKeys those of its teachers and total objects.
 var (
-	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "threshold", "sigma1", "sigma2", "laplace_scale", "levels", "kappa", "give_up", "noise", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head", "ledger_units", "accounting", "total"}
+	labelKeys   = []string{labelsKey, "mechanism", "K", "classes", "relation", "partition", "eps", "delta", "ensemble", "teachers", "abstain", "for_release", "ledger", "ledger_lines", "ledger_size", "ledger_head", "ledger_units", "accounting", "total"}
 	teacherKeys = []string{"eps", "Delta"}
 	totalKeys   = []string{"eps", "delta", "argument", "budget_eps", "budget_delta", "fallback_of"}
-	// settingKeys are the keys of labelKeys that the mechanisms' settings
-	// use (LabelMeta.Settings).
-	settingKeys = labelKeys[6:14]
 )
 
-// parseLabelMeta reads a label file's header from its JSON object: known
-// keys only, each once (encoding/json would keep the last of a repeated
-// key, so a header could state one value to a reader and another to
-// darrm), this version, every field in its domain.
+// parseLabelMeta reads a label file's header from its JSON object: each
+// key once (encoding/json would keep the last of a repeated key, so a
+// header could state one value to a reader and another to darrm), this
+// version, every field in its domain. The keys that are not the header's
+// own are the mechanism's settings, which the mechanism reads strictly
+// (ensemble.Registry.FromHeader): the header's own are decoded without
+// them, each by its exact name.
 func parseLabelMeta(b []byte) (*LabelMeta, error) {
-	obj, err := object(b, "label file header", labelKeys)
+	obj, err := object(b, "label file header", nil)
 	if err == nil && obj["teachers"] != nil && string(obj["teachers"]) != "null" {
 		_, err = object(obj["teachers"], "label file header teachers", teacherKeys)
 	}
@@ -163,12 +189,11 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The settings are the mechanism's to read: the header's own keys
-	// are decoded without them.
 	var settings []string
-	for _, k := range settingKeys {
-		if v, ok := obj[k]; ok {
-			settings = append(settings, strconv.Quote(k)+":"+string(v))
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if !contains(labelKeys, k) {
+			key, _ := json.Marshal(k) // a string marshals
+			settings = append(settings, string(key)+":"+string(obj[k]))
 			delete(obj, k)
 		}
 	}

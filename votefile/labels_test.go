@@ -1,8 +1,11 @@
 package votefile
 
 import (
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -25,7 +28,6 @@ func TestLabelReaderRefuses(t *testing.T) {
 		{"two-class label 2", "id,label\n1,2\n", "must be a class in [0, 2)"},
 		{"ragged row", "id,label\n1,0\n2,0,1\n", "3 columns, want 2"},
 		{"second header", head + head + "id,label\n1,0\n", "a second metadata header"},
-		{"unknown header key", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true,"x":1}` + "\nid,label\n1,0\n", `"x": unknown key`},
 		{"repeated header key", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","sigma2":40,"sigma2":400,"noise":"discrete","eps":0.5,"delta":0,"for_release":true}` + "\nid,label\n1,0\n", `"sigma2": repeated key`},
 		{"repeated teachers key", `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"teachers":{"eps":1,"Delta":0,"eps":0.1},"for_release":true}` + "\nid,label\n1,0\n", `"eps": repeated key`},
 		{"header version", `# {"darrm-labels":2,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","eps":0.5,"delta":0,"for_release":true}` + "\nid,label\n1,0\n", "this darrm reads version 1"},
@@ -48,6 +50,12 @@ func TestLabelReaderRefuses(t *testing.T) {
 		if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a *formatError with %q", tc.name, err, tc.want)
 		}
+	}
+	// A key that is not the header's own is a setting, the mechanism's to
+	// read: one in another case is not read as the header's key.
+	other := `# {"darrm-labels":1,"mechanism":"gnmax","K":4,"classes":3,"relation":"one-vote","x":1,"eps":0.5,"Eps":0,"delta":0,"for_release":true}` + "\nid,label\n1,0\n"
+	if lr, err := NewLabelReader(strings.NewReader(other), "l.csv"); err != nil || string(lr.Meta().Settings) != `{"Eps":0,"x":1}` || lr.Meta().Eps != 0.5 {
+		t.Errorf("a header of settings x and Eps: %v", err)
 	}
 	id := "0123456789abcdef0123456789abcdef"
 	lr, err := NewLabelReader(strings.NewReader(strings.Replace(head, `"for_release":true`, `"for_release":true,"ledger":"`+id+`"`, 1)+"id,label,answered\n1,2,1\n"), "ledger.csv")
@@ -161,7 +169,9 @@ func TestLabelWriterHeader(t *testing.T) {
 // TestLabelMetaSettings: a mechanism's settings go into the header line
 // as keys of its own object, where the header has always held them
 // (after the partition, before eps), whatever the header's strings hold,
-// and read back as that object; a header of none has none.
+// and read back as that object, whichever mechanism's they are; a header
+// of none has none. SetSettings refuses a setting that is a key of the
+// header's own, or one stated twice.
 func TestLabelMetaSettings(t *testing.T) {
 	for _, tc := range []struct {
 		name, settings, want string
@@ -170,9 +180,13 @@ func TestLabelMetaSettings(t *testing.T) {
 		{"empty", "{}", `"partition":"keyed-hash","eps":0.5`},
 		{"two", `{"sigma2":40,"noise":"discrete"}`, `"partition":"keyed-hash","sigma2":40,"noise":"discrete","eps":0.5`},
 		{"all", `{"threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete"}`, `"partition":"keyed-hash","threshold":200,"sigma1":150,"sigma2":40,"noise":"discrete","eps":0.5`},
+		{"another mechanism's", `{"width":20.5,"Spread":[1,2],"a\"b":{"eps":1}}`, `"partition":"keyed-hash","width":20.5,"Spread":[1,2],"a\"b":{"eps":1},"eps":0.5`},
 	} {
 		for _, mech := range []string{"gnmax", `a,"eps":1,"b`} {
-			m := &LabelMeta{Mechanism: mech, K: 4, Classes: 3, Relation: "one-vote", Partition: "keyed-hash", Settings: []byte(tc.settings), Eps: 0.5, Delta: 1e-5}
+			m := &LabelMeta{Mechanism: mech, K: 4, Classes: 3, Relation: "one-vote", Partition: "keyed-hash", Eps: 0.5, Delta: 1e-5}
+			if err := m.SetSettings([]byte(cmp.Or(tc.settings, "{}"))); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
 			line := m.HeaderLine()
 			if !strings.Contains(line, tc.want) {
 				t.Errorf("%s, mechanism %q: %s, want %s in it", tc.name, mech, line, tc.want)
@@ -183,9 +197,18 @@ func TestLabelMetaSettings(t *testing.T) {
 				t.Errorf("%s, mechanism %q: %v", tc.name, mech, err)
 				continue
 			}
-			if want := tc.settings; want == "{}" && got.Settings != nil || want != "{}" && string(got.Settings) != want || got.Mechanism != mech || got.Eps != 0.5 {
+			var read, want map[string]any
+			_ = json.Unmarshal(got.Settings, &read)
+			_ = json.Unmarshal([]byte(cmp.Or(tc.settings, "{}")), &want)
+			if len(want) == 0 && got.Settings != nil || !reflect.DeepEqual(read, want) && len(want) > 0 || got.Mechanism != mech || got.Eps != 0.5 {
 				t.Errorf("%s, mechanism %q: read back %+v (settings %s)", tc.name, mech, got, got.Settings)
 			}
+		}
+	}
+	for _, bad := range []string{`{"eps":1}`, `{"sigma2":40,"ledger_lines":3}`, `{"darrm-labels":1}`, `{"width":1,"width":2}`, `[1]`, `{"width":`} {
+		m := &LabelMeta{Settings: []byte(`{"sigma2":40}`)}
+		if err := m.SetSettings([]byte(bad)); err == nil || string(m.Settings) != `{"sigma2":40}` {
+			t.Errorf("settings %s: %v, settings now %s", bad, err, m.Settings)
 		}
 	}
 }

@@ -375,7 +375,8 @@ func parseGroup(raw []byte, at string) (TeacherGroup, error) {
 }
 
 // object reads one level of a JSON object into its members, refusing
-// anything but an object, repeated keys and keys not in allowed.
+// anything but an object, repeated keys and keys not in allowed (any key
+// when allowed is nil).
 func object(b []byte, at string, allowed []string) (map[string]json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
@@ -392,7 +393,7 @@ func object(b []byte, at string, allowed []string) (map[string]json.RawMessage, 
 		if _, dup := out[key]; dup {
 			return nil, headerErr(at, param.Quote(key), "repeated key")
 		}
-		if !contains(allowed, key) {
+		if allowed != nil && !contains(allowed, key) {
 			return nil, headerErr(at, param.Quote(key), "unknown key: want %s", strings.Join(allowed, ", "))
 		}
 		var v json.RawMessage
