@@ -26,12 +26,14 @@ import (
 
 // spec returns the release of the votes of in by mechanism info as the
 // flags say, without its budget and its mechanism, whose settings it
-// returns: for a two-class one, the problem of the flags, K and the
-// teachers' guarantee of the votes (their header, else --eps and
-// --Delta), or, for a mechanism whose target is the release's own
-// (--target-eps), the one-vote problem of that target; for a multi-class
-// one, its flags, checked, whose noise is the discrete one releases draw.
-// It returns too the report to be, which the caller completes.
+// returns: for a two-class one whose target is m·eps of the teachers',
+// the problem of the flags, K and the teachers' guarantee of the votes
+// (their header, else --eps and --Delta), or, for a mechanism whose
+// target is the release's own (--target-eps), the one-vote problem of
+// that target; for a multi-class one, or a two-class one that needs
+// neither (its guarantee is its settings'), its flags, checked, whose
+// noise is the discrete one releases draw. It returns too the report to
+// be, which the caller completes.
 func (f *aggregateFlags) spec(cmd *cobra.Command, info setup.MechanismInfo, in votefile.Reader, input string) (ensemble.ReleaseSpec, report.Release, setup.MechanismValues, error) {
 	rel := report.Release{Mechanism: info.Name, HeaderFile: f.HeaderFile()}
 	spec := ensemble.ReleaseSpec{Votes: in, Header: f.CheckedHeader()}
@@ -41,7 +43,7 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info setup.MechanismInfo, in v
 	if info.Input == votefile.ManyClasses {
 		return spec, rel, settings, nil
 	}
-	if err = mech.Check(cmd, f.ms, info); err != nil {
+	if err = mech.Check(cmd, f.ms, info); err != nil || ownTarget(info) {
 		return spec, rel, settings, err
 	}
 	fs := cmd.Flags()
@@ -110,7 +112,8 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info setup.MechanismInfo, k 
 // source in values for problem p among them, a solve whose result the
 // cache did not keep said to notStored.
 func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info setup.MechanismInfo, spec *ensemble.ReleaseSpec, values setup.MechanismValues, p constraints.Problem, lines *cliout.Stages, notStored func(error)) error {
-	if info.Input == votefile.ManyClasses {
+	own := info.Input == votefile.ManyClasses || ownTarget(info)
+	if own {
 		p = constraints.Problem{K: spec.Votes.K(), TargetDelta: f.Target}
 	}
 	src, _ := values["gamma"].(optimal.Source)
@@ -118,7 +121,7 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info setu
 	src.OnNotStored = notStored
 	values["gamma"] = src
 	spec.Mechanism = info.With(cmd.Flags(), values)
-	if info.Input == votefile.ManyClasses {
+	if own {
 		if err := spec.Mechanism.Validate(); err != nil {
 			return setup.Flagged(err, setup.BudgetFlags)
 		}
@@ -148,4 +151,13 @@ func (f *aggregateFlags) startRelease(cmd *cobra.Command, name string, info setu
 		lines.At("releasing labels", total).Set(done)
 	}}
 	return nil
+}
+
+// ownTarget reports whether the two-class mechanism info needs neither
+// the teachers' guarantee nor a target eps: its guarantee is its own
+// settings', as a multi-class mechanism's is, and no problem is resolved
+// for it (a program's own; every two-class mechanism of darrm's needs one
+// of them).
+func ownTarget(info setup.MechanismInfo) bool {
+	return info.Input == votefile.TwoClass && !info.Uses.Teachers && !info.Uses.Eps
 }

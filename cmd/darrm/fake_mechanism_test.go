@@ -8,13 +8,17 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/discrete"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/provenance"
@@ -167,14 +171,13 @@ func TestFakeMechanism(t *testing.T) {
 	}
 
 	plan := append([]string{"plan", "--votes", votes, "--votes-are", "public", "--queries", "20", "--K", "11", "--budget-eps", "4", "--budget-delta", "1e-5"}, read...)
-	if table, _ := run(plan...); !strings.Contains(table, "fake-max") {
-		t.Errorf("plan --votes' table does not name the fake:\n%s", table)
-	}
+	table, _ = run(plan...)
 	compare, _ := run(append(plan, "--format", "json")...)
 	var c struct {
 		Rows []struct {
-			Mechanism string `json:"mechanism"`
-			NoFit     string `json:"no_fit"`
+			Mechanism string           `json:"mechanism"`
+			NoFit     string           `json:"no_fit"`
+			Settings  []report.Setting `json:"settings"`
 		} `json:"mechanisms"`
 	}
 	if err := json.Unmarshal([]byte(compare), &c); err != nil {
@@ -182,10 +185,10 @@ func TestFakeMechanism(t *testing.T) {
 	}
 	found := false
 	for _, r := range c.Rows {
-		found = found || r.Mechanism == "fake-max" && r.NoFit == ""
+		found = found || r.Mechanism == "fake-max" && r.NoFit == "" && len(r.Settings) == 1 && r.Settings[0].Flag == "spread" && r.Settings[0].Value > 0
 	}
-	if !found {
-		t.Errorf("plan --votes does not plan the fake:\n%s", compare)
+	if !found || !regexp.MustCompile(`fake-max +│ spread [0-9.]+ +│`).MatchString(table) {
+		t.Errorf("plan --votes does not plan the fake with its spread:\n%s\n%s", table, compare)
 	}
 
 	led := filepath.Join(dir, "fake.ledger")
@@ -198,4 +201,150 @@ func TestFakeMechanism(t *testing.T) {
 	if !strings.Contains(show, "fake-max") {
 		t.Errorf("ledger show does not name the fake's release:\n%s", show)
 	}
+	// Its label file, whose header states its spread, is a witness of the
+	// ledger that charged it.
+	run("ledger", "verify", led, "--witness", labels)
+}
+
+// fakeFlip is a two-class mechanism that darrm does not know: randomized
+// response on the majority of the 0/1 votes at its own Eps, in the
+// one-vote relation (a changed vote moves the majority at most once), a
+// guarantee its setting gives, needing neither the teachers' guarantee
+// nor a target: its gamma is the constant tanh(eps/2).
+type fakeFlip struct {
+	FlipEps float64 `json:"flip_eps" flag:"flip-eps" help:"eps of its randomized response on the majority (> 0)"`
+}
+
+func (fakeFlip) Name() provenance.MechanismName { return "fake-flip" }
+
+func (m fakeFlip) Validate() error {
+	if !(m.FlipEps >= 0) || math.IsInf(m.FlipEps, 0) {
+		return &param.Error{Name: "flip-eps", Value: m.FlipEps, Rule: "must be a finite number > 0"}
+	}
+	return nil
+}
+
+func (fakeFlip) Relation() accountant.Relation       { return accountant.OneVote }
+func (fakeFlip) Votes() []votefile.Input             { return []votefile.Input{votefile.TwoClass} }
+func (fakeFlip) Needs(votefile.Input) ensemble.Needs { return ensemble.Needs{} }
+func (fakeFlip) Words() ensemble.Words               { return ensemble.Words{} }
+
+func (m fakeFlip) Missing(votefile.Input) error {
+	if m.FlipEps == 0 {
+		return fmt.Errorf("fake-flip needs its flip-eps")
+	}
+	return nil
+}
+
+func (fakeFlip) FromHeader(meta *votefile.LabelMeta) (ensemble.Mechanism, error) {
+	var m fakeFlip
+	err := json.Unmarshal(meta.Settings, &m)
+	return m, err
+}
+
+func (m fakeFlip) Plan(votefile.Input) ensemble.Planned {
+	return ensemble.Planned{Setting: "target eps", Flag: "flip-eps", With: func(v float64) ensemble.Mechanism { m.FlipEps = v; return m }}
+}
+
+func (m fakeFlip) Labeler(_ context.Context, _ votefile.Input, k, _ int, _ accountant.Guarantee, _ ensemble.Options) (ensemble.Labeler, string, error) {
+	g, err := gamma.Const(k, math.Tanh(m.FlipEps/2))
+	if err != nil {
+		return nil, "", err
+	}
+	return &flipLabeler{m: m, k: k, g: g, privacy: ensemble.Privacy{Spend: accountant.ApproxStep(accountant.Guarantee{Eps: m.FlipEps}),
+		Source: "randomized response on the majority", Relation: accountant.OneVote}}, "the fake randomized response", nil
+}
+
+type flipLabeler struct {
+	m       fakeFlip
+	k       int
+	g       gamma.Gamma
+	privacy ensemble.Privacy
+}
+
+func (l *flipLabeler) Name() provenance.MechanismName { return l.m.Name() }
+func (l *flipLabeler) K() int                         { return l.k }
+func (l *flipLabeler) Classes() int                   { return 2 }
+func (l *flipLabeler) Privacy() ensemble.Privacy      { return l.privacy }
+func (l *flipLabeler) Mechanism() ensemble.Mechanism  { return l.m }
+func (l *flipLabeler) Gamma() gamma.Gamma             { return l.g }
+
+func (l *flipLabeler) Aggregate(votes []byte, src *noise.Source) (byte, error) {
+	ones := 0
+	for _, v := range votes {
+		ones += int(v)
+	}
+	label := byte(0)
+	if 2*ones > l.k {
+		label = 1
+	}
+	if src.Float64() < (1-l.g[0])/2 {
+		label = 1 - label
+	}
+	return label, nil
+}
+
+func (l *flipLabeler) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
+	b, err := l.Aggregate(q.Votes, src)
+	return int(b), true, err
+}
+
+// TestFakeTwoClassMechanism: a two-class mechanism registered beside
+// darrm's whose guarantee is its own setting's, needing neither the
+// teachers' guarantee nor a target, releases from votes with or without
+// a header, its summary stating its guarantee and no m·eps target (JSON
+// m null), plan --votes planning its setting beside darrm's, and a ledger
+// declared for it charged and witnessed by its labels.
+func TestFakeTwoClassMechanism(t *testing.T) {
+	ms := setup.NewMechanisms(append(ensemble.Mechanisms(), fakeFlip{}))
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := runOf(ms, testMemo, context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("darrm %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
+		}
+		return out.String()
+	}
+	dir := t.TempDir()
+	info, err := ms.Lookup("fake-flip", votefile.TwoClass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := filepath.Join(dir, "bare.csv")
+	checkFile(t, bare, info, "", 20)
+	table := run("aggregate", bare, "--mechanism", "fake-flip", "--flip-eps", "0.5", "--partition", "keyed-hash", "--out", filepath.Join(dir, "bare-labels.csv"), "--seed", "1")
+	for _, want := range []string{"20 labels released", "per query: (0.5, 0)-DP\n", "plays no part"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("aggregate's table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "m·eps") {
+		t.Errorf("aggregate's table states an m·eps target the fake does not have:\n%s", table)
+	}
+
+	votes := filepath.Join(dir, "votes.csv")
+	read := checkFile(t, votes, info, "flip", 50)
+	labels := filepath.Join(dir, "labels.csv")
+	release := append([]string{"aggregate", votes, "--mechanism", "fake-flip", "--flip-eps", "0.05", "--out", labels, "--seed", "1"}, read...)
+	var doc struct {
+		Released int      `json:"released"`
+		M        *float64 `json:"m"`
+		PerQuery struct {
+			Eps float64 `json:"eps"`
+		} `json:"per_query"`
+	}
+	out := run(append(release, "--format", "json")...)
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Released != 50 || doc.M != nil || doc.PerQuery.Eps != 0.05 {
+		t.Errorf("aggregate --format json: %+v, %v\n%s", doc, err, out)
+	}
+	compare := run(append([]string{"plan", "--votes", votes, "--votes-are", "public", "--queries", "5", "--K", "11", "--budget-eps", "2", "--budget-delta", "1e-5"}, read...)...)
+	if !regexp.MustCompile(`fake-flip +│ flip-eps [0-9.]+ +│`).MatchString(compare) {
+		t.Errorf("plan --votes does not plan the fake's flip-eps:\n%s", compare)
+	}
+	led := filepath.Join(dir, "flip.ledger")
+	run("ledger", "init", led, "--votes", votes, "--budget-eps", "8", "--budget-delta", "1e-5", "--mechanism", "fake-flip", "--flip-eps", "0.05", "--queries", "50")
+	if err := json.Unmarshal([]byte(run(append(release, "--ledger", led, "--format", "json")...)), &doc); err != nil || doc.Released != 50 {
+		t.Fatalf("aggregate --ledger: %+v, %v", doc, err)
+	}
+	run("ledger", "verify", led, "--witness", labels)
 }

@@ -114,10 +114,14 @@ type Aggregate struct {
 	// NotForPublication, the keys not to publish.
 	Abstained         *int64   `json:"votes_abstained"`
 	NotForPublication []string `json:"not_for_publication"`
-	// problem is the two-class problem, for the table, and words the
-	// multi-class mechanism in words (ensemble.Mechanism.Words).
-	problem *Problem
-	words   ensemble.Words
+	// twoClass says that the votes were 0/1 votes; problem is the
+	// problem of a two-class mechanism whose target is m·eps of the
+	// teachers' or its own eps (nil for one whose guarantee is its
+	// settings'), for the table, and words the multi-class mechanism in
+	// words (ensemble.Mechanism.Words).
+	twoClass bool
+	problem  *Problem
+	words    ensemble.Words
 }
 
 // PerQuery is the guarantee of one released label and what proves it.
@@ -260,10 +264,12 @@ func NewAggregate(r Release) Aggregate {
 			out.Totals = newTotals(ts)
 		}
 	}
-	if r.Votes.Input() == votefile.ManyClasses {
+	out.twoClass = r.Votes.Input() != votefile.ManyClasses
+	switch {
+	case !out.twoClass:
 		out.words = r.Aggregator.Mechanism().Words()
 		out.Noise = &out.words.Noise
-	} else {
+	case r.Problem.K > 0: // the problem whose target m·eps or eps is the mechanism's
 		p := NewProblem(r.Problem)
 		source, differ := "header", r.Teachers.Heterogeneous // where the teachers' eps and Delta came from
 		if r.Teachers.FromFlags {
@@ -311,7 +317,7 @@ func (out Aggregate) Write(w io.Writer, f cliout.Format) error {
 	case cliout.CSV:
 		return out.writeCSV(w)
 	}
-	if out.problem == nil {
+	if !out.twoClass {
 		return out.writeMultiText(w)
 	}
 	return out.writeTwoClassText(w)
@@ -323,15 +329,18 @@ func (out Aggregate) writeTwoClassText(w io.Writer) error {
 	out.writePublish(t, plural.Of(out.Released, "label", "labels")+" released")
 	out.writeLabels(t)
 	out.writeBudget(t)
-	p := out.problem
-	teachers := fmt.Sprintf("each (eps = %g, Delta = %g)-DP", p.Eps, p.Delta)
-	if p.Relation == accountant.OneVote {
-		teachers = "not necessarily private (one-vote relation)"
+	var teachers, target string
+	switch p := out.problem; {
+	case p == nil:
+	case p.Relation == accountant.OneVote:
+		teachers, target = ", not necessarily private (one-vote relation)", ": "+p.Describe()
+	default:
+		teachers, target = fmt.Sprintf(", each (eps = %g, Delta = %g)-DP", p.Eps, p.Delta), ": "+p.Describe()
 	}
-	t.Line("votes: %s (%s), K = %d teachers, %s", out.Input, out.votesLayout(out.Header), out.K, teachers)
+	t.Line("votes: %s (%s), K = %d teachers%s", out.Input, out.votesLayout(out.Header), out.K, teachers)
 	t.Line("teachers: %s", out.describeTeachers())
 	t.Line("mechanism: %s", out.Label)
-	out.writePerQuery(t, "per query: ", ": "+p.Describe())
+	out.writePerQuery(t, "per query: ", target)
 	if c := out.Certificate; c != nil {
 		what := "corner multisets"
 		if c.Relation == accountant.OneVote {
@@ -375,7 +384,7 @@ func (out Aggregate) writeLabels(t *cliout.Text) {
 // column.
 func (out Aggregate) votesLayout(header bool) string {
 	desc := []string{strings.ToUpper(out.InputFormat)}
-	if out.problem == nil {
+	if !out.twoClass {
 		desc = append(desc, out.Layout)
 	}
 	switch {
@@ -604,12 +613,15 @@ func (t Total) cells(f func(float64) string) []string {
 // release came from.
 func (out Aggregate) describeTeachers() string {
 	m := out.VotesHeader
-	if out.problem.Relation == accountant.OneVote {
-		// The one-vote relation's own problem: the teachers' guarantee
-		// plays no part.
+	if p := out.problem; p == nil || p.Relation == accountant.OneVote {
+		// The mechanism's own guarantee, or the one-vote relation's own
+		// problem: the teachers' guarantee plays no part.
 		s := "the vote file has no metadata header"
 		if m != nil {
 			s = fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
+		}
+		if p == nil {
+			return s + "; their own guarantee plays no part: the mechanism's guarantee is its settings'"
 		}
 		return s + "; their own guarantee plays no part in the one-vote relation: the release's (eps, delta) from --target-eps and --delta"
 	}

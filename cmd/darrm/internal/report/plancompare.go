@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -49,8 +50,12 @@ type PlanCompareRow struct {
 	LaplaceScale *float64 `json:"laplace_scale,omitempty"`
 	TargetEps    *float64 `json:"target_eps,omitempty"`
 	Delta        *float64 `json:"delta,omitempty"`
-	Correct      float64  `json:"expected_correct"`
-	Answered     float64  `json:"expected_answered"`
+	// Settings are the planned mechanism's other settings that are
+	// numbers, by their flags: those of a mechanism that none of the
+	// fields above names (a program's own).
+	Settings []Setting `json:"settings,omitempty"`
+	Correct  float64   `json:"expected_correct"`
+	Answered float64   `json:"expected_answered"`
 	// LedgerSpent is what the planned labels spend of a new ledger's
 	// budget by its filter (for a ledger only): a realised cost.
 	LedgerSpent *Pair `json:"ledger_spent,omitempty"`
@@ -86,6 +91,17 @@ func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecisio
 	return d
 }
 
+// Setting is a setting of a mechanism that is a number, by the flag
+// that takes it.
+type Setting struct {
+	Flag  string  `json:"flag"`
+	Value float64 `json:"value"`
+}
+
+// compareFlags are the flags of the settings that a row of PlanCompare
+// states in fields of their own.
+var compareFlags = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "delta"}
+
 // setParameters sets the row's parameters from the plan's request.
 func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 	q := pl.Request
@@ -93,8 +109,11 @@ func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 	r.Threshold, r.Sigma1, r.Sigma2, r.LaplaceScale = s.Threshold, s.Sigma1, s.Sigma2, s.Scale
 	ns := numbers(q.Mechanism, ensemble.VotesOf(q.Mechanism, q.Classes))
 	for _, n := range ns {
-		if n.flag == "target-eps" {
+		switch {
+		case n.flag == "target-eps":
 			r.TargetEps = new(n.v)
+		case !slices.Contains(compareFlags, n.flag):
+			r.Settings = append(r.Settings, Setting{n.flag, n.v})
 		}
 	}
 	if hasDelta(ns) {
@@ -114,6 +133,9 @@ func (r PlanCompareRow) parameters(sep string) string {
 			out = append(out, p.name+" "+cliout.FloatN(*p.v, 4))
 		}
 	}
+	for _, s := range r.Settings {
+		out = append(out, s.Flag+" "+cliout.FloatN(s.Value, 4))
+	}
 	return strings.Join(out, sep)
 }
 
@@ -124,11 +146,15 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		return cliout.WriteJSON(w, d)
 	case cliout.CSV:
 		header := []string{"mechanism", "threshold", "sigma1", "sigma2", "laplace_scale", "target_eps", "delta", "expected_correct", "expected_answered",
-			"publish_eps", "publish_delta", "publish_method", "best", "no_fit", "ledger_spent_eps", "ledger_spent_delta"}
+			"publish_eps", "publish_delta", "publish_method", "best", "no_fit", "ledger_spent_eps", "ledger_spent_delta", "settings"}
 		var rows [][]string
 		for _, r := range d.Rows {
+			var other []string
+			for _, s := range r.Settings {
+				other = append(other, s.Flag+"="+cliout.Float(s.Value))
+			}
 			row := []string{string(r.Mechanism), optFloat(r.Threshold), optFloat(r.Sigma1), optFloat(r.Sigma2), optFloat(r.LaplaceScale), optFloat(r.TargetEps), optFloat(r.Delta), "", "", "", "", "",
-				fmt.Sprint(string(r.Mechanism) == d.Best), r.NoFit, "", ""}
+				fmt.Sprint(string(r.Mechanism) == d.Best), r.NoFit, "", "", strings.Join(other, " ")}
 			if s := r.LedgerSpent; s != nil {
 				row[14], row[15] = cliout.Float(s.Eps), cliout.Float(s.Delta)
 			}
