@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,12 +57,46 @@ func newAggregateCmd(ms *setup.Mechanisms) *cobra.Command {
 		Annotations: map[string]string{"input": "the vote file"},
 	}, &f)
 	ms.BindSettings(cmd, votefile.TwoClass, votefile.ManyClasses)
+	cmd.Long = mechanismsHelp(cmd.Long, ms)
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(ms.Default().Name), "aggregator (the list above)")
 	// A release's teachers are the votes' header's, or given: no default.
 	cli.SetDefaultText(cmd.Flags(), "the header's", "eps", "Delta")
 	setup.HideComposition(cmd)
 	setup.AddWitnessFlag(cmd)
 	return cmd
+}
+
+// mechanismsHelp returns the help long with its line "Mechanisms
+// (--mechanism): MECHANISMS." listing the mechanisms of ms by the votes
+// they label, the default marked, wrapped as the help files are: a
+// mechanism a program registers is listed beside darrm's.
+func mechanismsHelp(long string, ms *setup.Mechanisms) string {
+	const marker, width = "Mechanisms (--mechanism): MECHANISMS.", 92
+	var two, many []string
+	for _, m := range ms.All() {
+		switch {
+		case m.Input == votefile.ManyClasses:
+			many = append(many, string(m.Name))
+		case m.Name == ms.Default().Name:
+			two = append(two, string(m.Name)+" (default)")
+		default:
+			two = append(two, string(m.Name))
+		}
+	}
+	text := fmt.Sprintf("Mechanisms (--mechanism): two-class votes: %s; multi-class votes: %s.", strings.Join(two, ", "), strings.Join(many, ", "))
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = w
+		case len(line)+1+len(w) > width:
+			lines, line = append(lines, line), w
+		default:
+			line += " " + w
+		}
+	}
+	return strings.Replace(long, marker, strings.Join(append(lines, line), "\n"), 1)
 }
 
 // budget returns the budget the flags give, if any, and the total delta

@@ -137,8 +137,9 @@ func TestFakeMechanism(t *testing.T) {
 	read := checkFile(t, votes, info, "fake", 50) // K = 11 teachers, 3 classes, its header in the file
 
 	help, _ := run("aggregate", "--help")
-	if !strings.Contains(help, "--spread") || !strings.Contains(help, "fake-max: spread b of its noise") {
-		t.Errorf("aggregate --help does not bind the fake's setting:\n%s", help)
+	if !strings.Contains(help, "--spread") || !strings.Contains(help, "fake-max: spread b of its noise") ||
+		!strings.Contains(strings.Join(strings.Fields(help), " "), "multi-class votes: gnmax, confident-gnmax, lnmax, progressive-gnmax, fake-max.") {
+		t.Errorf("aggregate --help does not list the fake and bind its setting:\n%s", help)
 	}
 
 	labels := filepath.Join(dir, "labels.csv")

@@ -18,6 +18,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
+	"github.com/darrm/darrm/ensemble"
 )
 
 // walk calls f on every command of the tree.
@@ -209,7 +210,8 @@ func TestVerifyReadsSolveCSV(t *testing.T) {
 
 // TestHelpFiles: every file of help/ is the help of the command it is
 // named after (a command whose file is missing panics when the tree is
-// built), word for word.
+// built), word for word, aggregate's with the mechanisms of its registry
+// (mechanismsHelp).
 func TestHelpFiles(t *testing.T) {
 	shown := map[string][2]string{}
 	walk(newRootCmd(), func(c *cobra.Command) {
@@ -223,6 +225,7 @@ func TestHelpFiles(t *testing.T) {
 	for _, e := range entries {
 		name := strings.TrimSuffix(e.Name(), ".txt")
 		long, example, err := cli.ReadHelp(helpFiles, "help/"+e.Name())
+		long = mechanismsHelp(long, setup.NewMechanisms(ensemble.Mechanisms()))
 		got, ok := shown[name]
 		if err != nil || !ok || got[0] != long || got[1] != example {
 			t.Errorf("help/%s is not the help of darrm %s (%v)", e.Name(), strings.ReplaceAll(name, "-", " "), err)
