@@ -16,9 +16,10 @@ import (
 // registered later is compared without a line here. Each release runs
 // twice, plainly and seeded under a budget, so that the keys of the
 // randomness and of the budget are compared too. The votes' header, the
-// certificate, the cap and the ledger are documents of their own (a file's
-// header, gamma.Certificate, accountant.Cap, the ledger's state): their
-// keys are compared, not what is inside them.
+// certificate, the cap, the ledger and the mechanism's settings are
+// documents of their own (a file's header, gamma.Certificate,
+// accountant.Cap, the ledger's state, the mechanism's JSON): their keys
+// are compared, not what is inside them.
 func TestAggregateOneSchema(t *testing.T) {
 	cache := t.TempDir()
 	// Under -short at a smaller size: releases of 10 queries, not 30 (the
@@ -77,7 +78,7 @@ func TestAggregateOneSchema(t *testing.T) {
 }
 
 // ownDocuments are the keys whose values are documents of their own.
-var ownDocuments = map[string]bool{"votes_header": true, "certificate": true, "cap": true, "ledger": true}
+var ownDocuments = map[string]bool{"votes_header": true, "certificate": true, "cap": true, "ledger": true, "settings": true}
 
 // keyPaths appends to keys the keys of a decoded JSON value, as dotted
 // paths below prefix, and to nulls those whose value is null; an array's

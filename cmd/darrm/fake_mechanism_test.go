@@ -156,6 +156,7 @@ func TestFakeMechanism(t *testing.T) {
 		Released  int      `json:"released"`
 		Noise     *string  `json:"noise"`
 		Sigma2    *float64 `json:"sigma2"`
+		Settings  fakeMax  `json:"settings"`
 		PerQuery  struct {
 			Eps float64 `json:"eps"`
 		} `json:"per_query"`
@@ -163,7 +164,7 @@ func TestFakeMechanism(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("aggregate --format json: %v\n%s", err, out)
 	}
-	if doc.Mechanism != "fake-max" || doc.Released != 50 || doc.Noise == nil || *doc.Noise != "fake noise" || doc.Sigma2 != nil || doc.PerQuery.Eps != 0.1 {
+	if doc.Mechanism != "fake-max" || doc.Released != 50 || doc.Noise == nil || *doc.Noise != "fake noise" || doc.Sigma2 != nil || doc.Settings.Spread != 20 || doc.PerQuery.Eps != 0.1 {
 		t.Errorf("aggregate --format json: %+v\n%s", doc, out)
 	}
 	head, err := os.ReadFile(labels)

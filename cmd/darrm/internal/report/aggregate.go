@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -102,7 +103,12 @@ type Aggregate struct {
 	// says in words the noise a multi-class mechanism adds to the counts
 	// (null for the two-class ones, whose label says it).
 	settings
-	Noise *string `json:"noise"`
+	// Settings are all of the mechanism's settings as its label file's
+	// header states them (its JSON; ensemble.Mechanism), null when it has
+	// none: of a mechanism a program registers too, whose settings the
+	// fields above do not name.
+	Settings json.RawMessage `json:"settings"`
+	Noise    *string         `json:"noise"`
 	// Gamma is the noise function sampled (K+1 values) and Certificate
 	// its certificate, for the mechanisms that sample one.
 	Gamma       []float64          `json:"gamma"`
@@ -226,6 +232,7 @@ func NewAggregate(r Release) Aggregate {
 	res := r.Result
 	priv := r.Aggregator.Privacy()
 	s := settingsOf(r.Aggregator.Mechanism())
+	all, _ := json.Marshal(r.Aggregator.Mechanism()) // the numbers of a built mechanism are finite
 	out := Aggregate{
 		Input: r.Input, InputFormat: r.Votes.Format().String(), IDColumn: r.Votes.HasID(),
 		Output: r.Output, OutputFormat: r.Sink.Format.String(), Mechanism: r.Mechanism, VotesHeader: r.Votes.Meta(),
@@ -236,6 +243,9 @@ func NewAggregate(r Release) Aggregate {
 		Randomness: randomnessOf(r.Seed), ForRelease: r.Seed == nil, Seconds: r.Elapsed.Seconds(), Analysis: r.Analysis,
 		Header: r.Votes.HasHeader(), Label: r.Label, Layout: r.Votes.Layout().String(), K: r.Aggregator.K(), Classes: r.Aggregator.Classes(),
 		settings: s, NotForPublication: []string{},
+	}
+	if string(all) != "{}" {
+		out.Settings = all
 	}
 	if r.Elapsed > 0 {
 		out.QueriesPerSecond = float64(out.Queries) / r.Elapsed.Seconds()
