@@ -73,19 +73,28 @@ func TestLabelReaderRefuses(t *testing.T) {
 	}
 }
 
-// FuzzLabelReader: no label file makes the reader panic, and what it
-// accepts has labels within its classes.
+// FuzzLabelReader: no label file makes the reader panic, what it accepts
+// has labels within its classes, and a header it accepts, settings of any
+// mechanism among them, is written again (HeaderLine) as one that reads
+// back the same.
 func FuzzLabelReader(f *testing.F) {
 	f.Add("id,label\n1,0\n2,1\n")
 	f.Add("id,label,answered\nq1,3,1\nq2,,0\n")
 	f.Add("# NOT FOR RELEASE\n# {\"darrm-labels\":1,\"mechanism\":\"gnmax\",\"K\":4,\"classes\":3,\"relation\":\"one-vote\",\"eps\":0.5,\"delta\":0,\"for_release\":false}\n{\"id\":\"a\",\"label\":2,\"answered\":true}\n")
 	f.Add(unitsHead + "id,label,answered,units\nq1,3,1,40\nq2,,0,40\nq3,1,1,95\n")
 	f.Add(unitsHead + "{\"id\":1,\"label\":2,\"answered\":true,\"units\":7}\n{\"id\":2,\"label\":null,\"answered\":false,\"units\":9}\n")
+	f.Add("# {\"darrm-labels\":1,\"mechanism\":\"fake\",\"K\":4,\"classes\":3,\"relation\":\"one-vote\",\"width\":[1, {\"a\":2}],\"Eps\":3,\"eps\":0.5,\"delta\":0,\"for_release\":true}\nid,label\n1,0\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		lr, err := NewLabelReader(strings.NewReader(in), "fuzz")
 		if err != nil {
 			quotesRow(t, err, []byte(in))
 			return
+		}
+		if meta := lr.Meta(); meta != nil {
+			again, err := parseLabelMeta([]byte(strings.TrimPrefix(meta.HeaderLine(), "# ")))
+			if err != nil || !reflect.DeepEqual(again, meta) {
+				t.Fatalf("header %+v written as %s read back as %+v, %v", meta, meta.HeaderLine(), again, err)
+			}
 		}
 		last := 0
 		for lr.Next() {

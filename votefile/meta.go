@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -398,7 +399,13 @@ func object(b []byte, at string, allowed []string) (map[string]json.RawMessage, 
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, headerErr(at+"."+key, nil, "invalid JSON: %v", err)
+			// A key of any mechanism's settings is said quoted and cut
+			// where it is long or not plain text.
+			name := key
+			if _, cut := param.Cut(key); cut || strconv.Quote(key) != `"`+key+`"` {
+				name = param.Quote(key)
+			}
+			return nil, headerErr(at+"."+name, nil, "invalid JSON: %v", err)
 		}
 		out[key] = v
 	}
