@@ -42,7 +42,10 @@ type Comparison struct {
 // scored exactly by their noise function. A mechanism calibrated to its
 // teachers' guarantee (ensemble.Needs.Teachers), planned on its own, or
 // not planned by a setting is not compared; one of 0/1 votes that the
-// votes do not fit is left out, saying why (Comparison.Left). Every plan
+// votes do not fit, or one whose plan fails (a setting of its own that
+// no plan chooses, unset), is left out, saying why (Comparison.Left); a
+// mechanism of either kind of votes is planned on counts unless it still
+// labels 0/1 votes on two classes. Every plan
 // has the same total budget and target, so their utilities compare at
 // equal totals. base.MinPrecision sets a threshold step's threshold, and
 // a mechanism whose expected precision falls short of it is not the best.
@@ -73,15 +76,20 @@ func Compare(ctx context.Context, base Request, ms []ensemble.Mechanism) (Compar
 		r := base
 		r.Mechanism = m
 		if slices.Contains(m.Votes(), votefile.ManyClasses) {
-			r.Classes = proxy.Classes
 			if p := m.Plan(votefile.ManyClasses); p.Setting != "" && !m.Needs(votefile.ManyClasses).Teachers && (p.Expect != nil || p.Threshold != nil) {
 				// At a first value of its setting, which the plan
-				// chooses: a mechanism that labels either kind of votes
-				// (GNMax) then labels counts.
-				r.Mechanism = p.With(1)
-				counts = append(counts, planner{m.Name(), func() (Plan, error) { return onProxy(ctx, r, queries, proxy) }})
+				// chooses: GNMax, which labels either kind of votes,
+				// then labels counts alone. One that still labels 0/1
+				// votes on two classes is planned as one of 0/1 votes.
+				if first := p.With(1); ensemble.VotesOf(first, proxy.Classes) == votefile.ManyClasses {
+					r.Mechanism, r.Classes = first, proxy.Classes
+					counts = append(counts, planner{m.Name(), func() (Plan, error) { return onProxy(ctx, r, queries, proxy) }})
+					continue
+				}
 			}
-			continue
+			if !slices.Contains(m.Votes(), votefile.TwoClass) {
+				continue
+			}
 		}
 		if p := m.Plan(votefile.TwoClass); p.Setting == "" || m.Needs(votefile.TwoClass).Teachers || m.Relation() != accountant.OneVote {
 			continue
@@ -102,8 +110,14 @@ func Compare(ctx context.Context, base Request, ms []ensemble.Mechanism) (Compar
 		switch {
 		case errors.As(err, &pe) && pe.Name == "budget-eps", errors.As(err, new(*precisionError)):
 			s.NoFit = err
+		case ctx.Err() != nil:
+			return Comparison{}, ctx.Err()
 		case err != nil:
-			return Comparison{}, fmt.Errorf("%s for %d queries of %v: %w", p.name, queries, base.Budget.Guarantee, err)
+			// A mechanism that cannot be planned here (a setting of its
+			// own that no plan chooses, left unset) is left out, saying
+			// why: the others still compare.
+			c.Left = append(c.Left, fmt.Sprintf("%s: %v", p.name, err))
+			continue
 		default:
 			s.Plan = pl
 			u := pl.Utility

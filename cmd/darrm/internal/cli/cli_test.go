@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -779,5 +780,34 @@ func TestSetFields(t *testing.T) {
 		if s != tc.want {
 			t.Errorf("SetFields %v: %+v, want %+v", tc.values, s, tc.want)
 		}
+	}
+}
+
+// TestSetFieldsKinds: a field of each type the binder takes (Flag.Add)
+// reads its flag's value back: an int, a string, a switch, a duration, a
+// uint64 and lists, as a mechanism's settings of those types do.
+func TestSetFieldsKinds(t *testing.T) {
+	type settings struct {
+		Rounds int           `flag:"rounds"`
+		Label  string        `flag:"label"`
+		On     bool          `flag:"on"`
+		Wait   time.Duration `flag:"wait"`
+		Seed   uint64        `flag:"seed"`
+		Names  []string      `flag:"names"`
+		Counts []int         `flag:"counts"`
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	var bound settings
+	EachFlagField(reflect.ValueOf(&bound).Elem(), nil, func(names []string, _ reflect.StructTag, f reflect.Value) {
+		Flag{Name: names[0], Default: reflect.Zero(f.Type()).Interface()}.Add(fs, reflect.New(f.Type()).Interface())
+	})
+	if err := fs.Parse([]string{"--rounds", "3", "--label", "a b", "--on", "--wait", "90s", "--seed", "18446744073709551615", "--names", "x,y", "--counts", "1", "--counts", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	var s settings
+	SetFields(fs, &s, nil, nil)
+	want := settings{Rounds: 3, Label: "a b", On: true, Wait: 90 * time.Second, Seed: 1<<64 - 1, Names: []string{"x", "y"}, Counts: []int{1, 2}}
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("SetFields: %+v, want %+v", s, want)
 	}
 }

@@ -509,8 +509,9 @@ func FieldValues(v any, keep func(reflect.StructTag) bool) map[string]any {
 // SetFields sets the fields of the struct p points to that FieldFlags
 // names: to values[name] when one of its flags is there, else, when its
 // first flag was given in fs, to the flag's value read back from its text
-// (a number, a list of numbers, or a TextValue) if it reads as one. A
-// field of another type takes its value from values alone.
+// (a TextValue, a list of numbers, or any other type Flag.Add binds: a
+// number, an int, a string, a switch). A field of another type takes its
+// value from values alone.
 func SetFields(fs *pflag.FlagSet, p any, keep func(reflect.StructTag) bool, values map[string]any) {
 	EachFlagField(reflect.ValueOf(p).Elem(), keep, func(names []string, _ reflect.StructTag, f reflect.Value) {
 		for _, n := range names {
@@ -532,9 +533,22 @@ func SetFields(fs *pflag.FlagSet, p any, keep func(reflect.StructTag) bool, valu
 				x, _ := strconv.ParseFloat(t, 64) // the flag read it, and prints it exactly
 				*p = append(*p, x)
 			}
-		default:
-			if x, err := strconv.ParseFloat(fl.Value.String(), 64); err == nil && f.Kind() == reflect.Float64 {
-				f.SetFloat(x)
+		case *int, *float64, *string, *bool, *time.Duration, *uint64, *[]string, *[]int:
+			// Any other type the binder takes (Flag.Add): the flag's text
+			// read again into the field by a flag of the field's own, which
+			// reads it as the flag did; a flag of another type (a list for
+			// one number) sets nothing.
+			own := pflag.NewFlagSet(names[0], pflag.ContinueOnError)
+			Flag{Name: names[0], Default: f.Interface()}.Add(own, f.Addr().Interface())
+			if own.Lookup(names[0]).Value.Type() != fl.Value.Type() {
+				return
+			}
+			texts := []string{fl.Value.String()}
+			if list, ok := fl.Value.(interface{ GetSlice() []string }); ok {
+				texts = list.GetSlice()
+			}
+			for _, t := range texts {
+				_ = own.Set(names[0], t) // the flag read it
 			}
 		}
 	})
