@@ -53,7 +53,7 @@ type number struct {
 }
 
 // numbers returns the settings of m on votes of kind in that are numbers
-// (float64), in the order of its fields, each by its first flag (its
+// (float64 or int), in the order of its fields, each by its first flag (its
 // fields' tags, ensemble.Mechanism): what a plan says of a mechanism,
 // whatever it is.
 func numbers(m ensemble.Mechanism, in votefile.Input) []number {
@@ -63,8 +63,11 @@ func numbers(m ensemble.Mechanism, in votefile.Input) []number {
 		return !only || strings.HasPrefix(in.String(), kind+" ")
 	}
 	cli.EachFlagField(reflect.ValueOf(m), onVotes, func(names []string, _ reflect.StructTag, v reflect.Value) {
-		if v.Kind() == reflect.Float64 {
+		switch {
+		case v.Kind() == reflect.Float64:
 			out = append(out, number{names[0], v.Float()})
+		case v.Type() == reflect.TypeFor[int](): // a named int (a noise) is no number
+			out = append(out, number{names[0], float64(v.Int())})
 		}
 	})
 	return out

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
@@ -98,21 +97,27 @@ type Setting struct {
 	Value float64 `json:"value"`
 }
 
-// compareFlags are the flags of the settings that a row of PlanCompare
-// states in fields of their own.
-var compareFlags = []string{"threshold", "sigma1", "sigma2", "laplace-scale", "target-eps", "delta"}
-
-// setParameters sets the row's parameters from the plan's request.
+// setParameters sets the row's parameters from the plan's request: each
+// setting that is a number by its flag, a threshold step's by the flags
+// it is planned under (ensemble.Planned.Threshold), whatever the
+// mechanism's JSON calls them.
 func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 	q := pl.Request
-	s := settingsOf(q.Mechanism)
-	r.Threshold, r.Sigma1, r.Sigma2, r.LaplaceScale = s.Threshold, s.Sigma1, s.Sigma2, s.Scale
 	ns := numbers(q.Mechanism, ensemble.VotesOf(q.Mechanism, q.Classes))
 	for _, n := range ns {
-		switch {
-		case n.flag == "target-eps":
+		switch n.flag {
+		case "threshold":
+			r.Threshold = new(n.v)
+		case "sigma1":
+			r.Sigma1 = new(n.v)
+		case "sigma2":
+			r.Sigma2 = new(n.v)
+		case "laplace-scale":
+			r.LaplaceScale = new(n.v)
+		case "target-eps":
 			r.TargetEps = new(n.v)
-		case !slices.Contains(compareFlags, n.flag):
+		case "delta":
+		default:
 			r.Settings = append(r.Settings, Setting{n.flag, n.v})
 		}
 	}

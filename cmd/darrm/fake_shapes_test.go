@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/cmd/darrm/internal/setup"
+	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/provenance"
+	"github.com/darrm/darrm/votefile"
+)
+
+// fakeBoth labels both kinds of votes with one setting, as GNMax does,
+// but labels 0/1 votes whatever its setting: randomized response on the
+// majority at eps 2/Spread there (fakeFlip), fakeMax's noisy max on
+// counts.
+type fakeBoth struct{ fakeMax }
+
+func (fakeBoth) Name() provenance.MechanismName { return "fake-both" }
+func (fakeBoth) Votes() []votefile.Input {
+	return []votefile.Input{votefile.TwoClass, votefile.ManyClasses}
+}
+
+func (m fakeBoth) Plan(in votefile.Input) ensemble.Planned {
+	p := m.fakeMax.Plan(in)
+	p.With = func(b float64) ensemble.Mechanism { m.Spread = b; return m }
+	if in == votefile.TwoClass {
+		p.Expect = nil // scored exactly by its gamma
+	}
+	return p
+}
+
+func (m fakeBoth) Labeler(ctx context.Context, in votefile.Input, k, classes int, g accountant.Guarantee, o ensemble.Options) (ensemble.Labeler, string, error) {
+	if in == votefile.TwoClass {
+		l, what, err := fakeFlip{FlipEps: 2 / m.Spread}.Labeler(ctx, in, k, classes, g, o)
+		if err != nil {
+			return nil, "", err
+		}
+		return &flipOf{l.(*flipLabeler), m}, what, nil
+	}
+	return asLabeler(m)(m.fakeMax.Labeler(ctx, in, k, classes, g, o))
+}
+
+// flipOf is fakeFlip's labeler of 0/1 votes as another mechanism's.
+type flipOf struct {
+	*flipLabeler
+	m ensemble.Mechanism
+}
+
+func (l *flipOf) Name() provenance.MechanismName { return l.m.Name() }
+func (l *flipOf) Mechanism() ensemble.Mechanism  { return l.m }
+
+// labelerOf is a labeler of counts as another mechanism's.
+type labelerOf struct {
+	ensemble.Labeler
+	m ensemble.Mechanism
+}
+
+func (l labelerOf) Name() provenance.MechanismName { return l.m.Name() }
+func (l labelerOf) Mechanism() ensemble.Mechanism  { return l.m }
+
+// asLabeler returns what makes a labeler of counts m's.
+func asLabeler(m ensemble.Mechanism) func(ensemble.Labeler, string, error) (ensemble.Labeler, string, error) {
+	return func(l ensemble.Labeler, what string, err error) (ensemble.Labeler, string, error) {
+		if err != nil {
+			return nil, "", err
+		}
+		return labelerOf{l, m}, what, nil
+	}
+}
+
+// fakeKnob is fakeMax with a whole-number setting of its own, Rounds,
+// needed and never chosen by a plan.
+type fakeKnob struct {
+	fakeMax
+	Rounds int `json:"rounds" flag:"rounds" help:"rounds of its noise (>= 1)"`
+}
+
+func (fakeKnob) Name() provenance.MechanismName { return "fake-knob" }
+
+func (m fakeKnob) Validate() error {
+	if m.Rounds < 1 {
+		return &param.Error{Name: "rounds", Value: m.Rounds, Rule: "must be >= 1"}
+	}
+	return m.fakeMax.Validate()
+}
+
+func (m fakeKnob) Missing(in votefile.Input) error {
+	if m.Rounds == 0 {
+		return fmt.Errorf("fake-knob needs its rounds")
+	}
+	return m.fakeMax.Missing(in)
+}
+
+func (fakeKnob) FromHeader(meta *votefile.LabelMeta) (ensemble.Mechanism, error) {
+	var m fakeKnob
+	err := json.Unmarshal(meta.Settings, &m)
+	return m, err
+}
+
+func (m fakeKnob) Plan(in votefile.Input) ensemble.Planned {
+	p := m.fakeMax.Plan(in)
+	p.With = func(b float64) ensemble.Mechanism { m.Spread = b; return m }
+	return p
+}
+
+func (m fakeKnob) Labeler(ctx context.Context, in votefile.Input, k, classes int, g accountant.Guarantee, o ensemble.Options) (ensemble.Labeler, string, error) {
+	if err := m.Validate(); err != nil {
+		return nil, "", err
+	}
+	return asLabeler(m)(m.fakeMax.Labeler(ctx, in, k, classes, g, o))
+}
+
+// TestFakeMechanismShapes: mechanisms of other shapes registered beside
+// darrm's. A whole-number setting given as a flag reaches the mechanism
+// (its label file's header and the summary's settings state it); plan
+// --votes compares them on 0/1 votes and on counts: one that labels both
+// kinds and still labels 0/1 votes on two classes is scored there as a
+// mechanism of 0/1 votes, and one whose setting no plan chooses is left
+// out, saying why, where either stopped the whole comparison.
+func TestFakeMechanismShapes(t *testing.T) {
+	ms := setup.NewMechanisms(append(ensemble.Mechanisms(), fakeBoth{}, fakeKnob{}))
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := runOf(ms, testMemo, context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("darrm %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
+		}
+		return out.String()
+	}
+	dir := t.TempDir()
+	knob, err := ms.Lookup("fake-knob", votefile.ManyClasses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := filepath.Join(dir, "counts.csv")
+	read := checkFile(t, counts, knob, "knob", 10)
+	labels := filepath.Join(dir, "labels.csv")
+	var doc struct {
+		Settings fakeKnob `json:"settings"`
+	}
+	out := run(append([]string{"aggregate", counts, "--mechanism", "fake-knob", "--spread", "20", "--rounds", "3", "--out", labels, "--seed", "1", "--format", "json"}, read...)...)
+	head, _ := os.ReadFile(labels)
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Settings.Rounds != 3 || !bytes.Contains(head, []byte(`"rounds":3`)) {
+		t.Errorf("--rounds 3 does not reach fake-knob (%v): %+v\n%.300s", err, doc.Settings, head)
+	}
+
+	plan := []string{"plan", "--votes-are", "public", "--queries", "5", "--K", "11", "--budget-eps", "2", "--budget-delta", "1e-5"}
+	compare := run(append(append(plan, "--votes", counts), read...)...)
+	for _, want := range []string{"fake-both", "left out: fake-knob:"} {
+		if !strings.Contains(compare, want) {
+			t.Errorf("plan --votes on counts lacks %q:\n%s", want, compare)
+		}
+	}
+	both, err := ms.Lookup("fake-both", votefile.TwoClass)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes := filepath.Join(dir, "votes.csv")
+	read = checkFile(t, votes, both, "both", 10)
+	if compare := run(append(append(plan, "--votes", votes), read...)...); !strings.Contains(compare, "fake-both") {
+		t.Errorf("plan --votes on 0/1 votes does not plan fake-both:\n%s", compare)
+	}
+}
