@@ -6,11 +6,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
@@ -60,7 +62,7 @@ func (f *accountPATEFlags) settle(cmd *cobra.Command, m *votefile.LabelMeta) (en
 	if err != nil {
 		return nil, nil, err
 	}
-	header := headerSettings(m)
+	header := headerSettings(m, mech)
 	var stated []string
 	for _, n := range settings {
 		h := header[n]
@@ -105,14 +107,22 @@ func (f *accountPATEFlags) implied(given map[string]string) setup.MechanismInfo 
 }
 
 // headerSettings returns the settings a label file's header m states
-// (votefile.LabelMeta.Settings, which ensemble.Registry.FromHeader has read), by
-// their flags (laplace_scale is --laplace-scale): a number as a flag
-// takes it, the noise by its name. A parameter is stated whatever its
-// value (a threshold of 0 is a threshold); the noise is not when the
-// header names none.
-func headerSettings(m *votefile.LabelMeta) map[string]string {
+// (votefile.LabelMeta.Settings, which ensemble.Registry.FromHeader has
+// read as mech), by their flags: a key is the flag of mech's field whose
+// JSON key it is (laplace_scale is --laplace-scale, a program's
+// mechanism's "T" its --threshold), else itself with _ as - (noise). A
+// number as a flag takes it, the noise by its name. A parameter is stated
+// whatever its value (a threshold of 0 is a threshold); the noise is not
+// when the header names none.
+func headerSettings(m *votefile.LabelMeta, mech ensemble.Mechanism) map[string]string {
 	var settings map[string]any
 	_ = json.Unmarshal(m.Settings, &settings) // a JSON object, or none
+	flags := map[string]string{}              // a JSON key's flag
+	cli.EachFlagField(reflect.Indirect(reflect.ValueOf(mech)), nil, func(names []string, tag reflect.StructTag, v reflect.Value) {
+		if key, _, _ := strings.Cut(tag.Get("json"), ","); key != "" && key != "-" {
+			flags[key] = names[0]
+		}
+	})
 	out := map[string]string{}
 	for k, v := range settings {
 		s := fmt.Sprint(v)
@@ -128,7 +138,11 @@ func headerSettings(m *votefile.LabelMeta) map[string]string {
 			}
 			s = cliout.Floats(nums)
 		}
-		out[strings.ReplaceAll(k, "_", "-")] = s
+		flag, ok := flags[k]
+		if !ok {
+			flag = strings.ReplaceAll(k, "_", "-")
+		}
+		out[flag] = s
 	}
 	return out
 }

@@ -81,7 +81,7 @@ func asLabeler(m ensemble.Mechanism) func(ensemble.Labeler, string, error) (ense
 // needed and never chosen by a plan.
 type fakeKnob struct {
 	fakeMax
-	Rounds int `json:"rounds" flag:"rounds" help:"rounds of its noise (>= 1)"`
+	Rounds int `json:"n_rounds" flag:"rounds" help:"rounds of its noise (>= 1)"`
 }
 
 func (fakeKnob) Name() provenance.MechanismName { return "fake-knob" }
@@ -149,8 +149,22 @@ func TestFakeMechanismShapes(t *testing.T) {
 	}
 	out := run(append([]string{"aggregate", counts, "--mechanism", "fake-knob", "--spread", "20", "--rounds", "3", "--out", labels, "--seed", "1", "--format", "json"}, read...)...)
 	head, _ := os.ReadFile(labels)
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Settings.Rounds != 3 || !bytes.Contains(head, []byte(`"rounds":3`)) {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Settings.Rounds != 3 || !bytes.Contains(head, []byte(`"n_rounds":3`)) {
 		t.Errorf("--rounds 3 does not reach fake-knob (%v): %+v\n%.300s", err, doc.Settings, head)
+	}
+
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, "fake-knob is accounted data-independently only"},
+		{[]string{"--rounds", "5"}, "rounds = 5 given, but the label file's header states rounds = 3"},
+	} {
+		var out, errb bytes.Buffer
+		args := append(append([]string{"account", "pate", counts, "--labels", labels, "--target-delta", "1e-5"}, read...), c.flags...)
+		if code := runOf(ms, testMemo, context.Background(), args, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(strings.Join(strings.Fields(errb.String()), " "), c.want) {
+			t.Errorf("account pate --labels %v: exit %d, want 2 and %q:\n%s", c.flags, code, c.want, errb.String())
+		}
 	}
 
 	plan := []string{"plan", "--votes-are", "public", "--queries", "5", "--K", "11", "--budget-eps", "2", "--budget-delta", "1e-5"}

@@ -57,7 +57,7 @@ func TestSettle(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		case c.want == "" && mech.Name() != c.mech:
 			t.Errorf("%s: mechanism %s, want %s", c.name, mech.Name(), c.mech)
-		case c.want == "" && c.meta != nil && (cliout.Float(mech.(ensemble.ConfidentGNMax).Threshold) != headerSettings(c.meta)["threshold"] || !slices.Equal(stated, []string{"sigma2", "threshold", "sigma1", "noise"})):
+		case c.want == "" && c.meta != nil && (cliout.Float(mech.(ensemble.ConfidentGNMax).Threshold) != headerSettings(c.meta, mech)["threshold"] || !slices.Equal(stated, []string{"sigma2", "threshold", "sigma1", "noise"})):
 			t.Errorf("%s: mechanism %+v, stated %v", c.name, mech, stated)
 		}
 	}
