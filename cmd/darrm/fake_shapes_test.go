@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/param"
+	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -119,6 +123,58 @@ func (m fakeKnob) Labeler(ctx context.Context, in votefile.Input, k, classes int
 	return asLabeler(m)(m.fakeMax.Labeler(ctx, in, k, classes, g, o))
 }
 
+// fakeGate is fakeMax behind a threshold step of its own, whose JSON
+// keys are its own (T, g) and whose flags are the threshold step's: a
+// query whose top count plus discrete Laplace noise of scale Gate falls
+// below T is withheld; (2/Spread + 1/Gate, 0)-DP.
+type fakeGate struct {
+	fakeMax
+	T    float64 `json:"T" flag:"threshold" help:"threshold of its gate" optional:""`
+	Gate float64 `json:"g" flag:"sigma1" help:"scale of its gate's noise (> 0; 0: no gate)" optional:""`
+}
+
+func (fakeGate) Name() provenance.MechanismName { return "fake-gate" }
+func (fakeGate) Words() ensemble.Words {
+	return ensemble.Words{Settings: "gate", Noise: "fake noise", Withheld: "by the gate"}
+}
+
+func (m fakeGate) Plan(in votefile.Input) ensemble.Planned {
+	p := m.fakeMax.Plan(in)
+	p.With = func(b float64) ensemble.Mechanism { m.Spread = b; return m }
+	p.Threshold = func(t, gate float64) ensemble.Mechanism { m.T, m.Gate = t, gate; return m }
+	return p
+}
+
+func (m fakeGate) Labeler(ctx context.Context, in votefile.Input, k, classes int, g accountant.Guarantee, o ensemble.Options) (ensemble.Labeler, string, error) {
+	l, what, err := m.fakeMax.Labeler(ctx, in, k, classes, g, o)
+	if err != nil || m.Gate == 0 {
+		return labelerOf{l, m}, what, err
+	}
+	gate, err := discrete.NewLaplace(m.Gate)
+	if err != nil {
+		return nil, "", err
+	}
+	p := l.Privacy()
+	p.Spend = accountant.ApproxStep(accountant.Guarantee{Eps: 2/m.Spread + 1/m.Gate})
+	return gated{labelerOf{l, m}, gate, m.T, p}, what + " behind a gate", nil
+}
+
+type gated struct {
+	labelerOf
+	gate    *discrete.Laplace
+	t       float64
+	privacy ensemble.Privacy
+}
+
+func (l gated) Privacy() ensemble.Privacy { return l.privacy }
+
+func (l gated) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
+	if float64(slices.Max(q.Counts)+int(l.gate.Sample(src))) < l.t {
+		return -1, false, nil
+	}
+	return l.labelerOf.Answer(q, src)
+}
+
 // TestFakeMechanismShapes: mechanisms of other shapes registered beside
 // darrm's. A whole-number setting given as a flag reaches the mechanism
 // (its label file's header and the summary's settings state it); plan
@@ -127,7 +183,7 @@ func (m fakeKnob) Labeler(ctx context.Context, in votefile.Input, k, classes int
 // mechanism of 0/1 votes, and one whose setting no plan chooses is left
 // out, saying why, where either stopped the whole comparison.
 func TestFakeMechanismShapes(t *testing.T) {
-	ms := setup.NewMechanisms(append(ensemble.Mechanisms(), fakeBoth{}, fakeKnob{}))
+	ms := setup.NewMechanisms(append(ensemble.Mechanisms(), fakeBoth{}, fakeKnob{}, fakeGate{}))
 	run := func(args ...string) string {
 		t.Helper()
 		var out, errb bytes.Buffer
@@ -172,6 +228,16 @@ func TestFakeMechanismShapes(t *testing.T) {
 	for _, want := range []string{"fake-both", "left out: fake-knob:"} {
 		if !strings.Contains(compare, want) {
 			t.Errorf("plan --votes on counts lacks %q:\n%s", want, compare)
+		}
+	}
+	// The gate's threshold and scale are said by their flags, whatever
+	// its JSON calls them; a plan of it alone scores it on the votes too.
+	if !regexp.MustCompile(`fake-gate +│ threshold [0-9.]+ +│[^\n]*\n[^\n]*│ +│ sigma1 [0-9.]+ +│[^\n]*\n[^\n]*│ +│ spread [0-9.]+ +│`).MatchString(compare) {
+		t.Errorf("plan --votes does not say fake-gate's threshold step:\n%s", compare)
+	}
+	for _, mech := range []string{"fake-gate", "lnmax"} {
+		if out := run(append(append(plan, "--votes", counts, "--mechanism", mech, "--classes", "3"), read...)...); !strings.Contains(out, "expected_correct") {
+			t.Errorf("plan --mechanism %s --votes does not score it:\n%s", mech, out)
 		}
 	}
 	both, err := ms.Lookup("fake-both", votefile.TwoClass)

@@ -117,9 +117,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	if doc.Analyst, r.Share, err = f.share(cmd); err != nil {
 		return err
 	}
-	scored := setup.PTRTests(info) // of the GNMax family on class counts, as setup.PTRTests says
+	scored := scoredOnVotes(info)
 	if f.Votes != "" && !scored {
-		return cli.Usagef("--votes scores the plans of %s (--classes); %s is planned without them", f.ms.PTRNames(" and "), info.Name)
+		return cli.Usagef("--votes scores the plans of %s (--classes); %s is planned without them", f.ms.Names(scoredOnVotes, ", "), info.Name)
 	}
 	if !doc.Chosen {
 		for _, n := range info.Required {
@@ -266,4 +266,12 @@ func requestOf(memo *accountant.Memo, fs *pflag.FlagSet, info setup.MechanismInf
 	}
 	r.Mechanism = info.With(fs, s)
 	return r
+}
+
+// scoredOnVotes reports whether a plan of mechanism m scores its labels
+// on proxy votes: m labels class counts, and its plan says how it scores
+// a label (ensemble.Planned.Expect) or chooses a threshold step on them.
+func scoredOnVotes(m setup.MechanismInfo) bool {
+	p := m.Defaults().Plan(m.Input)
+	return m.Input == votefile.ManyClasses && (p.Expect != nil || p.Threshold != nil)
 }
