@@ -45,7 +45,10 @@ type MechanismInfo struct {
 }
 
 // NewMechanisms returns the mechanisms of reg as the command knows them.
+// A setting that could not take the value a command gives it panics
+// (checkSettings).
 func NewMechanisms(reg ensemble.Registry) *Mechanisms {
+	checkSettings(reg)
 	ms := &Mechanisms{reg: reg}
 	for _, in := range []votefile.Input{votefile.TwoClass, votefile.ManyClasses} {
 		for _, m := range reg.On(in) {
