@@ -250,3 +250,66 @@ func TestFakeMechanismShapes(t *testing.T) {
 		t.Errorf("plan --votes on 0/1 votes does not plan fake-both:\n%s", compare)
 	}
 }
+
+// fakeTeachers is fakeMax in the private-teachers relation, calibrated
+// to its teachers' guarantee: its label is (ε, Δ)-DP as each teacher is
+// on its own share of the data, whatever its spread.
+type fakeTeachers struct{ fakeMax }
+
+func (fakeTeachers) Name() provenance.MechanismName      { return "fake-teachers" }
+func (fakeTeachers) Relation() accountant.Relation       { return accountant.PrivateTeachers }
+func (fakeTeachers) Needs(votefile.Input) ensemble.Needs { return ensemble.Needs{Teachers: true} }
+
+func (m fakeTeachers) Plan(votefile.Input) ensemble.Planned { return ensemble.Planned{} }
+
+func (m fakeTeachers) Labeler(ctx context.Context, in votefile.Input, k, classes int, g accountant.Guarantee, o ensemble.Options) (ensemble.Labeler, string, error) {
+	if !(g.Eps > 0) {
+		return nil, "", &param.Error{Name: "eps", Value: g.Eps, Rule: "must be > 0: the teachers' guarantee"}
+	}
+	l, what, err := asLabeler(m)(m.fakeMax.Labeler(ctx, in, k, classes, g, o))
+	if err != nil {
+		return nil, "", err
+	}
+	p := l.Privacy()
+	p.Spend, p.Relation, p.Source = accountant.ApproxStep(g), accountant.PrivateTeachers, "each teacher's guarantee, on its own share"
+	return calibrated{l.(labelerOf), p}, what, nil
+}
+
+type calibrated struct {
+	labelerOf
+	privacy ensemble.Privacy
+}
+
+func (l calibrated) Privacy() ensemble.Privacy { return l.privacy }
+
+// TestFakeCalibratedMechanism: a mechanism of counts calibrated to its
+// teachers' guarantee, in the private-teachers relation, releases saying
+// so (not that their guarantee plays no part), and is planned and
+// declared on a ledger with the teachers' guarantee, where --eps was
+// refused as none of its settings and a plan built it with (0, 0).
+func TestFakeCalibratedMechanism(t *testing.T) {
+	ms := setup.NewMechanisms(append(ensemble.Mechanisms(), fakeTeachers{}))
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := runOf(ms, testMemo, context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("darrm %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
+		}
+		return out.String()
+	}
+	dir := t.TempDir()
+	info, err := ms.Lookup("fake-teachers", votefile.ManyClasses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes := filepath.Join(dir, "votes.csv")
+	read := checkFile(t, votes, info, "calibrated", 10)
+	table := strings.Join(strings.Fields(run(append([]string{"aggregate", votes, "--mechanism", "fake-teachers", "--spread", "20", "--out", filepath.Join(dir, "l.csv"), "--seed", "1"}, read...)...)), " ")
+	if !strings.Contains(table, "the labels' guarantee is calibrated to it") || strings.Contains(table, "plays no part") || !strings.Contains(table, "per released query: (0.1, 1e-05)-DP") {
+		t.Errorf("aggregate's table does not say its teachers' guarantee:\n%s", table)
+	}
+	if plan := run("plan", "--mechanism", "fake-teachers", "--spread", "20", "--K", "11", "--classes", "3", "--eps", "0.2", "--Delta", "1e-6", "--budget-eps", "4", "--budget-delta", "1e-5", "--format", "json"); !strings.Contains(plan, `"per_query_eps": 0.2,`) {
+		t.Errorf("plan does not calibrate it to --eps 0.2:\n%s", plan)
+	}
+	run("ledger", "init", filepath.Join(dir, "c.ledger"), "--votes", votes, "--budget-eps", "4", "--budget-delta", "1e-3", "--mechanism", "fake-teachers", "--spread", "20", "--queries", "10")
+}

@@ -251,17 +251,17 @@ func planValues(fs *pflag.FlagSet, m, delta float64, comp accountant.Composition
 }
 
 // requestOf returns the request of a plan of mechanism info for k
-// teachers, each (eps, Delta)-DP as teachers says (a two-class mechanism's
-// teachers), voting among classes classes, held to budget, with the
+// teachers, each (eps, Delta)-DP as teachers says (for a mechanism
+// calibrated to them, ensemble.Needs.Teachers), voting among classes classes, held to budget, with the
 // settings s and those of the flags fs, and workers goroutines of the
 // certificate: the per-query delta of a multi-class mechanism is the one
 // given, else the budget's.
 func requestOf(memo *accountant.Memo, fs *pflag.FlagSet, info setup.MechanismInfo, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s setup.MechanismValues, workers int) plan.Request {
 	r := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: workers, Memo: memo}}, K: k, Classes: classes}
-	switch _, given := s["delta"]; {
-	case info.Input == votefile.ManyClasses && !given:
+	if _, given := s["delta"]; info.Input == votefile.ManyClasses && !given {
 		s["delta"] = budget.Delta
-	case info.Input == votefile.TwoClass && !info.Uses.Eps:
+	}
+	if info.Uses.Teachers {
 		r.Teachers = &teachers
 	}
 	r.Mechanism = info.With(fs, s)

@@ -441,7 +441,17 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 		t.Line("  votes not cast (abstaining teachers): %d, computed from the votes: not for publication; the guarantee holds with abstentions (docs/pate.md, \"Abstaining teachers\")", *out.Abstained)
 	}
 	if m := out.VotesHeader; m != nil {
-		t.Line("teachers: ensemble %s (%v, %v relation, partition %v); their own guarantee plays no part in the one-vote relation", m.Ensemble, m.Kind, m.Relation, m.Partition)
+		what := fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
+		if out.PerQuery.Relation == accountant.OneVote.String() {
+			t.Line("teachers: %s; their own guarantee plays no part in the one-vote relation", what)
+		} else {
+			// A mechanism of counts calibrated to the teachers' guarantee.
+			var groups []string
+			for _, g := range m.Teachers {
+				groups = append(groups, fmt.Sprintf("%d × %s", g.Count, TeacherGuarantee(g)))
+			}
+			t.Line("teachers: %s; %s, stated: the labels' guarantee is calibrated to it", what, strings.Join(groups, "; "))
+		}
 	}
 	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, out.words.Settings, out.words.Noise)
 	switch {

@@ -54,7 +54,8 @@ func NewMechanisms(reg ensemble.Registry) *Mechanisms {
 		for _, m := range reg.On(in) {
 			info := MechanismInfo{Name: m.Name(), Input: in, Relation: m.Relation(), Uses: m.Needs(in), mech: m}
 			for _, fl := range FlagsOf(m, in) {
-				if in == votefile.ManyClasses && !slices.Contains(optional(m, in), fl) {
+				// The teachers' guarantee comes from the votes' header.
+				if in == votefile.ManyClasses && !slices.Contains(optional(m, in), fl) && fl != "eps" && fl != "Delta" {
 					info.Required = append(info.Required, fl)
 				} else {
 					info.Optional = append(info.Optional, fl)
@@ -97,7 +98,8 @@ const drawn = "noise"
 // in the order of its fields, then the others, the flags of its target,
 // its gamma source or its composition that the command defines itself,
 // in the order of its fields; with m, the teachers' --eps and --Delta
-// after it, of which m·eps is its target.
+// after it, of which m·eps is its target, and last for another
+// mechanism calibrated to them (ensemble.Needs.Teachers).
 func FlagsOf(m ensemble.Mechanism, in votefile.Input) []string {
 	own := cli.FieldFlags(m, ownSettings(in))
 	out := slices.Clone(own)
@@ -108,6 +110,9 @@ func FlagsOf(m ensemble.Mechanism, in votefile.Input) []string {
 		if fl == "m" {
 			out = append(out, "eps", "Delta")
 		}
+	}
+	if m.Needs(in).Teachers && !slices.Contains(out, "eps") {
+		out = append(out, "eps", "Delta")
 	}
 	return out
 }
