@@ -314,9 +314,13 @@ func (ms *Mechanisms) BindSettings(cmd *cobra.Command, kinds ...votefile.Input) 
 			cli.Flag{Name: name, Default: reflect.Zero(t).Interface(), Usage: abbreviate(by) + ": " + tag.Get("help")}.Add(fs, reflect.New(t).Interface())
 		})
 	}
+	// The γ source's flags name the mechanisms that take them, as
+	// CheckSettings finds them.
 	for _, name := range []string{"gamma", "no-solve"} {
 		if fl := fs.Lookup(name); fl != nil {
-			fl.Usage = abbreviate(ms.Names(func(m MechanismInfo) bool { return m.Uses.Gamma }, ", ")) + ": " + fl.Usage
+			if by := ms.Names(func(m MechanismInfo) bool { return on(m) && slices.Contains(m.Flags(), name) }, ", "); by != "" {
+				fl.Usage = abbreviate(by) + ": " + fl.Usage
+			}
 		}
 	}
 }
