@@ -113,21 +113,28 @@ func (l *fakeLabeler) Answer(q *votefile.Query, src *noise.Source) (int, bool, e
 	return label, true, nil
 }
 
+// withFakes returns darrm's mechanisms with fakes registered beside
+// them, and a run of darrm on them that fails t unless it exits 0 and
+// returns its standard output.
+func withFakes(t *testing.T, fakes ...ensemble.Mechanism) (*setup.Mechanisms, func(args ...string) string) {
+	ms := setup.NewMechanisms(append(ensemble.Mechanisms(), fakes...))
+	return ms, func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := runOf(ms, testMemo, context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
+			t.Fatalf("darrm %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
+		}
+		return out.String()
+	}
+}
+
 // TestFakeMechanism: a multi-class mechanism registered beside darrm's,
 // with a setting of its own and none of theirs, runs through the command
 // with no other edit: its flag and help bound from its tags, aggregate's
 // table and JSON, plan --votes comparing it with darrm's, ledger init
 // declaring its labels, and a release charged to that ledger.
 func TestFakeMechanism(t *testing.T) {
-	ms := setup.NewMechanisms(append(ensemble.Mechanisms(), fakeMax{}))
-	run := func(args ...string) (string, string) {
-		t.Helper()
-		var out, errb bytes.Buffer
-		if code := runOf(ms, testMemo, context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
-			t.Fatalf("darrm %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
-		}
-		return out.String(), errb.String()
-	}
+	ms, run := withFakes(t, fakeMax{})
 	dir := t.TempDir()
 	info, err := ms.Lookup("fake-max", votefile.ManyClasses)
 	if err != nil {
@@ -136,7 +143,7 @@ func TestFakeMechanism(t *testing.T) {
 	votes := filepath.Join(dir, "votes.csv")
 	read := checkFile(t, votes, info, "fake", 50) // K = 11 teachers, 3 classes, its header in the file
 
-	help, _ := run("aggregate", "--help")
+	help := run("aggregate", "--help")
 	if !strings.Contains(help, "--spread") || !strings.Contains(help, "fake-max: spread b of its noise") ||
 		!strings.Contains(strings.Join(strings.Fields(help), " "), "multi-class votes: gnmax, confident-gnmax, lnmax, progressive-gnmax, fake-max.") {
 		t.Errorf("aggregate --help does not list the fake and bind its setting:\n%s", help)
@@ -144,13 +151,13 @@ func TestFakeMechanism(t *testing.T) {
 
 	labels := filepath.Join(dir, "labels.csv")
 	release := append([]string{"aggregate", votes, "--mechanism", "fake-max", "--spread", "20", "--out", labels, "--seed", "1"}, read...)
-	table, _ := run(release...)
+	table := run(release...)
 	for _, want := range []string{"50 queries released", "mechanism: fake-max (fake), noise fake noise", "per released query: (0.1, 0)"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("aggregate's table lacks %q:\n%s", want, table)
 		}
 	}
-	out, _ := run(append(release, "--format", "json")...)
+	out := run(append(release, "--format", "json")...)
 	var doc struct {
 		Mechanism string   `json:"mechanism"`
 		Released  int      `json:"released"`
@@ -173,8 +180,8 @@ func TestFakeMechanism(t *testing.T) {
 	}
 
 	plan := append([]string{"plan", "--votes", votes, "--votes-are", "public", "--queries", "20", "--K", "11", "--budget-eps", "4", "--budget-delta", "1e-5"}, read...)
-	table, _ = run(plan...)
-	compare, _ := run(append(plan, "--format", "json")...)
+	table = run(plan...)
+	compare := run(append(plan, "--format", "json")...)
 	var c struct {
 		Rows []struct {
 			Mechanism string           `json:"mechanism"`
@@ -195,11 +202,11 @@ func TestFakeMechanism(t *testing.T) {
 
 	led := filepath.Join(dir, "fake.ledger")
 	run("ledger", "init", led, "--votes", votes, "--budget-eps", "8", "--budget-delta", "1e-5", "--mechanism", "fake-max", "--spread", "20", "--queries", "50")
-	out, _ = run(append(release, "--ledger", led, "--format", "json")...)
+	out = run(append(release, "--ledger", led, "--format", "json")...)
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Released != 50 {
 		t.Fatalf("aggregate --ledger: %v\n%s", err, out)
 	}
-	show, _ := run("ledger", "show", led)
+	show := run("ledger", "show", led)
 	if !strings.Contains(show, "fake-max") {
 		t.Errorf("ledger show does not name the fake's release:\n%s", show)
 	}
@@ -298,15 +305,7 @@ func (l *flipLabeler) Answer(q *votefile.Query, src *noise.Source) (int, bool, e
 // m null), plan --votes planning its setting beside darrm's, and a ledger
 // declared for it charged and witnessed by its labels.
 func TestFakeTwoClassMechanism(t *testing.T) {
-	ms := setup.NewMechanisms(append(ensemble.Mechanisms(), fakeFlip{}))
-	run := func(args ...string) string {
-		t.Helper()
-		var out, errb bytes.Buffer
-		if code := runOf(ms, testMemo, context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
-			t.Fatalf("darrm %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
-		}
-		return out.String()
-	}
+	ms, run := withFakes(t, fakeFlip{})
 	dir := t.TempDir()
 	info, err := ms.Lookup("fake-flip", votefile.TwoClass)
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/internal/discrete"
 	"github.com/darrm/darrm/internal/param"
@@ -183,15 +182,7 @@ func (l gated) Answer(q *votefile.Query, src *noise.Source) (int, bool, error) {
 // mechanism of 0/1 votes, and one whose setting no plan chooses is left
 // out, saying why, where either stopped the whole comparison.
 func TestFakeMechanismShapes(t *testing.T) {
-	ms := setup.NewMechanisms(append(ensemble.Mechanisms(), fakeBoth{}, fakeKnob{}, fakeGate{}))
-	run := func(args ...string) string {
-		t.Helper()
-		var out, errb bytes.Buffer
-		if code := runOf(ms, testMemo, context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
-			t.Fatalf("darrm %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
-		}
-		return out.String()
-	}
+	ms, run := withFakes(t, fakeBoth{}, fakeKnob{}, fakeGate{})
 	dir := t.TempDir()
 	knob, err := ms.Lookup("fake-knob", votefile.ManyClasses)
 	if err != nil {
@@ -288,15 +279,7 @@ func (l calibrated) Privacy() ensemble.Privacy { return l.privacy }
 // declared on a ledger with the teachers' guarantee, where --eps was
 // refused as none of its settings and a plan built it with (0, 0).
 func TestFakeCalibratedMechanism(t *testing.T) {
-	ms := setup.NewMechanisms(append(ensemble.Mechanisms(), fakeTeachers{}))
-	run := func(args ...string) string {
-		t.Helper()
-		var out, errb bytes.Buffer
-		if code := runOf(ms, testMemo, context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
-			t.Fatalf("darrm %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
-		}
-		return out.String()
-	}
+	ms, run := withFakes(t, fakeTeachers{})
 	dir := t.TempDir()
 	info, err := ms.Lookup("fake-teachers", votefile.ManyClasses)
 	if err != nil {

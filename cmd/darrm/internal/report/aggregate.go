@@ -441,16 +441,10 @@ func (out Aggregate) writeMultiText(w io.Writer) error {
 		t.Line("  votes not cast (abstaining teachers): %d, computed from the votes: not for publication; the guarantee holds with abstentions (docs/pate.md, \"Abstaining teachers\")", *out.Abstained)
 	}
 	if m := out.VotesHeader; m != nil {
-		what := fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
 		if out.PerQuery.Relation == accountant.OneVote.String() {
-			t.Line("teachers: %s; their own guarantee plays no part in the one-vote relation", what)
-		} else {
-			// A mechanism of counts calibrated to the teachers' guarantee.
-			var groups []string
-			for _, g := range m.Teachers {
-				groups = append(groups, fmt.Sprintf("%d × %s", g.Count, TeacherGuarantee(g)))
-			}
-			t.Line("teachers: %s; %s, stated: the labels' guarantee is calibrated to it", what, strings.Join(groups, "; "))
+			t.Line("teachers: %s; their own guarantee plays no part in the one-vote relation", ensembleOf(m))
+		} else { // a mechanism of counts calibrated to the teachers' guarantee
+			t.Line("teachers: %s; %s, stated: the labels' guarantee is calibrated to it", ensembleOf(m), statedTeachers(m))
 		}
 	}
 	t.Line("mechanism: %s (%s), noise %s", out.Mechanism, out.words.Settings, out.words.Noise)
@@ -638,7 +632,7 @@ func (out Aggregate) describeTeachers() string {
 		// problem: the teachers' guarantee plays no part.
 		s := "the vote file has no metadata header"
 		if m != nil {
-			s = fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
+			s = ensembleOf(m)
 		}
 		if p == nil {
 			return s + "; their own guarantee plays no part: the mechanism's guarantee is its settings'"
@@ -648,19 +642,29 @@ func (out Aggregate) describeTeachers() string {
 	if m == nil {
 		return "(eps, Delta) from --eps and --Delta (the vote file has no metadata header)"
 	}
-	what := fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
 	if *out.EpsSource == "flags" {
-		return fmt.Sprintf("%s, non-private (no guarantee in the header): the release is calibrated to (eps, Delta) from --eps and --Delta", what)
+		return fmt.Sprintf("%s, non-private (no guarantee in the header): the release is calibrated to (eps, Delta) from --eps and --Delta", ensembleOf(m))
 	}
-	var groups []string
-	for _, g := range m.Teachers {
-		groups = append(groups, fmt.Sprintf("%d × %s", g.Count, TeacherGuarantee(g)))
-	}
-	s := fmt.Sprintf("(eps, Delta) from the metadata header: %s; %s", what, strings.Join(groups, "; "))
+	s := fmt.Sprintf("(eps, Delta) from the metadata header: %s; %s", ensembleOf(m), statedTeachers(m))
 	if *out.TeachersDiffer {
 		s += "; the guarantees differ, so the release uses their common bound (the largest eps and the largest Delta)"
 	}
 	return s
+}
+
+// ensembleOf says the teacher ensemble a votes' header m states.
+func ensembleOf(m *votefile.Meta) string {
+	return fmt.Sprintf("ensemble %s (%v, %v relation, partition %v)", m.Ensemble, m.Kind, m.Relation, m.Partition)
+}
+
+// statedTeachers says the teachers' guarantees a votes' header m states,
+// group by group.
+func statedTeachers(m *votefile.Meta) string {
+	var groups []string
+	for _, g := range m.Teachers {
+		groups = append(groups, fmt.Sprintf("%d × %s", g.Count, TeacherGuarantee(g)))
+	}
+	return strings.Join(groups, "; ")
 }
 
 // Stopped says, in its summary's words, how far a release that its
