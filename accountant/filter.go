@@ -180,6 +180,37 @@ type Charge struct {
 	Renyi *float64 `json:"rdp,omitempty"`
 }
 
+// check refuses a charge with a quantity that no step costs: below 0,
+// NaN or infinite (a δ, 1 or more).
+func (c Charge) check() error {
+	for _, g := range []struct {
+		name string
+		g    *Guarantee
+	}{{"point", c.Point}, {"advanced", c.Advanced}} {
+		if g.g == nil {
+			continue
+		}
+		if err := param.AtLeast("charge "+g.name+" eps", g.g.Eps, 0); err != nil {
+			return err
+		}
+		if err := param.Delta("charge "+g.name+" delta", g.g.Delta); err != nil {
+			return err
+		}
+	}
+	for _, v := range []struct {
+		name string
+		v    *float64
+	}{{"rho", c.Rho}, {"gdp_mu2", c.Mu2}, {"rdp", c.Renyi}} {
+		if v.v == nil {
+			continue
+		}
+		if err := param.AtLeast("charge "+v.name, *v.v, 0); err != nil {
+			return err
+		}
+	}
+	return param.Delta("charge gdp_delta", c.MuDelta)
+}
+
 // buildMargin is the relative margin, 2^-48 (16 units in the last
 // place), by which a charge states each quantity it computes through the
 // math library above the value computed (margined): a darrm built for
@@ -453,8 +484,13 @@ func share(delta, of float64) float64 {
 // Add returns seq followed by k steps of charge c (k = 0: seq itself):
 // their guarantees (Sequence.Add), and each part's quantity added to its
 // sums, or the steps counted in its sums' count of steps it could not
-// charge.
+// charge. A charge with a quantity below 0, or not finite, is refused:
+// no step costs less than nothing, and a ledger's line states its
+// charge, so one below 0 would take back what the steps before it spent.
 func (f Filter) Add(seq Sequence, c Charge, k int) (Sequence, error) {
+	if err := c.check(); err != nil {
+		return seq, fmt.Errorf("filter %v: %w", f, err)
+	}
 	next, err := seq.Add(c.Guarantee, k)
 	if err != nil || k == 0 {
 		return next, err

@@ -528,6 +528,46 @@ func TestFilterCharge(t *testing.T) {
 	}
 }
 
+// TestFilterAddRefusesNegativeCharge: a charge with a quantity below 0,
+// NaN or infinite is refused by Add, whatever the part: a ledger line
+// states its charge, and one below 0 would take back, up to its sums'
+// floor of 0, what the lines before it spent.
+func TestFilterAddRefusesNegativeCharge(t *testing.T) {
+	f := Filter{Parts: []FilterPart{{Method: GDPFilter, Delta: 1e-5}, {Method: ZCDPFilter, Delta: 1e-5}, {Method: RenyiFilter, Delta: 1e-5, Order: 8},
+		{Method: AdvancedFilter, Delta: 1e-5, Slack: 1e-6}, {Method: Simple}}}
+	g := Guarantee{Eps: 0.1, Delta: 1e-6}
+	num := func(x float64) *float64 { return &x }
+	good := func() Charge {
+		return Charge{Guarantee: g, Point: &Guarantee{Eps: 0.1}, Advanced: &Guarantee{Eps: 0.1, Delta: 1e-7}, Rho: num(0.005), Mu2: num(0.01), MuDelta: 1e-9, Renyi: num(0.04)}
+	}
+	spent, err := f.Add(Sequence{}, good(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Charge)
+	}{
+		{"gdp_mu2", func(c *Charge) { c.Mu2 = num(-0.05) }},
+		{"gdp_mu2", func(c *Charge) { c.Mu2 = num(math.NaN()) }},
+		{"gdp_mu2", func(c *Charge) { c.Mu2 = num(math.Inf(1)) }},
+		{"gdp_delta", func(c *Charge) { c.MuDelta = -1e-9 }},
+		{"rho", func(c *Charge) { c.Rho = num(-0.01) }},
+		{"rdp", func(c *Charge) { c.Renyi = num(math.Inf(-1)) }},
+		{"point eps", func(c *Charge) { c.Point.Eps = -0.5 }},
+		{"point delta", func(c *Charge) { c.Point.Delta = -1e-7 }},
+		{"advanced eps", func(c *Charge) { c.Advanced.Eps = math.NaN() }},
+		{"advanced delta", func(c *Charge) { c.Advanced.Delta = 1 }},
+	} {
+		c := good()
+		tc.edit(&c)
+		got, err := f.Add(spent, c, 1)
+		if err == nil || !strings.Contains(err.Error(), "charge "+tc.name) || got != spent {
+			t.Errorf("a charge with %s edited: %+v (%v), want it refused and the sums unchanged", tc.name, got, err)
+		}
+	}
+}
+
 // TestFilterJSON: a filter, a charge and a sequence with the filters'
 // sums read back as written; a sequence without them writes exactly as
 // a version-4 ledger's line has it.

@@ -234,6 +234,25 @@ func TestOneBitCharges(t *testing.T) {
 			t.Errorf("lines 2 to %d without pair lists: notes %q", last, notes)
 		}
 	}
+
+	// Such a line's charge is not recomputed, but none is below 0: run
+	// B's lines (6 and 7), without pairs in a ledger with none, charging
+	// back half of what the runs before them spent, are refused at the
+	// first of them, by a read and by a release.
+	path = made(t)
+	resign(t, path, func(n int, raw string) string {
+		if n == 1 {
+			return raw
+		}
+		return editSpend(t, raw, func(s *Spend) {
+			s.Bits, s.BitsAt = nil, nil
+			if n >= 6 {
+				s.Charge.Point.Eps = -s.Prior.PointEps / 2
+			}
+		})
+	})
+	corruptAt(t, "a negative charge", readErr(path), 6, "charge point eps")
+	corruptAt(t, "a negative charge, a release", openErr(path, Options{StateDir: t.TempDir()}), 6, "charge point eps")
 }
 
 // TestOneBitChargesResumed: a release that reads from the line its
