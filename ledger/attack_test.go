@@ -139,6 +139,10 @@ func TestPGAnalystAttacks(t *testing.T) {
 	refused("a run of alice's whose totals forget bob's", appendForged(t, conn, "team", forge(func(s *Spend) {
 		s.Run, s.Analyst, s.Queries, s.Final = "a1ice0000000000f", "alice", 1, true
 	})), "counts 5 labels before it; the lines before it count 93")
+	refused("a run of alice's charging back what the runs before it spent", appendForged(t, conn, "team", forge(func(s *Spend) {
+		s.Run, s.Analyst, s.Queries, s.Final, s.Prior.Steps = "a1ice0000000000f", "alice", 1, true, s.Prior.Steps+s.Queries
+		s.Charge.Point.Eps = -s.Prior.PointEps
+	})), "charge.point.eps is -")
 	refused("a line of alice's ended run", appendForged(t, conn, "team", forge(func(s *Spend) {
 		s.Analyst, s.Queries, s.Final = "alice", 1, true
 		s.Run = runs(t, mustRead(t, u))[0].Run

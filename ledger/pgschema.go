@@ -63,13 +63,17 @@ import (
 // line break or a number that Go reads as 0 and the database does not,
 // and comes with the guard against DDL of this darrm (guardTag), made
 // once the schema has nothing of the tables' owner's own (cleanSQL).
-const schemaVersion = 5
+// Version 6 refuses a line whose charge has a quantity below 0 (a cost,
+// spendShape), which darrm refuses to read.
+const schemaVersion = 6
 
 // spendShape and endShape are the JSON of a spend line and of an end
 // line as darrm writes it (Spend, ending): each key's path (its parents'
 // keys, * for an element of an array) and what its value is, a JSON
 // type, a count (a Go int: a plain non-negative integer), a number that
-// Go decodes as a float64, or a time as Go writes it (RFC 3339). The
+// Go decodes as a float64, a cost (such a number, at least 0: each
+// quantity of a charge, which no step has below 0), or a time as Go
+// writes it (RFC 3339). The
 // database refuses any other key and any value of another type (null
 // aside, which Go reads as nothing), so that a line it takes is one
 // darrm decodes. A field added to Spend or ending needs a new schema
@@ -78,9 +82,9 @@ var (
 	spendShape = map[string]string{
 		"analyst": "string", "bits": "array", "bits.*": "object", "bits.*.p": "number", "bits.*.q": "number", "bits_at": "object",
 		"bits_at.end": "count", "bits_at.line": "count", "bits_sha256": "string", "charge": "object", "charge.advanced": "object",
-		"charge.advanced.delta": "number", "charge.advanced.eps": "number", "charge.delta": "number", "charge.eps": "number",
-		"charge.gdp_delta": "number", "charge.gdp_mu2": "number", "charge.point": "object", "charge.point.delta": "number",
-		"charge.point.eps": "number", "charge.rdp": "number", "charge.rho": "number", "delta": "number", "discrete": "boolean",
+		"charge.advanced.delta": "cost", "charge.advanced.eps": "cost", "charge.delta": "cost", "charge.eps": "cost",
+		"charge.gdp_delta": "cost", "charge.gdp_mu2": "cost", "charge.point": "object", "charge.point.delta": "cost",
+		"charge.point.eps": "cost", "charge.rdp": "cost", "charge.rho": "cost", "delta": "number", "discrete": "boolean",
 		"eps": "number", "filter_parts": "array", "filter_parts.*": "object", "filter_parts.*.delta": "number",
 		"filter_parts.*.filter": "string", "filter_parts.*.order": "number", "filter_parts.*.slack": "number", "final": "boolean",
 		"gaussian": "array", "gaussian.*": "object", "gaussian.*.coords": "count", "gaussian.*.sigma": "number", "kind": "string",
@@ -134,11 +138,13 @@ SELECT bad FROM (
 	SELECT 3, format('key %s is not one darrm writes', at) FROM t WHERE key IS NOT NULL AND NOT shape ? gen
 	UNION ALL
 	SELECT 4, format('%s is %s, not %s', at, v, CASE shape->>gen WHEN 'count' THEN 'a count (a plain integer)' WHEN 'number' THEN 'a number of a float64'
-		WHEN 'time' THEN 'a time as darrm writes it (RFC 3339)' ELSE 'a JSON ' || (shape->>gen) END)
+		WHEN 'cost' THEN 'a number of a float64 at least 0' WHEN 'time' THEN 'a time as darrm writes it (RFC 3339)' ELSE 'a JSON ' || (shape->>gen) END)
 	FROM t WHERE shape ? gen AND json_typeof(v) <> 'null' AND NOT CASE shape->>gen
 		WHEN 'count' THEN v::text ~ '^(0|[1-9][0-9]{0,17})$'
 		WHEN 'number' THEN CASE WHEN json_typeof(v) = 'number' THEN abs(v::text::numeric) <= 1.7976931348623157e308
 			AND (v::text::numeric = 0 OR abs(v::text::numeric) >= 2.4703282292062328e-324) ELSE false END
+		WHEN 'cost' THEN CASE WHEN json_typeof(v) = 'number' THEN v::text::numeric BETWEEN 0 AND 1.7976931348623157e308
+			AND (v::text::numeric = 0 OR v::text::numeric >= 2.4703282292062328e-324) ELSE false END
 		WHEN 'time' THEN CASE WHEN v::text ~ '^"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"$'
 			THEN substr(v::text, 10, 2)::int <= extract(day FROM make_date(2000 + substr(v::text, 2, 4)::int % 400, substr(v::text, 7, 2)::int, 1) + interval '1 month' - interval '1 day')
 			ELSE false END
@@ -347,12 +353,12 @@ CREATE TRIGGER guard_ledger_truncate BEFORE TRUNCATE ON darrm.ledgers
 	FOR EACH STATEMENT EXECUTE FUNCTION darrm.refuse_edit();
 `)
 
-// tablesSQL makes the schema's tables of version 3, 4 and 5 (which have
-// the tables of 3), without its guards.
+// tablesSQL makes the schema's tables of version 3 to 6 (which have the
+// tables of 3), without its guards.
 const tablesSQL = `
 CREATE SCHEMA darrm;
 CREATE TABLE darrm.schema_version (version integer NOT NULL);
-INSERT INTO darrm.schema_version VALUES (5);
+INSERT INTO darrm.schema_version VALUES (6);
 CREATE TABLE darrm.ledgers (
 	key integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	name text NOT NULL UNIQUE,
@@ -689,6 +695,7 @@ var oldSchemaLets = map[int]string{
 	2: "does not stop another user from settling an analyst's run",
 	3: "lets the owner of its tables settle an analyst's run through its own search_path, and an analyst write a line that darrm reads otherwise than the database (a key twice or in capitals) or cannot read (a count of 0.0)",
 	4: "has a guard against DDL that lets the owner of its tables switch a trigger off with a condition of its own (settling an analyst's run) and run code of its own as a superuser that writes its rows, and lets an analyst write a line with a line break",
+	5: "lets an analyst write a line whose charge is below 0, which darrm refuses to read, so that no release is possible on that ledger",
 }
 
 // upgrader says who may upgrade the database's schema, and how: the

@@ -233,6 +233,9 @@ func jsonShape(t *testing.T, ty reflect.Type) map[string]string {
 			shape[path] = "count"
 		case reflect.Float32, reflect.Float64:
 			shape[path] = "number"
+			if strings.HasPrefix(path, "charge.") {
+				shape[path] = "cost" // a charge's quantities: none below 0
+			}
 		case reflect.Bool:
 			shape[path] = "boolean"
 		case reflect.String:
