@@ -239,6 +239,7 @@ func TestProgressiveLabelFileWitnessesDraws(t *testing.T) {
 	}{
 		{"progressive-gnmax", []string{"--mechanism", "progressive-gnmax", "--levels", "80,60,45", "--kappa", "1.2", "--give-up", "0.5", "--threshold", "150", "--sigma1", "120"}},
 		{"confident-gnmax charged per draw", []string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5", "--accounting", "gdp-filter"}},
+		{"gnmax charged per draw", []string{"--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--accounting", "gdp-filter"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(statedir.Env, t.TempDir())

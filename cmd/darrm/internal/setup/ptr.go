@@ -32,13 +32,23 @@ const (
 
 // PerDraw reports whether mechanism info can be charged per draw to a
 // Gaussian-DP filter (ensemble.ChargedPerDraw), and whether that is its
-// only accounting (it is its own form charged per draw).
+// only accounting (it is its own form charged per draw). It asks of the
+// mechanism with the setting a plan chooses set (GNMax's σ2, which its
+// defaults leave unset, as on 0/1 votes): the settings given decide its
+// form, not whether it has one.
 func PerDraw(info MechanismInfo) (charged, only bool) {
-	m, ok := ensemble.ChargedPerDraw(info.Defaults(), accountant.Guarantee{})
-	if !ok || info.Input != votefile.ManyClasses {
+	if info.Input != votefile.ManyClasses {
 		return false, false
 	}
-	return true, m.Name() == info.Name
+	m := info.Defaults()
+	if p := m.Plan(votefile.ManyClasses); p.With != nil {
+		m = p.With(1)
+	}
+	d, ok := ensemble.ChargedPerDraw(m, accountant.Guarantee{})
+	if !ok {
+		return false, false
+	}
+	return true, d.Name() == info.Name
 }
 
 // PerDrawOnlyNames names the mechanisms of ms charged per draw alone
