@@ -187,8 +187,12 @@ func TestDrawMeterHoldsBudget(t *testing.T) {
 // within that of μ_B-Gaussian DP, the budget's, and near it (the run takes
 // draws until the filter is nearly full, so a charge that were too small,
 // say 1/σ² for a draw that moves two counts, would show as a profile
-// above the curve, and one too large as a profile far below it). The
-// labels and stops are post-processing of the transcript.
+// above the curve, and one too large as a profile far below it). It
+// checks the charges, not the decisions: κ = 50 releases nothing, and the
+// loss is the draws' alone, which holds when the labels and stops are
+// post-processing of the transcript; that they are functions of the
+// noisy draws only, never of the counts, is TestProgressiveMatchesSimulation's
+// (a give-up that read the counts' own gap fails it).
 func TestProgressivePrivacyLossMonteCarlo(t *testing.T) {
 	const runs = 8000
 	// μ_B² = 1.476: two queries of every draw (0.617 each), 84% of it.
