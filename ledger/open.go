@@ -440,6 +440,11 @@ func (opts Options) open(ctx context.Context, location string, readOnly bool) (*
 	if p, ok := s.(*pgStore); ok && p.overridden != "" {
 		l.notes = append(l.notes, p.overridden)
 	}
+	if p, ok := s.(*pgStore); ok {
+		if note := p.schemaNote(); note != "" {
+			l.notes = append(l.notes, note)
+		}
+	}
 	if p, ok := s.(*pgStore); ok && readOnly {
 		note, err := p.guardNote(ctx)
 		if err != nil {

@@ -280,6 +280,21 @@ func (s *pgStore) guard(ctx context.Context) (guardState, error) {
 	return st, err
 }
 
+// schemaNote says, of a ledger whose database keeps its ledgers in an
+// earlier schema (read only: a run upgrades it or is refused), what that
+// schema lets a user do and who upgrades it, and of one whose schema this
+// opening upgraded, that darrm of before no longer opens it; "" when the
+// schema was current.
+func (s *pgStore) schemaNote() string {
+	switch {
+	case s.schemaFrom > 0:
+		return s.sayf("database %s's darrm schema was upgraded from version %d (which %s) to %d: a darrm of before now refuses its ledgers, saying to use a newer one", s.cfg.Database, s.schemaFrom, oldSchemaLets[s.schemaFrom], schemaVersion)
+	case s.row.version > 0 && s.row.version < schemaVersion:
+		return s.sayf("database %s keeps its ledgers in darrm's schema of version %d, which %s: the next run of the owner of darrm's tables upgrades it to %d (where darrm's guard against DDL is in place, a superuser's: darrm ledger upgrade %s), and until then no release of this darrm runs there", s.cfg.Database, s.row.version, oldSchemaLets[s.row.version], schemaVersion, shellQuote(s.redacted))
+	}
+	return ""
+}
+
 // guardNote says, of a ledger whose database has no guard against DDL or
 // an earlier darrm's, who can rewrite it without its triggers; "" when
 // it has this darrm's.

@@ -695,7 +695,7 @@ var oldSchemaLets = map[int]string{
 	2: "does not stop another user from settling an analyst's run",
 	3: "lets the owner of its tables settle an analyst's run through its own search_path, and an analyst write a line that darrm reads otherwise than the database (a key twice or in capitals) or cannot read (a count of 0.0)",
 	4: "has a guard against DDL that lets the owner of its tables switch a trigger off with a condition of its own (settling an analyst's run) and run code of its own as a superuser that writes its rows, and lets an analyst write a line with a line break",
-	5: "lets an analyst write a line whose charge is below 0, which darrm refuses to read, so that no release is possible on that ledger",
+	5: "lets an analyst write a line whose charge is below 0, which every release and ledger verify then refuse (a denial of service of that ledger, which lowers nothing)",
 }
 
 // upgrader says who may upgrade the database's schema, and how: the

@@ -379,7 +379,25 @@ func TestPGUpgradeSchema3(t *testing.T) {
 	if err := openErr(alice, Options{StateDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "logged in as the owner of darrm's tables, "+ownerName) || !isBad(err) {
 		t.Errorf("alice's run on schema 3 without the guard: %v", err)
 	}
-	spendOn(t, Options{StateDir: t.TempDir()}, u, 1, 1) // the owner's first run upgrades it
+	// A read says what the schema lets through and who upgrades it; the
+	// owner's first run upgrades it and says so.
+	if l, err := (Options{StateDir: t.TempDir()}).readOnly(ctx, alice); err != nil {
+		t.Errorf("alice's read on schema 3: %v", err)
+	} else {
+		if notes := strings.Join(l.Notes(), "; "); !strings.Contains(notes, "keeps its ledgers in darrm's schema of version 3, which lets") || !strings.Contains(notes, fmt.Sprintf("upgrades it to %d", schemaVersion)) {
+			t.Errorf("alice's read on schema 3: notes %q", notes)
+		}
+		l.Close()
+	}
+	run, err := Options{StateDir: t.TempDir()}.forRun(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(run.Notes(), "; "); !strings.Contains(notes, "schema was upgraded from version 3 (which lets") || !strings.Contains(notes, fmt.Sprintf(") to %d: a darrm of before now refuses", schemaVersion)) {
+		t.Errorf("the owner's run that upgraded schema 3: notes %q", notes)
+	}
+	run.Close()
+	spendOn(t, Options{StateDir: t.TempDir()}, u, 1, 1)
 	upgraded("the owner's upgrade", u)
 
 	// With the guard: only a superuser upgrades it.
