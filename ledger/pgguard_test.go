@@ -427,7 +427,7 @@ func TestPGOldGuard(t *testing.T) {
 		}
 		l.Close()
 	}
-	if res, err := (Options{StateDir: t.TempDir()}).Upgrade(ctx, u, provenance.Binding{}, false); err != nil || res.SchemaFrom != 4 || !res.Guarded {
+	if res, err := (Options{StateDir: t.TempDir()}).Upgrade(ctx, u, provenance.Binding{}, false); err != nil || res.SchemaFrom != 4 || res.SchemaTo != schemaVersion || !res.Guarded {
 		t.Fatalf("the superuser's darrm ledger upgrade: %+v, %v", res, err)
 	}
 	var conditions int

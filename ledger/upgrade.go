@@ -82,9 +82,9 @@ type UpgradeResult struct {
 	Guarded, GuardMade bool
 	TablesOwner        string
 	// SchemaFrom, for a ledger in PostgreSQL, is the version of darrm's
-	// schema that Upgrade upgraded its database from (to the current
-	// one), 0 when it was current.
-	SchemaFrom int
+	// schema that Upgrade upgraded its database from, 0 when it was
+	// current; SchemaTo is the version it upgraded it to, this darrm's.
+	SchemaFrom, SchemaTo int
 	// From is the old ledger's version.
 	From int
 	// Runs is the number of runs whose spends were carried over.
@@ -144,6 +144,9 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 			var g guardState
 			g, err = p.guard(ctx)
 			res.Guarded, res.GuardMade, res.TablesOwner, res.SchemaFrom = g.Guarded, g.Made, g.Owner, p.schemaFrom
+			if p.schemaFrom > 0 {
+				res.SchemaTo = schemaVersion
+			}
 		}
 		return res, err
 	}

@@ -238,9 +238,11 @@ func LedgerUpgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
 	path = ledger.Redact(path)
 	t := cliout.NewText(w)
 	if res.Current {
-		t.Line("ledger %s is of version %d, the current one: there is nothing to upgrade", path, ledger.Version)
 		if res.SchemaFrom > 0 {
-			t.Line("its database's darrm schema was upgraded from version %d to this darrm's (docs/aggregate.md, \"A team: one ledger in PostgreSQL\")", res.SchemaFrom)
+			t.Line("ledger %s is of version %d, the current one: its lines need no upgrade", path, ledger.Version)
+			t.Line("its database's darrm schema was upgraded from version %d to version %d: a darrm of before now refuses its ledgers (docs/aggregate.md, \"A team: one ledger in PostgreSQL\")", res.SchemaFrom, res.SchemaTo)
+		} else {
+			t.Line("ledger %s is of version %d, the current one: there is nothing to upgrade", path, ledger.Version)
 		}
 		if ledger.IsURL(path) {
 			switch {
