@@ -124,8 +124,53 @@ func accountPerDraw(ctx context.Context, in votefile.Reader, opts AccountOptions
 	if err := labelsEnd(lr, labelled); err != nil {
 		return nil, err
 	}
+	if err := fitsBudget(opts.Memo, mech, fa.Answered, fa.Withheld); err != nil {
+		return nil, lr.HeaderErrorf("%v", err)
+	}
 	out.Votes, out.Filter = key.sum(), fa
 	return out, nil
+}
+
+// fitsBudget refuses labels whose queries drew more than the filter of
+// m's budget holds: each query took its threshold step's draw, if m has
+// one, and an answered query the first level's draw at least, so their
+// least μ² (the filter's charges) bounds what their release spent from
+// below. A header edited throughout to a smaller budget, its total and
+// per-query guarantee with it, agrees with itself, but not with the
+// labels it heads when that budget could not have drawn them.
+func fitsBudget(memo *accountant.Memo, m ensemble.ProgressiveGNMax, answered, withheld int) error {
+	f := accountant.Filter{Parts: []accountant.FilterPart{{Method: accountant.GDPFilter, Delta: m.Budget.Delta}}}
+	muB2, ok := f.GDPBudget(m.Budget)
+	if !ok {
+		return fmt.Errorf("its budget %v has no Gaussian-DP filter", m.Budget)
+	}
+	mu2 := func(d accountant.GaussianPart) (float64, error) {
+		s := accountant.Spend{Kind: accountant.GaussianSpend, Discrete: true, Gaussian: []accountant.GaussianPart{d}, Guarantee: accountant.Guarantee{Eps: 1, Delta: m.Budget.Delta}}
+		c, err := f.Charge(memo, s, m.Budget)
+		if err != nil || c.Mu2 == nil {
+			return 0, fmt.Errorf("the charge of a draw of sigma %v: %v", d.Sigma, err)
+		}
+		return *c.Mu2, nil
+	}
+	draws := m.Draws()
+	first, err := mu2(draws[0])
+	if err != nil {
+		return err
+	}
+	least := float64(answered+withheld) * first
+	if m.Sigma1 != 0 {
+		level, err := mu2(draws[1])
+		if err != nil {
+			return err
+		}
+		least += float64(answered) * level
+	}
+	// Within a millionth: GDPBudget is the halting rule's edge to a
+	// relative 1e-9 below it, which a run ends short of.
+	if least > muB2*(1+1e-6) {
+		return fmt.Errorf("its %d answered and %d withheld queries drew mu^2 >= %.6g, more than the Gaussian-DP filter of its budget %v holds (mu_B^2 = %.6g): the budget is not the one its release was held to (the header was edited)", answered, withheld, least, m.Budget, muB2)
+	}
+	return nil
 }
 
 // equalSettings reports whether a and b have the same settings and

@@ -81,6 +81,36 @@ func TestProgressiveCommands(t *testing.T) {
 	if _, e, code := darrm(t, "", "account", "pate", votes, "--labels", edited, "--target-delta", "1e-5"); code != 2 || !containsFlat(e, "the header does not describe this release") {
 		t.Errorf("an edited budget: exit %d: %s", code, e)
 	}
+	// A header edited throughout, budget, total and per-query guarantee
+	// together: that of a release of the same settings on a budget too
+	// small for the draws of these labels' rows.
+	small := filepath.Join(dir, "small.csv")
+	smallArgs := append([]string(nil), args...)
+	for i, a := range smallArgs {
+		if a == "--budget-eps" {
+			smallArgs[i+1] = "0.5"
+		}
+		if a == labels {
+			smallArgs[i] = small
+		}
+	}
+	if _, e, code := darrm(t, "", append(smallArgs, "--seed", "1")...); code != 0 && code != 4 {
+		t.Fatalf("%v: exit %d: %s", smallArgs, code, e)
+	}
+	if _, e, code := darrm(t, "", "account", "pate", votes, "--labels", small, "--target-delta", "1e-5"); code != 0 {
+		t.Fatalf("account pate of the release on (0.5, 1e-5): exit %d: %s", code, e)
+	}
+	sb, err := os.ReadFile(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := func(b []byte) string { return strings.SplitAfterN(string(b), "\n", 3)[1] }
+	if err := os.WriteFile(edited, []byte(strings.Replace(string(b), header(b), header(sb), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := darrm(t, "", "account", "pate", votes, "--labels", edited, "--target-delta", "1e-5"); code != 2 || !containsFlat(e, "the budget is not the one its release was held to") {
+		t.Errorf("a header edited throughout to the budget (0.5, 1e-5): exit %d: %s", code, e)
+	}
 	// Confident-GNMax charged when drawn.
 	charged := filepath.Join(dir, "charged.csv")
 	if _, e, code := darrm(t, "", append([]string{"aggregate", votes, "--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--delta", "1e-5",
