@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -418,5 +419,63 @@ func TestPGOwnerUnguarded(t *testing.T) {
 	}
 	if w, err := ReadWitness(cp); err != nil || w.Record.LedgerID != x.ID() || w.Record.Lines != 11 {
 		t.Errorf("the team's checkpoint after: %+v, %v; want the team's ledger at 11 lines", w.Record, err)
+	}
+}
+
+// removeHeadSQL returns docs/aggregate.md's recipe ("After an error"),
+// which psql runs with -v name=NAME -v n=N, by which a superuser removes
+// the head line N of ledger NAME that the database took and darrm refuses
+// (an analyst's denial of service): nothing can have followed it, since
+// every release refuses the ledger at that line.
+func removeHeadSQL(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "docs", "aggregate.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range strings.Split(string(b), "```sql\n")[1:] {
+		if sql, _, ok := strings.Cut(block, "\n```"); ok && strings.Contains(sql, "DELETE FROM darrm.lines") {
+			return sql
+		}
+	}
+	t.Fatal("docs/aggregate.md has no sql block that removes a line")
+	return ""
+}
+
+// TestPGSuperuserRemovesRefusedLine: an analyst's line that the database
+// takes but darrm refuses (a charge below its step's least) stops every
+// release at that line; a superuser's removeHeadSQL takes it off, the
+// ledger reads as before it, and releases go on.
+func TestPGSuperuserRemovesRefusedLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("roles of their own: without -short")
+	}
+	db := pgtest.DB(t)
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	u := newPG(t, db, "team", budget)
+	alice := analystURL(t, u, "alice")
+	aliceBook := Options{StateDir: t.TempDir()}
+	spendOn(t, aliceBook, alice, 5, 5)
+	before, _, lines := readAll(t, u)
+	conn := connectAs(t, alice)
+	_, _, _, _, s := headLine(t, conn, "team")
+	s.Run, s.Queries, s.Final, s.Prior.Steps = "a1ice0000000000f", 1, true, s.Prior.Steps+s.Queries
+	s.Charge.Point.Eps /= 2
+	if err := appendForged(t, conn, "team", s); err != nil {
+		t.Fatalf("alice's line with half its charge: %v, want the database to take it (it cannot recompute a charge)", err)
+	}
+	if err := openErr(alice, aliceBook); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("line %d", lines+1)) {
+		t.Fatalf("a release after alice's line: %v, want it refused at line %d", err, lines+1)
+	}
+	sql := strings.NewReplacer(":'name'", "'team'", ":n", strconv.Itoa(lines+1)).Replace(removeHeadSQL(t))
+	if err := sqlExec(t, db, sql); err != nil {
+		t.Fatal(err)
+	}
+	if after, _, n := readAll(t, u); after != before || n != lines {
+		t.Errorf("after the superuser removed line %d: %d lines, %+v; want %d, %+v", lines+1, n, after, lines, before)
+	}
+	spendOn(t, aliceBook, alice, 2, 2)
+	if after, _, n := readAll(t, u); after.Steps != before.Steps+2 || n != lines+2 {
+		t.Errorf("alice's release after: %d labels in %d lines", after.Steps, n)
 	}
 }
