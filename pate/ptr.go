@@ -169,7 +169,9 @@ func (v *testedVotes) Next() bool {
 	}
 	q := v.Reader.Query()
 	if i := q.Index - 1; i < len(v.counts) && !slices.Equal(q.Counts, v.counts[i]) {
-		v.err = fmt.Errorf("PATE PTR: query %d (line %d) reads %v, where the test was drawn on %v: the votes changed since they were tested, and no label of it is released", q.Index, q.Line, q.Counts, v.counts[i])
+		// The counts themselves stay out of the message: they are a
+		// private query's votes.
+		v.err = fmt.Errorf("PATE PTR: query %d (line %d) reads other votes than those the test was drawn on: the votes changed since they were tested, and no label of it is released", q.Index, q.Line)
 		return false
 	}
 	return true

@@ -858,3 +858,18 @@ func TestReleasePTRHoldsToItsPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestTestedVotesChangedSaysNoVotes: votes that changed between the PTR
+// test and the release stop it, with an error that names the query and
+// its line but quotes neither its votes nor those tested.
+func TestTestedVotesChangedSaysNoVotes(t *testing.T) {
+	row := func(c ...int) []int { return append(c, make([]int, 10-len(c))...) }
+	in := countsReader(t, [][]int{row(200, 50), row(245, 2, 3)}, accountant.OneVote)
+	v := &testedVotes{Reader: in, counts: [][]int{row(200, 50), row(0, 250)}}
+	for v.Next() {
+	}
+	err := v.Err()
+	if err == nil || !strings.Contains(err.Error(), "query 2") || strings.Contains(err.Error(), "245") || strings.Contains(err.Error(), "250") {
+		t.Errorf("votes changed at query 2: %v, want an error naming query 2 and no votes", err)
+	}
+}

@@ -513,9 +513,9 @@ func (r *classReader) count() error {
 		}
 		switch {
 		case r.opts.K > 0 && sum > r.k:
-			return r.lr.errorf(0, "counts sum to %d, more than K = %d teachers%s", sum, r.k, r.stated())
+			return r.lr.errorf(0, "counts sum to more than K = %d teachers%s (the sum is not quoted: a query's votes are private)", r.k, r.stated())
 		case r.opts.K == 0 && sum != r.k:
-			return r.lr.errorf(0, "counts sum to %d, want K = %d%s (a row may sum to fewer, teachers abstaining, when K is stated: %v, or the metadata header)%s", sum, r.k, r.source(), Hint{optK, ""}, r.labelsHint())
+			return r.lr.errorf(0, "counts do not sum to K = %d%s (not quoted: a query's votes are private; a row may sum to fewer, teachers abstaining, when K is stated: %v, or the metadata header)%s", r.k, r.source(), Hint{optK, ""}, r.labelsHint())
 		}
 		r.abstained += int64(r.k - sum)
 		copy(r.q.Counts, r.vals)

@@ -42,7 +42,7 @@ func TestClassReader(t *testing.T) {
 		{"counts jsonl", "[1,2,3]\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2: \"id\" present in some rows"},
 		{"counts jsonl ids", "{\"id\":1,\"votes\":[1,2,3]}\n{\"id\":\"x\",\"counts\":[6,0,0]}\n", classOptions{Input: inputCounts}, 6, 3, [][]int{{1, 2, 3}, {6, 0, 0}}, ""},
 		{"classes", "0,2,2,1,2\n1,1,1,1,1\n", classOptions{Input: inputClasses, Classes: 3, Orientation: QueriesInRows}, 5, 3, [][]int{{1, 1, 3}, {0, 5, 0}}, ""},
-		{"bad sum", "3,1,0\n0,3,0\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2: counts sum to 3, want K = 4"},
+		{"bad sum", "3,1,0\n0,3,0\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2: counts do not sum to K = 4 (as in the first data row) (not quoted: a query's votes are private"},
 		{"bad class", "0,1,2\n0,3,1\n", classOptions{Input: inputClasses, Classes: 3, Orientation: QueriesInRows}, 0, 0, nil, "line 2, column 2: vote 2: class 3"},
 		{"negative", "3,1,0\n3,-1,2\n", classOptions{Input: inputCounts}, 0, 0, nil, "line 2, column 2: count \"-1\": must be a non-negative integer"},
 		// A first row of numbers is data however malformed, never a header
@@ -70,7 +70,7 @@ func TestClassReader(t *testing.T) {
 		{"header contradicts K", countsHead + "3,1,0\n", classOptions{K: 6}, 0, 0, nil, "line 1: the metadata header states K = 4, but K = 6 was given"},
 		{"header contradicts layout", countsHead + "3,1,0\n", classOptions{Input: inputClasses, Classes: 3}, 0, 0, nil, "line 1: the metadata header states layout counts, but class indices were asked for"},
 		{"header layout votes", classesHead + "0,1,2,2\n", classOptions{Input: inputCounts}, 0, 0, nil, "header states layout votes, but counts were asked for"},
-		{"header K, data", countsHead + "3,1,1\n", classOptions{}, 0, 0, nil, "line 2: counts sum to 5, more than K = 4 teachers (as the metadata header, line 1, states)"},
+		{"header K, data", countsHead + "3,1,1\n", classOptions{}, 0, 0, nil, "line 2: counts sum to more than K = 4 teachers (as the metadata header, line 1, states) (the sum is not quoted"},
 		{"header C, data", countsHead + "3,1\n", classOptions{}, 0, 0, nil, "line 2: 2 counts, want C = 3 (as the metadata header, line 1, states)"},
 		{"header classes, data", classesHead + "0,1,3,1\n", classOptions{}, 0, 0, nil, "line 2, column 3: vote 3: class 3"},
 		{"header classes, K", classesHead + "0,1,1\n", classOptions{}, 0, 0, nil, "line 2: 3 votes, want K = 4 (as the metadata header"},

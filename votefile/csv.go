@@ -276,7 +276,7 @@ func (r *voteReader) fill(fs []csvField) error {
 	for j, f := range fs[off:] {
 		v, ok := f.vote()
 		if !ok {
-			msg := fmt.Sprintf("vote %s: must be 0 or 1", show(f.b))
+			msg := fmt.Sprintf("vote %s: must be 0 or 1", voteShown(f.b))
 			if j == 0 && !r.hasID && r.forceID == autoDetect {
 				msg += " (if column 1 is a query id, declare the id column)"
 			}

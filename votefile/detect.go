@@ -265,6 +265,17 @@ func countsHint(b []byte) advice {
 	return advise(" (if the rows are vote counts, one column per class, read the file as counts: %v; class indices of more classes: %v)", Hint{optLayout, "counts"}, Hint{optClasses, "C"})
 }
 
+// voteShown is how an error says a 0/1 vote b that is neither: quoted,
+// unless it is a number above 1, a count of a file of vote counts read as
+// 0/1 votes, whose value (with its column, the class) would say how a
+// private query's teachers voted.
+func voteShown(b []byte) string {
+	if n, ok := number(b); ok && n >= 2 {
+		return "above 1 (not quoted: a vote file's counts are private)"
+	}
+	return show(b)
+}
+
 // rowHint is countsHint for a row of fields: the hint of its first value
 // above 1.
 func rowHint(fs []csvField) advice {

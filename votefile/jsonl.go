@@ -264,7 +264,7 @@ func (s *jsonScan) votes(dst []byte) (int, error) {
 			if len(tok) == 0 && s.i < len(s.line) {
 				tok = s.line[s.i : s.i+1]
 			}
-			return 0, s.errorf("vote %d: %s: must be 0 or 1%s", n+1, show(tok), countsHint(tok))
+			return 0, s.errorf("vote %d: %s: must be 0 or 1%s", n+1, voteShown(tok), countsHint(tok))
 		}
 		if n < len(dst) {
 			dst[n] = tok[0] - '0'

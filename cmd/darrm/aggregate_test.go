@@ -209,7 +209,7 @@ func TestAggregateBadInput(t *testing.T) {
 		want []string
 	}{
 		{"ragged row", []string{write("r.csv", row+row+"1,0,1\n"+row)}, 2, []string{"r.csv, line 3", "3 columns, want 11"}},
-		{"vote 2", []string{write("v.csv", row+"1,0,1,1,0,2,0,0,1,1,0\n")}, 2, []string{"v.csv, line 2, column 6", `vote "2"`}},
+		{"vote 2", []string{write("v.csv", row+"1,0,1,1,0,2,0,0,1,1,0\n")}, 2, []string{"v.csv, line 2, column 6", `vote above 1 (not quoted: a vote file's counts are private)`}},
 		{"empty file", []string{write("e.csv", "")}, 2, []string{"e.csv", "empty file"}},
 		{"binary", []string{write("b.bin", "\x89PNG\r\n\x1a\n\x00\x00")}, 2, []string{"b.bin, line 1", "binary"}},
 		{"not a vote file", []string{write("p.txt", "Hello,\nworld\n")}, 2, []string{"p.txt, line 2", "not a CSV or JSON lines vote file"}},

@@ -184,10 +184,10 @@ func TestCountsWithoutFlag(t *testing.T) {
 		want string
 	}{
 		{"17,0,1,1\n18,0,0,1\n", nil, "read both as an id followed by 0/1 votes and as vote counts"},
-		{"0,1,2,0,1\n0,1,1,0,1\n", nil, `vote "2": must be 0 or 1 (if the rows are vote counts, one column per class, read the file as counts: --input-format counts`},
+		{"0,1,2,0,1\n0,1,1,0,1\n", nil, `vote above 1 (not quoted: a vote file's counts are private): must be 0 or 1 (if the rows are vote counts, one column per class, read the file as counts: --input-format counts`},
 		// One row is no evidence of counts: the typo is named where it is.
-		{"1,0,2,1,0,1,0,1,1,0,1\n", nil, `counts.csv, line 1, column 3: vote "2": must be 0 or 1`},
-		{"0,1,2,0,1\n1,1,1,1,0\n", nil, `line 1, column 3: vote "2": must be 0 or 1`},
+		{"1,0,2,1,0,1,0,1,1,0,1\n", nil, `counts.csv, line 1, column 3: vote above 1 (not quoted: a vote file's counts are private): must be 0 or 1`},
+		{"0,1,2,0,1\n1,1,1,1,0\n", nil, `line 1, column 3: vote above 1 (not quoted: a vote file's counts are private): must be 0 or 1`},
 		// Class labels with abstentions, read without their classes.
 		{"0,1,-1,0,1\n1,1,0,-1,0\n", nil, `line 1, column 3: vote "-1": must be 0 or 1 (-1 is how class labels mark a teacher that did not vote: if the rows hold class labels, give --classes C)`},
 		{"[0,1,-1,0,1]\n", nil, `vote 3: "-1": must be 0 or 1 (-1 is how class labels mark a teacher that did not vote: if the rows hold class labels, give --classes C)`},
