@@ -591,7 +591,9 @@ type stored struct {
 	SHA256   string          `json:"sha256"`
 }
 
-// Save writes e to path atomically.
+// Save writes e to path atomically, readable by its owner alone: the
+// teachers' parameters, their votes and the partition key are of the
+// private training data.
 func (e *Ensemble) Save(path string) error {
 	raw, err := json.Marshal(e)
 	if err != nil {
@@ -602,7 +604,7 @@ func (e *Ensemble) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, 0o644, func(f *os.File) error {
+	return atomicfile.Write(path, 0o600, func(f *os.File) error {
 		_, err := f.Write(b)
 		return err
 	})
@@ -757,7 +759,7 @@ func cachedOr(dir string, cfg Config, note func(string), train func() (*Ensemble
 		return nil, false, err
 	}
 	if dir != "" {
-		err := os.MkdirAll(dir, 0o755)
+		err := os.MkdirAll(dir, 0o700)
 		if err == nil {
 			err = e.Save(path)
 		}

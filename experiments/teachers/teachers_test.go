@@ -130,6 +130,14 @@ func TestCached(t *testing.T) {
 	if _, err := Load(filepath.Join(dir, cfg.Key()+".json"), cfg); err != nil {
 		t.Errorf("the replaced file: %v", err)
 	}
+	// Of the private training data: readable by their owner alone.
+	for path, want := range map[string]os.FileMode{dir: 0o700, filepath.Join(dir, cfg.Key()+".json"): 0o600} {
+		if st, err := os.Stat(path); err != nil {
+			t.Error(err)
+		} else if st.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", path, st.Mode().Perm(), want)
+		}
+	}
 	if _, cached, err := Cached(ctx, "", b, cfg, nil); err != nil || cached {
 		t.Errorf("no folder: cached %v (%v)", cached, err)
 	}
