@@ -258,9 +258,19 @@ func (c Config) meta(params [][]float64) (*votefile.Meta, error) {
 }
 
 // id returns the id of the ensemble trained with c whose parameters are
-// params: the data set, K and the first 8 bytes of the parameters'
-// SHA-256 (the same models, the same id).
+// params: the data set, K and the first 8 bytes of a SHA-256, that of
+// the parameters (the same models, the same id) when their training drew
+// its randomness from crypto/rand, which no one can replay. A seeded
+// ensemble's parameters are a function of the private training data and
+// the seed, so the hash of them, which every vote and label file states,
+// would let whoever knows the seed test a guess of the data by training
+// again: its id hashes its configuration instead (Key: the seed and every
+// setting of the training, the same models again).
 func (c Config) id(params [][]float64) string {
+	if c.Seed != nil {
+		s := sha256.Sum256([]byte("darrm-ensemble " + c.Key()))
+		return fmt.Sprintf("%s-k%d-%s", c.Dataset, c.K, hex.EncodeToString(s[:8]))
+	}
 	h := sha256.New()
 	var b [8]byte
 	for _, p := range params {
@@ -313,9 +323,9 @@ type Ensemble struct {
 	// number of training records of each teacher.
 	Partition  Partition `json:"partition"`
 	ShareSizes []int     `json:"share_sizes"`
-	// Meta is the ensemble's metadata header: its id (from the trained
-	// parameters), each teacher's guarantee and how it was obtained, and
-	// the partition rule.
+	// Meta is the ensemble's metadata header: its id (Config.id), each
+	// teacher's guarantee and how it was obtained, and the partition
+	// rule.
 	Meta *votefile.Meta `json:"meta"`
 	// QueryVotes holds, for C-class teachers, each teacher's class on
 	// each of the first Config.Queries test images (Accuracy is theirs);
