@@ -120,6 +120,9 @@ func (f *planFlags) proxy(cmd *cobra.Command, of provenance.MechanismName) (plan
 		if err := p.CheckNotPrivate(private); err != nil {
 			return plan.Proxy{}, "", cli.AsUsage(setup.Flagged(err, nil))
 		}
+		if pm, vm := private.Meta(), in.Meta(); pm != nil && vm != nil && pm.Ensemble == vm.Ensemble {
+			return plan.Proxy{}, "", cli.Usagef("--votes %s and --private-votes %s are votes of one ensemble, %s: the same teachers' votes on other queries depend on the private data they were trained on, so they are no public proxy of it (tune on votes of teachers trained on public data)", name, cli.InputName(f.PrivateVotes), cliout.Escape(vm.Ensemble))
+		}
 	}
 	tuning := fmt.Sprintf("tuned on %s votes (%s), not on the private votes: no privacy charged for the tuning, which holds if they do not depend on the private data (the same teachers' votes on other queries do)", f.VotesAre, name)
 	return p, tuning, nil

@@ -261,6 +261,8 @@ func TestPlanErrors(t *testing.T) {
 	cgm := []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", "300"}
 	proxy := countsFile(t, dir, "proxy.csv", 60, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
 	precision := append(append(cgm, "--votes", proxy, "--votes-are", "public", "--min-precision", "0.98"), budget...)
+	// The same teachers' votes (one ensemble) on other queries.
+	sameTeachers := countsFile(t, dir, "same-teachers.csv", 60, func(i int) []int { return plurality(50+(7*i)%190, (7*i)%10) })
 	if testing.Short() {
 		proxy10 := countsFile(t, dir, "proxy10.csv", 10, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
 		precision = append([]string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--queries", "30",
@@ -276,6 +278,8 @@ func TestPlanErrors(t *testing.T) {
 		{"private votes", append(append(cgm, "--votes", proxy100, "--votes-are", "private"), budget...), []string{"--votes-are private", "Papernot and Steinke 2022"}},
 		{"proxy votes are the private votes", append(append(cgm, "--votes", proxy, "--votes-are", "public", "--private-votes", proxy), budget...),
 			[]string{"--votes " + proxy, "the same 60 queries as the private votes", "never the queries to be released"}},
+		{"proxy votes of the private votes' teachers", append(append(cgm, "--votes", proxy, "--votes-are", "public", "--private-votes", sameTeachers), budget...),
+			[]string{"--votes " + proxy, "are votes of one ensemble, pate-k250", "no public proxy"}},
 		{"precision unreachable", precision,
 			[]string{"--min-precision = 0.98", "the best expected precision is 0.", "queries reach 0.98"}},
 		{"proxy of other K", append(append(cgm, "--votes", proxy100, "--votes-are", "public", "--input-format", "counts"), budget...), []string{"K = 100", "K = 250"}},
