@@ -863,3 +863,24 @@ func TestSettingFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestAggregateNoneReleased: a release that a spent ledger stops before
+// its first label says that none was released, where it said "0 of 20
+// queries released, every one answered".
+func TestAggregateNoneReleased(t *testing.T) {
+	t.Setenv(statedir.Env, t.TempDir())
+	dir := t.TempDir()
+	votes := countsFile(t, dir, "votes.csv", 20, func(i int) []int { return plurality(200, i%10) })
+	led := filepath.Join(dir, "l.ledger")
+	if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "0.3", "--budget-delta", "1e-5"); code != 0 {
+		t.Fatal(e)
+	}
+	release := []string{"aggregate", votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-6", "--ledger", led}
+	if _, e, code := darrm(t, "", append(release, "--out", filepath.Join(dir, "a.csv"))...); code != exitBudget {
+		t.Fatalf("the first release: exit %d: %s", code, e)
+	}
+	out, e, code := darrm(t, "", append(release, "--out", filepath.Join(dir, "b.csv"))...)
+	if code != exitBudget || !containsFlat(out+e, "none of 20 queries released; STOPPED by the budget: 20 not released") || containsFlat(out+e, "every one answered") {
+		t.Errorf("a release on a spent ledger: exit %d: %s%s", code, out, e)
+	}
+}

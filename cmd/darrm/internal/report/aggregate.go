@@ -375,7 +375,10 @@ func (out Aggregate) writeLabels(t *cliout.Text) {
 		return
 	}
 	labels := fmt.Sprintf("labels: %s (%s): %d of %s released, every one answered", out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"))
-	if w := out.words.Withheld; w != "" {
+	if out.Released == 0 {
+		labels = fmt.Sprintf("labels: %s (%s): none of %s released", out.Output, out.OutputFormat, plural.Of(out.Queries, "query", "queries"))
+	}
+	if w := out.words.Withheld; w != "" && out.Released > 0 {
 		labels = fmt.Sprintf("labels: %s (%s): %d of %s released, %d answered, %d withheld %s",
 			out.Output, out.OutputFormat, out.Released, plural.Of(out.Queries, "query", "queries"), out.Answered, out.Withheld, w)
 	}
