@@ -48,6 +48,12 @@ const (
 	verifyCandidates = 400
 )
 
+// maxProxyQueries bounds the proxy queries a plan simulates its ladders
+// on: a simulation holds 17 bytes per query, replicate and level (12
+// replicates and up to 8 levels to check a choice: 163 MB at this bound),
+// and a pass over them is what a signal waits for.
+const maxProxyQueries = 100_000
+
 // searchMemory bounds the memory of the ladders' simulations that the
 // search's goroutines hold beyond the first's: on a machine of many cores,
 // a proxy of many queries would otherwise hold one simulation per core.
@@ -177,6 +183,9 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 	if err := p.check(); err != nil {
 		return ProxyPlan{}, err
 	}
+	if n := len(r.Counts); n > maxProxyQueries {
+		return ProxyPlan{}, &param.Error{Name: "votes", Value: n, Rule: fmt.Sprintf("a plan simulates its ladders on every proxy query, %d at the most: give a sample of them (what the plan learns of them is their consensus)", maxProxyQueries)}
+	}
 	b := accountant.Budget{Guarantee: r.Budget}
 	if err := b.Validate(); err != nil {
 		return ProxyPlan{}, err
@@ -205,7 +214,9 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 		}
 		var sc ladderScore
 		var e [1]estimate
-		st.score([]float64{0}, 0, &sc)
+		if err := st.score(ctx, []float64{0}, 0, &sc); err != nil {
+			return 0, err
+		}
 		sc.at(s, s.step(m.Threshold, m.Sigma1), 1, e[:]) // μ_B² does not enter the agreement
 		return e[0].low, nil
 	}
@@ -234,12 +245,17 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 	for range workers {
 		w := &ladderSearch{s: s, steps: steps, kappas: ks, muB2: muB2, minAgree: minAgree, low: low, seed: r.Seed}
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(ladders); i = int(next.Add(1) - 1) {
+			// Once ctx is done, no ladder more: each would allocate its
+			// simulation before it saw ctx.
+			for i := int(next.Add(1) - 1); i < len(ladders) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
 				found[i] = w.search(ctx, ladders[i])
 			}
 		})
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
 	var feasible best
 	for _, f := range found {
 		if f.err != nil {
@@ -259,22 +275,26 @@ func (ProgressiveGNMax) planOnProxy(ctx context.Context, r ProxyRequest) (ProxyP
 	if low, err = baseline(verifyReplicates, seed); err != nil {
 		return out, err
 	}
-	checked := map[string]*runState{}        // by ladder: κ, g and the threshold step only score it
+	// One ladder's simulation at a time (κ, g and the threshold step only
+	// score it), its memory reused for the next: the candidates' ladders
+	// are many, each simulation as large as the proxy.
+	var st *runState
+	var simulated []float64
 	var refused error                        // the first setting a release does not build
 	unbuilt, memo := 0, new(accountant.Memo) // the settings a release does not build; their certificates
 	for _, c := range feasible {
 		out.Checked++
-		key := fmt.Sprint(c.m.Levels)
-		st := checked[key]
-		if st == nil {
-			if st, err = s.run(ctx, ProgressiveGNMax{Levels: c.m.Levels}, verifyReplicates, seed, nil); err != nil {
+		if st == nil || !slices.Equal(simulated, c.m.Levels) {
+			if st, err = s.run(ctx, ProgressiveGNMax{Levels: c.m.Levels}, verifyReplicates, seed, st); err != nil {
 				return out, err
 			}
-			checked[key] = st
+			simulated = c.m.Levels
 		}
 		var sc ladderScore
 		var est [1]estimate
-		st.score([]float64{c.m.Kappa}, c.m.GiveUp, &sc)
+		if err := st.score(ctx, []float64{c.m.Kappa}, c.m.GiveUp, &sc); err != nil {
+			return out, err
+		}
 		sc.at(s, s.step(c.m.Threshold, c.m.Sigma1), muB2, est[:])
 		e := est[0]
 		if e.agreement >= minAgree && e.low >= low-lowTolerance {
@@ -394,7 +414,9 @@ func (w *ladderSearch) search(ctx context.Context, levels []float64) ladderFound
 		if len(levels) == 1 && g != 0 {
 			continue // a one-level ladder gives up at its last level only
 		}
-		w.st.score(w.kappas, g, &w.sc)
+		if err := w.st.score(ctx, w.kappas, g, &w.sc); err != nil {
+			return ladderFound{err: err}
+		}
 		for si, th := range w.steps {
 			w.sc.at(w.s, th, w.muB2, w.est[(gi*ns+si)*nk:][:nk])
 		}

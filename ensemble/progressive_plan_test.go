@@ -164,6 +164,7 @@ func TestProgressivePlanRefuses(t *testing.T) {
 		{req(proxy, budget, -0.5), "min-agreement"},
 		{req(proxy, accountant.Guarantee{Eps: 2}, 0), "budget delta"},
 		{req(ProxyRequest{K: 100, Classes: 5}, budget, 0), "votes queries"},
+		{req(manyQueries(proxy, maxProxyQueries+1), budget, 0), "votes"},
 	} {
 		_, err := ProgressiveGNMax{}.planOnProxy(context.Background(), tc.r)
 		var pe *param.Error
@@ -186,6 +187,16 @@ func TestProgressivePlanRefuses(t *testing.T) {
 	if !errors.As(err, &se) || se.Name != "min-agreement" {
 		t.Errorf("an agreement out of reach: %v", err)
 	}
+}
+
+// manyQueries returns p with its queries repeated to n.
+func manyQueries(p ProxyRequest, n int) ProxyRequest {
+	counts, truth := make([][]int, n), make([]int, n)
+	for i := range n {
+		counts[i], truth[i] = p.Counts[i%len(p.Counts)], p.Truth[i%len(p.Truth)]
+	}
+	p.Counts, p.Truth = counts, truth
+	return p
 }
 
 // randomProxy returns n queries of k teachers over classes classes: each
@@ -312,7 +323,9 @@ func TestLadderScoreMatchesOracle(t *testing.T) {
 		ks, g := lists[trial%len(lists)], gs[trial%len(gs)]
 		st := syntheticRun(rng, s, levels, reps, ks, g)
 		ost := &oracleState{s: s, levels: st.levels, reps: reps, z: st.z, ok: st.ok, dev: st.dev, cost: st.cost}
-		st.score(ks, g, &sc)
+		if err := st.score(context.Background(), ks, g, &sc); err != nil {
+			t.Fatal(err)
+		}
 		for i, kappa := range ks {
 			var o oracleScore
 			ost.score(kappa, g, &o)

@@ -232,8 +232,9 @@ func (sc *ladderScore) reset(s *simulator, kappas []float64, reps int) {
 
 // score sums, for give-up fraction g >= 0 and each κ of the ascending
 // kappas, each query's expected ladder cost, answer and agreement by its
-// plurality count into sc.
-func (st *runState) score(kappas []float64, g float64, sc *ladderScore) {
+// plurality count into sc; it ends with ctx's error once ctx is done (a
+// pass over a large proxy takes a while).
+func (st *runState) score(ctx context.Context, kappas []float64, g float64, sc *ladderScore) error {
 	sc.reset(st.s, kappas, st.reps)
 	nk := len(kappas)
 	for i, kappa := range kappas {
@@ -245,6 +246,9 @@ func (st *runState) score(kappas []float64, g float64, sc *ladderScore) {
 		sc.share[a] = float64(a) / r
 	}
 	for q := range st.s.p.Counts {
+		if q%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		for rep := range st.reps {
 			sc.outcomes[rep] = st.walkOutcomes(q, rep, kappas, sc.giveUp, sc.outcomes[rep])
 		}
@@ -281,6 +285,7 @@ func (st *runState) score(kappas []float64, g float64, sc *ladderScore) {
 			start = end
 		}
 	}
+	return nil
 }
 
 // addTo adds v to each of sum.

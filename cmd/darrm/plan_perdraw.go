@@ -45,6 +45,11 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 	case fs.Changed("classes") && proxy.Classes != f.Classes:
 		return cli.Usagef("--votes %s: %d classes, but --classes %d", cli.InputName(f.Votes), proxy.Classes, f.Classes)
 	}
+	// The library reads 0 as its default (the flag's, stated in its
+	// help): 0 given is out of range.
+	if fs.Changed("min-agreement") && !(f.MinAgreement > 0 && f.MinAgreement < 1) {
+		return cli.Usagef("--min-agreement = %v: must be in (0, 1)", f.MinAgreement)
+	}
 	budget := accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}
 	p, err := plan.OnProxy(cmd.Context(), info.Defaults(), proxy, budget, f.MinAgreement, f.SimSeed)
 	if err != nil {

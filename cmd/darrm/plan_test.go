@@ -280,6 +280,7 @@ func TestPlanErrors(t *testing.T) {
 			[]string{"--votes " + proxy, "the same 60 queries as the private votes", "never the queries to be released"}},
 		{"proxy votes of the private votes' teachers", append(append(cgm, "--votes", proxy, "--votes-are", "public", "--private-votes", sameTeachers), budget...),
 			[]string{"--votes " + proxy, "are votes of one ensemble, pate-k250", "no public proxy"}},
+		{"min agreement 0", append([]string{"plan", "--mechanism", "progressive-gnmax", "--votes", proxy, "--votes-are", "public", "--min-agreement", "0"}, budget...), []string{"--min-agreement = 0: must be in (0, 1)"}},
 		{"precision unreachable", precision,
 			[]string{"--min-precision = 0.98", "the best expected precision is 0.", "queries reach 0.98"}},
 		{"proxy of other K", append(append(cgm, "--votes", proxy100, "--votes-are", "public", "--input-format", "counts"), budget...), []string{"K = 100", "K = 250"}},
