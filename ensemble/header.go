@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -51,7 +52,7 @@ func decode(meta *votefile.LabelMeta, name provenance.MechanismName, v any) erro
 	}
 	for _, k := range slices.Sorted(maps.Keys(got)) {
 		if !slices.Contains(all, k) {
-			return fmt.Errorf("it states %s, which %s does not have", k, name)
+			return fmt.Errorf("it states %s, which %s does not have", param.Quote(k), name)
 		}
 	}
 	for _, k := range required {

@@ -3,7 +3,9 @@ package ensemble
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/internal/param"
@@ -60,6 +62,12 @@ func TestMechanismOf(t *testing.T) {
 		if m, err := Mechanisms().FromHeader(&bad); err == nil {
 			t.Errorf("%+v read as %#v", bad, m)
 		}
+	}
+	// A key of a megabyte is named, not repeated.
+	long := *ok
+	long.Settings = []byte(`{"sigma2":40,"noise":"discrete","` + strings.Repeat("k", 1<<20) + `":1}`)
+	if _, err := Mechanisms().FromHeader(&long); err == nil || len(err.Error()) > 300 {
+		t.Errorf("a key of 1 MiB: an error of %d bytes (%.80v)", len(fmt.Sprint(err)), err)
 	}
 }
 

@@ -96,7 +96,7 @@ func (m ProgressiveGNMax) Validate() error {
 func (m ProgressiveGNMax) checkSettings() error {
 	l := m.Levels
 	if len(l) == 0 || len(l) > maxLevels {
-		return &param.Error{Name: "levels", Value: len(l), Rule: fmt.Sprintf("must hold 1 to %d levels, the deviations s_1 > s_2 > ... of the average at each", maxLevels)}
+		return &param.Error{Name: "levels", Value: len(l), Rule: fmt.Sprintf("must hold 1 to %d levels, the deviations s_1 > s_2 > ... of the average at each level", maxLevels)}
 	}
 	for i, s := range l {
 		switch {
@@ -287,7 +287,7 @@ func newProgressive(memo *accountant.Memo, m ProgressiveGNMax, teachers, classes
 	if m.confident() {
 		g, err := discrete.NewGaussian(draws[0].Sigma)
 		if err != nil {
-			return nil, err
+			return nil, &param.Error{Name: "sigma1", Value: m.Sigma1, Rule: fmt.Sprintf("the threshold step draws discrete Gaussian noise of deviation %v: %v", draws[0].Sigma, err)}
 		}
 		p.s0 = g
 		steps = append(steps, drawStep{sigma: draws[0].Sigma, coords: 1, name: fmt.Sprintf("the threshold step (sigma1 = %g)", m.Sigma1), param: "sigma1"})
@@ -296,7 +296,7 @@ func newProgressive(memo *accountant.Memo, m ProgressiveGNMax, teachers, classes
 	for j, d := range draws {
 		g, err := discrete.NewGaussian(d.Sigma)
 		if err != nil {
-			return nil, err
+			return nil, &param.Error{Name: "levels", Value: m.Levels[j], Rule: fmt.Sprintf("level %d of the ladder draws discrete Gaussian noise of deviation %v: %v", j+1, d.Sigma, err)}
 		}
 		p.draws = append(p.draws, g)
 		steps = append(steps, drawStep{sigma: d.Sigma, coords: d.Coords, name: fmt.Sprintf("level %d (%v) of the ladder", j+1, m.Levels[j]), param: "levels"})

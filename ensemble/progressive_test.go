@@ -58,6 +58,8 @@ func TestProgressiveSettings(t *testing.T) {
 		{func(m *ProgressiveGNMax) { m.Levels = []float64{math.Inf(1), 40} }, "levels"},
 		{func(m *ProgressiveGNMax) { m.Levels = make([]float64, 17) }, "levels"},
 		{func(m *ProgressiveGNMax) { m.Levels = []float64{100, 99.9} }, "levels"}, // a draw of deviation 2236: not certified
+		{func(m *ProgressiveGNMax) { m.Levels = []float64{1e16} }, "levels"},      // beyond what discrete Gaussian noise samples
+		{func(m *ProgressiveGNMax) { m.Sigma1, m.Threshold = 1e16, 100 }, "sigma1"},
 		{func(m *ProgressiveGNMax) { m.Kappa = -1 }, "kappa"},
 		{func(m *ProgressiveGNMax) { m.Kappa = math.NaN() }, "kappa"},
 		{func(m *ProgressiveGNMax) { m.Kappa = 51 }, "kappa"},
