@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -886,5 +887,24 @@ func TestAggregateNoneReleased(t *testing.T) {
 	out, e, code := darrm(t, "", append(release, "--out", filepath.Join(dir, "b.csv"))...)
 	if code != exitBudget || !containsFlat(out+e, "none of 20 queries released; STOPPED by the budget: 20 not released") || containsFlat(out+e, "every one answered") {
 		t.Errorf("a release on a spent ledger: exit %d: %s%s", code, out, e)
+	}
+}
+
+// TestAggregateVacuousTotal: a total to publish whose delta is above 1/2
+// says that it guarantees nothing; one below says no such thing.
+func TestAggregateVacuousTotal(t *testing.T) {
+	votes := filepath.Join("..", "..", "testdata", "votes-K11.csv")
+	for _, tc := range []struct {
+		queries string
+		vacuous bool
+	}{{"5", true}, {"1", false}} {
+		// A memo of its own: the one-bit answers of rr's composition
+		// stay out of the memo that other tests save to their caches.
+		var out, e bytes.Buffer
+		args := []string{"aggregate", votes, "--mechanism", "rr", "--m", "3", "--delta", "0.4", "--max-queries", tc.queries, "--out", filepath.Join(t.TempDir(), "l.csv"), "--cache-dir", t.TempDir()}
+		code := runWith(new(accountant.Memo), context.Background(), args, strings.NewReader(""), &out, &e)
+		if code != 0 || containsFlat(out.String(), "VACUOUS: a delta above 1/2 guarantees nothing") != tc.vacuous {
+			t.Errorf("%s queries at delta 0.4 each: exit %d, vacuous said %v, want %v: %s%s", tc.queries, code, !tc.vacuous, tc.vacuous, out.String(), e.String())
+		}
 	}
 }

@@ -489,6 +489,10 @@ func (out Aggregate) writePublish(t *cliout.Text, what string) {
 		if p.Inexact != "" {
 			t.Line("  note: %s; the total is a looser bound that holds", p.Inexact)
 		}
+		if p.Guarantee.Delta > 0.5 {
+			// What a label says nothing under (param.GuaranteeDelta's rule).
+			t.Line("  VACUOUS: a delta above 1/2 guarantees nothing (a release that published its whole input with that probability would meet it): give --budget-eps and --budget-delta, or release fewer queries")
+		}
 	case p.Err != nil:
 		t.Line("TO PUBLISH: none %s: %s", deltaWords[p.DeltaFrom], p.Err)
 	default:
