@@ -13,6 +13,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/decimal"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -489,8 +490,7 @@ func (out Aggregate) writePublish(t *cliout.Text, what string) {
 		if p.Inexact != "" {
 			t.Line("  note: %s; the total is a looser bound that holds", p.Inexact)
 		}
-		if p.Guarantee.Delta > 0.5 {
-			// What a label says nothing under (param.GuaranteeDelta's rule).
+		if param.GuaranteeDelta("delta", p.Guarantee.Delta) != nil {
 			t.Line("  VACUOUS: a delta above 1/2 guarantees nothing (a release that published its whole input with that probability would meet it): give --budget-eps and --budget-delta, or release fewer queries")
 		}
 	case p.Err != nil:
