@@ -134,6 +134,9 @@ type Options struct {
 	// from a cache (optimal.Source.Certify); only this package sets it, so
 	// no caller can hand an aggregator a certificate it did not compute.
 	known *knownCertificate
+	// verify computes the exhaustive certificate: gamma.Verify when nil.
+	// Tests count certificates through it.
+	verify func(context.Context, constraints.Problem, gamma.Gamma, gamma.VerifyOptions) (gamma.Certificate, error)
 }
 
 // knownCertificate is the certificate cert of exactly the gamma g (as
@@ -220,6 +223,10 @@ func certify(ctx context.Context, p constraints.Problem, g gamma.Gamma, slack fl
 	} else if k, ok := certificatesIn(opts.Memo).find(p, g); ok {
 		cert = k.cert
 	} else {
+		verify := opts.verify
+		if verify == nil {
+			verify = gamma.Verify
+		}
 		var err error
 		if cert, err = verify(ctx, p, g, gamma.VerifyOptions{Workers: opts.Workers, Progress: opts.Progress}); err != nil {
 			return gamma.Certificate{}, false, err
@@ -271,10 +278,6 @@ func (c *certificates) add(k knownCertificate) {
 	defer c.mu.Unlock()
 	c.made = append([]knownCertificate{k}, c.made[:min(len(c.made), maxCertified-1)]...)
 }
-
-// verify is the exhaustive certificate (gamma.Verify); tests count its
-// calls through it.
-var verify = gamma.Verify
 
 // teachers is the guarantee of each teacher that an aggregator of p
 // assumes.

@@ -21,17 +21,13 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// countVerify counts the exhaustive certificates computed until the test
-// ends.
-func countVerify(t *testing.T) *atomic.Int64 {
-	t.Helper()
+// countVerify makes opts count the exhaustive certificates it computes.
+func countVerify(opts *Options) *atomic.Int64 {
 	var n atomic.Int64
-	old := verify
-	verify = func(ctx context.Context, p constraints.Problem, g gamma.Gamma, opts gamma.VerifyOptions) (gamma.Certificate, error) {
+	opts.verify = func(ctx context.Context, p constraints.Problem, g gamma.Gamma, vo gamma.VerifyOptions) (gamma.Certificate, error) {
 		n.Add(1)
-		return old(ctx, p, g, opts)
+		return gamma.Verify(ctx, p, g, vo)
 	}
-	t.Cleanup(func() { verify = old })
 	return &n
 }
 
@@ -69,8 +65,8 @@ func TestReleaseCertifiesOnce(t *testing.T) {
 	}
 	votes := "1,1,1,1,1,1,1,0,0,0,0\n0,0,0,0,0,0,0,0,1,1,1\n"
 
-	n := countVerify(t)
 	s := releaseSpec(t, votes, p, optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, t.TempDir())
+	n := countVerify(&s.Certificate)
 	var checked []gamma.Certificate
 	s.Mechanism = DaRRM{Target: built(p), Gamma: certifiedBy{optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, &checked}}
 	out, err := Release(ctx, s)
@@ -96,9 +92,10 @@ func TestReleaseCertifiesOnce(t *testing.T) {
 	if err := d.Put(&tampered); err != nil {
 		t.Fatal(err)
 	}
-	n.Store(0)
 	dir := t.TempDir()
-	_, err = Release(ctx, releaseSpec(t, votes, p, optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, dir))
+	s = releaseSpec(t, votes, p, optimal.Source{Cache: d, Prior: prior, CacheOnly: true}, dir)
+	n = countVerify(&s.Certificate)
+	_, err = Release(ctx, s)
 	var re *ReleaseError
 	var ce *cache.CorruptError
 	if !errors.As(err, &re) || re.Step != StepGamma || !errors.As(err, &ce) {
@@ -214,8 +211,8 @@ func TestCertifiedOnce(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	g := optGamma(t, p)
-	n := countVerify(t)
 	opts := Options{Memo: new(accountant.Memo)}
+	n := countVerify(&opts)
 	for range 3 {
 		if _, err := newPrivateDaRRM(ctx, p, g, opts); err != nil {
 			t.Fatal(err)
@@ -247,7 +244,7 @@ func TestCertifiedOnce(t *testing.T) {
 	if got := n.Load(); got != 4 {
 		t.Errorf("the exact majority built twice: %d certificates in all, want 4", got)
 	}
-	if _, err := newPrivateDaRRM(ctx, p, g, Options{}); err != nil {
+	if _, err := newPrivateDaRRM(ctx, p, g, Options{verify: opts.verify}); err != nil {
 		t.Fatal(err)
 	}
 	if got := n.Load(); got != 5 {
