@@ -292,24 +292,32 @@ func (ms *Mechanisms) CheckSettings(cmd *cobra.Command, m MechanismInfo, stated 
 
 // BindSettings defines in cmd the flag of each setting of the mechanisms
 // on votes of the kinds given that is their own (its field has a help
-// tag) and that cmd does not define already, once, from the first
-// mechanism that has it: its type the field's, its help the tag's after
-// the names of the mechanisms that take it ("confident-, progressive-gnmax:
-// ..."); and names so the mechanisms that sample a gamma in the help of
+// tag), once, from the first mechanism that has it: its type the field's,
+// its help the tag's after the names of the mechanisms that take it
+// ("confident-, progressive-gnmax: ..."); and names so the mechanisms that sample a gamma in the help of
 // --gamma and --no-solve, when cmd has them. A mechanism's settings are
-// then read from cmd's flags (MechanismInfo.With).
+// then read from cmd's flags (MechanismInfo.With). A setting whose flag
+// cmd defines itself panics: the command's flag would take the value
+// given for it, of another type or meaning (--workers, --queries), and
+// the mechanism would never see it; a registry is its program's own, so
+// this is a programming error, found as the command is built.
 func (ms *Mechanisms) BindSettings(cmd *cobra.Command, kinds ...votefile.Input) {
 	fs := cmd.Flags()
 	on := func(m MechanismInfo) bool { return slices.Contains(kinds, m.Input) }
+	bound := map[string]bool{}
 	for _, info := range ms.infos {
 		if !on(info) {
 			continue
 		}
 		cli.EachFlagField(reflect.ValueOf(info.mech), ownSettings(info.Input), func(names []string, tag reflect.StructTag, v reflect.Value) {
 			name, t := names[0], v.Type()
-			if fs.Lookup(name) != nil {
+			if bound[name] {
 				return
 			}
+			if fs.Lookup(name) != nil {
+				panic(fmt.Sprintf("mechanism %s: setting --%s: %s defines --%s itself, which would take the setting's value", info.Name, name, cmd.CommandPath(), name))
+			}
+			bound[name] = true
 			by := ms.Names(func(o MechanismInfo) bool { return on(o) && slices.Contains(o.Flags(), name) }, ", ")
 			cli.Flag{Name: name, Default: reflect.Zero(t).Interface(), Usage: abbreviate(by) + ": " + tag.Get("help")}.Add(fs, reflect.New(t).Interface())
 		})

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/votefile"
 )
@@ -51,5 +53,31 @@ func TestCheckSettings(t *testing.T) {
 		if !strings.Contains(got, c.want) {
 			t.Errorf("%s: %q, want a panic with %q", c.name, got, c.want)
 		}
+	}
+}
+
+// TestBindSettingsRefusesCommandFlag: a mechanism's own setting whose flag
+// the command defines itself (--workers, its goroutines) panics when the
+// command binds the settings, where the command's flag took the value
+// given for the setting and the mechanism never saw it.
+func TestBindSettingsRefusesCommandFlag(t *testing.T) {
+	reg := append(ensemble.Mechanisms(), struct {
+		ensemble.LNMax
+		Workers int `json:"workers" flag:"workers" help:"its own workers"`
+	}{})
+	cmd := &cobra.Command{Use: "aggregate"}
+	cmd.Flags().Int("workers", 0, "goroutines")
+	got := func() (msg string) {
+		defer func() { msg = fmt.Sprint(recover()) }()
+		NewMechanisms(reg).BindSettings(cmd, votefile.TwoClass, votefile.ManyClasses)
+		return ""
+	}()
+	if want := "setting --workers: aggregate defines --workers itself"; !strings.Contains(got, want) {
+		t.Errorf("%q, want a panic with %q", got, want)
+	}
+	own := &cobra.Command{Use: "aggregate"}
+	NewMechanisms(ensemble.Mechanisms()).BindSettings(own, votefile.TwoClass, votefile.ManyClasses)
+	if own.Flags().Lookup("sigma2") == nil {
+		t.Error("darrm's registry: --sigma2 not bound")
 	}
 }
