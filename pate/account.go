@@ -481,7 +481,8 @@ func (o AccountOptions) checkMechanism() error {
 	case o.Mechanism == nil:
 		return fmt.Errorf("pate: AccountOptions.Mechanism is not set: %s", provenance.JoinMechanisms(names, ", "))
 	case !slices.Contains(names, o.Mechanism.Name()):
-		return fmt.Errorf("pate: AccountOptions.Mechanism is %s: pate accounts %s", o.Mechanism.Name(), provenance.JoinMechanisms(names, ", "))
+		// A caller's choice, as its flag is a command's: bad input.
+		return fmt.Errorf("pate: %w", &param.SettingError{Name: "AccountOptions.Mechanism", Value: o.Mechanism.Name().String(), Rule: "pate accounts " + provenance.JoinMechanisms(names, ", ")})
 	}
 	return nil
 }

@@ -144,7 +144,7 @@ func runAccountPATE(cmd *cobra.Command, f *accountPATEFlags, args []string) erro
 	opts.Header = f.CheckedHeader()
 	doc := report.AccountPATE{Seed: cli.Given(fs, "seed", f.Seed), LedgerPath: ledger.Redact(f.Ledger)}
 	if doc.AccountResult, err = pate.Account(cmd.Context(), in, opts); err != nil {
-		return setup.Flagged(err, map[string]string{"alpha": "--orders", "delta": "--target-delta",
+		return setup.Flagged(err, map[string]string{"AccountOptions.Mechanism": "the settings given are those of", "alpha": "--orders", "delta": "--target-delta",
 			"ss order": "--ss-order", "sigma ss": "--sigma-ss", "teachers": "K, the teachers of " + cli.InputName(cli.InputArg(args)) + ","})
 	}
 	ledgerPath := ledger.Redact(f.Ledger)

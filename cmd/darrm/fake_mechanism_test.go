@@ -213,6 +213,14 @@ func TestFakeMechanism(t *testing.T) {
 	// Its label file, whose header states its spread, is a witness of the
 	// ledger that charged it.
 	run("ledger", "verify", led, "--witness", labels)
+
+	// PATE's analyses are of darrm's mechanisms: account pate refuses the
+	// fake as a flag's value it cannot take (exit 2), not as a failure.
+	var o, e bytes.Buffer
+	code := runOf(ms, testMemo, context.Background(), []string{"account", "pate", votes, "--spread", "20", "--target-delta", "1e-5"}, strings.NewReader(""), &o, &e)
+	if msg := strings.Join(strings.Fields(e.String()), " "); code != setup.ExitUsage || !strings.Contains(msg, "the settings given are those of fake-max: pate accounts gnmax,") {
+		t.Errorf("account pate of the fake: exit %d, want %d naming it:\n%s", code, setup.ExitUsage, e.String())
+	}
 }
 
 // fakeFlip is a two-class mechanism that darrm does not know: randomized
