@@ -422,6 +422,20 @@ func TestSimulateCommand(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", bad, code, stderr)
 		}
 	}
+	// A mechanism's setting given where no mechanism compared takes it
+	// would be dropped unread: refused, as aggregate refuses it.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mechanisms", "darrm", "--rr-composition", "simple"}, "--rr-composition is a setting of rr, which this run does not include (--mechanisms)"},
+		{[]string{"--mechanisms", "rr,subsample", "--prior", "tp"}, "--prior is a setting of darrm, darrm-one-vote, which this run"},
+		{[]string{"--Delta", "0", "--delta", "0", "--gnmax-search", "tight"}, "--gnmax-search is a setting of gnmax, which this run"},
+	} {
+		if _, stderr, code := darrm(t, "", append([]string{"simulate", "--K", "11", "--m", "3", "--queries", "10", "--cache-dir", dir}, c.args...)...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, want 2 with %q: %s", c.args, code, c.want, stderr)
+		}
+	}
 }
 
 func TestAggregateOutputSafety(t *testing.T) {
