@@ -88,6 +88,15 @@ func Compare(ctx context.Context, base Request, ms []ensemble.Mechanism) (Compar
 				}
 			}
 			if !slices.Contains(m.Votes(), votefile.TwoClass) {
+				// Left out, saying why, where the proxy's votes are of
+				// its kind: a user comparing learns that it exists.
+				switch p := m.Plan(votefile.ManyClasses); {
+				case proxy.Classes == 2:
+				case p.OnProxy != nil:
+					c.Left = append(c.Left, fmt.Sprintf("%s: planned on its own (plan --mechanism %s --votes): it answers as many queries as the budget allows, not a number given", m.Name(), m.Name()))
+				default:
+					c.Left = append(c.Left, fmt.Sprintf("%s: no setting of its plan is scored on proxy votes", m.Name()))
+				}
 				continue
 			}
 		}

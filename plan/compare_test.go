@@ -19,7 +19,8 @@ import (
 // queries there, scores at most as many correct labels as it answers and
 // at most as many as the queries, and Best is the one with the most;
 // darrm-one-vote joins on two classes of K odd teachers who all vote, and
-// is left out, said why, when some abstain; with a least precision, the
+// is left out, said why, when some abstain, as progressive GNMax is on
+// ten classes (planned on its own); with a least precision, the
 // best is the one with the most correct labels among those that reach it
 // (here Confident-GNMax, GNMax falling short), and a Confident-GNMax
 // that cannot reach it says why.
@@ -39,11 +40,11 @@ func TestCompare(t *testing.T) {
 		want    []provenance.MechanismName
 		left    string
 	}{
-		{"ten classes", ten, 8, 1e-6, 300, ForRun, 0, []provenance.MechanismName{ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{}.Name(), ensemble.LNMax{}.Name()}, ""},
-		{"ten classes, a least precision", ten, 2, 1e-5, 300, ForRun, 0.95, []provenance.MechanismName{ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{}.Name(), ensemble.LNMax{}.Name()}, ""},
+		{"ten classes", ten, 8, 1e-6, 300, ForRun, 0, []provenance.MechanismName{ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{}.Name(), ensemble.LNMax{}.Name()}, "progressive-gnmax: planned on its own (plan --mechanism progressive-gnmax --votes)"},
+		{"ten classes, a least precision", ten, 2, 1e-5, 300, ForRun, 0.95, []provenance.MechanismName{ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{}.Name(), ensemble.LNMax{}.Name()}, "progressive-gnmax: planned on its own (plan --mechanism progressive-gnmax --votes)"},
 		// Under -short the ledger's plan is for 100 queries: its count
 		// search is the costliest of the ten-class cases.
-		{"ten classes, a ledger", ten, 2, 1e-5, shortOr(100, 200), ForLedger, 0, []provenance.MechanismName{ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{}.Name(), ensemble.LNMax{}.Name()}, ""},
+		{"ten classes, a ledger", ten, 2, 1e-5, shortOr(100, 200), ForLedger, 0, []provenance.MechanismName{ensemble.GNMax{}.Name(), ensemble.ConfidentGNMax{}.Name(), ensemble.LNMax{}.Name()}, "progressive-gnmax: planned on its own (plan --mechanism progressive-gnmax --votes)"},
 		// Under -short both two-class cases plan 10 queries in (4, 1e-5)
 		// by optimal composition, TestEqualTotals' budget and
 		// ExampleCompareAtTotals' at 10 queries: GNMax's plan on two
