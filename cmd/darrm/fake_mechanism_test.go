@@ -120,6 +120,7 @@ func withFakes(t *testing.T, fakes ...ensemble.Mechanism) (*setup.Mechanisms, fu
 	ms := setup.NewMechanisms(append(ensemble.Mechanisms(), fakes...))
 	return ms, func(args ...string) string {
 		t.Helper()
+		ownState(t)
 		var out, errb bytes.Buffer
 		if code := runOf(ms, testMemo, context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 {
 			t.Fatalf("darrm %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())

@@ -75,13 +75,29 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	os.Setenv(statedir.Env, filepath.Join(dir, "state"))
+	processState = filepath.Join(dir, "state")
+	os.Setenv(statedir.Env, processState)
 	sharedCache = filepath.Join(dir, "cache")
 	os.Setenv(cachedir.Env, sharedCache)
 	code := pgtest.Run(m)
 	os.RemoveAll(dir)
 	removeTemp()
 	os.Exit(code)
+}
+
+// processState is the state folder (statedir) of the test binary, which
+// a test that runs darrm replaces with one of its own (ownState).
+var processState string
+
+// ownState gives t a state folder of its own, for its records of ledgers
+// and ensembles, unless it has one: a record that one test leaves would
+// otherwise meet another's ledger of the same ensemble, and the tests
+// would pass or fail by their order (-count, -run, -shuffle).
+func ownState(t *testing.T) {
+	t.Helper()
+	if os.Getenv(statedir.Env) == processState {
+		t.Setenv(statedir.Env, t.TempDir())
+	}
 }
 
 // sayWhenAt writes "darrm-test: at frame" on standard error, once, when a

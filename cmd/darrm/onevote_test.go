@@ -45,14 +45,14 @@ func TestSolveOneVote(t *testing.T) {
 	if len(doc.Compare) != 2 || doc.Compare[0].Name != "gnmax" || doc.Compare[1].Name != "rr" || len(doc.NotCompared) != 2 {
 		t.Errorf("compared %+v, not compared %+v", doc.Compare, doc.NotCompared)
 	}
-	if n := len(files(t, dir)); n != 1 {
+	if n := len(gammaEntries(t, dir)); n != 1 {
 		t.Fatalf("cache holds %d entries, want 1", n)
 	}
 	// The private-teachers problem with the same numbers is another entry.
 	if _, errOut, code := darrm(t, "", "solve", "--K", "11", "--m", "1", "--eps", "0.3", "--Delta", "0", "--delta", "1e-5", "--cache-dir", dir); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if n := len(files(t, dir)); n != 2 {
+	if n := len(gammaEntries(t, dir)); n != 2 {
 		t.Errorf("cache holds %d entries, want 2: the relations share a key", n)
 	}
 	table, _, code := darrm(t, "", args...)
