@@ -1,8 +1,6 @@
 package layers
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/importer"
@@ -11,7 +9,6 @@ import (
 	"go/types"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,14 +31,8 @@ type typed struct {
 }
 
 // library is the library's packages, type-checked once for the tests
-// against the export data of their imports (go list -export).
-var library = sync.OnceValues(func() ([]typed, error) {
-	dir, err := filepath.Abs("../..")
-	if err != nil {
-		return nil, err
-	}
-	return typeCheck(dir)
-})
+// against the export data of their imports (go list -export, listModule).
+var library = sync.OnceValues(typeCheck)
 
 // typedLibrary returns the library's packages (library).
 func typedLibrary(t *testing.T) []typed {
@@ -53,30 +44,15 @@ func typedLibrary(t *testing.T) []typed {
 	return pkgs
 }
 
-func typeCheck(dir string) ([]typed, error) {
-	cmd := exec.Command("go", "list", "-export", "-deps", "-json=ImportPath,Export,Dir,GoFiles,CgoFiles,Imports,Module", "./...")
-	cmd.Dir = dir
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+func typeCheck() ([]typed, error) {
+	listedPkgs, err := listModule()
 	if err != nil {
-		return nil, fmt.Errorf("go list -export: %v\n%s", err, stderr.String())
-	}
-	type pkg struct {
-		ImportPath, Export, Dir    string
-		GoFiles, CgoFiles, Imports []string
-		Module                     *struct{ Path string }
+		return nil, err
 	}
 	exports := map[string]string{}
 	imports := map[string][]string{}
-	var ours []pkg
-	for dec := json.NewDecoder(bytes.NewReader(out)); ; {
-		var p pkg
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("go list -export: %v", err)
-		}
+	var ours []listedPkg
+	for _, p := range listedPkgs {
 		exports[p.ImportPath] = p.Export
 		imports[p.ImportPath] = p.Imports
 		if rel, ok := rel(p.ImportPath); ok && p.Module != nil && p.Module.Path == module && rel != "." && !strings.HasPrefix(rel, "cmd/") {
