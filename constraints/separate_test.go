@@ -36,7 +36,9 @@ func bruteForceReduced(t *testing.T, p Problem, gamma []float64) []Scored {
 
 func bruteForceOf(t *testing.T, p Problem, gamma []float64, keep func(Config) bool) []Scored {
 	t.Helper()
-	var all []Scored
+	// Room for every configuration at once (NumConfigs: tens of
+	// thousands at K = 41), which the appends grew step by step.
+	all := make([]Scored, 0, p.NumConfigs().Int64())
 	p.AllConfigs(func(c Config) bool {
 		if !keep(c) {
 			return true
