@@ -663,6 +663,7 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 		{"mechanism and step", join(oneVote, b3, pure, []string{"--step-eps", "0.1"}), 0, []string{"--mechanism and --step-eps exclude each other"}, exitUsage},
 		{"no target eps", join(oneVote, b3, []string{"--mechanism", "darrm-one-vote"}), 0, []string{"give one --target-eps"}, exitUsage},
 		{"another relation", join(private, b3, []string{"--mechanism", "gnmax", "--classes", "3", "--sigma2", "40"}), 0, []string{"gnmax releases in the one-vote relation"}, exitUsage},
+		{"another mechanism's setting", join(private, b3, []string{"--mechanism", "rr", "--m", "3", "--queries", "4", "--prior", "tp"}), 0, []string{"--prior is a setting of darrm, darrm-one-vote, which this run does not include (--mechanism)"}, exitUsage},
 		{"step eps 0", join(private, b3, []string{"--step-eps", "0"}), 0, []string{"--step-eps = 0"}, exitUsage},
 		{"queries beyond count", join(private, b3, []string{"--step-eps", "0.1", "--queries", "1000000000000000000"}), 0, []string{"--queries = 1000000000000000000: must be an integer in [1, 9007199254740992]"}, exitUsage},
 		{"budget eps 0", join(private, []string{"--budget-eps", "0", "--budget-delta", "1e-5", "--step-eps", "0.1"}), 0, []string{"--budget-eps = 0: must be a finite number > 0"}, exitUsage},

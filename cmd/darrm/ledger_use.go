@@ -166,6 +166,9 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 			err = cli.Usagef("--%v (the votes of --votes, as their metadata header or the reading flags state them)", err)
 		}
 	}
+	if err == nil {
+		err = u.ms.CheckInUse(cmd, "mechanism", info)
+	}
 	if err != nil {
 		return nil, "", err
 	}

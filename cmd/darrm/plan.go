@@ -189,6 +189,9 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 	if err != nil {
 		return plan.Request{}, info, err
 	}
+	if err := f.ms.CheckInUse(cmd, "mechanism", info); err != nil {
+		return plan.Request{}, info, err
+	}
 	if !fs.Changed("K") {
 		return plan.Request{}, info, cli.Usagef("--K: give the number of teachers (>= 1)")
 	}

@@ -273,6 +273,12 @@ func TestPlanErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
+		// A setting of a mechanism other than the one planned would be
+		// dropped unread, as would one of another kind of votes.
+		{"another mechanism's setting", append([]string{"plan", "--mechanism", "rr", "--K", "11", "--queries", "5", "--prior", "tp"}, budget...),
+			[]string{"--prior is a setting of darrm, darrm-one-vote, which this run does not include (--mechanism)"}},
+		{"another kind's setting", append([]string{"plan", "--mechanism", "gnmax", "--K", "11", "--sigma2", "40"}, budget...),
+			[]string{"--sigma2 is a setting of gnmax on multi-class votes, not on two-class votes"}},
 		{"nothing fits", []string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "0.5", "--budget-eps", "2", "--budget-delta", "0"},
 			[]string{"--budget-eps = 2", "smallest budget that fits 1", "budget-eps 4"}},
 		{"private votes", append(append(cgm, "--votes", proxy100, "--votes-are", "private"), budget...), []string{"--votes-are private", "Papernot and Steinke 2022"}},

@@ -9,8 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -53,10 +51,7 @@ func RRComposition(m RRMethod, deltaPrime, teacherDelta float64) accountant.Comp
 }
 
 // Parse checks the flags for the two-class mechanisms of ms names,
-// which flag gave, and returns the mechanisms. A setting given that none
-// of them takes is refused, naming the mechanisms that do, as a release
-// refuses one of another mechanism (CheckSettings): it would be dropped
-// unread. The problem's own flags (ProblemFlags) are every mechanism's.
+// which flag gave, and returns the mechanisms (ms.CheckInUse, Check).
 func (f *MechanismConfig) Parse(cmd *cobra.Command, ms *Mechanisms, flag string, names []provenance.MechanismName) ([]MechanismInfo, error) {
 	infos := make([]MechanismInfo, len(names))
 	for i, n := range names {
@@ -65,20 +60,8 @@ func (f *MechanismConfig) Parse(cmd *cobra.Command, ms *Mechanisms, flag string,
 			return nil, cli.Usagef("--%s %q: must be one of %s", flag, n, ms.Names(ofKind(votefile.TwoClass), ", "))
 		}
 	}
-	var problem []string
-	cli.EachFlagField(reflect.ValueOf(ProblemFlags{}), func(reflect.StructTag) bool { return true }, func(names []string, _ reflect.StructTag, _ reflect.Value) {
-		problem = append(problem, names...)
-	})
-	takes := func(s string) func(MechanismInfo) bool {
-		return func(m MechanismInfo) bool { return m.Input == votefile.TwoClass && slices.Contains(m.Flags(), s) }
-	}
-	for _, m := range ms.infos {
-		for _, s := range m.Flags() {
-			if fl := cmd.Flags().Lookup(s); fl == nil || !fl.Changed || slices.Contains(problem, s) || slices.ContainsFunc(infos, takes(s)) {
-				continue
-			}
-			return nil, cli.Usagef("--%s is a setting of %s, which this run does not include (--%s)", s, ms.Names(takes(s), ", "), flag)
-		}
+	if err := ms.CheckInUse(cmd, flag, infos...); err != nil {
+		return nil, err
 	}
 	return infos, f.Check(cmd, ms, infos...)
 }

@@ -290,6 +290,36 @@ func (ms *Mechanisms) CheckSettings(cmd *cobra.Command, m MechanismInfo, stated 
 	return nil
 }
 
+// CheckInUse refuses a setting given that none of the mechanisms in use
+// takes, naming those that do, where a command runs without a release's
+// check of its one mechanism (CheckSettings): it would be dropped unread.
+// flag is the flag that chose them (--mechanisms, --mechanism). The
+// problem's own flags (ProblemFlags: K, m, the teachers' eps and Delta,
+// delta) are every mechanism's, and say the teachers' guarantee too.
+func (ms *Mechanisms) CheckInUse(cmd *cobra.Command, flag string, infos ...MechanismInfo) error {
+	var problem []string
+	cli.EachFlagField(reflect.ValueOf(ProblemFlags{}), func(reflect.StructTag) bool { return true }, func(names []string, _ reflect.StructTag, _ reflect.Value) {
+		problem = append(problem, names...)
+	})
+	takes := func(s string) func(MechanismInfo) bool {
+		return func(m MechanismInfo) bool { return slices.Contains(m.Flags(), s) }
+	}
+	for _, m := range ms.infos {
+		for _, s := range m.Flags() {
+			if fl := cmd.Flags().Lookup(s); fl == nil || !fl.Changed || slices.Contains(problem, s) || slices.ContainsFunc(infos, takes(s)) {
+				continue
+			}
+			for _, in := range infos {
+				if in.Name == m.Name {
+					return cli.Usagef("--%s is a setting of %s on %v, not on %v (the kind of votes that --classes, --input-format or a metadata header says)", s, m.Name, m.Input, in.Input)
+				}
+			}
+			return cli.Usagef("--%s is a setting of %s, which this run does not include (--%s)", s, ms.Names(takes(s), ", "), flag)
+		}
+	}
+	return nil
+}
+
 // BindSettings defines in cmd the flag of each setting of the mechanisms
 // on votes of the kinds given that is their own (its field has a help
 // tag), once, from the first mechanism that has it: its type the field's,
