@@ -183,6 +183,10 @@ func TestSolveBadInput(t *testing.T) {
 		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-composition", "advanced"}, "--rr-composition"},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--sub-size", "12"}, "--sub-size = 12"},
 		{[]string{"--K", "11", "--m", "3", "--compare", "--rr-composition", "general", "--rr-delta-prime", "0"}, "--rr-delta-prime = 0: must be in (0, 1)"},
+		// The comparison's settings without it would be dropped unread.
+		{[]string{"--K", "11", "--m", "3", "--sub-size", "2"}, "--sub-size sets the comparison with the baselines: give --compare"},
+		{[]string{"--K", "11", "--m", "3", "--actual", "0.5"}, "--actual sets the comparison"},
+		{[]string{"--K", "11", "--m", "3", "--rr-composition", "simple"}, "--rr-composition sets the comparison"},
 	} {
 		dir := t.TempDir()
 		plotDir := t.TempDir()

@@ -65,6 +65,14 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	var actuals []gamma.Actual
 	var bases []gamma.Baseline
+	if !f.Compare {
+		// The comparison's flags, without it, would be dropped unread.
+		for _, name := range []string{"actual", "sub-size", "rr-composition", "rr-delta-prime"} {
+			if cmd.Flags().Changed(name) {
+				return cli.Usagef("--%s sets the comparison with the baselines: give --compare, or drop --%s", name, name)
+			}
+		}
+	}
 	if f.Compare {
 		if actuals, bases, err = f.baselines(cmd, p); err != nil {
 			return err
