@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -221,6 +222,33 @@ func TestFakeMechanism(t *testing.T) {
 	code := runOf(ms, testMemo, context.Background(), []string{"account", "pate", votes, "--spread", "20", "--target-delta", "1e-5"}, strings.NewReader(""), &o, &e)
 	if msg := strings.Join(strings.Fields(e.String()), " "); code != setup.ExitUsage || !strings.Contains(msg, "the settings given are those of fake-max: pate accounts gnmax,") {
 		t.Errorf("account pate of the fake: exit %d, want %d naming it:\n%s", code, setup.ExitUsage, e.String())
+	}
+}
+
+// fakePlain is fakeMax under another name, with no plan: nothing a
+// comparison on proxy votes could score.
+type fakePlain struct{ fakeMax }
+
+func (fakePlain) Name() provenance.MechanismName       { return "fake-plain" }
+func (fakePlain) Plan(votefile.Input) ensemble.Planned { return ensemble.Planned{} }
+
+// TestFakeMechanismWithoutPlan: a multi-class mechanism whose plan scores
+// no setting is left out of plan --votes' comparison, saying why, where
+// it was dropped without a word.
+func TestFakeMechanismWithoutPlan(t *testing.T) {
+	ms, run := withFakes(t, fakePlain{})
+	info, err := ms.Lookup("fake-plain", votefile.ManyClasses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes := filepath.Join(t.TempDir(), "votes.csv")
+	read := checkFile(t, votes, info, "plain", 50)
+	out := run(append([]string{"plan", "--votes", votes, "--votes-are", "public", "--queries", "20", "--K", "11", "--budget-eps", "4", "--budget-delta", "1e-5", "--format", "json"}, read...)...)
+	var doc struct {
+		Left []string `json:"left_out"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || !slices.Contains(doc.Left, "fake-plain: no setting of its plan is scored on proxy votes") {
+		t.Errorf("plan --votes does not say why it leaves out the fake (%v): %q\n%s", err, doc.Left, out)
 	}
 }
 
