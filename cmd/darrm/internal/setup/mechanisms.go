@@ -309,9 +309,12 @@ func (ms *Mechanisms) CheckInUse(cmd *cobra.Command, flag string, infos ...Mecha
 			if fl := cmd.Flags().Lookup(s); fl == nil || !fl.Changed || slices.Contains(problem, s) || slices.ContainsFunc(infos, takes(s)) {
 				continue
 			}
-			for _, in := range infos {
-				if in.Name == m.Name {
-					return cli.Usagef("--%s is a setting of %s on %v, not on %v (the kind of votes that --classes, --input-format or a metadata header says)", s, m.Name, m.Input, in.Input)
+			// The same mechanism on the other kind of votes says so first.
+			for _, o := range ms.infos {
+				for _, in := range infos {
+					if o.Name == in.Name && takes(s)(o) {
+						return cli.Usagef("--%s is a setting of %s on %v, not on %v (the kind of votes that --classes, --input-format or a metadata header says)", s, o.Name, o.Input, in.Input)
+					}
 				}
 			}
 			return cli.Usagef("--%s is a setting of %s, which this run does not include (--%s)", s, ms.Names(takes(s), ", "), flag)
@@ -324,8 +327,9 @@ func (ms *Mechanisms) CheckInUse(cmd *cobra.Command, flag string, infos ...Mecha
 // on votes of the kinds given that is their own (its field has a help
 // tag), once, from the first mechanism that has it: its type the field's,
 // its help the tag's after the names of the mechanisms that take it
-// ("confident-, progressive-gnmax: ..."); and names so the mechanisms that sample a gamma in the help of
-// --gamma and --no-solve, when cmd has them. A mechanism's settings are
+// ("confident-, progressive-gnmax: ..."); and names so the mechanisms
+// that sample a gamma in the help of --gamma and --no-solve, when cmd
+// has them. A mechanism's settings are
 // then read from cmd's flags (MechanismInfo.With). A setting whose flag
 // cmd defines itself panics: the command's flag would take the value
 // given for it, of another type or meaning (--workers, --queries), and
