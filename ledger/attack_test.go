@@ -78,6 +78,19 @@ func connectAs(t *testing.T, location string) *pgx.Conn {
 	return conn
 }
 
+// teamLedger returns the test's database, a ledger "team" on it of
+// budget (50, 1e-2), and that budget, for a test of roles of its own,
+// which runs without -short.
+func teamLedger(t *testing.T) (db, u string, budget accountant.Budget) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("roles of their own: without -short")
+	}
+	db = pgtest.DB(t)
+	budget = accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	return db, newPG(t, db, "team", budget), budget
+}
+
 // TestPGAnalystAttacks: an analyst with only SELECT and INSERT on the
 // lines writes, by hand, the lines issue 87 found accepted: a settlement
 // of 0 labels for another analyst's run, killed after its labels left or
@@ -86,12 +99,7 @@ func connectAs(t *testing.T, location string) *pgx.Conn {
 // database refuses each before it becomes the head, the ledger goes on
 // working, and it charges every label reserved: the victim's 88.
 func TestPGAnalystAttacks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("roles of their own: without -short")
-	}
-	db := pgtest.DB(t)
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
-	u := newPG(t, db, "team", budget)
+	db, u, _ := teamLedger(t)
 	bob, alice := analystURL(t, u, "bob"), analystURL(t, u, "alice")
 	bobBook, aliceBook := Options{StateDir: t.TempDir()}, Options{StateDir: t.TempDir()}
 	spendOn(t, aliceBook, alice, 5, 5)
@@ -255,12 +263,7 @@ func giveSchema(t *testing.T, db, name string) {
 // head back), nor in any other way that would make the triggers moot:
 // each is refused by the database, and the ledger charges every label.
 func TestPGOwnerGuarded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("roles of their own: without -short")
-	}
-	db := pgtest.DB(t)
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
-	u := newPG(t, db, "team", budget)
+	db, u, budget := teamLedger(t)
 	other := newPG(t, db, "other", budget)
 	owner := ownerRole(t, db, "owner_"+strings.TrimPrefix(strings.TrimPrefix(mustParse(t, db).Path, "/"), "darrm_test_"))
 	giveSchema(t, db, mustParse(t, owner).User.Username())
@@ -447,12 +450,7 @@ func removeHeadSQL(t *testing.T) string {
 // release at that line; a superuser's removeHeadSQL takes it off, the
 // ledger reads as before it, and releases go on.
 func TestPGSuperuserRemovesRefusedLine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("roles of their own: without -short")
-	}
-	db := pgtest.DB(t)
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
-	u := newPG(t, db, "team", budget)
+	db, u, _ := teamLedger(t)
 	alice := analystURL(t, u, "alice")
 	aliceBook := Options{StateDir: t.TempDir()}
 	spendOn(t, aliceBook, alice, 5, 5)

@@ -61,12 +61,7 @@ func isSuper(t *testing.T, db, name string) bool {
 // adds an index or a CHECK that calls its own function: the guard
 // refuses each, and the ledger charges the killed run's 88 labels.
 func TestPGOwnerConditions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("roles of their own: without -short")
-	}
-	db := pgtest.DB(t)
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
-	u := newPG(t, db, "team", budget)
+	db, u, _ := teamLedger(t)
 	owner := ownerRole(t, db, "owner_"+strings.TrimPrefix(strings.TrimPrefix(mustParse(t, db).Path, "/"), "darrm_test_"))
 	ownerName := mustParse(t, owner).User.Username()
 	giveSchema(t, db, ownerName)
@@ -323,12 +318,7 @@ func TestPGUpgradeSchema3Planted(t *testing.T) {
 // or a number so small that Go reads it as 0 while the database reads
 // it as it is: the database refuses each; the plain line is taken.
 func TestPGAnalystLineBreaks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("roles of their own: without -short")
-	}
-	db := pgtest.DB(t)
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
-	u := newPG(t, db, "team", budget)
+	_, u, _ := teamLedger(t)
 	alice := analystURL(t, u, "alice")
 	spendOn(t, Options{StateDir: t.TempDir()}, alice, 5, 5)
 	conn := connectAs(t, alice)

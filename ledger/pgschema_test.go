@@ -53,12 +53,7 @@ CREATE OPERATOR evil.+ (LEFTARG = bigint, RIGHTARG = integer, FUNCTION = evil.pl
 // pg_trigger_depth() is 2 as in append_line, which would stop every
 // release: the database refuses each, and the ledger charges the 88.
 func TestPGOwnerSearchPath(t *testing.T) {
-	if testing.Short() {
-		t.Skip("roles of their own: without -short")
-	}
-	db := pgtest.DB(t)
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
-	u := newPG(t, db, "team", budget)
+	db, u, _ := teamLedger(t)
 	owner := ownerRole(t, db, "owner_"+strings.TrimPrefix(strings.TrimPrefix(mustParse(t, db).Path, "/"), "darrm_test_"))
 	giveSchema(t, db, mustParse(t, owner).User.Username())
 	alice := analystURL(t, u, "alice")
@@ -130,12 +125,7 @@ func TestPGOwnerSearchPath(t *testing.T) {
 // naming the key; the plain line is then taken, and the ledger charges
 // every label.
 func TestPGAnalystKeys(t *testing.T) {
-	if testing.Short() {
-		t.Skip("roles of their own: without -short")
-	}
-	db := pgtest.DB(t)
-	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
-	u := newPG(t, db, "team", budget)
+	db, u, _ := teamLedger(t)
 	bob, alice := analystURL(t, u, "bob"), analystURL(t, u, "alice")
 	spendOn(t, Options{StateDir: t.TempDir()}, alice, 5, 5)
 	reserveKilled(t, Options{StateDir: t.TempDir()}, bob, 88)
