@@ -581,28 +581,21 @@ func TestValidateNames(t *testing.T) {
 // its parameters, trained with randomness no one can replay, and two
 // such trainings differ.
 func TestEnsembleIDOfNoData(t *testing.T) {
-	ctx := context.Background()
 	cfg := config(false, 3)
-	a, err := Train(ctx, datasets.SyntheticBinary(100, 20, 1), cfg)
-	if err != nil {
-		t.Fatal(err)
+	train := func(data uint64) *Ensemble {
+		t.Helper()
+		e, err := Train(context.Background(), datasets.SyntheticBinary(100, 20, data), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
 	}
-	b, err := Train(ctx, datasets.SyntheticBinary(100, 20, 2), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := train(1), train(2)
 	if a.Params[0][0] == b.Params[0][0] || a.Meta.Ensemble != b.Meta.Ensemble || !strings.HasPrefix(a.Meta.Ensemble, "synthetic-k5-") {
 		t.Errorf("seeded on other data: ids %s and %s, first parameters %v and %v; want one id, other parameters", a.Meta.Ensemble, b.Meta.Ensemble, a.Params[0][0], b.Params[0][0])
 	}
 	cfg.Seed = nil
-	c, err := Train(ctx, datasets.SyntheticBinary(100, 20, 1), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Train(ctx, datasets.SyntheticBinary(100, 20, 1), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, d := train(1), train(1)
 	if c.Meta.Ensemble == d.Meta.Ensemble || c.Meta.Ensemble == a.Meta.Ensemble {
 		t.Errorf("unseeded: ids %s and %s (seeded %s), want three ids", c.Meta.Ensemble, d.Meta.Ensemble, a.Meta.Ensemble)
 	}
