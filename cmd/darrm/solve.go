@@ -67,7 +67,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	var bases []gamma.Baseline
 	if !f.Compare {
 		// The comparison's flags, without it, would be dropped unread.
-		for _, name := range []string{"actual", "sub-size", "rr-composition", "rr-delta-prime"} {
+		for _, name := range append([]string{"actual"}, baselineFlags...) {
 			if cmd.Flags().Changed(name) {
 				return cli.Usagef("--%s sets the comparison with the baselines: give --compare, or drop --%s", name, name)
 			}
@@ -124,6 +124,10 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	return out.Write(cmd.OutOrStdout(), f.Format)
 }
 
+// baselineFlags set the baselines of --compare in the private-teachers
+// relation.
+var baselineFlags = []string{"sub-size", "rr-composition", "rr-delta-prime"}
+
 // baselines parses the flags of --compare and builds the baselines
 // (gamma.Baselines, then gamma.RRBaseline).
 func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.Actual, []gamma.Baseline, error) {
@@ -135,7 +139,7 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.
 		}
 	}
 	if p.Relation == accountant.OneVote {
-		for _, name := range []string{"sub-size", "rr-composition", "rr-delta-prime"} {
+		for _, name := range baselineFlags {
 			if cmd.Flags().Changed(name) {
 				return nil, nil, cli.Usagef("--%s sets a baseline of the private-teachers relation; the one-vote relation compares GNMax and RR's largest constant gamma", name)
 			}

@@ -329,12 +329,12 @@ func (ms *Mechanisms) CheckInUse(cmd *cobra.Command, flag string, infos ...Mecha
 // its help the tag's after the names of the mechanisms that take it
 // ("confident-, progressive-gnmax: ..."); and names so the mechanisms
 // that sample a gamma in the help of --gamma and --no-solve, when cmd
-// has them. A mechanism's settings are
-// then read from cmd's flags (MechanismInfo.With). A setting whose flag
-// cmd defines itself panics: the command's flag would take the value
-// given for it, of another type or meaning (--workers, --queries), and
-// the mechanism would never see it; a registry is its program's own, so
-// this is a programming error, found as the command is built.
+// has them. A mechanism's settings are then read from cmd's flags
+// (MechanismInfo.With). A setting whose flag cmd defines itself panics:
+// the command's flag would take the value given for it, of another type
+// or meaning (--workers, --queries), and the mechanism would never see
+// it; a registry is its program's own, so this is a programming error,
+// found as the command is built.
 func (ms *Mechanisms) BindSettings(cmd *cobra.Command, kinds ...votefile.Input) {
 	fs := cmd.Flags()
 	on := func(m MechanismInfo) bool { return slices.Contains(kinds, m.Input) }
