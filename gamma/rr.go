@@ -6,21 +6,42 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/decimal"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 )
 
 // pConst returns the largest probability p_const in [0, 1] with which
 // randomized response on the majority of K (ε, Δ)-DP teachers is
-// (mε, δ)-DP, when the majority itself is (τε, λ)-DP (Lemma B.1.1):
+// (mε, δ)-DP, when the majority itself is (τε, λ)-DP (Lemma B.1.1),
+// rounded down.
 //
-//	p_const <= (e^{mε} - 1 + 2δ) / (2(e^{τε} - e^{mε} + (1+e^{mε})λ)/(e^{τε}+1) + e^{mε} - 1).
+// The release answers 1 with probability (1-p)/2 + p·M, M the
+// majority's, and the pairs (M, M') of a (τε, λ)-DP bit fill a polygon
+// whose vertices are (0, 0), (1, 1), (λ, 0), (1, 1-λ) and
+// V = ((e^{τε}+λ)/(e^{τε}+1), (1-λ)/(e^{τε}+1)), with their mirror
+// images (RRBits). The hockey-stick divergence at mε is affine in p and
+// convex in (M, M'), so the release is (mε, δ)-DP exactly when it is at
+// every vertex. At V this is Lemma B.1.1's bound
 //
-// The denominator simplifies to (1+e^{mε})(e^{τε} - 1 + 2λ)/(e^{τε}+1), so
-// the bound is f(mε, δ)/f(τε, λ) with f(x, d) = (1 - e^{-x} + 2d·e^{-x})/(1 + e^{-x}),
-// which is evaluated without overflow. A bound above 1 (m >= τ and δ >= λ)
-// means RR may always answer with the true majority: p_const = 1.
-// rrParams gives τ and λ. mε is the product of the decimals m and ε are
-// written as (decimal.Mul), the per-query ε the release is held to.
+//	p_const <= (e^{mε} - 1 + 2δ) / (2(e^{τε} - e^{mε} + (1+e^{mε})λ)/(e^{τε}+1) + e^{mε} - 1)
+//	         = f(mε, δ)/f(τε, λ),  f(x, d) = (1 - e^{-x} + 2d·e^{-x})/(1 + e^{-x});
+//
+// at (λ, 0), when λ > δ, also p_const <= (δ + c)/(λ + c), c = (e^{mε}-1)/2:
+// a majority that answers 1 with probability λ on one input and never on
+// the other has hockey-stick divergence λ at every ε, which no m covers
+// (K (ε, Δ)-DP teachers reach such a pair: (K-1)/2 of them always vote 1
+// and the others vote 1 with probability Δ on one input, never on the
+// other). The other vertices bind no more than these two.
+//
+// Both bounds are computed in outward interval arithmetic and rounded
+// down, each also as 1 - (its distance to 1), in closed form
+// (1 - f(mε, δ)/f(τε, λ) = 2(a(1-δ) - b(1-λ) + ab(λ-δ))/((1+a)(1 - b(1-2λ)))
+// with a = e^{-mε}, b = e^{-τε}; 1 - (δ+c)/(λ+c) = 2a(λ-δ)/(1 - a + 2aλ)),
+// so that a bound within 2^-53 of 1, where the quotients round to 1, is
+// still below 1: p_const is 1 only when both bounds are at least 1.
+// mε is the product of the decimals m and ε are written as
+// (decimal.Mul), the per-query ε the release is held to; rrParams gives
+// τ and λ.
 func pConst(eps, m, delta, tau, lambda float64) (float64, error) {
 	if err := param.Positive("eps", eps); err != nil {
 		return 0, fmt.Errorf("p_const: %w", err)
@@ -37,11 +58,47 @@ func pConst(eps, m, delta, tau, lambda float64) (float64, error) {
 	if err := param.Delta("lambda", lambda); err != nil {
 		return 0, fmt.Errorf("p_const: %w", err)
 	}
-	f := func(x, d float64) float64 {
-		e := math.Exp(-x)
-		return (-math.Expm1(-x) + 2*d*e) / (1 + e)
+	one, two := outward.Exact(1), outward.Exact(2)
+	d, l := outward.Exact(delta), outward.Exact(lambda)
+	a := outward.Exp(outward.Exact(decimal.Mul(m, eps)).Neg())
+	b := outward.Exp(outward.Exact(tau).Mul(outward.Exact(eps)).Neg())
+	// f(x, d) with e = e^{-x}, 1 - e as -expm1(-x) (x >= 0: no
+	// cancellation).
+	expm1 := func(x outward.Interval) outward.Interval { // e^{-x} - 1
+		return outward.Interval{Lo: outward.LibDown(math.Expm1(-x.Hi)), Hi: outward.LibUp(math.Expm1(-x.Lo))}
 	}
-	return math.Min(1, f(decimal.Mul(m, eps), delta)/f(tau*eps, lambda)), nil
+	mx := outward.Exact(decimal.Mul(m, eps))
+	tx := outward.Exact(tau).Mul(outward.Exact(eps))
+	f := func(x, e, d outward.Interval) outward.Interval {
+		return expm1(x).Neg().Add(two.Mul(d).Mul(e)).Div(one.Add(e))
+	}
+	// The bound at V, and its distance to 1.
+	ratio := f(mx, a, d).Div(f(tx, b, l))
+	gap := two.Mul(a.Mul(one.Sub(d)).Sub(b.Mul(one.Sub(l))).Add(a.Mul(b).Mul(l.Sub(d)))).
+		Div(one.Add(a).Mul(one.Sub(b.Mul(one.Sub(two.Mul(l))))))
+	p := atMost(ratio, gap)
+	if lambda > delta {
+		// The bound at (λ, 0): its distance to 1 alone, which is at most
+		// 1 (so 1 minus it loses no more than 2^-53 absolute).
+		gapV := two.Mul(a).Mul(l.Sub(d)).Div(one.Sub(a).Add(two.Mul(a).Mul(l)))
+		p = math.Min(p, atMost(outward.Interval{Lo: math.Inf(1), Hi: math.Inf(1)}, gapV))
+	}
+	return math.Max(0, math.Min(1, p)), nil
+}
+
+// atMost returns a lower bound of a bound known both as an interval
+// (bound) and as 1 minus an interval (gap): the larger of bound's lower
+// end and 1 - gap's upper end, rounded down; at least 1 only when gap is
+// at most 0.
+func atMost(bound, gap outward.Interval) float64 {
+	if !(gap.Hi > 0) {
+		return 1
+	}
+	below := outward.AddDown(1, -gap.Hi)
+	if bound.Lo < below || math.IsInf(bound.Lo, 1) {
+		return math.Min(below, math.Nextafter(1, 0))
+	}
+	return math.Min(bound.Lo, math.Nextafter(1, 0))
 }
 
 // rrParams returns τ and λ of Lemma B.1.1: the majority of K (ε, Δ)-DP

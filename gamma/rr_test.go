@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/bigmath"
 	"github.com/darrm/darrm/internal/param"
 )
 
@@ -116,4 +118,53 @@ func BenchmarkPConst(b *testing.B) {
 		sink, _ = pConst(0.1, 3, 3e-5, 14.0328, 0.1003)
 	}
 	_ = sink
+}
+
+// TestPConstVertices checks p_const against every vertex of the
+// (τε, λ)-DP polygon of the majority, in exact arithmetic (math/big at
+// 300 bits, e^x by bigmath): the release's hockey-stick divergence at mε
+// is at most δ at each, which Lemma B.1.1's bound alone does not give
+// where λ > δ (the vertex (λ, 0)) nor where both of its sides round to 1
+// (mε above about 37).
+func TestPConstVertices(t *testing.T) {
+	const prec = 300
+	bf := func(x float64) *big.Float { return new(big.Float).SetPrec(prec).SetFloat64(x) }
+	for _, c := range []struct{ eps, m, delta, tau, lambda float64 }{
+		{20, 2, 0, 5, 0},                     // majority of 5 teachers each 20-DP, release held to 40-DP
+		{1, 40, 0, 101, 0},                   // K = 101, ε = 1, m = 40: both sides round to 1
+		{0.5, 21, 0.005, 20.5268, 0.0999216}, // K = 21, Δ = δ = 0.005, optimal: m > τ, λ > δ
+		{0.2, 60, 0.002, 58.291, 0.0961217},  // K = 101, Δ = 0.001, general
+		{0.1, 3, 3e-5, 14.0328, 0.1003},
+		{0.01, 3, 0, 11, 0},
+		{1, 3, 1e-3, 6, 1e-4},
+	} {
+		p, err := pConst(c.eps, c.m, c.delta, c.tau, c.lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := bigmath.Exp(bf(c.m*c.eps), prec)
+		et := bigmath.Exp(bf(c.tau*c.eps), prec)
+		one, l := bf(1), bf(c.lambda)
+		den := new(big.Float).SetPrec(prec).Add(et, one)
+		vm := new(big.Float).SetPrec(prec).Quo(new(big.Float).SetPrec(prec).Add(et, l), den)
+		vq := new(big.Float).SetPrec(prec).Quo(new(big.Float).SetPrec(prec).Sub(one, l), den)
+		vertices := [][2]*big.Float{{l, bf(0)}, {one, new(big.Float).SetPrec(prec).Sub(one, l)}, {vm, vq}}
+		pb, half := bf(p), new(big.Float).SetPrec(prec).Quo(new(big.Float).SetPrec(prec).Sub(one, bf(p)), bf(2))
+		release := func(m *big.Float) *big.Float {
+			return new(big.Float).SetPrec(prec).Add(half, new(big.Float).SetPrec(prec).Mul(pb, m))
+		}
+		for _, v := range vertices {
+			for _, pair := range [][2]*big.Float{{v[0], v[1]}, {v[1], v[0]}} {
+				P, Q := release(pair[0]), release(pair[1])
+				for range 2 {
+					hs := new(big.Float).SetPrec(prec).Sub(P, new(big.Float).SetPrec(prec).Mul(x, Q))
+					if hs.Cmp(bf(c.delta)) > 0 {
+						t.Errorf("pConst(%v, %v, %v, %v, %v) = %v: at the majority's pair (%.6g, %.6g) the release's divergence at m·eps is %.6g > delta %v",
+							c.eps, c.m, c.delta, c.tau, c.lambda, p, pair[0], pair[1], hs, c.delta)
+					}
+					P, Q = new(big.Float).SetPrec(prec).Sub(one, P), new(big.Float).SetPrec(prec).Sub(one, Q)
+				}
+			}
+		}
+	}
 }
