@@ -92,6 +92,11 @@ func (c Composition) StepEps(epsTotal, delta float64, k int) (float64, error) {
 		}
 	}
 	lo := epsTotal / float64(k)
+	tooSmall := &param.Error{Name: "eps total", Value: epsTotal,
+		Rule: fmt.Sprintf("over %d steps leaves no per-step eps > 0 in floating point: must be larger", k)}
+	if lo == 0 {
+		return 0, wrap(tooSmall)
+	}
 	total := func(eps float64) (float64, error) {
 		g, err := c.Compose(Guarantee{Eps: eps, Delta: delta}, k)
 		return g.Eps, err
@@ -106,7 +111,9 @@ func (c Composition) StepEps(epsTotal, delta float64, k int) (float64, error) {
 		if t <= epsTotal {
 			break
 		}
-		lo = math.Nextafter(lo, 0)
+		if lo = math.Nextafter(lo, 0); lo == 0 {
+			return 0, wrap(tooSmall)
+		}
 	}
 	if m == Simple {
 		return lo, nil

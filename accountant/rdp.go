@@ -104,6 +104,12 @@ func (g Gaussian) Eps(delta, alpha float64, c Conversion) (eps, order float64, e
 	if err != nil {
 		return 0, 0, err
 	}
+	if alpha != 0 {
+		// The order is the caller's; ρ·α, checked below, is not.
+		if err := param.Alpha(alpha); err != nil {
+			return 0, 0, fmt.Errorf("Gaussian mechanism: %w", err)
+		}
+	}
 	if alpha == 0 {
 		return c.RhoToDP(rho, delta)
 	}

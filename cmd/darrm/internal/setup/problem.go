@@ -80,7 +80,12 @@ func (f *ProblemFlags) ParamsNamed(k int, eps string, line resolve.Stated, files
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}
-	return p, Flagged(p.Validate(), ProblemNames(p.Relation == accountant.OneVote, eps))
+	names := ProblemNames(p.Relation == accountant.OneVote, eps)
+	if p.DeltaDefault {
+		// The value refused is then not one the user wrote.
+		names["delta"] = "--delta (not given: its default 1-(1-Delta)^m)"
+	}
+	return p, Flagged(p.Validate(), names)
 }
 
 // ProblemNames maps the names of a DaRRM problem's parameters
