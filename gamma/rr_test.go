@@ -149,21 +149,36 @@ func TestPConstVertices(t *testing.T) {
 		vm := new(big.Float).SetPrec(prec).Quo(new(big.Float).SetPrec(prec).Add(et, l), den)
 		vq := new(big.Float).SetPrec(prec).Quo(new(big.Float).SetPrec(prec).Sub(one, l), den)
 		vertices := [][2]*big.Float{{l, bf(0)}, {one, new(big.Float).SetPrec(prec).Sub(one, l)}, {vm, vq}}
-		pb, half := bf(p), new(big.Float).SetPrec(prec).Quo(new(big.Float).SetPrec(prec).Sub(one, bf(p)), bf(2))
-		release := func(m *big.Float) *big.Float {
-			return new(big.Float).SetPrec(prec).Add(half, new(big.Float).SetPrec(prec).Mul(pb, m))
-		}
-		for _, v := range vertices {
-			for _, pair := range [][2]*big.Float{{v[0], v[1]}, {v[1], v[0]}} {
-				P, Q := release(pair[0]), release(pair[1])
-				for range 2 {
-					hs := new(big.Float).SetPrec(prec).Sub(P, new(big.Float).SetPrec(prec).Mul(x, Q))
-					if hs.Cmp(bf(c.delta)) > 0 {
-						t.Errorf("pConst(%v, %v, %v, %v, %v) = %v: at the majority's pair (%.6g, %.6g) the release's divergence at m·eps is %.6g > delta %v",
-							c.eps, c.m, c.delta, c.tau, c.lambda, p, pair[0], pair[1], hs, c.delta)
+		// worst is the release's largest divergence at m·eps over the
+		// vertices, both orders and both answers, at constant q.
+		worst := func(q *big.Float) *big.Float {
+			half := new(big.Float).SetPrec(prec).Quo(new(big.Float).SetPrec(prec).Sub(one, q), bf(2))
+			release := func(m *big.Float) *big.Float {
+				return new(big.Float).SetPrec(prec).Add(half, new(big.Float).SetPrec(prec).Mul(q, m))
+			}
+			w := bf(math.Inf(-1))
+			for _, v := range vertices {
+				for _, pair := range [][2]*big.Float{{v[0], v[1]}, {v[1], v[0]}} {
+					P, Q := release(pair[0]), release(pair[1])
+					for range 2 {
+						if hs := new(big.Float).SetPrec(prec).Sub(P, new(big.Float).SetPrec(prec).Mul(x, Q)); hs.Cmp(w) > 0 {
+							w = hs
+						}
+						P, Q = new(big.Float).SetPrec(prec).Sub(one, P), new(big.Float).SetPrec(prec).Sub(one, Q)
 					}
-					P, Q = new(big.Float).SetPrec(prec).Sub(one, P), new(big.Float).SetPrec(prec).Sub(one, Q)
 				}
+			}
+			return w
+		}
+		if w := worst(bf(p)); w.Cmp(bf(c.delta)) > 0 {
+			t.Errorf("pConst(%v, %v, %v, %v, %v) = %v: the release's divergence at m·eps reaches %.6g > delta %v at a vertex of the majority's region",
+				c.eps, c.m, c.delta, c.tau, c.lambda, p, w, c.delta)
+		}
+		// And it is the largest: a p_const larger by a relative 1e-9 (or
+		// 1, for one within 2^-52 of it) is not private.
+		if p < 1 {
+			if w := worst(bf(math.Min(1, math.Max(p*(1+1e-9), p+0x1p-52)))); w.Cmp(bf(c.delta)) <= 0 {
+				t.Errorf("pConst(%v, %v, %v, %v, %v) = %v: a larger p_const is still (m·eps, delta)-DP (divergence %.6g)", c.eps, c.m, c.delta, c.tau, c.lambda, p, w)
 			}
 		}
 	}
