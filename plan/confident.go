@@ -37,12 +37,34 @@ type Proxy struct {
 	Name string
 }
 
+// maxProxyCounts bounds the class counts a proxy holds in memory
+// (queries × classes, 8 bytes each: 256 MiB): far more than PATE's proxy
+// votes (some 9,000 queries of 10 classes), and far less than memory. A
+// file of class indices holds a query's C counts in a line of K labels,
+// so a small file of many classes would otherwise hold gigabytes. (A var
+// for the tests.)
+var maxProxyCounts = 32 << 20
+
 // ReadProxy reads the class counts of the many-class votes in (any
 // votefile reader of counts or class indices), named name in the output.
-func ReadProxy(in votefile.Reader, name string) (Proxy, error) {
+// It refuses votes whose counts would exceed maxProxyCounts, naming the
+// classes and the queries read, and stops when ctx is done.
+func ReadProxy(ctx context.Context, in votefile.Reader, name string) (Proxy, error) {
 	p := Proxy{K: in.K(), Classes: in.Classes(), Name: name}
+	held := 0
 	for in.Next() {
-		p.Counts = append(p.Counts, slices.Clone(in.Query().Counts))
+		if len(p.Counts)%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return Proxy{}, err
+			}
+		}
+		c := in.Query().Counts
+		if held += len(c); held > maxProxyCounts {
+			return Proxy{}, &param.SettingError{Name: "classes", Value: fmt.Sprint(p.Classes), Rule: fmt.Sprintf(
+				"proxy votes are held in memory as counts, one for each class of each query: %d queries of %d classes exceed %d counts (%d MiB); give fewer queries or fewer classes",
+				len(p.Counts)+1, p.Classes, maxProxyCounts, maxProxyCounts*8>>20)}
+		}
+		p.Counts = append(p.Counts, slices.Clone(c))
 	}
 	return p, in.Err()
 }

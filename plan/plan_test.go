@@ -384,3 +384,38 @@ func TestOnProxy(t *testing.T) {
 		t.Errorf("a plan on synthetic votes: %+v, %v", p, err)
 	}
 }
+
+// TestReadProxyBounded: proxy votes whose counts (queries × classes)
+// exceed maxProxyCounts are refused as a setting, naming the classes,
+// before they are held, however small the file (a line of one class
+// index is a query of C counts); a cancelled context stops the read.
+func TestReadProxyBounded(t *testing.T) {
+	defer func(n int) { maxProxyCounts = n }(maxProxyCounts)
+	maxProxyCounts = 1000
+	open := func(rows int) votefile.Reader {
+		in, err := votefile.Open("proxy.csv", votefile.Options{In: strings.NewReader(strings.Repeat("0\n", rows)), Classes: 100, Orientation: votefile.QueriesInRows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	p, err := ReadProxy(context.Background(), open(10), "proxy.csv")
+	if err != nil || len(p.Counts) != 10 {
+		t.Fatalf("10 queries of 100 classes: %d queries, err %v, want 10, nil", len(p.Counts), err)
+	}
+	_, err = ReadProxy(context.Background(), open(11), "proxy.csv")
+	var se interface {
+		Setting() (string, string, string)
+	}
+	if !errors.As(err, &se) {
+		t.Fatalf("11 queries of 100 classes over 1000 counts: err %v, want a setting error", err)
+	}
+	if name, v, rule := se.Setting(); name != "classes" || v != "100" || !strings.Contains(rule, "11 queries of 100 classes exceed 1000 counts") {
+		t.Errorf("names %s %s: %s", name, v, rule)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ReadProxy(ctx, open(5), "proxy.csv"); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err %v, want context.Canceled", err)
+	}
+}

@@ -102,7 +102,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, of provenance.MechanismName) (plan
 	if in.Input() == votefile.TwoClass && of != "" {
 		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: %s is planned on class counts or indices (--classes, --input-format counts)", name, of)
 	}
-	p, err := plan.ReadProxy(in, name)
+	p, err := plan.ReadProxy(cmd.Context(), in, name)
 	if err != nil {
 		return plan.Proxy{}, "", fmt.Errorf("--votes %s: %w", name, err)
 	}
