@@ -161,6 +161,11 @@ func newAccountGNMaxCmd() *cobra.Command {
 		}
 		d := report.AccountGNMax{Search: f.Search, Conversion: f.Conversion, K: f.K, Delta: f.Delta}
 		for _, e := range f.Eps {
+			// Each target is a search of its own, which does not see the
+			// context: a long list of them stops between two (SIGTERM).
+			if err := cmd.Context().Err(); err != nil {
+				return nil, err
+			}
 			target := accountant.Guarantee{Eps: e, Delta: f.Delta}
 			var sigma, lambda float64
 			var err error
