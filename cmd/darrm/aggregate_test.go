@@ -922,3 +922,14 @@ func TestAggregateVacuousTotal(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateMechanismsOnce: a mechanism named twice in --mechanisms is
+// refused (exit 2, naming the flag and the name) before any is built: a
+// repeat was built, run and printed again, and 20,000 of them held
+// simulate past SIGTERM until the watchdog, at 480 MB.
+func TestSimulateMechanismsOnce(t *testing.T) {
+	code, out, errOut := runCLI("simulate", "--K", "11", "--m", "3", "--queries", "10", "--seed", "1", "--mechanisms", "rr,darrm,rr")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, `--mechanisms "rr": given twice`) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d naming --mechanisms \"rr\" given twice", code, out, errOut, exitUsage)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -55,6 +56,11 @@ func RRComposition(m RRMethod, deltaPrime, teacherDelta float64) accountant.Comp
 func (f *MechanismConfig) Parse(cmd *cobra.Command, ms *Mechanisms, flag string, names []provenance.MechanismName) ([]MechanismInfo, error) {
 	infos := make([]MechanismInfo, len(names))
 	for i, n := range names {
+		// Each mechanism once: a repeat would be built, run and printed
+		// again, and a long list of them held the run past SIGTERM.
+		if slices.Contains(names[:i], n) {
+			return nil, cli.Usagef("--%s %q: given twice: name each mechanism once", flag, n)
+		}
 		var err error
 		if infos[i], err = ms.Lookup(n, votefile.TwoClass); err != nil {
 			return nil, cli.Usagef("--%s %q: must be one of %s", flag, n, ms.Names(ofKind(votefile.TwoClass), ", "))
