@@ -41,9 +41,8 @@ type Proxy struct {
 // (queries × classes, 8 bytes each: 256 MiB): far more than PATE's proxy
 // votes (some 9,000 queries of 10 classes), and far less than memory. A
 // file of class indices holds a query's C counts in a line of K labels,
-// so a small file of many classes would otherwise hold gigabytes. (A var
-// for the tests.)
-var maxProxyCounts = 32 << 20
+// so a small file of many classes would otherwise hold gigabytes.
+const maxProxyCounts = 32 << 20
 
 // ReadProxy reads the class counts of the many-class votes in (any
 // votefile reader of counts or class indices), named name in the output.

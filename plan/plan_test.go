@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -390,27 +391,31 @@ func TestOnProxy(t *testing.T) {
 // before they are held, however small the file (a line of one class
 // index is a query of C counts); a cancelled context stops the read.
 func TestReadProxyBounded(t *testing.T) {
-	defer func(n int) { maxProxyCounts = n }(maxProxyCounts)
-	maxProxyCounts = 1000
+	if testing.Short() {
+		t.Skip("holds 256 MiB of counts before the refusal; runs without -short")
+	}
+	classes := votefile.MaxClasses
+	fit := maxProxyCounts / classes
 	open := func(rows int) votefile.Reader {
-		in, err := votefile.Open("proxy.csv", votefile.Options{In: strings.NewReader(strings.Repeat("0\n", rows)), Classes: 100, Orientation: votefile.QueriesInRows})
+		in, err := votefile.Open("proxy.csv", votefile.Options{In: strings.NewReader(strings.Repeat("0\n", rows)), Classes: classes, Orientation: votefile.QueriesInRows})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return in
 	}
-	p, err := ReadProxy(context.Background(), open(10), "proxy.csv")
-	if err != nil || len(p.Counts) != 10 {
-		t.Fatalf("10 queries of 100 classes: %d queries, err %v, want 10, nil", len(p.Counts), err)
+	p, err := ReadProxy(context.Background(), open(fit), "proxy.csv")
+	if err != nil || len(p.Counts) != fit {
+		t.Fatalf("%d queries of %d classes: %d queries, err %v, want %[1]d, nil", fit, classes, len(p.Counts), err)
 	}
-	_, err = ReadProxy(context.Background(), open(11), "proxy.csv")
+	p = Proxy{}
+	_, err = ReadProxy(context.Background(), open(fit+1), "proxy.csv")
 	var se interface {
 		Setting() (string, string, string)
 	}
 	if !errors.As(err, &se) {
-		t.Fatalf("11 queries of 100 classes over 1000 counts: err %v, want a setting error", err)
+		t.Fatalf("%d queries of %d classes, over %d counts: err %v, want a setting error", fit+1, classes, maxProxyCounts, err)
 	}
-	if name, v, rule := se.Setting(); name != "classes" || v != "100" || !strings.Contains(rule, "11 queries of 100 classes exceed 1000 counts") {
+	if name, v, rule := se.Setting(); name != "classes" || v != fmt.Sprint(classes) || !strings.Contains(rule, fmt.Sprintf("%d queries of %d classes exceed %d counts", fit+1, classes, maxProxyCounts)) {
 		t.Errorf("names %s %s: %s", name, v, rule)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -49,6 +49,11 @@ func TestSignalEndsLongWork(t *testing.T) {
 	g2001 := gammaOf(2001)
 	counts := write("counts.csv", strings.Repeat(strings.Repeat("25,", 9)+"25\n", 200000))
 	votes101 := write("votes101.csv", strings.Repeat("1,", 100)+"0\n")
+	eps := make([]string, 300) // some 37 s of tight searches at K = 16384
+	for i := range eps {
+		eps[i] = fmt.Sprint(0.001 * float64(i+1))
+	}
+	targets := strings.Join(eps, ",")
 	cases := []struct {
 		name string
 		// at is a function of the longest loop: the signal is sent once
@@ -65,6 +70,9 @@ func TestSignalEndsLongWork(t *testing.T) {
 		{"verify", "constraints.Problem.Separate(", []string{"verify", g2001, "--m", "1", "--eps", "0.1", "--Delta", "1e-5"}},
 		{"separate", "constraints.Problem.Separate(", []string{"separate", g2001, "--K", "2001", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--shard", "0/1", "--out", filepath.Join(dir, "part.json")}},
 		{"simulate", "ensemble.Simulate(", []string{"simulate", "--K", "11", "--m", "3", "--queries", "2000000000", "--no-cache"}},
+		// A search per target, each blind to the context: the command
+		// stops between two.
+		{"account gnmax", "noisymax.GNMaxSigmaTight(", []string{"account", "gnmax", "--target-eps", targets, "--target-delta", "1e-5", "--gnmax-search", "tight", "--K", "16384"}},
 		{"account pate", "pate.Account(", []string{"account", "pate", counts, "--input-format", "counts", "--sigma2", "40", "--threshold", "200", "--sigma1", "150", "--target-delta", "1e-5"}},
 		{"teachers train", "teachers.trainEach(", []string{"teachers", "train", "--dataset", "mnist58", "--epochs", "100000", "--no-cache"}},
 		{"transfer", "transfer.measure(", []string{"transfer", "--dataset", "mnist58", "--no-cache", "--queries", "10,100", "--redraws", "100000"}},
