@@ -36,9 +36,11 @@ func main() {
 }
 
 // interruptGrace is how long a command may take to stop after SIGINT or
-// SIGTERM: every long loop checks its context far more often. (A var for
-// TestMain, whose children on a loaded machine may take longer.)
-var interruptGrace = time.Second
+// SIGTERM: every long loop checks its context far more often. It is below
+// a second so that the process, exit included, ends within one even when
+// this last resort ends it. (A var for TestMain, whose children on a
+// loaded machine may take longer.)
+var interruptGrace = 900 * time.Millisecond
 
 // stopAfter ends the process, as interrupted, grace after ctx is done
 // (SIGINT, SIGTERM), unless the command has finished by then (finished
