@@ -33,7 +33,7 @@ func solvedEntry(t *testing.T, p constraints.Problem) *Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := g.Measure(nil, coeffs, nil)
+	m, err := g.Measure(context.Background(), nil, coeffs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package gamma
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -174,12 +175,12 @@ type fixedLabelOne struct {
 // actual distributions it measures the utility and surrogate error alone,
 // as optimal does for the gamma it solves. memo keeps the draws of the
 // actual distributions for the next gamma measured under them
-// (accountant.Memo; nil: nothing kept).
-func (g Gamma) Measure(memo *accountant.Memo, coeffs []float64, actuals []Actual) (Measurement, error) {
+// (accountant.Memo; nil: nothing kept). The draws stop when ctx is done.
+func (g Gamma) Measure(ctx context.Context, memo *accountant.Memo, coeffs []float64, actuals []Actual) (Measurement, error) {
 	if want := len(g.upper()); len(coeffs) != want {
 		return Measurement{}, fmt.Errorf("measure gamma for K = %d: %d coefficients of the prior, want %d", g.K(), len(coeffs), want)
 	}
-	errs, err := expectedErrors(memo, g, actuals)
+	errs, err := expectedErrors(ctx, memo, g, actuals)
 	if err != nil {
 		return Measurement{}, err
 	}
@@ -206,12 +207,12 @@ func (g Gamma) Measure(memo *accountant.Memo, coeffs []float64, actuals []Actual
 // sampled with about 2·10^8/K² Poisson-binomial steps in all (between 500
 // and 20,000 draws), from a fixed seed: these are evaluations, not private
 // releases, and a fixed seed makes the tables reproducible.
-func expectedErrors(memo *accountant.Memo, g Gamma, actuals []Actual) ([]ErrorEstimate, error) {
+func expectedErrors(ctx context.Context, memo *accountant.Memo, g Gamma, actuals []Actual) ([]ErrorEstimate, error) {
 	k := g.K()
 	samples := min(20000, max(500, 200_000_000/(k*k)))
 	var out []ErrorEstimate
 	for _, a := range actuals {
-		est, err := expectedTVError(memo, g, a, samples, 1)
+		est, err := expectedTVError(ctx, memo, g, a, samples, 1)
 		if err != nil {
 			return nil, fmt.Errorf("expected error under %v: %w", a, err)
 		}

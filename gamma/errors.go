@@ -1,6 +1,7 @@
 package gamma
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -167,7 +168,7 @@ type ErrorEstimate struct {
 // It is exact when the p_i are fixed; otherwise it averages samples draws
 // of p from a PCG generator seeded with seed (the error is an absolute
 // value of a multilinear function of p, which has no closed-form mean).
-func expectedTVError(memo *accountant.Memo, g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate, error) {
+func expectedTVError(ctx context.Context, memo *accountant.Memo, g Gamma, a Actual, samples int, seed uint64) (ErrorEstimate, error) {
 	k := g.K()
 	if a.fixed != nil {
 		p, err := a.Sample(k, nil)
@@ -183,7 +184,7 @@ func expectedTVError(memo *accountant.Memo, g Gamma, a Actual, samples int, seed
 	var mean, m2 float64 // Welford's running moments
 	h := (k + 1) / 2
 	n := 0
-	err := drawDiffs(memo, k, a, samples, seed, func(diffs []float64) {
+	err := drawDiffs(ctx, memo, k, a, samples, seed, func(diffs []float64) {
 		// tvError's sum, of the same products in the same order.
 		var e float64
 		for j, d := range diffs {
@@ -209,7 +210,7 @@ func expectedTVError(memo *accountant.Memo, g Gamma, a Actual, samples int, seed
 // seed, so it draws the same p for each: the differences of the draws
 // last made are kept in memo (drawsIn), where each gamma convolved every
 // draw again.
-func drawDiffs(memo *accountant.Memo, k int, a Actual, samples int, seed uint64, fn func(diffs []float64)) error {
+func drawDiffs(ctx context.Context, memo *accountant.Memo, k int, a Actual, samples int, seed uint64, fn func(diffs []float64)) error {
 	key := drawsKey{k: k, samples: samples, seed: seed, lo: math.Float64bits(a.lo), hi: math.Float64bits(a.hi)}
 	h := (k + 1) / 2
 	w := k - h + 1
@@ -232,6 +233,11 @@ func drawDiffs(memo *accountant.Memo, k int, a Actual, samples int, seed uint64,
 	empty, d := poissonbinom.New(0), poissonbinom.New(k)
 	alpha := make([]float64, 0, k+1)
 	for range samples {
+		// A draw is K Poisson-binomial steps of up to K terms each: some
+		// 4·10^6 at K = 2001, far below what SIGTERM may wait.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		d.Set(empty)
 		for range k {
 			if err := d.Add(a.lo + (a.hi-a.lo)*rng.Float64()); err != nil {

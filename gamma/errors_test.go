@@ -1,6 +1,8 @@
 package gamma
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -74,26 +76,26 @@ func TestTVError(t *testing.T) {
 
 func TestExpectedTVError(t *testing.T) {
 	g, _ := Sub(11, 3)
-	exact, err := expectedTVError(nil, g, actualHalf, 0, 0)
+	exact, err := expectedTVError(context.Background(), nil, g, actualHalf, 0, 0)
 	if err != nil || !exact.Exact || exact.Mean != 0 {
 		t.Errorf("p = 0.5: %+v, %v; want exact 0", exact, err)
 	}
-	a, _ := expectedTVError(nil, g, actualUniform, 4000, 1)
-	b, _ := expectedTVError(nil, g, actualUniform, 4000, 1)
+	a, _ := expectedTVError(context.Background(), nil, g, actualUniform, 4000, 1)
+	b, _ := expectedTVError(context.Background(), nil, g, actualUniform, 4000, 1)
 	if a != b {
 		t.Errorf("same seed, different estimates: %+v, %+v", a, b)
 	}
-	ref, _ := expectedTVError(nil, g, actualUniform, 200000, 2)
+	ref, _ := expectedTVError(context.Background(), nil, g, actualUniform, 200000, 2)
 	if math.Abs(a.Mean-ref.Mean) > 4*a.StdErr || a.StdErr <= 0 {
 		t.Errorf("estimate %v ± %v, reference %v", a.Mean, a.StdErr, ref.Mean)
 	}
 	// With all p_i < 1/2 the majority is 0 with high probability and
 	// gamma_Sub(3) errs where subsampling flips it.
-	low, _ := expectedTVError(nil, g, actualLow, 2000, 3)
+	low, _ := expectedTVError(context.Background(), nil, g, actualLow, 2000, 3)
 	if !(low.Mean > 0 && low.Mean < 0.1) {
 		t.Errorf("U(0,0.1) error %v, want small and positive", low.Mean)
 	}
-	if _, err := expectedTVError(nil, g, actualUniform, 1, 0); err == nil {
+	if _, err := expectedTVError(context.Background(), nil, g, actualUniform, 1, 0); err == nil {
 		t.Error("one sample accepted")
 	}
 }
@@ -206,11 +208,11 @@ func TestMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := g.Measure(nil, coeffs, actuals)
+	m, err := g.Measure(context.Background(), nil, coeffs, actuals)
 	if err != nil {
 		t.Fatal(err)
 	}
-	errs, err := expectedErrors(nil, g, actuals)
+	errs, err := expectedErrors(context.Background(), nil, g, actuals)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,8 +231,15 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("LabelOne %s = %v, want %v", l.Actual, l.Value, want)
 		}
 	}
-	if _, err := g.Measure(nil, coeffs[1:], actuals); err == nil {
+	if _, err := g.Measure(context.Background(), nil, coeffs[1:], actuals); err == nil {
 		t.Error("Measure with coefficients for another K: no error")
+	}
+	// The draws stop when the context is done: at K = 2001 each is some
+	// 4·10^6 steps, and SIGTERM waits for none of them.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := g.Measure(ctx, nil, coeffs, actuals); !errors.Is(err, context.Canceled) {
+		t.Errorf("Measure with its context cancelled: err %v, want context.Canceled", err)
 	}
 }
 
@@ -322,7 +331,7 @@ func TestExpectedTVErrorDraws(t *testing.T) {
 					m2 += float64(delta * (e - mean)) // as expectedTVError rounds
 				}
 				want := ErrorEstimate{Actual: a.name, Mean: mean, StdErr: math.Sqrt(m2 / (samples - 1) / samples), Samples: samples}
-				got, err := expectedTVError(memo, g, a, samples, seed)
+				got, err := expectedTVError(context.Background(), memo, g, a, samples, seed)
 				if err != nil || got != want {
 					t.Errorf("gamma %d, %v, seed %d: %+v, %v; want %+v", i, a, seed, got, err, want)
 				}

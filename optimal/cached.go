@@ -83,7 +83,7 @@ func reverified(ctx context.Context, d *cache.Dir, key cache.Key, certify certif
 		return nil, &cache.CorruptError{Path: d.Path(key), Reason: fmt.Sprintf("its gamma, checked again now, is %v: max f / budget = %.15g", cert.Status, cert.Ratio)}
 	}
 	e.Certificate = cert
-	if err := checkClaims(e, key); err != nil {
+	if err := checkClaims(ctx, e, key); err != nil {
 		return nil, &cache.CorruptError{Path: d.Path(key), Reason: err.Error()}
 	}
 	return e, nil
@@ -101,7 +101,7 @@ const claimSlack = 1e-12
 // than the stored gap, contradicts the stored claims: the entry was
 // changed (a gamma of zeros, say, is still private, but far from
 // optimal).
-func checkClaims(e *cache.Entry, key cache.Key) error {
+func checkClaims(ctx context.Context, e *cache.Entry, key cache.Key) error {
 	var prior gamma.Prior
 	if err := prior.UnmarshalText([]byte(key.Prior)); err != nil {
 		return fmt.Errorf("prior %q: %v", key.Prior, err)
@@ -110,7 +110,7 @@ func checkClaims(e *cache.Entry, key cache.Key) error {
 	if err != nil {
 		return fmt.Errorf("prior %q: %v", key.Prior, err)
 	}
-	m, err := gamma.Gamma(e.Gamma).Measure(nil, coeffs, nil)
+	m, err := gamma.Gamma(e.Gamma).Measure(ctx, nil, coeffs, nil)
 	if err != nil {
 		return err
 	}

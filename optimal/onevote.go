@@ -35,7 +35,7 @@ func solveOneVote(ctx context.Context, p constraints.Problem, coeffs []float64, 
 		return Result{}, fmt.Errorf("solve K=%d one-vote: %w", p.K, err)
 	}
 	out := Result{Gamma: g, Certificate: cert, LPSolves: 1, Rows: rows, Passes: 1, TieBroken: true}
-	if err := out.measure(opt, coeffs, ub, start); err != nil {
+	if err := out.measure(ctx, opt, coeffs, ub, start); err != nil {
 		return Result{}, fmt.Errorf("solve K=%d one-vote: %w", p.K, err)
 	}
 	return out, nil

@@ -183,12 +183,12 @@ func solveM1(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
-	m, err := sub.Measure(nil, coeffs, nil)
+	m, err := sub.Measure(ctx, nil, coeffs, nil)
 	if err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
 	out := Result{Gamma: g, Certificate: cert, Passes: 1, TieBroken: true}
-	if err := out.measure(sub, coeffs, m.Utility, start); err != nil {
+	if err := out.measure(ctx, sub, coeffs, m.Utility, start); err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=1: %w", p.K, err)
 	}
 	return out, nil
@@ -393,7 +393,7 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
 	out := Result{Gamma: g, Certificate: cert, LPSolves: c.lpSolve, Rows: solver.NumRows(), Passes: state.Pass, TieBroken: tieErr == nil, TieBreakError: tieErr, Stalled: c.stalled}
-	if err := out.measure(before, coeffs, ub1, start); err != nil {
+	if err := out.measure(ctx, before, coeffs, ub1, start); err != nil {
 		return Result{}, fmt.Errorf("solve K=%d m=%g: %w", p.K, p.M, err)
 	}
 	return out, nil
@@ -404,12 +404,12 @@ func solveLP(ctx context.Context, p constraints.Problem, coeffs []float64, opts 
 // cost when it changed gamma, the utility and the surrogate error
 // (gamma.Gamma.Measure), the upper bound ub (at least the utility) and the gap,
 // and the time since start.
-func (r *Result) measure(before gamma.Gamma, coeffs []float64, ub float64, start time.Time) error {
+func (r *Result) measure(ctx context.Context, before gamma.Gamma, coeffs []float64, ub float64, start time.Time) error {
 	r.Scale = scaleOf(before, r.Gamma)
 	if !slices.Equal(before, r.Gamma) {
 		r.Passes++
 	}
-	m, err := r.Gamma.Measure(nil, coeffs, nil)
+	m, err := r.Gamma.Measure(ctx, nil, coeffs, nil)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func mustOpt(t *testing.T, p constraints.Problem, prior gamma.Prior) Result {
 // (gamma.Measurement.Utility).
 func utilityOf(t *testing.T, g gamma.Gamma, coeffs []float64) float64 {
 	t.Helper()
-	m, err := g.Measure(nil, coeffs, nil)
+	m, err := g.Measure(context.Background(), nil, coeffs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,13 +53,13 @@ func TestCompare(t *testing.T) {
 			}
 			continue
 		}
-		want, _ := opt.Measure(testMemo, coeffs, actuals)
+		want, _ := opt.Measure(context.Background(), testMemo, coeffs, actuals)
 		if err != nil || len(errs) != 2 || !slices.Equal(errs, want.Errors) || len(evs) != len(tc.bases) {
 			t.Fatalf("%s: %v, %d evaluations (%v)", tc.name, errs, len(evs), err)
 		}
 		for i, b := range tc.bases {
 			cert, _ := gamma.Verify(ctx, p, b.Gamma, gamma.VerifyOptions{Workers: 1})
-			m, _ := b.Gamma.Measure(testMemo, coeffs, actuals)
+			m, _ := b.Gamma.Measure(context.Background(), testMemo, coeffs, actuals)
 			if evs[i].Utility != m.Utility || evs[i].Certificate.Status != cert.Status || !slices.Equal(evs[i].Errors, m.Errors) {
 				t.Errorf("%s: %s evaluated %+v, want %+v and %+v", tc.name, b.Name, evs[i], cert, m)
 			}

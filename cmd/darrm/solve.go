@@ -166,7 +166,7 @@ func (f *solveFlags) baselines(cmd *cobra.Command, p resolve.Resolved) ([]gamma.
 func compare(ctx context.Context, p constraints.Problem, opt gamma.Gamma, bases []gamma.Baseline, coeffs []float64, actuals []gamma.Actual, workers int) ([]gamma.ErrorEstimate, []report.Evaluation, error) {
 	// Every gamma is measured under the same draws, made once.
 	memo := new(accountant.Memo)
-	m, err := opt.Measure(memo, coeffs, actuals)
+	m, err := opt.Measure(ctx, memo, coeffs, actuals)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -176,7 +176,7 @@ func compare(ctx context.Context, p constraints.Problem, opt gamma.Gamma, bases 
 		if err != nil {
 			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
 		}
-		bm, err := b.Gamma.Measure(memo, coeffs, actuals)
+		bm, err := b.Gamma.Measure(ctx, memo, coeffs, actuals)
 		if err != nil {
 			return nil, nil, fmt.Errorf("certify %s: %w", b.Name, err)
 		}

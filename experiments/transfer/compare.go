@@ -135,7 +135,7 @@ func CompareAtTotals(ctx context.Context, cs []Candidate, budget accountant.Budg
 		if err != nil {
 			return nil, err
 		}
-		if out[i].Measurement, err = g.Measure(e.Plan.Request.Certificate.Memo, coeffs, actuals); err != nil {
+		if out[i].Measurement, err = g.Measure(ctx, e.Plan.Request.Certificate.Memo, coeffs, actuals); err != nil {
 			return nil, err
 		}
 	}
