@@ -93,19 +93,33 @@ func OpenInput(cmd *cobra.Command, role, name string, want Want) (io.ReadCloser,
 
 // ReadJSON decodes each of the files names, which role names on the
 // command line, into a T (cli.DecodeJSON): each must be a JSON result of
-// darrm, and of a kind that want accepts (OpenInput).
+// darrm, and of a kind that want accepts (OpenInput). Together they hold
+// at most cli.MaxJSONBytes: each is held decoded, at many times its size
+// (an array of zeros, 17 times), so that a bound on each alone let three
+// large files exhaust memory.
 func ReadJSON[T any](cmd *cobra.Command, role string, names []string, want Want) ([]T, error) {
+	return readJSON[T](cmd, role, names, want, cli.MaxJSONBytes)
+}
+
+// readJSON is ReadJSON with names holding at most limit bytes together.
+func readJSON[T any](cmd *cobra.Command, role string, names []string, want Want, limit int64) ([]T, error) {
 	out := make([]T, len(names))
+	left := limit
 	for i, name := range names {
 		r, err := OpenInput(cmd, role, name, want)
 		if err != nil {
 			return nil, err
 		}
-		out[i], err = cli.DecodeJSON[T](r, name, darrmJSON)
+		in := &io.LimitedReader{R: r, N: left + 1}
+		out[i], err = cli.DecodeJSON[T](in, name, darrmJSON)
 		r.Close()
+		if in.N == 0 {
+			return nil, cli.Usagef("%s: the JSON results read (%s) hold more than %d MiB together, the most darrm reads of them at once", cli.InputName(name), role, limit>>20)
+		}
 		if err != nil {
 			return nil, err
 		}
+		left = in.N - 1
 	}
 	return out, nil
 }

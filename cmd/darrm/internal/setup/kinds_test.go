@@ -1,10 +1,13 @@
 package setup
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/internal/fixtures"
@@ -48,5 +51,34 @@ func TestInputKinds(t *testing.T) {
 		case tc.err != "" && (!cli.IsUsage(err) || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s as %s: %v, want a usage error containing %q", tc.path, tc.want.what, err, tc.err)
 		}
+	}
+}
+
+// TestReadJSONBounded: the JSON results one command reads hold at most
+// the limit together, each read within what the ones before it left: a
+// bound on each file alone let three large files, each held decoded at
+// many times its size, exhaust memory. A refusal is a usage error naming
+// the file that crossed it.
+func TestReadJSONBounded(t *testing.T) {
+	dir := t.TempDir()
+	doc := func(name string, zeros int) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(`{"gamma": [0`+strings.Repeat(",0", zeros)+"]}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	type gammaDoc struct{ Gamma []float64 }
+	a, b, c := doc("a.json", 100_000), doc("b.json", 100_000), doc("c.json", 100_000)
+	cmd := &cobra.Command{}
+	cmd.SetContext(context.Background())
+	const limit = 500_000 // two of the files (some 200 kB each), not three
+	docs, err := readJSON[gammaDoc](cmd, "PART", []string{a, b}, WantShuffleg, limit)
+	if err != nil || len(docs) != 2 || len(docs[1].Gamma) != 100_001 {
+		t.Fatalf("two files within the limit: %d documents, err %v", len(docs), err)
+	}
+	_, err = readJSON[gammaDoc](cmd, "PART", []string{a, b, c}, WantShuffleg, limit)
+	if !cli.IsUsage(err) || !strings.Contains(err.Error(), c) || !strings.Contains(err.Error(), "together") {
+		t.Errorf("three files over the limit: err %v, want a usage error naming %s", err, c)
 	}
 }
