@@ -109,3 +109,29 @@ func TestCompareAtBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareActualOnePerFlag: each --actual is one distribution, its
+// value never split at commas, which U(a,b) and a list of the K teachers'
+// probabilities both hold: split, "0.9,0.1,0.5" was three distributions
+// of one probability each, and "U(0,1)" two pieces refused.
+func TestCompareActualOnePerFlag(t *testing.T) {
+	dir := t.TempDir()
+	out, stderr, code := darrm(t, "", "solve", "--K", "3", "--m", "1", "--compare", "--actual", "0.9,0.1,0.5", "--actual", "U(0,1)", "--format", "json", "--cache-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Errors []struct {
+			Actual string `json:"actual"`
+			Exact  bool   `json:"exact"`
+		} `json:"expected_errors"`
+	}
+	decode(t, out, &doc)
+	if len(doc.Errors) != 2 || doc.Errors[0].Actual != "0.9,0.1,0.5" || !doc.Errors[0].Exact || doc.Errors[1].Actual != "U(0,1)" || doc.Errors[1].Exact {
+		t.Errorf("expected errors %+v, want the fixed 0.9,0.1,0.5 and the drawn U(0,1)", doc.Errors)
+	}
+	// A list of distributions in one value is refused, naming the flag.
+	if _, stderr, code := darrm(t, "", "solve", "--K", "3", "--m", "1", "--compare", "--actual", "U(0,1),0.5", "--cache-dir", dir); code != 2 || !strings.Contains(stderr, `--actual: actual distribution "U(0,1),0.5"`) {
+		t.Errorf("--actual U(0,1),0.5: exit %d, %s; want 2 naming the value", code, stderr)
+	}
+}

@@ -31,7 +31,7 @@ type solveFlags struct {
 	RRComp   setup.RRMethod `flag:"rr-composition"`
 	RRDelta  float64        `flag:"rr-delta-prime"`
 	Compare  bool           `flag:"compare" help:"also compute and certify the baselines"`
-	Actual   []string       `flag:"actual" help:"--compare: p_i of the expected errors" default:"U(0,1), 0.5, U(0,0.1)"`
+	Actual   []string       `flag:"actual" repeat:"" help:"--compare, repeat: U(a,b), p, p_1..p_K" default:"U(0,1), 0.5, U(0,0.1)"`
 	HighsLog bool           `flag:"highs-log" help:"show HiGHS's solver log"`
 	SubSize  int            `flag:"sub-size" help:"with --compare: teachers subsampled by gamma_Sub" default:"floor(m)"`
 	Totals   totalFlags

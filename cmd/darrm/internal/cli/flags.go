@@ -41,6 +41,9 @@ type Flag struct {
 	Default     any
 	Usage       string
 	DefaultText string
+	// Repeat makes a list of strings a flag given once per item, its
+	// value never split at commas: for items that hold commas.
+	Repeat bool
 }
 
 // TextValue is a type that a flag reads from its text and prints as text:
@@ -221,6 +224,12 @@ func (f floatsValue) GetSlice() []string {
 	return out
 }
 
+// stringsValue is a list of strings given once per item (Flag.Repeat),
+// shown as "strings" in help, as a list split at commas is.
+type stringsValue struct{ pflag.Value }
+
+func (stringsValue) Type() string { return "strings" }
+
 // Add defines f in fs, storing into p, which must point to a value of the
 // type of f.Default (or be a *string for a Default that is a TextValue,
 // kept as its text). It panics on a mismatch, a programming error.
@@ -261,6 +270,12 @@ func (f Flag) Add(fs *pflag.FlagSet, p any) {
 			fl.DefValue = ""
 		}
 	case *[]string:
+		if f.Repeat {
+			fs.StringArrayVar(p, f.Name, f.Default.([]string), f.Usage)
+			fl := fs.Lookup(f.Name)
+			fl.Value = stringsValue{fl.Value}
+			break
+		}
 		fs.StringSliceVar(p, f.Name, f.Default.([]string), f.Usage)
 	case *[]int:
 		fs.IntSliceVar(p, f.Name, f.Default.([]int), f.Usage)
@@ -366,7 +381,9 @@ func (r *Registry) Flags() []Flag { return r.flags }
 // tag; any other takes its default from the field's value and its help
 // from the tag `help:"..."`, which it must have, and the default its help
 // states in words from the tag `default:"..."`, if any (Flag.DefaultText). A field tagged
-// `required:""` is a flag the command cannot run without (CheckRequired).
+// `required:""` is a flag the command cannot run without (CheckRequired);
+// a list of strings tagged `repeat:""` is given once per item
+// (Flag.Repeat).
 func (r *Registry) Bind(fs *pflag.FlagSet, p any) { r.bind(fs, reflect.ValueOf(p).Elem()) }
 
 func (r *Registry) bind(fs *pflag.FlagSet, v reflect.Value) {
@@ -383,7 +400,8 @@ func (r *Registry) bind(fs *pflag.FlagSet, v reflect.Value) {
 		if help, ok := field.Tag.Lookup("help"); shared && ok || !shared && !ok {
 			panic(fmt.Sprintf("flag --%s: a shared flag has no help tag, any other needs one (help %q)", name, help))
 		} else if !shared {
-			f = Flag{Name: name, Default: val.Interface(), Usage: help, DefaultText: field.Tag.Get("default")}
+			_, repeat := field.Tag.Lookup("repeat")
+			f = Flag{Name: name, Default: val.Interface(), Usage: help, DefaultText: field.Tag.Get("default"), Repeat: repeat}
 		}
 		f.Add(fs, val.Addr().Interface())
 		if _, ok := field.Tag.Lookup("required"); ok {
