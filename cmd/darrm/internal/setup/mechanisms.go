@@ -272,12 +272,16 @@ func (ms *Mechanisms) CheckSettings(cmd *cobra.Command, m MechanismInfo, stated 
 			if set, _ := given(s); !set || slices.Contains(m.Flags(), s) {
 				continue
 			}
-			others := ms.Names(func(o MechanismInfo) bool { return slices.Contains(o.Flags(), s) }, ", ")
+			takers := func(in votefile.Input) string {
+				return ms.Names(func(o MechanismInfo) bool { return o.Input == in && slices.Contains(o.Flags(), s) }, ", ")
+			}
 			msg := fmt.Sprintf("--%s is not a setting of %s on %v, which takes --%s", s, m.Name, m.Input, strings.Join(takes, ", --"))
-			if r.Input != m.Input {
-				msg += fmt.Sprintf(" (--%s is a setting of %s on %v: --input-format counts, --classes C, or a metadata header that states them)", s, others, r.Input)
+			// The mechanisms on the same votes first: those on the other
+			// kind need the votes read otherwise.
+			if same := takers(m.Input); same != "" {
+				msg += fmt.Sprintf(" (--%s is a setting of %s)", s, same)
 			} else {
-				msg += fmt.Sprintf(" (--%s is a setting of %s)", s, others)
+				msg += fmt.Sprintf(" (--%s is a setting of %s on %v: %s)", s, takers(r.Input), r.Input, readAs(r.Input))
 			}
 			return cli.Usagef("%s", msg)
 		}
@@ -288,6 +292,14 @@ func (ms *Mechanisms) CheckSettings(cmd *cobra.Command, m MechanismInfo, stated 
 		}
 	}
 	return nil
+}
+
+// readAs says how votes are read as votes of kind in.
+func readAs(in votefile.Input) string {
+	if in == votefile.ManyClasses {
+		return "--input-format counts, --classes C, or a metadata header that states them"
+	}
+	return "votes of 0 and 1, read without --classes"
 }
 
 // CheckInUse refuses a setting given that none of the mechanisms in use
