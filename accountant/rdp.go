@@ -130,17 +130,54 @@ func (c Conversion) ConvertRDP(r, alpha, delta float64) (float64, error) {
 	if err := c.Check(delta); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	return math.Max(0, outward.Up(r+conversionCost(alpha-1, -math.Log(delta), c), 8)), nil
+	return convertUp(r, alpha-1, -math.Log(delta), c), nil
+}
+
+// convertUp returns r + conversionCost(t, L, c), at least 0, raised above
+// its rounding: the terms of the cost cancel each other and r where ε
+// is small against them (at α = 1024 log t and log1p t are near 6.93
+// and ε may be 10^-3; near α = 1/δ the cost cancels ρα), so a few ulps
+// of the result are no bound; the error of each term is bounded by the
+// magnitudes that enter it (costError) and added before the last raise.
+func convertUp(r, t, L float64, c Conversion) float64 {
+	cost, err := conversionCostErr(t, L, c)
+	s := r + cost
+	err += 4 * 0x1p-53 * (math.Abs(r) + math.Abs(cost) + math.Abs(s))
+	// Where the terms do not cancel, 8 ulps of the result hold the error,
+	// and the result is the one it always was.
+	return math.Max(0, math.Max(outward.Up(s, 8), outward.Up(s+err, 2)))
 }
 
 // conversionCost returns ε - r at order α = 1 + t, with L = log(1/δ).
 // Working with t = α - 1 keeps orders close to 1 exact.
 func conversionCost(t, L float64, c Conversion) float64 {
+	cost, _ := conversionCostErr(t, L, c)
+	return cost
+}
+
+// conversionCostErr returns conversionCost and a bound of its rounding
+// error, L's own (a logarithm's, within an ulp) included: for the
+// improved conversion log((α-1)/α) is computed as -log1p(1/t) for t >= 1
+// (log t - log1p t cancels there: at t = 1023 an ulp of 6.93 is 10^-15,
+// against a result of 10^-3), and the error of (L - log1p t)/t is bounded
+// by (L + log1p t)/t, not by the difference, which may cancel.
+func conversionCostErr(t, L float64, c Conversion) (cost, err float64) {
+	const u = 0x1p-53
 	if c == PaperConversion {
-		return L / t
+		cost = L / t
+		return cost, 8 * u * cost
 	}
 	// log((α-1)/α) - (log δ + log α)/(α-1)
-	return math.Log(t) - math.Log1p(t) + (L-math.Log1p(t))/t
+	l1 := math.Log1p(t)
+	var b float64
+	if t >= 1 {
+		b = -math.Log1p(1 / t)
+	} else {
+		b = math.Log(t) - l1 // of opposite signs: no cancellation
+	}
+	q := (L - l1) / t
+	cost = b + q
+	return cost, 16 * u * (math.Abs(b) + (L+l1)/t + math.Abs(q) + math.Abs(cost))
 }
 
 // RhoToDP returns the smallest ε such that a mechanism with RDP curve
@@ -174,7 +211,7 @@ func (c Conversion) RhoToDP(rho, delta float64) (eps, alpha float64, err error) 
 	if c == ImprovedConversion {
 		t = rootLog(func(t float64) float64 { return rho*t*t + math.Log1p(t) - L }, hi)
 	}
-	return math.Max(0, outward.Up(rho*(1+t)+conversionCost(t, L, c), 8)), 1 + t, nil
+	return convertUp(rho*(1+t), t, L, c), 1 + t, nil
 }
 
 // rhoForDP returns the largest slope ρ such that a mechanism with RDP curve

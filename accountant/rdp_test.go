@@ -1,7 +1,9 @@
 package accountant
 
 import (
+	"fmt"
 	"math"
+	"math/big"
 	"testing"
 )
 
@@ -129,5 +131,56 @@ func TestConvertRDPNegative(t *testing.T) {
 	}
 	if eps != 0 {
 		t.Errorf("ConvertRDP = %v, want 0 for a negative bound", eps)
+	}
+}
+
+// TestConversionRoundsUpUnderCancellation checks that the improved
+// conversion is never below the exact value of its bound where its terms
+// cancel: at order 1024 log t and log1p t are near 6.93 while ε is 10^-3,
+// and near α = 1/δ the cost cancels ρα. The references are 200-bit
+// evaluations (mpmath) of the bound at the float64 inputs: for ConvertRDP
+// at its order, for RhoToDP its least value over every order, which no
+// order's bound is below. Rounded by a few ulps of the result alone, each
+// was below the reference by 4e-13 to 2.4e-11 relative, so that the
+// Rényi and zCDP filters admitted sums whose guarantee exceeds the budget.
+func TestConversionRoundsUpUnderCancellation(t *testing.T) {
+	atLeast := func(name string, got float64, ref string) {
+		t.Helper()
+		r, _, err := big.ParseFloat(ref, 10, 200, big.ToNearestEven)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if new(big.Float).SetPrec(200).SetFloat64(got).Cmp(r) < 0 {
+			t.Errorf("%s = %.17g: below the exact bound %s", name, got, ref)
+		}
+	}
+	eps, err := ImprovedConversion.ConvertRDP(0.0042510392759906234, 1024, 0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	atLeast("ConvertRDP(0.0042510392759906234, 1024, 0.01)", eps, "0.00100000000000041168701627643773")
+	for _, c := range []struct {
+		rho, delta float64
+		ref        string
+	}{
+		{3.490607335082147e-09, 1e-5, "0.000100000000000500024823129115089"},
+		{6.778793546807581e-08, 0.0002158410797515841, "0.0000124525947033762911905527634898"},
+	} {
+		eps, _, err := ImprovedConversion.RhoToDP(c.rho, c.delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		atLeast(fmt.Sprintf("RhoToDP(%v, %v)", c.rho, c.delta), eps, c.ref)
+	}
+
+	// The filters' decisions: each sum's exact bound is above the budget.
+	renyi := Filter{Parts: []FilterPart{{Method: RenyiFilter, Delta: 0.01, Order: 1024}}}
+	seq := Sequence{Steps: 1, Step: Guarantee{Eps: 1}, Renyi: 0.0042510392759906234}
+	if _, ok, err := renyi.Total(seq, Guarantee{Eps: 0.001, Delta: 0.01}); err != nil || ok {
+		t.Errorf("Renyi filter at order 1024: Σ D_α = %v admitted within (0.001, 0.01) (err %v); its bound is 0.001·(1 + 4.1e-13)", seq.Renyi, err)
+	}
+	z := Sequence{Steps: 1, Step: Guarantee{Eps: 1}, Rho: 3.490607335082147e-09}
+	if _, ok, err := z.FilterTotal(ZCDPFilter, Guarantee{Eps: 1e-4, Delta: 1e-5}); err != nil || ok {
+		t.Errorf("zCDP filter: Σρ = %v admitted within (1e-4, 1e-5) (err %v); its least bound is 1e-4·(1 + 5.0e-12)", z.Rho, err)
 	}
 }
