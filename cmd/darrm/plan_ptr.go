@@ -95,6 +95,9 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 // (--partition), and the mechanism.
 func (f *planFlags) aggregateLine(cmd *cobra.Command, k, classes int, name provenance.MechanismName) []string {
 	words := append([]string{"darrm", "aggregate", "VOTES"}, votesReading(cmd)...)
+	if f.proxyCounts {
+		words = append(words, "--input-format", "counts")
+	}
 	words = append(words, "--K", strconv.Itoa(k), "--classes", strconv.Itoa(classes))
 	if cmd.Flags().Changed("partition") {
 		words = append(words, "--partition", f.Partition.String())
