@@ -37,7 +37,7 @@ var Registry = cli.NewRegistry([]cli.Flag{
 
 	{Name: "format", Default: cliout.Table, Usage: "output format: table, json or csv"},
 	{Name: "workers", Default: 0, Usage: "goroutines for parallel work (0: all cores)"},
-	{Name: "seed", Default: uint64(0), Usage: "seed of an experiment, marked NOT FOR RELEASE", DefaultText: "crypto/rand"},
+	{Name: "seed", Default: uint64(0), Usage: "reproducible run; private outputs NOT FOR RELEASE", DefaultText: "crypto/rand"},
 	{Name: "cache-dir", Default: "", Usage: "cache folder", DefaultText: "$" + cachedir.Env + " or $XDG_CACHE_HOME/darrm"},
 	{Name: "no-cache", Default: false, Usage: "neither read nor write the cache (gamma_opt, teachers, counts)"},
 	{Name: "prior", Default: gamma.UniformPrior(), Usage: "gamma_opt's prior: uniform, tp, a mean, or K means"},
