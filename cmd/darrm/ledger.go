@@ -131,7 +131,7 @@ func newLedgerUpgradeCmd() *cobra.Command {
 	}
 	cmd := newCmd("ledger-upgrade", &cobra.Command{
 		Use:   "upgrade LEDGER",
-		Short: "Turn a version-3 ledger into a version-4 one, keeping its spends",
+		Short: "Turn a version-3 ledger into a version-4 one (read as version 5), keeping its spends",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, err := f.stated(cmd)
