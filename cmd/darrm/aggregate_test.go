@@ -933,3 +933,24 @@ func TestSimulateMechanismsOnce(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d naming --mechanisms \"rr\" given twice", code, out, errOut, exitUsage)
 	}
 }
+
+// TestAggregateNoQueryFits: a budget that fits not even one query says
+// which per-query guarantee did not fit, and where to find the budget
+// that would (plan), not only that none fit.
+func TestAggregateNoQueryFits(t *testing.T) {
+	dir := t.TempDir()
+	// No metadata header: the teachers' guarantee is the flags', with no
+	// cap, so the budget's test is the per-query guarantee's.
+	votes := filepath.Join(dir, "votes.csv")
+	if err := os.WriteFile(votes, []byte(strings.Repeat("1,1,1,1,1,1,0,0,0,0,0\n", 5)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := darrm(t, "", "aggregate", votes, "--eps", "0.1", "--Delta", "1e-5", "--m", "3", "--out", filepath.Join(dir, "labels.csv"),
+		"--cache-dir", dir, "--budget-eps", "2", "--budget-delta", "1e-5")
+	if code != exitBudget {
+		t.Fatalf("exit %d, want %d: %s", code, exitBudget, stderr)
+	}
+	if s := unwrapped(stdout + stderr); !strings.Contains(s, "allows no query: not even one, (0.3, ") || !strings.Contains(s, "darrm plan with these settings gives the smallest budget that fits one") {
+		t.Errorf("no per-query guarantee or plan named: %s", s)
+	}
+}

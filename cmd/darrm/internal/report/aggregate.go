@@ -521,7 +521,9 @@ func (out Aggregate) writeBudget(t *cliout.Text) {
 	case b.AllowedBy == nil && b.Why != "":
 		t.Line("budget: (%g, %g) allows no query: %s", b.Eps, b.Delta, b.Why)
 	case b.AllowedBy == nil:
-		t.Line("budget: (%g, %g) allows no query: not even one fits at its delta", b.Eps, b.Delta)
+		// Say what does not fit and where the budget that would is.
+		t.Line("budget: (%g, %g) allows no query: not even one, %s, fits at its delta; darrm plan with these settings gives the smallest budget that fits one",
+			b.Eps, b.Delta, formatTotal(accountant.Guarantee{Eps: out.PerQuery.Eps, Delta: out.PerQuery.Delta}))
 	default:
 		t.Line("budget: (%g, %g) allows %s, %s by %s %s", b.Eps, b.Delta, plural.Of(b.MaxQueries, "query", "queries"),
 			formatTotal(b.AllowedBy.Guarantee), b.AllowedBy.Name(), t.Note(b.AllowedBy.Reference()))
