@@ -286,7 +286,20 @@ func writeWinner(t *cliout.Text, e EqualTotals, win Winner) {
 		if win.Note != "" {
 			note = "; " + win.Note
 		}
-		t.Line("%s, by %s: %s wins (%s against %s for %s%s)", at, win.By, win.Winner, cliout.FloatN(win.Value, 4), cliout.FloatN(win.RunnerValue, 4), win.RunnerUp, note)
+		v, r := apart(win.Value, win.RunnerValue)
+		t.Line("%s, by %s: %s wins (%s against %s for %s%s)", at, win.By, win.Winner, v, r, win.RunnerUp, note)
+	}
+}
+
+// apart formats a and b, which differ, to four significant digits, or to
+// as many more as it takes to show them different: at four, 0.99998
+// against 0.99997 read "1 against 1".
+func apart(a, b float64) (string, string) {
+	for n := 4; ; n++ {
+		x, y := cliout.FloatN(a, n), cliout.FloatN(b, n)
+		if x != y || n == 17 {
+			return x, y
+		}
 	}
 }
 

@@ -27,6 +27,7 @@ func TestNewWinner(t *testing.T) {
 		{"higher", []float64{0.5, 0.8, 0.7, 0.1}, false, all, Winner{By: "x", Winner: "b", Value: 0.8, RunnerUp: "c", RunnerValue: 0.7}, "b wins (0.8 against 0.7 for c)"},
 		{"lower", []float64{0.5, 0.8, 0.7, 0.1}, true, all, Winner{By: "x", Winner: "d", Value: 0.1, RunnerUp: "a", RunnerValue: 0.5}, "d wins (0.1 against 0.5 for a)"},
 		{"runner-up first", []float64{0.9, 0.3, 0.95, 0.2}, false, all, Winner{By: "x", Winner: "c", Value: 0.95, RunnerUp: "a", RunnerValue: 0.9}, "c wins"},
+		{"close", []float64{0.99998, 0.99997, 0.1, 0.1}, false, all, Winner{By: "x", Winner: "a", Value: 0.99998, RunnerUp: "b", RunnerValue: 0.99997}, "a wins (0.99998 against 0.99997 for b)"},
 		{"tie", []float64{0.5, 0.5, 0.1, 0.1}, false, all, Winner{By: "x", Winner: "a", Value: 0.5, RunnerUp: "b", RunnerValue: 0.5, Tied: true}, "a and b tie"},
 		{"one fits", []float64{0.5, 0.9, 0.7, 0.1}, false, func(i int) bool { return i == 2 }, Winner{By: "x", Winner: "c", Value: 0.7}, "c (0.7) is the only one that fits"},
 		{"none fits", []float64{0.5, 0.9, 0.7, 0.1}, false, func(int) bool { return false }, Winner{By: "x"}, "nothing fits the budget"},
