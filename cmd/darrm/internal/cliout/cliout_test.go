@@ -250,3 +250,16 @@ func TestStages(t *testing.T) {
 	}
 	s.Done()
 }
+
+// TestRecordValuesLists: a list of numbers is written as a list flag
+// takes it (--levels 80,70.5), exactly for CSV and to six significant
+// digits in a table, not as Go prints a slice ("[80 70.5]").
+func TestRecordValuesLists(t *testing.T) {
+	r := Record{{Key: "levels", Val: []float64{80, 70.5, 1.0 / 3}}}
+	if got, want := r.Values(true)[0], "80,70.5,0.3333333333333333"; got != want {
+		t.Errorf("exact: %q, want %q", got, want)
+	}
+	if got, want := r.Values(false)[0], "80,70.5,0.333333"; got != want {
+		t.Errorf("table: %q, want %q", got, want)
+	}
+}

@@ -70,6 +70,17 @@ func (r Record) Values(exact bool) []string {
 		case nil, *float64: // absent
 		case []string:
 			vs[i] = strings.Join(v, " ")
+		case []float64:
+			// As a list flag takes it (--levels 80,70,61), not as Go
+			// prints a slice.
+			parts := make([]string, len(v))
+			for j, x := range v {
+				parts[j] = Float(x)
+				if !exact {
+					parts[j] = FloatN(x, 6)
+				}
+			}
+			vs[i] = strings.Join(parts, ",")
 		default:
 			vs[i] = fmt.Sprint(v)
 		}
