@@ -190,7 +190,7 @@ func TestStepArithmeticRevealsOrder(t *testing.T) {
 	for i := range n {
 		s.X[i*n+i] = 1
 	}
-	p, err := NewProblem(meanEstimation(100), s, nil)
+	p, err := NewProblem(context.Background(), meanEstimation(100), s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 func Example() {
 	task := shuffleg.Task{Loss: shuffleg.SquaredDistance, Reg: shuffleg.Ball{Radius: 10}}
 	private := &shuffleg.Dataset{D: 2, X: []float64{0.9, 0.1, 1.1, -0.1, 1.0, 0.0, 0.8, 0.2}}
-	p, err := shuffleg.NewProblem(task, private, nil)
+	p, err := shuffleg.NewProblem(context.Background(), task, private, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -51,7 +51,7 @@ func Example() {
 func ExampleProblem_Optimum() {
 	task := shuffleg.Task{Loss: shuffleg.SquaredError, Reg: shuffleg.Ridge{Lambda: 0.1}}
 	data := &shuffleg.Dataset{D: 1, X: []float64{1, 2, 3}, Y: []float64{1, 2, 3}}
-	p, err := shuffleg.NewProblem(task, data, nil)
+	p, err := shuffleg.NewProblem(context.Background(), task, data, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,6 +1,7 @@
 package shuffleg
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -45,7 +46,7 @@ func synthetic(t testing.TB, l Loss, n, m, d int, seed uint64) (*Dataset, *Datas
 func newTestProblem(t testing.TB, task Task, n, m, d int, seed uint64) *Problem {
 	t.Helper()
 	priv, pub := synthetic(t, task.Loss, n, m, d, seed)
-	p, err := NewProblem(task, priv, pub)
+	p, err := NewProblem(context.Background(), task, priv, pub)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func TestEngineMatchesNaive(t *testing.T) {
 // with n = 1000 private and 1000 public samples of dimension 784.
 func benchProblem(b *testing.B) *Problem {
 	priv, pub := synthetic(b, SquaredDistance, 1000, 1000, 784, 1)
-	p, err := NewProblem(meanEstimation(10), priv, pub)
+	p, err := NewProblem(context.Background(), meanEstimation(10), priv, pub)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package shuffleg
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -23,7 +24,7 @@ const (
 // solve of the normal equations for ridge regression, and otherwise by
 // accelerated proximal gradient (FISTA with backtracking and adaptive
 // restart) to a proximal-gradient residual of optTol.
-func (p *Problem) solve() (Optimum, error) {
+func (p *Problem) solve(ctx context.Context) (Optimum, error) {
 	if p.Task.Loss == SquaredDistance {
 		x := slices.Clone(p.mean)
 		p.Task.Reg.prox(x, 1)
@@ -38,7 +39,7 @@ func (p *Problem) solve() (Optimum, error) {
 			return Optimum{X: x, Value: p.objective(x), Method: "Cholesky solve of the normal equations, one refinement step", Residual: floats.Norm(g, 2)}, nil
 		}
 	}
-	return p.solveFISTA()
+	return p.solveFISTA(ctx)
 }
 
 // gradF writes ∇F(x) = (1/n)·Σ ∇f(x; d_i) into g for a GLM loss.
@@ -110,7 +111,7 @@ func (p *Problem) solveRidge(lambda float64) ([]float64, error) {
 // solveFISTA minimises G by FISTA (Beck and Teboulle 2009) with
 // backtracking and gradient-based adaptive restart (O'Donoghue and Candès
 // 2015), starting from a power-iteration estimate of F's smoothness.
-func (p *Problem) solveFISTA() (Optimum, error) {
+func (p *Problem) solveFISTA(ctx context.Context) (Optimum, error) {
 	d := p.Dim()
 	reg := p.Task.Reg
 	L := p.smoothnessEstimate()
@@ -155,6 +156,10 @@ func (p *Problem) solveFISTA() (Optimum, error) {
 		copy(x, z)
 		t = tNext
 		if iter%10 == 9 {
+			// Up to 200,000 iterations of two passes over the data each.
+			if err := ctx.Err(); err != nil {
+				return Optimum{}, err
+			}
 			residual = p.proxGradResidual(x, L, g, z)
 			if residual <= optTol {
 				break

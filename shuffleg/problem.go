@@ -1,6 +1,7 @@
 package shuffleg
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -54,9 +55,10 @@ type Optimum struct {
 }
 
 // NewProblem validates the datasets against the task and computes the
-// non-private optimum. Public may be nil; otherwise it must have the same
-// dimension and the same kind of responses as private.
-func NewProblem(task Task, private, public *Dataset) (*Problem, error) {
+// non-private optimum, whose iterative solve stops when ctx is done.
+// Public may be nil; otherwise it must have the same dimension and the
+// same kind of responses as private.
+func NewProblem(ctx context.Context, task Task, private, public *Dataset) (*Problem, error) {
 	if err := task.Validate(); err != nil {
 		return nil, fmt.Errorf("task: %w", err)
 	}
@@ -77,7 +79,7 @@ func NewProblem(task Task, private, public *Dataset) (*Problem, error) {
 	if task.Loss == SquaredDistance {
 		p.mean, p.spread = meanAndSpread(private)
 	}
-	opt, err := p.solve()
+	opt, err := p.solve(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("non-private optimum: %w", err)
 	}

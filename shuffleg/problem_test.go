@@ -1,6 +1,8 @@
 package shuffleg
 
 import (
+	"context"
+	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -62,7 +64,7 @@ func TestOptimumMeanEstimation(t *testing.T) {
 		{Ridge{Lambda: 1}, []float64{2, 0}},
 		{L1{Lambda: 1}, []float64{3, 0}},
 	} {
-		p, err := NewProblem(Task{Loss: SquaredDistance, Reg: tc.reg}, s, nil)
+		p, err := NewProblem(context.Background(), Task{Loss: SquaredDistance, Reg: tc.reg}, s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,10 +74,21 @@ func TestOptimumMeanEstimation(t *testing.T) {
 	}
 }
 
+// TestNewProblemCancelled: the iterative solve of the optimum stops when
+// its context is done (up to 200,000 passes over the data otherwise).
+func TestNewProblemCancelled(t *testing.T) {
+	priv, pub := synthetic(t, Logistic, 60, 10, 7, 5)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := NewProblem(ctx, lassoLogistic(0.01), priv, pub); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: err %v, want context.Canceled", err)
+	}
+}
+
 // TestRidgeCholeskyMatchesFISTA cross-checks the two solvers.
 func TestRidgeCholeskyMatchesFISTA(t *testing.T) {
 	p := newTestProblem(t, ridgeRegression(0.1), 60, 10, 7, 5)
-	opt, err := p.solveFISTA()
+	opt, err := p.solveFISTA(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +195,7 @@ func TestNewProblemRejectsBadData(t *testing.T) {
 	}
 	for name, tc := range tests {
 		priv, pub := tc.mod(good())
-		_, err := NewProblem(tc.task, priv, pub)
+		_, err := NewProblem(context.Background(), tc.task, priv, pub)
 		if err == nil || !strings.Contains(err.Error(), tc.substr) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, tc.substr)
 		}

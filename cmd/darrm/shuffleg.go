@@ -119,7 +119,10 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	if err := cli.CheckFolder("data-dir", f.dataDir); err != nil {
 		return err
 	}
-	exp, info, err := spec.Build()
+	exp, info, err := spec.Build(cmd.Context())
+	if cerr := cmd.Context().Err(); cerr != nil {
+		return cerr // interrupted, not bad input
+	}
 	if err != nil {
 		return cli.AsUsage(setup.Flagged(err, shufflegNames))
 	}

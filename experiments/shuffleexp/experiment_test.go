@@ -183,7 +183,7 @@ func TestThesisLRGrid(t *testing.T) {
 func ExampleExperiment_Run() {
 	priv := &datasets.Dataset{D: 2, X: []float64{0.9, 0.1, 1.1, -0.1, 1.0, 0.0, 0.8, 0.2}}
 	pub := &datasets.Dataset{D: 2, X: []float64{1.2, 0.1, 1.3, -0.1, 1.1, 0.0, 1.2, 0.2}}
-	p, err := shuffleg.NewProblem(meanEstimation(DefaultRadius), priv, pub)
+	p, err := shuffleg.NewProblem(context.Background(), meanEstimation(DefaultRadius), priv, pub)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -231,7 +231,7 @@ func newTestProblem(t testing.TB, task shuffleg.Task, n, m, d int, seed uint64) 
 		t.Fatalf("the synthetic dataset has as many public samples as private ones: %d != %d", n, m)
 	}
 	pair := datasets.Synthetic(dataTask(task.Loss), n, d, seed)
-	p, err := shuffleg.NewProblem(task, pair.Private, pair.Public)
+	p, err := shuffleg.NewProblem(context.Background(), task, pair.Private, pair.Public)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package shuffleexp
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -87,7 +88,7 @@ func dataTask(l shuffleg.Loss) datasets.Task {
 // delta, p, clip, epochs, runs, workers, lr, C (the radius), lambda, n or
 // d); the dataset's files must be there (a *datasets.MissingError says how
 // to fetch them).
-func (s Spec) Build() (*Experiment, datasets.Info, error) {
+func (s Spec) Build(ctx context.Context) (*Experiment, datasets.Info, error) {
 	task, err := newTask(s.Task, valueOr(s.Radius, DefaultRadius), valueOr(s.Lambda, DefaultLambda))
 	if err != nil {
 		return nil, datasets.Info{}, err
@@ -123,7 +124,10 @@ func (s Spec) Build() (*Experiment, datasets.Info, error) {
 	} else if pair, err = datasets.Load(s.DataDir, s.Dataset, dataTask(task.Loss)); err != nil {
 		return nil, info, err
 	}
-	if e.Problem, err = shuffleg.NewProblem(task, pair.Private, pair.Public); err != nil {
+	if err := ctx.Err(); err != nil { // after the synthetic set's drawing
+		return nil, info, err
+	}
+	if e.Problem, err = shuffleg.NewProblem(ctx, task, pair.Private, pair.Public); err != nil {
 		return nil, info, fmt.Errorf("dataset %s, task %s: %w", s.Dataset, s.Task, err)
 	}
 	for _, a := range e.Algorithms {

@@ -23,7 +23,7 @@ func goodSpec() Spec {
 }
 
 func TestSpecBuild(t *testing.T) {
-	e, info, err := goodSpec().Build()
+	e, info, err := goodSpec().Build(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func TestSpecBuild(t *testing.T) {
 	for _, task := range []string{"ridge", "lasso-logistic"} {
 		s := goodSpec()
 		s.Task = task
-		if e, _, err := s.Build(); err != nil || e.Problem.Task.Reg == nil {
+		if e, _, err := s.Build(context.Background()); err != nil || e.Problem.Task.Reg == nil {
 			t.Errorf("%s: %v", task, err)
 		}
 	}
@@ -88,7 +88,7 @@ func TestSpecBuildRejects(t *testing.T) {
 	} {
 		s := goodSpec()
 		tc.mod(&s)
-		_, _, err := s.Build()
+		_, _, err := s.Build(context.Background())
 		var pe *param.Error
 		var se *param.SettingError
 		switch {
@@ -179,7 +179,7 @@ func ExampleSpec() {
 		Algorithms: []shuffleg.Algorithm{shuffleg.DPShuffleG, shuffleg.PublicOnly}, Order: shuffleg.RR, Epochs: 3, Fraction: DefaultFraction, Clip: DefaultClip,
 		Eps: 5, Delta: DefaultDelta, LRs: []float64{0.05}, Runs: 2, Seed: &seed,
 	}}
-	e, _, err := s.Build()
+	e, _, err := s.Build(context.Background())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -216,7 +216,7 @@ func TestCatalogProblems(t *testing.T) {
 				t.Errorf("%s/%v: %v", name, l, err)
 				continue
 			}
-			if _, err := shuffleg.NewProblem(shuffleg.Task{Loss: l, Reg: shuffleg.Ridge{Lambda: 0.1}}, pair.Private, pair.Public); err != nil {
+			if _, err := shuffleg.NewProblem(context.Background(), shuffleg.Task{Loss: l, Reg: shuffleg.Ridge{Lambda: 0.1}}, pair.Private, pair.Public); err != nil {
 				t.Errorf("%s/%v: not a valid problem: %v", name, l, err)
 			}
 		}
