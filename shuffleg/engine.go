@@ -114,7 +114,7 @@ func (e *engine) run(ctx context.Context) (*Trace, error) {
 	}
 	for k := range K {
 		// An epoch is n steps of d coordinates: a second at a million
-		// samples of MNIST's dimension.
+		// samples of MNIST's dimension; its steps check too.
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -127,12 +127,24 @@ func (e *engine) run(ctx context.Context) (*Trace, error) {
 			sigma = e.cfg.Sigma
 		}
 		for i := range spec.priv {
+			// A step draws d Gaussians: at n·d = 6·10^7 an epoch is a
+			// second or more, longer than SIGTERM may wait.
+			if i%1024 == 1023 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			if e.visit != nil {
 				e.visit(k, true, e.perm[i])
 			}
 			e.step(e.p.Private, e.p.privSq, e.perm[i], sigma)
 		}
 		for j := range spec.pub {
+			if j%1024 == 1023 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			if e.visit != nil {
 				e.visit(k, false, j)
 			}
