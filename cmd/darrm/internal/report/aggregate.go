@@ -297,6 +297,11 @@ func NewAggregate(r Release) Aggregate {
 	if r.Votes.MayAbstain() && (r.PTR == nil || res.Released > 0) {
 		out.Abstained, out.NotForPublication = new(r.Votes.Abstained()), []string{"votes_abstained"}
 	}
+	if !out.ForRelease {
+		// Anyone who knows the seed can remove the noise: the total is
+		// the mechanism's with secret noise, which these labels lack.
+		out.NotForPublication = append(out.NotForPublication, "publish")
+	}
 	return out
 }
 
@@ -477,6 +482,9 @@ func (out Aggregate) writePublish(t *cliout.Text, what string) {
 		t.Line("TO PUBLISH: %s for every release charged to the ledger, by %s %s",
 			formatTotal(p.Guarantee), theName(p.Name()), t.Note(p.Reference()))
 		t.Line("  why: %s", p.why())
+	case p.known() && !out.ForRelease:
+		t.Line("NOT TO PUBLISH (seeded): %s for the %s, by %s %s", formatTotal(p.Guarantee), what, p.Name(), t.Note(p.Reference()))
+		t.Line("  the total of this mechanism with secret noise: these labels, whose noise anyone who knows the seed can remove, have none; publish nothing of them")
 	case p.known():
 		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(p.Guarantee), what, p.Name(), t.Note(p.Reference()))
 		switch {
