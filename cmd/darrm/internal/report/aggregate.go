@@ -484,7 +484,7 @@ func (out Aggregate) writePublish(t *cliout.Text, what string) {
 		t.Line("  why: %s", p.why())
 	case p.known() && !out.ForRelease:
 		t.Line("NOT TO PUBLISH (seeded): %s for the %s, by %s %s", formatTotal(p.Guarantee), what, p.Name(), t.Note(p.Reference()))
-		t.Line("  the total of this mechanism with secret noise: these labels, whose noise anyone who knows the seed can remove, have none; publish nothing of them")
+		t.Line("  at %s: the total of this mechanism with secret noise; these labels, whose noise anyone who knows the seed can remove, have none: publish nothing of them", deltaWords[p.DeltaFrom])
 	case p.known():
 		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(p.Guarantee), what, p.Name(), t.Note(p.Reference()))
 		switch {
