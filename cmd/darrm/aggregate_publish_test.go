@@ -65,6 +65,7 @@ func TestAggregatePublish(t *testing.T) {
 		{"one-vote, --total-delta", append(slices.Clone(oneVoteArgs), "--total-delta", "1e-8"), 0, "", 1e-8, "total-delta", ""},
 		{"one-vote, a pure total", append(slices.Clone(oneVoteArgs), "--total-delta", "0"), 0, "profile", 0, "total-delta", ""},
 		{"darrm, ledger", append([]string{"aggregate", votes, "--m", "3", "--ledger", led}, out("l.csv")...), 0, "teachers' cap (optimal)", 1e-3, "ledger-budget", ""},
+		{"darrm, ledger, seeded", append([]string{"aggregate", votes, "--m", "3", "--ledger", led, "--seed", "5"}, out("ls.csv")...), 0, "teachers' cap (optimal)", 1e-3, "ledger-budget", ""},
 		{"subsample, seeded", append([]string{"aggregate", votes, "--m", "3", "--mechanism", "subsample", "--seed", "3"}, out("s.csv")...), 0, "", -1, "default", ""},
 		{"confident-gnmax, budget", append(slices.Clone(confident), "--budget-eps", "0.5", "--budget-delta", "1e-5"), exitBudget, "exact", 1e-5, "budget", ""},
 		// Subsampling 3 of 25 teachers: its pairs at more corner multisets

@@ -478,13 +478,19 @@ func (out Aggregate) writePublish(t *cliout.Text, what string) {
 	out.Randomness.write(t)
 	p := out.Publish
 	switch {
+	case p.known() && !out.ForRelease:
+		// Before the ledger's case too: a seeded release charged to a
+		// ledger has no guarantee either.
+		of, by := "the "+what, p.Name()
+		if p.source() == "ledger" {
+			of, by = "every release charged to the ledger", theName(by)
+		}
+		t.Line("NOT TO PUBLISH (seeded): %s for %s, by %s %s", formatTotal(p.Guarantee), of, by, t.Note(p.Reference()))
+		t.Line("  at %s: the total of this mechanism with secret noise; these labels, whose noise anyone who knows the seed can remove, have none: publish nothing of them", deltaWords[p.DeltaFrom])
 	case p.known() && p.source() == "ledger":
 		t.Line("TO PUBLISH: %s for every release charged to the ledger, by %s %s",
 			formatTotal(p.Guarantee), theName(p.Name()), t.Note(p.Reference()))
 		t.Line("  why: %s", p.why())
-	case p.known() && !out.ForRelease:
-		t.Line("NOT TO PUBLISH (seeded): %s for the %s, by %s %s", formatTotal(p.Guarantee), what, p.Name(), t.Note(p.Reference()))
-		t.Line("  at %s: the total of this mechanism with secret noise; these labels, whose noise anyone who knows the seed can remove, have none: publish nothing of them", deltaWords[p.DeltaFrom])
 	case p.known():
 		t.Line("TO PUBLISH: %s for the %s, by %s %s", formatTotal(p.Guarantee), what, p.Name(), t.Note(p.Reference()))
 		switch {
