@@ -3,6 +3,7 @@ package ensemble
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
@@ -394,6 +395,18 @@ func (p *Prepared) Label(ctx context.Context, l Ledger) (Released, error) {
 		stated = s.Accounted
 	}
 	if out.Result, err = releaseTo(ctx, s.Votes, out.Aggregator, out.Binding, src, sink, limit, s.Options, stated); err != nil {
+		var sp *spentError
+		if errors.As(err, &sp) && l == nil && stated == nil && ctx.Err() == nil {
+			// Labels left before the stream failed, and no ledger records
+			// them: the error says their total to publish, as a release's
+			// summary would (an interrupted run says only their count:
+			// it must end).
+			a := out.Account
+			a.Steps = sp.Labels
+			if t, terr := a.Publish(s.Certificate.Memo); terr == nil && t.Err == nil {
+				sp.Err = fmt.Errorf("%w; their total to publish: %v by %s", sp.Err, t.Guarantee, t.Name())
+			}
+		}
 		return fail(StepLabels, err)
 	}
 	if read := out.Result.Released + out.Result.StoppedByBudget; p.requested >= 0 && read > p.requested {

@@ -196,3 +196,30 @@ func TestSignalsWhileBlocked(t *testing.T) {
 		}
 	}
 }
+
+// TestShortWriteTotal: without a ledger to record them, the labels that
+// may have reached a standard output that failed get their total to
+// publish in the error, as the summary of a release gives it, not only
+// their number and per-query guarantee.
+func TestShortWriteTotal(t *testing.T) {
+	dir := t.TempDir()
+	votes := smallVotes(t, dir, 300_000)
+	out, err := os.Create(filepath.Join(dir, "a.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := inShell("ulimit -f 100", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache")
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd); code != exitFailure {
+		t.Fatalf("exit %d, want %d: %s", code, exitFailure, stderr.String())
+	}
+	msg := unwrapped(stderr.String())
+	if m := mayHaveReached.FindStringSubmatch(msg); m == nil || !strings.Contains(msg, "; their total to publish: (") {
+		t.Errorf("no count, or no total to publish for them: %s", msg)
+	}
+}
