@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/statedir"
 )
 
@@ -420,6 +422,29 @@ func TestPlanFilter(t *testing.T) {
 		_, stderr, code := darrm(t, "", append(base, "--budget-delta", c.delta, "--filter", c.filter)...)
 		if code != c.code || code != 0 && !strings.Contains(stderr, "--filter "+c.filter) {
 			t.Errorf("--filter %s at delta %s: exit %d, want %d: %s", c.filter, c.delta, code, c.code, stderr)
+		}
+	}
+}
+
+// TestPlanBoundsRoundedUp: a plan's table prints the per-query guarantee
+// and its totals rounded up, as every bound is (decimal.FormatBound): to
+// nearest, per_query_eps 0.0635630043 read 0.063563, below itself, where
+// ledger init and aggregate print 0.0635631.
+func TestPlanBoundsRoundedUp(t *testing.T) {
+	args := []string{"plan", "--mechanism", "darrm-one-vote", "--K", "11", "--queries", "20", "--budget-eps", "1", "--budget-delta", "1e-5", "--for", "ledger"}
+	js, stderr, code := darrm(t, "", append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		PerQueryEps float64 `json:"per_query_eps"`
+		PublishEps  float64 `json:"publish_eps"`
+	}
+	decode(t, js, &doc)
+	table, _, _ := darrm(t, "", args...)
+	for key, x := range map[string]float64{"per_query_eps": doc.PerQueryEps, "publish_eps": doc.PublishEps} {
+		if !regexp.MustCompile(key + ` +│ ` + regexp.QuoteMeta(decimal.FormatBound(x)) + ` `).MatchString(table) {
+			t.Errorf("%s %v is not printed rounded up, %s:\n%s", key, x, decimal.FormatBound(x), table)
 		}
 	}
 }

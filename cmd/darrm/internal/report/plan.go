@@ -91,7 +91,7 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	case d.Chosen && r.For == plan.ForLedger:
 		publish, why = c.LedgerPublish, LedgerWhy(c.LedgerPublish)
 	}
-	rec = append(rec, field("per_query_eps", c.PerQuery.Eps), field("per_query_delta", c.PerQuery.Delta),
+	rec = append(rec, field("per_query_eps", boundIn(f, c.PerQuery.Eps)), field("per_query_delta", boundIn(f, c.PerQuery.Delta)),
 		field("run_queries", count(c.Run)), field("publish_eps", boundIn(f, publish.Guarantee.Eps)), field("publish_delta", boundIn(f, publish.Guarantee.Delta)),
 		field("publish_method", publish.Name()), field("publish_reference", publish.Reference()), field("publish_why", why),
 		field("ledger_filter", c.Filter.String()), field("ledger_queries", count(c.Ledger)),
