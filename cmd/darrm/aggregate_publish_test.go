@@ -161,3 +161,18 @@ func TestAggregatePublish(t *testing.T) {
 		t.Errorf("darrm's keys %v, publish %v, budget %v; confident-gnmax's %v, %v, %v", dt, dp, db, ct, cp, cb)
 	}
 }
+
+// TestCapLineSaysWhichToQuote: when the total to publish is the teachers'
+// cap at another delta than the cap line's own, the cap line says so, so
+// that the two pairs on one screen do not read as two totals.
+func TestCapLineSaysWhichToQuote(t *testing.T) {
+	dir := t.TempDir()
+	table, stderr, code := darrm(t, "", "aggregate", filepath.Join("..", "..", "testdata", "votes-K11.csv"), "--m", "3", "--out", filepath.Join(dir, "labels.csv"), "--cache-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	s := unwrapped(table)
+	if !strings.Contains(s, "TO PUBLISH: (") || !strings.Contains(s, "by teachers' cap") || !strings.Contains(s, "; the total to publish, (") || !strings.Contains(s, "is this cap at the default delta") {
+		t.Errorf("the cap line does not say which pair to quote:\n%s", table)
+	}
+}

@@ -603,7 +603,13 @@ func (out Aggregate) writeAccount(t *cliout.Text, what, how string) {
 			cliout.Escape(l.Path), cliout.Escape(l.Ensemble), l.Budget, spent, left)
 	}
 	if c := out.Cap; c != nil {
-		t.Line("teachers' cap: %s: every release from these teachers, however many, is within it %s", formatTotal(c.Guarantee), t.Note(c.Reference()))
+		// The total to publish may be this cap at another delta: say
+		// which pair to quote.
+		quote := ""
+		if p := out.Publish; p.known() && strings.HasPrefix(p.Name(), "teachers' cap") && p.Guarantee != c.Guarantee {
+			quote = fmt.Sprintf("; the total to publish, %s, is this cap at %s", formatTotal(p.Guarantee), deltaWords[p.DeltaFrom])
+		}
+		t.Line("teachers' cap: %s: every release from these teachers, however many, is within it %s%s", formatTotal(c.Guarantee), t.Note(c.Reference()), quote)
 	} else if out.CapNote != "" {
 		t.Line("teachers' cap: none: %s", out.CapNote)
 	}
