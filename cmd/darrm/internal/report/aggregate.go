@@ -606,7 +606,7 @@ func (out Aggregate) writeAccount(t *cliout.Text, what, how string) {
 		// The total to publish may be this cap at another delta: say
 		// which pair to quote.
 		quote := ""
-		if p := out.Publish; p.known() && strings.HasPrefix(p.Name(), "teachers' cap") && p.Guarantee != c.Guarantee {
+		if p := out.Publish; p.known() && p.Cap != nil && p.Guarantee != c.Guarantee {
 			quote = fmt.Sprintf("; the total to publish, %s, is this cap at %s", formatTotal(p.Guarantee), deltaWords[p.DeltaFrom])
 		}
 		t.Line("teachers' cap: %s: every release from these teachers, however many, is within it %s%s", formatTotal(c.Guarantee), t.Note(c.Reference()), quote)
