@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/plan"
 )
@@ -76,7 +77,7 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 	rec := cliout.Record{
 		field("accounting", setup.FilterAccounting), field("argument", total.Name()+": "+total.Reference()), field("mechanism", string(info.Name)),
 		field("levels", m.Levels), field("kappa", m.Kappa), field("give_up", m.GiveUp), field("threshold", t1), field("sigma1", s1),
-		field("budget_eps", budget.Eps), field("budget_delta", budget.Delta), field("publish_eps", bound(f.Format, total.Guarantee.Eps)), field("publish_delta", bound(f.Format, total.Guarantee.Delta)),
+		field("budget_eps", budget.Eps), field("budget_delta", budget.Delta), field("publish_eps", report.BoundIn(f.Format, total.Guarantee.Eps)), field("publish_delta", report.BoundIn(f.Format, total.Guarantee.Delta)),
 		field("mu_budget_squared", p.MuBudget2), field("min_agreement", p.MinAgreement),
 		field("expected_queries", p.Queries), field("expected_answered", p.Answered), field("expected_agreement", p.Agreement), field("expected_cost_per_query", p.Cost),
 		field("low_consensus_top", p.LowTop), field("low_consensus_queries", p.LowQueries), field("low_consensus_agreement", p.LowAgreement),

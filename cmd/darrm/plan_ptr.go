@@ -12,7 +12,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"
 )
@@ -83,8 +82,8 @@ func (f *planFlags) planPTR(cmd *cobra.Command, info setup.MechanismInfo, mech e
 		field("accounting", "ptr"), field("argument", pate.PTRArgument), field("mechanism", string(info.Name)),
 		field("budget_eps", budget.Eps), field("budget_delta", budget.Delta),
 		field("queries", n), field("pass_probability", pass), field("pass_target", ptrPlanPass), field("proxy_queries", len(proxy.Counts)),
-		field("publish_eps", bound(f.Format, r.Publish.Eps)), field("publish_delta", bound(f.Format, r.Publish.Delta)),
-		field("test_eps", bound(f.Format, r.Test.Eps)), field("test_delta", bound(f.Format, r.Test.Delta)),
+		field("publish_eps", report.BoundIn(f.Format, r.Publish.Eps)), field("publish_delta", report.BoundIn(f.Format, r.Publish.Delta)),
+		field("test_eps", report.BoundIn(f.Format, r.Test.Eps)), field("test_delta", report.BoundIn(f.Format, r.Test.Delta)),
 		field("order", r.Order), field("proposal_rdp", r.Proposal), field("tuning", tuning),
 	}
 	return writePlan(cmd, f.Format, rec, words, field("note", "the proposal: run aggregate with --max-queries "+strconv.Itoa(n)+" on the private votes; never choose it from them"))
@@ -129,13 +128,3 @@ func writePlan(cmd *cobra.Command, format cliout.Format, rec cliout.Record, word
 
 // field is a field of a plan's record.
 func field(key string, val any) cliout.Field { return cliout.Field{Key: key, Val: val} }
-
-// bound is a guarantee's ε or δ as format f prints it: rounded up to six
-// significant digits in a table, as every total is (a bound rounded to
-// nearest may read below itself), exact in JSON and CSV.
-func bound(f cliout.Format, x float64) any {
-	if f == cliout.Table {
-		return decimal.FormatBound(x)
-	}
-	return x
-}

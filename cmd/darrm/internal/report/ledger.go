@@ -103,7 +103,7 @@ func (d LedgerShow) Write(w io.Writer, f cliout.Format) error {
 	if f == cliout.JSON {
 		text = func(s string) string { return s } // JSON escapes them itself
 	}
-	total := func(x float64) any { return boundIn(f, x) }
+	total := func(x float64) any { return BoundIn(f, x) }
 	common := cliout.Record{field("ledger", text(d.Path)), field("version", h.Version), field("ensemble", text(h.Ensemble)), field("relation", text(h.Relation))}
 	// absent adds a field the ledger has no value of: left out of JSON,
 	// so that a key is there only with its value, an empty CSV cell, and
@@ -217,20 +217,20 @@ func (d LedgerVerify) Write(w io.Writer, f cliout.Format) error {
 
 // spentFields are the fields of what a ledger has spent, the same in
 // ledger show and ledger verify, in format f (a table rounds it up:
-// boundIn): its ε and δ, which bound gives them and by which
+// BoundIn): its ε and δ, which bound gives them and by which
 // composition, or that its first release has yet to choose one.
 func spentFields(f cliout.Format, b ledger.Balance) cliout.Record {
 	composition := any(b.Composition)
 	if b.FilterPending {
 		composition = "chosen by its first release"
 	}
-	return cliout.Record{field("spent_eps", boundIn(f, b.Total.Eps)), field("spent_delta", boundIn(f, b.Total.Delta)),
+	return cliout.Record{field("spent_eps", BoundIn(f, b.Total.Eps)), field("spent_delta", BoundIn(f, b.Total.Delta)),
 		field("spent_bound", b.Bound.String()), field("composition", composition)}
 }
 
 // publishFields are the fields of a ledger's total to publish, the same
 // in ledger show and ledger verify, in format f (a table rounds it up, as
-// every total: boundIn): its ε and δ, the result that gives it and why it
+// every total: BoundIn): its ε and δ, the result that gives it and why it
 // is the one (LedgerPublish); without one (the teachers' cap not within
 // the budget), no ε and δ, and why.
 func publishFields(f cliout.Format, b ledger.Balance) cliout.Record {
@@ -238,7 +238,7 @@ func publishFields(f cliout.Format, b ledger.Balance) cliout.Record {
 	var rec cliout.Record
 	switch {
 	case b.Publish.Err == nil:
-		rec = cliout.Record{field("publish_eps", boundIn(f, b.Publish.Guarantee.Eps)), field("publish_delta", boundIn(f, b.Publish.Guarantee.Delta))}
+		rec = cliout.Record{field("publish_eps", BoundIn(f, b.Publish.Guarantee.Eps)), field("publish_delta", BoundIn(f, b.Publish.Guarantee.Delta))}
 	case f != cliout.JSON:
 		rec = cliout.Record{field("publish_eps", ""), field("publish_delta", "")}
 	}
@@ -251,9 +251,9 @@ func formatTotal(g accountant.Guarantee) string {
 	return fmt.Sprintf("(%s, %s)-DP", decimal.FormatBound(g.Eps), decimal.FormatBound(g.Delta))
 }
 
-// boundIn is a total as format f prints it: rounded up to six
+// BoundIn is a total as format f prints it: rounded up to six
 // significant digits in a table (formatTotal), exact in JSON and CSV.
-func boundIn(f cliout.Format, x float64) any {
+func BoundIn(f cliout.Format, x float64) any {
 	if f == cliout.Table {
 		return decimal.FormatBound(x)
 	}

@@ -91,11 +91,11 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	case d.Chosen && r.For == plan.ForLedger:
 		publish, why = c.LedgerPublish, LedgerWhy(c.LedgerPublish)
 	}
-	rec = append(rec, field("per_query_eps", boundIn(f, c.PerQuery.Eps)), field("per_query_delta", boundIn(f, c.PerQuery.Delta)),
-		field("run_queries", count(c.Run)), field("publish_eps", boundIn(f, publish.Guarantee.Eps)), field("publish_delta", boundIn(f, publish.Guarantee.Delta)),
+	rec = append(rec, field("per_query_eps", BoundIn(f, c.PerQuery.Eps)), field("per_query_delta", BoundIn(f, c.PerQuery.Delta)),
+		field("run_queries", count(c.Run)), field("publish_eps", BoundIn(f, publish.Guarantee.Eps)), field("publish_delta", BoundIn(f, publish.Guarantee.Delta)),
 		field("publish_method", publish.Name()), field("publish_reference", publish.Reference()), field("publish_why", why),
 		field("ledger_filter", c.Filter.String()), field("ledger_queries", count(c.Ledger)),
-		field("ledger_spent_eps", boundIn(f, c.LedgerTotal.Eps)), field("ledger_spent_delta", boundIn(f, c.LedgerTotal.Delta)), field("ledger_reference", filterReference(c.Filter)))
+		field("ledger_spent_eps", BoundIn(f, c.LedgerTotal.Eps)), field("ledger_spent_delta", BoundIn(f, c.LedgerTotal.Delta)), field("ledger_reference", filterReference(c.Filter)))
 	if publish.Inexact != "" {
 		rec = append(rec, field("publish_note", publish.Inexact))
 	}
