@@ -30,29 +30,38 @@ func TestShortWriteCounts(t *testing.T) {
 	dir := t.TempDir()
 	votes := smallVotes(t, dir, 300_000)
 	led := newLedgerFile(t, dir, "short-write", votes)
+	b, stderr := shortWrite(t, dir, votes, "--ledger", led)
+	got := labelsIn(b)
+	m := mayHaveReached.FindStringSubmatch(stderr)
+	if got == 0 || m == nil || m[1] != strconv.Itoa(got) {
+		t.Errorf("%d labels in the file (%d bytes), error: %s", got, len(b), stderr)
+	}
+	if r := recorded(t, led); r != got {
+		t.Errorf("%d labels in the file, %d in the ledger", got, r)
+	}
+}
+
+// shortWrite releases the labels of votes, subsampled, to a standard
+// output held to 100 blocks (ulimit -f), with args after; it returns what
+// reached the file and the error, the run having exited 1.
+func shortWrite(t *testing.T, dir, votes string, args ...string) (labels []byte, stderr string) {
+	t.Helper()
 	out, err := os.Create(filepath.Join(dir, "a.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	cmd := inShell("ulimit -f 100", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache", "--ledger", led)
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = out, &stderr
+	cmd := inShell("ulimit -f 100", append([]string{"aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache"}, args...)...)
+	var errb strings.Builder
+	cmd.Stdout, cmd.Stderr = out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	if code := waitExit(t, cmd); code != exitFailure {
-		t.Fatalf("exit %d, want %d: %s", code, exitFailure, stderr.String())
+		t.Fatalf("exit %d, want %d: %s", code, exitFailure, errb.String())
 	}
 	b, _ := os.ReadFile(out.Name())
-	got := labelsIn(b)
-	m := mayHaveReached.FindStringSubmatch(stderr.String())
-	if got == 0 || m == nil || m[1] != strconv.Itoa(got) {
-		t.Errorf("%d labels in the file (%d bytes), error: %s", got, len(b), stderr.String())
-	}
-	if r := recorded(t, led); r != got {
-		t.Errorf("%d labels in the file, %d in the ledger", got, r)
-	}
+	return b, errb.String()
 }
 
 // TestOutputTargets: --out is refused when it is the ledger (by its name,
@@ -203,22 +212,8 @@ func TestSignalsWhileBlocked(t *testing.T) {
 // their number and per-query guarantee.
 func TestShortWriteTotal(t *testing.T) {
 	dir := t.TempDir()
-	votes := smallVotes(t, dir, 300_000)
-	out, err := os.Create(filepath.Join(dir, "a.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	cmd := inShell("ulimit -f 100", "aggregate", votes, "--mechanism", "subsample", "--m", "1", "--eps", "0.1", "--Delta", "1e-5", "--no-cache")
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = out, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitExit(t, cmd); code != exitFailure {
-		t.Fatalf("exit %d, want %d: %s", code, exitFailure, stderr.String())
-	}
-	msg := unwrapped(stderr.String())
+	_, stderr := shortWrite(t, dir, smallVotes(t, dir, 300_000))
+	msg := unwrapped(stderr)
 	if m := mayHaveReached.FindStringSubmatch(msg); m == nil || !strings.Contains(msg, "; their total to publish: (") {
 		t.Errorf("no count, or no total to publish for them: %s", msg)
 	}
