@@ -52,9 +52,10 @@ type planFlags struct {
 	// proxyHeader says that --votes has a metadata header (in the file or
 	// a sidecar), which the votes to be released then have too.
 	proxyHeader bool
-	// proxyCounts says that --votes, a text file without a metadata
-	// header, was read as counts by its start: the aggregate line says
-	// so, as its --classes would read the votes as class labels.
+	// proxyCounts says that --votes, without a metadata header, was read
+	// as counts without --input-format (by a text file's start, or as a
+	// NumPy array's default): the aggregate line says so, as its
+	// --classes would read the votes as class labels.
 	proxyCounts bool
 	ms          *setup.Mechanisms
 }

@@ -98,7 +98,7 @@ func (f *planFlags) proxy(cmd *cobra.Command, of provenance.MechanismName) (plan
 	}
 	defer closer.Close()
 	f.proxyHeader = in.Meta() != nil
-	f.proxyCounts = !f.proxyHeader && in.Format() != votefile.FormatNPY && in.Layout() == votefile.LayoutCounts && !cmd.Flags().Changed("input-format")
+	f.proxyCounts = !f.proxyHeader && in.Layout() == votefile.LayoutCounts && !cmd.Flags().Changed("input-format")
 	name := cli.InputName(f.Votes)
 	if in.Input() == votefile.TwoClass && of != "" {
 		return plan.Proxy{}, "", cli.Usagef("--votes %s holds 0/1 votes: %s is planned on class counts or indices (--classes, --input-format counts)", name, of)

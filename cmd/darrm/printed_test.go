@@ -320,31 +320,26 @@ func TestPrintedCommandsRun(t *testing.T) {
 }
 
 // TestPrintedLineReadsVotesAsPlanDid: a plan on counts that have no
-// metadata header, read as counts by their start (no --input-format, no
-// --classes), prints an aggregate line that says --input-format counts:
-// the --classes it states would alone read the votes as class labels,
-// and the printed line failed.
+// metadata header, read as counts without --input-format or --classes (a
+// CSV file by its start, a NumPy array by default), prints an aggregate
+// line that says --input-format counts: the --classes it states would
+// alone read the votes as class labels, and the printed line failed.
 func TestPrintedLineReadsVotesAsPlanDid(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(statedir.Env, filepath.Join(dir, "state"))
-	bare := func(name string, n, top int) string {
-		b, err := os.ReadFile(ptrCounts(t, dir, name, n, top))
-		if err != nil {
-			t.Fatal(err)
+	for _, k := range pateKinds(t, dir) {
+		if k.name != "counts CSV" && k.name != "counts NumPy" {
+			continue
 		}
-		_, rows, _ := strings.Cut(string(b), "\n") // the metadata header
-		path := filepath.Join(dir, "bare-"+name)
-		if err := os.WriteFile(path, []byte(rows), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	proxy, private := bare("proxy.csv", 20, 236), bare("private.csv", 30, 238)
-	line := planLine(t, []string{"plan", "--votes", proxy, "--votes-are", "public", "--kind", "fixed", "--partition", "keyed-hash",
-		"--mechanism", "progressive-gnmax", "--min-agreement", "0.5", "--budget-eps", "2", "--budget-delta", "1e-5"}, "aggregate", "To release them")
-	t.Chdir(dir)
-	runPrinted(t, line, map[string]string{"VOTES": private})
-	if _, err := os.Stat(filepath.Join(dir, "labels.csv")); err != nil {
-		t.Errorf("the printed aggregate wrote no labels: %v", err)
+		t.Run(k.name, func(t *testing.T) {
+			line := planLine(t, []string{"plan", "--votes", k.proxy, "--votes-are", "public", "--kind", "fixed", "--partition", "keyed-hash",
+				"--mechanism", "progressive-gnmax", "--min-agreement", "0.5", "--budget-eps", "2", "--budget-delta", "1e-5"}, "aggregate", "To release them")
+			out := t.TempDir()
+			t.Chdir(out)
+			runPrinted(t, line, map[string]string{"VOTES": k.private})
+			if _, err := os.Stat(filepath.Join(out, "labels.csv")); err != nil {
+				t.Errorf("the printed aggregate wrote no labels: %v", err)
+			}
+		})
 	}
 }
