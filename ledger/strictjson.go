@@ -20,9 +20,53 @@ import (
 // once, by its name); what the decoder refuses anyway (an unknown key, a
 // value of the wrong type) is left to it.
 func exactKeys(raw []byte, keys *keyTree) error {
-	i, err := keys.scan(raw, 0, "")
+	i, err := keys.scan(raw, 0, 0)
 	if err == nil && blanks(raw, i) != len(raw) {
 		err = errTruncated
+	}
+	return err
+}
+
+// maxDepth bounds the nesting of a line's values: darrm's lines nest
+// five deep at most, and a scan's work and memory grow with the depth.
+// encoding/json's own bound (10,000) let a forged line of 40 KB hold
+// exactKeys' 20,000 nested scans at once.
+const maxDepth = 32
+
+// keyError is a key that exactKeys refuses, at the path of keys and
+// indices that leads to it, which is built as the error returns through
+// the values that hold it, not while every value is scanned.
+type keyError struct {
+	path []pathStep // innermost first
+	msg  string
+}
+
+// pathStep is a step of a keyError's path: a key, or an index of an
+// array (index >= 0).
+type pathStep struct {
+	key   string
+	index int
+}
+
+func (e *keyError) Error() string {
+	var b strings.Builder
+	for i := len(e.path) - 1; i >= 0; i-- {
+		switch s := e.path[i]; {
+		case s.index >= 0:
+			fmt.Fprintf(&b, "[%d]", s.index)
+		case i < len(e.path)-1:
+			b.WriteString("." + s.key)
+		default:
+			b.WriteString(s.key)
+		}
+	}
+	return fmt.Sprintf("key %s: %s", b.String(), e.msg)
+}
+
+// within returns err with step before its path when it is a *keyError.
+func within(err error, step pathStep) error {
+	if ke, ok := err.(*keyError); ok {
+		ke.path = append(ke.path, step)
 	}
 	return err
 }
@@ -111,18 +155,23 @@ func fieldsOf(t reflect.Type, fields map[string]*keyTree) {
 }
 
 // scan reads the JSON value that begins at b[i] (after blanks), to be
-// decoded into the type of k, at path (for the error), checking its
+// decoded into the type of k, depth values deep in the line, checking its
 // objects' keys (exactKeys), and returns the index just past it. A key
 // with an escape is read as both decoders read it, unescaped ("r\u0075n"
 // is run to both).
-func (k *keyTree) scan(b []byte, i int, path string) (int, error) {
+func (k *keyTree) scan(b []byte, i, depth int) (int, error) {
 	i = blanks(b, i)
 	if i >= len(b) {
 		return i, errTruncated
 	}
+	if depth == maxDepth && (b[i] == '{' || b[i] == '[') {
+		return i, fmt.Errorf("values nested more than %d deep (darrm's lines nest a few)", maxDepth)
+	}
 	switch b[i] {
 	case '{':
-		var seen []string
+		// A map, as an object may hold thousands of keys, each checked
+		// against those before it.
+		seen := map[string]bool{}
 		i = blanks(b, i+1)
 		if i < len(b) && b[i] == '}' {
 			return i + 1, nil
@@ -139,19 +188,16 @@ func (k *keyTree) scan(b []byte, i int, path string) (int, error) {
 			if escaped && json.Unmarshal(b[i:end], &key) != nil {
 				return i, errTruncated
 			}
-			at := strings.TrimPrefix(path+"."+key, ".")
-			for _, s := range seen {
-				if s == key {
-					return i, fmt.Errorf("key %s: given twice", at)
-				}
+			if seen[key] {
+				return i, &keyError{path: []pathStep{{key: key, index: -1}}, msg: "given twice"}
 			}
-			seen = append(seen, key)
+			seen[key] = true
 			var next *keyTree
 			switch {
 			case k != nil && k.fields != nil:
 				f, ok := k.fields[key]
 				if !ok {
-					return i, fmt.Errorf("key %s: not a field of the line (darrm names each by its exact name)", at)
+					return i, &keyError{path: []pathStep{{key: key, index: -1}}, msg: "not a field of the line (darrm names each by its exact name)"}
 				}
 				next = f
 			case k != nil && k.isMap:
@@ -162,8 +208,8 @@ func (k *keyTree) scan(b []byte, i int, path string) (int, error) {
 				return i, errTruncated
 			}
 			var err error
-			if i, err = next.scan(b, i+1, at); err != nil {
-				return i, err
+			if i, err = next.scan(b, i+1, depth+1); err != nil {
+				return i, within(err, pathStep{key: key, index: -1})
 			}
 			i = blanks(b, i)
 			switch {
@@ -186,8 +232,8 @@ func (k *keyTree) scan(b []byte, i int, path string) (int, error) {
 		}
 		for n := 0; ; n++ {
 			var err error
-			if i, err = elem.scan(b, i, fmt.Sprintf("%s[%d]", path, n)); err != nil {
-				return i, err
+			if i, err = elem.scan(b, i, depth+1); err != nil {
+				return i, within(err, pathStep{index: n})
 			}
 			i = blanks(b, i)
 			switch {

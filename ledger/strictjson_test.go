@@ -3,6 +3,8 @@ package ledger
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +102,48 @@ func TestExactKeys(t *testing.T) {
 	forged := []byte(`{"prev":"` + head + `","end":` + j + `,"sha256":"` + chainHash(Version, head, "end", []byte(j)) + `"}`)
 	if _, got, _, err := parseEndLine(Version, forged); err == nil || !strings.Contains(err.Error(), "key By") {
 		t.Errorf("an end line naming who ended it twice: err %v (by %q)", err, got.By)
+	}
+}
+
+// TestExactKeysBounded: the key check's memory grows with a line's
+// length, not with the square of its nesting or of its keys. A forged
+// spend line nested 20,000 arrays deep (40 KB) made it hold 650 MB, each
+// level's path kept while the levels below it were scanned, where
+// encoding/json's depth bound (10,000) comes too late; 90,000 keys in one
+// object took 12.8 s of CPU, each compared with every key before it.
+// Such lines are refused, in little memory; a key's path is still named
+// through arrays and objects.
+func TestExactKeysBounded(t *testing.T) {
+	keys := make([]string, 90000)
+	for i := range keys {
+		keys[i] = fmt.Sprintf(`"k%d":1`, i)
+	}
+	wide := `{"time":{` + strings.Join(keys, ",") + `,"k0":2}}`
+	for _, tc := range []struct {
+		name, line, want string
+	}{
+		{"arrays 20,000 deep", `{"run":"x","gaussian":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, "nested more than 32 deep"},
+		{"objects 20,000 deep", `{"run":"x","time":` + strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000) + `}`, "nested more than 32 deep"},
+		{"90,000 keys, the first again last", wide, "key time.k0: given twice"},
+		{"a key within an array", `{"gaussian":[{"sigma":1},{"Sigma":2}]}`, "key gaussian[1].Sigma: not a field"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			err := exactKeys([]byte(tc.line), spendKeys)
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err %v, want %q", err, tc.want)
+			}
+			if alloc, limit := after.TotalAlloc-before.TotalAlloc, uint64(64*len(tc.line)); alloc > limit {
+				t.Errorf("allocated %d bytes for a line of %d, over %d", alloc, len(tc.line), limit)
+			}
+		})
+	}
+	// A value as deep as the bound allows passes.
+	ok := `{"gaussian":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`
+	if err := exactKeys([]byte(ok), spendKeys); err != nil {
+		t.Errorf("a value %d deep: %v", maxDepth, err)
 	}
 }
 
