@@ -308,11 +308,11 @@ func (l *Ledger) checkWitness(ctx context.Context, w Witness) error {
 	case r.Lines > l.chain.n:
 		e.kind = behind
 	default:
-		holds, err := l.holds(ctx, r.Lines, r.Size, r.Head)
+		held, err := l.holds(ctx, r.Lines, r.Size, r.Head)
 		switch {
 		case err != nil:
 			return err
-		case !holds:
+		case !held.held:
 			e.kind = diverged
 		case w.Labels == 0 && w.Units == 0:
 			return nil
@@ -321,75 +321,47 @@ func (l *Ledger) checkWitness(ctx context.Context, w Witness) error {
 			if w.Units > 0 {
 				least = w.Units
 			}
-			e.Run, e.Counted, err = l.runAt(ctx, pos{n: r.Lines, off: r.Size})
-			if err != nil || e.Counted >= least {
-				return err
+			if held.labels >= least {
+				return nil
 			}
+			e.Run, e.Counted = held.run, held.labels
 			e.kind, e.Labels, e.Units = lowered, w.Labels, w.Units
 		}
 	}
 	return e
 }
 
-// runAt returns the run of the spend line at (a line the ledger holds
-// there) and the labels the last of its lines counts: the lines of a run
-// follow one another, so that its last is the last of its run after at.
-// It reads those lines alone, a batch at a time.
-func (l *Ledger) runAt(ctx context.Context, at pos) (run string, labels int, err error) {
-	b, ok, err := l.store.lineAt(ctx, at, at)
-	if err != nil || !ok || isEndLine(b) {
-		return "", 0, err
-	}
-	_, s, _, err := parseSpendLine(l.version, b)
-	if err != nil {
-		return "", 0, &CorruptError{Path: l.path, Line: at.n, Reason: err.Error()}
-	}
-	run, labels = s.Run, s.Queries
-	errDone := errors.New("the run's lines have ended")
-	const batch = 64
-	for from := at; ; {
-		read := 0
-		end, _, err := l.store.lines(ctx, from, pos{n: from.n + batch, off: everything.off}, func(b []byte) error {
-			read++
-			if isEndLine(b) {
-				return errDone
-			}
-			_, s, _, err := parseSpendLine(l.version, b)
-			switch {
-			case err != nil:
-				return &CorruptError{Path: l.path, Line: from.n + read, Reason: err.Error()}
-			case s.Run != run:
-				return errDone
-			}
-			labels = s.Queries
-			return nil
-		})
-		switch {
-		case err == errDone:
-			return run, labels, nil
-		case err != nil:
-			return "", 0, l.readErr(from.n+read, err)
-		case read < batch:
-			return run, labels, nil
-		}
-		from = end
-	}
+// witnessLine is what a ledger holds of a witness's line (Ledger.holds).
+type witnessLine struct {
+	held bool   // the line is where the witness saw it, with its hash
+	run  string // the run of its spend ("" for another line)
+	// labels is what the last line of that run counts.
+	labels int
 }
 
 // holds reports whether the ledger's line n ends at byte size and has
-// the hash head. It reads that line alone (store.lineAt), so that a
-// release that reads only the lines after its record checks an older
-// witness at the cost of one line, and, in a file, of a count of the line
-// ends between it and the nearest line the ledger knows the number of.
-func (l *Ledger) holds(ctx context.Context, n int, size int64, head string) (bool, error) {
+// the hash head, in the chain that the ledger's totals were read from,
+// and the run of that line and the labels the run's last line counts.
+// It reads line n alone (store.lineAt: in a file, it counts the line
+// ends between it and the nearest line the ledger knows the number of),
+// then the lines after it up to the last one the ledger read, each
+// checked to follow the one before it, the line its record vouches for
+// (l.vouched) and the last one checked to have the hashes the ledger
+// read them with. A release that resumed from its record did not read
+// the lines before the vouched one, and its totals are that line's: a
+// line before it changed in place, its own hash redone (a settlement
+// of 0 raised to its run's count once a release had read the 0), would
+// otherwise witness what the totals do not hold. The chain is broken
+// then at the line after it, a *CorruptError.
+func (l *Ledger) holds(ctx context.Context, n int, size int64, head string) (witnessLine, error) {
 	first := pos{n: 1, off: int64(len(l.headerLine)) + 1}
 	switch {
-	case n == l.chain.n:
-		return size == l.size && head == l.chain.head, nil
 	case n == 1:
-		return size == first.off && head == l.headerHash, nil
+		// The header, which the ledger read (resume vouches for it): a
+		// witness of it alone holds no spend.
+		return witnessLine{held: size == first.off && head == l.headerHash}, nil
 	case n < 1 || n > l.chain.n || size < first.off || size > l.size:
-		return false, nil
+		return witnessLine{}, nil
 	}
 	known := first
 	for _, k := range []pos{l.vouched, {n: l.chain.n, off: l.size}} {
@@ -399,28 +371,69 @@ func (l *Ledger) holds(ctx context.Context, n int, size int64, head string) (boo
 	}
 	b, ok, err := l.store.lineAt(ctx, pos{n: n, off: size}, known)
 	if err != nil {
-		return false, fmt.Errorf("ledger %s: read line %d: %w", l.path, n, err)
+		return witnessLine{}, fmt.Errorf("ledger %s: read line %d: %w", l.path, n, err)
 	}
 	if !ok {
-		return false, nil
+		return witnessLine{}, nil
 	}
-	parse := parseSpendLine
+	_, hash, s, spend, err := parseChained(l.version, b)
+	switch {
+	case err != nil, hash != head:
+		return witnessLine{}, nil
+	case n == l.vouched.n && hash != l.recHash, n == l.chain.n && hash != l.chain.head:
+		return witnessLine{}, &CorruptError{Path: l.path, Line: n, Reason: "it is not the line read when the ledger was opened: the ledger was changed while darrm read it"}
+	}
+	w := witnessLine{held: true}
+	if spend {
+		w.run, w.labels = s.Run, s.Queries
+	}
+	inRun := spend
+	k := n
+	last := pos{n: l.chain.n, off: l.size}
+	_, _, err = l.store.lines(ctx, pos{n: n, off: size}, last, func(b []byte) error {
+		k++
+		corrupt := func(reason string) error { return &CorruptError{Path: l.path, Line: k, Reason: reason} }
+		prev, h, s, spend, err := parseChained(l.version, b)
+		switch {
+		case err != nil:
+			return corrupt(err.Error())
+		case prev != hash:
+			return corrupt(fmt.Sprintf("the chain is broken: this line does not follow line %d (a line was removed, inserted or changed)", k-1))
+		case k == l.vouched.n && h != l.recHash, k == last.n && h != l.chain.head:
+			return corrupt("it is not the line read when the ledger was opened: the ledger was changed while darrm read it")
+		}
+		hash = h
+		inRun = inRun && spend && s.Run == w.run
+		if inRun {
+			w.labels = s.Queries
+		}
+		return nil
+	})
+	if err = l.readErr(k+1, err); err != nil {
+		return witnessLine{}, err
+	}
+	if k != last.n {
+		return witnessLine{}, &CorruptError{Path: l.path, Line: k, Reason: fmt.Sprintf("the ledger ends at line %d, where darrm read %d lines when it opened it: the ledger was changed while darrm read it", k, last.n)}
+	}
+	return w, nil
+}
+
+// parseChained reads b, a chained line of any kind of a ledger of the
+// given version: its prev and its hash, checked against its content,
+// and its spend when it is a spend line (spend).
+func parseChained(version int, b []byte) (prev, hash string, s Spend, spend bool, err error) {
 	switch {
 	case isEndLine(b):
-		parse = func(v int, b []byte) (string, Spend, string, error) {
-			prev, _, hash, err := parseEndLine(v, b)
-			return prev, Spend{}, hash, err
-		}
+		prev, _, hash, err = parseEndLine(version, b)
 	case isPastLine(b):
 		// A line that a ledger continuing another carries of it: where
 		// an upgrade of a ledger without runs leaves the checkpoint.
-		parse = func(v int, b []byte) (string, Spend, string, error) {
-			prev, _, hash, err := parsePastLine(v, b)
-			return prev, Spend{}, hash, err
-		}
+		prev, _, hash, err = parsePastLine(version, b)
+	default:
+		prev, s, hash, err = parseSpendLine(version, b)
+		spend = err == nil
 	}
-	_, _, hash, err := parse(l.version, b)
-	return err == nil && hash == head, nil
+	return prev, hash, s, spend, err
 }
 
 // Checkpoint reads the ledger at location whole, every line checked, as

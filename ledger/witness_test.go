@@ -337,7 +337,7 @@ func TestWitnessBadInput(t *testing.T) {
 // testPGWitness: a PostgreSQL ledger whose last lines were removed (a
 // dump restored) is refused by a checkpoint taken before, for a fresh
 // analyst; a checkpoint older than the ledger is accepted by a run that
-// resumes from its record, which reads the witnessed row alone. A
+// resumes from its record, which reads the rows from the witnessed one. A
 // checkpoint names the ledger by its URL without the password. It drops
 // the guards that would refuse the rows' deletion: it runs at the end.
 func testPGWitness(t *testing.T, db string) {

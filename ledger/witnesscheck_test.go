@@ -1,9 +1,12 @@
 package ledger
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -271,5 +274,120 @@ func TestPGLabelFileWitnessesUnits(t *testing.T) {
 			continue
 		}
 		wantWitnessError(t, "settled a unit below the last row's units", err, lowered, labels, "counts 179 units of run")
+	}
+}
+
+// TestWitnessedLineChangedInPlace: whoever can write a ledger file
+// settles a run killed after 88 labels left at 0, and carol releases
+// after it, so that her record vouches for a line after that settlement.
+// Her next release, given the run's label file as a witness, refuses the
+// ledger: it counts 0 of the file's 88. The settlement is then changed in
+// place to 88, at the same length, its own hash redone. A release that
+// resumes from its record takes its totals from the vouched line, which
+// still count 0, and the raised line must not witness what they do not
+// hold: an audit of round nine found carol's release reading the run's
+// lines alone, unchained to the vouched line, and releasing 13,994 labels
+// beyond the budget from the command line. The chain is broken at the
+// line after the raised one, which her release and a fresh analyst's now
+// say, as ledger verify does.
+func TestWitnessedLineChangedInPlace(t *testing.T) {
+	path := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	raiseWitnessedSettlement(t, path, func(s Spend) { appendSpend(t, path, s) }, func(n int, change func([]byte) []byte) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := bytes.SplitAfter(b, []byte("\n"))
+		lines[n-1] = append(change(bytes.TrimSuffix(lines[n-1], []byte("\n"))), '\n')
+		if err := os.WriteFile(path, bytes.Join(lines, nil), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestPGWitnessedLineChangedInPlace is TestWitnessedLineChangedInPlace on
+// a ledger in PostgreSQL: the run's own user settles it at 0 (the
+// database lets a run's user settle its run), and a superuser changes
+// the row back in place, the append-only guard disabled for that one
+// UPDATE, as docs/aggregate.md's remove-head.sql does.
+func TestPGWitnessedLineChangedInPlace(t *testing.T) {
+	if testing.Short() {
+		t.Skip("PostgreSQL: without -short")
+	}
+	db := pgtest.DB(t)
+	u := newPG(t, db, "raised", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	conn := connectAs(t, u)
+	raiseWitnessedSettlement(t, u, func(s Spend) {
+		if err := appendForged(t, conn, "raised", s); err != nil {
+			t.Fatalf("the run's user settles it at 0: %v", err)
+		}
+	}, func(n int, change func([]byte) []byte) {
+		key, _, _, _, _ := headLine(t, conn, "raised")
+		var line []byte
+		if err := conn.QueryRow(ctx, "SELECT line FROM darrm.lines WHERE ledger = $1 AND n = $2", key, n).Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		line = change(line)
+		s := sessionOn(t, db)
+		defer s.close()
+		for _, q := range []string{"BEGIN", "ALTER TABLE darrm.lines DISABLE TRIGGER append_only"} {
+			if err := s.exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.exec("UPDATE darrm.lines SET line = $1 WHERE ledger = $2 AND n = $3", line, key, n); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"ALTER TABLE darrm.lines ENABLE TRIGGER append_only", "COMMIT"} {
+			if err := s.exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// raiseWitnessedSettlement is the scenario of
+// TestWitnessedLineChangedInPlace on the ledger at location: forge
+// appends a spend line, replace puts in place of line n that line as
+// change changes it.
+func raiseWitnessedSettlement(t *testing.T, location string, forge func(Spend), replace func(n int, change func([]byte) []byte)) {
+	releaseLabels(t, book, location, 3)
+	labels := reserveKilled(t, book, location, 88)
+	l := mustRead(t, location)
+	settlement, last := l.chain.n+1, l.chain.last
+	l.Close()
+	last.Queries, last.Final = 0, true
+	forge(last)
+	carol := Options{StateDir: t.TempDir()}
+	releaseLabels(t, carol, location, 2)
+	carol.Witnesses = witnessed(t, labels).Witnesses
+	wantWitnessError(t, "the settlement of 0", openErr(location, carol), lowered, labels, "counts 0 labels of run")
+
+	replace(settlement, func(b []byte) []byte {
+		prev, raw, _, ok := splitSpendLine(b)
+		if !ok || !bytes.Contains(raw, []byte(`"queries":0,"final":true`)) {
+			t.Fatalf("line %d is not the settlement of 0: %s", settlement, b)
+		}
+		// 88 for 0, and a digit less of the time's nanoseconds: the same
+		// length.
+		raised := strings.Replace(string(raw), `"queries":0,`, `"queries":88,`, 1)
+		raised = regexp.MustCompile(`("time":"[^"]*\.\d*)\dZ"`).ReplaceAllString(raised, `${1}Z"`)
+		if len(raised) != len(raw) {
+			t.Fatalf("raised settlement of %d bytes, want %d", len(raised), len(raw))
+		}
+		return []byte(`{"prev":"` + prev + `","spend":` + raised + `,"sha256":"` + chainHash(Version, prev, "spend", []byte(raised)) + `"}`)
+	})
+
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"carol, resuming from her record", carol},
+		{"a fresh analyst", Options{StateDir: t.TempDir(), Witnesses: carol.Witnesses}},
+	} {
+		var ce *CorruptError
+		if err := openErr(location, tc.opts); !errors.As(err, &ce) || ce.Line != settlement+1 || !strings.Contains(err.Error(), "the chain is broken") {
+			t.Errorf("%s, with the run's label file, after the settlement was raised in place: %v, want the chain broken at line %d", tc.name, err, settlement+1)
+		}
 	}
 }

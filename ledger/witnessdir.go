@@ -95,9 +95,11 @@ func (l *Ledger) leave(ctx context.Context, r Record, over bool) error {
 	// continues (Upgrade): l must hold its line.
 	extends := old == nil || over
 	if !extends && (old.Record.LedgerID == r.LedgerID && old.Record.Lines <= r.Lines || old.Record.LedgerID == l.header.ID) {
-		if extends, err = l.holds(ctx, old.Record.Lines, old.Record.Size, old.Record.Head); err != nil {
+		held, err := l.holds(ctx, old.Record.Lines, old.Record.Size, old.Record.Head)
+		if err != nil {
 			return err
 		}
+		extends = held.held
 	}
 	if !extends {
 		return fmt.Errorf("ledger %s: the team's checkpoint %s now witnesses ledger %s with %d lines, last line %.16s, which this ledger (id %s, %d lines) does not hold: another ledger of the ensemble, or another copy of this one, was used or made meanwhile; it is left as it is", r.Path, printable(l.team), short(old.Record.LedgerID), old.Record.Lines, old.Record.Head, short(r.LedgerID), r.Lines)
