@@ -150,8 +150,8 @@ func composeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 // Σε², and each square-root term, about eight operations within an ulp
 // each, is raised by 16 ulps.
 func generalEps(sum, a, sq, deltaPrime float64) float64 {
-	t2 := outward.AddUp(a, outward.Up(math.Sqrt(2*sq*math.Log(math.E+math.Sqrt(sq)/deltaPrime)), 16))
-	t3 := outward.AddUp(a, outward.Up(math.Sqrt(2*sq*-math.Log(deltaPrime)), 16))
+	t2 := outward.AddUp(a, outward.Up(math.Sqrt(2*sq*outward.Ln(math.E+math.Sqrt(sq)/deltaPrime)), 16))
+	t3 := outward.AddUp(a, outward.Up(math.Sqrt(2*sq*-outward.Ln(deltaPrime)), 16))
 	return math.Min(sum, math.Min(t2, t3))
 }
 

@@ -3,6 +3,8 @@ package accountant
 import (
 	"context"
 	"math"
+
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // countGuess estimates the count a budget allows, so that MaxSteps's
@@ -177,13 +179,13 @@ func roughDelta(b bitLoss, k int, eps float64, from int) float64 {
 	logC := 0.0
 	for j := 0; j <= 3 && j <= k; j++ {
 		if j > 0 {
-			logC += math.Log(float64(k-j+1) / float64(j))
+			logC += outward.Ln(float64(k-j+1) / float64(j))
 		}
 		if j < from {
 			continue
 		}
 		n := float64(k - j)
-		w := math.Exp(logC + float64(j)*math.Log(top.mass) + n*math.Log(rest))
+		w := math.Exp(logC + float64(j)*outward.Ln(top.mass) + n*outward.Ln(rest))
 		mean, s := n*mu+float64(j)*top.hi, math.Sqrt(n*v)
 		if s == 0 {
 			out += w * math.Max(0, -math.Expm1(eps-mean))
@@ -246,7 +248,7 @@ func countBetween(coarse func(k int) (runCurves, bool), budget Guarantee, lo, hi
 			return 0, false
 		}
 		d := math.Max(r.delta(budget.Eps), math.SmallestNonzeroFloat64)
-		return math.Log(d) - math.Log(budget.Delta), true
+		return outward.Ln(d) - outward.Ln(budget.Delta), true
 	}
 	hl, okl := h(lo)
 	hh, okh := h(hi)
@@ -259,7 +261,7 @@ func countBetween(coarse func(k int) (runCurves, bool), budget Guarantee, lo, hi
 			return 0, false
 		}
 		t := hl / (hl - hh)
-		x := math.Exp(math.Log(float64(lo)) + t*(math.Log(float64(hi))-math.Log(float64(lo))))
+		x := math.Exp(outward.Ln(float64(lo)) + t*(outward.Ln(float64(hi))-outward.Ln(float64(lo))))
 		k := min(max(int(math.Round(x)), lo+1), hi-1)
 		hk, ok := h(k)
 		if !ok {

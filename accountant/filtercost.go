@@ -257,14 +257,14 @@ func bitRenyi(b bitLoss, alpha float64) (float64, bool) {
 	// log Σ m_j e^(t·ℓ_j), the largest exponent taken out.
 	top := math.Inf(-1)
 	for _, a := range b.atoms {
-		top = math.Max(top, t*a.hi+math.Log(a.mass))
+		top = math.Max(top, t*a.hi+outward.Ln(a.mass))
 	}
 	var sum float64
 	for _, a := range b.atoms {
-		sum += math.Exp(t*a.hi + math.Log(a.mass) - top)
+		sum += math.Exp(t*a.hi + outward.Ln(a.mass) - top)
 	}
 	n := float64(len(b.atoms))
-	d := (top + math.Log(sum)) / t
+	d := (top + outward.Ln(sum)) / t
 	if math.IsInf(d, 0) || math.IsNaN(d) {
 		return 0, false
 	}
@@ -288,7 +288,7 @@ func maxAtomLoss(b bitLoss) float64 {
 // bound √(2·log(1/δ')·V) + V/2 is at most eps, rounded down: with
 // L = log(1/δ'), √V = √(2L + 2ε) - √(2L) = 2ε/(√(2L + 2ε) + √(2L)).
 func advancedBudget(eps, slack float64) float64 {
-	l := -math.Log(slack)
+	l := -outward.Ln(slack)
 	r := 2 * eps / (math.Sqrt(2*l+2*eps) + math.Sqrt(2*l))
 	return outward.Down(r*r, 16)
 }
@@ -296,7 +296,7 @@ func advancedBudget(eps, slack float64) float64 {
 // advancedEps returns the advanced-composition bound of Σε_i² sq with
 // slack δ', rounded up: √(2·log(1/δ')·sq) + sq/2.
 func advancedEps(sq, slack float64) float64 {
-	l := outward.Up(-math.Log(slack), 2)
+	l := outward.Up(-outward.Ln(slack), 2)
 	return outward.AddUp(outward.Up(math.Sqrt(outward.MulUp(2*l, sq)), 2), sq/2)
 }
 

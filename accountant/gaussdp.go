@@ -40,7 +40,7 @@ func gdpDelta(eps, mu2 float64) float64 {
 	if ee := outward.Exp(e); !math.IsInf(ee.Lo, 1) {
 		term = outward.MulDown(ee.Lo, b/2)
 	} else if b > 0 {
-		term = outward.Down(math.Exp(outward.AddDown(e.Lo, outward.Down(math.Log(b/2), 2))), 2)
+		term = outward.Down(math.Exp(outward.AddDown(e.Lo, outward.Down(outward.Ln(b/2), 2))), 2)
 	}
 	d := outward.AddUp(a/2, -term)
 	return math.Min(math.Max(d, 0), 1)

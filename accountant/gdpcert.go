@@ -72,8 +72,8 @@ func probit(y float64) float64 {
 	x := -math.Sqrt2 * math.Erfcinv(2*y)
 	if y < 1e-8 {
 		// Φ(x) ≈ φ(x)/|x|: x² ≈ 2L - log(2πL·2), L = log(1/y).
-		l := -math.Log(y)
-		x = -math.Sqrt(2*l - math.Log(4*math.Pi*l))
+		l := -outward.Ln(y)
+		x = -math.Sqrt(2*l - outward.Ln(4*math.Pi*l))
 	}
 	for range 8 {
 		p := math.Erfc(-x/math.Sqrt2) / 2
@@ -81,7 +81,7 @@ func probit(y float64) float64 {
 			break
 		}
 		d := math.Exp(-x*x/2) / math.Sqrt(2*math.Pi)
-		step := (math.Log(p) - math.Log(y)) * p / d
+		step := (outward.Ln(p) - outward.Ln(y)) * p / d
 		x -= step
 		if math.Abs(step) <= 1e-16*math.Abs(x) {
 			break

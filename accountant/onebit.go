@@ -219,7 +219,7 @@ func logRatio(n, d *big.Int, up bool) float64 {
 	}
 	q := new(big.Float).SetMode(mode).SetPrec(53)
 	r, _ := q.Quo(new(big.Float).SetInt(n), new(big.Float).SetInt(d)).Float64()
-	return math.Nextafter(math.Nextafter(math.Log(r), dir), dir)
+	return math.Nextafter(math.Nextafter(outward.Ln(r), dir), dir)
 }
 
 // RRBits returns pairs of output probabilities that dominate every pair

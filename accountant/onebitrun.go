@@ -273,7 +273,7 @@ func layBitGrid(parts []bitPart, top bitAtom, n int, delta float64) bitGrid {
 			t.mass[j] /= z
 		}
 		g.tilted[ci] = t
-		term := float64(c.k) * (c0 + math.Log(z))
+		term := float64(c.k) * (c0 + outward.Ln(z))
 		g.cgf += term
 		cgfAbs += math.Abs(term)
 		// The tilted masses are within a relative 4u(λ·span + c0) +
@@ -411,7 +411,7 @@ func tiltFor(comps []bitComp, delta, errBound float64) float64 {
 			span = math.Max(span, math.Abs(float64(i)))
 		}
 	}
-	logDelta := math.Log(delta)
+	logDelta := outward.Ln(delta)
 	const lo, hi = -160, 40
 	var lambdas, cgf [hi - lo + 1]float64
 	bestX := math.Inf(1)
@@ -431,7 +431,7 @@ func tiltFor(comps []bitComp, delta, errBound float64) float64 {
 					sum += c.mass[j] * math.Exp(lambda*float64(i)-top)
 				}
 			}
-			k += float64(c.k) * (top + math.Log(sum))
+			k += float64(c.k) * (top + outward.Ln(sum))
 		}
 		lambdas[e-lo], cgf[e-lo] = lambda, k
 		bestX = math.Min(bestX, (cgf[e-lo]-logDelta)/lambda)
@@ -487,7 +487,7 @@ func tailEdgeAt(comps []bitComp, sign int, logTail float64) int {
 					sum += c.mass[j] * math.Exp(lambda*(float64(sign*i)-tops[ci]))
 				}
 			}
-			km += float64(c.k) * (lambda*tops[ci] + math.Log(sum))
+			km += float64(c.k) * (lambda*tops[ci] + outward.Ln(sum))
 		}
 		km += math.Abs(km)*0x1p-30 + 1
 		if x := (km + logTail) / lambda; x < best {

@@ -98,7 +98,7 @@ func (c *rrComp) logP(l int) float64 {
 	}
 	x, n := float64(l), float64(c.k)
 	lc := c.stirlingK - stirlerr(x) - stirlerr(n-x) - bd0(x, c.kp1) - bd0(n-x, c.kp0)
-	return lc - 0.5*(math.Log(2*math.Pi)+math.Log(x)+math.Log1p(-x/n))
+	return lc - 0.5*(outward.Ln(2*math.Pi)+outward.Ln(x)+math.Log1p(-x/n))
 }
 
 // head returns the largest l0 <= limit such that the total mass of the
@@ -106,7 +106,7 @@ func (c *rrComp) logP(l int) float64 {
 // that mass (-Inf when l0 = 0). Below the mode P_l is nondecreasing, so that
 // mass is at most l0·P_{l0-1}, which is increasing in l0: bisect on it.
 func (c *rrComp) head(limit int, threshold float64) (int, float64) {
-	bound := func(l0 int) float64 { return math.Log(float64(l0)) + c.logP(l0-1) }
+	bound := func(l0 int) float64 { return outward.Ln(float64(l0)) + c.logP(l0-1) }
 	hi := min(limit, c.increasing+1)
 	if hi <= 0 || bound(1) >= threshold {
 		return 0, math.Inf(-1)
@@ -145,7 +145,7 @@ func (c *rrComp) terms(from int, ref float64) func() float64 {
 // All quantities are carried scaled by e^-ref, ref ≈ log(target), which keeps
 // every term that matters within range.
 func (c *rrComp) epsFor(target float64) float64 {
-	logTarget := math.Log(target)
+	logTarget := outward.Ln(target)
 	ref := math.Max(logTarget, -700)
 	tgt := math.Exp(logTarget - ref)
 	i, logHead := c.head(c.k, logTarget-40)
@@ -184,7 +184,7 @@ func stirlerr(n float64) float64 {
 			return 0
 		}
 		lg, _ := math.Lgamma(n + 1)
-		return lg - (n+0.5)*math.Log(n) + n - 0.5*math.Log(2*math.Pi)
+		return lg - (n+0.5)*outward.Ln(n) + n - 0.5*outward.Ln(2*math.Pi)
 	}
 	nn := n * n
 	switch {
@@ -216,5 +216,5 @@ func bd0(x, np float64) float64 {
 		}
 		return s
 	}
-	return x*math.Log(x/np) + np - x
+	return x*outward.Ln(x/np) + np - x
 }

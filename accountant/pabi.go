@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 )
@@ -95,7 +96,7 @@ func (p PABI) sigmaTable43(target Guarantee) (sigma, alpha float64, err error) {
 	if err := param.ConversionDelta("delta", target.Delta); err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
-	eps, L := target.Eps, -math.Log(target.Delta)
+	eps, L := target.Eps, -outward.Ln(target.Delta)
 	y := 2 * eps * math.Sqrt(L) / (2*L + eps + math.Sqrt(4*L*L+eps*eps))
 	rho := y * y
 	// The rule ties α to σ; check the bound at the rounded pair and raise σ

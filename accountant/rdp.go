@@ -130,7 +130,7 @@ func (c Conversion) ConvertRDP(r, alpha, delta float64) (float64, error) {
 	if err := c.Check(delta); err != nil {
 		return 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	return convertUp(r, alpha-1, -math.Log(delta), c), nil
+	return convertUp(r, alpha-1, -outward.Ln(delta), c), nil
 }
 
 // convertUp returns r + conversionCost(t, L, c), at least 0, raised above
@@ -173,7 +173,7 @@ func conversionCostErr(t, L float64, c Conversion) (cost, err float64) {
 	if t >= 1 {
 		b = -math.Log1p(1 / t)
 	} else {
-		b = math.Log(t) - l1 // of opposite signs: no cancellation
+		b = outward.Ln(t) - l1 // of opposite signs: no cancellation
 	}
 	q := (L - l1) / t
 	cost = b + q
@@ -196,7 +196,7 @@ func (c Conversion) RhoToDP(rho, delta float64) (eps, alpha float64, err error) 
 	if err := c.Check(delta); err != nil {
 		return 0, 0, fmt.Errorf("RDP conversion: %w", err)
 	}
-	L := -math.Log(delta)
+	L := -outward.Ln(delta)
 	hi := math.Sqrt(L / rho) // the paper's optimal α - 1
 	if math.IsInf(hi, 1) {
 		// ρ below L/MaxFloat64: the paper's α - 1 overflows, but not its
@@ -230,7 +230,7 @@ func rhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 	if err := c.Check(target.Delta); err != nil {
 		return 0, 0, fmt.Errorf("RDP calibration: %w", err)
 	}
-	eps, L := target.Eps, -math.Log(target.Delta)
+	eps, L := target.Eps, -outward.Ln(target.Delta)
 	// An ε so small that the slope it allows underflows has no calibration:
 	// said as ε, the caller's, not as the slope.
 	tooSmall := &param.Error{Name: "eps", Value: eps, Rule: "too small: the zCDP slope it allows underflows to 0"}
@@ -247,7 +247,7 @@ func rhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 	// condition is ε = log t - log1p t + u/t + (1+t)·u/t².
 	phi := func(t float64) float64 {
 		u := L - math.Log1p(t)
-		return eps - (math.Log(t) - math.Log1p(t) + u/t + (1+t)*u/(t*t))
+		return eps - (outward.Ln(t) - math.Log1p(t) + u/t + (1+t)*u/(t*t))
 	}
 	t := rootLog(phi, math.Min(math.Expm1(L), math.MaxFloat64))
 	if rho = (eps - conversionCost(t, L, c)) / (1 + t); !(rho > 0) {
@@ -261,9 +261,9 @@ func rhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 // sensitivity 2·coef; Mironov 2017, Prop. 7) is (ε, δ)-DP by target under
 // conversion c, and the order α at which it is: σ = sqrt(coef/ρ) for
 // rhoForDP's ρ, raised by as much as rounding needs (one ulp, then
-// geometrically more) so that both ways a caller may recompute ε meet the
+// geometrically more) so that the ways a caller may recompute ε meet the
 // target in floating point: RhoToDP(coef/σ²), and ConvertRDP at the
-// returned order α; and that α.
+// returned order α of (coef/σ²)·α and of coef·α/σ²; and that α.
 func (c Conversion) SigmaFor(coef float64, target Guarantee) (sigma, alpha float64, err error) {
 	if err := param.Positive("coef", coef); err != nil {
 		return 0, 0, err
@@ -279,8 +279,14 @@ func (c Conversion) SigmaFor(coef float64, target Guarantee) (sigma, alpha float
 			return false, err
 		}
 		at, err := c.ConvertRDP(r*a, a, target.Delta)
+		if err != nil {
+			return false, err
+		}
+		// The curve at α as a caller writes it, coef·α/σ², rounds
+		// otherwise than r·α.
+		at2, err := c.ConvertRDP(coef*a/(sigma*sigma), a, target.Delta)
 		alpha = a
-		return err == nil && eps <= target.Eps && at <= target.Eps, err
+		return err == nil && eps <= target.Eps && at <= target.Eps && at2 <= target.Eps, err
 	})
 	if err != nil {
 		return 0, 0, err
@@ -306,5 +312,5 @@ func (c Conversion) Check(delta float64) error {
 // the bisection only decides how tight the bound is.
 func rootLog(f func(t float64) float64, hi float64) float64 {
 	nonNeg := func(m float64) bool { return !(f(math.Exp(m)) < 0) }
-	return math.Exp(roots.Edge(math.Log(math.SmallestNonzeroFloat64), math.Log(hi), 0, nonNeg))
+	return math.Exp(roots.Edge(outward.Ln(math.SmallestNonzeroFloat64), outward.Ln(hi), 0, nonNeg))
 }

@@ -159,6 +159,12 @@ func TestConversionRoundsUpUnderCancellation(t *testing.T) {
 		t.Fatal(err)
 	}
 	atLeast("ConvertRDP(0.0042510392759906234, 1024, 0.01)", eps, "0.00100000000000041168701627643773")
+	// At a subnormal δ, whose logarithm math.Log on amd64 takes for about
+	// -709.09 (golang/go#56600): ε was 29 below the bound.
+	if eps, err = PaperConversion.ConvertRDP(1, 2, 1e-320); err != nil {
+		t.Fatal(err)
+	}
+	atLeast("ConvertRDP(1, 2, 1e-320)", eps, "737.82724089097390615098690567193177899059655673106")
 	for _, c := range []struct {
 		rho, delta float64
 		ref        string

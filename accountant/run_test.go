@@ -48,12 +48,19 @@ func checkAbove(t *testing.T, name string, got float64, ref *big.Float, rel floa
 }
 
 // TestGDPDeltaAgainstBig: the closed form of Gaussian DP is never below a
-// 512-bit evaluation and within 1e-9 of it.
+// 512-bit evaluation and within 1e-9 of it. Beyond ε = 709.78, where e^ε
+// overflows, it is taken in log space, of an erfc that is subnormal there:
+// math.Log's -709.09 for every subnormal (golang/go#56600) made
+// gdpDelta(710, 1150) 0, exactly 3.05e-5, and the filter of (710, 1e-5)
+// held 1,403 steps of ε = 1 where 747 fit (an audit of round nine).
+// There the erfc's few significant bits, widened by its ulps, leave the
+// bound looser (8% at ε = 740), never below.
 func TestGDPDeltaAgainstBig(t *testing.T) {
-	for _, c := range []struct{ eps, mu2 float64 }{
-		{2, 194 * (2.0/1600 + 1.0/22500)}, {0.5, 0.01}, {1, 1}, {3, 0.5}, {0.1, 4}, {5, 2}, {0.2, 0.05},
+	for _, c := range []struct{ eps, mu2, rel float64 }{
+		{2, 194 * (2.0/1600 + 1.0/22500), 1e-9}, {0.5, 0.01, 1e-9}, {1, 1, 1e-9}, {3, 0.5, 1e-9}, {0.1, 4, 1e-9}, {5, 2, 1e-9}, {0.2, 0.05, 1e-9},
+		{710, 1150, 1e-9}, {720, 1180, 1e-6}, {740, 1300, 0.1},
 	} {
-		checkAbove(t, fmt.Sprintf("gdpDelta(%g, %g)", c.eps, c.mu2), gdpDelta(c.eps, c.mu2), bigGDPDelta(c.eps, c.mu2), 1e-9)
+		checkAbove(t, fmt.Sprintf("gdpDelta(%g, %g)", c.eps, c.mu2), gdpDelta(c.eps, c.mu2), bigGDPDelta(c.eps, c.mu2), c.rel)
 	}
 }
 

@@ -35,7 +35,7 @@ func sgmRDP(q, sigma float64, alpha int) (float64, error) {
 		return 0, nil
 	}
 	a := float64(alpha)
-	logQ, log1mQ := math.Log(q), math.Log1p(-q)
+	logQ, log1mQ := outward.Ln(q), math.Log1p(-q)
 	// logFactorial of 0..α, read from its table without a call per term
 	// (a curve's table of orders takes O(maxSGMOrder²) terms).
 	lf := logFactorials()
@@ -80,7 +80,7 @@ func sgmRDP(q, sigma float64, alpha int) (float64, error) {
 		}
 		sum += math.Exp(t - maxT)
 	}
-	logA := maxT + math.Log(sum)
+	logA := maxT + outward.Ln(sum)
 	// Each term's exponent is within a few ulps of its largest part
 	// (lgamma and the products); the sum of exponentials adds relative
 	// error (α+1)·2^-53. Raise by both.

@@ -8,6 +8,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/noise"
@@ -233,7 +234,7 @@ func bitPrivacy(g gamma.Gamma, eps float64) (loss, hs float64) {
 	}
 	for l := 0; l < g.K(); l++ {
 		a, b := probOne(g, l), probOne(g, l+1)
-		loss = math.Max(loss, math.Max(math.Abs(math.Log(a/b)), math.Abs(math.Log((1-a)/(1-b)))))
+		loss = math.Max(loss, math.Max(math.Abs(outward.Ln(a/b)), math.Abs(outward.Ln((1-a)/(1-b)))))
 		hs = math.Max(hs, math.Max(div(a, b), div(b, a)))
 	}
 	return loss, hs

@@ -591,7 +591,7 @@ func floatUp(x *big.Float) float64 {
 
 // logUp returns an upper bound of log(x): math.Log is within an ulp.
 func logUp(x float64) float64 {
-	return math.Nextafter(math.Nextafter(math.Log(x), math.Inf(1)), math.Inf(1))
+	return math.Nextafter(math.Nextafter(outward.Ln(x), math.Inf(1)), math.Inf(1))
 }
 
 // compareFloat orders float64s, +Inf last.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 )
 
@@ -30,7 +31,7 @@ func GNMaxObjective(target accountant.Guarantee, lambdas []float64) (lambda, sig
 		return nil, nil, fmt.Errorf("GNMax: %w", err)
 	}
 	if lambdas == nil {
-		lmin := -math.Log(target.Delta)/target.Eps + 1
+		lmin := -outward.Ln(target.Delta)/target.Eps + 1
 		for j := 0; lmin+gnmaxGridStep*float64(j) <= gnmaxGridMax; j++ {
 			// λ_min rounded to 1 (ε so large that log(1/δ)/ε vanishes)
 			// has no bound at order 1: the grid starts after it.
@@ -43,7 +44,7 @@ func GNMaxObjective(target accountant.Guarantee, lambdas []float64) (lambda, sig
 		if !(l > 1) || math.IsInf(l, 1) {
 			return nil, nil, fmt.Errorf("GNMax: %w", &param.Error{Name: "lambda", Value: l, Rule: "must be a finite order > 1"})
 		}
-		den := target.Eps + math.Log(target.Delta)/(l-1)
+		den := target.Eps + outward.Ln(target.Delta)/(l-1)
 		if den > 1e-12*target.Eps {
 			lambda, sigma2 = append(lambda, l), append(sigma2, l/den)
 		}
@@ -83,7 +84,7 @@ func gnmaxSigmaGrid(target accountant.Guarantee) (sigma, lambda float64, err err
 	}
 	if math.IsInf(best, 1) {
 		return 0, 0, fmt.Errorf("GNMax grid search: %w", &param.Error{Name: "eps", Value: target.Eps,
-			Rule: fmt.Sprintf("too small for the grid: lambda_min = log(1/delta)/eps + 1 = %v leaves no grid point below %v", -math.Log(target.Delta)/target.Eps+1, float64(gnmaxGridMax))})
+			Rule: fmt.Sprintf("too small for the grid: lambda_min = log(1/delta)/eps + 1 = %v leaves no grid point below %v", -outward.Ln(target.Delta)/target.Eps+1, float64(gnmaxGridMax))})
 	}
 	return math.Sqrt(best), lambda, nil
 }

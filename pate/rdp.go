@@ -77,7 +77,7 @@ func logErfcUp(x float64) float64 {
 		return l.Hi
 	}
 	// Go's Erfc is within 1 ulp: log moves by that relative error.
-	return outward.LibUp(math.Log(math.Erfc(x))) + 4*outward.ULP
+	return outward.LibUp(outward.Ln(math.Erfc(x))) + 4*outward.ULP
 }
 
 // logErfcDown returns a lower bound on log erfc(x).
@@ -88,7 +88,7 @@ func logErfcDown(x float64) float64 {
 		l := x2.Neg().Sub(outward.Log(outward.Exact(x).Mul(outward.Exact(math.Sqrt(math.Pi))).Mul(outward.Interval{Lo: outward.Down(1, 2), Hi: outward.Up(1, 2)}))).Add(outward.Log(s))
 		return l.Lo
 	}
-	return outward.LibDown(math.Log(math.Erfc(x))) - 4*outward.ULP
+	return outward.LibDown(outward.Ln(math.Erfc(x))) - 4*outward.ULP
 }
 
 // logSumExpUp returns an upper bound on log Σ e^{t_i} for upper bounds t_i.
@@ -254,7 +254,7 @@ func classTermsOf(mo *memo, sigma float64, noise noisymax.Noise, n int) *classTe
 		t.up[g] = classLogQUp(g, sigma, noise)
 	}
 	if noise == noisymax.DiscreteNoise {
-		t.logExcess = outward.LibUp(math.Log(discreteGNMaxExcess(sigma)))
+		t.logExcess = outward.LibUp(outward.Ln(discreteGNMaxExcess(sigma)))
 	}
 	mo.classTerms.put(key, t, size)
 	return t

@@ -27,10 +27,10 @@ const qPad = 1e-9
 // logErfc returns log erfc(x), accurate to a few ulps (no direction).
 func logErfc(x float64) float64 {
 	if x < 26 {
-		return math.Log(math.Erfc(x))
+		return outward.Ln(math.Erfc(x))
 	}
 	x2 := x * x
-	return -x2 - math.Log(x*math.Sqrt(math.Pi)) + math.Log1p(-0.5/x2+0.75/(x2*x2))
+	return -x2 - outward.Ln(x*math.Sqrt(math.Pi)) + math.Log1p(-0.5/x2+0.75/(x2*x2))
 }
 
 // logErfcInv returns y with log erfc(y) = t, t < log 2: Newton's method
@@ -135,7 +135,7 @@ func newQMoves(sigma float64, classes int, noise noisymax.Noise) qMoves {
 	if noise == noisymax.DiscreteNoise {
 		r = discreteGNMaxExcess(sigma)
 	}
-	return qMoves{logScale: math.Log(r * float64(classes-1) / 2), step: 1 / sigma}
+	return qMoves{logScale: outward.Ln(r * float64(classes-1) / 2), step: 1 / sigma}
 }
 
 func (m qMoves) up(L float64) float64 {
@@ -497,7 +497,7 @@ func checkSmoothConditions(mo *memo, sigma float64, classes int, order float64, 
 	moves := newQMoves(sigma, classes, noise)
 	const n = 4000
 	grid := func(top float64) []float64 {
-		a, b := math.Log(-top), math.Log(1e6)
+		a, b := outward.Ln(-top), outward.Ln(1e6)
 		out := make([]float64, n)
 		for i := range out {
 			out[i] = -math.Exp(b + (a-b)*float64(i)/(n-1)) // increasing in q

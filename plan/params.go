@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/discrete"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/roots"
 	"github.com/darrm/darrm/noisymax"
@@ -186,7 +187,7 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 	if b.Delta <= 0 {
 		return b.Eps * b.Eps / 2
 	}
-	l := math.Log(1 / b.Delta)
+	l := outward.Ln(1 / b.Delta)
 	s := math.Sqrt(l+b.Eps) - math.Sqrt(l)
 	return s * s
 }

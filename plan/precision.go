@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -144,7 +145,7 @@ func mostReaching(ctx context.Context, r Request, rp ratioPlan, proxy Proxy, p f
 	}
 	side := 0 // the end kept by the last step: -1 lo, +1 hi
 	for hi > lo*(1+searchRel) {
-		u, v := math.Log(lo), math.Log(hi)
+		u, v := outward.Ln(lo), outward.Ln(hi)
 		mid := math.Exp(u + (v-u)*glo/(glo-ghi))
 		if !(mid > lo*(1+searchRel/4) && mid < hi/(1+searchRel/4)) {
 			mid = math.Sqrt(lo * hi) // a step that would not shrink the bracket

@@ -5,6 +5,8 @@ import (
 	"crypto/cipher"
 	"encoding/binary"
 	"math"
+
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // stream is the randomness of one run: the key stream of AES-256 in counter
@@ -68,8 +70,8 @@ func (s *stream) NormFloat64() float64 {
 		}
 		if i == 0 {
 			for {
-				x = -math.Log(s.float64()) * (1.0 / zigR)
-				y := -math.Log(s.float64())
+				x = -outward.Ln(s.float64()) * (1.0 / zigR)
+				y := -outward.Ln(s.float64())
 				if y+y >= x*x {
 					break
 				}

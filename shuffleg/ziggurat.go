@@ -1,6 +1,10 @@
 package shuffleg
 
-import "math"
+import (
+	"math"
+
+	"github.com/darrm/darrm/internal/outward"
+)
 
 // The ziggurat of the standard normal density f(x) = exp(-x²/2) with 128
 // layers (G. Marsaglia and W. W. Tsang, "The Ziggurat Method for
@@ -46,7 +50,7 @@ func init() {
 	zigF[127] = float32(f(x))
 	for i := 126; i >= 1; i-- {
 		below := x
-		x = math.Sqrt(-2 * math.Log(zigV/below+f(below)))
+		x = math.Sqrt(-2 * outward.Ln(zigV/below+f(below)))
 		zigK[i+1] = uint32(x / below * scale)
 		zigW[i] = float32(x / scale)
 		zigF[i] = float32(f(x))

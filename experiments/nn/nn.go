@@ -19,6 +19,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/darrm/darrm/internal/outward"
 )
 
 // Geometry of the network.
@@ -308,7 +310,7 @@ func (n *Net) gradClasses(x []float64, y int, g []float64, ws *Workspace) float6
 	for _, v := range l {
 		sum += math.Exp(v - top)
 	}
-	loss := top + math.Log(sum) - l[y]
+	loss := top + outward.Ln(sum) - l[y]
 	for c, v := range l {
 		l[c] = math.Exp(v-top) / sum
 	}
