@@ -46,6 +46,21 @@ type SeparateOptions struct {
 	Shard, Shards int
 }
 
+// check checks opts's fields against their domains, naming the field:
+// its workers would otherwise panic on a Top below 0.
+func (opts SeparateOptions) check() error {
+	if err := param.Workers(opts.Workers); err != nil {
+		return err
+	}
+	switch {
+	case opts.Top < 0:
+		return &param.Error{Name: "Top", Value: opts.Top, Rule: "must be >= 0"}
+	case math.IsNaN(opts.Floor):
+		return &param.Error{Name: "Floor", Value: opts.Floor, Rule: "must be a number"}
+	}
+	return nil
+}
+
 // Separation is the exact solution of the separation problem for one gamma.
 type Separation struct {
 	MaxF  float64  // max of f over all corner multisets
@@ -98,7 +113,11 @@ type Separation struct {
 // In the one-vote relation it evaluates the 4K inequalities of every pair
 // of neighbouring vote counts (separateOneVote), in O(K) steps.
 func (p Problem) Separate(ctx context.Context, gamma []float64, opts SeparateOptions) (Separation, error) {
-	if err := param.Workers(opts.Workers); err != nil {
+	// The problem first: the family bound allocates by K.
+	if err := p.Validate(); err != nil {
+		return Separation{}, err
+	}
+	if err := opts.check(); err != nil {
 		return Separation{}, err
 	}
 	if p.Relation == accountant.OneVote {

@@ -189,6 +189,31 @@ func TestSeparateRejectsNegativeWorkers(t *testing.T) {
 	}
 }
 
+// TestSeparateChecksFirst: options out of their domain and a problem out
+// of range are refused, naming the field, before any work: a Top below 0
+// panicked a worker, which no caller can recover, and a K of 2^31 was
+// allocated for before the problem was checked (an audit of round nine).
+func TestSeparateChecksFirst(t *testing.T) {
+	g := []float64{1, 0.5, 0.5, 1}
+	for _, tc := range []struct {
+		p    Problem
+		opts SeparateOptions
+		name string
+	}{
+		{Problem{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5}, SeparateOptions{Top: -1}, "Top"},
+		{Problem{K: 3, M: 1, Eps: 0.1}, SeparateOptions{Top: -1}, "Top"},
+		{Problem{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5}, SeparateOptions{Floor: math.NaN()}, "Floor"},
+		{New(1<<31, 2, 0.1, 1e-6), SeparateOptions{}, "K"},
+		{New(-1, 2, 0.1, 1e-6), SeparateOptions{}, "K"},
+	} {
+		_, err := tc.p.Separate(context.Background(), g, tc.opts)
+		var pe *param.Error
+		if !errors.As(err, &pe) || pe.Name != tc.name {
+			t.Errorf("K = %d, %+v: %v, want a ParamError on %s", tc.p.K, tc.opts, err, tc.name)
+		}
+	}
+}
+
 func TestSeparateCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -27,6 +27,7 @@ import (
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/lp"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/poissonbinom"
 	"gonum.org/v1/gonum/floats"
 )
@@ -64,6 +65,28 @@ type Options struct {
 	// HiGHSLog lets HiGHS print its log to standard output; darrm keeps
 	// it quiet by default.
 	HiGHSLog bool
+}
+
+// maxCutsPerPass bounds Options.CutsPerPass: a pass adds at most about
+// (K+1)/2 rows that are not nearly parallel, and a separation keeps the
+// rows it returns in memory.
+const maxCutsPerPass = 1 << 20
+
+// check checks o's fields against their domains, naming the field (a
+// CutsPerPass of MaxInt overflowed a separation's count of rows).
+func (o Options) check() error {
+	if err := param.Workers(o.Workers); err != nil {
+		return err
+	}
+	switch {
+	case !(o.Tol >= 0 && o.Tol < 1):
+		return &param.Error{Name: "Tol", Value: o.Tol, Rule: "must be in [0, 1) (0: DefaultTol)"}
+	case o.CutsPerPass < 0 || o.CutsPerPass > maxCutsPerPass:
+		return &param.Error{Name: "CutsPerPass", Value: o.CutsPerPass, Rule: fmt.Sprintf("must be in [0, %d] (0: a quarter of the free values, at least 8)", maxCutsPerPass)}
+	case o.MaxCoefficients < 0:
+		return &param.Error{Name: "MaxCoefficients", Value: o.MaxCoefficients, Rule: "must be >= 0 (0: 8e6)"}
+	}
+	return nil
 }
 
 // highs returns the options of HiGHS that o sets.
@@ -158,6 +181,9 @@ type Result struct {
 func Solve(ctx context.Context, p constraints.Problem, prior gamma.Prior, opts Options) (Result, error) {
 	if err := p.Validate(); err != nil {
 		return Result{}, err
+	}
+	if err := opts.check(); err != nil {
+		return Result{}, fmt.Errorf("solve: %w", err)
 	}
 	coeffs, err := prior.Coefficients(p.K)
 	if err != nil {

@@ -3,6 +3,7 @@ package optimal
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -120,6 +121,32 @@ func TestSourceLoadValidatesFirst(t *testing.T) {
 		var pe *param.Error
 		if !errors.As(err, &pe) || pe.Name != "K" {
 			t.Errorf("K = %d, %v: %v, want a ParamError on K", p.K, p.Relation, err)
+		}
+	}
+}
+
+// TestSolveChecksOptions: options out of their domain are refused,
+// naming the field: a CutsPerPass of MaxInt overflowed the count of rows
+// a separation returns and panicked, and a NaN Tol returned another
+// gamma (an audit of round nine).
+func TestSolveChecksOptions(t *testing.T) {
+	p := constraints.New(11, 3, 0.1, 1e-5)
+	for _, tc := range []struct {
+		opts Options
+		name string
+	}{
+		{Options{CutsPerPass: math.MaxInt}, "CutsPerPass"},
+		{Options{CutsPerPass: -1}, "CutsPerPass"},
+		{Options{Tol: math.NaN()}, "Tol"},
+		{Options{Tol: -1}, "Tol"},
+		{Options{Tol: math.Inf(1)}, "Tol"},
+		{Options{MaxCoefficients: -1}, "MaxCoefficients"},
+		{Options{Workers: -1}, "workers"},
+	} {
+		_, err := Solve(context.Background(), p, gamma.UniformPrior(), tc.opts)
+		var pe *param.Error
+		if !errors.As(err, &pe) || pe.Name != tc.name {
+			t.Errorf("%+v: %v, want a ParamError on %s", tc.opts, err, tc.name)
 		}
 	}
 }
