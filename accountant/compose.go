@@ -103,16 +103,27 @@ func (m *Method) UnmarshalText(b []byte) error { return methodNames.Unmarshal(m,
 // under c's method; c.DeltaPrime is the slack δ' of General and Optimal,
 // which add it to the total δ; Simple ignores it. MaxSteps and StepEps
 // invert it.
+//
+// A total ε that overflows (a step's ε near the largest float64) is an
+// error naming the step's ε: +Inf is no bound a caller can use, and
+// StepEps, stepping down from it an ulp at a time, never ended.
 func (c Composition) Compose(step Guarantee, k int) (Guarantee, error) {
+	var g Guarantee
+	var err error
 	switch c.Method {
 	case Simple:
-		return composeSimple(step, k)
+		g, err = composeSimple(step, k)
 	case General:
-		return composeGeneral(step, k, c.DeltaPrime)
+		g, err = composeGeneral(step, k, c.DeltaPrime)
 	case Optimal:
-		return composeOptimal(step, k, c.DeltaPrime)
+		g, err = composeOptimal(step, k, c.DeltaPrime)
+	default:
+		return Guarantee{}, fmt.Errorf("compose: unknown method %v", c.Method)
 	}
-	return Guarantee{}, fmt.Errorf("compose: unknown method %v", c.Method)
+	if err == nil && math.IsInf(g.Eps, 1) {
+		return Guarantee{}, fmt.Errorf("%v composition: %w", c.Method, &param.Error{Name: "eps", Value: step.Eps, Rule: fmt.Sprintf("too large: the total eps of %d steps overflows", k)})
+	}
+	return g, err
 }
 
 // composeSimple returns (kε, kδ), the simple composition of k (ε, δ)-DP

@@ -1,7 +1,11 @@
 package accountant
 
 import (
+	"errors"
+	"math"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // TestMaxStepsScan compares MaxSteps with a linear scan of Compose: the
@@ -55,6 +59,23 @@ func TestMaxStepsOrder(t *testing.T) {
 func TestMaxStepsLimit(t *testing.T) {
 	if _, err := (Composition{Method: Simple, DeltaPrime: 0}).MaxSteps(Guarantee{1e-300, 0}, Budget{Guarantee: Guarantee{1, 0.5}}); err == nil {
 		t.Error("no error when more than 2^53 steps fit")
+	}
+}
+
+// TestStepEpsOverflow: a total ε near the largest float64 ends with an
+// error naming ε, for every method: the optimal composition of such steps
+// overflowed to +Inf without one, and StepEps stepped down from it an ulp
+// at a time, without end (an audit of round nine).
+func TestStepEpsOverflow(t *testing.T) {
+	for _, m := range []Method{Simple, General, Optimal} {
+		_, err := (Composition{Method: m, DeltaPrime: 1e-5}).StepEps(1e308, 1e-3, 10)
+		var pe *param.Error
+		if err != nil && !errors.As(err, &pe) {
+			t.Errorf("%v: %v, want a ParamError", m, err)
+		}
+		if g, err := (Composition{Method: m, DeltaPrime: 1e-5}).Compose(Guarantee{Eps: math.MaxFloat64, Delta: 1e-3}, 10); err == nil && math.IsInf(g.Eps, 1) {
+			t.Errorf("%v: Compose of MaxFloat64 steps: ε = +Inf without an error", m)
+		}
 	}
 }
 
