@@ -59,18 +59,20 @@ func Counts(counts []int, teachers, classes int) (top int, err error) {
 	if len(counts) != classes {
 		return 0, &CountsError{Msg: fmt.Sprintf("got %d, want C = %d", len(counts), classes)}
 	}
+	// The sum is checked as it grows, against what is left of K: a plain
+	// sum wrapped around, and counts of MaxInt, MaxInt, 7 summed to 5.
 	sum := 0
 	for i, n := range counts {
-		if n < 0 {
+		switch {
+		case n < 0:
 			return 0, &CountsError{Msg: fmt.Sprintf("class %d: a count must be >= 0", i)}
+		case n > teachers-sum:
+			return 0, &CountsError{Msg: fmt.Sprintf("sum to more than K = %d (class %d's count %d brings them past it)", teachers, i, n)}
 		}
 		sum += n
 		if n > counts[top] {
 			top = i
 		}
-	}
-	if sum > teachers {
-		return 0, &CountsError{Msg: fmt.Sprintf("sum to %d, more than K = %d", sum, teachers)}
 	}
 	return top, nil
 }
