@@ -87,6 +87,19 @@ type Result struct {
 // accounts for them as opts says, releasing the data-dependent ε by smooth
 // sensitivity (releaseSmooth).
 func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechanism, opts Labelling, src *noise.Source) (Result, error) {
+	// What the labels are scored against, checked before any is drawn
+	// (an index past truth panicked).
+	switch {
+	case m == nil:
+		return Result{}, fmt.Errorf("pate: label: no mechanism")
+	case len(truth) != len(counts):
+		return Result{}, fmt.Errorf("pate: label: %d true labels for %d queries: give one per query", len(truth), len(counts))
+	}
+	for i, y := range truth {
+		if y < 0 || y >= classes {
+			return Result{}, fmt.Errorf("pate: label: query %d's true label %d is not a class of [0, %d)", i+1, y, classes)
+		}
+	}
 	if perDraw(m) {
 		return labelPerDraw(counts, teachers, classes, truth, m, opts, src)
 	}

@@ -2,9 +2,11 @@ package pate
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/noisymax"
 )
@@ -95,6 +97,31 @@ func labelTotal(t *testing.T, m noisymax.Steps, queries, labels int, ss smooth) 
 		t.Fatal(err)
 	}
 	return tot
+}
+
+// TestLabelChecksTruth: true labels of the wrong number or outside the
+// classes, and no mechanism, are refused before any label is drawn; each
+// panicked (an audit of round nine).
+func TestLabelChecksTruth(t *testing.T) {
+	counts := [][]int{{5, 0, 0}, {0, 5, 0}}
+	m := ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 1}
+	for _, tc := range []struct {
+		name  string
+		truth []int
+		m     ensemble.Mechanism
+		want  string
+	}{
+		{"no true labels", nil, m, "0 true labels for 2 queries"},
+		{"one short", []int{0}, m, "1 true labels for 2 queries"},
+		{"a label past the classes", []int{0, 3}, m, "query 2's true label 3 is not a class"},
+		{"a negative label", []int{-1, 1}, m, "query 1's true label -1"},
+		{"no mechanism", []int{0, 1}, nil, "no mechanism"},
+	} {
+		_, err := Label(counts, 5, 3, tc.truth, tc.m, Labelling{Delta: 1e-5}, noise.NewSeededSource(1))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
 }
 
 // Label stops at the Answered-th answer: the queries asked are those up to
