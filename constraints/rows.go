@@ -99,6 +99,9 @@ func (p Problem) pmfs(c Config, binomials bool) (alpha, alphaPrime []float64, er
 // l = H+i and d = alpha - e^{m·eps}·alpha'. The constraint is
 // sum_i row[i]·gamma(H+i) <= Budget().
 func (p Problem) Row(c Config) ([]float64, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	if p.Relation == accountant.OneVote {
 		return p.oneVoteRow(c)
 	}
@@ -121,6 +124,9 @@ func (p Problem) Row(c Config) ([]float64, error) {
 // computes the same quantity for all configurations at once; Cost is the
 // independent reference.
 func (p Problem) Cost(c Config, gamma []float64) (float64, error) {
+	if err := p.Validate(); err != nil {
+		return 0, err
+	}
 	if len(gamma) != p.K+1 {
 		return 0, fmt.Errorf("gamma has %d values, want K+1 = %d", len(gamma), p.K+1)
 	}
@@ -150,6 +156,11 @@ func (p Problem) Cost(c Config, gamma []float64) (float64, error) {
 // not keep c, alpha or alphaPrime. The error is PMFs' (a corner that is
 // not a probability, from an invalid problem).
 func (p Problem) AllPMFs(fn func(c Config, alpha, alphaPrime []float64) bool) error {
+	// The problem first: its pmfs are sized by K (K = 2^31 ran out of
+	// memory).
+	if err := p.Validate(); err != nil {
+		return err
+	}
 	var err error
 	if p.Relation == accountant.OneVote {
 		p.AllConfigs(func(c Config) bool {

@@ -214,6 +214,24 @@ func TestSeparateChecksFirst(t *testing.T) {
 	}
 }
 
+// TestRowsCheckProblem: AllPMFs, Cost and Row refuse a problem out of
+// range before computing by it: AllPMFs at K = 2^31 ran out of memory, and
+// Cost at ε = -1 returned a cost of -0.103 (an audit of round nine).
+func TestRowsCheckProblem(t *testing.T) {
+	c := Config{3, 0, 0, 0, 0, 0, 0, 0}
+	for _, p := range []Problem{New(1<<31, 2, 0.1, 1e-6), NewOneVote(1<<31, 0.1, 0), {K: 3, M: 1, Eps: -1}, {K: 3, M: math.Inf(1), Eps: 0.1}} {
+		errs := map[string]error{"AllPMFs": p.AllPMFs(func(Config, []float64, []float64) bool { return true })}
+		_, errs["Cost"] = p.Cost(c, []float64{1, 0.5, 0.5, 1})
+		_, errs["Row"] = p.Row(c)
+		for name, err := range errs {
+			var pe *param.Error
+			if !errors.As(err, &pe) {
+				t.Errorf("%s of K = %d, m = %v, eps = %v: %v, want a ParamError", name, p.K, p.M, p.Eps, err)
+			}
+		}
+	}
+}
+
 func TestSeparateCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -3,14 +3,29 @@ package gamma
 import (
 	"fmt"
 	"math"
+
+	"github.com/darrm/darrm/internal/param"
 )
+
+// maxK is the most teachers a noise function is made for: far above the
+// certificate's bound (10,001), which no larger gamma passes, and its K+1
+// values are 8 MiB; an unbounded K ran the constructors out of memory.
+const maxK = 1<<20 + 1
+
+// checkK checks the K of a noise function: odd, at least 1, at most maxK.
+func checkK(k int) error {
+	if k < 1 || k%2 == 0 || k > maxK {
+		return &param.Error{Name: "K", Value: k, Rule: fmt.Sprintf("must be odd and in [1, %d]", maxK)}
+	}
+	return nil
+}
 
 // Sub returns gamma_Sub of Lemma 3.4.1: DaRRM with it releases exactly the
 // majority of s teachers subsampled without replacement (ties, for even s,
 // broken by a fair coin).
 func Sub(k, s int) (Gamma, error) {
-	if k < 1 || k%2 == 0 {
-		return nil, fmt.Errorf("gamma_Sub: K = %d: must be odd and >= 1", k)
+	if err := checkK(k); err != nil {
+		return nil, fmt.Errorf("gamma_Sub: %w", err)
 	}
 	if s < 1 || s > k {
 		return nil, fmt.Errorf("gamma_Sub: subsample size %d: must be in [1, K] = [1, %d]", s, k)
@@ -41,8 +56,8 @@ func Sub(k, s int) (Gamma, error) {
 // decides whether it holds for the problem at hand. An m outside [1, K]
 // (or NaN) is an error naming m.
 func DSub(k int, m float64) (Gamma, error) {
-	if k < 1 || k%2 == 0 {
-		return nil, fmt.Errorf("gamma_DSub: K = %d: must be odd and >= 1", k)
+	if err := checkK(k); err != nil {
+		return nil, fmt.Errorf("gamma_DSub: %w", err)
 	}
 	if !(m >= 1 && m <= float64(k)) {
 		return nil, fmt.Errorf("gamma_DSub: m = %v: must be in [1, K] = [1, %d] (a non-integer m is taken as floor(m))", m, k)
@@ -57,8 +72,8 @@ func DSub(k int, m float64) (Gamma, error) {
 // Const returns the constant noise function gamma(l) = p: randomized
 // response (Algorithm 7) with success probability p.
 func Const(k int, p float64) (Gamma, error) {
-	if k < 1 || k%2 == 0 {
-		return nil, fmt.Errorf("gamma_const: K = %d: must be odd and >= 1", k)
+	if err := checkK(k); err != nil {
+		return nil, fmt.Errorf("gamma_const: %w", err)
 	}
 	if math.IsNaN(p) || p < 0 || p > 1 {
 		return nil, fmt.Errorf("gamma_const: p = %v: must be in [0, 1]", p)

@@ -2,6 +2,7 @@ package gamma
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/constraints"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // subByEnumeration computes gamma_Sub(l) for l >= H by enumerating every
@@ -186,5 +188,32 @@ func TestCheckForSaysTheNumber(t *testing.T) {
 	}
 	if err := (Gamma{1, 1}).CheckFor(1); err != nil {
 		t.Errorf("valid gamma rejected: %v", err)
+	}
+}
+
+// TestConstructorsBoundK: every constructor of a noise function, and the
+// prior's coefficients, refuse a K out of [1, maxK] or even, naming K,
+// before allocating by it: K = 2^27+1 took gamma_Sub 3 GiB, and 2^31 the
+// prior's coefficients 16 GiB (an audit of round nine).
+func TestConstructorsBoundK(t *testing.T) {
+	for _, k := range []int{-1, 0, 4, maxK + 2, 1<<31 + 1, math.MaxInt} {
+		for name, make := range map[string]func(int) error{
+			"Sub":   func(k int) error { _, err := Sub(k, 1); return err },
+			"DSub":  func(k int) error { _, err := DSub(k, 1); return err },
+			"Const": func(k int) error { _, err := Const(k, 0.5); return err },
+			"GNMax": func(k int) error { _, err := GNMax(k, 1); return err },
+			"Coefficients": func(k int) error {
+				_, err := UniformPrior().Coefficients(k)
+				return err
+			},
+		} {
+			var pe *param.Error
+			if err := make(k); !errors.As(err, &pe) || pe.Name != "K" {
+				t.Errorf("%s at K = %d: %v, want a ParamError on K", name, k, err)
+			}
+		}
+	}
+	if _, err := Const(maxK, 0.5); err != nil {
+		t.Errorf("Const at K = maxK: %v", err)
 	}
 }

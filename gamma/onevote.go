@@ -15,8 +15,8 @@ import (
 // probability Φ(|2l - K|/(σ√2)), so GNMax is DaRRM with
 // gamma(l) = erf(|2l - K|/(2σ)) (Lemma 3.4.3).
 func GNMax(k int, sigma float64) (Gamma, error) {
-	if k < 1 || k%2 == 0 {
-		return nil, fmt.Errorf("gamma_GNMax: K = %d: must be odd and >= 1", k)
+	if err := checkK(k); err != nil {
+		return nil, fmt.Errorf("gamma_GNMax: %w", err)
 	}
 	if !(sigma > 0) || math.IsInf(sigma, 1) {
 		return nil, fmt.Errorf("gamma_GNMax: sigma = %v: must be finite and > 0", sigma)

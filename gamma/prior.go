@@ -92,6 +92,9 @@ func (p Prior) Coefficients(k int) ([]float64, error) {
 	if len(p.means) == 0 {
 		return nil, fmt.Errorf("prior is not set")
 	}
+	if err := checkK(k); err != nil {
+		return nil, fmt.Errorf("prior coefficients: %w", err)
+	}
 	var b []float64
 	var err error
 	if len(p.means) == 1 {
