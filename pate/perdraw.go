@@ -7,6 +7,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -59,6 +60,11 @@ func accountPerDraw(ctx context.Context, in votefile.Reader, opts AccountOptions
 		return nil, lr.Errorf("labels of ensemble %s, but the votes are of ensemble %s", m.Ensemble, in.Meta().Ensemble)
 	case m.Accounting != accountant.GDPFilter.String() || m.Total == nil:
 		return nil, lr.HeaderErrorf("accounting %q: the labels of %s are accounted by the Gaussian-DP filter each draw was charged to (accounting %s), whose budget the header states as the total", m.Accounting, m.Mechanism, accountant.GDPFilter)
+	}
+	if opts.Delta != mech.Budget.Delta {
+		// The total is the filter's budget, at its δ: another δ asked
+		// for was reported as the budget's, silently.
+		return nil, &param.Error{Name: "delta", Value: opts.Delta, Rule: fmt.Sprintf("must be the delta of the Gaussian-DP filter's budget, %v, which the label file's header states: the labels of %s are accounted by that filter, whose budget is their total", mech.Budget.Delta, mech.Name())}
 	}
 	if g, ok := opts.Mechanism.(ensemble.ProgressiveGNMax); ok {
 		g.Budget = mech.Budget

@@ -74,6 +74,11 @@ func TestProgressiveCommands(t *testing.T) {
 	if acc := decodeJSON(t, out); code != 0 || acc["eps_guarantee"] != 2.0 || acc["delta_guarantee"] != 1e-5 || acc["guarantee_method"] != "gdp-filter budget" {
 		t.Fatalf("account pate: exit %d: %s %s", code, out, e)
 	}
+	// Another δ than the budget's is refused, naming the flag: it was
+	// reported at the budget's δ, silently (an audit of round nine).
+	if _, e, code := darrm(t, "", "account", "pate", votes, "--labels", labels, "--target-delta", "1e-6"); code != 2 || !containsFlat(e, "--target-delta") || !containsFlat(e, "must be the delta of the Gaussian-DP filter's budget, 1e-05") {
+		t.Errorf("account pate --target-delta 1e-6 of labels held to (2, 1e-5): exit %d: %s", code, e)
+	}
 	edited := filepath.Join(dir, "edited.csv")
 	if err := os.WriteFile(edited, []byte(strings.Replace(string(b), `"budget_eps":2`, `"budget_eps":3`, 1)), 0o644); err != nil {
 		t.Fatal(err)
