@@ -77,8 +77,11 @@ func TestAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Answered != a.Result.Answered || res.EpsIndependent != a.Result.Independent.Eps || res.EpsDependent != a.Result.Dependent.Eps {
-		t.Errorf("Label: %d answered, eps %v, %v; Account: %d, %v, %v", res.Answered, res.EpsIndependent, res.EpsDependent, a.Result.Answered, a.Result.Independent.Eps, a.Result.Dependent.Eps)
+	if res.EpsIndependent == nil || res.EpsDependent == nil {
+		t.Fatalf("Label of GNMax made no Rényi analysis: %+v", res)
+	}
+	if res.Answered != a.Result.Answered || *res.EpsIndependent != a.Result.Independent.Eps || *res.EpsDependent != a.Result.Dependent.Eps {
+		t.Errorf("Label: %d answered, eps %v, %v; Account: %d, %v, %v", res.Answered, *res.EpsIndependent, *res.EpsDependent, a.Result.Answered, a.Result.Independent.Eps, a.Result.Dependent.Eps)
 	}
 
 	other := opts()

@@ -53,13 +53,15 @@ type Result struct {
 	Accuracy float64
 	// Privacy of the release at Delta: the realised cost of its answered
 	// and withheld queries (rdpAccount with the answers), the
-	// data-dependent bound in Directions, and Smooth, its release by
-	// smooth sensitivity (EpsReleased nil, with SSError, when the
-	// analysis does not apply).
+	// data-dependent bound in Directions at its Rényi order, and Smooth,
+	// its release by smooth sensitivity (EpsReleased nil, with SSError,
+	// when the analysis does not apply). The first three are nil for a
+	// release charged per draw, whose Rényi analysis is not made: its
+	// guarantee is its filter's budget (they were 0, read as no cost).
 	Directions     Directions
-	EpsIndependent float64
-	EpsDependent   float64
-	Order          float64
+	EpsIndependent *float64
+	EpsDependent   *float64
+	Order          *float64
 	Smooth         smooth
 	EpsReleased    *float64
 	SSError        string
@@ -148,7 +150,7 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	if err != nil {
 		return res, err
 	}
-	res.EpsIndependent, res.EpsDependent, res.Order = r.Independent.Eps, r.Dependent.Eps, r.Dependent.Order
+	res.EpsIndependent, res.EpsDependent, res.Order = &r.Independent.Eps, &r.Dependent.Eps, &r.Dependent.Order
 	// Label takes no context: it labels a test set, thousands of queries
 	// at most, whose smooth sensitivity takes about 0.5 ms each at K = 250.
 	ss, err := releaseSmooth(context.Background(), acct, r, opts.Smooth, opts.Delta, accountant.PaperConversion, src)

@@ -60,8 +60,11 @@ func TestLabel(t *testing.T) {
 		if res.Answered != answered || res.Accuracy != float64(right)/float64(answered) || res.Queries != n {
 			t.Errorf("%s: answered %d accuracy %v, labels say %d, %v", m.Name, res.Answered, res.Accuracy, answered, float64(right)/float64(answered))
 		}
-		if res.EpsIndependent != want.Independent.Eps || res.EpsDependent != want.Dependent.Eps || !(res.EpsDependent < res.EpsIndependent) {
-			t.Errorf("%s: eps %v / %v, account %v / %v", m.Name, res.EpsIndependent, res.EpsDependent, want.Independent.Eps, want.Dependent.Eps)
+		if res.EpsIndependent == nil || res.EpsDependent == nil || res.Order == nil {
+			t.Fatalf("%s: no Rényi analysis: %+v", m.Name, res)
+		}
+		if *res.EpsIndependent != want.Independent.Eps || *res.EpsDependent != want.Dependent.Eps || !(*res.EpsDependent < *res.EpsIndependent) {
+			t.Errorf("%s: eps %v / %v, account %v / %v", m.Name, *res.EpsIndependent, *res.EpsDependent, want.Independent.Eps, want.Dependent.Eps)
 		}
 		if m.GNMax.Confident() && (answered == 0 || answered == n) {
 			t.Errorf("confident-gnmax answered %d of %d: the votes should leave some below the threshold", answered, n)
@@ -152,7 +155,7 @@ func TestLabelAnswered(t *testing.T) {
 		acct.add(counts[q], a)
 	}
 	want, _ := acct.result(paperDelta, accountant.PaperConversion)
-	if res.EpsIndependent != want.Independent.Eps || res.EpsDependent != want.Dependent.Eps || res.EpsReleased == nil {
+	if res.EpsIndependent == nil || res.EpsDependent == nil || *res.EpsIndependent != want.Independent.Eps || *res.EpsDependent != want.Dependent.Eps || res.EpsReleased == nil {
 		t.Errorf("eps %v / %v, the account of the %d asked %v / %v", res.EpsIndependent, res.EpsDependent, res.Queries, want.Independent.Eps, want.Dependent.Eps)
 	}
 	// Stopping at an answer is held by a filter whose budget is fixed

@@ -96,7 +96,7 @@ func TestRun(t *testing.T) {
 	}
 	for i := range first.Results {
 		a, b := first.Results[i], again.Results[i]
-		if a.Answered != b.Answered || a.Accuracy != b.Accuracy || a.EpsDependent != b.EpsDependent || *a.EpsReleased != *b.EpsReleased {
+		if a.Answered != b.Answered || a.Accuracy != b.Accuracy || a.EpsDependent == nil || b.EpsDependent == nil || *a.EpsDependent != *b.EpsDependent || *a.EpsReleased != *b.EpsReleased {
 			t.Errorf("%s: seeded runs differ: %+v, %+v", a.Mechanism, a, b)
 		}
 	}

@@ -169,9 +169,9 @@ type PATEMechanism struct {
 	Reached        bool     `json:"reached"`
 	Accuracy       float64  `json:"accuracy"`
 	Directions     string   `json:"directions"`
-	EpsIndependent float64  `json:"eps_data_independent"`
-	EpsDependent   float64  `json:"eps_data_dependent"`
-	Order          float64  `json:"order"`
+	EpsIndependent *float64 `json:"eps_data_independent"`
+	EpsDependent   *float64 `json:"eps_data_dependent"`
+	Order          *float64 `json:"order"`
 	SSOrder        *float64 `json:"ss_order"`
 	Beta           *float64 `json:"beta"`
 	SigmaSS        *float64 `json:"sigma_ss"`
@@ -214,7 +214,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 				student = cliout.Float(d.Student.Accuracy)
 			}
 			rows = append(rows, []string{fmt.Sprint(d.Teachers.K), cliout.Float(d.Teachers.AccuracyMean), d.Teachers.Ensemble, string(r.Mechanism), fmt.Sprint(r.Queries), fmt.Sprint(r.Answered), fmt.Sprint(r.Reached),
-				cliout.Float(r.Accuracy), r.Directions, cliout.Float(r.EpsIndependent), cliout.Float(r.EpsDependent), cliout.Float(r.Order),
+				cliout.Float(r.Accuracy), r.Directions, optFloat(r.EpsIndependent), optFloat(r.EpsDependent), optFloat(r.Order),
 				optFloat(r.SSOrder), optFloat(r.Beta), optFloat(r.SigmaSS), optFloat(r.EpsReleased), cliout.Float(r.EpsGuarantee), r.SSError, cliout.Float(r.Delta), student, cliout.Float(d.Seconds),
 				d.Publish, strings.Join(d.Analysis, " "), d.TunedOn, d.EpsReleasedIs, nfp, d.Publication})
 		}
@@ -245,6 +245,10 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 		if r.EpsReleased != nil {
 			released = fmt.Sprintf("%.4g", *r.EpsReleased)
 		}
+		independent, dependent := "-", "-"
+		if r.EpsIndependent != nil {
+			independent, dependent = fmt.Sprintf("%.4g", *r.EpsIndependent), fmt.Sprintf("%.4g", *r.EpsDependent)
+		}
 		student := ""
 		if d.Student != nil && d.Student.Mechanism == r.Mechanism {
 			student = fmt.Sprintf("%.4f", d.Student.Accuracy)
@@ -253,7 +257,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 		if !r.Reached {
 			answered += " (all there were)"
 		}
-		rows = append(rows, []string{string(r.Mechanism), fmt.Sprint(r.Queries), answered, fmt.Sprintf("%.4f", r.Accuracy), fmt.Sprintf("%.4g", r.EpsIndependent), fmt.Sprintf("%.4g", r.EpsDependent), released,
+		rows = append(rows, []string{string(r.Mechanism), fmt.Sprint(r.Queries), answered, fmt.Sprintf("%.4f", r.Accuracy), independent, dependent, released,
 			fmt.Sprintf("%.4g", r.EpsGuarantee), student})
 	}
 	p := d.PATE2018
