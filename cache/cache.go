@@ -190,24 +190,39 @@ func (d *Dir) Get(k Key) (*Entry, error) {
 	if e.Key != k.String() {
 		return nil, corrupt("key = %q, want %q", e.Key, k.String())
 	}
-	g := gamma.Gamma(e.Gamma)
-	if err := g.CheckFor(k.Problem.K); err != nil {
+	if err := e.certifies(k.Problem); err != nil {
 		return nil, corrupt("%v", err)
-	}
-	c := e.Certificate
-	if b := k.Problem.Budget(); c.Status != gamma.Certified || c.Budget != b || !(c.MaxF+c.ErrBound <= b) {
-		return nil, corrupt("certificate (status %v, max f %v, error bound %v, budget %v) does not certify the budget %v", c.Status, c.MaxF, c.ErrBound, c.Budget, b)
 	}
 	return &e, nil
 }
 
-// Put stores e under its key, atomically replacing any previous entry.
-// It refuses an entry whose certificate is not Certified.
-func (d *Dir) Put(e *Entry) error {
-	if e.Certificate.Status != gamma.Certified {
-		return fmt.Errorf("cache: refusing to store a gamma whose certificate is %v", e.Certificate.Status)
+// certifies checks that e holds a gamma of p's K whose stored
+// certificate certifies p's budget: Get's check of what it read, and
+// Put's of what it writes.
+func (e *Entry) certifies(p constraints.Problem) error {
+	if err := gamma.Gamma(e.Gamma).CheckFor(p.K); err != nil {
+		return err
 	}
+	c := e.Certificate
+	if b := p.Budget(); c.Status != gamma.Certified || c.Budget != b || !(c.MaxF+c.ErrBound <= b) {
+		return fmt.Errorf("certificate (status %v, max f %v, error bound %v, budget %v) does not certify the budget %v", c.Status, c.MaxF, c.ErrBound, c.Budget, b)
+	}
+	return nil
+}
+
+// Put stores e under its key, atomically replacing any previous entry.
+// It refuses an entry of a problem out of range, and one whose gamma is
+// not of the problem's K or whose certificate does not certify the
+// problem's budget, as Get refuses to read one: a zero Entry passed, its
+// status the zero value, Certified.
+func (d *Dir) Put(e *Entry) error {
 	p := constraints.Problem{K: e.K, M: e.M, Eps: e.Eps, Delta: e.Delta, TargetDelta: e.TargetDelta, Relation: e.Relation}
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("cache: refusing to store an entry: %w", err)
+	}
+	if err := e.certifies(p); err != nil {
+		return fmt.Errorf("cache: refusing to store an entry: %w", err)
+	}
 	k := Key{Problem: p, Prior: e.Prior}
 	e.Key = k.String()
 	raw, err := json.Marshal(e)

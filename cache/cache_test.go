@@ -156,12 +156,24 @@ func TestTamperedEntries(t *testing.T) {
 	}
 }
 
+// TestPutRefusesUncertified: Put refuses what Get would refuse to read: a
+// violated certificate, one of another budget, a gamma of another K, and
+// the zero Entry, whose status is the zero value, Certified (it was
+// stored: the check on write was the status alone).
 func TestPutRefusesUncertified(t *testing.T) {
 	d, _ := Open(t.TempDir())
-	e := solvedEntry(t, testParams)
-	e.Certificate.Status = gamma.Violated
-	if err := d.Put(e); err == nil {
-		t.Error("Put stored a violated gamma")
+	for name, edit := range map[string]func(*Entry){
+		"violated":          func(e *Entry) { e.Certificate.Status = gamma.Violated },
+		"another budget":    func(e *Entry) { e.Certificate.Budget *= 2 },
+		"max f over budget": func(e *Entry) { e.Certificate.MaxF = 2 * e.Certificate.Budget },
+		"a gamma too short": func(e *Entry) { e.Gamma = e.Gamma[1:] },
+		"the zero entry":    func(e *Entry) { *e = Entry{} },
+	} {
+		e := solvedEntry(t, testParams)
+		edit(e)
+		if err := d.Put(e); err == nil {
+			t.Errorf("%s: Put stored it", name)
+		}
 	}
 }
 
