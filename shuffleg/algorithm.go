@@ -134,6 +134,11 @@ type epochSpec struct {
 	noisy bool // whether every step of the epoch adds noise
 }
 
+// maxEpochs bounds a plan's epochs: a run's trace holds two values an
+// epoch (16 MiB at the bound), and 2^31 epochs ran it out of memory
+// before its first step.
+const maxEpochs = 1 << 20
+
 // NewPlan schedules algorithm a for K epochs on n private and nPublic public
 // samples with private fraction p (Section 4.6.6: S = p·K, n_d = p·n,
 // rounded half up). It rejects a p that leaves no private steps and a
@@ -142,8 +147,11 @@ func NewPlan(a Algorithm, n, nPublic, epochs int, p float64) (Plan, error) {
 	if n < 1 {
 		return Plan{}, fmt.Errorf("private samples n = %d: must be >= 1", n)
 	}
-	if epochs < 1 {
-		return Plan{}, fmt.Errorf("epochs = %d: must be >= 1", epochs)
+	if epochs < 1 || epochs > maxEpochs {
+		return Plan{}, fmt.Errorf("epochs = %d: must be in [1, %d]", epochs, maxEpochs)
+	}
+	if nPublic < 0 {
+		return Plan{}, fmt.Errorf("public samples = %d: must be >= 0", nPublic)
 	}
 	if !(p > 0 && p <= 1) {
 		return Plan{}, fmt.Errorf("private fraction p = %v: must be in (0, 1]", p)

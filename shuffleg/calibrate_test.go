@@ -2,6 +2,7 @@ package shuffleg
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -104,5 +105,27 @@ func TestCalibrateRejects(t *testing.T) {
 	pub, _ := NewPlan(PublicOnly, 100, 100, 10, 1)
 	if _, err := pub.Calibrate(10, target, accountant.PaperConversion, accountant.AlphaExact); err == nil {
 		t.Error("public-only: no error")
+	}
+}
+
+// TestNewPlanBounds: epochs beyond maxEpochs and a negative count of
+// public samples are refused, naming them: a run of 2^31 epochs allocated
+// its trace, 16 GiB, before its first step (an audit of round nine).
+func TestNewPlanBounds(t *testing.T) {
+	for _, tc := range []struct {
+		nPublic, epochs int
+		want            string
+	}{
+		{0, maxEpochs + 1, "epochs = 1048577: must be in [1, 1048576]"},
+		{0, 1 << 31, "epochs = 2147483648"},
+		{0, 0, "epochs = 0"},
+		{-1, 10, "public samples = -1: must be >= 0"},
+	} {
+		if _, err := NewPlan(DPShuffleG, 10, tc.nPublic, tc.epochs, 1); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewPlan(n public %d, epochs %d): %v, want %q", tc.nPublic, tc.epochs, err, tc.want)
+		}
+	}
+	if _, err := NewPlan(DPShuffleG, 10, 0, maxEpochs, 1); err != nil {
+		t.Errorf("epochs = maxEpochs: %v", err)
 	}
 }
