@@ -827,6 +827,18 @@ func TestPTRRuleSmallBudget(t *testing.T) {
 	}
 }
 
+// TestPlanPTRChecksClasses: a plan for classes out of [2, MaxClasses] is
+// refused, as the votes' header refuses them: one was made for 0, 1, -1
+// and 2^31 classes (an audit of round nine).
+func TestPlanPTRChecksClasses(t *testing.T) {
+	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}
+	for _, c := range []int{-1, 0, 1, 1 << 31} {
+		if _, err := PlanPTR(ptrMemo, m, c, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: 40}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("classes %d: must be in [2, ", c)) {
+			t.Errorf("%d classes: %v", c, err)
+		}
+	}
+}
+
 // TestReleasePTRHoldsToItsPlan: a release draws its test as the plan
 // PlanPTR made for its mechanism and classes says, and refuses a plan of
 // another making or for other settings before anything is drawn.

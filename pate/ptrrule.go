@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/votefile"
 )
 
 // ptrShareTest is the share of the budget's δ that the test's own
@@ -183,6 +184,10 @@ func newPTRRule(mo *memo, m noisymax.Steps, classes, queries int, opts PTROption
 // its test as the plan says. memo keeps what the plan computes for the
 // calls that ask again (accountant.Memo; nil: nothing kept).
 func PlanPTR(memo *accountant.Memo, m ensemble.Mechanism, classes int, opts PTROptions) (PTRResult, error) {
+	// As the votes state classes (a plan of 0 or 2^31 classes was made).
+	if err := votefile.CheckClasses(classes); err != nil {
+		return PTRResult{}, fmt.Errorf("PATE PTR: %w", err)
+	}
 	g, err := ptrFamily(m, classes)
 	if err != nil {
 		return PTRResult{}, err
