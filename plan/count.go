@@ -323,6 +323,9 @@ func (r Request) validate() error {
 	if err := r.Budget.Validate(); err != nil {
 		return err
 	}
+	if !targetNames.Named(r.For) {
+		return &param.SettingError{Name: "For", Value: r.For.String(), Rule: "must be ForRun or ForLedger"}
+	}
 	if r.Share != 0 && !(r.Share > 0 && r.Share <= 1) {
 		return &param.Error{Name: "share", Value: r.Share, Rule: "an analyst's share of a ledger is a fraction in (0, 1]"}
 	}

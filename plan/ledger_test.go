@@ -198,6 +198,12 @@ func TestPlanForShare(t *testing.T) {
 			t.Errorf("a share %v for a %v: %v, want a ParamError naming the share", c.share, c.to, err)
 		}
 	}
+	// A target of no name was planned for (an audit of round nine).
+	r.For, r.Share = Target(99), 0
+	var se *param.SettingError
+	if _, err := parameters(ctx, r, queries); !errors.As(err, &se) || se.Name != "For" {
+		t.Errorf("For = Target(99): %v, want a SettingError naming For", err)
+	}
 }
 
 // TestPlanForLedgerNoFit: a plan for a ledger whose filter holds none of
