@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -365,6 +366,14 @@ func VotesOf(m Mechanism, classes int) votefile.Input {
 // label says nothing, is refused for every mechanism. An error is a
 // *ReleaseError at StepGamma or StepBuild.
 func New(ctx context.Context, m Mechanism, k, classes int, teachers accountant.Guarantee, opts Options) (Labeler, string, error) {
+	// K before the settings that are checked against it: K = -1 was
+	// refused as "m = 0: must be in [1, K] = [1, -1]".
+	switch {
+	case m == nil:
+		return nil, "", &ReleaseError{Step: StepBuild, Err: errors.New("no mechanism")}
+	case k < 1:
+		return nil, "", &ReleaseError{Step: StepBuild, Err: &param.Error{Name: "K", Value: k, Rule: "must be >= 1: the teachers that vote"}}
+	}
 	in := VotesOf(m, classes)
 	if !slices.Contains(m.Votes(), in) {
 		return nil, "", &ReleaseError{Step: StepBuild, Err: labelsOther(m, in, Mechanisms())}

@@ -3,7 +3,6 @@ package ensemble
 import (
 	"context"
 	"errors"
-	"github.com/darrm/darrm/internal/param"
 	"math"
 	"reflect"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
@@ -55,6 +55,29 @@ func TestMechanismBuild(t *testing.T) {
 	// A gamma that is not (m·eps, delta)-DP is refused by the certificate.
 	if _, _, err := New(ctx, DaRRM{Target: target, Gamma: optimal.Source{Given: slices.Repeat([]float64{1}, 12)}}, 11, 2, teachers, Options{Memo: testMemo}); !errors.Is(err, gamma.ErrNotCertified) {
 		t.Errorf("gamma = 1: %v, want ErrNotCertified", err)
+	}
+}
+
+// TestNewChecksK: a K below 1 is refused naming K, for every registered
+// mechanism, before the settings checked against it (darrm's was refused
+// as "m = 0: must be in [1, K] = [1, -1]"), and no mechanism is an error,
+// not a panic (an audit of round nine).
+func TestNewChecksK(t *testing.T) {
+	for _, ex := range examples() {
+		for _, k := range []int{0, -1, math.MinInt} {
+			classes := 2
+			if ex.in == votefile.ManyClasses {
+				classes = 10
+			}
+			_, _, err := New(context.Background(), ex.m, k, classes, accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Options{Memo: testMemo})
+			var pe *param.Error
+			if !errors.As(err, &pe) || pe.Name != "K" {
+				t.Errorf("%s, K = %d: %v, want a ParamError on K", ex.m.Name(), k, err)
+			}
+		}
+	}
+	if _, _, err := New(context.Background(), nil, 11, 2, accountant.Guarantee{Eps: 0.1}, Options{}); err == nil || !strings.Contains(err.Error(), "no mechanism") {
+		t.Errorf("a nil mechanism: %v", err)
 	}
 }
 
