@@ -34,6 +34,10 @@ func (pl Plan) Calibrate(clip float64, target accountant.Guarantee, conv account
 	if !(clip > 0) || math.IsInf(clip, 0) {
 		return Calibration{}, fmt.Errorf("clip = %v: a private algorithm needs a finite clipping norm > 0 (it is the Lipschitz constant G of the privacy analysis)", clip)
 	}
+	if sq := clip * clip; sq == 0 || math.IsInf(sq, 1) {
+		// Said of the clip, where the analysis said "coef = 0".
+		return Calibration{}, fmt.Errorf("clip = %v: its square, G² in the privacy analysis, is %v in floating point: must be in [1e-150, 1e150]", clip, sq)
+	}
 	if !pl.Algorithm.Private() || pl.PrivEpochs < 1 {
 		return Calibration{}, fmt.Errorf("%v: uses no private data, there is no noise to calibrate", pl.Algorithm)
 	}

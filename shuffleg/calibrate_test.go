@@ -1,6 +1,7 @@
 package shuffleg
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -127,5 +128,20 @@ func TestNewPlanBounds(t *testing.T) {
 	}
 	if _, err := NewPlan(DPShuffleG, 10, 0, maxEpochs, 1); err != nil {
 		t.Errorf("epochs = maxEpochs: %v", err)
+	}
+}
+
+// TestCalibrateNamesClip: a clip whose square underflows or overflows is
+// refused naming the clip, where the analysis refused its own "coef = 0"
+// (an audit of round nine).
+func TestCalibrateNamesClip(t *testing.T) {
+	plan, err := NewPlan(DPShuffleG, 100, 0, 10, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, clip := range []float64{5e-324, 1e-200, 1e200, 1e308} {
+		if _, err := plan.Calibrate(clip, accountant.Guarantee{Eps: 1, Delta: 1e-5}, accountant.PaperConversion, accountant.AlphaRule(0)); err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("clip = %v: its square", clip)) {
+			t.Errorf("clip %v: %v", clip, err)
+		}
 	}
 }
