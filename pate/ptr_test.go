@@ -829,13 +829,19 @@ func TestPTRRuleSmallBudget(t *testing.T) {
 
 // TestPlanPTRChecksClasses: a plan for classes out of [2, MaxClasses] is
 // refused, as the votes' header refuses them: one was made for 0, 1, -1
-// and 2^31 classes (an audit of round nine).
+// and 2^31 classes (an audit of round nine); and a budget's δ too small
+// is said of δ.
 func TestPlanPTRChecksClasses(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}
 	for _, c := range []int{-1, 0, 1, 1 << 31} {
 		if _, err := PlanPTR(ptrMemo, m, c, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: 40}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("classes %d: must be in [2, ", c)) {
 			t.Errorf("%d classes: %v", c, err)
 		}
+	}
+	// A δ whose test share underflows is said of δ, not as "budget eps =
+	// 8: must be at least +Inf".
+	if _, err := PlanPTR(ptrMemo, m, 10, PTROptions{Budget: accountant.Guarantee{Eps: 8, Delta: 5e-324}, Queries: 40}); err == nil || !strings.Contains(err.Error(), "budget delta = 5e-324: too small") {
+		t.Errorf("budget (8, 5e-324): %v", err)
 	}
 }
 

@@ -100,6 +100,10 @@ func newPTRRule(mo *memo, m noisymax.Steps, classes, queries int, opts PTROption
 		return r, err
 	}
 	deltaTest := b.Delta * ptrShareTest
+	if !(deltaTest > 0) {
+		// Said of δ, where the floor below said "eps must be at least +Inf".
+		return r, fmt.Errorf("PATE PTR: %w", &param.Error{Name: "budget delta", Value: b.Delta, Rule: "too small: the test's share of it, delta/50, is 0 in floating point"})
+	}
 	if r.Margin, r.FalsePass, err = falsePassMargin(b.Delta - deltaTest); err != nil {
 		return r, err
 	}
