@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/poissonbinom"
 )
 
@@ -136,6 +137,12 @@ func (a Actual) Fixed() bool { return a.fixed != nil }
 // fixed values (one common value, or one per teacher), or K i.i.d. draws
 // uniform on [a, b] made from uniform, a source of uniform numbers in [0, 1).
 func (a Actual) Sample(k int, uniform func() float64) ([]float64, error) {
+	switch {
+	case k < 1 || k > maxK:
+		return nil, &param.Error{Name: "K", Value: k, Rule: fmt.Sprintf("must be in [1, %d]", maxK)}
+	case a.fixed == nil && uniform == nil:
+		return nil, fmt.Errorf("actual distribution %q: draws its probabilities, and no source of uniform numbers was given", a.name)
+	}
 	p := make([]float64, k)
 	switch {
 	case a.fixed == nil:

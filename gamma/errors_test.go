@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/poissonbinom"
 )
 
@@ -337,5 +338,28 @@ func TestExpectedTVErrorDraws(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSampleChecksK: Sample refuses a K out of [1, maxK], naming K, and a
+// drawn distribution without a source of uniform numbers, where each
+// panicked (an audit of round nine).
+func TestSampleChecksK(t *testing.T) {
+	u, err := ParseActual("U(0,1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{-1, 0, maxK + 1} {
+		var pe *param.Error
+		if _, err := u.Sample(k, rand.Float64); !errors.As(err, &pe) || pe.Name != "K" {
+			t.Errorf("K = %d: %v, want a ParamError on K", k, err)
+		}
+	}
+	if _, err := u.Sample(3, nil); err == nil {
+		t.Error("U(0,1) sampled without a source of uniform numbers")
+	}
+	fixed, _ := ParseActual("0.7")
+	if p, err := fixed.Sample(3, nil); err != nil || len(p) != 3 || p[2] != 0.7 {
+		t.Errorf("a fixed distribution without a source: %v, %v", p, err)
 	}
 }
