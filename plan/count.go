@@ -279,6 +279,11 @@ func count(ctx context.Context, r Request) (Count, error) {
 // ledger's shares can check that each of them allows a label, as ledger
 // init does. A count with no ledger (Ledger 0) allows none.
 func (c Count) ShareAllows(m *accountant.Memo, f float64) (int, error) {
+	if !(f > 0 && f <= 1) {
+		// As the ledger's header checks it: a count of no ledger took
+		// NaN for a share.
+		return 0, &param.Error{Name: "share", Value: f, Rule: "an analyst's share of a ledger is a fraction in (0, 1]"}
+	}
 	if c.Ledger == 0 {
 		return 0, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,6 +197,14 @@ func TestPlanForShare(t *testing.T) {
 		var pe *param.Error
 		if _, err := parameters(ctx, r, queries); !errors.As(err, &pe) || pe.Name != "share" {
 			t.Errorf("a share %v for a %v: %v, want a ParamError naming the share", c.share, c.to, err)
+		}
+	}
+	// A share that is no fraction is refused by a count of no ledger too
+	// (an audit of round nine).
+	for _, f := range []float64{math.NaN(), -1, 0, math.Inf(1), 1.5} {
+		var pe *param.Error
+		if _, err := (Count{}).ShareAllows(nil, f); !errors.As(err, &pe) || pe.Name != "share" {
+			t.Errorf("ShareAllows(%v) of no ledger: %v, want a ParamError naming the share", f, err)
 		}
 	}
 	// A target of no name was planned for (an audit of round nine).
