@@ -56,6 +56,10 @@ func (g Gamma) LabelOne(p []float64) (float64, error) {
 // majority of the votes when teacher i votes 1 with probability p[i]:
 // sum_l alpha_l·(1 + gamma(l))/2 with alpha = PoissonBinomial(p).
 func (g Gamma) Agreement(p []float64) (float64, error) {
+	if err := g.check(); err != nil {
+		// A value outside [0, 1] made an agreement of NaN or -0.37.
+		return 0, fmt.Errorf("agreement: %w", err)
+	}
 	if len(p) != g.K() {
 		return 0, fmt.Errorf("agreement of gamma for K = %d teachers: got %d probabilities", g.K(), len(p))
 	}

@@ -363,3 +363,14 @@ func TestSampleChecksK(t *testing.T) {
 		t.Errorf("a fixed distribution without a source: %v, %v", p, err)
 	}
 }
+
+// TestAgreementChecksGamma: a gamma with a value outside [0, 1] or not
+// symmetric has no agreement: one was NaN, +Inf or -0.37 (an audit of
+// round nine).
+func TestAgreementChecksGamma(t *testing.T) {
+	for _, g := range []Gamma{{1, math.NaN(), math.NaN(), 1}, {1, -5, -5, 1}, {1, math.Inf(1), math.Inf(1), 1}, {1, 0.2, 0.3, 1}} {
+		if a, err := g.Agreement([]float64{0.5, 0.5, 0.5}); err == nil {
+			t.Errorf("%v: agreement %v", g, a)
+		}
+	}
+}
