@@ -96,11 +96,16 @@ func (e *takenError) BadInput() bool { return true }
 type versionError struct {
 	Path    string
 	Version int
+	// Kept says that the file is the version-3 copy that Upgrade kept,
+	// marked, after the upgrade ended: no release or upgrade takes it.
+	Kept bool
 }
 
 func (e *versionError) Error() string {
 	q := shellQuote(e.Path)
 	switch {
+	case e.Kept:
+		return fmt.Sprintf("ledger %s is the version-3 copy that darrm ledger upgrade kept, marked as upgraded (its last line), after it upgraded the ledger in the file's former place: it is for reading (darrm ledger show, verify); release on the upgraded ledger, and never upgrade this copy, which would make a second live ledger of the same spends", e.Path)
 	case e.Version == version3:
 		return fmt.Sprintf("ledger %s is of version 3, whose lines do not describe the mechanisms that the budget's filter of version %d composes: upgrade it once with: darrm ledger upgrade %s (its binding and spends are kept)", e.Path, version4, q)
 	case e.Version < version3:

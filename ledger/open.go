@@ -636,7 +636,13 @@ func (l *Ledger) readHeader() error {
 		return &CorruptError{Path: l.path, Line: 1, Reason: "the header has no line end: not a ledger, or one whose creation was interrupted"}
 	}
 	if l.format == chained3 && !l.readOnly {
-		return &versionError{Path: l.path, Version: l.version}
+		e := &versionError{Path: l.path, Version: l.version}
+		if fs, ok := l.store.(*fileStore); ok && endsMarked(fs.f) && !interruptedUpgrade(fs.f, fs.path, l.version) {
+			// Not "upgrade it once": an upgrade of the kept copy makes a
+			// second live ledger.
+			e.Kept = true
+		}
+		return e
 	}
 	return nil
 }
@@ -647,7 +653,11 @@ func (l *Ledger) noteVersion() {
 	switch {
 	case l.format != chained3:
 	case l.marked:
-		l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to version %d: this is the copy that darrm ledger upgrade keeps (or an upgrade that was interrupted: run it again)", version4))
+		if fs, ok := l.store.(*fileStore); ok && interruptedUpgrade(fs.f, fs.path, l.version) {
+			l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to version %d, and still in the ledger's place: an upgrade that was interrupted; run darrm ledger upgrade %s again to complete it", version4, shellQuote(l.path)))
+			break
+		}
+		l.notes = append(l.notes, (&versionError{Path: l.path, Version: l.version, Kept: true}).Error())
 	default:
 		l.notes = append(l.notes, (&versionError{Path: l.path, Version: l.version}).Error())
 	}

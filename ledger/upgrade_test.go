@@ -85,7 +85,8 @@ func recordOld(t *testing.T, opts Options, h Header, path string, lines int, hea
 // its total by simple composition, the filter that holds its (ε, δ)
 // spends; the record of another user, of the old ledger as it was or
 // behind it, follows it to the new one; the old file is kept, marked,
-// and read with a note; an interrupted upgrade completes; a version-3
+// and read with a note, and neither upgraded nor released on; an
+// interrupted upgrade completes; a version-3
 // ledger that its record refuses (lines removed) is not upgraded, nor is
 // a second ledger of an ensemble without --replace.
 func TestUpgrade(t *testing.T) {
@@ -157,12 +158,40 @@ func TestUpgrade(t *testing.T) {
 		k.Close()
 	}
 
-	// Interrupted after the mark: upgrading again completes it.
+	// The kept copy is no ledger to upgrade or release on: an upgrade of
+	// it made a second live ledger of the same spends, and darrm's own
+	// message on a release suggested it (an audit of round nine: 7 labels
+	// released on each, where 7 fitted).
+	other2 := Options{StateDir: t.TempDir()}
+	for name, err := range map[string]error{
+		"an upgrade of the kept copy": func() error { _, err := other2.Upgrade(ctx, res.Backup, provenance.Binding{}, false); return err }(),
+		"a release on the kept copy":  openErr(res.Backup, other2),
+	} {
+		var ve *versionError
+		if !errors.As(err, &ve) || !ve.Kept || !strings.Contains(err.Error(), "never upgrade this copy") || strings.Contains(err.Error(), "upgrade it once") {
+			t.Errorf("%s: %v, want it refused as the kept copy", name, err)
+		}
+	}
+	if _, err := os.Stat(backupName(res.Backup, version3)); err == nil {
+		t.Errorf("the refused upgrade of the kept copy kept a copy of it")
+	}
+
+	// Interrupted after the mark, before the new ledger took the old one's
+	// place (the old file linked to its backup name, then marked):
+	// upgrading again completes it.
 	again := filepath.Join(dir, "again.ledger")
 	writeV3(t, again, unique(bound), spends)
+	if err := os.Link(again, backupName(again, version3)); err != nil {
+		t.Fatal(err)
+	}
 	f, _ := os.OpenFile(again, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"upgraded":{"to":4,"time":"2025-03-01T00:00:00Z"}}` + "\n")
 	f.Close()
+	if r, err := book.readOnly(ctx, again); err != nil || !strings.Contains(strings.Join(r.Notes(), "; "), "an upgrade that was interrupted") {
+		t.Errorf("the file of an interrupted upgrade: %v, %v", err, r)
+	} else {
+		r.Close()
+	}
 	if _, err := book.Upgrade(ctx, again, provenance.Binding{}, false); err != nil {
 		t.Fatalf("upgrade after an interrupted one: %v", err)
 	}
