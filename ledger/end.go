@@ -12,10 +12,12 @@ import (
 // ending is the last line of a ledger that no release may charge any more,
 // chained as every line is, so that every analyst who reads the ledger
 // sees it: a ledger retired because a new ledger replaced it (Create
-// with replace), or the copy of a ledger that Options.Export writes, an
-// archive for reading and for Options.Import, never a second live ledger.
+// with replace), the copy of a ledger that Options.Export writes, an
+// archive for reading and for Options.Import, never a second live ledger,
+// or a ledger file that Options.Import moved into PostgreSQL, which then
+// is the ledger.
 type ending struct {
-	// Reason is reasonRetired or reasonExported.
+	// Reason is reasonRetired, reasonExported or reasonImported.
 	Reason string    `json:"reason"`
 	At     time.Time `json:"at"`
 	// By, for a ledger retired, is who retired it (Options.Analyst, or the
@@ -23,7 +25,7 @@ type ending struct {
 	By string `json:"by,omitempty"`
 	// Successor, for a ledger retired, is the identity of the ledger that
 	// replaced it, and Where where that ledger is (a URL without its
-	// password).
+	// password); for a file imported, Where is the ledger it became.
 	Successor string `json:"successor,omitempty"`
 	Where     string `json:"where,omitempty"`
 	// From, for a copy exported, is where the ledger is kept (a URL
@@ -35,6 +37,7 @@ type ending struct {
 const (
 	reasonRetired  = "retired"
 	reasonExported = "exported"
+	reasonImported = "imported"
 )
 
 // endLine returns the end line of a ledger of the given version after the
@@ -78,10 +81,12 @@ func parseEndLine(version int, b []byte) (prev string, e ending, hash string, er
 		return "", e, "", fmt.Errorf("end: %v", err)
 	}
 	switch {
-	case e.Reason != reasonRetired && e.Reason != reasonExported:
-		return "", e, "", fmt.Errorf("end: reason %q: want %q or %q", e.Reason, reasonRetired, reasonExported)
+	case e.Reason != reasonRetired && e.Reason != reasonExported && e.Reason != reasonImported:
+		return "", e, "", fmt.Errorf("end: reason %q: want %q, %q or %q", e.Reason, reasonRetired, reasonExported, reasonImported)
 	case e.Reason == reasonRetired && e.Successor == "":
 		return "", e, "", errors.New("end: a ledger retired names the ledger that replaced it")
+	case e.Reason == reasonImported && e.Where == "":
+		return "", e, "", errors.New("end: a ledger imported names the ledger it became")
 	}
 	return *ln.Prev, e, ln.SHA256, nil
 }
@@ -95,6 +100,9 @@ type endedError struct {
 }
 
 func (e *endedError) Error() string {
+	if e.end.Reason == reasonImported {
+		return fmt.Sprintf("ledger %s was imported into %s on %s (its line %d ends it): that is the ledger now, and no release may charge this file, or the ledger's spends would be counted apart; release on %s", e.path, e.end.Where, e.end.At.Format(time.RFC3339), e.line, e.end.Where)
+	}
 	if e.end.Reason == reasonExported {
 		return fmt.Sprintf("ledger %s is a copy of a ledger exported from %s (its line %d ends it): a copy is for reading (darrm ledger show, verify) and for darrm ledger import, and no release may charge it, or the ledger's spends would be counted apart; release on the ledger it was exported from", e.path, e.end.From, e.line)
 	}

@@ -86,8 +86,10 @@ func (opts Options) Export(ctx context.Context, location, file string) error {
 // ledger of its ensemble: a copy made live twice would count its spends
 // twice (a *takenError). The file is opened for a run (Open: locked, and
 // checked against your record as a release checks it); your record of its
-// ensemble then names url, so that every later spend is counted once, in
-// the database: a release on the file is refused (*RecordError).
+// ensemble then names url, and the file, unless it is an archive, ends
+// with a line that says where it was imported (reason "imported"), so
+// that every later spend is counted once, in the database: every release
+// on the file is refused.
 func (opts Options) Import(ctx context.Context, file, url string) error {
 	switch {
 	case !IsURL(url):
@@ -143,6 +145,16 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if l.chain.closedBy == nil {
+		// The file, a live ledger, ends where its lines now continue:
+		// every analyst's release on it is refused from here on, not only
+		// the one whose record moves to url (an audit of round nine: a
+		// user who had released on the file released its budget there
+		// again, beside the database's).
+		if err := l.end(ctx, ending{Reason: reasonImported, At: time.Now().UTC().Truncate(time.Second), Where: db.redacted, By: opts.Analyst}); err != nil {
+			return fmt.Errorf("ledger %s is imported into %s, but the file could not be ended (%w): it is still live beside the database, and a release on it would count the spends apart; move it away where no release finds it", l.path, db.redacted, err)
+		}
 	}
 	err = l.state.update(ctx, func(r *Record) {
 		r.Path, r.Device, r.Inode = db.redacted, 0, 0

@@ -440,15 +440,19 @@ func testPGRestored(t *testing.T, db string) {
 }
 
 // testPGExportImport: a file ledger imported into PostgreSQL keeps its
-// lines, chain and totals, and its owner's record then names the URL, so
-// that a release on the file it came from is refused; the ledger, moved
+// lines, chain and totals, its owner's record then names the URL, and
+// the file ends with a line that names it, so that every release on the
+// file is refused, another analyst's too (an audit of round nine: one
+// who had released on the file released its budget there again, beside
+// the database's); the ledger, moved
 // on in PostgreSQL and exported, is a file that verifies with the same
 // totals. An import refuses a name taken and a ledger of an earlier
 // version; an export never writes over a file.
 func testPGExportImport(t *testing.T, db string) {
 	file := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spendOn(t, book, file, 3, 2)
-	spendOn(t, book, file, 2, 2)
+	bob := Options{StateDir: t.TempDir()}
+	spendOn(t, bob, file, 2, 2)
 	before, runs, lines := readAll(t, file)
 	u := pgURL(db, "moved")
 	if err := book.Import(ctx, file, u); err != nil {
@@ -458,10 +462,14 @@ func testPGExportImport(t *testing.T, db string) {
 	if got != before || gotRuns != runs || gotLines != lines {
 		t.Errorf("imported: %+v, %d runs, %d lines; the file %+v, %d, %d", got, gotRuns, gotLines, before, runs, lines)
 	}
-	err := openErr(file, book)
-	recordError(t, "a release on the file imported", err, moved)
-	if !strings.Contains(fmt.Sprint(err), "kept in PostgreSQL") {
-		t.Errorf("a release on the file imported: %v", err)
+	for name, opts := range map[string]Options{"the importer": book, "another analyst": bob, "a fresh analyst": {StateDir: t.TempDir()}} {
+		var ee *endedError
+		if err := openErr(file, opts); !errors.As(err, &ee) || !strings.Contains(err.Error(), "was imported into "+Redact(u)) {
+			t.Errorf("%s's release on the file imported: %v, want it refused as imported", name, err)
+		}
+	}
+	if _, _, fileLines := readAll(t, file); fileLines != lines+1 {
+		t.Errorf("the file imported has %d lines; want its %d and an end line", fileLines, lines)
 	}
 	if err := readErr(file); err != nil {
 		t.Errorf("the file imported, read: %v", err)
