@@ -107,6 +107,11 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 		return err
 	}
 	defer l.Close()
+	if e := l.chain.closedBy; e != nil && e.Reason == reasonExported && !IsURL(e.From) {
+		if err := opts.exportedFromLive(ctx, l, e.From); err != nil {
+			return err
+		}
+	}
 	db, err := newPGLedger(ctx, url, opts)
 	if err != nil {
 		return err
@@ -168,3 +173,30 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 	}
 	return nil
 }
+
+// exportedFromLive refuses the import of the archive l exported from the
+// ledger file at from while that file holds the same ledger, live: the
+// import would make a second live ledger of the same spends. A file gone
+// or unreadable (the way back after a loss) is no refusal.
+func (opts Options) exportedFromLive(ctx context.Context, l *Ledger, from string) error {
+	src, err := opts.readOnly(ctx, from)
+	if err != nil {
+		return nil
+	}
+	defer src.Close()
+	if src.header.ID != l.header.ID || src.chain.closedBy != nil {
+		return nil
+	}
+	return &liveSourceError{archive: l.path, from: from}
+}
+
+// liveSourceError refuses the import of an archive whose ledger file is
+// live (Options.exportedFromLive).
+type liveSourceError struct{ archive, from string }
+
+func (e *liveSourceError) Error() string {
+	return fmt.Sprintf("ledger import: %s is an archive of the ledger file %s, which holds the ledger live: an import of the archive would make a second live ledger of the same spends; import that file itself (darrm ledger import %s URL), which ends it", e.archive, e.from, shellQuote(e.from))
+}
+
+// BadInput reports that the error is the caller's input, not a failure.
+func (e *liveSourceError) BadInput() bool { return true }

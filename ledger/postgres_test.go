@@ -474,6 +474,25 @@ func testPGExportImport(t *testing.T, db string) {
 	if err := readErr(file); err != nil {
 		t.Errorf("the file imported, read: %v", err)
 	}
+	// An archive of a file that is still live is no way around the end:
+	// refused, naming the file to import; once the file is gone, the
+	// archive is the way back.
+	live := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	spendOn(t, book, live, 1, 1)
+	archive := filepath.Join(t.TempDir(), "archive.ledger")
+	if err := book.Export(ctx, live, archive); err != nil {
+		t.Fatal(err)
+	}
+	var lse *liveSourceError
+	if err := (Options{StateDir: t.TempDir()}).Import(ctx, archive, pgURL(db, "from archive")); !errors.As(err, &lse) || !strings.Contains(err.Error(), "import that file itself") {
+		t.Errorf("an archive of a live file imported: %v", err)
+	}
+	if err := os.Remove(live); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Options{StateDir: t.TempDir()}).Import(ctx, archive, pgURL(db, "from archive")); err != nil {
+		t.Errorf("an archive of a file gone: %v", err)
+	}
 	spendOn(t, book, u, 4, 4)
 	if err := book.Import(ctx, newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}), u); !errors.As(err, new(*takenError)) {
 		t.Errorf("an import over a ledger: %v", err)
