@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/darrm/darrm/internal/param"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/pgtest"
+	"github.com/darrm/darrm/provenance"
 )
 
 // This file runs the attacks of issue 87 on a ledger in PostgreSQL, each
@@ -475,5 +477,38 @@ func TestPGSuperuserRemovesRefusedLine(t *testing.T) {
 	spendOn(t, aliceBook, alice, 2, 2)
 	if after, _, n := readAll(t, u); after.Steps != before.Steps+2 || n != lines+2 {
 		t.Errorf("alice's release after: %d labels in %d lines", after.Steps, n)
+	}
+}
+
+// TestPGLongLineBounded: an analyst (SELECT, INSERT on darrm.lines)
+// appends a new run's line whose mechanism is a string of 16 MiB, which
+// the database takes; every darrm that reads the ledger refuses it as
+// longer than maxLineBytes, the documented denial of service, but reads no
+// more than that of it: darrm read the row whole first, three times its
+// size allocated (600 MB for a line of 200 MB; an audit of round nine).
+func TestPGLongLineBounded(t *testing.T) {
+	_, u, _ := teamLedger(t)
+	alice, bob := analystURL(t, u, "alice"), analystURL(t, u, "bob")
+	spendOn(t, Options{StateDir: t.TempDir()}, bob, 2, 2)
+	conn := connectAs(t, alice)
+	_, _, _, _, s := headLine(t, conn, "team")
+	s.Run, s.Analyst, s.Queries, s.Final = "a1ice0000000000f", "alice", 1, true
+	s.Prior.Steps += 2
+	const long = 16 << 20
+	s.Mechanism = provenance.MechanismName(strings.Repeat("x", long))
+	if err := appendForged(t, conn, "team", s); err != nil {
+		t.Skipf("the database refused the line of %d bytes: %v", long, err)
+	}
+	s = Spend{}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := Options{StateDir: t.TempDir()}.forRun(ctx, bob)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, errLongLine) && !strings.Contains(fmt.Sprint(err), fmt.Sprintf("longer than %d bytes", maxLineBytes)) {
+		t.Errorf("a release after the long line: %v, want it refused as too long", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > long {
+		t.Errorf("a release allocated %d bytes to refuse a line of %d, where no line it reads is over %d", alloc, long, maxLineBytes)
 	}
 }

@@ -591,10 +591,12 @@ func (p *pgLocation) find(ctx context.Context, conn *pgx.Conn) (pgRow, error) {
 		first        []byte
 		r            pgRow
 	)
+	// The header is read to maxLineBytes+1 bytes at most, enough to see
+	// that it is too long (pgStore.lines).
 	err := conn.QueryRow(ctx, `SELECT v.version, l.key, to_jsonb(l)->>'id', to_jsonb(l)->>'ensemble',
-		(SELECT line FROM ONLY darrm.lines WHERE ledger = l.key AND n = 1), session_user
+		(SELECT substring(line from 1 for $2) FROM ONLY darrm.lines WHERE ledger = l.key AND n = 1), session_user
 		FROM darrm.schema_version v LEFT JOIN ONLY darrm.ledgers l ON l.name = $1`,
-		p.name).Scan(&v, &key, &id, &ensemble, &first, &r.user)
+		p.name, maxLineBytes+1).Scan(&v, &key, &id, &ensemble, &first, &r.user)
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && (pe.Code == "3F000" || pe.Code == "42P01"), errors.Is(err, pgx.ErrNoRows):
