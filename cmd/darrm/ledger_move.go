@@ -46,7 +46,7 @@ func newLedgerImportCmd() *cobra.Command {
 				return setup.LedgerError(err)
 			}
 			return ledgerMoved(cmd, book, args[0], args[1], "imported into",
-				"your record of its ensemble names it now: release there (a release on "+ledger.Redact(args[0])+" is refused)")
+				"your record of its ensemble names it now, and "+ledger.Redact(args[0])+" is ended: release there (every release on the file is refused)")
 		},
 	}, &f)
 }
