@@ -187,12 +187,19 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 					}
 				}
 
-				// --out the ledger or the vote file: refused, nothing changed.
+				// --out the ledger, the vote file or its sidecar, which does
+				// not exist yet (labels written there broke every later
+				// read of the votes; an audit of round nine): refused,
+				// nothing changed or made.
 				before, beforeVotes := mustRead(t, led), mustRead(t, votes)
-				for out, want := range map[string]string{led: "is the ledger", votes: "is the vote file"} {
+				sidecar := votes + ".meta.json"
+				for out, want := range map[string]string{led: "is the ledger", votes: "is the vote file", sidecar: "is the sidecar of the vote file"} {
 					if _, stderr, code := darrm(t, "", append(release, votes, "--ledger", led, "--out", out)...); code != exitUsage || !strings.Contains(stderr, want) {
 						t.Errorf("--out %s: exit %d: %s", out, code, stderr)
 					}
+				}
+				if _, err := os.Stat(sidecar); err == nil {
+					t.Error("a refused --out made the vote file's sidecar")
 				}
 				if string(mustRead(t, led)) != string(before) || string(mustRead(t, votes)) != string(beforeVotes) {
 					t.Error("a refused --out changed the ledger or the votes")

@@ -213,6 +213,10 @@ type Protected struct {
 	// is nil.
 	Dir  bool
 	Owns func(rel string) bool
+	// Named protects Path before it exists too, by its name in its
+	// folder: a vote file's sidecar, which an output written there would
+	// become, for every later read of the votes.
+	Named bool
 }
 
 // CheckOutput refuses, as a usage error naming the flag, an output path
@@ -322,6 +326,11 @@ func checkTarget(name string, t atomicfile.Target, protect []Protected) error {
 			}
 			var err error
 			if st, err = os.Stat(p.Path); err != nil {
+				if p.Named && len(dirs) > 0 && filepath.Base(p.Path) == filepath.Base(t.Path) {
+					if pd, err := os.Stat(filepath.Dir(p.Path)); err == nil && os.SameFile(pd, dirs[0].info) {
+						return Usagef("%s is %s (%s): write it elsewhere", name, p.What, p.Path)
+					}
+				}
 				continue
 			}
 		}

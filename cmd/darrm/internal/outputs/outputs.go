@@ -63,7 +63,7 @@ func Protected(cmd *cobra.Command, args []string) []cli.Protected {
 		if cmd.Annotations["output"] == "" {
 			protect = append(protect, cli.Protected{What: what, Path: a})
 			if reads && a != cli.Std {
-				protect = append(protect, cli.Protected{What: "the sidecar of " + what, Path: votefile.SidecarPath(a)})
+				protect = append(protect, cli.Protected{What: "the sidecar of " + what, Path: votefile.SidecarPath(a), Named: true})
 			}
 		}
 	}
@@ -90,7 +90,7 @@ func Protected(cmd *cobra.Command, args []string) []cli.Protected {
 	if v := value("votes"); v != "" && v != cli.Std {
 		protect = append(protect, cli.Protected{What: "the --votes file", Path: v})
 		if reads {
-			protect = append(protect, cli.Protected{What: "the sidecar of the --votes file", Path: votefile.SidecarPath(v)})
+			protect = append(protect, cli.Protected{What: "the sidecar of the --votes file", Path: votefile.SidecarPath(v), Named: true})
 		}
 	}
 	cacheDir := value("cache-dir")
