@@ -14,7 +14,9 @@ import (
 )
 
 // TestOutputChecks: an --out that is the command's input is refused, naming the
-// input as the "input" annotation does; another file is not.
+// input as the "input" annotation does, and so is an --out given empty
+// (taken for standard output or the default file; an audit of round
+// nine); another file is not.
 func TestOutputChecks(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("DARRM_CACHE_DIR", filepath.Join(dir, "cache"))
@@ -24,7 +26,7 @@ func TestOutputChecks(t *testing.T) {
 	for _, c := range []struct {
 		out  string
 		want string
-	}{{in, "the vote file"}, {filepath.Join(dir, "labels.csv"), ""}} {
+	}{{in, "the vote file"}, {"", "--out is empty: name a file"}, {filepath.Join(dir, "labels.csv"), ""}} {
 		cmd := &cobra.Command{Use: "x", Annotations: map[string]string{"input": "the vote file"}}
 		cmd.Flags().String("out", "", "")
 		cmd.Flags().Set("out", c.out)
