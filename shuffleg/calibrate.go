@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Calibration is the noise of one algorithm calibrated to a target (ε, δ)
@@ -32,11 +33,11 @@ type Calibration struct {
 // PublicOnly touches no private data and has no noise to calibrate.
 func (pl Plan) Calibrate(clip float64, target accountant.Guarantee, conv accountant.Conversion, rule accountant.AlphaRule) (Calibration, error) {
 	if !(clip > 0) || math.IsInf(clip, 0) {
-		return Calibration{}, fmt.Errorf("clip = %v: a private algorithm needs a finite clipping norm > 0 (it is the Lipschitz constant G of the privacy analysis)", clip)
+		return Calibration{}, &param.Error{Name: "clip", Value: clip, Rule: "a private algorithm needs a finite clipping norm > 0 (it is the Lipschitz constant G of the privacy analysis)"}
 	}
 	if sq := clip * clip; sq == 0 || math.IsInf(sq, 1) {
 		// Said of the clip, where the analysis said "coef = 0".
-		return Calibration{}, fmt.Errorf("clip = %v: its square, G² in the privacy analysis, is %v in floating point: must be in [1e-150, 1e150]", clip, sq)
+		return Calibration{}, &param.Error{Name: "clip", Value: clip, Rule: fmt.Sprintf("its square, G² in the privacy analysis, is %v in floating point: must be in [1e-150, 1e150]", sq)}
 	}
 	if !pl.Algorithm.Private() || pl.PrivEpochs < 1 {
 		return Calibration{}, fmt.Errorf("%v: uses no private data, there is no noise to calibrate", pl.Algorithm)

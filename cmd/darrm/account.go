@@ -198,7 +198,7 @@ func newAccountShuffleGCmd() *cobra.Command {
 		N          int       `flag:"n" help:"interleaved: steps per epoch n"`
 		ND         int       `flag:"nd" help:"interleaved: private steps per epoch n_d, in [1, n]"`
 	}{Algorithms: []string{"dp-shuffleg"}}
-	names := map[string]string{"eps": "--target-eps", "delta": "--target-delta", "n_d": "--nd"}
+	names := map[string]string{"eps": "--target-eps", "delta": "--target-delta", "n_d": "--nd", "clip": "--G"}
 	return newAccount("shuffleg", "Noise calibration of DP-ShuffleG, Priv-Pub, Pub-Priv and Interleaved", &f, names, func(cmd *cobra.Command) (report.Document, error) {
 		fs := cmd.Flags()
 		if fs.Changed("target-eps") == fs.Changed("sigma") {

@@ -245,6 +245,10 @@ func TestAccountBadInput(t *testing.T) {
 		{[]string{"shuffleg", "--algorithm", "public-only", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"--algorithm", "public-only"}},
 		{[]string{"shuffleg", "--target-eps", "1", "--sigma", "5", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"exactly one"}},
 		{[]string{"shuffleg", "--sigma", "0", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"--sigma", "0"}},
+		// --G was refused as "clip", with exit 1 (an audit of round nine).
+		{[]string{"shuffleg", "--target-eps", "1", "--target-delta", "1e-6", "--G", "NaN", "--epochs", "5"}, []string{"--G = NaN", "finite clipping norm > 0"}},
+		{[]string{"shuffleg", "--target-eps", "1", "--target-delta", "1e-6", "--G", "1e200", "--epochs", "5"}, []string{"--G = 1e+200", "its square"}},
+		{[]string{"shuffleg", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "5", "--algorithm="}, []string{"--algorithm", "empty"}},
 		{[]string{"rr", "--K", "0", "--m", "1", "--rr-composition", "simple"}, []string{"--K", "0"}},
 		{[]string{"rr", "--K", "11", "--Delta", "1.5", "--m", "1", "--rr-composition", "simple"}, []string{"--Delta", "1.5"}},
 		{[]string{"rr", "--K", "2001", "--eps", "60", "--Delta", "0.5", "--m", "2001"}, []string{"--delta (not given: its default 1-(1-Delta)^m) = 1"}},

@@ -923,14 +923,19 @@ func TestAggregateVacuousTotal(t *testing.T) {
 	}
 }
 
-// TestSimulateMechanismsOnce: a mechanism named twice in --mechanisms is
-// refused (exit 2, naming the flag and the name) before any is built: a
+// TestSimulateMechanismsOnce: a mechanism named twice in --mechanisms, or
+// none, is refused (exit 2, naming the flag) before any is built: a
 // repeat was built, run and printed again, and 20,000 of them held
 // simulate past SIGTERM until the watchdog, at 480 MB.
 func TestSimulateMechanismsOnce(t *testing.T) {
 	code, out, errOut := runCLI("simulate", "--K", "11", "--m", "3", "--queries", "10", "--seed", "1", "--mechanisms", "rr,darrm,rr")
 	if code != exitUsage || out != "" || !strings.Contains(errOut, `--mechanisms "rr": given twice`) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d naming --mechanisms \"rr\" given twice", code, out, errOut, exitUsage)
+	}
+	// Given empty, it ran every mechanism (an audit of round nine).
+	code, out, errOut = runCLI("simulate", "--K", "11", "--m", "3", "--queries", "10", "--seed", "1", "--mechanisms=")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "--mechanisms is empty") {
+		t.Errorf("--mechanisms=: exit %d, stdout %q, stderr %q; want exit %d saying it is empty", code, out, errOut, exitUsage)
 	}
 }
 

@@ -52,7 +52,7 @@ type shufflegFlags struct {
 
 // shufflegNames maps the parameters of shuffleexp.Spec to the flags, where
 // their names differ.
-var shufflegNames = map[string]string{"eps": "--target-eps", "delta": "--target-delta", "alpha rule": "--alpha-rule"}
+var shufflegNames = map[string]string{"eps": "--target-eps", "delta": "--target-delta", "alpha rule": "--alpha-rule", "clip": "--clip"}
 
 func newShufflegCmd() *cobra.Command {
 	f := shufflegFlags{Algorithms: "all", Order: shuffleg.RR, Fraction: shuffleexp.DefaultFraction, Epochs: shuffleexp.DefaultEpochs, Runs: shuffleexp.DefaultRuns,

@@ -67,6 +67,10 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 		names[i] = provenance.MechanismName(n)
 	}
 	if len(names) == 0 {
+		if cmd.Flags().Changed("mechanisms") {
+			// Given empty, it ran every mechanism (an audit of round nine).
+			return cli.Usagef("--mechanisms is empty: name the mechanisms to compare, or leave the flag out for all that apply")
+		}
 		names = transfer.Simulated(p.Problem)
 	}
 	infos, err := f.MechanismConfig.Parse(cmd, f.ms, "mechanisms", names)

@@ -2,6 +2,7 @@ package shuffleexp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -212,6 +213,9 @@ func privateAlgorithms() []shuffleg.Algorithm {
 // (parseAlgorithm), "all" standing for privateAlgorithms(); the result is
 // in the order of names.
 func ParsePrivateAlgorithms(names []string) ([]shuffleg.Algorithm, error) {
+	if len(names) == 0 {
+		return nil, errors.New("empty: name at least one of dp-shuffleg, priv-pub, pub-priv, interleaved, all")
+	}
 	var out []shuffleg.Algorithm
 	for _, name := range names {
 		a, err := parseAlgorithm(name)
