@@ -214,7 +214,7 @@ func privateAlgorithms() []shuffleg.Algorithm {
 // in the order of names.
 func ParsePrivateAlgorithms(names []string) ([]shuffleg.Algorithm, error) {
 	if len(names) == 0 {
-		return nil, errors.New("empty: name at least one of dp-shuffleg, priv-pub, pub-priv, interleaved, all")
+		return nil, errors.New("empty: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, all")
 	}
 	var out []shuffleg.Algorithm
 	for _, name := range names {

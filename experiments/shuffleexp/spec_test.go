@@ -139,7 +139,7 @@ func TestParsePrivateAlgorithms(t *testing.T) {
 		{[]string{"dp"}, []shuffleg.Algorithm{shuffleg.DPShuffleG}, true},
 		{[]string{"interleaved", "priv-pub"}, []shuffleg.Algorithm{shuffleg.Interleaved, shuffleg.PrivPub}, true},
 		{[]string{"pub-priv", "all"}, []shuffleg.Algorithm{shuffleg.PubPriv, shuffleg.DPShuffleG, shuffleg.PrivPub, shuffleg.PubPriv, shuffleg.Interleaved}, true},
-		{nil, nil, true},
+		{nil, nil, false}, // none named: the command ran nothing, "no results"
 		{[]string{"public-only"}, nil, false},
 		{[]string{"dp", "foo"}, nil, false},
 	} {
