@@ -82,6 +82,11 @@ func (g Gaussian) Rho() (float64, error) {
 	if err := param.Count("steps", g.Steps, 1); err != nil {
 		return 0, fmt.Errorf("Gaussian mechanism: %w", err)
 	}
+	if noise := g.Sigma * g.Sensitivity; g.Sigma > 0 && g.Sensitivity > 0 && math.IsInf(noise, 1) {
+		// Said of the sensitivity, where the product was named sigma.
+		return 0, fmt.Errorf("Gaussian mechanism: %w", &param.Error{Name: "sensitivity", Value: g.Sensitivity,
+			Rule: fmt.Sprintf("with sigma = %v, the noise sigma·sensitivity overflows: must be smaller", g.Sigma)})
+	}
 	one, err := gaussianRho(g.Sensitivity, g.Sigma*g.Sensitivity)
 	if err != nil {
 		return 0, err
@@ -112,6 +117,11 @@ func (g Gaussian) Eps(delta, alpha float64, c Conversion) (eps, order float64, e
 	}
 	if alpha == 0 {
 		return c.RhoToDP(rho, delta)
+	}
+	if math.IsInf(rho*alpha, 1) {
+		// Said of the order, where the conversion named the Rényi DP.
+		return 0, 0, fmt.Errorf("Gaussian mechanism: %w", &param.Error{Name: "alpha", Value: alpha,
+			Rule: fmt.Sprintf("the Rényi DP at it, rho·alpha with rho = %v, overflows: must be smaller", rho)})
 	}
 	eps, err = c.ConvertRDP(rho*alpha, alpha, delta)
 	return eps, alpha, err
