@@ -43,7 +43,13 @@ func (p PABI) rho(sigma float64) (float64, error) {
 	if err := p.check(sigma); err != nil {
 		return 0, err
 	}
-	return p.coef() / (sigma * sigma), nil
+	rho := p.coef() / (sigma * sigma)
+	if !(rho > 0) || math.IsInf(rho, 1) {
+		// Said of σ, where the conversion named the slope, which no
+		// caller gives (an audit of round nine: "--rho = +Inf").
+		return 0, &param.Error{Name: "sigma", Value: sigma, Rule: fmt.Sprintf("the run's zCDP slope coef/sigma² = %v: must be a finite number > 0 in floating point", rho)}
+	}
+	return rho, nil
 }
 
 // Eps returns the smallest ε such that the run is (ε, δ)-DP with noise σ

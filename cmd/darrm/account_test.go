@@ -240,6 +240,7 @@ func TestAccountBadInput(t *testing.T) {
 		// --rdp or --sigma (an audit of round nine).
 		{[]string{"gaussian", "--sigma", "5", "--steps", "100", "--target-delta", "1e-5", "--alpha", "1e308"}, []string{"--alpha = 1e+308", "overflows"}},
 		{[]string{"gaussian", "--sigma", "5", "--steps", "100", "--target-delta", "1e-5", "--sensitivity", "1e308"}, []string{"--sensitivity = 1e+308", "overflows"}},
+		{[]string{"shuffleg", "--algorithm", "interleaved", "--target-delta", "1e-6", "--G", "10", "--epochs", "5", "--n", "100", "--nd", "50", "--sigma", "1e-320"}, []string{"--sigma = 1e-320", "zCDP slope"}},
 		{[]string{"gaussian", "--sigma", "1", "--steps", "1", "--target-delta", "0"}, []string{"--target-delta = 0", "must be > 0 to convert Renyi DP"}},
 		{[]string{"gaussian", "--sigma", "1", "--target-delta", "1e-5"}, []string{"--steps is required"}},
 		{[]string{"gnmax", "--target-eps", "0.2676", "--target-delta", "3e-4", "--gnmax-search", "grid", "--conversion", "improved"}, []string{"--gnmax-search grid"}},
