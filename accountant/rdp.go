@@ -250,6 +250,10 @@ func rhoForDP(target Guarantee, c Conversion) (rho, alpha float64, err error) {
 		if !(rho > 0) {
 			return 0, 0, fmt.Errorf("RDP calibration: %w", tooSmall)
 		}
+		if math.IsInf(rho, 1) {
+			// Said of ε, where the conversion named the slope.
+			return 0, 0, fmt.Errorf("RDP calibration: %w", &param.Error{Name: "eps", Value: eps, Rule: "too large: the zCDP slope it allows overflows"})
+		}
 		return rho, 1 + math.Sqrt(L/rho), nil
 	}
 	// With t = α - 1 and u = L - log α > 0:

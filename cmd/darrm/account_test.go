@@ -245,6 +245,7 @@ func TestAccountBadInput(t *testing.T) {
 		{[]string{"gaussian", "--sigma", "1", "--target-delta", "1e-5"}, []string{"--steps is required"}},
 		{[]string{"gnmax", "--target-eps", "0.2676", "--target-delta", "3e-4", "--gnmax-search", "grid", "--conversion", "improved"}, []string{"--gnmax-search grid"}},
 		{[]string{"gnmax", "--target-eps", "NaN", "--target-delta", "3e-4"}, []string{"--target-eps", "NaN"}},
+		{[]string{"gnmax", "--target-eps", "1e308", "--target-delta", "3e-4", "--gnmax-search", "exact"}, []string{"--target-eps = 1e+308", "too large"}},
 		{[]string{"shuffleg", "--algorithm", "pub-priv", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "50", "--S", "50"}, []string{"--S", "50"}},
 		{[]string{"shuffleg", "--algorithm", "interleaved", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "50", "--n", "10", "--nd", "0"}, []string{"--nd", "0"}},
 		{[]string{"shuffleg", "--algorithm", "public-only", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"--algorithm", "public-only"}},
