@@ -540,7 +540,7 @@ func TestFiles(t *testing.T) {
 		{missing, true, ""},
 		{dir, true, ""},
 	} {
-		r, err := OpenInputContext(context.Background(), strings.NewReader("stdin"), tc.name)
+		r, err := OpenInputContext(context.Background(), strings.NewReader("stdin"), nil, tc.name)
 		if tc.usage {
 			if !IsUsage(err) {
 				t.Errorf("OpenInputContext(%s): %v, want a usage error", tc.name, err)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/ctxio"
@@ -23,8 +24,10 @@ const Std = "-"
 // file that does not exist, the reason suggests the paths close to the
 // name (Near). A FIFO or a device is opened and read so that ctx's end
 // stops an open or a read that blocks (a FIFO with no writer yet, or with
-// one that sends nothing).
-func OpenInputContext(ctx context.Context, stdin io.Reader, name string) (io.ReadCloser, error) {
+// one that sends nothing); an open that has not returned after fifoNotice
+// says on notices that it waits, and for what (a run on a FIFO that no
+// process writes waited in silence: an audit of round nine).
+func OpenInputContext(ctx context.Context, stdin io.Reader, notices io.Writer, name string) (io.ReadCloser, error) {
 	if name == Std {
 		return io.NopCloser(stdin), nil
 	}
@@ -41,7 +44,17 @@ func OpenInputContext(ctx context.Context, stdin io.Reader, name string) (io.Rea
 		}
 		return f, nil
 	}
+	said := make(chan struct{})
+	notice := time.AfterFunc(fifoNotice, func() {
+		defer close(said)
+		if notices != nil {
+			fmt.Fprintf(notices, "darrm: %s: waiting for a process to open it for writing (a FIFO); SIGINT or SIGTERM stops\n", name)
+		}
+	})
 	f, err := ctxio.OpenFile(ctx, name, os.O_RDONLY, 0)
+	if !notice.Stop() {
+		<-said // the notice is written before anything else is
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, err
@@ -50,6 +63,10 @@ func OpenInputContext(ctx context.Context, stdin io.Reader, name string) (io.Rea
 	}
 	return readCloser{ctxio.NewReader(ctx, f), f}, nil
 }
+
+// fifoNotice is how long the open of a FIFO waits for a writer before it
+// says so.
+const fifoNotice = time.Second
 
 // pathError is the usage error "NAME: reason" for a file name that could
 // not be opened, without the system call's name; a missing file's reason

@@ -115,7 +115,7 @@ func TestMissingFiles(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "out"), 0o755)
 	os.WriteFile(filepath.Join(dir, "votes.csv"), nil, 0o644)
-	_, err := OpenInputContext(context.Background(), nil, filepath.Join(dir, "votes.cvs"))
+	_, err := OpenInputContext(context.Background(), nil, nil, filepath.Join(dir, "votes.cvs"))
 	want := filepath.Join(dir, "votes.cvs") + ": no such file or directory; did you mean " + filepath.Join(dir, "votes.csv") + "?"
 	if !IsUsage(err) || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("OpenInputContext of a mistyped name: %v, want %q", err, want)

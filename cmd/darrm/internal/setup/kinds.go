@@ -73,7 +73,7 @@ const sniffBytes = 64 << 10
 // that sniff recognises as another kind than want's is refused as what it
 // is. The reader returned reads the file from its start.
 func OpenInput(cmd *cobra.Command, role, name string, want Want) (io.ReadCloser, error) {
-	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), name)
+	file, err := cli.OpenInputContext(cmd.Context(), cmd.InOrStdin(), cmd.ErrOrStderr(), name)
 	if err != nil {
 		if cli.IsUsage(err) {
 			return nil, cli.Usagef("%s %w", role, err)
