@@ -35,9 +35,11 @@ func (pl Plan) Calibrate(clip float64, target accountant.Guarantee, conv account
 	if !(clip > 0) || math.IsInf(clip, 0) {
 		return Calibration{}, &param.Error{Name: "clip", Value: clip, Rule: "a private algorithm needs a finite clipping norm > 0 (it is the Lipschitz constant G of the privacy analysis)"}
 	}
-	if sq := clip * clip; sq == 0 || math.IsInf(sq, 1) {
-		// Said of the clip, where the analysis said "coef = 0".
-		return Calibration{}, &param.Error{Name: "clip", Value: clip, Rule: fmt.Sprintf("its square, G² in the privacy analysis, is %v in floating point: must be in [1e-150, 1e150]", sq)}
+	if clip < 1e-150 || clip > 1e150 {
+		// Said of the clip, where the analysis said "coef = 0" or
+		// "+Inf": G² times the analysis' factors under- or overflows
+		// near the square's own bounds.
+		return Calibration{}, &param.Error{Name: "clip", Value: clip, Rule: "must be in [1e-150, 1e150]: its square, G² in the privacy analysis, under- or overflows beyond"}
 	}
 	if !pl.Algorithm.Private() || pl.PrivEpochs < 1 {
 		return Calibration{}, fmt.Errorf("%v: uses no private data, there is no noise to calibrate", pl.Algorithm)

@@ -139,8 +139,13 @@ func TestCalibrateNamesClip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, clip := range []float64{5e-324, 1e-200, 1e200, 1e308} {
-		if _, err := plan.Calibrate(clip, accountant.Guarantee{Eps: 1, Delta: 1e-5}, accountant.PaperConversion, accountant.AlphaRule(0)); err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("clip = %v: its square", clip)) {
+	for _, clip := range []float64{5e-324, 1e-200, 1e-151, 1e151, 1e153, 1e154, 1e200, 1e308} {
+		if _, err := plan.Calibrate(clip, accountant.Guarantee{Eps: 1, Delta: 1e-5}, accountant.PaperConversion, accountant.AlphaRule(0)); err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("clip = %v: must be in [1e-150, 1e150]", clip)) {
+			t.Errorf("clip %v: %v", clip, err)
+		}
+	}
+	for _, clip := range []float64{1e-150, 1, 1e150} {
+		if _, err := plan.Calibrate(clip, accountant.Guarantee{Eps: 1, Delta: 1e-5}, accountant.PaperConversion, accountant.AlphaRule(0)); err != nil {
 			t.Errorf("clip %v: %v", clip, err)
 		}
 	}
