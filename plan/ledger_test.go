@@ -311,3 +311,15 @@ func TestTargetText(t *testing.T) {
 		t.Errorf("Ledger: %v", err)
 	}
 }
+
+// TestZCDPBudgetSubnormalDelta: the zCDP slope a budget starts a plan's
+// search from is a finite number > 0 at a subnormal δ, where 1/δ
+// overflowed and the slope was NaN, said as "--sigma2 = NaN" (a review of
+// round nine).
+func TestZCDPBudgetSubnormalDelta(t *testing.T) {
+	for _, d := range []float64{1e-300, 1e-310, 1e-320, 5e-324} {
+		if rho := zcdpBudget(accountant.Guarantee{Eps: 2, Delta: d}); !(rho > 0) || math.IsInf(rho, 1) {
+			t.Errorf("delta %v: rho %v", d, rho)
+		}
+	}
+}

@@ -187,7 +187,7 @@ func zcdpBudget(b accountant.Guarantee) float64 {
 	if b.Delta <= 0 {
 		return b.Eps * b.Eps / 2
 	}
-	l := outward.Ln(1 / b.Delta)
+	l := -outward.Ln(b.Delta) // not of 1/δ, which overflows for a subnormal δ
 	s := math.Sqrt(l+b.Eps) - math.Sqrt(l)
 	return s * s
 }

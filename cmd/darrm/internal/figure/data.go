@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/noisymax"
 )
 
@@ -14,7 +15,7 @@ import (
 // objective of App. B.4.1's search on its grid, and the grid's and the
 // exact minimum.
 func GNMaxTargetOf(t accountant.Guarantee) (GNMaxTarget, error) {
-	ft := GNMaxTarget{Eps: t.Eps, Delta: t.Delta, LambdaMin: math.Log(1/t.Delta)/t.Eps + 1}
+	ft := GNMaxTarget{Eps: t.Eps, Delta: t.Delta, LambdaMin: -outward.Ln(t.Delta)/t.Eps + 1}
 	var err error
 	if ft.Lambda, ft.Sigma2, err = noisymax.GNMaxObjective(t, nil); err != nil {
 		return ft, err
