@@ -175,26 +175,38 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 }
 
 // exportedFromLive refuses the import of the archive l exported from the
-// ledger file at from while that file holds the same ledger, live: the
-// import would make a second live ledger of the same spends. A file gone
-// or unreadable (the way back after a loss) is no refusal.
+// ledger file at from while that file holds the same ledger, live, or
+// says it was imported into a database: the import would make a second
+// live ledger of the same spends. A file gone or unreadable (the way back
+// after a loss; or moved, which this cannot tell) is no refusal.
 func (opts Options) exportedFromLive(ctx context.Context, l *Ledger, from string) error {
 	src, err := opts.readOnly(ctx, from)
 	if err != nil {
 		return nil
 	}
 	defer src.Close()
-	if src.header.ID != l.header.ID || src.chain.closedBy != nil {
+	switch e := src.chain.closedBy; {
+	case src.header.ID != l.header.ID:
 		return nil
+	case e == nil:
+		return &liveSourceError{archive: l.path, from: from}
+	case e.Reason == reasonImported:
+		// The file moved into a database, where the ledger is live (a
+		// review of round nine: the archive went live in a second one).
+		return &liveSourceError{archive: l.path, from: from, where: e.Where}
 	}
-	return &liveSourceError{archive: l.path, from: from}
+	return nil
 }
 
-// liveSourceError refuses the import of an archive whose ledger file is
-// live (Options.exportedFromLive).
-type liveSourceError struct{ archive, from string }
+// liveSourceError refuses the import of an archive whose ledger is live:
+// in its ledger file, or where that file was imported (where)
+// (Options.exportedFromLive).
+type liveSourceError struct{ archive, from, where string }
 
 func (e *liveSourceError) Error() string {
+	if e.where != "" {
+		return fmt.Sprintf("ledger import: %s is an archive of the ledger file %s, which was imported into %s, where the ledger is live: an import of the archive would make a second live ledger of the same spends; release on %s", e.archive, e.from, e.where, e.where)
+	}
 	return fmt.Sprintf("ledger import: %s is an archive of the ledger file %s, which holds the ledger live: an import of the archive would make a second live ledger of the same spends; import that file itself (darrm ledger import %s URL), which ends it", e.archive, e.from, shellQuote(e.from))
 }
 

@@ -487,7 +487,21 @@ func testPGExportImport(t *testing.T, db string) {
 	if err := (Options{StateDir: t.TempDir()}).Import(ctx, archive, pgURL(db, "from archive")); !errors.As(err, &lse) || !strings.Contains(err.Error(), "import that file itself") {
 		t.Errorf("an archive of a live file imported: %v", err)
 	}
-	if err := os.Remove(live); err != nil {
+	// Nor once the file is imported: the ledger is live in the database
+	// (a review of round nine).
+	if err := book.Import(ctx, live, pgURL(db, "live")); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Options{StateDir: t.TempDir()}).Import(ctx, archive, pgURL(pgtest.DB(t), "from archive")); !errors.As(err, &lse) || !strings.Contains(err.Error(), "which was imported into") {
+		t.Errorf("an archive of a file imported, into another database: %v", err)
+	}
+	gone := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	spendOn(t, book, gone, 1, 1)
+	archive = filepath.Join(t.TempDir(), "archive.ledger")
+	if err := book.Export(ctx, gone, archive); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(gone); err != nil {
 		t.Fatal(err)
 	}
 	if err := (Options{StateDir: t.TempDir()}).Import(ctx, archive, pgURL(db, "from archive")); err != nil {

@@ -28,7 +28,9 @@ func exactKeys(raw []byte, keys *keyTree) error {
 }
 
 // maxDepth bounds the nesting of a line's values: darrm's lines nest
-// five deep at most, and a scan's work and memory grow with the depth.
+// seven deep at most (a header's declared use: line, header, use, its
+// runs, a run's profile, a point), and a scan's work and memory grow
+// with the depth.
 // encoding/json's own bound (10,000) let a forged line of 40 KB hold
 // exactKeys' 20,000 nested scans at once.
 const maxDepth = 32

@@ -352,7 +352,9 @@ type witnessLine struct {
 // line before it changed in place, its own hash redone (a settlement
 // of 0 raised to its run's count once a release had read the 0), would
 // otherwise witness what the totals do not hold. The chain is broken
-// then at the line after it, a *CorruptError.
+// then at the line after it, a *CorruptError. The links alone tie the
+// lines read to the last line's hash; the two anchors hold them to the
+// lines read at open, against a change made while darrm reads.
 func (l *Ledger) holds(ctx context.Context, n int, size int64, head string) (witnessLine, error) {
 	first := pos{n: 1, off: int64(len(l.headerLine)) + 1}
 	switch {
