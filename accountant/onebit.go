@@ -211,7 +211,7 @@ func scaleDownUp(v *big.Int, s int) float64 {
 
 // logRatio returns an upper (up) or lower bound of log(n/d), n, d > 0:
 // the quotient rounded that way, then the logarithm moved by 2 ulps
-// (math.Log is within 1).
+// (outward.Ln is within 1, and 1.5 for a subnormal quotient).
 func logRatio(n, d *big.Int, up bool) float64 {
 	mode, dir := big.ToNegativeInf, math.Inf(-1)
 	if up {
