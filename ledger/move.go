@@ -112,43 +112,27 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 			return err
 		}
 	}
-	db, err := newPGLedger(ctx, url, opts)
-	if err != nil {
-		return err
-	}
-	defer db.close()
-	if err := db.absent(ctx, l.header.ID, l.header.Ensemble); err != nil {
-		return err
-	}
 	// The lines up to the archive's end line, if any: the ledger as it was.
 	lines, size, head := l.chain.n, l.size, l.chain.head
-	err = db.insert(ctx, l.header, func(tx pgx.Tx, key int32) error {
-		var rows [][]any
-		var at int64
-		flush := func() error {
-			_, err := tx.CopyFrom(ctx, pgx.Identifier{"darrm", "lines"}, []string{"ledger", "n", "line", "stop"}, pgx.CopyFromRows(rows))
-			rows = rows[:0]
+	where := Redact(url)
+	db, err := newPGLedger(ctx, url, opts)
+	var taken *takenError
+	switch {
+	case err == nil:
+		defer db.close()
+		if err := db.absent(ctx, l.header.ID, l.header.Ensemble); err != nil {
 			return err
 		}
-		_, err := l.again(ctx, func(c *chain, _ Spend, b []byte) error {
-			if c.closedBy != nil {
-				lines, size = c.n-1, at
-				return nil
-			}
-			head = c.head
-			at += int64(len(b)) + 1
-			rows = append(rows, []any{key, int64(c.n), append([]byte(nil), b...), at})
-			if len(rows) == importBatch {
-				return flush()
-			}
-			return nil
-		})
-		if err == nil && len(rows) > 0 {
-			err = flush()
+		if err := db.copyIn(ctx, l, &lines, &size, &head); err != nil {
+			return err
 		}
-		return err
-	})
-	if err != nil {
+	case errors.As(err, &taken) && taken.Other == "" && taken.ID == l.header.ID && l.chain.closedBy == nil && opts.holdsAll(ctx, url, lines, head):
+		// An import that stopped after its copy committed, before the
+		// file was ended (a crash): the database holds the ledger under
+		// this name with the file's very lines, and the import goes on
+		// from there; refused, it could never end the file (a review of
+		// round nine).
+	default:
 		return err
 	}
 	if l.chain.closedBy == nil {
@@ -157,19 +141,19 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 		// the one whose record moves to url (an audit of round nine: a
 		// user who had released on the file released its budget there
 		// again, beside the database's).
-		if err := l.end(ctx, ending{Reason: reasonImported, At: time.Now().UTC().Truncate(time.Second), Where: db.redacted, By: opts.Analyst}); err != nil {
-			return fmt.Errorf("ledger %s is imported into %s, but the file could not be ended (%w): it is still live beside the database, and a release on it would count the spends apart; move it away where no release finds it", l.path, db.redacted, err)
+		if err := l.end(ctx, ending{Reason: reasonImported, At: time.Now().UTC().Truncate(time.Second), Where: where, By: opts.Analyst}); err != nil {
+			return fmt.Errorf("ledger %s is imported into %s, but the file could not be ended (%w): it is still live beside the database, and a release on it would count the spends apart; move it away where no release finds it", l.path, where, err)
 		}
 	}
 	err = l.state.update(ctx, func(r *Record) {
-		r.Path, r.Device, r.Inode = db.redacted, 0, 0
+		r.Path, r.Device, r.Inode = where, 0, 0
 		r.Lines, r.Size, r.Head = lines, size, head
 	})
 	if err != nil {
-		return fmt.Errorf("ledger %s is imported into %s, but %w; record it with: darrm ledger adopt %s", l.path, db.redacted, err, shellQuote(db.redacted))
+		return fmt.Errorf("ledger %s is imported into %s, but %w; record it with: darrm ledger adopt %s", l.path, where, err, shellQuote(where))
 	}
 	if l.team != "" {
-		return l.leave(ctx, newRecord(l.header, l.headerHash, db.redacted, 0, 0, lines, size, head), false)
+		return l.leave(ctx, newRecord(l.header, l.headerHash, where, 0, 0, lines, size, head), false)
 	}
 	return nil
 }
@@ -212,3 +196,47 @@ func (e *liveSourceError) Error() string {
 
 // BadInput reports that the error is the caller's input, not a failure.
 func (e *liveSourceError) BadInput() bool { return true }
+
+// holdsAll reports whether the ledger at url holds lines lines whose last
+// has the hash head, and no more: the copy an import made of a file.
+func (opts Options) holdsAll(ctx context.Context, url string, lines int, head string) bool {
+	opts.Witnesses, opts.WitnessDir = nil, ""
+	db, err := opts.readOnly(ctx, url)
+	if err != nil {
+		return false
+	}
+	defer db.Close()
+	return db.chain.n == lines && db.chain.head == head && db.chain.closedBy == nil
+}
+
+// copyIn copies the lines of the ledger file l into db, a new ledger, in
+// one transaction: an archive's up to its end line, whose count, size
+// and last hash it sets.
+func (db *pgLedger) copyIn(ctx context.Context, l *Ledger, lines *int, size *int64, head *string) error {
+	return db.insert(ctx, l.header, func(tx pgx.Tx, key int32) error {
+		var rows [][]any
+		var at int64
+		flush := func() error {
+			_, err := tx.CopyFrom(ctx, pgx.Identifier{"darrm", "lines"}, []string{"ledger", "n", "line", "stop"}, pgx.CopyFromRows(rows))
+			rows = rows[:0]
+			return err
+		}
+		_, err := l.again(ctx, func(c *chain, _ Spend, b []byte) error {
+			if c.closedBy != nil {
+				*lines, *size = c.n-1, at
+				return nil
+			}
+			*head = c.head
+			at += int64(len(b)) + 1
+			rows = append(rows, []any{key, int64(c.n), append([]byte(nil), b...), at})
+			if len(rows) == importBatch {
+				return flush()
+			}
+			return nil
+		})
+		if err == nil && len(rows) > 0 {
+			err = flush()
+		}
+		return err
+	})
+}

@@ -507,6 +507,39 @@ func testPGExportImport(t *testing.T, db string) {
 	if err := (Options{StateDir: t.TempDir()}).Import(ctx, archive, pgURL(db, "from archive")); err != nil {
 		t.Errorf("an archive of a file gone: %v", err)
 	}
+	// An import that stopped after its copy committed, before the file
+	// was ended (made here by importing a copy of the file): run again,
+	// it goes on and ends the file; once the database has moved on, it
+	// is refused (a review of round nine).
+	again := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	spendOn(t, book, again, 1, 1)
+	b, err := os.ReadFile(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := filepath.Join(t.TempDir(), "twin.ledger")
+	if err := os.WriteFile(twin, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ua := pgURL(db, "again")
+	if err := (Options{StateDir: t.TempDir()}).Import(ctx, twin, ua); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(t.TempDir(), "stale.ledger")
+	if err := os.WriteFile(stale, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := book.Import(ctx, again, ua); err != nil {
+		t.Errorf("an import run again after its copy: %v", err)
+	}
+	var ee *endedError
+	if err := openErr(again, Options{StateDir: t.TempDir()}); !errors.As(err, &ee) {
+		t.Errorf("a release on the file, once its import went on: %v, want it refused as imported", err)
+	}
+	spendOn(t, book, ua, 1, 1)
+	if err := (Options{StateDir: t.TempDir()}).Import(ctx, stale, ua); !errors.As(err, new(*takenError)) {
+		t.Errorf("an import of the file behind the database: %v, want it refused", err)
+	}
 	spendOn(t, book, u, 4, 4)
 	if err := book.Import(ctx, newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}), u); !errors.As(err, new(*takenError)) {
 		t.Errorf("an import over a ledger: %v", err)
