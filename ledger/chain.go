@@ -43,6 +43,16 @@ type chain struct {
 	past *pastChain
 }
 
+// chainBroken is the reason of a line that does not follow line n, its
+// predecessor, in the hash chain: every reader of a ledger says it so.
+func chainBroken(n int) string {
+	return fmt.Sprintf("the chain is broken: this line does not follow line %d (a line was removed, inserted or changed)", n)
+}
+
+// changedWhileRead is the reason of a line that is not the one darrm
+// read when it opened the ledger.
+const changedWhileRead = "it is not the line read when the ledger was opened: the ledger was changed while darrm read it"
+
 // start returns the chain of a ledger of the given version read up to
 // its header, of hash h, from its start: it keeps the runs that have
 // ended. The header ends at byte end.
@@ -395,7 +405,7 @@ func (c *chain) next(path string, b []byte) error {
 		case err != nil:
 			return corrupt("%v", err)
 		case prev != c.head:
-			return corrupt("the chain is broken: this line does not follow line %d (a line was removed, inserted or changed)", c.n)
+			return corrupt("%s", chainBroken(c.n))
 		}
 		c.n, c.head, c.end, c.closedBy = n, h, c.end+int64(len(b))+1, &e
 		return nil
@@ -405,7 +415,7 @@ func (c *chain) next(path string, b []byte) error {
 		return corrupt("%v", err)
 	}
 	if prev != c.head {
-		return corrupt("the chain is broken: this line does not follow line %d (a line was removed, inserted or changed)", c.n)
+		return corrupt("%s", chainBroken(c.n))
 	}
 	if reason := c.follows(s); reason != "" {
 		return corrupt("%s", reason)

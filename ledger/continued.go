@@ -117,7 +117,7 @@ func (c *chain) nextPast(path string, b []byte) error {
 	case err != nil:
 		return corrupt("%v", err)
 	case prev != c.head:
-		return corrupt("the chain is broken: this line does not follow line %d (a line was removed, inserted or changed)", c.n)
+		return corrupt("%s", chainBroken(c.n))
 	}
 	oldPath := fmt.Sprintf("%s (its line %d, line %d of the ledger it continues)", path, n, p.n+1)
 	if p.n == 0 {

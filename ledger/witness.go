@@ -383,7 +383,7 @@ func (l *Ledger) holds(ctx context.Context, n int, size int64, head string) (wit
 	case err != nil, hash != head:
 		return witnessLine{}, nil
 	case n == l.vouched.n && hash != l.recHash, n == l.chain.n && hash != l.chain.head:
-		return witnessLine{}, &CorruptError{Path: l.path, Line: n, Reason: "it is not the line read when the ledger was opened: the ledger was changed while darrm read it"}
+		return witnessLine{}, &CorruptError{Path: l.path, Line: n, Reason: changedWhileRead}
 	}
 	w := witnessLine{held: true}
 	if spend {
@@ -400,9 +400,9 @@ func (l *Ledger) holds(ctx context.Context, n int, size int64, head string) (wit
 		case err != nil:
 			return corrupt(err.Error())
 		case prev != hash:
-			return corrupt(fmt.Sprintf("the chain is broken: this line does not follow line %d (a line was removed, inserted or changed)", k-1))
+			return corrupt(chainBroken(k - 1))
 		case k == l.vouched.n && h != l.recHash, k == last.n && h != l.chain.head:
-			return corrupt("it is not the line read when the ledger was opened: the ledger was changed while darrm read it")
+			return corrupt(changedWhileRead)
 		}
 		hash = h
 		inRun = inRun && spend && s.Run == w.run
