@@ -12,10 +12,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
+
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 )
 
 // TestFIFONotice: an input that is a FIFO no process writes says, after
-// fifoNotice, that it waits and what stops it, and still ends when its
+// fifoNotice, that it waits and what stops it, in lines of at most
+// cliout.Width columns, and still ends when its
 // context does; a FIFO whose writer comes at once says nothing and is
 // read (a run on a FIFO that no process wrote waited in silence: an audit
 // of round nine).
@@ -31,8 +35,13 @@ func TestFIFONotice(t *testing.T) {
 	if _, err := OpenInputContext(ctx, nil, &notices, fifo); err == nil {
 		t.Fatal("a FIFO with no writer opened")
 	}
-	if want := fifo + ": waiting for a process to open it for writing (a FIFO); SIGINT or SIGTERM stops"; !strings.Contains(notices.String(), want) {
+	if want := fifo + ": waiting for a process to open it for writing (a FIFO); SIGINT or SIGTERM stops"; !strings.Contains(strings.Join(strings.Fields(notices.String()), " "), want) {
 		t.Errorf("notices %q, want %q", notices.String(), want)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(notices.String(), "\n"), "\n") {
+		if n := utf8.RuneCountInString(line); n > cliout.Width {
+			t.Errorf("a line of %d columns: %q", n, line)
+		}
 	}
 
 	// Another FIFO: the first one's open, abandoned at the context's end,

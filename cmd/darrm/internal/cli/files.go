@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/ctxio"
 )
@@ -48,7 +49,8 @@ func OpenInputContext(ctx context.Context, stdin io.Reader, notices io.Writer, n
 	notice := time.AfterFunc(fifoNotice, func() {
 		defer close(said)
 		if notices != nil {
-			fmt.Fprintf(notices, "darrm: %s: waiting for a process to open it for writing (a FIFO); SIGINT or SIGTERM stops\n", name)
+			// Wrapped to cliout.Width, as darrm's other messages are.
+			cliout.Note(notices)(name + ": waiting for a process to open it for writing (a FIFO); SIGINT or SIGTERM stops")
 		}
 	})
 	f, err := ctxio.OpenFile(ctx, name, os.O_RDONLY, 0)
