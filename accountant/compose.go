@@ -108,22 +108,25 @@ func (m *Method) UnmarshalText(b []byte) error { return methodNames.Unmarshal(m,
 // error naming the step's ε: +Inf is no bound a caller can use, and
 // StepEps, stepping down from it an ulp at a time, never ended.
 func (c Composition) Compose(step Guarantee, k int) (Guarantee, error) {
-	var g Guarantee
-	var err error
-	switch c.Method {
-	case Simple:
-		g, err = composeSimple(step, k)
-	case General:
-		g, err = composeGeneral(step, k, c.DeltaPrime)
-	case Optimal:
-		g, err = composeOptimal(step, k, c.DeltaPrime)
-	default:
-		return Guarantee{}, fmt.Errorf("compose: unknown method %v", c.Method)
-	}
+	g, err := c.compose(step, k)
 	if err == nil && math.IsInf(g.Eps, 1) {
 		return Guarantee{}, fmt.Errorf("%v composition: %w", c.Method, &param.Error{Name: "eps", Value: step.Eps, Rule: fmt.Sprintf("too large: the total eps of %d steps overflows", k)})
 	}
 	return g, err
+}
+
+// compose is Compose with a total ε that overflows returned as +Inf, which
+// StepEps's bracket takes for a total above its target.
+func (c Composition) compose(step Guarantee, k int) (Guarantee, error) {
+	switch c.Method {
+	case Simple:
+		return composeSimple(step, k)
+	case General:
+		return composeGeneral(step, k, c.DeltaPrime)
+	case Optimal:
+		return composeOptimal(step, k, c.DeltaPrime)
+	}
+	return Guarantee{}, fmt.Errorf("compose: unknown method %v", c.Method)
 }
 
 // composeSimple returns (kε, kδ), the simple composition of k (ε, δ)-DP

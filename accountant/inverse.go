@@ -97,8 +97,12 @@ func (c Composition) StepEps(epsTotal, delta float64, k int) (float64, error) {
 	if lo == 0 {
 		return 0, wrap(tooSmall)
 	}
+	// The bracket doubles ε past the answer, where the total may overflow
+	// though the answer's does not: c.compose's +Inf is above every finite
+	// epsTotal. At ε = epsTotal/k an overflow is an error, as the descent
+	// an ulp at a time would not end from +Inf.
 	total := func(eps float64) (float64, error) {
-		g, err := c.Compose(Guarantee{Eps: eps, Delta: delta}, k)
+		g, err := c.compose(Guarantee{Eps: eps, Delta: delta}, k)
 		return g.Eps, err
 	}
 	// Every method's total is at most kε, so ε = epsTotal/k fits (up to
@@ -107,6 +111,10 @@ func (c Composition) StepEps(epsTotal, delta float64, k int) (float64, error) {
 		t, err := total(lo)
 		if err != nil {
 			return 0, wrap(err)
+		}
+		if math.IsInf(t, 1) {
+			return 0, wrap(&param.Error{Name: "eps total", Value: epsTotal,
+				Rule: fmt.Sprintf("too large: the total eps of %d steps of %v each overflows: must be smaller", k, lo)})
 		}
 		if t <= epsTotal {
 			break
@@ -118,7 +126,7 @@ func (c Composition) StepEps(epsTotal, delta float64, k int) (float64, error) {
 	if m == Simple {
 		return lo, nil
 	}
-	hi := 2 * lo
+	hi := math.Min(2*lo, math.MaxFloat64)
 	fHi := 0.0
 	for {
 		t, err := total(hi)
@@ -129,7 +137,10 @@ func (c Composition) StepEps(epsTotal, delta float64, k int) (float64, error) {
 			fHi = t - epsTotal
 			break
 		}
-		lo, hi = hi, 2*hi
+		if hi == math.MaxFloat64 {
+			return hi, nil
+		}
+		lo, hi = hi, math.Min(2*hi, math.MaxFloat64)
 	}
 	// Regula falsi with the Illinois modification on the bracket
 	// f(lo) <= 0 < f(hi), f(ε) = total(ε) - epsTotal, down to a relative

@@ -62,16 +62,32 @@ func TestMaxStepsLimit(t *testing.T) {
 	}
 }
 
-// TestStepEpsOverflow: a total ε near the largest float64 ends with an
-// error naming ε, for every method: the optimal composition of such steps
-// overflowed to +Inf without one, and StepEps stepped down from it an ulp
-// at a time, without end (an audit of round nine).
+// TestStepEpsOverflow: a total ε near the largest float64 is answered, or
+// refused naming the total, for every method: the optimal composition of
+// such steps overflowed to +Inf without an error, and StepEps stepped down
+// from it an ulp at a time, without end (an audit of round nine); then the
+// bracket's doubled ε overflowed general composition's total, and the
+// error named the step's ε, which the caller did not give.
 func TestStepEpsOverflow(t *testing.T) {
 	for _, m := range []Method{Simple, General, Optimal} {
-		_, err := (Composition{Method: m, DeltaPrime: 1e-5}).StepEps(1e308, 1e-3, 10)
-		var pe *param.Error
-		if err != nil && !errors.As(err, &pe) {
-			t.Errorf("%v: %v, want a ParamError", m, err)
+		for _, total := range []float64{1e308, math.MaxFloat64} {
+			for _, k := range []int{1, 10} {
+				c := Composition{Method: m, DeltaPrime: 1e-5}
+				eps, err := c.StepEps(total, 1e-3, k)
+				var pe *param.Error
+				if err != nil {
+					if !errors.As(err, &pe) || pe.Name != "eps total" {
+						t.Errorf("%v of %d steps, total %v: %v, want a ParamError naming eps total", m, k, total, err)
+					}
+					if m != Optimal && total < math.MaxFloat64 {
+						t.Errorf("%v of %d steps, total %v: %v, want the step ε", m, k, total, err)
+					}
+					continue
+				}
+				if g, err := c.Compose(Guarantee{Eps: eps, Delta: 1e-3}, k); err != nil || !(g.Eps <= total) || !(eps >= total/float64(k)) {
+					t.Errorf("%v of %d steps, total %v: step ε %v composes to %v, %v", m, k, total, eps, g.Eps, err)
+				}
+			}
 		}
 		if g, err := (Composition{Method: m, DeltaPrime: 1e-5}).Compose(Guarantee{Eps: math.MaxFloat64, Delta: 1e-3}, 10); err == nil && math.IsInf(g.Eps, 1) {
 			t.Errorf("%v: Compose of MaxFloat64 steps: ε = +Inf without an error", m)
