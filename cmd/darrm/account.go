@@ -120,7 +120,12 @@ func newAccountGaussianCmd() *cobra.Command {
 		Sensitivity float64               `flag:"sensitivity" help:"L2 sensitivity (> 0)"`
 		Alpha       float64               `flag:"alpha" help:"Renyi order (> 1)" default:"the order that minimises eps"`
 	}{Sensitivity: 1}
-	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, func(*cobra.Command) (report.Document, error) {
+	return newAccount("gaussian", "RDP of k composed Gaussian mechanisms and their (eps, delta)-DP", &f, targetFlags, func(cmd *cobra.Command) (report.Document, error) {
+		// The library reads an order of 0 as "choose it": a given 0 is
+		// an order, and not one.
+		if cmd.Flags().Changed("alpha") && f.Alpha == 0 {
+			return nil, cli.Usagef("account gaussian: --alpha = 0: must be a finite number > 1 (without --alpha: the order that minimises eps)")
+		}
 		d := report.AccountGaussian{Run: accountant.Gaussian{Sensitivity: f.Sensitivity, Sigma: f.Sigma, Steps: f.Steps}, Conversion: f.Conversion, Delta: f.Delta}
 		var err error
 		if d.Rho, err = d.Run.Rho(); err != nil {

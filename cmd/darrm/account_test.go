@@ -236,6 +236,8 @@ func TestAccountBadInput(t *testing.T) {
 		{[]string{"gaussian", "--sigma", "1", "--steps", "1", "--target-delta", "1e-5", "--alpha", "0.5"}, []string{"--alpha", "0.5", "> 1"}},
 		{[]string{"gaussian", "--sigma", "1", "--steps", "3", "--target-delta", "1e-5", "--alpha", "NaN"}, []string{"--alpha = NaN", "> 1"}},
 		{[]string{"gaussian", "--sigma", "1", "--steps", "3", "--target-delta", "1e-5", "--alpha", "-1"}, []string{"--alpha = -1", "> 1"}},
+		// --alpha 0 was taken for no --alpha, the order that minimises ε.
+		{[]string{"gaussian", "--sigma", "1", "--steps", "3", "--target-delta", "1e-5", "--alpha", "0"}, []string{"--alpha = 0", "> 1"}},
 		// Overflows of what the flags make, said of the flag, not of
 		// --rdp or --sigma (an audit of round nine).
 		{[]string{"gaussian", "--sigma", "5", "--steps", "100", "--target-delta", "1e-5", "--alpha", "1e308"}, []string{"--alpha = 1e+308", "overflows"}},
