@@ -53,11 +53,21 @@ func (d AccountPATE) NotForPublication() []string {
 	if d.Draw != nil && d.Draw.Draws > 0 {
 		out = append(out, "draw_record")
 	}
-	if d.Smooth.FromVotes {
+	switch {
+	case d.Smooth.FromVotes:
 		out = append(out, "ss_order", "beta", "sigma_ss", "ss_margin", "gnss_rdp", "rdp_released", "eps_released", "smooth_sensitivity_error")
+	case d.seededDraw():
+		// The draw's noise is the seed's: anyone who knows the seed
+		// takes it off rdp_released, and has the data-dependent cost.
+		out = append(out, "rdp_released", "eps_released")
 	}
 	return out
 }
+
+// seededDraw reports whether the smooth-sensitivity draw shown was drawn
+// from a seeded generator (--seed): its noise is reproducible, so what it
+// released is the votes' data-dependent cost to whoever knows the seed.
+func (d AccountPATE) seededDraw() bool { return d.Draw != nil && d.Draw.Experiment }
 
 // Cost says what the account's data-independent and data-dependent costs
 // charge: "expected" over the threshold noise (Confident-GNMax without a
@@ -446,7 +456,7 @@ func (d AccountPATE) ledgerLabels() string {
 // part, an estimate or another composition of it, none the guarantee.
 func (d AccountPATE) analysis() []string {
 	keys := []string{"eps_data_independent", "eps_per_query", "ledger_spent_eps"}
-	if d.Smooth.Drawn && !d.Smooth.FromVotes {
+	if d.Smooth.Drawn && !d.Smooth.FromVotes && !d.seededDraw() {
 		keys = append(keys, "eps_released")
 	}
 	return keys
@@ -487,8 +497,11 @@ func (d AccountPATE) publication(rec cliout.Record) cliout.Record {
 	if d.Result.Directions == pate.OneSided && d.LNMax == nil {
 		line += "; the data-dependent values, released ones too, bound one direction of the Renyi divergence only (the PATE paper's Theorem 6 as stated), which is no differential-privacy guarantee"
 	}
-	if d.LNMax == nil && d.Smooth.FromVotes {
+	switch {
+	case d.LNMax == nil && d.Smooth.FromVotes:
 		line += "; the smooth-sensitivity parameters were chosen from the votes (--ss-parameters from-votes), so eps_released is not for publication"
+	case d.seededDraw():
+		line += "; the smooth-sensitivity draw is a seeded experiment (--seed), whose noise anyone who knows the seed can remove, so eps_released and rdp_released are not for publication"
 	}
 	return cliout.Record{field("analysis", analysis), field("not_for_publication", nfp), field("publication", line)}
 }
