@@ -147,6 +147,18 @@ func NewPATEExperiment(dataset string, out *patemnist.Outcome, p patemnist.Param
 	if p.Directions == pate.OneSided {
 		d.Publication += "; the data-dependent values, released ones too, are one-sided (the PATE paper's Theorem 6 as stated): no differential-privacy guarantee"
 	}
+	if !d.ForRelease {
+		// As a seeded aggregate's total: the noise is the seed's, so the
+		// labels and what the smooth-sensitivity draw released are the
+		// votes' to whoever knows it.
+		for _, k := range []string{"eps_guarantee", "eps_released"} {
+			if !slices.Contains(d.NotForPublication, k) {
+				d.NotForPublication = append(d.NotForPublication, k)
+			}
+		}
+		d.Analysis = slices.DeleteFunc(d.Analysis, func(k string) bool { return k == "eps_released" })
+		d.Publication = "a seeded run (--seed) is an experiment: anyone who knows the seed removes its noise, so neither its labels nor eps_guarantee or eps_released may be published; without --seed: " + d.Publication
+	}
 	return d
 }
 
@@ -270,7 +282,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 		dep, rel = "eps dep. (one-sided)", "eps rel. (estimate, one-sided)"
 	}
 	guar := "eps guarantee"
-	if d.Publish != "" {
+	if d.Publish != "" && d.ForRelease {
 		guar += " (publish)"
 	}
 	header := []string{"mechanism", "asked", "answered", "label acc.", private("eps_data_independent", "eps indep."), private("eps_data_dependent", dep), private("eps_released", rel), private("eps_guarantee", guar), "student"}
@@ -303,7 +315,7 @@ func (d PATEExperiment) ssChoice() string {
 	switch {
 	case d.TunedOn == d.Dataset:
 		return "the flags, else darrm's data-free rule, whose constants were set on " + d.TunedOn + " votes: this run's private data, so not fixed without them"
-	case slices.Contains(d.NotForPublication, "eps_released"):
+	case slices.Contains(d.NotForPublication, "ss_order"):
 		return "chosen from the votes, as the PATE authors do"
 	}
 	return "fixed without the votes: the flags, else darrm's data-free rule (its constants set on " + d.TunedOn + ", not this run's data)"

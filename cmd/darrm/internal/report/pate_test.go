@@ -4,9 +4,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/experiments/patemnist"
+	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/pate"
+	"github.com/darrm/darrm/votefile"
 )
 
 // TestAccountPATESeededDraw checks what account pate lets be published of
@@ -48,6 +53,48 @@ func TestAccountPATESeededDraw(t *testing.T) {
 			line := d.publication(nil)[2].Val.(string)
 			if tc.hidden && !strings.Contains(line, "eps_released") {
 				t.Errorf("publication %q does not say that eps_released is not for publication", line)
+			}
+		})
+	}
+}
+
+// TestPATEExperimentSeeded checks what darrm pate lets be published: a
+// run from crypto/rand publishes eps_guarantee and names eps_released an
+// estimate; a seeded one, whose noise anyone who knows the seed removes,
+// lists both under not_for_publication, as a seeded aggregate lists its
+// total, and its table marks no column to publish.
+func TestPATEExperimentSeeded(t *testing.T) {
+	seed := uint64(2)
+	for _, tc := range []struct {
+		name string
+		seed *uint64
+	}{{"crypto/rand", nil}, {"seeded", &seed}} {
+		t.Run(tc.name, func(t *testing.T) {
+			mech := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Sigma2: 40}}
+			released := 1.5
+			r := pate.Result{Mechanism: mech.Name(), Queries: 10, Answered: 8, EpsReleased: &released, Delta: 1e-5}
+			r.Smooth.Order = 8
+			out := &patemnist.Outcome{Teachers: &teachers.Ensemble{Accuracy: []float64{0.9}, Meta: &votefile.Meta{}}, Queries: 10, Results: []pate.Result{r}}
+			d := NewPATEExperiment("mnist", out, patemnist.Params{K: 1, Mechanisms: []ensemble.Mechanism{mech}, Seed: tc.seed}, time.Second)
+			seeded := tc.seed != nil
+			for _, k := range []string{"eps_guarantee", "eps_released"} {
+				if slices.Contains(d.NotForPublication, k) != seeded {
+					t.Errorf("not_for_publication %v: %s listed %v", d.NotForPublication, k, !seeded)
+				}
+			}
+			if slices.Contains(d.Analysis, "eps_released") == seeded {
+				t.Errorf("analysis %v", d.Analysis)
+			}
+			if seeded && !strings.Contains(d.Publication, "a seeded run (--seed) is an experiment") {
+				t.Errorf("publication %q", d.Publication)
+			}
+			var b strings.Builder
+			if err := d.Write(&b, cliout.Table); err != nil {
+				t.Fatal(err)
+			}
+			table := b.String()
+			if strings.Contains(table, "(publish)") == seeded || !strings.Contains(table, "fixed without the votes") {
+				t.Errorf("table:\n%s", table)
 			}
 		})
 	}
