@@ -905,20 +905,35 @@ func TestAggregateNoneReleased(t *testing.T) {
 }
 
 // TestAggregateVacuousTotal: a total to publish whose delta is above 1/2
-// says that it guarantees nothing; one below says no such thing.
+// says that it guarantees nothing, and what to give instead; one below
+// says no such thing. Of fixed teachers it names their cap, which holds
+// however many queries, where it said to release fewer.
 func TestAggregateVacuousTotal(t *testing.T) {
-	votes := filepath.Join("..", "..", "testdata", "votes-K11.csv")
+	fixed := filepath.Join("..", "..", "testdata", "votes-K11.csv")
+	perQuery := filepath.Join(t.TempDir(), "per-query.csv")
+	b, err := os.ReadFile(fixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(perQuery, bytes.Replace(b, []byte(`"kind":"fixed"`), []byte(`"kind":"per-query"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		queries string
-		vacuous bool
-	}{{"5", true}, {"1", false}} {
+		votes, queries string
+		vacuous        bool
+		advice         string
+	}{
+		{fixed, "5", true, "give --total-delta; the teachers are fixed, and their cap, (1.08795, 0.000119994)-DP, bounds every release from them, however many queries"},
+		{fixed, "1", false, ""},
+		{perQuery, "5", true, "give --budget-eps and --budget-delta, or release fewer queries"},
+	} {
 		// A memo of its own: the one-bit answers of rr's composition
 		// stay out of the memo that other tests save to their caches.
 		var out, e bytes.Buffer
-		args := []string{"aggregate", votes, "--mechanism", "rr", "--m", "3", "--delta", "0.4", "--max-queries", tc.queries, "--out", filepath.Join(t.TempDir(), "l.csv"), "--cache-dir", t.TempDir()}
+		args := []string{"aggregate", tc.votes, "--mechanism", "rr", "--m", "3", "--delta", "0.4", "--max-queries", tc.queries, "--out", filepath.Join(t.TempDir(), "l.csv"), "--cache-dir", t.TempDir()}
 		code := runWith(new(accountant.Memo), context.Background(), args, strings.NewReader(""), &out, &e)
-		if code != 0 || containsFlat(out.String(), "VACUOUS: a delta above 1/2 guarantees nothing") != tc.vacuous {
-			t.Errorf("%s queries at delta 0.4 each: exit %d, vacuous said %v, want %v: %s%s", tc.queries, code, !tc.vacuous, tc.vacuous, out.String(), e.String())
+		if code != 0 || containsFlat(out.String(), "VACUOUS: a delta above 1/2 guarantees nothing") != tc.vacuous || !containsFlat(out.String(), tc.advice) {
+			t.Errorf("%s, %s queries at delta 0.4 each: exit %d, vacuous said %v, want %v (%q): %s%s", filepath.Base(tc.votes), tc.queries, code, !tc.vacuous, tc.vacuous, tc.advice, out.String(), e.String())
 		}
 	}
 }

@@ -504,7 +504,13 @@ func (out Aggregate) writePublish(t *cliout.Text, what string) {
 		if p.Inexact != "" {
 			t.Line("  note: %s; the total is a looser bound that holds", p.Inexact)
 		}
-		if param.GuaranteeDelta("delta", p.Guarantee.Delta) != nil {
+		switch {
+		case param.GuaranteeDelta("delta", p.Guarantee.Delta) == nil:
+		case out.Cap != nil:
+			// Fewer queries only lower the default δ the cap is read at:
+			// the cap bounds every release from the teachers.
+			t.Line("  VACUOUS: a delta above 1/2 guarantees nothing (a release that published its whole input with that probability would meet it): give --total-delta; the teachers are fixed, and their cap, %s, bounds every release from them, however many queries", formatTotal(out.Cap.Guarantee))
+		default:
 			t.Line("  VACUOUS: a delta above 1/2 guarantees nothing (a release that published its whole input with that probability would meet it): give --budget-eps and --budget-delta, or release fewer queries")
 		}
 	case p.Err != nil:
