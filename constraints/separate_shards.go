@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/big"
 	"sort"
+
+	"github.com/darrm/darrm/accountant"
 )
 
 // A separation in shards: each shard scores the reduced pairs (n6, n7)
@@ -58,11 +60,29 @@ func (p Problem) shardConfigs(shard, shards int) *big.Int {
 	return total
 }
 
+// partConfigs counts the multisets that part shard of shards of a
+// separation covers (Separate): all of them when shards <= 1.
+func (p Problem) partConfigs(shard, shards int) *big.Int {
+	switch {
+	case shards <= 1:
+		return p.NumConfigs()
+	case p.Relation == accountant.OneVote:
+		// separateOneVote deals its 2K pairs round-robin.
+		n := 0
+		for i := shard; i < 2*p.K; i += shards {
+			n++
+		}
+		return big.NewInt(int64(n))
+	}
+	return p.shardConfigs(shard, shards)
+}
+
 // MergeSeparations combines the shards 0, ..., n-1 of one separation (same
 // problem p and gamma, each from Separate with Shards = n) into the whole:
 // the maximum and its multiset, the top costliest multisets, and the count
-// of multisets covered, which must be all of them. The result equals what
-// one call of Separate over all the work returns.
+// of multisets covered, which must be all of them: each part must state
+// the count of its own part, and a worst multiset when it covers any. The
+// result equals what one call of Separate over all the work returns.
 func (p Problem) MergeSeparations(parts []Separation, top int) (Separation, error) {
 	if len(parts) == 0 {
 		return Separation{}, fmt.Errorf("merge: no shards")
@@ -87,6 +107,20 @@ func (p Problem) MergeSeparations(parts []Separation, top int) (Separation, erro
 	}
 	if len(parts) != n {
 		return Separation{}, fmt.Errorf("merge: %d shards of %d: every shard is needed for a certificate", len(parts), n)
+	}
+	for _, s := range parts {
+		// Each part covers the multisets of its residue, no more and no
+		// fewer, and one that covers any states the costliest of them: a
+		// part whose worst multiset was dropped, or whose count was moved
+		// to another part, would otherwise leave its maximum out of the
+		// merge.
+		want := p.partConfigs(s.Shard, n)
+		switch {
+		case s.Configs.Cmp(want) != 0:
+			return Separation{}, fmt.Errorf("merge: shard %d of %d states %v multisets covered, but its part of the problem has %v", s.Shard, n, s.Configs, want)
+		case want.Sign() > 0 && (s.Worst == nil || math.IsInf(s.MaxF, 0) || math.IsNaN(s.MaxF)):
+			return Separation{}, fmt.Errorf("merge: shard %d of %d states no worst multiset (max f %v) of the %v it covers", s.Shard, n, s.MaxF, want)
+		}
 	}
 	if want := p.NumConfigs(); out.Configs.Cmp(want) != 0 {
 		return Separation{}, fmt.Errorf("merge: the shards cover %v multisets, the problem has %v: they are not the shards of this problem", out.Configs, want)

@@ -49,7 +49,8 @@ func (s Shard) Verify(ctx context.Context, p constraints.Problem, g Gamma, opts 
 // every one of its shards (Shard.Verify): the certificate Verify gives. The
 // parts are combined exactly (constraints.Problem.MergeSeparations), which refuses
 // a missing, repeated or foreign shard; an error for missing shards names
-// them, and a part without its count of multisets is refused. The
+// them, and a part without its count of multisets, with the count of
+// another part, or without a worst multiset of those it covers is refused. The
 // rounding bound is computed from p, never taken from the parts, and the
 // cost each part states at its worst multiset and at the costliest ones it
 // keeps is evaluated again (constraints.Problem.Cost, a few evaluations

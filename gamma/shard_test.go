@@ -2,6 +2,7 @@ package gamma
 
 import (
 	"context"
+	"math"
 	"math/big"
 	"slices"
 	"strings"
@@ -155,6 +156,15 @@ func TestMergeChecksStatedWorst(t *testing.T) {
 		{"max f raised", func(s *constraints.Separation) { s.MaxF += 1e-3 }},
 		{"max f below the budget", func(s *constraints.Separation) { s.MaxF = 0 }},
 		{"a top cost lowered", func(s *constraints.Separation) { s.Top[len(s.Top)-1].F -= 1e-3 }},
+		// Its worst multiset and the costly ones dropped, so that none is
+		// evaluated: the merge took the other shard's maximum, and a gamma
+		// 1% over the budget merged into "certified".
+		{"worst and top dropped", func(s *constraints.Separation) { s.Worst, s.Top, s.MaxF = nil, nil, 0 }},
+		{"worst dropped, max f infinite", func(s *constraints.Separation) { s.Worst, s.Top, s.MaxF = nil, nil, math.Inf(-1) }},
+		{"covers none", func(s *constraints.Separation) {
+			s.Worst, s.Top, s.MaxF, s.Configs = nil, nil, math.Inf(-1), new(big.Int)
+		}},
+		{"covers one more", func(s *constraints.Separation) { s.Configs = new(big.Int).Add(s.Configs, big.NewInt(1)) }},
 	} {
 		ps := parts()
 		if len(ps[1].Top) == 0 {
@@ -164,6 +174,14 @@ func TestMergeChecksStatedWorst(t *testing.T) {
 		if _, err := MergeShards(p, g, ps); err == nil || !strings.Contains(err.Error(), "shard 1 of 2") || !strings.Contains(err.Error(), "states") {
 			t.Errorf("%s: %v", tc.name, err)
 		}
+	}
+	// Shard 1's count moved to shard 0, and its worst multiset dropped:
+	// the total is the problem's, and shard 1 claims to cover nothing.
+	ps := parts()
+	ps[0].Configs = new(big.Int).Add(ps[0].Configs, ps[1].Configs)
+	ps[1].Configs, ps[1].Worst, ps[1].Top, ps[1].MaxF = new(big.Int), nil, nil, math.Inf(-1)
+	if _, err := MergeShards(p, g, ps); err == nil || !strings.Contains(err.Error(), "shard 0 of 2 states") {
+		t.Errorf("a count moved between shards: %v", err)
 	}
 	if _, err := MergeShards(p, optK11M3(t), parts()); err == nil {
 		t.Error("shards of gamma merged as shards of gamma/2")
