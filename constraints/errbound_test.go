@@ -2,6 +2,7 @@ package constraints
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -184,3 +185,41 @@ func TestShardsMerge(t *testing.T) {
 }
 
 func fmtCfg(c Config) string { return fmt.Sprint([]int(c)) }
+
+// TestShardsAtMostWorkItems: a separation splits into at most as many
+// parts as it has work items (2K+1 reduced pairs, 2K pairs of vote vectors
+// in the one-vote relation), each of which then covers some multisets and
+// states a finite maximum; a larger split is refused naming Shards, where
+// its extra parts had a maximum of -Inf that no part file could hold.
+func TestShardsAtMostWorkItems(t *testing.T) {
+	ctx := context.Background()
+	g := []float64{1, 0.6, 0.3, 0.3, 0.6, 1}
+	for _, tc := range []struct {
+		name  string
+		p     Problem
+		items int
+	}{
+		{"Delta > 0", New(5, 2, 0.1, 1e-5), 11},
+		{"Delta = 0", New(5, 2, 0.1, 0), 11},
+		{"one-vote", NewOneVote(5, 1, 0), 10},
+	} {
+		for i := range tc.items {
+			s, err := tc.p.Separate(ctx, g, SeparateOptions{Shard: i, Shards: tc.items})
+			if err != nil {
+				t.Fatalf("%s: part %d of %d: %v", tc.name, i, tc.items, err)
+			}
+			if s.Worst == nil || math.IsInf(s.MaxF, 0) || s.Configs.Sign() <= 0 {
+				t.Errorf("%s: part %d of %d: max f %v at %v over %v multisets", tc.name, i, tc.items, s.MaxF, s.Worst, s.Configs)
+			}
+		}
+		_, err := tc.p.Separate(ctx, g, SeparateOptions{Shard: tc.items, Shards: tc.items + 1})
+		var pe interface{ Param() (string, any, string) }
+		if !errors.As(err, &pe) {
+			t.Errorf("%s: %d parts: %v, want a parameter error", tc.name, tc.items+1, err)
+			continue
+		}
+		if name, v, _ := pe.Param(); name != "Shards" || v != tc.items+1 {
+			t.Errorf("%s: %d parts: error names %s = %v", tc.name, tc.items+1, name, v)
+		}
+	}
+}

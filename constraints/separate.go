@@ -39,10 +39,10 @@ type SeparateOptions struct {
 	Progress func(fraction float64)
 	// Shard and Shards split the work into Shards independent parts, of
 	// which Separate does part Shard (0 <= Shard < Shards); Shards <= 1
-	// means all of it. The work items are the reduced pairs (n6, n7) of
-	// counts at the two e^eps corners (in the one-vote relation, the 2K
-	// pairs of vote vectors), dealt round-robin. MergeSeparations
-	// combines the parts exactly.
+	// means all of it. The work items are the 2K+1 reduced pairs (n6, n7)
+	// of counts at the two e^eps corners (in the one-vote relation, the
+	// 2K pairs of vote vectors), dealt round-robin, and Shards may not
+	// exceed them. MergeSeparations combines the parts exactly.
 	Shard, Shards int
 }
 
@@ -119,6 +119,12 @@ func (p Problem) Separate(ctx context.Context, gamma []float64, opts SeparateOpt
 	}
 	if err := opts.check(); err != nil {
 		return Separation{}, err
+	}
+	// A part beyond the work items would cover nothing: its maximum is
+	// -Inf, which no part file can hold.
+	if n := p.parts(); opts.Shards > n {
+		return Separation{}, &param.Error{Name: "Shards", Value: opts.Shards,
+			Rule: fmt.Sprintf("must be at most %d at K = %d, the work items the exhaustive pass deals to its parts (%s): a part beyond them covers nothing", n, p.K, p.partsOf())}
 	}
 	if p.Relation == accountant.OneVote {
 		return p.separateOneVote(ctx, gamma, opts)

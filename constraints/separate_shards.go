@@ -28,6 +28,24 @@ func reducedIndex(k, n6, n7 int) int {
 	return k + n6
 }
 
+// parts returns the number of work items Separate deals to the parts of
+// a sharded separation: the 2K+1 reduced pairs, or in the one-vote
+// relation the 2K pairs of vote vectors.
+func (p Problem) parts() int {
+	if p.Relation == accountant.OneVote {
+		return 2 * p.K
+	}
+	return numReducedPairs(p.K)
+}
+
+// partsOf says what the work items of parts are.
+func (p Problem) partsOf() string {
+	if p.Relation == accountant.OneVote {
+		return "the 2K pairs of vote vectors that differ in one vote"
+	}
+	return "the 2K+1 reduced pairs of counts at the two e^eps corners"
+}
+
 // numReducedPairs is the number of reduced pairs, 2k + 1.
 func numReducedPairs(k int) int { return 2*k + 1 }
 

@@ -55,7 +55,7 @@ func newSeparateCmd() *cobra.Command {
 			sep, err := shard.Verify(cmd.Context(), p.Problem, tab.Gamma, gamma.VerifyOptions{Workers: f.Workers})
 			prog.Done()
 			if err != nil {
-				return cli.AsUsage(err)
+				return cli.AsUsage(setup.Flagged(err, map[string]string{"Shards": "--shard's count"}))
 			}
 			doc := report.Shard{Problem: report.NewProblem(p), Gamma: tab.Gamma, Separation: sep, Seconds: time.Since(start).Seconds()}
 			if err := atomicfile.WriteOutput(cmd.Context(), out, 0o644, func(w io.Writer) error { return cliout.WriteJSON(w, doc) }); err != nil {

@@ -72,10 +72,15 @@ func TestSeparateShards(t *testing.T) {
 	if out, errOut, code := darrm(t, "", append([]string{"separate", "merge"}, parts...)...); code != exitUsage || !strings.Contains(errOut, "shard 1 of 3 states the privacy cost 0.001") || strings.Contains(out, "CERTIFIED") {
 		t.Errorf("a shard's maximum edited: exit %d: %s%s", code, out, errOut)
 	}
-	for _, bad := range []string{"3/3", "1/0", "a/b", "1"} {
-		if _, _, code := darrm(t, "", "separate", gf, "--shard", bad, "--out", filepath.Join(dir, "x.json")); code != exitUsage {
-			t.Errorf("--shard %s: exit %d", bad, code)
+	// K = 15 has 31 reduced pairs to deal: a 32nd part covers nothing (it
+	// failed to write its file, its maximum -Inf), the 31st of 31 one.
+	for _, bad := range []string{"3/3", "1/0", "a/b", "1", "31/32", "0/32"} {
+		if _, errOut, code := darrm(t, "", "separate", gf, "--shard", bad, "--out", filepath.Join(dir, "x.json")); code != exitUsage {
+			t.Errorf("--shard %s: exit %d: %s", bad, code, errOut)
 		}
+	}
+	if _, errOut, code := darrm(t, "", "separate", gf, "--shard", "30/31", "--out", filepath.Join(dir, "x.json")); code != 0 {
+		t.Errorf("--shard 30/31: exit %d: %s", code, errOut)
 	}
 }
 
