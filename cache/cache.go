@@ -4,8 +4,12 @@
 //
 // One JSON file per key, written atomically. Every entry carries a SHA-256
 // checksum of its content and the certificate it was stored with; Get
-// rejects an entry whose checksum, key, gamma or certificate does not hold
-// up, so a corrupt entry is reported and recomputed, never used.
+// rejects an entry whose checksum, key or gamma does not hold up, or whose
+// stored certificate is not a certified one at the key's budget, so a
+// corrupt entry is reported and recomputed, never used. Get does not run
+// the exhaustive certificate again, and the checksum is no signature: a
+// gamma read from the cache is certified anew before any use
+// (optimal.Source), and the optimality bound an entry states is as stored.
 //
 // Reference: Shuli Jiang, "Communication Efficient and Differentially
 // Private Optimization", PhD thesis, Carnegie Mellon University,
