@@ -98,6 +98,9 @@ func shufflegPanel(r *shuffleexp.Report, m Metric, title string) Panel {
 	p.Lower = &lower
 	for _, a := range r.Results {
 		s := Series{Label: a.Label, Mean: a.LossMean, Std: a.LossStd, Key: figure.Num(a.LR)}
+		if !a.Contractive {
+			s.Key += nonContractiveMark
+		}
 		if c, ok := algorithmColours[a.Algo]; ok {
 			s.Color, s.Glyph = Colour(c), Glyph(c)
 		}
@@ -124,6 +127,9 @@ func ShufflegFigure(reports, refs []shuffleexp.Report, m Metric, title string, c
 	f := Figure{Title: title, Notes: shufflegNotes(reports)}
 	if len(refs) > 0 {
 		f.Notes = append(f.Notes, "Thin dashed: the same algorithms with "+referenceOrders(refs)+", for comparison.")
+	}
+	if slices.ContainsFunc(append(slices.Clip(reports), refs...), anyNonContractive) {
+		f.Notes = append(f.Notes, "η"+nonContractiveMark+": above the contraction bound 1/L* (run with --allow-noncontractive): the privacy analysis does not hold, that curve is NOT (ε, δ)-DP.")
 	}
 	byReport := make([]*Panel, len(reports))
 	common, differs := shufflegCommon(reports)
@@ -246,6 +252,16 @@ func shufflegCommon(reports []shuffleexp.Report) (string, shufflegDiffers) {
 		}
 	}
 	return strings.Join(parts, ", "), d
+}
+
+// nonContractiveMark follows the learning rate of a result whose rate
+// exceeds the contraction bound, as darrm shuffleg's table marks it.
+const nonContractiveMark = " (!)"
+
+// anyNonContractive reports whether a result of r ran above the
+// contraction bound, where its ε is no guarantee.
+func anyNonContractive(r shuffleexp.Report) bool {
+	return slices.ContainsFunc(r.Results, func(a shuffleexp.ReportResult) bool { return !a.Contractive })
 }
 
 // shufflegNotes are the lines under the legend of a DP-ShuffleG figure:

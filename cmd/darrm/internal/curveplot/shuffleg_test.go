@@ -12,9 +12,9 @@ import (
 func shufflegReport(dataset string, eps float64, order string) shuffleexp.Report {
 	return shuffleexp.Report{Dataset: dataset, Task: "ridge", Eps: eps, Delta: 1e-6, Order: order, Fraction: 0.5, Epochs: 2, Runs: 3, LRSearch: "thesis grid (Section 4.7.4)",
 		Results: []shuffleexp.ReportResult{
-			{Algo: "interleaved", Label: "Interleaved-RR", LR: 5e-5, LossMean: []float64{3, 2, 1}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 0}, ExcessStd: []float64{0, 0, 0},
+			{Algo: "interleaved", Label: "Interleaved-RR", LR: 5e-5, Contractive: true, LossMean: []float64{3, 2, 1}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 0}, ExcessStd: []float64{0, 0, 0},
 				Grid: []shuffleexp.ReportGrid{{LR: 0.1}, {LR: 5e-5}}},
-			{Algo: "public-only", Label: "Public Only", LR: 0.01, LossMean: []float64{3, 2, 2}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 1}, ExcessStd: []float64{0, 0, 0}},
+			{Algo: "public-only", Label: "Public Only", LR: 0.01, Contractive: true, LossMean: []float64{3, 2, 2}, LossStd: []float64{0, 0, 0}, ExcessMean: []float64{2, 1, 1}, ExcessStd: []float64{0, 0, 0}},
 		}}
 }
 
@@ -78,6 +78,43 @@ func TestShufflegReferences(t *testing.T) {
 	refs[0].Eps = 1
 	if _, err := ShufflegFigure(reports, refs, LossMetric, "", 0); err == nil || !strings.Contains(err.Error(), "no report of the same dataset") {
 		t.Errorf("a reference without its panel: %v", err)
+	}
+}
+
+// TestShufflegNonContractive: a curve run above the contraction bound
+// (--allow-noncontractive), whose ε is no guarantee, has its learning rate
+// marked "(!)" in its panel's key, as darrm shuffleg's table marks it, and
+// a note says what the mark means; a figure with none has neither.
+func TestShufflegNonContractive(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		report    bool // the report's Interleaved ran above the bound
+		reference bool // the reference's did
+		keys      [2]string
+	}{
+		{"contractive", false, false, [2]string{"5·10^{-5}", "0.01"}},
+		{"report", true, false, [2]string{"5·10^{-5} (!)", "0.01"}},
+		{"reference", false, true, [2]string{"5·10^{-5}", "0.01"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, ref := shufflegReport("mnist69", 5, "ig"), shufflegReport("mnist69", 5, "rr")
+			r.Results[0].Contractive, ref.Results[0].Contractive = !c.report, !c.reference
+			f, err := ShufflegFigure([]shuffleexp.Report{r}, []shuffleexp.Report{ref}, LossMetric, "", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := f.Panels[0]
+			if got := [2]string{p.Series[0].Key, p.Series[1].Key}; got != c.keys {
+				t.Errorf("keys %q, want %q", got, c.keys)
+			}
+			if got, want := p.Reference[0].Key, "5·10^{-5}"; c.reference && got != want+" (!)" || !c.reference && got != want {
+				t.Errorf("reference key %q", got)
+			}
+			noted := strings.Contains(strings.Join(f.Notes, " "), "(!): above the contraction bound")
+			if want := c.report || c.reference; noted != want {
+				t.Errorf("notes %q: mark explained %v, want %v", f.Notes, noted, want)
+			}
+		})
 	}
 }
 
