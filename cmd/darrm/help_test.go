@@ -171,6 +171,25 @@ func TestHelpNamesRealFlags(t *testing.T) {
 	})
 }
 
+// TestHelpSigmaUnits: a command whose --sigma is not in the shared flag's
+// units (of the sensitivity) says in its help what it is. account
+// shuffleg takes the noise's standard deviation itself, with --G apart:
+// read as a multiple of G < 1 it reported a far smaller eps than the run's.
+func TestHelpSigmaUnits(t *testing.T) {
+	for _, c := range []struct {
+		path []string
+		says string
+	}{
+		{[]string{"account", "shuffleg"}, "sigma is the standard deviation of the noise added to each clipped gradient, in the gradients' own units: not in units of --G"},
+		{[]string{"account", "dpsgd"}, "noise multiplier --sigma"},
+		{[]string{"account", "gaussian"}, "noise --sigma"},
+	} {
+		if help := strings.Join(strings.Fields(helpOf(t, c.path)), " "); !strings.Contains(help, c.says) {
+			t.Errorf("darrm %s --help does not say %q", strings.Join(c.path, " "), c.says)
+		}
+	}
+}
+
 // TestAggregateHelpListsMechanisms keeps the mechanisms aggregate's help
 // lists in step with those it releases by.
 func TestAggregateHelpListsMechanisms(t *testing.T) {
