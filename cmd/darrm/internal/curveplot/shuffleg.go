@@ -117,12 +117,13 @@ func shufflegPanel(r *shuffleexp.Report, m Metric, title string) Panel {
 // one row per setting other than ε (dataset and task, order, p, ...), in
 // order of first appearance, headed by what sets it apart, its panels in
 // increasing ε from the left, each titled with its ε, and what every
-// report shares stated once under the title. Rows whose ε differ (1 and 5
-// for ridge, 5 and 10 otherwise, as Figure 4.2 has them) are not spread
-// over a column per ε, which would leave cells empty. Each
-// reference is drawn thin and dashed in the panel of the report of the same
-// dataset, task, ε, δ, p and epochs; a reference that matches no panel is
-// an error.
+// report shares stated once under the title; how the noise was accounted
+// (conversion, order rule, clip) is stated where the reports differ in it.
+// Rows whose ε differ (1 and 5 for ridge, 5 and 10 otherwise, as Figure 4.2
+// has them) are not spread over a column per ε, which would leave cells
+// empty. Each reference is drawn thin and dashed in the panel of the report
+// of the same dataset, task, ε, δ, p, epochs and accounting; a reference
+// that matches no panel is an error.
 func ShufflegFigure(reports, refs []shuffleexp.Report, m Metric, title string, cols int) (Figure, error) {
 	f := Figure{Title: title, Notes: shufflegNotes(reports)}
 	if len(refs) > 0 {
@@ -175,10 +176,12 @@ func addReferences(panels []*Panel, reports, refs []shuffleexp.Report, m Metric)
 	for i := range refs {
 		ref := &refs[i]
 		j := slices.IndexFunc(reports, func(r shuffleexp.Report) bool {
-			return r.Dataset == ref.Dataset && r.Task == ref.Task && r.Eps == ref.Eps && r.Delta == ref.Delta && r.Fraction == ref.Fraction && r.Epochs == ref.Epochs
+			return r.Dataset == ref.Dataset && r.Task == ref.Task && r.Eps == ref.Eps && r.Delta == ref.Delta && r.Fraction == ref.Fraction && r.Epochs == ref.Epochs &&
+				r.Conversion == ref.Conversion && r.AlphaRule == ref.AlphaRule && r.Clip == ref.Clip
 		})
 		if j < 0 {
-			return fmt.Errorf("reference %d (%s, %s, ε = %g, p = %g): no report of the same dataset, task, ε, δ, p and epochs to compare it with", i+1, ref.Dataset, ref.Task, ref.Eps, ref.Fraction)
+			return fmt.Errorf("reference %d (%s, %s, ε = %g, p = %g, %s conversion, α: %s, clip %g): no report of the same dataset, task, ε, δ, p, epochs, conversion, α rule and clip to compare it with",
+				i+1, ref.Dataset, ref.Task, ref.Eps, ref.Fraction, ref.Conversion, ref.AlphaRule, ref.Clip)
 		}
 		panels[j].Reference = append(panels[j].Reference, shufflegPanel(ref, m, "").Series...)
 	}
@@ -208,15 +211,22 @@ func shufflegRow(r *shuffleexp.Report, differs shufflegDiffers) string {
 
 // shufflegDiffers says which of a report's settings (shufflegSettings)
 // differ across the reports.
-type shufflegDiffers [6]bool
+type shufflegDiffers [9]bool
+
+// statedSettings is the number of leading shufflegSettings a figure states
+// even where every report shares them; the others, how the noise was
+// accounted (the RDP conversion, the Rényi order's rule, the clipping norm
+// G), it states only where the reports differ in them.
+const statedSettings = 6
 
 // shufflegSettings are r's settings other than its dataset and task, in the
-// order a title states them (ε, δ, order, p, epochs, runs): their values,
-// and each in words.
-func shufflegSettings(r *shuffleexp.Report) ([6]any, [6]string) {
-	return [6]any{r.Eps, r.Delta, r.Order, r.Fraction, r.Epochs, r.Runs},
-		[6]string{"ε = " + figure.Num(r.Eps), "δ = " + figure.Num(r.Delta), strings.ToUpper(r.Order) + " order",
-			fmt.Sprintf("p = %g", r.Fraction), fmt.Sprintf("%d epochs", r.Epochs), fmt.Sprintf("%d runs", r.Runs)}
+// order a title states them (ε, δ, order, p, epochs, runs, conversion,
+// order rule, clip): their values, and each in words.
+func shufflegSettings(r *shuffleexp.Report) ([9]any, [9]string) {
+	return [9]any{r.Eps, r.Delta, r.Order, r.Fraction, r.Epochs, r.Runs, r.Conversion, r.AlphaRule, r.Clip},
+		[9]string{"ε = " + figure.Num(r.Eps), "δ = " + figure.Num(r.Delta), strings.ToUpper(r.Order) + " order",
+			fmt.Sprintf("p = %g", r.Fraction), fmt.Sprintf("%d epochs", r.Epochs), fmt.Sprintf("%d runs", r.Runs),
+			r.Conversion + " conversion", "α: " + r.AlphaRule, fmt.Sprintf("clip %g", r.Clip)}
 }
 
 // shufflegSetting states r's settings that differ across the reports (ε
@@ -246,7 +256,7 @@ func shufflegCommon(reports []shuffleexp.Report) (string, shufflegDiffers) {
 		}
 	}
 	var parts []string
-	for i, t := range texts0 {
+	for i, t := range texts0[:statedSettings] {
 		if !d[i] {
 			parts = append(parts, t)
 		}

@@ -81,6 +81,52 @@ func TestShufflegReferences(t *testing.T) {
 	}
 }
 
+// TestShufflegAccounting: reports whose noise was accounted otherwise
+// (another RDP conversion, order rule or clipping norm, so another σ at
+// the same ε) are told apart in their rows' headings, and a reference
+// accounted otherwise is no comparison for a panel; reports that share
+// the accounting keep the headings they had.
+func TestShufflegAccounting(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		change func(r *shuffleexp.Report)
+		rows   []string // with the change made to the second report
+	}{
+		{"same", func(*shuffleexp.Report) {}, []string{"MNIST-69 (substitute), ridge regression"}},
+		{"conversion", func(r *shuffleexp.Report) { r.Conversion = "improved" },
+			[]string{"MNIST-69 (substitute), ridge regression; paper conversion", "MNIST-69 (substitute), ridge regression; improved conversion"}},
+		{"alpha rule", func(r *shuffleexp.Report) { r.AlphaRule = "table-4.3" },
+			[]string{"MNIST-69 (substitute), ridge regression; α: exact", "MNIST-69 (substitute), ridge regression; α: table-4.3"}},
+		{"clip", func(r *shuffleexp.Report) { r.Clip = 1 },
+			[]string{"MNIST-69 (substitute), ridge regression; clip 10", "MNIST-69 (substitute), ridge regression; clip 1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			report := func() shuffleexp.Report {
+				r := shufflegReport("mnist69", 5, "rr")
+				r.Conversion, r.AlphaRule, r.Clip = "paper", "exact", 10
+				return r
+			}
+			a, b := report(), report()
+			b.Eps = 10
+			c.change(&b)
+			f, err := ShufflegFigure([]shuffleexp.Report{a, b}, nil, LossMetric, "", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(f.RowTitles, c.rows) {
+				t.Errorf("rows %q, want %q", f.RowTitles, c.rows)
+			}
+			ref := report()
+			ref.Order = "ig"
+			c.change(&ref)
+			_, err = ShufflegFigure([]shuffleexp.Report{a}, []shuffleexp.Report{ref}, LossMetric, "", 0)
+			if same := c.name == "same"; (err == nil) != same {
+				t.Errorf("a reference accounted like the report (%v): %v", same, err)
+			}
+		})
+	}
+}
+
 // TestShufflegNonContractive: a curve run above the contraction bound
 // (--allow-noncontractive), whose ε is no guarantee, has its learning rate
 // marked "(!)" in its panel's key, as darrm shuffleg's table marks it, and
