@@ -131,7 +131,11 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 	results, err := exp.Run(cmd.Context())
 	prog.Done()
 	if nc := (*shuffleexp.NonContractiveError)(nil); errors.As(err, &nc) {
-		return cli.Usagef("%v; pass --allow-noncontractive to run it anyway (the output is then marked)", err)
+		flag := "--lr-grid" // or the thesis' grid, its default
+		if search == "fixed" {
+			flag = "--lr"
+		}
+		return cli.Usagef("%s: %v; pass --allow-noncontractive to run it anyway (the output is then marked)", flag, err)
 	} else if err != nil {
 		return setup.Flagged(err, shufflegNames)
 	}

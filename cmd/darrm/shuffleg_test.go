@@ -90,6 +90,25 @@ func TestShufflegNonContractive(t *testing.T) {
 	}
 }
 
+// TestShufflegNonContractiveRates: learning rates of which none may run,
+// a fixed one or a whole grid above the contraction bound, are a usage
+// error that names the flag, the rate and the bound, and says how to run
+// them anyway (a grid exited 1 without naming --lr-grid).
+func TestShufflegNonContractiveRates(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lr", "1.5"}, "--lr: algorithm dp-shuffleg: learning rate 1.5 > 1 = 1/L*"},
+		{[]string{"--lr-grid", "3,1.5"}, "--lr-grid: algorithm dp-shuffleg: learning rate 1.5 > 1 = 1/L*"},
+	} {
+		code, out, stderr := runCLI(append(small, append([]string{"--target-eps", "5", "--algorithm", "dp"}, tc.args...)...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "pass --allow-noncontractive") || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tc.args, code, out, stderr, tc.want)
+		}
+	}
+}
+
 func TestShufflegBadInput(t *testing.T) {
 	dir := t.TempDir()
 	plot := filepath.Join(dir, "never.png")

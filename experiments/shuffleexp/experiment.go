@@ -164,7 +164,8 @@ func alphaRuleNote(r accountant.AlphaRule) string {
 }
 
 // NonContractiveError reports a fixed learning rate above the contraction
-// bound, for which the privacy analysis does not hold.
+// bound, for which the privacy analysis does not hold, or a grid of them:
+// LR is then the grid's smallest.
 type NonContractiveError struct {
 	Algorithm shuffleg.Algorithm
 	LR        float64
@@ -274,9 +275,6 @@ func (e *Experiment) Run(ctx context.Context) ([]Result, error) {
 			contractive := lr <= res.Bound
 			res.Grid = append(res.Grid, GridPoint{LR: lr, Contractive: contractive, FinalLossMean: math.NaN(), FinalLossStd: math.NaN()})
 			if !contractive && !e.AllowNonContractive {
-				if len(e.LRs) == 1 {
-					return nil, &NonContractiveError{Algorithm: a, LR: lr, Bound: res.Bound}
-				}
 				res.Grid[li].Status = GridNonContractive
 				continue
 			}
@@ -286,7 +284,9 @@ func (e *Experiment) Run(ctx context.Context) ([]Result, error) {
 			}
 		}
 		if !slices.ContainsFunc(res.Grid, func(g GridPoint) bool { return g.Status == "" }) {
-			return nil, fmt.Errorf("algorithm %v: every learning rate of the grid exceeds the contraction bound 1/L* = %g", a, res.Bound)
+			// No rate may run: the smallest of them, the only one of
+			// a fixed rate, is above the bound.
+			return nil, &NonContractiveError{Algorithm: a, LR: slices.Min(e.LRs), Bound: res.Bound}
 		}
 	}
 	if err := e.runJobs(ctx, jobs, cfgs, traces, key); err != nil {

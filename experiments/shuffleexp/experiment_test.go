@@ -91,6 +91,10 @@ func TestExperimentContraction(t *testing.T) {
 	if !errors.As(err, &nc) || nc.Bound != bound {
 		t.Fatalf("fixed lr above the bound: error %v", err)
 	}
+	e.LRs = []float64{3 * bound, 2 * bound}
+	if _, err := e.Run(context.Background()); !errors.As(err, &nc) || nc.LR != 2*bound || nc.Bound != bound {
+		t.Fatalf("a grid above the bound: error %v", err)
+	}
 	e.LRs = []float64{2 * bound, bound / 2}
 	res, err := e.Run(context.Background())
 	if err != nil {
