@@ -171,10 +171,11 @@ func TestHelpNamesRealFlags(t *testing.T) {
 	})
 }
 
-// TestHelpSigmaUnits: a command whose --sigma is not in the shared flag's
-// units (of the sensitivity) says in its help what it is. account
-// shuffleg takes the noise's standard deviation itself, with --G apart:
-// read as a multiple of G < 1 it reported a far smaller eps than the run's.
+// TestHelpSigmaUnits: every command that takes --sigma says in its help
+// in what units, as the shared flag's line says it does: a multiple of
+// the sensitivity, except account shuffleg's, the noise's standard
+// deviation itself with --G apart, which read as a multiple of G < 1
+// reported a far smaller eps than the run's.
 func TestHelpSigmaUnits(t *testing.T) {
 	for _, c := range []struct {
 		path []string
@@ -182,7 +183,10 @@ func TestHelpSigmaUnits(t *testing.T) {
 	}{
 		{[]string{"account", "shuffleg"}, "sigma is the standard deviation of the noise added to each clipped gradient, in the gradients' own units: not in units of --G"},
 		{[]string{"account", "dpsgd"}, "noise multiplier --sigma"},
-		{[]string{"account", "gaussian"}, "noise --sigma"},
+		{[]string{"account", "gaussian"}, "noise --sigma, in units of --sensitivity"},
+		{[]string{"teachers", "train"}, "sigma = 12 (DP-SGD's noise multiplier, in units of the clipping norm)"},
+		{[]string{"teachers", "vote"}, "--sigma is DP-SGD's noise multiplier, in units of the clipping norm"},
+		{[]string{"teachers", "tune"}, "--sigma is the trial teachers' DP-SGD noise multiplier, in units of the clipping norm"},
 	} {
 		if help := strings.Join(strings.Fields(helpOf(t, c.path)), " "); !strings.Contains(help, c.says) {
 			t.Errorf("darrm %s --help does not say %q", strings.Join(c.path, " "), c.says)

@@ -59,7 +59,7 @@ var Registry = cli.NewRegistry([]cli.Flag{
 	{Name: "budget-delta", Default: 0.0, Usage: "total delta budget, in [0, 0.5]"},
 	{Name: "target-eps", Default: []float64(nil), Usage: "eps of the guarantee to meet (> 0; where tabulated, several)"},
 	{Name: "target-delta", Default: 0.0, Usage: "delta of the guarantee to meet or report, in [0, 0.5]"},
-	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise, in units of the sensitivity (> 0)"},
+	{Name: "sigma", Default: 0.0, Usage: "Gaussian noise sigma (> 0), in the units this command's help gives"},
 	{Name: "ledger", Default: "", Usage: "privacy ledger to charge: a file, or postgres://...?ledger=NAME"},
 	{Name: "analyst", Default: "", Usage: "who charges --ledger (default: the database user); plan: whose --share"},
 	{Name: "lock-timeout", Default: ledger.DefaultLockTimeout, Usage: "the longest `wait` for a lock on a ledger (e.g. 30s, 2m)"},
