@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/spf13/cobra"
 
 	"github.com/darrm/darrm/accountant"
@@ -11,6 +13,7 @@ import (
 	"github.com/darrm/darrm/experiments/shuffleexp"
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/noisymax"
+	"github.com/darrm/darrm/shuffleg"
 )
 
 func init() { subcommands = append(subcommands, subcommand{"account", newAccountCmd}) }
@@ -212,6 +215,17 @@ func newAccountShuffleGCmd() *cobra.Command {
 		algs, err := shuffleexp.ParsePrivateAlgorithms(f.Algorithms)
 		if err != nil {
 			return nil, cli.Usagef("--algorithm %v", err)
+		}
+		// A flag that no algorithm asked for reads would be accounted as
+		// if it held.
+		uses := func(a ...shuffleg.Algorithm) bool {
+			return slices.ContainsFunc(algs, func(b shuffleg.Algorithm) bool { return slices.Contains(a, b) })
+		}
+		switch {
+		case fs.Changed("S") && !uses(shuffleg.PrivPub, shuffleg.PubPriv):
+			return nil, cli.Usagef("account shuffleg: --S is the switch epoch of priv-pub and pub-priv, which --algorithm does not name")
+		case (fs.Changed("n") || fs.Changed("nd")) && !uses(shuffleg.Interleaved):
+			return nil, cli.Usagef("account shuffleg: --n and --nd are interleaved's steps, which --algorithm does not name")
 		}
 		d := report.AccountShuffleg{Delta: f.Delta, G: f.G, Epochs: f.Epochs, S: cli.Given(fs, "S", f.S), N: cli.Given(fs, "n", f.N), ND: cli.Given(fs, "nd", f.ND)}
 		d.Rows, err = shuffleexp.NoiseRequest{Algorithms: algs, Epochs: f.Epochs, S: f.S, N: f.N, ND: f.ND, G: f.G, Delta: f.Delta,

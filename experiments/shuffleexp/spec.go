@@ -211,7 +211,8 @@ func privateAlgorithms() []shuffleg.Algorithm {
 
 // ParsePrivateAlgorithms reads names of private algorithms
 // (parseAlgorithm), "all" standing for privateAlgorithms(); the result is
-// in the order of names.
+// in the order of names, and an algorithm named twice (all counts as
+// naming each) is an error, as in ParseAlgorithms.
 func ParsePrivateAlgorithms(names []string) ([]shuffleg.Algorithm, error) {
 	if len(names) == 0 {
 		return nil, errors.New("empty: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, all")
@@ -219,12 +220,17 @@ func ParsePrivateAlgorithms(names []string) ([]shuffleg.Algorithm, error) {
 	var out []shuffleg.Algorithm
 	for _, name := range names {
 		a, err := parseAlgorithm(name)
+		add := []shuffleg.Algorithm{a}
 		switch {
 		case name == "all":
-			out = append(out, privateAlgorithms()...)
+			add = privateAlgorithms()
 		case err != nil || !a.Private():
 			return nil, fmt.Errorf("%q: must be one of dp-shuffleg, priv-pub, pub-priv, interleaved, all", name)
-		default:
+		}
+		for _, a := range add {
+			if slices.Contains(out, a) {
+				return nil, fmt.Errorf("%q: %v is named twice", strings.Join(names, ","), a)
+			}
 			out = append(out, a)
 		}
 	}
