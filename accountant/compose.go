@@ -151,9 +151,17 @@ func composeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	n := float64(k)
 	e := step.Eps
 	// a and Σε² are raised by their rounding (two products and tanh, within
-	// 2 ulps), kε is exact up to one rounding up.
+	// 2 ulps), kε is exact up to one rounding up. Below the normal range
+	// (kε² under 2^-1022, ε below about 1e-154) Σε² is rounded up by
+	// MulUp, never to 0: taken as 0, it made the total ε 0, below the
+	// optimal composition's (one step of ε = 1e-170 at δ' = 1e-300); a,
+	// below kε², is then far below the 16 ulps that raise those terms.
+	sq := outward.Up(n*e*e, 2)
+	if sq < 0x1p-1022 {
+		sq = outward.MulUp(outward.MulUp(n, e), e)
+	}
 	return Guarantee{
-		Eps:   generalEps(outward.MulUp(n, e), outward.Up(n*e*math.Tanh(e/2), 4), outward.Up(n*e*e, 2), deltaPrime),
+		Eps:   generalEps(outward.MulUp(n, e), outward.Up(n*e*math.Tanh(e/2), 4), sq, deltaPrime),
 		Delta: totalDelta(outward.Down(n*logKeepDown(step.Delta), 1), deltaPrime),
 	}, nil
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/big"
 	"testing"
+
+	"github.com/darrm/darrm/internal/outward"
 )
 
 func relErr(got, want float64) float64 {
@@ -202,6 +204,48 @@ func TestLargeKStability(t *testing.T) {
 				t.Errorf("k=%d eps=%v: optimal %v (general %v, previous %v)", k, eps, o.Eps, g.Eps, prev)
 			}
 			prev = o.Eps
+		}
+	}
+}
+
+// TestComposeGeneralTinyEps checks that general composition bounds the
+// optimal one where kε² underflows (ε below about 1e-154): Σε² was taken
+// as 0, so the total ε was 0 and StepEps returned a step ε far above its
+// total (1.57e-162 for a total of 1e-170 over one step at δ' = 1e-300).
+func TestComposeGeneralTinyEps(t *testing.T) {
+	for _, c := range []struct {
+		eps float64
+		k   int
+		dp  float64
+	}{
+		{1e-170, 1, 1e-300},
+		{1e-300, 1, 1e-300},
+		{1e-162, 1, 1e-300},
+		{1e-160, 1, 1e-300},
+		{1e-170, 1000, 1e-300},
+		{1e-200, 1, 1e-5},
+	} {
+		step := Guarantee{Eps: c.eps}
+		g, err := composeGeneral(step, c.k, c.dp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := composeOptimal(step, c.k, c.dp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// optimal is raised by its margin (optimalMargin ulps) above kε
+		// where the bound is kε, as at k = 1.
+		if !(g.Eps > 0) || g.Eps < o.Eps*(1-0x1p-38) || g.Eps > outward.MulUp(float64(c.k), c.eps) {
+			t.Errorf("eps=%g k=%d delta'=%g: general %g, optimal %g: want general in (0, k·eps] and not below optimal", c.eps, c.k, c.dp, g.Eps, o.Eps)
+		}
+		comp := Composition{Method: General, DeltaPrime: c.dp}
+		s, err := comp.StepEps(c.eps, 0, c.k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tot, err := comp.Compose(Guarantee{Eps: s}, c.k); err != nil || tot.Eps > c.eps || s > c.eps {
+			t.Errorf("eps=%g k=%d delta'=%g: StepEps = %g, whose total is %g (%v): want both <= %g", c.eps, c.k, c.dp, s, tot.Eps, err, c.eps)
 		}
 	}
 }
