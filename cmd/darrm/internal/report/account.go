@@ -30,7 +30,7 @@ type AccountCompose struct {
 // Write prints the document in format f.
 func (d AccountCompose) Write(w io.Writer, f cliout.Format) error {
 	r := composed(d.Method, d.DeltaPrime, field("steps", d.Steps), field("step_eps", d.Step.Eps), field("step_delta", d.Step.Delta))
-	return cliout.WriteRecord(w, f, append(r, field("eps", d.Total.Eps), field("delta", d.Total.Delta)))
+	return cliout.WriteRecord(w, f, append(r, totalFields(f, d.Total.Eps, d.Total.Delta)...))
 }
 
 // AccountQueries is the document of darrm account queries: at most
@@ -50,7 +50,7 @@ func (d AccountQueries) Write(w io.Writer, f cliout.Format) error {
 		field("budget_eps", d.Budget.Eps), field("budget_delta", d.Budget.Delta))
 	r = append(r, field("queries", d.Queries))
 	if d.Queries > 0 {
-		r = append(r, field("eps", d.Total.Eps), field("delta", d.Total.Delta))
+		r = append(r, totalFields(f, d.Total.Eps, d.Total.Delta)...)
 	}
 	return cliout.WriteRecord(w, f, r)
 }
@@ -71,7 +71,14 @@ type AccountStepEps struct {
 // Write prints the document in format f.
 func (d AccountStepEps) Write(w io.Writer, f cliout.Format) error {
 	r := composed(d.Method, d.DeltaPrime, field("steps", d.Steps), field("budget_eps", d.BudgetEps), field("step_delta", d.StepDelta))
-	return cliout.WriteRecord(w, f, append(r, field("step_eps", d.Step), field("eps", d.Total.Eps), field("delta", d.Total.Delta)))
+	return cliout.WriteRecord(w, f, append(append(r, field("step_eps", d.Step)), totalFields(f, d.Total.Eps, d.Total.Delta)...))
+}
+
+// totalFields are the fields eps and delta of a total: rounded up in a
+// table (BoundIn), so that it never reads below the JSON's, as ledger show
+// and plan print theirs.
+func totalFields(f cliout.Format, eps, delta float64) []cliout.Field {
+	return []cliout.Field{field("eps", BoundIn(f, eps)), field("delta", BoundIn(f, delta))}
 }
 
 // composed starts the record of a composition: the method and its
@@ -99,7 +106,7 @@ func (d AccountGaussian) Write(w io.Writer, f cliout.Format) error {
 	return cliout.WriteRecord(w, f, cliout.Record{
 		field("sensitivity", d.Run.Sensitivity), field("sigma", d.Run.Sigma), field("steps", d.Run.Steps), field("rho", d.Rho),
 		field("conversion", d.Conversion.String()), field("reference", d.Conversion.Reference()),
-		field("alpha", d.Alpha), field("rdp", d.Rho*d.Alpha), field("eps", d.Eps), field("delta", d.Delta),
+		field("alpha", d.Alpha), field("rdp", d.Rho*d.Alpha), field("eps", BoundIn(f, d.Eps)), field("delta", BoundIn(f, d.Delta)),
 	})
 }
 
@@ -117,7 +124,7 @@ func (d AccountDPSGD) Write(w io.Writer, f cliout.Format) error {
 	return cliout.WriteRecord(w, f, cliout.Record{
 		field("sigma", d.Run.Sigma), field("sampling_rate", d.Run.Q), field("steps", d.Run.Steps),
 		field("conversion", d.Conversion.String()), field("reference", "Mironov, Talwar and Zhang 2019 (sampled Gaussian RDP); "+d.Conversion.Reference()),
-		field("alpha", d.Alpha), field("eps", d.Eps), field("delta", d.Delta),
+		field("alpha", d.Alpha), field("eps", BoundIn(f, d.Eps)), field("delta", BoundIn(f, d.Delta)),
 	})
 }
 
@@ -194,7 +201,7 @@ func (d AccountShuffleg) Write(w io.Writer, f cliout.Format) error {
 		for _, c := range n.Calibrations {
 			r := cliout.Record{field("algorithm", n.Plan.Algorithm.String()), field("private_epochs", n.Plan.PrivEpochs)}
 			if n.Target == 0 {
-				r = append(r, field("sigma", c.Sigma), field("conversion", c.Conversion.String()), field("alpha", c.Alpha), field("eps", c.Eps))
+				r = append(r, field("sigma", c.Sigma), field("conversion", c.Conversion.String()), field("alpha", c.Alpha), field("eps", BoundIn(f, c.Eps)))
 			} else {
 				r = append(r, field("eps", n.Target), field("conversion", c.Conversion.String()), field("alpha_rule", c.AlphaRule.String()),
 					field("alpha", c.Alpha), field("sigma", c.Sigma), field("ratio", c.Sigma/n.Calibrations[1].Sigma))

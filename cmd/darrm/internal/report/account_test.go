@@ -85,3 +85,40 @@ func TestAccountDocuments(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountTableTotals checks that a table's total eps and delta never
+// read below the JSON's: they were rounded to the nearest six digits, so
+// account compose's 300 steps of 0.1 read eps 9.81004 for 9.810041930081985.
+func TestAccountTableTotals(t *testing.T) {
+	const eps, delta = 9.810041930081985, 1.2345612e-5 // each the six-digit decimal below it
+	total := accountant.Guarantee{Eps: eps, Delta: delta}
+	step := accountant.Guarantee{Eps: 0.1}
+	plan := shuffleg.Plan{Algorithm: shuffleg.DPShuffleG, Epochs: 10, PrivEpochs: 10}
+	cal := shuffleg.Calibration{Sigma: 1, Eps: eps, Delta: delta, Alpha: 2, Conversion: accountant.PaperConversion}
+	for _, tc := range []struct {
+		name string
+		doc  interface {
+			Write(io.Writer, cliout.Format) error
+		}
+		keys []string
+	}{
+		{"compose", AccountCompose{Method: accountant.General, DeltaPrime: 1e-5, Steps: 300, Step: step, Total: total}, []string{"eps", "delta"}},
+		{"queries", AccountQueries{Method: accountant.General, DeltaPrime: 1e-5, Step: step, Budget: accountant.Guarantee{Eps: 10, Delta: 1e-4}, Queries: 300, Total: total}, []string{"eps", "delta"}},
+		{"step-eps", AccountStepEps{Method: accountant.General, DeltaPrime: 1e-5, Steps: 300, BudgetEps: 10, Step: 0.1, Total: total}, []string{"eps", "delta"}},
+		{"gaussian", AccountGaussian{Run: accountant.Gaussian{Sensitivity: 1, Sigma: 2, Steps: 10}, Rho: 1.25, Conversion: accountant.PaperConversion, Alpha: 4, Eps: eps, Delta: delta}, []string{"eps", "delta"}},
+		{"dpsgd", AccountDPSGD{Run: accountant.SGM{Q: 0.01, Sigma: 1.1, Steps: 1000}, Conversion: accountant.PaperConversion, Alpha: 12, Eps: eps, Delta: delta}, []string{"eps", "delta"}},
+		{"shuffleg, at sigma", AccountShuffleg{Delta: 1e-6, G: 1, Epochs: 10, Rows: []shuffleexp.Noise{{Plan: plan, Calibrations: []shuffleg.Calibration{cal}}}}, []string{"eps"}},
+	} {
+		var b bytes.Buffer
+		if err := tc.doc.Write(&b, cliout.Table); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		text := b.String()
+		for _, k := range tc.keys {
+			want := map[string]string{"eps": "9.81005", "delta": "1.23457e-05"}[k]
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: table's %s is not %s, its total rounded up:\n%s", tc.name, k, want, text)
+			}
+		}
+	}
+}
