@@ -9,6 +9,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/experiments/transfer"
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/provenance"
 )
@@ -40,23 +41,24 @@ func NewPlanned(e plan.Equal) Planned {
 }
 
 // totalCell is the cell of a table that says the total to publish, p,
-// with its method, whose theorem is a note of t.
+// with its method, whose theorem is a note of t: rounded up
+// (decimal.FormatBound), never below the JSON's.
 func (p Publish) totalCell(t *cliout.Text) string {
-	return fmt.Sprintf("(%s, %s) %s %s", cliout.FloatN(p.Guarantee.Eps, 4), cliout.FloatN(p.Guarantee.Delta, 3), p.Name(), t.Note("total by "+p.Name()+": "+p.Reference()))
+	return fmt.Sprintf("(%s, %s) %s %s", decimal.FormatBound(p.Guarantee.Eps), decimal.FormatBound(p.Guarantee.Delta), p.Name(), t.Note("total by "+p.Name()+": "+p.Reference()))
 }
 
 // Fits says whether the mechanism has a plan.
 func (p Planned) Fits() bool { return p.NoFit == "" }
 
 // columns are the plan's cells of a table row: the parameter, the
-// per-query guarantee and the total with its method, whose theorem (or
-// why nothing fits) is a note of t.
+// per-query guarantee (rounded up, as the total) and the total with its
+// method, whose theorem (or why nothing fits) is a note of t.
 func (p Planned) columns(t *cliout.Text) []string {
 	if !p.Fits() {
 		return []string{"does not fit " + t.Note(string(p.Mechanism)+": "+p.NoFit), "", ""}
 	}
 	return []string{fmt.Sprintf("%s %s", p.Parameter, cliout.FloatN(p.Value, 4)),
-		fmt.Sprintf("(%s, %s)", cliout.FloatN(p.PerQueryEps, 4), cliout.FloatN(p.PerQueryDelta, 3)),
+		fmt.Sprintf("(%s, %s)", decimal.FormatBound(p.PerQueryEps), decimal.FormatBound(p.PerQueryDelta)),
 		p.Publish.totalCell(t)}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/plan"
 )
@@ -72,3 +73,29 @@ func TestSolveEqualNothingFits(t *testing.T) {
 // unwrapped returns text with its lines joined and its runs of spaces
 // made one, so that a phrase is found wherever cliout.Wrap broke it.
 func unwrapped(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestPlannedColumnsRoundUp checks that a comparison at equal totals
+// prints each per-query guarantee and total to publish rounded up: they
+// were rounded to the nearest four digits (three for delta), so solve
+// --compare --budget-eps 2 --budget-delta 2e-4 --queries 10 read gamma_sub's
+// total 1.921 for 1.9212566376663744.
+func TestPlannedColumnsRoundUp(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		perQuery, total  accountant.Guarantee
+		wantPer, wantTot string
+	}{
+		{"gamma_sub", accountant.Guarantee{Eps: 0.6995730145175064, Delta: 6.995520426116826e-05}, accountant.Guarantee{Eps: 1.9212566376663744, Delta: 0.0002},
+			"(0.699574, 6.99553e-05)", "(1.92126, 0.0002)"},
+		{"gamma_opt", accountant.Guarantee{Eps: 0.24749244712990937, Delta: 2.4749062196946513e-05}, accountant.Guarantee{Eps: 1.9999204580672085, Delta: 0.0002},
+			"(0.247493, 2.47491e-05)", "(1.99993, 0.0002)"},
+		{"exact decimals", accountant.Guarantee{Eps: 0.3, Delta: 1e-5}, accountant.Guarantee{Eps: 4, Delta: 1e-5}, "(0.3, 1e-05)", "(4, 1e-05)"},
+	} {
+		p := Planned{Mechanism: "darrm", Parameter: "m", Value: 3, PerQueryEps: tc.perQuery.Eps, PerQueryDelta: tc.perQuery.Delta,
+			Publish: &Publish{Total: accountant.Total{Guarantee: tc.total, Method: accountant.Exact}}}
+		cols := p.columns(cliout.NewText(&bytes.Buffer{}))
+		if cols[1] != tc.wantPer || !strings.HasPrefix(cols[2], tc.wantTot+" ") {
+			t.Errorf("%s: per query %q, total %q: want %q and %q, each rounded up", tc.name, cols[1], cols[2], tc.wantPer, tc.wantTot)
+		}
+	}
+}
