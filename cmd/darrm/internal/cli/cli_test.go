@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -141,6 +142,34 @@ func TestBindParses(t *testing.T) {
 	}
 	if !slices.Equal(f.Ns, []int{4, 5, 6}) || !slices.Equal(f.Xs, []float64{0.5, 1e-5, 2}) {
 		t.Errorf("lists parsed as %v, %v", f.Ns, f.Xs)
+	}
+}
+
+// TestBindNegativeZero reads a zero given as -0 as 0, in a number and in
+// a list of them: it was kept negative, and JSON and CSV printed -0
+// (account compose --step-delta -0 wrote "step_delta": -0).
+func TestBindNegativeZero(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		get  func(testFlags) []float64
+	}{
+		{[]string{"--x", "-0"}, func(f testFlags) []float64 { return []float64{f.X} }},
+		{[]string{"--x", "-0.0e5"}, func(f testFlags) []float64 { return []float64{f.X} }},
+		{[]string{"--x", "-1e-400"}, func(f testFlags) []float64 { return []float64{f.X} }},
+		{[]string{"--xs", "1,-0,2"}, func(f testFlags) []float64 { return f.Xs[1:2] }},
+		{[]string{"--xs", "-0"}, func(f testFlags) []float64 { return f.Xs }},
+	} {
+		var f testFlags
+		cmd := newTestCmd(&f)
+		cmd.SetArgs(tc.args)
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		for _, x := range tc.get(f) {
+			if x != 0 || math.Signbit(x) {
+				t.Errorf("%v: read as %v (sign bit %v), want 0", tc.args, x, math.Signbit(x))
+			}
+		}
 	}
 }
 

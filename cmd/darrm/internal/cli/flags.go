@@ -145,15 +145,20 @@ func (r ruled) Set(s string) error {
 	if r.list {
 		items = strings.Split(s, ",")
 	}
-	for _, x := range items {
+	for i, x := range items {
 		if err := r.check(x); err != nil {
 			if r.list {
 				return ruleError(fmt.Sprintf("has %q, which %v (a list is separated by commas)", x, err))
 			}
 			return err
 		}
+		// A zero is read as 0: given as -0 (--step-delta -0), it was
+		// kept negative and printed as -0 in JSON and CSV.
+		if v, err := strconv.ParseFloat(x, 64); err == nil && v == 0 {
+			items[i] = "0"
+		}
 	}
-	return r.Value.Set(s)
+	return r.Value.Set(strings.Join(items, ","))
 }
 
 // checkFloat, checkInt, checkDuration and checkBool are the rules of
