@@ -100,6 +100,13 @@ func ReadTable(r io.Reader, k int) (Table, error) {
 		}
 		t = doc.table(g)
 	}
+	// A zero is read as 0: given as -0, it was echoed as -0 in the JSON
+	// of darrm verify and separate.
+	for l, v := range t.Gamma {
+		if v == 0 {
+			t.Gamma[l] = 0
+		}
+	}
 	if t.K != nil && *t.K+1 != len(t.Gamma) {
 		return Table{}, fmt.Errorf("gamma table: K = %d but gamma has %d values: need K+1 = %d", *t.K, len(t.Gamma), *t.K+1)
 	}

@@ -2,6 +2,7 @@ package gamma
 
 import (
 	"bytes"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -38,6 +39,20 @@ func TestReadTable(t *testing.T) {
 		}
 		if tc.wantM != 0 && (tab.M == nil || *tab.M != tc.wantM) {
 			t.Errorf("%s: m = %v, want %v", tc.name, tab.M, tc.wantM)
+		}
+	}
+}
+
+// TestReadTableNegativeZero reads a zero given as -0, in each form, as 0:
+// it was kept negative, and darrm verify and separate printed -0 in JSON.
+func TestReadTableNegativeZero(t *testing.T) {
+	for _, in := range []string{"-0 0.5 0.5 0\n", "[-0, 0.5, 0.5, 0]", `{"gamma": [-0, 0.5, 0.5, 0]}`, "l,gamma_opt\n0,-0\n1,0.5\n2,0.5\n3,0\n", "-0.0e3 0.5 0.5 0\n"} {
+		tab, err := ReadTable(strings.NewReader(in), 3)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if math.Signbit(tab.Gamma[0]) {
+			t.Errorf("%q: gamma(0) read as %v, want 0", in, tab.Gamma[0])
 		}
 	}
 }
