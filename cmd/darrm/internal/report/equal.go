@@ -139,12 +139,14 @@ type Accuracy struct {
 // with which value, and the runner-up's; Tied says that the runner-up has
 // the same value.
 type Winner struct {
-	By          string  `json:"by"`
-	Winner      string  `json:"winner"`
-	Value       float64 `json:"value"`
-	RunnerUp    string  `json:"runner_up,omitempty"`
-	RunnerValue float64 `json:"runner_up_value,omitempty"`
-	Tied        bool    `json:"tied,omitempty"`
+	By       string  `json:"by"`
+	Winner   string  `json:"winner"`
+	Value    float64 `json:"value"`
+	RunnerUp string  `json:"runner_up,omitempty"`
+	// RunnerValue is nil without a runner-up: with one it is stated, 0
+	// too (omitempty on a number left out a runner-up's value of 0).
+	RunnerValue *float64 `json:"runner_up_value,omitempty"`
+	Tied        bool     `json:"tied,omitempty"`
 	// Note qualifies the win, e.g. a margin within the measurement's
 	// spread.
 	Note string `json:"note,omitempty"`
@@ -207,7 +209,8 @@ func newWinner(by string, names []string, value func(i int) float64, lower bool,
 	}
 	w := Winner{By: by, Winner: names[f], Value: value(f)}
 	if s >= 0 {
-		w.RunnerUp, w.RunnerValue, w.Tied = names[s], value(s), value(s) == value(f)
+		rv := value(s)
+		w.RunnerUp, w.RunnerValue, w.Tied = names[s], &rv, rv == value(f)
 	}
 	return w
 }
@@ -288,7 +291,7 @@ func writeWinner(t *cliout.Text, e EqualTotals, win Winner) {
 		if win.Note != "" {
 			note = "; " + win.Note
 		}
-		v, r := apart(win.Value, win.RunnerValue)
+		v, r := apart(win.Value, *win.RunnerValue)
 		t.Line("%s, by %s: %s wins (%s against %s for %s%s)", at, win.By, win.Winner, v, r, win.RunnerUp, note)
 	}
 }
@@ -418,7 +421,7 @@ func NewTransferEqual(budget accountant.Guarantee, res []transfer.EqualResult) [
 		w := newWinner("mean accuracy", names, func(j int) float64 { return rows[j].AccuracyMean }, false, func(j int) bool { return rows[j].Fits() })
 		if w.RunnerUp != "" && !w.Tied {
 			a, b := rows[slices.Index(names, w.Winner)], rows[slices.Index(names, w.RunnerUp)]
-			if w.Value-w.RunnerValue <= max(a.AccuracyStd, b.AccuracyStd) {
+			if w.Value-*w.RunnerValue <= max(a.AccuracyStd, b.AccuracyStd) {
 				w.Note = "a margin within one standard deviation of the redraws: not a clear win"
 			}
 		}

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -15,6 +17,7 @@ import (
 // compete (higher or lower being better), with the runner-up; a tie, a
 // single candidate and none are said as such.
 func TestNewWinner(t *testing.T) {
+	ptr := func(x float64) *float64 { return &x }
 	names := []string{"a", "b", "c", "d"}
 	all := func(int) bool { return true }
 	for _, tc := range []struct {
@@ -25,17 +28,17 @@ func TestNewWinner(t *testing.T) {
 		want   Winner
 		says   string
 	}{
-		{"higher", []float64{0.5, 0.8, 0.7, 0.1}, false, all, Winner{By: "x", Winner: "b", Value: 0.8, RunnerUp: "c", RunnerValue: 0.7}, "b wins (0.8 against 0.7 for c)"},
-		{"lower", []float64{0.5, 0.8, 0.7, 0.1}, true, all, Winner{By: "x", Winner: "d", Value: 0.1, RunnerUp: "a", RunnerValue: 0.5}, "d wins (0.1 against 0.5 for a)"},
-		{"runner-up first", []float64{0.9, 0.3, 0.95, 0.2}, false, all, Winner{By: "x", Winner: "c", Value: 0.95, RunnerUp: "a", RunnerValue: 0.9}, "c wins"},
-		{"close", []float64{0.99998, 0.99997, 0.1, 0.1}, false, all, Winner{By: "x", Winner: "a", Value: 0.99998, RunnerUp: "b", RunnerValue: 0.99997}, "a wins (0.99998 against 0.99997 for b)"},
-		{"tie", []float64{0.5, 0.5, 0.1, 0.1}, false, all, Winner{By: "x", Winner: "a", Value: 0.5, RunnerUp: "b", RunnerValue: 0.5, Tied: true}, "a and b tie"},
+		{"higher", []float64{0.5, 0.8, 0.7, 0.1}, false, all, Winner{By: "x", Winner: "b", Value: 0.8, RunnerUp: "c", RunnerValue: ptr(0.7)}, "b wins (0.8 against 0.7 for c)"},
+		{"lower", []float64{0.5, 0.8, 0.7, 0.1}, true, all, Winner{By: "x", Winner: "d", Value: 0.1, RunnerUp: "a", RunnerValue: ptr(0.5)}, "d wins (0.1 against 0.5 for a)"},
+		{"runner-up first", []float64{0.9, 0.3, 0.95, 0.2}, false, all, Winner{By: "x", Winner: "c", Value: 0.95, RunnerUp: "a", RunnerValue: ptr(0.9)}, "c wins"},
+		{"close", []float64{0.99998, 0.99997, 0.1, 0.1}, false, all, Winner{By: "x", Winner: "a", Value: 0.99998, RunnerUp: "b", RunnerValue: ptr(0.99997)}, "a wins (0.99998 against 0.99997 for b)"},
+		{"tie", []float64{0.5, 0.5, 0.1, 0.1}, false, all, Winner{By: "x", Winner: "a", Value: 0.5, RunnerUp: "b", RunnerValue: ptr(0.5), Tied: true}, "a and b tie"},
 		{"one fits", []float64{0.5, 0.9, 0.7, 0.1}, false, func(i int) bool { return i == 2 }, Winner{By: "x", Winner: "c", Value: 0.7}, "c (0.7) is the only one that fits"},
 		{"none fits", []float64{0.5, 0.9, 0.7, 0.1}, false, func(int) bool { return false }, Winner{By: "x"}, "nothing fits the budget"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := newWinner("x", names, func(i int) float64 { return tc.values[i] }, tc.lower, tc.ok)
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("%+v, want %+v", got, tc.want)
 			}
 			var b bytes.Buffer
@@ -96,6 +99,34 @@ func TestPlannedColumnsRoundUp(t *testing.T) {
 		cols := p.columns(cliout.NewText(&bytes.Buffer{}))
 		if cols[1] != tc.wantPer || !strings.HasPrefix(cols[2], tc.wantTot+" ") {
 			t.Errorf("%s: per query %q, total %q: want %q and %q, each rounded up", tc.name, cols[1], cols[2], tc.wantPer, tc.wantTot)
+		}
+	}
+}
+
+// TestWinnerRunnerUpValue: a winner states its runner-up's value whenever
+// it has a runner-up, 0 included, and none without one: omitempty left
+// out a value of 0, so solve --compare --actual 1 at equal totals wrote a
+// tie of gamma_opt and gamma_sub at expected error 0 without
+// runner_up_value.
+func TestWinnerRunnerUpValue(t *testing.T) {
+	names := []string{"a", "b"}
+	for _, tc := range []struct {
+		name   string
+		values []float64
+		ok     func(int) bool
+		want   string
+	}{
+		{"tie at 0", []float64{0, 0}, func(int) bool { return true }, `"runner_up_value":0,`},
+		{"runner-up at 0", []float64{0.5, 0}, func(int) bool { return true }, `"runner_up_value":0}`},
+		{"runner-up", []float64{0.5, 0.25}, func(int) bool { return true }, `"runner_up_value":0.25}`},
+		{"no runner-up", []float64{0.5, 0}, func(i int) bool { return i == 0 }, ""},
+	} {
+		b, err := json.Marshal(newWinner("x", names, func(i int) float64 { return tc.values[i] }, false, tc.ok))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := strings.Contains(string(b), "runner_up_value"); tc.want == "" && has || tc.want != "" && !strings.Contains(string(b), tc.want) {
+			t.Errorf("%s: %s, want %q", tc.name, b, tc.want)
 		}
 	}
 }
