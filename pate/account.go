@@ -560,9 +560,9 @@ func (a *AccountResult) drawsTotal() (accountant.Total, error) {
 // Rényi DP is rho·λ at every order λ (noisymax.Steps.RunSlope:
 // Papernot et al. 2018, Proposition 8, and the discrete Gaussian's curve,
 // Canonne, Kamath and Steinke 2020) and of the smooth-sensitivity draws
-// draws, each (λ, GNSS)-RDP by the PATE paper's Theorem 23
-// (gnssLatticeRDP at its β and σ_ss) for every λ up to its own
-// order: their sum at each λ of orders (nil: defaultOrders) up to
+// draws, each (λ, GNSS)-RDP (gnssLatticeRDP at its β and σ_ss; not the
+// PATE paper's Theorem 23, which is below it near λ = 1/(2β)) for every λ
+// up to its own order: their sum at each λ of orders (nil: defaultOrders) up to
 // the least draw's order, and at that order (Rényi composition, Mironov
 // 2017, Proposition 1), converted to (ε, delta) by the improved
 // conversion (Canonne, Kamath and Steinke 2020, Proposition 12), the

@@ -17,7 +17,8 @@ import (
 // sensitivity at distance d, A(d), bounds |f(y) - f(y')| over neighbours
 // y, y' with y within d changed teachers of x; the β-smooth sensitivity is
 // SS_β(x) = max_d e^{-βd}·A(d), and f(x) + SS_β(x)·N(0, σ²) (GNSS) is
-// Rényi-DP with the cost the PATE paper's Theorem 23 states.
+// Rényi-DP with the cost gnssRDP bounds (above the PATE paper's Theorem
+// 23, which does not hold near λ = 1/(2β)).
 
 // qPad widens the neighbour bounds B_u, B_l in log q by an absolute
 // amount far above their floating-point error, and above the rounding

@@ -112,7 +112,7 @@ func ruleSigma(beta, slope float64) float64 {
 }
 
 // smooth is a release of the data-dependent Rényi DP by smooth
-// sensitivity (the PATE paper, Section 4 and Theorem 23): the
+// sensitivity (the PATE paper, Section 4; its cost by gnssRDP): the
 // β-smooth sensitivity SS of the cost at Order, Margin added for the
 // evaluation's rounding, the GNSS noise σ_ss and its Deviation, the
 // release's own cost GNSS, the noisy cost Released drawn on the lattice

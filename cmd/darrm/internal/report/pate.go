@@ -349,7 +349,7 @@ func (d AccountPATE) guarantee() (cliout.Record, error) {
 		theorem = fmt.Sprintf("the total of ledger %s, every release charged to it (these among them), by %s", d.LedgerPath, theorem)
 	case len(d.Draws) > 0:
 		theorem = "the queries' data-independent Renyi DP (Papernot et al. 2018, Proposition 8; the discrete Gaussian's, Canonne, Kamath and Steinke 2020) and each draw's (GNSS, " +
-			"Papernot et al. 2018, Theorem 23), added at each order up to the least draw's (Mironov 2017, Proposition 1), converted by Canonne-Kamath-Steinke 2020 Prop. 12, the least over the orders"
+			"the Renyi divergence of its two Gaussians at the worst pair of neighbours a beta-smooth sensitivity allows; docs/pate.md), added at each order up to the least draw's (Mironov 2017, Proposition 1), converted by Canonne-Kamath-Steinke 2020 Prop. 12, the least over the orders"
 	}
 	rec := cliout.Record{field("eps_guarantee", p.Guarantee.Eps), field("delta_guarantee", p.Guarantee.Delta), field("guarantee_method", p.Name()),
 		field("guarantee", "a bound at delta_guarantee on "+d.covers()+": "+theorem)}

@@ -121,7 +121,7 @@ func NewPATEExperiment(dataset string, out *patemnist.Outcome, p patemnist.Param
 	d.Guarantee = "each row's eps_guarantee is a bound at delta on its labels, chosen as for every release: every query asked charged both steps, answered or not " +
 		"(with --answered, a Renyi filter whose budget is fixed before the run: the threshold step on every query it may ask, the GNMax step on the answers it stops at; Feldman and Zrnic 2021), " +
 		"its Renyi DP (Papernot et al. 2018, Proposition 8; the discrete Gaussian's, Canonne, Kamath and Steinke 2020) composed with the smooth-sensitivity draw when its parameters were fixed without the votes " +
-		"(Theorem 23, added at each order up to the draw's: Mironov 2017, Proposition 1), converted by Canonne-Kamath-Steinke 2020 Prop. 12; " +
+		"(GNSS: the Renyi divergence of its two Gaussians at the worst pair of neighbours a beta-smooth sensitivity allows, added at each order up to the draw's: Mironov 2017, Proposition 1), converted by Canonne-Kamath-Steinke 2020 Prop. 12; " +
 		"a row without a draw, every query asked, takes the total aggregate publishes for its labels (the exact composition of the queries' noise)"
 	released := "eps_released (an estimate of the data-dependent cost, not a bound, which may be published only as such)"
 	tuned := dataset == patemnist.TunedOn
