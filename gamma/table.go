@@ -153,7 +153,8 @@ func readText(lines []string) (Gamma, error) {
 		return nil, errors.New("gamma table has no numbers: only comments (#) and blank lines")
 	}
 	if header := split(lines[first]); len(header) > 0 {
-		if _, err := strconv.ParseFloat(header[0], 64); err != nil {
+		// A number out of float64's range is a value, not a header.
+		if _, err := strconv.ParseFloat(header[0], 64); err != nil && !errors.Is(err, strconv.ErrRange) {
 			if col = gammaColumn(header); col < 0 {
 				return nil, fmt.Errorf("gamma table, line %d: header %s has no gamma_opt column (nor a single gamma column)", first+1, param.Quote(strings.Join(header, ",")))
 			}
@@ -174,7 +175,10 @@ func readText(lines []string) (Gamma, error) {
 		}
 		for _, f := range fields {
 			v, err := strconv.ParseFloat(f, 64)
-			if err != nil {
+			switch {
+			case errors.Is(err, strconv.ErrRange):
+				return nil, fmt.Errorf("gamma table, line %d: %s is beyond the largest float64: a gamma value is in [0, 1]", n+1, param.Quote(f))
+			case err != nil:
 				return nil, fmt.Errorf("gamma table, line %d: %s is not a number", n+1, param.Quote(f))
 			}
 			g = append(g, v)

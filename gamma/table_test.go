@@ -65,6 +65,9 @@ func TestReadTableRejects(t *testing.T) {
 		{"# a comment\n\n  # another, after a blank line", "no numbers"},
 		{"# {\"K\": 1}", "no numbers"},
 		{"1 0.5 x 1", `"x" is not a number`},
+		// A value beyond float64's range is a value, not a header.
+		{"1e400\n0.5\n0.5\n1", `line 1: "1e400" is beyond the largest float64`},
+		{"1 0.5 0.5 -1e400", `"-1e400" is beyond the largest float64`},
 		{"1 0.5 0.5", "3 values"},
 		{"1 0.5 0.4 1", "symmetric"},
 		{"1 NaN NaN 1", "gamma(1) = NaN"},
