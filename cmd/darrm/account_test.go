@@ -262,6 +262,8 @@ func TestAccountBadInput(t *testing.T) {
 		{[]string{"shuffleg", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "5", "--S", "3"}, []string{"--S", "priv-pub and pub-priv"}},
 		{[]string{"shuffleg", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "5", "--algorithm", "priv-pub", "--nd", "3"}, []string{"--n and --nd", "interleaved"}},
 		{[]string{"shuffleg", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "5", "--algorithm", "all,dp"}, []string{"--algorithm", "dp-shuffleg is named twice"}},
+		// One epoch leaves no switch: it said "--S = 0: must be ... in [1, 0]".
+		{[]string{"shuffleg", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "1", "--algorithm", "all"}, []string{"--epochs = 1", "must be >= 2"}},
 		{[]string{"rr", "--K", "0", "--m", "1", "--rr-composition", "simple"}, []string{"--K", "0"}},
 		{[]string{"rr", "--K", "11", "--Delta", "1.5", "--m", "1", "--rr-composition", "simple"}, []string{"--Delta", "1.5"}},
 		{[]string{"rr", "--K", "2001", "--eps", "60", "--Delta", "0.5", "--m", "2001"}, []string{"--delta (not given: its default 1-(1-Delta)^m) = 1"}},

@@ -22,6 +22,9 @@ func accountingPlan(a shuffleg.Algorithm, epochs, s, n, nd int) (shuffleg.Plan, 
 	switch a {
 	case shuffleg.DPShuffleG:
 	case shuffleg.PrivPub, shuffleg.PubPriv:
+		if epochs < 2 {
+			return shuffleg.Plan{}, fmt.Errorf("%v: %w", a, &param.Error{Name: "epochs", Value: epochs, Rule: "must be >= 2: the algorithm switches between private and public epochs"})
+		}
 		if s < 1 || s > epochs-1 {
 			return shuffleg.Plan{}, fmt.Errorf("%v: %w", a, &param.Error{Name: "S", Value: s, Rule: fmt.Sprintf("must be an integer in [1, epochs-1] = [1, %d]", epochs-1)})
 		}
