@@ -111,10 +111,10 @@ func TestSolveMatchesFullLP(t *testing.T) {
 	}
 }
 
-// TestSolveAtM1IsSub checks Lemma 3.4.2 with the LP, which Solve skips at
-// m = 1: subsampling one teacher is optimal, gamma(l) = |2l-K|/K, so no
+// TestSolveAtM1IsSub checks Lemma 3.4.2 with the LP at the thesis' eps =
+// 0.1: subsampling one teacher is optimal, gamma(l) = |2l-K|/K, so no
 // gamma's utility exceeds its utility and the LP's bound is not below it;
-// and Solve's shortcut returns it certified.
+// and Solve returns it certified.
 func TestSolveAtM1IsSub(t *testing.T) {
 	for _, p := range []constraints.Problem{constraints.New(5, 1, 0.1, 1e-5), constraints.New(11, 1, 0.1, 1e-5), constraints.New(11, 1, 0.1, 0), constraints.New(31, 1, 0.1, 0)} {
 		coeffs, _ := gamma.UniformPrior().Coefficients(p.K)
@@ -141,6 +141,45 @@ func TestSolveAtM1IsSub(t *testing.T) {
 		for l := range sub {
 			if math.Abs(r.Gamma[l]-sub[l]) > 1e-5 {
 				t.Errorf("%+v: gamma_opt(%d) = %v, gamma_Sub = %v", p, l, r.Gamma[l], sub[l])
+			}
+		}
+	}
+}
+
+// TestSolveAtM1BoundHolds: at m = 1 the upper bound Solve reports is one,
+// not gamma_Sub's utility. Lemma 3.4.2 makes gamma_Sub optimal only for
+// small eps: beyond it (or under a prior nearer 1/2) a certified gamma
+// does better, and the full LP's optimum is the reference. Where
+// gamma_Sub is optimal (the thesis' eps = 0.1, uniform prior) Solve
+// still returns it.
+func TestSolveAtM1BoundHolds(t *testing.T) {
+	for _, tc := range []struct {
+		p     constraints.Problem
+		prior string
+		sub   bool // gamma_Sub is optimal
+	}{
+		{constraints.New(7, 1, 0.1, 1e-5), "uniform", true},
+		{constraints.New(5, 1, 1, 0), "uniform", true},
+		{constraints.New(7, 1, 2, 1e-5), "uniform", false}, // full LP 0.6828, gamma_Sub 0.5
+		{constraints.New(7, 1, 0.3, 1e-5), "0.55", false},  // 0.1024 against 0.1
+		{constraints.New(9, 1, 0.5, 0), "0.55", false},     // 0.1121 against 0.1
+	} {
+		var prior gamma.Prior
+		if err := prior.UnmarshalText([]byte(tc.prior)); err != nil {
+			t.Fatal(err)
+		}
+		r := mustOpt(t, tc.p, prior)
+		want := fullLP(t, tc.p, prior)
+		if r.UpperBound < want*(1-1e-9) || r.Utility < want*(1-1.01e-6) || r.Utility > r.UpperBound {
+			t.Errorf("%+v, prior %s: utility %.12f, upper bound %.12f, full LP %.12f", tc.p, tc.prior, r.Utility, r.UpperBound, want)
+		}
+		if !tc.sub {
+			continue
+		}
+		sub, _ := gamma.Sub(tc.p.K, 1)
+		for l := range sub {
+			if math.Abs(r.Gamma[l]-sub[l]) > 1e-11 {
+				t.Errorf("%+v: gamma_opt(%d) = %v, gamma_Sub = %v", tc.p, l, r.Gamma[l], sub[l])
 			}
 		}
 	}
