@@ -46,8 +46,11 @@ import (
 // canonical one (optimal.Solve's tie-break), where entries of version 2
 // hold an optimal gamma that depends on the solver's path. Version 4: the
 // budget is that of m·eps as the decimals multiply (Problem.MEps), where
-// the certificates of version 3 are of the float64 product.
-const version = 4
+// the certificates of version 3 are of the float64 product. Version 5: at
+// m = 1 the bound is the LP's and gamma_opt the LP's where gamma_Sub is
+// not within its tolerance, where entries of version 4 hold gamma_Sub
+// with its own utility as the bound.
+const version = 5
 
 // Key identifies a gamma table.
 type Key struct {

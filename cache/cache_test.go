@@ -276,6 +276,36 @@ func TestEarlierVersionsAreNotUsed(t *testing.T) {
 	}
 }
 
+// TestEntriesOfEarlierVersionsAreNotFound: an entry under the key of any
+// earlier version is not found, as at version 2 (an optimal gamma, not the
+// canonical one) so at version 4 (at m = 1 gamma_Sub with its own utility
+// as the bound, which optimal.Solve no longer claims).
+func TestEntriesOfEarlierVersionsAreNotFound(t *testing.T) {
+	for _, v := range []int{2, 3, 4} {
+		d, err := Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := Key{Problem: testParams, Prior: "uniform"}
+		if err := d.Put(solvedEntry(t, testParams)); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(d.Path(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(d.Path(key)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d.path, key.file(v)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Get(key); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Get with only a version %d entry: %v, want ErrNotFound", v, err)
+		}
+	}
+}
+
 // TestOneVoteKey: a problem in the one-vote relation has a key and file of
 // its own, and the keys of DaRRM's problems are those of the entries stored
 // before the relation was part of the key (the file name is a digest of
