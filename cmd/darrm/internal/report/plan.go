@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
@@ -54,9 +56,9 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 		switch {
 		case n.flag == "delta":
 		case n.flag == "m" && r.Teachers != nil:
-			rec = append(rec, field("m", n.v), field("eps", r.Teachers.Eps), field("Delta", r.Teachers.Delta))
+			rec = append(rec, field("m", settingIn(f, n)), field("eps", r.Teachers.Eps), field("Delta", r.Teachers.Delta))
 		default:
-			rec = append(rec, field(strings.ReplaceAll(n.flag, "-", "_"), n.v))
+			rec = append(rec, field(strings.ReplaceAll(n.flag, "-", "_"), settingIn(f, n)))
 		}
 	}
 	if hasDelta(ns) {
@@ -139,6 +141,50 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	_, err := fmt.Fprintf(w, "\nTo make the ledger (LEDGER: a new file; VOTES: the votes to release, whose header binds it):\n%s\n",
 		ShellLines(d.LedgerInit, cliout.Width))
 	return err
+}
+
+// settingIn returns a mechanism's setting n as format f prints it: in a
+// table to six digits, rounded toward more noise (settingText).
+func settingIn(f cliout.Format, n number) any {
+	if f == cliout.Table {
+		return settingText(n.flag, n.v, 6)
+	}
+	return n.v
+}
+
+// settingText says a mechanism's setting x, taken by flag, to digits
+// significant digits for a table, rounded toward more noise, so that the
+// value copied into aggregate releases the queries planned: m and
+// target-eps down, a noise scale up (to the nearest, a target_eps of 8/7
+// printed 1.14286 released 6 of the 7 queries planned, a laplace-scale of
+// 48.7427 printed 48.74 299 of 300); a setting of no known direction
+// exactly.
+func settingText(flag string, x float64, digits int) string {
+	var up bool
+	switch flag {
+	case "m", "target-eps":
+	case "sigma1", "sigma2", "laplace-scale":
+		up = true
+	default:
+		return cliout.Float(x)
+	}
+	s := cliout.FloatN(x, digits)
+	if near, err := strconv.ParseFloat(s, 64); err != nil || near == x || near > x == up || !(x > 0) || math.IsInf(x, 0) {
+		return s
+	}
+	// The nearest decimal is on the side of less noise: step its last
+	// digit the other way.
+	e := strconv.FormatFloat(x, 'e', digits-1, 64) // d.ddddde±XX
+	i := strings.IndexByte(e, 'e')
+	mant, _ := strconv.ParseInt(strings.Replace(e[:i], ".", "", 1), 10, 64)
+	exp, _ := strconv.Atoi(e[i+1:])
+	if up {
+		mant++
+	} else {
+		mant--
+	}
+	v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", mant, exp-(digits-1)), 64)
+	return cliout.Float(v)
 }
 
 // thresholdNote says why a Confident-GNMax plan's threshold is as low as

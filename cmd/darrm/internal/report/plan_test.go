@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -79,5 +80,52 @@ func TestPlanKeys(t *testing.T) {
 				t.Errorf("at the limit: neighbour %v, at_limit %v", v["neighbour"], v["at_limit"])
 			}
 		})
+	}
+}
+
+// TestPlanTableSettingsSafe: a table prints a planned setting rounded
+// toward more noise, so that the value copied into aggregate releases the
+// queries planned: a target_eps of 8/7 (7 queries of darrm-one-vote at
+// (8, 1e-6), composed purely) printed to the nearest, 1.14286, released 6,
+// and the comparison's laplace-scale 48.74 for 48.7427, 299 of 300.
+func TestPlanTableSettingsSafe(t *testing.T) {
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-6}}
+	count := plan.Count{Run: 7, Total: accountant.Total{Method: accountant.Exact, Guarantee: accountant.Guarantee{Eps: 8, Delta: 1e-6}}}
+	doc := func(m ensemble.Mechanism, teachers *accountant.Guarantee, classes int) Plan {
+		return Plan{Chosen: true, Plan: plan.Plan{Request: plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Mechanism: m, Teachers: teachers, Budget: &budget}, K: 11, Classes: classes}, Count: count, Queries: 7}}
+	}
+	for _, tc := range []struct {
+		name      string
+		doc       Plan
+		want, not string
+	}{
+		{"target_eps down", doc(ensemble.OneVoteDaRRM{Eps: 8.0 / 7}, nil, 2), "│ 1.14285 ", "1.14286"},
+		{"m down", doc(ensemble.DaRRM{Target: ensemble.Target{M: 9.402337228714524}}, &accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 2), "│ 9.40233 ", "9.40234"},
+		{"laplace_scale up", doc(ensemble.LNMax{Scale: 113.28125}, nil, 10), "│ 113.282 ", "113.281"},
+		{"sigma2 up", doc(ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 54.018000817997695, Noise: noisymax.DiscreteNoise}, nil, 10), "│ 54.0181 ", "54.018 "},
+		{"exact when nearest is safe", doc(ensemble.LNMax{Scale: 48.7427}, nil, 10), "│ 48.7427 ", "48.7428"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.doc.Write(&b, cliout.Table); err != nil {
+				t.Fatal(err)
+			}
+			if out := b.String(); !strings.Contains(out, tc.want) || strings.Contains(out, tc.not) {
+				t.Errorf("want %q, not %q, in\n%s", tc.want, tc.not, out)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		row  PlanCompareRow
+		want string
+	}{
+		{PlanCompareRow{LaplaceScale: new(48.74267578124999)}, "laplace-scale 48.75"},
+		{PlanCompareRow{Threshold: new(0.0), Sigma1: new(81.02700122699655), Sigma2: new(54.018000817997695)}, "threshold 0, sigma1 81.03, sigma2 54.02"},
+		{PlanCompareRow{Sigma2: new(41.32491)}, "sigma2 41.33"},
+		{PlanCompareRow{TargetEps: new(0.27068464)}, "target-eps 0.2706"},
+	} {
+		if got := tc.row.parameters(", "); got != tc.want {
+			t.Errorf("parameters %q, want %q", got, tc.want)
+		}
 	}
 }

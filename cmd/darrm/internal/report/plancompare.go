@@ -127,7 +127,8 @@ func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 }
 
 // parameters says the row's parameters, each as the aggregate flag that
-// takes it, briefly, separated by sep.
+// takes it, briefly (four digits, rounded toward more noise:
+// settingText), separated by sep.
 func (r PlanCompareRow) parameters(sep string) string {
 	var out []string
 	for _, p := range []struct {
@@ -135,11 +136,11 @@ func (r PlanCompareRow) parameters(sep string) string {
 		v    *float64
 	}{{"threshold", r.Threshold}, {"sigma1", r.Sigma1}, {"sigma2", r.Sigma2}, {"laplace-scale", r.LaplaceScale}, {"target-eps", r.TargetEps}} {
 		if p.v != nil {
-			out = append(out, p.name+" "+cliout.FloatN(*p.v, 4))
+			out = append(out, p.name+" "+settingText(p.name, *p.v, 4))
 		}
 	}
 	for _, s := range r.Settings {
-		out = append(out, s.Flag+" "+cliout.FloatN(s.Value, 4))
+		out = append(out, s.Flag+" "+settingText(s.Flag, s.Value, 4))
 	}
 	return strings.Join(out, sep)
 }
