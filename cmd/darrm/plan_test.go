@@ -294,6 +294,11 @@ func TestPlanErrors(t *testing.T) {
 		{"proxy of other K", append(append(cgm, "--votes", proxy100, "--votes-are", "public", "--input-format", "counts"), budget...), []string{"K = 100", "K = 250"}},
 		{"planned value given", []string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "10", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "1e-5"}, []string{"--sigma2 is what a plan"}},
 		{"queries", append([]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "0"}, budget...), []string{"--queries = 0: must be an integer in [1, "}},
+		// A target eps of 1e-100 per query is far below what a gamma
+		// certifies: the error is of the budget given, not of the
+		// --target-eps the plan tried.
+		{"budget far below a target", []string{"plan", "--mechanism", "darrm-one-vote", "--K", "11", "--queries", "1", "--budget-eps", "1e-100", "--budget-delta", "1e-300"},
+			[]string{"--budget-eps = 1e-100: not even 1 query fits", "the smallest budget that fits 1"}},
 		{"budget", []string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "20", "--budget-eps", "-1", "--budget-delta", "0"}, []string{"budget-eps = -1", "> 0"}},
 		// The per-query delta of the GNMax family is the budget's unless
 		// --delta is given: a bad one is named as the flag the user gave.

@@ -222,7 +222,8 @@ func (e *AllFitError) Error() string { return fmt.Sprintf("every value fits up t
 // up while it holds and down while it does not, at most 200 steps each
 // way. An error for which beyond reports true is a value beyond the
 // function's range (which the caller's function refuses, not a failure):
-// at the start the search moves up until a value is within it; a step up
+// at the start the search moves up until a value is within it (in as
+// many steps as cross float64's range); a step up
 // beyond it ends the bracket there; a step down beyond it ends the search
 // with a *NoneFitError. Any other error of fits, or of ctx, ends the
 // search and is returned. The bracket's ends are values fits was asked
@@ -230,8 +231,15 @@ func (e *AllFitError) Error() string { return fmt.Sprintf("every value fits up t
 func Bracket(ctx context.Context, x0, min, max, grow float64, fits func(float64) (bool, error), beyond func(error) bool) (lo, hi float64, err error) {
 	x := math.Max(min, math.Min(x0, max))
 	ok, err := fits(x)
-	for i := 0; err != nil && beyond(err) && i < 200 && x < max; i++ {
-		x = math.Min(grow*x, max)
+	// A start far below the range (a target eps of a budget of 1e-100,
+	// or 0) may take more than 200 steps to reach it: as many as cross
+	// the range of float64 at this factor.
+	up := int(math.Max(200, math.Ceil(2100/math.Log2(grow))))
+	for i := 0; err != nil && beyond(err) && i < up && x < max; i++ {
+		if cerr := ctx.Err(); cerr != nil {
+			return 0, 0, cerr
+		}
+		x = math.Min(math.Max(grow*x, math.SmallestNonzeroFloat64), max) // from 0 too
 		ok, err = fits(x)
 	}
 	if err != nil {

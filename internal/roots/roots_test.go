@@ -147,6 +147,11 @@ func TestBracket(t *testing.T) {
 		{name: "a start beyond the range", x0: 1, min: 0.1, max: 100, fits: below(5, 3, inf), lo: 4, hi: 8},
 		{name: "a step up beyond the range", x0: 1, min: 0.1, max: 100, fits: below(10, 0, 6), lo: 4, hi: 8},
 		{name: "a step down beyond the range", x0: 8, min: 0.1, max: 100, fits: below(1, 3, inf), none: true, least: 4},
+		// More than 200 steps up to the range (a target eps of a budget
+		// of 1e-100), or from 0: the walk reaches it.
+		{name: "a start far below the range", x0: 1e-100, min: 0, max: 100, fits: below(1e-6, 1e-15, inf), lo: math.Ldexp(1e-100, 312), hi: math.Ldexp(1e-100, 313)},
+		{name: "nothing fits from far below the range", x0: 1e-100, min: 0, max: 100, fits: below(0, 1e-15, inf), none: true, least: math.Ldexp(1e-100, 283)},
+		{name: "a start at 0", x0: 0, min: 0, max: 100, fits: below(1e-6, 1e-15, inf), lo: math.Ldexp(1, -20), hi: math.Ldexp(1, -19)},
 		{name: "every value fits", x0: 1, min: 0.1, max: inf, fits: below(inf, 0, inf), all: true, last: math.Ldexp(1, 200)},
 		{name: "an error", x0: 1, min: 0.1, max: 100, fits: func(x float64) (bool, error) {
 			if x > 3 {
