@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -117,4 +118,31 @@ func compared(k int, delta float64) []ensemble.Mechanism {
 		}
 	}
 	return ms
+}
+
+// TestInParallelErrors: the errors of the calls are said once each, and
+// an interruption alone: a plan of Confident-GNMax interrupted printed
+// "context canceled" once for every sigma1/sigma2 ratio.
+func TestInParallelErrors(t *testing.T) {
+	bad := errors.New("--sigma2 = 0.1: must be in [0.5, 1e+15]")
+	for _, tc := range []struct {
+		name string
+		errs []error
+		want string
+	}{
+		{"none", []error{nil, nil}, ""},
+		{"interrupted", []error{context.Canceled, nil, context.Canceled, context.Canceled}, "context canceled"},
+		{"interrupted, wrapped", []error{nil, fmt.Errorf("budget: max run steps: %w", context.Canceled), context.Canceled}, "budget: max run steps: context canceled"},
+		{"the same error", []error{bad, bad, nil, bad}, bad.Error()},
+		{"two errors", []error{bad, errors.New("other"), bad}, bad.Error() + "\nother"},
+	} {
+		err := inParallel(len(tc.errs), func(i int) error { return tc.errs[i] })
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
 }

@@ -293,7 +293,9 @@ func confident(ctx context.Context, r Request, queries int, ratios []float64, pr
 }
 
 // inParallel calls f(0), ..., f(n-1), at most GOMAXPROCS at once, and
-// returns their errors joined.
+// returns their errors joined, each said once: an interruption, which
+// ends every call, is the first call's to see it alone (joined, a plan
+// interrupted printed "context canceled" once for every ratio).
 func inParallel(n int, f func(i int) error) error {
 	errs := make([]error, n)
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -307,7 +309,18 @@ func inParallel(n int, f func(i int) error) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	var out []error
+	seen := make(map[string]bool)
+	for _, err := range errs {
+		switch {
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			return err
+		case err != nil && !seen[err.Error()]:
+			seen[err.Error()] = true
+			out = append(out, err)
+		}
+	}
+	return errors.Join(out...)
 }
 
 // ratioPlan is the plan of one σ1/σ2 ratio for a number of queries (its
