@@ -85,19 +85,33 @@ func digits(x float64) (m uint64, e int, ok bool) {
 // decimal prints as that decimal: the difference is float64 rounding of
 // the inputs, as in 3 × 0.1 = 0.30000000000000004, which prints 0.3.
 // Machine-readable outputs keep every digit.
-func FormatBound(x float64) string {
+func FormatBound(x float64) string { return Format(x, 6, true, 8) }
+
+// Format formats x to at most digits significant digits (1 to 17), rounded
+// up (up) or down, so that the text reads back on that side of x: a
+// setting that must not be less noise than x, or a bound that must not be
+// below it. A value within slack ulps of the nearest decimal on the other
+// side prints as that decimal (FormatBound). Zero, negative, infinite and
+// NaN values print as strconv's shortest form.
+func Format(x float64, digits int, up bool, slack int) string {
 	if !(x > 0) || math.IsInf(x, 0) {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
-	near, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
-	if near >= x || x-near <= 8*(math.Nextafter(x, math.Inf(1))-x) {
+	near, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', digits, 64), 64)
+	ulp := math.Nextafter(x, math.Inf(1)) - x
+	if near == x || near > x == up || math.Abs(x-near) <= float64(slack)*ulp {
 		return strconv.FormatFloat(near, 'g', -1, 64)
 	}
-	// The six-digit decimal nearest x lies below it: raise its last digit.
-	e := strconv.FormatFloat(x, 'e', 5, 64) // d.ddddde±XX
+	// The nearest decimal is on the other side of x: step its last digit.
+	e := strconv.FormatFloat(x, 'e', digits-1, 64) // d.ddde±XX
 	i := strings.IndexByte(e, 'e')
-	mant, _ := strconv.ParseInt(e[:1]+e[2:i], 10, 64)
+	mant, _ := strconv.ParseInt(strings.Replace(e[:i], ".", "", 1), 10, 64)
 	exp, _ := strconv.Atoi(e[i+1:])
-	v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", mant+1, exp-5), 64)
+	if up {
+		mant++
+	} else {
+		mant--
+	}
+	v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", mant, exp-(digits-1)), 64)
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }

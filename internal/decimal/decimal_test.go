@@ -89,6 +89,36 @@ func TestFormatBound(t *testing.T) {
 	}
 }
 
+// TestFormat: a setting rounded toward more noise reads back on that side
+// of the value: a noise scale up, a target eps down, with no slack.
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct {
+		x      float64
+		digits int
+		up     bool
+		want   string
+	}{
+		{48.7427, 4, true, "48.75"}, // the nearest, 48.74, is less noise
+		{48.7427, 4, false, "48.74"},
+		{8.0 / 7, 6, false, "1.14285"}, // the nearest, 1.14286, is more eps
+		{8.0 / 7, 6, true, "1.14286"},
+		{0.013199999999999998, 6, false, "0.0131999"}, // an ulp below 0.0132
+		{28, 4, true, "28"},
+		{0.1799, 4, false, "0.1799"},
+		{0.17988599, 4, false, "0.1798"},
+		{0.99999999, 4, true, "1"},
+		{0, 4, true, "0"},
+	} {
+		got := Format(tc.x, tc.digits, tc.up, 0)
+		if got != tc.want {
+			t.Errorf("Format(%v, %d, up %v) = %q, want %q", tc.x, tc.digits, tc.up, got, tc.want)
+		}
+		if v, _ := strconv.ParseFloat(got, 64); tc.up && v < tc.x || !tc.up && v > tc.x {
+			t.Errorf("Format(%v, %d, up %v) = %q: on the other side", tc.x, tc.digits, tc.up, got)
+		}
+	}
+}
+
 // TestFormatBoundNeverBelow checks that the text of a bound is never less
 // than the bound, beyond the noise FormatBound allows, over many values.
 func TestFormatBoundNeverBelow(t *testing.T) {

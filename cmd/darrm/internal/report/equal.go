@@ -50,14 +50,15 @@ func (p Publish) totalCell(t *cliout.Text) string {
 // Fits says whether the mechanism has a plan.
 func (p Planned) Fits() bool { return p.NoFit == "" }
 
-// columns are the plan's cells of a table row: the parameter, the
-// per-query guarantee (rounded up, as the total) and the total with its
-// method, whose theorem (or why nothing fits) is a note of t.
+// columns are the plan's cells of a table row: the parameter (rounded
+// toward more noise, settingText), the per-query guarantee (rounded up,
+// as the total) and the total with its method, whose theorem (or why
+// nothing fits) is a note of t.
 func (p Planned) columns(t *cliout.Text) []string {
 	if !p.Fits() {
 		return []string{"does not fit " + t.Note(string(p.Mechanism)+": "+p.NoFit), "", ""}
 	}
-	return []string{fmt.Sprintf("%s %s", p.Parameter, cliout.FloatN(p.Value, 4)),
+	return []string{fmt.Sprintf("%s %s", p.Parameter, settingText(p.Parameter, p.Value, 4)),
 		fmt.Sprintf("(%s, %s)", decimal.FormatBound(p.PerQueryEps), decimal.FormatBound(p.PerQueryDelta)),
 		p.Publish.totalCell(t)}
 }

@@ -101,6 +101,19 @@ func TestPlannedColumnsRoundUp(t *testing.T) {
 			t.Errorf("%s: per query %q, total %q: want %q and %q, each rounded up", tc.name, cols[1], cols[2], tc.wantPer, tc.wantTot)
 		}
 	}
+	// The planned setting is rounded toward more noise, as plan's tables
+	// round it: simulate's target-eps 0.179886 read 0.1799.
+	for _, tc := range []struct {
+		param string
+		value float64
+		want  string
+	}{{"target-eps", 0.17988599, "target-eps 0.1798"}, {"m", 5.98847, "m 5.988"}, {"sigma2", 48.7427, "sigma2 48.75"}, {"laplace-scale", 28.00123, "laplace-scale 28.01"}} {
+		p := Planned{Mechanism: "darrm", Parameter: tc.param, Value: tc.value, PerQueryEps: 0.3, PerQueryDelta: 1e-5,
+			Publish: &Publish{Total: accountant.Total{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Method: accountant.Exact}}}
+		if got := p.columns(cliout.NewText(&bytes.Buffer{}))[0]; got != tc.want {
+			t.Errorf("planned %s %v: %q, want %q", tc.param, tc.value, got, tc.want)
+		}
+	}
 }
 
 // TestWinnerRunnerUpValue: a winner states its runner-up's value whenever

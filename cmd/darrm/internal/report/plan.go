@@ -3,13 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/plan"
 	"github.com/darrm/darrm/votefile"
 )
@@ -160,31 +159,13 @@ func settingIn(f cliout.Format, n number) any {
 // 48.7427 printed 48.74 299 of 300); a setting of no known direction
 // exactly.
 func settingText(flag string, x float64, digits int) string {
-	var up bool
 	switch flag {
 	case "m", "target-eps":
+		return decimal.Format(x, digits, false, 0)
 	case "sigma1", "sigma2", "laplace-scale":
-		up = true
-	default:
-		return cliout.Float(x)
+		return decimal.Format(x, digits, true, 0)
 	}
-	s := cliout.FloatN(x, digits)
-	if near, err := strconv.ParseFloat(s, 64); err != nil || near == x || near > x == up || !(x > 0) || math.IsInf(x, 0) {
-		return s
-	}
-	// The nearest decimal is on the side of less noise: step its last
-	// digit the other way.
-	e := strconv.FormatFloat(x, 'e', digits-1, 64) // d.ddddde±XX
-	i := strings.IndexByte(e, 'e')
-	mant, _ := strconv.ParseInt(strings.Replace(e[:i], ".", "", 1), 10, 64)
-	exp, _ := strconv.Atoi(e[i+1:])
-	if up {
-		mant++
-	} else {
-		mant--
-	}
-	v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", mant, exp-(digits-1)), 64)
-	return cliout.Float(v)
+	return cliout.Float(x)
 }
 
 // thresholdNote says why a Confident-GNMax plan's threshold is as low as
