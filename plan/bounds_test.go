@@ -44,7 +44,7 @@ func TestParametersExtremes(t *testing.T) {
 				t.Errorf("%s: %v, want a parameter error", what, err)
 				continue
 			}
-			if p, _, _ := pe.Param(); p != "queries" && p != "budget-eps" && p != "budget eps" {
+			if p, _, _ := pe.Param(); p != "queries" && p != "budget-eps" && p != "budget eps" && p != "budget-delta" {
 				t.Errorf("%s: %v names %q, a parameter the caller did not set", what, err, p)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
@@ -292,21 +293,29 @@ func (c Count) ShareAllows(m *accountant.Memo, f float64) (int, error) {
 
 // noFit returns the error for a budget in which not even k queries of b
 // fit: a parameter error on the budget's ε that names the smallest ε, at the
-// budget's δ, of k queries' total to publish, and its result.
+// budget's δ, of k queries' total to publish, and its result; on the
+// budget's δ where no ε fits at it.
 func noFit(b built, budget accountant.Budget, k int) error {
 	acc := b.acc
 	acc.Steps = k
 	t, err := acc.Publish(b.memo)
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
+	// The budget's δ is what fails where no ε would fit at it.
+	byDelta := &param.Error{Name: "budget-delta", Value: budget.Delta}
 	if acc.Cap != nil {
 		// Fixed teachers: the cap, which no parameter moves, says why.
-		return &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: rule + ": " + acc.Cap.Refusal(budget).Error()}
+		rule += ": " + acc.Cap.Refusal(budget).Error()
+		if !acc.Cap.Fits(accountant.Guarantee{Eps: math.MaxFloat64, Delta: budget.Delta}) {
+			byDelta.Rule = rule
+			return byDelta
+		}
+		return &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: rule}
 	}
-	if err == nil && t.Err == nil {
-		rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, decimal.FormatBound(t.Guarantee.Eps), t.Name())
-	} else {
-		rule += fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta)
+	if err != nil || t.Err != nil {
+		byDelta.Rule = rule + fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta)
+		return byDelta
 	}
+	rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, decimal.FormatBound(t.Guarantee.Eps), t.Name())
 	return &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: rule}
 }
 

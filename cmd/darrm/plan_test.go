@@ -300,6 +300,10 @@ func TestPlanErrors(t *testing.T) {
 		{"budget far below a target", []string{"plan", "--mechanism", "darrm-one-vote", "--K", "11", "--queries", "1", "--budget-eps", "1e-100", "--budget-delta", "1e-300"},
 			[]string{"--budget-eps = 1e-100: not even 1 query fits", "the smallest budget that fits 1"}},
 		{"budget", []string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "20", "--budget-eps", "-1", "--budget-delta", "0"}, []string{"budget-eps = -1", "> 0"}},
+		// Fixed teachers whose cap has no delta within the budget's: the
+		// error named --budget-eps, which no value of fixes.
+		{"fixed teachers, budget delta below the cap's", []string{"plan", "--mechanism", "darrm", "--K", "11", "--m", "3", "--kind", "fixed", "--partition", "shared", "--budget-eps", "2", "--budget-delta", "1e-8"},
+			[]string{"--budget-delta = 1e-08: not even 1 query fits", "their cap (1.08795, 0.000119994)"}},
 		// The per-query delta of the GNMax family is the budget's unless
 		// --delta is given: a bad one is named as the flag the user gave.
 		{"budget delta 0 as the per-query delta", []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "0"}, []string{"--budget-delta (the per-query delta unless --delta is given) = 0: must be > 0 to convert Renyi DP"}},
