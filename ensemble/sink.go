@@ -115,8 +115,17 @@ func (s LabelSink) ToStdout() bool { return s.Path == "" || s.Path == "-" }
 // FIFO written through, or a named temporary file) when a release to it
 // fails, whose error then says how many that is and what they cost. A
 // write that stops part-way counts every label of which a byte was
-// written.
+// written. A nil in, agg or src is refused, as the ledger's run is settled
+// with no labels.
 func ReleaseTo(ctx context.Context, in votefile.Reader, agg Labeler, src *noise.Source, sink LabelSink, limit int, opts ReleaseOptions) (ReleaseResult, error) {
+	switch {
+	case in == nil:
+		return ReleaseResult{}, sink.settle(ctx, errors.New("ReleaseTo: in is nil: the votes to label (votefile.Open, votefile.ReadRows)"), 0)
+	case agg == nil:
+		return ReleaseResult{}, sink.settle(ctx, errors.New("ReleaseTo: agg is nil: the aggregator that labels them (New)"), 0)
+	case src == nil:
+		return ReleaseResult{}, sink.settle(ctx, errors.New("ReleaseTo: src is nil: the randomness of the labels (noise.NewSource)"), 0)
+	}
 	b, err := releaseBinding(in, agg, opts.Partition, nil)
 	if err != nil {
 		return ReleaseResult{}, sink.settle(ctx, fmt.Errorf("release: %w", err), 0)

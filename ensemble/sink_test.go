@@ -240,3 +240,45 @@ func TestShortWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseToNilArguments checks that ReleaseTo refuses a missing
+// argument with an error that names it, settling the sink's ledger with
+// no labels, where it dereferenced it and panicked.
+func TestReleaseToNilArguments(t *testing.T) {
+	votes := func() votefile.Reader {
+		vr, err := votefile.Open("votes", votefile.Options{In: strings.NewReader("1\n0\n")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vr
+	}
+	agg := zeroDaRRM(t, 1)
+	for _, tc := range []struct {
+		name string
+		in   votefile.Reader
+		agg  Labeler
+		src  *noise.Source
+	}{
+		{name: "in", agg: agg, src: noise.NewSource()},
+		{name: "agg", in: votes(), src: noise.NewSource()},
+		{name: "src", in: votes(), agg: agg},
+	} {
+		l := &fakeLedger{}
+		sink := LabelSink{Stdout: &bytes.Buffer{}, Ledger: l}
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("nil %s: panic %v", tc.name, r)
+				}
+			}()
+			_, err = ReleaseTo(context.Background(), tc.in, tc.agg, tc.src, sink, -1, ReleaseOptions{})
+		}()
+		if err == nil || !strings.Contains(err.Error(), "ReleaseTo: "+tc.name+" is nil") {
+			t.Errorf("nil %s: error %v, want one naming %s", tc.name, err, tc.name)
+		}
+		if !slices.Equal(l.settles, []int{0}) {
+			t.Errorf("nil %s: the ledger was settled with %v, want [0]", tc.name, l.settles)
+		}
+	}
+}
