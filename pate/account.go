@@ -124,8 +124,9 @@ type AccountResult struct {
 	PTR *PTRResult
 	// Filter is the account of the labels of a release charged per draw
 	// to a Gaussian-DP filter (progressive GNMax), nil otherwise: the
-	// filter's budget is the one total; Result, Smooth and Release are
-	// then zero (no data-dependent analysis is offered for it).
+	// filter's budget is the one total; Result and Smooth are then zero
+	// (no data-dependent analysis is offered for it), and Release is the
+	// filter's account: the per-draw step, the filter and its budget.
 	Filter *FilterAccount
 	// Release is the account of a release of the queries accounted (of
 	// the labels, with labels) by the library path of every release
@@ -209,6 +210,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 			return out, err
 		}
 		out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b)
+		out.Release.Steps = res.Queries
 		return out, err
 	}
 	mo := memoIn(opts.Memo)
@@ -276,6 +278,7 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 	if out.Release, err = releaseAccounting(opts, in.K(), in.Classes(), b); err != nil {
 		return nil, err
 	}
+	out.Release.Steps = out.Result.Queries
 	out.Smooth, err = prepareSmooth(ctx, acct, out.Result, opts.Smooth, opts.Delta, opts.Conversion)
 	return out, err
 }

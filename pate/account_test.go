@@ -368,3 +368,26 @@ func (a *AccountResult) totals() ([]accountant.Total, error) {
 	t, err := a.drawsTotal()
 	return []accountant.Total{t}, err
 }
+
+// TestAccountReleaseSteps: AccountResult.Release is the account of a
+// release of the queries accounted, its Steps their number, as its
+// comment says, for the GNMax family and LNMax alike: Steps was 0, so
+// that its totals were those of no query.
+func TestAccountReleaseSteps(t *testing.T) {
+	counts, _ := syntheticCounts(12, 7)
+	for _, tc := range []struct {
+		name string
+		mech ensemble.Mechanism
+	}{
+		{name: "gnmax", mech: paperMechanisms()[0].mech()},
+		{name: "lnmax", mech: ensemble.LNMax{Scale: 50}},
+	} {
+		a, err := Account(t.Context(), countsReader(t, counts, accountant.OneVote), AccountOptions{Memo: ptrMemo, Mechanism: tc.mech, Delta: paperDelta})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if a.Queries() != len(counts) || a.Release.Steps != len(counts) {
+			t.Errorf("%s: %d queries accounted, Release.Steps %d, want %d", tc.name, a.Queries(), a.Release.Steps, len(counts))
+		}
+	}
+}
