@@ -205,6 +205,9 @@ func answeredAll(correct float64, queries int, proxy Proxy) *Utility {
 // else its plurality; 0: the mechanism's default), its simulation seeded
 // by seed: a function of the public proxy votes and the seed alone.
 func OnProxy(ctx context.Context, m ensemble.Mechanism, proxy Proxy, budget accountant.Guarantee, minAgreement float64, seed uint64) (ensemble.ProxyPlan, error) {
+	if m == nil {
+		return ensemble.ProxyPlan{}, errors.New("plan: OnProxy: m is nil: the mechanism to plan (ensemble.ProgressiveGNMax)")
+	}
 	own := m.Plan(votefile.ManyClasses).OnProxy
 	if own == nil {
 		return ensemble.ProxyPlan{}, fmt.Errorf("plan: %s is not planned on its own on proxy votes", m.Name())

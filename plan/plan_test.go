@@ -364,7 +364,8 @@ func pateVotes(n, k, classes int, abstain float64, seed uint64) Proxy {
 // TestOnProxy: a mechanism planned on its own is planned by its own plan
 // on the proxy votes, checked as every plan checks them, and refused by
 // Make, which counts or fits queries to a budget, which a filter does
-// not; a mechanism planned by a setting has no plan of its own.
+// not; a mechanism planned by a setting has no plan of its own, and no
+// mechanism is refused.
 func TestOnProxy(t *testing.T) {
 	ctx := context.Background()
 	budget := accountant.Guarantee{Eps: 2, Delta: 1e-5}
@@ -379,6 +380,10 @@ func TestOnProxy(t *testing.T) {
 	}
 	if _, err := OnProxy(ctx, ensemble.LNMax{Scale: 2}, synth(10, 100, 5, 1), budget, 0, 1); err == nil {
 		t.Error("LNMax planned on its own")
+	}
+	// No mechanism is an error naming it, where it was a nil dereference.
+	if _, err := OnProxy(ctx, nil, synth(10, 100, 5, 1), budget, 0, 1); err == nil || !strings.Contains(err.Error(), "OnProxy: m is nil") {
+		t.Errorf("no mechanism: %v", err)
 	}
 	p, err := OnProxy(ctx, m, synth(60, 100, 5, 1), budget, 0.6, 1)
 	if err != nil || p.Mechanism.Budget != budget || p.MinAgreement != 0.6 {
