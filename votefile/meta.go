@@ -59,7 +59,11 @@ type Meta struct {
 	// Relation, Kind and Partition name the neighbouring relation of the
 	// teachers' guarantee, whether the teachers are fixed models or a
 	// fresh mechanism per query, and the rule that split the training
-	// data between them.
+	// data between them: "private-teachers" or "one-vote"
+	// (accountant.Relation), "fixed" or "per-query" (provenance.Kind),
+	// and "keyed-hash", "file-position" or "shared"
+	// (provenance.Partition). Validate does not read them; every
+	// release, account and ledger refuses other values (provenance.Check).
 	Relation  string `json:"relation"`
 	Kind      string `json:"kind"`
 	Partition string `json:"partition"`
