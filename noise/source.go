@@ -15,7 +15,9 @@ const sourceBlock = 32 << 10
 // Source is the randomness of a release: uniform 64-bit words read
 // in blocks from crypto/rand (NewSource), or from a seeded ChaCha8 stream
 // for reproducible experiments (NewSeededSource), whose output must not be
-// released. A Source is not safe for concurrent use.
+// released. A Source is not safe for concurrent use. The zero value
+// has no stream to read: make a Source with NewSource, NewSeededSource or
+// NewSeededStream.
 type Source struct {
 	fill   func([]byte)
 	buf    []byte
