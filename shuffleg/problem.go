@@ -15,6 +15,8 @@ type Task struct {
 	Reg  Regularizer
 }
 
+// String returns the task as "loss + regulariser", its two parts'
+// String.
 func (t Task) String() string { return fmt.Sprintf("%v + %v", t.Loss, t.Reg) }
 
 // Validate reports a loss that is none of the package's, or a

@@ -47,6 +47,7 @@ func (b Ball) prox(x []float64, _ float64) {
 	}
 }
 
+// String returns the ball as "ball(C=radius)".
 func (b Ball) String() string { return fmt.Sprintf("ball(C=%g)", b.Radius) }
 
 // Ridge is the ℓ2 regulariser ψ(x) = (λ/2)·||x||² (ridge regression,
@@ -62,6 +63,7 @@ func (r Ridge) value(x []float64) float64 {
 // Prox overwrites x with x/(1 + tλ).
 func (r Ridge) prox(x []float64, t float64) { floats.Scale(1/(1+t*r.Lambda), x) }
 
+// String returns the regulariser as "l2(lambda)".
 func (r Ridge) String() string { return fmt.Sprintf("l2(%g)", r.Lambda) }
 
 // L1 is the lasso regulariser ψ(x) = λ·||x||₁ (lasso logistic regression,
@@ -87,6 +89,7 @@ func (l L1) prox(x []float64, t float64) {
 	}
 }
 
+// String returns the regulariser as "l1(lambda)".
 func (l L1) String() string { return fmt.Sprintf("l1(%g)", l.Lambda) }
 
 // checkRegularizer validates the parameter of one of the package's
