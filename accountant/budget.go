@@ -55,6 +55,7 @@ type BeyondCountError struct {
 	Budget Budget
 }
 
+// Error names the count, its value and the rule, as Param gives them.
 func (e *BeyondCountError) Error() string {
 	name, value, rule := e.Param()
 	return fmt.Sprintf("%s = %v: %s", name, value, rule)

@@ -156,6 +156,7 @@ type CorruptError struct {
 	Reason string
 }
 
+// Error names the entry's file and says why it is corrupt.
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("cache entry %s is corrupt: %s", e.Path, e.Reason)
 }

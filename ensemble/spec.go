@@ -182,8 +182,10 @@ type ReleaseError struct {
 	Err  error
 }
 
+// Error returns Err's message.
 func (e *ReleaseError) Error() string { return e.Err.Error() }
 
+// Unwrap returns Err.
 func (e *ReleaseError) Unwrap() error { return e.Err }
 
 // Release labels the queries of s.Votes with the mechanism of s, in one

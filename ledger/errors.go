@@ -25,6 +25,7 @@ type CorruptError struct {
 	rounding bool
 }
 
+// Error names the ledger and the line at fault, and says why.
 func (e *CorruptError) Error() string {
 	if e.rounding {
 		return fmt.Sprintf("ledger %s, line %d: %s; the two differ only in their last digits, as a darrm built otherwise (for another processor architecture, or another GOAMD64 level) computed them before charges carried a margin above them: if such a darrm wrote the line, the ledger is sound, and darrm built as that one verifies it and releases on it; this one releases nothing on it (docs/aggregate.md, \"A team: one ledger in PostgreSQL\")", e.Path, e.Line, e.Reason)
@@ -43,11 +44,13 @@ type NotLedgerError struct {
 	Err    error // fs.ErrNotExist for a missing file
 }
 
+// Error names the location and says why it is not a ledger.
 func (e *NotLedgerError) Error() string { return fmt.Sprintf("ledger %s: %s", e.Path, e.Reason) }
 
 // BadInput reports that the error is the caller's input, not a failure.
 func (e *NotLedgerError) BadInput() bool { return true }
 
+// Unwrap returns Err.
 func (e *NotLedgerError) Unwrap() error { return e.Err }
 
 // takenError refuses to make a ledger (Create) at a path that exists,
@@ -128,6 +131,8 @@ type FilterError struct {
 	Err       error
 }
 
+// Error names the ledger and the mechanism whose labels its filter
+// cannot compose, says why, and names the ledgers that hold them.
 func (e *FilterError) Error() string {
 	return e.Say(fmt.Sprintf("a ledger whose Header.Filter is %v", accountant.Simple))
 }
@@ -142,6 +147,7 @@ func (e *FilterError) Say(other string) string {
 // BadInput reports that the error is the caller's input, not a failure.
 func (e *FilterError) BadInput() bool { return true }
 
+// Unwrap returns Err.
 func (e *FilterError) Unwrap() error { return e.Err }
 
 // bindingError refuses a release that states other parameters of the

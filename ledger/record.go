@@ -132,6 +132,8 @@ type RecordError struct {
 	Units   int
 }
 
+// Error says how the ledger disagrees with the record and how to resolve
+// it on purpose (Say, with Create's or Upgrade's replace).
 func (e *RecordError) Error() string {
 	if e.Command == "upgrade" {
 		return e.Say("call Options.Upgrade again with replace true")

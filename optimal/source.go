@@ -86,8 +86,10 @@ type SourceError struct {
 	Err   error
 }
 
+// Error names the field at fault and says why.
 func (e *SourceError) Error() string { return fmt.Sprintf("gamma source: %s: %v", e.Field, e.Err) }
 
+// Unwrap returns Err.
 func (e *SourceError) Unwrap() error { return e.Err }
 
 // notCached is a CacheOnly Source's cache without gamma_opt for a problem.

@@ -243,6 +243,8 @@ type AgainError struct {
 	Last  time.Time
 }
 
+// Error says how many draws are recorded on the votes, the latest when,
+// and why another is refused.
 func (e *AgainError) Error() string {
 	return fmt.Sprintf("%s on these votes %s recorded (the latest at %s, with any settings): another draw is another release of the votes, which only a ledger that charges it may take",
 		plural.Of(e.Draws, "smooth-sensitivity draw", "smooth-sensitivity draws"), plural.Word(e.Draws, "is", "are"), e.Last.Format(time.RFC3339))

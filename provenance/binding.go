@@ -42,6 +42,8 @@ type TeachersError struct {
 // Hints returns the hints the rule gives.
 func (e *TeachersError) Hints() []votefile.Hint { return e.Advice }
 
+// Error names the teachers' field at fault, what the votes state and
+// what was given, and the rule.
 func (e *TeachersError) Error() string {
 	what := "the teachers' " + e.Field
 	switch e.Field {

@@ -138,6 +138,8 @@ type HeaderError struct {
 	Rule  string
 }
 
+// Error names the header field, its value when it has one, and the rule
+// it breaks.
 func (e *HeaderError) Error() string {
 	if e.Value == "" {
 		return fmt.Sprintf("header field %s: %s", e.Field, e.Rule)

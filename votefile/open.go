@@ -34,8 +34,10 @@ type SidecarError struct {
 	Err  error
 }
 
+// Error returns Err's message.
 func (e *SidecarError) Error() string { return e.Err.Error() }
 
+// Unwrap returns Err.
 func (e *SidecarError) Unwrap() error { return e.Err }
 
 // Open opens the vote file path, or reads it from opts.In (path then
