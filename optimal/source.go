@@ -26,7 +26,8 @@ type Source struct {
 	Name string
 	// Cache holds certified gamma_opt; nil is no cache.
 	Cache *cache.Dir
-	// Prior is the prior of gamma_opt.
+	// Prior is the prior of gamma_opt. Gamma takes a zero Prior as the
+	// uniform prior (gamma.UniformPrior); Load refuses it (*SourceError).
 	Prior gamma.Prior
 	// CacheOnly takes gamma_opt from the cache and never solves: a cache
 	// without it, or whose entry fails its checks, is an error.
