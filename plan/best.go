@@ -8,7 +8,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -115,9 +114,8 @@ func Compare(ctx context.Context, base Request, ms []ensemble.Mechanism) (Compar
 	for _, p := range append(counts, two...) {
 		pl, err := p.plan()
 		s := Equal{Mechanism: p.name}
-		var pe *param.Error
 		switch {
-		case errors.As(err, &pe) && pe.Name == "budget-eps", errors.As(err, new(*precisionError)):
+		case fitsNot(err), errors.As(err, new(*precisionError)):
 			s.NoFit = err
 		case ctx.Err() != nil:
 			return Comparison{}, ctx.Err()

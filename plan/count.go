@@ -301,22 +301,39 @@ func noFit(b built, budget accountant.Budget, k int) error {
 	t, err := acc.Publish(b.memo)
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
 	// The budget's δ is what fails where no ε would fit at it.
-	byDelta := &param.Error{Name: "budget-delta", Value: budget.Delta}
+	byDelta := func(rule string) error {
+		return &deltaNoFitError{&param.Error{Name: "budget-delta", Value: budget.Delta, Rule: rule}}
+	}
 	if acc.Cap != nil {
 		// Fixed teachers: the cap, which no parameter moves, says why.
 		rule += ": " + acc.Cap.Refusal(budget).Error()
 		if !acc.Cap.Fits(accountant.Guarantee{Eps: math.MaxFloat64, Delta: budget.Delta}) {
-			byDelta.Rule = rule
-			return byDelta
+			return byDelta(rule)
 		}
 		return &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: rule}
 	}
 	if err != nil || t.Err != nil {
-		byDelta.Rule = rule + fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta)
-		return byDelta
+		return byDelta(rule + fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta))
 	}
 	rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, decimal.FormatBound(t.Guarantee.Eps), t.Name())
 	return &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: rule}
+}
+
+// deltaNoFitError is noFit's error where the budget's δ is what fails: a
+// parameter error on it, which a comparison shows as a mechanism that does
+// not fit (fitsNot), as it shows one on the budget's ε.
+type deltaNoFitError struct{ err *param.Error }
+
+func (e *deltaNoFitError) Error() string { return e.err.Error() }
+
+func (e *deltaNoFitError) Unwrap() error { return e.err }
+
+// fitsNot reports whether err says that the budget fits none of the
+// queries planned (noFit and the other refusals of the budget's ε), which a
+// comparison shows beside the mechanisms that fit, not as a failure.
+func fitsNot(err error) bool {
+	var pe *param.Error
+	return errors.As(err, new(*deltaNoFitError)) || errors.As(err, &pe) && pe.Name == "budget-eps"
 }
 
 // fitWords says that k queries fit, for an error.

@@ -2,11 +2,9 @@ package plan
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/darrm/darrm/accountant"
-	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -48,9 +46,8 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 		}
 		out[i].Mechanism = r.Mechanism.Name()
 		pl, err := parameters(ctx, r, queries)
-		var pe *param.Error
 		switch {
-		case errors.As(err, &pe) && pe.Name == "budget-eps":
+		case fitsNot(err):
 			out[i].NoFit = err
 		case err != nil:
 			return nil, fmt.Errorf("%s at a total of %v over %d queries: %w", r.Mechanism.Name(), budget, queries, err)
