@@ -71,7 +71,7 @@ type AccountStepEps struct {
 // Write prints the document in format f.
 func (d AccountStepEps) Write(w io.Writer, f cliout.Format) error {
 	r := composed(d.Method, d.DeltaPrime, field("steps", d.Steps), field("budget_eps", d.BudgetEps), field("step_delta", d.StepDelta))
-	return cliout.WriteRecord(w, f, append(append(r, field("step_eps", d.Step)), totalFields(f, d.Total.Eps, d.Total.Delta)...))
+	return cliout.WriteRecord(w, f, append(append(r, field("step_eps", SettingIn(f, d.Step, false))), totalFields(f, d.Total.Eps, d.Total.Delta)...))
 }
 
 // totalFields are the fields eps and delta of a total: rounded up in a
@@ -159,7 +159,7 @@ func (d AccountGNMax) Write(w io.Writer, f cliout.Format) error {
 	}
 	rows := make([]cliout.Record, len(d.Rows))
 	for i, n := range d.Rows {
-		rows[i] = cliout.Record{field("eps", n.Eps), field("sigma", n.Sigma)}
+		rows[i] = cliout.Record{field("eps", n.Eps), field("sigma", SettingIn(f, n.Sigma, true))}
 		if !tight {
 			rows[i] = append(rows[i], field("lambda", n.Lambda), field("rdp", n.Lambda/(n.Sigma*n.Sigma)))
 		}
@@ -204,7 +204,7 @@ func (d AccountShuffleg) Write(w io.Writer, f cliout.Format) error {
 				r = append(r, field("sigma", c.Sigma), field("conversion", c.Conversion.String()), field("alpha", c.Alpha), field("eps", BoundIn(f, c.Eps)))
 			} else {
 				r = append(r, field("eps", n.Target), field("conversion", c.Conversion.String()), field("alpha_rule", c.AlphaRule.String()),
-					field("alpha", c.Alpha), field("sigma", c.Sigma), field("ratio", c.Sigma/n.Calibrations[1].Sigma))
+					field("alpha", c.Alpha), field("sigma", SettingIn(f, c.Sigma, true)), field("ratio", c.Sigma/n.Calibrations[1].Sigma))
 			}
 			rows = append(rows, append(r, field("reference", c.Reference+"; "+c.Conversion.Reference())))
 		}

@@ -121,4 +121,28 @@ func TestAccountTableTotals(t *testing.T) {
 			}
 		}
 	}
+	// A setting the table gives to copy is rounded so that the copy keeps
+	// its guarantee: a step's eps down (1.14286 for 8/7 composed to
+	// 8.00002 over 7 steps), a noise up (sigma 22.46 for 22.460017).
+	gnmax := AccountGNMax{Search: noisymax.GNMaxGrid, Conversion: accountant.PaperConversion, Delta: 3e-4, Rows: []GNMaxNoise{{Eps: 0.2556, Sigma: 22.460017495395803, Lambda: 62}}}
+	calibrated := AccountShuffleg{Delta: 1e-6, G: 10, Epochs: 5, Rows: []shuffleexp.Noise{{Plan: plan, Target: 1, Calibrations: []shuffleg.Calibration{{Sigma: 28.14003, Alpha: 2}, {Sigma: 28.14003, Alpha: 2}}}}}
+	for _, tc := range []struct {
+		name string
+		doc  interface {
+			Write(io.Writer, cliout.Format) error
+		}
+		want string
+	}{
+		{"step-eps", AccountStepEps{Method: accountant.Simple, Steps: 7, BudgetEps: 8, Step: 8.0 / 7, Total: accountant.Guarantee{Eps: 8}}, "1.14285"},
+		{"gnmax", gnmax, "22.4601"},
+		{"shuffleg, calibrated", calibrated, "28.1401"},
+	} {
+		var b bytes.Buffer
+		if err := tc.doc.Write(&b, cliout.Table); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%s: table does not give the setting as %s, rounded toward its guarantee:\n%s", tc.name, tc.want, b.String())
+		}
+	}
 }

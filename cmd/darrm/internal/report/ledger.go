@@ -260,6 +260,17 @@ func BoundIn(f cliout.Format, x float64) any {
 	return x
 }
 
+// SettingIn is a setting as format f prints it: in a table to six
+// significant digits rounded up (a noise) or down (an eps to spend), so
+// that the value copied from it keeps the guarantee computed for the
+// exact one (decimal.Format); exact in JSON and CSV.
+func SettingIn(f cliout.Format, x float64, up bool) any {
+	if f == cliout.Table {
+		return decimal.Format(x, 6, up, 0)
+	}
+	return x
+}
+
 // Allowed writes a count of labels a budget allows for people: n of them,
 // or, at accountant.CountLimit, that the accountant counts no further (no
 // run of practical length reaches the budget).
