@@ -300,22 +300,25 @@ func noFit(b built, budget accountant.Budget, k int) error {
 	acc.Steps = k
 	t, err := acc.Publish(b.memo)
 	rule := fmt.Sprintf("not even %s (per query %v)", fitWords(k), b.agg.Privacy().Guarantee)
-	// The budget's δ is what fails where no ε would fit at it.
-	byDelta := func(rule string) error {
-		return &deltaNoFitError{&param.Error{Name: "budget-delta", Value: budget.Delta, Rule: rule}}
-	}
 	if acc.Cap != nil {
 		// Fixed teachers: the cap, which no parameter moves, says why.
-		rule += ": " + acc.Cap.Refusal(budget).Error()
-		if !acc.Cap.Fits(accountant.Guarantee{Eps: math.MaxFloat64, Delta: budget.Delta}) {
-			return byDelta(rule)
-		}
-		return &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: rule}
+		return budgetNoFit(*acc.Cap, budget, rule+": "+acc.Cap.Refusal(budget).Error())
 	}
 	if err != nil || t.Err != nil {
-		return byDelta(rule + fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta))
+		// The budget's δ is what fails: no ε would fit at it.
+		return &deltaNoFitError{&param.Error{Name: "budget-delta", Value: budget.Delta,
+			Rule: rule + fmt.Sprintf(": no total of theirs has a delta within budget-delta %g, whatever budget-eps", budget.Delta)}}
 	}
 	rule += fmt.Sprintf(": the smallest budget that fits %d at budget-delta %g is budget-eps %s, by %s", k, budget.Delta, decimal.FormatBound(t.Guarantee.Eps), t.Name())
+	return &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: rule}
+}
+
+// budgetNoFit is the refusal, for rule, of a budget that fixed teachers'
+// cap c does not fit: of its δ where no ε would fit at it, else of its ε.
+func budgetNoFit(c accountant.Cap, budget accountant.Budget, rule string) error {
+	if !c.Fits(accountant.Guarantee{Eps: math.MaxFloat64, Delta: budget.Delta}) {
+		return &deltaNoFitError{&param.Error{Name: "budget-delta", Value: budget.Delta, Rule: rule}}
+	}
 	return &param.Error{Name: "budget-eps", Value: budget.Eps, Rule: rule}
 }
 

@@ -243,7 +243,7 @@ func fixedTeachers(ctx context.Context, r Request) error {
 		return &param.Error{Name: "queries", Value: r.Queries, Rule: fmt.Sprintf(
 			"no parameter to plan: the teachers are fixed models whose cap %v, their only bound, is within the budget: every query is released whatever the parameters (count them instead)", c.Guarantee)}
 	}
-	return &param.Error{Name: "budget-eps", Value: r.Budget.Eps, Rule: "no parameter lets a query fit: " + c.Refusal(*r.Budget).Error()}
+	return budgetNoFit(*c, *r.Budget, "no parameter lets a query fit: "+c.Refusal(*r.Budget).Error())
 }
 
 // parameters returns the most generous value of the parameter r's

@@ -304,6 +304,8 @@ func TestPlanErrors(t *testing.T) {
 		// error named --budget-eps, which no value of fixes.
 		{"fixed teachers, budget delta below the cap's", []string{"plan", "--mechanism", "darrm", "--K", "11", "--m", "3", "--kind", "fixed", "--partition", "shared", "--budget-eps", "2", "--budget-delta", "1e-8"},
 			[]string{"--budget-delta = 1e-08: not even 1 query fits", "their cap (1.08795, 0.000119994)"}},
+		{"fixed teachers, budget delta below the cap's, queries given", []string{"plan", "--mechanism", "darrm", "--K", "11", "--kind", "fixed", "--partition", "shared", "--queries", "10", "--budget-eps", "2", "--budget-delta", "1e-8"},
+			[]string{"--budget-delta = 1e-08: no parameter lets a query fit", "their cap (1.08795, 0.000119994)"}},
 		// The per-query delta of the GNMax family is the budget's unless
 		// --delta is given: a bad one is named as the flag the user gave.
 		{"budget delta 0 as the per-query delta", []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "0"}, []string{"--budget-delta (the per-query delta unless --delta is given) = 0: must be > 0 to convert Renyi DP"}},
