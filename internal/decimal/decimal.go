@@ -87,6 +87,15 @@ func digits(x float64) (m uint64, e int, ok bool) {
 // Machine-readable outputs keep every digit.
 func FormatBound(x float64) string { return Format(x, 6, true, 8) }
 
+// pow10 returns 10^n for n in [0, 18].
+func pow10(n int) int64 {
+	p := int64(1)
+	for range n {
+		p *= 10
+	}
+	return p
+}
+
 // Format formats x to at most digits significant digits (1 to 17), rounded
 // up (up) or down, so that the text reads back on that side of x: a
 // setting that must not be less noise than x, or a bound that must not be
@@ -109,8 +118,9 @@ func Format(x float64, digits int, up bool, slack int) string {
 	exp, _ := strconv.Atoi(e[i+1:])
 	if up {
 		mant++
-	} else {
-		mant--
+	} else if mant--; mant < pow10(digits-1) {
+		// 1000 down is 999, a digit short: 9999 a decade lower.
+		mant, exp = mant*10+9, exp-1
 	}
 	v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", mant, exp-(digits-1)), 64)
 	return strconv.FormatFloat(v, 'g', -1, 64)
