@@ -47,7 +47,7 @@ func smoothSensitivity(ls []float64, beta float64) (float64, error) {
 //
 // The PATE paper's Theorem 23 (arXiv version), λe^{2β}/σ² + (βλ - log(1 -
 // 2λβ)/2)/(λ - 1), is below the first term where λβ nears 1/2, at the
-// parameters darrm and the PATE authors use (β = 0.4/λ, λ = 20, σ = 10:
+// parameters darrm and the PATE authors use (β = 0.4/λ, λ = 20, σ ≈ 10.1:
 // 0.268 against 0.456 for x' with the smaller SS_β), so it is not used.
 func gnssRDP(beta, sigma, order float64) (float64, error) {
 	if err := param.Positive("beta", beta); err != nil {
@@ -84,7 +84,10 @@ func gnssRDP(beta, sigma, order float64) (float64, error) {
 
 // gnssSigma returns the PATE authors' choice of the GNSS noise for order
 // λ, β and smooth sensitivity ss: σ = (λe^{2β}/ss)^{1/3}, the minimiser of
-// λe^{2β}/σ² + 2·ss·σ (GNSS's cost plus two deviations of its noise).
+// λe^{2β}/σ² + 2·ss·σ (Theorem 23's Gaussian term, their proxy for GNSS's
+// cost, plus two deviations of its noise). It sets σ only: the cost
+// charged is gnssRDP's, which at λβ near 1/2 is larger than that term, so
+// the σ is a choice for utility, not for privacy.
 func gnssSigma(beta, ss, order float64) (float64, error) {
 	if err := param.Positive("smooth sensitivity", ss); err != nil {
 		return 0, fmt.Errorf("GNSS: %w", err)

@@ -12,7 +12,7 @@ import (
 // λd²/(2s_λ²) - log(s_λ²/(s^{2(1-λ)}s'^{2λ}))/(2(λ-1)), s_λ² = λs'² + (1-λ)s²
 // (Gil, Alajaji and Linder 2013), taken on 4,001 values of r. The PATE
 // paper's Theorem 23 (λe^{2β}/σ² + (βλ - log(1 - 2λβ)/2)/(λ - 1)) is below
-// it in the first three rows (0.268 against 0.456 at λ = 20, β = 0.4/λ);
+// it in the first two rows (0.268 against 0.456 at λ = 20, β = 0.4/λ);
 // want is the largest divergence, computed apart with mpmath (50 digits),
 // at r = -β.
 func TestGNSSWorstPair(t *testing.T) {

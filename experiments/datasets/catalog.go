@@ -47,6 +47,7 @@ type MissingError struct {
 	Fetch   string
 }
 
+// Error names the dataset, the missing file and how to fetch it.
 func (e *MissingError) Error() string {
 	return fmt.Sprintf("dataset %s: file %s not found: %s", e.Dataset, e.Path, e.Fetch)
 }

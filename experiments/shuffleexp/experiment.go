@@ -172,6 +172,7 @@ type NonContractiveError struct {
 	Bound     float64
 }
 
+// Error names the algorithm, the rate and the bound it exceeds.
 func (e *NonContractiveError) Error() string {
 	return fmt.Sprintf("algorithm %v: learning rate %g > %g = 1/L*: the gradient steps are not contractive, so the privacy analysis (PABI, Lemmas 4.5.2 and 4.6.2) does not hold", e.Algorithm, e.LR, e.Bound)
 }

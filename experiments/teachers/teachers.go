@@ -639,6 +639,7 @@ type CorruptError struct {
 	Path, Reason string
 }
 
+// Error names the file and why it cannot be used.
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("teachers file %s: %s", e.Path, e.Reason)
 }
