@@ -151,29 +151,35 @@ func composeGeneral(step Guarantee, k int, deltaPrime float64) (Guarantee, error
 	n := float64(k)
 	e := step.Eps
 	// a and Σε² are raised by their rounding (two products and tanh, within
-	// 2 ulps), kε is exact up to one rounding up. Below the normal range
-	// (kε² under 2^-1022, ε below about 1e-154) Σε² is rounded up by
-	// MulUp, never to 0: taken as 0, it made the total ε 0, below the
-	// optimal composition's (one step of ε = 1e-170 at δ' = 1e-300); a,
-	// below kε², is then far below the 16 ulps that raise those terms.
-	sq := outward.Up(n*e*e, 2)
-	if sq < 0x1p-1022 {
-		sq = outward.MulUp(outward.MulUp(n, e), e)
-	}
+	// 2 ulps), kε is exact up to one rounding up. Σε² is k·f²·4^x for ε =
+	// f·2^x, f in [1/2, 1): computed as kε², it fell below the normal
+	// range for ε below about 1e-154 and lost its digits, or all of them
+	// (one step of ε = 1e-170 at δ' = 1e-300 had a total of 0); a, below
+	// kε², is then far below the 16 ulps that raise those terms.
+	f, x := math.Frexp(e)
 	return Guarantee{
-		Eps:   generalEps(outward.MulUp(n, e), outward.Up(n*e*math.Tanh(e/2), 4), sq, deltaPrime),
+		Eps:   generalEps(outward.MulUp(n, e), outward.Up(n*e*math.Tanh(e/2), 4), outward.Up(n*f*f, 2), x, deltaPrime),
 		Delta: totalDelta(outward.Down(n*logKeepDown(step.Delta), 1), deltaPrime),
 	}, nil
 }
 
 // generalEps evaluates the three-way minimum of Kairouz et al.'s Thm 3.5
 // from upper bounds of Σε, a = Σε·tanh(ε/2) ((e^ε-1)/(e^ε+1) = tanh(ε/2))
-// and Σε², and returns an upper bound of it: the terms increase in a and
-// Σε², and each square-root term, about eight operations within an ulp
-// each, is raised by 16 ulps.
-func generalEps(sum, a, sq, deltaPrime float64) float64 {
-	t2 := outward.AddUp(a, outward.Up(math.Sqrt(2*sq*outward.Ln(math.E+math.Sqrt(sq)/deltaPrime)), 16))
-	t3 := outward.AddUp(a, outward.Up(math.Sqrt(2*sq*-outward.Ln(deltaPrime)), 16))
+// and Σε² = sq·4^x, and returns an upper bound of it: the terms increase
+// in a and Σε², and each square-root term, about eight operations within
+// an ulp each, is raised by 16 ulps.
+//
+// The products under the square roots are of sq, scaled by 2^200 (exact)
+// when below 2^-900, and the roots are scaled back by 2^x: of Σε² itself,
+// below the normal range, they lost their digits, down to 5.4e-323 for one
+// step of ε = 1e-161 at δ' = 0.99, where the term is 1.4e-162.
+func generalEps(sum, a, sq float64, x int, deltaPrime float64) float64 {
+	if sq < 0x1p-900 {
+		sq, x = sq*0x1p200, x-100
+	}
+	root := func(log float64) float64 { return outward.Up(math.Ldexp(math.Sqrt(2*sq*log), x), 16) }
+	t2 := outward.AddUp(a, root(outward.Ln(math.E+math.Ldexp(math.Sqrt(sq), x)/deltaPrime)))
+	t3 := outward.AddUp(a, root(-outward.Ln(deltaPrime)))
 	return math.Min(sum, math.Min(t2, t3))
 }
 

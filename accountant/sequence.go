@@ -170,5 +170,5 @@ func (s Sequence) general(deltaPrime float64) Guarantee {
 		g, _ := composeGeneral(s.Step, s.Steps, deltaPrime)
 		return g
 	}
-	return Guarantee{Eps: generalEps(s.SumEps, s.SumTanh, s.SumSq, deltaPrime), Delta: totalDelta(s.SumLogKeep, deltaPrime)}
+	return Guarantee{Eps: generalEps(s.SumEps, s.SumTanh, s.SumSq, 0, deltaPrime), Delta: totalDelta(s.SumLogKeep, deltaPrime)}
 }
