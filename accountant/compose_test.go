@@ -291,3 +291,28 @@ func TestGeneralEpsSubnormal(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneralMixedTinySteps: general composition of a mixed sequence of
+// steps whose squares fall below the normal range is at least the
+// theorem's, min(Σε, sqrt(2·Σε²·log(1/δ'))) with Σε² in 200-bit
+// arithmetic: their sum of squares was 0, and the total about 0.
+func TestGeneralMixedTinySteps(t *testing.T) {
+	var s Sequence
+	var err error
+	steps := []float64{1e-170, 2e-170, 3e-170}
+	sq := new(big.Float).SetPrec(200)
+	for _, e := range steps {
+		if s, err = s.Add(Guarantee{Eps: e}, 1); err != nil {
+			t.Fatal(err)
+		}
+		b := new(big.Float).SetPrec(200).SetFloat64(e)
+		sq.Add(sq, b.Mul(b, b))
+	}
+	const dp = 1e-5
+	root := new(big.Float).SetPrec(200).Mul(sq, big.NewFloat(-2*math.Log(dp)))
+	r, _ := root.Sqrt(root).Float64()
+	want := math.Min(6e-170, r) * (1 - 1e-12)
+	if g := s.general(dp); !(g.Eps >= want) {
+		t.Errorf("general composition of %v at delta' %g: eps %g, want at least %g", steps, dp, g.Eps, want)
+	}
+}

@@ -96,7 +96,13 @@ func (s Sequence) Add(step Guarantee, k int) (Sequence, error) {
 	s.SumEps = outward.AddUp(s.SumEps, outward.MulUp(n, e))
 	s.SumDelta = outward.AddUp(s.SumDelta, outward.MulUp(n, step.Delta))
 	s.SumTanh = outward.AddUp(s.SumTanh, outward.Up(n*e*math.Tanh(e/2), 4))
-	s.SumSq = outward.AddUp(s.SumSq, outward.Up(n*e*e, 2))
+	// kε² below the normal range is rounded up, never to 0 (a sum of 0
+	// made general composition's total of tiny steps about 0).
+	sq := outward.Up(n*e*e, 2)
+	if sq < 0x1p-1022 {
+		sq = outward.MulUp(outward.MulUp(n, e), e)
+	}
+	s.SumSq = outward.AddUp(s.SumSq, sq)
 	s.SumLogKeep = outward.AddDown(s.SumLogKeep, outward.Down(n*logKeepDown(step.Delta), 1))
 	return s, nil
 }
