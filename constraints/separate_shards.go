@@ -85,12 +85,9 @@ func (p Problem) partConfigs(shard, shards int) *big.Int {
 	case shards <= 1:
 		return p.NumConfigs()
 	case p.Relation == accountant.OneVote:
-		// separateOneVote deals its 2K pairs round-robin.
-		n := 0
-		for i := shard; i < 2*p.K; i += shards {
-			n++
-		}
-		return big.NewInt(int64(n))
+		// separateOneVote deals its 2K pairs (parts) round-robin: items
+		// shard, shard+shards, ... below 2K.
+		return big.NewInt(int64((p.parts() - shard + shards - 1) / shards))
 	}
 	return p.shardConfigs(shard, shards)
 }
