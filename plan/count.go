@@ -63,7 +63,10 @@ type Request struct {
 	// alone (provenance.Binding.Cap, accountant.Cap): every query fits a
 	// budget the cap meets, and none fits one it does not. KindUnstated,
 	// as for votes without a header, has no cap: the teachers are
-	// accounted as a fresh mechanism per query.
+	// accounted as a fresh mechanism per query. Fixed teachers whose
+	// partition breaks the mechanism's relation (the one-vote relation on
+	// shared data or file-position shares) are refused, as their releases
+	// are (provenance.Teachers.Holds).
 	Kind      provenance.Kind
 	Partition provenance.Partition
 
@@ -158,6 +161,14 @@ func build(ctx context.Context, r Request) (built, error) {
 		return built{}, err
 	}
 	b := built{agg: agg, label: label, binding: bindingOf(agg, r), memo: r.Certificate.Memo}
+	if r.Kind == provenance.Fixed {
+		// The release refuses a relation that the teachers' partition
+		// breaks (provenance.Check); a plan of it would count labels that
+		// no release gives.
+		if err := b.binding.Holds(); err != nil {
+			return built{}, err
+		}
+	}
 	deltaPrime := r.DeltaPrime
 	if deltaPrime == 0 {
 		deltaPrime = accountant.DefaultDeltaPrime

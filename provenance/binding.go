@@ -431,6 +431,19 @@ func (b Binding) Validate() error {
 	return nil
 }
 
+// Holds reports teachers whose relation does not hold for their kind and
+// the partition of their data (a one-vote ensemble on shared data or on
+// file-position shares), or a kind or partition not stated, as a
+// *param.SettingError naming the setting: the rule of a header (Check) and
+// of a binding (Validate), for a caller that has neither, as a plan of
+// fixed teachers.
+func (t Teachers) Holds() error {
+	if field, v, rule := ensembleRule(t.Relation, t.Kind, t.Partition); field != "" {
+		return &param.SettingError{Name: field, Value: v.String(), Rule: rule}
+	}
+	return nil
+}
+
 // teachersRule checks a teacher's (eps, Delta) guarantee, as a binding
 // and a header state it: eps finite and > 0 (param.Positive), Delta in
 // [0, 1) (param.Delta), each a parameter error named "eps" or "Delta".

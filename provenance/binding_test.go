@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/votefile"
 )
 
@@ -106,8 +107,8 @@ func TestCheck(t *testing.T) {
 // relation has a row for every relation and partition, the one-vote
 // relation holds on keyed-hash shares only, and every check consults it:
 // a header (Check), a binding a ledger is to hold
-// (Binding.Validate), and what a caller asserts of votes without a header
-// (Check).
+// (Binding.Validate), what a caller asserts of votes without a header
+// (Check), and teachers a plan states (Teachers.Holds).
 func TestPartitionRules(t *testing.T) {
 	rules := rulesOfPartitions()
 	if len(rules) != 2*3 {
@@ -129,6 +130,10 @@ func TestPartitionRules(t *testing.T) {
 			b := Binding{Ensemble: "e", Teachers: Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: rel, Kind: Fixed, Partition: p}}
 			if err := b.Validate(); (err == nil) != want {
 				t.Errorf("%v on %v: binding: %v", rel, p, err)
+			}
+			var se *param.SettingError
+			if err := b.Teachers.Holds(); (err == nil) != want || err != nil && (!errors.As(err, &se) || se.Name != "partition" || se.Value != p.String() || se.Rule != rule.Why) {
+				t.Errorf("%v on %v: teachers: %v", rel, p, err)
 			}
 			_, err := Check(nil, Stated{K: 3, Relation: r(rel), Partition: p})
 			var te *TeachersError

@@ -231,11 +231,8 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 	}
 	r := requestOf(setup.Memo(cmd), fs, info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
 	r.DeltaPrime = f.DeltaPrime
-	if f.Kind == provenance.Fixed && !fs.Changed("partition") {
-		return r, info, cli.Usagef("--partition: give the data split of fixed teachers (keyed-hash, file-position or shared): their cap, the only bound of their labels, depends on it")
-	}
-	if fs.Changed("partition") && f.Kind != provenance.Fixed {
-		return r, info, cli.Usagef("--partition goes with --kind fixed: only fixed teachers have a cap")
+	if err := f.teachers(fs, info.Relation); err != nil {
+		return r, info, err
 	}
 	r.Kind, r.Partition = f.Kind, f.Partition
 	if fs.Changed("filter") {
@@ -245,6 +242,22 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 		r.Filter = &f.Filter
 	}
 	return r, info, nil
+}
+
+// teachers checks --kind and --partition for a mechanism of relation: a
+// partition goes with fixed teachers, whose cap depends on it, and keeps
+// the relation, as the release that the plan is for requires
+// (provenance.Check).
+func (f *planFlags) teachers(fs *pflag.FlagSet, relation accountant.Relation) error {
+	switch {
+	case f.Kind == provenance.Fixed && !fs.Changed("partition"):
+		return cli.Usagef("--partition: give the data split of fixed teachers (keyed-hash, file-position or shared): their cap, the only bound of their labels, depends on it")
+	case fs.Changed("partition") && f.Kind != provenance.Fixed:
+		return cli.Usagef("--partition goes with --kind fixed: only fixed teachers have a cap")
+	case fs.Changed("partition"):
+		return cli.AsUsage(setup.Flagged(provenance.Teachers{Relation: relation, Kind: f.Kind, Partition: f.Partition}.Holds(), nil))
+	}
+	return nil
 }
 
 // planValues returns the settings of a mechanism that a plan or a

@@ -39,6 +39,10 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 			return cli.Usagef("--%s is one mechanism's: a comparison plans each mechanism's parameters (give --mechanism to plan or count one)", n)
 		}
 	}
+	// Every mechanism compared is in the one-vote relation (plan.Compare).
+	if err := f.teachers(fs, accountant.OneVote); err != nil {
+		return err
+	}
 	proxy, tuning, err := f.proxy(cmd, "")
 	if err != nil {
 		return err
@@ -48,6 +52,7 @@ func runCompare(cmd *cobra.Command, f *planFlags) error {
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: f.BudgetEps, Delta: f.BudgetDelta}}
 	base := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: f.Workers, Memo: setup.Memo(cmd)}}, K: f.K, Classes: proxy.Classes}
 	base.DeltaPrime, base.For, base.Queries, base.Proxy = f.DeltaPrime, f.For, f.Queries, &proxy
+	base.Kind, base.Partition = f.Kind, f.Partition
 	var src optimal.Source // the gamma of a mechanism of 0/1 votes, on two classes
 	if proxy.Classes == 2 {
 		var sampling []setup.MechanismInfo // those of 0/1 votes compared that sample a gamma

@@ -33,6 +33,9 @@ func (f *planFlags) planPerDraw(cmd *cobra.Command, info setup.MechanismInfo) er
 	if fs.Changed("accounting") && f.Accounting != setup.FilterAccounting {
 		return cli.Usagef("--accounting %s with --mechanism %s: it is charged per draw to a Gaussian-DP filter (--accounting %s, its default)", f.Accounting, info.Name, setup.FilterAccounting)
 	}
+	if err := f.teachers(fs, info.Relation); err != nil {
+		return err
+	}
 	proxy, tuning, err := f.proxy(cmd, info.Name)
 	if err != nil {
 		return err

@@ -306,6 +306,21 @@ func TestPlanErrors(t *testing.T) {
 			[]string{"--budget-delta = 1e-08: not even 1 query fits", "their cap (1.08795, 0.000119994)"}},
 		{"fixed teachers, budget delta below the cap's, queries given", []string{"plan", "--mechanism", "darrm", "--K", "11", "--kind", "fixed", "--partition", "shared", "--queries", "10", "--budget-eps", "2", "--budget-delta", "1e-8"},
 			[]string{"--budget-delta = 1e-08: no parameter lets a query fit", "their cap (1.08795, 0.000119994)"}},
+		// A partition that breaks the one-vote relation: every release
+		// of the plan would be refused (aggregate, sidecar), on each road
+		// of a plan.
+		{"one-vote teachers on shared data", append([]string{"plan", "--mechanism", "darrm-one-vote", "--K", "11", "--target-eps", "0.5", "--kind", "fixed", "--partition", "shared"}, budget...),
+			[]string{"--partition shared: the one-vote relation does not hold on shared data"}},
+		{"one-vote teachers on file-position shares, queries given", append([]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "10", "--kind", "fixed", "--partition", "file-position"}, budget...),
+			[]string{"--partition file-position: the one-vote relation does not hold on file-position shares"}},
+		{"a comparison on shared data", append([]string{"plan", "--K", "250", "--classes", "10", "--votes", proxy, "--votes-are", "public", "--queries", "10", "--kind", "fixed", "--partition", "shared"}, budget...),
+			[]string{"--partition shared: the one-vote relation does not hold on shared data"}},
+		{"a comparison of fixed teachers without a partition", append([]string{"plan", "--K", "250", "--classes", "10", "--votes", proxy, "--votes-are", "public", "--queries", "10", "--kind", "fixed"}, budget...),
+			[]string{"--partition: give the data split of fixed teachers"}},
+		{"progressive GNMax on shared data", append([]string{"plan", "--mechanism", "progressive-gnmax", "--votes", proxy, "--votes-are", "public", "--kind", "fixed", "--partition", "shared"}, budget...),
+			[]string{"--partition shared: the one-vote relation does not hold on shared data"}},
+		{"PTR on shared data", append([]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--accounting", "ptr", "--votes", proxy, "--votes-are", "public", "--kind", "fixed", "--partition", "shared"}, budget...),
+			[]string{"--partition shared: the one-vote relation does not hold on shared data"}},
 		// The per-query delta of the GNMax family is the budget's unless
 		// --delta is given: a bad one is named as the flag the user gave.
 		{"budget delta 0 as the per-query delta", []string{"plan", "--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--threshold", "200", "--sigma1", "150", "--sigma2", "40", "--budget-eps", "2", "--budget-delta", "0"}, []string{"--budget-delta (the per-query delta unless --delta is given) = 0: must be > 0 to convert Renyi DP"}},
