@@ -104,8 +104,10 @@ type Count struct {
 	// LedgerPublish is what that ledger publishes after them, as ledger
 	// show and a release on it print it: the budget its filter holds
 	// every release to. Fixed private teachers (Request.Kind) have their
-	// cap alone: Run and Ledger are then accountant.Unlimited, Total the
-	// cap, or the count is an error that says why none fits.
+	// cap alone: Run and Ledger are then accountant.Unlimited, Total and
+	// LedgerPublish the cap at the budget's δ, LedgerTotal the cap at the
+	// ledger's slack (what ledger show says it spent), or the count is an
+	// error that says why none fits.
 	Ledger        int
 	LedgerAll     int
 	LedgerTotal   accountant.Guarantee
@@ -271,6 +273,16 @@ func count(ctx context.Context, r Request) (Count, error) {
 	if c.Filter, c.Ledger, c.LedgerAll = h.Filter, n, all; err != nil {
 		c.LedgerNote = err.Error()
 		return c, nil
+	}
+	if c.Ledger == accountant.Unlimited {
+		// Fixed teachers: a ledger spends their cap at its slack once a
+		// label is released, and publishes their cap at its budget's δ,
+		// as ledger show says (ledger.Balance).
+		cp, _, err := b.binding.Cap(accountant.DefaultDeltaPrime)
+		if err != nil {
+			return c, err
+		}
+		c.LedgerTotal, c.LedgerPublish = cp.Guarantee, c.Total
 	}
 	if c.Ledger > 0 {
 		// What the ledger publishes, as ledger show and a release on it

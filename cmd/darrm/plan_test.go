@@ -474,3 +474,34 @@ func TestPlanBoundsRoundedUp(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanFixedLedgerSpent: for fixed teachers whose cap is within the
+// budget, what a plan says a new ledger spends is what ledger show says
+// after a release on one: the teachers' cap at the ledger's slack (it
+// printed (0, 0)), and what it publishes is the plan's total.
+func TestPlanFixedLedgerSpent(t *testing.T) {
+	votes := filepath.Join("..", "..", "testdata", "votes-K11.csv") // fixed teachers on shared data
+	budget := []string{"--budget-eps", "1", "--budget-delta", "1e-3"}
+	out, e, code := darrm(t, "", append([]string{"plan", "--mechanism", "darrm", "--K", "11", "--m", "3", "--kind", "fixed", "--partition", "shared", "--format", "json"}, budget...)...)
+	if code != 0 {
+		t.Fatalf("plan: exit %d: %s", code, e)
+	}
+	planned := decodeJSON(t, out)
+	led := filepath.Join(t.TempDir(), "fixed.ledger")
+	if _, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--votes", votes}, budget...)...); code != 0 {
+		t.Fatalf("ledger init: exit %d: %s", code, e)
+	}
+	if _, e, code := darrm(t, "", "aggregate", votes, "--m", "3", "--ledger", led, "--out", filepath.Join(t.TempDir(), "labels.csv"), "--seed", "1"); code != 0 {
+		t.Fatalf("aggregate: exit %d: %s", code, e)
+	}
+	out, e, code = darrm(t, "", "ledger", "show", led, "--format", "json")
+	if code != 0 {
+		t.Fatalf("ledger show: exit %d: %s", code, e)
+	}
+	shown := decodeJSON(t, out)
+	for plan, show := range map[string]string{"ledger_spent_eps": "spent_eps", "ledger_spent_delta": "spent_delta", "publish_eps": "publish_eps", "publish_delta": "publish_delta"} {
+		if p, s := number(t, planned, plan), number(t, shown, show); p != s || p == 0 {
+			t.Errorf("plan's %s = %v, ledger show's %s = %v", plan, p, show, s)
+		}
+	}
+}
