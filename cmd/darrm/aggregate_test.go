@@ -780,7 +780,10 @@ func TestAggregateSummaryLines(t *testing.T) {
 // Every privacy bound of a release's summary, and of ledger show, is
 // printed rounded up, so that one value reads the same wherever it
 // appears: the per-query delta 1-(1-1e-5)^3 and the teachers' cap of the
-// K = 11 example; the ledger's line says which number is the cap.
+// K = 11 example; the ledger's line says that the cap is what was spent,
+// as ledger show does, not the composition of the queries (it said
+// "spent so far (10, 0.000982208)-DP ..., within the teachers' cap (1.08795,
+// 0.000119994)-DP", where 10 is not within 1.08795).
 func TestBoundsRoundedOneWay(t *testing.T) {
 	dir := t.TempDir()
 	led := filepath.Join(dir, "k11.ledger")
@@ -805,7 +808,7 @@ func TestBoundsRoundedOneWay(t *testing.T) {
 			t.Errorf("a bound rounded down, or the cap missing:\n%s", s)
 		}
 	}
-	if !strings.Contains(out, "2.99998e-05") || !strings.Contains(unwrapped(out), "within the teachers' cap (1.08795, 0.000119994)-DP") {
+	if !strings.Contains(out, "2.99998e-05") || !strings.Contains(unwrapped(out), "spent so far (1.08795, 0.000119994)-DP, the teachers' cap (its queries compose to (10, 0.000982208)-DP by its filter, advanced-filter)") {
 		t.Errorf("summary:\n%s", out)
 	}
 }

@@ -575,12 +575,15 @@ func (out Aggregate) stoppedBy() string {
 // (e.g. "the 5 labels released"), which how says more of.
 func (out Aggregate) writeAccount(t *cliout.Text, what, how string) {
 	if l := out.Ledger; l != nil {
-		spent := fmt.Sprintf("spent so far %s by its filter, %s", formatTotal(l.Queries), l.Composition)
+		filter := l.Composition.String()
 		if l.FilterChosen {
-			spent += " (chosen for these labels by this release, the ledger's first)"
+			filter += " (chosen for these labels by this release, the ledger's first)"
 		}
+		spent := fmt.Sprintf("spent so far %s by its filter, %s", formatTotal(l.Queries), filter)
 		if l.Bound == accountant.TeachersBound {
-			spent += fmt.Sprintf(", within the teachers' cap %s", formatTotal(l.Total))
+			// The cap is what was spent, as ledger show says: the
+			// composition of the queries may exceed it, and is analysis.
+			spent = fmt.Sprintf("spent so far %s, the teachers' cap (its queries compose to %s by its filter, %s)", formatTotal(l.Total), formatTotal(l.Queries), filter)
 		}
 		if l.AnalystSpent != nil {
 			spent += fmt.Sprintf("; analyst %q's runs spent %s of their share %s", l.Analyst, formatTotal(*l.AnalystSpent), shareText(l.ShareLabels, *l.Share))
