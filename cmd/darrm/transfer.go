@@ -40,6 +40,11 @@ func newTransferCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			start := time.Now()
 			params := transfer.Params{M: f.M, Queries: f.Queries, Redraws: f.Redraws, Seed: f.Seed, Memo: setup.Memo(cmd)}
+			if cmd.Flags().Changed("delta-prime") {
+				// The slack of the table's compositions; not given, Table
+				// 3.2's (transfer.DeltaPrime), as the help says.
+				params.DeltaPrime = f.Totals.DeltaPrime
+			}
 			if err := setup.CheckWorkers(f.Workers); err != nil {
 				return err
 			}
@@ -110,5 +115,6 @@ func newTransferCmd() *cobra.Command {
 		},
 	}, &f)
 	setup.HideComposition(cmd)
+	cli.SetDefaultText(cmd.Flags(), cliout.Float(transfer.DeltaPrime), "delta-prime") // Table 3.2's
 	return cmd
 }

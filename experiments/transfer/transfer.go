@@ -50,7 +50,7 @@ const (
 	// noisy sum is divided by this constant, not by the share's size.
 	Batch = 30
 	// DeltaPrime is the slack of the general composition of the Q
-	// queries (Table 3.2).
+	// queries (Table 3.2), unless Params.DeltaPrime gives another.
 	DeltaPrime = 1e-4
 )
 
@@ -170,6 +170,11 @@ type Params struct {
 	Queries []int   // numbers of queries Q
 	Redraws int     // query sets drawn per Q
 	Seed    uint64  // of the query draws and the mechanisms' noise: an experiment
+	// DeltaPrime is the slack δ' of the general composition of the Q
+	// queries and of the K-fold composition of teachers on shared data
+	// (the caps, the majority's per-query guarantee); 0: DeltaPrime,
+	// Table 3.2's.
+	DeltaPrime float64
 	// Memo keeps the mechanisms' certificates and the compositions of
 	// their totals for the calls that ask again (accountant.Memo); nil:
 	// one of the run's own.
@@ -259,6 +264,11 @@ func (p Params) Validate(n int) error {
 	if err := param.M(p.M, K); err != nil {
 		return err
 	}
+	if p.DeltaPrime != 0 {
+		if err := param.DeltaPrime(p.DeltaPrime); err != nil {
+			return err
+		}
+	}
 	if p.Redraws < 1 || p.Redraws > maxRedraws {
 		return bad("redraws", float64(p.Redraws), "must be in [1, %d]", maxRedraws)
 	}
@@ -268,6 +278,15 @@ func (p Params) Validate(n int) error {
 		}
 	}
 	return nil
+}
+
+// deltaPrime returns the slack of the run's compositions: p.DeltaPrime,
+// else DeltaPrime.
+func (p Params) deltaPrime() float64 {
+	if p.DeltaPrime != 0 {
+		return p.DeltaPrime
+	}
+	return DeltaPrime
 }
 
 // Mechanisms are the rows of Table 3.1, in its order, then GNMax
@@ -313,11 +332,12 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 		return nil, fmt.Errorf("transfer: the private teachers' metadata: %w", err)
 	}
 	binding.Each = teacher
-	cp, _, err := binding.Cap(DeltaPrime)
+	dp := p.deltaPrime()
+	cp, _, err := binding.Cap(dp)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the teachers' cap: %w", err)
 	}
-	shared, err := accountant.TeacherCap(teacher, prm.K, accountant.Shared, DeltaPrime)
+	shared, err := accountant.TeacherCap(teacher, prm.K, accountant.Shared, dp)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: the teachers' cap on shared data: %w", err)
 	}
@@ -326,14 +346,14 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 	if memo == nil {
 		memo = new(accountant.Memo)
 	}
-	aggs, err := aggregators(ctx, prm, src, memo)
+	aggs, err := aggregators(ctx, prm, src, memo, dp)
 	if err != nil {
 		return nil, err
 	}
 	privQueries, pubQueries := queriesOf(t.Private.Votes(test)), queriesOf(t.NonPrivate.Votes(test))
 	out := &Outcome{Cap: cp, SharedCap: &shared}
 	for _, name := range Mechanisms {
-		c, err := crossover(name, aggs[name].Privacy().Guarantee, capOf(name, cp), capOf(name, &shared))
+		c, err := crossover(name, aggs[name].Privacy().Guarantee, capOf(name, cp), capOf(name, &shared), dp)
 		if err != nil {
 			return nil, fmt.Errorf("transfer: %s: %w", name, err)
 		}
@@ -355,11 +375,11 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 			if nonPrivate(name) {
 				b = provenance.Binding{Teachers: provenance.Teachers{K: prm.K, Relation: accountant.OneVote}} // no cap
 			}
-			acc, _, err := priv.Account(b, DeltaPrime)
+			acc, _, err := priv.Account(b, dp)
 			if err != nil {
 				return nil, fmt.Errorf("transfer: %s: %w", name, err)
 			}
-			comp, total, err := runTotal(memo, acc, q)
+			comp, total, err := runTotal(memo, acc, q, dp)
 			if err != nil {
 				return nil, fmt.Errorf("transfer: %s at Q = %d: %w", name, q, err)
 			}
@@ -385,7 +405,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 // models) the cap at every Q: it is the only bound of fixed teachers
 // (accountant.Cap); the general composition, or the profile's when it is
 // tighter, is kept beside it as analysis.
-func runTotal(memo *accountant.Memo, acc accountant.Account, q int) (comp accountant.Guarantee, total accountant.Total, err error) {
+func runTotal(memo *accountant.Memo, acc accountant.Account, q int, deltaPrime float64) (comp accountant.Guarantee, total accountant.Total, err error) {
 	acc.Steps = q
 	ts, _ := acc.Totals(memo)
 	i := slices.IndexFunc(ts, func(t accountant.Total) bool { return t.Method == accountant.General && t.Point == nil })
@@ -400,7 +420,7 @@ func runTotal(memo *accountant.Memo, acc accountant.Account, q int) (comp accoun
 		return comp, total, nil
 	}
 	if s := acc.Step; s.Kind != accountant.ApproxSpend {
-		run, err := accountant.ComposeRun(memo, s, q, comp.Delta, DeltaPrime, accountant.ImprovedConversion)
+		run, err := accountant.ComposeRun(memo, s, q, comp.Delta, deltaPrime, accountant.ImprovedConversion)
 		if err != nil {
 			return comp, total, err
 		}
@@ -436,12 +456,12 @@ func capOf(name string, c *accountant.Cap) *accountant.Cap {
 
 // crossover returns mechanism name's crossover for its per-query guarantee,
 // its cap c (nil: none) and the cap it would have on shared data.
-func crossover(name string, perQuery accountant.Guarantee, c, shared *accountant.Cap) (Crossover, error) {
-	from, err := capFrom(perQuery, c)
+func crossover(name string, perQuery accountant.Guarantee, c, shared *accountant.Cap, deltaPrime float64) (Crossover, error) {
+	from, err := capFrom(perQuery, c, deltaPrime)
 	if err != nil {
 		return Crossover{}, err
 	}
-	sharedFrom, err := capFrom(perQuery, shared)
+	sharedFrom, err := capFrom(perQuery, shared, deltaPrime)
 	if err != nil {
 		return Crossover{}, err
 	}
@@ -462,12 +482,12 @@ func crossover(name string, perQuery accountant.Guarantee, c, shared *accountant
 // composition, accountant.Cap.Total), 0 when c is nil. The composition
 // grows with Q, so the answer is found by doubling, then bisection
 // (roots.Last).
-func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
+func capFrom(perQuery accountant.Guarantee, c *accountant.Cap, deltaPrime float64) (int, error) {
 	if c == nil {
 		return 0, nil
 	}
 	capped := func(q int) (bool, error) {
-		comp, err := accountant.Composition{Method: accountant.General, DeltaPrime: DeltaPrime}.Compose(perQuery, q)
+		comp, err := accountant.Composition{Method: accountant.General, DeltaPrime: deltaPrime}.Compose(perQuery, q)
 		if err != nil {
 			return false, err
 		}
@@ -493,7 +513,7 @@ func capFrom(perQuery accountant.Guarantee, c *accountant.Cap) (int, error) {
 // builds them: all but the majority at the same per-label target, darrm
 // and darrm-one-vote with gamma_opt of their relation from src, each
 // certified once in memo.
-func aggregators(ctx context.Context, p constraints.Problem, src ensemble.GammaSource, memo *accountant.Memo) (map[string]labeller, error) {
+func aggregators(ctx context.Context, p constraints.Problem, src ensemble.GammaSource, memo *accountant.Memo, deltaPrime float64) (map[string]labeller, error) {
 	out := map[string]labeller{}
 	t := ensemble.Target{M: p.M, Delta: p.TargetDelta}
 	teachers := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
@@ -514,7 +534,7 @@ func aggregators(ctx context.Context, p constraints.Problem, src ensemble.GammaS
 		}
 		out[row.name] = l.(ensemble.Aggregator)
 	}
-	maj, err := newMajority(p)
+	maj, err := newMajority(p, deltaPrime)
 	if err != nil {
 		return nil, err
 	}
@@ -531,10 +551,10 @@ type majority struct {
 // newMajority returns the noise-free majority of p.K teachers. Per query
 // it is post-processing of the K votes, each from an (ε, Δ)-DP teacher, so
 // it has their K-fold composition, the tightest of simple, general and
-// optimal (accountant.TeacherCap for shared data, with slack DeltaPrime).
-func newMajority(p constraints.Problem) (*majority, error) {
+// optimal (accountant.TeacherCap for shared data, with slack deltaPrime).
+func newMajority(p constraints.Problem, deltaPrime float64) (*majority, error) {
 	teacher := accountant.Guarantee{Eps: p.Eps, Delta: p.Delta}
-	c, err := accountant.TeacherCap(teacher, p.K, accountant.Shared, DeltaPrime)
+	c, err := accountant.TeacherCap(teacher, p.K, accountant.Shared, deltaPrime)
 	if err != nil {
 		return nil, fmt.Errorf("transfer: majority: %w", err)
 	}

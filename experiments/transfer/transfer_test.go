@@ -325,7 +325,7 @@ func TestSamplingRateIsPublic(t *testing.T) {
 
 // TestMajority: the noise-free majority of an odd number of votes.
 func TestMajority(t *testing.T) {
-	m, err := newMajority(constraints.Problem{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5})
+	m, err := newMajority(constraints.Problem{K: 3, M: 1, Eps: 0.1, Delta: 1e-5, TargetDelta: 1e-5}, DeltaPrime)
 	if c, _ := accountant.TeacherCap(accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, 3, accountant.Shared, DeltaPrime); err != nil || m.Privacy().Guarantee != c.Guarantee {
 		t.Fatalf("majority of 3: %v (%v), want the 3-fold composition %v", m.Privacy().Guarantee, err, c.Guarantee)
 	}
