@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/darrm/darrm/gamma"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/votefile"
 )
@@ -40,17 +41,21 @@ func (e *precisionError) Error() string {
 // words with the figures: the precision reachable and the queries that
 // reach the one asked.
 func (e *precisionError) Param() (string, any, string) {
+	// The best precision is rounded down, so that it never reads as the
+	// one asked when below it, and the noise up, so that a plan run at
+	// the printed σs is not less noise than the one found.
+	noise := func(x float64) string { return decimal.Format(x, 4, true, 0) }
 	b := e.BestPlan
 	u := b.Utility
-	rule := fmt.Sprintf("no threshold of a plan of %d queries reaches it on the proxy votes: the best expected precision is %.4g (threshold %v, sigma1 %.4g, sigma2 %.4g: %.1f correct of %.1f answered)",
-		e.Queries, e.Best, b.threshold, b.sigma1, b.Value, u.Correct, u.Answered)
+	rule := fmt.Sprintf("no threshold of a plan of %d queries reaches it on the proxy votes: the best expected precision is %s (threshold %v, sigma1 %s, sigma2 %s: %.1f correct of %.1f answered)",
+		e.Queries, decimal.Format(e.Best, 4, false, 0), b.threshold, noise(b.sigma1), noise(b.Value), u.Correct, u.Answered)
 	if e.Reach == nil {
 		return "min-precision", e.Asked, rule + "; no number of queries reaches it"
 	}
 	r := e.Reach
 	u = r.Utility
-	return "min-precision", e.Asked, rule + fmt.Sprintf("; at most %d queries reach %v (threshold %v, sigma1 %.4g, sigma2 %.4g: %.1f correct of %.1f answered)",
-		r.Queries, e.Asked, r.threshold, r.sigma1, r.Value, u.Correct, u.Answered)
+	return "min-precision", e.Asked, rule + fmt.Sprintf("; at most %d queries reach %v (threshold %v, sigma1 %s, sigma2 %s: %.1f correct of %.1f answered)",
+		r.Queries, e.Asked, r.threshold, noise(r.sigma1), noise(r.Value), u.Correct, u.Answered)
 }
 
 // unreachable returns the *precisionError of a plan of queries that no
