@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -36,6 +39,22 @@ func TestPlotGamma(t *testing.T) {
 	// Each solve has gamma_opt, gamma_Sub, gamma_DSub and RR (Delta = 0).
 	if len(lines) != 1+3*4 || !strings.Contains(lines[0], "mechanism,objective,surrogate_error") || !strings.Contains(lines[5], ",tp,opt,") {
 		t.Errorf("rows:\n%s", out)
+	}
+	// A Monte Carlo error comes with its standard error, as solve prints
+	// it (the columns had the means alone).
+	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(rows[0], "stderr U(0,1)")
+	if col < 0 || slices.Index(rows[0], "error U(0,1)") != col-1 {
+		t.Fatalf("no stderr U(0,1) beside error U(0,1): %v", rows[0])
+	}
+	for _, r := range rows[1:] {
+		mean, _ := strconv.ParseFloat(r[col-1], 64)
+		if se, err := strconv.ParseFloat(r[col], 64); err != nil || !(se >= 0 && se < 0.01) || mean > 0 && se == 0 {
+			t.Errorf("error U(0,1) %s: stderr %q, want a Monte Carlo standard error", r[col-1], r[col])
+		}
 	}
 	if b, err := os.ReadFile(fig); err != nil || !strings.Contains(string(b), "<svg") {
 		t.Errorf("figure: %v", err)

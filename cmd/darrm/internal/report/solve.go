@@ -159,7 +159,8 @@ func (out *Solve) CheckDrawable(first *Solve, firstName string) error {
 }
 
 // Rows are the numbers behind a figure of the document: per mechanism, the
-// problem, the objective, the errors, and the certificate.
+// problem, the objective, the errors with their standard errors, and the
+// certificate.
 func (out Solve) Rows() []cliout.Record {
 	var rows []cliout.Record
 	for _, m := range out.Mechanisms() {
@@ -168,7 +169,9 @@ func (out Solve) Rows() []cliout.Record {
 			{Key: "delta", Val: out.TargetDelta}, {Key: "prior", Val: out.Prior}, {Key: "mechanism", Val: m.Name},
 			{Key: "objective", Val: ev.Utility}, {Key: "surrogate_error", Val: ev.SurrogateError}}
 		for _, e := range ev.Errors {
-			r = append(r, cliout.Field{Key: "error " + e.Actual, Val: e.Mean})
+			// A Monte Carlo mean goes with its standard error, as solve
+			// prints it.
+			r = append(r, cliout.Field{Key: "error " + e.Actual, Val: e.Mean}, cliout.Field{Key: "stderr " + e.Actual, Val: e.StdErr})
 		}
 		rows = append(rows, append(r, cliout.Field{Key: "ratio", Val: ev.Certificate.Ratio}, cliout.Field{Key: "status", Val: ev.Certificate.Status.String()}))
 	}
