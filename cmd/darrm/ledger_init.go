@@ -84,6 +84,15 @@ func newLedgerInitCmd(ms *setup.Mechanisms) *cobra.Command {
 				if filter, err = ledger.NamedFilter(setup.Memo(cmd), b, budget, hint, f.Filter); err != nil {
 					return cli.AsUsage(setup.Flagged(err, map[string]string{"filter": "--filter"}))
 				}
+				// A filter named for labels it cannot hold would fix, for
+				// good, a ledger that refuses every one of them (a
+				// ledger's filter never changes): refused, as plan
+				// refuses to plan for it.
+				if use != nil {
+					if err := namedHolds(use, filter); err != nil {
+						return err
+					}
+				}
 			}
 			h := ledger.NewHeader(b, budget, f.DeltaPrime, filter)
 			// A declared mechanism fixes every step's privacy before the

@@ -639,6 +639,13 @@ func TestLedgerInitFilterChoice(t *testing.T) {
 			[]string{"the teachers are fixed models, whose releases only their cap (1.08795, 0.000119994) bounds", "composing per-query guarantees is not proved for fixed teachers"}, exitUsage},
 		{"approximate labels", join(private, b3, []string{"--step-eps", "0.3", "--step-delta", "1e-7"}), accountant.Simple,
 			[]string{"zcdp-filter(1e-05) or simple(0): cannot hold them", "advanced-filter(1e-05, slack 5e-06) or simple(0): allows 3 labels", "simple(1e-05): allows 10 labels"}, 0},
+		// A filter named for labels it cannot hold would make a ledger
+		// that refuses every one of them, its filter fixed for good: no
+		// ledger is made, as plan makes no plan for it.
+		{"named by --filter, cannot hold them", join(private, b3, []string{"--step-eps", "0.3", "--step-delta", "1e-7", "--filter", "zcdp-filter"}), 0,
+			[]string{"--filter zcdp-filter cannot hold the labels declared (labels of (0.3, 1e-07)-DP each)", "simple(1e-05) allows the most"}, exitUsage},
+		{"gnmax, named advanced-filter", join(oneVote, []string{"--budget-eps", "2", "--budget-delta", "1e-5", "--mechanism", "gnmax", "--classes", "10", "--sigma2", "40", "--delta", "1e-5", "--filter", "advanced-filter"}), 0,
+			[]string{"--filter advanced-filter cannot hold the labels declared (gnmax labels", "gdp-filter(1e-05) or simple(0) allows the most"}, exitUsage},
 		{"private teachers, pure labels", join(private, b3, []string{"--step-eps", "0.05"}), accountant.RenyiFilter, []string{"labels of (0.05, 0)-DP each", "zcdp-filter(1e-05) or simple(0): allows 179 labels",
 			"rdp-filter(1e-05, order 8) or simple(0): allows 182 labels", "simple(1e-05): allows 59 labels"}, 0},
 		// Issue 55: more labels than the accountant counts fit the zCDP
