@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/darrm/darrm/internal/atomicfile"
@@ -37,10 +38,7 @@ func openFileStore(ctx context.Context, path string, readOnly bool, waiting func
 	}
 	f, err := openFile(path, os.O_RDWR)
 	if err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			return nil, false, fmt.Errorf("%w: a release appends to its ledger, so it must be writable by you (darrm ledger show only reads it)", err)
-		}
-		return nil, false, err
+		return nil, false, unwritable(err)
 	}
 	var wait func()
 	if waiting != nil {
@@ -61,6 +59,16 @@ func openFileStore(ctx context.Context, path string, readOnly bool, waiting func
 
 // openFile opens path as a ledger file: a regular file, or a
 // *NotLedgerError (never waiting on a FIFO, never reading a device).
+// unwritable says, of an error opening a ledger file for a run, that a
+// release appends to it: a ledger the user may not write, or one on a
+// read-only file system (a share mounted read-only), is told so alike.
+func unwritable(err error) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		return fmt.Errorf("%w: a release appends to its ledger, so it must be writable by you, on a file system mounted for writing (darrm ledger show only reads it)", err)
+	}
+	return err
+}
+
 func openFile(path string, flag int) (*os.File, error) {
 	f, err := os.OpenFile(path, flag|oNonBlock, 0)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -317,3 +317,20 @@ func TestWitnessFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestUnwritableLedger: a release on a ledger it may not open for writing
+// says that a release appends to its ledger, whether the file is not the
+// user's to write or lies on a file system mounted read-only (a share
+// mounted so): the second was a bare "read-only file system".
+func TestUnwritableLedger(t *testing.T) {
+	for _, errno := range []syscall.Errno{syscall.EACCES, syscall.EPERM, syscall.EROFS} {
+		err := unwritable(fmt.Errorf("ledger l: %w", &os.PathError{Op: "open", Path: "l", Err: errno}))
+		if !strings.Contains(err.Error(), "a release appends to its ledger, so it must be writable by you, on a file system mounted for writing") || !errors.Is(err, errno) {
+			t.Errorf("%v: %v", errno, err)
+		}
+	}
+	other := fmt.Errorf("ledger l: %w", &os.PathError{Op: "open", Path: "l", Err: syscall.EIO})
+	if err := unwritable(other); err != other {
+		t.Errorf("EIO: %v", err)
+	}
+}
