@@ -57,8 +57,6 @@ func openFileStore(ctx context.Context, path string, readOnly bool, waiting func
 	return &fileStore{path: path, f: f}, true, nil
 }
 
-// openFile opens path as a ledger file: a regular file, or a
-// *NotLedgerError (never waiting on a FIFO, never reading a device).
 // unwritable says, of an error opening a ledger file for a run, that a
 // release appends to it: a ledger the user may not write, or one on a
 // read-only file system (a share mounted read-only), is told so alike.
@@ -69,6 +67,8 @@ func unwritable(err error) error {
 	return err
 }
 
+// openFile opens path as a ledger file: a regular file, or a
+// *NotLedgerError (never waiting on a FIFO, never reading a device).
 func openFile(path string, flag int) (*os.File, error) {
 	f, err := os.OpenFile(path, flag|oNonBlock, 0)
 	if errors.Is(err, fs.ErrNotExist) {
