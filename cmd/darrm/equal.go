@@ -55,6 +55,21 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 	return true, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 }
 
+// hideDeltaPrime hides --delta-prime of a comparison whose every total is
+// at the budget's delta, with no teachers' cap (simulate, solve): the
+// slack of no total it prints. It is still accepted, with a note on
+// standard error (deltaPrimeIgnored), so that scripts that give it still
+// run.
+func hideDeltaPrime(cmd *cobra.Command) { cmd.Flags().MarkHidden("delta-prime") }
+
+// deltaPrimeIgnored notes on standard error that --delta-prime, if given,
+// changes nothing (hideDeltaPrime).
+func deltaPrimeIgnored(cmd *cobra.Command) {
+	if cmd.Flags().Changed("delta-prime") {
+		cliout.Note(cmd.ErrOrStderr())("--delta-prime changes nothing here: every total compared is at the budget's delta, the least eps of every composition valid for the run, and no teachers' cap is compared")
+	}
+}
+
 // budget returns the total budget.
 func (t *totalFlags) budget() accountant.Budget {
 	return accountant.Budget{Guarantee: accountant.Guarantee{Eps: t.BudgetEps, Delta: t.BudgetDelta}}

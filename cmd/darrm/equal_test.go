@@ -77,17 +77,19 @@ func TestSolveEqualTotals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			budget := []string{"--budget-eps", fmt.Sprint(tc.budget[0]), "--budget-delta", fmt.Sprint(tc.budget[1]), "--composition", "optimal"}
+			budget := []string{"--budget-eps", fmt.Sprint(tc.budget[0]), "--budget-delta", fmt.Sprint(tc.budget[1]), "--composition", "optimal", "--delta-prime", "0.01"}
 			args := append(append([]string{"solve", "--compare", "--actual", "0.75", "--format", "json", "--cache-dir", cache, "--queries", fmt.Sprint(tc.queries)}, tc.args...), budget...)
 			out, e, code := darrm(t, "", args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, e)
 			}
 			// Each total is the accountant's choice at the budget's delta,
-			// so the hidden --composition is accepted and said to change
-			// nothing.
-			if !strings.Contains(e, "--composition changes nothing here") {
-				t.Errorf("--composition given, stderr %q: want a note that it changes nothing", e)
+			// so the hidden --composition and --delta-prime are accepted and
+			// said to change nothing (--delta-prime said nothing).
+			for _, fl := range []string{"--composition", "--delta-prime"} {
+				if !strings.Contains(unwrapped(e), fl+" changes nothing here") {
+					t.Errorf("%s given, stderr %q: want a note that it changes nothing", fl, e)
+				}
 			}
 			var doc equalDoc
 			if err := json.Unmarshal([]byte(out), &doc); err != nil {

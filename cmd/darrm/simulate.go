@@ -44,10 +44,12 @@ func newSimulateCmd(ms *setup.Mechanisms) *cobra.Command {
 	}, &f)
 	ms.BindSettings(cmd, votefile.TwoClass)
 	setup.HideComposition(cmd)
+	hideDeltaPrime(cmd)
 	return cmd
 }
 
 func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
+	deltaPrimeIgnored(cmd)
 	p, err := f.Params(cmd)
 	if err != nil {
 		return err

@@ -47,11 +47,13 @@ func newSolveCmd() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSolve(cmd, &f) },
 	}, &f)
 	setup.HideComposition(cmd)
+	hideDeltaPrime(cmd)
 	return f.WithRelation(cmd, &f.RelationFlags)
 }
 
 func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	start := time.Now()
+	deltaPrimeIgnored(cmd)
 	p, err := f.Params(cmd)
 	if err != nil {
 		return err
