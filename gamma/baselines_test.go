@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,5 +216,28 @@ func TestConstructorsBoundK(t *testing.T) {
 	}
 	if _, err := Const(maxK, 0.5); err != nil {
 		t.Errorf("Const at K = maxK: %v", err)
+	}
+}
+
+// TestFromUpper: the noise function of its upper half, symmetric and
+// clamped to [0, 1]; an upper half of another length, or an even K,
+// panics naming them (a shorter one left the rest 0 unsaid, a longer one
+// panicked on an index).
+func TestFromUpper(t *testing.T) {
+	if g := FromUpper(5, []float64{0.2, 1.5, -1e-12}); !slices.Equal(g, Gamma{0, 1, 0.2, 0.2, 1, 0}) {
+		t.Errorf("FromUpper(5, ...) = %v", g)
+	}
+	for _, tc := range []struct {
+		k     int
+		upper []float64
+	}{{5, []float64{1, 1}}, {5, []float64{1, 1, 1, 1}}, {4, []float64{1, 1}}, {0, nil}, {-1, nil}} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "gamma: FromUpper: K =") {
+					t.Errorf("FromUpper(%d, %d values): recovered %v, want a panic naming them", tc.k, len(tc.upper), r)
+				}
+			}()
+			FromUpper(tc.k, tc.upper)
+		}()
 	}
 }

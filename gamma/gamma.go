@@ -66,10 +66,15 @@ func (g Gamma) CheckFor(k int) error {
 
 // FromUpper builds the symmetric noise function whose values at l = H..K
 // are upper, H = (K+1)/2, clamping to [0, 1] (LP solutions may leave the bounds by the
-// solver's tolerance).
+// solver's tolerance). It panics unless K >= 1 is odd and upper holds its
+// K+1-H values, as gonum's constructors do on a dimension mismatch: a
+// shorter upper would leave the other values 0 unsaid.
 func FromUpper(k int, upper []float64) Gamma {
-	g := make(Gamma, k+1)
 	h := (k + 1) / 2
+	if k < 1 || k%2 == 0 || len(upper) != k+1-h {
+		panic(fmt.Sprintf("gamma: FromUpper: K = %d with %d values: want K odd, >= 1, and (K+1)/2 values", k, len(upper)))
+	}
+	g := make(Gamma, k+1)
 	for i, v := range upper {
 		v = math.Min(math.Max(v, 0), 1)
 		g[h+i], g[k-h-i] = v, v
