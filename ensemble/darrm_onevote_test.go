@@ -109,10 +109,7 @@ func TestOneVoteAccounting(t *testing.T) {
 	// search has composed that many steps already.
 	n := a.Limit()
 	totals := a.Totals(n)
-	last := totals[len(totals)-1]
-	opt := totals[len(totals)-2]
-	exact := totals[len(totals)-2]
-	opt = totals[len(totals)-3]
+	opt, exact, last := totals[len(totals)-3], totals[len(totals)-2], totals[len(totals)-1]
 	if len(totals) != 5 || last.Name() != "profile" || opt.Name() != "optimal" || exact.Method != accountant.Exact ||
 		last.Guarantee.Delta != opt.Guarantee.Delta || !(last.Guarantee.Eps < opt.Guarantee.Eps) || exact.Guarantee.Delta != budget.Delta {
 		t.Errorf("totals %+v", totals)

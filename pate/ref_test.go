@@ -20,5 +20,3 @@ func bigLog(y *big.Float) *big.Float { return bigmath.Log(y, refPrec) }
 func below(got float64, exact *big.Float) bool { return bf(got).Cmp(exact) < 0 }
 
 func second[T any](_ T, err error) error { return err }
-
-var sink float64

@@ -122,7 +122,7 @@ func (p *Problem) solveFISTA(ctx context.Context) (Optimum, error) {
 	g := make([]float64, d)
 	diff := make([]float64, d)
 	t := 1.0
-	residual := math.Inf(1)
+	var residual float64
 	iter := 0
 	for ; iter < optMaxIter; iter++ {
 		// Each iteration passes over the data a few times: at n·d = 6·10^7

@@ -591,7 +591,7 @@ func TestLedgerInitPTRUse(t *testing.T) {
 			if u.Labels != want || want <= int(budEps/relEps) {
 				t.Errorf("the use counts %d releases; the exact composition allows %d (basic composition %d)", u.Labels, want, int(budEps/relEps))
 			}
-			if w := fmt.Sprintf("exact:"); !strings.Contains(stdout, w) || !strings.Contains(stdout, fmt.Sprintf("allows %d releases", want)) {
+			if w := "exact:"; !strings.Contains(stdout, w) || !strings.Contains(stdout, fmt.Sprintf("allows %d releases", want)) {
 				t.Errorf("ledger init says\n%s\nwant %q and %d releases", stdout, w, want)
 			}
 			// The use counts releases: its share and its total say so, not labels.
