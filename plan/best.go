@@ -65,12 +65,10 @@ func Compare(ctx context.Context, base Request, ms []ensemble.Mechanism) (Compar
 	if err := proxy.check(base.K, base.Classes); err != nil {
 		return Comparison{}, err
 	}
-	if base.Kind == provenance.Fixed {
-		// Every mechanism compared is in the one-vote relation (below):
-		// none is released from teachers whose partition breaks it.
-		if err := (provenance.Teachers{Relation: accountant.OneVote, Kind: base.Kind, Partition: base.Partition}).Holds(); err != nil {
-			return Comparison{}, err
-		}
+	// Every mechanism compared is in the one-vote relation (below): none
+	// is released from teachers whose partition breaks it.
+	if err := holds(provenance.Teachers{Relation: accountant.OneVote, Kind: base.Kind, Partition: base.Partition}); err != nil {
+		return Comparison{}, err
 	}
 	c := Comparison{Best: -1}
 	type planner struct {

@@ -63,10 +63,10 @@ type Request struct {
 	// alone (provenance.Binding.Cap, accountant.Cap): every query fits a
 	// budget the cap meets, and none fits one it does not. KindUnstated,
 	// as for votes without a header, has no cap: the teachers are
-	// accounted as a fresh mechanism per query. Fixed teachers whose
+	// accounted as a fresh mechanism per query. Teachers whose
 	// partition breaks the mechanism's relation (the one-vote relation on
-	// shared data or file-position shares) are refused, as their releases
-	// are (provenance.Teachers.Holds).
+	// shared data or file-position shares), of any kind, are refused, as
+	// their releases are (provenance.Teachers.Holds).
 	Kind      provenance.Kind
 	Partition provenance.Partition
 
@@ -163,13 +163,11 @@ func build(ctx context.Context, r Request) (built, error) {
 		return built{}, err
 	}
 	b := built{agg: agg, label: label, binding: bindingOf(agg, r), memo: r.Certificate.Memo}
-	if r.Kind == provenance.Fixed {
-		// The release refuses a relation that the teachers' partition
-		// breaks (provenance.Check); a plan of it would count labels that
-		// no release gives.
-		if err := b.binding.Holds(); err != nil {
-			return built{}, err
-		}
+	// The release refuses a relation that the teachers' partition breaks
+	// (provenance.Check); a plan of it would count labels that no release
+	// gives.
+	if err := holds(b.binding.Teachers); err != nil {
+		return built{}, err
 	}
 	deltaPrime := r.DeltaPrime
 	if deltaPrime == 0 {
@@ -183,6 +181,24 @@ func build(ctx context.Context, r Request) (built, error) {
 		return built{}, err
 	}
 	return b, nil
+}
+
+// holds refuses teachers whose partition breaks their relation, as every
+// release from them is refused (provenance.Teachers.Holds): fixed
+// teachers, whose cap needs their partition, and any others whose
+// partition is stated, whatever their kind (a vote file's header may
+// state per-query teachers, and votes without one a partition alone).
+func holds(t provenance.Teachers) error {
+	switch {
+	case t.Kind == provenance.Fixed:
+	case t.Partition == provenance.PartitionUnstated:
+		return nil
+	case t.Kind == provenance.KindUnstated:
+		// The rule is of the relation and the partition alone; Holds
+		// asks for a kind, which votes without a header do not state.
+		t.Kind = provenance.PerQuery
+	}
+	return t.Holds()
 }
 
 // bindingOf returns what a plan, which knows no votes, binds agg to: its

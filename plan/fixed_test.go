@@ -67,26 +67,29 @@ func TestPlanFixedTeachers(t *testing.T) {
 // TestPlanPartitionKeepsRelation: a plan of teachers whose partition
 // breaks the one-vote relation is refused, naming the partition, as every
 // release of it is (provenance.Check): a count, a plan of queries and a
-// comparison; keyed-hash shares keep it.
+// comparison, of fixed teachers and of any whose partition is stated
+// (per-query ones were planned); keyed-hash shares keep it.
 func TestPlanPartitionKeepsRelation(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.NewOneVote(11, 0.5, 0)
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
 	proxy := Proxy{K: 11, Classes: 3, Counts: [][]int{{8, 2, 1}, {1, 9, 1}, {5, 4, 2}}}
-	for _, part := range []provenance.Partition{provenance.KeyedHash, provenance.FilePosition, provenance.SharedData} {
-		holds := part == provenance.KeyedHash
-		r := request(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass, p, 2, budget.Eps, budget.Delta)
-		r.Kind, r.Partition = provenance.Fixed, part
-		_, count := Make(ctx, r)
-		r.Queries = 5
-		_, queries := Make(ctx, r)
-		base := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 11, TargetDelta: 1e-5}, 3, budget.Eps, budget.Delta)
-		base.Kind, base.Partition, base.Queries, base.Proxy = provenance.Fixed, part, 5, &proxy
-		_, compared := Compare(ctx, base, []ensemble.Mechanism{ensemble.LNMax{}})
-		for what, err := range map[string]error{"count": count, "plan of queries": queries, "comparison": compared} {
-			var se *param.SettingError
-			if refused := errors.As(err, &se) && se.Name == "partition" && se.Value == part.String(); refused == holds || holds && err != nil {
-				t.Errorf("%v, %s: %v; want refused = %v", part, what, err, !holds)
+	for _, kind := range []provenance.Kind{provenance.Fixed, provenance.PerQuery, provenance.KindUnstated} {
+		for _, part := range []provenance.Partition{provenance.KeyedHash, provenance.FilePosition, provenance.SharedData} {
+			holds := part == provenance.KeyedHash
+			r := request(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass, p, 2, budget.Eps, budget.Delta)
+			r.Kind, r.Partition = kind, part
+			_, count := Make(ctx, r)
+			r.Queries = 5
+			_, queries := Make(ctx, r)
+			base := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 11, TargetDelta: 1e-5}, 3, budget.Eps, budget.Delta)
+			base.Kind, base.Partition, base.Queries, base.Proxy = kind, part, 5, &proxy
+			_, compared := Compare(ctx, base, []ensemble.Mechanism{ensemble.LNMax{}})
+			for what, err := range map[string]error{"count": count, "plan of queries": queries, "comparison": compared} {
+				var se *param.SettingError
+				if refused := errors.As(err, &se) && se.Name == "partition" && se.Value == part.String(); refused == holds || holds && err != nil {
+					t.Errorf("%v teachers on %v, %s: %v; want refused = %v", kind, part, what, err, !holds)
+				}
 			}
 		}
 	}
