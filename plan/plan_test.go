@@ -433,14 +433,16 @@ func TestReadProxyBounded(t *testing.T) {
 // TestPrecisionErrorRounding: the unreachable-precision error rounds the
 // best precision down and the noise up, at four digits: to the nearest, a
 // best of 0.97996 read as 0.98, the precision asked, and a reaching plan's
-// σ1 46.7849 as 46.78, less noise than the plan found.
+// σ1 46.7849 as 46.78, less noise than the plan found. The best plan's
+// labels read below the precision asked too (97.996 correct of 100 read
+// 98.0 of 100.0).
 func TestPrecisionErrorRounding(t *testing.T) {
 	u := &Utility{Correct: 97.996, Answered: 100}
 	e := &precisionError{Asked: 0.98, Queries: 300, Best: 0.97996,
 		BestPlan: Plan{Value: 31.18541, threshold: 0, sigma1: 46.7849, Utility: u},
 		Reach:    &Plan{Queries: 250, Value: 40.00001, threshold: 102, sigma1: 60.00004, Utility: u}}
 	_, _, rule := e.Param()
-	for _, want := range []string{"the best expected precision is 0.9799 ", "sigma1 46.79, sigma2 31.19:", "sigma1 60.01, sigma2 40.01:"} {
+	for _, want := range []string{"the best expected precision is 0.9799 ", "sigma1 46.79, sigma2 31.19: 97.9 correct of 100.0 answered)", "sigma1 60.01, sigma2 40.01:"} {
 		if !strings.Contains(rule, want) {
 			t.Errorf("%q does not say %q", rule, want)
 		}

@@ -41,14 +41,15 @@ func (e *precisionError) Error() string {
 // words with the figures: the precision reachable and the queries that
 // reach the one asked.
 func (e *precisionError) Param() (string, any, string) {
-	// The best precision is rounded down, so that it never reads as the
-	// one asked when below it, and the noise up, so that a plan run at
-	// the printed σs is not less noise than the one found.
+	// The best precision is rounded down, and its correct labels down and
+	// answered ones up, so that neither reads as the one asked when below
+	// it (97.996 of 100 read 98.0 of 100.0); the noise up, so that a plan
+	// run at the printed σs is not less noise than the one found.
 	noise := func(x float64) string { return decimal.Format(x, 4, true, 0) }
 	b := e.BestPlan
 	u := b.Utility
 	rule := fmt.Sprintf("no threshold of a plan of %d queries reaches it on the proxy votes: the best expected precision is %s (threshold %v, sigma1 %s, sigma2 %s: %.1f correct of %.1f answered)",
-		e.Queries, decimal.Format(e.Best, 4, false, 0), b.threshold, noise(b.sigma1), noise(b.Value), u.Correct, u.Answered)
+		e.Queries, decimal.Format(e.Best, 4, false, 0), b.threshold, noise(b.sigma1), noise(b.Value), math.Floor(u.Correct*10)/10, math.Ceil(u.Answered*10)/10)
 	if e.Reach == nil {
 		return "min-precision", e.Asked, rule + "; no number of queries reaches it"
 	}
