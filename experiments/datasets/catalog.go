@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -191,8 +192,12 @@ func Load(dir, name string, t Task) (*Pair, error) {
 	case "cifar10":
 		priv, pub, err = cifar10(r[0])
 	case "synthetic":
-		pair := Synthetic(t, 1000, 784, 1)
-		priv, pub = pair.Private, pair.Public
+		// Load is not cancelled: a set of the default size takes a
+		// hundredth of a second.
+		var pair *Pair
+		if pair, err = Synthetic(context.Background(), t, 1000, 784, 1); err == nil {
+			priv, pub = pair.Private, pair.Public
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", name, err)
@@ -570,36 +575,59 @@ func crime(r io.Reader) (*Dataset, *Dataset, error) {
 // Regression and classification: features N(0, I/d); responses from a
 // linear model w (y = ⟨w, a⟩ + 0.1·noise, or a label drawn with
 // probability σ(2⟨w, a⟩)), P from w plus a shift of 0.5·N(0, I).
-func Synthetic(t Task, n, d int, seed uint64) *Pair {
+// It returns ctx's error once ctx is done: at the largest sets darrm
+// allows (2·2^26 values) the drawing takes seconds, longer than SIGTERM
+// may wait, so it checks ctx every syntheticCheck values.
+func Synthetic(ctx context.Context, t Task, n, d int, seed uint64) (*Pair, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	info, _ := Lookup("synthetic")
 	if t == Mean {
 		tmpl := make([]float64, d)
 		shifted := make([]float64, d)
 		for j := range tmpl {
+			if j%syntheticCheck == syntheticCheck-1 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			tmpl[j] = rng.Float64()
 			shifted[j] = min(1, max(0, tmpl[j]+0.15*rng.NormFloat64()))
 		}
-		gen := func(center []float64) *Dataset {
+		gen := func(center []float64) (*Dataset, error) {
 			s := &Dataset{D: d, X: make([]float64, n*d)}
 			for i := range s.X {
+				if i%syntheticCheck == syntheticCheck-1 {
+					if err := ctx.Err(); err != nil {
+						return nil, err
+					}
+				}
 				s.X[i] = min(1, max(0, center[i%d]+0.3*rng.NormFloat64()))
 			}
-			return s
+			return s, nil
 		}
-		return &Pair{Info: info, Private: gen(tmpl), Public: gen(shifted)}
+		return syntheticPair(info, gen, tmpl, shifted)
 	}
 	w := make([]float64, d)
 	ws := make([]float64, d)
 	for j := range w {
+		if j%syntheticCheck == syntheticCheck-1 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		w[j] = rng.NormFloat64()
 		ws[j] = w[j] + 0.5*rng.NormFloat64()
 	}
-	gen := func(w []float64) *Dataset {
+	gen := func(w []float64) (*Dataset, error) {
 		s := &Dataset{D: d, X: make([]float64, n*d), Y: make([]float64, n)}
 		for i := range n {
 			var z float64
 			for j := range d {
+				if k := i*d + j; k%syntheticCheck == syntheticCheck-1 {
+					if err := ctx.Err(); err != nil {
+						return nil, err
+					}
+				}
 				a := rng.NormFloat64() / math.Sqrt(float64(d))
 				s.X[i*d+j] = a
 				z += a * w[j]
@@ -610,7 +638,25 @@ func Synthetic(t Task, n, d int, seed uint64) *Pair {
 				s.Y[i] = 1
 			}
 		}
-		return s
+		return s, nil
 	}
-	return &Pair{Info: info, Private: gen(w), Public: gen(ws)}
+	return syntheticPair(info, gen, w, ws)
+}
+
+// syntheticCheck is how many values Synthetic draws between two checks of
+// its context: about a millisecond of drawing.
+const syntheticCheck = 1 << 16
+
+// syntheticPair draws the private set from gen(priv), then the public one
+// from gen(pub), in that order (the sets a seed gives depend on it).
+func syntheticPair(info Info, gen func([]float64) (*Dataset, error), priv, pub []float64) (*Pair, error) {
+	private, err := gen(priv)
+	if err != nil {
+		return nil, err
+	}
+	public, err := gen(pub)
+	if err != nil {
+		return nil, err
+	}
+	return &Pair{Info: info, Private: private, Public: public}, nil
 }

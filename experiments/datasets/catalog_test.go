@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -212,7 +213,14 @@ func TestCreditSplit(t *testing.T) {
 
 func TestSynthetic(t *testing.T) {
 	for _, l := range []Task{Mean, Regression, Classification} {
-		a, b := Synthetic(l, 30, 5, 7), Synthetic(l, 30, 5, 7)
+		a, err := Synthetic(context.Background(), l, 30, 5, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Synthetic(context.Background(), l, 30, 5, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := checkPair(a, l); err != nil {
 			t.Fatalf("%v: %v", l, err)
 		}
@@ -220,6 +228,24 @@ func TestSynthetic(t *testing.T) {
 			if a.Private.X[i] != b.Private.X[i] {
 				t.Fatalf("%v: not deterministic", l)
 			}
+		}
+	}
+}
+
+// TestSyntheticCancelled: a cancelled context stops the drawing of a
+// synthetic set, of either kind, with its error. The largest sets darrm
+// allows take seconds to draw, and SIGTERM may wait one at most.
+func TestSyntheticCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, l := range []Task{Mean, Regression, Classification} {
+		// Sets of no samples: the templates alone, of dimension 2^18,
+		// are the work (darrm allows 2^25 with two samples).
+		if p, err := Synthetic(ctx, l, 0, 1<<18, 1); !errors.Is(err, context.Canceled) || p != nil {
+			t.Errorf("%v: Synthetic of dimension 2^18 on a cancelled context: error %v, a pair %t; want context.Canceled and none", l, err, p != nil)
+		}
+		if p, err := Synthetic(ctx, l, 1000, 784, 1); !errors.Is(err, context.Canceled) || p != nil {
+			t.Errorf("%v: Synthetic on a cancelled context: error %v, a pair %t; want context.Canceled and none", l, err, p != nil)
 		}
 	}
 }

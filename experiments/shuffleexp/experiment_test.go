@@ -234,7 +234,10 @@ func newTestProblem(t testing.TB, task shuffleg.Task, n, m, d int, seed uint64) 
 	if n != m {
 		t.Fatalf("the synthetic dataset has as many public samples as private ones: %d != %d", n, m)
 	}
-	pair := datasets.Synthetic(dataTask(task.Loss), n, d, seed)
+	pair, err := datasets.Synthetic(context.Background(), dataTask(task.Loss), n, d, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
 	p, err := shuffleg.NewProblem(context.Background(), task, pair.Private, pair.Public)
 	if err != nil {
 		t.Fatal(err)

@@ -121,7 +121,9 @@ func (s Spec) Build(ctx context.Context) (*Experiment, datasets.Info, error) {
 		if float64(n)*float64(d) > maxSyntheticValues {
 			return nil, info, &param.Error{Name: "n", Value: n, Rule: fmt.Sprintf("n·d = %g values of each set of dimension d = %d: must be at most %d (512 MiB a set)", float64(n)*float64(d), d, maxSyntheticValues)}
 		}
-		pair = datasets.Synthetic(dataTask(task.Loss), n, d, 1)
+		if pair, err = datasets.Synthetic(ctx, dataTask(task.Loss), n, d, 1); err != nil {
+			return nil, info, err
+		}
 	} else if pair, err = datasets.Load(s.DataDir, s.Dataset, dataTask(task.Loss)); err != nil {
 		return nil, info, err
 	}
