@@ -635,7 +635,7 @@ func TestWriteOutput(t *testing.T) {
 
 func TestDecodeJSON(t *testing.T) {
 	type doc struct{ N int }
-	d, err := DecodeJSON[doc](strings.NewReader(`{"n": 3}`), "a.json", "a document")
+	d, err := DecodeJSON[doc](context.Background(), strings.NewReader(`{"n": 3}`), "a.json", "a document")
 	if err != nil || d.N != 3 {
 		t.Errorf("DecodeJSON: %+v, %v", d, err)
 	}
@@ -645,10 +645,36 @@ func TestDecodeJSON(t *testing.T) {
 		{"not json", Std, "standard input: not a document: "},
 		{`{"n": "x"}`, "a.json", "a.json: not a document: "},
 	} {
-		_, err := DecodeJSON[doc](strings.NewReader(tc.in), tc.name, "a document")
+		_, err := DecodeJSON[doc](context.Background(), strings.NewReader(tc.in), tc.name, "a document")
 		if !IsUsage(err) || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("DecodeJSON(%q): %v", tc.in, err)
 		}
+	}
+}
+
+// TestDecodeJSONCancelled: DecodeJSON returns ctx's error once ctx is
+// done, whatever its decoding is doing (here waiting on a read that never
+// ends; a large document's decoding takes a minute and checks nothing).
+func TestDecodeJSONCancelled(t *testing.T) {
+	type doc struct{ N []int }
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go io.WriteString(pw, `{"n": [0, 0, 0,`) // and no more
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan error, 1)
+	go func() {
+		_, err := DecodeJSON[doc](ctx, pr, "a.json", "a document")
+		got <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-got:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("DecodeJSON after its context was cancelled: %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("DecodeJSON still decoding 5 s after its context was cancelled")
 	}
 }
 

@@ -452,11 +452,31 @@ const MaxJSONBytes = 256 << 20
 
 // DecodeJSON decodes the JSON document r holds into a T; one that does not
 // decode is a usage error saying that the input named name (InputName) is
-// not what (e.g. "a JSON result of darrm").
-func DecodeJSON[T any](r io.Reader, name, what string) (T, error) {
-	var v T
-	if err := json.NewDecoder(io.LimitReader(r, MaxJSONBytes)).Decode(&v); err != nil {
-		return v, Usagef("%s: not %s: %v", InputName(name), what, err)
+// not what (e.g. "a JSON result of darrm"). If ctx is done first, it
+// returns ctx's error at once: a document near MaxJSONBytes takes a minute
+// to decode (an array of a hundred million zeros), and encoding/json
+// checks nothing while it turns the bytes read into a T, but SIGTERM may
+// wait a second at most. The decoding is then left to its goroutine, as
+// ctxio leaves a blocked read: darrm exits soon after.
+func DecodeJSON[T any](ctx context.Context, r io.Reader, name, what string) (T, error) {
+	type decoded struct {
+		v   T
+		err error
 	}
-	return v, nil
+	done := make(chan decoded, 1) // the abandoned goroutine does not block
+	go func() {
+		var d decoded
+		d.err = json.NewDecoder(io.LimitReader(r, MaxJSONBytes)).Decode(&d.v)
+		done <- d
+	}()
+	select {
+	case d := <-done:
+		if d.err != nil {
+			return d.v, Usagef("%s: not %s: %v", InputName(name), what, d.err)
+		}
+		return d.v, nil
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
 }

@@ -111,7 +111,12 @@ func readJSON[T any](cmd *cobra.Command, role string, names []string, want Want,
 			return nil, err
 		}
 		in := &io.LimitedReader{R: r, N: left + 1}
-		out[i], err = cli.DecodeJSON[T](in, name, darrmJSON)
+		out[i], err = cli.DecodeJSON[T](cmd.Context(), in, name, darrmJSON)
+		if cerr := cmd.Context().Err(); cerr != nil {
+			// The decoding may still read r: left open, as it is when
+			// darrm exits.
+			return nil, cerr
+		}
 		r.Close()
 		if in.N == 0 {
 			return nil, cli.Usagef("%s: the JSON results read (%s) hold more than %d MiB together, the most darrm reads of them at once", cli.InputName(name), role, limit>>20)
