@@ -678,6 +678,35 @@ func TestDecodeJSONCancelled(t *testing.T) {
 	}
 }
 
+// TestDecodeJSONArrayBound: an array of more than maxJSONArray values is
+// refused before it is decoded, at any depth, and one of maxJSONArray is
+// not; commas within strings, escaped quotes included, are no values.
+func TestDecodeJSONArrayBound(t *testing.T) {
+	values := func(n int) string { return strings.Repeat("0,", n-1) + "0" }
+	type doc struct{ N [][]int }
+	_, err := DecodeJSON[doc](context.Background(), strings.NewReader(`{"n": [[1], [`+values(maxJSONArray+1)+`]]}`), "a.json", "a document")
+	if want := fmt.Sprintf("a.json: not a document: an array of more than %d values", maxJSONArray); !IsUsage(err) || !strings.HasPrefix(fmt.Sprint(err), want) {
+		t.Errorf("DecodeJSON of an array of maxJSONArray+1 values: %v, want a usage error %q...", err, want)
+	}
+	for _, tc := range []struct {
+		in   string
+		fail bool
+	}{
+		{"[" + values(maxJSONArray) + "]", false},
+		{"[" + values(maxJSONArray+1) + "]", true},
+		{`{"a": [` + values(maxJSONArray) + `], "b": [` + values(maxJSONArray) + "]}", false},
+		{`[{"a": 1, "b": [` + values(maxJSONArray+1) + "]}]", true},
+		{`["` + strings.Repeat(",", maxJSONArray) + `", "\",` + strings.Repeat(",", maxJSONArray) + `"]`, false},
+		{`{"` + strings.Repeat(",", maxJSONArray) + `": 1}`, false},
+		{`{"a\\": [` + values(maxJSONArray+1) + `]}`, true},
+	} {
+		_, err := io.Copy(io.Discard, &arrayBound{r: strings.NewReader(tc.in)})
+		if (err != nil) != tc.fail {
+			t.Errorf("%.40q...: %v, want an error: %t", tc.in, err, tc.fail)
+		}
+	}
+}
+
 // TestGiven: a flag given on the command line is a pointer to its value,
 // even when it equals the default; one left to its default is nil.
 func TestGiven(t *testing.T) {

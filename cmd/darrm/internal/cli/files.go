@@ -466,7 +466,7 @@ func DecodeJSON[T any](ctx context.Context, r io.Reader, name, what string) (T, 
 	done := make(chan decoded, 1) // the abandoned goroutine does not block
 	go func() {
 		var d decoded
-		d.err = json.NewDecoder(io.LimitReader(r, MaxJSONBytes)).Decode(&d.v)
+		d.err = json.NewDecoder(&arrayBound{r: io.LimitReader(r, MaxJSONBytes)}).Decode(&d.v)
 		done <- d
 	}()
 	select {
@@ -479,4 +479,61 @@ func DecodeJSON[T any](ctx context.Context, r io.Reader, name, what string) (T, 
 		var zero T
 		return zero, ctx.Err()
 	}
+}
+
+// maxJSONArray bounds the values of one array that DecodeJSON reads: four
+// times the longest of darrm's results (a shuffleg curve of --epochs+1
+// values, at most 2^20+1), far fewer than the 134 million zeros that
+// MaxJSONBytes holds. encoding/json grows an array's slice by doubling,
+// and each growth clears the new slice's tail in one call that nothing
+// preempts: seconds at a gigabyte on a slow machine, while no garbage
+// collection ends and no signal is handled (SIGTERM waited 8.8 s). At this
+// bound a growth clears at most 32 MiB of a slice of float64.
+const maxJSONArray = 1 << 22
+
+// maxJSONDepth is encoding/json's bound on nesting, which arrayBound
+// tracks arrays to: the decoder refuses deeper documents.
+const maxJSONDepth = 10000
+
+// arrayBound passes the JSON text r holds through, refusing an array of
+// more than maxJSONArray values before the decoder builds it: the decoder
+// reads a document whole before decoding any of it.
+type arrayBound struct {
+	r      io.Reader
+	off    int64 // bytes passed
+	str    bool  // within a string
+	esc    bool  // after a backslash within a string
+	depth  int   // arrays and objects open
+	commas []int // each open array's commas (-1: an object), to maxJSONDepth
+}
+
+func (a *arrayBound) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	for i, c := range p[:n] {
+		switch {
+		case a.str:
+			a.str = a.esc || c != '"'
+			a.esc = !a.esc && c == '\\'
+		case c == '"':
+			a.str = true
+		case c == '[' || c == '{':
+			if a.depth++; a.depth <= maxJSONDepth {
+				a.commas = append(a.commas, 0)
+				if c == '{' {
+					a.commas[len(a.commas)-1] = -1
+				}
+			}
+		case c == ']' || c == '}':
+			if a.depth > 0 && a.depth <= maxJSONDepth {
+				a.commas = a.commas[:len(a.commas)-1]
+			}
+			a.depth = max(a.depth-1, 0)
+		case c == ',' && a.depth > 0 && a.depth <= maxJSONDepth && a.commas[len(a.commas)-1] >= 0:
+			if a.commas[len(a.commas)-1]++; a.commas[len(a.commas)-1] >= maxJSONArray {
+				return 0, fmt.Errorf("an array of more than %d values (at byte %d): at most %d, far more than any result of darrm holds", maxJSONArray, a.off+int64(i)+1, maxJSONArray)
+			}
+		}
+	}
+	a.off += int64(n)
+	return n, err
 }
