@@ -121,6 +121,10 @@ func TestCheckDrawable(t *testing.T) {
 		{"no comparison", func(d *Solve) { d.Compare = nil }, "not the output of darrm solve --compare"},
 		{"gamma of another K", func(d *Solve) { d.K = 7 }, "not the output of darrm solve --compare"},
 		{"other actual distributions", func(d *Solve) { d.Errors = []gamma.ErrorEstimate{{Actual: "U(0,1)"}} }, "differ from a.json's"},
+		{"two baselines", func(d *Solve) { d.Compare = []Evaluated{{Name: "sub", Gamma: sub}, {Name: "dsub", Gamma: sub}} }, ""},
+		{"a baseline twice", func(d *Solve) {
+			d.Compare = []Evaluated{{Name: "sub", Gamma: sub}, {Name: "dsub", Gamma: sub}, {Name: "sub", Gamma: sub}}
+		}, `compared gamma 3 is named "sub", as gamma 1 is`},
 	} {
 		d := first
 		tc.mod(&d)
