@@ -2,6 +2,7 @@ package pate
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -389,5 +390,41 @@ func TestAccountReleaseSteps(t *testing.T) {
 		if a.Queries() != len(counts) || a.Release.Steps != len(counts) {
 			t.Errorf("%s: %d queries accounted, Release.Steps %d, want %d", tc.name, a.Queries(), a.Release.Steps, len(counts))
 		}
+	}
+}
+
+// nextCounter is a votefile.Reader that counts its Next calls.
+type nextCounter struct {
+	votefile.Reader
+	next int
+}
+
+func (r *nextCounter) Next() bool { r.next++; return r.Reader.Next() }
+
+// TestAccountCancelledManyClasses: Account stops at a done context within
+// a query of many classes, each of whose bounds takes time in proportion
+// to its classes (a tenth of a second at 500,000), not after 256 of them.
+func TestAccountCancelledManyClasses(t *testing.T) {
+	const classes, queries = 1 << 16, 8
+	counts := make([][]int, queries)
+	for i := range counts {
+		counts[i] = make([]int, classes)
+		counts[i][i] = 250
+	}
+	meta := provenance.Binding{Ensemble: "acct", Teachers: provenance.Teachers{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(classes, votefile.LayoutCounts)
+	var b bytes.Buffer
+	if err := votefile.WriteCounts(&b, meta, nil, counts); err != nil {
+		t.Fatal(err)
+	}
+	in, err := votefile.Open("counts", votefile.Options{In: &b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &nextCounter{Reader: in}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	m := paperMechanisms()[1]
+	if _, err := Account(ctx, r, AccountOptions{Memo: ptrMemo, Mechanism: m.mech(), Delta: paperDelta, Conversion: accountant.PaperConversion}); !errors.Is(err, context.Canceled) || r.next != 1 {
+		t.Errorf("Account on a cancelled context: %v after %d of %d queries; want context.Canceled after the first", err, r.next, queries)
 	}
 }
