@@ -115,3 +115,21 @@ func TestLabelLimit(t *testing.T) {
 		t.Error("the queries past the limit drew from the source")
 	}
 }
+
+// TestLabelCancelledManyClasses: the loop stops at a done context after a
+// query of many classes, each of whose labels draws a noise per class (a
+// third of a second at 500,000), not after checkEvery of them.
+func TestLabelCancelledManyClasses(t *testing.T) {
+	qs := make([]votefile.Query, 8)
+	for i := range qs {
+		qs[i] = votefile.Query{Index: i + 1, Counts: make([]int, 1<<16)}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	asked := 0
+	answer := func(*votefile.Query, *noise.Source) (int, bool, error) { asked++; return 0, true, nil }
+	each := func(*votefile.Query, int, bool) (bool, error) { return false, nil }
+	if _, err := labelLoop(ctx, &heldQueries{qs: qs}, answer, noise.NewSeededSource(1), -1, each, nil); !errors.Is(err, context.Canceled) || asked != 1 {
+		t.Errorf("a cancelled loop: %v after %d of %d queries of 2^16 classes; want context.Canceled after the first", err, asked, len(qs))
+	}
+}
