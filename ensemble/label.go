@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/darrm/darrm/internal/ctxio"
 	"github.com/darrm/darrm/noise"
 	"github.com/darrm/darrm/votefile"
 )
@@ -52,7 +53,11 @@ func Label(ctx context.Context, queries []votefile.Query, answer func(q *votefil
 // are written.
 func labelLoop(ctx context.Context, in queryReader, answer func(*votefile.Query, *noise.Source) (int, bool, error), src *noise.Source, limit int,
 	each func(*votefile.Query, int, bool) (bool, error), progress func(read int)) (notAsked int, err error) {
-	asked, counted := 0, 0 // counted: class counts read since the context's last check
+	asked := 0
+	// A query of C classes draws C noises: a third of a second at 500,000
+	// classes, where checkEvery queries took minutes that a signal waited
+	// for; so also once 2^16 class counts were read since the last check.
+	check := ctxio.Every{Ctx: ctx, Items: checkEvery, Units: 1 << 16}
 	for n := 1; in.Next(); n++ {
 		q := in.Query()
 		if limit < 0 || asked < limit {
@@ -74,15 +79,8 @@ func labelLoop(ctx context.Context, in queryReader, answer func(*votefile.Query,
 		} else {
 			notAsked++
 		}
-		// A query of C classes draws C noises: a third of a second at
-		// 500,000 classes, where checkEvery queries took minutes that a
-		// signal waited for. So the context is checked every checkEvery
-		// queries, or once 2^16 class counts were read since.
-		if counted += len(q.Counts); n%checkEvery == 0 || counted >= 1<<16 {
-			if err := ctx.Err(); err != nil {
-				return notAsked, err
-			}
-			counted = 0
+		if err := check.Step(len(q.Counts)); err != nil {
+			return notAsked, err
 		}
 		if n%progressEvery == 0 && progress != nil {
 			progress(n)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/darrm/darrm/internal/ctxio"
 )
 
 // This file simulates progressive GNMax on proxy votes for its plan
@@ -139,9 +141,12 @@ func (s *simulator) run(ctx context.Context, m ProgressiveGNMax, replicates int,
 	// without a generator's allocation per query.
 	var pcg rand.PCG
 	rng := rand.New(&pcg)
+	// A query's replicates draw noise for each of its classes: checked
+	// every 256 queries, or once 2^16 class counts were drawn for since.
+	check := ctxio.Every{Ctx: ctx, Items: 256, Units: 1 << 16}
 	for q, counts := range s.p.Counts {
-		if q%256 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+		if err := check.Step(len(counts)); err != nil {
+			return nil, err
 		}
 		pcg.Seed(seed, uint64(q))
 		for rep := range replicates {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/ctxio"
 	"github.com/darrm/darrm/internal/outward"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
@@ -219,7 +220,11 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		return nil, err
 	}
 	queries, labelled := 0, true
-	counted := 0 // counts added since the context's last check
+	// A query's data-dependent bound at every order takes up to a tenth
+	// of a millisecond at K = 250, and time in proportion to its classes:
+	// a tenth of a second at 500,000, where 256 queries took 25 s that a
+	// signal waited for; so also once 2^16 counts were added since.
+	check := ctxio.Every{Ctx: ctx, Items: 1 << 8, Units: 1 << 16}
 	var key votesKey
 	legacy, answers := newLegacyHash(in.K(), in.Classes(), out.Realised), sha256.New()
 	for n := 1; in.Next(); n++ {
@@ -250,16 +255,8 @@ func Account(ctx context.Context, in votefile.Reader, opts AccountOptions) (*Acc
 		}
 		legacy.add(q.Counts, a == answerGiven)
 		answers.Write([]byte{byte(a)})
-		// A query's data-dependent bound at every order takes up to a
-		// tenth of a millisecond at K = 250, and time in proportion to
-		// its classes: a tenth of a second at 500,000, where 256 queries
-		// took 25 s that a signal waited for. So the context is checked
-		// every 256 queries, or once 2^16 counts were added since.
-		if counted += len(q.Counts); n%(1<<8) == 0 || counted >= 1<<16 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			counted = 0
+		if err := check.Step(len(q.Counts)); err != nil {
+			return nil, err
 		}
 	}
 	if err := in.Err(); err != nil {

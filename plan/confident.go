@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/darrm/darrm/internal/ctxio"
 	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/tally"
 	"github.com/darrm/darrm/votefile"
@@ -395,9 +396,12 @@ func score(ctx context.Context, proxy Proxy, sigma1 float64, expect func([]int, 
 	k := proxy.K
 	queries := make([]float64, k+1) // by largest count
 	correct := make([]float64, k+1)
+	// Checked every 256 queries, or once 2^16 class counts were scored
+	// since: a query of 500,000 classes takes a tenth of a second.
+	check := ctxio.Every{Ctx: ctx, Items: 256, Units: 1 << 16}
 	for i, c := range proxy.Counts {
-		if i%256 == 0 && ctx.Err() != nil {
-			return scores{}, ctx.Err()
+		if err := check.Step(len(c)); err != nil {
+			return scores{}, err
 		}
 		m := maxCount(c)
 		queries[m]++
@@ -479,9 +483,10 @@ func scoreOnProxy(ctx context.Context, r Request, queries int, proxy Proxy) (Pla
 	}
 	expect := pl.Request.planned().Expect
 	var c float64
+	check := ctxio.Every{Ctx: ctx, Items: 256, Units: 1 << 16} // as score's
 	for i, counts := range proxy.Counts {
-		if i%256 == 0 && ctx.Err() != nil {
-			return Plan{}, ctx.Err()
+		if err := check.Step(len(counts)); err != nil {
+			return Plan{}, err
 		}
 		c += expect(counts, proxy.truth(i))
 	}

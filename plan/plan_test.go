@@ -448,3 +448,28 @@ func TestPrecisionErrorRounding(t *testing.T) {
 		}
 	}
 }
+
+// TestScoreCancelledWideProxy: a pass over proxy votes of many classes
+// stops soon after its context is cancelled, by the class counts scored
+// since the last check, not only every 256 queries (a query of 500,000
+// classes takes a tenth of a second, and SIGTERM waited for the rest).
+func TestScoreCancelledWideProxy(t *testing.T) {
+	const classes, queries = 4096, 300
+	p := Proxy{K: 1, Classes: classes, Counts: make([][]int, queries)}
+	for i := range p.Counts {
+		p.Counts[i] = make([]int, classes)
+		p.Counts[i][i%classes] = 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	scored := 0
+	expect := func([]int, int) float64 {
+		if scored++; scored == 2 {
+			cancel()
+		}
+		return 1
+	}
+	if _, err := score(ctx, p, 10, expect); !errors.Is(err, context.Canceled) || scored > 2+(1<<16)/classes {
+		t.Errorf("score: %v after %d queries scored, want context.Canceled within %d of the cancel", err, scored, (1<<16)/classes)
+	}
+}
