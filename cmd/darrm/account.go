@@ -87,7 +87,12 @@ func newAccountQueriesCmd() *cobra.Command {
 		if d.Queries, err = f.Composition().MaxSteps(d.Step, accountant.Budget{Guarantee: d.Budget}); err != nil || d.Queries == 0 {
 			return d, err
 		}
-		d.Total, err = f.Composition().Compose(d.Step, d.Queries)
+		if d.Total, err = f.Composition().Compose(d.Step, d.Queries); err == nil && !d.Total.Within(d.Budget) {
+			// The count fits by simple composition alone (MaxSteps takes
+			// either): its total, within the budget, is the one printed.
+			d.Method = accountant.Simple
+			d.Total, err = accountant.Composition{Method: accountant.Simple}.Compose(d.Step, d.Queries)
+		}
 		return d, err
 	})
 }

@@ -357,3 +357,28 @@ func TestFlagSpelledElsewhere(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountQueriesTotalWithinBudget: the total account queries prints
+// for its count is within the budget, by the composition that fits: a
+// count that fits by simple composition alone printed the total of the
+// composition asked for, above the budget's delta (optimal's (0.99937,
+// 1.0999945e-05) for 10 steps of (0.1, 1e-6) in (10, 1e-5)).
+func TestAccountQueriesTotalWithinBudget(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		method string
+	}{
+		{[]string{"--step-eps", "0.1", "--step-delta", "1e-6", "--budget-eps", "10", "--budget-delta", "1e-5", "--delta-prime", "1e-6", "--composition", "optimal"}, "simple"},
+		{[]string{"--step-eps", "0.1", "--step-delta", "1e-7", "--budget-eps", "2", "--budget-delta", "1e-5", "--delta-prime", "1e-6", "--composition", "optimal"}, "optimal"},
+		{[]string{"--step-eps", "0.1", "--step-delta", "1e-7", "--budget-eps", "2", "--budget-delta", "1e-5", "--delta-prime", "1e-6", "--composition", "general"}, "general"},
+	} {
+		out, e, code := darrm(t, "", append([]string{"account", "queries", "--format", "json"}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, e)
+		}
+		doc := decodeJSON(t, out)
+		if doc["method"] != tc.method || number(t, doc, "eps") > number(t, doc, "budget_eps") || number(t, doc, "delta") > number(t, doc, "budget_delta") || number(t, doc, "queries") < 1 {
+			t.Errorf("%v: %s, want a total within the budget by %s", tc.args, out, tc.method)
+		}
+	}
+}
