@@ -230,31 +230,34 @@ func TestTransferSynthetic(t *testing.T) {
 func TestTransferDeltaPrime(t *testing.T) {
 	fakeMNIST(t, 110, 30)
 	cache := t.TempDir()
-	compDelta := func(extra ...string) (composition, query float64) {
+	compDelta := func(extra ...string) (composition, query, slack float64) {
 		t.Helper()
 		args := append([]string{"transfer", "--dataset", "mnist58", "--seed", "3", "--queries", "2", "--redraws", "1", "--cache-dir", cache, "--format", "json"}, extra...)
 		out, errOut, code := darrm(t, "", args...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", extra, code, errOut)
 		}
-		var doc struct{ Results []transfer.Result }
+		var doc struct {
+			Results    []transfer.Result
+			DeltaPrime float64 `json:"delta_prime"`
+		}
 		decode(t, out, &doc)
 		for _, r := range doc.Results {
 			if r.Mechanism == "darrm-opt" {
-				return r.CompositionDelta, r.QueryDelta
+				return r.CompositionDelta, r.QueryDelta, doc.DeltaPrime
 			}
 		}
 		t.Fatalf("%v: no darrm-opt row:\n%s", extra, out)
-		return 0, 0
+		return 0, 0, 0
 	}
 	// Two labels at delta each: 1-(1-delta)^2·(1-delta').
 	for _, c := range []struct {
 		args       []string
 		deltaPrime float64
 	}{{nil, transfer.DeltaPrime}, {[]string{"--delta-prime", "1e-5"}, 1e-5}, {[]string{"--delta-prime", "0.01"}, 0.01}} {
-		got, delta := compDelta(c.args...)
-		if want := 1 - (1-delta)*(1-delta)*(1-c.deltaPrime); math.Abs(got-want) > 1e-12 {
-			t.Errorf("%v: composition delta %v, want %v (delta' = %v)", c.args, got, want, c.deltaPrime)
+		got, delta, slack := compDelta(c.args...)
+		if want := 1 - (1-delta)*(1-delta)*(1-c.deltaPrime); math.Abs(got-want) > 1e-12 || slack != c.deltaPrime {
+			t.Errorf("%v: composition delta %v, want %v (delta' = %v, the output says %v)", c.args, got, want, c.deltaPrime, slack)
 		}
 	}
 	help, _, _ := darrm(t, "", "transfer", "--help")

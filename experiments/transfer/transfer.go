@@ -248,6 +248,9 @@ type Outcome struct {
 	// SharedCap is the cap of teachers of the same guarantee on shared
 	// data, their K-fold composition (Cap itself in the shared setting).
 	SharedCap *accountant.Cap
+	// DeltaPrime is the slack of the run's compositions (Params.DeltaPrime,
+	// else DeltaPrime), which the totals depend on.
+	DeltaPrime float64
 }
 
 // maxRedraws bounds Params.Redraws: a redraw's seed keeps its index in
@@ -351,7 +354,7 @@ func Run(ctx context.Context, test *datasets.Dataset, t *Teachers, p Params, src
 		return nil, err
 	}
 	privQueries, pubQueries := queriesOf(t.Private.Votes(test)), queriesOf(t.NonPrivate.Votes(test))
-	out := &Outcome{Cap: cp, SharedCap: &shared}
+	out := &Outcome{Cap: cp, SharedCap: &shared, DeltaPrime: dp}
 	for _, name := range Mechanisms {
 		c, err := crossover(name, aggs[name].Privacy().Guarantee, capOf(name, cp), capOf(name, &shared), dp)
 		if err != nil {

@@ -30,9 +30,11 @@ type Transfer struct {
 	Cap       *accountant.Cap      `json:"cap"`
 	CapFrom   []transfer.Crossover `json:"cap_from"`
 	SharedCap *accountant.Cap      `json:"cap_shared"`
-	Seed      uint64               `json:"seed"`
-	Note      string               `json:"note"`
-	Seconds   float64              `json:"seconds"`
+	// DeltaPrime is the slack of the table's compositions.
+	DeltaPrime float64 `json:"delta_prime"`
+	Seed       uint64  `json:"seed"`
+	Note       string  `json:"note"`
+	Seconds    float64 `json:"seconds"`
 	// EqualTotals compares darrm-one-vote, GNMax and RR at equal totals,
 	// for each number of queries (transfer --budget-eps).
 	EqualTotals []TransferEqual `json:"equal_totals,omitempty"`
@@ -81,7 +83,7 @@ type NonPrivateTeachers struct {
 // res, the query draws and the noise seeded with seed.
 func NewTransfer(dataset string, t *transfer.Teachers, test *datasets.Dataset, res *transfer.Outcome, seed uint64) Transfer {
 	return Transfer{Dataset: dataset, Setting: t.Private.Config.Setting, K: t.Private.Config.K, Teachers: NewTransferTeachers(t, test),
-		Results: res.Results, Cap: res.Cap, CapFrom: res.CapFrom, SharedCap: res.SharedCap, Seed: seed,
+		Results: res.Results, Cap: res.Cap, CapFrom: res.CapFrom, SharedCap: res.SharedCap, DeltaPrime: res.DeltaPrime, Seed: seed,
 		Note: fmt.Sprintf("an experiment: accuracy of labels against the true labels; the query draws and the noise are seeded (seed %d)", seed)}
 }
 
