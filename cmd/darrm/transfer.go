@@ -93,8 +93,8 @@ func newTransferCmd() *cobra.Command {
 			if equal {
 				prog.Describe(fmt.Sprintf("transfer %s: planning for the total and labelling at equal totals", f.Dataset))
 				// GNMax's per-query delta is the budget's, as darrm plan's
-				// without --delta.
-				ep := transfer.EqualParams{Budget: f.Totals.budget(), DeltaPrime: f.Totals.DeltaPrime, Delta: f.Totals.BudgetDelta,
+				// without --delta; the slack the table's (res.DeltaPrime).
+				ep := transfer.EqualParams{Budget: f.Totals.budget(), DeltaPrime: res.DeltaPrime, Delta: f.Totals.BudgetDelta,
 					Queries: f.Queries, Redraws: f.Redraws, Seed: params.Seed, Memo: params.Memo}
 				eq, err := transfer.RunEqual(cmd.Context(), b.Test, t, ep, src)
 				if err != nil {
