@@ -589,10 +589,18 @@ func openNPZ(r io.ReaderAt, size int64, name, array string) (*voteFile, error) {
 	if err != nil && z == nil {
 		return nil, &formatError{File: name, Msg: "not a NumPy .npz archive: " + err.Error()}
 	}
+	var match []*zip.File
 	for _, zf := range z.File {
-		if zf.Name != array && zf.Name != array+".npy" {
-			continue
+		if zf.Name == array || zf.Name == array+".npy" {
+			match = append(match, zf)
 		}
+	}
+	if len(match) > 1 {
+		// NumPy's load reads the last of members of one name, a zip
+		// reader the first: the two would see different votes.
+		return nil, &formatError{File: name, Msg: fmt.Sprintf("array %s is in the archive %d times: which one is the votes is ambiguous (NumPy reads the last, darrm would the first); write the archive with it once", param.Quote(array), len(match))}
+	}
+	for _, zf := range match {
 		rc, err := zf.Open()
 		if err != nil {
 			return nil, &formatError{File: name, Msg: fmt.Sprintf("array %s: %v", param.Quote(array), err)}

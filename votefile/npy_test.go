@@ -441,6 +441,21 @@ func TestOpenNPZ(t *testing.T) {
 	if _, err := open(bytes.NewReader(b.Bytes()), "a.npz", FormatAuto); err == nil || !strings.Contains(err.Error(), "Options.Array = NAME") {
 		t.Errorf("an archive opened as a vote file: %v", err)
 	}
+	// An array in the archive twice (under one name, or with and without
+	// .npy): NumPy reads the last, a zip reader the first, so the votes
+	// are ambiguous and refused.
+	for _, names := range [][2]string{{"votes.npy", "votes.npy"}, {"votes", "votes.npy"}} {
+		var b bytes.Buffer
+		z := zip.NewWriter(&b)
+		for i, name := range names {
+			w, _ := z.Create(name)
+			w.Write(npyFile("<i8", []int{2, 3}, false, []float64{3, 1, 1, float64(i), 1, 4}))
+		}
+		z.Close()
+		if _, _, err := readVotes(bytes.NewReader(b.Bytes()), "twice.npz", Options{Array: "votes", Size: int64(b.Len())}); err == nil || !strings.Contains(err.Error(), `array "votes" is in the archive 2 times`) {
+			t.Errorf("%v: %v, want the array refused as ambiguous", names, err)
+		}
+	}
 }
 
 // FuzzNPY: no NumPy file makes the vote or the label reader panic, a
