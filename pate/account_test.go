@@ -16,11 +16,16 @@ import (
 	"github.com/darrm/darrm/votefile"
 )
 
-// countsReader writes counts as a counts file with a header of relation rel
-// and returns its reader.
+// countsReader writes counts as a counts file of K = 250 teachers over the
+// classes of its first query (10 without one) with a header of relation
+// rel and returns its reader.
 func countsReader(t *testing.T, counts [][]int, rel accountant.Relation) votefile.Reader {
 	t.Helper()
-	meta := provenance.Binding{Ensemble: "acct", Teachers: provenance.Teachers{K: 250, Relation: rel, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(10, votefile.LayoutCounts)
+	classes := 10
+	if len(counts) > 0 {
+		classes = len(counts[0])
+	}
+	meta := provenance.Binding{Ensemble: "acct", Teachers: provenance.Teachers{K: 250, Relation: rel, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(classes, votefile.LayoutCounts)
 	if rel == accountant.PrivateTeachers {
 		meta.Partition = provenance.SharedData.String()
 		meta.Teachers = []votefile.TeacherGroup{provenance.StatedTeachers(250, accountant.Guarantee{Eps: 1, Delta: 1e-5})}
@@ -411,16 +416,7 @@ func TestAccountCancelledManyClasses(t *testing.T) {
 		counts[i] = make([]int, classes)
 		counts[i][i] = 250
 	}
-	meta := provenance.Binding{Ensemble: "acct", Teachers: provenance.Teachers{K: 250, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(classes, votefile.LayoutCounts)
-	var b bytes.Buffer
-	if err := votefile.WriteCounts(&b, meta, nil, counts); err != nil {
-		t.Fatal(err)
-	}
-	in, err := votefile.Open("counts", votefile.Options{In: &b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &nextCounter{Reader: in}
+	r := &nextCounter{Reader: countsReader(t, counts, accountant.OneVote)}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	m := paperMechanisms()[1]
