@@ -104,7 +104,7 @@ func Verify(ctx context.Context, p constraints.Problem, g Gamma, opts VerifyOpti
 	}
 	sep, err := p.Separate(ctx, g, constraints.SeparateOptions{Workers: opts.Workers, Progress: opts.Progress})
 	if err != nil {
-		return Certificate{}, fmt.Errorf("verify K=%d: %w", p.K, err)
+		return Certificate{}, fmt.Errorf("certifying gamma (K = %d): %w", p.K, err)
 	}
 	return newCertificate(p, sep), nil
 }

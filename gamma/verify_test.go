@@ -176,3 +176,15 @@ func TestCertificateErr(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyInterrupted: a certification stopped by its context says
+// what it was doing, in words (it said "verify K=11: context canceled",
+// which the command prints after "interrupted:").
+func TestVerifyInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Verify(ctx, constraints.New(11, 3, 0.1, 1e-5), optK11M3(t), VerifyOptions{})
+	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "certifying gamma (K = 11): ") {
+		t.Errorf("Verify on a cancelled context: %v", err)
+	}
+}

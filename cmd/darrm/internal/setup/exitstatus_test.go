@@ -46,7 +46,7 @@ func TestExplain(t *testing.T) {
 		{"library not certified", fmt.Errorf("x is %w (m·eps, delta)-DP", gamma.ErrNotCertified), ExitNotCertified, "x is not certified (m·eps, delta)-DP"},
 		{"not certified", fmt.Errorf("gamma is %w", gamma.ErrNotCertified), ExitNotCertified, "gamma is not certified"},
 		{"budget", fmt.Errorf("%w: 3 left", ErrBudget), ExitBudget, "privacy budget reached: 3 left"},
-		{"interrupted", fmt.Errorf("verify K=11: %w", context.Canceled), ExitInterrupted, "verify K=11: context canceled"},
+		{"interrupted", fmt.Errorf("certifying gamma (K = 11): %w", context.Canceled), ExitInterrupted, "certifying gamma (K = 11): context canceled"},
 
 		// A parameter is named as the flag that sets it, dropping what the
 		// library wrapped it in, keeping what the command did.
