@@ -78,7 +78,10 @@ func (f *aggregateFlags) spec(cmd *cobra.Command, info setup.MechanismInfo, in v
 // --delta.
 func (f *aggregateFlags) params(cmd *cobra.Command, info setup.MechanismInfo, k int, input string, t provenance.TeacherGuarantee) (resolve.Resolved, error) {
 	line := f.Stated(cmd)
-	eps := "--eps"
+	eps, kName := "--eps", "K of the votes of "+input
+	if cmd.Flags().Changed("K") {
+		kName = "--K"
+	}
 	tab, tabName := f.GammaTable()
 	if info.Uses.Eps {
 		var err error
@@ -98,9 +101,9 @@ func (f *aggregateFlags) params(cmd *cobra.Command, info setup.MechanismInfo, k 
 		if kg := tab.Gamma.K(); kg != k {
 			return resolve.Resolved{}, cli.Usagef("--gamma %s is for K = %d teachers but %s has %d votes per row", tabName, kg, input, k)
 		}
-		return f.ParamsNamed(k, eps, line, resolve.FromTable(*tab))
+		return f.ParamsNamed(k, kName, eps, line, resolve.FromTable(*tab))
 	}
-	return f.ParamsNamed(k, eps, line)
+	return f.ParamsNamed(k, kName, eps, line)
 }
 
 // startRelease completes spec with its mechanism, bound once from the

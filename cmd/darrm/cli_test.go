@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -410,11 +411,28 @@ func TestVerify(t *testing.T) {
 		{"1 0.5 0.5 1", []string{"--m", "9"}, "m = 9"},
 		{"", []string{"--m", "1"}, "empty"},
 		{"1 0.5 0.5 1", []string{"--m", "1", "/no/such/file"}, "no such file"},
+		// K beyond the certificate's limit names where it came from: the
+		// gamma's length, or --K (it named --K either way).
+		{strings.Repeat("0.5 ", 2004), []string{"--m", "1"}, "K of the gamma of standard input (its 2004 values) = 2003: must be <= 2001 when Delta > 0"},
+		{strings.Repeat("0.5 ", 2004), []string{"--m", "1", "--K", "2003"}, "--K = 2003: must be <= 2001 when Delta > 0"},
 	} {
 		_, errOut, code := darrm(t, tc.stdin, append([]string{"verify"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
-			t.Errorf("verify %v <<< %q: exit %d, %q; want exit %d mentioning %q", tc.args, tc.stdin, code, errOut, exitUsage, tc.want)
+			t.Errorf("verify %v <<< %.40q: exit %d, %q; want exit %d mentioning %q", tc.args, tc.stdin, code, errOut, exitUsage, tc.want)
 		}
+	}
+	// A release takes K from its votes, and says so.
+	var wide strings.Builder
+	for i := range 2002 {
+		fmt.Fprintf(&wide, "t%d,", i)
+	}
+	wide.WriteString("t2002\n" + strings.TrimSuffix(strings.Repeat("1,", 2003), ",") + "\n")
+	votes := filepath.Join(t.TempDir(), "wide.csv")
+	if err := os.WriteFile(votes, []byte(wide.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, e, code := darrm(t, "", "aggregate", votes, "--eps", "0.1", "--Delta", "1e-5", "--m", "3", "--out", filepath.Join(t.TempDir(), "l.csv")); code != exitUsage || !strings.Contains(unwrapped(e), "K of the votes of "+votes+" = 2003: must be <= 2001") {
+		t.Errorf("aggregate of 2003 teachers' votes: exit %d, %q", code, e)
 	}
 }
 

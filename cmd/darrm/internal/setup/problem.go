@@ -1,6 +1,8 @@
 package setup
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -45,15 +47,15 @@ func (f *ProblemFlags) Params(cmd *cobra.Command) (resolve.Resolved, error) {
 	if err := cli.RequireFlags(cmd, "K"); err != nil {
 		return resolve.Resolved{}, err
 	}
-	return f.paramsForK(cmd, f.K)
+	return f.paramsForK(cmd, f.K, "--K")
 }
 
-// paramsForK is Params with K = k, for a command that takes K from its
-// input (ReadGamma); the caller checks k against a given --K. Values the
-// command line does not state come from the files' stated, then from the
-// defaults.
-func (f *ProblemFlags) paramsForK(cmd *cobra.Command, k int, files ...resolve.Stated) (resolve.Resolved, error) {
-	return f.ParamsNamed(k, "--eps", f.Stated(cmd), files...)
+// paramsForK is Params with K = k, which kName names in an error, for a
+// command that takes K from its input (ReadGamma); the caller checks k
+// against a given --K. Values the command line does not state come from
+// the files' stated, then from the defaults.
+func (f *ProblemFlags) paramsForK(cmd *cobra.Command, k int, kName string, files ...resolve.Stated) (resolve.Resolved, error) {
+	return f.ParamsNamed(k, kName, "--eps", f.Stated(cmd), files...)
 }
 
 // Stated is what the command line states of the problem; with relation
@@ -72,15 +74,16 @@ func (f *ProblemFlags) Stated(cmd *cobra.Command) resolve.Stated {
 }
 
 // ParamsNamed is the problem of k teachers with each value from line, else
-// from the first of files that states it, else the default, where line's
-// eps came from eps (a flag, or a vote file's metadata header), which an
-// error of m·eps names.
-func (f *ProblemFlags) ParamsNamed(k int, eps string, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
+// from the first of files that states it, else the default, where k came
+// from kName (--K, or an input's size) and line's eps from eps (a flag, or
+// a vote file's metadata header), which errors on them name.
+func (f *ProblemFlags) ParamsNamed(k int, kName, eps string, line resolve.Stated, files ...resolve.Stated) (resolve.Resolved, error) {
 	p := resolve.Problem(k, constraints.Problem{M: f.M, Eps: f.Eps, Delta: f.Delta}, append([]resolve.Stated{line}, files...)...)
 	if err := f.checkRelation(p, files); err != nil {
 		return p, err
 	}
 	names := ProblemNames(p.Relation == accountant.OneVote, eps)
+	names["K"] = kName
 	if p.DeltaDefault {
 		// The value refused is then not one the user wrote.
 		names["delta"] = "--delta (not given: its default 1-(1-Delta)^m)"
@@ -168,6 +171,11 @@ func (f *ProblemFlags) ReadGamma(cmd *cobra.Command, args []string) (gamma.Table
 	if err != nil {
 		return gamma.Table{}, resolve.Resolved{}, err
 	}
-	p, err := f.paramsForK(cmd, tab.Gamma.K(), resolve.FromTable(tab))
+	kName := "--K"
+	if k == 0 {
+		// K is the gamma's: an error on it names the file, not a flag.
+		kName = fmt.Sprintf("K of the gamma of %s (its %d values)", cli.InputName(name), len(tab.Gamma))
+	}
+	p, err := f.paramsForK(cmd, tab.Gamma.K(), kName, resolve.FromTable(tab))
 	return tab, p, err
 }
