@@ -61,7 +61,7 @@ func newAggregateCmd(ms *setup.Mechanisms) *cobra.Command {
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", string(ms.Default().Name), "aggregator (the list above)")
 	// A release's teachers are the votes' header's, or given: no default.
 	cli.SetDefaultText(cmd.Flags(), "the header's", "eps", "Delta")
-	setup.HideComposition(cmd)
+	setup.IgnoredComposition.Hide(cmd)
 	setup.AddWitnessFlag(cmd)
 	return cmd
 }
@@ -135,7 +135,7 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	if cli.IsStdoutFile(f.Out, cmd.OutOrStdout()) {
 		f.Out = cli.Std // e.g. /dev/stdout: write to it, never replace it
 	}
-	setup.CompositionIgnored(cmd)
+	setup.IgnoredComposition.Note(cmd)
 	budget, totalDelta, err := f.budget(cmd)
 	if err != nil {
 		return err

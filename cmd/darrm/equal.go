@@ -23,7 +23,7 @@ import (
 // (darrm plan's --budget-eps and --budget-delta). Each mechanism's total
 // is its total to publish, the least eps at the budget's delta of every
 // composition valid for the run (accountant.Account.Publish), as darrm
-// plan's is: --composition is hidden (setup.HideComposition) and changes
+// plan's is: --composition is hidden (setup.IgnoredComposition) and changes
 // nothing, which a note says when it is given (given).
 type totalFlags struct {
 	setup.CompositionFlags
@@ -35,9 +35,9 @@ type totalFlags struct {
 // checks that its flags are complete: the budget, and the numbers of
 // queries of the flag queries (each checked as every count of queries is,
 // setup.CheckFlagRules). It notes on standard error that
-// --composition, if given, changes nothing (setup.CompositionIgnored).
+// --composition, if given, changes nothing (setup.Ignored.Note).
 func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bool, error) {
-	setup.CompositionIgnored(cmd)
+	setup.IgnoredComposition.Note(cmd)
 	fs := cmd.Flags()
 	if !fs.Changed("budget-eps") && !fs.Changed("budget-delta") {
 		return false, nil
@@ -55,20 +55,10 @@ func (t *totalFlags) given(cmd *cobra.Command, queries string, counts []int) (bo
 	return true, cli.AsUsage(setup.Flagged(err, setup.BudgetFlags))
 }
 
-// hideDeltaPrime hides --delta-prime of a comparison whose every total is
+// ignoredDeltaPrime is --delta-prime of a comparison whose every total is
 // at the budget's delta, with no teachers' cap (simulate, solve): the
-// slack of no total it prints. It is still accepted, with a note on
-// standard error (deltaPrimeIgnored), so that scripts that give it still
-// run.
-func hideDeltaPrime(cmd *cobra.Command) { cmd.Flags().MarkHidden("delta-prime") }
-
-// deltaPrimeIgnored notes on standard error that --delta-prime, if given,
-// changes nothing (hideDeltaPrime).
-func deltaPrimeIgnored(cmd *cobra.Command) {
-	if cmd.Flags().Changed("delta-prime") {
-		cliout.Note(cmd.ErrOrStderr())("--delta-prime changes nothing here: every total compared is at the budget's delta, the least eps of every composition valid for the run, and no teachers' cap is compared")
-	}
-}
+// slack of no total it prints.
+var ignoredDeltaPrime = setup.Ignored{Flag: "delta-prime", Why: "every total compared is at the budget's delta, the least eps of every composition valid for the run, and no teachers' cap is compared"}
 
 // budget returns the total budget.
 func (t *totalFlags) budget() accountant.Budget {

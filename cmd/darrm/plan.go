@@ -76,7 +76,7 @@ func newPlanCmd(ms *setup.Mechanisms) *cobra.Command {
 	cmd.Flags().StringVar((*string)(&f.Mechanism), "mechanism", "", "aggregator, as aggregate takes it (none: compare all on --votes)")
 	// Only fixed teachers have a partition that matters: no default.
 	cli.SetDefaultText(cmd.Flags(), "none", "partition")
-	setup.HideComposition(cmd)
+	setup.IgnoredComposition.Hide(cmd)
 	return cmd
 }
 
@@ -84,7 +84,7 @@ func newPlanCmd(ms *setup.Mechanisms) *cobra.Command {
 // for a count or for parameters (plan.Make).
 func runPlan(cmd *cobra.Command, f *planFlags) error {
 	fs := cmd.Flags()
-	setup.CompositionIgnored(cmd)
+	setup.IgnoredComposition.Note(cmd)
 	if fs.Changed("private-votes") && f.Votes == "" {
 		return cli.Usagef("--private-votes goes with --votes: it is read only to refuse proxy votes that are the private ones")
 	}

@@ -43,13 +43,13 @@ func newSimulateCmd(ms *setup.Mechanisms) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSimulate(cmd, &f) },
 	}, &f)
 	ms.BindSettings(cmd, votefile.TwoClass)
-	setup.HideComposition(cmd)
-	hideDeltaPrime(cmd)
+	setup.IgnoredComposition.Hide(cmd)
+	ignoredDeltaPrime.Hide(cmd)
 	return cmd
 }
 
 func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
-	deltaPrimeIgnored(cmd)
+	ignoredDeltaPrime.Note(cmd)
 	p, err := f.Params(cmd)
 	if err != nil {
 		return err

@@ -46,14 +46,14 @@ func newSolveCmd() *cobra.Command {
 		Args:  cli.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runSolve(cmd, &f) },
 	}, &f)
-	setup.HideComposition(cmd)
-	hideDeltaPrime(cmd)
+	setup.IgnoredComposition.Hide(cmd)
+	ignoredDeltaPrime.Hide(cmd)
 	return f.WithRelation(cmd, &f.RelationFlags)
 }
 
 func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	start := time.Now()
-	deltaPrimeIgnored(cmd)
+	ignoredDeltaPrime.Note(cmd)
 	p, err := f.Params(cmd)
 	if err != nil {
 		return err

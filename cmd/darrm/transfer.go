@@ -114,7 +114,7 @@ func newTransferCmd() *cobra.Command {
 			return out.Write(cmd.OutOrStdout(), f.Format)
 		},
 	}, &f)
-	setup.HideComposition(cmd)
+	setup.IgnoredComposition.Hide(cmd)
 	cli.SetDefaultText(cmd.Flags(), cliout.Float(transfer.DeltaPrime), "delta-prime") // Table 3.2's
 	return cmd
 }

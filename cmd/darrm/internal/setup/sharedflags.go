@@ -180,18 +180,25 @@ func (c *CompositionFlags) Composition() accountant.Composition {
 	return accountant.Composition{Method: c.Method, DeltaPrime: c.DeltaPrime}
 }
 
-// HideComposition hides --composition of cmd, whose budget and total to
-// publish take, at the budget's delta, the least eps of every composition
-// valid for the run, whatever the flag says; --delta-prime still gives
-// the slack of the analysis totals, of the teachers' cap as shown and of
-// the default total delta. It is still accepted, with a note on standard
-// error (CompositionIgnored), so that scripts that give it still run.
-func HideComposition(cmd *cobra.Command) { cmd.Flags().MarkHidden("composition") }
+// Ignored is a flag of the shared set that a command hides (Hide) because
+// nothing it prints depends on it, for Why. It is still accepted, with a
+// note on standard error when given (Note), so that scripts that give it
+// still run.
+type Ignored struct{ Flag, Why string }
 
-// CompositionIgnored notes on standard error that --composition, if
-// given, changes nothing (HideComposition).
-func CompositionIgnored(cmd *cobra.Command) {
-	if cmd.Flags().Changed("composition") {
-		cliout.Note(cmd.ErrOrStderr())("--composition changes nothing here: a budget and the total to publish take, at the budget's delta, the least eps of every composition valid for the run")
+// Hide hides the flag of cmd.
+func (i Ignored) Hide(cmd *cobra.Command) { cmd.Flags().MarkHidden(i.Flag) }
+
+// Note notes on standard error that the flag, if given, changes nothing.
+func (i Ignored) Note(cmd *cobra.Command) {
+	if cmd.Flags().Changed(i.Flag) {
+		cliout.Note(cmd.ErrOrStderr())("--" + i.Flag + " changes nothing here: " + i.Why)
 	}
 }
+
+// IgnoredComposition is --composition of a command whose budget and total
+// to publish take, at the budget's delta, the least eps of every
+// composition valid for the run, whatever the flag says; --delta-prime
+// still gives the slack of the analysis totals, of the teachers' cap as
+// shown and of the default total delta.
+var IgnoredComposition = Ignored{Flag: "composition", Why: "a budget and the total to publish take, at the budget's delta, the least eps of every composition valid for the run"}
