@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/darrm/darrm/internal/ctxio"
 	"github.com/darrm/darrm/internal/enum"
 )
 
@@ -580,15 +581,14 @@ func crime(r io.Reader) (*Dataset, *Dataset, error) {
 // may wait, so it checks ctx every syntheticCheck values.
 func Synthetic(ctx context.Context, t Task, n, d int, seed uint64) (*Pair, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	check := ctxio.Every{Ctx: ctx, Items: syntheticCheck}
 	info, _ := Lookup("synthetic")
 	if t == Mean {
 		tmpl := make([]float64, d)
 		shifted := make([]float64, d)
 		for j := range tmpl {
-			if j%syntheticCheck == syntheticCheck-1 {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
+			if err := check.Step(0); err != nil {
+				return nil, err
 			}
 			tmpl[j] = rng.Float64()
 			shifted[j] = min(1, max(0, tmpl[j]+0.15*rng.NormFloat64()))
@@ -596,10 +596,8 @@ func Synthetic(ctx context.Context, t Task, n, d int, seed uint64) (*Pair, error
 		gen := func(center []float64) (*Dataset, error) {
 			s := &Dataset{D: d, X: make([]float64, n*d)}
 			for i := range s.X {
-				if i%syntheticCheck == syntheticCheck-1 {
-					if err := ctx.Err(); err != nil {
-						return nil, err
-					}
+				if err := check.Step(0); err != nil {
+					return nil, err
 				}
 				s.X[i] = min(1, max(0, center[i%d]+0.3*rng.NormFloat64()))
 			}
@@ -610,10 +608,8 @@ func Synthetic(ctx context.Context, t Task, n, d int, seed uint64) (*Pair, error
 	w := make([]float64, d)
 	ws := make([]float64, d)
 	for j := range w {
-		if j%syntheticCheck == syntheticCheck-1 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
+		if err := check.Step(0); err != nil {
+			return nil, err
 		}
 		w[j] = rng.NormFloat64()
 		ws[j] = w[j] + 0.5*rng.NormFloat64()
@@ -623,10 +619,8 @@ func Synthetic(ctx context.Context, t Task, n, d int, seed uint64) (*Pair, error
 		for i := range n {
 			var z float64
 			for j := range d {
-				if k := i*d + j; k%syntheticCheck == syntheticCheck-1 {
-					if err := ctx.Err(); err != nil {
-						return nil, err
-					}
+				if err := check.Step(0); err != nil {
+					return nil, err
 				}
 				a := rng.NormFloat64() / math.Sqrt(float64(d))
 				s.X[i*d+j] = a
