@@ -189,14 +189,8 @@ func build(ctx context.Context, r Request) (built, error) {
 // partition is stated, whatever their kind (a vote file's header may
 // state per-query teachers, and votes without one a partition alone).
 func holds(t provenance.Teachers) error {
-	switch {
-	case t.Kind == provenance.Fixed:
-	case t.Partition == provenance.PartitionUnstated:
+	if t.Kind != provenance.Fixed && t.Partition == provenance.PartitionUnstated {
 		return nil
-	case t.Kind == provenance.KindUnstated:
-		// The rule is of the relation and the partition alone; Holds
-		// asks for a kind, which votes without a header do not state.
-		t.Kind = provenance.PerQuery
 	}
 	return t.Holds()
 }

@@ -431,14 +431,18 @@ func (b Binding) Validate() error {
 	return nil
 }
 
-// Holds reports teachers whose relation does not hold for their kind and
-// the partition of their data (a one-vote ensemble on shared data or on
-// file-position shares), or a kind or partition not stated, as a
-// *param.SettingError naming the setting: the rule of a header (Check) and
-// of a binding (Validate), for a caller that has neither, as a plan of
-// fixed teachers.
+// Holds reports teachers whose relation does not hold on the partition of
+// their data (a one-vote ensemble on shared data or on file-position
+// shares), or a partition not stated, as a *param.SettingError naming the
+// setting: the rule of a header (Check) and of a binding (Validate), for a
+// caller that has neither, as a plan. The rule is of the relation and the
+// partition: a kind not stated (votes without a header) breaks none.
 func (t Teachers) Holds() error {
-	if field, v, rule := ensembleRule(t.Relation, t.Kind, t.Partition); field != "" {
+	k := t.Kind
+	if k == KindUnstated {
+		k = PerQuery
+	}
+	if field, v, rule := ensembleRule(t.Relation, k, t.Partition); field != "" {
 		return &param.SettingError{Name: field, Value: v.String(), Rule: rule}
 	}
 	return nil

@@ -132,8 +132,12 @@ func TestPartitionRules(t *testing.T) {
 				t.Errorf("%v on %v: binding: %v", rel, p, err)
 			}
 			var se *param.SettingError
-			if err := b.Teachers.Holds(); (err == nil) != want || err != nil && (!errors.As(err, &se) || se.Name != "partition" || se.Value != p.String() || se.Rule != rule.Why) {
-				t.Errorf("%v on %v: teachers: %v", rel, p, err)
+			for _, k := range []Kind{Fixed, PerQuery, KindUnstated} {
+				tt := b.Teachers
+				tt.Kind = k
+				if err := tt.Holds(); (err == nil) != want || err != nil && (!errors.As(err, &se) || se.Name != "partition" || se.Value != p.String() || se.Rule != rule.Why) {
+					t.Errorf("%v on %v, kind %v: teachers: %v", rel, p, k, err)
+				}
 			}
 			_, err := Check(nil, Stated{K: 3, Relation: r(rel), Partition: p})
 			var te *TeachersError
