@@ -186,7 +186,16 @@ func generalEps(sum, a, sq float64, x int, deltaPrime float64) float64 {
 // totalDelta returns an upper bound of 1 - (1-δ')·exp(logKeep), given a
 // lower bound logKeep of Σlog(1-δ_i), without cancellation when the result
 // is small.
+//
+// A bound of 0 says every δ_i is 0, and the total is δ' itself, exactly:
+// through Log1p and Expm1 it read a few ulps above δ', so pure steps at a
+// budget δ equal to δ' (the default 1e-5 of both) counted by simple
+// composition alone (39 steps of ε = 0.05 in (2, 1e-5), where the optimal
+// composition allows 102).
 func totalDelta(logKeep, deltaPrime float64) float64 {
+	if logKeep == 0 {
+		return deltaPrime
+	}
 	return deltaUp(outward.AddDown(logKeep, logKeepDown(deltaPrime)))
 }
 

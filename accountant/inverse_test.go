@@ -126,3 +126,32 @@ func TestTotalDeltaAtMostOne(t *testing.T) {
 		}
 	}
 }
+
+// TestPureStepsAtTheirSlack checks that pure steps total δ' itself, so
+// that a budget whose δ is the slack (the default 1e-5 of both) counts by
+// the method asked: at least as many steps as a slack just below it
+// allows, which the budget's δ leaves room for.
+func TestPureStepsAtTheirSlack(t *testing.T) {
+	for _, m := range []Method{General, Optimal} {
+		for _, tc := range []struct{ eps, budget, slack float64 }{{0.05, 2, 1e-5}, {0.05, 4, 1e-6}, {0.01, 1, 0.1}} {
+			c := Composition{Method: m, DeltaPrime: tc.slack}
+			for _, k := range []int{1, 7, 100} {
+				if g, err := c.Compose(Guarantee{Eps: tc.eps}, k); err != nil || g.Delta != tc.slack {
+					t.Errorf("%v of %d steps of (%v, 0) at δ' = %v: δ = %v (%v), want δ'", m, k, tc.eps, tc.slack, g.Delta, err)
+				}
+			}
+			budget := Budget{Guarantee: Guarantee{Eps: tc.budget, Delta: tc.slack}}
+			at, err := c.MaxSteps(Guarantee{Eps: tc.eps}, budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			below, err := (Composition{Method: m, DeltaPrime: tc.slack * 0.99}).MaxSteps(Guarantee{Eps: tc.eps}, budget)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if simple := int(tc.budget / tc.eps); at < below || at <= simple {
+				t.Errorf("%v, steps of ε = %v in (%v, %v) at δ' = δ: %d steps, %d at δ' 1%% below, %d by simple composition", m, tc.eps, tc.budget, tc.slack, at, below, simple)
+			}
+		}
+	}
+}

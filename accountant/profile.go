@@ -2,7 +2,6 @@ package accountant
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/darrm/darrm/internal/outward"
 )
@@ -63,9 +62,5 @@ func ComposeProfile(step Guarantee, profile []Guarantee, k int, deltaPrime float
 // slackFor returns the slack δ' at which k steps of δ each total at most
 // δ_total: δ' = 1 - (1-δ_total)/(1-δ)^k, rounded down.
 func slackFor(delta float64, k int, total float64) float64 {
-	// An upper bound of log(1 - δ_total): Log1p is within 1 ulp.
-	keepTotal := outward.Up(math.Log1p(-total), 2)
-	// y >= log(1-δ_total) - k·log(1-δ), so 1 - e^y <= δ'.
-	y := outward.AddUp(keepTotal, -outward.Down(float64(k)*logKeepDown(delta), 1))
-	return outward.Down(-math.Expm1(y), 2)
+	return slackForLog(outward.Down(float64(k)*logKeepDown(delta), 1), total)
 }

@@ -176,8 +176,12 @@ func runPureEps(m *Memo, r Run) (float64, bool) {
 
 // slackForLog returns the slack δ' at which a composition whose steps
 // keep Σlog(1-δ_i) >= logKeep has total δ at most total, rounded down
-// (slackFor's, from the sum).
+// (slackFor's, from the sum): total itself when logKeep is 0, pure steps,
+// as totalDelta's inverse.
 func slackForLog(logKeep, total float64) float64 {
+	if logKeep == 0 {
+		return total
+	}
 	keepTotal := outward.Up(math.Log1p(-total), 2)
 	return outward.Down(-math.Expm1(outward.AddUp(keepTotal, -logKeep)), 2)
 }
