@@ -17,7 +17,7 @@ import (
 // own (Eps, Delta) per query (PATE's relation, as GNMax's); its gamma
 // from Gamma as DaRRM's.
 type OneVoteDaRRM struct {
-	Eps   float64     `json:"-" flag:"target-eps"`
+	Eps   float64     `json:"-" flag:"target-eps" round:"down"`
 	Delta float64     `json:"-" flag:"delta"`
 	Gamma GammaSource `json:"-" flag:"prior,gamma,no-solve"`
 }

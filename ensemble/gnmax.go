@@ -30,7 +30,7 @@ import (
 type GNMax struct {
 	Target
 	Search noisymax.GNMaxSearch `json:"-" flag:"gnmax-search" votes:"two-class"`
-	Sigma2 float64              `json:"sigma2" flag:"sigma2" votes:"multi-class" help:"noise on each class count (> 0)"`
+	Sigma2 float64              `json:"sigma2" flag:"sigma2" votes:"multi-class" round:"up" help:"noise on each class count (> 0)"`
 	Noise  noisymax.Noise       `json:"noise,omitempty" flag:"noise" votes:"multi-class"`
 }
 

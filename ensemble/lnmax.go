@@ -18,7 +18,7 @@ import (
 // LNMax is PATE's Laplace NoisyMax on vote counts of C classes: discrete
 // Laplace noise of the Scale on each count.
 type LNMax struct {
-	Scale float64 `json:"laplace_scale" flag:"laplace-scale" help:"scale b of the Laplace noise on each count (> 0)"`
+	Scale float64 `json:"laplace_scale" flag:"laplace-scale" round:"up" help:"scale b of the Laplace noise on each count (> 0)"`
 }
 
 // Name returns "lnmax".

@@ -32,7 +32,11 @@ import (
 // source's), `help:"..."` says what it is, `votes:"two-class"` or
 // `votes:"multi-class"` the one kind of votes it is a setting on, and
 // `optional:""` that it may be left at zero on vote counts (every other
-// setting on counts is needed): a program binds its flags by them. A
+// setting on counts is needed), and `round:"up"` or `round:"down"` the
+// way a program rounds it to print it shorter, so that the value printed,
+// given again, is at least as private (a noise scale up, a privacy
+// target down; without the tag it prints exactly): a program binds its
+// flags by them. A
 // setting with a help tag is the mechanism's own, whose flag a program
 // defines from the tags; the others are set by a program's own flags (a
 // target, a γ source, a composition) or by the program itself (the noise
@@ -240,7 +244,7 @@ func onManyClasses() []votefile.Input { return []votefile.Input{votefile.ManyCla
 // default of teachers with Δ = 0 is 0 itself. (GNMax on vote counts holds
 // its per-query δ here too, without M: there it has no default.)
 type Target struct {
-	M     float64 `json:"-" flag:"m" votes:"two-class"`
+	M     float64 `json:"-" flag:"m" votes:"two-class" round:"down"`
 	Delta float64 `json:"-" flag:"delta"`
 }
 

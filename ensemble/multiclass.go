@@ -24,7 +24,7 @@ import (
 // keys.
 type ConfidentGNMax struct {
 	Threshold float64 `json:"threshold" flag:"threshold" help:"answer when the noisy top count hits it"`
-	Sigma1    float64 `json:"sigma1" flag:"sigma1" help:"noise of the threshold step (> 0)"`
+	Sigma1    float64 `json:"sigma1" flag:"sigma1" round:"up" help:"noise of the threshold step (> 0)"`
 	GNMax
 }
 

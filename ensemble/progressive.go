@@ -52,7 +52,7 @@ type ProgressiveGNMax struct {
 	Kappa     float64   `json:"kappa" flag:"kappa" help:"a label leaves when its gap >= kappa·√2·level"`
 	GiveUp    float64   `json:"give_up,omitempty" flag:"give-up" optional:"" help:"give up below this share of the last bar (0: never)"`
 	Threshold float64   `json:"threshold,omitempty" flag:"threshold" optional:"" help:"answer when the noisy top count hits it"`
-	Sigma1    float64   `json:"sigma1,omitempty" flag:"sigma1" optional:"" help:"noise of the threshold step (> 0)"`
+	Sigma1    float64   `json:"sigma1,omitempty" flag:"sigma1" optional:"" round:"up" help:"noise of the threshold step (> 0)"`
 	// Budget is the (ε, δ) of the run's Gaussian-DP filter: its total to
 	// publish. Release sets it from ReleaseSpec.Budget.
 	Budget accountant.Guarantee `json:"-"`

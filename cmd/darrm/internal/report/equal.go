@@ -27,6 +27,8 @@ type Planned struct {
 	PerQueryDelta float64                  `json:"per_query_delta"`
 	Publish       *Publish                 `json:"publish,omitempty"`
 	NoFit         string                   `json:"no_fit,omitempty"`
+	// round is how a table rounds Value (its setting's tag).
+	round rounding
 }
 
 // NewPlanned describes e, a mechanism's plan at a total.
@@ -35,7 +37,7 @@ func NewPlanned(e plan.Equal) Planned {
 		return Planned{Mechanism: e.Mechanism, NoFit: e.NoFit.Error()}
 	}
 	c := e.Plan.Count
-	return Planned{Mechanism: e.Mechanism, Parameter: e.Plan.Flag, Value: e.Plan.Value,
+	return Planned{Mechanism: e.Mechanism, Parameter: e.Plan.Flag, Value: e.Plan.Value, round: flagRounding(e.Plan.Request.Mechanism, e.Plan.Flag),
 		PerQueryEps: c.PerQuery.Eps, PerQueryDelta: c.PerQuery.Delta,
 		Publish: &Publish{Total: c.Total}}
 }
@@ -51,14 +53,14 @@ func (p Publish) totalCell(t *cliout.Text) string {
 func (p Planned) Fits() bool { return p.NoFit == "" }
 
 // columns are the plan's cells of a table row: the parameter (rounded
-// toward more noise, settingText), the per-query guarantee (rounded up,
+// toward more noise, number.text), the per-query guarantee (rounded up,
 // as the total) and the total with its method, whose theorem (or why
 // nothing fits) is a note of t.
 func (p Planned) columns(t *cliout.Text) []string {
 	if !p.Fits() {
 		return []string{"does not fit " + t.Note(string(p.Mechanism)+": "+p.NoFit), "", ""}
 	}
-	return []string{fmt.Sprintf("%s %s", p.Parameter, settingText(p.Parameter, p.Value, 4)),
+	return []string{fmt.Sprintf("%s %s", p.Parameter, number{p.Parameter, p.Value, p.round}.text(4)),
 		fmt.Sprintf("(%s, %s)", decimal.FormatBound(p.PerQueryEps), decimal.FormatBound(p.PerQueryDelta)),
 		p.Publish.totalCell(t)}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
+	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/plan"
 )
 
@@ -104,11 +105,17 @@ func TestPlannedColumnsRoundUp(t *testing.T) {
 	// The planned setting is rounded toward more noise, as plan's tables
 	// round it: simulate's target-eps 0.179886 read 0.1799.
 	for _, tc := range []struct {
+		m     ensemble.Mechanism
 		param string
 		value float64
 		want  string
-	}{{"target-eps", 0.17988599, "target-eps 0.1798"}, {"m", 5.98847, "m 5.988"}, {"sigma2", 48.7427, "sigma2 48.75"}, {"laplace-scale", 28.00123, "laplace-scale 28.01"}} {
-		p := Planned{Mechanism: "darrm", Parameter: tc.param, Value: tc.value, PerQueryEps: 0.3, PerQueryDelta: 1e-5,
+	}{
+		{ensemble.OneVoteDaRRM{}, "target-eps", 0.17988599, "target-eps 0.1798"},
+		{ensemble.DaRRM{}, "m", 5.98847, "m 5.988"},
+		{ensemble.GNMax{}, "sigma2", 48.7427, "sigma2 48.75"},
+		{ensemble.LNMax{}, "laplace-scale", 28.00123, "laplace-scale 28.01"},
+	} {
+		p := Planned{Mechanism: tc.m.Name(), Parameter: tc.param, Value: tc.value, round: flagRounding(tc.m, tc.param), PerQueryEps: 0.3, PerQueryDelta: 1e-5,
 			Publish: &Publish{Total: accountant.Total{Guarantee: accountant.Guarantee{Eps: 1, Delta: 1e-5}, Method: accountant.Exact}}}
 		if got := p.columns(cliout.NewText(&bytes.Buffer{}))[0]; got != tc.want {
 			t.Errorf("planned %s %v: %q, want %q", tc.param, tc.value, got, tc.want)

@@ -46,10 +46,46 @@ func valueOf[T any](p *T) T {
 	return *p
 }
 
-// number is a setting of a mechanism that is a number, by its flag.
+// number is a setting of a mechanism that is a number, by its flag, with
+// the way a table rounds it.
 type number struct {
-	flag string
-	v    float64
+	flag  string
+	v     float64
+	round rounding
+}
+
+// rounding is the way a table rounds a setting shorter, as the tag
+// `round` of its field says (ensemble.Mechanism): toward more noise, so
+// that the value printed, given again, is at least as private; exact
+// without the tag.
+type rounding int8
+
+const (
+	exact rounding = iota
+	roundUp
+	roundDown
+)
+
+// roundingOf returns the rounding of a field of tag.
+func roundingOf(tag reflect.StructTag) rounding {
+	switch tag.Get("round") {
+	case "up":
+		return roundUp
+	case "down":
+		return roundDown
+	}
+	return exact
+}
+
+// flagRounding returns the rounding of m's setting taken by flag.
+func flagRounding(m ensemble.Mechanism, flag string) rounding {
+	r := exact
+	cli.EachFlagField(reflect.ValueOf(m), nil, func(names []string, tag reflect.StructTag, _ reflect.Value) {
+		if names[0] == flag {
+			r = roundingOf(tag)
+		}
+	})
+	return r
 }
 
 // numbers returns the settings of m on votes of kind in that are numbers
@@ -62,12 +98,12 @@ func numbers(m ensemble.Mechanism, in votefile.Input) []number {
 		kind, only := tag.Lookup("votes")
 		return !only || strings.HasPrefix(in.String(), kind+" ")
 	}
-	cli.EachFlagField(reflect.ValueOf(m), onVotes, func(names []string, _ reflect.StructTag, v reflect.Value) {
+	cli.EachFlagField(reflect.ValueOf(m), onVotes, func(names []string, tag reflect.StructTag, v reflect.Value) {
 		switch {
 		case v.Kind() == reflect.Float64:
-			out = append(out, number{names[0], v.Float()})
+			out = append(out, number{names[0], v.Float(), roundingOf(tag)})
 		case v.Type() == reflect.TypeFor[int](): // a named int (a noise) is no number
-			out = append(out, number{names[0], float64(v.Int())})
+			out = append(out, number{names[0], float64(v.Int()), roundingOf(tag)})
 		}
 	})
 	return out

@@ -143,29 +143,28 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 }
 
 // settingIn returns a mechanism's setting n as format f prints it: in a
-// table to six digits, rounded toward more noise (settingText).
+// table to six digits, rounded toward more noise (number.text).
 func settingIn(f cliout.Format, n number) any {
 	if f == cliout.Table {
-		return settingText(n.flag, n.v, 6)
+		return n.text(6)
 	}
 	return n.v
 }
 
-// settingText says a mechanism's setting x, taken by flag, to digits
-// significant digits for a table, rounded toward more noise, so that the
-// value copied into aggregate releases the queries planned: m and
-// target-eps down, a noise scale up (to the nearest, a target_eps of 8/7
-// printed 1.14286 released 6 of the 7 queries planned, a laplace-scale of
-// 48.7427 printed 48.74 299 of 300); a setting of no known direction
-// exactly.
-func settingText(flag string, x float64, digits int) string {
-	switch flag {
-	case "m", "target-eps":
-		return decimal.Format(x, digits, false, 0)
-	case "sigma1", "sigma2", "laplace-scale":
-		return decimal.Format(x, digits, true, 0)
+// text says the setting n to digits significant digits for a table,
+// rounded as its field's tag says, toward more noise, so that the value
+// copied into aggregate releases the queries planned (to the nearest, a
+// target_eps of 8/7 printed 1.14286 released 6 of the 7 queries planned,
+// a laplace-scale of 48.7427 printed 48.74 299 of 300); a setting of no
+// stated direction exactly.
+func (n number) text(digits int) string {
+	switch n.round {
+	case roundDown:
+		return decimal.Format(n.v, digits, false, 0)
+	case roundUp:
+		return decimal.Format(n.v, digits, true, 0)
 	}
-	return cliout.Float(x)
+	return cliout.Float(n.v)
 }
 
 // thresholdNote says why a Confident-GNMax plan's threshold is as low as

@@ -116,16 +116,53 @@ func TestPlanTableSettingsSafe(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct {
-		row  PlanCompareRow
-		want string
+		m       ensemble.Mechanism
+		classes int
+		want    string
 	}{
-		{PlanCompareRow{LaplaceScale: new(48.74267578124999)}, "laplace-scale 48.75"},
-		{PlanCompareRow{Threshold: new(0.0), Sigma1: new(81.02700122699655), Sigma2: new(54.018000817997695)}, "threshold 0, sigma1 81.03, sigma2 54.02"},
-		{PlanCompareRow{Sigma2: new(41.32491)}, "sigma2 41.33"},
-		{PlanCompareRow{TargetEps: new(0.27068464)}, "target-eps 0.2706"},
+		{ensemble.LNMax{Scale: 48.74267578124999}, 10, "laplace-scale 48.75"},
+		{ensemble.ConfidentGNMax{Sigma1: 81.02700122699655, GNMax: ensemble.GNMax{Sigma2: 54.018000817997695}}, 10, "threshold 0, sigma1 81.03, sigma2 54.02"},
+		{ensemble.GNMax{Sigma2: 41.32491}, 10, "sigma2 41.33"},
+		{ensemble.OneVoteDaRRM{Eps: 0.27068464}, 2, "target-eps 0.2706"},
+		{spreadMax{LNMax: ensemble.LNMax{Scale: 2}, Spread: 2.00001}, 10, "laplace-scale 2, spread 2.001"},
 	} {
-		if got := tc.row.parameters(", "); got != tc.want {
+		var row PlanCompareRow
+		row.setParameters(plan.Plan{Request: plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Mechanism: tc.m}, Classes: tc.classes}})
+		if got := row.parameters(", "); got != tc.want {
 			t.Errorf("parameters %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// spreadMax is a mechanism of a program's own: LNMax with a setting whose
+// field's tag says a table rounds it up.
+type spreadMax struct {
+	ensemble.LNMax
+	Spread float64 `json:"spread" flag:"spread" round:"up"`
+}
+
+// TestSettingRounding checks that a table rounds a setting as its
+// field's tag says, toward more noise, whatever the mechanism, and prints
+// a setting of no stated direction exactly.
+func TestSettingRounding(t *testing.T) {
+	for _, tc := range []struct {
+		m     ensemble.Mechanism
+		flag  string
+		v     float64
+		want4 string
+	}{
+		{ensemble.DaRRM{}, "m", 5.98831, "5.988"},
+		{ensemble.OneVoteDaRRM{}, "target-eps", 8.0 / 7, "1.142"},
+		{ensemble.GNMax{}, "sigma2", 34.0721, "34.08"},
+		{ensemble.ConfidentGNMax{}, "sigma1", 56.5101, "56.52"},
+		{ensemble.ConfidentGNMax{}, "threshold", 201.25, "201.25"},
+		{ensemble.LNMax{}, "laplace-scale", 48.7427, "48.75"},
+		{spreadMax{}, "spread", 2.00001, "2.001"},
+		{spreadMax{}, "laplace-scale", 48.7427, "48.75"},
+		{ensemble.LNMax{}, "spread", 2.00001, "2.00001"},
+	} {
+		if got := (number{tc.flag, tc.v, flagRounding(tc.m, tc.flag)}).text(4); got != tc.want4 {
+			t.Errorf("%s's %s = %v: %q, want %q", tc.m.Name(), tc.flag, tc.v, got, tc.want4)
 		}
 	}
 }

@@ -58,6 +58,8 @@ type PlanCompareRow struct {
 	// LedgerSpent is what the planned labels spend of a new ledger's
 	// budget by its filter (for a ledger only): a realised cost.
 	LedgerSpent *Pair `json:"ledger_spent,omitempty"`
+	// rounds are how a table rounds the settings, by flag (their tags).
+	rounds map[string]rounding
 }
 
 // NewPlanCompare describes the comparison c for queries of budget in
@@ -104,7 +106,9 @@ type Setting struct {
 func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 	q := pl.Request
 	ns := numbers(q.Mechanism, ensemble.VotesOf(q.Mechanism, q.Classes))
+	r.rounds = make(map[string]rounding, len(ns))
 	for _, n := range ns {
+		r.rounds[n.flag] = n.round
 		switch n.flag {
 		case "threshold":
 			r.Threshold = new(n.v)
@@ -128,7 +132,7 @@ func (r *PlanCompareRow) setParameters(pl plan.Plan) {
 
 // parameters says the row's parameters, each as the aggregate flag that
 // takes it, briefly (four digits, rounded toward more noise:
-// settingText), separated by sep.
+// number.text), separated by sep.
 func (r PlanCompareRow) parameters(sep string) string {
 	var out []string
 	for _, p := range []struct {
@@ -136,11 +140,11 @@ func (r PlanCompareRow) parameters(sep string) string {
 		v    *float64
 	}{{"threshold", r.Threshold}, {"sigma1", r.Sigma1}, {"sigma2", r.Sigma2}, {"laplace-scale", r.LaplaceScale}, {"target-eps", r.TargetEps}} {
 		if p.v != nil {
-			out = append(out, p.name+" "+settingText(p.name, *p.v, 4))
+			out = append(out, p.name+" "+number{p.name, *p.v, r.rounds[p.name]}.text(4))
 		}
 	}
 	for _, s := range r.Settings {
-		out = append(out, s.Flag+" "+settingText(s.Flag, s.Value, 4))
+		out = append(out, s.Flag+" "+number{s.Flag, s.Value, r.rounds[s.Flag]}.text(4))
 	}
 	return strings.Join(out, sep)
 }
