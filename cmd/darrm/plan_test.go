@@ -433,6 +433,48 @@ func TestPlanCompare(t *testing.T) {
 	}
 }
 
+// TestPlanCompareLedgerPublish: a comparison for a new ledger that
+// declares each mechanism's labels (no --filter) states in its table the
+// total each mechanism's ledger publishes, as its JSON does: their
+// composition, each its own, where the table stated the first
+// mechanism's for every ledger.
+func TestPlanCompareLedgerPublish(t *testing.T) {
+	t.Setenv(statedir.Env, t.TempDir())
+	proxy := countsFile(t, t.TempDir(), "proxy.csv", 60, func(i int) []int { return plurality(40+(3*i)%200, (3*i)%10) })
+	args := []string{"plan", "--K", "250", "--queries", "30", "--budget-eps", "2", "--budget-delta", "1e-5", "--votes", proxy, "--votes-are", "public", "--for", "ledger"}
+	out, e, code := darrm(t, "", append(args, "--format", "json")...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	var doc struct {
+		Mechanisms []struct {
+			Mechanism string `json:"mechanism"`
+			Publish   struct {
+				Eps   float64 `json:"eps"`
+				Delta float64 `json:"delta"`
+			} `json:"publish"`
+		} `json:"mechanisms"`
+	}
+	decode(t, out, &doc)
+	if len(doc.Mechanisms) < 2 || doc.Mechanisms[0].Publish == doc.Mechanisms[1].Publish {
+		t.Fatalf("want mechanisms whose ledgers publish different totals: %+v", doc.Mechanisms)
+	}
+	table, e, code := darrm(t, "", args...)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	text := strings.Join(strings.Fields(table), " ")
+	if strings.Contains(text, "for every release on such a ledger") {
+		t.Errorf("the table states one total for every mechanism's ledger:\n%s", table)
+	}
+	for _, m := range doc.Mechanisms {
+		want := fmt.Sprintf("to publish on %s's ledger: (%s, %s)-DP", m.Mechanism, decimal.FormatBound(m.Publish.Eps), decimal.FormatBound(m.Publish.Delta))
+		if !strings.Contains(text, want) {
+			t.Errorf("the table does not say %q:\n%s", want, table)
+		}
+	}
+}
+
 // TestPlanFilter: plan --filter takes every filter ledger init takes, and
 // refuses, exit 2 naming the flag, a method that is no filter and a filter
 // that a budget of delta 0 does not offer.

@@ -72,8 +72,9 @@ func NewPlanCompare(c plan.Comparison, e EqualTotals, t plan.Target, minPrecisio
 		if s.NoFit == nil {
 			pl := s.Plan
 			if t == plan.ForLedger {
-				// A ledger publishes its budget, whatever its labels spend
-				// of it (LedgerWhy): the spend is beside it, as analysis.
+				// A ledger publishes its total (its budget under a filter,
+				// its declared use's composition), whatever its labels
+				// spend of it (LedgerWhy): the spend is beside it, as analysis.
 				p, g := pl.Count.LedgerPublish, pl.Count.LedgerTotal
 				row.Publish = &Publish{Total: p}
 				row.LedgerSpent = &Pair{Eps: g.Eps, Delta: g.Delta}
@@ -177,13 +178,31 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 	}
 	target := "in one run held to the budget; each total is the least eps at its delta of every composition valid for the run, by the one that gives it"
 	ledger := d.For == plan.ForLedger.String()
+	// shared is the total every fitting mechanism's ledger publishes
+	// when it is one (a filter's: the budget), nil when they differ: a
+	// ledger that declares a mechanism's labels publishes their
+	// composition, which is each mechanism's own.
+	var shared *Publish
+	for differ, i := false, 0; i < len(d.Rows) && !differ; i++ {
+		r := d.Rows[i]
+		switch {
+		case !r.Fits():
+		case shared == nil:
+			shared = r.Publish
+		case r.Publish.Guarantee != shared.Guarantee || r.Publish.Name() != shared.Name():
+			shared, differ = nil, true
+		}
+	}
 	if ledger {
 		target = "on a new ledger with the budget, whose total to publish is its budget; spent: what the labels spend of it by the filter (analysis)"
+		if shared == nil {
+			target = "each on a new ledger with the budget that declares its labels, whose total to publish is their composition, each its own; spent: what the labels spend of it by the filter (analysis)"
+		}
 	}
 	t := cliout.NewText(w)
 	t.Line("Every mechanism that fits the proxy votes, planned for a total of (%s, %s) over %d queries %s:",
 		cliout.FloatN(d.BudgetEps, 6), cliout.FloatN(d.BudgetDelta, 3), d.Queries, target)
-	var publish *Publish // a ledger's, the same for every mechanism: its budget
+	var publish *Publish // a ledger's, when the same for every mechanism
 	header := []string{"mechanism", "parameters", "correct", "answered", "total, by"}
 	if ledger {
 		header[4] = "spent, by"
@@ -194,16 +213,23 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		case !r.Fits():
 			rows = append(rows, []string{string(r.Mechanism), "no plan " + t.Note(string(r.Mechanism)+": "+r.NoFit), "", "", ""})
 			continue
-		case ledger && publish == nil:
+		case ledger && shared != nil && publish == nil:
 			publish = r.Publish
 			t.Line("  to publish: %s for every release on such a ledger, by its %s %s; why: %s",
 				formatTotal(publish.Guarantee), publish.Name(), t.Note(publish.Reference()), publish.why())
+		case ledger && shared == nil:
+			t.Line("  to publish on %s's ledger: %s for every release on it, by its %s %s",
+				r.Mechanism, formatTotal(r.Publish.Guarantee), r.Publish.Name(), t.Note(r.Publish.Reference()))
+			publish = r.Publish
 		}
 		total := r.Publish.totalCell(t)
 		if ledger {
 			total = fmt.Sprintf("(%s, %s) %s", decimal.FormatBound(r.LedgerSpent.Eps), decimal.FormatBound(r.LedgerSpent.Delta), strings.TrimSuffix(r.Publish.Name(), " budget"))
 		}
 		rows = append(rows, []string{string(r.Mechanism), r.parameters("\n"), fmt.Sprintf("%.1f", r.Correct), fmt.Sprintf("%.1f", r.Answered), total})
+	}
+	if ledger && shared == nil && publish != nil {
+		t.Line("  why: %s", publish.why())
 	}
 	t.Table(header, rows)
 	for _, l := range d.Left {
