@@ -177,6 +177,11 @@ type fixedLabelOne struct {
 // actual distributions for the next gamma measured under them
 // (accountant.Memo; nil: nothing kept). The draws stop when ctx is done.
 func (g Gamma) Measure(ctx context.Context, memo *accountant.Memo, coeffs []float64, actuals []Actual) (Measurement, error) {
+	if err := g.checkValues(); err != nil {
+		// A nil gamma measured a utility of 0, and a value outside
+		// [0, 1] one of NaN or beyond what any noise function reaches.
+		return Measurement{}, fmt.Errorf("measure gamma: %w", err)
+	}
 	if want := len(g.upper()); len(coeffs) != want {
 		return Measurement{}, fmt.Errorf("measure gamma for K = %d: %d coefficients of the prior, want %d", g.K(), len(coeffs), want)
 	}

@@ -18,6 +18,11 @@ import (
 // i votes 1 with probability p[i]: the total variation distance
 // |Pr[DaRRM = 1] - Pr[majority = 1]| = (1/2)·|sum_{l>=H} (1-gamma(l))·(alpha_{K-l} - alpha_l)|.
 func (g Gamma) TVError(p []float64) (float64, error) {
+	if err := g.checkValues(); err != nil {
+		// A value outside [0, 1], or an even K, made an error of NaN or
+		// of a gamma that is no noise function.
+		return 0, fmt.Errorf("error of gamma: %w", err)
+	}
 	if len(p) != g.K() {
 		return 0, fmt.Errorf("error of gamma for K = %d teachers: got %d probabilities", g.K(), len(p))
 	}
@@ -33,6 +38,10 @@ func (g Gamma) TVError(p []float64) (float64, error) {
 // else a fair coin): the labels' accuracy when the true label is 1 and
 // p[i] is teacher i's accuracy.
 func (g Gamma) LabelOne(p []float64) (float64, error) {
+	if err := g.checkValues(); err != nil {
+		// A value outside [0, 1] made a probability of 1.3 or NaN.
+		return 0, fmt.Errorf("Pr[label = 1]: %w", err)
+	}
 	if len(p) != g.K() {
 		return 0, fmt.Errorf("Pr[label = 1] of gamma for K = %d teachers: got %d probabilities", g.K(), len(p))
 	}

@@ -374,3 +374,42 @@ func TestAgreementChecksGamma(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasuresCheckGamma: TVError, LabelOne and Measure refuse a gamma
+// of values outside [0, 1] or of an even K, as Agreement does: they gave
+// a Pr[label = 1] of 1.3, errors and utilities of NaN, and a utility of 0
+// for a nil gamma, without an error.
+func TestMeasuresCheckGamma(t *testing.T) {
+	fixed, err := ParseActual("0.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		g    Gamma
+	}{
+		{"nil", nil},
+		{"empty", Gamma{}},
+		{"even K", Gamma{1, 1, 1}},
+		{"NaN", Gamma{math.NaN(), 1, 1, math.NaN()}},
+		{"above 1", Gamma{2, 2}},
+		{"negative", Gamma{-1, 0.5, 0.5, -1}},
+	} {
+		p := make([]float64, max(0, len(tc.g)-1))
+		for i := range p {
+			p[i] = 0.9
+		}
+		if v, err := tc.g.TVError(p); err == nil {
+			t.Errorf("%s: TVError %v, want an error", tc.name, v)
+		}
+		if v, err := tc.g.LabelOne(p); err == nil {
+			t.Errorf("%s: LabelOne %v, want an error", tc.name, v)
+		}
+		coeffs := make([]float64, len(tc.g)/2)
+		for _, actuals := range [][]Actual{nil, {fixed}} {
+			if m, err := tc.g.Measure(context.Background(), nil, coeffs, actuals); err == nil {
+				t.Errorf("%s: Measure %+v, want an error", tc.name, m)
+			}
+		}
+	}
+}

@@ -34,21 +34,32 @@ func (g Gamma) K() int { return len(g) - 1 }
 // check verifies that g is a symmetric noise function for an odd number of
 // teachers with values in [0, 1], naming the first offending value.
 func (g Gamma) check() error {
+	if err := g.checkValues(); err != nil {
+		return err
+	}
+	k := g.K()
+	for l := 0; l < (k+1)/2; l++ {
+		if g[l] != g[k-l] {
+			return fmt.Errorf("gamma(%d) = %v but gamma(%d) = %v: gamma must be symmetric, gamma(l) = gamma(K-l) (Lemma 3.4.4)", l, g[l], k-l, g[k-l])
+		}
+	}
+	return nil
+}
+
+// checkValues is check without the symmetry: K+1 values for an odd K,
+// each in [0, 1]. What measures a gamma asks no more: a gamma computed
+// from the probabilities of a label (GNMax's, each rounded) may differ
+// from its mirror image by an ulp.
+func (g Gamma) checkValues() error {
 	switch n := len(g); {
 	case n < 2:
 		return fmt.Errorf("gamma has %d values: need K+1 >= 2 values, one for each vote count l = 0..K (K odd)", n)
 	case n%2 != 0:
 		return fmt.Errorf("gamma has %d values: need K+1 values for an odd K, an even number (%d for K = %d or %d for K = %d)", n, n-1, n-2, n+1, n)
 	}
-	k := g.K()
 	for l, v := range g {
 		if math.IsNaN(v) || v < 0 || v > 1 {
 			return fmt.Errorf("gamma(%d) = %v: must be in [0, 1]", l, v)
-		}
-	}
-	for l := 0; l < (k+1)/2; l++ {
-		if g[l] != g[k-l] {
-			return fmt.Errorf("gamma(%d) = %v but gamma(%d) = %v: gamma must be symmetric, gamma(l) = gamma(K-l) (Lemma 3.4.4)", l, g[l], k-l, g[k-l])
 		}
 	}
 	return nil
