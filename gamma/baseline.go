@@ -36,6 +36,11 @@ func SubSize(m float64) int { return int(math.Floor(m)) }
 // calibrated on its released bit. Randomized response's
 // constant, which a composition gives, is RRBaseline.
 func Baselines(p constraints.Problem, subSize int) ([]Baseline, error) {
+	// A problem out of its domain (eps NaN or +Inf, delta NaN, an unknown
+	// relation) had baselines with a proof of privacy at it.
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
 	if p.Relation == accountant.OneVote {
 		gn, err := gnmaxBaseline(p)
 		if err != nil {

@@ -106,3 +106,26 @@ func TestBaselines(t *testing.T) {
 		t.Errorf("a subsample above K: %v", err)
 	}
 }
+
+// TestBaselinesValidate: Baselines refuses a problem Validate refuses,
+// naming the parameter, as RRBaseline does: it returned gamma_Sub with
+// "Lemma 3.4.1 and composition" for its proof at eps NaN or +Inf, at
+// delta NaN and in an unknown relation.
+func TestBaselinesValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name, param string
+		p           constraints.Problem
+	}{
+		{"eps NaN", "eps", constraints.Problem{K: 3, M: 1, Eps: math.NaN()}},
+		{"eps +Inf", "eps", constraints.Problem{K: 3, M: 1, Eps: math.Inf(1)}},
+		{"delta NaN", "delta", constraints.Problem{K: 3, M: 1, Eps: 1, TargetDelta: math.NaN()}},
+		{"m above K", "m", constraints.Problem{K: 3, M: 5, Eps: 1}},
+		{"relation", "relation", constraints.Problem{K: 3, M: 1, Eps: 1, Relation: 99}},
+	} {
+		bases, err := Baselines(tc.p, 0)
+		var pe *param.Error
+		if !errors.As(err, &pe) || pe.Name != tc.param {
+			t.Errorf("%s: %v, %v; want an error naming %s", tc.name, bases, err, tc.param)
+		}
+	}
+}
