@@ -34,6 +34,9 @@ func (m DaRRM) Missing(votefile.Input) error { return needGamma(m.Name(), m.Gamm
 
 // FromHeader: its per-query δ (m is not stated).
 func (m DaRRM) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	if meta == nil {
+		return nil, errNoLabelHeader
+	}
 	return DaRRM{Target: Target{Delta: meta.Delta}}, decode(meta, m.Name(), nil)
 }
 

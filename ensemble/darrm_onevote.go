@@ -56,6 +56,9 @@ func (m OneVoteDaRRM) Missing(votefile.Input) error {
 
 // FromHeader: the per-query (ε, δ) the header states.
 func (m OneVoteDaRRM) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	if meta == nil {
+		return nil, errNoLabelHeader
+	}
 	return OneVoteDaRRM{Eps: meta.Eps, Delta: meta.Delta}, decode(meta, m.Name(), nil)
 }
 

@@ -92,6 +92,9 @@ func (m GNMax) Missing(in votefile.Input) error {
 
 // FromHeader: its σ2 and noise, at the header's per-query δ.
 func (m GNMax) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	if meta == nil {
+		return nil, errNoLabelHeader
+	}
 	err := decode(meta, m.Name(), &m)
 	m.Target = Target{Delta: meta.Delta}
 	return m, err

@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -32,6 +33,11 @@ func labelSettings(m Mechanism, meta *votefile.LabelMeta) error {
 	}
 	return nil
 }
+
+// errNoLabelHeader is FromHeader's error for a nil meta, what
+// votefile.LabelReader.Meta returns for a file without a header: it was a
+// nil dereference.
+var errNoLabelHeader = errors.New("meta is nil: a label file without a metadata header (votefile.LabelReader.Meta) states no mechanism")
 
 // decode reads the settings the header meta states into v, a pointer to
 // the settings of the mechanism name (nil for one that has none): each
@@ -100,6 +106,9 @@ func jsonKeys(t reflect.Type) (all, required []string) {
 // mechanism, the relation, the partition, the noise) are checked, and an
 // unknown one refused.
 func (r Registry) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	if meta == nil {
+		return nil, fmt.Errorf("label file header: %w", errNoLabelHeader)
+	}
 	var rel accountant.Relation
 	if err := rel.UnmarshalText([]byte(meta.Relation)); err != nil {
 		return nil, fmt.Errorf("label file header: %v", err)

@@ -125,3 +125,26 @@ func TestMechanismJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestFromHeaderNil: a nil header, what votefile.LabelReader.Meta
+// returns for a label file without one, is an error of the registry and
+// of every mechanism, where it was a nil dereference.
+func TestFromHeaderNil(t *testing.T) {
+	noHeader := func(err error) bool { return err != nil && strings.Contains(err.Error(), "meta is nil") }
+	if m, err := Mechanisms().FromHeader(nil); !noHeader(err) {
+		t.Errorf("Registry.FromHeader(nil) = %v, %v; want an error that meta is nil", m, err)
+	}
+	for _, m := range append(Mechanisms(), DSub{}) {
+		got, err := func() (got Mechanism, err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			return m.FromHeader(nil)
+		}()
+		if !noHeader(err) {
+			t.Errorf("%s: FromHeader(nil) = %v, %v; want an error that meta is nil", m.Name(), got, err)
+		}
+	}
+}

@@ -67,6 +67,9 @@ func (m LNMax) MarshalJSON() ([]byte, error) {
 
 // FromHeader: its scale.
 func (LNMax) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	if meta == nil {
+		return nil, errNoLabelHeader
+	}
 	var s lnmaxSettings
 	err := decode(meta, LNMax{}.Name(), &s)
 	return LNMax{Scale: s.Scale}, err

@@ -79,6 +79,9 @@ func (m ConfidentGNMax) Missing(votefile.Input) error {
 
 // FromHeader: its settings, at the header's per-query δ.
 func (ConfidentGNMax) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	if meta == nil {
+		return nil, errNoLabelHeader
+	}
 	var m ConfidentGNMax
 	err := decode(meta, m.Name(), &m)
 	m.Delta = meta.Delta

@@ -178,6 +178,9 @@ func (m ProgressiveGNMax) Missing(votefile.Input) error {
 // FromHeader: its settings, and the budget of its filter, the header's
 // total.
 func (ProgressiveGNMax) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	if meta == nil {
+		return nil, errNoLabelHeader
+	}
 	var m ProgressiveGNMax
 	err := decode(meta, m.Name(), &m)
 	if t := meta.Total; t != nil {

@@ -38,6 +38,9 @@ func (m RR) Validate() error {
 
 // FromHeader: its per-query δ (m is not stated).
 func (m RR) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	if meta == nil {
+		return nil, errNoLabelHeader
+	}
 	return RR{Target: Target{Delta: meta.Delta}}, decode(meta, m.Name(), nil)
 }
 

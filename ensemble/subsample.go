@@ -35,11 +35,17 @@ func (DSub) Name() provenance.MechanismName { return "dsub" }
 
 // FromHeader: its per-query δ (m is not stated).
 func (m Subsample) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	if meta == nil {
+		return nil, errNoLabelHeader
+	}
 	return Subsample{Target{Delta: meta.Delta}}, decode(meta, m.Name(), nil)
 }
 
 // FromHeader: its per-query δ (m is not stated).
 func (m DSub) FromHeader(meta *votefile.LabelMeta) (Mechanism, error) {
+	if meta == nil {
+		return nil, errNoLabelHeader
+	}
 	return DSub{Target{Delta: meta.Delta}}, decode(meta, m.Name(), nil)
 }
 
