@@ -105,7 +105,10 @@ func Label(counts [][]int, teachers, classes int, truth []int, m ensemble.Mechan
 	if perDraw(m) {
 		return labelPerDraw(counts, teachers, classes, truth, m, opts, src)
 	}
+	// As a release draws it (ensemble.New): a zero noise is the discrete
+	// noise, which the account refused as unset.
 	g, _ := ensemble.Steps(m, classes)
+	g = g.Drawn()
 	if g.Sigma2 == 0 {
 		return Result{}, fmt.Errorf("pate: %s labels 0/1 votes, not class counts", m.Name())
 	}

@@ -2,6 +2,7 @@ package pate
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,6 +124,36 @@ func TestLabelChecksTruth(t *testing.T) {
 		_, err := Label(counts, 5, 3, tc.truth, tc.m, Labelling{Delta: 1e-5}, noise.NewSeededSource(1))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestLabelZeroNoise: a mechanism whose noise is left at its zero value
+// labels as a release draws it (ensemble.New, noisymax.Steps.Drawn), with
+// the discrete noise: Label refused it as unset, though ensemble.New
+// builds it.
+func TestLabelZeroNoise(t *testing.T) {
+	counts, truth := syntheticCounts(20, 2)
+	for _, tc := range []struct {
+		name      string
+		zero, set ensemble.Mechanism
+	}{
+		{"gnmax", ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40},
+			ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40, Noise: noisymax.DiscreteNoise}},
+		{"confident-gnmax", ensemble.ConfidentGNMax{Threshold: 150, Sigma1: 100, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}},
+			ensemble.ConfidentGNMax{Threshold: 150, Sigma1: 100, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40, Noise: noisymax.DiscreteNoise}}},
+	} {
+		got, err := Label(counts, 250, 10, truth, tc.zero, Labelling{Delta: 1e-5}, noise.NewSeededSource(3))
+		if err != nil {
+			t.Errorf("%s with a zero noise: %v", tc.name, err)
+			continue
+		}
+		want, err := Label(counts, 250, 10, truth, tc.set, Labelling{Delta: 1e-5}, noise.NewSeededSource(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Labels, want.Labels) || got.Accuracy != want.Accuracy || !slices.Equal(got.Totals, want.Totals) {
+			t.Errorf("%s with a zero noise: %+v, with the discrete noise %+v", tc.name, got, want)
 		}
 	}
 }
