@@ -12,13 +12,17 @@ import (
 // step add to vote counts: DiscreteNoise, what darrm's releases draw, or
 // ContinuousNoise, the PATE paper's. The two give different bounds, so the
 // zero value, UnsetNoise, names neither: every function that takes a
-// Noise (Noise.Check, and package ensemble's mechanisms and package pate's
-// account through it) refuses it with an error naming the noise.
+// Noise (Noise.Check, and this package's functions through it) refuses
+// it with an error naming the noise. A mechanism of package ensemble
+// whose Noise is left at zero is the exception: its releases, and
+// package pate's accounts of them, take it as DiscreteNoise, what they
+// draw (Steps.Drawn).
 type Noise int
 
 const (
-	// UnsetNoise is the zero value: no noise was named. It is refused,
-	// never taken for one of the others.
+	// UnsetNoise is the zero value: no noise was named. The functions
+	// that take a Noise refuse it; only Steps.Drawn, a release's default,
+	// takes it for DiscreteNoise.
 	UnsetNoise Noise = iota
 	// DiscreteNoise is the discrete Gaussian N_Z(0, σ²) on the integers
 	// (Canonne, Kamath and Steinke 2020), GNMax's ties broken uniformly at
