@@ -37,6 +37,16 @@ type queryReader interface {
 // Simulate's, PATE's experiment's (pate.Label) and the transfer
 // experiment's.
 func Label(ctx context.Context, queries []votefile.Query, answer func(q *votefile.Query, src *noise.Source) (label int, answered bool, err error), src *noise.Source, each func(q *votefile.Query, label int, answered bool) (stop bool, err error)) error {
+	// Refused as ReleaseTo refuses them: each was a nil dereference at the
+	// first query.
+	switch {
+	case answer == nil:
+		return errors.New("Label: answer is nil: the labels of the queries (a Labeler's Answer)")
+	case src == nil:
+		return errors.New("Label: src is nil: the randomness of the labels (noise.NewSource)")
+	case each == nil:
+		return errors.New("Label: each is nil: what takes each query's label")
+	}
 	_, err := labelLoop(ctx, &heldQueries{qs: queries}, answer, src, -1, each, nil)
 	return err
 }

@@ -3,6 +3,7 @@ package ensemble
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -131,5 +132,38 @@ func TestLabelCancelledManyClasses(t *testing.T) {
 	each := func(*votefile.Query, int, bool) (bool, error) { return false, nil }
 	if _, err := labelLoop(ctx, &heldQueries{qs: qs}, answer, noise.NewSeededSource(1), -1, each, nil); !errors.Is(err, context.Canceled) || asked != 1 {
 		t.Errorf("a cancelled loop: %v after %d of %d queries of 2^16 classes; want context.Canceled after the first", err, asked, len(qs))
+	}
+}
+
+// TestLabelNilArguments: a nil answer, source or each is refused with an
+// error naming it, as ReleaseTo refuses a nil aggregator or source, where
+// each was a nil dereference at the first query.
+func TestLabelNilArguments(t *testing.T) {
+	g, err := newGNMax(constraints.New(5, 1, 0.1, 1e-5), noisymax.GNMaxGrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	each := func(*votefile.Query, int, bool) (bool, error) { return false, nil }
+	for _, tc := range []struct {
+		name   string
+		answer func(*votefile.Query, *noise.Source) (int, bool, error)
+		src    *noise.Source
+		each   func(*votefile.Query, int, bool) (bool, error)
+	}{
+		{"answer", nil, noise.NewSeededSource(1), each},
+		{"src", g.Answer, nil, each},
+		{"each", g.Answer, noise.NewSeededSource(1), nil},
+	} {
+		err := func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			return Label(context.Background(), heldVotes(3, 5), tc.answer, tc.src, tc.each)
+		}()
+		if err == nil || !strings.Contains(err.Error(), tc.name+" is nil") {
+			t.Errorf("nil %s: %v, want an error naming it", tc.name, err)
+		}
 	}
 }

@@ -61,6 +61,10 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 	res := make([]SimResult, len(aggs))
 	srcs := make([]*noise.Source, len(aggs))
 	for i, a := range aggs {
+		if a == nil {
+			// It was a nil dereference.
+			return nil, fmt.Errorf("simulate: aggregator %d of %d is nil", i+1, len(aggs))
+		}
 		if a.K() != k {
 			return nil, fmt.Errorf("simulate: %s has K = %d, the teachers K = %d", a.Name(), a.K(), k)
 		}

@@ -2,8 +2,10 @@ package ensemble
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -35,6 +37,28 @@ func TestWilson(t *testing.T) {
 // TestSimulateTarget is the target: K = 11, m = 3, eps = 0.1,
 // Delta = 1e-5, 100,000 queries: DaRRM_opt's 95% interval lies above
 // subsampling's and RR's.
+// TestSimulateNilAggregator: a nil aggregator among those simulated is an
+// error naming its place, where it was a nil dereference.
+func TestSimulateNilAggregator(t *testing.T) {
+	g, err := newGNMax(constraints.New(3, 1, 0.1, 1e-5), noisymax.GNMaxGrid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, aggs := range [][]Aggregator{{nil}, {g, nil}} {
+		_, err := func() (res []SimResult, err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			return Simulate(context.Background(), aggs, []float64{0.7, 0.7, 0.7}, 10, 1)
+		}()
+		if want := fmt.Sprintf("aggregator %d of %d is nil", len(aggs), len(aggs)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%d aggregators, the last nil: %v, want %q", len(aggs), err, want)
+		}
+	}
+}
+
 func TestSimulateTarget(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
