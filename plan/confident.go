@@ -50,6 +50,11 @@ const maxProxyCounts = 32 << 20
 // It refuses votes whose counts would exceed maxProxyCounts, naming the
 // classes and the queries read, and stops when ctx is done.
 func ReadProxy(ctx context.Context, in votefile.Reader, name string) (Proxy, error) {
+	if in == nil {
+		// It was a nil dereference, where OnProxy and ReleaseTo name
+		// what is missing.
+		return Proxy{}, errors.New("plan: ReadProxy: in is nil: the proxy votes (votefile.Open, votefile.ReadRows)")
+	}
 	p := Proxy{K: in.K(), Classes: in.Classes(), Name: name}
 	held := 0
 	for in.Next() {

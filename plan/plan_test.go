@@ -391,6 +391,22 @@ func TestOnProxy(t *testing.T) {
 	}
 }
 
+// TestReadProxyNil: no votes to read is an error naming them, where it
+// was a nil dereference.
+func TestReadProxyNil(t *testing.T) {
+	_, err := func() (p Proxy, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return ReadProxy(context.Background(), nil, "proxy")
+	}()
+	if err == nil || !strings.Contains(err.Error(), "in is nil") {
+		t.Errorf("ReadProxy(nil): %v, want an error that in is nil", err)
+	}
+}
+
 // TestReadProxyBounded: proxy votes whose counts (queries × classes)
 // exceed maxProxyCounts are refused as a setting, naming the classes,
 // before they are held, however small the file (a line of one class
