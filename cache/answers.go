@@ -21,7 +21,13 @@ const answersFolder = "onebit"
 // them), so that a budget asked again composes nothing, authenticated by
 // the secret in the user's private state folder (answersSecret). With no
 // secret, m keeps them in memory only. Call it before m's first use.
+// A nil m, which keeps nothing, is left as it is.
 func (d *Dir) KeepAnswers(m *accountant.Memo) {
+	if m == nil {
+		// It was a nil dereference: a nil *Memo is a Memo that keeps
+		// nothing, which every function that takes one accepts.
+		return
+	}
 	m.Dir, m.Secret = "", nil
 	if secret, err := answersSecret(); err == nil {
 		m.Dir, m.Secret = d.Folder(answersFolder), secret

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/internal/statedir"
 )
 
@@ -32,5 +33,31 @@ func TestAnswersSecret(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "short" {
 		t.Errorf("a bad secret replaced: %q", b)
+	}
+}
+
+// TestKeepAnswersNil: a nil Memo, which keeps nothing, is left as it is,
+// in a cache or none (a nil Dir), where it was a nil dereference; a Memo
+// of no cache keeps its answers in memory.
+func TestKeepAnswersNil(t *testing.T) {
+	t.Setenv(statedir.Env, filepath.Join(t.TempDir(), "state"))
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []*Dir{d, nil} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("KeepAnswers(nil) of cache %v: panic %v", dir, r)
+				}
+			}()
+			dir.KeepAnswers(nil)
+		}()
+	}
+	var m accountant.Memo
+	(*Dir)(nil).KeepAnswers(&m)
+	if m.Dir != "" {
+		t.Errorf("no cache: the answers kept in %q", m.Dir)
 	}
 }
