@@ -166,9 +166,11 @@ func (b bitLoss) mean() float64 {
 // distribution, at any scale of its probabilities), and the same list
 // whatever the order of its pairs. A private-teacher label's tens of
 // thousands of pairs come down to a few tens, which a ledger line can
-// hold. A spend of another kind is returned as it is.
+// hold. A spend of another kind is returned as it is, and so is one
+// whose pairs Check refuses, for Check to report: a probability outside
+// [0, 1] panicked in the loss distribution.
 func (s Spend) Dominating(m *Memo) Spend {
-	if s.Kind == OneBitSpend {
+	if s.Kind == OneBitSpend && checkBits(s.Bits) == nil {
 		s.Bits = slices.Clone(m.forCall().curvesOf(s.Bits).dominating)
 	}
 	return s

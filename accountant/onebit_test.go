@@ -524,6 +524,29 @@ func TestDominatingBits(t *testing.T) {
 	}
 }
 
+// TestDominatingBadBits: pairs Check refuses (a probability NaN or
+// outside [0, 1]) are returned as they are, for Check to report, where
+// they panicked.
+func TestDominatingBadBits(t *testing.T) {
+	for _, bits := range [][]BitPair{{{P: math.NaN(), Q: 0.5}}, {{P: 0.5, Q: 2}}, {{P: 0.6, Q: 0.4}, {P: -1, Q: 0.5}}, {{P: math.Inf(1), Q: 0}}} {
+		s := Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: 1}, Bits: bits}
+		got := func() (got Spend) {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%v: panic %v", bits, r)
+				}
+			}()
+			return s.Dominating(nil)
+		}()
+		if fmt.Sprint(got.Bits) != fmt.Sprint(bits) {
+			t.Errorf("%v: Dominating kept %v, want them as they are", bits, got.Bits)
+		}
+		if err := got.Check(); err == nil {
+			t.Errorf("%v: Check accepts them", bits)
+		}
+	}
+}
+
 // TestOneBitRunSearch: the profile summed over the losses above ε only
 // is the sum over every entry, exactly, and the inverse guided by the
 // estimate (roots.EdgeGuided) is the plain bisection's, exactly, at several

@@ -143,12 +143,8 @@ func (s Spend) Check() error {
 		if len(s.Bits) == 0 {
 			return fmt.Errorf("one-bit spend: no pairs of output probabilities")
 		}
-		for _, b := range s.Bits {
-			for _, x := range [2]float64{b.P, b.Q} {
-				if !(x >= 0 && x <= 1) {
-					return fmt.Errorf("one-bit spend: %w", &param.Error{Name: "bits", Value: x, Rule: "a probability must be in [0, 1]"})
-				}
-			}
+		if err := checkBits(s.Bits); err != nil {
+			return fmt.Errorf("one-bit spend: %w", err)
 		}
 		if err := checkGaussianParts(s.Gaussian); err != nil {
 			return fmt.Errorf("one-bit spend: %w", err)
@@ -165,6 +161,18 @@ func (s Spend) Check() error {
 		}
 	default:
 		return fmt.Errorf("unknown spend kind %v", s.Kind)
+	}
+	return nil
+}
+
+// checkBits checks the probabilities of a one-bit spend's pairs.
+func checkBits(bits []BitPair) error {
+	for _, b := range bits {
+		for _, x := range [2]float64{b.P, b.Q} {
+			if !(x >= 0 && x <= 1) {
+				return &param.Error{Name: "bits", Value: x, Rule: "a probability must be in [0, 1]"}
+			}
+		}
 	}
 	return nil
 }
