@@ -245,10 +245,17 @@ func RRBits(keep float64, bit Guarantee) ([]BitPair, error) {
 	e := outward.Exp(outward.Exact(bit.Eps))
 	den := e.Add(outward.Exact(1))
 	d := outward.Exact(bit.Delta)
+	m := e.Add(d).Div(den)
+	if math.IsNaN(m.Hi) {
+		// e^ε overflowed (ε above about 709), and (e^ε+δ)/(e^ε+1) is
+		// Inf/Inf: the vertex is 1 in the limit, and 1 bounds every M.
+		// Its pair was P = NaN.
+		m = outward.Exact(1)
+	}
 	verts := [][2]outward.Interval{
 		{d, outward.Exact(0)},
 		{outward.Exact(1), outward.Exact(1).Sub(d)},
-		{e.Add(d).Div(den), outward.Exact(1).Sub(d).Div(den)},
+		{m, outward.Exact(1).Sub(d).Div(den)},
 	}
 	half := outward.Exact(1).Sub(outward.Exact(keep)).Div(outward.Exact(2))
 	label := func(m outward.Interval) outward.Interval { return half.Add(outward.Exact(keep).Mul(m)) }

@@ -290,6 +290,25 @@ func TestRRBitsDominate(t *testing.T) {
 	}
 }
 
+// TestRRBitsLargeEps: at an ε whose e^ε overflows, RRBits' pairs are
+// probabilities (the vertex ((e^ε+δ)/(e^ε+1), ·) is 1 in the limit),
+// which Check accepts, where one was NaN; below it they are unchanged.
+func TestRRBitsLargeEps(t *testing.T) {
+	for _, c := range []struct{ keep, eps, delta float64 }{{0, 710, 0}, {0.5, 1e300, 0.5}, {1, 800, 1e-5}, {0.3, math.MaxFloat64, 0}} {
+		bits, err := RRBits(c.keep, Guarantee{Eps: c.eps, Delta: c.delta})
+		if err != nil {
+			t.Errorf("%+v: %v", c, err)
+			continue
+		}
+		if err := (Spend{Kind: OneBitSpend, Guarantee: Guarantee{Eps: c.eps, Delta: c.delta}, Bits: bits}).Check(); err != nil {
+			t.Errorf("%+v: pairs %v: %v", c, bits, err)
+		}
+		if top, want := bits[2].P, math.Min(1, (1-c.keep)/2+c.keep); top < want || top > want+1e-15 {
+			t.Errorf("%+v: the pair of the vertex of e^ε is %v, want P = %v", c, bits[2], want)
+		}
+	}
+}
+
 // TestOneBitGridAgainstBig: the composed profile of the discretised pair
 // (the atoms laid on the grid, splitAtoms; the sum's loss as bitRun.loss
 // bounds it)
