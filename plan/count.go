@@ -189,7 +189,9 @@ func build(ctx context.Context, r Request) (built, error) {
 // partition is stated, whatever their kind (a vote file's header may
 // state per-query teachers, and votes without one a partition alone).
 func holds(t provenance.Teachers) error {
-	if t.Kind != provenance.Fixed && t.Partition == provenance.PartitionUnstated {
+	// A kind of no name (Kind(99)) is Holds' to refuse, as a partition of
+	// none is: it was planned as per-query teachers.
+	if (t.Kind == provenance.PerQuery || t.Kind == provenance.KindUnstated) && t.Partition == provenance.PartitionUnstated {
 		return nil
 	}
 	return t.Holds()

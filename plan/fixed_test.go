@@ -64,6 +64,24 @@ func TestPlanFixedTeachers(t *testing.T) {
 	}
 }
 
+// TestPlanUnknownKind: a kind of teachers of no name is refused, naming
+// the kind, with the partition stated or not, as an unknown partition is:
+// without a partition it was planned as per-query teachers.
+func TestPlanUnknownKind(t *testing.T) {
+	ctx := context.Background()
+	p := constraints.NewOneVote(11, 0.5, 0)
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-5}}
+	for _, part := range []provenance.Partition{provenance.PartitionUnstated, provenance.KeyedHash} {
+		r := request(ensemble.OneVoteDaRRM{}.Name(), votefile.TwoClass, p, 2, budget.Eps, budget.Delta)
+		r.Kind, r.Partition = 99, part
+		_, err := Make(ctx, r)
+		var se *param.SettingError
+		if !errors.As(err, &se) || se.Name != "kind" {
+			t.Errorf("kind 99 on %v: %v, want a setting error naming the kind", part, err)
+		}
+	}
+}
+
 // TestPlanPartitionKeepsRelation: a plan of teachers whose partition
 // breaks the one-vote relation is refused, naming the partition, as every
 // release of it is (provenance.Check): a count, a plan of queries and a
