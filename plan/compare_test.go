@@ -4,16 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
+
+// TestCompareMinPrecision: a least precision outside [0, 1) is refused,
+// naming it, as a Confident-GNMax plan refuses it: Compare took NaN or 1
+// for none best and a negative one for any.
+func TestCompareMinPrecision(t *testing.T) {
+	proxy := Proxy{K: 11, Classes: 3, Counts: [][]int{{8, 2, 1}, {1, 9, 1}, {5, 4, 2}}}
+	for _, prec := range []float64{math.NaN(), 1, -1, 2} {
+		r := Request{K: 11, Classes: 3, Queries: 5, Proxy: &proxy, MinPrecision: prec}
+		r.Budget = &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-5}}
+		c, err := Compare(context.Background(), r, []ensemble.Mechanism{ensemble.LNMax{}})
+		var pe *param.Error
+		if !errors.As(err, &pe) || pe.Name != "min-precision" {
+			t.Errorf("min-precision %v: best %d, %v; want an error naming min-precision", prec, c.Best, err)
+		}
+	}
+}
 
 // TestCompare: Compare plans every mechanism that fits the proxy votes
 // for the same budget and queries, in its target: each plan fits the
