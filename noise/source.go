@@ -16,8 +16,7 @@ const sourceBlock = 32 << 10
 // in blocks from crypto/rand (NewSource), or from a seeded ChaCha8 stream
 // for reproducible experiments (NewSeededSource), whose output must not be
 // released. A Source is not safe for concurrent use. The zero value
-// has no stream to read: make a Source with NewSource, NewSeededSource or
-// NewSeededStream.
+// reads from crypto/rand, as NewSource's does.
 type Source struct {
 	fill   func([]byte)
 	buf    []byte
@@ -72,6 +71,11 @@ func (s *Source) Seeded() (seed uint64, ok bool) { return s.seed, s.seeded }
 // Uint64 returns a uniform 64-bit word.
 func (s *Source) Uint64() uint64 {
 	if s.pos > len(s.buf)-8 {
+		if s.fill == nil {
+			// The zero value: it had no stream, and a release given
+			// &Source{} panicked at its first draw.
+			*s = *NewSource()
+		}
 		s.fill(s.buf)
 		s.pos = 0
 	}

@@ -72,3 +72,23 @@ func TestSources(t *testing.T) {
 		t.Errorf("crypto source repeated words: %d distinct of 5000", len(seen))
 	}
 }
+
+// TestZeroSource: the zero Source reads from crypto/rand, as NewSource's
+// does, and is not seeded, where its first draw was a nil dereference.
+func TestZeroSource(t *testing.T) {
+	var s Source
+	seen := map[uint64]bool{}
+	for range 3 * sourceBlock / 8 {
+		seen[s.Uint64()] = true
+	}
+	if len(seen) < 3*sourceBlock/8-1 {
+		t.Errorf("%d distinct words of %d", len(seen), 3*sourceBlock/8)
+	}
+	if _, ok := s.Seeded(); ok {
+		t.Error("the zero Source says it is seeded")
+	}
+	var z Source
+	if v := z.IntN(10); v < 0 || v >= 10 {
+		t.Errorf("IntN(10) = %d", v)
+	}
+}
