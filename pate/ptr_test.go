@@ -621,6 +621,20 @@ func TestPTRBoundHoldsExactly(t *testing.T) {
 
 // TestPTRQueries checks the plan on proxy votes: the N it returns passes
 // with at least the probability asked, N + 1 with less.
+// TestPlanPTRQueriesBounded: a proposal of more queries than the
+// accountant counts exactly (accountant.CountLimit) is refused, naming
+// the queries, as a plan refuses it, where 2^60 were planned.
+func TestPlanPTRQueriesBounded(t *testing.T) {
+	m := ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 10}
+	for _, q := range []int{accountant.CountLimit + 1, 1 << 60} {
+		r, err := PlanPTR(nil, m, 3, PTROptions{Budget: accountant.Guarantee{Eps: 2, Delta: 1e-5}, Queries: q})
+		var pe *param.Error
+		if !errors.As(err, &pe) || pe.Name != "queries" {
+			t.Errorf("%d queries: plan of %d, %v; want an error naming the queries", q, r.Queries, err)
+		}
+	}
+}
+
 func TestPTRQueries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a search of PTR plans takes seconds")

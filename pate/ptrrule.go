@@ -91,6 +91,11 @@ func newPTRRule(mo *memo, m noisymax.Steps, classes, queries int, opts PTROption
 	if queries < 1 {
 		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &param.Error{Name: "queries", Value: queries, Rule: "must be >= 1"})
 	}
+	if queries > accountant.CountLimit {
+		// As a plan refuses it (plan.Make): a count the accountant does
+		// not count exactly was planned, 2^60 queries with the rest.
+		return PTRResult{}, fmt.Errorf("PATE PTR: %w", &param.Error{Name: "queries", Value: queries, Rule: fmt.Sprintf("must be in [1, %d], the counts the accountant counts exactly", accountant.CountLimit)})
+	}
 	rho, err := m.RunSlope(queries, queries)
 	if err != nil {
 		return PTRResult{}, err
