@@ -85,13 +85,24 @@ func (s *Source) Uint64() uint64 {
 }
 
 // IntN returns a uniform integer in [0, n), n >= 1, exactly (Lemire's
-// multiply-and-reject method: no modulo bias).
-func (s *Source) IntN(n int) int { return int(s.Uint64N(uint64(n))) }
+// multiply-and-reject method: no modulo bias). It panics if n <= 0, as
+// math/rand/v2's does: [0, n) is then empty, and IntN(-5) returned
+// 6.7e18.
+func (s *Source) IntN(n int) int {
+	if n <= 0 {
+		panic("noise: invalid argument to IntN")
+	}
+	return int(s.Uint64N(uint64(n)))
+}
 
 // Uint64N returns a uniform integer in [0, n), n > 0, exactly (Lemire's
 // method), for bounds beyond IntN's: the exact samplers compare draws with
-// rationals whose denominators reach 2^64 - 1.
+// rationals whose denominators reach 2^64 - 1. It panics if n is 0, as
+// math/rand/v2's does.
 func (s *Source) Uint64N(un uint64) uint64 {
+	if un == 0 {
+		panic("noise: invalid argument to Uint64N")
+	}
 	hi, lo := bits.Mul64(s.Uint64(), un)
 	if lo < un {
 		thresh := -un % un

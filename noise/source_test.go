@@ -92,3 +92,26 @@ func TestZeroSource(t *testing.T) {
 		t.Errorf("IntN(10) = %d", v)
 	}
 }
+
+// TestIntNEmptyRange: a bound of no integers panics, as math/rand/v2's
+// does, where IntN(-5) returned 6.7e18 and Uint64N(0) returned 0, a value
+// outside [0, n).
+func TestIntNEmptyRange(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		draw func(*Source)
+	}{
+		{"IntN(0)", func(s *Source) { s.IntN(0) }},
+		{"IntN(-5)", func(s *Source) { s.IntN(-5) }},
+		{"Uint64N(0)", func(s *Source) { s.Uint64N(0) }},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s did not panic", tc.name)
+				}
+			}()
+			tc.draw(NewSeededSource(1))
+		}()
+	}
+}
