@@ -272,3 +272,15 @@ func testAnalysts(t *testing.T, mk func(Header) string, user string, login func(
 		}
 	})
 }
+
+// TestCheckSharesNamesFirst: of several bad shares, CheckShares names the
+// first by name, every time, where it named whichever the map's order
+// reached first.
+func TestCheckSharesNamesFirst(t *testing.T) {
+	shares := map[string]float64{"zoe": 2, "bob": 0, "alice": 1.5, "carol": 0.5, "dan": -1}
+	for range 50 {
+		if err := CheckShares(shares); err == nil || !strings.Contains(err.Error(), "alice=1.5") {
+			t.Fatalf("CheckShares: %v, want alice's share named", err)
+		}
+	}
+}

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -375,7 +377,10 @@ func checkAnalyst(name string) error {
 // analyst's name (not empty, no control characters, of bounded length)
 // and fraction, in (0, 1].
 func CheckShares(shares map[string]float64) error {
-	for name, f := range shares {
+	// In the names' order, so that of several bad shares the same one is
+	// named every time.
+	for _, name := range slices.Sorted(maps.Keys(shares)) {
+		f := shares[name]
 		if err := checkAnalyst(name); err != nil {
 			return paramError("shares", strconv.Quote(name), err.Error())
 		}
