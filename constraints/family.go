@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // familyBound bounds the privacy cost of every multiset of one pair (n6,
@@ -289,6 +291,10 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 	if err := p.Validate(); err != nil {
 		return nil, 0, err
 	}
+	// As Separate checks its workers: a negative count was all cores.
+	if err := param.Workers(workers); err != nil {
+		return nil, 0, fmt.Errorf("candidates: %w", err)
+	}
 	if p.Delta == 0 {
 		return nil, 0, fmt.Errorf("candidates: Delta = 0 has no near-deterministic corners; use Separate")
 	}
@@ -296,7 +302,7 @@ func (p Problem) Candidates(ctx context.Context, gamma []float64, n, workers int
 	if err != nil {
 		return nil, 0, err
 	}
-	if workers <= 0 {
+	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	n = max(n, 0)

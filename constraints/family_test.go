@@ -2,11 +2,14 @@ package constraints
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // familyCase is a problem and a noise function for the family bound tests.
@@ -501,5 +504,22 @@ func BenchmarkCandidates(b *testing.B) {
 		if _, _, err := p.Candidates(context.Background(), g, 500, 1); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCandidatesWorkers: Candidates checks its workers as Separate does,
+// naming them, where it ran on all cores at a negative count.
+func TestCandidatesWorkers(t *testing.T) {
+	p := New(11, 3, 0.1, 1e-5)
+	g := make([]float64, 12)
+	for _, w := range []int{-1, -8, 1 << 40} {
+		_, _, err := p.Candidates(context.Background(), g, 10, w)
+		var pe *param.Error
+		if !errors.As(err, &pe) || pe.Name != "workers" {
+			t.Errorf("workers %d: %v, want an error naming workers", w, err)
+		}
+	}
+	if _, _, err := p.Candidates(context.Background(), g, 10, 0); err != nil {
+		t.Errorf("workers 0 (all cores): %v", err)
 	}
 }
