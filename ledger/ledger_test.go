@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/internal/pgtest"
 	"github.com/darrm/darrm/internal/statedir"
 	"github.com/darrm/darrm/provenance"
@@ -752,4 +753,23 @@ func openRun(ctx context.Context, bk Options, location string, mechanism provena
 		return nil, 0, err
 	}
 	return l, allowed, nil
+}
+
+// TestBeginNamesMechanism: a run's lines say what released the labels they
+// charge, so a run of no mechanism name, or of one with control
+// characters, is refused, naming mechanism, where it was begun and
+// charged.
+func TestBeginNamesMechanism(t *testing.T) {
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-5}}
+	path := newLedger(t, budget)
+	for _, name := range []provenance.MechanismName{"", "dar\nrm"} {
+		l, _, err := openRun(ctx, book, path, name, bound, accountant.ApproxStep(accountant.Guarantee{Eps: 0.3}), -1)
+		var pe *param.Error
+		if !errors.As(err, &pe) || pe.Name != "mechanism" {
+			if l != nil {
+				l.Close()
+			}
+			t.Errorf("mechanism %q: %v, want an error naming mechanism", name, err)
+		}
+	}
 }

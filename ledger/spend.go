@@ -6,9 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 )
 
@@ -51,6 +54,10 @@ func (l *Ledger) RunFilter() *accountant.Filter {
 func (l *Ledger) begin(ctx context.Context, mechanism provenance.MechanismName, b provenance.Binding, step accountant.Spend) error {
 	if l.readOnly {
 		return fmt.Errorf("ledger %s: opened read-only", l.path)
+	}
+	if mechanism == "" || strings.IndexFunc(string(mechanism), unicode.IsControl) >= 0 {
+		// Its lines say what released the labels they charge.
+		return paramError("mechanism", param.Quote(string(mechanism)), "must name the mechanism the run releases with")
 	}
 	// Its lines hold the pairs that dominate the others (spendOf), found
 	// once, of pairs checked first; a declared use states them all.
