@@ -253,8 +253,9 @@ type Balance struct {
 	Composition accountant.Method    `json:"composition"`
 	Bound       accountant.Bound     `json:"total_bound"`
 	Queries     accountant.Guarantee `json:"queries"`
-	// Cap is the teachers' cap on every total, nil when there is none.
-	Cap *accountant.Cap `json:"cap,omitempty"`
+	// Cap is the teachers' cap on every total, nil (JSON null, the key
+	// kept, as the summary's every key is) when there is none.
+	Cap *accountant.Cap `json:"cap"`
 	// QueriesLeft is how many more labels of the step given to BalanceFor
 	// the budget allows; nil (JSON null) when Free, and from Balance.
 	QueriesLeft *int `json:"queries_left"`

@@ -105,3 +105,51 @@ func keyPaths(v any, prefix string, keys, nulls *[]string) {
 		}
 	}
 }
+
+// TestAggregateLedgerKeys: the summary's ledger object has the same keys
+// on every ledger, as docs/aggregate.md lists them ("every key below is in
+// every summary, null where it does not apply"): cap is the teachers' cap
+// of fixed private teachers and null on a ledger of teachers that have
+// none (the one-vote relation), not left out, so that a script reading
+// ledger.cap reads null rather than failing on a missing key.
+func TestAggregateLedgerKeys(t *testing.T) {
+	dir := t.TempDir()
+	testdata := filepath.Join("..", "..", "testdata")
+	var keys [][]string
+	for _, tc := range []struct {
+		votes string
+		flags []string
+		cap   bool
+	}{
+		{"votes-K11.csv", nil, true},
+		{"votes-K11-one-vote.csv", []string{"--mechanism", "darrm-one-vote", "--target-eps", "0.3", "--delta", "1e-5"}, false},
+	} {
+		votes := filepath.Join(testdata, tc.votes)
+		led := filepath.Join(dir, tc.votes+".ledger")
+		if _, e, code := darrm(t, "", "ledger", "init", led, "--votes", votes, "--budget-eps", "10", "--budget-delta", "1e-3"); code != 0 {
+			t.Fatalf("ledger init %s: exit %d: %s", tc.votes, code, e)
+		}
+		args := append([]string{"aggregate", votes, "--cache-dir", dir, "--ledger", led, "--format", "json", "--out", filepath.Join(dir, tc.votes+".labels.csv")}, tc.flags...)
+		stdout, e, code := darrm(t, "", args...)
+		if code != 0 {
+			t.Fatalf("aggregate %s: exit %d: %s", tc.votes, code, e)
+		}
+		var doc struct {
+			Ledger map[string]any `json:"ledger"`
+		}
+		decode(t, stdout, &doc)
+		c, ok := doc.Ledger["cap"]
+		if !ok || (c != nil) != tc.cap {
+			t.Errorf("%s: ledger.cap = %v (present %v), want an object %v, else null", tc.votes, c, ok, tc.cap)
+		}
+		var k []string
+		for key := range doc.Ledger {
+			k = append(k, key)
+		}
+		slices.Sort(k)
+		keys = append(keys, k)
+	}
+	if !slices.Equal(keys[0], keys[1]) {
+		t.Errorf("the ledger's keys differ: private teachers %v, one-vote %v", keys[0], keys[1])
+	}
+}
