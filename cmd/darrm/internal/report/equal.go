@@ -140,7 +140,8 @@ type Accuracy struct {
 
 // Winner says which mechanism wins a comparison, by which measure and
 // with which value, and the runner-up's; Tied says that the runner-up has
-// the same value.
+// the same value. Tied and Note are in every winner's JSON (false, ""),
+// as docs/transfer.md lists them.
 type Winner struct {
 	By       string  `json:"by"`
 	Winner   string  `json:"winner"`
@@ -149,10 +150,10 @@ type Winner struct {
 	// RunnerValue is nil without a runner-up: with one it is stated, 0
 	// too (omitempty on a number left out a runner-up's value of 0).
 	RunnerValue *float64 `json:"runner_up_value,omitempty"`
-	Tied        bool     `json:"tied,omitempty"`
+	Tied        bool     `json:"tied"`
 	// Note qualifies the win, e.g. a margin within the measurement's
 	// spread.
-	Note string `json:"note,omitempty"`
+	Note string `json:"note"`
 }
 
 // NewSolveEqual measures the winners of rows: least expected error under

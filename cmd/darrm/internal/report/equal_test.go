@@ -137,8 +137,8 @@ func TestWinnerRunnerUpValue(t *testing.T) {
 		want   string
 	}{
 		{"tie at 0", []float64{0, 0}, func(int) bool { return true }, `"runner_up_value":0,`},
-		{"runner-up at 0", []float64{0.5, 0}, func(int) bool { return true }, `"runner_up_value":0}`},
-		{"runner-up", []float64{0.5, 0.25}, func(int) bool { return true }, `"runner_up_value":0.25}`},
+		{"runner-up at 0", []float64{0.5, 0}, func(int) bool { return true }, `"runner_up_value":0,`},
+		{"runner-up", []float64{0.5, 0.25}, func(int) bool { return true }, `"runner_up_value":0.25,`},
 		{"no runner-up", []float64{0.5, 0}, func(i int) bool { return i == 0 }, ""},
 	} {
 		b, err := json.Marshal(newWinner("x", names, func(i int) float64 { return tc.values[i] }, false, tc.ok))
@@ -147,6 +147,32 @@ func TestWinnerRunnerUpValue(t *testing.T) {
 		}
 		if has := strings.Contains(string(b), "runner_up_value"); tc.want == "" && has || tc.want != "" && !strings.Contains(string(b), tc.want) {
 			t.Errorf("%s: %s, want %q", tc.name, b, tc.want)
+		}
+	}
+}
+
+// TestWinnerKeys: a winner of a comparison at equal totals has the keys
+// docs/transfer.md lists whether or not its runner-up ties it: tied was
+// left out when false (omitempty) and note when empty, so a script reading
+// a winner's tied failed on every comparison without a tie.
+func TestWinnerKeys(t *testing.T) {
+	names := []string{"a", "b"}
+	for _, values := range [][]float64{{0.5, 0.25}, {0.5, 0.5}} {
+		b, err := json.Marshal(newWinner("x", names, func(i int) float64 { return values[i] }, false, func(int) bool { return true }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w map[string]any
+		if err := json.Unmarshal(b, &w); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"by", "winner", "value", "runner_up", "runner_up_value", "tied", "note"} {
+			if _, ok := w[k]; !ok {
+				t.Errorf("values %v: %s lacks %s", values, b, k)
+			}
+		}
+		if w["tied"] != (values[0] == values[1]) {
+			t.Errorf("values %v: tied %v", values, w["tied"])
 		}
 	}
 }
