@@ -10,6 +10,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/experiments/patemnist"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/pate"
 	"github.com/darrm/darrm/provenance"
 )
@@ -257,9 +258,13 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 		if r.EpsReleased != nil {
 			released = fmt.Sprintf("%.4g", *r.EpsReleased)
 		}
+		// The ε bounds are rounded up, as every table prints a total: four
+		// digits that never read below the value (eps_released, an
+		// estimate, to the nearest).
+		bound := func(x float64) string { return decimal.Format(x, 4, true, 8) }
 		independent, dependent := "-", "-"
 		if r.EpsIndependent != nil {
-			independent, dependent = fmt.Sprintf("%.4g", *r.EpsIndependent), fmt.Sprintf("%.4g", *r.EpsDependent)
+			independent, dependent = bound(*r.EpsIndependent), bound(*r.EpsDependent)
 		}
 		student := ""
 		if d.Student != nil && d.Student.Mechanism == r.Mechanism {
@@ -270,7 +275,7 @@ func (d PATEExperiment) Write(w io.Writer, f cliout.Format) error {
 			answered += " (all there were)"
 		}
 		rows = append(rows, []string{string(r.Mechanism), fmt.Sprint(r.Queries), answered, fmt.Sprintf("%.4f", r.Accuracy), independent, dependent, released,
-			fmt.Sprintf("%.4g", r.EpsGuarantee), student})
+			bound(r.EpsGuarantee), student})
 	}
 	p := d.PATE2018
 	rows = append(rows, []string{"PATE 2018", "", fmt.Sprint(p.Answered), "", "", fmt.Sprintf("%g", p.Eps), "", "", fmt.Sprintf("%.4f", p.StudentAccuracy)})

@@ -2,6 +2,7 @@ package report
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,5 +98,57 @@ func TestPATEExperimentSeeded(t *testing.T) {
 				t.Errorf("table:\n%s", table)
 			}
 		})
+	}
+}
+
+// TestPATEExperimentTableRoundsUp: darrm pate's table prints each ε bound
+// (eps_data_independent, eps_data_dependent, eps_guarantee, the total to
+// publish) rounded up, as every table prints a total, never below the
+// value JSON and CSV hold: it printed them to the nearest four digits
+// (%.4g), 1.759059 as 1.759, understating the guarantee.
+func TestPATEExperimentTableRoundsUp(t *testing.T) {
+	mech := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Sigma2: 40}}
+	released := 1.5
+	r := pate.Result{Mechanism: mech.Name(), Queries: 10, Answered: 8, EpsReleased: &released, Delta: 1e-5}
+	r.Smooth.Order = 8
+	out := &patemnist.Outcome{Teachers: &teachers.Ensemble{Accuracy: []float64{0.9}, Meta: &votefile.Meta{}}, Queries: 10, Results: []pate.Result{r}}
+	d := NewPATEExperiment("mnist", out, patemnist.Params{K: 1, Mechanisms: []ensemble.Mechanism{mech}}, time.Second)
+	independent, dependent := 0.633104592146345, 1.7590592937015062
+	d.Results[0].EpsIndependent, d.Results[0].EpsDependent, d.Results[0].EpsGuarantee = &independent, &dependent, 1.5553401
+	var b strings.Builder
+	if err := d.Write(&b, cliout.Table); err != nil {
+		t.Fatal(err)
+	}
+	// The table may be cut into two at the terminal's width: each part's
+	// header row names its columns.
+	want := map[string]float64{"eps indep.": independent, "eps dep.": dependent, "eps guarantee": d.Results[0].EpsGuarantee}
+	var header []string
+	for _, line := range strings.Split(b.String(), "\n") {
+		cells := strings.Split(line, "│")
+		if len(cells) < 3 {
+			continue
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		switch cells[1] {
+		case "mechanism":
+			header = cells
+		case string(mech.Name()):
+			for i, c := range cells {
+				for name, v := range want {
+					if i < len(header) && strings.HasPrefix(header[i], name) {
+						got, err := strconv.ParseFloat(c, 64)
+						if err != nil || got < v {
+							t.Errorf("%s prints %q for %v: below it", header[i], c, v)
+						}
+						delete(want, name)
+					}
+				}
+			}
+		}
+	}
+	if len(want) > 0 {
+		t.Fatalf("no column %v in\n%s", want, b.String())
 	}
 }
