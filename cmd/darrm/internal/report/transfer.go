@@ -11,6 +11,7 @@ import (
 	"github.com/darrm/darrm/experiments/datasets"
 	"github.com/darrm/darrm/experiments/teachers"
 	"github.com/darrm/darrm/experiments/transfer"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/plural"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
@@ -138,9 +139,9 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	}
 	t := cliout.NewText(w)
 	t.Line("Private knowledge transfer on %s, setting %v: K = %d teachers %s (%s)", out.Dataset, out.Setting, out.K, data, out.Note)
-	t.Line("private teachers: DP-SGD, %s, learning rate %g, sigma = %g, clip = %g, %s, expected batch %g (sampling rate %.4g, %s): each (%.4g, %g)-DP (alpha = %d) when one record is added or removed; test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous",
+	t.Line("private teachers: DP-SGD, %s, learning rate %g, sigma = %g, clip = %g, %s, expected batch %g (sampling rate %.4g, %s): each %s-DP (alpha = %d) when one record is added or removed; test accuracy %.3f; %.3f of votes agree with the majority, %.3f of images unanimous",
 		plural.Of(p.Filters, "filter", "filters"), p.LR, p.Sigma, p.Clip, plural.Of(p.Epochs, "epoch", "epochs"), p.Batch, p.SamplingRate, plural.Of(p.Steps, "step", "steps"),
-		p.Eps, p.Delta, p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
+		upPair(p.Eps, p.Delta), p.Alpha, p.AccuracyMean, p.Agreement.WithMajority, p.Agreement.Unanimous)
 	t.Line("non-private teachers (GNMax): SGD on keyed-hash shares, learning rate %g; test accuracy %.3f; %.3f of votes agree with the majority", n.LR, n.AccuracyMean, n.Agreement.WithMajority)
 	t.Line("")
 	rows = rows[:0]
@@ -148,12 +149,12 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	for _, r := range out.Results {
 		perQuery[r.Mechanism] = accountant.Guarantee{Eps: r.QueryEps, Delta: r.QueryDelta}
 		rows = append(rows, []string{r.Mechanism, fmt.Sprint(r.Queries), fmt.Sprintf("%.3f ± %.3f", r.AccuracyMean, r.AccuracyStd),
-			fmt.Sprintf("(%.4g, %.3g)", r.QueryEps, r.QueryDelta), fmt.Sprintf("(%.4g, %.3g) %s", r.TotalEps, r.TotalDelta, r.TotalMethod), r.TotalBound.String(), noiseBuys(r)})
+			upPair(r.QueryEps, r.QueryDelta), upPair(r.TotalEps, r.TotalDelta) + " " + r.TotalMethod, r.TotalBound.String(), noiseBuys(r)})
 	}
 	t.Table([]string{"mechanism", "Q", "accuracy", "per query", "total, by", "bound", "noise buys"}, rows)
 	if out.Cap != nil {
-		t.Line("teachers' cap: (%.4g, %.3g) %s; the total of the private teachers' labels is the cap alone: composing per-query guarantees is not proved for fixed teachers (the queries' composition, as analysis, in JSON and CSV: composition_eps, composition_delta)",
-			out.Cap.Eps, out.Cap.Delta, t.Note(out.Cap.Reference()))
+		t.Line("teachers' cap: %s %s; the total of the private teachers' labels is the cap alone: composing per-query guarantees is not proved for fixed teachers (the queries' composition, as analysis, in JSON and CSV: composition_eps, composition_delta)",
+			upPair(out.Cap.Eps, out.Cap.Delta), t.Note(out.Cap.Reference()))
 		for _, c := range out.CapFrom {
 			g := perQuery[c.Mechanism]
 			switch {
@@ -162,15 +163,15 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 			case c.Mechanism == "majority":
 				t.Line("  %s: no noise; the cap at every Q", c.Mechanism)
 			case c.CapFrom == 1:
-				t.Line("  %s: the cap at every Q, below one label's (%.4g, %.3g): its noise buys no privacy, and the noise-free majority is as private", c.Mechanism, g.Eps, g.Delta)
+				t.Line("  %s: the cap at every Q, below one label's %s: its noise buys no privacy, and the noise-free majority is as private", c.Mechanism, upPair(g.Eps, g.Delta))
 			default:
 				t.Line("  %s: the queries' composition for Q <= %d, the cap from Q = %d: its noise buys privacy up to Q = %d, nothing after", c.Mechanism, c.CapFrom-1, c.CapFrom, c.NoisePaysUpTo)
 			}
 		}
 		if slices.ContainsFunc(out.CapFrom, func(c transfer.Crossover) bool { return c.Mechanism == "darrm-opt" }) && out.SharedCap != nil {
 			t.Line("DaRRM's noise (and RR's) pays off only for teachers that are a fresh mechanism per query (no cap), at every Q: "+
-				"for fixed teachers the cap is the only bound, on disjoint shares and on shared data (their %d-fold composition (%.4g, %.3g)) alike",
-				out.K, out.SharedCap.Eps, out.SharedCap.Delta)
+				"for fixed teachers the cap is the only bound, on disjoint shares and on shared data (their %d-fold composition %s) alike",
+				out.K, upPair(out.SharedCap.Eps, out.SharedCap.Delta))
 		}
 	}
 	t.Line("accuracy: mean ± std over the redraws of the queries; the majority has no noise, its per-query guarantee is the K-fold composition of the teachers; " +
@@ -183,6 +184,13 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 	}
 	t.Line("time: %.3g s", out.Seconds)
 	return t.Close()
+}
+
+// upPair prints a guarantee (eps, delta) for the table, its eps to four
+// significant digits and its delta to three, each rounded up, as every
+// table prints a bound: it never reads below the value JSON and CSV hold.
+func upPair(eps, delta float64) string {
+	return fmt.Sprintf("(%s, %s)", decimal.Format(eps, 4, true, 8), decimal.Format(delta, 3, true, 8))
 }
 
 // noiseBuys says what a result's noise buys at its Q.
