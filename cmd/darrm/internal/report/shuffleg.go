@@ -5,6 +5,7 @@ import (
 
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/experiments/shuffleexp"
+	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/plural"
 )
 
@@ -38,7 +39,9 @@ func (out Shuffleg) Write(w io.Writer, f cliout.Format) error {
 		}
 		sigma, eps := "-", "0"
 		if a.Sigma > 0 {
-			sigma, eps = cliout.FloatN(a.Sigma, 4), cliout.FloatN(a.Eps, 6)
+			// eps, the calibration's bound, rounded up as every table
+			// prints one (decimal.FormatBound): never below the JSON's.
+			sigma, eps = cliout.FloatN(a.Sigma, 4), decimal.FormatBound(a.Eps)
 		}
 		rows = append(rows, []string{a.Label, lr, sigma, eps,
 			cliout.FloatN(a.FinalExcessMean, 4), cliout.FloatN(a.FinalExcessStd, 3),
