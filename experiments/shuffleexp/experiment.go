@@ -150,7 +150,7 @@ func (e *Experiment) Notes(results []Result) []string {
 	}
 	for _, r := range results {
 		if !r.Contractive {
-			notes = append(notes, fmt.Sprintf("%s: learning rate %g > 1/L* = %g (allowed explicitly): the steps are not contractive and the privacy guarantee does NOT hold", r.Label, r.LR, r.Bound))
+			notes = append(notes, fmt.Sprintf("%s: learning rate %g > %s = %g (allowed explicitly): the steps are not contractive and the privacy guarantee does NOT hold", r.Label, r.LR, boundName(r.Algorithm), r.Bound))
 		}
 	}
 	return notes
@@ -174,7 +174,17 @@ type NonContractiveError struct {
 
 // Error names the algorithm, the rate and the bound it exceeds.
 func (e *NonContractiveError) Error() string {
-	return fmt.Sprintf("algorithm %v: learning rate %g > %g = 1/L*: the gradient steps are not contractive, so the privacy analysis (PABI, Lemmas 4.5.2 and 4.6.2) does not hold", e.Algorithm, e.LR, e.Bound)
+	return fmt.Sprintf("algorithm %v: learning rate %g > %g = %s: the gradient steps are not contractive, so the privacy analysis (PABI, Lemmas 4.5.2 and 4.6.2) does not hold", e.Algorithm, e.LR, e.Bound, boundName(e.Algorithm))
+}
+
+// boundName names a's contraction bound (shuffleg.Plan.ContractionBound):
+// Interleaved's takes the public samples' smoothness too (Lemma 4.6.2),
+// which its messages called 1/L*.
+func boundName(a shuffleg.Algorithm) string {
+	if a == shuffleg.Interleaved {
+		return "1/max{L*, L̃*}"
+	}
+	return "1/L*"
 }
 
 func (e *Experiment) check() error {

@@ -248,3 +248,21 @@ func newTestProblem(t testing.TB, task shuffleg.Task, n, m, d int, seed uint64) 
 func closeTo(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
+
+// TestNonContractiveNamesBound: the messages of a rate above the bound
+// name the bound each algorithm has, Interleaved's the maximum over the
+// public samples too, which they called 1/L*.
+func TestNonContractiveNamesBound(t *testing.T) {
+	for _, tc := range []struct {
+		a    shuffleg.Algorithm
+		name string
+	}{{shuffleg.DPShuffleG, "= 1/L*:"}, {shuffleg.PrivPub, "= 1/L*:"}, {shuffleg.Interleaved, "= 1/max{L*, L̃*}:"}} {
+		if got := (&NonContractiveError{Algorithm: tc.a, LR: 2, Bound: 1}).Error(); !strings.Contains(got, tc.name) {
+			t.Errorf("%v: %q, want %q", tc.a, got, tc.name)
+		}
+		notes := (&Experiment{}).Notes([]Result{{Algorithm: tc.a, Label: tc.a.String(), LR: 2, Bound: 1}})
+		if last := notes[len(notes)-1]; !strings.Contains(last, "> "+strings.TrimSuffix(strings.TrimPrefix(tc.name, "= "), ":")+" = 1 ") {
+			t.Errorf("%v's note: %q", tc.a, last)
+		}
+	}
+}
