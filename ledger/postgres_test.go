@@ -214,6 +214,7 @@ func TestPG(t *testing.T) {
 		{"Ledger", testPGLedger},
 		{"Refusals", testPGRefusals},
 		{"ExportImport", testPGExportImport},
+		{"ImportWitnessed", testPGImportWitnessed},
 		{"WriteRetried", testPGWriteRetried},
 		{"ConcurrentProcesses", testPGConcurrentProcesses},
 		{"LockWait", testPGLockWait},
@@ -725,5 +726,46 @@ func TestPGConnectionLostError(t *testing.T) {
 			!strings.Contains(msg, "run again once the server runs") || strings.Contains(msg, "s3cret-pw") || strings.Contains(msg, "\n") {
 			t.Errorf("%v: %q", cause, msg)
 		}
+	}
+}
+
+// testPGImportWitnessed: an archive of a file ledger that was then
+// imported into a database, the file moved away, is refused by an analyst
+// of the team whose witness folder holds the checkpoint the import left,
+// though the analyst has no record of the ensemble: imported into a
+// second database, it was a second live copy of the same spends. On
+// purpose (that database lost), it is imported outside the witness
+// folder, and the new ledger adopted as the team's.
+func testPGImportWitnessed(t *testing.T, db string) {
+	team := t.TempDir()
+	importer := Options{StateDir: t.TempDir(), WitnessDir: team}
+	file := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
+	spendOn(t, importer, file, 2, 2)
+	archive := filepath.Join(t.TempDir(), "archive.ledger")
+	if err := importer.Export(ctx, file, archive); err != nil {
+		t.Fatal(err)
+	}
+	live := pgURL(db, "import witnessed")
+	if err := importer.Import(ctx, file, live); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(file, filepath.Join(t.TempDir(), "moved away.ledger")); err != nil {
+		t.Fatal(err)
+	}
+	other := Options{StateDir: t.TempDir(), WitnessDir: team}
+	second := pgURL(pgtest.DB(t), "import witnessed")
+	var re *RecordError
+	err := other.Import(ctx, archive, second)
+	if !errors.As(err, &re) || re.kind != moved || !strings.Contains(err.Error(), "file copy of a ledger kept in PostgreSQL") || !strings.Contains(err.Error(), Redact(live)) {
+		t.Fatalf("the archive imported into a second database by another analyst of the team: %v, want it refused as a copy of %s", err, Redact(live))
+	}
+	alone := Options{StateDir: other.StateDir}
+	if err := alone.Import(ctx, archive, second); err != nil {
+		t.Fatalf("the archive imported outside the witness folder: %v", err)
+	}
+	if _, l, err := other.Adopt(ctx, second); err != nil {
+		t.Errorf("the new ledger adopted as the team's: %v", err)
+	} else {
+		l.Close()
 	}
 }

@@ -305,6 +305,12 @@ func (l *Ledger) checkWitness(ctx context.Context, w Witness) error {
 	switch {
 	case r.LedgerID != l.header.ID:
 		e.kind, e.ID = secondLedger, l.header.ID
+	case !l.readOnly && IsURL(r.Path) && !IsURL(l.path):
+		// As your record refuses it (checkRecord): a file copy (an
+		// archive) of a ledger the team keeps in PostgreSQL, imported
+		// into a second database by an analyst with no record of the
+		// ensemble, made a second live copy of its spends.
+		e.kind = moved
 	case r.Lines > l.chain.n:
 		e.kind = behind
 	default:
