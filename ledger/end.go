@@ -154,3 +154,9 @@ func (l *Ledger) end(ctx context.Context, e ending) error {
 	}
 	return nil
 }
+
+// isArchive reports whether the ledger is an export's copy: its end line
+// says it was exported.
+func (l *Ledger) isArchive() bool {
+	return l.chain.closedBy != nil && l.chain.closedBy.Reason == reasonExported
+}

@@ -686,7 +686,7 @@ func (l *Ledger) checkRecord(ctx context.Context, rec *Record, file string, sett
 			e.kind = secondLedger
 			e.ID = l.header.ID
 		case !l.readOnly && IsURL(rec.Path) && !IsURL(l.path):
-			e.kind = moved
+			e.kind, e.archive = moved, l.isArchive()
 		case torn && lines+1 == rec.Lines:
 			e.kind = tornAfterSync
 		case lines < rec.Lines && elsewhere:

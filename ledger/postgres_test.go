@@ -755,6 +755,14 @@ func testPGImportWitnessed(t *testing.T, db string) {
 	other := Options{StateDir: t.TempDir(), WitnessDir: team}
 	second := pgURL(pgtest.DB(t), "import witnessed")
 	var re *RecordError
+	// The importer's record refuses it too, and neither says to adopt
+	// the archive, which no adopt takes, but the way back on purpose.
+	for _, opts := range []Options{importer, other} {
+		err := opts.Import(ctx, archive, second)
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), "darrm ledger adopt URL") || strings.Contains(err.Error(), "adopt "+archive) {
+			t.Errorf("the archive imported into a second database (witness %v): %v, want the way back on purpose", re != nil && re.Witness, err)
+		}
+	}
 	err := other.Import(ctx, archive, second)
 	if !errors.As(err, &re) || re.kind != moved || !strings.Contains(err.Error(), "file copy of a ledger kept in PostgreSQL") || !strings.Contains(err.Error(), Redact(live)) {
 		t.Fatalf("the archive imported into a second database by another analyst of the team: %v, want it refused as a copy of %s", err, Redact(live))

@@ -109,6 +109,7 @@ const (
 // (darrm ledger adopt), or, for Create and Options.Upgrade, with replace.
 type RecordError struct {
 	kind     recordKind
+	archive  bool   // the ledger is an export's copy, which no adopt takes (moved)
 	Path     string // the ledger
 	ID       string // its id, for secondLedger
 	Ensemble string
@@ -131,6 +132,11 @@ type RecordError struct {
 	Labels  int
 	Units   int
 }
+
+// archiveWayBack says how to go on from an export's copy of a ledger kept
+// in PostgreSQL on purpose: no adopt takes the copy, and your record and
+// the team's checkpoint refuse its import while they name the database.
+const archiveWayBack = "If that database is lost and this file is the way back, import it with no record of the ensemble and outside the team's witness folder (DARRM_STATE_DIR naming a new folder, no witness folder), then make the new ledger yours and the team's on purpose: darrm ledger adopt URL"
 
 // Error says how the ledger disagrees with the record and how to resolve
 // it on purpose (Say, with Create's or Upgrade's replace).
@@ -167,6 +173,9 @@ func (e *RecordError) Say(replace string) string {
 	case behind:
 		return fmt.Sprintf("ledger %s has %d lines, but %s: lines were removed, or an older copy was restored, or it is a copy that went its own way (runs on two copies). Use the newest copy; if you mean to go on from this %s as it is, forgetting every spend it does not hold (those after its line %d, or, of a copy that went its own way, the other copy's), run: darrm ledger adopt %s", e.Path, e.Lines, seen, this, e.Lines, q)
 	case moved:
+		if e.archive {
+			return fmt.Sprintf("ledger %s is a file copy of a ledger kept in PostgreSQL: %s. Release there, so that every spend is counted once; this file, an export, is for reading. %s", e.Path, seen, archiveWayBack)
+		}
 		return fmt.Sprintf("ledger %s is a file copy of a ledger kept in PostgreSQL: %s. Release there, so that every spend is counted once; this file (the one imported, or an export) is for reading. If you mean to go on from this file instead, run: darrm ledger adopt %s", e.Path, seen, q)
 	case copied:
 		return fmt.Sprintf("ledger %s has %d lines, but %s: the same ledger, a copy of it imported there and charged there since, which this one is behind. Release there, so that every spend is counted once; if you mean to go on from this copy instead, forgetting the spends after its line %d, run: darrm ledger adopt %s", e.Path, e.Lines, seen, e.Lines, q)
@@ -205,7 +214,11 @@ func (e *RecordError) sayWitness(replace string) string {
 	case secondLedger:
 		return fmt.Sprintf("ledger %s (id %s) is not the ledger that witness %s saw: the witness saw %s. A second ledger of the ensemble (made again, imported again, or put in the other's place) would give it its budget again. Release on the ledger the witness saw; if this one replaced it on purpose, leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)", e.Path, short(e.ID), printable(e.File), seen)
 	case moved:
-		return fmt.Sprintf("ledger %s is a file copy of a ledger kept in PostgreSQL: witness %s saw %s. Release there, so that every spend is counted once; this file (the one imported, or an export) is for reading. If that database is lost and this file is the way back, import it outside the team's witness folder, then make the new ledger the team's on purpose: darrm ledger adopt URL", e.Path, printable(e.File), seen)
+		way := archiveWayBack
+		if !e.archive {
+			way = "If you mean to go on from this file instead, leave that witness out and run: darrm ledger adopt " + q
+		}
+		return fmt.Sprintf("ledger %s is a file copy of a ledger kept in PostgreSQL: witness %s saw %s. Release there, so that every spend is counted once; this file (the one imported, or an export) is for reading. %s", e.Path, printable(e.File), seen, way)
 	case behind:
 		return fmt.Sprintf("ledger %s is behind witness %s: it has %d lines, the witness saw %s: lines were removed, or an older copy (a backup) was restored, or it is a copy that went its own way (runs on two copies), and a release on it would spend again what the lines it lacks counted. Use the newest copy of the ledger; if you mean to go on from this one as it is, forgetting every spend it does not hold (those after its line %d, or, of a copy that went its own way, the other copy's), leave that witness out and run: darrm ledger adopt %s", e.Path, printable(e.File), e.Lines, seen, e.Lines, q)
 	}

@@ -310,7 +310,7 @@ func (l *Ledger) checkWitness(ctx context.Context, w Witness) error {
 		// archive) of a ledger the team keeps in PostgreSQL, imported
 		// into a second database by an analyst with no record of the
 		// ensemble, made a second live copy of its spends.
-		e.kind = moved
+		e.kind, e.archive = moved, l.isArchive()
 	case r.Lines > l.chain.n:
 		e.kind = behind
 	default:
