@@ -246,10 +246,13 @@ func RRBits(keep float64, bit Guarantee) ([]BitPair, error) {
 	den := e.Add(outward.Exact(1))
 	d := outward.Exact(bit.Delta)
 	m := e.Add(d).Div(den)
-	if math.IsNaN(m.Hi) {
-		// e^ε overflowed (ε above about 709), and (e^ε+δ)/(e^ε+1) is
-		// Inf/Inf: the vertex is 1 in the limit, and 1 bounds every M.
-		// Its pair was P = NaN.
+	if math.IsNaN(m.Lo) || math.IsNaN(m.Hi) || math.IsInf(m.Hi, 1) {
+		// e^ε overflowed (ε above about 709), at least its upper end
+		// (from about 709.09 on amd64 e^ε is [0, +Inf]), and
+		// (e^ε+δ)/(e^ε+1) took Inf/Inf: NaN, or [NaN, +Inf], whose
+		// P was NaN at keep = 0 and 1 at any other keep, far above
+		// (1-keep)/2 + keep. The vertex is 1 in the limit, and 1
+		// bounds every M.
 		m = outward.Exact(1)
 	}
 	verts := [][2]outward.Interval{

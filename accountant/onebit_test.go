@@ -290,11 +290,12 @@ func TestRRBitsDominate(t *testing.T) {
 	}
 }
 
-// TestRRBitsLargeEps: at an ε whose e^ε overflows, RRBits' pairs are
-// probabilities (the vertex ((e^ε+δ)/(e^ε+1), ·) is 1 in the limit),
+// TestRRBitsLargeEps: at an ε whose e^ε overflows, in full or only its
+// upper end (ε from about 709.09, where e^ε is [0, +Inf]), RRBits' pairs
+// are probabilities (the vertex ((e^ε+δ)/(e^ε+1), ·) is 1 in the limit),
 // which Check accepts, where one was NaN; below it they are unchanged.
 func TestRRBitsLargeEps(t *testing.T) {
-	for _, c := range []struct{ keep, eps, delta float64 }{{0, 710, 0}, {0.5, 1e300, 0.5}, {1, 800, 1e-5}, {0.3, math.MaxFloat64, 0}} {
+	for _, c := range []struct{ keep, eps, delta float64 }{{0, 710, 0}, {0.5, 1e300, 0.5}, {1, 800, 1e-5}, {0.3, math.MaxFloat64, 0}, {0, 709.1, 0}, {0.3, 709.1, 1e-5}, {0.5, 709.3, 0}, {0, 709.6, 0.5}} {
 		bits, err := RRBits(c.keep, Guarantee{Eps: c.eps, Delta: c.delta})
 		if err != nil {
 			t.Errorf("%+v: %v", c, err)
