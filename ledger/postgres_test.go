@@ -779,5 +779,4 @@ func testPGImportWitnessed(t *testing.T, db string) {
 		l.Close()
 	}
 	spendOn(t, other, second, 1, 1) // another analyst of the team releases there
-
 }

@@ -136,7 +136,7 @@ type RecordError struct {
 // archiveWayBack says how to go on from an export's copy of a ledger kept
 // in PostgreSQL on purpose: no adopt takes the copy, and your record and
 // the team's checkpoint refuse its import while they name the database.
-const archiveWayBack = "If that database is lost and this file is the way back, import it with no record of the ensemble and outside the team's witness folder (DARRM_STATE_DIR naming a new folder, no witness folder), then make the new ledger yours and the team's on purpose: darrm ledger adopt URL"
+const archiveWayBack = "If that database is lost and this file is the way back, import it with no record of the ensemble and outside the team's witness folder (DARRM_STATE_DIR naming a new folder, DARRM_WITNESS_DIR unset and no --witness-dir), then make the new ledger yours and the team's on purpose: darrm ledger adopt URL"
 
 // Error says how the ledger disagrees with the record and how to resolve
 // it on purpose (Say, with Create's or Upgrade's replace).
@@ -214,11 +214,11 @@ func (e *RecordError) sayWitness(replace string) string {
 	case secondLedger:
 		return fmt.Sprintf("ledger %s (id %s) is not the ledger that witness %s saw: the witness saw %s. A second ledger of the ensemble (made again, imported again, or put in the other's place) would give it its budget again. Release on the ledger the witness saw; if this one replaced it on purpose, leave that witness out and keep a checkpoint of this one (darrm ledger checkpoint)", e.Path, short(e.ID), printable(e.File), seen)
 	case moved:
-		way := archiveWayBack
-		if !e.archive {
-			way = "If you mean to go on from this file instead, leave that witness out and run: darrm ledger adopt " + q
+		this, way := "this file (the one imported, or an export)", "If you mean to go on from this file instead, leave that witness out and run: darrm ledger adopt "+q
+		if e.archive {
+			this, way = "this file, an export,", archiveWayBack
 		}
-		return fmt.Sprintf("ledger %s is a file copy of a ledger kept in PostgreSQL: witness %s saw %s. Release there, so that every spend is counted once; this file (the one imported, or an export) is for reading. %s", e.Path, printable(e.File), seen, way)
+		return fmt.Sprintf("ledger %s is a file copy of a ledger kept in PostgreSQL: witness %s saw %s. Release there, so that every spend is counted once; %s is for reading. %s", e.Path, printable(e.File), seen, this, way)
 	case behind:
 		return fmt.Sprintf("ledger %s is behind witness %s: it has %d lines, the witness saw %s: lines were removed, or an older copy (a backup) was restored, or it is a copy that went its own way (runs on two copies), and a release on it would spend again what the lines it lacks counted. Use the newest copy of the ledger; if you mean to go on from this one as it is, forgetting every spend it does not hold (those after its line %d, or, of a copy that went its own way, the other copy's), leave that witness out and run: darrm ledger adopt %s", e.Path, printable(e.File), e.Lines, seen, e.Lines, q)
 	}

@@ -57,7 +57,7 @@ func (l *Ledger) begin(ctx context.Context, mechanism provenance.MechanismName, 
 	}
 	if mechanism == "" || strings.IndexFunc(string(mechanism), unicode.IsControl) >= 0 {
 		// Its lines say what released the labels they charge.
-		return paramError("mechanism", param.Quote(string(mechanism)), "must name the mechanism the run releases with")
+		return fmt.Errorf("ledger %s: %w", l.path, &param.Error{Name: "mechanism", Value: param.Quote(string(mechanism)), Rule: "must name the mechanism the run releases with"})
 	}
 	// Its lines hold the pairs that dominate the others (spendOf), found
 	// once, of pairs checked first; a declared use states them all.

@@ -72,8 +72,8 @@ func (s *Source) Seeded() (seed uint64, ok bool) { return s.seed, s.seeded }
 func (s *Source) Uint64() uint64 {
 	if s.pos > len(s.buf)-8 {
 		if s.fill == nil {
-			// The zero value: it had no stream, and a release given
-			// &Source{} panicked at its first draw.
+			// The zero value reads crypto/rand, as a private release
+			// must: a release may be given &Source{}.
 			*s = *NewSource()
 		}
 		s.fill(s.buf)
@@ -86,8 +86,7 @@ func (s *Source) Uint64() uint64 {
 
 // IntN returns a uniform integer in [0, n), n >= 1, exactly (Lemire's
 // multiply-and-reject method: no modulo bias). It panics if n <= 0, as
-// math/rand/v2's does: [0, n) is then empty, and IntN(-5) returned
-// 6.7e18.
+// math/rand/v2's does: [0, n) is then empty.
 func (s *Source) IntN(n int) int {
 	if n <= 0 {
 		panic("noise: invalid argument to IntN")
