@@ -8,7 +8,6 @@ import (
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
-	"github.com/darrm/darrm/internal/param"
 	"github.com/darrm/darrm/provenance"
 	"github.com/darrm/darrm/votefile"
 )
@@ -61,11 +60,10 @@ func Compare(ctx context.Context, base Request, ms []ensemble.Mechanism) (Compar
 	if base.Proxy == nil {
 		return Comparison{}, errors.New("plan: Compare's base.Proxy is not set: a comparison scores the plans on proxy votes")
 	}
-	if !(base.MinPrecision >= 0 && base.MinPrecision < 1) {
-		// As a Confident-GNMax plan refuses it (onProxy): Compare's best
-		// reaches it too, and one out of range made no plan the best
-		// (NaN, 1) or every plan one (a negative).
-		return Comparison{}, &param.Error{Name: "min-precision", Value: base.MinPrecision, Rule: "must be in [0, 1)"}
+	// Compare's best reaches the least precision too: one out of range
+	// made no plan the best (NaN, 1) or every plan one (a negative).
+	if err := base.checkMinPrecision(); err != nil {
+		return Comparison{}, err
 	}
 	base = base.withMemo()
 	queries, proxy := base.Queries, *base.Proxy

@@ -229,8 +229,8 @@ func confidentGNMax(ctx context.Context, r Request, queries int, proxy Proxy) (P
 	if err := proxy.check(r.K, r.Classes); err != nil {
 		return Plan{}, err
 	}
-	if !(r.MinPrecision >= 0 && r.MinPrecision < 1) {
-		return Plan{}, &param.Error{Name: "min-precision", Value: r.MinPrecision, Rule: "must be in [0, 1)"}
+	if err := r.checkMinPrecision(); err != nil {
+		return Plan{}, err
 	}
 	ratios := r.ratios
 	if ratios == nil {
@@ -561,4 +561,13 @@ func commonSum(counts [][]int) (int, bool) {
 		}
 	}
 	return n, true
+}
+
+// checkMinPrecision checks the least precision a plan must reach: in
+// [0, 1).
+func (r Request) checkMinPrecision() error {
+	if !(r.MinPrecision >= 0 && r.MinPrecision < 1) {
+		return &param.Error{Name: "min-precision", Value: r.MinPrecision, Rule: "must be in [0, 1)"}
+	}
+	return nil
 }
