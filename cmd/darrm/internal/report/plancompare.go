@@ -182,17 +182,7 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 	// when it is one (a filter's: the budget), nil when they differ: a
 	// ledger that declares a mechanism's labels publishes their
 	// composition, which is each mechanism's own.
-	var shared *Publish
-	for differ, i := false, 0; i < len(d.Rows) && !differ; i++ {
-		r := d.Rows[i]
-		switch {
-		case !r.Fits():
-		case shared == nil:
-			shared = r.Publish
-		case r.Publish.Guarantee != shared.Guarantee || r.Publish.Name() != shared.Name():
-			shared, differ = nil, true
-		}
-	}
+	shared := d.sharedPublish()
 	if ledger {
 		target = "on a new ledger with the budget, whose total to publish is its budget; spent: what the labels spend of it by the filter (analysis)"
 		if shared == nil {
@@ -254,4 +244,20 @@ func (d PlanCompare) Write(w io.Writer, f cliout.Format) error {
 		}
 	}
 	return t.Close()
+}
+
+// sharedPublish returns the total that every fitting mechanism's ledger
+// publishes, when they publish one, nil when they differ (or none fits).
+func (d PlanCompare) sharedPublish() *Publish {
+	var shared *Publish
+	for _, r := range d.Rows {
+		switch {
+		case !r.Fits():
+		case shared == nil:
+			shared = r.Publish
+		case r.Publish.Guarantee != shared.Guarantee || r.Publish.Name() != shared.Name():
+			return nil
+		}
+	}
+	return shared
 }
