@@ -217,7 +217,7 @@ func checkSlack(step Guarantee, k int, deltaPrime float64) error {
 // given a lower bound s <= 0 of Σ log(1 - δ_i). Expm1 is within 1 ulp.
 //
 // At most 1, which bounds every δ: rounded up past it, the total of 2^31
-// steps read 1.0000000000000007 (an audit of round nine).
+// steps read 1.0000000000000007.
 func deltaUp(s float64) float64 { return math.Min(1, outward.Up(-math.Expm1(s), 2)) }
 
 // logKeepDown returns a lower bound of log(1 - δ), δ in [0, 1): Log1p is

@@ -123,9 +123,10 @@ func (a Account) countGuess(ctx context.Context, m *Memo, budget Guarantee) int 
 // ε, is within the budget's δ, and whether a rare large loss decides it
 // there: the sequences that have it once or more hold most of that δ,
 // and k·m_t (m_t its mass) is below 1/2. There the coarse extrapolation
-// of ε by μk + c√k jumps far past the count (at issue 68's case to 402
-// where it is 79: ε jumps once k·m_t passes δ), while roughDelta is
-// within a fraction of a percent of the coarse composition.
+// of ε by μk + c√k jumps far past the count (at K = 11, m = 2 in
+// (8, 1e-8) to 402 where it is 79: ε jumps once k·m_t passes δ), while
+// roughDelta is within a fraction of a percent of the coarse
+// composition.
 func rareCount(b bitLoss, budget Guarantee) (int, bool) {
 	over := func(k int) bool { return roughDelta(b, k, budget.Eps, 0) > budget.Delta }
 	if over(1) {
@@ -285,8 +286,8 @@ func countBetween(coarse func(k int) (runCurves, bool), budget Guarantee, lo, hi
 }
 
 // coarseBitWindow bounds the points of the coarse composition that
-// guides a one-bit count's search (coarseRun): at issue 68's case (K =
-// 11, m = 2, 79 labels in (8, 1e-8)) its δ at the budget's ε is within
+// guides a one-bit count's search (coarseRun): at K = 11, m = 2, 79
+// labels in (8, 1e-8), its δ at the budget's ε is within
 // a relative 1e-4 of the exact composition's, where the next count's is
 // 2.5% above, at a sixteenth of the cost.
 const coarseBitWindow = 1 << 15

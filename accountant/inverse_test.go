@@ -65,7 +65,7 @@ func TestMaxStepsLimit(t *testing.T) {
 // TestStepEpsOverflow: a total ε near the largest float64 is answered, or
 // refused naming the total, for every method: the optimal composition of
 // such steps overflowed to +Inf without an error, and StepEps stepped down
-// from it an ulp at a time, without end (an audit of round nine); then the
+// from it an ulp at a time, without end; then the
 // bracket's doubled ε overflowed general composition's total, and the
 // error named the step's ε, which the caller did not give.
 func TestStepEpsOverflow(t *testing.T) {
@@ -117,7 +117,7 @@ func TestStepEps(t *testing.T) {
 
 // TestTotalDeltaAtMostOne: a total δ rounded up is at most 1, which bounds
 // every δ: general composition of 2^31 steps of δ = 1e-5 read
-// 1.0000000000000007 (an audit of round nine).
+// 1.0000000000000007.
 func TestTotalDeltaAtMostOne(t *testing.T) {
 	for _, m := range []Method{General, Optimal} {
 		g, err := (Composition{Method: m, DeltaPrime: 1e-5}).Compose(Guarantee{Eps: 0.1, Delta: 1e-5}, 1<<31)

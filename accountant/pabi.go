@@ -45,8 +45,8 @@ func (p PABI) rho(sigma float64) (float64, error) {
 	}
 	rho := p.coef() / (sigma * sigma)
 	if !(rho > 0) || math.IsInf(rho, 1) {
-		// Said of σ, where the conversion named the slope, which no
-		// caller gives (an audit of round nine: "--rho = +Inf").
+		// Said of σ, which the caller gave, not of the slope, which
+		// no caller gives: the conversion's own error read "--rho = +Inf".
 		return 0, &param.Error{Name: "sigma", Value: sigma, Rule: fmt.Sprintf("the run's zCDP slope coef/sigma² = %v: must be a finite number > 0 in floating point", rho)}
 	}
 	return rho, nil

@@ -52,7 +52,7 @@ func checkAbove(t *testing.T, name string, got float64, ref *big.Float, rel floa
 // overflows, it is taken in log space, of an erfc that is subnormal there:
 // math.Log's -709.09 for every subnormal (golang/go#56600) made
 // gdpDelta(710, 1150) 0, exactly 3.05e-5, and the filter of (710, 1e-5)
-// held 1,403 steps of ε = 1 where 747 fit (an audit of round nine).
+// held 1,403 steps of ε = 1 where 747 fit.
 // There the erfc's few significant bits, widened by its ulps, leave the
 // bound looser (8% at ε = 740), never below.
 func TestGDPDeltaAgainstBig(t *testing.T) {

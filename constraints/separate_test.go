@@ -192,7 +192,7 @@ func TestSeparateRejectsNegativeWorkers(t *testing.T) {
 // TestSeparateChecksFirst: options out of their domain and a problem out
 // of range are refused, naming the field, before any work: a Top below 0
 // panicked a worker, which no caller can recover, and a K of 2^31 was
-// allocated for before the problem was checked (an audit of round nine).
+// allocated for before the problem was checked.
 func TestSeparateChecksFirst(t *testing.T) {
 	g := []float64{1, 0.5, 0.5, 1}
 	for _, tc := range []struct {
@@ -216,7 +216,7 @@ func TestSeparateChecksFirst(t *testing.T) {
 
 // TestRowsCheckProblem: AllPMFs, Cost and Row refuse a problem out of
 // range before computing by it: AllPMFs at K = 2^31 ran out of memory, and
-// Cost at ε = -1 returned a cost of -0.103 (an audit of round nine).
+// Cost at ε = -1 returned a cost of -0.103.
 func TestRowsCheckProblem(t *testing.T) {
 	c := Config{3, 0, 0, 0, 0, 0, 0, 0}
 	for _, p := range []Problem{New(1<<31, 2, 0.1, 1e-6), NewOneVote(1<<31, 0.1, 0), {K: 3, M: 1, Eps: -1}, {K: 3, M: math.Inf(1), Eps: 0.1}} {

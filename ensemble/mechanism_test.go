@@ -61,7 +61,7 @@ func TestMechanismBuild(t *testing.T) {
 // TestNewChecksK: a K below 1 is refused naming K, for every registered
 // mechanism, before the settings checked against it (darrm's was refused
 // as "m = 0: must be in [1, K] = [1, -1]"), and no mechanism is an error,
-// not a panic (an audit of round nine).
+// not a panic.
 func TestNewChecksK(t *testing.T) {
 	for _, ex := range examples() {
 		for _, k := range []int{0, -1, math.MinInt} {

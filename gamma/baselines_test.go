@@ -195,7 +195,7 @@ func TestCheckForSaysTheNumber(t *testing.T) {
 // TestConstructorsBoundK: every constructor of a noise function, and the
 // prior's coefficients, refuse a K out of [1, maxK] or even, naming K,
 // before allocating by it: K = 2^27+1 took gamma_Sub 3 GiB, and 2^31 the
-// prior's coefficients 16 GiB (an audit of round nine).
+// prior's coefficients 16 GiB.
 func TestConstructorsBoundK(t *testing.T) {
 	for _, k := range []int{-1, 0, 4, maxK + 2, 1<<31 + 1, math.MaxInt} {
 		for name, make := range map[string]func(int) error{

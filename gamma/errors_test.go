@@ -343,7 +343,7 @@ func TestExpectedTVErrorDraws(t *testing.T) {
 
 // TestSampleChecksK: Sample refuses a K out of [1, maxK], naming K, and a
 // drawn distribution without a source of uniform numbers, where each
-// panicked (an audit of round nine).
+// panicked.
 func TestSampleChecksK(t *testing.T) {
 	u, err := ParseActual("U(0,1)")
 	if err != nil {
@@ -365,8 +365,7 @@ func TestSampleChecksK(t *testing.T) {
 }
 
 // TestAgreementChecksGamma: a gamma with a value outside [0, 1] or not
-// symmetric has no agreement: one was NaN, +Inf or -0.37 (an audit of
-// round nine).
+// symmetric has no agreement: one was NaN, +Inf or -0.37.
 func TestAgreementChecksGamma(t *testing.T) {
 	for _, g := range []Gamma{{1, math.NaN(), math.NaN(), 1}, {1, -5, -5, 1}, {1, math.Inf(1), math.Inf(1), 1}, {1, 0.2, 0.3, 1}} {
 		if a, err := g.Agreement([]float64{0.5, 0.5, 0.5}); err == nil {

@@ -485,7 +485,7 @@ func TestPGSuperuserRemovesRefusedLine(t *testing.T) {
 // the database takes; every darrm that reads the ledger refuses it as
 // longer than maxLineBytes, the documented denial of service, but reads no
 // more than that of it: darrm read the row whole first, three times its
-// size allocated (600 MB for a line of 200 MB; an audit of round nine).
+// size allocated (600 MB for a line of 200 MB).
 func TestPGLongLineBounded(t *testing.T) {
 	_, u, _ := teamLedger(t)
 	alice, bob := analystURL(t, u, "alice"), analystURL(t, u, "bob")

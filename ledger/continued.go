@@ -132,7 +132,7 @@ func (c *chain) nextPast(path string, b []byte) error {
 		case p.claim.Version != version3:
 			// A ledger of version 4 or later is never upgraded: one that
 			// claims to continue it, carrying its lines and a line more,
-			// would settle a run of it anew (the fourth audit of issue 87).
+			// would settle a run of it anew.
 			return corrupt("it claims to continue ledger %s of version %d, but darrm continues (upgrades) only ledgers of version 3: this is no upgrade of it", short(p.claim.ID), p.claim.Version)
 		case !sameHeader(p.head, p.old.header):
 			return corrupt("its header is not that of ledger %s, which it claims to continue: an upgrade keeps the budget, delta', relation, teachers, creation, shares and use of the ledger it upgrades", short(p.claim.ID))

@@ -130,17 +130,16 @@ func (opts Options) Import(ctx context.Context, file, url string) error {
 		// An import that stopped after its copy committed, before the
 		// file was ended (a crash): the database holds the ledger under
 		// this name with the file's very lines, and the import goes on
-		// from there; refused, it could never end the file (a review of
-		// round nine).
+		// from there; refused, it could never end the file.
 	default:
 		return err
 	}
 	if l.chain.closedBy == nil {
 		// The file, a live ledger, ends where its lines now continue:
 		// every analyst's release on it is refused from here on, not only
-		// the one whose record moves to url (an audit of round nine: a
-		// user who had released on the file released its budget there
-		// again, beside the database's).
+		// the one whose record moves to url (else a user who had
+		// released on the file could release its budget there again,
+		// beside the database's).
 		if err := l.end(ctx, ending{Reason: reasonImported, At: time.Now().UTC().Truncate(time.Second), Where: where, By: opts.Analyst}); err != nil {
 			return fmt.Errorf("ledger %s is imported into %s, but the file could not be ended (%w): it is still live beside the database, and a release on it would count the spends apart; move it away where no release finds it", l.path, where, err)
 		}
@@ -175,8 +174,8 @@ func (opts Options) exportedFromLive(ctx context.Context, l *Ledger, from string
 	case e == nil:
 		return &liveSourceError{archive: l.path, from: from}
 	case e.Reason == reasonImported:
-		// The file moved into a database, where the ledger is live (a
-		// review of round nine: the archive went live in a second one).
+		// The file moved into a database, where the ledger is live: the
+		// archive would go live in a second one.
 		return &liveSourceError{archive: l.path, from: from, where: e.Where}
 	}
 	return nil

@@ -236,8 +236,8 @@ func (s *pgStore) lines(ctx context.Context, from, to pos, each func([]byte) err
 		// a row deleted before it (whose line no total it uses depends
 		// on, but the ledger must hold every line it had).
 		// A line is read to maxLineBytes+1 bytes at most, enough to see
-		// that it is too long: an analyst's row of 200 MB was read whole,
-		// 600 MB allocated, before that check (an audit of round nine).
+		// that it is too long: read whole, an analyst's row of 200 MB
+		// would allocate 600 MB before that check.
 		rows, err := s.conn.Query(ctx, `SELECT h.lines, h.size, l.n, substring(l.line from 1 for $5), l.stop,
 			(SELECT count(*) FROM darrm.lines c WHERE c.ledger = h.key AND c.n <= $2) FROM darrm.ledgers h
 			LEFT JOIN darrm.lines l ON l.ledger = h.key AND l.n > $2 AND l.n <= $3 AND l.stop <= $4

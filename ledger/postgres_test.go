@@ -445,7 +445,7 @@ func testPGRestored(t *testing.T, db string) {
 // testPGExportImport: a file ledger imported into PostgreSQL keeps its
 // lines, chain and totals, its owner's record then names the URL, and
 // the file ends with a line that names it, so that every release on the
-// file is refused, another analyst's too (an audit of round nine: one
+// file is refused, another analyst's too (one
 // who had released on the file released its budget there again, beside
 // the database's); the ledger, moved
 // on in PostgreSQL and exported, is a file that verifies with the same
@@ -490,8 +490,7 @@ func testPGExportImport(t *testing.T, db string) {
 	if err := (Options{StateDir: t.TempDir()}).Import(ctx, archive, pgURL(db, "from archive")); !errors.As(err, &lse) || !strings.Contains(err.Error(), "import that file itself") {
 		t.Errorf("an archive of a live file imported: %v", err)
 	}
-	// Nor once the file is imported: the ledger is live in the database
-	// (a review of round nine).
+	// Nor once the file is imported: the ledger is live in the database.
 	if err := book.Import(ctx, live, pgURL(db, "live")); err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +512,7 @@ func testPGExportImport(t *testing.T, db string) {
 	// An import that stopped after its copy committed, before the file
 	// was ended (made here by importing a copy of the file): run again,
 	// it goes on and ends the file; once the database has moved on, it
-	// is refused (a review of round nine).
+	// is refused.
 	again := newLedger(t, accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
 	spendOn(t, book, again, 1, 1)
 	b, err := os.ReadFile(again)

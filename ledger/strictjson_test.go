@@ -16,8 +16,7 @@ import (
 // another case than darrm's ("Run" for "run", at any depth) or twice is
 // refused, its hash recomputed so that only its keys are wrong: Go's
 // decoder would take "Run" for the run where PostgreSQL's jsonb, which
-// the database's trigger checks a line with, takes "run" (the audit of
-// round nine settled another analyst's run so). Lines as darrm writes
+// the database's trigger checks a line with, takes "run" (a line so settled another analyst's run). Lines as darrm writes
 // them pass.
 func TestExactKeys(t *testing.T) {
 	head := strings.Repeat("a", 64)

@@ -61,8 +61,8 @@ func endsMarked(f *os.File) bool {
 // path, is one whose upgrade was interrupted before the new ledger took
 // its place: its backup name links to it still. Once the upgrade is
 // done, the file at the backup name is the kept copy, and an upgrade of
-// it would make a second live ledger of the same spends (an audit of
-// round nine: 7 labels released on each of two, where 7 fitted).
+// it would make a second live ledger of the same spends (7 labels
+// released on each of two, where 7 fitted).
 func interruptedUpgrade(f *os.File, path string, version int) bool {
 	bst, berr := os.Stat(backupName(path, version))
 	fst, ferr := f.Stat()
@@ -267,8 +267,8 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 			// a checkpoint of it, and, unless replace, takes only a
 			// checkpoint of the ledger it upgrades that that ledger holds:
 			// an upgrade of another copy of it, or of another ledger,
-			// never takes the checkpoint (the seventh audit of issue 87:
-			// two copies upgraded apart delivered twice the budget).
+			// never takes the checkpoint (two copies upgraded apart would
+			// deliver twice the budget).
 			old.team = team
 			err = old.leave(ctx, newRecord(nh, hh, abs, 0, 0, lines, size, head), replace)
 		}

@@ -160,7 +160,7 @@ func TestUpgrade(t *testing.T) {
 
 	// The kept copy is no ledger to upgrade or release on: an upgrade of
 	// it made a second live ledger of the same spends, and darrm's own
-	// message on a release suggested it (an audit of round nine: 7 labels
+	// message on a release suggested it (7 labels
 	// released on each, where 7 fitted).
 	other2 := Options{StateDir: t.TempDir()}
 	for name, err := range map[string]error{

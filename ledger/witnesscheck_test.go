@@ -285,7 +285,7 @@ func TestPGLabelFileWitnessesUnits(t *testing.T) {
 // place to 88, at the same length, its own hash redone. A release that
 // resumes from its record takes its totals from the vouched line, which
 // still count 0, and the raised line must not witness what they do not
-// hold: an audit of round nine found carol's release reading the run's
+// hold: carol's release once read the run's
 // lines alone, unchained to the vouched line, and releasing 13,994 labels
 // beyond the budget from the command line. The chain is broken at the
 // line after the raised one, which her release and a fresh analyst's now

@@ -120,8 +120,8 @@ func (l *Ledger) leave(ctx context.Context, r Record, over bool) error {
 // checks and writes a checkpoint there (leave, Checkpoint): two runs on
 // two copies of a ledger that checked the checkpoint one after the
 // other, each before the other wrote, would both pass and both deliver
-// their labels (the sixth audit of issue 87: 320 where 160 were
-// allowed). It locks the folder itself, so that it leaves no file.
+// their labels (320 where 160 were allowed). It locks the folder
+// itself, so that it leaves no file.
 func lockFolder(ctx context.Context, path string) (func(), error) {
 	dir := filepath.Dir(path)
 	d, err := os.Open(dir)

@@ -128,7 +128,7 @@ func TestSourceLoadValidatesFirst(t *testing.T) {
 // TestSolveChecksOptions: options out of their domain are refused,
 // naming the field: a CutsPerPass of MaxInt overflowed the count of rows
 // a separation returns and panicked, and a NaN Tol returned another
-// gamma (an audit of round nine).
+// gamma.
 func TestSolveChecksOptions(t *testing.T) {
 	p := constraints.New(11, 3, 0.1, 1e-5)
 	for _, tc := range []struct {

@@ -105,7 +105,7 @@ func labelTotal(t *testing.T, m noisymax.Steps, queries, labels int, ss smooth) 
 
 // TestLabelChecksTruth: true labels of the wrong number or outside the
 // classes, and no mechanism, are refused before any label is drawn; each
-// panicked (an audit of round nine).
+// panicked.
 func TestLabelChecksTruth(t *testing.T) {
 	counts := [][]int{{5, 0, 0}, {0, 5, 0}}
 	m := ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 1}

@@ -843,7 +843,7 @@ func TestPTRRuleSmallBudget(t *testing.T) {
 
 // TestPlanPTRChecksClasses: a plan for classes out of [2, MaxClasses] is
 // refused, as the votes' header refuses them: one was made for 0, 1, -1
-// and 2^31 classes (an audit of round nine); and a budget's δ too small
+// and 2^31 classes; and a budget's δ too small
 // is said of δ.
 func TestPlanPTRChecksClasses(t *testing.T) {
 	m := ensemble.ConfidentGNMax{Threshold: 200, Sigma1: 150, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}}

@@ -199,15 +199,14 @@ func TestPlanForShare(t *testing.T) {
 			t.Errorf("a share %v for a %v: %v, want a ParamError naming the share", c.share, c.to, err)
 		}
 	}
-	// A share that is no fraction is refused by a count of no ledger too
-	// (an audit of round nine).
+	// A share that is no fraction is refused by a count of no ledger too.
 	for _, f := range []float64{math.NaN(), -1, 0, math.Inf(1), 1.5} {
 		var pe *param.Error
 		if _, err := (Count{}).ShareAllows(nil, f); !errors.As(err, &pe) || pe.Name != "share" {
 			t.Errorf("ShareAllows(%v) of no ledger: %v, want a ParamError naming the share", f, err)
 		}
 	}
-	// A target of no name was planned for (an audit of round nine).
+	// A target of no name was planned for.
 	r.For, r.Share = Target(99), 0
 	var se *param.SettingError
 	if _, err := parameters(ctx, r, queries); !errors.As(err, &se) || se.Name != "For" {
@@ -314,8 +313,7 @@ func TestTargetText(t *testing.T) {
 
 // TestZCDPBudgetSubnormalDelta: the zCDP slope a budget starts a plan's
 // search from is a finite number > 0 at a subnormal δ, where 1/δ
-// overflowed and the slope was NaN, said as "--sigma2 = NaN" (a review of
-// round nine).
+// overflowed and the slope was NaN, said as "--sigma2 = NaN".
 func TestZCDPBudgetSubnormalDelta(t *testing.T) {
 	for _, d := range []float64{1e-300, 1e-310, 1e-320, 5e-324} {
 		if rho := zcdpBudget(accountant.Guarantee{Eps: 2, Delta: d}); !(rho > 0) || math.IsInf(rho, 1) {

@@ -111,7 +111,7 @@ func TestCalibrateRejects(t *testing.T) {
 
 // TestNewPlanBounds: epochs beyond maxEpochs and a negative count of
 // public samples are refused, naming them: a run of 2^31 epochs allocated
-// its trace, 16 GiB, before its first step (an audit of round nine).
+// its trace, 16 GiB, before its first step.
 func TestNewPlanBounds(t *testing.T) {
 	for _, tc := range []struct {
 		nPublic, epochs int
@@ -132,8 +132,7 @@ func TestNewPlanBounds(t *testing.T) {
 }
 
 // TestCalibrateNamesClip: a clip whose square underflows or overflows is
-// refused naming the clip, where the analysis refused its own "coef = 0"
-// (an audit of round nine).
+// refused naming the clip, where the analysis refused its own "coef = 0".
 func TestCalibrateNamesClip(t *testing.T) {
 	plan, err := NewPlan(DPShuffleG, 100, 0, 10, 1)
 	if err != nil {

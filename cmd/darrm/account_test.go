@@ -239,7 +239,7 @@ func TestAccountBadInput(t *testing.T) {
 		// --alpha 0 was taken for no --alpha, the order that minimises ε.
 		{[]string{"gaussian", "--sigma", "1", "--steps", "3", "--target-delta", "1e-5", "--alpha", "0"}, []string{"--alpha = 0", "> 1"}},
 		// Overflows of what the flags make, said of the flag, not of
-		// --rdp or --sigma (an audit of round nine).
+		// --rdp or --sigma.
 		{[]string{"gaussian", "--sigma", "5", "--steps", "100", "--target-delta", "1e-5", "--alpha", "1e308"}, []string{"--alpha = 1e+308", "overflows"}},
 		{[]string{"gaussian", "--sigma", "5", "--steps", "100", "--target-delta", "1e-5", "--sensitivity", "1e308"}, []string{"--sensitivity = 1e+308", "overflows"}},
 		{[]string{"shuffleg", "--algorithm", "interleaved", "--target-delta", "1e-6", "--G", "10", "--epochs", "5", "--n", "100", "--nd", "50", "--sigma", "1e-320"}, []string{"--sigma = 1e-320", "zCDP slope"}},
@@ -253,7 +253,7 @@ func TestAccountBadInput(t *testing.T) {
 		{[]string{"shuffleg", "--algorithm", "public-only", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"--algorithm", "public-only"}},
 		{[]string{"shuffleg", "--target-eps", "1", "--sigma", "5", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"exactly one"}},
 		{[]string{"shuffleg", "--sigma", "0", "--target-delta", "1e-6", "--G", "10", "--epochs", "50"}, []string{"--sigma", "0"}},
-		// --G was refused as "clip", with exit 1 (an audit of round nine).
+		// --G was refused as "clip", with exit 1.
 		{[]string{"shuffleg", "--target-eps", "1", "--target-delta", "1e-6", "--G", "NaN", "--epochs", "5"}, []string{"--G = NaN", "finite clipping norm > 0"}},
 		{[]string{"shuffleg", "--target-eps", "1", "--target-delta", "1e-6", "--G", "1e200", "--epochs", "5"}, []string{"--G = 1e+200", "must be in [1e-150, 1e150]"}},
 		{[]string{"shuffleg", "--target-eps", "1", "--target-delta", "1e-6", "--G", "10", "--epochs", "5", "--algorithm="}, []string{"--algorithm", "empty"}},

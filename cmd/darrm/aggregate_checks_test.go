@@ -189,7 +189,7 @@ func TestEveryCheckOfEveryMechanism(t *testing.T) {
 
 				// --out the ledger, the vote file or its sidecar, which does
 				// not exist yet (labels written there broke every later
-				// read of the votes; an audit of round nine): refused,
+				// read of the votes): refused,
 				// nothing changed or made.
 				before, beforeVotes := mustRead(t, led), mustRead(t, votes)
 				sidecar := votes + ".meta.json"

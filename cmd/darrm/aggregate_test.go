@@ -950,7 +950,7 @@ func TestSimulateMechanismsOnce(t *testing.T) {
 	if code != exitUsage || out != "" || !strings.Contains(errOut, `--mechanisms "rr": given twice`) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want exit %d naming --mechanisms \"rr\" given twice", code, out, errOut, exitUsage)
 	}
-	// Given empty, it ran every mechanism (an audit of round nine).
+	// Given empty, it ran every mechanism.
 	code, out, errOut = runCLI("simulate", "--K", "11", "--m", "3", "--queries", "10", "--seed", "1", "--mechanisms=")
 	if code != exitUsage || out != "" || !strings.Contains(errOut, "--mechanisms is empty") {
 		t.Errorf("--mechanisms=: exit %d, stdout %q, stderr %q; want exit %d saying it is empty", code, out, errOut, exitUsage)

@@ -576,7 +576,7 @@ func TestPATEExperiment(t *testing.T) {
 	}
 	// Progressive GNMax is charged per draw, with no Rényi analysis: its
 	// row leaves those columns empty, where it printed 0, read as no
-	// cost (an audit of round nine).
+	// cost.
 	prog, stderr, code := darrm(t, "", "pate", "--teachers", teachers, "--format", "json", "--cache-dir", cache, "--seed", "2", "--mechanism", "progressive-gnmax", "--levels", "2,1.5", "--kappa", "0.5", "--give-up", "0.5", "--threshold", "2", "--sigma1", "2", "--budget-eps", "8", "--budget-delta", "1e-5")
 	var p struct {
 		Results []map[string]any `json:"results"`

@@ -75,7 +75,7 @@ func TestProgressiveCommands(t *testing.T) {
 		t.Fatalf("account pate: exit %d: %s %s", code, out, e)
 	}
 	// Another δ than the budget's is refused, naming the flag: it was
-	// reported at the budget's δ, silently (an audit of round nine).
+	// reported at the budget's δ, silently.
 	if _, e, code := darrm(t, "", "account", "pate", votes, "--labels", labels, "--target-delta", "1e-6"); code != 2 || !containsFlat(e, "--target-delta") || !containsFlat(e, "must be the delta of the Gaussian-DP filter's budget, 1e-05") {
 		t.Errorf("account pate --target-delta 1e-6 of labels held to (2, 1e-5): exit %d: %s", code, e)
 	}

@@ -70,7 +70,7 @@ func runSimulate(cmd *cobra.Command, f *simulateFlags) error {
 	}
 	if len(names) == 0 {
 		if cmd.Flags().Changed("mechanisms") {
-			// Given empty, it ran every mechanism (an audit of round nine).
+			// Given empty, it would run every mechanism, as if left out.
 			return cli.Usagef("--mechanisms is empty: name the mechanisms to compare, or leave the flag out for all that apply")
 		}
 		names = transfer.Simulated(p.Problem)

@@ -43,7 +43,7 @@ func TestCounts(t *testing.T) {
 		{[]int{1, 3}, 0, false},
 		{[]int{-1, 3, 3}, 0, false},
 		{[]int{2, 3, 3}, 0, false},
-		// A plain sum wraps around to 5 (an audit of round nine: the
+		// A plain sum wraps around to 5 (the
 		// mechanisms labelled such counts).
 		{[]int{math.MaxInt, math.MaxInt, 7}, 0, false},
 		{[]int{7, math.MaxInt, 0}, 0, false},

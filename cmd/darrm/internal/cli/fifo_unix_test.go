@@ -21,8 +21,7 @@ import (
 // fifoNotice, that it waits and what stops it, in lines of at most
 // cliout.Width columns, and still ends when its
 // context does; a FIFO whose writer comes at once says nothing and is
-// read (a run on a FIFO that no process wrote waited in silence: an audit
-// of round nine).
+// read (a run on a FIFO that no process wrote waited in silence).
 func TestFIFONotice(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "votes.csv")

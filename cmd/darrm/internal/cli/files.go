@@ -27,7 +27,7 @@ const Std = "-"
 // stops an open or a read that blocks (a FIFO with no writer yet, or with
 // one that sends nothing); an open that has not returned after fifoNotice
 // says on notices that it waits, and for what (a run on a FIFO that no
-// process writes waited in silence: an audit of round nine).
+// process writes would wait in silence).
 func OpenInputContext(ctx context.Context, stdin io.Reader, notices io.Writer, name string) (io.ReadCloser, error) {
 	if name == Std {
 		return io.NopCloser(stdin), nil

@@ -35,8 +35,7 @@ func Check(cmd *cobra.Command, args []string, protect []cli.Protected) error {
 		if f := cmd.Flags().Lookup(name); f != nil {
 			if f.Changed && f.Value.String() == "" {
 				// Given empty, it was taken for standard output, or for
-				// the default file, or failed at the write (an audit of
-				// round nine).
+				// the default file, or failed at the write.
 				return cli.Usagef("--%s is empty: name a file", name)
 			}
 			if err := cli.CheckOutput(name, f.Value.String(), protect...); err != nil {
