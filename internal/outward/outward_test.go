@@ -127,6 +127,26 @@ func TestUpDown(t *testing.T) {
 	}
 }
 
+// TestUpDownLarge: a finite bound is finite however large x is: |x|·n
+// overflowed first, for |x| above MaxFloat64/n, and Up read +Inf where
+// x + |x|·n ulps is a float (a bound of 10^308 raised by 4,096 ulps).
+func TestUpDownLarge(t *testing.T) {
+	for _, x := range []float64{1e308, math.MaxFloat64 / 2, 0x1p1000} {
+		for _, n := range []float64{2, 1 << 12, 1 << 20} {
+			bound, _ := new(big.Float).Mul(big.NewFloat(x), big.NewFloat(1+n*ULP)).Float64()
+			if math.IsInf(bound, 0) {
+				continue
+			}
+			if u := Up(x, n); !(u >= bound) || math.IsInf(u, 0) {
+				t.Errorf("Up(%v, %v) = %v, want finite, >= %v", x, n, u, bound)
+			}
+			if d := Down(-x, n); !(d <= -bound) || math.IsInf(d, 0) {
+				t.Errorf("Down(%v, %v) = %v, want finite, <= %v", -x, n, d, -bound)
+			}
+		}
+	}
+}
+
 // TestNextUpDown: nextUp and nextDown step as math.Nextafter does toward
 // ±Inf, at zeros of either sign, subnormals, the largest finite floats,
 // the infinities and random bit patterns.

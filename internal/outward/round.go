@@ -55,7 +55,7 @@ func Up(x, n float64) float64 {
 	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
 		return x
 	}
-	return nextUp(x + math.Abs(x)*n*ULP)
+	return nextUp(x + math.Abs(x)*(n*ULP))
 }
 
 // Down is up's mirror: a float64 <= y for every y within n ulps of x.
