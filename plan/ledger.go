@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ensemble"
@@ -127,7 +128,8 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 		return err
 	}
 	priv := agg.Privacy()
-	h, n, _, err := ledgerCount(ctx, bindingOf(agg, r), r, priv)
+	b := bindingOf(agg, r)
+	h, n, _, err := ledgerCount(ctx, b, r, priv)
 	of := "on a new ledger of this budget"
 	if r.Share != 0 {
 		of = fmt.Sprintf("in a share %v of a new ledger of this budget", r.Share)
@@ -135,6 +137,31 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 	rule := fmt.Sprintf("not even %s %s: the least generous %s searched, %v (per query %v), allows %d (filter %v)", fitWords(queries), of, k.setting, k.value(x), priv.Guarantee, n, h.Filter)
 	if err != nil {
 		rule = fmt.Sprintf("not even %s %s: at the least generous %s searched, %v (per query %v): %v", fitWords(queries), of, k.setting, k.value(x), priv.Guarantee, err)
+	} else if deltaBinds(ctx, r, b, h, queries, priv) {
+		return &deltaNoFitError{&param.Error{Name: "budget-delta", Value: r.Budget.Delta,
+			Rule: rule + ", whatever budget-eps: their deltas alone exceed budget-delta"}}
 	}
 	return &param.Error{Name: "budget-eps", Value: r.Budget.Eps, Rule: rule}
+}
+
+// deltaBinds reports whether the budget's δ alone keeps queries queries of
+// priv off a new ledger, of header h, that composes simply (its filter and
+// every part of it Simple): whether they do not fit at a budget ε of
+// 10^300 either, where each step may be charged at the point of its
+// privacy profile of least δ (a pure point where it has one), so that a
+// larger ε would fit no more. Of other filters it says nothing (false).
+func deltaBinds(ctx context.Context, r Request, b provenance.Binding, h ledger.Header, queries int, priv ensemble.Privacy) bool {
+	if h.Filter != accountant.Simple {
+		return false
+	}
+	for _, p := range h.Parts {
+		if p.Method != accountant.Simple {
+			return false
+		}
+	}
+	wide := *r.Budget
+	wide.Eps = math.Max(wide.Eps, 1e300)
+	r.Budget = &wide
+	_, n, _, err := ledgerCount(ctx, b, r, priv)
+	return err == nil && n < queries
 }

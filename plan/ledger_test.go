@@ -214,10 +214,6 @@ func TestPlanForShare(t *testing.T) {
 	}
 }
 
-// TestPlanForLedgerNoFit: a plan for a ledger whose filter holds none of
-// the queries at any value is a parameter error on budget-eps that says so:
-// simple composition sums the per-query δ, and 20 queries of δ = 1e-5
-// exceed a budget δ of 1e-5 whatever σ2.
 // TestPlanForLedgerGDP: Confident-GNMax planned for 2,000 queries on a
 // new ledger held by the gdp-filter finds a sigma2 at budgets where it
 // once said that not even 2,000 fit: the ratio sigma1/sigma2 = 10 needs a
@@ -284,14 +280,34 @@ func planGDPCase(t *testing.T, eps float64, filter accountant.Method, queries in
 	return pl
 }
 
+// TestPlanForLedgerNoFit: a plan for a ledger whose filter holds none of
+// the queries at any value is a parameter error that names the ledger, on
+// the flag that binds. Simple composition sums the per-query δ: 20 queries
+// of GNMax, each (ε, 1e-5), exceed a budget δ of 1e-5 whatever σ2 and
+// whatever budget ε, on budget-delta (it named budget-eps). RR's labels
+// have a pure point, which a larger budget ε fits any number of: on
+// budget-eps.
 func TestPlanForLedgerNoFit(t *testing.T) {
-	r := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
 	simple := accountant.Simple
-	r.For, r.Filter = ForLedger, &simple
-	_, err := parameters(context.Background(), r, 20)
-	var pe *param.Error
-	if !errors.As(err, &pe) || pe.Name != "budget-eps" || !strings.Contains(pe.Rule, "on a new ledger") {
-		t.Errorf("err %v, want a ParamError on budget-eps that names the ledger", err)
+	gnmax := request(ensemble.GNMax{}.Name(), votefile.ManyClasses, constraints.Problem{K: 250, TargetDelta: 1e-5}, 10, 2, 1e-5)
+	rr := twoClass(Request{ReleaseSpec: ensemble.ReleaseSpec{Certificate: ensemble.Options{Memo: testMemo},
+		Budget: &accountant.Budget{Guarantee: accountant.Guarantee{Eps: 2, Delta: 1e-2}}}},
+		ensemble.RR{}.Name(), constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5}, false)
+	for _, c := range []struct {
+		name    string
+		r       Request
+		queries int
+		flag    string
+	}{
+		{"gnmax", gnmax, 20, "budget-delta"},
+		{"rr", rr, 2000, "budget-eps"},
+	} {
+		c.r.For, c.r.Filter = ForLedger, &simple
+		_, err := parameters(context.Background(), c.r, c.queries)
+		var pe *param.Error
+		if !errors.As(err, &pe) || pe.Name != c.flag || !strings.Contains(pe.Rule, "on a new ledger") {
+			t.Errorf("%s: err %v, want a ParamError on %s that names the ledger", c.name, err, c.flag)
+		}
 	}
 }
 
