@@ -116,8 +116,10 @@ type UpgradeResult struct {
 	// schema that Upgrade upgraded its database from, 0 when it was
 	// current; SchemaTo is the version it upgraded it to, this darrm's.
 	SchemaFrom, SchemaTo int
-	// From is the old ledger's version.
-	From int
+	// From is the old ledger's version; To the version of the ledger
+	// Upgrade leaves in its place (version 4 for one of version 3, which
+	// keeps its rule; From when it was Current).
+	From, To int
 	// Runs is the number of runs whose spends were carried over.
 	Runs int
 	// Backup is the old file, kept.
@@ -163,7 +165,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	if old.headerHash, err = old.parseHeader(first); err != nil {
 		return res, err
 	}
-	res.From = old.version
+	res.From, res.To = old.version, old.version
 	if old.format != chained3 {
 		// Nothing to upgrade, if nothing is damaged: a damaged ledger is
 		// said to be so, not to be current.
@@ -276,7 +278,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	if err != nil {
 		return res, fmt.Errorf("ledger upgrade: %s is upgraded, but %w; record it with: darrm ledger adopt %s", path, err, shellQuote(path))
 	}
-	res.Runs, res.Filter = len(spends), nh.Filter
+	res.Runs, res.Filter, res.To = len(spends), nh.Filter, nh.Version
 	if res.Previous != nil {
 		// The other ledger the record named is retired where it still
 		// is, as Create with replace retires it; after the record's lock
@@ -306,7 +308,7 @@ func retire(f *os.File, path, backup string, old *Ledger) error {
 		return nil
 	}
 	var m marker
-	m.Upgraded.To, m.Upgraded.Time = Version, time.Now().UTC().Truncate(time.Second)
+	m.Upgraded.To, m.Upgraded.Time = version4, time.Now().UTC().Truncate(time.Second)
 	mb, _ := json.Marshal(m)
 	err := f.Truncate(old.size)
 	if err == nil {

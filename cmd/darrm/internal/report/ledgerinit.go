@@ -238,11 +238,17 @@ func LedgerUpgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
 	path = ledger.Redact(path)
 	t := cliout.NewText(w)
 	if res.Current {
+		// A ledger of version 4 is released on as it is: its rule is
+		// kept, and it is not of this darrm's version.
+		which := "the current one"
+		if res.From < ledger.Version {
+			which = "which this darrm releases on as it is"
+		}
 		if res.SchemaFrom > 0 {
-			t.Line("ledger %s is of version %d, the current one: its lines need no upgrade", path, ledger.Version)
+			t.Line("ledger %s is of version %d, %s: its lines need no upgrade", path, res.From, which)
 			t.Line("its database's darrm schema was upgraded from version %d to version %d: a darrm of before now refuses its ledgers (docs/aggregate.md, \"A team: one ledger in PostgreSQL\")", res.SchemaFrom, res.SchemaTo)
 		} else {
-			t.Line("ledger %s is of version %d, the current one: there is nothing to upgrade", path, ledger.Version)
+			t.Line("ledger %s is of version %d, %s: there is nothing to upgrade", path, res.From, which)
 		}
 		if ledger.IsURL(path) {
 			switch {
@@ -257,7 +263,7 @@ func LedgerUpgraded(w io.Writer, path string, res ledger.UpgradeResult) error {
 		return t.Close()
 	}
 	t.Line("ledger %s upgraded from version %d to version %d: the spends of %s carried over; filter %v, kept from version %d (a ledger's filter is fixed before its first run: another is a new ledger's choice, darrm ledger init --filter); the old file is kept as %s",
-		path, res.From, ledger.Version, plural.Of(res.Runs, "run", "runs"), res.Filter, res.From, res.Backup)
+		path, res.From, res.To, plural.Of(res.Runs, "run", "runs"), res.Filter, res.From, res.Backup)
 	if res.Previous != nil {
 		replaced(t, res.Previous)
 	}

@@ -52,11 +52,11 @@ func TestLedgerError(t *testing.T) {
 		t.Errorf("a second ledger: exit status %d", status)
 	}
 	var w bytes.Buffer
-	if err := report.LedgerUpgraded(&w, "l", ledger.UpgradeResult{Current: true}); err != nil || !strings.Contains(w.String(), "ledger l is of version") || !strings.Contains(w.String(), "there is nothing to upgrade") {
+	if err := report.LedgerUpgraded(&w, "l", ledger.UpgradeResult{Current: true, From: ledger.Version, To: ledger.Version}); err != nil || !strings.Contains(w.String(), "ledger l is of version") || !strings.Contains(w.String(), "there is nothing to upgrade") {
 		t.Errorf("Upgraded, current: %v, %q", err, w.String())
 	}
 	w.Reset()
-	err = report.LedgerUpgraded(&w, "postgres://h/db?ledger=l", ledger.UpgradeResult{Current: true, SchemaFrom: 5, SchemaTo: 6, Guarded: true})
+	err = report.LedgerUpgraded(&w, "postgres://h/db?ledger=l", ledger.UpgradeResult{Current: true, From: ledger.Version, To: ledger.Version, SchemaFrom: 5, SchemaTo: 6, Guarded: true})
 	if out := w.String(); err != nil || strings.Contains(out, "nothing to upgrade") || !strings.Contains(out, "its lines need no upgrade") || !strings.Contains(out, "upgraded from version 5 to version 6") {
 		t.Errorf("Upgraded, the database's schema: %v, %q", err, out)
 	}
