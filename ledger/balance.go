@@ -297,7 +297,7 @@ func (l *Ledger) Balance() (Balance, error) { return l.balance(l.chain.rule) }
 
 // balance is Balance with the ledger's runs held as r holds them.
 func (l *Ledger) balance(r rule) (Balance, error) {
-	q, _, err := l.compose(r, l.chain.spent)
+	q, fits, err := l.compose(r, l.chain.spent)
 	if err != nil {
 		return Balance{}, err
 	}
@@ -306,8 +306,25 @@ func (l *Ledger) balance(r rule) (Balance, error) {
 		FilterPending: r.firstRun && r.filter == nil, FilterChosen: l.chose && l.chain.rule.filter != nil}
 	b.Total, b.Bound = l.cap.Total(q)
 	b.Publish, err = l.header.publish(l.memo, m, l.cap)
+	if err == nil && !fits && b.Publish.Filter && m == accountant.Simple && (h.Upgraded != nil || l.format == chained3) {
+		// The runs of version 3 (read, or carried by an upgrade), which
+		// took a run when general or optimal composition said it fitted, spent more
+		// than the budget by simple composition: no filter held them to
+		// it, so it is no guarantee of them, and their simple
+		// composition, which holds however each run was chosen, is.
+		// Its δ is theirs, not the budget's, but the total is the
+		// ledger's, as a declared use's is (LedgerDelta).
+		b.Publish = accountant.Total{Method: accountant.Simple, Guarantee: q, DeltaFrom: accountant.LedgerDelta,
+			Argument: PastBudgetArgument, ArgumentSource: accountant.Simple.Reference()}
+	}
 	return b, err
 }
+
+// PastBudgetArgument names the total to publish of a ledger whose runs
+// of version 3 (read, or carried by an upgrade) spent more than its
+// budget by simple composition (Balance.Publish): that composition, of
+// every run.
+const PastBudgetArgument = "simple composition of every run, past the budget"
 
 // Publish returns the total to publish of every release charged to the
 // ledger (Balance.Publish), this run's included: on a ledger whose first

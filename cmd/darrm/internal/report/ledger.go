@@ -305,6 +305,10 @@ func LedgerWhy(t accountant.Total) string {
 	switch {
 	case t.Err != nil:
 		return t.Err.Error()
+	case t.Argument == ledger.PastBudgetArgument:
+		return "the ledger's runs of version 3, which took a run when general or optimal composition said it fitted, " +
+			"spent more than the budget by simple composition, the ledger's filter: no filter held them to the budget, so it is no guarantee " +
+			"of them; their simple composition holds however each run was chosen, and no release fits any more"
 	case t.Cap != nil:
 		return "the teachers are fixed models: their cap bounds every release from them, however many, and is their only bound " +
 			"(composing per-query guarantees is not proved for fixed teachers); it is within the ledger's budget at its delta and holds " +
