@@ -573,7 +573,15 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 		if !l.readOnly || !errors.As(err, &re) {
 			return nil, err
 		}
-		l.recordErr = err
+		if re.kind == secondLedger && l.keptCopy() {
+			// The copy an upgrade kept is never the ensemble's ledger,
+			// nor one to adopt: read, it is checked on its own (the
+			// record's ledger named), not refused with an adopt that
+			// refuses it too.
+			l.notes = append(l.notes, fmt.Sprintf("your record of ensemble %s names ledger %s (id %s), the one to release on", re.Ensemble, re.Record.Path, short(re.Record.LedgerID)))
+		} else {
+			l.recordErr = err
+		}
 	}
 	witnesses, team, err := opts.teamWitnesses(l.header.Ensemble)
 	if err != nil {
@@ -645,6 +653,14 @@ func (l *Ledger) readHeader() error {
 		return e
 	}
 	return nil
+}
+
+// keptCopy reports whether the ledger is the version-3 copy that
+// Upgrade kept, marked, after the upgrade ended (not one interrupted,
+// still in the ledger's place).
+func (l *Ledger) keptCopy() bool {
+	fs, ok := l.store.(*fileStore)
+	return ok && l.format == chained3 && l.marked && !interruptedUpgrade(fs.f, fs.path, l.version)
 }
 
 // noteVersion notes, for a version-3 ledger read only, that a run

@@ -81,3 +81,25 @@ func TestLedgerUpgradePastSimpleBudget(t *testing.T) {
 		t.Errorf("release after the upgrade: exit %d, %d labels, want none and the runs' total to publish: %s%s", code, labelsIn(b), out, stderr)
 	}
 }
+
+// TestLedgerVerifyKeptCopy: the version-3 copy that an upgrade keeps is
+// for reading (ledger show, verify). ledger verify refused it as a
+// second ledger of the ensemble (exit 2) and said to adopt it, which
+// adopt refuses; it checks it, naming the ledger the record holds, and
+// a release on it and an adopt of it stay refused.
+func TestLedgerVerifyKeptCopy(t *testing.T) {
+	led := filepath.Join(t.TempDir(), "v3-kept.ledger")
+	v3LedgerOf(t, led, `{"version":3,"id":"ffeeddccbbaa99887766554433221100","ensemble":"v3-kept","relation":"one-vote","budget":{"eps":3,"delta":0.00001},"delta_prime":0.00001,"created":"2025-01-02T03:04:05Z","teachers":{"K":3,"eps":0,"Delta":0,"kind":"fixed","partition":"keyed-hash"}}`,
+		`{"run":"r1","time":"2025-01-02T03:04:05Z","mechanism":"darrm-one-vote","eps":0.05,"delta":0,"queries":3,"final":true}`)
+	if out, stderr, code := darrm(t, "", "ledger", "upgrade", led); code != 0 {
+		t.Fatalf("upgrade: exit %d: %s%s", code, out, stderr)
+	}
+	kept := led + ".v3"
+	out, stderr, code := darrm(t, "", "ledger", "verify", kept)
+	if code != 0 || !containsFlat(stderr, "names ledger "+led) || containsFlat(stderr, "adopt") {
+		t.Errorf("verify of the kept copy: exit %d: %s%s", code, out, stderr)
+	}
+	if _, stderr, code := darrm(t, "", "ledger", "adopt", kept); code != exitUsage || !containsFlat(stderr, "never upgrade this copy") {
+		t.Errorf("adopt of the kept copy: exit %d: %s", code, stderr)
+	}
+}
