@@ -112,7 +112,12 @@ func (e *versionError) Error() string {
 	case e.Version == version3:
 		return fmt.Sprintf("ledger %s is of version 3, whose lines do not describe the mechanisms that the budget's filter of version %d composes: upgrade it once with: darrm ledger upgrade %s (its binding and spends are kept)", e.Path, version4, q)
 	case e.Version < version3:
-		return fmt.Sprintf("ledger %s is of version %d, a development format that this darrm no longer reads (it reads versions 3 to %d): start a new ledger with darrm ledger init, or upgrade it with the darrm that wrote it first", e.Path, e.Version, Version)
+		// The darrm that wrote versions 1 and 2 has no upgrade of them,
+		// and a new ledger does not count what they spent: said, so that
+		// the ensemble's spends are not forgotten.
+		return fmt.Sprintf("ledger %s is of version %d, a development format that this darrm no longer reads (it reads versions 3 to %d), and whose spends a new ledger does not count: "+
+			"upgrade it to version 3 with a darrm that writes version 3 (its darrm ledger upgrade reads versions 1 and 2; the darrm that wrote it has none), then run darrm ledger upgrade %s with this one; "+
+			"or start a new ledger with darrm ledger init whose budget leaves out what this one spent (darrm ledger show, with the darrm that wrote it)", e.Path, e.Version, Version, q)
 	}
 	return fmt.Sprintf("ledger %s is of version %d; this darrm reads versions 3 to %d: use a newer darrm", e.Path, e.Version, Version)
 }
