@@ -194,7 +194,7 @@ func labelWitness(r io.Reader, path string) (Witness, error) {
 	case m == nil:
 		return bad("a label file without a metadata header: it does not say which ledger its labels were charged to")
 	case m.Ledger == "":
-		return bad("its labels were not charged to a ledger: it witnesses none")
+		return bad("its header names no ledger: its labels were released without one, or by a darrm before label files named theirs, so it witnesses none: keep a checkpoint of the ledger (darrm ledger checkpoint) instead")
 	case m.LedgerLines == 0:
 		return bad("its header names ledger %s but not the line that reserved its labels (written by an earlier darrm): keep a checkpoint of the ledger (darrm ledger checkpoint) instead", short(m.Ledger))
 	case m.Ensemble == "":

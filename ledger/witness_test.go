@@ -272,7 +272,9 @@ func TestWitnessBadInput(t *testing.T) {
 		{"a ledger", "", "not a checkpoint"},
 		{"NumPy labels", "\x93NUMPY\x01\x00", "NumPy label file has no metadata header"},
 		{"labels without a header", "id,label\n1,0\n", "without a metadata header"},
-		{"labels charged to no ledger", meta + "}\nid,label\n1,0\n", "not charged to a ledger"},
+		// A darrm before label files named their ledger wrote no
+		// "ledger" either, for labels it charged to one.
+		{"labels charged to no ledger", meta + "}\nid,label\n1,0\n", "names no ledger: its labels were released without one, or by a darrm before label files named theirs"},
 		{"labels of an earlier darrm", meta + `,"ledger":"` + id + `"}` + "\nid,label\n1,0\n", "not the line that reserved"},
 		{"checkpoint of another version", `{"darrm-checkpoint":2,"ensemble":"e","ledger_id":"` + id + `","lines":2,"size":9,"head":"` + head + `","path":"x","time":"2026-01-01T00:00:00Z"}`, "this darrm reads version 1"},
 		{"checkpoint without lines", `{"darrm-checkpoint":1,"ensemble":"e","ledger_id":"` + id + `","lines":0,"size":9,"head":"` + head + `","path":"x","time":"2026-01-01T00:00:00Z"}`, "lines = 0"},
