@@ -315,16 +315,16 @@ func (l *Ledger) balance(r rule) (Balance, error) {
 		// Its δ is theirs, not the budget's, but the total is the
 		// ledger's, as a declared use's is (LedgerDelta).
 		b.Publish = accountant.Total{Method: accountant.Simple, Guarantee: q, DeltaFrom: accountant.LedgerDelta,
-			Argument: PastBudgetArgument, ArgumentSource: accountant.Simple.Reference()}
+			Argument: pastBudgetArgument, ArgumentSource: accountant.Simple.Reference()}
 	}
 	return b, err
 }
 
-// PastBudgetArgument names the total to publish of a ledger whose runs
+// pastBudgetArgument names the total to publish of a ledger whose runs
 // of version 3 (read, or carried by an upgrade) spent more than its
 // budget by simple composition (Balance.Publish): that composition, of
-// every run.
-const PastBudgetArgument = "simple composition of every run, past the budget"
+// every run. It is the one total of a ledger that an argument names.
+const pastBudgetArgument = "simple composition of every run, past the budget"
 
 // Publish returns the total to publish of every release charged to the
 // ledger (Balance.Publish), this run's included: on a ledger whose first

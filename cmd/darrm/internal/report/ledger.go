@@ -305,7 +305,9 @@ func LedgerWhy(t accountant.Total) string {
 	switch {
 	case t.Err != nil:
 		return t.Err.Error()
-	case t.Argument == ledger.PastBudgetArgument:
+	case t.Argument != "":
+		// The one ledger total an argument names (ledger.Balance): runs
+		// of version 3 past the budget.
 		return "the ledger's runs of version 3, which took a run when general or optimal composition said it fitted, " +
 			"spent more than the budget by simple composition, the ledger's filter: no filter held them to the budget, so it is no guarantee " +
 			"of them; their simple composition holds however each run was chosen, and no release fits any more"
