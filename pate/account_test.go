@@ -79,7 +79,7 @@ func TestAccount(t *testing.T) {
 		t.Errorf("account %+v", a.Result)
 	}
 	// The same answers through pate.Label's account (the same seeded draws).
-	res, err := Label(counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta}, noise.NewSeededSource(2))
+	res, err := Label(t.Context(), counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta}, noise.NewSeededSource(2))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestLabel(t *testing.T) {
 	}
 	counts, truth := syntheticCounts(n, 1)
 	for _, m := range paperMechanisms() {
-		res, err := Label(counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta}, noise.NewSeededSource(4))
+		res, err := Label(t.Context(), counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta}, noise.NewSeededSource(4))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestLabelChecksTruth(t *testing.T) {
 		{"a negative label", []int{-1, 1}, m, "query 1's true label -1"},
 		{"no mechanism", []int{0, 1}, nil, "no mechanism"},
 	} {
-		_, err := Label(counts, 5, 3, tc.truth, tc.m, Labelling{Delta: 1e-5}, noise.NewSeededSource(1))
+		_, err := Label(t.Context(), counts, 5, 3, tc.truth, tc.m, Labelling{Delta: 1e-5}, noise.NewSeededSource(1))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
@@ -143,12 +143,12 @@ func TestLabelZeroNoise(t *testing.T) {
 		{"confident-gnmax", ensemble.ConfidentGNMax{Threshold: 150, Sigma1: 100, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40}},
 			ensemble.ConfidentGNMax{Threshold: 150, Sigma1: 100, GNMax: ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 40, Noise: noisymax.DiscreteNoise}}},
 	} {
-		got, err := Label(counts, 250, 10, truth, tc.zero, Labelling{Delta: 1e-5}, noise.NewSeededSource(3))
+		got, err := Label(t.Context(), counts, 250, 10, truth, tc.zero, Labelling{Delta: 1e-5}, noise.NewSeededSource(3))
 		if err != nil {
 			t.Errorf("%s with a zero noise: %v", tc.name, err)
 			continue
 		}
-		want, err := Label(counts, 250, 10, truth, tc.set, Labelling{Delta: 1e-5}, noise.NewSeededSource(3))
+		want, err := Label(t.Context(), counts, 250, 10, truth, tc.set, Labelling{Delta: 1e-5}, noise.NewSeededSource(3))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestLabelAnswered(t *testing.T) {
 	}
 	counts, truth := syntheticCounts(n, 1)
 	m := paperMechanisms()[0]
-	res, err := Label(counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta, Answered: 20}, noise.NewSeededSource(4))
+	res, err := Label(t.Context(), counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta, Answered: 20}, noise.NewSeededSource(4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestLabelAnswered(t *testing.T) {
 	if want := labelTotal(t, m.GNMax, n, 20, res.Smooth); len(res.Totals) != 1 || res.Totals[0] != want {
 		t.Errorf("totals %v, want %v", res.Totals, want)
 	}
-	all, err := Label(counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta, Answered: 1000}, noise.NewSeededSource(4))
+	all, err := Label(t.Context(), counts, 250, 10, truth, m.mech(), Labelling{Delta: paperDelta, Answered: 1000}, noise.NewSeededSource(4))
 	if err != nil || all.Reached || all.Queries != n || all.Answered >= n {
 		t.Errorf("1000 answers asked of %d queries: %d answered of %d, reached %v (%v)", n, all.Answered, all.Queries, all.Reached, err)
 	}

@@ -171,7 +171,7 @@ func Run(ctx context.Context, m *datasets.MNIST, p Params) (*Outcome, error) {
 		src = noise.NewSeededSource(*p.Seed)
 	}
 	for _, mech := range p.Mechanisms {
-		res, err := pate.Label(counts, p.K, m.Classes, m.Test.Labels[:len(counts)], mech, p.Labelling, src)
+		res, err := pate.Label(ctx, counts, p.K, m.Classes, m.Test.Labels[:len(counts)], mech, p.Labelling, src)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", mech.Name(), err)
 		}

@@ -103,6 +103,18 @@ func TestRun(t *testing.T) {
 	if first.Results[1].Answered != 100 || first.Results[0].Answered == 0 || first.Student.Accuracy != again.Student.Accuracy {
 		t.Errorf("answered %d, %d; students %v, %v", first.Results[0].Answered, first.Results[1].Answered, first.Student.Accuracy, again.Student.Accuracy)
 	}
+	// Interrupted once the teachers are loaded (from the cache, which
+	// checks no context), the labelling stops with the interruption and
+	// no outcome: at PATE's 5,000 queries and K = 250 it takes seconds,
+	// which SIGTERM may not wait. Without a student, whose training
+	// would see it anyway.
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	labelsOnly := p
+	labelsOnly.Student = nil
+	if out, err := Run(stopped, m, labelsOnly); !errors.Is(err, context.Canceled) || out != nil {
+		t.Errorf("run interrupted before its labels: outcome %v, error %v; want none and context.Canceled", out != nil, err)
+	}
 }
 
 // TestParamsCheck: a run needs at least one teacher, named as K, and Run
