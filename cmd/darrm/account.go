@@ -193,7 +193,7 @@ func newAccountGNMaxCmd() *cobra.Command {
 			d.Rows = append(d.Rows, report.GNMaxNoise{Eps: e, Sigma: sigma, Lambda: lambda})
 		}
 		if f.Plot != "" {
-			return d, d.WriteFigure(f.Plot, f.Title, f.Marks, f.MarkLabel)
+			return d, d.WriteFigure(cmd.Context(), f.Plot, f.Title, f.Marks, f.MarkLabel)
 		}
 		return d, nil
 	})

@@ -80,7 +80,7 @@ func newPlotGammaCmd() *cobra.Command {
 			}
 			settings, rows = append(settings, s), append(rows, docs[i].Rows()...)
 		}
-		return rows, figure.GammaFigure{Title: f.Title, Settings: settings, Cols: f.Cols, Expected: f.Expected, Notes: notes(f.Note)}.Write(f.Out)
+		return rows, figure.GammaFigure{Title: f.Title, Settings: settings, Cols: f.Cols, Expected: f.Expected, Notes: notes(f.Note)}.Write(cmd.Context(), f.Out)
 	})
 }
 
@@ -130,7 +130,7 @@ func newPlotShufflegCmd() *cobra.Command {
 			return nil, cli.AsUsage(err)
 		}
 		fig.Notes = append(fig.Notes, notes(f.Note)...)
-		return rows, fig.Write(f.Out)
+		return rows, fig.Write(cmd.Context(), f.Out)
 	})
 }
 

@@ -150,7 +150,7 @@ func runShuffleg(cmd *cobra.Command, f *shufflegFlags) error {
 		if err != nil {
 			return err
 		}
-		if err := fig.Write(f.Plot); err != nil {
+		if err := fig.Write(cmd.Context(), f.Plot); err != nil {
 			return err
 		}
 	}

@@ -119,7 +119,7 @@ func runSolve(cmd *cobra.Command, f *solveFlags) error {
 	}
 	out.Seconds = time.Since(start).Seconds()
 	if f.Plot != "" {
-		if err := out.WriteFigure(f.Plot); err != nil {
+		if err := out.WriteFigure(cmd.Context(), f.Plot); err != nil {
 			return err
 		}
 	}

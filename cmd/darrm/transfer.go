@@ -107,7 +107,7 @@ func newTransferCmd() *cobra.Command {
 			lines.Done()
 			out.Seconds = time.Since(start).Seconds()
 			if f.Plot != "" {
-				if err := out.WriteFigure(f.Plot); err != nil {
+				if err := out.WriteFigure(cmd.Context(), f.Plot); err != nil {
 					return err
 				}
 			}

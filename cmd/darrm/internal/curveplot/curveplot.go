@@ -11,6 +11,7 @@ package curveplot
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"image/color"
 	"math"
@@ -123,8 +124,8 @@ const marks = 6
 
 // Write draws the figure into path, whose extension (.png or .svg) picks
 // the format; one legend above the panels lists every series label once.
-// The file is written atomically.
-func (f Figure) Write(path string) error {
+// The file is written atomically, in ctx (figure.Figure.Save).
+func (f Figure) Write(ctx context.Context, path string) error {
 	if err := figure.CheckPath(path); err != nil {
 		return err
 	}
@@ -167,7 +168,7 @@ func (f Figure) Write(path string) error {
 		legend = append(legend, figure.Entry{Label: n})
 	}
 	fig := figure.Figure{Title: f.Title, Legend: legend, Cols: cols, Panels: plots, RowTitles: f.RowTitles, ShareY: f.ShareY, Aspect: 0.68}
-	return fig.Save(path)
+	return fig.Save(ctx, path)
 }
 
 func (s Series) color(i int) color.Color {

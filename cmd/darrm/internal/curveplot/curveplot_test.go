@@ -18,7 +18,7 @@ func TestWrite(t *testing.T) {
 	}, Reference: []Series{{Label: "a", Mean: []float64{3, 2.2, 1.1}, Std: []float64{0, 0, 0}}}}
 	for _, ext := range []string{".png", ".svg"} {
 		path := filepath.Join(dir, "panel"+ext)
-		if err := (Figure{Title: "title", Panels: []*Panel{p, p}, Cols: 2, Notes: []string{"shaded: one std"}}).Write(path); err != nil {
+		if err := (Figure{Title: "title", Panels: []*Panel{p, p}, Cols: 2, Notes: []string{"shaded: one std"}}).Write(t.Context(), path); err != nil {
 			t.Fatalf("%s: %v", ext, err)
 		}
 		if st, err := os.Stat(path); err != nil || st.Size() == 0 {
@@ -27,7 +27,7 @@ func TestWrite(t *testing.T) {
 	}
 	p.LogY, p.Floor = true, 1e-3
 	p.Series[0].Std[2] = 5 // mean − std < 0: cut at the floor
-	if err := (Figure{Panels: []*Panel{p}}).Write(filepath.Join(dir, "log.png")); err != nil {
+	if err := (Figure{Panels: []*Panel{p}}).Write(t.Context(), filepath.Join(dir, "log.png")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -44,14 +44,14 @@ func TestWriteRejects(t *testing.T) {
 		"inf":       {"x.png", Series{Label: "a", Mean: []float64{1, math.Inf(1)}, Std: []float64{0, 0}}},
 	} {
 		path := filepath.Join(dir, tc.path)
-		if err := (Figure{Panels: []*Panel{{Series: []Series{tc.s}}}}).Write(path); err == nil {
+		if err := (Figure{Panels: []*Panel{{Series: []Series{tc.s}}}}).Write(t.Context(), path); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 		if _, err := os.Stat(path); err == nil {
 			t.Errorf("%s: file written despite the error", name)
 		}
 	}
-	if err := (Figure{Panels: []*Panel{nil}}).Write(filepath.Join(dir, "none.png")); err == nil {
+	if err := (Figure{Panels: []*Panel{nil}}).Write(t.Context(), filepath.Join(dir, "none.png")); err == nil {
 		t.Error("no panel: no error")
 	}
 }

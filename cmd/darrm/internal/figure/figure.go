@@ -300,8 +300,9 @@ type cell struct {
 
 // Save draws the figure and writes it to path: PNG at DPI dots per inch or
 // SVG, by the extension. It wraps the panels' titles to their width and,
-// with ShareY, sets their shared y ranges.
-func (f *Figure) Save(path string) error {
+// with ShareY, sets their shared y ranges. Once ctx is done, an open or a
+// write that blocks (a FIFO with no reader) returns ctx's error.
+func (f *Figure) Save(ctx context.Context, path string) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
@@ -440,7 +441,7 @@ func (f *Figure) Save(path string) error {
 			return fmt.Errorf("figure %s: %w", path, err)
 		}
 	}
-	return atomicfile.WriteOutput(context.Background(), path, 0o644, func(w io.Writer) error {
+	return atomicfile.WriteOutput(ctx, path, 0o644, func(w io.Writer) error {
 		_, err := w.Write(out)
 		return err
 	})

@@ -263,10 +263,10 @@ func onePanel() *Figure {
 func TestSavePNG(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.png"), filepath.Join(dir, "b.png")
-	if err := onePanel().Save(a); err != nil {
+	if err := onePanel().Save(t.Context(), a); err != nil {
 		t.Fatal(err)
 	}
-	if err := onePanel().Save(b); err != nil {
+	if err := onePanel().Save(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
 	ba, _ := os.ReadFile(a)
@@ -286,14 +286,14 @@ func TestSavePNG(t *testing.T) {
 		t.Errorf("no pHYs chunk of 11811 px/m after IHDR: % x", ba[33:58])
 	}
 	svg := filepath.Join(dir, "a.svg")
-	if err := onePanel().Save(svg); err != nil {
+	if err := onePanel().Save(t.Context(), svg); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(svg); !bytes.HasPrefix(bytes.TrimSpace(b), []byte("<?xml")) {
 		t.Errorf("SVG starts %q", b[:20])
 	}
 	bad := filepath.Join(dir, "a.gif")
-	if err := onePanel().Save(bad); err == nil {
+	if err := onePanel().Save(t.Context(), bad); err == nil {
 		t.Error(".gif: no error")
 	}
 	if _, err := os.Stat(bad); err == nil {
@@ -306,7 +306,7 @@ func TestSavePNG(t *testing.T) {
 // gap between them), and the frame is closed on the top and right.
 func TestAxesMeet(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.png")
-	if err := onePanel().Save(path); err != nil {
+	if err := onePanel().Save(t.Context(), path); err != nil {
 		t.Fatal(err)
 	}
 	f, _ := os.Open(path)
@@ -428,7 +428,7 @@ func gammaSetting(m float64, rrStatus gamma.Status) Setting {
 func TestWriteGammas(t *testing.T) {
 	dir := t.TempDir()
 	s, s5 := gammaSetting(3, gamma.Tight), gammaSetting(5, gamma.Certified)
-	if err := (GammaFigure{Title: "t", Settings: []Setting{s, s5, s}, Cols: 2, Expected: true, Notes: []string{"a note"}}).Write(filepath.Join(dir, "g.png")); err != nil {
+	if err := (GammaFigure{Title: "t", Settings: []Setting{s, s5, s}, Cols: 2, Expected: true, Notes: []string{"a note"}}).Write(t.Context(), filepath.Join(dir, "g.png")); err != nil {
 		t.Fatal(err)
 	}
 	if got := merge([]Setting{s, {Problem: constraints.Problem{K: 11, M: 3, Eps: 0.1, Delta: 1e-5, TargetDelta: s.TargetDelta}, Mechanisms: s.Mechanisms[1:]}, {Problem: constraints.Problem{K: 11, M: 5}}}); len(got) != 2 || len(got[0].Mechanisms) != 3 {
@@ -440,17 +440,17 @@ func TestWriteGammas(t *testing.T) {
 	}
 	bad := gammaSetting(3, gamma.Certified)
 	bad.Mechanisms[2].Expected = nil
-	if err := (GammaFigure{Settings: []Setting{bad}, Expected: true}).Write(filepath.Join(dir, "x.png")); err == nil {
+	if err := (GammaFigure{Settings: []Setting{bad}, Expected: true}).Write(t.Context(), filepath.Join(dir, "x.png")); err == nil {
 		t.Error("expected errors missing: no error")
 	}
 	bad = gammaSetting(3, gamma.Certified)
 	bad.K = 13
-	if err := (GammaFigure{Settings: []Setting{bad}}).Write(filepath.Join(dir, "y.png")); err == nil {
+	if err := (GammaFigure{Settings: []Setting{bad}}).Write(t.Context(), filepath.Join(dir, "y.png")); err == nil {
 		t.Error("K mismatch: no error")
 	}
 	bad = gammaSetting(3, gamma.Certified)
 	bad.Mechanisms[0].Error = nil
-	if err := (GammaFigure{Settings: []Setting{bad}}).Write(filepath.Join(dir, "z.png")); err == nil {
+	if err := (GammaFigure{Settings: []Setting{bad}}).Write(t.Context(), filepath.Join(dir, "z.png")); err == nil {
 		t.Error("no error curve: no error")
 	}
 }
@@ -512,14 +512,14 @@ func TestWriteGNMax(t *testing.T) {
 		target.Lambda = append(target.Lambda, l)
 		target.Sigma2 = append(target.Sigma2, l/(0.2676-math.Log(1/3e-4)/(l-1)))
 	}
-	if err := WriteGNMax(filepath.Join(dir, "b8.png"), "t", []GNMaxTarget{target, target}, []float64{34.31}, ""); err != nil {
+	if err := WriteGNMax(t.Context(), filepath.Join(dir, "b8.png"), "t", []GNMaxTarget{target, target}, []float64{34.31}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteGNMax(filepath.Join(dir, "x.png"), "t", nil, nil, ""); err == nil {
+	if err := WriteGNMax(t.Context(), filepath.Join(dir, "x.png"), "t", nil, nil, ""); err == nil {
 		t.Error("no target: no error")
 	}
 	target.Sigma2 = target.Sigma2[1:]
-	if err := WriteGNMax(filepath.Join(dir, "y.png"), "t", []GNMaxTarget{target}, nil, ""); err == nil {
+	if err := WriteGNMax(t.Context(), filepath.Join(dir, "y.png"), "t", []GNMaxTarget{target}, nil, ""); err == nil {
 		t.Error("orders and values of different lengths: no error")
 	}
 }

@@ -2,6 +2,7 @@ package figure
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"image/color"
 	"math"
@@ -236,8 +237,8 @@ type GammaFigure struct {
 	Notes    []string
 }
 
-// Write draws the figure into path.
-func (g GammaFigure) Write(path string) error {
+// Write draws the figure into path (Figure.Save, in ctx).
+func (g GammaFigure) Write(ctx context.Context, path string) error {
 	title, settings, cols, expected := g.Title, g.Settings, g.Cols, g.Expected
 	if err := CheckPath(path); err != nil {
 		return err
@@ -342,7 +343,7 @@ func (g GammaFigure) Write(path string) error {
 		aspect = 0.85
 	}
 	f := Figure{Title: title, Legend: legend, Cols: cols, Panels: panels, ShareY: true, Aspect: aspect}
-	return f.Save(path)
+	return f.Save(ctx, path)
 }
 
 // statusList collects the mechanisms of one status and the columns they

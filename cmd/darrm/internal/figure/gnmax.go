@@ -1,6 +1,7 @@
 package figure
 
 import (
+	"context"
 	"fmt"
 	"image/color"
 	"math"
@@ -40,7 +41,8 @@ type GNMaxMinimum struct{ Lambda, Sigma float64 }
 // zoom on the minimum, on linear axes, where the grid's points, its
 // minimum and the exact minimum are told apart; the zoom's window is
 // shaded in the panel above. An empty title says what the figure shows.
-func WriteGNMax(path, title string, targets []GNMaxTarget, marks []float64, markLabel string) error {
+// It is written as Figure.Save writes, in ctx.
+func WriteGNMax(ctx context.Context, path, title string, targets []GNMaxTarget, marks []float64, markLabel string) error {
 	if err := CheckPath(path); err != nil {
 		return err
 	}
@@ -145,7 +147,7 @@ func WriteGNMax(path, title string, targets []GNMaxTarget, marks []float64, mark
 		title = "GNMax: the noise variance σ^{2} against the Rényi order λ of its calibration (App. B.4.1)"
 	}
 	f := Figure{Title: title, Legend: legend, Cols: cols, Panels: panels, Aspect: 0.72}
-	return f.Save(path)
+	return f.Save(ctx, path)
 }
 
 // panelMarks returns the marks of the panel of target i of n: the i-th

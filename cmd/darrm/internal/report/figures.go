@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -20,12 +21,12 @@ const errorPoints = 201
 
 // WriteFigure writes the gamma figure of the document (its Setting) to
 // path.
-func (out Solve) WriteFigure(path string) error {
+func (out Solve) WriteFigure(ctx context.Context, path string) error {
 	s, err := out.Setting()
 	if err != nil {
 		return err
 	}
-	return figure.GammaFigure{Settings: []figure.Setting{s}}.Write(path)
+	return figure.GammaFigure{Settings: []figure.Setting{s}}.Write(ctx, path)
 }
 
 // Setting is the column of a gamma figure of the document: its problem,
@@ -88,10 +89,10 @@ var mechanismLabels = map[string]string{"gnmax": "GNMax", "gnmax-tight": "GNMax,
 
 // WriteFigure writes the figure of the experiment's results (transferPanel)
 // to path.
-func (out Transfer) WriteFigure(path string) error {
+func (out Transfer) WriteFigure(ctx context.Context, path string) error {
 	p := transferPanel(out.Dataset, out.K, out.Results)
 	fig := curveplot.Figure{Panels: []*curveplot.Panel{&p}, Notes: []string{"Lines: mean accuracy over the redraws of the queries; shaded: ± one standard deviation."}}
-	return fig.Write(path)
+	return fig.Write(ctx, path)
 }
 
 // transferPanel is the panel of a transfer experiment on dataset with k
@@ -124,7 +125,7 @@ func transferPanel(dataset string, k int, results []transfer.Result) curveplot.P
 // WriteFigure draws the RDP search of GNMax's noise for each target of
 // the document (figure.GNMaxTargetOf, figure.WriteGNMax) into path, under
 // title, with the orders marks marked as markLabel.
-func (d AccountGNMax) WriteFigure(path, title string, marks []float64, markLabel string) error {
+func (d AccountGNMax) WriteFigure(ctx context.Context, path, title string, marks []float64, markLabel string) error {
 	var targets []figure.GNMaxTarget
 	for _, r := range d.Rows {
 		t, err := figure.GNMaxTargetOf(accountant.Guarantee{Eps: r.Eps, Delta: d.Delta})
@@ -133,5 +134,5 @@ func (d AccountGNMax) WriteFigure(path, title string, marks []float64, markLabel
 		}
 		targets = append(targets, t)
 	}
-	return figure.WriteGNMax(path, title, targets, marks, markLabel)
+	return figure.WriteGNMax(ctx, path, title, targets, marks, markLabel)
 }

@@ -46,7 +46,7 @@ func TestWriteSolve(t *testing.T) {
 	rr, _ := gamma.Const(5, 0.3)
 	path := filepath.Join(t.TempDir(), "g.svg")
 	d := Solve{Problem: Problem{K: 5, M: 1, Eps: 0.1}, Prior: "uniform", Gamma: rr, Certificate: gamma.Certificate{Status: gamma.Tight}}
-	if err := d.WriteFigure(path); err != nil {
+	if err := d.WriteFigure(t.Context(), path); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
@@ -89,7 +89,7 @@ func TestTransferPanel(t *testing.T) {
 func TestWriteTransfer(t *testing.T) {
 	res := []transfer.Result{{Mechanism: "gnmax", M: 3, Queries: 20, AccuracyMean: 0.9}, {Mechanism: "gnmax", M: 3, Queries: 50, AccuracyMean: 0.8}}
 	path := filepath.Join(t.TempDir(), "t.svg")
-	if err := (Transfer{Dataset: "mnist58", K: 11, Results: res}).WriteFigure(path); err != nil {
+	if err := (Transfer{Dataset: "mnist58", K: 11, Results: res}).WriteFigure(t.Context(), path); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(path); err != nil || fi.Size() == 0 {
