@@ -276,13 +276,14 @@ func Resolve(path string) (Target, error) {
 
 // Output is an output file open for writing (Create).
 type Output struct {
-	name   string
-	target Target
-	f      *os.File // the file written through
-	tmp    *temp    // the temporary file, else
-	w      io.Writer
-	perm   os.FileMode
-	done   bool
+	name    string
+	target  Target
+	f       *os.File      // the file written through
+	through *ctxio.Writer // its writer, whose helper goroutine Commit and Abort end
+	tmp     *temp         // the temporary file, else
+	w       io.Writer
+	perm    os.FileMode
+	done    bool
 }
 
 // Create opens the output path for writing: a temporary file beside its
@@ -299,7 +300,8 @@ func Create(ctx context.Context, path string, perm os.FileMode) (*Output, error)
 		if o.f, err = ctxio.OpenFile(ctx, path, os.O_WRONLY, 0); err != nil {
 			return nil, err
 		}
-		o.w = ctxio.NewWriter(ctx, o.f)
+		o.through = ctxio.NewWriter(ctx, o.f)
+		o.w = o.through
 		return o, nil
 	}
 	if o.tmp, err = createTemp(t.Path); err != nil {
@@ -332,6 +334,7 @@ func (o *Output) Commit() error {
 	}
 	o.done = true
 	if o.target.Through {
+		o.through.Close()
 		if err := o.f.Close(); err != nil {
 			return fmt.Errorf("write %s: %w", o.name, err)
 		}
@@ -352,6 +355,7 @@ func (o *Output) Abort() {
 	}
 	o.done = true
 	if o.target.Through {
+		o.through.Close()
 		o.f.Close()
 		return
 	}

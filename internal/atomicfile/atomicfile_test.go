@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, path, s string) error {
@@ -157,5 +159,47 @@ func TestWriteReplacesLink(t *testing.T) {
 	}
 	if st, _ := os.Lstat(link); st.Mode()&os.ModeSymlink != 0 {
 		t.Error("the entry is still a link")
+	}
+}
+
+// TestThroughWriterEnds: an output written through (a device: /dev/null,
+// as --out /dev/null names it) ends the goroutine that writes it for its
+// context (ctxio.Writer) at Commit and at Abort, which otherwise waited
+// for another write as long as the process ran: one for each such output,
+// a release's label sink's in a program that releases many times. The
+// minute is a hang's limit, not a timing.
+func TestThroughWriterEnds(t *testing.T) {
+	if _, err := os.Stat(os.DevNull); err != nil {
+		t.Skip(err)
+	}
+	for _, commit := range []bool{true, false} {
+		o, err := Create(context.Background(), os.DevNull, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Atomic() {
+			t.Fatalf("%s written atomically", os.DevNull)
+		}
+		if _, err := io.WriteString(o, "0,1\n"); err != nil {
+			t.Fatal(err)
+		}
+		if commit {
+			err = o.Commit()
+		} else {
+			o.Abort()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			buf := make([]byte, 1<<20)
+			if n = strings.Count(string(buf[:runtime.Stack(buf, true)]), "ctxio.(*Writer).loop"); n == 0 {
+				break
+			}
+		}
+		if n > 0 {
+			t.Errorf("commit %t: %d goroutines still write for an output ended", commit, n)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,4 +67,47 @@ func TestFIFONotice(t *testing.T) {
 	if string(b) != "0,1\n" || notices.Len() != 0 {
 		t.Errorf("a FIFO written at once: read %q, notices %q", b, notices.String())
 	}
+}
+
+// TestFIFOInputClosed: closing an input read from a FIFO ends the
+// goroutine that read it for its context (ctxio), which otherwise waited
+// for another read as long as the process ran: one for each FIFO or
+// device read, in a program that runs commands in process. The minute is
+// a hang's limit, not a timing.
+func TestFIFOInputClosed(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "votes.csv")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFO here: %v", err)
+	}
+	go func() {
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.WriteString("0,1\n")
+			w.Close()
+		}
+	}()
+	r, err := OpenInputContext(context.Background(), nil, nil, fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(r); string(b) != "0,1\n" || err != nil {
+		t.Fatalf("read %q, %v", b, err)
+	}
+	r.Close()
+	if n := ctxioLoops(t, "ctxio.(*Reader).loop"); n > 0 {
+		t.Errorf("%d goroutines still read for a closed input", n)
+	}
+}
+
+// ctxioLoops returns how many goroutines run fn once those that end have
+// ended, within a minute.
+func ctxioLoops(t *testing.T, fn string) int {
+	t.Helper()
+	n := 0
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		buf := make([]byte, 1<<20)
+		if n = strings.Count(string(buf[:runtime.Stack(buf, true)]), fn); n == 0 {
+			break
+		}
+	}
+	return n
 }

@@ -63,7 +63,7 @@ func OpenInputContext(ctx context.Context, stdin io.Reader, notices io.Writer, n
 		}
 		return nil, pathError(name, err)
 	}
-	return readCloser{ctxio.NewReader(ctx, f), f}, nil
+	return readCloser{ctx, ctxio.NewReader(ctx, f), f}, nil
 }
 
 // fifoNotice is how long the open of a FIFO waits for a writer before it
@@ -169,9 +169,25 @@ func unwrapPath(err error) error {
 	return err
 }
 
+// readCloser reads a FIFO or a device f through r, which returns at
+// ctx's end (ctxio.Reader). Close closes f and ends r's helper goroutine,
+// which would otherwise wait for another read as long as the process
+// runs; once ctx is done it leaves the helper be, as ctxio leaves a read
+// it abandoned: a decoder left to its goroutine (DecodeJSON) may still
+// be reading r.
 type readCloser struct {
-	io.Reader
-	io.Closer
+	ctx context.Context
+	r   *ctxio.Reader
+	f   *os.File
+}
+
+func (rc readCloser) Read(p []byte) (int, error) { return rc.r.Read(p) }
+
+func (rc readCloser) Close() error {
+	if rc.ctx.Err() == nil {
+		rc.r.Close()
+	}
+	return rc.f.Close()
 }
 
 // InputArg is the input that a command's optional argument names: the
