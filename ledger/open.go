@@ -43,7 +43,8 @@ type Options struct {
 	// ends (the server stops, the network fails). The run writes no more
 	// (what it reserved stays charged); a caller cancels its release's
 	// context there, so that the release stops at once, even while it
-	// waits for input, instead of at its next reservation.
+	// waits for input, instead of at its next reservation. It must not
+	// call the Ledger (Close waits for the goroutine that calls Lost).
 	Lost func(err error)
 	// Analyst names who charges the runs opened with these Options, written
 	// in each run's lines (Spend.Analyst) and held to the analyst's share
