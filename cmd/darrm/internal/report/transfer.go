@@ -162,8 +162,10 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 				t.Line("  %s: no cap (non-private teachers): the queries' composition at every Q, and its noise is all its privacy", c.Mechanism)
 			case c.Mechanism == "majority":
 				t.Line("  %s: no noise; the cap at every Q", c.Mechanism)
-			case c.CapFrom == 1:
+			case c.CapFrom == 1 && out.Cap.Eps <= g.Eps && out.Cap.Delta <= g.Delta:
 				t.Line("  %s: the cap at every Q, below one label's %s: its noise buys no privacy, and the noise-free majority is as private", c.Mechanism, upPair(g.Eps, g.Delta))
+			case c.CapFrom == 1:
+				t.Line("  %s: the cap at every Q, above one label's %s but the only bound proved for fixed teachers: its noise buys no privacy, and the noise-free majority is as private", c.Mechanism, upPair(g.Eps, g.Delta))
 			default:
 				t.Line("  %s: the queries' composition for Q <= %d, the cap from Q = %d: its noise buys privacy up to Q = %d, nothing after", c.Mechanism, c.CapFrom-1, c.CapFrom, c.NoisePaysUpTo)
 			}
