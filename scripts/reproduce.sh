@@ -324,14 +324,14 @@ B.7 7 Fashion-MNIST 0.0852 11.928 0.014 26.738 0.035 42.873 0.068"
 	{
 		echo "| table | m | dataset | per query (ε, δ) | Q | total ε | thesis ε | total δ | thesis δ |"
 		echo "|---|---|---|---|---|---|---|---|---|"
-		while read -r table m data teps e20 d20 e50 d50 e100 d100; do
+		while read -r table m dset teps e20 d20 e50 d50 e100 d100; do
 			"$darrm" account compose --step-eps "$teps" --step-delta 1e-4 --steps "$m" --composition simple --format csv > "$work/q.csv"
 			read -r qeps qdelta < <(csv_awk '{ print v("eps"), v("delta") }' "$work/q.csv")
 			for q in 20 50 100; do
 				case $q in 20) te=$e20 td=$d20 ;; 50) te=$e50 td=$d50 ;; 100) te=$e100 td=$d100 ;; esac
 				"$darrm" account compose --step-eps "$qeps" --step-delta "$qdelta" --steps "$q" --delta-prime 1e-4 --format csv > "$work/t.csv"
 				csv_awk '{ printf "| %s | %s | %s | (%.4f, %.4f) | %s | %.3f | %s | %.3f | %s |\n", t, m, ds, qe, qd, q, v("eps"), te, v("delta"), td }' \
-					t="$table" m="$m" ds="$data" qe="$qeps" qd="$qdelta" q="$q" te="$te" td="$td" "$work/t.csv"
+					t="$table" m="$m" ds="$dset" qe="$qeps" qd="$qdelta" q="$q" te="$te" td="$td" "$work/t.csv"
 			done
 		done <<< "$thesis"
 	} > "$work/tables-queries.md"
@@ -562,6 +562,7 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 	# buys(PAYS, UPTO, SHARED): what DaRRM'"'"'s noise buys at this Q, and where it would.
 	function buys(pays, upto, shared) {
 		if (pays == "true") return sprintf("privacy (up to Q = %d)", upto)
+		if (upto == 0 && shared == 0) return "nothing: the cap is below one label; on shared data nothing either"
 		if (upto == 0) return sprintf("nothing: the cap is below one label; on shared data privacy up to Q = %d", shared)
 		return sprintf("nothing from Q = %d", upto + 1)
 	}

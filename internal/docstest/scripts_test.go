@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,84 @@ func TestCheckToolchainSaysSo(t *testing.T) {
 	out, err := cmd.Output()
 	if lines := strings.Split(strings.TrimSpace(string(out)), "\n"); err != nil || len(lines) != 1 || !strings.Contains(lines[0], "ready to build darrm") {
 		t.Errorf("scripts/check-toolchain.sh: %v, stdout %q; want one line saying the toolchain is ready", err, out)
+	}
+}
+
+// TestReproduceKeepsItsGlobals: a function of scripts/reproduce.sh that
+// reads into a variable (read, a for loop) declares it local or uses a
+// name the script's top level does not: bash's variables are global unless
+// declared local, so tables_queries' "while read -r table m data ..." set
+// the data folder, data, to the empty string once its loop ended, and
+// every later item that needs the data (transfer, fig-4.2) said "skipped:
+// needs mnist-data/train-images-idx3-ubyte and 3 more in  (...)" with the
+// data in place.
+func TestReproduceKeepsItsGlobals(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(repoRoot(t), "scripts", "reproduce.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := `[A-Za-z_][A-Za-z0-9_]*`
+	funcStart := regexp.MustCompile(`^(` + name + `)\(\) \{`)
+	assigns := regexp.MustCompile(`^\s*((?:` + name + `=\S*\s*)+)`)
+	reads := regexp.MustCompile(`\bread\s+(?:-r\s+)?((?:` + name + `\s*)+)`)
+	fors := regexp.MustCompile(`\bfor\s+(` + name + `)\s+in\b`)
+	locals := regexp.MustCompile(`^\s*local\s+(.*)`)
+	bound := func(line string) []string { // names a read or a for loop sets
+		var names []string
+		if m := reads.FindStringSubmatch(line); m != nil {
+			names = append(names, strings.Fields(m[1])...)
+		}
+		if m := fors.FindStringSubmatch(line); m != nil {
+			names = append(names, m[1])
+		}
+		return names
+	}
+	globals := map[string]bool{}
+	type use struct {
+		fn, name string
+		line     int
+	}
+	var uses []use
+	fn, local := "", map[string]bool{}
+	for i, line := range strings.Split(string(text), "\n") {
+		switch {
+		case fn == "" && funcStart.MatchString(line) && !strings.HasSuffix(line, "}"): // not a one-line function
+			fn, local = funcStart.FindStringSubmatch(line)[1], map[string]bool{}
+			continue
+		case fn != "" && line == "}":
+			fn = ""
+			continue
+		}
+		if fn == "" {
+			if m := assigns.FindStringSubmatch(line); m != nil {
+				for _, a := range strings.Fields(m[1]) {
+					n, _, _ := strings.Cut(a, "=")
+					globals[n] = true
+				}
+			}
+			for _, n := range bound(line) {
+				globals[n] = true
+			}
+			continue
+		}
+		if m := locals.FindStringSubmatch(line); m != nil {
+			for _, a := range strings.Fields(m[1]) {
+				n, _, _ := strings.Cut(a, "=")
+				local[n] = true
+			}
+		}
+		for _, n := range bound(line) {
+			if !local[n] {
+				uses = append(uses, use{fn, n, i + 1})
+			}
+		}
+	}
+	if !globals["data"] {
+		t.Fatalf("found no global data in scripts/reproduce.sh (globals %v): the test reads it wrong", globals)
+	}
+	for _, u := range uses {
+		if globals[u.name] {
+			t.Errorf("scripts/reproduce.sh:%d: %s sets the script's global %s (declare it local, or name it otherwise)", u.line, u.fn, u.name)
+		}
 	}
 }
