@@ -585,7 +585,7 @@ B.8 7 fashion58 100 0.79 0.96 0.96"
 		k = v("m") SUBSEP v("dataset") SUBSEP v("queries")
 		if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
 		acc[k, v("mechanism")] = sprintf("%.2f (%.2f)", v("accuracy_mean"), v("accuracy_std"))
-		if (v("mechanism") == "darrm-opt") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ce[k] = v("composition_eps"); cd[k] = v("composition_delta"); te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound"); from[k] = v("cap_from"); nb[k] = (v("noise_pays") == "true" ? "privacy" : "nothing") sprintf(" (privacy up to Q = %d)", v("noise_pays_up_to")) }
+		if (v("mechanism") == "darrm-opt") { qe[k] = v("query_eps"); qd[k] = v("query_delta"); ce[k] = v("composition_eps"); cd[k] = v("composition_delta"); te[k] = v("total_eps"); td[k] = v("total_delta"); tb[k] = v("total_bound"); from[k] = v("cap_from"); nb[k] = (v("noise_pays") == "true" ? "privacy" : "nothing") (v("noise_pays_up_to") > 0 ? sprintf(" (privacy up to Q = %d)", v("noise_pays_up_to")) : "") }
 	}
 	END {
 		print "| m | data | Q | GNMax | GNMax, tight σ | DaRRM one-vote | DaRRM γ_Sub | DaRRM γ_opt | RR (γ_const) | majority | per query (ε, δ) | queries composed | total of the DaRRM and RR rows | cap from Q | DaRRM'"'"'s noise buys (per-query teachers: privacy at every Q) |"
