@@ -406,6 +406,11 @@ type Ledger struct {
 	// importing opens a copy exported for Import, which copies
 	// its lines but its end.
 	importing bool
+
+	// recordedElse says, of the copy an upgrade kept, read only, that
+	// your record names another ledger (the upgraded one, or one
+	// recorded since): recorded is false, and no RecordError is kept.
+	recordedElse bool
 }
 
 // forRun is Open for a run.
@@ -580,6 +585,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 			// record's ledger named), not refused with an adopt that
 			// refuses it too.
 			l.notes = append(l.notes, fmt.Sprintf("your record of ensemble %s names ledger %s (id %s), the one to release on", re.Ensemble, re.Record.Path, short(re.Record.LedgerID)))
+			l.recordedElse = true
 		} else {
 			l.recordErr = err
 		}
@@ -599,7 +605,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 		l.notes = append(l.notes, fmt.Sprintf("extends witness %s: its line %d is the one the witness saw", w.File, w.Record.Lines))
 	}
 	if l.readOnly {
-		l.recorded = rec != nil && l.recordErr == nil
+		l.recorded = rec != nil && l.recordErr == nil && !l.recordedElse
 		l.noteVersion()
 		if note := l.header.continuesNote(); note != "" {
 			l.notes = append(l.notes, note)
@@ -785,6 +791,11 @@ func (l *Ledger) RecordErr() error { return l.recordErr }
 // Recorded reports whether your record of the ensemble names a ledger
 // read only (ReadOnly) and agrees with it.
 func (l *Ledger) Recorded() bool { return l.recorded }
+
+// RecordedElse reports whether your record of the ensemble names another
+// ledger than the one read, the copy an upgrade kept (ReadOnly): that
+// copy is read on its own, and no RecordErr refuses it.
+func (l *Ledger) RecordedElse() bool { return l.recordedElse }
 
 // RunCount returns the number of runs of a ledger read only (ReadOnly),
 // which reads every line.

@@ -99,6 +99,16 @@ func TestLedgerVerifyKeptCopy(t *testing.T) {
 	if code != 0 || !containsFlat(stderr, "names ledger "+led) || containsFlat(stderr, "adopt") {
 		t.Errorf("verify of the kept copy: exit %d: %s%s", code, out, stderr)
 	}
+	// The record names the upgraded ledger, not the copy: verify does not
+	// say that it agrees with the copy, as it said.
+	var doc struct{ Record string }
+	out, stderr, code = darrm(t, "", "ledger", "verify", kept, "--format", "json")
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || doc.Record != "names another ledger" {
+		t.Errorf("verify of the kept copy: exit %d, record %q, want %q: %s%s", code, doc.Record, "names another ledger", out, stderr)
+	}
+	if out, stderr, code = darrm(t, "", "ledger", "verify", led, "--format", "json"); json.Unmarshal([]byte(out), &doc) != nil || code != 0 || doc.Record != "agrees" {
+		t.Errorf("verify of the upgraded ledger: exit %d, record %q, want agrees: %s%s", code, doc.Record, out, stderr)
+	}
 	if _, stderr, code := darrm(t, "", "ledger", "adopt", kept); code != exitUsage || !containsFlat(stderr, "never upgrade this copy") {
 		t.Errorf("adopt of the kept copy: exit %d: %s", code, stderr)
 	}

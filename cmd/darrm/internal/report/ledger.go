@@ -197,7 +197,10 @@ type LedgerVerify struct {
 func NewLedgerVerify(path string, l *ledger.Ledger) (LedgerVerify, error) {
 	b, err := l.Balance()
 	rec := "agrees"
-	if !l.Recorded() {
+	switch {
+	case l.RecordedElse():
+		rec = "names another ledger"
+	case !l.Recorded():
 		rec = "none"
 	}
 	return LedgerVerify{Path: path, Version: l.Version(), Lines: l.Lines(), Runs: l.RunCount(), Record: rec, Balance: b}, err
