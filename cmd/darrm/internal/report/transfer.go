@@ -165,7 +165,13 @@ func (out Transfer) Write(w io.Writer, f cliout.Format) error {
 			case c.CapFrom == 1 && out.Cap.Eps <= g.Eps && out.Cap.Delta <= g.Delta:
 				t.Line("  %s: the cap at every Q, below one label's %s: its noise buys no privacy, and the noise-free majority is as private", c.Mechanism, upPair(g.Eps, g.Delta))
 			case c.CapFrom == 1:
-				t.Line("  %s: the cap at every Q, above one label's %s but the only bound proved for fixed teachers: its noise buys no privacy, and the noise-free majority is as private", c.Mechanism, upPair(g.Eps, g.Delta))
+				// Above in ε or in δ: not below, and, where the other is
+				// below, not above either.
+				than := "above"
+				if out.Cap.Eps < g.Eps || out.Cap.Delta < g.Delta {
+					than = "not below"
+				}
+				t.Line("  %s: the cap at every Q, %s one label's %s but the only bound proved for fixed teachers: its noise buys no privacy, and the noise-free majority is as private", c.Mechanism, than, upPair(g.Eps, g.Delta))
 			default:
 				t.Line("  %s: the queries' composition for Q <= %d, the cap from Q = %d: its noise buys privacy up to Q = %d, nothing after", c.Mechanism, c.CapFrom-1, c.CapFrom, c.NoisePaysUpTo)
 			}

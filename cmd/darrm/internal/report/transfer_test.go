@@ -58,6 +58,10 @@ func TestTransferCapBelowOrAbove(t *testing.T) {
 			accountant.Guarantee{Eps: 0.2654, Delta: 3e-4}, "darrm-opt: the cap at every Q, below one label's (0.2654, 0.0003)", "above one label's"},
 		{"shared", accountant.Cap{Guarantee: accountant.Guarantee{Eps: 0.1888, Delta: 0.0012}, K: 11, Shares: accountant.Shared, Method: accountant.Optimal, DeltaPrime: 1e-4},
 			accountant.Guarantee{Eps: 0.06687, Delta: 3e-4}, "darrm-opt: the cap at every Q, above one label's (0.06687, 0.0003) but the only bound proved for fixed teachers", "below one label's"},
+		// A cap of smaller ε and larger δ than a label's is neither below
+		// it nor above it: it said "above".
+		{"neither", accountant.Cap{Guarantee: accountant.Guarantee{Eps: 0.05, Delta: 0.0012}, K: 11, Shares: accountant.Shared, Method: accountant.Optimal, DeltaPrime: 1e-4},
+			accountant.Guarantee{Eps: 0.06687, Delta: 3e-4}, "darrm-opt: the cap at every Q, not below one label's (0.06687, 0.0003) but the only bound proved for fixed teachers", "above one label's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := transfer.Result{Mechanism: "darrm-opt", Queries: 20, QueryEps: tc.label.Eps, QueryDelta: tc.label.Delta,
