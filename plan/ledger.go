@@ -120,8 +120,9 @@ func (e *unheldError) Unwrap() error { return e.err }
 
 // noLedgerFit returns the error for a budget on whose new ledger not even
 // queries queries of r, the least generous value x of k searched, fit: a
-// parameter error on the budget's ε that says what that value allows, and why
-// when no filter holds it.
+// parameter error that says what that value allows, and why when no filter
+// holds it, on the budget's δ where no budget ε would fit them
+// (deltaBinds), else on its ε.
 func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64) error {
 	agg, _, err := r.Aggregator(ctx)
 	if err != nil {
