@@ -285,7 +285,9 @@ type Balance struct {
 	ShareBound   bool                  `json:"share_bound,omitempty"`
 	// Publish is the total to publish of every release charged to the
 	// ledger: the budget its filter holds them to, fixed before the first
-	// run; with a teachers' cap, the cap at the budget's δ, and Err
+	// run; where runs of version 3, which no filter held, spent past the
+	// budget by simple composition, that composition of every run
+	// (pastBudgetArgument); with a teachers' cap, the cap at the budget's δ, and Err
 	// (a *accountant.CapError) when it is not within the budget
 	// (accountant.Account.Publish). Total, a composition of what was
 	// spent, is a realised cost: analysis.
