@@ -140,7 +140,7 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 		rule = fmt.Sprintf("not even %s %s: at the least generous %s searched, %v (per query %v): %v", fitWords(queries), of, k.setting, k.value(x), priv.Guarantee, err)
 	} else if deltaBinds(ctx, r, b, h, queries, priv) {
 		return &deltaNoFitError{&param.Error{Name: "budget-delta", Value: r.Budget.Delta,
-			Rule: rule + ", whatever budget-eps: their deltas alone exceed budget-delta"}}
+			Rule: rule + ", whatever budget-eps: their deltas alone exceed budget-delta (raise it, or lower each query's, --delta)"}}
 	}
 	return &param.Error{Name: "budget-eps", Value: r.Budget.Eps, Rule: rule}
 }
