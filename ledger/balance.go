@@ -312,10 +312,13 @@ func (l *Ledger) balance(r rule) (Balance, error) {
 		// The runs of version 3 (read, or carried by an upgrade), which
 		// took a run when general or optimal composition said it fitted, spent more
 		// than the budget by simple composition: no filter held them to
-		// it, so it is no guarantee of them, and their simple
-		// composition, which holds however each run was chosen, is.
-		// Its δ is theirs, not the budget's, but the total is the
-		// ledger's, as a declared use's is (LedgerDelta).
+		// it, so it is no guarantee of them. Their simple composition is
+		// the least that is: a guarantee of runs whose sizes and settings
+		// were fixed before the first, and, of runs chosen from earlier
+		// labels, their realised total, which no filter stands behind (a
+		// privacy odometer's reading, Rogers et al. 2016), said so. Its δ
+		// is theirs, not the budget's, but the total is the ledger's, as a
+		// declared use's is (LedgerDelta).
 		b.Publish = accountant.Total{Method: accountant.Simple, Guarantee: q, DeltaFrom: accountant.LedgerDelta,
 			Argument: pastBudgetArgument, ArgumentSource: accountant.Simple.Reference()}
 	}

@@ -206,7 +206,7 @@ func (opts Options) Upgrade(ctx context.Context, location string, b provenance.B
 	if err := old.scan(ctx, rec); err != nil {
 		return res, err
 	}
-	if old.marked && !interruptedUpgrade(f, path, old.version) {
+	if old.keptCopy() {
 		return res, &versionError{Path: path, Version: old.version, Kept: true}
 	}
 	var spends []Spend

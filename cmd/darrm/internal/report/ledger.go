@@ -313,7 +313,8 @@ func LedgerWhy(t accountant.Total) string {
 		// of version 3 past the budget.
 		return "the ledger's runs of version 3, which took a run when general or optimal composition said it fitted, " +
 			"spent more than the budget by simple composition, the ledger's filter: no filter held them to the budget, so it is no guarantee " +
-			"of them; their simple composition holds however each run was chosen, and no release fits any more"
+			"of them; their simple composition is a guarantee of runs whose sizes and settings were fixed before the first, and, of runs chosen " +
+			"from earlier labels, their realised total, which no filter stands behind; no release fits any more"
 	case t.Cap != nil:
 		return "the teachers are fixed models: their cap bounds every release from them, however many, and is their only bound " +
 			"(composing per-query guarantees is not proved for fixed teachers); it is within the ledger's budget at its delta and holds " +
