@@ -662,30 +662,6 @@ func (l *Ledger) readHeader() error {
 	return nil
 }
 
-// keptCopy reports whether the ledger is the version-3 copy that
-// Upgrade kept, marked, after the upgrade ended (not one interrupted,
-// still in the ledger's place).
-func (l *Ledger) keptCopy() bool {
-	fs, ok := l.store.(*fileStore)
-	return ok && l.format == chained3 && l.marked && !interruptedUpgrade(fs.f, fs.path, l.version)
-}
-
-// noteVersion notes, for a version-3 ledger read only, that a run
-// refuses it until it is upgraded, or that Upgrade has marked it.
-func (l *Ledger) noteVersion() {
-	switch {
-	case l.format != chained3:
-	case l.marked:
-		if fs, ok := l.store.(*fileStore); ok && interruptedUpgrade(fs.f, fs.path, l.version) {
-			l.notes = append(l.notes, fmt.Sprintf("marked as upgraded to version %d, and still in the ledger's place: an upgrade that was interrupted; run darrm ledger upgrade %s again to complete it", version4, shellQuote(l.path)))
-			break
-		}
-		l.notes = append(l.notes, (&versionError{Path: l.path, Version: l.version, Kept: true}).Error())
-	default:
-		l.notes = append(l.notes, (&versionError{Path: l.path, Version: l.version}).Error())
-	}
-}
-
 // checkRecord checks the ledger against its ensemble's record rec (nil
 // for none), read from file, and judges a torn last line; settled says no
 // write can be under way.
