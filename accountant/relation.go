@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/darrm/darrm/internal/enum"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Relation is a neighbouring relation: what may change between the two
@@ -52,7 +53,7 @@ func (r *Relation) UnmarshalText(b []byte) error {
 	if relationNames.Unmarshal(r, b) == nil {
 		return nil
 	}
-	return fmt.Errorf("relation %q: must be %v (each teacher private, any vote may change: DaRRM, RR, subsampling) or %v (one record changes at most one vote: GNMax, DaRRM)", b, PrivateTeachers, OneVote)
+	return fmt.Errorf("relation %s: must be %v (each teacher private, any vote may change: DaRRM, RR, subsampling) or %v (one record changes at most one vote: GNMax, DaRRM)", param.Quote(string(b)), PrivateTeachers, OneVote)
 }
 
 // Describe says the relation in words.

@@ -117,6 +117,17 @@ func FuzzReadTable(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		tab, err := ReadTable(strings.NewReader(s), 0)
 		if err != nil {
+			// Errors quote at most a few bytes of the input (ReadTable).
+			const most = 64
+			msg := err.Error()
+			if len(msg) > 500 {
+				t.Fatalf("an error of %d bytes: %.200s...", len(msg), msg)
+			}
+			for i := 0; i+most <= len(s); i++ {
+				if strings.Contains(msg, s[i:i+most]) {
+					t.Fatalf("the error quotes %d bytes of the input from byte %d: %v", most, i, err)
+				}
+			}
 			return
 		}
 		// Whatever is accepted is a valid noise function.
