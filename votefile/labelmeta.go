@@ -3,6 +3,7 @@ package votefile
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -171,6 +172,35 @@ var (
 	totalKeys   = []string{"eps", "delta", "argument", "budget_eps", "budget_delta", "fallback_of"}
 )
 
+// cut is the total with its argument quoted and cut (param.Quote), for
+// an error: the argument is any string the file gives.
+func (t LabelTotal) cut() LabelTotal {
+	t.Argument = param.Quote(t.Argument)
+	return t
+}
+
+// cutJSONError is err, of encoding/json, with the value it quotes cut
+// (param.Cut): a value of the wrong type is quoted whole, and a number
+// has no bound on its length (a K of a megabyte of digits was echoed back
+// in full).
+func cutJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	value := te.Value
+	if kind, v, ok := strings.Cut(value, " "); ok {
+		c, cut := param.Cut(v)
+		if value = kind + " " + c; cut {
+			value += "..."
+		}
+	}
+	if te.Field == "" {
+		return fmt.Errorf("json: cannot unmarshal %s into %v", value, te.Type)
+	}
+	return fmt.Errorf("json: cannot unmarshal %s into field %s of type %v", value, te.Field, te.Type)
+}
+
 // parseLabelMeta reads a label file's header from its JSON object: each
 // key once (encoding/json would keep the last of a repeated key, so a
 // header could state one value to a reader and another to darrm), this
@@ -212,7 +242,7 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 		*fields
 	}{-1, (*fields)(m)}
 	if err := dec.Decode(&j); err != nil {
-		return nil, fmt.Errorf("label file header: %v", err)
+		return nil, fmt.Errorf("label file header: %v", cutJSONError(err))
 	}
 	bad := func(field string, v any, rule string) error {
 		return fmt.Errorf("label file header: %s = %v: %s", field, v, rule)
@@ -233,9 +263,9 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 	case (m.Accounting == "") != (m.Total == nil):
 		return nil, bad("accounting", param.Quote(m.Accounting), "goes with the total it published (total), and only with one")
 	case m.Total != nil && !(m.Total.Eps >= 0 && !math.IsInf(m.Total.Eps, 0) && m.Total.Delta >= 0 && m.Total.Delta < 1 && m.Total.Argument != ""):
-		return nil, bad("total", *m.Total, "must be a finite eps >= 0, a delta in [0, 1) and the argument's name")
+		return nil, bad("total", m.Total.cut(), "must be a finite eps >= 0, a delta in [0, 1) and the argument's name")
 	case m.Total != nil && !(m.Total.BudgetEps >= 0 && !math.IsInf(m.Total.BudgetEps, 0) && m.Total.BudgetDelta >= 0 && m.Total.BudgetDelta < 1):
-		return nil, bad("total", *m.Total, "its budget must be a finite budget_eps >= 0 and a budget_delta in [0, 1)")
+		return nil, bad("total", m.Total.cut(), "its budget must be a finite budget_eps >= 0 and a budget_delta in [0, 1)")
 	case m.Ledger != "" && !isLedgerID(m.Ledger):
 		return nil, bad("ledger", param.Quote(m.Ledger), "must be a ledger's id, 32 hexadecimal digits")
 	case m.LedgerUnits && m.Ledger == "":
