@@ -331,7 +331,7 @@ func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, e
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&ln); err != nil {
-			return "", s, "", fmt.Errorf("not a ledger line: %v", err)
+			return "", s, "", fmt.Errorf("not a ledger line: %v", cutJSON(err))
 		}
 		if err := exactKeys(b, lineKeys); err != nil {
 			return "", s, "", fmt.Errorf("not a ledger line: %v", err)
@@ -350,7 +350,7 @@ func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, e
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return "", s, "", fmt.Errorf("spend: %v", err)
+		return "", s, "", fmt.Errorf("spend: %v", cutJSON(err))
 	}
 	if err := checkSpend(version, s); err != nil {
 		return "", s, "", fmt.Errorf("spend: %v", err)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // ending is the last line of a ledger that no release may charge any more,
@@ -61,7 +63,7 @@ func parseEndLine(version int, b []byte) (prev string, e ending, hash string, er
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ln); err != nil {
-		return "", e, "", fmt.Errorf("not a ledger line: %v", err)
+		return "", e, "", fmt.Errorf("not a ledger line: %v", cutJSON(err))
 	}
 	if err := exactKeys(b, lineKeys); err != nil {
 		return "", e, "", fmt.Errorf("not a ledger line: %v", err)
@@ -78,11 +80,11 @@ func parseEndLine(version int, b []byte) (prev string, e ending, hash string, er
 		return "", e, "", fmt.Errorf("end: %v", err)
 	}
 	if err := dec.Decode(&e); err != nil {
-		return "", e, "", fmt.Errorf("end: %v", err)
+		return "", e, "", fmt.Errorf("end: %v", cutJSON(err))
 	}
 	switch {
 	case e.Reason != reasonRetired && e.Reason != reasonExported && e.Reason != reasonImported:
-		return "", e, "", fmt.Errorf("end: reason %q: want %q, %q or %q", e.Reason, reasonRetired, reasonExported, reasonImported)
+		return "", e, "", fmt.Errorf("end: reason %s: want %q, %q or %q", param.Quote(e.Reason), reasonRetired, reasonExported, reasonImported)
 	case e.Reason == reasonRetired && e.Successor == "":
 		return "", e, "", errors.New("end: a ledger retired names the ledger that replaced it")
 	case e.Reason == reasonImported && e.Where == "":

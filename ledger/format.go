@@ -494,7 +494,7 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 		Version int `json:"version"`
 	}
 	if err := json.Unmarshal(*ln.Header, &v); err != nil {
-		return "", corrupt("header: %v", err)
+		return "", corrupt("header: %v", cutJSON(err))
 	}
 	switch {
 	case v.Version == version3 || v.Version == version4 || v.Version == Version:
@@ -511,7 +511,7 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(*ln.Header))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l.header); err != nil {
-		return "", corrupt("header: %v", err)
+		return "", corrupt("header: %v", cutJSON(err))
 	}
 	if err := exactKeys(b, lineKeys); err != nil {
 		return "", corrupt("%v", err)
@@ -523,7 +523,7 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 		return "", corrupt("header: %v", err)
 	}
 	if len(l.header.ID) != 32 {
-		return "", corrupt("header: id %q: want 32 hexadecimal digits", l.header.ID)
+		return "", corrupt("header: id %s: want 32 hexadecimal digits", param.Quote(l.header.ID))
 	}
 	bind, err := l.header.binding()
 	if err == nil {
@@ -542,7 +542,7 @@ func checkSpend(version int, s Spend) error {
 	case s.Run == "":
 		return errors.New("no run id")
 	case s.Analyst != "" && checkAnalyst(s.Analyst) != nil:
-		return fmt.Errorf("analyst %q: %v", s.Analyst, checkAnalyst(s.Analyst))
+		return fmt.Errorf("analyst %s: %v", param.Quote(s.Analyst), checkAnalyst(s.Analyst))
 	case s.Queries < 0:
 		return fmt.Errorf("queries = %d: must be >= 0", s.Queries)
 	case !(s.Eps > 0) || math.IsInf(s.Eps, 0):

@@ -71,13 +71,34 @@ func FuzzLedgerFile(f *testing.F) {
 			_ = l.Runs(ctx, func(Spend) error { return nil })
 			_, _ = l.Analysts(ctx)
 			l.Close()
+		} else {
+			quotesLine(t, err, data)
 		}
 		if l, err := (Options{StateDir: state}).forRun(ctx, path); err == nil {
 			_, _ = l.Balance()
 			l.Close()
+		} else {
+			quotesLine(t, err, data)
 		}
 		if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, data) && !bytes.HasPrefix(data, b) {
 			t.Errorf("reading the ledger changed it: %d bytes, were %d (%v)", len(b), len(data), err)
 		}
 	})
+}
+
+// quotesLine fails t when err, the refusal of the ledger data, quotes 100
+// bytes of it or is longer than a few lines of text: a ledger comes from
+// anyone who can write its file, and a line may be a megabyte.
+func quotesLine(t *testing.T, err error, data []byte) {
+	t.Helper()
+	const most = 100
+	msg := err.Error()
+	if len(msg) > 2000 {
+		t.Fatalf("an error of %d bytes: %.300s...", len(msg), msg)
+	}
+	for i := 0; i+most <= len(data); i++ {
+		if bytes.Contains([]byte(msg), data[i:i+most]) {
+			t.Fatalf("the error quotes %d bytes of the ledger from byte %d: %.300s", most, i, msg)
+		}
+	}
 }
