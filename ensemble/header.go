@@ -49,7 +49,7 @@ func decode(meta *votefile.LabelMeta, name provenance.MechanismName, v any) erro
 	var got map[string]json.RawMessage
 	if len(meta.Settings) > 0 {
 		if err := json.Unmarshal(meta.Settings, &got); err != nil {
-			return err
+			return param.CutJSON(err)
 		}
 	}
 	var all, required []string
@@ -69,7 +69,7 @@ func decode(meta *votefile.LabelMeta, name provenance.MechanismName, v any) erro
 	if len(got) == 0 {
 		return nil
 	}
-	return json.Unmarshal(meta.Settings, v)
+	return param.CutJSON(json.Unmarshal(meta.Settings, v))
 }
 
 // jsonKeys returns the JSON keys of the fields of the struct type t, its

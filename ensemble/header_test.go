@@ -69,6 +69,11 @@ func TestMechanismOf(t *testing.T) {
 	if _, err := Mechanisms().FromHeader(&long); err == nil || len(err.Error()) > 300 {
 		t.Errorf("a key of 1 MiB: an error of %d bytes (%.80v)", len(fmt.Sprint(err)), err)
 	}
+	// Nor is a number of a megabyte, which encoding/json quotes whole.
+	long.Settings = []byte(`{"sigma2":` + strings.Repeat("4", 1<<20) + `,"noise":"discrete"}`)
+	if _, err := Mechanisms().FromHeader(&long); err == nil || len(err.Error()) > 300 {
+		t.Errorf("a number of 1 MiB: an error of %d bytes (%.80v)", len(fmt.Sprint(err)), err)
+	}
 }
 
 // TestMechanismValidate: each mechanism checks its own settings, a bad

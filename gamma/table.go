@@ -73,7 +73,7 @@ func ReadTable(r io.Reader, k int) (Table, error) {
 			problemDoc
 		}
 		if err := json.Unmarshal(trimmed, &doc); err != nil {
-			return Table{}, fmt.Errorf("gamma table: invalid JSON: %w", jsonError(err))
+			return Table{}, fmt.Errorf("gamma table: invalid JSON: %w", param.CutJSON(err))
 		}
 		if doc.Gamma == nil {
 			return Table{}, fmt.Errorf("gamma table: JSON object has no \"gamma\" array")
@@ -81,7 +81,7 @@ func ReadTable(r io.Reader, k int) (Table, error) {
 		t = doc.table(doc.Gamma)
 	case trimmed[0] == '[':
 		if err := json.Unmarshal(trimmed, &t.Gamma); err != nil {
-			return Table{}, fmt.Errorf("gamma table: invalid JSON array: %w", jsonError(err))
+			return Table{}, fmt.Errorf("gamma table: invalid JSON array: %w", param.CutJSON(err))
 		}
 	default:
 		if i := bytes.IndexFunc(trimmed, func(r rune) bool { return r == utf8.RuneError || r == 0 }); i >= 0 {
@@ -91,7 +91,7 @@ func ReadTable(r io.Reader, k int) (Table, error) {
 		var doc problemDoc
 		if head, ok := strings.CutPrefix(strings.TrimSpace(lines[0]), "#"); ok && strings.HasPrefix(strings.TrimSpace(head), "{") {
 			if err := json.Unmarshal([]byte(head), &doc); err != nil {
-				return Table{}, fmt.Errorf("gamma table, line 1: the problem line (# and a JSON object, as darrm solve --format csv writes it): %w", jsonError(err))
+				return Table{}, fmt.Errorf("gamma table, line 1: the problem line (# and a JSON object, as darrm solve --format csv writes it): %w", param.CutJSON(err))
 			}
 		}
 		g, err := readText(lines)
@@ -118,28 +118,6 @@ func ReadTable(r io.Reader, k int) (Table, error) {
 		return Table{}, fmt.Errorf("gamma table: %w", err)
 	}
 	return t, nil
-}
-
-// jsonError is err, of encoding/json, with the value it quotes cut
-// (param.Cut): a value of the wrong type is quoted whole, and a number
-// has no bound on its length (a K or a gamma of a million digits was
-// echoed back in full).
-func jsonError(err error) error {
-	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) {
-		return err
-	}
-	value := te.Value
-	if kind, v, ok := strings.Cut(value, " "); ok {
-		c, cut := param.Cut(v)
-		if value = kind + " " + c; cut {
-			value += "..."
-		}
-	}
-	if te.Field == "" {
-		return fmt.Errorf("json: cannot unmarshal %s into %v", value, te.Type)
-	}
-	return fmt.Errorf("json: cannot unmarshal %s into field %s of type %v", value, te.Field, te.Type)
 }
 
 // problemDoc is the problem a gamma file states, by the keys of darrm

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // chain is a ledger of the current version read up to its line n: what
@@ -331,7 +332,7 @@ func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, e
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&ln); err != nil {
-			return "", s, "", fmt.Errorf("not a ledger line: %v", cutJSON(err))
+			return "", s, "", fmt.Errorf("not a ledger line: %v", param.CutJSON(err))
 		}
 		if err := exactKeys(b, lineKeys); err != nil {
 			return "", s, "", fmt.Errorf("not a ledger line: %v", err)
@@ -350,7 +351,7 @@ func parseSpendLine(version int, b []byte) (prev string, s Spend, hash string, e
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return "", s, "", fmt.Errorf("spend: %v", cutJSON(err))
+		return "", s, "", fmt.Errorf("spend: %v", param.CutJSON(err))
 	}
 	if err := checkSpend(version, s); err != nil {
 		return "", s, "", fmt.Errorf("spend: %v", err)

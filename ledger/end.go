@@ -63,7 +63,7 @@ func parseEndLine(version int, b []byte) (prev string, e ending, hash string, er
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ln); err != nil {
-		return "", e, "", fmt.Errorf("not a ledger line: %v", cutJSON(err))
+		return "", e, "", fmt.Errorf("not a ledger line: %v", param.CutJSON(err))
 	}
 	if err := exactKeys(b, lineKeys); err != nil {
 		return "", e, "", fmt.Errorf("not a ledger line: %v", err)
@@ -80,7 +80,7 @@ func parseEndLine(version int, b []byte) (prev string, e ending, hash string, er
 		return "", e, "", fmt.Errorf("end: %v", err)
 	}
 	if err := dec.Decode(&e); err != nil {
-		return "", e, "", fmt.Errorf("end: %v", cutJSON(err))
+		return "", e, "", fmt.Errorf("end: %v", param.CutJSON(err))
 	}
 	switch {
 	case e.Reason != reasonRetired && e.Reason != reasonExported && e.Reason != reasonImported:

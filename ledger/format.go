@@ -494,7 +494,7 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 		Version int `json:"version"`
 	}
 	if err := json.Unmarshal(*ln.Header, &v); err != nil {
-		return "", corrupt("header: %v", cutJSON(err))
+		return "", corrupt("header: %v", param.CutJSON(err))
 	}
 	switch {
 	case v.Version == version3 || v.Version == version4 || v.Version == Version:
@@ -511,7 +511,7 @@ func (l *Ledger) parseHeader(b []byte) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(*ln.Header))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&l.header); err != nil {
-		return "", corrupt("header: %v", cutJSON(err))
+		return "", corrupt("header: %v", param.CutJSON(err))
 	}
 	if err := exactKeys(b, lineKeys); err != nil {
 		return "", corrupt("%v", err)

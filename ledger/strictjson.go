@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
-
-	"github.com/darrm/darrm/internal/param"
 )
 
 // exactKeys checks that raw, the JSON of a ledger line or of its content,
@@ -26,33 +23,6 @@ func exactKeys(raw []byte, keys *keyTree) error {
 	i, err := keys.scan(raw, 0, 0)
 	if err == nil && blanks(raw, i) != len(raw) {
 		err = errTruncated
-	}
-	return err
-}
-
-// cutJSON is err, of encoding/json, with the value or the key it quotes
-// cut (param.Cut): encoding/json quotes a value of the wrong type whole,
-// a number of any length among them, and an unknown key whole, so a
-// forged line of a megabyte was echoed back whole in its error.
-func cutJSON(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		value := te.Value
-		if kind, v, ok := strings.Cut(value, " "); ok {
-			c, cut := param.Cut(v)
-			if value = kind + " " + c; cut {
-				value += "..."
-			}
-		}
-		if te.Field == "" {
-			return fmt.Errorf("json: cannot unmarshal %s into %v", value, te.Type)
-		}
-		return fmt.Errorf("json: cannot unmarshal %s into field %s of type %v", value, te.Field, te.Type)
-	}
-	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		if k, uerr := strconv.Unquote(key); uerr == nil {
-			return fmt.Errorf("json: unknown field %s", param.Quote(k))
-		}
 	}
 	return err
 }

@@ -3,7 +3,6 @@ package votefile
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -179,28 +178,6 @@ func (t LabelTotal) cut() LabelTotal {
 	return t
 }
 
-// cutJSONError is err, of encoding/json, with the value it quotes cut
-// (param.Cut): a value of the wrong type is quoted whole, and a number
-// has no bound on its length (a K of a megabyte of digits was echoed back
-// in full).
-func cutJSONError(err error) error {
-	var te *json.UnmarshalTypeError
-	if !errors.As(err, &te) {
-		return err
-	}
-	value := te.Value
-	if kind, v, ok := strings.Cut(value, " "); ok {
-		c, cut := param.Cut(v)
-		if value = kind + " " + c; cut {
-			value += "..."
-		}
-	}
-	if te.Field == "" {
-		return fmt.Errorf("json: cannot unmarshal %s into %v", value, te.Type)
-	}
-	return fmt.Errorf("json: cannot unmarshal %s into field %s of type %v", value, te.Field, te.Type)
-}
-
 // parseLabelMeta reads a label file's header from its JSON object: each
 // key once (encoding/json would keep the last of a repeated key, so a
 // header could state one value to a reader and another to darrm), this
@@ -242,7 +219,7 @@ func parseLabelMeta(b []byte) (*LabelMeta, error) {
 		*fields
 	}{-1, (*fields)(m)}
 	if err := dec.Decode(&j); err != nil {
-		return nil, fmt.Errorf("label file header: %v", cutJSONError(err))
+		return nil, fmt.Errorf("label file header: %v", param.CutJSON(err))
 	}
 	bad := func(field string, v any, rule string) error {
 		return fmt.Errorf("label file header: %s = %v: %s", field, v, rule)

@@ -1,0 +1,39 @@
+package param
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// CutJSON is err, an error of encoding/json, with the value or the key it
+// quotes cut (Cut): encoding/json quotes a value of the wrong type whole,
+// a number of any length among them (a K of a megabyte of digits), and an
+// unknown key whole, so a file from anyone would be echoed back whole in
+// its error. Other errors are returned as they are.
+func CutJSON(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		value := te.Value
+		if kind, v, ok := strings.Cut(value, " "); ok {
+			c, cut := Cut(v)
+			if value = kind + " " + c; cut {
+				value += "..."
+			}
+		}
+		if te.Field == "" {
+			return fmt.Errorf("json: cannot unmarshal %s into %v", value, te.Type)
+		}
+		return fmt.Errorf("json: cannot unmarshal %s into field %s of type %v", value, te.Field, te.Type)
+	}
+	if err != nil {
+		if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			if k, uerr := strconv.Unquote(key); uerr == nil {
+				return fmt.Errorf("json: unknown field %s", Quote(k))
+			}
+		}
+	}
+	return err
+}
