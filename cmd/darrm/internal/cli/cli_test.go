@@ -644,10 +644,16 @@ func TestDecodeJSON(t *testing.T) {
 	}{
 		{"not json", Std, "standard input: not a document: "},
 		{`{"n": "x"}`, "a.json", "a.json: not a document: "},
+		{`{"n": ` + strings.Repeat("1", 1<<20) + `}`, "a.json", "a.json: not a document: "},
 	} {
 		_, err := DecodeJSON[doc](context.Background(), strings.NewReader(tc.in), tc.name, "a document")
 		if !IsUsage(err) || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Errorf("DecodeJSON(%q): %v", tc.in, err)
+			t.Errorf("DecodeJSON(%.40q): %.200v", tc.in, err)
+		}
+		// A value of the wrong type is quoted cut: a number of a
+		// megabyte is not echoed back.
+		if err != nil && len(err.Error()) > 200 {
+			t.Errorf("DecodeJSON(%.40q): an error of %d bytes", tc.in, len(err.Error()))
 		}
 	}
 }

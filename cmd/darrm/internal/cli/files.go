@@ -14,6 +14,7 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/ctxio"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Std is the name that stands for standard input or output.
@@ -488,7 +489,7 @@ func DecodeJSON[T any](ctx context.Context, r io.Reader, name, what string) (T, 
 	select {
 	case d := <-done:
 		if d.err != nil {
-			return d.v, Usagef("%s: not %s: %v", InputName(name), what, d.err)
+			return d.v, Usagef("%s: not %s: %v", InputName(name), what, param.CutJSON(d.err))
 		}
 		return d.v, nil
 	case <-ctx.Done():
