@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // Names is the text of an enumeration T whose values are 0, 1, ...:
@@ -70,9 +72,9 @@ func (n Names[T]) Parse(s string) (T, error) {
 		rule = "must be " + strings.Join(valid[:len(valid)-1], ", ") + " or " + valid[len(valid)-1]
 	}
 	if n.What == "" {
-		return 0, fmt.Errorf("%q: %s", s, rule)
+		return 0, fmt.Errorf("%s: %s", param.Quote(s), rule)
 	}
-	return 0, fmt.Errorf("%s %q: %s", n.What, s, rule)
+	return 0, fmt.Errorf("%s %s: %s", n.What, param.Quote(s), rule)
 }
 
 // Unmarshal sets *v to the value named b (Parse), for UnmarshalText; *v
