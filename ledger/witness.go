@@ -241,7 +241,7 @@ func parseCheckpoint(b []byte) (Record, error) {
 	dec.DisallowUnknownFields()
 	c := checkpoint{Version: -1}
 	if err := dec.Decode(&c); err != nil {
-		return Record{}, fmt.Errorf("not a checkpoint (darrm ledger checkpoint) nor a label file with a metadata header: %v", err)
+		return Record{}, fmt.Errorf("not a checkpoint (darrm ledger checkpoint) nor a label file with a metadata header: %v", param.CutJSON(err))
 	}
 	if dec.More() {
 		return Record{}, errors.New("not a checkpoint: more than one JSON object")

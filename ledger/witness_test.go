@@ -293,6 +293,15 @@ func TestWitnessBadInput(t *testing.T) {
 	if _, err := ReadWitness(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing witness: %v", err)
 	}
+	// A checkpoint is a file from anyone: its error quotes a few bytes of
+	// a value or a key, where encoding/json quoted a number of 60,000
+	// digits, or a key of that length, whole.
+	long := strings.Repeat("9", 60000)
+	for _, body := range []string{`{"darrm-checkpoint":1,"lines":` + long + `}`, `{"darrm-checkpoint":1,"` + long + `":1}`} {
+		if _, err := ReadWitness(write("long", body)); err == nil || len(err.Error()) > 1000 || !isBad(err) {
+			t.Errorf("a checkpoint of a 60,000-byte value or key: %d bytes of error, want a bad input of a few hundred", len(fmt.Sprint(err)))
+		}
+	}
 
 	// A checkpoint moves on over an earlier one of the same ledger.
 	mine := checkpointOf(t, book, path)
