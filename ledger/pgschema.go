@@ -710,7 +710,7 @@ func (p *pgLocation) upgrader(ctx context.Context, conn *pgx.Conn) string {
 	case err != nil:
 		return cmd + " logged in as the owner of darrm's tables (as a superuser, where darrm's guard against DDL is in place)"
 	case st.Guarded:
-		return "darrm's guard against DDL lets only a superuser change darrm's tables, their owner " + st.Owner + " included: " + cmd + " logged in as a superuser"
+		return "darrm's guard against DDL lets only a superuser change darrm's tables, their owner " + st.Owner + " included: " + cmd + " logged in as a superuser (the URL's user, if it names one, replaced by a superuser's)"
 	}
 	return cmd + " logged in as the owner of darrm's tables, " + st.Owner + " (or a member of it)"
 }
