@@ -600,6 +600,13 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	}
 	for _, w := range witnesses {
 		if err := l.checkWitness(ctx, w); err != nil {
+			if l.readOnly && w.Record.LedgerID != l.header.ID && l.keptCopy() {
+				// The copy an upgrade kept is read on its own: a witness
+				// of the ensemble's ledger, the upgraded one among them,
+				// is not of it.
+				l.notes = append(l.notes, fmt.Sprintf("witness %s is of ledger %s, not of this copy an upgrade kept: not checked against it", w.File, short(w.Record.LedgerID)))
+				continue
+			}
 			return nil, err
 		}
 		l.notes = append(l.notes, fmt.Sprintf("extends witness %s: its line %d is the one the witness saw", w.File, w.Record.Lines))

@@ -109,6 +109,15 @@ func TestLedgerVerifyKeptCopy(t *testing.T) {
 	if out, stderr, code = darrm(t, "", "ledger", "verify", led, "--format", "json"); json.Unmarshal([]byte(out), &doc) != nil || code != 0 || doc.Record != "agrees" {
 		t.Errorf("verify of the upgraded ledger: exit %d, record %q, want agrees: %s%s", code, doc.Record, out, stderr)
 	}
+	// Nor beside a checkpoint of the upgraded ledger, which is not of it
+	// (it was refused as a second ledger of the ensemble).
+	cp := filepath.Join(t.TempDir(), "cp.json")
+	if out, stderr, code := darrm(t, "", "ledger", "checkpoint", led, "--out", cp); code != 0 {
+		t.Fatalf("checkpoint: exit %d: %s%s", code, out, stderr)
+	}
+	if out, stderr, code := darrm(t, "", "ledger", "verify", kept, "--witness", cp); code != 0 || !containsFlat(stderr, "not of this copy an upgrade kept") {
+		t.Errorf("verify of the kept copy beside a checkpoint of the upgraded ledger: exit %d: %s%s", code, out, stderr)
+	}
 	if _, stderr, code := darrm(t, "", "ledger", "adopt", kept); code != exitUsage || !containsFlat(stderr, "never upgrade this copy") {
 		t.Errorf("adopt of the kept copy: exit %d: %s", code, stderr)
 	}
