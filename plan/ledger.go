@@ -148,9 +148,10 @@ func noLedgerFit(ctx context.Context, r Request, queries int, k knob, x float64)
 // deltaBinds reports whether the budget's δ alone keeps queries queries of
 // priv off a new ledger, of header h, that composes simply (its filter and
 // every part of it Simple): whether they do not fit at a budget ε of
-// 10^300 either, where each step may be charged at the point of its
-// privacy profile of least δ (a pure point where it has one), so that a
-// larger ε would fit no more. Of other filters it says nothing (false).
+// MaxFloat64 either (as budgetNoFit asks of a cap), where each step may be
+// charged at the point of its privacy profile of least δ (a pure point
+// where it has one), so that no ε would fit more. Of other filters it
+// says nothing (false).
 func deltaBinds(ctx context.Context, r Request, b provenance.Binding, h ledger.Header, queries int, priv ensemble.Privacy) bool {
 	if h.Filter != accountant.Simple {
 		return false
@@ -161,7 +162,7 @@ func deltaBinds(ctx context.Context, r Request, b provenance.Binding, h ledger.H
 		}
 	}
 	wide := *r.Budget
-	wide.Eps = math.Max(wide.Eps, 1e300)
+	wide.Eps = math.MaxFloat64
 	r.Budget = &wide
 	_, n, _, err := ledgerCount(ctx, b, r, priv)
 	return err == nil && n < queries
