@@ -3,6 +3,7 @@ package accountant
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/darrm/darrm/internal/decimal"
 	"github.com/darrm/darrm/internal/enum"
@@ -127,7 +128,11 @@ func (t Total) Reference() string {
 	case t.Filter && t.Method == Simple:
 		return "the budget of a privacy filter of simple composition, fixed before the first run (Rogers, Roth, Ullman and Vadhan 2016)"
 	case t.Filter:
-		return "the budget of a " + t.Method.Reference() + ", fixed before the first run"
+		ref, article := t.Method.Reference(), "a "
+		if strings.ContainsRune("aeiou", rune(ref[0])) {
+			article = "an "
+		}
+		return "the budget of " + article + ref + ", fixed before the first run"
 	case t.Point != nil:
 		return fmt.Sprintf("%s of the point (%s, %s) of the per-query privacy profile", t.Method.Reference(), decimal.FormatBound(t.Point.Eps), decimal.FormatBound(t.Point.Delta))
 	}

@@ -124,3 +124,13 @@ func TestEnumStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterReferenceArticle: a filter's total names its budget with the
+// article its reference reads with ("an advanced-composition filter").
+func TestFilterReferenceArticle(t *testing.T) {
+	for m, want := range map[Method]string{AdvancedFilter: "the budget of an advanced-composition filter", GDPFilter: "the budget of a Gaussian-DP filter", ZCDPFilter: "the budget of a zCDP filter"} {
+		if got := (Total{Method: m, Filter: true}).Reference(); !strings.HasPrefix(got, want) {
+			t.Errorf("%v: %q, want it to begin %q", m, got, want)
+		}
+	}
+}
