@@ -158,10 +158,12 @@ func (m ProgressiveGNMax) Words() Words {
 	if m.GiveUp != 0 {
 		settings += fmt.Sprintf(", give-up %g", m.GiveUp)
 	}
+	withheld := "(an empty label, answered 0: no level's gap reached its bar)"
 	if m.Threshold != 0 {
 		settings += fmt.Sprintf(", T = %g, sigma1 = %g", m.Threshold, m.Sigma1)
+		withheld = "(an empty label, answered 0: the threshold step, or no level's gap reached its bar)"
 	}
-	return Words{Settings: settings, Noise: gaussianWords, Withheld: "(an empty label, answered 0: the threshold step, or no level's gap reached its bar)"}
+	return Words{Settings: settings, Noise: gaussianWords, Withheld: withheld}
 }
 
 // Missing: its ladder and its filter's budget.

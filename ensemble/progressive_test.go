@@ -82,6 +82,19 @@ func TestProgressiveSettings(t *testing.T) {
 	}
 }
 
+// TestProgressiveWithheldWords: the summary's reason for a withheld
+// query names the threshold step only for a ladder that has one.
+func TestProgressiveWithheldWords(t *testing.T) {
+	ladder := ProgressiveGNMax{Levels: []float64{12, 9, 7}, Kappa: 0.8}
+	if w := ladder.Words().Withheld; strings.Contains(w, "threshold") {
+		t.Errorf("without a threshold step: %q", w)
+	}
+	ladder.Threshold, ladder.Sigma1 = 35, 10
+	if w := ladder.Words().Withheld; !strings.Contains(w, "threshold step") {
+		t.Errorf("with a threshold step: %q", w)
+	}
+}
+
 // TestChargedPerDraw: Confident-GNMax and GNMax on counts charged when
 // drawn are progressive GNMax of one level, their σ2, with κ = 0 (and the
 // threshold step); GNMax on 0/1 votes and the others have no such form.
