@@ -15,7 +15,10 @@
 //     class counts with σ from the accountant;
 //
 // and on vote counts of C classes GNMax, Confident-GNMax (GNMax after a
-// noisy threshold step) and LNMax. New builds any of them.
+// noisy threshold step), LNMax and ProgressiveGNMax (fresh noisy
+// histograms down a ladder of levels until a gap clears its bar, each draw
+// charged to a Gaussian-DP filter before it is drawn: Smith and Thakurta
+// 2022). New builds any of them.
 //
 // Each one is DaRRM with some gamma (Lemmas 3.4.1 and 3.4.3), which Gamma
 // returns: Pr[label = majority | L] = (1 + gamma(L))/2 for the vote count L.
