@@ -348,7 +348,9 @@ func (out Aggregate) writeTwoClassText(w io.Writer) error {
 	var teachers, target string
 	switch p := out.problem; {
 	case p == nil:
-	case p.Relation == accountant.OneVote:
+	case p.Relation == accountant.OneVote || out.PerQuery.Relation == accountant.OneVote.String():
+		// Two-class GNMax's problem is the target it is calibrated to;
+		// its teachers, in the one-vote relation, need not be private.
 		teachers, target = ", not necessarily private (one-vote relation)", ": "+p.Describe()
 	default:
 		teachers, target = fmt.Sprintf(", each (eps = %g, Delta = %g)-DP", p.Eps, p.Delta), ": "+p.Describe()

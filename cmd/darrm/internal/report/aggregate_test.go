@@ -133,6 +133,28 @@ func TestAggregateLedgerUnits(t *testing.T) {
 	}
 }
 
+// TestAggregateGNMaxTeachers: the summary of a two-class GNMax release,
+// calibrated to m·eps of a teachers' (eps, Delta), does not call its
+// teachers private: in its one-vote relation they need not be.
+func TestAggregateGNMaxTeachers(t *testing.T) {
+	p := constraints.Problem{K: 3, M: 1, Eps: 0.5, Delta: 1e-5, TargetDelta: 1e-5}
+	gn := build(t, ensemble.GNMax{Target: ensemble.Target{M: 1, Delta: p.TargetDelta}, Search: noisymax.GNMaxGrid}, 3, 2, accountant.Guarantee{Eps: 0.5, Delta: 1e-5})
+	votes, err := votefile.Open("votes.csv", votefile.Options{In: strings.NewReader("1,0,1\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := NewAggregate(Release{Released: releasedBy(t, gn, provenance.Binding{}, ensemble.ReleaseResult{Released: 1}), Problem: resolve.Resolved{Problem: p}, Mechanism: "gnmax",
+		Input: "votes.csv", Output: "-", Votes: votes, Sink: ensemble.LabelSink{Format: votefile.FormatCSV}})
+	var text strings.Builder
+	if err := out.Write(&text, cliout.Table); err != nil {
+		t.Fatal(err)
+	}
+	_, votesLine, _ := strings.Cut(text.String(), "\nvotes: ")
+	if votesLine, _, _ = strings.Cut(votesLine, "\n"); !strings.HasSuffix(votesLine, "K = 3 teachers, not necessarily private (one-vote relation)") {
+		t.Errorf("the votes' line: %q", votesLine)
+	}
+}
+
 // TestAggregateReadsBack: a release's summary decodes from its own JSON,
 // a total composed from a point of the profile (method "profile") among
 // its totals, and states each total as the accountant writes it.
