@@ -146,7 +146,11 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	defer file.Close()
 	info, err := f.ms.Lookup(f.Mechanism, in.Input())
-	if err != nil {
+	switch {
+	case err != nil && in.Input() == votefile.ManyClasses && cmd.Flags().Changed("classes") && in.Classes() == 2:
+		// As sidecar reads --classes 2, a user may take it for 0/1 votes.
+		return cli.Usagef("--%v (--classes 2 reads class labels for the multi-class mechanisms; 0/1 votes are read without --classes, and a NumPy array of them takes its metadata header from a sidecar: darrm sidecar VOTES --classes 2 ...)", err)
+	case err != nil:
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
 	if err := f.ms.CheckSettings(cmd, info, nil); err != nil {

@@ -322,6 +322,7 @@ func TestPATEBadInput(t *testing.T) {
 		{"lone budget", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--budget-eps", "1"), []string{"go together"}},
 		{"classes contradict", agg(votes, "--mechanism", "gnmax", "--sigma2", "40", "--delta", "1e-5", "--classes", "3"), []string{"classes: 3 given, but the vote file's metadata header states 10"}},
 		{"sigma2 on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--sigma2", "40"), []string{"--sigma2 is not a setting of darrm on two-class votes", "--sigma2 is a setting of gnmax, confident-gnmax on multi-class votes"}},
+		{"darrm on --classes 2", agg(write("two.csv", "0,1,1\n1,1,0\n"), "--classes", "2", "--queries-in-rows", "--eps", "0.1", "--Delta", "1e-5"), []string{"--mechanism darrm labels two-class votes", "0/1 votes are read without --classes", "darrm sidecar VOTES --classes 2"}},
 		{"confident on 0/1 votes", agg(voteFile(t, t.TempDir(), 3, func(int) int { return 6 }), "--mechanism", "confident-gnmax"), []string{"--mechanism confident-gnmax labels multi-class votes, not two-class votes", "--input-format counts, --classes C"}},
 	} {
 		stdout, stderr, code := darrm(t, "", tc.args...)
