@@ -42,7 +42,11 @@ func (f *aggregateFlags) checkAccounting(cmd *cobra.Command, info setup.Mechanis
 		case !charged:
 			return cli.Usagef("--accounting %s with --mechanism %s: each draw charged to a Gaussian-DP filter before it is drawn is the accounting of %s on class counts", setup.FilterAccounting, info.Name, f.ms.PerDrawNames())
 		case budget == nil:
-			return cli.Usagef("--accounting %s needs --budget-eps and --budget-delta: the budget of the Gaussian-DP filter that each draw is charged to, the total to publish", setup.FilterAccounting)
+			by := "--accounting " + setup.FilterAccounting
+			if only && !fs.Changed("accounting") {
+				by = "--mechanism " + string(info.Name) // its only accounting, not asked for
+			}
+			return cli.Usagef("%s needs --budget-eps and --budget-delta: the budget of the Gaussian-DP filter that each draw is charged to, the total to publish", by)
 		}
 		return nil
 	case setup.PTRAccounting:

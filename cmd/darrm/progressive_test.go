@@ -146,7 +146,7 @@ func TestProgressiveCommands(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", tc.args, code, e)
 		}
 	}
-	if _, e, code := darrm(t, "", "aggregate", votes, "--mechanism", "progressive-gnmax", "--levels", "80,40", "--kappa", "1", "--out", filepath.Join(dir, "bad.csv")); code != 2 || !containsFlat(e, "--budget-eps and --budget-delta") {
+	if _, e, code := darrm(t, "", "aggregate", votes, "--mechanism", "progressive-gnmax", "--levels", "80,40", "--kappa", "1", "--out", filepath.Join(dir, "bad.csv")); code != 2 || !containsFlat(e, "--mechanism progressive-gnmax needs --budget-eps and --budget-delta") {
 		t.Errorf("no budget: exit %d: %s", code, e)
 	}
 	// A budget whose filter holds no query: at eps 100 the share of delta
