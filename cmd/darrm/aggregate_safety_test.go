@@ -171,18 +171,30 @@ func TestSignalsWhileBlocked(t *testing.T) {
 		break
 	}
 
-	// A reader of standard output that reads nothing.
-	cmd = child(append(release, votes)...)
-	pr, pw, _ := os.Pipe()
-	stderr = syncBuffer{}
-	cmd.Stdout, cmd.Stderr = pw, &stderr
-	cmd.Start()
-	pw.Close()
-	time.Sleep(500 * time.Millisecond) // the pipe fills
-	cmd.Process.Signal(syscall.SIGTERM)
-	code := waitExit(t, cmd)
-	b, _ := io.ReadAll(pr)
-	pr.Close()
+	// A reader of standard output that reads nothing. A signal before
+	// the command watches for it ends the process before it has done
+	// anything (exit -1), so here too the wait doubles until it comes
+	// after.
+	var (
+		b    []byte
+		code int
+	)
+	for wait := 500 * time.Millisecond; ; wait *= 2 {
+		cmd = child(append(release, votes)...)
+		pr, pw, _ := os.Pipe()
+		stderr = syncBuffer{}
+		cmd.Stdout, cmd.Stderr = pw, &stderr
+		cmd.Start()
+		pw.Close()
+		time.Sleep(wait) // the pipe fills
+		cmd.Process.Signal(syscall.SIGTERM)
+		code = waitExit(t, cmd)
+		b, _ = io.ReadAll(pr)
+		pr.Close()
+		if code != -1 || wait >= 5*time.Second {
+			break
+		}
+	}
 	m := mayHaveReached.FindStringSubmatch(stderr.String())
 	if code != exitInterrupted || m == nil {
 		t.Fatalf("stalled stdout: exit %d: %s", code, stderr.String())
