@@ -252,6 +252,17 @@ func TestAggregateBadInput(t *testing.T) {
 	}
 }
 
+// TestAggregateUnknownMechanism: an unknown --mechanism is answered with
+// the names there are, and no advice on reading multi-class votes, which
+// is for a mechanism of the other kind of votes.
+func TestAggregateUnknownMechanism(t *testing.T) {
+	votes := voteFile(t, t.TempDir(), 3, func(int) int { return 7 })
+	_, stderr, code := darrm(t, "", "aggregate", votes, "--mechanism", "best", "--out", filepath.Join(t.TempDir(), "l.csv"))
+	if code != exitUsage || !containsFlat(stderr, `--mechanism "best": must be one of`) || containsFlat(stderr, "--input-format counts") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
 // plainVoteFile is voteFile without the metadata header: the teachers
 // are then stated by flags (stated), and no teacher-level cap applies.
 func plainVoteFile(t *testing.T, dir string, n int, ones func(i int) int) string {
