@@ -101,12 +101,17 @@ type endedError struct {
 	line int
 }
 
-func (e *endedError) Error() string {
+func (e *endedError) Error() string { return e.say("ledger " + e.path) }
+
+// say returns the message of e with subject naming the ledger: the
+// ledger's path in an error, "it" in a note of a ledger read, which
+// darrm prints after the ledger's path.
+func (e *endedError) say(subject string) string {
 	if e.end.Reason == reasonImported {
-		return fmt.Sprintf("ledger %s was imported into %s on %s (its line %d ends it): that is the ledger now, and no release may charge this file, or the ledger's spends would be counted apart; release on %s", e.path, e.end.Where, e.end.At.Format(time.RFC3339), e.line, e.end.Where)
+		return fmt.Sprintf("%s was imported into %s on %s (its line %d ends it): that is the ledger now, and no release may charge this file, or the ledger's spends would be counted apart; release on %s", subject, e.end.Where, e.end.At.Format(time.RFC3339), e.line, e.end.Where)
 	}
 	if e.end.Reason == reasonExported {
-		return fmt.Sprintf("ledger %s is a copy of a ledger exported from %s (its line %d ends it): a copy is for reading (darrm ledger show, verify) and for darrm ledger import, and no release may charge it, or the ledger's spends would be counted apart; release on the ledger it was exported from", e.path, e.end.From, e.line)
+		return fmt.Sprintf("%s is a copy of a ledger exported from %s (its line %d ends it): a copy is for reading (darrm ledger show, verify) and for darrm ledger import, and no release may charge it, or the ledger's spends would be counted apart; release on the ledger it was exported from", subject, e.end.From, e.line)
 	}
 	where := ""
 	if e.end.Where != "" {
@@ -116,7 +121,7 @@ func (e *endedError) Error() string {
 	if e.end.By != "" {
 		by = " by " + e.end.By
 	}
-	return fmt.Sprintf("ledger %s was retired on %s%s (its line %d ends it): ledger %s replaced it%s, with a budget of its own; no release may charge a retired ledger: release on the ledger that replaced it", e.path, e.end.At.Format(time.RFC3339), by, e.line, e.end.Successor, where)
+	return fmt.Sprintf("%s was retired on %s%s (its line %d ends it): ledger %s replaced it%s, with a budget of its own; no release may charge a retired ledger: release on the ledger that replaced it", subject, e.end.At.Format(time.RFC3339), by, e.line, e.end.Successor, where)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.
@@ -125,6 +130,15 @@ func (e *endedError) BadInput() bool { return true }
 // endErr is the *endedError of a ledger that has ended, nil while it is
 // live.
 func (l *Ledger) endErr() error {
+	if e := l.ended(); e != nil {
+		return e
+	}
+	return nil
+}
+
+// ended is what endErr returns, as its type, nil while the ledger is
+// live.
+func (l *Ledger) ended() *endedError {
 	if l.chain.closedBy == nil {
 		return nil
 	}

@@ -407,9 +407,10 @@ type Ledger struct {
 	// its lines but its end.
 	importing bool
 
-	// recordedElse says, of the copy an upgrade kept, read only, that
-	// your record names another ledger (the upgraded one, or one
-	// recorded since): recorded is false, and no RecordError is kept.
+	// recordedElse says, of the copy an upgrade kept or a ledger
+	// retired, read only, that your record names another ledger (the
+	// upgraded one, the one that replaced it, or one recorded since):
+	// recorded is false, and no RecordError is kept.
 	recordedElse bool
 }
 
@@ -579,11 +580,11 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 		if !l.readOnly || !errors.As(err, &re) {
 			return nil, err
 		}
-		if re.kind == secondLedger && l.keptCopy() {
-			// The copy an upgrade kept is never the ensemble's ledger,
-			// nor one to adopt: read, it is checked on its own (the
-			// record's ledger named), not refused with an adopt that
-			// refuses it too.
+		if re.kind == secondLedger && l.readAlone() {
+			// The copy an upgrade kept, or a ledger retired, is never
+			// the ensemble's ledger again, nor one to adopt: read, it
+			// is checked on its own (the record's ledger named), not
+			// refused with an adopt that refuses it too.
 			l.notes = append(l.notes, fmt.Sprintf("your record of ensemble %s names ledger %s (id %s), the one to release on", re.Ensemble, re.Record.Path, short(re.Record.LedgerID)))
 			l.recordedElse = true
 		} else {
@@ -600,11 +601,16 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 	}
 	for _, w := range witnesses {
 		if err := l.checkWitness(ctx, w); err != nil {
-			if l.readOnly && w.Record.LedgerID != l.header.ID && l.keptCopy() {
-				// The copy an upgrade kept is read on its own: a witness
-				// of the ensemble's ledger, the upgraded one among them,
-				// is not of it.
-				l.notes = append(l.notes, fmt.Sprintf("witness %s is of ledger %s, not of this copy an upgrade kept: not checked against it", w.File, short(w.Record.LedgerID)))
+			if l.readOnly && w.Record.LedgerID != l.header.ID && l.readAlone() {
+				// The copy an upgrade kept, or a ledger retired, is read
+				// on its own: a witness of the ensemble's ledger, the
+				// one that continued or replaced it among them, is not
+				// of it.
+				this := "this copy an upgrade kept"
+				if !l.keptCopy() {
+					this = "this retired ledger"
+				}
+				l.notes = append(l.notes, fmt.Sprintf("witness %s is of ledger %s, not of %s: not checked against it", w.File, short(w.Record.LedgerID), this))
 				continue
 			}
 			return nil, err
@@ -617,8 +623,8 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 		if note := l.header.continuesNote(); note != "" {
 			l.notes = append(l.notes, note)
 		}
-		if err := l.endErr(); err != nil {
-			l.notes = append(l.notes, err.Error())
+		if e := l.ended(); e != nil {
+			l.notes = append(l.notes, e.say("it"))
 		}
 		return rec, nil
 	}
@@ -776,8 +782,9 @@ func (l *Ledger) RecordErr() error { return l.recordErr }
 func (l *Ledger) Recorded() bool { return l.recorded }
 
 // RecordedElse reports whether your record of the ensemble names another
-// ledger than the one read, the copy an upgrade kept (ReadOnly): that
-// copy is read on its own, and no RecordErr refuses it.
+// ledger than the one read (ReadOnly), the copy an upgrade kept or a
+// ledger retired: no release charges either, so it is read on its own,
+// and no RecordErr refuses it.
 func (l *Ledger) RecordedElse() bool { return l.recordedElse }
 
 // RunCount returns the number of runs of a ledger read only (ReadOnly),

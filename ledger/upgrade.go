@@ -364,6 +364,14 @@ func writeUpgraded(w io.Writer, h Header, past io.Reader, spends []Spend) (size 
 	return size, hh, head, bw.Flush()
 }
 
+// readAlone reports whether the ledger, read, is one that no release
+// charges again whatever your record says, the copy an upgrade kept
+// (keptCopy) or a ledger retired: not the ensemble's ledger, nor a
+// second one.
+func (l *Ledger) readAlone() bool {
+	return l.keptCopy() || l.chain.closedBy != nil && l.chain.closedBy.Reason == reasonRetired
+}
+
 // keptCopy reports whether the ledger is the version-3 copy that
 // Upgrade kept, marked, after the upgrade ended (not one interrupted,
 // still in the ledger's place).

@@ -127,8 +127,12 @@ func TestLedgerSmallerRefusals(t *testing.T) {
 	if _, e, code := darrm(t, "", append(release, "--ledger", led)...); code != exitUsage || !containsFlat(e, "was retired on") {
 		t.Errorf("a release on the ledger replaced: exit %d: %s", code, e)
 	}
-	if out, e, code := darrm(t, "", "ledger", "show", led); code != 0 || !containsFlat(out+e, "was retired on") {
-		t.Errorf("ledger show of the ledger replaced: exit %d: %s%s", code, out, e)
+	// Read, the ledger replaced is checked on its own: no second ledger
+	// of the ensemble (its budget is closed), nor one to adopt.
+	for _, cmd := range []string{"show", "verify"} {
+		if out, e, code := darrm(t, "", "ledger", cmd, led); code != 0 || !containsFlat(e, "ledger "+led+": it was retired on") || !containsFlat(e, "names ledger "+again) || strings.Contains(e, "adopt") {
+			t.Errorf("ledger %s of the ledger replaced: exit %d: %s%s", cmd, code, out, e)
+		}
 	}
 
 	t.Setenv(statedir.Env, readOnlyDir(t))
