@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,4 +174,29 @@ func lineCount(t *testing.T, location string) int {
 	}
 	defer l.Close()
 	return l.Lines()
+}
+
+// TestToldBeforeReturn: a wait for the tables whose notice begins as the
+// statement returns is said before told returns, not while the run goes
+// on (its next message, its end).
+func TestToldBeforeReturn(t *testing.T) {
+	p := &pgLocation{redacted: "postgres://host/db?ledger=l", lockTimeout: 2 * time.Millisecond}
+	started, release := make(chan struct{}), make(chan struct{})
+	var said atomic.Bool
+	returned := make(chan bool)
+	go func() {
+		p.told(func(string) { close(started); <-release; said.Store(true) }, func() error { <-started; return nil })
+		returned <- said.Load()
+	}()
+	<-started
+	select {
+	case <-returned:
+		close(release)
+		t.Fatal("told returned while its notice was being said")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if !<-returned {
+		t.Error("told returned before its notice was said")
+	}
 }

@@ -168,14 +168,23 @@ func (p *pgLocation) lockHolder(conn *pgx.Conn, key int32) string {
 // told runs f, a statement on the ledger's tables, and tells waiting, if
 // it has not returned within a second (half the lock timeout, if less),
 // that it waits for them: most likely for a lock that another session
-// holds on them (LOCK TABLE), which the lock timeout ends.
+// holds on them (LOCK TABLE), which the lock timeout ends. A notice whose
+// timer fired as f returned is said before told returns, so that it never
+// comes after what the run says next, or after the run has ended.
 func (p *pgLocation) told(waiting func(string), f func() error) error {
 	if waiting == nil {
 		return f()
 	}
-	t := time.AfterFunc(min(time.Second, p.lockTimeout/2), func() { waiting("the tables of ledger " + p.redacted) })
-	defer t.Stop()
-	return f()
+	said := make(chan struct{})
+	t := time.AfterFunc(min(time.Second, p.lockTimeout/2), func() {
+		defer close(said)
+		waiting("the tables of ledger " + p.redacted)
+	})
+	err := f()
+	if !t.Stop() {
+		<-said
+	}
+	return err
 }
 
 // connect connects to the server.
