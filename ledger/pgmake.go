@@ -13,10 +13,14 @@ import (
 type pgLedger struct {
 	*pgLocation
 	conn *pgx.Conn
+	// bare says that the database has no darrm schema yet: insert makes
+	// it with the ledger, so that a ledger refused before (your record
+	// names another of its ensemble) leaves the database as it was.
+	bare bool
 }
 
 // newPGLedger connects to the database of the PostgreSQL ledger at
-// location, to make it: the database's schema is made if it has none, and
+// location, to make it: a schema of an earlier version is upgraded, and
 // a ledger of that name must not exist (a *takenError).
 func newPGLedger(ctx context.Context, location string, opts Options) (*pgLedger, error) {
 	p, err := parsePG(location)
@@ -32,7 +36,19 @@ func newPGLedger(ctx context.Context, location string, opts Options) (*pgLedger,
 	}
 	db := &pgLedger{pgLocation: p, conn: conn}
 	p.holder = func() string { return p.lockHolder(db.conn, 0) }
-	if err := db.makeSchema(ctx); err != nil {
+	err = db.vet(ctx, conn)
+	v := 0
+	if err == nil {
+		v, err = db.schema(ctx, conn)
+	}
+	if err == nil && v == 0 {
+		db.bare = true
+		return db, nil
+	}
+	if err == nil {
+		err = db.makeSchema(ctx)
+	}
+	if err != nil {
 		db.close()
 		return nil, err
 	}
@@ -92,6 +108,9 @@ func (db *pgLedger) makeSchema(ctx context.Context) error {
 // a ledger of identity id and ensemble ensemble ("" when not yet known),
 // none of that identity and no live one of that ensemble.
 func (db *pgLedger) absent(ctx context.Context, id, ensemble string) error {
+	if db.bare {
+		return nil // no schema, no ledgers
+	}
 	var name string
 	var first []byte
 	var live bool
@@ -132,6 +151,12 @@ func (db *pgLedger) create(ctx context.Context, h Header, b []byte) error {
 // once it is durable: a name, an identity or a live ensemble taken
 // meanwhile is a *takenError.
 func (db *pgLedger) insert(ctx context.Context, h Header, rows func(tx pgx.Tx, key int32) error) error {
+	if db.bare {
+		if err := db.makeSchema(ctx); err != nil {
+			return err
+		}
+		db.bare = false
+	}
 	err := pgx.BeginFunc(ctx, db.conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, durableSQL); err != nil {
 			return err

@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -422,5 +423,42 @@ func TestPGUpgradeSchema3(t *testing.T) {
 	upgraded("the superuser's upgrade", u)
 	if _, err := connectAs(t, owner).Exec(ctx, "ALTER FUNCTION darrm.guard_ledger() RESET search_path"); err == nil || !strings.Contains(err.Error(), "refused by darrm's guard") {
 		t.Errorf("the owner unpins guard_ledger after the upgrade: %v", err)
+	}
+}
+
+// TestPGInitRefusedMakesNoSchema: an init refused in a database that has
+// no darrm schema (your record names a ledger file of the ensemble)
+// leaves the database as it was: no schema, no guard; the init that is
+// not refused makes them with its ledger.
+func TestPGInitRefusedMakesNoSchema(t *testing.T) {
+	db := pgtest.DB(t)
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-3}}
+	b := unique(bound)
+	if _, err := book.create(ctx, filepath.Join(t.TempDir(), "file.ledger"), NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); err != nil {
+		t.Fatal(err)
+	}
+	darrm := func() (objects int) {
+		conn, err := pgConnect(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'darrm%')
+			+ (SELECT count(*) FROM pg_event_trigger WHERE evtname LIKE 'darrm%')`).Scan(&objects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objects
+	}
+	var re *RecordError
+	if _, err := book.create(ctx, pgURL(db, "second"), NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); !errors.As(err, &re) {
+		t.Fatalf("a second ledger of the ensemble: %v, want a *RecordError", err)
+	}
+	if n := darrm(); n != 0 {
+		t.Errorf("a refused init left %d of darrm's schemas and event triggers in the database", n)
+	}
+	newPG(t, db, "first", budget)
+	if darrm() == 0 {
+		t.Error("an init made no schema")
 	}
 }
