@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -198,5 +199,41 @@ func TestToldBeforeReturn(t *testing.T) {
 	close(release)
 	if !<-returned {
 		t.Error("told returned before its notice was said")
+	}
+}
+
+// TestCheckRunTakesNoLock: the check before a run neither waits for a run
+// that holds the ledger nor writes your record; it refuses another
+// ensemble's release, and passes this one's.
+func TestCheckRunTakesNoLock(t *testing.T) {
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
+	var waited []string
+	bk := Options{StateDir: t.TempDir(), Waiting: func(what string) { waited = append(waited, what) }}
+	path := filepath.Join(t.TempDir(), "teachers.ledger")
+	b := unique(bound)
+	if _, err := bk.create(ctx, path, NewHeader(b, budget, 1e-5, simpleFilter(budget)), false); err != nil {
+		t.Fatal(err)
+	}
+	held, err := bk.forRun(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	records, _ := filepath.Glob(filepath.Join(bk.StateDir, "ledgers", "*.json"))
+	if len(records) != 1 {
+		t.Fatalf("records %q, want the ensemble's", records)
+	}
+	before := string(mustReadFile(t, records[0]))
+	if err := bk.CheckRun(ctx, path, b); err != nil || len(waited) > 0 {
+		t.Errorf("this ensemble's check while a run holds the ledger: %v, waited for %q", err, waited)
+	}
+	other := b
+	other.Ensemble += "-other"
+	var be *bindingError
+	if err := bk.CheckRun(ctx, path, other); !errors.As(err, &be) {
+		t.Errorf("another ensemble's check: %v, want a *bindingError", err)
+	}
+	if string(mustReadFile(t, records[0])) != before {
+		t.Error("the check wrote the record")
 	}
 }

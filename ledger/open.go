@@ -226,19 +226,9 @@ func (opts Options) create(ctx context.Context, location string, h Header, repla
 		return nil, err
 	}
 	defer st.close()
-	if rec != nil && !replace {
-		return nil, &RecordError{kind: secondLedger, Path: Redact(location), Ensemble: h.Ensemble, Record: *rec, File: st.path, Command: "init"}
-	}
-	team, err := opts.teamCheckpoint(h.Ensemble)
+	team, seen, err := opts.named(location, h.Ensemble, rec, st.path, replace)
 	if err != nil {
 		return nil, err
-	}
-	seen, err := readTeamCheckpoint(team)
-	if err != nil {
-		return nil, err
-	}
-	if seen != nil && !replace {
-		return nil, &RecordError{kind: secondLedger, Path: Redact(location), Ensemble: h.Ensemble, Record: seen.Record, File: team, Command: "init", Witness: true}
 	}
 	where, dev, ino, err := create()
 	if err != nil {
@@ -406,6 +396,9 @@ type Ledger struct {
 	// importing opens a copy exported for Import, which copies
 	// its lines but its end.
 	importing bool
+	// checking reads the ledger without its lock, as a run reads it
+	// and refuses it, and writes nothing (Options.CheckRun).
+	checking bool
 
 	// recordedElse says, of the copy an upgrade kept or a ledger
 	// retired, read only, that your record names another ledger (the
@@ -562,7 +555,7 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 		check = nil
 	}
 	resumed := false
-	if check != nil && !l.readOnly && check.LedgerID == l.header.ID && check.Size > 0 {
+	if check != nil && (!l.readOnly || l.checking) && check.LedgerID == l.header.ID && check.Size > 0 {
 		if resumed, err = l.resume(ctx, check); err != nil {
 			return nil, err
 		}
@@ -572,12 +565,12 @@ func (l *Ledger) load(ctx context.Context, opts Options, settled, adopt bool) (*
 			return nil, err
 		}
 	}
-	if err := l.endErr(); err != nil && !l.readOnly && !(l.importing && l.chain.closedBy.Reason == reasonExported) {
+	if err := l.endErr(); err != nil && (!l.readOnly || l.checking) && !(l.importing && l.chain.closedBy.Reason == reasonExported) {
 		return nil, err
 	}
 	if err := l.checkRecord(ctx, check, st.path, settled); err != nil {
 		var re *RecordError
-		if !l.readOnly || !errors.As(err, &re) {
+		if !l.readOnly || l.checking || !errors.As(err, &re) {
 			return nil, err
 		}
 		if re.kind == secondLedger && l.readAlone() {
@@ -663,16 +656,25 @@ func (l *Ledger) readHeader() error {
 	if err == io.EOF {
 		return &CorruptError{Path: l.path, Line: 1, Reason: "the header has no line end: not a ledger, or one whose creation was interrupted"}
 	}
-	if l.format == chained3 && !l.readOnly {
-		e := &versionError{Path: l.path, Version: l.version}
-		if fs, ok := l.store.(*fileStore); ok && endsMarked(fs.f) && !interruptedUpgrade(fs.f, fs.path, l.version) {
-			// Not "upgrade it once": an upgrade of the kept copy makes a
-			// second live ledger.
-			e.Kept = true
-		}
-		return e
+	if !l.readOnly || l.checking {
+		return l.versionErr()
 	}
 	return nil
+}
+
+// versionErr is the refusal of a run on a ledger of version 3, nil for
+// one of the current version.
+func (l *Ledger) versionErr() error {
+	if l.format != chained3 {
+		return nil
+	}
+	e := &versionError{Path: l.path, Version: l.version}
+	if fs, ok := l.store.(*fileStore); ok && endsMarked(fs.f) && !interruptedUpgrade(fs.f, fs.path, l.version) {
+		// Not "upgrade it once": an upgrade of the kept copy makes a
+		// second live ledger.
+		e.Kept = true
+	}
+	return e
 }
 
 // checkRecord checks the ledger against its ensemble's record rec (nil

@@ -74,15 +74,8 @@ func (l *Ledger) begin(ctx context.Context, mechanism provenance.MechanismName, 
 	if err != nil {
 		return fmt.Errorf("ledger %s: %s's guarantee %v: %w", l.path, mechanism, step.Guarantee, err)
 	}
-	bound, err := l.header.binding()
-	if err != nil {
+	if err := l.bound(b); err != nil {
 		return err
-	}
-	if d := diffBindings(bound, b); len(d) > 0 {
-		return &bindingError{Path: l.path, Ledger: bound, Diffs: d}
-	}
-	if !b.Stated() {
-		return &bindingError{Path: l.path, Ledger: bound, Unstated: true}
 	}
 	useEnd := 0
 	var charge *accountant.Charge
@@ -118,7 +111,7 @@ func (l *Ledger) begin(ctx context.Context, mechanism provenance.MechanismName, 
 	if len(l.header.Shares) > 0 {
 		f, ok := l.header.Shares[l.analyst]
 		if !ok {
-			return &shareError{Path: l.path, Analyst: l.analyst, Shares: l.header.Shares}
+			return l.shareErr()
 		}
 		sums, err := l.Analysts(ctx)
 		if err != nil {
@@ -139,6 +132,59 @@ func (l *Ledger) begin(ctx context.Context, mechanism provenance.MechanismName, 
 	l.chose = r.firstRun && l.chain.rule.filter == nil
 	l.base, l.held, l.settled = l.chain.spent, 0, false
 	return nil
+}
+
+// CheckRun returns what a run on the ledger at location (Open) would be
+// refused for whatever it releases from the ensemble that b states, nil
+// if nothing: the ledger missing or damaged, of version 3, ended
+// (retired, exported, imported), against your record or a witness, an
+// analyst without a share, or another ensemble than b's (b.Ensemble, if
+// stated: every parameter b states that differs is named). It reads the
+// ledger as a run does but takes no lock and writes nothing, so that a
+// caller that must do long work before its run (a solve of gamma_opt)
+// asks it first, holding no lock that others wait for; the run's Open
+// and Begin check all of it again, locked, and the rest of the binding.
+func (opts Options) CheckRun(ctx context.Context, location string, b provenance.Binding) error {
+	l, settled, err := opts.open(ctx, location, true)
+	if err != nil {
+		return err
+	}
+	defer l.store.close()
+	l.checking = true
+	if _, err := l.load(ctx, opts, settled, false); err != nil {
+		return err
+	}
+	if _, ok := l.header.Shares[l.analyst]; len(l.header.Shares) > 0 && !ok {
+		return l.shareErr()
+	}
+	if b.Ensemble != "" && b.Ensemble != l.header.Ensemble {
+		return l.bound(b)
+	}
+	return nil
+}
+
+// bound checks the ensemble that a release states (b) against the one
+// the ledger is bound to: every parameter both state must agree, and the
+// release must state its ensemble (Binding.Stated); a *bindingError
+// otherwise.
+func (l *Ledger) bound(b provenance.Binding) error {
+	bound, err := l.header.binding()
+	if err != nil {
+		return err
+	}
+	if d := diffBindings(bound, b); len(d) > 0 {
+		return &bindingError{Path: l.path, Ledger: bound, Diffs: d}
+	}
+	if !b.Stated() {
+		return &bindingError{Path: l.path, Ledger: bound, Unstated: true}
+	}
+	return nil
+}
+
+// shareErr refuses a run of an analyst who has no share of a ledger that
+// gives shares.
+func (l *Ledger) shareErr() error {
+	return &shareError{Path: l.path, Analyst: l.analyst, Shares: l.header.Shares}
 }
 
 // Reserve records, on disk, that this run will have handed out labels

@@ -40,6 +40,55 @@ func (opts Options) teamCheckpoint(ensemble string) (string, error) {
 	return filepath.Join(opts.WitnessDir, hex.EncodeToString(sum[:16])+".checkpoint"), nil
 }
 
+// named returns the team's checkpoint of ensemble (its path, and what it
+// holds) for a ledger to be made at location, refusing, unless replace,
+// the ledger that your record (rec, read from file) or that checkpoint
+// names: a second ledger of the ensemble (a *RecordError).
+func (opts Options) named(location, ensemble string, rec *Record, file string, replace bool) (string, *Witness, error) {
+	if rec != nil && !replace {
+		return "", nil, &RecordError{kind: secondLedger, Path: Redact(location), Ensemble: ensemble, Record: *rec, File: file, Command: "init"}
+	}
+	team, err := opts.teamCheckpoint(ensemble)
+	if err != nil {
+		return "", nil, err
+	}
+	seen, err := readTeamCheckpoint(team)
+	if err != nil {
+		return "", nil, err
+	}
+	if seen != nil && !replace {
+		return "", nil, &RecordError{kind: secondLedger, Path: Redact(location), Ensemble: ensemble, Record: seen.Record, File: team, Command: "init", Witness: true}
+	}
+	return team, seen, nil
+}
+
+// CheckCreate returns what Create of a ledger of ensemble at location
+// would be refused for whatever its header says: a file there, or, unless
+// opts.Replace, a ledger of the ensemble that your record or the team's
+// checkpoint names. It writes nothing and waits for no lock, so that a
+// caller whose header takes long work (a declared use's solve of
+// gamma_opt) asks it first; Create checks it all again, the record
+// locked, and a PostgreSQL ledger's name there.
+func (opts Options) CheckCreate(location, ensemble string) error {
+	if !IsURL(location) {
+		if _, err := os.Lstat(location); err == nil {
+			return existsError(location)
+		}
+	}
+	st, err := openState(opts, ensemble)
+	if err != nil {
+		return err
+	}
+	rec, err := st.read()
+	st.close()
+	var bad *recordFileError
+	if err != nil && !(opts.Replace && errors.As(err, &bad)) {
+		return err
+	}
+	_, _, err = opts.named(location, ensemble, rec, st.path, opts.Replace)
+	return err
+}
+
 // readTeamCheckpoint reads the checkpoint at path of a team's witness
 // folder: nil when there is none yet; anything else there is refused.
 func readTeamCheckpoint(path string) (*Witness, error) {

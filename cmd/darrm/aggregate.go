@@ -236,9 +236,20 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 // no lock on a ledger that other analysts wait for, --lock-timeout), then
 // opens --ledger, if given, and writes the labels charged to it
 // (ensemble.Prepared.Label): a release refused before it leaves the
-// ledger and its record as they were. It returns the ledger opened, for
-// the caller to read and close.
+// ledger and its record as they were. A ledger that the run would refuse
+// whatever it releases is refused before the solve, read without its
+// lock (ledger.Options.CheckRun). It returns the ledger opened, for the
+// caller to read and close.
 func (f *aggregateFlags) release(cmd *cobra.Command, spec ensemble.ReleaseSpec) (ensemble.Released, *ledger.Ledger, error) {
+	if f.Ledger != "" {
+		opts := setup.LedgerOptions(cmd)
+		opts.Analyst = f.Analyst
+		// What the votes' header states, as a release states it.
+		b, _ := spec.Header.Check(provenance.Stated{})
+		if err := opts.CheckRun(cmd.Context(), f.Ledger, b); err != nil {
+			return ensemble.Released{}, nil, ledgerStep(err)
+		}
+	}
 	p, err := ensemble.Prepare(cmd.Context(), spec)
 	if err != nil {
 		return p.Released, nil, err

@@ -58,6 +58,11 @@ func newLedgerInitCmd(ms *setup.Mechanisms) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			f.use.creatable = func() error {
+				opts := setup.LedgerOptions(cmd)
+				opts.Replace = f.Replace
+				return setup.LedgerError(opts.CheckCreate(args[0], b.Ensemble))
+			}
 			// Before any count: with fixed private teachers no filter
 			// and no declared use can hold a label that their cap does
 			// not (the same check as the ledger's, ledger.Create).

@@ -27,8 +27,9 @@ import (
 // the budget allows after the others); blank lines and lines starting
 // with # are skipped. Each run is built as --mechanism builds its use,
 // for the ensemble b and the votes read by --votes (nil: none), of
-// classes classes.
-func scheduleRuns(cmd *cobra.Command, ms *setup.Mechanisms, path string, b provenance.Binding, budget accountant.Budget, votes *votesRead, classes int) ([]ledger.UseRun, error) {
+// classes classes, creatable asked before a gamma is solved
+// (ledgerUseFlags.creatable).
+func scheduleRuns(cmd *cobra.Command, ms *setup.Mechanisms, creatable func() error, path string, b provenance.Binding, budget accountant.Budget, votes *votesRead, classes int) ([]ledger.UseRun, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, cli.Usagef("--schedule: %v", err)
@@ -48,7 +49,7 @@ func scheduleRuns(cmd *cobra.Command, ms *setup.Mechanisms, path string, b prove
 		if last > 0 && runs[len(runs)-1].Labels == 0 {
 			return nil, bad(fmt.Errorf("line %d has no --queries: only the last run may take the rest of the budget", last))
 		}
-		u := ledgerUseFlags{ms: ms}
+		u := ledgerUseFlags{ms: ms, creatable: creatable}
 		sub := &cobra.Command{Use: "run", SilenceErrors: true, SilenceUsage: true}
 		sub.SetContext(cmd.Context())
 		sub.SetErr(cmd.ErrOrStderr())
@@ -99,7 +100,7 @@ func ledgerInitSchedule(cmd *cobra.Command, path string, f *ledgerInitFlags, b p
 			return cli.Usagef("--schedule and --%s exclude each other: each run of the schedule gives its own settings on its line", n)
 		}
 	}
-	runs, err := scheduleRuns(cmd, f.use.ms, f.Schedule, b, budget, votes, f.Classes)
+	runs, err := scheduleRuns(cmd, f.use.ms, f.use.creatable, f.Schedule, b, budget, votes, f.Classes)
 	if err != nil {
 		return err
 	}

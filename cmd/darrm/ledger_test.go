@@ -1072,3 +1072,49 @@ func TestLedgerFirstReleaseChooses(t *testing.T) {
 		t.Errorf("the first release chose %q, allowing %d RR labels; simple composition allows %d", by, chosen, simple)
 	}
 }
+
+// TestLedgerRefusedBeforeSolve: a ledger that a run refuses whatever it
+// releases (bound to other teachers, retired, missing), and a ledger init
+// refused whatever its use (a file there, a ledger of the ensemble
+// recorded), are refused before gamma_opt is solved, which takes minutes
+// at a large K: nothing is solved, so nothing is cached.
+func TestLedgerRefusedBeforeSolve(t *testing.T) {
+	dir := t.TempDir()
+	head, err := (provenance.Binding{Ensemble: "k11", Teachers: provenance.Teachers{K: 11, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Relation: accountant.PrivateTeachers, Kind: provenance.PerQuery, Partition: provenance.SharedData}}.Header(2, votefile.LayoutVotes)).AppendHeader(nil, votefile.FormatCSV)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes := string(head) + "1,1,1,1,1,1,0,0,0,0,0\n"
+	init := func(name, ensemble string, more ...string) string {
+		led := filepath.Join(dir, name)
+		if _, e, code := darrm(t, "", append([]string{"ledger", "init", led, "--ensemble", ensemble, "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "2", "--budget-delta", "1e-3"}, more...)...); code != 0 {
+			t.Fatal(e)
+		}
+		return led
+	}
+	retired := init("retired.ledger", "k11")
+	init("new.ledger", "k11", "--replace")
+	labels := filepath.Join(dir, "labels.csv")
+	use := []string{"ledger", "init", "--K", "11", "--eps", "0.1", "--Delta", "1e-5", "--kind", "per-query", "--partition", "shared", "--budget-eps", "2", "--budget-delta", "1e-3", "--mechanism", "darrm", "--m", "3", "--queries", "10", "--ensemble"}
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"another ensemble", []string{"aggregate", "--m", "3", "--ledger", init("other.ledger", "k13"), "--out", labels}, "cannot share a budget"},
+		{"retired", []string{"aggregate", "--m", "3", "--ledger", retired, "--out", labels}, "no release may charge a retired ledger"},
+		{"missing", []string{"aggregate", "--m", "3", "--ledger", filepath.Join(dir, "missing.ledger"), "--out", labels}, "no such file"},
+		{"init over a file", append(use, "k17", retired), "exists already"},
+		{"init of a second ledger", append(use, "k11", filepath.Join(dir, "second.ledger")), "A second ledger would give the ensemble its budget again"},
+	} {
+		cache := filepath.Join(dir, "cache-"+strings.ReplaceAll(c.name, " ", "-"))
+		_, errOut, code := darrm(t, votes, append(c.args, "--cache-dir", cache)...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: exit %d: %s", c.name, code, errOut)
+		}
+		// The gamma tables; the folder may keep the run's one-bit answers.
+		if solved, _ := filepath.Glob(filepath.Join(cache, "*.json")); len(solved) > 0 {
+			t.Errorf("%s: gamma_opt solved before the ledger was refused", c.name)
+		}
+	}
+}

@@ -47,6 +47,7 @@ type ledgerUseFlags struct {
 	ReleaseDelta float64 `flag:"release-delta" help:"with --accounting ptr: each release's --budget-delta"`
 	Mechanism    provenance.MechanismName
 	ms           *setup.Mechanisms
+	creatable    func() error // before a gamma's solve: ledger.Options.CheckCreate of the ledger to make
 }
 
 // bind defines u's flags in cmd, the settings of the mechanisms among
@@ -218,6 +219,11 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 		s["target-eps"] = *line.Eps
 	default:
 		classes = 2
+	}
+	if u.creatable != nil && info.Uses.Gamma {
+		if err := u.creatable(); err != nil {
+			return nil, "", err
+		}
 	}
 	lines := cliout.NewStages(cmd.ErrOrStderr())
 	defer lines.Done()
