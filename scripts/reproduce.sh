@@ -25,9 +25,8 @@
 # The time of each item goes to standard output, never into a file; each
 # command run is named on standard error before it runs, and darrm's own
 # progress lines (one every 10 s off a terminal) follow, so a log never goes
-# quiet for long. Needs Go
-# and gcc (darrm is built into a temporary directory) and, for Chapter 4, the
-# data of scripts/fetch-data.sh.
+# quiet for long. Needs Go and gcc (darrm is built into a temporary directory
+# in the clone) and, for Chapter 4, the data of scripts/fetch-data.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,7 +65,10 @@ for i in "${!only[@]}"; do
 	fi
 done
 
-work=$(mktemp -d)
+# The work folder is in the clone, so that each table and report moved
+# into docs/ replaces the old file in one rename: an interrupt leaves the
+# old file or the new one, never one cut short.
+work=$(mktemp -d "$PWD/.reproduce.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 darrm=$work/darrm
 go build -o "$darrm" ./cmd/darrm
@@ -114,7 +116,7 @@ splice() {
 		$0 == "<!-- reproduce:" name " -->" { print; while ((getline l < content) > 0) print l; skip = 1; next }
 		skip && $0 == "<!-- /reproduce -->" { skip = 0 }
 		!skip { print }' "$file" > "$work/splice.tmp"
-	cat "$work/splice.tmp" > "$file"
+	mv -f "$work/splice.tmp" "$file"
 }
 
 # csv_awk PROGRAM FILE...: runs the awk PROGRAM over CSV files with the

@@ -110,3 +110,44 @@ func TestReproduceKeepsItsGlobals(t *testing.T) {
 		}
 	}
 }
+
+// TestReproduceSplicesByRename: scripts/reproduce.sh's splice replaces a
+// table in a doc by a rename of the complete new file, so that an
+// interrupt leaves the old doc or the new one, never a doc cut short where
+// the copy stopped; the script's work folder is in the clone, so that the
+// rename does not become a copy across file systems.
+func TestReproduceSplicesByRename(t *testing.T) {
+	text, err := os.ReadFile(filepath.Join(repoRoot(t), "scripts", "reproduce.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	splice := regexp.MustCompile(`(?ms)^splice\(\) \{.*?^\}$`).Find(text)
+	if splice == nil {
+		t.Fatal("no function splice in scripts/reproduce.sh")
+	}
+	if !regexp.MustCompile(`(?m)^work=\$\(mktemp -d "\$PWD/`).Match(text) {
+		t.Error(`scripts/reproduce.sh: its work folder is not made in the clone (work=$(mktemp -d "$PWD/...")): a move into docs/ may copy`)
+	}
+	dir := t.TempDir()
+	doc, content := filepath.Join(dir, "doc.md"), filepath.Join(dir, "table.md")
+	os.WriteFile(doc, []byte("a\n<!-- reproduce:t -->\nold\n<!-- /reproduce -->\nb\n"), 0o644)
+	os.WriteFile(content, []byte("new\n"), 0o644)
+	before, err := os.Stat(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := "set -euo pipefail\nwork=" + dir + "\n" + string(splice) + "\nsplice \"$1\" t \"$2\"\n"
+	if out, err := exec.Command("bash", "-c", script, "bash", doc, content).CombinedOutput(); err != nil {
+		t.Fatalf("splice: %v: %s", err, out)
+	}
+	after, err := os.Stat(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(doc); string(b) != "a\n<!-- reproduce:t -->\nnew\n<!-- /reproduce -->\nb\n" {
+		t.Errorf("splice wrote %q", b)
+	}
+	if os.SameFile(before, after) {
+		t.Error("splice rewrote the doc in place: an interrupt leaves it cut short")
+	}
+}
