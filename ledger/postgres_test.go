@@ -234,7 +234,7 @@ func TestPG(t *testing.T) {
 // testPGLockWait: a run waits for the lock of a PostgreSQL ledger that
 // another run holds, says so once, naming the ledger without its
 // password, and ends its wait when its context ends; a reader does not
-// wait; once the other run has ended, a run gets the ledger (perhaps
+// wait, nor the check before a run (Options.CheckRun); once the other run has ended, a run gets the ledger (perhaps
 // after a wait: the server ends the other session after its close).
 func testPGLockWait(t *testing.T, db string) {
 	u := newPG(t, db, "held", accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}})
@@ -257,6 +257,9 @@ func testPGLockWait(t *testing.T, db string) {
 		t.Errorf("a reader while a run holds the ledger: %v", err)
 	} else {
 		l.Close()
+	}
+	if err := waiting.CheckRun(ctx, u, binding(t, held)); err != nil || len(said) != 1 {
+		t.Errorf("the check before a run while another holds the ledger: %v, said %q", err, said)
 	}
 	held.Close()
 	spendOn(t, waiting, u, 1, 1)
