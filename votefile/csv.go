@@ -205,7 +205,7 @@ func (r *voteReader) firstCSV(line []byte, opts readOptions) error {
 		// The first field was taken for an id because it is no vote; with
 		// it the row would have an odd number of votes, and it is a number,
 		// so it is more likely a mistyped vote (01, 1.0) than an id.
-		return r.errorf(1, "%q is not a vote (votes are 0 or 1); read as an id, it would leave %d votes, but K must be odd", fs[0].b, len(fs)-off)
+		return r.errorf(1, "%s is not a vote (votes are 0 or 1); read as an id, it would leave %d votes, but K must be odd", show(fs[0].b), len(fs)-off)
 	}
 	if err := r.settle(len(fs)-off, opts); err != nil {
 		return err

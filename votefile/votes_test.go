@@ -228,6 +228,8 @@ func FuzzVoteReader(f *testing.F) {
 		"0,1,1\n1,1,0\n", "id,a,b,c\nq1,0,1,1\n", "\"a\"\"b\",1,0,0\n", "[0,1,1]\n",
 		`{"id":"x","votes":[1,0,1]}` + "\n", "a,b\n0,1\n", "\ufeff1\r\n0\r\n", "{\"id\":1e5,\"votes\":[1]}",
 		"# " + statedJSON + "\nid,a,b,c\nq1,0,1,1\n", statedJSON + "\n[0,1,1]\n", "# x\n0\n",
+		// A long number first, taken for a mistyped vote.
+		strings.Repeat("9", 200) + ",1,0\n",
 	} {
 		f.Add([]byte(s))
 	}
