@@ -205,13 +205,27 @@ func (a *npyArray) place(at io.ReaderAt, size int64, drain bool) {
 
 // newNPYReader is npy.NewReader, whose parser of a malformed header
 // can panic (an index out of range): that is the file's fault, an error.
+// The library's errors of a shape element and of the order quote the
+// value whole, up to the header's 32 KiB: they are said again with it
+// cut (param.Quote).
 func newNPYReader(r io.Reader) (rr *npy.Reader, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			rr, err = nil, fmt.Errorf("malformed dictionary")
 		}
 	}()
-	return npy.NewReader(r)
+	rr, err = npy.NewReader(r)
+	var ne *strconv.NumError
+	if errors.As(err, &ne) {
+		return nil, fmt.Errorf("shape element %s: want a whole number", param.Quote(ne.Num))
+	}
+	if err != nil {
+		const orderErr = "npy: invalid 'fortran_order' value ("
+		if v, ok := strings.CutPrefix(err.Error(), orderErr); ok {
+			return nil, fmt.Errorf("fortran_order %s: want True or False", param.Quote(strings.TrimSuffix(v, ")")))
+		}
+	}
+	return rr, err
 }
 
 // setType sets the value's kind, size and byte order from the dtype,

@@ -300,6 +300,7 @@ func archiveBytes(method uint16, member []byte) []byte {
 // K]. Given a member (member true), the archive that stores it
 // uncompressed, whose array may be read in place, gives the queries of
 // the one that compresses it, which is streamed, or fails as it does.
+// No error quotes more of the member than a value (quotesRow).
 func FuzzNPZ(f *testing.F) {
 	for _, m := range [][]byte{
 		npyFile("<i8", []int{3, 3}, false, []float64{3, 1, 1, 0, 1, 4, 1, 4, 0}),
@@ -311,13 +312,16 @@ func FuzzNPZ(f *testing.F) {
 		f.Add(m, true, false)
 		f.Add(m, true, true)
 	}
+	f.Add(npyDict("{'descr': '<i8', 'fortran_order': "+strings.Repeat("9", 200)+", 'shape': (3, 3), }"), true, false)
 	f.Fuzz(func(t *testing.T, data []byte, member, labels bool) {
 		opts := Options{Array: "votes"}
 		if labels {
 			opts.Classes, opts.Orientation = 5, TeachersInRows
 		}
 		if !member {
-			fuzzReadNPZ(t, data, opts)
+			if _, err := fuzzReadNPZ(t, data, opts); err != nil {
+				quotesRow(t, err, data)
+			}
 			return
 		}
 		stored, errStored := fuzzReadNPZ(t, archiveBytes(zip.Store, data), opts)
@@ -327,6 +331,9 @@ func FuzzNPZ(f *testing.F) {
 			t.Fatalf("stored: %v; compressed: %v", errStored, errDeflated)
 		case errStored == nil && !reflect.DeepEqual(stored, deflated):
 			t.Fatalf("stored %v, compressed %v", stored, deflated)
+		case errStored != nil:
+			quotesRow(t, errStored, data)
+			quotesRow(t, errDeflated, data)
 		}
 	})
 }

@@ -24,14 +24,7 @@ func npyFile(descr string, shape []int, fortran bool, vals []float64) []byte {
 	if fortran {
 		order = "True"
 	}
-	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", descr, order, shapeText(shape))
-	pad := 64 - (10+len(dict)+1)%64
-	dict += strings.Repeat(" ", pad%64) + "\n"
-	var b bytes.Buffer
-	b.Write(npy.Magic[:])
-	b.Write([]byte{1, 0})
-	binary.Write(&b, binary.LittleEndian, uint16(len(dict)))
-	b.WriteString(dict)
+	b := bytes.NewBuffer(npyDict(fmt.Sprintf("{'descr': '%s', 'fortran_order': %s, 'shape': %s, }", descr, order, shapeText(shape))))
 	var bo binary.ByteOrder = binary.LittleEndian
 	if descr[0] == '>' {
 		bo = binary.BigEndian
@@ -41,21 +34,34 @@ func npyFile(descr string, shape []int, fortran bool, vals []float64) []byte {
 		case "i1", "u1":
 			b.WriteByte(byte(int8(v)))
 		case "i2":
-			binary.Write(&b, bo, int16(v))
+			binary.Write(b, bo, int16(v))
 		case "i4":
-			binary.Write(&b, bo, int32(v))
+			binary.Write(b, bo, int32(v))
 		case "i8":
-			binary.Write(&b, bo, int64(v))
+			binary.Write(b, bo, int64(v))
 		case "u8":
-			binary.Write(&b, bo, uint64(v))
+			binary.Write(b, bo, uint64(v))
 		case "f4":
-			binary.Write(&b, bo, float32(v))
+			binary.Write(b, bo, float32(v))
 		case "f8":
-			binary.Write(&b, bo, v)
+			binary.Write(b, bo, v)
 		default:
 			b.WriteByte(0)
 		}
 	}
+	return b.Bytes()
+}
+
+// npyDict returns the preamble and header of a NumPy file of version
+// 1.0 whose header is the dictionary dict, padded as numpy.save pads it.
+func npyDict(dict string) []byte {
+	pad := 64 - (10+len(dict)+1)%64
+	dict += strings.Repeat(" ", pad%64) + "\n"
+	var b bytes.Buffer
+	b.Write(npy.Magic[:])
+	b.Write([]byte{1, 0})
+	binary.Write(&b, binary.LittleEndian, uint16(len(dict)))
+	b.WriteString(dict)
 	return b.Bytes()
 }
 
@@ -170,6 +176,8 @@ func TestNPYReader(t *testing.T) {
 		{"header truncated", npyFile("<i8", []int{3, 3}, false, nil)[:40], classOptions{}, nil, 0, "truncated in its header"},
 		{"header too long", append(append(append([]byte{}, npy.Magic[:]...), 2, 0, 0, 0, 0, 1), make([]byte, 8)...), classOptions{}, nil, 0, "a header of 16777216 bytes: must be at most 32768"},
 		{"malformed dictionary", append(append(append([]byte{}, npy.Magic[:]...), 1, 0, 4, 0), []byte("{}\n\n")...), classOptions{}, nil, 0, "unreadable header"},
+		{"order neither True nor False", npyDict("{'descr': '<i8', 'fortran_order': Maybe, 'shape': (1, 2), }"), classOptions{}, nil, 0, `unreadable header: fortran_order "Maybe": want True or False`},
+		{"a shape element no number", npyDict("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2x), }"), classOptions{}, nil, 0, `unreadable header: shape element "2x": want a whole number`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -463,7 +471,8 @@ func TestOpenNPZ(t *testing.T) {
 // votes, each 0 or 1, with a header of two classes), and a label is
 // answered exactly when it is a class. Read in place (from an
 // io.ReaderAt) an array gives the queries it gives streamed, and fails
-// when it fails streamed.
+// when it fails streamed. No error quotes more of the file than a value
+// (quotesRow): its header may be 32 KiB.
 func FuzzNPY(f *testing.F) {
 	f.Add(npyFile("<i8", []int{3, 3}, false, []float64{3, 1, 1, 0, 1, 4, 1, 4, 0}), false, false)
 	f.Add(npyFile("<f8", []int{2, 2}, true, []float64{3, 1, 1, 3}), false, false)
@@ -476,24 +485,31 @@ func FuzzNPY(f *testing.F) {
 	f.Add(npyFile("<i8", []int{4}, false, []float64{3, 0, -1, 9}), false, false)
 	f.Add(npyFile("<i8", []int{4}, true, []float64{3, 0, -1, 9}), false, false)
 	f.Add(npyFile("|u1", []int{2, 5}, false, []float64{0, 1, 1, 0, 1, 1, 1, 0, 0, 0}), false, false)
+	long := strings.Repeat("9", 200)
+	f.Add(npyDict("{'descr': '<i8', 'fortran_order': "+long+", 'shape': (3, 3), }"), false, false)
+	f.Add(npyDict("{'descr': '<i8', 'fortran_order': False, 'shape': (3, "+long+"x), }"), false, false)
 	f.Fuzz(func(t *testing.T, data []byte, labels, inRows bool) {
 		opts := classOptions{}
 		if labels {
 			opts = classOptions{Input: inputClasses, Classes: 3, Orientation: map[bool]Orientation{true: TeachersInRows, false: QueriesInRows}[inRows]}
 		}
-		if lr, err := NewLabelReader(bytes.NewReader(data), "l.npy"); err == nil {
+		lr, errLabels := NewLabelReader(bytes.NewReader(data), "l.npy")
+		if errLabels == nil {
 			for lr.Next() {
 				if row := lr.Row(); row.Answered != (row.Label >= 0) {
 					t.Fatalf("label %d, answered %v", row.Label, row.Answered)
 				}
 			}
+			errLabels = lr.Err()
 		}
-		if in, _, err := readVotes(bytes.NewReader(data), "f.npy", Options{Meta: twoClassMeta(5)}); err == nil {
+		in, _, errVotes := readVotes(bytes.NewReader(data), "f.npy", Options{Meta: twoClassMeta(5)})
+		if errVotes == nil {
 			for in.Next() {
 				if q := in.Query(); len(q.Votes) != 5 || q.Counts[0]+q.Counts[1] != 5 || bytes.IndexFunc(q.Votes, func(r rune) bool { return r > 1 }) >= 0 {
 					t.Fatalf("0/1 votes %v, counts %v", q.Votes, q.Counts)
 				}
 			}
+			errVotes = in.Err()
 		}
 		streamed, errStreamed := fuzzReadNPY(t, data, opts, false)
 		inPlace, errInPlace := fuzzReadNPY(t, data, opts, true)
@@ -502,6 +518,11 @@ func FuzzNPY(f *testing.F) {
 			t.Fatalf("streamed: %v; in place: %v", errStreamed, errInPlace)
 		case errStreamed == nil && !reflect.DeepEqual(streamed, inPlace):
 			t.Fatalf("streamed %v, in place %v", streamed, inPlace)
+		}
+		for _, err := range []error{errLabels, errVotes, errStreamed, errInPlace} {
+			if err != nil {
+				quotesRow(t, err, data)
+			}
 		}
 	})
 }
