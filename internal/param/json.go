@@ -6,14 +6,26 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // CutJSON is err, an error of encoding/json, with the value or the key it
 // quotes cut (Cut): encoding/json quotes a value of the wrong type whole,
 // a number of any length among them (a K of a megabyte of digits), and an
-// unknown key whole, so a file from anyone would be echoed back whole in
-// its error. Other errors are returned as they are.
+// unknown key whole, and time.Time a string that is no time whole, so a
+// file from anyone would be echoed back whole in its error. Other errors
+// are returned as they are.
 func CutJSON(err error) error {
+	var pe *time.ParseError
+	if errors.As(err, &pe) {
+		cut := *pe
+		for _, s := range []*string{&cut.Value, &cut.ValueElem} {
+			if c, ok := Cut(*s); ok {
+				*s = c + "..."
+			}
+		}
+		return &cut
+	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		value := te.Value

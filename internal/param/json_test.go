@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
-// TestCutJSON: a number of the wrong type and an unknown key are cut to
-// what Quote keeps; another error is left as it is.
+// TestCutJSON: a number of the wrong type, an unknown key and a string
+// that is no time are cut to what Quote keeps; another error is left as
+// it is.
 func TestCutJSON(t *testing.T) {
 	long := strings.Repeat("1", 1000)
 	var v struct{ K int }
@@ -23,6 +25,13 @@ func TestCutJSON(t *testing.T) {
 	dec.DisallowUnknownFields()
 	if err := CutJSON(dec.Decode(&v)); err == nil || len(err.Error()) > 80 || !strings.Contains(err.Error(), "unknown field") {
 		t.Errorf("a long unknown key: %v", err)
+	}
+	var at struct{ T time.Time }
+	if err := CutJSON(json.Unmarshal([]byte(`{"T":"`+long+`"}`), &at)); err == nil || strings.Contains(err.Error(), long[:40]) || !strings.Contains(err.Error(), `parsing time "`+long[:32]+`..." as "2006-01-02T15:04:05Z07:00"`) {
+		t.Errorf("a long string that is no time: %v", err)
+	}
+	if err := CutJSON(json.Unmarshal([]byte(`{"T":"2026-13-01T00:00:00Z"}`), &at)); err == nil || err.Error() != `parsing time "2026-13-01T00:00:00Z": month out of range` {
+		t.Errorf("a month out of range: %v", err)
 	}
 	if err := CutJSON(json.Unmarshal([]byte(`{`), &v)); err == nil || !strings.Contains(err.Error(), "unexpected end") {
 		t.Errorf("a syntax error: %v", err)
