@@ -382,7 +382,7 @@ func CheckShares(shares map[string]float64) error {
 	for _, name := range slices.Sorted(maps.Keys(shares)) {
 		f := shares[name]
 		if err := checkAnalyst(name); err != nil {
-			return paramError("shares", strconv.Quote(name), err.Error())
+			return paramError("shares", param.Quote(name), err.Error())
 		}
 		if !(f > 0 && f <= 1) {
 			return paramError("shares", fmt.Sprintf("%s=%v", name, f), "a share is a fraction of the budget in (0, 1]")

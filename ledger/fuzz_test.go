@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
@@ -58,6 +59,16 @@ func FuzzLedgerFile(f *testing.F) {
 		f.Add(bytes.Join([][]byte{ls[0], ls[2], ls[1]}, nil))
 	}
 	f.Add([]byte(`{"prev":"","header":{"version":5}}` + "\n"))
+	// Headers hashed anew, their values long: an analyst's share (a name
+	// beyond 200 bytes), a time.
+	long := strings.Repeat("x", 300)
+	header := string(seed[:bytes.IndexByte(seed, '\n')])
+	for _, edit := range [][2]string{
+		{`"created"`, `"shares":{"` + long + `":0.5},"created"`},
+		{`"created":"`, `"created":"` + long},
+	} {
+		f.Add(forgedHeader(header, edit[0], edit[1]))
+	}
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "fuzz.ledger")
@@ -84,6 +95,15 @@ func FuzzLedgerFile(f *testing.F) {
 			t.Errorf("reading the ledger changed it: %d bytes, were %d (%v)", len(b), len(data), err)
 		}
 	})
+}
+
+// forgedHeader returns the ledger of the header line header with its
+// content's first old replaced by new and hashed anew, as one who can
+// write the file can.
+func forgedHeader(header, old, new string) []byte {
+	const prefix = `{"prev":"","header":`
+	j := strings.Replace(header[len(prefix):strings.LastIndex(header, `,"sha256":`)], old, new, 1)
+	return []byte(prefix + j + `,"sha256":"` + chainHash(Version, "", "header", []byte(j)) + `"}` + "\n")
 }
 
 // quotesLine fails t when err, the refusal of the ledger data, quotes 100

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // exactKeys checks that raw, the JSON of a ledger line or of its content,
@@ -50,15 +52,24 @@ type pathStep struct {
 	index int
 }
 
+// Error names the key by its path, each key as it is, or quoted cut
+// (param.Quote) when it is long or not plain text: a key of a map (an
+// analyst's share) or one refused may be as long as its line, and hold
+// the escape sequences of a terminal.
 func (e *keyError) Error() string {
 	var b strings.Builder
 	for i := len(e.path) - 1; i >= 0; i-- {
-		switch s := e.path[i]; {
-		case s.index >= 0:
+		s := e.path[i]
+		if s.index >= 0 {
 			fmt.Fprintf(&b, "[%d]", s.index)
-		case i < len(e.path)-1:
-			b.WriteString("." + s.key)
-		default:
+			continue
+		}
+		if i < len(e.path)-1 {
+			b.WriteByte('.')
+		}
+		if q := param.Quote(s.key); q != `"`+s.key+`"` {
+			b.WriteString(q)
+		} else {
 			b.WriteString(s.key)
 		}
 	}

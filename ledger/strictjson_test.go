@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ func TestExactKeys(t *testing.T) {
 		}, "key run: given twice"},
 		{"an escaped quote in a key", func(s string) string {
 			return strings.Replace(s, `"analyst":"bob"`, `"analyst":"bob","r\"un":"fedcba9876543210"`, 1)
-		}, `key r"un: not a field`},
+		}, `key "r\"un": not a field`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			line := rewrite("spend", tc.edit)
@@ -147,25 +148,73 @@ func TestExactKeysBounded(t *testing.T) {
 }
 
 // FuzzExactKeys: no input panics the key check or passes it with a key
-// of a spend that is not a field's exact name: a JSON object that passes
-// and decodes holds, at its top, only keys of Spend.
+// that is not a field's exact name: a JSON object that passes and decodes
+// holds, in each object at the place of a struct of a spend (header
+// true: of a header), at any depth, only that struct's keys (badKey). A
+// refusal quotes a few bytes of the line (quotesLine), whose keys may be
+// as long as it is.
 func FuzzExactKeys(f *testing.F) {
-	f.Add([]byte(`{"run":"a","queries":1,"prior":{"steps":2}}`))
-	f.Add([]byte(`{"run":"a","Run":"b"}`))
-	f.Add([]byte(`[{"x":[1,"\"}",{}]}, "\\"]`))
-	f.Add([]byte(`{"gaussian":[{"sigma":1}],"bits":[[0.5,0.25]]}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if exactKeys(b, spendKeys) != nil {
+	f.Add([]byte(`{"run":"a","queries":1,"prior":{"steps":2}}`), false)
+	f.Add([]byte(`{"run":"a","Run":"b"}`), false)
+	f.Add([]byte(`[{"x":[1,"\"}",{}]}, "\\"]`), false)
+	f.Add([]byte(`{"gaussian":[{"sigma":1}],"bits":[[0.5,0.25]]}`), false)
+	f.Add([]byte(`{"prior":{"steps":2,"Steps":3}}`), false)
+	long := strings.Repeat("k", 200)
+	f.Add([]byte(`{"run":"a","`+long+`":1}`), false)
+	f.Add([]byte(`{"ensemble":"e","shares":{"bob":0.5,"`+long+`":0.25,"`+long+`":0.25}}`), true)
+	f.Fuzz(func(t *testing.T, b []byte, header bool) {
+		keys := spendKeys
+		if header {
+			keys = headerKeys
+		}
+		if err := exactKeys(b, keys); err != nil {
+			quotesLine(t, err, b)
 			return
 		}
-		var top map[string]json.RawMessage
-		if json.Unmarshal(b, &top) != nil {
+		var v any
+		if json.Unmarshal(b, &v) != nil {
 			return
 		}
-		for k := range top {
-			if _, ok := spendKeys.fields[k]; !ok {
-				t.Fatalf("%s passes with key %q", b, k)
-			}
+		if path, bad := badKey(v, keys); bad {
+			t.Fatalf("%s passes with key %s", b, path)
 		}
 	})
+}
+
+// badKey returns the path of a key of v, a JSON value decoded, that is
+// not the exact name of a field of the struct in whose place it is, by
+// the key tree k of v's type, and whether there is one.
+func badKey(v any, k *keyTree) (string, bool) {
+	if k == nil {
+		return "", false
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if k.fields == nil && !k.isMap {
+			return "", false
+		}
+		for key, x := range v {
+			next := k.elem
+			if k.fields != nil {
+				f, ok := k.fields[key]
+				if !ok {
+					return strconv.Quote(key), true
+				}
+				next = f
+			}
+			if path, bad := badKey(x, next); bad {
+				return strconv.Quote(key) + "." + path, true
+			}
+		}
+	case []any:
+		if k.isMap {
+			return "", false
+		}
+		for i, x := range v {
+			if path, bad := badKey(x, k.elem); bad {
+				return fmt.Sprintf("[%d].%s", i, path), true
+			}
+		}
+	}
+	return "", false
 }
