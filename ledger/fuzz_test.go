@@ -60,10 +60,11 @@ func FuzzLedgerFile(f *testing.F) {
 	}
 	f.Add([]byte(`{"prev":"","header":{"version":5}}` + "\n"))
 	// Headers hashed anew, their values long: an analyst's share (a name
-	// beyond 200 bytes), a time.
+	// beyond 200 bytes), a time, the ensemble (beyond 256 bytes).
 	long := strings.Repeat("x", 300)
 	header := string(seed[:bytes.IndexByte(seed, '\n')])
 	for _, edit := range [][2]string{
+		{`"ensemble":"`, `"ensemble":"` + long},
 		{`"created"`, `"shares":{"` + long + `":0.5},"created"`},
 		{`"created":"`, `"created":"` + long},
 	} {

@@ -412,7 +412,7 @@ func (b Binding) Validate() error {
 	// guarantees do not rest on the teachers', so there is none to bind.
 	none := b.Each == (accountant.Guarantee{}) && b.Relation == accountant.OneVote
 	if b.Ensemble == "" || len(b.Ensemble) > votefile.MaxEnsembleID {
-		return bad("ensemble", fmt.Sprintf("%q", b.Ensemble), fmt.Sprintf("must name the teacher ensemble, in at most %d bytes", votefile.MaxEnsembleID))
+		return bad("ensemble", param.Quote(b.Ensemble), fmt.Sprintf("must name the teacher ensemble, in at most %d bytes", votefile.MaxEnsembleID))
 	}
 	// K and the teachers' (eps, Delta) by the checks of every command and
 	// header that states them.

@@ -103,6 +103,17 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestBindingEnsemble: a binding's ensemble name beyond its bound is
+// refused, quoted cut: a ledger's header states it, and may be forged.
+func TestBindingEnsemble(t *testing.T) {
+	long := strings.Repeat("e", votefile.MaxEnsembleID+1)
+	b := Binding{Ensemble: long, Teachers: Teachers{K: 3, Each: accountant.Guarantee{Eps: 0.1, Delta: 1e-5}, Kind: Fixed, Partition: SharedData}}
+	err := b.Validate()
+	if want := `ensemble = "` + long[:32] + `"...: must name the teacher ensemble, in at most 256 bytes`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("an ensemble of %d bytes: %v, want %q", len(long), err, want)
+	}
+}
+
 // TestPartitionRules: the one table of which partition keeps which
 // relation has a row for every relation and partition, the one-vote
 // relation holds on keyed-hash shares only, and every check consults it:
