@@ -37,6 +37,7 @@ import (
 	"github.com/darrm/darrm/gamma"
 	"github.com/darrm/darrm/internal/atomicfile"
 	"github.com/darrm/darrm/internal/cachedir"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // version is the format of the entries and of the solver that wrote them.
@@ -186,17 +187,17 @@ func (d *Dir) Get(k Key) (*Entry, error) {
 	}
 	var s stored
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, corrupt("not valid JSON: %v", err)
+		return nil, corrupt("not valid JSON: %v", param.CutJSON(err))
 	}
 	if got := checksum(s.Entry); got != s.Checksum {
-		return nil, corrupt("sha256 = %q, content hashes to %q: must match", s.Checksum, got)
+		return nil, corrupt("sha256 = %s, content hashes to %q: must match", param.Quote(s.Checksum), got)
 	}
 	var e Entry
 	if err := json.Unmarshal(s.Entry, &e); err != nil {
-		return nil, corrupt("entry: %v", err)
+		return nil, corrupt("entry: %v", param.CutJSON(err))
 	}
 	if e.Key != k.String() {
-		return nil, corrupt("key = %q, want %q", e.Key, k.String())
+		return nil, corrupt("key = %s, want %q", param.Quote(e.Key), k.String())
 	}
 	if err := e.certifies(k.Problem); err != nil {
 		return nil, corrupt("%v", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,11 @@ func TestPutGetRoundTrip(t *testing.T) {
 func TestCorruptEntries(t *testing.T) {
 	e := solvedEntry(t, testParams)
 	key := Key{Problem: testParams, Prior: "uniform"}
+	long, digits := strings.Repeat("x", 300), strings.Repeat("9", 300)
+	// signed returns the file of the entry JSON entry, its checksum valid.
+	signed := func(entry string) []byte {
+		return []byte(`{"entry":` + entry + `,"sha256":"` + checksum([]byte(entry)) + `"}`)
+	}
 	for _, tc := range []struct {
 		name   string
 		mutate func(b []byte) []byte
@@ -103,6 +109,12 @@ func TestCorruptEntries(t *testing.T) {
 		}, "sha256"},
 		{"garbage", func([]byte) []byte { return []byte("\x00\x01binary") }, "not valid JSON"},
 		{"empty", func([]byte) []byte { return nil }, "not valid JSON"},
+		// A cache may be shared: its long values are quoted cut.
+		{"a long digest", func(b []byte) []byte {
+			return regexp.MustCompile(`"sha256": *"[0-9a-f]*"`).ReplaceAll(b, []byte(`"sha256":"`+long+`"`))
+		}, "sha256 = "},
+		{"a long key", func([]byte) []byte { return signed(`{"key":"` + long + `"}`) }, "key = "},
+		{"a long number for K", func([]byte) []byte { return signed(`{"K":` + digits + `}`) }, "entry: json: cannot unmarshal"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, _ := Open(t.TempDir())
@@ -122,8 +134,8 @@ func TestCorruptEntries(t *testing.T) {
 			if !errors.As(err, &ce) {
 				t.Fatalf("Get on a %s entry: %v, want a CorruptError", tc.name, err)
 			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q does not mention %q", err, tc.want)
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), long[:100]) || strings.Contains(err.Error(), digits[:100]) {
+				t.Errorf("error %q does not mention %q, or quotes 100 bytes of a value", err, tc.want)
 			}
 		})
 	}
