@@ -663,7 +663,7 @@ func Load(path string, want Config) (*Ensemble, error) {
 	}
 	var s stored
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, corrupt("not JSON: %v", err)
+		return nil, corrupt("not JSON: %v", param.CutJSON(err))
 	}
 	if s.Version != Version {
 		return nil, corrupt("version %d, want %d", s.Version, Version)
@@ -673,7 +673,7 @@ func Load(path string, want Config) (*Ensemble, error) {
 	}
 	var e Ensemble
 	if err := json.Unmarshal(s.Ensemble, &e); err != nil {
-		return nil, corrupt("%v", err)
+		return nil, corrupt("%v", param.CutJSON(err))
 	}
 	if e.Config.Key() != want.Key() {
 		return nil, corrupt("trained with another configuration (%s, want %s)", e.Config.Key(), want.Key())
@@ -685,7 +685,7 @@ func Load(path string, want Config) (*Ensemble, error) {
 		return nil, corrupt("partition %v, want %v", e.Partition.Rule, wantRule)
 	}
 	if _, err := hex.DecodeString(e.Partition.Key); err != nil || (e.Partition.Rule == provenance.KeyedHash) != (e.Partition.Key != "") {
-		return nil, corrupt("partition key %q", e.Partition.Key)
+		return nil, corrupt("partition key %s", param.Quote(e.Partition.Key))
 	}
 	n := nn.NumParams(want.Filters)
 	if want.Classes > 0 {

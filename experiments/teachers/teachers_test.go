@@ -263,9 +263,20 @@ func TestSettings(t *testing.T) {
 		t.Errorf("two unseeded ensembles have partitions %+v and %+v", k1.Partition, k2.Partition)
 	}
 	dir := t.TempDir()
+	long := strings.Repeat("z", 300)
 	for name, edit := range map[string]func(string) string{
 		"version 2": func(s string) string { return strings.Replace(s, `"version":3`, `"version":2`, 1) },
 		"partition": func(s string) string { return strings.Replace(s, `"rule":"shared"`, `"rule":"keyed-hash"`, 1) },
+		// A long value of a file is quoted cut.
+		"a long partition key": func(s string) string {
+			return strings.Replace(s, `"rule":"shared"`, `"rule":"shared","key":"`+long+`"`, 1)
+		},
+		"a long version": func(s string) string {
+			return strings.Replace(s, `"version":3`, `"version":`+strings.Repeat("9", 300), 1)
+		},
+		"a long number": func(s string) string {
+			return strings.Replace(s, `"share_sizes":[`, `"share_sizes":[`+strings.Repeat("9", 300)+`,`, 1)
+		},
 	} {
 		path := filepath.Join(dir, "e.json")
 		if err := e.Save(path); err != nil {
@@ -273,12 +284,12 @@ func TestSettings(t *testing.T) {
 		}
 		raw, _ := os.ReadFile(path)
 		edited := edit(string(raw))
-		if name == "partition" {
+		if !strings.Contains(name, "version") {
 			edited = resum(t, edited)
 		}
 		os.WriteFile(path, []byte(edited), 0o644)
 		var ce *CorruptError
-		if _, err := Load(path, cfg); !errors.As(err, &ce) {
+		if _, err := Load(path, cfg); !errors.As(err, &ce) || strings.Contains(err.Error(), long[:100]) || strings.Contains(err.Error(), strings.Repeat("9", 100)) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
