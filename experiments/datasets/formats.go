@@ -11,6 +11,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // maxIDXBytes bounds what readIDX accepts (the Fashion-MNIST training
@@ -111,7 +113,7 @@ func (t *table) Row(i int) []float64 { return t.X[i*t.D : (i+1)*t.D] }
 func parseFloat(s, where string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%s = %q: must be a finite number", where, s)
+		return 0, fmt.Errorf("%s = %s: must be a finite number", where, param.Quote(s))
 	}
 	return v, nil
 }
@@ -127,12 +129,12 @@ func readBreastCancer(r io.Reader) (*table, error) {
 		return nil, fmt.Errorf("breast cancer: header: %w", err)
 	}
 	if len(head) < 2 {
-		return nil, fmt.Errorf("breast cancer: header %q: must start with n,d", strings.Join(head, ","))
+		return nil, fmt.Errorf("breast cancer: header %s: must start with n,d", param.Quote(strings.Join(head, ",")))
 	}
 	n, err1 := strconv.Atoi(head[0])
 	d, err2 := strconv.Atoi(head[1])
 	if err1 != nil || err2 != nil || n < 1 || d < 1 {
-		return nil, fmt.Errorf("breast cancer: header %q: must start with n,d (positive integers)", strings.Join(head, ","))
+		return nil, fmt.Errorf("breast cancer: header %s: must start with n,d (positive integers)", param.Quote(strings.Join(head, ",")))
 	}
 	t := &table{D: d}
 	for line := 2; ; line++ {
@@ -155,7 +157,7 @@ func readBreastCancer(r io.Reader) (*table, error) {
 		}
 		y, err := parseFloat(rec[d], fmt.Sprintf("breast cancer line %d target", line))
 		if err != nil || (y != 0 && y != 1) {
-			return nil, fmt.Errorf("breast cancer line %d target = %q: must be 0 or 1", line, rec[d])
+			return nil, fmt.Errorf("breast cancer line %d target = %s: must be 0 or 1", line, param.Quote(rec[d]))
 		}
 		t.Y = append(t.Y, y)
 	}
@@ -320,7 +322,7 @@ func readCOMPAS(r io.Reader) ([]compasRow, error) {
 		case "Female":
 			f = append(f, 0)
 		default:
-			return nil, fmt.Errorf("%s line %d column sex = %q: must be Male or Female", file, line, get("sex"))
+			return nil, fmt.Errorf("%s line %d column sex = %s: must be Male or Female", file, line, param.Quote(get("sex")))
 		}
 		age, err := num("age")
 		if err != nil {
@@ -337,7 +339,7 @@ func readCOMPAS(r io.Reader) ([]compasRow, error) {
 		case "Greater than 45":
 			gt45 = 1
 		default:
-			return nil, fmt.Errorf("%s line %d column age_cat = %q: must be \"Less than 25\", \"25 - 45\" or \"Greater than 45\"", file, line, cat)
+			return nil, fmt.Errorf("%s line %d column age_cat = %s: must be \"Less than 25\", \"25 - 45\" or \"Greater than 45\"", file, line, param.Quote(cat))
 		}
 		f = append(f, lt25, mid, gt45)
 		for _, c := range []string{"juv_fel_count", "juv_misd_count", "juv_other_count", "priors_count"} {
@@ -353,11 +355,11 @@ func readCOMPAS(r io.Reader) ([]compasRow, error) {
 		case "M":
 			f = append(f, 0)
 		default:
-			return nil, fmt.Errorf("%s line %d column c_charge_degree = %q: must be F, M or O", file, line, get("c_charge_degree"))
+			return nil, fmt.Errorf("%s line %d column c_charge_degree = %s: must be F, M or O", file, line, param.Quote(get("c_charge_degree")))
 		}
 		y, err := num("two_year_recid")
 		if err != nil || (y != 0 && y != 1) {
-			return nil, fmt.Errorf("%s line %d column two_year_recid = %q: must be 0 or 1", file, line, get("two_year_recid"))
+			return nil, fmt.Errorf("%s line %d column two_year_recid = %s: must be 0 or 1", file, line, param.Quote(get("two_year_recid")))
 		}
 		rows = append(rows, compasRow{Race: get("race"), Features: f, Recid: y})
 	}
@@ -504,7 +506,7 @@ func readCreditDefault(r io.Reader) ([]creditRow, error) {
 		}
 		y, err := num(target)
 		if err != nil || (y != 0 && y != 1) {
-			return nil, fmt.Errorf("%s line %d column %s = %q: must be 0 or 1", file, line, target, rec[h[target]])
+			return nil, fmt.Errorf("%s line %d column %s = %s: must be 0 or 1", file, line, target, param.Quote(rec[h[target]]))
 		}
 		rows = append(rows, creditRow{Education: int(ed), Features: f, Default: y})
 	}
