@@ -2,14 +2,15 @@ package param
 
 import (
 	"encoding/json"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestCutJSON: a number of the wrong type, an unknown key and a string
-// that is no time are cut to what Quote keeps; another error is left as
-// it is.
+// TestCutJSON: a number of the wrong type, an unknown key, a string
+// that is no time and one that is no integer are cut to what Quote
+// keeps; another error is left as it is.
 func TestCutJSON(t *testing.T) {
 	long := strings.Repeat("1", 1000)
 	var v struct{ K int }
@@ -32,6 +33,10 @@ func TestCutJSON(t *testing.T) {
 	}
 	if err := CutJSON(json.Unmarshal([]byte(`{"T":"2026-13-01T00:00:00Z"}`), &at)); err == nil || err.Error() != `parsing time "2026-13-01T00:00:00Z": month out of range` {
 		t.Errorf("a month out of range: %v", err)
+	}
+	var n struct{ N *big.Int }
+	if err := CutJSON(json.Unmarshal([]byte(`{"N":"`+long+`x"}`), &n)); err == nil || err.Error() != `math/big: cannot unmarshal "\"`+long[:31]+`"... into a *big.Int` {
+		t.Errorf("a long string that is no integer: %v", err)
 	}
 	if err := CutJSON(json.Unmarshal([]byte(`{`), &v)); err == nil || !strings.Contains(err.Error(), "unexpected end") {
 		t.Errorf("a syntax error: %v", err)
