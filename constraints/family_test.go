@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/internal/param"
@@ -359,7 +361,8 @@ func TestBinomialWeights(t *testing.T) {
 }
 
 // TestMergeRefusesPartWithoutCount checks that a part with no count of
-// multisets, which no Separate returns, is refused rather than merged.
+// multisets, which no Separate returns, is refused rather than merged,
+// and one with a count of another part's size too.
 func TestMergeRefusesPartWithoutCount(t *testing.T) {
 	p := New(5, 2, 0.1, 1e-3)
 	g := randomGamma(p.K, rand.New(rand.NewPCG(3, 4)))
@@ -370,6 +373,11 @@ func TestMergeRefusesPartWithoutCount(t *testing.T) {
 	b := Separation{Shard: 1, Shards: 2, MaxF: a.MaxF}
 	if _, err := p.MergeSeparations([]Separation{a, b}, 4); err == nil {
 		t.Error("MergeSeparations accepted a part with no count of multisets")
+	}
+	// A count of a thousand digits is named cut.
+	b.Configs, _ = new(big.Int).SetString(strings.Repeat("9", 1000), 10)
+	if _, err := p.MergeSeparations([]Separation{a, b}, 4); err == nil || !strings.Contains(err.Error(), "states "+strings.Repeat("9", 32)+"... multisets covered") {
+		t.Errorf("a part of a count of 1000 digits: %.200v", err)
 	}
 }
 

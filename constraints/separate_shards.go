@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/param"
 )
 
 // A separation in shards: each shard scores the reduced pairs (n6, n7)
@@ -132,7 +133,12 @@ func (p Problem) MergeSeparations(parts []Separation, top int) (Separation, erro
 		want := p.partConfigs(s.Shard, n)
 		switch {
 		case s.Configs.Cmp(want) != 0:
-			return Separation{}, fmt.Errorf("merge: shard %d of %d states %v multisets covered, but its part of the problem has %v", s.Shard, n, s.Configs, want)
+			// A count read from a file may have a megabyte of digits.
+			stated, cut := param.Cut(s.Configs.String())
+			if cut {
+				stated += "..."
+			}
+			return Separation{}, fmt.Errorf("merge: shard %d of %d states %s multisets covered, but its part of the problem has %v", s.Shard, n, stated, want)
 		case want.Sign() > 0 && (s.Worst == nil || math.IsInf(s.MaxF, 0) || math.IsNaN(s.MaxF)):
 			return Separation{}, fmt.Errorf("merge: shard %d of %d states no worst multiset (max f %v) of the %v it covers", s.Shard, n, s.MaxF, want)
 		}
