@@ -7,10 +7,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/provenance"
 )
 
 // testPairs returns n pairs of a one-bit release (a DaRRM label's, as
@@ -208,6 +210,30 @@ func TestOneBitCharges(t *testing.T) {
 			if msg := fmt.Sprint(err); strings.Contains(msg, "differ only in their last digits") != tc.rounding || strings.Contains(msg, "restored from a good copy") == tc.rounding {
 				t.Errorf("%s: %s", tc.name, msg)
 			}
+		}
+	}
+
+	// A forged line's long digest, mechanism or run id is named cut.
+	long := strings.Repeat("x", 300)
+	for name, tc := range map[string]struct {
+		edit   func(s *Spend)
+		lines  []int
+		reason string
+	}{
+		"a long digest of the pairs held":  {func(s *Spend) { s.BitsSHA256 = long }, []int{2}, "the pairs or the digest were changed"},
+		"a long digest of the pairs named": {func(s *Spend) { s.BitsSHA256 = long }, []int{4}, "holds no pair list of digest"},
+		"a long mechanism":                 {func(s *Spend) { s.Mechanism = provenance.MechanismName(long) }, []int{2}, "spend changed from"},
+		"a long run id, ended":             {func(s *Spend) { s.Run = long }, []int{2, 3, 4}, "a line of run"},
+	} {
+		path := made(t)
+		resign(t, path, func(n int, raw string) string {
+			if slices.Contains(tc.lines, n) {
+				return editSpend(t, raw, tc.edit)
+			}
+			return raw
+		})
+		if err := readErr(path); err == nil || !strings.Contains(err.Error(), tc.reason) || strings.Contains(err.Error(), long[:100]) {
+			t.Errorf("%s: %v, want %q, the value cut", name, err, tc.reason)
 		}
 	}
 

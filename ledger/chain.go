@@ -237,7 +237,7 @@ func (b *pairBook) pairsOf(n int, s Spend) ([]accountant.BitPair, error) {
 		return l.pairs, nil
 	}
 	if at.Line >= n || b.fetch == nil || at.Line >= b.from || at.Line < 2 {
-		return nil, fmt.Errorf("its pairs are at line %d (ending at byte %d), it says, but that line holds no pair list of digest %s", at.Line, at.End, s.BitsSHA256)
+		return nil, fmt.Errorf("its pairs are at line %d (ending at byte %d), it says, but that line holds no pair list of digest %s", at.Line, at.End, shown(s.BitsSHA256))
 	}
 	b.wanted, b.want = at, s.BitsSHA256
 	return nil, errUnread
@@ -468,19 +468,19 @@ func (c *chain) follows(s Spend) string {
 	p := c.last
 	if s.Run != p.Run {
 		if c.ended.has(s.Run) {
-			return fmt.Sprintf("a line of run %s, which ended before line %d: a run writes its lines one after the other (a line was moved or copied here)", s.Run, c.n+1)
+			return fmt.Sprintf("a line of run %s, which ended before line %d: a run writes its lines one after the other (a line was moved or copied here)", shown(s.Run), c.n+1)
 		}
 		return ""
 	}
 	switch {
 	case p.Final:
-		return fmt.Sprintf("a line of run %s after its final line (line %d): a run ends with its final line", s.Run, c.n)
+		return fmt.Sprintf("a line of run %s after its final line (line %d): a run ends with its final line", shown(s.Run), c.n)
 	case !sameSpend(p, s):
-		return fmt.Sprintf("run %s's spend changed from %s (line %d) to %s: a run hands out labels of one mechanism and guarantee, charged by one analyst", s.Run, p.describe(), c.n, s.describe())
+		return fmt.Sprintf("run %s's spend changed from %s (line %d) to %s: a run hands out labels of one mechanism and guarantee, charged by one analyst", shown(s.Run), p.describe(), c.n, s.describe())
 	case !s.Final && s.Queries <= p.Queries:
 		return fmt.Sprintf("a reservation of %d labels after one of %d (line %d): a run's reservations only rise", s.Queries, p.Queries, c.n)
 	case s.Final && s.Queries > p.Queries:
-		return fmt.Sprintf("run %s settles %d labels, but reserved %d (line %d): labels were handed out without a reservation", s.Run, s.Queries, p.Queries, c.n)
+		return fmt.Sprintf("run %s settles %d labels, but reserved %d (line %d): labels were handed out without a reservation", shown(s.Run), s.Queries, p.Queries, c.n)
 	}
 	return ""
 }
@@ -488,7 +488,7 @@ func (c *chain) follows(s Spend) string {
 // describe says what labels s counts: their mechanism, guarantee and, for
 // Gaussian noise, its deviations.
 func (s Spend) describe() string {
-	d := fmt.Sprintf("%s labels %v", s.Mechanism, accountant.Guarantee{Eps: s.Eps, Delta: s.Delta})
+	d := fmt.Sprintf("%s labels %v", shown(string(s.Mechanism)), accountant.Guarantee{Eps: s.Eps, Delta: s.Delta})
 	if s.Analyst != "" {
 		d += " charged by " + strconv.Quote(s.Analyst)
 	}

@@ -576,7 +576,7 @@ func checkBits(s Spend) error {
 	case len(s.Bits) > maxLinePairs:
 		return fmt.Errorf("%d pairs of output probabilities: a line holds at most %d", len(s.Bits), maxLinePairs)
 	case bitsDigest(s.Bits) != s.BitsSHA256:
-		return fmt.Errorf("its pairs of output probabilities have the digest %s, not its bits_sha256 %s: the pairs or the digest were changed", bitsDigest(s.Bits), s.BitsSHA256)
+		return fmt.Errorf("its pairs of output probabilities have the digest %s, not its bits_sha256 %s: the pairs or the digest were changed", bitsDigest(s.Bits), shown(s.BitsSHA256))
 	}
 	return s.charged(s.Bits).Check()
 }

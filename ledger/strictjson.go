@@ -52,10 +52,8 @@ type pathStep struct {
 	index int
 }
 
-// Error names the key by its path, each key as it is, or quoted cut
-// (param.Quote) when it is long or not plain text: a key of a map (an
-// analyst's share) or one refused may be as long as its line, and hold
-// the escape sequences of a terminal.
+// Error names the key by its path, each key shown (shown): a key of a
+// map (an analyst's share) or one refused may be as long as its line.
 func (e *keyError) Error() string {
 	var b strings.Builder
 	for i := len(e.path) - 1; i >= 0; i-- {
@@ -67,13 +65,20 @@ func (e *keyError) Error() string {
 		if i < len(e.path)-1 {
 			b.WriteByte('.')
 		}
-		if q := param.Quote(s.key); q != `"`+s.key+`"` {
-			b.WriteString(q)
-		} else {
-			b.WriteString(s.key)
-		}
+		b.WriteString(shown(s.key))
 	}
 	return fmt.Sprintf("key %s: %s", b.String(), e.msg)
+}
+
+// shown returns s, a text of a line, as an error shows it: as it is, or
+// quoted cut (param.Quote) when it is long or not plain text. A forged
+// line's key, run id, mechanism or digest may be as long as the line,
+// and hold the escape sequences of a terminal.
+func shown(s string) string {
+	if q := param.Quote(s); q != `"`+s+`"` {
+		return q
+	}
+	return s
 }
 
 // within returns err with step before its path when it is a *keyError.
