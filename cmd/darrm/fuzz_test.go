@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -32,7 +33,8 @@ var fuzzCommands = []func(dir string) []string{
 // ends with exit status 0 (done), 2 (bad input) or 3 (a gamma not
 // certified), never a panic or a failure (exit 1: an internal error, or
 // I/O, of which a temporary folder has none); and a document it refuses
-// leaves no output file. The seeds are the testdata's gamma and votes,
+// leaves no output file, its error quoting a few bytes of it
+// (quotesInput). The seeds are the testdata's gamma and votes,
 // each given to every command; each command does its work on its own
 // (the gamma certified, one shard separated, the votes released).
 func FuzzStdin(f *testing.F) {
@@ -67,6 +69,7 @@ func FuzzStdin(f *testing.F) {
 		f.Add(uint8(i), uncertified)
 		f.Add(uint8(i), []byte("K,m,eps,Delta\n11,3,0.1,1e-5\nl,gamma\n0,1\n1,1\n"))
 	}
+	f.Add(uint8(2), []byte(strings.Repeat("9", 200)+",1,0\n0,1,1\n"))
 	f.Fuzz(func(t *testing.T, cmd uint8, data []byte) {
 		dir := t.TempDir()
 		args := fuzzCommands[int(cmd)%len(fuzzCommands)](dir)
@@ -75,11 +78,28 @@ func FuzzStdin(f *testing.F) {
 			t.Fatalf("darrm %v: exit %d on %q\n%s", args, code, data, stderr)
 		}
 		if code == 2 {
+			quotesInput(t, stderr, data)
 			if left := files(t, dir); len(left) != 0 {
 				t.Errorf("darrm %v refused its input (exit 2) and left %v\n%s", args, left, stderr)
 			}
 		}
 	})
+}
+
+// quotesInput fails t when stderr, darrm's refusal of data, is longer
+// than a few lines or quotes 100 bytes of data: a value of a file from
+// others may be a megabyte, and an error names it cut.
+func quotesInput(t *testing.T, stderr string, data []byte) {
+	t.Helper()
+	const most = 100
+	if len(stderr) > 2000 {
+		t.Fatalf("an error of %d bytes: %.300s...", len(stderr), stderr)
+	}
+	for i := 0; i+most <= len(data); i++ {
+		if strings.Contains(stderr, string(data[i:i+most])) {
+			t.Fatalf("the error quotes %d bytes of the input from byte %d: %.300s", most, i, stderr)
+		}
+	}
 }
 
 // fileCommands are the commands that read a file a user names, as
@@ -160,7 +180,8 @@ var scheduled int
 
 // FuzzFile: whatever file a command reads, it ends with exit status 0, 2
 // (bad input) or 3 (a certificate merged that is not certified), never a
-// panic or a failure (exit 1), and a file it refuses leaves no output.
+// panic or a failure (exit 1), and a file it refuses leaves no output,
+// its error quoting a few bytes of it (quotesInput).
 // The seeds are the documents each command reads, made by darrm (solve
 // --compare's JSON, one part of a certificate of one shard, a ledger with
 // a release charged, the labels of a release by PTR), the testdata's
@@ -235,6 +256,8 @@ func FuzzFile(f *testing.F) {
 	// A PTR release's header within a budget the test alone exceeds: its
 	// plan searched for hours.
 	f.Add(uint8(len(fileCommands)-1), bytes.Replace(read("ptr.csv"), []byte(`"budget_eps":2,`), []byte(`"budget_eps":0.01,`), 1))
+	// A part whose count of multisets is a long string.
+	f.Add(uint8(1), regexp.MustCompile(`"Configs": [0-9]+`).ReplaceAll(read("part.json"), []byte(`"Configs": "`+strings.Repeat("x", 200)+`"`)))
 	f.Fuzz(func(t *testing.T, cmd uint8, data []byte) {
 		in := filepath.Join(t.TempDir(), "input")
 		if err := os.WriteFile(in, data, 0o644); err != nil {
@@ -245,6 +268,9 @@ func FuzzFile(f *testing.F) {
 		_, stderr, code := darrm(t, "", args...)
 		if code != 0 && code != 2 && code != 3 {
 			t.Fatalf("darrm %v: exit %d on %q\n%s", args, code, data, stderr)
+		}
+		if code == 2 {
+			quotesInput(t, stderr, data)
 		}
 		if left := files(t, dir); code == 2 && len(left) != 0 {
 			t.Errorf("darrm %v refused its input (exit 2) and left %v\n%s", args, left, stderr)
