@@ -560,8 +560,9 @@ func fuzzReadNPY(t *testing.T, data []byte, opts classOptions, inPlace bool) ([]
 }
 
 // FuzzClassLabelsText: class labels in CSV (a row per query, or per
-// teacher), -1 among them, never panic, and each query's counts and
-// abstentions add up to K.
+// teacher), -1 among them, never panic, each query's counts and
+// abstentions add up to K, and no error quotes more of the file than a
+// value (quotesRow).
 func FuzzClassLabelsText(f *testing.F) {
 	f.Add("0,1,-1\n2,2,1\n", 3, false)
 	f.Add("q1,0,-1,1\nq2,-1,-1,-1\n", 2, false)
@@ -575,6 +576,7 @@ func FuzzClassLabelsText(f *testing.F) {
 		}
 		r, err := newClassReader(strings.NewReader(data), "f", opts)
 		if err != nil {
+			quotesRow(t, err, []byte(data))
 			return
 		}
 		var cast int64
@@ -588,7 +590,9 @@ func FuzzClassLabelsText(f *testing.F) {
 				cast += int64(c)
 			}
 		}
-		if r.Err() == nil && opts.Input == inputClasses && cast+r.Abstained() != int64(n)*int64(r.K()) {
+		if err := r.Err(); err != nil {
+			quotesRow(t, err, []byte(data))
+		} else if opts.Input == inputClasses && cast+r.Abstained() != int64(n)*int64(r.K()) {
 			t.Fatalf("%d votes cast and %d abstained in %d queries of K = %d", cast, r.Abstained(), n, r.K())
 		}
 	})
