@@ -868,8 +868,10 @@ func TestOneRangePerParameter(t *testing.T) {
 		{"eps", append(problem, "sidecar"), [][3]string{{"0", "0", positive}, {"NaN", "NaN", positive}, {"+Inf", "+Inf", positive}, {"-1", "-1", positive}}, nil},
 		{"Delta", append(problem, "sidecar"), [][3]string{{"0.7", "0.7", delta}, {"-1e-9", "-1e-09", delta}, {"1", "1", delta}, {"NaN", "NaN", delta}}, nil},
 		{"delta", problem, [][3]string{{"0.7", "0.7", delta}, {"-1e-9", "-1e-09", delta}, {"NaN", "NaN", delta},
-			// DaRRM's problem's own rule, after the shared one.
-			{"1e-9", "1e-09", "must be >= Delta = 1e-05: DaRRM's problem holds a release to at least its teachers' delta"}}, nil},
+			// DaRRM's problem's own rule, after the shared one; a given 0
+			// is a delta, not the default that leaving it out gives.
+			{"1e-9", "1e-09", "must be >= Delta = 1e-05: DaRRM's problem holds a release to at least its teachers' delta"},
+			{"0", "0", "must be >= Delta = 1e-05: DaRRM's problem holds a release to at least its teachers' delta"}}, nil},
 		{"delta", []string{"plan gnmax", "aggregate confident", "ledger init confident"}, [][3]string{{"0.7", "0.7", delta}, {"0", "0", "must be > 0 to convert Renyi DP"}}, nil},
 		{"target-eps", oneVote, [][3]string{{"0", "0", positive}, {"-1", "-1", positive}, {"NaN", "NaN", positive}, {"0.3,0", "0", positive}}, nil},
 		{"target-delta", append(rdp, "shuffleg", "account pate lnmax"), [][3]string{{"0.7", "0.7", delta}, {"1", "1", delta}, {"NaN", "NaN", delta}}, nil},

@@ -233,7 +233,10 @@ func (u *ledgerUseFlags) mechanismStep(cmd *cobra.Command, b provenance.Binding,
 	if info.Uses.Eps {
 		classes = 2
 	}
-	r := requestOf(setup.Memo(cmd), fs, info, b.K, classes, b.Each, budget, s, u.Workers)
+	r, err := requestOf(setup.Memo(cmd), fs, info, b.K, classes, b.Each, budget, s, u.Workers)
+	if err != nil {
+		return nil, "", err
+	}
 	agg, _, err := r.Aggregator(cmd.Context())
 	if errors.As(err, new(*optimal.SourceError)) {
 		return nil, "", setup.GammaError(err, "")

@@ -11,7 +11,6 @@ import (
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/report"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
-	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/noisymax"
 	"github.com/darrm/darrm/optimal"
 	"github.com/darrm/darrm/plan"
@@ -229,7 +228,10 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 	if err := f.MechanismConfig.PlanGamma(cmd, f.ms, info, s, lines); err != nil {
 		return plan.Request{}, info, err
 	}
-	r := requestOf(setup.Memo(cmd), fs, info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
+	r, err := requestOf(setup.Memo(cmd), fs, info, f.K, classes, accountant.Guarantee{Eps: f.Eps, Delta: f.Delta}, budget, s, f.Workers)
+	if err != nil {
+		return r, info, err
+	}
 	r.DeltaPrime = f.DeltaPrime
 	if err := f.teachers(fs, info.Relation); err != nil {
 		return r, info, err
@@ -269,24 +271,6 @@ func planValues(fs *pflag.FlagSet, m, delta float64, comp accountant.Composition
 		s["delta"] = delta
 	}
 	return s
-}
-
-// requestOf returns the request of a plan of mechanism info for k
-// teachers, each (eps, Delta)-DP as teachers says (for a mechanism
-// calibrated to them, ensemble.Needs.Teachers), voting among classes classes, held to budget, with the
-// settings s and those of the flags fs, and workers goroutines of the
-// certificate: the per-query delta of a multi-class mechanism is the one
-// given, else the budget's.
-func requestOf(memo *accountant.Memo, fs *pflag.FlagSet, info setup.MechanismInfo, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s setup.MechanismValues, workers int) plan.Request {
-	r := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: workers, Memo: memo}}, K: k, Classes: classes}
-	if _, given := s["delta"]; info.Input == votefile.ManyClasses && !given {
-		s["delta"] = budget.Delta
-	}
-	if info.Uses.Teachers {
-		r.Teachers = &teachers
-	}
-	r.Mechanism = info.With(fs, s)
-	return r
 }
 
 // scoredOnVotes reports whether a plan of mechanism m scores its labels

@@ -1,7 +1,9 @@
 package main
 
-// This file plans for a new ledger: an analyst's share of it (share), and
-// the ledger init that declares a plan's labels as its use (ledgerInitOf).
+// This file plans for a new ledger: an analyst's share of it (share), the
+// ledger init that declares a plan's labels as its use (ledgerInitOf), and
+// the request that a plan and a ledger's declared use are built from
+// (requestOf).
 
 import (
 	"maps"
@@ -10,11 +12,13 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/cmd/darrm/internal/cli"
 	"github.com/darrm/darrm/cmd/darrm/internal/cliout"
 	"github.com/darrm/darrm/cmd/darrm/internal/setup"
+	"github.com/darrm/darrm/constraints"
 	"github.com/darrm/darrm/ensemble"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/plan"
@@ -213,4 +217,32 @@ func (f *planFlags) share(cmd *cobra.Command) (string, float64, error) {
 		return "", 0, cli.Usagef("--analyst %q has no --share: plan for one of %s", f.Analyst, strings.Join(shareNames(shares), ", "))
 	}
 	return f.Analyst, share, nil
+}
+
+// requestOf returns the request of a plan of mechanism info for k
+// teachers, each (eps, Delta)-DP as teachers says (for a mechanism
+// calibrated to them, ensemble.Needs.Teachers), voting among classes classes, held to budget, with the
+// settings s and those of the flags fs, and workers goroutines of the
+// certificate: the per-query delta of a multi-class mechanism is the one
+// given, else the budget's. A per-query delta given as 0 to a mechanism
+// calibrated to the teachers is refused by the rule of DaRRM's problem,
+// as aggregate refuses it: the mechanism's 0 is its default, which would
+// plan or declare labels of another delta than the one given.
+func requestOf(memo *accountant.Memo, fs *pflag.FlagSet, info setup.MechanismInfo, k, classes int, teachers accountant.Guarantee, budget accountant.Budget, s setup.MechanismValues, workers int) (plan.Request, error) {
+	r := plan.Request{ReleaseSpec: ensemble.ReleaseSpec{Budget: &budget, Certificate: ensemble.Options{Workers: workers, Memo: memo}}, K: k, Classes: classes}
+	delta, given := s["delta"]
+	if info.Input == votefile.ManyClasses && !given {
+		s["delta"] = budget.Delta
+	}
+	if info.Uses.Teachers {
+		if given && delta == 0.0 {
+			p := constraints.Problem{K: k, M: 1, Eps: teachers.Eps, Delta: teachers.Delta, Relation: accountant.PrivateTeachers}
+			if err := p.Validate(); err != nil {
+				return r, cli.AsUsage(setup.Flagged(err, nil))
+			}
+		}
+		r.Teachers = &teachers
+	}
+	r.Mechanism = info.With(fs, s)
+	return r, nil
 }
