@@ -196,6 +196,12 @@ func (f *planFlags) request(cmd *cobra.Command, lines *cliout.Stages) (plan.Requ
 	if err := f.ms.CheckInUse(cmd, "mechanism", info); err != nil {
 		return plan.Request{}, info, err
 	}
+	// A flag of the problem that the mechanism does not take (--m of
+	// gnmax on class counts) is refused as aggregate refuses it, not
+	// dropped; those it needs the plan asks for, or chooses, itself.
+	if err := f.ms.CheckSettings(cmd, info, info.Required); err != nil {
+		return plan.Request{}, info, err
+	}
 	if !fs.Changed("K") {
 		return plan.Request{}, info, cli.Usagef("--K: give the number of teachers (>= 1)")
 	}
