@@ -132,8 +132,11 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 		}
 		s = run.Step
 	}
+	// A mechanism declared without --filter is held by its use composed
+	// exactly (ledger.NewUseHeader), not by a filter, as plan counts it: a
+	// label that no filter holds may fit it.
 	c, err := ledger.ChooseFilter(setup.Memo(cmd), b, budget, s, u.Queries)
-	if err != nil {
+	if err != nil && (run == nil || fs.Changed("filter")) {
 		return nil, cli.AsUsage(setup.Flagged(err, names))
 	}
 	return &ledgerUse{Labels: labels, Run: run, Step: s, Choice: c, Names: names}, nil

@@ -285,6 +285,9 @@ func TestPrintedCommandsRun(t *testing.T) {
 			args  []string
 		}{
 			{"gnmax, counts", kinds[0], append([]string{"--mechanism", "gnmax", "--K", "250", "--classes", "10"}, one...)},
+			// One query at (2, 1e-5): sigma2 2.82, a label of (2.53, 1e-5) by
+			// its RDP, which no filter holds; its use composed exactly does.
+			{"gnmax, one query", kinds[0], []string{"--mechanism", "gnmax", "--K", "250", "--classes", "10", "--queries", "1", "--for", "ledger"}},
 			{"lnmax, labels with a header", kinds[3], append([]string{"--mechanism", "lnmax", "--K", "250", "--classes", "10"}, one...)},
 			{"confident-gnmax, NumPy labels", kinds[4], append([]string{"--mechanism", "confident-gnmax", "--K", "250", "--classes", "10", "--votes", kinds[4].proxy, "--votes-are", "public"}, one...)},
 			{"gnmax with shares, NumPy labels", kinds[4], append([]string{"--mechanism", "gnmax", "--K", "250", "--classes", "10", "--share", "alice=0.5", "--share", "bob=0.5", "--analyst", "alice"}, one...)},
