@@ -281,6 +281,10 @@ func TestPlanErrors(t *testing.T) {
 			[]string{"--prior is a setting of darrm, darrm-one-vote, which this run does not include (--mechanism)"}},
 		{"another kind's setting", append([]string{"plan", "--mechanism", "gnmax", "--K", "11", "--sigma2", "40"}, budget...),
 			[]string{"--sigma2 is a setting of gnmax on multi-class votes, not on two-class votes"}},
+		// The mechanism named once, as aggregate names it.
+		{"unknown mechanism", append([]string{"plan", "--mechanism", "bogus", "--K", "11"}, budget...), []string{`--mechanism "bogus": must be one of darrm`}},
+		{"two-class mechanism on classes", append([]string{"plan", "--mechanism", "rr", "--K", "11", "--classes", "3"}, budget...),
+			[]string{"--mechanism rr labels two-class votes, not multi-class votes"}},
 		{"a problem flag the mechanism does not take", append([]string{"plan", "--mechanism", "gnmax", "--K", "250", "--classes", "10", "--sigma2", "40", "--m", "3"}, budget...),
 			[]string{"--m is not a setting of gnmax on multi-class votes, which takes --sigma2, --delta"}},
 		{"a problem flag the mechanism does not take, queries given", append([]string{"plan", "--mechanism", "darrm-one-vote", "--K", "11", "--queries", "5", "--Delta", "1e-5"}, budget...),

@@ -226,7 +226,7 @@ func (ms *Mechanisms) LookupFlag(cmd *cobra.Command, name provenance.MechanismNa
 	}
 	info, err := ms.Lookup(name, in)
 	if err != nil {
-		return info, cli.Usagef("--mechanism %v", err)
+		return info, cli.Usagef("--%v", err)
 	}
 	return info, nil
 }
