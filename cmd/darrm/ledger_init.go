@@ -105,6 +105,9 @@ func newLedgerInitCmd(ms *setup.Mechanisms) *cobra.Command {
 			// unless --filter opens it to any use.
 			if use != nil && use.Run != nil {
 				uh, err := ledger.NewUseHeader(cmd.Context(), setup.Memo(cmd), b, budget, f.DeltaPrime, []ledger.UseRun{*use.Run})
+				if err != nil && use.filtersErr != nil {
+					err = use.filtersErr // of one label, which is what the budget refuses
+				}
 				if err != nil {
 					return cli.AsUsage(setup.Flagged(err, use.Names))
 				}

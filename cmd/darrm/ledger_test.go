@@ -982,6 +982,9 @@ func TestLedgerInitVotesHeader(t *testing.T) {
 		{csv, []string{"--mechanism", "lnmax", "--laplace-scale", "20"}, "lnmax labels", 0},
 		{npy, []string{"--mechanism", "gnmax", "--sigma2", "40"}, "gnmax labels", 0},
 		{csv, []string{"--mechanism", "darrm-one-vote", "--target-eps", "0.3"}, "darrm-one-vote labels two-class votes, not multi-class votes", exitUsage},
+		// A label that neither a filter nor the use composed exactly
+		// holds: said of the label, not of a count of none.
+		{csv, []string{"--mechanism", "gnmax", "--sigma2", "0.5"}, "--budget-eps = 2: no filter holds one label of (17.5723, 1e-05)-DP", exitUsage},
 	} {
 		led := filepath.Join(dir, fmt.Sprintf("h%d.ledger", i))
 		args := append(append([]string{"ledger", "init", led, "--votes", c.votes, "--replace"}, budget...), c.args...)

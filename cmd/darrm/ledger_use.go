@@ -70,7 +70,8 @@ type ledgerUse struct {
 	Choice ledger.FilterChoice
 	// Names maps the library's names of the labels' parameters to the
 	// flags that gave them, to say why a filter cannot hold them.
-	Names map[string]string
+	Names      map[string]string
+	filtersErr error // why no filter holds one label: the error if the use does not either
 }
 
 // flagNames returns the flags that describe the labels declared: the
@@ -132,14 +133,13 @@ func (u *ledgerUseFlags) declared(cmd *cobra.Command, b provenance.Binding, budg
 		}
 		s = run.Step
 	}
-	// A mechanism declared without --filter is held by its use composed
-	// exactly (ledger.NewUseHeader), not by a filter, as plan counts it: a
-	// label that no filter holds may fit it.
+	// Without --filter a declared mechanism is held by its use composed
+	// exactly (ledger.NewUseHeader), as plan counts it, not by a filter.
 	c, err := ledger.ChooseFilter(setup.Memo(cmd), b, budget, s, u.Queries)
 	if err != nil && (run == nil || fs.Changed("filter")) {
 		return nil, cli.AsUsage(setup.Flagged(err, names))
 	}
-	return &ledgerUse{Labels: labels, Run: run, Step: s, Choice: c, Names: names}, nil
+	return &ledgerUse{Labels: labels, Run: run, Step: s, Choice: c, Names: names, filtersErr: err}, nil
 }
 
 // say says why a filter cannot hold the labels declared, naming the flags
