@@ -658,6 +658,20 @@ func TestDecodeJSON(t *testing.T) {
 	}
 }
 
+// TestDecodeJSONTooLarge: a document longer than the bound is refused as
+// too large, not as JSON that ends too soon (where the bound cut it).
+func TestDecodeJSONTooLarge(t *testing.T) {
+	type doc struct{ N []int }
+	in := `{"n": [` + strings.Repeat("0,", 50) + `0]}`
+	if _, err := decodeJSON[doc](context.Background(), strings.NewReader(in), "a.json", "a document", int64(len(in))); err != nil {
+		t.Errorf("a document at the bound: %v", err)
+	}
+	_, err := decodeJSON[doc](context.Background(), strings.NewReader(in), "a.json", "a document", int64(len(in))/2)
+	if !IsUsage(err) || !strings.Contains(err.Error(), fmt.Sprintf("holds more than %d bytes", len(in)/2)) {
+		t.Errorf("a document past the bound: %v", err)
+	}
+}
+
 // TestDecodeJSONCancelled: DecodeJSON returns ctx's error once ctx is
 // done, whatever its decoding is doing (here waiting on a read that never
 // ends; a large document's decoding takes a minute and checks nothing).

@@ -476,6 +476,12 @@ const MaxJSONBytes = 256 << 20
 // wait a second at most. The decoding is then left to its goroutine, as
 // ctxio leaves a blocked read: darrm exits soon after.
 func DecodeJSON[T any](ctx context.Context, r io.Reader, name, what string) (T, error) {
+	return decodeJSON[T](ctx, r, name, what, MaxJSONBytes)
+}
+
+// decodeJSON is DecodeJSON reading at most limit bytes: a document cut
+// there is refused as too large, not as one that ends too soon.
+func decodeJSON[T any](ctx context.Context, r io.Reader, name, what string, limit int64) (T, error) {
 	type decoded struct {
 		v   T
 		err error
@@ -483,7 +489,14 @@ func DecodeJSON[T any](ctx context.Context, r io.Reader, name, what string) (T, 
 	done := make(chan decoded, 1) // the abandoned goroutine does not block
 	go func() {
 		var d decoded
-		d.err = json.NewDecoder(&arrayBound{r: io.LimitReader(r, MaxJSONBytes)}).Decode(&d.v)
+		in := &arrayBound{r: io.LimitReader(r, limit+1)}
+		if d.err = json.NewDecoder(in).Decode(&d.v); d.err != nil && in.off > limit {
+			most := fmt.Sprintf("%d bytes", limit)
+			if limit%(1<<20) == 0 {
+				most = fmt.Sprintf("%d MiB", limit>>20)
+			}
+			d.err = fmt.Errorf("it holds more than %s, the most darrm reads of one document", most)
+		}
 		done <- d
 	}()
 	select {
