@@ -265,8 +265,14 @@ func (e *useError) Error() string {
 	if e.Runs > 1 {
 		use = fmt.Sprintf("run %d of its declared schedule of %d, %d %v", e.Index+1, e.Runs, e.Run.Labels, e.Run)
 	}
-	return fmt.Sprintf("ledger %s: a release of %s labels of %v is refused: the ledger charges only %s (a release with other settings, or out of the schedule's order, is another mechanism than the one its budget was composed for: declare it in a ledger of its own)",
-		e.Path, e.Mechanism, e.Step.Guarantee, use)
+	same := ""
+	if e.Mechanism == e.Run.Mechanism && e.Step.Guarantee.String() == e.Run.Step.Guarantee.String() {
+		// Settings rounded for a table (sigma2 2.81879 for
+		// 2.8187890062497027) differ where no digit shown does.
+		same = "; the two differ in what the digits shown do not say (a setting rounded, or other noise): give the settings that the ledger was made with, to their last digit, as its ledger init line states them"
+	}
+	return fmt.Sprintf("ledger %s: a release of %s labels of %v is refused: the ledger charges only %s (a release with other settings, or out of the schedule's order, is another mechanism than the one its budget was composed for: declare it in a ledger of its own)%s",
+		e.Path, e.Mechanism, e.Step.Guarantee, use, same)
 }
 
 // BadInput reports that the error is the caller's input, not a failure.

@@ -384,7 +384,9 @@ func TestDeclaredOneBitUseDominating(t *testing.T) {
 			lo := math.Exp(0.3) / (1 + math.Exp(0.3))
 			other := step
 			other.Bits = []accountant.BitPair{{P: lo, Q: 1 - lo}}
-			if _, _, err := openRun(ctx, book, path, "darrm-one-vote", b, other, -1); !errors.As(err, new(*useError)) {
+			// Its message says what tells the two apart, which no digit
+			// of their guarantees shows.
+			if _, _, err := openRun(ctx, book, path, "darrm-one-vote", b, other, -1); !errors.As(err, new(*useError)) || !strings.Contains(err.Error(), "what the digits shown do not say") {
 				t.Errorf("a run of another step: %v, want a *useError", err)
 			}
 			shuffled := step
