@@ -906,3 +906,13 @@ func TestSetFieldsKinds(t *testing.T) {
 		t.Errorf("SetFields: %+v, want %+v", s, want)
 	}
 }
+
+// TestPrintErrorEscapes: an error that quotes a file of others is printed
+// with its control characters escaped, its lines as they were.
+func TestPrintErrorEscapes(t *testing.T) {
+	var b bytes.Buffer
+	printError(&b, "darrm: ledger l: run \"\x1b]0;owned\x07\x1b[2J\r\" refused\nsecond line")
+	if got, want := b.String(), "darrm: ledger l: run \"\\x1b]0;owned\\x07\\x1b[2J\\x0d\" refused\nsecond line\n"; got != want {
+		t.Errorf("printed %q, want %q", got, want)
+	}
+}

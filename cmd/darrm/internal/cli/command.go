@@ -255,8 +255,17 @@ func (e *stoppedError) stopped() bool {
 // continuation lines indented two spaces), so that an error of any length
 // fits a terminal without cutting a word. The words stay as they are: a
 // search for a phrase in the output finds it once the line breaks are
-// joined. A write error is dropped: stderr is the last place to say it.
-func printError(w io.Writer, msg string) { _ = cliout.WriteWrapped(w, msg) }
+// joined. Control characters within a line are escaped (cliout.Escape):
+// an error may quote a file of others (a ledger a team shares), whose
+// escape sequences would otherwise rewrite the terminal. A write error is
+// dropped: stderr is the last place to say it.
+func printError(w io.Writer, msg string) {
+	lines := strings.Split(strings.TrimSuffix(msg, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = cliout.Escape(l)
+	}
+	_ = cliout.WriteWrapped(w, strings.Join(lines, "\n"))
+}
 
 // FlagUsages is the help of fs's flags as pflag lays it out, one line per
 // flag, indented two spaces rather than pflag's six (which leave room for

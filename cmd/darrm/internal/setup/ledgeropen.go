@@ -103,7 +103,7 @@ func WithoutLedger(cmd *cobra.Command, ledger string) error {
 // telling.
 func PrintLedgerNotes(w io.Writer, location string, notes []string) {
 	for _, n := range notes {
-		fmt.Fprintf(w, "darrm: ledger %s: %s\n", ledger.Redact(location), n)
+		fmt.Fprintf(w, "darrm: ledger %s: %s\n", cliout.Escape(ledger.Redact(location)), cliout.Escape(n))
 	}
 }
 
