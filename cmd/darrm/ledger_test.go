@@ -901,6 +901,8 @@ func TestOneRangePerParameter(t *testing.T) {
 		{"K", []string{"solve", "account rr", "simulate", "plan", "ledger init"}, [][3]string{{"2", "2", odd}}, nil},
 		{"queries", []string{"solve totals", "simulate", "plan gnmax", "ledger init steps", "transfer"}, [][3]string{{"0", "0", count}, {"9007199254740993", "9007199254740993", count}}, nil},
 		{"steps", []string{"account compose", "account step-eps", "account gaussian", "account dpsgd"}, [][3]string{{"0", "0", count}, {"-1", "-1", count}}, nil},
+		// Also where no parallel work runs to check it (class counts).
+		{"workers", []string{"solve", "plan gnmax", "plan lnmax", "aggregate confident", "ledger init lnmax"}, [][3]string{{"-1", "-1", "must be in [0, 1024] (0: all cores)"}}, nil},
 	} {
 		for _, name := range p.cmds {
 			cmd, ok := cmds[name]

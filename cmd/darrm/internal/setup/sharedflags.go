@@ -85,11 +85,13 @@ var flagRules = map[string]func(name string, x float64) error{
 }
 
 // countRules are flagRules' counterpart for the counts: K, a number of
-// teachers (param.Teachers), and the numbers of queries or steps, which
-// the accountant counts exactly up to accountant.CountLimit.
+// teachers (param.Teachers), the numbers of queries or steps, which the
+// accountant counts exactly up to accountant.CountLimit, and the workers
+// (param.Workers), checked where no parallel work reads them too.
 var countRules = map[string]func(n int) error{
 	"K":       func(n int) error { return param.Teachers(n, false) },
 	"queries": steps, "budget-queries": steps, "steps": steps,
+	"workers": param.Workers,
 }
 
 // durationRules are flagRules' counterpart for the durations.
