@@ -213,3 +213,24 @@ func (f *ledgerInitFlags) binding(cmd *cobra.Command) (provenance.Binding, *vote
 	}
 	return b, &votesRead{Input: in.Input(), Classes: in.Classes()}, nil
 }
+
+// namedHolds refuses a filter named by --filter that cannot hold the
+// labels declared, or allows none of them (a usage error that says why
+// and which filter allows the most): nil when it allows some.
+func namedHolds(u *ledgerUse, filter accountant.Filter) error {
+	for _, a := range u.Choice.Allowances {
+		if a.Filter.Parts[0].Method != filter.Parts[0].Method {
+			continue
+		}
+		switch {
+		case a.Err != nil:
+			return cli.Usagef("--filter %v cannot hold the labels declared (%s): %s; name a filter that holds them (%v allows the most), or leave --filter out",
+				filter.Parts[0].Method, u.Labels, u.say(a.Err), u.Choice.Filter)
+		case a.Labels == 0:
+			return cli.Usagef("--filter %v allows none of the labels declared (%s) within the budget; name a filter that holds them (%v allows the most), or leave --filter out",
+				filter.Parts[0].Method, u.Labels, u.Choice.Filter)
+		}
+		return nil
+	}
+	return nil
+}
