@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -529,5 +530,22 @@ func TestCandidatesWorkers(t *testing.T) {
 	}
 	if _, _, err := p.Candidates(context.Background(), g, 10, 0); err != nil {
 		t.Errorf("workers 0 (all cores): %v", err)
+	}
+}
+
+// TestMergeBoundsShardsByParts checks that parts stating a split of 1<<32
+// shards are refused with memory of the parts' size, not of the split's.
+func TestMergeBoundsShardsByParts(t *testing.T) {
+	p := New(5, 2, 0.1, 1e-3)
+	s := Separation{Shard: 0, Shards: 1 << 32, Configs: big.NewInt(1)}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := p.MergeSeparations([]Separation{s, s}, 4)
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "exactly once") {
+		t.Errorf("a repeated shard of a split of 1<<32: %v", err)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+		t.Errorf("refusing two parts allocated %d bytes", n)
 	}
 }

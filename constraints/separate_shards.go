@@ -104,7 +104,9 @@ func (p Problem) MergeSeparations(parts []Separation, top int) (Separation, erro
 		return Separation{}, fmt.Errorf("merge: no shards")
 	}
 	n := parts[0].Shards
-	seen := make([]bool, max(n, 1))
+	// n is the parts' own word, up to MaxInt: seen grows with the parts,
+	// never with n.
+	seen := make(map[int]bool, len(parts))
 	out := Separation{MaxF: math.Inf(-1), ErrBound: p.ErrBound(), Configs: new(big.Int), Shards: 1}
 	var all []Scored
 	for _, s := range parts {
