@@ -82,6 +82,11 @@ func Simulate(ctx context.Context, aggs []Aggregator, p []float64, queries int, 
 	votes := newSimulatedVotes(p, max(1, min(checkEvery, queries, simulateBytes/k)))
 	teachers := noise.NewSeededStream(seed, 0)
 	for drawn := 0; drawn < queries; {
+		// The aggregators' loops check ctx too, but with none given
+		// drawing the votes is all the work, up to MaxInt queries.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		chunk := votes.draw(teachers, drawn, queries-drawn)
 		drawn += len(chunk)
 		for i, a := range aggs {

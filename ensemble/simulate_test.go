@@ -59,6 +59,17 @@ func TestSimulateNilAggregator(t *testing.T) {
 	}
 }
 
+// TestSimulateCanceledWithoutAggregators checks that a canceled context
+// ends a simulation of no aggregators, whose drawing of MaxInt queries'
+// votes checked none.
+func TestSimulateCanceledWithoutAggregators(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Simulate(ctx, nil, []float64{0.7}, 1<<20, 1); err != context.Canceled {
+		t.Errorf("Simulate(canceled, no aggregators) = %v, want %v", err, context.Canceled)
+	}
+}
+
 func TestSimulateTarget(t *testing.T) {
 	ctx := context.Background()
 	p := constraints.New(11, 3, 0.1, 1e-5)
