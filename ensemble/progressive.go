@@ -364,6 +364,9 @@ func (m ProgressiveGNMax) Bars() (release []float64, giveUp float64) {
 		precision += 1 / (d.Sigma * d.Sigma)
 		release = append(release, m.Kappa*math.Sqrt2/math.Sqrt(precision))
 	}
+	if len(release) == 0 {
+		return nil, 0 // no levels (the zero value): no bars
+	}
 	return release, m.GiveUp * release[len(release)-1]
 }
 

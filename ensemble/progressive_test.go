@@ -799,3 +799,11 @@ func TestTailQueries(t *testing.T) {
 		t.Errorf("at eps 2 the tails hold %v queries (%v): a bound that a plan would see", q, err)
 	}
 }
+
+// TestProgressiveZeroBars checks that the zero value, of no levels, has no
+// bars, where Bars indexed its last level.
+func TestProgressiveZeroBars(t *testing.T) {
+	if release, giveUp := (ProgressiveGNMax{}).Bars(); release != nil || giveUp != 0 {
+		t.Errorf("ProgressiveGNMax{}.Bars() = %v, %v, want none", release, giveUp)
+	}
+}
