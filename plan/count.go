@@ -144,7 +144,7 @@ type built struct {
 // words.
 func (r Request) Aggregator(ctx context.Context) (ensemble.Labeler, string, error) {
 	if r.Mechanism == nil {
-		return nil, "", errors.New("plan: Request.Mechanism is not set")
+		return nil, "", errNoMechanism
 	}
 	var teachers accountant.Guarantee
 	if r.Teachers != nil {
@@ -381,6 +381,9 @@ func fitWords(k int) string {
 	}
 	return fmt.Sprintf("%d queries fit", k)
 }
+
+// errNoMechanism is the error of a request without a mechanism.
+var errNoMechanism = errors.New("plan: Request.Mechanism is not set")
 
 // validate checks r's budget and slack: the rules of every budget
 // (accountant.Budget.Validate) and of every δ' (param.DeltaPrime),

@@ -44,6 +44,9 @@ func EqualTotals(ctx context.Context, rs []Request, budget accountant.Budget, qu
 		if r.Certificate.Memo == nil {
 			r.Certificate.Memo = memo
 		}
+		if r.Mechanism == nil {
+			return nil, fmt.Errorf("request %d of %d: %w", i+1, len(rs), errNoMechanism)
+		}
 		out[i].Mechanism = r.Mechanism.Name()
 		pl, err := parameters(ctx, r, queries)
 		switch {

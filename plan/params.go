@@ -121,19 +121,25 @@ func withStep(r Request, t, sigma1 float64) Request {
 // (ensemble.Planned), with Confident-GNMax's σ1 at ratio times σ2.
 func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	if r.Mechanism == nil {
-		return knob{}, errors.New("plan: Request.Mechanism is not set")
+		return knob{}, errNoMechanism
 	}
 	id := func(x float64) float64 { return x }
 	inv := func(x float64) float64 { return 1 / x }
+	// The budget sets only the guesses; Chosen asks for the flags of a
+	// request that may have none.
+	var budget accountant.Guarantee
+	if r.Budget != nil {
+		budget = r.Budget.Guarantee
+	}
 	// A zCDP guess for a Gaussian scale: the slope the budget allows,
 	// shared by the queries.
-	rho := zcdpBudget(r.Budget.Guarantee)
+	rho := zcdpBudget(budget)
 	pl := r.planned()
 	setting, confident := pl.Setting, pl.Threshold != nil
 	var k knob
 	switch setting {
 	case settingTargetEps:
-		k = knob{value: id, max: param.MaxMEps, guess: r.Budget.Eps / float64(queries)}
+		k = knob{value: id, max: param.MaxMEps, guess: budget.Eps / float64(queries)}
 	case settingSigma2:
 		k = knob{value: inv, min: noiseMin, max: noiseMax(r), guess: math.Sqrt(rho / float64(queries)), grow: zcdpGrow}
 		if confident {
@@ -143,7 +149,7 @@ func knobOf(r Request, queries int, ratio float64) (knob, error) {
 	case settingM:
 		k = knob{value: id, min: 1, max: float64(r.K), guess: 1}
 	case settingLaplaceScale:
-		k = knob{value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: r.Budget.Eps / (2 * float64(queries))}
+		k = knob{value: inv, min: noiseMin, max: noisymax.MaxLNMaxEps / 2, guess: budget.Eps / (2 * float64(queries))}
 	default:
 		return knob{}, fmt.Errorf("plan: no parameter to plan for mechanism %s", r.Mechanism.Name())
 	}
@@ -209,6 +215,12 @@ func Make(ctx context.Context, r Request) (Plan, error) {
 	if r.Queries == 0 {
 		c, err := count(ctx, r)
 		return Plan{Request: r, Count: c}, err
+	}
+	if err := r.validate(); err != nil {
+		return Plan{}, err
+	}
+	if r.Mechanism == nil {
+		return Plan{}, errNoMechanism
 	}
 	if err := fixedTeachers(ctx, r); err != nil {
 		return Plan{}, err

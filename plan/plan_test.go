@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -487,5 +488,53 @@ func TestScoreCancelledWideProxy(t *testing.T) {
 	}
 	if _, err := score(ctx, p, 10, expect); !errors.Is(err, context.Canceled) || scored > 2+(1<<16)/classes {
 		t.Errorf("score: %v after %d queries scored, want context.Canceled within %d of the cancel", err, scored, (1<<16)/classes)
+	}
+}
+
+// TestRequestWithoutMechanismOrBudget checks that a request lacking its
+// mechanism or its budget is refused, naming the field, by every entry
+// that reads them: Make for a count of queries, EqualTotals and Chosen
+// dereferenced them.
+func TestRequestWithoutMechanismOrBudget(t *testing.T) {
+	ctx := context.Background()
+	teachers := accountant.Guarantee{Eps: 1, Delta: 1e-5}
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 5, Delta: 1e-5}}
+	noPanic := func(f func() error) error {
+		t.Helper()
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			err = f()
+		}()
+		return err
+	}
+	for _, tc := range []struct {
+		name string
+		call func() error
+		want string
+	}{
+		{"Make, no mechanism", func() error {
+			_, err := Make(ctx, Request{ReleaseSpec: ensemble.ReleaseSpec{Teachers: &teachers, Budget: &budget}, K: 11, Queries: 10})
+			return err
+		}, "Request.Mechanism is not set"},
+		{"EqualTotals, no mechanism", func() error {
+			_, err := EqualTotals(ctx, []Request{{K: 11}}, budget, 10)
+			return err
+		}, "request 1 of 1: plan: Request.Mechanism is not set"},
+	} {
+		if err := noPanic(tc.call); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	var chosen []string
+	if err := noPanic(func() error {
+		chosen = Request{ReleaseSpec: ensemble.ReleaseSpec{Mechanism: ensemble.GNMax{}}, K: 11}.Chosen()
+		return nil
+	}); err != nil || !slices.Equal(chosen, []string{"sigma2"}) {
+		t.Errorf("Chosen of GNMax without a budget: %v, %v, want [sigma2]", chosen, err)
 	}
 }
