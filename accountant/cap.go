@@ -285,6 +285,25 @@ func (c *Cap) Refusal(budget Budget) error {
 	return &CapError{Cap: *c, Budget: budget}
 }
 
+// check checks c's teachers, from which its bound at any δ is computed
+// (at), and its guarantee, which Total states: the zero Cap, of no
+// teachers, would otherwise fit every budget, stating (0, 0).
+func (c Cap) check() error {
+	if err := checkStep("teacher ", c.Teacher); err != nil {
+		return fmt.Errorf("teacher cap: %w", err)
+	}
+	if err := param.Count("K", c.K, 1); err != nil {
+		return fmt.Errorf("teacher cap: %w", err)
+	}
+	if !sharesNames.Named(c.Shares) {
+		return fmt.Errorf("teacher cap: %w", &param.SettingError{Name: "shares", Value: c.Shares.String(), Rule: "must be disjoint or shared"})
+	}
+	if err := checkStep("cap ", c.Guarantee); err != nil {
+		return fmt.Errorf("teacher cap: %w", err)
+	}
+	return nil
+}
+
 // at returns the cap at total δ delta: the guarantee of the teachers'
 // models with the least ε whose δ is at most delta, and whether there is
 // one. Disjoint shares: the teacher's guarantee (parallel composition).

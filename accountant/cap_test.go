@@ -129,3 +129,36 @@ func TestCapped(t *testing.T) {
 		t.Errorf("JSON %s", b)
 	}
 }
+
+// TestAccountRefusesInvalidCap checks that an account with a cap that no
+// TeacherCap returns is refused, naming the field: the zero Cap, of no
+// teachers, fitted every budget, stated (0, 0) and allowed any count.
+func TestAccountRefusesInvalidCap(t *testing.T) {
+	budget := Budget{Guarantee: Guarantee{Eps: 1, Delta: 1e-5}}
+	valid, err := TeacherCap(Guarantee{Eps: 0.1, Delta: 1e-6}, 11, Disjoint, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noTeachers, badShares := valid, valid
+	noTeachers.K = 0
+	badShares.Shares = Shares(7)
+	for _, tc := range []struct {
+		cap  Cap
+		want string
+	}{
+		{Cap{}, "teacher eps = 0"},
+		{noTeachers, "K = 0"},
+		{badShares, "shares"},
+	} {
+		a := Account{Step: ApproxStep(Guarantee{Eps: 0.5, Delta: 1e-7}), Steps: 100, Cap: &tc.cap, Budget: &budget}
+		if _, err := a.Publish(nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Publish with cap %+v: %v, want %q", tc.cap, err, tc.want)
+		}
+		if ok, err := a.Fits(nil); ok || err == nil {
+			t.Errorf("Fits with cap %+v: %v, %v, want an error", tc.cap, ok, err)
+		}
+		if _, err := a.Totals(nil); err == nil {
+			t.Errorf("Totals with cap %+v: no error", tc.cap)
+		}
+	}
+}

@@ -96,6 +96,11 @@ func (a Account) TotalDelta() (float64, DeltaOrigin) {
 
 // check validates the account's values, as far as its use needs them.
 func (a Account) check() error {
+	if a.Cap != nil {
+		if err := a.Cap.check(); err != nil {
+			return err
+		}
+	}
 	if a.Filter != nil {
 		if a.Budget == nil {
 			return errors.New("account: a ledger's account needs its budget")
@@ -334,6 +339,11 @@ func (a Account) Totals(m *Memo) ([]Total, error) {
 	}
 	if err := param.CountIn("steps", a.Steps, 1, CountLimit); err != nil {
 		return nil, fmt.Errorf("run totals: %w", err)
+	}
+	if a.Cap != nil {
+		if err := a.Cap.check(); err != nil {
+			return nil, fmt.Errorf("run totals: %w", err)
+		}
 	}
 	if len(a.Before) > 0 {
 		// A schedule's compositions are chooseSchedule's: its total to
