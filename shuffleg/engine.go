@@ -39,8 +39,9 @@ type Trace struct {
 	X      []float64 // x_1^{(K+1)}
 }
 
-// Diverged reports whether the run stopped on a non-finite iterate.
-func (t *Trace) Diverged() bool { return math.IsInf(t.Loss[len(t.Loss)-1], 1) }
+// Diverged reports whether the run stopped on a non-finite iterate; the
+// zero Trace, of no run, did not.
+func (t *Trace) Diverged() bool { return len(t.Loss) > 0 && math.IsInf(t.Loss[len(t.Loss)-1], 1) }
 
 // check validates the numeric parameters of cfg.
 func (cfg Config) check() error {

@@ -286,6 +286,14 @@ func TestDivergenceIsMarked(t *testing.T) {
 	}
 }
 
+// TestZeroTraceNotDiverged checks that the zero Trace, of no run, did not
+// diverge, where Diverged indexed its last loss.
+func TestZeroTraceNotDiverged(t *testing.T) {
+	if (&Trace{}).Diverged() {
+		t.Error("the zero Trace diverged")
+	}
+}
+
 // TestOrderText: each sample order reads back from its text.
 func TestOrderText(t *testing.T) {
 	for _, o := range []Order{RR, SO, IG} {
