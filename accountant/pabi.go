@@ -64,6 +64,11 @@ func (p PABI) Eps(sigma, delta float64, c Conversion) (eps, alpha float64, err e
 	if err != nil {
 		return 0, 0, fmt.Errorf("PABI: %w", err)
 	}
+	if math.IsInf(eps, 1) {
+		// A finite slope near the largest float converts to an ε that
+		// overflows: no bound, and no number a document can hold.
+		return 0, 0, &param.Error{Name: "sigma", Value: sigma, Rule: fmt.Sprintf("the run's eps at delta = %v overflows (zCDP slope coef/sigma² = %v): must be larger", delta, rho)}
+	}
 	return eps, alpha, nil
 }
 

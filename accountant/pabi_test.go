@@ -190,3 +190,18 @@ func TestCheckAlphaRule(t *testing.T) {
 		}
 	}
 }
+
+// TestPABIEpsOverflow checks that a σ whose slope is finite but whose ε
+// overflows is refused by its name, never returned as an ε of +Inf (which
+// no JSON document holds): DP-ShuffleG's K = 50 epochs of G = 10 at
+// σ = 1e-152 have slope 1e306, which converts to ε = +Inf.
+func TestPABIEpsOverflow(t *testing.T) {
+	run := PABI{G: 10, Epochs: 50, Dilution: 1}
+	for _, c := range []Conversion{PaperConversion, ImprovedConversion} {
+		eps, _, err := run.Eps(1e-152, 1e-6, c)
+		var pe *param.Error
+		if !errors.As(err, &pe) || pe.Name != "sigma" {
+			t.Errorf("%v: Eps(1e-152) = %v, %v; want a param.Error on sigma", c, eps, err)
+		}
+	}
+}
