@@ -2,6 +2,7 @@ package cliout
 
 import (
 	"bytes"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -261,5 +262,16 @@ func TestRecordValuesLists(t *testing.T) {
 	}
 	if got, want := r.Values(false)[0], "80,70.5,0.333333"; got != want {
 		t.Errorf("table: %q, want %q", got, want)
+	}
+}
+
+// TestWriteRecordsWhole checks that JSON rows that fail to marshal (a
+// value of +Inf, which JSON has no number for) write nothing: a script
+// reading standard output must never get half a document.
+func TestWriteRecordsWhole(t *testing.T) {
+	rows := []Record{{{Key: "eps", Val: 1.0}}, {{Key: "eps", Val: math.Inf(1)}}}
+	var b bytes.Buffer
+	if err := WriteRecords(&b, JSON, Record{{Key: "delta", Val: 1e-6}}, rows); err == nil || b.Len() > 0 {
+		t.Errorf("WriteRecords of +Inf: %v, wrote %q; want an error and nothing written", err, b.String())
 	}
 }

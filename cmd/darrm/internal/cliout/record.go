@@ -123,13 +123,16 @@ func (t *Text) cell(v string) string {
 // WriteRecords prints results that share their keys: a table or CSV with
 // one row each, or a JSON object holding the common fields and the rows. A
 // table's value wider than a cell, a "reference" among them, is a numbered
-// note under it, after the common fields.
+// note under it, after the common fields. JSON and CSV are written whole
+// or not at all: a row that fails to marshal (a value of +Inf) leaves w
+// as it was, never half a document.
 func WriteRecords(w io.Writer, f Format, common Record, rows []Record) error {
 	if len(rows) == 0 {
 		return errors.New("no results")
 	}
 	if f != Table {
-		s, err := NewStream(w, f, common, Widths{})
+		var b bytes.Buffer
+		s, err := NewStream(&b, f, common, Widths{})
 		if err != nil {
 			return err
 		}
@@ -138,7 +141,11 @@ func WriteRecords(w io.Writer, f Format, common Record, rows []Record) error {
 				return err
 			}
 		}
-		return s.Close()
+		if err := s.Close(); err != nil {
+			return err
+		}
+		_, err = w.Write(b.Bytes())
+		return err
 	}
 	t := NewText(w)
 	cells := make([][]string, len(rows))
