@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/darrm/darrm/noise"
@@ -26,6 +27,25 @@ func TestTeachersOf(t *testing.T) {
 	for _, bad := range []string{"U(0.6,0.5)", "U(0,2)", "1.5", "0.1,0.2", "NaN", "x", "U(a,b)"} {
 		if _, err := teachersOf(bad, 3, src); err == nil {
 			t.Errorf("teachersOf(%q) accepted", bad)
+		}
+	}
+}
+
+// TestSimulateDrawnSeedExact checks that the seed simulate draws when none
+// is given is at most 2^53, so that JSON readers that hold numbers as
+// doubles (jq, JavaScript) read the seed printed exactly and can rerun it.
+func TestSimulateDrawnSeedExact(t *testing.T) {
+	for range 3 {
+		code, out, errOut := runCLI("simulate", "--K", "1", "--m", "1", "--queries", "10", "--mechanisms", "darrm", "--format", "json")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var doc struct{ Seed uint64 }
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Seed > 1<<53 {
+			t.Errorf("seed %d: above 2^53, which a JSON reader of doubles rounds", doc.Seed)
 		}
 	}
 }

@@ -71,7 +71,9 @@ func newTransferCmd() *cobra.Command {
 			}
 			teacherSeed := cli.Given(cmd.Flags(), "seed", f.Seed)
 			if teacherSeed == nil {
-				params.Seed = noise.NewSource().Uint64()
+				// 53 bits, as simulate's drawn seed: exact in every JSON
+				// reader.
+				params.Seed = noise.NewSource().Uint64() >> 11
 			}
 			prog := cliout.NewProgress(cmd.ErrOrStderr(), -1, fmt.Sprintf("transfer %s: training or loading the teachers", f.Dataset))
 			defer prog.Done()
