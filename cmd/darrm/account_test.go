@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -380,5 +381,28 @@ func TestAccountQueriesTotalWithinBudget(t *testing.T) {
 		if doc["method"] != tc.method || number(t, doc, "eps") > number(t, doc, "budget_eps") || number(t, doc, "delta") > number(t, doc, "budget_delta") || number(t, doc, "queries") < 1 {
 			t.Errorf("%v: %s, want a total within the budget by %s", tc.args, out, tc.method)
 		}
+	}
+}
+
+// TestAccountQueriesColumns checks that account queries writes the same
+// CSV columns whether or not a query fits the budget: a sweep of budgets
+// concatenates its rows under one header. No query fits (0.1, 0.02) at
+// 0.2676 a query; 43 fit (10, 0.02).
+func TestAccountQueriesColumns(t *testing.T) {
+	var headers [][]string
+	for _, budget := range []string{"0.1", "10"} {
+		code, out, errOut := runCLI("account", "queries", "--step-eps", "0.2676", "--step-delta", "3e-4",
+			"--budget-eps", budget, "--budget-delta", "0.02", "--format", "csv")
+		if code != exitOK {
+			t.Fatalf("budget %s: exit %d: %s", budget, code, errOut)
+		}
+		rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("budget %s: %d rows, %v:\n%s", budget, len(rows), err, out)
+		}
+		headers = append(headers, rows[0])
+	}
+	if !slices.Equal(headers[0], headers[1]) {
+		t.Errorf("columns differ: no query fits: %q; 43 fit: %q", headers[0], headers[1])
 	}
 }

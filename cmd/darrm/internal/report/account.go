@@ -49,8 +49,14 @@ func (d AccountQueries) Write(w io.Writer, f cliout.Format) error {
 	r := composed(d.Method, d.DeltaPrime, field("step_eps", d.Step.Eps), field("step_delta", d.Step.Delta),
 		field("budget_eps", d.Budget.Eps), field("budget_delta", d.Budget.Delta))
 	r = append(r, field("queries", d.Queries))
-	if d.Queries > 0 {
+	switch {
+	case d.Queries > 0:
 		r = append(r, totalFields(f, d.Total.Eps, d.Total.Delta)...)
+	case f == cliout.CSV:
+		// No query fits, so there is no total: empty cells, as ledger
+		// show writes a value it lacks, so that every run of a sweep of
+		// budgets has the same columns.
+		r = append(r, field("eps", ""), field("delta", ""))
 	}
 	return cliout.WriteRecord(w, f, r)
 }

@@ -44,7 +44,7 @@ func TestAccountDocuments(t *testing.T) {
 		{"queries", AccountQueries{Method: accountant.Optimal, DeltaPrime: 1e-5, Step: step, Budget: accountant.Guarantee{Eps: 2, Delta: 1e-4}, Queries: 7, Total: total},
 			"method,reference,step_eps,step_delta,budget_eps,budget_delta,delta_prime,queries,eps,delta", ""},
 		{"queries, none", AccountQueries{Method: accountant.Simple, Step: step, Budget: accountant.Guarantee{Eps: 0.05}},
-			"method,reference,step_eps,step_delta,budget_eps,budget_delta,queries", "simple," + accountant.Simple.Reference() + ",0.1,1e-06,0.05,0,0"},
+			"method,reference,step_eps,step_delta,budget_eps,budget_delta,queries,eps,delta", "simple," + accountant.Simple.Reference() + ",0.1,1e-06,0.05,0,0,,"},
 		{"step-eps", AccountStepEps{Method: accountant.General, DeltaPrime: 1e-5, Steps: 100, BudgetEps: 2, Step: 0.01, Total: total},
 			"method,reference,steps,budget_eps,step_delta,delta_prime,step_eps,eps,delta", ""},
 		{"gaussian", AccountGaussian{Run: accountant.Gaussian{Sensitivity: 1, Sigma: 2, Steps: 10}, Rho: 1.25, Conversion: accountant.PaperConversion, Alpha: 4, Eps: 6, Delta: 1e-5},
