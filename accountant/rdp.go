@@ -292,6 +292,12 @@ func (c Conversion) SigmaFor(coef float64, target Guarantee) (sigma, alpha float
 		if err != nil {
 			return false, err
 		}
+		if !(a > 1) {
+			// An ε so large that the order of its bound rounds to 1,
+			// where no Rényi DP converts: said as ε, the caller's, not
+			// as the order, which no caller of a calibration gives.
+			return false, &param.Error{Name: "eps", Value: target.Eps, Rule: "too large: the Renyi order of its calibration rounds to 1"}
+		}
 		at, err := c.ConvertRDP(r*a, a, target.Delta)
 		if err != nil {
 			return false, err

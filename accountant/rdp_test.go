@@ -1,10 +1,13 @@
 package accountant
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
 	"testing"
+
+	"github.com/darrm/darrm/internal/param"
 )
 
 // scanMin returns the minimum over a fine log grid of α of the conversion
@@ -188,5 +191,19 @@ func TestConversionRoundsUpUnderCancellation(t *testing.T) {
 	z := Sequence{Steps: 1, Step: Guarantee{Eps: 1}, Rho: 3.490607335082147e-09}
 	if _, ok, err := z.FilterTotal(ZCDPFilter, Guarantee{Eps: 1e-4, Delta: 1e-5}); err != nil || ok {
 		t.Errorf("zCDP filter: Σρ = %v admitted within (1e-4, 1e-5) (err %v); its least bound is 1e-4·(1 + 5.0e-12)", z.Rho, err)
+	}
+}
+
+// TestSigmaForHugeEps checks that a target ε so large that the order of
+// its calibration rounds to 1 is refused by its name, eps: the error named
+// alpha, which no caller of a calibration gives (account gnmax
+// --target-eps 1e100 read "--alpha = 1: must be a finite number > 1").
+func TestSigmaForHugeEps(t *testing.T) {
+	for _, c := range []Conversion{PaperConversion, ImprovedConversion} {
+		_, _, err := c.SigmaFor(1, Guarantee{Eps: 1e100, Delta: 3e-4})
+		var pe *param.Error
+		if !errors.As(err, &pe) || pe.Name != "eps" {
+			t.Errorf("%v: SigmaFor at eps 1e100: %v; want a param.Error on eps", c, err)
+		}
 	}
 }
