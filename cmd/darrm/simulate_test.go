@@ -36,7 +36,7 @@ func TestTeachersOf(t *testing.T) {
 // doubles (jq, JavaScript) read the seed printed exactly and can rerun it.
 func TestSimulateDrawnSeedExact(t *testing.T) {
 	for range 3 {
-		code, out, errOut := runCLI("simulate", "--K", "1", "--m", "1", "--queries", "10", "--mechanisms", "darrm", "--format", "json")
+		code, out, errOut := runCLI("simulate", "--K", "1", "--m", "1", "--queries", "10", "--mechanisms", "darrm", "--cache-dir", t.TempDir(), "--format", "json")
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
