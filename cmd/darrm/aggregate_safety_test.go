@@ -171,30 +171,22 @@ func TestSignalsWhileBlocked(t *testing.T) {
 		break
 	}
 
-	// A reader of standard output that reads nothing. A signal before
-	// the command watches for it ends the process before it has done
-	// anything (exit -1), so here too the wait doubles until it comes
-	// after.
-	var (
-		b    []byte
-		code int
-	)
-	for wait := 500 * time.Millisecond; ; wait *= 2 {
-		cmd = child(append(release, votes)...)
-		pr, pw, _ := os.Pipe()
-		stderr = syncBuffer{}
-		cmd.Stdout, cmd.Stderr = pw, &stderr
-		cmd.Start()
-		pw.Close()
-		time.Sleep(wait) // the pipe fills
-		cmd.Process.Signal(syscall.SIGTERM)
-		code = waitExit(t, cmd)
-		b, _ = io.ReadAll(pr)
-		pr.Close()
-		if code != -1 || wait >= 5*time.Second {
-			break
-		}
-	}
+	// A reader of standard output that reads nothing: the signal comes
+	// once labels are in the pipe, so the command has set up its handler
+	// and is blocked writing them (its first write, of more than a pipe
+	// holds). A fixed wait came, on a loaded machine, before that write,
+	// and the command then rightly said that no label had left.
+	cmd = child(append(release, votes)...)
+	pr, pw, _ := os.Pipe()
+	stderr = syncBuffer{}
+	cmd.Stdout, cmd.Stderr = pw, &stderr
+	cmd.Start()
+	pw.Close()
+	waitReadable(t, pr)
+	cmd.Process.Signal(syscall.SIGTERM)
+	code := waitExit(t, cmd)
+	b, _ := io.ReadAll(pr)
+	pr.Close()
 	m := mayHaveReached.FindStringSubmatch(stderr.String())
 	if code != exitInterrupted || m == nil {
 		t.Fatalf("stalled stdout: exit %d: %s", code, stderr.String())

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/darrm/darrm/accountant"
 	"github.com/darrm/darrm/ledger"
 	"github.com/darrm/darrm/provenance"
@@ -62,6 +64,34 @@ func waitExitWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) int {
 		<-done
 		t.Fatalf("%v did not end within %v", cmd.Args, limit)
 		return -1
+	}
+}
+
+// waitReadable waits until the pipe r holds data, or its writers have
+// closed it; a pipe that stays empty for a minute fails the test (a hang).
+func waitReadable(t *testing.T, r *os.File) {
+	t.Helper()
+	rc, err := r.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if cerr := rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err = unix.Poll(fds, int(time.Minute/time.Millisecond))
+			if err != unix.EINTR {
+				return
+			}
+		}
+	}); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("nothing written to the pipe within a minute")
 	}
 }
 
