@@ -150,26 +150,30 @@ func TestSignalsWhileBlocked(t *testing.T) {
 	}
 	held.Close()
 
-	// No data on standard input. Nothing says when the child waits on
-	// its input: a signal that comes before the command watches for it
-	// ends the process as the signal's default does (exit -1), so the
-	// wait doubles, on a loaded machine, until it comes after.
-	for wait := 200 * time.Millisecond; ; wait *= 2 {
-		cmd = child(release...)
-		stdin, _ := cmd.StdinPipe()
-		cmd.Start()
-		time.Sleep(wait)
-		cmd.Process.Signal(syscall.SIGINT)
-		code := waitExit(t, cmd)
-		stdin.Close()
-		if code == -1 && wait < 5*time.Second {
-			continue
-		}
-		if code != exitInterrupted {
-			t.Errorf("stdin with no data: exit %d", code)
-		}
-		break
+	// No data on standard input: the signal comes once the command reads
+	// it (the child says when its reader's goroutine is on a stack, see
+	// sayWhenAt), after main has set up its handler. A signal before that
+	// ends the process as the signal's default does (exit -1), which a
+	// fixed wait, on a loaded machine, did not rule out.
+	const reading = "ctxio.(*Reader).loop("
+	cmd = child(release...)
+	cmd.Env = append(cmd.Env, "GO_DARRM_AT="+reading)
+	at := &lineWatch{want: "darrm-test: at " + reading + "\n", seen: make(chan struct{})}
+	cmd.Stderr = at
+	stdin, _ := cmd.StdinPipe()
+	cmd.Start()
+	select {
+	case <-at.seen:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("stdin with no data: not reading it within a minute: %s", at)
 	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, cmd); code != exitInterrupted {
+		t.Errorf("stdin with no data: exit %d: %s", code, at)
+	}
+	stdin.Close()
 
 	// A reader of standard output that reads nothing: the signal comes
 	// once labels are in the pipe, so the command has set up its handler
