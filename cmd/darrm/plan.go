@@ -123,6 +123,9 @@ func runPlan(cmd *cobra.Command, f *planFlags) error {
 	}
 	scored := scoredOnVotes(info)
 	if f.Votes != "" && !scored {
+		if many, err := f.ms.Lookup(f.Mechanism, votefile.ManyClasses); err == nil && scoredOnVotes(many) {
+			return cli.Usagef("--votes scores the plans of %s on class counts: give --classes, the votes' classes (without it %s labels 0/1 votes, planned without --votes)", info.Name, info.Name)
+		}
 		return cli.Usagef("--votes scores the plans of %s (--classes); %s is planned without them", f.ms.Names(scoredOnVotes, ", "), info.Name)
 	}
 	if !doc.Chosen {

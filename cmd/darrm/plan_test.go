@@ -289,6 +289,9 @@ func TestPlanErrors(t *testing.T) {
 			[]string{"--m is not a setting of gnmax on multi-class votes, which takes --sigma2, --delta"}},
 		{"a problem flag the mechanism does not take, queries given", append([]string{"plan", "--mechanism", "darrm-one-vote", "--K", "11", "--queries", "5", "--Delta", "1e-5"}, budget...),
 			[]string{"--Delta is not a setting of darrm-one-vote on two-class votes"}},
+		// Class counts planned without --classes are of 0/1 votes.
+		{"scored on votes without classes", append([]string{"plan", "--mechanism", "gnmax", "--K", "250", "--queries", "20", "--votes", proxy, "--votes-are", "public"}, budget...),
+			[]string{"--votes scores the plans of gnmax on class counts: give --classes"}},
 		{"nothing fits", []string{"plan", "--mechanism", "lnmax", "--K", "250", "--classes", "10", "--laplace-scale", "0.5", "--budget-eps", "2", "--budget-delta", "0"},
 			[]string{"--budget-eps = 2", "smallest budget that fits 1", "budget-eps 4"}},
 		{"private votes", append(append(cgm, "--votes", proxy100, "--votes-are", "private"), budget...), []string{"--votes-are private", "Papernot and Steinke 2022"}},
