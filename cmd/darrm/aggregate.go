@@ -146,14 +146,14 @@ func runAggregate(cmd *cobra.Command, f *aggregateFlags, args []string) error {
 	}
 	defer file.Close()
 	info, err := f.ms.Lookup(f.Mechanism, in.Input())
-	known := f.ms.Names(func(m setup.MechanismInfo) bool { return m.Name == f.Mechanism }, "") != ""
 	switch {
-	case err != nil && !known:
-		return cli.Usagef("--%v", err)
-	case err != nil && in.Input() == votefile.ManyClasses && cmd.Flags().Changed("classes") && in.Classes() == 2:
+	case err == nil:
+	case f.ms.Names(func(m setup.MechanismInfo) bool { return m.Name == f.Mechanism }, "") == "":
+		return cli.Usagef("--%v", err) // no mechanism of that name, of either kind of votes
+	case in.Input() == votefile.ManyClasses && cmd.Flags().Changed("classes") && in.Classes() == 2:
 		// As sidecar reads --classes 2, a user may take it for 0/1 votes.
 		return cli.Usagef("--%v (--classes 2 reads class labels for the multi-class mechanisms; 0/1 votes are read without --classes, and a NumPy array of them takes its metadata header from a sidecar: darrm sidecar VOTES --classes 2 ...)", err)
-	case err != nil:
+	default:
 		return cli.Usagef("--%v (multi-class votes: --input-format counts, --classes C, or a metadata header that states them)", err)
 	}
 	if err := f.ms.CheckSettings(cmd, info, nil); err != nil {
