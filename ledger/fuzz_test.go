@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/quotetest"
 )
 
 // FuzzLedgerFile: a ledger file of any content, read as a ledger is by
@@ -84,13 +85,13 @@ func FuzzLedgerFile(f *testing.F) {
 			_, _ = l.Analysts(ctx)
 			l.Close()
 		} else {
-			quotesLine(t, err, data)
+			quotetest.Check(t, err.Error(), data, 2000)
 		}
 		if l, err := (Options{StateDir: state}).forRun(ctx, path); err == nil {
 			_, _ = l.Balance()
 			l.Close()
 		} else {
-			quotesLine(t, err, data)
+			quotetest.Check(t, err.Error(), data, 2000)
 		}
 		if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, data) && !bytes.HasPrefix(data, b) {
 			t.Errorf("reading the ledger changed it: %d bytes, were %d (%v)", len(b), len(data), err)
@@ -105,21 +106,4 @@ func forgedHeader(header, old, new string) []byte {
 	const prefix = `{"prev":"","header":`
 	j := strings.Replace(header[len(prefix):strings.LastIndex(header, `,"sha256":`)], old, new, 1)
 	return []byte(prefix + j + `,"sha256":"` + chainHash(Version, "", "header", []byte(j)) + `"}` + "\n")
-}
-
-// quotesLine fails t when err, the refusal of the ledger data, quotes 100
-// bytes of it or is longer than a few lines of text: a ledger comes from
-// anyone who can write its file, and a line may be a megabyte.
-func quotesLine(t *testing.T, err error, data []byte) {
-	t.Helper()
-	const most = 100
-	msg := err.Error()
-	if len(msg) > 2000 {
-		t.Fatalf("an error of %d bytes: %.300s...", len(msg), msg)
-	}
-	for i := 0; i+most <= len(data); i++ {
-		if bytes.Contains([]byte(msg), data[i:i+most]) {
-			t.Fatalf("the error quotes %d bytes of the ledger from byte %d: %.300s", most, i, msg)
-		}
-	}
 }

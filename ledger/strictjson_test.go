@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/darrm/darrm/accountant"
+	"github.com/darrm/darrm/internal/quotetest"
 )
 
 // TestExactKeys: a spend or end line that names a field by a key of
@@ -151,7 +152,7 @@ func TestExactKeysBounded(t *testing.T) {
 // that is not a field's exact name: a JSON object that passes and decodes
 // holds, in each object at the place of a struct of a spend (header
 // true: of a header), at any depth, only that struct's keys (badKey). A
-// refusal quotes a few bytes of the line (quotesLine), whose keys may be
+// refusal quotes a few bytes of the line (quotetest.Check), whose keys may be
 // as long as it is.
 func FuzzExactKeys(f *testing.F) {
 	f.Add([]byte(`{"run":"a","queries":1,"prior":{"steps":2}}`), false)
@@ -168,7 +169,7 @@ func FuzzExactKeys(f *testing.F) {
 			keys = headerKeys
 		}
 		if err := exactKeys(b, keys); err != nil {
-			quotesLine(t, err, b)
+			quotetest.Check(t, err.Error(), b, 2000)
 			return
 		}
 		var v any

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/quotetest"
 )
 
 // Metadata headers of multi-class files: counts of K = 4 teachers over C =
@@ -112,7 +114,7 @@ func TestClassReader(t *testing.T) {
 	}
 }
 
-// No error quotes a whole row (quotesRow). A row
+// No error quotes a whole row (quotetest.Check). A row
 // read has C counts, none negative, summing to K, or, where teachers may
 // abstain (class labels -1, counts with K stated), to at most K, the
 // votes not cast counted as abstained.
@@ -157,7 +159,7 @@ func FuzzClassReader(f *testing.F) {
 			}
 		}
 		if err != nil {
-			quotesRow(t, err, in)
+			quotetest.Check(t, err.Error(), in, 1000)
 		}
 	})
 }
@@ -264,24 +266,4 @@ func readCounts(in string, opts classOptions) error {
 	for r.Next() {
 	}
 	return r.Err()
-}
-
-// quotesRow fails t when err quotes more of the input in than a value
-// cut for a message (32 bytes, whose backslashes and quotes %q doubles,
-// and its quotes: fewer than 100 bytes), or runs beyond 1,000 bytes: an
-// error names the field it is about, never a whole row of a file that
-// may hold millions of bytes on a line. Its advice, which is fixed text
-// (what a -1 means, the options to state), may be long.
-func quotesRow(t *testing.T, err error, in []byte) {
-	t.Helper()
-	const most = 100
-	msg := err.Error()
-	if len(msg) > 1000 {
-		t.Fatalf("an error of %d bytes: %v", len(msg), err)
-	}
-	for i := 0; i+most <= len(in); i++ {
-		if strings.Contains(msg, string(in[i:i+most])) {
-			t.Fatalf("the error quotes %d bytes of the input from byte %d: %v", most, i, err)
-		}
-	}
 }

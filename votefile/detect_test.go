@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/quotetest"
 )
 
 // detect opens data and detects its layout.
@@ -229,7 +231,7 @@ func TestDetectCounts(t *testing.T) {
 // FuzzDetectLayout: whatever the file, detection fails only on an
 // ambiguous file (a *formatError), and never takes for counts a file that
 // the 0/1 vote reader reads whole; no error quotes more of the file than
-// a value (quotesRow).
+// a value (quotetest.Check).
 func FuzzDetectLayout(f *testing.F) {
 	for _, s := range []string{"0,1,1\n", "240,5,5,0\n200,30,10,10\n", "17,0,1,1\n", "id,a\nq,3\n", "[1,2]\n", `{"counts":[1]}`, "0.5,0,1,1\n", strings.Repeat("9", 200) + ",0,1\n"} {
 		f.Add(s)
@@ -246,13 +248,13 @@ func FuzzDetectLayout(f *testing.F) {
 		}
 		vr, err := vf.Votes(readOptions{})
 		if err != nil {
-			quotesRow(t, err, []byte(s))
+			quotetest.Check(t, err.Error(), []byte(s), 1000)
 			return
 		}
 		for vr.Next() {
 		}
 		if err := vr.Err(); err != nil {
-			quotesRow(t, err, []byte(s))
+			quotetest.Check(t, err.Error(), []byte(s), 1000)
 		} else if l == LayoutCounts {
 			t.Fatalf("%q: a file of 0/1 votes was taken for counts", s)
 		}

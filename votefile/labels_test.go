@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/quotetest"
 )
 
 // TestLabelReaderRefuses: malformed label files are *formatErrors that
@@ -87,7 +89,7 @@ func FuzzLabelReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		lr, err := NewLabelReader(strings.NewReader(in), "fuzz")
 		if err != nil {
-			quotesRow(t, err, []byte(in))
+			quotetest.Check(t, err.Error(), []byte(in), 1000)
 			return
 		}
 		if meta := lr.Meta(); meta != nil {
@@ -109,7 +111,7 @@ func FuzzLabelReader(f *testing.F) {
 			last = r.Units
 		}
 		if err := lr.Err(); err != nil {
-			quotesRow(t, err, []byte(in))
+			quotetest.Check(t, err.Error(), []byte(in), 1000)
 		}
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/quotetest"
 )
 
 // statedMeta is the header of k teachers stated (eps, Delta)-DP.
@@ -239,7 +241,7 @@ func FuzzVoteMeta(f *testing.F) {
 			if !errors.As(err, &he) {
 				t.Fatalf("%q: error is not a *HeaderError: %v", b, err)
 			}
-			quotesRow(t, err, b)
+			quotetest.Check(t, err.Error(), b, 1000)
 			return
 		}
 		if err := m.Validate(); err != nil {

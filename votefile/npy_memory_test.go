@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/quotetest"
 )
 
 // npyHeader returns the preamble and header of a NumPy file of version
@@ -300,7 +302,7 @@ func archiveBytes(method uint16, member []byte) []byte {
 // K]. Given a member (member true), the archive that stores it
 // uncompressed, whose array may be read in place, gives the queries of
 // the one that compresses it, which is streamed, or fails as it does.
-// No error quotes more of the member than a value (quotesRow).
+// No error quotes more of the member than a value (quotetest.Check).
 func FuzzNPZ(f *testing.F) {
 	for _, m := range [][]byte{
 		npyFile("<i8", []int{3, 3}, false, []float64{3, 1, 1, 0, 1, 4, 1, 4, 0}),
@@ -320,7 +322,7 @@ func FuzzNPZ(f *testing.F) {
 		}
 		if !member {
 			if _, err := fuzzReadNPZ(t, data, opts); err != nil {
-				quotesRow(t, err, data)
+				quotetest.Check(t, err.Error(), data, 1000)
 			}
 			return
 		}
@@ -332,8 +334,8 @@ func FuzzNPZ(f *testing.F) {
 		case errStored == nil && !reflect.DeepEqual(stored, deflated):
 			t.Fatalf("stored %v, compressed %v", stored, deflated)
 		case errStored != nil:
-			quotesRow(t, errStored, data)
-			quotesRow(t, errDeflated, data)
+			quotetest.Check(t, errStored.Error(), data, 1000)
+			quotetest.Check(t, errDeflated.Error(), data, 1000)
 		}
 	})
 }

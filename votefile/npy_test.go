@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"codeberg.org/sbinet/npyio/npy"
+
+	"github.com/darrm/darrm/internal/quotetest"
 )
 
 // npyFile builds a NumPy file of version 1.0 as numpy.save writes it:
@@ -472,7 +474,7 @@ func TestOpenNPZ(t *testing.T) {
 // answered exactly when it is a class. Read in place (from an
 // io.ReaderAt) an array gives the queries it gives streamed, and fails
 // when it fails streamed. No error quotes more of the file than a value
-// (quotesRow): its header may be 32 KiB.
+// (quotetest.Check): its header may be 32 KiB.
 func FuzzNPY(f *testing.F) {
 	f.Add(npyFile("<i8", []int{3, 3}, false, []float64{3, 1, 1, 0, 1, 4, 1, 4, 0}), false, false)
 	f.Add(npyFile("<f8", []int{2, 2}, true, []float64{3, 1, 1, 3}), false, false)
@@ -521,7 +523,7 @@ func FuzzNPY(f *testing.F) {
 		}
 		for _, err := range []error{errLabels, errVotes, errStreamed, errInPlace} {
 			if err != nil {
-				quotesRow(t, err, data)
+				quotetest.Check(t, err.Error(), data, 1000)
 			}
 		}
 	})
@@ -562,7 +564,7 @@ func fuzzReadNPY(t *testing.T, data []byte, opts classOptions, inPlace bool) ([]
 // FuzzClassLabelsText: class labels in CSV (a row per query, or per
 // teacher), -1 among them, never panic, each query's counts and
 // abstentions add up to K, and no error quotes more of the file than a
-// value (quotesRow).
+// value (quotetest.Check).
 func FuzzClassLabelsText(f *testing.F) {
 	f.Add("0,1,-1\n2,2,1\n", 3, false)
 	f.Add("q1,0,-1,1\nq2,-1,-1,-1\n", 2, false)
@@ -576,7 +578,7 @@ func FuzzClassLabelsText(f *testing.F) {
 		}
 		r, err := newClassReader(strings.NewReader(data), "f", opts)
 		if err != nil {
-			quotesRow(t, err, []byte(data))
+			quotetest.Check(t, err.Error(), []byte(data), 1000)
 			return
 		}
 		var cast int64
@@ -591,7 +593,7 @@ func FuzzClassLabelsText(f *testing.F) {
 			}
 		}
 		if err := r.Err(); err != nil {
-			quotesRow(t, err, []byte(data))
+			quotetest.Check(t, err.Error(), []byte(data), 1000)
 		} else if opts.Input == inputClasses && cast+r.Abstained() != int64(n)*int64(r.K()) {
 			t.Fatalf("%d votes cast and %d abstained in %d queries of K = %d", cast, r.Abstained(), n, r.K())
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/internal/quotetest"
 	"github.com/darrm/darrm/internal/tally"
 )
 
@@ -94,7 +95,7 @@ func FuzzRead(f *testing.F) {
 		}
 		in, _, err := readVotes(bytes.NewReader(data), "fuzz", opts)
 		if err != nil {
-			quotesRow(t, err, data)
+			quotetest.Check(t, err.Error(), data, 1000)
 			return
 		}
 		for in.Next() {
@@ -116,7 +117,7 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 		if err := in.Err(); err != nil {
-			quotesRow(t, err, data)
+			quotetest.Check(t, err.Error(), data, 1000)
 		}
 	})
 }

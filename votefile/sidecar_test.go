@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/quotetest"
 )
 
 // pateSidecar is the header of testdata's 25 teachers' labels on 60
@@ -152,7 +154,7 @@ func FuzzReadSidecar(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		m, err := readSidecar(strings.NewReader(in), "fuzz")
 		if err != nil {
-			quotesRow(t, err, []byte(in))
+			quotetest.Check(t, err.Error(), []byte(in), 1000)
 		} else if err := m.Validate(); err != nil {
 			t.Fatalf("%q: read, but %v", in, err)
 		}

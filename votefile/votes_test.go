@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/internal/quotetest"
 	"github.com/darrm/darrm/internal/tally"
 )
 
@@ -240,7 +241,7 @@ func FuzzVoteReader(f *testing.F) {
 			if !errors.As(err, &fe) {
 				t.Fatalf("error is not a *formatError: %v", err)
 			}
-			quotesRow(t, err, data)
+			quotetest.Check(t, err.Error(), data, 1000)
 			return
 		}
 		k := vr.K()
@@ -266,7 +267,7 @@ func FuzzVoteReader(f *testing.F) {
 			if !errors.As(err, &fe) {
 				t.Fatalf("error is not a *formatError: %v", err)
 			}
-			quotesRow(t, err, data)
+			quotetest.Check(t, err.Error(), data, 1000)
 		}
 	})
 }

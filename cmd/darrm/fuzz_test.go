@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/darrm/darrm/internal/quotetest"
 	"github.com/darrm/darrm/internal/statedir"
 )
 
@@ -34,7 +35,7 @@ var fuzzCommands = []func(dir string) []string{
 // certified), never a panic or a failure (exit 1: an internal error, or
 // I/O, of which a temporary folder has none); and a document it refuses
 // leaves no output file, its error quoting a few bytes of it
-// (quotesInput). The seeds are the testdata's gamma and votes,
+// (quotetest.Check). The seeds are the testdata's gamma and votes,
 // each given to every command; each command does its work on its own
 // (the gamma certified, one shard separated, the votes released).
 func FuzzStdin(f *testing.F) {
@@ -78,28 +79,12 @@ func FuzzStdin(f *testing.F) {
 			t.Fatalf("darrm %v: exit %d on %q\n%s", args, code, data, stderr)
 		}
 		if code == 2 {
-			quotesInput(t, stderr, data)
+			quotetest.Check(t, stderr, data, 2000)
 			if left := files(t, dir); len(left) != 0 {
 				t.Errorf("darrm %v refused its input (exit 2) and left %v\n%s", args, left, stderr)
 			}
 		}
 	})
-}
-
-// quotesInput fails t when stderr, darrm's refusal of data, is longer
-// than a few lines or quotes 100 bytes of data: a value of a file from
-// others may be a megabyte, and an error names it cut.
-func quotesInput(t *testing.T, stderr string, data []byte) {
-	t.Helper()
-	const most = 100
-	if len(stderr) > 2000 {
-		t.Fatalf("an error of %d bytes: %.300s...", len(stderr), stderr)
-	}
-	for i := 0; i+most <= len(data); i++ {
-		if strings.Contains(stderr, string(data[i:i+most])) {
-			t.Fatalf("the error quotes %d bytes of the input from byte %d: %.300s", most, i, stderr)
-		}
-	}
 }
 
 // fileCommands are the commands that read a file a user names, as
@@ -181,7 +166,7 @@ var scheduled int
 // FuzzFile: whatever file a command reads, it ends with exit status 0, 2
 // (bad input) or 3 (a certificate merged that is not certified), never a
 // panic or a failure (exit 1), and a file it refuses leaves no output,
-// its error quoting a few bytes of it (quotesInput).
+// its error quoting a few bytes of it (quotetest.Check).
 // The seeds are the documents each command reads, made by darrm (solve
 // --compare's JSON, one part of a certificate of one shard, a ledger with
 // a release charged, the labels of a release by PTR), the testdata's
@@ -270,7 +255,7 @@ func FuzzFile(f *testing.F) {
 			t.Fatalf("darrm %v: exit %d on %q\n%s", args, code, data, stderr)
 		}
 		if code == 2 {
-			quotesInput(t, stderr, data)
+			quotetest.Check(t, stderr, data, 2000)
 		}
 		if left := files(t, dir); code == 2 && len(left) != 0 {
 			t.Errorf("darrm %v refused its input (exit 2) and left %v\n%s", args, left, stderr)

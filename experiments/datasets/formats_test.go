@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/darrm/darrm/internal/quotetest"
 )
 
 func open(t *testing.T, rel string) *os.File {
@@ -177,25 +179,8 @@ func FuzzReadIDX(f *testing.F) {
 // long is a field of a data file far longer than an error quotes.
 var long = strings.Repeat("x", 200)
 
-// quotesInput fails t when err, the refusal of the data in, quotes 100
-// bytes of it or is longer than a few lines: a data file is others', and
-// a field of it may be as long as the file.
-func quotesInput(t *testing.T, err error, in string) {
-	t.Helper()
-	const most = 100
-	msg := err.Error()
-	if len(msg) > 1000 {
-		t.Fatalf("an error of %d bytes: %.300s...", len(msg), msg)
-	}
-	for i := 0; i+most <= len(in); i++ {
-		if strings.Contains(msg, in[i:i+most]) {
-			t.Fatalf("the error quotes %d bytes of the input from byte %d: %.300s", most, i, msg)
-		}
-	}
-}
-
 // FuzzReadCOMPAS: no file panics the reader, its errors quote a few
-// bytes of it (quotesInput), and its rows hold every feature and a 0/1
+// bytes of it (quotetest.Check), and its rows hold every feature and a 0/1
 // recidivism.
 func FuzzReadCOMPAS(f *testing.F) {
 	b, _ := os.ReadFile(filepath.Join("testdata", "compas", "compas-scores-two-years.csv"))
@@ -204,7 +189,7 @@ func FuzzReadCOMPAS(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		rows, err := readCOMPAS(strings.NewReader(s))
 		if err != nil {
-			quotesInput(t, err, s)
+			quotetest.Check(t, err.Error(), []byte(s), 1000)
 			return
 		}
 		for _, r := range rows {
@@ -216,7 +201,7 @@ func FuzzReadCOMPAS(f *testing.F) {
 }
 
 // FuzzReadCommunities: no file panics the reader, its errors quote a
-// few bytes of it (quotesInput), and its table holds D values a row.
+// few bytes of it (quotetest.Check), and its table holds D values a row.
 func FuzzReadCommunities(f *testing.F) {
 	b, _ := os.ReadFile(filepath.Join("testdata", "crime", "communities.data"))
 	f.Add(string(b))
@@ -224,7 +209,7 @@ func FuzzReadCommunities(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		tab, err := readCommunities(strings.NewReader(s))
 		if err != nil {
-			quotesInput(t, err, s)
+			quotetest.Check(t, err.Error(), []byte(s), 1000)
 			return
 		}
 		if len(tab.X) != tab.Len()*tab.D {
@@ -234,7 +219,7 @@ func FuzzReadCommunities(f *testing.F) {
 }
 
 // FuzzReadCreditDefault: no file panics the reader, its errors quote a
-// few bytes of it (quotesInput), and its rows hold every feature and a
+// few bytes of it (quotetest.Check), and its rows hold every feature and a
 // 0/1 default.
 func FuzzReadCreditDefault(f *testing.F) {
 	b, _ := os.ReadFile(filepath.Join("testdata", "credit", "default_of_credit_card_clients.csv"))
@@ -243,7 +228,7 @@ func FuzzReadCreditDefault(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		rows, err := readCreditDefault(strings.NewReader(s))
 		if err != nil {
-			quotesInput(t, err, s)
+			quotetest.Check(t, err.Error(), []byte(s), 1000)
 			return
 		}
 		for _, r := range rows {
@@ -255,7 +240,7 @@ func FuzzReadCreditDefault(f *testing.F) {
 }
 
 // FuzzReadBreastCancer: no file panics the reader, its errors quote a
-// few bytes of it (quotesInput), and its table holds D values a row.
+// few bytes of it (quotetest.Check), and its table holds D values a row.
 func FuzzReadBreastCancer(f *testing.F) {
 	b, _ := os.ReadFile(filepath.Join("testdata", "sklearn", "breast_cancer.csv"))
 	f.Add(string(b))
@@ -264,7 +249,7 @@ func FuzzReadBreastCancer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		tab, err := readBreastCancer(strings.NewReader(s))
 		if err != nil {
-			quotesInput(t, err, s)
+			quotetest.Check(t, err.Error(), []byte(s), 1000)
 			return
 		}
 		if len(tab.X) != tab.Len()*tab.D {

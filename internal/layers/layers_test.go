@@ -22,7 +22,7 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"low-level helpers", []string{"internal/ctxio", "internal/atomicfile", "internal/bigmath", "internal/plural", "internal/enum", "internal/roots", "internal/outward", "internal/decimal", "internal/param", "internal/peek", "internal/tally", "internal/docstest", "internal/layers", "internal/pgtest", "internal/cachedir", "internal/statedir"}},
+	{"low-level helpers", []string{"internal/ctxio", "internal/atomicfile", "internal/bigmath", "internal/plural", "internal/enum", "internal/roots", "internal/outward", "internal/decimal", "internal/param", "internal/peek", "internal/tally", "internal/docstest", "internal/layers", "internal/pgtest", "internal/quotetest", "internal/cachedir", "internal/statedir"}},
 	{"vote and label files", []string{"votefile"}},
 	{"numerics", []string{"noise", "internal/discrete", "internal/poissonbinom", "internal/lp"}},
 	{"privacy and the noise function", []string{"accountant", "noisymax", "constraints", "gamma", "cache", "optimal", "internal/fixtures"}},
