@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -206,8 +207,24 @@ func planLine(t *testing.T, args []string, key, lead string) string {
 		t.Fatalf("plan: exit %d: %s", code, stderr)
 	}
 	printed := printedInTable(t, table, lead)
-	if got := strings.Join(shellWords(t, printed), " "); got != line {
+	words := shellWords(t, printed)
+	if got := strings.Join(words, " "); got != line {
 		t.Errorf("the table prints\n%s\nwhich reads %q, the JSON %q", printed, got, line)
+	}
+	if key == "ledger_init" {
+		// A declared use releases only at its settings to the last
+		// digit: the table states each number as the line does (queries
+		// aside: an analyst's, where the line declares the team's).
+		for i := 0; i+1 < len(words); i++ {
+			name, ok := strings.CutPrefix(words[i], "--")
+			if _, err := strconv.ParseFloat(words[i+1], 64); !ok || err != nil || name == "queries" {
+				continue
+			}
+			row := regexp.MustCompile(`│ ` + regexp.QuoteMeta(strings.ReplaceAll(name, "-", "_")) + ` +│ (\S+) +│`).FindStringSubmatch(table)
+			if row != nil && row[1] != words[i+1] {
+				t.Errorf("the table states %s = %s, its ledger init --%s %s", name, row[1], name, words[i+1])
+			}
+		}
 	}
 	return line
 }

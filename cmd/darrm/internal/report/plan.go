@@ -50,14 +50,17 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 	// Its settings that are numbers, by their flags, with the teachers'
 	// guarantee of which m·eps is the target, and the per-query delta
 	// last.
-	ns := numbers(r.Mechanism, in)
+	// A ledger that declares the planned use releases only at its
+	// settings to the last digit, which its ledger init line states: the
+	// table states them so too.
+	ns, exact := numbers(r.Mechanism, in), d.LedgerInit != nil
 	for _, n := range ns {
 		switch {
 		case n.flag == "delta":
 		case n.flag == "m" && r.Teachers != nil:
-			rec = append(rec, field("m", settingIn(f, n)), field("eps", r.Teachers.Eps), field("Delta", r.Teachers.Delta))
+			rec = append(rec, field("m", settingIn(f, n, exact)), field("eps", r.Teachers.Eps), field("Delta", r.Teachers.Delta))
 		default:
-			rec = append(rec, field(strings.ReplaceAll(n.flag, "-", "_"), settingIn(f, n)))
+			rec = append(rec, field(strings.ReplaceAll(n.flag, "-", "_"), settingIn(f, n, exact)))
 		}
 	}
 	if hasDelta(ns) {
@@ -143,12 +146,16 @@ func (d Plan) Write(w io.Writer, f cliout.Format) error {
 }
 
 // settingIn returns a mechanism's setting n as format f prints it: in a
-// table to six digits, rounded toward more noise (number.text).
-func settingIn(f cliout.Format, n number) any {
-	if f == cliout.Table {
-		return n.text(6)
+// table to six digits, rounded toward more noise (number.text), unless
+// exact.
+func settingIn(f cliout.Format, n number, exact bool) any {
+	switch {
+	case f != cliout.Table:
+		return n.v
+	case exact:
+		return cliout.Float(n.v)
 	}
-	return n.v
+	return n.text(6)
 }
 
 // text says the setting n to digits significant digits for a table,
