@@ -30,11 +30,16 @@ type ReleaseResult struct {
 	NotRequested int
 }
 
+// seededLabels says what labels drawn from a seeded Source are, wherever
+// they are described: in their file (notForRelease) and in the error of a
+// release that failed after some of them left.
+const seededLabels = "NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise"
+
 // notForRelease is the comment line a release drawn from a seeded Source
 // writes first into its labels: CSV and JSON-lines readers that skip '#'
 // comments (e.g. pandas' comment="#") skip it, and strict readers refuse
 // the file, which is the point.
-const notForRelease = "# NOT FOR RELEASE: drawn from a seeded generator; anyone who knows the seed can remove the noise"
+const notForRelease = "# " + seededLabels
 
 // errSeededRelease is returned by ReleaseTo when src is seeded and the
 // caller has not declared the run an experiment.

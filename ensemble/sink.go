@@ -147,7 +147,8 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 	}
 	settle := func(err error, labels int) error { return sink.settle(ctx, err, labels) }
 	var comments []string
-	if _, seeded := src.Seeded(); seeded {
+	_, seeded := src.Seeded()
+	if seeded {
 		if !opts.Experiment {
 			return res, settle(errSeededRelease, 0)
 		}
@@ -225,7 +226,7 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 			default:
 				// A temporary file with a name may have been read by any
 				// process of the user while it was written.
-				err = streamFailed(err, lw, priv, whole, "the temporary file of "+sink.Path, settle)
+				err = streamFailed(err, lw, priv, whole, seeded, "the temporary file of "+sink.Path, settle)
 			}
 			return res, err
 		}
@@ -234,10 +235,10 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 		if err = run(w); err == nil {
 			return res, out.Commit()
 		}
-		return res, streamFailed(err, lw, priv, whole, name, settle)
+		return res, streamFailed(err, lw, priv, whole, seeded, name, settle)
 	}
 	if err := run(w); err != nil {
-		return res, streamFailed(err, lw, priv, whole, name, settle)
+		return res, streamFailed(err, lw, priv, whole, seeded, name, settle)
 	}
 	return res, nil
 }
@@ -248,8 +249,10 @@ func releaseTo(ctx context.Context, in votefile.Reader, agg Labeler, b provenanc
 // at the per-query guarantee, or, for a release accounted as a whole
 // (whole: generalized PTR's, or the Gaussian-DP filter's of a release
 // charged per draw, whose per-query guarantee assumes every draw taken),
-// within that release's total.
-func streamFailed(err error, lw *votefile.LabelWriter, priv Privacy, whole *Accounted, name string, settle func(error, int) error) error {
+// within that release's total. Labels from a seeded source are said to be
+// not for release, as their file says: their cost is that of the
+// mechanism with secret noise, which they do not have.
+func streamFailed(err error, lw *votefile.LabelWriter, priv Privacy, whole *Accounted, seeded bool, name string, settle func(error, int) error) error {
 	left := 0
 	if lw != nil {
 		left = lw.Written()
@@ -258,6 +261,9 @@ func streamFailed(err error, lw *votefile.LabelWriter, priv Privacy, whole *Acco
 		cost := fmt.Sprintf("that of %s at %v", plural.Of(left, "query", "queries"), priv.Guarantee)
 		if whole != nil {
 			cost = fmt.Sprintf("within the release's total, %v by the %s", whole.Total.Guarantee, whole.Total.Name())
+		}
+		if seeded {
+			cost += "; " + seededLabels
 		}
 		err = &spentError{Labels: left, Err: fmt.Errorf("%w (%s may have reached %s, counting any label cut part-way: their privacy cost is %s)", err,
 			plural.Of(left, "label", "labels"), name, cost)}

@@ -282,3 +282,32 @@ func TestReleaseToNilArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestShortWriteSeeded: the error of a release whose stream failed after
+// labels left says, for labels drawn from a seeded source, that they are
+// not for release, as their file does, and offers no total to publish
+// for them; for labels drawn from crypto/rand it gives their total and no
+// such mark.
+func TestShortWriteSeeded(t *testing.T) {
+	meta := provenance.Binding{Ensemble: "short", Teachers: provenance.Teachers{K: 60, Relation: accountant.OneVote, Kind: provenance.Fixed, Partition: provenance.KeyedHash}}.Header(3, votefile.LayoutCounts)
+	rows := slices.Repeat([][]int{{40, 20, 0}}, 200)
+	for _, seeded := range []bool{false, true} {
+		in, err := votefile.ReadRows(rows, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := noise.NewSource()
+		if seeded {
+			src = noise.NewSeededSource(1)
+		}
+		_, err = Release(context.Background(), ReleaseSpec{Votes: in, Mechanism: GNMax{Target: Target{Delta: 1e-5}, Sigma2: 12}, Random: src,
+			Sink: LabelSink{Stdout: &limited{n: 1000}}, Options: ReleaseOptions{Experiment: seeded}})
+		var spent *spentError
+		if !errors.Is(err, errFull) || !errors.As(err, &spent) {
+			t.Fatalf("seeded %t: %v, want labels spent on a full stream", seeded, err)
+		}
+		if msg := err.Error(); strings.Contains(msg, seededLabels) != seeded || strings.Contains(msg, "total to publish") == seeded {
+			t.Errorf("seeded %t: %s", seeded, msg)
+		}
+	}
+}

@@ -398,11 +398,12 @@ func (p *Prepared) Label(ctx context.Context, l Ledger) (Released, error) {
 	}
 	if out.Result, err = releaseTo(ctx, s.Votes, out.Aggregator, out.Binding, src, sink, limit, s.Options, stated); err != nil {
 		var sp *spentError
-		if errors.As(err, &sp) && l == nil && stated == nil && ctx.Err() == nil {
+		if _, seeded := src.Seeded(); errors.As(err, &sp) && l == nil && stated == nil && ctx.Err() == nil && !seeded {
 			// Labels left before the stream failed, and no ledger records
 			// them: the error says their total to publish, as a release's
 			// summary would (an interrupted run says only their count:
-			// it must end).
+			// it must end; seeded labels have none, and their error
+			// says so).
 			a := out.Account
 			a.Steps = sp.Labels
 			if t, terr := a.Publish(s.Certificate.Memo); terr == nil && t.Err == nil {
