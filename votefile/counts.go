@@ -536,7 +536,7 @@ func (r *classReader) count() error {
 			if r.format == FormatJSONL {
 				col = 0
 			}
-			return r.lr.errorf(col, "vote %d: class %d: must be a class index in [0, %d), or -1 for a teacher that did not vote", j+1, v, r.c)
+			return r.lr.errorf(col, "vote %d: class %s: must be a class index in [0, %d), or -1 for a teacher that did not vote", j+1, classShown(v, r.c), r.c)
 		}
 		r.q.Counts[v]++
 	}

@@ -3,6 +3,7 @@ package votefile
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 
@@ -266,14 +267,28 @@ func countsHint(b []byte) advice {
 }
 
 // voteShown is how an error says a 0/1 vote b that is neither: quoted,
-// unless it is a number above 1, a count of a file of vote counts read as
-// 0/1 votes, whose value (with its column, the class) would say how a
-// private query's teachers voted.
+// unless it is a number above 1 (classShown).
 func voteShown(b []byte) string {
 	if n, ok := number(b); ok && n >= 2 {
-		return "above 1 (not quoted: a vote file's counts are private)"
+		return classShown(n, 2)
 	}
 	return show(b)
+}
+
+// classShown is how an error says a whole number n of at most 9 digits
+// where a class below classes must be: not quoted when it is at or above
+// classes, since it is then a count of a file of vote counts read as 0/1
+// votes (classes = 2), or a teacher's vote under a number of classes
+// mis-stated, whose value (with its place) would say how a private
+// query's teachers voted.
+func classShown(n, classes int) string {
+	switch {
+	case n < classes || n > maxCount:
+		return strconv.Itoa(n)
+	case classes == 2:
+		return "above 1 (not quoted: a vote file's counts are private)"
+	}
+	return fmt.Sprintf("%d or above (not quoted: a teacher's vote is private)", classes)
 }
 
 // rowHint is countsHint for a row of fields: the hint of its first value

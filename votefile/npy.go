@@ -561,7 +561,11 @@ func (r *classReader) parseNPY(b []byte) error {
 			rule = fmt.Sprintf("a class label must be a class in [0, %d), or -1 for a teacher that did not vote", r.c)
 		}
 		if rule != "" {
-			if text == "" {
+			switch {
+			case text != "":
+			case r.opts.Input == inputClasses && n >= 0 && n <= maxCount:
+				text = classShown(int(n), r.c)
+			default:
 				text = strconv.FormatInt(n, 10)
 			}
 			what := "count of class " + strconv.Itoa(j)

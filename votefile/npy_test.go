@@ -147,7 +147,7 @@ func TestNPYReader(t *testing.T) {
 		{"label -2", npyFile("<i8", []int{3, 5}, false, []float64{0, 0, 1, 2, 0, 2, 2, -2, 1, 2, 1, 0, 1, 1, 1}), classes, nil, 0,
 			"element [1, 2] = -2 (query 2, class label of teacher 3): a class label must be a class in [0, 3), or -1"},
 		{"label of no class", npyFile("<i8", []int{5, 3}, false, floats(transpose([][]int{{0, 0, 1, 2, 0}, {2, 2, 2, 3, 2}, {1, 0, 1, 1, 1}}))), inRows, nil, 0,
-			"element [3, 1] = 3 (query 2, class label of teacher 4)"},
+			"element [3, 1] = 3 or above (not quoted: a teacher's vote is private) (query 2, class label of teacher 4)"},
 		{"uint64 beyond int64", npyFile("<u8", []int{1, 2}, false, []float64{1 << 63, 1}), classOptions{}, nil, 0, "element [0, 0] = 9223372036854775808"},
 		{"truncated", npyFile("<i8", []int{3, 3}, false, floats(counts))[:128+8*7], classOptions{}, nil, 0,
 			"NumPy file truncated: the header states shape (3, 3) of <i8 (72 bytes of data), but the data end within query 3"},
@@ -242,7 +242,7 @@ func TestCSVTeachersInRows(t *testing.T) {
 		opts       classOptions
 		want       string
 	}{
-		{"a label of no class", "0,2,1\n0,3,0\n", classOptions{Input: inputClasses, Classes: 3, Orientation: TeachersInRows}, "m.csv: element [1, 1] = 3 (query 2, class label of teacher 2)"},
+		{"a label of no class", "0,2,1\n0,3,0\n", classOptions{Input: inputClasses, Classes: 3, Orientation: TeachersInRows}, "m.csv: element [1, 1] = 3 or above (not quoted: a teacher's vote is private) (query 2, class label of teacher 2)"},
 		{"a ragged row", "0,2,1\n0,2\n", classOptions{Input: inputClasses, Classes: 3, Orientation: TeachersInRows}, "line 2: 2 class labels, want 3"},
 		{"not a label", "0,2,1\n0,x,1\n", classOptions{Input: inputClasses, Classes: 3, Orientation: TeachersInRows}, "line 2, column 2: class label \"x\""},
 		{"counts", "0,2,1\n", classOptions{Input: inputCounts, Orientation: TeachersInRows}, "Options.Orientation = teachers-in-rows reads class labels"},

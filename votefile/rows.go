@@ -55,7 +55,7 @@ func ReadRows(rows [][]int, meta *Meta) (Reader, error) {
 		}
 		for j, v := range row {
 			if twoClass && v != 0 && v != 1 {
-				return nil, bad("element [%d, %d] = %d (query %d, vote of teacher %d): a vote must be 0 or 1", i, j, v, i+1, j+1)
+				return nil, bad("element [%d, %d] = %s (query %d, vote of teacher %d): a vote must be 0 or 1", i, j, classShown(v, 2), i+1, j+1)
 			}
 		}
 	}

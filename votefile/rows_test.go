@@ -113,10 +113,10 @@ func TestReadRowsRefused(t *testing.T) {
 		{"negative count", [][]int{{1, 1, 2}, {1, -1, 2}}, counts, "element [1, 1] = -1 (query 2, count of class 1): a vote count must be a whole number"},
 		{"counts above K", [][]int{{1, 1, 2}, {2, 2, 1}}, counts, "query 2: counts sum to more than K = 4 teachers (as the metadata header states)"},
 		{"count too large", [][]int{{1_000_000_000, 0, 0}}, counts, "element [0, 0] = 1000000000"},
-		{"vote 2", [][]int{{1, 0, 1}, {1, 2, 0}}, votes, "element [1, 1] = 2 (query 2, vote of teacher 2): a vote must be 0 or 1"},
+		{"vote 2", [][]int{{1, 0, 1}, {1, 2, 0}}, votes, "element [1, 1] = above 1 (not quoted: a vote file's counts are private) (query 2, vote of teacher 2): a vote must be 0 or 1"},
 		{"first vote -1", [][]int{{1, -1, 0}}, votes, "element [0, 1] = -1 (query 1, vote of teacher 2): a vote must be 0 or 1"},
 		{"later vote -1", [][]int{{1, 1, 0}, {0, 0, -1}}, votes, "element [1, 2] = -1 (query 2, vote of teacher 3)"},
-		{"class 3 of 3", [][]int{{0, 1, 2, 3}}, classes, "element [0, 3] = 3 (query 1, class label of teacher 4): a class label must be a class in [0, 3)"},
+		{"class 3 of 3", [][]int{{0, 1, 2, 3}}, classes, "element [0, 3] = 3 or above (not quoted: a teacher's vote is private) (query 1, class label of teacher 4): a class label must be a class in [0, 3)"},
 		{"class -2", [][]int{{0, 1, 2, 1}, {0, -2, 1, 1}}, classes, "element [1, 1] = -2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,6 +158,55 @@ func TestRowBytesShortReads(t *testing.T) {
 		}
 		if len(want) != 32 || !slices.Equal(got, want) {
 			t.Errorf("reads of %d bytes: %x; want the %d bytes %x", size, got, len(want), want)
+		}
+	}
+}
+
+// TestVoteNotQuoted: an error on a teacher's vote that is a whole number
+// outside the classes stated does not quote it (with its place, it says
+// how the teacher voted on a private query), whatever reads it: CSV and
+// JSON lines class labels, a NumPy array of them (as ReadRows reads rows
+// in memory), and 0/1 votes from a file or from memory.
+func TestVoteNotQuoted(t *testing.T) {
+	const vote = 987 // a teacher's class, C stated as 4
+	classes := Options{Classes: 4, Orientation: QueriesInRows}
+	npy := npyFile("<i8", []int{2, 3}, false, []float64{0, 1, 2, 3, vote, 0})
+	for _, tc := range []struct {
+		name string
+		data []byte
+		opts Options
+	}{
+		{"CSV class labels", []byte("0,1,2\n3,987,0\n"), classes},
+		{"JSON lines class labels", []byte("[0,1,2]\n[3,987,0]\n"), classes},
+		{"NumPy class labels", npy, classes},
+		{"0/1 votes", []byte("0,1,1\n1,987,0\n"), Options{}},
+	} {
+		tc.opts.In = strings.NewReader(string(tc.data))
+		r, err := Open("votes", tc.opts)
+		for err == nil && r.Next() {
+		}
+		if err == nil {
+			err = r.Err()
+		}
+		if err == nil || strings.Contains(err.Error(), strconv.Itoa(vote)) || !strings.Contains(err.Error(), "not quoted") {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		meta *Meta
+	}{
+		{"0/1 votes in memory", rowsMeta(t, LayoutVotes, 2, 3)},
+		{"class labels in memory", rowsMeta(t, LayoutVotes, 4, 3)},
+	} {
+		r, err := ReadRows([][]int{{0, 1, 1}, {1, vote, 0}}, tc.meta)
+		for err == nil && r.Next() {
+		}
+		if err == nil {
+			err = r.Err()
+		}
+		if err == nil || strings.Contains(err.Error(), strconv.Itoa(vote)) || !strings.Contains(err.Error(), "not quoted") {
+			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
 }
