@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -299,4 +300,35 @@ func build(t *testing.T, m ensemble.Mechanism, k, classes int, teachers accounta
 		t.Fatal(err)
 	}
 	return l
+}
+
+// TestAggregatePTRTime: the time of a release by generalized PTR, whose
+// test's bound walks over the votes, is marked not for publication in
+// JSON and in the table; a release without the test leaves it unmarked.
+func TestAggregatePTRTime(t *testing.T) {
+	in, err := votefile.Open("counts.csv", votefile.Options{In: strings.NewReader("4,3,3\n"), Layout: votefile.LayoutCounts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := build(t, ensemble.GNMax{Target: ensemble.Target{Delta: 1e-5}, Sigma2: 2}, 10, 3, accountant.Guarantee{})
+	rel := g.Privacy().Relation
+	b, err := provenance.Check(in.Meta(), provenance.Stated{K: g.K(), Classes: g.Classes(), Relation: &rel, Partition: provenance.KeyedHash, Release: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	passed := true
+	for _, ptr := range []*PTR{nil, {BudgetEps: 2, BudgetDelta: 1e-5, Queries: 1, Passed: &passed}} {
+		done := releasedBy(t, g, b, ensemble.ReleaseResult{Released: 1})
+		out := NewAggregate(Release{Released: done, Mechanism: "gnmax", Input: "counts.csv", Output: "-", Votes: in,
+			Sink: ensemble.LabelSink{Format: votefile.FormatCSV}, Elapsed: time.Second, PTR: ptr})
+		var text strings.Builder
+		if err := out.Write(&text, cliout.Table); err != nil {
+			t.Fatal(err)
+		}
+		marked := slices.Contains(out.NotForPublication, "seconds") && slices.Contains(out.NotForPublication, "queries_per_second")
+		timeLine := regexp.MustCompile(`(?m)^time: .*$`).FindString(text.String())
+		if want := ptr != nil; marked != want || strings.Contains(timeLine, "not for publication") != want {
+			t.Errorf("PTR %t: not for publication %v, %q", want, out.NotForPublication, timeLine)
+		}
+	}
 }
