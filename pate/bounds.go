@@ -170,7 +170,7 @@ func (a *rdpAccount) add(counts []int, ans answer) error {
 		}
 	}
 	if sum > a.teachers || (!a.abstain && sum != a.teachers) {
-		return fmt.Errorf("PATE account: counts sum to %d: %s", sum, countsRule(a.neighbours()))
+		return fmt.Errorf("PATE account: counts %s (their sum is not quoted: a query's votes are private)", countsRule(a.neighbours()))
 	}
 	mode := ans
 	if ans == answerWithheld {

@@ -193,3 +193,17 @@ func TestPATENoiseUnset(t *testing.T) {
 		t.Errorf("smoothConditions with the zero noise = %v, %v; want neither established", c5, c6)
 	}
 }
+
+// TestAccountCountsNotQuoted: an account refuses counts that do not sum
+// to K without quoting their sum: it is a private query's votes.
+func TestAccountCountsNotQuoted(t *testing.T) {
+	for _, abstain := range []bool{false, true} {
+		a, err := newRDPAccount(noisymax.Steps{Sigma2: 40, Noise: noisymax.DiscreteNoise}, 7, 3, rdpOptions{memo: testMemo, Abstain: abstain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.add([]int{4, 6, 0}, answerGiven); err == nil || strings.Contains(err.Error(), "10") {
+			t.Errorf("abstain %t: counts summing to 10 for K = 7: %v: want an error that does not quote the sum", abstain, err)
+		}
+	}
+}

@@ -67,7 +67,7 @@ func Counts(counts []int, teachers, classes int) (top int, err error) {
 		case n < 0:
 			return 0, &CountsError{Msg: fmt.Sprintf("class %d: a count must be >= 0", i)}
 		case n > teachers-sum:
-			return 0, &CountsError{Msg: fmt.Sprintf("sum to more than K = %d (class %d's count %d brings them past it)", teachers, i, n)}
+			return 0, &CountsError{Msg: fmt.Sprintf("sum to more than K = %d (not quoted: a query's votes are private)", teachers)}
 		}
 		sum += n
 		if n > counts[top] {

@@ -3,6 +3,7 @@ package tally
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +54,14 @@ func TestCounts(t *testing.T) {
 		if tc.ok && (err != nil || top != tc.top) || !tc.ok && !errors.As(err, &ce) {
 			t.Errorf("Counts(%v, 7, 3) = %d, %v: want %d, ok %v", tc.counts, top, err, tc.top, tc.ok)
 		}
+	}
+}
+
+// TestCountsNotQuoted: counts that sum to more than K are refused without
+// quoting a count: they are a private query's votes.
+func TestCountsNotQuoted(t *testing.T) {
+	_, err := Counts([]int{4, 6, 0}, 7, 3)
+	if err == nil || strings.Contains(err.Error(), "6") || strings.Contains(err.Error(), "4") {
+		t.Errorf("Counts([4 6 0], 7, 3): %v: want an error that quotes no count", err)
 	}
 }
