@@ -66,11 +66,14 @@ func start(r rule, h string, end int64) chain {
 // declared use of version 5), or, on a version-5 ledger open to any use,
 // by the charge of filter that each line states. On a ledger whose first
 // run chooses its filter (firstRun), filter is nil until a line states it.
+// On a ledger whose use is declared, use is its runs, which every line's
+// labels must be of (checkUse).
 type rule struct {
 	version  int
 	filter   *accountant.Filter
 	budget   accountant.Guarantee
 	firstRun bool
+	use      []UseRun
 	memo     *accountant.Memo // what the charges keep (Options.Memo)
 }
 
@@ -436,6 +439,9 @@ func (c *chain) next(path string, b []byte) error {
 	pairs, err := c.bits.pairsOf(n, s)
 	if err == errUnread {
 		return err
+	}
+	if err == nil {
+		err = c.rule.checkUse(c.last, s, pairs)
 	}
 	if err != nil {
 		return corrupt("spend: %v", err)

@@ -151,7 +151,7 @@ func (h Header) openFilter() *accountant.Filter {
 // rule returns how the spend lines of a ledger with header h add to its
 // sums, its charges keeping what they compute in m.
 func (h Header) rule(m *accountant.Memo) rule {
-	return rule{version: h.Version, filter: h.openFilter(), budget: h.Budget.Guarantee, firstRun: h.FirstRunFilter, memo: m}
+	return rule{version: h.Version, filter: h.openFilter(), budget: h.Budget.Guarantee, firstRun: h.FirstRunFilter, use: h.Use, memo: m}
 }
 
 // bind sets the parameters h binds to b's (its ensemble, relation and

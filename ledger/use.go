@@ -280,17 +280,64 @@ func (e *useError) BadInput() bool { return true }
 
 // matchUse returns nil when a release of mechanism with step is the run
 // of the use whose turn it is after spent labels, a *useError otherwise,
-// and the count of labels up to that run's end. The step declared must
-// hold the release's (accountant.Spend.Declares): the same step but for
-// another build's last digits, and no less private in any quantity, so
-// that the composition declared bounds it; a one-bit step is compared by
-// its dominating pairs.
+// and the count of labels up to that run's end.
 func (l *Ledger) matchUse(mechanism provenance.MechanismName, step accountant.Spend, spent int) (int, error) {
-	i, end := l.header.UseTurn(spent)
-	r := l.header.Use[i]
-	declared, _ := r.composed()
-	if mechanism != r.Mechanism || !declared.Dominating(l.memo).Declares(step.Dominating(l.memo)) {
-		return 0, &useError{Path: l.path, Run: r, Index: i, Runs: len(l.header.Use), Mechanism: mechanism, Step: step}
+	i, end, ok := declaredRun(l.memo, l.header.Use, mechanism, step, spent)
+	if !ok {
+		return 0, &useError{Path: l.path, Run: l.header.Use[i], Index: i, Runs: len(l.header.Use), Mechanism: mechanism, Step: step}
 	}
 	return end, nil
+}
+
+// declaredRun returns the run i of the use runs whose turn it is after
+// spent labels, the count of labels up to its end, and whether a release
+// of mechanism with step is that run's: the step declared must hold the
+// release's (accountant.Spend.Declares): the same step but for another
+// build's last digits, and no less private in any quantity, so that the
+// composition declared bounds it; a one-bit step is compared by its
+// dominating pairs.
+func declaredRun(m *accountant.Memo, runs []UseRun, mechanism provenance.MechanismName, step accountant.Spend, spent int) (int, int, bool) {
+	i, end := Header{Use: runs}.UseTurn(spent)
+	declared, _ := runs[i].composed()
+	return i, end, mechanism == runs[i].Mechanism && declared.Dominating(m).Declares(step.Dominating(m))
+}
+
+// checkUse reports whether the labels of the spend s, read after a line
+// of the spend prev, are a release that a ledger whose use is declared
+// takes (nil on any other ledger): of the run of the use whose turn it
+// was when s's run began, after the labels of its prior, and within that
+// run's count (Ledger.matchUse, Begin). The use's total to publish
+// composes its declared steps and counts alone, so a line of other
+// labels, or of more, would be published as less than it spent. Its step
+// is held to the use's (declaredRun: some milliseconds on a one-bit
+// release's pairs) only where prev does not vouch for it, as a line of
+// its run or of the same spend in the same run of the use. A one-bit
+// release without its pairs (a line written before the lists were kept)
+// is held to the run's mechanism, to a guarantee within the step declared
+// and to its count.
+func (r rule) checkUse(prev, s Spend, pairs []accountant.BitPair) error {
+	if r.use == nil {
+		return nil
+	}
+	i, end := Header{Use: r.use}.UseTurn(s.Prior.Steps)
+	ok := prev.Run == s.Run
+	if !ok && prev.Run != "" && sameSpend(prev, s) {
+		j, _ := Header{Use: r.use}.UseTurn(prev.Prior.Steps)
+		ok = i == j
+	}
+	switch {
+	case ok:
+	case s.BitsSHA256 != "" && pairs == nil:
+		declared, _ := r.use[i].composed()
+		ok = s.Mechanism == r.use[i].Mechanism && accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}.Within(declared.Guarantee)
+	default:
+		_, _, ok = declaredRun(r.memo, r.use, s.Mechanism, s.charged(pairs), s.Prior.Steps)
+	}
+	switch {
+	case !ok:
+		return fmt.Errorf("%s %v, after %d %s of the declared use, are not of its run %d, %d %v, whose turn it was: a release with other settings is refused, so no release writes this line", shown(string(s.Mechanism)), accountant.Guarantee{Eps: s.Eps, Delta: s.Delta}, s.Prior.Steps, r.use[i].Counts(), i+1, r.use[i].Labels, r.use[i])
+	case s.Queries > end-s.Prior.Steps:
+		return fmt.Errorf("%d %s after %d of the declared use go past the end of its run %d, at %d: a release stops at its run's count, so no release writes this line", s.Queries, r.use[i].Counts(), s.Prior.Steps, i+1, end)
+	}
+	return nil
 }

@@ -466,3 +466,69 @@ func TestDeclaredUseAnotherBuild(t *testing.T) {
 		})
 	}
 }
+
+// TestDeclaredUseForgedLines: on a ledger whose use is declared, whose
+// total to publish composes the use's steps and counts alone, a
+// well-formed line with its own hash that no release writes is damage
+// for verify and for a release: labels of other settings (0.9 where 0.3
+// is declared), of a later run of the schedule before its turn, or more
+// than the run whose turn it is holds. Read as the steps of the use,
+// each published less than its lines spent (the labels past the use's
+// end showed a spend of 0).
+func TestDeclaredUseForgedLines(t *testing.T) {
+	pure := func(e float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: e}) }
+	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-6}}
+	for _, c := range []struct {
+		name   string
+		eps    float64
+		labels int
+		reason string
+	}{
+		{"other settings", 0.9, 2, "are not of its run 1"},
+		{"the next run before its turn", 0.5, 2, "are not of its run 1"},
+		{"past the run's count", 0.3, 4, "go past the end of its run 1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := unique(oneVote)
+			h, err := NewUseHeader(ctx, nil, b, budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: pure(0.3), Labels: 5}, {Mechanism: "darrm-one-vote", Step: pure(0.5)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "use.ledger")
+			if _, err := book.create(ctx, path, h, false); err != nil {
+				t.Fatal(err)
+			}
+			l, _, err := openRun(ctx, book, path, "darrm-one-vote", b, pure(0.3), 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Reserve(ctx, 2)
+			l.Settle(ctx, 2)
+			l.Close()
+			spends, spent := spendLines(t, path)
+			forged := spends[len(spends)-1]
+			forged.Run, forged.Eps, forged.Queries, forged.Prior = "0123456789abcdef", c.eps, c.labels, &spent
+			appendSpend(t, path, forged)
+			n := len(spends) + 2
+			corruptAt(t, "verify", readErr(path), n, c.reason)
+			_, _, err = openRun(ctx, book, path, "darrm-one-vote", b, pure(0.3), -1)
+			corruptAt(t, "release", err, n, c.reason)
+		})
+	}
+
+	// A one-bit line without its pairs, as a darrm wrote before the lists
+	// were kept, first on the ledger: its guarantee must be within the
+	// declared step's.
+	hi := math.Exp(0.4) / (1 + math.Exp(0.4))
+	rr := accountant.Spend{Kind: accountant.OneBitSpend, Guarantee: accountant.Guarantee{Eps: 0.4}, Bits: []accountant.BitPair{{P: hi, Q: 1 - hi}}}
+	h, err := NewUseHeader(ctx, nil, unique(oneVote), budget, 1e-5, []UseRun{{Mechanism: "darrm-one-vote", Step: rr, Labels: 9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "unlisted.ledger")
+	if _, err := book.create(ctx, path, h, false); err != nil {
+		t.Fatal(err)
+	}
+	appendSpend(t, path, Spend{Run: "0123456789abcdef", Mechanism: "darrm-one-vote", Eps: 2, BitsSHA256: bitsDigest(rr.Bits), Queries: 2, Final: true, Prior: &accountant.Sequence{}})
+	corruptAt(t, "verify, a line without its pairs", readErr(path), 2, "are not of its run 1")
+}
