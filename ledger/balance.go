@@ -644,3 +644,33 @@ func (l *Ledger) Analysts(ctx context.Context) ([]AnalystSpend, error) {
 	}
 	return sums, nil
 }
+
+// checkHeld reports as damage a ledger open to any use whose runs spend
+// past its budget by its filter: the filter held every release to the
+// budget (allowance), which is the total the ledger publishes, so no
+// release writes the line that passes it. A ledger of fixed private
+// teachers, whose releases the teachers' cap bounds, is not held by its
+// filter. Totals within the budget taken a relative heldSlack wider in ε
+// pass too, so that the same totals computed by another build's darrm,
+// other in their last digits, pass (a wider ε loosens every part's rule
+// but the one on a Gaussian-DP part's tails, which the exact budget
+// then decides).
+func (l *Ledger) checkHeld() error {
+	f := l.chain.rule.filter
+	if f == nil || l.cap != nil {
+		return nil
+	}
+	budget := l.header.Budget.Guarantee
+	g, fits, err := f.Total(l.chain.spent, budget)
+	if err == nil && !fits {
+		budget.Eps *= 1 + heldSlack
+		_, fits, err = f.Total(l.chain.spent, budget)
+	}
+	if err != nil || fits {
+		return nil
+	}
+	return &CorruptError{Path: l.path, Line: l.chain.n, Reason: fmt.Sprintf("the runs up to this line spend %v by the ledger's filter %v, past its budget %v, which the filter holds every release to: no release writes this line", g, *f, l.header.Budget.Guarantee)}
+}
+
+// heldSlack is the relative margin of checkHeld.
+const heldSlack = 1e-9

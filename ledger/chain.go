@@ -653,7 +653,7 @@ func (l *Ledger) scan(ctx context.Context, rec *Record) error {
 	if note := c.bits.note(); note != "" {
 		l.notes = append(l.notes, note)
 	}
-	return nil
+	return l.checkHeld()
 }
 
 // resume reads the ledger from the line that rec vouches for, its line
@@ -734,7 +734,7 @@ func (l *Ledger) resume(ctx context.Context, rec *Record) (bool, error) {
 		}
 		if !unread {
 			l.chain, l.size, l.tail, l.recHash, l.vouched = c, end.off, tail, rec.Head, vouched
-			return true, nil
+			return true, l.checkHeld()
 		}
 		if ok, err := c.bits.readWanted(ctx, l.version); !ok || err != nil {
 			return false, err

@@ -92,6 +92,9 @@ func appendSpend(t *testing.T, path string, s Spend) {
 // finished run copied to the end with the totals before it made to fit
 // adds its labels: a release, which does not know the runs before its
 // vouched line, counts them (the total never lowered); verify refuses it.
+// A new run whose labels take the ledger past its budget by its filter,
+// which holds every release to the budget it publishes, is refused too:
+// verify passed it, publishing the budget below what the runs spent.
 func TestStructure(t *testing.T) {
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 50, Delta: 1e-2}}
 	type ledgerState struct {
@@ -148,6 +151,11 @@ func TestStructure(t *testing.T) {
 			f.Run, f.Queries, f.Prior = "0123456789abcdef", 1, &accountant.Sequence{}
 			return f
 		}, "does not follow", true},
+		{"a new run past the budget", false, func(s ledgerState) Spend {
+			f := last(s)
+			f.Run, f.Queries, f.Prior = "0123456789abcdef", 1000, &s.spent
+			return f
+		}, "past its budget", true},
 		{"a line of a finished run copied to the end", false, func(s ledgerState) Spend {
 			f := s.spends[1] // the first run's final line
 			f.Prior = &s.spent
