@@ -99,7 +99,9 @@ func teamLedger(t *testing.T) (db, u string, budget accountant.Budget) {
 // still running; a line that names another analyst; an end line with a
 // forged "by" and successor; a run's totals lowered; a garbage line. The
 // database refuses each before it becomes the head, the ledger goes on
-// working, and it charges every label reserved: the victim's 88.
+// working, and it charges every label reserved: the victim's 88. A run of
+// the analyst's own past the budget, which the database takes, is damage
+// for every reader.
 func TestPGAnalystAttacks(t *testing.T) {
 	db, u, _ := teamLedger(t)
 	bob, alice := analystURL(t, u, "bob"), analystURL(t, u, "alice")
@@ -205,6 +207,18 @@ func TestPGAnalystAttacks(t *testing.T) {
 	if _, err := aliceAsBob.forRun(ctx, alice); err == nil || !strings.Contains(err.Error(), `the database user that charges it, here "alice"`) || !errors.As(err, new(*param.Error)) {
 		t.Errorf("alice with Options.Analyst bob: %v", err)
 	}
+	// A run of alice's own past the budget, its totals and charge as a
+	// release writes them, which the database takes: every reader refuses
+	// it, where they published the budget below what the runs spent.
+	past := forge(func(s *Spend) {
+		s.Run, s.Analyst, s.Queries, s.Final, s.Prior = "a1ice0000000000f", "alice", 100000, true, &spent
+	})
+	if err := appendForged(t, conn, "team", past); err != nil {
+		t.Fatalf("alice's run past the budget: %v", err)
+	}
+	_, n, _, _, _ = headLine(t, conn, "team")
+	_, err = Options{StateDir: t.TempDir()}.readOnly(ctx, u)
+	corruptAt(t, "alice's run past the budget", err, n, "past its budget")
 }
 
 // mustRead reads the ledger at location whole, with no record.
