@@ -722,7 +722,7 @@ func (l *Ledger) checkRecord(ctx context.Context, rec *Record, file string, sett
 		l.notes = append(l.notes, fmt.Sprintf("you have no record of ensemble %s yet: the first release that uses this ledger makes one", l.header.Ensemble))
 	}
 	if torn && settled && l.readOnly {
-		l.notes = append(l.notes, fmt.Sprintf("its last line (%d bytes) is torn: a write that a crash interrupted before its fsync returned, so the labels it would have covered never left; the next release cuts it off", len(l.tail)))
+		l.notes = append(l.notes, fmt.Sprintf("its last line (%d bytes) is torn: as far as your record shows, a write that a crash interrupted before its fsync returned, whose labels never left (a whole line cut later is caught by its writer's record or a witness folder); the next release cuts it off", len(l.tail)))
 	}
 	return nil
 }
@@ -746,7 +746,7 @@ func (l *Ledger) cutTail() error {
 	if err := l.store.cut(pos{n: l.chain.n, off: l.size}); err != nil {
 		return err
 	}
-	l.notes = append(l.notes, fmt.Sprintf("cut off a torn last line of %d bytes: a write that a crash interrupted before its fsync returned", len(l.tail)))
+	l.notes = append(l.notes, fmt.Sprintf("cut off a torn last line of %d bytes: as far as your record shows, a write that a crash interrupted before its fsync returned", len(l.tail)))
 	l.tail = nil
 	return nil
 }
