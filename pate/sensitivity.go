@@ -452,9 +452,11 @@ func (a *rdpAccount) addLocalSensitivity(total []float64, i int, m lsModel) {
 // numerical: it evaluates both on 4,000 points spaced evenly in
 // log(-log q) from log q0 (resp. log B_l(q0)) down to log q = -10^6 and
 // allows a decrease of 1e-12 relative to the values compared (the
-// rounding of β). The conditions do not depend on the votes; each set of
-// arguments is checked once while mo keeps it. A noise other than noisymax.DiscreteNoise
-// or noisymax.ContinuousNoise (noisymax.UnsetNoise) establishes neither condition.
+// rounding of β) plus underflowSlack (its widening near underflow). The
+// conditions do not depend on the votes; each set of arguments is checked
+// once while mo keeps it. A noise other than noisymax.DiscreteNoise or
+// noisymax.ContinuousNoise (noisymax.UnsetNoise) establishes neither
+// condition.
 func smoothConditions(mo *memo, sigma float64, classes int, order float64, noise noisymax.Noise) (c5, c6 bool) {
 	c := conditionsOf(mo, sigma, classes, order, noise, true)
 	return c.c5, c.c6
@@ -512,7 +514,7 @@ func checkSmoothConditions(mo *memo, sigma float64, classes int, order float64, 
 		prev := math.Inf(-1)
 		for _, i := range points {
 			v := f(i)
-			if v < prev-1e-12*math.Max(math.Abs(prev), math.Abs(v)) {
+			if v < prev-1e-12*math.Max(math.Abs(prev), math.Abs(v))-underflowSlack {
 				return true
 			}
 			prev = math.Max(prev, v)
@@ -557,6 +559,26 @@ func checkSmoothConditions(mo *memo, sigma float64, classes int, order float64, 
 	}
 	return conditions{c5: true, c6: !drops(c6At, every)}
 }
+
+// underflowSlack is the fall that the check of conditions C5 and C6 allows
+// besides its relative 1e-12. Where q is near e^-708 or below, β is near
+// or under the smallest normal number 2^-1022, and every library result
+// under it is widened by up to 2^-1022 (outward.LibUp): the computed upper
+// end of β is its value plus a few times 2^-1022 (some terms divided by
+// λ - 1), a widening that comes and goes as terms cross 2^-1022, so the
+// computed values fall by that much where β rises. At σ = 40, C = 10,
+// λ = 4.15, log q = -713.8 the fall is 1.3 times the larger value
+// compared, and without the slack C6 fails there between orders at which
+// it holds. On σ 5 to 100, C 2 to 100 and orders 1.25 to 64 these falls
+// are at most 12 times 2^-1022 (at λ = 1.25), while every setting that
+// fails at larger q falls there by 7.9e-10 or more; 2^-1000 is 2^22 times
+// 2^-1022. A fall of at most X in β or in β(B_u(q)) - β(q) lowers a
+// query's local-sensitivity bound by at most 2X (once at its neighbours'
+// β, once along the walk of distances) times the slope of the cost in β, 1
+// for the release and at most e^{(λ-1)λ/σ²} for PTR's bound: at
+// X = 2^-1000 that is below a millionth of the margin of 2·10^-9 of λ/σ²
+// per query that both add (evalMargin) while σ²·e^{(λ-1)λ/σ²} < 10^280.
+const underflowSlack = 0x1p-1000
 
 // conditionsKey is what a memo keeps conditionsOf's answers by
 // (smoothConditions, smoothConditionsHold), a pure function of its

@@ -225,7 +225,7 @@ func TestAggregatePTRRefused(t *testing.T) {
 		// search for σ ran for hours before), naming the flag.
 		{"budget below the test", cat(gnmax, []string{"--budget-eps", "0.01", "--budget-delta", "1e-5", "--accounting", "ptr"}), false, "--budget-eps = 0.01: must be at least 0.16"},
 		{"no room for a proposal", cat(gnmax, []string{"--budget-eps", "0.25", "--budget-delta", "1e-5", "--accounting", "ptr"}), false, "--budget-eps = 0.25: leaves no room for a proposal"},
-		{"sigma2 beyond the bound's conditions", cat([]string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "1e5", "--delta", "1e-5"}, budget, []string{"--accounting", "ptr"}), false, "--sigma2 100000: conditions C5 and C6 of the data-dependent bound fail"},
+		{"sigma2 beyond the bound's conditions", cat([]string{"--mechanism", "confident-gnmax", "--threshold", "200", "--sigma1", "150", "--sigma2", "1e9", "--delta", "1e-5"}, budget, []string{"--accounting", "ptr"}), false, "--sigma2 1e+09: conditions C5 and C6 of the data-dependent bound fail"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "labels.csv")
