@@ -508,13 +508,19 @@ func checkSmoothConditions(mo *memo, sigma float64, classes int, order float64, 
 		out[n-1] = top
 		return out
 	}
+	// The margin covers underflowSlack only while σ²·e^{(λ-1)λ/σ²} <
+	// 10^280; beyond, the check allows no fall near underflow.
+	slack := 0.0
+	if 2*math.Log(sigma)+(order-1)*order/(sigma*sigma) < 280*math.Ln10 {
+		slack = underflowSlack
+	}
 	// drops reports whether f, at the grid's points i in order, falls
 	// below the largest of the earlier ones by more than the allowance.
 	drops := func(f func(i int) float64, points []int) bool {
 		prev := math.Inf(-1)
 		for _, i := range points {
 			v := f(i)
-			if v < prev-1e-12*math.Max(math.Abs(prev), math.Abs(v))-underflowSlack {
+			if v < prev-1e-12*math.Max(math.Abs(prev), math.Abs(v))-slack {
 				return true
 			}
 			prev = math.Max(prev, v)
@@ -577,7 +583,8 @@ func checkSmoothConditions(mo *memo, sigma float64, classes int, order float64, 
 // β, once along the walk of distances) times the slope of the cost in β, 1
 // for the release and at most e^{(λ-1)λ/σ²} for PTR's bound: at
 // X = 2^-1000 that is below a millionth of the margin of 2·10^-9 of λ/σ²
-// per query that both add (evalMargin) while σ²·e^{(λ-1)λ/σ²} < 10^280.
+// per query that both add (evalMargin) while σ²·e^{(λ-1)λ/σ²} < 10^280,
+// where alone the check allows it.
 const underflowSlack = 0x1p-1000
 
 // conditionsKey is what a memo keeps conditionsOf's answers by
