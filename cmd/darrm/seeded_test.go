@@ -15,7 +15,9 @@ import (
 // --labels says NOT FOR RELEASE first, marks eps_guarantee so and names
 // nothing to publish (JSON publish null, a warning), and a ledger command
 // given them as a witness says so too; the same labels drawn from
-// crypto/rand are offered as before.
+// crypto/rand are offered as before. Labels in a file without a metadata
+// header (NumPy), which cannot say they were seeded, are offered with a
+// warning that the guarantee is of labels drawn from crypto/rand.
 func TestSeededLabelsNotOffered(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(statedir.Env, filepath.Join(dir, "state"))
@@ -29,9 +31,14 @@ func TestSeededLabelsNotOffered(t *testing.T) {
 		{"ptr, seeded", ptrFlags, true},
 		{"data-independent, seeded", gnmax, true},
 		{"data-independent", gnmax, false},
+		{"data-independent, seeded, NumPy", gnmax, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			npy := strings.HasSuffix(tc.name, "NumPy")
 			labels := filepath.Join(t.TempDir(), "labels.csv")
+			if npy {
+				labels = filepath.Join(t.TempDir(), "labels.npy")
+			}
 			args := append([]string{"aggregate", votes, "--out", labels}, tc.args...)
 			if tc.seeded {
 				args = append(args, "--seed", "7")
@@ -39,11 +46,15 @@ func TestSeededLabelsNotOffered(t *testing.T) {
 			if _, e, code := darrm(t, "", args...); code != 0 {
 				t.Fatalf("aggregate: exit %d: %s", code, e)
 			}
-			table, e, code := darrm(t, "", "account", "pate", votes, "--labels", labels, "--target-delta", "1e-5")
+			acct := []string{"account", "pate", votes, "--labels", labels, "--target-delta", "1e-5"}
+			if npy {
+				acct = append(acct, "--sigma2", "40") // no header states it
+			}
+			table, e, code := darrm(t, "", acct...)
 			if code != 0 {
 				t.Fatalf("account pate: exit %d: %s", code, e)
 			}
-			js, _, _ := darrm(t, "", "account", "pate", votes, "--labels", labels, "--target-delta", "1e-5", "--format", "json")
+			js, _, _ := darrm(t, "", append(acct, "--format", "json")...)
 			var doc struct {
 				Publish *string `json:"publish"`
 				Warning string  `json:"warning"`
@@ -52,6 +63,14 @@ func TestSeededLabelsNotOffered(t *testing.T) {
 				t.Fatal(err)
 			}
 			offered := strings.Contains(table, "PUBLISH: the guarantee") || doc.Publish != nil
+			if unstated := strings.Contains(doc.Warning, "no metadata header"); npy {
+				if !offered || !unstated {
+					t.Errorf("labels without a header: offered %v, warning %q; want offered with a warning that nothing says their noise was secret", offered, doc.Warning)
+				}
+				return
+			} else if unstated {
+				t.Errorf("labels with a header warned of none: %q", doc.Warning)
+			}
 			if tc.seeded && (offered || !strings.HasPrefix(table, "*** NOT FOR RELEASE") || !strings.Contains(doc.Warning, "NOT FOR RELEASE")) {
 				t.Errorf("seeded labels offered for publication (publish %v, warning %q):\n%s", doc.Publish, doc.Warning, table)
 			}

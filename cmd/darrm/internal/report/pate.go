@@ -167,6 +167,9 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 	if d.seededLabels() {
 		warnings = append(warnings, seededLabels)
 	}
+	if l := d.Options.Labels; l != nil && l.Meta() == nil {
+		warnings = append(warnings, unstatedLabels)
+	}
 	if d.Seed != nil {
 		rec = append(rec, field("seed", *d.Seed))
 		warnings = append(warnings, NotForRelease)
@@ -190,6 +193,11 @@ func (d AccountPATE) Write(w io.Writer, f cliout.Format) error {
 const seededLabels = "NOT FOR RELEASE: the labels were drawn from a seeded generator (their header's for_release is false), " +
 	"so anyone who knows the seed can remove their noise: publish nothing of them, no total either; " +
 	"eps_guarantee is what the release would guarantee with its noise from crypto/rand (analysis)"
+
+// unstatedLabels is what account pate says of labels whose file has no
+// metadata header: it cannot tell labels of a seeded run from others.
+const unstatedLabels = "the labels' file has no metadata header (a NumPy label file has none), so nothing in it says that their noise was secret: " +
+	"eps_guarantee holds for labels drawn from crypto/rand, not for those of a seeded run (aggregate --seed), which are not for release"
 
 // seededLabels reports whether the labels accounted for (--labels) say
 // that they were drawn from a seeded generator (votefile.LabelMeta.ForRelease).
