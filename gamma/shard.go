@@ -55,7 +55,9 @@ func (s Shard) Verify(ctx context.Context, p constraints.Problem, g Gamma, opts 
 // cost each part states at its worst multiset and at the costliest ones it
 // keeps is evaluated again (constraints.Problem.Cost, a few evaluations
 // against the whole separation's millions): a part whose stated maximum
-// was edited, or that is of another gamma, is refused. A part edited
+// was edited, or that is of another gamma, is refused, and each of those
+// multisets counts at the larger of its stated and its evaluated cost, so
+// that max f may exceed Verify's by rounding, never fall below it. A part edited
 // consistently (its worst multiset replaced by a cheaper one with its
 // cost) is not found without the separation itself.
 func MergeShards(p constraints.Problem, g Gamma, parts []constraints.Separation) (Certificate, error) {
@@ -63,12 +65,15 @@ func MergeShards(p constraints.Problem, g Gamma, parts []constraints.Separation)
 		return Certificate{}, err
 	}
 	tol := 2 * p.ErrBound()
-	for _, s := range parts {
+	parts = slices.Clone(parts)
+	for j, s := range parts {
 		if s.Configs == nil {
 			return Certificate{}, fmt.Errorf("merge: shard %d of %d states no count of the multisets it covered", s.Shard, s.Shards)
 		}
 		stated := append([]constraints.Scored{{Config: s.Worst, F: s.MaxF}}, s.Top...)
+		costs := make([]float64, len(stated))
 		for i, sc := range stated {
+			costs[i] = sc.F
 			if sc.Config == nil {
 				continue
 			}
@@ -80,6 +85,16 @@ func MergeShards(p constraints.Problem, g Gamma, parts []constraints.Separation)
 				return Certificate{}, fmt.Errorf("merge: shard %d of %d states the privacy cost %v at multiset %v (its maximum %v), but the cost there is %v (to within %.3g): the shard was edited or is of another gamma",
 					s.Shard, s.Shards, sc.F, sc.Config, s.MaxF, f, tol)
 			}
+			// The tolerance lets a stated cost lie up to 2·ErrBound below
+			// the true one, which a certificate of the stated cost would
+			// not cover: the merge holds each multiset to the larger of
+			// the two, each within ErrBound of the exact cost.
+			costs[i] = max(sc.F, f)
+		}
+		parts[j].MaxF = costs[0]
+		parts[j].Top = slices.Clone(s.Top)
+		for i := range parts[j].Top {
+			parts[j].Top[i].F = costs[i+1]
 		}
 	}
 	if missing := missingShards(parts); missing != "" {
