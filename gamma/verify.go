@@ -127,7 +127,7 @@ func newCertificate(p constraints.Problem, sep constraints.Separation) Certifica
 		Worst: sep.Worst, Corners: p.Corners(), Configs: sep.Configs, Relation: p.Relation,
 	}
 	switch {
-	case sep.MaxF+sep.ErrBound <= b:
+	case sumAtMost(sep.MaxF, sep.ErrBound, b):
 		c.Status = Certified
 	case sep.MaxF-sep.ErrBound > b:
 		c.Status = Violated
@@ -135,6 +135,19 @@ func newCertificate(p constraints.Problem, sep constraints.Separation) Certifica
 		c.Status = Tight
 	}
 	return c
+}
+
+// sumAtMost reports whether x + y <= z as real numbers. ErrBound covers
+// the errors of max f and of the budget, not the rounding of their sum:
+// fl(x + y) <= z passes a sum up to half an ulp above z. When the rounded
+// sum equals z, its rounding error (TwoSum, exact) decides.
+func sumAtMost(x, y, z float64) bool {
+	s := x + y
+	if s != z {
+		return s < z
+	}
+	yy := s - x
+	return (x-(s-yy))+(y-yy) <= 0
 }
 
 // Certify returns g scaled down just enough to be certified, and its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -186,5 +187,46 @@ func TestVerifyInterrupted(t *testing.T) {
 	_, err := Verify(ctx, constraints.New(11, 3, 0.1, 1e-5), optK11M3(t), VerifyOptions{})
 	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "certifying gamma (K = 11): ") {
 		t.Errorf("Verify on a cancelled context: %v", err)
+	}
+}
+
+// TestCertifiedSumIsExact: a certificate is Certified only when max f plus
+// the rounding bound is at most the budget as real numbers. The bound
+// covers the errors of max f and of the budget, not that of the sum:
+// compared in float64, a sum up to half an ulp above the budget rounded
+// down onto it and passed.
+func TestCertifiedSumIsExact(t *testing.T) {
+	for _, p := range []constraints.Problem{
+		constraints.New(11, 3, 0.1, 1e-5),
+		{K: 1, M: 1, Eps: 0.1},
+		{K: 101, M: 2, Eps: 0.1},
+		constraints.New(41, 10, 0.1, 1e-3),
+		{K: 11, M: 5, Eps: 10, TargetDelta: 0.5},
+		constraints.NewOneVote(11, 0.3, 1e-5),
+	} {
+		b, eb := p.Budget(), p.ErrBound()
+		sum := func(x float64) *big.Rat {
+			r := new(big.Rat).SetFloat64(x)
+			return r.Add(r, new(big.Rat).SetFloat64(eb))
+		}
+		x := b - eb
+		for range 64 {
+			x = math.Nextafter(x, math.Inf(-1))
+		}
+		certified := 0
+		for range 128 {
+			x = math.Nextafter(x, math.Inf(1))
+			c := newCertificate(p, constraints.Separation{MaxF: x, ErrBound: eb, Configs: p.NumConfigs()})
+			if c.Status != Certified {
+				continue
+			}
+			certified++
+			if sum(x).Cmp(new(big.Rat).SetFloat64(b)) > 0 {
+				t.Errorf("%+v: max f %v + bound %v > budget %v, but %v", p, x, eb, b, c.Status)
+			}
+		}
+		if certified == 0 || certified == 128 {
+			t.Errorf("%+v: %d of 128 maxima around budget - bound certified: the scan missed the edge", p, certified)
+		}
 	}
 }
