@@ -24,6 +24,10 @@ const unitRoundoff = 0x1p-53
 //     subtraction u·(1 + E);
 //   - Budget() = expm1(m·eps) + 2·delta is within (E·(m·eps + 1) + B)u.
 //
+// Go's exp and expm1 err by up to about an ulp, 2u relative, more than the
+// (m·eps + 1)u above when m·eps < 1; the two bullets together allot them
+// 2E(m·eps + 1)u, which covers 2uE + 2u(E - 1), since E·m·eps >= E - 1.
+//
 // The sum, u·((1+E)(17K+1) + E(2m·eps+3) + B), is raised by 2^-20 relative
 // for the second-order terms.
 //
