@@ -511,7 +511,7 @@ func checkSmoothConditions(mo *memo, sigma float64, classes int, order float64, 
 	// The margin covers underflowSlack only while σ²·e^{(λ-1)λ/σ²} <
 	// 10^280; beyond, the check allows no fall near underflow.
 	slack := 0.0
-	if 2*math.Log(sigma)+(order-1)*order/(sigma*sigma) < 280*math.Ln10 {
+	if 2*outward.Ln(sigma)+(order-1)*order/(sigma*sigma) < 280*math.Ln10 {
 		slack = underflowSlack
 	}
 	// drops reports whether f, at the grid's points i in order, falls
