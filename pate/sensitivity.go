@@ -452,7 +452,8 @@ func (a *rdpAccount) addLocalSensitivity(total []float64, i int, m lsModel) {
 // numerical: it evaluates both on 4,000 points spaced evenly in
 // log(-log q) from log q0 (resp. log B_l(q0)) down to log q = -10^6 and
 // allows a decrease of 1e-12 relative to the values compared (the
-// rounding of β) plus underflowSlack (its widening near underflow). The
+// rounding of β) plus, where the evaluation margin covers it,
+// underflowSlack (its widening near underflow). The
 // conditions do not depend on the votes; each set of arguments is checked
 // once while mo keeps it. A noise other than noisymax.DiscreteNoise or
 // noisymax.ContinuousNoise (noisymax.UnsetNoise) establishes neither
