@@ -32,6 +32,9 @@ type chain struct {
 	// before the last line's run began (nil when read from a vouched
 	// line, whose earlier runs are not known).
 	ended *runSet
+	// used, on a ledger whose use is declared, holds the spends read
+	// whose labels are of the run whose turn it was (checkUse).
+	used map[useKey]struct{}
 	// end is where line n ends in the ledger's file form, after its line
 	// end; bits the pair lists of the lines read.
 	end  int64
@@ -67,7 +70,7 @@ func start(r rule, h string, end int64) chain {
 // by the charge of filter that each line states. On a ledger whose first
 // run chooses its filter (firstRun), filter is nil until a line states it.
 // On a ledger whose use is declared, use is its runs, which every line's
-// labels must be of (checkUse).
+// labels must be of (chain.checkUse).
 type rule struct {
 	version  int
 	filter   *accountant.Filter
@@ -441,7 +444,7 @@ func (c *chain) next(path string, b []byte) error {
 		return err
 	}
 	if err == nil {
-		err = c.rule.checkUse(c.last, s, pairs)
+		err = c.checkUse(s, pairs)
 	}
 	if err != nil {
 		return corrupt("spend: %v", err)
@@ -450,7 +453,7 @@ func (c *chain) next(path string, b []byte) error {
 	if err != nil {
 		return &CorruptError{Path: path, Line: n, Reason: "spend: " + err.Error(), rounding: errors.As(err, new(*roundingError))}
 	}
-	next.runs, next.ended, next.bits, next.end, next.past = c.runs, c.ended, c.bits, c.end+int64(len(b))+1, c.past
+	next.runs, next.ended, next.used, next.bits, next.end, next.past = c.runs, c.ended, c.used, c.bits, c.end+int64(len(b))+1, c.past
 	next.bits.keep(bitsAt{Line: n, End: next.end}, s)
 	if s.Run != c.last.Run {
 		next.runs++

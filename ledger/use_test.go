@@ -471,22 +471,26 @@ func TestDeclaredUseAnotherBuild(t *testing.T) {
 // total to publish composes the use's steps and counts alone, a
 // well-formed line with its own hash that no release writes is damage
 // for verify and for a release: labels of other settings (0.9 where 0.3
-// is declared), of a later run of the schedule before its turn, or more
-// than the run whose turn it is holds. Read as the steps of the use,
+// is declared), of a later run of the schedule before its turn, of a run
+// after its count (where lines of the same settings were found of that
+// run: checkUse holds them to the run whose turn it was), or more than
+// the run whose turn it is holds. Read as the steps of the use,
 // each published less than its lines spent (the labels past the use's
 // end showed a spend of 0).
 func TestDeclaredUseForgedLines(t *testing.T) {
 	pure := func(e float64) accountant.Spend { return accountant.ApproxStep(accountant.Guarantee{Eps: e}) }
 	budget := accountant.Budget{Guarantee: accountant.Guarantee{Eps: 4, Delta: 1e-6}}
 	for _, c := range []struct {
-		name   string
-		eps    float64
-		labels int
-		reason string
+		name     string
+		released int
+		eps      float64
+		labels   int
+		reason   string
 	}{
-		{"other settings", 0.9, 2, "are not of its run 1"},
-		{"the next run before its turn", 0.5, 2, "are not of its run 1"},
-		{"past the run's count", 0.3, 4, "go past the end of its run 1"},
+		{"other settings", 2, 0.9, 2, "are not of its run 1"},
+		{"the next run before its turn", 2, 0.5, 2, "are not of its run 1"},
+		{"a run after its count", 5, 0.3, 2, "are not of its run 2"},
+		{"past the run's count", 2, 0.3, 4, "go past the end of its run 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := unique(oneVote)
@@ -498,12 +502,12 @@ func TestDeclaredUseForgedLines(t *testing.T) {
 			if _, err := book.create(ctx, path, h, false); err != nil {
 				t.Fatal(err)
 			}
-			l, _, err := openRun(ctx, book, path, "darrm-one-vote", b, pure(0.3), 2)
+			l, _, err := openRun(ctx, book, path, "darrm-one-vote", b, pure(0.3), c.released)
 			if err != nil {
 				t.Fatal(err)
 			}
-			l.Reserve(ctx, 2)
-			l.Settle(ctx, 2)
+			l.Reserve(ctx, c.released)
+			l.Settle(ctx, c.released)
 			l.Close()
 			spends, spent := spendLines(t, path)
 			forged := spends[len(spends)-1]
