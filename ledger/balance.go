@@ -667,6 +667,8 @@ func (l *Ledger) checkHeld() error {
 		_, fits, err = f.Total(l.chain.spent, budget)
 	}
 	if err != nil || fits {
+		// An error of the filter's total is Balance's to report: it
+		// composes the same runs by the same filter (composeWithin).
 		return nil
 	}
 	return &CorruptError{Path: l.path, Line: l.chain.n, Reason: fmt.Sprintf("the runs up to this line spend %v by the ledger's filter %v, past its budget %v, which the filter holds every release to: no release writes this line", g, *f, l.header.Budget.Guarantee)}
